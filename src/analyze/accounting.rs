@@ -1,0 +1,1 @@
+//! Analyse memory accounting layers: allocated, reserved, process in use, free (R2, R3).

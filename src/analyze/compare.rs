@@ -1,0 +1,1 @@
+//! Analyse a failing and a working run compared field by field (R17).

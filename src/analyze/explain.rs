@@ -1,0 +1,1 @@
+//! Analyse the streaming explain pipeline: text → OOMs, timeline, phase, verdict.

@@ -1,0 +1,1 @@
+//! Analyse weights and KV-cache budget against a card (R11, R12).

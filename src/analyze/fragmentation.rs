@@ -1,0 +1,1 @@
+//! Analyse fragmentation vs capacity from allocator state (R15).

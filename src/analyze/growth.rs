@@ -1,0 +1,1 @@
+//! Analyse plateau vs growth from probe samples (R13, R14).

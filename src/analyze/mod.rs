@@ -1,0 +1,12 @@
+//! Model → findings. Pure: analyses never format and never do I/O.
+
+pub mod accounting;
+pub mod compare;
+pub mod devices;
+pub mod explain;
+pub mod fit;
+pub mod fragmentation;
+pub mod growth;
+pub mod phase;
+pub mod report;
+pub mod verdict;

@@ -1,0 +1,1 @@
+//! Analyse the failure phase from the timeline (R5–R8).

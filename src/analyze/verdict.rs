@@ -1,0 +1,1 @@
+//! Analyse cause, evidence, next steps and owner summary (R2, R19).

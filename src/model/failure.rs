@@ -1,0 +1,139 @@
+//! What a failure text says: the OOM message family, its figures in exact bytes, and where
+//! in the input it was found (R1, R4).
+//!
+//! Produced by `parse::oom_text`; consumed by `analyze` (accounting, phase, verdict).
+//! Field names of [`OomFigures`] are a JSON contract (`oomdoc explain --json` → `oom`).
+
+use serde::{Deserialize, Serialize};
+
+use super::Bytes;
+
+/// The engine that printed the text (contract values for `engine.name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineName {
+    /// vLLM.
+    Vllm,
+    /// SGLang.
+    Sglang,
+    /// Hugging Face text-generation-inference.
+    Tgi,
+    /// llama.cpp (llama-server, llama-cli).
+    Llamacpp,
+    /// ollama (wraps llama.cpp).
+    Ollama,
+    /// Hugging Face transformers / accelerate.
+    Transformers,
+    /// DeepSpeed.
+    Deepspeed,
+    /// Plain PyTorch (a training script, a notebook).
+    Pytorch,
+    /// Anything else, or not known.
+    Other,
+}
+
+/// The family of a failure message. `is_gpu_oom` says whether it is a GPU memory failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OomKind {
+    /// PyTorch caching allocator, ≤1.3 wording ("… cached)").
+    PytorchCached,
+    /// PyTorch caching allocator, 1.4–2.0 wording ("reserved in total by PyTorch").
+    PytorchReservedInTotal,
+    /// PyTorch caching allocator, 2.1+ wording ("total capacity of … of which … is free").
+    PytorchTotalCapacity,
+    /// PyTorch "Tried to allocate more than 1EB memory".
+    PytorchAbsurdSize,
+    /// PyTorch 2.12+ "Allocation was preemptively rejected … per_process_memory_fraction".
+    PytorchFractionRejected,
+    /// cudaMallocAsync backend "would exceed allowed memory".
+    CudaMallocAsync,
+    /// Raw `CUDA error: out of memory` (context creation, caching disabled, C10_CUDA_CHECK).
+    CudaErrorOutOfMemory,
+    /// `CUDA driver error: out of memory`.
+    CudaDriverOutOfMemory,
+    /// cuBLAS workspace/handle allocation (`CUBLAS_STATUS_ALLOC_FAILED`, `NOT_INITIALIZED` at create).
+    CublasAlloc,
+    /// vLLM: free memory on startup is less than the requested utilization.
+    VllmStartupFreeMemory,
+    /// vLLM: no available memory for the cache blocks.
+    VllmNoCacheBlocks,
+    /// vLLM: max_model_len larger than what the KV cache can hold.
+    VllmMaxSeqLenTooLarge,
+    /// vLLM: OOM in the sampler / warm-up dummy run.
+    VllmWarmupOom,
+    /// TGI warm-up "Not enough memory to handle …".
+    TgiWarmup,
+    /// SGLang memory errors (not enough memory for KV cache, etc.).
+    SglangMemory,
+    /// llama.cpp / ggml: `cudaMalloc failed`, `failed to allocate CUDA0 buffer of size N`.
+    LlamacppAlloc,
+    /// HIP (ROCm) out of memory.
+    HipOutOfMemory,
+    /// XPU out of memory.
+    XpuOutOfMemory,
+    /// Not a GPU OOM: host RAM exhausted (DefaultCPUAllocator, OOM killer, "requires more system memory").
+    HostMemory,
+    /// Not a GPU OOM: illegal memory access / invalid address (a bug, not a capacity problem).
+    IllegalMemoryAccess,
+    /// Another recognised GPU memory failure.
+    OtherGpuOom,
+}
+
+/// One other process named in a PyTorch 2.1+ message (`Process N has X memory in use`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherProcess {
+    /// Host PID as NVML reported it.
+    pub pid: u32,
+    /// Bytes in use; `None` when the driver reported the N/A sentinel (`17179869184.00 GiB`).
+    pub in_use_bytes: Option<Bytes>,
+}
+
+/// Figures of one OOM message, exact bytes as printed (binary units) — the `oom` JSON object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OomFigures {
+    /// `GPU N` / `device N` (the CUDA ordinal in the failing process, not the NVML index).
+    pub gpu_index: Option<u32>,
+    /// "Tried to allocate" / "Requested" / llama.cpp buffer size.
+    pub tried_to_allocate_bytes: Option<Bytes>,
+    /// "total capacity" (cudaMemGetInfo total, excludes driver-reserved memory).
+    pub total_capacity_bytes: Option<Bytes>,
+    /// "of which … is free" (cudaMemGetInfo free, device-wide).
+    pub free_bytes: Option<Bytes>,
+    /// Only "Including non-PyTorch memory, this process has X memory in use".
+    pub process_in_use_bytes: Option<Bytes>,
+    /// "is allocated by PyTorch" / "already allocated" (live tensors, incl. private pools in 2.4+).
+    pub allocated_by_pytorch_bytes: Option<Bytes>,
+    /// "reserved by PyTorch but unallocated" / ≤1.3 "cached".
+    pub reserved_unallocated_bytes: Option<Bytes>,
+    /// "reserved in total by PyTorch" (1.4–2.0), or derived where the message allows.
+    pub reserved_total_bytes: Option<Bytes>,
+    /// "with X allocated in private pools (e.g., CUDA Graphs)".
+    pub private_pools_bytes: Option<Bytes>,
+    /// "X allowed;" (set_per_process_memory_fraction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_bytes: Option<Bytes>,
+    /// Other processes named in the text, in the order printed (NVML order).
+    pub other_processes: Vec<OtherProcess>,
+}
+
+/// One failure message found in the input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OomMessage {
+    /// Message family.
+    pub kind: OomKind,
+    /// Whether this is a GPU memory failure (false for host RAM and illegal access).
+    pub is_gpu_oom: bool,
+    /// The engine whose wording this is, when the message itself shows it.
+    pub engine_hint: Option<EngineName>,
+    /// The figures, exact bytes.
+    pub figures: OomFigures,
+    /// 1-based line number in the input where the message starts.
+    pub line: u64,
+    /// The stream the line came from (`rank0`, `EngineCore pid=123`, a compose service), if prefixed.
+    pub stream: Option<String>,
+    /// The exception class as printed (`torch.OutOfMemoryError`, `RuntimeError`, …), if any.
+    pub exception: Option<String>,
+    /// The message text, cleaned and joined into one line.
+    pub text: String,
+}

@@ -1,0 +1,12 @@
+//! Plain data shared by every stage: what was read and measured, with units and sources.
+//!
+//! No I/O and no analysis here; types derive `Serialize` so every renderer (JSON included)
+//! uses the same model.
+
+pub mod bytes;
+pub mod failure;
+pub mod machine;
+pub mod measured;
+
+pub use bytes::Bytes;
+pub use measured::{Measured, Source};

@@ -1,0 +1,1 @@
+//! Parse safetensors, GGUF and config.json headers (R11, R12).

@@ -1,0 +1,1 @@
+//! Parse engine log lines → timeline events (R5).

@@ -1,0 +1,11 @@
+//! Bytes → typed facts. Pure: no files, environment, clock, terminal or NVML.
+
+pub mod checkpoint;
+pub mod container_env;
+pub mod engine_log;
+pub mod nvidia_smi;
+pub mod oom_text;
+pub mod pickle;
+pub mod prometheus;
+pub mod text;
+pub mod torch_snapshot;

@@ -1,0 +1,1 @@
+//! Parse `nvidia-smi -q -x` XML → inventory (R9).

@@ -1,0 +1,1 @@
+//! Parse OOM message families → figures in exact bytes (R1).

@@ -1,0 +1,1 @@
+//! Parse a data-only pickle decoder: never executes anything (R15).

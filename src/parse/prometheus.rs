@@ -1,0 +1,1 @@
+//! Parse Prometheus text exposition format (probe memory source).

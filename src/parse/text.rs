@@ -1,0 +1,1 @@
+//! Parse cleaning messy log text: ANSI escapes, carriage returns, rank/container prefixes.

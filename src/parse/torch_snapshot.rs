@@ -1,0 +1,1 @@
+//! Parse PyTorch memory snapshot schema (R15).

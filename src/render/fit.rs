@@ -1,0 +1,1 @@
+//! Render `oomdoc fit` output.

@@ -1,0 +1,43 @@
+//! Shared pieces of self-contained HTML output: escaping and the page shell. No external
+//! loads: inline CSS and SVG only, every string escaped.
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Common CSS of oomdoc's HTML pages.
+pub const BASE_CSS: &str = "body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1d2430;background:#fff}h1,h2,h3{line-height:1.2}table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d6de;padding:.3em .6em;text-align:left;vertical-align:top}th{background:#f1f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em}pre{background:#f6f8fa;padding:.8em;overflow-x:auto}.bad{color:#b42318}.good{color:#067647}.warn{color:#b54708}.dim{color:#667085}.source{color:#667085;font-size:.85em}";
+
+/// Wraps a body in a complete, self-contained HTML page. `title` is escaped; `body` must
+/// already be escaped HTML; `extra_css` is appended to the base CSS.
+pub fn page(title: &str, extra_css: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{}{}</style>\n</head>\n<body>\n{}\n</body>\n</html>\n",
+        escape(title),
+        BASE_CSS,
+        extra_css,
+        body
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+}

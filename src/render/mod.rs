@@ -1,0 +1,15 @@
+//! Findings → bytes in one format (text, markdown, JSON, HTML). Pure: renderers never
+//! compute, and redaction (R16) is applied before any renderer sees a record.
+
+pub mod diff;
+pub mod explain;
+pub mod fit;
+pub mod gpus;
+pub mod html;
+pub mod json;
+pub mod probe;
+pub mod redact;
+pub mod report;
+pub mod run;
+pub mod snapshot;
+pub mod style;

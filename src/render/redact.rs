@@ -1,0 +1,1 @@
+//! Secrets and private paths removed before anything is rendered or diffed (R16).

@@ -1,0 +1,1 @@
+//! Child processes: spawning, signal forwarding, exit codes (`oomdoc run`).

@@ -1,0 +1,1 @@
+//! OpenAI-compatible HTTP servers and metrics endpoints (`oomdoc probe`).

@@ -1,0 +1,3 @@
+//! The integration test binary (one, so the suite links once).
+
+mod cli;
