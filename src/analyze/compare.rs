@@ -1,1 +1,671 @@
 //! Analyse a failing and a working run compared field by field (R17).
+//!
+//! Inputs (checkpoint, model format, GPU by UUID, free memory before start, driver, engine and
+//! library versions, command-line flags, relevant environment) are listed apart from outcomes
+//! (status, exit, phase reached, peaks, OOM). The seeds: change one thing at a time, or a
+//! success does not show which change helped — so more than one changed input is flagged.
+//!
+//! Pure: takes redacted records, returns the comparison. No I/O, no formatting of output.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::report::{value_text, RunRecordView};
+use crate::model::Bytes;
+
+use super::report::CheckpointFacts;
+
+/// Free memory before start differs between two launches by a few MiB even on an idle card;
+/// only a difference above this many bytes, or above [`FREE_TOLERANCE_FRACTION`] of the card,
+/// counts as a changed input.
+pub const FREE_TOLERANCE_BYTES: u64 = 1 << 30;
+/// See [`FREE_TOLERANCE_BYTES`].
+pub const FREE_TOLERANCE_FRACTION: f64 = 0.02;
+
+/// One changed field: `a` and `b` are JSON values (`null` when absent on that side).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// Field name, e.g. `flag --max-model-len`, `env CUDA_VISIBLE_DEVICES`, `gpu[0]`.
+    pub field: String,
+    /// Value in run A.
+    pub a: Value,
+    /// Value in run B.
+    pub b: Value,
+}
+
+/// How one run ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OutcomeSide {
+    /// `exited`, `interrupted`, `signaled`, `running`, `spawn_failed`.
+    pub status: Option<String>,
+    /// Exit code.
+    pub exit_code: Option<i64>,
+    /// Whether the run failed (non-zero exit not caused by the user's interrupt after the
+    /// server was ready, or a recorded GPU OOM).
+    pub failed: bool,
+    /// Whether the failure was a GPU out-of-memory.
+    pub is_gpu_oom: Option<bool>,
+    /// Phase in progress at the failure.
+    pub failed_in: Option<String>,
+    /// Last completed phase.
+    pub last_completed: Option<String>,
+    /// Whether the server accepted requests.
+    pub server_was_ready: Option<bool>,
+    /// Highest used bytes on any device (NVML).
+    pub peak_used_bytes: Option<u64>,
+    /// Phase of that peak.
+    pub peak_phase: Option<String>,
+    /// "Tried to allocate" of the first OOM.
+    pub oom_tried_to_allocate_bytes: Option<u64>,
+    /// Run time.
+    pub duration_ms: Option<u64>,
+}
+
+/// Outcome of both runs and how they differ.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Run A.
+    pub a: OutcomeSide,
+    /// Run B.
+    pub b: OutcomeSide,
+    /// Outcome fields that differ.
+    pub differences: Vec<Change>,
+    /// One sentence.
+    pub summary: String,
+}
+
+/// The comparison (`oomdoc diff --json` body).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Label of run A (its directory, redacted).
+    pub run_a: String,
+    /// Label of run B.
+    pub run_b: String,
+    /// Changed inputs only.
+    pub changes: Vec<Change>,
+    /// Outcomes.
+    pub outcome: Outcome,
+    /// Whether more than one input changed.
+    pub more_than_one_change: bool,
+    /// The warning to show when more than one input changed.
+    pub warning: Option<String>,
+    /// How the comparison was made (tolerances, what could not be compared).
+    pub notes: Vec<String>,
+}
+
+/// A run's inputs as the comparison sees them.
+#[derive(Debug, Clone, Default)]
+struct Inputs {
+    /// Ordered fields (name → value); flags and env are kept apart to suppress derived fields.
+    fields: Vec<(String, Value)>,
+    argv: ParsedArgv,
+    environment: BTreeMap<String, String>,
+    gpus: Vec<GpuInput>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct GpuInput {
+    identity: String,
+    total_bytes: Option<u64>,
+    free_bytes: Option<u64>,
+}
+
+/// A command line split into program, positional arguments and flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParsedArgv {
+    /// `argv[0]`.
+    pub program: Option<String>,
+    /// Positional arguments, in order.
+    pub positional: Vec<String>,
+    /// Flags by normalised name (`--max_model_len` → `--max-model-len`); a flag without a
+    /// value is `true`; a repeated flag keeps every value, joined by a space.
+    pub flags: BTreeMap<String, String>,
+}
+
+/// Splits argv into flags and positionals, so `--max-model-len 4096` and
+/// `--max-model-len=4096` are the same flag and reordered flags are no change.
+///
+/// A token starting with `-` (and not a negative number) is a flag; its value is the text
+/// after `=`, else the next token when that token is not a flag. This cannot tell a boolean
+/// flag followed by a positional argument from a flag with a value; the difference then
+/// shows as a changed flag and argument.
+pub fn parse_argv(argv: &[String]) -> ParsedArgv {
+    let mut parsed = ParsedArgv {
+        program: argv.first().cloned(),
+        ..ParsedArgv::default()
+    };
+    let mut index = 1;
+    while index < argv.len() {
+        let token = &argv[index];
+        index += 1;
+        if token == "--" {
+            parsed.positional.extend(argv[index..].iter().cloned());
+            break;
+        }
+        if !is_flag(token) {
+            parsed.positional.push(token.clone());
+            continue;
+        }
+        let (name, value) = match token.split_once('=') {
+            Some((name, value)) => (name.to_owned(), value.to_owned()),
+            None => match argv.get(index) {
+                Some(next) if !is_flag(next) => {
+                    index += 1;
+                    (token.clone(), next.clone())
+                }
+                _ => (token.clone(), "true".to_owned()),
+            },
+        };
+        let name = normalise_flag(&name);
+        parsed
+            .flags
+            .entry(name)
+            .and_modify(|existing| {
+                existing.push(' ');
+                existing.push_str(&value);
+            })
+            .or_insert(value);
+    }
+    parsed
+}
+
+fn is_flag(token: &str) -> bool {
+    token.len() > 1
+        && token.starts_with('-')
+        && !token[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
+}
+
+/// vLLM and most Python CLIs accept `_` and `-` alike in long flag names.
+fn normalise_flag(name: &str) -> String {
+    if let Some(rest) = name.strip_prefix("--") {
+        format!("--{}", rest.replace('_', "-"))
+    } else {
+        name.to_owned()
+    }
+}
+
+/// Visible devices of a run: the inventory's devices that CUDA sees (`cuda_ordinal` set), in
+/// CUDA order; all of them when the inventory does not say.
+fn gpu_inputs(record: &RunRecordView) -> Vec<GpuInput> {
+    let Some(inventory) = record.preflight.inventory.as_ref() else {
+        return Vec::new();
+    };
+    let any_ordinal = inventory.devices.iter().any(|d| d.cuda_ordinal.is_some());
+    let mut devices: Vec<_> = inventory
+        .devices
+        .iter()
+        .filter(|d| !any_ordinal || d.cuda_ordinal.is_some())
+        .collect();
+    devices.sort_by_key(|d| (d.cuda_ordinal, d.index));
+    devices
+        .iter()
+        .map(|device| {
+            let name = device.name.clone().unwrap_or_else(|| "unknown GPU".to_owned());
+            let identity = match &device.uuid {
+                Some(uuid) => format!("{name} ({uuid})"),
+                None => name,
+            };
+            let memory = device.memory.clone().unwrap_or_default();
+            GpuInput {
+                identity,
+                total_bytes: memory.total_bytes,
+                free_bytes: memory.free_bytes,
+            }
+        })
+        .collect()
+}
+
+fn model_text(model: &Value, keys: &[&str]) -> Option<String> {
+    match model {
+        Value::Object(map) => keys
+            .iter()
+            .find_map(|key| map.get(*key).and_then(value_text)),
+        Value::String(name) if keys.contains(&"name") => Some(name.clone()),
+        _ => None,
+    }
+}
+
+fn inputs(record: &RunRecordView, checkpoint: Option<&CheckpointFacts>) -> Inputs {
+    let mut fields: Vec<(String, Value)> = Vec::new();
+    let mut push = |name: &str, value: Option<Value>| {
+        if let Some(value) = value {
+            fields.push((name.to_owned(), value));
+        }
+    };
+    let explain = record.explain.clone().unwrap_or_default();
+    let model = explain.model.clone().unwrap_or(Value::Null);
+    push(
+        "checkpoint",
+        checkpoint.and_then(|c| c.path.clone()).map(Value::from),
+    );
+    push(
+        "checkpoint.weights_bytes",
+        checkpoint.and_then(|c| c.weights_total_bytes).map(Value::from),
+    );
+    push(
+        "model",
+        model_text(&model, &["name", "id", "model", "path"]).map(Value::from),
+    );
+    push(
+        "format",
+        model_text(&model, &["format", "weights_format", "load_format"]).map(Value::from),
+    );
+    push(
+        "dtype",
+        model_text(&model, &["dtype", "torch_dtype"]).map(Value::from),
+    );
+    push(
+        "quantization",
+        model_text(&model, &["quantization", "quant"]).map(Value::from),
+    );
+    let inventory = record.preflight.inventory.clone().unwrap_or_default();
+    push("driver_version", inventory.driver_version.map(Value::from));
+    push("cuda_version", inventory.cuda_version.map(Value::from));
+    let engine = explain.engine.clone().unwrap_or_default();
+    push("engine", engine.name.map(Value::from));
+    push("engine.version", engine.version.map(Value::from));
+    for (name, value) in &explain.versions {
+        if let Some(text) = value_text(value) {
+            push(&format!("versions.{name}"), Some(Value::from(text)));
+        }
+    }
+    let environment = record
+        .preflight
+        .environment
+        .iter()
+        .filter_map(|(key, value)| value_text(value).map(|text| (key.clone(), text)))
+        .collect();
+    Inputs {
+        fields,
+        argv: parse_argv(&record.command),
+        environment,
+        gpus: gpu_inputs(record),
+    }
+}
+
+fn text_or_null(value: Option<&String>) -> Value {
+    value.map_or(Value::Null, |text| Value::from(text.as_str()))
+}
+
+/// Fields derived from the log that a flag already explains (`--dtype`, `--quantization`,
+/// `--load-format`, the model argument): listed once, as the flag.
+fn explained_by_argv(field: &str, a: &Value, b: &Value, argv_changes: &[Change]) -> bool {
+    let flag = match field {
+        "dtype" => Some("--dtype"),
+        "quantization" => Some("--quantization"),
+        "format" => Some("--load-format"),
+        _ => None,
+    };
+    if let Some(flag) = flag {
+        if argv_changes
+            .iter()
+            .any(|change| change.field == format!("flag {flag}"))
+        {
+            return true;
+        }
+    }
+    // A model (or checkpoint path) change that also shows in the command line.
+    let mentions = |value: &Value| {
+        value_text(value).is_some_and(|text| {
+            argv_changes.iter().any(|change| {
+                [&change.a, &change.b]
+                    .iter()
+                    .filter_map(|v| value_text(v))
+                    .any(|side| side.contains(&text) || text.contains(&side))
+            })
+        })
+    };
+    matches!(field, "model" | "checkpoint") && (mentions(a) || mentions(b))
+}
+
+/// Compares two redacted runs.
+pub fn compare(
+    label_a: &str,
+    a: &RunRecordView,
+    checkpoint_a: Option<&CheckpointFacts>,
+    label_b: &str,
+    b: &RunRecordView,
+    checkpoint_b: Option<&CheckpointFacts>,
+) -> Comparison {
+    let inputs_a = inputs(a, checkpoint_a);
+    let inputs_b = inputs(b, checkpoint_b);
+    let mut notes = Vec::new();
+
+    // Command line first: the change a person made on purpose.
+    let mut argv_changes = Vec::new();
+    if inputs_a.argv.program != inputs_b.argv.program {
+        argv_changes.push(Change {
+            field: "program".to_owned(),
+            a: text_or_null(inputs_a.argv.program.as_ref()),
+            b: text_or_null(inputs_b.argv.program.as_ref()),
+        });
+    }
+    if inputs_a.argv.positional != inputs_b.argv.positional {
+        argv_changes.push(Change {
+            field: "arguments".to_owned(),
+            a: Value::from(inputs_a.argv.positional.join(" ")),
+            b: Value::from(inputs_b.argv.positional.join(" ")),
+        });
+    }
+    let flag_names: std::collections::BTreeSet<&String> = inputs_a
+        .argv
+        .flags
+        .keys()
+        .chain(inputs_b.argv.flags.keys())
+        .collect();
+    for name in flag_names {
+        let value_a = inputs_a.argv.flags.get(name);
+        let value_b = inputs_b.argv.flags.get(name);
+        if value_a != value_b {
+            argv_changes.push(Change {
+                field: format!("flag {name}"),
+                a: text_or_null(value_a),
+                b: text_or_null(value_b),
+            });
+        }
+    }
+
+    let mut changes = Vec::new();
+    // Fields read from the log, the checkpoint and the inventory.
+    let mut names: Vec<&String> = inputs_a.fields.iter().map(|(name, _)| name).collect();
+    for (name, _) in &inputs_b.fields {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let lookup = |inputs: &Inputs, name: &str| {
+        inputs
+            .fields
+            .iter()
+            .find(|(field, _)| field == name)
+            .map_or(Value::Null, |(_, value)| value.clone())
+    };
+    for name in names {
+        let value_a = lookup(&inputs_a, name);
+        let value_b = lookup(&inputs_b, name);
+        if value_a != value_b && !explained_by_argv(name, &value_a, &value_b, &argv_changes) {
+            changes.push(Change {
+                field: name.clone(),
+                a: value_a,
+                b: value_b,
+            });
+        }
+    }
+
+    // GPUs by UUID and model, and their free memory before start.
+    let gpu_count = inputs_a.gpus.len().max(inputs_b.gpus.len());
+    for index in 0..gpu_count {
+        let gpu_a = inputs_a.gpus.get(index);
+        let gpu_b = inputs_b.gpus.get(index);
+        let identity_a = gpu_a.map_or(Value::Null, |g| Value::from(g.identity.as_str()));
+        let identity_b = gpu_b.map_or(Value::Null, |g| Value::from(g.identity.as_str()));
+        if identity_a != identity_b {
+            changes.push(Change {
+                field: format!("gpu[{index}]"),
+                a: identity_a,
+                b: identity_b,
+            });
+        }
+        let free_a = gpu_a.and_then(|g| g.free_bytes);
+        let free_b = gpu_b.and_then(|g| g.free_bytes);
+        if let (Some(free_a), Some(free_b)) = (free_a, free_b) {
+            let total = gpu_a
+                .and_then(|g| g.total_bytes)
+                .or(gpu_b.and_then(|g| g.total_bytes))
+                .unwrap_or(0);
+            let tolerance = FREE_TOLERANCE_BYTES.max((total as f64 * FREE_TOLERANCE_FRACTION) as u64);
+            if free_a.abs_diff(free_b) > tolerance {
+                changes.push(Change {
+                    field: format!("gpu[{index}].free_before_bytes"),
+                    a: Value::from(free_a),
+                    b: Value::from(free_b),
+                });
+            } else if free_a != free_b {
+                notes.push(format!(
+                    "free memory before start on gpu[{index}] differs by {} ({} → {}), within the tolerance of {}: not counted as a change",
+                    Bytes(free_a.abs_diff(free_b)),
+                    Bytes(free_a),
+                    Bytes(free_b),
+                    Bytes(tolerance)
+                ));
+            }
+        } else if free_a.is_some() != free_b.is_some() {
+            notes.push(format!(
+                "free memory before start on gpu[{index}] is known for one run only: not compared"
+            ));
+        }
+    }
+    if inputs_a.gpus.is_empty() && inputs_b.gpus.is_empty() {
+        notes.push("neither record has a GPU inventory: GPUs and free memory not compared".to_owned());
+    }
+
+    changes.splice(0..0, argv_changes);
+
+    // Relevant environment.
+    let env_names: std::collections::BTreeSet<&String> = inputs_a
+        .environment
+        .keys()
+        .chain(inputs_b.environment.keys())
+        .collect();
+    for name in env_names {
+        let value_a = inputs_a.environment.get(name);
+        let value_b = inputs_b.environment.get(name);
+        if value_a != value_b {
+            changes.push(Change {
+                field: format!("env {name}"),
+                a: text_or_null(value_a),
+                b: text_or_null(value_b),
+            });
+        }
+    }
+
+    let outcome = outcome(a, b);
+    let more_than_one_change = changes.len() > 1;
+    let warning = more_than_one_change.then(|| {
+        format!(
+            "{} inputs changed between the runs: this comparison cannot show which change helped; change one thing at a time",
+            changes.len()
+        )
+    });
+    if changes.is_empty() {
+        notes.push(if outcome.differences.is_empty() {
+            "no recorded input differs and the outcomes agree".to_owned()
+        } else {
+            "no recorded input differs, yet the outcomes do: the cause lies outside what was recorded (another job on the card during the run, non-deterministic behaviour); repeat both runs".to_owned()
+        });
+    }
+    Comparison {
+        run_a: label_a.to_owned(),
+        run_b: label_b.to_owned(),
+        changes,
+        outcome,
+        more_than_one_change,
+        warning,
+        notes,
+    }
+}
+
+/// Whether a run failed: a recorded GPU OOM, or a non-zero exit that is not the user
+/// stopping a server that had become ready.
+pub fn run_failed(record: &RunRecordView) -> bool {
+    let is_gpu_oom = record
+        .explain
+        .as_ref()
+        .and_then(|explain| explain.is_gpu_oom);
+    if is_gpu_oom == Some(true) {
+        return true;
+    }
+    if record.status.as_deref() == Some("spawn_failed") {
+        return true;
+    }
+    // The user stopping the run (a ready server, or a launch they gave up on) is not a
+    // failure of the configuration; the outcome says which it was.
+    if record.interrupted == Some(true) {
+        return false;
+    }
+    !matches!(record.exit_code, Some(0) | None)
+}
+
+fn outcome_side(record: &RunRecordView) -> OutcomeSide {
+    let explain = record.explain.clone().unwrap_or_default();
+    let phase = explain.phase.clone().unwrap_or_default();
+    let peak = record.memory.as_ref().and_then(|memory| {
+        memory
+            .devices
+            .iter()
+            .filter(|device| device.peak_used_bytes.is_some())
+            .max_by_key(|device| device.peak_used_bytes)
+    });
+    OutcomeSide {
+        status: record.status.clone(),
+        exit_code: record.exit_code,
+        failed: run_failed(record),
+        is_gpu_oom: explain.is_gpu_oom,
+        failed_in: phase.failed_in,
+        last_completed: phase.last_completed,
+        server_was_ready: phase.server_was_ready,
+        peak_used_bytes: peak.and_then(|device| device.peak_used_bytes),
+        peak_phase: peak.and_then(|device| device.peak_phase.clone()),
+        oom_tried_to_allocate_bytes: explain.oom.and_then(|oom| oom.tried_to_allocate_bytes),
+        duration_ms: record.duration_ms,
+    }
+}
+
+/// One sentence on how a run ended.
+pub fn describe_outcome(side: &OutcomeSide) -> String {
+    if side.failed {
+        let what = if side.is_gpu_oom == Some(true) {
+            "failed with a GPU out-of-memory"
+        } else {
+            "failed"
+        };
+        match (&side.failed_in, side.exit_code) {
+            (Some(phase), _) => format!("{what} in `{phase}`"),
+            (None, Some(code)) => format!("{what} (exit code {code})"),
+            (None, None) => what.to_owned(),
+        }
+    } else if side.server_was_ready == Some(true) {
+        "reached a ready server".to_owned()
+    } else if side.status.as_deref() == Some("interrupted") {
+        "was interrupted by the user before the server was ready".to_owned()
+    } else if side.exit_code == Some(0) {
+        "exited with code 0".to_owned()
+    } else if side.status.as_deref() == Some("running") {
+        "was still running when the record was read".to_owned()
+    } else {
+        "ended without a recorded failure".to_owned()
+    }
+}
+
+fn outcome(a: &RunRecordView, b: &RunRecordView) -> Outcome {
+    let side_a = outcome_side(a);
+    let side_b = outcome_side(b);
+    let mut differences = Vec::new();
+    let mut differ = |field: &str, value_a: Value, value_b: Value| {
+        if value_a != value_b {
+            differences.push(Change {
+                field: field.to_owned(),
+                a: value_a,
+                b: value_b,
+            });
+        }
+    };
+    differ("status", side_a.status.clone().into(), side_b.status.clone().into());
+    differ("exit_code", side_a.exit_code.into(), side_b.exit_code.into());
+    differ("failed", side_a.failed.into(), side_b.failed.into());
+    differ("is_gpu_oom", side_a.is_gpu_oom.into(), side_b.is_gpu_oom.into());
+    differ("failed_in", side_a.failed_in.clone().into(), side_b.failed_in.clone().into());
+    differ(
+        "last_completed",
+        side_a.last_completed.clone().into(),
+        side_b.last_completed.clone().into(),
+    );
+    differ(
+        "server_was_ready",
+        side_a.server_was_ready.into(),
+        side_b.server_was_ready.into(),
+    );
+    differ(
+        "peak_used_bytes",
+        side_a.peak_used_bytes.into(),
+        side_b.peak_used_bytes.into(),
+    );
+    differ(
+        "peak_phase",
+        side_a.peak_phase.clone().into(),
+        side_b.peak_phase.clone().into(),
+    );
+    differ(
+        "oom_tried_to_allocate_bytes",
+        side_a.oom_tried_to_allocate_bytes.into(),
+        side_b.oom_tried_to_allocate_bytes.into(),
+    );
+    let summary = format!(
+        "A {}; B {}",
+        describe_outcome(&side_a),
+        describe_outcome(&side_b)
+    );
+    Outcome {
+        a: side_a,
+        b: side_b,
+        differences,
+        summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn flags_in_any_order_and_spelling_are_the_same() {
+        let a = parse_argv(&argv("vllm serve m --max-model-len 4096 --enforce-eager --dtype=bf16"));
+        let b = parse_argv(&argv("vllm serve m --dtype bf16 --enforce-eager --max_model_len=4096"));
+        assert_eq!(a, b);
+        assert_eq!(a.flags.get("--enforce-eager").map(String::as_str), Some("true"));
+        assert_eq!(a.positional, ["serve", "m"]);
+    }
+
+    #[test]
+    fn negative_numbers_are_values() {
+        let parsed = parse_argv(&argv("llama-server -m x.gguf -ngl -1 --seed -5"));
+        assert_eq!(parsed.flags.get("-ngl").map(String::as_str), Some("-1"));
+        assert_eq!(parsed.flags.get("--seed").map(String::as_str), Some("-5"));
+    }
+
+    #[test]
+    fn one_flag_value_is_one_change() {
+        let mut a = RunRecordView {
+            command: argv("vllm serve m --max-model-len 4096"),
+            ..RunRecordView::default()
+        };
+        let b = RunRecordView {
+            command: argv("vllm serve m --max-model-len 8192"),
+            ..RunRecordView::default()
+        };
+        a.exit_code = Some(1);
+        let comparison = compare("a", &a, None, "b", &b, None);
+        assert_eq!(comparison.changes.len(), 1);
+        assert_eq!(comparison.changes[0].field, "flag --max-model-len");
+        assert_eq!(comparison.changes[0].a, Value::from("4096"));
+        assert!(!comparison.more_than_one_change);
+        assert!(comparison.outcome.a.failed);
+        assert!(!comparison.outcome.b.failed);
+    }
+
+    #[test]
+    fn interrupt_of_a_ready_server_is_not_a_failure() {
+        let record: RunRecordView = RunRecordView::from_value(&serde_json::json!({
+            "exit_code": 130, "interrupted": true, "status": "interrupted",
+            "explain": {"is_gpu_oom": false, "phase": {"server_was_ready": true}},
+        }))
+        .0;
+        assert!(!run_failed(&record));
+    }
+}

@@ -1,1 +1,1603 @@
-//! Render `oomdoc report` output.
+//! Render `oomdoc report` output: text, Markdown, JSON and one self-contained HTML page with
+//! a memory-over-time chart per device (inline SVG: phases as shaded bands, the OOM marked,
+//! the peak annotated).
+//!
+//! Pure: takes the report model (built from redacted records) and returns bytes; computes
+//! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
+
+use crate::analyze::report::{
+    human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport, PHASE_ORDER,
+};
+use crate::model::Bytes;
+use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, md_cell, text_table};
+use crate::render::html::escape;
+use crate::render::style::Style;
+
+pub use self::redaction::Redactor;
+
+/// Redaction of records before they are analysed, rendered or diffed (R16).
+///
+/// Applied to the whole parsed record, so every string field is covered, known or not:
+/// tokens (`hf_…`, `sk-…`, GitHub/GitLab/Slack/AWS keys), bearer tokens, the values of
+/// `--api-key`-like flags and of `*_TOKEN`/`*_KEY`/`*PASSWORD*`/`*SECRET*` variables,
+/// passwords in URLs, home directories in paths and the user names they reveal.
+pub mod redaction {
+    use std::sync::OnceLock;
+
+    use regex::Regex;
+    use serde_json::Value;
+
+    /// What replaces a secret.
+    pub const REDACTED: &str = "[REDACTED]";
+    /// What replaces a user name found outside a path.
+    pub const USER: &str = "[USER]";
+
+    struct Patterns {
+        tokens: Regex,
+        bearer: Regex,
+        basic: Regex,
+        url_password: Regex,
+        secret_flag_inline: Regex,
+        secret_assignment: Regex,
+        secret_flag_name: Regex,
+        secret_env_name: Regex,
+        home: Regex,
+        root_home: Regex,
+        windows_home: Regex,
+    }
+
+    #[expect(
+        clippy::expect_used,
+        reason = "constant patterns, exercised by the unit tests below"
+    )]
+    fn patterns() -> &'static Patterns {
+        static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+        PATTERNS.get_or_init(|| {
+            let compile = |pattern: &str| Regex::new(pattern).expect("valid redaction pattern");
+            Patterns {
+                // Real token shapes: Hugging Face `hf_` + 34, OpenAI `sk-`/`sk-proj-` + 20+,
+                // GitHub `ghp_` etc., GitLab `glpat-`, Slack `xox?-`, AWS access key ids, Google API keys.
+                tokens: compile(
+                    r"\b(?:hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})",
+                ),
+                bearer: compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
+                basic: compile(r"(?i)\b(authorization:\s*basic\s+)[A-Za-z0-9+/=]+"),
+                url_password: compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+@"),
+                secret_flag_inline: compile(
+                    r#"(?i)(--?(?:[a-z0-9]+[-_])*(?:api[-_]?key|key|token|password|passwd|secret|credentials?))(=|\s+)("[^"]*"|'[^']*'|[^\s"']+)"#,
+                ),
+                secret_assignment: compile(
+                    r#"\b((?:[A-Za-z0-9]+_)*(?:TOKEN|KEY|token|key)|[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|password|secret)[A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s"']+)"#,
+                ),
+                secret_flag_name: compile(
+                    r"(?i)^--?(?:[a-z0-9]+[-_])*(?:api[-_]?key|key|token|password|passwd|secret|credentials?)$",
+                ),
+                secret_env_name: compile(
+                    r"(?i)(?:^|_)(?:TOKEN|KEY)$|PASSWORD|PASSWD|SECRET|CREDENTIAL",
+                ),
+                home: compile(r#"(?:/var)?/(?:home|Users)/([^/\s:'"=,;)\]}]+)"#),
+                root_home: compile(r#"(^|[\s"'=:(,\[])/root(/|$|[\s"':,)\]])"#),
+                windows_home: compile(r#"(?i)\b[A-Z]:\\Users\\([^\\\s:'"]+)"#),
+            }
+        })
+    }
+
+    /// Names that are too common as words to be replaced outside paths.
+    const COMMON_NAMES: &[&str] = &[
+        "root", "user", "users", "admin", "ubuntu", "debian", "nobody", "runner", "app", "home",
+        "data", "shared", "work", "test", "dev",
+    ];
+
+    /// Redacts strings; knows the user names found in home paths of everything it was built
+    /// from, so `alice` is hidden in a process name as well as in `/home/alice`.
+    #[derive(Debug, Clone, Default)]
+    pub struct Redactor {
+        users: Vec<Regex>,
+    }
+
+    impl Redactor {
+        /// A redactor for a set of records: collects user names from home paths and from
+        /// `USER`/`LOGNAME`/`USERNAME` values found anywhere in them.
+        pub fn for_values(values: &[&Value]) -> Redactor {
+            let mut names: Vec<String> = Vec::new();
+            for value in values {
+                collect_users(value, None, &mut names);
+            }
+            names.sort();
+            names.dedup();
+            let users = names
+                .iter()
+                .filter(|name| name.chars().count() >= 3 && !COMMON_NAMES.contains(&name.to_ascii_lowercase().as_str()))
+                .filter_map(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).ok())
+                .collect();
+            Redactor { users }
+        }
+
+        /// Redacts one free-text string (a log line, a path, an argument).
+        pub fn text(&self, text: &str) -> String {
+            let patterns = patterns();
+            let mut out = patterns.tokens.replace_all(text, REDACTED).into_owned();
+            out = patterns.bearer.replace_all(&out, format!("${{1}}{REDACTED}")).into_owned();
+            out = patterns.basic.replace_all(&out, format!("${{1}}{REDACTED}")).into_owned();
+            out = patterns
+                .url_password
+                .replace_all(&out, format!("${{1}}{REDACTED}@"))
+                .into_owned();
+            out = patterns
+                .secret_flag_inline
+                .replace_all(&out, format!("${{1}}${{2}}{REDACTED}"))
+                .into_owned();
+            out = patterns
+                .secret_assignment
+                .replace_all(&out, format!("${{1}}={REDACTED}"))
+                .into_owned();
+            out = patterns.home.replace_all(&out, "~").into_owned();
+            out = patterns.windows_home.replace_all(&out, "~").into_owned();
+            out = patterns.root_home.replace_all(&out, "${1}~${2}").into_owned();
+            for user in &self.users {
+                out = user.replace_all(&out, USER).into_owned();
+            }
+            out
+        }
+
+        /// Redacts a command line: the value after an `--api-key`-like flag, and each argument
+        /// as text.
+        pub fn argv(&self, argv: &[String]) -> Vec<String> {
+            let patterns = patterns();
+            let mut out = Vec::with_capacity(argv.len());
+            let mut hide_next = false;
+            for argument in argv {
+                if hide_next {
+                    out.push(REDACTED.to_owned());
+                    hide_next = false;
+                    continue;
+                }
+                hide_next = patterns.secret_flag_name.is_match(argument);
+                out.push(self.text(argument));
+            }
+            out
+        }
+
+        /// Redacts an environment value: the whole value for secret-looking names.
+        pub fn env_value(&self, name: &str, value: &str) -> String {
+            if patterns().secret_env_name.is_match(name) {
+                REDACTED.to_owned()
+            } else {
+                self.text(value)
+            }
+        }
+
+        /// Redacts every string of a JSON document in place: `environment`/`env` objects by
+        /// variable name, `command`/`argv` arrays as command lines, everything else as text.
+        pub fn value(&self, value: &mut Value) {
+            match value {
+                Value::String(text) => *text = self.text(text),
+                Value::Array(items) => items.iter_mut().for_each(|item| self.value(item)),
+                Value::Object(map) => {
+                    for (key, item) in map.iter_mut() {
+                        match (key.as_str(), &mut *item) {
+                            ("environment" | "env", Value::Object(variables)) => {
+                                for (name, variable) in variables.iter_mut() {
+                                    if let Value::String(text) = variable {
+                                        *text = self.env_value(name, text);
+                                    } else {
+                                        self.value(variable);
+                                    }
+                                }
+                            }
+                            ("command" | "argv" | "args", Value::Array(arguments))
+                                if arguments.iter().all(Value::is_string) =>
+                            {
+                                let argv: Vec<String> = arguments
+                                    .iter()
+                                    .filter_map(|a| a.as_str().map(str::to_owned))
+                                    .collect();
+                                *arguments = self.argv(&argv).into_iter().map(Value::from).collect();
+                            }
+                            _ => self.value(item),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn collect_users(value: &Value, key: Option<&str>, names: &mut Vec<String>) {
+        match value {
+            Value::String(text) => {
+                let patterns = patterns();
+                for captures in patterns.home.captures_iter(text).chain(patterns.windows_home.captures_iter(text)) {
+                    if let Some(name) = captures.get(1) {
+                        names.push(name.as_str().to_owned());
+                    }
+                }
+                if matches!(key, Some("USER" | "LOGNAME" | "USERNAME")) && !text.is_empty() {
+                    names.push(text.clone());
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| collect_users(item, None, names)),
+            Value::Object(map) => map
+                .iter()
+                .for_each(|(key, item)| collect_users(item, Some(key), names)),
+            _ => {}
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn redactor() -> Redactor {
+            Redactor::for_values(&[&serde_json::json!({"cwd": "/home/alice/proj"})])
+        }
+
+        #[test]
+        fn tokens_urls_and_homes_are_removed() {
+            let r = redactor();
+            let text = r.text(
+                "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789 curl -H 'Authorization: Bearer abc.def-123' https://bob:hunter2@example.com/x /home/alice/models alice-box",
+            );
+            assert_eq!(
+                text,
+                "HF_TOKEN=[REDACTED] curl -H 'Authorization: Bearer [REDACTED]' https://bob:[REDACTED]@example.com/x ~/models [USER]-box"
+            );
+        }
+
+        #[test]
+        fn secret_flags_hide_their_values_but_token_counts_stay() {
+            let r = redactor();
+            let argv: Vec<String> = ["vllm", "serve", "m", "--api-key", "s3cret", "--hf-token=abc", "--max-num-batched-tokens", "8192", "--tokenizer", "t"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            assert_eq!(
+                r.argv(&argv),
+                ["vllm", "serve", "m", "--api-key", "[REDACTED]", "--hf-token=[REDACTED]", "--max-num-batched-tokens", "8192", "--tokenizer", "t"]
+            );
+        }
+
+        #[test]
+        fn environment_is_redacted_by_name() {
+            let r = redactor();
+            assert_eq!(r.env_value("WANDB_API_KEY", "x"), "[REDACTED]");
+            assert_eq!(r.env_value("DB_PASSWORD_FILE", "x"), "[REDACTED]");
+            assert_eq!(r.env_value("TOKENIZERS_PARALLELISM", "false"), "false");
+            assert_eq!(r.env_value("CUDA_VISIBLE_DEVICES", "0,1"), "0,1");
+            assert_eq!(r.text("/root/.cache/huggingface"), "~/.cache/huggingface");
+        }
+    }
+}
+
+fn yes_no(value: Option<bool>) -> &'static str {
+    match value {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "unknown",
+    }
+}
+
+fn opt(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn bytes_opt(value: Option<u64>) -> String {
+    value.map_or_else(|| "unknown".to_owned(), |bytes| Bytes(bytes).to_string())
+}
+
+fn t_label(t_ms: Option<u64>) -> String {
+    t_ms.map_or_else(|| "".to_owned(), |t| format!("+{}", human_duration(t)))
+}
+
+fn kind_label(kind: &str) -> &str {
+    match kind {
+        "hardware_limit" => "hardware limit",
+        "configuration_error" => "configuration error",
+        "working_configuration" => "working configuration",
+        "not_a_gpu_oom" => "not a GPU out-of-memory",
+        _ => "undetermined",
+    }
+}
+
+/// The command line as one shell-like string (arguments with spaces quoted).
+pub fn command_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|argument| {
+            if argument.is_empty() || argument.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+                format!("'{}'", argument.replace('\'', "'\\''"))
+            } else {
+                argument.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn gpu_title(gpu: &crate::analyze::report::GpuFacts) -> String {
+    let mut title = format!(
+        "[{}] {}",
+        gpu.index.map_or_else(|| "?".to_owned(), |i| i.to_string()),
+        gpu.name.clone().unwrap_or_else(|| "unknown GPU".to_owned())
+    );
+    if let Some(uuid) = &gpu.uuid {
+        title.push_str(&format!("  {uuid}"));
+    }
+    if let Some(bus) = &gpu.pci_bus_id {
+        title.push_str(&format!("  bus {bus}"));
+    }
+    match gpu.cuda_ordinal {
+        Some(ordinal) => title.push_str(&format!("  cuda:{ordinal}")),
+        None if !gpu.visible_to_run => title.push_str("  (not visible to the run)"),
+        None => {}
+    }
+    title
+}
+
+fn gpu_memory_line(gpu: &crate::analyze::report::GpuFacts) -> String {
+    let mut line = format!(
+        "total {}, free {}, used {}",
+        bytes_opt(gpu.total_bytes),
+        bytes_opt(gpu.free_before_bytes),
+        bytes_opt(gpu.used_before_bytes)
+    );
+    if let Some(reserved) = gpu.reserved_bytes {
+        line.push_str(&format!(", driver-reserved {}", Bytes(reserved)));
+    }
+    if let Some(free) = gpu.free_before_bytes {
+        line.push_str(&format!(" — free exactly {free} bytes"));
+    }
+    line
+}
+
+fn process_lines(gpu: &crate::analyze::report::GpuFacts) -> Vec<String> {
+    gpu.processes_before
+        .iter()
+        .map(|process| {
+            format!(
+                "pid {} {}: {}",
+                process.pid.map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process.name.clone().unwrap_or_else(|| "(name unknown)".to_owned()),
+                match (process.used_bytes, &process.unavailable_reason) {
+                    (Some(bytes), _) => Bytes(bytes).to_string(),
+                    (None, Some(reason)) => format!("unknown ({reason})"),
+                    (None, None) => "unknown".to_owned(),
+                }
+            )
+        })
+        .collect()
+}
+
+fn figure_rows(figures: &[Figure]) -> Vec<Vec<String>> {
+    figures
+        .iter()
+        .map(|figure| {
+            vec![
+                figure.name.clone(),
+                Bytes(figure.bytes).to_string(),
+                format!("{} bytes", figure.bytes),
+                figure.source.clone(),
+            ]
+        })
+        .collect()
+}
+
+fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
+    facts
+        .iter()
+        .map(|fact| vec![fact.name.clone(), fact.value.clone(), format!("({})", fact.source)])
+        .collect()
+}
+
+fn fit_figures(run: &RunReport) -> Vec<Figure> {
+    [
+        &run.fit.lower_bound,
+        &run.fit.weights_loaded,
+        &run.fit.measured_peak,
+        &run.fit.capacity,
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect()
+}
+
+fn model_line(run: &RunReport) -> String {
+    let model = &run.model;
+    let mut parts = vec![opt(&model.name)];
+    for (name, value) in [
+        ("format", &model.format),
+        ("dtype", &model.dtype),
+        ("quantization", &model.quantization),
+        ("max model len", &model.max_model_len),
+    ] {
+        if let Some(value) = value {
+            parts.push(format!("{name} {value}"));
+        }
+    }
+    let mut line = parts.join(", ");
+    if let Some(source) = &model.source {
+        line.push_str(&format!(" ({source})"));
+    }
+    line
+}
+
+fn checkpoint_line(run: &RunReport) -> Option<String> {
+    let checkpoint = run.model.checkpoint.as_ref()?;
+    let mut line = format!(
+        "{}: weights {}",
+        checkpoint.path.clone().unwrap_or_else(|| "checkpoint".to_owned()),
+        bytes_opt(checkpoint.weights_total_bytes)
+    );
+    if !checkpoint.by_dtype.is_empty() {
+        let dtypes: Vec<String> = checkpoint
+            .by_dtype
+            .iter()
+            .map(|(dtype, bytes)| format!("{dtype} {}", Bytes(*bytes)))
+            .collect();
+        line.push_str(&format!(" ({})", dtypes.join(", ")));
+    }
+    if let Some(format) = &checkpoint.format {
+        line.push_str(&format!(", format {format}"));
+    }
+    line.push_str(&format!(" ({})", checkpoint.source));
+    Some(line)
+}
+
+fn failure_line(run: &RunReport) -> String {
+    if !run.status.failed {
+        return format!(
+            "did not fail; last completed: {}; server was ready: {}",
+            opt(&run.failure.last_completed),
+            yes_no(run.failure.server_was_ready)
+        );
+    }
+    format!(
+        "failed in: {}; last completed: {}; server was ready: {}; GPU out-of-memory: {}",
+        opt(&run.failure.failed_in),
+        opt(&run.failure.last_completed),
+        yes_no(run.failure.server_was_ready),
+        yes_no(run.failure.is_gpu_oom)
+    )
+}
+
+fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !memory.available {
+        lines.push(format!(
+            "no memory timeline: {}",
+            memory.reason.clone().unwrap_or_else(|| "not recorded".to_owned())
+        ));
+    }
+    for device in &memory.devices {
+        lines.push(format!(
+            "{} {}: before start {}, peak {}{}{}",
+            device.name.clone().unwrap_or_else(|| "GPU".to_owned()),
+            device.uuid.clone().unwrap_or_default(),
+            bytes_opt(device.baseline_used_bytes),
+            bytes_opt(device.peak_used_bytes),
+            device
+                .peak_t_ms
+                .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
+            device
+                .peak_phase
+                .as_ref()
+                .map_or_else(String::new, |phase| format!(" in `{phase}`")),
+        ));
+    }
+    if let (Some(t), Some(source)) = (memory.oom_t_ms, &memory.oom_t_source) {
+        lines.push(format!("OOM at +{} ({source})", human_duration(t)));
+    }
+    lines
+}
+
+fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
+    let mut text = String::new();
+    let heading = format!("== Run {number}: {} ==", run.run);
+    text.push_str(&style.bold(&heading));
+    text.push('\n');
+    let outcome = if run.status.failed {
+        style.bad(&run.status.summary)
+    } else {
+        style.good(&run.status.summary)
+    };
+    text.push_str(&text_table(
+        &[
+            vec!["Outcome".to_owned(), outcome],
+            vec!["Command".to_owned(), command_line(&run.command)],
+            vec!["Directory".to_owned(), opt(&run.cwd)],
+            vec![
+                "Started".to_owned(),
+                format!(
+                    "{} (ended {})",
+                    opt(&run.status.started_at),
+                    opt(&run.status.ended_at)
+                ),
+            ],
+        ],
+        "",
+    ));
+
+    let section = |text: &mut String, title: &str| {
+        text.push('\n');
+        text.push_str(&style.bold(title));
+        text.push('\n');
+    };
+
+    section(&mut text, "Verdict");
+    text.push_str(&format!("  {}\n", run.verdict.cause));
+    if !run.verdict.evidence.is_empty() {
+        text.push_str("  Evidence:\n");
+        for line in &run.verdict.evidence {
+            text.push_str(&format!("    - {line}\n"));
+        }
+    }
+    if !run.verdict.next_steps.is_empty() {
+        text.push_str("  Next steps:\n");
+        for (index, line) in run.verdict.next_steps.iter().enumerate() {
+            text.push_str(&format!("    {}. {line}\n", index + 1));
+        }
+    }
+    text.push_str(&style.dim(&format!("  (source: {})", run.verdict.source)));
+    text.push('\n');
+
+    section(
+        &mut text,
+        &format!("Owner summary: {}", kind_label(&run.owner_summary.kind)),
+    );
+    text.push_str(&format!("  {}\n", run.owner_summary.text));
+    if let Some(action) = &run.owner_summary.action {
+        text.push_str(&format!("  Action: {action}\n"));
+    }
+    if let Some(from_explain) = &run.owner_summary.from_explain {
+        text.push_str(&format!("  From the log diagnosis: {from_explain}\n"));
+    }
+
+    section(&mut text, "Is it fit? (a load is not yet fit)");
+    text.push_str(&format!("  {}\n", run.readiness.summary));
+    text.push_str(&format!(
+        "  short request: {} — {}\n",
+        if run.readiness.short_request.checked { "checked" } else { "not checked" },
+        run.readiness.short_request.evidence
+    ));
+    text.push_str(&format!(
+        "  next real scenario: {} — {}\n",
+        if run.readiness.next_scenario.checked { "checked" } else { "not checked" },
+        run.readiness.next_scenario.evidence
+    ));
+    if !run.readiness.unverified.is_empty() && !run.status.failed {
+        text.push_str(&format!("  unverified: {}\n", run.readiness.unverified.join("; ")));
+    }
+
+    section(&mut text, "Model");
+    text.push_str(&format!("  {}\n", model_line(run)));
+    if let Some(line) = checkpoint_line(run) {
+        text.push_str(&format!("  checkpoint {line}\n"));
+    }
+    if let Some(engine) = &run.engine {
+        text.push_str(&format!("  engine {} ({})\n", engine.value, engine.source));
+    }
+
+    section(&mut text, "GPUs before start");
+    if run.gpus.is_empty() {
+        text.push_str("  unknown (no inventory in the record)\n");
+    }
+    for gpu in &run.gpus {
+        text.push_str(&format!("  {}\n", gpu_title(gpu)));
+        text.push_str(&format!("    {}\n", gpu_memory_line(gpu)));
+        let processes = process_lines(gpu);
+        if processes.is_empty() {
+            text.push_str("    processes: none\n");
+        } else {
+            text.push_str("    processes:\n");
+            for line in processes {
+                text.push_str(&format!("      {line}\n"));
+            }
+        }
+        text.push_str(&style.dim(&format!("    ({})", gpu.source)));
+        text.push('\n');
+    }
+
+    section(&mut text, "Versions");
+    if run.versions.is_empty() {
+        text.push_str("  none recorded\n");
+    } else {
+        text.push_str(&text_table(&fact_rows(&run.versions), "  "));
+    }
+
+    section(&mut text, "Failure phase and timeline");
+    text.push_str(&format!("  {}\n", failure_line(run)));
+    if let Some(note) = &run.failure.note {
+        text.push_str(&format!("  {note}\n"));
+    }
+    if !run.timeline.is_empty() {
+        let rows: Vec<Vec<String>> = run
+            .timeline
+            .iter()
+            .map(|entry| {
+                vec![
+                    t_label(entry.t_ms),
+                    entry.phase.clone().unwrap_or_default(),
+                    entry.event.clone(),
+                    entry.detail.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        text.push_str(&text_table(&rows, "  "));
+    }
+
+    if !run.oom.is_empty() {
+        section(
+            &mut text,
+            &format!("OOM figures ({} OOM message(s) in the log)", run.oom_count),
+        );
+        text.push_str(&text_table(&figure_rows(&run.oom), "  "));
+        if !run.oom_other_processes.is_empty() {
+            text.push_str(&text_table(&figure_rows(&run.oom_other_processes), "  "));
+        }
+        text.push_str("  allocated and reserved are layers of the same process's memory: never add them\n");
+    }
+
+    section(&mut text, "Memory over time");
+    for line in memory_summary_lines(&run.memory) {
+        text.push_str(&format!("  {line}\n"));
+    }
+    for device in &run.memory.devices {
+        if !device.peaks_by_phase.is_empty() {
+            text.push_str(&format!(
+                "  peaks by phase{}:\n",
+                device
+                    .uuid
+                    .as_ref()
+                    .map_or_else(String::new, |uuid| format!(" on {uuid}"))
+            ));
+            let rows: Vec<Vec<String>> = device
+                .peaks_by_phase
+                .iter()
+                .map(|peak| {
+                    vec![
+                        peak.phase.clone(),
+                        Bytes(peak.peak_used_bytes).to_string(),
+                        format!("{} bytes", peak.peak_used_bytes),
+                    ]
+                })
+                .collect();
+            text.push_str(&text_table(&rows, "    "));
+        }
+    }
+    if let Some(source) = &run.memory.source {
+        let rate = run
+            .memory
+            .sample_rate_hz
+            .map_or_else(String::new, |hz| format!(", sampled at {hz} Hz"));
+        text.push_str(&style.dim(&format!("  (source: {source}{rate})")));
+        text.push('\n');
+    }
+
+    section(&mut text, "Checkpoint lower bound vs measured");
+    let figures = fit_figures(run);
+    if !figures.is_empty() {
+        text.push_str(&text_table(&figure_rows(&figures), "  "));
+    }
+    text.push_str(&format!("  {}\n", run.fit.note));
+
+    section(&mut text, "Minimal reproducing request");
+    if let Some(request) = &run.reproduction.request {
+        text.push_str(&format!("  {request}\n"));
+    }
+    text.push_str(&format!("  {}\n", run.reproduction.note));
+    if let Some(source) = &run.reproduction.source {
+        text.push_str(&style.dim(&format!("  (source: {source})")));
+        text.push('\n');
+    }
+
+    section(&mut text, "Concurrency");
+    if run.concurrency.is_empty() {
+        text.push_str("  nothing recorded\n");
+    } else {
+        text.push_str(&text_table(&fact_rows(&run.concurrency), "  "));
+    }
+
+    if let Some(probe) = &run.probe {
+        section(&mut text, "Probe");
+        text.push_str(&format!(
+            "  {}: verdict {}, plateau {}\n",
+            probe.file,
+            opt(&probe.verdict),
+            bytes_opt(probe.plateau_bytes)
+        ));
+        for (phase, ok, total) in &probe.phases {
+            text.push_str(&format!("  {phase}: {ok} of {total} requests succeeded\n"));
+        }
+    }
+
+    if !run.environment.is_empty() {
+        section(&mut text, "Environment");
+        let rows: Vec<Vec<String>> = run
+            .environment
+            .iter()
+            .map(|(key, value)| vec![key.clone(), value.clone()])
+            .collect();
+        text.push_str(&text_table(&rows, "  "));
+    }
+
+    if !run.log_context.is_empty() {
+        section(&mut text, "Log before the failure");
+        for line in &run.log_context {
+            text.push_str(&format!("  | {line}\n"));
+        }
+    }
+
+    section(&mut text, "Limitations");
+    if run.limitations.is_empty() {
+        text.push_str("  none\n");
+    }
+    for limitation in &run.limitations {
+        text.push_str(&format!("  - {limitation}\n"));
+    }
+    text
+}
+
+/// The report as text for a terminal.
+pub fn render_text(report: &Report, style: &Style) -> Vec<u8> {
+    let mut text = style.bold(&format!(
+        "oomdoc report: {} run{}",
+        report.runs.len(),
+        if report.runs.len() == 1 { "" } else { "s" }
+    ));
+    text.push_str("\n\n");
+    for (index, run) in report.runs.iter().enumerate() {
+        if index > 0 {
+            text.push('\n');
+        }
+        text.push_str(&text_run(run, index + 1, style));
+    }
+    if let Some(comparison) = &report.comparison {
+        text.push('\n');
+        text.push_str(&style.bold("== Comparison: run 1 (A) vs run 2 (B) =="));
+        text.push('\n');
+        text.push_str(&comparison_text(comparison, style));
+    }
+    text.into_bytes()
+}
+
+fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut text = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|cell| md_cell(cell)).collect();
+        text.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    text.push('\n');
+    text
+}
+
+fn md_run(run: &RunReport, number: usize) -> String {
+    let mut text = format!("## Run {number}: `{}`\n\n", md_cell(&run.run));
+    text.push_str(&format!("**Outcome:** {}\n\n", run.status.summary));
+    text.push_str(&format!("```\n{}\n```\n\n", command_line(&run.command).replace("```", "'''")));
+    text.push_str(&format!(
+        "Directory `{}`, started {}, ended {}.\n\n",
+        md_cell(&opt(&run.cwd)),
+        opt(&run.status.started_at),
+        opt(&run.status.ended_at)
+    ));
+
+    text.push_str(&format!("### Verdict\n\n{}\n\n", run.verdict.cause));
+    if !run.verdict.evidence.is_empty() {
+        text.push_str("Evidence:\n\n");
+        for line in &run.verdict.evidence {
+            text.push_str(&format!("- {line}\n"));
+        }
+        text.push('\n');
+    }
+    if !run.verdict.next_steps.is_empty() {
+        text.push_str("Next steps:\n\n");
+        for (index, line) in run.verdict.next_steps.iter().enumerate() {
+            text.push_str(&format!("{}. {line}\n", index + 1));
+        }
+        text.push('\n');
+    }
+    text.push_str(&format!("_Source: {}._\n\n", run.verdict.source));
+
+    text.push_str(&format!(
+        "### Owner summary: {}\n\n{}\n\n",
+        kind_label(&run.owner_summary.kind),
+        run.owner_summary.text
+    ));
+    if let Some(action) = &run.owner_summary.action {
+        text.push_str(&format!("**Action:** {action}\n\n"));
+    }
+    if let Some(from_explain) = &run.owner_summary.from_explain {
+        text.push_str(&format!("From the log diagnosis: {from_explain}\n\n"));
+    }
+
+    text.push_str(&format!(
+        "### Is it fit? (a load is not yet fit)\n\n{}\n\n",
+        run.readiness.summary
+    ));
+    text.push_str(&md_table(
+        &["check", "result", "evidence"],
+        &[
+            vec![
+                "short request".to_owned(),
+                if run.readiness.short_request.checked { "checked" } else { "not checked" }.to_owned(),
+                run.readiness.short_request.evidence.clone(),
+            ],
+            vec![
+                "next real scenario".to_owned(),
+                if run.readiness.next_scenario.checked { "checked" } else { "not checked" }.to_owned(),
+                run.readiness.next_scenario.evidence.clone(),
+            ],
+        ],
+    ));
+    if !run.readiness.unverified.is_empty() && !run.status.failed {
+        text.push_str(&format!("Unverified: {}.\n\n", run.readiness.unverified.join("; ")));
+    }
+
+    text.push_str(&format!("### Model\n\n{}\n\n", model_line(run)));
+    if let Some(line) = checkpoint_line(run) {
+        text.push_str(&format!("Checkpoint {line}\n\n"));
+    }
+    if let Some(engine) = &run.engine {
+        text.push_str(&format!("Engine {} ({}).\n\n", engine.value, engine.source));
+    }
+
+    text.push_str("### GPUs before start\n\n");
+    if run.gpus.is_empty() {
+        text.push_str("Unknown (no inventory in the record).\n\n");
+    } else {
+        let rows: Vec<Vec<String>> = run
+            .gpus
+            .iter()
+            .map(|gpu| {
+                vec![
+                    gpu.index.map_or_else(|| "?".to_owned(), |i| i.to_string()),
+                    gpu.name.clone().unwrap_or_default(),
+                    gpu.uuid.clone().unwrap_or_default(),
+                    gpu.cuda_ordinal.map_or_else(|| "-".to_owned(), |o| format!("cuda:{o}")),
+                    bytes_opt(gpu.total_bytes),
+                    bytes_opt(gpu.free_before_bytes),
+                    bytes_opt(gpu.used_before_bytes),
+                    {
+                        let processes = process_lines(gpu);
+                        if processes.is_empty() { "none".to_owned() } else { processes.join("; ") }
+                    },
+                    gpu.source.clone(),
+                ]
+            })
+            .collect();
+        text.push_str(&md_table(
+            &["index", "name", "UUID", "CUDA", "total", "free", "used", "processes", "source"],
+            &rows,
+        ));
+    }
+
+    text.push_str("### Versions\n\n");
+    if run.versions.is_empty() {
+        text.push_str("None recorded.\n\n");
+    } else {
+        let rows: Vec<Vec<String>> = run
+            .versions
+            .iter()
+            .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
+            .collect();
+        text.push_str(&md_table(&["component", "version", "source"], &rows));
+    }
+
+    text.push_str(&format!("### Failure phase and timeline\n\n{}\n\n", failure_line(run)));
+    if let Some(note) = &run.failure.note {
+        text.push_str(&format!("{note}.\n\n"));
+    }
+    if !run.timeline.is_empty() {
+        let rows: Vec<Vec<String>> = run
+            .timeline
+            .iter()
+            .map(|entry| {
+                vec![
+                    t_label(entry.t_ms),
+                    entry.phase.clone().unwrap_or_default(),
+                    entry.event.clone(),
+                    entry.detail.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        text.push_str(&md_table(&["time", "phase", "event", "detail"], &rows));
+    }
+
+    if !run.oom.is_empty() {
+        text.push_str(&format!(
+            "### OOM figures\n\n{} OOM message(s) in the log; the first:\n\n",
+            run.oom_count
+        ));
+        let mut figures = run.oom.clone();
+        figures.extend(run.oom_other_processes.iter().cloned());
+        text.push_str(&md_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
+        text.push_str("Allocated and reserved are layers of the same process's memory: never add them.\n\n");
+    }
+
+    text.push_str("### Memory over time\n\n");
+    for line in memory_summary_lines(&run.memory) {
+        text.push_str(&format!("- {line}\n"));
+    }
+    text.push('\n');
+    for device in &run.memory.devices {
+        if !device.peaks_by_phase.is_empty() {
+            let rows: Vec<Vec<String>> = device
+                .peaks_by_phase
+                .iter()
+                .map(|peak| {
+                    vec![
+                        peak.phase.clone(),
+                        Bytes(peak.peak_used_bytes).to_string(),
+                        peak.peak_used_bytes.to_string(),
+                    ]
+                })
+                .collect();
+            text.push_str(&format!(
+                "Peaks by phase on `{}` ({}):\n\n",
+                device.uuid.clone().unwrap_or_default(),
+                run.memory.source.clone().unwrap_or_else(|| "memory timeline".to_owned())
+            ));
+            text.push_str(&md_table(&["phase", "peak used", "bytes"], &rows));
+        }
+    }
+
+    text.push_str("### Checkpoint lower bound vs measured\n\n");
+    let figures = fit_figures(run);
+    if !figures.is_empty() {
+        text.push_str(&md_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
+    }
+    text.push_str(&format!("{}.\n\n", run.fit.note));
+
+    text.push_str("### Minimal reproducing request\n\n");
+    if let Some(request) = &run.reproduction.request {
+        text.push_str(&format!("```\n{}\n```\n\n", request.replace("```", "'''")));
+    }
+    text.push_str(&format!("{}", run.reproduction.note));
+    if let Some(source) = &run.reproduction.source {
+        text.push_str(&format!(" (source: {source})"));
+    }
+    text.push_str(".\n\n");
+
+    text.push_str("### Concurrency\n\n");
+    if run.concurrency.is_empty() {
+        text.push_str("Nothing recorded.\n\n");
+    } else {
+        let rows: Vec<Vec<String>> = run
+            .concurrency
+            .iter()
+            .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
+            .collect();
+        text.push_str(&md_table(&["what", "value", "source"], &rows));
+    }
+
+    if let Some(probe) = &run.probe {
+        text.push_str(&format!(
+            "### Probe\n\n`{}`: verdict {}, plateau {}.\n\n",
+            md_cell(&probe.file),
+            opt(&probe.verdict),
+            bytes_opt(probe.plateau_bytes)
+        ));
+        let rows: Vec<Vec<String>> = probe
+            .phases
+            .iter()
+            .map(|(phase, ok, total)| vec![phase.clone(), ok.to_string(), total.to_string()])
+            .collect();
+        text.push_str(&md_table(&["phase", "succeeded", "requests"], &rows));
+    }
+
+    if !run.environment.is_empty() {
+        text.push_str("### Environment\n\n");
+        let rows: Vec<Vec<String>> = run
+            .environment
+            .iter()
+            .map(|(key, value)| vec![format!("`{key}`"), format!("`{value}`")])
+            .collect();
+        text.push_str(&md_table(&["variable", "value"], &rows));
+    }
+
+    if !run.log_context.is_empty() {
+        text.push_str("### Log before the failure\n\n```\n");
+        for line in &run.log_context {
+            text.push_str(&line.replace("```", "'''"));
+            text.push('\n');
+        }
+        text.push_str("```\n\n");
+    }
+
+    text.push_str("### Limitations\n\n");
+    if run.limitations.is_empty() {
+        text.push_str("None.\n\n");
+    } else {
+        for limitation in &run.limitations {
+            text.push_str(&format!("- {limitation}\n"));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The report as GitHub-flavoured Markdown.
+pub fn render_markdown(report: &Report) -> Vec<u8> {
+    let mut text = format!(
+        "# oomdoc report: {} run{}\n\n",
+        report.runs.len(),
+        if report.runs.len() == 1 { "" } else { "s" }
+    );
+    for (index, run) in report.runs.iter().enumerate() {
+        text.push_str(&md_run(run, index + 1));
+    }
+    if let Some(comparison) = &report.comparison {
+        text.push_str("## Comparison: run 1 (A) vs run 2 (B)\n\n");
+        text.push_str(&comparison_markdown(comparison, 3));
+    }
+    let trimmed = text.trim_end().to_owned() + "\n";
+    trimmed.into_bytes()
+}
+
+/// The report as one JSON document.
+pub fn render_json(report: &Report) -> Result<Vec<u8>, serde_json::Error> {
+    crate::render::json::to_document(report)
+}
+
+// ---------------------------------------------------------------------------------------
+// HTML
+
+const REPORT_CSS: &str = ".run{border-top:3px solid #1d2430;margin-top:2.5em;padding-top:.5em}.outcome{font-size:1.15em;font-weight:600}.summary{border-left:5px solid #667085;background:#f6f8fa;padding:.6em 1em;margin:1em 0}.summary.configuration_error{border-color:#b54708}.summary.hardware_limit{border-color:#b42318}.summary.working_configuration{border-color:#067647}.chart{width:100%;height:auto;border:1px solid #d0d6de;background:#fff}.chart text{font-family:system-ui,sans-serif;font-size:11px;fill:#1d2430}.chart .axis{stroke:#98a2b3;stroke-width:1}.chart .grid{stroke:#eaecf0;stroke-width:1}.chart .used{fill:none;stroke:#1849a9;stroke-width:1.6}.chart .total{stroke:#667085;stroke-dasharray:6 4}.chart .oom{stroke:#b42318;stroke-width:2}.chart .oomlabel{fill:#b42318;font-weight:700}.chart .peak{fill:#b54708}.chart .peaklabel{fill:#b54708;font-weight:600}.chart .bandlabel{font-size:10px;fill:#344054}.legend span{display:inline-block;margin-right:1em;font-size:.85em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em;border:1px solid #98a2b3}pre.log{max-height:24em}";
+
+/// Fill colours of phase bands, by phase.
+fn phase_color(phase: &str) -> &'static str {
+    match phase {
+        "startup" => "#e4e7ec",
+        "weights_load" => "#d1e9ff",
+        "format_conversion" => "#fef0c7",
+        "profiling" => "#ebe9fe",
+        "kv_cache_alloc" => "#d1fadf",
+        "cuda_graph_capture" => "#fee4e2",
+        "inference" => "#cff9fe",
+        "training_step" => "#fce7f6",
+        _ => "#f2f4f7",
+    }
+}
+
+fn nice_step(max: f64, ticks: f64) -> f64 {
+    let raw = max / ticks;
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let normalised = raw / magnitude;
+    let nice = if normalised <= 1.0 {
+        1.0
+    } else if normalised <= 2.0 {
+        2.0
+    } else if normalised <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * magnitude
+}
+
+/// The memory-over-time chart of one device as inline SVG.
+fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
+    const WIDTH: f64 = 1000.0;
+    const HEIGHT: f64 = 340.0;
+    const LEFT: f64 = 70.0;
+    const RIGHT: f64 = 20.0;
+    const TOP: f64 = 34.0;
+    const BOTTOM: f64 = 44.0;
+    let plot_width = WIDTH - LEFT - RIGHT;
+    let plot_height = HEIGHT - TOP - BOTTOM;
+
+    let last_sample = device.samples.last().map_or(0, |s| s.0);
+    let last_phase = memory
+        .phases
+        .iter()
+        .map(|span| span.end_t_ms.unwrap_or(span.start_t_ms))
+        .max()
+        .unwrap_or(0);
+    let t_max = [
+        memory.duration_ms.unwrap_or(0),
+        last_sample,
+        last_phase,
+        memory.oom_t_ms.unwrap_or(0),
+        device.peak_t_ms.unwrap_or(0),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0)
+    .max(1) as f64;
+    let sample_max = device.samples.iter().map(|s| s.1).max().unwrap_or(0);
+    let y_max = device
+        .total_bytes
+        .unwrap_or(0)
+        .max(sample_max)
+        .max(device.peak_used_bytes.unwrap_or(0))
+        .max(1) as f64;
+    let x = |t: f64| LEFT + t / t_max * plot_width;
+    let y = |bytes: f64| TOP + plot_height - bytes / y_max * plot_height;
+
+    let title = format!(
+        "Memory used on {} {} over time",
+        device.name.clone().unwrap_or_else(|| "GPU".to_owned()),
+        device.uuid.clone().unwrap_or_default()
+    );
+    let mut svg = format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\"><title>{}</title>",
+        escape(&title)
+    );
+
+    // Phase bands with labels; a label that does not fit its band is left to the legend.
+    for (index, span) in memory.phases.iter().enumerate() {
+        let start = x(span.start_t_ms as f64);
+        let end = x(span.end_t_ms.map_or(t_max, |end| end as f64));
+        let band_width = (end - start).max(1.0);
+        svg.push_str(&format!(
+            "<rect x=\"{start:.1}\" y=\"{TOP}\" width=\"{band_width:.1}\" height=\"{plot_height}\" fill=\"{}\"><title>{}</title></rect>",
+            phase_color(&span.phase),
+            escape(&format!(
+                "{} from +{} to {}",
+                span.phase,
+                human_duration(span.start_t_ms),
+                span.end_t_ms.map_or_else(|| "the end".to_owned(), |end| format!("+{}", human_duration(end)))
+            ))
+        ));
+        let label_width = span.phase.chars().count() as f64 * 6.0 + 6.0;
+        if band_width >= label_width {
+            let row = if index % 2 == 0 { TOP - 8.0 } else { TOP - 20.0 };
+            svg.push_str(&format!(
+                "<text class=\"bandlabel\" x=\"{:.1}\" y=\"{row}\">{}</text>",
+                start + 3.0,
+                escape(&span.phase)
+            ));
+        }
+    }
+
+    // Grid and axes.
+    let gib = (1u64 << 30) as f64;
+    let step = nice_step(y_max / gib, 5.0) * gib;
+    let mut value = 0.0;
+    while value <= y_max + 1.0 {
+        let line_y = y(value);
+        svg.push_str(&format!(
+            "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{line_y:.1}\" x2=\"{:.1}\" y2=\"{line_y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{:.0} GiB</text>",
+            LEFT + plot_width,
+            LEFT - 6.0,
+            line_y + 4.0,
+            value / gib
+        ));
+        value += step;
+    }
+    let seconds_step = nice_step(t_max / 1000.0, 8.0);
+    let mut second = 0.0;
+    while second * 1000.0 <= t_max + 1.0 {
+        let tick_x = x(second * 1000.0);
+        svg.push_str(&format!(
+            "<line class=\"axis\" x1=\"{tick_x:.1}\" y1=\"{:.1}\" x2=\"{tick_x:.1}\" y2=\"{:.1}\"/><text x=\"{tick_x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{} s</text>",
+            TOP + plot_height,
+            TOP + plot_height + 5.0,
+            TOP + plot_height + 18.0,
+            trim_float(second)
+        ));
+        second += seconds_step;
+    }
+    svg.push_str(&format!(
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{:.1}\"/><line class=\"axis\" x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/>",
+        TOP + plot_height,
+        TOP + plot_height,
+        LEFT + plot_width,
+        TOP + plot_height
+    ));
+    svg.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">time since start</text>",
+        LEFT + plot_width / 2.0,
+        HEIGHT - 6.0
+    ));
+
+    // Device total.
+    if let Some(total) = device.total_bytes {
+        let total_y = y(total as f64);
+        svg.push_str(&format!(
+            "<line class=\"total\" x1=\"{LEFT}\" y1=\"{total_y:.1}\" x2=\"{:.1}\" y2=\"{total_y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">total {}</text>",
+            LEFT + plot_width,
+            LEFT + plot_width - 4.0,
+            total_y + 13.0,
+            escape(&Bytes(total).to_string())
+        ));
+    }
+
+    // Used bytes as a step line (samples are change points).
+    if let Some(first) = device.samples.first() {
+        let mut path = format!("M{:.1} {:.1}", x(first.0 as f64), y(first.1 as f64));
+        for sample in device.samples.iter().skip(1) {
+            path.push_str(&format!(" H{:.1} V{:.1}", x(sample.0 as f64), y(sample.1 as f64)));
+        }
+        let end_t = memory.oom_t_ms.map_or(last_sample as f64, |t| (t as f64).max(last_sample as f64));
+        path.push_str(&format!(" H{:.1}", x(end_t)));
+        svg.push_str(&format!("<path class=\"used\" d=\"{path}\"/>"));
+    }
+
+    // The OOM.
+    if let Some(t) = memory.oom_t_ms {
+        let oom_x = x(t as f64);
+        let anchor = if oom_x > LEFT + plot_width - 60.0 { "end" } else { "start" };
+        let label_x = if anchor == "end" { oom_x - 4.0 } else { oom_x + 4.0 };
+        svg.push_str(&format!(
+            "<line class=\"oom\" x1=\"{oom_x:.1}\" y1=\"{TOP}\" x2=\"{oom_x:.1}\" y2=\"{:.1}\"/><text class=\"oomlabel\" x=\"{label_x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">OOM +{}</text>",
+            TOP + plot_height,
+            TOP + plot_height - 8.0,
+            escape(&human_duration(t))
+        ));
+    }
+
+    // The peak.
+    if let (Some(peak), Some(t)) = (device.peak_used_bytes, device.peak_t_ms) {
+        let peak_x = x(t as f64);
+        let peak_y = y(peak as f64);
+        let anchor = if peak_x > LEFT + plot_width * 0.6 { "end" } else { "start" };
+        let label_x = if anchor == "end" { peak_x - 8.0 } else { peak_x + 8.0 };
+        let label = format!(
+            "peak {}{}",
+            Bytes(peak),
+            device
+                .peak_phase
+                .as_ref()
+                .map_or_else(String::new, |phase| format!(" in {phase}"))
+        );
+        svg.push_str(&format!(
+            "<circle class=\"peak\" cx=\"{peak_x:.1}\" cy=\"{peak_y:.1}\" r=\"4\"/><text class=\"peaklabel\" x=\"{label_x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{}</text>",
+            (peak_y + 16.0).min(TOP + plot_height - 22.0),
+            escape(&label)
+        ));
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn trim_float(value: f64) -> String {
+    let text = format!("{value:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+fn legend(memory: &MemoryFacts) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for span in &memory.phases {
+        if !seen.contains(&span.phase.as_str()) {
+            seen.push(&span.phase);
+        }
+    }
+    seen.sort_by_key(|phase| PHASE_ORDER.iter().position(|p| p == phase).unwrap_or(PHASE_ORDER.len()));
+    let mut html = String::from("<p class=\"legend\">");
+    for phase in seen {
+        html.push_str(&format!(
+            "<span><i style=\"background:{}\"></i>{}</span>",
+            phase_color(phase),
+            escape(phase)
+        ));
+    }
+    html.push_str("<span><i style=\"background:#1849a9\"></i>used (NVML)</span><span><i style=\"background:#b42318\"></i>OOM</span></p>\n");
+    html
+}
+
+fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut html = String::from("<table><tr>");
+    for cell in header {
+        html.push_str(&format!("<th>{}</th>", escape(cell)));
+    }
+    html.push_str("</tr>");
+    for row in rows {
+        html.push_str("<tr>");
+        for cell in row {
+            html.push_str(&format!("<td>{}</td>", escape(cell)));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>\n");
+    html
+}
+
+fn html_list(items: &[String], ordered: bool) -> String {
+    let tag = if ordered { "ol" } else { "ul" };
+    let mut html = format!("<{tag}>");
+    for item in items {
+        html.push_str(&format!("<li>{}</li>", escape(item)));
+    }
+    html.push_str(&format!("</{tag}>\n"));
+    html
+}
+
+fn html_run(run: &RunReport, number: usize) -> String {
+    let mut html = format!(
+        "<section class=\"run\">\n<h2>Run {number}: <code>{}</code></h2>\n",
+        escape(&run.run)
+    );
+    html.push_str(&format!(
+        "<p class=\"outcome {}\">{}</p>\n<pre>{}</pre>\n<p class=\"dim\">Directory <code>{}</code>, started {}, ended {}.</p>\n",
+        if run.status.failed { "bad" } else { "good" },
+        escape(&run.status.summary),
+        escape(&command_line(&run.command)),
+        escape(&opt(&run.cwd)),
+        escape(&opt(&run.status.started_at)),
+        escape(&opt(&run.status.ended_at))
+    ));
+
+    html.push_str(&format!(
+        "<div class=\"summary {}\"><h3>Owner summary: {}</h3><p>{}</p>",
+        escape(&run.owner_summary.kind),
+        escape(kind_label(&run.owner_summary.kind)),
+        escape(&run.owner_summary.text)
+    ));
+    if let Some(action) = &run.owner_summary.action {
+        html.push_str(&format!("<p><strong>Action:</strong> {}</p>", escape(action)));
+    }
+    if let Some(from_explain) = &run.owner_summary.from_explain {
+        html.push_str(&format!("<p class=\"dim\">From the log diagnosis: {}</p>", escape(from_explain)));
+    }
+    html.push_str("</div>\n");
+
+    html.push_str(&format!("<h3>Verdict</h3>\n<p>{}</p>\n", escape(&run.verdict.cause)));
+    if !run.verdict.evidence.is_empty() {
+        html.push_str("<p>Evidence:</p>");
+        html.push_str(&html_list(&run.verdict.evidence, false));
+    }
+    if !run.verdict.next_steps.is_empty() {
+        html.push_str("<p>Next steps:</p>");
+        html.push_str(&html_list(&run.verdict.next_steps, true));
+    }
+    html.push_str(&format!("<p class=\"source\">Source: {}</p>\n", escape(&run.verdict.source)));
+
+    html.push_str("<h3>Memory over time</h3>\n");
+    for line in memory_summary_lines(&run.memory) {
+        html.push_str(&format!("<p>{}</p>\n", escape(&line)));
+    }
+    for device in &run.memory.devices {
+        if device.samples.is_empty() {
+            continue;
+        }
+        html.push_str(&svg_chart(device, &run.memory));
+        html.push('\n');
+        html.push_str(&legend(&run.memory));
+        if !device.peaks_by_phase.is_empty() {
+            let rows: Vec<Vec<String>> = device
+                .peaks_by_phase
+                .iter()
+                .map(|peak| {
+                    vec![
+                        peak.phase.clone(),
+                        Bytes(peak.peak_used_bytes).to_string(),
+                        peak.peak_used_bytes.to_string(),
+                    ]
+                })
+                .collect();
+            html.push_str(&html_table(&["phase", "peak used", "bytes"], &rows));
+        }
+    }
+    if let Some(source) = &run.memory.source {
+        html.push_str(&format!(
+            "<p class=\"source\">Source: {}{}</p>\n",
+            escape(source),
+            escape(&run.memory.sample_rate_hz.map_or_else(String::new, |hz| format!(", sampled at {hz} Hz")))
+        ));
+    }
+
+    html.push_str(&format!(
+        "<h3>Is it fit? (a load is not yet fit)</h3>\n<p>{}</p>\n",
+        escape(&run.readiness.summary)
+    ));
+    html.push_str(&html_table(
+        &["check", "result", "evidence"],
+        &[
+            vec![
+                "short request".to_owned(),
+                if run.readiness.short_request.checked { "checked" } else { "not checked" }.to_owned(),
+                run.readiness.short_request.evidence.clone(),
+            ],
+            vec![
+                "next real scenario".to_owned(),
+                if run.readiness.next_scenario.checked { "checked" } else { "not checked" }.to_owned(),
+                run.readiness.next_scenario.evidence.clone(),
+            ],
+        ],
+    ));
+    if !run.readiness.unverified.is_empty() && !run.status.failed {
+        html.push_str(&format!(
+            "<p>Unverified: {}.</p>\n",
+            escape(&run.readiness.unverified.join("; "))
+        ));
+    }
+
+    html.push_str(&format!("<h3>Model</h3>\n<p>{}</p>\n", escape(&model_line(run))));
+    if let Some(line) = checkpoint_line(run) {
+        html.push_str(&format!("<p>Checkpoint {}</p>\n", escape(&line)));
+    }
+    if let Some(engine) = &run.engine {
+        html.push_str(&format!(
+            "<p>Engine {} ({})</p>\n",
+            escape(&engine.value),
+            escape(&engine.source)
+        ));
+    }
+
+    html.push_str("<h3>GPUs before start</h3>\n");
+    if run.gpus.is_empty() {
+        html.push_str("<p>Unknown (no inventory in the record).</p>\n");
+    } else {
+        let rows: Vec<Vec<String>> = run
+            .gpus
+            .iter()
+            .map(|gpu| {
+                vec![
+                    gpu_title(gpu),
+                    gpu_memory_line(gpu),
+                    {
+                        let processes = process_lines(gpu);
+                        if processes.is_empty() { "none".to_owned() } else { processes.join("; ") }
+                    },
+                    gpu.source.clone(),
+                ]
+            })
+            .collect();
+        html.push_str(&html_table(&["GPU", "memory", "processes", "source"], &rows));
+    }
+
+    html.push_str("<h3>Versions</h3>\n");
+    let rows: Vec<Vec<String>> = run
+        .versions
+        .iter()
+        .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
+        .collect();
+    html.push_str(&html_table(&["component", "version", "source"], &rows));
+
+    html.push_str(&format!(
+        "<h3>Failure phase and timeline</h3>\n<p>{}</p>\n",
+        escape(&failure_line(run))
+    ));
+    if let Some(note) = &run.failure.note {
+        html.push_str(&format!("<p><strong>{}</strong></p>\n", escape(note)));
+    }
+    if !run.timeline.is_empty() {
+        let rows: Vec<Vec<String>> = run
+            .timeline
+            .iter()
+            .map(|entry| {
+                vec![
+                    t_label(entry.t_ms),
+                    entry.phase.clone().unwrap_or_default(),
+                    entry.event.clone(),
+                    entry.detail.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        html.push_str(&html_table(&["time", "phase", "event", "detail"], &rows));
+    }
+
+    if !run.oom.is_empty() {
+        html.push_str(&format!(
+            "<h3>OOM figures</h3>\n<p>{} OOM message(s) in the log; the first:</p>\n",
+            run.oom_count
+        ));
+        let mut figures = run.oom.clone();
+        figures.extend(run.oom_other_processes.iter().cloned());
+        html.push_str(&html_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
+        html.push_str("<p class=\"dim\">Allocated and reserved are layers of the same process's memory: never add them.</p>\n");
+    }
+
+    html.push_str("<h3>Checkpoint lower bound vs measured</h3>\n");
+    let figures = fit_figures(run);
+    if !figures.is_empty() {
+        html.push_str(&html_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
+    }
+    html.push_str(&format!("<p>{}</p>\n", escape(&run.fit.note)));
+
+    html.push_str("<h3>Minimal reproducing request</h3>\n");
+    if let Some(request) = &run.reproduction.request {
+        html.push_str(&format!("<pre>{}</pre>\n", escape(request)));
+    }
+    html.push_str(&format!("<p>{}</p>\n", escape(&run.reproduction.note)));
+    if let Some(source) = &run.reproduction.source {
+        html.push_str(&format!("<p class=\"source\">Source: {}</p>\n", escape(source)));
+    }
+
+    html.push_str("<h3>Concurrency</h3>\n");
+    if run.concurrency.is_empty() {
+        html.push_str("<p>Nothing recorded.</p>\n");
+    } else {
+        let rows: Vec<Vec<String>> = run
+            .concurrency
+            .iter()
+            .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
+            .collect();
+        html.push_str(&html_table(&["what", "value", "source"], &rows));
+    }
+
+    if let Some(probe) = &run.probe {
+        html.push_str(&format!(
+            "<h3>Probe</h3>\n<p><code>{}</code>: verdict {}, plateau {}.</p>\n",
+            escape(&probe.file),
+            escape(&opt(&probe.verdict)),
+            escape(&bytes_opt(probe.plateau_bytes))
+        ));
+        let rows: Vec<Vec<String>> = probe
+            .phases
+            .iter()
+            .map(|(phase, ok, total)| vec![phase.clone(), ok.to_string(), total.to_string()])
+            .collect();
+        html.push_str(&html_table(&["phase", "succeeded", "requests"], &rows));
+    }
+
+    if !run.environment.is_empty() {
+        html.push_str("<h3>Environment</h3>\n");
+        let rows: Vec<Vec<String>> = run
+            .environment
+            .iter()
+            .map(|(key, value)| vec![key.clone(), value.clone()])
+            .collect();
+        html.push_str(&html_table(&["variable", "value"], &rows));
+    }
+
+    if !run.log_context.is_empty() {
+        html.push_str("<h3>Log before the failure</h3>\n<pre class=\"log\">");
+        for line in &run.log_context {
+            html.push_str(&escape(line));
+            html.push('\n');
+        }
+        html.push_str("</pre>\n");
+    }
+
+    html.push_str("<h3>Limitations</h3>\n");
+    if run.limitations.is_empty() {
+        html.push_str("<p>None.</p>\n");
+    } else {
+        html.push_str(&html_list(&run.limitations, false));
+    }
+    html.push_str("</section>\n");
+    html
+}
+
+/// The report as one self-contained HTML page (inline CSS and SVG, no external loads).
+pub fn render_html(report: &Report) -> Vec<u8> {
+    let title = format!(
+        "oomdoc report: {} run{}",
+        report.runs.len(),
+        if report.runs.len() == 1 { "" } else { "s" }
+    );
+    let mut body = format!("<h1>{}</h1>\n", escape(&title));
+    if report.runs.len() > 1 {
+        body.push_str("<ul>");
+        for (index, run) in report.runs.iter().enumerate() {
+            body.push_str(&format!(
+                "<li>Run {}: <code>{}</code> — {}</li>",
+                index + 1,
+                escape(&run.run),
+                escape(&run.status.summary)
+            ));
+        }
+        body.push_str("</ul>\n");
+    }
+    if let Some(comparison) = &report.comparison {
+        body.push_str("<section class=\"run\"><h2>Comparison: run 1 (A) vs run 2 (B)</h2>\n");
+        body.push_str(&comparison_html(comparison, 3));
+        body.push_str("</section>\n");
+    }
+    for (index, run) in report.runs.iter().enumerate() {
+        body.push_str(&html_run(run, index + 1));
+    }
+    crate::render::html::page(&title, REPORT_CSS, &body).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_quotes_spaces() {
+        let argv: Vec<String> = ["python", "-c", "print('x y')"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(command_line(&argv), "python -c 'print('\\''x y'\\'')'");
+    }
+
+    #[test]
+    fn nice_steps_are_round() {
+        assert_eq!(nice_step(140.0, 5.0), 50.0);
+        assert_eq!(nice_step(105.0, 8.0), 20.0);
+    }
+}

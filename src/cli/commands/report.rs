@@ -1,20 +1,254 @@
-//! `oomdoc report`.
+//! `oomdoc report`: the machine report of one or more recorded runs (R16–R19).
+//!
+//! Reads each run directory (`run.json`, the log next to it, a `probe.json` if present),
+//! redacts everything before analysis (R16), builds the report model and writes it in the
+//! format asked. The loading code is shared with `oomdoc diff`.
 
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
 use clap::Args;
+use serde_json::Value;
 
-use crate::cli::args::OutputArgs;
+use crate::analyze::report::{self as analysis, scan_log, RunInput};
+use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
+use crate::error::HintedError;
+use crate::model::report::{ProbeView, RunRecordView};
+use crate::render::report::{self as render, Redactor};
+use crate::render::style::Style;
+
+/// Largest part of a log that is scanned (its end): requests and the failure are near it.
+pub const LOG_SCAN_LIMIT_BYTES: u64 = 64 << 20;
+/// Largest `run.json` or probe document read.
+pub const RECORD_LIMIT_BYTES: u64 = 256 << 20;
 
 /// Arguments of `oomdoc report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// Run directories written by `oomdoc run` (each holds `run.json`); two give a comparison
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub runs: Vec<PathBuf>,
+    /// The model's checkpoint (directory, `.safetensors`, `.gguf`): adds the weights lower bound
+    /// from its headers next to what was measured
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// A probe document (`oomdoc probe URL --json`) of the last RUN_DIR's server; a
+    /// `probe.json` inside a run directory is read without this option
+    #[arg(long, value_name = "FILE")]
+    pub probe: Option<PathBuf>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
+/// A run directory read from disk, not yet redacted.
+#[derive(Debug)]
+pub struct RawRun {
+    /// The directory as the user gave it.
+    pub directory: PathBuf,
+    /// `run.json`, parsed.
+    pub record: Value,
+    /// The log (or its last [`LOG_SCAN_LIMIT_BYTES`]), when it could be read.
+    pub log: Option<(String, bool)>,
+    /// Why the log could not be read.
+    pub log_problem: Option<String>,
+    /// A probe document: its path and content.
+    pub probe: Option<(PathBuf, Value)>,
+}
+
+fn read_limited(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let length = file.metadata()?.len();
+    if length > limit {
+        anyhow::bail!("`{}` is {length} bytes, more than the {limit} bytes oomdoc reads", path.display());
+    }
+    let mut bytes = Vec::with_capacity(length as usize);
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn read_json(path: &Path, what: &str) -> anyhow::Result<Value> {
+    let bytes = read_limited(path, RECORD_LIMIT_BYTES)
+        .with_context(|| format!("failed to read {what} `{}`", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|error| {
+        anyhow::Error::new(HintedError::new(
+            format!("`{}` is not valid JSON: {error}", path.display()),
+            format!("{what} must be the JSON document oomdoc wrote; was the file cut short?"),
+        ))
+    })
+}
+
+/// Reads the end of a log: the whole file when small, else its last [`LOG_SCAN_LIMIT_BYTES`].
+fn read_log(path: &Path) -> std::io::Result<(String, bool)> {
+    let mut file = std::fs::File::open(path)?;
+    let length = file.metadata()?.len();
+    let partial = length > LOG_SCAN_LIMIT_BYTES;
+    if partial {
+        file.seek(SeekFrom::Start(length - LOG_SCAN_LIMIT_BYTES))?;
+    }
+    let mut bytes = Vec::new();
+    file.take(LOG_SCAN_LIMIT_BYTES).read_to_end(&mut bytes)?;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), partial))
+}
+
+/// Reads a run directory (or a `run.json` path): the record, checked for schema version 1,
+/// its log and a `probe.json` beside it. Errors name the path.
+pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
+    let (directory, record_path) = if path.is_file() {
+        (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf())
+    } else {
+        (path.to_path_buf(), path.join("run.json"))
+    };
+    if !directory.exists() {
+        return Err(HintedError::new(
+            format!("run directory `{}` does not exist", path.display()),
+            "pass a directory written by `oomdoc run --out DIR -- …`",
+        )
+        .into());
+    }
+    if !record_path.is_file() {
+        return Err(HintedError::new(
+            format!("`{}` has no `run.json`", directory.display()),
+            "pass a directory written by `oomdoc run --out DIR -- …`",
+        )
+        .into());
+    }
+    let record = read_json(&record_path, "run record")?;
+    match record.get("schema_version").and_then(Value::as_u64) {
+        Some(1) => {}
+        Some(other) => {
+            return Err(HintedError::new(
+                format!(
+                    "`{}` has `schema_version` {other}; this oomdoc reads version 1",
+                    record_path.display()
+                ),
+                "use the oomdoc version that wrote the record",
+            )
+            .into())
+        }
+        None => {
+            return Err(HintedError::new(
+                format!("`{}` has no `schema_version` 1", record_path.display()),
+                "is this a `run.json` written by `oomdoc run`?",
+            )
+            .into())
+        }
+    }
+    // The log file named by the record, and only a plain name inside the run directory.
+    let log_name = record
+        .pointer("/log/file")
+        .and_then(Value::as_str)
+        .and_then(|name| Path::new(name).file_name().map(|n| n.to_os_string()))
+        .unwrap_or_else(|| "log.txt".into());
+    let log_path = directory.join(&log_name);
+    let (log, log_problem) = match read_log(&log_path) {
+        Ok(log) => (Some(log), None),
+        Err(error) => (
+            None,
+            Some(format!(
+                "the log `{}` could not be read ({error}): requests and concurrency in it are unknown",
+                log_name.to_string_lossy()
+            )),
+        ),
+    };
+    let probe_path = directory.join("probe.json");
+    let probe = if probe_path.is_file() {
+        Some((probe_path.clone(), read_json(&probe_path, "probe document")?))
+    } else {
+        None
+    };
+    Ok(RawRun {
+        directory,
+        record,
+        log,
+        log_problem,
+        probe,
+    })
+}
+
+/// A redactor for every document of the command, so a user name found in one run's paths is
+/// hidden in the other's too.
+pub fn redactor_for(runs: &[RawRun], extra: &[&Value]) -> Redactor {
+    let mut values: Vec<&Value> = runs.iter().map(|run| &run.record).collect();
+    values.extend(runs.iter().filter_map(|run| run.probe.as_ref().map(|(_, probe)| probe)));
+    values.extend(extra.iter().copied());
+    let paths: Vec<Value> = runs
+        .iter()
+        .map(|run| Value::from(run.directory.display().to_string()))
+        .collect();
+    values.extend(paths.iter());
+    Redactor::for_values(&values)
+}
+
+/// Redacts a raw run (record, log, probe, paths) and reads it into the analysis input (R16:
+/// nothing unredacted reaches analysis or rendering).
+pub fn redact_run(raw: &RawRun, redactor: &Redactor) -> RunInput {
+    let mut record_value = raw.record.clone();
+    redactor.value(&mut record_value);
+    let (record, record_problems) = RunRecordView::from_value(&record_value);
+    let log = raw
+        .log
+        .as_ref()
+        .map(|(text, partial)| scan_log(&redactor.text(text), *partial));
+    let probe = raw.probe.as_ref().map(|(path, value)| {
+        let mut value = value.clone();
+        redactor.value(&mut value);
+        let view: ProbeView = serde_json::from_value(value).unwrap_or_default();
+        (redactor.text(&path.display().to_string()), view)
+    });
+    RunInput {
+        label: redactor.text(&raw.directory.display().to_string()),
+        record,
+        record_problems,
+        log,
+        log_problem: raw.log_problem.as_ref().map(|problem| redactor.text(problem)),
+        probe,
+        checkpoint: None,
+        checkpoint_problem: None,
+    }
+}
+
 /// Runs `oomdoc report`.
-pub fn run(_args: ReportArgs, _output: &mut Output) -> anyhow::Result<ExitStatus> {
-    anyhow::bail!("`oomdoc report` is not built yet")
+pub fn run(args: ReportArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+    let mut raw_runs = Vec::with_capacity(args.runs.len());
+    for path in &args.runs {
+        raw_runs.push(load_run(path)?);
+    }
+    if let Some(probe_path) = &args.probe {
+        let probe = read_json(probe_path, "probe document")?;
+        if let Some(last) = raw_runs.last_mut() {
+            last.probe = Some((probe_path.clone(), probe));
+        }
+    }
+    let redactor = redactor_for(&raw_runs, &[]);
+    let mut inputs: Vec<RunInput> = raw_runs
+        .iter()
+        .map(|raw| redact_run(raw, &redactor))
+        .collect();
+    if let Some(checkpoint) = &args.checkpoint {
+        // TODO(#4): read the lower bound with `crate::analyze::fit` once it lands.
+        let problem = format!(
+            "`--checkpoint {}` was not read: this build has no checkpoint reader for reports yet",
+            redactor.text(&checkpoint.display().to_string())
+        );
+        output.warn(&problem);
+        for input in &mut inputs {
+            input.checkpoint_problem = Some(problem.clone());
+        }
+    }
+    let report = analysis::build(&inputs);
+    if let Some(warning) = report.comparison.as_ref().and_then(|c| c.warning.as_ref()) {
+        output.warn(warning);
+    }
+    let bytes = match args.output.format() {
+        Format::Text => render::render_text(&report, &Style::new(output.color_for(&args.output))),
+        Format::Markdown => render::render_markdown(&report),
+        Format::Json => render::render_json(&report)?,
+        Format::Html => render::render_html(&report),
+    };
+    output.report(&args.output, &bytes)?;
+    Ok(ExitStatus::Success)
 }
