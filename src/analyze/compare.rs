@@ -202,7 +202,10 @@ fn gpu_inputs(record: &RunRecordView) -> Vec<GpuInput> {
     devices
         .iter()
         .map(|device| {
-            let name = device.name.clone().unwrap_or_else(|| "unknown GPU".to_owned());
+            let name = device
+                .name
+                .clone()
+                .unwrap_or_else(|| "unknown GPU".to_owned());
             let identity = match &device.uuid {
                 Some(uuid) => format!("{name} ({uuid})"),
                 None => name,
@@ -242,7 +245,9 @@ fn inputs(record: &RunRecordView, checkpoint: Option<&CheckpointFacts>) -> Input
     );
     push(
         "checkpoint.weights_bytes",
-        checkpoint.and_then(|c| c.weights_total_bytes).map(Value::from),
+        checkpoint
+            .and_then(|c| c.weights_total_bytes)
+            .map(Value::from),
     );
     push(
         "model",
@@ -415,7 +420,8 @@ pub fn compare(
                 .and_then(|g| g.total_bytes)
                 .or(gpu_b.and_then(|g| g.total_bytes))
                 .unwrap_or(0);
-            let tolerance = FREE_TOLERANCE_BYTES.max((total as f64 * FREE_TOLERANCE_FRACTION) as u64);
+            let tolerance =
+                FREE_TOLERANCE_BYTES.max((total as f64 * FREE_TOLERANCE_FRACTION) as u64);
             if free_a.abs_diff(free_b) > tolerance {
                 changes.push(Change {
                     field: format!("gpu[{index}].free_before_bytes"),
@@ -438,7 +444,9 @@ pub fn compare(
         }
     }
     if inputs_a.gpus.is_empty() && inputs_b.gpus.is_empty() {
-        notes.push("neither record has a GPU inventory: GPUs and free memory not compared".to_owned());
+        notes.push(
+            "neither record has a GPU inventory: GPUs and free memory not compared".to_owned(),
+        );
     }
 
     changes.splice(0..0, argv_changes);
@@ -572,11 +580,27 @@ fn outcome(a: &RunRecordView, b: &RunRecordView) -> Outcome {
             });
         }
     };
-    differ("status", side_a.status.clone().into(), side_b.status.clone().into());
-    differ("exit_code", side_a.exit_code.into(), side_b.exit_code.into());
+    differ(
+        "status",
+        side_a.status.clone().into(),
+        side_b.status.clone().into(),
+    );
+    differ(
+        "exit_code",
+        side_a.exit_code.into(),
+        side_b.exit_code.into(),
+    );
     differ("failed", side_a.failed.into(), side_b.failed.into());
-    differ("is_gpu_oom", side_a.is_gpu_oom.into(), side_b.is_gpu_oom.into());
-    differ("failed_in", side_a.failed_in.clone().into(), side_b.failed_in.clone().into());
+    differ(
+        "is_gpu_oom",
+        side_a.is_gpu_oom.into(),
+        side_b.is_gpu_oom.into(),
+    );
+    differ(
+        "failed_in",
+        side_a.failed_in.clone().into(),
+        side_b.failed_in.clone().into(),
+    );
     differ(
         "last_completed",
         side_a.last_completed.clone().into(),
@@ -625,10 +649,17 @@ mod tests {
 
     #[test]
     fn flags_in_any_order_and_spelling_are_the_same() {
-        let a = parse_argv(&argv("vllm serve m --max-model-len 4096 --enforce-eager --dtype=bf16"));
-        let b = parse_argv(&argv("vllm serve m --dtype bf16 --enforce-eager --max_model_len=4096"));
+        let a = parse_argv(&argv(
+            "vllm serve m --max-model-len 4096 --enforce-eager --dtype=bf16",
+        ));
+        let b = parse_argv(&argv(
+            "vllm serve m --dtype bf16 --enforce-eager --max_model_len=4096",
+        ));
         assert_eq!(a, b);
-        assert_eq!(a.flags.get("--enforce-eager").map(String::as_str), Some("true"));
+        assert_eq!(
+            a.flags.get("--enforce-eager").map(String::as_str),
+            Some("true")
+        );
         assert_eq!(a.positional, ["serve", "m"]);
     }
 

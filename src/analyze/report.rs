@@ -116,7 +116,8 @@ pub fn scan_log(text: &str, partial: bool) -> LogScan {
             let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
             if let Ok(running) = digits.parse::<u64>() {
                 if rest[digits.len()..].starts_with(" req") {
-                    scan.max_running_requests = Some(scan.max_running_requests.unwrap_or(0).max(running));
+                    scan.max_running_requests =
+                        Some(scan.max_running_requests.unwrap_or(0).max(running));
                 }
             }
         }
@@ -611,7 +612,11 @@ fn object_u64(value: &Value, keys: &[&str]) -> Option<u64> {
 /// The model argument of a command line: `--model X`, or the positional after `serve`.
 fn model_from_argv(argv: &[String]) -> Option<String> {
     let parsed = super::compare::parse_argv(argv);
-    if let Some(model) = parsed.flags.get("--model").or_else(|| parsed.flags.get("-m")) {
+    if let Some(model) = parsed
+        .flags
+        .get("--model")
+        .or_else(|| parsed.flags.get("-m"))
+    {
         return Some(model.clone());
     }
     let serve = parsed.positional.iter().position(|arg| arg == "serve")?;
@@ -625,7 +630,10 @@ fn run_report(input: &RunInput) -> RunReport {
     limitations.extend(input.record_problems.iter().cloned());
     limitations.extend(record.limitations.iter().cloned());
     if record.explain.is_none() {
-        limitations.push("the record has no `explain` result: phase, timeline and verdict are unknown".to_owned());
+        limitations.push(
+            "the record has no `explain` result: phase, timeline and verdict are unknown"
+                .to_owned(),
+        );
     }
 
     // Model and format: from the log, then the command line, and the checkpoint headers.
@@ -635,7 +643,10 @@ fn run_report(input: &RunInput) -> RunReport {
         format: object_text(&log_model, &["format", "weights_format", "load_format"]),
         dtype: object_text(&log_model, &["dtype", "torch_dtype"]),
         quantization: object_text(&log_model, &["quantization", "quant"]),
-        max_model_len: object_text(&log_model, &["max_model_len", "max_seq_len", "context_length"]),
+        max_model_len: object_text(
+            &log_model,
+            &["max_model_len", "max_seq_len", "context_length"],
+        ),
         source: (!log_model.is_null()).then(|| "engine log".to_owned()),
         checkpoint: input.checkpoint.clone(),
     };
@@ -681,7 +692,10 @@ fn run_report(input: &RunInput) -> RunReport {
     let memory = memory(record, &explain.timeline, &failure, &mut limitations);
     let fit = fit_vs_measured(input, &explain.timeline, &log_model, &memory, &gpus);
     let reproduction = reproduction(input, &status, &failure);
-    let probe = input.probe.as_ref().map(|(file, probe)| probe_summary(file, probe));
+    let probe = input
+        .probe
+        .as_ref()
+        .map(|(file, probe)| probe_summary(file, probe));
     let concurrency = concurrency(input);
     let readiness = readiness(input, &status, &failure);
     let verdict = verdict(record, &status, &failure);
@@ -690,7 +704,8 @@ fn run_report(input: &RunInput) -> RunReport {
     match (&input.log, &input.log_problem) {
         (_, Some(problem)) => limitations.push(problem.clone()),
         (Some(scan), None) if scan.partial => limitations.push(
-            "the log is large: only its last part was scanned for requests and concurrency".to_owned(),
+            "the log is large: only its last part was scanned for requests and concurrency"
+                .to_owned(),
         ),
         _ => {}
     }
@@ -699,7 +714,8 @@ fn run_report(input: &RunInput) -> RunReport {
             "no probe document (`--probe FILE`): growth under repeated and long requests was not measured".to_owned(),
         );
     }
-    limitations.dedup();
+    let mut seen = std::collections::BTreeSet::new();
+    limitations.retain(|limitation| seen.insert(limitation.clone()));
 
     RunReport {
         run: input.label.clone(),
@@ -836,7 +852,15 @@ fn versions(record: &RunRecordView) -> Vec<Fact> {
         }
         for (name, value) in &explain.versions {
             if let Some(text) = value_text(value) {
-                if !facts.iter().any(|fact| &fact.name == name) {
+                // `pytorch` is the engine name of plain PyTorch; its version is `torch`'s.
+                let alias = |fact_name: &str| {
+                    fact_name == name || (fact_name == "pytorch" && name == "torch")
+                };
+                if let Some(fact) = facts.iter_mut().find(|fact| alias(&fact.name)) {
+                    if fact.name == "pytorch" && fact.value == text {
+                        fact.name = "torch".to_owned();
+                    }
+                } else {
                     facts.push(Fact {
                         name: name.clone(),
                         value: text,
@@ -858,7 +882,10 @@ fn versions(record: &RunRecordView) -> Vec<Fact> {
 
 fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> {
     let Some(inventory) = &record.preflight.inventory else {
-        limitations.push("the record has no GPU inventory: GPUs and free memory before start are unknown".to_owned());
+        limitations.push(
+            "the record has no GPU inventory: GPUs and free memory before start are unknown"
+                .to_owned(),
+        );
         return Vec::new();
     };
     limitations.extend(inventory.limitations.iter().cloned());
@@ -922,7 +949,7 @@ fn failure(record: &RunRecordView, status: &RunStatus) -> FailureFacts {
     let note = if status.failed {
         match (&phase.failed_in, phase.server_was_ready) {
             (Some(failed_in), ready) if is_startup_phase(failed_in) && ready != Some(true) => Some(format!(
-                "the server was not yet accepting requests when it failed in `{failed_in}`: a user prompt cannot be the cause"
+                "nothing was serving requests yet when it failed in `{failed_in}`: a user prompt cannot be the cause"
             )),
             (Some(failed_in), _) if failed_in == "unknown" => Some(
                 "the log does not show the phase; it is reported as `unknown` rather than guessed".to_owned(),
@@ -950,7 +977,10 @@ fn timeline(events: &[Value]) -> Vec<TimelineEntry> {
             phase: object_text(event, &["phase"]),
             event: object_text(event, &["event", "kind", "stage", "name", "what"])
                 .unwrap_or_else(|| "event".to_owned()),
-            detail: object_text(event, &["detail", "text", "message", "summary", "line_text"]),
+            detail: object_text(
+                event,
+                &["detail", "text", "message", "summary", "line_text"],
+            ),
         })
         .collect()
 }
@@ -978,14 +1008,24 @@ fn oom_figures(record: &RunRecordView) -> (Vec<Figure>, Vec<Figure>) {
         ("free", oom.free_bytes),
         ("this process has in use", oom.process_in_use_bytes),
         ("allocated by PyTorch", oom.allocated_by_pytorch_bytes),
-        ("reserved by PyTorch but unallocated", oom.reserved_unallocated_bytes),
+        (
+            "reserved by PyTorch but unallocated",
+            oom.reserved_unallocated_bytes,
+        ),
         ("reserved in total by PyTorch", oom.reserved_total_bytes),
         ("allocated in private pools", oom.private_pools_bytes),
     ]
     .into_iter()
     .filter_map(|(name, bytes)| {
         bytes.map(|bytes| Figure {
-            name: format!("{name}{}", if name == "total capacity" { gpu.as_str() } else { "" }),
+            name: format!(
+                "{name}{}",
+                if name == "total capacity" {
+                    gpu.as_str()
+                } else {
+                    ""
+                }
+            ),
             bytes,
             source: source.clone(),
         })
@@ -1042,7 +1082,11 @@ pub fn reduce_samples(samples: &[(u64, u64)], limit: usize) -> Vec<(u64, u64)> {
                 max = *point;
             }
         }
-        let (early, late) = if min.0 <= max.0 { (min, max) } else { (max, min) };
+        let (early, late) = if min.0 <= max.0 {
+            (min, max)
+        } else {
+            (max, min)
+        };
         out.push(early);
         if late != early {
             out.push(late);
@@ -1084,7 +1128,9 @@ fn oom_time(
         let detail = object_text(event, &["detail", "text", "message"])
             .unwrap_or_default()
             .to_ascii_lowercase();
-        let is_oom = name.contains("oom") || name.contains("out_of_memory") || detail.contains("out of memory");
+        let is_oom = name.contains("oom")
+            || name.contains("out_of_memory")
+            || detail.contains("out of memory");
         if is_oom {
             object_u64(event, &["t_ms"])
         } else {
@@ -1102,11 +1148,14 @@ fn oom_time(
             .find(|span| span.phase.as_deref() == Some(failed_in.as_str()))
     });
     if let Some(end) = failing_span.and_then(|span| span.end_t_ms) {
-        return (Some(end), Some("end of the failing phase (approximate)".to_owned()));
+        return (
+            Some(end),
+            Some("end of the failing phase (approximate)".to_owned()),
+        );
     }
-    record
-        .duration_ms
-        .map_or((None, None), |end| (Some(end), Some("end of the run (approximate)".to_owned())))
+    record.duration_ms.map_or((None, None), |end| {
+        (Some(end), Some("end of the run (approximate)".to_owned()))
+    })
 }
 
 fn memory(
@@ -1138,10 +1187,16 @@ fn memory(
         };
     };
     let available = view.available.unwrap_or(!view.devices.is_empty());
-    if !available {
+    if !available
+        && !limitations
+            .iter()
+            .any(|l| l.starts_with("no memory timeline"))
+    {
         limitations.push(format!(
             "no memory timeline: {}",
-            view.reason.clone().unwrap_or_else(|| "the recorder did not say why".to_owned())
+            view.reason
+                .clone()
+                .unwrap_or_else(|| "the recorder did not say why".to_owned())
         ));
     }
     let devices = view
@@ -1207,17 +1262,23 @@ fn fit_vs_measured(
             source: checkpoint.source.clone(),
         })
     });
-    let weights_from_log = object_u64(log_model, &["weights_bytes", "weights_loaded_bytes", "weight_bytes"])
-        .or_else(|| {
-            events.iter().find_map(|event| {
-                let name = object_text(event, &["event", "kind", "stage", "name"]).unwrap_or_default();
-                if name.contains("weights") {
-                    object_u64(event, &["bytes", "weights_bytes", "memory_bytes", "value_bytes"])
-                } else {
-                    None
-                }
-            })
-        });
+    let weights_from_log = object_u64(
+        log_model,
+        &["weights_bytes", "weights_loaded_bytes", "weight_bytes"],
+    )
+    .or_else(|| {
+        events.iter().find_map(|event| {
+            let name = object_text(event, &["event", "kind", "stage", "name"]).unwrap_or_default();
+            if name.contains("weights") {
+                object_u64(
+                    event,
+                    &["bytes", "weights_bytes", "memory_bytes", "value_bytes"],
+                )
+            } else {
+                None
+            }
+        })
+    });
     let weights_loaded = weights_from_log.map(|bytes| Figure {
         name: "weights as loaded".to_owned(),
         bytes,
@@ -1243,7 +1304,11 @@ fn fit_vs_measured(
     });
     let capacity = peak_device
         .and_then(|device| device.total_bytes)
-        .or_else(|| gpus.iter().find(|gpu| gpu.visible_to_run).and_then(|gpu| gpu.total_bytes))
+        .or_else(|| {
+            gpus.iter()
+                .find(|gpu| gpu.visible_to_run)
+                .and_then(|gpu| gpu.total_bytes)
+        })
         .map(|bytes| Figure {
             name: "device total".to_owned(),
             bytes,
@@ -1294,8 +1359,16 @@ fn reproduction(input: &RunInput, status: &RunStatus, failure: &FailureFacts) ->
                 request: None,
                 source: Some("phase of the failure".to_owned()),
                 note: format!(
-                    "no request is needed: it fails in `{phase}`, before the server accepts requests; the command line above reproduces it"
+                    "no request is needed: it fails in `{phase}`, before any request is served; the command line above reproduces it"
                 ),
+            };
+        }
+        if phase == "training_step" {
+            return Reproduction {
+                request_needed: Some(false),
+                request: None,
+                source: Some("phase of the failure".to_owned()),
+                note: "a training step failed: the command line above reproduces it; the smallest reproduction is the smallest batch that still fails".to_owned(),
             };
         }
     }
@@ -1312,20 +1385,31 @@ fn reproduction(input: &RunInput, status: &RunStatus, failure: &FailureFacts) ->
                     "{} request #{} with a {}-character prompt (status {})",
                     request.phase.as_deref().unwrap_or("probe"),
                     request.index.unwrap_or(0),
-                    request.prompt_chars.map_or_else(|| "?".to_owned(), |c| c.to_string()),
-                    request.status.as_ref().and_then(value_text).unwrap_or_else(|| "none".to_owned())
+                    request
+                        .prompt_chars
+                        .map_or_else(|| "?".to_owned(), |c| c.to_string()),
+                    request
+                        .status
+                        .as_ref()
+                        .and_then(value_text)
+                        .unwrap_or_else(|| "none".to_owned())
                 )),
                 source: Some(format!("probe `{file}`")),
                 note: "the smallest probe request that failed".to_owned(),
             };
         }
     }
-    if let Some(line) = input.log.as_ref().and_then(|scan| scan.request_before_oom.clone()) {
+    if let Some(line) = input
+        .log
+        .as_ref()
+        .and_then(|scan| scan.request_before_oom.clone())
+    {
         return Reproduction {
             request_needed: Some(true),
             request: Some(line),
             source: Some("engine log (last request before the OOM)".to_owned()),
-            note: "the request in flight when it failed; it may not be the smallest one that fails".to_owned(),
+            note: "the request in flight when it failed; it may not be the smallest one that fails"
+                .to_owned(),
         };
     }
     Reproduction {
@@ -1339,7 +1423,10 @@ fn reproduction(input: &RunInput, status: &RunStatus, failure: &FailureFacts) ->
 fn probe_summary(file: &str, probe: &ProbeView) -> ProbeSummary {
     let mut phases: Vec<(String, u64, u64)> = Vec::new();
     for request in &probe.requests {
-        let phase = request.phase.clone().unwrap_or_else(|| "unknown".to_owned());
+        let phase = request
+            .phase
+            .clone()
+            .unwrap_or_else(|| "unknown".to_owned());
         let index = match phases.iter().position(|(name, _, _)| *name == phase) {
             Some(index) => index,
             None => {
@@ -1363,7 +1450,14 @@ fn probe_summary(file: &str, probe: &ProbeView) -> ProbeSummary {
 fn concurrency(input: &RunInput) -> Vec<Fact> {
     let mut facts = Vec::new();
     let argv = super::compare::parse_argv(&input.record.command);
-    for flag in ["--max-num-seqs", "--max-num-batched-tokens", "--max-running-requests", "--max-concurrent-requests", "--parallel", "-np"] {
+    for flag in [
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--max-running-requests",
+        "--max-concurrent-requests",
+        "--parallel",
+        "-np",
+    ] {
         if let Some(value) = argv.flags.get(flag) {
             facts.push(Fact {
                 name: format!("`{flag}`"),
@@ -1395,7 +1489,10 @@ fn concurrency(input: &RunInput) -> Vec<Fact> {
             .filter(|request| request.phase.as_deref() == Some("concurrent"))
             .collect();
         if !concurrent.is_empty() {
-            let ok = concurrent.iter().filter(|request| request.succeeded()).count();
+            let ok = concurrent
+                .iter()
+                .filter(|request| request.succeeded())
+                .count();
             facts.push(Fact {
                 name: "parallel requests checked".to_owned(),
                 value: format!("{ok} of {} succeeded", concurrent.len()),
@@ -1414,11 +1511,15 @@ fn readiness(input: &RunInput, status: &RunStatus, failure: &FailureFacts) -> Re
             probe
                 .requests
                 .iter()
-                .filter(|r| r.succeeded() && r.phase.as_deref().is_some_and(|p| phases.contains(&p)))
+                .filter(|r| {
+                    r.succeeded() && r.phase.as_deref().is_some_and(|p| phases.contains(&p))
+                })
                 .count()
         })
     };
-    let probe_failed = probe.map_or(0, |probe| probe.requests.iter().filter(|r| !r.succeeded()).count());
+    let probe_failed = probe.map_or(0, |probe| {
+        probe.requests.iter().filter(|r| !r.succeeded()).count()
+    });
     let loaded = failure.server_was_ready == Some(true)
         || served_in_log > 0
         || probe_ok(&["warmup", "identical", "alternating", "concurrent"]) > 0
@@ -1455,13 +1556,17 @@ fn readiness(input: &RunInput, status: &RunStatus, failure: &FailureFacts) -> Re
             evidence: if probe_failed == 0 {
                 format!("{} succeeded (probe)", parts.join(" and "))
             } else {
-                format!("{} succeeded, but {probe_failed} probe requests failed", parts.join(" and "))
+                format!(
+                    "{} succeeded, but {probe_failed} probe requests failed",
+                    parts.join(" and ")
+                )
             },
         }
     } else {
         Check {
             checked: false,
-            evidence: "long inputs and parallel requests were not tried (`oomdoc probe` does both)".to_owned(),
+            evidence: "long inputs and parallel requests were not tried (`oomdoc probe` does both)"
+                .to_owned(),
         }
     };
     let mut unverified = Vec::new();
@@ -1624,7 +1729,12 @@ fn owner_summary(
         let int4_params = capacity as f64 * WEIGHTS_SHARE / 0.5;
         if weights as f64 >= capacity as f64 * 0.9 {
             let class = card_class_for(weights).map_or_else(
-                || format!("several GPUs with tensor parallelism, {} in total or more", Bytes((weights as f64 / WEIGHTS_SHARE) as u64)),
+                || {
+                    format!(
+                        "several GPUs with tensor parallelism, {} in total or more",
+                        Bytes((weights as f64 / WEIGHTS_SHARE) as u64)
+                    )
+                },
                 |class| format!("a card of the {class} or larger"),
             );
             return OwnerSummary {
@@ -1655,14 +1765,15 @@ fn owner_summary(
     let others_hold = gpus.iter().filter(|gpu| gpu.visible_to_run).any(|gpu| {
         matches!((gpu.free_before_bytes, gpu.total_bytes), (Some(free), Some(total)) if (free as f64) < total as f64 * 0.9)
     });
-    let weights_fit = matches!((weights, capacity), (Some(w), Some(c)) if (w as f64) < c as f64 * 0.9);
+    let weights_fit =
+        matches!((weights, capacity), (Some(w), Some(c)) if (w as f64) < c as f64 * 0.9);
     let after_weights = !matches!(phase, "weights_load" | "startup" | "unknown");
     if others_hold {
         return OwnerSummary {
             kind: "configuration_error".to_owned(),
             action: Some("free the card before start, or run on a card nobody else uses".to_owned()),
             text: format!(
-                "Configuration error, not a hardware limit: other processes held memory on {card} before the start. Free the card or pick an idle one first; then, if it still fails, see the change below. No new hardware is indicated yet."
+                "Configuration error, not a hardware limit: other processes held memory on {card} before the start. Free the card or pick an idle one and run again; if it still fails, the report of that run names the next change. No new hardware is indicated yet."
             ),
             from_explain,
         };
@@ -1721,7 +1832,10 @@ mod tests {
         assert_eq!(scan.requests_served, 1);
         assert_eq!(scan.requests_failed, 1);
         assert_eq!(scan.max_running_requests, Some(7));
-        assert!(scan.request_before_oom.unwrap_or_default().contains(" 500 "));
+        assert!(scan
+            .request_before_oom
+            .unwrap_or_default()
+            .contains(" 500 "));
     }
 
     #[test]

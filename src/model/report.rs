@@ -44,11 +44,18 @@ pub fn value_lines(value: &Value) -> Vec<String> {
 
 fn item_text(value: &Value) -> Option<String> {
     match value {
-        Value::Object(map) => ["text", "message", "summary", "description", "step", "detail"]
-            .iter()
-            .find_map(|key| map.get(*key).and_then(Value::as_str))
-            .map(str::to_owned)
-            .or_else(|| Some(value.to_string())),
+        Value::Object(map) => [
+            "text",
+            "message",
+            "summary",
+            "description",
+            "step",
+            "detail",
+        ]
+        .iter()
+        .find_map(|key| map.get(*key).and_then(Value::as_str))
+        .map(str::to_owned)
+        .or_else(|| Some(value.to_string())),
         other => value_text(other),
     }
 }
@@ -147,7 +154,10 @@ impl RunRecordView {
             explain,
             memory: field(object, "memory", "", problems_ref),
             phases: field(object, "phases", "", problems_ref),
-            torch_snapshot: object.get("torch_snapshot").filter(|v| !v.is_null()).cloned(),
+            torch_snapshot: object
+                .get("torch_snapshot")
+                .filter(|v| !v.is_null())
+                .cloned(),
             limitations: field(object, "limitations", "", problems_ref),
         };
         (record, problems)
@@ -277,16 +287,19 @@ pub struct ExplainView {
 
 impl ExplainView {
     fn from_object(object: &Map<String, Value>, problems: &mut Vec<String>) -> ExplainView {
-        let verdict = object.get("verdict").and_then(Value::as_object).map(|v| VerdictView {
-            cause: v.get("cause").and_then(value_text),
-            evidence: v.get("evidence").map(value_lines).unwrap_or_default(),
-            next_steps: v.get("next_steps").map(value_lines).unwrap_or_default(),
-            owner_summary: v
-                .get("owner_summary")
-                .map(value_lines)
-                .map(|lines| lines.join(" "))
-                .filter(|text| !text.is_empty()),
-        });
+        let verdict = object
+            .get("verdict")
+            .and_then(Value::as_object)
+            .map(|v| VerdictView {
+                cause: v.get("cause").and_then(value_text),
+                evidence: v.get("evidence").map(value_lines).unwrap_or_default(),
+                next_steps: v.get("next_steps").map(value_lines).unwrap_or_default(),
+                owner_summary: v
+                    .get("owner_summary")
+                    .map(value_lines)
+                    .map(|lines| lines.join(" "))
+                    .filter(|text| !text.is_empty()),
+            });
         let context = ["context", "context_lines", "excerpt", "lines_before"]
             .iter()
             .find_map(|key| object.get(*key))

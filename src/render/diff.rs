@@ -67,7 +67,10 @@ fn change_rows(changes: &[Change]) -> Vec<Vec<String>> {
 /// The comparison as text (no header line).
 pub fn comparison_text(comparison: &Comparison, style: &Style) -> String {
     let mut text = String::new();
-    text.push_str(&format!("A: {}\nB: {}\n\n", comparison.run_a, comparison.run_b));
+    text.push_str(&format!(
+        "A: {}\nB: {}\n\n",
+        comparison.run_a, comparison.run_b
+    ));
     if comparison.changes.is_empty() {
         text.push_str(&style.bold("Inputs: no recorded input differs"));
         text.push('\n');
@@ -129,7 +132,9 @@ pub fn comparison_markdown(comparison: &Comparison, level: usize) -> String {
         md_cell(&comparison.run_b)
     );
     if comparison.changes.is_empty() {
-        text.push_str(&format!("{hashes} Inputs\n\nNo recorded input differs.\n\n"));
+        text.push_str(&format!(
+            "{hashes} Inputs\n\nNo recorded input differs.\n\n"
+        ));
     } else {
         text.push_str(&format!(
             "{hashes} Inputs that changed ({})\n\n{}\n",
@@ -140,7 +145,10 @@ pub fn comparison_markdown(comparison: &Comparison, level: usize) -> String {
     if let Some(warning) = &comparison.warning {
         text.push_str(&format!("> **Warning:** {warning}\n\n"));
     }
-    text.push_str(&format!("{hashes} Outcome\n\n{}\n\n", comparison.outcome.summary));
+    text.push_str(&format!(
+        "{hashes} Outcome\n\n{}\n\n",
+        comparison.outcome.summary
+    ));
     if !comparison.outcome.differences.is_empty() {
         text.push_str(&md_changes(&comparison.outcome.differences));
         text.push('\n');
@@ -177,7 +185,9 @@ pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
         escape(&comparison.run_b)
     );
     if comparison.changes.is_empty() {
-        html.push_str(&format!("<h{level}>Inputs</h{level}><p>No recorded input differs.</p>\n"));
+        html.push_str(&format!(
+            "<h{level}>Inputs</h{level}><p>No recorded input differs.</p>\n"
+        ));
     } else {
         html.push_str(&format!(
             "<h{level}>Inputs that changed ({})</h{level}>\n{}",
@@ -188,12 +198,12 @@ pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
     if let Some(warning) = &comparison.warning {
         html.push_str(&format!(
             "<p class=\"warn\"><strong>Warning:</strong> {}</p>\n",
-            escape(warning)
+            crate::render::report::prose(warning)
         ));
     }
     html.push_str(&format!(
         "<h{level}>Outcome</h{level}>\n<p>{}</p>\n",
-        escape(&comparison.outcome.summary)
+        crate::render::report::prose(&comparison.outcome.summary)
     ));
     if !comparison.outcome.differences.is_empty() {
         html.push_str(&html_changes(&comparison.outcome.differences));
@@ -201,7 +211,7 @@ pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
     if !comparison.notes.is_empty() {
         html.push_str(&format!("<h{level}>Notes</h{level}>\n<ul>"));
         for note in &comparison.notes {
-            html.push_str(&format!("<li>{}</li>", escape(note)));
+            html.push_str(&format!("<li>{}</li>", crate::render::report::prose(note)));
         }
         html.push_str("</ul>\n");
     }

@@ -9,7 +9,9 @@ use crate::analyze::report::{
     human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport, PHASE_ORDER,
 };
 use crate::model::Bytes;
-use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, md_cell, text_table};
+use crate::render::diff::{
+    comparison_html, comparison_markdown, comparison_text, md_cell, text_table,
+};
 use crate::render::html::escape;
 use crate::render::style::Style;
 
@@ -107,7 +109,10 @@ pub mod redaction {
             names.dedup();
             let users = names
                 .iter()
-                .filter(|name| name.chars().count() >= 3 && !COMMON_NAMES.contains(&name.to_ascii_lowercase().as_str()))
+                .filter(|name| {
+                    name.chars().count() >= 3
+                        && !COMMON_NAMES.contains(&name.to_ascii_lowercase().as_str())
+                })
                 .filter_map(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).ok())
                 .collect();
             Redactor { users }
@@ -117,8 +122,14 @@ pub mod redaction {
         pub fn text(&self, text: &str) -> String {
             let patterns = patterns();
             let mut out = patterns.tokens.replace_all(text, REDACTED).into_owned();
-            out = patterns.bearer.replace_all(&out, format!("${{1}}{REDACTED}")).into_owned();
-            out = patterns.basic.replace_all(&out, format!("${{1}}{REDACTED}")).into_owned();
+            out = patterns
+                .bearer
+                .replace_all(&out, format!("${{1}}{REDACTED}"))
+                .into_owned();
+            out = patterns
+                .basic
+                .replace_all(&out, format!("${{1}}{REDACTED}"))
+                .into_owned();
             out = patterns
                 .url_password
                 .replace_all(&out, format!("${{1}}{REDACTED}@"))
@@ -133,7 +144,10 @@ pub mod redaction {
                 .into_owned();
             out = patterns.home.replace_all(&out, "~").into_owned();
             out = patterns.windows_home.replace_all(&out, "~").into_owned();
-            out = patterns.root_home.replace_all(&out, "${1}~${2}").into_owned();
+            out = patterns
+                .root_home
+                .replace_all(&out, "${1}~${2}")
+                .into_owned();
             for user in &self.users {
                 out = user.replace_all(&out, USER).into_owned();
             }
@@ -192,7 +206,8 @@ pub mod redaction {
                                     .iter()
                                     .filter_map(|a| a.as_str().map(str::to_owned))
                                     .collect();
-                                *arguments = self.argv(&argv).into_iter().map(Value::from).collect();
+                                *arguments =
+                                    self.argv(&argv).into_iter().map(Value::from).collect();
                             }
                             _ => self.value(item),
                         }
@@ -207,7 +222,11 @@ pub mod redaction {
         match value {
             Value::String(text) => {
                 let patterns = patterns();
-                for captures in patterns.home.captures_iter(text).chain(patterns.windows_home.captures_iter(text)) {
+                for captures in patterns
+                    .home
+                    .captures_iter(text)
+                    .chain(patterns.windows_home.captures_iter(text))
+                {
                     if let Some(name) = captures.get(1) {
                         names.push(name.as_str().to_owned());
                     }
@@ -216,7 +235,9 @@ pub mod redaction {
                     names.push(text.clone());
                 }
             }
-            Value::Array(items) => items.iter().for_each(|item| collect_users(item, None, names)),
+            Value::Array(items) => items
+                .iter()
+                .for_each(|item| collect_users(item, None, names)),
             Value::Object(map) => map
                 .iter()
                 .for_each(|(key, item)| collect_users(item, Some(key), names)),
@@ -247,13 +268,35 @@ pub mod redaction {
         #[test]
         fn secret_flags_hide_their_values_but_token_counts_stay() {
             let r = redactor();
-            let argv: Vec<String> = ["vllm", "serve", "m", "--api-key", "s3cret", "--hf-token=abc", "--max-num-batched-tokens", "8192", "--tokenizer", "t"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+            let argv: Vec<String> = [
+                "vllm",
+                "serve",
+                "m",
+                "--api-key",
+                "s3cret",
+                "--hf-token=abc",
+                "--max-num-batched-tokens",
+                "8192",
+                "--tokenizer",
+                "t",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
             assert_eq!(
                 r.argv(&argv),
-                ["vllm", "serve", "m", "--api-key", "[REDACTED]", "--hf-token=[REDACTED]", "--max-num-batched-tokens", "8192", "--tokenizer", "t"]
+                [
+                    "vllm",
+                    "serve",
+                    "m",
+                    "--api-key",
+                    "[REDACTED]",
+                    "--hf-token=[REDACTED]",
+                    "--max-num-batched-tokens",
+                    "8192",
+                    "--tokenizer",
+                    "t"
+                ]
             );
         }
 
@@ -303,7 +346,9 @@ fn kind_label(kind: &str) -> &str {
 pub fn command_line(argv: &[String]) -> String {
     argv.iter()
         .map(|argument| {
-            if argument.is_empty() || argument.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+            if argument.is_empty()
+                || argument.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+            {
                 format!("'{}'", argument.replace('\'', "'\\''"))
             } else {
                 argument.clone()
@@ -355,8 +400,13 @@ fn process_lines(gpu: &crate::analyze::report::GpuFacts) -> Vec<String> {
         .map(|process| {
             format!(
                 "pid {} {}: {}",
-                process.pid.map_or_else(|| "?".to_owned(), |p| p.to_string()),
-                process.name.clone().unwrap_or_else(|| "(name unknown)".to_owned()),
+                process
+                    .pid
+                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| "(name unknown)".to_owned()),
                 match (process.used_bytes, &process.unavailable_reason) {
                     (Some(bytes), _) => Bytes(bytes).to_string(),
                     (None, Some(reason)) => format!("unknown ({reason})"),
@@ -384,7 +434,13 @@ fn figure_rows(figures: &[Figure]) -> Vec<Vec<String>> {
 fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
     facts
         .iter()
-        .map(|fact| vec![fact.name.clone(), fact.value.clone(), format!("({})", fact.source)])
+        .map(|fact| {
+            vec![
+                fact.name.clone(),
+                fact.value.clone(),
+                format!("({})", fact.source),
+            ]
+        })
         .collect()
 }
 
@@ -425,7 +481,10 @@ fn checkpoint_line(run: &RunReport) -> Option<String> {
     let checkpoint = run.model.checkpoint.as_ref()?;
     let mut line = format!(
         "{}: weights {}",
-        checkpoint.path.clone().unwrap_or_else(|| "checkpoint".to_owned()),
+        checkpoint
+            .path
+            .clone()
+            .unwrap_or_else(|| "checkpoint".to_owned()),
         bytes_opt(checkpoint.weights_total_bytes)
     );
     if !checkpoint.by_dtype.is_empty() {
@@ -465,7 +524,10 @@ fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
     if !memory.available {
         lines.push(format!(
             "no memory timeline: {}",
-            memory.reason.clone().unwrap_or_else(|| "not recorded".to_owned())
+            memory
+                .reason
+                .clone()
+                .unwrap_or_else(|| "not recorded".to_owned())
         ));
     }
     for device in &memory.devices {
@@ -556,16 +618,27 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
     text.push_str(&format!("  {}\n", run.readiness.summary));
     text.push_str(&format!(
         "  short request: {} — {}\n",
-        if run.readiness.short_request.checked { "checked" } else { "not checked" },
+        if run.readiness.short_request.checked {
+            "checked"
+        } else {
+            "not checked"
+        },
         run.readiness.short_request.evidence
     ));
     text.push_str(&format!(
         "  next real scenario: {} — {}\n",
-        if run.readiness.next_scenario.checked { "checked" } else { "not checked" },
+        if run.readiness.next_scenario.checked {
+            "checked"
+        } else {
+            "not checked"
+        },
         run.readiness.next_scenario.evidence
     ));
     if !run.readiness.unverified.is_empty() && !run.status.failed {
-        text.push_str(&format!("  unverified: {}\n", run.readiness.unverified.join("; ")));
+        text.push_str(&format!(
+            "  unverified: {}\n",
+            run.readiness.unverified.join("; ")
+        ));
     }
 
     section(&mut text, "Model");
@@ -579,7 +652,7 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
 
     section(&mut text, "GPUs before start");
     if run.gpus.is_empty() {
-        text.push_str("  unknown (no inventory in the record)\n");
+        text.push_str("  none listed (see limitations)\n");
     }
     for gpu in &run.gpus {
         text.push_str(&format!("  {}\n", gpu_title(gpu)));
@@ -630,11 +703,12 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
             &mut text,
             &format!("OOM figures ({} OOM message(s) in the log)", run.oom_count),
         );
-        text.push_str(&text_table(&figure_rows(&run.oom), "  "));
-        if !run.oom_other_processes.is_empty() {
-            text.push_str(&text_table(&figure_rows(&run.oom_other_processes), "  "));
-        }
-        text.push_str("  allocated and reserved are layers of the same process's memory: never add them\n");
+        let mut figures = run.oom.clone();
+        figures.extend(run.oom_other_processes.iter().cloned());
+        text.push_str(&text_table(&figure_rows(&figures), "  "));
+        text.push_str(
+            "  allocated and reserved are layers of the same process's memory: never add them\n",
+        );
     }
 
     section(&mut text, "Memory over time");
@@ -761,7 +835,11 @@ pub fn render_text(report: &Report, style: &Style) -> Vec<u8> {
 }
 
 fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut text = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
+    let mut text = format!(
+        "| {} |\n|{}\n",
+        header.join(" | "),
+        "---|".repeat(header.len())
+    );
     for row in rows {
         let cells: Vec<String> = row.iter().map(|cell| md_cell(cell)).collect();
         text.push_str(&format!("| {} |\n", cells.join(" | ")));
@@ -773,7 +851,10 @@ fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
 fn md_run(run: &RunReport, number: usize) -> String {
     let mut text = format!("## Run {number}: `{}`\n\n", md_cell(&run.run));
     text.push_str(&format!("**Outcome:** {}\n\n", run.status.summary));
-    text.push_str(&format!("```\n{}\n```\n\n", command_line(&run.command).replace("```", "'''")));
+    text.push_str(&format!(
+        "```\n{}\n```\n\n",
+        command_line(&run.command).replace("```", "'''")
+    ));
     text.push_str(&format!(
         "Directory `{}`, started {}, ended {}.\n\n",
         md_cell(&opt(&run.cwd)),
@@ -819,18 +900,31 @@ fn md_run(run: &RunReport, number: usize) -> String {
         &[
             vec![
                 "short request".to_owned(),
-                if run.readiness.short_request.checked { "checked" } else { "not checked" }.to_owned(),
+                if run.readiness.short_request.checked {
+                    "checked"
+                } else {
+                    "not checked"
+                }
+                .to_owned(),
                 run.readiness.short_request.evidence.clone(),
             ],
             vec![
                 "next real scenario".to_owned(),
-                if run.readiness.next_scenario.checked { "checked" } else { "not checked" }.to_owned(),
+                if run.readiness.next_scenario.checked {
+                    "checked"
+                } else {
+                    "not checked"
+                }
+                .to_owned(),
                 run.readiness.next_scenario.evidence.clone(),
             ],
         ],
     ));
     if !run.readiness.unverified.is_empty() && !run.status.failed {
-        text.push_str(&format!("Unverified: {}.\n\n", run.readiness.unverified.join("; ")));
+        text.push_str(&format!(
+            "Unverified: {}.\n\n",
+            run.readiness.unverified.join("; ")
+        ));
     }
 
     text.push_str(&format!("### Model\n\n{}\n\n", model_line(run)));
@@ -843,7 +937,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
 
     text.push_str("### GPUs before start\n\n");
     if run.gpus.is_empty() {
-        text.push_str("Unknown (no inventory in the record).\n\n");
+        text.push_str("None listed (see limitations).\n\n");
     } else {
         let rows: Vec<Vec<String>> = run
             .gpus
@@ -853,20 +947,35 @@ fn md_run(run: &RunReport, number: usize) -> String {
                     gpu.index.map_or_else(|| "?".to_owned(), |i| i.to_string()),
                     gpu.name.clone().unwrap_or_default(),
                     gpu.uuid.clone().unwrap_or_default(),
-                    gpu.cuda_ordinal.map_or_else(|| "-".to_owned(), |o| format!("cuda:{o}")),
+                    gpu.cuda_ordinal
+                        .map_or_else(|| "-".to_owned(), |o| format!("cuda:{o}")),
                     bytes_opt(gpu.total_bytes),
                     bytes_opt(gpu.free_before_bytes),
                     bytes_opt(gpu.used_before_bytes),
                     {
                         let processes = process_lines(gpu);
-                        if processes.is_empty() { "none".to_owned() } else { processes.join("; ") }
+                        if processes.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            processes.join("; ")
+                        }
                     },
                     gpu.source.clone(),
                 ]
             })
             .collect();
         text.push_str(&md_table(
-            &["index", "name", "UUID", "CUDA", "total", "free", "used", "processes", "source"],
+            &[
+                "index",
+                "name",
+                "UUID",
+                "CUDA",
+                "total",
+                "free",
+                "used",
+                "processes",
+                "source",
+            ],
             &rows,
         ));
     }
@@ -883,7 +992,10 @@ fn md_run(run: &RunReport, number: usize) -> String {
         text.push_str(&md_table(&["component", "version", "source"], &rows));
     }
 
-    text.push_str(&format!("### Failure phase and timeline\n\n{}\n\n", failure_line(run)));
+    text.push_str(&format!(
+        "### Failure phase and timeline\n\n{}\n\n",
+        failure_line(run)
+    ));
     if let Some(note) = &run.failure.note {
         text.push_str(&format!("{note}.\n\n"));
     }
@@ -910,8 +1022,13 @@ fn md_run(run: &RunReport, number: usize) -> String {
         ));
         let mut figures = run.oom.clone();
         figures.extend(run.oom_other_processes.iter().cloned());
-        text.push_str(&md_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
-        text.push_str("Allocated and reserved are layers of the same process's memory: never add them.\n\n");
+        text.push_str(&md_table(
+            &["figure", "value", "exact", "source"],
+            &figure_rows(&figures),
+        ));
+        text.push_str(
+            "Allocated and reserved are layers of the same process's memory: never add them.\n\n",
+        );
     }
 
     text.push_str("### Memory over time\n\n");
@@ -935,7 +1052,10 @@ fn md_run(run: &RunReport, number: usize) -> String {
             text.push_str(&format!(
                 "Peaks by phase on `{}` ({}):\n\n",
                 device.uuid.clone().unwrap_or_default(),
-                run.memory.source.clone().unwrap_or_else(|| "memory timeline".to_owned())
+                run.memory
+                    .source
+                    .clone()
+                    .unwrap_or_else(|| "memory timeline".to_owned())
             ));
             text.push_str(&md_table(&["phase", "peak used", "bytes"], &rows));
         }
@@ -944,7 +1064,10 @@ fn md_run(run: &RunReport, number: usize) -> String {
     text.push_str("### Checkpoint lower bound vs measured\n\n");
     let figures = fit_figures(run);
     if !figures.is_empty() {
-        text.push_str(&md_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
+        text.push_str(&md_table(
+            &["figure", "value", "exact", "source"],
+            &figure_rows(&figures),
+        ));
     }
     text.push_str(&format!("{}.\n\n", run.fit.note));
 
@@ -952,7 +1075,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
     if let Some(request) = &run.reproduction.request {
         text.push_str(&format!("```\n{}\n```\n\n", request.replace("```", "'''")));
     }
-    text.push_str(&format!("{}", run.reproduction.note));
+    text.push_str(&run.reproduction.note);
     if let Some(source) = &run.reproduction.source {
         text.push_str(&format!(" (source: {source})"));
     }
@@ -1042,7 +1165,7 @@ pub fn render_json(report: &Report) -> Result<Vec<u8>, serde_json::Error> {
 // ---------------------------------------------------------------------------------------
 // HTML
 
-const REPORT_CSS: &str = ".run{border-top:3px solid #1d2430;margin-top:2.5em;padding-top:.5em}.outcome{font-size:1.15em;font-weight:600}.summary{border-left:5px solid #667085;background:#f6f8fa;padding:.6em 1em;margin:1em 0}.summary.configuration_error{border-color:#b54708}.summary.hardware_limit{border-color:#b42318}.summary.working_configuration{border-color:#067647}.chart{width:100%;height:auto;border:1px solid #d0d6de;background:#fff}.chart text{font-family:system-ui,sans-serif;font-size:11px;fill:#1d2430}.chart .axis{stroke:#98a2b3;stroke-width:1}.chart .grid{stroke:#eaecf0;stroke-width:1}.chart .used{fill:none;stroke:#1849a9;stroke-width:1.6}.chart .total{stroke:#667085;stroke-dasharray:6 4}.chart .oom{stroke:#b42318;stroke-width:2}.chart .oomlabel{fill:#b42318;font-weight:700}.chart .peak{fill:#b54708}.chart .peaklabel{fill:#b54708;font-weight:600}.chart .bandlabel{font-size:10px;fill:#344054}.legend span{display:inline-block;margin-right:1em;font-size:.85em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em;border:1px solid #98a2b3}pre.log{max-height:24em}";
+const REPORT_CSS: &str = ".run{border-top:3px solid #1d2430;margin-top:2.5em;padding-top:.5em}.outcome{font-size:1.15em;font-weight:600}.summary{border-left:5px solid #667085;background:#f6f8fa;padding:.6em 1em;margin:1em 0}.summary.configuration_error{border-color:#b54708}.summary.hardware_limit{border-color:#b42318}.summary.working_configuration{border-color:#067647}.chart{width:100%;height:auto;border:1px solid #d0d6de;background:#fff}.chart text{font-family:system-ui,sans-serif;font-size:11px;fill:#1d2430}.chart .axis{stroke:#98a2b3;stroke-width:1}.chart .grid{stroke:#eaecf0;stroke-width:1}.chart .used{fill:none;stroke:#1849a9;stroke-width:1.6}.chart .total{stroke:#667085;stroke-dasharray:6 4}.chart .oom{stroke:#b42318;stroke-width:2}.chart .oomlabel{fill:#b42318;font-weight:700}.chart .peak{fill:#b54708}.chart .peaklabel{fill:#b54708;font-weight:600}.chart .peaklabel,.chart .oomlabel,.chart .bandlabel{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}.chart .bandlabel{font-size:10px;fill:#344054}.legend span{display:inline-block;margin-right:1em;font-size:.85em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em;border:1px solid #98a2b3}pre.log{max-height:24em}pre.cmd{white-space:pre-wrap;word-break:break-all}.outcome code{font-size:.95em}";
 
 /// Fill colours of phase bands, by phase.
 fn phase_color(phase: &str) -> &'static str {
@@ -1144,7 +1267,11 @@ fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
         ));
         let label_width = span.phase.chars().count() as f64 * 6.0 + 6.0;
         if band_width >= label_width {
-            let row = if index % 2 == 0 { TOP - 8.0 } else { TOP - 20.0 };
+            let row = if index % 2 == 0 {
+                TOP - 8.0
+            } else {
+                TOP - 20.0
+            };
             svg.push_str(&format!(
                 "<text class=\"bandlabel\" x=\"{:.1}\" y=\"{row}\">{}</text>",
                 start + 3.0,
@@ -1198,9 +1325,9 @@ fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
     if let Some(total) = device.total_bytes {
         let total_y = y(total as f64);
         svg.push_str(&format!(
-            "<line class=\"total\" x1=\"{LEFT}\" y1=\"{total_y:.1}\" x2=\"{:.1}\" y2=\"{total_y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">total {}</text>",
+            "<line class=\"total\" x1=\"{LEFT}\" y1=\"{total_y:.1}\" x2=\"{:.1}\" y2=\"{total_y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\">device total {}</text>",
             LEFT + plot_width,
-            LEFT + plot_width - 4.0,
+            LEFT + 4.0,
             total_y + 13.0,
             escape(&Bytes(total).to_string())
         ));
@@ -1210,9 +1337,15 @@ fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
     if let Some(first) = device.samples.first() {
         let mut path = format!("M{:.1} {:.1}", x(first.0 as f64), y(first.1 as f64));
         for sample in device.samples.iter().skip(1) {
-            path.push_str(&format!(" H{:.1} V{:.1}", x(sample.0 as f64), y(sample.1 as f64)));
+            path.push_str(&format!(
+                " H{:.1} V{:.1}",
+                x(sample.0 as f64),
+                y(sample.1 as f64)
+            ));
         }
-        let end_t = memory.oom_t_ms.map_or(last_sample as f64, |t| (t as f64).max(last_sample as f64));
+        let end_t = memory
+            .oom_t_ms
+            .map_or(last_sample as f64, |t| (t as f64).max(last_sample as f64));
         path.push_str(&format!(" H{:.1}", x(end_t)));
         svg.push_str(&format!("<path class=\"used\" d=\"{path}\"/>"));
     }
@@ -1220,8 +1353,16 @@ fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
     // The OOM.
     if let Some(t) = memory.oom_t_ms {
         let oom_x = x(t as f64);
-        let anchor = if oom_x > LEFT + plot_width - 60.0 { "end" } else { "start" };
-        let label_x = if anchor == "end" { oom_x - 4.0 } else { oom_x + 4.0 };
+        let anchor = if oom_x > LEFT + plot_width - 60.0 {
+            "end"
+        } else {
+            "start"
+        };
+        let label_x = if anchor == "end" {
+            oom_x - 4.0
+        } else {
+            oom_x + 4.0
+        };
         svg.push_str(&format!(
             "<line class=\"oom\" x1=\"{oom_x:.1}\" y1=\"{TOP}\" x2=\"{oom_x:.1}\" y2=\"{:.1}\"/><text class=\"oomlabel\" x=\"{label_x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">OOM +{}</text>",
             TOP + plot_height,
@@ -1234,8 +1375,16 @@ fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
     if let (Some(peak), Some(t)) = (device.peak_used_bytes, device.peak_t_ms) {
         let peak_x = x(t as f64);
         let peak_y = y(peak as f64);
-        let anchor = if peak_x > LEFT + plot_width * 0.6 { "end" } else { "start" };
-        let label_x = if anchor == "end" { peak_x - 8.0 } else { peak_x + 8.0 };
+        let anchor = if peak_x > LEFT + plot_width * 0.6 {
+            "end"
+        } else {
+            "start"
+        };
+        let label_x = if anchor == "end" {
+            peak_x - 8.0
+        } else {
+            peak_x + 8.0
+        };
         let label = format!(
             "peak {}{}",
             Bytes(peak),
@@ -1266,7 +1415,12 @@ fn legend(memory: &MemoryFacts) -> String {
             seen.push(&span.phase);
         }
     }
-    seen.sort_by_key(|phase| PHASE_ORDER.iter().position(|p| p == phase).unwrap_or(PHASE_ORDER.len()));
+    seen.sort_by_key(|phase| {
+        PHASE_ORDER
+            .iter()
+            .position(|p| p == phase)
+            .unwrap_or(PHASE_ORDER.len())
+    });
     let mut html = String::from("<p class=\"legend\">");
     for phase in seen {
         html.push_str(&format!(
@@ -1279,6 +1433,27 @@ fn legend(memory: &MemoryFacts) -> String {
     html
 }
 
+/// Escapes prose and turns `literal` spans into `<code>` (after escaping, so nothing in the
+/// text can become markup).
+pub fn prose(text: &str) -> String {
+    let escaped = escape(text);
+    let parts: Vec<&str> = escaped.split('`').collect();
+    if parts.len() < 3 || parts.len() % 2 == 0 {
+        return escaped;
+    }
+    let mut html = String::with_capacity(escaped.len() + 16);
+    for (index, part) in parts.iter().enumerate() {
+        if index % 2 == 1 {
+            html.push_str("<code>");
+            html.push_str(part);
+            html.push_str("</code>");
+        } else {
+            html.push_str(part);
+        }
+    }
+    html
+}
+
 fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut html = String::from("<table><tr>");
     for cell in header {
@@ -1288,7 +1463,7 @@ fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
     for row in rows {
         html.push_str("<tr>");
         for cell in row {
-            html.push_str(&format!("<td>{}</td>", escape(cell)));
+            html.push_str(&format!("<td>{}</td>", prose(cell)));
         }
         html.push_str("</tr>");
     }
@@ -1300,7 +1475,7 @@ fn html_list(items: &[String], ordered: bool) -> String {
     let tag = if ordered { "ol" } else { "ul" };
     let mut html = format!("<{tag}>");
     for item in items {
-        html.push_str(&format!("<li>{}</li>", escape(item)));
+        html.push_str(&format!("<li>{}</li>", prose(item)));
     }
     html.push_str(&format!("</{tag}>\n"));
     html
@@ -1308,13 +1483,13 @@ fn html_list(items: &[String], ordered: bool) -> String {
 
 fn html_run(run: &RunReport, number: usize) -> String {
     let mut html = format!(
-        "<section class=\"run\">\n<h2>Run {number}: <code>{}</code></h2>\n",
+        "<section class=\"run\" id=\"run-{number}\">\n<h2>Run {number}: <code>{}</code></h2>\n",
         escape(&run.run)
     );
     html.push_str(&format!(
-        "<p class=\"outcome {}\">{}</p>\n<pre>{}</pre>\n<p class=\"dim\">Directory <code>{}</code>, started {}, ended {}.</p>\n",
+        "<p class=\"outcome {}\">{}</p>\n<pre class=\"cmd\">{}</pre>\n<p class=\"dim\">Directory <code>{}</code>, started {}, ended {}.</p>\n",
         if run.status.failed { "bad" } else { "good" },
-        escape(&run.status.summary),
+        prose(&run.status.summary),
         escape(&command_line(&run.command)),
         escape(&opt(&run.cwd)),
         escape(&opt(&run.status.started_at)),
@@ -1325,17 +1500,26 @@ fn html_run(run: &RunReport, number: usize) -> String {
         "<div class=\"summary {}\"><h3>Owner summary: {}</h3><p>{}</p>",
         escape(&run.owner_summary.kind),
         escape(kind_label(&run.owner_summary.kind)),
-        escape(&run.owner_summary.text)
+        prose(&run.owner_summary.text)
     ));
     if let Some(action) = &run.owner_summary.action {
-        html.push_str(&format!("<p><strong>Action:</strong> {}</p>", escape(action)));
+        html.push_str(&format!(
+            "<p><strong>Action:</strong> {}</p>",
+            prose(action)
+        ));
     }
     if let Some(from_explain) = &run.owner_summary.from_explain {
-        html.push_str(&format!("<p class=\"dim\">From the log diagnosis: {}</p>", escape(from_explain)));
+        html.push_str(&format!(
+            "<p class=\"dim\">From the log diagnosis: {}</p>",
+            prose(from_explain)
+        ));
     }
     html.push_str("</div>\n");
 
-    html.push_str(&format!("<h3>Verdict</h3>\n<p>{}</p>\n", escape(&run.verdict.cause)));
+    html.push_str(&format!(
+        "<h3>Verdict</h3>\n<p>{}</p>\n",
+        prose(&run.verdict.cause)
+    ));
     if !run.verdict.evidence.is_empty() {
         html.push_str("<p>Evidence:</p>");
         html.push_str(&html_list(&run.verdict.evidence, false));
@@ -1344,11 +1528,14 @@ fn html_run(run: &RunReport, number: usize) -> String {
         html.push_str("<p>Next steps:</p>");
         html.push_str(&html_list(&run.verdict.next_steps, true));
     }
-    html.push_str(&format!("<p class=\"source\">Source: {}</p>\n", escape(&run.verdict.source)));
+    html.push_str(&format!(
+        "<p class=\"source\">Source: {}</p>\n",
+        prose(&run.verdict.source)
+    ));
 
     html.push_str("<h3>Memory over time</h3>\n");
     for line in memory_summary_lines(&run.memory) {
-        html.push_str(&format!("<p>{}</p>\n", escape(&line)));
+        html.push_str(&format!("<p>{}</p>\n", prose(&line)));
     }
     for device in &run.memory.devices {
         if device.samples.is_empty() {
@@ -1376,25 +1563,39 @@ fn html_run(run: &RunReport, number: usize) -> String {
         html.push_str(&format!(
             "<p class=\"source\">Source: {}{}</p>\n",
             escape(source),
-            escape(&run.memory.sample_rate_hz.map_or_else(String::new, |hz| format!(", sampled at {hz} Hz")))
+            escape(
+                &run.memory
+                    .sample_rate_hz
+                    .map_or_else(String::new, |hz| format!(", sampled at {hz} Hz"))
+            )
         ));
     }
 
     html.push_str(&format!(
         "<h3>Is it fit? (a load is not yet fit)</h3>\n<p>{}</p>\n",
-        escape(&run.readiness.summary)
+        prose(&run.readiness.summary)
     ));
     html.push_str(&html_table(
         &["check", "result", "evidence"],
         &[
             vec![
                 "short request".to_owned(),
-                if run.readiness.short_request.checked { "checked" } else { "not checked" }.to_owned(),
+                if run.readiness.short_request.checked {
+                    "checked"
+                } else {
+                    "not checked"
+                }
+                .to_owned(),
                 run.readiness.short_request.evidence.clone(),
             ],
             vec![
                 "next real scenario".to_owned(),
-                if run.readiness.next_scenario.checked { "checked" } else { "not checked" }.to_owned(),
+                if run.readiness.next_scenario.checked {
+                    "checked"
+                } else {
+                    "not checked"
+                }
+                .to_owned(),
                 run.readiness.next_scenario.evidence.clone(),
             ],
         ],
@@ -1406,7 +1607,10 @@ fn html_run(run: &RunReport, number: usize) -> String {
         ));
     }
 
-    html.push_str(&format!("<h3>Model</h3>\n<p>{}</p>\n", escape(&model_line(run))));
+    html.push_str(&format!(
+        "<h3>Model</h3>\n<p>{}</p>\n",
+        prose(&model_line(run))
+    ));
     if let Some(line) = checkpoint_line(run) {
         html.push_str(&format!("<p>Checkpoint {}</p>\n", escape(&line)));
     }
@@ -1420,7 +1624,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
 
     html.push_str("<h3>GPUs before start</h3>\n");
     if run.gpus.is_empty() {
-        html.push_str("<p>Unknown (no inventory in the record).</p>\n");
+        html.push_str("<p>None listed (see limitations).</p>\n");
     } else {
         let rows: Vec<Vec<String>> = run
             .gpus
@@ -1431,13 +1635,20 @@ fn html_run(run: &RunReport, number: usize) -> String {
                     gpu_memory_line(gpu),
                     {
                         let processes = process_lines(gpu);
-                        if processes.is_empty() { "none".to_owned() } else { processes.join("; ") }
+                        if processes.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            processes.join("; ")
+                        }
                     },
                     gpu.source.clone(),
                 ]
             })
             .collect();
-        html.push_str(&html_table(&["GPU", "memory", "processes", "source"], &rows));
+        html.push_str(&html_table(
+            &["GPU", "memory", "processes", "source"],
+            &rows,
+        ));
     }
 
     html.push_str("<h3>Versions</h3>\n");
@@ -1450,10 +1661,10 @@ fn html_run(run: &RunReport, number: usize) -> String {
 
     html.push_str(&format!(
         "<h3>Failure phase and timeline</h3>\n<p>{}</p>\n",
-        escape(&failure_line(run))
+        prose(&failure_line(run))
     ));
     if let Some(note) = &run.failure.note {
-        html.push_str(&format!("<p><strong>{}</strong></p>\n", escape(note)));
+        html.push_str(&format!("<p><strong>{}</strong></p>\n", prose(note)));
     }
     if !run.timeline.is_empty() {
         let rows: Vec<Vec<String>> = run
@@ -1478,24 +1689,33 @@ fn html_run(run: &RunReport, number: usize) -> String {
         ));
         let mut figures = run.oom.clone();
         figures.extend(run.oom_other_processes.iter().cloned());
-        html.push_str(&html_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
+        html.push_str(&html_table(
+            &["figure", "value", "exact", "source"],
+            &figure_rows(&figures),
+        ));
         html.push_str("<p class=\"dim\">Allocated and reserved are layers of the same process's memory: never add them.</p>\n");
     }
 
     html.push_str("<h3>Checkpoint lower bound vs measured</h3>\n");
     let figures = fit_figures(run);
     if !figures.is_empty() {
-        html.push_str(&html_table(&["figure", "value", "exact", "source"], &figure_rows(&figures)));
+        html.push_str(&html_table(
+            &["figure", "value", "exact", "source"],
+            &figure_rows(&figures),
+        ));
     }
-    html.push_str(&format!("<p>{}</p>\n", escape(&run.fit.note)));
+    html.push_str(&format!("<p>{}</p>\n", prose(&run.fit.note)));
 
     html.push_str("<h3>Minimal reproducing request</h3>\n");
     if let Some(request) = &run.reproduction.request {
         html.push_str(&format!("<pre>{}</pre>\n", escape(request)));
     }
-    html.push_str(&format!("<p>{}</p>\n", escape(&run.reproduction.note)));
+    html.push_str(&format!("<p>{}</p>\n", prose(&run.reproduction.note)));
     if let Some(source) = &run.reproduction.source {
-        html.push_str(&format!("<p class=\"source\">Source: {}</p>\n", escape(source)));
+        html.push_str(&format!(
+            "<p class=\"source\">Source: {}</p>\n",
+            escape(source)
+        ));
     }
 
     html.push_str("<h3>Concurrency</h3>\n");
@@ -1569,7 +1789,7 @@ pub fn render_html(report: &Report) -> Vec<u8> {
                 "<li>Run {}: <code>{}</code> — {}</li>",
                 index + 1,
                 escape(&run.run),
-                escape(&run.status.summary)
+                prose(&run.status.summary)
             ));
         }
         body.push_str("</ul>\n");
@@ -1591,7 +1811,10 @@ mod tests {
 
     #[test]
     fn command_line_quotes_spaces() {
-        let argv: Vec<String> = ["python", "-c", "print('x y')"].iter().map(|s| s.to_string()).collect();
+        let argv: Vec<String> = ["python", "-c", "print('x y')"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(command_line(&argv), "python -c 'print('\\''x y'\\'')'");
     }
 

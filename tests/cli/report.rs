@@ -1,1 +1,279 @@
 //! CLI tests of `oomdoc report`.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test on an I/O or JSON error"
+)]
+
+use std::path::Path;
+use std::process::Output;
+
+use super::{oomdoc, stderr, stdout};
+
+/// The hand-made run directories of `tests/fixtures/runs/` (see the fixtures README).
+pub const RUNS: &[&str] = &[
+    "vllm-0.10-h200-oom-cuda-graph",
+    "vllm-0.10-h200-enforce-eager",
+    "vllm-0.10-h200-util-0.90",
+    "vllm-0.10-h200-two-changes",
+    "pytorch-h200-secrets-shared-gpu",
+    "transformers-no-nvml-weights-load",
+];
+
+/// Secrets planted in `pytorch-h200-secrets-shared-gpu` (argv, environment, paths, log).
+pub const PLANTED_SECRETS: &[&str] = &[
+    "sk-proj-Q9vX2mT7bL4kP8wR1zN6yH3c",
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "hunter2",
+    "0123456789abcdef0123456789abcdef01234567",
+    "eyJhbGciOiJIUzI1NiJ9",
+    "alice",
+    "/home/",
+];
+
+/// Runs oomdoc in the crate root so fixture paths in the output are relative and stable.
+pub fn run_in_root(args: &[&str]) -> Output {
+    oomdoc()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn run_dir(name: &str) -> String {
+    format!("tests/fixtures/runs/{name}")
+}
+
+fn report(names: &[&str], extra: &[&str]) -> Output {
+    let dirs: Vec<String> = names.iter().map(|name| run_dir(name)).collect();
+    let mut args: Vec<&str> = vec!["report"];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend_from_slice(extra);
+    run_in_root(&args)
+}
+
+fn success(output: &Output) -> String {
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(output));
+    stdout(output)
+}
+
+#[test]
+fn text_json_and_markdown_of_every_fixture() {
+    for name in RUNS {
+        let text = success(&report(&[name], &[]));
+        insta::assert_snapshot!(format!("report_text_{name}"), text);
+        let json = success(&report(&[name], &["--json"]));
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["schema_version"], 1);
+        insta::assert_snapshot!(format!("report_json_{name}"), json);
+    }
+    let markdown = success(&report(
+        &["vllm-0.10-h200-oom-cuda-graph"],
+        &["--format", "markdown"],
+    ));
+    insta::assert_snapshot!("report_markdown_vllm_oom", markdown);
+}
+
+#[test]
+fn two_runs_give_a_comparison_and_the_change_to_make() {
+    let text = success(&report(
+        &[
+            "vllm-0.10-h200-oom-cuda-graph",
+            "vllm-0.10-h200-enforce-eager",
+        ],
+        &[],
+    ));
+    assert!(text.contains("== Comparison: run 1 (A) vs run 2 (B) =="));
+    assert!(text.contains("Action: flag --enforce-eager: absent → true"));
+    insta::assert_snapshot!("report_text_two_runs", text);
+    let markdown = success(&report(
+        &["vllm-0.10-h200-oom-cuda-graph", "vllm-0.10-h200-util-0.90"],
+        &[
+            "--format",
+            "markdown",
+            "--probe",
+            "tests/fixtures/runs/probe-vllm-0.10-h200-util-0.90.json",
+        ],
+    ));
+    insta::assert_snapshot!("report_markdown_two_runs_with_probe", markdown);
+}
+
+#[test]
+fn probe_shows_the_next_scenario_was_checked() {
+    let json = success(&report(
+        &["vllm-0.10-h200-util-0.90"],
+        &[
+            "--json",
+            "--probe",
+            "tests/fixtures/runs/probe-vllm-0.10-h200-util-0.90.json",
+        ],
+    ));
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let readiness = &value["runs"][0]["readiness"];
+    assert_eq!(readiness["state"], "checked");
+    assert_eq!(readiness["short_request"]["checked"], true);
+    assert_eq!(readiness["next_scenario"]["checked"], true);
+    // Without the probe, loading and three served requests are not enough (R18).
+    let json = success(&report(&["vllm-0.10-h200-util-0.90"], &["--json"]));
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["runs"][0]["readiness"]["state"], "short_request_only");
+}
+
+#[test]
+fn failure_before_ready_needs_no_request_to_reproduce() {
+    let json = success(&report(&["vllm-0.10-h200-oom-cuda-graph"], &["--json"]));
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let run = &value["runs"][0];
+    assert_eq!(run["reproduction"]["request_needed"], false);
+    assert_eq!(run["owner_summary"]["kind"], "configuration_error");
+    assert_eq!(run["failure"]["failed_in"], "cuda_graph_capture");
+    assert_eq!(
+        run["memory"]["devices"][0]["peak_phase"],
+        "cuda_graph_capture"
+    );
+}
+
+fn assert_self_contained(html: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<html").count(), 1);
+    assert!(html.trim_end().ends_with("</html>"));
+    for forbidden in [
+        "src=",
+        "href=\"http",
+        "href='http",
+        "@import",
+        "url(",
+        "<script",
+        "<link",
+        "<iframe",
+    ] {
+        assert!(!html.contains(forbidden), "HTML contains `{forbidden}`");
+    }
+}
+
+#[test]
+fn html_is_one_self_contained_escaped_page_with_a_chart() {
+    for name in RUNS {
+        let html = success(&report(&[name], &["--format", "html"]));
+        assert_self_contained(&html);
+        let has_timeline = *name != "transformers-no-nvml-weights-load";
+        assert_eq!(
+            html.contains("<svg class=\"chart\""),
+            has_timeline,
+            "{name}"
+        );
+    }
+    let html = success(&report(
+        &["vllm-0.10-h200-oom-cuda-graph"],
+        &["--format", "html"],
+    ));
+    assert!(html.contains("class=\"oomlabel\""));
+    assert!(html.contains("peak 139.19 GiB in cuda_graph_capture"));
+    assert!(html.contains(">cuda_graph_capture</span>"));
+    // The command line of this fixture holds `<script>alert('x')</script>`.
+    let html = success(&report(
+        &["pytorch-h200-secrets-shared-gpu"],
+        &["--format", "html"],
+    ));
+    assert!(html.contains("&lt;script&gt;alert("));
+    assert!(html.contains("&lt;/script&gt;"));
+}
+
+#[test]
+fn planted_secrets_never_appear_in_any_format() {
+    for format in ["text", "markdown", "json", "html"] {
+        let output = report(
+            &[
+                "pytorch-h200-secrets-shared-gpu",
+                "vllm-0.10-h200-oom-cuda-graph",
+            ],
+            &["--format", format],
+        );
+        let text = success(&output) + &stderr(&output);
+        for secret in PLANTED_SECRETS {
+            assert!(
+                !text.contains(secret),
+                "{format} output contains `{secret}`"
+            );
+        }
+        assert!(text.contains("[REDACTED]"));
+    }
+}
+
+#[test]
+fn output_file_gets_the_report() {
+    let directory = tempfile::tempdir().unwrap();
+    let file = directory.path().join("report.html");
+    let output = report(
+        &["vllm-0.10-h200-oom-cuda-graph"],
+        &["--format", "html", "-o", file.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    assert_self_contained(&std::fs::read_to_string(&file).unwrap());
+}
+
+fn write_run(directory: &Path, run_json: &str) {
+    std::fs::create_dir_all(directory).unwrap();
+    std::fs::write(directory.join("run.json"), run_json).unwrap();
+}
+
+fn assert_usage_error(output: &Output, expected: &str) {
+    assert_eq!(output.status.code(), Some(2), "stderr: {}", stderr(output));
+    assert!(output.stdout.is_empty());
+    let message = stderr(output);
+    assert!(message.starts_with("error: "), "{message}");
+    assert!(message.contains(expected), "`{expected}` not in: {message}");
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_path() {
+    let directory = tempfile::tempdir().unwrap();
+    let root = directory.path();
+    let missing = root.join("nope");
+    let output = oomdoc().arg("report").arg(&missing).output().unwrap();
+    assert_usage_error(
+        &output,
+        &format!("run directory `{}` does not exist", missing.display()),
+    );
+
+    let empty = root.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = oomdoc().arg("report").arg(&empty).output().unwrap();
+    assert_usage_error(&output, &format!("`{}` has no `run.json`", empty.display()));
+
+    let invalid = root.join("invalid");
+    write_run(&invalid, "{\"schema_version\": 1, ");
+    let output = oomdoc().arg("report").arg(&invalid).output().unwrap();
+    assert_usage_error(
+        &output,
+        &format!("`{}` is not valid JSON", invalid.join("run.json").display()),
+    );
+
+    let future = root.join("future");
+    write_run(&future, "{\"schema_version\": 2}");
+    let output = oomdoc().arg("report").arg(&future).output().unwrap();
+    assert_usage_error(
+        &output,
+        "has `schema_version` 2; this oomdoc reads version 1",
+    );
+
+    let output = oomdoc()
+        .arg("diff")
+        .arg(&future)
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_usage_error(&output, "has `schema_version` 2");
+}
+
+#[test]
+fn a_minimal_record_still_gives_a_report() {
+    let directory = tempfile::tempdir().unwrap();
+    let run = directory.path().join("run");
+    write_run(&run, "{\"schema_version\": 1, \"command\": [\"python3\", \"x.py\"], \"exit_code\": 1, \"memory\": 7}");
+    let output = oomdoc().arg("report").arg(&run).output().unwrap();
+    let text = success(&output);
+    assert!(text.contains("field `memory` is not in the expected shape"));
+    assert!(text.contains("the record has no `explain` result"));
+}

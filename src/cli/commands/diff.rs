@@ -38,7 +38,9 @@ pub fn run(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         output.warn(warning);
     }
     let bytes = match args.output.format() {
-        Format::Text => render::render_text(&comparison, &Style::new(output.color_for(&args.output))),
+        Format::Text => {
+            render::render_text(&comparison, &Style::new(output.color_for(&args.output)))
+        }
         Format::Markdown => render::render_markdown(&comparison),
         Format::Json => render::render_json(&comparison)?,
         Format::Html => render::render_html(&comparison),

@@ -63,7 +63,10 @@ fn read_limited(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
     let file = std::fs::File::open(path)?;
     let length = file.metadata()?.len();
     if length > limit {
-        anyhow::bail!("`{}` is {length} bytes, more than the {limit} bytes oomdoc reads", path.display());
+        anyhow::bail!(
+            "`{}` is {length} bytes, more than the {limit} bytes oomdoc reads",
+            path.display()
+        );
     }
     let mut bytes = Vec::with_capacity(length as usize);
     file.take(limit).read_to_end(&mut bytes)?;
@@ -98,7 +101,10 @@ fn read_log(path: &Path) -> std::io::Result<(String, bool)> {
 /// its log and a `probe.json` beside it. Errors name the path.
 pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
     let (directory, record_path) = if path.is_file() {
-        (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf())
+        (
+            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            path.to_path_buf(),
+        )
     } else {
         (path.to_path_buf(), path.join("run.json"))
     };
@@ -156,7 +162,10 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
     };
     let probe_path = directory.join("probe.json");
     let probe = if probe_path.is_file() {
-        Some((probe_path.clone(), read_json(&probe_path, "probe document")?))
+        Some((
+            probe_path.clone(),
+            read_json(&probe_path, "probe document")?,
+        ))
     } else {
         None
     };
@@ -173,7 +182,10 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
 /// hidden in the other's too.
 pub fn redactor_for(runs: &[RawRun], extra: &[&Value]) -> Redactor {
     let mut values: Vec<&Value> = runs.iter().map(|run| &run.record).collect();
-    values.extend(runs.iter().filter_map(|run| run.probe.as_ref().map(|(_, probe)| probe)));
+    values.extend(
+        runs.iter()
+            .filter_map(|run| run.probe.as_ref().map(|(_, probe)| probe)),
+    );
     values.extend(extra.iter().copied());
     let paths: Vec<Value> = runs
         .iter()
@@ -204,7 +216,10 @@ pub fn redact_run(raw: &RawRun, redactor: &Redactor) -> RunInput {
         record,
         record_problems,
         log,
-        log_problem: raw.log_problem.as_ref().map(|problem| redactor.text(problem)),
+        log_problem: raw
+            .log_problem
+            .as_ref()
+            .map(|problem| redactor.text(problem)),
         probe,
         checkpoint: None,
         checkpoint_problem: None,
