@@ -58,6 +58,26 @@ fn body_suffix(body: &str) -> String {
     }
 }
 
+impl crate::error::Hint for ServerError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ServerError::Unreachable { .. } => Some(
+                "is the server running and listening on that address? check the URL".to_string(),
+            ),
+            ServerError::Timeout { .. } => {
+                Some("a loaded server may need more time: raise `--request-timeout`".to_string())
+            }
+            ServerError::Status {
+                status: 401 | 403, ..
+            } => Some(format!(
+                "pass the key with `--api-key KEY` or set `{}`",
+                crate::env_vars::OOMDOC_API_KEY
+            )),
+            ServerError::Status { .. } | ServerError::BadResponse { .. } => None,
+        }
+    }
+}
+
 impl ServerError {
     /// The HTTP status, when the server answered with one.
     pub fn status(&self) -> Option<u16> {
@@ -296,12 +316,9 @@ fn read(
                     seconds: timeout.as_secs(),
                 })
             } else {
-                let reason = error
-                    .message()
-                    .map(str::to_string)
-                    .or_else(|| {
-                        std::error::Error::source(&error).map(|source| source.to_string())
-                    })
+                let reason = std::error::Error::source(&error)
+                    .map(|source| source.to_string())
+                    .or_else(|| error.message().map(str::to_string))
                     .unwrap_or_else(|| error.kind().to_string());
                 Err(ServerError::Unreachable {
                     url: url_shown,
