@@ -39,9 +39,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::bytes::MIB;
-use crate::model::probe::{
-    GrowthVerdict, Phase, ProbeRequest, Step, Trend, TrendTest, Warmup,
-};
+use crate::model::probe::{GrowthVerdict, Phase, ProbeRequest, Step, Trend, TrendTest, Warmup};
 use crate::model::Bytes;
 
 /// Fewest readings in the evaluation window for any verdict but `inconclusive`.
@@ -346,7 +344,10 @@ fn mann_kendall_variance(values: impl Iterator<Item = f64>) -> f64 {
 
 /// P(Z > z) for a standard normal Z.
 pub fn upper_tail(z: f64) -> f64 {
-    0.5 * erfc(z / std::f64::consts::SQRT_2)
+    if z == 0.0 {
+        return 0.5; // exact; the fit below is off by 1.5e-8 there
+    }
+    (0.5 * erfc(z / std::f64::consts::SQRT_2)).clamp(0.0, 1.0)
 }
 
 /// Complementary error function, Chebyshev fit with fractional error below 1.2e-7
@@ -361,8 +362,7 @@ fn erfc(x: f64) -> f64 {
                     + t * (-0.186_288_06
                         + t * (0.278_868_07
                             + t * (-1.135_203_98
-                                + t * (1.488_515_87
-                                    + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
     let result = t * polynomial.exp();
     if x >= 0.0 {
         result
@@ -469,7 +469,11 @@ mod tests {
     }
 
     fn series(values: &[f64]) -> Vec<(f64, f64)> {
-        values.iter().enumerate().map(|(i, v)| (i as f64, *v)).collect()
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64, *v))
+            .collect()
     }
 
     #[test]
@@ -571,18 +575,33 @@ mod tests {
         let mut n = 0;
         let mut long_seen = false;
         for index in 0..3 {
-            requests.push(request(Phase::Warmup, index, 100, story(n, false, long_seen)));
+            requests.push(request(
+                Phase::Warmup,
+                index,
+                100,
+                story(n, false, long_seen),
+            ));
             n += 1;
         }
         for index in 0..10 {
-            requests.push(request(Phase::Identical, index, 100, story(n, false, long_seen)));
+            requests.push(request(
+                Phase::Identical,
+                index,
+                100,
+                story(n, false, long_seen),
+            ));
             n += 1;
         }
         for index in 0..10 {
             let long = index % 2 == 1;
             long_seen |= long;
             let chars = if long { 4000 } else { 100 };
-            requests.push(request(Phase::Alternating, index, chars, story(n, long, long_seen)));
+            requests.push(request(
+                Phase::Alternating,
+                index,
+                chars,
+                story(n, long, long_seen),
+            ));
             n += 1;
         }
         requests
@@ -592,7 +611,12 @@ mod tests {
     fn warmup_rise_then_flat_is_a_plateau() {
         let requests = protocol(|n, _, _| 1000 + 100 * (n.min(4) as u64));
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(analysis.verdict, GrowthVerdict::Plateau, "{}", analysis.trend.reason);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Plateau,
+            "{}",
+            analysis.trend.reason
+        );
         assert_eq!(analysis.plateau_bytes, Some(Bytes::from_mib(1400)));
         assert_eq!(analysis.warmup.warmup_growth_bytes, Some(200 * MIB as i64));
     }
@@ -601,7 +625,12 @@ mod tests {
     fn one_step_at_the_first_long_input_is_a_plateau() {
         let requests = protocol(|_, _, long_seen| if long_seen { 1512 } else { 1000 });
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(analysis.verdict, GrowthVerdict::Plateau, "{}", analysis.trend.reason);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Plateau,
+            "{}",
+            analysis.trend.reason
+        );
         let naive = analysis.trend.naive.unwrap();
         assert!(naive.p_value < ALPHA && naive.slope_bytes_per_request > 0.0);
         assert_eq!(analysis.steps.len(), 1);
@@ -612,7 +641,12 @@ mod tests {
     fn a_slow_leak_is_growth() {
         let requests = protocol(|n, _, _| 1000 + 8 * n as u64);
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(analysis.verdict, GrowthVerdict::Growth, "{}", analysis.trend.reason);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Growth,
+            "{}",
+            analysis.trend.reason
+        );
         close(
             analysis.trend.window.unwrap().slope_bytes_per_request,
             8.0 * MIB as f64,
@@ -623,10 +657,17 @@ mod tests {
     #[test]
     fn large_jitter_is_inconclusive() {
         // Digits of π as jitter, 50 MiB each: up to 450 MiB around a flat level.
-        const DIGITS: [u64; 23] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6];
+        const DIGITS: [u64; 23] = [
+            3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6,
+        ];
         let requests = protocol(|n, _, _| 1000 + DIGITS[n % 23] * 50);
         let analysis = analyze(&requests, None, None);
-        assert_eq!(analysis.verdict, GrowthVerdict::Inconclusive, "{}", analysis.trend.reason);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Inconclusive,
+            "{}",
+            analysis.trend.reason
+        );
         assert!(analysis.trend.reason.contains("noisy"));
     }
 

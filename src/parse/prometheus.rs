@@ -147,7 +147,10 @@ pub fn parse(text: &str) -> Result<Vec<Sample>, PrometheusError> {
         };
         // OpenMetrics exemplars follow ` # `; they are not part of the value.
         let rest = rest.split(" # ").next().unwrap_or_default();
-        let value_text = rest.split_whitespace().next().ok_or_else(|| bad("no value"))?;
+        let value_text = rest
+            .split_whitespace()
+            .next()
+            .ok_or_else(|| bad("no value"))?;
         let value = parse_value(value_text).ok_or_else(|| bad("value is not a number"))?;
         samples.push(Sample {
             name: name.to_string(),
@@ -261,7 +264,13 @@ x_total{a="1",} 1e3 # {trace_id="abc"} 1.0
         let picked = selector.select(&samples);
         assert_eq!(picked.len(), 1);
         assert_eq!(picked[0].value, 77.0);
-        assert_eq!(Selector::parse("DCGM_FI_DEV_FB_USED").unwrap().select(&samples).len(), 2);
+        assert_eq!(
+            Selector::parse("DCGM_FI_DEV_FB_USED")
+                .unwrap()
+                .select(&samples)
+                .len(),
+            2
+        );
         assert_eq!(selector.to_string(), r#"DCGM_FI_DEV_FB_USED{gpu="1"}"#);
     }
 

@@ -29,9 +29,10 @@ fn optional_signed(value: Option<i64>) -> String {
 
 fn setup_rows(report: &ProbeReport) -> Vec<Row> {
     let settings = &report.settings;
-    let context = settings
-        .context_tokens
-        .map_or_else(|| "context unknown".to_string(), |t| format!("context {t} tokens"));
+    let context = settings.context_tokens.map_or_else(
+        || "context unknown".to_string(),
+        |t| format!("context {t} tokens"),
+    );
     let mut protocol = format!(
         "{} warm-up, {} identical, {} alternating ({} / {} chars)",
         settings.warmup_requests,
@@ -50,13 +51,20 @@ fn setup_rows(report: &ProbeReport) -> Vec<Row> {
         "; repeat {}, max_tokens {}, `/v1/{}`",
         settings.repeat,
         settings.max_tokens,
-        if settings.endpoint == "chat" { "chat/completions" } else { "completions" }
+        if settings.endpoint == "chat" {
+            "chat/completions"
+        } else {
+            "completions"
+        }
     ));
     vec![
         ("server".to_string(), report.url.clone()),
         (
             "model".to_string(),
-            format!("{} (from {}; {context})", settings.model, settings.model_from),
+            format!(
+                "{} (from {}; {context})",
+                settings.model, settings.model_from
+            ),
         ),
         (
             "memory".to_string(),
@@ -73,7 +81,10 @@ fn setup_rows(report: &ProbeReport) -> Vec<Row> {
 fn level_rows(report: &ProbeReport) -> Vec<Row> {
     let warmup = &report.warmup;
     let mut rows = vec![
-        ("before the first request".to_string(), optional_bytes(warmup.baseline_bytes)),
+        (
+            "before the first request".to_string(),
+            optional_bytes(warmup.baseline_bytes),
+        ),
         (
             "after warm-up".to_string(),
             format!(
@@ -247,7 +258,10 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
     push_rows(&mut out, &setup_rows(report));
     out.push_str(&format!(
         "\n{}\n",
-        style.bold(&format!("Memory levels ({})", report.memory_source.source.label()))
+        style.bold(&format!(
+            "Memory levels ({})",
+            report.memory_source.source.label()
+        ))
     ));
     push_rows(&mut out, &level_rows(report));
     out.push_str(&format!("\n{}\n", style.bold("Trend")));

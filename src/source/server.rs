@@ -239,8 +239,8 @@ impl InferenceServer for HttpServer {
         let http = self
             .authorize(self.agent.post(&url))
             .set("Content-Type", "application/json");
-        let result = read(http.send_string(&body.to_string()), &url, self.timeout).and_then(
-            |text| {
+        let result =
+            read(http.send_string(&body.to_string()), &url, self.timeout).and_then(|text| {
                 let json: Value =
                     serde_json::from_str(&text).map_err(|error| ServerError::BadResponse {
                         url: redact_url(&url),
@@ -258,8 +258,7 @@ impl InferenceServer for HttpServer {
                         .pointer("/usage/completion_tokens")
                         .and_then(Value::as_u64),
                 })
-            },
-        );
+            });
         Attempt {
             latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             result,
@@ -430,7 +429,11 @@ mod tests {
 
     #[test]
     fn debug_hides_the_key() {
-        let server = HttpServer::new("http://127.0.0.1:1", Some("sk-secret".into()), Duration::from_secs(1));
+        let server = HttpServer::new(
+            "http://127.0.0.1:1",
+            Some("sk-secret".into()),
+            Duration::from_secs(1),
+        );
         assert!(!format!("{server:?}").contains("sk-secret"));
     }
 

@@ -1,6 +1,8 @@
 //! CLI tests of `oomdoc probe` against a real HTTP server in the test process, whose memory
 //! follows scripted stories (see `probe_server.rs`). Loopback only.
 
+#![expect(clippy::unwrap_used, reason = "test setup panics on failure")]
+
 #[path = "probe_server.rs"]
 mod probe_server;
 
@@ -17,7 +19,14 @@ fn probe(server: &TestServer, extra: &[&str]) -> Output {
     oomdoc()
         .env_remove("OOMDOC_API_KEY")
         .env_remove("OPENAI_API_KEY")
-        .args(["probe", &server.url, "--memory-from", &memory, "--request-timeout", "20"])
+        .args([
+            "probe",
+            &server.url,
+            "--memory-from",
+            &memory,
+            "--request-timeout",
+            "20",
+        ])
         .args(extra)
         .output()
         .unwrap()
@@ -25,7 +34,11 @@ fn probe(server: &TestServer, extra: &[&str]) -> Output {
 
 fn json(output: &Output) -> Value {
     serde_json::from_str(&stdout(output)).unwrap_or_else(|error| {
-        panic!("not JSON ({error}): {}\nstderr: {}", stdout(output), stderr(output))
+        panic!(
+            "not JSON ({error}): {}\nstderr: {}",
+            stdout(output),
+            stderr(output)
+        )
     })
 }
 
@@ -51,7 +64,11 @@ fn plateau_after_warmup_is_not_a_leak() {
     let server = TestServer::start(Story::Plateau, None);
     let (report, output) = verdict(&server, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(report["verdict"], "plateau", "{}", report["trend"]["reason"]);
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
     assert_eq!(report["plateau_bytes"], 1400u64 << 20);
     assert_eq!(report["warmup"]["warmup_growth_bytes"], 300i64 << 20);
     settings().bind(|| insta::assert_json_snapshot!("probe_plateau_json", report));
@@ -64,11 +81,24 @@ fn one_step_at_the_first_long_input_is_a_plateau() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     settings().bind(|| insta::assert_snapshot!("probe_step_text", stdout(&output)));
     let (report, _) = verdict(&TestServer::start(Story::Step, None), &[]);
-    assert_eq!(report["verdict"], "plateau", "{}", report["trend"]["reason"]);
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
     // The naive test over every reading is fooled by the step; the blocked test is not.
     assert!(report["trend"]["naive"]["p_value"].as_f64().unwrap() < 0.01);
-    assert!(report["trend"]["naive"]["slope_bytes_per_request"].as_f64().unwrap() > 0.0);
-    assert_eq!(report["steps"][0]["after_bytes"].as_u64().unwrap() - report["steps"][0]["before_bytes"].as_u64().unwrap(), 512 << 20);
+    assert!(
+        report["trend"]["naive"]["slope_bytes_per_request"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(
+        report["steps"][0]["after_bytes"].as_u64().unwrap()
+            - report["steps"][0]["before_bytes"].as_u64().unwrap(),
+        512 << 20
+    );
 }
 
 #[test]
@@ -77,7 +107,9 @@ fn slow_leak_is_growth() {
     let (report, output) = verdict(&server, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(report["verdict"], "growth", "{}", report["trend"]["reason"]);
-    let slope = report["trend"]["window"]["slope_bytes_per_request"].as_f64().unwrap();
+    let slope = report["trend"]["window"]["slope_bytes_per_request"]
+        .as_f64()
+        .unwrap();
     assert_eq!(slope, (8u64 << 20) as f64);
     assert_eq!(report["plateau_bytes"], Value::Null);
 }
@@ -87,8 +119,15 @@ fn large_jitter_is_inconclusive() {
     let server = TestServer::start(Story::Noise, None);
     let (report, output) = verdict(&server, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(report["verdict"], "inconclusive", "{}", report["trend"]["reason"]);
-    assert!(report["trend"]["reason"].as_str().unwrap().contains("noisy"));
+    assert_eq!(
+        report["verdict"], "inconclusive",
+        "{}",
+        report["trend"]["reason"]
+    );
+    assert!(report["trend"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("noisy"));
 }
 
 #[test]
@@ -103,25 +142,46 @@ fn server_dying_mid_protocol_is_exit_2_with_the_partial_report() {
     assert_eq!(requests[7]["status"], 200);
     assert_eq!(requests[8]["status"], Value::Null);
     let limitations = report["limitations"].to_string();
-    assert!(limitations.contains("protocol stopped early: cannot reach"), "{limitations}");
+    assert!(
+        limitations.contains("protocol stopped early: cannot reach"),
+        "{limitations}"
+    );
     let error = stderr(&output);
-    assert!(error.starts_with("error: the server failed during the protocol"), "{error}");
-    assert!(error.contains("Caused by: cannot reach `http://127.0.0.1:"), "{error}");
+    assert!(
+        error.starts_with("error: the server failed during the protocol"),
+        "{error}"
+    );
+    assert!(
+        error.contains("Caused by: cannot reach `http://127.0.0.1:"),
+        "{error}"
+    );
 }
 
 #[test]
 fn unreachable_server_is_exit_2_and_empty_stdout() {
     // Bind then drop: a loopback port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("http://127.0.0.1:{port}");
     let output = oomdoc()
-        .args(["probe", &url, "--memory-from", &format!("prometheus:{url}/metrics")])
+        .args([
+            "probe",
+            &url,
+            "--memory-from",
+            &format!("prometheus:{url}/metrics"),
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
     let error = stderr(&output);
-    assert!(error.starts_with(&format!("error: cannot use the server at `{url}`")), "{error}");
+    assert!(
+        error.starts_with(&format!("error: cannot use the server at `{url}`")),
+        "{error}"
+    );
     assert!(error.contains("hint: is the server running"), "{error}");
 }
 
@@ -145,7 +205,15 @@ fn api_key_required() {
     let output = oomdoc()
         .env_remove("OPENAI_API_KEY")
         .env("OOMDOC_API_KEY", "sk-test-secret")
-        .args(["probe", &server.url, "--memory-from", &memory, "--endpoint", "chat", "--json"])
+        .args([
+            "probe",
+            &server.url,
+            "--memory-from",
+            &memory,
+            "--endpoint",
+            "chat",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -157,11 +225,18 @@ fn concurrent_phase_and_repeats() {
     let server = TestServer::start(Story::Plateau, None);
     let (report, output) = verdict(&server, &["--concurrency", "3", "--repeat", "2"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(report["verdict"], "plateau", "{}", report["trend"]["reason"]);
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
     let requests = report["requests"].as_array().unwrap();
     // Per repeat: 3 warm-up + 10 + 10 + 6 rounds × 3.
     assert_eq!(requests.len(), 2 * (3 + 10 + 10 + 6 * 3));
-    let concurrent = requests.iter().filter(|r| r["phase"] == "concurrent").count();
+    let concurrent = requests
+        .iter()
+        .filter(|r| r["phase"] == "concurrent")
+        .count();
     assert_eq!(concurrent, 2 * 18);
     assert_eq!(report["requests"][40]["repeat"], 0);
     assert_eq!(report["requests"][41]["repeat"], 1);
@@ -178,7 +253,14 @@ fn replay_source_and_model_option() {
     let output = oomdoc()
         .env_remove("OOMDOC_API_KEY")
         .env_remove("OPENAI_API_KEY")
-        .args(["probe", &server.url, "--model", "tiny", "--json", "--memory-from"])
+        .args([
+            "probe",
+            &server.url,
+            "--model",
+            "tiny",
+            "--json",
+            "--memory-from",
+        ])
         .arg(format!("replay:{}", path.display()))
         .output()
         .unwrap();
@@ -187,13 +269,21 @@ fn replay_source_and_model_option() {
     assert_eq!(report["verdict"], "growth", "{}", report["trend"]["reason"]);
     assert_eq!(report["memory_source"]["kind"], "replay");
     assert_eq!(report["settings"]["model_from"], "command line");
-    assert_eq!(report["metrics_seen"], serde_json::json!(["vllm:kv_cache_usage_perc", "vllm:num_preemptions_total"]));
+    assert_eq!(
+        report["metrics_seen"],
+        serde_json::json!(["vllm:kv_cache_usage_perc", "vllm:num_preemptions_total"])
+    );
 }
 
 #[test]
 fn bad_memory_source_is_a_usage_error() {
     let output = oomdoc()
-        .args(["probe", "http://127.0.0.1:1", "--memory-from", "carrier-pigeon"])
+        .args([
+            "probe",
+            "http://127.0.0.1:1",
+            "--memory-from",
+            "carrier-pigeon",
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));

@@ -5,6 +5,8 @@
 //! Stopping it (drop) closes the listener, so later connections are refused, which is how the
 //! `crash` story looks to a client.
 
+#![expect(clippy::unwrap_used, reason = "test setup panics on failure")]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,7 +30,9 @@ pub enum Story {
 
 /// Prompts longer than this are "long".
 const LONG_PROMPT: usize = 500;
-const DIGITS: [u64; 23] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6];
+const DIGITS: [u64; 23] = [
+    3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6,
+];
 /// Bound on connections served, so a test can never loop for ever.
 const MAX_CONNECTIONS: usize = 5000;
 
@@ -144,7 +148,8 @@ fn serve(stream: TcpStream, story: Story, api_key: Option<&str>, state: &mut Sta
     let mut parts = request_line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
     let path = parts.next().unwrap_or_default().to_string();
-    let (status, content_type, text) = route(&method, &path, &body, story, api_key, authorization, state);
+    let (status, content_type, text) =
+        route(&method, &path, &body, story, api_key, authorization, state);
     let mut stream = reader.into_inner();
     let reason = match status {
         200 => "OK",
@@ -183,7 +188,8 @@ fn route(
             return (
                 401,
                 JSON,
-                r#"{"error":{"message":"invalid api key","type":"invalid_request_error"}}"#.to_string(),
+                r#"{"error":{"message":"invalid api key","type":"invalid_request_error"}}"#
+                    .to_string(),
             );
         }
     }
@@ -202,7 +208,11 @@ fn route(
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or_default();
             if request.get("model").and_then(serde_json::Value::as_str) != Some("tiny") {
-                return (404, JSON, r#"{"error":{"message":"no such model"}}"#.to_string());
+                return (
+                    404,
+                    JSON,
+                    r#"{"error":{"message":"no such model"}}"#.to_string(),
+                );
             }
             state.completions += 1;
             state.long_seen |= prompt.len() > LONG_PROMPT;
@@ -221,6 +231,10 @@ fn route(
                 ),
             )
         }
-        _ => (404, JSON, r#"{"error":{"message":"not found"}}"#.to_string()),
+        _ => (
+            404,
+            JSON,
+            r#"{"error":{"message":"not found"}}"#.to_string(),
+        ),
     }
 }

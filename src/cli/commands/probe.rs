@@ -142,7 +142,11 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         warmup_requests: WARMUP_REQUESTS,
         phase_requests: PHASE_REQUESTS,
         concurrency: args.concurrency,
-        concurrent_rounds: if args.concurrency > 1 { CONCURRENT_ROUNDS } else { 0 },
+        concurrent_rounds: if args.concurrency > 1 {
+            CONCURRENT_ROUNDS
+        } else {
+            0
+        },
         repeat: args.repeat,
         short_prompt_chars: short_chars,
         long_prompt_chars: long_chars,
@@ -291,7 +295,9 @@ fn choose_model(
             }
             match &args.model {
                 Some(name) => {
-                    limitations.push(format!("cannot list models ({error}); context length unknown"));
+                    limitations.push(format!(
+                        "cannot list models ({error}); context length unknown"
+                    ));
                     Ok((name.clone(), "command line".to_string(), None))
                 }
                 None => Err(anyhow::Error::new(error).context(format!(
@@ -333,9 +339,7 @@ fn progress_bar(settings: &ProbeSettings) -> Option<indicatif::ProgressBar> {
         Some(per_repeat * u64::from(settings.repeat)),
         indicatif::ProgressDrawTarget::stderr(),
     );
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("probe {bar:30} {pos}/{len} {msg}")
-    {
+    if let Ok(style) = indicatif::ProgressStyle::with_template("probe {bar:30} {pos}/{len} {msg}") {
         bar.set_style(style);
     }
     Some(bar)
@@ -418,7 +422,13 @@ impl Runner<'_> {
         }
     }
 
-    fn sequential(&mut self, repeat: u32, phase: Phase, index: u32, chars: u64) -> Result<(), Stop> {
+    fn sequential(
+        &mut self,
+        repeat: u32,
+        phase: Phase,
+        index: u32,
+        chars: u64,
+    ) -> Result<(), Stop> {
         self.check_deadline()?;
         if let Some(progress) = &self.progress {
             progress.set_message(phase.name());
@@ -460,7 +470,15 @@ impl Runner<'_> {
         let mut outcome = Ok(());
         for (slot, attempt) in attempts.into_iter().enumerate() {
             let slot = u32::try_from(slot).unwrap_or(u32::MAX);
-            let result = self.record(repeat, Phase::Concurrent, round, Some(slot), chars, attempt, &reading);
+            let result = self.record(
+                repeat,
+                Phase::Concurrent,
+                round,
+                Some(slot),
+                chars,
+                attempt,
+                &reading,
+            );
             if result.is_err() && outcome.is_ok() {
                 outcome = result;
             }
@@ -471,7 +489,10 @@ impl Runner<'_> {
         outcome
     }
 
-    #[expect(clippy::too_many_arguments, reason = "one request's coordinates and results")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one request's coordinates and results"
+    )]
     fn record(
         &mut self,
         repeat: u32,
@@ -551,7 +572,8 @@ impl Runner<'_> {
         let mut preemptions_total =
             first_metric(&samples, PREEMPTION_METRICS, &mut self.metrics_seen);
         if kv_cache_usage.is_none() && preemptions_total.is_none() {
-            kv_cache_usage = first_metric(&memory_samples, KV_USAGE_METRICS, &mut self.metrics_seen);
+            kv_cache_usage =
+                first_metric(&memory_samples, KV_USAGE_METRICS, &mut self.metrics_seen);
             preemptions_total =
                 first_metric(&memory_samples, PREEMPTION_METRICS, &mut self.metrics_seen);
         }
