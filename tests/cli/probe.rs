@@ -158,6 +158,21 @@ fn server_dying_mid_protocol_is_exit_2_with_the_partial_report() {
 }
 
 #[test]
+fn repeated_server_errors_stop_the_protocol() {
+    let server = TestServer::start(Story::Errors(5), None);
+    let (report, output) = verdict(&server, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(report["verdict"], "inconclusive");
+    assert_eq!(report["failed_requests"], 3);
+    let requests = report["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 8);
+    assert_eq!(requests[7]["status"], 500);
+    assert!(requests[7]["error"].as_str().unwrap().contains("CUDA out of memory"));
+    let error = stderr(&output);
+    assert!(error.contains("answered HTTP 500"), "{error}");
+}
+
+#[test]
 fn unreachable_server_is_exit_2_and_empty_stdout() {
     // Bind then drop: a loopback port nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")

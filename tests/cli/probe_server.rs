@@ -26,6 +26,8 @@ pub enum Story {
     Noise,
     /// Plateau, but the server dies (stops listening) after this many completions.
     Crash(usize),
+    /// Plateau, but every completion after this many answers HTTP 500.
+    Errors(usize),
 }
 
 /// Prompts longer than this are "long".
@@ -45,7 +47,7 @@ impl Story {
     fn memory_mib(self, state: &State) -> u64 {
         let n = state.completions as u64;
         match self {
-            Story::Plateau | Story::Crash(_) => 1000 + 100 * n.min(4),
+            Story::Plateau | Story::Crash(_) | Story::Errors(_) => 1000 + 100 * n.min(4),
             Story::Step => 1000 + if state.long_seen { 512 } else { 0 },
             Story::Leak => 1000 + 8 * n,
             Story::Noise => 1000 + DIGITS[state.completions % DIGITS.len()] * 50,
@@ -213,6 +215,15 @@ fn route(
                     JSON,
                     r#"{"error":{"message":"no such model"}}"#.to_string(),
                 );
+            }
+            if let Story::Errors(after) = story {
+                if state.completions >= after {
+                    return (
+                        500,
+                        JSON,
+                        r#"{"error":{"message":"CUDA out of memory","code":500}}"#.to_string(),
+                    );
+                }
             }
             state.completions += 1;
             state.long_seen |= prompt.len() > LONG_PROMPT;
