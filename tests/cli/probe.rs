@@ -167,7 +167,10 @@ fn repeated_server_errors_stop_the_protocol() {
     let requests = report["requests"].as_array().unwrap();
     assert_eq!(requests.len(), 8);
     assert_eq!(requests[7]["status"], 500);
-    assert!(requests[7]["error"].as_str().unwrap().contains("CUDA out of memory"));
+    assert!(requests[7]["error"]
+        .as_str()
+        .unwrap()
+        .contains("CUDA out of memory"));
     let error = stderr(&output);
     assert!(error.contains("answered HTTP 500"), "{error}");
 }
