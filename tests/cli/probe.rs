@@ -307,3 +307,24 @@ fn bad_memory_source_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).starts_with("error: unknown memory source `carrier-pigeon`"));
 }
+
+#[test]
+fn markdown_and_html_reports() {
+    let server = TestServer::start(Story::Leak, None);
+    let output = probe(&server, &["--format", "markdown"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let markdown = stdout(&output);
+    assert!(
+        markdown.starts_with("# oomdoc probe: growth — memory keeps growing"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| repeat | phase | # | chars | status | latency | memory | note |"));
+
+    let output = probe(&server, &["--format", "html"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let html = stdout(&output);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<span class=\"bad\">growth"));
+    assert!(!html.contains("<script") && !html.contains("src="));
+    assert!(html.contains("`DCGM_FI_DEV_FB_USED` at http://127.0.0.1:"));
+}
