@@ -374,3 +374,49 @@ pub struct Container {
     /// What showed it, e.g. `/.dockerenv exists`.
     pub evidence: String,
 }
+
+/// An `oomdoc gpus --record` recording: the `oomdoc gpus --json` document plus memory
+/// readings per device UUID, replayed by `--gpu-from` (one reading per `memory()` call,
+/// holding the last).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Recording {
+    /// The inventory, flattened (so the document is also a plain `gpus --json` document).
+    #[serde(flatten)]
+    pub inventory: Inventory,
+    /// Memory readings per device UUID, oldest first.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub samples: std::collections::BTreeMap<String, Vec<RecordedSample>>,
+}
+
+/// One recorded memory reading: a full sample, or just used bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RecordedSample {
+    /// Used bytes only; free is derived as total − reserved − used.
+    Used(u64),
+    /// A full reading.
+    Full(MemorySample),
+}
+
+/// What `oomdoc gpus --bench-sampling` measured on a live GPU (R8, R13: 1 kHz sampling).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplingBenchmark {
+    /// The device sampled.
+    pub uuid: String,
+    /// How long `memory()` was called in a loop, in milliseconds.
+    pub duration_ms: u64,
+    /// Calls made.
+    pub memory_calls: u64,
+    /// Calls per second.
+    pub memory_calls_per_second: f64,
+    /// Slowest single call, in microseconds.
+    pub memory_call_max_us: u64,
+    /// The first inventory (NVML already initialised), in microseconds.
+    pub inventory_first_us: u64,
+    /// Median of the following inventories, in microseconds.
+    pub inventory_median_us: u64,
+    /// Slowest of the following inventories, in microseconds.
+    pub inventory_max_us: u64,
+    /// Inventories timed after the first.
+    pub inventory_runs: u32,
+}
