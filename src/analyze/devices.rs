@@ -65,7 +65,14 @@ const ENGINE_WORKERS: &[&str] = &[
 ];
 
 /// Parents that mean "re-parented": the original parent is gone.
-const INIT_LIKE: &[&str] = &["init", "systemd", "tini", "dumb-init", "docker-init", "catatonit"];
+const INIT_LIKE: &[&str] = &[
+    "init",
+    "systemd",
+    "tini",
+    "dumb-init",
+    "docker-init",
+    "catatonit",
+];
 
 /// Fills in the CUDA numbering and every flag. Idempotent: earlier results are replaced.
 pub fn analyze(inventory: &mut Inventory, environment: &CudaEnvironment) {
@@ -143,14 +150,14 @@ pub fn resolve_cuda_ordinals(inventory: &mut Inventory, environment: &CudaEnviro
                             entry: entry.to_string(),
                             reason,
                         });
-                        ignored.extend(parsed.entries[number + 1..].iter().map(ToString::to_string));
+                        ignored
+                            .extend(parsed.entries[number + 1..].iter().map(ToString::to_string));
                         break;
                     }
                 }
             }
             ignored.extend(parsed.ignored.iter().cloned());
-            if !ignored.is_empty()
-                && !matches!(parsed.stopped, Some(VisibleStop::Duplicate { .. }))
+            if !ignored.is_empty() && !matches!(parsed.stopped, Some(VisibleStop::Duplicate { .. }))
             {
                 warnings.push(CudaWarning::IgnoredEntries { entries: ignored });
             }
@@ -202,7 +209,10 @@ fn match_entry(
             match matches.as_slice() {
                 [one] => Ok((*one, None)),
                 [] => Err("no device has a UUID starting with it".to_string()),
-                many => Err(format!("ambiguous: the prefix matches {} devices", many.len())),
+                many => Err(format!(
+                    "ambiguous: the prefix matches {} devices",
+                    many.len()
+                )),
             }
         }
         VisibleEntry::MigUuid(text) => {
@@ -271,7 +281,10 @@ pub fn flag_devices(inventory: &mut Inventory) {
             device.flags.push(DeviceFlag::MigEnabled);
         }
         let visible = device.cuda_ordinal.is_some()
-            || device.mig_instances.iter().any(|i| i.cuda_ordinal.is_some());
+            || device
+                .mig_instances
+                .iter()
+                .any(|i| i.cuda_ordinal.is_some());
         if !visible && inventory.cuda.is_some() {
             device.flags.push(DeviceFlag::NotVisibleToCuda);
         }
@@ -304,21 +317,25 @@ fn process_flags(
         // The name, owner and parent of a foreign PID describe another process, if any.
         return flags;
     }
-    if let (Some(owner), Some(observer)) = (process.user_id, observer) {
-        if owner != observer {
-            flags.push(ProcessFlag::OtherUser { user_id: owner });
-        }
-    }
     let name = process.name.as_deref().unwrap_or_default();
     let base = name.rsplit('/').next().unwrap_or(name);
     let base = base.split_whitespace().next().unwrap_or(base);
     if DISPLAY_SERVERS.contains(&base) {
+        // A display server runs as root or `gdm` anyway: "another user" adds nothing.
         flags.push(ProcessFlag::DisplayServer);
+    } else if let (Some(owner), Some(observer)) = (process.user_id, observer) {
+        if owner != observer {
+            flags.push(ProcessFlag::OtherUser { user_id: owner });
+        }
     }
     let text = format!(
         "{} {}",
         name.to_lowercase(),
-        process.command.as_deref().unwrap_or_default().to_lowercase()
+        process
+            .command
+            .as_deref()
+            .unwrap_or_default()
+            .to_lowercase()
     );
     let is_engine_worker = ENGINE_WORKERS.iter().any(|marker| text.contains(marker));
     if is_engine_worker {
@@ -350,7 +367,9 @@ mod tests {
                 .enumerate()
                 .map(|(index, name)| Device {
                     index: index as u32,
-                    uuid: format!("GPU-{index}{index}{index}{index}abcd-0000-0000-0000-00000000000{index}"),
+                    uuid: format!(
+                        "GPU-{index}{index}{index}{index}abcd-0000-0000-0000-00000000000{index}"
+                    ),
                     pci_bus_id: format!("00000000:{}:00.0", buses[index]),
                     name: name.to_string(),
                     memory: DeviceMemory {
@@ -506,16 +525,27 @@ mod tests {
                 ..MigInstance::default()
             },
         ];
-        run(&mut inv, Some("MIG-9d1e,MIG-5c89852c-d268-c3f3-1b07-005d5ae1dc3f"), None);
+        run(
+            &mut inv,
+            Some("MIG-9d1e,MIG-5c89852c-d268-c3f3-1b07-005d5ae1dc3f"),
+            None,
+        );
         let instances = &inv.devices[0].mig_instances;
         assert_eq!(instances[0].cuda_ordinal, Some(1));
         assert_eq!(instances[1].cuda_ordinal, Some(0));
         assert_eq!(inv.devices[0].cuda_ordinal, None);
         assert_eq!(inv.devices[0].flags, vec![DeviceFlag::MigEnabled]);
-        run(&mut inv, Some("MIG-GPU-0000abcd-0000-0000-0000-000000000000/2/0"), None);
+        run(
+            &mut inv,
+            Some("MIG-GPU-0000abcd-0000-0000-0000-000000000000/2/0"),
+            None,
+        );
         assert_eq!(inv.devices[0].mig_instances[1].cuda_ordinal, Some(0));
         run(&mut inv, Some("MIG-ffff"), None);
-        assert!(matches!(warnings(&inv)[0], CudaWarning::UnmatchedEntry { .. }));
+        assert!(matches!(
+            warnings(&inv)[0],
+            CudaWarning::UnmatchedEntry { .. }
+        ));
     }
 
     fn process(pid: u32, name: &str) -> GpuProcess {

@@ -25,6 +25,7 @@ pub struct Inventory {
     /// The devices, in NVML index order.
     pub devices: Vec<Device>,
     /// What could not be read and why.
+    #[serde(default)]
     pub limitations: Vec<String>,
     /// The host the inventory was taken on: user, container, `NVIDIA_VISIBLE_DEVICES`.
     #[serde(default)]
@@ -55,6 +56,7 @@ pub struct Device {
     /// Memory, exact bytes.
     pub memory: DeviceMemory,
     /// Compute (and graphics) processes on this device.
+    #[serde(default)]
     pub processes: Vec<GpuProcess>,
     /// MIG mode, when known (`enabled`/`disabled`).
     pub mig_mode: Option<String>,

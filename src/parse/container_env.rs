@@ -56,7 +56,9 @@ pub fn parse_cuda_visible_devices(value: Option<&str>) -> Option<VisibleDevices>
         };
         if parsed.entries.contains(&entry) {
             parsed.ignored = parsed.entries.iter().map(ToString::to_string).collect();
-            parsed.ignored.extend(elements[position..].iter().map(|e| e.to_string()));
+            parsed
+                .ignored
+                .extend(elements[position..].iter().map(|e| e.to_string()));
             parsed.entries.clear();
             parsed.stopped = Some(VisibleStop::Duplicate {
                 entry: (*element).to_string(),
@@ -247,7 +249,10 @@ mod tests {
     #[test]
     fn device_order() {
         assert_eq!(parse_device_order(None), DeviceOrder::FastestFirst);
-        assert_eq!(parse_device_order(Some("PCI_BUS_ID")), DeviceOrder::PciBusId);
+        assert_eq!(
+            parse_device_order(Some("PCI_BUS_ID")),
+            DeviceOrder::PciBusId
+        );
         assert_eq!(
             parse_device_order(Some("FASTEST_FIRST")),
             DeviceOrder::FastestFirst
@@ -291,12 +296,18 @@ mod tests {
             dockerenv: true,
             ..ContainerEvidence::default()
         };
-        assert_eq!(detect_container(&docker).unwrap().kind, ContainerKind::Docker);
+        assert_eq!(
+            detect_container(&docker).unwrap().kind,
+            ContainerKind::Docker
+        );
         let podman = ContainerEvidence {
             containerenv: true,
             ..ContainerEvidence::default()
         };
-        assert_eq!(detect_container(&podman).unwrap().kind, ContainerKind::Podman);
+        assert_eq!(
+            detect_container(&podman).unwrap().kind,
+            ContainerKind::Podman
+        );
         let pod = ContainerEvidence {
             init_cgroup: Some(
                 "12:memory:/kubepods/besteffort/pod1234/abcd\n0::/kubepods/besteffort\n"

@@ -7,8 +7,8 @@
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use crate::model::machine::{DeviceMemory, GpuProcess, Inventory, MigInstance};
 use crate::model::machine::Device;
+use crate::model::machine::{DeviceMemory, GpuProcess, Inventory, MigInstance};
 use crate::model::{Bytes, Source};
 
 /// Why an `nvidia-smi -q -x` document could not be read.
@@ -156,7 +156,10 @@ fn parse_gpu(
     })
 }
 
-fn parse_memory(node: Node<'_, '_>, position: usize) -> Result<Option<DeviceMemory>, NvidiaSmiError> {
+fn parse_memory(
+    node: Node<'_, '_>,
+    position: usize,
+) -> Result<Option<DeviceMemory>, NvidiaSmiError> {
     let Some(total_bytes) = size(node, "total", position)? else {
         return Ok(None);
     };
@@ -199,10 +202,7 @@ fn parse_process(
         (None, Some(text)) => Some(format!("nvidia-smi printed `{text}`")),
         (None, None) => Some("nvidia-smi printed no `used_memory`".to_string()),
     };
-    let id = |name: &str| {
-        child_text(info, name)
-            .and_then(|text| text.parse::<u32>().ok())
-    };
+    let id = |name: &str| child_text(info, name).and_then(|text| text.parse::<u32>().ok());
     Ok(Some(GpuProcess {
         pid,
         name: child_text(info, "process_name"),
@@ -254,7 +254,8 @@ fn size(node: Node<'_, '_>, name: &str, position: usize) -> Result<Option<Bytes>
 }
 
 fn child<'a, 'input>(node: Node<'a, 'input>, name: &str) -> Option<Node<'a, 'input>> {
-    node.children().find(|candidate| candidate.has_tag_name(name))
+    node.children()
+        .find(|candidate| candidate.has_tag_name(name))
 }
 
 /// Trimmed text of a child element; `None` when absent or empty (`N/A` is kept: callers decide).
@@ -334,17 +335,27 @@ mod tests {
             device.processes[1].unavailable_reason.as_deref(),
             Some("nvidia-smi printed `N/A`")
         );
-        assert_eq!(device.processes[1].process_type.as_deref(), Some("graphics"));
+        assert_eq!(
+            device.processes[1].process_type.as_deref(),
+            Some("graphics")
+        );
     }
 
     #[test]
     fn errors_say_where() {
         let error = parse("<nvidia_smi_log><gpu>").unwrap_err();
-        assert!(matches!(error, NvidiaSmiError::Xml { line: 1, .. }), "{error}");
+        assert!(
+            matches!(error, NvidiaSmiError::Xml { line: 1, .. }),
+            "{error}"
+        );
         let error = parse("<html/>").unwrap_err();
-        assert_eq!(error.to_string(), "the root element is `<html>`, not `<nvidia_smi_log>`");
-        let error = parse("<nvidia_smi_log>\n<gpu><product_name>X</product_name></gpu></nvidia_smi_log>")
-            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the root element is `<html>`, not `<nvidia_smi_log>`"
+        );
+        let error =
+            parse("<nvidia_smi_log>\n<gpu><product_name>X</product_name></gpu></nvidia_smi_log>")
+                .unwrap_err();
         assert_eq!(error.to_string(), "GPU #0 (line 2) has no `<uuid>`");
         let error = parse(
             "<nvidia_smi_log><gpu id=\"0\"><uuid>GPU-1</uuid><product_name>X</product_name>\

@@ -33,9 +33,20 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
         let _ = writeln!(out, "no GPU found");
     } else {
         out.push('\n');
-        let rows: Vec<[String; 8]> = inventory.devices.iter().map(|d| row(inventory, d)).collect();
+        let rows: Vec<[String; 8]> = inventory
+            .devices
+            .iter()
+            .map(|d| row(inventory, d))
+            .collect();
         let header = [
-            "GPU", "CUDA", "UUID", "BUS ID", "NAME", "USED / TOTAL", "RESERVED", "FREE",
+            "GPU",
+            "CUDA",
+            "UUID",
+            "BUS ID",
+            "NAME",
+            "USED / TOTAL",
+            "RESERVED",
+            "FREE",
         ];
         let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
         for row in &rows {
@@ -67,7 +78,11 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
                 let _ = writeln!(out, "{indent}{}", process_line(process, style));
             }
             if let Some(reason) = &device.processes_unavailable_reason {
-                let _ = writeln!(out, "{indent}{}", style.warn(&format!("processes unavailable: {reason}")));
+                let _ = writeln!(
+                    out,
+                    "{indent}{}",
+                    style.warn(&format!("processes unavailable: {reason}"))
+                );
             } else if device.processes.is_empty() {
                 let _ = writeln!(out, "{indent}{}", style.dim("no processes"));
             }
@@ -115,7 +130,10 @@ pub fn markdown(inventory: &Inventory) -> Vec<u8> {
     if inventory.devices.is_empty() {
         let _ = writeln!(out, "No GPU found.\n");
     } else {
-        let _ = writeln!(out, "| GPU | CUDA | UUID | Bus id | Name | Used / total | Reserved | Free |");
+        let _ = writeln!(
+            out,
+            "| GPU | CUDA | UUID | Bus id | Name | Used / total | Reserved | Free |"
+        );
         let _ = writeln!(out, "|---:|---:|---|---|---|---:|---:|---:|");
         for device in &inventory.devices {
             let cells = row(inventory, device);
@@ -176,7 +194,11 @@ pub fn html(inventory: &Inventory) -> Vec<u8> {
             let cells = row(inventory, device);
             body.push_str("<tr>");
             for (position, cell) in cells.iter().enumerate() {
-                let class = if matches!(position, 0 | 1 | 5 | 6 | 7) { " class=\"num\"" } else { "" };
+                let class = if matches!(position, 0 | 1 | 5 | 6 | 7) {
+                    " class=\"num\""
+                } else {
+                    ""
+                };
                 let _ = write!(body, "<td{class}>{}</td>", html::escape(cell));
             }
             let processes: Vec<String> = device
@@ -204,7 +226,11 @@ pub fn html(inventory: &Inventory) -> Vec<u8> {
         let _ = writeln!(body, "<li>{}</li>", html::escape(&note));
     }
     for warning in cuda_warnings(inventory) {
-        let _ = writeln!(body, "<li class=\"warn\">warning: {}</li>", html::escape(&warning));
+        let _ = writeln!(
+            body,
+            "<li class=\"warn\">warning: {}</li>",
+            html::escape(&warning)
+        );
     }
     body.push_str("</ul>\n");
     if !inventory.limitations.is_empty() {
@@ -314,11 +340,9 @@ fn process_name(process: &GpuProcess) -> String {
 }
 
 fn process_used(process: &GpuProcess) -> String {
-    match (process.used_bytes, &process.unavailable_reason) {
-        (Some(bytes), _) => bytes.to_string(),
-        (None, Some(reason)) => format!("unavailable ({reason})"),
-        (None, None) => "unavailable".to_string(),
-    }
+    process
+        .used_bytes
+        .map_or_else(|| "n/a".to_string(), |bytes| bytes.to_string())
 }
 
 fn process_line(process: &GpuProcess, style: Style) -> String {
@@ -333,11 +357,26 @@ fn process_line(process: &GpuProcess, style: Style) -> String {
         let _ = write!(text, "  {kind}");
     }
     for flag in &process.flags {
-        let _ = write!(text, "  {}", style.warn(&format!("[{}]", process_flag(flag))));
+        let _ = write!(
+            text,
+            "  {}",
+            style.warn(&format!("[{}]", process_flag(flag)))
+        );
+    }
+    if let Some(reason) = &process.unavailable_reason {
+        let _ = write!(
+            text,
+            "  {}",
+            style.dim(&format!("(bytes unavailable: {reason})"))
+        );
     }
     if process.name.is_none() && process.command.is_none() {
         if let Some(reason) = &process.name_unavailable_reason {
-            let _ = write!(text, "  {}", style.dim(&format!("({reason})")));
+            let _ = write!(
+                text,
+                "  {}",
+                style.dim(&format!("(name unavailable: {reason})"))
+            );
         }
     }
     text
@@ -375,18 +414,24 @@ fn device_flag(flag: &DeviceFlag) -> Option<String> {
 /// Explanations: reserved memory, the CUDA numbering, the container.
 fn notes(inventory: &Inventory) -> Vec<String> {
     let mut notes = Vec::new();
-    let reserved: Vec<String> = inventory
+    let cuda_totals: Vec<(u32, Bytes)> = inventory
         .devices
         .iter()
-        .filter_map(|device| {
-            let cuda_total = device.memory.cuda_total_bytes()?;
-            Some(format!("{cuda_total} on GPU {}", device.index))
-        })
+        .filter_map(|device| Some((device.index, device.memory.cuda_total_bytes()?)))
         .collect();
-    if !reserved.is_empty() {
+    if let Some((_, first)) = cuda_totals.first() {
+        let listed = if cuda_totals.len() > 1 && cuda_totals.iter().all(|(_, total)| total == first)
+        {
+            format!("{first} on every GPU")
+        } else {
+            cuda_totals
+                .iter()
+                .map(|(index, total)| format!("{total} on GPU {index}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         notes.push(format!(
-            "used + free ≠ total: the driver reserves RESERVED for itself; CUDA's total (`cudaMemGetInfo`, PyTorch's \"total capacity\") is total − reserved: {}",
-            reserved.join(", ")
+            "used + free ≠ total: the driver reserves RESERVED for itself; CUDA's total (`cudaMemGetInfo`, PyTorch's \"total capacity\") is total − reserved: {listed}"
         ));
     }
     if let Some(numbering) = &inventory.cuda {
@@ -394,11 +439,11 @@ fn notes(inventory: &Inventory) -> Vec<String> {
     }
     let host = &inventory.host;
     if let Some(container) = &host.container {
+        let kind = format!("{:?}", container.kind).to_lowercase();
         let mut note = format!(
-            "container: {:?} ({}); GPUs and PIDs here may be renumbered from the host's",
-            container.kind, container.evidence
-        )
-        .to_lowercase();
+            "container: {kind} ({}); GPUs and PIDs here may be renumbered from the host's",
+            container.evidence
+        );
         if let Some(visible) = &host.nvidia_visible_devices {
             let _ = write!(note, "; {}", nvidia_visible(visible));
         }
@@ -411,7 +456,9 @@ fn notes(inventory: &Inventory) -> Vec<String> {
 
 fn nvidia_visible(visible: &NvidiaVisibleDevices) -> String {
     match visible {
-        NvidiaVisibleDevices::All => "`NVIDIA_VISIBLE_DEVICES=all`: every host GPU is mounted".to_string(),
+        NvidiaVisibleDevices::All => {
+            "`NVIDIA_VISIBLE_DEVICES=all`: every host GPU is mounted".to_string()
+        }
         NvidiaVisibleDevices::None => {
             "`NVIDIA_VISIBLE_DEVICES=none`: no GPU mounted (driver libraries only)".to_string()
         }
@@ -443,14 +490,21 @@ fn numbering_note(inventory: &Inventory, numbering: &CudaNumbering) -> String {
             if let Some(ordinal) = instance.cuda_ordinal {
                 mapping.push((
                     ordinal,
-                    format!("cuda:{ordinal} = GPU {} MIG {}", device.index, instance.index),
+                    format!(
+                        "cuda:{ordinal} = GPU {} MIG {}",
+                        device.index, instance.index
+                    ),
                 ));
             }
         }
     }
     mapping.sort();
     let listed: Vec<String> = mapping.into_iter().map(|(_, text)| text).collect();
-    let certainty = if numbering.ordinals_certain { "" } else { " (uncertain, see warning)" };
+    let certainty = if numbering.ordinals_certain {
+        ""
+    } else {
+        " (uncertain, see warning)"
+    };
     if listed.is_empty() {
         format!("CUDA numbering: {visible}, {order}: CUDA sees no GPU")
     } else {
@@ -466,7 +520,10 @@ fn cuda_warnings(inventory: &Inventory) -> Vec<String> {
         return Vec::new();
     };
     let duplicate = matches!(
-        numbering.visible_devices.as_ref().and_then(|v| v.stopped.as_ref()),
+        numbering
+            .visible_devices
+            .as_ref()
+            .and_then(|v| v.stopped.as_ref()),
         Some(VisibleStop::Duplicate { .. })
     );
     numbering
@@ -499,10 +556,7 @@ fn cuda_warnings(inventory: &Inventory) -> Vec<String> {
 }
 
 fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;")
-}
-
-/// Total used bytes of the listed devices, for the `--watch` summary.
-pub fn total_used(inventory: &Inventory) -> Bytes {
-    inventory.devices.iter().map(|d| d.memory.used_bytes).sum()
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

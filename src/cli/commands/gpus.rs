@@ -68,11 +68,16 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
     let style = Style::new(output.color_for(&args.output));
     let Some(seconds) = args.watch else {
-        let inventory = source.inventory().context("cannot read the GPU inventory")?;
+        let inventory = source
+            .inventory()
+            .context("cannot read the GPU inventory")?;
         if let Some(path) = &args.record {
             record(path, &inventory, &BTreeMap::new())?;
         }
-        output.report(&args.output, &render_inventory(&inventory, &args.output, style)?)?;
+        output.report(
+            &args.output,
+            &render_inventory(&inventory, &args.output, style)?,
+        )?;
         return Ok(if inventory.devices.is_empty() {
             ExitStatus::NothingFound
         } else {
@@ -86,13 +91,18 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let mut samples: BTreeMap<String, Vec<MemorySample>> = BTreeMap::new();
     let mut refreshes = 0u64;
     loop {
-        let inventory = source.inventory().context("cannot read the GPU inventory")?;
+        let inventory = source
+            .inventory()
+            .context("cannot read the GPU inventory")?;
         for device in &inventory.devices {
-            samples.entry(device.uuid.clone()).or_default().push(MemorySample {
-                used_bytes: device.memory.used_bytes,
-                free_bytes: device.memory.free_bytes,
-                total_bytes: device.memory.total_bytes,
-            });
+            samples
+                .entry(device.uuid.clone())
+                .or_default()
+                .push(MemorySample {
+                    used_bytes: device.memory.used_bytes,
+                    free_bytes: device.memory.free_bytes,
+                    total_bytes: device.memory.total_bytes,
+                });
         }
         if let Some(path) = &args.record {
             record(path, &inventory, &samples)?;

@@ -49,9 +49,8 @@ pub fn describe(process: &mut GpuProcess) {
         .map(|bytes| command_line(&bytes))
         .filter(|text| !text.is_empty());
     if comm.is_none() && command.is_none() {
-        process.name_unavailable_reason = Some(format!(
-            "`{directory}/comm` and `cmdline` are not readable"
-        ));
+        process.name_unavailable_reason =
+            Some(format!("`{directory}/comm` and `cmdline` are not readable"));
     }
     process.name = comm.or_else(|| process.name.take());
     process.command = command;
@@ -125,7 +124,10 @@ mod tests {
 
     #[test]
     fn command_lines_are_joined_and_cut() {
-        assert_eq!(command_line(b"python3\0train.py\0--lr\x001e-4\0"), "python3 train.py --lr 1e-4");
+        assert_eq!(
+            command_line(b"python3\0train.py\0--lr\x001e-4\0"),
+            "python3 train.py --lr 1e-4"
+        );
         let long = vec![b'a'; 600];
         assert_eq!(command_line(&long).chars().count(), COMMAND_LIMIT + 1);
     }

@@ -7,6 +7,7 @@
 //! `CUDA_DEVICE_ORDER` (also when replaying a recording made elsewhere), through
 //! [`open`]'s wrapper.
 
+#[cfg(feature = "nvml")]
 mod host;
 pub mod replay;
 
@@ -201,7 +202,8 @@ pub fn benchmark(
     runs: u32,
 ) -> Result<crate::model::machine::SamplingBenchmark, GpuError> {
     use std::time::Instant;
-    let micros = |elapsed: std::time::Duration| u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+    let micros =
+        |elapsed: std::time::Duration| u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
     let started = Instant::now();
     let inventory = source.inventory()?;
     let inventory_first_us = micros(started.elapsed());
@@ -234,7 +236,10 @@ pub fn benchmark(
         memory_calls_per_second: memory_calls as f64 / elapsed.as_secs_f64().max(1e-9),
         memory_call_max_us,
         inventory_first_us,
-        inventory_median_us: timings.get(timings.len() / 2).copied().unwrap_or(inventory_first_us),
+        inventory_median_us: timings
+            .get(timings.len() / 2)
+            .copied()
+            .unwrap_or(inventory_first_us),
         inventory_max_us: timings.last().copied().unwrap_or(inventory_first_us),
         inventory_runs: runs,
     })

@@ -17,7 +17,9 @@ use nvml_wrapper::struct_wrappers::device::ProcessInfo;
 use nvml_wrapper::{Device as NvmlDevice, Nvml};
 
 use super::{host, GpuError, GpuSource};
-use crate::model::machine::{Device, DeviceMemory, GpuProcess, Inventory, MemorySample, MigInstance};
+use crate::model::machine::{
+    Device, DeviceMemory, GpuProcess, Inventory, MemorySample, MigInstance,
+};
 use crate::model::{Bytes, Source};
 
 /// `NVML_DEVICE_MIG_ENABLE` (nvml.h).
@@ -39,7 +41,9 @@ fn nvml() -> Result<&'static Nvml, GpuError> {
     let result = NVML.get_or_init(|| {
         Nvml::init().map_err(|error| match error {
             NvmlError::LibloadingError(error) => InitFailure::Library(error.to_string()),
-            NvmlError::LibraryNotFound => InitFailure::Library("`NVML_ERROR_LIBRARY_NOT_FOUND`".to_string()),
+            NvmlError::LibraryNotFound => {
+                InitFailure::Library("`NVML_ERROR_LIBRARY_NOT_FOUND`".to_string())
+            }
             NvmlError::DriverNotLoaded => InitFailure::Driver,
             NvmlError::LibRmVersionMismatch => InitFailure::Mismatch,
             NvmlError::NoPermission => InitFailure::NoPermission,
@@ -76,7 +80,9 @@ fn map(error: NvmlError, what: &str, device: &str) -> GpuError {
         NvmlError::NotFound => GpuError::UnknownDevice {
             uuid: device.to_string(),
         },
-        other => GpuError::Other(format!("NVML failed to read {what} of GPU `{device}`: {other}")),
+        other => GpuError::Other(format!(
+            "NVML failed to read {what} of GPU `{device}`: {other}"
+        )),
     }
 }
 
@@ -230,8 +236,12 @@ fn read_device(
             DeviceMemory::default()
         }
     };
-    let mig_enabled = handle.mig_mode().ok().map(|mode| mode.current == MIG_ENABLED);
-    let mig_mode = mig_enabled.map(|enabled| if enabled { "enabled" } else { "disabled" }.to_string());
+    let mig_enabled = handle
+        .mig_mode()
+        .ok()
+        .map(|mode| mode.current == MIG_ENABLED);
+    let mig_mode =
+        mig_enabled.map(|enabled| if enabled { "enabled" } else { "disabled" }.to_string());
     let mig_instances = if mig_enabled == Some(true) {
         read_mig(handle)
     } else {

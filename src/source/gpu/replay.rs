@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{GpuError, GpuSource};
-use crate::model::machine::{Inventory, MemorySample, Recording, RecordedSample};
+use crate::model::machine::{Inventory, MemorySample, RecordedSample, Recording};
 use crate::model::{Bytes, Source};
 use crate::parse::nvidia_smi;
 use crate::source::file::read_limited;
@@ -49,7 +49,10 @@ impl ReplayGpu {
             )));
         }
         let text = String::from_utf8(bytes).map_err(|e| {
-            error(format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+            error(format!(
+                "not UTF-8 text (byte {})",
+                e.utf8_error().valid_up_to()
+            ))
         })?;
         ReplayGpu::from_text(&text).map_err(|message| GpuError::Replay {
             path: PathBuf::from(path),
@@ -76,7 +79,10 @@ impl ReplayGpu {
             )
         })?;
         let document = if value.get("devices").is_some() {
-            value
+            // Read the text again so that an error says where (line, column).
+            let recording: Recording = serde_json::from_str(trimmed)
+                .map_err(|error| format!("not an oomdoc GPU recording: {error}"))?;
+            return ReplayGpu::from_recording(recording);
         } else if let Some(inventory) = value.pointer("/preflight/inventory") {
             inventory.clone()
         } else if let Some(inventory) = value.get("inventory") {
@@ -88,11 +94,17 @@ impl ReplayGpu {
         };
         let recording = Recording::deserialize(&document)
             .map_err(|error| format!("not an oomdoc GPU recording: {error}"))?;
+        ReplayGpu::from_recording(recording)
+    }
+
+    fn from_recording(recording: Recording) -> Result<ReplayGpu, String> {
         let mut inventory = recording.inventory;
         let mut samples = BTreeMap::new();
         for (uuid, readings) in recording.samples {
             let Some(device) = inventory.devices.iter().find(|device| device.uuid == uuid) else {
-                return Err(format!("`samples` names `{uuid}`, which is not among `devices`"));
+                return Err(format!(
+                    "`samples` names `{uuid}`, which is not among `devices`"
+                ));
             };
             let memory = device.memory;
             let played = readings
@@ -189,7 +201,9 @@ mod tests {
             "samples":{{"{UUID}":[10,{{"used_bytes":20,"free_bytes":880,"total_bytes":1000}}]}}}}"#
         );
         let mut replay = ReplayGpu::from_text(&json).unwrap();
-        let used: Vec<u64> = (0..4).map(|_| replay.memory(UUID).unwrap().used_bytes.0).collect();
+        let used: Vec<u64> = (0..4)
+            .map(|_| replay.memory(UUID).unwrap().used_bytes.0)
+            .collect();
         assert_eq!(used, vec![10, 20, 20, 20]);
         let mut replay = ReplayGpu::from_text(&json).unwrap();
         assert_eq!(replay.memory(UUID).unwrap().free_bytes, Bytes(890));
@@ -198,12 +212,18 @@ mod tests {
 
     #[test]
     fn bad_input_says_why() {
-        assert!(ReplayGpu::from_text("hello").unwrap_err().contains("neither"));
-        assert!(ReplayGpu::from_text("{\"a\":1}").unwrap_err().contains("without `devices`"));
+        assert!(ReplayGpu::from_text("hello")
+            .unwrap_err()
+            .contains("neither"));
+        assert!(ReplayGpu::from_text("{\"a\":1}")
+            .unwrap_err()
+            .contains("without `devices`"));
         assert!(ReplayGpu::from_text("{\"devices\":[{}]}")
             .unwrap_err()
             .starts_with("not an oomdoc GPU recording"));
         assert!(ReplayGpu::from_text("{").unwrap_err().contains("line 1"));
-        assert!(ReplayGpu::from_text("<x/>").unwrap_err().contains("nvidia_smi_log"));
+        assert!(ReplayGpu::from_text("<x/>")
+            .unwrap_err()
+            .contains("nvidia_smi_log"));
     }
 }
