@@ -423,7 +423,9 @@ fn fake_nvml() -> tempfile::TempDir {
         .arg(directory.path().join("libnvidia-ml.so.1"))
         .arg(fixture("gpus/fake_nvml.c"))
         .status()
-        .expect("a C compiler `cc` builds the fake NVML library");
+        .unwrap_or_else(|error| {
+            panic!("a C compiler `cc` must build the fake NVML library: {error}")
+        });
     assert!(status.success());
     directory
 }
