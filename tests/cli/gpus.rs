@@ -553,3 +553,17 @@ fn nvml_record_replays_and_benchmark_runs() {
     assert!(bench["memory_calls"].as_u64().unwrap() > 0);
     assert_eq!(bench["inventory_runs"], 20);
 }
+
+#[test]
+fn no_gpu_exits_1() {
+    let directory = tempfile::tempdir().unwrap();
+    let empty = directory.path().join("empty.xml");
+    std::fs::write(
+        &empty,
+        "<nvidia_smi_log><driver_version>580.159.04</driver_version></nvidia_smi_log>",
+    )
+    .unwrap();
+    let output = gpus(&["--gpu-from", empty.to_str().unwrap()], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("no GPU found"));
+}
