@@ -434,6 +434,9 @@ pub struct Readiness {
     pub unverified: Vec<String>,
     /// One sentence.
     pub summary: String,
+    /// For a configuration that did not fail: the limit it was run with (R17: a working
+    /// configuration with its stated limit), from the command line, the log and the timeline.
+    pub stated_limit: Option<String>,
 }
 
 /// Verdict and next steps.
@@ -698,7 +701,7 @@ fn run_report(input: &RunInput) -> RunReport {
         .map(|(file, probe)| probe_summary(file, probe));
     let concurrency = concurrency(input);
     let readiness = readiness(input, &status, &failure);
-    let verdict = verdict(record, &status, &failure);
+    let verdict = verdict(record, &status, &failure, readiness.state == "checked");
     let owner_summary = owner_summary(record, &status, &failure, &fit, &gpus, &readiness);
 
     match (&input.log, &input.log_problem) {
@@ -1615,10 +1618,61 @@ fn readiness(input: &RunInput, status: &RunStatus, failure: &FailureFacts) -> Re
         next_scenario,
         unverified,
         summary,
+        stated_limit: (!status.failed && loaded)
+            .then(|| stated_limit(input))
+            .flatten(),
     }
 }
 
-fn verdict(record: &RunRecordView, status: &RunStatus, failure: &FailureFacts) -> Verdict {
+/// The limits a working run was launched and measured with: context length, batch, memory
+/// budget from the command line; KV capacity from the log; the peak from the timeline.
+fn stated_limit(input: &RunInput) -> Option<String> {
+    let argv = super::compare::parse_argv(&input.record.command);
+    let mut parts = Vec::new();
+    for flag in [
+        "--max-model-len",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--gpu-memory-utilization",
+        "--kv-cache-dtype",
+        "--tensor-parallel-size",
+        "--ctx-size",
+        "-c",
+        "--batch-size",
+    ] {
+        if let Some(value) = argv.flags.get(flag) {
+            parts.push(format!("`{flag} {value}`"));
+        }
+    }
+    if let Some(line) = input
+        .log
+        .as_ref()
+        .and_then(|scan| scan.max_concurrency.clone())
+    {
+        parts.push(format!("KV cache: {line}"));
+    }
+    let peak = input.record.memory.as_ref().and_then(|memory| {
+        memory
+            .devices
+            .iter()
+            .filter_map(|device| Some((device.peak_used_bytes?, device.total_bytes)))
+            .max_by_key(|(peak, _)| *peak)
+    });
+    if let Some((peak, total)) = peak {
+        parts.push(match total {
+            Some(total) => format!("peak {} of {} (NVML)", Bytes(peak), Bytes(total)),
+            None => format!("peak {} (NVML)", Bytes(peak)),
+        });
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+fn verdict(
+    record: &RunRecordView,
+    status: &RunStatus,
+    failure: &FailureFacts,
+    checked: bool,
+) -> Verdict {
     let explained = record.explain.as_ref().and_then(|e| e.verdict.clone());
     match explained {
         Some(verdict) if verdict.cause.is_some() => Verdict {
@@ -1630,9 +1684,11 @@ fn verdict(record: &RunRecordView, status: &RunStatus, failure: &FailureFacts) -
         _ if !status.failed => Verdict {
             cause: "no failure recorded".to_owned(),
             evidence: vec![status.summary.clone()],
-            next_steps: vec![
-                "check a short request and the next real scenario before calling it fit (`oomdoc probe`)".to_owned(),
-            ],
+            next_steps: vec![if checked {
+                "keep this configuration within its stated limit; record it next to the failing run (`oomdoc diff`)".to_owned()
+            } else {
+                "check a short request and the next real scenario before calling it fit (`oomdoc probe`)".to_owned()
+            }],
             source: "run record".to_owned(),
         },
         _ => Verdict {
@@ -1705,13 +1761,17 @@ fn owner_summary(
             kind: "working_configuration".to_owned(),
             action: None,
             text: format!(
-                "No new hardware is indicated by this run: it did not fail on {card}. {}{}",
+                "No new hardware is indicated by this run: it did not fail on {card}. {}{}{}",
                 capitalise(&readiness.summary),
                 if readiness.unverified.is_empty() {
                     ".".to_owned()
                 } else {
                     format!("; still unverified: {}.", readiness.unverified.join(", "))
-                }
+                },
+                readiness
+                    .stated_limit
+                    .as_ref()
+                    .map_or_else(String::new, |limit| format!(" Its limit as run: {limit}."))
             ),
             from_explain,
         };

@@ -487,6 +487,8 @@ pub struct ProbeRequestView {
     pub latency_ms: Option<f64>,
     /// Device memory after the request.
     pub memory_bytes: Option<u64>,
+    /// The error, when the request failed.
+    pub error: Option<String>,
 }
 
 impl ProbeRequestView {

@@ -640,6 +640,9 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
             run.readiness.unverified.join("; ")
         ));
     }
+    if let Some(limit) = &run.readiness.stated_limit {
+        text.push_str(&format!("  stated limit: {limit}\n"));
+    }
 
     section(&mut text, "Model");
     text.push_str(&format!("  {}\n", model_line(run)));
@@ -925,6 +928,9 @@ fn md_run(run: &RunReport, number: usize) -> String {
             "Unverified: {}.\n\n",
             run.readiness.unverified.join("; ")
         ));
+    }
+    if let Some(limit) = &run.readiness.stated_limit {
+        text.push_str(&format!("Stated limit: {limit}.\n\n"));
     }
 
     text.push_str(&format!("### Model\n\n{}\n\n", model_line(run)));
@@ -1605,6 +1611,9 @@ fn html_run(run: &RunReport, number: usize) -> String {
             "<p>Unverified: {}.</p>\n",
             escape(&run.readiness.unverified.join("; "))
         ));
+    }
+    if let Some(limit) = &run.readiness.stated_limit {
+        html.push_str(&format!("<p>Stated limit: {}.</p>\n", prose(limit)));
     }
 
     html.push_str(&format!(
