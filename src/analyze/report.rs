@@ -444,6 +444,8 @@ pub struct Readiness {
 pub struct Verdict {
     /// Cause.
     pub cause: String,
+    /// The cause's class word from explain (`transient_peak`, `weights_do_not_fit`, …).
+    pub cause_kind: Option<String>,
     /// Evidence.
     pub evidence: Vec<String>,
     /// Next steps.
@@ -603,6 +605,24 @@ fn object_text(value: &Value, keys: &[&str]) -> Option<String> {
     }
 }
 
+/// An event's time on the run's clock: `t_ms` (added by `oomdoc run`), else explain's
+/// `seconds_since_start` (the log's own clock, close to the run's).
+fn event_t_ms(event: &Value) -> Option<u64> {
+    object_u64(event, &["t_ms"]).or_else(|| {
+        event
+            .get("seconds_since_start")
+            .and_then(Value::as_f64)
+            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+            .map(|seconds| (seconds * 1000.0).round() as u64)
+    })
+}
+
+/// An event's byte figure: top-level or in explain's `figures`.
+fn event_bytes(event: &Value) -> Option<u64> {
+    object_u64(event, &["bytes", "weights_bytes", "memory_bytes"])
+        .or_else(|| event.get("figures").and_then(|f| object_u64(f, &["bytes"])))
+}
+
 fn object_u64(value: &Value, keys: &[&str]) -> Option<u64> {
     match value {
         Value::Object(map) => keys
@@ -649,7 +669,13 @@ fn run_report(input: &RunInput) -> RunReport {
         max_model_len: object_text(
             &log_model,
             &["max_model_len", "max_seq_len", "context_length"],
-        ),
+        )
+        .or_else(|| {
+            explain
+                .config
+                .as_ref()
+                .and_then(|config| object_text(config, &["max_model_len"]))
+        }),
         source: (!log_model.is_null()).then(|| "engine log".to_owned()),
         checkpoint: input.checkpoint.clone(),
     };
@@ -734,7 +760,11 @@ fn run_report(input: &RunInput) -> RunReport {
         timeline,
         oom,
         oom_other_processes,
-        oom_count: explain.ooms.len().max(usize::from(explain.oom.is_some())),
+        oom_count: explain
+            .ooms_total
+            .map_or(0, |total| usize::try_from(total).unwrap_or(usize::MAX))
+            .max(explain.ooms.len())
+            .max(usize::from(explain.oom.is_some())),
         log_context: if explain.context.is_empty() {
             input
                 .log
@@ -976,7 +1006,7 @@ fn timeline(events: &[Value]) -> Vec<TimelineEntry> {
     events
         .iter()
         .map(|event| TimelineEntry {
-            t_ms: object_u64(event, &["t_ms"]),
+            t_ms: event_t_ms(event),
             phase: object_text(event, &["phase"]),
             event: object_text(event, &["event", "kind", "stage", "name", "what"])
                 .unwrap_or_else(|| "event".to_owned()),
@@ -1135,7 +1165,7 @@ fn oom_time(
             || name.contains("out_of_memory")
             || detail.contains("out of memory");
         if is_oom {
-            object_u64(event, &["t_ms"])
+            event_t_ms(event)
         } else {
             None
         }
@@ -1272,11 +1302,8 @@ fn fit_vs_measured(
     .or_else(|| {
         events.iter().find_map(|event| {
             let name = object_text(event, &["event", "kind", "stage", "name"]).unwrap_or_default();
-            if name.contains("weights") {
-                object_u64(
-                    event,
-                    &["bytes", "weights_bytes", "memory_bytes", "value_bytes"],
-                )
+            if name == "weights_loaded" || (name.contains("weights") && name.contains("load")) {
+                event_bytes(event)
             } else {
                 None
             }
@@ -1316,6 +1343,20 @@ fn fit_vs_measured(
             name: "device total".to_owned(),
             bytes,
             source: "NVML".to_owned(),
+        })
+        .or_else(|| {
+            // Without NVML, the framework's own "total capacity" (cudaMemGetInfo's total).
+            input
+                .record
+                .explain
+                .as_ref()
+                .and_then(|explain| explain.oom.as_ref())
+                .and_then(|oom| oom.total_capacity_bytes)
+                .map(|bytes| Figure {
+                    name: "total capacity".to_owned(),
+                    bytes,
+                    source: "framework error text".to_owned(),
+                })
         });
     let note = match (&lower_bound, &weights_loaded, &capacity) {
         (Some(bound), _, Some(total)) if bound.bytes >= total.bytes => format!(
@@ -1469,6 +1510,28 @@ fn concurrency(input: &RunInput) -> Vec<Fact> {
             });
         }
     }
+    // What the engine itself settled on (its defaults included), when explain read it.
+    let config = input
+        .record
+        .explain
+        .as_ref()
+        .and_then(|explain| explain.config.clone())
+        .unwrap_or(Value::Null);
+    for (key, flag) in [
+        ("max_num_seqs", "--max-num-seqs"),
+        ("max_num_batched_tokens", "--max-num-batched-tokens"),
+        ("batch_size", "--batch-size"),
+    ] {
+        if let Some(value) = object_text(&config, &[key]) {
+            if !argv.flags.contains_key(flag) {
+                facts.push(Fact {
+                    name: format!("`{key}`"),
+                    value,
+                    source: "engine log".to_owned(),
+                });
+            }
+        }
+    }
     if let Some(scan) = &input.log {
         if let Some(line) = &scan.max_concurrency {
             facts.push(Fact {
@@ -1507,7 +1570,26 @@ fn concurrency(input: &RunInput) -> Vec<Fact> {
 }
 
 fn readiness(input: &RunInput, status: &RunStatus, failure: &FailureFacts) -> Readiness {
-    let served_in_log = input.log.as_ref().map_or(0, |scan| scan.requests_served);
+    // Requests served: access-log lines in the log, else explain's `request` timeline events.
+    let events: &[Value] = input
+        .record
+        .explain
+        .as_ref()
+        .map_or(&[], |explain| explain.timeline.as_slice());
+    let event_kind = |event: &Value| object_text(event, &["kind", "event"]).unwrap_or_default();
+    let request_events: u64 = events
+        .iter()
+        .filter(|event| event_kind(event) == "request")
+        .map(|event| object_u64(event, &["count"]).unwrap_or(1).max(1))
+        .sum();
+    let ready_event = events
+        .iter()
+        .any(|event| matches!(event_kind(event).as_str(), "server_ready" | "api_ready"));
+    let served_in_log = input
+        .log
+        .as_ref()
+        .map_or(0, |scan| scan.requests_served)
+        .max(request_events);
     let probe = input.probe.as_ref().map(|(_, probe)| probe);
     let probe_ok = |phases: &[&str]| {
         probe.map_or(0, |probe| {
@@ -1524,6 +1606,7 @@ fn readiness(input: &RunInput, status: &RunStatus, failure: &FailureFacts) -> Re
         probe.requests.iter().filter(|r| !r.succeeded()).count()
     });
     let loaded = failure.server_was_ready == Some(true)
+        || ready_event
         || served_in_log > 0
         || probe_ok(&["warmup", "identical", "alternating", "concurrent"]) > 0
         || (!status.failed && status.exit_code == Some(0));
@@ -1675,15 +1758,23 @@ fn verdict(
 ) -> Verdict {
     let explained = record.explain.as_ref().and_then(|e| e.verdict.clone());
     match explained {
-        Some(verdict) if verdict.cause.is_some() => Verdict {
+        Some(verdict) if verdict.cause.is_some() && status.failed => Verdict {
             cause: verdict.cause.unwrap_or_default(),
+            cause_kind: verdict.cause_kind,
             evidence: verdict.evidence,
             next_steps: verdict.next_steps,
             source: "`oomdoc explain` on the run's log".to_owned(),
         },
-        _ if !status.failed => Verdict {
+        explained if !status.failed => Verdict {
             cause: "no failure recorded".to_owned(),
-            evidence: vec![status.summary.clone()],
+            cause_kind: None,
+            evidence: std::iter::once(status.summary.clone())
+                .chain(
+                    explained
+                        .and_then(|verdict| verdict.cause)
+                        .map(|cause| format!("log diagnosis: {cause}")),
+                )
+                .collect(),
             next_steps: vec![if checked {
                 "keep this configuration within its stated limit; record it next to the failing run (`oomdoc diff`)".to_owned()
             } else {
@@ -1696,6 +1787,7 @@ fn verdict(
                 Some(phase) => format!("failed in `{phase}`; the record has no diagnosis"),
                 None => "failed; the record has no diagnosis".to_owned(),
             },
+            cause_kind: None,
             evidence: vec![status.summary.clone()],
             next_steps: vec!["run `oomdoc explain` on the run's log".to_owned()],
             source: "run record".to_owned(),
@@ -1848,6 +1940,24 @@ fn owner_summary(
                 weights.map_or(String::new(), |w| format!(" ({})", Bytes(w)))
             ),
             from_explain,
+        };
+    }
+    // Not decided from measured figures: take the log diagnosis's class when it has one.
+    let explained = record.explain.as_ref().and_then(|e| e.verdict.as_ref());
+    let explained_kind = match explained.and_then(|v| v.owner_class.as_deref()) {
+        Some("hardware_limit") => Some("hardware_limit"),
+        Some("configuration") | Some("configuration_error") => Some("configuration_error"),
+        Some("not_gpu_memory") => Some("not_a_gpu_oom"),
+        _ => None,
+    };
+    if let (Some(kind), Some(text)) = (explained_kind, from_explain.clone()) {
+        return OwnerSummary {
+            kind: kind.to_owned(),
+            action: explained.and_then(|v| v.next_steps.first().cloned()),
+            text: format!(
+                "{text} (from the log diagnosis; the report could not check it against a weights lower bound: give `--checkpoint`)"
+            ),
+            from_explain: None,
         };
     }
     OwnerSummary {

@@ -283,6 +283,31 @@ pub struct ExplainView {
     pub versions: BTreeMap<String, Value>,
     /// The log lines around the failure, when explain kept them.
     pub context: Vec<String>,
+    /// The engine configuration the log shows (`max_model_len`, `max_num_seqs`, …).
+    pub config: Option<Value>,
+    /// How many OOM messages the log held.
+    pub ooms_total: Option<u64>,
+}
+
+/// Context lines: a list of strings, or explain's blocks `[{failure_line, lines: [{line, text}]}]`
+/// flattened (a `…` line between blocks).
+fn context_lines(value: &Value) -> Vec<String> {
+    let Value::Array(items) = value else {
+        return value_lines(value);
+    };
+    let mut lines = Vec::new();
+    for item in items {
+        match item.get("lines") {
+            Some(Value::Array(block)) => {
+                if !lines.is_empty() {
+                    lines.push("…".to_owned());
+                }
+                lines.extend(block.iter().filter_map(item_text));
+            }
+            _ => lines.extend(item_text(item)),
+        }
+    }
+    lines
 }
 
 impl ExplainView {
@@ -291,7 +316,15 @@ impl ExplainView {
             .get("verdict")
             .and_then(Value::as_object)
             .map(|v| VerdictView {
-                cause: v.get("cause").and_then(value_text),
+                // `headline` is the sentence, `cause` the class word (`transient_peak`, …).
+                cause: v
+                    .get("headline")
+                    .and_then(value_text)
+                    .or_else(|| v.get("cause").and_then(value_text)),
+                cause_kind: v
+                    .get("headline")
+                    .and_then(|_| v.get("cause").and_then(value_text)),
+                owner_class: v.get("owner_class").and_then(value_text),
                 evidence: v.get("evidence").map(value_lines).unwrap_or_default(),
                 next_steps: v.get("next_steps").map(value_lines).unwrap_or_default(),
                 owner_summary: v
@@ -303,7 +336,7 @@ impl ExplainView {
         let context = ["context", "context_lines", "excerpt", "lines_before"]
             .iter()
             .find_map(|key| object.get(*key))
-            .map(value_lines)
+            .map(context_lines)
             .unwrap_or_default();
         ExplainView {
             is_gpu_oom: field(object, "is_gpu_oom", "explain.", problems),
@@ -316,6 +349,8 @@ impl ExplainView {
             verdict,
             versions: field(object, "versions", "explain.", problems),
             context,
+            config: object.get("config").filter(|v| v.is_object()).cloned(),
+            ooms_total: object.get("ooms_total").and_then(Value::as_u64),
         }
     }
 }
@@ -384,8 +419,12 @@ pub struct PhaseView {
 /// `explain.verdict`, each part read as text lines whatever its JSON shape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct VerdictView {
-    /// The likely cause.
+    /// The likely cause, as a sentence.
     pub cause: Option<String>,
+    /// The cause's class word, when explain gives one (`transient_peak`, `weights_do_not_fit`, …).
+    pub cause_kind: Option<String>,
+    /// explain's owner class: `hardware_limit`, `configuration`, `not_gpu_memory`, `undetermined`.
+    pub owner_class: Option<String>,
     /// Evidence lines.
     pub evidence: Vec<String>,
     /// Next steps.
@@ -543,6 +582,29 @@ mod tests {
             Some("weights_load")
         );
         assert_eq!(explain.verdict.unwrap_or_default().evidence, ["one line"]);
+    }
+
+    #[test]
+    fn explain_context_blocks_and_headline_are_read() {
+        let value = serde_json::json!({
+            "schema_version": 1,
+            "explain": {
+                "verdict": {"cause": "transient_peak", "headline": "graph capture peak", "owner_class": "configuration"},
+                "context": [
+                    {"failure_line": 9, "lines": [{"line": 8, "text": "a"}, {"line": 9, "text": "b"}]},
+                    {"failure_line": 20, "lines": [{"line": 20, "text": "c"}]}
+                ],
+                "timeline": [{"kind": "weights_loaded", "figures": {"bytes": 5}, "text": "t"}]
+            }
+        });
+        let (record, problems) = RunRecordView::from_value(&value);
+        assert!(problems.is_empty(), "{problems:?}");
+        let explain = record.explain.unwrap_or_default();
+        assert_eq!(explain.context, ["a", "b", "…", "c"]);
+        let verdict = explain.verdict.unwrap_or_default();
+        assert_eq!(verdict.cause.as_deref(), Some("graph capture peak"));
+        assert_eq!(verdict.cause_kind.as_deref(), Some("transient_peak"));
+        assert_eq!(verdict.owner_class.as_deref(), Some("configuration"));
     }
 
     #[test]
