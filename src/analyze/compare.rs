@@ -531,7 +531,8 @@ fn outcome_side(record: &RunRecordView) -> OutcomeSide {
         exit_code: record.exit_code,
         failed: run_failed(record),
         is_gpu_oom: explain.is_gpu_oom,
-        failed_in: phase.failed_in,
+        // explain says `unknown` when nothing failed; a run that did not fail has no phase of failure.
+        failed_in: phase.failed_in.filter(|_| run_failed(record)),
         last_completed: phase.last_completed,
         server_was_ready: phase.server_was_ready,
         peak_used_bytes: peak.and_then(|device| device.peak_used_bytes),

@@ -279,6 +279,10 @@ pub struct GpuFacts {
     pub free_before_bytes: Option<u64>,
     /// Processes before start.
     pub processes_before: Vec<ProcessFacts>,
+    /// Free memory when the first OOM line appeared (an inventory taken then, R9).
+    pub free_at_oom_bytes: Option<u64>,
+    /// Processes when the first OOM line appeared.
+    pub processes_at_oom: Vec<ProcessFacts>,
     /// Source of these figures.
     pub source: String,
 }
@@ -357,6 +361,23 @@ pub struct DeviceTimeline {
     pub samples: Vec<(u64, u64)>,
     /// Samples taken.
     pub sample_count: Option<u64>,
+    /// Highest memory of each process seen on this device during the run.
+    pub processes: Vec<ProcessPeak>,
+}
+
+/// Highest memory of one process during the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProcessPeak {
+    /// Host PID.
+    pub pid: Option<u32>,
+    /// Name (redacted).
+    pub name: Option<String>,
+    /// Highest used bytes.
+    pub peak_used_bytes: Option<u64>,
+    /// When.
+    pub peak_t_ms: Option<u64>,
+    /// Whether it is the launched command or one of its children.
+    pub is_child: Option<bool>,
 }
 
 /// The memory section.
@@ -727,7 +748,13 @@ fn run_report(input: &RunInput) -> RunReport {
         .map(|(file, probe)| probe_summary(file, probe));
     let concurrency = concurrency(input);
     let readiness = readiness(input, &status, &failure);
-    let verdict = verdict(record, &status, &failure, readiness.state == "checked");
+    let mut verdict = verdict(record, &status, &failure, readiness.state == "checked");
+    if let Some(file) = torch_snapshot_file(record) {
+        verdict.next_steps.push(format!(
+            "a PyTorch memory snapshot was recorded: `oomdoc snapshot {}/{file}` judges fragmentation on data",
+            input.label
+        ));
+    }
     let owner_summary = owner_summary(record, &status, &failure, &fit, &gpus, &readiness);
 
     match (&input.log, &input.log_problem) {
@@ -765,14 +792,18 @@ fn run_report(input: &RunInput) -> RunReport {
             .map_or(0, |total| usize::try_from(total).unwrap_or(usize::MAX))
             .max(explain.ooms.len())
             .max(usize::from(explain.oom.is_some())),
-        log_context: if explain.context.is_empty() {
-            input
+        // explain's own context, unless the log scan kept more lines (R4: dozens, not one).
+        log_context: {
+            let scanned = input
                 .log
                 .as_ref()
                 .map(|scan| scan.lines_before_oom.clone())
-                .unwrap_or_default()
-        } else {
-            explain.context.clone()
+                .unwrap_or_default();
+            if scanned.len() > explain.context.len() {
+                scanned
+            } else {
+                explain.context.clone()
+            }
         },
         memory,
         fit,
@@ -797,6 +828,18 @@ pub fn human_duration(ms: u64) -> String {
         let seconds = (ms % 60_000) as f64 / 1000.0;
         format!("{minutes}m {seconds:04.1}s")
     }
+}
+
+/// The snapshot file `--torch-snapshot` produced, when there is one.
+fn torch_snapshot_file(record: &RunRecordView) -> Option<String> {
+    let snapshot = record.torch_snapshot.as_ref()?;
+    object_text(snapshot, &["file"]).or_else(|| {
+        snapshot
+            .get("files")
+            .and_then(Value::as_array)
+            .and_then(|files| files.first())
+            .and_then(value_text)
+    })
 }
 
 fn run_status(record: &RunRecordView) -> RunStatus {
@@ -913,7 +956,35 @@ fn versions(record: &RunRecordView) -> Vec<Fact> {
     facts
 }
 
+fn process_facts(processes: &[crate::model::report::ProcessView]) -> Vec<ProcessFacts> {
+    processes
+        .iter()
+        .map(|process| ProcessFacts {
+            pid: process.pid,
+            name: process.name.clone(),
+            used_bytes: process.used_bytes,
+            unavailable_reason: process.unavailable_reason.clone(),
+        })
+        .collect()
+}
+
 fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> {
+    if let Some(error) = &record.preflight.inventory_error {
+        limitations.push(format!("no GPU inventory before start: {error}"));
+    }
+    let at_oom_inventory = record
+        .memory
+        .as_ref()
+        .and_then(|memory| memory.inventory_at_oom.clone());
+    let at_oom = |device: &crate::model::report::DeviceView| {
+        at_oom_inventory.as_ref().and_then(|inventory| {
+            inventory
+                .devices
+                .iter()
+                .find(|candidate| candidate.uuid.is_some() && candidate.uuid == device.uuid)
+                .cloned()
+        })
+    };
     let Some(inventory) = &record.preflight.inventory else {
         limitations.push(
             "the record has no GPU inventory: GPUs and free memory before start are unknown"
@@ -947,16 +1018,10 @@ fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> 
                 reserved_bytes: memory.reserved_bytes,
                 used_before_bytes: memory.used_bytes,
                 free_before_bytes: memory.free_bytes,
-                processes_before: device
-                    .processes
-                    .iter()
-                    .map(|process| ProcessFacts {
-                        pid: process.pid,
-                        name: process.name.clone(),
-                        used_bytes: process.used_bytes,
-                        unavailable_reason: process.unavailable_reason.clone(),
-                    })
-                    .collect(),
+                processes_before: process_facts(&device.processes),
+                free_at_oom_bytes: at_oom(device).and_then(|d| d.memory.as_ref()?.free_bytes),
+                processes_at_oom: at_oom(device)
+                    .map_or_else(Vec::new, |d| process_facts(&d.processes)),
                 source: source.clone(),
             }
         })
@@ -1154,6 +1219,12 @@ fn oom_time(
     if failure.is_gpu_oom != Some(true) {
         return (None, None);
     }
+    if let Some(t_ms) = record.ooms.iter().find_map(|oom| oom.t_ms) {
+        return (
+            Some(t_ms),
+            Some("arrival of the OOM line in the log, recorded by `oomdoc run`".to_owned()),
+        );
+    }
     let from_timeline = events.iter().find_map(|event| {
         let name = object_text(event, &["event", "kind", "stage", "name", "what"])
             .unwrap_or_default()
@@ -1265,6 +1336,17 @@ fn memory(
                 peaks_by_phase: peaks,
                 samples: reduce_samples(&samples, CHART_POINTS),
                 sample_count: device.sample_count,
+                processes: device
+                    .processes
+                    .iter()
+                    .map(|process| ProcessPeak {
+                        pid: process.pid,
+                        name: process.name.clone(),
+                        peak_used_bytes: process.peak_used_bytes,
+                        peak_t_ms: process.peak_t_ms,
+                        is_child: process.is_child,
+                    })
+                    .collect(),
             }
         })
         .collect();

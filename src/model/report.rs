@@ -119,8 +119,26 @@ pub struct RunRecordView {
     pub phases: Vec<PhaseSpanView>,
     /// A PyTorch snapshot file, when one was produced.
     pub torch_snapshot: Option<Value>,
+    /// OOM lines of the log with the time they arrived and the device by UUID.
+    pub ooms: Vec<RunOomView>,
     /// What the run could not measure.
     pub limitations: Vec<String>,
+}
+
+/// One entry of `run.json`'s top-level `ooms`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunOomView {
+    /// 1-based line in the log.
+    pub line: Option<u64>,
+    /// When the line arrived, ms since start.
+    pub t_ms: Option<u64>,
+    /// torchrun rank, when shown.
+    pub rank: Option<u32>,
+    /// CUDA ordinal in the message.
+    pub gpu_index: Option<u32>,
+    /// The device by UUID.
+    pub device_uuid: Option<String>,
 }
 
 impl RunRecordView {
@@ -158,6 +176,7 @@ impl RunRecordView {
                 .get("torch_snapshot")
                 .filter(|v| !v.is_null())
                 .cloned(),
+            ooms: field(object, "ooms", "", problems_ref),
             limitations: field(object, "limitations", "", problems_ref),
         };
         (record, problems)
@@ -170,6 +189,8 @@ impl RunRecordView {
 pub struct PreflightView {
     /// The `oomdoc gpus --json` document.
     pub inventory: Option<InventoryView>,
+    /// Why there is no inventory.
+    pub inventory_error: Option<String>,
     /// Relevant environment variables (already redacted by the writer).
     #[serde(deserialize_with = "null_as_default")]
     pub environment: BTreeMap<String, Value>,
@@ -448,6 +469,8 @@ pub struct MemoryView {
     /// Per device.
     #[serde(deserialize_with = "null_as_default")]
     pub devices: Vec<MemoryDeviceView>,
+    /// An inventory taken when the first OOM line appeared (R9).
+    pub inventory_at_oom: Option<InventoryView>,
 }
 
 /// The memory timeline of one device.
@@ -466,6 +489,8 @@ pub struct MemoryDeviceView {
     pub total_bytes: Option<u64>,
     /// Used bytes before the child started.
     pub baseline_used_bytes: Option<u64>,
+    /// Free bytes before the child started.
+    pub baseline_free_bytes: Option<u64>,
     /// Peak used bytes.
     pub peak_used_bytes: Option<u64>,
     /// When the peak happened.
@@ -480,6 +505,25 @@ pub struct MemoryDeviceView {
     pub samples: Vec<(u64, u64)>,
     /// Samples taken (before compaction).
     pub sample_count: Option<u64>,
+    /// Highest memory per process on this device.
+    #[serde(deserialize_with = "null_as_default")]
+    pub processes: Vec<ProcessPeakView>,
+}
+
+/// Highest memory of one process on one device during the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProcessPeakView {
+    /// Host PID.
+    pub pid: Option<u32>,
+    /// Name.
+    pub name: Option<String>,
+    /// Highest used bytes seen.
+    pub peak_used_bytes: Option<u64>,
+    /// When.
+    pub peak_t_ms: Option<u64>,
+    /// Whether it is the child or one of its descendants.
+    pub is_child: Option<bool>,
 }
 
 /// One phase span.

@@ -394,8 +394,55 @@ fn gpu_memory_line(gpu: &crate::analyze::report::GpuFacts) -> String {
     line
 }
 
+/// "At the OOM: free …; processes: …" from the inventory taken when the OOM line appeared.
+fn at_oom_line(gpu: &crate::analyze::report::GpuFacts) -> Option<String> {
+    if gpu.free_at_oom_bytes.is_none() && gpu.processes_at_oom.is_empty() {
+        return None;
+    }
+    let mut line = format!("at the OOM: free {}", bytes_opt(gpu.free_at_oom_bytes));
+    let processes = describe_processes(&gpu.processes_at_oom);
+    if !processes.is_empty() {
+        line.push_str(&format!("; processes: {}", processes.join("; ")));
+    }
+    Some(line)
+}
+
+/// Processes seen on a device during the run, highest first.
+fn process_peak_lines(device: &DeviceTimeline) -> Vec<String> {
+    let mut processes: Vec<_> = device.processes.iter().collect();
+    processes.sort_by_key(|process| std::cmp::Reverse(process.peak_used_bytes));
+    processes
+        .iter()
+        .map(|process| {
+            format!(
+                "pid {} {}: peak {}{}{}",
+                process
+                    .pid
+                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| "(name unknown)".to_owned()),
+                bytes_opt(process.peak_used_bytes),
+                process
+                    .peak_t_ms
+                    .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
+                if process.is_child == Some(true) {
+                    " (the launched command)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect()
+}
+
 fn process_lines(gpu: &crate::analyze::report::GpuFacts) -> Vec<String> {
-    gpu.processes_before
+    describe_processes(&gpu.processes_before)
+}
+
+fn describe_processes(processes: &[crate::analyze::report::ProcessFacts]) -> Vec<String> {
+    processes
         .iter()
         .map(|process| {
             format!(
@@ -669,6 +716,9 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
                 text.push_str(&format!("      {line}\n"));
             }
         }
+        if let Some(line) = at_oom_line(gpu) {
+            text.push_str(&format!("    {line}\n"));
+        }
         text.push_str(&style.dim(&format!("    ({})", gpu.source)));
         text.push('\n');
     }
@@ -739,6 +789,13 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
                 })
                 .collect();
             text.push_str(&text_table(&rows, "    "));
+        }
+        let processes = process_peak_lines(device);
+        if !processes.is_empty() {
+            text.push_str("  processes during the run:\n");
+            for line in processes {
+                text.push_str(&format!("    {line}\n"));
+            }
         }
     }
     if let Some(source) = &run.memory.source {
@@ -960,10 +1017,14 @@ fn md_run(run: &RunReport, number: usize) -> String {
                     bytes_opt(gpu.used_before_bytes),
                     {
                         let processes = process_lines(gpu);
-                        if processes.is_empty() {
+                        let before = if processes.is_empty() {
                             "none".to_owned()
                         } else {
                             processes.join("; ")
+                        };
+                        match at_oom_line(gpu) {
+                            Some(line) => format!("{before} — {line}"),
+                            None => before,
                         }
                     },
                     gpu.source.clone(),
@@ -1064,6 +1125,14 @@ fn md_run(run: &RunReport, number: usize) -> String {
                     .unwrap_or_else(|| "memory timeline".to_owned())
             ));
             text.push_str(&md_table(&["phase", "peak used", "bytes"], &rows));
+        }
+        let processes = process_peak_lines(device);
+        if !processes.is_empty() {
+            text.push_str("Processes during the run:\n\n");
+            for line in processes {
+                text.push_str(&format!("- {line}\n"));
+            }
+            text.push('\n');
         }
     }
 
@@ -1564,6 +1633,11 @@ fn html_run(run: &RunReport, number: usize) -> String {
                 .collect();
             html.push_str(&html_table(&["phase", "peak used", "bytes"], &rows));
         }
+        let processes = process_peak_lines(device);
+        if !processes.is_empty() {
+            html.push_str("<p>Processes during the run:</p>");
+            html.push_str(&html_list(&processes, false));
+        }
     }
     if let Some(source) = &run.memory.source {
         html.push_str(&format!(
@@ -1644,10 +1718,14 @@ fn html_run(run: &RunReport, number: usize) -> String {
                     gpu_memory_line(gpu),
                     {
                         let processes = process_lines(gpu);
-                        if processes.is_empty() {
+                        let before = if processes.is_empty() {
                             "none".to_owned()
                         } else {
                             processes.join("; ")
+                        };
+                        match at_oom_line(gpu) {
+                            Some(line) => format!("{before} — {line}"),
+                            None => before,
                         }
                     },
                     gpu.source.clone(),
