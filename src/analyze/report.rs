@@ -2090,6 +2090,84 @@ mod tests {
             .contains(" 500 "));
     }
 
+    fn oom_run(weights: u64) -> RunInput {
+        let value = serde_json::json!({
+            "schema_version": 1,
+            "command": ["vllm", "serve", "m"],
+            "exit_code": 1,
+            "preflight": {"inventory": {"devices": [{
+                "index": 0, "uuid": "GPU-1", "name": "NVIDIA H200", "cuda_ordinal": 0,
+                "memory": {"total_bytes": 150754820096u64, "free_bytes": 150109880320u64, "used_bytes": 0}
+            }]}},
+            "explain": {"is_gpu_oom": true, "phase": {"failed_in": "weights_load", "server_was_ready": false}},
+        });
+        let (record, record_problems) = RunRecordView::from_value(&value);
+        RunInput {
+            label: "run".to_owned(),
+            record,
+            record_problems,
+            checkpoint: Some(CheckpointFacts {
+                path: Some("model".to_owned()),
+                weights_total_bytes: Some(weights),
+                source: "checkpoint headers".to_owned(),
+                ..CheckpointFacts::default()
+            }),
+            ..RunInput::default()
+        }
+    }
+
+    #[test]
+    fn weights_beyond_the_card_are_a_hardware_limit_with_a_card_class() {
+        let report = build(&[oom_run(300 << 30)]);
+        let owner = &report.runs[0].owner_summary;
+        assert_eq!(owner.kind, "hardware_limit");
+        assert_eq!(
+            owner.action.as_deref(),
+            Some("several GPUs with tensor parallelism, 375.00 GiB in total or more")
+        );
+        let report = build(&[oom_run(140 << 30)]);
+        let owner = &report.runs[0].owner_summary;
+        assert_eq!(owner.kind, "hardware_limit");
+        assert!(
+            owner
+                .action
+                .as_deref()
+                .unwrap_or_default()
+                .contains("192 GiB class"),
+            "{owner:?}"
+        );
+        assert!(
+            owner
+                .text
+                .contains("16-bit models up to about 60B parameters"),
+            "{}",
+            owner.text
+        );
+    }
+
+    #[test]
+    fn weights_that_fit_in_a_later_phase_are_a_configuration_error() {
+        let mut input = oom_run(61 << 30);
+        if let Some(explain) = input.record.explain.as_mut() {
+            explain.phase = Some(crate::model::report::PhaseView {
+                failed_in: Some("kv_cache_alloc".to_owned()),
+                ..Default::default()
+            });
+        }
+        let report = build(&[input]);
+        let owner = &report.runs[0].owner_summary;
+        assert_eq!(owner.kind, "configuration_error");
+        assert!(owner
+            .action
+            .as_deref()
+            .unwrap_or_default()
+            .contains("--max-model-len"));
+        assert_eq!(
+            report.runs[0].fit.lower_bound.as_ref().map(|f| f.bytes),
+            Some(61 << 30)
+        );
+    }
+
     #[test]
     fn card_class_leaves_room_above_the_weights() {
         assert_eq!(card_class_for(60 << 30), Some(CARD_CLASSES[2].1));
