@@ -397,6 +397,8 @@ pub struct MemoryFacts {
     pub oom_t_ms: Option<u64>,
     /// How that time was found.
     pub oom_t_source: Option<String>,
+    /// The device the OOM message named, by UUID (`oomdoc run` maps its CUDA ordinal, R10).
+    pub oom_device_uuid: Option<String>,
     /// Phase spans.
     pub phases: Vec<PhaseSpan>,
     /// Per device.
@@ -1280,12 +1282,18 @@ fn memory(
         })
         .collect();
     let (oom_t_ms, oom_t_source) = oom_time(record, events, failure);
+    let oom_device_uuid = record
+        .ooms
+        .iter()
+        .find_map(|oom| oom.device_uuid.clone())
+        .filter(|_| oom_t_ms.is_some());
     let Some(view) = &record.memory else {
         limitations.push("the record has no memory timeline".to_owned());
         return MemoryFacts {
             duration_ms: record.duration_ms,
             oom_t_ms,
             oom_t_source,
+            oom_device_uuid: oom_device_uuid.clone(),
             phases,
             ..MemoryFacts::default()
         };
@@ -1358,6 +1366,7 @@ fn memory(
         duration_ms: record.duration_ms,
         oom_t_ms,
         oom_t_source,
+        oom_device_uuid: oom_device_uuid.clone(),
         phases,
         devices,
     }

@@ -1427,6 +1427,11 @@ fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
 
     // The OOM.
     if let Some(t) = memory.oom_t_ms {
+        // On a multi-GPU run the OOM belongs to one device; the others show where it happened.
+        let elsewhere = match (&memory.oom_device_uuid, &device.uuid) {
+            (Some(failed), Some(this)) if failed != this => Some(failed.clone()),
+            _ => None,
+        };
         let oom_x = x(t as f64);
         let anchor = if oom_x > LEFT + plot_width - 60.0 {
             "end"
@@ -1438,11 +1443,18 @@ fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String {
         } else {
             oom_x + 4.0
         };
+        let (style, label) = match &elsewhere {
+            Some(uuid) => (
+                " stroke-dasharray=\"4 4\" opacity=\"0.6\"",
+                format!("OOM on {uuid} +{}", human_duration(t)),
+            ),
+            None => ("", format!("OOM +{}", human_duration(t))),
+        };
         svg.push_str(&format!(
-            "<line class=\"oom\" x1=\"{oom_x:.1}\" y1=\"{TOP}\" x2=\"{oom_x:.1}\" y2=\"{:.1}\"/><text class=\"oomlabel\" x=\"{label_x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">OOM +{}</text>",
+            "<line class=\"oom\"{style} x1=\"{oom_x:.1}\" y1=\"{TOP}\" x2=\"{oom_x:.1}\" y2=\"{:.1}\"/><text class=\"oomlabel\" x=\"{label_x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{}</text>",
             TOP + plot_height,
             TOP + plot_height - 8.0,
-            escape(&human_duration(t))
+            escape(&label)
         ));
     }
 
