@@ -1918,6 +1918,30 @@ mod tests {
     }
 
     #[test]
+    fn the_oom_is_marked_on_its_own_device() {
+        let device = |uuid: &str| DeviceTimeline {
+            uuid: Some(uuid.to_owned()),
+            total_bytes: Some(80 << 30),
+            samples: vec![(0, 0), (1000, 70 << 30)],
+            peak_used_bytes: Some(70 << 30),
+            peak_t_ms: Some(1000),
+            ..DeviceTimeline::default()
+        };
+        let memory = MemoryFacts {
+            available: true,
+            duration_ms: Some(2000),
+            oom_t_ms: Some(1500),
+            oom_device_uuid: Some("GPU-b".to_owned()),
+            ..MemoryFacts::default()
+        };
+        let failing = svg_chart(&device("GPU-b"), &memory);
+        let other = svg_chart(&device("GPU-a"), &memory);
+        assert!(failing.contains(">OOM +1.5 s</text>"), "{failing}");
+        assert!(other.contains(">OOM on GPU-b +1.5 s</text>"), "{other}");
+        assert!(other.contains("stroke-dasharray"));
+    }
+
+    #[test]
     fn nice_steps_are_round() {
         assert_eq!(nice_step(140.0, 5.0), 50.0);
         assert_eq!(nice_step(105.0, 8.0), 20.0);
