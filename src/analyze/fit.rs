@@ -433,8 +433,10 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
         );
         return report;
     };
+    if !input.gguf.is_empty() {
+        report.limitations.push("the budget follows vLLM's accounting; llama.cpp has no `--gpu-memory-utilization` (use 1.0) and allocates a compute buffer that depends on `-b`/`-ub` instead of vLLM's activation profile".to_string());
+    }
     let context = BudgetContext {
-        config: input.config.as_ref(),
         model: &report.model,
         kv_shape: kv_shape.as_ref(),
         kv_num,
@@ -858,6 +860,8 @@ fn shape(input: &FitInput, limitations: &mut Vec<String>) -> (ModelShape, Option
         head_dim,
         max_position_embeddings: config.max_position_embeddings,
         dtype: config.dtype.clone(),
+        intermediate_size: config.intermediate_size,
+        vocab_size: config.vocab_size,
         source_detail,
     };
     if config.layer_kinds.is_empty() {
@@ -943,6 +947,11 @@ fn gguf_shape(header: &GgufHeader, limitations: &mut Vec<String>) -> (ModelShape
         head_dim: key_length,
         max_position_embeddings: number("context_length"),
         dtype: None,
+        intermediate_size: number("feed_forward_length"),
+        vocab_size: number("vocab_size").or(match header.get("tokenizer.ggml.tokens") {
+            Some(MetaValue::Array { count, .. }) => Some(*count),
+            _ => None,
+        }),
         source_detail: "GGUF metadata".to_string(),
         ..ModelShape::default()
     };
@@ -1085,7 +1094,6 @@ fn rate(shape: &KvShape, tensor_parallel: u64, num: u64, den: u64) -> KvRate {
 
 #[derive(Clone, Copy)]
 struct BudgetContext<'a> {
-    config: Option<&'a HfConfig>,
     model: &'a ModelShape,
     kv_shape: Option<&'a KvShape>,
     kv_num: u64,
@@ -1109,12 +1117,9 @@ fn allowances(
         },
     }];
     let hidden = context.model.hidden_size.unwrap_or(0);
-    let intermediate = context
-        .config
-        .and_then(|c| c.intermediate_size)
-        .unwrap_or(hidden * 4)
-        / tensor_parallel.max(1);
-    let vocab = context.config.and_then(|c| c.vocab_size).unwrap_or(0);
+    let intermediate =
+        context.model.intermediate_size.unwrap_or(hidden * 4) / tensor_parallel.max(1);
+    let vocab = context.model.vocab_size.unwrap_or(0);
     let tokens = options.max_num_batched_tokens;
     let activation = tokens
         .saturating_mul(4 * hidden + 2 * intermediate)
@@ -1125,7 +1130,7 @@ fn allowances(
         bytes: Bytes(activation),
         source: Source::Assumption,
         basis: format!(
-            "estimate of vLLM's profiling run: {tokens} batched tokens × (4 × hidden {hidden} + 2 × intermediate {intermediate}) × 2 B + {} sequences × vocab {vocab} × 4 B logits",
+            "estimate of vLLM's profiling peak: {tokens} batched tokens × (4 × hidden {hidden} + 2 × intermediate {intermediate}) × 2 B + {} sequences × vocab {vocab} × 4 B logits",
             options.max_num_seqs
         ),
     });
@@ -1133,7 +1138,7 @@ fn allowances(
         name: "cuda_graphs".to_string(),
         bytes: Bytes(CUDA_GRAPH_BYTES),
         source: Source::Assumption,
-        basis: "assumption: vLLM logs `Graph capturing finished … took 0.3–1.5 GiB` for 7B–70B models; 0 with `--enforce-eager`".to_string(),
+        basis: "assumed: vLLM logs `Graph capturing finished … took 0.3–1.5 GiB` for 7B–70B models; 0 with `--enforce-eager`".to_string(),
     });
     list
 }
@@ -1208,7 +1213,8 @@ fn evaluate(
     } else if fits {
         format!(
             "fits: {} KV tokens per GPU, {:.2} sequences of {max_model_len} tokens at once",
-            max_kv_tokens, max_concurrency
+            max_kv_tokens,
+            (max_concurrency * 100.0).floor() / 100.0
         )
     } else if !weights_fit {
         format!(
@@ -1329,6 +1335,7 @@ fn alternatives(
             break;
         }
     }
+    let original_weights_fit = budget.kv_budget_bytes.get() > 0;
     // A quantized checkpoint, estimated from the same headers.
     let is_quantized = tensors
         .iter()
@@ -1350,10 +1357,17 @@ fn alternatives(
             ("int4 (GPTQ/AWQ, group 128): linear weights at 0.5 B + F16 scales and 4-bit zeros per 128", rest + linear / 2 + linear / 128 * 2 + linear / 256),
         ] {
             let (b, v) = check(gpu, bytes, tp, &mut scratch);
-            if v.fits {
+            let weights_now_fit = b.kv_budget_bytes.get() > 0 && v.max_model_len_that_fits > 0;
+            let longer = v.max_model_len_that_fits > verdict.max_model_len_that_fits;
+            if v.fits || (weights_now_fit && (!original_weights_fit || longer)) {
+                let context_note = if v.fits {
+                    String::new()
+                } else {
+                    format!(" with `--max-model-len {}`", v.max_model_len_that_fits)
+                };
                 list.push(Alternative {
                     kind: "quantization".to_string(),
-                    description: format!("{label}: weights ≈ {}", Bytes(bytes)),
+                    description: format!("{label}: weights ≈ {}{context_note}", Bytes(bytes)),
                     weights_per_gpu_bytes: b.weights_per_gpu_bytes,
                     max_kv_tokens: v.max_kv_tokens,
                 });

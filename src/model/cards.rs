@@ -190,6 +190,6 @@ mod tests {
         assert!(CARDS
             .windows(2)
             .all(|pair| pair[0].total_bytes <= pair[1].total_bytes));
-        assert_eq!(find("h200").unwrap().total_bytes.get(), 150_755_573_760);
+        assert_eq!(find("h200").unwrap().total_bytes.get(), 150_754_820_096);
     }
 }

@@ -115,6 +115,10 @@ pub struct ModelShape {
     pub max_position_embeddings: Option<u64>,
     /// The model dtype (`bfloat16`, …).
     pub dtype: Option<String>,
+    /// MLP intermediate size (`intermediate_size`, GGUF `feed_forward_length`).
+    pub intermediate_size: Option<u64>,
+    /// Vocabulary size.
+    pub vocab_size: Option<u64>,
     /// Where these came from: `config.json`, `config.json (text_config)`, `GGUF metadata`.
     pub source_detail: String,
 }

@@ -8,6 +8,9 @@ use crate::render::html;
 use crate::render::style::Style;
 
 fn exact(bytes: Bytes) -> String {
+    if bytes.get() < 1024 {
+        return bytes.to_string();
+    }
     format!("{bytes} ({} B)", group(bytes.get()))
 }
 
@@ -201,7 +204,10 @@ fn lines(report: &FitReport) -> Vec<Line> {
                 String::new()
             }
         )));
-        out.push(Line::Row(gpu, exact(budget.gpu_total_bytes)));
+        out.push(Line::Row(
+            "total".to_string(),
+            format!("{} ({gpu})", exact(budget.gpu_total_bytes)),
+        ));
         out.push(Line::Row(
             format!("× {}", budget.gpu_memory_utilization),
             format!(
@@ -219,7 +225,7 @@ fn lines(report: &FitReport) -> Vec<Line> {
         for allowance in &budget.allowances {
             out.push(Line::Row(
                 format!("− {}", allowance.name),
-                format!("{} [estimate: {}]", allowance.bytes, allowance.basis),
+                format!("{} [{}]", allowance.bytes, allowance.basis),
             ));
         }
         out.push(Line::Row(
@@ -234,10 +240,9 @@ fn lines(report: &FitReport) -> Vec<Line> {
             format!(
                 "{} [{}]",
                 budget.max_model_len,
-                if budget.max_model_len_source == crate::model::Source::User {
-                    "command line"
-                } else {
-                    budget.max_model_len_source.label()
+                match budget.max_model_len_source {
+                    crate::model::Source::Checkpoint => model.source_detail.as_str(),
+                    other => other.label(),
                 }
             ),
         ));
@@ -305,7 +310,7 @@ pub fn text(report: &FitReport, style: Style) -> String {
     for line in lines(report) {
         match line {
             Line::Heading(text) => out.push_str(&style.bold(&text)),
-            Line::Row(label, value) => out.push_str(&format!("  {label:<16} {value}")),
+            Line::Row(label, value) => out.push_str(&format!("  {label:<18} {value}")),
             Line::Text(text) => out.push_str(&text),
             Line::Good(text) => out.push_str(&style.good(&text)),
             Line::Bad(text) => out.push_str(&style.bad(&text)),

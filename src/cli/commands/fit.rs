@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::analyze::fit::{self, FitInput, FitOptions, GpuBudget, KvCacheDtype};
@@ -160,8 +159,8 @@ pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
     let gpu = gpu_budget(&args)?;
     let path = checkpoint::locate(&args.path, &hub_caches())?;
-    let read = checkpoint::read(&path, &args.path)
-        .with_context(|| format!("failed to read the checkpoint `{}`", args.path))?;
+    // The error names the file (and tensor) itself; no context to add.
+    let read = checkpoint::read(&path, &args.path)?;
     let input = FitInput {
         path: args.path.clone(),
         kind: read.kind,
