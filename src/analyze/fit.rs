@@ -1352,11 +1352,23 @@ fn alternatives(
             .map(|t| t.numel * model_dtype_bytes)
             .sum();
         let rest = weights_bytes.saturating_sub(linear_loaded);
-        for (label, bytes) in [
+        let candidates = [
             ("fp8 (W8, e.g. `--quantization fp8` or an FP8 checkpoint): linear weights at 1 B + 128×128-block F32 scales", rest + linear + linear / 16384 * 4),
             ("int4 (GPTQ/AWQ, group 128): linear weights at 0.5 B + F16 scales and 4-bit zeros per 128", rest + linear / 2 + linear / 128 * 2 + linear / 256),
-        ] {
-            let (b, v) = check(gpu, bytes, tp, &mut scratch);
+        ];
+        let evaluated: Vec<(&str, u64, Budget, Verdict)> = candidates
+            .iter()
+            .map(|(label, bytes)| {
+                let (b, v) = check(gpu, *bytes, tp, &mut scratch);
+                (*label, *bytes, b, v)
+            })
+            .collect();
+        // The mildest quantization that fits; else the one that frees the most room.
+        let chosen = evaluated
+            .iter()
+            .find(|(_, _, _, v)| v.fits)
+            .or_else(|| evaluated.last());
+        if let Some((label, bytes, b, v)) = chosen {
             let weights_now_fit = b.kv_budget_bytes.get() > 0 && v.max_model_len_that_fits > 0;
             let longer = v.max_model_len_that_fits > verdict.max_model_len_that_fits;
             if v.fits || (weights_now_fit && (!original_weights_fit || longer)) {
@@ -1367,11 +1379,10 @@ fn alternatives(
                 };
                 list.push(Alternative {
                     kind: "quantization".to_string(),
-                    description: format!("{label}: weights ≈ {}{context_note}", Bytes(bytes)),
+                    description: format!("{label}: weights ≈ {}{context_note}", Bytes(*bytes)),
                     weights_per_gpu_bytes: b.weights_per_gpu_bytes,
                     max_kv_tokens: v.max_kv_tokens,
                 });
-                break;
             }
         }
     }
