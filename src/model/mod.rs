@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod failure;
 pub mod machine;
 pub mod measured;
+pub mod probe;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};
