@@ -428,9 +428,16 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
     };
 
     let Some(gpu) = &options.gpu else {
-        report.limitations.push(
-            "no budget: give `--gpu-memory SIZE` or `--gpu NAME` for a verdict (GPU detection is not built into `fit` yet)".to_string(),
-        );
+        if report
+            .limitations
+            .iter()
+            .any(|l| l.contains("--gpu-memory SIZE"))
+        {
+            return report;
+        }
+        report
+            .limitations
+            .push("no budget, so no verdict: give `--gpu-memory SIZE` or `--gpu NAME`".to_string());
         return report;
     };
     if !input.gguf.is_empty() {
@@ -1428,5 +1435,59 @@ pub fn card_budget(card: &Card) -> GpuBudget {
         total: card.total_bytes,
         source: Source::Assumption,
         basis: format!("oomdoc card table: {}", card.source),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sliding_layers_stop_growing_at_the_window() {
+        let rate = KvRate {
+            full_per_token: 100,
+            sliding_per_token: 500,
+            window: Some(1000),
+        };
+        assert_eq!(rate.per_sequence(10), 6000);
+        assert_eq!(rate.per_sequence(5000), 100 * 5000 + 500 * 1000);
+        // Budget for 2000 tokens: 100 × 2000 + 500 × 1000 = 700000.
+        assert_eq!(rate.longest_fitting(700_000, u64::MAX), 2000);
+        // Below the window both kinds grow.
+        assert_eq!(rate.longest_fitting(6000, u64::MAX), 10);
+        assert_eq!(rate.longest_fitting(u64::MAX / 2, 131_072), 131_072);
+    }
+
+    #[test]
+    fn quantization_roles_from_names() {
+        assert_eq!(
+            quant_role("model.layers.0.mlp.up_proj.qweight"),
+            Some("qweight")
+        );
+        assert_eq!(
+            quant_role("model.layers.0.mlp.up_proj.g_idx"),
+            Some("g_idx")
+        );
+        assert_eq!(quant_role("x.weight_scale_inv"), Some("weight_scale"));
+        assert_eq!(
+            quant_role("x.weight.quant_state.bitsandbytes__nf4"),
+            Some("bitsandbytes_state")
+        );
+        assert_eq!(
+            quant_role("model.layers.0.mlp.experts.gate_up_proj_blocks"),
+            Some("blocks")
+        );
+        assert_eq!(quant_role("model.layers.0.mlp.up_proj.weight"), None);
+    }
+
+    #[test]
+    fn format_words_in_names_need_boundaries() {
+        let hints = name_hints(&[
+            "Llama-3-8B-Instruct-AWQ".to_string(),
+            "model-q4_k_m.gguf".to_string(),
+        ]);
+        let words: Vec<&str> = hints.iter().map(|(word, _)| word.as_str()).collect();
+        assert_eq!(words, vec!["awq", "q4_k_m"]);
+        assert!(name_hints(&["hawq-models".to_string(), "fp8x".to_string()]).is_empty());
     }
 }

@@ -770,3 +770,18 @@ fn markdown_and_html_render_the_same_report() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(!html.contains("<script") && !html.contains("http://") && !html.contains("src="));
 }
+
+#[test]
+fn detected_gpu_gives_the_budget() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = llama_3_1_8b(root.path(), "llama", 1);
+    let xml = fixture("h200-torch2.11/nvidia-smi-q.xml");
+    let report = json(&[dir.to_str().unwrap(), "--gpu-from", xml.to_str().unwrap()]);
+    let budget = &report["budget"];
+    // NVML total 143771 MiB − driver-reserved 616 MiB = 143155 MiB, what CUDA reports.
+    assert_eq!(budget["gpu_total_bytes"], 143_155u64 << 20);
+    assert_eq!(budget["gpu"], "NVIDIA H200");
+    assert_eq!(budget["gpu_total_source"], "nvidia_smi");
+    assert_eq!(report["verdict"]["fits"], true);
+    assert_eq!(report["limitations"], serde_json::json!([]));
+}

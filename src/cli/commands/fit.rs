@@ -15,9 +15,10 @@ use crate::cli::ExitStatus;
 use crate::env_vars;
 use crate::error::HintedError;
 use crate::model::bytes::parse_size_arg;
+use crate::model::machine::Device;
 use crate::model::{cards, Bytes, Source};
 use crate::render;
-use crate::source::checkpoint;
+use crate::source::{checkpoint, gpu};
 
 /// Arguments of `oomdoc fit`.
 #[derive(Debug, Args)]
@@ -33,6 +34,10 @@ pub struct FitArgs {
     /// l40s, h100, a100-80gb, h100-nvl, h200, b200, mi300x
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
+    /// Read GPU facts from FILE instead of NVML when neither `--gpu` nor `--gpu-memory` is
+    /// given (`nvidia-smi -q -x` XML or an `oomdoc gpus` recording)
+    #[arg(long, value_name = "FILE", env = "OOMDOC_GPU_FROM")]
+    pub gpu_from: Option<PathBuf>,
     /// Fraction of GPU memory the engine may use (vLLM's default 0.9)
     #[arg(long, default_value_t = 0.9, value_name = "FRACTION")]
     pub gpu_memory_utilization: f64,
@@ -122,7 +127,85 @@ fn hub_caches() -> Vec<PathBuf> {
     caches
 }
 
-fn gpu_budget(args: &FitArgs) -> anyhow::Result<Option<GpuBudget>> {
+/// The budget from the detected GPUs: the smallest CUDA total among the first
+/// `--tensor-parallel-size` CUDA-visible devices. A GPU that cannot be read is a limitation,
+/// not an error: the checkpoint report is still worth having.
+fn detected_budget(args: &FitArgs, notes: &mut Vec<String>) -> Option<GpuBudget> {
+    let from = args
+        .gpu_from
+        .as_deref()
+        .filter(|path| !path.as_os_str().is_empty());
+    let inventory = match gpu::open(from).and_then(|mut source| source.inventory()) {
+        Ok(inventory) => inventory,
+        Err(error) => {
+            notes.push(format!(
+                "no GPU detected ({error}): give `--gpu NAME` or `--gpu-memory SIZE` for a verdict"
+            ));
+            return None;
+        }
+    };
+    let mut devices: Vec<&Device> = inventory
+        .devices
+        .iter()
+        .filter(|device| inventory.cuda.is_none() || device.cuda_ordinal.is_some())
+        .collect();
+    devices.sort_by_key(|device| device.cuda_ordinal.unwrap_or(device.index));
+    let tensor_parallel = usize::try_from(args.tensor_parallel_size).unwrap_or(usize::MAX);
+    let used: Vec<&Device> = devices.into_iter().take(tensor_parallel).collect();
+    let Some(smallest) = used.iter().min_by_key(|device| cuda_total(device)) else {
+        notes.push(
+            "no CUDA-visible GPU detected: give `--gpu NAME` or `--gpu-memory SIZE` for a verdict"
+                .to_string(),
+        );
+        return None;
+    };
+    if used.len() < tensor_parallel {
+        notes.push(format!(
+            "`--tensor-parallel-size {}` but only {} CUDA-visible GPU(s) detected",
+            args.tensor_parallel_size,
+            used.len()
+        ));
+    }
+    let total = cuda_total(smallest);
+    for device in &used {
+        let headroom = (total.get() as f64 * (1.0 - args.gpu_memory_utilization)) as u64;
+        if device.memory.used_bytes.get() > headroom {
+            notes.push(format!(
+                "GPU {} (`{}`) already has {} in use: vLLM refuses to start when free memory is below `--gpu-memory-utilization` × total",
+                device.cuda_ordinal.unwrap_or(device.index),
+                device.uuid,
+                device.memory.used_bytes
+            ));
+        }
+    }
+    let source = inventory.source.unwrap_or(Source::Nvml);
+    let reserved = smallest
+        .memory
+        .reserved_bytes
+        .map(|reserved| format!(" − driver-reserved {reserved}"))
+        .unwrap_or_default();
+    Some(GpuBudget {
+        name: Some(smallest.name.clone()),
+        total,
+        source,
+        basis: format!(
+            "{}: CUDA GPU {} total {}{reserved}",
+            source.label(),
+            smallest.cuda_ordinal.unwrap_or(smallest.index),
+            smallest.memory.total_bytes
+        ),
+    })
+}
+
+/// What CUDA reports as a device's total: NVML total minus driver-reserved when known.
+fn cuda_total(device: &Device) -> Bytes {
+    device
+        .memory
+        .cuda_total_bytes()
+        .unwrap_or(device.memory.total_bytes)
+}
+
+fn gpu_budget(args: &FitArgs, notes: &mut Vec<String>) -> anyhow::Result<Option<GpuBudget>> {
     if let Some(total) = args.gpu_memory {
         return Ok(Some(GpuBudget {
             name: None,
@@ -132,7 +215,7 @@ fn gpu_budget(args: &FitArgs) -> anyhow::Result<Option<GpuBudget>> {
         }));
     }
     let Some(name) = &args.gpu else {
-        return Ok(None);
+        return Ok(detected_budget(args, notes));
     };
     let card = cards::find(name).ok_or_else(|| {
         HintedError::new(
@@ -157,10 +240,10 @@ pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     if args.tensor_parallel_size == 0 {
         anyhow::bail!("`--tensor-parallel-size` must be at least 1");
     }
-    let gpu = gpu_budget(&args)?;
     let path = checkpoint::locate(&args.path, &hub_caches())?;
     // The error names the file (and tensor) itself; no context to add.
-    let read = checkpoint::read(&path, &args.path)?;
+    let mut read = checkpoint::read(&path, &args.path)?;
+    let gpu = gpu_budget(&args, &mut read.notes)?;
     let input = FitInput {
         path: args.path.clone(),
         kind: read.kind,

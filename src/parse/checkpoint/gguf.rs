@@ -771,4 +771,32 @@ mod tests {
         assert!(ggml_type(4).unwrap_err().contains("removed"));
         assert_eq!(ggml_type(14).unwrap().name, "Q6_K");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn random_bytes_after_the_magic_never_panic(
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            extra in 0u64..(1u64 << 42),
+        ) {
+            let mut bytes = b"GGUF\x03\x00\x00\x00".to_vec();
+            bytes.extend_from_slice(&tail);
+            let _ = parse(&bytes, bytes.len() as u64);
+            let _ = parse(&bytes, bytes.len() as u64 + extra);
+        }
+
+        #[test]
+        fn mutated_headers_never_panic(position in 0usize..4096, value in proptest::prelude::any::<u8>()) {
+            let (mut bytes, size) = header(
+                &[
+                    ("general.architecture", Value::Str("llama".into())),
+                    ("llama.attention.head_count_kv", Value::I32Array(vec![8, 8])),
+                    ("tokenizer.ggml.tokens", Value::StrArray(vec!["a".into(), "b".into()])),
+                ],
+                &[("w", vec![256, 2], 12, 288), ("n", vec![4], 0, 16)],
+            );
+            let index = position % bytes.len();
+            bytes[index] = value;
+            let _ = parse(&bytes, size);
+        }
+    }
 }

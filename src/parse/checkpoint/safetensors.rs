@@ -370,4 +370,27 @@ mod tests {
         assert_eq!(dtype_bits("I32"), Some(32));
         assert_eq!(dtype_bits("Q4_K"), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn random_bytes_never_panic(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            extra in 0u64..(1u64 << 42),
+        ) {
+            let _ = header_length(&bytes, bytes.len() as u64 + extra);
+            let _ = parse_header(&bytes, extra);
+        }
+
+        #[test]
+        fn mutated_headers_never_panic(
+            position in 0usize..120,
+            value in proptest::prelude::any::<u8>(),
+            data in 0u64..64,
+        ) {
+            let mut json = br#"{"a":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,12]},"b":{"dtype":"F8_E4M3","shape":[4],"data_offsets":[12,16]}}"#.to_vec();
+            let index = position % json.len();
+            json[index] = value;
+            let _ = parse_header(&json, data);
+        }
+    }
 }
