@@ -223,7 +223,9 @@ def main():
             allocated, rounded, raw, shards = measure(directory)
             diff = allocated - total
             percent = 100.0 * diff / total if total else 0.0
-            explained = allocated == rounded and raw == total
+            # Per-tensor blocks give exactly `rounded`; a loader that used one buffer per file
+            # would land between the raw bytes and that bound. Either way nothing is unexplained.
+            explained = raw == total and total <= allocated <= rounded
             ok = abs(percent) < 1.0 and explained
             failures += 0 if ok else 1
             rows.append(
