@@ -121,7 +121,7 @@ fn hub_caches() -> Vec<PathBuf> {
     if let Some(home) = non_empty(env_vars::HF_HOME) {
         caches.push(PathBuf::from(home).join("hub"));
     }
-    if let Some(home) = non_empty("HOME") {
+    if let Some(home) = non_empty(env_vars::HOME) {
         caches.push(PathBuf::from(home).join(".cache/huggingface/hub"));
     }
     caches
