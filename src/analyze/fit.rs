@@ -1168,6 +1168,12 @@ fn evaluate(
     let kv_budget = usable.saturating_sub(needed_before_kv);
     let model_max = context.model.max_position_embeddings;
     let (max_model_len, max_model_len_source) = match (options.max_model_len, model_max) {
+        (Some(len), Some(model_len)) if len > model_len => {
+            limitations.push(format!(
+                "`--max-model-len` {len} is above the model's context length {model_len}: vLLM refuses it unless `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`"
+            ));
+            (len, Source::User)
+        }
         (Some(len), _) => (len, Source::User),
         (None, Some(len)) => (len, Source::Checkpoint),
         (None, None) => {

@@ -220,7 +220,14 @@ fn file_name(path: &Path) -> String {
 /// Reads every header of the checkpoint at `path` (`given` is what the user typed, kept for
 /// the names checked against the headers).
 pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError> {
-    let mut names = vec![given.to_string()];
+    // Only the last component: a parent directory named `int4-experiments` says nothing
+    // about this checkpoint. A model id keeps its `org/name` form.
+    let given_name = if given.matches('/').count() == 1 && !Path::new(given).exists() {
+        given.to_string()
+    } else {
+        file_name(Path::new(given))
+    };
+    let mut names = vec![given_name];
     if path.is_dir() {
         return read_directory(path, names);
     }

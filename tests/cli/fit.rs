@@ -570,7 +570,7 @@ fn gguf_single_and_split() {
 
     // The same file named Q8_0: the name is contradicted.
     let renamed = root.path().join("Meta-Llama-3.1-8B-Q8_0.gguf");
-    fs::copy(&single, &renamed).unwrap();
+    write_gguf(&renamed, &llama_gguf_metadata(15), &borrowed);
     let report = json(&[renamed.to_str().unwrap()]);
     assert_eq!(report["mismatches"][0]["kind"], "name");
 
