@@ -337,6 +337,16 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
     });
     let tie_declared = input.config.as_ref().and_then(|c| c.tie_word_embeddings);
     let tied_embeddings = !has_output && has_embedding && tie_declared != Some(false);
+    if tied_embeddings && tie_declared.is_none() && input.gguf.is_empty() {
+        let why = if input.config.is_some() {
+            "config.json does not set `tie_word_embeddings`"
+        } else {
+            "no config.json"
+        };
+        limitations.push(format!(
+            "no `lm_head` tensor and {why}: assumed tied to the embeddings (transformers' default)"
+        ));
+    }
     if !has_output && has_embedding && tie_declared == Some(false) {
         mismatches.push(Mismatch {
             kind: "tied_embeddings".to_string(),
@@ -387,7 +397,22 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
     header_mismatches(input, &weights, &mut mismatches);
 
     // Shape and KV.
-    let (model, kv_shape) = shape(input, &mut limitations);
+    let (mut model, kv_shape) = shape(input, &mut limitations);
+    if model.hidden_size.is_none() {
+        // The embedding matrix [vocab, hidden] gives both when no config does.
+        if let Some(embedding) = input
+            .safetensors
+            .iter()
+            .flat_map(|f| &f.header.tensors)
+            .find(|t| {
+                t.shape.len() == 2 && (t.name.contains("embed_tokens") || t.name.contains("wte"))
+            })
+        {
+            model.vocab_size = model.vocab_size.or(Some(embedding.shape[0]));
+            model.hidden_size = Some(embedding.shape[1]);
+            model.source_detail = "checkpoint headers (embedding shape)".to_string();
+        }
+    }
     let (kv_name, kv_num, kv_den) = options
         .kv_cache_dtype
         .resolve(model_dtype_bytes, &model_dtype_name);

@@ -253,33 +253,35 @@ fn lines(report: &FitReport) -> Vec<Line> {
         } else {
             Line::Bad(verdict_line)
         });
-        out.push(Line::Row(
-            "KV tokens".to_string(),
-            format!(
-                "{} per GPU at {} per token",
-                group(verdict.max_kv_tokens),
-                exact(verdict.kv_bytes_per_token_per_gpu)
-            ),
-        ));
-        out.push(Line::Row(
-            "one sequence".to_string(),
-            format!(
-                "{} for {} tokens",
-                exact(verdict.kv_bytes_per_sequence),
-                budget.max_model_len
-            ),
-        ));
-        out.push(Line::Row(
-            "concurrency".to_string(),
-            format!("{:.2} sequences of max_model_len", verdict.max_concurrency),
-        ));
-        out.push(Line::Row(
-            "longest".to_string(),
-            format!(
-                "{} tokens in one sequence",
-                group(verdict.max_model_len_that_fits)
-            ),
-        ));
+        if report.kv_cache.is_some() {
+            out.push(Line::Row(
+                "KV tokens".to_string(),
+                format!(
+                    "{} per GPU at {} per token",
+                    group(verdict.max_kv_tokens),
+                    exact(verdict.kv_bytes_per_token_per_gpu)
+                ),
+            ));
+            out.push(Line::Row(
+                "one sequence".to_string(),
+                format!(
+                    "{} for {} tokens",
+                    exact(verdict.kv_bytes_per_sequence),
+                    budget.max_model_len
+                ),
+            ));
+            out.push(Line::Row(
+                "concurrency".to_string(),
+                format!("{:.2} sequences of max_model_len", verdict.max_concurrency),
+            ));
+            out.push(Line::Row(
+                "longest".to_string(),
+                format!(
+                    "{} tokens in one sequence",
+                    group(verdict.max_model_len_that_fits)
+                ),
+            ));
+        }
         if !report.alternatives.is_empty() {
             out.push(Line::Blank);
             out.push(Line::Heading("What would fit".to_string()));
