@@ -871,6 +871,13 @@ fn shape(input: &FitInput, limitations: &mut Vec<String>) -> (ModelShape, Option
         limitations.push("no config.json: the KV cache per token cannot be computed from safetensors headers alone".to_string());
         return (ModelShape::default(), None);
     };
+    if !config.defaults_used.is_empty() {
+        limitations.push(format!(
+            "config.json's `{}` omits {}: transformers' `LlamaConfig` defaults used",
+            config.text_config_key.as_deref().unwrap_or("text_config"),
+            config.defaults_used.join(", ")
+        ));
+    }
     let source_detail = match &config.text_config_key {
         Some(key) => format!("config.json (`{key}`)"),
         None => "config.json".to_string(),

@@ -126,7 +126,20 @@ pub struct HfConfig {
     pub layer_kinds_basis: String,
     /// `quantization_config`.
     pub quantization: Option<QuantizationConfig>,
+    /// Fields absent from the file and taken from the transformers config class defaults
+    /// (Llava's `text_config` lists only what differs from `LlamaConfig`).
+    pub defaults_used: Vec<String>,
 }
+
+/// transformers `LlamaConfig` defaults, for nested Llama text configs that omit them.
+const LLAMA_DEFAULTS: &[(&str, u64)] = &[
+    ("num_hidden_layers", 32),
+    ("hidden_size", 4096),
+    ("intermediate_size", 11008),
+    ("num_attention_heads", 32),
+    ("max_position_embeddings", 2048),
+    ("vocab_size", 32000),
+];
 
 fn as_u64(value: &Value) -> Option<u64> {
     value.as_u64().or_else(|| {
@@ -275,6 +288,22 @@ pub fn parse_config(bytes: &[u8]) -> Result<HfConfig, ConfigError> {
         sliding_window: lookup.u64("sliding_window"),
         ..HfConfig::default()
     };
+    if config.text_config_key.is_some() && config.model_type.as_deref() == Some("llama") {
+        for (key, value) in LLAMA_DEFAULTS {
+            let slot = match *key {
+                "num_hidden_layers" => &mut config.num_layers,
+                "hidden_size" => &mut config.hidden_size,
+                "intermediate_size" => &mut config.intermediate_size,
+                "num_attention_heads" => &mut config.num_attention_heads,
+                "max_position_embeddings" => &mut config.max_position_embeddings,
+                _ => &mut config.vocab_size,
+            };
+            if slot.is_none() {
+                *slot = Some(*value);
+                config.defaults_used.push(format!("`{key}` {value}"));
+            }
+        }
+    }
     if let Some((heads, key)) = lookup.first_u64(&[
         "n_head_kv",
         "num_kv_heads",
@@ -525,6 +554,20 @@ mod tests {
         assert_eq!(config.num_kv_heads, Some(8));
         assert_eq!(config.dtype.as_deref(), Some("float16"));
         assert_eq!(config.layer_kinds, vec![LayerKind::Full; 32]);
+    }
+
+    #[test]
+    fn llava_text_config_takes_llama_defaults() {
+        // llava-hf/llava-1.5-7b-hf lists only what differs from LlamaConfig.
+        let config = parse_config(
+            br#"{"architectures":["LlavaForConditionalGeneration"],"model_type":"llava",
+                "text_config":{"model_type":"llama","max_position_embeddings":4096,"vocab_size":32064,"torch_dtype":"float16"}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.num_layers, Some(32));
+        assert_eq!(config.num_kv_heads, Some(32));
+        assert_eq!(config.max_position_embeddings, Some(4096));
+        assert_eq!(config.defaults_used.len(), 4);
     }
 
     #[test]
