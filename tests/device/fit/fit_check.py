@@ -138,14 +138,16 @@ def write_gptq(directory):
 def cases(root):
     from transformers import Gemma2Config, MistralConfig, Qwen2Config
 
-    yield "llama-gqa-bf16", "bf16", lambda d: save_model(small_llama_config(), torch.bfloat16, d)
-    yield "llama-gqa-fp16-sharded", "fp16", lambda d: save_model(
+    yield "llama-gqa-bf16", torch.bfloat16, lambda d: save_model(
+        small_llama_config(), torch.bfloat16, d
+    )
+    yield "llama-gqa-fp16-sharded", torch.float16, lambda d: save_model(
         small_llama_config(), torch.float16, d, shard="30MB"
     )
-    yield "llama-tied-bf16", "bf16", lambda d: save_model(
+    yield "llama-tied-bf16", torch.bfloat16, lambda d: save_model(
         small_llama_config(tie_word_embeddings=True), torch.bfloat16, d
     )
-    yield "qwen2-gqa-bf16", "bf16", lambda d: save_model(
+    yield "qwen2-gqa-bf16", torch.bfloat16, lambda d: save_model(
         Qwen2Config(
             vocab_size=32000, hidden_size=512, intermediate_size=1536, num_hidden_layers=6,
             num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=4096,
@@ -154,7 +156,7 @@ def cases(root):
         torch.bfloat16,
         d,
     )
-    yield "mistral-swa-bf16", "bf16", lambda d: save_model(
+    yield "mistral-swa-bf16", torch.bfloat16, lambda d: save_model(
         MistralConfig(
             vocab_size=32000, hidden_size=512, intermediate_size=1536, num_hidden_layers=6,
             num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=8192,
@@ -163,7 +165,7 @@ def cases(root):
         torch.bfloat16,
         d,
     )
-    yield "gemma2-swa-f32", "fp32", lambda d: save_model(
+    yield "gemma2-swa-f32", torch.float32, lambda d: save_model(
         Gemma2Config(
             vocab_size=32000, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
             num_attention_heads=8, num_key_value_heads=4, head_dim=64,
@@ -172,8 +174,52 @@ def cases(root):
         torch.float32,
         d,
     )
-    yield "llama-fp8-block", "fp8", write_fp8
-    yield "llama-gptq-int4", "int4", write_gptq
+    yield "llama-fp8-block", None, write_fp8
+    yield "llama-gptq-int4", None, write_gptq
+
+
+KV_TOKENS = 200
+KV_DTYPE_FLAG = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+DTYPE_LABEL = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+
+
+def cache_bytes(cache):
+    """Bytes of every key and value tensor a transformers cache holds (4.x and 5.x layouts)."""
+    seen = set()
+    total = 0
+
+    def add(tensor):
+        nonlocal total
+        if isinstance(tensor, torch.Tensor) and tensor.data_ptr() not in seen:
+            seen.add(tensor.data_ptr())
+            total += tensor.numel() * tensor.element_size()
+
+    if hasattr(cache, "layers"):
+        for layer in cache.layers:
+            add(getattr(layer, "keys", None))
+            add(getattr(layer, "values", None))
+    elif hasattr(cache, "key_cache"):
+        for tensor in list(cache.key_cache) + list(cache.value_cache):
+            add(tensor)
+    else:
+        for layer in cache:
+            for tensor in layer:
+                add(tensor)
+    return total
+
+
+def measure_kv(directory, dtype):
+    """KV bytes transformers keeps after a prefill of KV_TOKENS tokens (below every window)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(directory).to(dtype).to("cuda").eval()
+    ids = torch.randint(0, 1000, (1, KV_TOKENS), device="cuda")
+    with torch.no_grad():
+        out = model(input_ids=ids, use_cache=True)
+    total = cache_bytes(out.past_key_values)
+    del model, out
+    torch.cuda.empty_cache()
+    return total
 
 
 def measure(directory):
@@ -198,6 +244,10 @@ def measure(directory):
     return allocated, expected_rounded, raw, len(files)
 
 
+def fmt(value):
+    return "-" if value is None else f"{value:,}"
+
+
 def main():
     if not torch.cuda.is_available():
         print("error: no CUDA device", file=sys.stderr)
@@ -207,7 +257,8 @@ def main():
     rows = []
     failures = 0
     try:
-        for name, dtype_label, build in cases(root):
+        for name, torch_dtype, build in cases(root):
+            dtype_label = DTYPE_LABEL.get(torch_dtype, "fp8" if "fp8" in name else "int4")
             directory = os.path.join(root, name)
             build(directory)
             proc = subprocess.run(
@@ -227,6 +278,21 @@ def main():
             # would land between the raw bytes and that bound. Either way nothing is unexplained.
             explained = raw == total and total <= allocated <= rounded
             ok = abs(percent) < 1.0 and explained
+            kv_oomdoc = kv_torch = None
+            kv_error = None
+            if torch_dtype is not None:
+                # oomdoc's KV bytes per token in the dtype transformers keeps its cache in.
+                kv_proc = subprocess.run(
+                    [OOMDOC, "fit", directory, "--json", "--kv-cache-dtype", KV_DTYPE_FLAG[torch_dtype]],
+                    capture_output=True, text=True,
+                )
+                try:
+                    kv_oomdoc = json.loads(kv_proc.stdout)["kv_cache"]["bytes_per_token"] * KV_TOKENS
+                    kv_torch = measure_kv(directory, torch_dtype)
+                except Exception as error:  # report, count as a failure, go on
+                    kv_error = f"{type(error).__name__}: {error}"
+                    print(f"{name}: KV check failed: {kv_error}", file=sys.stderr)
+                ok = ok and kv_error is None and kv_oomdoc == kv_torch
             failures += 0 if ok else 1
             rows.append(
                 {
@@ -241,6 +307,9 @@ def main():
                     "diff_percent": percent,
                     "explained_by_512B_rounding": explained,
                     "kv_bytes_per_token": (report.get("kv_cache") or {}).get("bytes_per_token"),
+                    "kv_oomdoc_bytes_at_200_tokens": kv_oomdoc,
+                    "kv_transformers_bytes_at_200_tokens": kv_torch,
+                    "kv_error": kv_error,
                     "mismatches": [m["kind"] for m in report["mismatches"]],
                     "ok": ok,
                 }
@@ -250,7 +319,8 @@ def main():
 
     header = (
         f"{'model':<24} {'dtype':<5} {'files':>5} {'oomdoc bytes':>14} {'allocated':>14} "
-        f"{'diff B':>8} {'diff %':>8}  {'512 B rounding explains it':<26} {'KV B/token':>10}  mismatches"
+        f"{'diff B':>8} {'diff %':>8}  {'512 B rounding explains it':<26} {'KV B/token':>10} "
+        f"{'KV@200 oomdoc':>13} {'KV@200 torch':>12}  mismatches"
     )
     lines = [header, "-" * len(header)]
     for row in rows:
@@ -258,12 +328,18 @@ def main():
             f"{row['model']:<24} {row['dtype']:<5} {row['files']:>5} {row['oomdoc_bytes']:>14,} "
             f"{row['allocated_bytes']:>14,} {row['diff_bytes']:>8,} {row['diff_percent']:>7.4f}%  "
             f"{'yes' if row['explained_by_512B_rounding'] else 'NO':<26} "
-            f"{row['kv_bytes_per_token'] or 0:>10,}  {','.join(row['mismatches']) or '-'}"
+            f"{row['kv_bytes_per_token'] or 0:>10,} "
+            f"{fmt(row['kv_oomdoc_bytes_at_200_tokens']):>13} {fmt(row['kv_transformers_bytes_at_200_tokens']):>12}  "
+            f"{','.join(row['mismatches']) or '-'}{'  OK' if row['ok'] else '  FAIL'}"
         )
     lines.append("")
     lines.append(
         f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}; "
         f"{len(rows)} models, {failures} failing; {time.time() - started:.1f} s"
+    )
+    lines.append(
+        f"KV@200: KV-cache bytes after a {KV_TOKENS}-token prefill — oomdoc's bytes_per_token × {KV_TOKENS} "
+        "(--kv-cache-dtype = the model dtype) against the key/value tensors transformers' cache holds"
     )
     lines.append(
         "allocated = growth of torch.cuda.memory_allocated() while every tensor of every shard is held on the GPU; "
