@@ -413,6 +413,22 @@ fn read_value(
                 minimum_value_bytes(element_type),
             )?;
             let is_integer = matches!(element_type, 0..=5 | 10 | 11);
+            let fixed_size = match element_type {
+                0 | 1 | 7 => Some(1u64),
+                2 | 3 => Some(2),
+                4..=6 => Some(4),
+                10..=12 => Some(8),
+                _ => None,
+            };
+            if let Some(size) = fixed_size.filter(|_| !(is_integer && count <= KEEP_ARRAY_MAX)) {
+                // Not kept: skip the whole array at once (a vocabulary's scores, say).
+                cursor.take(count.saturating_mul(size), "array elements")?;
+                return Ok(MetaValue::Array {
+                    element_type,
+                    count,
+                    integers: None,
+                });
+            }
             let mut integers = (is_integer && count <= KEEP_ARRAY_MAX).then(Vec::new);
             for _ in 0..count {
                 if element_type == 8 {
