@@ -102,7 +102,13 @@ pub enum KvCacheDtype {
     Q8_0,
     /// llama.cpp `q4_0` (18 bytes per 32 elements).
     Q4_0,
+    /// vLLM's DeepSeek V3.2 sparse FlashMLA layout: 656 bytes per token and layer (512 FP8
+    /// latent + 4 F32 scales + 64 BF16 RoPE values); MLA models only.
+    Fp8DsMla,
 }
+
+/// Bytes per token and layer of `fp8_ds_mla` (`vllm/v1/kv_cache_interface.py`).
+const FP8_DS_MLA_BYTES: u64 = 656;
 
 impl KvCacheDtype {
     /// Name and bytes per element as a fraction.
@@ -117,6 +123,8 @@ impl KvCacheDtype {
             KvCacheDtype::Int8 => ("int8".to_string(), 1, 1),
             KvCacheDtype::Q8_0 => ("q8_0".to_string(), 34, 32),
             KvCacheDtype::Q4_0 => ("q4_0".to_string(), 18, 32),
+            // Per element like fp8; `analyze` replaces the MLA layer size by 656 bytes.
+            KvCacheDtype::Fp8DsMla => ("fp8_ds_mla".to_string(), 1, 1),
         }
     }
 }
@@ -416,6 +424,23 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
     let (kv_name, kv_num, kv_den) = options
         .kv_cache_dtype
         .resolve(model_dtype_bytes, &model_dtype_name);
+    let kv_shape = match kv_shape {
+        Some(mut shape) if options.kv_cache_dtype == KvCacheDtype::Fp8DsMla => {
+            if shape.mla {
+                for layer in &mut shape.layers {
+                    layer.2 = FP8_DS_MLA_BYTES;
+                }
+                let layers = shape.layers.len();
+                shape.formula_base = format!(
+                    "{layers} layers × {FP8_DS_MLA_BYTES} (512 FP8 latent + 4 F32 scales + 64 BF16 RoPE)"
+                );
+            } else {
+                limitations.push("`fp8_ds_mla` is a layout for DeepSeek MLA models; this model is not MLA, so 1 byte per element (fp8) is used".to_string());
+            }
+            Some(shape)
+        }
+        other => other,
+    };
     let kv_cache = kv_shape.as_ref().map(|shape| {
         let rate = rate(shape, 1, kv_num, kv_den);
         let element_bytes = if kv_den == 1 {

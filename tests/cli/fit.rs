@@ -292,6 +292,7 @@ fn kv_bytes_per_token_from_real_configs() {
     // Llama-3.2-3B: 2 × 28 × 8 × 128 × 2 = 114688.
     // Qwen2.5-7B (GQA, use_sliding_window false): 2 × 28 × 4 × (3584/28 = 128) × 2 = 57344.
     // DeepSeek-R1 (MLA): 61 × (512 + 64) × 2 = 70272; fp8 KV: 61 × 576 × 1 = 35136.
+    // fp8_ds_mla (vLLM, DeepSeek V3.2 FlashMLA layout): 61 × 656 = 40016.
     // Gemma-3-12B (text_config, 1 full layer in 6): 48 × 2 × 8 × 256 × 2 = 393216, of which
     //   8 full layers 65536 and 40 sliding layers 327680 (window 1024).
     // Gemma-2-9B (every other layer slides): 42 × 8192 = 344064, 172032 each.
@@ -303,6 +304,14 @@ fn kv_bytes_per_token_from_real_configs() {
         ("llama-3.2-3b.config.json", &[], 114_688, 114_688, 0, "bf16"),
         ("qwen2.5-7b.config.json", &[], 57_344, 57_344, 0, "bf16"),
         ("deepseek-r1.config.json", &[], 70_272, 70_272, 0, "bf16"),
+        (
+            "deepseek-r1.config.json",
+            &["--kv-cache-dtype", "fp8_ds_mla"],
+            40_016,
+            40_016,
+            0,
+            "fp8_ds_mla",
+        ),
         (
             "deepseek-r1.config.json",
             &["--kv-cache-dtype", "fp8"],

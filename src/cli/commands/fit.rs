@@ -91,6 +91,9 @@ pub enum KvDtypeArg {
     /// llama.cpp q4_0.
     #[value(name = "q4_0")]
     Q4_0,
+    /// vLLM's DeepSeek V3.2 FlashMLA layout (656 bytes per token and layer).
+    #[value(name = "fp8_ds_mla")]
+    Fp8DsMla,
 }
 
 impl From<KvDtypeArg> for KvCacheDtype {
@@ -106,6 +109,7 @@ impl From<KvDtypeArg> for KvCacheDtype {
             KvDtypeArg::Int8 => KvCacheDtype::Int8,
             KvDtypeArg::Q8_0 => KvCacheDtype::Q8_0,
             KvDtypeArg::Q4_0 => KvCacheDtype::Q4_0,
+            KvDtypeArg::Fp8DsMla => KvCacheDtype::Fp8DsMla,
         }
     }
 }
