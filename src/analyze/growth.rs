@@ -119,12 +119,7 @@ pub fn analyze(
     let blocks: Vec<Vec<Reading>> = blocks.into_values().filter(|b| b.len() >= 2).collect();
     let series: Vec<Vec<(f64, f64)>> = blocks
         .iter()
-        .map(|block| {
-            block
-                .iter()
-                .map(|r| (f64::from(r.index), r.value))
-                .collect()
-        })
+        .map(|block| block.iter().map(|r| (r.sequence as f64, r.value)).collect())
         .collect();
     let window = (!series.is_empty()).then(|| trend_test(&series));
     let measured: Vec<(f64, f64)> = readings
@@ -166,7 +161,7 @@ pub fn analyze(
         (
             GrowthVerdict::Growth,
             format!(
-                "memory kept rising through repeated inputs: {} per request (Theil–Sen), {} over {span} requests, Mann–Kendall p = {}",
+                "memory kept rising through repeated inputs: {} per request (Theil–Sen), {} over {span} requests, Mann–Kendall {}",
                 signed_bytes(slope),
                 signed_bytes(window_growth),
                 format_p(p_value)
@@ -185,7 +180,7 @@ pub fn analyze(
         (
             GrowthVerdict::Inconclusive,
             format!(
-                "a weak rising trend ({} per request, p = {}): repeat the protocol (`--repeat 3`) to decide",
+                "a weak rising trend ({} per request, {}): repeat the protocol (`--repeat 3`) to decide",
                 signed_bytes(slope),
                 format_p(p_value)
             ),
@@ -194,7 +189,7 @@ pub fn analyze(
         (
             GrowthVerdict::Plateau,
             format!(
-                "no repeatable growth: {} over {span} repeated requests, Mann–Kendall p = {} (growth needs p < {ALPHA} and at least {}); not a leak",
+                "no repeatable growth: {} over {span} requests, Mann–Kendall {} (growth needs p < {ALPHA} and at least {}); not a leak",
                 signed_bytes(window_growth),
                 format_p(p_value),
                 Bytes(min_growth as u64)
@@ -245,25 +240,40 @@ pub fn analyze(
 }
 
 /// Successful requests with a memory reading, one per concurrent round, in protocol order.
+/// `sequence` counts requests sent so far (a concurrent round counts all its requests), so
+/// slopes are per request in every phase.
 fn readings(requests: &[ProbeRequest]) -> Vec<Reading> {
     let mut out: Vec<Reading> = Vec::new();
-    for request in requests {
+    for (position, request) in requests.iter().enumerate() {
         let ok = request.status.is_some_and(|s| (200..300).contains(&s));
         let Some(memory) = request.memory_bytes.filter(|_| ok) else {
             continue;
         };
+        let same_round = |other: &ProbeRequest| {
+            other.phase == Phase::Concurrent
+                && other.repeat == request.repeat
+                && other.index == request.index
+        };
         if request.phase == Phase::Concurrent {
-            if let Some(last) = out.last() {
-                if last.phase == Phase::Concurrent
+            if out.last().is_some_and(|last| {
+                last.phase == Phase::Concurrent
                     && last.repeat == request.repeat
                     && last.index == request.index
-                {
-                    continue;
-                }
+            }) {
+                continue;
             }
         }
+        // The reading is taken after the whole round: count the round's later requests too.
+        let round_rest = if request.phase == Phase::Concurrent {
+            requests[position + 1..]
+                .iter()
+                .take_while(|other| same_round(other))
+                .count()
+        } else {
+            0
+        };
         out.push(Reading {
-            sequence: out.len() as u64,
+            sequence: (position + 1 + round_rest) as u64,
             repeat: request.repeat,
             phase: request.phase,
             index: request.index,
@@ -449,14 +459,14 @@ pub fn signed_bytes(value: f64) -> String {
     }
 }
 
-/// A p-value with 2 significant digits, `< 1e-6` below that.
+/// `p = 0.014`, `p = 1.2e-4`, `p < 1e-6`.
 pub fn format_p(p: f64) -> String {
     if p < 1e-6 {
-        "< 1e-6".to_string()
+        "p < 1e-6".to_string()
     } else if p < 0.001 {
-        format!("{p:.1e}")
+        format!("p = {p:.1e}")
     } else {
-        format!("{p:.3}")
+        format!("p = {p:.3}")
     }
 }
 
@@ -547,9 +557,9 @@ mod tests {
         assert_eq!(signed_bytes(8.0 * MIB as f64), "+8.00 MiB");
         assert_eq!(signed_bytes(-2.0 * MIB as f64), "-2.00 MiB");
         assert_eq!(signed_bytes(0.1), "0 B");
-        assert_eq!(format_p(0.01374), "0.014");
-        assert_eq!(format_p(0.0001234), "1.2e-4");
-        assert_eq!(format_p(1e-9), "< 1e-6");
+        assert_eq!(format_p(0.01374), "p = 0.014");
+        assert_eq!(format_p(0.0001234), "p = 1.2e-4");
+        assert_eq!(format_p(1e-9), "p < 1e-6");
     }
 
     fn request(phase: Phase, index: u32, chars: u64, mib: u64) -> ProbeRequest {

@@ -131,7 +131,7 @@ fn level_rows(report: &ProbeReport) -> Vec<Row> {
 
 fn test_text(test: &TrendTest) -> String {
     format!(
-        "{} per request (Theil–Sen), Mann–Kendall S = {}, z = {:.2}, p = {} ({} readings, {} block{})",
+        "{} per request (Theil–Sen), Mann–Kendall S = {}, z = {:.2}, {} ({} readings, {} block{})",
         signed_bytes(test.slope_bytes_per_request),
         test.mann_kendall_s,
         test.z,

@@ -4,7 +4,7 @@
 python3 stdlib http.server + torch: a randomly initialised Llama-style transformer (hand-written,
 so it does not depend on a transformers release), byte-level "tokenizer", greedy decoding of a
 few tokens without a KV cache. Endpoints: GET /v1/models, POST /v1/completions,
-POST /v1/chat/completions. No network, no weights to download.
+POST /v1/chat/completions; threads per connection, one generation at a time on the GPU. No network, no weights to download.
 
 --leak keeps, after every request, a reference to an 8 MiB tensor holding that request's last
 hidden states (padded), as a server that caches per-request activations by mistake would:
@@ -15,8 +15,9 @@ import argparse
 import json
 import math
 import sys
+import threading
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import torch
 import torch.nn.functional as F
@@ -73,6 +74,7 @@ def main():
     device = torch.device("cuda")
     model = TinyLM().to(device=device, dtype=torch.bfloat16).eval()
     leaked = []
+    gpu_lock = threading.Lock()  # one request on the GPU at a time
 
     @torch.inference_mode()
     def generate(prompt, max_tokens):
@@ -128,7 +130,8 @@ def main():
                 return self.reply(404, {"error": {"message": "not found"}})
             prompt = request["messages"][-1]["content"] if chat else request.get("prompt", "")
             max_tokens = max(1, min(int(request.get("max_tokens", 16)), 64))
-            text, prompt_tokens, completion_tokens = generate(prompt, max_tokens)
+            with gpu_lock:
+                text, prompt_tokens, completion_tokens = generate(prompt, max_tokens)
             choice = ({"index": 0, "message": {"role": "assistant", "content": text},
                        "finish_reason": "length"} if chat else
                       {"index": 0, "text": text, "finish_reason": "length"})
@@ -137,7 +140,7 @@ def main():
                              "usage": {"prompt_tokens": prompt_tokens,
                                        "completion_tokens": completion_tokens}})
 
-    server = HTTPServer(("127.0.0.1", args.port), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"ready on 127.0.0.1:{args.port} leak={args.leak} "
           f"params={sum(p.numel() for p in model.parameters())}", flush=True)
     server.serve_forever()
