@@ -611,6 +611,7 @@ enum MemoryReader {
         gpu: Box<dyn GpuSource>,
         target: NvmlTarget,
         description: String,
+        source: Source,
     },
     Prometheus {
         url: String,
@@ -750,9 +751,13 @@ impl MemoryReader {
 
     fn info(&self) -> MemorySourceInfo {
         match self {
-            MemoryReader::Nvml { description, .. } => MemorySourceInfo {
+            MemoryReader::Nvml {
+                description,
+                source,
+                ..
+            } => MemorySourceInfo {
                 kind: "nvml".to_string(),
-                source: Source::Nvml,
+                source: *source,
                 description: description.clone(),
             },
             MemoryReader::Prometheus { description, .. } => MemorySourceInfo {
@@ -772,11 +777,17 @@ impl MemoryReader {
 fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<MemoryReader> {
     let mut gpu = open_gpu_source()?;
     let inventory = gpu.inventory().context("cannot list GPUs")?;
+    // NVML, or a recording replayed through `OOMDOC_GPU_FROM`.
+    let source = inventory.source.unwrap_or(Source::Nvml);
     if let Some(pid) = args.pid {
         return Ok(MemoryReader::Nvml {
             gpu,
             target: NvmlTarget::Process(pid),
-            description: format!("GPU memory of process {pid} (NVML, per-process used memory)"),
+            description: format!(
+                "used GPU memory of process {pid} ({}, per process)",
+                source.label()
+            ),
+            source,
         });
     }
     let devices: Vec<&crate::model::machine::Device> = match &args.gpu {
@@ -813,11 +824,12 @@ fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<
         ));
     }
     let uuids: Vec<String> = devices.iter().map(|d| d.uuid.clone()).collect();
-    let description = format!("used memory of {} (NVML)", uuids.join(", "));
+    let description = format!("used memory of {} ({})", uuids.join(", "), source.label());
     Ok(MemoryReader::Nvml {
         gpu,
         target: NvmlTarget::Devices(uuids),
         description,
+        source,
     })
 }
 
