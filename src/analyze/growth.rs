@@ -254,14 +254,13 @@ fn readings(requests: &[ProbeRequest]) -> Vec<Reading> {
                 && other.repeat == request.repeat
                 && other.index == request.index
         };
-        if request.phase == Phase::Concurrent {
-            if out.last().is_some_and(|last| {
-                last.phase == Phase::Concurrent
-                    && last.repeat == request.repeat
-                    && last.index == request.index
-            }) {
-                continue;
-            }
+        let round_already_read = out.last().is_some_and(|last| {
+            last.phase == Phase::Concurrent
+                && last.repeat == request.repeat
+                && last.index == request.index
+        });
+        if request.phase == Phase::Concurrent && round_already_read {
+            continue;
         }
         // The reading is taken after the whole round: count the round's later requests too.
         let round_rest = if request.phase == Phase::Concurrent {
