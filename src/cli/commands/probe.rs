@@ -230,7 +230,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     output.report(&args.output, &bytes)?;
     match stop {
         Some(Stop::Server(error)) => Err(anyhow::Error::new(error).context(format!(
-            "the server failed during the protocol; the partial report above has verdict `{}`",
+            "the server failed during the protocol; the partial report has verdict `{}`",
             GrowthVerdict::Inconclusive.name()
         ))),
         Some(Stop::TimeLimit(seconds)) => {
