@@ -46,6 +46,7 @@ fn probe<T: Hint + std::error::Error + 'static>(
 const HINT_PROBES: &[HintProbe] = &[
     probe::<HintedError>,
     probe::<crate::source::server::ServerError>,
+    probe::<crate::source::gpu::GpuError>,
 ];
 
 /// Hints found along an error's chain, outermost first, without duplicates.
