@@ -328,3 +328,37 @@ fn markdown_and_html_reports() {
     assert!(!html.contains("<script") && !html.contains("src="));
     assert!(html.contains("`DCGM_FI_DEV_FB_USED` at http://127.0.0.1:"));
 }
+
+#[test]
+fn nvml_source_through_a_replayed_gpu() {
+    let server = TestServer::start(Story::Plateau, None);
+    let xml = super::fixture("h200-torch2.11/nvidia-smi-q.xml");
+    let run = |extra: &[&str]| {
+        oomdoc()
+            .env_remove("OOMDOC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env("OOMDOC_GPU_FROM", &xml)
+            .args(["probe", &server.url, "--json"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = run(&["--gpu", "0"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["memory_source"]["kind"], "nvml");
+    assert!(report["memory_source"]["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("used memory of GPU-"));
+    // A recording does not move: flat, so a plateau.
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
+
+    let output = run(&["--gpu", "GPU-nonexistent"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).starts_with("error: no GPU `GPU-nonexistent`"));
+}

@@ -833,12 +833,10 @@ fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<
     })
 }
 
+/// NVML, or the replay file named by `OOMDOC_GPU_FROM` (a recording made on a GPU host).
 fn open_gpu_source() -> anyhow::Result<Box<dyn GpuSource>> {
-    Err(HintedError::new(
-        "this build of oomdoc cannot read NVML yet",
-        "use `--memory-from prometheus:URL` (dcgm-exporter) or `--memory-from replay:FILE`",
-    )
-    .into())
+    let replay = crate::source::gpu::replay_path(None);
+    Ok(crate::source::gpu::open(replay.as_deref())?)
 }
 
 #[cfg(test)]
