@@ -151,6 +151,17 @@ fn trend_rows(report: &ProbeReport) -> Vec<Row> {
             .as_ref()
             .map_or_else(|| "no repeated input".to_string(), test_text),
     )];
+    if let Some(late) = &trend.late {
+        rows.push((
+            "later half".to_string(),
+            format!(
+                "{}; {} over {} requests",
+                test_text(late),
+                signed_bytes(trend.late_growth_bytes),
+                trend.late_span_requests
+            ),
+        ));
+    }
     rows.push((
         "growth over window".to_string(),
         format!(

@@ -102,6 +102,24 @@ fn one_step_at_the_first_long_input_is_a_plateau() {
 }
 
 #[test]
+fn growth_that_stops_in_the_identical_phase_is_a_plateau() {
+    let server = TestServer::start(Story::SlowWarmup, None);
+    let (report, output) = verdict(&server, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Significant with a positive slope over the whole window, flat in its later half.
+    let window = &report["trend"]["window"];
+    assert!(window["p_value"].as_f64().unwrap() < 0.01);
+    assert!(window["slope_bytes_per_request"].as_f64().unwrap() > 0.0);
+    assert_eq!(report["trend"]["late"]["slope_bytes_per_request"], 0.0);
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
+    assert_eq!(report["plateau_bytes"], 1800u64 << 20);
+}
+
+#[test]
 fn slow_leak_is_growth() {
     let server = TestServer::start(Story::Leak, None);
     let (report, output) = verdict(&server, &[]);
