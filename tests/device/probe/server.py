@@ -6,9 +6,11 @@ so it does not depend on a transformers release), byte-level "tokenizer", greedy
 few tokens without a KV cache. Endpoints: GET /v1/models, POST /v1/completions,
 POST /v1/chat/completions; threads per connection, one generation at a time on the GPU. No network, no weights to download.
 
---leak keeps, after every request, a reference to an 8 MiB tensor holding that request's last
+--leak keeps, after every request, a reference to a 16 MiB tensor holding that request's last
 hidden states (padded), as a server that caches per-request activations by mistake would:
-GPU memory then grows with every request, for ever.
+GPU memory then grows with every request, for ever. 16 MiB is above the caching allocator's
+10 MiB "large segment" limit, so each leaked tensor gets its own 16 MiB (2 MiB-rounded)
+segment once the cached free blocks are used up: NVML sees a clean +16 MiB per request.
 """
 
 import argparse
@@ -24,7 +26,7 @@ import torch.nn.functional as F
 
 VOCAB = 256 + 2  # bytes + BOS + EOS
 CONTEXT = 4096
-LEAK_BYTES = 8 << 20
+LEAK_BYTES = 16 << 20
 
 
 class Block(torch.nn.Module):
