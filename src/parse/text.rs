@@ -61,6 +61,7 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
                 notebook_json_line(&text).map(|(start, end)| Cut::Inner(start, end))
             }
             b'-' => jupyter_arrow_len(&text).map(|len| Cut::Prefix(len, None)),
+            0xE2 => tui_frame(&text).map(|(start, end)| Cut::Inner(start, end)),
             b'a'..=b'z' | b'A'..=b'Z' => {
                 compose_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream))
             }
@@ -288,9 +289,23 @@ fn transport_timestamp_len(text: &str) -> Option<usize> {
     Some(index + 1)
 }
 
-/// `[rank0]:`, `[default3]:` (torchrun `--tee`), `[1,0]<stderr>:` (mpirun `--tag-output`).
+/// A line copied from a terminal UI pane (k9s, lazydocker): `│ text   │` → the range of `text`.
+fn tui_frame(text: &str) -> Option<(usize, usize)> {
+    const BAR: &str = "\u{2502}";
+    let inner = text.strip_prefix(BAR)?;
+    let inner = inner.strip_suffix(BAR).unwrap_or(inner);
+    let start = BAR.len() + (inner.len() - inner.trim_start_matches(' ').len()).min(1);
+    let end = BAR.len() + inner.trim_end().len();
+    (start <= end).then_some((start, end))
+}
+
+/// `[rank0]:`, `[default3]:` (torchrun `--tee`), `[1,0]<stderr>:` (mpirun `--tag-output`); also a
+/// CI runner's `[2026-02-24T20:21:58Z] ` timestamp (Buildkite), removed without a stream.
 fn bracket_stream(text: &str) -> Option<(usize, Option<String>)> {
     let bytes = text.as_bytes();
+    if let Some(len) = bracket_ci_timestamp_len(bytes) {
+        return Some((len, None));
+    }
     let close = memchr::memchr(b']', &bytes[..bytes.len().min(24)])?;
     let inside = &text[1..close];
     let is_rank_like = !inside.is_empty()
@@ -322,6 +337,27 @@ fn bracket_stream(text: &str) -> Option<(usize, Option<String>)> {
     Some((index, Some(inside.to_string())))
 }
 
+/// `[2026-02-24T20:21:58Z] ` or with a fraction: a transport timestamp in brackets.
+fn bracket_ci_timestamp_len(bytes: &[u8]) -> Option<usize> {
+    let shape = bytes.len() > 22
+        && bytes[1..5].iter().all(u8::is_ascii_digit)
+        && bytes[5] == b'-'
+        && bytes[11] == b'T'
+        && bytes[14] == b':';
+    if !shape {
+        return None;
+    }
+    let close = memchr::memchr(b']', &bytes[..bytes.len().min(40)])?;
+    if bytes[close - 1] != b'Z' {
+        return None;
+    }
+    let mut end = close + 1;
+    if bytes.get(end) == Some(&b' ') {
+        end += 1;
+    }
+    Some(end)
+}
+
 /// `(EngineCore pid=123) `, `(VllmWorker rank=1 pid=45) `, `(RayWorkerWrapper pid=9, ip=10.0.0.2) `,
 /// `(pid=77) `: a parenthesised process tag holding `pid=`.
 fn paren_stream(text: &str) -> Option<(usize, Option<String>)> {
@@ -349,6 +385,10 @@ fn compose_stream(text: &str) -> Option<(usize, Option<String>)> {
         return None;
     }
     let name = &text[..name_end];
+    // loguru's `ERROR    | 2024-… | …` is a level column, not a service name.
+    if name.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
     let name_ok = name
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));

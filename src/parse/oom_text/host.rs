@@ -8,7 +8,7 @@
 //! (formats.md §1.5), Linux `mm/oom_kill.c` (`Out of memory: Killed process %d (%s)`), ollama
 //! `llm/server.go` (`model requires more system memory (%s) than is available (%s)`).
 
-use super::{size_of, Family, HostKind, Parsed};
+use super::{size_of, Continuation, Family, HostKind, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 use crate::model::Bytes;
 
@@ -58,6 +58,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         return Some((Family::Host(HostKind::Killed), found.start()));
     }
     None
+}
+
+/// The kernel prints the kill over several lines (`oom-kill:…`, `Out of memory: Killed process`,
+/// `oom_reaper: reaped process`): read them as one message.
+pub(super) fn oom_killer_continuation(text: &str) -> Continuation {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("oom") || lower.contains("killed process") || lower.contains("out of memory") {
+        Continuation::Append
+    } else {
+        Continuation::Close
+    }
 }
 
 pub(super) fn is_complete(kind: HostKind, squeezed: &str) -> bool {

@@ -40,8 +40,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     Some((Family::LlamaChain, text.len() - text.trim_start().len()))
 }
 
-/// The rest of the chain: further failure lines and the "failed to load model" epilogue.
-pub(super) fn continuation(text: &str) -> Continuation {
+/// The rest of the chain: further failure lines and the "failed to load model" epilogue. A
+/// second `cudaMalloc failed` starts a new failure (a retry), so it closes the open one.
+pub(super) fn continuation(open_text: &str, text: &str) -> Continuation {
+    if text.contains("cudaMalloc failed") && open_text.contains("cudaMalloc failed") {
+        return Continuation::Close;
+    }
     const EPILOGUE: [&str; 10] = [
         "failed to load model",
         "failed to initialize the context",

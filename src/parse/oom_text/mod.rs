@@ -231,8 +231,9 @@ impl OomDetector {
 
         let start = detect_start(text);
         if let Some(position) = self.open.iter().position(|o| o.stream == line.stream) {
-            let chain = self.open[position].family == Family::LlamaChain
-                && matches!(start, Some((Family::LlamaChain, _)));
+            let chain = start.is_some_and(|(family, _)| {
+                is_chain(family) && family == self.open[position].family
+            });
             if start.is_some() && !chain {
                 let open = self.open.swap_remove(position);
                 done.extend(build(open));
@@ -265,7 +266,7 @@ impl OomDetector {
             }
         }
 
-        let continued_chain = matches!(start, Some((Family::LlamaChain, _)))
+        let continued_chain = start.is_some_and(|(family, _)| is_chain(family))
             && self
                 .open
                 .iter()
@@ -416,7 +417,24 @@ pub(crate) fn compile(pattern: &str) -> regex::Regex {
 }
 
 /// The family whose message starts on this line, and the byte offset where it starts.
+/// A wording quoted by a source line of a traceback (`raise ValueError("No available memory…"`)
+/// is not a message; the search goes on after it (`tests/fixtures/oom_text/vllm-0.6.4-…`).
 fn detect_start(text: &str) -> Option<(Family, usize)> {
+    let mut from = 0;
+    for _ in 0..4 {
+        let rest = text.get(from..)?;
+        let (family, offset) = detect_start_once(rest)?;
+        let absolute = from + offset;
+        if !text[..absolute].contains("raise ") {
+            return Some((family, absolute));
+        }
+        let skip = rest[offset..].chars().next().map_or(1, char::len_utf8);
+        from = absolute + skip;
+    }
+    None
+}
+
+fn detect_start_once(text: &str) -> Option<(Family, usize)> {
     vllm::start(text)
         .or_else(|| tgi::start(text))
         .or_else(|| sglang::start(text))
@@ -427,6 +445,12 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
         .or_else(|| cuda::start_fallback(text))
 }
 
+/// Families printed as a chain of lines that each look like a start (llama.cpp's failure
+/// lines, the kernel's OOM-killer lines): a start of the same family continues the message.
+fn is_chain(family: Family) -> bool {
+    matches!(family, Family::LlamaChain | Family::Host(HostKind::OomKiller))
+}
+
 fn is_complete(open: &Open) -> bool {
     let squeezed = open.squeezed.as_str();
     match open.family {
@@ -434,6 +458,7 @@ fn is_complete(open: &Open) -> bool {
         Family::MallocAsync => pytorch::is_complete(open.family, squeezed),
         Family::CudaError => false,
         Family::CudaDriver | Family::Cublas | Family::IllegalAccess | Family::OtherGpu => true,
+        Family::Host(HostKind::OomKiller) => false,
         Family::Host(kind) => host::is_complete(kind, squeezed),
         Family::VllmStartupFree
         | Family::VllmNoCacheBlocks
@@ -449,7 +474,8 @@ fn continuation(open: &Open, text: &str) -> Continuation {
     match open.family {
         Family::MallocAsync => pytorch::malloc_async_continuation(text),
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
-        Family::LlamaChain => llama_cpp::continuation(text),
+        Family::LlamaChain => llama_cpp::continuation(&open.text, text),
+        Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(text),
         _ => {
             if is_wrap_continuation(text) {
                 Continuation::Append
@@ -533,9 +559,20 @@ fn append_normalized(out: &mut String, piece: &str) {
 }
 
 /// Appends `piece` without any whitespace (control bytes other than whitespace are kept:
-/// PyTorch 2.2/2.3 prints the GPU index as a raw byte).
+/// PyTorch 2.2/2.3 prints the GPU index as a raw byte). Escaped `\n`, `\t`, `\r` count as
+/// whitespace too: messages inside a string literal or repr keep them (TGI's Rust panic of the
+/// cudaMallocAsync block, `tests/fixtures/oom_text/tgi-0.9-malloc-async-in-rust-panic.txt`).
 fn squeeze_into(out: &mut String, piece: &str) {
-    out.extend(piece.chars().filter(|c| !c.is_whitespace()));
+    let mut chars = piece.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('n' | 't' | 'r')) {
+            chars.next();
+            continue;
+        }
+        if !c.is_whitespace() {
+            out.push(c);
+        }
+    }
 }
 
 /// The exception class printed before the message on its first line (`torch.OutOfMemoryError:`,

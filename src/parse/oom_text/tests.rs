@@ -365,3 +365,12 @@ mod properties {
         }
     }
 }
+
+/// Every corpus file's parse is pinned (tests/fixtures/oom_text/, provenance in its README).
+#[test]
+fn corpus_snapshots() {
+    insta::glob!("../../../tests/fixtures/oom_text", "*.txt", |path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        insta::assert_json_snapshot!(parse_text(&text));
+    });
+}

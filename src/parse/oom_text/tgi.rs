@@ -7,18 +7,20 @@ use super::{integer_of, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
-    let position = text.find("Not enough memory to handle")?;
+    let position = text
+        .find("Not enough memory to handle")
+        .or_else(|| text.find("not enough memory to handle"))?;
     Some((Family::Tgi, position))
 }
 
 pub(super) fn is_complete(s: &str) -> bool {
-    regex!(r"Notenoughmemorytohandle(?:\d+prefilltokens|`?max_total_tokens=\d+)").is_match(s)
+    regex!(r"(?i:n)otenoughmemorytohandle(?:\d+prefilltokens|`?max_total_tokens=\d+)").is_match(s)
 }
 
 pub(super) fn parse(s: &str) -> Parsed {
     let mut parsed = Parsed::new(OomKind::TgiWarmup, true);
     parsed.engine_hint = Some(EngineName::Tgi);
-    parsed.details.prefill_tokens = integer_of(regex!(r"Notenoughmemorytohandle(\d+)prefill"), s);
+    parsed.details.prefill_tokens = integer_of(regex!(r"(?i:n)otenoughmemorytohandle(\d+)prefill"), s);
     parsed.details.max_total_tokens = integer_of(regex!(r"max_total_tokens=(\d+)"), s);
     parsed
 }
