@@ -61,6 +61,7 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
                 notebook_json_line(&text).map(|(start, end)| Cut::Inner(start, end))
             }
             b'-' => jupyter_arrow_len(&text).map(|len| Cut::Prefix(len, None)),
+            b'>' | b'*' => markdown_junk(&text).map(|(start, end)| Cut::Inner(start, end)),
             0xE2 => tui_frame(&text).map(|(start, end)| Cut::Inner(start, end)),
             b'a'..=b'z' | b'A'..=b'Z' => {
                 compose_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream))
@@ -400,6 +401,24 @@ fn compose_stream(text: &str) -> Option<(usize, Option<String>)> {
         index += 1;
     }
     Some((index, Some(name.to_string())))
+}
+
+/// Markdown pasted around a log line: a blockquote `> ` or bold `**` opening the line
+/// (`**(VllmWorker rank=5 pid=…) ERROR …**` in a GitHub issue).
+fn markdown_junk(text: &str) -> Option<(usize, usize)> {
+    if text.starts_with("> ") {
+        return Some((2, text.len()));
+    }
+    let rest = text.strip_prefix("**")?;
+    if !rest.starts_with(['(', '[']) {
+        return None;
+    }
+    let end = if rest.ends_with("**") {
+        text.len() - 2
+    } else {
+        text.len()
+    };
+    Some((2, end))
 }
 
 /// Jupyter's traceback arrow `----> 12 ` pointing at the failing source line.

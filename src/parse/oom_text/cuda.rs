@@ -16,7 +16,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "CUDA_ERROR_OUT_OF_MEMORY",
     ] {
         if let Some(position) = text.find(needle) {
-            return Some((Family::CudaDriver, position));
+            let begin = if needle.starts_with("CUDA_ERROR") {
+                line_begin(text, position)
+            } else {
+                position
+            };
+            return Some((Family::CudaDriver, begin));
         }
     }
     for needle in ["CUDA error: out of memory", "HIP error: out of memory"] {
@@ -56,6 +61,12 @@ pub(super) fn start_fallback(text: &str) -> Option<(Family, usize)> {
     let lower_position = text
         .find("out of memory")
         .or_else(|| text.find("Out of memory"))?;
+    // Only an error's own wording: `…: out of memory`, `'out of memory'`, `(out of memory)`;
+    // not prose such as "I get a CUDA out of memory error" (sglang-0.4.3-… fixture).
+    let before = text[..lower_position].trim_end();
+    if !(before.is_empty() || before.ends_with([':', '\'', '"', '(', '`'])) {
+        return None;
+    }
     const GPU_WORDS: [&str; 8] = ["CUDA", "cuda", "GPU", "gpu", "NCCL", "HIP", "ROCm", "cuMem"];
     const ERROR_WORDS: [&str; 6] = ["rror", "failed", "Failed", "failure", "Exception", "ERROR"];
     let gpu = GPU_WORDS.iter().any(|w| text.contains(w));

@@ -64,7 +64,8 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 /// `oom_reaper: reaped process`): read them as one message.
 pub(super) fn oom_killer_continuation(text: &str) -> Continuation {
     let lower = text.to_ascii_lowercase();
-    if lower.contains("oom") || lower.contains("killed process") || lower.contains("out of memory") {
+    if lower.contains("oom") || lower.contains("killed process") || lower.contains("out of memory")
+    {
         Continuation::Append
     } else {
         Continuation::Close
@@ -104,10 +105,10 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                 .and_then(|m| m.as_str().parse().ok());
         }
         HostKind::Killed => {
-            details.exit_code = if text.contains("-9") || text.contains("SIGKILL") {
-                Some(-9)
-            } else if text.contains("137") {
+            details.exit_code = if text.contains("137") {
                 Some(137)
+            } else if text.contains("-9") || text.contains("SIGKILL") {
+                Some(-9)
             } else {
                 None
             };

@@ -111,10 +111,10 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         .and_then(|index| u32::try_from(index).ok());
 
     let lower = s.to_ascii_lowercase();
-    parsed.details.buffer_purpose = if lower.contains("kvcache") || lower.contains("kv_cache") {
-        Some("kv cache".to_string())
-    } else if lower.contains("gallocr") || lower.contains("compute") {
+    parsed.details.buffer_purpose = if lower.contains("gallocr") || lower.contains("compute") {
         Some("compute".to_string())
+    } else if lower.contains("kvcache") || lower.contains("kv_cache") {
+        Some("kv cache".to_string())
     } else if lower.contains("alloc_tensor_range")
         || lower.contains("loadingmodel")
         || lower.contains("load_tensors")

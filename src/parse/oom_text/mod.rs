@@ -425,7 +425,7 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
         let rest = text.get(from..)?;
         let (family, offset) = detect_start_once(rest)?;
         let absolute = from + offset;
-        if !text[..absolute].contains("raise ") {
+        if !text[from..absolute].contains("raise ") {
             return Some((family, absolute));
         }
         let skip = rest[offset..].chars().next().map_or(1, char::len_utf8);
@@ -448,7 +448,10 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
 /// Families printed as a chain of lines that each look like a start (llama.cpp's failure
 /// lines, the kernel's OOM-killer lines): a start of the same family continues the message.
 fn is_chain(family: Family) -> bool {
-    matches!(family, Family::LlamaChain | Family::Host(HostKind::OomKiller))
+    matches!(
+        family,
+        Family::LlamaChain | Family::Host(HostKind::OomKiller)
+    )
 }
 
 fn is_complete(open: &Open) -> bool {
@@ -629,7 +632,10 @@ fn engine_from_wording(text: &str) -> Option<EngineName> {
     if VLLM.iter().any(|w| text.contains(w)) {
         return Some(EngineName::Vllm);
     }
-    if text.contains("text_generation") || text.contains("max-batch-prefill-tokens") {
+    if text.contains("text_generation")
+        || text.contains("max-batch-prefill-tokens")
+        || text.contains("Unable to warmup model")
+    {
         return Some(EngineName::Tgi);
     }
     if text.contains("mem-fraction-static") || text.contains("sglang") {

@@ -374,3 +374,60 @@ fn corpus_snapshots() {
         insta::assert_json_snapshot!(parse_text(&text));
     });
 }
+
+/// The real H200 captures: every printed figure is within PyTorch's rounding (0.005 of the unit
+/// printed) of what `torch.cuda.mem_get_info()` and `memory_stats()` said right after the OOM.
+#[test]
+fn h200_messages_match_measured_values() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-torch2.11/oom_cases.json"
+    );
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    for case in cases.as_array().unwrap() {
+        let result = &case["result"];
+        let Some(message) = result["message"].as_str() else {
+            continue;
+        };
+        let parsed = one(&format!(
+            "{}: {}",
+            result["exc_type"].as_str().unwrap(),
+            message
+        ));
+        let f = &parsed.figures;
+        let stats = &result["memory_stats"];
+        let near = |printed: Option<Bytes>, actual: u64| {
+            let printed = printed.unwrap().get() as f64;
+            let unit = if actual as f64 > GIB as f64 {
+                GIB as f64
+            } else {
+                MIB as f64
+            };
+            assert!(
+                (printed - actual as f64).abs() <= 0.005 * unit + 1.0,
+                "{printed} vs {actual} in {message}"
+            );
+        };
+        near(f.free_bytes, result["mem_get_info"][0].as_u64().unwrap());
+        near(
+            f.total_capacity_bytes,
+            result["mem_get_info"][1].as_u64().unwrap(),
+        );
+        let allocated = stats["allocated_bytes.all.current"].as_u64().unwrap();
+        let reserved = stats["reserved_bytes.all.current"].as_u64().unwrap();
+        // In `model_forward` the activations were freed while the exception unwound, before
+        // `memory_stats()` was read: only device-level figures compare there.
+        if case["scenario"] == "model_forward" {
+        } else if allocated > 0 {
+            near(f.allocated_by_pytorch_bytes, allocated);
+            near(f.reserved_total_bytes, reserved);
+        } else {
+            assert_eq!(f.allocated_by_pytorch_bytes, Some(Bytes(0)));
+        }
+        assert_eq!(parsed.exception.as_deref(), Some("torch.OutOfMemoryError"));
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}

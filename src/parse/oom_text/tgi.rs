@@ -20,7 +20,8 @@ pub(super) fn is_complete(s: &str) -> bool {
 pub(super) fn parse(s: &str) -> Parsed {
     let mut parsed = Parsed::new(OomKind::TgiWarmup, true);
     parsed.engine_hint = Some(EngineName::Tgi);
-    parsed.details.prefill_tokens = integer_of(regex!(r"(?i:n)otenoughmemorytohandle(\d+)prefill"), s);
+    parsed.details.prefill_tokens =
+        integer_of(regex!(r"(?i:n)otenoughmemorytohandle(\d+)prefill"), s);
     parsed.details.max_total_tokens = integer_of(regex!(r"max_total_tokens=(\d+)"), s);
     parsed
 }

@@ -36,7 +36,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 
 pub(super) fn is_complete(family: Family, s: &str) -> bool {
     match family {
-        Family::VllmWarmup => regex!(r"warmingup(?:sampler|pooler)with(\d+)").is_match(s),
+        Family::VllmWarmup => s.contains("initializingtheengine"),
         Family::VllmStartupFree => {
             // The INFO advice "Free memory on device (…) on startup. Desired GPU memory
             // utilization is …" is complete (and discarded) as soon as it is recognised.
