@@ -166,6 +166,9 @@ pub struct EngineFigures {
     /// llama.cpp: what the buffer was for (`model weights`, `kv cache`, `compute`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_purpose: Option<String>,
+    /// MPS: "other allocations" (Metal memory outside PyTorch's allocator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mps_other_allocations_bytes: Option<Bytes>,
     /// Host RAM asked for (DefaultCPUAllocator, ollama's "requires more system memory").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_required_bytes: Option<Bytes>,

@@ -67,7 +67,9 @@ pub(super) fn start_fallback(text: &str) -> Option<(Family, usize)> {
     if !(before.is_empty() || before.ends_with([':', '\'', '"', '(', '`'])) {
         return None;
     }
-    const GPU_WORDS: [&str; 8] = ["CUDA", "cuda", "GPU", "gpu", "NCCL", "HIP", "ROCm", "cuMem"];
+    const GPU_WORDS: [&str; 9] = [
+        "CUDA", "cuda", "Cuda", "GPU", "gpu", "NCCL", "HIP", "ROCm", "cuMem",
+    ];
     const ERROR_WORDS: [&str; 6] = ["rror", "failed", "Failed", "failure", "Exception", "ERROR"];
     let gpu = GPU_WORDS.iter().any(|w| text.contains(w));
     let error = ERROR_WORDS.iter().any(|w| text.contains(w));
@@ -130,7 +132,7 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
                 parsed.figures.gpu_index = caps.get(1).and_then(|m| m.as_str().parse().ok());
                 parsed.engine_hint = Some(EngineName::Llamacpp);
             }
-            if text.contains("ggml") {
+            if text.to_ascii_lowercase().contains("ggml") {
                 parsed.engine_hint = Some(EngineName::Llamacpp);
             }
             parsed

@@ -25,12 +25,17 @@ fn is_failure_line(text: &str) -> bool {
     }
     text.contains("cudaMalloc failed")
         || text.contains("hipMalloc failed")
-        || regex!(r"failed to allocate \S+ buffer of size \d+").is_match(text)
+        || regex!(r"failed to allocate (?:\S+ )?buffer of size \d+").is_match(text)
         || regex!(r"unable to allocate \S+ buffer").is_match(text)
         || text.contains("failed to allocate buffer for kv cache")
         || text.contains("llama_kv_cache_init() failed")
         || text.contains("failed to allocate compute")
         || text.contains("not enough space in the buffer")
+}
+
+/// The backend's allocation line that opens a failure (`…_buffer_type_alloc_buffer: …`).
+fn is_chain_head(text: &str) -> bool {
+    text.contains("cudaMalloc failed") || text.contains("_buffer_type_alloc_buffer:")
 }
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
@@ -43,7 +48,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 /// The rest of the chain: further failure lines and the "failed to load model" epilogue. A
 /// second `cudaMalloc failed` starts a new failure (a retry), so it closes the open one.
 pub(super) fn continuation(open_text: &str, text: &str) -> Continuation {
-    if text.contains("cudaMalloc failed") && open_text.contains("cudaMalloc failed") {
+    if is_chain_head(text) && is_chain_head(open_text) {
         return Continuation::Close;
     }
     const EPILOGUE: [&str; 10] = [
@@ -71,9 +76,11 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         .and_then(|caps| caps.get(1))
         .map(|m| m.as_str().to_string())
         .filter(|name| name != "compute" && name != "buffer");
-    let host_buffer = buffer_type
-        .as_deref()
-        .is_some_and(|name| name.starts_with("CPU") || name.ends_with("_Host"));
+    // `ggml_backend_cpu_buffer_type_alloc_buffer` and `CPU`/`CUDA_Host` buffers are host RAM.
+    let host_buffer = text.contains("ggml_backend_cpu_buffer_type")
+        || buffer_type
+            .as_deref()
+            .is_some_and(|name| name.starts_with("CPU") || name.ends_with("_Host"));
     let gpu_failure = s.contains("cudaMallocfailed") || s.contains("hipMallocfailed");
     let mut parsed = if host_buffer && !gpu_failure {
         Parsed::new(OomKind::HostMemory, false)
@@ -125,5 +132,10 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         None
     };
     parsed.details.buffer_type = buffer_type;
+    if !parsed.is_gpu_oom {
+        // Host RAM: the size is not a GPU figure.
+        parsed.details.host_required_bytes = parsed.figures.tried_to_allocate_bytes.take();
+        parsed.figures.gpu_index = None;
+    }
     parsed
 }

@@ -73,7 +73,12 @@ pub const OOM_MARKERS: &[&str] = &[
     "Killed",
     "oom-kill",
     "OOMKilled",
-    "137",
+    "code 137",
+    "code: 137",
+    "code=137",
+    "status 137",
+    "status: 137",
+    "exitcode",
     "SIGKILL",
     // Not OOM: memory-access bugs.
     "illegal memory access",
@@ -644,6 +649,9 @@ fn engine_from_wording(text: &str) -> Option<EngineName> {
     if text.contains("ollama") || text.contains("llama runner") {
         return Some(EngineName::Ollama);
     }
+    if text.contains("ggml") || text.contains("GGML") || text.contains("llama.cpp") {
+        return Some(EngineName::Llamacpp);
+    }
     None
 }
 
@@ -701,10 +709,12 @@ fn build(mut open: Open) -> Option<OomMessage> {
     if let Some(quote) = open.quote {
         cut_at_closing_quote(&mut open.text, quote);
     }
-    let engine_hint = parsed
-        .engine_hint
-        .or_else(|| engine_from_wording(&open.text))
-        .or(open.prefix_hint);
+    let wording = engine_from_wording(&open.text).or(open.prefix_hint);
+    // ollama runs llama.cpp: its wording wins over the llama.cpp shape of the message.
+    let engine_hint = match (parsed.engine_hint, wording) {
+        (Some(EngineName::Llamacpp), Some(EngineName::Ollama)) => Some(EngineName::Ollama),
+        (parsed, wording) => parsed.or(wording),
+    };
     Some(OomMessage {
         kind: parsed.kind,
         is_gpu_oom: parsed.is_gpu_oom,

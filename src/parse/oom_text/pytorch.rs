@@ -25,12 +25,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         ("HIP", Accelerator::Hip),
         ("XPU", Accelerator::Xpu),
     ] {
+        // No word-boundary check: pastes glue the message to the word before it
+        // (`whyCUDA out of memory.`, pytorch-1.x-title-glued-word-gpu1.txt).
         if before.ends_with(word) && text[position..].starts_with(" out of memory.") {
-            let begin = position - word.len();
-            let word_start = begin == 0 || !text.as_bytes()[begin - 1].is_ascii_alphanumeric();
-            if word_start {
-                return Some((Family::TorchAllocator(accelerator), begin));
-            }
+            return Some((Family::TorchAllocator(accelerator), position - word.len()));
         }
     }
     if before.ends_with("MPS backend") {
@@ -215,6 +213,8 @@ fn parse_mps(s: &str) -> Parsed {
     let mut parsed = Parsed::new(OomKind::MpsOutOfMemory, true);
     let figures = &mut parsed.figures;
     figures.allocated_by_pytorch_bytes = size_of(regex!(concat!("MPSallocated:", size!())), s);
+    parsed.details.mps_other_allocations_bytes =
+        size_of(regex!(concat!("otherallocations:", size!())), s);
     figures.allowed_bytes = size_of(regex!(concat!("maxallowed:", size!())), s);
     figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s);
     parsed

@@ -366,6 +366,29 @@ mod properties {
     }
 }
 
+/// The prefilter contract: the raw line where any corpus message starts holds a marker.
+#[test]
+fn markers_cover_every_corpus_start() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oom_text");
+    let mut starts = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for message in parse_text(&text) {
+            let raw = lines[message.line as usize - 1];
+            assert!(
+                OOM_MARKERS.iter().any(|marker| raw.contains(marker)),
+                "{}:{}: {raw}",
+                path.display(),
+                message.line
+            );
+            starts += 1;
+        }
+    }
+    assert!(starts >= 60, "{starts}");
+}
+
 /// Every corpus file's parse is pinned (tests/fixtures/oom_text/, provenance in its README).
 #[test]
 fn corpus_snapshots() {
