@@ -524,6 +524,49 @@ mod tests {
     }
 
     #[test]
+    fn ci_timestamps_tui_frames_and_markdown() {
+        assert_eq!(
+            clean("[2026-02-24T20:21:58Z] (EngineCore_DP0 pid=6940) ValueError: x"),
+            (
+                "ValueError: x".into(),
+                Some("EngineCore_DP0 pid=6940".into())
+            )
+        );
+        assert_eq!(
+            clean("\u{2502} ERROR 09-27 engine.py:157] RuntimeError: y      \u{2502}").0,
+            "ERROR 09-27 engine.py:157] RuntimeError: y"
+        );
+        assert_eq!(
+            clean("**(VllmWorker rank=5 pid=50999) ERROR z**"),
+            ("ERROR z".into(), Some("VllmWorker rank=5 pid=50999".into()))
+        );
+        assert_eq!(clean("> RuntimeError: q").0, "RuntimeError: q");
+        assert_eq!(
+            clean("ERROR    | 2024-08-21 22:56:04 | autotrain").0,
+            "ERROR    | 2024-08-21 22:56:04 | autotrain"
+        );
+        assert_eq!(
+            clean("[1,0]<stderr>: boom"),
+            ("boom".into(), Some("1,0".into()))
+        );
+        assert_eq!(
+            transport_timestamp("2024-05-01T12:34:56.123456789Z text"),
+            Some("2024-05-01T12:34:56.123456789Z")
+        );
+    }
+
+    #[test]
+    fn lone_escapes_and_osc_links() {
+        assert_eq!(clean("a\x1bb").0, "ab");
+        assert_eq!(
+            clean("\x1b]8;;http://x\x07link\x1b]8;;\x07 end").0,
+            "link end"
+        );
+        assert_eq!(clean("^[[B^[[BINFO 03-11 x").0, "INFO 03-11 x");
+        assert_eq!(clean("keep ^[ literal").0, "keep ^[ literal");
+    }
+
+    #[test]
     fn progress_bar_keeps_last_segment() {
         assert_eq!(clean("Loading 10%\rLoading 20%\r\n").0, "Loading 20%");
     }

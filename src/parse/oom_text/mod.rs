@@ -60,6 +60,7 @@ pub const OOM_MARKERS: &[&str] = &[
     // TGI and SGLang.
     "Not enough memory",
     "not enough memory",
+    "leave no GPU memory",
     // llama.cpp / ollama.
     "cudaMalloc failed",
     "failed to allocate",
@@ -671,10 +672,7 @@ fn cut_at_closing_quote(text: &mut String, quote: char) {
     for (index, &byte) in bytes.iter().enumerate() {
         if byte as char == quote {
             let next = bytes.get(index + 1).copied();
-            if matches!(
-                next,
-                None | Some(b')') | Some(b',') | Some(b']') | Some(b'"') | Some(b'\'')
-            ) {
+            if matches!(next, None | Some(b')' | b',' | b']' | b'}' | b'"' | b'\'')) {
                 cut = Some(index);
             }
         }

@@ -7,6 +7,17 @@ use super::{float_of, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    // 2026 wordings: `Not enough memory to allocate KV cache.` (sglang#23181) and
+    // `Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=…`.
+    for needle in [
+        "Not enough memory to allocate KV cache",
+        "Loaded weights leave no GPU memory for the KV cache",
+        "leave no GPU memory for the KV cache",
+    ] {
+        if let Some(position) = text.find(needle) {
+            return Some((Family::Sglang, position));
+        }
+    }
     if let Some(position) = text.find("Not enough memory.") {
         return Some((Family::Sglang, position));
     }
@@ -23,12 +34,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 }
 
 pub(super) fn is_complete(s: &str) -> bool {
-    s.contains("mem-fraction-static") || s.contains("Prefilloutofmemory")
+    s.contains("mem-fraction-static")
+        || s.contains("Prefilloutofmemory")
+        || s.contains("allocateKVcache.")
 }
 
 pub(super) fn parse(s: &str) -> Parsed {
     let mut parsed = Parsed::new(OomKind::SglangMemory, true);
     parsed.engine_hint = Some(EngineName::Sglang);
-    parsed.details.mem_fraction_static = float_of(regex!(r"mem_fraction_static=([\d.]*\d)"), s);
+    parsed.details.mem_fraction_static =
+        float_of(regex!(r"mem[_-]fraction[_-]static=([\d.]*\d)"), s);
     parsed
 }

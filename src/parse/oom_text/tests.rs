@@ -454,3 +454,63 @@ fn h200_messages_match_measured_values() {
     }
     assert_eq!(checked, 4);
 }
+
+/// The driver's contract: it feeds only marker lines plus every line while `wants_more()`.
+/// Simulate that on a log with noise and check nothing is lost.
+#[test]
+fn prefiltered_streaming_finds_the_same_messages() {
+    let text = "INFO start\nnoise 1\ntorch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated     : 192.00 MiB\nRequested               : 400.00 GiB\nDevice limit            : 139.80 GiB\nFree (according to CUDA): 138.13 GiB\nPyTorch limit (set by user-supplied memory fraction)\n                        : 17179869184.00 GiB\nnoise 2\n[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00\n[rank1]: MiB. GPU 1 has a total capacity of 79.00 GiB of which 1.00 MiB is free. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\nnoise 3\nalloc_tensor_range: failed to allocate CUDA0 buffer of size 6291456000\nllama_model_load: error loading model: unable to allocate CUDA0 buffer";
+    let mut detector = OomDetector::new();
+    let mut streamed = Vec::new();
+    let mut fed = 0;
+    for (index, raw) in text.lines().enumerate() {
+        if detector.wants_more() || OOM_MARKERS.iter().any(|m| raw.contains(m)) {
+            fed += 1;
+            streamed.extend(detector.push(index as u64 + 1, &clean_line(raw)));
+        }
+    }
+    assert!(
+        detector.wants_more(),
+        "the llama.cpp chain is still open at end of input"
+    );
+    streamed.extend(detector.finish());
+    assert!(!detector.wants_more());
+    assert_eq!(streamed, parse_text(text));
+    assert_eq!(streamed.len(), 3);
+    assert!(fed < text.lines().count());
+    assert_eq!(
+        streamed[1].figures.tried_to_allocate_bytes,
+        Some(Bytes(20 * MIB))
+    );
+    assert_eq!(streamed[1].stream.as_deref(), Some("rank1"));
+}
+
+#[test]
+fn unfinished_message_is_flushed_by_finish() {
+    let mut detector = OomDetector::new();
+    let line = clean_line(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a",
+    );
+    assert!(detector.push(1, &line).is_empty());
+    assert!(detector.wants_more());
+    let flushed = detector.finish();
+    assert_eq!(flushed.len(), 1);
+    assert_eq!(
+        flushed[0].figures.tried_to_allocate_bytes,
+        Some(Bytes(2 * GIB))
+    );
+}
+
+#[test]
+fn open_message_gives_up_after_waiting() {
+    let mut detector = OomDetector::new();
+    let start = clean_line("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a");
+    assert!(detector.push(1, &start).is_empty());
+    let other = clean_line("[rank1]: still training");
+    let mut done = Vec::new();
+    for line_no in 2..200 {
+        done.extend(detector.push(line_no, &other));
+    }
+    assert_eq!(done.len(), 1);
+    assert!(!detector.wants_more());
+}
