@@ -46,7 +46,7 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
     text = keep_after_carriage_return(text);
     text = trim_end_cow(text);
 
-    let mut streams: Vec<String> = Vec::new();
+    let mut stream: Option<String> = None;
     // Prefixes nest (`vllm-1  | [rank0]: ...`, `2024-...Z (EngineCore pid=1) ...`); a few rounds suffice.
     for _ in 0..4 {
         let first = match text.as_bytes().first() {
@@ -70,9 +70,15 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
         };
         match cut {
             None => break,
-            Some(Cut::Prefix(len, stream)) => {
-                if let Some(stream) = stream {
-                    streams.push(stream);
+            Some(Cut::Prefix(len, name)) => {
+                if let Some(name) = name {
+                    match stream.as_mut() {
+                        Some(outer) => {
+                            outer.push('/');
+                            outer.push_str(&name);
+                        }
+                        None => stream = Some(name),
+                    }
                 }
                 text = slice_cow(text, len, usize::MAX);
             }
@@ -80,11 +86,6 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
         }
     }
 
-    let stream = if streams.is_empty() {
-        None
-    } else {
-        Some(streams.join("/"))
-    };
     CleanLine { text, stream }
 }
 
@@ -159,6 +160,11 @@ fn strip_escapes(raw: &str) -> Option<String> {
     let mut index = 0;
     let mut copied_from = 0;
     while index < bytes.len() {
+        // Jump to the next byte that can open an escape (raw ESC, `^[`, `\x1b`/`\u001b`/`\033`).
+        match memchr::memchr3(0x1b, b'^', b'\\', &bytes[index..]) {
+            Some(offset) => index += offset,
+            None => break,
+        }
         let introducer_len = escape_introducer_len(&bytes[index..]);
         if introducer_len == 0 {
             index += 1;
