@@ -27,5 +27,7 @@ for area in "${areas[@]}"; do
     tail -n 60 "$OUT/$area.log"
     echo "$area: exit $rc in $(( $(date +%s) - start )) s" | tee -a "$summary"
 done
-(cd "$OUT" && tar czf device-results.tar.gz --exclude=device-results.tar.gz --exclude='*.pickle' --exclude='*.safetensors' . 2>/dev/null; true)
+# Small files only (logs, JSON, small pickles): checkpoints and big dumps stay behind.
+(cd "$OUT" && find . -type f -size -4M ! -name device-results.tar.gz ! -name '*.safetensors' -print0 \
+    | tar czf device-results.tar.gz --null -T - 2>/dev/null; true)
 cat "$summary"
