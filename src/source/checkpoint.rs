@@ -321,6 +321,26 @@ fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint,
             .cloned()
             .collect(),
     };
+    // A LoRA adapter saved next to the model is not part of its weights.
+    if index.is_none() {
+        let (adapters, rest): (Vec<PathBuf>, Vec<PathBuf>) = shard_paths
+            .into_iter()
+            .partition(|p| file_name(p).starts_with("adapter_model"));
+        if !adapters.is_empty() && !rest.is_empty() {
+            notes.push(format!(
+                "skipped {} (a LoRA adapter, not the model's weights)",
+                adapters
+                    .iter()
+                    .map(|p| format!("`{}`", file_name(p)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            shard_paths = rest;
+        } else {
+            shard_paths = adapters.into_iter().chain(rest).collect();
+            shard_paths.sort();
+        }
+    }
     // Mistral repositories ship `consolidated.safetensors` next to the HF shards.
     if index.is_none() && shard_paths.len() > 1 {
         let (consolidated, rest): (Vec<PathBuf>, Vec<PathBuf>) = shard_paths

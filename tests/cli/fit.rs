@@ -794,3 +794,36 @@ fn detected_gpu_gives_the_budget() {
     assert_eq!(report["verdict"]["fits"], true);
     assert_eq!(report["limitations"], serde_json::json!([]));
 }
+
+#[test]
+fn second_copies_and_adapters_are_not_counted() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = model_dir(
+        root.path(),
+        "Mistral-7B",
+        None,
+        vec![tensor("model.embed_tokens.weight", "BF16", &[32000, 4096])],
+        1,
+    );
+    // Mistral's own-format copy and a LoRA adapter beside the HF weights.
+    write_safetensors(
+        &dir.join("consolidated.safetensors"),
+        &[tensor("tok_embeddings.weight", "BF16", &[32000, 4096])],
+    );
+    write_safetensors(
+        &dir.join("adapter_model.safetensors"),
+        &[tensor("base_model.model.lora_A.weight", "F32", &[16, 4096])],
+    );
+    let report = json(&[dir.to_str().unwrap(), "--gpu-memory", "24GiB"]);
+    assert_eq!(report["weights"]["total_bytes"], 32000 * 4096 * 2u64);
+    assert_eq!(report["files"].as_array().unwrap().len(), 1);
+    let limitations = report["limitations"].to_string();
+    assert!(
+        limitations.contains("skipped `adapter_model.safetensors`"),
+        "{limitations}"
+    );
+    assert!(
+        limitations.contains("skipped `consolidated.safetensors`"),
+        "{limitations}"
+    );
+}
