@@ -295,8 +295,8 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
     let mut parameters = 0u64;
     let mut replicated_bytes = 0u64;
     for tensor in &tensors {
-        *by_dtype.entry(tensor.dtype.clone()).or_default() =
-            by_dtype.get(&tensor.dtype).copied().unwrap_or_default() + Bytes(tensor.bytes);
+        let entry = by_dtype.entry(tensor.dtype.clone()).or_default();
+        *entry = *entry + Bytes(tensor.bytes);
         let role = if input.gguf.is_empty() {
             quant_role(&tensor.name)
         } else {
@@ -383,7 +383,7 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
         .sum();
     if loaded_bytes != total_bytes {
         limitations.push(format!(
-            "F32 tensors are counted at 2 bytes per element once loaded (`--dtype auto` loads a {model_dtype_name} model in {model_dtype_name}): {} on disk, {} loaded",
+            "F32 tensors are counted at 2 bytes per element once loaded, as vLLM's `--dtype auto` runs this model in {model_dtype_name}: {} on disk, {} loaded",
             Bytes(total_bytes),
             Bytes(loaded_bytes)
         ));
@@ -1407,9 +1407,12 @@ fn alternatives(
     }
     let original_weights_fit = budget.kv_budget_bytes.get() > 0;
     // A quantized checkpoint, estimated from the same headers.
-    let is_quantized = tensors
+    let non_float: u64 = tensors
         .iter()
-        .any(|t| !is_float(&t.dtype) && t.bytes * 4 > weights_bytes);
+        .filter(|t| !is_float(&t.dtype))
+        .map(|t| t.bytes)
+        .sum();
+    let is_quantized = non_float.saturating_mul(4) > weights_bytes;
     if !is_quantized && model_dtype_bytes >= 2 {
         let linear: u64 = tensors
             .iter()
