@@ -1242,7 +1242,18 @@ fn evaluate(
     };
     let rate = context
         .kv_shape
-        .map(|shape| rate(shape, tp, context.kv_num, context.kv_den))
+        .map(|shape| {
+            // vLLM budgets a sliding-window layer for min(window − 1 + max_num_batched_tokens,
+            // max_model_len) tokens per request (`SlidingWindowSpec.max_memory_usage_bytes`):
+            // a prefill chunk attends over the window before it.
+            let mut rate = rate(shape, tp, context.kv_num, context.kv_den);
+            rate.window = rate.window.map(|window| {
+                window
+                    .saturating_sub(1)
+                    .saturating_add(options.max_num_batched_tokens)
+            });
+            rate
+        })
         .unwrap_or_default();
     let per_sequence = rate.per_sequence(max_model_len);
     let per_token = rate.full_per_token + rate.sliding_per_token;

@@ -177,7 +177,7 @@ fn lines(report: &FitReport) -> Vec<Line> {
                 out.push(Line::Row(
                     "  sliding layers".to_string(),
                     format!(
-                        "{} per token, for at most {window} tokens (the window)",
+                        "{} per token, for at most {window} tokens (the window; vLLM budgets window − 1 + max_num_batched_tokens per request)",
                         exact(kv.sliding_window_bytes_per_token)
                     ),
                 ));
