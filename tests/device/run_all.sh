@@ -31,6 +31,6 @@ done
 # Small files only (logs, JSON, small pickles): checkpoints and big dumps stay behind.
 (cd "$ROOT" && find . -type f -size -4M ! -name device-results.tar.gz ! -name '*.safetensors' -print0 \
     | tar czf device-results.tar.gz --null -T - 2>/dev/null; true)
-# The device tool brings back at most 8 files: keep the archive, the summary and the logs.
-find "$ROOT" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
+# The device tool brings back at most 8 files: keep the archive and the summary.
+find "$ROOT" -mindepth 1 -maxdepth 1 ! -name device-results.tar.gz ! -name summary.txt -exec rm -rf {} +
 cat "$summary"
