@@ -827,3 +827,49 @@ fn second_copies_and_adapters_are_not_counted() {
         "{limitations}"
     );
 }
+
+#[test]
+fn bitsandbytes_nf4_layout_counts_its_state() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("Llama-3.2-3B-bnb-4bit");
+    fs::create_dir_all(&dir).unwrap();
+    let mut config: Json = serde_json::from_str(
+        &fs::read_to_string(fixture("checkpoint/llama-3.2-3b.config.json")).unwrap(),
+    )
+    .unwrap();
+    config["quantization_config"] = serde_json::json!({
+        "quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4"
+    });
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    // bitsandbytes stores a 4-bit [out, in] weight as U8 [out·in/2, 1] with its absmax
+    // (one F32 per 64 weights), the 16-entry quant_map and a packed quant_state.
+    let (out_features, in_features) = (8192u64, 3072u64);
+    let numel = out_features * in_features;
+    let tensors = vec![
+        tensor("model.embed_tokens.weight", "BF16", &[128256, 3072]),
+        tensor("model.layers.0.mlp.up_proj.weight", "U8", &[numel / 2, 1]),
+        tensor(
+            "model.layers.0.mlp.up_proj.weight.absmax",
+            "F32",
+            &[numel / 64],
+        ),
+        tensor("model.layers.0.mlp.up_proj.weight.quant_map", "F32", &[16]),
+        tensor(
+            "model.layers.0.mlp.up_proj.weight.quant_state.bitsandbytes__nf4",
+            "U8",
+            &[128],
+        ),
+    ];
+    write_safetensors(&dir.join("model.safetensors"), &tensors);
+    let report = json(&[dir.to_str().unwrap()]);
+    assert_eq!(report["mismatches"], serde_json::json!([]));
+    assert_eq!(
+        report["weights"]["quantization_parts"]["bitsandbytes_state"],
+        numel / 64 * 4 + 16 * 4 + 128
+    );
+    assert_eq!(report["parameters"], 128256 * 3072 + numel);
+    assert_eq!(
+        report["declared_format"]["name_hints"],
+        serde_json::json!(["4bit", "bnb-4bit"])
+    );
+}
