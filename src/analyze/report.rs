@@ -1469,6 +1469,19 @@ fn fit_vs_measured(
         ),
         _ => "no weights figure: give `--checkpoint PATH` for the lower bound from the checkpoint's headers".to_owned(),
     };
+    // The engine's own weights figure should be close to the headers' sum (quantisation scales,
+    // tied embeddings and padding make a few percent); far apart means another checkpoint.
+    let mut note = note;
+    if let (Some(bound), Some(loaded)) = (&lower_bound, &weights_loaded) {
+        let (low, high) = (bound.bytes.min(loaded.bytes), bound.bytes.max(loaded.bytes));
+        if high as f64 > low as f64 * 1.1 {
+            note.push_str(&format!(
+                "; the engine loaded {} but the checkpoint's headers sum to {}: is `--checkpoint` the model this run loaded?",
+                Bytes(loaded.bytes),
+                Bytes(bound.bytes)
+            ));
+        }
+    }
     FitVsMeasured {
         lower_bound,
         weights_loaded,

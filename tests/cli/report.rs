@@ -277,3 +277,62 @@ fn a_minimal_record_still_gives_a_report() {
     assert!(text.contains("field `memory` is not in the expected shape"));
     assert!(text.contains("the record has no `explain` result"));
 }
+
+/// A header-only safetensors file (sparse data) holding one BF16 tensor of `bytes` bytes.
+fn sparse_safetensors(path: &Path, bytes: u64) {
+    let header = serde_json::json!({
+        "model.embed_tokens.weight": {"dtype": "BF16", "shape": [bytes / 2], "data_offsets": [0, bytes]}
+    })
+    .to_string();
+    let mut content = (header.len() as u64).to_le_bytes().to_vec();
+    content.extend_from_slice(header.as_bytes());
+    std::fs::write(path, &content).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_len(content.len() as u64 + bytes).unwrap();
+}
+
+#[test]
+fn checkpoint_lower_bound_decides_a_hardware_limit() {
+    let directory = tempfile::tempdir().unwrap();
+    let checkpoint = directory.path().join("model.safetensors");
+    sparse_safetensors(&checkpoint, 145 << 30);
+    let output = oomdoc()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "report",
+            "tests/fixtures/runs/vllm-0.10-h200-oom-cuda-graph",
+            "--json",
+            "--checkpoint",
+        ])
+        .arg(&checkpoint)
+        .output()
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(&success(&output)).unwrap();
+    let run = &value["runs"][0];
+    assert_eq!(
+        run["model"]["checkpoint"]["weights_total_bytes"],
+        145u64 << 30
+    );
+    assert_eq!(run["model"]["checkpoint"]["by_dtype"]["BF16"], 145u64 << 30);
+    assert_eq!(run["fit"]["lower_bound"]["bytes"], 145u64 << 30);
+    assert_eq!(run["owner_summary"]["kind"], "hardware_limit");
+    assert!(run["owner_summary"]["action"]
+        .as_str()
+        .unwrap()
+        .contains("192 GiB class"));
+
+    // A checkpoint that cannot be read is an error naming it.
+    let broken = directory.path().join("broken.safetensors");
+    std::fs::write(&broken, b"\x10\x00").unwrap();
+    let output = oomdoc()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "report",
+            "tests/fixtures/runs/vllm-0.10-h200-oom-cuda-graph",
+            "--checkpoint",
+        ])
+        .arg(&broken)
+        .output()
+        .unwrap();
+    assert_usage_error(&output, "broken.safetensors");
+}

@@ -11,14 +11,18 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
 
-use crate::analyze::report::{self as analysis, scan_log, RunInput};
+use crate::analyze::fit::{self, FitInput, FitOptions, KvCacheDtype};
+use crate::analyze::report::{self as analysis, scan_log, CheckpointFacts, RunInput};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
+use crate::env_vars;
 use crate::error::HintedError;
-use crate::model::report::{ProbeView, RunRecordView};
+use crate::model::cards;
+use crate::model::report::{value_text, ProbeView, RunRecordView};
 use crate::render::report::{self as render, Redactor};
 use crate::render::style::Style;
+use crate::source::checkpoint;
 
 /// Largest part of a log that is scanned (its end): requests and the failure are near it.
 pub const LOG_SCAN_LIMIT_BYTES: u64 = 64 << 20;
@@ -226,6 +230,70 @@ pub fn redact_run(raw: &RawRun, redactor: &Redactor) -> RunInput {
     }
 }
 
+/// Hugging Face caches where a model id given to `--checkpoint` is looked up (as `oomdoc fit`
+/// does).
+fn hub_caches() -> Vec<PathBuf> {
+    let non_empty = |name| std::env::var_os(name).filter(|value| !value.is_empty());
+    let mut caches = Vec::new();
+    if let Some(cache) = non_empty(env_vars::HF_HUB_CACHE) {
+        caches.push(PathBuf::from(cache));
+    }
+    if let Some(home) = non_empty(env_vars::HF_HOME) {
+        caches.push(PathBuf::from(home).join("hub"));
+    }
+    if let Some(home) = non_empty(env_vars::HOME) {
+        caches.push(PathBuf::from(home).join(".cache/huggingface/hub"));
+    }
+    caches
+}
+
+/// The weights lower bound of `--checkpoint` from its own headers (R11), through `oomdoc fit`'s
+/// reader and analysis; the facts are read back from fit's serialised report so a field added
+/// there does not break the report.
+pub fn read_checkpoint(given: &Path, redactor: &Redactor) -> anyhow::Result<CheckpointFacts> {
+    let given_text = given.to_string_lossy().into_owned();
+    let path = checkpoint::locate(&given_text, &hub_caches())?;
+    let read = checkpoint::read(&path, &given_text)?;
+    let input = FitInput {
+        path: given_text.clone(),
+        kind: read.kind,
+        safetensors: read.safetensors,
+        gguf: read.gguf,
+        config: read.config,
+        index: read.index,
+        names: read.names,
+        limitations: read.notes,
+    };
+    let options = FitOptions {
+        kv_cache_dtype: KvCacheDtype::Auto,
+        gpu: None,
+        gpu_memory_utilization: 0.9,
+        max_model_len: None,
+        tensor_parallel_size: 1,
+        max_num_seqs: 256,
+        max_num_batched_tokens: fit::DEFAULT_BATCHED_TOKENS,
+        cards: cards::CARDS,
+    };
+    let report = serde_json::to_value(fit::analyze(&input, &options))?;
+    let bytes = |pointer: &str| report.pointer(pointer).and_then(Value::as_u64);
+    Ok(CheckpointFacts {
+        path: Some(redactor.text(&given_text)),
+        format: report.get("kind").and_then(value_text),
+        weights_total_bytes: bytes("/weights/total_bytes"),
+        by_dtype: report
+            .pointer("/weights/by_dtype")
+            .and_then(Value::as_object)
+            .map(|map| {
+                map.iter()
+                    .filter_map(|(dtype, bytes)| Some((dtype.clone(), bytes.as_u64()?)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        parameters: bytes("/parameters"),
+        source: "checkpoint headers (`oomdoc fit`)".to_owned(),
+    })
+}
+
 /// Runs `oomdoc report`.
 pub fn run(args: ReportArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let mut raw_runs = Vec::with_capacity(args.runs.len());
@@ -244,14 +312,9 @@ pub fn run(args: ReportArgs, output: &mut Output) -> anyhow::Result<ExitStatus> 
         .map(|raw| redact_run(raw, &redactor))
         .collect();
     if let Some(checkpoint) = &args.checkpoint {
-        // TODO(#4): read the lower bound with `crate::analyze::fit` once it lands.
-        let problem = format!(
-            "`--checkpoint {}` was not read: this build has no checkpoint reader for reports yet",
-            redactor.text(&checkpoint.display().to_string())
-        );
-        output.warn(&problem);
+        let facts = read_checkpoint(checkpoint, &redactor)?;
         for input in &mut inputs {
-            input.checkpoint_problem = Some(problem.clone());
+            input.checkpoint = Some(facts.clone());
         }
     }
     let report = analysis::build(&inputs);
