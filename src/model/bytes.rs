@@ -136,7 +136,11 @@ pub fn parse_size_arg(text: &str) -> Result<Bytes, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        other => return Err(format!("unknown size unit `{other}` in `{text}` (use KiB, MiB, GiB, TiB, or GB for 10^9)")),
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{text}` (use KiB, MiB, GiB, TiB, or GB for 10^9)"
+            ))
+        }
     };
     Ok(Bytes(to_u64(number * multiplier)))
 }
