@@ -4,7 +4,7 @@
 //! in `ollama/ollama` `llama/llama.cpp/`, and ollama's own `server/routes.go`,
 //! `llm/server.go` (`msg="starting llama server"`, `llama runner started in`).
 
-use super::common::{after, integer_after, leading_size, size_after, word_after};
+use super::common::{after, has, integer_after, leading_size, size_after, word_after};
 use super::{Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
@@ -133,9 +133,9 @@ fn general(text: &str, facts: &mut LineFacts) {
         return;
     }
     llama(facts);
-    if text.contains("general.architecture") {
+    if has(text, "general.architecture") {
         facts.model.architecture = Some(value.to_string());
-    } else if text.contains("general.name") && facts.model.name.is_none() {
+    } else if has(text, "general.name") && facts.model.name.is_none() {
         facts.model.name = Some(value.to_string());
     }
 }
@@ -143,7 +143,7 @@ fn general(text: &str, facts: &mut LineFacts) {
 /// `print_info: file type   = Q4_K - Medium`.
 fn file_type(text: &str, facts: &mut LineFacts) {
     if let Some(value) = after(text, "=").map(str::trim) {
-        if !value.is_empty() && !text.contains("general.file_type") {
+        if !value.is_empty() && !has(text, "general.file_type") {
             facts.model.dtype = Some(value.to_string());
         }
     }
@@ -180,13 +180,13 @@ fn buffer(text: &str, facts: &mut LineFacts) {
         bytes: Some(bytes),
         ..EventFigures::default()
     };
-    if rest.contains("KV buffer") {
+    if has(rest, "KV buffer") {
         facts.memory.kv_cache = Some(bytes);
         facts.event(EventKind::KvCacheAllocated, Phase::KvCacheAlloc, figures);
-    } else if rest.contains("compute buffer") {
+    } else if has(rest, "compute buffer") {
         facts.memory.compute_buffers = Some(bytes);
         facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
-    } else if rest.contains("output buffer") || rest.contains("RS buffer") {
+    } else if has(rest, "output buffer") || has(rest, "RS buffer") {
         // small, not a milestone
     } else {
         facts.memory.weights = Some(bytes);
@@ -206,7 +206,7 @@ fn kv_size(text: &str, facts: &mut LineFacts) {
         }
     }
     let tokens = after(text, "(").and_then(|rest| {
-        rest.contains("cells")
+        has(rest, "cells")
             .then(|| super::common::leading_number(rest))
             .flatten()
     });
@@ -373,7 +373,7 @@ fn ollama_offload(text: &str, facts: &mut LineFacts) {
 
 /// ollama's GIN access log: `[GIN] 2024/05/01 - 12:00:00 | 200 | 1.2s | 127.0.0.1 | POST "/api/chat"`.
 fn gin_request(text: &str, facts: &mut LineFacts) {
-    if text.contains("[GIN]") && (text.contains("/api/") || text.contains("/v1/")) {
+    if has(text, "[GIN]") && (has(text, "/api/") || has(text, "/v1/")) {
         ollama(facts);
         facts.event(
             EventKind::Request,

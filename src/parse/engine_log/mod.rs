@@ -145,8 +145,24 @@ pub(crate) struct Rule {
     pub handler: Handler,
 }
 
+/// Markers of lines that only ever add one more repeat of a merged event (requests, stats,
+/// progress bars): when the previous event is of the same kind, the driver counts them without
+/// cleaning or parsing the line (a 1 GiB serving log is mostly such lines).
+const REPEATS: &[(&str, EventKind)] = &[
+    ("\"POST /v1/", EventKind::Request),
+    ("\"POST /generate", EventKind::Request),
+    ("Received request ", EventKind::Request),
+    ("Added request ", EventKind::Request),
+    ("Avg prompt throughput:", EventKind::ServingStats),
+    ("Decode batch.", EventKind::Request),
+    ("Prefill batch.", EventKind::Request),
+    ("launch_slot_", EventKind::Request),
+    ("| POST ", EventKind::Request),
+];
+
 struct Table {
     markers: Vec<&'static str>,
+    repeats: Vec<Option<EventKind>>,
     handlers: Vec<Handler>,
     /// For each marker, the index of its handler in `handlers` (deduplicated).
     handler_of: Vec<usize>,
@@ -177,8 +193,18 @@ fn table() -> &'static Table {
                 handler_of.push(index);
             }
         }
+        let repeats = markers
+            .iter()
+            .map(|marker| {
+                REPEATS
+                    .iter()
+                    .find(|(literal, _)| literal == marker)
+                    .map(|(_, kind)| *kind)
+            })
+            .collect();
         Table {
             markers,
+            repeats,
             handlers,
             handler_of,
         }
@@ -189,6 +215,11 @@ fn table() -> &'static Table {
 /// passed back to [`parse_line`].
 pub fn markers() -> &'static [&'static str] {
     &table().markers
+}
+
+/// The merged event kind a line with this marker can only repeat (see `REPEATS`), if any.
+pub fn repeat_kind(marker: usize) -> Option<EventKind> {
+    table().repeats.get(marker).copied().flatten()
 }
 
 /// Parses one cleaned line that contains the markers with the given indices (into

@@ -4,7 +4,9 @@
 //! (ready), `srt/server_args.py` (`server_args=ServerArgs(…)`). "GB" in SGLang means GiB
 //! (`get_available_gpu_memory` divides by `1 << 30`).
 
-use super::common::{after, number_after, setting, setting_integer, setting_number, size_after};
+use super::common::{
+    after, has, number_after, setting, setting_integer, setting_number, size_after,
+};
 use super::{Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
@@ -171,7 +173,7 @@ fn load_end(text: &str, facts: &mut LineFacts) {
 
 /// `KV Cache is allocated. #tokens: 413420, K size: 23.66 GB, V size: 23.66 GB` (or `KV size:`).
 fn kv_allocated(text: &str, facts: &mut LineFacts) {
-    if !text.contains("#tokens") {
+    if !has(text, "#tokens") {
         return;
     }
     facts.engine(EngineName::Sglang, Certainty::Strong);
@@ -216,7 +218,7 @@ fn scheduler_config(text: &str, facts: &mut LineFacts) {
 }
 
 fn graph_begin(text: &str, facts: &mut LineFacts) {
-    if !text.contains("Capture") {
+    if !has(text, "Capture") {
         return;
     }
     facts.engine(EngineName::Sglang, Certainty::Strong);
@@ -231,7 +233,7 @@ fn graph_begin(text: &str, facts: &mut LineFacts) {
 }
 
 fn graph_end(text: &str, facts: &mut LineFacts) {
-    if !text.contains("Capture") {
+    if !has(text, "Capture") {
         return;
     }
     facts.engine(EngineName::Sglang, Certainty::Strong);
@@ -260,7 +262,7 @@ fn ready(_text: &str, facts: &mut LineFacts) {
 }
 
 fn batch(text: &str, facts: &mut LineFacts) {
-    if text.contains("#running-req") || text.contains("#new-seq") || text.contains("#new-token") {
+    if has(text, "#running-req") || has(text, "#new-seq") || has(text, "#new-token") {
         facts.engine(EngineName::Sglang, Certainty::Strong);
         facts.event(
             EventKind::Request,

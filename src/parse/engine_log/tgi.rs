@@ -3,7 +3,7 @@
 //! max batch total tokens), `router/src/server.rs` (`Connected`),
 //! `server/text_generation_server/models/flash_causal_lm.py` (KV-cache blocks, CUDA graphs).
 
-use super::common::{after, integer_after, setting, setting_integer, word_after};
+use super::common::{after, has, integer_after, setting, setting_integer, word_after};
 use super::{Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
@@ -133,7 +133,7 @@ fn download_done(_text: &str, facts: &mut LineFacts) {
 }
 
 fn shard_start(text: &str, facts: &mut LineFacts) {
-    if text.contains("Starting shard") && !text.contains("Waiting") {
+    if has(text, "Starting shard") && !has(text, "Waiting") {
         tgi(facts);
         facts.event(
             EventKind::WeightsLoadStart,
@@ -229,7 +229,7 @@ fn connected(text: &str, facts: &mut LineFacts) {
 }
 
 fn failed(text: &str, facts: &mut LineFacts) {
-    if text.contains("Shard") || text.contains("Webserver") {
+    if has(text, "Shard") || has(text, "Webserver") {
         tgi(facts);
         facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
     }
@@ -244,7 +244,7 @@ fn runtime_env(text: &str, facts: &mut LineFacts) {
 }
 
 fn request(text: &str, facts: &mut LineFacts) {
-    if text.contains("Success") || text.contains("generate") {
+    if has(text, "Success") || has(text, "generate") {
         tgi(facts);
         facts.event(
             EventKind::Request,

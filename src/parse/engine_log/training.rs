@@ -3,7 +3,7 @@
 //! version lines of `python -m torch.utils.collect_env`, `transformers-cli env`, `pip freeze`
 //! and `nvidia-smi`.
 
-use super::common::{after, word_after};
+use super::common::{after, has, word_after};
 use super::{Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
@@ -129,7 +129,7 @@ fn torchrun(_text: &str, facts: &mut LineFacts) {
 
 /// transformers `Trainer` log dicts: `{'loss': 1.2345, 'grad_norm': …, 'learning_rate': …, 'epoch': 0.1}`.
 fn training_step(text: &str, facts: &mut LineFacts) {
-    if text.contains("'epoch'") || text.contains("'learning_rate'") {
+    if has(text, "'epoch'") || has(text, "'learning_rate'") {
         facts.engine(EngineName::Transformers, Certainty::Weak);
         facts.event(
             EventKind::TrainingStep,

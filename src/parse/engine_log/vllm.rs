@@ -6,8 +6,8 @@
 //! `vllm/executor/*` (V0 blocks), uvicorn `server.py`/`lifespan/on.py` (ready).
 
 use super::common::{
-    after, integer_after, number_after, setting, setting_bool, setting_integer, setting_number,
-    size_after, word_after,
+    after, has, integer_after, number_after, setting, setting_bool, setting_integer,
+    setting_number, size_after, word_after,
 };
 use super::{Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
@@ -247,7 +247,7 @@ fn banner(text: &str, facts: &mut LineFacts) {
 fn engine_config(text: &str, facts: &mut LineFacts) {
     // V0: `Initializing an LLM engine (v0.6.3) with config: model='…', …`
     // V1: `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …`
-    if !text.contains("Initializing") {
+    if !has(text, "Initializing") {
         return;
     }
     facts.engine(EngineName::Vllm, Certainty::Banner);
@@ -257,7 +257,7 @@ fn engine_config(text: &str, facts: &mut LineFacts) {
             facts.engine_version = Some(version.to_string());
         }
     }
-    facts.generation = Some(if text.contains("V1 LLM engine") {
+    facts.generation = Some(if has(text, "V1 LLM engine") {
         "v1"
     } else {
         "v0"
@@ -316,7 +316,7 @@ fn max_model_len(text: &str, facts: &mut LineFacts) {
 }
 
 fn chunked_prefill(text: &str, facts: &mut LineFacts) {
-    if text.contains("Chunked prefill is enabled") {
+    if has(text, "Chunked prefill is enabled") {
         facts.config.max_num_batched_tokens = integer_after(text, "max_num_batched_tokens=");
     }
 }
@@ -329,7 +329,7 @@ fn nccl(text: &str, facts: &mut LineFacts) {
 }
 
 fn platform(text: &str, facts: &mut LineFacts) {
-    if text.contains("platform") {
+    if has(text, "platform") {
         facts.engine(EngineName::Vllm, Certainty::Weak);
         facts.event(
             EventKind::DeviceInit,
@@ -357,10 +357,10 @@ fn load_start(text: &str, facts: &mut LineFacts) {
 /// `Loading safetensors checkpoint shards:  50% Completed | 1/2 [..]` (vLLM) and
 /// `Loading checkpoint shards: 100%|██████████| 4/4 [..]` (transformers).
 fn shards(text: &str, facts: &mut LineFacts) {
-    if !text.contains("Loading") {
+    if !has(text, "Loading") {
         return;
     }
-    if text.contains("Loading checkpoint shards:") {
+    if has(text, "Loading checkpoint shards:") {
         facts.engine(EngineName::Transformers, Certainty::Weak);
     } else {
         facts.engine(EngineName::Vllm, Certainty::Strong);
@@ -368,7 +368,7 @@ fn shards(text: &str, facts: &mut LineFacts) {
     let complete = after(text, "shards:")
         .and_then(super::common::leading_number)
         .is_some_and(|percent| percent >= 100.0);
-    let kind = if complete && text.contains("Loading checkpoint shards:") {
+    let kind = if complete && has(text, "Loading checkpoint shards:") {
         EventKind::WeightsLoaded
     } else {
         EventKind::WeightsLoadProgress
@@ -413,7 +413,7 @@ fn gib(text: &str, key: &str) -> Option<Bytes> {
 fn profiling(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
     let memory = &mut facts.memory;
-    if text.contains("Memory profiling results:") {
+    if has(text, "Memory profiling results:") {
         // 0.6.4: total_gpu_memory=79.15GiB initial_memory_usage=… peak_torch_memory=… kv_cache_size=…GiB
         memory.total_gpu = gib(text, "total_gpu_memory=");
         memory.non_torch = gib(text, "non_torch_memory=");
@@ -426,12 +426,12 @@ fn profiling(text: &str, facts: &mut LineFacts) {
         facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
         return;
     }
-    if text.contains("x gpu_memory_utilization (") {
+    if has(text, "x gpu_memory_utilization (") {
         memory.total_gpu = gib(text, "total_gpu_memory (");
         facts.config.gpu_memory_utilization = number_after(text, "x gpu_memory_utilization (");
         return;
     }
-    if text.contains("the rest of the memory reserved for KV Cache") {
+    if has(text, "the rest of the memory reserved for KV Cache") {
         memory.weights = gib(text, "model weights take");
         memory.non_torch = gib(text, "non_torch_memory takes");
         memory.activation_peak = gib(text, "activation peak memory takes");
@@ -445,7 +445,7 @@ fn profiling(text: &str, facts: &mut LineFacts) {
         facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
         return;
     }
-    if text.contains("Available KV cache memory:") {
+    if has(text, "Available KV cache memory:") {
         memory.kv_cache = gib(text, "Available KV cache memory:");
         let figures = EventFigures {
             bytes: memory.kv_cache,
@@ -477,7 +477,7 @@ fn startup_memory(text: &str, facts: &mut LineFacts) {
         .and_then(super::common::leading_number)
         .map(Bytes::from_gib_f64);
     memory.weights = after(text, "Actual usage is").and_then(|rest| {
-        rest.contains("for weight")
+        has(rest, "for weight")
             .then(|| super::common::leading_number(rest))
             .flatten()
             .map(Bytes::from_gib_f64)
@@ -506,7 +506,7 @@ fn blocks(text: &str, facts: &mut LineFacts) {
 /// `GPU KV cache size: 442,160 tokens` and `Maximum concurrency for 8,192 tokens per request:
 /// 53.98x` (0.8–0.24, two lines; 0.33 one line).
 fn kv_tokens(text: &str, facts: &mut LineFacts) {
-    if text.contains("KV cache size:") && text.contains("tokens") {
+    if has(text, "KV cache size:") && has(text, "tokens") {
         facts.engine(EngineName::Vllm, Certainty::Strong);
         facts.event(
             EventKind::KvCacheAllocated,
@@ -517,7 +517,7 @@ fn kv_tokens(text: &str, facts: &mut LineFacts) {
             },
         );
     }
-    if text.contains("Maximum concurrency for") {
+    if has(text, "Maximum concurrency for") {
         facts.engine(EngineName::Vllm, Certainty::Strong);
         let per_request = integer_after(text, "Maximum concurrency for");
         if per_request.is_some() {
@@ -536,7 +536,7 @@ fn kv_tokens(text: &str, facts: &mut LineFacts) {
 }
 
 fn graph_start(text: &str, facts: &mut LineFacts) {
-    if text.contains("Skipping CUDA graph") {
+    if has(text, "Skipping CUDA graph") {
         return;
     }
     facts.engine(EngineName::Vllm, Certainty::Strong);
@@ -616,7 +616,7 @@ fn load_failed(_text: &str, facts: &mut LineFacts) {
 }
 
 fn request(text: &str, facts: &mut LineFacts) {
-    if text.contains("Processed prompts:") {
+    if has(text, "Processed prompts:") {
         facts.engine(EngineName::Vllm, Certainty::Weak);
     }
     facts.event(
@@ -635,7 +635,7 @@ fn stats(_text: &str, facts: &mut LineFacts) {
 }
 
 fn preempted(text: &str, facts: &mut LineFacts) {
-    if text.contains("not enough KV cache space") {
+    if has(text, "not enough KV cache space") {
         facts.event(
             EventKind::KvPressure,
             Phase::Inference,
