@@ -24,8 +24,8 @@ use crate::model::explain::{
 use crate::model::failure::{EngineName, OomMessage};
 use crate::parse::engine_log::{self, Certainty, EngineMemory, LineFacts};
 
-// TODO: replace with `crate::parse::{text, oom_text}` once the `oomtext` branch is merged.
-use super::oom_api_shim::{clean_line, OomDetector, OOM_MARKERS};
+use crate::parse::oom_text::{OomDetector, OOM_MARKERS};
+use crate::parse::text::clean_line;
 
 /// Lines of context kept before each failure (R4: dozens, not one).
 pub const CONTEXT_BEFORE: u64 = 40;
@@ -352,7 +352,9 @@ impl Explainer {
         let mut engine_markers: Vec<usize> = Vec::new();
         match &scanner.automaton {
             Some(automaton) => {
-                for found in automaton.find_iter(&block[first_marker..end]) {
+                // Overlapping: a line may hold an OOM marker and an engine marker that share
+                // text (`Free memory on device` / `Free memory on device (`).
+                for found in automaton.find_overlapping_iter(&block[first_marker..end]) {
                     let index = found.pattern().as_usize();
                     if index >= scanner.oom_markers {
                         engine_markers.push(index - scanner.oom_markers);
@@ -839,7 +841,16 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
         );
     let engine = EngineInfo {
         name: engine_name,
-        version: collected.engine_versions.get(&engine_name).cloned(),
+        version: collected
+            .engine_versions
+            .get(&engine_name)
+            .cloned()
+            .or_else(|| {
+                // `vllm==0.6.3` in a pip list or collect_env output.
+                (engine_name == EngineName::Vllm)
+                    .then(|| collected.versions.get("vllm").cloned())
+                    .flatten()
+            }),
         generation: (engine_name == EngineName::Vllm)
             .then(|| collected.generation.map(str::to_string))
             .flatten(),
@@ -912,12 +923,25 @@ fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame
             .filter(|frame| frame.line > start && frame.line < line)
             .cloned()
             .collect(),
-        None => collected
-            .frames
-            .iter()
-            .filter(|frame| frame.line > line && frame.line <= line + 200)
-            .cloned()
-            .collect(),
+        // No `Traceback` line (a pasted fragment): the frames just above the message, else
+        // those just below it (engines that log the error before the traceback).
+        None => {
+            let before: Vec<Frame> = collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line < line && line - frame.line <= 200)
+                .cloned()
+                .collect();
+            if !before.is_empty() {
+                return before;
+            }
+            collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line > line && frame.line <= line + 200)
+                .cloned()
+                .collect()
+        }
     }
 }
 

@@ -339,6 +339,8 @@ pub enum Cause {
     TrainingMemory,
     /// This process filled the card; the text does not say with what.
     CapacityExhausted,
+    /// One allocation asked for more than was free, though the card was not full.
+    LargeAllocation,
     /// Not a GPU OOM: host (CPU) memory ran out.
     HostMemory,
     /// Not a GPU OOM: an illegal memory access (a bug or a corrupted state, not capacity).
@@ -362,6 +364,7 @@ impl Cause {
             Cause::InferenceLoad => "inference_load",
             Cause::TrainingMemory => "training_memory",
             Cause::CapacityExhausted => "capacity_exhausted",
+            Cause::LargeAllocation => "large_allocation",
             Cause::HostMemory => "host_memory",
             Cause::IllegalMemoryAccess => "illegal_memory_access",
             Cause::Unknown => "unknown",

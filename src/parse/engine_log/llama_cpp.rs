@@ -5,103 +5,34 @@
 //! `llm/server.go` (`msg="starting llama server"`, `llama runner started in`).
 
 use super::common::{after, has, integer_after, leading_size, size_after, word_after};
-use super::{Certainty, LineFacts, Rule};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "loaded meta data with",
-        handler: loader,
-    },
-    Rule {
-        marker: "general.name",
-        handler: general,
-    },
-    Rule {
-        marker: "general.architecture",
-        handler: general,
-    },
-    Rule {
-        marker: "file type   =",
-        handler: file_type,
-    },
-    Rule {
-        marker: "file type =",
-        handler: file_type,
-    },
-    Rule {
-        marker: "layers to GPU",
-        handler: offloaded,
-    },
-    Rule {
-        marker: " buffer size =",
-        handler: buffer,
-    },
-    Rule {
-        marker: "KV self size",
-        handler: kv_size,
-    },
-    Rule {
-        marker: "llama_kv_cache: size =",
-        handler: kv_size,
-    },
-    Rule {
-        marker: "llama_kv_cache_unified: size =",
-        handler: kv_size,
-    },
-    Rule {
-        marker: "n_ctx ",
-        handler: context,
-    },
-    Rule {
-        marker: "n_batch ",
-        handler: context,
-    },
-    Rule {
-        marker: "server is listening on",
-        handler: listening,
-    },
-    Rule {
-        marker: "HTTP server listening",
-        handler: listening,
-    },
-    Rule {
-        marker: "main: model loaded",
-        handler: model_loaded,
-    },
-    Rule {
-        marker: "build: ",
-        handler: build,
-    },
-    Rule {
-        marker: "launch_slot_",
-        handler: slot,
-    },
-    Rule {
-        marker: "ggml_cuda_init: found",
-        handler: device_init,
-    },
-    Rule {
-        marker: "msg=\"starting llama server\"",
-        handler: ollama_start,
-    },
-    Rule {
-        marker: "msg=\"Listening on ",
-        handler: ollama_listening,
-    },
-    Rule {
-        marker: "llama runner started in",
-        handler: ollama_runner_started,
-    },
-    Rule {
-        marker: "msg=\"offload to ",
-        handler: ollama_offload,
-    },
-    Rule {
-        marker: "| POST ",
-        handler: gin_request,
-    },
+    rule("loaded meta data with", loader),
+    rule("general.name", general),
+    rule("general.architecture", general),
+    rule("file type   =", file_type),
+    rule("file type =", file_type),
+    rule("layers to GPU", offloaded),
+    rule(" buffer size =", buffer),
+    rule("KV self size", kv_size),
+    rule("llama_kv_cache: size =", kv_size),
+    rule("llama_kv_cache_unified: size =", kv_size),
+    rule("n_ctx ", context),
+    rule("n_batch ", context),
+    rule("server is listening on", listening),
+    rule("HTTP server listening", listening),
+    rule("main: model loaded", model_loaded),
+    rule("build: ", build),
+    rule("launch_slot_", slot),
+    rule("ggml_cuda_init: found", device_init),
+    rule("msg=\"starting llama server\"", ollama_start),
+    rule("msg=\"Listening on ", ollama_listening),
+    rule("llama runner started in", ollama_runner_started),
+    rule("msg=\"offload to ", ollama_offload),
+    rule("| POST ", gin_request),
 ];
 
 fn llama(facts: &mut LineFacts) {

@@ -10,6 +10,7 @@
 //! Message texts are those listed in the project's format reference (`formats.md` §3, §4),
 //! read from the engines' sources; each engine module cites its files.
 
+mod cmdline;
 mod common;
 mod llama_cpp;
 mod sglang;
@@ -160,6 +161,11 @@ const REPEATS: &[(&str, EventKind)] = &[
     ("| POST ", EventKind::Request),
 ];
 
+/// A rule (keeps the rule tables one line per marker).
+pub(crate) const fn rule(marker: &'static str, handler: Handler) -> Rule {
+    Rule { marker, handler }
+}
+
 struct Table {
     markers: Vec<&'static str>,
     repeats: Vec<Option<EventKind>>,
@@ -180,6 +186,7 @@ fn table() -> &'static Table {
             tgi::RULES,
             llama_cpp::RULES,
             training::RULES,
+            cmdline::RULES,
         ] {
             for rule in rules {
                 markers.push(rule.marker);

@@ -7,84 +7,30 @@
 use super::common::{
     after, has, number_after, setting, setting_integer, setting_number, size_after,
 };
-use super::{Certainty, LineFacts, Rule};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 use crate::model::Bytes;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "server_args=ServerArgs(",
-        handler: server_args,
-    },
-    Rule {
-        marker: "Init torch distributed begin",
-        handler: device_init,
-    },
-    Rule {
-        marker: "Load weight begin",
-        handler: load_begin,
-    },
-    Rule {
-        marker: "Load weight end",
-        handler: load_end,
-    },
-    Rule {
-        marker: "is allocated. ",
-        handler: kv_allocated,
-    },
-    Rule {
-        marker: "Memory pool end",
-        handler: memory_pool_end,
-    },
-    Rule {
-        marker: "max_total_num_tokens=",
-        handler: scheduler_config,
-    },
-    Rule {
-        marker: "uda graph begin",
-        handler: graph_begin,
-    },
-    Rule {
-        marker: "UDA graph begin",
-        handler: graph_begin,
-    },
-    Rule {
-        marker: "uda graph end",
-        handler: graph_end,
-    },
-    Rule {
-        marker: "UDA graph end",
-        handler: graph_end,
-    },
-    Rule {
-        marker: "The server is fired up and ready to roll",
-        handler: ready,
-    },
-    Rule {
-        marker: "Prefill batch.",
-        handler: batch,
-    },
-    Rule {
-        marker: "Decode batch.",
-        handler: batch,
-    },
-    Rule {
-        marker: "Decode out of memory happened",
-        handler: retract,
-    },
-    Rule {
-        marker: "KV cache pool is full. Retract requests",
-        handler: retract,
-    },
-    Rule {
-        marker: "Scheduler hit an exception",
-        handler: scheduler_exception,
-    },
-    Rule {
-        marker: "sglang==",
-        handler: version,
-    },
+    rule("server_args=ServerArgs(", server_args),
+    rule("Init torch distributed begin", device_init),
+    rule("Load weight begin", load_begin),
+    rule("Load weight end", load_end),
+    rule("is allocated. ", kv_allocated),
+    rule("Memory pool end", memory_pool_end),
+    rule("max_total_num_tokens=", scheduler_config),
+    rule("uda graph begin", graph_begin),
+    rule("UDA graph begin", graph_begin),
+    rule("uda graph end", graph_end),
+    rule("UDA graph end", graph_end),
+    rule("The server is fired up and ready to roll", ready),
+    rule("Prefill batch.", batch),
+    rule("Decode batch.", batch),
+    rule("Decode out of memory happened", retract),
+    rule("KV cache pool is full. Retract requests", retract),
+    rule("Scheduler hit an exception", scheduler_exception),
+    rule("sglang==", version),
 ];
 
 fn gib(text: &str, key: &str) -> Option<Bytes> {

@@ -4,71 +4,26 @@
 //! and `nvidia-smi`.
 
 use super::common::{after, has, word_after};
-use super::{Certainty, LineFacts, Rule};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "Traceback (most recent call last)",
-        handler: traceback,
-    },
-    Rule {
-        marker: "File \"",
-        handler: frame,
-    },
-    Rule {
-        marker: "DeepSpeed info: version=",
-        handler: deepspeed,
-    },
-    Rule {
-        marker: "[deepspeed]",
-        handler: deepspeed,
-    },
-    Rule {
-        marker: "torch.distributed.elastic",
-        handler: torchrun,
-    },
-    Rule {
-        marker: "'loss': ",
-        handler: training_step,
-    },
-    Rule {
-        marker: "PyTorch version",
-        handler: versions,
-    },
-    Rule {
-        marker: "Torch version",
-        handler: versions,
-    },
-    Rule {
-        marker: "torch==",
-        handler: versions,
-    },
-    Rule {
-        marker: "transformers==",
-        handler: versions,
-    },
-    Rule {
-        marker: "vllm==",
-        handler: versions,
-    },
-    Rule {
-        marker: "` version:",
-        handler: versions,
-    },
-    Rule {
-        marker: "Driver Version:",
-        handler: versions,
-    },
-    Rule {
-        marker: "CUDA Version:",
-        handler: versions,
-    },
-    Rule {
-        marker: "CUDA used to build PyTorch:",
-        handler: versions,
-    },
+    rule("Traceback (most recent call last)", traceback),
+    rule("File \"", frame),
+    rule("DeepSpeed info: version=", deepspeed),
+    rule("[deepspeed]", deepspeed),
+    rule("torch.distributed.elastic", torchrun),
+    rule("'loss': ", training_step),
+    rule("PyTorch version", versions),
+    rule("Torch version", versions),
+    rule("torch==", versions),
+    rule("transformers==", versions),
+    rule("vllm==", versions),
+    rule("` version:", versions),
+    rule("Driver Version:", versions),
+    rule("CUDA Version:", versions),
+    rule("CUDA used to build PyTorch:", versions),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
