@@ -634,8 +634,14 @@ fn vllm_steps(
             }
         }
         Cause::KvCacheBudget => {
+            let target = failure
+                .details
+                .estimated_max_model_len
+                .or(failure.details.kv_cache_capacity_tokens)
+                .map(|tokens| format!(" (at most {tokens})"))
+                .unwrap_or_default();
             builder.step(format!(
-                "lower `--max-model-len`{max_len} to what the KV cache can hold"
+                "lower `--max-model-len`{max_len} to what the KV cache can hold{target}"
             ));
             builder.step(format!("raise `--gpu-memory-utilization`{util} if nothing else uses this GPU (default 0.9)"));
             builder.step("halve the KV cache per token with `--kv-cache-dtype fp8`");
@@ -753,6 +759,21 @@ fn torch_steps(
             builder.step("lower the batch size or sequence length of the request");
             builder.step("run inference under `torch.inference_mode()` so no activations are kept for backward");
         }
+        (_, _) if failure.kind == OomKind::MpsOutOfMemory => {
+            builder.step("on Apple silicon the GPU shares system RAM: close other memory-hungry apps and lower the batch size or resolution");
+            builder.step("`PYTORCH_MPS_HIGH_WATERMARK_RATIO` raises the allocation cap (0.0 removes it, at the risk of system instability)");
+        }
+        (_, _)
+            if matches!(
+                failure.kind,
+                OomKind::CudaErrorOutOfMemory
+                    | OomKind::CudaDriverOutOfMemory
+                    | OomKind::CublasAlloc
+            ) =>
+        {
+            builder.step("check what already holds memory on the GPU (`oomdoc gpus`): a raw CUDA/cuBLAS allocation failure often happens while creating the CUDA context or a cuBLAS workspace on a card another process has filled");
+            builder.step("then lower the batch size or sequence length of the step that failed");
+        }
         (Cause::CapacityExhausted | Cause::Unknown | Cause::LargeAllocation, _) => {
             builder.step("lower the batch size or sequence length; run inference under `torch.inference_mode()`");
             builder.step("print `torch.cuda.memory_summary()` at the failure, or record a memory snapshot and run `oomdoc snapshot FILE`, to see which tensors hold the memory");
@@ -761,7 +782,10 @@ fn torch_steps(
     }
     if matches!(
         cause,
-        Cause::CapacityExhausted | Cause::TrainingMemory | Cause::InferenceLoad
+        Cause::CapacityExhausted
+            | Cause::TrainingMemory
+            | Cause::InferenceLoad
+            | Cause::LargeAllocation
     ) {
         let figures = &failure.figures;
         if let (Some(unallocated), Some(tried)) = (
@@ -780,7 +804,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
     let where_ = if phase == Phase::Unknown {
         String::new()
     } else {
-        format!(" while {}", phase.describe())
+        format!(" while {}", phase.short())
     };
     let gpu = failure
         .figures

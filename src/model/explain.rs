@@ -157,6 +157,21 @@ impl Phase {
         }
     }
 
+    /// A few words for a headline (`loading weights`).
+    pub fn short(self) -> &'static str {
+        match self {
+            Phase::Startup => "starting up",
+            Phase::WeightsLoad => "loading weights",
+            Phase::FormatConversion => "converting weights",
+            Phase::Profiling => "profiling / warming up",
+            Phase::KvCacheAlloc => "reserving the KV cache",
+            Phase::CudaGraphCapture => "capturing CUDA graphs",
+            Phase::Inference => "serving a request",
+            Phase::TrainingStep => "running a training step",
+            Phase::Unknown => "in an unknown phase",
+        }
+    }
+
     /// Whether the phase comes before the engine accepts requests.
     pub fn is_startup(self) -> bool {
         matches!(
