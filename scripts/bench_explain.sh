@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 SOURCE=${1:-examples/vllm-0.6.4-kv-cache-too-small.log}
 SIZE_MIB=${SIZE_MIB:-1024}
 BIN=${OOMDOC:-${CARGO_TARGET_DIR:-target}/release/oomdoc}
-LOG=${TMPDIR:-/tmp}/oomdoc-bench-${SIZE_MIB}MiB.log
+LOG=${TMPDIR:-/tmp}/oomdoc-bench-$(basename "$SOURCE" .log)-${SIZE_MIB}MiB.log
 
 if [ ! -x "$BIN" ]; then
     echo "error: no binary at \`$BIN\`; run \`cargo build --release\` first" >&2
@@ -35,7 +35,7 @@ if [ ! -s "$LOG" ] || [ "$SOURCE" -nt "$LOG" ]; then
     rm -f "$body" "$chunk"
 fi
 
-measure() { # prints "seconds max_rss_kib"
+measure() { # prints "wall_seconds cpu_seconds max_rss_kib"
     local report out
     report=$(mktemp)
     out=$(mktemp)
@@ -43,25 +43,27 @@ measure() { # prints "seconds max_rss_kib"
     # output is /dev/null.
     /usr/bin/time -v "$@" > "$out" 2> "$report" || true
     rm -f "$out"
-    local wall rss
+    local wall rss user sys
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$report")
     rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$report")
+    user=$(awk -F': ' '/User time/ {print $2}' "$report")
+    sys=$(awk -F': ' '/System time/ {print $2}' "$report")
     rm -f "$report"
     # wall is [h:]m:ss.cc
-    awk -v t="$wall" -v r="$rss" 'BEGIN { n = split(t, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; printf "%.2f %d\n", s, r }'
+    awk -v t="$wall" -v r="$rss" -v u="$user" -v y="$sys" 'BEGIN { n = split(t, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; printf "%.2f %.2f %d\n", s, u + y, r }'
 }
 
 cat "$LOG" > /dev/null # warm the page cache
 measure grep -c 'out of memory' "$LOG" > /dev/null
-read -r grep_s grep_rss < <(measure grep -c 'out of memory' "$LOG")
+read -r grep_s grep_cpu grep_rss < <(measure grep -c 'out of memory' "$LOG")
 measure "$BIN" explain --json "$LOG" > /dev/null
-read -r oom_s oom_rss < <(measure "$BIN" explain --json "$LOG")
+read -r oom_s oom_cpu oom_rss < <(measure "$BIN" explain --json "$LOG")
 
 size=$(stat -c %s "$LOG")
 lines=$(wc -l < "$LOG")
 echo "log:      $LOG ($((size / 1048576)) MiB, $lines lines, from $SOURCE)"
 echo "machine:  $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM"
-echo "grep -c:  ${grep_s} s, max RSS $((grep_rss / 1024)) MiB"
-echo "explain:  ${oom_s} s, max RSS $((oom_rss / 1024)) MiB"
-awk -v a="$oom_s" -v b="$grep_s" 'BEGIN { if (b > 0) printf "ratio:    %.2fx (limit 3x)\n", a / b }'
+echo "grep -c:  ${grep_s} s wall, ${grep_cpu} s cpu, max RSS $((grep_rss / 1024)) MiB"
+echo "explain:  ${oom_s} s wall, ${oom_cpu} s cpu, max RSS $((oom_rss / 1024)) MiB"
+awk -v a="$oom_s" -v b="$grep_s" -v c="$oom_cpu" -v d="$grep_cpu" 'BEGIN { if (b > 0 && d > 0) printf "ratio:    %.2fx wall, %.2fx cpu (limit 3x)\n", a / b, c / d }'
 awk -v r="$oom_rss" 'BEGIN { printf "rss:      %s (limit 64 MiB)\n", (r < 65536) ? "ok" : "OVER" }'

@@ -22,7 +22,7 @@ use crate::model::explain::{
     InputSummary, ModelInfo, Phase, TimelineEvent,
 };
 use crate::model::failure::{EngineName, OomMessage};
-use crate::parse::engine_log::{self, Certainty, EngineMemory, LineFacts};
+use crate::parse::engine_log::{self, Certainty, EngineMemory, LineFacts, MarkerRole};
 
 use crate::parse::oom_text::{OomDetector, OOM_MARKERS};
 use crate::parse::text::clean_line;
@@ -65,6 +65,8 @@ fn scanner() -> &'static Scanner {
             .match_kind(aho_corasick::MatchKind::Standard)
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .prefilter(false)
+            // A bigger DFA without the byte-class indirection scans faster (~4 MiB here).
+            .byte_classes(true)
             .build(&patterns)
             .or_else(|_| AhoCorasick::new(&patterns))
             .ok();
@@ -120,9 +122,77 @@ struct FailurePoint {
     progress: Progress,
 }
 
+/// A line of the current run kept raw until the run turns out to matter.
+#[derive(Debug, Clone)]
+enum PendingLine {
+    /// A line with engine markers, not parsed yet.
+    Line { line: u64, text: Box<[u8]> },
+    /// Consecutive request/stats lines, counted only.
+    Repeat {
+        kind: EventKind,
+        first: u64,
+        last: u64,
+        count: u64,
+        sample: Box<[u8]>,
+    },
+}
+
+/// The unparsed lines of the current run: the first `PENDING_HEAD` and the last
+/// `PENDING_TAIL` (the middle of a very long run is dropped, like the timeline's).
+#[derive(Debug, Clone, Default)]
+struct Pending {
+    head: Vec<PendingLine>,
+    tail: VecDeque<PendingLine>,
+    /// Whether a line showing progress (not only settings) is pending.
+    progressed: bool,
+}
+
+/// Pending lines kept from the start and from the end of one run.
+const PENDING_HEAD: usize = 4096;
+const PENDING_TAIL: usize = 4096;
+/// Longest pending line kept (the parsers look at the start of a line).
+const MAX_PENDING_LINE_BYTES: usize = 4096;
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.head.is_empty() && self.tail.is_empty()
+    }
+
+    fn last_mut(&mut self) -> Option<&mut PendingLine> {
+        if let Some(last) = self.tail.back_mut() {
+            Some(last)
+        } else {
+            self.head.last_mut()
+        }
+    }
+
+    fn push(&mut self, entry: PendingLine) {
+        if self.head.len() < PENDING_HEAD {
+            self.head.push(entry);
+        } else {
+            self.tail.push_back(entry);
+            if self.tail.len() > PENDING_TAIL {
+                self.tail.pop_front();
+            }
+        }
+    }
+
+    fn take(&mut self) -> Vec<PendingLine> {
+        let mut lines = std::mem::take(&mut self.head);
+        lines.extend(std::mem::take(&mut self.tail));
+        self.progressed = false;
+        lines
+    }
+}
+
 /// Everything gathered so far (bounded).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Collected {
+    /// Engine lines of the current run not parsed yet (deferred until a failure, the end of
+    /// the input or a report needs them; a run that ends without failure is dropped unparsed).
+    pending: Pending,
+    /// Parse engine lines as they come (the current run holds a failure).
+    eager: bool,
     engine: Option<(EngineName, Certainty, u64)>,
     engine_versions: BTreeMap<EngineName, String>,
     generation: Option<&'static str>,
@@ -157,6 +227,8 @@ pub struct Explainer {
     tail: VecDeque<(u64, Vec<u8>)>,
     names: Vec<String>,
     collected: Collected,
+    /// Scratch: marker matches of the current block (position, pattern).
+    matches: Vec<(usize, usize)>,
 }
 
 impl Default for Explainer {
@@ -186,6 +258,7 @@ impl Explainer {
             tail: VecDeque::with_capacity(TAIL_LINES + 1),
             names: Vec::new(),
             collected: Collected::default(),
+            matches: Vec::new(),
         }
     }
 
@@ -253,12 +326,19 @@ impl Explainer {
     /// The report for what was read so far (cheap enough to call every second; open
     /// multi-line messages are not included until they complete or [`Explainer::finish`]).
     pub fn report(&self) -> ExplainReport {
-        build_report(&self.collected, &self.names, self.lines, self.bytes)
+        if self.collected.pending.is_empty() {
+            build_report(&self.collected, &self.names, self.lines, self.bytes)
+        } else {
+            let mut collected = self.collected.clone();
+            materialize(&mut collected);
+            build_report(&collected, &self.names, self.lines, self.bytes)
+        }
     }
 
     /// Ends the input: finishes the last line and any open message, returns the report.
     pub fn finish(mut self) -> ExplainReport {
         self.flush_partial_line();
+        materialize(&mut self.collected);
         let messages = self.detector.finish();
         let last_line = self.lines;
         for message in messages {
@@ -276,34 +356,75 @@ impl Explainer {
     fn process_block(&mut self, block: &[u8]) {
         let scanner = scanner();
         let first_line = self.lines + 1;
+        // One overlapping pass of the automaton over the whole block finds every marker of
+        // every line (a line may hold several, and an OOM marker may overlap an engine marker).
+        let mut matches = std::mem::take(&mut self.matches);
+        matches.clear();
+        match &scanner.automaton {
+            Some(automaton) => matches.extend(
+                automaton
+                    .find_overlapping_iter(block)
+                    .map(|found| (found.start(), found.pattern().as_usize())),
+            ),
+            None => {
+                // Without an automaton every line is a candidate for the OOM detector.
+                let mut start = 0;
+                for newline in memchr::memchr_iter(b'\n', block) {
+                    matches.push((start, 0));
+                    start = newline + 1;
+                }
+            }
+        }
+        let mut next = 0; // index into `matches`
         let mut position = 0;
         let mut line_no = first_line;
         while position < block.len() {
-            if self.detector.wants_more() {
+            let wants_more = self.detector.wants_more();
+            let (start, end) = if wants_more {
                 let end = memchr::memchr(b'\n', &block[position..])
                     .map_or(block.len(), |offset| position + offset);
-                self.process_line(block, first_line, position, position, end, line_no);
-                position = end + 1;
-                line_no += 1;
-                continue;
+                (position, end)
+            } else {
+                let Some(&(at, _)) = matches.get(next) else {
+                    line_no += memchr::memchr_iter(b'\n', &block[position..]).count() as u64;
+                    break;
+                };
+                let start = memchr::memrchr(b'\n', &block[position..at])
+                    .map_or(position, |offset| position + offset + 1);
+                line_no += memchr::memchr_iter(b'\n', &block[position..start]).count() as u64;
+                let end =
+                    memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
+                (start, end)
+            };
+            while matches.get(next).is_some_and(|&(at, _)| at < start) {
+                next += 1;
             }
-            let found = match &scanner.automaton {
-                Some(automaton) => automaton.find(&block[position..]).map(|m| m.start()),
-                None => Some(0),
-            };
-            let Some(found) = found else {
-                line_no += memchr::memchr_iter(b'\n', &block[position..]).count() as u64;
-                break;
-            };
-            let at = position + found;
-            let start = memchr::memrchr(b'\n', &block[position..at])
-                .map_or(position, |offset| position + offset + 1);
-            line_no += memchr::memchr_iter(b'\n', &block[position..start]).count() as u64;
-            let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
-            self.process_line(block, first_line, start, at, end, line_no);
+            let mut has_oom_marker = scanner.automaton.is_none();
+            let mut engine_markers: Vec<usize> = Vec::new();
+            while let Some(&(at, pattern)) = matches.get(next) {
+                if at >= end {
+                    break;
+                }
+                if pattern >= scanner.oom_markers {
+                    engine_markers.push(pattern - scanner.oom_markers);
+                } else {
+                    has_oom_marker = true;
+                }
+                next += 1;
+            }
+            self.process_line(
+                block,
+                first_line,
+                start,
+                end,
+                line_no,
+                has_oom_marker,
+                engine_markers,
+            );
             position = end + 1;
             line_no += 1;
         }
+        self.matches = matches;
         self.lines = line_no - 1;
         self.remember_tail(block, first_line);
     }
@@ -336,49 +457,44 @@ impl Explainer {
         }
     }
 
-    /// Processes the line `block[start..end]`; markers are searched from `first_marker` on
-    /// (the block scan already found the first one there).
+    /// Processes the line `block[start..end]` with the markers the block scan found in it.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the line and what the scan found in it"
+    )]
     fn process_line(
         &mut self,
         block: &[u8],
         first_line: u64,
         start: usize,
-        first_marker: usize,
         end: usize,
         line_no: u64,
+        has_oom_marker: bool,
+        engine_markers: Vec<usize>,
     ) {
-        let scanner = scanner();
-        let mut has_oom_marker = false;
-        let mut engine_markers: Vec<usize> = Vec::new();
-        match &scanner.automaton {
-            Some(automaton) => {
-                // Overlapping: a line may hold an OOM marker and an engine marker that share
-                // text (`Free memory on device` / `Free memory on device (`).
-                for found in automaton.find_overlapping_iter(&block[first_marker..end]) {
-                    let index = found.pattern().as_usize();
-                    if index >= scanner.oom_markers {
-                        engine_markers.push(index - scanner.oom_markers);
-                    } else {
-                        has_oom_marker = true;
-                    }
-                }
-            }
-            None => has_oom_marker = true,
-        }
         let wants_more = self.detector.wants_more();
-        if !has_oom_marker && !wants_more {
-            if engine_markers.is_empty() {
-                return;
-            }
-            if self.count_repeat(&engine_markers, line_no) {
-                return;
-            }
-        }
         let mut raw = &block[start..end];
         if raw.last() == Some(&b'\r') {
             raw = &raw[..raw.len() - 1];
         }
         let raw = &raw[..raw.len().min(MAX_LINE_BYTES)];
+        if !has_oom_marker && !wants_more {
+            if engine_markers.is_empty() {
+                return;
+            }
+            begin_run_if_starting(&mut self.collected, &engine_markers);
+            if !self.collected.eager {
+                defer(&mut self.collected, &engine_markers, raw, line_no);
+                return;
+            }
+            if count_repeat(&mut self.collected, &engine_markers, line_no) {
+                return;
+            }
+        } else if !engine_markers.is_empty() {
+            begin_run_if_starting(&mut self.collected, &engine_markers);
+        }
+        // This line is parsed now, so every earlier line of the run must be first.
+        materialize(&mut self.collected);
         let text = String::from_utf8_lossy(raw);
         let clean = clean_line(&text);
         // A line without an OOM marker cannot start a message (the detector's contract), so
@@ -392,117 +508,23 @@ impl Explainer {
             let cleaned: &str = &clean.text;
             let facts = engine_log::parse_line(cleaned, &engine_markers);
             if !facts.is_empty() {
-                self.absorb(facts, line_no, cleaned, &text, clean.stream.as_deref());
+                let run = self.collected.segment.id;
+                absorb(
+                    &mut self.collected,
+                    facts,
+                    line_no,
+                    cleaned,
+                    &text,
+                    clean.stream.as_deref(),
+                );
+                if self.collected.segment.id != run {
+                    // A new run began: it is deferred until it shows a failure.
+                    self.collected.eager = false;
+                }
             }
         }
         for message in messages {
             self.record_message(message, block, first_line, end, line_no);
-        }
-    }
-
-    /// Counts a request/stats line as one more repeat of the previous event without parsing it,
-    /// when that is all it can be. Returns whether it did.
-    fn count_repeat(&mut self, markers: &[usize], line_no: u64) -> bool {
-        let Some(kind) = markers.first().and_then(|m| engine_log::repeat_kind(*m)) else {
-            return false;
-        };
-        if markers
-            .iter()
-            .any(|m| engine_log::repeat_kind(*m) != Some(kind))
-        {
-            return false;
-        }
-        let collected = &mut self.collected;
-        match collected.segment.last_mut() {
-            Some(last) if last.kind == kind => {
-                last.count += 1;
-                last.last_line = Some(line_no);
-                collected.progress.observe(kind, Phase::Inference, line_no);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn absorb(
-        &mut self,
-        facts: LineFacts,
-        line_no: u64,
-        cleaned: &str,
-        raw: &str,
-        stream: Option<&str>,
-    ) {
-        let collected = &mut self.collected;
-        let frozen = collected.first_gpu_failure.is_some();
-        if let Some((name, certainty)) = facts.engine {
-            let replace = match collected.engine {
-                None => true,
-                Some((_, existing, _)) => certainty > existing,
-            };
-            if replace {
-                collected.engine = Some((name, certainty, line_no));
-            }
-            if let Some(version) = facts.engine_version.clone() {
-                collected.engine_versions.insert(name, version);
-            }
-        }
-        if let Some(generation) = facts.generation {
-            collected.generation = Some(generation);
-        }
-        for (name, version) in &facts.versions {
-            collected
-                .versions
-                .insert((*name).to_string(), version.clone());
-        }
-        merge_model(&mut collected.model, &facts.model, frozen);
-        merge_config(&mut collected.config, &facts.config, frozen);
-        if !frozen {
-            collected.memory.merge(&facts.memory);
-        }
-        if let Some((function, file)) = facts.frame {
-            collected.frames.push_back(Frame {
-                line: line_no,
-                function,
-                file,
-            });
-            if collected.frames.len() > MAX_FRAMES {
-                collected.frames.pop_front();
-            }
-        }
-        if let Some(phase) = facts.failed_phase_hint {
-            if collected.hints.len() < 16 {
-                collected.hints.push((line_no, phase));
-            }
-        }
-        let mut timestamp = None;
-        for event in facts.events {
-            if event.kind == EventKind::Traceback {
-                collected.tracebacks.push_back(line_no);
-                if collected.tracebacks.len() > 64 {
-                    collected.tracebacks.pop_front();
-                }
-                continue;
-            }
-            if event.kind == EventKind::Shutdown {
-                collected.shutdown_line.get_or_insert(line_no);
-            }
-            if timestamp.is_none() {
-                timestamp = Some(
-                    engine_log::parse_timestamp(cleaned)
-                        .or_else(|| engine_log::parse_timestamp(raw)),
-                );
-            }
-            let stamp = timestamp.clone().flatten();
-            push_event(
-                collected,
-                event.kind,
-                event.phase,
-                event.figures,
-                line_no,
-                stamp,
-                stream,
-                cleaned,
-            );
         }
     }
 
@@ -516,6 +538,9 @@ impl Explainer {
     ) {
         let collected = &mut self.collected;
         collected.ooms_total += 1;
+        // The run holding a failure is parsed eagerly from here on (its earlier lines were
+        // materialized before this line was processed).
+        collected.eager = true;
         if collected.ooms.len() >= MAX_MESSAGES {
             return;
         }
@@ -566,6 +591,251 @@ impl Explainer {
     }
 }
 
+/// Counts a request/stats line as one more repeat of the previous event without parsing it,
+/// when that is all it can be. Returns whether it did.
+fn count_repeat(collected: &mut Collected, markers: &[usize], line_no: u64) -> bool {
+    let Some(kind) = markers.first().and_then(|m| engine_log::repeat_kind(*m)) else {
+        return false;
+    };
+    if markers
+        .iter()
+        .any(|m| engine_log::repeat_kind(*m) != Some(kind))
+    {
+        return false;
+    }
+    match collected.segment.last_mut() {
+        Some(last) if last.kind == kind => {
+            last.count += 1;
+            last.last_line = Some(line_no);
+            collected.progress.observe(kind, Phase::Inference, line_no);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn absorb(
+    collected: &mut Collected,
+    facts: LineFacts,
+    line_no: u64,
+    cleaned: &str,
+    raw: &str,
+    stream: Option<&str>,
+) {
+    let frozen = collected.first_gpu_failure.is_some();
+    if let Some((name, certainty)) = facts.engine {
+        let replace = match collected.engine {
+            None => true,
+            Some((_, existing, _)) => certainty > existing,
+        };
+        if replace {
+            collected.engine = Some((name, certainty, line_no));
+        }
+        if let Some(version) = facts.engine_version.clone() {
+            collected.engine_versions.insert(name, version);
+        }
+    }
+    if let Some(generation) = facts.generation {
+        collected.generation = Some(generation);
+    }
+    for (name, version) in &facts.versions {
+        collected
+            .versions
+            .insert((*name).to_string(), version.clone());
+    }
+    merge_model(&mut collected.model, &facts.model, frozen);
+    merge_config(&mut collected.config, &facts.config, frozen);
+    if !frozen {
+        collected.memory.merge(&facts.memory);
+    }
+    if let Some((function, file)) = facts.frame {
+        collected.frames.push_back(Frame {
+            line: line_no,
+            function,
+            file,
+        });
+        if collected.frames.len() > MAX_FRAMES {
+            collected.frames.pop_front();
+        }
+    }
+    if let Some(phase) = facts.failed_phase_hint {
+        if collected.hints.len() < 16 {
+            collected.hints.push((line_no, phase));
+        }
+    }
+    let mut timestamp = None;
+    for event in facts.events {
+        if event.kind == EventKind::Traceback {
+            collected.tracebacks.push_back(line_no);
+            if collected.tracebacks.len() > 64 {
+                collected.tracebacks.pop_front();
+            }
+            continue;
+        }
+        if event.kind == EventKind::Shutdown {
+            collected.shutdown_line.get_or_insert(line_no);
+        }
+        if timestamp.is_none() {
+            timestamp = Some(
+                engine_log::parse_timestamp(cleaned).or_else(|| engine_log::parse_timestamp(raw)),
+            );
+        }
+        let stamp = timestamp.clone().flatten();
+        push_event(
+            collected,
+            event.kind,
+            event.phase,
+            event.figures,
+            line_no,
+            stamp,
+            stream,
+            cleaned,
+        );
+    }
+}
+
+/// The repeat kind all of a line's markers share, if its markers are request/stats markers only.
+fn repeat_kind_of(markers: &[usize]) -> Option<EventKind> {
+    let kind = engine_log::repeat_kind(*markers.first()?)?;
+    markers
+        .iter()
+        .all(|m| engine_log::repeat_kind(*m) == Some(kind))
+        .then_some(kind)
+}
+
+/// Counts engine starts: a start marker begins a run when nothing happened yet or the
+/// current run already progressed.
+fn begin_run_if_starting(collected: &mut Collected, markers: &[usize]) {
+    let starts = markers
+        .iter()
+        .any(|m| engine_log::marker_role(*m) == MarkerRole::Start);
+    if !starts {
+        return;
+    }
+    let empty = collected.segment.head.is_empty() && collected.pending.is_empty();
+    let progressed = collected.segment.progressed || collected.pending.progressed;
+    if empty || progressed {
+        collected.engine_starts += 1;
+    }
+    if progressed && !collected.eager {
+        // A run that ended without a failure: drop it unparsed.
+        collected.pending = Pending::default();
+        let id = collected.segment.id + 1;
+        collected.segment = Segment {
+            id,
+            ..Segment::default()
+        };
+        collected.progress = Progress::default();
+    }
+}
+
+/// Keeps a line of the current run raw (or counts it, for requests/stats).
+fn defer(collected: &mut Collected, markers: &[usize], raw: &[u8], line_no: u64) {
+    let pending = &mut collected.pending;
+    if let Some(kind) = repeat_kind_of(markers) {
+        pending.progressed = true;
+        if let Some(PendingLine::Repeat {
+            kind: last_kind,
+            last,
+            count,
+            ..
+        }) = pending.last_mut()
+        {
+            if *last_kind == kind {
+                *last = line_no;
+                *count += 1;
+                return;
+            }
+        }
+        pending.push(PendingLine::Repeat {
+            kind,
+            first: line_no,
+            last: line_no,
+            count: 1,
+            sample: raw[..raw.len().min(400)].into(),
+        });
+        return;
+    }
+    if markers
+        .iter()
+        .any(|m| engine_log::marker_role(*m) == MarkerRole::Progress)
+    {
+        pending.progressed = true;
+    }
+    pending.push(PendingLine::Line {
+        line: line_no,
+        text: raw[..raw.len().min(MAX_PENDING_LINE_BYTES)].into(),
+    });
+}
+
+/// Parses the pending lines of the current run, in order.
+fn materialize(collected: &mut Collected) {
+    if collected.pending.is_empty() {
+        return;
+    }
+    let scanner = scanner();
+    for entry in collected.pending.take() {
+        match entry {
+            PendingLine::Line { line, text } => {
+                let mut markers = Vec::new();
+                if let Some(automaton) = &scanner.automaton {
+                    for found in automaton.find_overlapping_iter(&text[..]) {
+                        let index = found.pattern().as_usize();
+                        if index >= scanner.oom_markers {
+                            markers.push(index - scanner.oom_markers);
+                        }
+                    }
+                }
+                if markers.is_empty() {
+                    continue;
+                }
+                let raw = String::from_utf8_lossy(&text);
+                let clean = clean_line(&raw);
+                let cleaned: &str = &clean.text;
+                let facts = engine_log::parse_line(cleaned, &markers);
+                if !facts.is_empty() {
+                    absorb(
+                        collected,
+                        facts,
+                        line,
+                        cleaned,
+                        &raw,
+                        clean.stream.as_deref(),
+                    );
+                }
+            }
+            PendingLine::Repeat {
+                kind,
+                first,
+                last,
+                count,
+                sample,
+            } => {
+                let raw = String::from_utf8_lossy(&sample);
+                let clean = clean_line(&raw);
+                let stamp = engine_log::parse_timestamp(&clean.text);
+                push_event(
+                    collected,
+                    kind,
+                    Phase::Inference,
+                    EventFigures::default(),
+                    first,
+                    stamp,
+                    clean.stream.as_deref(),
+                    &clean.text,
+                );
+                if let Some(event) = collected.segment.last_mut() {
+                    if event.kind == kind && count > 1 {
+                        event.count += count - 1;
+                        event.last_line = Some(last);
+                    }
+                }
+                collected.progress.observe(kind, Phase::Inference, last);
+            }
+        }
+    }
+}
+
 /// Events merged when they repeat back to back (requests, progress bars, stats lines).
 fn coalesces(kind: EventKind) -> bool {
     matches!(
@@ -607,9 +877,6 @@ fn push_event(
         }
         collected.segment.id = old.id + 1;
         collected.progress = Progress::default();
-    }
-    if kind == EventKind::EngineStart && collected.segment.head.is_empty() {
-        collected.engine_starts += 1;
     }
     if !matches!(
         kind,
