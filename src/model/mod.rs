@@ -8,6 +8,7 @@ pub mod explain;
 pub mod failure;
 pub mod machine;
 pub mod measured;
+pub mod probe;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};

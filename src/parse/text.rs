@@ -4,8 +4,10 @@
 //! Real input is pasted from terminals, GitHub issues, docker-compose, kubectl and notebooks
 //! (issue 2, R1). This module only removes what is not part of the program's own output; it
 //! keeps log-format timestamps and levels (`INFO 04-02 21:42:59 [...]`), which the engine-log
-//! timeline needs. It must stay cheap: a line with none of `\x1b`, `^`, `[`, `(`, `|`, `\r`,
-//! `\`, `"` and no leading digit is only trimmed (checked with `memchr`), and no regex is used.
+//! timeline needs. It must stay cheap: no regex is used; escapes are looked for with one
+//! `memchr3` (ESC, `^`, `\`), `\r` with `memrchr`, and each prefix rule runs only when the
+//! line's first byte can start it (digit, `[`, `(`, a letter followed by `|`, `>`, `*`, `│`).
+//! Measured in release: 35–60 ns for a plain line, ~100–180 ns with a process prefix or ANSI.
 
 use std::borrow::Cow;
 
@@ -46,7 +48,7 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
     text = keep_after_carriage_return(text);
     text = trim_end_cow(text);
 
-    let mut streams: Vec<String> = Vec::new();
+    let mut stream: Option<String> = None;
     // Prefixes nest (`vllm-1  | [rank0]: ...`, `2024-...Z (EngineCore pid=1) ...`); a few rounds suffice.
     for _ in 0..4 {
         let first = match text.as_bytes().first() {
@@ -70,9 +72,15 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
         };
         match cut {
             None => break,
-            Some(Cut::Prefix(len, stream)) => {
-                if let Some(stream) = stream {
-                    streams.push(stream);
+            Some(Cut::Prefix(len, name)) => {
+                if let Some(name) = name {
+                    match stream.as_mut() {
+                        Some(outer) => {
+                            outer.push('/');
+                            outer.push_str(&name);
+                        }
+                        None => stream = Some(name),
+                    }
                 }
                 text = slice_cow(text, len, usize::MAX);
             }
@@ -80,11 +88,6 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
         }
     }
 
-    let stream = if streams.is_empty() {
-        None
-    } else {
-        Some(streams.join("/"))
-    };
     CleanLine { text, stream }
 }
 
@@ -159,6 +162,11 @@ fn strip_escapes(raw: &str) -> Option<String> {
     let mut index = 0;
     let mut copied_from = 0;
     while index < bytes.len() {
+        // Jump to the next byte that can open an escape (raw ESC, `^[`, `\x1b`/`\u001b`/`\033`).
+        match memchr::memchr3(0x1b, b'^', b'\\', &bytes[index..]) {
+            Some(offset) => index += offset,
+            None => break,
+        }
         let introducer_len = escape_introducer_len(&bytes[index..]);
         if introducer_len == 0 {
             index += 1;

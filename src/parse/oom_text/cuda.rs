@@ -24,9 +24,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::CudaDriver, begin));
         }
     }
-    for needle in ["CUDA error: out of memory", "HIP error: out of memory"] {
+    // `CUDA error: out of memory` (also pasted as `CUDA error:out of memory`), ROCm's
+    // `HIP error: …`, and the pre-1.0 THC `cuda runtime error (2) : out of memory at …`.
+    for needle in ["CUDA error:", "HIP error:", "cuda runtime error (2) :"] {
         if let Some(position) = text.find(needle) {
-            return Some((Family::CudaError, position));
+            let rest = text[position + needle.len()..].trim_start();
+            if rest.starts_with("out of memory") {
+                return Some((Family::CudaError, position));
+            }
         }
     }
     if let Some(position) = text.find("cudaErrorMemoryAllocation") {

@@ -412,6 +412,8 @@ fn h200_messages_match_measured_values() {
     for case in cases.as_array().unwrap() {
         let result = &case["result"];
         let Some(message) = result["message"].as_str() else {
+            // The scenarios that did not fail print progress lines: nothing to report.
+            assert!(parse_text(case["stdout"].as_str().unwrap()).is_empty());
             continue;
         };
         let parsed = one(&format!(
@@ -460,11 +462,12 @@ fn h200_messages_match_measured_values() {
 #[test]
 fn prefiltered_streaming_finds_the_same_messages() {
     let text = "INFO start\nnoise 1\ntorch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated     : 192.00 MiB\nRequested               : 400.00 GiB\nDevice limit            : 139.80 GiB\nFree (according to CUDA): 138.13 GiB\nPyTorch limit (set by user-supplied memory fraction)\n                        : 17179869184.00 GiB\nnoise 2\n[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00\n[rank1]: MiB. GPU 1 has a total capacity of 79.00 GiB of which 1.00 MiB is free. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\nnoise 3\nalloc_tensor_range: failed to allocate CUDA0 buffer of size 6291456000\nllama_model_load: error loading model: unable to allocate CUDA0 buffer";
+    let finder = marker_finder().unwrap();
     let mut detector = OomDetector::new();
     let mut streamed = Vec::new();
     let mut fed = 0;
     for (index, raw) in text.lines().enumerate() {
-        if detector.wants_more() || OOM_MARKERS.iter().any(|m| raw.contains(m)) {
+        if detector.wants_more() || finder.is_match(raw) {
             fed += 1;
             streamed.extend(detector.push(index as u64 + 1, &clean_line(raw)));
         }

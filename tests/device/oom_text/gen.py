@@ -29,14 +29,6 @@ elif name == "private_pools":
             del tmp
     torch.cuda.current_stream().wait_stream(stream)
     torch.empty(huge, dtype=torch.uint8, device="cuda")
-elif name == "fragmentation":
-    keep = []
-    blocks = [torch.empty(1 << 30, dtype=torch.uint8, device="cuda") for _ in range(int(total // (1 << 30)) - 2)]
-    for i, block in enumerate(blocks):
-        if i % 2 == 0:
-            keep.append(block)
-    del blocks
-    torch.empty(3 << 30, dtype=torch.uint8, device="cuda")
 elif name == "malloc_async":  # PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
     torch.empty(huge, dtype=torch.uint8, device="cuda")
 elif name == "expandable_segments":  # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True

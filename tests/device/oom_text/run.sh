@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device test of the OOM text parser (R1): make PyTorch 2.11 on a real GPU print each failure
-# family we parse (caching allocator, fraction `allowed;`, private pools, fragmentation,
+# family we parse (caching allocator, fraction `allowed;`, private pools,
 # cudaMallocAsync, expandable segments, caching disabled → raw `CUDA error`, >1EB, host RAM),
 # keep the texts in $OUT (new real fixtures for tests/fixtures/oom_text/), and, when the binary
 # has `explain`, run `oomdoc explain --json` on each. Builds nothing. Runs in about a minute.
@@ -38,7 +38,6 @@ PY
 run caching_allocator
 run fraction_allowed
 run private_pools
-run fragmentation
 run malloc_async PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
 run expandable_segments PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 run no_caching PYTORCH_NO_CUDA_MEMORY_CACHING=1
