@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::accounting::{reserved_total, NOT_AVAILABLE_THRESHOLD};
+use super::accounting::{own_process_guess, reserved_total, NOT_AVAILABLE_THRESHOLD};
 use crate::model::explain::{
     Cause, EngineConfig, EngineInfo, EventKind, ModelInfo, OwnerClass, Phase, PhaseReport,
     TimelineEvent, Verdict,
@@ -204,10 +204,12 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
 }
 
 fn other_processes_total(failure: &OomMessage) -> Option<Bytes> {
+    let own = own_process_guess(failure);
     let total: Bytes = failure
         .figures
         .other_processes
         .iter()
+        .filter(|p| Some(p.pid) != own)
         .filter_map(|p| p.in_use_bytes)
         .filter(|b| *b < NOT_AVAILABLE_THRESHOLD)
         .sum();
@@ -282,10 +284,18 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     }
 
     // 4. Other processes.
+    let own = own_process_guess(failure);
+    if let (Some(pid), Some((reserved, _))) = (own, reserved_total(failure)) {
+        builder.fact(format!(
+            "no `this process has` clause was printed, and PID {pid} holds at least PyTorch's whole reserve ({}): it is most likely this process itself, seen by NVML under its host PID from inside a container",
+            gib(reserved)
+        ));
+    }
     if let Some(others) = other_processes_total(failure) {
         let pids: Vec<String> = figures
             .other_processes
             .iter()
+            .filter(|p| Some(p.pid) != own)
             .filter(|p| p.in_use_bytes.is_some_and(|b| b < NOT_AVAILABLE_THRESHOLD))
             .map(|p| {
                 format!(
@@ -382,9 +392,17 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
 /// Without a phase: did this process fill the card, or did one request exceed what was free?
 fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let figures = &failure.figures;
+    let own = own_process_guess(failure);
     let held = figures
         .process_in_use_bytes
         .filter(|bytes| *bytes > Bytes::ZERO)
+        .or_else(|| {
+            figures
+                .other_processes
+                .iter()
+                .find(|p| Some(p.pid) == own)
+                .and_then(|p| p.in_use_bytes)
+        })
         .or_else(|| reserved_total(failure).map(|(bytes, _)| bytes));
     match (
         held,
@@ -643,7 +661,7 @@ fn vllm_steps(
             builder.step(format!(
                 "lower `--max-model-len`{max_len} to what the KV cache can hold{target}"
             ));
-            builder.step(format!("raise `--gpu-memory-utilization`{util} if nothing else uses this GPU (default 0.9)"));
+            builder.step(format!("raise `--gpu-memory-utilization`{util} (default 0.9) if nothing else uses this GPU"));
             builder.step("halve the KV cache per token with `--kv-cache-dtype fp8`");
             builder.step(format!(
                 "or add GPUs: `--tensor-parallel-size {}` splits the KV cache too",
@@ -776,7 +794,7 @@ fn torch_steps(
         }
         (Cause::CapacityExhausted | Cause::Unknown | Cause::LargeAllocation, _) => {
             builder.step("lower the batch size or sequence length; run inference under `torch.inference_mode()`");
-            builder.step("print `torch.cuda.memory_summary()` at the failure, or record a memory snapshot and run `oomdoc snapshot FILE`, to see which tensors hold the memory");
+            builder.step("print `torch.cuda.memory_summary()` (`torch.xpu.memory_summary()` on Intel GPUs) at the failure, or record a memory snapshot and run `oomdoc snapshot FILE`, to see which tensors hold the memory");
         }
         _ => {}
     }
