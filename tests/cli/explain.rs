@@ -8,7 +8,10 @@ use std::process::{Output, Stdio};
 use super::{fixture, oomdoc, stderr, stdout};
 
 /// Runs `oomdoc explain ARGS` with `input` on stdin.
-#[expect(clippy::unwrap_used, reason = "test helper: a failure here is a test failure")]
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure here is a test failure"
+)]
 fn explain_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = oomdoc()
         .arg("explain")
@@ -26,7 +29,10 @@ fn explain_stdin(args: &[&str], input: &[u8]) -> Output {
 
 /// The `--json` document of a run, without `context` (it repeats the input verbatim), with the
 /// exit code added, as the snapshot body.
-#[expect(clippy::unwrap_used, reason = "test helper: a failure here is a test failure")]
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure here is a test failure"
+)]
 fn json_snapshot_body(output: &Output) -> serde_json::Value {
     let mut document: serde_json::Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|error| panic!("stdout is not one JSON document: {error}"));
