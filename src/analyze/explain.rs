@@ -77,6 +77,50 @@ fn scanner() -> &'static Scanner {
     })
 }
 
+/// Blocks at least this large are scanned by two threads (halves split at a line end).
+const PARALLEL_SCAN_BYTES: usize = 128 * 1024;
+
+/// Every marker match in `block` as (position, pattern), in position order. Large blocks are
+/// split at a newline and the halves scanned on two threads: the automaton pass dominates the
+/// cost on a large log (scripts/bench_explain.sh), and matches never cross a line end.
+fn scan_markers(automaton: &AhoCorasick, block: &[u8], matches: &mut Vec<(usize, usize)>) {
+    let scan = |part: &[u8], offset: usize, out: &mut Vec<(usize, usize)>| {
+        out.extend(
+            automaton
+                .find_overlapping_iter(part)
+                .map(|found| (offset + found.start(), found.pattern().as_usize())),
+        );
+    };
+    let middle = block.len() / 2;
+    let split = if block.len() >= PARALLEL_SCAN_BYTES {
+        memchr::memchr(b'\n', &block[middle..]).map(|offset| middle + offset + 1)
+    } else {
+        None
+    };
+    match split {
+        Some(split) if split < block.len() => {
+            let (first, second) = block.split_at(split);
+            let mut second_matches = Vec::new();
+            std::thread::scope(|scope| {
+                let worker = scope.spawn(|| {
+                    let mut out = Vec::new();
+                    scan(second, split, &mut out);
+                    out
+                });
+                scan(first, 0, matches);
+                // A panic in the scan is a bug in aho-corasick; fall back to scanning here.
+                second_matches = worker.join().unwrap_or_else(|_| {
+                    let mut out = Vec::new();
+                    scan(second, split, &mut out);
+                    out
+                });
+            });
+            matches.extend(second_matches);
+        }
+        _ => scan(block, 0, matches),
+    }
+}
+
 /// The timeline of one engine run, bounded: the first and the last events.
 #[derive(Debug, Clone, Default)]
 struct Segment {
@@ -361,11 +405,7 @@ impl Explainer {
         let mut matches = std::mem::take(&mut self.matches);
         matches.clear();
         match &scanner.automaton {
-            Some(automaton) => matches.extend(
-                automaton
-                    .find_overlapping_iter(block)
-                    .map(|found| (found.start(), found.pattern().as_usize())),
-            ),
+            Some(automaton) => scan_markers(automaton, block, &mut matches),
             None => {
                 // Without an automaton every line is a candidate for the OOM detector.
                 let mut start = 0;
@@ -1250,6 +1290,35 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
         assert_eq!(whole.engine.version.as_deref(), Some("0.6.3"));
         assert!(whole.is_gpu_oom);
         assert_eq!(whole.context[0].lines.len(), 8);
+    }
+
+    #[test]
+    fn report_mid_stream_sees_the_deferred_run() {
+        let mut explainer = Explainer::new();
+        let (head, tail) = LOG.split_at(LOG.find("Traceback").unwrap());
+        explainer.push_bytes(head.as_bytes());
+        let early = explainer.report();
+        assert!(early.ooms.is_empty());
+        assert_eq!(early.phase.last_completed, Some(Phase::WeightsLoad));
+        assert_eq!(early.timeline.len(), 3);
+        explainer.push_bytes(tail.as_bytes());
+        // The message may still be open (it could continue on the next line) until more
+        // lines come or the input ends.
+        let done = explainer.finish();
+        assert_eq!(done.ooms.len(), 1);
+        assert_eq!(done.phase.failed_in, Phase::Profiling);
+    }
+
+    #[test]
+    fn runs_without_failure_are_dropped_and_counted() {
+        let run = "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\
+INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n";
+        let mut text = run.repeat(3);
+        text.push_str(LOG);
+        let report = explain_text(&text);
+        assert_eq!(report.input.engine_starts, 4);
+        assert_eq!(report.timeline.first().map(|e| e.line), Some(7));
+        assert_eq!(report.phase.failed_in, Phase::Profiling);
     }
 
     #[test]
