@@ -38,9 +38,14 @@ def training():
 
 
 def fragmentation():
-    # Same recipe as the H200 fixture: many 1 GiB blocks, free every other one, ask for 2 GiB.
+    # One big cached segment carved into 1 GiB tensors; freeing every other one leaves 1 GiB
+    # holes that cannot be released (the segment is still partly used), so a 2 GiB request
+    # fails although half the segment is free (as in the H200 fixture).
     free = torch.cuda.mem_get_info()[0]
-    blocks = [torch.empty(GIB, dtype=torch.uint8, device="cuda") for _ in range(int(free // GIB) - 1)]
+    count = int(free // GIB) - 1
+    big = torch.empty(count * GIB, dtype=torch.uint8, device="cuda")
+    del big
+    blocks = [torch.empty(GIB, dtype=torch.uint8, device="cuda") for _ in range(count)]
     for index in range(0, len(blocks), 2):
         blocks[index] = None
     torch.empty(2 * GIB, dtype=torch.uint8, device="cuda")
