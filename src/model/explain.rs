@@ -153,7 +153,7 @@ impl Phase {
             Phase::CudaGraphCapture => "capturing CUDA graphs / compiling",
             Phase::Inference => "serving a request",
             Phase::TrainingStep => "a training step",
-            Phase::Unknown => "unknown",
+            Phase::Unknown => "not shown in the text",
         }
     }
 
