@@ -27,7 +27,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("The server is fired up and ready to roll", ready),
     rule("Prefill batch.", batch),
     rule("Decode batch.", batch),
-    rule("Decode out of memory happened", retract),
+    rule("#retracted_reqs", retract),
     rule("KV cache pool is full. Retract requests", retract),
     rule("Scheduler hit an exception", scheduler_exception),
     rule("sglang==", version),

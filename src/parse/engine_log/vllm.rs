@@ -36,7 +36,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("the rest of the memory reserved for KV Cache", profiling),
     rule("Available KV cache memory:", profiling),
     rule("on startup. Desired GPU memory utilization", startup_memory),
-    rule("Free memory on device (", startup_memory),
+    rule("GiB) on startup", startup_memory),
     rule("# GPU blocks:", blocks),
     rule("# cuda blocks:", blocks),
     rule("# CUDA blocks:", blocks),
