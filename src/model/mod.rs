@@ -6,6 +6,7 @@
 pub mod bytes;
 pub mod cards;
 pub mod checkpoint;
+pub mod explain;
 pub mod failure;
 pub mod machine;
 pub mod measured;
