@@ -1969,7 +1969,8 @@ fn owner_summary(
                     .as_ref()
                     .map_or_else(String::new, |limit| format!(" Its limit as run: {limit}."))
             ),
-            from_explain,
+            // A log without a failure has nothing to add for the owner.
+            from_explain: None,
         };
     }
     if failure.is_gpu_oom == Some(false) {
