@@ -602,10 +602,15 @@ impl Explainer {
             .last()
             .and_then(|block| block.lines.last())
             .is_some_and(|last| last.line >= message.line);
+        let mut timestamp = None;
         if collected.context.len() < MAX_CONTEXT_BLOCKS && !overlaps {
             let from = message.line.saturating_sub(CONTEXT_BEFORE).max(1);
             let to = line_no.min(message.line + CONTEXT_AFTER);
             let lines = gather_context(&self.tail, block, first_line, end, line_no, from, to);
+            timestamp = lines
+                .iter()
+                .find(|line| line.line == message.line)
+                .and_then(|line| engine_log::parse_timestamp(&line.text));
             collected.context.push(ContextBlock {
                 failure_line: message.line,
                 lines,
@@ -613,12 +618,16 @@ impl Explainer {
         }
         if index < 20 {
             let text = engine_log::shorten(&message.text, 200);
+            let (timestamp, seconds) = match timestamp {
+                Some(stamp) => (Some(stamp.text), stamp.seconds),
+                None => (None, None),
+            };
             let event = TimelineEvent {
                 kind: EventKind::Failure,
                 phase: Phase::Unknown,
                 line: message.line,
-                timestamp: None,
-                seconds_since_start: None,
+                timestamp,
+                seconds_since_start: seconds,
                 stream: message.stream.clone(),
                 figures: EventFigures::default(),
                 count: 1,
@@ -1360,5 +1369,16 @@ mod scanner_tests {
             automaton.patterns_len(),
             automaton.memory_usage()
         );
+    }
+}
+
+#[cfg(test)]
+mod send_tests {
+    /// `oomdoc run` follows a child's log on its own thread.
+    #[test]
+    fn explainer_and_report_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<super::Explainer>();
+        assert_send::<crate::model::explain::ExplainReport>();
     }
 }
