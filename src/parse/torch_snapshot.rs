@@ -186,7 +186,7 @@ impl SnapshotFold {
             streams: self.streams,
             ..Snapshot::default()
         };
-        let entries = self.entries;
+        let mut entries = self.entries;
         let ranges = self.ranges;
         let segments_value = match &root {
             Value::List(_) => Some(&root),
@@ -220,10 +220,16 @@ impl SnapshotFold {
                             .get(*range as usize)
                             .copied()
                             .ok_or_else(|| shape(&path, "refers to nothing".to_string()))?;
-                        entries
-                            .get(start as usize..end as usize)
-                            .map(<[TraceEntry]>::to_vec)
-                            .unwrap_or_default()
+                        if start == 0 && end as usize == entries.len()
+                        {
+                            // The usual case, one device: hand over the entries without a copy.
+                            std::mem::take(&mut entries)
+                        } else {
+                            entries
+                                .get(start as usize..end as usize)
+                                .map(<[TraceEntry]>::to_vec)
+                                .unwrap_or_default()
+                        }
                     }
                     Value::List(list) => {
                         let mut out = Vec::with_capacity(list.items.len());
