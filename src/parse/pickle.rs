@@ -202,6 +202,22 @@ impl Finished {
 pub trait Fold {
     /// Replaces a finished container; `Err` stops decoding with that message.
     fn finish(&mut self, container: Finished) -> Result<Value, String>;
+
+    /// Sees a dict's first batch of items (`key, value, key, value, …`) and may take the
+    /// dict whole right away, so it is never built: `Some(value)` finishes it as `value`
+    /// (a later batch of items for it is then refused). Python's pickler writes a dict of
+    /// up to 1000 items in one batch. The default builds every dict.
+    fn dict(&mut self, items: &[&Value]) -> Result<Option<Value>, String> {
+        let _ = items;
+        Ok(None)
+    }
+
+    /// Sees the items of a list being built right after a batch was appended from
+    /// position `start`, and may rewrite `items[start - 1..]` in a more compact form of its
+    /// own (for example a run of handles as one handle). The default keeps them.
+    fn appended(&mut self, items: &mut Vec<Value>, start: usize) {
+        let _ = (items, start);
+    }
 }
 
 /// The fold that keeps every container as it is.
@@ -312,45 +328,31 @@ pub fn decode<R: Read, F: Fold>(
         stack: Vec::new(),
         marks: Vec::new(),
         memo: Vec::new(),
+        buildings: Vec::new(),
+        free_buildings: Vec::new(),
+        scratch: Vec::new(),
         objects: 0,
         offset: 0,
-        opcode: "PROTO",
+        op: 0,
     }
     .run()
 }
 
-/// A slot of the value stack: a finished value, or a container still being filled.
-enum Slot {
-    Value(Value),
-    List(Building<Value>),
-    Dict(Building<(Value, Value)>),
-}
+/// Kind of the [`Value::Handle`] that marks a container still being filled on the decoder's
+/// stack. Reserved: a fold must not return it.
+pub const BUILDING: u32 = u32::MAX;
 
-struct Building<T> {
-    items: Vec<T>,
+/// A container still being filled. Dict items are kept flat: key, value, key, value.
+#[derive(Default)]
+struct Building {
+    is_dict: bool,
+    items: Vec<Value>,
     depth: u32,
-    /// Memo indices that refer to this container (usually zero or one).
-    memo: Vec<u32>,
-}
-
-impl<T> Building<T> {
-    fn new() -> Self {
-        Building {
-            items: Vec::new(),
-            depth: 1,
-            memo: Vec::new(),
-        }
-    }
-}
-
-enum MemoSlot {
-    Done(Value),
-    /// The container at this stack position is still on the stack. A reference to it
-    /// finishes it where it is: Python's pickler writes all of a container's items right
-    /// after creating it, so a later reference means it is complete (snapshots share the
-    /// empty `frames` list of a segment with its blocks this way, before the segment's
-    /// own `SETITEMS`). Appending to it afterwards is refused.
-    Building(usize),
+    /// Where its marker sits on the stack.
+    stack_position: usize,
+    /// Memo indices that refer to it (usually one).
+    memo_first: Option<u32>,
+    memo_rest: Vec<u32>,
 }
 
 struct Input<R> {
@@ -391,6 +393,15 @@ impl<R: Read> Input<R> {
         self.fill_slow(n)
     }
 
+    /// Makes up to `n` bytes available and returns how many are (fewer only at the end).
+    #[inline]
+    fn fill_up_to(&mut self, n: usize) -> std::io::Result<usize> {
+        if self.end - self.position < n {
+            self.fill_slow(n)?;
+        }
+        Ok((self.end - self.position).min(n))
+    }
+
     #[cold]
     fn fill_slow(&mut self, n: usize) -> std::io::Result<bool> {
         if self.position > 0 {
@@ -427,12 +438,23 @@ struct Decoder<'f, R, F> {
     input: Input<R>,
     limits: Limits,
     fold: &'f mut F,
-    stack: Vec<Slot>,
+    /// Finished values, and markers (`Handle(BUILDING, i)`) of containers being filled.
+    stack: Vec<Value>,
     marks: Vec<usize>,
-    memo: Vec<MemoSlot>,
+    /// The memo. A container still being filled is stored as its `Handle(BUILDING, i)`
+    /// marker: a reference to it finishes it where it is, since Python's pickler writes all
+    /// of a container's items right after creating it, so a later reference means it is
+    /// complete (snapshots share a segment's empty `frames` list with its blocks this way,
+    /// before the segment's own `SETITEMS`). Adding items to it afterwards is refused.
+    memo: Vec<Value>,
+    buildings: Vec<Building>,
+    free_buildings: Vec<u32>,
+    /// Reused by the flat-dict fast path for its scalar items.
+    scratch: Vec<Value>,
     objects: u64,
     offset: u64,
-    opcode: &'static str,
+    /// The opcode being decoded (0 before one is read), for messages.
+    op: u8,
 }
 
 macro_rules! fixed {
@@ -457,18 +479,22 @@ macro_rules! fixed {
     }};
 }
 
+fn max_depth(values: &[Value]) -> u32 {
+    values.iter().map(Value::depth).max().unwrap_or(0)
+}
+
 impl<R: Read, F: Fold> Decoder<'_, R, F> {
     fn truncated(&self) -> PickleError {
         PickleError::Truncated {
             offset: self.offset,
-            opcode: self.opcode,
+            opcode: opcode_name(self.op),
         }
     }
 
     fn malformed(&self, reason: impl Into<String>) -> PickleError {
         PickleError::Malformed {
             offset: self.offset,
-            opcode: self.opcode,
+            opcode: opcode_name(self.op),
             reason: reason.into(),
         }
     }
@@ -476,7 +502,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     fn limit(&self, what: &'static str, value: u64, limit: u64) -> PickleError {
         PickleError::Limit {
             offset: self.offset,
-            opcode: self.opcode,
+            opcode: opcode_name(self.op),
             what,
             value,
             limit,
@@ -512,6 +538,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         Ok(())
     }
 
+    #[inline]
     fn push(&mut self, value: Value) -> Result<(), PickleError> {
         if self.stack.len() >= self.limits.max_stack {
             return Err(self.limit(
@@ -520,57 +547,90 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 self.limits.max_stack as u64,
             ));
         }
-        self.stack.push(Slot::Value(value));
+        self.stack.push(value);
         Ok(())
     }
 
-    fn push_slot(&mut self, slot: Slot) -> Result<(), PickleError> {
-        if self.stack.len() >= self.limits.max_stack {
-            return Err(self.limit(
-                "stack size",
-                self.stack.len() as u64 + 1,
-                self.limits.max_stack as u64,
-            ));
-        }
+    fn push_building(&mut self, is_dict: bool) -> Result<(), PickleError> {
         self.count_object()?;
-        self.stack.push(slot);
-        Ok(())
+        let building = Building {
+            is_dict,
+            depth: 1,
+            stack_position: self.stack.len(),
+            ..Building::default()
+        };
+        let index = match self.free_buildings.pop() {
+            Some(index) => {
+                self.buildings[index as usize] = building;
+                index
+            }
+            None => {
+                self.buildings.push(building);
+                (self.buildings.len() - 1) as u32
+            }
+        };
+        self.push(Value::Handle(BUILDING, index))
     }
 
-    /// Turns a stack slot into a finished value, folding containers and updating the memo.
-    fn finish(&mut self, slot: Slot) -> Result<Value, PickleError> {
-        let (finished, memo) = match slot {
-            Slot::Value(value) => return Ok(value),
-            Slot::List(building) => (
-                Finished::List(Container {
-                    depth: building.depth,
-                    items: building.items,
-                }),
-                building.memo,
-            ),
-            Slot::Dict(building) => (
-                Finished::Dict(Container {
-                    depth: building.depth,
-                    items: building.items,
-                }),
-                building.memo,
-            ),
+    /// Finishes the container being filled at slab `index`: folds it, updates its memo
+    /// entries, frees the slot.
+    fn finish_building(&mut self, index: u32, value: Option<Value>) -> Result<Value, PickleError> {
+        let Some(building) = self.buildings.get_mut(index as usize) else {
+            return Err(self.malformed("reference to an unknown container"));
         };
-        let value = self.fold_value(finished)?;
-        for index in memo {
-            if let Some(entry) = self.memo.get_mut(index as usize) {
-                *entry = MemoSlot::Done(value.clone());
+        let building = std::mem::take(building);
+        self.free_buildings.push(index);
+        let value = match value {
+            Some(value) => value,
+            None => {
+                let finished = if building.is_dict {
+                    let mut pairs = Vec::with_capacity(building.items.len() / 2);
+                    let mut items = building.items.into_iter();
+                    while let (Some(key), Some(item)) = (items.next(), items.next()) {
+                        pairs.push((key, item));
+                    }
+                    Finished::Dict(Container {
+                        depth: building.depth,
+                        items: pairs,
+                    })
+                } else {
+                    Finished::List(Container {
+                        depth: building.depth,
+                        items: building.items,
+                    })
+                };
+                self.fold_value(finished)?
+            }
+        };
+        for memo in building.memo_first.into_iter().chain(building.memo_rest) {
+            if let Some(entry) = self.memo.get_mut(memo as usize) {
+                *entry = value.clone();
             }
         }
         Ok(value)
     }
 
     fn fold_value(&mut self, finished: Finished) -> Result<Value, PickleError> {
-        self.fold.finish(finished).map_err(|reason| PickleError::Fold {
+        let value = self.fold.finish(finished).map_err(|reason| PickleError::Fold {
             offset: self.offset,
-            opcode: self.opcode,
+            opcode: opcode_name(self.op),
             reason,
-        })
+        })?;
+        if matches!(value, Value::Handle(BUILDING, _)) {
+            return Err(self.malformed("the fold returned a reserved handle"));
+        }
+        Ok(value)
+    }
+
+    /// Finishes, in place, every container still being filled from stack position `from` up.
+    fn finish_from(&mut self, from: usize) -> Result<(), PickleError> {
+        for position in from..self.stack.len() {
+            if let Value::Handle(BUILDING, index) = self.stack[position] {
+                let value = self.finish_building(index, None)?;
+                self.stack[position] = value;
+            }
+        }
+        Ok(())
     }
 
     fn pop(&mut self) -> Result<Value, PickleError> {
@@ -580,25 +640,22 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             }
         }
         match self.stack.pop() {
-            Some(slot) => self.finish(slot),
+            Some(Value::Handle(BUILDING, index)) => self.finish_building(index, None),
+            Some(value) => Ok(value),
             None => Err(self.malformed("stack empty")),
         }
     }
 
-    /// Pops everything above the last mark, finished, in order.
-    fn pop_mark(&mut self) -> Result<Vec<Value>, PickleError> {
+    /// The last mark, with everything above it finished.
+    fn take_mark(&mut self) -> Result<usize, PickleError> {
         let Some(mark) = self.marks.pop() else {
             return Err(self.malformed("no mark on the stack"));
         };
         if mark > self.stack.len() {
             return Err(self.malformed("mark above the stack"));
         }
-        let slots: Vec<Slot> = self.stack.drain(mark..).collect();
-        let mut values = Vec::with_capacity(slots.len());
-        for slot in slots {
-            values.push(self.finish(slot)?);
-        }
-        Ok(values)
+        self.finish_from(mark)?;
+        Ok(mark)
     }
 
     fn check_depth(&self, depth: u32) -> Result<(), PickleError> {
@@ -624,70 +681,245 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     }
 
     fn make_tuple(&mut self, items: Vec<Value>) -> Result<Value, PickleError> {
-        let depth = 1 + items.iter().map(Value::depth).max().unwrap_or(0);
+        let depth = 1 + max_depth(&items);
         self.check_depth(depth)?;
+        self.check_len(items.len())?;
         self.count_object()?;
         self.fold_value(Finished::Tuple(Container { depth, items }))
     }
 
-    fn append(&mut self, values: Vec<Value>) -> Result<(), PickleError> {
-        let depth_needed = 1 + values.iter().map(Value::depth).max().unwrap_or(0);
-        self.check_depth(depth_needed)?;
-        let max_len = self.limits.max_container_len;
-        let Some(top) = self.stack.last_mut() else {
-            return Err(self.malformed("no list to append to"));
-        };
-        match top {
-            Slot::List(list) => {
-                if list.items.len() + values.len() > max_len {
-                    let len = list.items.len() + values.len();
-                    return Err(self.limit("container length", len as u64, max_len as u64));
-                }
-                list.depth = list.depth.max(depth_needed);
-                list.items.extend(values);
-                Ok(())
+    /// The container being filled at stack position `position`, if it is one of `is_dict`.
+    fn target(&self, position: usize, is_dict: bool) -> Result<u32, PickleError> {
+        let what = if is_dict { "set items of" } else { "append to" };
+        match self.stack.get(position) {
+            Some(&Value::Handle(BUILDING, index))
+                if self.buildings.get(index as usize).map(|b| b.is_dict) == Some(is_dict) =>
+            {
+                Ok(index)
             }
-            Slot::Value(value) => {
-                let name = value.type_name();
-                Err(self.malformed(format!(
-                    "cannot append to a {name} that was already referenced (a recursive structure?)"
-                )))
-            }
-            Slot::Dict(_) => Err(self.malformed("cannot append to a dict")),
+            Some(Value::Handle(BUILDING, _)) => Err(self.malformed(format!(
+                "cannot {what} a {}",
+                if is_dict { "list" } else { "dict" }
+            ))),
+            Some(other) => Err(self.malformed(format!(
+                "cannot {what} a {} that was already referenced (a recursive structure?)",
+                other.type_name()
+            ))),
+            None => Err(self.malformed(format!("nothing to {what}"))),
         }
     }
 
-    fn set_items(&mut self, values: Vec<Value>) -> Result<(), PickleError> {
-        if values.len() % 2 != 0 {
+    /// Moves `stack[from..]` (finished values) into the container at `from - 1`.
+    fn extend_target(&mut self, from: usize, is_dict: bool) -> Result<(), PickleError> {
+        if from == 0 {
+            return Err(self.malformed(if is_dict {
+                "no dict to set items in"
+            } else {
+                "no list to append to"
+            }));
+        }
+        let index = self.target(from - 1, is_dict)?;
+        let count = self.stack.len() - from;
+        if is_dict && count % 2 != 0 {
             return Err(self.malformed("odd number of items for a dict"));
         }
-        let depth_needed = 1 + values.iter().map(Value::depth).max().unwrap_or(0);
-        self.check_depth(depth_needed)?;
-        let max_len = self.limits.max_container_len;
-        let Some(top) = self.stack.last_mut() else {
-            return Err(self.malformed("no dict to set items in"));
-        };
-        match top {
-            Slot::Dict(dict) => {
-                if dict.items.len() + values.len() / 2 > max_len {
-                    let len = dict.items.len() + values.len() / 2;
-                    return Err(self.limit("container length", len as u64, max_len as u64));
+        let depth = 1 + max_depth(&self.stack[from..]);
+        self.check_depth(depth)?;
+        let building = &self.buildings[index as usize];
+        let len = (building.items.len() + count) / if is_dict { 2 } else { 1 };
+        self.check_len(len)?;
+        if is_dict && building.items.is_empty() && count > 0 {
+            // Give the fold a chance to take the dict whole, without building it.
+            let items: Vec<&Value> = self.stack[from..].iter().collect();
+            let early = self
+                .fold
+                .dict(&items)
+                .map_err(|reason| PickleError::Fold {
+                    offset: self.offset,
+                    opcode: opcode_name(self.op),
+                    reason,
+                })?;
+            if let Some(value) = early {
+                if matches!(value, Value::Handle(BUILDING, _)) {
+                    return Err(self.malformed("the fold returned a reserved handle"));
                 }
-                dict.depth = dict.depth.max(depth_needed);
-                let mut iter = values.into_iter();
-                while let (Some(key), Some(value)) = (iter.next(), iter.next()) {
-                    dict.items.push((key, value));
-                }
-                Ok(())
+                self.stack.truncate(from);
+                let value = self.finish_building(index, Some(value))?;
+                self.stack[from - 1] = value;
+                return Ok(());
             }
-            Slot::Value(value) => {
-                let name = value.type_name();
-                Err(self.malformed(format!(
-                    "cannot set items of a {name} that was already referenced (a recursive structure?)"
-                )))
-            }
-            Slot::List(_) => Err(self.malformed("cannot set items of a list")),
         }
+        let building = &mut self.buildings[index as usize];
+        building.depth = building.depth.max(depth);
+        let start = building.items.len();
+        building.items.extend(self.stack.drain(from..));
+        if !is_dict {
+            self.fold.appended(&mut building.items, start);
+            let rewritten = start.saturating_sub(1).min(building.items.len());
+            if building.items[rewritten..]
+                .iter()
+                .any(|item| matches!(item, Value::Handle(BUILDING, _)))
+            {
+                return Err(self.malformed("the fold returned a reserved handle"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Fast path for the commonest shape in a snapshot, a flat dict written as
+    /// `EMPTY_DICT MEMOIZE MARK (key value)… SETITEMS` whose keys and values are memo
+    /// references or plain scalars (every trace entry). It is read in one go and handed to
+    /// the fold without touching the stack; `false` (nothing consumed) when the bytes ahead
+    /// have another shape or the fold does not take the dict, and the general path runs.
+    /// Called right after the `EMPTY_DICT` byte.
+    fn flat_dict(&mut self) -> Result<bool, PickleError> {
+        const WINDOW: usize = 512;
+        const MAX_ITEMS: usize = 32;
+        let available = match self.input.fill_up_to(WINDOW) {
+            Ok(available) => available,
+            Err(source) => {
+                return Err(PickleError::Read {
+                    offset: self.offset,
+                    source,
+                })
+            }
+        };
+        let start = self.input.position;
+        let bytes = &self.input.buffer[start..start + available];
+        let mut at = 0;
+        let memoized = bytes.first() == Some(&0x94);
+        if memoized {
+            at += 1;
+        }
+        if bytes.get(at) != Some(&b'(') {
+            return Ok(false);
+        }
+        at += 1;
+        // Items: a memo index, or a scalar.
+        let mut memo_refs = [u32::MAX; MAX_ITEMS];
+        let scalars = &mut self.scratch;
+        scalars.clear();
+        let mut count = 0;
+        loop {
+            let Some(&op) = bytes.get(at) else {
+                return Ok(false);
+            };
+            if op == b'u' {
+                at += 1;
+                break;
+            }
+            if count == MAX_ITEMS {
+                return Ok(false);
+            }
+            let arg = |len: usize| bytes.get(at + 1..at + 1 + len);
+            match op {
+                b'h' => {
+                    let Some(&[index]) = arg(1) else { return Ok(false) };
+                    memo_refs[count] = u32::from(index);
+                    at += 2;
+                }
+                b'j' => {
+                    let Some(index) = arg(4) else { return Ok(false) };
+                    memo_refs[count] =
+                        u32::from_le_bytes([index[0], index[1], index[2], index[3]]);
+                    at += 5;
+                }
+                b'K' => {
+                    let Some(&[number]) = arg(1) else { return Ok(false) };
+                    scalars.push(Value::Int(i64::from(number)));
+                    at += 2;
+                }
+                b'M' => {
+                    let Some(number) = arg(2) else { return Ok(false) };
+                    scalars.push(Value::Int(i64::from(u16::from_le_bytes([number[0], number[1]]))));
+                    at += 3;
+                }
+                b'J' => {
+                    let Some(number) = arg(4) else { return Ok(false) };
+                    scalars.push(Value::Int(i64::from(i32::from_le_bytes([
+                        number[0], number[1], number[2], number[3],
+                    ]))));
+                    at += 5;
+                }
+                0x8a => {
+                    let Some(&[len]) = arg(1) else { return Ok(false) };
+                    let len = usize::from(len);
+                    if len > 8 {
+                        return Ok(false);
+                    }
+                    let Some(payload) = bytes.get(at + 2..at + 2 + len) else {
+                        return Ok(false);
+                    };
+                    scalars.push(long_value(payload));
+                    at += 2 + len;
+                }
+                b'G' => {
+                    let Some(number) = arg(8) else { return Ok(false) };
+                    let mut array = [0u8; 8];
+                    array.copy_from_slice(number);
+                    scalars.push(Value::Float(f64::from_be_bytes(array)));
+                    at += 9;
+                }
+                0x88 => {
+                    scalars.push(Value::Bool(true));
+                    at += 1;
+                }
+                0x89 => {
+                    scalars.push(Value::Bool(false));
+                    at += 1;
+                }
+                b'N' => {
+                    scalars.push(Value::None);
+                    at += 1;
+                }
+                _ => return Ok(false),
+            }
+            count += 1;
+        }
+        if count % 2 != 0 {
+            return Ok(false);
+        }
+        let none = Value::None;
+        let mut items: [&Value; MAX_ITEMS] = [&none; MAX_ITEMS];
+        let mut next_scalar = self.scratch.iter();
+        for (item, memo_ref) in items.iter_mut().zip(memo_refs.iter()).take(count) {
+            *item = if *memo_ref == u32::MAX {
+                match next_scalar.next() {
+                    Some(scalar) => scalar,
+                    None => return Ok(false),
+                }
+            } else {
+                match self.memo.get(*memo_ref as usize) {
+                    Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
+                    Some(value) => value,
+                }
+            };
+        }
+        let folded = self
+            .fold
+            .dict(&items[..count])
+            .map_err(|reason| PickleError::Fold {
+                offset: self.offset,
+                opcode: opcode_name(self.op),
+                reason,
+            })?;
+        let Some(value) = folded else {
+            return Ok(false);
+        };
+        if matches!(value, Value::Handle(BUILDING, _)) {
+            return Err(self.malformed("the fold returned a reserved handle"));
+        }
+        self.input.position += at;
+        self.count_object()?;
+        if memoized {
+            if self.memo.len() >= self.limits.max_memo {
+                let len = self.memo.len() as u64 + 1;
+                return Err(self.limit("memo size", len, self.limits.max_memo as u64));
+            }
+            self.memo.push(value.clone());
+        }
+        self.push(value)?;
+        Ok(true)
     }
 
     fn memo_put(&mut self, index: u64) -> Result<(), PickleError> {
@@ -708,18 +940,19 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 return Err(self.malformed("memoize with nothing above the mark"));
             }
         }
-        let position = self.stack.len().saturating_sub(1);
-        let entry = match self.stack.last_mut() {
+        let entry = match self.stack.last() {
             None => return Err(self.malformed("memoize on an empty stack")),
-            Some(Slot::Value(value)) => MemoSlot::Done(value.clone()),
-            Some(Slot::List(building)) => {
-                building.memo.push(index as u32);
-                MemoSlot::Building(position)
+            Some(&Value::Handle(BUILDING, building)) => {
+                if let Some(target) = self.buildings.get_mut(building as usize) {
+                    if target.memo_first.is_none() {
+                        target.memo_first = Some(index as u32);
+                    } else {
+                        target.memo_rest.push(index as u32);
+                    }
+                }
+                Value::Handle(BUILDING, building)
             }
-            Some(Slot::Dict(building)) => {
-                building.memo.push(index as u32);
-                MemoSlot::Building(position)
-            }
+            Some(value) => value.clone(),
         };
         if index == self.memo.len() {
             self.memo.push(entry);
@@ -729,18 +962,34 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         Ok(())
     }
 
+    #[inline]
     fn memo_get(&mut self, index: u64) -> Result<(), PickleError> {
+        match self.memo.get(index as usize) {
+            Some(Value::Handle(BUILDING, _)) | None => self.memo_get_slow(index),
+            Some(value) if self.stack.len() < self.limits.max_stack => {
+                let value = value.clone();
+                self.stack.push(value);
+                Ok(())
+            }
+            Some(_) => self.memo_get_slow(index),
+        }
+    }
+
+    #[cold]
+    fn memo_get_slow(&mut self, index: u64) -> Result<(), PickleError> {
         let value = match self.memo.get(index as usize) {
-            Some(MemoSlot::Done(value)) => value.clone(),
-            Some(&MemoSlot::Building(position)) => {
-                let Some(slot) = self.stack.get_mut(position) else {
+            Some(&Value::Handle(BUILDING, building)) => {
+                let Some(position) = self.buildings.get(building as usize).map(|b| b.stack_position)
+                else {
                     return Err(self.malformed(format!("memo {index} refers to nothing")));
                 };
-                let slot = std::mem::replace(slot, Slot::Value(Value::None));
-                let value = self.finish(slot)?;
-                self.stack[position] = Slot::Value(value.clone());
+                let value = self.finish_building(building, None)?;
+                if let Some(slot) = self.stack.get_mut(position) {
+                    *slot = value.clone();
+                }
                 value
             }
+            Some(value) => value.clone(),
             None => return Err(self.malformed(format!("memo {index} was never stored"))),
         };
         self.push(value)
@@ -749,12 +998,12 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     fn run(mut self) -> Result<Value, PickleError> {
         loop {
             self.offset = self.input.offset();
-            self.opcode = "opcode";
+            self.op = 0;
             let [op] = fixed!(self, 1);
+            self.op = op;
             match op {
                 // PROTO
                 0x80 => {
-                    self.opcode = "PROTO";
                     let [version] = fixed!(self, 1);
                     if version > 5 {
                         return Err(self.malformed(format!("protocol {version} is newer than 5")));
@@ -762,12 +1011,10 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 // FRAME: an 8-byte length hint; the data follows inline.
                 0x95 => {
-                    self.opcode = "FRAME";
                     let _ = fixed!(self, 8);
                 }
                 // STOP
                 b'.' => {
-                    self.opcode = "STOP";
                     if !self.marks.is_empty() {
                         return Err(self.malformed("mark left on the stack"));
                     }
@@ -779,7 +1026,6 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 // MARK
                 b'(' => {
-                    self.opcode = "MARK";
                     if self.marks.len() >= self.limits.max_stack {
                         return Err(self.limit(
                             "mark count",
@@ -791,66 +1037,66 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 // POP
                 b'0' => {
-                    self.opcode = "POP";
                     self.pop()?;
                 }
                 // POP_MARK
                 b'1' => {
-                    self.opcode = "POP_MARK";
-                    self.pop_mark()?;
+                    let mark = self.take_mark()?;
+                    self.stack.truncate(mark);
                 }
                 // DUP
                 b'2' => {
-                    self.opcode = "DUP";
-                    let value = self.pop()?;
-                    self.push(value.clone())?;
+                    let Some(top) = self.stack.len().checked_sub(1) else {
+                        return Err(self.malformed("stack empty"));
+                    };
+                    self.finish_from(top)?;
+                    let value = self.stack[top].clone();
                     self.push(value)?;
                 }
                 // EMPTY_DICT
                 b'}' => {
-                    self.opcode = "EMPTY_DICT";
-                    self.push_slot(Slot::Dict(Building::new()))?;
+                    if !self.flat_dict()? {
+                        self.push_building(true)?;
+                    }
                 }
                 // EMPTY_LIST
                 b']' => {
-                    self.opcode = "EMPTY_LIST";
-                    self.push_slot(Slot::List(Building::new()))?;
+                    self.push_building(false)?;
                 }
                 // EMPTY_TUPLE
                 b')' => {
-                    self.opcode = "EMPTY_TUPLE";
                     let tuple = self.make_tuple(Vec::new())?;
                     self.push(tuple)?;
                 }
                 // DICT: a dict of the items above the mark
                 b'd' => {
-                    self.opcode = "DICT";
-                    let values = self.pop_mark()?;
-                    self.check_len(values.len() / 2)?;
-                    self.push_slot(Slot::Dict(Building::new()))?;
-                    self.set_items(values)?;
+                    let mark = self.take_mark()?;
+                    let values: Vec<Value> = self.stack.drain(mark..).collect();
+                    self.push_building(true)?;
+                    let from = self.stack.len();
+                    self.stack.extend(values);
+                    self.extend_target(from, true)?;
                 }
                 // LIST
                 b'l' => {
-                    self.opcode = "LIST";
-                    let values = self.pop_mark()?;
-                    self.check_len(values.len())?;
-                    self.push_slot(Slot::List(Building::new()))?;
-                    self.append(values)?;
+                    let mark = self.take_mark()?;
+                    let values: Vec<Value> = self.stack.drain(mark..).collect();
+                    self.push_building(false)?;
+                    let from = self.stack.len();
+                    self.stack.extend(values);
+                    self.extend_target(from, false)?;
                 }
                 // TUPLE
                 b't' => {
-                    self.opcode = "TUPLE";
-                    let values = self.pop_mark()?;
-                    self.check_len(values.len())?;
+                    let mark = self.take_mark()?;
+                    let values: Vec<Value> = self.stack.drain(mark..).collect();
                     let tuple = self.make_tuple(values)?;
                     self.push(tuple)?;
                 }
                 // TUPLE1..3
                 0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
-                    self.opcode = ["TUPLE1", "TUPLE2", "TUPLE3"][n - 1];
-                    let mut values = Vec::with_capacity(n);
+                                        let mut values = Vec::with_capacity(n);
                     for _ in 0..n {
                         values.push(self.pop()?);
                     }
@@ -860,80 +1106,71 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 // APPEND
                 b'a' => {
-                    self.opcode = "APPEND";
-                    let value = self.pop()?;
-                    self.append(vec![value])?;
+                    let Some(from) = self.stack.len().checked_sub(1) else {
+                        return Err(self.malformed("stack empty"));
+                    };
+                    self.finish_from(from)?;
+                    self.extend_target(from, false)?;
                 }
                 // APPENDS
                 b'e' => {
-                    self.opcode = "APPENDS";
-                    let values = self.pop_mark()?;
-                    self.append(values)?;
+                    let mark = self.take_mark()?;
+                    self.extend_target(mark, false)?;
                 }
                 // SETITEM
                 b's' => {
-                    self.opcode = "SETITEM";
-                    let value = self.pop()?;
-                    let key = self.pop()?;
-                    self.set_items(vec![key, value])?;
+                    let Some(from) = self.stack.len().checked_sub(2) else {
+                        return Err(self.malformed("stack empty"));
+                    };
+                    self.finish_from(from)?;
+                    self.extend_target(from, true)?;
                 }
                 // SETITEMS
                 b'u' => {
-                    self.opcode = "SETITEMS";
-                    let values = self.pop_mark()?;
-                    self.set_items(values)?;
+                    let mark = self.take_mark()?;
+                    self.extend_target(mark, true)?;
                 }
                 // BINPUT, LONG_BINPUT, MEMOIZE
                 b'q' => {
-                    self.opcode = "BINPUT";
                     let [index] = fixed!(self, 1);
                     self.memo_put(u64::from(index))?;
                 }
                 b'r' => {
-                    self.opcode = "LONG_BINPUT";
                     let index = u32::from_le_bytes(fixed!(self, 4));
                     self.memo_put(u64::from(index))?;
                 }
                 0x94 => {
-                    self.opcode = "MEMOIZE";
                     self.memo_put(self.memo.len() as u64)?;
                 }
                 // BINGET, LONG_BINGET
                 b'h' => {
-                    self.opcode = "BINGET";
                     let [index] = fixed!(self, 1);
                     self.memo_get(u64::from(index))?;
                 }
                 b'j' => {
-                    self.opcode = "LONG_BINGET";
                     let index = u32::from_le_bytes(fixed!(self, 4));
                     self.memo_get(u64::from(index))?;
                 }
                 // Integers
                 b'J' => {
-                    self.opcode = "BININT";
                     let number = i32::from_le_bytes(fixed!(self, 4));
                     self.push(Value::Int(i64::from(number)))?;
                 }
                 b'K' => {
-                    self.opcode = "BININT1";
                     let [number] = fixed!(self, 1);
                     self.push(Value::Int(i64::from(number)))?;
                 }
                 b'M' => {
-                    self.opcode = "BININT2";
                     let number = u16::from_le_bytes(fixed!(self, 2));
                     self.push(Value::Int(i64::from(number)))?;
                 }
                 0x8a => {
-                    self.opcode = "LONG1";
                     let [n] = fixed!(self, 1);
                     let value = self.payload(u64::from(n), long_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 0x8b => {
-                    self.opcode = "LONG4";
                     let n = i32::from_le_bytes(fixed!(self, 4));
                     if n < 0 {
                         return Err(self.malformed("negative length"));
@@ -943,70 +1180,59 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     self.push(value)?;
                 }
                 b'G' => {
-                    self.opcode = "BINFLOAT";
                     let number = f64::from_be_bytes(fixed!(self, 8));
                     self.push(Value::Float(number))?;
                 }
                 // Strings
                 0x8c => {
-                    self.opcode = "SHORT_BINUNICODE";
                     let [n] = fixed!(self, 1);
                     let value = self.payload(u64::from(n), str_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 b'X' => {
-                    self.opcode = "BINUNICODE";
                     let n = u32::from_le_bytes(fixed!(self, 4));
                     let value = self.payload(u64::from(n), str_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 0x8d => {
-                    self.opcode = "BINUNICODE8";
                     let n = u64::from_le_bytes(fixed!(self, 8));
                     let value = self.payload(n, str_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 b'C' => {
-                    self.opcode = "SHORT_BINBYTES";
                     let [n] = fixed!(self, 1);
                     let value = self.payload(u64::from(n), bytes_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 b'B' => {
-                    self.opcode = "BINBYTES";
                     let n = u32::from_le_bytes(fixed!(self, 4));
                     let value = self.payload(u64::from(n), bytes_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 0x8e => {
-                    self.opcode = "BINBYTES8";
                     let n = u64::from_le_bytes(fixed!(self, 8));
                     let value = self.payload(n, bytes_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 0x96 => {
-                    self.opcode = "BYTEARRAY8";
                     let n = u64::from_le_bytes(fixed!(self, 8));
                     let value = self.payload(n, bytes_value)?;
                     self.count_object()?;
                     self.push(value)?;
                 }
                 b'N' => {
-                    self.opcode = "NONE";
                     self.push(Value::None)?;
                 }
                 0x88 => {
-                    self.opcode = "NEWTRUE";
                     self.push(Value::Bool(true))?;
                 }
                 0x89 => {
-                    self.opcode = "NEWFALSE";
                     self.push(Value::Bool(false))?;
                 }
                 other => return Err(self.other_opcode(other)),
@@ -1064,6 +1290,54 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 byte: op,
             },
         }
+    }
+}
+
+/// The name of an opcode byte, for messages.
+fn opcode_name(op: u8) -> &'static str {
+    match op {
+        0x80 => "PROTO",
+        0x95 => "FRAME",
+        b'.' => "STOP",
+        b'(' => "MARK",
+        b'0' => "POP",
+        b'1' => "POP_MARK",
+        b'2' => "DUP",
+        b'}' => "EMPTY_DICT",
+        b']' => "EMPTY_LIST",
+        b')' => "EMPTY_TUPLE",
+        b'd' => "DICT",
+        b'l' => "LIST",
+        b't' => "TUPLE",
+        0x85 => "TUPLE1",
+        0x86 => "TUPLE2",
+        0x87 => "TUPLE3",
+        b'a' => "APPEND",
+        b'e' => "APPENDS",
+        b's' => "SETITEM",
+        b'u' => "SETITEMS",
+        b'q' => "BINPUT",
+        b'r' => "LONG_BINPUT",
+        0x94 => "MEMOIZE",
+        b'h' => "BINGET",
+        b'j' => "LONG_BINGET",
+        b'J' => "BININT",
+        b'K' => "BININT1",
+        b'M' => "BININT2",
+        0x8a => "LONG1",
+        0x8b => "LONG4",
+        b'G' => "BINFLOAT",
+        0x8c => "SHORT_BINUNICODE",
+        b'X' => "BINUNICODE",
+        0x8d => "BINUNICODE8",
+        b'C' => "SHORT_BINBYTES",
+        b'B' => "BINBYTES",
+        0x8e => "BINBYTES8",
+        0x96 => "BYTEARRAY8",
+        b'N' => "NONE",
+        0x88 => "NEWTRUE",
+        0x89 => "NEWFALSE",
+        _ => "opcode",
     }
 }
 

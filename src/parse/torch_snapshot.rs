@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use super::pickle::{self, Container, Finished, Fold, Limits, PickleError, Value};
+use super::pickle::{self, Finished, Fold, Limits, PickleError, Value};
 use crate::model::snapshot::{
     Action, AllocatorSettings, Block, BlockState, Frame, Segment, SegmentType, Snapshot,
     StackId, TraceEntry,
@@ -72,6 +72,8 @@ const FRAME: u32 = 1;
 const STACK: u32 = 2;
 const ENTRY: u32 = 3;
 const ENTRIES: u32 = 4;
+/// A run of entries inside a list still being built.
+const RUN: u32 = 5;
 
 struct SnapshotFold {
     frames: Vec<Frame>,
@@ -80,6 +82,7 @@ struct SnapshotFold {
     stack_index: HashMap<Vec<u32>, u32>,
     streams: Vec<u64>,
     stream_index: HashMap<u64, u32>,
+    last_stream: Option<(u64, u32)>,
     entries: Vec<TraceEntry>,
     /// Ranges of `entries` that were one list.
     ranges: Vec<(u32, u32)>,
@@ -96,13 +99,20 @@ impl SnapshotFold {
             stack_index,
             streams: Vec::new(),
             stream_index: HashMap::new(),
+            last_stream: None,
             entries: Vec::new(),
             ranges: Vec::new(),
         }
     }
 
     fn stream(&mut self, raw: u64) -> Result<u32, String> {
+        if let Some((last, index)) = self.last_stream {
+            if last == raw {
+                return Ok(index);
+            }
+        }
         if let Some(&index) = self.stream_index.get(&raw) {
+            self.last_stream = Some((raw, index));
             return Ok(index);
         }
         if self.streams.len() >= TraceEntry::MAX_STREAMS {
@@ -114,11 +124,11 @@ impl SnapshotFold {
         Ok(index)
     }
 
-    fn frame(&mut self, container: &Container<(Value, Value)>) -> Option<u32> {
+    fn frame<'v>(&mut self, pairs: impl Iterator<Item = (&'v Value, &'v Value)>) -> Option<u32> {
         let mut name = None;
         let mut filename = None;
         let mut line = None;
-        for (key, value) in &container.items {
+        for (key, value) in pairs {
             match key.as_str()? {
                 "name" => name = Some(value.as_str()?),
                 "filename" => filename = Some(value.as_str()?),
@@ -150,14 +160,17 @@ impl SnapshotFold {
         id
     }
 
-    fn entry(&mut self, container: &Container<(Value, Value)>) -> Result<TraceEntry, String> {
+    fn entry<'v>(
+        &mut self,
+        pairs: impl Iterator<Item = (&'v Value, &'v Value)>,
+    ) -> Result<Value, String> {
         let mut action = None;
         let mut addr = 0u64;
         let mut size = 0u64;
         let mut stream = 0u64;
         let mut time_us = 0i64;
         let mut stack = 0;
-        for (key, value) in &container.items {
+        for (key, value) in pairs {
             let Some(key) = key.as_str() else { continue };
             match key {
                 "action" => {
@@ -176,7 +189,25 @@ impl SnapshotFold {
         }
         let action = action.ok_or("trace entry without `action`")?;
         let stream = self.stream(stream)?;
-        Ok(TraceEntry::new(action, addr, size, time_us, stream, stack))
+        if self.entries.len() >= u32::MAX as usize {
+            return Err("more trace entries than oomdoc can hold".to_string());
+        }
+        self.entries
+            .push(TraceEntry::new(action, addr, size, time_us, stream, stack));
+        Ok(Value::Handle(ENTRY, (self.entries.len() - 1) as u32))
+    }
+
+    /// Folds a dict given as its pairs: trace entries and frames become handles.
+    fn fold_dict<'v>(
+        &mut self,
+        first_key: Option<&str>,
+        pairs: impl Iterator<Item = (&'v Value, &'v Value)>,
+    ) -> Result<Option<Value>, String> {
+        match first_key {
+            Some("action") => self.entry(pairs).map(Some),
+            Some("name") => Ok(self.frame(pairs).map(|id| Value::Handle(FRAME, id))),
+            _ => Ok(None),
+        }
     }
 
     fn build(self, root: Value) -> Result<Snapshot, TorchSnapshotError> {
@@ -240,6 +271,13 @@ impl SnapshotFold {
                                         out.push(*entry);
                                     }
                                 }
+                                Value::Handle(RUN, run) => {
+                                    if let Some(&(start, end)) = ranges.get(*run as usize) {
+                                        out.extend(
+                                            entries.get(start as usize..end as usize).unwrap_or(&[]),
+                                        );
+                                    }
+                                }
                                 other => {
                                     return Err(shape(
                                         &format!("{path}[{index}]"),
@@ -274,26 +312,52 @@ impl SnapshotFold {
 }
 
 impl Fold for SnapshotFold {
+    /// Keeps a list of consecutive trace entries as one run, so a trace of millions of
+    /// entries never exists as millions of handles.
+    fn appended(&mut self, items: &mut Vec<Value>, start: usize) {
+        let Some(Value::Handle(ENTRY, first)) = items.get(start) else {
+            return;
+        };
+        let first = *first;
+        let Some(new) = items.get(start..) else { return };
+        let count = new.len() as u32;
+        let contiguous = new.iter().enumerate().all(|(offset, item)| {
+            matches!(item, Value::Handle(ENTRY, id) if *id == first.wrapping_add(offset as u32))
+        });
+        if !contiguous {
+            return;
+        }
+        match (start, items.first()) {
+            (0, _) => {
+                self.ranges.push((first, first + count));
+                items.clear();
+                items.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
+            }
+            (1, Some(&Value::Handle(RUN, run))) => {
+                if let Some(range) = self.ranges.get_mut(run as usize) {
+                    if range.1 == first {
+                        range.1 += count;
+                        items.truncate(1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn dict(&mut self, items: &[&Value]) -> Result<Option<Value>, String> {
+        let first = items.first().and_then(|key| key.as_str());
+        self.fold_dict(first, items.chunks_exact(2).map(|pair| (pair[0], pair[1])))
+    }
+
     fn finish(&mut self, container: Finished) -> Result<Value, String> {
         match container {
             Finished::Dict(dict) => {
-                match dict.items.first().and_then(|(key, _)| key.as_str()) {
-                    Some("action") => {
-                        let entry = self.entry(&dict)?;
-                        if self.entries.len() >= u32::MAX as usize {
-                            return Err("more trace entries than oomdoc can hold".to_string());
-                        }
-                        self.entries.push(entry);
-                        return Ok(Value::Handle(ENTRY, (self.entries.len() - 1) as u32));
-                    }
-                    Some("name") => {
-                        if let Some(id) = self.frame(&dict) {
-                            return Ok(Value::Handle(FRAME, id));
-                        }
-                    }
-                    _ => {}
+                let first = dict.items.first().and_then(|(key, _)| key.as_str());
+                match self.fold_dict(first, dict.items.iter().map(|(k, v)| (k, v)))? {
+                    Some(value) => Ok(value),
+                    None => Ok(Finished::Dict(dict).into_value()),
                 }
-                Ok(Finished::Dict(dict).into_value())
             }
             Finished::List(list) => {
                 let all_frames = !list.items.is_empty()
@@ -311,6 +375,9 @@ impl Fold for SnapshotFold {
                         })
                         .collect();
                     return Ok(Value::Handle(STACK, self.stack_of(frames)));
+                }
+                if let [Value::Handle(RUN, run)] = list.items.as_slice() {
+                    return Ok(Value::Handle(ENTRIES, *run));
                 }
                 if let Some(range) = contiguous_entries(&list.items) {
                     self.ranges.push(range);
