@@ -196,6 +196,174 @@ impl Finished {
     }
 }
 
+/// One item of a dict offered to [`Fold::dict`]: a value, or a scalar read straight from
+/// the input without building a [`Value`].
+#[derive(Debug, Clone, Copy)]
+pub enum Item<'a> {
+    /// A value (memo reference or finished container).
+    Value(&'a Value),
+    /// An int.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A bool.
+    Bool(bool),
+    /// `None`.
+    None,
+}
+
+impl<'a> Item<'a> {
+    /// The str, if this is one.
+    pub fn as_str(self) -> Option<&'a str> {
+        match self {
+            Item::Value(value) => value.as_str(),
+            _ => None,
+        }
+    }
+
+    /// The integer (bools count, as in Python).
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Item::Int(number) => Some(number),
+            Item::Bool(flag) => Some(i64::from(flag)),
+            Item::Value(value) => value.as_i64(),
+            _ => None,
+        }
+    }
+
+    /// The value, when the item is one.
+    pub fn value(self) -> Option<&'a Value> {
+        match self {
+            Item::Value(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// A short name of the type, for messages.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Item::Value(value) => value.type_name(),
+            Item::Int(_) => "int",
+            Item::Float(_) => "float",
+            Item::Bool(_) => "bool",
+            Item::None => "None",
+        }
+    }
+}
+
+const FLAT_ITEMS: usize = 24;
+const KIND_REF: u8 = 0;
+const KIND_INT: u8 = 1;
+const KIND_FLOAT: u8 = 2;
+const KIND_BOOL: u8 = 3;
+const KIND_NONE: u8 = 4;
+
+/// The items of a dict offered to [`Fold::dict`]: key, value, key, value, …
+pub struct DictItems<'a> {
+    inner: ItemsInner<'a>,
+}
+
+enum ItemsInner<'a> {
+    Values(&'a [&'a Value]),
+    Flat {
+        len: usize,
+        kinds: &'a [u8; FLAT_ITEMS],
+        words: &'a [u64; FLAT_ITEMS],
+        refs: &'a [Option<&'a Value>; FLAT_ITEMS],
+    },
+}
+
+impl<'a> DictItems<'a> {
+    /// Items that are all values.
+    pub fn from_values(values: &'a [&'a Value]) -> Self {
+        DictItems {
+            inner: ItemsInner::Values(values),
+        }
+    }
+
+    /// Number of items (twice the number of pairs).
+    pub fn len(&self) -> usize {
+        match &self.inner {
+            ItemsInner::Values(values) => values.len(),
+            ItemsInner::Flat { len, .. } => *len,
+        }
+    }
+
+    /// Whether there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Item `index`, or `None` past the end.
+    #[inline]
+    pub fn get(&self, index: usize) -> Option<Item<'a>> {
+        match &self.inner {
+            ItemsInner::Values(values) => values.get(index).map(|value| Item::Value(value)),
+            ItemsInner::Flat {
+                len,
+                kinds,
+                words,
+                refs,
+            } => {
+                if index >= *len {
+                    return None;
+                }
+                let word = words[index];
+                Some(match kinds[index] {
+                    KIND_REF => Item::Value(refs[index]?),
+                    KIND_INT => Item::Int(word as i64),
+                    KIND_FLOAT => Item::Float(f64::from_bits(word)),
+                    KIND_BOOL => Item::Bool(word != 0),
+                    _ => Item::None,
+                })
+            }
+        }
+    }
+
+    /// Item `index` if it is a value (not a raw scalar).
+    #[inline]
+    pub fn value(&self, index: usize) -> Option<&'a Value> {
+        match &self.inner {
+            ItemsInner::Values(values) => values.get(index).copied(),
+            ItemsInner::Flat { len, kinds, refs, .. } => {
+                if index < *len && kinds[index] == KIND_REF {
+                    refs[index]
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Item `index` as an integer (bools count, as in Python).
+    #[inline]
+    pub fn int(&self, index: usize) -> Option<i64> {
+        match &self.inner {
+            ItemsInner::Values(values) => values.get(index).and_then(|value| value.as_i64()),
+            ItemsInner::Flat {
+                len,
+                kinds,
+                words,
+                refs,
+            } => {
+                if index >= *len {
+                    return None;
+                }
+                match kinds[index] {
+                    KIND_INT | KIND_BOOL => Some(words[index] as i64),
+                    KIND_REF => refs[index].and_then(Value::as_i64),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The (key, value) pairs.
+    pub fn pairs(&self) -> impl Iterator<Item = (Item<'a>, Item<'a>)> + '_ {
+        (0..self.len() / 2).filter_map(|pair| Some((self.get(2 * pair)?, self.get(2 * pair + 1)?)))
+    }
+}
+
 /// Sees each container once, when it is complete, and may replace it (for example with a
 /// [`Value::Handle`] into the fold's own compact storage). A shared container is folded
 /// once: later memo references get the folded value.
@@ -207,7 +375,7 @@ pub trait Fold {
     /// dict whole right away, so it is never built: `Some(value)` finishes it as `value`
     /// (a later batch of items for it is then refused). Python's pickler writes a dict of
     /// up to 1000 items in one batch. The default builds every dict.
-    fn dict(&mut self, items: &[&Value]) -> Result<Option<Value>, String> {
+    fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
         let _ = items;
         Ok(None)
     }
@@ -330,7 +498,6 @@ pub fn decode<R: Read, F: Fold>(
         memo: Vec::new(),
         buildings: Vec::new(),
         free_buildings: Vec::new(),
-        scratch: Vec::new(),
         objects: 0,
         offset: 0,
         op: 0,
@@ -449,8 +616,6 @@ struct Decoder<'f, R, F> {
     memo: Vec<Value>,
     buildings: Vec<Building>,
     free_buildings: Vec<u32>,
-    /// Reused by the flat-dict fast path for its scalar items.
-    scratch: Vec<Value>,
     objects: u64,
     offset: u64,
     /// The opcode being decoded (0 before one is read), for messages.
@@ -730,10 +895,10 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         self.check_len(len)?;
         if is_dict && building.items.is_empty() && count > 0 {
             // Give the fold a chance to take the dict whole, without building it.
-            let items: Vec<&Value> = self.stack[from..].iter().collect();
+            let values: Vec<&Value> = self.stack[from..].iter().collect();
             let early = self
                 .fold
-                .dict(&items)
+                .dict(&DictItems::from_values(&values))
                 .map_err(|reason| PickleError::Fold {
                     offset: self.offset,
                     opcode: opcode_name(self.op),
@@ -774,7 +939,6 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     /// Called right after the `EMPTY_DICT` byte.
     fn flat_dict(&mut self) -> Result<bool, PickleError> {
         const WINDOW: usize = 512;
-        const MAX_ITEMS: usize = 32;
         let available = match self.input.fill_up_to(WINDOW) {
             Ok(available) => available,
             Err(source) => {
@@ -795,10 +959,9 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             return Ok(false);
         }
         at += 1;
-        // Items: a memo index, or a scalar.
-        let mut memo_refs = [u32::MAX; MAX_ITEMS];
-        let scalars = &mut self.scratch;
-        scalars.clear();
+        // Scalars stay raw words; memo references are resolved below.
+        let mut kinds = [KIND_NONE; FLAT_ITEMS];
+        let mut words = [0u64; FLAT_ITEMS];
         let mut count = 0;
         loop {
             let Some(&op) = bytes.get(at) else {
@@ -808,38 +971,32 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 at += 1;
                 break;
             }
-            if count == MAX_ITEMS {
+            if count == FLAT_ITEMS {
                 return Ok(false);
             }
             let arg = |len: usize| bytes.get(at + 1..at + 1 + len);
-            match op {
+            let (kind, word, width) = match op {
                 b'h' => {
                     let Some(&[index]) = arg(1) else { return Ok(false) };
-                    memo_refs[count] = u32::from(index);
-                    at += 2;
+                    (KIND_REF, u64::from(index), 2)
                 }
                 b'j' => {
                     let Some(index) = arg(4) else { return Ok(false) };
-                    memo_refs[count] =
-                        u32::from_le_bytes([index[0], index[1], index[2], index[3]]);
-                    at += 5;
+                    let index = u32::from_le_bytes([index[0], index[1], index[2], index[3]]);
+                    (KIND_REF, u64::from(index), 5)
                 }
                 b'K' => {
                     let Some(&[number]) = arg(1) else { return Ok(false) };
-                    scalars.push(Value::Int(i64::from(number)));
-                    at += 2;
+                    (KIND_INT, u64::from(number), 2)
                 }
                 b'M' => {
                     let Some(number) = arg(2) else { return Ok(false) };
-                    scalars.push(Value::Int(i64::from(u16::from_le_bytes([number[0], number[1]]))));
-                    at += 3;
+                    (KIND_INT, u64::from(u16::from_le_bytes([number[0], number[1]])), 3)
                 }
                 b'J' => {
                     let Some(number) = arg(4) else { return Ok(false) };
-                    scalars.push(Value::Int(i64::from(i32::from_le_bytes([
-                        number[0], number[1], number[2], number[3],
-                    ]))));
-                    at += 5;
+                    let number = i32::from_le_bytes([number[0], number[1], number[2], number[3]]);
+                    (KIND_INT, i64::from(number) as u64, 5)
                 }
                 0x8a => {
                     let Some(&[len]) = arg(1) else { return Ok(false) };
@@ -850,59 +1007,49 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     let Some(payload) = bytes.get(at + 2..at + 2 + len) else {
                         return Ok(false);
                     };
-                    scalars.push(long_value(payload));
-                    at += 2 + len;
+                    (KIND_INT, small_long(payload) as u64, 2 + len)
                 }
                 b'G' => {
                     let Some(number) = arg(8) else { return Ok(false) };
                     let mut array = [0u8; 8];
                     array.copy_from_slice(number);
-                    scalars.push(Value::Float(f64::from_be_bytes(array)));
-                    at += 9;
+                    (KIND_FLOAT, f64::from_be_bytes(array).to_bits(), 9)
                 }
-                0x88 => {
-                    scalars.push(Value::Bool(true));
-                    at += 1;
-                }
-                0x89 => {
-                    scalars.push(Value::Bool(false));
-                    at += 1;
-                }
-                b'N' => {
-                    scalars.push(Value::None);
-                    at += 1;
-                }
+                0x88 => (KIND_BOOL, 1, 1),
+                0x89 => (KIND_BOOL, 0, 1),
+                b'N' => (KIND_NONE, 0, 1),
                 _ => return Ok(false),
-            }
+            };
+            kinds[count] = kind;
+            words[count] = word;
+            at += width;
             count += 1;
         }
         if count % 2 != 0 {
             return Ok(false);
         }
-        let none = Value::None;
-        let mut items: [&Value; MAX_ITEMS] = [&none; MAX_ITEMS];
-        let mut next_scalar = self.scratch.iter();
-        for (item, memo_ref) in items.iter_mut().zip(memo_refs.iter()).take(count) {
-            *item = if *memo_ref == u32::MAX {
-                match next_scalar.next() {
-                    Some(scalar) => scalar,
-                    None => return Ok(false),
-                }
-            } else {
-                match self.memo.get(*memo_ref as usize) {
+        let mut refs: [Option<&Value>; FLAT_ITEMS] = [None; FLAT_ITEMS];
+        for index in 0..count {
+            if kinds[index] == KIND_REF {
+                match self.memo.get(words[index] as usize) {
                     Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
-                    Some(value) => value,
+                    Some(value) => refs[index] = Some(value),
                 }
-            };
+            }
         }
-        let folded = self
-            .fold
-            .dict(&items[..count])
-            .map_err(|reason| PickleError::Fold {
-                offset: self.offset,
-                opcode: opcode_name(self.op),
-                reason,
-            })?;
+        let items = DictItems {
+            inner: ItemsInner::Flat {
+                len: count,
+                kinds: &kinds,
+                words: &words,
+                refs: &refs,
+            },
+        };
+        let folded = self.fold.dict(&items).map_err(|reason| PickleError::Fold {
+            offset: self.offset,
+            opcode: opcode_name(self.op),
+            reason,
+        })?;
         let Some(value) = folded else {
             return Ok(false);
         };
@@ -1347,6 +1494,16 @@ fn str_value(bytes: &[u8]) -> Value {
 
 fn bytes_value(bytes: &[u8]) -> Value {
     Value::Bytes(Rc::new(bytes.to_vec()))
+}
+
+/// A little-endian two's-complement integer of at most 8 bytes.
+#[inline]
+fn small_long(bytes: &[u8]) -> i64 {
+    let negative = bytes.last().is_some_and(|&last| last & 0x80 != 0);
+    let mut array = if negative { [0xff; 8] } else { [0; 8] };
+    let len = bytes.len().min(8);
+    array[..len].copy_from_slice(&bytes[..len]);
+    i64::from_le_bytes(array)
 }
 
 /// A little-endian two's-complement integer (LONG1/LONG4).

@@ -9,8 +9,9 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::rc::Rc;
 
-use super::pickle::{self, Finished, Fold, Limits, PickleError, Value};
+use super::pickle::{self, DictItems, Finished, Fold, Item, Limits, PickleError, Value};
 use crate::model::snapshot::{
     Action, AllocatorSettings, Block, BlockState, Frame, Segment, SegmentType, Snapshot,
     StackId, TraceEntry,
@@ -68,6 +69,32 @@ pub fn read_with_limits<R: Read>(
     fold.build(root)
 }
 
+/// The trace-entry keys oomdoc reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Action,
+    Addr,
+    Size,
+    Stream,
+    Time,
+    Frames,
+    Other,
+}
+
+impl Field {
+    fn of(key: &str) -> Field {
+        match key {
+            "action" => Field::Action,
+            "addr" | "device_free" => Field::Addr,
+            "size" => Field::Size,
+            "stream" => Field::Stream,
+            "time_us" => Field::Time,
+            "frames" => Field::Frames,
+            _ => Field::Other,
+        }
+    }
+}
+
 const FRAME: u32 = 1;
 const STACK: u32 = 2;
 const ENTRY: u32 = 3;
@@ -83,6 +110,8 @@ struct SnapshotFold {
     streams: Vec<u64>,
     stream_index: HashMap<u64, u32>,
     last_stream: Option<(u64, u32)>,
+    key_cache: [(Option<Rc<String>>, Field); 16],
+    action_cache: Vec<(Rc<String>, Action)>,
     entries: Vec<TraceEntry>,
     /// Ranges of `entries` that were one list.
     ranges: Vec<(u32, u32)>,
@@ -100,6 +129,8 @@ impl SnapshotFold {
             streams: Vec::new(),
             stream_index: HashMap::new(),
             last_stream: None,
+            key_cache: std::array::from_fn(|_| (None, Field::Other)),
+            action_cache: Vec::new(),
             entries: Vec::new(),
             ranges: Vec::new(),
         }
@@ -124,7 +155,7 @@ impl SnapshotFold {
         Ok(index)
     }
 
-    fn frame<'v>(&mut self, pairs: impl Iterator<Item = (&'v Value, &'v Value)>) -> Option<u32> {
+    fn frame<'v>(&mut self, pairs: impl Iterator<Item = (Item<'v>, Item<'v>)>) -> Option<u32> {
         let mut name = None;
         let mut filename = None;
         let mut line = None;
@@ -160,31 +191,46 @@ impl SnapshotFold {
         id
     }
 
-    fn entry<'v>(
-        &mut self,
-        pairs: impl Iterator<Item = (&'v Value, &'v Value)>,
-    ) -> Result<Value, String> {
+    fn entry(&mut self, items: &DictItems<'_>) -> Result<Value, String> {
         let mut action = None;
         let mut addr = 0u64;
         let mut size = 0u64;
         let mut stream = 0u64;
         let mut time_us = 0i64;
         let mut stack = 0;
-        for (key, value) in pairs {
-            let Some(key) = key.as_str() else { continue };
-            match key {
-                "action" => {
-                    let name = value
-                        .as_str()
-                        .ok_or_else(|| format!("trace `action` is a {}", value.type_name()))?;
-                    action = Some(Action::from_name(name));
+        for pair in 0..items.len() / 2 {
+            let (key_index, value_index) = (2 * pair, 2 * pair + 1);
+            let Some(Value::Str(key)) = items.value(key_index) else {
+                continue;
+            };
+            // Every entry names its keys with the same str objects, in the same order:
+            // remember them by identity (holding a reference, so the identity stays valid).
+            let field = match self.key_cache.get(pair) {
+                Some((Some(cached), field)) if Rc::ptr_eq(cached, key) => *field,
+                _ => {
+                    let field = Field::of(key);
+                    if let Some(slot) = self.key_cache.get_mut(pair) {
+                        *slot = (Some(Rc::clone(key)), field);
+                    }
+                    field
                 }
-                "addr" | "device_free" => addr = unsigned(value, key)?,
-                "size" => size = unsigned(value, key)?,
-                "stream" => stream = unsigned(value, key)?,
-                "time_us" => time_us = value.as_i64().unwrap_or(0),
-                "frames" => stack = stack_id(value).unwrap_or(0),
-                _ => {}
+            };
+            match field {
+                Field::Action => {
+                    let Some(Value::Str(name)) = items.value(value_index) else {
+                        let found = items.get(value_index).map_or("nothing", Item::type_name);
+                        return Err(format!("trace `action` is a {found}"));
+                    };
+                    action = Some(self.action(name));
+                }
+                Field::Addr => addr = unsigned(items, value_index, key)?,
+                Field::Size => size = unsigned(items, value_index, key)?,
+                Field::Stream => stream = unsigned(items, value_index, key)?,
+                Field::Time => time_us = items.int(value_index).unwrap_or(0),
+                Field::Frames => {
+                    stack = items.value(value_index).and_then(stack_id).unwrap_or(0)
+                }
+                Field::Other => {}
             }
         }
         let action = action.ok_or("trace entry without `action`")?;
@@ -197,15 +243,24 @@ impl SnapshotFold {
         Ok(Value::Handle(ENTRY, (self.entries.len() - 1) as u32))
     }
 
-    /// Folds a dict given as its pairs: trace entries and frames become handles.
-    fn fold_dict<'v>(
-        &mut self,
-        first_key: Option<&str>,
-        pairs: impl Iterator<Item = (&'v Value, &'v Value)>,
-    ) -> Result<Option<Value>, String> {
-        match first_key {
-            Some("action") => self.entry(pairs).map(Some),
-            Some("name") => Ok(self.frame(pairs).map(|id| Value::Handle(FRAME, id))),
+    /// The action named by a str object, remembered by identity (a snapshot uses one str
+    /// object per action name).
+    fn action(&mut self, name: &Rc<String>) -> Action {
+        if let Some((_, action)) = self.action_cache.iter().find(|(cached, _)| Rc::ptr_eq(cached, name)) {
+            return *action;
+        }
+        let action = Action::from_name(name);
+        if self.action_cache.len() < 16 {
+            self.action_cache.push((Rc::clone(name), action));
+        }
+        action
+    }
+
+    /// Folds a dict: trace entries and frames become handles.
+    fn fold_dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+        match items.get(0).and_then(Item::as_str) {
+            Some("action") => self.entry(items).map(Some),
+            Some("name") => Ok(self.frame(items.pairs()).map(|id| Value::Handle(FRAME, id))),
             _ => Ok(None),
         }
     }
@@ -345,16 +400,16 @@ impl Fold for SnapshotFold {
         }
     }
 
-    fn dict(&mut self, items: &[&Value]) -> Result<Option<Value>, String> {
-        let first = items.first().and_then(|key| key.as_str());
-        self.fold_dict(first, items.chunks_exact(2).map(|pair| (pair[0], pair[1])))
+    fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+        self.fold_dict(items)
     }
 
     fn finish(&mut self, container: Finished) -> Result<Value, String> {
         match container {
             Finished::Dict(dict) => {
-                let first = dict.items.first().and_then(|(key, _)| key.as_str());
-                match self.fold_dict(first, dict.items.iter().map(|(k, v)| (k, v)))? {
+                let values: Vec<&Value> =
+                    dict.items.iter().flat_map(|(key, value)| [key, value]).collect();
+                match self.fold_dict(&DictItems::from_values(&values))? {
                     Some(value) => Ok(value),
                     None => Ok(Finished::Dict(dict).into_value()),
                 }
@@ -404,11 +459,14 @@ fn contiguous_entries(items: &[Value]) -> Option<(u32, u32)> {
     Some((*first, first + items.len() as u32))
 }
 
-fn unsigned(value: &Value, key: &str) -> Result<u64, String> {
-    match value.as_i64() {
+fn unsigned(items: &DictItems<'_>, index: usize, key: &str) -> Result<u64, String> {
+    match items.int(index) {
         Some(number) if number >= 0 => Ok(number as u64),
         Some(number) => Err(format!("trace `{key}` is negative ({number})")),
-        None => Err(format!("trace `{key}` is a {}", value.type_name())),
+        None => Err(format!(
+            "trace `{key}` is a {}",
+            items.get(index).map_or("nothing", Item::type_name)
+        )),
     }
 }
 
