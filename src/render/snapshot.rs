@@ -17,6 +17,14 @@ pub fn json(report: &SnapshotReport) -> Result<Vec<u8>, serde_json::Error> {
     crate::render::json::to_document(report)
 }
 
+fn plural(count: u64, word: &str) -> String {
+    if count == 1 {
+        format!("{count} {word}")
+    } else {
+        format!("{count} {word}s")
+    }
+}
+
 fn exact(bytes: Bytes) -> String {
     format!("{bytes} ({} B)", bytes.0)
 }
@@ -70,9 +78,9 @@ fn sites_text(out: &mut String, sites: &[Site], indent: &str) {
     for site in sites {
         let _ = writeln!(
             out,
-            "{indent}{:>11}  {:>6} blocks  {}",
+            "{indent}{:>11}  {:>10}  {}",
             site.bytes.to_string(),
-            site.blocks,
+            plural(site.blocks, "block"),
             site.site
         );
     }
@@ -120,9 +128,9 @@ pub fn text(report: &SnapshotReport, style: Style) -> Vec<u8> {
 fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
     let _ = writeln!(
         out,
-        "\n{} {} segments, {} reserved, {} allocated {}",
+        "\n{} {}, {} reserved, {} allocated {}",
         style.bold(&format!("Device {}:", device.device)),
-        device.segments,
+        plural(device.segments, "segment"),
         device.reserved_bytes,
         device.allocated_bytes,
         style.dim("(source: PyTorch memory snapshot)")
@@ -152,7 +160,7 @@ fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
     for pool in &device.segments_by_pool {
         let _ = writeln!(
             out,
-            "  pool ({}, {}) stream {:#x} {}: {} segments, {} reserved, {} allocated",
+            "  pool ({}, {}) stream {:#x} {}: {}, {} reserved, {} allocated",
             pool.pool_id.0,
             pool.pool_id.1,
             pool.stream,
@@ -160,7 +168,7 @@ fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
                 crate::model::snapshot::SegmentType::Large => "large",
                 crate::model::snapshot::SegmentType::Small => "small",
             },
-            pool.segments,
+            plural(pool.segments, "segment"),
             pool.reserved_bytes,
             pool.allocated_bytes
         );
@@ -182,8 +190,8 @@ fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
             .collect();
         let _ = writeln!(
             out,
-            "  trace: {} entries from {} ({}): {}",
-            trace.entries,
+            "  trace: {} from {} ({}): {}",
+            plural(trace.entries, "entry").replace("entrys", "entries"),
             when(trace.first_time_us),
             offset(trace.last_time_us, trace.first_time_us).replacen('+', "span ", 1),
             actions.join(", ")
@@ -245,7 +253,7 @@ fn oom_text(out: &mut String, report: &SnapshotReport, number: usize, oom: &OomA
     if oom.fits_if_compacted && oom.cause != Cause::Fragmentation {
         let _ = writeln!(
             out,
-            "  note: free cache plus device free memory ({}) covered the request; only its splitting stood in the way",
+            "  note: free cache plus device free memory ({}) would have covered the request had the cached memory been returnable",
             oom.at_oom.free_bytes + oom.device_free_bytes
         );
     }
@@ -510,7 +518,7 @@ fn segment_svg(segments: &[MapSegment]) -> String {
     const ROW: f64 = 32.0;
     let height = (segments.len() as f64 * ROW).max(ROW);
     let mut svg = format!(
-        "<svg class=\"map\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"segment map\">\n"
+        "<svg class=\"map\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"segment map\">\n"
     );
     for (row, segment) in segments.iter().enumerate() {
         let y = row as f64 * ROW;
