@@ -317,7 +317,7 @@ impl State {
             estimated_blocks: false,
         };
         for segment in snapshot.segments.iter().filter(|s| s.device == device) {
-            state.reserved += segment.total_size.0;
+            state.reserved = state.reserved.saturating_add(segment.total_size.0);
             state.insert_segment(segment.address, segment.total_size.0, segment.is_expandable);
             for block in &segment.blocks {
                 let pending = match block.state {
@@ -325,9 +325,9 @@ impl State {
                     BlockState::ActiveAllocated => false,
                     BlockState::ActivePendingFree => true,
                 };
-                state.active += block.size.0;
+                state.active = state.active.saturating_add(block.size.0);
                 if !pending {
-                    state.allocated += block.size.0;
+                    state.allocated = state.allocated.saturating_add(block.size.0);
                 }
                 state.blocks.insert(
                     block.address,
@@ -349,7 +349,7 @@ impl State {
         if expandable {
             // Mapped ranges of one expandable segment are contiguous memory: merge neighbours.
             if let Some((&previous, seg)) = self.segments.range(..address).next_back() {
-                if seg.expandable && previous + seg.size == address {
+                if seg.expandable && previous.checked_add(seg.size) == Some(address) {
                     start = previous;
                     self.segments.remove(&previous);
                 }
@@ -357,7 +357,7 @@ impl State {
             if let Some(next) = self.segments.get(&end).copied() {
                 if next.expandable {
                     self.segments.remove(&end);
-                    end += next.size;
+                    end = end.saturating_add(next.size);
                 }
             }
         }
@@ -375,7 +375,8 @@ impl State {
             return false;
         };
         let end = address.saturating_add(size);
-        if start + seg.size < end {
+        let segment_end = start.saturating_add(seg.size);
+        if segment_end < end {
             return false;
         }
         self.segments.remove(&start);
@@ -388,11 +389,11 @@ impl State {
                 },
             );
         }
-        if end < start + seg.size {
+        if end < segment_end {
             self.segments.insert(
                 end,
                 Seg {
-                    size: start + seg.size - end,
+                    size: segment_end - end,
                     expandable: seg.expandable,
                 },
             );
@@ -419,14 +420,14 @@ impl State {
             Action::FreeRequested => match self.blocks.get_mut(&addr) {
                 Some(live) if live.pending => {
                     live.pending = false;
-                    self.allocated += live.size;
+                    self.allocated = self.allocated.saturating_add(live.size);
                 }
                 Some(_) => self.inconsistencies += 1,
                 None => {
                     let size = round_size(entry.size);
                     self.estimated_blocks = true;
-                    self.allocated += size;
-                    self.active += size;
+                    self.allocated = self.allocated.saturating_add(size);
+                    self.active = self.active.saturating_add(size);
                     self.blocks.insert(
                         addr,
                         Live {
@@ -445,7 +446,7 @@ impl State {
                 }
                 let size = round_size(entry.size);
                 self.estimated_blocks = true;
-                self.active += size;
+                self.active = self.active.saturating_add(size);
                 let stack = alloc_stacks.get(index).copied().unwrap_or(entry.stack);
                 self.blocks.insert(
                     addr,
@@ -462,7 +463,7 @@ impl State {
                 None => self.inconsistencies += 1,
             },
             Action::SegmentFree => {
-                self.reserved += entry.size;
+                self.reserved = self.reserved.saturating_add(entry.size);
                 self.segments.insert(
                     addr,
                     Seg {
@@ -479,7 +480,7 @@ impl State {
                 }
             }
             Action::SegmentUnmap => {
-                self.reserved += entry.size;
+                self.reserved = self.reserved.saturating_add(entry.size);
                 self.insert_segment(addr, entry.size, true);
             }
             Action::Snapshot | Action::Oom | Action::Other => {}
@@ -497,7 +498,7 @@ impl State {
         let mut largest = 0;
         let mut next_block = 0;
         for (&start, seg) in &self.segments {
-            let end = start + seg.size;
+            let end = start.saturating_add(seg.size);
             while next_block < blocks.len() && blocks[next_block].0 < start {
                 next_block += 1;
             }
@@ -506,7 +507,7 @@ impl State {
             while index < blocks.len() && blocks[index].0 < end {
                 let (address, size) = blocks[index];
                 largest = largest.max(address.saturating_sub(cursor));
-                cursor = cursor.max(address + size);
+                cursor = cursor.max(address.saturating_add(size));
                 index += 1;
             }
             largest = largest.max(end.saturating_sub(cursor));
@@ -891,7 +892,7 @@ struct SiteTotals {
 impl SiteTotals {
     fn add(&mut self, site: u32, bytes: u64) {
         let entry = self.totals.entry(site).or_insert((0, 0));
-        entry.0 += bytes;
+        entry.0 = entry.0.saturating_add(bytes);
         entry.1 += 1;
     }
 

@@ -384,14 +384,14 @@ impl Fold for SnapshotFold {
         }
         match (start, items.first()) {
             (0, _) => {
-                self.ranges.push((first, first + count));
+                self.ranges.push((first, first.saturating_add(count)));
                 items.clear();
                 items.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
             }
             (1, Some(&Value::Handle(RUN, run))) => {
                 if let Some(range) = self.ranges.get_mut(run as usize) {
                     if range.1 == first {
-                        range.1 += count;
+                        range.1 = range.1.saturating_add(count);
                         items.truncate(1);
                     }
                 }
@@ -456,7 +456,7 @@ fn contiguous_entries(items: &[Value]) -> Option<(u32, u32)> {
             _ => return None,
         }
     }
-    Some((*first, first + items.len() as u32))
+    Some((*first, first.saturating_add(items.len() as u32)))
 }
 
 fn unsigned(items: &DictItems<'_>, index: usize, key: &str) -> Result<u64, String> {
@@ -696,6 +696,73 @@ mod tests {
             let snapshot = parse(&fixture(name)).unwrap();
             assert_eq!(snapshot.traces.len(), 1, "{name}");
             assert!(snapshot.other_keys.is_empty(), "{name}");
+        }
+    }
+
+    /// Tight limits: whatever the bytes say, the decoder may not allocate beyond these.
+    fn fuzz_limits() -> Limits {
+        Limits {
+            max_depth: 64,
+            max_container_len: 1 << 16,
+            max_string_bytes: 1 << 16,
+            max_memo: 1 << 16,
+            max_objects: 1 << 20,
+            max_stack: 1 << 16,
+        }
+    }
+
+    /// Decodes, analyses and renders; must never panic, whatever the input.
+    fn whole_pipeline(bytes: &[u8]) {
+        if let Ok(snapshot) = read_with_limits(bytes, fuzz_limits()) {
+            let report = crate::analyze::fragmentation::analyze(
+                &snapshot,
+                &crate::analyze::fragmentation::Options {
+                    total_memory: Some(crate::model::Bytes(150109880320)),
+                    ..Default::default()
+                },
+            );
+            let _ = crate::render::snapshot::text(&report, crate::render::style::Style::new(false));
+            let _ = crate::render::snapshot::markdown(&report);
+            let _ = crate::render::snapshot::html(&report);
+            let _ = crate::render::snapshot::json(&report);
+        }
+    }
+
+    fn mutate(mut bytes: Vec<u8>, edits: &[(usize, u8, u8)]) -> Vec<u8> {
+        for &(position, byte, how) in edits {
+            if bytes.is_empty() {
+                break;
+            }
+            let position = position % bytes.len();
+            match how % 4 {
+                0 => bytes[position] = byte,
+                1 => bytes.insert(position, byte),
+                2 => {
+                    bytes.remove(position);
+                }
+                _ => bytes.truncate(position),
+            }
+        }
+        bytes
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn random_bytes_never_panic(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let mut bytes = b"\x80\x04".to_vec();
+            bytes.extend(tail);
+            whole_pipeline(&bytes);
+        }
+
+        #[test]
+        fn mutated_real_snapshots_never_panic(
+            which in 0usize..4,
+            edits in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>()), 1..8),
+        ) {
+            let name = ["capacity", "other_process", "fragmentation", "leak_steady"][which];
+            whole_pipeline(&mutate(fixture(name), &edits));
         }
     }
 

@@ -37,7 +37,7 @@ fn when(time_us: i64) -> String {
 
 fn offset(time_us: i64, first_us: i64) -> String {
     let delta = time_us.saturating_sub(first_us);
-    if delta.abs() < 1_000_000 {
+    if delta.unsigned_abs() < 1_000_000 {
         format!("+{:.3} ms", delta as f64 / 1000.0)
     } else {
         format!("+{:.3} s", delta as f64 / 1e6)
