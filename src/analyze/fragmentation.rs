@@ -20,8 +20,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
-    OomAnalysis, Peak, PoolGroup, SegmentType, Site, SizeBucket, Snapshot, SnapshotReport,
-    StackId, TraceEntry, TraceSummary,
+    OomAnalysis, Peak, PoolGroup, SegmentType, Site, SizeBucket, Snapshot, SnapshotReport, StackId,
+    TraceEntry, TraceSummary,
 };
 use crate::model::{Bytes, Source};
 
@@ -223,7 +223,11 @@ fn summarize_device(
     summary.top_sites = holders.top(sites, options.top_sites);
 
     let mut largest: Vec<_> = segments.clone();
-    largest.sort_by(|a, b| b.total_size.cmp(&a.total_size).then(a.address.cmp(&b.address)));
+    largest.sort_by(|a, b| {
+        b.total_size
+            .cmp(&a.total_size)
+            .then(a.address.cmp(&b.address))
+    });
     largest.truncate(options.map_segments);
     largest.sort_by_key(|segment| segment.address);
     summary.segment_map = largest
@@ -452,7 +456,11 @@ impl State {
                     addr,
                     Live {
                         size,
-                        stack: if stack == u32::MAX { entry.stack } else { stack },
+                        stack: if stack == u32::MAX {
+                            entry.stack
+                        } else {
+                            stack
+                        },
                         pending: true,
                         freed_at: index as u32,
                     },
@@ -590,7 +598,10 @@ fn replay_device(
                 peak_sites = state.holders(sites, options.top_sites);
             }
             if detailed.contains(&index) {
-                oom_states.insert(index, (state.view(), state.holders(sites, options.top_sites)));
+                oom_states.insert(
+                    index,
+                    (state.view(), state.holders(sites, options.top_sites)),
+                );
             }
         }
         state.undo(index, &trace[index], &mut scratch);
@@ -644,7 +655,10 @@ fn replay_device(
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "one call site; the fields of one verdict")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the fields of one verdict"
+)]
 fn judge(
     device: u32,
     index: usize,
@@ -748,7 +762,11 @@ fn in_force(settings: &AllocatorSettings) -> Vec<String> {
 /// already in force. `expandable_segments` exists from 2.1 and the OOM message recommends
 /// it from 2.2 (formats.md §1.2 D/E); `max_split_size_mb` from 1.10 (§1.2 B);
 /// `garbage_collection_threshold` is documented in the same CUDA memory-management notes.
-fn suggest(cause: Cause, fits_if_compacted: bool, settings: Option<&AllocatorSettings>) -> Option<String> {
+fn suggest(
+    cause: Cause,
+    fits_if_compacted: bool,
+    settings: Option<&AllocatorSettings>,
+) -> Option<String> {
     let helps = cause == Cause::Fragmentation || (cause == Cause::Capacity && fits_if_compacted);
     if !helps {
         return None;
@@ -955,7 +973,11 @@ mod tests {
         assert_eq!(oom.at_oom.reserved_bytes, Bytes(149021523968));
         assert_eq!(oom.at_oom.largest_free_block_bytes, Bytes(1 << 30));
         assert_eq!(device.trace.as_ref().unwrap().inconsistencies, 0);
-        assert!(oom.suggestion.as_deref().unwrap().contains("expandable_segments:True"));
+        assert!(oom
+            .suggestion
+            .as_deref()
+            .unwrap()
+            .contains("expandable_segments:True"));
     }
 
     #[test]
@@ -967,7 +989,10 @@ mod tests {
         assert_eq!(device.allocated_bytes, Bytes(97480998912));
         let trace = device.trace.as_ref().unwrap();
         assert_eq!(trace.inconsistencies, 0);
-        assert_eq!(trace.peak.as_ref().unwrap().allocated_bytes, Bytes(107374182400));
+        assert_eq!(
+            trace.peak.as_ref().unwrap().allocated_bytes,
+            Bytes(107374182400)
+        );
     }
 
     #[test]
@@ -1003,9 +1028,26 @@ mod tests {
             inconsistencies: 0,
             estimated_blocks: false,
         };
-        state.segments.insert(0, Seg { size: 100, expandable: false });
-        state.segments.insert(100, Seg { size: 100, expandable: false });
-        let live = Live { size: 10, stack: 0, pending: false, freed_at: u32::MAX };
+        state.segments.insert(
+            0,
+            Seg {
+                size: 100,
+                expandable: false,
+            },
+        );
+        state.segments.insert(
+            100,
+            Seg {
+                size: 100,
+                expandable: false,
+            },
+        );
+        let live = Live {
+            size: 10,
+            stack: 0,
+            pending: false,
+            freed_at: u32::MAX,
+        };
         state.blocks.insert(90, live);
         state.blocks.insert(100, live);
         assert_eq!(state.largest_free(), 90);

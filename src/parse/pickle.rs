@@ -325,7 +325,9 @@ impl<'a> DictItems<'a> {
     pub fn value(&self, index: usize) -> Option<&'a Value> {
         match &self.inner {
             ItemsInner::Values(values) => values.get(index).copied(),
-            ItemsInner::Flat { len, kinds, refs, .. } => {
+            ItemsInner::Flat {
+                len, kinds, refs, ..
+            } => {
                 if index < *len && kinds[index] == KIND_REF {
                     refs[index]
                 } else {
@@ -435,7 +437,9 @@ pub enum PickleError {
         opcode: &'static str,
     },
     /// A valid opcode this decoder does not support.
-    #[error("pickle opcode `{opcode}` at byte {offset} is not supported by oomdoc's data-only decoder")]
+    #[error(
+        "pickle opcode `{opcode}` at byte {offset} is not supported by oomdoc's data-only decoder"
+    )]
     Unsupported {
         /// Offset.
         offset: u64,
@@ -776,11 +780,14 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     }
 
     fn fold_value(&mut self, finished: Finished) -> Result<Value, PickleError> {
-        let value = self.fold.finish(finished).map_err(|reason| PickleError::Fold {
-            offset: self.offset,
-            opcode: opcode_name(self.op),
-            reason,
-        })?;
+        let value = self
+            .fold
+            .finish(finished)
+            .map_err(|reason| PickleError::Fold {
+                offset: self.offset,
+                opcode: opcode_name(self.op),
+                reason,
+            })?;
         if matches!(value, Value::Handle(BUILDING, _)) {
             return Err(self.malformed("the fold returned a reserved handle"));
         }
@@ -977,29 +984,45 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             let arg = |len: usize| bytes.get(at + 1..at + 1 + len);
             let (kind, word, width) = match op {
                 b'h' => {
-                    let Some(&[index]) = arg(1) else { return Ok(false) };
+                    let Some(&[index]) = arg(1) else {
+                        return Ok(false);
+                    };
                     (KIND_REF, u64::from(index), 2)
                 }
                 b'j' => {
-                    let Some(index) = arg(4) else { return Ok(false) };
+                    let Some(index) = arg(4) else {
+                        return Ok(false);
+                    };
                     let index = u32::from_le_bytes([index[0], index[1], index[2], index[3]]);
                     (KIND_REF, u64::from(index), 5)
                 }
                 b'K' => {
-                    let Some(&[number]) = arg(1) else { return Ok(false) };
+                    let Some(&[number]) = arg(1) else {
+                        return Ok(false);
+                    };
                     (KIND_INT, u64::from(number), 2)
                 }
                 b'M' => {
-                    let Some(number) = arg(2) else { return Ok(false) };
-                    (KIND_INT, u64::from(u16::from_le_bytes([number[0], number[1]])), 3)
+                    let Some(number) = arg(2) else {
+                        return Ok(false);
+                    };
+                    (
+                        KIND_INT,
+                        u64::from(u16::from_le_bytes([number[0], number[1]])),
+                        3,
+                    )
                 }
                 b'J' => {
-                    let Some(number) = arg(4) else { return Ok(false) };
+                    let Some(number) = arg(4) else {
+                        return Ok(false);
+                    };
                     let number = i32::from_le_bytes([number[0], number[1], number[2], number[3]]);
                     (KIND_INT, i64::from(number) as u64, 5)
                 }
                 0x8a => {
-                    let Some(&[len]) = arg(1) else { return Ok(false) };
+                    let Some(&[len]) = arg(1) else {
+                        return Ok(false);
+                    };
                     let len = usize::from(len);
                     if len > 8 {
                         return Ok(false);
@@ -1010,7 +1033,9 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     (KIND_INT, small_long(payload) as u64, 2 + len)
                 }
                 b'G' => {
-                    let Some(number) = arg(8) else { return Ok(false) };
+                    let Some(number) = arg(8) else {
+                        return Ok(false);
+                    };
                     let mut array = [0u8; 8];
                     array.copy_from_slice(number);
                     (KIND_FLOAT, f64::from_be_bytes(array).to_bits(), 9)
@@ -1126,7 +1151,10 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     fn memo_get_slow(&mut self, index: u64) -> Result<(), PickleError> {
         let value = match self.memo.get(index as usize) {
             Some(&Value::Handle(BUILDING, building)) => {
-                let Some(position) = self.buildings.get(building as usize).map(|b| b.stack_position)
+                let Some(position) = self
+                    .buildings
+                    .get(building as usize)
+                    .map(|b| b.stack_position)
                 else {
                     return Err(self.malformed(format!("memo {index} refers to nothing")));
                 };
@@ -1243,7 +1271,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 // TUPLE1..3
                 0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
-                                        let mut values = Vec::with_capacity(n);
+                    let mut values = Vec::with_capacity(n);
                     for _ in 0..n {
                         values.push(self.pop()?);
                     }
@@ -1528,7 +1556,10 @@ mod tests {
             .map(|(k, v)| k.depth().max(v.depth()))
             .max()
             .unwrap_or(0);
-        Value::Dict(Rc::new(Container { depth, items: pairs }))
+        Value::Dict(Rc::new(Container {
+            depth,
+            items: pairs,
+        }))
     }
 
     fn s(text: &str) -> Value {
@@ -1582,7 +1613,13 @@ mod tests {
             "pickle opcode `STACK_GLOBAL` at byte 28 would import or call code; oomdoc never executes pickles"
         );
         let error = parse(b"\x80\x02cos\nsystem\n.").unwrap_err();
-        assert!(matches!(error, PickleError::Refused { offset: 2, opcode: "GLOBAL" }));
+        assert!(matches!(
+            error,
+            PickleError::Refused {
+                offset: 2,
+                opcode: "GLOBAL"
+            }
+        ));
     }
 
     #[test]

@@ -13,8 +13,8 @@ use std::rc::Rc;
 
 use super::pickle::{self, DictItems, Finished, Fold, Item, Limits, PickleError, Value};
 use crate::model::snapshot::{
-    Action, AllocatorSettings, Block, BlockState, Frame, Segment, SegmentType, Snapshot,
-    StackId, TraceEntry,
+    Action, AllocatorSettings, Block, BlockState, Frame, Segment, SegmentType, Snapshot, StackId,
+    TraceEntry,
 };
 use crate::model::Bytes;
 
@@ -227,9 +227,7 @@ impl SnapshotFold {
                 Field::Size => size = unsigned(items, value_index, key)?,
                 Field::Stream => stream = unsigned(items, value_index, key)?,
                 Field::Time => time_us = items.int(value_index).unwrap_or(0),
-                Field::Frames => {
-                    stack = items.value(value_index).and_then(stack_id).unwrap_or(0)
-                }
+                Field::Frames => stack = items.value(value_index).and_then(stack_id).unwrap_or(0),
                 Field::Other => {}
             }
         }
@@ -246,7 +244,11 @@ impl SnapshotFold {
     /// The action named by a str object, remembered by identity (a snapshot uses one str
     /// object per action name).
     fn action(&mut self, name: &Rc<String>) -> Action {
-        if let Some((_, action)) = self.action_cache.iter().find(|(cached, _)| Rc::ptr_eq(cached, name)) {
+        if let Some((_, action)) = self
+            .action_cache
+            .iter()
+            .find(|(cached, _)| Rc::ptr_eq(cached, name))
+        {
             return *action;
         }
         let action = Action::from_name(name);
@@ -306,8 +308,7 @@ impl SnapshotFold {
                             .get(*range as usize)
                             .copied()
                             .ok_or_else(|| shape(&path, "refers to nothing".to_string()))?;
-                        if start == 0 && end as usize == entries.len()
-                        {
+                        if start == 0 && end as usize == entries.len() {
                             // The usual case, one device: hand over the entries without a copy.
                             std::mem::take(&mut entries)
                         } else {
@@ -329,7 +330,9 @@ impl SnapshotFold {
                                 Value::Handle(RUN, run) => {
                                     if let Some(&(start, end)) = ranges.get(*run as usize) {
                                         out.extend(
-                                            entries.get(start as usize..end as usize).unwrap_or(&[]),
+                                            entries
+                                                .get(start as usize..end as usize)
+                                                .unwrap_or(&[]),
                                         );
                                     }
                                 }
@@ -374,7 +377,9 @@ impl Fold for SnapshotFold {
             return;
         };
         let first = *first;
-        let Some(new) = items.get(start..) else { return };
+        let Some(new) = items.get(start..) else {
+            return;
+        };
         let count = new.len() as u32;
         let contiguous = new.iter().enumerate().all(|(offset, item)| {
             matches!(item, Value::Handle(ENTRY, id) if *id == first.wrapping_add(offset as u32))
@@ -407,8 +412,11 @@ impl Fold for SnapshotFold {
     fn finish(&mut self, container: Finished) -> Result<Value, String> {
         match container {
             Finished::Dict(dict) => {
-                let values: Vec<&Value> =
-                    dict.items.iter().flat_map(|(key, value)| [key, value]).collect();
+                let values: Vec<&Value> = dict
+                    .items
+                    .iter()
+                    .flat_map(|(key, value)| [key, value])
+                    .collect();
                 match self.fold_dict(&DictItems::from_values(&values))? {
                     Some(value) => Ok(value),
                     None => Ok(Finished::Dict(dict).into_value()),
@@ -512,7 +520,10 @@ fn optional_int(value: &Value, key: &str) -> Option<u64> {
 
 fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError> {
     if value.as_dict().is_none() {
-        return Err(shape(path, format!("is a {}, not a dict", value.type_name())));
+        return Err(shape(
+            path,
+            format!("is a {}, not a dict", value.type_name()),
+        ));
     }
     let total_size = int_field(value, path, "total_size")?;
     let address = int_field(value, path, "address")?;
@@ -528,9 +539,12 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
     };
     let mut blocks = Vec::new();
     if let Some(list) = value.get("blocks") {
-        let items = list
-            .as_seq()
-            .ok_or_else(|| shape(&format!("{path}.blocks"), format!("is a {}", list.type_name())))?;
+        let items = list.as_seq().ok_or_else(|| {
+            shape(
+                &format!("{path}.blocks"),
+                format!("is a {}", list.type_name()),
+            )
+        })?;
         let mut running = address;
         for (index, block) in items.iter().enumerate() {
             let block_path = format!("{path}.blocks[{index}]");
@@ -572,9 +586,8 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
     };
     let allocated = optional_int(value, "allocated_size")
         .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated]));
-    let active = optional_int(value, "active_size").unwrap_or_else(|| {
-        sum(&[BlockState::ActiveAllocated, BlockState::ActivePendingFree])
-    });
+    let active = optional_int(value, "active_size")
+        .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated, BlockState::ActivePendingFree]));
     Ok(Segment {
         device: optional_int(value, "device").unwrap_or(0) as u32,
         address,
@@ -611,9 +624,7 @@ fn read_settings(value: &Value) -> AllocatorSettings {
             "garbage_collection_threshold" => {
                 settings.garbage_collection_threshold = item.as_f64().unwrap_or(0.0)
             }
-            "expandable_segments" => {
-                settings.expandable_segments = item.as_bool().unwrap_or(false)
-            }
+            "expandable_segments" => settings.expandable_segments = item.as_bool().unwrap_or(false),
             _ => {
                 settings.other.insert(key.to_string(), python_repr(item));
             }

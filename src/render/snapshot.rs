@@ -5,8 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::model::snapshot::{
-    AllocatorState, BlockState, Cause, DeviceSummary, MapSegment, OomAnalysis, Site,
-    SnapshotReport,
+    AllocatorState, BlockState, Cause, DeviceSummary, MapSegment, OomAnalysis, Site, SnapshotReport,
 };
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
@@ -98,7 +97,11 @@ pub fn text(report: &SnapshotReport, style: Style) -> Vec<u8> {
         settings_line(report)
     );
     if let Some(total) = report.total_memory_bytes {
-        let _ = writeln!(out, "device total: {} (from the command line)", exact(total));
+        let _ = writeln!(
+            out,
+            "device total: {} (from the command line)",
+            exact(total)
+        );
     }
     for device in &report.devices {
         device_text(&mut out, device, &style);
@@ -227,7 +230,13 @@ fn state_text(state: &AllocatorState) -> String {
     )
 }
 
-fn oom_text(out: &mut String, report: &SnapshotReport, number: usize, oom: &OomAnalysis, style: &Style) {
+fn oom_text(
+    out: &mut String,
+    report: &SnapshotReport,
+    number: usize,
+    oom: &OomAnalysis,
+    style: &Style,
+) {
     let first = first_time(report, oom.device);
     let _ = writeln!(
         out,
@@ -257,7 +266,11 @@ fn oom_text(out: &mut String, report: &SnapshotReport, number: usize, oom: &OomA
             oom.at_oom.free_bytes + oom.device_free_bytes
         );
     }
-    let _ = writeln!(out, "  settings in force: {}", oom.settings_in_force.join(", "));
+    let _ = writeln!(
+        out,
+        "  settings in force: {}",
+        oom.settings_in_force.join(", ")
+    );
     match &oom.suggestion {
         Some(suggestion) => {
             let _ = writeln!(out, "  {} {suggestion}", style.good("try:"));
@@ -498,7 +511,10 @@ fn sites_html(body: &mut String, sites: &[Site]) {
         let _ = writeln!(body, "<p class=\"dim\">Nothing allocated.</p>");
         return;
     }
-    let _ = writeln!(body, "<table><tr><th>bytes</th><th>blocks</th><th>site</th></tr>");
+    let _ = writeln!(
+        body,
+        "<table><tr><th>bytes</th><th>blocks</th><th>site</th></tr>"
+    );
     for site in sites {
         let _ = writeln!(
             body,
@@ -528,7 +544,11 @@ fn segment_svg(segments: &[MapSegment]) -> String {
             y + 11.0,
             segment.address,
             segment.total_size,
-            if segment.is_expandable { " · expandable" } else { "" }
+            if segment.is_expandable {
+                " · expandable"
+            } else {
+                ""
+            }
         );
         let total = segment.total_size.0.max(1) as f64;
         let mut x = 0.0;

@@ -10,6 +10,10 @@ use super::{fixture, oomdoc, stderr, stdout};
 /// `cudaMemGetInfo().total` of the H200 the fixtures came from (`oom_cases.json`).
 const H200_TOTAL: &str = "150109880320";
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
 fn run(name: &str, extra: &[&str]) -> std::process::Output {
     oomdoc()
         .arg("snapshot")
@@ -19,6 +23,10 @@ fn run(name: &str, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
 fn json(name: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["--json"];
     args.extend_from_slice(extra);
@@ -27,6 +35,10 @@ fn json(name: &str, extra: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
 fn memory_stats(name: &str) -> serde_json::Value {
     let cases: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixture("h200-torch2.11/oom_cases.json")).unwrap())
@@ -70,7 +82,8 @@ fn text_of_each_real_snapshot() {
 
 #[test]
 fn causes_match_what_each_scenario_did() {
-    let cause = |name: &str| json(name, &["--total-memory", H200_TOTAL])["ooms"][0]["cause"].clone();
+    let cause =
+        |name: &str| json(name, &["--total-memory", H200_TOTAL])["ooms"][0]["cause"].clone();
     assert_eq!(cause("fragmentation"), "fragmentation");
     assert_eq!(cause("capacity"), "capacity");
     assert_eq!(cause("other_process"), "other");
@@ -84,12 +97,26 @@ fn causes_match_what_each_scenario_did() {
 
 #[test]
 fn sums_match_memory_stats_recorded_with_the_snapshot() {
-    for name in ["fragmentation", "fragmentation_expandable", "other_process", "leak_growing"] {
+    for name in [
+        "fragmentation",
+        "fragmentation_expandable",
+        "other_process",
+        "leak_growing",
+    ] {
         let stats = memory_stats(name);
         let device = &json(name, &[])["devices"][0];
-        assert_eq!(device["reserved_bytes"], stats["reserved_bytes.all.current"], "{name}");
-        assert_eq!(device["allocated_bytes"], stats["allocated_bytes.all.current"], "{name}");
-        assert_eq!(device["active_bytes"], stats["active_bytes.all.current"], "{name}");
+        assert_eq!(
+            device["reserved_bytes"], stats["reserved_bytes.all.current"],
+            "{name}"
+        );
+        assert_eq!(
+            device["allocated_bytes"], stats["allocated_bytes.all.current"],
+            "{name}"
+        );
+        assert_eq!(
+            device["active_bytes"], stats["active_bytes.all.current"],
+            "{name}"
+        );
         assert_eq!(
             device["inactive_split_bytes"], stats["inactive_split_bytes.all.current"],
             "{name}"
@@ -102,8 +129,14 @@ fn sums_match_memory_stats_recorded_with_the_snapshot() {
     // The fragmentation OOM is the last event: the state at the OOM is the snapshot's.
     let stats = memory_stats("fragmentation");
     let oom = &json("fragmentation", &[])["ooms"][0];
-    assert_eq!(oom["at_oom"]["allocated_bytes"], stats["allocated_bytes.all.current"]);
-    assert_eq!(oom["at_oom"]["reserved_bytes"], stats["reserved_bytes.all.current"]);
+    assert_eq!(
+        oom["at_oom"]["allocated_bytes"],
+        stats["allocated_bytes.all.current"]
+    );
+    assert_eq!(
+        oom["at_oom"]["reserved_bytes"],
+        stats["reserved_bytes.all.current"]
+    );
     assert_eq!(oom["requested_bytes"], 2147483648u64);
     assert_eq!(oom["device_free_bytes"], 535953408u64);
 }
@@ -182,5 +215,9 @@ fn truncated_snapshot_is_an_error_with_offset() {
     std::fs::write(&path, &bytes[..3000]).unwrap();
     let output = oomdoc().arg("snapshot").arg(&path).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("pickle ends early at byte"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("pickle ends early at byte"),
+        "{}",
+        stderr(&output)
+    );
 }

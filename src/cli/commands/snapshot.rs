@@ -41,15 +41,12 @@ pub struct SnapshotArgs {
 /// Runs `oomdoc snapshot`.
 pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let snapshot = if args.file.as_os_str() == "-" {
-        torch_snapshot::read(file::stdin()).context("failed to read a memory snapshot from stdin")?
+        torch_snapshot::read(file::stdin())
+            .context("failed to read a memory snapshot from stdin")?
     } else {
         let reader = file::open(&args.file)?;
-        torch_snapshot::read(reader).with_context(|| {
-            format!(
-                "failed to read memory snapshot `{}`",
-                args.file.display()
-            )
-        })?
+        torch_snapshot::read(reader)
+            .with_context(|| format!("failed to read memory snapshot `{}`", args.file.display()))?
     };
     let options = Options {
         total_memory: args.total_memory,
