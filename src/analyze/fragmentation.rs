@@ -588,7 +588,7 @@ fn replay_device(
     stops.sort_unstable();
     stops.dedup();
     let mut state = State::at_snapshot(snapshot, device);
-    let mut scratch = alloc_stacks.clone();
+    // Pass 2 writes the same allocation stacks as pass 1 did, so it can share them.
     let mut peak_sites = Vec::new();
     let mut oom_states: HashMap<usize, (AllocatorState, Vec<Site>)> = HashMap::new();
     let earliest = stops.first().copied().unwrap_or(0);
@@ -604,7 +604,7 @@ fn replay_device(
                 );
             }
         }
-        state.undo(index, &trace[index], &mut scratch);
+        state.undo(index, &trace[index], &mut alloc_stacks);
     }
     estimated_blocks |= state.estimated_blocks;
 

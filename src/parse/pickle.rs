@@ -259,104 +259,81 @@ const KIND_BOOL: u8 = 3;
 const KIND_NONE: u8 = 4;
 
 /// The items of a dict offered to [`Fold::dict`]: key, value, key, value, …
+#[derive(Debug, Clone, Copy)]
 pub struct DictItems<'a> {
-    inner: ItemsInner<'a>,
+    kinds: &'a [u8],
+    words: &'a [u64],
+    refs: &'a [Option<&'a Value>],
 }
 
-enum ItemsInner<'a> {
-    Values(&'a [&'a Value]),
-    Flat {
-        len: usize,
-        kinds: &'a [u8; FLAT_ITEMS],
-        words: &'a [u64; FLAT_ITEMS],
-        refs: &'a [Option<&'a Value>; FLAT_ITEMS],
-    },
+/// Storage for [`DictItems`] made from values (the general path).
+#[derive(Debug, Default)]
+pub struct DictStorage<'a> {
+    kinds: Vec<u8>,
+    words: Vec<u64>,
+    refs: Vec<Option<&'a Value>>,
 }
 
-impl<'a> DictItems<'a> {
+impl<'a> DictStorage<'a> {
     /// Items that are all values.
-    pub fn from_values(values: &'a [&'a Value]) -> Self {
-        DictItems {
-            inner: ItemsInner::Values(values),
+    pub fn from_values(values: &[&'a Value]) -> Self {
+        DictStorage {
+            kinds: vec![KIND_REF; values.len()],
+            words: vec![0; values.len()],
+            refs: values.iter().map(|value| Some(*value)).collect(),
         }
     }
 
+    /// The items.
+    pub fn items(&self) -> DictItems<'_> {
+        DictItems {
+            kinds: &self.kinds,
+            words: &self.words,
+            refs: &self.refs,
+        }
+    }
+}
+
+impl<'a> DictItems<'a> {
     /// Number of items (twice the number of pairs).
     pub fn len(&self) -> usize {
-        match &self.inner {
-            ItemsInner::Values(values) => values.len(),
-            ItemsInner::Flat { len, .. } => *len,
-        }
+        self.kinds.len()
     }
 
     /// Whether there are no items.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.kinds.is_empty()
     }
 
     /// Item `index`, or `None` past the end.
     #[inline]
     pub fn get(&self, index: usize) -> Option<Item<'a>> {
-        match &self.inner {
-            ItemsInner::Values(values) => values.get(index).map(|value| Item::Value(value)),
-            ItemsInner::Flat {
-                len,
-                kinds,
-                words,
-                refs,
-            } => {
-                if index >= *len {
-                    return None;
-                }
-                let word = words[index];
-                Some(match kinds[index] {
-                    KIND_REF => Item::Value(refs[index]?),
-                    KIND_INT => Item::Int(word as i64),
-                    KIND_FLOAT => Item::Float(f64::from_bits(word)),
-                    KIND_BOOL => Item::Bool(word != 0),
-                    _ => Item::None,
-                })
-            }
-        }
+        let word = *self.words.get(index)?;
+        Some(match *self.kinds.get(index)? {
+            KIND_REF => Item::Value((*self.refs.get(index)?)?),
+            KIND_INT => Item::Int(word as i64),
+            KIND_FLOAT => Item::Float(f64::from_bits(word)),
+            KIND_BOOL => Item::Bool(word != 0),
+            _ => Item::None,
+        })
     }
 
     /// Item `index` if it is a value (not a raw scalar).
     #[inline]
     pub fn value(&self, index: usize) -> Option<&'a Value> {
-        match &self.inner {
-            ItemsInner::Values(values) => values.get(index).copied(),
-            ItemsInner::Flat {
-                len, kinds, refs, ..
-            } => {
-                if index < *len && kinds[index] == KIND_REF {
-                    refs[index]
-                } else {
-                    None
-                }
-            }
+        match self.kinds.get(index) {
+            Some(&KIND_REF) => self.refs.get(index).copied().flatten(),
+            _ => None,
         }
     }
 
     /// Item `index` as an integer (bools count, as in Python).
     #[inline]
     pub fn int(&self, index: usize) -> Option<i64> {
-        match &self.inner {
-            ItemsInner::Values(values) => values.get(index).and_then(|value| value.as_i64()),
-            ItemsInner::Flat {
-                len,
-                kinds,
-                words,
-                refs,
-            } => {
-                if index >= *len {
-                    return None;
-                }
-                match kinds[index] {
-                    KIND_INT | KIND_BOOL => Some(words[index] as i64),
-                    KIND_REF => refs[index].and_then(Value::as_i64),
-                    _ => None,
-                }
-            }
+        match self.kinds.get(index) {
+            Some(&(KIND_INT | KIND_BOOL)) => self.words.get(index).map(|word| *word as i64),
+            Some(&KIND_REF) => self.refs.get(index).copied().flatten()?.as_i64(),
+            _ => None,
         }
     }
 
@@ -382,11 +359,12 @@ pub trait Fold {
         Ok(None)
     }
 
-    /// Sees the items of a list being built right after a batch was appended from
-    /// position `start`, and may rewrite `items[start - 1..]` in a more compact form of its
-    /// own (for example a run of handles as one handle). The default keeps them.
-    fn appended(&mut self, items: &mut Vec<Value>, start: usize) {
-        let _ = (items, start);
+    /// Sees a batch of items about to be appended to a list being built, and may take them
+    /// into the list in a more compact form of its own (for example a run of handles as one
+    /// handle): `true` when it did, `false` to have them appended as they are.
+    fn append(&mut self, list: &mut Vec<Value>, new: &[Value]) -> bool {
+        let _ = (list, new);
+        false
     }
 }
 
@@ -903,9 +881,10 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if is_dict && building.items.is_empty() && count > 0 {
             // Give the fold a chance to take the dict whole, without building it.
             let values: Vec<&Value> = self.stack[from..].iter().collect();
+            let storage = DictStorage::from_values(&values);
             let early = self
                 .fold
-                .dict(&DictItems::from_values(&values))
+                .dict(&storage.items())
                 .map_err(|reason| PickleError::Fold {
                     offset: self.offset,
                     opcode: opcode_name(self.op),
@@ -923,18 +902,21 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         }
         let building = &mut self.buildings[index as usize];
         building.depth = building.depth.max(depth);
-        let start = building.items.len();
-        building.items.extend(self.stack.drain(from..));
         if !is_dict {
-            self.fold.appended(&mut building.items, start);
-            let rewritten = start.saturating_sub(1).min(building.items.len());
-            if building.items[rewritten..]
-                .iter()
-                .any(|item| matches!(item, Value::Handle(BUILDING, _)))
-            {
-                return Err(self.malformed("the fold returned a reserved handle"));
+            let before = building.items.len();
+            if self.fold.append(&mut building.items, &self.stack[from..]) {
+                self.stack.truncate(from);
+                let changed = before.saturating_sub(1).min(building.items.len());
+                if building.items[changed..]
+                    .iter()
+                    .any(|item| matches!(item, Value::Handle(BUILDING, _)))
+                {
+                    return Err(self.malformed("the fold returned a reserved handle"));
+                }
+                return Ok(());
             }
         }
+        building.items.extend(self.stack.drain(from..));
         Ok(())
     }
 
@@ -1063,12 +1045,9 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             }
         }
         let items = DictItems {
-            inner: ItemsInner::Flat {
-                len: count,
-                kinds: &kinds,
-                words: &words,
-                refs: &refs,
-            },
+            kinds: &kinds[..count],
+            words: &words[..count],
+            refs: &refs[..count],
         };
         let folded = self.fold.dict(&items).map_err(|reason| PickleError::Fold {
             offset: self.offset,

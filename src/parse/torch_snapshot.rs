@@ -11,7 +11,9 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::rc::Rc;
 
-use super::pickle::{self, DictItems, Finished, Fold, Item, Limits, PickleError, Value};
+use super::pickle::{
+    self, DictItems, DictStorage, Finished, Fold, Item, Limits, PickleError, Value,
+};
 use crate::model::snapshot::{
     Action, AllocatorSettings, Block, BlockState, Frame, Segment, SegmentType, Snapshot, StackId,
     TraceEntry,
@@ -260,6 +262,13 @@ impl SnapshotFold {
 
     /// Folds a dict: trace entries and frames become handles.
     fn fold_dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+        if let (Some(Value::Str(first)), (Some(action_key), Field::Action)) =
+            (items.value(0), &self.key_cache[0])
+        {
+            if Rc::ptr_eq(first, action_key) {
+                return self.entry(items).map(Some);
+            }
+        }
         match items.get(0).and_then(Item::as_str) {
             Some("action") => self.entry(items).map(Some),
             Some("name") => Ok(self.frame(items.pairs()).map(|id| Value::Handle(FRAME, id))),
@@ -372,36 +381,31 @@ impl SnapshotFold {
 impl Fold for SnapshotFold {
     /// Keeps a list of consecutive trace entries as one run, so a trace of millions of
     /// entries never exists as millions of handles.
-    fn appended(&mut self, items: &mut Vec<Value>, start: usize) {
-        let Some(Value::Handle(ENTRY, first)) = items.get(start) else {
-            return;
-        };
-        let first = *first;
-        let Some(new) = items.get(start..) else {
-            return;
+    fn append(&mut self, items: &mut Vec<Value>, new: &[Value]) -> bool {
+        let Some(&Value::Handle(ENTRY, first)) = new.first() else {
+            return false;
         };
         let count = new.len() as u32;
         let contiguous = new.iter().enumerate().all(|(offset, item)| {
             matches!(item, Value::Handle(ENTRY, id) if *id == first.wrapping_add(offset as u32))
         });
         if !contiguous {
-            return;
+            return false;
         }
-        match (start, items.first()) {
-            (0, _) => {
+        match items.as_slice() {
+            [] => {
                 self.ranges.push((first, first.saturating_add(count)));
-                items.clear();
                 items.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
+                true
             }
-            (1, Some(&Value::Handle(RUN, run))) => {
-                if let Some(range) = self.ranges.get_mut(run as usize) {
-                    if range.1 == first {
-                        range.1 = range.1.saturating_add(count);
-                        items.truncate(1);
-                    }
+            [Value::Handle(RUN, run)] => match self.ranges.get_mut(*run as usize) {
+                Some(range) if range.1 == first => {
+                    range.1 = range.1.saturating_add(count);
+                    true
                 }
-            }
-            _ => {}
+                _ => false,
+            },
+            _ => false,
         }
     }
 
@@ -417,7 +421,8 @@ impl Fold for SnapshotFold {
                     .iter()
                     .flat_map(|(key, value)| [key, value])
                     .collect();
-                match self.fold_dict(&DictItems::from_values(&values))? {
+                let storage = DictStorage::from_values(&values);
+                match self.fold_dict(&storage.items())? {
                     Some(value) => Ok(value),
                     None => Ok(Finished::Dict(dict).into_value()),
                 }
