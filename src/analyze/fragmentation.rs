@@ -556,15 +556,20 @@ fn replay_device(
     sites: &mut SiteNamer,
     report: &mut SnapshotReport,
 ) -> Replay {
-    let mut actions: BTreeMap<Action, u64> = BTreeMap::new();
-    for entry in trace {
-        *actions.entry(entry.action()).or_insert(0) += 1;
+    let mut counts = [0u64; Action::COUNT];
+    let mut oom_indices = Vec::new();
+    for (index, entry) in trace.iter().enumerate() {
+        let code = entry.action_code();
+        counts[code] += 1;
+        if code == Action::Oom.code() {
+            oom_indices.push(index);
+        }
     }
-    let oom_indices: Vec<usize> = trace
+    let actions: BTreeMap<Action, u64> = Action::ALL
         .iter()
-        .enumerate()
-        .filter(|(_, entry)| entry.action() == Action::Oom)
-        .map(|(index, _)| index)
+        .zip(counts)
+        .filter(|(_, count)| *count > 0)
+        .map(|(action, count)| (*action, count))
         .collect();
     let detailed: Vec<usize> = oom_indices.iter().copied().take(options.max_ooms).collect();
     report.ooms_not_analysed += (oom_indices.len() - detailed.len()) as u64;
@@ -592,8 +597,10 @@ fn replay_device(
     let mut peak_sites = Vec::new();
     let mut oom_states: HashMap<usize, (AllocatorState, Vec<Site>)> = HashMap::new();
     let earliest = stops.first().copied().unwrap_or(0);
+    let mut next_stop = stops.len();
     for index in (earliest..trace.len()).rev() {
-        if stops.binary_search(&index).is_ok() {
+        if next_stop > 0 && stops[next_stop - 1] == index {
+            next_stop -= 1;
             if index == peak.2 {
                 peak_sites = state.holders(sites, options.top_sites);
             }

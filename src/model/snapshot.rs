@@ -190,7 +190,19 @@ impl Action {
         }
     }
 
-    const ALL: [Action; 10] = [
+    /// Number of actions.
+    pub const COUNT: usize = 10;
+
+    /// A dense index, `0..COUNT`.
+    pub fn code(self) -> usize {
+        Action::ALL
+            .iter()
+            .position(|a| *a == self)
+            .unwrap_or(Action::COUNT - 1)
+    }
+
+    /// Every action, in `code` order.
+    pub const ALL: [Action; Action::COUNT] = [
         Action::Alloc,
         Action::FreeRequested,
         Action::FreeCompleted,
@@ -245,6 +257,11 @@ impl TraceEntry {
     /// The action.
     pub fn action(&self) -> Action {
         Action::ALL[(self.packed & 0xff) as usize % Action::ALL.len()]
+    }
+
+    /// [`Action::code`] of the action, without decoding it.
+    pub fn action_code(&self) -> usize {
+        (self.packed & 0xff) as usize % Action::COUNT
     }
 
     /// Index of the stream in [`Snapshot::streams`].

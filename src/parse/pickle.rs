@@ -1503,23 +1503,26 @@ fn bytes_value(bytes: &[u8]) -> Value {
     Value::Bytes(Rc::new(bytes.to_vec()))
 }
 
-/// A little-endian two's-complement integer of at most 8 bytes.
+/// A little-endian two's-complement integer of at most 8 bytes (built in a register: a
+/// byte copy into an array and an 8-byte load back stalls on store forwarding).
 #[inline]
 fn small_long(bytes: &[u8]) -> i64 {
-    let negative = bytes.last().is_some_and(|&last| last & 0x80 != 0);
-    let mut array = if negative { [0xff; 8] } else { [0; 8] };
     let len = bytes.len().min(8);
-    array[..len].copy_from_slice(&bytes[..len]);
-    i64::from_le_bytes(array)
+    let mut value = 0u64;
+    for (position, &byte) in bytes.iter().take(len).enumerate() {
+        value |= u64::from(byte) << (8 * position);
+    }
+    let negative = len > 0 && bytes[len - 1] & 0x80 != 0;
+    if negative && len < 8 {
+        value |= u64::MAX << (8 * len);
+    }
+    value as i64
 }
 
 /// A little-endian two's-complement integer (LONG1/LONG4).
 fn long_value(bytes: &[u8]) -> Value {
     if bytes.len() <= 8 {
-        let negative = bytes.last().is_some_and(|&last| last & 0x80 != 0);
-        let mut array = if negative { [0xff; 8] } else { [0; 8] };
-        array[..bytes.len()].copy_from_slice(bytes);
-        Value::Int(i64::from_le_bytes(array))
+        Value::Int(small_long(bytes))
     } else {
         Value::BigInt(Rc::new(bytes.to_vec()))
     }
@@ -1662,6 +1665,15 @@ mod tests {
             Value::BigInt(Rc::new(vec![0, 0, 0, 0, 0, 0, 0, 0, 0x40]))
         );
         assert_eq!(parse(b"\x80\x02\x8a\x01\xff.").unwrap(), Value::Int(-1));
+        assert_eq!(parse(b"\x80\x02\x8a\x00.").unwrap(), Value::Int(0));
+        assert_eq!(
+            parse(b"\x80\x02\x8a\x02\x00\x80.").unwrap(),
+            Value::Int(-32768)
+        );
+        assert_eq!(
+            parse(b"\x80\x02\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f.").unwrap(),
+            Value::Int(i64::MAX)
+        );
     }
 
     #[test]
