@@ -120,6 +120,11 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
             "the snapshot has no `allocator_settings` (PyTorch before 2.x?): settings in force are unknown, so suggestions may repeat one already set".to_string(),
         );
     }
+    if report.ooms.iter().any(|oom| oom.suggestion.is_some()) {
+        report.limitations.push(
+            "a snapshot does not record the PyTorch version: each suggested setting names the first version that has it".to_string(),
+        );
+    }
     let needs_total = report
         .ooms
         .iter()
