@@ -11,9 +11,14 @@
 //! snapshots with `recursive structure found` for exactly this sharing; formats.md §2.3.)
 //!
 //! Input is streamed from any `Read` through one reusable buffer, so memory does not grow
-//! with the file: a 600 MB snapshot is never held whole. A [`Fold`] sees every container
-//! when it is finished and may replace it with a compact [`Value::Handle`] of its own, which
-//! is how `torch_snapshot` keeps millions of trace entries as small structs.
+//! with the file: a 600 MB snapshot is never held whole (a read-once buffer or a memory
+//! map would count the whole file in the resident set, and gzip input would need it
+//! decompressed). A [`Fold`] sees every container when it is finished and may replace it
+//! with a compact [`Value::Handle`] of its own, which is how `torch_snapshot` keeps millions
+//! of trace entries as 32-byte structs. Two fast paths serve the shape of every trace
+//! entry: a flat dict of memo references and scalars is read in one go and offered to
+//! [`Fold::dict`] without building it ([`DictItems`]), and [`Fold::append`] may absorb a
+//! batch of list items (a run of entries becomes one handle).
 //!
 //! Every length read from the input is checked against [`Limits`] and bytes are only
 //! allocated as they actually arrive, so a truncated or hostile file gives an error, not
