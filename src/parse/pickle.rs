@@ -482,7 +482,7 @@ pub fn decode<R: Read, F: Fold>(
         fold,
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: Vec::new(),
+        memo: Memo::default(),
         buildings: Vec::new(),
         free_buildings: Vec::new(),
         objects: 0,
@@ -507,6 +507,144 @@ struct Building {
     /// Memo indices that refer to it (usually one).
     memo_first: Option<u32>,
     memo_rest: Vec<u32>,
+}
+
+/// A run of consecutive fold handles in the memo: indices `start..start + len` hold
+/// `Handle(kind, first)`, `Handle(kind, first + 1)`, ….
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: usize,
+    kind: u32,
+    first: u32,
+    len: usize,
+    /// Memo slots held by runs before this one.
+    in_runs_before: usize,
+}
+
+/// The memo, dense by index. Consecutive fold handles memoized one after another (every
+/// trace entry of a long trace: millions of them, never referenced again) are kept as runs
+/// instead of 16 bytes each; everything else is stored as is.
+#[derive(Debug, Default)]
+struct Memo {
+    values: Vec<Value>,
+    runs: Vec<Run>,
+}
+
+impl Memo {
+    fn len(&self) -> usize {
+        self.values.len()
+            + self
+                .runs
+                .last()
+                .map_or(0, |run| run.in_runs_before + run.len)
+    }
+
+    /// Where memo `index` is: `Ok(explicit index)` or `Err(handle)` inside a run.
+    #[inline]
+    fn locate(&self, index: usize) -> Option<Result<usize, Value>> {
+        let Some(first) = self.runs.first() else {
+            return (index < self.values.len()).then_some(Ok(index));
+        };
+        if index < first.start {
+            return Some(Ok(index));
+        }
+        let position = self.runs.partition_point(|run| run.start <= index);
+        let run = self.runs[position - 1];
+        if index < run.start + run.len {
+            let offset = (index - run.start) as u32;
+            return Some(Err(Value::Handle(run.kind, run.first.wrapping_add(offset))));
+        }
+        let explicit = index - run.in_runs_before - run.len;
+        (explicit < self.values.len()).then_some(Ok(explicit))
+    }
+
+    /// A stored value (not one inside a run).
+    #[inline]
+    fn get(&self, index: usize) -> Option<&Value> {
+        match self.locate(index)? {
+            Ok(explicit) => self.values.get(explicit),
+            Err(_) => None,
+        }
+    }
+
+    /// The value at `index`, wherever it is.
+    fn value(&self, index: usize) -> Option<Value> {
+        match self.locate(index)? {
+            Ok(explicit) => self.values.get(explicit).cloned(),
+            Err(handle) => Some(handle),
+        }
+    }
+
+    fn push(&mut self, value: Value) {
+        if let Value::Handle(kind, id) = value {
+            if kind != BUILDING {
+                let len = self.len();
+                if let Some(run) = self.runs.last_mut() {
+                    if run.start + run.len == len
+                        && run.kind == kind
+                        && run.first.checked_add(run.len as u32) == Some(id)
+                    {
+                        run.len += 1;
+                        return;
+                    }
+                }
+                if let Some(&Value::Handle(last_kind, last_id)) = self.values.last() {
+                    let last_is_tail = self.runs.last().is_none_or(|run| run.start + run.len < len);
+                    if last_is_tail && last_kind == kind && last_id.checked_add(1) == Some(id) {
+                        self.values.pop();
+                        let in_runs_before = self
+                            .runs
+                            .last()
+                            .map_or(0, |run| run.in_runs_before + run.len);
+                        self.runs.push(Run {
+                            start: len - 1,
+                            kind,
+                            first: last_id,
+                            len: 2,
+                            in_runs_before,
+                        });
+                        return;
+                    }
+                }
+            }
+        }
+        self.values.push(value);
+    }
+
+    /// Replaces memo `index` (which exists).
+    fn set(&mut self, index: usize, value: Value) {
+        match self.locate(index) {
+            Some(Ok(explicit)) => self.values[explicit] = value,
+            Some(Err(_)) => {
+                // Overwriting inside a run (never done by Python's pickler): spell it out.
+                self.expand();
+                if let Some(slot) = self.values.get_mut(index) {
+                    *slot = value;
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn get_mut(&mut self, index: usize) -> Option<&mut Value> {
+        match self.locate(index)? {
+            Ok(explicit) => self.values.get_mut(explicit),
+            Err(_) => None,
+        }
+    }
+
+    /// Stores every run as plain values.
+    fn expand(&mut self) {
+        let len = self.len();
+        let mut values = Vec::with_capacity(len);
+        for index in 0..len {
+            if let Some(value) = self.value(index) {
+                values.push(value);
+            }
+        }
+        self.values = values;
+        self.runs.clear();
+    }
 }
 
 struct Input<R> {
@@ -600,7 +738,7 @@ struct Decoder<'f, R, F> {
     /// of a container's items right after creating it, so a later reference means it is
     /// complete (snapshots share a segment's empty `frames` list with its blocks this way,
     /// before the segment's own `SETITEMS`). Adding items to it afterwards is refused.
-    memo: Vec<Value>,
+    memo: Memo,
     buildings: Vec<Building>,
     free_buildings: Vec<u32>,
     objects: u64,
@@ -1113,7 +1251,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if index == self.memo.len() {
             self.memo.push(entry);
         } else {
-            self.memo[index] = entry;
+            self.memo.set(index, entry);
         }
         Ok(())
     }
@@ -1133,8 +1271,8 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
 
     #[cold]
     fn memo_get_slow(&mut self, index: u64) -> Result<(), PickleError> {
-        let value = match self.memo.get(index as usize) {
-            Some(&Value::Handle(BUILDING, building)) => {
+        let value = match self.memo.value(index as usize) {
+            Some(Value::Handle(BUILDING, building)) => {
                 let Some(position) = self
                     .buildings
                     .get(building as usize)
@@ -1148,7 +1286,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 value
             }
-            Some(value) => value.clone(),
+            Some(value) => value,
             None => return Err(self.malformed(format!("memo {index} was never stored"))),
         };
         self.push(value)
@@ -1679,6 +1817,38 @@ mod tests {
             parse(b"\x80\x02\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f.").unwrap(),
             Value::Int(i64::MAX)
         );
+    }
+
+    #[test]
+    fn memo_keeps_runs_of_handles_compact_and_indexable() {
+        let pushed = vec![
+            s("a"),
+            Value::Handle(3, 0),
+            Value::Handle(3, 1),
+            Value::Handle(3, 2),
+            s("b"),
+            Value::Handle(3, 7),
+            Value::Handle(3, 8),
+            Value::Handle(4, 9),
+            Value::Handle(BUILDING, 0),
+            Value::Handle(BUILDING, 1),
+            Value::Int(5),
+        ];
+        let mut memo = Memo::default();
+        for value in &pushed {
+            memo.push(value.clone());
+        }
+        assert_eq!(memo.len(), pushed.len());
+        assert_eq!(memo.runs.len(), 2);
+        for (index, value) in pushed.iter().enumerate() {
+            assert_eq!(memo.value(index).as_ref(), Some(value), "{index}");
+        }
+        assert_eq!(memo.get(2), None, "run members are not stored");
+        assert_eq!(memo.value(pushed.len()), None);
+        memo.set(2, Value::Int(42));
+        assert_eq!(memo.value(2), Some(Value::Int(42)));
+        assert_eq!(memo.value(3), Some(Value::Handle(3, 2)));
+        assert_eq!(memo.len(), pushed.len());
     }
 
     #[test]
