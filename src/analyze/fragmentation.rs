@@ -120,6 +120,16 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
             "the snapshot has no `allocator_settings` (PyTorch before 2.x?): settings in force are unknown, so suggestions may repeat one already set".to_string(),
         );
     }
+    if report
+        .ooms
+        .iter()
+        .any(|oom| oom.requested_bytes.0 <= 20 * MIB)
+    {
+        // formats.md §1.4: requests up to 1 MiB reserve 2 MiB segments, up to 10 MiB 20 MiB.
+        report.limitations.push(
+            "an `oom` entry records the segment size the allocator tried to reserve (2 MiB or 20 MiB for small requests), which can exceed the tensor's own size, so a free block smaller than it may still have fitted the tensor".to_string(),
+        );
+    }
     if report.ooms.iter().any(|oom| oom.suggestion.is_some()) {
         report.limitations.push(
             "a snapshot does not record the PyTorch version: each suggested setting names the first version that has it".to_string(),
