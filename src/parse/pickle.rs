@@ -657,7 +657,8 @@ struct Input<R> {
     eof: bool,
 }
 
-const CHUNK: usize = 256 * 1024;
+/// Read size: above the 256 KiB of `source::file`'s `BufReader`, so reads bypass its copy.
+const CHUNK: usize = 1024 * 1024;
 
 impl<R: Read> Input<R> {
     fn new(reader: R) -> Self {
