@@ -133,6 +133,24 @@ fn slow_leak_is_growth() {
 }
 
 #[test]
+fn a_leak_that_starts_with_the_alternating_phase_is_growth() {
+    // The identical phase is flat, so most within-block slopes are 0 and the pooled slope is
+    // 0; the alternating phase alone must still be called growth. The metrics also carry a
+    // Prometheus 3 quoted-name line the parser skips.
+    let server = TestServer::start(Story::LeakAfterLong, None);
+    let (report, output) = verdict(&server, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(report["verdict"], "growth", "{}", report["trend"]["reason"]);
+    assert_eq!(report["trend"]["window"]["slope_bytes_per_request"], 0.0);
+    let phases = report["trend"]["phases"].as_array().unwrap();
+    assert_eq!(phases[1]["phase"], "alternating");
+    assert_eq!(
+        phases[1]["test"]["slope_bytes_per_request"],
+        (8u64 << 20) as f64
+    );
+}
+
+#[test]
 fn large_jitter_is_inconclusive() {
     let server = TestServer::start(Story::Noise, None);
     let (report, output) = verdict(&server, &[]);

@@ -557,7 +557,7 @@ impl Runner<'_> {
         if let Some(scrape) = &self.metrics {
             match server::fetch_text(&scrape.url, scrape.timeout)
                 .map_err(|error| error.to_string())
-                .and_then(|text| prometheus::parse(&text).map_err(|error| error.to_string()))
+                .map(|text| prometheus::parse_lenient(&text).0)
             {
                 Ok(parsed) => samples = parsed,
                 Err(reason) => {
@@ -728,10 +728,17 @@ impl MemoryReader {
                 ..
             } => {
                 let text = server::fetch_text(url, *timeout).map_err(|e| e.to_string())?;
-                let samples = prometheus::parse(&text).map_err(|e| e.to_string())?;
+                let (samples, errors) = prometheus::parse_lenient(&text);
                 let picked = selector.select(&samples);
                 if picked.is_empty() {
-                    return Err(format!("no `{selector}` in the metrics"));
+                    let unparsed = match errors.first() {
+                        Some(first) => format!(
+                            " ({} lines could not be parsed, the first: {first})",
+                            errors.len()
+                        ),
+                        None => String::new(),
+                    };
+                    return Err(format!("no `{selector}` in the metrics{unparsed}"));
                 }
                 let sum: f64 = picked.iter().map(|s| s.value).sum();
                 if !sum.is_finite() || sum < 0.0 {
