@@ -151,6 +151,26 @@ fn a_leak_that_starts_with_the_alternating_phase_is_growth() {
 }
 
 #[test]
+fn unreadable_memory_is_exit_2_before_the_protocol() {
+    let server = TestServer::start(Story::Plateau, None);
+    let memory = format!("prometheus:{}#NO_SUCH_METRIC", server.metrics_url());
+    let output = oomdoc()
+        .args(["probe", &server.url, "--memory-from", &memory, "--json"])
+        .env_remove("OOMDOC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    let message = stderr(&output);
+    assert!(
+        message.contains("cannot read memory before the first request")
+            && message.contains("no `NO_SUCH_METRIC` in the metrics"),
+        "{message}"
+    );
+}
+
+#[test]
 fn large_jitter_is_inconclusive() {
     let server = TestServer::start(Story::Noise, None);
     let (report, output) = verdict(&server, &[]);

@@ -179,6 +179,23 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         memory_warned: false,
     };
     let baseline = runner.read_memory().memory;
+    if baseline.is_none() {
+        // Every reading would fail the same way: say so now, not after a whole protocol
+        // whose verdict would only say that no reading repeats an input.
+        if let Some(progress) = &runner.progress {
+            progress.finish_and_clear();
+        }
+        let limitation = runner.limitations.pop().unwrap_or_default();
+        let reason = limitation
+            .strip_prefix("memory could not be read: ")
+            .unwrap_or(&limitation);
+        let description = runner.memory.info().description;
+        return Err(HintedError::new(
+            format!("cannot read memory before the first request from {description}: {reason}"),
+            "check the source with `--memory-from` (`nvml`, `prometheus:URL#METRIC`, `replay:FILE`)",
+        )
+        .into());
+    }
     let stop = runner.protocol();
     if let Some(progress) = &runner.progress {
         progress.finish_and_clear();
@@ -605,6 +622,15 @@ fn first_metric(
     })
 }
 
+/// A gauge value × its unit as bytes; `None` for NaN, infinities, negative values and values
+/// past `u64::MAX`, which `as u64` would turn into 0 or `u64::MAX` silently.
+fn gauge_bytes(value: f64, scale: f64) -> Option<Bytes> {
+    let bytes = (value * scale).round();
+    // 2^64 is exact in f64.
+    (bytes.is_finite() && bytes >= 0.0 && bytes < 18_446_744_073_709_551_616.0)
+        .then(|| Bytes(bytes as u64))
+}
+
 /// Where memory is read.
 enum MemoryReader {
     Nvml {
@@ -741,10 +767,9 @@ impl MemoryReader {
                     return Err(format!("no `{selector}` in the metrics{unparsed}"));
                 }
                 let sum: f64 = picked.iter().map(|s| s.value).sum();
-                if !sum.is_finite() || sum < 0.0 {
-                    return Err(format!("`{selector}` is {sum}"));
-                }
-                Ok((Bytes((sum * *scale).round() as u64), samples))
+                let bytes = gauge_bytes(sum, *scale)
+                    .ok_or_else(|| format!("`{selector}` is {sum}, not a memory size"))?;
+                Ok((bytes, samples))
             }
             MemoryReader::Replay { path, values, next } => {
                 let value = values.get(*next).copied().ok_or_else(|| {
@@ -858,5 +883,17 @@ mod tests {
         assert_eq!(long_prompt_chars(None, 16), DEFAULT_LONG_PROMPT_CHARS);
         assert_eq!(prompt(5), "The q");
         assert_eq!(prompt(200).len(), 200);
+    }
+
+    #[test]
+    fn gauge_values_that_are_not_sizes() {
+        let mib = (1u64 << 20) as f64;
+        assert_eq!(gauge_bytes(1000.0, mib), Some(Bytes::from_mib(1000)));
+        assert_eq!(gauge_bytes(f64::NAN, mib), None);
+        assert_eq!(gauge_bytes(f64::INFINITY, mib), None);
+        assert_eq!(gauge_bytes(-1.0, mib), None);
+        assert_eq!(gauge_bytes(1e300, mib), None);
+        assert_eq!(gauge_bytes(2f64.powi(44), mib), None);
+        assert_eq!(gauge_bytes(2f64.powi(43), mib), Some(Bytes(1 << 63)));
     }
 }
