@@ -626,9 +626,10 @@ fn first_metric(
 /// past `u64::MAX`, which `as u64` would turn into 0 or `u64::MAX` silently.
 fn gauge_bytes(value: f64, scale: f64) -> Option<Bytes> {
     let bytes = (value * scale).round();
-    // 2^64 is exact in f64.
-    (bytes.is_finite() && bytes >= 0.0 && bytes < 18_446_744_073_709_551_616.0)
-        .then(|| Bytes(bytes as u64))
+    // 2^64 is exact in f64; NaN and the infinities fall outside the range too.
+    (0.0..18_446_744_073_709_551_616.0)
+        .contains(&bytes)
+        .then_some(Bytes(bytes as u64))
 }
 
 /// Where memory is read.
