@@ -62,6 +62,23 @@ pub fn parse(text: &str) -> Result<Inventory, NvidiaSmiError> {
     };
     let document = Document::parse_with_options(text, options).map_err(|error| {
         let position = error.pos();
+        if matches!(
+            error,
+            roxmltree::Error::UnexpectedEndOfStream | roxmltree::Error::UnclosedRootNode
+        ) {
+            // roxmltree places this error at 1:1; the file ends at its last line.
+            let (line, column) = if text.is_empty() || text.ends_with('\n') {
+                (text.lines().count() + 1, 1)
+            } else {
+                let last = text.lines().last().map_or(0, |last| last.chars().count());
+                (text.lines().count(), last + 1)
+            };
+            return NvidiaSmiError::Xml {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                column: u32::try_from(column).unwrap_or(u32::MAX),
+                message: "the file ends inside an element (truncated?)".to_string(),
+            };
+        }
         NvidiaSmiError::Xml {
             line: position.row,
             column: position.col,
@@ -281,6 +298,20 @@ mod tests {
     use super::*;
 
     const H200: &str = include_str!("../../tests/fixtures/h200-torch2.11/nvidia-smi-q.xml");
+
+    #[test]
+    fn truncated_xml_names_where_it_ends() {
+        let cut = &H200[..H200.find("<fb_memory_usage>").unwrap_or(0)];
+        let lines = cut.lines().count();
+        let error = parse(cut).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("not well-formed XML at line {lines}, column ")),
+            "{error}"
+        );
+        assert!(error.ends_with("truncated?)"), "{error}");
+        let error = parse("<nvidia_smi_log>\n").unwrap_err().to_string();
+        assert!(error.contains("at line 2, column 1"), "{error}");
+    }
 
     #[test]
     fn h200_is_parsed_exactly() {
