@@ -127,6 +127,14 @@ fn parse_gpu(
     let name = child_text(gpu, "product_name").ok_or_else(|| missing("product_name"))?;
     let memory_node = child(gpu, "fb_memory_usage").ok_or_else(|| missing("fb_memory_usage"))?;
     let memory = parse_memory(memory_node, position)?.ok_or_else(|| missing("total"))?;
+    for field in ["used", "free"] {
+        if size(memory_node, field, position)?.is_none() {
+            limitations.push(format!(
+                "{uuid}: nvidia-smi gives no {field} memory (`{}`): shown as 0",
+                child_text(memory_node, field).unwrap_or_else(|| "missing".to_string())
+            ));
+        }
+    }
     if memory.reserved_bytes.is_none() {
         limitations.push(format!(
             "{uuid}: nvidia-smi gives no driver-reserved memory (driver older than R510?)"
@@ -298,6 +306,20 @@ mod tests {
     use super::*;
 
     const H200: &str = include_str!("../../tests/fixtures/h200-torch2.11/nvidia-smi-q.xml");
+
+    #[test]
+    fn unavailable_used_memory_is_a_limitation_not_a_silent_zero() {
+        let text = H200.replace("<used>0 MiB</used>", "<used>N/A</used>");
+        let inventory = parse(&text).unwrap();
+        assert!(
+            inventory
+                .limitations
+                .iter()
+                .any(|l| l.ends_with("nvidia-smi gives no used memory (`N/A`): shown as 0")),
+            "{:?}",
+            inventory.limitations
+        );
+    }
 
     #[test]
     fn truncated_xml_names_where_it_ends() {
