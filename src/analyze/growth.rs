@@ -719,23 +719,11 @@ mod tests {
         let mut requests = Vec::new();
         let mut n = 0;
         let mut long_seen = false;
-        for index in 0..3 {
-            requests.push(request(
-                Phase::Warmup,
-                index,
-                100,
-                story(n, false, long_seen),
-            ));
-            n += 1;
-        }
-        for index in 0..10 {
-            requests.push(request(
-                Phase::Identical,
-                index,
-                100,
-                story(n, false, long_seen),
-            ));
-            n += 1;
+        for (phase, count) in [(Phase::Warmup, 3), (Phase::Identical, 10)] {
+            for index in 0..count {
+                requests.push(request(phase, index, 100, story(n, false, long_seen)));
+                n += 1;
+            }
         }
         for index in 0..10 {
             let long = index % 2 == 1;
