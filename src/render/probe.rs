@@ -213,15 +213,25 @@ fn trend_rows(report: &ProbeReport) -> Vec<Row> {
     rows
 }
 
-const REQUEST_HEADER: [&str; 8] = [
-    "repeat", "phase", "#", "chars", "status", "latency", "memory", "note",
+const REQUEST_HEADER: [&str; 9] = [
+    "repeat", "phase", "#", "chars", "status", "latency", "memory", "change", "note",
 ];
 
-fn request_rows(report: &ProbeReport) -> Vec<[String; 8]> {
+fn request_rows(report: &ProbeReport) -> Vec<[String; 9]> {
+    // `change` is against the previous reading (the baseline for the first): a leak shows as
+    // the same `+` on every row, where `memory` in GiB can print the same figure twice.
+    let mut previous: Option<Bytes> = report.warmup.baseline_bytes;
     report
         .requests
         .iter()
         .map(|request| {
+            let change = match (previous, request.memory_bytes) {
+                (Some(before), Some(after)) => {
+                    signed_bytes(after.get() as f64 - before.get() as f64)
+                }
+                _ => String::new(),
+            };
+            previous = request.memory_bytes.or(previous);
             let mut note = Vec::new();
             if let Some(kv) = request.kv_cache_usage {
                 note.push(format!("KV {:.0}%", kv * 100.0));
@@ -242,6 +252,7 @@ fn request_rows(report: &ProbeReport) -> Vec<[String; 8]> {
                     .map_or_else(|| "—".to_string(), |s| s.to_string()),
                 format!("{} ms", request.latency_ms),
                 optional_bytes(request.memory_bytes),
+                change,
                 note.join("; "),
             ]
         })
@@ -289,7 +300,7 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
         let mut text = String::from(" ");
         for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
             let pad = " ".repeat(width - cell.chars().count());
-            if index == 1 || index == 7 {
+            if index == 1 || index == 8 {
                 text.push_str(&format!(" {cell}{pad}"));
             } else {
                 text.push_str(&format!(" {pad}{cell}"));
