@@ -374,7 +374,8 @@ fn markdown_and_html_reports() {
         markdown.starts_with("# oomdoc probe: growth — memory keeps growing"),
         "{markdown}"
     );
-    assert!(markdown.contains("| repeat | phase | # | chars | status | latency | memory | change | note |"));
+    assert!(markdown
+        .contains("| repeat | phase | # | chars | status | latency | memory | change | note |"));
 
     let output = probe(&server, &["--format", "html"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
