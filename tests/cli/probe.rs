@@ -148,6 +148,9 @@ fn a_leak_that_starts_with_the_alternating_phase_is_growth() {
         phases[1]["test"]["slope_bytes_per_request"],
         (8u64 << 20) as f64
     );
+    // The default selector matches both GPUs' series: the sum is read, and said so.
+    let limitations = report["limitations"].to_string();
+    assert!(limitations.contains("matched 2 series"), "{limitations}");
 }
 
 #[test]

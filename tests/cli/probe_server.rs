@@ -191,7 +191,7 @@ fn route(
     if path == "/metrics" {
         let mib = story.memory_mib(state);
         let text = format!(
-            "{{\"gpu.mem.used\",gpu=\"0\"}} 1\n# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{{gpu=\"0\",UUID=\"GPU-test\"}} {mib}\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{model_name=\"tiny\"}} {}\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"tiny\"}} 0\n",
+            "{{\"gpu.mem.used\",gpu=\"0\"}} 1\n# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{{gpu=\"0\",UUID=\"GPU-test\"}} {mib}\nDCGM_FI_DEV_FB_USED{{gpu=\"1\",UUID=\"GPU-idle\"}} 0\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{model_name=\"tiny\"}} {}\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"tiny\"}} 0\n",
             if state.long_seen { 0.25 } else { 0.0 }
         );
         return (200, "text/plain; version=0.0.4", text);

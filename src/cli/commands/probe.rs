@@ -202,6 +202,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
     let requests = std::mem::take(&mut runner.requests);
     limitations.append(&mut runner.limitations);
+    limitations.extend(runner.memory.summed_series());
     let metrics_seen: Vec<String> = runner.metrics_seen.iter().cloned().collect();
     let preemptions = match (runner.first_preemptions, runner.last_preemptions) {
         (Some(first), Some(last)) => Some(last - first),
@@ -646,6 +647,8 @@ enum MemoryReader {
         scale: f64,
         description: String,
         timeout: Duration,
+        /// Most series the selector matched in one scrape (summed when more than one).
+        series: usize,
     },
     Replay {
         path: PathBuf,
@@ -691,6 +694,7 @@ impl MemoryReader {
                 scale: if mib { (1u64 << 20) as f64 } else { 1.0 },
                 description,
                 timeout: Duration::from_secs(args.request_timeout.min(10)),
+                series: 0,
             });
         }
         if let Some(path) = spec.strip_prefix("replay:") {
@@ -711,6 +715,20 @@ impl MemoryReader {
             "use `nvml`, `prometheus:URL[#METRIC{label=\"value\"}]` or `replay:FILE`",
         )
         .into())
+    }
+
+    /// With Prometheus, a sentence when the selector matched several series, which are summed
+    /// (dcgm-exporter has one per GPU: other jobs' memory then moves the reading).
+    fn summed_series(&self) -> Option<String> {
+        match self {
+            MemoryReader::Prometheus {
+                selector, series, ..
+            } if *series > 1 => Some(format!(
+                "`{selector}` matched {series} series (one per GPU?); their sum was read, so memory of other GPUs and jobs moves it: pick one with a label, e.g. `#{}{{gpu=\"0\"}}`",
+                selector.name
+            )),
+            _ => None,
+        }
     }
 
     /// One reading: bytes, and the samples of the scrape when the source is Prometheus.
@@ -752,6 +770,7 @@ impl MemoryReader {
                 selector,
                 scale,
                 timeout,
+                series,
                 ..
             } => {
                 let text = server::fetch_text(url, *timeout).map_err(|e| e.to_string())?;
@@ -767,6 +786,7 @@ impl MemoryReader {
                     };
                     return Err(format!("no `{selector}` in the metrics{unparsed}"));
                 }
+                *series = (*series).max(picked.len());
                 let sum: f64 = picked.iter().map(|s| s.value).sum();
                 let bytes = gauge_bytes(sum, *scale)
                     .ok_or_else(|| format!("`{selector}` is {sum}, not a memory size"))?;
