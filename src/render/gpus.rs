@@ -10,7 +10,7 @@ use crate::model::machine::{
 use crate::model::Bytes;
 use crate::render::html;
 use crate::render::json::to_document;
-use crate::render::style::Style;
+use crate::render::style::{printable, Style};
 
 /// Widest process command shown in the table, in characters.
 const COMMAND_WIDTH: usize = 48;
@@ -325,19 +325,6 @@ fn short_uuid(inventory: &Inventory, uuid: &str) -> String {
         }
         length += 1;
     }
-}
-
-/// `text` without control characters: a command line (any user's, read from `/proc`) or a
-/// recorded name may hold newlines or terminal escape sequences, which would break the table
-/// or drive the terminal. Whitespace controls become a space, others U+FFFD.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\r' | '\t' => ' ',
-            c if c.is_control() => '\u{fffd}',
-            c => c,
-        })
-        .collect()
 }
 
 fn process_name(process: &GpuProcess) -> String {

@@ -5,7 +5,7 @@ use crate::analyze::growth::{format_p, signed_bytes};
 use crate::model::probe::{GrowthVerdict, ProbeReport, TrendTest};
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
-use crate::render::style::Style;
+use crate::render::style::{printable, Style};
 
 /// A rendered fact: label and value.
 type Row = (String, String);
@@ -269,6 +269,7 @@ fn push_rows(out: &mut String, rows: &[Row]) {
 
 /// Text for a terminal.
 pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
+    let report = &printable_report(report);
     let verdict = verdict_line(report);
     let painted = match report.verdict {
         GrowthVerdict::Plateau => style.good(&verdict),
@@ -322,12 +323,31 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The report with every string that came from outside (the server's model name and error
+/// bodies, URLs, reasons quoting them) stripped of control characters.
+fn printable_report(report: &ProbeReport) -> ProbeReport {
+    let mut clean = report.clone();
+    clean.url = printable(&clean.url);
+    clean.settings.model = printable(&clean.settings.model);
+    clean.settings.model_from = printable(&clean.settings.model_from);
+    clean.memory_source.description = printable(&clean.memory_source.description);
+    clean.trend.reason = printable(&clean.trend.reason);
+    for request in &mut clean.requests {
+        request.error = request.error.as_deref().map(printable);
+    }
+    for text in clean.limitations.iter_mut().chain(&mut clean.metrics_seen) {
+        *text = printable(text);
+    }
+    clean
+}
+
 fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// GitHub-flavoured Markdown.
 pub fn markdown(report: &ProbeReport) -> Vec<u8> {
+    let report = &printable_report(report);
     let mut out = format!(
         "# oomdoc probe: {}\n\n{}\n\n",
         markdown_cell(&verdict_line(report)),

@@ -154,6 +154,26 @@ fn a_leak_that_starts_with_the_alternating_phase_is_growth() {
 }
 
 #[test]
+fn control_characters_from_outside_never_reach_the_terminal() {
+    // A model name (from `--model` here; from `/v1/models` or an error body in the wild) with
+    // a newline and terminal escapes.
+    let server = TestServer::start(Story::Plateau, None);
+    let model = "tiny\x1b[2J\nsecond line";
+    for format in ["text", "markdown"] {
+        let output = probe(
+            &server,
+            &["--model", model, "--format", format, "--color", "never"],
+        );
+        // The test server knows no such model: the 404s stop the protocol (exit 2), and the
+        // partial report still names the model.
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(!text.contains('\x1b'), "{text:?}");
+        assert!(text.contains("tiny\u{fffd}[2J second line"), "{text}");
+    }
+}
+
+#[test]
 fn unreadable_memory_is_exit_2_before_the_protocol() {
     let server = TestServer::start(Story::Plateau, None);
     let memory = format!("prometheus:{}#NO_SUCH_METRIC", server.metrics_url());
@@ -231,7 +251,10 @@ fn repeated_server_errors_stop_the_protocol() {
         .unwrap()
         .contains("CUDA out of memory"));
     let error = stderr(&output);
-    assert!(error.contains("answered HTTP 500"), "{error}");
+    assert!(
+        error.contains("answered HTTP 500: {\"error\":{  \"message\":\"CUDA out of memory\""),
+        "{error}"
+    );
 }
 
 #[test]

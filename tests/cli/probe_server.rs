@@ -232,7 +232,9 @@ fn route(
                     return (
                         500,
                         JSON,
-                        r#"{"error":{"message":"CUDA out of memory","code":500}}"#.to_string(),
+                        // Pretty-printed, as some servers answer: the error line must stay one line.
+                        "{\"error\":{\n\t\"message\":\"CUDA out of memory\",\"code\":500}}"
+                            .to_string(),
                     );
                 }
             }
