@@ -714,6 +714,10 @@ mod tests {
         }
     }
 
+    fn expect(analysis: &GrowthAnalysis, verdict: GrowthVerdict) {
+        assert_eq!(analysis.verdict, verdict, "{}", analysis.trend.reason);
+    }
+
     /// The default protocol (3 warm-up, 10 identical, 10 alternating) with memory from `story`.
     fn protocol(story: impl Fn(usize, bool, bool) -> u64) -> Vec<ProbeRequest> {
         let mut requests = Vec::new();
@@ -744,12 +748,7 @@ mod tests {
     fn warmup_rise_then_flat_is_a_plateau() {
         let requests = protocol(|n, _, _| 1000 + 100 * (n.min(4) as u64));
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Plateau,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Plateau);
         assert_eq!(analysis.plateau_bytes, Some(Bytes::from_mib(1400)));
         assert_eq!(analysis.warmup.warmup_growth_bytes, Some(200 * MIB as i64));
     }
@@ -758,12 +757,7 @@ mod tests {
     fn one_step_at_the_first_long_input_is_a_plateau() {
         let requests = protocol(|_, _, long_seen| if long_seen { 1512 } else { 1000 });
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Plateau,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Plateau);
         let naive = analysis.trend.naive.unwrap();
         assert!(naive.p_value < ALPHA && naive.slope_bytes_per_request > 0.0);
         assert_eq!(analysis.steps.len(), 1);
@@ -783,12 +777,7 @@ mod tests {
             window.p_value < ALPHA && window.slope_bytes_per_request > 0.0,
             "{window:?}"
         );
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Plateau,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Plateau);
         assert!(analysis.trend.reason.contains("then stopped"));
         assert_eq!(analysis.trend.late.unwrap().slope_bytes_per_request, 0.0);
     }
@@ -797,12 +786,7 @@ mod tests {
     fn a_slow_leak_is_growth() {
         let requests = protocol(|n, _, _| 1000 + 8 * n as u64);
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Growth,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Growth);
         close(
             analysis.trend.window.unwrap().slope_bytes_per_request,
             8.0 * MIB as f64,
@@ -818,12 +802,7 @@ mod tests {
         ];
         let requests = protocol(|n, _, _| 1000 + DIGITS[n % 23] * 50);
         let analysis = analyze(&requests, None, None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Inconclusive,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Inconclusive);
         assert!(analysis.trend.reason.contains("noisy"));
     }
 
@@ -853,12 +832,7 @@ mod tests {
                 .slope_bytes_per_request,
             0.0
         );
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Growth,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Growth);
         assert!(analysis.trend.reason.contains("alternating"));
         let alternating = &analysis.trend.phases[1];
         assert_eq!(alternating.phase, Phase::Alternating);
@@ -882,12 +856,7 @@ mod tests {
             },
         );
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Growth,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Growth);
         assert_eq!(analysis.steps.len(), 1);
     }
 
@@ -896,12 +865,7 @@ mod tests {
         // +64 MiB at each of the first two long inputs (requests 14 and 16), then flat.
         let requests = protocol(|n, _, _| 1000 + 64 * (n.saturating_sub(12) as u64 / 2).min(2));
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Plateau,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Plateau);
     }
 
     #[test]
@@ -910,12 +874,7 @@ mod tests {
         // p < 0.01, but calling it "not a leak" would be wrong.
         let requests = protocol(|n, long, _| if long { 1000 + 8 * n as u64 } else { 1000 });
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Inconclusive,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Inconclusive);
         assert!(analysis.trend.reason.contains("weak rising trend"));
     }
 
