@@ -45,8 +45,10 @@ fn probe<T: Hint + std::error::Error + 'static>(
 
 const HINT_PROBES: &[HintProbe] = &[
     probe::<HintedError>,
+    probe::<crate::source::checkpoint::CheckpointError>,
     probe::<crate::source::server::ServerError>,
     probe::<crate::source::gpu::GpuError>,
+    probe::<crate::parse::torch_snapshot::TorchSnapshotError>,
 ];
 
 /// Hints found along an error's chain, outermost first, without duplicates.

@@ -4,10 +4,14 @@
 //! uses the same model.
 
 pub mod bytes;
+pub mod cards;
+pub mod checkpoint;
+pub mod explain;
 pub mod failure;
 pub mod machine;
 pub mod measured;
 pub mod probe;
+pub mod snapshot;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};

@@ -1,0 +1,380 @@
+//! Engine log lines → timeline facts (R5, R7): which engine and version, the model and its
+//! settings, and the startup milestones (weights, profiling, KV cache, CUDA graphs, ready,
+//! requests) with their figures.
+//!
+//! Pure and per line: the caller (`analyze::explain`) finds candidate lines with one
+//! Aho-Corasick automaton over [`markers`] and hands each cleaned line to [`parse_line`]
+//! together with the indices of the markers it contains. Nothing here sees a whole file, so a
+//! 1 GiB log costs one pass of the automaton plus the few lines that match.
+//!
+//! Message texts are those listed in the project's format reference (`formats.md` §3, §4),
+//! read from the engines' sources; each engine module cites its files.
+
+mod cmdline;
+mod common;
+mod llama_cpp;
+mod sglang;
+mod tgi;
+mod training;
+mod vllm;
+
+use std::sync::OnceLock;
+
+pub use common::{parse_timestamp, shorten, Timestamp};
+
+use crate::model::explain::{EngineConfig, EventFigures, EventKind, ModelInfo, Phase};
+use crate::model::failure::EngineName;
+
+/// How sure a fact about the engine is. A stronger claim replaces a weaker one; ties keep the
+/// first (e.g. ollama's own lines beat the llama.cpp lines it forwards).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Certainty {
+    /// A traceback path or a generic library line (`transformers/`, `torch.distributed`).
+    Weak,
+    /// A line only this engine prints (`Load weight begin`, `llama_model_loader`).
+    Strong,
+    /// The engine's banner or version line.
+    Banner,
+}
+
+/// One timeline fact from a line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineEvent {
+    /// What happened.
+    pub kind: EventKind,
+    /// The phase this event belongs to.
+    pub phase: Phase,
+    /// Figures on the line.
+    pub figures: EventFigures,
+}
+
+/// Extra memory figures an engine prints about its own budget (all bytes, source: engine log).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineMemory {
+    /// Total GPU memory as the engine saw it.
+    pub total_gpu: Option<crate::model::Bytes>,
+    /// Weights on the GPU.
+    pub weights: Option<crate::model::Bytes>,
+    /// KV-cache budget or size.
+    pub kv_cache: Option<crate::model::Bytes>,
+    /// Peak activation memory measured by profiling.
+    pub activation_peak: Option<crate::model::Bytes>,
+    /// Non-torch memory (CUDA context, NCCL, cuBLAS).
+    pub non_torch: Option<crate::model::Bytes>,
+    /// CUDA-graph memory.
+    pub cuda_graphs: Option<crate::model::Bytes>,
+    /// Compute buffers (llama.cpp).
+    pub compute_buffers: Option<crate::model::Bytes>,
+    /// Free memory at start as the engine reported it.
+    pub free_at_start: Option<crate::model::Bytes>,
+}
+
+impl EngineMemory {
+    /// Copies every figure `other` has over this one.
+    pub fn merge(&mut self, other: &EngineMemory) {
+        macro_rules! take {
+            ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
+        }
+        take!(
+            total_gpu,
+            weights,
+            kv_cache,
+            activation_peak,
+            non_torch,
+            cuda_graphs,
+            compute_buffers,
+            free_at_start
+        );
+    }
+}
+
+/// Everything one line says. Empty for most lines.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineFacts {
+    /// Timeline events (usually zero or one).
+    pub events: Vec<LineEvent>,
+    /// The engine the line belongs to.
+    pub engine: Option<(EngineName, Certainty)>,
+    /// The engine version, when printed.
+    pub engine_version: Option<String>,
+    /// vLLM engine generation (`v0`, `v1`).
+    pub generation: Option<&'static str>,
+    /// Library versions (`torch` → `2.3.1`).
+    pub versions: Vec<(&'static str, String)>,
+    /// Model facts.
+    pub model: ModelInfo,
+    /// Settings.
+    pub config: EngineConfig,
+    /// Memory figures of the engine's own accounting.
+    pub memory: EngineMemory,
+    /// A traceback frame: (function, file).
+    pub frame: Option<(String, String)>,
+    /// The line says explicitly which phase failed (vLLM ≥0.14 "Failed to load model").
+    pub failed_phase_hint: Option<Phase>,
+}
+
+impl LineFacts {
+    /// Whether the line said nothing.
+    pub fn is_empty(&self) -> bool {
+        self == &LineFacts::default()
+    }
+
+    pub(crate) fn event(&mut self, kind: EventKind, phase: Phase, figures: EventFigures) {
+        self.events.push(LineEvent {
+            kind,
+            phase,
+            figures,
+        });
+    }
+
+    pub(crate) fn engine(&mut self, name: EngineName, certainty: Certainty) {
+        match self.engine {
+            Some((_, existing)) if existing >= certainty => {}
+            _ => self.engine = Some((name, certainty)),
+        }
+    }
+}
+
+/// A line handler: adds what the cleaned line says to the facts.
+pub(crate) type Handler = fn(&str, &mut LineFacts);
+
+/// A literal marker and the handler for lines containing it.
+pub(crate) struct Rule {
+    /// Literal substring (case-sensitive).
+    pub marker: &'static str,
+    /// The handler; several markers may share one (it runs once per line).
+    pub handler: Handler,
+}
+
+/// Markers of lines that only ever add one more repeat of a merged event (requests, stats,
+/// progress bars): when the previous event is of the same kind, the driver counts them without
+/// cleaning or parsing the line (a 1 GiB serving log is mostly such lines).
+const REPEATS: &[(&str, EventKind)] = &[
+    ("\"POST /v1/", EventKind::Request),
+    ("\"POST /generate", EventKind::Request),
+    ("Received request ", EventKind::Request),
+    ("Added request ", EventKind::Request),
+    ("Avg prompt throughput:", EventKind::ServingStats),
+    ("Decode batch.", EventKind::Request),
+    ("Prefill batch.", EventKind::Request),
+    ("launch_slot_", EventKind::Request),
+    ("| POST ", EventKind::Request),
+];
+
+/// A rule (keeps the rule tables one line per marker).
+pub(crate) const fn rule(marker: &'static str, handler: Handler) -> Rule {
+    Rule { marker, handler }
+}
+
+/// Markers of lines that begin a run of an engine (banner, engine config, launcher args).
+const STARTS: &[&str] = &[
+    "vLLM API server version",
+    "vLLM server version",
+    "LLM engine (v",
+    "server_args=ServerArgs(",
+    "text_generation_launcher: Args",
+    "msg=\"starting llama server\"",
+];
+
+/// Markers of lines that configure a run without showing progress (settings, versions,
+/// command lines, model metadata): they never end a run.
+const NEUTRAL: &[&str] = &[
+    "non-default args:",
+    "args: Namespace(",
+    "Resolved architecture:",
+    "Using max model len",
+    "max_num_batched_tokens=",
+    "vLLM is using nccl==",
+    "Automatically detected platform",
+    "vLLM Version:",
+    "general.name",
+    "general.architecture",
+    "file type   =",
+    "file type =",
+    "n_ctx ",
+    "n_batch ",
+    "build: ",
+    "ggml_cuda_init: found",
+    "msg=\"Listening on ",
+    "Commit sha:",
+    "Docker label:",
+    "sglang==",
+    "PyTorch version",
+    "Torch version",
+    "torch==",
+    "transformers==",
+    "vllm==",
+    "` version:",
+    "Driver Version:",
+    "CUDA Version:",
+    "CUDA used to build PyTorch:",
+    "DeepSpeed info: version=",
+    "vllm serve ",
+    "vllm.entrypoints.openai.api_server",
+    "vllm.entrypoints.api_server",
+    "sglang.launch_server",
+    "text-generation-launcher ",
+    "text-generation-inference:",
+    "llama-server ",
+    "llama-cli ",
+];
+
+/// What a marker says about the run, for deferred parsing (see `analyze::explain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerRole {
+    /// A run of the engine begins here.
+    Start,
+    /// Settings or versions: neither progress nor a new run.
+    Neutral,
+    /// A step of the run (or a traceback frame).
+    Progress,
+}
+
+struct Table {
+    markers: Vec<&'static str>,
+    roles: Vec<MarkerRole>,
+    repeats: Vec<Option<EventKind>>,
+    handlers: Vec<Handler>,
+    /// For each marker, the index of its handler in `handlers` (deduplicated).
+    handler_of: Vec<usize>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut markers = Vec::new();
+        let mut handlers: Vec<Handler> = Vec::new();
+        let mut handler_of = Vec::new();
+        for rules in [
+            vllm::RULES,
+            sglang::RULES,
+            tgi::RULES,
+            llama_cpp::RULES,
+            training::RULES,
+            cmdline::RULES,
+        ] {
+            for rule in rules {
+                markers.push(rule.marker);
+                let index = handlers
+                    .iter()
+                    .position(|h| std::ptr::fn_addr_eq(*h, rule.handler))
+                    .unwrap_or_else(|| {
+                        handlers.push(rule.handler);
+                        handlers.len() - 1
+                    });
+                handler_of.push(index);
+            }
+        }
+        let repeats = markers
+            .iter()
+            .map(|marker| {
+                REPEATS
+                    .iter()
+                    .find(|(literal, _)| literal == marker)
+                    .map(|(_, kind)| *kind)
+            })
+            .collect();
+        let roles = markers
+            .iter()
+            .map(|marker| {
+                if STARTS.contains(marker) {
+                    MarkerRole::Start
+                } else if NEUTRAL.contains(marker) {
+                    MarkerRole::Neutral
+                } else {
+                    MarkerRole::Progress
+                }
+            })
+            .collect();
+        Table {
+            markers,
+            roles,
+            repeats,
+            handlers,
+            handler_of,
+        }
+    })
+}
+
+/// The literal substrings that make a line worth parsing. Index `i` here is the marker index
+/// passed back to [`parse_line`].
+pub fn markers() -> &'static [&'static str] {
+    &table().markers
+}
+
+/// The role of a marker (start of a run, neutral setting, progress).
+pub fn marker_role(marker: usize) -> MarkerRole {
+    table()
+        .roles
+        .get(marker)
+        .copied()
+        .unwrap_or(MarkerRole::Progress)
+}
+
+/// The merged event kind a line with this marker can only repeat (see `REPEATS`), if any.
+pub fn repeat_kind(marker: usize) -> Option<EventKind> {
+    table().repeats.get(marker).copied().flatten()
+}
+
+/// Parses one cleaned line that contains the markers with the given indices (into
+/// [`markers`]). Unknown indices are ignored; each handler runs at most once.
+pub fn parse_line(text: &str, marker_indices: &[usize]) -> LineFacts {
+    let table = table();
+    let mut facts = LineFacts::default();
+    let mut done: u128 = 0;
+    let mut done_extra: Vec<usize> = Vec::new();
+    for &marker in marker_indices {
+        let Some(&handler_index) = table.handler_of.get(marker) else {
+            continue;
+        };
+        if handler_index < 128 {
+            if done & (1 << handler_index) != 0 {
+                continue;
+            }
+            done |= 1 << handler_index;
+        } else if done_extra.contains(&handler_index) {
+            continue;
+        } else {
+            done_extra.push(handler_index);
+        }
+        (table.handlers[handler_index])(text, &mut facts);
+    }
+    facts
+}
+
+/// Parses a line by scanning for every marker itself (slow path for tests and small inputs).
+pub fn parse_line_scan(text: &str) -> LineFacts {
+    let indices: Vec<usize> = markers()
+        .iter()
+        .enumerate()
+        .filter(|(_, marker)| text.contains(**marker))
+        .map(|(index, _)| index)
+        .collect();
+    parse_line(text, &indices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_non_empty_and_handlers_dedupe() {
+        assert!(markers().iter().all(|m| m.len() >= 3));
+        assert!(table().handlers.len() < table().markers.len());
+    }
+
+    #[test]
+    fn role_lists_name_real_markers() {
+        for marker in STARTS.iter().chain(NEUTRAL) {
+            assert!(markers().contains(marker), "{marker}");
+        }
+        for (marker, _) in REPEATS {
+            assert!(markers().contains(marker), "{marker}");
+        }
+    }
+
+    #[test]
+    fn plain_lines_say_nothing() {
+        assert!(parse_line_scan("hello world").is_empty());
+    }
+}

@@ -1,0 +1,214 @@
+//! Text Generation Inference log lines. Texts from `huggingface/text-generation-inference`:
+//! `launcher/src/main.rs` (download, shards, webserver), `backends/v3/src/lib.rs` (warm-up,
+//! max batch total tokens), `router/src/server.rs` (`Connected`),
+//! `server/text_generation_server/models/flash_causal_lm.py` (KV-cache blocks, CUDA graphs).
+
+use super::common::{after, has, integer_after, setting, setting_integer, word_after};
+use super::{rule, Certainty, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::failure::EngineName;
+
+pub(super) const RULES: &[Rule] = &[
+    rule("text_generation_launcher: Args", args),
+    rule("Starting check and download process", download_start),
+    rule("Successfully downloaded weights", download_done),
+    rule("Download: Downloading", download_start),
+    rule("Starting shard", shard_start),
+    rule("Shard ready in", shard_ready),
+    rule("Starting Webserver", webserver),
+    rule("Warming up model", warmup),
+    rule("max batch total tokens to", max_batch_total_tokens),
+    rule("Inferred max batch total tokens:", max_batch_total_tokens),
+    rule("KV-cache blocks:", kv_blocks),
+    rule("Cuda Graphs are enabled for sizes", cuda_graphs),
+    rule(": Connected", connected),
+    rule("failed to start", failed),
+    rule("Webserver Crashed", failed),
+    rule("Shard complete standard error output", failed),
+    rule("Commit sha:", runtime_env),
+    rule("Docker label:", runtime_env),
+    rule("text_generation_router::server", request),
+];
+
+fn tgi(facts: &mut LineFacts) {
+    facts.engine(EngineName::Tgi, Certainty::Strong);
+}
+
+/// `Args { model_id: "…", … num_shard: Some(2), quantize: Some(Bitsandbytes), max_total_tokens: Some(4096), … }`
+fn args(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Tgi, Certainty::Banner);
+    if let Some(model) = setting(text, "model_id") {
+        facts.model.name = Some(model.to_string());
+    }
+    if let Some(quantize) = setting(text, "quantize") {
+        facts.model.quantization = Some(quantize.to_string());
+    }
+    if let Some(dtype) = setting(text, "dtype") {
+        facts.model.dtype = Some(dtype.to_string());
+    }
+    let config = &mut facts.config;
+    config.tensor_parallel_size = setting_integer(text, "num_shard");
+    config.max_model_len = setting_integer(text, "max_total_tokens");
+    config.max_num_batched_tokens = setting_integer(text, "max_batch_prefill_tokens");
+    facts.event(
+        EventKind::EngineStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn download_start(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::DownloadStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn download_done(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::DownloadDone,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn shard_start(text: &str, facts: &mut LineFacts) {
+    if has(text, "Starting shard") && !has(text, "Waiting") {
+        tgi(facts);
+        facts.event(
+            EventKind::WeightsLoadStart,
+            Phase::WeightsLoad,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// `Shard ready in 12.345678s` (Rust `Duration` Debug).
+fn shard_ready(text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    let seconds = after(text, "Shard ready in").and_then(duration_seconds);
+    facts.event(
+        EventKind::WeightsLoaded,
+        Phase::WeightsLoad,
+        EventFigures {
+            seconds,
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn duration_seconds(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let number = super::common::leading_number(text)?;
+    let unit = text.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if unit.starts_with("ms") {
+        Some(number / 1000.0)
+    } else if unit.starts_with("µs") {
+        Some(number / 1e6)
+    } else {
+        Some(number)
+    }
+}
+
+fn webserver(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+}
+
+fn warmup(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::ProfilingStart,
+        Phase::Profiling,
+        EventFigures::default(),
+    );
+}
+
+fn max_batch_total_tokens(text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    let tokens = integer_after(text, "tokens to").or_else(|| integer_after(text, "total tokens:"));
+    facts.event(
+        EventKind::ProfilingDone,
+        Phase::Profiling,
+        EventFigures {
+            tokens,
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn kv_blocks(text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::KvCacheAllocated,
+        Phase::KvCacheAlloc,
+        EventFigures {
+            blocks: integer_after(text, "KV-cache blocks:"),
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn cuda_graphs(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::CudaGraphCaptureStart,
+        Phase::CudaGraphCapture,
+        EventFigures::default(),
+    );
+}
+
+fn connected(text: &str, facts: &mut LineFacts) {
+    if text.trim_end().ends_with("Connected") {
+        tgi(facts);
+        facts.event(
+            EventKind::ServerReady,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+fn failed(text: &str, facts: &mut LineFacts) {
+    if has(text, "Shard") || has(text, "Webserver") {
+        tgi(facts);
+        facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
+    }
+}
+
+fn runtime_env(text: &str, facts: &mut LineFacts) {
+    if let Some(label) = word_after(text, "Docker label:") {
+        facts.versions.push(("tgi docker label", label.to_string()));
+    } else if let Some(sha) = word_after(text, "Commit sha:") {
+        facts.versions.push(("tgi commit", sha.to_string()));
+    }
+}
+
+fn request(text: &str, facts: &mut LineFacts) {
+    if has(text, "Success") || has(text, "generate") {
+        tgi(facts);
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use super::*;
+
+    #[test]
+    fn warmup_and_ready() {
+        let facts = parse_line_scan("2024-06-17T13:18:29.371622Z  INFO text_generation_router: router/src/main.rs:350: Warming up model");
+        assert_eq!(facts.events[0].phase, Phase::Profiling);
+        let facts = parse_line_scan("2024-06-17T13:18:40.000000Z  INFO text_generation_router::server: router/src/server.rs:1838: Connected");
+        assert_eq!(facts.events[0].kind, EventKind::ServerReady);
+        let facts = parse_line_scan("2024-06-17T13:18:29Z  INFO shard-manager: text_generation_launcher: Shard ready in 12.5s rank=0");
+        assert_eq!(facts.events[0].figures.seconds, Some(12.5));
+    }
+}
