@@ -57,7 +57,10 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
     }
     let file = File::open(path).map_err(open_error)?;
     let mut reader = BufReader::with_capacity(256 * 1024, file);
-    let is_gzip = reader.fill_buf().map_err(open_error)?.starts_with(&GZIP_MAGIC);
+    let is_gzip = reader
+        .fill_buf()
+        .map_err(open_error)?
+        .starts_with(&GZIP_MAGIC);
     if is_gzip {
         let decoder = flate2::bufread::MultiGzDecoder::new(reader);
         Ok(Box::new(BufReader::with_capacity(256 * 1024, decoder)))

@@ -1,6 +1,9 @@
 //! CLI tests: run the real binary and check exit code, stdout and stderr.
 
-#![allow(dead_code, reason = "helpers shared by test modules; not every module uses each")]
+#![allow(
+    dead_code,
+    reason = "helpers shared by test modules; not every module uses each"
+)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
