@@ -126,21 +126,22 @@ pub fn parse_size_arg(text: &str) -> Result<Bytes, String> {
     let number: f64 = number
         .parse()
         .map_err(|_| format!("`{text}` is not a size (expected e.g. `80GiB`, `24g` or bytes)"))?;
-    let multiplier: f64 =
-        match unit.trim().to_ascii_lowercase().as_str() {
-            "" | "b" => 1.0,
-            "k" | "kib" => KIB as f64,
-            "m" | "mib" => MIB as f64,
-            "g" | "gib" => GIB as f64,
-            "t" | "tib" => TIB as f64,
-            "kb" => 1e3,
-            "mb" => 1e6,
-            "gb" => 1e9,
-            "tb" => 1e12,
-            other => return Err(format!(
+    let multiplier: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => KIB as f64,
+        "m" | "mib" => MIB as f64,
+        "g" | "gib" => GIB as f64,
+        "t" | "tib" => TIB as f64,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        other => {
+            return Err(format!(
                 "unknown size unit `{other}` in `{text}` (use KiB, MiB, GiB, TiB, or GB for 10^9)"
-            )),
-        };
+            ))
+        }
+    };
     Ok(Bytes(to_u64(number * multiplier)))
 }
 

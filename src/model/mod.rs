@@ -7,6 +7,7 @@ pub mod bytes;
 pub mod failure;
 pub mod machine;
 pub mod measured;
+pub mod run;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};

@@ -4,4 +4,5 @@
 pub mod file;
 pub mod gpu;
 pub mod process;
+pub mod sampler;
 pub mod server;

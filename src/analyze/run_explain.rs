@@ -1,0 +1,228 @@
+//! The child's log followed live for `oomdoc run` (R4–R7): feeds each line to the explain
+//! machinery and turns its timeline into phase boundaries by line, which
+//! `analyze::timeline_memory` maps to times.
+//!
+//! TEMPORARY ADAPTER: `analyze::explain::Explainer` is not merged yet. Until it is, this module
+//! recognises a handful of phase and OOM lines itself and produces an explain-shaped document
+//! (`is_gpu_oom`, `engine`, `oom`, `ooms`, `phase`, `timeline`, `verdict`) marked with
+//! `"adapter": "temporary"`. After `git merge main`, `LiveExplain` wraps the real `Explainer` and
+//! the marker table below goes away; the interface (`push_line`, `marks`, `oom_lines`,
+//! `generation`, `report`, `finish`) stays.
+
+use serde_json::{json, Value};
+
+use super::timeline_memory::{Boundary, PhaseMark};
+
+/// Phase lines the temporary adapter knows, checked in order (completion lines first, since
+/// `Loading weights took` also starts with `Loading weights`). Texts from
+/// `docs`-cited vLLM templates (`../shared/docs/formats.md` §3.2) plus plain-script wording.
+const MARKERS: &[(&str, &str, Boundary)] = &[
+    ("loading weights took", "weights_load", Boundary::End),
+    ("model loading took", "weights_load", Boundary::End),
+    ("loading model weights took", "weights_load", Boundary::End),
+    ("starting to load model", "weights_load", Boundary::Begin),
+    (
+        "loading safetensors checkpoint shards",
+        "weights_load",
+        Boundary::Begin,
+    ),
+    ("loading checkpoint shards", "weights_load", Boundary::Begin),
+    ("loading weights", "weights_load", Boundary::Begin),
+    ("conversion took", "format_conversion", Boundary::End),
+    ("converting weights", "format_conversion", Boundary::Begin),
+    ("repacking weights", "format_conversion", Boundary::Begin),
+    ("memory profiling takes", "profiling", Boundary::End),
+    ("memory profiling", "profiling", Boundary::Begin),
+    ("warming up", "profiling", Boundary::Begin),
+    (
+        "available kv cache memory",
+        "kv_cache_alloc",
+        Boundary::Begin,
+    ),
+    (
+        "graph capturing finished",
+        "cuda_graph_capture",
+        Boundary::End,
+    ),
+    (
+        "capturing cuda graph",
+        "cuda_graph_capture",
+        Boundary::Begin,
+    ),
+    (
+        "capturing cudagraphs",
+        "cuda_graph_capture",
+        Boundary::Begin,
+    ),
+    ("application startup complete", "inference", Boundary::Begin),
+];
+
+const OOM_MARKERS: &[&str] = &[
+    "cuda out of memory",
+    "outofmemoryerror",
+    "cuda error: out of memory",
+];
+
+/// The explain machinery fed line by line.
+#[derive(Debug, Clone)]
+pub struct LiveExplain {
+    context_lines: usize,
+    lines: u64,
+    marks: Vec<PhaseMark>,
+    oom_lines: Vec<u64>,
+    oom_texts: Vec<String>,
+    recent: std::collections::VecDeque<String>,
+    oom_context: Vec<String>,
+    generation: u64,
+}
+
+impl LiveExplain {
+    /// A fresh follower keeping `context_lines` lines before the first OOM (R4).
+    pub fn new(context_lines: usize) -> Self {
+        LiveExplain {
+            context_lines,
+            lines: 0,
+            marks: Vec::new(),
+            oom_lines: Vec::new(),
+            oom_texts: Vec::new(),
+            recent: std::collections::VecDeque::new(),
+            oom_context: Vec::new(),
+            generation: 0,
+        }
+    }
+
+    /// Feeds one log line (its bytes, newline included or not). Lines are numbered from 1 in
+    /// the order given, which is the order of `log.txt`.
+    pub fn push_line(&mut self, line: &[u8]) {
+        self.lines += 1;
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let lower = text.to_ascii_lowercase();
+        for (needle, phase, boundary) in MARKERS {
+            if lower.contains(needle) {
+                self.marks.push(PhaseMark {
+                    line: self.lines,
+                    phase: (*phase).to_owned(),
+                    boundary: *boundary,
+                });
+                self.generation += 1;
+                break;
+            }
+        }
+        if OOM_MARKERS.iter().any(|needle| lower.contains(needle)) {
+            if self.oom_lines.is_empty() {
+                self.oom_context = self.recent.iter().cloned().collect();
+            }
+            self.oom_lines.push(self.lines);
+            self.oom_texts.push(text.to_owned());
+            self.generation += 1;
+        }
+        if self.context_lines > 0 {
+            if self.recent.len() == self.context_lines {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(text.to_owned());
+        }
+    }
+
+    /// Phase boundaries seen so far, by line.
+    pub fn marks(&self) -> &[PhaseMark] {
+        &self.marks
+    }
+
+    /// Lines that hold an OOM message.
+    pub fn oom_lines(&self) -> &[u64] {
+        &self.oom_lines
+    }
+
+    /// Grows whenever a phase boundary or an OOM is seen (the record is then rewritten).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The explain document for the log so far (without `schema_version`).
+    pub fn report(&self) -> Value {
+        let completed: Vec<&PhaseMark> = self
+            .marks
+            .iter()
+            .filter(|mark| mark.boundary == Boundary::End)
+            .collect();
+        let last_completed = completed.last().map(|mark| mark.phase.clone());
+        let open = self
+            .marks
+            .last()
+            .filter(|mark| mark.boundary == Boundary::Begin);
+        let failed_in = if self.oom_lines.is_empty() {
+            None
+        } else {
+            Some(
+                open.map(|mark| mark.phase.clone())
+                    .unwrap_or_else(|| "unknown".to_owned()),
+            )
+        };
+        let server_was_ready = self.marks.iter().any(|mark| mark.phase == "inference");
+        let timeline: Vec<Value> = self
+            .marks
+            .iter()
+            .map(|mark| {
+                json!({
+                    "line": mark.line,
+                    "phase": mark.phase,
+                    "event": match mark.boundary { Boundary::Begin => "begin", Boundary::End => "end" },
+                })
+            })
+            .collect();
+        let ooms: Vec<Value> = self
+            .oom_lines
+            .iter()
+            .zip(&self.oom_texts)
+            .map(|(line, text)| json!({ "line": line, "text": text }))
+            .collect();
+        json!({
+            "adapter": "temporary",
+            "is_gpu_oom": !self.oom_lines.is_empty(),
+            "engine": null,
+            "oom": ooms.first().cloned(),
+            "ooms": ooms,
+            "context": self.oom_context,
+            "phase": {
+                "failed_in": failed_in,
+                "last_completed": last_completed,
+                "server_was_ready": server_was_ready,
+            },
+            "timeline": timeline,
+            "verdict": null,
+        })
+    }
+
+    /// The final explain document.
+    pub fn finish(self) -> Value {
+        self.report()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_and_oom_from_lines() {
+        let mut live = LiveExplain::new(2);
+        for line in [
+            "INFO starting",
+            "Loading weights: shard 1/4",
+            "Loading weights took 3.10 seconds",
+            "Converting weights to bf16",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB.",
+        ] {
+            live.push_line(line.as_bytes());
+        }
+        assert_eq!(live.marks().len(), 3);
+        assert_eq!(live.oom_lines(), &[5]);
+        let report = live.finish();
+        assert_eq!(report["phase"]["failed_in"], "format_conversion");
+        assert_eq!(report["phase"]["last_completed"], "weights_load");
+        assert_eq!(report["is_gpu_oom"], true);
+        assert_eq!(report["context"].as_array().map(Vec::len), Some(2));
+    }
+}
