@@ -17,7 +17,7 @@ pub enum Markup {
 /// user should see it.
 pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
     let mut lines: Vec<String> = Vec::new();
-    let command = record.command.join(" ");
+    let command = shell_words(&record.command);
     let seconds = record.duration_ms.unwrap_or(0) as f64 / 1000.0;
     let outcome = match record.status {
         RunStatus::Running => "is still running".to_owned(),
@@ -94,7 +94,10 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
             lines.push(line);
         }
     } else if let Some(reason) = &record.memory.reason {
-        lines.push(format!("no memory timeline: {reason}"));
+        let line = format!("no memory timeline: {reason}");
+        if !record.limitations.contains(&line) {
+            lines.push(line);
+        }
     }
     if let Some(snapshot) = &record.torch_snapshot {
         if let Some(file) = &snapshot.file {
@@ -131,10 +134,41 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
     }
 }
 
+/// The command line as a shell would need it typed: arguments with spaces or quotes in single
+/// quotes.
+pub fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|argument| {
+            let plain = !argument.is_empty()
+                && argument
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%[]~".contains(c));
+            if plain {
+                argument.clone()
+            } else {
+                format!("'{}'", argument.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::run::{DeviceTimeline, LogInfo, MemoryRecord};
+
+    #[test]
+    fn shell_quoting() {
+        let argv: Vec<String> = ["sh", "-c", "echo 'hi' there", "--api-key", "[REDACTED]", ""]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        assert_eq!(
+            shell_words(&argv),
+            r"sh -c 'echo '\''hi'\'' there' --api-key [REDACTED] ''"
+        );
+    }
 
     #[test]
     fn summary_of_an_oom_run() {

@@ -1,1 +1,353 @@
-//! CLI tests of `oomdoc run`.
+//! CLI tests of `oomdoc run`: exit codes, pass-through, the log, signals, the record.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::{oomdoc, stderr, stdout};
+
+fn record(directory: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(directory.join("run.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn run_sh(directory: &Path, script: &str) -> std::process::Output {
+    oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(directory)
+        .args(["--", "sh", "-c", script])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn exit_codes_are_the_childs() {
+    let temp = tempfile::tempdir().unwrap();
+    for (name, script, code, status) in [
+        ("zero", "exit 0", 0, "exited"),
+        ("three", "exit 3", 3, "exited"),
+        ("killed", "kill -KILL $$", 137, "signaled"),
+    ] {
+        let directory = temp.path().join(name);
+        let output = run_sh(&directory, script);
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{name}: {}",
+            stderr(&output)
+        );
+        let record = record(&directory);
+        assert_eq!(record["exit_code"], code, "{name}");
+        assert_eq!(record["status"], status, "{name}");
+        assert_eq!(record["interrupted"], false);
+        assert!(record["ended_at"].is_string());
+    }
+    assert_eq!(record(&temp.path().join("killed"))["signal"], 9);
+}
+
+#[test]
+fn output_passes_through_and_is_logged() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("out");
+    let output = run_sh(
+        &directory,
+        "printf 'one\\ntwo\\n'; printf 'warn\\n' >&2; printf 'no newline at the end'",
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "one\ntwo\nno newline at the end");
+    let err = stderr(&output);
+    assert!(err.starts_with("warn\n"), "{err}");
+    assert!(err.contains("oomdoc run: `sh -c "), "{err}");
+    let log = std::fs::read_to_string(directory.join("log.txt")).unwrap();
+    let stdout_lines: Vec<&str> = log.lines().filter(|line| *line != "warn").collect();
+    assert_eq!(stdout_lines, ["one", "two", "no newline at the end"]);
+    assert!(log.lines().any(|line| line == "warn"));
+    assert!(log.ends_with('\n'));
+    let record = record(&directory);
+    assert_eq!(record["log"]["file"], "log.txt");
+    assert_eq!(record["log"]["lines"], 4);
+    assert_eq!(record["log"]["stdout_lines"], 3);
+    assert_eq!(record["log"]["stderr_lines"], 1);
+    assert_eq!(record["log"]["bytes"], log.len() as u64);
+}
+
+#[test]
+fn sigterm_is_forwarded_and_the_record_says_interrupted() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("term");
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "sh", "-c", "echo ready; exec sleep 60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    let record = record(&directory);
+    assert_eq!(record["interrupted"], true);
+    assert_eq!(record["status"], "interrupted");
+    assert_eq!(record["exit_code"], 143);
+    assert_eq!(record["signal"], 15);
+    assert_eq!(record["signals_received"][0]["signal"], 15);
+    assert_eq!(record["signals_received"][0]["forwarded"], true);
+    assert_eq!(record["signals_received"][0]["origin"], "process");
+}
+
+#[test]
+fn oom_text_from_the_child_is_explained() {
+    let cases: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(super::fixture("h200-torch2.11/oom_cases.json")).unwrap(),
+    )
+    .unwrap();
+    let traceback = cases[0]["result"]["traceback"].as_str().unwrap();
+    assert!(traceback.contains("Tried to allocate 200.00 GiB"));
+    let temp = tempfile::tempdir().unwrap();
+    let text = temp.path().join("traceback.txt");
+    std::fs::write(&text, traceback).unwrap();
+    let directory = temp.path().join("oom");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "sh", "-c", "cat \"$0\" >&2; exit 1"])
+        .arg(&text)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        output.stderr.get(..traceback.len()),
+        Some(traceback.as_bytes())
+    );
+    let record = record(&directory);
+    assert_eq!(record["explain"]["is_gpu_oom"], true);
+    let ooms = record["explain"]["ooms"].as_array().unwrap();
+    assert!(!ooms.is_empty());
+    assert!(ooms[0].to_string().contains("200"), "{}", ooms[0]);
+    assert_eq!(record["ooms"][0]["line"], 3);
+    assert!(stderr(&output).contains("GPU out of memory: 1 message in the log"));
+}
+
+#[test]
+fn secrets_are_redacted_in_the_record() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("secret");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .env("HF_TOKEN", "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")
+        .env("VLLM_API_KEY", "abc")
+        .env("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo $HF_TOKEN",
+            "serve",
+            "--api-key",
+            "sk-proj-NotARealKeyEither12345",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let text = std::fs::read_to_string(directory.join("run.json")).unwrap();
+    assert!(!text.contains("ThisIsNotARealToken"), "{text}");
+    assert!(!text.contains("NotARealKeyEither"), "{text}");
+    let record: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let environment = &record["preflight"]["environment"];
+    assert_eq!(environment["HF_TOKEN"], "[REDACTED]");
+    assert_eq!(environment["VLLM_API_KEY"], "[REDACTED]");
+    assert_eq!(
+        environment["PYTORCH_CUDA_ALLOC_CONF"],
+        "expandable_segments:True"
+    );
+    let command: Vec<&str> = record["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        command,
+        [
+            "sh",
+            "-c",
+            "echo $HF_TOKEN",
+            "serve",
+            "--api-key",
+            "[REDACTED]"
+        ]
+    );
+    // The child's own output is passed through and logged as it was.
+    assert!(stdout(&output).contains("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"));
+}
+
+#[test]
+fn record_is_valid_json_at_every_moment() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("live");
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 40 ]; do echo \"Loading weights shard $i\"; echo \"Loading weights took 0.01 seconds\"; sleep 0.02; i=$((i+1)); done",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reads = 0;
+    let mut running_seen = false;
+    loop {
+        let done = child.try_wait().unwrap().is_some();
+        if let Ok(text) = std::fs::read_to_string(directory.join("run.json")) {
+            let record: serde_json::Value = serde_json::from_str(&text)
+                .unwrap_or_else(|error| panic!("invalid run.json after {reads} reads: {error}"));
+            running_seen |= record["status"] == "running";
+            reads += 1;
+        }
+        if done {
+            break;
+        }
+    }
+    assert!(reads > 1);
+    assert!(running_seen);
+    let record = record(&directory);
+    assert_eq!(record["status"], "exited");
+    assert_eq!(record["phases"][0]["phase"], "weights_load");
+    // Leftover temporary files would mean a write was not atomic.
+    let names: Vec<String> = std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["log.txt", "run.json"]);
+}
+
+#[test]
+fn command_not_found_exits_127_with_a_record() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("missing");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "oomdoc-no-such-command-here", "--flag"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(127));
+    assert!(output.stdout.is_empty());
+    let err = stderr(&output);
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("command `oomdoc-no-such-command-here` not found"),
+        "{err}"
+    );
+    let record = record(&directory);
+    assert_eq!(record["status"], "spawn_failed");
+    assert_eq!(record["exit_code"], 127);
+}
+
+#[test]
+fn existing_directories_are_protected() {
+    let temp = tempfile::tempdir().unwrap();
+    let other = temp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let output = run_sh(&other, "exit 0");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("is not an oomdoc run directory"));
+
+    let earlier = temp.path().join("earlier");
+    assert_eq!(run_sh(&earlier, "exit 0").status.code(), Some(0));
+    let again = run_sh(&earlier, "exit 4");
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("add `--force`"));
+    let forced = oomdoc()
+        .arg("run")
+        .arg("--force")
+        .arg("--out")
+        .arg(&earlier)
+        .args(["--", "sh", "-c", "exit 4"])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(4));
+    assert_eq!(record(&earlier)["exit_code"], 4);
+}
+
+#[test]
+fn without_gpu_source_the_record_says_why() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("nogpu");
+    let output = run_sh(&directory, "echo hi");
+    assert_eq!(output.status.code(), Some(0));
+    let record = record(&directory);
+    assert_eq!(record["memory"]["available"], false);
+    let reason = record["memory"]["reason"].as_str().unwrap();
+    assert!(!reason.is_empty());
+    let limitations = record["limitations"].as_array().unwrap();
+    assert!(limitations
+        .iter()
+        .any(|l| l.as_str().unwrap().starts_with("no memory timeline: ")));
+}
+
+#[test]
+fn json_summary_is_the_record() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("json");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--json")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed, record(&directory));
+    assert_eq!(printed["schema_version"], 1);
+}
+
+#[test]
+fn torch_snapshot_hook_is_harmless_without_torch() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("py");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--torch-snapshot")
+        .arg("--out")
+        .arg(&directory)
+        .args([
+            "--",
+            "python3",
+            "-c",
+            "import sys, json; print('ok', 'torch' in sys.modules)",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "ok False\n");
+    let record = record(&directory);
+    assert_eq!(record["torch_snapshot"]["files"], serde_json::json!([]));
+    assert!(directory.join(".oomdoc-python/sitecustomize.py").is_file());
+}
