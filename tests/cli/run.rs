@@ -7,8 +7,10 @@ use std::process::{Command, Stdio};
 use super::{oomdoc, stderr, stdout};
 
 fn record(directory: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(directory.join("run.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    let path = directory.join("run.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read `{}`: {error}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("invalid run.json: {error}"))
 }
 
 fn run_sh(directory: &Path, script: &str) -> std::process::Output {
@@ -18,7 +20,7 @@ fn run_sh(directory: &Path, script: &str) -> std::process::Output {
         .arg(directory)
         .args(["--", "sh", "-c", script])
         .output()
-        .unwrap()
+        .unwrap_or_else(|error| panic!("cannot run oomdoc: {error}"))
 }
 
 #[test]
