@@ -161,6 +161,8 @@ pub struct MemoryRecord {
     pub devices: Vec<DeviceTimeline>,
     /// How the sampler kept up.
     pub sampler: Option<SamplerStats>,
+    /// CPU time oomdoc itself used during the run (all its threads), ms.
+    pub oomdoc_cpu_ms: Option<f64>,
     /// Inventory taken when the first OOM line appeared in the log (R9: "at the moment of
     /// failure"); per-process memory at that instant.
     pub inventory_at_oom: Option<Inventory>,

@@ -353,3 +353,46 @@ fn torch_snapshot_hook_is_harmless_without_torch() {
     assert_eq!(record["torch_snapshot"]["files"], serde_json::json!([]));
     assert!(directory.join(".oomdoc-python/sitecustomize.py").is_file());
 }
+
+#[test]
+fn torch_snapshot_hook_dumps_on_oom_and_chains_sitecustomize() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let own_site = temp.path().join("site");
+    std::fs::create_dir_all(&own_site).unwrap();
+    std::fs::write(
+        own_site.join("sitecustomize.py"),
+        "import sys\nsys.stderr.write('user sitecustomize ran\\n')\n",
+    )
+    .unwrap();
+    let python_path = format!(
+        "{}:{}",
+        super::fixture("run/fake_torch").display(),
+        own_site.display()
+    );
+    let directory = temp.path().join("snap");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--torch-snapshot")
+        .arg("--out")
+        .arg(&directory)
+        .env("PYTHONPATH", python_path)
+        .args(["--", "python3", "-c", "import torch; torch.fake_oom()"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).starts_with("user sitecustomize ran\n"));
+    let snapshot = std::fs::read(directory.join("torch_snapshot.pickle")).unwrap();
+    assert_eq!(snapshot, b"fake snapshot, max_entries=100000\n");
+    let record = record(&directory);
+    let torch = &record["torch_snapshot"];
+    assert_eq!(torch["file"], "torch_snapshot.pickle");
+    assert_eq!(torch["history_enabled"], true);
+    assert!(torch["notes"][1]
+        .as_str()
+        .unwrap()
+        .ends_with("snapshot written to torch_snapshot.pickle (out-of-memory observer, device 0)"));
+    assert!(stderr(&output).contains("PyTorch memory snapshot: "));
+}

@@ -376,6 +376,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     if let Some(stats) = sampler_state.as_ref().map(|s| s.stats) {
         state.record.memory.sampler = Some(stats);
     }
+    state.record.memory.oomdoc_cpu_ms = process::own_cpu_ms();
     state.write(sampler_state.as_ref(), Some(end_ms))?;
 
     let shown = directory.display().to_string();
