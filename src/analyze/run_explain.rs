@@ -176,7 +176,14 @@ impl LiveExplain {
             .oom_lines
             .iter()
             .zip(&self.oom_texts)
-            .map(|(line, text)| json!({ "line": line, "text": text }))
+            .map(|(line, text)| {
+                json!({
+                    "line": line,
+                    "text": text,
+                    "gpu_index": gpu_index(text),
+                    "rank": rank(text),
+                })
+            })
             .collect();
         json!({
             "adapter": "temporary",
@@ -199,6 +206,24 @@ impl LiveExplain {
     pub fn finish(self) -> Value {
         self.report()
     }
+}
+
+/// `GPU 1 has a total capacity …` → 1 (PyTorch 2.x text, formats.md §1.2).
+fn gpu_index(text: &str) -> Option<u32> {
+    let at = text.find("GPU ")?;
+    let digits: String = text[at + 4..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// `[rank1]: …` (torchrun's prefix) → 1.
+fn rank(text: &str) -> Option<u32> {
+    let rest = text.trim_start().strip_prefix("[rank")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    rest[digits.len()..].starts_with(']').then_some(())?;
+    digits.parse().ok()
 }
 
 #[cfg(test)]
@@ -224,5 +249,14 @@ mod tests {
         assert_eq!(report["phase"]["last_completed"], "weights_load");
         assert_eq!(report["is_gpu_oom"], true);
         assert_eq!(report["context"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn rank_and_gpu_of_an_oom_line() {
+        let line = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB. GPU 1 has a total capacity of 139.80 GiB";
+        assert_eq!(rank(line), Some(1));
+        assert_eq!(gpu_index(line), Some(1));
+        assert_eq!(rank("[ranked]: x"), None);
+        assert_eq!(gpu_index("CUDA out of memory."), None);
     }
 }

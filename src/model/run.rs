@@ -75,9 +75,9 @@ pub struct RunRecord {
     pub memory: MemoryRecord,
     /// The phases seen in the log, with their times (R5, R8).
     pub phases: Vec<PhaseSpan>,
-    /// OOM messages seen in the log, with the time their line arrived.
+    /// OOM messages seen in the log, with the time their line arrived and the device by UUID.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ooms: Vec<LogEvent>,
+    pub ooms: Vec<OomEvent>,
     /// The PyTorch memory snapshot(s) `--torch-snapshot` produced.
     pub torch_snapshot: Option<TorchSnapshotRecord>,
     /// What could not be measured, and why.
@@ -258,14 +258,21 @@ pub struct PhaseSpan {
     pub completed: bool,
 }
 
-/// A log line of note, with its time.
+/// An OOM line of the log, with its time and device.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct LogEvent {
+pub struct OomEvent {
     /// 1-based line in `log.txt`.
     pub line: u64,
     /// When it arrived, ms since start.
     pub t_ms: Option<u64>,
+    /// The rank that printed it (torchrun's `[rankN]:` prefix), when shown.
+    pub rank: Option<u32>,
+    /// The CUDA ordinal in the message (`GPU 1 has a total capacity …`), as the failing process saw it.
+    pub gpu_index: Option<u32>,
+    /// The device by UUID: the inventory device with that CUDA ordinal under oomdoc's own
+    /// `CUDA_VISIBLE_DEVICES` (R10; wrong if the launcher changed it per process).
+    pub device_uuid: Option<String>,
 }
 
 /// The snapshot file(s) `--torch-snapshot` produced.

@@ -24,7 +24,7 @@ use crate::cli::ExitStatus;
 use crate::error::HintedError;
 use crate::model::machine::Inventory;
 use crate::model::run::{
-    DeviceTimeline, HostInfo, LogEvent, LogInfo, MemoryRecord, Preflight, ReceivedSignal,
+    DeviceTimeline, HostInfo, LogInfo, MemoryRecord, OomEvent, Preflight, ReceivedSignal,
     RunRecord, RunStatus, TorchSnapshotRecord, LOG_FILE, RECORD_FILE, TORCH_SNAPSHOT_FILE,
 };
 use crate::render::redact::Redactor;
@@ -424,16 +424,8 @@ impl RunState {
     /// open phase at the end of the run.
     fn write(&mut self, sampler: Option<&SamplerState>, end_ms: Option<u64>) -> anyhow::Result<()> {
         let spans = phase_spans(self.live.marks(), &self.clock, end_ms);
-        self.record.ooms = self
-            .live
-            .oom_lines()
-            .iter()
-            .map(|line| LogEvent {
-                line: *line,
-                t_ms: self.clock.t_ms(*line),
-            })
-            .collect();
         let mut explain = self.live.report();
+        self.record.ooms = oom_events(&explain, &self.clock, self.inventory.as_ref());
         add_times(&mut explain, &self.clock);
         redact_json(&mut explain, &self.redactor);
         self.record.explain = Some(explain);
@@ -554,6 +546,43 @@ fn add_times(explain: &mut serde_json::Value, clock: &LineClock) {
             }
         }
     }
+}
+
+/// The OOMs explain found, with their times and devices by UUID (R10).
+fn oom_events(
+    explain: &serde_json::Value,
+    clock: &LineClock,
+    inventory: Option<&Inventory>,
+) -> Vec<OomEvent> {
+    let Some(ooms) = explain.get("ooms").and_then(serde_json::Value::as_array) else {
+        return Vec::new();
+    };
+    let number = |entry: &serde_json::Value, key: &str| {
+        entry
+            .get(key)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|value| u32::try_from(value).ok())
+    };
+    ooms.iter()
+        .filter_map(|entry| {
+            let line = entry.get("line").and_then(serde_json::Value::as_u64)?;
+            let gpu_index = number(entry, "gpu_index");
+            let device_uuid = gpu_index.and_then(|ordinal| {
+                inventory?
+                    .devices
+                    .iter()
+                    .find(|device| device.cuda_ordinal == Some(ordinal))
+                    .map(|device| device.uuid.clone())
+            });
+            Some(OomEvent {
+                line,
+                t_ms: clock.t_ms(line),
+                rank: number(entry, "rank"),
+                gpu_index,
+                device_uuid,
+            })
+        })
+        .collect()
 }
 
 /// Redacts every string of a JSON value (R16): explain keeps log lines.
