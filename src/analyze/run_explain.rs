@@ -6,8 +6,8 @@
 //! recognises a handful of phase and OOM lines itself and produces an explain-shaped document
 //! (`is_gpu_oom`, `engine`, `oom`, `ooms`, `phase`, `timeline`, `verdict`) marked with
 //! `"adapter": "temporary"`. After `git merge main`, `LiveExplain` wraps the real `Explainer` and
-//! the marker table below goes away; the interface (`push_line`, `marks`, `oom_lines`,
-//! `generation`, `report`, `finish`) stays.
+//! the marker table below goes away; the interface (`push_line`, `oom_hint`, `refresh`,
+//! `marks`, `report`, `finish`) stays.
 
 use serde_json::{json, Value};
 
@@ -63,9 +63,9 @@ const OOM_MARKERS: &[&str] = &[
     "cuda error: out of memory",
 ];
 
-/// The explain machinery fed line by line.
+/// The temporary stand-in for `analyze::explain::Explainer`.
 #[derive(Debug, Clone)]
-pub struct LiveExplain {
+struct Adapter {
     context_lines: usize,
     lines: u64,
     marks: Vec<PhaseMark>,
@@ -73,13 +73,11 @@ pub struct LiveExplain {
     oom_texts: Vec<String>,
     recent: std::collections::VecDeque<String>,
     oom_context: Vec<String>,
-    generation: u64,
 }
 
-impl LiveExplain {
-    /// A fresh follower keeping `context_lines` lines before the first OOM (R4).
-    pub fn new(context_lines: usize) -> Self {
-        LiveExplain {
+impl Adapter {
+    fn new(context_lines: usize) -> Self {
+        Adapter {
             context_lines,
             lines: 0,
             marks: Vec::new(),
@@ -87,13 +85,10 @@ impl LiveExplain {
             oom_texts: Vec::new(),
             recent: std::collections::VecDeque::new(),
             oom_context: Vec::new(),
-            generation: 0,
         }
     }
 
-    /// Feeds one log line (its bytes, newline included or not). Lines are numbered from 1 in
-    /// the order given, which is the order of `log.txt`.
-    pub fn push_line(&mut self, line: &[u8]) {
+    fn push_line(&mut self, line: &[u8]) {
         self.lines += 1;
         let text = String::from_utf8_lossy(line);
         let text = text.trim_end_matches(['\n', '\r']);
@@ -105,7 +100,6 @@ impl LiveExplain {
                     phase: (*phase).to_owned(),
                     boundary: *boundary,
                 });
-                self.generation += 1;
                 break;
             }
         }
@@ -115,7 +109,6 @@ impl LiveExplain {
             }
             self.oom_lines.push(self.lines);
             self.oom_texts.push(text.to_owned());
-            self.generation += 1;
         }
         if self.context_lines > 0 {
             if self.recent.len() == self.context_lines {
@@ -125,23 +118,7 @@ impl LiveExplain {
         }
     }
 
-    /// Phase boundaries seen so far, by line.
-    pub fn marks(&self) -> &[PhaseMark] {
-        &self.marks
-    }
-
-    /// Lines that hold an OOM message.
-    pub fn oom_lines(&self) -> &[u64] {
-        &self.oom_lines
-    }
-
-    /// Grows whenever a phase boundary or an OOM is seen (the record is then rewritten).
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
-    /// The explain document for the log so far (without `schema_version`).
-    pub fn report(&self) -> Value {
+    fn report(&self) -> Value {
         let completed: Vec<&PhaseMark> = self
             .marks
             .iter()
@@ -201,11 +178,100 @@ impl LiveExplain {
             "verdict": null,
         })
     }
+}
 
-    /// The final explain document.
-    pub fn finish(self) -> Value {
-        self.report()
+/// The explain machinery fed line by line, with the phase boundaries `oomdoc run` needs.
+#[derive(Debug, Clone)]
+pub struct LiveExplain {
+    /// `None` once finished.
+    backend: Option<Adapter>,
+    lines: u64,
+    lines_at_refresh: u64,
+    report: Value,
+    marks: Vec<PhaseMark>,
+    oom_lines: Vec<u64>,
+    oom_hint: bool,
+}
+
+impl LiveExplain {
+    /// A fresh follower keeping `context_lines` lines before an OOM (R4).
+    pub fn new(context_lines: usize) -> Self {
+        let backend = Adapter::new(context_lines);
+        let report = backend.report();
+        LiveExplain {
+            backend: Some(backend),
+            lines: 0,
+            lines_at_refresh: 0,
+            report,
+            marks: Vec::new(),
+            oom_lines: Vec::new(),
+            oom_hint: false,
+        }
     }
+
+    /// Feeds one log line (its bytes, newline included or not). Lines are numbered from 1 in
+    /// the order given, which is the order of `log.txt`.
+    pub fn push_line(&mut self, line: &[u8]) {
+        self.lines += 1;
+        if !self.oom_hint && looks_like_oom(line) {
+            self.oom_hint = true;
+        }
+        if let Some(backend) = &mut self.backend {
+            backend.push_line(line);
+        }
+    }
+
+    /// Whether a line that looks like a GPU OOM arrived (a cheap check on every line, so the
+    /// sampler can take its inventory at once, before the next [`LiveExplain::refresh`]).
+    pub fn oom_hint(&self) -> bool {
+        self.oom_hint
+    }
+
+    /// Lines fed so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Recomputes the report when lines arrived since the last refresh; returns whether the
+    /// phase boundaries or the OOMs changed (the record is then rewritten at once).
+    pub fn refresh(&mut self) -> bool {
+        if self.lines == self.lines_at_refresh {
+            return false;
+        }
+        let Some(backend) = &self.backend else {
+            return false;
+        };
+        self.lines_at_refresh = self.lines;
+        self.report = backend.report();
+        let changed = backend.marks != self.marks || backend.oom_lines != self.oom_lines;
+        self.marks.clone_from(&backend.marks);
+        self.oom_lines.clone_from(&backend.oom_lines);
+        changed
+    }
+
+    /// Phase boundaries as of the last refresh, by line.
+    pub fn marks(&self) -> &[PhaseMark] {
+        &self.marks
+    }
+
+    /// The explain document as of the last refresh (without `schema_version`).
+    pub fn report(&self) -> &Value {
+        &self.report
+    }
+
+    /// Ends the input: the report and marks become final (later lines are ignored).
+    pub fn finish(&mut self) {
+        self.lines_at_refresh = u64::MAX;
+        self.refresh();
+        self.backend = None;
+    }
+}
+
+/// A cheap test for an OOM line: `out of memory` or `OutOfMemory` anywhere.
+fn looks_like_oom(line: &[u8]) -> bool {
+    memchr::memmem::find(line, b"out of memory").is_some()
+        || memchr::memmem::find(line, b"OutOfMemory").is_some()
+        || memchr::memmem::find(line, b"OUT OF MEMORY").is_some()
 }
 
 /// `GPU 1 has a total capacity …` → 1 (PyTorch 2.x text, formats.md §1.2).
@@ -233,6 +299,7 @@ mod tests {
     #[test]
     fn phases_and_oom_from_lines() {
         let mut live = LiveExplain::new(2);
+        assert!(!live.refresh());
         for line in [
             "INFO starting",
             "Loading weights: shard 1/4",
@@ -242,9 +309,15 @@ mod tests {
         ] {
             live.push_line(line.as_bytes());
         }
+        assert!(live.oom_hint());
+        assert!(live.marks().is_empty());
+        assert!(live.refresh());
+        assert!(!live.refresh());
         assert_eq!(live.marks().len(), 3);
-        assert_eq!(live.oom_lines(), &[5]);
-        let report = live.finish();
+        live.finish();
+        assert_eq!(live.marks().len(), 3);
+        let report = live.report();
+        assert_eq!(report["ooms"][0]["line"], 5);
         assert_eq!(report["phase"]["failed_in"], "format_conversion");
         assert_eq!(report["phase"]["last_completed"], "weights_load");
         assert_eq!(report["is_gpu_oom"], true);

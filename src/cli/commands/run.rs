@@ -69,7 +69,7 @@ pub struct RunArgs {
 
 /// How often the record is rewritten while the child runs.
 const RECORD_EVERY_MS: u64 = 2000;
-/// Least time between two rewrites caused by new phases or OOMs.
+/// Least time between two explain refreshes (and rewrites caused by new phases or OOMs).
 const RECORD_MIN_GAP_MS: u64 = 200;
 /// How long to wait for the output pipes to close once the child has exited (a descendant may
 /// keep them open).
@@ -263,7 +263,8 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let mut exit: Option<(ExitInfo, u64)> = None;
     let mut closed = 0;
     let mut last_write = clock.now_ms();
-    let mut written_generation = 0;
+    let mut last_refresh = last_write;
+    let mut write_now = false;
     let mut oom_reported = false;
     let mut pipes_left_open = false;
     loop {
@@ -289,7 +290,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
                 let line = info.lines;
                 state.clock.push(line, t_ms);
                 state.live.push_line(&bytes);
-                if !oom_reported && !state.live.oom_lines().is_empty() {
+                if !oom_reported && state.live.oom_hint() {
                     oom_reported = true;
                     if let Some(sampler) = &sampler {
                         sampler.oom_seen();
@@ -310,7 +311,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
                         "process".to_owned()
                     },
                 });
-                written_generation = u64::MAX;
+                write_now = true;
             }
             Next::Idle => {}
             Next::Done => break,
@@ -325,17 +326,18 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
                 break;
             }
         }
-        let changed = written_generation != state.live.generation();
-        if now.saturating_sub(last_write) >= RECORD_EVERY_MS
-            || (changed && now.saturating_sub(last_write) >= RECORD_MIN_GAP_MS)
-        {
+        if now.saturating_sub(last_refresh) >= RECORD_MIN_GAP_MS {
+            last_refresh = now;
+            write_now |= state.live.refresh();
+        }
+        if write_now || now.saturating_sub(last_write) >= RECORD_EVERY_MS {
             log.flush()
                 .with_context(|| format!("cannot write `{}`", log_path.display()))?;
             let snapshot = sampler.as_ref().map(Sampler::snapshot);
             state.record.duration_ms = Some(now);
             state.write(snapshot.as_ref(), None)?;
             last_write = now;
-            written_generation = state.live.generation();
+            write_now = false;
         }
     }
     child.close();
@@ -343,6 +345,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         .with_context(|| format!("cannot write `{}`", log_path.display()))?;
 
     // The end: final state of everything, written once more.
+    state.live.finish();
     let end_ms = clock.now_ms();
     let sampler_state = sampler.map(Sampler::stop);
     let (info, _) = exit.unwrap_or((
@@ -424,7 +427,7 @@ impl RunState {
     /// open phase at the end of the run.
     fn write(&mut self, sampler: Option<&SamplerState>, end_ms: Option<u64>) -> anyhow::Result<()> {
         let spans = phase_spans(self.live.marks(), &self.clock, end_ms);
-        let mut explain = self.live.report();
+        let mut explain = self.live.report().clone();
         self.record.ooms = oom_events(&explain, &self.clock, self.inventory.as_ref());
         add_times(&mut explain, &self.clock);
         redact_json(&mut explain, &self.redactor);
