@@ -43,7 +43,11 @@ fn probe<T: Hint + std::error::Error + 'static>(
     error.downcast_ref::<T>().and_then(Hint::hint)
 }
 
-const HINT_PROBES: &[HintProbe] = &[probe::<HintedError>];
+const HINT_PROBES: &[HintProbe] = &[
+    probe::<HintedError>,
+    probe::<crate::source::server::ServerError>,
+    probe::<crate::source::gpu::GpuError>,
+];
 
 /// Hints found along an error's chain, outermost first, without duplicates.
 pub fn hints(error: &anyhow::Error) -> Vec<String> {

@@ -1,1 +1,683 @@
-//! Analyse plateau vs growth from probe samples (R13, R14).
+//! Analyse plateau vs growth from probe samples (R13, R14). Pure: takes the recorded
+//! requests, returns the verdict and the numbers behind it.
+//!
+//! # Why this test and not a trend over all samples
+//!
+//! The seeds' protocol (ten identical short requests, then ten alternating short/long, memory
+//! after each) separates "growth to a stable plateau" from "continuous growth of live memory".
+//! A trend test over every sample cannot: when a cache grows once at the first long input,
+//! every pair (before, after) of the step is an increasing pair, so Mann–Kendall's S is large
+//! and the median pairwise slope is positive. The scripted story `step` in
+//! `tests/cli/probe.rs` is that case, and the `naive` test this module still reports for
+//! contrast calls it significant; it must be `plateau`.
+//!
+//! So the evaluation window holds only repetitions of inputs already seen:
+//! - readings of the warm-up phase are never judged (story `plateau`: warm-up rise, then flat);
+//! - the reading at the first appearance of a new input shape (prompt size, or a first
+//!   concurrent round of that size) is a *step*, reported separately and excluded;
+//! - pairs are compared only inside a block — same repeat, same phase, same input shape, same
+//!   stretch between steps — as in the seasonal Kendall test (Hirsch, Slack & Smith 1982,
+//!   Water Resources Research 18(1)): S and its variance are summed over blocks, and the
+//!   Theil–Sen slope is the median of within-block pairwise slopes. A step between blocks adds
+//!   nothing; a leak adds to every block (story `leak`: +8 MiB per request is `growth`).
+//!
+//! Verdict, in this order:
+//! 1. fewer than [`MIN_POINTS`] readings in the window: `inconclusive`;
+//! 2. one-sided Mann–Kendall p < [`ALPHA`], slope > 0, and slope × span ≥ max(2 MiB, the
+//!    source's quantum, 3 × noise): `growth`. The effect floor keeps a tail of the warm-up
+//!    (two low readings at the start of a block give a significant S but a zero median slope)
+//!    from being called a leak;
+//! 3. noise so large that a leak of [`LEAK_OF_INTEREST`] per request would go unseen
+//!    (3 standard errors of the slope above it; story `noise`), or a weak trend (p < 0.05
+//!    with an effect above the floor): `inconclusive`;
+//! 4. otherwise `plateau`: no repeatable growth, so not a leak (seed: "Если повторяемого роста
+//!    нет, не называйте ситуацию утечкой"); the plateau level and the warm-up are the result.
+//!
+//! Noise is 1.4826 × MAD of successive within-block differences / √2, which a linear leak and
+//! a single step leave unchanged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::bytes::MIB;
+use crate::model::probe::{GrowthVerdict, Phase, ProbeRequest, Step, Trend, TrendTest, Warmup};
+use crate::model::Bytes;
+
+/// Fewest readings in the evaluation window for any verdict but `inconclusive`.
+pub const MIN_POINTS: usize = 6;
+/// One-sided significance level of the Mann–Kendall test.
+pub const ALPHA: f64 = 0.01;
+/// A leak this fast (bytes per request) must not be missed: 1 MiB per request fills 80 GiB
+/// in about 80 000 requests, a day of modest traffic.
+pub const LEAK_OF_INTEREST: f64 = MIB as f64;
+/// Smallest growth over the window ever called `growth`: one 2 MiB page, NVML's granularity.
+pub const MIN_GROWTH: f64 = 2.0 * MIB as f64;
+
+/// What the analysis concluded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrowthAnalysis {
+    /// The verdict.
+    pub verdict: GrowthVerdict,
+    /// The numbers behind it.
+    pub trend: Trend,
+    /// The plateau level, when the verdict is `plateau`.
+    pub plateau_bytes: Option<Bytes>,
+    /// Warm-up and overall levels.
+    pub warmup: Warmup,
+    /// One-time rises at new inputs.
+    pub steps: Vec<Step>,
+}
+
+/// One memory reading in protocol order.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    sequence: u64,
+    repeat: u32,
+    phase: Phase,
+    index: u32,
+    prompt_chars: u64,
+    value: f64,
+}
+
+/// Judges the recorded requests. `baseline` is memory before the first request; `stopped`
+/// says why the protocol ended early, which forces `inconclusive`.
+pub fn analyze(
+    requests: &[ProbeRequest],
+    baseline: Option<Bytes>,
+    stopped: Option<&str>,
+) -> GrowthAnalysis {
+    let readings = readings(requests);
+    let mut seen: BTreeSet<(u64, bool)> = BTreeSet::new();
+    let mut steps = Vec::new();
+    let mut segment = 0u32;
+    let mut blocks: BTreeMap<(u32, Phase, u32, u64), Vec<Reading>> = BTreeMap::new();
+    let mut previous: Option<f64> = baseline.map(|bytes| bytes.get() as f64);
+    for reading in &readings {
+        let shape = (reading.prompt_chars, reading.phase == Phase::Concurrent);
+        let new_shape = seen.insert(shape);
+        if reading.phase != Phase::Warmup {
+            if new_shape {
+                segment += 1;
+                if let Some(before) = previous {
+                    steps.push(Step {
+                        repeat: reading.repeat,
+                        phase: reading.phase,
+                        index: reading.index,
+                        prompt_chars: reading.prompt_chars,
+                        before_bytes: Bytes(before as u64),
+                        after_bytes: Bytes(reading.value as u64),
+                    });
+                }
+            } else {
+                blocks
+                    .entry((reading.repeat, reading.phase, segment, reading.prompt_chars))
+                    .or_default()
+                    .push(*reading);
+            }
+        }
+        previous = Some(reading.value);
+    }
+    let blocks: Vec<Vec<Reading>> = blocks.into_values().filter(|b| b.len() >= 2).collect();
+    let series: Vec<Vec<(f64, f64)>> = blocks
+        .iter()
+        .map(|block| {
+            block
+                .iter()
+                .map(|r| (f64::from(r.index), r.value))
+                .collect()
+        })
+        .collect();
+    let window = (!series.is_empty()).then(|| trend_test(&series));
+    let measured: Vec<(f64, f64)> = readings
+        .iter()
+        .filter(|r| r.phase != Phase::Warmup)
+        .map(|r| (r.sequence as f64, r.value))
+        .collect();
+    let naive = (measured.len() >= 2).then(|| trend_test(&[measured]));
+
+    let window_sequences: Vec<u64> = blocks.iter().flatten().map(|r| r.sequence).collect();
+    let span = match (window_sequences.iter().min(), window_sequences.iter().max()) {
+        (Some(first), Some(last)) => last - first,
+        _ => 0,
+    };
+    let noise = noise(&series);
+    let quantum = quantum(&series);
+    let min_growth = MIN_GROWTH
+        .max(quantum.map_or(0.0, |q| q as f64))
+        .max(3.0 * noise);
+    let detectable = detectable_slope(&series, noise);
+    let slope = window.as_ref().map_or(0.0, |w| w.slope_bytes_per_request);
+    let window_growth = slope * span as f64;
+    let points = window.as_ref().map_or(0, |w| w.points);
+    let p_value = window.as_ref().map_or(1.0, |w| w.p_value);
+
+    let (verdict, reason) = if let Some(why) = stopped {
+        (
+            GrowthVerdict::Inconclusive,
+            format!("the protocol stopped early ({why})"),
+        )
+    } else if points < MIN_POINTS {
+        (
+            GrowthVerdict::Inconclusive,
+            format!(
+                "only {points} readings repeat an input already seen; at least {MIN_POINTS} are needed (try `--repeat 2`)"
+            ),
+        )
+    } else if p_value < ALPHA && slope > 0.0 && window_growth >= min_growth {
+        (
+            GrowthVerdict::Growth,
+            format!(
+                "memory kept rising through repeated inputs: {} per request (Theil–Sen), {} over {span} requests, Mann–Kendall p = {}",
+                signed_bytes(slope),
+                signed_bytes(window_growth),
+                format_p(p_value)
+            ),
+        )
+    } else if detectable.is_some_and(|d| d > LEAK_OF_INTEREST) {
+        (
+            GrowthVerdict::Inconclusive,
+            format!(
+                "readings too noisy: noise {} hides any leak slower than {} per request",
+                Bytes(noise as u64),
+                Bytes(detectable.unwrap_or_default() as u64)
+            ),
+        )
+    } else if p_value < 0.05 && slope > 0.0 && window_growth >= min_growth {
+        (
+            GrowthVerdict::Inconclusive,
+            format!(
+                "a weak rising trend ({} per request, p = {}): repeat the protocol (`--repeat 3`) to decide",
+                signed_bytes(slope),
+                format_p(p_value)
+            ),
+        )
+    } else {
+        (
+            GrowthVerdict::Plateau,
+            format!(
+                "no repeatable growth: {} over {span} repeated requests, Mann–Kendall p = {} (growth needs p < {ALPHA} and at least {}); not a leak",
+                signed_bytes(window_growth),
+                format_p(p_value),
+                Bytes(min_growth as u64)
+            ),
+        )
+    };
+
+    let plateau_bytes = (verdict == GrowthVerdict::Plateau)
+        .then(|| plateau_level(&blocks))
+        .flatten();
+    let after_warmup = readings
+        .iter()
+        .rev()
+        .find(|r| r.phase == Phase::Warmup)
+        .map(|r| Bytes(r.value as u64));
+    let final_bytes = readings.last().map(|r| Bytes(r.value as u64));
+    let difference = |a: Option<Bytes>, b: Option<Bytes>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.get() as i64 - b.get() as i64),
+        _ => None,
+    };
+    let warmup = Warmup {
+        baseline_bytes: baseline,
+        after_warmup_bytes: after_warmup,
+        warmup_growth_bytes: difference(after_warmup, baseline),
+        final_bytes,
+        total_growth_bytes: difference(final_bytes, baseline),
+    };
+    GrowthAnalysis {
+        verdict,
+        trend: Trend {
+            method: "seasonal Mann–Kendall test and Theil–Sen slope within blocks of the same repeat, phase and input size, after each input's first appearance; warm-up excluded".to_string(),
+            window,
+            naive,
+            window_span_requests: span,
+            window_growth_bytes: window_growth,
+            noise_bytes: noise,
+            quantum_bytes: quantum,
+            min_growth_bytes: min_growth,
+            detectable_slope_bytes_per_request: detectable,
+            leak_of_interest_bytes_per_request: LEAK_OF_INTEREST,
+            alpha: ALPHA,
+            reason,
+        },
+        plateau_bytes,
+        warmup,
+        steps,
+    }
+}
+
+/// Successful requests with a memory reading, one per concurrent round, in protocol order.
+fn readings(requests: &[ProbeRequest]) -> Vec<Reading> {
+    let mut out: Vec<Reading> = Vec::new();
+    for request in requests {
+        let ok = request.status.is_some_and(|s| (200..300).contains(&s));
+        let Some(memory) = request.memory_bytes.filter(|_| ok) else {
+            continue;
+        };
+        if request.phase == Phase::Concurrent {
+            if let Some(last) = out.last() {
+                if last.phase == Phase::Concurrent
+                    && last.repeat == request.repeat
+                    && last.index == request.index
+                {
+                    continue;
+                }
+            }
+        }
+        out.push(Reading {
+            sequence: out.len() as u64,
+            repeat: request.repeat,
+            phase: request.phase,
+            index: request.index,
+            prompt_chars: request.prompt_chars,
+            value: memory.get() as f64,
+        });
+    }
+    out
+}
+
+/// Mann–Kendall and Theil–Sen over blocks of `(x, value)` points; pairs only within a block.
+pub fn trend_test(blocks: &[Vec<(f64, f64)>]) -> TrendTest {
+    let mut s: i64 = 0;
+    let mut variance = 0.0;
+    let mut slopes = Vec::new();
+    let mut points = 0;
+    let mut used_blocks = 0;
+    for block in blocks {
+        if block.len() < 2 {
+            continue;
+        }
+        used_blocks += 1;
+        points += block.len();
+        for (i, &(xi, vi)) in block.iter().enumerate() {
+            for &(xj, vj) in &block[i + 1..] {
+                s += sign(vj - vi);
+                if xj != xi {
+                    slopes.push((vj - vi) / (xj - xi));
+                }
+            }
+        }
+        variance += mann_kendall_variance(block.iter().map(|&(_, v)| v));
+    }
+    let z = if variance <= 0.0 {
+        0.0
+    } else {
+        (s - s.signum()) as f64 / variance.sqrt()
+    };
+    TrendTest {
+        points,
+        blocks: used_blocks,
+        mann_kendall_s: s,
+        variance,
+        z,
+        p_value: upper_tail(z),
+        slope_bytes_per_request: median(&mut slopes).unwrap_or(0.0),
+    }
+}
+
+fn sign(value: f64) -> i64 {
+    if value > 0.0 {
+        1
+    } else if value < 0.0 {
+        -1
+    } else {
+        0
+    }
+}
+
+/// Var(S) = [n(n−1)(2n+5) − Σ t(t−1)(2t+5)] / 18, t the sizes of groups of tied values.
+fn mann_kendall_variance(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    let n = values.len() as f64;
+    let mut ties = 0.0;
+    let mut start = 0;
+    while start < values.len() {
+        let mut end = start + 1;
+        while end < values.len() && values[end] == values[start] {
+            end += 1;
+        }
+        let t = (end - start) as f64;
+        ties += t * (t - 1.0) * (2.0 * t + 5.0);
+        start = end;
+    }
+    (n * (n - 1.0) * (2.0 * n + 5.0) - ties) / 18.0
+}
+
+/// P(Z > z) for a standard normal Z.
+pub fn upper_tail(z: f64) -> f64 {
+    if z == 0.0 {
+        return 0.5; // exact; the fit below is off by 1.5e-8 there
+    }
+    (0.5 * erfc(z / std::f64::consts::SQRT_2)).clamp(0.0, 1.0)
+}
+
+/// Complementary error function, Chebyshev fit with fractional error below 1.2e-7
+/// (Press et al., Numerical Recipes, 2nd ed., §6.2, `erfcc`).
+fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let polynomial = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let result = t * polynomial.exp();
+    if x >= 0.0 {
+        result
+    } else {
+        2.0 - result
+    }
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    Some(if values.len() % 2 == 0 {
+        (values[middle - 1] + values[middle]) / 2.0
+    } else {
+        values[middle]
+    })
+}
+
+/// 1.4826 × MAD of successive within-block differences, / √2 (a difference of two readings
+/// has twice the variance of one).
+fn noise(blocks: &[Vec<(f64, f64)>]) -> f64 {
+    let mut differences: Vec<f64> = blocks
+        .iter()
+        .flat_map(|block| block.windows(2).map(|pair| pair[1].1 - pair[0].1))
+        .collect();
+    let Some(center) = median(&mut differences) else {
+        return 0.0;
+    };
+    let mut deviations: Vec<f64> = differences.iter().map(|d| (d - center).abs()).collect();
+    median(&mut deviations).unwrap_or(0.0) * 1.4826 / std::f64::consts::SQRT_2
+}
+
+/// Smallest non-zero change between successive readings of a block.
+fn quantum(blocks: &[Vec<(f64, f64)>]) -> Option<u64> {
+    blocks
+        .iter()
+        .flat_map(|block| block.windows(2))
+        .map(|pair| (pair[1].1 - pair[0].1).abs())
+        .filter(|d| *d > 0.0)
+        .map(|d| d as u64)
+        .min()
+}
+
+/// Three standard errors of a within-block least-squares slope, given the noise.
+fn detectable_slope(blocks: &[Vec<(f64, f64)>], noise: f64) -> Option<f64> {
+    let sxx: f64 = blocks
+        .iter()
+        .filter(|block| block.len() >= 2)
+        .map(|block| {
+            let mean = block.iter().map(|p| p.0).sum::<f64>() / block.len() as f64;
+            block.iter().map(|p| (p.0 - mean).powi(2)).sum::<f64>()
+        })
+        .sum();
+    (sxx > 0.0).then(|| 3.0 * noise / sxx.sqrt())
+}
+
+/// The highest block median of the last phase judged: where memory settled.
+fn plateau_level(blocks: &[Vec<Reading>]) -> Option<Bytes> {
+    let last = blocks.iter().flatten().max_by_key(|r| r.sequence)?;
+    blocks
+        .iter()
+        .filter(|block| {
+            block
+                .first()
+                .is_some_and(|r| r.repeat == last.repeat && r.phase == last.phase)
+        })
+        .filter_map(|block| median(&mut block.iter().map(|r| r.value).collect::<Vec<_>>()))
+        .max_by(f64::total_cmp)
+        .map(|value| Bytes(value as u64))
+}
+
+/// `+8.00 MiB`, `-2.00 MiB`, `0 B`.
+pub fn signed_bytes(value: f64) -> String {
+    let magnitude = Bytes(value.abs().round() as u64);
+    if value <= -0.5 {
+        format!("-{magnitude}")
+    } else if value >= 0.5 {
+        format!("+{magnitude}")
+    } else {
+        magnitude.to_string()
+    }
+}
+
+/// A p-value with 2 significant digits, `< 1e-6` below that.
+pub fn format_p(p: f64) -> String {
+    if p < 1e-6 {
+        "< 1e-6".to_string()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tolerance: f64) {
+        assert!((a - b).abs() <= tolerance, "{a} is not {b} ± {tolerance}");
+    }
+
+    fn series(values: &[f64]) -> Vec<(f64, f64)> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64, *v))
+            .collect()
+    }
+
+    #[test]
+    fn mann_kendall_by_hand() {
+        // 1..5: all 10 pairs increase; Var = 5·4·15/18 = 16.667; z = 9/√16.667 = 2.2045;
+        // P(Z > 2.2045) = 0.01374 (normal table).
+        let test = trend_test(&[series(&[1.0, 2.0, 3.0, 4.0, 5.0])]);
+        assert_eq!(test.mann_kendall_s, 10);
+        close(test.variance, 16.6667, 1e-3);
+        close(test.z, 2.2045, 1e-3);
+        close(test.p_value, 0.01374, 1e-4);
+        close(test.slope_bytes_per_request, 1.0, 1e-12);
+    }
+
+    #[test]
+    fn ties_reduce_the_variance() {
+        // 1,1,2,2: S = 4; Var = (4·3·13 − 2·(2·1·9))/18 = 120/18 = 6.667; z = 3/2.582 = 1.162;
+        // p = 0.1226.
+        let test = trend_test(&[series(&[1.0, 1.0, 2.0, 2.0])]);
+        assert_eq!(test.mann_kendall_s, 4);
+        close(test.variance, 6.6667, 1e-3);
+        close(test.p_value, 0.1226, 1e-3);
+    }
+
+    #[test]
+    fn theil_sen_is_the_median_pairwise_slope() {
+        // Slopes 2, 0.5, 4/3, −1, 1, 3 → sorted −1, 0.5, 1, 4/3, 2, 3 → median (1 + 4/3)/2.
+        let test = trend_test(&[series(&[1.0, 3.0, 2.0, 5.0])]);
+        close(test.slope_bytes_per_request, 7.0 / 6.0, 1e-12);
+        assert_eq!(test.mann_kendall_s, 4);
+    }
+
+    #[test]
+    fn blocks_ignore_a_step_between_them() {
+        // Flat, then flat 100 higher: as one series a strong trend; as two blocks none.
+        let low = series(&[10.0; 5]);
+        let high = series(&[110.0; 5]);
+        let joined: Vec<(f64, f64)> = [10.0; 5]
+            .iter()
+            .chain([110.0; 5].iter())
+            .enumerate()
+            .map(|(i, v)| (i as f64, *v))
+            .collect();
+        let naive = trend_test(&[joined]);
+        assert_eq!(naive.mann_kendall_s, 25);
+        assert!(naive.p_value < 0.01);
+        let blocked = trend_test(&[low, high]);
+        assert_eq!(blocked.mann_kendall_s, 0);
+        assert_eq!(blocked.slope_bytes_per_request, 0.0);
+    }
+
+    #[test]
+    fn normal_tail() {
+        close(upper_tail(0.0), 0.5, 1e-7);
+        close(upper_tail(1.96), 0.025, 1e-4);
+        close(upper_tail(-1.0), 0.841_345, 1e-6);
+        close(upper_tail(3.0), 0.001_35, 1e-5);
+    }
+
+    #[test]
+    fn noise_ignores_a_linear_trend() {
+        let leak = series(&[0.0, 8.0, 16.0, 24.0, 32.0, 40.0]);
+        assert_eq!(noise(&[leak]), 0.0);
+        // Differences 4, −4, 4, −4: median 0, MAD 4 → 4 × 1.4826 / √2 = 4.193.
+        let jitter = series(&[0.0, 4.0, 0.0, 4.0, 0.0]);
+        close(noise(&[jitter]), 4.1934, 1e-3);
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(signed_bytes(8.0 * MIB as f64), "+8.00 MiB");
+        assert_eq!(signed_bytes(-2.0 * MIB as f64), "-2.00 MiB");
+        assert_eq!(signed_bytes(0.1), "0 B");
+        assert_eq!(format_p(0.01374), "0.014");
+        assert_eq!(format_p(0.0001234), "1.2e-4");
+        assert_eq!(format_p(1e-9), "< 1e-6");
+    }
+
+    fn request(phase: Phase, index: u32, chars: u64, mib: u64) -> ProbeRequest {
+        ProbeRequest {
+            repeat: 0,
+            phase,
+            index,
+            slot: None,
+            prompt_chars: chars,
+            status: Some(200),
+            latency_ms: 5,
+            memory_bytes: Some(Bytes::from_mib(mib)),
+            kv_cache_usage: None,
+            preemptions_total: None,
+            completion_tokens: None,
+            error: None,
+        }
+    }
+
+    /// The default protocol (3 warm-up, 10 identical, 10 alternating) with memory from `story`.
+    fn protocol(story: impl Fn(usize, bool, bool) -> u64) -> Vec<ProbeRequest> {
+        let mut requests = Vec::new();
+        let mut n = 0;
+        let mut long_seen = false;
+        for index in 0..3 {
+            requests.push(request(
+                Phase::Warmup,
+                index,
+                100,
+                story(n, false, long_seen),
+            ));
+            n += 1;
+        }
+        for index in 0..10 {
+            requests.push(request(
+                Phase::Identical,
+                index,
+                100,
+                story(n, false, long_seen),
+            ));
+            n += 1;
+        }
+        for index in 0..10 {
+            let long = index % 2 == 1;
+            long_seen |= long;
+            let chars = if long { 4000 } else { 100 };
+            requests.push(request(
+                Phase::Alternating,
+                index,
+                chars,
+                story(n, long, long_seen),
+            ));
+            n += 1;
+        }
+        requests
+    }
+
+    #[test]
+    fn warmup_rise_then_flat_is_a_plateau() {
+        let requests = protocol(|n, _, _| 1000 + 100 * (n.min(4) as u64));
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Plateau,
+            "{}",
+            analysis.trend.reason
+        );
+        assert_eq!(analysis.plateau_bytes, Some(Bytes::from_mib(1400)));
+        assert_eq!(analysis.warmup.warmup_growth_bytes, Some(200 * MIB as i64));
+    }
+
+    #[test]
+    fn one_step_at_the_first_long_input_is_a_plateau() {
+        let requests = protocol(|_, _, long_seen| if long_seen { 1512 } else { 1000 });
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Plateau,
+            "{}",
+            analysis.trend.reason
+        );
+        let naive = analysis.trend.naive.unwrap();
+        assert!(naive.p_value < ALPHA && naive.slope_bytes_per_request > 0.0);
+        assert_eq!(analysis.steps.len(), 1);
+        assert_eq!(analysis.steps[0].after_bytes, Bytes::from_mib(1512));
+    }
+
+    #[test]
+    fn a_slow_leak_is_growth() {
+        let requests = protocol(|n, _, _| 1000 + 8 * n as u64);
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Growth,
+            "{}",
+            analysis.trend.reason
+        );
+        close(
+            analysis.trend.window.unwrap().slope_bytes_per_request,
+            8.0 * MIB as f64,
+            1.0,
+        );
+    }
+
+    #[test]
+    fn large_jitter_is_inconclusive() {
+        // Digits of π as jitter, 50 MiB each: up to 450 MiB around a flat level.
+        const DIGITS: [u64; 23] = [
+            3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6,
+        ];
+        let requests = protocol(|n, _, _| 1000 + DIGITS[n % 23] * 50);
+        let analysis = analyze(&requests, None, None);
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Inconclusive,
+            "{}",
+            analysis.trend.reason
+        );
+        assert!(analysis.trend.reason.contains("noisy"));
+    }
+
+    #[test]
+    fn too_few_points_or_a_stop_are_inconclusive() {
+        let requests = protocol(|_, _, _| 1000);
+        let analysis = analyze(&requests[..8], None, None);
+        assert_eq!(analysis.verdict, GrowthVerdict::Inconclusive);
+        let analysis = analyze(&requests, None, Some("server stopped answering"));
+        assert_eq!(analysis.verdict, GrowthVerdict::Inconclusive);
+        assert_eq!(analysis.plateau_bytes, None);
+    }
+}

@@ -8,6 +8,7 @@ pub mod failure;
 pub mod machine;
 pub mod measured;
 pub mod run;
+pub mod probe;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};

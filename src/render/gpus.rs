@@ -1,1 +1,562 @@
-//! Render `oomdoc gpus` output.
+//! Render `oomdoc gpus`: a compact table read at a glance (text, Markdown, HTML) or the JSON
+//! document. Pure: takes the analysed [`Inventory`], returns bytes.
+
+use std::fmt::Write as _;
+
+use crate::model::machine::{
+    CudaNumbering, CudaWarning, Device, DeviceFlag, DeviceOrder, GpuProcess, Inventory,
+    NvidiaVisibleDevices, ProcessFlag, Recording, SamplingBenchmark, VisibleStop,
+};
+use crate::model::Bytes;
+use crate::render::html;
+use crate::render::json::to_document;
+use crate::render::style::Style;
+
+/// Widest process command shown in the table, in characters.
+const COMMAND_WIDTH: usize = 48;
+
+/// The `oomdoc gpus --json` document (`schema_version` 1).
+pub fn json(inventory: &Inventory) -> Result<Vec<u8>, serde_json::Error> {
+    to_document(inventory)
+}
+
+/// An `oomdoc gpus --record` recording (the JSON document plus memory samples).
+pub fn recording(recording: &Recording) -> Result<Vec<u8>, serde_json::Error> {
+    to_document(recording)
+}
+
+/// The text table.
+pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", style.bold(&heading(inventory)));
+    if inventory.devices.is_empty() {
+        let _ = writeln!(out, "no GPU found");
+    } else {
+        out.push('\n');
+        let rows: Vec<[String; 8]> = inventory
+            .devices
+            .iter()
+            .map(|d| row(inventory, d))
+            .collect();
+        let header = [
+            "GPU",
+            "CUDA",
+            "UUID",
+            "BUS ID",
+            "NAME",
+            "USED / TOTAL",
+            "RESERVED",
+            "FREE",
+        ];
+        let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+        for row in &rows {
+            for (width, cell) in widths.iter_mut().zip(row.iter()) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[String]| {
+            let mut text = String::new();
+            for (position, (cell, width)) in cells.iter().zip(widths.iter()).enumerate() {
+                let right = matches!(position, 0 | 1 | 5 | 6 | 7);
+                if position > 0 {
+                    text.push_str("  ");
+                }
+                if right {
+                    let _ = write!(text, "{cell:>width$}");
+                } else {
+                    let _ = write!(text, "{cell:<width$}");
+                }
+            }
+            text.trim_end().to_string()
+        };
+        let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+        let _ = writeln!(out, "{}", style.bold(&line(&header)));
+        let indent = " ".repeat(widths[0] + widths[1] + 4);
+        for (device, row) in inventory.devices.iter().zip(rows.iter()) {
+            let _ = writeln!(out, "{}", line(row));
+            for process in &device.processes {
+                let _ = writeln!(out, "{indent}{}", process_line(process, style));
+            }
+            if let Some(reason) = &device.processes_unavailable_reason {
+                let _ = writeln!(
+                    out,
+                    "{indent}{}",
+                    style.warn(&format!("processes unavailable: {reason}"))
+                );
+            } else if device.processes.is_empty() {
+                let _ = writeln!(out, "{indent}{}", style.dim("no processes"));
+            }
+            for instance in &device.mig_instances {
+                let ordinal = instance
+                    .cuda_ordinal
+                    .map_or("-".to_string(), |o| o.to_string());
+                let memory = instance.memory.map_or(String::new(), |m| {
+                    format!("  {} / {}", m.used_bytes, m.total_bytes)
+                });
+                let _ = writeln!(
+                    out,
+                    "{indent}MIG {} (cuda {ordinal}) {}{memory}",
+                    instance.index, instance.uuid
+                );
+            }
+            for flag in &device.flags {
+                if let Some(text) = device_flag(flag) {
+                    let _ = writeln!(out, "{indent}{}", style.warn(&format!("! {text}")));
+                }
+            }
+        }
+    }
+    out.push('\n');
+    for note in notes(inventory) {
+        let _ = writeln!(out, "{note}");
+    }
+    let warnings = cuda_warnings(inventory);
+    for warning in &warnings {
+        let _ = writeln!(out, "{}", style.warn(&format!("warning: {warning}")));
+    }
+    if !inventory.limitations.is_empty() {
+        let _ = writeln!(out, "{}", style.bold("limitations:"));
+        for limitation in &inventory.limitations {
+            let _ = writeln!(out, "  - {limitation}");
+        }
+    }
+    out.into_bytes()
+}
+
+/// A GitHub-flavoured Markdown report.
+pub fn markdown(inventory: &Inventory) -> Vec<u8> {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", heading(inventory));
+    if inventory.devices.is_empty() {
+        let _ = writeln!(out, "No GPU found.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "| GPU | CUDA | UUID | Bus id | Name | Used / total | Reserved | Free |"
+        );
+        let _ = writeln!(out, "|---:|---:|---|---|---|---:|---:|---:|");
+        for device in &inventory.devices {
+            let cells = row(inventory, device);
+            let _ = writeln!(out, "| {} |", cells.map(|c| md_escape(&c)).join(" | "));
+        }
+        out.push('\n');
+        let any_process = inventory.devices.iter().any(|d| !d.processes.is_empty());
+        if any_process {
+            let _ = writeln!(out, "| GPU | PID | Process | Used | Type | Flags |");
+            let _ = writeln!(out, "|---:|---:|---|---:|---|---|");
+            for device in &inventory.devices {
+                for process in &device.processes {
+                    let flags: Vec<String> = process.flags.iter().map(process_flag).collect();
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} | {} | {} | {} |",
+                        device.index,
+                        process.pid,
+                        md_escape(&process_name(process)),
+                        md_escape(&process_used(process)),
+                        process.process_type.as_deref().unwrap_or(""),
+                        md_escape(&flags.join("; "))
+                    );
+                }
+            }
+            out.push('\n');
+        }
+        for device in &inventory.devices {
+            for flag in &device.flags {
+                if let Some(text) = device_flag(flag) {
+                    let _ = writeln!(out, "- GPU {}: {}", device.index, md_escape(&text));
+                }
+            }
+        }
+    }
+    for note in notes(inventory) {
+        let _ = writeln!(out, "- {}", md_escape(&note));
+    }
+    for warning in cuda_warnings(inventory) {
+        let _ = writeln!(out, "- **warning:** {}", md_escape(&warning));
+    }
+    if !inventory.limitations.is_empty() {
+        let _ = writeln!(out, "\n## Limitations\n");
+        for limitation in &inventory.limitations {
+            let _ = writeln!(out, "- {}", md_escape(limitation));
+        }
+    }
+    out.into_bytes()
+}
+
+/// One self-contained HTML page.
+pub fn html(inventory: &Inventory) -> Vec<u8> {
+    let mut body = String::new();
+    let _ = writeln!(body, "<h1>{}</h1>", html::escape(&heading(inventory)));
+    if !inventory.devices.is_empty() {
+        body.push_str("<table><tr><th>GPU</th><th>CUDA</th><th>UUID</th><th>Bus id</th><th>Name</th><th>Used / total</th><th>Reserved</th><th>Free</th><th>Processes</th></tr>\n");
+        for device in &inventory.devices {
+            let cells = row(inventory, device);
+            body.push_str("<tr>");
+            for (position, cell) in cells.iter().enumerate() {
+                let class = if matches!(position, 0 | 1 | 5 | 6 | 7) {
+                    " class=\"num\""
+                } else {
+                    ""
+                };
+                let _ = write!(body, "<td{class}>{}</td>", html::escape(cell));
+            }
+            let processes: Vec<String> = device
+                .processes
+                .iter()
+                .map(|p| html::escape(&process_line(p, Style::new(false))))
+                .collect();
+            let flags: Vec<String> = device
+                .flags
+                .iter()
+                .filter_map(device_flag)
+                .map(|text| format!("<span class=\"warn\">{}</span>", html::escape(&text)))
+                .collect();
+            let mut cell = processes.join("<br>");
+            for flag in flags {
+                cell.push_str("<br>");
+                cell.push_str(&flag);
+            }
+            let _ = writeln!(body, "<td>{cell}</td></tr>");
+        }
+        body.push_str("</table>\n");
+    }
+    body.push_str("<ul>\n");
+    for note in notes(inventory) {
+        let _ = writeln!(body, "<li>{}</li>", html::escape(&note));
+    }
+    for warning in cuda_warnings(inventory) {
+        let _ = writeln!(
+            body,
+            "<li class=\"warn\">warning: {}</li>",
+            html::escape(&warning)
+        );
+    }
+    body.push_str("</ul>\n");
+    if !inventory.limitations.is_empty() {
+        body.push_str("<h2>Limitations</h2><ul>\n");
+        for limitation in &inventory.limitations {
+            let _ = writeln!(body, "<li>{}</li>", html::escape(limitation));
+        }
+        body.push_str("</ul>\n");
+    }
+    html::page("oomdoc gpus", "", &body).into_bytes()
+}
+
+/// The `--bench-sampling` result as text.
+pub fn benchmark_text(benchmark: &SamplingBenchmark) -> Vec<u8> {
+    format!(
+        "memory() on {}: {} calls in {} ms = {:.0} calls/s (slowest call {} µs)\n\
+         inventory: first {:.2} ms, then median {:.2} ms, max {:.2} ms over {} runs\n",
+        benchmark.uuid,
+        benchmark.memory_calls,
+        benchmark.duration_ms,
+        benchmark.memory_calls_per_second,
+        benchmark.memory_call_max_us,
+        benchmark.inventory_first_us as f64 / 1000.0,
+        benchmark.inventory_median_us as f64 / 1000.0,
+        benchmark.inventory_max_us as f64 / 1000.0,
+        benchmark.inventory_runs
+    )
+    .into_bytes()
+}
+
+fn heading(inventory: &Inventory) -> String {
+    let mut parts = Vec::new();
+    if let Some(source) = inventory.source {
+        parts.push(source.label().to_string());
+    }
+    if let Some(driver) = &inventory.driver_version {
+        parts.push(format!("driver {driver}"));
+    }
+    if let Some(cuda) = &inventory.cuda_version {
+        parts.push(format!("CUDA {cuda}"));
+    }
+    let count = inventory.devices.len();
+    let mut text = format!("{count} GPU{}", if count == 1 { "" } else { "s" });
+    if let Some(numbering) = &inventory.cuda {
+        let _ = write!(text, ", {} visible to CUDA", numbering.visible_count);
+    }
+    if !parts.is_empty() {
+        let _ = write!(text, " ({})", parts.join(", "));
+    }
+    if let Some(elapsed) = inventory.elapsed_us {
+        let _ = write!(text, " in {:.1} ms", elapsed as f64 / 1000.0);
+    }
+    text
+}
+
+fn row(inventory: &Inventory, device: &Device) -> [String; 8] {
+    let memory = &device.memory;
+    [
+        device.index.to_string(),
+        device
+            .cuda_ordinal
+            .map_or_else(|| "-".to_string(), |ordinal| ordinal.to_string()),
+        short_uuid(inventory, &device.uuid),
+        device.pci_bus_id.clone(),
+        device.name.clone(),
+        format!("{} / {}", memory.used_bytes, memory.total_bytes),
+        memory
+            .reserved_bytes
+            .map_or_else(|| "n/a".to_string(), |reserved| reserved.to_string()),
+        memory.free_bytes.to_string(),
+    ]
+}
+
+/// The shortest prefix of `uuid`, at least `GPU-` + 8 characters, that no other device
+/// shares: what `CUDA_VISIBLE_DEVICES` accepts.
+fn short_uuid(inventory: &Inventory, uuid: &str) -> String {
+    let characters: Vec<char> = uuid.chars().collect();
+    let mut length = 12.min(characters.len());
+    loop {
+        let prefix: String = characters[..length].iter().collect();
+        let shared = inventory
+            .devices
+            .iter()
+            .filter(|device| device.uuid != uuid && device.uuid.starts_with(&prefix))
+            .count();
+        if shared == 0 || length >= characters.len() {
+            return prefix;
+        }
+        length += 1;
+    }
+}
+
+fn process_name(process: &GpuProcess) -> String {
+    let text = process
+        .command
+        .as_deref()
+        .or(process.name.as_deref())
+        .map(str::to_string)
+        .unwrap_or_else(|| "(name unavailable)".to_string());
+    if text.chars().count() > COMMAND_WIDTH {
+        let mut cut: String = text.chars().take(COMMAND_WIDTH - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        text
+    }
+}
+
+fn process_used(process: &GpuProcess) -> String {
+    process
+        .used_bytes
+        .map_or_else(|| "n/a".to_string(), |bytes| bytes.to_string())
+}
+
+fn process_line(process: &GpuProcess, style: Style) -> String {
+    let mut text = format!(
+        "pid {:>7}  {:<width$}  {:>10}",
+        process.pid,
+        process_name(process),
+        process_used(process),
+        width = COMMAND_WIDTH.min(24)
+    );
+    if let Some(kind) = &process.process_type {
+        let _ = write!(text, "  {kind}");
+    }
+    for flag in &process.flags {
+        let _ = write!(
+            text,
+            "  {}",
+            style.warn(&format!("[{}]", process_flag(flag)))
+        );
+    }
+    if let Some(reason) = &process.unavailable_reason {
+        let _ = write!(
+            text,
+            "  {}",
+            style.dim(&format!("(bytes unavailable: {reason})"))
+        );
+    }
+    if process.name.is_none() && process.command.is_none() {
+        if let Some(reason) = &process.name_unavailable_reason {
+            let _ = write!(
+                text,
+                "  {}",
+                style.dim(&format!("(name unavailable: {reason})"))
+            );
+        }
+    }
+    text
+}
+
+fn process_flag(flag: &ProcessFlag) -> String {
+    match flag {
+        ProcessFlag::OtherUser { user_id } => format!("another user's (uid {user_id})"),
+        ProcessFlag::DisplayServer => "display server".to_string(),
+        ProcessFlag::LikelyOrphanedEngineWorker { parent_pid } => format!(
+            "likely orphaned engine worker: parent is {} — kill it to free its memory",
+            parent_pid.map_or_else(|| "gone".to_string(), |pid| format!("PID {pid}"))
+        ),
+        ProcessFlag::ForeignPidNamespace => {
+            "not in this PID namespace (NVML gives host PIDs)".to_string()
+        }
+    }
+}
+
+fn device_flag(flag: &DeviceFlag) -> Option<String> {
+    match flag {
+        DeviceFlag::UsedWithoutVisibleProcess { used_bytes } => Some(format!(
+            "{used_bytes} used but no process listed: held by processes of another PID namespace (container) or hidden from this user"
+        )),
+        DeviceFlag::UnaccountedUsage { unaccounted_bytes } => Some(format!(
+            "{unaccounted_bytes} used beyond what the listed processes hold"
+        )),
+        DeviceFlag::MigEnabled => Some(
+            "MIG is enabled: CUDA sees MIG instances, not this GPU; select one with `CUDA_VISIBLE_DEVICES=MIG-…`".to_string(),
+        ),
+        DeviceFlag::NotVisibleToCuda => None,
+    }
+}
+
+/// Explanations: reserved memory, the CUDA numbering, the container.
+fn notes(inventory: &Inventory) -> Vec<String> {
+    let mut notes = Vec::new();
+    let cuda_totals: Vec<(u32, Bytes)> = inventory
+        .devices
+        .iter()
+        .filter_map(|device| Some((device.index, device.memory.cuda_total_bytes()?)))
+        .collect();
+    if let Some((_, first)) = cuda_totals.first() {
+        let listed = if cuda_totals.len() > 1 && cuda_totals.iter().all(|(_, total)| total == first)
+        {
+            format!("{first} on every GPU")
+        } else {
+            cuda_totals
+                .iter()
+                .map(|(index, total)| format!("{total} on GPU {index}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        notes.push(format!(
+            "used + free ≠ total: the driver reserves RESERVED for itself; CUDA's total (`cudaMemGetInfo`, PyTorch's \"total capacity\") is total − reserved: {listed}"
+        ));
+    }
+    if let Some(numbering) = &inventory.cuda {
+        notes.push(numbering_note(inventory, numbering));
+    }
+    let host = &inventory.host;
+    if let Some(container) = &host.container {
+        let kind = format!("{:?}", container.kind).to_lowercase();
+        let mut note = format!(
+            "container: {kind} ({}); GPUs and PIDs here may be renumbered from the host's",
+            container.evidence
+        );
+        if let Some(visible) = &host.nvidia_visible_devices {
+            let _ = write!(note, "; {}", nvidia_visible(visible));
+        }
+        notes.push(note);
+    } else if let Some(visible) = &host.nvidia_visible_devices {
+        notes.push(nvidia_visible(visible));
+    }
+    notes
+}
+
+fn nvidia_visible(visible: &NvidiaVisibleDevices) -> String {
+    match visible {
+        NvidiaVisibleDevices::All => {
+            "`NVIDIA_VISIBLE_DEVICES=all`: every host GPU is mounted".to_string()
+        }
+        NvidiaVisibleDevices::None => {
+            "`NVIDIA_VISIBLE_DEVICES=none`: no GPU mounted (driver libraries only)".to_string()
+        }
+        NvidiaVisibleDevices::Void => {
+            "`NVIDIA_VISIBLE_DEVICES` is void/empty: the NVIDIA runtime adds no GPU".to_string()
+        }
+        NvidiaVisibleDevices::List(list) => format!(
+            "`NVIDIA_VISIBLE_DEVICES={}`: these host GPUs are mounted and renumbered from 0 here",
+            list.join(",")
+        ),
+    }
+}
+
+fn numbering_note(inventory: &Inventory, numbering: &CudaNumbering) -> String {
+    let order = match numbering.device_order {
+        DeviceOrder::FastestFirst => "`CUDA_DEVICE_ORDER` FASTEST_FIRST (default)",
+        DeviceOrder::PciBusId => "`CUDA_DEVICE_ORDER=PCI_BUS_ID`",
+    };
+    let visible = match &numbering.visible_devices {
+        None => "`CUDA_VISIBLE_DEVICES` unset".to_string(),
+        Some(parsed) => format!("`CUDA_VISIBLE_DEVICES={}`", parsed.raw),
+    };
+    let mut mapping: Vec<(u32, String)> = Vec::new();
+    for device in &inventory.devices {
+        if let Some(ordinal) = device.cuda_ordinal {
+            mapping.push((ordinal, format!("cuda:{ordinal} = GPU {}", device.index)));
+        }
+        for instance in &device.mig_instances {
+            if let Some(ordinal) = instance.cuda_ordinal {
+                mapping.push((
+                    ordinal,
+                    format!(
+                        "cuda:{ordinal} = GPU {} MIG {}",
+                        device.index, instance.index
+                    ),
+                ));
+            }
+        }
+    }
+    mapping.sort();
+    let listed: Vec<String> = mapping.into_iter().map(|(_, text)| text).collect();
+    let certainty = if numbering.ordinals_certain {
+        ""
+    } else {
+        " (uncertain, see warning)"
+    };
+    if listed.is_empty() {
+        format!("CUDA numbering: {visible}, {order}: CUDA sees no GPU")
+    } else {
+        format!(
+            "CUDA numbering: {visible}, {order}: {}{certainty}",
+            listed.join(", ")
+        )
+    }
+}
+
+fn cuda_warnings(inventory: &Inventory) -> Vec<String> {
+    let Some(numbering) = &inventory.cuda else {
+        return Vec::new();
+    };
+    let duplicate = matches!(
+        numbering
+            .visible_devices
+            .as_ref()
+            .and_then(|v| v.stopped.as_ref()),
+        Some(VisibleStop::Duplicate { .. })
+    );
+    numbering
+        .warnings
+        .iter()
+        .filter_map(|warning| match warning {
+            CudaWarning::FastestFirstMayDiffer { names } => Some(format!(
+                "the GPUs differ ({}) and `CUDA_DEVICE_ORDER` is the default FASTEST_FIRST: CUDA ordinals may not follow nvidia-smi order; set `CUDA_DEVICE_ORDER=PCI_BUS_ID` to make them match",
+                names.join(", ")
+            )),
+            CudaWarning::NvmlOrderNotPciOrder => Some(
+                "NVML indices do not follow PCI bus order: the GPU column is not the CUDA ordinal".to_string(),
+            ),
+            CudaWarning::UnmatchedEntry { entry, reason } => Some(format!(
+                "`CUDA_VISIBLE_DEVICES` entry `{entry}` matches no device ({reason}): CUDA stops reading the list there"
+            )),
+            CudaWarning::IgnoredEntries { entries } if !duplicate => Some(format!(
+                "CUDA ignores `CUDA_VISIBLE_DEVICES` entries {}: the list ends at the first invalid entry",
+                entries.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+            )),
+            CudaWarning::IgnoredEntries { .. } => None,
+            CudaWarning::DuplicateEntry { entry } => Some(format!(
+                "`CUDA_VISIBLE_DEVICES` names `{entry}` twice: CUDA then sees no GPU at all"
+            )),
+            CudaWarning::EmptyVisibleDevices => Some(
+                "`CUDA_VISIBLE_DEVICES` is set but empty: CUDA sees no GPU".to_string(),
+            ),
+        })
+        .collect()
+}
+
+fn md_escape(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

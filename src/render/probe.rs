@@ -1,1 +1,401 @@
-//! Render `oomdoc probe` output.
+//! Render `oomdoc probe` output: text, Markdown and HTML (JSON goes through
+//! `render::json::to_document`). Pure: computes nothing the analysis did not.
+
+use crate::analyze::growth::{format_p, signed_bytes};
+use crate::model::probe::{GrowthVerdict, ProbeReport, TrendTest};
+use crate::model::Bytes;
+use crate::render::html::{escape, page};
+use crate::render::style::Style;
+
+/// A rendered fact: label and value.
+type Row = (String, String);
+
+fn verdict_line(report: &ProbeReport) -> String {
+    let meaning = match report.verdict {
+        GrowthVerdict::Plateau => "memory settles at a plateau: not a leak",
+        GrowthVerdict::Growth => "memory keeps growing with repeated requests: a leak is likely",
+        GrowthVerdict::Inconclusive => "cannot tell plateau from growth",
+    };
+    format!("{} — {meaning}", report.verdict.name())
+}
+
+fn optional_bytes(value: Option<Bytes>) -> String {
+    value.map_or_else(|| "unknown".to_string(), |b| b.to_string())
+}
+
+fn optional_signed(value: Option<i64>) -> String {
+    value.map_or_else(|| "unknown".to_string(), |v| signed_bytes(v as f64))
+}
+
+fn setup_rows(report: &ProbeReport) -> Vec<Row> {
+    let settings = &report.settings;
+    let context = settings.context_tokens.map_or_else(
+        || "context unknown".to_string(),
+        |t| format!("context {t} tokens"),
+    );
+    let mut protocol = format!(
+        "{} warm-up, {} identical, {} alternating ({} / {} chars)",
+        settings.warmup_requests,
+        settings.phase_requests,
+        settings.phase_requests,
+        settings.short_prompt_chars,
+        settings.long_prompt_chars
+    );
+    if settings.concurrent_rounds > 0 {
+        protocol.push_str(&format!(
+            ", {} concurrent rounds of {}",
+            settings.concurrent_rounds, settings.concurrency
+        ));
+    }
+    protocol.push_str(&format!(
+        "; repeat {}, max_tokens {}, `/v1/{}`",
+        settings.repeat,
+        settings.max_tokens,
+        if settings.endpoint == "chat" {
+            "chat/completions"
+        } else {
+            "completions"
+        }
+    ));
+    vec![
+        ("server".to_string(), report.url.clone()),
+        (
+            "model".to_string(),
+            format!(
+                "{} (from {}; {context})",
+                settings.model, settings.model_from
+            ),
+        ),
+        (
+            "memory".to_string(),
+            format!(
+                "{} [{}]",
+                report.memory_source.description,
+                report.memory_source.source.label()
+            ),
+        ),
+        ("protocol".to_string(), protocol),
+    ]
+}
+
+fn level_rows(report: &ProbeReport) -> Vec<Row> {
+    let warmup = &report.warmup;
+    let mut rows = vec![
+        (
+            "before the first request".to_string(),
+            optional_bytes(warmup.baseline_bytes),
+        ),
+        (
+            "after warm-up".to_string(),
+            format!(
+                "{} ({} during warm-up)",
+                optional_bytes(warmup.after_warmup_bytes),
+                optional_signed(warmup.warmup_growth_bytes)
+            ),
+        ),
+    ];
+    for step in &report.steps {
+        rows.push((
+            format!(
+                "first {} chars ({} #{}{})",
+                step.prompt_chars,
+                step.phase.name(),
+                step.index,
+                if report.settings.repeat > 1 {
+                    format!(", repeat {}", step.repeat)
+                } else {
+                    String::new()
+                }
+            ),
+            format!(
+                "{} → {} ({})",
+                step.before_bytes,
+                step.after_bytes,
+                signed_bytes(step.after_bytes.get() as f64 - step.before_bytes.get() as f64)
+            ),
+        ));
+    }
+    if let Some(plateau) = report.plateau_bytes {
+        rows.push(("plateau".to_string(), plateau.to_string()));
+    }
+    rows.push((
+        "at the end".to_string(),
+        format!(
+            "{} ({} since the first request)",
+            optional_bytes(warmup.final_bytes),
+            optional_signed(warmup.total_growth_bytes)
+        ),
+    ));
+    rows
+}
+
+fn test_text(test: &TrendTest) -> String {
+    format!(
+        "{} per request (Theil–Sen), Mann–Kendall S = {}, z = {:.2}, p = {} ({} readings, {} block{})",
+        signed_bytes(test.slope_bytes_per_request),
+        test.mann_kendall_s,
+        test.z,
+        format_p(test.p_value),
+        test.points,
+        test.blocks,
+        if test.blocks == 1 { "" } else { "s" }
+    )
+}
+
+fn trend_rows(report: &ProbeReport) -> Vec<Row> {
+    let trend = &report.trend;
+    let mut rows = vec![(
+        "window".to_string(),
+        trend
+            .window
+            .as_ref()
+            .map_or_else(|| "no repeated input".to_string(), test_text),
+    )];
+    rows.push((
+        "growth over window".to_string(),
+        format!(
+            "{} over {} requests (needs ≥ {} and p < {})",
+            signed_bytes(trend.window_growth_bytes),
+            trend.window_span_requests,
+            Bytes(trend.min_growth_bytes as u64),
+            trend.alpha
+        ),
+    ));
+    rows.push((
+        "noise".to_string(),
+        format!(
+            "{}; smallest change {}; detectable slope {}",
+            Bytes(trend.noise_bytes as u64),
+            trend
+                .quantum_bytes
+                .map_or_else(|| "none".to_string(), |q| Bytes(q).to_string()),
+            trend.detectable_slope_bytes_per_request.map_or_else(
+                || "unknown".to_string(),
+                |d| format!("{} per request", Bytes(d as u64))
+            )
+        ),
+    ));
+    if let Some(naive) = &trend.naive {
+        rows.push((
+            "naive (all readings)".to_string(),
+            format!(
+                "{} — not used: a one-time step looks like growth to it",
+                test_text(naive)
+            ),
+        ));
+    }
+    if let Some(preemptions) = report.preemptions {
+        rows.push(("preemptions".to_string(), format!("{preemptions}")));
+    }
+    if !report.metrics_seen.is_empty() {
+        rows.push(("server metrics".to_string(), report.metrics_seen.join(", ")));
+    }
+    rows.push((
+        "requests".to_string(),
+        format!(
+            "{} ({} failed) in {:.1} s",
+            report.requests.len(),
+            report.failed_requests,
+            report.elapsed_ms as f64 / 1000.0
+        ),
+    ));
+    rows
+}
+
+const REQUEST_HEADER: [&str; 8] = [
+    "repeat", "phase", "#", "chars", "status", "latency", "memory", "note",
+];
+
+fn request_rows(report: &ProbeReport) -> Vec<[String; 8]> {
+    report
+        .requests
+        .iter()
+        .map(|request| {
+            let mut note = Vec::new();
+            if let Some(kv) = request.kv_cache_usage {
+                note.push(format!("KV {:.0}%", kv * 100.0));
+            }
+            if let Some(error) = &request.error {
+                note.push(error.clone());
+            }
+            [
+                request.repeat.to_string(),
+                request.phase.name().to_string(),
+                match request.slot {
+                    Some(slot) => format!("{}.{slot}", request.index),
+                    None => request.index.to_string(),
+                },
+                request.prompt_chars.to_string(),
+                request
+                    .status
+                    .map_or_else(|| "—".to_string(), |s| s.to_string()),
+                format!("{} ms", request.latency_ms),
+                optional_bytes(request.memory_bytes),
+                note.join("; "),
+            ]
+        })
+        .collect()
+}
+
+fn push_rows(out: &mut String, rows: &[Row]) {
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    for (label, value) in rows {
+        let pad = width - label.chars().count();
+        out.push_str(&format!("  {label}{}  {value}\n", " ".repeat(pad)));
+    }
+}
+
+/// Text for a terminal.
+pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
+    let verdict = verdict_line(report);
+    let painted = match report.verdict {
+        GrowthVerdict::Plateau => style.good(&verdict),
+        GrowthVerdict::Growth => style.bad(&verdict),
+        GrowthVerdict::Inconclusive => style.warn(&verdict),
+    };
+    let mut out = format!("{} {painted}\n", style.bold("oomdoc probe:"));
+    out.push_str(&format!("  {}\n", report.trend.reason));
+    push_rows(&mut out, &setup_rows(report));
+    out.push_str(&format!(
+        "\n{}\n",
+        style.bold(&format!(
+            "Memory levels ({})",
+            report.memory_source.source.label()
+        ))
+    ));
+    push_rows(&mut out, &level_rows(report));
+    out.push_str(&format!("\n{}\n", style.bold("Trend")));
+    push_rows(&mut out, &trend_rows(report));
+    out.push_str(&format!("\n{}\n", style.bold("Requests")));
+    let rows = request_rows(report);
+    let mut widths = REQUEST_HEADER.map(|h| h.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut text = String::from(" ");
+        for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            let pad = " ".repeat(width - cell.chars().count());
+            if index == 1 || index == 7 {
+                text.push_str(&format!(" {cell}{pad}"));
+            } else {
+                text.push_str(&format!(" {pad}{cell}"));
+            }
+        }
+        format!("{}\n", text.trim_end())
+    };
+    out.push_str(&style.dim(line(REQUEST_HEADER.to_vec()).trim_end()));
+    out.push('\n');
+    for row in &rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    if !report.limitations.is_empty() {
+        out.push_str(&format!("\n{}\n", style.bold("Limitations")));
+        for limitation in &report.limitations {
+            out.push_str(&format!("  - {limitation}\n"));
+        }
+    }
+    out.into_bytes()
+}
+
+fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// GitHub-flavoured Markdown.
+pub fn markdown(report: &ProbeReport) -> Vec<u8> {
+    let mut out = format!(
+        "# oomdoc probe: {}\n\n{}\n\n",
+        markdown_cell(&verdict_line(report)),
+        markdown_cell(&report.trend.reason)
+    );
+    let table = |out: &mut String, title: &str, rows: &[Row]| {
+        out.push_str(&format!("## {title}\n\n| | |\n|---|---|\n"));
+        for (label, value) in rows {
+            out.push_str(&format!(
+                "| {} | {} |\n",
+                markdown_cell(label),
+                markdown_cell(value)
+            ));
+        }
+        out.push('\n');
+    };
+    table(&mut out, "Setup", &setup_rows(report));
+    table(
+        &mut out,
+        &format!("Memory levels ({})", report.memory_source.source.label()),
+        &level_rows(report),
+    );
+    table(&mut out, "Trend", &trend_rows(report));
+    out.push_str("## Requests\n\n| ");
+    out.push_str(&REQUEST_HEADER.join(" | "));
+    out.push_str(" |\n|");
+    out.push_str(&"---|".repeat(REQUEST_HEADER.len()));
+    out.push('\n');
+    for row in request_rows(report) {
+        let cells: Vec<String> = row.iter().map(|c| markdown_cell(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    if !report.limitations.is_empty() {
+        out.push_str("\n## Limitations\n\n");
+        for limitation in &report.limitations {
+            out.push_str(&format!("- {}\n", markdown_cell(limitation)));
+        }
+    }
+    out.into_bytes()
+}
+
+/// One self-contained HTML page.
+pub fn html(report: &ProbeReport) -> Vec<u8> {
+    let class = match report.verdict {
+        GrowthVerdict::Plateau => "good",
+        GrowthVerdict::Growth => "bad",
+        GrowthVerdict::Inconclusive => "warn",
+    };
+    let mut body = format!(
+        "<h1>oomdoc probe: <span class=\"{class}\">{}</span></h1>\n<p>{}</p>\n",
+        escape(&verdict_line(report)),
+        escape(&report.trend.reason)
+    );
+    let table = |body: &mut String, title: &str, rows: &[Row]| {
+        body.push_str(&format!("<h2>{}</h2>\n<table>\n", escape(title)));
+        for (label, value) in rows {
+            body.push_str(&format!(
+                "<tr><th>{}</th><td>{}</td></tr>\n",
+                escape(label),
+                escape(value)
+            ));
+        }
+        body.push_str("</table>\n");
+    };
+    table(&mut body, "Setup", &setup_rows(report));
+    table(
+        &mut body,
+        &format!("Memory levels ({})", report.memory_source.source.label()),
+        &level_rows(report),
+    );
+    table(&mut body, "Trend", &trend_rows(report));
+    body.push_str("<h2>Requests</h2>\n<table>\n<tr>");
+    for header in REQUEST_HEADER {
+        body.push_str(&format!("<th>{}</th>", escape(header)));
+    }
+    body.push_str("</tr>\n");
+    for row in request_rows(report) {
+        body.push_str("<tr>");
+        for cell in row {
+            body.push_str(&format!("<td>{}</td>", escape(&cell)));
+        }
+        body.push_str("</tr>\n");
+    }
+    body.push_str("</table>\n");
+    if !report.limitations.is_empty() {
+        body.push_str("<h2>Limitations</h2>\n<ul>\n");
+        for limitation in &report.limitations {
+            body.push_str(&format!("<li>{}</li>\n", escape(limitation)));
+        }
+        body.push_str("</ul>\n");
+    }
+    page("oomdoc probe", "", &body).into_bytes()
+}

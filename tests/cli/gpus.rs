@@ -1,1 +1,415 @@
-//! CLI tests of `oomdoc gpus`.
+//! CLI tests of `oomdoc gpus`, all through the replay source (`--gpu-from`), so they run in
+//! CI without a GPU. Fixtures: the real H200 `nvidia-smi -q -x` capture and synthetic
+//! recordings under `tests/fixtures/gpus/` (see `tests/fixtures/README.md`).
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers panic on unexpected output, which fails the test"
+)]
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use super::{fixture, oomdoc, stderr, stdout};
+
+const H200_XML: &str = "h200-torch2.11/nvidia-smi-q.xml";
+
+/// Runs `oomdoc gpus` with `args` and extra environment variables.
+fn gpus(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = oomdoc();
+    command.arg("gpus").args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+/// Exit code, stdout and stderr in one text, for whole-output snapshots.
+fn transcript(output: &Output) -> String {
+    format!(
+        "exit: {:?}\n--- stdout\n{}--- stderr\n{}",
+        output.status.code(),
+        stdout(output),
+        stderr(output)
+    )
+}
+
+fn replay_text(file: &str, env: &[(&str, &str)]) -> String {
+    let path = fixture(file);
+    transcript(&gpus(&["--gpu-from", path.to_str().unwrap()], env))
+}
+
+fn replay_json(file: &str, env: &[(&str, &str)]) -> Value {
+    let path = fixture(file);
+    let output = gpus(&["--gpu-from", path.to_str().unwrap(), "--json"], env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The CUDA ordinal of each device, in NVML order.
+fn ordinals(document: &Value) -> Vec<Option<u64>> {
+    document["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|device| device["cuda_ordinal"].as_u64())
+        .collect()
+}
+
+fn warning_kinds(document: &Value) -> Vec<String> {
+    document["cuda"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|warning| warning["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn h200_xml_text() {
+    insta::assert_snapshot!("gpus_h200_xml_text", replay_text(H200_XML, &[]));
+}
+
+#[test]
+fn h200_xml_json_contract() {
+    let document = replay_json(H200_XML, &[]);
+    insta::assert_json_snapshot!("gpus_h200_xml_json", document);
+    // The contract of issue 3, checked field by field.
+    assert_eq!(document["schema_version"], 1);
+    let device = &document["devices"][0];
+    assert_eq!(device["index"], 0);
+    assert_eq!(device["uuid"], "GPU-e7247aa6-6306-7c70-9f9d-7e26a3a729ec");
+    assert_eq!(device["pci_bus_id"], "00000000:00:06.0");
+    assert_eq!(device["name"], "NVIDIA H200");
+    assert_eq!(device["cuda_ordinal"], 0);
+    assert_eq!(device["memory"]["total_bytes"], 143_771u64 << 20);
+    assert_eq!(device["memory"]["reserved_bytes"], 616u64 << 20);
+    assert_eq!(device["memory"]["used_bytes"], 0);
+    assert_eq!(device["memory"]["free_bytes"], 143_156u64 << 20);
+    assert!(device["processes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn process_fields_in_json() {
+    let document = replay_json("gpus/synthetic-flags.json", &[]);
+    let process = &document["devices"][0]["processes"][0];
+    assert_eq!(process["pid"], 2001);
+    assert_eq!(process["name"], "python3");
+    assert_eq!(process["used_bytes"], 10u64 << 30);
+    // The u64::MAX sentinel stays unavailable, never zero.
+    let sentinel = &document["devices"][0]["processes"][4];
+    assert_eq!(sentinel["used_bytes"], Value::Null);
+    assert!(sentinel["unavailable_reason"]
+        .as_str()
+        .unwrap()
+        .contains("NVML_VALUE_NOT_AVAILABLE"));
+}
+
+#[test]
+fn flags_text() {
+    insta::assert_snapshot!(
+        "gpus_flags_text",
+        replay_text("gpus/synthetic-flags.json", &[])
+    );
+}
+
+#[test]
+fn flags_json() {
+    let document = replay_json("gpus/synthetic-flags.json", &[]);
+    let flags: Vec<Value> = document["devices"][0]["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|process| process["flags"].clone())
+        .collect();
+    insta::assert_json_snapshot!("gpus_flags_process_flags", flags);
+    assert_eq!(
+        document["devices"][1]["flags"][0]["kind"],
+        "used_without_visible_process"
+    );
+    assert_eq!(document["host"]["container"]["kind"], "docker");
+}
+
+#[test]
+fn foreign_pid_namespace_text() {
+    insta::assert_snapshot!(
+        "gpus_foreign_pid_text",
+        replay_text("gpus/synthetic-foreign-pid.json", &[])
+    );
+}
+
+#[test]
+fn cuda_visible_devices_cases() {
+    /// (CUDA_VISIBLE_DEVICES, CUDA ordinal of each of the 8 devices, CUDA warnings)
+    type Case<'a> = (&'a str, [Option<u64>; 8], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (
+            "1,0",
+            [Some(1), Some(0), None, None, None, None, None, None],
+            &[],
+        ),
+        (
+            "7",
+            [None, None, None, None, None, None, None, Some(0)],
+            &[],
+        ),
+        // A unique UUID prefix, then a full UUID.
+        (
+            "GPU-5f1c9b,GPU-d4718199-7777-4777-8777-777777777777",
+            [None, Some(0), None, None, None, None, None, Some(1)],
+            &[],
+        ),
+        // `GPU-5f1c` is shared by GPU 0 and GPU 1: ambiguous, CUDA stops there.
+        (
+            "GPU-7a2e,GPU-5f1c,GPU-9b3f",
+            [None, None, Some(0), None, None, None, None, None],
+            &["unmatched_entry", "ignored_entries"],
+        ),
+        // The first invalid entry ends the list.
+        (
+            "0,2,-1,1",
+            [Some(0), None, Some(1), None, None, None, None, None],
+            &["ignored_entries"],
+        ),
+        (
+            "3,9,4",
+            [None, None, None, Some(0), None, None, None, None],
+            &["unmatched_entry", "ignored_entries"],
+        ),
+        ("", [None; 8], &["empty_visible_devices"]),
+        ("2,2", [None; 8], &["duplicate_entry"]),
+        (
+            "1gpu2,0",
+            [Some(1), Some(0), None, None, None, None, None, None],
+            &[],
+        ),
+        ("GPU-ffff", [None; 8], &["unmatched_entry"]),
+    ];
+    for (visible, expected, warnings) in cases {
+        let document = replay_json(
+            "gpus/synthetic-8xh200.json",
+            &[("CUDA_VISIBLE_DEVICES", visible)],
+        );
+        assert_eq!(
+            ordinals(&document),
+            expected.to_vec(),
+            "CUDA_VISIBLE_DEVICES={visible:?}"
+        );
+        assert_eq!(
+            warning_kinds(&document),
+            *warnings,
+            "CUDA_VISIBLE_DEVICES={visible:?}"
+        );
+    }
+}
+
+#[test]
+fn cuda_visible_devices_reversed_on_two_gpus() {
+    let document = replay_json(
+        "gpus/synthetic-2xh200.json",
+        &[
+            ("CUDA_VISIBLE_DEVICES", "1,0"),
+            ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
+        ],
+    );
+    assert_eq!(ordinals(&document), vec![Some(1), Some(0)]);
+    assert_eq!(document["cuda"]["visible_devices"]["raw"], "1,0");
+    assert_eq!(document["cuda"]["device_order"], "pci_bus_id");
+}
+
+#[test]
+fn ambiguous_prefix_text() {
+    insta::assert_snapshot!(
+        "gpus_ambiguous_prefix_text",
+        replay_text(
+            "gpus/synthetic-8xh200.json",
+            &[("CUDA_VISIBLE_DEVICES", "GPU-7a2e,GPU-5f1c,GPU-9b3f")]
+        )
+    );
+}
+
+#[test]
+fn mig_uuids_select_instances() {
+    let document = replay_json(
+        "gpus/synthetic-mig-h200.json",
+        &[(
+            "CUDA_VISIBLE_DEVICES",
+            "MIG-7d1e2a3b,MIG-5c89852c-d268-c3f3-1b07-005d5ae1dc3f",
+        )],
+    );
+    let instances = &document["devices"][0]["mig_instances"];
+    assert_eq!(instances[0]["cuda_ordinal"], 1);
+    assert_eq!(instances[1]["cuda_ordinal"], 0);
+    assert_eq!(document["devices"][0]["cuda_ordinal"], Value::Null);
+    assert_eq!(document["cuda"]["visible_count"], 2);
+    insta::assert_snapshot!(
+        "gpus_mig_text",
+        replay_text(
+            "gpus/synthetic-mig-h200.json",
+            &[("CUDA_VISIBLE_DEVICES", "MIG-7d1e2a3b")]
+        )
+    );
+}
+
+#[test]
+fn fastest_first_warns_only_for_unlike_devices() {
+    let mixed = replay_json("gpus/synthetic-mixed-a100-h100.json", &[]);
+    assert_eq!(warning_kinds(&mixed), vec!["fastest_first_may_differ"]);
+    assert_eq!(mixed["cuda"]["ordinals_certain"], false);
+    let pci = replay_json(
+        "gpus/synthetic-mixed-a100-h100.json",
+        &[("CUDA_DEVICE_ORDER", "PCI_BUS_ID")],
+    );
+    assert!(warning_kinds(&pci).is_empty());
+    assert_eq!(pci["cuda"]["ordinals_certain"], true);
+    let alike = replay_json("gpus/synthetic-2xh200.json", &[]);
+    assert!(warning_kinds(&alike).is_empty());
+    insta::assert_snapshot!(
+        "gpus_mixed_fastest_first_text",
+        replay_text("gpus/synthetic-mixed-a100-h100.json", &[])
+    );
+}
+
+#[test]
+fn env_var_selects_the_replay_file() {
+    let path = fixture(H200_XML);
+    let output = gpus(&["--json"], &[("OOMDOC_GPU_FROM", path.to_str().unwrap())]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["source"], "nvidia_smi");
+}
+
+#[test]
+fn record_then_replay_round_trips() {
+    let directory = tempfile::tempdir().unwrap();
+    let recording = directory.path().join("recording.json");
+    let recording_arg = recording.to_str().unwrap();
+    for file in [
+        H200_XML,
+        "gpus/synthetic-flags.json",
+        "gpus/synthetic-mig-h200.json",
+    ] {
+        let path = fixture(file);
+        let first = gpus(
+            &[
+                "--gpu-from",
+                path.to_str().unwrap(),
+                "--record",
+                recording_arg,
+                "--json",
+            ],
+            &[],
+        );
+        assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+        let replayed = gpus(&["--gpu-from", recording_arg, "--json"], &[]);
+        assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+        let first: Value = serde_json::from_slice(&first.stdout).unwrap();
+        let replayed: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+        // A live recording says `nvml` and replays as `replay`; everything else is identical.
+        let strip = |mut value: Value| {
+            value["source"] = Value::Null;
+            value
+        };
+        assert_eq!(strip(first), strip(replayed), "{file}");
+    }
+}
+
+#[test]
+fn watch_records_samples() {
+    let directory = tempfile::tempdir().unwrap();
+    let recording = directory.path().join("watch.json");
+    let path = fixture("gpus/synthetic-2xh200.json");
+    let output = gpus(
+        &[
+            "--gpu-from",
+            path.to_str().unwrap(),
+            "--watch",
+            "0.01",
+            "--count",
+            "3",
+            "--record",
+            recording.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Three frames, no screen clearing when stdout is not a terminal.
+    assert_eq!(
+        stdout(&output).matches("2 GPUs, 2 visible to CUDA").count(),
+        3
+    );
+    assert!(!stdout(&output).contains('\x1b'));
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(&recording).unwrap()).unwrap();
+    let samples = document["samples"]["GPU-4823d6dc-d306-8b80-f038-3b7ad597860c"]
+        .as_array()
+        .unwrap();
+    assert_eq!(samples.len(), 3);
+    assert_eq!(samples[0]["used_bytes"], (8u64 << 30) + (522u64 << 20));
+}
+
+#[test]
+fn markdown_and_html() {
+    let path = fixture("gpus/synthetic-flags.json");
+    let markdown = gpus(
+        &["--gpu-from", path.to_str().unwrap(), "--format", "markdown"],
+        &[],
+    );
+    insta::assert_snapshot!("gpus_flags_markdown", stdout(&markdown));
+    let html = gpus(
+        &["--gpu-from", path.to_str().unwrap(), "--format", "html"],
+        &[],
+    );
+    let page = stdout(&html);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("likely orphaned engine worker"));
+    assert!(!page.contains("<script") && !page.contains("http://") && !page.contains("https://"));
+}
+
+#[test]
+fn unreadable_replay_is_an_error() {
+    let directory = tempfile::tempdir().unwrap();
+    let bad = directory.path().join("bad.json");
+    std::fs::write(&bad, "{\"devices\": 3}").unwrap();
+    let output = gpus(&["--gpu-from", bad.to_str().unwrap()], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let text = stderr(&output).replace(bad.to_str().unwrap(), "[FILE]");
+    insta::assert_snapshot!("gpus_bad_replay", text);
+    let missing = gpus(&["--gpu-from", "/nonexistent/gpus.xml"], &[]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("/nonexistent/gpus.xml"));
+}
+
+#[test]
+fn bad_watch_interval_is_a_usage_error() {
+    let path = fixture(H200_XML);
+    let output = gpus(&["--gpu-from", path.to_str().unwrap(), "--watch", "0"], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("`--watch` needs a positive number of seconds"));
+}
+
+/// Without `--gpu-from`, `oomdoc gpus` reads NVML. On a machine without the NVIDIA library
+/// (CI, this project's build machine) it must say that NVML is absent, give a hint and exit 2;
+/// on a GPU machine it must list the GPUs.
+#[test]
+fn without_nvml_exit_2_with_a_hint() {
+    let output = gpus(&[], &[]);
+    let has_driver = Path::new("/proc/driver/nvidia/version").exists();
+    if has_driver {
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        return;
+    }
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let text = stderr(&output);
+    assert!(
+        text.starts_with("error: cannot list GPUs through NVML\n"),
+        "{text}"
+    );
+    assert!(text.contains("Caused by: NVML is absent"), "{text}");
+    assert!(text.contains("\nhint: "), "{text}");
+    assert!(text.contains("--gpu-from FILE"), "{text}");
+}

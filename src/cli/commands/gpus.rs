@@ -1,20 +1,168 @@
-//! `oomdoc gpus`.
+//! `oomdoc gpus`: every GPU and process by UUID, with the CUDA numbering resolved (R9, R10).
+//!
+//! Reads NVML (or a replay file), lets `analyze::devices` number and flag, renders a table
+//! or the JSON document; `--watch` refreshes, `--record` writes a recording that
+//! `--gpu-from` replays on another machine.
 
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
 use clap::Args;
 
-use crate::cli::args::OutputArgs;
-use crate::cli::output::Output;
+use crate::cli::args::{Format, OutputArgs};
+use crate::cli::output::{write_file_atomically, Output};
 use crate::cli::ExitStatus;
+use crate::model::machine::{Inventory, MemorySample, RecordedSample, Recording};
+use crate::render;
+use crate::render::style::Style;
+use crate::source::gpu;
 
 /// Arguments of `oomdoc gpus`.
 #[derive(Debug, Args)]
 pub struct GpusArgs {
+    /// Read GPU facts from FILE instead of NVML: `nvidia-smi -q -x` XML, an `oomdoc gpus --json`
+    /// document or an `oomdoc gpus --record` recording
+    #[arg(long, value_name = "FILE", env = "OOMDOC_GPU_FROM")]
+    pub gpu_from: Option<PathBuf>,
+    /// Refresh every SECS seconds (default 1) until interrupted
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "1")]
+    pub watch: Option<f64>,
+    /// Also write a recording to FILE, to replay with `--gpu-from FILE` (with `--watch`,
+    /// rewritten at each refresh with the memory readings so far)
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Stop `--watch` after N refreshes
+    #[arg(long, value_name = "N", hide = true)]
+    pub count: Option<u64>,
+    /// Measure `memory()` calls per second for SECS seconds and one inventory's latency
+    #[arg(long, value_name = "SECS", hide = true)]
+    pub bench_sampling: Option<f64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
 /// Runs `oomdoc gpus`.
-pub fn run(_args: GpusArgs, _output: &mut Output) -> anyhow::Result<ExitStatus> {
-    anyhow::bail!("`oomdoc gpus` is not built yet")
+pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+    let from = args
+        .gpu_from
+        .as_deref()
+        .filter(|path| !path.as_os_str().is_empty());
+    let mut source = gpu::open(from).context(match from {
+        Some(_) => "cannot read the GPU replay file",
+        None => "cannot list GPUs through NVML",
+    })?;
+    if let Some(seconds) = args.bench_sampling {
+        let duration = positive_seconds(seconds, "--bench-sampling")?;
+        let benchmark = gpu::benchmark(source.as_mut(), duration, 20)
+            .context("the sampling benchmark failed")?;
+        let bytes = match args.output.format() {
+            Format::Json => render::json::to_document(&benchmark)?,
+            _ => render::gpus::benchmark_text(&benchmark),
+        };
+        output.report(&args.output, &bytes)?;
+        return Ok(ExitStatus::Success);
+    }
+    let style = Style::new(output.color_for(&args.output));
+    let Some(seconds) = args.watch else {
+        let inventory = source
+            .inventory()
+            .context("cannot read the GPU inventory")?;
+        if let Some(path) = &args.record {
+            record(path, &inventory, &BTreeMap::new())?;
+        }
+        output.report(
+            &args.output,
+            &render_inventory(&inventory, &args.output, style)?,
+        )?;
+        return Ok(if inventory.devices.is_empty() {
+            ExitStatus::NothingFound
+        } else {
+            ExitStatus::Success
+        });
+    };
+    let interval = positive_seconds(seconds, "--watch")?;
+    let clear = args.output.format() == Format::Text
+        && args.output.output.is_none()
+        && std::io::stdout().is_terminal();
+    let mut samples: BTreeMap<String, Vec<MemorySample>> = BTreeMap::new();
+    let mut refreshes = 0u64;
+    loop {
+        let inventory = source
+            .inventory()
+            .context("cannot read the GPU inventory")?;
+        for device in &inventory.devices {
+            samples
+                .entry(device.uuid.clone())
+                .or_default()
+                .push(MemorySample {
+                    used_bytes: device.memory.used_bytes,
+                    free_bytes: device.memory.free_bytes,
+                    total_bytes: device.memory.total_bytes,
+                });
+        }
+        if let Some(path) = &args.record {
+            record(path, &inventory, &samples)?;
+        }
+        let mut bytes = Vec::new();
+        if clear {
+            // Home the cursor and clear the screen, only on a terminal.
+            bytes.extend_from_slice(b"\x1b[H\x1b[2J");
+        } else if refreshes > 0 && args.output.format() == Format::Text {
+            bytes.push(b'\n');
+        }
+        bytes.extend(render_inventory(&inventory, &args.output, style)?);
+        output.report(&args.output, &bytes)?;
+        refreshes += 1;
+        if args.count.is_some_and(|count| refreshes >= count) {
+            return Ok(ExitStatus::Success);
+        }
+        std::thread::sleep(interval);
+    }
+}
+
+fn render_inventory(
+    inventory: &Inventory,
+    args: &OutputArgs,
+    style: Style,
+) -> anyhow::Result<Vec<u8>> {
+    Ok(match args.format() {
+        Format::Text => render::gpus::text(inventory, style),
+        Format::Markdown => render::gpus::markdown(inventory),
+        Format::Json => render::gpus::json(inventory)?,
+        Format::Html => render::gpus::html(inventory),
+    })
+}
+
+fn record(
+    path: &std::path::Path,
+    inventory: &Inventory,
+    samples: &BTreeMap<String, Vec<MemorySample>>,
+) -> anyhow::Result<()> {
+    let recording = Recording {
+        inventory: inventory.clone(),
+        samples: samples
+            .iter()
+            .map(|(uuid, list)| {
+                (
+                    uuid.clone(),
+                    list.iter().copied().map(RecordedSample::Full).collect(),
+                )
+            })
+            .collect(),
+    };
+    let bytes = render::gpus::recording(&recording)?;
+    write_file_atomically(path, &bytes)
+        .with_context(|| format!("failed to write the recording `{}`", path.display()))
+}
+
+fn positive_seconds(seconds: f64, flag: &str) -> anyhow::Result<Duration> {
+    if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        anyhow::bail!("`{flag}` needs a positive number of seconds, not `{seconds}`")
+    }
 }

@@ -1,0 +1,252 @@
+//! What `oomdoc probe` measured against a running server, and what the growth analysis
+//! concluded (R13, R14).
+//!
+//! Field names are a JSON contract (`oomdoc probe --json`): `verdict`, `requests` (each with
+//! `phase`, `index`, `prompt_chars`, `status`, `latency_ms`, `memory_bytes`), `trend`,
+//! `plateau_bytes`, `limitations`. Other fields may be added; none renamed.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Bytes, Source};
+
+/// The phases of the protocol, in the order they run (R13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// First requests: graphs, caches and allocator pools warm up. Recorded, never judged.
+    Warmup,
+    /// Ten identical short requests.
+    Identical,
+    /// Ten requests alternating short and long inputs.
+    Alternating,
+    /// Rounds of N parallel requests (`--concurrency N`).
+    Concurrent,
+}
+
+impl Phase {
+    /// The name used in JSON and text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warmup",
+            Phase::Identical => "identical",
+            Phase::Alternating => "alternating",
+            Phase::Concurrent => "concurrent",
+        }
+    }
+}
+
+/// The verdict of the growth test (R14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrowthVerdict {
+    /// Memory reached a level and stayed there through repeated inputs: not a leak.
+    Plateau,
+    /// Memory kept increasing through repetitions of the same inputs.
+    Growth,
+    /// Too few points, too much noise, too many failed requests, or a weak trend.
+    Inconclusive,
+}
+
+impl GrowthVerdict {
+    /// The name used in JSON and text.
+    pub fn name(self) -> &'static str {
+        match self {
+            GrowthVerdict::Plateau => "plateau",
+            GrowthVerdict::Growth => "growth",
+            GrowthVerdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One request of the protocol and the memory read after it completed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRequest {
+    /// Which repetition of the protocol (0-based; `--repeat K` gives 0..K).
+    pub repeat: u32,
+    /// The phase.
+    pub phase: Phase,
+    /// Position in the phase (0-based). In the concurrent phase, position of the round.
+    pub index: u32,
+    /// In the concurrent phase, which of the parallel requests of the round (0-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
+    /// Length of the prompt in characters.
+    pub prompt_chars: u64,
+    /// HTTP status; `None` when no answer came (refused, reset, timed out).
+    pub status: Option<u16>,
+    /// Wall time of the request in milliseconds.
+    pub latency_ms: u64,
+    /// Memory read after the request completed (after the whole round when concurrent);
+    /// `None` when the memory source failed.
+    pub memory_bytes: Option<Bytes>,
+    /// The server's KV-cache usage (0–1) read beside memory (vLLM `vllm:kv_cache_usage_perc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage: Option<f64>,
+    /// The server's preemption counter read beside memory (`vllm:num_preemptions_total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemptions_total: Option<f64>,
+    /// Completion tokens the server reported, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    /// What went wrong with this request (never contains the API key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Mann–Kendall test and Theil–Sen slope over one set of samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrendTest {
+    /// Number of samples used.
+    pub points: usize,
+    /// Number of blocks pairs were taken within (1 for the naive test).
+    pub blocks: usize,
+    /// Mann–Kendall S: concordant minus discordant pairs.
+    pub mann_kendall_s: i64,
+    /// Variance of S under "no trend", with the tie correction.
+    pub variance: f64,
+    /// Normal score `(S − sign S) / √variance`.
+    pub z: f64,
+    /// One-sided p-value for an increasing trend.
+    pub p_value: f64,
+    /// Theil–Sen slope: median of pairwise slopes, bytes per request.
+    pub slope_bytes_per_request: f64,
+}
+
+/// The numbers behind the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trend {
+    /// How the evaluation window was chosen and tested, in words.
+    pub method: String,
+    /// The test on the evaluation window (blocked by repeat, phase and input size).
+    pub window: Option<TrendTest>,
+    /// The same test on every non-warm-up sample as one series, for contrast: a one-time
+    /// step makes it report growth.
+    pub naive: Option<TrendTest>,
+    /// Requests spanned by the window, first to last, in protocol order.
+    pub window_span_requests: u64,
+    /// Theil–Sen slope × span: the growth the window shows, bytes.
+    pub window_growth_bytes: f64,
+    /// Robust noise: 1.4826 × MAD of successive differences within blocks / √2, bytes.
+    pub noise_bytes: f64,
+    /// Smallest non-zero change between successive readings of a block (the source's quantisation), bytes.
+    pub quantum_bytes: Option<u64>,
+    /// Window growth needed to call `growth`: max(2 MiB, quantum, 3 × noise), bytes.
+    pub min_growth_bytes: f64,
+    /// Smallest slope this window could detect (3 standard errors), bytes per request.
+    pub detectable_slope_bytes_per_request: Option<f64>,
+    /// Slope of interest: a leak at least this fast must not be missed, bytes per request.
+    pub leak_of_interest_bytes_per_request: f64,
+    /// p-value below which the trend counts as significant.
+    pub alpha: f64,
+    /// Why this verdict, in one sentence.
+    pub reason: String,
+}
+
+/// A one-time rise at the first appearance of a new input (size or concurrency).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Repetition.
+    pub repeat: u32,
+    /// Phase.
+    pub phase: Phase,
+    /// Position in the phase.
+    pub index: u32,
+    /// Prompt size that appeared for the first time.
+    pub prompt_chars: u64,
+    /// Memory before it (the previous reading).
+    pub before_bytes: Bytes,
+    /// Memory after it.
+    pub after_bytes: Bytes,
+}
+
+/// Warm-up and the levels around it (R14: a result even when there is no leak).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Warmup {
+    /// Memory before the first request.
+    pub baseline_bytes: Option<Bytes>,
+    /// Memory after the last warm-up request.
+    pub after_warmup_bytes: Option<Bytes>,
+    /// `after_warmup − baseline` (can be negative), bytes.
+    pub warmup_growth_bytes: Option<i64>,
+    /// Memory at the end of the protocol.
+    pub final_bytes: Option<Bytes>,
+    /// `final − baseline`, bytes.
+    pub total_growth_bytes: Option<i64>,
+}
+
+/// Where memory readings came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemorySourceInfo {
+    /// `nvml`, `prometheus` or `replay`.
+    pub kind: String,
+    /// The source of each number (R3).
+    pub source: Source,
+    /// What exactly was read, e.g. `used memory of GPU-… (NVML)` or `DCGM_FI_DEV_FB_USED at http://…`.
+    pub description: String,
+}
+
+/// The protocol as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeSettings {
+    /// `completions` or `chat`.
+    pub endpoint: String,
+    /// Model name sent with each request.
+    pub model: String,
+    /// Where the model name came from: `command line` or `/v1/models`.
+    pub model_from: String,
+    /// Context length in tokens the server reported, when it did.
+    pub context_tokens: Option<u64>,
+    /// Warm-up requests.
+    pub warmup_requests: u32,
+    /// Requests in the identical and alternating phases.
+    pub phase_requests: u32,
+    /// Parallel requests per concurrent round; 0 or 1 means no concurrent phase.
+    pub concurrency: u32,
+    /// Rounds in the concurrent phase.
+    pub concurrent_rounds: u32,
+    /// Repetitions of the whole protocol.
+    pub repeat: u32,
+    /// Short prompt, characters.
+    pub short_prompt_chars: u64,
+    /// Long prompt, characters.
+    pub long_prompt_chars: u64,
+    /// `max_tokens` asked for.
+    pub max_tokens: u32,
+    /// Per-request timeout, seconds.
+    pub request_timeout_s: u64,
+    /// Limit on the whole protocol, seconds.
+    pub time_limit_s: u64,
+}
+
+/// The report of `oomdoc probe`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeReport {
+    /// `plateau`, `growth` or `inconclusive`.
+    pub verdict: GrowthVerdict,
+    /// The server's URL (without credentials).
+    pub url: String,
+    /// The protocol settings.
+    pub settings: ProbeSettings,
+    /// Where memory was read.
+    pub memory_source: MemorySourceInfo,
+    /// Every request, in the order it completed.
+    pub requests: Vec<ProbeRequest>,
+    /// The numbers behind the verdict.
+    pub trend: Trend,
+    /// The level memory settled at (median of the last phase), when the verdict is `plateau`.
+    pub plateau_bytes: Option<Bytes>,
+    /// Warm-up and overall levels.
+    pub warmup: Warmup,
+    /// One-time rises at new inputs.
+    pub steps: Vec<Step>,
+    /// Metrics names the metrics endpoint exposed that oomdoc records (sorted).
+    pub metrics_seen: Vec<String>,
+    /// Preemptions the server counted during the protocol (last − first counter reading).
+    pub preemptions: Option<f64>,
+    /// Requests that failed.
+    pub failed_requests: usize,
+    /// Total wall time of the protocol, milliseconds.
+    pub elapsed_ms: u64,
+    /// What could not be measured, and why the verdict may be weaker than it looks.
+    pub limitations: Vec<String>,
+}
