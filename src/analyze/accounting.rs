@@ -1,1 +1,166 @@
-//! Analyse memory accounting layers: allocated, reserved, process in use, free (R2, R3).
+//! Memory accounting layers (R2, R3): each figure of the failure message and of the engine
+//! log, with the layer it belongs to and the source it comes from.
+//!
+//! The layers nest: *allocated* (live tensors) ⊂ *reserved* (what the caching allocator holds,
+//! including reusable free blocks) ⊂ *this process has* (NVML: reserved plus CUDA context,
+//! cuBLAS/cuDNN workspaces, NCCL buffers, other allocators) ⊂ the device total. So allocated
+//! and reserved are never added as if they were separate costs.
+
+use crate::model::explain::AccountingLine;
+use crate::model::failure::OomMessage;
+use crate::model::{Bytes, Source};
+use crate::parse::engine_log::EngineMemory;
+
+/// NVML reports `(unsigned long long)-1` as "not available", printed as `17179869184.00 GiB`
+/// by PyTorch (formats.md §1.2); anything this large is not a real figure.
+pub const NOT_AVAILABLE_THRESHOLD: Bytes = Bytes(1 << 60);
+
+fn line(key: &str, bytes: Bytes, source: Source, derived: bool, meaning: &str) -> AccountingLine {
+    AccountingLine {
+        key: key.to_string(),
+        bytes,
+        source,
+        derived,
+        meaning: meaning.to_string(),
+    }
+}
+
+/// The reserved total: printed (PyTorch 1.4–2.0) or composed of its parts, allocated +
+/// reserved-but-unallocated (2.1+, where the printed "allocated" already includes the cached
+/// blocks of private pools; formats.md §1.4). Returns (bytes, derived).
+pub fn reserved_total(message: &OomMessage) -> Option<(Bytes, bool)> {
+    let figures = &message.figures;
+    if let Some(reserved) = figures.reserved_total_bytes {
+        return Some((reserved, false));
+    }
+    match (
+        figures.allocated_by_pytorch_bytes,
+        figures.reserved_unallocated_bytes,
+    ) {
+        (Some(allocated), Some(unallocated)) => Some((allocated + unallocated, true)),
+        _ => None,
+    }
+}
+
+/// Every figure with its layer and source.
+pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<AccountingLine> {
+    let mut lines = Vec::new();
+    let framework = Source::FrameworkError;
+    if let Some(message) = failure {
+        let figures = &message.figures;
+        if let Some(bytes) = figures.total_capacity_bytes {
+            lines.push(line("total_capacity", bytes, framework, false,
+                "the device's memory as CUDA reports it (cudaMemGetInfo total); it excludes what the driver reserves, so it is below nvidia-smi's total"));
+        }
+        if let Some(bytes) = figures.free_bytes {
+            lines.push(line("free", bytes, framework, false,
+                "free on the whole device at the moment of failure (cudaMemGetInfo), after PyTorch released its cached blocks and retried"));
+        }
+        if let Some(bytes) = figures.tried_to_allocate_bytes {
+            lines.push(line("tried_to_allocate", bytes, framework, false,
+                "the block the caching allocator asked the driver for (rounded up to 2 MiB, 20 MiB or a multiple of 2 MiB), not necessarily one tensor's size"));
+        }
+        if let Some(bytes) = figures.allowed_bytes {
+            lines.push(line(
+                "allowed",
+                bytes,
+                framework,
+                false,
+                "the cap set with torch.cuda.set_per_process_memory_fraction",
+            ));
+        }
+        if let Some(bytes) = figures.process_in_use_bytes {
+            lines.push(line("process_in_use", bytes, framework, false,
+                "NVML's figure for this process (printed inside the error): all PyTorch reserved plus CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers and other allocators"));
+        }
+        let reserved = reserved_total(message);
+        if let Some((bytes, derived)) = reserved {
+            lines.push(line("reserved_total", bytes, framework, derived,
+                "everything PyTorch's caching allocator holds (allocated + reserved-but-unallocated); it contains the allocated figure, never add the two"));
+        }
+        if let Some(bytes) = figures.allocated_by_pytorch_bytes {
+            lines.push(line(
+                "allocated_by_pytorch",
+                bytes,
+                framework,
+                false,
+                "live tensors (blocks handed out by the caching allocator); part of reserved",
+            ));
+        }
+        if let Some(bytes) = figures.private_pools_bytes {
+            lines.push(line("private_pools", bytes, framework, false,
+                "cached free blocks of CUDA-graph private pools, counted inside the allocated figure (PyTorch 2.4+)"));
+        }
+        if let Some(bytes) = figures.reserved_unallocated_bytes {
+            lines.push(line("reserved_unallocated", bytes, framework, false,
+                "held by the caching allocator but not used by tensors: reusable by this process only; large values make fragmentation plausible but do not prove it (a memory snapshot does)"));
+        }
+        if let (Some(process), Some((reserved, _))) = (figures.process_in_use_bytes, reserved) {
+            if process >= reserved {
+                lines.push(line("non_pytorch", process.saturating_sub(reserved), framework, true,
+                    "this process's memory outside PyTorch's allocator: CUDA context, cuBLAS workspaces, NCCL, other libraries (process in use − reserved)"));
+            }
+        }
+        for other in &figures.other_processes {
+            match other.in_use_bytes {
+                Some(bytes) if bytes < NOT_AVAILABLE_THRESHOLD => lines.push(line(
+                    &format!("process_{}", other.pid),
+                    bytes,
+                    framework,
+                    false,
+                    "another process on the same GPU (NVML, host PID): memory this process cannot use",
+                )),
+                _ => {}
+            }
+        }
+    }
+    let log = Source::EngineLog;
+    let engine_lines: [(&str, Option<Bytes>, &str); 8] = [
+        (
+            "engine_total_gpu",
+            memory.total_gpu,
+            "the GPU's total as the engine measured it at start",
+        ),
+        (
+            "engine_free_at_start",
+            memory.free_at_start,
+            "free memory the engine saw before loading",
+        ),
+        (
+            "weights",
+            memory.weights,
+            "model weights on the GPU, as the engine reported after loading",
+        ),
+        (
+            "activation_peak",
+            memory.activation_peak,
+            "peak activation memory of the profiling pass",
+        ),
+        (
+            "engine_non_torch",
+            memory.non_torch,
+            "non-torch memory the engine measured (CUDA context, NCCL)",
+        ),
+        (
+            "kv_cache",
+            memory.kv_cache,
+            "the KV-cache budget or size the engine reserved",
+        ),
+        (
+            "cuda_graphs",
+            memory.cuda_graphs,
+            "memory taken by CUDA-graph capture",
+        ),
+        (
+            "compute_buffers",
+            memory.compute_buffers,
+            "llama.cpp compute buffers (scratch for one batch)",
+        ),
+    ];
+    for (key, bytes, meaning) in engine_lines {
+        if let Some(bytes) = bytes {
+            lines.push(line(key, bytes, log, false, meaning));
+        }
+    }
+    lines
+}

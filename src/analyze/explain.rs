@@ -1,1 +1,938 @@
-//! Analyse the streaming explain pipeline: text → OOMs, timeline, phase, verdict.
+//! The streaming explain pipeline: bytes of a log → failure messages, timeline, phase,
+//! accounting and verdict (R1–R7, R19).
+//!
+//! [`Explainer`] takes arbitrary chunks (`oomdoc explain` reads files and stdin, `oomdoc run`
+//! follows a live log) and never holds the input: lines are split with `memchr`, and one
+//! Aho-Corasick automaton over the OOM markers and the engine-log markers picks the few lines
+//! worth cleaning and parsing (plus the lines an open OOM message still wants). Context for
+//! R4 is kept as the last lines of the previous block. Memory stays bounded on any input:
+//! timelines, message lists, frames and context are capped.
+//!
+//! Pure: no I/O besides the `BufRead` handed to [`explain_reader`].
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{self, BufRead};
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
+use super::phase::{Frame, PhaseInputs, Progress};
+use crate::model::explain::{
+    ContextBlock, ContextLine, EngineConfig, EngineInfo, EventFigures, EventKind, ExplainReport,
+    InputSummary, ModelInfo, Phase, TimelineEvent,
+};
+use crate::model::failure::{EngineName, OomMessage};
+use crate::parse::engine_log::{self, Certainty, EngineMemory, LineFacts};
+
+// TODO: replace with `crate::parse::{text, oom_text}` once the `oomtext` branch is merged.
+use super::oom_api_shim::{clean_line, OomDetector, OOM_MARKERS};
+
+/// Lines of context kept before each failure (R4: dozens, not one).
+pub const CONTEXT_BEFORE: u64 = 40;
+/// Lines of the failure message itself kept after its first line.
+const CONTEXT_AFTER: u64 = 20;
+/// Lines remembered from the previous block, for context that crosses a block boundary.
+const TAIL_LINES: usize = 64;
+/// Longest line processed; the rest of a longer line is skipped (binary or minified input).
+const MAX_LINE_BYTES: usize = 64 * 1024;
+/// Longest line kept as context text.
+const MAX_CONTEXT_LINE_CHARS: usize = 2000;
+/// Failure messages listed in full (`ooms_total` counts the rest).
+const MAX_MESSAGES: usize = 50;
+/// Failure messages that get a context block.
+const MAX_CONTEXT_BLOCKS: usize = 5;
+/// Timeline events kept from the start and from the end of one run.
+const TIMELINE_HEAD: usize = 200;
+const TIMELINE_TAIL: usize = 200;
+/// Traceback frames remembered (the most recent).
+const MAX_FRAMES: usize = 512;
+
+struct Scanner {
+    /// `None` only if the automaton could not be built (then every line is a candidate).
+    automaton: Option<AhoCorasick>,
+    /// Patterns `0..oom_markers` are OOM markers; the rest are engine-log markers.
+    oom_markers: usize,
+}
+
+fn scanner() -> &'static Scanner {
+    static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    SCANNER.get_or_init(|| {
+        let mut patterns: Vec<&str> = OOM_MARKERS.to_vec();
+        patterns.extend_from_slice(engine_log::markers());
+        let automaton = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .build(&patterns)
+            .ok();
+        Scanner {
+            automaton,
+            oom_markers: OOM_MARKERS.len(),
+        }
+    })
+}
+
+/// The timeline of one engine run, bounded: the first and the last events.
+#[derive(Debug, Clone, Default)]
+struct Segment {
+    id: u64,
+    head: Vec<TimelineEvent>,
+    tail: VecDeque<TimelineEvent>,
+    dropped: u64,
+    progressed: bool,
+}
+
+impl Segment {
+    fn last_mut(&mut self) -> Option<&mut TimelineEvent> {
+        if let Some(last) = self.tail.back_mut() {
+            Some(last)
+        } else {
+            self.head.last_mut()
+        }
+    }
+
+    fn push(&mut self, event: TimelineEvent) {
+        if self.head.len() < TIMELINE_HEAD {
+            self.head.push(event);
+        } else {
+            self.tail.push_back(event);
+            if self.tail.len() > TIMELINE_TAIL {
+                self.tail.pop_front();
+                self.dropped += 1;
+            }
+        }
+    }
+
+    fn events(&self) -> Vec<TimelineEvent> {
+        self.head.iter().chain(self.tail.iter()).cloned().collect()
+    }
+}
+
+/// A failure seen, with the state of the run at that moment.
+#[derive(Debug, Clone)]
+struct FailurePoint {
+    message_index: usize,
+    line: u64,
+    segment: u64,
+    progress: Progress,
+}
+
+/// Everything gathered so far (bounded).
+#[derive(Debug, Default)]
+struct Collected {
+    engine: Option<(EngineName, Certainty, u64)>,
+    engine_versions: BTreeMap<EngineName, String>,
+    generation: Option<&'static str>,
+    model: ModelInfo,
+    config: EngineConfig,
+    memory: EngineMemory,
+    versions: BTreeMap<String, String>,
+    segment: Segment,
+    saved_segment: Option<Segment>,
+    engine_starts: u64,
+    progress: Progress,
+    frames: VecDeque<Frame>,
+    tracebacks: VecDeque<u64>,
+    hints: Vec<(u64, Phase)>,
+    ooms: Vec<OomMessage>,
+    ooms_total: u64,
+    first_failure: Option<FailurePoint>,
+    first_gpu_failure: Option<FailurePoint>,
+    context: Vec<ContextBlock>,
+    shutdown_line: Option<u64>,
+}
+
+/// Streaming explainer: feed bytes, ask for the report at any time.
+pub struct Explainer {
+    detector: OomDetector,
+    pending: Vec<u8>,
+    skipping_long_line: bool,
+    /// Lines completed so far (the next line is `lines + 1`).
+    lines: u64,
+    bytes: u64,
+    /// The last lines before the current block: (line number, text without `\n`).
+    tail: VecDeque<(u64, Vec<u8>)>,
+    names: Vec<String>,
+    collected: Collected,
+}
+
+impl Default for Explainer {
+    fn default() -> Self {
+        Explainer::new()
+    }
+}
+
+impl std::fmt::Debug for Explainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Explainer")
+            .field("lines", &self.lines)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Explainer {
+    /// An explainer that has read nothing.
+    pub fn new() -> Self {
+        Explainer {
+            detector: OomDetector::new(),
+            pending: Vec::new(),
+            skipping_long_line: false,
+            lines: 0,
+            bytes: 0,
+            tail: VecDeque::with_capacity(TAIL_LINES + 1),
+            names: Vec::new(),
+            collected: Collected::default(),
+        }
+    }
+
+    /// Names the input that the next bytes come from (`<stdin>`, a path). A partial last
+    /// line of the previous input is finished first, so inputs never join mid-line.
+    pub fn start_input(&mut self, name: &str) {
+        self.flush_partial_line();
+        self.names.push(name.to_string());
+    }
+
+    /// Feeds a chunk of the log. Chunk boundaries may fall anywhere (inside a line, inside a
+    /// UTF-8 sequence); invalid UTF-8 is read lossily.
+    pub fn push_bytes(&mut self, chunk: &[u8]) {
+        self.bytes += chunk.len() as u64;
+        let mut chunk = chunk;
+        if !self.pending.is_empty() || self.skipping_long_line {
+            match memchr::memchr(b'\n', chunk) {
+                None => {
+                    self.extend_pending(chunk);
+                    return;
+                }
+                Some(newline) => {
+                    self.extend_pending(&chunk[..newline]);
+                    self.skipping_long_line = false;
+                    let mut line = std::mem::take(&mut self.pending);
+                    line.push(b'\n');
+                    self.process_block(&line);
+                    line.clear();
+                    self.pending = line;
+                    chunk = &chunk[newline + 1..];
+                }
+            }
+        }
+        match memchr::memrchr(b'\n', chunk) {
+            Some(last) => {
+                self.process_block(&chunk[..=last]);
+                self.extend_pending(&chunk[last + 1..]);
+            }
+            None => self.extend_pending(chunk),
+        }
+    }
+
+    fn extend_pending(&mut self, bytes: &[u8]) {
+        if self.skipping_long_line {
+            return;
+        }
+        let room = MAX_LINE_BYTES.saturating_sub(self.pending.len());
+        if bytes.len() > room {
+            self.pending.extend_from_slice(&bytes[..room]);
+            self.skipping_long_line = true;
+        } else {
+            self.pending.extend_from_slice(bytes);
+        }
+    }
+
+    fn flush_partial_line(&mut self) {
+        if !self.pending.is_empty() || self.skipping_long_line {
+            let mut line = std::mem::take(&mut self.pending);
+            line.push(b'\n');
+            self.skipping_long_line = false;
+            self.process_block(&line);
+        }
+    }
+
+    /// The report for what was read so far (cheap enough to call every second; open
+    /// multi-line messages are not included until they complete or [`Explainer::finish`]).
+    pub fn report(&self) -> ExplainReport {
+        build_report(&self.collected, &self.names, self.lines, self.bytes)
+    }
+
+    /// Ends the input: finishes the last line and any open message, returns the report.
+    pub fn finish(mut self) -> ExplainReport {
+        self.flush_partial_line();
+        let messages = self.detector.finish();
+        let last_line = self.lines;
+        for message in messages {
+            self.record_message(message, &[], last_line + 1, 0, last_line);
+        }
+        self.report()
+    }
+
+    /// Lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Processes complete lines (`block` ends with `\n`).
+    fn process_block(&mut self, block: &[u8]) {
+        let scanner = scanner();
+        let first_line = self.lines + 1;
+        let mut position = 0;
+        let mut line_no = first_line;
+        while position < block.len() {
+            if self.detector.wants_more() {
+                let end = memchr::memchr(b'\n', &block[position..])
+                    .map_or(block.len(), |offset| position + offset);
+                self.process_line(block, first_line, position, end, line_no);
+                position = end + 1;
+                line_no += 1;
+                continue;
+            }
+            let found = match &scanner.automaton {
+                Some(automaton) => automaton.find(&block[position..]).map(|m| m.start()),
+                None => Some(0),
+            };
+            let Some(found) = found else {
+                line_no += memchr::memchr_iter(b'\n', &block[position..]).count() as u64;
+                break;
+            };
+            let at = position + found;
+            let start = memchr::memrchr(b'\n', &block[position..at])
+                .map_or(position, |offset| position + offset + 1);
+            line_no += memchr::memchr_iter(b'\n', &block[position..start]).count() as u64;
+            let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
+            self.process_line(block, first_line, start, end, line_no);
+            position = end + 1;
+            line_no += 1;
+        }
+        self.lines = line_no - 1;
+        self.remember_tail(block, first_line);
+    }
+
+    fn remember_tail(&mut self, block: &[u8], first_line: u64) {
+        let mut lines = Vec::new();
+        let mut end = block.len().saturating_sub(1); // the final `\n`
+        let mut line_no = self.lines;
+        while lines.len() < TAIL_LINES && line_no >= first_line {
+            let start = memchr::memrchr(b'\n', &block[..end]).map_or(0, |offset| offset + 1);
+            let text = &block[start..end];
+            lines.push((
+                line_no,
+                text[..text.len().min(MAX_CONTEXT_LINE_CHARS * 2)].to_vec(),
+            ));
+            if start == 0 {
+                break;
+            }
+            end = start - 1;
+            line_no -= 1;
+        }
+        if lines.len() >= TAIL_LINES {
+            self.tail.clear();
+        }
+        for line in lines.into_iter().rev() {
+            self.tail.push_back(line);
+        }
+        while self.tail.len() > TAIL_LINES {
+            self.tail.pop_front();
+        }
+    }
+
+    fn process_line(
+        &mut self,
+        block: &[u8],
+        first_line: u64,
+        start: usize,
+        end: usize,
+        line_no: u64,
+    ) {
+        let scanner = scanner();
+        let mut raw = &block[start..end];
+        if raw.last() == Some(&b'\r') {
+            raw = &raw[..raw.len() - 1];
+        }
+        let raw = &raw[..raw.len().min(MAX_LINE_BYTES)];
+        let text = String::from_utf8_lossy(raw);
+        let clean = clean_line(&text);
+        let messages = self.detector.push(line_no, &clean);
+
+        let cleaned: &str = &clean.text;
+        let mut engine_markers: Vec<usize> = Vec::new();
+        if let Some(automaton) = &scanner.automaton {
+            for found in automaton.find_iter(cleaned) {
+                let index = found.pattern().as_usize();
+                if index >= scanner.oom_markers {
+                    engine_markers.push(index - scanner.oom_markers);
+                }
+            }
+        }
+        if !engine_markers.is_empty() {
+            let facts = engine_log::parse_line(cleaned, &engine_markers);
+            if !facts.is_empty() {
+                self.absorb(facts, line_no, cleaned, &text, clean.stream.as_deref());
+            }
+        }
+        for message in messages {
+            self.record_message(message, block, first_line, end, line_no);
+        }
+    }
+
+    fn absorb(
+        &mut self,
+        facts: LineFacts,
+        line_no: u64,
+        cleaned: &str,
+        raw: &str,
+        stream: Option<&str>,
+    ) {
+        let collected = &mut self.collected;
+        let frozen = collected.first_gpu_failure.is_some();
+        if let Some((name, certainty)) = facts.engine {
+            let replace = match collected.engine {
+                None => true,
+                Some((_, existing, _)) => certainty > existing,
+            };
+            if replace {
+                collected.engine = Some((name, certainty, line_no));
+            }
+            if let Some(version) = facts.engine_version.clone() {
+                collected.engine_versions.insert(name, version);
+            }
+        }
+        if let Some(generation) = facts.generation {
+            collected.generation = Some(generation);
+        }
+        for (name, version) in &facts.versions {
+            collected
+                .versions
+                .insert((*name).to_string(), version.clone());
+        }
+        merge_model(&mut collected.model, &facts.model, frozen);
+        merge_config(&mut collected.config, &facts.config, frozen);
+        if !frozen {
+            collected.memory.merge(&facts.memory);
+        }
+        if let Some((function, file)) = facts.frame {
+            collected.frames.push_back(Frame {
+                line: line_no,
+                function,
+                file,
+            });
+            if collected.frames.len() > MAX_FRAMES {
+                collected.frames.pop_front();
+            }
+        }
+        if let Some(phase) = facts.failed_phase_hint {
+            if collected.hints.len() < 16 {
+                collected.hints.push((line_no, phase));
+            }
+        }
+        let mut timestamp = None;
+        for event in facts.events {
+            if event.kind == EventKind::Traceback {
+                collected.tracebacks.push_back(line_no);
+                if collected.tracebacks.len() > 64 {
+                    collected.tracebacks.pop_front();
+                }
+                continue;
+            }
+            if event.kind == EventKind::Shutdown {
+                collected.shutdown_line.get_or_insert(line_no);
+            }
+            if timestamp.is_none() {
+                timestamp = Some(
+                    engine_log::parse_timestamp(cleaned)
+                        .or_else(|| engine_log::parse_timestamp(raw)),
+                );
+            }
+            let stamp = timestamp.clone().flatten();
+            push_event(
+                collected,
+                event.kind,
+                event.phase,
+                event.figures,
+                line_no,
+                stamp,
+                stream,
+                cleaned,
+            );
+        }
+    }
+
+    fn record_message(
+        &mut self,
+        message: OomMessage,
+        block: &[u8],
+        first_line: u64,
+        end: usize,
+        line_no: u64,
+    ) {
+        let collected = &mut self.collected;
+        collected.ooms_total += 1;
+        if collected.ooms.len() >= MAX_MESSAGES {
+            return;
+        }
+        let index = collected.ooms.len();
+        let point = FailurePoint {
+            message_index: index,
+            line: message.line,
+            segment: collected.segment.id,
+            progress: collected.progress.clone(),
+        };
+        if collected.first_failure.is_none() {
+            collected.first_failure = Some(point.clone());
+        }
+        if message.is_gpu_oom && collected.first_gpu_failure.is_none() {
+            collected.first_gpu_failure = Some(point);
+        }
+        let overlaps = collected
+            .context
+            .last()
+            .and_then(|block| block.lines.last())
+            .is_some_and(|last| last.line >= message.line);
+        if collected.context.len() < MAX_CONTEXT_BLOCKS && !overlaps {
+            let from = message.line.saturating_sub(CONTEXT_BEFORE).max(1);
+            let to = line_no.min(message.line + CONTEXT_AFTER);
+            let lines = gather_context(&self.tail, block, first_line, end, line_no, from, to);
+            collected.context.push(ContextBlock {
+                failure_line: message.line,
+                lines,
+            });
+        }
+        if index < 20 {
+            let text = engine_log::shorten(&message.text, 200);
+            let event = TimelineEvent {
+                kind: EventKind::Failure,
+                phase: Phase::Unknown,
+                line: message.line,
+                timestamp: None,
+                seconds_since_start: None,
+                stream: message.stream.clone(),
+                figures: EventFigures::default(),
+                count: 1,
+                last_line: None,
+                text,
+            };
+            collected.segment.push(event);
+        }
+        collected.ooms.push(message);
+    }
+}
+
+/// Events merged when they repeat back to back (requests, progress bars, stats lines).
+fn coalesces(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::Request
+            | EventKind::ServingStats
+            | EventKind::WeightsLoadProgress
+            | EventKind::CudaGraphCaptureStart
+            | EventKind::TrainingStep
+            | EventKind::KvPressure
+            | EventKind::Compile
+    )
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; a struct would only rename them"
+)]
+fn push_event(
+    collected: &mut Collected,
+    kind: EventKind,
+    phase: Phase,
+    figures: EventFigures,
+    line: u64,
+    timestamp: Option<engine_log::Timestamp>,
+    stream: Option<&str>,
+    cleaned: &str,
+) {
+    if kind == EventKind::EngineStart && collected.segment.progressed {
+        // A new run of the engine (a restart, or the next launch in a concatenated log).
+        let old = std::mem::take(&mut collected.segment);
+        let keeps_failure = [&collected.first_gpu_failure, &collected.first_failure]
+            .into_iter()
+            .flatten()
+            .next()
+            .is_some_and(|point| point.segment == old.id);
+        if keeps_failure && collected.saved_segment.is_none() {
+            collected.saved_segment = Some(old.clone());
+        }
+        collected.segment.id = old.id + 1;
+        collected.progress = Progress::default();
+    }
+    if kind == EventKind::EngineStart && collected.segment.head.is_empty() {
+        collected.engine_starts += 1;
+    }
+    if !matches!(
+        kind,
+        EventKind::EngineStart
+            | EventKind::DeviceInit
+            | EventKind::DownloadStart
+            | EventKind::DownloadDone
+    ) {
+        collected.segment.progressed = true;
+    }
+    collected.progress.observe(kind, phase, line);
+    if coalesces(kind) {
+        if let Some(last) = collected.segment.last_mut() {
+            if last.kind == kind {
+                last.count += 1;
+                last.last_line = Some(line);
+                if !figures.is_empty() {
+                    last.figures = figures;
+                }
+                return;
+            }
+        }
+    }
+    let (timestamp, seconds) = match timestamp {
+        Some(stamp) => (Some(stamp.text), stamp.seconds),
+        None => (None, None),
+    };
+    collected.segment.push(TimelineEvent {
+        kind,
+        phase,
+        line,
+        timestamp,
+        seconds_since_start: seconds,
+        stream: stream.map(str::to_string),
+        figures,
+        count: 1,
+        last_line: None,
+        text: engine_log::shorten(cleaned, 200),
+    });
+}
+
+fn merge_model(into: &mut ModelInfo, from: &ModelInfo, frozen: bool) {
+    let take = |into: &mut Option<String>, from: &Option<String>| {
+        if from.is_some() && (!frozen || into.is_none()) {
+            into.clone_from(from);
+        }
+    };
+    take(&mut into.name, &from.name);
+    take(&mut into.architecture, &from.architecture);
+    take(&mut into.dtype, &from.dtype);
+    take(&mut into.quantization, &from.quantization);
+}
+
+fn merge_config(into: &mut EngineConfig, from: &EngineConfig, frozen: bool) {
+    macro_rules! take {
+        ($($field:ident),*) => {$(
+            if from.$field.is_some() && (!frozen || into.$field.is_none()) {
+                into.$field.clone_from(&from.$field);
+            }
+        )*};
+    }
+    take!(
+        tensor_parallel_size,
+        pipeline_parallel_size,
+        max_model_len,
+        gpu_memory_utilization,
+        mem_fraction_static,
+        kv_cache_dtype,
+        enforce_eager,
+        max_num_seqs,
+        max_num_batched_tokens,
+        cpu_offload_gb,
+        gpu_layers,
+        batch_size
+    );
+}
+
+/// Lines `from..=to` (1-based), ending at line `line_no` whose text ends at `end` in `block`
+/// (`block` starts with line `first_line`); older lines come from `tail`.
+fn gather_context(
+    tail: &VecDeque<(u64, Vec<u8>)>,
+    block: &[u8],
+    first_line: u64,
+    end: usize,
+    line_no: u64,
+    from: u64,
+    to: u64,
+) -> Vec<ContextLine> {
+    let mut lines: Vec<ContextLine> = Vec::new();
+    let mut cursor = end.min(block.len());
+    let mut current = line_no;
+    if !block.is_empty() {
+        while current >= first_line && current >= from {
+            let start = memchr::memrchr(b'\n', &block[..cursor]).map_or(0, |offset| offset + 1);
+            if current <= to {
+                lines.push(context_line(current, &block[start..cursor]));
+            }
+            if start == 0 {
+                break;
+            }
+            cursor = start - 1;
+            current -= 1;
+        }
+    }
+    for (number, text) in tail.iter().rev() {
+        if *number < from {
+            break;
+        }
+        if *number < first_line && *number <= to {
+            lines.push(context_line(*number, text));
+        }
+    }
+    lines.sort_by_key(|line| line.line);
+    lines.dedup_by_key(|line| line.line);
+    lines
+}
+
+fn context_line(line: u64, raw: &[u8]) -> ContextLine {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let text = String::from_utf8_lossy(raw);
+    let mut cleaned = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // CSI: ESC [ params letter
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c == '\r' {
+            cleaned.clear();
+            continue;
+        }
+        cleaned.push(c);
+    }
+    if cleaned.chars().count() > MAX_CONTEXT_LINE_CHARS {
+        cleaned = cleaned
+            .chars()
+            .take(MAX_CONTEXT_LINE_CHARS)
+            .collect::<String>()
+            + "…";
+    }
+    ContextLine {
+        line,
+        text: cleaned,
+    }
+}
+
+/// Reads a whole input and explains it.
+pub fn explain_reader(mut reader: impl BufRead) -> io::Result<ExplainReport> {
+    let mut explainer = Explainer::new();
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        let length = chunk.len();
+        explainer.push_bytes(chunk);
+        reader.consume(length);
+    }
+    Ok(explainer.finish())
+}
+
+/// Explains a text held in memory (tests, small inputs).
+pub fn explain_text(text: &str) -> ExplainReport {
+    let mut explainer = Explainer::new();
+    explainer.push_bytes(text.as_bytes());
+    explainer.finish()
+}
+
+fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64) -> ExplainReport {
+    let primary = collected
+        .first_gpu_failure
+        .as_ref()
+        .or(collected.first_failure.as_ref());
+    let failure = primary.and_then(|point| collected.ooms.get(point.message_index));
+
+    let segment = match (primary, &collected.saved_segment) {
+        (Some(point), Some(saved)) if saved.id == point.segment => saved,
+        _ => &collected.segment,
+    };
+    let mut timeline = segment.events();
+    let start = timeline.iter().find_map(|event| event.seconds_since_start);
+    for event in &mut timeline {
+        event.seconds_since_start = match (event.seconds_since_start, start) {
+            (Some(seconds), Some(start)) => Some(((seconds - start) * 1000.0).round() / 1000.0),
+            _ => None,
+        };
+    }
+
+    let progress = primary.map_or(&collected.progress, |point| &point.progress);
+    let frames = failure_frames(collected, primary.map(|point| point.line));
+    let hint = collected
+        .hints
+        .iter()
+        .copied()
+        .find(|(line, _)| primary.is_none_or(|point| line.abs_diff(point.line) <= 400));
+    let phase = super::phase::decide(PhaseInputs {
+        failure,
+        progress,
+        frames: &frames,
+        hint,
+    });
+
+    let engine_name = collected
+        .engine
+        .map(|(name, _, _)| name)
+        .or_else(|| failure.and_then(|message| message.engine_hint))
+        .unwrap_or(
+            if collected
+                .ooms
+                .iter()
+                .any(|m| m.exception.as_deref().is_some_and(|e| e.contains("torch")))
+            {
+                EngineName::Pytorch
+            } else {
+                EngineName::Other
+            },
+        );
+    let engine = EngineInfo {
+        name: engine_name,
+        version: collected.engine_versions.get(&engine_name).cloned(),
+        generation: (engine_name == EngineName::Vllm)
+            .then(|| collected.generation.map(str::to_string))
+            .flatten(),
+        evidence_line: collected.engine.map(|(_, _, line)| line),
+    };
+
+    let is_gpu_oom = collected.first_gpu_failure.is_some();
+    let oom = collected
+        .first_gpu_failure
+        .as_ref()
+        .and_then(|point| collected.ooms.get(point.message_index))
+        .map(|message| message.figures.clone())
+        .filter(|figures| figures != &Default::default());
+
+    let model = (collected.model != ModelInfo::default()).then(|| collected.model.clone());
+    let accounting = super::accounting::lines(failure, &collected.memory);
+    let verdict = super::verdict::decide(&super::verdict::VerdictInputs {
+        failure,
+        messages: &collected.ooms,
+        engine: &engine,
+        config: &collected.config,
+        model: model.as_ref(),
+        memory: &collected.memory,
+        versions: &collected.versions,
+        phase: &phase,
+        timeline: &timeline,
+        shutdown_line: collected.shutdown_line,
+    });
+
+    ExplainReport {
+        is_gpu_oom,
+        engine,
+        model,
+        config: collected.config.clone(),
+        oom,
+        ooms: collected.ooms.clone(),
+        ooms_total: collected.ooms_total,
+        phase,
+        timeline,
+        accounting,
+        verdict,
+        versions: collected.versions.clone(),
+        context: collected.context.clone(),
+        input: InputSummary {
+            names: names.to_vec(),
+            lines,
+            bytes,
+            engine_starts: collected.engine_starts,
+        },
+    }
+}
+
+/// Frames of the traceback that belongs to the failure: from the last `Traceback` line
+/// before it up to the failure line; without one, frames within 200 lines after it (some
+/// engines log the error first and the traceback after).
+fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame> {
+    let Some(line) = failure_line else {
+        return collected.frames.iter().cloned().collect();
+    };
+    let start = collected
+        .tracebacks
+        .iter()
+        .rev()
+        .copied()
+        .find(|start| *start <= line && line - start <= 5000);
+    match start {
+        Some(start) => collected
+            .frames
+            .iter()
+            .filter(|frame| frame.line > start && frame.line < line)
+            .cloned()
+            .collect(),
+        None => collected
+            .frames
+            .iter()
+            .filter(|frame| frame.line > line && frame.line <= line + 200)
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Whether a report found anything to diagnose (a failure message or an engine failure).
+pub fn has_findings(report: &ExplainReport) -> bool {
+    !report.ooms.is_empty()
+        || report
+            .timeline
+            .iter()
+            .any(|event| matches!(event.kind, EventKind::Shutdown | EventKind::Failure))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\
+INFO 04-02 21:42:59 model_runner.py:1] Starting to load model meta-llama/Llama-2-7b...\n\
+INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n\
+Traceback (most recent call last):\n\
+  File \"/x/vllm/worker/worker.py\", line 10, in determine_num_available_blocks\n\
+  File \"/x/vllm/worker/model_runner.py\", line 20, in profile_run\n\
+  File \"/x/model.py\", line 30, in forward\n\
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n";
+
+    #[test]
+    fn chunking_does_not_change_the_report() {
+        let whole = explain_text(LOG);
+        for size in [1, 2, 3, 7, 64] {
+            let mut explainer = Explainer::new();
+            for chunk in LOG.as_bytes().chunks(size) {
+                explainer.push_bytes(chunk);
+            }
+            assert_eq!(explainer.finish(), whole, "chunk size {size}");
+        }
+        assert_eq!(whole.phase.failed_in, Phase::Profiling);
+        assert_eq!(whole.phase.last_completed, Some(Phase::WeightsLoad));
+        assert_eq!(whole.engine.name, EngineName::Vllm);
+        assert_eq!(whole.engine.version.as_deref(), Some("0.6.3"));
+        assert!(whole.is_gpu_oom);
+        assert_eq!(whole.context[0].lines.len(), 8);
+    }
+
+    #[test]
+    fn invalid_utf8_and_long_lines_are_tolerated() {
+        let mut explainer = Explainer::new();
+        explainer.push_bytes(b"\xff\xfe garbage \xc3\n");
+        explainer.push_bytes(&vec![b'a'; 200_000]);
+        explainer.push_bytes(b"\nCUDA error: out of memory\n");
+        let report = explainer.finish();
+        assert_eq!(report.input.lines, 3);
+        assert_eq!(report.ooms.len(), 1);
+        assert_eq!(report.ooms[0].line, 3);
+    }
+
+    #[test]
+    fn context_crosses_block_boundaries() {
+        let mut explainer = Explainer::new();
+        for index in 1..=100 {
+            explainer.push_bytes(format!("line {index}\n").as_bytes());
+        }
+        explainer.push_bytes(b"RuntimeError: CUDA error: out of memory\n");
+        let report = explainer.finish();
+        let context = &report.context[0];
+        assert_eq!(context.failure_line, 101);
+        assert_eq!(context.lines.first().map(|l| l.line), Some(61));
+        assert_eq!(context.lines.len(), 41);
+        assert_eq!(context.lines[0].text, "line 61");
+    }
+}

@@ -1,1 +1,794 @@
-//! Analyse cause, evidence, next steps and owner summary (R2, R19).
+//! The verdict (R2, R3, R19): the likely cause with its evidence, the next steps with the
+//! real flag or setting of that engine and version, and a paragraph for the owner saying
+//! whether this is a hardware limit or a configuration error.
+//!
+//! Rules, in order (the first that the figures prove wins):
+//! 1. not a GPU failure (host RAM, illegal access) → say what it is;
+//! 2. one allocation larger than the card's total;
+//! 3. the engine's own memory error (vLLM start-up free memory, KV budget, warm-up; TGI; SGLang);
+//! 4. other processes named in the text hold what was missing (free + theirs ≥ request);
+//! 5. reserved-but-unallocated ≥ request while free < request ⇒ fragmentation plausible
+//!    (confirmed only by a memory snapshot: `oomdoc snapshot`);
+//! 6. the phase: weights, conversion/graph capture (transient peak), profiling (warm-up peak),
+//!    KV cache, serving, training;
+//! 7. otherwise the process filled the card, or nothing can be said.
+
+use std::collections::BTreeMap;
+
+use super::accounting::{reserved_total, NOT_AVAILABLE_THRESHOLD};
+use crate::model::explain::{
+    Cause, EngineConfig, EngineInfo, EventKind, ModelInfo, OwnerClass, Phase, PhaseReport,
+    TimelineEvent, Verdict,
+};
+use crate::model::failure::{EngineName, OomKind, OomMessage};
+use crate::model::Bytes;
+use crate::parse::engine_log::EngineMemory;
+
+/// What the verdict looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct VerdictInputs<'a> {
+    /// The failure that matters (first GPU OOM, else first failure).
+    pub failure: Option<&'a OomMessage>,
+    /// Every failure message.
+    pub messages: &'a [OomMessage],
+    /// Engine and version.
+    pub engine: &'a EngineInfo,
+    /// Settings seen.
+    pub config: &'a EngineConfig,
+    /// Model seen.
+    pub model: Option<&'a ModelInfo>,
+    /// Engine memory figures.
+    pub memory: &'a EngineMemory,
+    /// Versions seen.
+    pub versions: &'a BTreeMap<String, String>,
+    /// The phase decision.
+    pub phase: &'a PhaseReport,
+    /// The timeline of the failing run.
+    pub timeline: &'a [TimelineEvent],
+    /// A line where the engine said it failed (startup failed, shard crashed).
+    pub shutdown_line: Option<u64>,
+}
+
+/// A dotted version as numbers (`0.6.3.post1` → [0, 6, 3]).
+fn version_numbers(version: &str) -> Vec<u64> {
+    version
+        .trim_start_matches('v')
+        .split(['.', '+', '-'])
+        .map_while(|part| part.parse().ok())
+        .collect()
+}
+
+/// Whether `version` (if known) is at least `minimum`; unknown counts as "yes" only when
+/// `unknown_ok`.
+fn at_least(version: Option<&str>, minimum: &[u64], unknown_ok: bool) -> bool {
+    match version {
+        Some(version) => {
+            let numbers = version_numbers(version);
+            if numbers.is_empty() {
+                return unknown_ok;
+            }
+            numbers.as_slice() >= minimum
+        }
+        None => unknown_ok,
+    }
+}
+
+fn gib(bytes: Bytes) -> String {
+    bytes.to_string()
+}
+
+struct Builder<'a> {
+    inputs: &'a VerdictInputs<'a>,
+    evidence: Vec<String>,
+    steps: Vec<String>,
+}
+
+impl Builder<'_> {
+    fn step(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        if !self.steps.contains(&text) {
+            self.steps.push(text);
+        }
+    }
+    fn fact(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        if !self.evidence.contains(&text) {
+            self.evidence.push(text);
+        }
+    }
+}
+
+/// Decides cause, evidence, next steps and owner summary.
+pub fn decide(inputs: &VerdictInputs<'_>) -> Verdict {
+    let mut builder = Builder {
+        inputs,
+        evidence: Vec::new(),
+        steps: Vec::new(),
+    };
+    let Some(failure) = inputs.failure else {
+        return no_failure(inputs);
+    };
+    builder.fact(format!(
+        "line {}: {}{}",
+        failure.line,
+        failure
+            .exception
+            .as_deref()
+            .map(|e| format!("{e}: "))
+            .unwrap_or_default(),
+        shorten(&failure.text, 240)
+    ));
+    if !failure.is_gpu_oom {
+        return not_gpu(builder, failure);
+    }
+    let cause = choose_cause(&mut builder, failure);
+    phase_facts(&mut builder);
+    timing_facts(&mut builder);
+    next_steps(&mut builder, cause, failure);
+    let (owner_class, owner_summary) = owner(&builder, cause, failure);
+    Verdict {
+        cause,
+        headline: headline(cause, inputs, failure),
+        evidence: builder.evidence,
+        next_steps: builder.steps,
+        owner_class,
+        owner_summary,
+    }
+}
+
+fn shorten(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        text.to_string()
+    } else {
+        text.chars().take(limit).collect::<String>() + "…"
+    }
+}
+
+fn no_failure(inputs: &VerdictInputs<'_>) -> Verdict {
+    let (headline, evidence) = match inputs.shutdown_line {
+        Some(line) => (
+            "the engine failed, but the text shows no memory error".to_string(),
+            vec![format!("line {line}: the engine reports a failure; its cause is not a memory message oomdoc knows")],
+        ),
+        None => (
+            "no out-of-memory or other failure message found".to_string(),
+            Vec::new(),
+        ),
+    };
+    Verdict {
+        cause: Cause::Unknown,
+        headline,
+        evidence,
+        next_steps: vec![
+            "pass the whole log (engine log and the traceback), not just the last line".to_string(),
+        ],
+        owner_class: OwnerClass::Undetermined,
+        owner_summary: "The text does not show a GPU memory failure, so nothing can be said about hardware or configuration from it.".to_string(),
+    }
+}
+
+fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
+    let (cause, headline, steps, summary) = match failure.kind {
+        OomKind::IllegalMemoryAccess => (
+            Cause::IllegalMemoryAccess,
+            "not an out-of-memory error: a kernel accessed memory it must not (illegal memory access)",
+            vec![
+                "rerun with `CUDA_LAUNCH_BLOCKING=1` so the traceback points at the kernel that failed".to_string(),
+                "check the versions of the engine, PyTorch, CUDA and the driver for a known bug with this model or kernel (attention backend, quantized kernels, custom all-reduce)".to_string(),
+                "more GPU memory will not help: this is a software fault or a corrupted state, not capacity".to_string(),
+            ],
+            "This is not a GPU memory shortage but a software fault (an illegal memory access in a kernel). More or bigger GPUs will not fix it; it needs a different software version, kernel or setting.",
+        ),
+        _ => (
+            Cause::HostMemory,
+            "not a GPU out-of-memory error: the host (CPU) ran out of RAM",
+            vec![
+                "give the process or container more host RAM (docker `--memory`, Kubernetes `resources.limits.memory`), or add swap".to_string(),
+                "load weights with less host memory: safetensors with memory mapping, `low_cpu_mem_usage=True` (transformers), fewer loader workers".to_string(),
+                "check `dmesg` for the OOM killer's line to see what was killed and how much it held".to_string(),
+            ],
+            "This is not a GPU problem: the machine's RAM (not the GPU's) ran out. More GPU memory will not help; give the job more system memory or load the model with less of it.",
+        ),
+    };
+    for step in steps {
+        builder.step(step);
+    }
+    Verdict {
+        cause,
+        headline: headline.to_string(),
+        evidence: builder.evidence,
+        next_steps: builder.steps,
+        owner_class: OwnerClass::NotGpuMemory,
+        owner_summary: summary.to_string(),
+    }
+}
+
+fn other_processes_total(failure: &OomMessage) -> Option<Bytes> {
+    let total: Bytes = failure
+        .figures
+        .other_processes
+        .iter()
+        .filter_map(|p| p.in_use_bytes)
+        .filter(|b| *b < NOT_AVAILABLE_THRESHOLD)
+        .sum();
+    (total > Bytes::ZERO).then_some(total)
+}
+
+fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
+    let inputs = builder.inputs;
+    let figures = &failure.figures;
+    let tried = figures.tried_to_allocate_bytes;
+    let total = figures.total_capacity_bytes;
+    let free = figures.free_bytes;
+
+    // 2. One allocation larger than the whole card.
+    if let (Some(tried), Some(total)) = (tried, total) {
+        if tried > total {
+            builder.fact(format!(
+                "the request ({}) is larger than the card's total capacity ({}) (framework error text): no allocator setting or freed memory can satisfy it on this GPU",
+                gib(tried), gib(total)
+            ));
+            return Cause::RequestLargerThanGpu;
+        }
+    }
+
+    // 3. Engine-specific memory errors.
+    match failure.kind {
+        OomKind::VllmStartupFreeMemory => {
+            builder.fact("vLLM checks at start that free memory ≥ total × gpu_memory_utilization; it was not: another process (or a previous vLLM still running) holds memory, or the utilization is set higher than what is free".to_string());
+            return Cause::FreeMemoryBelowRequested;
+        }
+        OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => {
+            kv_facts(builder);
+            return Cause::KvCacheBudget;
+        }
+        OomKind::VllmWarmupOom => {
+            builder.fact("vLLM's warm-up runs the sampler with max_num_seqs dummy requests; that peak did not fit beside the weights and the KV cache".to_string());
+            return Cause::WarmupPeak;
+        }
+        OomKind::TgiWarmup => {
+            if failure.text.contains("max_total_tokens") {
+                builder.fact("TGI could not fit max_total_tokens of KV cache beside the weights after warm-up".to_string());
+                return Cause::KvCacheBudget;
+            }
+            builder.fact("TGI's warm-up runs one prefill batch of max_batch_prefill_tokens; its activations did not fit beside the weights".to_string());
+            return Cause::WarmupPeak;
+        }
+        OomKind::SglangMemory
+            if failure.text.contains("mem-fraction-static")
+                || failure.text.contains("mem_fraction_static") =>
+        {
+            builder.fact("SGLang sizes the KV pool from --mem-fraction-static; after the weights, nothing (or too little) was left for it".to_string());
+            kv_facts(builder);
+            return Cause::KvCacheBudget;
+        }
+        _ => {}
+    }
+
+    // 4. Other processes.
+    if let Some(others) = other_processes_total(failure) {
+        let pids: Vec<String> = figures
+            .other_processes
+            .iter()
+            .filter(|p| p.in_use_bytes.is_some_and(|b| b < NOT_AVAILABLE_THRESHOLD))
+            .map(|p| {
+                format!(
+                    "{} ({})",
+                    p.pid,
+                    p.in_use_bytes.map(gib).unwrap_or_default()
+                )
+            })
+            .collect();
+        builder.fact(format!(
+            "other processes on this GPU hold {}: PID {} (NVML, printed in the error text; host PIDs)",
+            gib(others),
+            pids.join(", ")
+        ));
+        if let (Some(tried), Some(free)) = (tried, free) {
+            if free < tried && free + others >= tried {
+                builder.fact(format!(
+                    "free ({}) + other processes ({}) ≥ request ({}): without them the allocation would have had room",
+                    gib(free), gib(others), gib(tried)
+                ));
+                return Cause::OtherProcessesHoldMemory;
+            }
+        }
+    }
+
+    // 5. Fragmentation.
+    if let (Some(tried), Some(free), Some(unallocated)) =
+        (tried, free, figures.reserved_unallocated_bytes)
+    {
+        if unallocated >= tried && free < tried {
+            builder.fact(format!(
+                "reserved-but-unallocated ({}) ≥ request ({}) while free ({}) < request: PyTorch holds enough cached memory, but not as one block large enough — fragmentation is plausible",
+                gib(unallocated), gib(tried), gib(free)
+            ));
+            builder.fact("only a memory snapshot proves fragmentation (largest free block < request): `oomdoc snapshot`".to_string());
+            return Cause::FragmentationPlausible;
+        }
+        if free < tried && free + unallocated >= tried {
+            builder.fact(format!(
+                "free ({}) + reserved-but-unallocated ({}) ≥ request ({}), but neither alone: part of the cache is stranded in partly used segments",
+                gib(free), gib(unallocated), gib(tried)
+            ));
+        }
+    }
+    if let (Some(process), Some(total)) = (figures.process_in_use_bytes, total) {
+        builder.fact(format!(
+            "this process holds {} of the card's {} (NVML figure printed in the error)",
+            gib(process),
+            gib(total)
+        ));
+    }
+    if let Some((reserved, derived)) = reserved_total(failure) {
+        if let Some(allocated) = figures.allocated_by_pytorch_bytes {
+            builder.fact(format!(
+                "PyTorch reserved {} ({}), of which {} are live tensors; the rest is cached and reusable by this process",
+                gib(reserved),
+                if derived { "allocated + reserved-but-unallocated" } else { "as printed" },
+                gib(allocated)
+            ));
+        }
+    }
+
+    // 6. The phase.
+    match inputs.phase.failed_in {
+        Phase::WeightsLoad => {
+            weights_facts(builder);
+            Cause::WeightsDoNotFit
+        }
+        Phase::FormatConversion => {
+            builder.fact("the failure came while weights were converted or repacked after loading: for a moment the old and the new form of a layer coexist".to_string());
+            Cause::TransientPeak
+        }
+        Phase::CudaGraphCapture => {
+            builder.fact("the failure came during CUDA-graph capture or compilation, which needs memory beyond the steady state (graph pools per batch size)".to_string());
+            Cause::TransientPeak
+        }
+        Phase::Profiling => {
+            builder.fact("the failure came in the profiling / warm-up pass, which runs the largest batch the settings allow".to_string());
+            Cause::WarmupPeak
+        }
+        Phase::KvCacheAlloc => {
+            kv_facts(builder);
+            Cause::KvCacheBudget
+        }
+        Phase::Inference => Cause::InferenceLoad,
+        Phase::TrainingStep => Cause::TrainingMemory,
+        Phase::Startup => Cause::FreeMemoryBelowRequested,
+        Phase::Unknown => {
+            if figures.process_in_use_bytes.is_some()
+                || figures.allocated_by_pytorch_bytes.is_some()
+            {
+                Cause::CapacityExhausted
+            } else {
+                Cause::Unknown
+            }
+        }
+    }
+}
+
+fn kv_facts(builder: &mut Builder<'_>) {
+    let inputs = builder.inputs;
+    let tokens = inputs
+        .timeline
+        .iter()
+        .rev()
+        .find(|e| e.kind == EventKind::KvCacheAllocated && e.figures.tokens.is_some())
+        .and_then(|e| e.figures.tokens.map(|t| (t, e.line)));
+    if let Some(max_len) = inputs.config.max_model_len {
+        match tokens {
+            Some((tokens, line)) => builder.fact(format!(
+                "line {line}: the KV cache holds {tokens} tokens; max_model_len is {max_len}{}",
+                if tokens < max_len {
+                    " — not even one full-length request fits"
+                } else {
+                    ""
+                }
+            )),
+            None => builder.fact(format!("max_model_len is {max_len} (engine log)")),
+        }
+    }
+    if let Some(kv) = inputs.memory.kv_cache {
+        builder.fact(format!(
+            "KV-cache budget reported by the engine: {} (engine log)",
+            gib(kv)
+        ));
+    }
+    if let Some(weights) = inputs.memory.weights {
+        builder.fact(format!("weights take {} (engine log)", gib(weights)));
+    }
+}
+
+fn weights_facts(builder: &mut Builder<'_>) {
+    let inputs = builder.inputs;
+    if let Some(weights) = inputs.memory.weights {
+        builder.fact(format!(
+            "weights loaded so far: {} (engine log)",
+            gib(weights)
+        ));
+    }
+    builder.fact("the failure came while weights were being placed on the GPU: the weights (for this dtype and sharding) do not fit in what was free; `oomdoc fit` computes their exact size from the checkpoint headers".to_string());
+}
+
+fn phase_facts(builder: &mut Builder<'_>) {
+    let phase = builder.inputs.phase;
+    if phase.prompt_can_be_cause == Some(false) {
+        builder.fact(format!(
+            "the failure came during {} before the server accepted requests: a user prompt cannot be the cause",
+            phase.failed_in.as_str()
+        ));
+    }
+}
+
+/// R7: the load time tells a slow disk from a memory problem.
+fn timing_facts(builder: &mut Builder<'_>) {
+    let loaded = builder.inputs.timeline.iter().find(|e| {
+        e.kind == EventKind::WeightsLoaded
+            && e.figures.bytes.is_some()
+            && e.figures.seconds.is_some()
+    });
+    if let Some(event) = loaded {
+        if let (Some(bytes), Some(seconds)) = (event.figures.bytes, event.figures.seconds) {
+            if seconds > 0.0 {
+                let rate = bytes.as_gib() / seconds;
+                builder.fact(format!(
+                    "line {}: weights ({}) loaded in {seconds:.1} s = {rate:.2} GiB/s{}",
+                    event.line,
+                    gib(bytes),
+                    if rate < 0.2 {
+                        " — slow storage or network, which costs time but not GPU memory"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+    }
+}
+
+/// The PyTorch version range the message wording proves (formats.md §1.2).
+fn torch_from_wording(failure: &OomMessage, versions: &BTreeMap<String, String>) -> Option<String> {
+    if let Some(version) = versions.get("torch") {
+        return Some(version.clone());
+    }
+    match failure.kind {
+        OomKind::PytorchCached => Some("1.3".to_string()),
+        OomKind::PytorchReservedInTotal => Some("2.0".to_string()),
+        OomKind::PytorchTotalCapacity if failure.text.contains("capacty") => {
+            Some("2.1".to_string())
+        }
+        OomKind::PytorchTotalCapacity if failure.text.contains("PYTORCH_ALLOC_CONF=") => {
+            Some("2.10".to_string())
+        }
+        OomKind::PytorchTotalCapacity => Some("2.2".to_string()),
+        _ => None,
+    }
+}
+
+fn allocator_step(builder: &mut Builder<'_>, failure: &OomMessage) {
+    let torch = torch_from_wording(failure, builder.inputs.versions);
+    match torch.as_deref() {
+        Some(version) if at_least(Some(version), &[2, 10], false) => builder.step(
+            "set `PYTORCH_ALLOC_CONF=expandable_segments:True` (PyTorch 2.10+ reads this name and the older `PYTORCH_CUDA_ALLOC_CONF`) so freed blocks can be remapped instead of stranded",
+        ),
+        Some(version) if at_least(Some(version), &[2, 1], false) => builder.step(
+            "set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (PyTorch ≥ 2.1) so freed blocks can be remapped instead of stranded",
+        ),
+        Some(_) => builder.step(
+            "this PyTorch predates expandable segments (2.1): set `PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128` to limit splitting of large blocks, or upgrade PyTorch",
+        ),
+        None => builder.step(
+            "if PyTorch ≥ 2.1, set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`; on older versions `max_split_size_mb:128`",
+        ),
+    }
+}
+
+fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomMessage) {
+    let inputs = builder.inputs;
+    let engine = inputs.engine.name;
+    let version = inputs.engine.version.as_deref();
+    let phase = inputs.phase.failed_in;
+    let config = inputs.config;
+
+    match cause {
+        Cause::OtherProcessesHoldMemory => {
+            builder.step("stop the other processes on this GPU, or move this job to a free GPU (`oomdoc gpus` lists every process by GPU UUID)");
+        }
+        Cause::FreeMemoryBelowRequested => {
+            builder.step("check what else holds memory on the GPU (`oomdoc gpus`), including a previous instance still shutting down");
+        }
+        Cause::FragmentationPlausible => {
+            builder.step("confirm with a memory snapshot: `torch.cuda.memory._record_memory_history()` then `_dump_snapshot()`, and `oomdoc snapshot FILE`");
+            allocator_step(builder, failure);
+        }
+        Cause::RequestLargerThanGpu => {
+            builder.step("find the allocation in the traceback: one tensor of this size cannot exist on this card; reduce batch size, sequence length or the dimension that makes it this large");
+        }
+        _ => {}
+    }
+
+    match engine {
+        EngineName::Vllm => vllm_steps(builder, cause, phase, config, version),
+        EngineName::Sglang => sglang_steps(builder, cause, phase),
+        EngineName::Tgi => tgi_steps(builder, cause, phase),
+        EngineName::Llamacpp => llama_steps(builder, cause, phase, false),
+        EngineName::Ollama => llama_steps(builder, cause, phase, true),
+        EngineName::Transformers
+        | EngineName::Deepspeed
+        | EngineName::Pytorch
+        | EngineName::Other => torch_steps(builder, cause, phase, failure, engine),
+    }
+}
+
+fn vllm_steps(
+    builder: &mut Builder<'_>,
+    cause: Cause,
+    phase: Phase,
+    config: &EngineConfig,
+    version: Option<&str>,
+) {
+    let util = config
+        .gpu_memory_utilization
+        .map(|u| format!(" (now {u})"))
+        .unwrap_or_default();
+    let max_len = config
+        .max_model_len
+        .map(|l| format!(" (now {l})"))
+        .unwrap_or_default();
+    let tp = config.tensor_parallel_size.unwrap_or(1);
+    match cause {
+        Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => {
+            builder.step(format!("or lower `--gpu-memory-utilization`{util} to at most the fraction of the card that is actually free"));
+        }
+        Cause::WeightsDoNotFit => {
+            builder.step(format!(
+                "shard the weights over more GPUs: `--tensor-parallel-size {}`",
+                (tp * 2).max(2)
+            ));
+            builder.step("use a quantized checkpoint (AWQ/GPTQ/FP8; `--quantization fp8` quantizes on load on supported GPUs)");
+            if at_least(version, &[0, 5, 3], true) {
+                builder.step(
+                    "or offload part of the weights to CPU RAM with `--cpu-offload-gb N` (slow)",
+                );
+            }
+        }
+        Cause::KvCacheBudget => {
+            builder.step(format!(
+                "lower `--max-model-len`{max_len} to what the KV cache can hold"
+            ));
+            builder.step(format!("raise `--gpu-memory-utilization`{util} if nothing else uses this GPU (default 0.9)"));
+            builder.step("halve the KV cache per token with `--kv-cache-dtype fp8`");
+            builder.step(format!(
+                "or add GPUs: `--tensor-parallel-size {}` splits the KV cache too",
+                (tp * 2).max(2)
+            ));
+        }
+        Cause::TransientPeak if phase == Phase::CudaGraphCapture => {
+            builder
+                .step("skip CUDA graphs with `--enforce-eager` (slower decoding, no capture peak)");
+            builder.step(format!("or lower `--gpu-memory-utilization`{util} to leave room for the graph pools, or lower `--max-num-seqs` (fewer capture sizes)"));
+        }
+        Cause::TransientPeak => {
+            builder.step(format!("lower `--gpu-memory-utilization`{util}: the conversion peak happens before the KV cache is sized"));
+            builder.step("use a checkpoint already in the target format (pre-quantized), so no repack is needed at load");
+        }
+        Cause::WarmupPeak => {
+            builder.step("lower `--max-num-seqs` and `--max-num-batched-tokens`: profiling runs a batch of that size");
+            builder.step(format!("or lower `--max-model-len`{max_len}"));
+        }
+        Cause::InferenceLoad | Cause::CapacityExhausted | Cause::FragmentationPlausible => {
+            builder.step("lower `--max-num-seqs` / `--max-num-batched-tokens` to cap the activations of one step");
+            builder.step(format!("lower `--gpu-memory-utilization`{util} to leave more headroom for activations beside the KV cache"));
+        }
+        _ => {}
+    }
+}
+
+fn sglang_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    match cause {
+        Cause::KvCacheBudget => {
+            builder.step("raise `--mem-fraction-static` if nothing else uses the GPU, or lower `--context-length`");
+            builder.step("use `--kv-cache-dtype fp8_e5m2`, or more GPUs with `--tp`");
+        }
+        Cause::WeightsDoNotFit => builder
+            .step("use more GPUs with `--tp N` or a quantized checkpoint (`--quantization fp8`)"),
+        Cause::TransientPeak if phase == Phase::CudaGraphCapture => {
+            builder.step("lower `--cuda-graph-max-bs`, or disable graphs with `--disable-cuda-graph`, or lower `--mem-fraction-static`");
+        }
+        Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => {
+            builder.step("or lower `--mem-fraction-static` to what is actually free");
+        }
+        _ => {
+            builder.step("lower `--mem-fraction-static` to leave more room for activations, and `--chunked-prefill-size` / `--max-running-requests` to shrink one step");
+        }
+    }
+}
+
+fn tgi_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    match cause {
+        Cause::WarmupPeak => builder.step("lower `--max-batch-prefill-tokens` (the warm-up batch size)"),
+        Cause::KvCacheBudget => builder.step("lower `--max-total-tokens` and `--max-input-tokens`, or `--max-batch-prefill-tokens`"),
+        Cause::WeightsDoNotFit => builder.step("shard with `--num-shard N` or load a quantized model with `--quantize` (awq, gptq, bitsandbytes-nf4, fp8)"),
+        Cause::TransientPeak if phase == Phase::CudaGraphCapture => builder.step("capture fewer CUDA graphs with `--cuda-graphs 1,2,4` or none with `--cuda-graphs 0`"),
+        Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => builder.step("or lower `--cuda-memory-fraction`"),
+        _ => builder.step("lower `--max-batch-prefill-tokens` and `--max-total-tokens`, or `--cuda-memory-fraction` to leave headroom"),
+    }
+}
+
+fn llama_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase, ollama: bool) {
+    if ollama {
+        match phase {
+            Phase::KvCacheAlloc => builder.step("lower the context: `num_ctx` (Modelfile `PARAMETER num_ctx` or the request's `options`), and `OLLAMA_NUM_PARALLEL=1`"),
+            Phase::Profiling => builder.step("lower `num_batch` or `num_ctx`; set `OLLAMA_GPU_OVERHEAD` to reserve headroom"),
+            _ => builder.step("offload fewer layers: `num_gpu` (Modelfile `PARAMETER num_gpu` or request `options`), or a smaller quantization of the model"),
+        }
+        builder.step(
+            "quantize the KV cache: `OLLAMA_FLASH_ATTENTION=1` with `OLLAMA_KV_CACHE_TYPE=q8_0`",
+        );
+        return;
+    }
+    match (cause, phase) {
+        (_, Phase::KvCacheAlloc) | (Cause::KvCacheBudget, _) => {
+            builder.step("lower the context with `-c N`");
+            builder.step("quantize the KV cache: `--cache-type-k q8_0 --cache-type-v q8_0` (V needs `-fa`)");
+        }
+        (_, Phase::Profiling) => builder.step("shrink the compute buffers with smaller `-b` / `-ub` (batch / micro-batch), or `-c`"),
+        _ => builder.step("offload fewer layers with `-ngl N` (the rest runs on CPU), or use a smaller quantization (e.g. Q4_K_M)"),
+    }
+}
+
+fn torch_steps(
+    builder: &mut Builder<'_>,
+    cause: Cause,
+    phase: Phase,
+    failure: &OomMessage,
+    engine: EngineName,
+) {
+    let transformers = engine == EngineName::Transformers;
+    match (cause, phase) {
+        (Cause::WeightsDoNotFit, _) => {
+            if transformers {
+                builder.step("load in half precision (`torch_dtype=torch.bfloat16`) or 4/8-bit (`BitsAndBytesConfig(load_in_4bit=True)`)");
+                builder.step("spread over GPUs and CPU with `device_map=\"auto\"` and `max_memory={0: \"…GiB\", \"cpu\": \"…GiB\"}`");
+            } else {
+                builder.step("load the weights in bf16/fp16 or quantized, or shard them over GPUs (FSDP, tensor parallel)");
+            }
+        }
+        (Cause::TrainingMemory, _) | (_, Phase::TrainingStep) => {
+            if transformers || engine == EngineName::Deepspeed {
+                builder.step("lower `per_device_train_batch_size` and raise `gradient_accumulation_steps` to keep the effective batch");
+                builder.step("enable `gradient_checkpointing=True` and `bf16=True`; an 8-bit optimizer (`optim=\"adamw_bnb_8bit\"`) shrinks optimizer state");
+            } else {
+                builder.step("lower the batch size (accumulate gradients over steps to keep the effective batch)");
+                builder.step("use activation checkpointing (`torch.utils.checkpoint`) and mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`)");
+            }
+            builder.step("shard optimizer state and gradients across GPUs (FSDP or DeepSpeed ZeRO-2/3, with CPU offload if needed)");
+        }
+        (Cause::InferenceLoad, _) => {
+            builder.step("lower the batch size or sequence length of the request");
+            builder.step("run inference under `torch.inference_mode()` so no activations are kept for backward");
+        }
+        (Cause::CapacityExhausted | Cause::Unknown, _) => {
+            builder.step("lower the batch size or sequence length; run inference under `torch.inference_mode()`");
+            builder.step("print `torch.cuda.memory_summary()` at the failure, or record a memory snapshot and run `oomdoc snapshot FILE`, to see which tensors hold the memory");
+        }
+        _ => {}
+    }
+    if matches!(
+        cause,
+        Cause::CapacityExhausted | Cause::TrainingMemory | Cause::InferenceLoad
+    ) {
+        let figures = &failure.figures;
+        if let (Some(unallocated), Some(tried)) = (
+            figures.reserved_unallocated_bytes,
+            figures.tried_to_allocate_bytes,
+        ) {
+            if unallocated.as_gib() >= 1.0 && unallocated.get() * 4 >= tried.get() {
+                allocator_step(builder, failure);
+            }
+        }
+    }
+}
+
+fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> String {
+    let phase = inputs.phase.failed_in;
+    let where_ = if phase == Phase::Unknown {
+        String::new()
+    } else {
+        format!(" while {}", phase.describe())
+    };
+    let gpu = failure
+        .figures
+        .gpu_index
+        .map(|index| format!("GPU {index}"))
+        .unwrap_or_else(|| "the GPU".to_string());
+    match cause {
+        Cause::RequestLargerThanGpu => format!("one allocation asks for more than {gpu} has in total"),
+        Cause::OtherProcessesHoldMemory => format!("{gpu} ran out of memory{where_} because other processes hold the memory that was missing"),
+        Cause::FragmentationPlausible => format!("{gpu} ran out of memory{where_}; enough is cached but not in one block — fragmentation is plausible"),
+        Cause::WeightsDoNotFit => format!("the weights do not fit on {gpu}"),
+        Cause::KvCacheBudget => "the KV cache does not fit the configured context length beside the weights".to_string(),
+        Cause::FreeMemoryBelowRequested => format!("{gpu} had less free memory at start than the engine was told to take"),
+        Cause::TransientPeak => format!("{gpu} ran out of memory{where_}: a transient peak above the steady state"),
+        Cause::WarmupPeak => format!("{gpu} ran out of memory{where_}: the warm-up batch did not fit"),
+        Cause::InferenceLoad => format!("{gpu} ran out of memory{where_}: a batch needed more than the headroom left"),
+        Cause::TrainingMemory => format!("{gpu} ran out of memory{where_}"),
+        Cause::CapacityExhausted => format!("{gpu} ran out of memory: this process filled it"),
+        Cause::HostMemory | Cause::IllegalMemoryAccess | Cause::Unknown => format!("{gpu} ran out of memory{where_}"),
+    }
+}
+
+fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerClass, String) {
+    let inputs = builder.inputs;
+    let model = inputs
+        .model
+        .and_then(|m| m.name.clone())
+        .map(|name| format!("`{name}`"))
+        .unwrap_or_else(|| "the model".to_string());
+    let total = failure
+        .figures
+        .total_capacity_bytes
+        .or(inputs.memory.total_gpu)
+        .map(|t| format!("{} ", gib(t)))
+        .unwrap_or_default();
+    let prompt = if inputs.phase.prompt_can_be_cause == Some(false) {
+        " It failed before serving any request, so no user prompt caused it."
+    } else {
+        ""
+    };
+    match cause {
+        Cause::WeightsDoNotFit => (
+            OwnerClass::HardwareLimit,
+            format!("Hardware limit: the weights of {model} do not fit on this {total}GPU as configured.{prompt} A setting cannot make them smaller: either spread the model over more GPUs, use a quantized version, or rent a card (or several) whose combined memory exceeds the weights plus about 20% for the KV cache and activations; `oomdoc fit` gives the exact weight size."),
+        ),
+        Cause::RequestLargerThanGpu => (
+            OwnerClass::Configuration,
+            format!("Configuration error: a single allocation is larger than the whole {total}GPU, so no card of this class could satisfy it.{prompt} The batch size, sequence length or tensor shape that produces it has to change; buying a bigger card only helps if a card exists that is larger than that one allocation."),
+        ),
+        Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => (
+            OwnerClass::Configuration,
+            format!("Configuration error: the GPU is shared — other processes held the memory this job needed.{prompt} Run it on a free GPU or stop the other jobs; no new hardware is needed."),
+        ),
+        Cause::FragmentationPlausible => (
+            OwnerClass::Configuration,
+            format!("Probably a configuration issue, not a hardware limit: enough memory was cached by PyTorch, but in pieces too small for the request.{prompt} An allocator setting or a change in allocation pattern should fix it; confirm with a memory snapshot before buying hardware."),
+        ),
+        Cause::KvCacheBudget => (
+            OwnerClass::Configuration,
+            format!("Configuration error: {model} fits, but the context length configured needs more KV cache than is left beside the weights.{prompt} Lowering the maximum context length (or quantizing the KV cache) fixes it without new hardware; a larger card is only needed if that full context length is a requirement."),
+        ),
+        Cause::TransientPeak | Cause::WarmupPeak => (
+            OwnerClass::Configuration,
+            format!("Configuration error: {model} fits in steady state, but a start-up step needs a temporary peak above what was left.{prompt} Reserving less for the KV cache, turning off the step (e.g. CUDA graphs) or shrinking the warm-up batch fixes it; no new hardware is needed."),
+        ),
+        Cause::InferenceLoad => (
+            OwnerClass::Configuration,
+            "Configuration error: the server ran, and a batch of requests needed more memory than the headroom left beside weights and KV cache. Cap the batch (concurrent sequences, batched tokens) or leave more headroom; hardware is fine for smaller batches.".to_string(),
+        ),
+        Cause::TrainingMemory => (
+            OwnerClass::Configuration,
+            format!("Probably a configuration issue: a training step (activations, gradients, optimizer state) needs more than this {total}GPU at the current batch size. Smaller batches with gradient accumulation, activation checkpointing, mixed precision or sharding usually fix it; only if the model's weights plus optimizer state alone exceed the card is more hardware needed."),
+        ),
+        Cause::CapacityExhausted | Cause::Unknown => (
+            OwnerClass::Undetermined,
+            format!("Undetermined: this process used up the {total}GPU, but the text does not show whether the model itself is too large for the card or the batch/context settings are.{prompt} Run `oomdoc fit` on the checkpoint: if the weights alone approach the card's size it is a hardware limit, otherwise reduce batch or context."),
+        ),
+        Cause::HostMemory | Cause::IllegalMemoryAccess => (OwnerClass::NotGpuMemory, String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare() {
+        assert!(at_least(Some("0.6.3.post1"), &[0, 5, 3], false));
+        assert!(!at_least(Some("0.4.2"), &[0, 5, 3], false));
+        assert!(at_least(None, &[0, 5, 3], true));
+        assert!(at_least(Some("2.11.0+cu130"), &[2, 10], false));
+        assert!(!at_least(Some("2.0"), &[2, 1], false));
+    }
+}

@@ -4,6 +4,7 @@
 //! uses the same model.
 
 pub mod bytes;
+pub mod explain;
 pub mod failure;
 pub mod machine;
 pub mod measured;

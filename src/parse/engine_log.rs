@@ -1,1 +1,0 @@
-//! Parse engine log lines → timeline events (R5).

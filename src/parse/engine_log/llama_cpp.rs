@@ -1,0 +1,415 @@
+//! llama.cpp and ollama log lines. Texts from `ggml-org/llama.cpp` (`src/llama-model-loader.cpp`,
+//! `src/llama-model.cpp`, `src/llama-context.cpp`, `src/llama-kv-cache*.cpp`,
+//! `tools/server/server.cpp`, `common/common.cpp` `build:` line) across the versions vendored
+//! in `ollama/ollama` `llama/llama.cpp/`, and ollama's own `server/routes.go`,
+//! `llm/server.go` (`msg="starting llama server"`, `llama runner started in`).
+
+use super::common::{after, integer_after, leading_size, size_after, word_after};
+use super::{Certainty, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::failure::EngineName;
+
+pub(super) const RULES: &[Rule] = &[
+    Rule {
+        marker: "loaded meta data with",
+        handler: loader,
+    },
+    Rule {
+        marker: "general.name",
+        handler: general,
+    },
+    Rule {
+        marker: "general.architecture",
+        handler: general,
+    },
+    Rule {
+        marker: "file type   =",
+        handler: file_type,
+    },
+    Rule {
+        marker: "file type =",
+        handler: file_type,
+    },
+    Rule {
+        marker: "layers to GPU",
+        handler: offloaded,
+    },
+    Rule {
+        marker: " buffer size =",
+        handler: buffer,
+    },
+    Rule {
+        marker: "KV self size",
+        handler: kv_size,
+    },
+    Rule {
+        marker: "llama_kv_cache: size =",
+        handler: kv_size,
+    },
+    Rule {
+        marker: "llama_kv_cache_unified: size =",
+        handler: kv_size,
+    },
+    Rule {
+        marker: "n_ctx ",
+        handler: context,
+    },
+    Rule {
+        marker: "n_batch ",
+        handler: context,
+    },
+    Rule {
+        marker: "server is listening on",
+        handler: listening,
+    },
+    Rule {
+        marker: "HTTP server listening",
+        handler: listening,
+    },
+    Rule {
+        marker: "main: model loaded",
+        handler: model_loaded,
+    },
+    Rule {
+        marker: "build: ",
+        handler: build,
+    },
+    Rule {
+        marker: "launch_slot_",
+        handler: slot,
+    },
+    Rule {
+        marker: "ggml_cuda_init: found",
+        handler: device_init,
+    },
+    Rule {
+        marker: "msg=\"starting llama server\"",
+        handler: ollama_start,
+    },
+    Rule {
+        marker: "msg=\"Listening on ",
+        handler: ollama_listening,
+    },
+    Rule {
+        marker: "llama runner started in",
+        handler: ollama_runner_started,
+    },
+    Rule {
+        marker: "msg=\"offload to ",
+        handler: ollama_offload,
+    },
+    Rule {
+        marker: "| POST ",
+        handler: gin_request,
+    },
+];
+
+fn llama(facts: &mut LineFacts) {
+    facts.engine(EngineName::Llamacpp, Certainty::Strong);
+}
+
+/// `llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from /models/x.gguf (version GGUF V3 (latest))`.
+fn loader(text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    if let Some(path) = after(text, " tensors from ") {
+        let path = path.split(" (version").next().unwrap_or(path).trim();
+        if !path.is_empty() {
+            facts.model.name = Some(path.to_string());
+        }
+    }
+    facts.event(
+        EventKind::WeightsLoadStart,
+        Phase::WeightsLoad,
+        EventFigures::default(),
+    );
+}
+
+/// `llama_model_loader: - kv   2:  general.name  str = Meta Llama 3.1 8B Instruct`.
+fn general(text: &str, facts: &mut LineFacts) {
+    let Some(value) = after(text, "str = ").map(str::trim) else {
+        return;
+    };
+    if value.is_empty() {
+        return;
+    }
+    llama(facts);
+    if text.contains("general.architecture") {
+        facts.model.architecture = Some(value.to_string());
+    } else if text.contains("general.name") && facts.model.name.is_none() {
+        facts.model.name = Some(value.to_string());
+    }
+}
+
+/// `print_info: file type   = Q4_K - Medium`.
+fn file_type(text: &str, facts: &mut LineFacts) {
+    if let Some(value) = after(text, "=").map(str::trim) {
+        if !value.is_empty() && !text.contains("general.file_type") {
+            facts.model.dtype = Some(value.to_string());
+        }
+    }
+}
+
+/// `load_tensors: offloaded 33/33 layers to GPU`.
+fn offloaded(text: &str, facts: &mut LineFacts) {
+    if let Some(layers) = word_after(text, "offloaded") {
+        llama(facts);
+        facts.config.gpu_layers = Some(layers.to_string());
+    }
+}
+
+fn is_device_buffer(name: &str) -> bool {
+    !name.starts_with("CPU") && !name.is_empty() && !name.contains("Host")
+}
+
+/// `load_tensors:        CUDA0 model buffer size =  4403.49 MiB`, `llama_kv_cache_init:  CUDA0 KV buffer size = …`,
+/// `llama_context:  CUDA0 compute buffer size = …` (older: `llm_load_tensors: CUDA0 buffer size = …`).
+fn buffer(text: &str, facts: &mut LineFacts) {
+    let Some(colon) = text.find(": ") else {
+        return;
+    };
+    let rest = &text[colon + 2..];
+    let name = rest.split_whitespace().next().unwrap_or("");
+    let Some(bytes) = size_after(rest, "buffer size =", false) else {
+        return;
+    };
+    llama(facts);
+    if !is_device_buffer(name) {
+        return;
+    }
+    let figures = EventFigures {
+        bytes: Some(bytes),
+        ..EventFigures::default()
+    };
+    if rest.contains("KV buffer") {
+        facts.memory.kv_cache = Some(bytes);
+        facts.event(EventKind::KvCacheAllocated, Phase::KvCacheAlloc, figures);
+    } else if rest.contains("compute buffer") {
+        facts.memory.compute_buffers = Some(bytes);
+        facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
+    } else if rest.contains("output buffer") || rest.contains("RS buffer") {
+        // small, not a milestone
+    } else {
+        facts.memory.weights = Some(bytes);
+        facts.event(EventKind::WeightsLoaded, Phase::WeightsLoad, figures);
+    }
+}
+
+/// `llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB`
+/// or older `KV self size  = 1024.00 MiB, K (f16):  512.00 MiB, …`.
+fn kv_size(text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    let bytes = size_after(text, "size =", false).or_else(|| size_after(text, "size  =", false));
+    if let Some(kind) = after(text, "K (") {
+        let kind = kind.split(')').next().unwrap_or("");
+        if !kind.is_empty() {
+            facts.config.kv_cache_dtype = Some(kind.to_string());
+        }
+    }
+    let tokens = after(text, "(").and_then(|rest| {
+        rest.contains("cells")
+            .then(|| super::common::leading_number(rest))
+            .flatten()
+    });
+    facts.memory.kv_cache = bytes;
+    facts.event(
+        EventKind::KvCacheAllocated,
+        Phase::KvCacheAlloc,
+        EventFigures {
+            bytes,
+            tokens: tokens.map(|t| t as u64),
+            ..EventFigures::default()
+        },
+    );
+}
+
+/// `llama_context: n_ctx         = 4096` / `llama_new_context_with_model: n_batch    = 2048`.
+fn context(text: &str, facts: &mut LineFacts) {
+    for (key, is_ctx) in [("n_ctx ", true), ("n_batch ", false)] {
+        let Some(rest) = after(text, key) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some(value) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let Some(number) = super::common::leading_number(value) else {
+            continue;
+        };
+        if is_ctx {
+            facts.config.max_model_len = Some(number as u64);
+        } else {
+            facts.config.batch_size = Some(number as u64);
+        }
+    }
+}
+
+fn listening(_text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    facts.event(
+        EventKind::ServerReady,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn model_loaded(_text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    facts.event(
+        EventKind::EngineReady,
+        Phase::Profiling,
+        EventFigures::default(),
+    );
+}
+
+/// `build: 4369 (2e2f8f09) with cc (GCC) 13.2.0 for x86_64-linux-gnu`.
+fn build(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "build: ") else {
+        return;
+    };
+    let mut words = rest.split_whitespace();
+    let (Some(number), Some(commit)) = (words.next(), words.next()) else {
+        return;
+    };
+    if number.chars().all(|c| c.is_ascii_digit()) && commit.starts_with('(') {
+        facts.engine(EngineName::Llamacpp, Certainty::Banner);
+        facts.engine_version = Some(format!("b{number} {commit}"));
+    }
+}
+
+fn slot(_text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    facts.event(
+        EventKind::Request,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn device_init(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Llamacpp, Certainty::Weak);
+    facts.event(
+        EventKind::DeviceInit,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn ollama(facts: &mut LineFacts) {
+    facts.engine(EngineName::Ollama, Certainty::Banner);
+}
+
+/// `msg="starting llama server" cmd="/usr/lib/ollama/runners/cuda_v12/ollama_llama_server --model /root/.ollama/models/blobs/sha256-… --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 …"`.
+fn ollama_start(text: &str, facts: &mut LineFacts) {
+    ollama(facts);
+    let flag = |name: &str| word_after(text, name).map(|v| v.trim_matches('"').to_string());
+    if let Some(model) = flag("--model ") {
+        facts.model.name = Some(model);
+    }
+    facts.config.max_model_len = flag("--ctx-size ").and_then(|v| v.parse().ok());
+    facts.config.batch_size = flag("--batch-size ").and_then(|v| v.parse().ok());
+    if let Some(layers) = flag("--n-gpu-layers ") {
+        facts.config.gpu_layers = Some(layers);
+    }
+    if let Some(parallel) = flag("--parallel ") {
+        facts.config.max_num_seqs = parallel.parse().ok();
+    }
+    facts.event(
+        EventKind::EngineStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+/// `msg="Listening on 127.0.0.1:11434 (version 0.5.7)"`.
+fn ollama_listening(text: &str, facts: &mut LineFacts) {
+    ollama(facts);
+    if let Some(version) = after(text, "(version ") {
+        let version = version.split(')').next().unwrap_or("");
+        if !version.is_empty() {
+            facts.engine_version = Some(version.to_string());
+        }
+    }
+    facts.event(
+        EventKind::ServerReady,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn ollama_runner_started(text: &str, facts: &mut LineFacts) {
+    ollama(facts);
+    let seconds = after(text, "started in").and_then(super::common::leading_number);
+    facts.event(
+        EventKind::EngineReady,
+        Phase::Profiling,
+        EventFigures {
+            seconds,
+            ..EventFigures::default()
+        },
+    );
+}
+
+/// `msg="offload to cuda" layers.requested=-1 layers.model=33 layers.offload=33 … memory.required.full="5.0 GiB" …`.
+fn ollama_offload(text: &str, facts: &mut LineFacts) {
+    ollama(facts);
+    let model = integer_after(text, "layers.model=");
+    let offload = integer_after(text, "layers.offload=");
+    if let (Some(model), Some(offload)) = (model, offload) {
+        facts.config.gpu_layers = Some(format!("{offload}/{model}"));
+    }
+    if let Some(weights) =
+        after(text, "memory.weights.total=\"").and_then(|v| leading_size(v, true))
+    {
+        facts.memory.weights = Some(weights);
+    }
+    if let Some(kv) = after(text, "memory.required.kv=\"").and_then(|v| leading_size(v, true)) {
+        facts.memory.kv_cache = Some(kv);
+    }
+    if let Some(available) = after(text, "memory.available=\"[").and_then(|v| leading_size(v, true))
+    {
+        facts.memory.free_at_start = Some(available);
+    }
+}
+
+/// ollama's GIN access log: `[GIN] 2024/05/01 - 12:00:00 | 200 | 1.2s | 127.0.0.1 | POST "/api/chat"`.
+fn gin_request(text: &str, facts: &mut LineFacts) {
+    if text.contains("[GIN]") && (text.contains("/api/") || text.contains("/v1/")) {
+        ollama(facts);
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use super::*;
+    use crate::model::Bytes;
+
+    #[test]
+    fn buffers() {
+        let facts = parse_line_scan("load_tensors:        CUDA0 model buffer size =  4403.49 MiB");
+        assert_eq!(facts.events[0].kind, EventKind::WeightsLoaded);
+        assert_eq!(
+            facts.memory.weights,
+            Some(Bytes((4403.49f64 * 1048576.0).round() as u64))
+        );
+        let facts = parse_line_scan("load_tensors:   CPU_Mapped model buffer size =   281.81 MiB");
+        assert!(facts.events.is_empty());
+        let facts = parse_line_scan("llama_context:      CUDA0 compute buffer size =   560.00 MiB");
+        assert_eq!(facts.events[0].phase, Phase::Profiling);
+        let facts = parse_line_scan("llama_kv_cache:      CUDA0 KV buffer size =  1024.00 MiB");
+        assert_eq!(facts.events[0].phase, Phase::KvCacheAlloc);
+        let facts = parse_line_scan("llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB");
+        assert_eq!(facts.events[0].figures.tokens, Some(8192));
+        assert_eq!(facts.config.kv_cache_dtype.as_deref(), Some("f16"));
+        let facts = parse_line_scan("llama_context: n_ctx         = 4096");
+        assert_eq!(facts.config.max_model_len, Some(4096));
+        let facts =
+            parse_line_scan("build: 4369 (2e2f8f09) with cc (GCC) 13.2.0 for x86_64-linux-gnu");
+        assert_eq!(facts.engine_version.as_deref(), Some("b4369 (2e2f8f09)"));
+    }
+}

@@ -1,0 +1,245 @@
+//! Engine log lines → timeline facts (R5, R7): which engine and version, the model and its
+//! settings, and the startup milestones (weights, profiling, KV cache, CUDA graphs, ready,
+//! requests) with their figures.
+//!
+//! Pure and per line: the caller (`analyze::explain`) finds candidate lines with one
+//! Aho-Corasick automaton over [`markers`] and hands each cleaned line to [`parse_line`]
+//! together with the indices of the markers it contains. Nothing here sees a whole file, so a
+//! 1 GiB log costs one pass of the automaton plus the few lines that match.
+//!
+//! Message texts are those listed in the project's format reference (`formats.md` §3, §4),
+//! read from the engines' sources; each engine module cites its files.
+
+mod common;
+mod llama_cpp;
+mod sglang;
+mod tgi;
+mod training;
+mod vllm;
+
+use std::sync::OnceLock;
+
+pub use common::{parse_timestamp, shorten, Timestamp};
+
+use crate::model::explain::{EngineConfig, EventFigures, EventKind, ModelInfo, Phase};
+use crate::model::failure::EngineName;
+
+/// How sure a fact about the engine is. A stronger claim replaces a weaker one; ties keep the
+/// first (e.g. ollama's own lines beat the llama.cpp lines it forwards).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Certainty {
+    /// A traceback path or a generic library line (`transformers/`, `torch.distributed`).
+    Weak,
+    /// A line only this engine prints (`Load weight begin`, `llama_model_loader`).
+    Strong,
+    /// The engine's banner or version line.
+    Banner,
+}
+
+/// One timeline fact from a line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineEvent {
+    /// What happened.
+    pub kind: EventKind,
+    /// The phase this event belongs to.
+    pub phase: Phase,
+    /// Figures on the line.
+    pub figures: EventFigures,
+}
+
+/// Extra memory figures an engine prints about its own budget (all bytes, source: engine log).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineMemory {
+    /// Total GPU memory as the engine saw it.
+    pub total_gpu: Option<crate::model::Bytes>,
+    /// Weights on the GPU.
+    pub weights: Option<crate::model::Bytes>,
+    /// KV-cache budget or size.
+    pub kv_cache: Option<crate::model::Bytes>,
+    /// Peak activation memory measured by profiling.
+    pub activation_peak: Option<crate::model::Bytes>,
+    /// Non-torch memory (CUDA context, NCCL, cuBLAS).
+    pub non_torch: Option<crate::model::Bytes>,
+    /// CUDA-graph memory.
+    pub cuda_graphs: Option<crate::model::Bytes>,
+    /// Compute buffers (llama.cpp).
+    pub compute_buffers: Option<crate::model::Bytes>,
+    /// Free memory at start as the engine reported it.
+    pub free_at_start: Option<crate::model::Bytes>,
+}
+
+impl EngineMemory {
+    /// Copies every figure `other` has over this one.
+    pub fn merge(&mut self, other: &EngineMemory) {
+        macro_rules! take {
+            ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
+        }
+        take!(
+            total_gpu,
+            weights,
+            kv_cache,
+            activation_peak,
+            non_torch,
+            cuda_graphs,
+            compute_buffers,
+            free_at_start
+        );
+    }
+}
+
+/// Everything one line says. Empty for most lines.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineFacts {
+    /// Timeline events (usually zero or one).
+    pub events: Vec<LineEvent>,
+    /// The engine the line belongs to.
+    pub engine: Option<(EngineName, Certainty)>,
+    /// The engine version, when printed.
+    pub engine_version: Option<String>,
+    /// vLLM engine generation (`v0`, `v1`).
+    pub generation: Option<&'static str>,
+    /// Library versions (`torch` → `2.3.1`).
+    pub versions: Vec<(&'static str, String)>,
+    /// Model facts.
+    pub model: ModelInfo,
+    /// Settings.
+    pub config: EngineConfig,
+    /// Memory figures of the engine's own accounting.
+    pub memory: EngineMemory,
+    /// A traceback frame: (function, file).
+    pub frame: Option<(String, String)>,
+    /// The line says explicitly which phase failed (vLLM ≥0.14 "Failed to load model").
+    pub failed_phase_hint: Option<Phase>,
+}
+
+impl LineFacts {
+    /// Whether the line said nothing.
+    pub fn is_empty(&self) -> bool {
+        self == &LineFacts::default()
+    }
+
+    pub(crate) fn event(&mut self, kind: EventKind, phase: Phase, figures: EventFigures) {
+        self.events.push(LineEvent {
+            kind,
+            phase,
+            figures,
+        });
+    }
+
+    pub(crate) fn engine(&mut self, name: EngineName, certainty: Certainty) {
+        match self.engine {
+            Some((_, existing)) if existing >= certainty => {}
+            _ => self.engine = Some((name, certainty)),
+        }
+    }
+}
+
+/// A line handler: adds what the cleaned line says to the facts.
+pub(crate) type Handler = fn(&str, &mut LineFacts);
+
+/// A literal marker and the handler for lines containing it.
+pub(crate) struct Rule {
+    /// Literal substring (case-sensitive).
+    pub marker: &'static str,
+    /// The handler; several markers may share one (it runs once per line).
+    pub handler: Handler,
+}
+
+struct Table {
+    markers: Vec<&'static str>,
+    handlers: Vec<Handler>,
+    /// For each marker, the index of its handler in `handlers` (deduplicated).
+    handler_of: Vec<usize>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut markers = Vec::new();
+        let mut handlers: Vec<Handler> = Vec::new();
+        let mut handler_of = Vec::new();
+        for rules in [
+            vllm::RULES,
+            sglang::RULES,
+            tgi::RULES,
+            llama_cpp::RULES,
+            training::RULES,
+        ] {
+            for rule in rules {
+                markers.push(rule.marker);
+                let index = handlers
+                    .iter()
+                    .position(|h| std::ptr::fn_addr_eq(*h, rule.handler))
+                    .unwrap_or_else(|| {
+                        handlers.push(rule.handler);
+                        handlers.len() - 1
+                    });
+                handler_of.push(index);
+            }
+        }
+        Table {
+            markers,
+            handlers,
+            handler_of,
+        }
+    })
+}
+
+/// The literal substrings that make a line worth parsing. Index `i` here is the marker index
+/// passed back to [`parse_line`].
+pub fn markers() -> &'static [&'static str] {
+    &table().markers
+}
+
+/// Parses one cleaned line that contains the markers with the given indices (into
+/// [`markers`]). Unknown indices are ignored; each handler runs at most once.
+pub fn parse_line(text: &str, marker_indices: &[usize]) -> LineFacts {
+    let table = table();
+    let mut facts = LineFacts::default();
+    let mut done: u128 = 0;
+    let mut done_extra: Vec<usize> = Vec::new();
+    for &marker in marker_indices {
+        let Some(&handler_index) = table.handler_of.get(marker) else {
+            continue;
+        };
+        if handler_index < 128 {
+            if done & (1 << handler_index) != 0 {
+                continue;
+            }
+            done |= 1 << handler_index;
+        } else if done_extra.contains(&handler_index) {
+            continue;
+        } else {
+            done_extra.push(handler_index);
+        }
+        (table.handlers[handler_index])(text, &mut facts);
+    }
+    facts
+}
+
+/// Parses a line by scanning for every marker itself (slow path for tests and small inputs).
+pub fn parse_line_scan(text: &str) -> LineFacts {
+    let indices: Vec<usize> = markers()
+        .iter()
+        .enumerate()
+        .filter(|(_, marker)| text.contains(**marker))
+        .map(|(index, _)| index)
+        .collect();
+    parse_line(text, &indices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_non_empty_and_handlers_dedupe() {
+        assert!(markers().iter().all(|m| m.len() >= 3));
+        assert!(table().handlers.len() < table().markers.len());
+    }
+
+    #[test]
+    fn plain_lines_say_nothing() {
+        assert!(parse_line_scan("hello world").is_empty());
+    }
+}

@@ -1,0 +1,315 @@
+//! SGLang log lines (0.4.6 → 0.5.x). Texts from `sgl-project/sglang`:
+//! `python/sglang/srt/model_executor/model_runner.py` (weights, KV pool, CUDA graphs),
+//! `srt/managers/scheduler.py` (`max_total_num_tokens=…`, retract), `srt/entrypoints/http_server.py`
+//! (ready), `srt/server_args.py` (`server_args=ServerArgs(…)`). "GB" in SGLang means GiB
+//! (`get_available_gpu_memory` divides by `1 << 30`).
+
+use super::common::{after, number_after, setting, setting_integer, setting_number, size_after};
+use super::{Certainty, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::failure::EngineName;
+use crate::model::Bytes;
+
+pub(super) const RULES: &[Rule] = &[
+    Rule {
+        marker: "server_args=ServerArgs(",
+        handler: server_args,
+    },
+    Rule {
+        marker: "Init torch distributed begin",
+        handler: device_init,
+    },
+    Rule {
+        marker: "Load weight begin",
+        handler: load_begin,
+    },
+    Rule {
+        marker: "Load weight end",
+        handler: load_end,
+    },
+    Rule {
+        marker: "is allocated. ",
+        handler: kv_allocated,
+    },
+    Rule {
+        marker: "Memory pool end",
+        handler: memory_pool_end,
+    },
+    Rule {
+        marker: "max_total_num_tokens=",
+        handler: scheduler_config,
+    },
+    Rule {
+        marker: "uda graph begin",
+        handler: graph_begin,
+    },
+    Rule {
+        marker: "UDA graph begin",
+        handler: graph_begin,
+    },
+    Rule {
+        marker: "uda graph end",
+        handler: graph_end,
+    },
+    Rule {
+        marker: "UDA graph end",
+        handler: graph_end,
+    },
+    Rule {
+        marker: "The server is fired up and ready to roll",
+        handler: ready,
+    },
+    Rule {
+        marker: "Prefill batch.",
+        handler: batch,
+    },
+    Rule {
+        marker: "Decode batch.",
+        handler: batch,
+    },
+    Rule {
+        marker: "Decode out of memory happened",
+        handler: retract,
+    },
+    Rule {
+        marker: "KV cache pool is full. Retract requests",
+        handler: retract,
+    },
+    Rule {
+        marker: "Scheduler hit an exception",
+        handler: scheduler_exception,
+    },
+    Rule {
+        marker: "sglang==",
+        handler: version,
+    },
+];
+
+fn gib(text: &str, key: &str) -> Option<Bytes> {
+    size_after(text, key, true).or_else(|| {
+        number_after(text, key)
+            .filter(|v| *v >= 0.0)
+            .map(Bytes::from_gib_f64)
+    })
+}
+
+fn server_args(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Banner);
+    if let Some(model) = setting(text, "model_path") {
+        facts.model.name = Some(model.to_string());
+    }
+    if let Some(dtype) = setting(text, "dtype") {
+        facts.model.dtype = Some(dtype.to_string());
+    }
+    if let Some(quantization) = setting(text, "quantization") {
+        facts.model.quantization = Some(quantization.to_string());
+    }
+    let config = &mut facts.config;
+    config.tensor_parallel_size = setting_integer(text, "tp_size");
+    config.mem_fraction_static = setting_number(text, "mem_fraction_static");
+    config.max_model_len = setting_integer(text, "context_length");
+    config.max_num_batched_tokens = setting_integer(text, "chunked_prefill_size");
+    config.max_num_seqs = setting_integer(text, "max_running_requests");
+    config.kv_cache_dtype = setting(text, "kv_cache_dtype").map(str::to_string);
+    config.enforce_eager = match setting(text, "disable_cuda_graph") {
+        Some("True") => Some(true),
+        Some("False") => Some(false),
+        _ => None,
+    };
+    facts.event(
+        EventKind::EngineStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn device_init(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.event(
+        EventKind::DeviceInit,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn load_begin(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    let available = gib(text, "avail mem=");
+    facts.memory.free_at_start = available;
+    facts.event(
+        EventKind::WeightsLoadStart,
+        Phase::WeightsLoad,
+        EventFigures {
+            available_bytes: available,
+            ..EventFigures::default()
+        },
+    );
+}
+
+/// `Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.52 GB, mem usage=14.96 GB.`
+fn load_end(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    if let Some(architecture) = setting(text, "type") {
+        facts.model.architecture = Some(architecture.to_string());
+    }
+    if let Some(dtype) = setting(text, "dtype") {
+        facts.model.dtype = Some(dtype.to_string());
+    }
+    let bytes = gib(text, "mem usage=");
+    facts.memory.weights = bytes;
+    facts.event(
+        EventKind::WeightsLoaded,
+        Phase::WeightsLoad,
+        EventFigures {
+            bytes,
+            seconds: number_after(text, "elapsed="),
+            available_bytes: gib(text, "avail mem="),
+            ..EventFigures::default()
+        },
+    );
+}
+
+/// `KV Cache is allocated. #tokens: 413420, K size: 23.66 GB, V size: 23.66 GB` (or `KV size:`).
+fn kv_allocated(text: &str, facts: &mut LineFacts) {
+    if !text.contains("#tokens") {
+        return;
+    }
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    let k = gib(text, "K size:");
+    let v = gib(text, "V size:");
+    let bytes = match (k, v) {
+        (Some(k), Some(v)) => Some(k + v),
+        _ => gib(text, "KV size:"),
+    };
+    facts.memory.kv_cache = bytes;
+    facts.event(
+        EventKind::KvCacheAllocated,
+        Phase::KvCacheAlloc,
+        EventFigures {
+            bytes,
+            tokens: number_after(text, "#tokens:").map(|t| t as u64),
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn memory_pool_end(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.event(
+        EventKind::KvCacheAllocated,
+        Phase::KvCacheAlloc,
+        EventFigures {
+            available_bytes: gib(text, "avail mem="),
+            ..EventFigures::default()
+        },
+    );
+}
+
+/// `max_total_num_tokens=413420, chunked_prefill_size=8192, max_prefill_tokens=16384,
+/// max_running_requests=4097, context_len=131072`.
+fn scheduler_config(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    let config = &mut facts.config;
+    config.max_model_len = setting_integer(text, "context_len");
+    config.max_num_seqs = setting_integer(text, "max_running_requests");
+    config.max_num_batched_tokens = setting_integer(text, "chunked_prefill_size");
+}
+
+fn graph_begin(text: &str, facts: &mut LineFacts) {
+    if !text.contains("Capture") {
+        return;
+    }
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.event(
+        EventKind::CudaGraphCaptureStart,
+        Phase::CudaGraphCapture,
+        EventFigures {
+            available_bytes: gib(text, "avail mem="),
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn graph_end(text: &str, facts: &mut LineFacts) {
+    if !text.contains("Capture") {
+        return;
+    }
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    let bytes = gib(text, "mem usage=");
+    facts.memory.cuda_graphs = bytes;
+    let seconds = number_after(text, "Time elapsed:").or_else(|| number_after(text, "elapsed="));
+    facts.event(
+        EventKind::CudaGraphCaptureDone,
+        Phase::CudaGraphCapture,
+        EventFigures {
+            bytes,
+            seconds,
+            available_bytes: gib(text, "avail mem="),
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn ready(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.event(
+        EventKind::ServerReady,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn batch(text: &str, facts: &mut LineFacts) {
+    if text.contains("#running-req") || text.contains("#new-seq") || text.contains("#new-token") {
+        facts.engine(EngineName::Sglang, Certainty::Strong);
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+fn retract(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.event(
+        EventKind::KvPressure,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn scheduler_exception(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
+}
+
+fn version(text: &str, facts: &mut LineFacts) {
+    if let Some(version) = after(text, "sglang==") {
+        let version = version.split_whitespace().next().unwrap_or("");
+        if !version.is_empty() {
+            facts.versions.push(("sglang", version.to_string()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use super::*;
+
+    #[test]
+    fn load_and_kv() {
+        let facts = parse_line_scan("[2025-03-01 10:00:05 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.52 GB, mem usage=14.96 GB.");
+        assert_eq!(facts.engine, Some((EngineName::Sglang, Certainty::Strong)));
+        assert_eq!(
+            facts.events[0].figures.bytes,
+            Some(Bytes::from_gib_f64(14.96))
+        );
+        let facts = parse_line_scan("[2025-03-01 10:00:06 TP0] KV Cache is allocated. #tokens: 413420, K size: 23.66 GB, V size: 23.66 GB");
+        assert_eq!(facts.events[0].figures.tokens, Some(413420));
+        assert_eq!(facts.events[0].kind, EventKind::KvCacheAllocated);
+        let facts = parse_line_scan("[2025-03-01 10:00:07 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=14.07 GB");
+        assert_eq!(facts.events[0].kind, EventKind::CudaGraphCaptureStart);
+    }
+}

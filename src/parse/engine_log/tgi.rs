@@ -1,0 +1,271 @@
+//! Text Generation Inference log lines. Texts from `huggingface/text-generation-inference`:
+//! `launcher/src/main.rs` (download, shards, webserver), `backends/v3/src/lib.rs` (warm-up,
+//! max batch total tokens), `router/src/server.rs` (`Connected`),
+//! `server/text_generation_server/models/flash_causal_lm.py` (KV-cache blocks, CUDA graphs).
+
+use super::common::{after, integer_after, setting, setting_integer, word_after};
+use super::{Certainty, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::failure::EngineName;
+
+pub(super) const RULES: &[Rule] = &[
+    Rule {
+        marker: "text_generation_launcher: Args",
+        handler: args,
+    },
+    Rule {
+        marker: "Starting check and download process",
+        handler: download_start,
+    },
+    Rule {
+        marker: "Successfully downloaded weights",
+        handler: download_done,
+    },
+    Rule {
+        marker: "Download: Downloading",
+        handler: download_start,
+    },
+    Rule {
+        marker: "Starting shard",
+        handler: shard_start,
+    },
+    Rule {
+        marker: "Shard ready in",
+        handler: shard_ready,
+    },
+    Rule {
+        marker: "Starting Webserver",
+        handler: webserver,
+    },
+    Rule {
+        marker: "Warming up model",
+        handler: warmup,
+    },
+    Rule {
+        marker: "max batch total tokens to",
+        handler: max_batch_total_tokens,
+    },
+    Rule {
+        marker: "Inferred max batch total tokens:",
+        handler: max_batch_total_tokens,
+    },
+    Rule {
+        marker: "KV-cache blocks:",
+        handler: kv_blocks,
+    },
+    Rule {
+        marker: "Cuda Graphs are enabled for sizes",
+        handler: cuda_graphs,
+    },
+    Rule {
+        marker: ": Connected",
+        handler: connected,
+    },
+    Rule {
+        marker: "failed to start",
+        handler: failed,
+    },
+    Rule {
+        marker: "Webserver Crashed",
+        handler: failed,
+    },
+    Rule {
+        marker: "Shard complete standard error output",
+        handler: failed,
+    },
+    Rule {
+        marker: "Commit sha:",
+        handler: runtime_env,
+    },
+    Rule {
+        marker: "Docker label:",
+        handler: runtime_env,
+    },
+    Rule {
+        marker: "text_generation_router::server",
+        handler: request,
+    },
+];
+
+fn tgi(facts: &mut LineFacts) {
+    facts.engine(EngineName::Tgi, Certainty::Strong);
+}
+
+/// `Args { model_id: "…", … num_shard: Some(2), quantize: Some(Bitsandbytes), max_total_tokens: Some(4096), … }`
+fn args(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Tgi, Certainty::Banner);
+    if let Some(model) = setting(text, "model_id") {
+        facts.model.name = Some(model.to_string());
+    }
+    if let Some(quantize) = setting(text, "quantize") {
+        facts.model.quantization = Some(quantize.to_string());
+    }
+    if let Some(dtype) = setting(text, "dtype") {
+        facts.model.dtype = Some(dtype.to_string());
+    }
+    let config = &mut facts.config;
+    config.tensor_parallel_size = setting_integer(text, "num_shard");
+    config.max_model_len = setting_integer(text, "max_total_tokens");
+    config.max_num_batched_tokens = setting_integer(text, "max_batch_prefill_tokens");
+    facts.event(
+        EventKind::EngineStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn download_start(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::DownloadStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn download_done(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::DownloadDone,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn shard_start(text: &str, facts: &mut LineFacts) {
+    if text.contains("Starting shard") && !text.contains("Waiting") {
+        tgi(facts);
+        facts.event(
+            EventKind::WeightsLoadStart,
+            Phase::WeightsLoad,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// `Shard ready in 12.345678s` (Rust `Duration` Debug).
+fn shard_ready(text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    let seconds = after(text, "Shard ready in").and_then(duration_seconds);
+    facts.event(
+        EventKind::WeightsLoaded,
+        Phase::WeightsLoad,
+        EventFigures {
+            seconds,
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn duration_seconds(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let number = super::common::leading_number(text)?;
+    let unit = text.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if unit.starts_with("ms") {
+        Some(number / 1000.0)
+    } else if unit.starts_with("µs") {
+        Some(number / 1e6)
+    } else {
+        Some(number)
+    }
+}
+
+fn webserver(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+}
+
+fn warmup(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::ProfilingStart,
+        Phase::Profiling,
+        EventFigures::default(),
+    );
+}
+
+fn max_batch_total_tokens(text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    let tokens = integer_after(text, "tokens to").or_else(|| integer_after(text, "total tokens:"));
+    facts.event(
+        EventKind::ProfilingDone,
+        Phase::Profiling,
+        EventFigures {
+            tokens,
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn kv_blocks(text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::KvCacheAllocated,
+        Phase::KvCacheAlloc,
+        EventFigures {
+            blocks: integer_after(text, "KV-cache blocks:"),
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn cuda_graphs(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.event(
+        EventKind::CudaGraphCaptureStart,
+        Phase::CudaGraphCapture,
+        EventFigures::default(),
+    );
+}
+
+fn connected(text: &str, facts: &mut LineFacts) {
+    if text.trim_end().ends_with("Connected") {
+        tgi(facts);
+        facts.event(
+            EventKind::ServerReady,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+fn failed(text: &str, facts: &mut LineFacts) {
+    if text.contains("Shard") || text.contains("Webserver") {
+        tgi(facts);
+        facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
+    }
+}
+
+fn runtime_env(text: &str, facts: &mut LineFacts) {
+    if let Some(label) = word_after(text, "Docker label:") {
+        facts.versions.push(("tgi docker label", label.to_string()));
+    } else if let Some(sha) = word_after(text, "Commit sha:") {
+        facts.versions.push(("tgi commit", sha.to_string()));
+    }
+}
+
+fn request(text: &str, facts: &mut LineFacts) {
+    if text.contains("Success") || text.contains("generate") {
+        tgi(facts);
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use super::*;
+
+    #[test]
+    fn warmup_and_ready() {
+        let facts = parse_line_scan("2024-06-17T13:18:29.371622Z  INFO text_generation_router: router/src/main.rs:350: Warming up model");
+        assert_eq!(facts.events[0].phase, Phase::Profiling);
+        let facts = parse_line_scan("2024-06-17T13:18:40.000000Z  INFO text_generation_router::server: router/src/server.rs:1838: Connected");
+        assert_eq!(facts.events[0].kind, EventKind::ServerReady);
+        let facts = parse_line_scan("2024-06-17T13:18:29Z  INFO shard-manager: text_generation_launcher: Shard ready in 12.5s rank=0");
+        assert_eq!(facts.events[0].figures.seconds, Some(12.5));
+    }
+}

@@ -1,0 +1,697 @@
+//! vLLM log lines (V0 and V1, 0.4 → 0.33). Texts from `vllm-project/vllm`:
+//! `vllm/entrypoints/openai/api_server.py` (banner, args), `vllm/engine/llm_engine.py` and
+//! `vllm/v1/engine/core.py` (engine config, init time), `vllm/worker/model_runner.py` and
+//! `vllm/v1/worker/gpu_model_runner.py` (load, CUDA graphs), `vllm/worker/worker.py` and
+//! `vllm/v1/worker/gpu_worker.py` (memory profiling), `vllm/v1/core/kv_cache_utils.py` (KV size),
+//! `vllm/executor/*` (V0 blocks), uvicorn `server.py`/`lifespan/on.py` (ready).
+
+use super::common::{
+    after, integer_after, number_after, setting, setting_bool, setting_integer, setting_number,
+    size_after, word_after,
+};
+use super::{Certainty, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::failure::EngineName;
+use crate::model::Bytes;
+
+pub(super) const RULES: &[Rule] = &[
+    Rule {
+        marker: "vLLM API server version",
+        handler: banner,
+    },
+    Rule {
+        marker: "vLLM server version",
+        handler: banner,
+    },
+    Rule {
+        marker: "LLM engine (v",
+        handler: engine_config,
+    },
+    Rule {
+        marker: "non-default args:",
+        handler: args,
+    },
+    Rule {
+        marker: "args: Namespace(",
+        handler: args,
+    },
+    Rule {
+        marker: "Resolved architecture:",
+        handler: architecture,
+    },
+    Rule {
+        marker: "Using max model len",
+        handler: max_model_len,
+    },
+    Rule {
+        marker: "max_num_batched_tokens=",
+        handler: chunked_prefill,
+    },
+    Rule {
+        marker: "vLLM is using nccl==",
+        handler: nccl,
+    },
+    Rule {
+        marker: "Automatically detected platform",
+        handler: platform,
+    },
+    Rule {
+        marker: "Starting to load model",
+        handler: load_start,
+    },
+    Rule {
+        marker: "checkpoint shards:",
+        handler: shards,
+    },
+    Rule {
+        marker: "Loading weights took",
+        handler: weights_read,
+    },
+    Rule {
+        marker: "Loading model weights took",
+        handler: weights_loaded,
+    },
+    Rule {
+        marker: "Model loading took",
+        handler: weights_loaded,
+    },
+    Rule {
+        marker: "Memory profiling takes",
+        handler: profiling,
+    },
+    Rule {
+        marker: "Memory profiling results:",
+        handler: profiling,
+    },
+    Rule {
+        marker: "x gpu_memory_utilization (",
+        handler: profiling,
+    },
+    Rule {
+        marker: "the rest of the memory reserved for KV Cache",
+        handler: profiling,
+    },
+    Rule {
+        marker: "Available KV cache memory:",
+        handler: profiling,
+    },
+    Rule {
+        marker: "on startup. Desired GPU memory utilization",
+        handler: startup_memory,
+    },
+    Rule {
+        marker: "# GPU blocks:",
+        handler: blocks,
+    },
+    Rule {
+        marker: "# cuda blocks:",
+        handler: blocks,
+    },
+    Rule {
+        marker: "# CUDA blocks:",
+        handler: blocks,
+    },
+    Rule {
+        marker: "KV cache size:",
+        handler: kv_tokens,
+    },
+    Rule {
+        marker: "Maximum concurrency for",
+        handler: kv_tokens,
+    },
+    Rule {
+        marker: "Capturing cudagraphs",
+        handler: graph_start,
+    },
+    Rule {
+        marker: "Capturing the model for CUDA graphs",
+        handler: graph_start,
+    },
+    Rule {
+        marker: "Capturing CUDA graph",
+        handler: graph_start,
+    },
+    Rule {
+        marker: "Graph capturing finished in",
+        handler: graph_done,
+    },
+    Rule {
+        marker: "torch.compile take",
+        handler: compile,
+    },
+    Rule {
+        marker: "torch.compile took",
+        handler: compile,
+    },
+    Rule {
+        marker: "Dynamo bytecode transform time",
+        handler: compile,
+    },
+    Rule {
+        marker: "Compiling a graph for",
+        handler: compile,
+    },
+    Rule {
+        marker: "Compile and warming up model",
+        handler: compile,
+    },
+    Rule {
+        marker: "init engine (profile, create kv cache, warmup model) took",
+        handler: engine_ready,
+    },
+    Rule {
+        marker: "Starting vLLM API server",
+        handler: api_starting,
+    },
+    Rule {
+        marker: "Starting vLLM server on",
+        handler: api_starting,
+    },
+    Rule {
+        marker: "Application startup complete",
+        handler: server_ready,
+    },
+    Rule {
+        marker: "Uvicorn running on",
+        handler: server_ready,
+    },
+    Rule {
+        marker: "Application startup failed",
+        handler: shutdown,
+    },
+    Rule {
+        marker: "EngineCore failed to start",
+        handler: shutdown,
+    },
+    Rule {
+        marker: "Engine core initialization failed",
+        handler: shutdown,
+    },
+    Rule {
+        marker: "WorkerProc failed to start",
+        handler: shutdown,
+    },
+    Rule {
+        marker: "Failed to load model - not enough GPU memory",
+        handler: load_failed,
+    },
+    Rule {
+        marker: "\"POST /v1/",
+        handler: request,
+    },
+    Rule {
+        marker: "\"POST /generate",
+        handler: request,
+    },
+    Rule {
+        marker: "Received request ",
+        handler: request,
+    },
+    Rule {
+        marker: "Added request ",
+        handler: request,
+    },
+    Rule {
+        marker: "Processed prompts:",
+        handler: request,
+    },
+    Rule {
+        marker: "Avg prompt throughput:",
+        handler: stats,
+    },
+    Rule {
+        marker: "is preempted by",
+        handler: preempted,
+    },
+    Rule {
+        marker: "vLLM Version:",
+        handler: collect_env,
+    },
+];
+
+fn banner(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Banner);
+    if let Some(version) = word_after(text, "version") {
+        facts.engine_version = Some(version.to_string());
+    }
+    if let Some(model) = word_after(text, "serving model") {
+        facts.model.name = Some(model.to_string());
+    }
+    facts.event(
+        EventKind::EngineStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn engine_config(text: &str, facts: &mut LineFacts) {
+    // V0: `Initializing an LLM engine (v0.6.3) with config: model='…', …`
+    // V1: `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …`
+    if !text.contains("Initializing") {
+        return;
+    }
+    facts.engine(EngineName::Vllm, Certainty::Banner);
+    if let Some(version) = after(text, "LLM engine (v") {
+        let version = version.split(')').next().unwrap_or("");
+        if !version.is_empty() {
+            facts.engine_version = Some(version.to_string());
+        }
+    }
+    facts.generation = Some(if text.contains("V1 LLM engine") {
+        "v1"
+    } else {
+        "v0"
+    });
+    config_settings(text, facts);
+    facts.event(
+        EventKind::EngineStart,
+        Phase::Startup,
+        EventFigures::default(),
+    );
+}
+
+fn config_settings(text: &str, facts: &mut LineFacts) {
+    if let Some(model) = setting(text, "model") {
+        facts.model.name = Some(model.to_string());
+    }
+    if let Some(dtype) = setting(text, "dtype") {
+        facts.model.dtype = Some(dtype.to_string());
+    }
+    if let Some(quantization) = setting(text, "quantization") {
+        facts.model.quantization = Some(quantization.to_string());
+    }
+    let config = &mut facts.config;
+    config.max_model_len = setting_integer(text, "max_model_len")
+        .or_else(|| setting_integer(text, "max_seq_len"))
+        .or(config.max_model_len);
+    config.tensor_parallel_size =
+        setting_integer(text, "tensor_parallel_size").or(config.tensor_parallel_size);
+    config.pipeline_parallel_size =
+        setting_integer(text, "pipeline_parallel_size").or(config.pipeline_parallel_size);
+    config.gpu_memory_utilization =
+        setting_number(text, "gpu_memory_utilization").or(config.gpu_memory_utilization);
+    config.kv_cache_dtype = setting(text, "kv_cache_dtype")
+        .map(str::to_string)
+        .or(config.kv_cache_dtype.take());
+    config.enforce_eager = setting_bool(text, "enforce_eager").or(config.enforce_eager);
+    config.max_num_seqs = setting_integer(text, "max_num_seqs").or(config.max_num_seqs);
+    config.max_num_batched_tokens =
+        setting_integer(text, "max_num_batched_tokens").or(config.max_num_batched_tokens);
+    config.cpu_offload_gb = setting_number(text, "cpu_offload_gb").or(config.cpu_offload_gb);
+}
+
+fn args(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    config_settings(text, facts);
+}
+
+fn architecture(text: &str, facts: &mut LineFacts) {
+    if let Some(architecture) = word_after(text, "Resolved architecture:") {
+        facts.model.architecture = Some(architecture.to_string());
+    }
+}
+
+fn max_model_len(text: &str, facts: &mut LineFacts) {
+    facts.config.max_model_len = integer_after(text, "Using max model len");
+}
+
+fn chunked_prefill(text: &str, facts: &mut LineFacts) {
+    if text.contains("Chunked prefill is enabled") {
+        facts.config.max_num_batched_tokens = integer_after(text, "max_num_batched_tokens=");
+    }
+}
+
+fn nccl(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    if let Some(version) = word_after(text, "nccl==") {
+        facts.versions.push(("nccl", version.to_string()));
+    }
+}
+
+fn platform(text: &str, facts: &mut LineFacts) {
+    if text.contains("platform") {
+        facts.engine(EngineName::Vllm, Certainty::Weak);
+        facts.event(
+            EventKind::DeviceInit,
+            Phase::Startup,
+            EventFigures::default(),
+        );
+    }
+}
+
+fn load_start(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    if let Some(model) = word_after(text, "Starting to load model") {
+        let model = model.trim_end_matches('.');
+        if !model.is_empty() {
+            facts.model.name = Some(model.to_string());
+        }
+    }
+    facts.event(
+        EventKind::WeightsLoadStart,
+        Phase::WeightsLoad,
+        EventFigures::default(),
+    );
+}
+
+/// `Loading safetensors checkpoint shards:  50% Completed | 1/2 [..]` (vLLM) and
+/// `Loading checkpoint shards: 100%|██████████| 4/4 [..]` (transformers).
+fn shards(text: &str, facts: &mut LineFacts) {
+    if !text.contains("Loading") {
+        return;
+    }
+    if text.contains("Loading checkpoint shards:") {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    } else {
+        facts.engine(EngineName::Vllm, Certainty::Strong);
+    }
+    let complete = after(text, "shards:")
+        .and_then(super::common::leading_number)
+        .is_some_and(|percent| percent >= 100.0);
+    let kind = if complete && text.contains("Loading checkpoint shards:") {
+        EventKind::WeightsLoaded
+    } else {
+        EventKind::WeightsLoadProgress
+    };
+    facts.event(kind, Phase::WeightsLoad, EventFigures::default());
+}
+
+fn weights_read(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    let figures = EventFigures {
+        seconds: number_after(text, "Loading weights took"),
+        ..EventFigures::default()
+    };
+    facts.event(EventKind::WeightsRead, Phase::WeightsLoad, figures);
+}
+
+/// `Loading model weights took 14.9595 GB` (≤0.7.3), `Model loading took 6.0160 GB and
+/// 533.85 seconds` (0.8.0–0.8.4), `… GiB and … seconds` (0.8.5–0.11), `… GiB memory and … seconds` (≥0.14).
+fn weights_loaded(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    let bytes = size_after(text, "took", true);
+    let seconds = after(text, "took")
+        .and_then(|rest| after(rest, " and "))
+        .and_then(super::common::leading_number);
+    facts.memory.weights = bytes;
+    facts.event(
+        EventKind::WeightsLoaded,
+        Phase::WeightsLoad,
+        EventFigures {
+            bytes,
+            seconds,
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn gib(text: &str, key: &str) -> Option<Bytes> {
+    let value = number_after(text, key)?;
+    (value >= 0.0).then(|| Bytes::from_gib_f64(value))
+}
+
+fn profiling(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    let memory = &mut facts.memory;
+    if text.contains("Memory profiling results:") {
+        // 0.6.4: total_gpu_memory=79.15GiB initial_memory_usage=… peak_torch_memory=… kv_cache_size=…GiB
+        memory.total_gpu = gib(text, "total_gpu_memory=");
+        memory.non_torch = gib(text, "non_torch_memory=");
+        memory.kv_cache = gib(text, "kv_cache_size=");
+        facts.config.gpu_memory_utilization = number_after(text, "gpu_memory_utilization=");
+        let figures = EventFigures {
+            bytes: memory.kv_cache,
+            ..EventFigures::default()
+        };
+        facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
+        return;
+    }
+    if text.contains("x gpu_memory_utilization (") {
+        memory.total_gpu = gib(text, "total_gpu_memory (");
+        facts.config.gpu_memory_utilization = number_after(text, "x gpu_memory_utilization (");
+        return;
+    }
+    if text.contains("the rest of the memory reserved for KV Cache") {
+        memory.weights = gib(text, "model weights take");
+        memory.non_torch = gib(text, "non_torch_memory takes");
+        memory.activation_peak = gib(text, "activation peak memory takes");
+        // K can be negative: then nothing is left for the KV cache.
+        memory.kv_cache =
+            number_after(text, "KV Cache is").map(|value| Bytes::from_gib_f64(value.max(0.0)));
+        let figures = EventFigures {
+            bytes: memory.kv_cache,
+            ..EventFigures::default()
+        };
+        facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
+        return;
+    }
+    if text.contains("Available KV cache memory:") {
+        memory.kv_cache = gib(text, "Available KV cache memory:");
+        let figures = EventFigures {
+            bytes: memory.kv_cache,
+            ..EventFigures::default()
+        };
+        facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
+        return;
+    }
+    // `Memory profiling takes 5.12 seconds` (V0 0.6.6–0.10, first of three lines) or the V1
+    // DEBUG line with `weights memory: …GiB`.
+    memory.weights = gib(text, "weights memory:");
+    memory.activation_peak = gib(text, "torch peak memory increase:");
+    let figures = EventFigures {
+        seconds: number_after(text, "Memory profiling takes"),
+        ..EventFigures::default()
+    };
+    facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
+}
+
+/// `Free memory on device (F/T GiB) on startup. Desired GPU memory utilization is (u, R GiB).
+/// Actual usage is W GiB for weight, A GiB for peak activation, N GiB for non-torch memory, and
+/// G GiB for CUDAGraph memory. …` (0.10.2 INFO, 0.11–0.24 DEBUG).
+fn startup_memory(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    let memory = &mut facts.memory;
+    memory.free_at_start = gib(text, "Free memory on device (");
+    memory.total_gpu = after(text, "Free memory on device (")
+        .and_then(|rest| after(rest, "/"))
+        .and_then(super::common::leading_number)
+        .map(Bytes::from_gib_f64);
+    memory.weights = after(text, "Actual usage is").and_then(|rest| {
+        rest.contains("for weight")
+            .then(|| super::common::leading_number(rest))
+            .flatten()
+            .map(Bytes::from_gib_f64)
+    });
+    memory.cuda_graphs = after(text, "non-torch memory, and")
+        .or_else(|| after(text, "peak activation, and"))
+        .and_then(super::common::leading_number)
+        .map(Bytes::from_gib_f64);
+    facts.config.gpu_memory_utilization = number_after(text, "Desired GPU memory utilization is (");
+}
+
+/// `# GPU blocks: 2048, # CPU blocks: 512` (≤0.6) / `# cuda blocks: 5102, # CPU blocks: 4681`.
+fn blocks(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    let blocks = integer_after(text, "blocks:");
+    facts.event(
+        EventKind::KvCacheAllocated,
+        Phase::KvCacheAlloc,
+        EventFigures {
+            blocks,
+            ..EventFigures::default()
+        },
+    );
+}
+
+/// `GPU KV cache size: 442,160 tokens` and `Maximum concurrency for 8,192 tokens per request:
+/// 53.98x` (0.8–0.24, two lines; 0.33 one line).
+fn kv_tokens(text: &str, facts: &mut LineFacts) {
+    if text.contains("KV cache size:") && text.contains("tokens") {
+        facts.engine(EngineName::Vllm, Certainty::Strong);
+        facts.event(
+            EventKind::KvCacheAllocated,
+            Phase::KvCacheAlloc,
+            EventFigures {
+                tokens: integer_after(text, "KV cache size:"),
+                ..EventFigures::default()
+            },
+        );
+    }
+    if text.contains("Maximum concurrency for") {
+        facts.engine(EngineName::Vllm, Certainty::Strong);
+        let per_request = integer_after(text, "Maximum concurrency for");
+        if per_request.is_some() {
+            facts.config.max_model_len = per_request;
+        }
+        facts.event(
+            EventKind::KvConcurrency,
+            Phase::KvCacheAlloc,
+            EventFigures {
+                tokens: per_request,
+                ratio: number_after(text, "tokens per request:"),
+                ..EventFigures::default()
+            },
+        );
+    }
+}
+
+fn graph_start(text: &str, facts: &mut LineFacts) {
+    if text.contains("Skipping CUDA graph") {
+        return;
+    }
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.event(
+        EventKind::CudaGraphCaptureStart,
+        Phase::CudaGraphCapture,
+        EventFigures::default(),
+    );
+}
+
+/// `Graph capturing finished in 13 secs, took 0.53 GiB` (≥0.6.4; ≤0.6.3 without the size).
+fn graph_done(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    let bytes = size_after(text, "took", true);
+    facts.memory.cuda_graphs = bytes;
+    facts.event(
+        EventKind::CudaGraphCaptureDone,
+        Phase::CudaGraphCapture,
+        EventFigures {
+            bytes,
+            seconds: number_after(text, "finished in"),
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn compile(text: &str, facts: &mut LineFacts) {
+    let seconds = number_after(text, "takes")
+        .or_else(|| number_after(text, "took"))
+        .or_else(|| number_after(text, "time:"));
+    facts.event(
+        EventKind::Compile,
+        Phase::CudaGraphCapture,
+        EventFigures {
+            seconds,
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn engine_ready(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.event(
+        EventKind::EngineReady,
+        Phase::CudaGraphCapture,
+        EventFigures {
+            seconds: number_after(text, "took"),
+            ..EventFigures::default()
+        },
+    );
+}
+
+fn api_starting(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.event(
+        EventKind::EngineReady,
+        Phase::CudaGraphCapture,
+        EventFigures::default(),
+    );
+}
+
+fn server_ready(_text: &str, facts: &mut LineFacts) {
+    facts.event(
+        EventKind::ServerReady,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn shutdown(_text: &str, facts: &mut LineFacts) {
+    facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
+}
+
+fn load_failed(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.failed_phase_hint = Some(Phase::WeightsLoad);
+}
+
+fn request(text: &str, facts: &mut LineFacts) {
+    if text.contains("Processed prompts:") {
+        facts.engine(EngineName::Vllm, Certainty::Weak);
+    }
+    facts.event(
+        EventKind::Request,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn stats(_text: &str, facts: &mut LineFacts) {
+    facts.event(
+        EventKind::ServingStats,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn preempted(text: &str, facts: &mut LineFacts) {
+    if text.contains("not enough KV cache space") {
+        facts.event(
+            EventKind::KvPressure,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// `collect_env` output: `vLLM Version: 0.6.1.post2`.
+fn collect_env(text: &str, facts: &mut LineFacts) {
+    if let Some(version) = word_after(text, "vLLM Version:") {
+        facts.engine(EngineName::Vllm, Certainty::Weak);
+        facts.engine_version = Some(version.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use super::*;
+
+    #[test]
+    fn v1_engine_config() {
+        let facts = parse_line_scan("INFO 04-28 10:00:00 [core.py:58] Initializing a V1 LLM engine (v0.8.5) with config: model='Qwen/Qwen2.5-7B', speculative_config=None, dtype=torch.bfloat16, max_seq_len=32768, tensor_parallel_size=1, quantization=None, enforce_eager=False, kv_cache_dtype=auto");
+        assert_eq!(facts.engine, Some((EngineName::Vllm, Certainty::Banner)));
+        assert_eq!(facts.engine_version.as_deref(), Some("0.8.5"));
+        assert_eq!(facts.generation, Some("v1"));
+        assert_eq!(facts.model.name.as_deref(), Some("Qwen/Qwen2.5-7B"));
+        assert_eq!(facts.config.max_model_len, Some(32768));
+        assert_eq!(facts.config.kv_cache_dtype.as_deref(), Some("auto"));
+    }
+
+    #[test]
+    fn weights_and_kv() {
+        let facts = parse_line_scan("INFO 04-02 21:43:10 model_runner.py:1099] Model loading took 15.5083 GiB and 7.123 seconds");
+        let event = &facts.events[0];
+        assert_eq!(event.kind, EventKind::WeightsLoaded);
+        assert_eq!(event.figures.seconds, Some(7.123));
+        assert_eq!(event.figures.bytes, Some(Bytes::from_gib_f64(15.5083)));
+        let facts = parse_line_scan(
+            "INFO 01-01 00:00:00 [kv_cache_utils.py:634] GPU KV cache size: 442,160 tokens",
+        );
+        assert_eq!(facts.events[0].figures.tokens, Some(442160));
+        let facts = parse_line_scan("INFO 01-01 00:00:00 [kv_cache_utils.py:637] Maximum concurrency for 8,192 tokens per request: 53.98x");
+        assert_eq!(facts.config.max_model_len, Some(8192));
+        assert_eq!(facts.events[0].figures.ratio, Some(53.98));
+        let facts = parse_line_scan("INFO 01-01 00:00:00 worker.py:1] model weights take 14.99GiB; non_torch_memory takes 0.13GiB; PyTorch activation peak memory takes 1.26GiB; the rest of the memory reserved for KV Cache is -0.5GiB.");
+        assert_eq!(facts.memory.kv_cache, Some(Bytes(0)));
+        assert_eq!(facts.memory.weights, Some(Bytes::from_gib_f64(14.99)));
+    }
+
+    #[test]
+    fn graph_capture() {
+        let facts = parse_line_scan("INFO 07-01 12:00:00 [gpu_model_runner.py:2] Graph capturing finished in 13 secs, took 0.53 GiB");
+        assert_eq!(facts.events[0].kind, EventKind::CudaGraphCaptureDone);
+        assert_eq!(facts.events[0].figures.seconds, Some(13.0));
+        assert_eq!(facts.memory.cuda_graphs, Some(Bytes::from_gib_f64(0.53)));
+    }
+}
