@@ -1,223 +1,105 @@
-//! The child's log followed live for `oomdoc run` (R4–R7): feeds each line to the explain
-//! machinery and turns its timeline into phase boundaries by line, which
-//! `analyze::timeline_memory` maps to times.
+//! The child's log followed live for `oomdoc run` (R4–R7): feeds each line to the streaming
+//! [`Explainer`] and turns its timeline into phase boundaries by line, which
+//! `analyze::timeline_memory` maps to times (R8).
 //!
-//! TEMPORARY ADAPTER: `analyze::explain::Explainer` is not merged yet. Until it is, this module
-//! recognises a handful of phase and OOM lines itself and produces an explain-shaped document
-//! (`is_gpu_oom`, `engine`, `oom`, `ooms`, `phase`, `timeline`, `verdict`) marked with
-//! `"adapter": "temporary"`. After `git merge main`, `LiveExplain` wraps the real `Explainer` and
-//! the marker table below goes away; the interface (`push_line`, `oom_hint`, `refresh`,
-//! `marks`, `report`, `finish`) stays.
+//! Explain places the lines engines print (vLLM, SGLang, TGI, llama.cpp, transformers). A few
+//! plain-script lines that no engine prints but a training or conversion script commonly does
+//! (`Converting weights …`, `Conversion took …`, `Memory profiling: …`) are placed here as a
+//! supplement, so a transient peak in a home-made conversion still gets its phase.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::explain::Explainer;
 use super::timeline_memory::{Boundary, PhaseMark};
+use crate::model::explain::{EventKind, ExplainReport, Phase, TimelineEvent};
 
-/// Phase lines the temporary adapter knows, checked in order (completion lines first, since
-/// `Loading weights took` also starts with `Loading weights`). Texts from
-/// `docs`-cited vLLM templates (`../shared/docs/formats.md` §3.2) plus plain-script wording.
-const MARKERS: &[(&str, &str, Boundary)] = &[
-    ("loading weights took", "weights_load", Boundary::End),
-    ("model loading took", "weights_load", Boundary::End),
-    ("loading model weights took", "weights_load", Boundary::End),
-    ("starting to load model", "weights_load", Boundary::Begin),
+/// Plain-script lines explain does not place (lowercase needles), checked in order.
+const SUPPLEMENT: &[(&str, Phase, Boundary)] = &[
+    ("conversion took", Phase::FormatConversion, Boundary::End),
     (
-        "loading safetensors checkpoint shards",
-        "weights_load",
-        Boundary::Begin,
-    ),
-    ("loading checkpoint shards", "weights_load", Boundary::Begin),
-    ("loading weights", "weights_load", Boundary::Begin),
-    ("conversion took", "format_conversion", Boundary::End),
-    ("converting weights", "format_conversion", Boundary::Begin),
-    ("repacking weights", "format_conversion", Boundary::Begin),
-    ("memory profiling takes", "profiling", Boundary::End),
-    ("memory profiling", "profiling", Boundary::Begin),
-    ("warming up", "profiling", Boundary::Begin),
-    (
-        "available kv cache memory",
-        "kv_cache_alloc",
+        "converting weights",
+        Phase::FormatConversion,
         Boundary::Begin,
     ),
     (
-        "graph capturing finished",
-        "cuda_graph_capture",
-        Boundary::End,
-    ),
-    (
-        "capturing cuda graph",
-        "cuda_graph_capture",
+        "repacking weights",
+        Phase::FormatConversion,
         Boundary::Begin,
     ),
     (
-        "capturing cudagraphs",
-        "cuda_graph_capture",
+        "quantizing weights",
+        Phase::FormatConversion,
         Boundary::Begin,
     ),
-    ("application startup complete", "inference", Boundary::Begin),
+    ("memory profiling:", Phase::Profiling, Boundary::Begin),
 ];
 
-const OOM_MARKERS: &[&str] = &[
-    "cuda out of memory",
-    "outofmemoryerror",
-    "cuda error: out of memory",
-];
-
-/// The temporary stand-in for `analyze::explain::Explainer`.
-#[derive(Debug, Clone)]
-struct Adapter {
-    context_lines: usize,
-    lines: u64,
-    marks: Vec<PhaseMark>,
-    oom_lines: Vec<u64>,
-    oom_texts: Vec<String>,
-    recent: std::collections::VecDeque<String>,
-    oom_context: Vec<String>,
-}
-
-impl Adapter {
-    fn new(context_lines: usize) -> Self {
-        Adapter {
-            context_lines,
-            lines: 0,
-            marks: Vec::new(),
-            oom_lines: Vec::new(),
-            oom_texts: Vec::new(),
-            recent: std::collections::VecDeque::new(),
-            oom_context: Vec::new(),
-        }
-    }
-
-    fn push_line(&mut self, line: &[u8]) {
-        self.lines += 1;
-        let text = String::from_utf8_lossy(line);
-        let text = text.trim_end_matches(['\n', '\r']);
-        let lower = text.to_ascii_lowercase();
-        for (needle, phase, boundary) in MARKERS {
-            if lower.contains(needle) {
-                self.marks.push(PhaseMark {
-                    line: self.lines,
-                    phase: (*phase).to_owned(),
-                    boundary: *boundary,
-                });
-                break;
-            }
-        }
-        if OOM_MARKERS.iter().any(|needle| lower.contains(needle)) {
-            if self.oom_lines.is_empty() {
-                self.oom_context = self.recent.iter().cloned().collect();
-            }
-            self.oom_lines.push(self.lines);
-            self.oom_texts.push(text.to_owned());
-        }
-        if self.context_lines > 0 {
-            if self.recent.len() == self.context_lines {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(text.to_owned());
-        }
-    }
-
-    fn report(&self) -> Value {
-        let completed: Vec<&PhaseMark> = self
-            .marks
-            .iter()
-            .filter(|mark| mark.boundary == Boundary::End)
-            .collect();
-        let last_completed = completed.last().map(|mark| mark.phase.clone());
-        let open = self
-            .marks
-            .last()
-            .filter(|mark| mark.boundary == Boundary::Begin);
-        let failed_in = if self.oom_lines.is_empty() {
-            None
-        } else {
-            Some(
-                open.map(|mark| mark.phase.clone())
-                    .unwrap_or_else(|| "unknown".to_owned()),
-            )
-        };
-        let server_was_ready = self.marks.iter().any(|mark| mark.phase == "inference");
-        let timeline: Vec<Value> = self
-            .marks
-            .iter()
-            .map(|mark| {
-                json!({
-                    "line": mark.line,
-                    "phase": mark.phase,
-                    "event": match mark.boundary { Boundary::Begin => "begin", Boundary::End => "end" },
-                })
-            })
-            .collect();
-        let ooms: Vec<Value> = self
-            .oom_lines
-            .iter()
-            .zip(&self.oom_texts)
-            .map(|(line, text)| {
-                json!({
-                    "line": line,
-                    "text": text,
-                    "gpu_index": gpu_index(text),
-                    "rank": rank(text),
-                })
-            })
-            .collect();
-        json!({
-            "adapter": "temporary",
-            "is_gpu_oom": !self.oom_lines.is_empty(),
-            "engine": null,
-            "oom": ooms.first().cloned(),
-            "ooms": ooms,
-            "context": self.oom_context,
-            "phase": {
-                "failed_in": failed_in,
-                "last_completed": last_completed,
-                "server_was_ready": server_was_ready,
-            },
-            "timeline": timeline,
-            "verdict": null,
-        })
-    }
-}
+/// Lines longer than this are not checked against [`SUPPLEMENT`].
+const SUPPLEMENT_MAX_LINE: usize = 4096;
 
 /// The explain machinery fed line by line, with the phase boundaries `oomdoc run` needs.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct LiveExplain {
     /// `None` once finished.
-    backend: Option<Adapter>,
+    explainer: Option<Explainer>,
     lines: u64,
     lines_at_refresh: u64,
     report: Value,
     marks: Vec<PhaseMark>,
-    oom_lines: Vec<u64>,
+    supplement: Vec<PhaseMark>,
+    oom_count: u64,
     oom_hint: bool,
 }
 
+impl Default for LiveExplain {
+    fn default() -> Self {
+        LiveExplain::new()
+    }
+}
+
 impl LiveExplain {
-    /// A fresh follower keeping `context_lines` lines before an OOM (R4).
-    pub fn new(context_lines: usize) -> Self {
-        let backend = Adapter::new(context_lines);
-        let report = backend.report();
+    /// A fresh follower.
+    pub fn new() -> Self {
+        let explainer = Explainer::new();
+        let report = to_value(&explainer.report());
         LiveExplain {
-            backend: Some(backend),
+            explainer: Some(explainer),
             lines: 0,
             lines_at_refresh: 0,
             report,
             marks: Vec::new(),
-            oom_lines: Vec::new(),
+            supplement: Vec::new(),
+            oom_count: 0,
             oom_hint: false,
         }
     }
 
-    /// Feeds one log line (its bytes, newline included or not). Lines are numbered from 1 in
-    /// the order given, which is the order of `log.txt`.
+    /// Feeds one log line (its bytes, newline included or not: a missing newline is added, as
+    /// in `log.txt`). Lines are numbered from 1 in the order given, the order of `log.txt`.
     pub fn push_line(&mut self, line: &[u8]) {
+        let Some(explainer) = &mut self.explainer else {
+            return;
+        };
         self.lines += 1;
+        explainer.push_bytes(line);
+        if !line.ends_with(b"\n") {
+            explainer.push_bytes(b"\n");
+        }
         if !self.oom_hint && looks_like_oom(line) {
             self.oom_hint = true;
         }
-        if let Some(backend) = &mut self.backend {
-            backend.push_line(line);
+        if line.len() <= SUPPLEMENT_MAX_LINE {
+            let lower = String::from_utf8_lossy(line).to_ascii_lowercase();
+            if let Some((_, phase, boundary)) = SUPPLEMENT
+                .iter()
+                .find(|(needle, _, _)| lower.contains(needle))
+            {
+                self.supplement.push(PhaseMark {
+                    line: self.lines,
+                    phase: phase.as_str().to_owned(),
+                    boundary: *boundary,
+                });
+            }
         }
     }
 
@@ -238,14 +120,27 @@ impl LiveExplain {
         if self.lines == self.lines_at_refresh {
             return false;
         }
-        let Some(backend) = &self.backend else {
+        let Some(explainer) = &self.explainer else {
             return false;
         };
         self.lines_at_refresh = self.lines;
-        self.report = backend.report();
-        let changed = backend.marks != self.marks || backend.oom_lines != self.oom_lines;
-        self.marks.clone_from(&backend.marks);
-        self.oom_lines.clone_from(&backend.oom_lines);
+        let report = explainer.report();
+        self.update(&report)
+    }
+
+    fn update(&mut self, report: &ExplainReport) -> bool {
+        let mut marks: Vec<PhaseMark> = report.timeline.iter().filter_map(mark_of).collect();
+        for extra in &self.supplement {
+            if !marks.iter().any(|mark| mark.line == extra.line) {
+                marks.push(extra.clone());
+            }
+        }
+        marks.sort_by_key(|mark| mark.line);
+        let oom_count = report.ooms_total.max(report.ooms.len() as u64);
+        let changed = marks != self.marks || oom_count != self.oom_count;
+        self.marks = marks;
+        self.oom_count = oom_count;
+        self.report = to_value(report);
         changed
     }
 
@@ -254,17 +149,84 @@ impl LiveExplain {
         &self.marks
     }
 
-    /// The explain document as of the last refresh (without `schema_version`).
+    /// The `oomdoc explain --json` document (without `schema_version`) as of the last refresh.
     pub fn report(&self) -> &Value {
         &self.report
     }
 
-    /// Ends the input: the report and marks become final (later lines are ignored).
+    /// Ends the input (finishing the last line and any open message): report and marks become
+    /// final; later lines are ignored.
     pub fn finish(&mut self) {
-        self.lines_at_refresh = u64::MAX;
-        self.refresh();
-        self.backend = None;
+        if let Some(explainer) = self.explainer.take() {
+            let report = explainer.finish();
+            self.update(&report);
+        }
     }
+}
+
+fn to_value(report: &ExplainReport) -> Value {
+    serde_json::to_value(report).unwrap_or(Value::Null)
+}
+
+/// The phase boundary a timeline event shows, following `analyze::phase::Progress`: start and
+/// progress lines open (or continue) their phase, completion lines close it.
+fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
+    use EventKind as K;
+    if event.phase == Phase::Unknown {
+        return None;
+    }
+    let boundary = match event.kind {
+        K::EngineStart
+        | K::DeviceInit
+        | K::DownloadStart
+        | K::WeightsLoadStart
+        | K::WeightsLoadProgress
+        | K::WeightsRead
+        | K::FormatConversion
+        | K::ProfilingStart
+        | K::CudaGraphCaptureStart
+        | K::Compile
+        | K::Request
+        | K::TrainingStep => Boundary::Begin,
+        K::WeightsLoaded
+        | K::ProfilingDone
+        | K::KvCacheAllocated
+        | K::CudaGraphCaptureDone
+        | K::EngineReady => Boundary::End,
+        K::ServerReady => {
+            // Ready to serve: what follows is serving.
+            return Some(PhaseMark {
+                line: event.line,
+                phase: Phase::Inference.as_str().to_owned(),
+                boundary: Boundary::Begin,
+            });
+        }
+        K::DownloadDone
+        | K::KvConcurrency
+        | K::ServingStats
+        | K::KvPressure
+        | K::Traceback
+        | K::Failure
+        | K::Shutdown => return None,
+    };
+    Some(PhaseMark {
+        line: event.line,
+        phase: event.phase.as_str().to_owned(),
+        boundary,
+    })
+}
+
+/// The CUDA ordinal a PyTorch OOM text names (`… GPU 1 has a total capacity …`, formats.md
+/// §1.2), for messages whose figures lack it.
+pub fn gpu_index_in_text(text: &str) -> Option<u32> {
+    let at = text.find(" has a total capacity")?;
+    let before = text[..at].trim_end();
+    let digits = before.rsplit(' ').next()?;
+    before[..before.len() - digits.len()]
+        .trim_end()
+        .ends_with("GPU")
+        .then(|| digits.parse().ok())
+        .flatten()
 }
 
 /// A cheap test for an OOM line: `out of memory` or `OutOfMemory` anywhere.
@@ -274,62 +236,82 @@ fn looks_like_oom(line: &[u8]) -> bool {
         || memchr::memmem::find(line, b"OUT OF MEMORY").is_some()
 }
 
-/// `GPU 1 has a total capacity …` → 1 (PyTorch 2.x text, formats.md §1.2).
-fn gpu_index(text: &str) -> Option<u32> {
-    let at = text.find("GPU ")?;
-    let digits: String = text[at + 4..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
-}
-
-/// `[rank1]: …` (torchrun's prefix) → 1.
-fn rank(text: &str) -> Option<u32> {
-    let rest = text.trim_start().strip_prefix("[rank")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    rest[digits.len()..].starts_with(']').then_some(())?;
-    digits.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn phases_and_oom_from_lines() {
-        let mut live = LiveExplain::new(2);
-        assert!(!live.refresh());
-        for line in [
-            "INFO starting",
-            "Loading weights: shard 1/4",
-            "Loading weights took 3.10 seconds",
-            "Converting weights to bf16",
-            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB.",
-        ] {
-            live.push_line(line.as_bytes());
+    fn feed(lines: &[&str]) -> LiveExplain {
+        let mut live = LiveExplain::new();
+        for line in lines {
+            live.push_line(format!("{line}\n").as_bytes());
         }
-        assert!(live.oom_hint());
-        assert!(live.marks().is_empty());
-        assert!(live.refresh());
-        assert!(!live.refresh());
-        assert_eq!(live.marks().len(), 3);
-        live.finish();
-        assert_eq!(live.marks().len(), 3);
-        let report = live.report();
-        assert_eq!(report["ooms"][0]["line"], 5);
-        assert_eq!(report["phase"]["failed_in"], "format_conversion");
-        assert_eq!(report["phase"]["last_completed"], "weights_load");
-        assert_eq!(report["is_gpu_oom"], true);
-        assert_eq!(report["context"].as_array().map(Vec::len), Some(2));
+        live
     }
 
     #[test]
-    fn rank_and_gpu_of_an_oom_line() {
-        let line = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB. GPU 1 has a total capacity of 139.80 GiB";
-        assert_eq!(rank(line), Some(1));
-        assert_eq!(gpu_index(line), Some(1));
-        assert_eq!(rank("[ranked]: x"), None);
-        assert_eq!(gpu_index("CUDA out of memory."), None);
+    fn phases_from_vllm_lines_and_the_supplement() {
+        let mut live = feed(&[
+            "INFO 11-29 17:00:00 [gpu_model_runner.py:1] Starting to load model demo...",
+            "INFO 11-29 17:00:02 [default_loader.py:1] Loading weights took 2.10 seconds",
+            "INFO 11-29 17:00:02 [gpu_model_runner.py:1] Model loading took 20.0000 GiB and 2.200000 seconds",
+            "INFO Converting weights to fp8 (repack)",
+            "INFO Conversion took 0.64 seconds",
+            "INFO Memory profiling: dummy forward pass",
+        ]);
+        assert!(!live.oom_hint());
+        assert!(live.marks().is_empty());
+        assert!(live.refresh());
+        assert!(!live.refresh());
+        let marks: Vec<(u64, &str, Boundary)> = live
+            .marks()
+            .iter()
+            .map(|mark| (mark.line, mark.phase.as_str(), mark.boundary))
+            .collect();
+        assert_eq!(
+            marks,
+            vec![
+                (1, "weights_load", Boundary::Begin),
+                (2, "weights_load", Boundary::Begin),
+                (3, "weights_load", Boundary::End),
+                (4, "format_conversion", Boundary::Begin),
+                (5, "format_conversion", Boundary::End),
+                (6, "profiling", Boundary::Begin),
+            ]
+        );
+    }
+
+    #[test]
+    fn gpu_ordinal_from_text() {
+        assert_eq!(
+            gpu_index_in_text(
+                "Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.10 GiB"
+            ),
+            Some(3)
+        );
+        assert_eq!(gpu_index_in_text("CUDA out of memory."), None);
+        assert_eq!(gpu_index_in_text("Device 2 has a total capacity"), None);
+    }
+
+    #[test]
+    fn oom_of_a_rank_is_reported() {
+        let mut live = feed(&[
+            "[rank1]: Traceback (most recent call last):",
+            "[rank1]:   File \"x.py\", line 3, in profile_run",
+            "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 139.80 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 138.00 GiB memory in use. Of the allocated memory 137.00 GiB is allocated by PyTorch, and 10.00 MiB is reserved by PyTorch but unallocated.",
+        ]);
+        assert!(live.oom_hint());
+        live.finish();
+        let report = live.report();
+        assert_eq!(report["is_gpu_oom"], true);
+        assert_eq!(report["ooms"][0]["line"], 3);
+        assert_eq!(report["ooms"][0]["stream"], "rank1");
+        assert_eq!(
+            gpu_index_in_text(report["ooms"][0]["text"].as_str().unwrap()),
+            Some(1)
+        );
+        // Finished: more lines change nothing.
+        live.push_line(b"Loading weights took 1 seconds\n");
+        assert!(!live.refresh());
+        assert_eq!(live.lines(), 3);
     }
 }

@@ -8,8 +8,8 @@ pub mod explain;
 pub mod failure;
 pub mod machine;
 pub mod measured;
-pub mod run;
 pub mod probe;
+pub mod run;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};

@@ -67,6 +67,17 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
                 "no OOM in the log; last completed phase `{last_completed}`"
             ));
         }
+        if ooms > 0 {
+            if let Some(headline) = explain
+                .pointer("/verdict/headline")
+                .and_then(|value| value.as_str())
+                .filter(|headline| !headline.is_empty())
+            {
+                lines.push(format!(
+                    "verdict: {headline} (details: `oomdoc explain {directory}/log.txt`)"
+                ));
+            }
+        }
     }
 
     if record.memory.available {
@@ -179,7 +190,8 @@ mod tests {
             duration_ms: Some(12_345),
             explain: Some(serde_json::json!({
                 "ooms": [{}],
-                "phase": {"failed_in": "format_conversion", "last_completed": "weights_load"}
+                "phase": {"failed_in": "format_conversion", "last_completed": "weights_load"},
+                "verdict": {"headline": "a transient peak while converting weights"}
             })),
             memory: MemoryRecord {
                 available: true,
@@ -208,6 +220,7 @@ mod tests {
         insta::assert_snapshot!(summary(&record, "out", Markup::Text), @r"
         oomdoc run: `python3 train.py` exited with code 1 after 12.35 s
           GPU out of memory: 1 message in the log; failed in `format_conversion`, last completed `weights_load`
+          verdict: a transient peak while converting weights (details: `oomdoc explain out/log.txt`)
           GPU 0 (cuda:0) NVIDIA H200 GPU-1234: free before start 140.00 GiB; peak used 30.00 GiB at 4.15 s in `format_conversion` (NVML, 12000 readings)
           limitation: no per-process memory: NVML returned NoPermission
           record: out/run.json, log: out/log.txt

@@ -133,10 +133,13 @@ fn oom_text_from_the_child_is_explained() {
     );
     let record = record(&directory);
     assert_eq!(record["explain"]["is_gpu_oom"], true);
-    let ooms = record["explain"]["ooms"].as_array().unwrap();
-    assert!(!ooms.is_empty());
-    assert!(ooms[0].to_string().contains("200"), "{}", ooms[0]);
+    let oom = &record["explain"]["oom"];
+    assert_eq!(oom["tried_to_allocate_bytes"], 200u64 << 30);
+    assert_eq!(oom["gpu_index"], 0);
+    assert_eq!(record["explain"]["ooms"][0]["line"], 3);
     assert_eq!(record["ooms"][0]["line"], 3);
+    assert_eq!(record["ooms"][0]["gpu_index"], 0);
+    assert!(record["ooms"][0]["t_ms"].is_u64());
     assert!(stderr(&output).contains("GPU out of memory: 1 message in the log"));
 }
 
@@ -395,4 +398,78 @@ fn torch_snapshot_hook_dumps_on_oom_and_chains_sitecustomize() {
         .unwrap()
         .ends_with("snapshot written to torch_snapshot.pickle (out-of-memory observer, device 0)"));
     assert!(stderr(&output).contains("PyTorch memory snapshot: "));
+}
+
+#[test]
+fn replayed_gpu_gives_a_memory_timeline() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("replay");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--gpu-from")
+        .arg(super::fixture("h200-torch2.11/nvidia-smi-q.xml"))
+        .arg("--out")
+        .arg(&directory)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo 'Starting to load model m...'; sleep 0.1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let record = record(&directory);
+    let memory = &record["memory"];
+    assert_eq!(memory["available"], true);
+    assert_eq!(memory["source"], "nvidia_smi");
+    let inventory = &record["preflight"]["inventory"];
+    let devices = memory["devices"].as_array().unwrap();
+    assert_eq!(
+        devices.len(),
+        inventory["devices"].as_array().unwrap().len()
+    );
+    let device = &devices[0];
+    assert_eq!(device["uuid"], inventory["devices"][0]["uuid"]);
+    assert!(device["uuid"].as_str().unwrap().starts_with("GPU-"));
+    assert_eq!(
+        device["baseline_free_bytes"],
+        inventory["devices"][0]["memory"]["free_bytes"]
+    );
+    assert!(device["sample_count"].as_u64().unwrap() >= 1);
+    assert_eq!(device["peak_used_bytes"], device["samples"][0][1]);
+    assert!(memory["sampler"]["rounds"].as_u64().unwrap() >= 1);
+    assert!(stderr(&output).contains("free before start"));
+}
+
+#[test]
+fn context_lines_reads_the_log_back() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("context");
+    let output = oomdoc()
+        .arg("run")
+        .args(["--context-lines", "3"])
+        .arg("--out")
+        .arg(&directory)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "for i in 1 2 3 4 5 6; do echo line $i; done; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.00 GiB is free.'; exit 1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let record = record(&directory);
+    let block = &record["explain"]["context"][0];
+    assert_eq!(block["failure_line"], 7);
+    let lines: Vec<u64> = block["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines[..3], [4, 5, 6]);
+    assert_eq!(block["lines"][0]["text"], "line 4");
+    assert!(lines[3..].iter().all(|line| *line >= 7));
 }

@@ -46,14 +46,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "HZ", default_value_t = 1000.0)]
     pub sample_rate: f64,
     /// Read GPU facts from a recording (`nvidia-smi -q -x` XML or an oomdoc JSON) instead of NVML
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "OOMDOC_GPU_FROM")]
     pub gpu_from: Option<PathBuf>,
     /// For Python children: record PyTorch memory history and dump a snapshot on OOM into DIR
     #[arg(long)]
     pub torch_snapshot: bool,
-    /// Log lines kept before the OOM (R4)
-    #[arg(long, value_name = "N", default_value_t = 50)]
-    pub context_lines: usize,
+    /// Log lines kept before each OOM in the record (R4)
+    #[arg(long, value_name = "N", default_value_t = crate::analyze::explain::CONTEXT_BEFORE)]
+    pub context_lines: u64,
     /// Output options of the closing summary (text on stderr by default; stdout is the child's)
     #[command(flatten)]
     pub output: OutputArgs,
@@ -201,9 +201,10 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         },
         inventory,
         sampled,
-        live: LiveExplain::new(args.context_lines),
+        live: LiveExplain::new(),
         clock: LineClock::new(),
         redactor,
+        context: None,
     };
     state.write(None, None)?;
 
@@ -346,6 +347,15 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
 
     // The end: final state of everything, written once more.
     state.live.finish();
+    if args.context_lines != crate::analyze::explain::CONTEXT_BEFORE {
+        match context_from_log(&log_path, state.live.report(), args.context_lines) {
+            Ok(context) => state.context = Some(context),
+            Err(error) => state.record.limitations.push(format!(
+                "cannot re-read `{}` for `--context-lines`: {error}",
+                log_path.display()
+            )),
+        }
+    }
     let end_ms = clock.now_ms();
     let sampler_state = sampler.map(Sampler::stop);
     let (info, _) = exit.unwrap_or((
@@ -420,6 +430,8 @@ struct RunState {
     live: LiveExplain,
     clock: LineClock,
     redactor: Redactor,
+    /// Context blocks rebuilt for `--context-lines` (replacing explain's).
+    context: Option<serde_json::Value>,
 }
 
 impl RunState {
@@ -428,6 +440,9 @@ impl RunState {
     fn write(&mut self, sampler: Option<&SamplerState>, end_ms: Option<u64>) -> anyhow::Result<()> {
         let spans = phase_spans(self.live.marks(), &self.clock, end_ms);
         let mut explain = self.live.report().clone();
+        if let (Some(context), Some(object)) = (&self.context, explain.as_object_mut()) {
+            object.insert("context".to_owned(), context.clone());
+        }
         self.record.ooms = oom_events(&explain, &self.clock, self.inventory.as_ref());
         add_times(&mut explain, &self.clock);
         redact_json(&mut explain, &self.redactor);
@@ -486,13 +501,9 @@ impl RunState {
     }
 }
 
-/// TEMPORARY until the `gpus` branch is merged: `crate::source::gpu::open` will pick NVML or a
-/// replay file. Until then there is no GPU source and the run records why.
+/// NVML, or the replay file of `--gpu-from` / `OOMDOC_GPU_FROM` (an empty value means NVML).
 fn open_gpu_source(gpu_from: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
-    let _ = gpu_from;
-    Err(GpuError::NvmlUnavailable {
-        reason: "this build has no GPU source yet (waiting for `source::gpu::open`)".to_owned(),
-    })
+    crate::source::gpu::open(gpu_from.filter(|path| !path.as_os_str().is_empty()))
 }
 
 /// The devices to sample: those the child can see under `CUDA_VISIBLE_DEVICES` (by CUDA
@@ -567,9 +578,18 @@ fn oom_events(
             .and_then(|value| u32::try_from(value).ok())
     };
     ooms.iter()
+        .filter(|entry| entry.get("is_gpu_oom") != Some(&serde_json::Value::Bool(false)))
         .filter_map(|entry| {
             let line = entry.get("line").and_then(serde_json::Value::as_u64)?;
-            let gpu_index = number(entry, "gpu_index");
+            let gpu_index = entry
+                .get("figures")
+                .and_then(|figures| number(figures, "gpu_index"))
+                .or_else(|| {
+                    entry
+                        .get("text")
+                        .and_then(serde_json::Value::as_str)
+                        .and_then(crate::analyze::run_explain::gpu_index_in_text)
+                });
             let device_uuid = gpu_index.and_then(|ordinal| {
                 inventory?
                     .devices
@@ -577,15 +597,94 @@ fn oom_events(
                     .find(|device| device.cuda_ordinal == Some(ordinal))
                     .map(|device| device.uuid.clone())
             });
+            let rank = entry
+                .get("stream")
+                .and_then(serde_json::Value::as_str)
+                .and_then(|stream| stream.strip_prefix("rank"))
+                .and_then(|digits| digits.parse().ok());
             Some(OomEvent {
                 line,
                 t_ms: clock.t_ms(line),
-                rank: number(entry, "rank"),
+                rank,
                 gpu_index,
                 device_uuid,
             })
         })
         .collect()
+}
+
+/// Explain's context blocks with `before` lines before each failure line, read back from the
+/// log (explain keeps a fixed number while streaming).
+fn context_from_log(
+    log_path: &Path,
+    explain: &serde_json::Value,
+    before: u64,
+) -> std::io::Result<serde_json::Value> {
+    use std::io::BufRead;
+    let blocks = explain
+        .get("context")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let failure_lines: Vec<u64> = blocks
+        .iter()
+        .filter_map(|block| {
+            block
+                .get("failure_line")
+                .and_then(serde_json::Value::as_u64)
+        })
+        .collect();
+    let wanted = |line: u64| {
+        failure_lines
+            .iter()
+            .any(|failure| line < *failure && line + before >= *failure)
+    };
+    let mut found: Vec<(u64, String)> = Vec::new();
+    let reader = std::io::BufReader::new(File::open(log_path)?);
+    let mut number = 0u64;
+    for line in reader.split(b'\n') {
+        let line = line?;
+        number += 1;
+        if wanted(number) {
+            let text = String::from_utf8_lossy(&line);
+            let text: String = text.trim_end_matches('\r').chars().take(2000).collect();
+            found.push((number, text));
+        }
+        if failure_lines.iter().all(|failure| number >= *failure) {
+            break;
+        }
+    }
+    let rebuilt: Vec<serde_json::Value> = blocks
+        .into_iter()
+        .map(|mut block| {
+            let failure = block
+                .get("failure_line")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            let mut lines: Vec<serde_json::Value> = found
+                .iter()
+                .filter(|(line, _)| *line < failure && line + before >= failure)
+                .map(|(line, text)| serde_json::json!({ "line": line, "text": text }))
+                .collect();
+            if let Some(kept) = block.get("lines").and_then(serde_json::Value::as_array) {
+                lines.extend(
+                    kept.iter()
+                        .filter(|entry| {
+                            entry
+                                .get("line")
+                                .and_then(serde_json::Value::as_u64)
+                                .is_some_and(|line| line >= failure)
+                        })
+                        .cloned(),
+                );
+            }
+            if let Some(object) = block.as_object_mut() {
+                object.insert("lines".to_owned(), lines.into());
+            }
+            block
+        })
+        .collect();
+    Ok(rebuilt.into())
 }
 
 /// Redacts every string of a JSON value (R16): explain keeps log lines.
