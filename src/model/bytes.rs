@@ -69,6 +69,10 @@ impl Bytes {
     }
 }
 
+fn unknown_unit(unit: &str, text: &str) -> String {
+    format!("unknown size unit `{unit}` in `{text}` (use KiB, MiB, GiB, TiB, or GB for 10^9)")
+}
+
 fn to_u64(value: f64) -> u64 {
     if value.is_nan() || value <= 0.0 {
         0
@@ -126,7 +130,8 @@ pub fn parse_size_arg(text: &str) -> Result<Bytes, String> {
     let number: f64 = number
         .parse()
         .map_err(|_| format!("`{text}` is not a size (expected e.g. `80GiB`, `24g` or bytes)"))?;
-    let multiplier: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let unit = unit.trim().to_ascii_lowercase();
+    let multiplier: f64 = match unit.as_str() {
         "" | "b" => 1.0,
         "k" | "kib" => KIB as f64,
         "m" | "mib" => MIB as f64,
@@ -136,11 +141,7 @@ pub fn parse_size_arg(text: &str) -> Result<Bytes, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        other => {
-            return Err(format!(
-                "unknown size unit `{other}` in `{text}` (use KiB, MiB, GiB, TiB, or GB for 10^9)"
-            ))
-        }
+        _ => return Err(unknown_unit(&unit, text)),
     };
     Ok(Bytes(to_u64(number * multiplier)))
 }

@@ -560,3 +560,50 @@ fn md_escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::machine::Device;
+
+    fn with_uuids(uuids: &[&str]) -> Inventory {
+        Inventory {
+            devices: uuids
+                .iter()
+                .map(|uuid| Device {
+                    uuid: uuid.to_string(),
+                    ..Device::default()
+                })
+                .collect(),
+            ..Inventory::default()
+        }
+    }
+
+    #[test]
+    fn short_uuids_stay_unique() {
+        let inventory = with_uuids(&[
+            "GPU-5f1c0a11-0000-4000-8000-000000000000",
+            "GPU-5f1c0a11-9999-4000-8000-000000000000",
+            "GPU-7a2e3c44-2222-4222-8222-222222222222",
+        ]);
+        assert_eq!(
+            short_uuid(&inventory, &inventory.devices[0].uuid),
+            "GPU-5f1c0a11-0"
+        );
+        assert_eq!(
+            short_uuid(&inventory, &inventory.devices[1].uuid),
+            "GPU-5f1c0a11-9"
+        );
+        assert_eq!(
+            short_uuid(&inventory, &inventory.devices[2].uuid),
+            "GPU-7a2e3c44"
+        );
+        assert_eq!(short_uuid(&inventory, "GPU-1"), "GPU-1");
+    }
+
+    #[test]
+    fn no_gpu_says_so() {
+        let text = String::from_utf8(text(&Inventory::default(), Style::new(false))).unwrap();
+        assert_eq!(text, "0 GPUs\nno GPU found\n\n");
+    }
+}

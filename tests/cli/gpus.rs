@@ -413,3 +413,157 @@ fn without_nvml_exit_2_with_a_hint() {
     assert!(text.contains("\nhint: "), "{text}");
     assert!(text.contains("--gpu-from FILE"), "{text}");
 }
+
+/// Builds the fake `libnvidia-ml.so.1` (`tests/fixtures/gpus/fake_nvml.c`) into a temporary
+/// directory, to drive oomdoc's real NVML source without a GPU.
+fn fake_nvml() -> tempfile::TempDir {
+    let directory = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(directory.path().join("libnvidia-ml.so.1"))
+        .arg(fixture("gpus/fake_nvml.c"))
+        .status()
+        .unwrap_or_else(|error| {
+            panic!("a C compiler `cc` must build the fake NVML library: {error}")
+        });
+    assert!(status.success());
+    directory
+}
+
+/// Runs `oomdoc gpus` against the fake NVML; returns the child's PID and its output.
+fn gpus_with_fake_nvml(library: &Path, args: &[&str], env: &[(&str, &str)]) -> (u32, Output) {
+    let mut command = oomdoc();
+    command
+        .arg("gpus")
+        .args(args)
+        .env("LD_LIBRARY_PATH", library)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let child = command.spawn().unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
+#[test]
+fn nvml_source_reads_the_fake_library() {
+    let library = fake_nvml();
+    let (pid, output) = gpus_with_fake_nvml(library.path(), &["--json"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["source"], "nvml");
+    assert_eq!(document["driver_version"], "580.159.04");
+    assert_eq!(document["cuda_version"], "13.0");
+    assert!(document["elapsed_us"].as_u64().is_some());
+    let first = &document["devices"][0];
+    assert_eq!(first["uuid"], "GPU-fa4e0000-0000-4000-8000-000000000000");
+    assert_eq!(first["pci_bus_id"], "00000000:18:00.0");
+    assert_eq!(first["compute_capability"], "9.0");
+    // NVML v2: total = reserved + used + free, used excluding reserved.
+    let memory = &first["memory"];
+    assert_eq!(memory["total_bytes"], 150_754_820_096u64);
+    assert_eq!(memory["reserved_bytes"], 644_939_776u64);
+    assert_eq!(memory["used_bytes"], 2u64 << 30);
+    assert_eq!(
+        memory["free_bytes"],
+        150_754_820_096u64 - 644_939_776 - (2u64 << 30)
+    );
+    // oomdoc itself, listed as compute and graphics, named from /proc.
+    let own = &first["processes"][0];
+    assert_eq!(own["pid"], pid);
+    assert_eq!(own["name"], "oomdoc");
+    assert_eq!(own["used_bytes"], 1u64 << 30);
+    assert_eq!(own["process_type"], "compute+graphics");
+    assert_eq!(own["in_pid_namespace"], true);
+    assert_eq!(own["flags"], serde_json::json!([]));
+    // The u64::MAX sentinel is unavailable, never a number; the PID is foreign.
+    let sentinel = &first["processes"][1];
+    assert_eq!(sentinel["pid"], 4_000_000_000u64);
+    assert_eq!(sentinel["used_bytes"], Value::Null);
+    assert!(sentinel["unavailable_reason"]
+        .as_str()
+        .unwrap()
+        .contains("u64::MAX"));
+    assert_eq!(sentinel["name"], Value::Null);
+    assert_eq!(sentinel["flags"][0]["kind"], "foreign_pid_namespace");
+    // A refused process list is a limitation, not an empty list.
+    let second = &document["devices"][1];
+    assert!(second["processes_unavailable_reason"]
+        .as_str()
+        .unwrap()
+        .contains("no permission"));
+    assert!(document["limitations"][0]
+        .as_str()
+        .unwrap()
+        .contains("no permission"));
+}
+
+#[test]
+fn nvml_source_applies_cuda_visible_devices() {
+    let library = fake_nvml();
+    let (_, output) = gpus_with_fake_nvml(
+        library.path(),
+        &["--json"],
+        &[("CUDA_VISIBLE_DEVICES", "GPU-fa4e1")],
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(ordinals(&document), vec![None, Some(0)]);
+}
+
+#[test]
+fn nvml_init_failures_keep_their_meaning() {
+    let library = fake_nvml();
+    let (_, driver) = gpus_with_fake_nvml(library.path(), &[], &[("FAKE_NVML", "driver")]);
+    assert_eq!(driver.status.code(), Some(2));
+    assert!(driver.stdout.is_empty());
+    insta::assert_snapshot!("gpus_nvml_driver_not_loaded", stderr(&driver));
+    let (_, mismatch) = gpus_with_fake_nvml(library.path(), &[], &[("FAKE_NVML", "mismatch")]);
+    assert_eq!(mismatch.status.code(), Some(2));
+    insta::assert_snapshot!("gpus_nvml_version_mismatch", stderr(&mismatch));
+}
+
+#[test]
+fn nvml_record_replays_and_benchmark_runs() {
+    let library = fake_nvml();
+    let directory = tempfile::tempdir().unwrap();
+    let recording = directory.path().join("fake.json");
+    let (_, live) = gpus_with_fake_nvml(
+        library.path(),
+        &["--json", "--record", recording.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(live.status.code(), Some(0), "{}", stderr(&live));
+    let replayed = gpus(&["--gpu-from", recording.to_str().unwrap(), "--json"], &[]);
+    let mut live: Value = serde_json::from_slice(&live.stdout).unwrap();
+    let mut replayed: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(replayed["source"], "replay");
+    for document in [&mut live, &mut replayed] {
+        let object = document.as_object_mut().unwrap();
+        object.remove("source");
+        object.remove("elapsed_us");
+    }
+    assert_eq!(live, replayed);
+    let (_, bench) =
+        gpus_with_fake_nvml(library.path(), &["--bench-sampling", "0.05", "--json"], &[]);
+    assert_eq!(bench.status.code(), Some(0), "{}", stderr(&bench));
+    let bench: Value = serde_json::from_slice(&bench.stdout).unwrap();
+    assert_eq!(bench["uuid"], "GPU-fa4e0000-0000-4000-8000-000000000000");
+    assert!(bench["memory_calls"].as_u64().unwrap() > 0);
+    assert_eq!(bench["inventory_runs"], 20);
+}
+
+#[test]
+fn no_gpu_exits_1() {
+    let directory = tempfile::tempdir().unwrap();
+    let empty = directory.path().join("empty.xml");
+    std::fs::write(
+        &empty,
+        "<nvidia_smi_log><driver_version>580.159.04</driver_version></nvidia_smi_log>",
+    )
+    .unwrap();
+    let output = gpus(&["--gpu-from", empty.to_str().unwrap()], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("no GPU found"));
+}
