@@ -11,6 +11,8 @@ OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 # NVLink multicast stays off on these machines (device README).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# nvidia-smi numbers by PCI bus; make CUDA number the same way so "GPU 1" is nvidia-smi index 1.
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
 nvidia-smi --query-gpu=index,uuid,memory.used --format=csv,noheader | tee "$OUT/gpus.csv"
 "$OOMDOC" run --out "$OUT/multi" -- python3 -m torch.distributed.run --nproc-per-node 2 \
   --master-port 29533 "$HERE/multi_gpu_oom.py" > "$OUT/multi.stdout" 2> "$OUT/multi.stderr"
