@@ -34,8 +34,19 @@ const SUPPLEMENT: &[(&str, Phase, Boundary)] = &[
     ("memory profiling:", Phase::Profiling, Boundary::Begin),
 ];
 
-/// Lines longer than this are not checked against [`SUPPLEMENT`].
-const SUPPLEMENT_MAX_LINE: usize = 4096;
+fn supplement_automaton() -> Option<&'static aho_corasick::AhoCorasick> {
+    static AUTOMATON: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::OnceLock::new();
+    AUTOMATON
+        .get_or_init(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                .build(SUPPLEMENT.iter().map(|(needle, _, _)| needle))
+                .ok()
+        })
+        .as_ref()
+}
 
 /// The explain machinery fed line by line, with the phase boundaries `oomdoc run` needs.
 #[derive(Debug)]
@@ -74,32 +85,41 @@ impl LiveExplain {
         }
     }
 
-    /// Feeds one log line (its bytes, newline included or not: a missing newline is added, as
-    /// in `log.txt`). Lines are numbered from 1 in the order given, the order of `log.txt`.
-    pub fn push_line(&mut self, line: &[u8]) {
+    /// Feeds complete lines (each ending in `\n`, as [`crate::source::process::LineSplitter`]
+    /// gives them). Lines are numbered from 1 in the order given, the order of `log.txt`.
+    pub fn push_lines(&mut self, bytes: &[u8]) {
         let Some(explainer) = &mut self.explainer else {
             return;
         };
-        self.lines += 1;
-        explainer.push_bytes(line);
-        if !line.ends_with(b"\n") {
+        let first_line = self.lines + 1;
+        self.lines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        explainer.push_bytes(bytes);
+        if !bytes.ends_with(b"\n") {
             explainer.push_bytes(b"\n");
+            self.lines += 1;
         }
-        if !self.oom_hint && looks_like_oom(line) {
+        if !self.oom_hint && looks_like_oom(bytes) {
             self.oom_hint = true;
         }
-        if line.len() <= SUPPLEMENT_MAX_LINE {
-            let lower = String::from_utf8_lossy(line).to_ascii_lowercase();
-            if let Some((_, phase, boundary)) = SUPPLEMENT
-                .iter()
-                .find(|(needle, _, _)| lower.contains(needle))
-            {
-                self.supplement.push(PhaseMark {
-                    line: self.lines,
-                    phase: phase.as_str().to_owned(),
-                    boundary: *boundary,
-                });
+        let Some(automaton) = supplement_automaton() else {
+            return;
+        };
+        let mut line = first_line;
+        let mut counted_to = 0;
+        let mut last_marked = 0;
+        for found in automaton.find_iter(bytes) {
+            line += memchr::memchr_iter(b'\n', &bytes[counted_to..found.start()]).count() as u64;
+            counted_to = found.start();
+            if line == last_marked {
+                continue;
             }
+            last_marked = line;
+            let (_, phase, boundary) = SUPPLEMENT[found.pattern().as_usize()];
+            self.supplement.push(PhaseMark {
+                line,
+                phase: phase.as_str().to_owned(),
+                boundary,
+            });
         }
     }
 
@@ -243,7 +263,7 @@ mod tests {
     fn feed(lines: &[&str]) -> LiveExplain {
         let mut live = LiveExplain::new();
         for line in lines {
-            live.push_line(format!("{line}\n").as_bytes());
+            live.push_lines(format!("{line}\n").as_bytes());
         }
         live
     }
@@ -293,6 +313,21 @@ mod tests {
     }
 
     #[test]
+    fn lines_fed_in_chunks_keep_their_numbers() {
+        let mut live = LiveExplain::new();
+        live.push_lines(b"a\nConverting weights\nb\n");
+        live.push_lines(b"c\nCONVERSION TOOK 1 s\n");
+        assert_eq!(live.lines(), 5);
+        assert!(live.refresh());
+        let marks: Vec<(u64, Boundary)> = live
+            .marks()
+            .iter()
+            .map(|mark| (mark.line, mark.boundary))
+            .collect();
+        assert_eq!(marks, vec![(2, Boundary::Begin), (5, Boundary::End)]);
+    }
+
+    #[test]
     fn oom_of_a_rank_is_reported() {
         let mut live = feed(&[
             "[rank1]: Traceback (most recent call last):",
@@ -310,7 +345,7 @@ mod tests {
             Some(1)
         );
         // Finished: more lines change nothing.
-        live.push_line(b"Loading weights took 1 seconds\n");
+        live.push_lines(b"Loading weights took 1 seconds\n");
         assert!(!live.refresh());
         assert_eq!(live.lines(), 3);
     }

@@ -119,13 +119,14 @@ pub struct SignalEvent {
 /// What happens to the child, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChildEvent {
-    /// A complete line (newline included, when there was one).
-    Line {
+    /// One or more complete lines of one stream, each ending in `\n` (a line cut at
+    /// [`MAX_LINE_BYTES`] or left unterminated at the end gets one added).
+    Lines {
         /// Which stream.
         stream: Stream,
-        /// The bytes as written.
+        /// The bytes as written, plus any added newline.
         bytes: Vec<u8>,
-        /// When the line was complete, ms since start.
+        /// When the lines were complete, ms since start.
         t_ms: u64,
     },
     /// A stream reached its end (every writer closed it).
@@ -387,22 +388,21 @@ fn start_reader(
                     // A closed terminal or pipe on our side must not stop the recording.
                     pass_through = write_through(stream, chunk).is_ok();
                 }
-                let t_ms = clock.now_ms();
-                for line in splitter.push(chunk) {
-                    if sender
-                        .send(ChildEvent::Line {
+                let lines = splitter.push(chunk);
+                if !lines.is_empty()
+                    && sender
+                        .send(ChildEvent::Lines {
                             stream,
-                            bytes: line,
-                            t_ms,
+                            bytes: lines,
+                            t_ms: clock.now_ms(),
                         })
                         .is_err()
-                    {
-                        return;
-                    }
+                {
+                    return;
                 }
             }
             if let Some(line) = splitter.finish() {
-                let _ = sender.send(ChildEvent::Line {
+                let _ = sender.send(ChildEvent::Lines {
                     stream,
                     bytes: line,
                     t_ms: clock.now_ms(),
@@ -432,7 +432,9 @@ fn write_through(stream: Stream, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// Cuts a byte stream into lines (newline kept), holding back an incomplete last line.
+/// Cuts a byte stream into complete lines, holding back an incomplete last line. Every line
+/// given out ends in `\n`: one longer than the limit is cut and gets a `\n`, as does an
+/// unterminated last line.
 #[derive(Debug, Clone)]
 pub struct LineSplitter {
     pending: Vec<u8>,
@@ -448,25 +450,34 @@ impl LineSplitter {
         }
     }
 
-    /// Adds bytes; returns the lines they complete.
-    pub fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
+    /// Adds bytes; returns the complete lines they make, concatenated (empty if none).
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
         let mut lines = Vec::new();
-        while let Some(position) = memchr::memchr(b'\n', bytes) {
-            self.pending.extend_from_slice(&bytes[..=position]);
-            lines.push(std::mem::take(&mut self.pending));
-            bytes = &bytes[position + 1..];
+        match memchr::memrchr(b'\n', bytes) {
+            Some(last) => {
+                lines.reserve(self.pending.len() + last + 1);
+                lines.append(&mut self.pending);
+                lines.extend_from_slice(&bytes[..=last]);
+                self.pending.extend_from_slice(&bytes[last + 1..]);
+            }
+            None => self.pending.extend_from_slice(bytes),
         }
-        self.pending.extend_from_slice(bytes);
         while self.pending.len() >= self.max_line {
             let rest = self.pending.split_off(self.max_line);
-            lines.push(std::mem::replace(&mut self.pending, rest));
+            lines.append(&mut self.pending);
+            lines.push(b'\n');
+            self.pending = rest;
         }
         lines
     }
 
-    /// The incomplete last line, if any.
-    pub fn finish(self) -> Option<Vec<u8>> {
-        (!self.pending.is_empty()).then_some(self.pending)
+    /// The incomplete last line with a `\n` added, if any.
+    pub fn finish(mut self) -> Option<Vec<u8>> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        self.pending.push(b'\n');
+        Some(self.pending)
     }
 }
 
@@ -592,13 +603,10 @@ mod tests {
     #[test]
     fn splitter_keeps_lines_whole() {
         let mut splitter = LineSplitter::new(8);
-        assert_eq!(splitter.push(b"ab"), Vec::<Vec<u8>>::new());
-        assert_eq!(
-            splitter.push(b"c\nde\nf"),
-            vec![b"abc\n".to_vec(), b"de\n".to_vec()]
-        );
-        assert_eq!(splitter.push(b"ghijklmno"), vec![b"fghijklm".to_vec()]);
-        assert_eq!(splitter.finish(), Some(b"no".to_vec()));
+        assert_eq!(splitter.push(b"ab"), b"");
+        assert_eq!(splitter.push(b"c\nde\nf"), b"abc\nde\n");
+        assert_eq!(splitter.push(b"ghijklmno"), b"fghijklm\n");
+        assert_eq!(splitter.finish(), Some(b"no\n".to_vec()));
         assert_eq!(LineSplitter::new(8).finish(), None);
     }
 

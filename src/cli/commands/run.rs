@@ -270,27 +270,24 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let mut pipes_left_open = false;
     loop {
         match child.next_event(Duration::from_millis(100)) {
-            Next::Event(ChildEvent::Line {
+            Next::Event(ChildEvent::Lines {
                 stream,
                 bytes,
                 t_ms,
             }) => {
                 log.write_all(&bytes)
                     .with_context(|| format!("cannot write `{}`", log_path.display()))?;
-                if !bytes.ends_with(b"\n") {
-                    log.write_all(b"\n")
-                        .with_context(|| format!("cannot write `{}`", log_path.display()))?;
-                }
+                let count = memchr::memchr_iter(b'\n', &bytes).count() as u64;
                 let info = &mut state.record.log;
-                info.lines += 1;
-                info.bytes += bytes.len() as u64 + u64::from(!bytes.ends_with(b"\n"));
+                let first_line = info.lines + 1;
+                info.lines += count;
+                info.bytes += bytes.len() as u64;
                 match stream {
-                    Stream::Stdout => info.stdout_lines += 1,
-                    Stream::Stderr => info.stderr_lines += 1,
+                    Stream::Stdout => info.stdout_lines += count,
+                    Stream::Stderr => info.stderr_lines += count,
                 }
-                let line = info.lines;
-                state.clock.push(line, t_ms);
-                state.live.push_line(&bytes);
+                state.clock.push(first_line, t_ms);
+                state.live.push_lines(&bytes);
                 if !oom_reported && state.live.oom_hint() {
                     oom_reported = true;
                     if let Some(sampler) = &sampler {
