@@ -473,3 +473,48 @@ fn context_lines_reads_the_log_back() {
     assert_eq!(block["lines"][0]["text"], "line 4");
     assert!(lines[3..].iter().all(|line| *line >= 7));
 }
+
+#[test]
+fn third_interrupt_kills_a_child_that_ignores_them() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("stubborn");
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "sh", "-c", "trap '' TERM; echo ready; exec sleep 60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    for sent in 1..=3u64 {
+        let killed = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // Each signal rewrites the record: wait for it before sending the next one, so the
+        // kernel cannot merge two pending SIGTERMs into one.
+        if sent < 3 {
+            loop {
+                let received = std::fs::read_to_string(directory.join("run.json"))
+                    .ok()
+                    .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                    .and_then(|record| record["signals_received"].as_array().map(Vec::len))
+                    .unwrap_or(0);
+                if received as u64 >= sent {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+        }
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(137));
+    let record = record(&directory);
+    assert_eq!(record["status"], "interrupted");
+    assert_eq!(record["signal"], 9);
+    assert_eq!(record["signals_received"].as_array().unwrap().len(), 3);
+}
