@@ -261,6 +261,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
 
     // Follow the child until it has exited and its pipes are closed.
+    let mut failures = WriteFailures::default();
     let mut exit: Option<(ExitInfo, u64)> = None;
     let mut closed = 0;
     let mut last_write = clock.now_ms();
@@ -275,8 +276,13 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
                 bytes,
                 t_ms,
             }) => {
-                log.write_all(&bytes)
-                    .with_context(|| format!("cannot write `{}`", log_path.display()))?;
+                if let Err(error) = log.write_all(&bytes) {
+                    // The child goes on whatever happens to our files: never abandon it.
+                    failures.note(
+                        output,
+                        format!("cannot write `{}`: {error}", log_path.display()),
+                    );
+                }
                 let count = memchr::memchr_iter(b'\n', &bytes).count() as u64;
                 let info = &mut state.record.log;
                 let first_line = info.lines + 1;
@@ -329,18 +335,28 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             write_now |= state.live.refresh();
         }
         if write_now || now.saturating_sub(last_write) >= RECORD_EVERY_MS {
-            log.flush()
-                .with_context(|| format!("cannot write `{}`", log_path.display()))?;
+            if let Err(error) = log.flush() {
+                failures.note(
+                    output,
+                    format!("cannot write `{}`: {error}", log_path.display()),
+                );
+            }
             let snapshot = sampler.as_ref().map(Sampler::snapshot);
             state.record.duration_ms = Some(now);
-            state.write(snapshot.as_ref(), None)?;
+            if let Err(error) = state.write(snapshot.as_ref(), None) {
+                failures.note(output, format!("{error:#}"));
+            }
             last_write = now;
             write_now = false;
         }
     }
     child.close();
-    log.flush()
-        .with_context(|| format!("cannot write `{}`", log_path.display()))?;
+    if let Err(error) = log.flush() {
+        failures.note(
+            output,
+            format!("cannot write `{}`: {error}", log_path.display()),
+        );
+    }
 
     // The end: final state of everything, written once more.
     state.live.finish();
@@ -387,7 +403,14 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         state.record.memory.sampler = Some(stats);
     }
     state.record.memory.oomdoc_cpu_ms = process::own_cpu_ms();
-    state.write(sampler_state.as_ref(), Some(end_ms))?;
+    state
+        .record
+        .limitations
+        .extend(failures.messages.iter().cloned());
+    if let Err(error) = state.write(sampler_state.as_ref(), Some(end_ms)) {
+        // The child's code still wins: the error is on stderr.
+        output.error(&error);
+    }
 
     let shown = directory.display().to_string();
     match args.output.format() {
@@ -413,6 +436,22 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Code(
         u8::try_from(code.clamp(0, 255)).unwrap_or(255),
     ))
+}
+
+/// Problems writing the log or the record while the child runs: warned once each, kept as
+/// limitations, never fatal (oomdoc must not abandon its child).
+#[derive(Debug, Default)]
+struct WriteFailures {
+    messages: Vec<String>,
+}
+
+impl WriteFailures {
+    fn note(&mut self, output: &mut Output, message: String) {
+        if !self.messages.contains(&message) {
+            output.warn(&message);
+            self.messages.push(message);
+        }
+    }
 }
 
 /// File the `--torch-snapshot` hook writes its notes to.
