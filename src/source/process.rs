@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -198,6 +198,7 @@ pub struct RunningChild {
     events: Receiver<ChildEvent>,
     signals: Handle,
     signal_thread: Option<JoinHandle<()>>,
+    received: Arc<Mutex<Vec<SignalEvent>>>,
 }
 
 impl RunningChild {
@@ -216,12 +217,14 @@ impl RunningChild {
     }
 
     /// Stops listening for signals (the default actions are not restored: oomdoc is about to
-    /// exit).
-    pub fn close(mut self) {
+    /// exit) and returns every signal received. The list is complete even when the child died
+    /// of a forwarded signal before its [`ChildEvent::Signal`] reached the channel.
+    pub fn close(mut self) -> Vec<SignalEvent> {
         self.signals.close();
         if let Some(thread) = self.signal_thread.take() {
             let _ = thread.join();
         }
+        std::mem::take(&mut *self.received.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -272,8 +275,10 @@ pub fn spawn(
     let pid = child.id();
     child_pid.store(pid, Ordering::SeqCst);
 
+    let received: Arc<Mutex<Vec<SignalEvent>>> = Arc::default();
     let signal_thread = {
         let sender = sender.clone();
+        let received = Arc::clone(&received);
         let child_pid = Arc::clone(&child_pid);
         let exited = Arc::clone(&exited);
         std::thread::Builder::new()
@@ -286,18 +291,22 @@ pub fn spawn(
                     interrupts += 1;
                     let pid = child_pid.load(Ordering::SeqCst);
                     let alive = pid != 0 && !exited.load(Ordering::SeqCst);
-                    let mut forwarded = false;
-                    if alive && interrupts >= 3 {
-                        forwarded = send_signal(pid, signal_hook::consts::SIGKILL);
-                    } else if alive && !from_terminal {
-                        forwarded = send_signal(pid, signal);
-                    }
-                    let _ = sender.send(ChildEvent::Signal(SignalEvent {
+                    let mut event = SignalEvent {
                         signal,
                         t_ms: clock.now_ms(),
                         from_terminal,
-                        forwarded,
-                    }));
+                        forwarded: false,
+                    };
+                    // Noted before forwarding: the child may die of it at once.
+                    let mut list = received.lock().unwrap_or_else(PoisonError::into_inner);
+                    if alive && interrupts >= 3 {
+                        event.forwarded = send_signal(pid, signal_hook::consts::SIGKILL);
+                    } else if alive && !from_terminal {
+                        event.forwarded = send_signal(pid, signal);
+                    }
+                    list.push(event);
+                    drop(list);
+                    let _ = sender.send(ChildEvent::Signal(event));
                 }
             })
             .map_err(|source| ProcessError::Setup {
@@ -337,6 +346,7 @@ pub fn spawn(
         events,
         signals: signals_handle,
         signal_thread: Some(signal_thread),
+        received,
     })
 }
 

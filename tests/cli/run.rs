@@ -102,7 +102,7 @@ fn sigterm_is_forwarded_and_the_record_says_interrupted() {
     assert_eq!(record["exit_code"], 143);
     assert_eq!(record["signal"], 15);
     assert_eq!(record["signals_received"][0]["signal"], 15);
-    assert_eq!(record["signals_received"][0]["forwarded"], true);
+    assert_eq!(record["signals_received"][0]["forwarded"], true, "{record}");
     assert_eq!(record["signals_received"][0]["origin"], "process");
 }
 
@@ -517,4 +517,76 @@ fn third_interrupt_kills_a_child_that_ignores_them() {
     assert_eq!(record["status"], "interrupted");
     assert_eq!(record["signal"], 9);
     assert_eq!(record["signals_received"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn nvml_source_samples_every_device() {
+    // The fake `libnvidia-ml.so.1` of the `gpus` tests: two H200s, GPU 0 with 2 GiB used and
+    // oomdoc itself listed (1 GiB), GPU 1 with nothing used and its process list refused.
+    let library = tempfile::tempdir().unwrap();
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(library.path().join("libnvidia-ml.so.1"))
+        .arg(super::fixture("gpus/fake_nvml.c"))
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("nvml");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .env("LD_LIBRARY_PATH", library.path())
+        .env("CUDA_VISIBLE_DEVICES", "1")
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo 'Starting to load model m...'; sleep 0.2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let record = record(&directory);
+    let memory = &record["memory"];
+    assert_eq!(memory["available"], true);
+    assert_eq!(memory["source"], "nvml");
+    assert_eq!(
+        record["preflight"]["environment"]["CUDA_VISIBLE_DEVICES"],
+        "1"
+    );
+    // Only the device the child can see (CUDA_VISIBLE_DEVICES=1) is sampled, by UUID.
+    let devices = memory["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 1);
+    let device = &devices[0];
+    assert_eq!(device["uuid"], "GPU-fa4e1111-1111-4111-8111-111111111111");
+    assert_eq!(device["index"], 1);
+    assert_eq!(device["cuda_ordinal"], 0);
+    assert_eq!(device["baseline_used_bytes"], 0);
+    assert_eq!(
+        device["baseline_free_bytes"],
+        150_754_820_096u64 - 644_939_776
+    );
+    assert_eq!(device["peak_used_bytes"], 0);
+    assert_eq!(
+        device["samples"],
+        serde_json::json!([[device["peak_t_ms"], 0]])
+    );
+    assert!(device["sample_count"].as_u64().unwrap() >= 1);
+    // Flat memory: the peak is the first reading, taken before or just after the first phase
+    // line arrived; the level carried into `weights_load` counts for it either way.
+    assert!(
+        device["peak_phase"].is_null() || device["peak_phase"] == "weights_load",
+        "{}",
+        device["peak_phase"]
+    );
+    assert_eq!(
+        device["peaks_by_phase"],
+        serde_json::json!({"weights_load": 0})
+    );
+    assert_eq!(record["phases"][0]["phase"], "weights_load");
+    let limitations = record["limitations"].to_string();
+    assert!(limitations.contains("no permission"), "{limitations}");
+    assert!(memory["sampler"]["cpu_ms"].is_number());
 }

@@ -305,16 +305,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             Next::Event(ChildEvent::Exited(info)) => exit = Some((info, clock.now_ms())),
             Next::Event(ChildEvent::Signal(event)) => {
                 state.record.interrupted = true;
-                state.record.signals_received.push(ReceivedSignal {
-                    signal: event.signal,
-                    t_ms: event.t_ms,
-                    forwarded: event.forwarded,
-                    origin: if event.from_terminal {
-                        "terminal".to_owned()
-                    } else {
-                        "process".to_owned()
-                    },
-                });
+                state.record.signals_received.push(received_signal(event));
                 write_now = true;
             }
             Next::Idle => {}
@@ -350,7 +341,10 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             write_now = false;
         }
     }
-    child.close();
+    // The complete list: a signal whose event was still on its way when the child died of it.
+    let signals = child.close();
+    state.record.interrupted |= !signals.is_empty();
+    state.record.signals_received = signals.into_iter().map(received_signal).collect();
     if let Err(error) = log.flush() {
         failures.note(
             output,
@@ -436,6 +430,19 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Code(
         u8::try_from(code.clamp(0, 255)).unwrap_or(255),
     ))
+}
+
+fn received_signal(event: process::SignalEvent) -> ReceivedSignal {
+    ReceivedSignal {
+        signal: event.signal,
+        t_ms: event.t_ms,
+        forwarded: event.forwarded,
+        origin: if event.from_terminal {
+            "terminal".to_owned()
+        } else {
+            "process".to_owned()
+        },
+    }
 }
 
 /// Problems writing the log or the record while the child runs: warned once each, kept as
