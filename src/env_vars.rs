@@ -27,6 +27,8 @@ pub const PYTORCH_ALLOC_CONF: &str = "PYTORCH_ALLOC_CONF";
 pub const HF_HOME: &str = "HF_HOME";
 /// Hugging Face hub cache directory, overriding `$HF_HOME/hub`.
 pub const HF_HUB_CACHE: &str = "HF_HUB_CACHE";
+/// The user's home; the default Hugging Face hub cache is `$HOME/.cache/huggingface/hub`.
+pub const HOME: &str = "HOME";
 /// API key for `oomdoc probe` (same as `--api-key`); never printed.
 pub const OOMDOC_API_KEY: &str = "OOMDOC_API_KEY";
 /// The OpenAI client's API key variable, used by `oomdoc probe` when `OOMDOC_API_KEY` is unset.

@@ -45,6 +45,7 @@ fn probe<T: Hint + std::error::Error + 'static>(
 
 const HINT_PROBES: &[HintProbe] = &[
     probe::<HintedError>,
+    probe::<crate::source::checkpoint::CheckpointError>,
     probe::<crate::source::server::ServerError>,
     probe::<crate::source::gpu::GpuError>,
 ];

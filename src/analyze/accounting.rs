@@ -42,6 +42,24 @@ pub fn reserved_total(message: &OomMessage) -> Option<(Bytes, bool)> {
     }
 }
 
+/// Without a "this process has" clause (inside a container NVML reports host PIDs, so PyTorch
+/// cannot recognise itself; formats.md §1.2), the `Process N` entry that holds at least this
+/// process's whole PyTorch reserve, and the least above it, is most likely this process.
+pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
+    let figures = &message.figures;
+    if figures.process_in_use_bytes.is_some() {
+        return None;
+    }
+    let (reserved, _) = reserved_total(message)?;
+    figures
+        .other_processes
+        .iter()
+        .filter_map(|p| p.in_use_bytes.map(|bytes| (p.pid, bytes)))
+        .filter(|(_, bytes)| *bytes >= reserved && *bytes < NOT_AVAILABLE_THRESHOLD)
+        .min_by_key(|(_, bytes)| bytes.get() - reserved.get())
+        .map(|(pid, _)| pid)
+}
+
 /// Every figure with its layer and source.
 pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<AccountingLine> {
     let mut lines = Vec::new();
@@ -101,6 +119,7 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
                     "this process's memory outside PyTorch's allocator: CUDA context, cuBLAS workspaces, NCCL, other libraries (process in use − reserved)"));
             }
         }
+        let own = own_process_guess(message);
         for other in &figures.other_processes {
             match other.in_use_bytes {
                 Some(bytes) if bytes < NOT_AVAILABLE_THRESHOLD => lines.push(line(
@@ -108,7 +127,11 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
                     bytes,
                     framework,
                     false,
-                    "another process on the same GPU (NVML, host PID): memory this process cannot use",
+                    if own == Some(other.pid) {
+                        "probably this process itself: it holds at least PyTorch's whole reserve, and no `this process has` clause was printed (inside a container NVML shows host PIDs)"
+                    } else {
+                        "another process on the same GPU (NVML, host PID): memory this process cannot use"
+                    },
                 )),
                 _ => {}
             }

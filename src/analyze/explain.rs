@@ -22,10 +22,10 @@ use crate::model::explain::{
     InputSummary, ModelInfo, Phase, TimelineEvent,
 };
 use crate::model::failure::{EngineName, OomMessage};
-use crate::parse::engine_log::{self, Certainty, EngineMemory, LineFacts};
+use crate::parse::engine_log::{self, Certainty, EngineMemory, LineFacts, MarkerRole};
 
-// TODO: replace with `crate::parse::{text, oom_text}` once the `oomtext` branch is merged.
-use super::oom_api_shim::{clean_line, OomDetector, OOM_MARKERS};
+use crate::parse::oom_text::{OomDetector, OOM_MARKERS};
+use crate::parse::text::clean_line;
 
 /// Lines of context kept before each failure (R4: dozens, not one).
 pub const CONTEXT_BEFORE: u64 = 40;
@@ -59,15 +59,66 @@ fn scanner() -> &'static Scanner {
     SCANNER.get_or_init(|| {
         let mut patterns: Vec<&str> = OOM_MARKERS.to_vec();
         patterns.extend_from_slice(engine_log::markers());
+        // A full DFA: ~330 literals leave no useful prefilter, and the DFA scans several times
+        // faster than the default NFA (measured with scripts/bench_explain.sh).
         let automaton = AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .prefilter(false)
+            // A bigger DFA without the byte-class indirection scans faster (~4 MiB here).
+            .byte_classes(true)
             .build(&patterns)
+            .or_else(|_| AhoCorasick::new(&patterns))
             .ok();
         Scanner {
             automaton,
             oom_markers: OOM_MARKERS.len(),
         }
     })
+}
+
+/// Blocks at least this large are scanned by two threads (halves split at a line end).
+const PARALLEL_SCAN_BYTES: usize = 128 * 1024;
+
+/// Every marker match in `block` as (position, pattern), in position order. Large blocks are
+/// split at a newline and the halves scanned on two threads: the automaton pass dominates the
+/// cost on a large log (scripts/bench_explain.sh), and matches never cross a line end.
+fn scan_markers(automaton: &AhoCorasick, block: &[u8], matches: &mut Vec<(usize, usize)>) {
+    let scan = |part: &[u8], offset: usize, out: &mut Vec<(usize, usize)>| {
+        out.extend(
+            automaton
+                .find_overlapping_iter(part)
+                .map(|found| (offset + found.start(), found.pattern().as_usize())),
+        );
+    };
+    let middle = block.len() / 2;
+    let split = if block.len() >= PARALLEL_SCAN_BYTES {
+        memchr::memchr(b'\n', &block[middle..]).map(|offset| middle + offset + 1)
+    } else {
+        None
+    };
+    match split {
+        Some(split) if split < block.len() => {
+            let (first, second) = block.split_at(split);
+            let mut second_matches = Vec::new();
+            std::thread::scope(|scope| {
+                let worker = scope.spawn(|| {
+                    let mut out = Vec::new();
+                    scan(second, split, &mut out);
+                    out
+                });
+                scan(first, 0, matches);
+                // A panic in the scan is a bug in aho-corasick; fall back to scanning here.
+                second_matches = worker.join().unwrap_or_else(|_| {
+                    let mut out = Vec::new();
+                    scan(second, split, &mut out);
+                    out
+                });
+            });
+            matches.extend(second_matches);
+        }
+        _ => scan(block, 0, matches),
+    }
 }
 
 /// The timeline of one engine run, bounded: the first and the last events.
@@ -115,9 +166,77 @@ struct FailurePoint {
     progress: Progress,
 }
 
+/// A line of the current run kept raw until the run turns out to matter.
+#[derive(Debug, Clone)]
+enum PendingLine {
+    /// A line with engine markers, not parsed yet.
+    Line { line: u64, text: Box<[u8]> },
+    /// Consecutive request/stats lines, counted only.
+    Repeat {
+        kind: EventKind,
+        first: u64,
+        last: u64,
+        count: u64,
+        sample: Box<[u8]>,
+    },
+}
+
+/// The unparsed lines of the current run: the first `PENDING_HEAD` and the last
+/// `PENDING_TAIL` (the middle of a very long run is dropped, like the timeline's).
+#[derive(Debug, Clone, Default)]
+struct Pending {
+    head: Vec<PendingLine>,
+    tail: VecDeque<PendingLine>,
+    /// Whether a line showing progress (not only settings) is pending.
+    progressed: bool,
+}
+
+/// Pending lines kept from the start and from the end of one run.
+const PENDING_HEAD: usize = 4096;
+const PENDING_TAIL: usize = 4096;
+/// Longest pending line kept (the parsers look at the start of a line).
+const MAX_PENDING_LINE_BYTES: usize = 4096;
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.head.is_empty() && self.tail.is_empty()
+    }
+
+    fn last_mut(&mut self) -> Option<&mut PendingLine> {
+        if let Some(last) = self.tail.back_mut() {
+            Some(last)
+        } else {
+            self.head.last_mut()
+        }
+    }
+
+    fn push(&mut self, entry: PendingLine) {
+        if self.head.len() < PENDING_HEAD {
+            self.head.push(entry);
+        } else {
+            self.tail.push_back(entry);
+            if self.tail.len() > PENDING_TAIL {
+                self.tail.pop_front();
+            }
+        }
+    }
+
+    fn take(&mut self) -> Vec<PendingLine> {
+        let mut lines = std::mem::take(&mut self.head);
+        lines.extend(std::mem::take(&mut self.tail));
+        self.progressed = false;
+        lines
+    }
+}
+
 /// Everything gathered so far (bounded).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Collected {
+    /// Engine lines of the current run not parsed yet (deferred until a failure, the end of
+    /// the input or a report needs them; a run that ends without failure is dropped unparsed).
+    pending: Pending,
+    /// Parse engine lines as they come (the current run holds a failure).
+    eager: bool,
     engine: Option<(EngineName, Certainty, u64)>,
     engine_versions: BTreeMap<EngineName, String>,
     generation: Option<&'static str>,
@@ -152,6 +271,8 @@ pub struct Explainer {
     tail: VecDeque<(u64, Vec<u8>)>,
     names: Vec<String>,
     collected: Collected,
+    /// Scratch: marker matches of the current block (position, pattern).
+    matches: Vec<(usize, usize)>,
 }
 
 impl Default for Explainer {
@@ -181,6 +302,7 @@ impl Explainer {
             tail: VecDeque::with_capacity(TAIL_LINES + 1),
             names: Vec::new(),
             collected: Collected::default(),
+            matches: Vec::new(),
         }
     }
 
@@ -248,12 +370,19 @@ impl Explainer {
     /// The report for what was read so far (cheap enough to call every second; open
     /// multi-line messages are not included until they complete or [`Explainer::finish`]).
     pub fn report(&self) -> ExplainReport {
-        build_report(&self.collected, &self.names, self.lines, self.bytes)
+        if self.collected.pending.is_empty() {
+            build_report(&self.collected, &self.names, self.lines, self.bytes)
+        } else {
+            let mut collected = self.collected.clone();
+            materialize(&mut collected);
+            build_report(&collected, &self.names, self.lines, self.bytes)
+        }
     }
 
     /// Ends the input: finishes the last line and any open message, returns the report.
     pub fn finish(mut self) -> ExplainReport {
         self.flush_partial_line();
+        materialize(&mut self.collected);
         let messages = self.detector.finish();
         let last_line = self.lines;
         for message in messages {
@@ -271,34 +400,71 @@ impl Explainer {
     fn process_block(&mut self, block: &[u8]) {
         let scanner = scanner();
         let first_line = self.lines + 1;
+        // One overlapping pass of the automaton over the whole block finds every marker of
+        // every line (a line may hold several, and an OOM marker may overlap an engine marker).
+        let mut matches = std::mem::take(&mut self.matches);
+        matches.clear();
+        match &scanner.automaton {
+            Some(automaton) => scan_markers(automaton, block, &mut matches),
+            None => {
+                // Without an automaton every line is a candidate for the OOM detector.
+                let mut start = 0;
+                for newline in memchr::memchr_iter(b'\n', block) {
+                    matches.push((start, 0));
+                    start = newline + 1;
+                }
+            }
+        }
+        let mut next = 0; // index into `matches`
         let mut position = 0;
         let mut line_no = first_line;
         while position < block.len() {
-            if self.detector.wants_more() {
+            let wants_more = self.detector.wants_more();
+            let (start, end) = if wants_more {
                 let end = memchr::memchr(b'\n', &block[position..])
                     .map_or(block.len(), |offset| position + offset);
-                self.process_line(block, first_line, position, end, line_no);
-                position = end + 1;
-                line_no += 1;
-                continue;
+                (position, end)
+            } else {
+                let Some(&(at, _)) = matches.get(next) else {
+                    line_no += memchr::memchr_iter(b'\n', &block[position..]).count() as u64;
+                    break;
+                };
+                let start = memchr::memrchr(b'\n', &block[position..at])
+                    .map_or(position, |offset| position + offset + 1);
+                line_no += memchr::memchr_iter(b'\n', &block[position..start]).count() as u64;
+                let end =
+                    memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
+                (start, end)
+            };
+            while matches.get(next).is_some_and(|&(at, _)| at < start) {
+                next += 1;
             }
-            let found = match &scanner.automaton {
-                Some(automaton) => automaton.find(&block[position..]).map(|m| m.start()),
-                None => Some(0),
-            };
-            let Some(found) = found else {
-                line_no += memchr::memchr_iter(b'\n', &block[position..]).count() as u64;
-                break;
-            };
-            let at = position + found;
-            let start = memchr::memrchr(b'\n', &block[position..at])
-                .map_or(position, |offset| position + offset + 1);
-            line_no += memchr::memchr_iter(b'\n', &block[position..start]).count() as u64;
-            let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
-            self.process_line(block, first_line, start, end, line_no);
+            let mut has_oom_marker = scanner.automaton.is_none();
+            let mut engine_markers: Vec<usize> = Vec::new();
+            while let Some(&(at, pattern)) = matches.get(next) {
+                if at >= end {
+                    break;
+                }
+                if pattern >= scanner.oom_markers {
+                    engine_markers.push(pattern - scanner.oom_markers);
+                } else {
+                    has_oom_marker = true;
+                }
+                next += 1;
+            }
+            self.process_line(
+                block,
+                first_line,
+                start,
+                end,
+                line_no,
+                has_oom_marker,
+                engine_markers,
+            );
             position = end + 1;
             line_no += 1;
         }
+        self.matches = matches;
         self.lines = line_no - 1;
         self.remember_tail(block, first_line);
     }
@@ -331,6 +497,11 @@ impl Explainer {
         }
     }
 
+    /// Processes the line `block[start..end]` with the markers the block scan found in it.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the line and what the scan found in it"
+    )]
     fn process_line(
         &mut self,
         block: &[u8],
@@ -338,117 +509,62 @@ impl Explainer {
         start: usize,
         end: usize,
         line_no: u64,
+        has_oom_marker: bool,
+        engine_markers: Vec<usize>,
     ) {
-        let scanner = scanner();
+        let wants_more = self.detector.wants_more();
         let mut raw = &block[start..end];
         if raw.last() == Some(&b'\r') {
             raw = &raw[..raw.len() - 1];
         }
         let raw = &raw[..raw.len().min(MAX_LINE_BYTES)];
+        if !has_oom_marker && !wants_more {
+            if engine_markers.is_empty() {
+                return;
+            }
+            begin_run_if_starting(&mut self.collected, &engine_markers);
+            if !self.collected.eager {
+                defer(&mut self.collected, &engine_markers, raw, line_no);
+                return;
+            }
+            if count_repeat(&mut self.collected, &engine_markers, line_no) {
+                return;
+            }
+        } else if !engine_markers.is_empty() {
+            begin_run_if_starting(&mut self.collected, &engine_markers);
+        }
+        // This line is parsed now, so every earlier line of the run must be first.
+        materialize(&mut self.collected);
         let text = String::from_utf8_lossy(raw);
         let clean = clean_line(&text);
-        let messages = self.detector.push(line_no, &clean);
-
-        let cleaned: &str = &clean.text;
-        let mut engine_markers: Vec<usize> = Vec::new();
-        if let Some(automaton) = &scanner.automaton {
-            for found in automaton.find_iter(cleaned) {
-                let index = found.pattern().as_usize();
-                if index >= scanner.oom_markers {
-                    engine_markers.push(index - scanner.oom_markers);
-                }
-            }
-        }
+        // A line without an OOM marker cannot start a message (the detector's contract), so
+        // the detector only sees those lines and the continuations it asks for.
+        let messages = if has_oom_marker || wants_more {
+            self.detector.push(line_no, &clean)
+        } else {
+            Vec::new()
+        };
         if !engine_markers.is_empty() {
+            let cleaned: &str = &clean.text;
             let facts = engine_log::parse_line(cleaned, &engine_markers);
             if !facts.is_empty() {
-                self.absorb(facts, line_no, cleaned, &text, clean.stream.as_deref());
+                let run = self.collected.segment.id;
+                absorb(
+                    &mut self.collected,
+                    facts,
+                    line_no,
+                    cleaned,
+                    &text,
+                    clean.stream.as_deref(),
+                );
+                if self.collected.segment.id != run {
+                    // A new run began: it is deferred until it shows a failure.
+                    self.collected.eager = false;
+                }
             }
         }
         for message in messages {
             self.record_message(message, block, first_line, end, line_no);
-        }
-    }
-
-    fn absorb(
-        &mut self,
-        facts: LineFacts,
-        line_no: u64,
-        cleaned: &str,
-        raw: &str,
-        stream: Option<&str>,
-    ) {
-        let collected = &mut self.collected;
-        let frozen = collected.first_gpu_failure.is_some();
-        if let Some((name, certainty)) = facts.engine {
-            let replace = match collected.engine {
-                None => true,
-                Some((_, existing, _)) => certainty > existing,
-            };
-            if replace {
-                collected.engine = Some((name, certainty, line_no));
-            }
-            if let Some(version) = facts.engine_version.clone() {
-                collected.engine_versions.insert(name, version);
-            }
-        }
-        if let Some(generation) = facts.generation {
-            collected.generation = Some(generation);
-        }
-        for (name, version) in &facts.versions {
-            collected
-                .versions
-                .insert((*name).to_string(), version.clone());
-        }
-        merge_model(&mut collected.model, &facts.model, frozen);
-        merge_config(&mut collected.config, &facts.config, frozen);
-        if !frozen {
-            collected.memory.merge(&facts.memory);
-        }
-        if let Some((function, file)) = facts.frame {
-            collected.frames.push_back(Frame {
-                line: line_no,
-                function,
-                file,
-            });
-            if collected.frames.len() > MAX_FRAMES {
-                collected.frames.pop_front();
-            }
-        }
-        if let Some(phase) = facts.failed_phase_hint {
-            if collected.hints.len() < 16 {
-                collected.hints.push((line_no, phase));
-            }
-        }
-        let mut timestamp = None;
-        for event in facts.events {
-            if event.kind == EventKind::Traceback {
-                collected.tracebacks.push_back(line_no);
-                if collected.tracebacks.len() > 64 {
-                    collected.tracebacks.pop_front();
-                }
-                continue;
-            }
-            if event.kind == EventKind::Shutdown {
-                collected.shutdown_line.get_or_insert(line_no);
-            }
-            if timestamp.is_none() {
-                timestamp = Some(
-                    engine_log::parse_timestamp(cleaned)
-                        .or_else(|| engine_log::parse_timestamp(raw)),
-                );
-            }
-            let stamp = timestamp.clone().flatten();
-            push_event(
-                collected,
-                event.kind,
-                event.phase,
-                event.figures,
-                line_no,
-                stamp,
-                stream,
-                cleaned,
-            );
         }
     }
 
@@ -462,6 +578,9 @@ impl Explainer {
     ) {
         let collected = &mut self.collected;
         collected.ooms_total += 1;
+        // The run holding a failure is parsed eagerly from here on (its earlier lines were
+        // materialized before this line was processed).
+        collected.eager = true;
         if collected.ooms.len() >= MAX_MESSAGES {
             return;
         }
@@ -512,6 +631,251 @@ impl Explainer {
     }
 }
 
+/// Counts a request/stats line as one more repeat of the previous event without parsing it,
+/// when that is all it can be. Returns whether it did.
+fn count_repeat(collected: &mut Collected, markers: &[usize], line_no: u64) -> bool {
+    let Some(kind) = markers.first().and_then(|m| engine_log::repeat_kind(*m)) else {
+        return false;
+    };
+    if markers
+        .iter()
+        .any(|m| engine_log::repeat_kind(*m) != Some(kind))
+    {
+        return false;
+    }
+    match collected.segment.last_mut() {
+        Some(last) if last.kind == kind => {
+            last.count += 1;
+            last.last_line = Some(line_no);
+            collected.progress.observe(kind, Phase::Inference, line_no);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn absorb(
+    collected: &mut Collected,
+    facts: LineFacts,
+    line_no: u64,
+    cleaned: &str,
+    raw: &str,
+    stream: Option<&str>,
+) {
+    let frozen = collected.first_gpu_failure.is_some();
+    if let Some((name, certainty)) = facts.engine {
+        let replace = match collected.engine {
+            None => true,
+            Some((_, existing, _)) => certainty > existing,
+        };
+        if replace {
+            collected.engine = Some((name, certainty, line_no));
+        }
+        if let Some(version) = facts.engine_version.clone() {
+            collected.engine_versions.insert(name, version);
+        }
+    }
+    if let Some(generation) = facts.generation {
+        collected.generation = Some(generation);
+    }
+    for (name, version) in &facts.versions {
+        collected
+            .versions
+            .insert((*name).to_string(), version.clone());
+    }
+    merge_model(&mut collected.model, &facts.model, frozen);
+    merge_config(&mut collected.config, &facts.config, frozen);
+    if !frozen {
+        collected.memory.merge(&facts.memory);
+    }
+    if let Some((function, file)) = facts.frame {
+        collected.frames.push_back(Frame {
+            line: line_no,
+            function,
+            file,
+        });
+        if collected.frames.len() > MAX_FRAMES {
+            collected.frames.pop_front();
+        }
+    }
+    if let Some(phase) = facts.failed_phase_hint {
+        if collected.hints.len() < 16 {
+            collected.hints.push((line_no, phase));
+        }
+    }
+    let mut timestamp = None;
+    for event in facts.events {
+        if event.kind == EventKind::Traceback {
+            collected.tracebacks.push_back(line_no);
+            if collected.tracebacks.len() > 64 {
+                collected.tracebacks.pop_front();
+            }
+            continue;
+        }
+        if event.kind == EventKind::Shutdown {
+            collected.shutdown_line.get_or_insert(line_no);
+        }
+        if timestamp.is_none() {
+            timestamp = Some(
+                engine_log::parse_timestamp(cleaned).or_else(|| engine_log::parse_timestamp(raw)),
+            );
+        }
+        let stamp = timestamp.clone().flatten();
+        push_event(
+            collected,
+            event.kind,
+            event.phase,
+            event.figures,
+            line_no,
+            stamp,
+            stream,
+            cleaned,
+        );
+    }
+}
+
+/// The repeat kind all of a line's markers share, if its markers are request/stats markers only.
+fn repeat_kind_of(markers: &[usize]) -> Option<EventKind> {
+    let kind = engine_log::repeat_kind(*markers.first()?)?;
+    markers
+        .iter()
+        .all(|m| engine_log::repeat_kind(*m) == Some(kind))
+        .then_some(kind)
+}
+
+/// Counts engine starts: a start marker begins a run when nothing happened yet or the
+/// current run already progressed.
+fn begin_run_if_starting(collected: &mut Collected, markers: &[usize]) {
+    let starts = markers
+        .iter()
+        .any(|m| engine_log::marker_role(*m) == MarkerRole::Start);
+    if !starts {
+        return;
+    }
+    let empty = collected.segment.head.is_empty() && collected.pending.is_empty();
+    let progressed = collected.segment.progressed || collected.pending.progressed;
+    if empty || progressed {
+        collected.engine_starts += 1;
+    }
+    if progressed && !collected.eager {
+        // A run that ended without a failure: drop it unparsed.
+        collected.pending = Pending::default();
+        let id = collected.segment.id + 1;
+        collected.segment = Segment {
+            id,
+            ..Segment::default()
+        };
+        collected.progress = Progress::default();
+    }
+}
+
+/// Keeps a line of the current run raw (or counts it, for requests/stats).
+fn defer(collected: &mut Collected, markers: &[usize], raw: &[u8], line_no: u64) {
+    let pending = &mut collected.pending;
+    if let Some(kind) = repeat_kind_of(markers) {
+        pending.progressed = true;
+        if let Some(PendingLine::Repeat {
+            kind: last_kind,
+            last,
+            count,
+            ..
+        }) = pending.last_mut()
+        {
+            if *last_kind == kind {
+                *last = line_no;
+                *count += 1;
+                return;
+            }
+        }
+        pending.push(PendingLine::Repeat {
+            kind,
+            first: line_no,
+            last: line_no,
+            count: 1,
+            sample: raw[..raw.len().min(400)].into(),
+        });
+        return;
+    }
+    if markers
+        .iter()
+        .any(|m| engine_log::marker_role(*m) == MarkerRole::Progress)
+    {
+        pending.progressed = true;
+    }
+    pending.push(PendingLine::Line {
+        line: line_no,
+        text: raw[..raw.len().min(MAX_PENDING_LINE_BYTES)].into(),
+    });
+}
+
+/// Parses the pending lines of the current run, in order.
+fn materialize(collected: &mut Collected) {
+    if collected.pending.is_empty() {
+        return;
+    }
+    let scanner = scanner();
+    for entry in collected.pending.take() {
+        match entry {
+            PendingLine::Line { line, text } => {
+                let mut markers = Vec::new();
+                if let Some(automaton) = &scanner.automaton {
+                    for found in automaton.find_overlapping_iter(&text[..]) {
+                        let index = found.pattern().as_usize();
+                        if index >= scanner.oom_markers {
+                            markers.push(index - scanner.oom_markers);
+                        }
+                    }
+                }
+                if markers.is_empty() {
+                    continue;
+                }
+                let raw = String::from_utf8_lossy(&text);
+                let clean = clean_line(&raw);
+                let cleaned: &str = &clean.text;
+                let facts = engine_log::parse_line(cleaned, &markers);
+                if !facts.is_empty() {
+                    absorb(
+                        collected,
+                        facts,
+                        line,
+                        cleaned,
+                        &raw,
+                        clean.stream.as_deref(),
+                    );
+                }
+            }
+            PendingLine::Repeat {
+                kind,
+                first,
+                last,
+                count,
+                sample,
+            } => {
+                let raw = String::from_utf8_lossy(&sample);
+                let clean = clean_line(&raw);
+                let stamp = engine_log::parse_timestamp(&clean.text);
+                push_event(
+                    collected,
+                    kind,
+                    Phase::Inference,
+                    EventFigures::default(),
+                    first,
+                    stamp,
+                    clean.stream.as_deref(),
+                    &clean.text,
+                );
+                if let Some(event) = collected.segment.last_mut() {
+                    if event.kind == kind && count > 1 {
+                        event.count += count - 1;
+                        event.last_line = Some(last);
+                    }
+                }
+                collected.progress.observe(kind, Phase::Inference, last);
+            }
+        }
+    }
+}
+
 /// Events merged when they repeat back to back (requests, progress bars, stats lines).
 fn coalesces(kind: EventKind) -> bool {
     matches!(
@@ -553,9 +917,6 @@ fn push_event(
         }
         collected.segment.id = old.id + 1;
         collected.progress = Progress::default();
-    }
-    if kind == EventKind::EngineStart && collected.segment.head.is_empty() {
-        collected.engine_starts += 1;
     }
     if !matches!(
         kind,
@@ -787,7 +1148,16 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
         );
     let engine = EngineInfo {
         name: engine_name,
-        version: collected.engine_versions.get(&engine_name).cloned(),
+        version: collected
+            .engine_versions
+            .get(&engine_name)
+            .cloned()
+            .or_else(|| {
+                // `vllm==0.6.3` in a pip list or collect_env output.
+                (engine_name == EngineName::Vllm)
+                    .then(|| collected.versions.get("vllm").cloned())
+                    .flatten()
+            }),
         generation: (engine_name == EngineName::Vllm)
             .then(|| collected.generation.map(str::to_string))
             .flatten(),
@@ -860,12 +1230,25 @@ fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame
             .filter(|frame| frame.line > start && frame.line < line)
             .cloned()
             .collect(),
-        None => collected
-            .frames
-            .iter()
-            .filter(|frame| frame.line > line && frame.line <= line + 200)
-            .cloned()
-            .collect(),
+        // No `Traceback` line (a pasted fragment): the frames just above the message, else
+        // those just below it (engines that log the error before the traceback).
+        None => {
+            let before: Vec<Frame> = collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line < line && line - frame.line <= 200)
+                .cloned()
+                .collect();
+            if !before.is_empty() {
+                return before;
+            }
+            collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line > line && frame.line <= line + 200)
+                .cloned()
+                .collect()
+        }
     }
 }
 
@@ -910,6 +1293,35 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
     }
 
     #[test]
+    fn report_mid_stream_sees_the_deferred_run() {
+        let mut explainer = Explainer::new();
+        let (head, tail) = LOG.split_at(LOG.find("Traceback").unwrap());
+        explainer.push_bytes(head.as_bytes());
+        let early = explainer.report();
+        assert!(early.ooms.is_empty());
+        assert_eq!(early.phase.last_completed, Some(Phase::WeightsLoad));
+        assert_eq!(early.timeline.len(), 3);
+        explainer.push_bytes(tail.as_bytes());
+        // The message may still be open (it could continue on the next line) until more
+        // lines come or the input ends.
+        let done = explainer.finish();
+        assert_eq!(done.ooms.len(), 1);
+        assert_eq!(done.phase.failed_in, Phase::Profiling);
+    }
+
+    #[test]
+    fn runs_without_failure_are_dropped_and_counted() {
+        let run = "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\
+INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n";
+        let mut text = run.repeat(3);
+        text.push_str(LOG);
+        let report = explain_text(&text);
+        assert_eq!(report.input.engine_starts, 4);
+        assert_eq!(report.timeline.first().map(|e| e.line), Some(7));
+        assert_eq!(report.phase.failed_in, Phase::Profiling);
+    }
+
+    #[test]
     fn invalid_utf8_and_long_lines_are_tolerated() {
         let mut explainer = Explainer::new();
         explainer.push_bytes(b"\xff\xfe garbage \xc3\n");
@@ -934,5 +1346,19 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
         assert_eq!(context.lines.first().map(|l| l.line), Some(61));
         assert_eq!(context.lines.len(), 41);
         assert_eq!(context.lines[0].text, "line 61");
+    }
+}
+#[cfg(test)]
+mod scanner_tests {
+    #[test]
+    fn scanner_is_a_dfa() {
+        let scanner = super::scanner();
+        let automaton = scanner.automaton.as_ref().unwrap();
+        assert_eq!(automaton.kind(), aho_corasick::AhoCorasickKind::DFA);
+        eprintln!(
+            "patterns {} memory {}",
+            automaton.patterns_len(),
+            automaton.memory_usage()
+        );
     }
 }

@@ -24,9 +24,13 @@
 //! Verdict, in this order:
 //! 1. fewer than [`MIN_POINTS`] readings in the window: `inconclusive`;
 //! 2. one-sided Mann–Kendall p < [`ALPHA`], slope > 0, and slope × span ≥ max(2 MiB, the
-//!    source's quantum, 3 × noise): `growth`. The effect floor keeps a tail of the warm-up
-//!    (two low readings at the start of a block give a significant S but a zero median slope)
-//!    from being called a leak;
+//!    source's quantum, 3 × noise) — *and* the rise goes on in the later half of the window
+//!    (same blocks, readings after the median position: the alternating phase, or the later
+//!    repeats): Theil–Sen slope > 0 there, with growth over that half above the same floor:
+//!    `growth`. A warm-up that spills three requests into the identical phase makes the whole
+//!    window significant with a positive median slope (unit test
+//!    `warmup_spilling_into_the_identical_phase_is_a_plateau`); the later half is flat, so it
+//!    is a plateau ("growth that stops is a plateau");
 //! 3. noise so large that a leak of [`LEAK_OF_INTEREST`] per request would go unseen
 //!    (3 standard errors of the slope above it; story `noise`), or a weak trend (p < 0.05
 //!    with an effect above the floor): `inconclusive`;
@@ -119,12 +123,7 @@ pub fn analyze(
     let blocks: Vec<Vec<Reading>> = blocks.into_values().filter(|b| b.len() >= 2).collect();
     let series: Vec<Vec<(f64, f64)>> = blocks
         .iter()
-        .map(|block| {
-            block
-                .iter()
-                .map(|r| (f64::from(r.index), r.value))
-                .collect()
-        })
+        .map(|block| block.iter().map(|r| (r.sequence as f64, r.value)).collect())
         .collect();
     let window = (!series.is_empty()).then(|| trend_test(&series));
     let measured: Vec<(f64, f64)> = readings
@@ -150,6 +149,33 @@ pub fn analyze(
     let points = window.as_ref().map_or(0, |w| w.points);
     let p_value = window.as_ref().map_or(1.0, |w| w.p_value);
 
+    // The later half of the window (by protocol order, blocks kept): does the rise go on?
+    let mut sorted_sequences = window_sequences.clone();
+    sorted_sequences.sort_unstable();
+    let threshold = sorted_sequences
+        .get(sorted_sequences.len() / 2)
+        .map_or(0.0, |s| *s as f64);
+    let late_series: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|block| block.iter().filter(|p| p.0 >= threshold).copied().collect())
+        .filter(|block: &Vec<(f64, f64)>| block.len() >= 2)
+        .collect();
+    let late = (!late_series.is_empty()).then(|| trend_test(&late_series));
+    let late_sequences: Vec<f64> = late_series.iter().flatten().map(|p| p.0).collect();
+    let late_span = late_sequences
+        .iter()
+        .copied()
+        .fold(None, |range: Option<(f64, f64)>, x| match range {
+            None => Some((x, x)),
+            Some((low, high)) => Some((low.min(x), high.max(x))),
+        })
+        .map_or(0, |(low, high)| (high - low) as u64);
+    let late_slope = late.as_ref().map_or(0.0, |l| l.slope_bytes_per_request);
+    let late_growth = late_slope * late_span as f64;
+    let late_points = late.as_ref().map_or(0, |l| l.points);
+    let rising = p_value < ALPHA && slope > 0.0 && window_growth >= min_growth;
+    let continues = late_slope > 0.0 && late_growth >= min_growth;
+
     let (verdict, reason) = if let Some(why) = stopped {
         (
             GrowthVerdict::Inconclusive,
@@ -162,14 +188,23 @@ pub fn analyze(
                 "only {points} readings repeat an input already seen; at least {MIN_POINTS} are needed (try `--repeat 2`)"
             ),
         )
-    } else if p_value < ALPHA && slope > 0.0 && window_growth >= min_growth {
+    } else if rising && continues {
         (
             GrowthVerdict::Growth,
             format!(
-                "memory kept rising through repeated inputs: {} per request (Theil–Sen), {} over {span} requests, Mann–Kendall p = {}",
+                "memory kept rising through repeated inputs: {} per request (Theil–Sen), {} over {span} requests, Mann–Kendall {}; still {} per request in the later half",
                 signed_bytes(slope),
                 signed_bytes(window_growth),
-                format_p(p_value)
+                format_p(p_value),
+                signed_bytes(late_slope)
+            ),
+        )
+    } else if rising && late_points < 4 {
+        (
+            GrowthVerdict::Inconclusive,
+            format!(
+                "memory rose ({} over {span} requests) but too few later readings show whether it goes on (try `--repeat 2`)",
+                signed_bytes(window_growth)
             ),
         )
     } else if detectable.is_some_and(|d| d > LEAK_OF_INTEREST) {
@@ -181,20 +216,29 @@ pub fn analyze(
                 Bytes(detectable.unwrap_or_default() as u64)
             ),
         )
-    } else if p_value < 0.05 && slope > 0.0 && window_growth >= min_growth {
+    } else if p_value < 0.05 && slope > 0.0 && window_growth >= min_growth && continues {
         (
             GrowthVerdict::Inconclusive,
             format!(
-                "a weak rising trend ({} per request, p = {}): repeat the protocol (`--repeat 3`) to decide",
+                "a weak rising trend ({} per request, {}): repeat the protocol (`--repeat 3`) to decide",
                 signed_bytes(slope),
                 format_p(p_value)
+            ),
+        )
+    } else if rising {
+        (
+            GrowthVerdict::Plateau,
+            format!(
+                "memory rose early in the window ({} over {span} requests) then stopped: {} per request over the last {late_span}; growth that stops is a plateau, not a leak",
+                signed_bytes(window_growth),
+                signed_bytes(late_slope)
             ),
         )
     } else {
         (
             GrowthVerdict::Plateau,
             format!(
-                "no repeatable growth: {} over {span} repeated requests, Mann–Kendall p = {} (growth needs p < {ALPHA} and at least {}); not a leak",
+                "no repeatable growth: {} over {span} requests, Mann–Kendall {} (growth needs p < {ALPHA} and at least {}); not a leak",
                 signed_bytes(window_growth),
                 format_p(p_value),
                 Bytes(min_growth as u64)
@@ -227,9 +271,12 @@ pub fn analyze(
         trend: Trend {
             method: "seasonal Mann–Kendall test and Theil–Sen slope within blocks of the same repeat, phase and input size, after each input's first appearance; warm-up excluded".to_string(),
             window,
+            late,
             naive,
             window_span_requests: span,
             window_growth_bytes: window_growth,
+            late_span_requests: late_span,
+            late_growth_bytes: late_growth,
             noise_bytes: noise,
             quantum_bytes: quantum,
             min_growth_bytes: min_growth,
@@ -245,25 +292,39 @@ pub fn analyze(
 }
 
 /// Successful requests with a memory reading, one per concurrent round, in protocol order.
+/// `sequence` counts requests sent so far (a concurrent round counts all its requests), so
+/// slopes are per request in every phase.
 fn readings(requests: &[ProbeRequest]) -> Vec<Reading> {
     let mut out: Vec<Reading> = Vec::new();
-    for request in requests {
+    for (position, request) in requests.iter().enumerate() {
         let ok = request.status.is_some_and(|s| (200..300).contains(&s));
         let Some(memory) = request.memory_bytes.filter(|_| ok) else {
             continue;
         };
-        if request.phase == Phase::Concurrent {
-            if let Some(last) = out.last() {
-                if last.phase == Phase::Concurrent
-                    && last.repeat == request.repeat
-                    && last.index == request.index
-                {
-                    continue;
-                }
-            }
+        let same_round = |other: &ProbeRequest| {
+            other.phase == Phase::Concurrent
+                && other.repeat == request.repeat
+                && other.index == request.index
+        };
+        let round_already_read = out.last().is_some_and(|last| {
+            last.phase == Phase::Concurrent
+                && last.repeat == request.repeat
+                && last.index == request.index
+        });
+        if request.phase == Phase::Concurrent && round_already_read {
+            continue;
         }
+        // The reading is taken after the whole round: count the round's later requests too.
+        let round_rest = if request.phase == Phase::Concurrent {
+            requests[position + 1..]
+                .iter()
+                .take_while(|other| same_round(other))
+                .count()
+        } else {
+            0
+        };
         out.push(Reading {
-            sequence: out.len() as u64,
+            sequence: (position + 1 + round_rest) as u64,
             repeat: request.repeat,
             phase: request.phase,
             index: request.index,
@@ -449,14 +510,14 @@ pub fn signed_bytes(value: f64) -> String {
     }
 }
 
-/// A p-value with 2 significant digits, `< 1e-6` below that.
+/// `p = 0.014`, `p = 1.2e-4`, `p < 1e-6`.
 pub fn format_p(p: f64) -> String {
     if p < 1e-6 {
-        "< 1e-6".to_string()
+        "p < 1e-6".to_string()
     } else if p < 0.001 {
-        format!("{p:.1e}")
+        format!("p = {p:.1e}")
     } else {
-        format!("{p:.3}")
+        format!("p = {p:.3}")
     }
 }
 
@@ -547,9 +608,9 @@ mod tests {
         assert_eq!(signed_bytes(8.0 * MIB as f64), "+8.00 MiB");
         assert_eq!(signed_bytes(-2.0 * MIB as f64), "-2.00 MiB");
         assert_eq!(signed_bytes(0.1), "0 B");
-        assert_eq!(format_p(0.01374), "0.014");
-        assert_eq!(format_p(0.0001234), "1.2e-4");
-        assert_eq!(format_p(1e-9), "< 1e-6");
+        assert_eq!(format_p(0.01374), "p = 0.014");
+        assert_eq!(format_p(0.0001234), "p = 1.2e-4");
+        assert_eq!(format_p(1e-9), "p < 1e-6");
     }
 
     fn request(phase: Phase, index: u32, chars: u64, mib: u64) -> ProbeRequest {
@@ -635,6 +696,29 @@ mod tests {
         assert!(naive.p_value < ALPHA && naive.slope_bytes_per_request > 0.0);
         assert_eq!(analysis.steps.len(), 1);
         assert_eq!(analysis.steps[0].after_bytes, Bytes::from_mib(1512));
+    }
+
+    #[test]
+    fn warmup_spilling_into_the_identical_phase_is_a_plateau() {
+        // The rise stops before the alternating phase: the later half is flat.
+        // +100 MiB with each of the first 8 requests: 3 warm-up, then 5 identical ones
+        // (identical block 1400, 1500, 1600, 1700, then 1800 × 6: 30 of 57 pooled pairs rise,
+        // so the median slope is positive; S = 30, p ≈ 0.0016).
+        let requests = protocol(|n, _, _| 1000 + 100 * (n.min(7) as u64 + 1));
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        let window = analysis.trend.window.clone().unwrap();
+        assert!(
+            window.p_value < ALPHA && window.slope_bytes_per_request > 0.0,
+            "{window:?}"
+        );
+        assert_eq!(
+            analysis.verdict,
+            GrowthVerdict::Plateau,
+            "{}",
+            analysis.trend.reason
+        );
+        assert!(analysis.trend.reason.contains("then stopped"));
+        assert_eq!(analysis.trend.late.unwrap().slope_bytes_per_request, 0.0);
     }
 
     #[test]

@@ -7,7 +7,6 @@ pub mod explain;
 pub mod fit;
 pub mod fragmentation;
 pub mod growth;
-mod oom_api_shim;
 pub mod phase;
 pub mod report;
 pub mod run_explain;

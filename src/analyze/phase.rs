@@ -188,6 +188,12 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
             Some(Phase::KvCacheAlloc)
         }
         OomKind::LlamacppAlloc => {
+            match message.details.buffer_purpose.as_deref() {
+                Some("compute") => return Some(Phase::Profiling),
+                Some("kv cache") => return Some(Phase::KvCacheAlloc),
+                Some("model weights") => return Some(Phase::WeightsLoad),
+                _ => {}
+            }
             let text = &message.text;
             if text.contains("kv cache") || text.contains("KV cache") || text.contains("kv_cache") {
                 Some(Phase::KvCacheAlloc)

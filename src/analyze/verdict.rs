@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::accounting::{reserved_total, NOT_AVAILABLE_THRESHOLD};
+use super::accounting::{own_process_guess, reserved_total, NOT_AVAILABLE_THRESHOLD};
 use crate::model::explain::{
     Cause, EngineConfig, EngineInfo, EventKind, ModelInfo, OwnerClass, Phase, PhaseReport,
     TimelineEvent, Verdict,
@@ -204,10 +204,12 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
 }
 
 fn other_processes_total(failure: &OomMessage) -> Option<Bytes> {
+    let own = own_process_guess(failure);
     let total: Bytes = failure
         .figures
         .other_processes
         .iter()
+        .filter(|p| Some(p.pid) != own)
         .filter_map(|p| p.in_use_bytes)
         .filter(|b| *b < NOT_AVAILABLE_THRESHOLD)
         .sum();
@@ -235,11 +237,24 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     // 3. Engine-specific memory errors.
     match failure.kind {
         OomKind::VllmStartupFreeMemory => {
+            if let (Some(free), Some(total), Some(requested)) = (
+                failure.figures.free_bytes,
+                failure.figures.total_capacity_bytes,
+                failure.details.requested_memory_bytes,
+            ) {
+                builder.fact(format!(
+                    "free at start {} of {}, but gpu_memory_utilization{} asks for {} (framework error text)",
+                    gib(free),
+                    gib(total),
+                    failure.details.gpu_memory_utilization.map(|u| format!(" {u}")).unwrap_or_default(),
+                    gib(requested)
+                ));
+            }
             builder.fact("vLLM checks at start that free memory ≥ total × gpu_memory_utilization; it was not: another process (or a previous vLLM still running) holds memory, or the utilization is set higher than what is free".to_string());
             return Cause::FreeMemoryBelowRequested;
         }
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => {
-            kv_facts(builder);
+            kv_facts(builder, failure);
             return Cause::KvCacheBudget;
         }
         OomKind::VllmWarmupOom => {
@@ -251,7 +266,10 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
                 builder.fact("TGI could not fit max_total_tokens of KV cache beside the weights after warm-up".to_string());
                 return Cause::KvCacheBudget;
             }
-            builder.fact("TGI's warm-up runs one prefill batch of max_batch_prefill_tokens; its activations did not fit beside the weights".to_string());
+            builder.fact(format!(
+                "TGI's warm-up runs one prefill batch of max_batch_prefill_tokens{}; its activations did not fit beside the weights",
+                failure.details.prefill_tokens.map(|t| format!(" ({t} tokens)")).unwrap_or_default()
+            ));
             return Cause::WarmupPeak;
         }
         OomKind::SglangMemory
@@ -259,17 +277,25 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
                 || failure.text.contains("mem_fraction_static") =>
         {
             builder.fact("SGLang sizes the KV pool from --mem-fraction-static; after the weights, nothing (or too little) was left for it".to_string());
-            kv_facts(builder);
+            kv_facts(builder, failure);
             return Cause::KvCacheBudget;
         }
         _ => {}
     }
 
     // 4. Other processes.
+    let own = own_process_guess(failure);
+    if let (Some(pid), Some((reserved, _))) = (own, reserved_total(failure)) {
+        builder.fact(format!(
+            "no `this process has` clause was printed, and PID {pid} holds at least PyTorch's whole reserve ({}): it is most likely this process itself, seen by NVML under its host PID from inside a container",
+            gib(reserved)
+        ));
+    }
     if let Some(others) = other_processes_total(failure) {
         let pids: Vec<String> = figures
             .other_processes
             .iter()
+            .filter(|p| Some(p.pid) != own)
             .filter(|p| p.in_use_bytes.is_some_and(|b| b < NOT_AVAILABLE_THRESHOLD))
             .map(|p| {
                 format!(
@@ -314,7 +340,9 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             ));
         }
     }
-    if let (Some(process), Some(total)) = (figures.process_in_use_bytes, total) {
+    if figures.process_in_use_bytes == Some(Bytes::ZERO) {
+        builder.fact("NVML reported 0 bytes for this process: typical inside a container, where NVML sees host PIDs; the allocator figures below are the reliable ones".to_string());
+    } else if let (Some(process), Some(total)) = (figures.process_in_use_bytes, total) {
         builder.fact(format!(
             "this process holds {} of the card's {} (NVML figure printed in the error)",
             gib(process),
@@ -351,35 +379,80 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             Cause::WarmupPeak
         }
         Phase::KvCacheAlloc => {
-            kv_facts(builder);
+            kv_facts(builder, failure);
             Cause::KvCacheBudget
         }
         Phase::Inference => Cause::InferenceLoad,
         Phase::TrainingStep => Cause::TrainingMemory,
         Phase::Startup => Cause::FreeMemoryBelowRequested,
-        Phase::Unknown => {
-            if figures.process_in_use_bytes.is_some()
-                || figures.allocated_by_pytorch_bytes.is_some()
-            {
-                Cause::CapacityExhausted
-            } else {
-                Cause::Unknown
-            }
-        }
+        Phase::Unknown => fallback_cause(builder, failure),
     }
 }
 
-fn kv_facts(builder: &mut Builder<'_>) {
+/// Without a phase: did this process fill the card, or did one request exceed what was free?
+fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
+    let figures = &failure.figures;
+    let own = own_process_guess(failure);
+    let held = figures
+        .process_in_use_bytes
+        .filter(|bytes| *bytes > Bytes::ZERO)
+        .or_else(|| {
+            figures
+                .other_processes
+                .iter()
+                .find(|p| Some(p.pid) == own)
+                .and_then(|p| p.in_use_bytes)
+        })
+        .or_else(|| reserved_total(failure).map(|(bytes, _)| bytes));
+    match (
+        held,
+        figures.total_capacity_bytes,
+        figures.free_bytes,
+        figures.tried_to_allocate_bytes,
+    ) {
+        (Some(held), Some(total), _, _) if held.get() as f64 >= 0.8 * total.get() as f64 => {
+            Cause::CapacityExhausted
+        }
+        (_, Some(total), Some(free), Some(tried)) if tried > free => {
+            builder.fact(format!(
+                "the request ({}) exceeds what was free ({}) although the card ({}) was not full: one large allocation (an activation, a cache or a buffer sized by the settings), not a slow build-up",
+                gib(tried), gib(free), gib(total)
+            ));
+            Cause::LargeAllocation
+        }
+        (Some(_), _, _, _) => Cause::CapacityExhausted,
+        _ if figures.allocated_by_pytorch_bytes.is_some() => Cause::CapacityExhausted,
+        _ => Cause::Unknown,
+    }
+}
+
+fn kv_facts(builder: &mut Builder<'_>, failure: &OomMessage) {
     let inputs = builder.inputs;
-    let tokens = inputs
-        .timeline
-        .iter()
-        .rev()
-        .find(|e| e.kind == EventKind::KvCacheAllocated && e.figures.tokens.is_some())
-        .and_then(|e| e.figures.tokens.map(|t| (t, e.line)));
-    if let Some(max_len) = inputs.config.max_model_len {
-        match tokens {
-            Some((tokens, line)) => builder.fact(format!(
+    let details = &failure.details;
+    let max_len = details.max_model_len.or(inputs.config.max_model_len);
+    if let (Some(max_len), Some(capacity)) = (max_len, details.kv_cache_capacity_tokens) {
+        builder.fact(format!(
+            "the KV cache holds {capacity} tokens but max_model_len is {max_len}: not even one full-length request fits (framework error text)"
+        ));
+    } else if let (Some(needed), Some(available)) = (
+        details.kv_cache_needed_bytes,
+        details.kv_cache_available_bytes,
+    ) {
+        builder.fact(format!(
+            "one request of max_model_len{} needs {} of KV cache; {} is available (framework error text)",
+            max_len.map(|l| format!(" ({l})")).unwrap_or_default(),
+            gib(needed),
+            gib(available)
+        ));
+    } else {
+        let tokens = inputs
+            .timeline
+            .iter()
+            .rev()
+            .find(|e| e.kind == EventKind::KvCacheAllocated && e.figures.tokens.is_some())
+            .and_then(|e| e.figures.tokens.map(|t| (t, e.line)));
+        match (max_len, tokens) {
+            (Some(max_len), Some((tokens, line))) => builder.fact(format!(
                 "line {line}: the KV cache holds {tokens} tokens; max_model_len is {max_len}{}",
                 if tokens < max_len {
                     " — not even one full-length request fits"
@@ -387,8 +460,14 @@ fn kv_facts(builder: &mut Builder<'_>) {
                     ""
                 }
             )),
-            None => builder.fact(format!("max_model_len is {max_len} (engine log)")),
+            (Some(max_len), None) => builder.fact(format!("max_model_len is {max_len}")),
+            _ => {}
         }
+    }
+    if let Some(estimated) = details.estimated_max_model_len {
+        builder.fact(format!(
+            "the engine estimates the largest max_model_len that fits at {estimated} (framework error text)"
+        ));
     }
     if let Some(kv) = inputs.memory.kv_cache {
         builder.fact(format!(
@@ -398,6 +477,11 @@ fn kv_facts(builder: &mut Builder<'_>) {
     }
     if let Some(weights) = inputs.memory.weights {
         builder.fact(format!("weights take {} (engine log)", gib(weights)));
+    }
+    if let Some(fraction) = details.mem_fraction_static {
+        builder.fact(format!(
+            "mem_fraction_static is {fraction} (framework error text)"
+        ));
     }
 }
 
@@ -510,7 +594,7 @@ fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomMessage) {
     }
 
     match engine {
-        EngineName::Vllm => vllm_steps(builder, cause, phase, config, version),
+        EngineName::Vllm => vllm_steps(builder, cause, phase, config, version, failure),
         EngineName::Sglang => sglang_steps(builder, cause, phase),
         EngineName::Tgi => tgi_steps(builder, cause, phase),
         EngineName::Llamacpp => llama_steps(builder, cause, phase, false),
@@ -528,6 +612,7 @@ fn vllm_steps(
     phase: Phase,
     config: &EngineConfig,
     version: Option<&str>,
+    failure: &OomMessage,
 ) {
     let util = config
         .gpu_memory_utilization
@@ -540,7 +625,19 @@ fn vllm_steps(
     let tp = config.tensor_parallel_size.unwrap_or(1);
     match cause {
         Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => {
-            builder.step(format!("or lower `--gpu-memory-utilization`{util} to at most the fraction of the card that is actually free"));
+            let fits = match (
+                failure.figures.free_bytes,
+                failure.figures.total_capacity_bytes,
+            ) {
+                (Some(free), Some(total)) if total > Bytes::ZERO => {
+                    format!(
+                        " (free/total = {:.2} here)",
+                        free.get() as f64 / total.get() as f64
+                    )
+                }
+                _ => String::new(),
+            };
+            builder.step(format!("or lower `--gpu-memory-utilization`{util} to at most the fraction of the card that is actually free{fits}"));
         }
         Cause::WeightsDoNotFit => {
             builder.step(format!(
@@ -555,10 +652,16 @@ fn vllm_steps(
             }
         }
         Cause::KvCacheBudget => {
+            let target = failure
+                .details
+                .estimated_max_model_len
+                .or(failure.details.kv_cache_capacity_tokens)
+                .map(|tokens| format!(" (at most {tokens})"))
+                .unwrap_or_default();
             builder.step(format!(
-                "lower `--max-model-len`{max_len} to what the KV cache can hold"
+                "lower `--max-model-len`{max_len} to what the KV cache can hold{target}"
             ));
-            builder.step(format!("raise `--gpu-memory-utilization`{util} if nothing else uses this GPU (default 0.9)"));
+            builder.step(format!("raise `--gpu-memory-utilization`{util} (default 0.9) if nothing else uses this GPU"));
             builder.step("halve the KV cache per token with `--kv-cache-dtype fp8`");
             builder.step(format!(
                 "or add GPUs: `--tensor-parallel-size {}` splits the KV cache too",
@@ -578,7 +681,11 @@ fn vllm_steps(
             builder.step("lower `--max-num-seqs` and `--max-num-batched-tokens`: profiling runs a batch of that size");
             builder.step(format!("or lower `--max-model-len`{max_len}"));
         }
-        Cause::InferenceLoad | Cause::CapacityExhausted | Cause::FragmentationPlausible => {
+        Cause::InferenceLoad
+        | Cause::CapacityExhausted
+        | Cause::FragmentationPlausible
+        | Cause::LargeAllocation
+        | Cause::Unknown => {
             builder.step("lower `--max-num-seqs` / `--max-num-batched-tokens` to cap the activations of one step");
             builder.step(format!("lower `--gpu-memory-utilization`{util} to leave more headroom for activations beside the KV cache"));
         }
@@ -670,15 +777,33 @@ fn torch_steps(
             builder.step("lower the batch size or sequence length of the request");
             builder.step("run inference under `torch.inference_mode()` so no activations are kept for backward");
         }
-        (Cause::CapacityExhausted | Cause::Unknown, _) => {
+        (_, _) if failure.kind == OomKind::MpsOutOfMemory => {
+            builder.step("on Apple silicon the GPU shares system RAM: close other memory-hungry apps and lower the batch size or resolution");
+            builder.step("`PYTORCH_MPS_HIGH_WATERMARK_RATIO` raises the allocation cap (0.0 removes it, at the risk of system instability)");
+        }
+        (_, _)
+            if matches!(
+                failure.kind,
+                OomKind::CudaErrorOutOfMemory
+                    | OomKind::CudaDriverOutOfMemory
+                    | OomKind::CublasAlloc
+            ) =>
+        {
+            builder.step("check what already holds memory on the GPU (`oomdoc gpus`): a raw CUDA/cuBLAS allocation failure often happens while creating the CUDA context or a cuBLAS workspace on a card another process has filled");
+            builder.step("then lower the batch size or sequence length of the step that failed");
+        }
+        (Cause::CapacityExhausted | Cause::Unknown | Cause::LargeAllocation, _) => {
             builder.step("lower the batch size or sequence length; run inference under `torch.inference_mode()`");
-            builder.step("print `torch.cuda.memory_summary()` at the failure, or record a memory snapshot and run `oomdoc snapshot FILE`, to see which tensors hold the memory");
+            builder.step("print `torch.cuda.memory_summary()` (`torch.xpu.memory_summary()` on Intel GPUs) at the failure, or record a memory snapshot and run `oomdoc snapshot FILE`, to see which tensors hold the memory");
         }
         _ => {}
     }
     if matches!(
         cause,
-        Cause::CapacityExhausted | Cause::TrainingMemory | Cause::InferenceLoad
+        Cause::CapacityExhausted
+            | Cause::TrainingMemory
+            | Cause::InferenceLoad
+            | Cause::LargeAllocation
     ) {
         let figures = &failure.figures;
         if let (Some(unallocated), Some(tried)) = (
@@ -697,7 +822,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
     let where_ = if phase == Phase::Unknown {
         String::new()
     } else {
-        format!(" while {}", phase.describe())
+        format!(" while {}", phase.short())
     };
     let gpu = failure
         .figures
@@ -716,6 +841,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
         Cause::InferenceLoad => format!("{gpu} ran out of memory{where_}: a batch needed more than the headroom left"),
         Cause::TrainingMemory => format!("{gpu} ran out of memory{where_}"),
         Cause::CapacityExhausted => format!("{gpu} ran out of memory: this process filled it"),
+        Cause::LargeAllocation => format!("{gpu} ran out of memory{where_}: one allocation asked for more than was free"),
         Cause::HostMemory | Cause::IllegalMemoryAccess | Cause::Unknown => format!("{gpu} ran out of memory{where_}"),
     }
 }
@@ -770,6 +896,10 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
         Cause::TrainingMemory => (
             OwnerClass::Configuration,
             format!("Probably a configuration issue: a training step (activations, gradients, optimizer state) needs more than this {total}GPU at the current batch size. Smaller batches with gradient accumulation, activation checkpointing, mixed precision or sharding usually fix it; only if the model's weights plus optimizer state alone exceed the card is more hardware needed."),
+        ),
+        Cause::LargeAllocation => (
+            OwnerClass::Configuration,
+            format!("Probably a configuration issue: the {total}GPU still had room, but one allocation (sized by batch, sequence length or an engine buffer) asked for more than was free.{prompt} Smaller batches, shorter sequences or engine limits fix it; a larger card only helps if that allocation is unavoidable."),
         ),
         Cause::CapacityExhausted | Cause::Unknown => (
             OwnerClass::Undetermined,

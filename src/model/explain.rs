@@ -153,7 +153,22 @@ impl Phase {
             Phase::CudaGraphCapture => "capturing CUDA graphs / compiling",
             Phase::Inference => "serving a request",
             Phase::TrainingStep => "a training step",
-            Phase::Unknown => "unknown",
+            Phase::Unknown => "not shown in the text",
+        }
+    }
+
+    /// A few words for a headline (`loading weights`).
+    pub fn short(self) -> &'static str {
+        match self {
+            Phase::Startup => "starting up",
+            Phase::WeightsLoad => "loading weights",
+            Phase::FormatConversion => "converting weights",
+            Phase::Profiling => "profiling / warming up",
+            Phase::KvCacheAlloc => "reserving the KV cache",
+            Phase::CudaGraphCapture => "capturing CUDA graphs",
+            Phase::Inference => "serving a request",
+            Phase::TrainingStep => "running a training step",
+            Phase::Unknown => "in an unknown phase",
         }
     }
 
@@ -339,6 +354,8 @@ pub enum Cause {
     TrainingMemory,
     /// This process filled the card; the text does not say with what.
     CapacityExhausted,
+    /// One allocation asked for more than was free, though the card was not full.
+    LargeAllocation,
     /// Not a GPU OOM: host (CPU) memory ran out.
     HostMemory,
     /// Not a GPU OOM: an illegal memory access (a bug or a corrupted state, not capacity).
@@ -362,6 +379,7 @@ impl Cause {
             Cause::InferenceLoad => "inference_load",
             Cause::TrainingMemory => "training_memory",
             Cause::CapacityExhausted => "capacity_exhausted",
+            Cause::LargeAllocation => "large_allocation",
             Cause::HostMemory => "host_memory",
             Cause::IllegalMemoryAccess => "illegal_memory_access",
             Cause::Unknown => "unknown",

@@ -76,6 +76,8 @@ pub enum OomKind {
     HostMemory,
     /// Not a GPU OOM: illegal memory access / invalid address (a bug, not a capacity problem).
     IllegalMemoryAccess,
+    /// Apple MPS backend out of memory.
+    MpsOutOfMemory,
     /// Another recognised GPU memory failure.
     OtherGpuOom,
 }
@@ -115,6 +117,77 @@ pub struct OomFigures {
     pub allowed_bytes: Option<Bytes>,
     /// Other processes named in the text, in the order printed (NVML order).
     pub other_processes: Vec<OtherProcess>,
+    /// Names of the fields above that were computed from printed ones rather than printed
+    /// (e.g. `reserved_total_bytes` = allocated + reserved-but-unallocated in 2.1+); R3.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived_fields: Vec<String>,
+}
+
+/// Engine-specific numbers a message prints besides the allocator figures (vLLM KV-cache
+/// checks, TGI warm-up, SGLang, llama.cpp buffers, host memory). Only what was printed is set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineFigures {
+    /// vLLM: the model's max seq len (`max_model_len`) named by the KV-capacity check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_model_len: Option<u64>,
+    /// vLLM V0: tokens the KV cache can hold (`block_size × num_gpu_blocks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_capacity_tokens: Option<u64>,
+    /// vLLM V1: KV cache needed for one request of max length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_needed_bytes: Option<Bytes>,
+    /// vLLM V1: the available KV cache memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_available_bytes: Option<Bytes>,
+    /// vLLM V1: "the estimated maximum model length is N".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_max_model_len: Option<u64>,
+    /// vLLM: `gpu_memory_utilization` as printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_utilization: Option<f64>,
+    /// vLLM: memory the utilization asks for (total × utilization).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_memory_bytes: Option<Bytes>,
+    /// vLLM: dummy requests of the sampler/pooler warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_requests: Option<u64>,
+    /// TGI: prefill tokens of the warm-up batch (`--max-batch-prefill-tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_tokens: Option<u64>,
+    /// TGI: `max_total_tokens` that did not fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_tokens: Option<u64>,
+    /// SGLang: `mem_fraction_static` as printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_fraction_static: Option<f64>,
+    /// llama.cpp: the buffer type that failed (`CUDA0`, `CUDA_Host`, `ROCm1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_type: Option<String>,
+    /// llama.cpp: what the buffer was for (`model weights`, `kv cache`, `compute`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_purpose: Option<String>,
+    /// MPS: "other allocations" (Metal memory outside PyTorch's allocator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mps_other_allocations_bytes: Option<Bytes>,
+    /// Host RAM asked for (DefaultCPUAllocator, ollama's "requires more system memory").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_required_bytes: Option<Bytes>,
+    /// Host RAM available (ollama).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_available_bytes: Option<Bytes>,
+    /// Linux OOM killer: the killed PID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed_pid: Option<u32>,
+    /// A process exit code that hints at the cause (137 = SIGKILL, often the OOM killer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+impl EngineFigures {
+    /// True when nothing was printed.
+    pub fn is_empty(&self) -> bool {
+        *self == EngineFigures::default()
+    }
 }
 
 /// One failure message found in the input.
@@ -136,4 +209,9 @@ pub struct OomMessage {
     pub exception: Option<String>,
     /// The message text, cleaned and joined into one line.
     pub text: String,
+    /// 1-based line number of the last input line that belongs to the message.
+    pub end_line: u64,
+    /// Engine-specific numbers printed by the message (empty for plain allocator messages).
+    #[serde(default, skip_serializing_if = "EngineFigures::is_empty")]
+    pub details: EngineFigures,
 }

@@ -4,6 +4,8 @@
 //! uses the same model.
 
 pub mod bytes;
+pub mod cards;
+pub mod checkpoint;
 pub mod explain;
 pub mod failure;
 pub mod machine;

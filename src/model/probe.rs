@@ -119,6 +119,9 @@ pub struct Trend {
     pub method: String,
     /// The test on the evaluation window (blocked by repeat, phase and input size).
     pub window: Option<TrendTest>,
+    /// The same test on the later half of the window (readings after its median position,
+    /// blocks kept): growth must go on there.
+    pub late: Option<TrendTest>,
     /// The same test on every non-warm-up sample as one series, for contrast: a one-time
     /// step makes it report growth.
     pub naive: Option<TrendTest>,
@@ -126,6 +129,10 @@ pub struct Trend {
     pub window_span_requests: u64,
     /// Theil–Sen slope × span: the growth the window shows, bytes.
     pub window_growth_bytes: f64,
+    /// Requests spanned by the later half.
+    pub late_span_requests: u64,
+    /// Theil–Sen slope × span of the later half, bytes.
+    pub late_growth_bytes: f64,
     /// Robust noise: 1.4826 × MAD of successive differences within blocks / √2, bytes.
     pub noise_bytes: f64,
     /// Smallest non-zero change between successive readings of a block (the source's quantisation), bytes.

@@ -1,1 +1,590 @@
-//! Parse cleaning messy log text: ANSI escapes, carriage returns, rank/container prefixes.
+//! Cleaning of messy log text, one line at a time: ANSI escapes, carriage returns, transport
+//! timestamps and the prefixes that name a stream (rank, process, container).
+//!
+//! Real input is pasted from terminals, GitHub issues, docker-compose, kubectl and notebooks
+//! (issue 2, R1). This module only removes what is not part of the program's own output; it
+//! keeps log-format timestamps and levels (`INFO 04-02 21:42:59 [...]`), which the engine-log
+//! timeline needs. It must stay cheap: no regex is used; escapes are looked for with one
+//! `memchr3` (ESC, `^`, `\`), `\r` with `memrchr`, and each prefix rule runs only when the
+//! line's first byte can start it (digit, `[`, `(`, a letter followed by `|`, `>`, `*`, `│`).
+//! Measured in release: 35–60 ns for a plain line, ~100–180 ns with a process prefix or ANSI.
+
+use std::borrow::Cow;
+
+/// One line after cleaning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanLine<'a> {
+    /// The text without ANSI escapes, `\r`, trailing whitespace and stream prefixes.
+    pub text: Cow<'a, str>,
+    /// The stream named by the removed prefix (`rank0`, `EngineCore pid=123`, `vllm-1`);
+    /// nested prefixes are joined with `/` (`vllm-1/EngineCore_DP0 pid=7`).
+    pub stream: Option<String>,
+}
+
+impl<'a> CleanLine<'a> {
+    /// A line with no stream, for callers that already have clean text.
+    pub fn plain(text: &'a str) -> CleanLine<'a> {
+        CleanLine {
+            text: Cow::Borrowed(text),
+            stream: None,
+        }
+    }
+}
+
+/// Strips ANSI escapes (raw ESC, the literal caret form `^[[0;36m`, and the escaped forms
+/// `\x1b[`, `\u001b[`, `\033[` found in JSON and notebooks), `^M`/`\r`, trailing whitespace,
+/// and line prefixes: `[rank0]:`, `(EngineCore pid=123)`, `(VllmWorker rank=1 pid=…)`,
+/// docker-compose `name  | `, kubectl/docker `--timestamps` prefixes (RFC 3339 with nanoseconds),
+/// notebook junk (`----> 12 ` arrows, JSON-quoted output lines of an `.ipynb`); the removed prefix
+/// identifying the stream goes to `stream` (e.g. "rank0", "EngineCore pid=123", "vllm-1").
+pub fn clean_line(raw: &str) -> CleanLine<'_> {
+    let mut text: Cow<'_, str> = Cow::Borrowed(raw);
+
+    if needs_escape_pass(raw) {
+        if let Some(stripped) = strip_escapes(raw) {
+            text = Cow::Owned(stripped);
+        }
+    }
+    text = keep_after_carriage_return(text);
+    text = trim_end_cow(text);
+
+    let mut stream: Option<String> = None;
+    // Prefixes nest (`vllm-1  | [rank0]: ...`, `2024-...Z (EngineCore pid=1) ...`); a few rounds suffice.
+    for _ in 0..4 {
+        let first = match text.as_bytes().first() {
+            Some(byte) => *byte,
+            None => break,
+        };
+        let cut = match first {
+            b'0'..=b'9' => transport_timestamp_len(&text).map(|len| Cut::Prefix(len, None)),
+            b'[' => bracket_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream)),
+            b'(' => paren_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream)),
+            b'"' | b' ' | b'\t' => {
+                notebook_json_line(&text).map(|(start, end)| Cut::Inner(start, end))
+            }
+            b'-' => jupyter_arrow_len(&text).map(|len| Cut::Prefix(len, None)),
+            b'>' | b'*' => markdown_junk(&text).map(|(start, end)| Cut::Inner(start, end)),
+            0xE2 => tui_frame(&text).map(|(start, end)| Cut::Inner(start, end)),
+            b'a'..=b'z' | b'A'..=b'Z' => {
+                compose_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream))
+            }
+            _ => None,
+        };
+        match cut {
+            None => break,
+            Some(Cut::Prefix(len, name)) => {
+                if let Some(name) = name {
+                    match stream.as_mut() {
+                        Some(outer) => {
+                            outer.push('/');
+                            outer.push_str(&name);
+                        }
+                        None => stream = Some(name),
+                    }
+                }
+                text = slice_cow(text, len, usize::MAX);
+            }
+            Some(Cut::Inner(start, end)) => text = slice_cow(text, start, end),
+        }
+    }
+
+    CleanLine { text, stream }
+}
+
+/// What one round of prefix removal cuts.
+enum Cut {
+    /// Drop the first `len` bytes; the prefix may name a stream.
+    Prefix(usize, Option<String>),
+    /// Keep only `start..end` (a quoted notebook output line).
+    Inner(usize, usize),
+}
+
+/// The kubectl/docker `--timestamps` prefix of a raw line (`2024-05-01T12:34:56.123456789Z`),
+/// which [`clean_line`] removes; callers that want it for a timeline can read it here.
+pub fn transport_timestamp(raw: &str) -> Option<&str> {
+    transport_timestamp_len(raw).map(|len| raw[..len].trim_end())
+}
+
+fn needs_escape_pass(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    memchr::memchr3(0x1b, b'^', b'\\', bytes).is_some()
+}
+
+fn slice_cow(text: Cow<'_, str>, start: usize, end: usize) -> Cow<'_, str> {
+    let end = end.min(text.len());
+    let start = start.min(end);
+    match text {
+        Cow::Borrowed(s) => Cow::Borrowed(s.get(start..end).unwrap_or("")),
+        Cow::Owned(s) => Cow::Owned(s.get(start..end).unwrap_or("").to_string()),
+    }
+}
+
+fn trim_end_cow(text: Cow<'_, str>) -> Cow<'_, str> {
+    let mut trimmed_len = text.trim_end().len();
+    // A literal `^M` (caret notation of \r) left at the end by `cat -v` or a pager.
+    while text[..trimmed_len].ends_with("^M") {
+        trimmed_len = text[..trimmed_len - 2].trim_end().len();
+    }
+    if trimmed_len == text.len() {
+        text
+    } else {
+        slice_cow(text, 0, trimmed_len)
+    }
+}
+
+/// A terminal shows only what follows the last carriage return of a line (progress bars).
+fn keep_after_carriage_return(text: Cow<'_, str>) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    if memchr::memrchr(b'\r', bytes).is_none() {
+        return text;
+    }
+    // Trailing \r (CRLF, vLLM's `\r\n` joins) is not an overwrite.
+    let mut end = bytes.len();
+    while end > 0 && matches!(bytes[end - 1], b'\r' | b'\n' | b' ' | b'\t') {
+        end -= 1;
+    }
+    let Some(last) = memchr::memrchr(b'\r', &bytes[..end]) else {
+        return slice_cow(text, 0, end);
+    };
+    let tail_start = last + 1;
+    if text[tail_start..end].trim().is_empty() {
+        slice_cow(text, 0, last)
+    } else {
+        slice_cow(text, tail_start, end)
+    }
+}
+
+/// Removes ANSI escape sequences in raw and textual forms. `None` when nothing was removed.
+fn strip_escapes(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = String::with_capacity(raw.len());
+    let mut changed = false;
+    let mut index = 0;
+    let mut copied_from = 0;
+    while index < bytes.len() {
+        // Jump to the next byte that can open an escape (raw ESC, `^[`, `\x1b`/`\u001b`/`\033`).
+        match memchr::memchr3(0x1b, b'^', b'\\', &bytes[index..]) {
+            Some(offset) => index += offset,
+            None => break,
+        }
+        let introducer_len = escape_introducer_len(&bytes[index..]);
+        if introducer_len == 0 {
+            index += 1;
+            continue;
+        }
+        let sequence_end = escape_sequence_end(bytes, index, introducer_len);
+        match sequence_end {
+            Some(end) => {
+                out.push_str(&raw[copied_from..index]);
+                index = end;
+                copied_from = end;
+                changed = true;
+            }
+            None => index += 1,
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&raw[copied_from..]);
+    Some(out)
+}
+
+/// Length of an escape introducer at the start of `bytes`: raw ESC, `^[`, `\x1b`, `\u001b`,
+/// `\033`, `\e` (0 when none).
+fn escape_introducer_len(bytes: &[u8]) -> usize {
+    match bytes.first() {
+        Some(0x1b) => 1,
+        Some(b'^') if bytes.get(1) == Some(&b'[') => 2,
+        Some(b'\\') => {
+            const FORMS: [&[u8]; 5] = [b"\\x1b", b"\\x1B", b"\\u001b", b"\\u001B", b"\\033"];
+            FORMS
+                .iter()
+                .find(|form| bytes.starts_with(form))
+                .map(|form| form.len())
+                .unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// End (exclusive) of an escape sequence whose introducer starts at `start`, if well formed.
+fn escape_sequence_end(bytes: &[u8], start: usize, introducer_len: usize) -> Option<usize> {
+    let mut index = start + introducer_len;
+    let raw_esc = introducer_len == 1;
+    match bytes.get(index) {
+        Some(b'[') => {
+            index += 1;
+            // CSI: parameter bytes 0x30–0x3f, intermediate bytes 0x20–0x2f, final byte 0x40–0x7e.
+            while let Some(&byte) = bytes.get(index) {
+                if (0x30..=0x3f).contains(&byte) {
+                    index += 1;
+                } else {
+                    break;
+                }
+            }
+            while let Some(&byte) = bytes.get(index) {
+                if (0x20..=0x2f).contains(&byte) {
+                    index += 1;
+                } else {
+                    break;
+                }
+            }
+            match bytes.get(index) {
+                Some(&byte) if (0x40..=0x7e).contains(&byte) => Some(index + 1),
+                _ => None,
+            }
+        }
+        Some(b']') if raw_esc => {
+            // OSC: until BEL or ESC \ (hyperlinks, window titles).
+            index += 1;
+            while let Some(&byte) = bytes.get(index) {
+                if byte == 0x07 {
+                    return Some(index + 1);
+                }
+                if byte == 0x1b && bytes.get(index + 1) == Some(&b'\\') {
+                    return Some(index + 2);
+                }
+                index += 1;
+            }
+            Some(bytes.len())
+        }
+        Some(&byte) if raw_esc && (0x40..=0x5f).contains(&byte) => Some(index + 1),
+        // A lone raw ESC is dropped; a textual introducer without `[` is kept as text.
+        _ if raw_esc => Some(index),
+        _ => None,
+    }
+}
+
+/// `2024-05-01T12:34:56.123456789Z ` (kubectl `--timestamps`, `docker logs -t`): nanosecond
+/// RFC 3339 followed by a space. TGI's own tracing timestamps (microseconds) are log content and kept.
+fn transport_timestamp_len(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.len() < 31 {
+        return None;
+    }
+    let digits = |range: std::ops::Range<usize>| range.clone().all(|i| bytes[i].is_ascii_digit());
+    let shape = digits(0..4)
+        && bytes[4] == b'-'
+        && digits(5..7)
+        && bytes[7] == b'-'
+        && digits(8..10)
+        && bytes[10] == b'T'
+        && digits(11..13)
+        && bytes[13] == b':'
+        && digits(14..16)
+        && bytes[16] == b':'
+        && digits(17..19)
+        && bytes[19] == b'.';
+    if !shape {
+        return None;
+    }
+    let fraction = bytes[20..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if fraction != 9 {
+        return None;
+    }
+    let mut index = 20 + fraction;
+    match bytes.get(index) {
+        Some(b'Z') => index += 1,
+        Some(b'+') | Some(b'-') if bytes.len() >= index + 6 => index += 6,
+        _ => return None,
+    }
+    if bytes.get(index) != Some(&b' ') {
+        return None;
+    }
+    Some(index + 1)
+}
+
+/// A line copied from a terminal UI pane (k9s, lazydocker): `│ text   │` → the range of `text`.
+fn tui_frame(text: &str) -> Option<(usize, usize)> {
+    const BAR: &str = "\u{2502}";
+    let inner = text.strip_prefix(BAR)?;
+    let inner = inner.strip_suffix(BAR).unwrap_or(inner);
+    let start = BAR.len() + (inner.len() - inner.trim_start_matches(' ').len()).min(1);
+    let end = BAR.len() + inner.trim_end().len();
+    (start <= end).then_some((start, end))
+}
+
+/// `[rank0]:`, `[default3]:` (torchrun `--tee`), `[1,0]<stderr>:` (mpirun `--tag-output`); also a
+/// CI runner's `[2026-02-24T20:21:58Z] ` timestamp (Buildkite), removed without a stream.
+fn bracket_stream(text: &str) -> Option<(usize, Option<String>)> {
+    let bytes = text.as_bytes();
+    if let Some(len) = bracket_ci_timestamp_len(bytes) {
+        return Some((len, None));
+    }
+    let close = memchr::memchr(b']', &bytes[..bytes.len().min(24)])?;
+    let inside = &text[1..close];
+    let is_rank_like = !inside.is_empty()
+        && inside
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b',' || b == b'_')
+        && inside.bytes().any(|b| b.is_ascii_digit())
+        && inside
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b.is_ascii_digit());
+    if !is_rank_like {
+        return None;
+    }
+    let mut index = close + 1;
+    // mpirun: `[1,0]<stdout>:`
+    if bytes.get(index) == Some(&b'<') {
+        let end = memchr::memchr(b'>', &bytes[index..])? + index;
+        index = end + 1;
+    }
+    if bytes.get(index) != Some(&b':') {
+        return None;
+    }
+    index += 1;
+    if bytes.get(index) == Some(&b' ') {
+        index += 1;
+    }
+    // `[rank0]:` alone must look like a rank, not a log level such as `[INFO]:` (no digit there).
+    Some((index, Some(inside.to_string())))
+}
+
+/// `[2026-02-24T20:21:58Z] ` or with a fraction: a transport timestamp in brackets.
+fn bracket_ci_timestamp_len(bytes: &[u8]) -> Option<usize> {
+    let shape = bytes.len() > 22
+        && bytes[1..5].iter().all(u8::is_ascii_digit)
+        && bytes[5] == b'-'
+        && bytes[11] == b'T'
+        && bytes[14] == b':';
+    if !shape {
+        return None;
+    }
+    let close = memchr::memchr(b']', &bytes[..bytes.len().min(40)])?;
+    if bytes[close - 1] != b'Z' {
+        return None;
+    }
+    let mut end = close + 1;
+    if bytes.get(end) == Some(&b' ') {
+        end += 1;
+    }
+    Some(end)
+}
+
+/// `(EngineCore pid=123) `, `(VllmWorker rank=1 pid=45) `, `(RayWorkerWrapper pid=9, ip=10.0.0.2) `,
+/// `(pid=77) `: a parenthesised process tag holding `pid=`.
+fn paren_stream(text: &str) -> Option<(usize, Option<String>)> {
+    let bytes = text.as_bytes();
+    let window = &bytes[..bytes.len().min(160)];
+    let close = memchr::memchr(b')', window)?;
+    let inside = &text[1..close];
+    if inside.contains('(') || !inside.contains("pid=") {
+        return None;
+    }
+    let mut index = close + 1;
+    if bytes.get(index) == Some(&b' ') {
+        index += 1;
+    }
+    Some((index, Some(inside.trim().to_string())))
+}
+
+/// docker-compose `name  | ` (service name, padding, bar). The name must be one token with a letter.
+fn compose_stream(text: &str) -> Option<(usize, Option<String>)> {
+    let bytes = text.as_bytes();
+    let window = &bytes[..bytes.len().min(96)];
+    let bar = memchr::memchr(b'|', window)?;
+    let name_end = bytes[..bar].iter().position(|b| *b == b' ').unwrap_or(bar);
+    if name_end == 0 || bytes[name_end..bar].iter().any(|b| *b != b' ') || name_end == bar {
+        return None;
+    }
+    let name = &text[..name_end];
+    // loguru's `ERROR    | 2024-… | …` is a level column, not a service name.
+    if name.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let name_ok = name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !name_ok {
+        return None;
+    }
+    let mut index = bar + 1;
+    if bytes.get(index) == Some(&b' ') {
+        index += 1;
+    }
+    Some((index, Some(name.to_string())))
+}
+
+/// Markdown pasted around a log line: a blockquote `> ` or bold `**` opening the line
+/// (`**(VllmWorker rank=5 pid=…) ERROR …**` in a GitHub issue).
+fn markdown_junk(text: &str) -> Option<(usize, usize)> {
+    if text.starts_with("> ") {
+        return Some((2, text.len()));
+    }
+    let rest = text.strip_prefix("**")?;
+    if !rest.starts_with(['(', '[']) {
+        return None;
+    }
+    let end = if rest.ends_with("**") {
+        text.len() - 2
+    } else {
+        text.len()
+    };
+    Some((2, end))
+}
+
+/// Jupyter's traceback arrow `----> 12 ` pointing at the failing source line.
+fn jupyter_arrow_len(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let dashes = bytes.iter().take_while(|b| **b == b'-').count();
+    if dashes < 2 || bytes.get(dashes) != Some(&b'>') {
+        return None;
+    }
+    let mut index = dashes + 1;
+    while bytes.get(index) == Some(&b' ') {
+        index += 1;
+    }
+    let digits = bytes[index..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    index += digits;
+    if bytes.get(index) == Some(&b' ') {
+        index += 1;
+    }
+    Some(index)
+}
+
+/// An output line of an `.ipynb` JSON file: `    "text\n",` → the range of `text`.
+fn notebook_json_line(text: &str) -> Option<(usize, usize)> {
+    let start = text.find('"')?;
+    if !text[..start].bytes().all(|b| b == b' ' || b == b'\t') {
+        return None;
+    }
+    let rest = &text[start + 1..];
+    let inner_len = rest
+        .strip_suffix("\\n\",")
+        .or_else(|| rest.strip_suffix("\\n\""))?
+        .len();
+    Some((start + 1, start + 1 + inner_len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean(raw: &str) -> (String, Option<String>) {
+        let line = clean_line(raw);
+        (line.text.into_owned(), line.stream)
+    }
+
+    #[test]
+    fn plain_line_is_borrowed_and_trimmed() {
+        let line = clean_line("CUDA out of memory.   ");
+        assert!(matches!(line.text, Cow::Borrowed(_)));
+        assert_eq!(line.text, "CUDA out of memory.");
+        assert_eq!(line.stream, None);
+    }
+
+    #[test]
+    fn strips_raw_and_caret_ansi() {
+        assert_eq!(
+            clean("\x1b[0;36m(EngineCore pid=123)\x1b[0;0m ERROR here"),
+            ("ERROR here".into(), Some("EngineCore pid=123".into()))
+        );
+        assert_eq!(
+            clean("^[[0;36m(VllmWorker rank=1 pid=4567)^[[0;0m INFO x^M"),
+            ("INFO x".into(), Some("VllmWorker rank=1 pid=4567".into()))
+        );
+        assert_eq!(
+            clean("\\u001b[0;31mOutOfMemoryError\\u001b[0m: CUDA out of memory."),
+            ("OutOfMemoryError: CUDA out of memory.".into(), None)
+        );
+    }
+
+    #[test]
+    fn strips_rank_and_compose_prefixes() {
+        assert_eq!(
+            clean("[rank0]: torch.OutOfMemoryError: CUDA"),
+            ("torch.OutOfMemoryError: CUDA".into(), Some("rank0".into()))
+        );
+        assert_eq!(
+            clean("vllm-1  | (EngineCore_DP0 pid=7) ERROR boom\r"),
+            (
+                "ERROR boom".into(),
+                Some("vllm-1/EngineCore_DP0 pid=7".into())
+            )
+        );
+        assert_eq!(
+            clean("2024-05-01T12:34:56.123456789Z [rank1]:   File \"x.py\""),
+            ("  File \"x.py\"".into(), Some("rank1".into()))
+        );
+    }
+
+    #[test]
+    fn keeps_log_format_and_tables() {
+        assert_eq!(
+            clean("2024-06-17T13:18:29.371622Z  INFO shard-manager: ok").0,
+            "2024-06-17T13:18:29.371622Z  INFO shard-manager: ok"
+        );
+        assert_eq!(clean("| a | b |").0, "| a | b |");
+        assert_eq!(clean("[INFO]: started").0, "[INFO]: started");
+        assert_eq!(
+            clean("slot update_slots: id  0 | task 0 | x").0,
+            "slot update_slots: id  0 | task 0 | x"
+        );
+    }
+
+    #[test]
+    fn ci_timestamps_tui_frames_and_markdown() {
+        assert_eq!(
+            clean("[2026-02-24T20:21:58Z] (EngineCore_DP0 pid=6940) ValueError: x"),
+            (
+                "ValueError: x".into(),
+                Some("EngineCore_DP0 pid=6940".into())
+            )
+        );
+        assert_eq!(
+            clean("\u{2502} ERROR 09-27 engine.py:157] RuntimeError: y      \u{2502}").0,
+            "ERROR 09-27 engine.py:157] RuntimeError: y"
+        );
+        assert_eq!(
+            clean("**(VllmWorker rank=5 pid=50999) ERROR z**"),
+            ("ERROR z".into(), Some("VllmWorker rank=5 pid=50999".into()))
+        );
+        assert_eq!(clean("> RuntimeError: q").0, "RuntimeError: q");
+        assert_eq!(
+            clean("ERROR    | 2024-08-21 22:56:04 | autotrain").0,
+            "ERROR    | 2024-08-21 22:56:04 | autotrain"
+        );
+        assert_eq!(
+            clean("[1,0]<stderr>: boom"),
+            ("boom".into(), Some("1,0".into()))
+        );
+        assert_eq!(
+            transport_timestamp("2024-05-01T12:34:56.123456789Z text"),
+            Some("2024-05-01T12:34:56.123456789Z")
+        );
+    }
+
+    #[test]
+    fn lone_escapes_and_osc_links() {
+        assert_eq!(clean("a\x1bb").0, "ab");
+        assert_eq!(
+            clean("\x1b]8;;http://x\x07link\x1b]8;;\x07 end").0,
+            "link end"
+        );
+        assert_eq!(clean("^[[B^[[BINFO 03-11 x").0, "INFO 03-11 x");
+        assert_eq!(clean("keep ^[ literal").0, "keep ^[ literal");
+    }
+
+    #[test]
+    fn progress_bar_keeps_last_segment() {
+        assert_eq!(clean("Loading 10%\rLoading 20%\r\n").0, "Loading 20%");
+    }
+
+    #[test]
+    fn notebook_junk() {
+        assert_eq!(
+            clean("    \"OutOfMemoryError: CUDA out of memory.\\n\",").0,
+            "OutOfMemoryError: CUDA out of memory."
+        );
+        assert_eq!(clean("----> 5 y = model(x)").0, "y = model(x)");
+    }
+}

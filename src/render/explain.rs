@@ -210,6 +210,10 @@ pub fn text(report: &ExplainReport, style: Style) -> Vec<u8> {
 
     if !report.timeline.is_empty() {
         let _ = writeln!(out, "\n{}", style.bold("Timeline"));
+        let timed = report
+            .timeline
+            .iter()
+            .any(|event| event.timestamp.is_some());
         for event in &report.timeline {
             let when = match (&event.timestamp, event.seconds_since_start) {
                 (Some(stamp), Some(seconds)) => format!("{stamp} (+{seconds:.0} s)"),
@@ -223,17 +227,16 @@ pub fn text(report: &ExplainReport, style: Style) -> Vec<u8> {
                 label.to_string()
             };
             let figures = figures_text(event);
-            let _ = writeln!(
-                out,
-                "  {:>7}  {:<28} {label}{}",
-                event.line,
-                when,
-                if figures.is_empty() {
-                    String::new()
-                } else {
-                    format!("  {figures}")
-                }
-            );
+            let figures = if figures.is_empty() {
+                String::new()
+            } else {
+                format!("  {figures}")
+            };
+            if timed {
+                let _ = writeln!(out, "  {:>7}  {:<28} {label}{figures}", event.line, when);
+            } else {
+                let _ = writeln!(out, "  {:>7}  {label}{figures}", event.line);
+            }
         }
     }
 

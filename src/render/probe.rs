@@ -131,7 +131,7 @@ fn level_rows(report: &ProbeReport) -> Vec<Row> {
 
 fn test_text(test: &TrendTest) -> String {
     format!(
-        "{} per request (Theil–Sen), Mann–Kendall S = {}, z = {:.2}, p = {} ({} readings, {} block{})",
+        "{} per request (Theil–Sen), Mann–Kendall S = {}, z = {:.2}, {} ({} readings, {} block{})",
         signed_bytes(test.slope_bytes_per_request),
         test.mann_kendall_s,
         test.z,
@@ -151,6 +151,17 @@ fn trend_rows(report: &ProbeReport) -> Vec<Row> {
             .as_ref()
             .map_or_else(|| "no repeated input".to_string(), test_text),
     )];
+    if let Some(late) = &trend.late {
+        rows.push((
+            "later half".to_string(),
+            format!(
+                "{}; {} over {} requests",
+                test_text(late),
+                signed_bytes(trend.late_growth_bytes),
+                trend.late_span_requests
+            ),
+        ));
+    }
     rows.push((
         "growth over window".to_string(),
         format!(

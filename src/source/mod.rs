@@ -1,6 +1,7 @@
 //! The only code that touches the world besides `cli`: files, stdin, GPUs (NVML or replay),
 //! HTTP servers, child processes, the clock.
 
+pub mod checkpoint;
 pub mod file;
 pub mod gpu;
 pub mod process;

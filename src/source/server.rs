@@ -205,7 +205,9 @@ impl HttpServer {
 impl InferenceServer for HttpServer {
     fn models(&self) -> Result<Vec<ModelInfo>, ServerError> {
         let url = self.url("/v1/models");
-        let request = self.authorize(self.agent.get(&url));
+        let request = self
+            .authorize(self.agent.get(&url))
+            .set("Connection", "close");
         let body = read(request.call(), &url, self.timeout)?;
         parse_models(&body).map_err(|reason| ServerError::BadResponse {
             url: redact_url(&url),
@@ -238,7 +240,8 @@ impl InferenceServer for HttpServer {
         let started = Instant::now();
         let http = self
             .authorize(self.agent.post(&url))
-            .set("Content-Type", "application/json");
+            .set("Content-Type", "application/json")
+            .set("Connection", "close");
         let result =
             read(http.send_string(&body.to_string()), &url, self.timeout).and_then(|text| {
                 let json: Value =
@@ -268,13 +271,23 @@ impl InferenceServer for HttpServer {
 
 /// Reads a metrics endpoint (`GET url`, no credentials sent) as text.
 pub fn fetch_text(url: &str, timeout: Duration) -> Result<String, ServerError> {
-    read(agent(timeout).get(url).call(), url, timeout)
+    read(
+        agent(timeout).get(url).set("Connection", "close").call(),
+        url,
+        timeout,
+    )
 }
 
+/// No kept-alive connections: a single-threaded server (Python's `http.server`, a test
+/// server) serves one connection at a time, so an idle pooled connection to it would block the
+/// next scrape or parallel request until its timeout. One connection per request costs
+/// nothing at the probe's pace.
 fn agent(timeout: Duration) -> ureq::Agent {
     ureq::AgentBuilder::new()
         .timeout_connect(timeout.min(Duration::from_secs(10)))
         .timeout(timeout)
+        .max_idle_connections(0)
+        .max_idle_connections_per_host(0)
         .build()
 }
 

@@ -102,6 +102,24 @@ fn one_step_at_the_first_long_input_is_a_plateau() {
 }
 
 #[test]
+fn growth_that_stops_in_the_identical_phase_is_a_plateau() {
+    let server = TestServer::start(Story::SlowWarmup, None);
+    let (report, output) = verdict(&server, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Significant with a positive slope over the whole window, flat in its later half.
+    let window = &report["trend"]["window"];
+    assert!(window["p_value"].as_f64().unwrap() < 0.01);
+    assert!(window["slope_bytes_per_request"].as_f64().unwrap() > 0.0);
+    assert_eq!(report["trend"]["late"]["slope_bytes_per_request"], 0.0);
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
+    assert_eq!(report["plateau_bytes"], 1800u64 << 20);
+}
+
+#[test]
 fn slow_leak_is_growth() {
     let server = TestServer::start(Story::Leak, None);
     let (report, output) = verdict(&server, &[]);
@@ -327,4 +345,38 @@ fn markdown_and_html_reports() {
     assert!(html.contains("<span class=\"bad\">growth"));
     assert!(!html.contains("<script") && !html.contains("src="));
     assert!(html.contains("`DCGM_FI_DEV_FB_USED` at http://127.0.0.1:"));
+}
+
+#[test]
+fn nvml_source_through_a_replayed_gpu() {
+    let server = TestServer::start(Story::Plateau, None);
+    let xml = super::fixture("h200-torch2.11/nvidia-smi-q.xml");
+    let run = |extra: &[&str]| {
+        oomdoc()
+            .env_remove("OOMDOC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env("OOMDOC_GPU_FROM", &xml)
+            .args(["probe", &server.url, "--json"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = run(&["--gpu", "0"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["memory_source"]["kind"], "nvml");
+    assert!(report["memory_source"]["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("used memory of GPU-"));
+    // A recording does not move: flat, so a plateau.
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
+
+    let output = run(&["--gpu", "GPU-nonexistent"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).starts_with("error: no GPU `GPU-nonexistent`"));
 }

@@ -20,6 +20,9 @@ pub enum Story {
     Plateau,
     /// Flat, +512 MiB once when the first long prompt arrives, then flat.
     Step,
+    /// A warm-up that goes on into the identical phase: +100 MiB for each of the first 8
+    /// completions, then flat.
+    SlowWarmup,
     /// +8 MiB with every completion, for ever.
     Leak,
     /// Flat level with up to 450 MiB of jitter (digits of π × 50 MiB).
@@ -49,6 +52,7 @@ impl Story {
         match self {
             Story::Plateau | Story::Crash(_) | Story::Errors(_) => 1000 + 100 * n.min(4),
             Story::Step => 1000 + if state.long_seen { 512 } else { 0 },
+            Story::SlowWarmup => 1000 + 100 * n.min(8),
             Story::Leak => 1000 + 8 * n,
             Story::Noise => 1000 + DIGITS[state.completions % DIGITS.len()] * 50,
         }

@@ -230,7 +230,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     output.report(&args.output, &bytes)?;
     match stop {
         Some(Stop::Server(error)) => Err(anyhow::Error::new(error).context(format!(
-            "the server failed during the protocol; the partial report above has verdict `{}`",
+            "the server failed during the protocol; the partial report has verdict `{}`",
             GrowthVerdict::Inconclusive.name()
         ))),
         Some(Stop::TimeLimit(seconds)) => {
@@ -611,6 +611,7 @@ enum MemoryReader {
         gpu: Box<dyn GpuSource>,
         target: NvmlTarget,
         description: String,
+        source: Source,
     },
     Prometheus {
         url: String,
@@ -750,9 +751,13 @@ impl MemoryReader {
 
     fn info(&self) -> MemorySourceInfo {
         match self {
-            MemoryReader::Nvml { description, .. } => MemorySourceInfo {
+            MemoryReader::Nvml {
+                description,
+                source,
+                ..
+            } => MemorySourceInfo {
                 kind: "nvml".to_string(),
-                source: Source::Nvml,
+                source: *source,
                 description: description.clone(),
             },
             MemoryReader::Prometheus { description, .. } => MemorySourceInfo {
@@ -772,11 +777,17 @@ impl MemoryReader {
 fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<MemoryReader> {
     let mut gpu = open_gpu_source()?;
     let inventory = gpu.inventory().context("cannot list GPUs")?;
+    // NVML, or a recording replayed through `OOMDOC_GPU_FROM`.
+    let source = inventory.source.unwrap_or(Source::Nvml);
     if let Some(pid) = args.pid {
         return Ok(MemoryReader::Nvml {
             gpu,
             target: NvmlTarget::Process(pid),
-            description: format!("GPU memory of process {pid} (NVML, per-process used memory)"),
+            description: format!(
+                "used GPU memory of process {pid} ({}, per process)",
+                source.label()
+            ),
+            source,
         });
     }
     let devices: Vec<&crate::model::machine::Device> = match &args.gpu {
@@ -813,20 +824,19 @@ fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<
         ));
     }
     let uuids: Vec<String> = devices.iter().map(|d| d.uuid.clone()).collect();
-    let description = format!("used memory of {} (NVML)", uuids.join(", "));
+    let description = format!("used memory of {} ({})", uuids.join(", "), source.label());
     Ok(MemoryReader::Nvml {
         gpu,
         target: NvmlTarget::Devices(uuids),
         description,
+        source,
     })
 }
 
+/// NVML, or the replay file named by `OOMDOC_GPU_FROM` (a recording made on a GPU host).
 fn open_gpu_source() -> anyhow::Result<Box<dyn GpuSource>> {
-    Err(HintedError::new(
-        "this build of oomdoc cannot read NVML yet",
-        "use `--memory-from prometheus:URL` (dcgm-exporter) or `--memory-from replay:FILE`",
-    )
-    .into())
+    let replay = crate::source::gpu::replay_path(None);
+    Ok(crate::source::gpu::open(replay.as_deref())?)
 }
 
 #[cfg(test)]

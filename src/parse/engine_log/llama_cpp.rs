@@ -4,104 +4,35 @@
 //! in `ollama/ollama` `llama/llama.cpp/`, and ollama's own `server/routes.go`,
 //! `llm/server.go` (`msg="starting llama server"`, `llama runner started in`).
 
-use super::common::{after, integer_after, leading_size, size_after, word_after};
-use super::{Certainty, LineFacts, Rule};
+use super::common::{after, has, integer_after, leading_size, size_after, word_after};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "loaded meta data with",
-        handler: loader,
-    },
-    Rule {
-        marker: "general.name",
-        handler: general,
-    },
-    Rule {
-        marker: "general.architecture",
-        handler: general,
-    },
-    Rule {
-        marker: "file type   =",
-        handler: file_type,
-    },
-    Rule {
-        marker: "file type =",
-        handler: file_type,
-    },
-    Rule {
-        marker: "layers to GPU",
-        handler: offloaded,
-    },
-    Rule {
-        marker: " buffer size =",
-        handler: buffer,
-    },
-    Rule {
-        marker: "KV self size",
-        handler: kv_size,
-    },
-    Rule {
-        marker: "llama_kv_cache: size =",
-        handler: kv_size,
-    },
-    Rule {
-        marker: "llama_kv_cache_unified: size =",
-        handler: kv_size,
-    },
-    Rule {
-        marker: "n_ctx ",
-        handler: context,
-    },
-    Rule {
-        marker: "n_batch ",
-        handler: context,
-    },
-    Rule {
-        marker: "server is listening on",
-        handler: listening,
-    },
-    Rule {
-        marker: "HTTP server listening",
-        handler: listening,
-    },
-    Rule {
-        marker: "main: model loaded",
-        handler: model_loaded,
-    },
-    Rule {
-        marker: "build: ",
-        handler: build,
-    },
-    Rule {
-        marker: "launch_slot_",
-        handler: slot,
-    },
-    Rule {
-        marker: "ggml_cuda_init: found",
-        handler: device_init,
-    },
-    Rule {
-        marker: "msg=\"starting llama server\"",
-        handler: ollama_start,
-    },
-    Rule {
-        marker: "msg=\"Listening on ",
-        handler: ollama_listening,
-    },
-    Rule {
-        marker: "llama runner started in",
-        handler: ollama_runner_started,
-    },
-    Rule {
-        marker: "msg=\"offload to ",
-        handler: ollama_offload,
-    },
-    Rule {
-        marker: "| POST ",
-        handler: gin_request,
-    },
+    rule("loaded meta data with", loader),
+    rule("general.name", general),
+    rule("general.architecture", general),
+    rule("file type   =", file_type),
+    rule("file type =", file_type),
+    rule("layers to GPU", offloaded),
+    rule(" buffer size =", buffer),
+    rule("KV self size", kv_size),
+    rule("llama_kv_cache: size =", kv_size),
+    rule("llama_kv_cache_unified: size =", kv_size),
+    rule("n_ctx ", context),
+    rule("n_batch ", context),
+    rule("server is listening on", listening),
+    rule("HTTP server listening", listening),
+    rule("main: model loaded", model_loaded),
+    rule("build: ", build),
+    rule("launch_slot_", slot),
+    rule("ggml_cuda_init: found", device_init),
+    rule("msg=\"starting llama server\"", ollama_start),
+    rule("msg=\"Listening on ", ollama_listening),
+    rule("llama runner started in", ollama_runner_started),
+    rule("msg=\"offload to ", ollama_offload),
+    rule("| POST ", gin_request),
 ];
 
 fn llama(facts: &mut LineFacts) {
@@ -133,9 +64,9 @@ fn general(text: &str, facts: &mut LineFacts) {
         return;
     }
     llama(facts);
-    if text.contains("general.architecture") {
+    if has(text, "general.architecture") {
         facts.model.architecture = Some(value.to_string());
-    } else if text.contains("general.name") && facts.model.name.is_none() {
+    } else if has(text, "general.name") && facts.model.name.is_none() {
         facts.model.name = Some(value.to_string());
     }
 }
@@ -143,7 +74,7 @@ fn general(text: &str, facts: &mut LineFacts) {
 /// `print_info: file type   = Q4_K - Medium`.
 fn file_type(text: &str, facts: &mut LineFacts) {
     if let Some(value) = after(text, "=").map(str::trim) {
-        if !value.is_empty() && !text.contains("general.file_type") {
+        if !value.is_empty() && !has(text, "general.file_type") {
             facts.model.dtype = Some(value.to_string());
         }
     }
@@ -180,13 +111,13 @@ fn buffer(text: &str, facts: &mut LineFacts) {
         bytes: Some(bytes),
         ..EventFigures::default()
     };
-    if rest.contains("KV buffer") {
+    if has(rest, "KV buffer") {
         facts.memory.kv_cache = Some(bytes);
         facts.event(EventKind::KvCacheAllocated, Phase::KvCacheAlloc, figures);
-    } else if rest.contains("compute buffer") {
+    } else if has(rest, "compute buffer") {
         facts.memory.compute_buffers = Some(bytes);
         facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
-    } else if rest.contains("output buffer") || rest.contains("RS buffer") {
+    } else if has(rest, "output buffer") || has(rest, "RS buffer") {
         // small, not a milestone
     } else {
         facts.memory.weights = Some(bytes);
@@ -206,7 +137,7 @@ fn kv_size(text: &str, facts: &mut LineFacts) {
         }
     }
     let tokens = after(text, "(").and_then(|rest| {
-        rest.contains("cells")
+        has(rest, "cells")
             .then(|| super::common::leading_number(rest))
             .flatten()
     });
@@ -373,7 +304,7 @@ fn ollama_offload(text: &str, facts: &mut LineFacts) {
 
 /// ollama's GIN access log: `[GIN] 2024/05/01 - 12:00:00 | 200 | 1.2s | 127.0.0.1 | POST "/api/chat"`.
 fn gin_request(text: &str, facts: &mut LineFacts) {
-    if text.contains("[GIN]") && (text.contains("/api/") || text.contains("/v1/")) {
+    if has(text, "[GIN]") && (has(text, "/api/") || has(text, "/v1/")) {
         ollama(facts);
         facts.event(
             EventKind::Request,

@@ -10,6 +10,7 @@
 //! Message texts are those listed in the project's format reference (`formats.md` §3, §4),
 //! read from the engines' sources; each engine module cites its files.
 
+mod cmdline;
 mod common;
 mod llama_cpp;
 mod sglang;
@@ -145,8 +146,94 @@ pub(crate) struct Rule {
     pub handler: Handler,
 }
 
+/// Markers of lines that only ever add one more repeat of a merged event (requests, stats,
+/// progress bars): when the previous event is of the same kind, the driver counts them without
+/// cleaning or parsing the line (a 1 GiB serving log is mostly such lines).
+const REPEATS: &[(&str, EventKind)] = &[
+    ("\"POST /v1/", EventKind::Request),
+    ("\"POST /generate", EventKind::Request),
+    ("Received request ", EventKind::Request),
+    ("Added request ", EventKind::Request),
+    ("Avg prompt throughput:", EventKind::ServingStats),
+    ("Decode batch.", EventKind::Request),
+    ("Prefill batch.", EventKind::Request),
+    ("launch_slot_", EventKind::Request),
+    ("| POST ", EventKind::Request),
+];
+
+/// A rule (keeps the rule tables one line per marker).
+pub(crate) const fn rule(marker: &'static str, handler: Handler) -> Rule {
+    Rule { marker, handler }
+}
+
+/// Markers of lines that begin a run of an engine (banner, engine config, launcher args).
+const STARTS: &[&str] = &[
+    "vLLM API server version",
+    "vLLM server version",
+    "LLM engine (v",
+    "server_args=ServerArgs(",
+    "text_generation_launcher: Args",
+    "msg=\"starting llama server\"",
+];
+
+/// Markers of lines that configure a run without showing progress (settings, versions,
+/// command lines, model metadata): they never end a run.
+const NEUTRAL: &[&str] = &[
+    "non-default args:",
+    "args: Namespace(",
+    "Resolved architecture:",
+    "Using max model len",
+    "max_num_batched_tokens=",
+    "vLLM is using nccl==",
+    "Automatically detected platform",
+    "vLLM Version:",
+    "general.name",
+    "general.architecture",
+    "file type   =",
+    "file type =",
+    "n_ctx ",
+    "n_batch ",
+    "build: ",
+    "ggml_cuda_init: found",
+    "msg=\"Listening on ",
+    "Commit sha:",
+    "Docker label:",
+    "sglang==",
+    "PyTorch version",
+    "Torch version",
+    "torch==",
+    "transformers==",
+    "vllm==",
+    "` version:",
+    "Driver Version:",
+    "CUDA Version:",
+    "CUDA used to build PyTorch:",
+    "DeepSpeed info: version=",
+    "vllm serve ",
+    "vllm.entrypoints.openai.api_server",
+    "vllm.entrypoints.api_server",
+    "sglang.launch_server",
+    "text-generation-launcher ",
+    "text-generation-inference:",
+    "llama-server ",
+    "llama-cli ",
+];
+
+/// What a marker says about the run, for deferred parsing (see `analyze::explain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerRole {
+    /// A run of the engine begins here.
+    Start,
+    /// Settings or versions: neither progress nor a new run.
+    Neutral,
+    /// A step of the run (or a traceback frame).
+    Progress,
+}
+
 struct Table {
     markers: Vec<&'static str>,
+    roles: Vec<MarkerRole>,
+    repeats: Vec<Option<EventKind>>,
     handlers: Vec<Handler>,
     /// For each marker, the index of its handler in `handlers` (deduplicated).
     handler_of: Vec<usize>,
@@ -164,6 +251,7 @@ fn table() -> &'static Table {
             tgi::RULES,
             llama_cpp::RULES,
             training::RULES,
+            cmdline::RULES,
         ] {
             for rule in rules {
                 markers.push(rule.marker);
@@ -177,8 +265,31 @@ fn table() -> &'static Table {
                 handler_of.push(index);
             }
         }
+        let repeats = markers
+            .iter()
+            .map(|marker| {
+                REPEATS
+                    .iter()
+                    .find(|(literal, _)| literal == marker)
+                    .map(|(_, kind)| *kind)
+            })
+            .collect();
+        let roles = markers
+            .iter()
+            .map(|marker| {
+                if STARTS.contains(marker) {
+                    MarkerRole::Start
+                } else if NEUTRAL.contains(marker) {
+                    MarkerRole::Neutral
+                } else {
+                    MarkerRole::Progress
+                }
+            })
+            .collect();
         Table {
             markers,
+            roles,
+            repeats,
             handlers,
             handler_of,
         }
@@ -189,6 +300,20 @@ fn table() -> &'static Table {
 /// passed back to [`parse_line`].
 pub fn markers() -> &'static [&'static str] {
     &table().markers
+}
+
+/// The role of a marker (start of a run, neutral setting, progress).
+pub fn marker_role(marker: usize) -> MarkerRole {
+    table()
+        .roles
+        .get(marker)
+        .copied()
+        .unwrap_or(MarkerRole::Progress)
+}
+
+/// The merged event kind a line with this marker can only repeat (see `REPEATS`), if any.
+pub fn repeat_kind(marker: usize) -> Option<EventKind> {
+    table().repeats.get(marker).copied().flatten()
 }
 
 /// Parses one cleaned line that contains the markers with the given indices (into
@@ -236,6 +361,16 @@ mod tests {
     fn markers_are_non_empty_and_handlers_dedupe() {
         assert!(markers().iter().all(|m| m.len() >= 3));
         assert!(table().handlers.len() < table().markers.len());
+    }
+
+    #[test]
+    fn role_lists_name_real_markers() {
+        for marker in STARTS.iter().chain(NEUTRAL) {
+            assert!(markers().contains(marker), "{marker}");
+        }
+        for (marker, _) in REPEATS {
+            assert!(markers().contains(marker), "{marker}");
+        }
     }
 
     #[test]

@@ -4,85 +4,33 @@
 //! (ready), `srt/server_args.py` (`server_args=ServerArgs(…)`). "GB" in SGLang means GiB
 //! (`get_available_gpu_memory` divides by `1 << 30`).
 
-use super::common::{after, number_after, setting, setting_integer, setting_number, size_after};
-use super::{Certainty, LineFacts, Rule};
+use super::common::{
+    after, has, number_after, setting, setting_integer, setting_number, size_after,
+};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 use crate::model::Bytes;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "server_args=ServerArgs(",
-        handler: server_args,
-    },
-    Rule {
-        marker: "Init torch distributed begin",
-        handler: device_init,
-    },
-    Rule {
-        marker: "Load weight begin",
-        handler: load_begin,
-    },
-    Rule {
-        marker: "Load weight end",
-        handler: load_end,
-    },
-    Rule {
-        marker: "is allocated. ",
-        handler: kv_allocated,
-    },
-    Rule {
-        marker: "Memory pool end",
-        handler: memory_pool_end,
-    },
-    Rule {
-        marker: "max_total_num_tokens=",
-        handler: scheduler_config,
-    },
-    Rule {
-        marker: "uda graph begin",
-        handler: graph_begin,
-    },
-    Rule {
-        marker: "UDA graph begin",
-        handler: graph_begin,
-    },
-    Rule {
-        marker: "uda graph end",
-        handler: graph_end,
-    },
-    Rule {
-        marker: "UDA graph end",
-        handler: graph_end,
-    },
-    Rule {
-        marker: "The server is fired up and ready to roll",
-        handler: ready,
-    },
-    Rule {
-        marker: "Prefill batch.",
-        handler: batch,
-    },
-    Rule {
-        marker: "Decode batch.",
-        handler: batch,
-    },
-    Rule {
-        marker: "Decode out of memory happened",
-        handler: retract,
-    },
-    Rule {
-        marker: "KV cache pool is full. Retract requests",
-        handler: retract,
-    },
-    Rule {
-        marker: "Scheduler hit an exception",
-        handler: scheduler_exception,
-    },
-    Rule {
-        marker: "sglang==",
-        handler: version,
-    },
+    rule("server_args=ServerArgs(", server_args),
+    rule("Init torch distributed begin", device_init),
+    rule("Load weight begin", load_begin),
+    rule("Load weight end", load_end),
+    rule("is allocated. ", kv_allocated),
+    rule("Memory pool end", memory_pool_end),
+    rule("max_total_num_tokens=", scheduler_config),
+    rule("uda graph begin", graph_begin),
+    rule("UDA graph begin", graph_begin),
+    rule("uda graph end", graph_end),
+    rule("UDA graph end", graph_end),
+    rule("The server is fired up and ready to roll", ready),
+    rule("Prefill batch.", batch),
+    rule("Decode batch.", batch),
+    rule("#retracted_reqs", retract),
+    rule("KV cache pool is full. Retract requests", retract),
+    rule("Scheduler hit an exception", scheduler_exception),
+    rule("sglang==", version),
 ];
 
 fn gib(text: &str, key: &str) -> Option<Bytes> {
@@ -171,7 +119,7 @@ fn load_end(text: &str, facts: &mut LineFacts) {
 
 /// `KV Cache is allocated. #tokens: 413420, K size: 23.66 GB, V size: 23.66 GB` (or `KV size:`).
 fn kv_allocated(text: &str, facts: &mut LineFacts) {
-    if !text.contains("#tokens") {
+    if !has(text, "#tokens") {
         return;
     }
     facts.engine(EngineName::Sglang, Certainty::Strong);
@@ -216,7 +164,7 @@ fn scheduler_config(text: &str, facts: &mut LineFacts) {
 }
 
 fn graph_begin(text: &str, facts: &mut LineFacts) {
-    if !text.contains("Capture") {
+    if !has(text, "Capture") {
         return;
     }
     facts.engine(EngineName::Sglang, Certainty::Strong);
@@ -231,7 +179,7 @@ fn graph_begin(text: &str, facts: &mut LineFacts) {
 }
 
 fn graph_end(text: &str, facts: &mut LineFacts) {
-    if !text.contains("Capture") {
+    if !has(text, "Capture") {
         return;
     }
     facts.engine(EngineName::Sglang, Certainty::Strong);
@@ -260,7 +208,7 @@ fn ready(_text: &str, facts: &mut LineFacts) {
 }
 
 fn batch(text: &str, facts: &mut LineFacts) {
-    if text.contains("#running-req") || text.contains("#new-seq") || text.contains("#new-token") {
+    if has(text, "#running-req") || has(text, "#new-seq") || has(text, "#new-token") {
         facts.engine(EngineName::Sglang, Certainty::Strong);
         facts.event(
             EventKind::Request,

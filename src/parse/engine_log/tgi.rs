@@ -3,88 +3,31 @@
 //! max batch total tokens), `router/src/server.rs` (`Connected`),
 //! `server/text_generation_server/models/flash_causal_lm.py` (KV-cache blocks, CUDA graphs).
 
-use super::common::{after, integer_after, setting, setting_integer, word_after};
-use super::{Certainty, LineFacts, Rule};
+use super::common::{after, has, integer_after, setting, setting_integer, word_after};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "text_generation_launcher: Args",
-        handler: args,
-    },
-    Rule {
-        marker: "Starting check and download process",
-        handler: download_start,
-    },
-    Rule {
-        marker: "Successfully downloaded weights",
-        handler: download_done,
-    },
-    Rule {
-        marker: "Download: Downloading",
-        handler: download_start,
-    },
-    Rule {
-        marker: "Starting shard",
-        handler: shard_start,
-    },
-    Rule {
-        marker: "Shard ready in",
-        handler: shard_ready,
-    },
-    Rule {
-        marker: "Starting Webserver",
-        handler: webserver,
-    },
-    Rule {
-        marker: "Warming up model",
-        handler: warmup,
-    },
-    Rule {
-        marker: "max batch total tokens to",
-        handler: max_batch_total_tokens,
-    },
-    Rule {
-        marker: "Inferred max batch total tokens:",
-        handler: max_batch_total_tokens,
-    },
-    Rule {
-        marker: "KV-cache blocks:",
-        handler: kv_blocks,
-    },
-    Rule {
-        marker: "Cuda Graphs are enabled for sizes",
-        handler: cuda_graphs,
-    },
-    Rule {
-        marker: ": Connected",
-        handler: connected,
-    },
-    Rule {
-        marker: "failed to start",
-        handler: failed,
-    },
-    Rule {
-        marker: "Webserver Crashed",
-        handler: failed,
-    },
-    Rule {
-        marker: "Shard complete standard error output",
-        handler: failed,
-    },
-    Rule {
-        marker: "Commit sha:",
-        handler: runtime_env,
-    },
-    Rule {
-        marker: "Docker label:",
-        handler: runtime_env,
-    },
-    Rule {
-        marker: "text_generation_router::server",
-        handler: request,
-    },
+    rule("text_generation_launcher: Args", args),
+    rule("Starting check and download process", download_start),
+    rule("Successfully downloaded weights", download_done),
+    rule("Download: Downloading", download_start),
+    rule("Starting shard", shard_start),
+    rule("Shard ready in", shard_ready),
+    rule("Starting Webserver", webserver),
+    rule("Warming up model", warmup),
+    rule("max batch total tokens to", max_batch_total_tokens),
+    rule("Inferred max batch total tokens:", max_batch_total_tokens),
+    rule("KV-cache blocks:", kv_blocks),
+    rule("Cuda Graphs are enabled for sizes", cuda_graphs),
+    rule(": Connected", connected),
+    rule("failed to start", failed),
+    rule("Webserver Crashed", failed),
+    rule("Shard complete standard error output", failed),
+    rule("Commit sha:", runtime_env),
+    rule("Docker label:", runtime_env),
+    rule("text_generation_router::server", request),
 ];
 
 fn tgi(facts: &mut LineFacts) {
@@ -133,7 +76,7 @@ fn download_done(_text: &str, facts: &mut LineFacts) {
 }
 
 fn shard_start(text: &str, facts: &mut LineFacts) {
-    if text.contains("Starting shard") && !text.contains("Waiting") {
+    if has(text, "Starting shard") && !has(text, "Waiting") {
         tgi(facts);
         facts.event(
             EventKind::WeightsLoadStart,
@@ -229,7 +172,7 @@ fn connected(text: &str, facts: &mut LineFacts) {
 }
 
 fn failed(text: &str, facts: &mut LineFacts) {
-    if text.contains("Shard") || text.contains("Webserver") {
+    if has(text, "Shard") || has(text, "Webserver") {
         tgi(facts);
         facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
     }
@@ -244,7 +187,7 @@ fn runtime_env(text: &str, facts: &mut LineFacts) {
 }
 
 fn request(text: &str, facts: &mut LineFacts) {
-    if text.contains("Success") || text.contains("generate") {
+    if has(text, "Success") || has(text, "generate") {
         tgi(facts);
         facts.event(
             EventKind::Request,

@@ -3,72 +3,27 @@
 //! version lines of `python -m torch.utils.collect_env`, `transformers-cli env`, `pip freeze`
 //! and `nvidia-smi`.
 
-use super::common::{after, word_after};
-use super::{Certainty, LineFacts, Rule};
+use super::common::{after, has, word_after};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "Traceback (most recent call last)",
-        handler: traceback,
-    },
-    Rule {
-        marker: "File \"",
-        handler: frame,
-    },
-    Rule {
-        marker: "DeepSpeed info: version=",
-        handler: deepspeed,
-    },
-    Rule {
-        marker: "[deepspeed]",
-        handler: deepspeed,
-    },
-    Rule {
-        marker: "torch.distributed.elastic",
-        handler: torchrun,
-    },
-    Rule {
-        marker: "'loss': ",
-        handler: training_step,
-    },
-    Rule {
-        marker: "PyTorch version",
-        handler: versions,
-    },
-    Rule {
-        marker: "Torch version",
-        handler: versions,
-    },
-    Rule {
-        marker: "torch==",
-        handler: versions,
-    },
-    Rule {
-        marker: "transformers==",
-        handler: versions,
-    },
-    Rule {
-        marker: "vllm==",
-        handler: versions,
-    },
-    Rule {
-        marker: "` version:",
-        handler: versions,
-    },
-    Rule {
-        marker: "Driver Version:",
-        handler: versions,
-    },
-    Rule {
-        marker: "CUDA Version:",
-        handler: versions,
-    },
-    Rule {
-        marker: "CUDA used to build PyTorch:",
-        handler: versions,
-    },
+    rule("Traceback (most recent call last)", traceback),
+    rule("File \"", frame),
+    rule("DeepSpeed info: version=", deepspeed),
+    rule("[deepspeed]", deepspeed),
+    rule("torch.distributed.elastic", torchrun),
+    rule("'loss': ", training_step),
+    rule("PyTorch version", versions),
+    rule("Torch version", versions),
+    rule("torch==", versions),
+    rule("transformers==", versions),
+    rule("vllm==", versions),
+    rule("` version:", versions),
+    rule("Driver Version:", versions),
+    rule("CUDA Version:", versions),
+    rule("CUDA used to build PyTorch:", versions),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
@@ -129,7 +84,7 @@ fn torchrun(_text: &str, facts: &mut LineFacts) {
 
 /// transformers `Trainer` log dicts: `{'loss': 1.2345, 'grad_norm': …, 'learning_rate': …, 'epoch': 0.1}`.
 fn training_step(text: &str, facts: &mut LineFacts) {
-    if text.contains("'epoch'") || text.contains("'learning_rate'") {
+    if has(text, "'epoch'") || has(text, "'learning_rate'") {
         facts.engine(EngineName::Transformers, Certainty::Weak);
         facts.event(
             EventKind::TrainingStep,

@@ -6,227 +6,72 @@
 //! `vllm/executor/*` (V0 blocks), uvicorn `server.py`/`lifespan/on.py` (ready).
 
 use super::common::{
-    after, integer_after, number_after, setting, setting_bool, setting_integer, setting_number,
-    size_after, word_after,
+    after, has, integer_after, number_after, setting, setting_bool, setting_integer,
+    setting_number, size_after, word_after,
 };
-use super::{Certainty, LineFacts, Rule};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 use crate::model::Bytes;
 
 pub(super) const RULES: &[Rule] = &[
-    Rule {
-        marker: "vLLM API server version",
-        handler: banner,
-    },
-    Rule {
-        marker: "vLLM server version",
-        handler: banner,
-    },
-    Rule {
-        marker: "LLM engine (v",
-        handler: engine_config,
-    },
-    Rule {
-        marker: "non-default args:",
-        handler: args,
-    },
-    Rule {
-        marker: "args: Namespace(",
-        handler: args,
-    },
-    Rule {
-        marker: "Resolved architecture:",
-        handler: architecture,
-    },
-    Rule {
-        marker: "Using max model len",
-        handler: max_model_len,
-    },
-    Rule {
-        marker: "max_num_batched_tokens=",
-        handler: chunked_prefill,
-    },
-    Rule {
-        marker: "vLLM is using nccl==",
-        handler: nccl,
-    },
-    Rule {
-        marker: "Automatically detected platform",
-        handler: platform,
-    },
-    Rule {
-        marker: "Starting to load model",
-        handler: load_start,
-    },
-    Rule {
-        marker: "checkpoint shards:",
-        handler: shards,
-    },
-    Rule {
-        marker: "Loading weights took",
-        handler: weights_read,
-    },
-    Rule {
-        marker: "Loading model weights took",
-        handler: weights_loaded,
-    },
-    Rule {
-        marker: "Model loading took",
-        handler: weights_loaded,
-    },
-    Rule {
-        marker: "Memory profiling takes",
-        handler: profiling,
-    },
-    Rule {
-        marker: "Memory profiling results:",
-        handler: profiling,
-    },
-    Rule {
-        marker: "x gpu_memory_utilization (",
-        handler: profiling,
-    },
-    Rule {
-        marker: "the rest of the memory reserved for KV Cache",
-        handler: profiling,
-    },
-    Rule {
-        marker: "Available KV cache memory:",
-        handler: profiling,
-    },
-    Rule {
-        marker: "on startup. Desired GPU memory utilization",
-        handler: startup_memory,
-    },
-    Rule {
-        marker: "# GPU blocks:",
-        handler: blocks,
-    },
-    Rule {
-        marker: "# cuda blocks:",
-        handler: blocks,
-    },
-    Rule {
-        marker: "# CUDA blocks:",
-        handler: blocks,
-    },
-    Rule {
-        marker: "KV cache size:",
-        handler: kv_tokens,
-    },
-    Rule {
-        marker: "Maximum concurrency for",
-        handler: kv_tokens,
-    },
-    Rule {
-        marker: "Capturing cudagraphs",
-        handler: graph_start,
-    },
-    Rule {
-        marker: "Capturing the model for CUDA graphs",
-        handler: graph_start,
-    },
-    Rule {
-        marker: "Capturing CUDA graph",
-        handler: graph_start,
-    },
-    Rule {
-        marker: "Graph capturing finished in",
-        handler: graph_done,
-    },
-    Rule {
-        marker: "torch.compile take",
-        handler: compile,
-    },
-    Rule {
-        marker: "torch.compile took",
-        handler: compile,
-    },
-    Rule {
-        marker: "Dynamo bytecode transform time",
-        handler: compile,
-    },
-    Rule {
-        marker: "Compiling a graph for",
-        handler: compile,
-    },
-    Rule {
-        marker: "Compile and warming up model",
-        handler: compile,
-    },
-    Rule {
-        marker: "init engine (profile, create kv cache, warmup model) took",
-        handler: engine_ready,
-    },
-    Rule {
-        marker: "Starting vLLM API server",
-        handler: api_starting,
-    },
-    Rule {
-        marker: "Starting vLLM server on",
-        handler: api_starting,
-    },
-    Rule {
-        marker: "Application startup complete",
-        handler: server_ready,
-    },
-    Rule {
-        marker: "Uvicorn running on",
-        handler: server_ready,
-    },
-    Rule {
-        marker: "Application startup failed",
-        handler: shutdown,
-    },
-    Rule {
-        marker: "EngineCore failed to start",
-        handler: shutdown,
-    },
-    Rule {
-        marker: "Engine core initialization failed",
-        handler: shutdown,
-    },
-    Rule {
-        marker: "WorkerProc failed to start",
-        handler: shutdown,
-    },
-    Rule {
-        marker: "Failed to load model - not enough GPU memory",
-        handler: load_failed,
-    },
-    Rule {
-        marker: "\"POST /v1/",
-        handler: request,
-    },
-    Rule {
-        marker: "\"POST /generate",
-        handler: request,
-    },
-    Rule {
-        marker: "Received request ",
-        handler: request,
-    },
-    Rule {
-        marker: "Added request ",
-        handler: request,
-    },
-    Rule {
-        marker: "Processed prompts:",
-        handler: request,
-    },
-    Rule {
-        marker: "Avg prompt throughput:",
-        handler: stats,
-    },
-    Rule {
-        marker: "is preempted by",
-        handler: preempted,
-    },
-    Rule {
-        marker: "vLLM Version:",
-        handler: collect_env,
-    },
+    rule("vLLM API server version", banner),
+    rule("vLLM server version", banner),
+    rule("LLM engine (v", engine_config),
+    rule("non-default args:", args),
+    rule("args: Namespace(", args),
+    rule("Resolved architecture:", architecture),
+    rule("Using max model len", max_model_len),
+    rule("max_num_batched_tokens=", chunked_prefill),
+    rule("vLLM is using nccl==", nccl),
+    rule("Automatically detected platform", platform),
+    rule("Starting to load model", load_start),
+    rule("checkpoint shards:", shards),
+    rule("Loading weights took", weights_read),
+    rule("Loading model weights took", weights_loaded),
+    rule("Model loading took", weights_loaded),
+    rule("Memory profiling takes", profiling),
+    rule("Memory profiling results:", profiling),
+    rule("x gpu_memory_utilization (", profiling),
+    rule("the rest of the memory reserved for KV Cache", profiling),
+    rule("Available KV cache memory:", profiling),
+    rule("on startup. Desired GPU memory utilization", startup_memory),
+    rule("GiB) on startup", startup_memory),
+    rule("# GPU blocks:", blocks),
+    rule("# cuda blocks:", blocks),
+    rule("# CUDA blocks:", blocks),
+    rule("KV cache size:", kv_tokens),
+    rule("Maximum concurrency for", kv_tokens),
+    rule("Capturing cudagraphs", graph_start),
+    rule("Capturing the model for CUDA graphs", graph_start),
+    rule("Capturing CUDA graph", graph_start),
+    rule("Graph capturing finished in", graph_done),
+    rule("torch.compile take", compile),
+    rule("torch.compile took", compile),
+    rule("Dynamo bytecode transform time", compile),
+    rule("Compiling a graph for", compile),
+    rule("Compile and warming up model", compile),
+    rule(
+        "init engine (profile, create kv cache, warmup model) took",
+        engine_ready,
+    ),
+    rule("Starting vLLM API server", api_starting),
+    rule("Starting vLLM server on", api_starting),
+    rule("Application startup complete", server_ready),
+    rule("Uvicorn running on", server_ready),
+    rule("Application startup failed", shutdown),
+    rule("EngineCore failed to start", shutdown),
+    rule("Engine core initialization failed", shutdown),
+    rule("WorkerProc failed to start", shutdown),
+    rule("Failed to load model - not enough GPU memory", load_failed),
+    rule("\"POST /v1/", request),
+    rule("\"POST /generate", request),
+    rule("Received request ", request),
+    rule("Added request ", request),
+    rule("Processed prompts:", request),
+    rule("Avg prompt throughput:", stats),
+    rule("is preempted by", preempted),
+    rule("vLLM Version:", collect_env),
 ];
 
 fn banner(text: &str, facts: &mut LineFacts) {
@@ -247,7 +92,7 @@ fn banner(text: &str, facts: &mut LineFacts) {
 fn engine_config(text: &str, facts: &mut LineFacts) {
     // V0: `Initializing an LLM engine (v0.6.3) with config: model='…', …`
     // V1: `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …`
-    if !text.contains("Initializing") {
+    if !has(text, "Initializing") {
         return;
     }
     facts.engine(EngineName::Vllm, Certainty::Banner);
@@ -257,7 +102,7 @@ fn engine_config(text: &str, facts: &mut LineFacts) {
             facts.engine_version = Some(version.to_string());
         }
     }
-    facts.generation = Some(if text.contains("V1 LLM engine") {
+    facts.generation = Some(if has(text, "V1 LLM engine") {
         "v1"
     } else {
         "v0"
@@ -316,7 +161,7 @@ fn max_model_len(text: &str, facts: &mut LineFacts) {
 }
 
 fn chunked_prefill(text: &str, facts: &mut LineFacts) {
-    if text.contains("Chunked prefill is enabled") {
+    if has(text, "Chunked prefill is enabled") {
         facts.config.max_num_batched_tokens = integer_after(text, "max_num_batched_tokens=");
     }
 }
@@ -329,7 +174,7 @@ fn nccl(text: &str, facts: &mut LineFacts) {
 }
 
 fn platform(text: &str, facts: &mut LineFacts) {
-    if text.contains("platform") {
+    if has(text, "platform") {
         facts.engine(EngineName::Vllm, Certainty::Weak);
         facts.event(
             EventKind::DeviceInit,
@@ -357,18 +202,19 @@ fn load_start(text: &str, facts: &mut LineFacts) {
 /// `Loading safetensors checkpoint shards:  50% Completed | 1/2 [..]` (vLLM) and
 /// `Loading checkpoint shards: 100%|██████████| 4/4 [..]` (transformers).
 fn shards(text: &str, facts: &mut LineFacts) {
-    if !text.contains("Loading") {
+    if !has(text, "Loading") {
         return;
     }
-    if text.contains("Loading checkpoint shards:") {
+    // vLLM's loader bar is also printed by SGLang (it reuses vLLM's weight utilities).
+    if has(text, "Loading checkpoint shards:") {
         facts.engine(EngineName::Transformers, Certainty::Weak);
     } else {
-        facts.engine(EngineName::Vllm, Certainty::Strong);
+        facts.engine(EngineName::Vllm, Certainty::Weak);
     }
     let complete = after(text, "shards:")
         .and_then(super::common::leading_number)
         .is_some_and(|percent| percent >= 100.0);
-    let kind = if complete && text.contains("Loading checkpoint shards:") {
+    let kind = if complete && has(text, "Loading checkpoint shards:") {
         EventKind::WeightsLoaded
     } else {
         EventKind::WeightsLoadProgress
@@ -413,7 +259,7 @@ fn gib(text: &str, key: &str) -> Option<Bytes> {
 fn profiling(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
     let memory = &mut facts.memory;
-    if text.contains("Memory profiling results:") {
+    if has(text, "Memory profiling results:") {
         // 0.6.4: total_gpu_memory=79.15GiB initial_memory_usage=… peak_torch_memory=… kv_cache_size=…GiB
         memory.total_gpu = gib(text, "total_gpu_memory=");
         memory.non_torch = gib(text, "non_torch_memory=");
@@ -426,12 +272,12 @@ fn profiling(text: &str, facts: &mut LineFacts) {
         facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
         return;
     }
-    if text.contains("x gpu_memory_utilization (") {
+    if has(text, "x gpu_memory_utilization (") {
         memory.total_gpu = gib(text, "total_gpu_memory (");
         facts.config.gpu_memory_utilization = number_after(text, "x gpu_memory_utilization (");
         return;
     }
-    if text.contains("the rest of the memory reserved for KV Cache") {
+    if has(text, "the rest of the memory reserved for KV Cache") {
         memory.weights = gib(text, "model weights take");
         memory.non_torch = gib(text, "non_torch_memory takes");
         memory.activation_peak = gib(text, "activation peak memory takes");
@@ -445,7 +291,7 @@ fn profiling(text: &str, facts: &mut LineFacts) {
         facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
         return;
     }
-    if text.contains("Available KV cache memory:") {
+    if has(text, "Available KV cache memory:") {
         memory.kv_cache = gib(text, "Available KV cache memory:");
         let figures = EventFigures {
             bytes: memory.kv_cache,
@@ -469,6 +315,9 @@ fn profiling(text: &str, facts: &mut LineFacts) {
 /// Actual usage is W GiB for weight, A GiB for peak activation, N GiB for non-torch memory, and
 /// G GiB for CUDAGraph memory. …` (0.10.2 INFO, 0.11–0.24 DEBUG).
 fn startup_memory(text: &str, facts: &mut LineFacts) {
+    if !has(text, "on startup") {
+        return;
+    }
     facts.engine(EngineName::Vllm, Certainty::Strong);
     let memory = &mut facts.memory;
     memory.free_at_start = gib(text, "Free memory on device (");
@@ -477,7 +326,7 @@ fn startup_memory(text: &str, facts: &mut LineFacts) {
         .and_then(super::common::leading_number)
         .map(Bytes::from_gib_f64);
     memory.weights = after(text, "Actual usage is").and_then(|rest| {
-        rest.contains("for weight")
+        has(rest, "for weight")
             .then(|| super::common::leading_number(rest))
             .flatten()
             .map(Bytes::from_gib_f64)
@@ -506,7 +355,7 @@ fn blocks(text: &str, facts: &mut LineFacts) {
 /// `GPU KV cache size: 442,160 tokens` and `Maximum concurrency for 8,192 tokens per request:
 /// 53.98x` (0.8–0.24, two lines; 0.33 one line).
 fn kv_tokens(text: &str, facts: &mut LineFacts) {
-    if text.contains("KV cache size:") && text.contains("tokens") {
+    if has(text, "KV cache size:") && has(text, "tokens") {
         facts.engine(EngineName::Vllm, Certainty::Strong);
         facts.event(
             EventKind::KvCacheAllocated,
@@ -517,7 +366,7 @@ fn kv_tokens(text: &str, facts: &mut LineFacts) {
             },
         );
     }
-    if text.contains("Maximum concurrency for") {
+    if has(text, "Maximum concurrency for") {
         facts.engine(EngineName::Vllm, Certainty::Strong);
         let per_request = integer_after(text, "Maximum concurrency for");
         if per_request.is_some() {
@@ -536,7 +385,7 @@ fn kv_tokens(text: &str, facts: &mut LineFacts) {
 }
 
 fn graph_start(text: &str, facts: &mut LineFacts) {
-    if text.contains("Skipping CUDA graph") {
+    if has(text, "Skipping CUDA graph") {
         return;
     }
     facts.engine(EngineName::Vllm, Certainty::Strong);
@@ -616,7 +465,7 @@ fn load_failed(_text: &str, facts: &mut LineFacts) {
 }
 
 fn request(text: &str, facts: &mut LineFacts) {
-    if text.contains("Processed prompts:") {
+    if has(text, "Processed prompts:") {
         facts.engine(EngineName::Vllm, Certainty::Weak);
     }
     facts.event(
@@ -635,7 +484,7 @@ fn stats(_text: &str, facts: &mut LineFacts) {
 }
 
 fn preempted(text: &str, facts: &mut LineFacts) {
-    if text.contains("not enough KV cache space") {
+    if has(text, "not enough KV cache space") {
         facts.event(
             EventKind::KvPressure,
             Phase::Inference,

@@ -41,7 +41,7 @@ print(f"{name}: verdict={r['verdict']} plateau={mib(r['plateau_bytes'])} "
       f"warmup_growth={mib(r['warmup']['warmup_growth_bytes'])} "
       f"total_growth={mib(r['warmup']['total_growth_bytes'])} steps={len(r['steps'])}")
 print(f"{name}: reason: {r['trend']['reason']}")
-print(f"{name}: memory: {[round(q['memory_bytes'] / 2**20) if q['memory_bytes'] else None for q in r['requests']]}")
+print(f"{name}: memory: {[None if q['memory_bytes'] is None else round(q['memory_bytes'] / 2**20) for q in r['requests']]}")
 PY
 }
 

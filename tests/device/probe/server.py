@@ -4,26 +4,29 @@
 python3 stdlib http.server + torch: a randomly initialised Llama-style transformer (hand-written,
 so it does not depend on a transformers release), byte-level "tokenizer", greedy decoding of a
 few tokens without a KV cache. Endpoints: GET /v1/models, POST /v1/completions,
-POST /v1/chat/completions. No network, no weights to download.
+POST /v1/chat/completions; a thread per connection, all GPU work on one worker thread. No network, no weights to download.
 
---leak keeps, after every request, a reference to an 8 MiB tensor holding that request's last
+--leak keeps, after every request, a reference to a 16 MiB tensor holding that request's last
 hidden states (padded), as a server that caches per-request activations by mistake would:
-GPU memory then grows with every request, for ever.
+GPU memory then grows with every request, for ever. 16 MiB is above the caching allocator's
+10 MiB "large segment" limit, so each leaked tensor gets its own 16 MiB (2 MiB-rounded)
+segment once the cached free blocks are used up: NVML sees a clean +16 MiB per request.
 """
 
 import argparse
 import json
-import math
+import queue
 import sys
+import threading
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import torch
 import torch.nn.functional as F
 
 VOCAB = 256 + 2  # bytes + BOS + EOS
 CONTEXT = 4096
-LEAK_BYTES = 8 << 20
+LEAK_BYTES = 16 << 20
 
 
 class Block(torch.nn.Module):
@@ -94,7 +97,30 @@ def main():
         text = bytes(t for t in out if t < 256).decode("utf-8", errors="replace")
         return text, len(ids), len(out)
 
-    generate("warm the kernels", 2)
+    # All GPU work on one thread: HTTP threads come and go, and CUDA library handles and
+    # workspaces are per thread; one worker keeps them fixed, so only the model's own
+    # memory behaviour shows.
+    jobs = queue.Queue()
+
+    def worker():
+        while True:
+            prompt, max_tokens, answer = jobs.get()
+            try:
+                answer.put(generate(prompt, max_tokens))
+            except Exception as error:  # reported to the client as HTTP 500
+                answer.put(error)
+
+    threading.Thread(target=worker, daemon=True).start()
+
+    def run_on_gpu(prompt, max_tokens):
+        answer = queue.Queue(maxsize=1)
+        jobs.put((prompt, max_tokens, answer))
+        result = answer.get()
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    run_on_gpu("warm the kernels", 2)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -128,7 +154,10 @@ def main():
                 return self.reply(404, {"error": {"message": "not found"}})
             prompt = request["messages"][-1]["content"] if chat else request.get("prompt", "")
             max_tokens = max(1, min(int(request.get("max_tokens", 16)), 64))
-            text, prompt_tokens, completion_tokens = generate(prompt, max_tokens)
+            try:
+                text, prompt_tokens, completion_tokens = run_on_gpu(prompt, max_tokens)
+            except Exception as error:
+                return self.reply(500, {"error": {"message": str(error)}})
             choice = ({"index": 0, "message": {"role": "assistant", "content": text},
                        "finish_reason": "length"} if chat else
                       {"index": 0, "text": text, "finish_reason": "length"})
@@ -137,7 +166,7 @@ def main():
                              "usage": {"prompt_tokens": prompt_tokens,
                                        "completion_tokens": completion_tokens}})
 
-    server = HTTPServer(("127.0.0.1", args.port), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"ready on 127.0.0.1:{args.port} leak={args.leak} "
           f"params={sum(p.numel() for p in model.parameters())}", flush=True)
     server.serve_forever()

@@ -1,1 +1,0 @@
-//! Parse safetensors, GGUF and config.json headers (R11, R12).

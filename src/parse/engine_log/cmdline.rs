@@ -1,0 +1,172 @@
+//! Launch command lines pasted with a log (`vllm serve …`, `python -m sglang.launch_server …`,
+//! `docker run … text-generation-inference:2.0.4 …`, `llama-server -m … -ngl 99`): they name
+//! the engine, its version (docker tags) and the settings the user chose. Flag names from each
+//! engine's CLI (`vllm/engine/arg_utils.py`, `sglang/srt/server_args.py`, TGI
+//! `launcher/src/main.rs`, llama.cpp `common/arg.cpp`).
+
+use super::common::{after, has};
+use super::{rule, Certainty, LineFacts, Rule};
+use crate::model::failure::EngineName;
+
+pub(super) const RULES: &[Rule] = &[
+    rule("vllm serve ", vllm),
+    rule("vllm.entrypoints.openai.api_server", vllm),
+    rule("vllm.entrypoints.api_server", vllm),
+    rule("sglang.launch_server", sglang),
+    rule("text-generation-launcher ", tgi),
+    rule("text-generation-inference:", tgi),
+    rule("llama-server ", llama),
+    rule("llama-cli ", llama),
+];
+
+/// The value of `--flag value` or `--flag=value`, unquoted.
+fn flag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let mut rest = text;
+    while let Some(found) = after(rest, name) {
+        rest = found;
+        let value = if let Some(value) = found.strip_prefix('=') {
+            value
+        } else if found.starts_with(' ') {
+            found.trim_start()
+        } else {
+            continue;
+        };
+        let value = value.split_whitespace().next()?;
+        let value = value.trim_matches(['"', '\'']);
+        if value.is_empty() || value.starts_with('-') {
+            return None;
+        }
+        return Some(value);
+    }
+    None
+}
+
+/// Whether a boolean flag is present (`--enforce-eager`), not followed by `=false`.
+fn switch(text: &str, name: &str) -> bool {
+    text.split_whitespace()
+        .any(|word| word == name || word.eq_ignore_ascii_case(&format!("{name}=true")))
+}
+
+fn number<T: std::str::FromStr>(text: &str, names: &[&str]) -> Option<T> {
+    names
+        .iter()
+        .find_map(|name| flag(text, name).and_then(|value| value.parse().ok()))
+}
+
+fn vllm(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    if let Some(model) = flag(text, "--model").or_else(|| {
+        after(text, "vllm serve ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .filter(|word| !word.starts_with('-'))
+    }) {
+        facts.model.name = Some(model.to_string());
+    }
+    if let Some(dtype) = flag(text, "--dtype") {
+        facts.model.dtype = Some(dtype.to_string());
+    }
+    if let Some(quantization) = flag(text, "--quantization").or_else(|| flag(text, "-q")) {
+        facts.model.quantization = Some(quantization.to_string());
+    }
+    let config = &mut facts.config;
+    config.max_model_len = number(text, &["--max-model-len", "--max_model_len"]);
+    config.gpu_memory_utilization = number(
+        text,
+        &["--gpu-memory-utilization", "--gpu_memory_utilization"],
+    );
+    config.tensor_parallel_size = number(text, &["--tensor-parallel-size", "-tp"]);
+    config.pipeline_parallel_size = number(text, &["--pipeline-parallel-size", "-pp"]);
+    config.max_num_seqs = number(text, &["--max-num-seqs"]);
+    config.max_num_batched_tokens = number(text, &["--max-num-batched-tokens"]);
+    config.cpu_offload_gb = number(text, &["--cpu-offload-gb"]);
+    config.kv_cache_dtype = flag(text, "--kv-cache-dtype").map(str::to_string);
+    if switch(text, "--enforce-eager") {
+        config.enforce_eager = Some(true);
+    }
+}
+
+fn sglang(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    if let Some(model) = flag(text, "--model-path").or_else(|| flag(text, "--model")) {
+        facts.model.name = Some(model.to_string());
+    }
+    let config = &mut facts.config;
+    config.tensor_parallel_size = number(text, &["--tp-size", "--tp"]);
+    config.mem_fraction_static = number(text, &["--mem-fraction-static"]);
+    config.max_model_len = number(text, &["--context-length"]);
+    config.max_num_batched_tokens = number(text, &["--chunked-prefill-size"]);
+    config.max_num_seqs = number(text, &["--max-running-requests"]);
+    if switch(text, "--disable-cuda-graph") {
+        config.enforce_eager = Some(true);
+    }
+}
+
+fn tgi(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Tgi, Certainty::Strong);
+    if let Some(tag) = after(text, "text-generation-inference:") {
+        let tag = tag.split_whitespace().next().unwrap_or("");
+        if tag.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            facts.engine_version = Some(tag.to_string());
+        }
+    }
+    if let Some(model) = flag(text, "--model-id") {
+        facts.model.name = Some(model.to_string());
+    }
+    if let Some(quantize) = flag(text, "--quantize") {
+        facts.model.quantization = Some(quantize.to_string());
+    }
+    let config = &mut facts.config;
+    config.tensor_parallel_size = number(text, &["--num-shard"]);
+    config.max_model_len = number(text, &["--max-total-tokens"]);
+    config.max_num_batched_tokens = number(text, &["--max-batch-prefill-tokens"]);
+}
+
+fn llama(text: &str, facts: &mut LineFacts) {
+    if !has(text, " -m ") && !has(text, "--model") && !has(text, "-hf ") {
+        return;
+    }
+    facts.engine(EngineName::Llamacpp, Certainty::Strong);
+    if let Some(model) = flag(text, "-m").or_else(|| flag(text, "--model")) {
+        facts.model.name = Some(model.to_string());
+    }
+    let config = &mut facts.config;
+    config.max_model_len = number(text, &["-c", "--ctx-size"]);
+    config.batch_size = number(text, &["-b", "--batch-size"]);
+    config.gpu_layers = flag(text, "-ngl")
+        .or_else(|| flag(text, "--n-gpu-layers"))
+        .or_else(|| flag(text, "--gpu-layers"))
+        .map(str::to_string);
+    config.kv_cache_dtype = flag(text, "--cache-type-k")
+        .or_else(|| flag(text, "-ctk"))
+        .map(str::to_string);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use super::*;
+
+    #[test]
+    fn vllm_command_line() {
+        let facts = parse_line_scan("python3 -m vllm.entrypoints.openai.api_server --model /home/user/models/krypton3-4b/ --max-model-len 32768 --tensor-parallel-size 1 --gpu-memory-utilization 0.95 --dtype float16 --port 7001 --enforce-eager");
+        assert_eq!(facts.engine, Some((EngineName::Vllm, Certainty::Strong)));
+        assert_eq!(
+            facts.model.name.as_deref(),
+            Some("/home/user/models/krypton3-4b/")
+        );
+        assert_eq!(facts.config.max_model_len, Some(32768));
+        assert_eq!(facts.config.gpu_memory_utilization, Some(0.95));
+        assert_eq!(facts.config.enforce_eager, Some(true));
+        let facts = parse_line_scan("vllm serve Qwen/Qwen2.5-7B --max-model-len=8192");
+        assert_eq!(facts.model.name.as_deref(), Some("Qwen/Qwen2.5-7B"));
+        assert_eq!(facts.config.max_model_len, Some(8192));
+    }
+
+    #[test]
+    fn tgi_docker_tag() {
+        let facts = parse_line_scan("docker run --gpus all ghcr.io/huggingface/text-generation-inference:3.2.1 --model-id /data/gemma-3-27b-it --num-shard 4 --max-total-tokens 32000 --max-batch-prefill-tokens 31000");
+        assert_eq!(facts.engine_version.as_deref(), Some("3.2.1"));
+        assert_eq!(facts.config.tensor_parallel_size, Some(4));
+        assert_eq!(facts.config.max_num_batched_tokens, Some(31000));
+    }
+}

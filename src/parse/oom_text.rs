@@ -1,1 +1,0 @@
-//! Parse OOM message families → figures in exact bytes (R1).

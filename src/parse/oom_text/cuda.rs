@@ -1,0 +1,150 @@
+//! Raw CUDA runtime/driver errors: `CUDA error: out of memory`, `CUDA driver error: out of
+//! memory`, cuBLAS allocation failures, and the memory-access bugs that are not OOM at all.
+//!
+//! Sources: `c10/cuda/CUDAException.h` (`C10_CUDA_CHECK`), `aten/src/ATen/cuda/Exceptions.h`
+//! (`TORCH_CUDABLAS_CHECK`: "CUDA error: " + status + " when calling `" #EXPR "`"), ggml
+//! `src/ggml-cuda/ggml-cuda.cu` (`ggml_cuda_error`: "CUDA error: %s" then
+//! "  current device: %d, in function %s at %s:%d"); formats.md §1.5 and §4.1.
+
+use super::{Continuation, Family, Parsed};
+use crate::model::failure::{EngineName, OomKind};
+
+/// Lines that start one of this module's families, with the offset where the message starts.
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    for needle in [
+        "CUDA driver error: out of memory",
+        "CUDA_ERROR_OUT_OF_MEMORY",
+    ] {
+        if let Some(position) = text.find(needle) {
+            let begin = if needle.starts_with("CUDA_ERROR") {
+                line_begin(text, position)
+            } else {
+                position
+            };
+            return Some((Family::CudaDriver, begin));
+        }
+    }
+    // `CUDA error: out of memory` (also pasted as `CUDA error:out of memory`), ROCm's
+    // `HIP error: …`, and the pre-1.0 THC `cuda runtime error (2) : out of memory at …`.
+    for needle in ["CUDA error:", "HIP error:", "cuda runtime error (2) :"] {
+        if let Some(position) = text.find(needle) {
+            let rest = text[position + needle.len()..].trim_start();
+            if rest.starts_with("out of memory") {
+                return Some((Family::CudaError, position));
+            }
+        }
+    }
+    if let Some(position) = text.find("cudaErrorMemoryAllocation") {
+        // The torch boilerplate "Search for `cudaErrorMemoryAllocation' in …" is a continuation.
+        if !text[..position].contains("Search for") {
+            return Some((Family::CudaError, error_begin(text, position)));
+        }
+    }
+    if let Some(position) = text.find("CUBLAS_STATUS_ALLOC_FAILED") {
+        return Some((Family::Cublas, error_begin(text, position)));
+    }
+    if let Some(position) = text.find("CUBLAS_STATUS_NOT_INITIALIZED") {
+        // Usually an OOM when it comes from creating the handle (formats.md §1.5).
+        if text.contains("cublasCreate") {
+            return Some((Family::Cublas, error_begin(text, position)));
+        }
+    }
+    for needle in [
+        "an illegal memory access was encountered",
+        "misaligned address",
+    ] {
+        if let Some(position) = text.find(needle) {
+            return Some((Family::IllegalAccess, error_begin(text, position)));
+        }
+    }
+    None
+}
+
+/// Any other "out of memory" that names a GPU and reads like an error (NCCL's
+/// `Cuda failure 'out of memory'`, cupy, triton …). Tried after every precise family.
+pub(super) fn start_fallback(text: &str) -> Option<(Family, usize)> {
+    let lower_position = text
+        .find("out of memory")
+        .or_else(|| text.find("Out of memory"))?;
+    // Only an error's own wording: `…: out of memory`, `'out of memory'`, `(out of memory)`;
+    // not prose such as "I get a CUDA out of memory error" (sglang-0.4.3-… fixture).
+    let before = text[..lower_position].trim_end();
+    if !(before.is_empty() || before.ends_with([':', '\'', '"', '(', '`'])) {
+        return None;
+    }
+    const GPU_WORDS: [&str; 9] = [
+        "CUDA", "cuda", "Cuda", "GPU", "gpu", "NCCL", "HIP", "ROCm", "cuMem",
+    ];
+    const ERROR_WORDS: [&str; 6] = ["rror", "failed", "Failed", "failure", "Exception", "ERROR"];
+    let gpu = GPU_WORDS.iter().any(|w| text.contains(w));
+    let error = ERROR_WORDS.iter().any(|w| text.contains(w));
+    // Advice such as "If out-of-memory error occurs" is hyphenated and never matches.
+    (gpu && error).then(|| (Family::OtherGpu, line_begin(text, lower_position)))
+}
+
+/// Start of the error wording: at `CUDA error:` if it precedes the status, else at `position`.
+fn error_begin(text: &str, position: usize) -> usize {
+    let before = &text[..position];
+    before
+        .rfind("CUDA error:")
+        .or_else(|| before.rfind("CUDA error "))
+        .unwrap_or(position)
+}
+
+/// Start of the exception (`RuntimeError: …`) holding `position`, else the line start.
+fn line_begin(text: &str, position: usize) -> usize {
+    let before = &text[..position];
+    let trimmed = text.len() - text.trim_start().len();
+    before
+        .rfind("Error: ")
+        .and_then(|end| {
+            before[..end]
+                .rfind(|c: char| c.is_whitespace())
+                .map(|s| s + 1)
+        })
+        .unwrap_or(trimmed)
+        .min(position)
+}
+
+/// Lines after `CUDA error: out of memory`: torch's boilerplate is skipped; ggml's
+/// `current device: N, in function …` and the call line after it are kept.
+pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -> Continuation {
+    const BOILERPLATE: [&str; 5] = [
+        "CUDA kernel errors might be asynchronously reported",
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING",
+        "Compile with `TORCH_USE_CUDA_DSA`",
+        "Search for `cudaErrorMemoryAllocation'",
+        "Device-side assertions",
+    ];
+    if BOILERPLATE.iter().any(|b| text.contains(b)) {
+        return Continuation::Skip;
+    }
+    if text.contains("current device:") {
+        return Continuation::Append;
+    }
+    let after_device = open_text.contains("current device:");
+    if after_device && lines <= 3 && text.starts_with([' ', '\t']) {
+        return Continuation::Append;
+    }
+    Continuation::Close
+}
+
+pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
+    match family {
+        Family::CudaError => {
+            let mut parsed = Parsed::new(OomKind::CudaErrorOutOfMemory, true);
+            if let Some(caps) = regex!(r"currentdevice:(\d+)").captures(squeezed) {
+                parsed.figures.gpu_index = caps.get(1).and_then(|m| m.as_str().parse().ok());
+                parsed.engine_hint = Some(EngineName::Llamacpp);
+            }
+            if text.to_ascii_lowercase().contains("ggml") {
+                parsed.engine_hint = Some(EngineName::Llamacpp);
+            }
+            parsed
+        }
+        Family::CudaDriver => Parsed::new(OomKind::CudaDriverOutOfMemory, true),
+        Family::Cublas => Parsed::new(OomKind::CublasAlloc, true),
+        Family::IllegalAccess => Parsed::new(OomKind::IllegalMemoryAccess, false),
+        _ => Parsed::new(OomKind::OtherGpuOom, true),
+    }
+}

@@ -1,0 +1,119 @@
+//! Host-RAM failures that people mistake for GPU OOM: PyTorch's CPU allocator, errno 12,
+//! the Linux OOM killer, exit code 137 / SIGKILL, and ollama's "requires more system memory".
+//! All have `is_gpu_oom = false`.
+//!
+//! Sources: `c10/core/impl/alloc_cpu.cpp` (`DefaultCPUAllocator: can't allocate memory: you
+//! tried to allocate %d bytes. Error code 12 (Cannot allocate memory)`; older `not enough
+//! memory: you tried to allocate`), `libc10.so` string `C10 Out of Memory. Trying to allocate `
+//! (formats.md §1.5), Linux `mm/oom_kill.c` (`Out of memory: Killed process %d (%s)`), ollama
+//! `llm/server.go` (`model requires more system memory (%s) than is available (%s)`).
+
+use super::{size_of, Continuation, Family, HostKind, Parsed};
+use crate::model::failure::{EngineName, OomKind};
+use crate::model::Bytes;
+
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    if let Some(position) = text.find("DefaultCPUAllocator") {
+        let begin = text[..position].rfind("[enforce fail").unwrap_or(position);
+        return Some((Family::Host(HostKind::CpuAllocator), begin));
+    }
+    if let Some(position) = text.find("C10 Out of Memory") {
+        return Some((Family::Host(HostKind::C10), position));
+    }
+    if let Some(position) = text.find("requires more system memory") {
+        let begin = text[..position].rfind("model ").unwrap_or(position);
+        return Some((Family::Host(HostKind::SystemMemory), begin));
+    }
+    for needle in [
+        "Out of memory: Kill",
+        "out of memory: Kill",
+        "Killed process",
+        "invoked oom-killer",
+        "oom-kill:",
+        "OOMKilled",
+    ] {
+        if let Some(position) = text.find(needle) {
+            let begin = text[..position].rfind("Memory cgroup").unwrap_or(position);
+            return Some((Family::Host(HostKind::OomKiller), begin));
+        }
+    }
+    if let Some(position) = text.find("Cannot allocate memory") {
+        let begin = text[..position]
+            .rfind("[Errno")
+            .or_else(|| text[..position].rfind("OSError"))
+            .unwrap_or(position);
+        return Some((Family::Host(HostKind::Errno), begin));
+    }
+    if text.trim() == "Killed" {
+        return Some((
+            Family::Host(HostKind::Killed),
+            text.len() - text.trim_start().len(),
+        ));
+    }
+    if text.contains("137") || text.contains("SIGKILL") {
+        let found = regex!(
+            r"(?i)(?:exit(?:ed)?(?: with)?(?: code| status)|exitcode|return ?code|status)\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)"
+        )
+        .find(text)?;
+        return Some((Family::Host(HostKind::Killed), found.start()));
+    }
+    None
+}
+
+/// The kernel prints the kill over several lines (`oom-kill:…`, `Out of memory: Killed process`,
+/// `oom_reaper: reaped process`): read them as one message.
+pub(super) fn oom_killer_continuation(text: &str) -> Continuation {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("oom") || lower.contains("killed process") || lower.contains("out of memory")
+    {
+        Continuation::Append
+    } else {
+        Continuation::Close
+    }
+}
+
+pub(super) fn is_complete(kind: HostKind, squeezed: &str) -> bool {
+    match kind {
+        HostKind::CpuAllocator => regex!(r"allocate(\d+)bytes").is_match(squeezed),
+        HostKind::C10 => regex!(r"allocate(\d+)").is_match(squeezed),
+        _ => true,
+    }
+}
+
+pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::HostMemory, false);
+    let details = &mut parsed.details;
+    match kind {
+        HostKind::CpuAllocator | HostKind::C10 => {
+            details.host_required_bytes = regex!(r"allocate(\d+)(?:bytes)?")
+                .captures(squeezed)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| m.as_str().parse().ok())
+                .map(Bytes);
+        }
+        HostKind::SystemMemory => {
+            parsed.engine_hint = Some(EngineName::Ollama);
+            details.host_required_bytes =
+                size_of(regex!(concat!(r"systemmemory\(", size!(), r"\)")), squeezed);
+            details.host_available_bytes =
+                size_of(regex!(concat!(r"available\(", size!(), r"\)")), squeezed);
+        }
+        HostKind::OomKiller => {
+            details.killed_pid = regex!(r"Killed process (\d+)")
+                .captures(text)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| m.as_str().parse().ok());
+        }
+        HostKind::Killed => {
+            details.exit_code = if text.contains("137") {
+                Some(137)
+            } else if text.contains("-9") || text.contains("SIGKILL") {
+                Some(-9)
+            } else {
+                None
+            };
+        }
+        HostKind::Errno => {}
+    }
+    parsed
+}

@@ -1,0 +1,141 @@
+//! llama.cpp / ggml / ollama allocation failures (formats.md §4.1). One failure prints a chain
+//! of lines, read as one message:
+//!
+//! ```text
+//! ggml_backend_cuda_buffer_type_alloc_buffer: allocating 6000.00 MiB on device 0: cudaMalloc failed: out of memory
+//! alloc_tensor_range: failed to allocate CUDA0 buffer of size 6291456000
+//! llama_model_load: error loading model: unable to allocate CUDA0 buffer
+//! llama_model_load_from_file_impl: failed to load model
+//! ```
+//!
+//! Sources: ggml `src/ggml-cuda/ggml-cuda.cu`, `src/ggml-alloc.c` (`alloc_tensor_range`,
+//! `ggml_gallocr_reserve_n`), `src/ggml-backend.cpp`; llama.cpp `src/llama-model.cpp`,
+//! `src/llama-context.cpp`, `src/llama-kv-cache*.cpp`; ollama `llm/server.go`.
+
+use super::{integer_of, parse_size, Continuation, Family, Parsed};
+use crate::model::failure::{EngineName, OomKind};
+use crate::model::Bytes;
+
+/// Lines that start (and continue) a chain.
+fn is_failure_line(text: &str) -> bool {
+    if text.contains("pinned memory") {
+        // `ggml_cuda_host_malloc: failed to allocate … MiB of pinned memory`: a warning, ggml
+        // falls back to pageable memory.
+        return false;
+    }
+    text.contains("cudaMalloc failed")
+        || text.contains("hipMalloc failed")
+        || regex!(r"failed to allocate (?:\S+ )?buffer of size \d+").is_match(text)
+        || regex!(r"unable to allocate \S+ buffer").is_match(text)
+        || text.contains("failed to allocate buffer for kv cache")
+        || text.contains("llama_kv_cache_init() failed")
+        || text.contains("failed to allocate compute")
+        || text.contains("not enough space in the buffer")
+}
+
+/// The backend's allocation line that opens a failure (`…_buffer_type_alloc_buffer: …`).
+fn is_chain_head(text: &str) -> bool {
+    text.contains("cudaMalloc failed") || text.contains("_buffer_type_alloc_buffer:")
+}
+
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    if !is_failure_line(text) {
+        return None;
+    }
+    Some((Family::LlamaChain, text.len() - text.trim_start().len()))
+}
+
+/// The rest of the chain: further failure lines and the "failed to load model" epilogue. A
+/// second `cudaMalloc failed` starts a new failure (a retry), so it closes the open one.
+pub(super) fn continuation(open_text: &str, text: &str) -> Continuation {
+    if is_chain_head(text) && is_chain_head(open_text) {
+        return Continuation::Close;
+    }
+    const EPILOGUE: [&str; 10] = [
+        "failed to load model",
+        "failed to initialize the context",
+        "error loading model",
+        "exiting due to model loading error",
+        "failed to create context",
+        "Failed to load model",
+        "Failed to create llama_context",
+        "unable to load model",
+        "current device:",
+        "retrying without pipeline parallelism",
+    ];
+    if is_failure_line(text) || EPILOGUE.iter().any(|e| text.contains(e)) {
+        Continuation::Append
+    } else {
+        Continuation::Close
+    }
+}
+
+pub(super) fn parse(text: &str, s: &str) -> Parsed {
+    let buffer_type = regex!(r"(?:failed to|unable to) allocate (\S+) buffer")
+        .captures(text)
+        .and_then(|caps| caps.get(1))
+        .map(|m| m.as_str().to_string())
+        .filter(|name| name != "compute" && name != "buffer");
+    // `ggml_backend_cpu_buffer_type_alloc_buffer` and `CPU`/`CUDA_Host` buffers are host RAM.
+    let host_buffer = text.contains("ggml_backend_cpu_buffer_type")
+        || buffer_type
+            .as_deref()
+            .is_some_and(|name| name.starts_with("CPU") || name.ends_with("_Host"));
+    let gpu_failure = s.contains("cudaMallocfailed") || s.contains("hipMallocfailed");
+    let mut parsed = if host_buffer && !gpu_failure {
+        Parsed::new(OomKind::HostMemory, false)
+    } else {
+        Parsed::new(OomKind::LlamacppAlloc, true)
+    };
+    parsed.engine_hint = Some(
+        if text.contains("ollama") || text.contains("llama runner") {
+            EngineName::Ollama
+        } else {
+            EngineName::Llamacpp
+        },
+    );
+
+    // Exact bytes from "buffer of size N" beat the rounded "allocating X MiB".
+    let exact = integer_of(regex!(r"buffer of size (\d+)"), text).map(Bytes);
+    let rounded = regex!(r"allocating ([\d.,]+) MiB on device")
+        .captures(text)
+        .and_then(|caps| caps.get(1))
+        .and_then(|m| parse_size(&format!("{} MiB", m.as_str())));
+    let needed = regex!(r"needed (\d+), available")
+        .captures(text)
+        .and_then(|caps| caps.get(1))
+        .and_then(|m| m.as_str().parse().ok())
+        .map(Bytes);
+    parsed.figures.tried_to_allocate_bytes = exact.or(rounded).or(needed);
+
+    parsed.figures.gpu_index = integer_of(regex!(r"on device (\d+)"), text)
+        .or_else(|| integer_of(regex!(r"current device: (\d+)"), text))
+        .or_else(|| {
+            buffer_type
+                .as_deref()
+                .and_then(|name| integer_of(regex!(r"^(?:CUDA|ROCm|MUSA|Vulkan|SYCL)(\d+)$"), name))
+        })
+        .and_then(|index| u32::try_from(index).ok());
+
+    let lower = s.to_ascii_lowercase();
+    parsed.details.buffer_purpose = if lower.contains("gallocr") || lower.contains("compute") {
+        Some("compute".to_string())
+    } else if lower.contains("kvcache") || lower.contains("kv_cache") {
+        Some("kv cache".to_string())
+    } else if lower.contains("alloc_tensor_range")
+        || lower.contains("loadingmodel")
+        || lower.contains("load_tensors")
+        || lower.contains("model_load")
+    {
+        Some("model weights".to_string())
+    } else {
+        None
+    };
+    parsed.details.buffer_type = buffer_type;
+    if !parsed.is_gpu_oom {
+        // Host RAM: the size is not a GPU figure.
+        parsed.details.host_required_bytes = parsed.figures.tried_to_allocate_bytes.take();
+        parsed.figures.gpu_index = None;
+    }
+    parsed
+}

@@ -1,0 +1,221 @@
+//! PyTorch allocator messages: the caching allocator text of every version (CUDA, HIP, XPU),
+//! the cudaMallocAsync block and the MPS backend.
+//!
+//! Source: `pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp` (`DeviceCachingAllocator::malloc`,
+//! `reportProcessMemoryInfo`), `c10/cuda/CUDAMallocAsyncAllocator.cpp`,
+//! `c10/xpu/XPUCachingAllocator.cpp`; wording by version in docs/formats.md §1.2 and §1.5.
+//! Patterns run on squeezed text (no whitespace), so `20.00 MiB` reads `20.00MiB`.
+
+use super::{is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
+use crate::model::failure::{OomKind, OtherProcess};
+
+/// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
+/// `would exceed allowed memory`, `MPS backend out of memory`.
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    if let Some(position) = text.find("would exceed allowed memory") {
+        let begin = text[..position]
+            .rfind("Allocation on device")
+            .unwrap_or(position);
+        return Some((Family::MallocAsync, begin));
+    }
+    let position = text.find(" out of memory")?;
+    let before = &text[..position];
+    for (word, accelerator) in [
+        ("CUDA", Accelerator::Cuda),
+        ("HIP", Accelerator::Hip),
+        ("XPU", Accelerator::Xpu),
+    ] {
+        // No word-boundary check: pastes glue the message to the word before it
+        // (`whyCUDA out of memory.`, pytorch-1.x-title-glued-word-gpu1.txt).
+        if before.ends_with(word) && text[position..].starts_with(" out of memory.") {
+            return Some((Family::TorchAllocator(accelerator), position - word.len()));
+        }
+    }
+    if before.ends_with("MPS backend") {
+        return Some((Family::Mps, position - "MPS backend".len()));
+    }
+    None
+}
+
+/// Whether the figures part of the message has been read completely.
+pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
+    match family {
+        Family::MallocAsync => regex!(concat!(
+            r"PyTorchlimit\(setbyuser-suppliedmemoryfraction\):",
+            size!()
+        ))
+        .is_match(squeezed),
+        Family::Mps => squeezed.contains("Triedtoallocate") && regex!(r"pool\.").is_match(squeezed),
+        _ => {
+            squeezed.contains("isreservedbyPyTorchbutunallocated")
+                || squeezed.contains("reservedintotalbyPyTorch)")
+                || regex!(concat!(size!(), r"cached\)")).is_match(squeezed)
+                || squeezed.contains("morethan1EBmemory")
+                || (squeezed.contains("preemptivelyrejected")
+                    && regex!(concat!("Requestedsize:", size!())).is_match(squeezed))
+        }
+    }
+}
+
+/// Lines of the cudaMallocAsync block (formats.md §1.5, measured on 2.11).
+pub(super) fn malloc_async_continuation(text: &str) -> Continuation {
+    let trimmed = text.trim_start();
+    const LABELS: [&str; 6] = [
+        "Currently allocated",
+        "Requested",
+        "Device limit",
+        "Free (according to CUDA)",
+        "PyTorch limit",
+        ":",
+    ];
+    if LABELS.iter().any(|label| trimmed.starts_with(label)) {
+        Continuation::Append
+    } else {
+        Continuation::Close
+    }
+}
+
+pub(super) fn parse(family: Family, squeezed: &str) -> Parsed {
+    match family {
+        Family::MallocAsync => parse_malloc_async(squeezed),
+        Family::Mps => parse_mps(squeezed),
+        Family::TorchAllocator(accelerator) => parse_caching_allocator(accelerator, squeezed),
+        _ => Parsed::new(OomKind::OtherGpuOom, true),
+    }
+}
+
+fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
+    let old_wording = s.contains("(GPU"); // ≤2.0: "(GPU 0; 15.90 GiB total capacity; …)"
+    let new_wording = regex!(r"hasatotalcapac").is_match(s); // 2.1+ ("capacty" in 2.1)
+    let cached = size_of(regex!(concat!(size!(), r"cached\)")), s);
+    let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s);
+
+    let kind = match accelerator {
+        Accelerator::Hip => OomKind::HipOutOfMemory,
+        Accelerator::Xpu => OomKind::XpuOutOfMemory,
+        Accelerator::Cuda if s.contains("morethan1EBmemory") => OomKind::PytorchAbsurdSize,
+        Accelerator::Cuda if s.contains("preemptivelyrejected") => OomKind::PytorchFractionRejected,
+        Accelerator::Cuda if cached.is_some() => OomKind::PytorchCached,
+        Accelerator::Cuda if old_wording || reserved_in_total.is_some() => {
+            OomKind::PytorchReservedInTotal
+        }
+        Accelerator::Cuda if new_wording => OomKind::PytorchTotalCapacity,
+        Accelerator::Cuda => OomKind::OtherGpuOom,
+    };
+    let mut parsed = Parsed::new(kind, true);
+    let figures = &mut parsed.figures;
+
+    figures.gpu_index = gpu_index(s);
+    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
+        .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s));
+    figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
+        .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s));
+    figures.free_bytes = size_of(regex!(concat!(size!(), "free;")), s)
+        .or_else(|| size_of(regex!(concat!("ofwhich", size!(), "isfree")), s));
+    figures.allowed_bytes = size_of(regex!(concat!(size!(), "allowed;")), s);
+
+    for caps in regex!(concat!(r"Process(\d+)has", size!(), "memoryinuse")).captures_iter(s) {
+        let pid = caps.get(1).and_then(|m| m.as_str().parse().ok());
+        let bytes = caps.get(2).and_then(|m| super::parse_size(m.as_str()));
+        if let (Some(pid), Some(bytes)) = (pid, bytes) {
+            figures.other_processes.push(OtherProcess {
+                pid,
+                in_use_bytes: (!is_not_available(bytes)).then_some(bytes),
+            });
+        }
+    }
+    figures.process_in_use_bytes =
+        size_of(regex!(concat!("thisprocesshas", size!(), "memoryinuse")), s)
+            .filter(|bytes| !is_not_available(*bytes));
+
+    if let Some(already) = size_of(regex!(concat!(size!(), "alreadyallocated")), s) {
+        // ≤2.0 wording.
+        figures.allocated_by_pytorch_bytes = Some(already);
+        if let Some(reserved) = reserved_in_total {
+            figures.reserved_total_bytes = Some(reserved);
+            figures.reserved_unallocated_bytes = Some(reserved.saturating_sub(already));
+            figures
+                .derived_fields
+                .push("reserved_unallocated_bytes".into());
+        } else if let Some(cached) = cached {
+            // ≤1.3 "cached" = held by the allocator but not used by the program (formats.md §7).
+            figures.reserved_unallocated_bytes = Some(cached);
+            figures.reserved_total_bytes = Some(already.saturating_add(cached));
+            figures.derived_fields.push("reserved_total_bytes".into());
+        }
+    } else {
+        // 2.1+ wording: "Of the allocated memory X is allocated by PyTorch, [with P allocated in
+        // private pools (e.g., CUDA Graphs), ]and U is reserved by PyTorch but unallocated."
+        // X includes P (2.4+), U excludes it, so reserved = X + U.
+        figures.allocated_by_pytorch_bytes = size_of(
+            regex!(concat!("Oftheallocatedmemory", size!(), "isallocatedby")),
+            s,
+        );
+        figures.private_pools_bytes = size_of(
+            regex!(concat!("with", size!(), "allocatedinprivatepools")),
+            s,
+        );
+        figures.reserved_unallocated_bytes = size_of(
+            regex!(concat!(size!(), "isreservedbyPyTorchbutunallocated")),
+            s,
+        );
+        if let (Some(allocated), Some(unallocated)) = (
+            figures.allocated_by_pytorch_bytes,
+            figures.reserved_unallocated_bytes,
+        ) {
+            figures.reserved_total_bytes = Some(allocated.saturating_add(unallocated));
+            figures.derived_fields.push("reserved_total_bytes".into());
+        }
+    }
+    parsed
+}
+
+/// `(GPU 0; …` (≤2.0), `GPU 0 has a total capacity` (2.1, 2.4+), or the raw byte of 2.2/2.3
+/// (`GPU \x00 has`: `c10::DeviceIndex` streamed without a cast, formats.md §1.2 D).
+fn gpu_index(s: &str) -> Option<u32> {
+    if let Some(caps) = regex!(r"\(GPU(\d+);").captures(s) {
+        return caps.get(1).and_then(|m| m.as_str().parse().ok());
+    }
+    let caps = regex!(r"GPU(\d+|[\x00-\x1f])?hasatotalcapac").captures(s)?;
+    let index = caps.get(1)?.as_str();
+    match index.as_bytes() {
+        [byte] if *byte < 0x20 => Some(u32::from(*byte)),
+        _ => index.parse().ok(),
+    }
+}
+
+fn parse_malloc_async(s: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::CudaMallocAsync, true);
+    let figures = &mut parsed.figures;
+    figures.gpu_index = regex!(r"Allocationondevice(\d+)")
+        .captures(s)
+        .and_then(|caps| caps.get(1))
+        .and_then(|m| m.as_str().parse().ok());
+    figures.allocated_by_pytorch_bytes =
+        size_of(regex!(concat!("Currentlyallocated:", size!())), s);
+    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Requested:", size!())), s);
+    figures.total_capacity_bytes = size_of(regex!(concat!("Devicelimit:", size!())), s);
+    figures.free_bytes = size_of(regex!(concat!(r"Free\(accordingtoCUDA\):", size!())), s);
+    figures.allowed_bytes = size_of(
+        regex!(concat!(
+            r"PyTorchlimit\(setbyuser-suppliedmemoryfraction\):",
+            size!()
+        )),
+        s,
+    )
+    .filter(|bytes| !is_not_available(*bytes));
+    parsed
+}
+
+/// `MPS backend out of memory (MPS allocated: 1.2 GB, other allocations: 3.4 MB, max allowed:
+/// 18.13 GB). Tried to allocate 256 MB on private pool.` (`aten/src/ATen/mps/MPSAllocator.mm`).
+fn parse_mps(s: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::MpsOutOfMemory, true);
+    let figures = &mut parsed.figures;
+    figures.allocated_by_pytorch_bytes = size_of(regex!(concat!("MPSallocated:", size!())), s);
+    parsed.details.mps_other_allocations_bytes =
+        size_of(regex!(concat!("otherallocations:", size!())), s);
+    figures.allowed_bytes = size_of(regex!(concat!("maxallowed:", size!())), s);
+    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s);
+    parsed
+}

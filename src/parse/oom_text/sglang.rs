@@ -1,0 +1,48 @@
+//! SGLang memory errors (formats.md §4.3): `Not enough memory. Please try to increase
+//! --mem-fraction-static.` (`srt/model_executor/model_runner.py`; 0.5 adds ` Current value:
+//! mem_fraction_static={v}` from `pool_configurator.py`) and `Prefill out of memory` from the
+//! scheduler.
+
+use super::{float_of, Family, Parsed};
+use crate::model::failure::{EngineName, OomKind};
+
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    // 2026 wordings: `Not enough memory to allocate KV cache.` (sglang#23181) and
+    // `Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=…`.
+    for needle in [
+        "Not enough memory to allocate KV cache",
+        "Loaded weights leave no GPU memory for the KV cache",
+        "leave no GPU memory for the KV cache",
+    ] {
+        if let Some(position) = text.find(needle) {
+            return Some((Family::Sglang, position));
+        }
+    }
+    if let Some(position) = text.find("Not enough memory.") {
+        return Some((Family::Sglang, position));
+    }
+    if text.contains("mem-fraction-static") || text.contains("mem_fraction_static") {
+        if let Some(position) = text
+            .find("not enough memory")
+            .or_else(|| text.find("Not enough memory"))
+        {
+            return Some((Family::Sglang, position));
+        }
+    }
+    let position = text.find("Prefill out of memory")?;
+    Some((Family::Sglang, position))
+}
+
+pub(super) fn is_complete(s: &str) -> bool {
+    s.contains("mem-fraction-static")
+        || s.contains("Prefilloutofmemory")
+        || s.contains("allocateKVcache.")
+}
+
+pub(super) fn parse(s: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::SglangMemory, true);
+    parsed.engine_hint = Some(EngineName::Sglang);
+    parsed.details.mem_fraction_static =
+        float_of(regex!(r"mem[_-]fraction[_-]static=([\d.]*\d)"), s);
+    parsed
+}

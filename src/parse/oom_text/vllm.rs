@@ -1,0 +1,108 @@
+//! vLLM's own memory errors (formats.md §3.3): the startup free-memory check, "No available
+//! memory for the cache blocks", max seq len larger than the KV cache (V0 and V1 wordings), and
+//! the sampler/pooler warm-up OOM.
+//!
+//! Sources: `vllm/worker/worker.py` (V0 `raise_if_cache_size_invalid`), `vllm/v1/worker/gpu_worker.py`
+//! and `vllm/v1/worker/utils.py` (`request_memory`), `vllm/v1/core/kv_cache_utils.py`
+//! (`check_enough_kv_cache_memory`), `vllm/v1/worker/gpu_model_runner.py` (`_dummy_sampler_run`).
+//! vLLM prints GiB values with `round(x, 2)` through f-strings (`16.5`, `70.0`), so sizes are
+//! read as decimal numbers of GiB; 0.7.3 writes `GB` for the same 2^30 unit.
+
+use super::{integer_of, parse_size, Family, Parsed};
+use crate::model::failure::{EngineName, OomKind};
+use crate::model::Bytes;
+
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    if text.contains("when warming up sampler") || text.contains("when warming up pooler") {
+        let begin = text.find("CUDA out of memory occurred").unwrap_or(0);
+        return Some((Family::VllmWarmup, begin));
+    }
+    if let Some(position) = text.find("Free memory on device") {
+        return Some((Family::VllmStartupFree, position));
+    }
+    if let Some(position) = text.find("No available memory for the cache blocks") {
+        return Some((Family::VllmNoCacheBlocks, position));
+    }
+    if let Some(position) = text.find("max seq len") {
+        let before = &text[..position];
+        let begin = before
+            .rfind("The model's")
+            .or_else(|| before.rfind("To serve at least one request"))
+            .unwrap_or(position);
+        return Some((Family::VllmMaxSeqLen, begin));
+    }
+    None
+}
+
+pub(super) fn is_complete(family: Family, s: &str) -> bool {
+    match family {
+        Family::VllmWarmup => s.contains("initializingtheengine"),
+        Family::VllmStartupFree => {
+            // The INFO advice "Free memory on device (…) on startup. Desired GPU memory
+            // utilization is …" is complete (and discarded) as soon as it is recognised.
+            s.contains("onstartup.Desired") || regex!(r"GiB\)\.").is_match(s)
+        }
+        Family::VllmNoCacheBlocks => true,
+        Family::VllmMaxSeqLen => s.contains("Tryincreasing") || s.contains("Pleaseincrease"),
+        _ => true,
+    }
+}
+
+/// Sizes in GiB printed by Python (`16.5`, `79.19`) or with `GB`/`GiB` units.
+fn gib(number: &str) -> Option<Bytes> {
+    parse_size(&format!("{number} GiB"))
+}
+
+pub(super) fn parse(family: Family, s: &str) -> Option<Parsed> {
+    let mut parsed = match family {
+        Family::VllmWarmup => {
+            let mut parsed = Parsed::new(OomKind::VllmWarmupOom, true);
+            parsed.details.warmup_requests =
+                integer_of(regex!(r"warmingup(?:sampler|pooler)with(\d+)"), s);
+            parsed
+        }
+        Family::VllmStartupFree => {
+            if !s.contains("islessthan") {
+                return None; // the INFO advice line, not an error
+            }
+            let mut parsed = Parsed::new(OomKind::VllmStartupFreeMemory, true);
+            let caps = regex!(
+                r"Freememoryondevice(?:cuda:(\d+))?\(([\d.]+)/([\d.]+)GiB\)onstartupislessthan.*?\(([\d.]+),([\d.]+)GiB\)"
+            )
+            .captures(s);
+            if let Some(caps) = caps {
+                let group = |i: usize| caps.get(i).map(|m| m.as_str());
+                parsed.figures.gpu_index = group(1).and_then(|v| v.parse().ok());
+                parsed.figures.free_bytes = group(2).and_then(gib);
+                parsed.figures.total_capacity_bytes = group(3).and_then(gib);
+                parsed.details.gpu_memory_utilization = group(4).and_then(|v| v.parse().ok());
+                parsed.details.requested_memory_bytes = group(5).and_then(gib);
+            }
+            parsed
+        }
+        Family::VllmNoCacheBlocks => Parsed::new(OomKind::VllmNoCacheBlocks, true),
+        Family::VllmMaxSeqLen => {
+            let mut parsed = Parsed::new(OomKind::VllmMaxSeqLenTooLarge, true);
+            let details = &mut parsed.details;
+            details.max_model_len = integer_of(regex!(r"maxseqlen\((\d+)\)"), s);
+            // V0: "… stored in KV cache (21264)."
+            details.kv_cache_capacity_tokens = integer_of(regex!(r"storedinKVcache\((\d+)\)"), s);
+            // V1: "(16.00 GiB KV cache is needed, which is larger than the available KV cache
+            // memory (9.50 GiB)."
+            if let Some(caps) = regex!(
+                r"\(([\d.]+)G(?:i)?BKVcacheisneeded,whichislargerthantheavailableKVcachememory\(([\d.]+)G(?:i)?B\)"
+            )
+            .captures(s)
+            {
+                details.kv_cache_needed_bytes = caps.get(1).and_then(|m| gib(m.as_str()));
+                details.kv_cache_available_bytes = caps.get(2).and_then(|m| gib(m.as_str()));
+            }
+            details.estimated_max_model_len =
+                integer_of(regex!(r"estimatedmaximummodellengthis(\d+)"), s);
+            parsed
+        }
+        _ => return None,
+    };
+    parsed.engine_hint = Some(EngineName::Vllm);
+    Some(parsed)
+}

@@ -1,0 +1,543 @@
+//! Finding a checkpoint and reading its headers: a model directory, one `.safetensors`, a
+//! `.gguf` (single or split `-00001-of-0000N`), or a model id in the local Hugging Face cache.
+//!
+//! Only headers are read: safetensors' declared length is checked against the 100 MB cap and
+//! the file size before anything is allocated; GGUF is read in growing prefixes, each bounded
+//! by the file size and [`GGUF_PREFIX_CAP`]. Tensor data is never read.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::analyze::fit::{GgufInput, SafetensorsInput};
+use crate::model::checkpoint::CheckpointKind;
+use crate::parse::checkpoint::gguf::{self, GgufError};
+use crate::parse::checkpoint::hf_config::{self, ConfigError, HfConfig, ShardIndex};
+use crate::parse::checkpoint::safetensors::{self, SafetensorsError};
+
+/// Largest GGUF header prefix read (metadata with tokenizer vocabularies is a few MiB).
+pub const GGUF_PREFIX_CAP: u64 = 512 * 1024 * 1024;
+/// First GGUF prefix read.
+const GGUF_FIRST_PREFIX: u64 = 4 * 1024 * 1024;
+/// Largest config.json or index read.
+const JSON_CAP: u64 = 64 * 1024 * 1024;
+
+/// Errors finding or reading a checkpoint; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// An I/O error.
+    #[error("cannot read `{path}`")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A bad safetensors header.
+    #[error("bad safetensors header in `{path}`")]
+    Safetensors {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: SafetensorsError,
+    },
+    /// A bad GGUF header.
+    #[error("bad GGUF header in `{path}`")]
+    Gguf {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: GgufError,
+    },
+    /// GGUF metadata larger than the cap.
+    #[error("GGUF header of `{path}` is larger than {cap} bytes")]
+    GgufTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap.
+        cap: u64,
+    },
+    /// A bad config.json or index.
+    #[error("bad JSON in `{path}`")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: ConfigError,
+    },
+    /// A JSON file above the cap.
+    #[error("`{path}` is {size} bytes, more than the {cap} bytes oomdoc reads for a JSON file")]
+    JsonTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The cap.
+        cap: u64,
+    },
+    /// Nothing at PATH and no such model in the cache.
+    #[error("`{given}` is neither a file, a directory, nor a model in the Hugging Face cache")]
+    NotFound {
+        /// What the user gave.
+        given: String,
+        /// Cache directories searched.
+        searched: Vec<PathBuf>,
+    },
+    /// A directory without weights.
+    #[error("`{path}` holds no `.safetensors` or `.gguf` files")]
+    NoWeights {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A file that is neither safetensors nor GGUF.
+    #[error("`{path}` is not a `.safetensors` or `.gguf` file")]
+    UnknownFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A shard named by the index or a split part is missing.
+    #[error("`{path}` is missing ({why})")]
+    MissingPart {
+        /// The missing file.
+        path: PathBuf,
+        /// Who names it.
+        why: String,
+    },
+    /// Several GGUF files that are not one split set.
+    #[error("`{path}` holds {count} GGUF files that are not one split set; pass one of them")]
+    AmbiguousGguf {
+        /// The directory.
+        path: PathBuf,
+        /// How many.
+        count: usize,
+    },
+}
+
+impl crate::error::Hint for CheckpointError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            CheckpointError::NotFound { searched, .. } => Some(format!(
+                "give a directory, a `.safetensors` or `.gguf` file, or an `org/name` model id downloaded before (searched {})",
+                searched
+                    .iter()
+                    .map(|p| format!("`{}`", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            CheckpointError::Safetensors { .. } | CheckpointError::Gguf { .. } => Some(
+                "the file is truncated, still downloading, or not what its extension says; re-download it".to_string(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// What was read.
+#[derive(Debug, Clone)]
+pub struct ReadCheckpoint {
+    /// Kind.
+    pub kind: CheckpointKind,
+    /// safetensors headers.
+    pub safetensors: Vec<SafetensorsInput>,
+    /// GGUF headers.
+    pub gguf: Vec<GgufInput>,
+    /// config.json.
+    pub config: Option<HfConfig>,
+    /// Shard index.
+    pub index: Option<ShardIndex>,
+    /// Names to check for format words.
+    pub names: Vec<String>,
+    /// Notes for the report's limitations.
+    pub notes: Vec<String>,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |source| CheckpointError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Resolves `given` to a path: itself when it exists, else a model id in the hub caches.
+pub fn locate(given: &str, hub_caches: &[PathBuf]) -> Result<PathBuf, CheckpointError> {
+    let path = PathBuf::from(given);
+    if path.exists() {
+        return Ok(path);
+    }
+    let parts: Vec<&str> = given.split('/').collect();
+    if parts.len() == 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && *p != "." && *p != "..")
+    {
+        let folder = format!("models--{}--{}", parts[0], parts[1]);
+        for cache in hub_caches {
+            let repo = cache.join(&folder);
+            if let Some(snapshot) = snapshot(&repo) {
+                return Ok(snapshot);
+            }
+        }
+    }
+    Err(CheckpointError::NotFound {
+        given: given.to_string(),
+        searched: hub_caches.to_vec(),
+    })
+}
+
+/// The snapshot `refs/main` points at, else the newest snapshot directory.
+fn snapshot(repo: &Path) -> Option<PathBuf> {
+    let snapshots = repo.join("snapshots");
+    if let Ok(reference) = std::fs::read_to_string(repo.join("refs").join("main")) {
+        let candidate = snapshots.join(reference.trim());
+        if candidate.is_dir() {
+            return Some(candidate);
+        }
+    }
+    std::fs::read_dir(&snapshots)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().is_dir())
+        .max_by_key(|entry| entry.metadata().and_then(|m| m.modified()).ok())
+        .map(|entry| entry.path())
+}
+
+fn extension_is(path: &Path, extension: &str) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case(extension))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Reads every header of the checkpoint at `path` (`given` is what the user typed, kept for
+/// the names checked against the headers).
+pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError> {
+    // Only the last component: a parent directory named `int4-experiments` says nothing
+    // about this checkpoint. A model id keeps its `org/name` form.
+    let given_name = if given.matches('/').count() == 1 && !Path::new(given).exists() {
+        given.to_string()
+    } else {
+        file_name(Path::new(given))
+    };
+    let mut names = vec![given_name];
+    if path.is_dir() {
+        return read_directory(path, names);
+    }
+    let directory = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    names.push(file_name(path));
+    let config_path = directory.join("config.json");
+    let config = if config_path.is_file() {
+        Some(read_config(&config_path)?)
+    } else {
+        None
+    };
+    if extension_is(path, "safetensors") {
+        Ok(ReadCheckpoint {
+            kind: CheckpointKind::SafetensorsFile,
+            safetensors: vec![read_safetensors(path)?],
+            gguf: Vec::new(),
+            config,
+            index: None,
+            names,
+            notes: Vec::new(),
+        })
+    } else if extension_is(path, "gguf") {
+        let parts = split_parts(path)?;
+        let gguf = parts
+            .iter()
+            .map(|part| read_gguf(part))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ReadCheckpoint {
+            kind: CheckpointKind::Gguf,
+            safetensors: Vec::new(),
+            gguf,
+            config: None,
+            index: None,
+            names,
+            notes: Vec::new(),
+        })
+    } else {
+        Err(CheckpointError::UnknownFile {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint, CheckpointError> {
+    let mut notes = Vec::new();
+    names.push(file_name(path));
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(io_error(path))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    let config_path = path.join("config.json");
+    let config = if config_path.is_file() {
+        Some(read_config(&config_path)?)
+    } else {
+        None
+    };
+    let index_path = path.join("model.safetensors.index.json");
+    let index = if index_path.is_file() {
+        let bytes = read_json_bytes(&index_path)?;
+        Some(
+            hf_config::parse_index(&bytes).map_err(|source| CheckpointError::Json {
+                path: index_path.clone(),
+                source,
+            })?,
+        )
+    } else {
+        None
+    };
+    let mut shard_paths: Vec<PathBuf> = match &index {
+        Some(index) => index
+            .files()
+            .into_iter()
+            .map(|name| {
+                let shard = path.join(&name);
+                if shard.is_file() {
+                    Ok(shard)
+                } else {
+                    Err(CheckpointError::MissingPart {
+                        path: shard,
+                        why: "named in `model.safetensors.index.json`".to_string(),
+                    })
+                }
+            })
+            .collect::<Result<_, _>>()?,
+        None => entries
+            .iter()
+            .filter(|p| extension_is(p, "safetensors"))
+            .cloned()
+            .collect(),
+    };
+    // A LoRA adapter saved next to the model is not part of its weights.
+    if index.is_none() {
+        let (adapters, rest): (Vec<PathBuf>, Vec<PathBuf>) = shard_paths
+            .into_iter()
+            .partition(|p| file_name(p).starts_with("adapter_model"));
+        if !adapters.is_empty() && !rest.is_empty() {
+            notes.push(format!(
+                "skipped {} (a LoRA adapter, not the model's weights)",
+                adapters
+                    .iter()
+                    .map(|p| format!("`{}`", file_name(p)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            shard_paths = rest;
+        } else {
+            shard_paths = adapters.into_iter().chain(rest).collect();
+            shard_paths.sort();
+        }
+    }
+    // Mistral repositories ship `consolidated.safetensors` next to the HF shards.
+    if index.is_none() && shard_paths.len() > 1 {
+        let (consolidated, rest): (Vec<PathBuf>, Vec<PathBuf>) = shard_paths
+            .into_iter()
+            .partition(|p| file_name(p).starts_with("consolidated"));
+        if !consolidated.is_empty() && !rest.is_empty() {
+            notes.push(format!(
+                "skipped {} (a second copy of the weights in Mistral's own format)",
+                consolidated
+                    .iter()
+                    .map(|p| format!("`{}`", file_name(p)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            shard_paths = rest;
+        } else {
+            shard_paths = consolidated.into_iter().chain(rest).collect();
+            shard_paths.sort();
+        }
+    }
+    if !shard_paths.is_empty() {
+        let safetensors = shard_paths
+            .iter()
+            .map(|p| read_safetensors(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(ReadCheckpoint {
+            kind: CheckpointKind::SafetensorsDirectory,
+            safetensors,
+            gguf: Vec::new(),
+            config,
+            index,
+            names,
+            notes,
+        });
+    }
+    let ggufs: Vec<&PathBuf> = entries
+        .iter()
+        .filter(|p| extension_is(p, "gguf") && !file_name(p).starts_with("mmproj"))
+        .collect();
+    let Some(first) = ggufs.first() else {
+        return Err(CheckpointError::NoWeights {
+            path: path.to_path_buf(),
+        });
+    };
+    let parts = split_parts(first)?;
+    if parts.len() != ggufs.len() {
+        return Err(CheckpointError::AmbiguousGguf {
+            path: path.to_path_buf(),
+            count: ggufs.len(),
+        });
+    }
+    names.extend(parts.iter().map(|p| file_name(p)));
+    let gguf = parts
+        .iter()
+        .map(|part| read_gguf(part))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ReadCheckpoint {
+        kind: CheckpointKind::Gguf,
+        safetensors: Vec::new(),
+        gguf,
+        config,
+        index: None,
+        names,
+        notes,
+    })
+}
+
+/// The parts of a split GGUF (`name-00001-of-00003.gguf`), or the file alone.
+fn split_parts(path: &Path) -> Result<Vec<PathBuf>, CheckpointError> {
+    let name = file_name(path);
+    let Some(stem) = name.strip_suffix(".gguf") else {
+        return Ok(vec![path.to_path_buf()]);
+    };
+    let pieces: Vec<&str> = stem.rsplitn(4, '-').collect();
+    // rsplitn gives ["0000N", "of", "0000k", prefix].
+    let (Some(count), Some(&"of"), Some(index), Some(prefix)) =
+        (pieces.first(), pieces.get(1), pieces.get(2), pieces.get(3))
+    else {
+        return Ok(vec![path.to_path_buf()]);
+    };
+    let (Ok(count_number), Ok(_)) = (count.parse::<u32>(), index.parse::<u32>()) else {
+        return Ok(vec![path.to_path_buf()]);
+    };
+    let directory = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    (1..=count_number.min(10_000))
+        .map(|k| {
+            let part = directory.join(format!(
+                "{prefix}-{k:0width$}-of-{count}.gguf",
+                width = index.len()
+            ));
+            if part.is_file() {
+                Ok(part)
+            } else {
+                Err(CheckpointError::MissingPart {
+                    path: part,
+                    why: format!("part {k} of the split set `{name}` belongs to"),
+                })
+            }
+        })
+        .collect()
+}
+
+fn read_json_bytes(path: &Path) -> Result<Vec<u8>, CheckpointError> {
+    let size = std::fs::metadata(path).map_err(io_error(path))?.len();
+    if size > JSON_CAP {
+        return Err(CheckpointError::JsonTooLarge {
+            path: path.to_path_buf(),
+            size,
+            cap: JSON_CAP,
+        });
+    }
+    std::fs::read(path).map_err(io_error(path))
+}
+
+fn read_config(path: &Path) -> Result<HfConfig, CheckpointError> {
+    let bytes = read_json_bytes(path)?;
+    hf_config::parse_config(&bytes).map_err(|source| CheckpointError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Reads one safetensors header: 8 bytes, a length check, then exactly that many bytes.
+pub fn read_safetensors(path: &Path) -> Result<SafetensorsInput, CheckpointError> {
+    let mut file = File::open(path).map_err(io_error(path))?;
+    let size = file.metadata().map_err(io_error(path))?.len();
+    let wrap = |source| CheckpointError::Safetensors {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut prefix = [0u8; 8];
+    let got = read_up_to(&mut file, &mut prefix).map_err(io_error(path))?;
+    let length = safetensors::header_length(&prefix[..got], size).map_err(wrap)?;
+    // `length` ≤ 100 MB and ≤ the file size: safe to allocate.
+    let mut json = vec![0u8; length as usize];
+    file.read_exact(&mut json).map_err(io_error(path))?;
+    let header = safetensors::parse_header(&json, size - 8 - length).map_err(wrap)?;
+    Ok(SafetensorsInput {
+        path: path.display().to_string(),
+        size_bytes: size,
+        header_bytes: 8 + length,
+        header,
+    })
+}
+
+fn read_up_to(file: &mut File, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        let count = file.read(&mut buffer[filled..])?;
+        if count == 0 {
+            break;
+        }
+        filled += count;
+    }
+    Ok(filled)
+}
+
+/// Reads one GGUF header in growing prefixes.
+pub fn read_gguf(path: &Path) -> Result<GgufInput, CheckpointError> {
+    let mut file = File::open(path).map_err(io_error(path))?;
+    let size = file.metadata().map_err(io_error(path))?.len();
+    let mut want = GGUF_FIRST_PREFIX.min(size);
+    let mut buffer: Vec<u8> = Vec::new();
+    loop {
+        let missing = want.saturating_sub(buffer.len() as u64);
+        if missing > 0 {
+            file.seek(SeekFrom::Start(buffer.len() as u64))
+                .map_err(io_error(path))?;
+            (&mut file)
+                .take(missing)
+                .read_to_end(&mut buffer)
+                .map_err(io_error(path))?;
+        }
+        match gguf::parse(&buffer, size) {
+            Ok(header) => {
+                return Ok(GgufInput {
+                    path: path.display().to_string(),
+                    size_bytes: size,
+                    header,
+                })
+            }
+            Err(GgufError::NeedMore { bytes }) if (buffer.len() as u64) < size => {
+                let next = bytes.max(want.saturating_mul(2)).min(size);
+                if next > GGUF_PREFIX_CAP {
+                    return Err(CheckpointError::GgufTooLarge {
+                        path: path.to_path_buf(),
+                        cap: GGUF_PREFIX_CAP,
+                    });
+                }
+                want = next;
+            }
+            Err(source) => {
+                return Err(CheckpointError::Gguf {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        }
+    }
+}
