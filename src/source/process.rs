@@ -599,11 +599,16 @@ pub fn python_path_with(first: &Path) -> OsString {
     value
 }
 
-/// CPU time oomdoc has used so far (all threads), ms, from `/proc/self/schedstat`.
+/// CPU time oomdoc has used so far (all its threads, user + system), ms, from `/proc/self/stat`
+/// (`utime` and `stime`, in USER_HZ ticks: 100 per second on Linux).
 pub fn own_cpu_ms() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/schedstat").ok()?;
-    let nanoseconds: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some((nanoseconds / 1e4).round() / 100.0)
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // `pid (comm) state ppid …`: fields after the command name, which may hold spaces.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after `(comm)`.
+    let user: f64 = fields.get(11)?.parse().ok()?;
+    let system: f64 = fields.get(12)?.parse().ok()?;
+    Some((user + system) * 10.0)
 }
 
 #[cfg(test)]
@@ -639,6 +644,16 @@ mod tests {
             .shell_code(),
             127
         );
+    }
+
+    #[test]
+    fn own_cpu_time_is_readable() {
+        let mut spin = 0u64;
+        for i in 0..5_000_000u64 {
+            spin = spin.wrapping_add(i * i);
+        }
+        assert!(spin > 0);
+        assert!(own_cpu_ms().is_some_and(|ms| ms >= 0.0));
     }
 
     #[test]
