@@ -590,3 +590,29 @@ fn nvml_source_samples_every_device() {
     assert!(limitations.contains("no permission"), "{limitations}");
     assert!(memory["sampler"]["cpu_ms"].is_number());
 }
+
+#[test]
+fn default_directory_is_named_after_the_utc_start() {
+    let temp = tempfile::tempdir().unwrap();
+    let output = oomdoc()
+        .current_dir(temp.path())
+        .args(["run", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let names: Vec<String> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let name = &names[0];
+    // oomdoc-run-YYYYMMDDTHHMMSSZ
+    assert_eq!(name.len(), "oomdoc-run-20261129T170000Z".len(), "{name}");
+    assert!(
+        name.starts_with("oomdoc-run-2") && name.ends_with('Z'),
+        "{name}"
+    );
+    let record = record(&temp.path().join(name));
+    assert_eq!(record["status"], "exited");
+    assert!(stderr(&output).contains(&format!("record: {name}/run.json")));
+}
