@@ -132,6 +132,12 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         .as_ref()
         .map(|inventory| sampled_devices(inventory, cuda_visible_set, &mut limitations))
         .unwrap_or_default();
+    let (gpu_source, memory_reason) = match (gpu_source, memory_reason) {
+        (Some(_), None) if sampled.is_empty() => {
+            (None, Some("the inventory lists no GPU".to_owned()))
+        }
+        other => other,
+    };
     if let Some(reason) = &memory_reason {
         limitations.push(format!("no memory timeline: {reason}"));
     }
@@ -176,7 +182,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             started_at: clock.started_at(),
             preflight: Preflight {
                 inventory: inventory.clone(),
-                inventory_error: memory_reason.clone(),
+                inventory_error: inventory.is_none().then(|| memory_reason.clone()).flatten(),
                 environment: preflight_env,
                 host: HostInfo {
                     hostname_redacted: true,
