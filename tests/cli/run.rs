@@ -616,3 +616,54 @@ fn default_directory_is_named_after_the_utc_start() {
     assert_eq!(record["status"], "exited");
     assert!(stderr(&output).contains(&format!("record: {name}/run.json")));
 }
+
+/// Runs oomdoc in a pseudo-terminal (Python's `pty`) and types Ctrl-C once `ready` shows.
+const CTRL_C_IN_A_TERMINAL: &str = r#"
+import os, pty, sys
+binary, out = sys.argv[1], sys.argv[2]
+script = ("n=0; trap 'n=$((n+1)); echo got INT $n' INT; echo ready; "
+          "while [ $n -lt 1 ]; do sleep 0.05; done; sleep 0.3; echo count $n; exit 7")
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["NO_COLOR"] = "1"
+    os.execv(binary, ["oomdoc", "run", "--out", out, "--", "sh", "-c", script])
+seen = b""
+while b"ready" not in seen:
+    seen += os.read(fd, 1024)
+os.write(fd, b"\x03")
+try:
+    while os.read(fd, 4096):
+        pass
+except OSError:
+    pass
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"#;
+
+#[test]
+fn ctrl_c_at_the_terminal_reaches_the_child_once() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("tty");
+    let output = Command::new("python3")
+        .args(["-c", CTRL_C_IN_A_TERMINAL, env!("CARGO_BIN_EXE_oomdoc")])
+        .arg(&directory)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&output).trim(), "7", "{}", stderr(&output));
+    let log = std::fs::read_to_string(directory.join("log.txt")).unwrap();
+    // The child got SIGINT from the terminal once: oomdoc did not send it a second time.
+    assert!(
+        log.contains("got INT 1\n") && log.contains("count 1\n"),
+        "{log}"
+    );
+    let record = record(&directory);
+    assert_eq!(record["status"], "interrupted");
+    assert_eq!(record["exit_code"], 7);
+    let signal = &record["signals_received"][0];
+    assert_eq!(signal["signal"], 2);
+    assert_eq!(signal["origin"], "terminal");
+    assert_eq!(signal["forwarded"], false);
+}
