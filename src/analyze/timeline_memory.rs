@@ -15,6 +15,7 @@ use crate::model::Bytes;
 #[derive(Debug, Clone)]
 pub struct SampleCompactor {
     window_ms: u64,
+    max_points: usize,
     window_start: Option<u64>,
     window: Option<Window>,
     points: Vec<[u64; 2]>,
@@ -31,10 +32,18 @@ struct Window {
 }
 
 impl SampleCompactor {
-    /// A compactor with windows of `window_ms` (at least 1).
+    /// A compactor with windows of `window_ms` (at least 1) and no cap on kept points.
     pub fn new(window_ms: u64) -> Self {
+        SampleCompactor::with_cap(window_ms, usize::MAX)
+    }
+
+    /// A compactor that doubles its window (and re-compacts what it kept) whenever more than
+    /// `max_points` points are kept, so a day-long run stays a few hundred KiB. Extremes
+    /// survive every doubling; only their neighbours go.
+    pub fn with_cap(window_ms: u64, max_points: usize) -> Self {
         SampleCompactor {
             window_ms: window_ms.max(1),
+            max_points: max_points.max(16),
             window_start: None,
             window: None,
             points: Vec::new(),
@@ -87,6 +96,22 @@ impl SampleCompactor {
             self.points.extend(kept);
         }
         self.window_start = None;
+        while self.points.len() > self.max_points {
+            self.coarsen();
+        }
+    }
+
+    /// Doubles the window and compacts the kept points again with it.
+    fn coarsen(&mut self) {
+        let window_ms = self.window_ms.saturating_mul(2);
+        let mut coarse = SampleCompactor::new(window_ms);
+        for point in &self.points {
+            coarse.push(point[0], point[1]);
+        }
+        coarse.flush();
+        self.points = coarse.points;
+        self.last_kept = coarse.last_kept;
+        self.window_ms = window_ms;
     }
 
     /// The kept points so far, the open window included, `[t_ms, used_bytes]` in time order.
@@ -337,6 +362,22 @@ mod tests {
             compactor.points(),
             vec![[0, GIB], [300, 3 * GIB], [612, 5 * GIB], [699, 3 * GIB]]
         );
+    }
+
+    #[test]
+    fn compactor_cap_doubles_the_window_and_keeps_the_peak() {
+        let mut compactor = SampleCompactor::with_cap(10, 64);
+        // A saw-tooth that changes every reading, with one spike at 7777 ms.
+        for t in 0..20_000u64 {
+            let used = if t == 7777 { 1000 } else { t % 7 };
+            compactor.push(t, used);
+        }
+        let points = compactor.points();
+        assert!(points.len() <= 64 + 3, "{}", points.len());
+        assert!(compactor.window_ms() > 10);
+        assert!(points.contains(&[7777, 1000]));
+        assert_eq!(compactor.peak(), Some((7777, 1000)));
+        assert!(points.windows(2).all(|pair| pair[0][0] < pair[1][0]));
     }
 
     #[test]

@@ -212,6 +212,8 @@ pub struct DeviceTimeline {
     pub peaks_by_phase: BTreeMap<String, Bytes>,
     /// `[t_ms, used_bytes]`: changes only, plus min/max within each window.
     pub samples: Vec<[u64; 2]>,
+    /// The compaction window of `samples` (it doubles when a long run would keep too many points).
+    pub window_ms: u64,
     /// Readings taken.
     pub sample_count: u64,
     /// Readings that failed.

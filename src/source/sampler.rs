@@ -27,6 +27,8 @@ pub struct SamplerConfig {
     pub window_ms: u64,
     /// Period of the slower inventory reads (per-process memory).
     pub inventory_every_ms: u64,
+    /// Most points kept per device before the window doubles.
+    pub max_points: usize,
 }
 
 /// What the sampler has gathered for one device.
@@ -81,7 +83,7 @@ impl Sampler {
                 .iter()
                 .map(|uuid| DeviceState {
                     uuid: uuid.clone(),
-                    compactor: SampleCompactor::new(window_ms),
+                    compactor: SampleCompactor::with_cap(window_ms, config.max_points),
                     read_errors: 0,
                     last_error: None,
                     processes: BTreeMap::new(),
@@ -365,6 +367,7 @@ mod tests {
                 rate_hz: 2000.0,
                 window_ms: 10,
                 inventory_every_ms: 1,
+                max_points: 1000,
             },
         )
         .unwrap();

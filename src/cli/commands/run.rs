@@ -76,6 +76,8 @@ const RECORD_MIN_GAP_MS: u64 = 200;
 const PIPE_GRACE_MS: u64 = 2000;
 /// Compaction window of the memory timeline.
 const WINDOW_MS: u64 = 100;
+/// Points kept per device before the compaction window doubles (about 0.5 MB of JSON).
+const MAX_POINTS: usize = 20_000;
 /// Period of inventory reads for per-process memory.
 const INVENTORY_EVERY_MS: u64 = 1000;
 /// Memory history entries `--torch-snapshot` asks PyTorch to keep.
@@ -225,6 +227,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
                     rate_hz: args.sample_rate,
                     window_ms: WINDOW_MS,
                     inventory_every_ms: INVENTORY_EVERY_MS,
+                    max_points: MAX_POINTS,
                 },
             ) {
                 Ok(sampler) => Some(sampler),
@@ -522,6 +525,7 @@ impl RunState {
                         peak_phase: attribution.peak_phase,
                         peaks_by_phase: attribution.peaks_by_phase,
                         samples: points,
+                        window_ms: state.compactor.window_ms(),
                         sample_count: state.compactor.count(),
                         read_errors: state.read_errors,
                         last_error: state.last_error.clone(),
