@@ -236,7 +236,9 @@ pub fn spawn(
     clock: RunClock,
 ) -> Result<RunningChild, ProcessError> {
     let program = argv.first().cloned().unwrap_or_default();
-    let (sender, events) = std::sync::mpsc::sync_channel::<ChildEvent>(4096);
+    // Bounded: if oomdoc falls behind, the readers wait and the child's writes block (at most
+    // 256 chunks of 64 KiB in flight), rather than oomdoc growing without limit.
+    let (sender, events) = std::sync::mpsc::sync_channel::<ChildEvent>(256);
     let child_pid = Arc::new(AtomicU32::new(0));
     let exited = Arc::new(AtomicBool::new(false));
 
