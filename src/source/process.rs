@@ -308,7 +308,9 @@ pub fn spawn(
                     }
                     list.push(event);
                     drop(list);
-                    let _ = sender.send(ChildEvent::Signal(event));
+                    // Never block here: `close` joins this thread, and the list above is
+                    // complete anyway; the event only makes the record update at once.
+                    let _ = sender.try_send(ChildEvent::Signal(event));
                 }
             })
             .map_err(|source| ProcessError::Setup {
