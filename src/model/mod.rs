@@ -11,6 +11,7 @@ pub mod failure;
 pub mod machine;
 pub mod measured;
 pub mod probe;
+pub mod run;
 pub mod snapshot;
 
 pub use bytes::Bytes;
