@@ -9,4 +9,6 @@ pub mod fragmentation;
 pub mod growth;
 pub mod phase;
 pub mod report;
+pub mod run_explain;
+pub mod timeline_memory;
 pub mod verdict;

@@ -12,6 +12,8 @@ pub mod machine;
 pub mod measured;
 pub mod probe;
 pub mod report;
+pub mod run;
+pub mod snapshot;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};

@@ -5,4 +5,5 @@ pub mod checkpoint;
 pub mod file;
 pub mod gpu;
 pub mod process;
+pub mod sampler;
 pub mod server;

@@ -1,0 +1,292 @@
+//! The record of one launch under `oomdoc run` (`DIR/run.json`, R4–R10, R16).
+//!
+//! The format is documented in `docs/run-record.md`; `report` and `diff` read it back, so the
+//! types derive `Deserialize` too and every field that may be missing has a default. Field names
+//! listed in the issue (`command`, `exit_code`, `interrupted`, `started_at`, `ended_at`,
+//! `preflight`, `explain`, `memory`, `limitations`) are a contract.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::machine::Inventory;
+use super::{Bytes, Source};
+
+/// File name of the record inside the run directory.
+pub const RECORD_FILE: &str = "run.json";
+/// File name of the child's log (stdout and stderr, lines whole) inside the run directory.
+pub const LOG_FILE: &str = "log.txt";
+/// File name of the PyTorch snapshot `--torch-snapshot` asks for (one process).
+pub const TORCH_SNAPSHOT_FILE: &str = "torch_snapshot.pickle";
+
+/// How the launch ended (or that it has not yet).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The child is still running (the record is an intermediate state).
+    #[default]
+    Running,
+    /// The child exited by itself with `exit_code`.
+    Exited,
+    /// The child was killed by `signal` (not forwarded by oomdoc).
+    Signaled,
+    /// oomdoc got SIGINT/SIGTERM/SIGHUP/SIGQUIT, passed it on, and the child ended.
+    Interrupted,
+    /// The command could not be started (not found, not executable).
+    SpawnFailed,
+}
+
+/// `DIR/run.json` (without `schema_version`, which `render::json::to_document` adds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunRecord {
+    /// The oomdoc version that wrote the record.
+    pub oomdoc_version: String,
+    /// How the launch ended.
+    pub status: RunStatus,
+    /// The command line, redacted (R16).
+    pub command: Vec<String>,
+    /// The working directory, home replaced by `~`.
+    pub cwd: Option<String>,
+    /// The child's exit code; 128+N when killed by signal N; 127/126 when it could not start;
+    /// `None` while running.
+    pub exit_code: Option<i32>,
+    /// The signal that killed the child, if one did.
+    pub signal: Option<i32>,
+    /// oomdoc got SIGINT/SIGTERM (or SIGHUP/SIGQUIT) during the run and passed it on.
+    pub interrupted: bool,
+    /// The signals oomdoc received, in order, and whether each was forwarded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signals_received: Vec<ReceivedSignal>,
+    /// RFC 3339 UTC with milliseconds, just before the child was spawned.
+    pub started_at: String,
+    /// RFC 3339 UTC with milliseconds; `None` while running.
+    pub ended_at: Option<String>,
+    /// Milliseconds from `started_at` to the end (or to the last update while running).
+    pub duration_ms: Option<u64>,
+    /// What the machine and environment looked like before the start (R9, R10, R16).
+    pub preflight: Preflight,
+    /// The child's log next to the record.
+    pub log: LogInfo,
+    /// The `oomdoc explain --json` document (minus `schema_version`) of the child's log, with
+    /// `t_ms` added to timeline entries that carry a line number.
+    pub explain: Option<serde_json::Value>,
+    /// The memory timeline per device (R8).
+    pub memory: MemoryRecord,
+    /// The phases seen in the log, with their times (R5, R8).
+    pub phases: Vec<PhaseSpan>,
+    /// OOM messages seen in the log, with the time their line arrived and the device by UUID.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ooms: Vec<OomEvent>,
+    /// The PyTorch memory snapshot(s) `--torch-snapshot` produced.
+    pub torch_snapshot: Option<TorchSnapshotRecord>,
+    /// What could not be measured, and why.
+    pub limitations: Vec<String>,
+}
+
+/// A signal oomdoc received during the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReceivedSignal {
+    /// Signal number (2 SIGINT, 15 SIGTERM, …).
+    pub signal: i32,
+    /// Milliseconds since `started_at`.
+    pub t_ms: u64,
+    /// Whether oomdoc sent it on to the child; a signal from the terminal (Ctrl-C) already
+    /// reached the child, which shares oomdoc's process group, and is not sent twice.
+    pub forwarded: bool,
+    /// `terminal` (sent by the kernel: Ctrl-C, hang-up) or `process` (sent with `kill`).
+    pub origin: String,
+}
+
+/// The state before the child started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Preflight {
+    /// GPU inventory: devices, free memory, processes, UUIDs, CUDA ordinals (R9, R10).
+    pub inventory: Option<Inventory>,
+    /// Why there is no inventory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inventory_error: Option<String>,
+    /// The environment variables that shape GPU memory use, secrets redacted (R16).
+    pub environment: BTreeMap<String, String>,
+    /// The host, without its name.
+    pub host: HostInfo,
+}
+
+/// The host, without identifying it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostInfo {
+    /// Always true: the host name is never recorded (R16).
+    pub hostname_redacted: bool,
+    /// Whether oomdoc ran inside a container (`/.dockerenv`, `/run/.containerenv`).
+    pub in_container: bool,
+    /// `linux`, `macos`, …
+    pub os: String,
+}
+
+/// The log file next to the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LogInfo {
+    /// File name relative to the run directory.
+    pub file: String,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Lines written.
+    pub lines: u64,
+    /// Lines from the child's stdout.
+    pub stdout_lines: u64,
+    /// Lines from the child's stderr.
+    pub stderr_lines: u64,
+}
+
+/// The memory timeline (R8).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemoryRecord {
+    /// Whether device memory was sampled.
+    pub available: bool,
+    /// Why not, when `available` is false.
+    pub reason: Option<String>,
+    /// Where the readings came from (NVML live, or a replayed file).
+    pub source: Option<Source>,
+    /// Sampling rate asked for.
+    pub sample_rate_hz: f64,
+    /// Width of the compaction window: within each window the minimum, the maximum and the last
+    /// reading are kept (when they differ from the previous kept point).
+    pub window_ms: u64,
+    /// One timeline per sampled device.
+    pub devices: Vec<DeviceTimeline>,
+    /// How the sampler kept up.
+    pub sampler: Option<SamplerStats>,
+    /// CPU time oomdoc itself used during the run (all its threads), ms.
+    pub oomdoc_cpu_ms: Option<f64>,
+    /// Inventory taken when the first OOM line appeared in the log (R9: "at the moment of
+    /// failure"); per-process memory at that instant.
+    pub inventory_at_oom: Option<Inventory>,
+}
+
+/// Cost and regularity of the sampler thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SamplerStats {
+    /// Sampling rounds completed (one reading of every device each).
+    pub rounds: u64,
+    /// Rounds that started later than one period after their due time.
+    pub late_rounds: u64,
+    /// Rounds per second actually achieved.
+    pub achieved_rate_hz: f64,
+    /// CPU time the sampler thread used, milliseconds (`/proc/thread-self/schedstat`).
+    pub cpu_ms: Option<f64>,
+    /// Mean time of one device reading, microseconds.
+    pub mean_read_us: Option<f64>,
+}
+
+/// The memory timeline of one device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceTimeline {
+    /// `GPU-…` UUID: measurements are matched by UUID, never by ordinal (R10).
+    pub uuid: String,
+    /// NVML index.
+    pub index: u32,
+    /// The ordinal the child sees under its `CUDA_VISIBLE_DEVICES`.
+    pub cuda_ordinal: Option<u32>,
+    /// Product name.
+    pub name: String,
+    /// Total memory.
+    pub total_bytes: Bytes,
+    /// Used memory just before the child started.
+    pub baseline_used_bytes: Option<Bytes>,
+    /// Free memory just before the child started (R16 "initial free VRAM").
+    pub baseline_free_bytes: Option<Bytes>,
+    /// Highest used memory seen.
+    pub peak_used_bytes: Option<Bytes>,
+    /// When the peak was first seen, ms since start.
+    pub peak_t_ms: Option<u64>,
+    /// The phase the log was in at the peak (R8); `None` outside any known phase.
+    pub peak_phase: Option<String>,
+    /// Highest used memory inside each phase.
+    pub peaks_by_phase: BTreeMap<String, Bytes>,
+    /// `[t_ms, used_bytes]`: changes only, plus min/max within each window.
+    pub samples: Vec<[u64; 2]>,
+    /// The compaction window of `samples` (it doubles when a long run would keep too many points).
+    pub window_ms: u64,
+    /// Readings taken.
+    pub sample_count: u64,
+    /// Readings that failed.
+    pub read_errors: u64,
+    /// The last reading error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Highest memory per process on this device, from the slower inventory reads.
+    pub processes: Vec<ProcessPeak>,
+}
+
+/// Highest memory of one process on one device.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProcessPeak {
+    /// Host PID.
+    pub pid: u32,
+    /// Process name, redacted.
+    pub name: Option<String>,
+    /// Highest used memory seen for it.
+    pub peak_used_bytes: Option<Bytes>,
+    /// When, ms since start.
+    pub peak_t_ms: Option<u64>,
+    /// Whether it is the child or one of its descendants.
+    pub is_child: bool,
+}
+
+/// A phase of the launch with its times (R5, R8).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PhaseSpan {
+    /// One of the explain vocabulary: `startup`, `weights_load`, `format_conversion`,
+    /// `profiling`, `kv_cache_alloc`, `cuda_graph_capture`, `inference`, `training_step`.
+    pub phase: String,
+    /// When its first line arrived, ms since start.
+    pub start_t_ms: u64,
+    /// When it ended (its completion line, the next phase, or the end of the run); `None` while open.
+    pub end_t_ms: Option<u64>,
+    /// Log line (1-based) that opened it.
+    pub start_line: u64,
+    /// Log line that closed it, when a completion line did.
+    pub end_line: Option<u64>,
+    /// Whether a completion line was seen (`false`: cut short by the next phase or the end).
+    pub completed: bool,
+}
+
+/// An OOM line of the log, with its time and device.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OomEvent {
+    /// 1-based line in `log.txt`.
+    pub line: u64,
+    /// When it arrived, ms since start.
+    pub t_ms: Option<u64>,
+    /// The rank that printed it (torchrun's `[rankN]:` prefix), when shown.
+    pub rank: Option<u32>,
+    /// The CUDA ordinal in the message (`GPU 1 has a total capacity …`), as the failing process saw it.
+    pub gpu_index: Option<u32>,
+    /// The device by UUID: the inventory device with that CUDA ordinal under oomdoc's own
+    /// `CUDA_VISIBLE_DEVICES` (R10; wrong if the launcher changed it per process).
+    pub device_uuid: Option<String>,
+}
+
+/// The snapshot file(s) `--torch-snapshot` produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TorchSnapshotRecord {
+    /// The first (or only) snapshot file, relative to the run directory.
+    pub file: Option<String>,
+    /// Every snapshot file (one per rank under torchrun).
+    pub files: Vec<String>,
+    /// Whether the hook enabled memory history in at least one process.
+    pub history_enabled: bool,
+    /// Notes the hook wrote (which processes enabled history, failures).
+    pub notes: Vec<String>,
+}
