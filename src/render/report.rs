@@ -19,32 +19,30 @@ pub use self::redaction::Redactor;
 
 /// Redaction of records before they are analysed, rendered or diffed (R16).
 ///
-/// Applied to the whole parsed record, so every string field is covered, known or not:
-/// tokens (`hf_…`, `sk-…`, GitHub/GitLab/Slack/AWS keys), bearer tokens, the values of
-/// `--api-key`-like flags and of `*_TOKEN`/`*_KEY`/`*PASSWORD*`/`*SECRET*` variables,
-/// passwords in URLs, home directories in paths and the user names they reveal.
+/// The rules are [`crate::render::redact`]'s (tokens, bearer values, `--api-key`-like flags,
+/// `*_TOKEN`/`*_KEY`/`*PASSWORD*`/`*SECRET*` variables, URL passwords, home directories);
+/// this wrapper applies them to every string of a parsed record, known field or not, adds the
+/// user names found in any home path of the records (a report may join records of several
+/// users) and a few shapes a free-text log line can hold: more token kinds, `NAME=value`
+/// assignments, `--api-key value` written with a space inside one string, Basic auth headers,
+/// Windows home directories.
 pub mod redaction {
     use std::sync::OnceLock;
 
     use regex::Regex;
     use serde_json::Value;
 
-    /// What replaces a secret.
-    pub const REDACTED: &str = "[REDACTED]";
-    /// What replaces a user name found outside a path.
-    pub const USER: &str = "[USER]";
+    use crate::render::redact;
+
+    pub use crate::render::redact::{REDACTED, USER};
 
     struct Patterns {
         tokens: Regex,
-        bearer: Regex,
         basic: Regex,
-        url_password: Regex,
         secret_flag_inline: Regex,
         secret_assignment: Regex,
-        secret_flag_name: Regex,
         secret_env_name: Regex,
         home: Regex,
-        root_home: Regex,
         windows_home: Regex,
     }
 
@@ -57,28 +55,20 @@ pub mod redaction {
         PATTERNS.get_or_init(|| {
             let compile = |pattern: &str| Regex::new(pattern).expect("valid redaction pattern");
             Patterns {
-                // Real token shapes: Hugging Face `hf_` + 34, OpenAI `sk-`/`sk-proj-` + 20+,
-                // GitHub `ghp_` etc., GitLab `glpat-`, Slack `xox?-`, AWS access key ids, Google API keys.
+                // Token kinds beyond `hf_`/`sk-`: GitHub `ghp_` etc., GitLab `glpat-`, Slack
+                // `xox?-`, AWS access key ids, Google API keys.
                 tokens: compile(
-                    r"\b(?:hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})",
+                    r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})",
                 ),
-                bearer: compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
                 basic: compile(r"(?i)\b(authorization:\s*basic\s+)[A-Za-z0-9+/=]+"),
-                url_password: compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+@"),
                 secret_flag_inline: compile(
-                    r#"(?i)(--?(?:[a-z0-9]+[-_])*(?:api[-_]?key|key|token|password|passwd|secret|credentials?))(=|\s+)("[^"]*"|'[^']*'|[^\s"']+)"#,
+                    r#"(?i)(--?(?:[a-z0-9]+[-_])*(?:api[-_]?key|key|token|password|passwd|secret|credentials?))(\s+)("[^"]*"|'[^']*'|[^\s"'-][^\s"']*)"#,
                 ),
                 secret_assignment: compile(
                     r#"\b((?:[A-Za-z0-9]+_)*(?:TOKEN|KEY|token|key)|[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|password|secret)[A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s"']+)"#,
                 ),
-                secret_flag_name: compile(
-                    r"(?i)^--?(?:[a-z0-9]+[-_])*(?:api[-_]?key|key|token|password|passwd|secret|credentials?)$",
-                ),
-                secret_env_name: compile(
-                    r"(?i)(?:^|_)(?:TOKEN|KEY)$|PASSWORD|PASSWD|SECRET|CREDENTIAL",
-                ),
+                secret_env_name: compile(r"(?i)CREDENTIAL"),
                 home: compile(r#"(?:/var)?/(?:home|Users)/([^/\s:'"=,;)\]}]+)"#),
-                root_home: compile(r#"(^|[\s"'=:(,\[])/root(/|$|[\s"':,)\]])"#),
                 windows_home: compile(r#"(?i)\b[A-Z]:\\Users\\([^\\\s:'"]+)"#),
             }
         })
@@ -94,6 +84,7 @@ pub mod redaction {
     /// from, so `alice` is hidden in a process name as well as in `/home/alice`.
     #[derive(Debug, Clone, Default)]
     pub struct Redactor {
+        core: redact::Redactor,
         users: Vec<Regex>,
     }
 
@@ -115,24 +106,19 @@ pub mod redaction {
                 })
                 .filter_map(|name| Regex::new(&format!(r"\b{}\b", regex::escape(name))).ok())
                 .collect();
-            Redactor { users }
+            Redactor {
+                core: redact::Redactor::new(None, None),
+                users,
+            }
         }
 
-        /// Redacts one free-text string (a log line, a path, an argument).
-        pub fn text(&self, text: &str) -> String {
+        /// The shapes [`redact::Redactor::text`] leaves to us, and the user names.
+        fn extra(&self, text: &str) -> String {
             let patterns = patterns();
             let mut out = patterns.tokens.replace_all(text, REDACTED).into_owned();
             out = patterns
-                .bearer
-                .replace_all(&out, format!("${{1}}{REDACTED}"))
-                .into_owned();
-            out = patterns
                 .basic
                 .replace_all(&out, format!("${{1}}{REDACTED}"))
-                .into_owned();
-            out = patterns
-                .url_password
-                .replace_all(&out, format!("${{1}}{REDACTED}@"))
                 .into_owned();
             out = patterns
                 .secret_flag_inline
@@ -142,39 +128,31 @@ pub mod redaction {
                 .secret_assignment
                 .replace_all(&out, format!("${{1}}={REDACTED}"))
                 .into_owned();
-            out = patterns.home.replace_all(&out, "~").into_owned();
             out = patterns.windows_home.replace_all(&out, "~").into_owned();
-            out = patterns
-                .root_home
-                .replace_all(&out, "${1}~${2}")
-                .into_owned();
             for user in &self.users {
                 out = user.replace_all(&out, USER).into_owned();
             }
             out
         }
 
+        /// Redacts one free-text string (a log line, a path, an argument).
+        pub fn text(&self, text: &str) -> String {
+            self.extra(&self.core.text(text))
+        }
+
         /// Redacts a command line: the value after an `--api-key`-like flag, and each argument
         /// as text.
         pub fn argv(&self, argv: &[String]) -> Vec<String> {
-            let patterns = patterns();
-            let mut out = Vec::with_capacity(argv.len());
-            let mut hide_next = false;
-            for argument in argv {
-                if hide_next {
-                    out.push(REDACTED.to_owned());
-                    hide_next = false;
-                    continue;
-                }
-                hide_next = patterns.secret_flag_name.is_match(argument);
-                out.push(self.text(argument));
-            }
-            out
+            self.core
+                .argv(argv)
+                .iter()
+                .map(|argument| self.extra(argument))
+                .collect()
         }
 
         /// Redacts an environment value: the whole value for secret-looking names.
         pub fn env_value(&self, name: &str, value: &str) -> String {
-            if patterns().secret_env_name.is_match(name) {
+            if redact::is_secret_env_name(name) || patterns().secret_env_name.is_match(name) {
                 REDACTED.to_owned()
             } else {
                 self.text(value)
