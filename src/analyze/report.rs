@@ -988,10 +988,12 @@ fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> 
         })
     };
     let Some(inventory) = &record.preflight.inventory else {
-        limitations.push(
-            "the record has no GPU inventory: GPUs and free memory before start are unknown"
-                .to_owned(),
-        );
+        if record.preflight.inventory_error.is_none() {
+            limitations.push(
+                "the record has no GPU inventory: GPUs and free memory before start are unknown"
+                    .to_owned(),
+            );
+        }
         return Vec::new();
     };
     limitations.extend(inventory.limitations.iter().cloned());

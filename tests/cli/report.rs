@@ -18,6 +18,7 @@ pub const RUNS: &[&str] = &[
     "vllm-0.10-h200-two-changes",
     "pytorch-h200-secrets-shared-gpu",
     "transformers-no-nvml-weights-load",
+    "oomdoc-run-no-nvml-vllm-log",
 ];
 
 /// Secrets planted in `pytorch-h200-secrets-shared-gpu` (argv, environment, paths, log).
@@ -156,7 +157,7 @@ fn html_is_one_self_contained_escaped_page_with_a_chart() {
     for name in RUNS {
         let html = success(&report(&[name], &["--format", "html"]));
         assert_self_contained(&html);
-        let has_timeline = *name != "transformers-no-nvml-weights-load";
+        let has_timeline = !name.contains("no-nvml");
         assert_eq!(
             html.contains("<svg class=\"chart\""),
             has_timeline,
