@@ -105,9 +105,12 @@ pub fn comparison_text(comparison: &Comparison, style: &Style) -> String {
     text
 }
 
-/// Escapes a Markdown table cell (pipes and line breaks).
+/// Escapes a Markdown table cell: pipes, line breaks, and `<`/`>` so no cell becomes raw HTML.
 pub fn md_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    text.replace('|', "\\|")
+        .replace('\n', " ")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn md_changes(changes: &[Change]) -> String {

@@ -872,6 +872,22 @@ pub fn render_text(report: &Report, style: &Style) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// Markdown prose: `<` and `>` outside code spans become entities, so text such as a
+/// traceback's `<module>` is shown rather than taken for raw HTML.
+fn md_text(text: &str) -> String {
+    text.split('`')
+        .enumerate()
+        .map(|(index, part)| {
+            if index % 2 == 1 {
+                part.to_owned()
+            } else {
+                part.replace('<', "&lt;").replace('>', "&gt;")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
 fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut text = format!(
         "| {} |\n|{}\n",
@@ -900,18 +916,21 @@ fn md_run(run: &RunReport, number: usize) -> String {
         opt(&run.status.ended_at)
     ));
 
-    text.push_str(&format!("### Verdict\n\n{}\n\n", run.verdict.cause));
+    text.push_str(&format!(
+        "### Verdict\n\n{}\n\n",
+        md_text(&run.verdict.cause)
+    ));
     if !run.verdict.evidence.is_empty() {
         text.push_str("Evidence:\n\n");
         for line in &run.verdict.evidence {
-            text.push_str(&format!("- {line}\n"));
+            text.push_str(&format!("- {}\n", md_text(line)));
         }
         text.push('\n');
     }
     if !run.verdict.next_steps.is_empty() {
         text.push_str("Next steps:\n\n");
         for (index, line) in run.verdict.next_steps.iter().enumerate() {
-            text.push_str(&format!("{}. {line}\n", index + 1));
+            text.push_str(&format!("{}. {}\n", index + 1, md_text(line)));
         }
         text.push('\n');
     }
@@ -920,10 +939,10 @@ fn md_run(run: &RunReport, number: usize) -> String {
     text.push_str(&format!(
         "### Owner summary: {}\n\n{}\n\n",
         kind_label(&run.owner_summary.kind),
-        run.owner_summary.text
+        md_text(&run.owner_summary.text)
     ));
     if let Some(action) = &run.owner_summary.action {
-        text.push_str(&format!("**Action:** {action}\n\n"));
+        text.push_str(&format!("**Action:** {}\n\n", md_text(action)));
     }
     if let Some(from_explain) = &run.owner_summary.from_explain {
         text.push_str(&format!("From the log diagnosis: {from_explain}\n\n"));
@@ -1078,7 +1097,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
 
     text.push_str("### Memory over time\n\n");
     for line in memory_summary_lines(&run.memory) {
-        text.push_str(&format!("- {line}\n"));
+        text.push_str(&format!("- {}\n", md_text(&line)));
     }
     text.push('\n');
     for device in &run.memory.devices {
@@ -1108,7 +1127,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
         if !processes.is_empty() {
             text.push_str("Processes during the run:\n\n");
             for line in processes {
-                text.push_str(&format!("- {line}\n"));
+                text.push_str(&format!("- {}\n", md_text(&line)));
             }
             text.push('\n');
         }
@@ -1185,7 +1204,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
         text.push_str("None.\n\n");
     } else {
         for limitation in &run.limitations {
-            text.push_str(&format!("- {limitation}\n"));
+            text.push_str(&format!("- {}\n", md_text(limitation)));
         }
         text.push('\n');
     }
