@@ -31,7 +31,11 @@ fn line(key: &str, bytes: Bytes, source: Source, derived: bool, meaning: &str) -
 pub fn reserved_total(message: &OomMessage) -> Option<(Bytes, bool)> {
     let figures = &message.figures;
     if let Some(reserved) = figures.reserved_total_bytes {
-        return Some((reserved, false));
+        let derived = figures
+            .derived_fields
+            .iter()
+            .any(|field| field == "reserved_total_bytes");
+        return Some((reserved, derived));
     }
     match (
         figures.allocated_by_pytorch_bytes,

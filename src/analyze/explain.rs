@@ -602,10 +602,15 @@ impl Explainer {
             .last()
             .and_then(|block| block.lines.last())
             .is_some_and(|last| last.line >= message.line);
+        let mut timestamp = None;
         if collected.context.len() < MAX_CONTEXT_BLOCKS && !overlaps {
             let from = message.line.saturating_sub(CONTEXT_BEFORE).max(1);
             let to = line_no.min(message.line + CONTEXT_AFTER);
             let lines = gather_context(&self.tail, block, first_line, end, line_no, from, to);
+            timestamp = lines
+                .iter()
+                .find(|line| line.line == message.line)
+                .and_then(|line| engine_log::parse_timestamp(&line.text));
             collected.context.push(ContextBlock {
                 failure_line: message.line,
                 lines,
@@ -613,12 +618,16 @@ impl Explainer {
         }
         if index < 20 {
             let text = engine_log::shorten(&message.text, 200);
+            let (timestamp, seconds) = match timestamp {
+                Some(stamp) => (Some(stamp.text), stamp.seconds),
+                None => (None, None),
+            };
             let event = TimelineEvent {
                 kind: EventKind::Failure,
                 phase: Phase::Unknown,
                 line: message.line,
-                timestamp: None,
-                seconds_since_start: None,
+                timestamp,
+                seconds_since_start: seconds,
                 stream: message.stream.clone(),
                 figures: EventFigures::default(),
                 count: 1,
@@ -1321,6 +1330,37 @@ INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n";
         assert_eq!(report.phase.failed_in, Phase::Profiling);
     }
 
+    /// A V1 run built from the templates in the format reference (formats.md §3.2): startup
+    /// completes, the server serves, then a request fails.
+    #[test]
+    fn vllm_v1_failure_after_ready_is_inference() {
+        let log = "(APIServer pid=1) INFO 08-29 06:40:11 [api_server.py:1] vLLM API server version 0.10.2\n\
+(EngineCore_DP0 pid=7) INFO 08-29 06:40:20 [core.py:1] Initializing a V1 LLM engine (v0.10.2) with config: model='Qwen/Qwen2.5-7B', max_seq_len=32768\n\
+(EngineCore_DP0 pid=7) INFO 08-29 06:40:41 [gpu_model_runner.py:1] Model loading took 14.2488 GiB and 15.012 seconds\n\
+(EngineCore_DP0 pid=7) INFO 08-29 06:41:07 [kv_cache_utils.py:1] GPU KV cache size: 941,024 tokens\n\
+(EngineCore_DP0 pid=7) INFO 08-29 06:41:20 [gpu_model_runner.py:1] Graph capturing finished in 13 secs, took 0.53 GiB\n\
+(APIServer pid=1) INFO:     Application startup complete.\n\
+(APIServer pid=1) INFO:     127.0.0.1:50000 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
+(APIServer pid=1) INFO:     127.0.0.1:50000 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n\
+(EngineCore_DP0 pid=7) ERROR 08-29 06:43:00 [core.py:1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 2.10 GiB is free. Including non-PyTorch memory, this process has 77.08 GiB memory in use. Of the allocated memory 75.20 GiB is allocated by PyTorch, and 1.10 GiB is reserved by PyTorch but unallocated.\n";
+        let report = explain_text(log);
+        assert_eq!(report.engine.version.as_deref(), Some("0.10.2"));
+        assert_eq!(report.phase.failed_in, Phase::Inference);
+        assert_eq!(report.phase.last_completed, Some(Phase::CudaGraphCapture));
+        assert_eq!(report.phase.server_was_ready, Some(true));
+        assert_eq!(report.phase.prompt_can_be_cause, Some(true));
+        let requests = report
+            .timeline
+            .iter()
+            .find(|event| event.kind == EventKind::Request)
+            .unwrap();
+        assert_eq!((requests.count, requests.last_line), (2, Some(8)));
+        assert_eq!(
+            report.timeline.last().and_then(|e| e.seconds_since_start),
+            Some(169.0)
+        );
+    }
+
     #[test]
     fn invalid_utf8_and_long_lines_are_tolerated() {
         let mut explainer = Explainer::new();
@@ -1360,5 +1400,16 @@ mod scanner_tests {
             automaton.patterns_len(),
             automaton.memory_usage()
         );
+    }
+}
+
+#[cfg(test)]
+mod send_tests {
+    /// `oomdoc run` follows a child's log on its own thread.
+    #[test]
+    fn explainer_and_report_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<super::Explainer>();
+        assert_send::<crate::model::explain::ExplainReport>();
     }
 }

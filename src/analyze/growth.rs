@@ -43,7 +43,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::bytes::MIB;
-use crate::model::probe::{GrowthVerdict, Phase, ProbeRequest, Step, Trend, TrendTest, Warmup};
+use crate::model::probe::{
+    GrowthVerdict, Phase, PhaseTrend, ProbeRequest, Step, Trend, TrendTest, Warmup,
+};
 use crate::model::Bytes;
 
 /// Fewest readings in the evaluation window for any verdict but `inconclusive`.
@@ -134,10 +136,7 @@ pub fn analyze(
     let naive = (measured.len() >= 2).then(|| trend_test(&[measured]));
 
     let window_sequences: Vec<u64> = blocks.iter().flatten().map(|r| r.sequence).collect();
-    let span = match (window_sequences.iter().min(), window_sequences.iter().max()) {
-        (Some(first), Some(last)) => last - first,
-        _ => 0,
-    };
+    let span = span(window_sequences.iter().map(|s| *s as f64));
     let noise = noise(&series);
     let quantum = quantum(&series);
     let min_growth = MIN_GROWTH
@@ -150,31 +149,33 @@ pub fn analyze(
     let p_value = window.as_ref().map_or(1.0, |w| w.p_value);
 
     // The later half of the window (by protocol order, blocks kept): does the rise go on?
-    let mut sorted_sequences = window_sequences.clone();
-    sorted_sequences.sort_unstable();
-    let threshold = sorted_sequences
-        .get(sorted_sequences.len() / 2)
-        .map_or(0.0, |s| *s as f64);
-    let late_series: Vec<Vec<(f64, f64)>> = series
-        .iter()
-        .map(|block| block.iter().filter(|p| p.0 >= threshold).copied().collect())
-        .filter(|block: &Vec<(f64, f64)>| block.len() >= 2)
-        .collect();
-    let late = (!late_series.is_empty()).then(|| trend_test(&late_series));
-    let late_sequences: Vec<f64> = late_series.iter().flatten().map(|p| p.0).collect();
-    let late_span = late_sequences
-        .iter()
-        .copied()
-        .fold(None, |range: Option<(f64, f64)>, x| match range {
-            None => Some((x, x)),
-            Some((low, high)) => Some((low.min(x), high.max(x))),
-        })
-        .map_or(0, |(low, high)| (high - low) as u64);
+    let (late, late_span) = later_half(&series);
     let late_slope = late.as_ref().map_or(0.0, |l| l.slope_bytes_per_request);
     let late_growth = late_slope * late_span as f64;
     let late_points = late.as_ref().map_or(0, |l| l.points);
     let rising = p_value < ALPHA && slope > 0.0 && window_growth >= min_growth;
     let continues = late_slope > 0.0 && late_growth >= min_growth;
+    let phases = phase_trends(&blocks);
+    // A leak confined to one phase (only while long inputs alternate, say) leaves the other
+    // phases flat; their zero pairwise slopes then outnumber the rising ones and the pooled
+    // median slope is 0. The window's Mann–Kendall test still sees it: look for the phase.
+    // Rising in one phase, significant at 0.05 there; `growth` also needs the rise in the
+    // phase's later half to reach the floor, `inconclusive` only that it goes on.
+    let phase_rises = |phase: &PhaseTrend| {
+        phase.test.p_value < 0.05
+            && phase.test.slope_bytes_per_request > 0.0
+            && phase.growth_bytes >= min_growth
+            && phase
+                .late
+                .as_ref()
+                .is_some_and(|late| late.slope_bytes_per_request > 0.0)
+    };
+    let growing_phase = phases
+        .iter()
+        .find(|phase| phase_rises(phase) && phase.late_growth_bytes >= min_growth)
+        .filter(|_| p_value < ALPHA);
+    let weakly_rising =
+        (slope > 0.0 && window_growth >= min_growth && continues) || phases.iter().any(phase_rises);
 
     let (verdict, reason) = if let Some(why) = stopped {
         (
@@ -199,6 +200,25 @@ pub fn analyze(
                 signed_bytes(late_slope)
             ),
         )
+    } else if let Some(phase) = growing_phase {
+        (
+            GrowthVerdict::Growth,
+            format!(
+                "memory kept rising through the repeated {} requests: {} per request (Theil–Sen), {} over {} requests, Mann–Kendall {} ({} in the whole window); still {} per request in their later half",
+                phase.phase.name(),
+                signed_bytes(phase.test.slope_bytes_per_request),
+                signed_bytes(phase.growth_bytes),
+                phase.span_requests,
+                format_p(phase.test.p_value),
+                format_p(p_value),
+                signed_bytes(
+                    phase
+                        .late
+                        .as_ref()
+                        .map_or(0.0, |late| late.slope_bytes_per_request)
+                )
+            ),
+        )
     } else if rising && late_points < 4 {
         (
             GrowthVerdict::Inconclusive,
@@ -216,12 +236,14 @@ pub fn analyze(
                 Bytes(detectable.unwrap_or_default() as u64)
             ),
         )
-    } else if p_value < 0.05 && slope > 0.0 && window_growth >= min_growth && continues {
+    } else if p_value < 0.05 && weakly_rising {
         (
             GrowthVerdict::Inconclusive,
             format!(
                 "a weak rising trend ({} per request, {}): repeat the protocol (`--repeat 3`) to decide",
-                signed_bytes(slope),
+                signed_bytes(
+                    growing_slope(&phases, slope)
+                ),
                 format_p(p_value)
             ),
         )
@@ -284,11 +306,73 @@ pub fn analyze(
             leak_of_interest_bytes_per_request: LEAK_OF_INTEREST,
             alpha: ALPHA,
             reason,
+            phases,
         },
         plateau_bytes,
         warmup,
         steps,
     }
+}
+
+/// The steepest phase slope when it beats the pooled `slope`, which flat phases pull to 0.
+fn growing_slope(phases: &[PhaseTrend], slope: f64) -> f64 {
+    phases
+        .iter()
+        .map(|phase| phase.test.slope_bytes_per_request)
+        .fold(slope, f64::max)
+}
+
+/// The test on the later half of `series` (points at or after the median position, blocks
+/// kept) and the requests it spans.
+fn later_half(series: &[Vec<(f64, f64)>]) -> (Option<TrendTest>, u64) {
+    let mut sequences: Vec<f64> = series.iter().flatten().map(|p| p.0).collect();
+    sequences.sort_by(f64::total_cmp);
+    let threshold = sequences.get(sequences.len() / 2).copied().unwrap_or(0.0);
+    let late_series: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|block| block.iter().filter(|p| p.0 >= threshold).copied().collect())
+        .filter(|block: &Vec<(f64, f64)>| block.len() >= 2)
+        .collect();
+    let late = (!late_series.is_empty()).then(|| trend_test(&late_series));
+    (late, span(late_series.iter().flatten().map(|p| p.0)))
+}
+
+/// Last minus first of `sequences`, 0 when empty.
+fn span(sequences: impl Iterator<Item = f64>) -> u64 {
+    sequences
+        .fold(None, |range: Option<(f64, f64)>, x| match range {
+            None => Some((x, x)),
+            Some((low, high)) => Some((low.min(x), high.max(x))),
+        })
+        .map_or(0, |(low, high)| (high - low) as u64)
+}
+
+/// The window and later-half tests on each phase's blocks alone, in protocol order.
+fn phase_trends(blocks: &[Vec<Reading>]) -> Vec<PhaseTrend> {
+    let phases: BTreeSet<Phase> = blocks.iter().flatten().map(|r| r.phase).collect();
+    phases
+        .into_iter()
+        .map(|phase| {
+            let series: Vec<Vec<(f64, f64)>> = blocks
+                .iter()
+                .filter(|block| block.first().is_some_and(|r| r.phase == phase))
+                .map(|block| block.iter().map(|r| (r.sequence as f64, r.value)).collect())
+                .collect();
+            let test = trend_test(&series);
+            let span_requests = span(series.iter().flatten().map(|p| p.0));
+            let (late, late_span_requests) = later_half(&series);
+            let late_slope = late.as_ref().map_or(0.0, |l| l.slope_bytes_per_request);
+            PhaseTrend {
+                phase,
+                growth_bytes: test.slope_bytes_per_request * span_requests as f64,
+                test,
+                span_requests,
+                late,
+                late_span_requests,
+                late_growth_bytes: late_slope * late_span_requests as f64,
+            }
+        })
+        .collect()
 }
 
 /// Successful requests with a memory reading, one per concurrent round, in protocol order.
@@ -630,28 +714,20 @@ mod tests {
         }
     }
 
+    fn expect(analysis: &GrowthAnalysis, verdict: GrowthVerdict) {
+        assert_eq!(analysis.verdict, verdict, "{}", analysis.trend.reason);
+    }
+
     /// The default protocol (3 warm-up, 10 identical, 10 alternating) with memory from `story`.
     fn protocol(story: impl Fn(usize, bool, bool) -> u64) -> Vec<ProbeRequest> {
         let mut requests = Vec::new();
         let mut n = 0;
         let mut long_seen = false;
-        for index in 0..3 {
-            requests.push(request(
-                Phase::Warmup,
-                index,
-                100,
-                story(n, false, long_seen),
-            ));
-            n += 1;
-        }
-        for index in 0..10 {
-            requests.push(request(
-                Phase::Identical,
-                index,
-                100,
-                story(n, false, long_seen),
-            ));
-            n += 1;
+        for (phase, count) in [(Phase::Warmup, 3), (Phase::Identical, 10)] {
+            for index in 0..count {
+                requests.push(request(phase, index, 100, story(n, false, long_seen)));
+                n += 1;
+            }
         }
         for index in 0..10 {
             let long = index % 2 == 1;
@@ -672,12 +748,7 @@ mod tests {
     fn warmup_rise_then_flat_is_a_plateau() {
         let requests = protocol(|n, _, _| 1000 + 100 * (n.min(4) as u64));
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Plateau,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Plateau);
         assert_eq!(analysis.plateau_bytes, Some(Bytes::from_mib(1400)));
         assert_eq!(analysis.warmup.warmup_growth_bytes, Some(200 * MIB as i64));
     }
@@ -686,12 +757,7 @@ mod tests {
     fn one_step_at_the_first_long_input_is_a_plateau() {
         let requests = protocol(|_, _, long_seen| if long_seen { 1512 } else { 1000 });
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Plateau,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Plateau);
         let naive = analysis.trend.naive.unwrap();
         assert!(naive.p_value < ALPHA && naive.slope_bytes_per_request > 0.0);
         assert_eq!(analysis.steps.len(), 1);
@@ -711,12 +777,7 @@ mod tests {
             window.p_value < ALPHA && window.slope_bytes_per_request > 0.0,
             "{window:?}"
         );
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Plateau,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Plateau);
         assert!(analysis.trend.reason.contains("then stopped"));
         assert_eq!(analysis.trend.late.unwrap().slope_bytes_per_request, 0.0);
     }
@@ -725,12 +786,7 @@ mod tests {
     fn a_slow_leak_is_growth() {
         let requests = protocol(|n, _, _| 1000 + 8 * n as u64);
         let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Growth,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Growth);
         close(
             analysis.trend.window.unwrap().slope_bytes_per_request,
             8.0 * MIB as f64,
@@ -746,12 +802,7 @@ mod tests {
         ];
         let requests = protocol(|n, _, _| 1000 + DIGITS[n % 23] * 50);
         let analysis = analyze(&requests, None, None);
-        assert_eq!(
-            analysis.verdict,
-            GrowthVerdict::Inconclusive,
-            "{}",
-            analysis.trend.reason
-        );
+        expect(&analysis, GrowthVerdict::Inconclusive);
         assert!(analysis.trend.reason.contains("noisy"));
     }
 
@@ -763,5 +814,74 @@ mod tests {
         let analysis = analyze(&requests, None, Some("server stopped answering"));
         assert_eq!(analysis.verdict, GrowthVerdict::Inconclusive);
         assert_eq!(analysis.plateau_bytes, None);
+    }
+
+    #[test]
+    fn a_leak_only_in_the_alternating_phase_is_growth() {
+        // Flat through the identical phase, +8 MiB per request once alternation starts: the
+        // identical block's 36 zero slopes outnumber the alternating blocks' 12 rising ones, so
+        // the pooled median slope is 0; the alternating phase alone shows the leak.
+        let requests = protocol(|n, _, _| 1000 + 8 * n.saturating_sub(13) as u64);
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        assert_eq!(
+            analysis
+                .trend
+                .window
+                .clone()
+                .unwrap()
+                .slope_bytes_per_request,
+            0.0
+        );
+        expect(&analysis, GrowthVerdict::Growth);
+        assert!(analysis.trend.reason.contains("alternating"));
+        let alternating = &analysis.trend.phases[1];
+        assert_eq!(alternating.phase, Phase::Alternating);
+        close(
+            alternating.test.slope_bytes_per_request,
+            8.0 * MIB as f64,
+            1.0,
+        );
+    }
+
+    #[test]
+    fn a_step_then_a_slow_leak_is_growth() {
+        // The cache steps up 512 MiB at the first long input, then 1 MiB leaks per request.
+        let requests = protocol(
+            |n, _, long_seen| {
+                if long_seen {
+                    1512 + n as u64
+                } else {
+                    1000
+                }
+            },
+        );
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        expect(&analysis, GrowthVerdict::Growth);
+        assert_eq!(analysis.steps.len(), 1);
+    }
+
+    #[test]
+    fn a_cache_growing_with_the_first_long_inputs_then_flat_is_a_plateau() {
+        // +64 MiB at each of the first two long inputs (requests 14 and 16), then flat.
+        let requests = protocol(|n, _, _| 1000 + 64 * (n.saturating_sub(12) as u64 / 2).min(2));
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        expect(&analysis, GrowthVerdict::Plateau);
+    }
+
+    #[test]
+    fn a_leak_on_four_long_inputs_only_is_inconclusive() {
+        // +8 MiB × request number on long inputs only: four long readings cannot reach
+        // p < 0.01, but calling it "not a leak" would be wrong.
+        let requests = protocol(|n, long, _| if long { 1000 + 8 * n as u64 } else { 1000 });
+        let analysis = analyze(&requests, Some(Bytes::from_mib(1000)), None);
+        expect(&analysis, GrowthVerdict::Inconclusive);
+        assert!(analysis.trend.reason.contains("weak rising trend"));
+    }
+
+    #[test]
+    fn a_decreasing_series_is_not_growth() {
+        let requests = protocol(|n, _, _| 2000 - 8 * n as u64);
+        let analysis = analyze(&requests, Some(Bytes::from_mib(2000)), None);
+        assert_eq!(analysis.verdict, GrowthVerdict::Plateau);
     }
 }

@@ -499,9 +499,13 @@ fn weights_facts(builder: &mut Builder<'_>) {
 fn phase_facts(builder: &mut Builder<'_>) {
     let phase = builder.inputs.phase;
     if phase.prompt_can_be_cause == Some(false) {
+        let during = if phase.failed_in == Phase::Unknown {
+            String::new()
+        } else {
+            format!(" during {}", phase.failed_in.as_str())
+        };
         builder.fact(format!(
-            "the failure came during {} before the server accepted requests: a user prompt cannot be the cause",
-            phase.failed_in.as_str()
+            "the failure came{during} before the server accepted requests: a user prompt cannot be the cause"
         ));
     }
 }

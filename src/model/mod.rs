@@ -12,6 +12,7 @@ pub mod machine;
 pub mod measured;
 pub mod probe;
 pub mod run;
+pub mod snapshot;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};

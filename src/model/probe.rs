@@ -147,6 +147,30 @@ pub struct Trend {
     pub alpha: f64,
     /// Why this verdict, in one sentence.
     pub reason: String,
+    /// The same tests per phase (identical, alternating, concurrent): a leak confined to one
+    /// phase (e.g. only while long inputs alternate) is growth even when the other phases are
+    /// flat and the pooled slope is zero.
+    #[serde(default)]
+    pub phases: Vec<PhaseTrend>,
+}
+
+/// The trend tests restricted to the readings of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTrend {
+    /// The phase.
+    pub phase: Phase,
+    /// The test on this phase's blocks of the window.
+    pub test: TrendTest,
+    /// Requests spanned by this phase's readings, first to last.
+    pub span_requests: u64,
+    /// Theil–Sen slope × span, bytes.
+    pub growth_bytes: f64,
+    /// The test on the later half of this phase's readings.
+    pub late: Option<TrendTest>,
+    /// Requests spanned by the later half.
+    pub late_span_requests: u64,
+    /// Theil–Sen slope × span of the later half, bytes.
+    pub late_growth_bytes: f64,
 }
 
 /// A one-time rise at the first appearance of a new input (size or concurrency).

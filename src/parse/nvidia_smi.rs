@@ -62,6 +62,23 @@ pub fn parse(text: &str) -> Result<Inventory, NvidiaSmiError> {
     };
     let document = Document::parse_with_options(text, options).map_err(|error| {
         let position = error.pos();
+        if matches!(
+            error,
+            roxmltree::Error::UnexpectedEndOfStream | roxmltree::Error::UnclosedRootNode
+        ) {
+            // roxmltree places this error at 1:1; the file ends at its last line.
+            let (line, column) = if text.is_empty() || text.ends_with('\n') {
+                (text.lines().count() + 1, 1)
+            } else {
+                let last = text.lines().last().map_or(0, |last| last.chars().count());
+                (text.lines().count(), last + 1)
+            };
+            return NvidiaSmiError::Xml {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                column: u32::try_from(column).unwrap_or(u32::MAX),
+                message: "the file ends inside an element (truncated?)".to_string(),
+            };
+        }
         NvidiaSmiError::Xml {
             line: position.row,
             column: position.col,
@@ -110,6 +127,14 @@ fn parse_gpu(
     let name = child_text(gpu, "product_name").ok_or_else(|| missing("product_name"))?;
     let memory_node = child(gpu, "fb_memory_usage").ok_or_else(|| missing("fb_memory_usage"))?;
     let memory = parse_memory(memory_node, position)?.ok_or_else(|| missing("total"))?;
+    for field in ["used", "free"] {
+        if size(memory_node, field, position)?.is_none() {
+            limitations.push(format!(
+                "{uuid}: nvidia-smi gives no {field} memory (`{}`): shown as 0",
+                child_text(memory_node, field).unwrap_or_else(|| "missing".to_string())
+            ));
+        }
+    }
     if memory.reserved_bytes.is_none() {
         limitations.push(format!(
             "{uuid}: nvidia-smi gives no driver-reserved memory (driver older than R510?)"
@@ -281,6 +306,34 @@ mod tests {
     use super::*;
 
     const H200: &str = include_str!("../../tests/fixtures/h200-torch2.11/nvidia-smi-q.xml");
+
+    #[test]
+    fn unavailable_used_memory_is_a_limitation_not_a_silent_zero() {
+        let text = H200.replace("<used>0 MiB</used>", "<used>N/A</used>");
+        let inventory = parse(&text).unwrap();
+        assert!(
+            inventory
+                .limitations
+                .iter()
+                .any(|l| l.ends_with("nvidia-smi gives no used memory (`N/A`): shown as 0")),
+            "{:?}",
+            inventory.limitations
+        );
+    }
+
+    #[test]
+    fn truncated_xml_names_where_it_ends() {
+        let cut = &H200[..H200.find("<fb_memory_usage>").unwrap_or(0)];
+        let lines = cut.lines().count();
+        let error = parse(cut).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("not well-formed XML at line {lines}, column ")),
+            "{error}"
+        );
+        assert!(error.ends_with("truncated?)"), "{error}");
+        let error = parse("<nvidia_smi_log>\n").unwrap_err().to_string();
+        assert!(error.contains("at line 2, column 1"), "{error}");
+    }
 
     #[test]
     fn h200_is_parsed_exactly() {

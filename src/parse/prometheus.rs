@@ -126,39 +126,54 @@ impl std::fmt::Display for Selector {
 /// Parses a whole exposition. Comments and blank lines are skipped; any malformed sample
 /// line is an error naming its line.
 pub fn parse(text: &str) -> Result<Vec<Sample>, PrometheusError> {
+    let (samples, mut errors) = parse_lenient(text);
+    match errors.is_empty() {
+        true => Ok(samples),
+        false => Err(errors.swap_remove(0)),
+    }
+}
+
+/// Parses a whole exposition, keeping every sample line that parses and an error for each
+/// that does not: one odd series of an exporter (say a Prometheus 3 quoted UTF-8 name) must
+/// not hide the gauge the probe reads.
+pub fn parse_lenient(text: &str) -> (Vec<Sample>, Vec<PrometheusError>) {
     let mut samples = Vec::new();
+    let mut errors = Vec::new();
     for (number, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = |reason| PrometheusError::BadLine {
-            line: number + 1,
-            reason,
-            text: line.chars().take(200).collect(),
-        };
-        let (name, rest) = split_name(line);
-        if name.is_empty() {
-            return Err(bad("no metric name"));
+        match parse_line(line) {
+            Ok(sample) => samples.push(sample),
+            Err(reason) => errors.push(PrometheusError::BadLine {
+                line: number + 1,
+                reason,
+                text: line.chars().take(200).collect(),
+            }),
         }
-        let (labels, rest) = match rest.strip_prefix('{') {
-            Some(body) => parse_labels(body).map_err(bad)?,
-            None => (BTreeMap::new(), rest),
-        };
-        // OpenMetrics exemplars follow ` # `; they are not part of the value.
-        let rest = rest.split(" # ").next().unwrap_or_default();
-        let value_text = rest
-            .split_whitespace()
-            .next()
-            .ok_or_else(|| bad("no value"))?;
-        let value = parse_value(value_text).ok_or_else(|| bad("value is not a number"))?;
-        samples.push(Sample {
-            name: name.to_string(),
-            labels,
-            value,
-        });
     }
-    Ok(samples)
+    (samples, errors)
+}
+
+fn parse_line(line: &str) -> Result<Sample, &'static str> {
+    let (name, rest) = split_name(line);
+    if name.is_empty() {
+        return Err("no metric name");
+    }
+    let (labels, rest) = match rest.strip_prefix('{') {
+        Some(body) => parse_labels(body)?,
+        None => (BTreeMap::new(), rest),
+    };
+    // OpenMetrics exemplars follow ` # `; they are not part of the value.
+    let rest = rest.split(" # ").next().unwrap_or_default();
+    let value_text = rest.split_whitespace().next().ok_or("no value")?;
+    let value = parse_value(value_text).ok_or("value is not a number")?;
+    Ok(Sample {
+        name: name.to_string(),
+        labels,
+        value,
+    })
 }
 
 fn split_name(text: &str) -> (&str, &str) {
@@ -284,6 +299,37 @@ x_total{a="1",} 1e3 # {trace_id="abc"} 1.0
         assert!(parse("m abc").is_err());
         assert!(parse("m{a=\"x").is_err());
         assert!(parse("m").is_err());
+    }
+
+    #[test]
+    fn one_bad_line_does_not_hide_the_others() {
+        // A Prometheus 3 quoted UTF-8 metric name, then the gauge the probe reads.
+        let text = "{\"gpu.mem.used\", gpu=\"0\"} 5\nDCGM_FI_DEV_FB_USED{gpu=\"0\"} 1.5E+3 -12\n";
+        let (samples, errors) = parse_lenient(text);
+        assert_eq!(samples.len(), 1);
+        assert_eq!(samples[0].value, 1500.0);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].to_string().starts_with("line 1: no metric name"));
+        assert!(parse(text).is_err());
+    }
+
+    #[test]
+    fn values_in_every_spelling() {
+        let (samples, errors) =
+            parse_lenient("a +Inf\nb -Inf\nc 1.5e-3\nd -0\ne +7\nf 18446744073709551616\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
+        assert_eq!(
+            values,
+            [
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                0.0015,
+                0.0,
+                7.0,
+                1.8446744073709552e19
+            ]
+        );
     }
 
     #[test]

@@ -1,1 +1,793 @@
-//! Parse PyTorch memory snapshot schema (R15).
+//! A PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot()`) → [`Snapshot`] (R15).
+//!
+//! Decodes with our data-only pickle decoder (`parse::pickle`, nothing is executed) and a
+//! fold that turns frames, stacks and trace entries into compact interned data as soon as
+//! each is complete, so a trace of millions of entries never exists as a tree of dicts.
+//! Schema: `docs/formats.md` §2.2 (2.11 measured); a bare list of segments
+//! (`torch.cuda.memory_snapshot()`) is accepted too, as `_memory_viz.py` does.
+//! No I/O: the caller passes the reader (`source::file::open` handles gzip).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::rc::Rc;
+
+use super::pickle::{
+    self, DictItems, DictStorage, Finished, Fold, Item, Limits, PickleError, Value,
+};
+use crate::model::snapshot::{
+    Action, AllocatorSettings, Block, BlockState, Frame, Segment, SegmentType, Snapshot, StackId,
+    TraceEntry,
+};
+use crate::model::Bytes;
+
+/// What went wrong reading a snapshot.
+#[derive(Debug, thiserror::Error)]
+pub enum TorchSnapshotError {
+    /// The pickle itself is invalid or refused.
+    #[error(transparent)]
+    Pickle(#[from] PickleError),
+    /// The pickle decoded but is not shaped like a memory snapshot.
+    #[error("not a PyTorch memory snapshot: `{path}` {reason}")]
+    Shape {
+        /// Where in the data, e.g. `segments[3].blocks[0].size`.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl crate::error::Hint for TorchSnapshotError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            TorchSnapshotError::Shape { .. } => Some(
+                "write the snapshot with `torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")`"
+                    .to_string(),
+            ),
+            TorchSnapshotError::Pickle(PickleError::Refused { .. }) => Some(
+                "a memory snapshot holds only dicts, lists, numbers and strings; this file holds objects, so it is not one".to_string(),
+            ),
+            TorchSnapshotError::Pickle(_) => None,
+        }
+    }
+}
+
+/// Decodes a snapshot held in memory.
+pub fn parse(bytes: &[u8]) -> Result<Snapshot, TorchSnapshotError> {
+    read(bytes)
+}
+
+/// Decodes a snapshot from a reader (already decompressed).
+pub fn read<R: Read>(reader: R) -> Result<Snapshot, TorchSnapshotError> {
+    read_with_limits(reader, Limits::default())
+}
+
+/// Decodes a snapshot with explicit decoder limits.
+pub fn read_with_limits<R: Read>(
+    reader: R,
+    limits: Limits,
+) -> Result<Snapshot, TorchSnapshotError> {
+    let mut fold = SnapshotFold::new();
+    let root = pickle::decode(reader, limits, &mut fold)?;
+    fold.build(root)
+}
+
+/// The trace-entry keys oomdoc reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Action,
+    Addr,
+    Size,
+    Stream,
+    Time,
+    Frames,
+    Other,
+}
+
+impl Field {
+    fn of(key: &str) -> Field {
+        match key {
+            "action" => Field::Action,
+            "addr" | "device_free" => Field::Addr,
+            "size" => Field::Size,
+            "stream" => Field::Stream,
+            "time_us" => Field::Time,
+            "frames" => Field::Frames,
+            _ => Field::Other,
+        }
+    }
+}
+
+const FRAME: u32 = 1;
+const STACK: u32 = 2;
+const ENTRY: u32 = 3;
+const ENTRIES: u32 = 4;
+/// A run of entries inside a list still being built.
+const RUN: u32 = 5;
+
+struct SnapshotFold {
+    frames: Vec<Frame>,
+    frame_index: HashMap<Frame, u32>,
+    stacks: Vec<Vec<u32>>,
+    stack_index: HashMap<Vec<u32>, u32>,
+    streams: Vec<u64>,
+    stream_index: HashMap<u64, u32>,
+    last_stream: Option<(u64, u32)>,
+    key_cache: [(Option<Rc<String>>, Field); 16],
+    action_cache: Vec<(Rc<String>, Action)>,
+    entries: Vec<TraceEntry>,
+    /// Ranges of `entries` that were one list.
+    ranges: Vec<(u32, u32)>,
+}
+
+impl SnapshotFold {
+    fn new() -> Self {
+        let mut stack_index = HashMap::new();
+        stack_index.insert(Vec::new(), 0);
+        SnapshotFold {
+            frames: Vec::new(),
+            frame_index: HashMap::new(),
+            stacks: vec![Vec::new()],
+            stack_index,
+            streams: Vec::new(),
+            stream_index: HashMap::new(),
+            last_stream: None,
+            key_cache: std::array::from_fn(|_| (None, Field::Other)),
+            action_cache: Vec::new(),
+            entries: Vec::new(),
+            ranges: Vec::new(),
+        }
+    }
+
+    fn stream(&mut self, raw: u64) -> Result<u32, String> {
+        if let Some((last, index)) = self.last_stream {
+            if last == raw {
+                return Ok(index);
+            }
+        }
+        if let Some(&index) = self.stream_index.get(&raw) {
+            self.last_stream = Some((raw, index));
+            return Ok(index);
+        }
+        if self.streams.len() >= TraceEntry::MAX_STREAMS {
+            return Err("more distinct streams than oomdoc can track".to_string());
+        }
+        let index = self.streams.len() as u32;
+        self.streams.push(raw);
+        self.stream_index.insert(raw, index);
+        Ok(index)
+    }
+
+    fn frame<'v>(&mut self, pairs: impl Iterator<Item = (Item<'v>, Item<'v>)>) -> Option<u32> {
+        let mut name = None;
+        let mut filename = None;
+        let mut line = None;
+        for (key, value) in pairs {
+            match key.as_str()? {
+                "name" => name = Some(value.as_str()?),
+                "filename" => filename = Some(value.as_str()?),
+                "line" => line = Some(value.as_i64()?),
+                _ => {}
+            }
+        }
+        let frame = Frame {
+            name: name?.to_string(),
+            filename: filename?.to_string(),
+            line: line.unwrap_or(0),
+        };
+        if let Some(&id) = self.frame_index.get(&frame) {
+            return Some(id);
+        }
+        let id = self.frames.len() as u32;
+        self.frames.push(frame.clone());
+        self.frame_index.insert(frame, id);
+        Some(id)
+    }
+
+    fn stack_of(&mut self, frames: Vec<u32>) -> u32 {
+        if let Some(&id) = self.stack_index.get(&frames) {
+            return id;
+        }
+        let id = self.stacks.len() as u32;
+        self.stacks.push(frames.clone());
+        self.stack_index.insert(frames, id);
+        id
+    }
+
+    fn entry(&mut self, items: &DictItems<'_>) -> Result<Value, String> {
+        let mut action = None;
+        let mut addr = 0u64;
+        let mut size = 0u64;
+        let mut stream = 0u64;
+        let mut time_us = 0i64;
+        let mut stack = 0;
+        for pair in 0..items.len() / 2 {
+            let (key_index, value_index) = (2 * pair, 2 * pair + 1);
+            let Some(Value::Str(key)) = items.value(key_index) else {
+                continue;
+            };
+            // Every entry names its keys with the same str objects, in the same order:
+            // remember them by identity (holding a reference, so the identity stays valid).
+            let field = match self.key_cache.get(pair) {
+                Some((Some(cached), field)) if Rc::ptr_eq(cached, key) => *field,
+                _ => {
+                    let field = Field::of(key);
+                    if let Some(slot) = self.key_cache.get_mut(pair) {
+                        *slot = (Some(Rc::clone(key)), field);
+                    }
+                    field
+                }
+            };
+            match field {
+                Field::Action => {
+                    let Some(Value::Str(name)) = items.value(value_index) else {
+                        let found = items.get(value_index).map_or("nothing", Item::type_name);
+                        return Err(format!("trace `action` is a {found}"));
+                    };
+                    action = Some(self.action(name));
+                }
+                Field::Addr => addr = unsigned(items, value_index, key)?,
+                Field::Size => size = unsigned(items, value_index, key)?,
+                Field::Stream => stream = unsigned(items, value_index, key)?,
+                Field::Time => time_us = items.int(value_index).unwrap_or(0),
+                Field::Frames => stack = items.value(value_index).and_then(stack_id).unwrap_or(0),
+                Field::Other => {}
+            }
+        }
+        let action = action.ok_or("trace entry without `action`")?;
+        let stream = self.stream(stream)?;
+        if self.entries.len() >= u32::MAX as usize {
+            return Err("more trace entries than oomdoc can hold".to_string());
+        }
+        self.entries
+            .push(TraceEntry::new(action, addr, size, time_us, stream, stack));
+        Ok(Value::Handle(ENTRY, (self.entries.len() - 1) as u32))
+    }
+
+    /// The action named by a str object, remembered by identity (a snapshot uses one str
+    /// object per action name).
+    fn action(&mut self, name: &Rc<String>) -> Action {
+        if let Some((_, action)) = self
+            .action_cache
+            .iter()
+            .find(|(cached, _)| Rc::ptr_eq(cached, name))
+        {
+            return *action;
+        }
+        let action = Action::from_name(name);
+        if self.action_cache.len() < 16 {
+            self.action_cache.push((Rc::clone(name), action));
+        }
+        action
+    }
+
+    /// Folds a dict: trace entries and frames become handles.
+    fn fold_dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+        if let (Some(Value::Str(first)), (Some(action_key), Field::Action)) =
+            (items.value(0), &self.key_cache[0])
+        {
+            if Rc::ptr_eq(first, action_key) {
+                return self.entry(items).map(Some);
+            }
+        }
+        match items.get(0).and_then(Item::as_str) {
+            Some("action") => self.entry(items).map(Some),
+            Some("name") => Ok(self.frame(items.pairs()).map(|id| Value::Handle(FRAME, id))),
+            _ => Ok(None),
+        }
+    }
+
+    fn build(self, root: Value) -> Result<Snapshot, TorchSnapshotError> {
+        let mut snapshot = Snapshot {
+            frames: self.frames,
+            stacks: self.stacks,
+            streams: self.streams,
+            ..Snapshot::default()
+        };
+        let mut entries = self.entries;
+        let ranges = self.ranges;
+        let segments_value = match &root {
+            Value::List(_) => Some(&root),
+            Value::Dict(_) => root.get("segments"),
+            other => {
+                return Err(shape(
+                    "",
+                    format!("is a {}, not a dict or list", other.type_name()),
+                ))
+            }
+        };
+        let segments_value =
+            segments_value.ok_or_else(|| shape("segments", "is missing".to_string()))?;
+        let segments = segments_value
+            .as_seq()
+            .ok_or_else(|| shape("segments", format!("is a {}", segments_value.type_name())))?;
+        for (index, segment) in segments.iter().enumerate() {
+            snapshot
+                .segments
+                .push(read_segment(segment, &format!("segments[{index}]"))?);
+        }
+        if let Some(traces) = root.get("device_traces") {
+            let traces = traces
+                .as_seq()
+                .ok_or_else(|| shape("device_traces", format!("is a {}", traces.type_name())))?;
+            for (device, trace) in traces.iter().enumerate() {
+                let path = format!("device_traces[{device}]");
+                let list = match trace {
+                    Value::Handle(ENTRIES, range) => {
+                        let (start, end) = ranges
+                            .get(*range as usize)
+                            .copied()
+                            .ok_or_else(|| shape(&path, "refers to nothing".to_string()))?;
+                        if start == 0 && end as usize == entries.len() {
+                            // The usual case, one device: hand over the entries without a copy.
+                            std::mem::take(&mut entries)
+                        } else {
+                            entries
+                                .get(start as usize..end as usize)
+                                .map(<[TraceEntry]>::to_vec)
+                                .unwrap_or_default()
+                        }
+                    }
+                    Value::List(list) => {
+                        let mut out = Vec::with_capacity(list.items.len());
+                        for (index, item) in list.items.iter().enumerate() {
+                            match item {
+                                Value::Handle(ENTRY, entry) => {
+                                    if let Some(entry) = entries.get(*entry as usize) {
+                                        out.push(*entry);
+                                    }
+                                }
+                                Value::Handle(RUN, run) => {
+                                    if let Some(&(start, end)) = ranges.get(*run as usize) {
+                                        out.extend(
+                                            entries
+                                                .get(start as usize..end as usize)
+                                                .unwrap_or(&[]),
+                                        );
+                                    }
+                                }
+                                other => {
+                                    return Err(shape(
+                                        &format!("{path}[{index}]"),
+                                        format!("is a {}, not a trace entry", other.type_name()),
+                                    ))
+                                }
+                            }
+                        }
+                        out
+                    }
+                    other => return Err(shape(&path, format!("is a {}", other.type_name()))),
+                };
+                snapshot.traces.push(list);
+            }
+        }
+        if let Some(settings) = root.get("allocator_settings") {
+            snapshot.allocator_settings = Some(read_settings(settings));
+        }
+        if let Some(items) = root.as_dict() {
+            for (key, _) in items {
+                let key = key.as_str().unwrap_or("?");
+                if !matches!(
+                    key,
+                    "segments" | "device_traces" | "allocator_settings" | "external_annotations"
+                ) {
+                    snapshot.other_keys.push(key.to_string());
+                }
+            }
+        }
+        Ok(snapshot)
+    }
+}
+
+impl Fold for SnapshotFold {
+    /// Keeps a list of consecutive trace entries as one run, so a trace of millions of
+    /// entries never exists as millions of handles.
+    fn append(&mut self, items: &mut Vec<Value>, new: &[Value]) -> bool {
+        let Some(&Value::Handle(ENTRY, first)) = new.first() else {
+            return false;
+        };
+        let count = new.len() as u32;
+        let contiguous = new.iter().enumerate().all(|(offset, item)| {
+            matches!(item, Value::Handle(ENTRY, id) if *id == first.wrapping_add(offset as u32))
+        });
+        if !contiguous {
+            return false;
+        }
+        match items.as_slice() {
+            [] => {
+                self.ranges.push((first, first.saturating_add(count)));
+                items.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
+                true
+            }
+            [Value::Handle(RUN, run)] => match self.ranges.get_mut(*run as usize) {
+                Some(range) if range.1 == first => {
+                    range.1 = range.1.saturating_add(count);
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+        self.fold_dict(items)
+    }
+
+    fn finish(&mut self, container: Finished) -> Result<Value, String> {
+        match container {
+            Finished::Dict(dict) => {
+                let values: Vec<&Value> = dict
+                    .items
+                    .iter()
+                    .flat_map(|(key, value)| [key, value])
+                    .collect();
+                let storage = DictStorage::from_values(&values);
+                match self.fold_dict(&storage.items())? {
+                    Some(value) => Ok(value),
+                    None => Ok(Finished::Dict(dict).into_value()),
+                }
+            }
+            Finished::List(list) => {
+                let all_frames = !list.items.is_empty()
+                    && list
+                        .items
+                        .iter()
+                        .all(|item| matches!(item, Value::Handle(FRAME, _)));
+                if all_frames {
+                    let frames = list
+                        .items
+                        .iter()
+                        .filter_map(|item| match item {
+                            Value::Handle(FRAME, id) => Some(*id),
+                            _ => None,
+                        })
+                        .collect();
+                    return Ok(Value::Handle(STACK, self.stack_of(frames)));
+                }
+                if let [Value::Handle(RUN, run)] = list.items.as_slice() {
+                    return Ok(Value::Handle(ENTRIES, *run));
+                }
+                if let Some(range) = contiguous_entries(&list.items) {
+                    self.ranges.push(range);
+                    return Ok(Value::Handle(ENTRIES, (self.ranges.len() - 1) as u32));
+                }
+                Ok(Finished::List(list).into_value())
+            }
+            other => Ok(other.into_value()),
+        }
+    }
+}
+
+/// `(start, end)` when the list is entries `start..end` in order.
+fn contiguous_entries(items: &[Value]) -> Option<(u32, u32)> {
+    let Some(Value::Handle(ENTRY, first)) = items.first() else {
+        return None;
+    };
+    for (offset, item) in items.iter().enumerate() {
+        match item {
+            Value::Handle(ENTRY, id) if *id as usize == *first as usize + offset => {}
+            _ => return None,
+        }
+    }
+    Some((*first, first.saturating_add(items.len() as u32)))
+}
+
+fn unsigned(items: &DictItems<'_>, index: usize, key: &str) -> Result<u64, String> {
+    match items.int(index) {
+        Some(number) if number >= 0 => Ok(number as u64),
+        Some(number) => Err(format!("trace `{key}` is negative ({number})")),
+        None => Err(format!(
+            "trace `{key}` is a {}",
+            items.get(index).map_or("nothing", Item::type_name)
+        )),
+    }
+}
+
+/// The stack of a `frames` value: a folded stack, or an empty list.
+fn stack_id(value: &Value) -> Option<StackId> {
+    match value {
+        Value::Handle(STACK, id) => Some(*id),
+        Value::List(list) if list.items.is_empty() => Some(0),
+        _ => None,
+    }
+}
+
+fn shape(path: &str, reason: String) -> TorchSnapshotError {
+    TorchSnapshotError::Shape {
+        path: path.to_string(),
+        reason,
+    }
+}
+
+fn field<'v>(value: &'v Value, path: &str, key: &str) -> Result<&'v Value, TorchSnapshotError> {
+    value
+        .get(key)
+        .ok_or_else(|| shape(&format!("{path}.{key}"), "is missing".to_string()))
+}
+
+fn int_field(value: &Value, path: &str, key: &str) -> Result<u64, TorchSnapshotError> {
+    let found = field(value, path, key)?;
+    match found.as_i64() {
+        Some(number) if number >= 0 => Ok(number as u64),
+        _ => Err(shape(
+            &format!("{path}.{key}"),
+            format!("is not a non-negative int ({})", found.type_name()),
+        )),
+    }
+}
+
+fn optional_int(value: &Value, key: &str) -> Option<u64> {
+    value
+        .get(key)
+        .and_then(Value::as_i64)
+        .map(|n| n.max(0) as u64)
+}
+
+fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError> {
+    if value.as_dict().is_none() {
+        return Err(shape(
+            path,
+            format!("is a {}, not a dict", value.type_name()),
+        ));
+    }
+    let total_size = int_field(value, path, "total_size")?;
+    let address = int_field(value, path, "address")?;
+    let segment_type = match value.get("segment_type").and_then(Value::as_str) {
+        Some("small") => SegmentType::Small,
+        Some(_) => SegmentType::Large,
+        None if total_size == 2 << 20 => SegmentType::Small,
+        None => SegmentType::Large,
+    };
+    let pool_id = match value.get("segment_pool_id").and_then(Value::as_seq) {
+        Some([a, b]) => (a.as_i64().unwrap_or(0), b.as_i64().unwrap_or(0)),
+        _ => (0, 0),
+    };
+    let mut blocks = Vec::new();
+    if let Some(list) = value.get("blocks") {
+        let items = list.as_seq().ok_or_else(|| {
+            shape(
+                &format!("{path}.blocks"),
+                format!("is a {}", list.type_name()),
+            )
+        })?;
+        let mut running = address;
+        for (index, block) in items.iter().enumerate() {
+            let block_path = format!("{path}.blocks[{index}]");
+            if block.as_dict().is_none() {
+                return Err(shape(&block_path, format!("is a {}", block.type_name())));
+            }
+            let size = int_field(block, &block_path, "size")?;
+            let state = match block.get("state").and_then(Value::as_str) {
+                Some("active_allocated") => BlockState::ActiveAllocated,
+                Some("active_pending_free" | "active_awaiting_free") => {
+                    BlockState::ActivePendingFree
+                }
+                Some("inactive") => BlockState::Inactive,
+                Some(other) => {
+                    return Err(shape(
+                        &format!("{block_path}.state"),
+                        format!("is `{other}`"),
+                    ))
+                }
+                None => return Err(shape(&format!("{block_path}.state"), "is missing".into())),
+            };
+            let block_address = optional_int(block, "address").unwrap_or(running);
+            running = block_address.saturating_add(size);
+            blocks.push(Block {
+                address: block_address,
+                size: Bytes(size),
+                requested_size: Bytes(optional_int(block, "requested_size").unwrap_or(size)),
+                state,
+                stack: block.get("frames").and_then(stack_id).unwrap_or(0),
+            });
+        }
+    }
+    let sum = |state: &[BlockState]| -> u64 {
+        blocks
+            .iter()
+            .filter(|b| state.contains(&b.state))
+            .map(|b| b.size.0)
+            .sum()
+    };
+    let allocated = optional_int(value, "allocated_size")
+        .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated]));
+    let active = optional_int(value, "active_size")
+        .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated, BlockState::ActivePendingFree]));
+    Ok(Segment {
+        device: optional_int(value, "device").unwrap_or(0) as u32,
+        address,
+        total_size: Bytes(total_size),
+        allocated_size: Bytes(allocated),
+        active_size: Bytes(active),
+        requested_size: Bytes(optional_int(value, "requested_size").unwrap_or(allocated)),
+        stream: optional_int(value, "stream").unwrap_or(0),
+        segment_type,
+        pool_id,
+        is_expandable: value
+            .get("is_expandable")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        stack: value.get("frames").and_then(stack_id).unwrap_or(0),
+        blocks,
+    })
+}
+
+fn read_settings(value: &Value) -> AllocatorSettings {
+    let mut settings = AllocatorSettings::default();
+    for (key, item) in value.as_dict().unwrap_or(&[]) {
+        let Some(key) = key.as_str() else { continue };
+        match key {
+            "PYTORCH_CUDA_ALLOC_CONF" => {
+                settings.alloc_conf = item.as_str().unwrap_or("").to_string()
+            }
+            "max_split_size" => {
+                settings.max_split_size = item
+                    .as_i64()
+                    .filter(|n| *n >= 0 && *n < i64::MAX)
+                    .map(|n| Bytes(n as u64))
+            }
+            "garbage_collection_threshold" => {
+                settings.garbage_collection_threshold = item.as_f64().unwrap_or(0.0)
+            }
+            "expandable_segments" => settings.expandable_segments = item.as_bool().unwrap_or(false),
+            _ => {
+                settings.other.insert(key.to_string(), python_repr(item));
+            }
+        }
+    }
+    settings
+}
+
+/// A short Python-like rendering of a settings value.
+fn python_repr(value: &Value) -> String {
+    match value {
+        Value::None => "None".to_string(),
+        Value::Bool(true) => "True".to_string(),
+        Value::Bool(false) => "False".to_string(),
+        Value::Int(n) => n.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Str(s) => format!("'{s}'"),
+        Value::Dict(dict) => {
+            let parts: Vec<String> = dict
+                .items
+                .iter()
+                .map(|(k, v)| format!("{}: {}", python_repr(k), python_repr(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Value::List(list) | Value::Tuple(list) => {
+            let parts: Vec<String> = list.items.iter().map(python_repr).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        other => format!("<{}>", other.type_name()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/tests/fixtures/h200-torch2.11/snap/{name}.pickle",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(path).unwrap()
+    }
+
+    #[test]
+    fn reads_fragmentation_fixture() {
+        let snapshot = parse(&fixture("fragmentation")).unwrap();
+        assert_eq!(snapshot.segments.len(), 2);
+        assert_eq!(snapshot.segments[1].blocks.len(), 100);
+        assert_eq!(snapshot.traces.len(), 1);
+        assert_eq!(snapshot.traces[0].len(), 207);
+        let oom = snapshot.traces[0].last().unwrap();
+        assert_eq!(oom.action(), Action::Oom);
+        assert_eq!(oom.device_free(), Some(535953408));
+        assert_eq!(oom.size, 2147483648);
+        assert!(!snapshot.allocator_settings.unwrap().expandable_segments);
+        // Frames are shared: the same stack id for blocks allocated at the same line.
+        let stacks: std::collections::HashSet<_> = snapshot.segments[1]
+            .blocks
+            .iter()
+            .filter(|b| b.state == BlockState::ActiveAllocated)
+            .map(|b| b.stack)
+            .collect();
+        assert_eq!(stacks.len(), 1);
+        assert!(snapshot.stacks[*stacks.iter().next().unwrap() as usize].len() > 10);
+    }
+
+    #[test]
+    fn every_fixture_reads() {
+        for name in [
+            "capacity",
+            "fragmentation",
+            "fragmentation_expandable",
+            "leak_growing",
+            "leak_steady",
+            "model_forward",
+            "other_process",
+        ] {
+            let snapshot = parse(&fixture(name)).unwrap();
+            assert_eq!(snapshot.traces.len(), 1, "{name}");
+            assert!(snapshot.other_keys.is_empty(), "{name}");
+        }
+    }
+
+    /// Tight limits: whatever the bytes say, the decoder may not allocate beyond these.
+    fn fuzz_limits() -> Limits {
+        Limits {
+            max_depth: 64,
+            max_container_len: 1 << 16,
+            max_string_bytes: 1 << 16,
+            max_memo: 1 << 16,
+            max_objects: 1 << 20,
+            max_stack: 1 << 16,
+        }
+    }
+
+    /// Decodes, analyses and renders; must never panic, whatever the input.
+    fn whole_pipeline(bytes: &[u8]) {
+        if let Ok(snapshot) = read_with_limits(bytes, fuzz_limits()) {
+            let report = crate::analyze::fragmentation::analyze(
+                &snapshot,
+                &crate::analyze::fragmentation::Options {
+                    total_memory: Some(crate::model::Bytes(150109880320)),
+                    ..Default::default()
+                },
+            );
+            let _ = crate::render::snapshot::text(&report, crate::render::style::Style::new(false));
+            let _ = crate::render::snapshot::markdown(&report);
+            let _ = crate::render::snapshot::html(&report);
+            let _ = crate::render::snapshot::json(&report);
+        }
+    }
+
+    fn mutate(mut bytes: Vec<u8>, edits: &[(usize, u8, u8)]) -> Vec<u8> {
+        for &(position, byte, how) in edits {
+            if bytes.is_empty() {
+                break;
+            }
+            let position = position % bytes.len();
+            match how % 4 {
+                0 => bytes[position] = byte,
+                1 => bytes.insert(position, byte),
+                2 => {
+                    bytes.remove(position);
+                }
+                _ => bytes.truncate(position),
+            }
+        }
+        bytes
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn random_bytes_never_panic(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let mut bytes = b"\x80\x04".to_vec();
+            bytes.extend(tail);
+            whole_pipeline(&bytes);
+        }
+
+        #[test]
+        fn mutated_real_snapshots_never_panic(
+            which in 0usize..4,
+            edits in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>()), 1..8),
+        ) {
+            let name = ["capacity", "other_process", "fragmentation", "leak_steady"][which];
+            whole_pipeline(&mutate(fixture(name), &edits));
+        }
+    }
+
+    #[test]
+    fn rejects_non_snapshots() {
+        let error = parse(b"\x80\x04K\x01.").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "not a PyTorch memory snapshot: `` is a int, not a dict or list"
+        );
+    }
+}

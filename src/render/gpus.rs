@@ -10,7 +10,7 @@ use crate::model::machine::{
 use crate::model::Bytes;
 use crate::render::html;
 use crate::render::json::to_document;
-use crate::render::style::Style;
+use crate::render::style::{printable, Style};
 
 /// Widest process command shown in the table, in characters.
 const COMMAND_WIDTH: usize = 48;
@@ -108,16 +108,20 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
     }
     out.push('\n');
     for note in notes(inventory) {
-        let _ = writeln!(out, "{note}");
+        let _ = writeln!(out, "{}", printable(&note));
     }
     let warnings = cuda_warnings(inventory);
     for warning in &warnings {
-        let _ = writeln!(out, "{}", style.warn(&format!("warning: {warning}")));
+        let _ = writeln!(
+            out,
+            "{}",
+            style.warn(&format!("warning: {}", printable(warning)))
+        );
     }
     if !inventory.limitations.is_empty() {
         let _ = writeln!(out, "{}", style.bold("limitations:"));
         for limitation in &inventory.limitations {
-            let _ = writeln!(out, "  - {limitation}");
+            let _ = writeln!(out, "  - {}", printable(limitation));
         }
     }
     out.into_bytes()
@@ -294,8 +298,8 @@ fn row(inventory: &Inventory, device: &Device) -> [String; 8] {
             .cuda_ordinal
             .map_or_else(|| "-".to_string(), |ordinal| ordinal.to_string()),
         short_uuid(inventory, &device.uuid),
-        device.pci_bus_id.clone(),
-        device.name.clone(),
+        printable(&device.pci_bus_id),
+        printable(&device.name),
         format!("{} / {}", memory.used_bytes, memory.total_bytes),
         memory
             .reserved_bytes
@@ -328,7 +332,7 @@ fn process_name(process: &GpuProcess) -> String {
         .command
         .as_deref()
         .or(process.name.as_deref())
-        .map(str::to_string)
+        .map(printable)
         .unwrap_or_else(|| "(name unavailable)".to_string());
     if text.chars().count() > COMMAND_WIDTH {
         let mut cut: String = text.chars().take(COMMAND_WIDTH - 1).collect();
@@ -556,7 +560,8 @@ fn cuda_warnings(inventory: &Inventory) -> Vec<String> {
 }
 
 fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|")
+    printable(text)
+        .replace('|', "\\|")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
@@ -576,6 +581,31 @@ mod tests {
                 })
                 .collect(),
             ..Inventory::default()
+        }
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_terminal_or_the_table() {
+        let mut inventory = with_uuids(&["GPU-aaaaaaaa-1", "GPU-bbbbbbbb-2"]);
+        inventory.devices[0].name = "H200\x1b]0;title\x07".to_string();
+        inventory
+            .limitations
+            .push("bad \x1b[2J limitation".to_string());
+        inventory.devices[0].processes.push(GpuProcess {
+            pid: 7,
+            command: Some("python3 -c \"x\nline\" \x1b[31mred".to_string()),
+            ..GpuProcess::default()
+        });
+        for output in [text(&inventory, Style::new(false)), markdown(&inventory)] {
+            let output = String::from_utf8(output).unwrap();
+            assert!(
+                !output.contains('\x1b') && !output.contains('\x07'),
+                "{output:?}"
+            );
+            assert!(
+                output.contains("python3 -c \"x line\" \u{fffd}[31mred"),
+                "{output}"
+            );
         }
     }
 

@@ -5,7 +5,7 @@ use crate::analyze::growth::{format_p, signed_bytes};
 use crate::model::probe::{GrowthVerdict, ProbeReport, TrendTest};
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
-use crate::render::style::Style;
+use crate::render::style::{printable, Style};
 
 /// A rendered fact: label and value.
 type Row = (String, String);
@@ -213,15 +213,25 @@ fn trend_rows(report: &ProbeReport) -> Vec<Row> {
     rows
 }
 
-const REQUEST_HEADER: [&str; 8] = [
-    "repeat", "phase", "#", "chars", "status", "latency", "memory", "note",
+const REQUEST_HEADER: [&str; 9] = [
+    "repeat", "phase", "#", "chars", "status", "latency", "memory", "change", "note",
 ];
 
-fn request_rows(report: &ProbeReport) -> Vec<[String; 8]> {
+fn request_rows(report: &ProbeReport) -> Vec<[String; 9]> {
+    // `change` is against the previous reading (the baseline for the first): a leak shows as
+    // the same `+` on every row, where `memory` in GiB can print the same figure twice.
+    let mut previous: Option<Bytes> = report.warmup.baseline_bytes;
     report
         .requests
         .iter()
         .map(|request| {
+            let change = match (previous, request.memory_bytes) {
+                (Some(before), Some(after)) => {
+                    signed_bytes(after.get() as f64 - before.get() as f64)
+                }
+                _ => String::new(),
+            };
+            previous = request.memory_bytes.or(previous);
             let mut note = Vec::new();
             if let Some(kv) = request.kv_cache_usage {
                 note.push(format!("KV {:.0}%", kv * 100.0));
@@ -242,6 +252,7 @@ fn request_rows(report: &ProbeReport) -> Vec<[String; 8]> {
                     .map_or_else(|| "—".to_string(), |s| s.to_string()),
                 format!("{} ms", request.latency_ms),
                 optional_bytes(request.memory_bytes),
+                change,
                 note.join("; "),
             ]
         })
@@ -258,6 +269,7 @@ fn push_rows(out: &mut String, rows: &[Row]) {
 
 /// Text for a terminal.
 pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
+    let report = &printable_report(report);
     let verdict = verdict_line(report);
     let painted = match report.verdict {
         GrowthVerdict::Plateau => style.good(&verdict),
@@ -289,7 +301,7 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
         let mut text = String::from(" ");
         for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
             let pad = " ".repeat(width - cell.chars().count());
-            if index == 1 || index == 7 {
+            if index == 1 || index == 8 {
                 text.push_str(&format!(" {cell}{pad}"));
             } else {
                 text.push_str(&format!(" {pad}{cell}"));
@@ -311,12 +323,31 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The report with every string that came from outside (the server's model name and error
+/// bodies, URLs, reasons quoting them) stripped of control characters.
+fn printable_report(report: &ProbeReport) -> ProbeReport {
+    let mut clean = report.clone();
+    clean.url = printable(&clean.url);
+    clean.settings.model = printable(&clean.settings.model);
+    clean.settings.model_from = printable(&clean.settings.model_from);
+    clean.memory_source.description = printable(&clean.memory_source.description);
+    clean.trend.reason = printable(&clean.trend.reason);
+    for request in &mut clean.requests {
+        request.error = request.error.as_deref().map(printable);
+    }
+    for text in clean.limitations.iter_mut().chain(&mut clean.metrics_seen) {
+        *text = printable(text);
+    }
+    clean
+}
+
 fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// GitHub-flavoured Markdown.
 pub fn markdown(report: &ProbeReport) -> Vec<u8> {
+    let report = &printable_report(report);
     let mut out = format!(
         "# oomdoc probe: {}\n\n{}\n\n",
         markdown_cell(&verdict_line(report)),

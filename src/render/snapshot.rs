@@ -1,1 +1,570 @@
-//! Render `oomdoc snapshot` output.
+//! Renders `oomdoc snapshot` findings ([`SnapshotReport`]) as text, markdown, JSON or a
+//! self-contained HTML page with an inline SVG segment map. Pure: returns bytes, computes
+//! nothing beyond layout.
+
+use std::fmt::Write as _;
+
+use crate::model::snapshot::{
+    AllocatorState, BlockState, Cause, DeviceSummary, MapSegment, OomAnalysis, Site, SnapshotReport,
+};
+use crate::model::Bytes;
+use crate::render::html::{escape, page};
+use crate::render::style::Style;
+
+/// The JSON document (`schema_version` 1).
+pub fn json(report: &SnapshotReport) -> Result<Vec<u8>, serde_json::Error> {
+    crate::render::json::to_document(report)
+}
+
+fn plural(count: u64, word: &str) -> String {
+    if count == 1 {
+        format!("{count} {word}")
+    } else {
+        format!("{count} {word}s")
+    }
+}
+
+fn exact(bytes: Bytes) -> String {
+    format!("{bytes} ({} B)", bytes.0)
+}
+
+fn when(time_us: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(time_us)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f UTC").to_string())
+        .unwrap_or_else(|| format!("time_us {time_us}"))
+}
+
+fn offset(time_us: i64, first_us: i64) -> String {
+    let delta = time_us.saturating_sub(first_us);
+    if delta.unsigned_abs() < 1_000_000 {
+        format!("+{:.3} ms", delta as f64 / 1000.0)
+    } else {
+        format!("+{:.3} s", delta as f64 / 1e6)
+    }
+}
+
+fn cause_word(style: &Style, cause: Cause) -> String {
+    match cause {
+        Cause::Fragmentation => style.bad("fragmentation"),
+        Cause::Capacity => style.bad("capacity"),
+        Cause::Other => style.warn("other"),
+    }
+}
+
+fn settings_line(report: &SnapshotReport) -> String {
+    match &report.allocator_settings {
+        None => "unknown (not in the snapshot)".to_string(),
+        Some(settings) if settings.alloc_conf.is_empty() => {
+            "defaults (`PYTORCH_CUDA_ALLOC_CONF` unset)".to_string()
+        }
+        Some(settings) => format!("`PYTORCH_CUDA_ALLOC_CONF={}`", settings.alloc_conf),
+    }
+}
+
+fn first_time(report: &SnapshotReport, device: u32) -> i64 {
+    report
+        .devices
+        .iter()
+        .find(|d| d.device == device)
+        .and_then(|d| d.trace.as_ref())
+        .map_or(0, |t| t.first_time_us)
+}
+
+fn sites_text(out: &mut String, sites: &[Site], indent: &str) {
+    if sites.is_empty() {
+        let _ = writeln!(out, "{indent}(nothing allocated)");
+    }
+    for site in sites {
+        let _ = writeln!(
+            out,
+            "{indent}{:>11}  {:>10}  {}",
+            site.bytes.to_string(),
+            plural(site.blocks, "block"),
+            site.site
+        );
+    }
+}
+
+/// Text for a terminal; reads the same without colour.
+pub fn text(report: &SnapshotReport, style: Style) -> Vec<u8> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} — {} device{}, allocator settings: {}",
+        style.bold("PyTorch memory snapshot"),
+        report.devices.len(),
+        if report.devices.len() == 1 { "" } else { "s" },
+        settings_line(report)
+    );
+    if let Some(total) = report.total_memory_bytes {
+        let _ = writeln!(
+            out,
+            "device total: {} (from the command line)",
+            exact(total)
+        );
+    }
+    for device in &report.devices {
+        device_text(&mut out, device, &style);
+    }
+    if report.ooms.is_empty() {
+        let _ = writeln!(out, "\n{}", style.good("No OOM event in the trace."));
+    }
+    for (number, oom) in report.ooms.iter().enumerate() {
+        oom_text(&mut out, report, number + 1, oom, &style);
+    }
+    if report.ooms_not_analysed > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} more OOM events not analysed in detail.",
+            report.ooms_not_analysed
+        );
+    }
+    if !report.limitations.is_empty() {
+        let _ = writeln!(out, "\n{}", style.bold("Limitations"));
+        for limitation in &report.limitations {
+            let _ = writeln!(out, "  - {limitation}");
+        }
+    }
+    out.into_bytes()
+}
+
+fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
+    let _ = writeln!(
+        out,
+        "\n{} {}, {} reserved, {} allocated {}",
+        style.bold(&format!("Device {}:", device.device)),
+        plural(device.segments, "segment"),
+        device.reserved_bytes,
+        device.allocated_bytes,
+        style.dim("(source: PyTorch memory snapshot)")
+    );
+    let _ = writeln!(
+        out,
+        "  active {} · requested {} · free in cache {} (inactive split {})",
+        device.active_bytes, device.requested_bytes, device.free_bytes, device.inactive_split_bytes
+    );
+    let _ = writeln!(
+        out,
+        "  largest free block {}",
+        exact(device.largest_free_block_bytes)
+    );
+    let buckets: Vec<String> = device
+        .free_blocks_by_size
+        .iter()
+        .map(|b| {
+            if b.blocks == 0 {
+                format!("{}: 0", b.label)
+            } else {
+                format!("{}: {} ({})", b.label, b.blocks, b.bytes)
+            }
+        })
+        .collect();
+    let _ = writeln!(out, "  free blocks by size: {}", buckets.join(" · "));
+    for pool in &device.segments_by_pool {
+        let _ = writeln!(
+            out,
+            "  pool ({}, {}) stream {:#x} {}: {}, {} reserved, {} allocated",
+            pool.pool_id.0,
+            pool.pool_id.1,
+            pool.stream,
+            match pool.segment_type {
+                crate::model::snapshot::SegmentType::Large => "large",
+                crate::model::snapshot::SegmentType::Small => "small",
+            },
+            plural(pool.segments, "segment"),
+            pool.reserved_bytes,
+            pool.allocated_bytes
+        );
+    }
+    if device.expandable_segments > 0 {
+        let _ = writeln!(
+            out,
+            "  expandable segments: {} mapped ranges, {}",
+            device.expandable_segments, device.expandable_bytes
+        );
+    }
+    let _ = writeln!(out, "  held at snapshot time by:");
+    sites_text(out, &device.top_sites, "    ");
+    if let Some(trace) = &device.trace {
+        let actions: Vec<String> = trace
+            .actions
+            .iter()
+            .map(|(action, count)| format!("{} {count}", action.as_str()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  trace: {} from {} ({}): {}",
+            plural(trace.entries, "entry").replace("entrys", "entries"),
+            when(trace.first_time_us),
+            offset(trace.last_time_us, trace.first_time_us).replacen('+', "span ", 1),
+            actions.join(", ")
+        );
+        if trace.inconsistencies > 0 {
+            let _ = writeln!(
+                out,
+                "  {} trace entries did not match the replayed state",
+                style.warn(&trace.inconsistencies.to_string())
+            );
+        }
+        if let Some(peak) = &trace.peak {
+            let _ = writeln!(
+                out,
+                "  peak in the trace: {} allocated, {} reserved, at entry {} ({}), held by:",
+                peak.allocated_bytes,
+                peak.reserved_bytes,
+                peak.entry,
+                offset(peak.time_us, trace.first_time_us)
+            );
+            sites_text(out, &peak.top_sites, "    ");
+        }
+    }
+}
+
+fn state_text(state: &AllocatorState) -> String {
+    format!(
+        "allocated {}, reserved {}, free in cache {}, largest free block {}",
+        state.allocated_bytes,
+        state.reserved_bytes,
+        state.free_bytes,
+        exact(state.largest_free_block_bytes)
+    )
+}
+
+fn oom_text(
+    out: &mut String,
+    report: &SnapshotReport,
+    number: usize,
+    oom: &OomAnalysis,
+    style: &Style,
+) {
+    let first = first_time(report, oom.device);
+    let _ = writeln!(
+        out,
+        "\n{} on device {} at entry {} ({}): {}",
+        style.bold(&format!("OOM {number}")),
+        oom.device,
+        oom.entry,
+        offset(oom.time_us, first),
+        cause_word(style, oom.cause)
+    );
+    let _ = writeln!(
+        out,
+        "  request {} on stream {:#x}; device free {}",
+        exact(oom.requested_bytes),
+        oom.stream,
+        exact(oom.device_free_bytes)
+    );
+    let _ = writeln!(out, "  at the OOM: {}", state_text(&oom.at_oom));
+    if let Some(outside) = oom.outside_bytes {
+        let _ = writeln!(out, "  held outside this allocator: {outside}");
+    }
+    let _ = writeln!(out, "  why: {}", oom.explanation);
+    if oom.fits_if_compacted && oom.cause != Cause::Fragmentation {
+        let _ = writeln!(
+            out,
+            "  note: free cache plus device free memory ({}) would have covered the request had the cached memory been returnable",
+            oom.at_oom.free_bytes + oom.device_free_bytes
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  settings in force: {}",
+        oom.settings_in_force.join(", ")
+    );
+    match &oom.suggestion {
+        Some(suggestion) => {
+            let _ = writeln!(out, "  {} {suggestion}", style.good("try:"));
+        }
+        None => {
+            let _ = writeln!(out, "  try: no allocator setting helps here");
+        }
+    }
+    if let Some(site) = &oom.request_site {
+        let _ = writeln!(out, "  requested at: {site}");
+    }
+    let _ = writeln!(out, "  held at the OOM by:");
+    sites_text(out, &oom.top_sites, "    ");
+}
+
+/// GitHub markdown: headings and tables, no HTML.
+pub fn markdown(report: &SnapshotReport) -> Vec<u8> {
+    let mut out = String::new();
+    let _ = writeln!(out, "# PyTorch memory snapshot\n");
+    let _ = writeln!(out, "Allocator settings: {}\n", settings_line(report));
+    let _ = writeln!(out, "## Devices\n");
+    let _ = writeln!(
+        out,
+        "| device | segments | reserved | allocated | active | free in cache | inactive split | largest free block | expandable |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for d in &report.devices {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            d.device,
+            d.segments,
+            d.reserved_bytes,
+            d.allocated_bytes,
+            d.active_bytes,
+            d.free_bytes,
+            d.inactive_split_bytes,
+            d.largest_free_block_bytes,
+            d.expandable_segments
+        );
+    }
+    for d in &report.devices {
+        let _ = writeln!(out, "\n### Device {}: held at snapshot time\n", d.device);
+        sites_markdown(&mut out, &d.top_sites);
+        if let Some(peak) = d.trace.as_ref().and_then(|t| t.peak.as_ref()) {
+            let _ = writeln!(
+                out,
+                "\nPeak in the trace: {} allocated, {} reserved, at entry {} ({}).\n",
+                peak.allocated_bytes,
+                peak.reserved_bytes,
+                peak.entry,
+                when(peak.time_us)
+            );
+            sites_markdown(&mut out, &peak.top_sites);
+        }
+    }
+    let _ = writeln!(out, "\n## OOM events\n");
+    if report.ooms.is_empty() {
+        let _ = writeln!(out, "No OOM event in the trace.");
+    } else {
+        let _ = writeln!(
+            out,
+            "| # | device | request | device free | allocated | reserved | free in cache | largest free block | cause |"
+        );
+        let _ = writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---|");
+        for (number, oom) in report.ooms.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | **{}** |",
+                number + 1,
+                oom.device,
+                oom.requested_bytes,
+                oom.device_free_bytes,
+                oom.at_oom.allocated_bytes,
+                oom.at_oom.reserved_bytes,
+                oom.at_oom.free_bytes,
+                oom.at_oom.largest_free_block_bytes,
+                oom.cause.as_str()
+            );
+        }
+        for (number, oom) in report.ooms.iter().enumerate() {
+            let _ = writeln!(out, "\n### OOM {}: {}\n", number + 1, oom.cause.as_str());
+            let _ = writeln!(out, "{}\n", oom.explanation);
+            let _ = writeln!(
+                out,
+                "- settings in force: {}",
+                oom.settings_in_force.join(", ")
+            );
+            let _ = writeln!(
+                out,
+                "- try: {}",
+                oom.suggestion
+                    .as_deref()
+                    .unwrap_or("no allocator setting helps here")
+            );
+            if let Some(site) = &oom.request_site {
+                let _ = writeln!(out, "- requested at: `{site}`");
+            }
+            let _ = writeln!(out);
+            sites_markdown(&mut out, &oom.top_sites);
+        }
+    }
+    if !report.limitations.is_empty() {
+        let _ = writeln!(out, "\n## Limitations\n");
+        for limitation in &report.limitations {
+            let _ = writeln!(out, "- {limitation}");
+        }
+    }
+    out.into_bytes()
+}
+
+fn sites_markdown(out: &mut String, sites: &[Site]) {
+    if sites.is_empty() {
+        let _ = writeln!(out, "Nothing allocated.");
+        return;
+    }
+    let _ = writeln!(out, "| bytes | blocks | site |");
+    let _ = writeln!(out, "|---:|---:|---|");
+    for site in sites {
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` |",
+            site.bytes,
+            site.blocks,
+            site.site.replace('|', "\\|").replace('`', "'")
+        );
+    }
+}
+
+const CSS: &str = ".map{display:block;margin:.5em 0}.legend span{display:inline-block;width:1em;height:1em;vertical-align:middle;margin:0 .3em 0 1em}.fragmentation,.capacity{color:#b42318;font-weight:bold}.other{color:#b54708;font-weight:bold}";
+
+fn state_color(state: BlockState) -> &'static str {
+    match state {
+        BlockState::ActiveAllocated => "#2e90fa",
+        BlockState::ActivePendingFree => "#f79009",
+        BlockState::Inactive => "#d0d5dd",
+    }
+}
+
+/// One self-contained HTML page; segments drawn as bars, blocks coloured by state.
+pub fn html(report: &SnapshotReport) -> Vec<u8> {
+    let mut body = String::new();
+    let _ = writeln!(body, "<h1>PyTorch memory snapshot</h1>");
+    let _ = writeln!(
+        body,
+        "<p>Allocator settings: {}</p>",
+        escape(&settings_line(report))
+    );
+    let _ = writeln!(body, "<h2>OOM events</h2>");
+    if report.ooms.is_empty() {
+        let _ = writeln!(body, "<p class=\"good\">No OOM event in the trace.</p>");
+    }
+    for (number, oom) in report.ooms.iter().enumerate() {
+        let cause = oom.cause.as_str();
+        let _ = writeln!(
+            body,
+            "<h3>OOM {} on device {}: <span class=\"{cause}\">{cause}</span></h3>",
+            number + 1,
+            oom.device
+        );
+        let _ = writeln!(body, "<p>{}</p>", escape(&oom.explanation));
+        let _ = writeln!(body, "<table>");
+        for (label, value) in [
+            ("request", oom.requested_bytes),
+            ("device free", oom.device_free_bytes),
+            ("allocated", oom.at_oom.allocated_bytes),
+            ("reserved", oom.at_oom.reserved_bytes),
+            ("free in cache", oom.at_oom.free_bytes),
+            ("largest free block", oom.at_oom.largest_free_block_bytes),
+        ] {
+            let _ = writeln!(
+                body,
+                "<tr><th>{label}</th><td class=\"num\">{value}</td><td class=\"num source\">{} B</td></tr>",
+                value.0
+            );
+        }
+        let _ = writeln!(body, "</table>");
+        let _ = writeln!(
+            body,
+            "<p>Settings in force: {}<br>Try: {}</p>",
+            escape(&oom.settings_in_force.join(", ")),
+            escape(
+                oom.suggestion
+                    .as_deref()
+                    .unwrap_or("no allocator setting helps here")
+            )
+        );
+        sites_html(&mut body, &oom.top_sites);
+    }
+    for device in &report.devices {
+        let _ = writeln!(body, "<h2>Device {}</h2>", device.device);
+        let _ = writeln!(
+            body,
+            "<p>{} segments, {} reserved, {} allocated, {} free in cache, largest free block {} <span class=\"source\">(source: PyTorch memory snapshot)</span></p>",
+            device.segments,
+            device.reserved_bytes,
+            device.allocated_bytes,
+            device.free_bytes,
+            device.largest_free_block_bytes
+        );
+        let _ = writeln!(
+            body,
+            "<p class=\"legend\">Segment map{}:<span style=\"background:{}\"></span>allocated<span style=\"background:{}\"></span>pending free<span style=\"background:{}\"></span>free (cached)</p>",
+            if (device.segment_map.len() as u64) < device.segments {
+                format!(" (the {} largest segments)", device.segment_map.len())
+            } else {
+                String::new()
+            },
+            state_color(BlockState::ActiveAllocated),
+            state_color(BlockState::ActivePendingFree),
+            state_color(BlockState::Inactive)
+        );
+        body.push_str(&segment_svg(&device.segment_map));
+        let _ = writeln!(body, "<h3>Held at snapshot time</h3>");
+        sites_html(&mut body, &device.top_sites);
+        if let Some(peak) = device.trace.as_ref().and_then(|t| t.peak.as_ref()) {
+            let _ = writeln!(
+                body,
+                "<h3>Peak in the trace: {} allocated at {}</h3>",
+                peak.allocated_bytes,
+                escape(&when(peak.time_us))
+            );
+            sites_html(&mut body, &peak.top_sites);
+        }
+    }
+    if !report.limitations.is_empty() {
+        let _ = writeln!(body, "<h2>Limitations</h2><ul>");
+        for limitation in &report.limitations {
+            let _ = writeln!(body, "<li>{}</li>", escape(limitation));
+        }
+        let _ = writeln!(body, "</ul>");
+    }
+    page("oomdoc snapshot", CSS, &body).into_bytes()
+}
+
+fn sites_html(body: &mut String, sites: &[Site]) {
+    if sites.is_empty() {
+        let _ = writeln!(body, "<p class=\"dim\">Nothing allocated.</p>");
+        return;
+    }
+    let _ = writeln!(
+        body,
+        "<table><tr><th>bytes</th><th>blocks</th><th>site</th></tr>"
+    );
+    for site in sites {
+        let _ = writeln!(
+            body,
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>",
+            site.bytes,
+            site.blocks,
+            escape(&site.site)
+        );
+    }
+    let _ = writeln!(body, "</table>");
+}
+
+/// Inline SVG: one bar per segment, full width, blocks proportional to their size.
+fn segment_svg(segments: &[MapSegment]) -> String {
+    const WIDTH: f64 = 900.0;
+    const BAR: f64 = 14.0;
+    const ROW: f64 = 32.0;
+    let height = (segments.len() as f64 * ROW).max(ROW);
+    let mut svg = format!(
+        "<svg class=\"map\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"segment map\">\n"
+    );
+    for (row, segment) in segments.iter().enumerate() {
+        let y = row as f64 * ROW;
+        let _ = writeln!(
+            svg,
+            "<text x=\"0\" y=\"{:.1}\" font-size=\"11\" fill=\"#475467\">{:#x} · {}{}</text>",
+            y + 11.0,
+            segment.address,
+            segment.total_size,
+            if segment.is_expandable {
+                " · expandable"
+            } else {
+                ""
+            }
+        );
+        let total = segment.total_size.0.max(1) as f64;
+        let mut x = 0.0;
+        for (size, state) in &segment.blocks {
+            let width = (size.0 as f64 / total * WIDTH).max(0.5);
+            let _ = writeln!(
+                svg,
+                "<rect x=\"{x:.2}\" y=\"{:.1}\" width=\"{width:.2}\" height=\"{BAR}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.3\"><title>{} {}</title></rect>",
+                y + 15.0,
+                state_color(*state),
+                size,
+                state.as_str()
+            );
+            x += size.0 as f64 / total * WIDTH;
+        }
+    }
+    svg.push_str("</svg>\n");
+    svg
+}

@@ -41,3 +41,17 @@ impl Style {
         self.paint("2", text)
     }
 }
+
+/// `text` without control characters, for text and Markdown output: strings from outside
+/// (command lines from `/proc`, a server's model name or error body, recorded names) may hold
+/// newlines or terminal escape sequences, which would break a table or drive the terminal.
+/// Whitespace controls become a space, others U+FFFD.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\r' | '\t' => ' ',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}

@@ -307,6 +307,8 @@ fn read(
                 .unwrap_or_default()
                 .chars()
                 .take(300)
+                // The body goes into an error message on a terminal: no escapes, one line.
+                .map(|c| if c.is_control() { ' ' } else { c })
                 .collect();
             Err(ServerError::Status {
                 url: url_shown,

@@ -391,6 +391,44 @@ fn bad_watch_interval_is_a_usage_error() {
     assert!(stderr(&output).contains("`--watch` needs a positive number of seconds"));
 }
 
+#[test]
+fn watch_with_json_on_stdout_is_a_usage_error() {
+    // `--json` stdout is exactly one document; `--watch` would print one per refresh.
+    let path = fixture(H200_XML);
+    let path = path.to_str().unwrap();
+    let output = gpus(
+        &["--gpu-from", path, "--watch", "--count", "2", "--json"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).contains("`--format json` on stdout"),
+        "{}",
+        stderr(&output)
+    );
+    let directory = tempfile::tempdir().unwrap();
+    let file = directory.path().join("latest.json");
+    let file_arg = file.to_str().unwrap();
+    let output = gpus(
+        &[
+            "--gpu-from",
+            path,
+            "--watch",
+            "0.01",
+            "--count",
+            "2",
+            "--json",
+            "-o",
+            file_arg,
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let document: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(document["devices"].as_array().unwrap().len(), 1);
+}
+
 /// Without `--gpu-from`, `oomdoc gpus` reads NVML. On a machine without the NVIDIA library
 /// (CI, this project's build machine) it must say that NVML is absent, give a hint and exit 2;
 /// on a GPU machine it must list the GPUs.

@@ -133,6 +133,67 @@ fn slow_leak_is_growth() {
 }
 
 #[test]
+fn a_leak_that_starts_with_the_alternating_phase_is_growth() {
+    // The identical phase is flat, so most within-block slopes are 0 and the pooled slope is
+    // 0; the alternating phase alone must still be called growth. The metrics also carry a
+    // Prometheus 3 quoted-name line the parser skips.
+    let server = TestServer::start(Story::LeakAfterLong, None);
+    let (report, output) = verdict(&server, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(report["verdict"], "growth", "{}", report["trend"]["reason"]);
+    assert_eq!(report["trend"]["window"]["slope_bytes_per_request"], 0.0);
+    let phases = report["trend"]["phases"].as_array().unwrap();
+    assert_eq!(phases[1]["phase"], "alternating");
+    assert_eq!(
+        phases[1]["test"]["slope_bytes_per_request"],
+        (8u64 << 20) as f64
+    );
+    // The default selector matches both GPUs' series: the sum is read, and said so.
+    let limitations = report["limitations"].to_string();
+    assert!(limitations.contains("matched 2 series"), "{limitations}");
+}
+
+#[test]
+fn control_characters_from_outside_never_reach_the_terminal() {
+    // A model name (from `--model` here; from `/v1/models` or an error body in the wild) with
+    // a newline and terminal escapes.
+    let server = TestServer::start(Story::Plateau, None);
+    let model = "tiny\x1b[2J\nsecond line";
+    for format in ["text", "markdown"] {
+        let output = probe(
+            &server,
+            &["--model", model, "--format", format, "--color", "never"],
+        );
+        // The test server knows no such model: the 404s stop the protocol (exit 2), and the
+        // partial report still names the model.
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(!text.contains('\x1b'), "{text:?}");
+        assert!(text.contains("tiny\u{fffd}[2J second line"), "{text}");
+    }
+}
+
+#[test]
+fn unreadable_memory_is_exit_2_before_the_protocol() {
+    let server = TestServer::start(Story::Plateau, None);
+    let memory = format!("prometheus:{}#NO_SUCH_METRIC", server.metrics_url());
+    let output = oomdoc()
+        .args(["probe", &server.url, "--memory-from", &memory, "--json"])
+        .env_remove("OOMDOC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    let message = stderr(&output);
+    assert!(
+        message.contains("cannot read memory before the first request")
+            && message.contains("no `NO_SUCH_METRIC` in the metrics"),
+        "{message}"
+    );
+}
+
+#[test]
 fn large_jitter_is_inconclusive() {
     let server = TestServer::start(Story::Noise, None);
     let (report, output) = verdict(&server, &[]);
@@ -190,7 +251,10 @@ fn repeated_server_errors_stop_the_protocol() {
         .unwrap()
         .contains("CUDA out of memory"));
     let error = stderr(&output);
-    assert!(error.contains("answered HTTP 500"), "{error}");
+    assert!(
+        error.contains("answered HTTP 500: {\"error\":{  \"message\":\"CUDA out of memory\""),
+        "{error}"
+    );
 }
 
 #[test]
@@ -336,7 +400,8 @@ fn markdown_and_html_reports() {
         markdown.starts_with("# oomdoc probe: growth — memory keeps growing"),
         "{markdown}"
     );
-    assert!(markdown.contains("| repeat | phase | # | chars | status | latency | memory | note |"));
+    assert!(markdown
+        .contains("| repeat | phase | # | chars | status | latency | memory | change | note |"));
 
     let output = probe(&server, &["--format", "html"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

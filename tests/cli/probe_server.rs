@@ -25,6 +25,9 @@ pub enum Story {
     SlowWarmup,
     /// +8 MiB with every completion, for ever.
     Leak,
+    /// Flat until the first long prompt, then +8 MiB with every completion (a leak that only
+    /// the alternating phase shows).
+    LeakAfterLong,
     /// Flat level with up to 450 MiB of jitter (digits of π × 50 MiB).
     Noise,
     /// Plateau, but the server dies (stops listening) after this many completions.
@@ -44,6 +47,8 @@ const MAX_CONNECTIONS: usize = 5000;
 struct State {
     completions: usize,
     long_seen: bool,
+    /// Completions served since the first long prompt (that one included).
+    since_long: usize,
 }
 
 impl Story {
@@ -54,6 +59,7 @@ impl Story {
             Story::Step => 1000 + if state.long_seen { 512 } else { 0 },
             Story::SlowWarmup => 1000 + 100 * n.min(8),
             Story::Leak => 1000 + 8 * n,
+            Story::LeakAfterLong => 1000 + 8 * state.since_long as u64,
             Story::Noise => 1000 + DIGITS[state.completions % DIGITS.len()] * 50,
         }
     }
@@ -81,6 +87,7 @@ impl TestServer {
             let mut state = State {
                 completions: 0,
                 long_seen: false,
+                since_long: 0,
             };
             for _ in 0..MAX_CONNECTIONS {
                 let Ok((stream, _)) = listener.accept() else {
@@ -184,7 +191,7 @@ fn route(
     if path == "/metrics" {
         let mib = story.memory_mib(state);
         let text = format!(
-            "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{{gpu=\"0\",UUID=\"GPU-test\"}} {mib}\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{model_name=\"tiny\"}} {}\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"tiny\"}} 0\n",
+            "{{\"gpu.mem.used\",gpu=\"0\"}} 1\n# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{{gpu=\"0\",UUID=\"GPU-test\"}} {mib}\nDCGM_FI_DEV_FB_USED{{gpu=\"1\",UUID=\"GPU-idle\"}} 0\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{model_name=\"tiny\"}} {}\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"tiny\"}} 0\n",
             if state.long_seen { 0.25 } else { 0.0 }
         );
         return (200, "text/plain; version=0.0.4", text);
@@ -225,12 +232,15 @@ fn route(
                     return (
                         500,
                         JSON,
-                        r#"{"error":{"message":"CUDA out of memory","code":500}}"#.to_string(),
+                        // Pretty-printed, as some servers answer: the error line must stay one line.
+                        "{\"error\":{\n\t\"message\":\"CUDA out of memory\",\"code\":500}}"
+                            .to_string(),
                     );
                 }
             }
             state.completions += 1;
             state.long_seen |= prompt.len() > LONG_PROMPT;
+            state.since_long += usize::from(state.long_seen);
             let choice = if path == "/v1/completions" {
                 r#"{"index":0,"text":" ok","finish_reason":"length"}"#
             } else {

@@ -1,1 +1,223 @@
-//! CLI tests of `oomdoc snapshot`.
+//! CLI tests of `oomdoc snapshot` on real H200 snapshots (PyTorch 2.11; provenance in
+//! `tests/fixtures/README.md`). Numbers are checked against `memory_stats()` recorded with
+//! each snapshot in `h200-torch2.11/oom_cases.json`.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use super::{fixture, oomdoc, stderr, stdout};
+
+/// `cudaMemGetInfo().total` of the H200 the fixtures came from (`oom_cases.json`).
+const H200_TOTAL: &str = "150109880320";
+
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
+fn run(name: &str, extra: &[&str]) -> std::process::Output {
+    oomdoc()
+        .arg("snapshot")
+        .arg(fixture(&format!("h200-torch2.11/snap/{name}.pickle")))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
+fn json(name: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--json"];
+    args.extend_from_slice(extra);
+    let output = run(name, &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
+fn memory_stats(name: &str) -> serde_json::Value {
+    let cases: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("h200-torch2.11/oom_cases.json")).unwrap())
+            .unwrap();
+    cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|case| case["scenario"] == name)
+        .unwrap()["result"]["memory_stats"]
+        .clone()
+}
+
+#[test]
+fn json_of_each_real_snapshot() {
+    for name in [
+        "fragmentation",
+        "fragmentation_expandable",
+        "capacity",
+        "other_process",
+    ] {
+        let value = json(name, &["--total-memory", H200_TOTAL]);
+        insta::assert_json_snapshot!(format!("json_{name}"), value);
+    }
+}
+
+#[test]
+fn text_of_each_real_snapshot() {
+    for name in [
+        "fragmentation",
+        "fragmentation_expandable",
+        "capacity",
+        "other_process",
+        "model_forward",
+    ] {
+        let output = run(name, &["--total-memory", H200_TOTAL]);
+        assert_eq!(output.status.code(), Some(0));
+        insta::assert_snapshot!(format!("text_{name}"), stdout(&output));
+    }
+}
+
+#[test]
+fn causes_match_what_each_scenario_did() {
+    let cause =
+        |name: &str| json(name, &["--total-memory", H200_TOTAL])["ooms"][0]["cause"].clone();
+    assert_eq!(cause("fragmentation"), "fragmentation");
+    assert_eq!(cause("capacity"), "capacity");
+    assert_eq!(cause("other_process"), "other");
+    assert_eq!(cause("model_forward"), "capacity");
+    // With expandable segments the same program did not fail: no OOM event at all.
+    let expandable = json("fragmentation_expandable", &[]);
+    assert_eq!(expandable["ooms"], serde_json::json!([]));
+    // Without the device total, memory of other processes is not visible in a snapshot.
+    assert_eq!(json("other_process", &[])["ooms"][0]["cause"], "capacity");
+}
+
+#[test]
+fn sums_match_memory_stats_recorded_with_the_snapshot() {
+    for name in [
+        "fragmentation",
+        "fragmentation_expandable",
+        "other_process",
+        "leak_growing",
+    ] {
+        let stats = memory_stats(name);
+        let device = &json(name, &[])["devices"][0];
+        assert_eq!(
+            device["reserved_bytes"], stats["reserved_bytes.all.current"],
+            "{name}"
+        );
+        assert_eq!(
+            device["allocated_bytes"], stats["allocated_bytes.all.current"],
+            "{name}"
+        );
+        assert_eq!(
+            device["active_bytes"], stats["active_bytes.all.current"],
+            "{name}"
+        );
+        assert_eq!(
+            device["inactive_split_bytes"], stats["inactive_split_bytes.all.current"],
+            "{name}"
+        );
+        assert_eq!(
+            device["trace"]["peak"]["allocated_bytes"], stats["allocated_bytes.all.peak"],
+            "{name}"
+        );
+    }
+    // The fragmentation OOM is the last event: the state at the OOM is the snapshot's.
+    let stats = memory_stats("fragmentation");
+    let oom = &json("fragmentation", &[])["ooms"][0];
+    assert_eq!(
+        oom["at_oom"]["allocated_bytes"],
+        stats["allocated_bytes.all.current"]
+    );
+    assert_eq!(
+        oom["at_oom"]["reserved_bytes"],
+        stats["reserved_bytes.all.current"]
+    );
+    assert_eq!(oom["requested_bytes"], 2147483648u64);
+    assert_eq!(oom["device_free_bytes"], 535953408u64);
+}
+
+#[test]
+fn markdown_and_html_reports() {
+    let output = run("fragmentation", &["--format", "markdown"]);
+    assert_eq!(output.status.code(), Some(0));
+    insta::assert_snapshot!("markdown_fragmentation", stdout(&output));
+    let output = run("fragmentation", &["--format", "html"]);
+    assert_eq!(output.status.code(), Some(0));
+    let html = stdout(&output);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<svg class=\"map\""));
+    assert_eq!(html.matches("<rect ").count(), 101, "one rect per block");
+    for forbidden in ["<script", "http://", "https://", "src=", "@import", "url("] {
+        assert!(!html.contains(forbidden), "{forbidden}");
+    }
+}
+
+#[test]
+fn gzip_and_stdin_give_the_same_report() {
+    let bytes = std::fs::read(fixture("h200-torch2.11/snap/other_process.pickle")).unwrap();
+    let expected = stdout(&run("other_process", &["--json"]));
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("snapshot.pickle.gz");
+    let mut encoder =
+        flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), Default::default());
+    encoder.write_all(&bytes).unwrap();
+    encoder.finish().unwrap();
+    let output = oomdoc()
+        .args(["snapshot", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&output), expected);
+
+    let mut child = oomdoc()
+        .args(["snapshot", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&output), expected);
+}
+
+#[test]
+fn pickle_that_calls_code_is_refused() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("evil.pickle");
+    // pickle.dumps(os.system, protocol=4)
+    std::fs::write(
+        &path,
+        b"\x80\x04\x95\x14\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x94\x8c\x06system\x94\x93\x94.",
+    )
+    .unwrap();
+    let output = oomdoc().arg("snapshot").arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let message = stderr(&output).replace(&path.display().to_string(), "[PATH]");
+    insta::assert_snapshot!(message, @r"
+    error: failed to read memory snapshot `[PATH]`
+      Caused by: pickle opcode `STACK_GLOBAL` at byte 28 would import or call code; oomdoc never executes pickles
+
+    hint: a memory snapshot holds only dicts, lists, numbers and strings; this file holds objects, so it is not one
+    ");
+}
+
+#[test]
+fn truncated_snapshot_is_an_error_with_offset() {
+    let bytes = std::fs::read(fixture("h200-torch2.11/snap/capacity.pickle")).unwrap();
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("cut.pickle");
+    std::fs::write(&path, &bytes[..3000]).unwrap();
+    let output = oomdoc().arg("snapshot").arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("pickle ends early at byte"),
+        "{}",
+        stderr(&output)
+    );
+}

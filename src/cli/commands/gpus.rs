@@ -15,6 +15,7 @@ use clap::Args;
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::{write_file_atomically, Output};
 use crate::cli::ExitStatus;
+use crate::error::HintedError;
 use crate::model::machine::{Inventory, MemorySample, RecordedSample, Recording};
 use crate::render;
 use crate::render::style::Style;
@@ -85,6 +86,26 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         });
     };
     let interval = positive_seconds(seconds, "--watch")?;
+    let to_stdout = args
+        .output
+        .output
+        .as_deref()
+        .is_none_or(|path| path == std::path::Path::new("-"));
+    if to_stdout && args.output.format() != Format::Text {
+        // One document per refresh would pile up on stdout; a file is rewritten instead.
+        return Err(HintedError::new(
+            format!(
+                "`--watch` refreshes the report, and `--format {}` on stdout would hold one document per refresh",
+                match args.output.format() {
+                    Format::Json => "json",
+                    Format::Markdown => "markdown",
+                    Format::Html | Format::Text => "html",
+                }
+            ),
+            "write the latest report to a file with `-o FILE`, or keep every reading with `--record FILE`",
+        )
+        .into());
+    }
     let clear = args.output.format() == Format::Text
         && args.output.output.is_none()
         && std::io::stdout().is_terminal();

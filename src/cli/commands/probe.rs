@@ -179,12 +179,30 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         memory_warned: false,
     };
     let baseline = runner.read_memory().memory;
+    if baseline.is_none() {
+        // Every reading would fail the same way: say so now, not after a whole protocol
+        // whose verdict would only say that no reading repeats an input.
+        if let Some(progress) = &runner.progress {
+            progress.finish_and_clear();
+        }
+        let limitation = runner.limitations.pop().unwrap_or_default();
+        let reason = limitation
+            .strip_prefix("memory could not be read: ")
+            .unwrap_or(&limitation);
+        let description = runner.memory.info().description;
+        return Err(HintedError::new(
+            format!("cannot read memory before the first request from {description}: {reason}"),
+            "check the source with `--memory-from` (`nvml`, `prometheus:URL#METRIC`, `replay:FILE`)",
+        )
+        .into());
+    }
     let stop = runner.protocol();
     if let Some(progress) = &runner.progress {
         progress.finish_and_clear();
     }
     let requests = std::mem::take(&mut runner.requests);
     limitations.append(&mut runner.limitations);
+    limitations.extend(runner.memory.summed_series());
     let metrics_seen: Vec<String> = runner.metrics_seen.iter().cloned().collect();
     let preemptions = match (runner.first_preemptions, runner.last_preemptions) {
         (Some(first), Some(last)) => Some(last - first),
@@ -557,7 +575,7 @@ impl Runner<'_> {
         if let Some(scrape) = &self.metrics {
             match server::fetch_text(&scrape.url, scrape.timeout)
                 .map_err(|error| error.to_string())
-                .and_then(|text| prometheus::parse(&text).map_err(|error| error.to_string()))
+                .map(|text| prometheus::parse_lenient(&text).0)
             {
                 Ok(parsed) => samples = parsed,
                 Err(reason) => {
@@ -605,6 +623,16 @@ fn first_metric(
     })
 }
 
+/// A gauge value × its unit as bytes; `None` for NaN, infinities, negative values and values
+/// past `u64::MAX`, which `as u64` would turn into 0 or `u64::MAX` silently.
+fn gauge_bytes(value: f64, scale: f64) -> Option<Bytes> {
+    let bytes = (value * scale).round();
+    // 2^64 is exact in f64; NaN and the infinities fall outside the range too.
+    (0.0..18_446_744_073_709_551_616.0)
+        .contains(&bytes)
+        .then_some(Bytes(bytes as u64))
+}
+
 /// Where memory is read.
 enum MemoryReader {
     Nvml {
@@ -619,6 +647,8 @@ enum MemoryReader {
         scale: f64,
         description: String,
         timeout: Duration,
+        /// Most series the selector matched in one scrape (summed when more than one).
+        series: usize,
     },
     Replay {
         path: PathBuf,
@@ -664,6 +694,7 @@ impl MemoryReader {
                 scale: if mib { (1u64 << 20) as f64 } else { 1.0 },
                 description,
                 timeout: Duration::from_secs(args.request_timeout.min(10)),
+                series: 0,
             });
         }
         if let Some(path) = spec.strip_prefix("replay:") {
@@ -684,6 +715,20 @@ impl MemoryReader {
             "use `nvml`, `prometheus:URL[#METRIC{label=\"value\"}]` or `replay:FILE`",
         )
         .into())
+    }
+
+    /// With Prometheus, a sentence when the selector matched several series, which are summed
+    /// (dcgm-exporter has one per GPU: other jobs' memory then moves the reading).
+    fn summed_series(&self) -> Option<String> {
+        match self {
+            MemoryReader::Prometheus {
+                selector, series, ..
+            } if *series > 1 => Some(format!(
+                "`{selector}` matched {series} series (one per GPU?); their sum was read, so memory of other GPUs and jobs moves it: pick one with a label, e.g. `#{}{{gpu=\"0\"}}`",
+                selector.name
+            )),
+            _ => None,
+        }
     }
 
     /// One reading: bytes, and the samples of the scrape when the source is Prometheus.
@@ -725,19 +770,27 @@ impl MemoryReader {
                 selector,
                 scale,
                 timeout,
+                series,
                 ..
             } => {
                 let text = server::fetch_text(url, *timeout).map_err(|e| e.to_string())?;
-                let samples = prometheus::parse(&text).map_err(|e| e.to_string())?;
+                let (samples, errors) = prometheus::parse_lenient(&text);
                 let picked = selector.select(&samples);
                 if picked.is_empty() {
-                    return Err(format!("no `{selector}` in the metrics"));
+                    let unparsed = match errors.first() {
+                        Some(first) => format!(
+                            " ({} lines could not be parsed, the first: {first})",
+                            errors.len()
+                        ),
+                        None => String::new(),
+                    };
+                    return Err(format!("no `{selector}` in the metrics{unparsed}"));
                 }
+                *series = (*series).max(picked.len());
                 let sum: f64 = picked.iter().map(|s| s.value).sum();
-                if !sum.is_finite() || sum < 0.0 {
-                    return Err(format!("`{selector}` is {sum}"));
-                }
-                Ok((Bytes((sum * *scale).round() as u64), samples))
+                let bytes = gauge_bytes(sum, *scale)
+                    .ok_or_else(|| format!("`{selector}` is {sum}, not a memory size"))?;
+                Ok((bytes, samples))
             }
             MemoryReader::Replay { path, values, next } => {
                 let value = values.get(*next).copied().ok_or_else(|| {
@@ -851,5 +904,17 @@ mod tests {
         assert_eq!(long_prompt_chars(None, 16), DEFAULT_LONG_PROMPT_CHARS);
         assert_eq!(prompt(5), "The q");
         assert_eq!(prompt(200).len(), 200);
+    }
+
+    #[test]
+    fn gauge_values_that_are_not_sizes() {
+        let mib = (1u64 << 20) as f64;
+        assert_eq!(gauge_bytes(1000.0, mib), Some(Bytes::from_mib(1000)));
+        assert_eq!(gauge_bytes(f64::NAN, mib), None);
+        assert_eq!(gauge_bytes(f64::INFINITY, mib), None);
+        assert_eq!(gauge_bytes(-1.0, mib), None);
+        assert_eq!(gauge_bytes(1e300, mib), None);
+        assert_eq!(gauge_bytes(2f64.powi(44), mib), None);
+        assert_eq!(gauge_bytes(2f64.powi(43), mib), Some(Bytes(1 << 63)));
     }
 }

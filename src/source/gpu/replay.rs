@@ -123,6 +123,7 @@ impl ReplayGpu {
                 .collect();
             samples.insert(uuid, played);
         }
+        mark_sentinels(&mut inventory);
         // The facts were recorded elsewhere: say so, keep what the recorder said it lacked.
         if inventory.source != Some(Source::NvidiaSmi) {
             inventory.source = Some(Source::Replay);
@@ -136,6 +137,38 @@ impl ReplayGpu {
             inventory,
             samples,
             played: BTreeMap::new(),
+        }
+    }
+}
+
+/// `NVML_VALUE_NOT_AVAILABLE` (`u64::MAX`) written into a recording as a number: a process's
+/// bytes become unavailable with the reason, as the NVML source reports them; a device memory
+/// field, which has no "unavailable" form, is named under limitations.
+fn mark_sentinels(inventory: &mut Inventory) {
+    const SENTINEL: Bytes = Bytes(u64::MAX);
+    for device in &mut inventory.devices {
+        for process in &mut device.processes {
+            if process.used_bytes == Some(SENTINEL) {
+                process.used_bytes = None;
+                process.unavailable_reason = Some(
+                    "the recording holds `NVML_VALUE_NOT_AVAILABLE` (the u64::MAX sentinel) for this process"
+                        .to_string(),
+                );
+            }
+        }
+        let memory = device.memory;
+        for (field, value) in [
+            ("total", memory.total_bytes),
+            ("used", memory.used_bytes),
+            ("free", memory.free_bytes),
+            ("reserved", memory.reserved_bytes.unwrap_or_default()),
+        ] {
+            if value == SENTINEL {
+                inventory.limitations.push(format!(
+                    "{}: the recording holds `NVML_VALUE_NOT_AVAILABLE` (the u64::MAX sentinel) as {field} memory: not a measurement",
+                    device.uuid
+                ));
+            }
         }
     }
 }
@@ -208,6 +241,30 @@ mod tests {
         let mut replay = ReplayGpu::from_text(&json).unwrap();
         assert_eq!(replay.memory(UUID).unwrap().free_bytes, Bytes(890));
         assert_eq!(replay.inventory().unwrap().source, Some(Source::Replay));
+    }
+
+    #[test]
+    fn the_u64_max_sentinel_is_unavailable_not_16_eib() {
+        let json = format!(
+            r#"{{"devices":[{{"index":0,"uuid":"{UUID}","pci_bus_id":"00000000:00:06.0",
+            "name":"NVIDIA H200","memory":{{"total_bytes":1000,"reserved_bytes":100,"used_bytes":18446744073709551615,"free_bytes":900}},
+            "processes":[{{"pid":7,"name":"python3","used_bytes":18446744073709551615}}]}}]}}"#
+        );
+        let inventory = ReplayGpu::from_text(&json).unwrap().inventory().unwrap();
+        let process = &inventory.devices[0].processes[0];
+        assert_eq!(process.used_bytes, None);
+        assert!(process
+            .unavailable_reason
+            .as_deref()
+            .unwrap()
+            .contains("u64::MAX sentinel"));
+        assert_eq!(
+            inventory.limitations.len(),
+            1,
+            "{:?}",
+            inventory.limitations
+        );
+        assert!(inventory.limitations[0].contains("as used memory"));
     }
 
     #[test]

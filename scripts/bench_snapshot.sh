@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Benchmark for issue 5: `oomdoc snapshot` (full analysis) against Python's `pickle.load` alone,
+# side by side on the same ~600 MB snapshot, both under /usr/bin/time -v.
+# Target: oomdoc at least 10x faster, and its peak RSS at most 1.5x the file size.
+#
+#   cargo build --release && scripts/bench_snapshot.sh
+#
+# Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), SOURCE (snapshot to
+# grow), GEN (generator), WORK (scratch dir), TARGET_MIB (generator argument; its size estimate
+# counts shared frames once per copy, so 1030 gives a file of about 600 MB).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+oomdoc=${OOMDOC:-${CARGO_TARGET_DIR:-$root/target}/release/oomdoc}
+source_snapshot=${SOURCE:-/work/shared/fixtures/h200-torch2.11/bench/large_train.pickle.gz}
+generator=${GEN:-/work/shared/tools/gen_big_snapshot.py}
+work=${WORK:-/tmp/oomdoc-bench}
+target_mib=${TARGET_MIB:-1030}
+
+mkdir -p "$work"
+big=$work/large.pickle
+if [ ! -s "$big" ]; then
+    echo "generating $big from $source_snapshot ..." >&2
+    python3 "$generator" "$source_snapshot" "$big" "$target_mib" >&2
+fi
+[ -x "$oomdoc" ] || { echo "no oomdoc binary at $oomdoc (cargo build --release)" >&2; exit 2; }
+
+cat "$big" > /dev/null # page cache warm for both readers
+/usr/bin/time -v python3 -c 'import pickle, sys; pickle.load(open(sys.argv[1], "rb"))' "$big" \
+    2> "$work/python.time"
+/usr/bin/time -v "$oomdoc" snapshot "$big" --json > "$work/oomdoc.json" 2> "$work/oomdoc.time"
+
+python3 - "$big" "$work/python.time" "$work/oomdoc.time" "$work/oomdoc.json" <<'PY'
+import json, os, sys
+
+def measure(path):
+    fields = {}
+    for line in open(path):
+        key, _, value = line.strip().rpartition(": ")
+        fields[key] = value
+    clock = [float(part) for part in fields["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":")]
+    wall = sum(part * 60 ** power for power, part in enumerate(reversed(clock)))
+    cpu = float(fields["User time (seconds)"]) + float(fields["System time (seconds)"])
+    rss = int(fields["Maximum resident set size (kbytes)"]) * 1024
+    return wall, cpu, rss
+
+big, python_time, oomdoc_time, report = sys.argv[1:]
+size = os.path.getsize(big)
+entries = json.load(open(report))["devices"][0]["trace"]["entries"]
+py_wall, py_cpu, py_rss = measure(python_time)
+oo_wall, oo_cpu, oo_rss = measure(oomdoc_time)
+mib = 2 ** 20
+print(f"file: {big}  {size / mib:.1f} MiB, {entries} trace entries")
+print(f"{'':26}{'wall s':>9}{'cpu s':>9}{'peak RSS MiB':>14}")
+print(f"{'python pickle.load':26}{py_wall:9.2f}{py_cpu:9.2f}{py_rss / mib:14.1f}")
+print(f"{'oomdoc snapshot --json':26}{oo_wall:9.2f}{oo_cpu:9.2f}{oo_rss / mib:14.1f}")
+print(f"speed-up (wall): {py_wall / oo_wall:.1f}x   (cpu): {py_cpu / oo_cpu:.1f}x   target >= 10x")
+print(f"oomdoc peak RSS / file size: {oo_rss / size:.2f}   target <= 1.5")
+PY

@@ -1,0 +1,518 @@
+//! A PyTorch memory snapshot as read (`Snapshot`), and what `oomdoc snapshot` concludes
+//! from it (`SnapshotReport`) (R15).
+//!
+//! Plain data: no parsing or analysis here. The schema follows `docs/formats.md` §2.2
+//! (PyTorch 2.11, measured). Frames are interned: a stack is a list of frame ids, and
+//! blocks and trace entries refer to a stack by id, so millions of trace entries sharing
+//! a few tracebacks cost a few bytes each.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Bytes;
+
+/// Index into [`Snapshot::stacks`]; stack 0 is always the empty stack.
+pub type StackId = u32;
+
+/// A decoded `torch.cuda.memory._snapshot()`.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Every segment of every device, at snapshot time.
+    pub segments: Vec<Segment>,
+    /// `device_traces`: one trace per device ordinal (the index).
+    pub traces: Vec<Vec<TraceEntry>>,
+    /// `allocator_settings` (2.11 has it; older snapshots do not).
+    pub allocator_settings: Option<AllocatorSettings>,
+    /// Interned frames.
+    pub frames: Vec<Frame>,
+    /// Interned stacks: frame ids, innermost first (as PyTorch lists them).
+    pub stacks: Vec<Vec<u32>>,
+    /// Interned raw stream pointers; trace entries refer to them by index.
+    pub streams: Vec<u64>,
+    /// Top-level keys the reader did not use.
+    pub other_keys: Vec<String>,
+}
+
+/// One frame of a recorded stack.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Frame {
+    /// Function name (C++ frames: demangled signature).
+    pub name: String,
+    /// File name; C++ frames have `??`, `` or a basename.
+    pub filename: String,
+    /// Line number; 0 for C++ frames.
+    pub line: i64,
+}
+
+impl Frame {
+    /// Whether this looks like a Python frame (a `.py` or `<string>`-like file with a line).
+    pub fn is_python(&self) -> bool {
+        self.line > 0
+            && (self.filename.ends_with(".py")
+                || (self.filename.starts_with('<') && self.filename.ends_with('>')))
+    }
+}
+
+/// `segment_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SegmentType {
+    /// Large pool (requests over 1 MiB).
+    Large,
+    /// Small pool (2 MiB segments for requests up to 1 MiB).
+    Small,
+}
+
+/// A segment: one cudaMalloc, or one contiguous mapped range of an expandable segment.
+#[derive(Debug, Clone)]
+pub struct Segment {
+    /// Device ordinal.
+    pub device: u32,
+    /// Start address.
+    pub address: u64,
+    /// `total_size`.
+    pub total_size: Bytes,
+    /// `allocated_size`.
+    pub allocated_size: Bytes,
+    /// `active_size`.
+    pub active_size: Bytes,
+    /// `requested_size`.
+    pub requested_size: Bytes,
+    /// Raw stream pointer (`0` = legacy default stream).
+    pub stream: u64,
+    /// Pool.
+    pub segment_type: SegmentType,
+    /// `segment_pool_id`; `(0, 0)` is the default pool.
+    pub pool_id: (i64, i64),
+    /// `is_expandable`.
+    pub is_expandable: bool,
+    /// Stack of the cudaMalloc.
+    pub stack: StackId,
+    /// Blocks, in address order.
+    pub blocks: Vec<Block>,
+}
+
+/// `state` of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockState {
+    /// Handed to a tensor.
+    ActiveAllocated,
+    /// Freed by the program, waiting on another stream's events.
+    ActivePendingFree,
+    /// Free, cached by the allocator.
+    Inactive,
+}
+
+impl BlockState {
+    /// PyTorch's own word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockState::ActiveAllocated => "active_allocated",
+            BlockState::ActivePendingFree => "active_pending_free",
+            BlockState::Inactive => "inactive",
+        }
+    }
+}
+
+/// A block of a segment.
+#[derive(Debug, Clone)]
+pub struct Block {
+    /// Address.
+    pub address: u64,
+    /// `size` (512-byte rounded).
+    pub size: Bytes,
+    /// `requested_size` (stale for inactive blocks).
+    pub requested_size: Bytes,
+    /// State.
+    pub state: BlockState,
+    /// Allocation stack.
+    pub stack: StackId,
+}
+
+/// `action` of a trace entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// A block handed out.
+    Alloc,
+    /// The program freed a block.
+    FreeRequested,
+    /// The block returned to the cache.
+    FreeCompleted,
+    /// cudaMalloc of a segment.
+    SegmentAlloc,
+    /// cudaFree of a segment.
+    SegmentFree,
+    /// Pages mapped into an expandable segment.
+    SegmentMap,
+    /// Pages unmapped from an expandable segment.
+    SegmentUnmap,
+    /// A snapshot was taken.
+    Snapshot,
+    /// An allocation failed.
+    Oom,
+    /// Any other action string.
+    Other,
+}
+
+impl Action {
+    /// From PyTorch's action string.
+    pub fn from_name(name: &str) -> Action {
+        match name {
+            "alloc" => Action::Alloc,
+            "free_requested" => Action::FreeRequested,
+            "free_completed" => Action::FreeCompleted,
+            "segment_alloc" => Action::SegmentAlloc,
+            "segment_free" => Action::SegmentFree,
+            "segment_map" => Action::SegmentMap,
+            "segment_unmap" => Action::SegmentUnmap,
+            "snapshot" => Action::Snapshot,
+            "oom" => Action::Oom,
+            _ => Action::Other,
+        }
+    }
+
+    /// PyTorch's action string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Alloc => "alloc",
+            Action::FreeRequested => "free_requested",
+            Action::FreeCompleted => "free_completed",
+            Action::SegmentAlloc => "segment_alloc",
+            Action::SegmentFree => "segment_free",
+            Action::SegmentMap => "segment_map",
+            Action::SegmentUnmap => "segment_unmap",
+            Action::Snapshot => "snapshot",
+            Action::Oom => "oom",
+            Action::Other => "other",
+        }
+    }
+
+    /// Number of actions.
+    pub const COUNT: usize = 10;
+
+    /// A dense index, `0..COUNT`.
+    pub fn code(self) -> usize {
+        Action::ALL
+            .iter()
+            .position(|a| *a == self)
+            .unwrap_or(Action::COUNT - 1)
+    }
+
+    /// Every action, in `code` order.
+    pub const ALL: [Action; Action::COUNT] = [
+        Action::Alloc,
+        Action::FreeRequested,
+        Action::FreeCompleted,
+        Action::SegmentAlloc,
+        Action::SegmentFree,
+        Action::SegmentMap,
+        Action::SegmentUnmap,
+        Action::Snapshot,
+        Action::Oom,
+        Action::Other,
+    ];
+}
+
+/// One entry of `device_traces[d]`, packed into 32 bytes (a long run has millions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// `addr`; for `oom` entries, `device_free` (the key replaces `addr`).
+    pub addr: u64,
+    /// `size`: requested bytes for alloc/free, segment bytes, or the rounded OOM request.
+    pub size: u64,
+    /// `time_us` (0 when absent).
+    pub time_us: i64,
+    /// `frames`.
+    pub stack: StackId,
+    /// Action (low 8 bits) and stream index into [`Snapshot::streams`] (high 24 bits).
+    packed: u32,
+}
+
+impl TraceEntry {
+    /// Most distinct streams a snapshot may name.
+    pub const MAX_STREAMS: usize = 1 << 24;
+
+    /// A new entry; `stream_index` must be below [`TraceEntry::MAX_STREAMS`].
+    pub fn new(
+        action: Action,
+        addr: u64,
+        size: u64,
+        time_us: i64,
+        stream_index: u32,
+        stack: StackId,
+    ) -> TraceEntry {
+        let code = Action::ALL.iter().position(|a| *a == action).unwrap_or(9) as u32;
+        TraceEntry {
+            addr,
+            size,
+            time_us,
+            stack,
+            packed: code | (stream_index << 8),
+        }
+    }
+
+    /// The action.
+    pub fn action(&self) -> Action {
+        Action::ALL[(self.packed & 0xff) as usize % Action::ALL.len()]
+    }
+
+    /// [`Action::code`] of the action, without decoding it.
+    pub fn action_code(&self) -> usize {
+        (self.packed & 0xff) as usize % Action::COUNT
+    }
+
+    /// Index of the stream in [`Snapshot::streams`].
+    pub fn stream_index(&self) -> u32 {
+        self.packed >> 8
+    }
+
+    /// `device_free` of an `oom` entry.
+    pub fn device_free(&self) -> Option<u64> {
+        (self.action() == Action::Oom).then_some(self.addr)
+    }
+}
+
+/// `allocator_settings`, with the keys oomdoc reasons about; the rest kept as text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AllocatorSettings {
+    /// `PYTORCH_CUDA_ALLOC_CONF` as the process saw it (`''` when unset).
+    pub alloc_conf: String,
+    /// `max_split_size` in bytes; `None` = unlimited (`-1`).
+    pub max_split_size: Option<Bytes>,
+    /// `garbage_collection_threshold` (0 = off).
+    pub garbage_collection_threshold: f64,
+    /// `expandable_segments`.
+    pub expandable_segments: bool,
+    /// Every other key, as Python would print its value.
+    pub other: BTreeMap<String, String>,
+}
+
+/// What the analysis concludes for one snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotReport {
+    /// Where every number comes from: `snapshot` (the pickle itself).
+    pub source: super::Source,
+    /// Per device, at snapshot time.
+    pub devices: Vec<DeviceSummary>,
+    /// One entry per `oom` event found in the traces.
+    pub ooms: Vec<OomAnalysis>,
+    /// OOM events beyond the ones analysed in detail.
+    pub ooms_not_analysed: u64,
+    /// `allocator_settings` of the snapshot, if it has them.
+    pub allocator_settings: Option<AllocatorSettings>,
+    /// Device total the user gave (`--total-memory`).
+    pub total_memory_bytes: Option<Bytes>,
+    /// What the data cannot tell.
+    pub limitations: Vec<String>,
+}
+
+/// A device at snapshot time. `reserved_bytes`/`allocated_bytes` are sums over its
+/// segments (the JSON contract).
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceSummary {
+    /// Device ordinal.
+    pub device: u32,
+    /// Number of segments.
+    pub segments: u64,
+    /// Σ `total_size`.
+    pub reserved_bytes: Bytes,
+    /// Σ `allocated_size`.
+    pub allocated_bytes: Bytes,
+    /// Σ `active_size`.
+    pub active_bytes: Bytes,
+    /// Σ `requested_size`.
+    pub requested_bytes: Bytes,
+    /// Free cached bytes: Σ size of inactive blocks.
+    pub free_bytes: Bytes,
+    /// Inactive blocks inside split segments (PyTorch's `inactive_split_bytes`).
+    pub inactive_split_bytes: Bytes,
+    /// Largest inactive block.
+    pub largest_free_block_bytes: Bytes,
+    /// Inactive blocks by size.
+    pub free_blocks_by_size: Vec<SizeBucket>,
+    /// Segments grouped by pool, stream and type.
+    pub segments_by_pool: Vec<PoolGroup>,
+    /// Expandable segments (mapped ranges).
+    pub expandable_segments: u64,
+    /// Bytes in expandable segments.
+    pub expandable_bytes: Bytes,
+    /// Allocation sites holding the most bytes at snapshot time.
+    pub top_sites: Vec<Site>,
+    /// The trace of this device, if recorded.
+    pub trace: Option<TraceSummary>,
+    /// Blocks of the largest segments, for the HTML segment map (not in JSON).
+    #[serde(skip)]
+    pub segment_map: Vec<MapSegment>,
+}
+
+/// A size bucket of free blocks.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeBucket {
+    /// e.g. `1 MiB – 20 MiB`.
+    pub label: String,
+    /// Lower bound, inclusive.
+    pub min_bytes: Bytes,
+    /// Upper bound, exclusive; `None` = no bound.
+    pub max_bytes: Option<Bytes>,
+    /// Number of blocks.
+    pub blocks: u64,
+    /// Their bytes.
+    pub bytes: Bytes,
+}
+
+/// Segments sharing pool, stream and type.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolGroup {
+    /// `segment_pool_id`.
+    pub pool_id: (i64, i64),
+    /// Raw stream pointer.
+    pub stream: u64,
+    /// Pool type.
+    pub segment_type: SegmentType,
+    /// Number of segments.
+    pub segments: u64,
+    /// Σ `total_size`.
+    pub reserved_bytes: Bytes,
+    /// Σ `allocated_size`.
+    pub allocated_bytes: Bytes,
+}
+
+/// Bytes held by one allocation site (the first user-level Python frame, else the first
+/// Python frame, else a folded C++ frame).
+#[derive(Debug, Clone, Serialize)]
+pub struct Site {
+    /// `file:line function`, or `<C++> function`, or `<no frames recorded>`.
+    pub site: String,
+    /// Allocated bytes.
+    pub bytes: Bytes,
+    /// Number of blocks.
+    pub blocks: u64,
+    /// Python frames of one of its stacks, innermost first (at most 6), C++ frames folded.
+    pub python_frames: Vec<String>,
+    /// C++ frames folded away.
+    pub cpp_frames: u64,
+}
+
+/// The recorded trace of a device.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceSummary {
+    /// Entries.
+    pub entries: u64,
+    /// Entries by action.
+    pub actions: BTreeMap<Action, u64>,
+    /// `time_us` of the first entry.
+    pub first_time_us: i64,
+    /// `time_us` of the last entry.
+    pub last_time_us: i64,
+    /// Highest allocated bytes over the trace window, replayed.
+    pub peak: Option<Peak>,
+    /// Entries that did not match the replayed state (should be 0).
+    pub inconsistencies: u64,
+}
+
+/// The peak of allocated bytes over the trace window.
+#[derive(Debug, Clone, Serialize)]
+pub struct Peak {
+    /// Allocated bytes at the peak.
+    pub allocated_bytes: Bytes,
+    /// Reserved bytes then.
+    pub reserved_bytes: Bytes,
+    /// `time_us` of the entry that reached it.
+    pub time_us: i64,
+    /// Index of that entry in the trace.
+    pub entry: u64,
+    /// Who held the memory then.
+    pub top_sites: Vec<Site>,
+}
+
+/// `cause` of an OOM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The free cached memory was enough in total but no free block was large enough.
+    Fragmentation,
+    /// The process needed more than the GPU had for it.
+    Capacity,
+    /// Something else: memory held outside this allocator, or a free block existed.
+    Other,
+}
+
+impl Cause {
+    /// The JSON word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Fragmentation => "fragmentation",
+            Cause::Capacity => "capacity",
+            Cause::Other => "other",
+        }
+    }
+}
+
+/// One `oom` event, with the allocator state then.
+#[derive(Debug, Clone, Serialize)]
+pub struct OomAnalysis {
+    /// Device ordinal.
+    pub device: u32,
+    /// Index of the entry in the device's trace.
+    pub entry: u64,
+    /// `time_us`.
+    pub time_us: i64,
+    /// Raw stream pointer.
+    pub stream: u64,
+    /// `size`: the rounded request (what the allocator tried to get).
+    pub requested_bytes: Bytes,
+    /// `device_free`: `cudaMemGetInfo` free at the failure.
+    pub device_free_bytes: Bytes,
+    /// The allocator state rebuilt by replaying the trace back from the snapshot.
+    pub at_oom: AllocatorState,
+    /// The verdict.
+    pub cause: Cause,
+    /// Why, in one or two sentences.
+    pub explanation: String,
+    /// Free cached memory plus device free memory would have been enough if it were
+    /// contiguous (expandable segments can do that).
+    pub fits_if_compacted: bool,
+    /// Memory of the device held outside this allocator (needs `--total-memory`).
+    pub outside_bytes: Option<Bytes>,
+    /// Allocator settings in force, as `key:value`.
+    pub settings_in_force: Vec<String>,
+    /// What to try, if a setting can help.
+    pub suggestion: Option<String>,
+    /// Allocation site of the failed request.
+    pub request_site: Option<String>,
+    /// Who held memory at the OOM.
+    pub top_sites: Vec<Site>,
+}
+
+/// Allocator state at one moment.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocatorState {
+    /// Bytes in allocated blocks.
+    pub allocated_bytes: Bytes,
+    /// Bytes in segments.
+    pub reserved_bytes: Bytes,
+    /// Allocated plus pending-free.
+    pub active_bytes: Bytes,
+    /// Reserved minus active: free cached memory.
+    pub free_bytes: Bytes,
+    /// Largest contiguous free range inside one segment.
+    pub largest_free_block_bytes: Bytes,
+    /// Number of segments.
+    pub segments: u64,
+}
+
+/// A segment for the HTML map.
+#[derive(Debug, Clone, Serialize)]
+pub struct MapSegment {
+    /// Start address.
+    pub address: u64,
+    /// Size.
+    pub total_size: Bytes,
+    /// Expandable.
+    pub is_expandable: bool,
+    /// Blocks: size and state.
+    pub blocks: Vec<(Bytes, BlockState)>,
+}
