@@ -667,3 +667,29 @@ fn ctrl_c_at_the_terminal_reaches_the_child_once() {
     assert_eq!(signal["origin"], "terminal");
     assert_eq!(signal["forwarded"], false);
 }
+
+#[test]
+fn a_descendant_holding_the_output_open_does_not_hold_oomdoc() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("orphan");
+    // The shell exits at once; its background `sleep` keeps stdout open for 30 s.
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "sh", "-c", "sleep 30 & echo started; exit 5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "started");
+    // oomdoc exits after its grace period (2 s) while the `sleep` still holds the pipe.
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(5));
+    let record = record(&directory);
+    assert_eq!(record["exit_code"], 5);
+    assert!(record["limitations"]
+        .to_string()
+        .contains("kept its output open"));
+}

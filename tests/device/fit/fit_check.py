@@ -296,7 +296,10 @@ def main():
                 and requested == total
                 and total <= allocated <= rounded + large * SMALL_SIZE
             )
-            ok = abs(percent) < 1.0 and explained
+            # The header bytes must match what the loader requested exactly; the allocator's own slack
+            # (512 B rounding, ≤ 1 MiB unsplit remainder per large block) is reported, and is over
+            # 1 % only for small layouts with many mid-size tensors (fp8 scales, packed int4).
+            ok = explained
             kv_oomdoc = kv_torch = None
             kv_error = None
             if torch_dtype is not None:
