@@ -193,8 +193,10 @@ fn scanner() -> &'static Scanner {
     })
 }
 
-/// Blocks at least this large are scanned by two threads (halves split at a line end).
-const PARALLEL_SCAN_BYTES: usize = 128 * 1024;
+/// Blocks at least this large are scanned by two threads (halves split at a line end). With
+/// the anchored scan a thread per 256 KiB block (what `oomdoc explain` reads) costs more than
+/// it saves: one thread was faster in wall and CPU time on every bench log.
+const PARALLEL_SCAN_BYTES: usize = 4 * 1024 * 1024;
 
 /// Every marker match in `block` as (position, pattern), in position order. Large blocks are
 /// split at a newline and the halves scanned on two threads: the marker pass dominates the
