@@ -386,6 +386,8 @@ pub struct Explainer {
     collected: Collected,
     /// Scratch: marker matches of the current block (position, pattern).
     matches: Vec<(usize, usize)>,
+    /// Scratch: engine markers of the current line.
+    engine_markers: Vec<usize>,
 }
 
 impl Default for Explainer {
@@ -416,6 +418,7 @@ impl Explainer {
             names: Vec::new(),
             collected: Collected::default(),
             matches: Vec::new(),
+            engine_markers: Vec::new(),
         }
     }
 
@@ -553,7 +556,9 @@ impl Explainer {
                 next += 1;
             }
             let mut has_oom_marker = !scanner.can_scan();
-            let mut engine_markers: Vec<usize> = Vec::new();
+            // Reused for every line: most lines of a serving log are candidates.
+            let mut engine_markers = std::mem::take(&mut self.engine_markers);
+            engine_markers.clear();
             while let Some(&(at, pattern)) = matches.get(next) {
                 if at >= end {
                     break;
@@ -572,8 +577,9 @@ impl Explainer {
                 end,
                 line_no,
                 has_oom_marker,
-                engine_markers,
+                &engine_markers,
             );
+            self.engine_markers = engine_markers;
             position = end + 1;
             line_no += 1;
         }
@@ -623,7 +629,7 @@ impl Explainer {
         end: usize,
         line_no: u64,
         has_oom_marker: bool,
-        engine_markers: Vec<usize>,
+        engine_markers: &[usize],
     ) {
         let wants_more = self.detector.wants_more();
         let mut raw = &block[start..end];
@@ -635,16 +641,16 @@ impl Explainer {
             if engine_markers.is_empty() {
                 return;
             }
-            begin_run_if_starting(&mut self.collected, &engine_markers);
+            begin_run_if_starting(&mut self.collected, engine_markers);
             if !self.collected.eager {
-                defer(&mut self.collected, &engine_markers, raw, line_no);
+                defer(&mut self.collected, engine_markers, raw, line_no);
                 return;
             }
-            if count_repeat(&mut self.collected, &engine_markers, line_no) {
+            if count_repeat(&mut self.collected, engine_markers, line_no) {
                 return;
             }
         } else if !engine_markers.is_empty() {
-            begin_run_if_starting(&mut self.collected, &engine_markers);
+            begin_run_if_starting(&mut self.collected, engine_markers);
         }
         // This line is parsed now, so every earlier line of the run must be first.
         materialize(&mut self.collected);
@@ -659,7 +665,7 @@ impl Explainer {
         };
         if !engine_markers.is_empty() {
             let cleaned: &str = &clean.text;
-            let facts = engine_log::parse_line(cleaned, &engine_markers);
+            let facts = engine_log::parse_line(cleaned, engine_markers);
             if !facts.is_empty() {
                 let run = self.collected.segment.id;
                 absorb(
