@@ -95,6 +95,7 @@ if [ "$SOURCE" = serving ] && { [ ! -s "$LOG" ] || [ "$0" -nt "$LOG" ]; }; then
     rm -rf "$dir"
 elif [ "$SOURCE" = h200 ]; then
     dir=$(mktemp -d)
+    trap 'rm -rf "$dir"' EXIT
     gen_sources "$dir"
     SOURCE=$dir/h200.log
     if [ -s "$LOG" ] && [ "$LOG" -nt "$0" ]; then
