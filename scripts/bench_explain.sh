@@ -2,8 +2,13 @@
 # Benchmark (not a test) for issue 2: `oomdoc explain` on a ~1 GiB engine log must take at most
 # 3x the time of `grep -c 'out of memory'` on the same file and stay under 64 MiB RSS.
 #
-# Usage: scripts/bench_explain.sh [SOURCE_LOG]
+# Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200]
 #   SOURCE_LOG  a real log whose last line is the failure (default: the bundled vLLM example)
+#   serving     a generated vLLM 0.6 serving log: startup, then ~1 GiB of uvicorn access lines
+#               (`"POST /v1/completions HTTP/1.1" 200 OK`) and `Avg prompt throughput` metric
+#               lines, then one CUDA OOM traceback near the end
+#   h200        the real H200 training output of tests/fixtures/h200-torch2.11/oom_cases.json
+#               (STEP lines, memory summaries, tracebacks) repeated, a CUDA OOM at the end
 #   SIZE_MIB    size of the generated log (default 1024)
 #   OOMDOC      the binary (default: $CARGO_TARGET_DIR/release/oomdoc or target/release/oomdoc)
 #
@@ -18,12 +23,89 @@ SIZE_MIB=${SIZE_MIB:-1024}
 BIN=${OOMDOC:-${CARGO_TARGET_DIR:-target}/release/oomdoc}
 LOG=${TMPDIR:-/tmp}/oomdoc-bench-$(basename "$SOURCE" .log)-${SIZE_MIB}MiB.log
 
+
 if [ ! -x "$BIN" ]; then
     echo "error: no binary at \`$BIN\`; run \`cargo build --release\` first" >&2
     exit 2
 fi
 
-if [ ! -s "$LOG" ] || [ "$SOURCE" -nt "$LOG" ]; then
+gen_sources() { # writes the generated sources (serving, h200) into directory $1
+    python3 - "$1" tests/fixtures/h200-torch2.11/oom_cases.json <<'PY'
+import json, random, sys
+out, cases = sys.argv[1], json.load(open(sys.argv[2]))
+rng = random.Random(7)
+# serving: header / body (1 MiB, repeated by the caller) / tail
+header = """INFO 11-29 10:00:01 api_server.py:585] vLLM API server version 0.6.4
+INFO 11-29 10:00:01 api_server.py:586] args: Namespace(model='meta-llama/Llama-3.1-8B-Instruct', max_model_len=32768, gpu_memory_utilization=0.9)
+INFO 11-29 10:00:09 llm_engine.py:249] Initializing an LLM engine (v0.6.4) with config: model='meta-llama/Llama-3.1-8B-Instruct', dtype=torch.bfloat16, max_seq_len=32768, tensor_parallel_size=1
+INFO 11-29 10:00:12 model_runner.py:1072] Starting to load model meta-llama/Llama-3.1-8B-Instruct...
+INFO 11-29 10:00:41 model_runner.py:1077] Loading model weights took 14.9888 GB
+INFO 11-29 10:00:44 worker.py:232] Memory profiling results: total_gpu_memory=79.15GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=52.89GiB gpu_memory_utilization=0.90
+INFO 11-29 10:00:44 gpu_executor.py:113] # GPU blocks: 27078, # CPU blocks: 2048
+INFO 11-29 10:00:44 gpu_executor.py:117] Maximum concurrency for 32768 tokens per request: 13.22x
+INFO 11-29 10:00:47 model_runner.py:1400] Capturing the model for CUDA graphs. This may lead to unexpected consequences if the model is not static.
+INFO 11-29 10:01:02 model_runner.py:1528] Graph capturing finished in 15 secs, took 0.53 GiB
+INFO 11-29 10:01:03 launcher.py:19] Available routes are:
+INFO:     Started server process [1]
+INFO:     Waiting for application startup.
+INFO:     Application startup complete.
+INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)
+"""
+body, size, second = [], 0, 0
+while size < 1 << 20:
+    for _ in range(rng.randint(5, 60)):
+        line = 'INFO:     127.0.0.1:%d - "POST /v1/completions HTTP/1.1" 200 OK\n' % rng.randint(32768, 60999)
+        body.append(line); size += len(line)
+    second += 5
+    line = ("INFO 11-29 %02d:%02d:%02d metrics.py:349] Avg prompt throughput: %.1f tokens/s, "
+            "Avg generation throughput: %.1f tokens/s, Running: %d reqs, Swapped: 0 reqs, "
+            "Pending: %d reqs, GPU KV cache usage: %.1f%%, CPU KV cache usage: 0.0%%.\n"
+            % (11 + second // 3600 % 12, second // 60 % 60, second % 60, rng.uniform(100, 9000),
+               rng.uniform(50, 900), rng.randint(1, 64), rng.randint(0, 9), rng.uniform(1, 99)))
+    body.append(line); size += len(line)
+oom = cases[0]["result"]["traceback"].strip().split("\n")[-1].split(": ", 1)[1]
+tail = """ERROR 11-29 12:00:00 async_llm_engine.py:64] Engine background task failed
+ERROR 11-29 12:00:00 async_llm_engine.py:64] Traceback (most recent call last):
+ERROR 11-29 12:00:00 async_llm_engine.py:64]   File "/usr/local/lib/python3.12/dist-packages/vllm/worker/model_runner.py", line 1654, in execute_model
+ERROR 11-29 12:00:00 async_llm_engine.py:64]     hidden_or_intermediate_states = model_executable(
+ERROR 11-29 12:00:00 async_llm_engine.py:64] torch.OutOfMemoryError: %s
+INFO:     Shutting down
+INFO:     Finished server process [1]
+""" % oom
+for name, text in (("header", header), ("body", "".join(body)), ("tail", tail)):
+    open("%s/serving-%s.log" % (out, name), "w").write(text)
+# h200: every case's output (memory summaries unfolded), the first case's OOM last
+parts = []
+for case in cases[1:] + cases[:1]:
+    parts.append(case["stdout"].split("RESULT_JSON")[0])
+    result = case.get("result") or {}
+    parts.append(result.get("memory_summary", ""))
+    parts.append(result.get("traceback", ""))
+text = "\n".join(p.strip("\n") for p in parts if p) + "\n"
+open("%s/h200.log" % out, "w").write(text)
+PY
+}
+
+if [ "$SOURCE" = serving ] && { [ ! -s "$LOG" ] || [ "$0" -nt "$LOG" ]; }; then
+    dir=$(mktemp -d)
+    gen_sources "$dir"
+    { cat "$dir/serving-header.log"
+      for _ in $(seq "$SIZE_MIB"); do cat "$dir/serving-body.log"; done
+      cat "$dir/serving-tail.log"; } > "$LOG"
+    rm -rf "$dir"
+elif [ "$SOURCE" = h200 ]; then
+    dir=$(mktemp -d)
+    trap 'rm -rf "$dir"' EXIT
+    gen_sources "$dir"
+    SOURCE=$dir/h200.log
+    if [ -s "$LOG" ] && [ "$LOG" -nt "$0" ]; then
+        touch -d '2000-01-01' "$SOURCE" # keep the log built earlier
+    else
+        rm -f "$LOG"
+    fi
+fi
+
+if [ "$SOURCE" != serving ] && { [ ! -s "$LOG" ] || [ "$SOURCE" -nt "$LOG" ]; }; then
     body=$(mktemp)
     chunk=$(mktemp)
     # The body must not hold the failure itself: drop the last line and any failure line.
