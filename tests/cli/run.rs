@@ -279,6 +279,18 @@ fn existing_directories_are_protected() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("is not an oomdoc run directory"));
 
+    let file = temp.path().join("file");
+    std::fs::write(&file, "mine").unwrap();
+    let output = run_sh(&file, "exit 0");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).contains("is a file, not a directory"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+
     let earlier = temp.path().join("earlier");
     assert_eq!(run_sh(&earlier, "exit 0").status.code(), Some(0));
     let again = run_sh(&earlier, "exit 4");

@@ -768,6 +768,13 @@ fn prepare_directory(out: Option<&Path>, force: bool) -> anyhow::Result<PathBuf>
             RunClock::start().started_compact()
         )),
     };
+    if directory.exists() && !directory.is_dir() {
+        return Err(HintedError::new(
+            format!("`--out {}` is a file, not a directory", directory.display()),
+            "give `--out` a new or empty directory",
+        )
+        .into());
+    }
     if directory.exists() {
         let mut entries = std::fs::read_dir(&directory)
             .with_context(|| format!("cannot read `{}`", directory.display()))?;
