@@ -331,6 +331,8 @@ fn json_summary_is_the_record() {
     let output = oomdoc()
         .arg("run")
         .arg("--json")
+        .arg("-o")
+        .arg("-")
         .arg("--out")
         .arg(&directory)
         .args(["--", "true"])
@@ -340,6 +342,24 @@ fn json_summary_is_the_record() {
     let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(printed, record(&directory));
     assert_eq!(printed["schema_version"], 1);
+}
+
+#[test]
+fn json_summary_never_mixes_with_the_childs_stdout() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("json");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--json")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "echo", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "hello\n");
+    let printed: serde_json::Value = serde_json::from_slice(&output.stderr).unwrap();
+    assert_eq!(printed, record(&directory));
 }
 
 #[test]

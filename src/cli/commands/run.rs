@@ -418,8 +418,13 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let shown = directory.display().to_string();
     match args.output.format() {
         Format::Json => {
+            // stdout is the child's: without `-o FILE` (or `-o -`) the document goes to stderr,
+            // so that it is never mixed with the child's output.
             let bytes = crate::render::json::to_document(&state.record)?;
-            output.report(&args.output, &bytes)?;
+            match args.output.output.as_deref() {
+                Some(_) => output.report(&args.output, &bytes)?,
+                None => output.note(String::from_utf8_lossy(&bytes).trim_end()),
+            }
         }
         format => {
             let markup = if format == Format::Markdown {
