@@ -371,3 +371,20 @@ fn checkpoint_lower_bound_decides_a_hardware_limit() {
         .unwrap();
     assert_usage_error(&output, "broken.safetensors");
 }
+
+#[test]
+fn an_unfinished_record_says_so() {
+    let directory = tempfile::tempdir().unwrap();
+    let run = directory.path().join("run");
+    write_run(
+        &run,
+        "{\"schema_version\": 1, \"status\": \"running\", \"command\": [\"python3\", \"x.py\"], \"started_at\": \"2026-11-29T17:20:00.000Z\"}",
+    );
+    let output = oomdoc().arg("report").arg(&run).output().unwrap();
+    let text = success(&output);
+    assert!(
+        text.contains("record unfinished: `status` is still `running`"),
+        "{text}"
+    );
+    assert!(text.contains("the record is unfinished"), "{text}");
+}
