@@ -725,3 +725,27 @@ fn a_descendant_holding_the_output_open_does_not_hold_oomdoc() {
         .to_string()
         .contains("kept its output open"));
 }
+
+#[test]
+fn sample_rate_outside_the_stated_range_is_refused_before_the_start() {
+    let temp = tempfile::tempdir().unwrap();
+    for rate in ["0", "0.0001", "NaN", "100001"] {
+        let directory = temp.path().join(format!("rate-{rate}"));
+        let output = oomdoc()
+            .arg("run")
+            .arg(format!("--sample-rate={rate}"))
+            .arg("--out")
+            .arg(&directory)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{rate}");
+        assert!(output.stdout.is_empty());
+        let err = stderr(&output);
+        assert!(
+            err.contains("is out of range") && err.contains("between 0.001 and 100000"),
+            "{err}"
+        );
+        assert!(!directory.exists(), "{rate}");
+    }
+}

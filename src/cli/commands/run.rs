@@ -85,7 +85,7 @@ const TORCH_MAX_ENTRIES: u32 = 100_000;
 
 /// Runs `oomdoc run`.
 pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
-    if !(args.sample_rate > 0.0 && args.sample_rate <= 100_000.0) {
+    if !(args.sample_rate >= 0.001 && args.sample_rate <= 100_000.0) {
         return Err(HintedError::new(
             format!("`--sample-rate {}` is out of range", args.sample_rate),
             "use a rate between 0.001 and 100000 readings per second (default 1000)",
