@@ -62,6 +62,11 @@ impl RunClock {
         rfc3339(SystemTime::now())
     }
 
+    /// The time `ms` milliseconds after the start, RFC 3339 UTC with milliseconds.
+    pub fn at_rfc3339(&self, ms: u64) -> String {
+        rfc3339(self.started_at + Duration::from_millis(ms))
+    }
+
     /// The start as `YYYYMMDDTHHMMSSZ`, for default directory names.
     pub fn started_compact(&self) -> String {
         chrono::DateTime::<chrono::Utc>::from(self.started_at)

@@ -724,6 +724,9 @@ fn a_descendant_holding_the_output_open_does_not_hold_oomdoc() {
     assert!(record["limitations"]
         .to_string()
         .contains("kept its output open"));
+    // The duration is the shell's, not the shell's plus the 2 s spent waiting on the pipe.
+    let duration = record["duration_ms"].as_u64().unwrap();
+    assert!(duration < 2000, "duration_ms {duration}");
 }
 
 #[test]

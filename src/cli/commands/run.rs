@@ -374,7 +374,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
     let end_ms = clock.now_ms();
     let sampler_state = sampler.map(Sampler::stop);
-    let (info, _) = exit.unwrap_or((
+    let (info, exit_ms) = exit.unwrap_or((
         ExitInfo {
             code: None,
             signal: None,
@@ -391,8 +391,10 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     } else {
         RunStatus::Exited
     };
-    state.record.ended_at = Some(clock.now_rfc3339());
-    state.record.duration_ms = Some(end_ms);
+    // The child's own run time: not the wait for pipes a descendant kept open, nor the log
+    // re-read after it.
+    state.record.ended_at = Some(clock.at_rfc3339(exit_ms));
+    state.record.duration_ms = Some(exit_ms);
     if pipes_left_open {
         state.record.limitations.push(format!(
             "the child exited but a process it started kept its output open; output after {:.1} s past the exit is not recorded",
