@@ -104,29 +104,37 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut file = tempfile::NamedTempFile::new_in(directory)?;
-    // tempfile creates 0600; a report is an ordinary file, readable as the umask allows
-    // (an existing file keeps its mode).
-    set_report_permissions(file.as_file(), path)?;
+    let mut file = report_temp_file(directory, path)?;
     file.write_all(bytes)?;
     file.as_file().sync_all()?;
     file.persist(path).map_err(|error| error.error)?;
     Ok(())
 }
 
+/// The temporary file of [`write_file_atomically`]. tempfile creates 0600; a report is an
+/// ordinary file: created 0666 less the umask, as `File::create` would (an existing file keeps
+/// its mode).
 #[cfg(unix)]
-fn set_report_permissions(file: &std::fs::File, path: &Path) -> std::io::Result<()> {
+fn report_temp_file(directory: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = match std::fs::metadata(path) {
-        Ok(existing) => existing.permissions().mode() & 0o7777,
-        Err(_) => 0o644,
-    };
-    file.set_permissions(std::fs::Permissions::from_mode(mode))
+    match std::fs::metadata(path) {
+        Ok(existing) => {
+            let file = tempfile::NamedTempFile::new_in(directory)?;
+            file.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(
+                    existing.permissions().mode() & 0o7777,
+                ))?;
+            Ok(file)
+        }
+        Err(_) => tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(directory),
+    }
 }
 
 #[cfg(not(unix))]
-fn set_report_permissions(_file: &std::fs::File, _path: &Path) -> std::io::Result<()> {
-    Ok(())
+fn report_temp_file(directory: &Path, _path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::NamedTempFile::new_in(directory)
 }
 
 #[cfg(test)]
@@ -141,9 +149,12 @@ mod tests {
         let path = directory.path().join("report.txt");
         write_file_atomically(&path, b"one").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        // 0666 less the umask (0644 under the usual 022), as `File::create` gives.
+        let plain = directory.path().join("plain.txt");
+        std::fs::File::create(&plain).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o644
+            std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_file_atomically(&path, b"two").unwrap();

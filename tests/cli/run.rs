@@ -752,3 +752,28 @@ fn sample_rate_outside_the_stated_range_is_refused_before_the_start() {
         assert!(!directory.exists(), "{rate}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn the_record_follows_the_umask_like_the_log() {
+    use std::os::unix::fs::PermissionsExt;
+    let temp = tempfile::tempdir().unwrap();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    for (umask, expected) in [("077", 0o600), ("022", 0o644)] {
+        let directory = temp.path().join(format!("umask-{umask}"));
+        let output = Command::new("sh")
+            .env_remove("OOMDOC_GPU_FROM")
+            .arg("-c")
+            .arg(format!("umask {umask}; exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_oomdoc"))
+            .arg("run")
+            .arg("--out")
+            .arg(&directory)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(mode(&directory.join("run.json")), expected, "umask {umask}");
+        assert_eq!(mode(&directory.join("log.txt")), expected, "umask {umask}");
+    }
+}
