@@ -649,6 +649,41 @@ fn default_directory_is_named_after_the_utc_start() {
     assert!(stderr(&output).contains(&format!("record: {name}/run.json")));
 }
 
+#[test]
+fn two_runs_in_the_same_second_get_two_default_directories() {
+    let temp = tempfile::tempdir().unwrap();
+    // Earlier runs hold the default names of this second and the next few.
+    let now = chrono::Utc::now();
+    let taken: Vec<String> = (0..6)
+        .map(|ahead| {
+            let at = now + chrono::Duration::seconds(ahead);
+            format!("oomdoc-run-{}", at.format("%Y%m%dT%H%M%SZ"))
+        })
+        .collect();
+    for name in &taken {
+        let directory = temp.path().join(name);
+        std::fs::create_dir_all(&directory).unwrap();
+        std::fs::write(directory.join("run.json"), "{}").unwrap();
+    }
+    let output = oomdoc()
+        .current_dir(temp.path())
+        .args(["run", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let new: Vec<String> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| !taken.contains(name))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert!(new[0].ends_with("Z-2"), "{new:?}");
+    for name in &taken {
+        let earlier = std::fs::read_to_string(temp.path().join(name).join("run.json")).unwrap();
+        assert_eq!(earlier, "{}");
+    }
+}
+
 /// Runs oomdoc in a pseudo-terminal (Python's `pty`) and types Ctrl-C once `ready` shows.
 const CTRL_C_IN_A_TERMINAL: &str = r#"
 import os, pty, sys

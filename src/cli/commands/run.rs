@@ -770,10 +770,17 @@ fn redact_json(value: &mut serde_json::Value, redactor: &Redactor) {
 fn prepare_directory(out: Option<&Path>, force: bool) -> anyhow::Result<PathBuf> {
     let directory = match out {
         Some(out) => out.to_path_buf(),
-        None => PathBuf::from(format!(
-            "oomdoc-run-{}",
-            RunClock::start().started_compact()
-        )),
+        None => {
+            // Two runs started in the same second each get their own default directory.
+            let base = format!("oomdoc-run-{}", RunClock::start().started_compact());
+            let mut directory = PathBuf::from(&base);
+            let mut suffix = 2;
+            while directory.symlink_metadata().is_ok() {
+                directory = PathBuf::from(format!("{base}-{suffix}"));
+                suffix += 1;
+            }
+            directory
+        }
     };
     if directory.exists() && !directory.is_dir() {
         return Err(HintedError::new(
