@@ -905,3 +905,21 @@ fn bitsandbytes_nf4_layout_counts_its_state() {
         serde_json::json!(["4bit", "bnb-4bit"])
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_broken_shard_link_is_an_error_not_fewer_weights() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = model_dir(root.path(), "m", None, vec![tensor("w", "F16", &[4])], 1);
+    // A Hugging Face snapshot whose second blob never arrived.
+    let shard = dir.join("model-00002-of-00002.safetensors");
+    std::os::unix::fs::symlink(root.path().join("no-such-blob"), &shard).unwrap();
+    let (code, out, err) = run(&[dir.to_str().unwrap(), "--gpu", "h200"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with(&format!("error: `{}` is missing", shard.display())),
+        "{err}"
+    );
+    assert!(err.contains("incomplete download"), "{err}");
+}
