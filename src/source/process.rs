@@ -403,9 +403,19 @@ fn start_reader(
                     Err(_) => break,
                 };
                 let chunk = &buffer[..read];
+                let mut reader_gone = false;
                 if pass_through {
-                    // A closed terminal or pipe on our side must not stop the recording.
-                    pass_through = write_through(stream, chunk).is_ok();
+                    // A closed terminal on our side must not stop the recording; a pipe whose
+                    // reader exited (`oomdoc run -- cmd | head`) ends this stream, as in a shell
+                    // pipeline: the child then sees its output closed instead of running on
+                    // unread (and filling the log).
+                    match write_through(stream, chunk) {
+                        Ok(()) => {}
+                        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+                            reader_gone = true;
+                        }
+                        Err(_) => pass_through = false,
+                    }
                 }
                 let lines = splitter.push(chunk);
                 if !lines.is_empty()
@@ -419,7 +429,11 @@ fn start_reader(
                 {
                     return;
                 }
+                if reader_gone {
+                    break;
+                }
             }
+            drop(pipe);
             if let Some(line) = splitter.finish() {
                 let _ = sender.send(ChildEvent::Lines {
                     stream,

@@ -812,3 +812,33 @@ fn the_record_follows_the_umask_like_the_log() {
         assert_eq!(mode(&directory.join("log.txt")), expected, "umask {umask}");
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_closes_the_childs_output_as_in_a_pipeline() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("head");
+    // `oomdoc run -- … | head -1`: the shell would stop at the first write after `head` exits.
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 200000 ]; do echo line $i; i=$((i+1)); done; exit 3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "line 0");
+    drop(lines);
+    let status = child.wait().unwrap();
+    // Killed by SIGPIPE (13) like in a shell pipeline, not run to its end (exit 3).
+    assert_eq!(status.code(), Some(128 + 13));
+    let record = record(&directory);
+    assert_eq!(record["signal"], 13);
+    assert!(record["log"]["lines"].as_u64().unwrap() < 200_000);
+}
