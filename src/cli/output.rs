@@ -1,11 +1,6 @@
 //! The only writer to stdout and stderr. stdout is the report; stderr is everything else
 //! (errors, warnings, hints, progress).
 
-#![expect(
-    clippy::print_stderr,
-    reason = "this module is the one place that writes diagnostics to stderr"
-)]
-
 use std::io::Write;
 use std::path::Path;
 
@@ -66,12 +61,12 @@ impl Output {
     /// A warning on stderr (non-fatal: the command goes on).
     pub fn warn(&mut self, message: &str) {
         self.warnings += 1;
-        eprintln!("warning: {message}");
+        to_stderr(&format!("warning: {message}"));
     }
 
     /// A line of diagnostics on stderr (progress, notes).
     pub fn note(&mut self, message: &str) {
-        eprintln!("{message}");
+        to_stderr(message);
     }
 
     /// Number of warnings written so far.
@@ -81,8 +76,15 @@ impl Output {
 
     /// Prints an error with its chain of causes and the hints found along it.
     pub fn error(&mut self, error: &anyhow::Error) {
-        eprintln!("{}", render_error(error));
+        to_stderr(&render_error(error));
     }
+}
+
+/// One line on stderr. A closed or broken stderr (`2>&1 | true`) loses the line; it must not
+/// panic (as the standard print macro does) nor change the exit code.
+fn to_stderr(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{text}");
 }
 
 /// Renders an error as `error: …`, `  Caused by: …` lines, then `hint: …` lines.

@@ -842,3 +842,23 @@ fn a_reader_that_goes_away_closes_the_childs_output_as_in_a_pipeline() {
     assert_eq!(record["signal"], 13);
     assert!(record["log"]["lines"].as_u64().unwrap() < 200_000);
 }
+
+#[test]
+fn a_broken_stderr_does_not_panic_or_change_the_exit_code() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("stderr");
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "sh", "-c", "sleep 0.3; exit 4"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader of stderr goes away before oomdoc writes its closing summary there.
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(4), "a panic exits 101");
+    assert_eq!(record(&directory)["exit_code"], 4);
+}
