@@ -681,6 +681,14 @@ fn run_report(input: &RunInput) -> RunReport {
                 .to_owned(),
         );
     }
+    if record.status.as_deref() == Some("running") {
+        limitations.push(
+            "the record is unfinished (`status` is `running`): it was last written while the \
+             command still ran (oomdoc is still running, or it was stopped before the end); \
+             the outcome, exit code and later peaks are missing"
+                .to_owned(),
+        );
+    }
 
     // Model and format: from the log, then the command line, and the checkpoint headers.
     let log_model = explain.model.clone().unwrap_or(Value::Null);
@@ -868,6 +876,9 @@ fn run_status(record: &RunRecordView) -> RunStatus {
     }
     if record.interrupted == Some(true) {
         how.push("stopped by the user (SIGINT/SIGTERM forwarded)".to_owned());
+    }
+    if record.status.as_deref() == Some("running") {
+        how.push("record unfinished: `status` is still `running`".to_owned());
     }
     if let Some(duration) = record.duration_ms {
         how.push(format!("after {}", human_duration(duration)));

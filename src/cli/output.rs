@@ -1,11 +1,6 @@
 //! The only writer to stdout and stderr. stdout is the report; stderr is everything else
 //! (errors, warnings, hints, progress).
 
-#![expect(
-    clippy::print_stderr,
-    reason = "this module is the one place that writes diagnostics to stderr"
-)]
-
 use std::io::Write;
 use std::path::Path;
 
@@ -66,12 +61,12 @@ impl Output {
     /// A warning on stderr (non-fatal: the command goes on).
     pub fn warn(&mut self, message: &str) {
         self.warnings += 1;
-        eprintln!("warning: {message}");
+        to_stderr(&format!("warning: {message}"));
     }
 
     /// A line of diagnostics on stderr (progress, notes).
     pub fn note(&mut self, message: &str) {
-        eprintln!("{message}");
+        to_stderr(message);
     }
 
     /// Number of warnings written so far.
@@ -81,8 +76,15 @@ impl Output {
 
     /// Prints an error with its chain of causes and the hints found along it.
     pub fn error(&mut self, error: &anyhow::Error) {
-        eprintln!("{}", render_error(error));
+        to_stderr(&render_error(error));
     }
+}
+
+/// One line on stderr. A closed or broken stderr (`2>&1 | true`) loses the line; it must not
+/// panic (as the standard print macro does) nor change the exit code.
+fn to_stderr(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{text}");
 }
 
 /// Renders an error as `error: …`, `  Caused by: …` lines, then `hint: …` lines.
@@ -104,29 +106,37 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut file = tempfile::NamedTempFile::new_in(directory)?;
-    // tempfile creates 0600; a report is an ordinary file, readable as the umask allows
-    // (an existing file keeps its mode).
-    set_report_permissions(file.as_file(), path)?;
+    let mut file = report_temp_file(directory, path)?;
     file.write_all(bytes)?;
     file.as_file().sync_all()?;
     file.persist(path).map_err(|error| error.error)?;
     Ok(())
 }
 
+/// The temporary file of [`write_file_atomically`]. tempfile creates 0600; a report is an
+/// ordinary file: created 0666 less the umask, as `File::create` would (an existing file keeps
+/// its mode).
 #[cfg(unix)]
-fn set_report_permissions(file: &std::fs::File, path: &Path) -> std::io::Result<()> {
+fn report_temp_file(directory: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = match std::fs::metadata(path) {
-        Ok(existing) => existing.permissions().mode() & 0o7777,
-        Err(_) => 0o644,
-    };
-    file.set_permissions(std::fs::Permissions::from_mode(mode))
+    match std::fs::metadata(path) {
+        Ok(existing) => {
+            let file = tempfile::NamedTempFile::new_in(directory)?;
+            file.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(
+                    existing.permissions().mode() & 0o7777,
+                ))?;
+            Ok(file)
+        }
+        Err(_) => tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(directory),
+    }
 }
 
 #[cfg(not(unix))]
-fn set_report_permissions(_file: &std::fs::File, _path: &Path) -> std::io::Result<()> {
-    Ok(())
+fn report_temp_file(directory: &Path, _path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::NamedTempFile::new_in(directory)
 }
 
 #[cfg(test)]
@@ -141,9 +151,12 @@ mod tests {
         let path = directory.path().join("report.txt");
         write_file_atomically(&path, b"one").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        // 0666 less the umask (0644 under the usual 022), as `File::create` gives.
+        let plain = directory.path().join("plain.txt");
+        std::fs::File::create(&plain).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o644
+            std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_file_atomically(&path, b"two").unwrap();

@@ -221,7 +221,7 @@ impl SnapshotFold {
                 Field::Action => {
                     let Some(Value::Str(name)) = items.value(value_index) else {
                         let found = items.get(value_index).map_or("nothing", Item::type_name);
-                        return Err(format!("trace `action` is a {found}"));
+                        return Err(format!("trace `action` is {}", a_type(found)));
                     };
                     action = Some(self.action(name));
                 }
@@ -290,25 +290,31 @@ impl SnapshotFold {
             Value::Dict(_) => root.get("segments"),
             other => {
                 return Err(shape(
-                    "",
-                    format!("is a {}, not a dict or list", other.type_name()),
+                    "(top level)",
+                    format!("is {}, not a dict or list", a_type(other.type_name())),
                 ))
             }
         };
         let segments_value =
             segments_value.ok_or_else(|| shape("segments", "is missing".to_string()))?;
-        let segments = segments_value
-            .as_seq()
-            .ok_or_else(|| shape("segments", format!("is a {}", segments_value.type_name())))?;
+        let segments = segments_value.as_seq().ok_or_else(|| {
+            shape(
+                "segments",
+                format!("is {}", a_type(segments_value.type_name())),
+            )
+        })?;
         for (index, segment) in segments.iter().enumerate() {
             snapshot
                 .segments
                 .push(read_segment(segment, &format!("segments[{index}]"))?);
         }
         if let Some(traces) = root.get("device_traces") {
-            let traces = traces
-                .as_seq()
-                .ok_or_else(|| shape("device_traces", format!("is a {}", traces.type_name())))?;
+            let traces = traces.as_seq().ok_or_else(|| {
+                shape(
+                    "device_traces",
+                    format!("is {}", a_type(traces.type_name())),
+                )
+            })?;
             for (device, trace) in traces.iter().enumerate() {
                 let path = format!("device_traces[{device}]");
                 let list = match trace {
@@ -348,14 +354,17 @@ impl SnapshotFold {
                                 other => {
                                     return Err(shape(
                                         &format!("{path}[{index}]"),
-                                        format!("is a {}, not a trace entry", other.type_name()),
+                                        format!(
+                                            "is {}, not a trace entry",
+                                            a_type(other.type_name())
+                                        ),
                                     ))
                                 }
                             }
                         }
                         out
                     }
-                    other => return Err(shape(&path, format!("is a {}", other.type_name()))),
+                    other => return Err(shape(&path, format!("is {}", a_type(other.type_name())))),
                 };
                 snapshot.traces.push(list);
             }
@@ -477,8 +486,8 @@ fn unsigned(items: &DictItems<'_>, index: usize, key: &str) -> Result<u64, Strin
         Some(number) if number >= 0 => Ok(number as u64),
         Some(number) => Err(format!("trace `{key}` is negative ({number})")),
         None => Err(format!(
-            "trace `{key}` is a {}",
-            items.get(index).map_or("nothing", Item::type_name)
+            "trace `{key}` is {}",
+            a_type(items.get(index).map_or("nothing", Item::type_name))
         )),
     }
 }
@@ -489,6 +498,15 @@ fn stack_id(value: &Value) -> Option<StackId> {
         Value::Handle(STACK, id) => Some(*id),
         Value::List(list) if list.items.is_empty() => Some(0),
         _ => None,
+    }
+}
+
+/// A Python type name with its article, for messages: "an `int`", "a `str`", "nothing".
+fn a_type(name: &str) -> String {
+    match name {
+        "nothing" => name.to_string(),
+        "int" | "None" => format!("an `{name}`"),
+        _ => format!("a `{name}`"),
     }
 }
 
@@ -527,7 +545,7 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
     if value.as_dict().is_none() {
         return Err(shape(
             path,
-            format!("is a {}, not a dict", value.type_name()),
+            format!("is {}, not a dict", a_type(value.type_name())),
         ));
     }
     let total_size = int_field(value, path, "total_size")?;
@@ -547,14 +565,17 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
         let items = list.as_seq().ok_or_else(|| {
             shape(
                 &format!("{path}.blocks"),
-                format!("is a {}", list.type_name()),
+                format!("is {}", a_type(list.type_name())),
             )
         })?;
         let mut running = address;
         for (index, block) in items.iter().enumerate() {
             let block_path = format!("{path}.blocks[{index}]");
             if block.as_dict().is_none() {
-                return Err(shape(&block_path, format!("is a {}", block.type_name())));
+                return Err(shape(
+                    &block_path,
+                    format!("is {}", a_type(block.type_name())),
+                ));
             }
             let size = int_field(block, &block_path, "size")?;
             let state = match block.get("state").and_then(Value::as_str) {
@@ -787,7 +808,7 @@ mod tests {
         let error = parse(b"\x80\x04K\x01.").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "not a PyTorch memory snapshot: `` is a int, not a dict or list"
+            "not a PyTorch memory snapshot: `(top level)` is an `int`, not a dict or list"
         );
     }
 }

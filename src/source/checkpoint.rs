@@ -278,9 +278,23 @@ fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint,
         .map_err(io_error(path))?
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|p| p.is_file())
+        // A broken link (a Hugging Face snapshot whose blob is missing) is kept, to be named.
+        .filter(|p| p.is_file() || p.is_symlink())
         .collect();
     entries.sort();
+    for entry in &entries {
+        let is_part = extension_is(entry, "safetensors")
+            || extension_is(entry, "gguf")
+            || file_name(entry) == "config.json";
+        if is_part && !entry.is_file() {
+            return Err(CheckpointError::MissingPart {
+                path: entry.clone(),
+                why: "a symbolic link to a file that does not exist: an incomplete download?"
+                    .to_string(),
+            });
+        }
+    }
+    entries.retain(|p| p.is_file());
     let config_path = path.join("config.json");
     let config = if config_path.is_file() {
         Some(read_config(&config_path)?)

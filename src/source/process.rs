@@ -62,6 +62,11 @@ impl RunClock {
         rfc3339(SystemTime::now())
     }
 
+    /// The time `ms` milliseconds after the start, RFC 3339 UTC with milliseconds.
+    pub fn at_rfc3339(&self, ms: u64) -> String {
+        rfc3339(self.started_at + Duration::from_millis(ms))
+    }
+
     /// The start as `YYYYMMDDTHHMMSSZ`, for default directory names.
     pub fn started_compact(&self) -> String {
         chrono::DateTime::<chrono::Utc>::from(self.started_at)
@@ -398,9 +403,19 @@ fn start_reader(
                     Err(_) => break,
                 };
                 let chunk = &buffer[..read];
+                let mut reader_gone = false;
                 if pass_through {
-                    // A closed terminal or pipe on our side must not stop the recording.
-                    pass_through = write_through(stream, chunk).is_ok();
+                    // A closed terminal on our side must not stop the recording; a pipe whose
+                    // reader exited (`oomdoc run -- cmd | head`) ends this stream, as in a shell
+                    // pipeline: the child then sees its output closed instead of running on
+                    // unread (and filling the log).
+                    match write_through(stream, chunk) {
+                        Ok(()) => {}
+                        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+                            reader_gone = true;
+                        }
+                        Err(_) => pass_through = false,
+                    }
                 }
                 let lines = splitter.push(chunk);
                 if !lines.is_empty()
@@ -414,7 +429,11 @@ fn start_reader(
                 {
                     return;
                 }
+                if reader_gone {
+                    break;
+                }
             }
+            drop(pipe);
             if let Some(line) = splitter.finish() {
                 let _ = sender.send(ChildEvent::Lines {
                     stream,

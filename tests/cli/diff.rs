@@ -163,3 +163,37 @@ fn planted_secrets_never_appear_in_a_diff() {
         assert!(text.contains("[REDACTED]"));
     }
 }
+
+#[test]
+fn a_field_ignored_for_its_shape_is_noted_not_passed_off_as_a_change() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = super::fixture("runs/vllm-0.10-h200-oom-cuda-graph");
+    let copy = directory.path().join("broken");
+    std::fs::create_dir_all(&copy).unwrap();
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(source.join("run.json")).unwrap()).unwrap();
+    record["command"] = serde_json::json!("vllm serve Qwen/Qwen2.5-32B-Instruct");
+    std::fs::write(copy.join("run.json"), serde_json::to_vec(&record).unwrap()).unwrap();
+    let output = oomdoc()
+        .arg("diff")
+        .arg(&source)
+        .arg(&copy)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let value = json(&output);
+    let notes = value["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|note| {
+            let note = note.as_str().unwrap();
+            note.starts_with("run B (`")
+                && note.contains("field `command` is not in the expected shape and was ignored")
+        }),
+        "{notes:?}"
+    );
+    assert!(
+        stderr(&output).contains("warning: run B (`"),
+        "{}",
+        stderr(&output)
+    );
+}

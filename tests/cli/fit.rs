@@ -756,6 +756,38 @@ fn unknown_gpu_class_is_a_usage_error() {
 }
 
 #[test]
+fn zero_sizes_and_counts_are_usage_errors() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = model_dir(root.path(), "m", None, vec![tensor("w", "F16", &[4])], 1);
+    let dir = dir.to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["--gpu", "h200", "--max-model-len", "0"],
+            "`--max-model-len` must be at least 1",
+        ),
+        (
+            vec!["--gpu", "h200", "--max-num-seqs", "0"],
+            "`--max-num-seqs` must be at least 1",
+        ),
+        (
+            vec!["--gpu", "h200", "--max-num-batched-tokens", "0"],
+            "`--max-num-batched-tokens` must be at least 1",
+        ),
+        (
+            vec!["--gpu-memory", "0"],
+            "`--gpu-memory` must be more than 0 bytes",
+        ),
+    ] {
+        let mut all = vec![dir];
+        all.extend(args);
+        let (code, out, err) = run(&all);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty());
+        assert!(err.starts_with(&format!("error: {expected}")), "{err}");
+    }
+}
+
+#[test]
 fn markdown_and_html_render_the_same_report() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(
@@ -872,4 +904,22 @@ fn bitsandbytes_nf4_layout_counts_its_state() {
         report["declared_format"]["name_hints"],
         serde_json::json!(["4bit", "bnb-4bit"])
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_broken_shard_link_is_an_error_not_fewer_weights() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = model_dir(root.path(), "m", None, vec![tensor("w", "F16", &[4])], 1);
+    // A Hugging Face snapshot whose second blob never arrived.
+    let shard = dir.join("model-00002-of-00002.safetensors");
+    std::os::unix::fs::symlink(root.path().join("no-such-blob"), &shard).unwrap();
+    let (code, out, err) = run(&[dir.to_str().unwrap(), "--gpu", "h200"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with(&format!("error: `{}` is missing", shard.display())),
+        "{err}"
+    );
+    assert!(err.contains("incomplete download"), "{err}");
 }

@@ -269,6 +269,40 @@ fn bad_input_is_an_error_naming_the_path() {
 }
 
 #[test]
+fn a_bare_run_json_in_the_current_directory_is_read() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(run_dir(RUNS[0]));
+    let output = oomdoc()
+        .current_dir(&root)
+        .args(["report", "run.json", "--json"])
+        .output()
+        .unwrap();
+    let text = success(&output);
+    let _: serde_json::Value = serde_json::from_str(&text).unwrap();
+
+    // A plain file that is not a record is a JSON error naming that file, not "does not exist".
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(directory.path().join("notes.txt"), "").unwrap();
+    let output = oomdoc()
+        .current_dir(directory.path())
+        .args(["report", "notes.txt"])
+        .output()
+        .unwrap();
+    assert_usage_error(&output, "`notes.txt` is not valid JSON");
+}
+
+#[test]
+fn a_run_json_that_is_a_directory_is_named() {
+    let directory = tempfile::tempdir().unwrap();
+    let run = directory.path().join("run");
+    std::fs::create_dir_all(run.join("run.json")).unwrap();
+    let output = oomdoc().arg("report").arg(&run).output().unwrap();
+    assert_usage_error(
+        &output,
+        &format!("`{}` is not a file", run.join("run.json").display()),
+    );
+}
+
+#[test]
 fn a_minimal_record_still_gives_a_report() {
     let directory = tempfile::tempdir().unwrap();
     let run = directory.path().join("run");
@@ -336,4 +370,21 @@ fn checkpoint_lower_bound_decides_a_hardware_limit() {
         .output()
         .unwrap();
     assert_usage_error(&output, "broken.safetensors");
+}
+
+#[test]
+fn an_unfinished_record_says_so() {
+    let directory = tempfile::tempdir().unwrap();
+    let run = directory.path().join("run");
+    write_run(
+        &run,
+        "{\"schema_version\": 1, \"status\": \"running\", \"command\": [\"python3\", \"x.py\"], \"started_at\": \"2026-11-29T17:20:00.000Z\"}",
+    );
+    let output = oomdoc().arg("report").arg(&run).output().unwrap();
+    let text = success(&output);
+    assert!(
+        text.contains("record unfinished: `status` is still `running`"),
+        "{text}"
+    );
+    assert!(text.contains("the record is unfinished"), "{text}");
 }

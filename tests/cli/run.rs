@@ -279,6 +279,18 @@ fn existing_directories_are_protected() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("is not an oomdoc run directory"));
 
+    let file = temp.path().join("file");
+    std::fs::write(&file, "mine").unwrap();
+    let output = run_sh(&file, "exit 0");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).contains("is a file, not a directory"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+
     let earlier = temp.path().join("earlier");
     assert_eq!(run_sh(&earlier, "exit 0").status.code(), Some(0));
     let again = run_sh(&earlier, "exit 4");
@@ -319,6 +331,8 @@ fn json_summary_is_the_record() {
     let output = oomdoc()
         .arg("run")
         .arg("--json")
+        .arg("-o")
+        .arg("-")
         .arg("--out")
         .arg(&directory)
         .args(["--", "true"])
@@ -328,6 +342,24 @@ fn json_summary_is_the_record() {
     let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(printed, record(&directory));
     assert_eq!(printed["schema_version"], 1);
+}
+
+#[test]
+fn json_summary_never_mixes_with_the_childs_stdout() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("json");
+    let output = oomdoc()
+        .arg("run")
+        .arg("--json")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "echo", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "hello\n");
+    let printed: serde_json::Value = serde_json::from_slice(&output.stderr).unwrap();
+    assert_eq!(printed, record(&directory));
 }
 
 #[test]
@@ -617,6 +649,41 @@ fn default_directory_is_named_after_the_utc_start() {
     assert!(stderr(&output).contains(&format!("record: {name}/run.json")));
 }
 
+#[test]
+fn two_runs_in_the_same_second_get_two_default_directories() {
+    let temp = tempfile::tempdir().unwrap();
+    // Earlier runs hold the default names of this second and the next few.
+    let now = chrono::Utc::now();
+    let taken: Vec<String> = (0..6)
+        .map(|ahead| {
+            let at = now + chrono::Duration::seconds(ahead);
+            format!("oomdoc-run-{}", at.format("%Y%m%dT%H%M%SZ"))
+        })
+        .collect();
+    for name in &taken {
+        let directory = temp.path().join(name);
+        std::fs::create_dir_all(&directory).unwrap();
+        std::fs::write(directory.join("run.json"), "{}").unwrap();
+    }
+    let output = oomdoc()
+        .current_dir(temp.path())
+        .args(["run", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let new: Vec<String> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| !taken.contains(name))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert!(new[0].ends_with("Z-2"), "{new:?}");
+    for name in &taken {
+        let earlier = std::fs::read_to_string(temp.path().join(name).join("run.json")).unwrap();
+        assert_eq!(earlier, "{}");
+    }
+}
+
 /// Runs oomdoc in a pseudo-terminal (Python's `pty`) and types Ctrl-C once `ready` shows.
 const CTRL_C_IN_A_TERMINAL: &str = r#"
 import os, pty, sys
@@ -692,4 +759,106 @@ fn a_descendant_holding_the_output_open_does_not_hold_oomdoc() {
     assert!(record["limitations"]
         .to_string()
         .contains("kept its output open"));
+    // The duration is the shell's, not the shell's plus the 2 s spent waiting on the pipe.
+    let duration = record["duration_ms"].as_u64().unwrap();
+    assert!(duration < 2000, "duration_ms {duration}");
+}
+
+#[test]
+fn sample_rate_outside_the_stated_range_is_refused_before_the_start() {
+    let temp = tempfile::tempdir().unwrap();
+    for rate in ["0", "0.0001", "NaN", "100001"] {
+        let directory = temp.path().join(format!("rate-{rate}"));
+        let output = oomdoc()
+            .arg("run")
+            .arg(format!("--sample-rate={rate}"))
+            .arg("--out")
+            .arg(&directory)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{rate}");
+        assert!(output.stdout.is_empty());
+        let err = stderr(&output);
+        assert!(
+            err.contains("is out of range") && err.contains("between 0.001 and 100000"),
+            "{err}"
+        );
+        assert!(!directory.exists(), "{rate}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_record_follows_the_umask_like_the_log() {
+    use std::os::unix::fs::PermissionsExt;
+    let temp = tempfile::tempdir().unwrap();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    for (umask, expected) in [("077", 0o600), ("022", 0o644)] {
+        let directory = temp.path().join(format!("umask-{umask}"));
+        let output = Command::new("sh")
+            .env_remove("OOMDOC_GPU_FROM")
+            .arg("-c")
+            .arg(format!("umask {umask}; exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_oomdoc"))
+            .arg("run")
+            .arg("--out")
+            .arg(&directory)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(mode(&directory.join("run.json")), expected, "umask {umask}");
+        assert_eq!(mode(&directory.join("log.txt")), expected, "umask {umask}");
+    }
+}
+
+#[test]
+fn a_reader_that_goes_away_closes_the_childs_output_as_in_a_pipeline() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("head");
+    // `oomdoc run -- … | head -1`: the shell would stop at the first write after `head` exits.
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 200000 ]; do echo line $i; i=$((i+1)); done; exit 3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "line 0");
+    drop(lines);
+    let status = child.wait().unwrap();
+    // Killed by SIGPIPE (13) like in a shell pipeline, not run to its end (exit 3).
+    assert_eq!(status.code(), Some(128 + 13));
+    let record = record(&directory);
+    assert_eq!(record["signal"], 13);
+    assert!(record["log"]["lines"].as_u64().unwrap() < 200_000);
+}
+
+#[test]
+fn a_broken_stderr_does_not_panic_or_change_the_exit_code() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("stderr");
+    let mut child = oomdoc()
+        .arg("run")
+        .arg("--out")
+        .arg(&directory)
+        .args(["--", "sh", "-c", "sleep 0.3; exit 4"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader of stderr goes away before oomdoc writes its closing summary there.
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(4), "a panic exits 101");
+    assert_eq!(record(&directory)["exit_code"], 4);
 }

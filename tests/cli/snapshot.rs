@@ -221,3 +221,28 @@ fn truncated_snapshot_is_an_error_with_offset() {
         stderr(&output)
     );
 }
+
+#[test]
+fn impossible_top_and_total_memory_are_usage_errors() {
+    let output = run("model_forward", &["--top", "0"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).starts_with("error: `--top` must be at least 1"),
+        "{}",
+        stderr(&output)
+    );
+
+    // model_forward reserves 99.41 GiB on device 0: a 1 KiB device cannot be the one it ran on.
+    let output = run("model_forward", &["--total-memory", "1KiB"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let err = stderr(&output);
+    assert!(
+        err.starts_with(
+            "error: `--total-memory 1.00 KiB` is less than the 99.41 GiB PyTorch had reserved on device 0"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("hint: "), "{err}");
+}

@@ -33,7 +33,15 @@ pub fn run(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let redactor = redactor_for(&raw, &[]);
     let a = redact_run(&raw[0], &redactor);
     let b = redact_run(&raw[1], &redactor);
-    let comparison = compare(&a.label, &a.record, None, &b.label, &b.record, None);
+    let mut comparison = compare(&a.label, &a.record, None, &b.label, &b.record, None);
+    // A field ignored for its shape reads as absent: say so, or it passes for a changed input.
+    for (name, run) in [("A", &a), ("B", &b)] {
+        for problem in &run.record_problems {
+            let note = format!("run {name} (`{}`): {problem}", run.label);
+            output.warn(&note);
+            comparison.notes.push(note);
+        }
+    }
     if let Some(warning) = &comparison.warning {
         output.warn(warning);
     }

@@ -244,6 +244,21 @@ pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     if args.tensor_parallel_size == 0 {
         anyhow::bail!("`--tensor-parallel-size` must be at least 1");
     }
+    for (flag, value) in [
+        ("--max-model-len", args.max_model_len),
+        ("--max-num-seqs", Some(args.max_num_seqs)),
+        (
+            "--max-num-batched-tokens",
+            Some(args.max_num_batched_tokens),
+        ),
+    ] {
+        if value == Some(0) {
+            anyhow::bail!("`{flag}` must be at least 1");
+        }
+    }
+    if args.gpu_memory == Some(Bytes::ZERO) {
+        anyhow::bail!("`--gpu-memory` must be more than 0 bytes");
+    }
     let path = checkpoint::locate(&args.path, &hub_caches())?;
     // The error names the file (and tensor) itself; no context to add.
     let mut read = checkpoint::read(&path, &args.path)?;

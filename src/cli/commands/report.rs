@@ -105,16 +105,25 @@ fn read_log(path: &Path) -> std::io::Result<(String, bool)> {
 /// its log and a `probe.json` beside it. Errors name the path.
 pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
     let (directory, record_path) = if path.is_file() {
-        (
-            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-            path.to_path_buf(),
-        )
+        // A bare `run.json` has the empty path as parent: that is the current directory.
+        let parent = path
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        (parent.to_path_buf(), path.to_path_buf())
     } else {
         (path.to_path_buf(), path.join("run.json"))
     };
     if !directory.exists() {
         return Err(HintedError::new(
             format!("run directory `{}` does not exist", path.display()),
+            "pass a directory written by `oomdoc run --out DIR -- …`",
+        )
+        .into());
+    }
+    if record_path.exists() && !record_path.is_file() {
+        return Err(HintedError::new(
+            format!("`{}` is not a file", record_path.display()),
             "pass a directory written by `oomdoc run --out DIR -- …`",
         )
         .into());

@@ -85,7 +85,7 @@ const TORCH_MAX_ENTRIES: u32 = 100_000;
 
 /// Runs `oomdoc run`.
 pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
-    if !(args.sample_rate > 0.0 && args.sample_rate <= 100_000.0) {
+    if !(args.sample_rate >= 0.001 && args.sample_rate <= 100_000.0) {
         return Err(HintedError::new(
             format!("`--sample-rate {}` is out of range", args.sample_rate),
             "use a rate between 0.001 and 100000 readings per second (default 1000)",
@@ -374,7 +374,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
     let end_ms = clock.now_ms();
     let sampler_state = sampler.map(Sampler::stop);
-    let (info, _) = exit.unwrap_or((
+    let (info, exit_ms) = exit.unwrap_or((
         ExitInfo {
             code: None,
             signal: None,
@@ -391,8 +391,10 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     } else {
         RunStatus::Exited
     };
-    state.record.ended_at = Some(clock.now_rfc3339());
-    state.record.duration_ms = Some(end_ms);
+    // The child's own run time: not the wait for pipes a descendant kept open, nor the log
+    // re-read after it.
+    state.record.ended_at = Some(clock.at_rfc3339(exit_ms));
+    state.record.duration_ms = Some(exit_ms);
     if pipes_left_open {
         state.record.limitations.push(format!(
             "the child exited but a process it started kept its output open; output after {:.1} s past the exit is not recorded",
@@ -418,8 +420,13 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let shown = directory.display().to_string();
     match args.output.format() {
         Format::Json => {
+            // stdout is the child's: without `-o FILE` (or `-o -`) the document goes to stderr,
+            // so that it is never mixed with the child's output.
             let bytes = crate::render::json::to_document(&state.record)?;
-            output.report(&args.output, &bytes)?;
+            match args.output.output.as_deref() {
+                Some(_) => output.report(&args.output, &bytes)?,
+                None => output.note(String::from_utf8_lossy(&bytes).trim_end()),
+            }
         }
         format => {
             let markup = if format == Format::Markdown {
@@ -763,11 +770,25 @@ fn redact_json(value: &mut serde_json::Value, redactor: &Redactor) {
 fn prepare_directory(out: Option<&Path>, force: bool) -> anyhow::Result<PathBuf> {
     let directory = match out {
         Some(out) => out.to_path_buf(),
-        None => PathBuf::from(format!(
-            "oomdoc-run-{}",
-            RunClock::start().started_compact()
-        )),
+        None => {
+            // Two runs started in the same second each get their own default directory.
+            let base = format!("oomdoc-run-{}", RunClock::start().started_compact());
+            let mut directory = PathBuf::from(&base);
+            let mut suffix = 2;
+            while directory.symlink_metadata().is_ok() {
+                directory = PathBuf::from(format!("{base}-{suffix}"));
+                suffix += 1;
+            }
+            directory
+        }
     };
+    if directory.exists() && !directory.is_dir() {
+        return Err(HintedError::new(
+            format!("`--out {}` is a file, not a directory", directory.display()),
+            "give `--out` a new or empty directory",
+        )
+        .into());
+    }
     if directory.exists() {
         let mut entries = std::fs::read_dir(&directory)
             .with_context(|| format!("cannot read `{}`", directory.display()))?;

@@ -13,6 +13,7 @@ use crate::analyze::fragmentation::{self, Options};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
+use crate::error::HintedError;
 use crate::model::bytes::parse_size_arg;
 use crate::model::Bytes;
 use crate::parse::torch_snapshot;
@@ -40,6 +41,9 @@ pub struct SnapshotArgs {
 
 /// Runs `oomdoc snapshot`.
 pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+    if args.top == 0 {
+        anyhow::bail!("`--top` must be at least 1");
+    }
     let snapshot = if args.file.as_os_str() == "-" {
         torch_snapshot::read(file::stdin())
             .context("failed to read a memory snapshot from stdin")?
@@ -55,6 +59,24 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     };
     let report = fragmentation::analyze(&snapshot, &options);
     drop(snapshot);
+    if let Some(total) = args.total_memory {
+        // A device total below what PyTorch itself held cannot be that device's: every figure
+        // derived from it (memory held outside the allocator, the verdict) would be wrong.
+        if let Some(device) = report
+            .devices
+            .iter()
+            .find(|device| device.reserved_bytes > total)
+        {
+            return Err(HintedError::new(
+                format!(
+                    "`--total-memory {total}` is less than the {} PyTorch had reserved on device {} in the snapshot",
+                    device.reserved_bytes, device.device
+                ),
+                "give that GPU's total memory: the OOM message's `total capacity`, e.g. `139.80GiB`",
+            )
+            .into());
+        }
+    }
     let bytes = match args.output.format() {
         Format::Text => render::text(&report, Style::new(output.color_for(&args.output))),
         Format::Markdown => render::markdown(&report),
