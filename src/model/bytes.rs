@@ -143,7 +143,11 @@ pub fn parse_size_arg(text: &str) -> Result<Bytes, String> {
         "tb" => 1e12,
         _ => return Err(unknown_unit(&unit, text)),
     };
-    Ok(Bytes(to_u64(number * multiplier)))
+    let bytes = number * multiplier;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(format!("`{text}` is too large to be a memory size"));
+    }
+    Ok(Bytes(to_u64(bytes)))
 }
 
 #[cfg(test)]
@@ -165,5 +169,7 @@ mod tests {
         assert_eq!(parse_size_arg("1024"), Ok(Bytes(1024)));
         assert!(parse_size_arg("lots").is_err());
         assert!(parse_size_arg("3 parsecs").is_err());
+        assert!(parse_size_arg("17179869184GiB").is_err());
+        assert!(parse_size_arg("1e400").is_err());
     }
 }
