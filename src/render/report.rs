@@ -469,6 +469,70 @@ fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Rows of the R18 readiness table, shared by the markdown and HTML renderers.
+fn readiness_rows(run: &RunReport) -> Vec<Vec<String>> {
+    let checked = |value: bool| if value { "checked" } else { "not checked" }.to_owned();
+    vec![
+        vec![
+            "short request".to_owned(),
+            checked(run.readiness.short_request.checked),
+            run.readiness.short_request.evidence.clone(),
+        ],
+        vec![
+            "next real scenario".to_owned(),
+            checked(run.readiness.next_scenario.checked),
+            run.readiness.next_scenario.evidence.clone(),
+        ],
+    ]
+}
+
+/// `name, value, source` rows (the source as written, not in parentheses).
+fn plain_fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
+    facts
+        .iter()
+        .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
+        .collect()
+}
+
+/// Rows of the startup timeline table.
+fn timeline_rows(run: &RunReport) -> Vec<Vec<String>> {
+    run.timeline
+        .iter()
+        .map(|entry| {
+            vec![
+                t_label(entry.t_ms),
+                entry.phase.clone().unwrap_or_default(),
+                entry.event.clone(),
+                entry.detail.clone().unwrap_or_default(),
+            ]
+        })
+        .collect()
+}
+
+/// Rows of a device's peaks-by-phase table.
+fn peak_rows(device: &DeviceTimeline) -> Vec<Vec<String>> {
+    device
+        .peaks_by_phase
+        .iter()
+        .map(|peak| {
+            vec![
+                peak.phase.clone(),
+                Bytes(peak.peak_used_bytes).to_string(),
+                peak.peak_used_bytes.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// Rows of the probe's requests-per-phase table.
+fn probe_phase_rows(probe: &crate::analyze::report::ProbeSummary) -> Vec<Vec<String>> {
+    probe
+        .phases
+        .iter()
+        .map(|(phase, ok, total)| vec![phase.clone(), ok.to_string(), total.to_string()])
+        .collect()
+}
+
 fn fit_figures(run: &RunReport) -> Vec<Figure> {
     [
         &run.fit.lower_bound,
@@ -714,18 +778,7 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
         text.push_str(&format!("  {note}\n"));
     }
     if !run.timeline.is_empty() {
-        let rows: Vec<Vec<String>> = run
-            .timeline
-            .iter()
-            .map(|entry| {
-                vec![
-                    t_label(entry.t_ms),
-                    entry.phase.clone().unwrap_or_default(),
-                    entry.event.clone(),
-                    entry.detail.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
+        let rows = timeline_rows(run);
         text.push_str(&text_table(&rows, "  "));
     }
 
@@ -954,28 +1007,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
     ));
     text.push_str(&md_table(
         &["check", "result", "evidence"],
-        &[
-            vec![
-                "short request".to_owned(),
-                if run.readiness.short_request.checked {
-                    "checked"
-                } else {
-                    "not checked"
-                }
-                .to_owned(),
-                run.readiness.short_request.evidence.clone(),
-            ],
-            vec![
-                "next real scenario".to_owned(),
-                if run.readiness.next_scenario.checked {
-                    "checked"
-                } else {
-                    "not checked"
-                }
-                .to_owned(),
-                run.readiness.next_scenario.evidence.clone(),
-            ],
-        ],
+        &readiness_rows(run),
     ));
     if !run.readiness.unverified.is_empty() && !run.status.failed {
         text.push_str(&format!(
@@ -1048,11 +1080,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
     if run.versions.is_empty() {
         text.push_str("None recorded.\n\n");
     } else {
-        let rows: Vec<Vec<String>> = run
-            .versions
-            .iter()
-            .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
-            .collect();
+        let rows = plain_fact_rows(&run.versions);
         text.push_str(&md_table(&["component", "version", "source"], &rows));
     }
 
@@ -1064,18 +1092,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
         text.push_str(&format!("{note}.\n\n"));
     }
     if !run.timeline.is_empty() {
-        let rows: Vec<Vec<String>> = run
-            .timeline
-            .iter()
-            .map(|entry| {
-                vec![
-                    t_label(entry.t_ms),
-                    entry.phase.clone().unwrap_or_default(),
-                    entry.event.clone(),
-                    entry.detail.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
+        let rows = timeline_rows(run);
         text.push_str(&md_table(&["time", "phase", "event", "detail"], &rows));
     }
 
@@ -1102,17 +1119,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
     text.push('\n');
     for device in &run.memory.devices {
         if !device.peaks_by_phase.is_empty() {
-            let rows: Vec<Vec<String>> = device
-                .peaks_by_phase
-                .iter()
-                .map(|peak| {
-                    vec![
-                        peak.phase.clone(),
-                        Bytes(peak.peak_used_bytes).to_string(),
-                        peak.peak_used_bytes.to_string(),
-                    ]
-                })
-                .collect();
+            let rows = peak_rows(device);
             text.push_str(&format!(
                 "Peaks by phase on `{}` ({}):\n\n",
                 device.uuid.clone().unwrap_or_default(),
@@ -1157,11 +1164,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
     if run.concurrency.is_empty() {
         text.push_str("Nothing recorded.\n\n");
     } else {
-        let rows: Vec<Vec<String>> = run
-            .concurrency
-            .iter()
-            .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
-            .collect();
+        let rows = plain_fact_rows(&run.concurrency);
         text.push_str(&md_table(&["what", "value", "source"], &rows));
     }
 
@@ -1172,11 +1175,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
             opt(&probe.verdict),
             bytes_opt(probe.plateau_bytes)
         ));
-        let rows: Vec<Vec<String>> = probe
-            .phases
-            .iter()
-            .map(|(phase, ok, total)| vec![phase.clone(), ok.to_string(), total.to_string()])
-            .collect();
+        let rows = probe_phase_rows(probe);
         text.push_str(&md_table(&["phase", "succeeded", "requests"], &rows));
     }
 
@@ -1629,17 +1628,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
         html.push('\n');
         html.push_str(&legend(&run.memory));
         if !device.peaks_by_phase.is_empty() {
-            let rows: Vec<Vec<String>> = device
-                .peaks_by_phase
-                .iter()
-                .map(|peak| {
-                    vec![
-                        peak.phase.clone(),
-                        Bytes(peak.peak_used_bytes).to_string(),
-                        peak.peak_used_bytes.to_string(),
-                    ]
-                })
-                .collect();
+            let rows = peak_rows(device);
             html.push_str(&html_table(&["phase", "peak used", "bytes"], &rows));
         }
         let processes = process_peak_lines(device);
@@ -1666,28 +1655,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
     ));
     html.push_str(&html_table(
         &["check", "result", "evidence"],
-        &[
-            vec![
-                "short request".to_owned(),
-                if run.readiness.short_request.checked {
-                    "checked"
-                } else {
-                    "not checked"
-                }
-                .to_owned(),
-                run.readiness.short_request.evidence.clone(),
-            ],
-            vec![
-                "next real scenario".to_owned(),
-                if run.readiness.next_scenario.checked {
-                    "checked"
-                } else {
-                    "not checked"
-                }
-                .to_owned(),
-                run.readiness.next_scenario.evidence.clone(),
-            ],
-        ],
+        &readiness_rows(run),
     ));
     if !run.readiness.unverified.is_empty() && !run.status.failed {
         html.push_str(&format!(
@@ -1748,11 +1716,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
     }
 
     html.push_str("<h3>Versions</h3>\n");
-    let rows: Vec<Vec<String>> = run
-        .versions
-        .iter()
-        .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
-        .collect();
+    let rows = plain_fact_rows(&run.versions);
     html.push_str(&html_table(&["component", "version", "source"], &rows));
 
     html.push_str(&format!(
@@ -1763,18 +1727,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
         html.push_str(&format!("<p><strong>{}</strong></p>\n", prose(note)));
     }
     if !run.timeline.is_empty() {
-        let rows: Vec<Vec<String>> = run
-            .timeline
-            .iter()
-            .map(|entry| {
-                vec![
-                    t_label(entry.t_ms),
-                    entry.phase.clone().unwrap_or_default(),
-                    entry.event.clone(),
-                    entry.detail.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
+        let rows = timeline_rows(run);
         html.push_str(&html_table(&["time", "phase", "event", "detail"], &rows));
     }
 
@@ -1818,11 +1771,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
     if run.concurrency.is_empty() {
         html.push_str("<p>Nothing recorded.</p>\n");
     } else {
-        let rows: Vec<Vec<String>> = run
-            .concurrency
-            .iter()
-            .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
-            .collect();
+        let rows = plain_fact_rows(&run.concurrency);
         html.push_str(&html_table(&["what", "value", "source"], &rows));
     }
 
@@ -1833,11 +1782,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
             escape(&opt(&probe.verdict)),
             escape(&bytes_opt(probe.plateau_bytes))
         ));
-        let rows: Vec<Vec<String>> = probe
-            .phases
-            .iter()
-            .map(|(phase, ok, total)| vec![phase.clone(), ok.to_string(), total.to_string()])
-            .collect();
+        let rows = probe_phase_rows(probe);
         html.push_str(&html_table(&["phase", "succeeded", "requests"], &rows));
     }
 
