@@ -211,6 +211,31 @@ fn extension_is(path: &Path, extension: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case(extension))
 }
 
+/// Drops the files whose names start with `prefix` when other weight files remain (noting it
+/// with `why`); when only such files exist they are the weights, kept in sorted order.
+fn skip_side_files(
+    paths: Vec<PathBuf>,
+    prefix: &str,
+    why: &str,
+    notes: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    let (side, rest): (Vec<PathBuf>, Vec<PathBuf>) = paths
+        .into_iter()
+        .partition(|path| file_name(path).starts_with(prefix));
+    if !side.is_empty() && !rest.is_empty() {
+        let names: Vec<String> = side
+            .iter()
+            .map(|path| format!("`{}`", file_name(path)))
+            .collect();
+        notes.push(format!("skipped {} ({why})", names.join(", ")));
+        rest
+    } else {
+        let mut all: Vec<PathBuf> = side.into_iter().chain(rest).collect();
+        all.sort();
+        all
+    }
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -337,43 +362,21 @@ fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint,
     };
     // A LoRA adapter saved next to the model is not part of its weights.
     if index.is_none() {
-        let (adapters, rest): (Vec<PathBuf>, Vec<PathBuf>) = shard_paths
-            .into_iter()
-            .partition(|p| file_name(p).starts_with("adapter_model"));
-        if !adapters.is_empty() && !rest.is_empty() {
-            notes.push(format!(
-                "skipped {} (a LoRA adapter, not the model's weights)",
-                adapters
-                    .iter()
-                    .map(|p| format!("`{}`", file_name(p)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-            shard_paths = rest;
-        } else {
-            shard_paths = adapters.into_iter().chain(rest).collect();
-            shard_paths.sort();
-        }
+        shard_paths = skip_side_files(
+            shard_paths,
+            "adapter_model",
+            "a LoRA adapter, not the model's weights",
+            &mut notes,
+        );
     }
     // Mistral repositories ship `consolidated.safetensors` next to the HF shards.
     if index.is_none() && shard_paths.len() > 1 {
-        let (consolidated, rest): (Vec<PathBuf>, Vec<PathBuf>) = shard_paths
-            .into_iter()
-            .partition(|p| file_name(p).starts_with("consolidated"));
-        if !consolidated.is_empty() && !rest.is_empty() {
-            notes.push(format!(
-                "skipped {} (a second copy of the weights in Mistral's own format)",
-                consolidated
-                    .iter()
-                    .map(|p| format!("`{}`", file_name(p)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-            shard_paths = rest;
-        } else {
-            shard_paths = consolidated.into_iter().chain(rest).collect();
-            shard_paths.sort();
-        }
+        shard_paths = skip_side_files(
+            shard_paths,
+            "consolidated",
+            "a second copy of the weights in Mistral's own format",
+            &mut notes,
+        );
     }
     if !shard_paths.is_empty() {
         let safetensors = shard_paths
