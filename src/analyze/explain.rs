@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, BufRead};
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -127,10 +128,14 @@ impl Anchored {
             // Anchors may overlap each other in the text: resume one byte on.
             at = hit + 1;
         }
-        out[first..].sort_by_key(|&(start, pattern)| {
+        let key = |&(start, pattern): &(usize, usize)| {
             let length = patterns[pattern].len();
             (start + length, std::cmp::Reverse(length), pattern)
-        });
+        };
+        // Usually one match per line, already in order.
+        if !out[first..].is_sorted_by_key(key) {
+            out[first..].sort_by_key(key);
+        }
     }
 }
 
@@ -231,6 +236,189 @@ fn scan_markers(scanner: &Scanner, block: &[u8], matches: &mut Vec<(usize, usize
             matches.extend(second_matches);
         }
         _ => scanner.scan(block, 0, matches),
+    }
+}
+
+/// A line the scan found markers in, or the first line of a run of request/stats lines.
+#[derive(Debug, Clone)]
+struct Candidate {
+    /// The line is `block[start..end]` (without its `\n`).
+    start: usize,
+    end: usize,
+    /// Index of the line in the block (0 = the first).
+    line: u64,
+    /// Its engine markers: `Candidates::markers[markers]`.
+    markers: Range<usize>,
+    /// Whether it holds an OOM marker.
+    oom: bool,
+    /// When this line and the next ones hold only request/stats markers of one kind (see
+    /// `engine_log::repeat_kind`): (that kind, index of the last line of the run, end of
+    /// that line). The lines after this one are counted, not listed.
+    run: Option<(EventKind, u64, usize)>,
+}
+
+/// The lines of a block worth looking at, found by [`find_candidates`].
+#[derive(Debug, Default)]
+struct Candidates {
+    lines: Vec<Candidate>,
+    /// Engine markers of all candidate lines (indices into `engine_log::markers`).
+    markers: Vec<usize>,
+    /// Lines in the block.
+    total_lines: u64,
+    /// Scratch: marker matches (position, pattern).
+    matches: Vec<(usize, usize)>,
+}
+
+impl Candidates {
+    fn markers_of(&self, candidate: &Candidate) -> &[usize] {
+        self.markers
+            .get(candidate.markers.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Finds the candidate lines of `block` (complete lines): every line with a marker (a line
+/// may hold several, and an OOM marker may overlap an engine marker), consecutive lines of
+/// one request/stats kind merged into runs. This is the costly part of explaining a large
+/// log, and pure, so [`scan_chunk`] runs it on other threads.
+fn find_candidates(block: &[u8], found: &mut Candidates) {
+    let scanner = scanner();
+    found.lines.clear();
+    found.markers.clear();
+    let mut matches = std::mem::take(&mut found.matches);
+    matches.clear();
+    if !scanner.can_scan() {
+        // Without a scanner every line is a candidate for the OOM detector.
+        let mut start = 0;
+        for (line, newline) in (0u64..).zip(memchr::memchr_iter(b'\n', block)) {
+            found.lines.push(Candidate {
+                start,
+                end: newline,
+                line,
+                markers: 0..0,
+                oom: true,
+                run: None,
+            });
+            start = newline + 1;
+        }
+        found.total_lines = found.lines.len() as u64;
+        found.matches = matches;
+        return;
+    }
+    scan_markers(scanner, block, &mut matches);
+    // One forward pass over the line ends: on a serving log nearly every line has a match,
+    // and stepping to the next `\n` is cheaper than searching back and forth per match.
+    let mut newlines = memchr::memchr_iter(b'\n', block);
+    let mut start = 0; // of the line `index`
+    let mut index = 0u64;
+    let mut next = 0;
+    while let Some(&(at, _)) = matches.get(next) {
+        let end = loop {
+            match newlines.next() {
+                Some(newline) if newline < at => {
+                    start = newline + 1;
+                    index += 1;
+                }
+                Some(newline) => break newline,
+                None => break block.len(),
+            }
+        };
+        let from = found.markers.len();
+        let mut oom = false;
+        while let Some(&(at, pattern)) = matches.get(next) {
+            if at >= end {
+                break;
+            }
+            match pattern.checked_sub(scanner.oom_markers) {
+                Some(marker) => found.markers.push(marker),
+                None => oom = true,
+            }
+            next += 1;
+        }
+        let kind = match oom {
+            true => None,
+            false => repeat_kind_of(&found.markers[from..]),
+        };
+        // A repeat line right after a run of its kind (a run starts at a repeat line).
+        let extends = found.lines.last_mut().filter(|last| {
+            last.run
+                .zip(kind)
+                .is_some_and(|((run_kind, run_last, _), kind)| {
+                    run_kind == kind && run_last + 1 == index
+                })
+        });
+        match extends {
+            Some(last) => {
+                last.run = kind.map(|kind| (kind, index, end));
+                found.markers.truncate(from);
+            }
+            None => found.lines.push(Candidate {
+                start,
+                end,
+                line: index,
+                markers: from..found.markers.len(),
+                oom,
+                run: kind.map(|kind| (kind, index, end)),
+            }),
+        }
+        start = end + 1;
+        index += 1;
+    }
+    index += newlines.count() as u64;
+    found.total_lines = index;
+    found.matches = matches;
+}
+
+/// Whether `line` holds an OOM marker, and its engine markers (for a line of a run, whose
+/// markers the block scan did not keep).
+fn line_markers(line: &[u8]) -> (bool, Vec<usize>) {
+    let scanner = scanner();
+    let mut found = Vec::new();
+    scanner.scan(line, 0, &mut found);
+    let oom = found
+        .iter()
+        .any(|&(_, pattern)| pattern < scanner.oom_markers);
+    let markers = found
+        .into_iter()
+        .filter_map(|(_, pattern)| pattern.checked_sub(scanner.oom_markers))
+        .collect();
+    (oom, markers)
+}
+
+/// A chunk of input with the candidate lines of its complete lines, made by [`scan_chunk`]
+/// (on any thread) for [`Explainer::push_scanned`].
+#[derive(Debug)]
+pub struct ScannedChunk {
+    bytes: Vec<u8>,
+    /// The complete lines that were scanned.
+    region: Range<usize>,
+    /// What the scan found in `region` (positions relative to its start).
+    found: Candidates,
+}
+
+/// Scans a chunk for markers, the costly part of explaining, so that it can run on other
+/// threads while [`Explainer::push_scanned`] takes the chunks in order. `starts_line`: the
+/// previous chunk of this input ended with a newline (or this is the input's first chunk);
+/// when it did not, the chunk's first line is finished by the explainer itself.
+pub fn scan_chunk(bytes: Vec<u8>, starts_line: bool) -> ScannedChunk {
+    let start = if starts_line {
+        Some(0)
+    } else {
+        memchr::memchr(b'\n', &bytes).map(|newline| newline + 1)
+    };
+    let end = memchr::memrchr(b'\n', &bytes).map(|newline| newline + 1);
+    let mut found = Candidates::default();
+    let region = match (start, end) {
+        (Some(start), Some(end)) if start < end => {
+            find_candidates(&bytes[start..end], &mut found);
+            start..end
+        }
+        _ => 0..0,
+    };
+    ScannedChunk {
+        bytes,
+        region,
+        found,
     }
 }
 
@@ -384,10 +572,8 @@ pub struct Explainer {
     tail: VecDeque<(u64, Vec<u8>)>,
     names: Vec<String>,
     collected: Collected,
-    /// Scratch: marker matches of the current block (position, pattern).
-    matches: Vec<(usize, usize)>,
-    /// Scratch: engine markers of the current line.
-    engine_markers: Vec<usize>,
+    /// Scratch: what the scan found in the current block.
+    candidates: Candidates,
 }
 
 impl Default for Explainer {
@@ -417,8 +603,7 @@ impl Explainer {
             tail: VecDeque::with_capacity(TAIL_LINES + 1),
             names: Vec::new(),
             collected: Collected::default(),
-            matches: Vec::new(),
-            engine_markers: Vec::new(),
+            candidates: Candidates::default(),
         }
     }
 
@@ -432,8 +617,27 @@ impl Explainer {
     /// Feeds a chunk of the log. Chunk boundaries may fall anywhere (inside a line, inside a
     /// UTF-8 sequence); invalid UTF-8 is read lossily.
     pub fn push_bytes(&mut self, chunk: &[u8]) {
+        self.push_chunk(chunk, None);
+    }
+
+    /// Feeds a chunk that [`scan_chunk`] already scanned (on another thread); the same as
+    /// [`Explainer::push_bytes`] on its bytes. Returns the buffer for reuse.
+    pub fn push_scanned(&mut self, chunk: ScannedChunk) -> Vec<u8> {
+        let ScannedChunk {
+            bytes,
+            region,
+            found,
+        } = chunk;
+        self.push_chunk(&bytes, Some((region, &found)));
+        bytes
+    }
+
+    /// [`Explainer::push_bytes`], with the marker matches of the chunk's complete lines when
+    /// a worker found them already (`region` = the lines it assumed were complete; when that
+    /// assumption was wrong the block is scanned here).
+    fn push_chunk(&mut self, chunk: &[u8], scanned: Option<(Range<usize>, &Candidates)>) {
         self.bytes += chunk.len() as u64;
-        let mut chunk = chunk;
+        let mut from = 0;
         if !self.pending.is_empty() || self.skipping_long_line {
             match memchr::memchr(b'\n', chunk) {
                 None => {
@@ -448,16 +652,23 @@ impl Explainer {
                     self.process_block(&line);
                     line.clear();
                     self.pending = line;
-                    chunk = &chunk[newline + 1..];
+                    from = newline + 1;
                 }
             }
         }
-        match memchr::memrchr(b'\n', chunk) {
+        let rest = &chunk[from..];
+        match memchr::memrchr(b'\n', rest) {
             Some(last) => {
-                self.process_block(&chunk[..=last]);
-                self.extend_pending(&chunk[last + 1..]);
+                let block = &rest[..=last];
+                match scanned {
+                    Some((region, found)) if region == (from..from + last + 1) => {
+                        self.process_candidates(block, found);
+                    }
+                    _ => self.process_block(block),
+                }
+                self.extend_pending(&rest[last + 1..]);
             }
-            None => self.extend_pending(chunk),
+            None => self.extend_pending(rest),
         }
     }
 
@@ -514,78 +725,118 @@ impl Explainer {
 
     /// Processes complete lines (`block` ends with `\n`).
     fn process_block(&mut self, block: &[u8]) {
-        let scanner = scanner();
+        let mut found = std::mem::take(&mut self.candidates);
+        find_candidates(block, &mut found);
+        self.process_candidates(block, &found);
+        self.candidates = found;
+    }
+
+    /// Processes complete lines (`block` ends with `\n`) with the lines the scan picked.
+    ///
+    /// Only candidate lines are looked at, plus the lines an open OOM message still wants
+    /// (walked one by one). A run of request/stats lines is counted in one step when the
+    /// state allows it (see [`Explainer::count_run`]), else line by line.
+    fn process_candidates(&mut self, block: &[u8], found: &Candidates) {
         let first_line = self.lines + 1;
-        // One overlapping pass of the automaton over the whole block finds every marker of
-        // every line (a line may hold several, and an OOM marker may overlap an engine marker).
-        let mut matches = std::mem::take(&mut self.matches);
-        matches.clear();
-        match scanner.can_scan() {
-            true => scan_markers(scanner, block, &mut matches),
-            false => {
-                // Without an automaton every line is a candidate for the OOM detector.
-                let mut start = 0;
-                for newline in memchr::memchr_iter(b'\n', block) {
-                    matches.push((start, 0));
-                    start = newline + 1;
-                }
-            }
-        }
-        let mut next = 0; // index into `matches`
-        let mut position = 0;
-        let mut line_no = first_line;
+        let mut position = 0; // start of the next line not processed yet
+        let mut index = 0; // its index in the block
+        let mut next = 0; // the next candidate
+                          // The run of the last candidate: (its kind, index of its last line, end of that line).
+        let mut run: Option<(EventKind, u64, usize)> = None;
         while position < block.len() {
-            let wants_more = self.detector.wants_more();
-            let (start, end) = if wants_more {
-                let end = memchr::memchr(b'\n', &block[position..])
-                    .map_or(block.len(), |offset| position + offset);
-                (position, end)
-            } else {
-                let Some(&(at, _)) = matches.get(next) else {
-                    line_no += memchr::memchr_iter(b'\n', &block[position..]).count() as u64;
-                    break;
-                };
-                let start = memchr::memrchr(b'\n', &block[position..at])
-                    .map_or(position, |offset| position + offset + 1);
-                line_no += memchr::memchr_iter(b'\n', &block[position..start]).count() as u64;
-                let end =
-                    memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
-                (start, end)
-            };
-            while matches.get(next).is_some_and(|&(at, _)| at < start) {
-                next += 1;
-            }
-            let mut has_oom_marker = !scanner.can_scan();
-            // Reused for every line: most lines of a serving log are candidates.
-            let mut engine_markers = std::mem::take(&mut self.engine_markers);
-            engine_markers.clear();
-            while let Some(&(at, pattern)) = matches.get(next) {
-                if at >= end {
-                    break;
-                }
-                if pattern >= scanner.oom_markers {
-                    engine_markers.push(pattern - scanner.oom_markers);
+            let in_run = run.filter(|&(_, last, _)| index <= last);
+            if !self.detector.wants_more() {
+                if let Some((kind, last, run_end)) = in_run {
+                    if self.count_run(kind, last - index + 1, first_line + last) {
+                        position = run_end + 1;
+                        index = last + 1;
+                        continue;
+                    }
                 } else {
-                    has_oom_marker = true;
+                    let Some(candidate) = found.lines.get(next) else {
+                        break;
+                    };
+                    next += 1;
+                    self.process_line(
+                        block,
+                        first_line,
+                        candidate.start,
+                        candidate.end,
+                        first_line + candidate.line,
+                        candidate.oom,
+                        found.markers_of(candidate),
+                    );
+                    position = candidate.end + 1;
+                    index = candidate.line + 1;
+                    run = candidate.run;
+                    continue;
                 }
-                next += 1;
             }
-            self.process_line(
-                block,
-                first_line,
-                start,
-                end,
-                line_no,
-                has_oom_marker,
-                &engine_markers,
-            );
-            self.engine_markers = engine_markers;
+            // One line at a time: an open message wants it, or a run must be taken apart.
+            let end = memchr::memchr(b'\n', &block[position..])
+                .map_or(block.len(), |offset| position + offset);
+            let line_no = first_line + index;
+            if let Some(candidate) = found.lines.get(next).filter(|c| c.line == index) {
+                next += 1;
+                run = candidate.run;
+                let markers = found.markers_of(candidate);
+                self.process_line(
+                    block,
+                    first_line,
+                    position,
+                    end,
+                    line_no,
+                    candidate.oom,
+                    markers,
+                );
+            } else if in_run.is_some() {
+                // A line of a run: the scan kept only its count, so find its markers again.
+                let (oom, markers) = line_markers(&block[position..end]);
+                self.process_line(block, first_line, position, end, line_no, oom, &markers);
+            } else {
+                self.process_line(block, first_line, position, end, line_no, false, &[]);
+            }
             position = end + 1;
-            line_no += 1;
+            index += 1;
         }
-        self.matches = matches;
-        self.lines = line_no - 1;
+        self.lines = first_line - 1 + found.total_lines;
         self.remember_tail(block, first_line);
+    }
+
+    /// Counts `count` more lines of a run of request/stats lines of `kind` (the last one is
+    /// line `last_line`) in one step, exactly as taking them one by one would: each would be
+    /// one more repeat of the same pending entry or timeline event. Returns false (nothing
+    /// done) when the state is not that, and the lines must be taken one by one.
+    fn count_run(&mut self, kind: EventKind, count: u64, last_line: u64) -> bool {
+        let collected = &mut self.collected;
+        if collected.eager {
+            match collected.segment.last_mut() {
+                Some(event) if event.kind == kind => {
+                    event.count += count;
+                    event.last_line = Some(last_line);
+                    collected
+                        .progress
+                        .observe(kind, Phase::Inference, last_line);
+                    true
+                }
+                _ => false,
+            }
+        } else {
+            match collected.pending.last_mut() {
+                Some(PendingLine::Repeat {
+                    kind: pending_kind,
+                    last,
+                    count: pending_count,
+                    ..
+                }) if *pending_kind == kind => {
+                    *last = last_line;
+                    *pending_count += count;
+                    collected.pending.progressed = true;
+                    true
+                }
+                _ => false,
+            }
+        }
     }
 
     fn remember_tail(&mut self, block: &[u8], first_line: u64) {
@@ -1415,6 +1666,103 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
         assert_eq!(whole.engine.version.as_deref(), Some("0.6.3"));
         assert!(whole.is_gpu_oom);
         assert_eq!(whole.context[0].lines.len(), 8);
+    }
+
+    /// A serving log: two runs (the first ends without failure), request and stats lines in
+    /// runs, an OOM traceback in the middle of a run of requests, requests after it.
+    fn serving_log() -> String {
+        let mut log = String::new();
+        for run in 0..2 {
+            log.push_str("INFO 11-29 10:00:01 api_server.py:585] vLLM API server version 0.6.4\n");
+            log.push_str(
+                "INFO 11-29 10:00:41 model_runner.py:1077] Loading model weights took 14.9888 GB\n",
+            );
+            log.push_str("INFO:     Application startup complete.\n");
+            for second in 0..30 {
+                for request in 0..(second % 7) {
+                    log.push_str(&format!(
+                        "INFO:     127.0.0.1:{} - \"POST /v1/completions HTTP/1.1\" 200 OK\n",
+                        40000 + request
+                    ));
+                }
+                if second % 5 == 0 {
+                    log.push_str("INFO 11-29 10:01:02 metrics.py:349] Avg prompt throughput: 1.0 tokens/s, Running: 3 reqs\n");
+                }
+                log.push_str("INFO:     127.0.0.1:5 - \"POST /generate HTTP/1.1\" 200 OK\n");
+                if run == 1 && second == 20 {
+                    log.push_str("ERROR 11-29 12:00:00 async_llm_engine.py:64] Traceback (most recent call last):\n");
+                    log.push_str("ERROR 11-29 12:00:00 async_llm_engine.py:64]   File \"/x/vllm/worker/model_runner.py\", line 1654, in execute_model\n");
+                    log.push_str("ERROR 11-29 12:00:00 async_llm_engine.py:64] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.12 GiB is free.\n");
+                }
+            }
+        }
+        log.push_str("INFO:     127.0.0.1:6 - \"POST /v1/completions HTTP/1.1\" 200 OK");
+        log
+    }
+
+    #[test]
+    fn runs_of_requests_count_as_single_lines_would() {
+        let log = serving_log();
+        // Chunks of one byte make every line a block of its own: no runs at all.
+        let mut single = Explainer::new();
+        for byte in log.as_bytes().chunks(1) {
+            single.push_bytes(byte);
+        }
+        let single = single.finish();
+        assert_eq!(explain_text(&log), single);
+        let requests: u64 = single
+            .timeline
+            .iter()
+            .filter(|event| event.kind == EventKind::Request)
+            .map(|event| event.count)
+            .sum();
+        assert!(requests > 100, "{requests}");
+        assert_eq!(single.phase.failed_in, Phase::Inference);
+        assert_eq!(single.ooms.len(), 1);
+        // Scanned chunks (as the reader threads make them), with right and wrong hints.
+        for size in [1, 5, 64, 333, 4096] {
+            for hint in [None, Some(true), Some(false)] {
+                let mut explainer = Explainer::new();
+                let mut ends_line = true;
+                for chunk in log.as_bytes().chunks(size) {
+                    let starts_line = hint.unwrap_or(ends_line);
+                    ends_line = chunk.ends_with(b"\n");
+                    let buffer = explainer.push_scanned(scan_chunk(chunk.to_vec(), starts_line));
+                    assert_eq!(buffer, chunk);
+                }
+                assert_eq!(
+                    explainer.finish(),
+                    single,
+                    "chunk size {size}, hint {hint:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn candidates_merge_runs_of_one_kind_only() {
+        let whole = serving_log();
+        let log = &whole[..=whole.rfind('\n').unwrap()];
+        let mut found = Candidates::default();
+        find_candidates(log.as_bytes(), &mut found);
+        assert_eq!(found.total_lines, log.matches('\n').count() as u64);
+        let runs: Vec<_> = found.lines.iter().filter_map(|line| line.run).collect();
+        assert!(runs.iter().any(|&(_, last, _)| last > 0));
+        for line in &found.lines {
+            if let Some((kind, last, end)) = line.run {
+                assert!(!line.oom);
+                // Every line of the run holds only markers of that kind.
+                let lines: Vec<&str> = log.split('\n').collect();
+                for index in line.line..=last {
+                    let (oom, markers) = line_markers(lines[index as usize].as_bytes());
+                    assert!(!oom);
+                    assert_eq!(repeat_kind_of(&markers), Some(kind));
+                }
+                assert_eq!(log.as_bytes()[end], b'\n');
+            }
+        }
+        // The OOM line is a candidate of its own.
+        assert_eq!(found.lines.iter().filter(|line| line.oom).count(), 1);
     }
 
     #[test]
