@@ -95,47 +95,68 @@ impl Anchored {
         Some(Anchored { searcher, verify })
     }
 
+    /// The next anchor hit at or after `at`: (position, anchor).
+    fn next_hit(&self, hay: &[u8], at: usize) -> Option<(usize, usize)> {
+        if at >= hay.len() {
+            return None;
+        }
+        self.searcher
+            .find_in(hay, aho_corasick::Span::from(at..hay.len()))
+            .map(|found| (found.start(), found.pattern().as_usize()))
+    }
+
+    /// Appends (start, pattern) for the markers anchored on `anchor` that occur at the hit.
+    fn verify(
+        &self,
+        patterns: &[&str],
+        hay: &[u8],
+        (hit, anchor): (usize, usize),
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        let Some(candidates) = self.verify.get(anchor) else {
+            return;
+        };
+        for &(pattern, anchor_offset) in candidates {
+            let Some(start) = hit.checked_sub(anchor_offset) else {
+                continue;
+            };
+            let text = patterns[pattern].as_bytes();
+            // First and last bytes reject most candidates without a `memcmp` call.
+            let end = start + text.len();
+            if end <= hay.len()
+                && hay[start] == text[0]
+                && hay[end - 1] == text[text.len() - 1]
+                && &hay[start..end] == text
+            {
+                out.push((start, pattern));
+            }
+        }
+    }
+
     /// Appends (start, pattern) for every occurrence of every pattern in `part`, ordered as
     /// aho-corasick's overlapping search orders them (by end, longer first at the same end).
-    fn scan(&self, patterns: &[&str], part: &[u8], offset: usize, out: &mut Vec<(usize, usize)>) {
+    fn scan(&self, patterns: &[&str], part: &[u8], out: &mut Vec<(usize, usize)>) {
         let first = out.len();
         let mut at = 0;
-        while at < part.len() {
-            let Some(found) = self
-                .searcher
-                .find_in(part, aho_corasick::Span::from(at..part.len()))
-            else {
-                break;
-            };
-            let hit = found.start();
-            if let Some(candidates) = self.verify.get(found.pattern().as_usize()) {
-                for &(pattern, anchor_offset) in candidates {
-                    let Some(start) = hit.checked_sub(anchor_offset) else {
-                        continue;
-                    };
-                    let text = patterns[pattern].as_bytes();
-                    // First and last bytes reject most candidates without a `memcmp` call.
-                    let end = start + text.len();
-                    if end <= part.len()
-                        && part[start] == text[0]
-                        && part[end - 1] == text[text.len() - 1]
-                        && &part[start..end] == text
-                    {
-                        out.push((offset + start, pattern));
-                    }
-                }
-            }
+        while let Some(hit) = self.next_hit(part, at) {
+            self.verify(patterns, part, hit, out);
             // Anchors may overlap each other in the text: resume one byte on.
-            at = hit + 1;
+            at = hit.0 + 1;
         }
-        let key = |&(start, pattern): &(usize, usize)| {
-            let length = patterns[pattern].len();
-            (start + length, std::cmp::Reverse(length), pattern)
-        };
-        // Usually one match per line, already in order.
-        if !out[first..].is_sorted_by_key(key) {
-            out[first..].sort_by_key(key);
-        }
+        sort_matches(patterns, &mut out[first..]);
+    }
+}
+
+/// Puts the matches of one line in the order of aho-corasick's overlapping search (by end,
+/// longer first at the same end): the order the engine-log parsers see markers in.
+fn sort_matches(patterns: &[&str], matches: &mut [(usize, usize)]) {
+    let key = |&(start, pattern): &(usize, usize)| {
+        let length = patterns[pattern].len();
+        (start + length, std::cmp::Reverse(length), pattern)
+    };
+    // Usually one match per line, already in order.
+    if !matches.is_sorted_by_key(key) {
+        matches.sort_by_key(key);
     }
 }
 
@@ -148,24 +169,22 @@ struct Scanner {
     automaton: Option<AhoCorasick>,
     /// Patterns `0..oom_markers` are OOM markers; the rest are engine-log markers.
     oom_markers: usize,
+    /// What a line must show before a run of digits for a marker to cover the run (see
+    /// [`like_previous`]).
+    digits: DigitContexts,
 }
 
 impl Scanner {
-    /// Whether markers can be found at all (otherwise every line is a candidate).
-    fn can_scan(&self) -> bool {
-        self.anchored.is_some() || self.automaton.is_some()
-    }
-
-    /// Every marker match in `part` as (offset + position, pattern), in the order of
-    /// aho-corasick's overlapping search.
-    fn scan(&self, part: &[u8], offset: usize, out: &mut Vec<(usize, usize)>) {
+    /// Every marker match in `part` as (position, pattern), in the order of aho-corasick's
+    /// overlapping search.
+    fn scan(&self, part: &[u8], out: &mut Vec<(usize, usize)>) {
         if let Some(anchored) = &self.anchored {
-            anchored.scan(&self.patterns, part, offset, out);
+            anchored.scan(&self.patterns, part, out);
         } else if let Some(automaton) = &self.automaton {
             out.extend(
                 automaton
                     .find_overlapping_iter(part)
-                    .map(|found| (offset + found.start(), found.pattern().as_usize())),
+                    .map(|found| (found.start(), found.pattern().as_usize())),
             );
         }
     }
@@ -191,52 +210,15 @@ fn scanner() -> &'static Scanner {
                 .or_else(|_| AhoCorasick::new(&patterns))
                 .ok()
         };
+        let digits = DigitContexts::new(&patterns);
         Scanner {
             patterns,
             anchored,
             automaton,
             oom_markers: OOM_MARKERS.len(),
+            digits,
         }
     })
-}
-
-/// Blocks at least this large are scanned by two threads (halves split at a line end). With
-/// the anchored scan a thread per 256 KiB block (what `oomdoc explain` reads) costs more than
-/// it saves: one thread was faster in wall and CPU time on every bench log.
-const PARALLEL_SCAN_BYTES: usize = 4 * 1024 * 1024;
-
-/// Every marker match in `block` as (position, pattern), in position order. Large blocks are
-/// split at a newline and the halves scanned on two threads: the marker pass dominates the
-/// cost on a large log (scripts/bench_explain.sh), and matches never cross a line end.
-fn scan_markers(scanner: &Scanner, block: &[u8], matches: &mut Vec<(usize, usize)>) {
-    let middle = block.len() / 2;
-    let split = if block.len() >= PARALLEL_SCAN_BYTES {
-        memchr::memchr(b'\n', &block[middle..]).map(|offset| middle + offset + 1)
-    } else {
-        None
-    };
-    match split {
-        Some(split) if split < block.len() => {
-            let (first, second) = block.split_at(split);
-            let mut second_matches = Vec::new();
-            std::thread::scope(|scope| {
-                let worker = scope.spawn(|| {
-                    let mut out = Vec::new();
-                    scanner.scan(second, split, &mut out);
-                    out
-                });
-                scanner.scan(first, 0, matches);
-                // A panic in the scan is a bug in aho-corasick; fall back to scanning here.
-                second_matches = worker.join().unwrap_or_else(|_| {
-                    let mut out = Vec::new();
-                    scanner.scan(second, split, &mut out);
-                    out
-                });
-            });
-            matches.extend(second_matches);
-        }
-        _ => scanner.scan(block, 0, matches),
-    }
 }
 
 /// A line the scan found markers in, or the first line of a run of request/stats lines.
@@ -277,63 +259,170 @@ impl Candidates {
     }
 }
 
+/// Where the marker matches of a block come from, line after line.
+enum Hits<'a> {
+    /// Anchor hits searched for as the lines are reached, so that a line known without
+    /// searching it (see [`like_previous`]) is skipped. `next` is the hit found ahead.
+    Anchored {
+        anchored: &'a Anchored,
+        at: usize,
+        next: Option<(usize, usize)>,
+    },
+    /// Every match, found up front by the automaton (by end; the lines in order).
+    Listed {
+        matches: Vec<(usize, usize)>,
+        next: usize,
+    },
+}
+
+impl Hits<'_> {
+    /// Every match of the automaton in `block`.
+    fn listed(automaton: &AhoCorasick, block: &[u8]) -> Hits<'static> {
+        Hits::Listed {
+            matches: automaton
+                .find_overlapping_iter(block)
+                .map(|found| (found.start(), found.pattern().as_usize()))
+                .collect(),
+            next: 0,
+        }
+    }
+
+    /// Where the next hit is (a position inside the next line with a marker).
+    fn peek(&mut self, block: &[u8]) -> Option<usize> {
+        match self {
+            Hits::Anchored { anchored, at, next } => {
+                if next.is_none() {
+                    *next = anchored.next_hit(block, *at);
+                }
+                next.map(|(hit, _)| hit)
+            }
+            Hits::Listed { matches, next } => matches.get(*next).map(|&(start, _)| start),
+        }
+    }
+
+    /// Moves the matches of the hits before `end` (the end of the line) into `out`, in the
+    /// order of aho-corasick's overlapping search.
+    fn take_line(
+        &mut self,
+        patterns: &[&str],
+        block: &[u8],
+        end: usize,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        match self {
+            Hits::Anchored { anchored, at, next } => {
+                let first = out.len();
+                loop {
+                    let hit = match *next {
+                        Some(hit) => hit,
+                        None => match anchored.next_hit(block, *at) {
+                            Some(hit) => hit,
+                            None => break,
+                        },
+                    };
+                    if hit.0 >= end {
+                        *next = Some(hit);
+                        break;
+                    }
+                    anchored.verify(patterns, block, hit, out);
+                    // Anchors may overlap each other in the text: resume one byte on.
+                    *at = hit.0 + 1;
+                    *next = None;
+                }
+                sort_matches(patterns, &mut out[first..]);
+            }
+            Hits::Listed { matches, next } => {
+                while let Some(&(start, pattern)) = matches.get(*next) {
+                    if start >= end {
+                        break;
+                    }
+                    out.push((start, pattern));
+                    *next += 1;
+                }
+            }
+        }
+    }
+
+    /// Forgets the hits before `position` (lines known without searching them).
+    fn skip_to(&mut self, position: usize) {
+        match self {
+            Hits::Anchored { at, next, .. } => {
+                *at = (*at).max(position);
+                if next.is_some_and(|(hit, _)| hit < position) {
+                    *next = None;
+                }
+            }
+            Hits::Listed { matches, next } => {
+                while matches
+                    .get(*next)
+                    .is_some_and(|&(start, _)| start < position)
+                {
+                    *next += 1;
+                }
+            }
+        }
+    }
+}
+
 /// Finds the candidate lines of `block` (complete lines): every line with a marker (a line
 /// may hold several, and an OOM marker may overlap an engine marker), consecutive lines of
-/// one request/stats kind merged into runs. This is the costly part of explaining a large
-/// log, and pure, so [`scan_chunk`] runs it on other threads.
+/// one request/stats kind merged into runs. A line that differs from the last line of a run
+/// only in digits that no marker can cover holds the same markers (see [`like_previous`])
+/// and joins the run without being searched: on a serving log most lines are such. This is
+/// the costly part of explaining a large log, and pure, so [`ScannedChunk::scan`] runs it on
+/// other threads.
 fn find_candidates(block: &[u8], found: &mut Candidates) {
     let scanner = scanner();
     found.lines.clear();
     found.markers.clear();
-    let mut matches = std::mem::take(&mut found.matches);
-    matches.clear();
-    if !scanner.can_scan() {
-        // Without a scanner every line is a candidate for the OOM detector.
-        let mut start = 0;
-        for (line, newline) in (0u64..).zip(memchr::memchr_iter(b'\n', block)) {
-            found.lines.push(Candidate {
-                start,
-                end: newline,
-                line,
-                markers: 0..0,
-                oom: true,
-                run: None,
-            });
-            start = newline + 1;
-        }
-        found.total_lines = found.lines.len() as u64;
-        found.matches = matches;
-        return;
-    }
-    scan_markers(scanner, block, &mut matches);
-    // One forward pass over the line ends: on a serving log nearly every line has a match,
-    // and stepping to the next `\n` is cheaper than searching back and forth per match.
-    let mut newlines = memchr::memchr_iter(b'\n', block);
-    let mut start = 0; // of the line `index`
-    let mut index = 0u64;
-    let mut next = 0;
-    while let Some(&(at, _)) = matches.get(next) {
-        let end = loop {
-            match newlines.next() {
-                Some(newline) if newline < at => {
-                    start = newline + 1;
-                    index += 1;
-                }
-                Some(newline) => break newline,
-                None => break block.len(),
+    let hits = match (&scanner.anchored, &scanner.automaton) {
+        (Some(anchored), _) => Hits::Anchored {
+            anchored,
+            at: 0,
+            next: None,
+        },
+        (None, Some(automaton)) => Hits::listed(automaton, block),
+        (None, None) => {
+            // Without a scanner every line is a candidate for the OOM detector.
+            let mut start = 0;
+            for (line, newline) in (0u64..).zip(memchr::memchr_iter(b'\n', block)) {
+                found.lines.push(Candidate {
+                    start,
+                    end: newline,
+                    line,
+                    markers: 0..0,
+                    oom: true,
+                    run: None,
+                });
+                start = newline + 1;
             }
-        };
+            found.total_lines = found.lines.len() as u64;
+            return;
+        }
+    };
+    collect_candidates(scanner, block, hits, found);
+}
+
+/// [`find_candidates`] with the hits of a scanner.
+fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found: &mut Candidates) {
+    let mut line_matches = std::mem::take(&mut found.matches);
+    let mut start = 0; // of the line `index`: lines before it are counted
+    let mut index = 0u64;
+    while let Some(at) = hits.peek(block) {
+        if let Some(offset) = memchr::memrchr(b'\n', &block[start..at]) {
+            index += memchr::memchr_iter(b'\n', &block[start..=start + offset]).count() as u64;
+            start += offset + 1;
+        }
+        let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
+        line_matches.clear();
+        hits.take_line(&scanner.patterns, block, end, &mut line_matches);
         let from = found.markers.len();
         let mut oom = false;
-        while let Some(&(at, pattern)) = matches.get(next) {
-            if at >= end {
-                break;
-            }
+        for &(_, pattern) in &line_matches {
             match pattern.checked_sub(scanner.oom_markers) {
                 Some(marker) => found.markers.push(marker),
                 None => oom = true,
             }
-            next += 1;
         }
         let kind = match oom {
             true => None,
@@ -347,26 +436,175 @@ fn find_candidates(block: &[u8], found: &mut Candidates) {
                     run_kind == kind && run_last + 1 == index
                 })
         });
-        match extends {
+        let run = match extends {
             Some(last) => {
-                last.run = kind.map(|kind| (kind, index, end));
                 found.markers.truncate(from);
+                last
             }
-            None => found.lines.push(Candidate {
-                start,
-                end,
-                line: index,
-                markers: from..found.markers.len(),
-                oom,
-                run: kind.map(|kind| (kind, index, end)),
-            }),
-        }
+            None => {
+                found.lines.push(Candidate {
+                    start,
+                    end,
+                    line: index,
+                    markers: from..found.markers.len(),
+                    oom,
+                    run: kind.map(|kind| (kind, index, end)),
+                });
+                let Some(last) = found.lines.last_mut() else {
+                    break;
+                };
+                last
+            }
+        };
+        let mut previous = start..end;
         start = end + 1;
         index += 1;
+        if let Some(kind) = kind {
+            // The next lines join the run unsearched while they are like the last one (of
+            // the same length, so the line ends where the last one would).
+            loop {
+                let next_end = start + previous.len();
+                if block.get(next_end) != Some(&b'\n')
+                    || !like_previous(
+                        &block[previous.clone()],
+                        &block[start..next_end],
+                        &scanner.digits,
+                    )
+                {
+                    break;
+                }
+                previous = start..next_end;
+                start = next_end + 1;
+                index += 1;
+            }
+            run.run = Some((kind, index - 1, previous.end));
+            hits.skip_to(start);
+        }
     }
-    index += newlines.count() as u64;
+    index += memchr::memchr_iter(b'\n', block.get(start..).unwrap_or_default()).count() as u64;
     found.total_lines = index;
-    found.matches = matches;
+    found.matches = line_matches;
+}
+
+/// For every run of digits inside a marker, the marker's text before the run: a line's
+/// run of digits can be covered by a marker only where the line shows that text before it.
+#[derive(Debug)]
+struct DigitContexts {
+    /// The texts (empty: a marker starts with a digit, so any run may be covered).
+    before: Vec<&'static [u8]>,
+    /// Their last bytes, for a quick first check.
+    last_bytes: [bool; 256],
+    /// Some marker starts with a digit.
+    any: bool,
+}
+
+impl DigitContexts {
+    fn new(patterns: &[&'static str]) -> DigitContexts {
+        let mut contexts = DigitContexts {
+            before: Vec::new(),
+            last_bytes: [false; 256],
+            any: false,
+        };
+        for pattern in patterns {
+            let bytes = pattern.as_bytes();
+            for (at, pair) in bytes.windows(2).enumerate() {
+                if !pair[0].is_ascii_digit() && pair[1].is_ascii_digit() {
+                    let before = &bytes[..=at];
+                    if !contexts.before.contains(&before) {
+                        contexts.before.push(before);
+                        contexts.last_bytes[usize::from(pair[0])] = true;
+                    }
+                }
+            }
+            contexts.any |= bytes.first().is_some_and(u8::is_ascii_digit);
+        }
+        contexts
+    }
+
+    /// Whether a marker may cover the run of digits that starts at `run_start` in `line`.
+    fn may_cover(&self, line: &[u8], run_start: usize) -> bool {
+        if self.any {
+            return true;
+        }
+        let Some(&before) = run_start.checked_sub(1).and_then(|at| line.get(at)) else {
+            return false;
+        };
+        self.last_bytes[usize::from(before)]
+            && self
+                .before
+                .iter()
+                .any(|context| line[..run_start].ends_with(context))
+    }
+}
+
+/// Whether `line` holds the same markers at the same places as `previous`, known without
+/// searching it: both have the same length and the same bytes except digit for digit, and
+/// no marker can cover a run of digits that changed. Proof: a marker without digits, or
+/// one that covers no changed byte, occurs in one line exactly where it occurs in the
+/// other; a marker covering a changed digit has a run of digits there, which starts where
+/// the line's run starts (the byte before it is not a digit), so the line shows the
+/// marker's text before that run right before the line's run ([`DigitContexts`]).
+fn like_previous(previous: &[u8], line: &[u8], digits: &DigitContexts) -> bool {
+    if previous.len() != line.len() {
+        return false;
+    }
+    let mut checked = 0; // changed runs of digits before this are checked
+                         // Eight bytes at a time: one compare of two words, then only the bytes that differ.
+    let mut words = previous.chunks_exact(8);
+    let mut line_words = line.chunks_exact(8);
+    let mut at = 0;
+    for (a, b) in (&mut words).zip(&mut line_words) {
+        let a = u64::from_le_bytes(a.try_into().unwrap_or_default());
+        let b = u64::from_le_bytes(b.try_into().unwrap_or_default());
+        if a != b && !differences_allowed(previous, line, at, a ^ b, &mut checked, digits) {
+            return false;
+        }
+        at += 8;
+    }
+    let differ = (0..)
+        .zip(words.remainder().iter().zip(line_words.remainder()))
+        .filter(|(_, (a, b))| a != b)
+        .fold(0u64, |mask, (byte, _)| mask | 0xff << (byte * 8));
+    differ == 0 || differences_allowed(previous, line, at, differ, &mut checked, digits)
+}
+
+/// For [`like_previous`]: whether the bytes that differ in the word at `at` (a mask with
+/// `0xff` per differing byte) are digits in runs no marker may cover.
+fn differences_allowed(
+    previous: &[u8],
+    line: &[u8],
+    at: usize,
+    mut differ: u64,
+    checked: &mut usize,
+    digits: &DigitContexts,
+) -> bool {
+    let both_digits = |at: usize| previous[at].is_ascii_digit() && line[at].is_ascii_digit();
+    loop {
+        // Bytes of runs already checked are allowed.
+        differ &= match checked.saturating_sub(at) {
+            0 => u64::MAX,
+            covered @ 1..8 => u64::MAX << (covered * 8),
+            _ => 0,
+        };
+        if differ == 0 {
+            return true;
+        }
+        let byte = at + (differ.trailing_zeros() / 8) as usize;
+        if !both_digits(byte) {
+            return false;
+        }
+        let mut run_start = byte;
+        while run_start > 0 && both_digits(run_start - 1) {
+            run_start -= 1;
+        }
+        if digits.may_cover(previous, run_start) || digits.may_cover(line, run_start) {
+            return false;
+        }
+        *checked = byte + 1;
+        while *checked < line.len() && both_digits(*checked) {
+            *checked += 1;
+        }
+    }
 }
 
 /// Whether `line` holds an OOM marker, and its engine markers (for a line of a run, whose
@@ -374,7 +612,7 @@ fn find_candidates(block: &[u8], found: &mut Candidates) {
 fn line_markers(line: &[u8]) -> (bool, Vec<usize>) {
     let scanner = scanner();
     let mut found = Vec::new();
-    scanner.scan(line, 0, &mut found);
+    scanner.scan(line, &mut found);
     let oom = found
         .iter()
         .any(|&(_, pattern)| pattern < scanner.oom_markers);
@@ -385,40 +623,50 @@ fn line_markers(line: &[u8]) -> (bool, Vec<usize>) {
     (oom, markers)
 }
 
-/// A chunk of input with the candidate lines of its complete lines, made by [`scan_chunk`]
-/// (on any thread) for [`Explainer::push_scanned`].
-#[derive(Debug)]
+/// A chunk of input and the candidate lines of its complete lines: filled by a reader,
+/// scanned on any thread ([`ScannedChunk::scan`]), taken in order by
+/// [`Explainer::push_scanned`], then reused (its buffers keep their capacity).
+#[derive(Debug, Default)]
 pub struct ScannedChunk {
     bytes: Vec<u8>,
-    /// The complete lines that were scanned.
-    region: Range<usize>,
+    /// The complete lines that were scanned (`None`: not scanned).
+    region: Option<Range<usize>>,
     /// What the scan found in `region` (positions relative to its start).
     found: Candidates,
 }
 
-/// Scans a chunk for markers, the costly part of explaining, so that it can run on other
-/// threads while [`Explainer::push_scanned`] takes the chunks in order. `starts_line`: the
-/// previous chunk of this input ended with a newline (or this is the input's first chunk);
-/// when it did not, the chunk's first line is finished by the explainer itself.
-pub fn scan_chunk(bytes: Vec<u8>, starts_line: bool) -> ScannedChunk {
-    let start = if starts_line {
-        Some(0)
-    } else {
-        memchr::memchr(b'\n', &bytes).map(|newline| newline + 1)
-    };
-    let end = memchr::memrchr(b'\n', &bytes).map(|newline| newline + 1);
-    let mut found = Candidates::default();
-    let region = match (start, end) {
-        (Some(start), Some(end)) if start < end => {
-            find_candidates(&bytes[start..end], &mut found);
-            start..end
-        }
-        _ => 0..0,
-    };
-    ScannedChunk {
-        bytes,
-        region,
-        found,
+impl ScannedChunk {
+    /// An empty chunk.
+    pub fn new() -> Self {
+        ScannedChunk::default()
+    }
+
+    /// The bytes of the chunk, for a reader to fill (any earlier scan is forgotten).
+    pub fn bytes_mut(&mut self) -> &mut Vec<u8> {
+        self.region = None;
+        &mut self.bytes
+    }
+
+    /// Scans the chunk for markers, the costly part of explaining, so that it can run on
+    /// other threads while [`Explainer::push_scanned`] takes the chunks in order.
+    /// `starts_line`: the previous chunk of this input ended with a newline (or this is the
+    /// input's first chunk); when it did not, the chunk's first line is finished by the
+    /// explainer itself. A wrong guess costs time (the explainer scans again), not results.
+    pub fn scan(&mut self, starts_line: bool) {
+        let bytes = &self.bytes;
+        let start = if starts_line {
+            Some(0)
+        } else {
+            memchr::memchr(b'\n', bytes).map(|newline| newline + 1)
+        };
+        let end = memchr::memrchr(b'\n', bytes).map(|newline| newline + 1);
+        self.region = match (start, end) {
+            (Some(start), Some(end)) if start < end => {
+                find_candidates(&bytes[start..end], &mut self.found);
+                Some(start..end)
+            }
+            _ => None,
+        };
     }
 }
 
@@ -620,16 +868,11 @@ impl Explainer {
         self.push_chunk(chunk, None);
     }
 
-    /// Feeds a chunk that [`scan_chunk`] already scanned (on another thread); the same as
-    /// [`Explainer::push_bytes`] on its bytes. Returns the buffer for reuse.
-    pub fn push_scanned(&mut self, chunk: ScannedChunk) -> Vec<u8> {
-        let ScannedChunk {
-            bytes,
-            region,
-            found,
-        } = chunk;
-        self.push_chunk(&bytes, Some((region, &found)));
-        bytes
+    /// Feeds a chunk after [`ScannedChunk::scan`] (on another thread); the same as
+    /// [`Explainer::push_bytes`] on its bytes.
+    pub fn push_scanned(&mut self, chunk: &ScannedChunk) {
+        let scanned = chunk.region.clone().map(|region| (region, &chunk.found));
+        self.push_chunk(&chunk.bytes, scanned);
     }
 
     /// [`Explainer::push_bytes`], with the marker matches of the chunk's complete lines when
@@ -1197,7 +1440,7 @@ fn materialize(collected: &mut Collected) {
         match entry {
             PendingLine::Line { line, text } => {
                 let mut found = Vec::new();
-                scanner.scan(&text, 0, &mut found);
+                scanner.scan(&text, &mut found);
                 let markers: Vec<usize> = found
                     .into_iter()
                     .filter_map(|(_, index)| index.checked_sub(scanner.oom_markers))
@@ -1727,8 +1970,10 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
                 for chunk in log.as_bytes().chunks(size) {
                     let starts_line = hint.unwrap_or(ends_line);
                     ends_line = chunk.ends_with(b"\n");
-                    let buffer = explainer.push_scanned(scan_chunk(chunk.to_vec(), starts_line));
-                    assert_eq!(buffer, chunk);
+                    let mut scanned = ScannedChunk::new();
+                    scanned.bytes_mut().extend_from_slice(chunk);
+                    scanned.scan(starts_line);
+                    explainer.push_scanned(&scanned);
                 }
                 assert_eq!(
                     explainer.finish(),
@@ -1737,6 +1982,35 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_automaton_finds_the_same_candidates() {
+        let whole = serving_log();
+        let log = &whole.as_bytes()[..=whole.rfind('\n').unwrap()];
+        let scanner = scanner();
+        let automaton = AhoCorasick::new(&scanner.patterns).unwrap();
+        let mut anchored = Candidates::default();
+        find_candidates(log, &mut anchored);
+        let mut listed = Candidates::default();
+        collect_candidates(scanner, log, Hits::listed(&automaton, log), &mut listed);
+        assert_eq!(
+            format!("{:?}", anchored.lines),
+            format!("{:?}", listed.lines)
+        );
+        assert_eq!(anchored.markers, listed.markers);
+        assert_eq!(anchored.total_lines, listed.total_lines);
+    }
+
+    #[test]
+    fn digit_contexts_come_from_the_markers() {
+        let contexts = DigitContexts::new(&["plain", "code 137", "a1b22c"]);
+        assert!(!contexts.any);
+        assert_eq!(contexts.before, [&b"code "[..], b"a", b"a1b"]);
+        assert!(contexts.may_cover(b"exit code 1", 10));
+        assert!(!contexts.may_cover(b"exit kode 1", 10));
+        assert!(!contexts.may_cover(b"1", 0));
+        assert!(DigitContexts::new(&["404 page"]).may_cover(b"x 1", 2));
     }
 
     #[test]
@@ -1899,8 +2173,101 @@ mod scanner_tests {
                 .map(|found| (found.start(), found.pattern().as_usize()))
                 .collect();
             let mut found = Vec::new();
-            scanner.scan(text, 0, &mut found);
+            scanner.scan(text, &mut found);
             assert_eq!(found, expected);
+        }
+    }
+}
+
+#[cfg(test)]
+mod like_tests {
+    use super::{like_previous, scanner};
+    use proptest::prelude::*;
+
+    fn like(a: &str, b: &str) -> bool {
+        like_previous(a.as_bytes(), b.as_bytes(), &scanner().digits)
+    }
+
+    #[test]
+    fn lines_that_differ_in_free_digits_are_alike() {
+        let line = |port: u32| {
+            format!("INFO:     10.0.0.7:{port} - \"POST /v1/completions HTTP/1.1\" 200 OK")
+        };
+        assert!(like(&line(40123), &line(51234)));
+        assert!(like(&line(40123), &line(40123)));
+        assert!(!like(&line(40123), &line(4012)), "another length");
+        assert!(
+            !like("x \"POST /v1/ y", "x \"POST /v2/ y"),
+            "a marker holds the digit"
+        );
+        assert!(
+            like("x POST /v1/ y", "x POST /v2/ y"),
+            "no marker without the quote"
+        );
+        assert!(
+            !like("exit code 137.", "exit code 138."),
+            "a marker holds the digits"
+        );
+        assert!(
+            !like("status: 7", "status: 8"),
+            "a marker may start at the run"
+        );
+        assert!(!like("abc", "abd"), "not digits");
+        assert!(!like("a1", "ab"), "digit for a letter");
+        assert!(like("took 12.5 s at 10:00:01", "took 47.9 s at 11:59:31"));
+    }
+
+    /// Lines built from marker pieces, digits and separators: wherever two lines are alike,
+    /// a full search finds the same markers at the same places in both.
+    fn piece() -> impl Strategy<Value = String> {
+        let scanner = scanner();
+        let markers: Vec<String> = scanner.patterns.iter().map(|m| m.to_string()).collect();
+        prop_oneof![
+            proptest::sample::select(markers.clone()),
+            proptest::sample::select(markers).prop_flat_map(|m| {
+                let len = m.len();
+                (Just(m), 0..len).prop_map(|(m, cut)| {
+                    m.char_indices()
+                        .map(|(i, _)| i)
+                        .rfind(|&i| i <= cut)
+                        .map_or(m.clone(), |i| m[..i].to_string())
+                })
+            }),
+            "[0-9]{1,4}",
+            "[ :=/v.()a-z]{1,3}",
+        ]
+    }
+
+    fn mutate_digits(line: &str, seed: u64) -> String {
+        let mut state = seed | 1;
+        line.chars()
+            .map(|c| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                if c.is_ascii_digit() && state % 3 == 0 {
+                    char::from(b'0' + (state % 10) as u8)
+                } else {
+                    c
+                }
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn alike_lines_hold_the_same_markers(pieces in proptest::collection::vec(piece(), 1..8), seed in any::<u64>()) {
+            let line = pieces.concat();
+            let other = mutate_digits(&line, seed);
+            if like(&line, &other) {
+                let scanner = scanner();
+                let mut a = Vec::new();
+                let mut b = Vec::new();
+                scanner.scan(line.as_bytes(), &mut a);
+                scanner.scan(other.as_bytes(), &mut b);
+                prop_assert_eq!(a, b, "{:?} / {:?}", line, other);
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use anyhow::Context;
 use clap::Args;
 
-use crate::analyze::explain::{has_findings, scan_chunk, Explainer, ScannedChunk};
+use crate::analyze::explain::{has_findings, Explainer, ScannedChunk};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
@@ -106,59 +106,69 @@ fn feed(
         .into());
     }
     let threads = scan_threads();
-    let (read, scanned_all) = std::thread::scope(|scope| {
-        let (recycle, recycled) = mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        let (recycle, recycled) = mpsc::channel::<ScannedChunk>();
         let mut to_scanners = Vec::with_capacity(threads);
         let mut from_scanners = Vec::with_capacity(threads);
         let mut scanners = Vec::with_capacity(threads);
         for _ in 0..threads {
-            let (to_scanner, chunks) = mpsc::sync_channel::<(Vec<u8>, bool)>(1);
+            let (to_scanner, chunks) = mpsc::sync_channel::<(ScannedChunk, bool)>(1);
             let (scanned, from_scanner) = mpsc::sync_channel::<ScannedChunk>(1);
-            scanners.push(scope.spawn(move || {
-                for (bytes, starts_line) in chunks {
-                    if scanned.send(scan_chunk(bytes, starts_line)).is_err() {
-                        break;
+            let scanner = std::thread::Builder::new()
+                .name("oomdoc-scan".into())
+                .spawn_scoped(scope, move || {
+                    for (mut chunk, starts_line) in chunks {
+                        chunk.scan(starts_line);
+                        if scanned.send(chunk).is_err() {
+                            break;
+                        }
                     }
-                }
-            }));
+                })
+                .context("failed to start a thread")?;
+            scanners.push(scanner);
             to_scanners.push(to_scanner);
             from_scanners.push(from_scanner);
         }
-        let reader = scope.spawn(move || read_chunks(&mut reader, &to_scanners, &recycled));
-        let mut next = 0;
-        while let Some(from_scanner) = from_scanners.get(next % threads) {
+        let reader = std::thread::Builder::new()
+            .name("oomdoc-read".into())
+            .spawn_scoped(scope, move || {
+                read_chunks(&mut reader, &to_scanners, &recycled)
+            })
+            .context("failed to start a thread")?;
+        // Chunk `i` went to scanner `i % threads`: taking them in turn keeps the order.
+        for from_scanner in from_scanners.iter().cycle() {
             let Ok(chunk) = from_scanner.recv() else {
                 break;
             };
-            // The reader may have stopped (an error): a buffer nobody takes is dropped.
-            let _ = recycle.send(explainer.push_scanned(chunk));
-            next += 1;
+            explainer.push_scanned(&chunk);
+            // The reader may have stopped (an error): a chunk nobody takes is dropped.
+            let _ = recycle.send(chunk);
         }
         drop(recycle);
         let read = reader.join();
         let scanned_all = scanners.into_iter().all(|scanner| scanner.join().is_ok());
-        (read, scanned_all)
-    });
-    match read {
-        Ok(Ok(total)) if scanned_all => Ok(total),
-        Ok(Err(error)) => Err(error).with_context(|| format!("failed to read `{name}`")),
-        _ => Err(anyhow::anyhow!(
-            "internal error: a thread reading `{name}` stopped unexpectedly"
-        )),
-    }
+        match read {
+            Ok(Ok(total)) if scanned_all => Ok(total),
+            Ok(Err(error)) => Err(error).with_context(|| format!("failed to read `{name}`")),
+            _ => Err(anyhow::anyhow!(
+                "internal error: a thread reading `{name}` stopped unexpectedly"
+            )),
+        }
+    })
 }
 
 /// The reader thread of [`feed`]: reads `CHUNK_BYTES` at a time and hands the chunks to the
 /// scan threads in turn. Returns the bytes read.
 fn read_chunks(
     reader: &mut dyn BufRead,
-    to_scanners: &[mpsc::SyncSender<(Vec<u8>, bool)>],
-    recycled: &mpsc::Receiver<Vec<u8>>,
+    to_scanners: &[mpsc::SyncSender<(ScannedChunk, bool)>],
+    recycled: &mpsc::Receiver<ScannedChunk>,
 ) -> std::io::Result<u64> {
     let mut total = 0u64;
     let mut starts_line = true;
     for to_scanner in to_scanners.iter().cycle() {
-        let mut buffer = recycled.try_recv().unwrap_or_default();
+        let mut chunk = recycled.try_recv().unwrap_or_default();
+        let buffer = chunk.bytes_mut();
         buffer.resize(CHUNK_BYTES, 0);
         let mut filled = 0;
         while filled < buffer.len() {
@@ -176,7 +186,7 @@ fn read_chunks(
         total += filled as u64;
         let ends_line = buffer.last() == Some(&b'\n');
         let full = filled == CHUNK_BYTES;
-        if to_scanner.send((buffer, starts_line)).is_err() || !full {
+        if to_scanner.send((chunk, starts_line)).is_err() || !full {
             break;
         }
         starts_line = ends_line;
