@@ -403,30 +403,95 @@ fn find_candidates(block: &[u8], found: &mut Candidates) {
     collect_candidates(scanner, block, hits, found);
 }
 
+/// A recent candidate line: a later line like it ([`like_previous`]) holds its markers.
+#[derive(Debug, Clone)]
+struct KnownLine {
+    /// The line in the block (the latest one seen of its kind).
+    line: Range<usize>,
+    /// Its engine markers in `Candidates::markers`.
+    markers: Range<usize>,
+    oom: bool,
+    kind: Option<EventKind>,
+}
+
+/// Recent candidate lines kept to recognise the next line (one per line length).
+const KNOWN_LINES: usize = 8;
+/// After this many failed tries in a row, the known lines are tried only every
+/// `KNOWN_BACKOFF` candidate lines (a try costs a line-end search and a compare).
+const KNOWN_TRIES_BEFORE_BACKOFF: u32 = 4;
+const KNOWN_BACKOFF: u32 = 32;
+
 /// [`find_candidates`] with the hits of a scanner.
 fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found: &mut Candidates) {
     let mut line_matches = std::mem::take(&mut found.matches);
+    let mut known: Vec<KnownLine> = Vec::with_capacity(KNOWN_LINES);
+    let mut replace = 0; // the known line replaced next
     let mut start = 0; // of the line `index`: lines before it are counted
     let mut index = 0u64;
-    while let Some(at) = hits.peek(block) {
-        if let Some(offset) = memchr::memrchr(b'\n', &block[start..at]) {
-            index += memchr::memchr_iter(b'\n', &block[start..=start + offset]).count() as u64;
-            start += offset + 1;
+    // The line at `start` comes right after a candidate: try the known lines first.
+    let mut after_candidate = false;
+    // Tries that failed in a row, and tries skipped since: where lines rarely repeat, the
+    // known lines are tried only now and then.
+    let (mut failed, mut skipped) = (0u32, 0u32);
+    loop {
+        let try_known = after_candidate && {
+            skipped += 1;
+            failed < KNOWN_TRIES_BEFORE_BACKOFF || skipped >= KNOWN_BACKOFF
+        };
+        let recognised = match try_known {
+            true => memchr::memchr(b'\n', &block[start..]).and_then(|length| {
+                let line = &block[start..start + length];
+                known
+                    .iter()
+                    .position(|known| {
+                        known.line.len() == length
+                            && like_previous(&block[known.line.clone()], line, &scanner.digits)
+                    })
+                    .map(|which| (which, start + length))
+            }),
+            false => None,
+        };
+        if try_known {
+            skipped = 0;
+            failed = match recognised {
+                Some(_) => 0,
+                None => failed.saturating_add(1),
+            };
         }
-        let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
-        line_matches.clear();
-        hits.take_line(&scanner.patterns, block, end, &mut line_matches);
         let from = found.markers.len();
-        let mut oom = false;
-        for &(_, pattern) in &line_matches {
-            match pattern.checked_sub(scanner.oom_markers) {
-                Some(marker) => found.markers.push(marker),
-                None => oom = true,
+        let (end, oom, kind) = match recognised {
+            Some((which, end)) => {
+                let known = &known[which];
+                found.markers.extend_from_within(known.markers.clone());
+                (end, known.oom, known.kind)
             }
-        }
-        let kind = match oom {
-            true => None,
-            false => repeat_kind_of(&found.markers[from..]),
+            None => {
+                hits.skip_to(start);
+                let Some(at) = hits.peek(block) else {
+                    break;
+                };
+                if let Some(offset) = memchr::memrchr(b'\n', &block[start..at]) {
+                    index +=
+                        memchr::memchr_iter(b'\n', &block[start..=start + offset]).count() as u64;
+                    start += offset + 1;
+                }
+                let end =
+                    memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
+                line_matches.clear();
+                hits.take_line(&scanner.patterns, block, end, &mut line_matches);
+                let mut oom = false;
+                for &(_, pattern) in &line_matches {
+                    match pattern.checked_sub(scanner.oom_markers) {
+                        Some(marker) => found.markers.push(marker),
+                        None => oom = true,
+                    }
+                }
+                let kind = match oom {
+                    true => None,
+                    false => repeat_kind_of(&found.markers[from..]),
+                };
+                (end, oom, kind)
+            }
         };
         // A repeat line right after a run of its kind (a run starts at a repeat line).
         let extends = found.lines.last_mut().filter(|last| {
@@ -436,7 +501,7 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
                     run_kind == kind && run_last + 1 == index
                 })
         });
-        let run = match extends {
+        let candidate = match extends {
             Some(last) => {
                 found.markers.truncate(from);
                 last
@@ -477,9 +542,27 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
                 start = next_end + 1;
                 index += 1;
             }
-            run.run = Some((kind, index - 1, previous.end));
-            hits.skip_to(start);
+            candidate.run = Some((kind, index - 1, previous.end));
         }
+        let line = KnownLine {
+            line: previous,
+            markers: candidate.markers.clone(),
+            oom,
+            kind,
+        };
+        match recognised.map(|(which, _)| which).or_else(|| {
+            known
+                .iter()
+                .position(|known| known.line.len() == line.line.len())
+        }) {
+            Some(which) => known[which] = line,
+            None if known.len() < KNOWN_LINES => known.push(line),
+            None => {
+                known[replace] = line;
+                replace = (replace + 1) % KNOWN_LINES;
+            }
+        }
+        after_candidate = start < block.len();
     }
     index += memchr::memchr_iter(b'\n', block.get(start..).unwrap_or_default()).count() as u64;
     found.total_lines = index;
@@ -492,6 +575,9 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
 struct DigitContexts {
     /// The texts (empty: a marker starts with a digit, so any run may be covered).
     before: Vec<&'static [u8]>,
+    /// For each text, its last (up to) eight bytes as the high bytes of a little-endian
+    /// word, and the mask of those bytes: one compare against the eight bytes before a run.
+    tails: Vec<(u64, u64)>,
     /// Their last bytes, for a quick first check.
     last_bytes: [bool; 256],
     /// Some marker starts with a digit.
@@ -502,6 +588,7 @@ impl DigitContexts {
     fn new(patterns: &[&'static str]) -> DigitContexts {
         let mut contexts = DigitContexts {
             before: Vec::new(),
+            tails: Vec::new(),
             last_bytes: [false; 256],
             any: false,
         };
@@ -512,6 +599,13 @@ impl DigitContexts {
                     let before = &bytes[..=at];
                     if !contexts.before.contains(&before) {
                         contexts.before.push(before);
+                        let tail = &before[before.len().saturating_sub(8)..];
+                        let (mut value, mut mask) = ([0u8; 8], [0u8; 8]);
+                        value[8 - tail.len()..].copy_from_slice(tail);
+                        mask[8 - tail.len()..].fill(0xff);
+                        contexts
+                            .tails
+                            .push((u64::from_le_bytes(value), u64::from_le_bytes(mask)));
                         contexts.last_bytes[usize::from(pair[0])] = true;
                     }
                 }
@@ -529,11 +623,25 @@ impl DigitContexts {
         let Some(&before) = run_start.checked_sub(1).and_then(|at| line.get(at)) else {
             return false;
         };
-        self.last_bytes[usize::from(before)]
-            && self
-                .before
-                .iter()
-                .any(|context| line[..run_start].ends_with(context))
+        if !self.last_bytes[usize::from(before)] {
+            return false;
+        }
+        let head = &line[..run_start];
+        match head
+            .get(run_start.saturating_sub(8)..)
+            .filter(|word| word.len() == 8)
+        {
+            Some(word) => {
+                let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+                self.tails
+                    .iter()
+                    .zip(&self.before)
+                    .any(|(&(value, mask), context)| {
+                        word & mask == value && (context.len() <= 8 || head.ends_with(context))
+                    })
+            }
+            None => self.before.iter().any(|context| head.ends_with(context)),
+        }
     }
 }
 
@@ -548,8 +656,9 @@ fn like_previous(previous: &[u8], line: &[u8], digits: &DigitContexts) -> bool {
     if previous.len() != line.len() {
         return false;
     }
-    let mut checked = 0; // changed runs of digits before this are checked
-                         // Eight bytes at a time: one compare of two words, then only the bytes that differ.
+    // Changed runs of digits before `checked` are checked already.
+    let mut checked = 0;
+    // Eight bytes at a time: one compare of two words, then only the bytes that differ.
     let mut words = previous.chunks_exact(8);
     let mut line_words = line.chunks_exact(8);
     let mut at = 0;
@@ -1982,6 +2091,91 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
                 );
             }
         }
+    }
+
+    /// Checks what `find_candidates` found against a search of every line on its own.
+    fn check_candidates(block: &[u8]) {
+        let mut found = Candidates::default();
+        find_candidates(block, &mut found);
+        let lines: Vec<&[u8]> = block.split(|&byte| byte == b'\n').collect();
+        assert_eq!(found.total_lines as usize, lines.len() - 1);
+        let mut candidates = found.lines.iter().peekable();
+        let mut run: Option<(EventKind, u64)> = None;
+        for (index, line) in (0u64..).zip(&lines[..lines.len() - 1]) {
+            let (oom, markers) = line_markers(line);
+            let text = String::from_utf8_lossy(line);
+            if let Some(candidate) = candidates.next_if(|candidate| candidate.line == index) {
+                assert_eq!(candidate.oom, oom, "{text}");
+                assert_eq!(found.markers_of(candidate), markers, "{text}");
+                assert_eq!(&block[candidate.start..candidate.end], *line);
+                run = candidate.run.map(|(kind, last, _)| (kind, last));
+            } else if let Some((kind, last)) = run.filter(|&(_, last)| index <= last) {
+                assert!(!oom, "{text}");
+                assert_eq!(repeat_kind_of(&markers), Some(kind), "{text}");
+                let _ = last;
+            } else {
+                assert!(!oom && markers.is_empty(), "line {index} missed: {text}");
+            }
+        }
+        assert!(candidates.next().is_none());
+    }
+
+    /// The vLLM example's lines again and again with other numbers, then an OOM.
+    fn periodic_log() -> String {
+        let example = include_str!("../../examples/vllm-0.6.4-kv-cache-too-small.log");
+        let mut log = String::new();
+        for round in 0..200 {
+            for line in example.lines() {
+                let line: String = line
+                    .chars()
+                    .map(|c| match c.to_digit(10) {
+                        Some(digit) => char::from(b'0' + ((digit + round) % 10) as u8),
+                        None => c,
+                    })
+                    .collect();
+                log.push_str(&line);
+                log.push('\n');
+            }
+            if round % 17 == 0 {
+                log.push_str("exit code 137\nexit code 139\nstatus: 1\nstatus: 2\n");
+            }
+        }
+        log.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n");
+        log
+    }
+
+    #[test]
+    fn candidates_are_what_a_search_of_each_line_finds() {
+        let whole = serving_log();
+        check_candidates(&whole.as_bytes()[..=whole.rfind('\n').unwrap()]);
+        check_candidates(periodic_log().as_bytes());
+        let mut dirs = vec![std::path::PathBuf::from("tests/fixtures")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    let mut text = std::fs::read(&path).unwrap();
+                    if text.last().is_some_and(|&byte| byte != b'\n') {
+                        text.push(b'\n');
+                    }
+                    check_candidates(&text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn recognised_lines_explain_as_searched_lines_would() {
+        let log = periodic_log();
+        let mut single = Explainer::new();
+        for byte in log.as_bytes().chunks(1) {
+            single.push_bytes(byte);
+        }
+        let single = single.finish();
+        assert_eq!(explain_text(&log), single);
+        assert!(single.is_gpu_oom);
     }
 
     #[test]
