@@ -245,7 +245,10 @@ struct Candidates {
     lines: Vec<Candidate>,
     /// Engine markers of all candidate lines (indices into `engine_log::markers`).
     markers: Vec<usize>,
-    /// Lines in the block.
+    /// Bytes of the block the scan covered (complete lines): all of it, unless it stopped
+    /// at `MAX_CANDIDATES`.
+    scanned: usize,
+    /// Lines in the covered part.
     total_lines: u64,
     /// Scratch: marker matches (position, pattern).
     matches: Vec<(usize, usize)>,
@@ -386,6 +389,9 @@ fn find_candidates(block: &[u8], found: &mut Candidates) {
             // Without a scanner every line is a candidate for the OOM detector.
             let mut start = 0;
             for (line, newline) in (0u64..).zip(memchr::memchr_iter(b'\n', block)) {
+                if found.lines.len() >= MAX_CANDIDATES {
+                    break;
+                }
                 found.lines.push(Candidate {
                     start,
                     end: newline,
@@ -396,6 +402,7 @@ fn find_candidates(block: &[u8], found: &mut Candidates) {
                 });
                 start = newline + 1;
             }
+            found.scanned = start;
             found.total_lines = found.lines.len() as u64;
             return;
         }
@@ -413,6 +420,10 @@ struct KnownLine {
     oom: bool,
     kind: Option<EventKind>,
 }
+
+/// Candidate lines found in one go, at most: memory stays bounded when every line of a
+/// chunk is one (the scan stops at a line end; the rest is scanned next).
+const MAX_CANDIDATES: usize = 8192;
 
 /// Recent candidate lines kept to recognise the next line (one per line length).
 const KNOWN_LINES: usize = 8;
@@ -434,6 +445,12 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
     // known lines are tried only now and then.
     let (mut failed, mut skipped) = (0u32, 0u32);
     loop {
+        if found.lines.len() >= MAX_CANDIDATES {
+            found.scanned = start;
+            found.total_lines = index;
+            found.matches = line_matches;
+            return;
+        }
         let try_known = after_candidate && {
             skipped += 1;
             failed < KNOWN_TRIES_BEFORE_BACKOFF || skipped >= KNOWN_BACKOFF
@@ -565,6 +582,7 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
         after_candidate = start < block.len();
     }
     index += memchr::memchr_iter(b'\n', block.get(start..).unwrap_or_default()).count() as u64;
+    found.scanned = block.len();
     found.total_lines = index;
     found.matches = line_matches;
 }
@@ -1013,8 +1031,15 @@ impl Explainer {
             Some(last) => {
                 let block = &rest[..=last];
                 match scanned {
-                    Some((region, found)) if region == (from..from + last + 1) => {
-                        self.process_candidates(block, found);
+                    Some((region, found))
+                        if region.start == from && region.end == from + last + 1 =>
+                    {
+                        // The scan may have stopped early (`MAX_CANDIDATES`): scan the rest here.
+                        let (scanned, rest) = block.split_at(found.scanned);
+                        self.process_candidates(scanned, found);
+                        if !rest.is_empty() {
+                            self.process_block(rest);
+                        }
                     }
                     _ => self.process_block(block),
                 }
@@ -1076,10 +1101,19 @@ impl Explainer {
     }
 
     /// Processes complete lines (`block` ends with `\n`).
-    fn process_block(&mut self, block: &[u8]) {
+    fn process_block(&mut self, mut block: &[u8]) {
         let mut found = std::mem::take(&mut self.candidates);
-        find_candidates(block, &mut found);
-        self.process_candidates(block, &found);
+        while !block.is_empty() {
+            find_candidates(block, &mut found);
+            if found.scanned == 0 {
+                // Unreachable (a scan covers at least one line); never loop forever.
+                debug_assert!(false, "a scan covered nothing");
+                break;
+            }
+            let (scanned, rest) = block.split_at(found.scanned);
+            self.process_candidates(scanned, &found);
+            block = rest;
+        }
         self.candidates = found;
     }
 
@@ -2164,6 +2198,37 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_block_of_many_candidates_is_taken_in_parts() {
+        let mut log = String::new();
+        for line in 0..(2 * MAX_CANDIDATES + 100) {
+            // Lines of other lengths, so none is recognised from a known line.
+            log.push_str(&format!(
+                "  File \"/x/{}.py\", line {line}, in forward\n",
+                "y".repeat(line % 7)
+            ));
+        }
+        log.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n");
+        let mut found = Candidates::default();
+        find_candidates(log.as_bytes(), &mut found);
+        assert_eq!(found.lines.len(), MAX_CANDIDATES);
+        assert!(found.scanned < log.len());
+        assert_eq!(log.as_bytes()[found.scanned - 1], b'\n');
+        let mut single = Explainer::new();
+        for line in log.split_inclusive('\n') {
+            single.push_bytes(line.as_bytes());
+        }
+        let single = single.finish();
+        assert_eq!(explain_text(&log), single);
+        let mut scanned = ScannedChunk::new();
+        scanned.bytes_mut().extend_from_slice(log.as_bytes());
+        scanned.scan(true);
+        let mut explainer = Explainer::new();
+        explainer.push_scanned(&scanned);
+        assert_eq!(explainer.finish(), single);
+        assert_eq!(single.input.lines, log.lines().count() as u64);
     }
 
     #[test]
