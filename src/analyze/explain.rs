@@ -544,15 +544,24 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
         if let Some(kind) = kind {
             // The next lines join the run unsearched while they are like the last one (of
             // the same length, so the line ends where the last one would).
+            let mut changed: Option<Range<usize>> = None; // between the last two lines
             loop {
                 let next_end = start + previous.len();
-                if block.get(next_end) != Some(&b'\n')
-                    || !like_previous(
-                        &block[previous.clone()],
-                        &block[start..next_end],
-                        &scanner.digits,
-                    )
-                {
+                if block.get(next_end) != Some(&b'\n') {
+                    break;
+                }
+                let (last, line) = (&block[previous.clone()], &block[start..next_end]);
+                let alike = match changed.clone() {
+                    Some(run) if like_but_run(last, line, run.clone()) => true,
+                    _ => match compare_lines(last, line, &scanner.digits) {
+                        Some(run) => {
+                            changed = run;
+                            true
+                        }
+                        None => false,
+                    },
+                };
+                if !alike {
                     break;
                 }
                 previous = start..next_end;
@@ -671,11 +680,20 @@ impl DigitContexts {
 /// the line's run starts (the byte before it is not a digit), so the line shows the
 /// marker's text before that run right before the line's run ([`DigitContexts`]).
 fn like_previous(previous: &[u8], line: &[u8], digits: &DigitContexts) -> bool {
+    compare_lines(previous, line, digits).is_some()
+}
+
+/// [`like_previous`], saying which runs of digits changed: `None` when the lines are not
+/// alike, else the one run that changed (`Some(None)`: none or several did).
+fn compare_lines(
+    previous: &[u8],
+    line: &[u8],
+    digits: &DigitContexts,
+) -> Option<Option<Range<usize>>> {
     if previous.len() != line.len() {
-        return false;
+        return None;
     }
-    // Changed runs of digits before `checked` are checked already.
-    let mut checked = 0;
+    let mut changes = Changes::default();
     // Eight bytes at a time: one compare of two words, then only the bytes that differ.
     let mut words = previous.chunks_exact(8);
     let mut line_words = line.chunks_exact(8);
@@ -683,8 +701,8 @@ fn like_previous(previous: &[u8], line: &[u8], digits: &DigitContexts) -> bool {
     for (a, b) in (&mut words).zip(&mut line_words) {
         let a = u64::from_le_bytes(a.try_into().unwrap_or_default());
         let b = u64::from_le_bytes(b.try_into().unwrap_or_default());
-        if a != b && !differences_allowed(previous, line, at, a ^ b, &mut checked, digits) {
-            return false;
+        if a != b && !differences_allowed(previous, line, at, a ^ b, &mut changes, digits) {
+            return None;
         }
         at += 8;
     }
@@ -692,23 +710,50 @@ fn like_previous(previous: &[u8], line: &[u8], digits: &DigitContexts) -> bool {
         .zip(words.remainder().iter().zip(line_words.remainder()))
         .filter(|(_, (a, b))| a != b)
         .fold(0u64, |mask, (byte, _)| mask | 0xff << (byte * 8));
-    differ == 0 || differences_allowed(previous, line, at, differ, &mut checked, digits)
+    if differ != 0 && !differences_allowed(previous, line, at, differ, &mut changes, digits) {
+        return None;
+    }
+    Some((changes.runs == 1).then_some(changes.last))
 }
 
-/// For [`like_previous`]: whether the bytes that differ in the word at `at` (a mask with
+/// Whether `line` is like `previous` (see [`like_previous`]) when `previous` differed from
+/// the line before it in the one run of digits `run`, found by [`compare_lines`]: then
+/// every byte outside `run` equal to `previous`'s and digits inside it are enough. (The
+/// bytes around `run` are not digits, so it is a whole run of `line` too, and a marker
+/// could not cover it in `previous`: `line` shows the same text before it.)
+fn like_but_run(previous: &[u8], line: &[u8], run: Range<usize>) -> bool {
+    previous.len() == line.len()
+        && run.end <= line.len()
+        && previous[..run.start] == line[..run.start]
+        && previous[run.end..] == line[run.end..]
+        && line[run].iter().all(u8::is_ascii_digit)
+}
+
+/// The changed runs of digits [`differences_allowed`] has checked.
+#[derive(Debug, Default)]
+struct Changes {
+    /// Bytes before this are checked already.
+    checked: usize,
+    /// Runs that changed.
+    runs: u32,
+    /// The last of them.
+    last: Range<usize>,
+}
+
+/// For [`compare_lines`]: whether the bytes that differ in the word at `at` (a mask with
 /// `0xff` per differing byte) are digits in runs no marker may cover.
 fn differences_allowed(
     previous: &[u8],
     line: &[u8],
     at: usize,
     mut differ: u64,
-    checked: &mut usize,
+    changes: &mut Changes,
     digits: &DigitContexts,
 ) -> bool {
     let both_digits = |at: usize| previous[at].is_ascii_digit() && line[at].is_ascii_digit();
     loop {
         // Bytes of runs already checked are allowed.
-        differ &= match checked.saturating_sub(at) {
+        differ &= match changes.checked.saturating_sub(at) {
             0 => u64::MAX,
             covered @ 1..8 => u64::MAX << (covered * 8),
             _ => 0,
@@ -727,10 +772,13 @@ fn differences_allowed(
         if digits.may_cover(previous, run_start) || digits.may_cover(line, run_start) {
             return false;
         }
-        *checked = byte + 1;
-        while *checked < line.len() && both_digits(*checked) {
-            *checked += 1;
+        let mut run_end = byte + 1;
+        while run_end < line.len() && both_digits(run_end) {
+            run_end += 1;
         }
+        changes.checked = run_end;
+        changes.runs += 1;
+        changes.last = run_start..run_end;
     }
 }
 
@@ -2440,7 +2488,7 @@ mod scanner_tests {
 
 #[cfg(test)]
 mod like_tests {
-    use super::{like_previous, scanner};
+    use super::{compare_lines, like_but_run, like_previous, scanner};
     use proptest::prelude::*;
 
     fn like(a: &str, b: &str) -> bool {
@@ -2504,13 +2552,62 @@ mod like_tests {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
-                if c.is_ascii_digit() && state % 3 == 0 {
-                    char::from(b'0' + (state % 10) as u8)
-                } else {
-                    c
+                match state % 31 {
+                    // Now and then a digit becomes something else (lines no longer alike).
+                    0 if c.is_ascii_digit() => char::from(b"v: =x"[(state / 31 % 5) as usize]),
+                    _ if c.is_ascii_digit() && state % 3 == 0 => {
+                        char::from(b'0' + (state / 3 % 10) as u8)
+                    }
+                    _ => c,
                 }
             })
             .collect()
+    }
+
+    #[test]
+    fn one_changed_run_is_found_and_reused() {
+        let line = |port: u32, took: u32| format!("at 10.0.0.7:{port} - took {took} ms");
+        let (a, b, c) = (line(40123, 1), line(51234, 1), line(61111, 1));
+        let run = compare_lines(a.as_bytes(), b.as_bytes(), &scanner().digits);
+        let port = a.find("40123").unwrap();
+        assert_eq!(run, Some(Some(port..port + 5)));
+        assert!(like_but_run(b.as_bytes(), c.as_bytes(), port..port + 5));
+        assert!(!like_but_run(
+            b.as_bytes(),
+            line(61111, 2).as_bytes(),
+            port..port + 5
+        ));
+        // Only digits may change inside the run (here a letter would make a marker).
+        assert!(!like_but_run(b"\"POST /11/", b"\"POST /v1/", 7..9));
+        assert!(like_but_run(b"\"POST /11/", b"\"POST /21/", 7..9));
+        // Two runs changed: none is kept.
+        let two = compare_lines(a.as_bytes(), line(51234, 2).as_bytes(), &scanner().digits);
+        assert_eq!(two, Some(None));
+        assert_eq!(
+            compare_lines(a.as_bytes(), a.as_bytes(), &scanner().digits),
+            Some(None)
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn a_reused_run_keeps_the_markers(pieces in proptest::collection::vec(piece(), 1..8), seeds in any::<(u64, u64)>()) {
+            let first = pieces.concat();
+            let second = mutate_digits(&first, seeds.0);
+            let third = mutate_digits(&second, seeds.1);
+            let digits = &scanner().digits;
+            if let Some(Some(run)) = compare_lines(first.as_bytes(), second.as_bytes(), digits) {
+                if like_but_run(second.as_bytes(), third.as_bytes(), run) {
+                    let scanner = scanner();
+                    let mut a = Vec::new();
+                    let mut b = Vec::new();
+                    scanner.scan(second.as_bytes(), &mut a);
+                    scanner.scan(third.as_bytes(), &mut b);
+                    prop_assert_eq!(a, b, "{:?} / {:?}", second, third);
+                }
+            }
+        }
     }
 
     proptest! {
