@@ -12,6 +12,9 @@
 #   SIZE_MIB    size of the generated log (default 1024)
 #   OOMDOC      the binary (default: $CARGO_TARGET_DIR/release/oomdoc or target/release/oomdoc)
 #
+# `explain` reads, scans and explains on several threads; the "1 core" line is the same run
+# pinned to one CPU (taskset), for machines with one core.
+#
 # The log is the source without its last line, repeated to SIZE_MIB, then the whole source
 # (so the failure comes at the very end, after ~1 GiB of engine lines). Both commands run
 # twice on a warm page cache; the second run is reported.
@@ -140,6 +143,11 @@ measure grep -c 'out of memory' "$LOG" > /dev/null
 read -r grep_s grep_cpu grep_rss < <(measure grep -c 'out of memory' "$LOG")
 measure "$BIN" explain --json "$LOG" > /dev/null
 read -r oom_s oom_cpu oom_rss < <(measure "$BIN" explain --json "$LOG")
+# The same on one core (explain reads, scans and explains on several threads).
+one_s=
+if command -v taskset > /dev/null; then
+    read -r one_s _ _ < <(measure taskset -c 0 "$BIN" explain --json "$LOG")
+fi
 
 size=$(stat -c %s "$LOG")
 lines=$(wc -l < "$LOG")
@@ -148,4 +156,7 @@ echo "machine:  $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576
 echo "grep -c:  ${grep_s} s wall, ${grep_cpu} s cpu, max RSS $((grep_rss / 1024)) MiB"
 echo "explain:  ${oom_s} s wall, ${oom_cpu} s cpu, max RSS $((oom_rss / 1024)) MiB"
 awk -v a="$oom_s" -v b="$grep_s" -v c="$oom_cpu" -v d="$grep_cpu" 'BEGIN { if (b > 0 && d > 0) printf "ratio:    %.2fx wall, %.2fx cpu (limit 3x)\n", a / b, c / d }'
+if [ -n "$one_s" ]; then
+    awk -v a="$one_s" -v b="$grep_s" 'BEGIN { if (b > 0) printf "1 core:   %s s wall, %.2fx grep\n", a, a / b }'
+fi
 awk -v r="$oom_rss" 'BEGIN { printf "rss:      %s (limit 64 MiB)\n", (r < 65536) ? "ok" : "OVER" }'
