@@ -12,6 +12,9 @@ use crate::model::failure::{OomKind, OomMessage};
 pub struct Progress {
     /// The last completed phase and the line that shows it.
     pub last_completed: Option<(Phase, u64)>,
+    /// The last completed phase before `last_completed`'s (for a failure inside that one:
+    /// vLLM sizes the KV cache, logs it, then fails its check of the context length).
+    pub completed_before: Option<(Phase, u64)>,
     /// The phase a start marker opened and nothing closed yet.
     pub in_progress: Option<(Phase, u64)>,
     /// The line where the API said it accepts requests.
@@ -48,12 +51,12 @@ impl Progress {
             | K::KvCacheAllocated
             | K::KvConcurrency
             | K::CudaGraphCaptureDone => {
-                self.last_completed = Some((phase, line));
+                self.complete(phase, line);
                 self.in_progress = None;
             }
             K::EngineReady => {
                 self.engine_ready = Some(line);
-                self.last_completed = Some((phase, line));
+                self.complete(phase, line);
                 self.in_progress = None;
             }
             K::ServerReady => {
@@ -65,11 +68,18 @@ impl Progress {
                 self.in_progress = Some((Phase::Inference, line));
             }
             K::TrainingStep => {
-                self.last_completed = Some((Phase::TrainingStep, line));
+                self.complete(Phase::TrainingStep, line);
                 self.in_progress = Some((Phase::TrainingStep, line));
             }
             K::Compile | K::Traceback | K::Failure | K::Shutdown => {}
         }
+    }
+
+    fn complete(&mut self, phase: Phase, line: u64) {
+        if let Some(last) = self.last_completed.filter(|(last, _)| *last != phase) {
+            self.completed_before = Some(last);
+        }
+        self.last_completed = Some((phase, line));
     }
 }
 
@@ -230,13 +240,6 @@ pub struct PhaseInputs<'a> {
 pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     let progress = inputs.progress;
     let mut evidence = Vec::new();
-    let last_completed = progress.last_completed.map(|(phase, line)| {
-        evidence.push(format!(
-            "line {line}: the log shows {} completed",
-            phase.as_str()
-        ));
-        phase
-    });
     let server_was_ready = match (progress.server_ready, progress.first_request) {
         (Some(line), _) => {
             evidence.push(format!("line {line}: the server was accepting requests"));
@@ -324,6 +327,34 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         }
     };
 
+    // A startup stage cannot be both done and the one that failed: the log showed part of it
+    // (vLLM logs the KV-cache size, then its check of the context length fails).
+    let mut completed = Vec::new();
+    let last_completed = match progress.last_completed {
+        Some((phase, line)) if phase == failed_in && phase.is_startup() => {
+            completed.push(format!(
+                "line {line}: {} had begun (the log shows part of it) and failed before it ended",
+                phase.as_str()
+            ));
+            progress.completed_before.map(|(phase, line)| {
+                completed.push(format!(
+                    "line {line}: the log shows {} completed",
+                    phase.as_str()
+                ));
+                phase
+            })
+        }
+        Some((phase, line)) => {
+            completed.push(format!(
+                "line {line}: the log shows {} completed",
+                phase.as_str()
+            ));
+            Some(phase)
+        }
+        None => None,
+    };
+    evidence.splice(0..0, completed);
+
     let prompt_can_be_cause = if failed_in.is_startup() || server_was_ready == Some(false) {
         Some(false)
     } else if failed_in == Phase::Inference {
@@ -379,6 +410,41 @@ mod tests {
         });
         assert_eq!(report.failed_in, Phase::Profiling);
         assert_eq!(report.prompt_can_be_cause, Some(false));
+    }
+
+    #[test]
+    fn a_startup_stage_that_failed_is_not_the_last_completed() {
+        let mut progress = Progress::default();
+        progress.observe(EventKind::WeightsLoaded, Phase::WeightsLoad, 1);
+        progress.observe(EventKind::ProfilingDone, Phase::Profiling, 2);
+        progress.observe(EventKind::KvCacheAllocated, Phase::KvCacheAlloc, 3);
+        progress.observe(EventKind::KvConcurrency, Phase::KvCacheAlloc, 4);
+        // The KV cache was sized, then a frame of its allocation failed.
+        let frames = [frame(5, "initialize_cache", "/x/vllm/worker/worker.py")];
+        let report = decide(PhaseInputs {
+            failure: None,
+            progress: &progress,
+            frames: &frames,
+            hint: None,
+        });
+        assert_eq!(report.failed_in, Phase::KvCacheAlloc);
+        assert_eq!(report.last_completed, Some(Phase::Profiling));
+        assert!(report.evidence[0].contains("kv_cache_alloc had begun"));
+        assert_eq!(
+            report.evidence[1],
+            "line 2: the log shows profiling completed"
+        );
+        // Steps repeat: a failing step comes after completed ones.
+        let mut progress = Progress::default();
+        progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 7);
+        let report = decide(PhaseInputs {
+            failure: None,
+            progress: &progress,
+            frames: &[],
+            hint: None,
+        });
+        assert_eq!(report.failed_in, Phase::TrainingStep);
+        assert_eq!(report.last_completed, Some(Phase::TrainingStep));
     }
 
     #[test]
