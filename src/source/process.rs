@@ -31,6 +31,9 @@ use signal_hook::low_level::siginfo::Cause;
 /// redrawn with `\r`) is cut here.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
+/// Child events (output lines, exit) queued for the main loop at most.
+const EVENTS_IN_FLIGHT: usize = 16;
+
 /// The run's clock: milliseconds since the child was about to start, and wall time.
 #[derive(Debug, Clone, Copy)]
 pub struct RunClock {
@@ -241,9 +244,11 @@ pub fn spawn(
     clock: RunClock,
 ) -> Result<RunningChild, ProcessError> {
     let program = argv.first().cloned().unwrap_or_default();
-    // Bounded: if oomdoc falls behind, the readers wait and the child's writes block (at most
-    // 256 chunks of 64 KiB in flight), rather than oomdoc growing without limit.
-    let (sender, events) = std::sync::mpsc::sync_channel::<ChildEvent>(256);
+    // Bounded: if oomdoc falls behind, the readers wait and the child's writes block, rather
+    // than oomdoc growing without limit. An event holds the lines of one 64 KiB read, or a
+    // line cut at `MAX_LINE_BYTES` (a child printing one endless line): 16 events keep at most
+    // ~1 MiB of ordinary output, ~16 MiB of the endless kind, in flight.
+    let (sender, events) = std::sync::mpsc::sync_channel::<ChildEvent>(EVENTS_IN_FLIGHT);
     let child_pid = Arc::new(AtomicU32::new(0));
     let exited = Arc::new(AtomicBool::new(false));
 
