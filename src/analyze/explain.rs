@@ -2134,16 +2134,22 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
         log
     }
 
-    #[test]
-    fn runs_of_requests_count_as_single_lines_would() {
-        let log = serving_log();
-        // Chunks of one byte make every line a block of its own: no runs at all.
+    /// The report with every line taken on its own (chunks of one byte make every line a
+    /// block of its own: no runs, no known lines), checked against the whole text at once.
+    fn line_by_line(log: &str) -> ExplainReport {
         let mut single = Explainer::new();
         for byte in log.as_bytes().chunks(1) {
             single.push_bytes(byte);
         }
         let single = single.finish();
-        assert_eq!(explain_text(&log), single);
+        assert_eq!(explain_text(log), single);
+        single
+    }
+
+    #[test]
+    fn runs_of_requests_count_as_single_lines_would() {
+        let log = serving_log();
+        let single = line_by_line(&log);
         let requests: u64 = single
             .timeline
             .iter()
@@ -2231,20 +2237,11 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
         let whole = serving_log();
         check_candidates(&whole.as_bytes()[..=whole.rfind('\n').unwrap()]);
         check_candidates(periodic_log().as_bytes());
-        let mut dirs = vec![std::path::PathBuf::from("tests/fixtures")];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else {
-                    let mut text = std::fs::read(&path).unwrap();
-                    if text.last().is_some_and(|&byte| byte != b'\n') {
-                        text.push(b'\n');
-                    }
-                    check_candidates(&text);
-                }
+        for mut text in fixture_texts() {
+            if text.last().is_some_and(|&byte| byte != b'\n') {
+                text.push(b'\n');
             }
+            check_candidates(&text);
         }
     }
 
@@ -2281,13 +2278,7 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
 
     #[test]
     fn recognised_lines_explain_as_searched_lines_would() {
-        let log = periodic_log();
-        let mut single = Explainer::new();
-        for byte in log.as_bytes().chunks(1) {
-            single.push_bytes(byte);
-        }
-        let single = single.finish();
-        assert_eq!(explain_text(&log), single);
+        let single = line_by_line(&periodic_log());
         assert!(single.is_gpu_oom);
     }
 
@@ -2457,18 +2448,7 @@ mod scanner_tests {
     fn anchored_scan_equals_the_automaton() {
         let scanner = scanner();
         let automaton = aho_corasick::AhoCorasick::new(&scanner.patterns).unwrap();
-        let mut texts: Vec<Vec<u8>> = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from("tests/fixtures")];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else {
-                    texts.push(std::fs::read(&path).unwrap());
-                }
-            }
-        }
+        let mut texts = super::fixture_texts();
         texts.push(std::fs::read("examples/vllm-0.6.4-kv-cache-too-small.log").unwrap());
         let all = scanner.patterns.concat();
         texts.push(all.clone().into_bytes());
@@ -2484,6 +2464,24 @@ mod scanner_tests {
             assert_eq!(found, expected);
         }
     }
+}
+
+/// Every file under `tests/fixtures`.
+#[cfg(test)]
+fn fixture_texts() -> Vec<Vec<u8>> {
+    let mut texts = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from("tests/fixtures")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                texts.push(std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    texts
 }
 
 #[cfg(test)]
