@@ -182,6 +182,7 @@ pub(crate) enum Continuation {
 }
 
 /// What a family parser produced from a closed message.
+#[derive(Debug, Clone)]
 pub(crate) struct Parsed {
     pub kind: OomKind,
     pub is_gpu_oom: bool,
@@ -223,6 +224,34 @@ struct Open {
 #[derive(Debug, Default)]
 pub struct OomDetector {
     open: Vec<Open>,
+    memo: ParseMemo,
+}
+
+/// The last message parsed, reused for an identical one: a crash loop or a retrying job
+/// prints the same message again and again, and parsing one costs microseconds.
+#[derive(Debug, Default)]
+struct ParseMemo {
+    /// (family, text, squeezed text) of the message, and what parsing it gave.
+    last: Option<(Family, String, String, Parsed)>,
+}
+
+impl ParseMemo {
+    /// [`parse_family`], reusing the last result for the same message.
+    fn parse(&mut self, open: &Open) -> Option<Parsed> {
+        if let Some((family, text, squeezed, parsed)) = &self.last {
+            if *family == open.family && *squeezed == open.squeezed && *text == open.text {
+                return Some(parsed.clone());
+            }
+        }
+        let parsed = parse_family(open)?;
+        self.last = Some((
+            open.family,
+            open.text.clone(),
+            open.squeezed.clone(),
+            parsed.clone(),
+        ));
+        Some(parsed)
+    }
 }
 
 impl OomDetector {
@@ -242,7 +271,7 @@ impl OomDetector {
         while index < self.open.len() {
             if line_no.saturating_sub(self.open[index].end_line) > MAX_WAIT_LINES {
                 let open = self.open.swap_remove(index);
-                done.extend(build(open));
+                done.extend(build(open, &mut self.memo));
             } else {
                 index += 1;
             }
@@ -255,7 +284,7 @@ impl OomDetector {
             });
             if start.is_some() && !chain {
                 let open = self.open.swap_remove(position);
-                done.extend(build(open));
+                done.extend(build(open, &mut self.memo));
             } else {
                 match continuation(&self.open[position], text) {
                     Continuation::Append => {
@@ -265,7 +294,7 @@ impl OomDetector {
                         open.lines += 1;
                         if is_complete(open) || open.lines >= MAX_MESSAGE_LINES {
                             let open = self.open.swap_remove(position);
-                            done.extend(build(open));
+                            done.extend(build(open, &mut self.memo));
                         }
                     }
                     Continuation::Skip => {
@@ -274,12 +303,12 @@ impl OomDetector {
                         open.lines += 1;
                         if open.lines >= MAX_MESSAGE_LINES {
                             let open = self.open.swap_remove(position);
-                            done.extend(build(open));
+                            done.extend(build(open, &mut self.memo));
                         }
                     }
                     Continuation::Close => {
                         let open = self.open.swap_remove(position);
-                        done.extend(build(open));
+                        done.extend(build(open, &mut self.memo));
                     }
                 }
             }
@@ -308,7 +337,7 @@ impl OomDetector {
             append_normalized(&mut open.text, message_text);
             squeeze_into(&mut open.squeezed, message_text);
             if is_complete(&open) {
-                done.extend(build(open));
+                done.extend(build(open, &mut self.memo));
             } else {
                 self.open.push(open);
             }
@@ -326,7 +355,12 @@ impl OomDetector {
 
     /// Flush what is still open at end of input.
     pub fn finish(&mut self) -> Vec<OomMessage> {
-        let mut done: Vec<OomMessage> = self.open.drain(..).filter_map(build).collect();
+        let memo = &mut self.memo;
+        let mut done: Vec<OomMessage> = self
+            .open
+            .drain(..)
+            .filter_map(|open| build(open, memo))
+            .collect();
         done.sort_by_key(|message| message.line);
         done
     }
@@ -697,9 +731,11 @@ fn cut_at_closing_quote(text: &mut String, quote: char) {
     }
 }
 
-fn build(mut open: Open) -> Option<OomMessage> {
+/// What the family's parser makes of a closed message (a function of its family, text and
+/// squeezed text only).
+fn parse_family(open: &Open) -> Option<Parsed> {
     let squeezed = open.squeezed.as_str();
-    let parsed = match open.family {
+    match open.family {
         Family::TorchAllocator(_) | Family::MallocAsync | Family::Mps => {
             Some(pytorch::parse(open.family, squeezed))
         }
@@ -716,7 +752,11 @@ fn build(mut open: Open) -> Option<OomMessage> {
         Family::Tgi => Some(tgi::parse(squeezed)),
         Family::Sglang => Some(sglang::parse(squeezed)),
         Family::LlamaChain => Some(llama_cpp::parse(&open.text, squeezed)),
-    }?;
+    }
+}
+
+fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
+    let parsed = memo.parse(&open)?;
     if let Some(quote) = open.quote {
         cut_at_closing_quote(&mut open.text, quote);
     }

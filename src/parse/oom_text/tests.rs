@@ -517,3 +517,29 @@ fn open_message_gives_up_after_waiting() {
     assert_eq!(done.len(), 1);
     assert!(!detector.wants_more());
 }
+
+#[test]
+fn repeated_messages_parse_alike_and_changed_ones_anew() {
+    let message = |free: &str| {
+        format!(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which {free} GiB is free. Including non-PyTorch memory, this process has 138.67 GiB memory in use.\n"
+        )
+    };
+    let text = [
+        message("1.12"),
+        "step 1\n".to_string(),
+        message("1.12"),
+        "step 2\n".to_string(),
+        message("1.25"),
+        message("1.25"),
+    ]
+    .concat();
+    let messages = parse_text(&text);
+    assert_eq!(messages.len(), 4, "{messages:#?}");
+    let free: Vec<_> = messages.iter().map(|m| m.figures.free_bytes).collect();
+    assert_eq!(free, [gib(1.12), gib(1.12), gib(1.25), gib(1.25)]);
+    let lines: Vec<u64> = messages.iter().map(|m| m.line).collect();
+    assert_eq!(lines, [1, 3, 5, 6]);
+    assert_eq!(messages[0].figures, one(&message("1.12")).figures);
+    assert_eq!(messages[2].figures, one(&message("1.25")).figures);
+}
