@@ -543,3 +543,29 @@ fn repeated_messages_parse_alike_and_changed_ones_anew() {
     assert_eq!(messages[0].figures, one(&message("1.12")).figures);
     assert_eq!(messages[2].figures, one(&message("1.25")).figures);
 }
+
+mod ascii_paths {
+    use super::super::{
+        append_normalized_ascii, append_normalized_chars, squeeze_chars, squeeze_into,
+    };
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// The slice-at-a-time ASCII paths give what the character loops give.
+        #[test]
+        fn ascii_fast_paths_equal_the_char_loops(
+            start in "[a-z \\u{e9}]{0,3}",
+            piece in "[a-zA-Z0-9 \\t\\r\\n\\x0b\\x0c\\x00\\x1f\\x7f\\\\.:]{0,40}",
+        ) {
+            let (mut fast, mut slow) = (start.clone(), start.clone());
+            append_normalized_ascii(&mut fast, &piece);
+            append_normalized_chars(&mut slow, &piece);
+            prop_assert_eq!(&fast, &slow);
+            let (mut fast, mut slow) = (start.clone(), start);
+            squeeze_into(&mut fast, &piece);
+            squeeze_chars(&mut slow, &piece);
+            prop_assert_eq!(fast, slow);
+        }
+    }
+}
