@@ -1136,6 +1136,7 @@ impl Explainer {
         self.flush_partial_line();
         materialize(&mut self.collected);
         let messages = self.detector.finish();
+        self.collected.ooms_total += self.detector.take_counted();
         let last_line = self.lines;
         for message in messages {
             self.record_message(message, &[], last_line + 1, 0, last_line);
@@ -1344,7 +1345,9 @@ impl Explainer {
         // A line without an OOM marker cannot start a message (the detector's contract), so
         // the detector only sees those lines and the continuations it asks for.
         let messages = if has_oom_marker || wants_more {
-            self.detector.push(line_no, &clean)
+            let messages = self.detector.push(line_no, &clean);
+            self.collected.ooms_total += self.detector.take_counted();
+            messages
         } else {
             Vec::new()
         };
@@ -1385,7 +1388,12 @@ impl Explainer {
         // The run holding a failure is parsed eagerly from here on (its earlier lines were
         // materialized before this line was processed).
         collected.eager = true;
-        if collected.ooms.len() >= MAX_MESSAGES {
+        let first_gpu = message.is_gpu_oom && collected.first_gpu_failure.is_none();
+        if collected.ooms.len() >= MAX_MESSAGES && !first_gpu {
+            // Nothing of a later message is kept but its count, and whether it is the first
+            // GPU OOM (a host-memory message never is).
+            self.detector
+                .count_only(collected.first_gpu_failure.is_some());
             return;
         }
         let index = collected.ooms.len();
@@ -2274,6 +2282,30 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
         explainer.push_scanned(&scanned);
         assert_eq!(explainer.finish(), single);
         assert_eq!(single.input.lines, log.lines().count() as u64);
+    }
+
+    #[test]
+    fn the_first_gpu_oom_after_many_other_failures_is_the_one_explained() {
+        let mut log = String::new();
+        for step in 0..(MAX_MESSAGES + 30) {
+            log.push_str(&format!("step {step}\n"));
+            log.push_str(&format!("RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.\n", 1000 + step));
+        }
+        log.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.12 GiB is free.\n");
+        for step in 0..30 {
+            log.push_str(&format!("step {step}\n"));
+            log.push_str(&format!("RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.\n", 5000 + step));
+        }
+        let report = line_by_line(&log);
+        assert!(report.is_gpu_oom);
+        assert_eq!(report.ooms_total, MAX_MESSAGES as u64 + 61);
+        assert_eq!(report.ooms.len(), MAX_MESSAGES + 1);
+        let oom = report.oom.expect("figures of the GPU OOM");
+        assert_eq!(
+            oom.free_bytes,
+            crate::parse::oom_text::parse_size("1.12 GiB")
+        );
+        assert!(oom.free_bytes.is_some());
     }
 
     #[test]

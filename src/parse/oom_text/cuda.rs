@@ -15,7 +15,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "CUDA driver error: out of memory",
         "CUDA_ERROR_OUT_OF_MEMORY",
     ] {
-        if let Some(position) = text.find(needle) {
+        if let Some(position) = super::find(text, needle) {
             let begin = if needle.starts_with("CUDA_ERROR") {
                 line_begin(text, position)
             } else {
@@ -27,23 +27,23 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // `CUDA error: out of memory` (also pasted as `CUDA error:out of memory`), ROCm's
     // `HIP error: …`, and the pre-1.0 THC `cuda runtime error (2) : out of memory at …`.
     for needle in ["CUDA error:", "HIP error:", "cuda runtime error (2) :"] {
-        if let Some(position) = text.find(needle) {
+        if let Some(position) = super::find(text, needle) {
             let rest = text[position + needle.len()..].trim_start();
             if rest.starts_with("out of memory") {
                 return Some((Family::CudaError, position));
             }
         }
     }
-    if let Some(position) = text.find("cudaErrorMemoryAllocation") {
+    if let Some(position) = super::find(text, "cudaErrorMemoryAllocation") {
         // The torch boilerplate "Search for `cudaErrorMemoryAllocation' in …" is a continuation.
         if !text[..position].contains("Search for") {
             return Some((Family::CudaError, error_begin(text, position)));
         }
     }
-    if let Some(position) = text.find("CUBLAS_STATUS_ALLOC_FAILED") {
+    if let Some(position) = super::find(text, "CUBLAS_STATUS_ALLOC_FAILED") {
         return Some((Family::Cublas, error_begin(text, position)));
     }
-    if let Some(position) = text.find("CUBLAS_STATUS_NOT_INITIALIZED") {
+    if let Some(position) = super::find(text, "CUBLAS_STATUS_NOT_INITIALIZED") {
         // Usually an OOM when it comes from creating the handle (formats.md §1.5).
         if text.contains("cublasCreate") {
             return Some((Family::Cublas, error_begin(text, position)));
@@ -53,7 +53,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "an illegal memory access was encountered",
         "misaligned address",
     ] {
-        if let Some(position) = text.find(needle) {
+        if let Some(position) = super::find(text, needle) {
             return Some((Family::IllegalAccess, error_begin(text, position)));
         }
     }
@@ -63,9 +63,8 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 /// Any other "out of memory" that names a GPU and reads like an error (NCCL's
 /// `Cuda failure 'out of memory'`, cupy, triton …). Tried after every precise family.
 pub(super) fn start_fallback(text: &str) -> Option<(Family, usize)> {
-    let lower_position = text
-        .find("out of memory")
-        .or_else(|| text.find("Out of memory"))?;
+    let lower_position =
+        super::find(text, "out of memory").or_else(|| super::find(text, "Out of memory"))?;
     // Only an error's own wording: `…: out of memory`, `'out of memory'`, `(out of memory)`;
     // not prose such as "I get a CUDA out of memory error" (sglang-0.4.3-… fixture).
     let before = text[..lower_position].trim_end();

@@ -13,14 +13,14 @@ use crate::model::failure::{EngineName, OomKind};
 use crate::model::Bytes;
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
-    if let Some(position) = text.find("DefaultCPUAllocator") {
+    if let Some(position) = super::find(text, "DefaultCPUAllocator") {
         let begin = text[..position].rfind("[enforce fail").unwrap_or(position);
         return Some((Family::Host(HostKind::CpuAllocator), begin));
     }
-    if let Some(position) = text.find("C10 Out of Memory") {
+    if let Some(position) = super::find(text, "C10 Out of Memory") {
         return Some((Family::Host(HostKind::C10), position));
     }
-    if let Some(position) = text.find("requires more system memory") {
+    if let Some(position) = super::find(text, "requires more system memory") {
         let begin = text[..position].rfind("model ").unwrap_or(position);
         return Some((Family::Host(HostKind::SystemMemory), begin));
     }
@@ -32,12 +32,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "oom-kill:",
         "OOMKilled",
     ] {
-        if let Some(position) = text.find(needle) {
+        if let Some(position) = super::find(text, needle) {
             let begin = text[..position].rfind("Memory cgroup").unwrap_or(position);
             return Some((Family::Host(HostKind::OomKiller), begin));
         }
     }
-    if let Some(position) = text.find("Cannot allocate memory") {
+    if let Some(position) = super::find(text, "Cannot allocate memory") {
         let begin = text[..position]
             .rfind("[Errno")
             .or_else(|| text[..position].rfind("OSError"))

@@ -225,6 +225,12 @@ struct Open {
 pub struct OomDetector {
     open: Vec<Open>,
     memo: ParseMemo,
+    /// Messages are counted, not parsed (see [`OomDetector::count_only`]): host-memory ones,
+    /// and with `count_only_gpu` GPU ones too.
+    count_only: bool,
+    count_only_gpu: bool,
+    /// Messages counted and not returned since [`OomDetector::take_counted`].
+    counted: u64,
 }
 
 /// The last message parsed, reused for an identical one: a crash loop or a retrying job
@@ -271,7 +277,7 @@ impl OomDetector {
         while index < self.open.len() {
             if line_no.saturating_sub(self.open[index].end_line) > MAX_WAIT_LINES {
                 let open = self.open.swap_remove(index);
-                done.extend(build(open, &mut self.memo));
+                self.close(open, &mut done);
             } else {
                 index += 1;
             }
@@ -284,7 +290,7 @@ impl OomDetector {
             });
             if start.is_some() && !chain {
                 let open = self.open.swap_remove(position);
-                done.extend(build(open, &mut self.memo));
+                self.close(open, &mut done);
             } else {
                 match continuation(&self.open[position], text) {
                     Continuation::Append => {
@@ -294,7 +300,7 @@ impl OomDetector {
                         open.lines += 1;
                         if is_complete(open) || open.lines >= MAX_MESSAGE_LINES {
                             let open = self.open.swap_remove(position);
-                            done.extend(build(open, &mut self.memo));
+                            self.close(open, &mut done);
                         }
                     }
                     Continuation::Skip => {
@@ -303,12 +309,12 @@ impl OomDetector {
                         open.lines += 1;
                         if open.lines >= MAX_MESSAGE_LINES {
                             let open = self.open.swap_remove(position);
-                            done.extend(build(open, &mut self.memo));
+                            self.close(open, &mut done);
                         }
                     }
                     Continuation::Close => {
                         let open = self.open.swap_remove(position);
-                        done.extend(build(open, &mut self.memo));
+                        self.close(open, &mut done);
                     }
                 }
             }
@@ -337,7 +343,7 @@ impl OomDetector {
             append_normalized(&mut open.text, message_text);
             squeeze_into(&mut open.squeezed, message_text);
             if is_complete(&open) {
-                done.extend(build(open, &mut self.memo));
+                self.close(open, &mut done);
             } else {
                 self.open.push(open);
             }
@@ -355,14 +361,44 @@ impl OomDetector {
 
     /// Flush what is still open at end of input.
     pub fn finish(&mut self) -> Vec<OomMessage> {
-        let memo = &mut self.memo;
-        let mut done: Vec<OomMessage> = self
-            .open
-            .drain(..)
-            .filter_map(|open| build(open, memo))
-            .collect();
+        let mut done = Vec::new();
+        for open in std::mem::take(&mut self.open) {
+            self.close(open, &mut done);
+        }
         done.sort_by_key(|message| message.line);
         done
+    }
+
+    /// From now on messages are still found, and counted ([`OomDetector::take_counted`]), but
+    /// not parsed nor returned: for a caller that keeps no more of them (parsing one costs
+    /// microseconds; a log can hold millions). Host-memory messages only (they are never GPU
+    /// OOMs), or with `gpu_too` every message but vLLM's, whose parser decides whether the
+    /// text is a message at all.
+    pub fn count_only(&mut self, gpu_too: bool) {
+        self.count_only = true;
+        self.count_only_gpu |= gpu_too;
+    }
+
+    /// Messages counted but not returned since the last call.
+    pub fn take_counted(&mut self) -> u64 {
+        std::mem::take(&mut self.counted)
+    }
+
+    /// A message is complete: parse it into `done`, or only count it.
+    fn close(&mut self, open: Open, done: &mut Vec<OomMessage>) {
+        let counted = match open.family {
+            Family::VllmStartupFree
+            | Family::VllmNoCacheBlocks
+            | Family::VllmMaxSeqLen
+            | Family::VllmWarmup => false,
+            Family::Host(_) => self.count_only,
+            _ => self.count_only_gpu,
+        };
+        if counted {
+            self.counted += 1;
+        } else {
+            done.extend(build(open, &mut self.memo));
+        }
     }
 }
 
@@ -434,6 +470,16 @@ pub fn parse_size(text: &str) -> Option<Bytes> {
 /// `17179869184.00 GiB`, and cudaMallocAsync's "no fraction set" limit: anything ≥ 1.7e10 GiB.
 pub fn is_not_available(bytes: Bytes) -> bool {
     bytes.get() >= 17_000_000_000u64.saturating_mul(crate::model::bytes::GIB)
+}
+
+/// The first position of `needle` in `text`, as `str::find` gives it, without building a
+/// searcher when `text` is too short (the start checks run on every OOM-marker line, and
+/// `str::find` prepares a Two-Way searcher for every call).
+pub(crate) fn find(text: &str, needle: &str) -> Option<usize> {
+    if needle.len() > text.len() {
+        return None;
+    }
+    memchr::memmem::find(text.as_bytes(), needle.as_bytes())
 }
 
 /// First capture of `regex` in `haystack` as a size.

@@ -12,13 +12,13 @@ use crate::model::failure::{OomKind, OtherProcess};
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
 /// `would exceed allowed memory`, `MPS backend out of memory`.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
-    if let Some(position) = text.find("would exceed allowed memory") {
+    if let Some(position) = super::find(text, "would exceed allowed memory") {
         let begin = text[..position]
             .rfind("Allocation on device")
             .unwrap_or(position);
         return Some((Family::MallocAsync, begin));
     }
-    let position = text.find(" out of memory")?;
+    let position = super::find(text, " out of memory")?;
     let before = &text[..position];
     for (word, accelerator) in [
         ("CUDA", Accelerator::Cuda),

@@ -14,22 +14,21 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "Loaded weights leave no GPU memory for the KV cache",
         "leave no GPU memory for the KV cache",
     ] {
-        if let Some(position) = text.find(needle) {
+        if let Some(position) = super::find(text, needle) {
             return Some((Family::Sglang, position));
         }
     }
-    if let Some(position) = text.find("Not enough memory.") {
+    if let Some(position) = super::find(text, "Not enough memory.") {
         return Some((Family::Sglang, position));
     }
     if text.contains("mem-fraction-static") || text.contains("mem_fraction_static") {
-        if let Some(position) = text
-            .find("not enough memory")
-            .or_else(|| text.find("Not enough memory"))
+        if let Some(position) = super::find(text, "not enough memory")
+            .or_else(|| super::find(text, "Not enough memory"))
         {
             return Some((Family::Sglang, position));
         }
     }
-    let position = text.find("Prefill out of memory")?;
+    let position = super::find(text, "Prefill out of memory")?;
     Some((Family::Sglang, position))
 }
 

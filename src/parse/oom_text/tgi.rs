@@ -7,9 +7,8 @@ use super::{integer_of, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
-    let position = text
-        .find("Not enough memory to handle")
-        .or_else(|| text.find("not enough memory to handle"))?;
+    let position = super::find(text, "Not enough memory to handle")
+        .or_else(|| super::find(text, "not enough memory to handle"))?;
     Some((Family::Tgi, position))
 }
 

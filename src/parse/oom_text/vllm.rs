@@ -14,16 +14,16 @@ use crate::model::Bytes;
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if text.contains("when warming up sampler") || text.contains("when warming up pooler") {
-        let begin = text.find("CUDA out of memory occurred").unwrap_or(0);
+        let begin = super::find(text, "CUDA out of memory occurred").unwrap_or(0);
         return Some((Family::VllmWarmup, begin));
     }
-    if let Some(position) = text.find("Free memory on device") {
+    if let Some(position) = super::find(text, "Free memory on device") {
         return Some((Family::VllmStartupFree, position));
     }
-    if let Some(position) = text.find("No available memory for the cache blocks") {
+    if let Some(position) = super::find(text, "No available memory for the cache blocks") {
         return Some((Family::VllmNoCacheBlocks, position));
     }
-    if let Some(position) = text.find("max seq len") {
+    if let Some(position) = super::find(text, "max seq len") {
         let before = &text[..position];
         let begin = before
             .rfind("The model's")
