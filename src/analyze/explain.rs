@@ -1170,19 +1170,25 @@ impl Explainer {
     ///
     /// Only candidate lines are looked at, plus the lines an open OOM message still wants
     /// (walked one by one). A run of request/stats lines is counted in one step when the
-    /// state allows it (see [`Explainer::count_run`]), else line by line.
+    /// state allows it (see [`count_repeats`]), else line by line.
     fn process_candidates(&mut self, block: &[u8], found: &Candidates) {
         let first_line = self.lines + 1;
-        let mut position = 0; // start of the next line not processed yet
-        let mut index = 0; // its index in the block
-        let mut next = 0; // the next candidate
-                          // The run of the last candidate: (its kind, index of its last line, end of that line).
+        // The start of the next line not processed yet, and its index in the block.
+        let (mut position, mut index) = (0, 0);
+        // The next candidate, and the run of the last one: (its kind, index of its last
+        // line, end of that line).
+        let mut next = 0;
         let mut run: Option<(EventKind, u64, usize)> = None;
         while position < block.len() {
             let in_run = run.filter(|&(_, last, _)| index <= last);
             if !self.detector.wants_more() {
                 if let Some((kind, last, run_end)) = in_run {
-                    if self.count_run(kind, last - index + 1, first_line + last) {
+                    if count_repeats(
+                        &mut self.collected,
+                        kind,
+                        last - index + 1,
+                        first_line + last,
+                    ) {
                         position = run_end + 1;
                         index = last + 1;
                         continue;
@@ -1236,42 +1242,6 @@ impl Explainer {
         }
         self.lines = first_line - 1 + found.total_lines;
         self.remember_tail(block, first_line);
-    }
-
-    /// Counts `count` more lines of a run of request/stats lines of `kind` (the last one is
-    /// line `last_line`) in one step, exactly as taking them one by one would: each would be
-    /// one more repeat of the same pending entry or timeline event. Returns false (nothing
-    /// done) when the state is not that, and the lines must be taken one by one.
-    fn count_run(&mut self, kind: EventKind, count: u64, last_line: u64) -> bool {
-        let collected = &mut self.collected;
-        if collected.eager {
-            match collected.segment.last_mut() {
-                Some(event) if event.kind == kind => {
-                    event.count += count;
-                    event.last_line = Some(last_line);
-                    collected
-                        .progress
-                        .observe(kind, Phase::Inference, last_line);
-                    true
-                }
-                _ => false,
-            }
-        } else {
-            match collected.pending.last_mut() {
-                Some(PendingLine::Repeat {
-                    kind: pending_kind,
-                    last,
-                    count: pending_count,
-                    ..
-                }) if *pending_kind == kind => {
-                    *last = last_line;
-                    *pending_count += count;
-                    collected.pending.progressed = true;
-                    true
-                }
-                _ => false,
-            }
-        }
     }
 
     fn remember_tail(&mut self, block: &[u8], first_line: u64) {
@@ -1332,7 +1302,9 @@ impl Explainer {
                 defer(&mut self.collected, engine_markers, raw, line_no);
                 return;
             }
-            if count_repeat(&mut self.collected, engine_markers, line_no) {
+            if repeat_kind_of(engine_markers)
+                .is_some_and(|kind| count_repeats(&mut self.collected, kind, 1, line_no))
+            {
                 return;
             }
         } else if !engine_markers.is_empty() {
@@ -1452,26 +1424,38 @@ impl Explainer {
     }
 }
 
-/// Counts a request/stats line as one more repeat of the previous event without parsing it,
-/// when that is all it can be. Returns whether it did.
-fn count_repeat(collected: &mut Collected, markers: &[usize], line_no: u64) -> bool {
-    let Some(kind) = markers.first().and_then(|m| engine_log::repeat_kind(*m)) else {
-        return false;
-    };
-    if markers
-        .iter()
-        .any(|m| engine_log::repeat_kind(*m) != Some(kind))
-    {
-        return false;
-    }
-    match collected.segment.last_mut() {
-        Some(last) if last.kind == kind => {
-            last.count += 1;
-            last.last_line = Some(line_no);
-            collected.progress.observe(kind, Phase::Inference, line_no);
-            true
+/// Counts `count` more request/stats lines of `kind` (the last one is line `last_line`) as
+/// repeats of the timeline event or pending entry before them, when that is all they can be
+/// (the same kind). Returns false, doing nothing, otherwise: the lines must be taken one by
+/// one. The same for one line or a whole run.
+fn count_repeats(collected: &mut Collected, kind: EventKind, count: u64, last_line: u64) -> bool {
+    if collected.eager {
+        match collected.segment.last_mut() {
+            Some(event) if event.kind == kind => {
+                event.count += count;
+                event.last_line = Some(last_line);
+                collected
+                    .progress
+                    .observe(kind, Phase::Inference, last_line);
+                true
+            }
+            _ => false,
         }
-        _ => false,
+    } else {
+        match collected.pending.last_mut() {
+            Some(PendingLine::Repeat {
+                kind: pending_kind,
+                last,
+                count: pending_count,
+                ..
+            }) if *pending_kind == kind => {
+                *last = last_line;
+                *pending_count += count;
+                collected.pending.progressed = true;
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -1590,24 +1574,15 @@ fn begin_run_if_starting(collected: &mut Collected, markers: &[usize]) {
     }
 }
 
-/// Keeps a line of the current run raw (or counts it, for requests/stats).
+/// Keeps a line of the current run raw (or counts it, for requests/stats), while the run is
+/// deferred (not eager).
 fn defer(collected: &mut Collected, markers: &[usize], raw: &[u8], line_no: u64) {
-    let pending = &mut collected.pending;
     if let Some(kind) = repeat_kind_of(markers) {
-        pending.progressed = true;
-        if let Some(PendingLine::Repeat {
-            kind: last_kind,
-            last,
-            count,
-            ..
-        }) = pending.last_mut()
-        {
-            if *last_kind == kind {
-                *last = line_no;
-                *count += 1;
-                return;
-            }
+        if count_repeats(collected, kind, 1, line_no) {
+            return;
         }
+        let pending = &mut collected.pending;
+        pending.progressed = true;
         pending.push(PendingLine::Repeat {
             kind,
             first: line_no,
@@ -1617,6 +1592,7 @@ fn defer(collected: &mut Collected, markers: &[usize], raw: &[u8], line_no: u64)
         });
         return;
     }
+    let pending = &mut collected.pending;
     if markers
         .iter()
         .any(|m| engine_log::marker_role(*m) == MarkerRole::Progress)

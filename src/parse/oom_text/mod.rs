@@ -669,6 +669,12 @@ fn append_normalized_chars(out: &mut String, piece: &str) {
     }
 }
 
+/// Whether an ASCII byte is whitespace as `char::is_whitespace` has it (`u8`'s own test
+/// leaves out the vertical tab).
+fn is_space(byte: u8) -> bool {
+    byte.is_ascii_whitespace() || byte == 0x0b
+}
+
 /// [`append_normalized`] for an ASCII `piece` (the usual case), a run of plain bytes at a
 /// time.
 fn append_normalized_ascii(out: &mut String, piece: &str) {
@@ -683,7 +689,7 @@ fn append_normalized_ascii(out: &mut String, piece: &str) {
     let mut at = 0;
     while at < bytes.len() {
         let byte = bytes[at];
-        if byte.is_ascii_whitespace() || byte == 0x0b {
+        if is_space(byte) {
             run += 1;
             at += 1;
             continue;
@@ -702,11 +708,7 @@ fn append_normalized_ascii(out: &mut String, piece: &str) {
             run = 0;
         }
         let start = at;
-        while at < bytes.len()
-            && !bytes[at].is_ascii_whitespace()
-            && bytes[at] != 0x0b
-            && !bytes[at].is_ascii_control()
-        {
+        while at < bytes.len() && !is_space(bytes[at]) && !bytes[at].is_ascii_control() {
             at += 1;
         }
         out.push_str(&piece[start..at]);
@@ -728,7 +730,7 @@ fn squeeze_into(out: &mut String, piece: &str) {
             let byte = bytes[at];
             let skip = match byte {
                 b'\\' if matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r')) => 2,
-                _ if byte.is_ascii_whitespace() || byte == 0x0b => 1,
+                _ if is_space(byte) => 1,
                 _ => 0,
             };
             if skip == 0 {
