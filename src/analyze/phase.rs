@@ -162,6 +162,9 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("set_device", "torch/cuda/", S, Stage, "torch"),
     r("init_process_group", "torch/distributed", S, Stage, "torch"),
     r("to", "torch/nn/modules/module.py", W, Move, "torch"),
+    // `convert` is the closure of `Module.to` (`.half()`/`.float()` pass lambdas).
+    r("convert", "torch/nn/modules/module.py", W, Move, "torch"),
+    r("to", "bitsandbytes/", W, Move, "bitsandbytes"),
     r("cuda", "torch/nn/modules/module.py", W, Move, "torch"),
     r("half", "torch/nn/modules/module.py", F, Stage, "torch"),
     r("float", "torch/nn/modules/module.py", F, Stage, "torch"),
@@ -186,6 +189,8 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("run_backward", "", T, Serve, "torch"),
     r("step", "/optim/", T, Serve, "torch"),
     r("_use_grad", "/optim/", T, Serve, "torch"),
+    // Any function of torch.optim (`adamw`, `_single_tensor_adamw`, `_multi_tensor_adam`, …).
+    r("", "torch/optim/", T, Serve, "torch"),
     r("clip_grad_norm_", "", T, Serve, "torch"),
     // --- vLLM (V0 worker/model_runner/llm_engine, V1 gpu_worker/gpu_model_runner/core) ---
     r("init_device", "vllm/", S, Stage, "vllm"),
@@ -204,6 +209,10 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("default_weight_loader", "", W, Stage, "vllm"),
     r("load_model_weights", "", W, Stage, "vllm"),
     r("_load_weights", "", W, Stage, "vllm"),
+    r("safetensors_weights_iterator", "", W, Stage, "vllm"),
+    r("pt_weights_iterator", "", W, Stage, "vllm"),
+    r("np_cache_weights_iterator", "", W, Stage, "vllm"),
+    r("fastsafetensors_weights_iterator", "", W, Stage, "vllm"),
     r("process_weights_after_loading", "", F, Stage, "vllm"),
     r("_process_weights_after_loading", "", F, Stage, "vllm"),
     r("gptq_marlin_repack", "", F, Stage, "vllm"),
@@ -281,6 +290,8 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("event_loop_overlap", "", I, Serve, "sglang"),
     r("event_loop_pp", "", I, Serve, "sglang"),
     r("run_batch", "", I, Serve, "sglang"),
+    r("forward_thread_func", "", I, Serve, "sglang"),
+    r("forward_thread_func_", "", I, Serve, "sglang"),
     r("forward_batch_generation", "", I, Serve, "sglang"),
     r("generate_request", "", I, Serve, "sglang"),
     // --- TGI (server/text_generation_server) ---
@@ -480,8 +491,10 @@ pub fn frame_rule(function: &str, file: &str) -> Option<&'static FrameRule> {
     } else {
         file
     };
+    // An empty function in a rule stands for any function of that path.
     FRAME_RULES.iter().find(|rule| {
-        rule.function == function && (rule.path.is_empty() || file.contains(rule.path))
+        (rule.function == function || rule.function.is_empty())
+            && (rule.path.is_empty() || file.contains(rule.path))
     })
 }
 

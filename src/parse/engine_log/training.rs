@@ -13,6 +13,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("File \"", frame),
     rule("File /", ipython_frame),
     rule("File ~", ipython_frame),
+    rule("File [", ipython_frame),
     rule(".py in ", ipython7_frame),
     rule("---> ", jupyter_call),
     rule("\u{2502} ", rich_frame),
@@ -67,11 +68,23 @@ fn ipython_frame(text: &str, facts: &mut LineFacts) {
     let Some(at) = memchr::memmem::find(text.as_bytes(), b"File ") else {
         return;
     };
-    let rest = &text[at + "File ".len()..];
+    let mut rest = &text[at + "File ".len()..];
+    // JupyterLab renders the location as a markdown link: `File [~/x.py:49](http://…), in f()`.
+    let linked = rest
+        .strip_prefix('[')
+        .and_then(|inner| inner.split_once("]("));
+    let location = if let Some((location, tail)) = linked {
+        rest = tail;
+        location
+    } else {
+        let Some(comma) = rest.find(", in ") else {
+            return;
+        };
+        &rest[..comma]
+    };
     let Some(comma) = rest.find(", in ") else {
         return;
     };
-    let location = &rest[..comma];
     // `path:line`: the path is what comes before the last colon followed by digits only.
     let Some((file, line)) = location.rsplit_once(':') else {
         return;
@@ -327,6 +340,10 @@ mod tests {
             pair("to", "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py")
         );
         assert_eq!(frame_of("File not found, in the cache"), None);
+        assert_eq!(
+            frame_of("File [~/envs/q/lib/python3.11/site-packages/vllm/worker/cache_engine.py:49](http://host/lab/tree/x.py#line=48), in CacheEngine.__init__(self, cache_config)"),
+            pair("__init__", "~/envs/q/lib/python3.11/site-packages/vllm/worker/cache_engine.py")
+        );
         // IPython 7.
         assert_eq!(
             frame_of("~/anaconda3/lib/python3.8/site-packages/torch/nn/modules/module.py in _call_impl(self, *input, **kwargs)"),
