@@ -387,7 +387,6 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("dispatch_model", "", W, Stage, "accelerate"),
     r("set_module_tensor_to_device", "", W, Move, "accelerate"),
     r("send_to_device", "accelerate/", W, Move, "accelerate"),
-    r("prepare_model", "accelerate/", W, Move, "accelerate"),
     // --- PEFT ---
     r("merge_and_unload", "", F, Stage, "peft"),
     r("_unload_and_optionally_merge", "", F, Stage, "peft"),
@@ -422,7 +421,6 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("_take_model_step", "", T, Serve, "deepspeed"),
     r("allreduce_gradients", "", T, Serve, "deepspeed"),
     // --- LMDeploy (turbomind/turbomind.py, pytorch/engine) ---
-    r("_create_model_instance", "lmdeploy/", K, Stage, "lmdeploy"),
     r("allocate_gpu_cache", "", K, Stage, "lmdeploy"),
     r("_build_model", "lmdeploy/", W, Stage, "lmdeploy"),
     r("_load_weights", "lmdeploy/", W, Stage, "lmdeploy"),
@@ -1055,7 +1053,7 @@ mod tests {
             failed_in(&[
                 frame(1, "train", trainer),
                 frame(2, "_inner_training_loop", trainer),
-                frame(3, "prepare_model", "/x/accelerate/accelerator.py"),
+                frame(3, "_wrap_model", "/x/transformers/trainer.py"),
                 frame(4, "to", "/x/torch/nn/modules/module.py"),
                 frame(5, "_apply", "/x/torch/nn/modules/module.py")
             ])
