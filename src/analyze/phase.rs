@@ -94,98 +94,463 @@ pub struct Frame {
     pub file: String,
 }
 
-/// The phase a traceback frame proves, if any. Function names from vLLM (`worker.py`,
-/// `gpu_worker.py`, `model_runner.py`, `gpu_model_runner.py`, `model_loader/`), SGLang
-/// (`model_runner.py`, `cuda_graph_runner.py`), TGI (`flash_causal_lm.py` `warmup`),
-/// transformers/accelerate (`modeling_utils.py`, `big_modeling.py`) and torch (`_tensor.py`
-/// `backward`, `optim/optimizer.py`). `forward` and `_dummy_run` prove nothing alone.
-pub fn frame_phase(function: &str, file: &str) -> Option<Phase> {
-    let phase = match function {
-        "load_model"
-        | "load_weights"
-        | "get_model"
-        | "initialize_model"
-        | "_initialize_model"
-        | "load_checkpoint_and_dispatch"
-        | "_load_pretrained_model"
-        | "load_state_dict"
-        | "_load_state_dict_into_meta_model"
-        | "set_module_tensor_to_device"
-        | "weight_loader"
-        | "default_weight_loader"
-        | "load_checkpoint_in_model"
-        | "dispatch_model"
-        | "load_model_weights"
-        | "_load_weights" => Phase::WeightsLoad,
-        "process_weights_after_loading"
-        | "_process_weights_after_loading"
-        | "gptq_marlin_repack"
-        | "awq_marlin_repack"
-        | "prepare_fp8_layer_for_marlin"
-        | "marlin_permute_scales"
-        | "repack"
-        | "quantize_"
-        | "convert_to_fp8" => Phase::FormatConversion,
-        "profile_run"
-        | "_dummy_sampler_run"
-        | "_dummy_pooler_run"
-        | "determine_num_available_blocks"
-        | "determine_available_memory"
-        | "profile_max_num_token"
-        | "warmup"
-        | "_warmup"
-        | "warmup_model" => Phase::Profiling,
-        "initialize_kv_cache"
-        | "_initialize_kv_caches"
-        | "initialize_cache"
-        | "_init_cache"
-        | "_init_cache_engine"
-        | "_allocate_kv_cache"
-        | "_allocate_kv_cache_tensors"
-        | "initialize_kv_cache_tensors"
-        | "init_memory_pool"
-        | "allocate_kv_cache"
-        | "get_kv_cache_config"
-        | "check_enough_kv_cache_memory"
-        | "raise_if_cache_size_invalid"
-        | "_check_enough_kv_cache_memory" => Phase::KvCacheAlloc,
-        "capture_model"
-        | "capture"
-        | "_capture_cudagraphs"
-        | "capture_one_batch_size"
-        | "init_cuda_graphs"
-        | "compile_or_warm_up_model"
-        | "_capture"
-        | "cuda_graph_warmup"
-        | "capture_cuda_graph" => Phase::CudaGraphCapture,
-        "generate"
-        | "_run_engine"
-        | "create_chat_completion"
-        | "create_completion"
-        | "Prefill"
-        | "Decode"
-        | "event_loop_normal"
-        | "event_loop_overlap"
-        | "run_batch"
-        | "execute_model_async"
-        | "_generate" => Phase::Inference,
-        "backward"
-        | "_engine_run_backward"
-        | "run_backward"
-        | "training_step"
-        | "train_step"
-        | "_inner_training_loop"
-        | "train"
-        | "optimizer_step"
-        | "clip_grad_norm_" => Phase::TrainingStep,
-        "__init__" if file.contains("cache_engine") => Phase::KvCacheAlloc,
-        "__init__" if file.contains("cuda_graph_runner") => Phase::CudaGraphCapture,
-        "step" if file.contains("/optim/") => Phase::TrainingStep,
-        "_use_grad" if file.contains("/optim/") => Phase::TrainingStep,
-        "step" if file.contains("llm_engine") => Phase::Inference,
-        _ => return None,
+/// How a frame's phase counts when the frames of one traceback are read together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A stage of start-up (or a warm-up, a capture, a load): decides, and encloses the
+    /// serving frames below it (vLLM's `profile_run` runs `execute_model`; TGI's `warmup` runs
+    /// `generate_token`; SGLang's graph capture runs the model's forward).
+    Stage,
+    /// Serving a request or a training step: decides unless a stage frame encloses it.
+    Serve,
+    /// Moves weights onto the GPU (`Module.to`, accelerate's `set_module_tensor_to_device`):
+    /// weights_load, unless an offload hook runs it inside a forward.
+    Move,
+    /// A hook that runs the forward of an offloaded model (accelerate `pre_forward`): moves
+    /// below it belong to the forward, not to a load.
+    Offload,
+    /// Encloses several stages (vLLM `_initialize_kv_caches` profiles, then allocates): decides
+    /// only when no deeper frame and no log line shows the stage.
+    Wrapper,
+}
+
+/// One mapping of a traceback function to a phase, with where it comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameRule {
+    /// The function name as the traceback prints it.
+    pub function: &'static str,
+    /// A fragment the path must contain (slashes normalised); empty for any file.
+    pub path: &'static str,
+    /// The phase it shows.
+    pub phase: Phase,
+    /// How it counts.
+    pub role: Role,
+    /// The library it comes from (docs/phases.md lists the source files and versions).
+    pub engine: &'static str,
+}
+
+const fn r(
+    function: &'static str,
+    path: &'static str,
+    phase: Phase,
+    role: Role,
+    engine: &'static str,
+) -> FrameRule {
+    FrameRule {
+        function,
+        path,
+        phase,
+        role,
+        engine,
+    }
+}
+
+use Phase::{
+    CudaGraphCapture as G, FormatConversion as F, Inference as I, KvCacheAlloc as K,
+    Profiling as P, Startup as S, TrainingStep as T, WeightsLoad as W,
+};
+use Role::{Move, Offload, Serve, Stage, Wrapper};
+
+/// Traceback functions and the phase each shows, read from the engines' sources (see
+/// docs/phases.md for file, function and version of each). The first rule that matches a
+/// frame applies, so path-qualified rules come before bare names. `forward`, `__call__`,
+/// `_dummy_run` (vLLM V1 runs it from both `profile_run` and `capture_model`), `_apply`,
+/// `convert` and torch.compile's frames are not listed: their caller decides.
+pub static FRAME_RULES: &[FrameRule] = &[
+    // --- torch ---
+    r("_lazy_init", "torch/cuda/", S, Stage, "torch"),
+    r("set_device", "torch/cuda/", S, Stage, "torch"),
+    r("init_process_group", "torch/distributed", S, Stage, "torch"),
+    r("to", "torch/nn/modules/module.py", W, Move, "torch"),
+    // `convert` is the closure of `Module.to` (`.half()`/`.float()` pass lambdas).
+    r("convert", "torch/nn/modules/module.py", W, Move, "torch"),
+    r("to", "bitsandbytes/", W, Move, "bitsandbytes"),
+    r("cuda", "torch/nn/modules/module.py", W, Move, "torch"),
+    r("half", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("float", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("bfloat16", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("double", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("type", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r(
+        "load_state_dict",
+        "torch/nn/modules/module.py",
+        W,
+        Stage,
+        "torch",
+    ),
+    r("load", "torch/serialization.py", W, Stage, "torch"),
+    r("capture_begin", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("capture_end", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("__enter__", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("__exit__", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("make_graphed_callables", "", G, Stage, "torch"),
+    r("backward", "", T, Serve, "torch"),
+    r("_engine_run_backward", "", T, Serve, "torch"),
+    r("run_backward", "", T, Serve, "torch"),
+    r("step", "/optim/", T, Serve, "torch"),
+    r("_use_grad", "/optim/", T, Serve, "torch"),
+    // Any function of torch.optim (`adamw`, `_single_tensor_adamw`, `_multi_tensor_adam`, …).
+    r("", "torch/optim/", T, Serve, "torch"),
+    r("clip_grad_norm_", "", T, Serve, "torch"),
+    // --- vLLM (V0 worker/model_runner/llm_engine, V1 gpu_worker/gpu_model_runner/core) ---
+    r("init_device", "vllm/", S, Stage, "vllm"),
+    r("init_worker_distributed_environment", "", S, Stage, "vllm"),
+    r("init_distributed_environment", "", S, Stage, "vllm"),
+    r("ensure_model_parallel_initialized", "", S, Stage, "vllm"),
+    r("initialize_model_parallel", "", S, Stage, "vllm"),
+    r("load_model", "", W, Stage, "vllm/sglang/transformers"),
+    r("get_model", "", W, Stage, "vllm/tgi"),
+    r("load_weights", "", W, Stage, "vllm/sglang"),
+    r("_initialize_model", "", W, Stage, "vllm"),
+    r("initialize_model", "", W, Stage, "vllm"),
+    r("create_weights", "vllm/", W, Stage, "vllm"),
+    r("weight_loader", "", W, Stage, "vllm"),
+    r("weight_loader_v2", "", W, Stage, "vllm"),
+    r("default_weight_loader", "", W, Stage, "vllm"),
+    r("load_model_weights", "", W, Stage, "vllm"),
+    r("_load_weights", "", W, Stage, "vllm"),
+    r("safetensors_weights_iterator", "", W, Stage, "vllm"),
+    r("pt_weights_iterator", "", W, Stage, "vllm"),
+    r("np_cache_weights_iterator", "", W, Stage, "vllm"),
+    r("fastsafetensors_weights_iterator", "", W, Stage, "vllm"),
+    r("process_weights_after_loading", "", F, Stage, "vllm"),
+    r("_process_weights_after_loading", "", F, Stage, "vllm"),
+    r("gptq_marlin_repack", "", F, Stage, "vllm"),
+    r("awq_marlin_repack", "", F, Stage, "vllm"),
+    r("gptq_marlin_moe_repack", "", F, Stage, "vllm"),
+    r("prepare_fp8_layer_for_marlin", "", F, Stage, "vllm"),
+    r("prepare_moe_fp8_layer_for_marlin", "", F, Stage, "vllm"),
+    r("prepare_fp4_layer_for_marlin", "", F, Stage, "vllm"),
+    r("marlin_permute_scales", "", F, Stage, "vllm"),
+    r("requantize_with_max_scale", "", F, Stage, "vllm"),
+    r("normalize_e4m3fn_to_e4m3fnuz", "", F, Stage, "vllm"),
+    r("convert_to_channelwise", "", F, Stage, "vllm"),
+    r("repack", "", F, Stage, "vllm"),
+    r("quantize_", "", F, Stage, "torchao"),
+    r("convert_to_fp8", "", F, Stage, "vllm"),
+    r("profile_run", "", P, Stage, "vllm"),
+    r("_dummy_sampler_run", "", P, Stage, "vllm"),
+    r("_dummy_pooler_run", "", P, Stage, "vllm"),
+    r("determine_num_available_blocks", "", P, Stage, "vllm"),
+    r("determine_available_memory", "", P, Stage, "vllm"),
+    r("_initialize_kv_caches", "", K, Wrapper, "vllm"),
+    r("initialize_cache", "", K, Stage, "vllm"),
+    r("_init_cache", "", K, Stage, "vllm"),
+    r("_init_cache_engine", "", K, Stage, "vllm"),
+    r("__init__", "cache_engine", K, Stage, "vllm/lmdeploy"),
+    r("_allocate_kv_cache", "", K, Stage, "vllm"),
+    r("raise_if_cache_size_invalid", "", K, Stage, "vllm"),
+    r("initialize_from_config", "vllm/", K, Stage, "vllm"),
+    r("initialize_kv_cache", "", K, Stage, "vllm"),
+    r("initialize_kv_cache_tensors", "", K, Stage, "vllm"),
+    r("_allocate_kv_cache_tensors", "", K, Stage, "vllm"),
+    r("_reshape_kv_cache_tensors", "", K, Stage, "vllm"),
+    r("get_kv_cache_config", "", K, Stage, "vllm"),
+    r("get_kv_cache_configs", "", K, Stage, "vllm"),
+    r("check_enough_kv_cache_memory", "", K, Stage, "vllm"),
+    r("_check_enough_kv_cache_memory", "", K, Stage, "vllm"),
+    r("allocate_kv_cache", "", K, Stage, "vllm"),
+    r("compile_or_warm_up_model", "", G, Stage, "vllm"),
+    r("capture_model", "", G, Stage, "vllm"),
+    r("_capture_cudagraphs", "", G, Stage, "vllm"),
+    r("capture", "", G, Stage, "vllm/sglang"),
+    r("_capture", "", G, Stage, "vllm"),
+    r("capture_cuda_graph", "", G, Stage, "vllm"),
+    r("__init__", "cuda_graph_runner", G, Stage, "sglang"),
+    r("execute_model", "", I, Serve, "vllm"),
+    r("execute_model_async", "", I, Serve, "vllm"),
+    r("step", "llm_engine", I, Serve, "vllm"),
+    r("step", "engine/core.py", I, Serve, "vllm"),
+    r("step_with_batch_queue", "", I, Serve, "vllm"),
+    r("step_async", "", I, Serve, "vllm"),
+    r("engine_step", "", I, Serve, "vllm"),
+    r("run_engine_loop", "", I, Serve, "vllm"),
+    r("run_busy_loop", "", I, Serve, "vllm"),
+    r("_process_engine_step", "", I, Serve, "vllm"),
+    r("_run_engine", "", I, Serve, "vllm"),
+    r("create_chat_completion", "", I, Serve, "vllm"),
+    r("create_completion", "", I, Serve, "vllm"),
+    r("chat_completion_stream_generator", "", I, Serve, "vllm"),
+    r("chat_completion_full_generator", "", I, Serve, "vllm"),
+    r("chat", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("encode", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("embed", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("score", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("beam_search", "entrypoints/llm.py", I, Serve, "vllm"),
+    // --- SGLang (model_runner.py, cuda_graph_runner.py, scheduler.py, tp_worker.py) ---
+    r("init_torch_distributed", "", S, Stage, "sglang"),
+    r("profile_max_num_token", "", P, Stage, "sglang"),
+    r("kernel_warmup", "", P, Stage, "sglang"),
+    r("init_memory_pool", "", K, Stage, "sglang"),
+    r("_create_buffers", "mem_cache", K, Stage, "sglang"),
+    r("init_cuda_graphs", "", G, Stage, "sglang"),
+    r("init_device_graphs", "", G, Stage, "sglang"),
+    r("capture_one_batch_size", "", G, Stage, "sglang"),
+    r("event_loop_normal", "", I, Serve, "sglang"),
+    r("event_loop_overlap", "", I, Serve, "sglang"),
+    r("event_loop_pp", "", I, Serve, "sglang"),
+    r("run_batch", "", I, Serve, "sglang"),
+    r("forward_thread_func", "", I, Serve, "sglang"),
+    r("forward_thread_func_", "", I, Serve, "sglang"),
+    r("forward_batch_generation", "", I, Serve, "sglang"),
+    r("generate_request", "", I, Serve, "sglang"),
+    // --- TGI (server/text_generation_server) ---
+    r("init_kv_cache", "", K, Stage, "tgi"),
+    r("cuda_graph_warmup", "", G, Stage, "tgi"),
+    r("tunableop_warmup", "", P, Stage, "tgi"),
+    r("Warmup", "", P, Stage, "tgi"),
+    r("warmup", "", P, Stage, "tgi/lmdeploy"),
+    r("_warmup", "", P, Stage, "vllm"),
+    r("warmup_model", "", P, Stage, "vllm"),
+    r("get_tensor", "text_generation_server", W, Stage, "tgi"),
+    r("get_sharded", "text_generation_server", W, Stage, "tgi"),
+    r(
+        "get_multi_weights_col",
+        "text_generation_server",
+        W,
+        Stage,
+        "tgi",
+    ),
+    r("get_weights_col", "text_generation_server", W, Stage, "tgi"),
+    r("get_weights_row", "text_generation_server", W, Stage, "tgi"),
+    r("Prefill", "", I, Serve, "tgi"),
+    r("Decode", "", I, Serve, "tgi"),
+    r("generate_token", "", I, Serve, "tgi"),
+    // --- transformers (modeling_utils.py, trainer.py, generation/utils.py, pipelines) ---
+    r(
+        "from_pretrained",
+        "",
+        W,
+        Stage,
+        "transformers/peft/diffusers",
+    ),
+    r("_from_config", "", W, Stage, "transformers"),
+    r("_load_pretrained_model", "", W, Stage, "transformers"),
+    r("load_state_dict", "", W, Stage, "transformers"),
+    r("_load_state_dict_into_model", "", W, Stage, "transformers"),
+    r(
+        "_load_state_dict_into_meta_model",
+        "",
+        W,
+        Stage,
+        "transformers",
+    ),
+    r("load_shard_file", "", W, Stage, "transformers"),
+    r("_load_parameter_into_model", "", W, Stage, "transformers"),
+    r("caching_allocator_warmup", "", W, Stage, "transformers"),
+    r("_move_model_to_device", "", W, Move, "transformers"),
+    r(
+        "_process_model_after_weight_loading",
+        "",
+        F,
+        Stage,
+        "transformers",
+    ),
+    r("dequantize", "transformers/", F, Stage, "transformers"),
+    r("generate", "", I, Serve, "transformers/vllm"),
+    r("_sample", "generation/", I, Serve, "transformers"),
+    r("sample", "generation/", I, Serve, "transformers"),
+    r("greedy_search", "", I, Serve, "transformers"),
+    r("_greedy_search", "", I, Serve, "transformers"),
+    r("beam_search", "generation/", I, Serve, "transformers"),
+    r("_beam_search", "", I, Serve, "transformers"),
+    r("_assisted_decoding", "", I, Serve, "transformers"),
+    r("_contrastive_search", "", I, Serve, "transformers"),
+    r("_generate", "", I, Serve, "vllm"),
+    r("_forward", "/pipelines/", I, Serve, "transformers"),
+    r("forward", "/pipelines/", I, Serve, "transformers"),
+    r("run_single", "/pipelines/", I, Serve, "transformers"),
+    r(
+        "__call__",
+        "/pipelines/",
+        I,
+        Serve,
+        "transformers/diffusers",
+    ),
+    r("evaluate", "trainer", I, Serve, "transformers"),
+    r("evaluation_loop", "", I, Serve, "transformers"),
+    r("prediction_step", "", I, Serve, "transformers"),
+    r("predict", "trainer", I, Serve, "transformers/lightning"),
+    r("validate", "trainer/trainer.py", I, Serve, "lightning"),
+    r("test", "trainer/trainer.py", I, Serve, "lightning"),
+    r("fit", "trainer/trainer.py", T, Serve, "lightning"),
+    r("training_step", "", T, Serve, "transformers/lightning"),
+    r("train_step", "", T, Serve, "deepspeed"),
+    r("_inner_training_loop", "", T, Serve, "transformers"),
+    r("train", "", T, Serve, "transformers"),
+    r("optimizer_step", "", T, Serve, "lightning"),
+    // --- accelerate (big_modeling.py, utils/modeling.py, hooks.py, accelerator.py) ---
+    r("pre_forward", "accelerate/", W, Offload, "accelerate"),
+    r("new_forward", "accelerate/", W, Offload, "accelerate"),
+    r("load_checkpoint_and_dispatch", "", W, Stage, "accelerate"),
+    r("load_checkpoint_in_model", "", W, Stage, "accelerate"),
+    r("dispatch_model", "", W, Stage, "accelerate"),
+    r("set_module_tensor_to_device", "", W, Move, "accelerate"),
+    r("send_to_device", "accelerate/", W, Move, "accelerate"),
+    // --- PEFT ---
+    r("merge_and_unload", "", F, Stage, "peft"),
+    r("_unload_and_optionally_merge", "", F, Stage, "peft"),
+    r("merge_adapter", "", F, Stage, "peft"),
+    r("prepare_model_for_kbit_training", "", F, Stage, "peft"),
+    r("load_adapter", "", W, Stage, "peft"),
+    r("set_peft_model_state_dict", "", W, Stage, "peft"),
+    r("get_peft_model", "", W, Stage, "peft"),
+    // --- Lightning (trainer/trainer.py, loops/, strategies/) ---
+    r("validation_step", "", I, Serve, "lightning"),
+    r("test_step", "", I, Serve, "lightning"),
+    r("predict_step", "", I, Serve, "lightning"),
+    r("_run_sanity_check", "", I, Serve, "lightning"),
+    r("advance", "loops/evaluation_loop", I, Serve, "lightning"),
+    r("advance", "loops/prediction_loop", I, Serve, "lightning"),
+    r(
+        "advance",
+        "loops/training_epoch_loop",
+        T,
+        Serve,
+        "lightning",
+    ),
+    r("advance", "loops/fit_loop", T, Serve, "lightning"),
+    r("run_training_epoch", "", T, Serve, "lightning"),
+    r("run_training_batch", "", T, Serve, "lightning"),
+    r("fit_loop", "", T, Serve, "lightning"),
+    r("model_to_device", "", W, Move, "lightning"),
+    // --- DeepSpeed (runtime/engine.py, runtime/zero/) ---
+    r("_configure_distributed_model", "", W, Move, "deepspeed"),
+    r("_post_init_method", "deepspeed/", W, Stage, "deepspeed"),
+    r("step", "deepspeed/runtime", T, Serve, "deepspeed"),
+    r("_take_model_step", "", T, Serve, "deepspeed"),
+    r("allreduce_gradients", "", T, Serve, "deepspeed"),
+    // --- LMDeploy (turbomind/turbomind.py, pytorch/engine) ---
+    r("allocate_gpu_cache", "", K, Stage, "lmdeploy"),
+    r("_build_model", "lmdeploy/", W, Stage, "lmdeploy"),
+    r("_load_weights", "lmdeploy/", W, Stage, "lmdeploy"),
+    r("stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),
+    r("async_stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),
+    // --- ExLlamaV2 (model.py, cache.py, generator/) ---
+    r("load", "exllamav2/", W, Stage, "exllamav2"),
+    r("load_autosplit", "", W, Stage, "exllamav2"),
+    r("load_gen", "exllamav2/", W, Stage, "exllamav2"),
+    r("__init__", "exllamav2/cache.py", K, Stage, "exllamav2"),
+    r("generate_simple", "", I, Serve, "exllamav2"),
+    // --- TensorRT-LLM (runtime/model_runner*.py, runtime/generation.py, _torch/pyexecutor) ---
+    r("from_dir", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
+    r("from_engine", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
+    r(
+        "setup",
+        "tensorrt_llm/runtime/generation.py",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_setup",
+        "tensorrt_llm/runtime/generation.py",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "estimate_max_tokens",
+        "tensorrt_llm/",
+        P,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r("build_managers", "tensorrt_llm/", K, Stage, "tensorrt_llm"),
+    r(
+        "_create_kv_cache_manager",
+        "tensorrt_llm/",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r("build", "tensorrt_llm/builder.py", G, Stage, "tensorrt_llm"),
+    r("build_engine", "tensorrt_llm/", G, Stage, "tensorrt_llm"),
+    // --- diffusers (pipelines/pipeline_utils.py) and ComfyUI (comfy/model_management.py) ---
+    r("enable_model_cpu_offload", "", W, Stage, "diffusers"),
+    r("enable_sequential_cpu_offload", "", W, Stage, "diffusers"),
+    r("__call__", "diffusers/pipelines/", I, Serve, "diffusers"),
+    r("load_models_gpu", "", W, Stage, "comfyui"),
+    r("model_load", "comfy/", W, Stage, "comfyui"),
+    r("partially_load", "comfy/", W, Stage, "comfyui"),
+    r("load_model_gpu", "comfy/", W, Stage, "comfyui"),
+    r("common_ksampler", "", I, Serve, "comfyui"),
+    r("sample", "comfy/", I, Serve, "comfyui"),
+    r("decode", "comfy/sd.py", I, Serve, "comfyui"),
+    r("encode", "comfy/sd.py", I, Serve, "comfyui"),
+];
+
+/// The rule for a frame, if any (paths are compared with `/` separators).
+pub fn frame_rule(function: &str, file: &str) -> Option<&'static FrameRule> {
+    let normalised;
+    let file = if file.contains('\\') {
+        normalised = file.replace('\\', "/");
+        normalised.as_str()
+    } else {
+        file
     };
-    Some(phase)
+    // An empty function in a rule stands for any function of that path.
+    FRAME_RULES.iter().find(|rule| {
+        (rule.function == function || rule.function.is_empty())
+            && (rule.path.is_empty() || file.contains(rule.path))
+    })
+}
+
+/// The phase a traceback frame shows by itself, if any (offload hooks show none).
+pub fn frame_phase(function: &str, file: &str) -> Option<Phase> {
+    frame_rule(function, file)
+        .filter(|rule| rule.role != Role::Offload)
+        .map(|rule| rule.phase)
+}
+
+/// What the frames of one traceback show, read outermost first.
+#[derive(Debug, Clone, Default)]
+pub struct FramesVerdict<'a> {
+    /// The deciding frame and its rule.
+    pub decided: Option<(&'a Frame, &'static FrameRule)>,
+    /// The deepest serving frame the deciding stage runs inside it (`execute_model` under
+    /// `profile_run`).
+    pub enclosed: Option<&'a Frame>,
+    /// The training frame around an inference frame (evaluation inside training).
+    pub around: Option<&'a Frame>,
+    /// The deepest wrapper frame (used only when nothing else shows the stage).
+    pub wrapper: Option<(&'a Frame, &'static FrameRule)>,
+}
+
+/// Reads the frames (outermost first): the deepest deciding frame wins, except that a serving
+/// frame inside a start-up stage belongs to that stage (warm-ups and profiling run the
+/// model's forward), and a weight move inside an offload hook belongs to the forward.
+pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
+    let mut verdict = FramesVerdict::default();
+    let mut offload = false;
+    let mut training: Option<&Frame> = None;
+    for frame in frames {
+        let Some(rule) = frame_rule(&frame.function, &frame.file) else {
+            continue;
+        };
+        let enclosing_stage = verdict
+            .decided
+            .is_some_and(|(_, decided)| matches!(decided.role, Role::Stage | Role::Move));
+        match rule.role {
+            Role::Wrapper => verdict.wrapper = Some((frame, rule)),
+            Role::Offload => offload = true,
+            Role::Move if offload => {}
+            Role::Serve if enclosing_stage => verdict.enclosed = Some(frame),
+            _ => {
+                if rule.role == Role::Serve && rule.phase == Phase::TrainingStep {
+                    training = Some(frame);
+                }
+                verdict.around = if rule.phase == Phase::Inference {
+                    training
+                } else {
+                    None
+                };
+                verdict.decided = Some((frame, rule));
+                verdict.enclosed = None;
+            }
+        }
+    }
+    verdict
 }
 
 /// The phase the failure message itself names, when its family is specific to one phase.
@@ -276,23 +641,41 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ),
         )
     });
-    let from_frames = inputs
-        .frames
-        .iter()
-        .filter_map(|frame| frame_phase(&frame.function, &frame.file).map(|phase| (phase, frame)))
-        .next_back()
-        .map(|(phase, frame)| {
-            (
-                phase,
-                format!(
-                    "line {}: traceback frame `{}` ({}) is {}",
-                    frame.line,
-                    frame.function,
-                    short_path(&frame.file),
-                    phase.describe()
-                ),
-            )
-        });
+    let frames = read_frames(inputs.frames);
+    let from_frames = frames.decided.map(|(frame, rule)| {
+        let mut why = format!(
+            "line {}: traceback frame `{}` ({}) is {}",
+            frame.line,
+            frame.function,
+            short_path(&frame.file),
+            rule.phase.describe()
+        );
+        if let Some(inner) = frames.enclosed {
+            why.push_str(&format!(
+                "; the deeper `{}` (line {}) runs inside it",
+                inner.function, inner.line
+            ));
+        }
+        if let Some(outer) = frames.around {
+            why.push_str(&format!(
+                "; evaluation inside training (`{}`, line {})",
+                outer.function, outer.line
+            ));
+        }
+        (rule.phase, why)
+    });
+    let from_wrapper = frames.wrapper.map(|(frame, rule)| {
+        (
+            rule.phase,
+            format!(
+                "line {}: traceback frame `{}` ({}) encloses {} (no deeper frame shows more)",
+                frame.line,
+                frame.function,
+                short_path(&frame.file),
+                rule.phase.describe()
+            ),
+        )
+    });
     let from_progress = progress.in_progress.map(|(phase, line)| {
         (
             phase,
@@ -310,10 +693,13 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         _ => None,
     };
 
-    let decided = from_message
-        .or(from_hint)
+    // An explicit line of the engine beats the message family (llama.cpp's compute-buffer
+    // failure is profiling at context creation, inference in `llama_kv_cache_update_impl`).
+    let decided = from_hint
+        .or(from_message)
         .or(from_frames)
         .or(from_progress)
+        .or(from_wrapper)
         .or(from_serving);
     let failed_in = match decided {
         Some((phase, why)) => {
@@ -474,5 +860,264 @@ mod tests {
         assert_eq!(report.failed_in, Phase::Inference);
         assert_eq!(report.server_was_ready, Some(true));
         assert_eq!(report.last_completed, Some(Phase::WeightsLoad));
+    }
+
+    fn failed_in(frames: &[Frame]) -> (Phase, Vec<String>) {
+        let report = decide(PhaseInputs {
+            failure: None,
+            progress: &Progress::default(),
+            frames,
+            hint: None,
+        });
+        (report.failed_in, report.evidence)
+    }
+
+    #[test]
+    fn a_stage_encloses_the_forward_it_runs() {
+        // vLLM V0: profile_run runs execute_model.
+        let (phase, evidence) = failed_in(&[
+            frame(
+                1,
+                "determine_num_available_blocks",
+                "/x/vllm/worker/worker.py",
+            ),
+            frame(2, "profile_run", "/x/vllm/worker/model_runner.py"),
+            frame(3, "execute_model", "/x/vllm/worker/model_runner.py"),
+            frame(4, "forward", "/x/vllm/model_executor/models/llama.py"),
+        ]);
+        assert_eq!(phase, Phase::Profiling);
+        assert!(evidence[0].contains("`profile_run`"), "{evidence:?}");
+        assert!(evidence[0].contains("the deeper `execute_model` (line 3)"));
+        // TGI: warmup runs generate_token, then sizes and allocates the KV cache.
+        let tgi = "/x/text_generation_server/models/flash_causal_lm.py";
+        assert_eq!(
+            failed_in(&[
+                frame(1, "Warmup", "/x/text_generation_server/server.py"),
+                frame(2, "warmup", tgi),
+                frame(3, "generate_token", tgi)
+            ])
+            .0,
+            Phase::Profiling
+        );
+        assert_eq!(
+            failed_in(&[frame(1, "warmup", tgi), frame(2, "init_kv_cache", tgi)]).0,
+            Phase::KvCacheAlloc
+        );
+        // SGLang: graph capture runs the model.
+        let sgl = "/x/sglang/srt/model_executor/cuda_graph_runner.py";
+        assert_eq!(
+            failed_in(&[
+                frame(1, "__init__", sgl),
+                frame(2, "capture", sgl),
+                frame(3, "capture_one_batch_size", sgl),
+                frame(4, "run_once", sgl),
+                frame(5, "forward", "/x/sglang/srt/models/llama.py")
+            ])
+            .0,
+            Phase::CudaGraphCapture
+        );
+    }
+
+    #[test]
+    fn vllm_v1_dummy_run_is_decided_by_its_caller() {
+        let runner = "/x/vllm/v1/worker/gpu_model_runner.py";
+        assert_eq!(
+            failed_in(&[
+                frame(
+                    1,
+                    "compile_or_warm_up_model",
+                    "/x/vllm/v1/worker/gpu_worker.py"
+                ),
+                frame(2, "capture_model", runner),
+                frame(3, "_dummy_run", runner)
+            ])
+            .0,
+            Phase::CudaGraphCapture
+        );
+        assert_eq!(
+            failed_in(&[
+                frame(1, "profile_run", runner),
+                frame(2, "_dummy_run", runner)
+            ])
+            .0,
+            Phase::Profiling
+        );
+        assert_eq!(
+            failed_in(&[frame(1, "_dummy_run", runner)]).0,
+            Phase::Unknown
+        );
+        assert_eq!(
+            failed_in(&[
+                frame(1, "run_engine_core", "/x/vllm/v1/engine/core.py"),
+                frame(2, "run_busy_loop", "/x/vllm/v1/engine/core.py"),
+                frame(3, "step", "/x/vllm/v1/engine/core.py"),
+                frame(4, "execute_model", runner)
+            ])
+            .0,
+            Phase::Inference
+        );
+    }
+
+    #[test]
+    fn wrappers_decide_only_when_nothing_else_does() {
+        let core = "/x/vllm/v1/engine/core.py";
+        let (phase, evidence) = failed_in(&[
+            frame(1, "_initialize_kv_caches", core),
+            frame(2, "collective_rpc", "/x/vllm/executor/abstract.py"),
+        ]);
+        assert_eq!(phase, Phase::KvCacheAlloc);
+        assert!(evidence[0].contains("encloses"));
+        assert_eq!(
+            failed_in(&[
+                frame(1, "_initialize_kv_caches", core),
+                frame(
+                    2,
+                    "determine_available_memory",
+                    "/x/vllm/v1/executor/abstract.py"
+                )
+            ])
+            .0,
+            Phase::Profiling
+        );
+        // A log line that shows the stage beats the wrapper.
+        let mut progress = Progress::default();
+        progress.observe(EventKind::CudaGraphCaptureStart, Phase::CudaGraphCapture, 1);
+        let frames = [frame(2, "_initialize_kv_caches", core)];
+        let report = decide(PhaseInputs {
+            failure: None,
+            progress: &progress,
+            frames: &frames,
+            hint: None,
+        });
+        assert_eq!(report.failed_in, Phase::CudaGraphCapture);
+    }
+
+    #[test]
+    fn offloaded_weights_moved_in_a_forward_are_not_a_load() {
+        let hooks = "/x/accelerate/hooks.py";
+        let (phase, _) = failed_in(&[
+            frame(1, "generate", "/x/transformers/generation/utils.py"),
+            frame(2, "_sample", "/x/transformers/generation/utils.py"),
+            frame(3, "new_forward", hooks),
+            frame(4, "pre_forward", hooks),
+            frame(
+                5,
+                "set_module_tensor_to_device",
+                "/x/accelerate/utils/modeling.py",
+            ),
+        ]);
+        assert_eq!(phase, Phase::Inference);
+        // Without the hook it is a load.
+        assert_eq!(
+            failed_in(&[
+                frame(1, "dispatch_model", "/x/accelerate/big_modeling.py"),
+                frame(
+                    2,
+                    "set_module_tensor_to_device",
+                    "/x/accelerate/utils/modeling.py"
+                )
+            ])
+            .0,
+            Phase::WeightsLoad
+        );
+    }
+
+    #[test]
+    fn evaluation_inside_training_is_inference_and_says_so() {
+        let trainer = "/x/transformers/trainer.py";
+        let (phase, evidence) = failed_in(&[
+            frame(1, "train", trainer),
+            frame(2, "_inner_training_loop", trainer),
+            frame(3, "_maybe_log_save_evaluate", trainer),
+            frame(4, "evaluate", "/x/transformers/trainer_seq2seq.py"),
+            frame(5, "prediction_step", "/x/transformers/trainer_seq2seq.py"),
+            frame(6, "generate", "/x/transformers/generation/utils.py"),
+        ]);
+        assert_eq!(phase, Phase::Inference);
+        assert!(
+            evidence[0].contains("evaluation inside training (`_inner_training_loop`, line 2)"),
+            "{evidence:?}"
+        );
+        assert_eq!(
+            failed_in(&[
+                frame(1, "train", trainer),
+                frame(2, "_inner_training_loop", trainer),
+                frame(3, "training_step", trainer),
+                frame(4, "backward", "/x/torch/_tensor.py")
+            ])
+            .0,
+            Phase::TrainingStep
+        );
+        // The model moved to the GPU when training starts is a load.
+        assert_eq!(
+            failed_in(&[
+                frame(1, "train", trainer),
+                frame(2, "_inner_training_loop", trainer),
+                frame(3, "_wrap_model", "/x/transformers/trainer.py"),
+                frame(4, "to", "/x/torch/nn/modules/module.py"),
+                frame(5, "_apply", "/x/torch/nn/modules/module.py")
+            ])
+            .0,
+            Phase::WeightsLoad
+        );
+    }
+
+    #[test]
+    fn module_moves_and_casts() {
+        let module = "/x/torch/nn/modules/module.py";
+        let (to, half, lazy) = (
+            failed_in(&[
+                frame(1, "to", module),
+                frame(2, "_apply", module),
+                frame(3, "convert", module),
+            ])
+            .0,
+            failed_in(&[
+                frame(1, "half", module),
+                frame(2, "_apply", module),
+                frame(3, "<lambda>", module),
+            ])
+            .0,
+            failed_in(&[
+                frame(1, "cuda", module),
+                frame(2, "_apply", module),
+                frame(3, "_lazy_init", "/x/torch/cuda/__init__.py"),
+            ])
+            .0,
+        );
+        assert_eq!(
+            (to, half, lazy),
+            (Phase::WeightsLoad, Phase::FormatConversion, Phase::Startup)
+        );
+        // Windows paths.
+        let windows = r"C:\Users\u\miniconda3\Lib\site-packages\torch\nn\modules\module.py";
+        assert_eq!(failed_in(&[frame(1, "to", windows)]).0, Phase::WeightsLoad);
+        // A Jupyter call line (`---> 1 model.to(0)`) has no path: `to` alone proves nothing.
+        assert_eq!(failed_in(&[frame(1, "to", "<call>")]).0, Phase::Unknown);
+    }
+
+    #[test]
+    fn every_rule_is_reachable() {
+        for (index, rule) in FRAME_RULES.iter().enumerate() {
+            let file = if rule.path.is_empty() {
+                "/x/y.py".to_string()
+            } else {
+                format!("/x/{}/y.py", rule.path)
+            };
+            let found = frame_rule(rule.function, &file).map(|found| found as *const FrameRule);
+            assert!(found.is_some(), "{}", rule.function);
+            let first = FRAME_RULES
+                .iter()
+                .position(|other| std::ptr::eq(other, found.unwrap()))
+                .unwrap();
+            // An earlier rule may shadow a later one only when both say the same.
+            if first != index {
+                assert_eq!(
+                    FRAME_RULES[first].phase, rule.phase,
+                    "{} shadowed",
+                    rule.function
+                );
+            }
+        }
     }
 }

@@ -33,6 +33,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("llama runner started in", ollama_runner_started),
     rule("msg=\"offload to ", ollama_offload),
     rule("| POST ", gin_request),
+    rule(": failed to allocate compute buffers", compute_failed),
+    rule(": failed to allocate compute pp buffers", compute_failed),
+    rule("load_tensors: loading model tensors", load_tensors),
 ];
 
 fn llama(facts: &mut LineFacts) {
@@ -312,6 +315,44 @@ fn gin_request(text: &str, facts: &mut LineFacts) {
             EventFigures::default(),
         );
     }
+}
+
+/// `graph_reserve: failed to allocate compute buffers` (the function before the colon says
+/// when): the worst-case graph reserve at context creation (`graph_reserve`, `sched_reserve`,
+/// `llama_init_from_model`, `llama_new_context_with_model`: llama-context.cpp) is profiling;
+/// the KV-cache update run from `llama_decode` while serving (`llama_kv_cache_update_impl`,
+/// `kv_self_update`: llama-context.cpp / llama.cpp) is inference.
+fn compute_failed(text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    let Some(colon) = text.find(": failed to allocate compute") else {
+        return;
+    };
+    let function = text[..colon].rsplit([' ', '|', ']']).next().unwrap_or("");
+    let phase = match function {
+        "graph_reserve"
+        | "sched_reserve"
+        | "llama_init_from_model"
+        | "llama_new_context_with_model"
+        | "llama_context" => Phase::Profiling,
+        "llama_kv_cache_update_impl"
+        | "llama_kv_cache_update"
+        | "kv_self_update"
+        | "llama_decode_impl"
+        | "decode" => Phase::Inference,
+        _ => return,
+    };
+    facts.failed_phase_hint = Some(phase);
+}
+
+/// `load_tensors: loading model tensors, this can take a while... (mmap = true)`
+/// (llama-model.cpp `llama_model::load_tensors`): the weights are being placed.
+fn load_tensors(_text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    facts.event(
+        EventKind::WeightsLoadStart,
+        Phase::WeightsLoad,
+        EventFigures::default(),
+    );
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 mod cmdline;
 mod common;
 mod llama_cpp;
+mod phases_other;
 mod sglang;
 mod tgi;
 mod training;
@@ -251,6 +252,7 @@ fn table() -> &'static Table {
             tgi::RULES,
             llama_cpp::RULES,
             training::RULES,
+            phases_other::RULES,
             cmdline::RULES,
         ] {
             for rule in rules {

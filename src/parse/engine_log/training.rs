@@ -11,6 +11,14 @@ use crate::model::failure::EngineName;
 pub(super) const RULES: &[Rule] = &[
     rule("Traceback (most recent call last)", traceback),
     rule("File \"", frame),
+    rule("File /", ipython_frame),
+    rule("File ~", ipython_frame),
+    rule("File [", ipython_frame),
+    rule(".py in ", ipython7_frame),
+    rule("---> ", jupyter_call),
+    rule("\u{2502} ", rich_frame),
+    rule("loss=", progress_bar_step),
+    rule(" - loss: ", progress_bar_step),
     rule("DeepSpeed info: version=", deepspeed),
     rule("[deepspeed]", deepspeed),
     rule("torch.distributed.elastic", torchrun),
@@ -34,7 +42,9 @@ fn traceback(_text: &str, facts: &mut LineFacts) {
     );
 }
 
-/// `  File "/usr/lib/python3/dist-packages/vllm/worker/worker.py", line 123, in determine_num_available_blocks`.
+/// `  File "/usr/lib/python3/dist-packages/vllm/worker/worker.py", line 123, in determine_num_available_blocks`,
+/// anywhere in the line (log prefixes `[rank3]:`, `(VllmWorkerProcess pid=1) ERROR …]`,
+/// `ERROR:root:`, markdown `> `, loguru `> File`), Windows paths included.
 fn frame(text: &str, facts: &mut LineFacts) {
     let Some(rest) = after(text, "File \"") else {
         return;
@@ -43,24 +53,142 @@ fn frame(text: &str, facts: &mut LineFacts) {
         return;
     };
     let file = &rest[..end];
-    let Some(function) = after(&rest[end..], ", in ") else {
-        return;
-    };
-    let function = function.trim();
-    if function.is_empty() || !rest[end..].contains(", line ") {
+    let tail = &rest[end..];
+    if !tail.contains(", line ") {
         return;
     }
-    let engine = if file.contains("/vllm/") {
+    let Some(function) = after(tail, ", in ").and_then(function_name) else {
+        return;
+    };
+    push_frame(facts, function, file);
+}
+
+/// IPython 8: `File /path/x.py:123, in func(a, b)` or `File ~/x.py:12, in f()`.
+fn ipython_frame(text: &str, facts: &mut LineFacts) {
+    let Some(at) = memchr::memmem::find(text.as_bytes(), b"File ") else {
+        return;
+    };
+    let mut rest = &text[at + "File ".len()..];
+    // JupyterLab renders the location as a markdown link: `File [~/x.py:49](http://…), in f()`.
+    let linked = rest
+        .strip_prefix('[')
+        .and_then(|inner| inner.split_once("]("));
+    let location = if let Some((location, tail)) = linked {
+        rest = tail;
+        location
+    } else {
+        let Some(comma) = rest.find(", in ") else {
+            return;
+        };
+        &rest[..comma]
+    };
+    let Some(comma) = rest.find(", in ") else {
+        return;
+    };
+    // `path:line`: the path is what comes before the last colon followed by digits only.
+    let Some((file, line)) = location.rsplit_once(':') else {
+        return;
+    };
+    if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) {
+        return;
+    }
+    if let Some(function) = function_name(&rest[comma + ", in ".len()..]) {
+        push_frame(facts, function, file);
+    }
+}
+
+/// IPython 7: `~/lib/python3.8/site-packages/torch/nn/modules/module.py in _call_impl(self, *input)`
+/// (also `C:\…\module.py in to(self, *args)`).
+fn ipython7_frame(text: &str, facts: &mut LineFacts) {
+    let Some(at) = memchr::memmem::find(text.as_bytes(), b".py in ") else {
+        return;
+    };
+    let head = &text[..at + ".py".len()];
+    let file = head.rsplit([' ', '\t', '"']).next().unwrap_or(head);
+    if !(file.starts_with('/') || file.starts_with('~') || file.get(1..3) == Some(":\\")) {
+        return;
+    }
+    let rest = &text[at + ".py in ".len()..];
+    let Some(function) = function_name(rest) else {
+        return;
+    };
+    // The IPython 7 header is `path in func(args)`: the name is followed by its arguments.
+    if rest[function.len()..].starts_with('(') {
+        push_frame(facts, function, file);
+    }
+}
+
+/// Jupyter/IPython's arrow on the line that made the call: `----> 1 out = model.generate(**x)`.
+/// The called function counts as a frame (the cell's call is often all a pasted notebook
+/// traceback keeps); its file is `<call>` so path-qualified rules never match it.
+fn jupyter_call(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "---> ") else {
+        return;
+    };
+    let rest = rest.trim_start();
+    let code = rest
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start();
+    if code.len() == rest.len() {
+        return;
+    }
+    let Some(paren) = code.find('(') else {
+        return;
+    };
+    let callee = code[..paren]
+        .rsplit(['.', ' ', '=', '(', '['])
+        .next()
+        .unwrap_or("");
+    if let Some(function) = function_name(callee) {
+        if function.len() == callee.len() {
+            push_frame(facts, function, "<call>");
+        }
+    }
+}
+
+/// Rich tracebacks (Lightning, Typer): `│ /path/x.py:123 in func   │`.
+fn rich_frame(text: &str, facts: &mut LineFacts) {
+    let Some(at) = memchr::memmem::find(text.as_bytes(), b".py:") else {
+        return;
+    };
+    let head = &text[..at + ".py".len()];
+    let file = head.rsplit(['\u{2502}', ' ']).next().unwrap_or(head);
+    let rest = &text[at + ".py:".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(after_line) = rest[digits..].strip_prefix(" in ") else {
+        return;
+    };
+    if digits == 0 || file.is_empty() {
+        return;
+    }
+    if let Some(function) = function_name(after_line) {
+        push_frame(facts, function, file);
+    }
+}
+
+/// The identifier at the start of `text` (`<module>`, `<lambda>` and `<genexpr>` included).
+fn function_name(text: &str) -> Option<&str> {
+    let text = text.trim_start();
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '<' | '>' | '.')))
+        .unwrap_or(text.len());
+    let name = text[..end].trim_end_matches('.');
+    (!name.is_empty()).then_some(name)
+}
+
+fn push_frame(facts: &mut LineFacts, function: &str, file: &str) {
+    let path = file.replace('\\', "/");
+    let engine = if path.contains("/vllm/") {
         Some(EngineName::Vllm)
-    } else if file.contains("/sglang/") {
+    } else if path.contains("/sglang/") {
         Some(EngineName::Sglang)
-    } else if file.contains("text_generation_server") {
+    } else if path.contains("text_generation_server") {
         Some(EngineName::Tgi)
-    } else if file.contains("/deepspeed/") {
+    } else if path.contains("/deepspeed/") {
         Some(EngineName::Deepspeed)
-    } else if file.contains("/transformers/") || file.contains("/accelerate/") {
+    } else if path.contains("/transformers/") || path.contains("/accelerate/") {
         Some(EngineName::Transformers)
-    } else if file.contains("/torch/") {
+    } else if path.contains("/torch/") {
         Some(EngineName::Pytorch)
     } else {
         None
@@ -68,7 +196,32 @@ fn frame(text: &str, facts: &mut LineFacts) {
     if let Some(engine) = engine {
         facts.engine(engine, Certainty::Weak);
     }
+    // IPython 8 prints qualified names (`Module._call_impl`); the rules match the last part.
+    let function = function.rsplit('.').next().unwrap_or(function);
     facts.frame = Some((function.to_string(), file.to_string()));
+}
+
+/// A tqdm/Keras progress line with a loss (`45%|████▌ | 450/1000 [02:15<02:45, 3.32it/s,
+/// loss=0.523]`, Lightning's `Epoch 0: … v_num=0, train_loss=1.23]`, Keras `- loss: 2.30`):
+/// a training step ran. Evaluation bars are left out.
+fn progress_bar_step(text: &str, facts: &mut LineFacts) {
+    let bar = has(text, "it/s") || has(text, "s/it") || has(text, " - loss: ");
+    let evaluation = [
+        "Validation",
+        "Evaluating",
+        "Testing",
+        "Predicting",
+        "Sanity Checking",
+    ]
+    .iter()
+    .any(|word| has(text, word));
+    if bar && !evaluation {
+        facts.event(
+            EventKind::TrainingStep,
+            Phase::TrainingStep,
+            EventFigures::default(),
+        );
+    }
 }
 
 fn deepspeed(text: &str, facts: &mut LineFacts) {
@@ -140,5 +293,104 @@ mod tests {
         );
         let facts = parse_line_scan("PyTorch version: 2.3.0+cu121");
         assert_eq!(facts.versions, vec![("torch", "2.3.0+cu121".to_string())]);
+    }
+
+    fn frame_of(line: &str) -> Option<(String, String)> {
+        parse_line_scan(line).frame
+    }
+
+    fn pair(function: &str, file: &str) -> Option<(String, String)> {
+        Some((function.to_string(), file.to_string()))
+    }
+
+    #[test]
+    fn frame_forms_seen_in_real_pastes() {
+        // Prefixed standard frames.
+        for line in [
+            "(VllmWorkerProcess pid=1) ERROR 11-29 10:00:00 multiproc_worker_utils.py:233]   File \"/usr/lib/vllm/worker/worker.py\", line 5, in profile_run",
+            "[rank3]:   File \"/usr/lib/vllm/worker/worker.py\", line 5, in profile_run",
+            "[2025-01-01 10:00:00 TP0] File \"/usr/lib/vllm/worker/worker.py\", line 5, in profile_run",
+            "ERROR:root:  File \"/usr/lib/vllm/worker/worker.py\", line 5, in profile_run",
+            ">   File \"/usr/lib/vllm/worker/worker.py\", line 5, in profile_run",
+            "> File \"/usr/lib/vllm/worker/worker.py\", line 5, in profile_run",
+        ] {
+            assert_eq!(
+                frame_of(line),
+                pair("profile_run", "/usr/lib/vllm/worker/worker.py"),
+                "{line}"
+            );
+        }
+        // Windows paths.
+        assert_eq!(
+            frame_of(
+                r#"  File "C:\Users\u\miniconda3\Lib\site-packages\torch\nn\modules\module.py", line 1160, in to"#
+            ),
+            pair(
+                "to",
+                r"C:\Users\u\miniconda3\Lib\site-packages\torch\nn\modules\module.py"
+            )
+        );
+        // IPython 8.
+        assert_eq!(
+            frame_of("File ~/miniconda3/lib/python3.10/site-packages/transformers/generation/utils.py:1576, in GenerationMixin.generate(self, inputs, **kwargs)"),
+            pair("generate", "~/miniconda3/lib/python3.10/site-packages/transformers/generation/utils.py")
+        );
+        assert_eq!(
+            frame_of("File /opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py:1145, in Module.to(self, *args, **kwargs)"),
+            pair("to", "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py")
+        );
+        assert_eq!(frame_of("File not found, in the cache"), None);
+        assert_eq!(
+            frame_of("File [~/envs/q/lib/python3.11/site-packages/vllm/worker/cache_engine.py:49](http://host/lab/tree/x.py#line=48), in CacheEngine.__init__(self, cache_config)"),
+            pair("__init__", "~/envs/q/lib/python3.11/site-packages/vllm/worker/cache_engine.py")
+        );
+        // IPython 7.
+        assert_eq!(
+            frame_of("~/anaconda3/lib/python3.8/site-packages/torch/nn/modules/module.py in _call_impl(self, *input, **kwargs)"),
+            pair("_call_impl", "~/anaconda3/lib/python3.8/site-packages/torch/nn/modules/module.py")
+        );
+        assert_eq!(frame_of("the file x.py in my project"), None);
+        // Jupyter's arrow on the cell's call.
+        assert_eq!(
+            frame_of("----> 1 out = model.generate(**inputs, max_new_tokens=50)"),
+            pair("generate", "<call>")
+        );
+        assert_eq!(frame_of("---> 12 trainer.train()"), pair("train", "<call>"));
+        assert_eq!(frame_of("---> there is no call"), None);
+        // Rich (Lightning, Typer).
+        assert_eq!(
+            frame_of("\u{2502} /opt/conda/lib/python3.10/site-packages/lightning/pytorch/loops/fit_loop.py:355 in advance           \u{2502}"),
+            pair("advance", "/opt/conda/lib/python3.10/site-packages/lightning/pytorch/loops/fit_loop.py")
+        );
+        assert_eq!(
+            frame_of(
+                "\u{2502} \u{2771} 44 \u{2502}   return trainer_fn(*args, **kwargs)  \u{2502}"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn progress_bars_with_a_loss_are_training_steps() {
+        use crate::model::explain::EventKind;
+        let step = |line: &str| {
+            parse_line_scan(line)
+                .events
+                .iter()
+                .any(|event| event.kind == EventKind::TrainingStep)
+        };
+        assert!(step(
+            " 45%|████▌     | 450/1000 [02:15<02:45,  3.32it/s, loss=0.523]"
+        ));
+        assert!(step(
+            "Epoch 0:  10%|█         | 5/50 [00:01<00:10,  4.20it/s, v_num=0, train_loss=1.230]"
+        ));
+        assert!(step(
+            "100/1875 [>.............................] - ETA: 1:23 - loss: 2.3011"
+        ));
+        assert!(!step(
+            "Validation DataLoader 0:  50%|█████     | 5/10 [00:01<00:01,  4.20it/s, val_loss=1.2]"
+        ));
+        assert!(!step("the loss=0.5 was fine"));
     }
 }

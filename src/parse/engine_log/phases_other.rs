@@ -1,0 +1,114 @@
+//! Phase markers of engines without a module of their own: TensorRT-LLM's runtime lines
+//! (`cpp/tensorrt_llm/batch_manager/trtGptModelInflightBatching.cpp`,
+//! `cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp`, as quoted in TensorRT-LLM's
+//! `docs/source/reference/memory.md`), diffusers' pipeline loading bar
+//! (`src/diffusers/pipelines/pipeline_utils.py` `DiffusionPipeline.from_pretrained`) and
+//! ComfyUI's model loading (`comfy/model_management.py` `load_models_gpu`). They only add
+//! timeline events; which engine a text belongs to is decided elsewhere.
+
+use super::{rule, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+
+pub(super) const RULES: &[Rule] = &[
+    // TensorRT-LLM: `[TensorRT-LLM][INFO] Loaded engine size: 6695 MiB`.
+    rule("Loaded engine size:", trtllm_engine_loaded),
+    // `[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: 79.10 GiB, available: 70.48 GiB`.
+    rule(
+        "Memory usage when calculating max tokens in paged kv cache",
+        trtllm_kv_sizing,
+    ),
+    // `[TensorRT-LLM][INFO] [MemUsageChange] Allocated 63.44 GiB for max tokens in paged KV cache (259840).`
+    rule("for max tokens in paged KV cache", trtllm_kv_allocated),
+    // diffusers: `Loading pipeline components...:  43%|████▎     | 3/7 [00:01<00:01,  2.31it/s]`.
+    rule("Loading pipeline components", pipeline_loading),
+    // ComfyUI: `Requested to load SDXL`, `loaded completely 9.5 4897.05 True`, `loaded partially …`.
+    rule("Requested to load ", comfy_loading),
+    rule("loaded completely", comfy_loaded),
+    rule("loaded partially", comfy_loaded),
+];
+
+fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
+    facts.event(kind, phase, EventFigures::default());
+}
+
+fn trtllm_engine_loaded(text: &str, facts: &mut LineFacts) {
+    if text.contains("TensorRT-LLM") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+fn trtllm_kv_sizing(_text: &str, facts: &mut LineFacts) {
+    event(facts, EventKind::ProfilingDone, Phase::Profiling);
+}
+
+fn trtllm_kv_allocated(_text: &str, facts: &mut LineFacts) {
+    event(facts, EventKind::KvCacheAllocated, Phase::KvCacheAlloc);
+}
+
+fn pipeline_loading(text: &str, facts: &mut LineFacts) {
+    let done = text.contains("100%|");
+    if done {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    } else {
+        event(facts, EventKind::WeightsLoadProgress, Phase::WeightsLoad);
+    }
+}
+
+fn comfy_loading(text: &str, facts: &mut LineFacts) {
+    // `Requested to load SDXL` / `Requested to load AutoencoderKL`: one word, a class name.
+    let rest = text.split("Requested to load ").nth(1).unwrap_or("").trim();
+    if !rest.is_empty() && !rest.contains(' ') {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
+fn comfy_loaded(text: &str, facts: &mut LineFacts) {
+    // `loaded completely 9.5 4897.05 True` starts the line (after a log prefix at most).
+    let trimmed = text.trim_start();
+    if trimmed.starts_with("loaded completely") || trimmed.starts_with("loaded partially") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::EventKind;
+
+    fn kinds(line: &str) -> Vec<EventKind> {
+        parse_line_scan(line)
+            .events
+            .iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    #[test]
+    fn trtllm_diffusers_comfyui_lines() {
+        assert_eq!(
+            kinds("[TensorRT-LLM][INFO] Loaded engine size: 6695 MiB"),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert_eq!(
+            kinds("[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: 79.10 GiB, available: 70.48 GiB"),
+            vec![EventKind::ProfilingDone]
+        );
+        assert_eq!(
+            kinds("[TensorRT-LLM][INFO] [MemUsageChange] Allocated 63.44 GiB for max tokens in paged KV cache (259840)."),
+            vec![EventKind::KvCacheAllocated]
+        );
+        assert_eq!(
+            kinds("Loading pipeline components...:  43%|████▎     | 3/7 [00:01<00:01,  2.31it/s]"),
+            vec![EventKind::WeightsLoadProgress]
+        );
+        assert_eq!(
+            kinds("Requested to load SDXL"),
+            vec![EventKind::WeightsLoadStart]
+        );
+        assert_eq!(
+            kinds("loaded completely 9.5 4897.05 True"),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert!(kinds("Requested to load the page again").is_empty());
+    }
+}
