@@ -12,6 +12,7 @@
 
 mod cmdline;
 mod common;
+pub mod engines;
 mod llama_cpp;
 mod sglang;
 mod tgi;
@@ -129,7 +130,7 @@ impl LineFacts {
 
     pub(crate) fn engine(&mut self, name: EngineName, certainty: Certainty) {
         match self.engine {
-            Some((_, existing)) if existing >= certainty => {}
+            Some(existing) if !engines::outranks((name, certainty), existing) => {}
             _ => self.engine = Some((name, certainty)),
         }
     }
@@ -251,6 +252,7 @@ fn table() -> &'static Table {
             tgi::RULES,
             llama_cpp::RULES,
             training::RULES,
+            engines::RULES,
             cmdline::RULES,
         ] {
             for rule in rules {

@@ -50,21 +50,7 @@ fn frame(text: &str, facts: &mut LineFacts) {
     if function.is_empty() || !rest[end..].contains(", line ") {
         return;
     }
-    let engine = if file.contains("/vllm/") {
-        Some(EngineName::Vllm)
-    } else if file.contains("/sglang/") {
-        Some(EngineName::Sglang)
-    } else if file.contains("text_generation_server") {
-        Some(EngineName::Tgi)
-    } else if file.contains("/deepspeed/") {
-        Some(EngineName::Deepspeed)
-    } else if file.contains("/transformers/") || file.contains("/accelerate/") {
-        Some(EngineName::Transformers)
-    } else if file.contains("/torch/") {
-        Some(EngineName::Pytorch)
-    } else {
-        None
-    };
+    let engine = super::engines::engine_of_path(file);
     if let Some(engine) = engine {
         facts.engine(engine, Certainty::Weak);
     }
