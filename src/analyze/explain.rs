@@ -61,6 +61,7 @@ const ANCHORS: &[&str] = &[
     "t sh", "LLM ", "_ini", "s to", " blo", "gene", "max ", "'los", ": Co", "ed p", "armi", "peed",
     "Dock", "ne c", "ht b", "OUT_", "SIGK", "Shar", "pree", "ma-c", "_num", "misa", "oom-", "ang=",
     "rch=", "ers=", "llm=", "x gp", "| PO", "er h", "n_ct", "t re", "Maxi", "vg p", "\"POS",
+    "LLOC", " lef", "-sid", "esou",
     // `site-packages`, `dist-packages` paths outside a `File "…"` frame (`engine_log::engines`).
     "-pac",
 ];

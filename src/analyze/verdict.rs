@@ -179,6 +179,44 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
             ],
             "This is not a GPU memory shortage but a software fault (an illegal memory access in a kernel). More or bigger GPUs will not fix it; it needs a different software version, kernel or setting.",
         ),
+        OomKind::SharedMemory => (
+            Cause::SharedMemory,
+            "not a GPU out-of-memory error: shared memory (/dev/shm) ran out for the DataLoader workers",
+            vec![
+                "give the container more shared memory: docker `--shm-size=8g` or `--ipc=host`, Kubernetes an `emptyDir` with `medium: Memory` mounted at /dev/shm".to_string(),
+                "or use fewer DataLoader workers (`num_workers`), smaller prefetch, or `torch.multiprocessing.set_sharing_strategy('file_system')`".to_string(),
+                "`df -h /dev/shm` shows its size and use".to_string(),
+            ],
+            "This is not a GPU problem: the shared-memory filesystem (/dev/shm) that DataLoader workers pass batches through is too small. More GPU memory will not help; raise the container's shm size or use fewer workers.",
+        ),
+        OomKind::DiskFull => (
+            Cause::DiskFull,
+            "not an out-of-memory error: the disk is full (No space left on device)",
+            vec![
+                "free space on the filesystem named in the error (`df -h`), or point caches elsewhere: `HF_HOME`, `TRITON_CACHE_DIR`, `TORCHINDUCTOR_CACHE_DIR`, `TMPDIR`".to_string(),
+                "checkpoints and compile caches grow quickly: keep fewer checkpoints (`save_total_limit`)".to_string(),
+            ],
+            "This is not a memory problem at all: a disk filled up. Neither GPU nor RAM upgrades help; free or add disk space.",
+        ),
+        OomKind::DeviceAssert => (
+            Cause::DeviceAssert,
+            "not an out-of-memory error: a device-side assert fired in a kernel",
+            vec![
+                "rerun with `CUDA_LAUNCH_BLOCKING=1` (or on CPU) to see the failing operation and its `Assertion ... failed` line".to_string(),
+                "the usual causes are an index out of range: a label >= the number of classes, a token id >= the vocabulary size, a bad embedding or gather index".to_string(),
+                "more GPU memory will not help: the input or the model configuration is wrong".to_string(),
+            ],
+            "This is not a GPU memory shortage: a kernel's assertion failed (usually an index or label out of range). More or bigger GPUs will not fix it; the data or configuration needs fixing.",
+        ),
+        OomKind::TritonOutOfResources => (
+            Cause::TritonResources,
+            "not a GPU out-of-memory error: a Triton kernel needs more shared memory than one SM has",
+            vec![
+                "this is per-block on-chip shared memory, not GPU memory: use smaller block sizes or fewer `num_stages` for the kernel".to_string(),
+                "with torch.compile, try another autotune config or mode, or a newer Triton/PyTorch whose configs fit this GPU".to_string(),
+            ],
+            "This is not a GPU memory shortage: a compiled kernel asks for more on-chip shared memory than this GPU model has per block. A different kernel configuration fixes it; more GPU memory does not.",
+        ),
         _ => (
             Cause::HostMemory,
             "not a GPU out-of-memory error: the host (CPU) ran out of RAM",
@@ -1117,6 +1155,19 @@ fn torch_steps(
             builder.step("check what already holds memory on the GPU (`oomdoc gpus`): a raw CUDA/cuBLAS allocation failure often happens while creating the CUDA context or a cuBLAS workspace on a card another process has filled");
             builder.step("then lower the batch size or sequence length of the step that failed");
         }
+        (_, _) if failure.kind == OomKind::XlaResourceExhausted => {
+            builder.step("JAX preallocates 75% of the GPU: other JAX or PyTorch processes on the card get little; set `XLA_PYTHON_CLIENT_MEM_FRACTION` or `XLA_PYTHON_CLIENT_PREALLOCATE=false` when sharing it");
+            builder.step("then lower the batch size, or rematerialize (`jax.checkpoint`) the largest intermediate buffers");
+        }
+        (_, _)
+            if matches!(
+                failure.kind,
+                OomKind::TensorflowOomTensor | OomKind::TensorflowBfc
+            ) =>
+        {
+            builder.step("TensorFlow takes nearly all GPU memory at start: with other processes on the card enable memory growth (`tf.config.experimental.set_memory_growth`) or set a memory limit");
+            builder.step("then lower the batch size; the tensor shape in the message shows which dimension is large");
+        }
         (Cause::CapacityExhausted | Cause::Unknown | Cause::LargeAllocation, _) => {
             builder.step("lower the batch size or sequence length; run inference under `torch.inference_mode()`");
             builder.step("print `torch.cuda.memory_summary()` (`torch.xpu.memory_summary()` on Intel GPUs) at the failure, or record a memory snapshot and run `oomdoc snapshot FILE`, to see which tensors hold the memory");
@@ -1169,6 +1220,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
         Cause::CapacityExhausted => format!("{gpu} ran out of memory: this process filled it"),
         Cause::LargeAllocation => format!("{gpu} ran out of memory{where_}: one allocation asked for more than was free"),
         Cause::HostMemory | Cause::IllegalMemoryAccess | Cause::Unknown => format!("{gpu} ran out of memory{where_}"),
+        Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources => format!("{gpu} ran out of memory{where_}"),
     }
 }
 
@@ -1232,6 +1284,7 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
             format!("Undetermined: this process used up the {total}GPU, but the text does not show whether the model itself is too large for the card or the batch/context settings are.{prompt} Run `oomdoc fit` on the checkpoint: if the weights alone approach the card's size it is a hardware limit, otherwise reduce batch or context."),
         ),
         Cause::HostMemory | Cause::IllegalMemoryAccess => (OwnerClass::NotGpuMemory, String::new()),
+        Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources => (OwnerClass::NotGpuMemory, String::new()),
     }
 }
 

@@ -360,6 +360,14 @@ pub enum Cause {
     HostMemory,
     /// Not a GPU OOM: an illegal memory access (a bug or a corrupted state, not capacity).
     IllegalMemoryAccess,
+    /// Not a GPU OOM: `/dev/shm` (shared memory for DataLoader workers) ran out.
+    SharedMemory,
+    /// Not a GPU OOM: the disk is full.
+    DiskFull,
+    /// Not a GPU OOM: a device-side assert (bad index or label in a kernel).
+    DeviceAssert,
+    /// Not a GPU OOM: a Triton kernel needs more shared memory/registers than one SM has.
+    TritonResources,
     /// The text does not show enough to say.
     Unknown,
 }
@@ -382,6 +390,10 @@ impl Cause {
             Cause::LargeAllocation => "large_allocation",
             Cause::HostMemory => "host_memory",
             Cause::IllegalMemoryAccess => "illegal_memory_access",
+            Cause::SharedMemory => "shared_memory",
+            Cause::DiskFull => "disk_full",
+            Cause::DeviceAssert => "device_assert",
+            Cause::TritonResources => "triton_resources",
             Cause::Unknown => "unknown",
         }
     }

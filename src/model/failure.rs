@@ -141,6 +141,31 @@ pub enum OomKind {
     MpsOutOfMemory,
     /// Another recognised GPU memory failure.
     OtherGpuOom,
+    /// JAX/XLA `RESOURCE_EXHAUSTED: Out of memory while trying to allocate N bytes`, `Failed to
+    /// allocate request for 1.00GiB (1073741824B) on device ordinal 0`, cuMemAllocAsync failures.
+    XlaResourceExhausted,
+    /// TensorFlow `OOM when allocating tensor with shape[…] and type … by allocator GPU_0_bfc`.
+    TensorflowOomTensor,
+    /// TensorFlow/TSL BFC allocator `Allocator (GPU_0_bfc) ran out of memory trying to allocate …`.
+    TensorflowBfc,
+    /// HIP runtime outside PyTorch's allocator (`hipErrorOutOfMemory`, `HIP_ERROR_OutOfMemory`).
+    HipRuntimeOutOfMemory,
+    /// cuDNN allocation (`CUDNN_STATUS_ALLOC_FAILED`) or workspace failure.
+    CudnnAlloc,
+    /// NCCL `Cuda failure 'out of memory'` / `Cuda failure 2 'out of memory'`.
+    NcclCudaFailure,
+    /// TensorRT `Requested amount of GPU memory (N bytes) could not be allocated`.
+    TensorrtAlloc,
+    /// CuPy `cupy.cuda.memory.OutOfMemoryError: Out of memory allocating N bytes`.
+    CupyOutOfMemory,
+    /// Not a GPU OOM: `/dev/shm` exhausted (DataLoader bus error, "insufficient shared memory").
+    SharedMemory,
+    /// Not a GPU OOM: the disk is full (`No space left on device`).
+    DiskFull,
+    /// Not a GPU OOM: a device-side assert (an index out of range in a kernel, bad labels).
+    DeviceAssert,
+    /// Not a GPU OOM: Triton `OutOfResources` (a kernel's shared memory/registers per block).
+    TritonOutOfResources,
 }
 
 /// One other process named in a PyTorch 2.1+ message (`Process N has X memory in use`).

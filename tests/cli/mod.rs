@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod corpus;
 mod diff;
 mod explain;
 mod fit;

@@ -26,9 +26,24 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     // `CUDA error: out of memory` (also pasted as `CUDA error:out of memory`), ROCm's
     // `HIP error: …`, and the pre-1.0 THC `cuda runtime error (2) : out of memory at …`.
-    for needle in ["CUDA error:", "HIP error:", "cuda runtime error (2) :"] {
+    // tinygrad/cuda-python `CUDA Error 2, out of memory` (tinygrad `runtime/ops_cuda.py`:
+    // `f"CUDA Error {status}, {message}"`), TurboMind `CUDA runtime error: out of memory`.
+    for needle in [
+        "CUDA error:",
+        "HIP error:",
+        "cuda runtime error (2) :",
+        "CUDA runtime error:",
+        "CUDA Error ",
+    ] {
         if let Some(position) = super::find(text, needle) {
             let rest = text[position + needle.len()..].trim_start();
+            let rest = if needle == "CUDA Error " {
+                rest.trim_start_matches(|c: char| c.is_ascii_digit())
+                    .trim_start_matches([',', ':'])
+                    .trim_start()
+            } else {
+                rest
+            };
             if rest.starts_with("out of memory") {
                 return Some((Family::CudaError, position));
             }
@@ -131,7 +146,12 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
 pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
     match family {
         Family::CudaError => {
-            let mut parsed = Parsed::new(OomKind::CudaErrorOutOfMemory, true);
+            let kind = if text.starts_with("HIP error") {
+                OomKind::HipRuntimeOutOfMemory
+            } else {
+                OomKind::CudaErrorOutOfMemory
+            };
+            let mut parsed = Parsed::new(kind, true);
             if let Some(caps) = regex!(r"currentdevice:(\d+)").captures(squeezed) {
                 parsed.figures.gpu_index = caps.get(1).and_then(|m| m.as_str().parse().ok());
                 parsed.engine_hint = Some(EngineName::Llamacpp);

@@ -1,4 +1,5 @@
 //! Host-RAM failures that people mistake for GPU OOM: PyTorch's CPU allocator, errno 12,
+//! Python's `MemoryError` and numpy's `_ArrayMemoryError`, C++ `std::bad_alloc`,
 //! the Linux OOM killer, exit code 137 / SIGKILL, and ollama's "requires more system memory".
 //! All have `is_gpu_oom = false`.
 //!
@@ -6,7 +7,10 @@
 //! tried to allocate %d bytes. Error code 12 (Cannot allocate memory)`; older `not enough
 //! memory: you tried to allocate`), `libc10.so` string `C10 Out of Memory. Trying to allocate `
 //! (formats.md §1.5), Linux `mm/oom_kill.c` (`Out of memory: Killed process %d (%s)`), ollama
-//! `llm/server.go` (`model requires more system memory (%s) than is available (%s)`).
+//! `llm/server.go` (`model requires more system memory (%s) than is available (%s)`), numpy
+//! `numpy/core/_exceptions.py` (`_ArrayMemoryError`: `Unable to allocate {} for an array with
+//! shape {} and data type {}`), libstdc++ (`terminate called after throwing an instance of
+//! 'std::bad_alloc'` / `what():  std::bad_alloc`).
 
 use super::{size_of, Continuation, Family, HostKind, Parsed};
 use crate::model::failure::{EngineName, OomKind};
@@ -44,6 +48,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             .unwrap_or(position);
         return Some((Family::Host(HostKind::Errno), begin));
     }
+    if let Some(position) = find_memory_error(text) {
+        return Some((Family::Host(HostKind::MemoryError), position));
+    }
+    if let Some(position) = super::find(text, "bad_alloc") {
+        let before = &text[..position];
+        let begin = before
+            .rfind("terminate called")
+            .or_else(|| before.rfind("std::"))
+            .unwrap_or(position);
+        return Some((Family::Host(HostKind::BadAlloc), begin));
+    }
     if text.trim() == "Killed" {
         return Some((
             Family::Host(HostKind::Killed),
@@ -58,6 +73,32 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         return Some((Family::Host(HostKind::Killed), found.start()));
     }
     None
+}
+
+/// Python's `MemoryError` or numpy's `_ArrayMemoryError` raised (not quoted in an `except`
+/// clause, not part of `OutOfMemoryError`): the start of the class name (`numpy.core.…`).
+fn find_memory_error(text: &str) -> Option<usize> {
+    let position = super::find(text, "MemoryError")?;
+    let before = &text[..position];
+    let statement = before.trim_start();
+    if before.ends_with("OutOf")
+        || statement.starts_with("except")
+        || statement.starts_with("import ")
+        || statement.starts_with("from ")
+    {
+        return None;
+    }
+    let after = &text[position + "MemoryError".len()..];
+    if !(after.is_empty() || after.starts_with([':', '('])) {
+        return None;
+    }
+    // Only `MemoryError`, `_ArrayMemoryError` and their module paths.
+    let class_start = before
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |index| index + 1);
+    let own = &before[class_start..];
+    let class = own.rsplit('.').next().unwrap_or("");
+    (class.is_empty() || class == "_Array").then_some(class_start)
 }
 
 /// The kernel prints the kill over several lines (`oom-kill:…`, `Out of memory: Killed process`,
@@ -113,7 +154,14 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                 None
             };
         }
-        HostKind::Errno => {}
+        HostKind::MemoryError => {
+            // numpy: `Unable to allocate 3.12 GiB for an array with shape (…) and data type …`.
+            details.host_required_bytes = size_of(
+                regex!(concat!(r"Unabletoallocate", size!(), r"for")),
+                squeezed,
+            );
+        }
+        HostKind::Errno | HostKind::BadAlloc => {}
     }
     parsed
 }

@@ -27,8 +27,10 @@ macro_rules! size {
 }
 
 mod cuda;
+mod frameworks;
 mod host;
 mod llama_cpp;
+mod not_oom;
 mod pytorch;
 mod sglang;
 mod tgi;
@@ -89,6 +91,22 @@ pub const OOM_MARKERS: &[&str] = &[
     // Not OOM: memory-access bugs.
     "illegal memory access",
     "misaligned address",
+    // JAX/XLA, TensorFlow, HIP runtime, cuDNN, TensorRT, CuPy (frameworks.rs; the others hold
+    // `out of memory`, `Out of memory` or `OUT_OF_MEMORY`).
+    "Failed to allocate",
+    "OOM when allocating",
+    "OutOfMemory",
+    "_ALLOC_FAILED",
+    "Requested amount of GPU memory",
+    // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
+    "MemoryError",
+    "bad_alloc",
+    // Not OOM (not_oom.rs): shared memory, disk, device-side assert, Triton resources.
+    "insufficient shared memory",
+    "No space left on device",
+    "device-side assert triggered",
+    "OutOfResources",
+    "out of resource:",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
@@ -139,6 +157,44 @@ pub(crate) enum Family {
     Sglang,
     /// llama.cpp / ggml allocation failure chain.
     LlamaChain,
+    /// Another framework's GPU OOM (JAX/XLA, TensorFlow, HIP, cuDNN, NCCL, TensorRT, CuPy).
+    Framework(FrameworkKind),
+    /// Failures that are not memory shortages at all.
+    NotOom(NotOomKind),
+}
+
+/// Frameworks and libraries other than PyTorch's allocator (frameworks.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameworkKind {
+    /// JAX/XLA `RESOURCE_EXHAUSTED`.
+    Xla,
+    /// TensorFlow `OOM when allocating tensor`.
+    TfTensor,
+    /// TensorFlow BFC `ran out of memory trying to allocate`.
+    TfBfc,
+    /// HIP runtime `hipErrorOutOfMemory`.
+    Hip,
+    /// cuDNN `CUDNN_STATUS_ALLOC_FAILED`, workspace.
+    Cudnn,
+    /// NCCL `Cuda failure 'out of memory'`.
+    Nccl,
+    /// TensorRT allocator.
+    TensorRt,
+    /// CuPy memory pool.
+    Cupy,
+}
+
+/// Not a memory shortage (not_oom.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotOomKind {
+    /// `/dev/shm` exhausted.
+    Shm,
+    /// `No space left on device`.
+    Disk,
+    /// `device-side assert triggered`.
+    DeviceAssert,
+    /// Triton `OutOfResources`.
+    Triton,
 }
 
 /// Which accelerator's caching allocator printed the message.
@@ -167,6 +223,10 @@ pub(crate) enum HostKind {
     Killed,
     /// ollama `model requires more system memory`.
     SystemMemory,
+    /// Python `MemoryError`, numpy `_ArrayMemoryError`.
+    MemoryError,
+    /// C++ `std::bad_alloc`.
+    BadAlloc,
 }
 
 /// What a line does to the message open on its stream.
@@ -218,6 +278,8 @@ struct Open {
     text: String,
     squeezed: String,
     lines: u32,
+    /// Blank lines skipped since the last appended one (console pastes, [`torch_continuation`]).
+    blank_lines: u32,
 }
 
 /// Streaming detector: feed cleaned lines, get completed messages.
@@ -295,6 +357,7 @@ impl OomDetector {
                 match continuation(&self.open[position], text) {
                     Continuation::Append => {
                         let open = &mut self.open[position];
+                        open.blank_lines = 0;
                         append_line(open, text);
                         open.end_line = line_no;
                         open.lines += 1;
@@ -305,7 +368,11 @@ impl OomDetector {
                     }
                     Continuation::Skip => {
                         let open = &mut self.open[position];
-                        open.end_line = line_no;
+                        if text.trim().is_empty() {
+                            open.blank_lines += 1;
+                        } else {
+                            open.end_line = line_no;
+                        }
                         open.lines += 1;
                         if open.lines >= MAX_MESSAGE_LINES {
                             let open = self.open.swap_remove(position);
@@ -339,6 +406,7 @@ impl OomDetector {
                 text: String::with_capacity(message_text.len()),
                 squeezed: String::with_capacity(message_text.len()),
                 lines: 1,
+                blank_lines: 0,
             };
             append_normalized(&mut open.text, message_text);
             squeeze_into(&mut open.squeezed, message_text);
@@ -391,7 +459,7 @@ impl OomDetector {
             | Family::VllmNoCacheBlocks
             | Family::VllmMaxSeqLen
             | Family::VllmWarmup => false,
-            Family::Host(_) => self.count_only,
+            Family::Host(_) | Family::NotOom(_) => self.count_only,
             _ => self.count_only_gpu,
         };
         if counted {
@@ -539,8 +607,10 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
         .or_else(|| sglang::start(text))
         .or_else(|| llama_cpp::start(text))
         .or_else(|| pytorch::start(text))
+        .or_else(|| frameworks::start(text))
         .or_else(|| cuda::start(text))
         .or_else(|| host::start(text))
+        .or_else(|| not_oom::start(text))
         .or_else(|| cuda::start_fallback(text))
 }
 
@@ -569,6 +639,8 @@ fn is_complete(open: &Open) -> bool {
         Family::Tgi => tgi::is_complete(squeezed),
         Family::Sglang => sglang::is_complete(squeezed),
         Family::LlamaChain => false,
+        Family::Framework(kind) => frameworks::is_complete(kind, squeezed),
+        Family::NotOom(_) => true,
     }
 }
 
@@ -578,6 +650,8 @@ fn continuation(open: &Open, text: &str) -> Continuation {
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
         Family::LlamaChain => llama_cpp::continuation(&open.text, text),
         Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(text),
+        Family::Framework(kind) => frameworks::continuation(kind, text),
+        Family::TorchAllocator(_) => torch_continuation(open, text),
         _ => {
             if is_wrap_continuation(text) {
                 Continuation::Append
@@ -585,6 +659,39 @@ fn continuation(open: &Open, text: &str) -> Continuation {
                 Continuation::Close
             }
         }
+    }
+}
+
+/// A console paste may split the allocator message over blank lines: they are skipped, and
+/// the line after them continues the message only when it reads like its figures.
+fn torch_continuation(open: &Open, text: &str) -> Continuation {
+    if text.trim().is_empty() {
+        return if open.blank_lines < 2 {
+            Continuation::Skip
+        } else {
+            Continuation::Close
+        };
+    }
+    if !is_wrap_continuation(text) {
+        return Continuation::Close;
+    }
+    if open.blank_lines == 0 {
+        return Continuation::Append;
+    }
+    const FIGURE_WORDS: [&str; 8] = [
+        "allocated",
+        "reserved",
+        "capacity",
+        "free",
+        "PyTorch",
+        "GiB",
+        "MiB",
+        "memory",
+    ];
+    if FIGURE_WORDS.iter().any(|word| text.contains(word)) {
+        Continuation::Append
+    } else {
+        Continuation::Close
     }
 }
 
@@ -882,6 +989,8 @@ fn parse_family(open: &Open) -> Option<Parsed> {
         Family::Tgi => Some(tgi::parse(squeezed)),
         Family::Sglang => Some(sglang::parse(squeezed)),
         Family::LlamaChain => Some(llama_cpp::parse(&open.text, squeezed)),
+        Family::Framework(kind) => Some(frameworks::parse(kind, squeezed)),
+        Family::NotOom(kind) => Some(not_oom::parse(kind)),
     }
 }
 

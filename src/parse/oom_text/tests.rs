@@ -569,3 +569,238 @@ mod ascii_paths {
         }
     }
 }
+
+#[test]
+fn jax_xla_resource_exhausted() {
+    let message = one("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.");
+    assert_eq!(message.kind, OomKind::XlaResourceExhausted);
+    assert!(message.is_gpu_oom);
+    assert_eq!(
+        message.exception.as_deref(),
+        Some("jaxlib.xla_extension.XlaRuntimeError")
+    );
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(4770354232))
+    );
+    assert!(message
+        .text
+        .starts_with("RESOURCE_EXHAUSTED: Out of memory"));
+
+    // Old jaxlib: `Resource exhausted:`; newer XLA prints a human size.
+    let message = one("RuntimeError: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes.");
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(5520758552))
+    );
+    let message = one(
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 16.00GiB.",
+    );
+    assert_eq!(message.figures.tried_to_allocate_bytes, gib(16.0));
+
+    // The size printed twice: the exact bytes win; the device ordinal is the GPU index.
+    let message = one("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 1.00GiB (1073741825B) on device ordinal 3");
+    assert_eq!(message.kind, OomKind::XlaResourceExhausted);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(1073741825))
+    );
+    assert_eq!(message.figures.gpu_index, Some(3));
+}
+
+#[test]
+fn jax_cumemallocasync_free_and_total() {
+    let text = "E1103 18:23:55.103160 3413767 gpu_cudamallocasync_allocator.cc:361] gpu_async_1 cuMemAllocAsync failed to allocate 1225195446464 bytes: RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory\n Reported by CUDA: Free memory/Total memory: 22635544576/85095874560\nE1103 18:23:55.103186 3413767 gpu_cudamallocasync_allocator.cc:366] Stats: Limit: 0\n";
+    let message = one(text);
+    assert_eq!(message.kind, OomKind::XlaResourceExhausted);
+    let f = &message.figures;
+    assert_eq!(f.tried_to_allocate_bytes, Some(Bytes(1225195446464)));
+    assert_eq!(f.free_bytes, Some(Bytes(22635544576)));
+    assert_eq!(f.total_capacity_bytes, Some(Bytes(85095874560)));
+    assert_eq!(message.end_line, 2);
+}
+
+#[test]
+fn tensorflow_tensor_and_bfc() {
+    let message = one("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc");
+    assert_eq!(message.kind, OomKind::TensorflowOomTensor);
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.figures.gpu_index, Some(1));
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(16 * 112 * 112 * 147 * 4))
+    );
+    assert_eq!(
+        message.figures.derived_fields,
+        vec!["tried_to_allocate_bytes".to_string()]
+    );
+    assert_eq!(
+        message.exception.as_deref(),
+        Some("tensorflow.python.framework.errors_impl.ResourceExhaustedError")
+    );
+
+    // Hard-wrapped inside the shape.
+    let message = one("ResourceExhaustedError: OOM when allocating tensor with shape[1\n6,1024] and type half on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n");
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(16 * 1024 * 2))
+    );
+
+    let message = one("2021-03-01 10:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:456] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.20GiB (rounded to 1289748480)requested by op Conv2D");
+    assert_eq!(message.kind, OomKind::TensorflowBfc);
+    assert_eq!(message.figures.gpu_index, Some(0));
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(1289748480))
+    );
+    assert!(message.text.starts_with("Allocator (GPU_0_bfc)"));
+    let message = one("W bfc_allocator.cc:211] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.");
+    assert_eq!(message.figures.gpu_index, Some(2));
+    assert_eq!(message.figures.tried_to_allocate_bytes, gib(3.52));
+}
+
+#[test]
+fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
+    let cases: [(&str, OomKind); 12] = [
+        ("RuntimeError: HIP error: out of memory", OomKind::HipRuntimeOutOfMemory),
+        ("HIP runtime returned hipErrorOutOfMemory (out of memory) at device 1", OomKind::HipRuntimeOutOfMemory),
+        ("rocBLAS error: HIP_ERROR_OutOfMemory", OomKind::HipRuntimeOutOfMemory),
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED", OomKind::CudnnAlloc),
+        ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED", OomKind::CudnnAlloc),
+        ("node1:123:456 [3] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'", OomKind::NcclCudaFailure),
+        ("NCCL WARN Cuda failure 2 'out of memory'", OomKind::NcclCudaFailure),
+        ("[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)", OomKind::TensorrtAlloc),
+        ("[W] Requested amount of GPU memory (1073741824 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.", OomKind::TensorrtAlloc),
+        ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 2,147,483,648 bytes).", OomKind::CupyOutOfMemory),
+        ("RuntimeError: CUDA Error 2, out of memory", OomKind::CudaErrorOutOfMemory),
+        ("RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:231", OomKind::CudaErrorOutOfMemory),
+    ];
+    for (text, kind) in cases {
+        let messages = parse_text(text);
+        assert_eq!(messages.len(), 1, "{text}: {messages:#?}");
+        assert_eq!(messages[0].kind, kind, "{text}");
+        assert!(messages[0].is_gpu_oom, "{text}");
+        assert!(
+            OOM_MARKERS.iter().any(|m| text.contains(m)),
+            "no marker: {text}"
+        );
+    }
+    let trt = one("[W] Requested amount of GPU memory (1073741824 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.");
+    assert_eq!(trt.figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
+    let cupy = one("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 2,147,483,648 bytes).");
+    assert_eq!(cupy.figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
+    assert_eq!(cupy.figures.process_in_use_bytes, Some(Bytes(2 * GIB)));
+    assert_eq!(
+        cupy.exception.as_deref(),
+        Some("cupy.cuda.memory.OutOfMemoryError")
+    );
+    let hip = one("HIP runtime returned hipErrorOutOfMemory (out of memory) at device 1");
+    assert_eq!(hip.figures.gpu_index, Some(1));
+}
+
+#[test]
+fn not_gpu_families_are_named_for_what_they_are() {
+    let cases: [(&str, OomKind); 12] = [
+        ("MemoryError", OomKind::HostMemory),
+        ("MemoryError: Unable to allocate array", OomKind::HostMemory),
+        ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.12 GiB for an array with shape (100000, 4189) and data type float64", OomKind::HostMemory),
+        ("terminate called after throwing an instance of 'std::bad_alloc'", OomKind::HostMemory),
+        ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).", OomKind::SharedMemory),
+        ("OSError: [Errno 28] No space left on device: '/dev/shm/torch_123'", OomKind::SharedMemory),
+        ("OSError: [Errno 28] No space left on device", OomKind::DiskFull),
+        ("RuntimeError: CUDA error: device-side assert triggered", OomKind::DeviceAssert),
+        ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536. Reducing block sizes or `num_stages` may help.", OomKind::TritonOutOfResources),
+        ("torch._inductor.exc.InductorError: out of resource: shared memory, Required: 131072, Hardware limit: 101376.", OomKind::TritonOutOfResources),
+        ("  what():  std::bad_alloc", OomKind::HostMemory),
+        ("kubectl: Last State: Terminated Reason: OOMKilled Exit Code: 137", OomKind::HostMemory),
+    ];
+    for (text, kind) in cases {
+        let messages = parse_text(text);
+        assert_eq!(messages.len(), 1, "{text}: {messages:#?}");
+        assert_eq!(messages[0].kind, kind, "{text}");
+        assert!(!messages[0].is_gpu_oom, "{text}");
+        assert!(
+            OOM_MARKERS.iter().any(|m| text.contains(m)),
+            "no marker: {text}"
+        );
+    }
+    let numpy = one("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.12 GiB for an array with shape (100000, 4189) and data type float64");
+    assert_eq!(numpy.details.host_required_bytes, gib(3.12));
+    // Not starts: the CUDA boilerplate about device-side assertions, an `except` clause,
+    // PyTorch's own OutOfMemoryError class name alone, prose.
+    for text in [
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        "    except MemoryError:",
+        "from torch.cuda import OutOfMemoryError",
+        "we hit a MemoryError sometimes",
+    ] {
+        assert!(parse_text(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn pytorch_after_prefixes_blank_lines_and_repr() {
+    const TAIL: &str = "Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 3.06 MiB is free. Of the allocated memory 22.81 GiB is allocated by PyTorch, and 369.58 MiB is reserved by PyTorch but unallocated.";
+    // A trainer's or a logger's own words before the message.
+    for prefix in [
+        "[2024-05-01 12:00:00,123] ERROR trainer.py:88 - Training failed: ",
+        "OOM during step 12 -> ",
+        "> torch.OutOfMemoryError: ",
+        "E   ",
+    ] {
+        let message = one(&format!("{prefix}CUDA out of memory. {TAIL}"));
+        assert_eq!(message.kind, OomKind::PytorchTotalCapacity, "{prefix}");
+        assert_eq!(message.figures.tried_to_allocate_bytes, mib(20.0));
+        assert_eq!(message.figures.free_bytes, mib(3.06));
+    }
+    // A console paste split over blank lines (and Windows line ends).
+    let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 3.06 MiB is free.\r\n\r\nOf the allocated memory 22.81 GiB is allocated by PyTorch, and 369.58 MiB is reserved by PyTorch but unallocated.\r\n";
+    let message = one(text);
+    assert_eq!(message.figures.reserved_unallocated_bytes, mib(369.58));
+    assert_eq!(message.end_line, 3);
+    // repr with escaped newlines inside a JSON-ish dump.
+    let message = one(
+        "{\"error\": \"OutOfMemoryError('CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 3.06 MiB is free.\\nOf the allocated memory 22.81 GiB is allocated by PyTorch, and 369.58 MiB is reserved by PyTorch but unallocated.')\"}",
+    );
+    assert_eq!(message.figures.allocated_by_pytorch_bytes, gib(22.81));
+    // A blank line then prose does not join the message.
+    let messages = parse_text("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 2.00 GiB total capacity;\n\nthanks for any help\n");
+    assert_eq!(messages.len(), 1);
+    assert!(!messages[0].text.contains("thanks"));
+}
+
+mod family_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn framework_texts_never_panic(
+            text in "(RESOURCE_EXHAUSTED: |Out of memory while trying to allocate |Failed to allocate request for |\\(|[0-9]{1,12}|B\\)| bytes\\.|GiB| on device ordinal |OOM when allocating tensor with shape\\[|,|\\] and type |float|half| by allocator GPU_0_bfc|Allocator \\(GPU_0_bfc\\) ran out of memory trying to allocate |\\(rounded to |hipErrorOutOfMemory|CUDNN_STATUS_ALLOC_FAILED|Cuda failure '|out of memory'|Requested amount of GPU memory \\(|Out of memory allocating |allocated so far: |MemoryError|_ArrayMemoryError: Unable to allocate |std::bad_alloc|No space left on device|/dev/shm|device-side assert triggered|OutOfResources: out of resource: |cuMemAllocAsync failed to allocate |Free memory/Total memory: |/|\n|\r\n|\\\\n|'|\"|> |[ \t]){0,40}"
+        ) {
+            for message in parse_text(&text) {
+                prop_assert!(message.end_line >= message.line);
+            }
+        }
+
+        /// A numeric figure survives any prefix before the message.
+        #[test]
+        fn xla_bytes_after_any_prefix(prefix in "[ -~]{0,40}", bytes in 1u64..u64::MAX / 2) {
+            prop_assume!(!prefix.contains("Out of memory") && !prefix.contains("RESOURCE"));
+            let text = format!("{prefix}RESOURCE_EXHAUSTED: Out of memory while trying to allocate {bytes} bytes.");
+            let messages = parse_text(&text);
+            let xla = messages.iter().find(|m| m.kind == OomKind::XlaResourceExhausted);
+            prop_assert!(xla.is_some(), "{messages:#?}");
+            prop_assert_eq!(xla.unwrap().figures.tried_to_allocate_bytes, Some(Bytes(bytes)));
+        }
+
+        #[test]
+        fn tf_shape_bytes_are_exact(dims in proptest::collection::vec(1u64..5000, 1..5)) {
+            let shape = dims.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+            let text = format!("ResourceExhaustedError: OOM when allocating tensor with shape[{shape}] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc");
+            let message = one(&text);
+            let expected = dims.iter().try_fold(4u64, |acc, d| acc.checked_mul(*d));
+            prop_assert_eq!(message.figures.tried_to_allocate_bytes, expected.map(Bytes));
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! GPU OOM messages of frameworks and libraries other than PyTorch's allocator: JAX/XLA,
+//! TensorFlow (op kernels and the BFC allocator), the HIP runtime, cuDNN, NCCL, TensorRT, CuPy.
+//!
+//! Sources (wording as the code builds it):
+//! * XLA `xla/stream_executor/integrations/tf_allocator_adapter.cc` and
+//!   `xla/pjrt/…` (`"Out of memory while trying to allocate " << size << " bytes."`, newer builds
+//!   print a human size `16.00GiB`), TSL `xla/tsl/framework/bfc_allocator.cc`
+//!   (`Failed to allocate request for 1.00GiB (1073741824B) on device ordinal 0`),
+//!   `xla/stream_executor/gpu/gpu_cudamallocasync_allocator.cc` (`cuMemAllocAsync failed to
+//!   allocate N bytes: RESOURCE_EXHAUSTED: …` then ` Reported by CUDA: Free memory/Total memory:
+//!   F/T`).
+//! * TensorFlow `tensorflow/core/framework/op_kernel.cc`, `tensor.cc` (`OOM when allocating tensor
+//!   with shape[…] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator
+//!   GPU_0_bfc`), `tensorflow/core/common_runtime/bfc_allocator.cc` (`Allocator (GPU_0_bfc) ran
+//!   out of memory trying to allocate 1.20GiB (rounded to 1289748480)`; older `… to allocate N,
+//!   in MB: M`).
+//! * HIP `hip/include/hip/hip_runtime_api.h` (`hipErrorOutOfMemory`), `HIP_ERROR_OutOfMemory`
+//!   of hipDNN/rocBLAS callers; cuDNN `cudnn.h` (`CUDNN_STATUS_ALLOC_FAILED`); NCCL
+//!   `src/include/checks.h` (`Cuda failure '%s'`, newer `Cuda failure %d '%s'`); TensorRT
+//!   `defaultAllocator.cpp` (`Requested amount of GPU memory (N bytes) could not be allocated.
+//!   There may not be enough free memory for allocation to succeed.`, `Error Code 1: Cuda Runtime
+//!   (out of memory)`); CuPy `cupy/cuda/memory.pyx` (`OutOfMemoryError: Out of memory allocating
+//!   N bytes (allocated so far: M bytes).`).
+
+use super::{find, integer_of, parse_size, size_of, Continuation, Family, FrameworkKind, Parsed};
+use crate::model::failure::OomKind;
+use crate::model::Bytes;
+
+/// Where a framework family starts on this line.
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    // XLA first: its cuMemAllocAsync line also holds `CUDA_ERROR_OUT_OF_MEMORY`.
+    for needle in [
+        "Out of memory while trying to allocate",
+        "Failed to allocate request for",
+        "cuMemAllocAsync failed to allocate",
+    ] {
+        if let Some(position) = find(text, needle) {
+            return Some((
+                Family::Framework(FrameworkKind::Xla),
+                xla_begin(text, position),
+            ));
+        }
+    }
+    if let Some(position) = find(text, "RESOURCE_EXHAUSTED") {
+        let rest = &text[position..];
+        if rest.contains("OUT_OF_MEMORY") || rest.contains("out of memory") {
+            return Some((Family::Framework(FrameworkKind::Xla), position));
+        }
+    }
+    if let Some(position) = find(text, "OOM when allocating tensor") {
+        return Some((Family::Framework(FrameworkKind::TfTensor), position));
+    }
+    if let Some(position) = find(text, "ran out of memory trying to allocate") {
+        let begin = text[..position].rfind("Allocator (").unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::TfBfc), begin));
+    }
+    if ["hipErrorOutOfMemory", "HIP_ERROR_OutOfMemory"]
+        .iter()
+        .any(|needle| find(text, needle).is_some())
+    {
+        return Some((Family::Framework(FrameworkKind::Hip), line_start(text)));
+    }
+    if find(text, "CUDNN_STATUS_ALLOC_FAILED").is_some() {
+        return Some((Family::Framework(FrameworkKind::Cudnn), line_start(text)));
+    }
+    if let Some(position) = find(text, "Cuda failure") {
+        let rest = text[position + "Cuda failure".len()..].trim_start();
+        let rest = rest
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start();
+        if rest.starts_with("'out of memory'") || rest.starts_with("\"out of memory\"") {
+            let begin = text[..position].rfind("NCCL WARN").unwrap_or(position);
+            return Some((Family::Framework(FrameworkKind::Nccl), begin));
+        }
+    }
+    if let Some(position) = find(text, "Requested amount of GPU memory") {
+        return Some((Family::Framework(FrameworkKind::TensorRt), position));
+    }
+    if let Some(position) = find(text, "Cuda Runtime (out of memory)") {
+        let begin = text[..position].rfind("Error Code").unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::TensorRt), begin));
+    }
+    if let Some(position) = find(text, "Out of memory allocating") {
+        return Some((Family::Framework(FrameworkKind::Cupy), position));
+    }
+    // A cuDNN workspace that could not be allocated (`cudnn … workspace … alloc…/memory`).
+    if find(text, "workspace").is_some() {
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("cudnn")
+            && (lower.contains("out of memory")
+                || lower.contains("failed to allocate")
+                || lower.contains("alloc_failed"))
+        {
+            return Some((Family::Framework(FrameworkKind::Cudnn), line_start(text)));
+        }
+    }
+    None
+}
+
+/// First non-blank byte of the line.
+fn line_start(text: &str) -> usize {
+    text.len() - text.trim_start().len()
+}
+
+/// An XLA message starts at `RESOURCE_EXHAUSTED:` / `Resource exhausted:` when that precedes it.
+fn xla_begin(text: &str, position: usize) -> usize {
+    let before = &text[..position];
+    before
+        .rfind("RESOURCE_EXHAUSTED")
+        .or_else(|| before.rfind("Resource exhausted"))
+        .or_else(|| {
+            // `… cuMemAllocAsync failed …`: start at the allocator name (`gpu_async_1`).
+            before
+                .trim_end()
+                .rfind(' ')
+                .filter(|_| text[position..].starts_with("cuMem"))
+                .map(|space| space + 1)
+        })
+        .unwrap_or(position)
+}
+
+/// Whether the message has been read completely.
+pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
+    match kind {
+        // The cuMemAllocAsync line is followed by ` Reported by CUDA: Free memory/Total memory`.
+        FrameworkKind::Xla if squeezed.contains("cuMemAllocAsync") => {
+            squeezed.contains("Totalmemory:")
+        }
+        FrameworkKind::Xla => {
+            squeezed.contains("bytes.")
+                || regex!(r"allocate\d+(?:\.\d+)?[KMGT]i?B\.").is_match(squeezed)
+                || squeezed.contains("deviceordinal")
+        }
+        FrameworkKind::TfTensor => squeezed.contains("byallocator") || squeezed.contains("[["),
+        _ => true,
+    }
+}
+
+/// Lines after an open framework message.
+pub(super) fn continuation(kind: FrameworkKind, text: &str) -> Continuation {
+    match kind {
+        FrameworkKind::Xla if text.contains("Free memory/Total memory") => Continuation::Append,
+        _ if super::is_wrap_continuation(text) => Continuation::Append,
+        _ => Continuation::Close,
+    }
+}
+
+pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
+    match kind {
+        FrameworkKind::Xla => parse_xla(squeezed),
+        FrameworkKind::TfTensor => parse_tf_tensor(squeezed),
+        FrameworkKind::TfBfc => parse_tf_bfc(squeezed),
+        FrameworkKind::Hip => {
+            let mut parsed = Parsed::new(OomKind::HipRuntimeOutOfMemory, true);
+            parsed.figures.gpu_index =
+                integer_of(regex!(r"(?:device|GPU)[:#]?(\d{1,3})"), squeezed)
+                    .and_then(|n| u32::try_from(n).ok());
+            parsed
+        }
+        FrameworkKind::Cudnn => Parsed::new(OomKind::CudnnAlloc, true),
+        // `NCCL WARN Cuda failure 'out of memory'` names no device ordinal (a `[rank3]:`
+        // stream is a rank, not the ordinal): gpu_index stays unset.
+        FrameworkKind::Nccl => Parsed::new(OomKind::NcclCudaFailure, true),
+        FrameworkKind::TensorRt => {
+            let mut parsed = Parsed::new(OomKind::TensorrtAlloc, true);
+            parsed.figures.tried_to_allocate_bytes =
+                integer_of(regex!(r"GPUmemory\((\d+)bytes\)"), squeezed).map(Bytes);
+            parsed
+        }
+        FrameworkKind::Cupy => {
+            let mut parsed = Parsed::new(OomKind::CupyOutOfMemory, true);
+            parsed.figures.tried_to_allocate_bytes =
+                integer_of(regex!(r"Outofmemoryallocating([\d,]+)bytes"), squeezed).map(Bytes);
+            parsed.figures.process_in_use_bytes =
+                integer_of(regex!(r"allocatedsofar:([\d,]+)bytes"), squeezed).map(Bytes);
+            parsed
+        }
+    }
+}
+
+/// A size as XLA/TSL print it: `4770354232` (bytes), `16.00GiB`, `256B`, `1.5KiB`.
+fn xla_size(text: &str) -> Option<Bytes> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse().ok().map(Bytes);
+    }
+    parse_size(text)
+}
+
+fn parse_xla(s: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::XlaResourceExhausted, true);
+    let figures = &mut parsed.figures;
+    // The exact byte count first (`(1073741824B)`), then the rounded size.
+    figures.tried_to_allocate_bytes =
+        integer_of(regex!(r"Failedtoallocaterequestfor[^()]*\((\d+)B\)"), s)
+            .map(Bytes)
+            .or_else(|| {
+                regex!(r"(?:trying|failed)toallocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B|bytes)?)")
+                    .captures(s)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| xla_size(m.as_str().trim_end_matches("bytes")))
+            })
+            .or_else(|| {
+                size_of(
+                    regex!(r"Failedtoallocaterequestfor(\d+(?:\.\d+)?[KMGT]i?B)"),
+                    s,
+                )
+            });
+    figures.gpu_index = integer_of(regex!(r"deviceordinal(\d+)"), s)
+        .or_else(|| integer_of(regex!(r"GPU_(\d+)_bfc"), s))
+        .and_then(|n| u32::try_from(n).ok());
+    if let Some(caps) = regex!(r"Freememory/Totalmemory:(\d+)/(\d+)").captures(s) {
+        figures.free_bytes = caps.get(1).and_then(|m| m.as_str().parse().ok()).map(Bytes);
+        figures.total_capacity_bytes = caps.get(2).and_then(|m| m.as_str().parse().ok()).map(Bytes);
+    }
+    parsed
+}
+
+/// Bytes of one element of a TensorFlow dtype as printed (`float`, `half`, `int64`, …).
+fn dtype_size(name: &str) -> Option<u64> {
+    Some(match name {
+        "bool" | "int8" | "uint8" | "qint8" | "quint8" | "float8_e4m3fn" | "float8_e5m2" => 1,
+        "half" | "bfloat16" | "float16" | "int16" | "uint16" | "qint16" | "quint16" => 2,
+        "float" | "float32" | "int32" | "uint32" | "qint32" => 4,
+        "double" | "float64" | "int64" | "uint64" | "complex64" => 8,
+        "complex128" => 16,
+        _ => return None,
+    })
+}
+
+fn parse_tf_tensor(s: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::TensorflowOomTensor, true);
+    let figures = &mut parsed.figures;
+    figures.gpu_index = integer_of(regex!(r"device:GPU:(\d+)"), s)
+        .or_else(|| integer_of(regex!(r"GPU_(\d+)_bfc"), s))
+        .and_then(|n| u32::try_from(n).ok());
+    // The size is not printed: shape × element size, marked as derived (R3).
+    if let Some(caps) = regex!(r"withshape\[([\d,]*)\]andtype([A-Za-z0-9_]+?)(?:on|$)").captures(s)
+    {
+        let dims = caps.get(1).map_or("", |m| m.as_str());
+        let element = caps.get(2).and_then(|m| dtype_size(m.as_str()));
+        let product = dims
+            .split(',')
+            .filter(|d| !d.is_empty())
+            .try_fold(1u64, |acc, d| acc.checked_mul(d.parse::<u64>().ok()?));
+        if let (Some(product), Some(element)) = (product, element) {
+            if let Some(bytes) = product.checked_mul(element) {
+                figures.tried_to_allocate_bytes = Some(Bytes(bytes));
+                figures
+                    .derived_fields
+                    .push("tried_to_allocate_bytes".into());
+            }
+        }
+    }
+    parsed
+}
+
+fn parse_tf_bfc(s: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::TensorflowBfc, true);
+    let figures = &mut parsed.figures;
+    figures.gpu_index = integer_of(regex!(r"GPU_(\d+)_bfc"), s).and_then(|n| u32::try_from(n).ok());
+    // `(rounded to 1289748480)` is exact; `1.20GiB` is rounded for display.
+    figures.tried_to_allocate_bytes = integer_of(regex!(r"\(roundedto(\d+)\)"), s)
+        .map(Bytes)
+        .or_else(|| {
+            regex!(r"trying(?:to)?allocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B)?)(?:,|\.|with|\(|$)")
+                .captures(s)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| xla_size(m.as_str()))
+        });
+    parsed
+}

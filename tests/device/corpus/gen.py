@@ -1,0 +1,607 @@
+"""Real GPU-failure texts for the labelled corpus (tests/fixtures/corpus/h200/), made on an H200.
+
+Usage:
+  python3 gen.py SCENARIO                 run one scenario the way a user's script would and let
+                                          its error reach the console unhandled, so that run.sh
+                                          keeps exactly what a user sees (traceback, logs, bars)
+  python3 gen.py _setup                   write the random-weight Llama checkpoint (~1 GiB bf16,
+                                          no download) that the transformers scenarios load
+  python3 gen.py _hold LEAVE_GIB READY    another process that holds all of the card but
+                                          LEAVE_GIB (0: every byte it can get), writes READY, sleeps
+
+A scenario that ends without an error prints `NO-ERROR: ...` on stderr and exits 3.
+
+The card has ~140 GiB, so to fail quickly and deterministically most scenarios first take all
+but a few GiB of it with one filler tensor (`fill_gpu`), standing in for the rest of the job's
+memory; the figures in the message then show that this process holds nearly the whole card.
+"""
+import ctypes
+import os
+import sys
+import time
+
+GIB = 1 << 30
+MIB = 1 << 20
+CKPT = os.environ.get("OOMDOC_CORPUS_CKPT", "/tmp/oomdoc-corpus/llama-550m")
+WORK = os.path.dirname(CKPT)
+
+NAME = sys.argv[1] if len(sys.argv) > 1 else ""
+
+_FILLER = []  # tensors and raw pointers kept alive to hold memory
+
+
+def fill_gpu(leave_bytes):
+    """Take all of the card's free memory but `leave_bytes` with one PyTorch tensor."""
+    import torch
+
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    free, _total = torch.cuda.mem_get_info()
+    size = (free - int(leave_bytes)) // (2 * MIB) * (2 * MIB)
+    if size > 0:
+        _FILLER.append(torch.empty(size, dtype=torch.uint8, device="cuda"))
+    torch.cuda.synchronize()
+
+
+def fill_all():
+    """Take every byte of the card this process can get: PyTorch tensors, then raw driver
+    allocations for what is below PyTorch's 2 MiB granularity."""
+    import torch
+
+    torch.zeros(1, device="cuda")
+    for size in (8 * GIB, GIB, 128 * MIB, 16 * MIB, MIB):
+        while True:
+            try:
+                _FILLER.append(torch.empty(size, dtype=torch.uint8, device="cuda"))
+            except torch.OutOfMemoryError:
+                break
+    try:
+        libcuda = ctypes.CDLL("libcuda.so.1")
+        alloc = libcuda.cuMemAlloc_v2
+        alloc.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        alloc.restype = ctypes.c_int
+        ptr = ctypes.c_uint64()
+        for size in (8 * MIB, MIB, 64 << 10, 4 << 10):
+            while alloc(ctypes.byref(ptr), size) == 0:
+                _FILLER.append(ptr.value)
+    except OSError:
+        pass
+    torch.cuda.synchronize()
+
+
+def mlp(d_in=4096, d_hidden=16384):
+    import torch.nn as nn
+
+    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.GELU(), nn.Linear(d_hidden, d_in))
+
+
+# --------------------------------------------------------------------------- helpers' modes
+
+
+def setup():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    if os.path.exists(os.path.join(CKPT, "config.json")):
+        print("checkpoint already there:", CKPT)
+        return
+    config = LlamaConfig(
+        vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=8,
+        num_attention_heads=16, num_key_value_heads=16, max_position_embeddings=4096,
+        tie_word_embeddings=False, bos_token_id=1, eos_token_id=2, pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)
+    model = LlamaForCausalLM(config)
+    torch.set_default_dtype(torch.float32)
+    model = model.to(torch.bfloat16)
+    start = time.time()
+    model.save_pretrained(CKPT, max_shard_size="20GB")
+    params = sum(p.numel() for p in model.parameters())
+    print(f"saved {params / 1e6:.0f}M params to {CKPT} in {time.time() - start:.1f} s:",
+          sorted(os.listdir(CKPT)))
+
+
+def hold(leave_gib, ready):
+    import torch
+
+    if leave_gib <= 0:
+        fill_all()
+    else:
+        fill_gpu(leave_gib * GIB)
+    free, total = torch.cuda.mem_get_info()
+    with open(ready, "w") as fh:
+        fh.write(f"{os.getpid()} free={free} total={total}\n")
+    while True:
+        time.sleep(1)
+
+
+# --------------------------------------------------------------------------- transformers
+
+
+def hf_from_pretrained():
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    fill_gpu(600 * MIB)  # the policy model and its optimizer already sit on this card
+    ref_model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    return ref_model
+
+
+def hf_generate():
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    model.eval()
+    fill_gpu(3 * GIB)
+    prompts = torch.randint(3, 32000, (256, 1024), device="cuda")
+    attention_mask = torch.ones_like(prompts)
+    print(f"generating for {prompts.shape[0]} prompts of {prompts.shape[1]} tokens")
+    outputs = model.generate(input_ids=prompts, attention_mask=attention_mask,
+                             max_new_tokens=128, do_sample=False, pad_token_id=0)
+    print(outputs.shape)
+
+
+def hf_trainer():
+    import torch
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+    class RandomTokens(torch.utils.data.Dataset):
+        def __len__(self):
+            return 640
+
+        def __getitem__(self, index):
+            ids = torch.randint(3, 32000, (1024,))
+            return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.float32).to("cuda")
+    fill_gpu(5 * GIB)
+    args = TrainingArguments(
+        output_dir=os.path.join(WORK, "trainer-out"), per_device_train_batch_size=16,
+        max_steps=40, logging_steps=5, learning_rate=1e-4, bf16=True, report_to="none",
+        save_strategy="no", dataloader_num_workers=0, disable_tqdm=False,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=RandomTokens())
+    trainer.train()
+
+
+def hf_half():
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.float32, device_map="cuda")
+    torch.cuda.empty_cache()
+    fill_gpu(96 * MIB)
+    model = model.half()
+    print(next(model.parameters()).dtype)
+
+
+def hf_to_cuda():
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16)
+    fill_gpu(512 * MIB)
+    model.to("cuda")
+    print(model.device)
+
+
+# --------------------------------------------------------------------------- accelerate
+
+
+def accelerate_load_checkpoint_and_dispatch():
+    import torch
+    from accelerate import init_empty_weights, load_checkpoint_and_dispatch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(CKPT)
+    with init_empty_weights():
+        model = AutoModelForCausalLM.from_config(config)
+    fill_gpu(512 * MIB)
+    model = load_checkpoint_and_dispatch(model, CKPT, device_map={"": 0}, dtype=torch.bfloat16)
+    print(model.hf_device_map)
+
+
+def accelerate_dispatch_model():
+    import torch
+    from accelerate import dispatch_model
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16)
+    fill_gpu(512 * MIB)
+    model = dispatch_model(model, device_map={"": 0})
+    print(model.device)
+
+
+def accelerate_find_batch_size():
+    import torch
+    import torch.nn.functional as F
+    from accelerate import Accelerator
+    from accelerate.utils import find_executable_batch_size
+
+    accelerator = Accelerator()
+    fill_gpu(256 * MIB)
+
+    @find_executable_batch_size(starting_batch_size=16)
+    def inner_training_loop(batch_size):
+        accelerator.free_memory()
+        accelerator.print(f"Trying batch size: {batch_size}")
+        model = mlp()  # 0.5 GiB of fp32 weights
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        model, optimizer = accelerator.prepare(model, optimizer)
+        for _ in range(10):
+            x = torch.randn(batch_size, 4096, device=accelerator.device)
+            loss = F.mse_loss(model(x), x)
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+
+    inner_training_loop()
+
+
+# --------------------------------------------------------------------------- PEFT, Lightning
+
+
+def peft_lora():
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tqdm.auto import tqdm
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    lora = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=["q_proj", "v_proj"],
+                      task_type="CAUSAL_LM")
+    model = get_peft_model(model, lora)
+    model.print_trainable_parameters()
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+    fill_gpu(4 * GIB)
+    model.train()
+    progress = tqdm(range(200), desc="lora")
+    for step in progress:
+        batch = torch.randint(3, 32000, (16, 2048), device="cuda")
+        outputs = model(input_ids=batch, labels=batch)
+        outputs.loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        progress.set_postfix(loss=f"{outputs.loss.item():.4f}")
+
+
+def lightning_fit():
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class LitRegressor(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(8192, 32768)  # 2 GiB of fp32 weights
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.mse_loss(self.net(x), y)
+            self.log("train_loss", loss, prog_bar=True)
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+    data = TensorDataset(torch.randn(16384, 8192), torch.randn(16384, 8192))
+    loader = DataLoader(data, batch_size=4096)
+    fill_gpu(2560 * MIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                        enable_checkpointing=False)
+    trainer.fit(LitRegressor(), loader)
+
+
+# --------------------------------------------------------------------------- compile, graphs, cuBLAS
+
+
+def torch_compile():
+    import torch
+    import torch.nn.functional as F
+
+    model = mlp().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    compiled = torch.compile(model)
+
+    def train_step(x, y):
+        loss = F.mse_loss(compiled(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss
+
+    x = torch.randn(65536, 4096, device="cuda")
+    y = torch.randn(65536, 4096, device="cuda")
+    fill_gpu(3 * GIB)
+    for step in range(10):
+        loss = train_step(x, y)
+        print(f"step {step} loss {loss.item():.4f}")
+
+
+def cuda_graph_capture():
+    import torch
+
+    model = mlp().cuda().eval()
+    # warm up on a side stream, as the CUDA graphs notes say
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(64, 4096, device="cuda"))
+    torch.cuda.current_stream().wait_stream(side)
+
+    static_x = torch.randn(65536, 4096, device="cuda")
+    fill_gpu(2 * GIB)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        static_y = model(static_x)
+    graph.replay()
+    print(static_y.sum().item())
+
+
+def cublas_alloc():
+    import torch
+
+    layer = torch.nn.Linear(4096, 4096).cuda()
+    x = torch.randn(8, 4096, device="cuda")
+    fill_all()  # the rest of the card is taken before the first matmul
+    y = layer(x)
+    print(y.sum().item())
+
+
+def context_startup():
+    # Run while another process holds every byte of the card (run.sh starts the holder).
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    print(f"using {device}")
+    model = torch.nn.Linear(1024, 1024).to(device)
+    print(model.weight.device)
+
+
+# --------------------------------------------------------------------------- JAX
+
+
+def jax_jit():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.08 (run.sh): JAX may use ~11 GiB of the card.
+    import jax
+    import jax.numpy as jnp
+
+    def loss_fn(params, x, y):
+        h = jax.nn.gelu(x @ params["w1"])
+        return jnp.mean((h @ params["w2"] - y) ** 2)
+
+    @jax.jit
+    def train_step(params, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        params = jax.tree_util.tree_map(lambda p, g: p - 1e-3 * g, params, grads)
+        return params, loss
+
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(0), 3)
+    params = {"w1": jax.random.normal(k1, (4096, 16384)) * 0.01,
+              "w2": jax.random.normal(k2, (16384, 4096)) * 0.01}
+    x = jax.random.normal(k3, (65536, 4096))
+    y = x
+    for step in range(10):
+        params, loss = train_step(params, x, y)
+        print(f"step {step}: loss {float(loss):.4f}")
+
+
+def jax_prealloc():
+    # Run while another process holds all but 20 GiB (run.sh). JAX preallocates 75% of the card
+    # by default; when that fails it logs the failures and settles for what it can get (~19 GiB
+    # here, seen on the H200), and the job fails later on an allocation that would have fit.
+    import jax
+
+    print(jax.devices())
+    key = jax.random.PRNGKey(0)
+    data = jax.random.normal(key, (98304, 32768))  # 12 GiB of features
+    normed = (data - data.mean(axis=0)) / data.std(axis=0)
+    print(float(normed[0, 0]))
+
+
+def jax_init_full():
+    # Run while another process holds every byte of the card (run.sh): JAX's first use.
+    import jax.numpy as jnp
+
+    x = jnp.ones((1024, 1024))
+    print(x.devices(), float(x.sum()))
+
+
+# --------------------------------------------------------------------------- plain PyTorch
+
+
+def pytorch_other_process():
+    # Run while another process holds all but 4 GiB of the card (run.sh starts the holder).
+    import torch
+
+    model = mlp(8192, 32768).cuda()  # 2 GiB
+    x = torch.randn(16384, 8192, device="cuda")
+    with torch.no_grad():
+        y = model(x)
+    print(y.shape)
+
+
+def pytorch_fragmentation():
+    import torch
+
+    total = torch.cuda.get_device_properties(0).total_memory
+    torch.cuda.set_per_process_memory_fraction(16 * GIB / total)  # share the card: 16 GiB each
+    # a long recording, loaded onto the GPU in 6 MiB chunks
+    chunks = [torch.randn(1536, 1024, device="cuda") for _ in range(2400)]
+    # decimate: keep one chunk in three, then stack them for the model
+    chunks = chunks[::3]
+    batch = torch.stack(chunks)
+    print(batch.shape)
+
+
+def run_inference(model, sizes):
+    import torch
+
+    with torch.inference_mode():
+        for batch_size in sizes:
+            x = torch.randn(batch_size, 4096, device="cuda")
+            y = model(x)
+            print(f"batch {batch_size}: output {tuple(y.shape)}")
+
+
+def pytorch_expandable_segments():
+    # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (run.sh)
+    model = mlp().cuda().eval()
+    fill_gpu(2 * GIB)
+    run_inference(model, (1024, 4096, 16384, 65536))
+
+
+def train_epoch(model, optimizer, sizes, log_every=10):
+    import torch
+    import torch.nn.functional as F
+    from tqdm import tqdm
+
+    progress = tqdm(sizes, desc="epoch 1")
+    for step, batch_size in enumerate(progress):
+        x = torch.randn(batch_size, 4096, device="cuda")
+        y = torch.randn(batch_size, 4096, device="cuda")
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        progress.set_postfix(loss=f"{loss.item():.4f}", bs=batch_size)
+        if step % log_every == 0:
+            tqdm.write(f"step {step}: loss {loss.item():.4f} batch {batch_size}")
+
+
+def pytorch_no_caching():
+    # PYTORCH_NO_CUDA_MEMORY_CACHING=1 (run.sh)
+    import torch
+
+    model = mlp().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    fill_gpu(4 * GIB)
+    train_epoch(model, optimizer, [2048 * (1 + i // 4) for i in range(64)], log_every=4)
+
+
+def pytorch_malloc_async():
+    # PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (run.sh)
+    import torch
+
+    model = mlp().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    fill_gpu(4 * GIB)
+    train_epoch(model, optimizer, [2048 * (1 + i // 4) for i in range(64)], log_every=4)
+
+
+def pytorch_absurd():
+    import torch
+
+    lengths = torch.tensor([512, 384, 1 << 30, 407])  # one corrupt length field in the batch
+    max_len = int(lengths.max())
+    mask = torch.ones(max_len, max_len, device="cuda").tril()
+    print(mask.shape)
+
+
+def pytorch_train_loop():
+    import torch
+
+    model = mlp().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    fill_gpu(6 * GIB)
+    # batches bucketed by sequence length: they grow through the epoch
+    train_epoch(model, optimizer, [2048 * (1 + i // 8) for i in range(160)])
+
+
+# --------------------------------------------------------------------------- not GPU OOMs
+
+
+def host_numpy():
+    import numpy as np
+
+    n = 10_000_000
+    points = np.random.rand(1000, 3)
+    dist = np.zeros((n, n), dtype=np.float32)  # pairwise distances, n points
+    print(points.shape, dist.shape)
+
+
+def device_assert():
+    import torch
+
+    embedding = torch.nn.Embedding(32000, 512).cuda()  # tokenizer grew to 32008 tokens, not resized
+    ids = torch.randint(0, 32000, (8, 128))
+    ids[3, 17] = 32005
+    hidden = embedding(ids.cuda())
+    print(hidden.mean().item())
+
+
+if NAME == "illegal_access":
+    # Triton needs its kernel at module level (it reads the globals of the function).
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def scale_rows_kernel(x_ptr, out_ptr, n, row_offset, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + row_offset + offs, mask=mask)  # bug: offset in bytes, not elements
+        tl.store(out_ptr + offs, x * 2.0, mask=mask)
+
+
+def illegal_access():
+    x = torch.randn(1 << 20, device="cuda")
+    out = torch.empty_like(x)
+    scale_rows_kernel[(1024,)](x, out, x.numel(), 1 << 40, BLOCK=1024)
+    torch.cuda.synchronize()
+    print(out.sum().item())
+
+
+SCENARIOS = {
+    "hf_from_pretrained": hf_from_pretrained,
+    "hf_generate": hf_generate,
+    "hf_trainer": hf_trainer,
+    "hf_half": hf_half,
+    "hf_to_cuda": hf_to_cuda,
+    "accelerate_load_checkpoint_and_dispatch": accelerate_load_checkpoint_and_dispatch,
+    "accelerate_dispatch_model": accelerate_dispatch_model,
+    "accelerate_find_batch_size": accelerate_find_batch_size,
+    "peft_lora": peft_lora,
+    "lightning_fit": lightning_fit,
+    "torch_compile": torch_compile,
+    "cuda_graph_capture": cuda_graph_capture,
+    "cublas_alloc": cublas_alloc,
+    "context_startup": context_startup,
+    "jax_jit": jax_jit,
+    "jax_prealloc": jax_prealloc,
+    "jax_init_full": jax_init_full,
+    "pytorch_other_process": pytorch_other_process,
+    "pytorch_fragmentation": pytorch_fragmentation,
+    "pytorch_expandable_segments": pytorch_expandable_segments,
+    "pytorch_no_caching": pytorch_no_caching,
+    "pytorch_malloc_async": pytorch_malloc_async,
+    "pytorch_absurd": pytorch_absurd,
+    "pytorch_train_loop": pytorch_train_loop,
+    "host_numpy": host_numpy,
+    "device_assert": device_assert,
+    "illegal_access": illegal_access,
+}
+
+
+def main():
+    if NAME == "_setup":
+        setup()
+    elif NAME == "_hold":
+        hold(int(sys.argv[2]), sys.argv[3])
+    elif NAME == "_list":
+        print("\n".join(SCENARIOS))
+    elif NAME in SCENARIOS:
+        SCENARIOS[NAME]()
+        print(f"NO-ERROR: scenario {NAME} finished without failing", file=sys.stderr)
+        sys.exit(3)
+    else:
+        sys.exit(f"unknown scenario {NAME!r}; one of: {', '.join(SCENARIOS)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Device run that makes the real failure texts of tests/fixtures/corpus/h200/: each scenario of
+# gen.py (transformers, accelerate, PEFT, Lightning, torch.compile, CUDA graphs, cuBLAS, CUDA
+# context, JAX, plain PyTorch allocator modes, and failures that are not GPU OOMs) runs as its own
+# python3 process under a time limit; its whole stdout+stderr, as a user sees it, goes to
+# $OUT/<name>.txt. A scenario that does not fail as planned (no error, a timeout, another error)
+# leaves $OUT/<name>.note instead (the reason, then its output) and the others go on.
+# Also writes $OUT/machine.txt (nvidia-smi, versions) and $OUT/summary.txt. Builds nothing and
+# does not need the oomdoc binary. About 5 minutes on one H200.
+# Usage: bash tests/device/corpus/run.sh [SCENARIO ...]   (default: all; env SCENARIO_TIMEOUT, 60 s)
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+OUT=${OUT:-$(mktemp -d)}
+HERE=tests/device/corpus
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
+export HF_HUB_DISABLE_TELEMETRY=1 TOKENIZERS_PARALLELISM=false
+export OOMDOC_CORPUS_CKPT=${OOMDOC_CORPUS_CKPT:-/tmp/oomdoc-corpus/llama-550m}
+summary="$OUT/summary.txt"
+: > "$summary"
+holder=
+ready="$OUT/.holder.ready"
+
+stop_holder() {
+  if [ -n "$holder" ]; then
+    kill "$holder" 2> /dev/null
+    wait "$holder" 2> /dev/null
+    holder=
+    # wait until the driver has taken the memory back
+    for _ in $(seq 1 40); do
+      used=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2> /dev/null | head -n1)
+      [ -n "$used" ] && [ "$used" -lt 4096 ] && break
+      sleep 0.25
+    done
+  fi
+  rm -f "$ready"
+}
+trap 'stop_holder' EXIT
+trap 'stop_holder; exit 143' TERM INT
+
+start_holder() { # LEAVE_GIB: another process holds all of the card but this
+  rm -f "$ready"
+  python3 "$HERE/gen.py" _hold "$1" "$ready" > "$OUT/.holder.log" 2>&1 &
+  holder=$!
+  for _ in $(seq 1 240); do
+    [ -s "$ready" ] && { echo "  holder: $(cat "$ready")"; return 0; }
+    kill -0 "$holder" 2> /dev/null || break
+    sleep 0.25
+  done
+  echo "  holder did not get ready: $(tail -n 3 "$OUT/.holder.log")"
+  return 1
+}
+
+{
+  echo "== date"; date -u
+  echo "== uname"; uname -a
+  echo "== whoami / pwd"; whoami; pwd
+  echo "== nvidia-smi"; nvidia-smi
+  echo "== nvidia-smi query"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,persistence_mode,compute_mode,mig.mode.current --format=csv
+  echo "== versions"
+  XLA_PYTHON_CLIENT_PREALLOCATE=false python3 - <<'PY'
+import importlib, platform, sys
+print("python", platform.python_version(), sys.executable)
+for name in ["torch", "transformers", "accelerate", "peft", "lightning", "pytorch_lightning",
+             "jax", "jaxlib", "numpy", "triton", "tqdm", "safetensors"]:
+    try:
+        module = importlib.import_module(name)
+        print(name, getattr(module, "__version__", "?"))
+    except Exception as error:
+        print(name, "not importable:", error)
+import torch
+print("torch.version.cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())
+print("device", torch.cuda.get_device_name(0), torch.cuda.get_device_properties(0).total_memory, "bytes")
+print("mem_get_info", torch.cuda.mem_get_info())
+try:
+    import jax
+    print("jax devices", jax.devices())
+except Exception as error:
+    print("jax devices failed:", error)
+PY
+} > "$OUT/machine.txt" 2>&1
+echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" | tr '\n' ';')" | tee -a "$summary"
+
+start=$(date +%s)
+# The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_) ]]; then
+  python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
+  echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
+fi
+
+# run_one NAME REGEX HOLD [VAR=VALUE ...]
+#   REGEX: what the text must show to count as reproduced (grep -E)
+#   HOLD:  - for none, else the GiB another process leaves free while NAME runs
+run_one() {
+  local name=$1 regex=$2 hold=$3; shift 3
+  if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then return; fi
+  local limit=${SCENARIO_TIMEOUT:-60} text="$OUT/$name.out" started rc reason=
+  [ "$name" = torch_compile ] && limit=$(( limit * 2 ))
+  echo "## $name"
+  if [ "$hold" != "-" ]; then
+    start_holder "$hold" || reason="the holder process did not start"
+  fi
+  started=$(date +%s)
+  if [ -z "$reason" ]; then
+    env "$@" timeout -k 5 "$limit" python3 "$HERE/gen.py" "$name" > "$text" 2>&1
+    rc=$?
+  else
+    rc=-1; cp "$OUT/.holder.log" "$text" 2> /dev/null || : > "$text"
+  fi
+  stop_holder
+  if [ -z "$reason" ]; then
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then reason="timed out after $limit s"
+    elif [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; then reason="finished without an error (exit $rc)"
+    elif ! grep -Eq "$regex" "$text"; then reason="failed (exit $rc) but the text lacks /$regex/"
+    fi
+  fi
+  local secs=$(( $(date +%s) - started ))
+  if [ -z "$reason" ]; then
+    mv "$text" "$OUT/$name.txt"
+    echo "$name: TEXT exit $rc in $secs s: $(grep -E -m1 -o "$regex.{0,80}" "$OUT/$name.txt")" | tee -a "$summary"
+  else
+    { echo "NOTE: $name did not reproduce: $reason"; echo "env: $*"; echo "----- output"; cat "$text"; } > "$OUT/$name.note"
+    rm -f "$text"
+    echo "$name: NOTE $reason ($secs s)" | tee -a "$summary"
+  fi
+}
+
+only=("$@")
+OOM='OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|out of memory'
+run_one hf_from_pretrained "$OOM" -
+run_one hf_generate "$OOM" -
+run_one hf_trainer "$OOM" -
+run_one hf_half "$OOM" -
+run_one hf_to_cuda "$OOM" -
+run_one accelerate_load_checkpoint_and_dispatch "$OOM" -
+run_one peft_lora "$OOM" -
+run_one lightning_fit "$OOM" -
+run_one cuda_graph_capture "$OOM|capturing|capture" -
+run_one cublas_alloc "CUBLAS_STATUS|$OOM" -
+run_one context_startup "CUDA error|$OOM" 0
+run_one jax_jit "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.08
+run_one jax_prealloc "RESOURCE_EXHAUSTED|Out of memory|out of memory|[Ff]ailed to (pre)?allocate|Unable to initialize backend" 20
+run_one jax_init_full "RESOURCE_EXHAUSTED|Out of memory|out of memory|Unable to initialize backend|[Ff]ailed to" 0
+run_one pytorch_other_process "$OOM" 4
+run_one pytorch_fragmentation "$OOM" -
+run_one pytorch_expandable_segments "$OOM" - PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+run_one pytorch_no_caching "$OOM" - PYTORCH_NO_CUDA_MEMORY_CACHING=1
+run_one pytorch_malloc_async "$OOM" - PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+run_one pytorch_absurd "$OOM|1EB" -
+run_one pytorch_train_loop "$OOM" -
+run_one host_numpy "MemoryError|Unable to allocate" -
+run_one device_assert "device-side assert" -
+run_one illegal_access "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
+run_one accelerate_dispatch_model "$OOM" -
+run_one accelerate_find_batch_size "No executable batch size" -
+run_one torch_compile "$OOM" -
+echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
