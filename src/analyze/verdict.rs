@@ -288,6 +288,24 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     }
 
     // 3. Engine-specific memory errors.
+    // JAX creates its CUDA context and preallocates 75 % of the card at start
+    // (https://docs.jax.dev/en/latest/gpu_memory_allocation.html): when that fails, the
+    // memory was already held by someone else (another JAX, PyTorch or TensorFlow process).
+    let jax_start = inputs.engine.name == EngineName::Jax
+        && inputs.messages.iter().chain([failure]).any(|m| {
+            m.text.contains("Failed to create stream executor")
+                || m.text.contains("Failed to allocate device memory of")
+                // The executor's own cuMemAlloc (the preallocated pool), not a BFC request of
+                // a computation ("while trying to allocate") or the async allocator.
+                || (m.text.contains("CUDA_ERROR_OUT_OF_MEMORY")
+                    && m.text.contains("stream_executor/cuda/cuda_")
+                    && !m.text.contains("trying to allocate")
+                    && !m.text.contains("cuMemAllocAsync"))
+        });
+    if jax_start {
+        builder.fact("JAX failed while creating its CUDA context or preallocating its memory pool (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`): that memory was already held by another process".to_string());
+        return Cause::FreeMemoryBelowRequested;
+    }
     match failure.kind {
         OomKind::VllmStartupFreeMemory => {
             if let (Some(free), Some(total), Some(requested)) = (
@@ -1452,6 +1470,19 @@ mod tests {
             Cause::RequestLargerThanGpu
         );
         assert!(Bytes(GIB) < OVERFLOW_BYTES);
+    }
+
+    #[test]
+    fn jax_failing_to_preallocate_is_memory_held_elsewhere() {
+        let mut failure = message(OomKind::XlaResourceExhausted, OomFigures::default());
+        failure.text = "RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory === Source Location Trace: === external/xla+/xla/stream_executor/cuda/cuda_status.cc:45".to_string();
+        let cause = cause_of(&failure, EngineName::Jax, Phase::Unknown);
+        assert_eq!(cause, Cause::FreeMemoryBelowRequested);
+        failure.text =
+            "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes."
+                .to_string();
+        let cause = cause_of(&failure, EngineName::Jax, Phase::Unknown);
+        assert_ne!(cause, Cause::FreeMemoryBelowRequested);
     }
 
     #[test]
