@@ -7,7 +7,7 @@
 //! and reserved are never added as if they were separate costs.
 
 use crate::model::explain::AccountingLine;
-use crate::model::failure::OomMessage;
+use crate::model::failure::{OomKind, OomMessage};
 use crate::model::{Bytes, Source};
 use crate::parse::engine_log::EngineMemory;
 
@@ -54,7 +54,11 @@ pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
     if figures.process_in_use_bytes.is_some() {
         return None;
     }
-    let (reserved, _) = reserved_total(message)?;
+    // When the reserve cannot be composed (a message cut before "reserved by PyTorch but
+    // unallocated"), the live tensors are a lower bound of it.
+    let reserved = reserved_total(message)
+        .map(|(reserved, _)| reserved)
+        .or(figures.allocated_by_pytorch_bytes)?;
     figures
         .other_processes
         .iter()
@@ -64,23 +68,52 @@ pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
         .map(|(pid, _)| pid)
 }
 
+/// Whether a message family comes from PyTorch's caching allocator (its figures are
+/// allocator blocks, its `free` is measured after the cache was released).
+pub fn is_caching_allocator(kind: OomKind) -> bool {
+    matches!(
+        kind,
+        OomKind::PytorchCached
+            | OomKind::PytorchReservedInTotal
+            | OomKind::PytorchTotalCapacity
+            | OomKind::PytorchAbsurdSize
+            | OomKind::PytorchFractionRejected
+            | OomKind::HipOutOfMemory
+            | OomKind::XpuOutOfMemory
+    )
+}
+
 /// Every figure with its layer and source.
 pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<AccountingLine> {
     let mut lines = Vec::new();
     let framework = Source::FrameworkError;
     if let Some(message) = failure {
         let figures = &message.figures;
+        // Only PyTorch's caching allocator rounds requests and retries after releasing its cache;
+        // a ggml buffer (llama.cpp "allocating … MiB"), a TensorFlow/XLA BFC request or a raw
+        // CUDA error is the size the engine asked for, as it printed it.
+        let caching_allocator = is_caching_allocator(message.kind);
         if let Some(bytes) = figures.total_capacity_bytes {
             lines.push(line("total_capacity", bytes, framework, false,
                 "the device's memory as CUDA reports it (cudaMemGetInfo total); it excludes what the driver reserves, so it is below nvidia-smi's total"));
         }
         if let Some(bytes) = figures.free_bytes {
             lines.push(line("free", bytes, framework, false,
-                "free on the whole device at the moment of failure (cudaMemGetInfo), after PyTorch released its cached blocks and retried"));
+                if caching_allocator {
+                    "free on the whole device at the moment of failure (cudaMemGetInfo), after PyTorch released its cached blocks and retried"
+                } else {
+                    "free on the whole device at the moment of failure, as the message printed it"
+                }));
         }
         if let Some(bytes) = figures.tried_to_allocate_bytes {
             lines.push(line("tried_to_allocate", bytes, framework, false,
-                "the block the caching allocator asked the driver for (rounded up to 2 MiB, 20 MiB or a multiple of 2 MiB), not necessarily one tensor's size"));
+                if caching_allocator {
+                    "the block the caching allocator asked the driver for (rounded up to 2 MiB, 20 MiB or a multiple of 2 MiB), not necessarily one tensor's size"
+                } else if message.kind == OomKind::LlamacppAlloc {
+                    "the ggml buffer that could not be allocated (weights, KV cache or compute buffer), as llama.cpp printed it"
+                } else {
+                    "the size of the allocation that failed, as the message printed it"
+                }));
         }
         if let Some(bytes) = figures.allowed_bytes {
             lines.push(line(

@@ -22,8 +22,8 @@ use crate::model::explain::{
     ContextBlock, ContextLine, EngineConfig, EngineInfo, EventFigures, EventKind, ExplainReport,
     InputSummary, ModelInfo, Phase, TimelineEvent,
 };
-use crate::model::failure::{EngineName, OomMessage};
-use crate::parse::engine_log::{self, Certainty, EngineMemory, LineFacts, MarkerRole};
+use crate::model::failure::{EngineName, OomKind, OomMessage};
+use crate::parse::engine_log::{self, engines, Certainty, EngineMemory, LineFacts, MarkerRole};
 
 use crate::parse::oom_text::{OomDetector, OOM_MARKERS};
 use crate::parse::text::clean_line;
@@ -60,7 +60,6 @@ const ANCHORS: &[&str] = &[
     "tart",
     "raph",
     "rsio",
-    " mem",
     "code",
     "load",
     "ile ",
@@ -71,8 +70,6 @@ const ANCHORS: &[&str] = &[
     "tect",
     "laun",
     "t en",
-    "Memo",
-    "trac",
     "CUBL",
     "buil",
     "trib",
@@ -87,7 +84,6 @@ const ANCHORS: &[&str] = &[
     " blo",
     "gene",
     "max ",
-    ": Co",
     "armi",
     "peed",
     "Dock",
@@ -105,7 +101,6 @@ const ANCHORS: &[&str] = &[
     "rch=",
     "ers=",
     "llm=",
-    "x gp",
     "er h",
     "n_ct",
     "t re",
@@ -120,6 +115,10 @@ const ANCHORS: &[&str] = &[
     "py i",
     "--->",
     "\u{2502} ",
+    "-pac",
+    "emor",
+    "trac",
+    ": Co",
 ];
 /// The length of every anchor.
 const ANCHOR_LEN: usize = 4;
@@ -1373,6 +1372,7 @@ impl Explainer {
         materialize(&mut self.collected);
         let text = String::from_utf8_lossy(raw);
         let clean = clean_line(&text);
+        note_prefix_engine(&mut self.collected, &text, clean.stream.as_deref(), line_no);
         // A line without an OOM marker cannot start a message (the detector's contract), so
         // the detector only sees those lines and the continuations it asks for.
         let messages = if has_oom_marker || wants_more {
@@ -1518,6 +1518,37 @@ fn count_repeats(collected: &mut Collected, kind: EventKind, count: u64, last_li
     }
 }
 
+/// Records evidence of an engine: the surer claim wins, then the application over the
+/// libraries under it (`engine_log::engines::outranks`); ties keep the first.
+fn note_engine(collected: &mut Collected, name: EngineName, certainty: Certainty, line_no: u64) {
+    let replace = match collected.engine {
+        None => true,
+        Some((existing, existing_certainty, _)) => {
+            engines::outranks((name, certainty), (existing, existing_certainty))
+        }
+    };
+    if replace {
+        collected.engine = Some((name, certainty, line_no));
+    }
+}
+
+/// The engine a line's prefix names (vLLM's process tags, SGLang's `[… TP1]`), whatever
+/// markers the line holds.
+fn note_prefix_engine(collected: &mut Collected, raw: &str, stream: Option<&str>, line_no: u64) {
+    let found = stream.and_then(engines::engine_of_stream).or_else(|| {
+        if engines::has_sglang_prefix(raw) {
+            Some((EngineName::Sglang, Certainty::Strong))
+        } else if engines::has_vllm_prefix(raw) {
+            Some((EngineName::Vllm, Certainty::Strong))
+        } else {
+            None
+        }
+    });
+    if let Some((name, certainty)) = found {
+        note_engine(collected, name, certainty, line_no);
+    }
+}
+
 fn absorb(
     collected: &mut Collected,
     facts: LineFacts,
@@ -1528,13 +1559,7 @@ fn absorb(
 ) {
     let frozen = collected.first_gpu_failure.is_some();
     if let Some((name, certainty)) = facts.engine {
-        let replace = match collected.engine {
-            None => true,
-            Some((_, existing, _)) => certainty > existing,
-        };
-        if replace {
-            collected.engine = Some((name, certainty, line_no));
-        }
+        note_engine(collected, name, certainty, line_no);
         if let Some(version) = facts.engine_version.clone() {
             collected.engine_versions.insert(name, version);
         }
@@ -1684,6 +1709,7 @@ fn materialize(collected: &mut Collected) {
                 }
                 let raw = String::from_utf8_lossy(&text);
                 let clean = clean_line(&raw);
+                note_prefix_engine(collected, &raw, clean.stream.as_deref(), line);
                 let cleaned: &str = &clean.text;
                 let facts = engine_log::parse_line(cleaned, &markers);
                 if !facts.is_empty() {
@@ -1984,21 +2010,7 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
         hint,
     });
 
-    let engine_name = collected
-        .engine
-        .map(|(name, _, _)| name)
-        .or_else(|| failure.and_then(|message| message.engine_hint))
-        .unwrap_or(
-            if collected
-                .ooms
-                .iter()
-                .any(|m| m.exception.as_deref().is_some_and(|e| e.contains("torch")))
-            {
-                EngineName::Pytorch
-            } else {
-                EngineName::Other
-            },
-        );
+    let engine_name = choose_engine(collected, failure);
     let engine = EngineInfo {
         name: engine_name,
         version: collected
@@ -2102,6 +2114,61 @@ fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame
                 .cloned()
                 .collect()
         }
+    }
+}
+
+/// The engine of the report: the best evidence of the log lines (`collected.engine`), weighed
+/// against what the failure messages themselves show (TensorRT-LLM's or TurboMind's error
+/// prefix, XLA's or TensorFlow's exception, the oom_text engine hint). A traceback whose only
+/// library frames are torch is PyTorch; a torch exception with nothing else, too.
+fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineName {
+    let mut best: Option<(EngineName, Certainty)> = collected
+        .engine
+        .map(|(name, certainty, _)| (name, certainty));
+    let mut offer = |name: EngineName, certainty: Certainty| {
+        if best.is_none_or(|existing| engines::outranks((name, certainty), existing)) {
+            best = Some((name, certainty));
+        }
+    };
+    for message in collected.ooms.iter() {
+        if let Some(name) = engines::engine_of_message(&message.text, message.exception.as_deref())
+        {
+            offer(name, Certainty::Strong);
+        }
+        if let Some((name, certainty)) = message
+            .stream
+            .as_deref()
+            .and_then(engines::engine_of_stream)
+        {
+            offer(name, certainty);
+        }
+    }
+    if let Some(hint) = failure.and_then(|message| message.engine_hint) {
+        offer(hint, Certainty::Weak);
+    }
+    if let Some((name, _)) = best {
+        return name;
+    }
+    // PyTorch's own wording: its exception classes, the caching allocator's message families
+    // and the `TORCH_USE_CUDA_DSA` / `PYTORCH_…_ALLOC_CONF` hints it appends.
+    let torch = collected.ooms.iter().any(|m| {
+        m.exception.as_deref().is_some_and(|e| e.contains("torch"))
+            || matches!(
+                m.kind,
+                OomKind::PytorchCached
+                    | OomKind::PytorchReservedInTotal
+                    | OomKind::PytorchTotalCapacity
+                    | OomKind::PytorchAbsurdSize
+                    | OomKind::PytorchFractionRejected
+                    | OomKind::CudaMallocAsync
+            )
+            || m.text.contains("TORCH_USE_CUDA_DSA")
+            || m.text.contains("_ALLOC_CONF")
+    });
+    if torch {
+        EngineName::Pytorch
+    } else {
+        EngineName::Other
     }
 }
 

@@ -261,18 +261,51 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let total = figures.total_capacity_bytes;
     let free = figures.free_bytes;
 
-    // 2. One allocation larger than the whole card.
+    // 2. A size no GPU has: an overflow (a negative or uninitialised dimension wrapped to
+    //    2^64, a wrong element size), not a shortage. A request merely above the card's total
+    //    is a real (if too large) allocation and goes on to the rules below.
+    if is_overflow(failure) {
+        builder.fact(match (tried, total) {
+            (Some(tried), Some(total)) => format!(
+                "the request ({}) is far beyond the card's total capacity ({}) and beyond any GPU made: a size computed from an overflowed, negative or garbage dimension, not a real need for memory",
+                gib(tried), gib(total)
+            ),
+            (Some(tried), None) => format!(
+                "the request ({}) is beyond any GPU made: a size computed from an overflowed, negative or garbage dimension, not a real need for memory",
+                gib(tried)
+            ),
+            _ => "PyTorch refused a request of more than 1 EB: a size computed from an overflowed, negative or garbage dimension, not a real need for memory".to_string(),
+        });
+        return Cause::RequestLargerThanGpu;
+    }
     if let (Some(tried), Some(total)) = (tried, total) {
         if tried > total {
             builder.fact(format!(
                 "the request ({}) is larger than the card's total capacity ({}) (framework error text): no allocator setting or freed memory can satisfy it on this GPU",
                 gib(tried), gib(total)
             ));
-            return Cause::RequestLargerThanGpu;
         }
     }
 
     // 3. Engine-specific memory errors.
+    // JAX creates its CUDA context and preallocates 75 % of the card at start
+    // (https://docs.jax.dev/en/latest/gpu_memory_allocation.html): when that fails, the
+    // memory was already held by someone else (another JAX, PyTorch or TensorFlow process).
+    let jax_start = inputs.engine.name == EngineName::Jax
+        && inputs.messages.iter().chain([failure]).any(|m| {
+            m.text.contains("Failed to create stream executor")
+                || m.text.contains("Failed to allocate device memory of")
+                // The executor's own cuMemAlloc (the preallocated pool), not a BFC request of
+                // a computation ("while trying to allocate") or the async allocator.
+                || (m.text.contains("CUDA_ERROR_OUT_OF_MEMORY")
+                    && m.text.contains("stream_executor/cuda/cuda_")
+                    && !m.text.contains("trying to allocate")
+                    && !m.text.contains("cuMemAllocAsync"))
+        });
+    if jax_start {
+        builder.fact("JAX failed while creating its CUDA context or preallocating its memory pool (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`): that memory was already held by another process".to_string());
+        return Cause::FreeMemoryBelowRequested;
+    }
     match failure.kind {
         OomKind::VllmStartupFreeMemory => {
             if let (Some(free), Some(total), Some(requested)) = (
@@ -359,19 +392,52 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         }
     }
 
-    // 5. Fragmentation.
+    // 4b. The message's own figures: this process holds far less than the card and nothing
+    //     is free, so the rest is held outside it (other processes, a previous run still alive).
+    if let Some(outside) = held_outside(builder, failure) {
+        return outside;
+    }
+
+    // 5. Fragmentation: lead with it only when the cache PyTorch holds could take the request
+    //    and is large against what the job holds (a training step at ~95 % of the card with a
+    //    little cache is capacity first), and never for an engine that pre-allocates its KV
+    //    pool (the cache there is the engine's budget, not stranded blocks).
     if let (Some(tried), Some(free), Some(unallocated)) =
-        (tried, free, figures.reserved_unallocated_bytes)
+        (tried, headroom(failure), figures.reserved_unallocated_bytes)
     {
-        if unallocated >= tried && free < tried {
+        let allocated = figures
+            .allocated_by_pytorch_bytes
+            .or_else(|| reserved_total(failure).map(|(r, _)| r.saturating_sub(unallocated)));
+        let cache_fits = free < tried
+            && free.saturating_add(unallocated) >= tried
+            && unallocated.get().saturating_mul(2) >= tried.get();
+        let cache_is_large = allocated
+            .is_none_or(|allocated| unallocated.get() as f64 >= 0.15 * allocated.get() as f64);
+        let preallocating = preallocates_kv(inputs.engine.name);
+        if cache_fits && cache_is_large && !preallocating {
             builder.fact(format!(
-                "reserved-but-unallocated ({}) ≥ request ({}) while free ({}) < request: PyTorch holds enough cached memory, but not as one block large enough — fragmentation is plausible",
-                gib(unallocated), gib(tried), gib(free)
+                "reserved-but-unallocated ({}){} could hold the request ({}) while free ({}) could not: PyTorch holds enough cached memory, but not as one block large enough — fragmentation is plausible",
+                gib(unallocated),
+                allocated.map(|a| format!(", against {} of live tensors,", gib(a))).unwrap_or_default(),
+                gib(tried), gib(free)
             ));
             builder.fact("only a memory snapshot proves fragmentation (largest free block < request): `oomdoc snapshot`".to_string());
             return Cause::FragmentationPlausible;
         }
-        if free < tried && free + unallocated >= tried {
+        if cache_fits && preallocating {
+            builder.fact(format!(
+                "reserved-but-unallocated ({}) ≥ what was missing, but {} pre-allocates its KV cache from a memory budget: the cause is that budget against the card, and fragmentation is at most a side note",
+                gib(unallocated),
+                inputs.engine.name.label()
+            ));
+        } else if cache_fits {
+            builder.fact(format!(
+                "reserved-but-unallocated ({}) could hold the request ({}), but it is small against the {} of live tensors: with the card this full the next steps need more than any defragmentation frees — capacity first, fragmentation at most a note",
+                gib(unallocated),
+                gib(tried),
+                allocated.map(gib).unwrap_or_default()
+            ));
+        } else if free < tried && free + unallocated >= tried {
             builder.fact(format!(
                 "free ({}) + reserved-but-unallocated ({}) ≥ request ({}), but neither alone: part of the cache is stranded in partly used segments",
                 gib(free), gib(unallocated), gib(tried)
@@ -427,6 +493,119 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     }
 }
 
+/// 16 TiB: more than any GPU has, by far; a request this large is an overflowed size.
+const OVERFLOW_BYTES: Bytes = Bytes(16 << 40);
+
+/// Whether the request is a size no GPU has: PyTorch's "more than 1EB", ≥ 16 TiB, or ≥ 64×
+/// the card (a 1 TiB XLA request on an 80 GiB card is a real, too large, allocation).
+fn is_overflow(failure: &OomMessage) -> bool {
+    if failure.kind == OomKind::PytorchAbsurdSize {
+        return true;
+    }
+    let tried = failure.figures.tried_to_allocate_bytes;
+    let total = failure.figures.total_capacity_bytes;
+    match (tried, total) {
+        (Some(tried), _) if tried >= OVERFLOW_BYTES => true,
+        (Some(tried), Some(total)) => total > Bytes::ZERO && tried.get() / 64 >= total.get(),
+        _ => false,
+    }
+}
+
+/// Engines that size a KV pool up front from a memory budget (`gpu_memory_utilization`,
+/// `mem_fraction_static`, `cuda_memory_fraction`, `cache_max_entry_count`,
+/// `kv_cache_free_gpu_mem_fraction`, an ExLlamaV2 cache): a full card is their design.
+fn preallocates_kv(engine: EngineName) -> bool {
+    matches!(
+        engine,
+        EngineName::Vllm
+            | EngineName::Sglang
+            | EngineName::Tgi
+            | EngineName::Aphrodite
+            | EngineName::Lmdeploy
+            | EngineName::TensorrtLlm
+            | EngineName::Exllamav2
+            | EngineName::MlcLlm
+    )
+}
+
+/// What the process could still get: free on the device, or less when
+/// `set_per_process_memory_fraction` capped it (`X allowed;`: allowed − reserved).
+fn headroom(failure: &OomMessage) -> Option<Bytes> {
+    let free = failure.figures.free_bytes?;
+    match (failure.figures.allowed_bytes, reserved_total(failure)) {
+        (Some(allowed), Some((reserved, _))) => Some(free.min(allowed.saturating_sub(reserved))),
+        _ => Some(free),
+    }
+}
+
+/// What this process holds by the message's figures: NVML's `this process has` (or its own
+/// `Process N has` line inside a container), else PyTorch's reserve. The flag says NVML.
+fn held_by_process(failure: &OomMessage) -> Option<(Bytes, bool)> {
+    let figures = &failure.figures;
+    let own = own_process_guess(failure);
+    figures
+        .process_in_use_bytes
+        .filter(|bytes| *bytes > Bytes::ZERO && *bytes < NOT_AVAILABLE_THRESHOLD)
+        .or_else(|| {
+            figures
+                .other_processes
+                .iter()
+                .find(|p| Some(p.pid) == own)
+                .and_then(|p| p.in_use_bytes)
+                .filter(|bytes| *bytes < NOT_AVAILABLE_THRESHOLD)
+        })
+        .map(|bytes| (bytes, true))
+        .or_else(|| reserved_total(failure).map(|(bytes, _)| (bytes, false)))
+}
+
+/// Rule 4b: total − this process − free is memory held outside this process. Said only when
+/// it is a large share of the card (≥ 25 %), covers what was missing, and — when only
+/// PyTorch's reserve is known — exceeds what the process itself may hold outside PyTorch
+/// (CUDA context, cuBLAS, NCCL: ≥ 2 GiB); never from the reserve alone for engines whose
+/// memory is mostly outside PyTorch (TurboMind, TensorRT-LLM, MLC, ggml).
+fn held_outside(builder: &mut Builder<'_>, failure: &OomMessage) -> Option<Cause> {
+    let figures = &failure.figures;
+    let total = figures.total_capacity_bytes?;
+    let free = figures.free_bytes?;
+    let tried = figures.tried_to_allocate_bytes?;
+    if free >= tried || total == Bytes::ZERO {
+        return None;
+    }
+    let (held, nvml) = held_by_process(failure)?;
+    let outside = total.saturating_sub(held).saturating_sub(free);
+    let share = outside.get() as f64 / total.get() as f64;
+    let engine = builder.inputs.engine.name;
+    let outside_pytorch = matches!(
+        engine,
+        EngineName::Lmdeploy
+            | EngineName::TensorrtLlm
+            | EngineName::MlcLlm
+            | EngineName::Llamacpp
+            | EngineName::Ollama
+    );
+    let enough = share >= 0.25
+        && outside >= tried.saturating_sub(free)
+        && (nvml || (outside >= Bytes(2 << 30) && !outside_pytorch));
+    if !enough {
+        return None;
+    }
+    builder.fact(format!(
+        "this process holds {} ({}) of the card's {} and only {} is free: about {} ({:.0} %) is held {}",
+        gib(held),
+        if nvml { "NVML figure printed in the error" } else { "PyTorch's reserve; its CUDA context and libraries add well under that" },
+        gib(total),
+        gib(free),
+        gib(outside),
+        share * 100.0,
+        if nvml {
+            "by other processes (or an earlier run still alive)"
+        } else {
+            "outside PyTorch's allocator: other processes or ranks sharing this GPU, an earlier run still alive, or another allocator in this process"
+        }
+    ));
+    Some(Cause::OtherProcessesHoldMemory)
+}
+
 /// Without a phase: did this process fill the card, or did one request exceed what was free?
 fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let figures = &failure.figures;
@@ -451,7 +630,13 @@ fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         (Some(held), Some(total), _, _) if held.get() as f64 >= 0.8 * total.get() as f64 => {
             Cause::CapacityExhausted
         }
-        (_, Some(total), Some(free), Some(tried)) if tried > free => {
+        // One large request on a card with room; with next to nothing free (< 5 % of the card)
+        // and a modest request, the card was simply full.
+        (_, Some(total), Some(free), Some(tried))
+            if tried > free
+                && (free.get().saturating_mul(20) >= total.get()
+                    || tried.get().saturating_mul(4) >= total.get()) =>
+        {
             builder.fact(format!(
                 "the request ({}) exceeds what was free ({}) although the card ({}) was not full: one large allocation (an activation, a cache or a buffer sized by the settings), not a slow build-up",
                 gib(tried), gib(free), gib(total)
@@ -630,22 +815,159 @@ fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomMessage) {
             allocator_step(builder, failure);
         }
         Cause::RequestLargerThanGpu => {
-            builder.step("find the allocation in the traceback: one tensor of this size cannot exist on this card; reduce batch size, sequence length or the dimension that makes it this large");
+            // An overflowed size: smaller batches do not fix it (rule 2).
+            builder.step("find the allocation in the traceback and print the shape and dtype it was computed from: a size this large comes from an overflowed, negative or uninitialised dimension (or a wrong element size), so lowering the batch size will not help");
+            builder.step("check the inputs that set that dimension (an empty or corrupt sample, a `-1` length, a mismatched config value) and the versions of the library that computes it; rerun with `CUDA_LAUNCH_BLOCKING=1` if the traceback looks unrelated");
+            return;
         }
         _ => {}
     }
 
     match engine {
-        EngineName::Vllm => vllm_steps(builder, cause, phase, config, version, failure),
+        EngineName::Vllm | EngineName::Aphrodite => {
+            vllm_steps(builder, cause, phase, config, version, failure)
+        }
         EngineName::Sglang => sglang_steps(builder, cause, phase),
         EngineName::Tgi => tgi_steps(builder, cause, phase),
         EngineName::Llamacpp => llama_steps(builder, cause, phase, false),
         EngineName::Ollama => llama_steps(builder, cause, phase, true),
+        EngineName::TensorrtLlm => tensorrt_llm_steps(builder, cause),
+        EngineName::Lmdeploy => lmdeploy_steps(builder, cause, phase),
+        EngineName::Exllamav2 => exllamav2_steps(builder, cause, phase),
+        EngineName::MlcLlm => mlc_llm_steps(builder, cause),
+        EngineName::Comfyui
+        | EngineName::Automatic1111
+        | EngineName::Invokeai
+        | EngineName::Diffusers => image_app_steps(builder, cause, engine),
+        EngineName::Jax => jax_steps(builder, cause),
+        EngineName::Tensorflow => tensorflow_steps(builder, cause),
         EngineName::Transformers
+        | EngineName::Accelerate
+        | EngineName::Peft
+        | EngineName::Lightning
         | EngineName::Deepspeed
         | EngineName::Pytorch
         | EngineName::Other => torch_steps(builder, cause, phase, failure, engine),
     }
+}
+
+/// TensorRT-LLM: the engine build (TensorRT sizes activations for the largest shapes at build
+/// time) and the runtime's KV-cache share of the free memory. Sources: "Memory Usage of
+/// TensorRT-LLM" (https://nvidia.github.io/TensorRT-LLM/reference/memory.html), `KvCacheConfig`
+/// (https://nvidia.github.io/TensorRT-LLM/llm-api/reference/KvCacheConfig.html, default
+/// `free_gpu_memory_fraction=0.9`), the Triton backend's `kv_cache_free_gpu_mem_fraction`.
+fn tensorrt_llm_steps(builder: &mut Builder<'_>, cause: Cause) {
+    let building = builder.inputs.messages.iter().any(|m| {
+        [
+            "resizePhysical",
+            "makeResizableGpuMemory",
+            "Engine building failed",
+            "Requested amount of GPU memory",
+        ]
+        .iter()
+        .any(|needle| m.text.contains(needle))
+    });
+    if building {
+        builder.step("the engine build ran out of memory: TensorRT sizes activation memory for the largest shapes at build time, so rebuild with smaller limits (`trtllm-build --max_batch_size`, `--max_num_tokens`, `--max_seq_len` / `--max_input_len`)");
+        builder.step("or build on a larger GPU, or split the model: convert the checkpoint with `--tp_size N` / `--pp_size N` so each rank's engine holds a part");
+        return;
+    }
+    match cause {
+        Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => builder.step("or lower the KV-cache share of free memory (`kv_cache_free_gpu_mem_fraction` in the Triton `config.pbtxt` or `--kv_cache_free_gpu_mem_fraction`; `KvCacheConfig(free_gpu_memory_fraction=…)` in the LLM API / `trtllm-serve`)"),
+        _ => {
+            builder.step("lower the KV-cache share of free memory (default 0.9): `kv_cache_free_gpu_mem_fraction` in the Triton `config.pbtxt` or benchmark flags, `KvCacheConfig(free_gpu_memory_fraction=…)` or `max_tokens` in the LLM API / `trtllm-serve`, so activations and other buffers keep room");
+            builder.step("rebuild (or restart the PyTorch backend) with smaller `max_batch_size` and `max_num_tokens`: the runtime's activation buffers are sized for them");
+            builder.step("or use more GPUs (`--tp_size`) or FP8/INT4 weights and an FP8 KV cache");
+        }
+    }
+}
+
+/// LMDeploy: `cache_max_entry_count` is the share of the free memory (after the weights) taken
+/// by the KV cache, default 0.8 (https://lmdeploy.readthedocs.io/en/latest/api/pipeline.html,
+/// `TurbomindEngineConfig` / `PytorchEngineConfig`; CLI `--cache-max-entry-count`).
+fn lmdeploy_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    if cause == Cause::WeightsDoNotFit || phase == Phase::WeightsLoad {
+        builder.step("use more GPUs (`--tp N`) or a 4-bit AWQ model (`--model-format awq`)");
+    }
+    builder.step("lower `--cache-max-entry-count` (`cache_max_entry_count` in `TurbomindEngineConfig` / `PytorchEngineConfig`; default 0.8 of the memory free after the weights) to leave room for activations, a vision encoder or other processes");
+    builder.step("lower `--session-len` and `--max-batch-size`, or quantize the KV cache with `--quant-policy 8` (or 4)");
+}
+
+/// ExLlamaV2 and TabbyAPI: the cache is allocated up front for `max_seq_len` (× batch), the
+/// weights are placed by `gpu_split` or autosplit (turboderp/exllamav2 `exllamav2/cache.py`,
+/// `model.load(gpu_split=…)`; theroyallab/tabbyAPI `config_sample.yml`: `max_seq_len`,
+/// `cache_size`, `cache_mode`, `gpu_split_auto`, `gpu_split`, `autosplit_reserve`).
+fn exllamav2_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    if cause == Cause::WeightsDoNotFit || phase == Phase::WeightsLoad {
+        builder.step("place the weights by hand with `gpu_split` (GiB per GPU, e.g. `[20, 24]`; TabbyAPI `gpu_split_auto: false` + `gpu_split`, text-generation-webui `--gpu-split`), leaving headroom on each card, or load a lower-bpw quant");
+    }
+    builder.step("shrink the cache: a smaller `max_seq_len` / `cache_size`, or a quantized cache (`ExLlamaV2Cache_Q4` / `Q8`; TabbyAPI `cache_mode: Q4`)");
+    builder.step("with autosplit, reserve more per GPU (TabbyAPI `autosplit_reserve`) so activations and the cache still fit after the weights");
+}
+
+/// MLC-LLM: `mlc_llm serve --mode local|interactive|server` and `--overrides` with
+/// `gpu_memory_utilization`, `context_window_size`, `max_num_sequence`, `prefill_chunk_size`
+/// (https://llm.mlc.ai/docs/deploy/rest.html).
+fn mlc_llm_steps(builder: &mut Builder<'_>, cause: Cause) {
+    if cause == Cause::WeightsDoNotFit {
+        builder.step("use a smaller quantization (e.g. `q4f16_1`) or more GPUs (`--overrides \"tensor_parallel_shards=N\"`)");
+    }
+    builder.step("shrink the KV cache and buffers: `mlc_llm serve … --mode local` (or `interactive`), or `--overrides \"context_window_size=…;max_num_sequence=…;prefill_chunk_size=…;gpu_memory_utilization=0.8\"`");
+}
+
+/// Image apps and diffusers pipelines. Sources: diffusers "Reduce memory usage"
+/// (https://huggingface.co/docs/diffusers/optimization/memory); ComfyUI `comfy/cli_args.py`
+/// (`--lowvram`, `--novram`, `--reserve-vram`, `--disable-smart-memory`); AUTOMATIC1111
+/// `modules/cmd_args.py` (`--medvram`, `--medvram-sdxl`, `--lowvram`); InvokeAI "Low-VRAM mode"
+/// (https://invoke-ai.github.io/InvokeAI/features/low-vram/: `enable_partial_loading`,
+/// `device_working_mem_gb`).
+fn image_app_steps(builder: &mut Builder<'_>, cause: Cause, engine: EngineName) {
+    if cause == Cause::OtherProcessesHoldMemory || cause == Cause::FreeMemoryBelowRequested {
+        builder.step("close other GPU programs (another UI, a game, a second generation backend) before generating");
+    }
+    match engine {
+        EngineName::Comfyui => {
+            builder.step("start ComfyUI with `--lowvram` (loads the model in parts), or `--novram` on very small cards; `--reserve-vram 1.0` keeps room for the OS and other apps");
+            builder.step("decode with the `VAE Decode (Tiled)` node for large images or videos, and lower the resolution, frame count or batch size");
+        }
+        EngineName::Automatic1111 => {
+            builder.step("add `--medvram` (or `--medvram-sdxl` for SDXL models only) to `COMMANDLINE_ARGS`; `--lowvram` on cards of 4 GiB or less");
+            builder.step("use a memory-efficient attention (`--xformers` or `--opt-sdp-attention`), lower the resolution or batch size, and use tiled VAE decoding for large images");
+        }
+        EngineName::Invokeai => {
+            builder.step("turn on low-VRAM mode in `invokeai.yaml`: `enable_partial_loading: true` (InvokeAI 5.6+), and raise `device_working_mem_gb` if the failure is in VAE decode");
+            builder.step("lower the resolution or the number of images per batch");
+        }
+        _ => {
+            builder.step("load the pipeline in half precision (`torch_dtype=torch.float16` or `bfloat16`) and offload idle parts: `pipe.enable_model_cpu_offload()` (or `enable_sequential_cpu_offload()` for the least memory, much slower)");
+            builder.step("for large images decode in tiles: `pipe.vae.enable_tiling()`; `pipe.enable_attention_slicing()` trades speed for a smaller attention peak");
+        }
+    }
+}
+
+/// JAX preallocates 75 % of the GPU on first use (https://docs.jax.dev/en/latest/gpu_memory_allocation.html).
+fn jax_steps(builder: &mut Builder<'_>, cause: Cause) {
+    if cause == Cause::OtherProcessesHoldMemory || cause == Cause::FreeMemoryBelowRequested {
+        builder.step("JAX takes 75 % of the GPU when it starts: with a second JAX (or PyTorch / TensorFlow) process on the card set `XLA_PYTHON_CLIENT_PREALLOCATE=false` or `XLA_PYTHON_CLIENT_MEM_FRACTION=.45` in each");
+        return;
+    }
+    builder.step(
+        "lower the batch size, or rematerialise activations with `jax.checkpoint` (`jax.remat`)",
+    );
+    builder.step("if other GPU programs run beside it, set `XLA_PYTHON_CLIENT_PREALLOCATE=false` (or `XLA_PYTHON_CLIENT_MEM_FRACTION`) so JAX does not take 75 % of the card up front");
+}
+
+/// TensorFlow maps nearly all GPU memory at start unless memory growth is on
+/// (https://www.tensorflow.org/guide/gpu#limiting_gpu_memory_growth).
+fn tensorflow_steps(builder: &mut Builder<'_>, cause: Cause) {
+    if cause == Cause::OtherProcessesHoldMemory || cause == Cause::FreeMemoryBelowRequested {
+        builder.step("TensorFlow maps almost the whole GPU at start: turn on memory growth (`tf.config.experimental.set_memory_growth(gpu, True)` or `TF_FORCE_GPU_ALLOW_GROWTH=true`) in every TensorFlow process sharing the card, or cap it with `tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=…)])`");
+        return;
+    }
+    builder.step(
+        "lower the batch size (the tensor shape in the error shows which dimension is large)",
+    );
+    builder.step("use mixed precision (`tf.keras.mixed_precision.set_global_policy(\"mixed_float16\")`) and, against fragmentation of the BFC allocator, `TF_GPU_ALLOCATOR=cuda_malloc_async`");
 }
 
 fn vllm_steps(
@@ -687,7 +1009,8 @@ fn vllm_steps(
                 (tp * 2).max(2)
             ));
             builder.step("use a quantized checkpoint (AWQ/GPTQ/FP8; `--quantization fp8` quantizes on load on supported GPUs)");
-            if at_least(version, &[0, 5, 3], true) {
+            if builder.inputs.engine.name == EngineName::Vllm && at_least(version, &[0, 5, 3], true)
+            {
                 builder.step(
                     "or offload part of the weights to CPU RAM with `--cpu-offload-gb N` (slow)",
                 );
@@ -795,10 +1118,10 @@ fn torch_steps(
     failure: &OomMessage,
     engine: EngineName,
 ) {
-    let transformers = engine == EngineName::Transformers;
+    let transformers = matches!(engine, EngineName::Transformers | EngineName::Peft);
     match (cause, phase) {
         (Cause::WeightsDoNotFit, _) => {
-            if transformers {
+            if transformers || engine == EngineName::Accelerate {
                 builder.step("load in half precision (`torch_dtype=torch.bfloat16`) or 4/8-bit (`BitsAndBytesConfig(load_in_4bit=True)`)");
                 builder.step("spread over GPUs and CPU with `device_map=\"auto\"` and `max_memory={0: \"…GiB\", \"cpu\": \"…GiB\"}`");
             } else {
@@ -806,9 +1129,25 @@ fn torch_steps(
             }
         }
         (Cause::TrainingMemory, _) | (_, Phase::TrainingStep) => {
-            if transformers || engine == EngineName::Deepspeed {
+            // Lightning: https://lightning.ai/docs/pytorch/stable/advanced/training_tricks.html
+            // (accumulate_grad_batches, precision, Tuner.scale_batch_size); DeepSpeed ZeRO:
+            // https://www.deepspeed.ai/docs/config-json/ (offload_optimizer, offload_param);
+            // PEFT QLoRA: https://huggingface.co/docs/peft/developer_guides/quantization.
+            if engine == EngineName::Lightning {
+                builder.step("lower the DataLoader `batch_size` and keep the effective batch with `Trainer(accumulate_grad_batches=N)`; `Tuner(trainer).scale_batch_size(model)` finds the largest that fits");
+                builder.step("train in `Trainer(precision=\"bf16-mixed\")` and checkpoint activations; shard with `strategy=\"fsdp\"` or `\"deepspeed_stage_2_offload\"` across GPUs");
+            } else if engine == EngineName::Deepspeed {
+                builder.step("lower `train_micro_batch_size_per_gpu` and raise `gradient_accumulation_steps` in the DeepSpeed config");
+                builder.step("move to ZeRO stage 3 and offload to CPU: `\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\"}, \"offload_param\": {\"device\": \"cpu\"}}`; turn on activation checkpointing");
+            } else if engine == EngineName::Accelerate {
+                builder.step("lower the per-device batch size and accumulate with `Accelerator(gradient_accumulation_steps=N)`; `accelerate.utils.find_executable_batch_size` retries with halved batches");
+                builder.step("use `mixed_precision=\"bf16\"` (`accelerate config`) and gradient checkpointing in the model");
+            } else if transformers {
                 builder.step("lower `per_device_train_batch_size` and raise `gradient_accumulation_steps` to keep the effective batch");
                 builder.step("enable `gradient_checkpointing=True` and `bf16=True`; an 8-bit optimizer (`optim=\"adamw_bnb_8bit\"`) shrinks optimizer state");
+                if engine == EngineName::Peft {
+                    builder.step("for LoRA on a large base, load the base in 4-bit (QLoRA: `BitsAndBytesConfig(load_in_4bit=True)` then `prepare_model_for_kbit_training`) and shorten `max_seq_length`: the adapters are small, the base and the activations are not");
+                }
             } else {
                 builder.step("lower the batch size (accumulate gradients over steps to keep the effective batch)");
                 builder.step("use activation checkpointing (`torch.utils.checkpoint`) and mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`)");
@@ -861,9 +1200,10 @@ fn torch_steps(
             | Cause::LargeAllocation
     ) {
         let figures = &failure.figures;
-        if let (Some(unallocated), Some(tried)) = (
+        if let (Some(unallocated), Some(tried), true) = (
             figures.reserved_unallocated_bytes,
             figures.tried_to_allocate_bytes,
+            super::accounting::is_caching_allocator(failure.kind),
         ) {
             if unallocated.as_gib() >= 1.0 && unallocated.get() * 4 >= tried.get() {
                 allocator_step(builder, failure);
@@ -885,7 +1225,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
         .map(|index| format!("GPU {index}"))
         .unwrap_or_else(|| "the GPU".to_string());
     match cause {
-        Cause::RequestLargerThanGpu => format!("one allocation asks for more than {gpu} has in total"),
+        Cause::RequestLargerThanGpu => format!("one allocation asks for an impossible size on {gpu}: an overflowed or wrong shape, not a lack of memory"),
         Cause::OtherProcessesHoldMemory => format!("{gpu} ran out of memory{where_} because other processes hold the memory that was missing"),
         Cause::FragmentationPlausible => format!("{gpu} ran out of memory{where_}; enough is cached but not in one block — fragmentation is plausible"),
         Cause::WeightsDoNotFit => format!("the weights do not fit on {gpu}"),
@@ -927,7 +1267,7 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
         ),
         Cause::RequestLargerThanGpu => (
             OwnerClass::Configuration,
-            format!("Configuration error: a single allocation is larger than the whole {total}GPU, so no card of this class could satisfy it.{prompt} The batch size, sequence length or tensor shape that produces it has to change; buying a bigger card only helps if a card exists that is larger than that one allocation."),
+            format!("Not a hardware limit: a single allocation asks for a size far beyond the whole {total}GPU and beyond any GPU made, which is an overflowed or garbage tensor size.{prompt} No card and no batch size fixes it; the code or input that computes that shape has to be fixed."),
         ),
         Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => (
             OwnerClass::Configuration,
@@ -969,6 +1309,181 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::model::failure::{OomFigures, OtherProcess};
+
+    const GIB: u64 = 1 << 30;
+
+    fn gib_f(value: f64) -> Option<Bytes> {
+        Some(Bytes::from_gib_f64(value))
+    }
+
+    fn message(kind: OomKind, figures: OomFigures) -> OomMessage {
+        OomMessage {
+            kind,
+            is_gpu_oom: true,
+            engine_hint: None,
+            figures,
+            line: 1,
+            stream: None,
+            exception: Some("torch.OutOfMemoryError".to_string()),
+            text: "CUDA out of memory.".to_string(),
+            end_line: 1,
+            details: Default::default(),
+        }
+    }
+
+    /// The cause for one message, with the engine and phase given.
+    fn cause_of(failure: &OomMessage, engine: EngineName, phase: Phase) -> Cause {
+        let engine = EngineInfo {
+            name: engine,
+            version: None,
+            generation: None,
+            evidence_line: None,
+        };
+        let phase = PhaseReport {
+            failed_in: phase,
+            last_completed: None,
+            server_was_ready: None,
+            prompt_can_be_cause: None,
+            evidence: Vec::new(),
+        };
+        let versions = BTreeMap::new();
+        let inputs = VerdictInputs {
+            failure: Some(failure),
+            messages: std::slice::from_ref(failure),
+            engine: &engine,
+            config: &EngineConfig::default(),
+            model: None,
+            memory: &EngineMemory::default(),
+            versions: &versions,
+            phase: &phase,
+            timeline: &[],
+            shutdown_line: None,
+        };
+        decide(&inputs).cause
+    }
+
+    fn pytorch(tried: f64, total: f64, free: f64, allocated: f64, unallocated: f64) -> OomMessage {
+        message(
+            OomKind::PytorchTotalCapacity,
+            OomFigures {
+                tried_to_allocate_bytes: gib_f(tried),
+                total_capacity_bytes: gib_f(total),
+                free_bytes: gib_f(free),
+                allocated_by_pytorch_bytes: gib_f(allocated),
+                reserved_unallocated_bytes: gib_f(unallocated),
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn a_little_cache_on_a_full_card_is_capacity_not_fragmentation() {
+        // 1.5 GiB cached of a 24 GiB card, 2 GiB asked, 0.3 GiB free.
+        let failure = pytorch(2.0, 24.0, 0.3, 22.0, 1.5);
+        let cause = cause_of(&failure, EngineName::Pytorch, Phase::TrainingStep);
+        assert_eq!(cause, Cause::TrainingMemory);
+        // A training step at ~98 % of the card with a cache just above the request.
+        let failure = pytorch(1.0, 139.8, 0.68, 137.26, 1.13);
+        let cause = cause_of(&failure, EngineName::Pytorch, Phase::TrainingStep);
+        assert_eq!(cause, Cause::TrainingMemory);
+    }
+
+    #[test]
+    fn a_large_cache_against_the_request_is_fragmentation() {
+        let failure = pytorch(2.0, 24.0, 0.1, 3.9, 20.0);
+        let cause = cause_of(&failure, EngineName::Pytorch, Phase::TrainingStep);
+        assert_eq!(cause, Cause::FragmentationPlausible);
+    }
+
+    #[test]
+    fn engines_with_a_kv_pool_are_never_led_by_fragmentation() {
+        let failure = pytorch(2.0, 24.0, 0.1, 3.9, 20.0);
+        for engine in [EngineName::Vllm, EngineName::Sglang] {
+            let cause = cause_of(&failure, engine, Phase::Inference);
+            assert_eq!(cause, Cause::InferenceLoad, "{engine:?}");
+        }
+    }
+
+    #[test]
+    fn a_process_holding_little_of_a_full_card_points_at_other_processes() {
+        let mut failure = pytorch(0.5, 24.0, 0.0, 1.5, 0.2);
+        failure.figures.process_in_use_bytes = gib_f(2.0);
+        let cause = cause_of(&failure, EngineName::Pytorch, Phase::TrainingStep);
+        assert_eq!(cause, Cause::OtherProcessesHoldMemory);
+        // Only PyTorch's reserve known (PyTorch ≤ 2.0): 9.8 GiB of an 80 GiB card, 0 free.
+        let failure = message(
+            OomKind::PytorchReservedInTotal,
+            OomFigures {
+                tried_to_allocate_bytes: gib_f(0.09),
+                total_capacity_bytes: gib_f(79.35),
+                free_bytes: gib_f(0.03),
+                allocated_by_pytorch_bytes: gib_f(9.78),
+                reserved_total_bytes: gib_f(9.8),
+                ..Default::default()
+            },
+        );
+        let cause = cause_of(&failure, EngineName::Deepspeed, Phase::TrainingStep);
+        assert_eq!(cause, Cause::OtherProcessesHoldMemory);
+        // A card this process filled itself is not.
+        let mut failure = pytorch(0.22, 15.58, 0.07, 13.64, 0.07);
+        failure.figures.process_in_use_bytes = gib_f(13.94);
+        let cause = cause_of(&failure, EngineName::Sglang, Phase::Inference);
+        assert_ne!(cause, Cause::OtherProcessesHoldMemory);
+    }
+
+    #[test]
+    fn its_own_process_line_inside_a_container_is_not_another_process() {
+        let mut failure = pytorch(0.0625, 14.74, 0.037, 14.36, 0.0);
+        failure.figures.reserved_unallocated_bytes = None;
+        failure.figures.other_processes = vec![OtherProcess {
+            pid: 207160,
+            in_use_bytes: gib_f(14.70),
+        }];
+        let cause = cause_of(&failure, EngineName::Exllamav2, Phase::KvCacheAlloc);
+        assert_ne!(cause, Cause::OtherProcessesHoldMemory);
+    }
+
+    #[test]
+    fn exabytes_are_an_overflow_and_a_bit_over_the_card_is_not() {
+        // A wrapped size of ~16 EiB (issue text: 17179869183.95 GiB) and one of 127 TiB.
+        let failure = pytorch(1.0e9, 23.65, 18.8, 3.15, 0.1);
+        let cause = cause_of(&failure, EngineName::Pytorch, Phase::TrainingStep);
+        assert_eq!(cause, Cause::RequestLargerThanGpu);
+        let failure = message(
+            OomKind::OtherGpuOom,
+            OomFigures {
+                tried_to_allocate_bytes: gib_f(131_064.9),
+                ..Default::default()
+            },
+        );
+        let cause = cause_of(&failure, EngineName::Tensorflow, Phase::Unknown);
+        assert_eq!(cause, Cause::RequestLargerThanGpu);
+        // 16 GiB asked of a 15.24 GiB card: too large, but a real allocation.
+        let failure = pytorch(16.0, 15.24, 15.09, 0.0, 0.0);
+        let cause = cause_of(&failure, EngineName::Pytorch, Phase::Unknown);
+        assert_eq!(cause, Cause::LargeAllocation);
+        let absurd = message(OomKind::PytorchAbsurdSize, OomFigures::default());
+        assert_eq!(
+            cause_of(&absurd, EngineName::Pytorch, Phase::Unknown),
+            Cause::RequestLargerThanGpu
+        );
+        assert!(Bytes(GIB) < OVERFLOW_BYTES);
+    }
+
+    #[test]
+    fn jax_failing_to_preallocate_is_memory_held_elsewhere() {
+        let mut failure = message(OomKind::XlaResourceExhausted, OomFigures::default());
+        failure.text = "RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory === Source Location Trace: === external/xla+/xla/stream_executor/cuda/cuda_status.cc:45".to_string();
+        let cause = cause_of(&failure, EngineName::Jax, Phase::Unknown);
+        assert_eq!(cause, Cause::FreeMemoryBelowRequested);
+        failure.text =
+            "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes."
+                .to_string();
+        let cause = cause_of(&failure, EngineName::Jax, Phase::Unknown);
+        assert_ne!(cause, Cause::FreeMemoryBelowRequested);
+    }
 
     #[test]
     fn versions_compare() {

@@ -48,7 +48,7 @@ pub struct ExplainReport {
 /// *Contract* `engine`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineInfo {
-    /// *Contract.* vllm, sglang, tgi, llamacpp, ollama, transformers, deepspeed, pytorch, other.
+    /// *Contract.* The engine or application the user ran (`EngineName`, snake_case in JSON).
     pub name: EngineName,
     /// *Contract.* The engine version as printed, when the log shows it.
     pub version: Option<String>,

@@ -8,9 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use super::Bytes;
 
-/// The engine that printed the text (contract values for `engine.name`).
+/// The engine, application or framework that printed the text (contract values for
+/// `engine.name`): the application the user ran, not the libraries under it (see
+/// `parse::engine_log::engines::layer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum EngineName {
     /// vLLM.
     Vllm,
@@ -22,14 +24,73 @@ pub enum EngineName {
     Llamacpp,
     /// ollama (wraps llama.cpp).
     Ollama,
-    /// Hugging Face transformers / accelerate.
+    /// Hugging Face transformers (`Trainer`, `from_pretrained`, `generate`).
     Transformers,
-    /// DeepSpeed.
+    /// Hugging Face accelerate (`accelerate launch`, `Accelerator`, `dispatch_model`).
+    Accelerate,
+    /// Hugging Face PEFT (LoRA, QLoRA adapters).
+    Peft,
+    /// PyTorch Lightning / Lightning Fabric.
+    Lightning,
+    /// DeepSpeed (ZeRO training) and DeepSpeed-MII.
     Deepspeed,
     /// Plain PyTorch (a training script, a notebook).
     Pytorch,
+    /// JAX / XLA.
+    Jax,
+    /// TensorFlow / Keras.
+    Tensorflow,
+    /// NVIDIA TensorRT-LLM (engine builder, runtime, Triton backend, `trtllm-serve`).
+    TensorrtLlm,
+    /// LMDeploy (TurboMind and its PyTorch engine).
+    Lmdeploy,
+    /// ExLlamaV2 and the apps built on it (TabbyAPI, text-generation-webui's loader).
+    Exllamav2,
+    /// MLC-LLM (TVM runtime).
+    MlcLlm,
+    /// Aphrodite engine (a vLLM fork).
+    Aphrodite,
+    /// Hugging Face diffusers pipelines.
+    Diffusers,
+    /// ComfyUI.
+    Comfyui,
+    /// AUTOMATIC1111 stable-diffusion-webui (and Forge).
+    Automatic1111,
+    /// InvokeAI.
+    Invokeai,
     /// Anything else, or not known.
     Other,
+}
+
+impl EngineName {
+    /// The name as people write it (`vLLM`, `llama.cpp`, `TensorRT-LLM`).
+    pub fn label(self) -> &'static str {
+        match self {
+            EngineName::Vllm => "vLLM",
+            EngineName::Sglang => "SGLang",
+            EngineName::Tgi => "TGI",
+            EngineName::Llamacpp => "llama.cpp",
+            EngineName::Ollama => "ollama",
+            EngineName::Transformers => "transformers",
+            EngineName::Accelerate => "accelerate",
+            EngineName::Peft => "PEFT",
+            EngineName::Lightning => "Lightning",
+            EngineName::Deepspeed => "DeepSpeed",
+            EngineName::Pytorch => "PyTorch",
+            EngineName::Jax => "JAX",
+            EngineName::Tensorflow => "TensorFlow",
+            EngineName::TensorrtLlm => "TensorRT-LLM",
+            EngineName::Lmdeploy => "LMDeploy",
+            EngineName::Exllamav2 => "ExLlamaV2",
+            EngineName::MlcLlm => "MLC-LLM",
+            EngineName::Aphrodite => "Aphrodite",
+            EngineName::Diffusers => "diffusers",
+            EngineName::Comfyui => "ComfyUI",
+            EngineName::Automatic1111 => "AUTOMATIC1111",
+            EngineName::Invokeai => "InvokeAI",
+            EngineName::Other => "unknown engine",
+        }
+    }
 }
 
 /// The family of a failure message. `is_gpu_oom` says whether it is a GPU memory failure.

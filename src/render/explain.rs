@@ -9,17 +9,7 @@ use crate::model::failure::EngineName;
 
 /// Engine name as people write it.
 pub fn engine_label(name: EngineName) -> &'static str {
-    match name {
-        EngineName::Vllm => "vLLM",
-        EngineName::Sglang => "SGLang",
-        EngineName::Tgi => "TGI",
-        EngineName::Llamacpp => "llama.cpp",
-        EngineName::Ollama => "ollama",
-        EngineName::Transformers => "transformers",
-        EngineName::Deepspeed => "DeepSpeed",
-        EngineName::Pytorch => "PyTorch",
-        EngineName::Other => "unknown engine",
-    }
+    name.label()
 }
 
 fn kind_label(kind: EventKind) -> &'static str {

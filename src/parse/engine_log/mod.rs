@@ -12,6 +12,7 @@
 
 mod cmdline;
 mod common;
+pub mod engines;
 mod llama_cpp;
 mod phases_other;
 mod sglang;
@@ -130,7 +131,7 @@ impl LineFacts {
 
     pub(crate) fn engine(&mut self, name: EngineName, certainty: Certainty) {
         match self.engine {
-            Some((_, existing)) if existing >= certainty => {}
+            Some(existing) if !engines::outranks((name, certainty), existing) => {}
             _ => self.engine = Some((name, certainty)),
         }
     }
@@ -253,6 +254,7 @@ fn table() -> &'static Table {
             llama_cpp::RULES,
             training::RULES,
             phases_other::RULES,
+            engines::RULES,
             cmdline::RULES,
         ] {
             for rule in rules {

@@ -177,22 +177,7 @@ fn function_name(text: &str) -> Option<&str> {
 }
 
 fn push_frame(facts: &mut LineFacts, function: &str, file: &str) {
-    let path = file.replace('\\', "/");
-    let engine = if path.contains("/vllm/") {
-        Some(EngineName::Vllm)
-    } else if path.contains("/sglang/") {
-        Some(EngineName::Sglang)
-    } else if path.contains("text_generation_server") {
-        Some(EngineName::Tgi)
-    } else if path.contains("/deepspeed/") {
-        Some(EngineName::Deepspeed)
-    } else if path.contains("/transformers/") || path.contains("/accelerate/") {
-        Some(EngineName::Transformers)
-    } else if path.contains("/torch/") {
-        Some(EngineName::Pytorch)
-    } else {
-        None
-    };
+    let engine = super::engines::engine_of_path(file);
     if let Some(engine) = engine {
         facts.engine(engine, Certainty::Weak);
     }

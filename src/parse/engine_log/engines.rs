@@ -1,0 +1,554 @@
+//! Which engine, application or framework a line shows, beyond the per-engine progress
+//! markers: error sentences (vLLM's `EngineDeadError`), log prefixes (SGLang's `[… TP1]`,
+//! vLLM's logger format and process tags, docker-compose service names), the
+//! footers and status lines of image apps, and the path of a traceback frame
+//! (`site-packages/<engine>/`, `dist-packages`, Windows `\site-packages\`, conda envs,
+//! editable installs such as `/vllm/vllm/…`).
+//!
+//! It also holds the precedence between engines (`layer`): the application the user ran wins
+//! over the libraries under it (ComfyUI over torch, PEFT over the transformers `Trainer`,
+//! vLLM over transformers). Nothing here decides figures or phases; only names.
+//!
+//! Every marker holds one of the four-byte anchors of `analyze::explain` (a unit test there
+//! checks; Teddy takes at most 64), so markers here are the engine's sentences that already hold
+//! an anchor (`Engine building failed` → `buil`, `Graph stats:` → `raph`); only `-pac` (for
+//! `site-packages` paths) was added. Engines whose error text is their own (TensorRT-LLM's
+//! `[TensorRT-LLM][ERROR]`, TurboMind's `[TM][ERROR]`) are also named from the failure message
+//! itself (`engine_of_message`), which needs no marker.
+
+use super::common::{has, word_after};
+use super::{rule, Certainty, LineFacts, Rule};
+use crate::model::failure::EngineName;
+
+pub(super) const RULES: &[Rule] = &[
+    // vLLM's dead-engine errors, by the sentence after them (`vllm/engine/multiprocessing/
+    // __init__.py` MQEngineDeadError "Engine loop is not running. Inspect the stacktrace to
+    // find the original error"; `vllm/v1/engine/exceptions.py` EngineDeadError "EngineCore
+    // encountered an issue. See stack trace (above) for the root cause.").
+    rule("Inspect the stacktrace to find the original error", vllm),
+    rule("EngineCore encountered an issue. See stack trace", vllm),
+    // TensorRT-LLM: the banner of `import tensorrt_llm` ("[TensorRT-LLM] TensorRT-LLM version:
+    // 0.12.0"), the builder's "[TRT-LLM] [E] Engine building failed" (`tensorrt_llm/commands/
+    // build.py`), the C++ runtime's "[TensorRT-LLM][INFO] MPI size: 1".
+    rule("TensorRT-LLM version", tensorrt_llm),
+    rule("Engine building failed", tensorrt_llm),
+    rule("[TensorRT-LLM][INFO] MPI size", tensorrt_llm),
+    // LMDeploy prints its engine config (`lmdeploy/messages.py` TurbomindEngineConfig,
+    // PytorchEngineConfig: `… max_batch_size=128, cache_max_entry_count=0.8, …`).
+    rule("max_batch_size=", lmdeploy),
+    // InvokeAI's per-session table ("[InvokeAI]::INFO --> Graph stats: <session id>",
+    // `invokeai/app/services/invocation_stats`).
+    rule("Graph stats:", invokeai),
+    // ComfyUI (`comfy/model_management.py`: "Requested to load …", "loaded completely",
+    // "loaded partially"; `execution.py`: "Got an OOM, unloading all loaded models.").
+    rule("Requested to load ", comfyui),
+    rule("loaded completely", comfyui),
+    rule("loaded partially", comfyui),
+    rule("Got an OOM, unloading all loaded models", comfyui),
+    // AUTOMATIC1111 stable-diffusion-webui: the generation footer of `modules/ui_common.py` /
+    // `modules/memmon.py` ("Torch active/reserved: …, Sys VRAM: …") and
+    // `modules/sd_models.py` / `webui.py` ("Stable diffusion model failed to load").
+    rule("Torch active/reserved:", automatic1111),
+    rule("Stable diffusion model failed to load", automatic1111),
+    // TensorFlow's BFC allocator (`tensorflow/core/common_runtime/bfc_allocator.cc`); XLA (JAX)
+    // has its own copy under `xla/tsl/framework/bfc_allocator.cc`.
+    rule("bfc_allocator", bfc_allocator),
+    // DeepSpeed-MII and DeepSpeed named in text (`DeepSpeed-MII`, `[DeepSpeed]`).
+    rule("DeepSpeed", deepspeed),
+    // An installed package's path outside a `File "…"` frame: a warning's location, a pytest
+    // frame (`.venv/lib/python3.14/site-packages/transformers/trainer.py:1412: in train`), a
+    // frame wrapped by a log collector, Windows `\site-packages\`.
+    rule("-packages", package_path),
+];
+
+fn vllm(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+}
+
+fn tensorrt_llm(text: &str, facts: &mut LineFacts) {
+    // `[TensorRT-LLM] TensorRT-LLM version: 0.12.0` is the banner; "Engine building failed"
+    // only counts beside TensorRT-LLM's logger tag.
+    if let Some(version) = word_after(text, "TensorRT-LLM version: ") {
+        facts.engine(EngineName::TensorrtLlm, Certainty::Banner);
+        facts.engine_version = Some(version.to_string());
+    } else if has(text, "[TRT-LLM]") || has(text, "[TensorRT-LLM]") {
+        facts.engine(EngineName::TensorrtLlm, Certainty::Strong);
+    }
+}
+
+fn lmdeploy(text: &str, facts: &mut LineFacts) {
+    let config = has(text, "TurbomindEngineConfig")
+        || has(text, "PytorchEngineConfig")
+        || has(text, "cache_max_entry_count=");
+    if config {
+        facts.engine(EngineName::Lmdeploy, Certainty::Strong);
+    }
+}
+
+fn invokeai(text: &str, facts: &mut LineFacts) {
+    let certainty = if has(text, "[InvokeAI]") {
+        Certainty::Strong
+    } else {
+        Certainty::Weak
+    };
+    facts.engine(EngineName::Invokeai, certainty);
+}
+
+fn comfyui(text: &str, facts: &mut LineFacts) {
+    // "Requested to load SDXL" / "loaded completely 9.5 1234.5 True" are ComfyUI's wording; a
+    // bare "loaded completely" in prose is not, so it needs the number after it.
+    let shaped = has(text, "Requested to load ")
+        || has(text, "Got an OOM")
+        || word_after(text, "loaded completely")
+            .or_else(|| word_after(text, "loaded partially"))
+            .is_some_and(|word| word.starts_with(|c: char| c.is_ascii_digit()));
+    if shaped {
+        facts.engine(EngineName::Comfyui, Certainty::Strong);
+    }
+}
+
+fn automatic1111(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Automatic1111, Certainty::Strong);
+}
+
+fn bfc_allocator(text: &str, facts: &mut LineFacts) {
+    if has(text, "tensorflow/") || has(text, "tensorflow\\") {
+        facts.engine(EngineName::Tensorflow, Certainty::Strong);
+    } else if has(text, "xla/") || has(text, "jaxlib") {
+        facts.engine(EngineName::Jax, Certainty::Weak);
+    }
+}
+
+fn deepspeed(text: &str, facts: &mut LineFacts) {
+    if has(text, "DeepSpeed-MII") || has(text, "[DeepSpeed]") {
+        facts.engine(EngineName::Deepspeed, Certainty::Strong);
+    } else {
+        facts.engine(EngineName::Deepspeed, Certainty::Weak);
+    }
+}
+
+fn package_path(text: &str, facts: &mut LineFacts) {
+    let mut rest = text;
+    while let Some(at) = memchr::memmem::find(rest.as_bytes(), b"-packages") {
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ':' | ',' | ')'))
+            .unwrap_or(tail.len());
+        if let Some(name) = engine_of_path(&tail[..end]) {
+            facts.engine(name, Certainty::Weak);
+        }
+        rest = &tail["-packages".len()..];
+    }
+}
+
+/// How high an engine sits in the stack a user runs: an application or serving engine (4–5)
+/// over a training wrapper (3) over a model library (2) over a framework (1). At equal
+/// certainty the higher layer wins, so a ComfyUI traceback through torch is ComfyUI, a PEFT
+/// LoRA run through the `Trainer` is PEFT, and vLLM's traceback through transformers is vLLM.
+pub fn layer(name: EngineName) -> u8 {
+    match name {
+        EngineName::Other => 0,
+        EngineName::Pytorch | EngineName::Jax | EngineName::Tensorflow => 1,
+        EngineName::Transformers | EngineName::Accelerate | EngineName::Diffusers => 2,
+        EngineName::Peft | EngineName::Lightning | EngineName::Deepspeed => 3,
+        EngineName::Vllm
+        | EngineName::Sglang
+        | EngineName::Tgi
+        | EngineName::Llamacpp
+        | EngineName::TensorrtLlm
+        | EngineName::Lmdeploy
+        | EngineName::Exllamav2
+        | EngineName::MlcLlm
+        | EngineName::Comfyui
+        | EngineName::Automatic1111
+        | EngineName::Invokeai => 4,
+        // Wrappers of another engine: ollama runs llama.cpp, Aphrodite forked vLLM.
+        EngineName::Ollama | EngineName::Aphrodite => 5,
+    }
+}
+
+/// Whether `new` should replace `old` as the engine of a run: the surer claim wins, then the
+/// higher layer; ties keep the first.
+pub fn outranks(new: (EngineName, Certainty), old: (EngineName, Certainty)) -> bool {
+    (new.1, layer(new.0)) > (old.1, layer(old.0))
+}
+
+/// The engine a source path belongs to (a traceback frame, a warning's path, a C++ source
+/// path): `…/site-packages/peft/tuners/lora/layer.py` → PEFT. Windows separators and case
+/// do not matter (`C:\ComfyUI_windows_portable\ComfyUI\comfy\model_management.py`).
+pub fn engine_of_path(path: &str) -> Option<EngineName> {
+    let mut normal = String::with_capacity(path.len() + 1);
+    normal.push('/');
+    normal.extend(path.chars().map(|c| {
+        if c == '\\' {
+            '/'
+        } else {
+            c.to_ascii_lowercase()
+        }
+    }));
+    let path = normal.as_str();
+    // The most specific first: applications, then wrappers, then libraries, then frameworks.
+    const TABLE: &[(&[&str], EngineName)] = &[
+        (&["/aphrodite/"], EngineName::Aphrodite),
+        (&["/ollama/"], EngineName::Ollama),
+        (&["/vllm/"], EngineName::Vllm),
+        (&["/sglang/"], EngineName::Sglang),
+        (&["text_generation_server"], EngineName::Tgi),
+        (
+            &["/tensorrt_llm/", "/tensorrtllm/"],
+            EngineName::TensorrtLlm,
+        ),
+        (&["/lmdeploy/"], EngineName::Lmdeploy),
+        (
+            &[
+                "/exllamav2/",
+                "/exllamav2_hf",
+                "/exllamav2.py",
+                "/tabbyapi/",
+            ],
+            EngineName::Exllamav2,
+        ),
+        (
+            &["/mlc_llm/", "/mlc_chat/", "/mlc-llm/"],
+            EngineName::MlcLlm,
+        ),
+        (&["/invokeai/"], EngineName::Invokeai),
+        (
+            &["/comfyui", "/comfy/", "/comfy_extras/", "/comfy_execution/"],
+            EngineName::Comfyui,
+        ),
+        (
+            &[
+                "stable-diffusion-webui",
+                "/modules/sd_models.py",
+                "/modules/sd_samplers",
+                "/modules/sd_hijack",
+                "/modules/processing.py",
+                "/modules/txt2img.py",
+                "/modules/img2img.py",
+                "/modules/call_queue.py",
+            ],
+            EngineName::Automatic1111,
+        ),
+        (&["/mii/"], EngineName::Deepspeed),
+        (&["/peft/"], EngineName::Peft),
+        (
+            &[
+                "/lightning/pytorch/",
+                "/lightning/fabric/",
+                "/pytorch_lightning/",
+                "/lightning_fabric/",
+            ],
+            EngineName::Lightning,
+        ),
+        (&["/deepspeed/"], EngineName::Deepspeed),
+        (&["/diffusers/"], EngineName::Diffusers),
+        (&["/accelerate/"], EngineName::Accelerate),
+        // TRL's trainers subclass the transformers Trainer.
+        (&["/transformers/", "/trl/"], EngineName::Transformers),
+        (&["/jax/", "/jaxlib/", "/flax/"], EngineName::Jax),
+        (
+            &["/tensorflow/", "/keras/", "/tf_keras/"],
+            EngineName::Tensorflow,
+        ),
+        (&["/torch/"], EngineName::Pytorch),
+    ];
+    TABLE
+        .iter()
+        .find(|(needles, _)| needles.iter().any(|needle| has(path, needle)))
+        .map(|(_, name)| *name)
+}
+
+/// The engine a stream prefix names: vLLM's process tags (`(VllmWorkerProcess pid=123)`,
+/// `(EngineCore_DP0 pid=7)`, `(APIServer pid=1)`, `(RayWorkerWrapper pid=9)`) for sure; a
+/// docker-compose service named after its engine (`tabbyapi-1  | `, `vllm-1  | `) weakly.
+pub fn engine_of_stream(stream: &str) -> Option<(EngineName, Certainty)> {
+    const VLLM: [&str; 5] = [
+        "VllmWorker",
+        "EngineCore",
+        "APIServer",
+        "RayWorkerWrapper",
+        "AsyncLLM",
+    ];
+    if VLLM.iter().any(|name| stream.contains(name)) {
+        return Some((EngineName::Vllm, Certainty::Strong));
+    }
+    let service = stream.to_ascii_lowercase();
+    const SERVICES: &[(&str, EngineName)] = &[
+        ("aphrodite", EngineName::Aphrodite),
+        ("vllm", EngineName::Vllm),
+        ("sglang", EngineName::Sglang),
+        ("text-generation-inference", EngineName::Tgi),
+        ("tgi", EngineName::Tgi),
+        ("ollama", EngineName::Ollama),
+        ("llama-server", EngineName::Llamacpp),
+        ("llamacpp", EngineName::Llamacpp),
+        // TabbyAPI, not TabbyML (a llama.cpp-based coding assistant).
+        ("tabbyapi", EngineName::Exllamav2),
+        ("exllama", EngineName::Exllamav2),
+        ("lmdeploy", EngineName::Lmdeploy),
+        ("trtllm", EngineName::TensorrtLlm),
+        ("tensorrt-llm", EngineName::TensorrtLlm),
+        ("comfyui", EngineName::Comfyui),
+        ("invokeai", EngineName::Invokeai),
+    ];
+    SERVICES
+        .iter()
+        .find(|(name, _)| service.contains(name))
+        .map(|(_, engine)| (*engine, Certainty::Weak))
+}
+
+/// Whether a raw line carries vLLM's logger prefix, `INFO 03-13 09:00:43 [core.py:330] ` (≥ 0.8)
+/// or `ERROR 11-29 12:00:00 async_llm_engine.py:64] ` (older): `vllm/logger.py` `_FORMAT =
+/// "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s"`, `_DATE_FORMAT =
+/// "%m-%d %H:%M:%S"`.
+pub fn has_vllm_prefix(line: &str) -> bool {
+    let mut words = line.trim_start().splitn(4, ' ');
+    let (Some(level), Some(date), Some(time), Some(rest)) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return false;
+    };
+    let levels = ["INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL"];
+    let date_ok = date.len() == 5
+        && date.as_bytes()[2] == b'-'
+        && date.bytes().filter(u8::is_ascii_digit).count() == 4;
+    let time_ok = time.len() >= 8 && time.as_bytes()[2] == b':' && time.as_bytes()[5] == b':';
+    let location = rest.split(' ').next().unwrap_or("");
+    let location_ok = location.ends_with(']')
+        && location.contains(".py:")
+        && location
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .rsplit(':')
+            .next()
+            .is_some_and(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()));
+    levels.contains(&level) && date_ok && time_ok && location_ok
+}
+
+/// Whether a raw line starts with SGLang's prefix `[2025-01-01 12:00:00 TP1] ` (also
+/// `DP0 TP1`, `TP0 EP0`, `PP0 TP1`; `sglang/srt/utils.py` `configure_logger` with
+/// `prefix=f" TP{tp_rank}"`).
+pub fn has_sglang_prefix(raw: &str) -> bool {
+    let bytes = raw.trim_start().as_bytes();
+    if bytes.first() != Some(&b'[') {
+        return false;
+    }
+    let Some(close) = memchr::memchr(b']', &bytes[..bytes.len().min(48)]) else {
+        return false;
+    };
+    let inside = &raw.trim_start()[1..close];
+    // A date and a time first, then rank tags.
+    let mut words = inside.split(' ');
+    let (Some(date), Some(time)) = (words.next(), words.next()) else {
+        return false;
+    };
+    let dated = date.len() == 10 && date.as_bytes().get(4) == Some(&b'-') && time.contains(':');
+    let mut tags = words.peekable();
+    dated
+        && tags.peek().is_some()
+        && tags.all(|tag| {
+            let (name, number) = tag.split_at(tag.len().min(2));
+            matches!(name, "TP" | "DP" | "PP" | "EP" | "CP")
+                && !number.is_empty()
+                && number.bytes().all(|b| b.is_ascii_digit())
+        })
+        && inside.contains(" TP")
+}
+
+/// The engine a failure message's own text or exception shows, for engines whose error is
+/// not PyTorch's: TensorRT-LLM's `[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync`,
+/// TurboMind's `[TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/…`, the TVM
+/// runtime of MLC-LLM, XLA's `XlaRuntimeError: RESOURCE_EXHAUSTED`, TensorFlow's
+/// `ResourceExhaustedError` / `OOM when allocating tensor`.
+pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineName> {
+    let exception = exception.unwrap_or("");
+    if has(text, "[TensorRT-LLM]") || has(text, "tensorrt_llm") || has(text, "[TRT-LLM]") {
+        return Some(EngineName::TensorrtLlm);
+    }
+    if has(text, "[TM][") || has(text, "turbomind") || has(text, "lmdeploy") {
+        return Some(EngineName::Lmdeploy);
+    }
+    if has(text, "mlc-llm") || has(text, "mlc_llm") || has(text, "mlc_chat") {
+        return Some(EngineName::MlcLlm);
+    }
+    if has(text, "tvm/src/runtime") || has(text, "tvm.error") || has(exception, "tvm.") {
+        return Some(EngineName::MlcLlm);
+    }
+    if has(exception, "XlaRuntimeError")
+        || has(exception, "jaxlib")
+        || has(text, "XlaRuntimeError")
+        || has(text, "jaxlib.")
+    {
+        return Some(EngineName::Jax);
+    }
+    if has(exception, "ResourceExhaustedError")
+        || has(exception, "tensorflow")
+        || has(text, "ResourceExhaustedError")
+        || has(text, "OOM when allocating tensor")
+    {
+        return Some(EngineName::Tensorflow);
+    }
+    if has(text, "Out of memory while trying to allocate") || has(text, "RESOURCE_EXHAUSTED") {
+        return Some(EngineName::Jax);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use super::*;
+
+    fn engine(line: &str) -> Option<(EngineName, Certainty)> {
+        parse_line_scan(line).engine
+    }
+
+    #[test]
+    fn wrappers_and_prefixes_name_the_engine() {
+        let cases: &[(&str, EngineName)] = &[
+            ("vllm.engine.multiprocessing.MQEngineDeadError: Engine loop is not running. Inspect the stacktrace to find the original error: RuntimeError('CUDA out of memory')", EngineName::Vllm),
+            ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.", EngineName::Vllm),
+            ("[TensorRT-LLM] TensorRT-LLM version: 0.12.0.dev2024072300", EngineName::TensorrtLlm),
+            ("[11/10/2023-06:30:40] [TRT-LLM] [E] Engine building failed, please check the error log.", EngineName::TensorrtLlm),
+            ("[TensorRT-LLM][INFO] MPI size: 1, MPI local size: 1, rank: 0", EngineName::TensorrtLlm),
+            ("2024-04-23 10:11:19,967 - lmdeploy - INFO - updated backend_config=TurbomindEngineConfig(model_name=None, tp=1, session_len=8192, max_batch_size=128, cache_max_entry_count=0.1)", EngineName::Lmdeploy),
+            ("[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> Graph stats: 18f998d3", EngineName::Invokeai),
+            ("2025-01-17T01:33:11.866832 - Requested to load HunyuanVideoClipModel_", EngineName::Comfyui),
+            ("loaded completely 9.5 1639.4 True", EngineName::Comfyui),
+            ("Time taken: 5.53sTorch active/reserved: 35120/35224 MiB, Sys VRAM: 38455/49140 MiB (78.26%)", EngineName::Automatic1111),
+            ("Stable diffusion model failed to load", EngineName::Automatic1111),
+            ("2023-01-01 W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.00GiB", EngineName::Tensorflow),
+            ("DeepSpeed-MII: starting the inference server", EngineName::Deepspeed),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
+        }
+        assert_eq!(engine("the model loaded completely fine"), None);
+        assert_eq!(
+            engine(".venv/lib/python3.14/site-packages/transformers/trainer.py:1412: in train"),
+            Some((EngineName::Transformers, Certainty::Weak))
+        );
+        assert_eq!(
+            engine("\"/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py\", line 138, in load"),
+            Some((EngineName::Exllamav2, Certainty::Weak))
+        );
+    }
+
+    #[test]
+    fn paths_name_the_engine_on_any_platform() {
+        let cases: &[(&str, Option<EngineName>)] = &[
+            ("/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", Some(EngineName::Vllm)),
+            ("/workspace/vllm/vllm/v1/worker/gpu_model_runner.py", Some(EngineName::Vllm)),
+            ("C:\\ComfyUI_windows_portable\\ComfyUI\\comfy\\model_management.py", Some(EngineName::Comfyui)),
+            ("C:\\ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\torch\\nn\\modules\\module.py", Some(EngineName::Comfyui)),
+            ("/opt/conda/envs/py311/lib/python3.11/site-packages/peft/tuners/lora/layer.py", Some(EngineName::Peft)),
+            ("/usr/lib/python3/site-packages/lightning/pytorch/trainer/trainer.py", Some(EngineName::Lightning)),
+            ("/usr/lib/python3/site-packages/pytorch_lightning/loops/fit_loop.py", Some(EngineName::Lightning)),
+            ("/usr/lib/python3/site-packages/transformers/trainer.py", Some(EngineName::Transformers)),
+            ("/root/.cache/huggingface/modules/transformers_modules/modeling_intern_vit.py", None),
+            ("/usr/lib/python3/site-packages/accelerate/accelerator.py", Some(EngineName::Accelerate)),
+            ("/usr/lib/python3/site-packages/diffusers/pipelines/pipeline_utils.py", Some(EngineName::Diffusers)),
+            ("/usr/lib/python3/site-packages/jax/_src/interpreters/pxla.py", Some(EngineName::Jax)),
+            ("/usr/lib/python3/site-packages/tensorflow/python/client/session.py", Some(EngineName::Tensorflow)),
+            ("/usr/local/lib/python3.10/dist-packages/exllamav2/model.py", Some(EngineName::Exllamav2)),
+            ("D:\\stable-diffusion-webui\\modules\\processing.py", Some(EngineName::Automatic1111)),
+            ("/usr/lib/python3/site-packages/torch/nn/modules/module.py", Some(EngineName::Pytorch)),
+            ("/home/me/train.py", None),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(engine_of_path(path), *expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn applications_outrank_the_libraries_under_them() {
+        let weak = Certainty::Weak;
+        assert!(outranks(
+            (EngineName::Peft, weak),
+            (EngineName::Transformers, weak)
+        ));
+        assert!(outranks(
+            (EngineName::Vllm, weak),
+            (EngineName::Transformers, weak)
+        ));
+        assert!(outranks(
+            (EngineName::Comfyui, weak),
+            (EngineName::Pytorch, weak)
+        ));
+        assert!(outranks(
+            (EngineName::Ollama, Certainty::Banner),
+            (EngineName::Llamacpp, Certainty::Banner)
+        ));
+        assert!(!outranks(
+            (EngineName::Pytorch, weak),
+            (EngineName::Lightning, weak)
+        ));
+        assert!(!outranks(
+            (EngineName::Accelerate, weak),
+            (EngineName::Transformers, weak)
+        ));
+        assert!(!outranks(
+            (EngineName::Comfyui, weak),
+            (EngineName::Vllm, Certainty::Strong)
+        ));
+    }
+
+    #[test]
+    fn sglang_prefix_and_vllm_streams() {
+        assert!(has_sglang_prefix(
+            "[2025-01-01 12:00:00 TP1] Scheduler hit an exception"
+        ));
+        assert!(has_sglang_prefix(
+            "[2025-04-02 01:02:03 DP0 TP3 EP3] Load weight begin"
+        ));
+        assert!(!has_sglang_prefix("[2025-01-01 12:00:00] INFO something"));
+        assert!(!has_sglang_prefix("[rank0]: torch.OutOfMemoryError"));
+        let strong = Some((EngineName::Vllm, Certainty::Strong));
+        assert_eq!(engine_of_stream("VllmWorkerProcess pid=123"), strong);
+        assert_eq!(engine_of_stream("EngineCore_DP0 pid=7"), strong);
+        assert_eq!(
+            engine_of_stream("tabbyapi-1"),
+            Some((EngineName::Exllamav2, Certainty::Weak))
+        );
+        assert_eq!(engine_of_stream("rank0"), None);
+        assert!(has_vllm_prefix(
+            "ERROR 03-13 09:00:43 [core.py:330] torch.OutOfMemoryError: CUDA out of memory."
+        ));
+        assert!(has_vllm_prefix(
+            "INFO 11-29 12:00:00 async_llm_engine.py:64] Traceback"
+        ));
+        assert!(!has_vllm_prefix(
+            "ERROR 2024-01-01 12:00:00 something happened"
+        ));
+        assert!(!has_vllm_prefix(
+            "INFO:     127.0.0.1:5 - \"POST /generate HTTP/1.1\" 200 OK"
+        ));
+    }
+
+    #[test]
+    fn messages_of_non_pytorch_engines() {
+        assert_eq!(
+            engine_of_message("[TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:231", Some("RuntimeError")),
+            Some(EngineName::Lmdeploy)
+        );
+        assert_eq!(
+            engine_of_message(
+                "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.",
+                Some("jaxlib.xla_extension.XlaRuntimeError")
+            ),
+            Some(EngineName::Jax)
+        );
+        assert_eq!(
+            engine_of_message("OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", None),
+            Some(EngineName::Tensorflow)
+        );
+        assert_eq!(
+            engine_of_message(
+                "CUDA out of memory. Tried to allocate 2.00 GiB",
+                Some("torch.OutOfMemoryError")
+            ),
+            None
+        );
+    }
+}
