@@ -607,14 +607,42 @@ pub const PYTHON_HOOK_DIR: &str = ".oomdoc-python";
 
 /// Writes the `--torch-snapshot` hook into `run_dir` and returns the directory to put first on
 /// `PYTHONPATH`.
+///
+/// The directory is made fresh every time and holds only oomdoc's file: whatever was there (a
+/// planted `json.py` or `usercustomize.py` that Python would import first, a symlink) is
+/// removed without following links, and `sitecustomize.py` is created new (`O_EXCL`: never
+/// written through a link).
 pub fn install_torch_hook(run_dir: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
     let directory = run_dir.join(PYTHON_HOOK_DIR);
-    std::fs::create_dir_all(&directory)?;
-    std::fs::write(
-        directory.join("sitecustomize.py"),
-        TORCH_SNAPSHOT_SITECUSTOMIZE,
-    )?;
+    remove_owned(&directory)?;
+    std::fs::DirBuilder::new().mode(0o755).create(&directory)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(directory.join("sitecustomize.py"))?;
+    file.write_all(TORCH_SNAPSHOT_SITECUSTOMIZE.as_bytes())?;
     Ok(directory)
+}
+
+/// Removes a path oomdoc owns without following links: a directory with what it holds, a
+/// file or a symlink itself (never its target). A missing path is fine.
+pub fn remove_owned(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// Keeps oomdoc alive past `RLIMIT_FSIZE` (`ulimit -f`): `SIGXFSZ` would kill it with the
+/// child still running and the record half-written; with a handler installed, a write past the
+/// limit fails with `EFBIG` instead, which the caller reports. A handler (not `SIG_IGN`) is
+/// reset by `exec`, so the child keeps the default behaviour.
+pub fn survive_file_size_limit() -> std::io::Result<()> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGXFSZ, flag).map(|_| ())
 }
 
 /// `PYTHONPATH` with `first` in front of oomdoc's own value.

@@ -20,7 +20,8 @@ use crate::env_vars;
 use crate::error::HintedError;
 use crate::model::cards;
 use crate::model::report::{value_text, ProbeView, RunRecordView};
-use crate::render::report::{self as render, Redactor};
+use crate::render::redact::Redactor;
+use crate::render::report as render;
 use crate::render::style::Style;
 use crate::source::checkpoint;
 
@@ -205,7 +206,12 @@ pub fn redactor_for(runs: &[RawRun], extra: &[&Value]) -> Redactor {
         .map(|run| Value::from(run.directory.display().to_string()))
         .collect();
     values.extend(paths.iter());
-    Redactor::for_values(&values)
+    let mut redactor = Redactor::for_values(&values);
+    // The log is the child's output unredacted: its home paths name users too.
+    for (log, _) in runs.iter().filter_map(|run| run.log.as_ref()) {
+        redactor.add_users_from_text(log);
+    }
+    redactor
 }
 
 /// Redacts a raw run (record, log, probe, paths) and reads it into the analysis input (R16:

@@ -99,7 +99,13 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         )
         .into());
     }
-    let directory = prepare_directory(args.out.as_deref(), args.force)?;
+    // A write past `ulimit -f` must fail (and be reported), not kill oomdoc with its child
+    // still running and the record saying `running`.
+    if let Err(error) = process::survive_file_size_limit() {
+        output.warn(&format!("cannot handle `SIGXFSZ`: {error}"));
+    }
+    // Held until oomdoc exits: a second run on the same directory is refused.
+    let (directory, _lock) = prepare_directory(args.out.as_deref(), args.force)?;
     let (home, user) = process::local_identity();
     let redactor = Redactor::new(home, user);
 
@@ -145,7 +151,11 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
 
     let log_path = directory.join(LOG_FILE);
-    let log_file = File::create(&log_path)
+    // New (`O_EXCL`): never written through a link planted in the directory.
+    let log_file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&log_path)
         .with_context(|| format!("cannot create `{}`", log_path.display()))?;
     let mut log = BufWriter::new(log_file);
 
@@ -413,8 +423,29 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         .limitations
         .extend(failures.messages.iter().cloned());
     if let Err(error) = state.write(sampler_state.as_ref(), Some(end_ms)) {
-        // The child's code still wins: the error is on stderr.
-        output.error(&error);
+        // The child's code still wins. Say so on stderr, and try a smaller record that at least
+        // says how the run ended (a full disk or `ulimit -f` may still leave room for it).
+        let record_path = directory.join(RECORD_FILE);
+        let message = format!(
+            "the record `{}` could not be completed: {error:#}",
+            record_path.display()
+        );
+        state.record.limitations.push(format!(
+            "{message}; the memory timeline and the explain details are left out"
+        ));
+        state.record.explain = None;
+        for device in &mut state.record.memory.devices {
+            device.samples.clear();
+        }
+        if let Err(error) = state.persist() {
+            output.error(&error.context(format!(
+                "{message}; it holds an earlier state of the run, which may say `running`"
+            )));
+        } else {
+            output.warn(&format!(
+                "{message}; a shorter record without the memory timeline was written"
+            ));
+        }
     }
 
     let shown = directory.display().to_string();
@@ -422,7 +453,7 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         Format::Json => {
             // stdout is the child's: without `-o FILE` (or `-o -`) the document goes to stderr,
             // so that it is never mixed with the child's output.
-            let bytes = crate::render::json::to_document(&state.record)?;
+            let bytes = state.document()?;
             match args.output.output.as_deref() {
                 Some(_) => output.report(&args.output, &bytes)?,
                 None => output.note(String::from_utf8_lossy(&bytes).trim_end()),
@@ -434,7 +465,8 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             } else {
                 Markup::Text
             };
-            let text = summary(&state.record, &shown, markup);
+            // Redacted once more as a whole: it names paths and limitations as well.
+            let text = state.redactor.text(&summary(&state.record, &shown, markup));
             match args.output.output.as_deref() {
                 Some(path) if path != Path::new("-") => {
                     output.report(&args.output, text.as_bytes())?
@@ -494,6 +526,16 @@ struct RunState {
 }
 
 impl RunState {
+    /// The record as written: every string of it through the one redactor (R16), whatever
+    /// field it came in by.
+    fn document(&self) -> anyhow::Result<Vec<u8>> {
+        let mut value = serde_json::to_value(&self.record)?;
+        self.redactor.value(&mut value);
+        // Back into the record type, so that the document keeps its field order.
+        let record: RunRecord = serde_json::from_value(value)?;
+        Ok(crate::render::json::to_document(&record)?)
+    }
+
     /// Completes the record from the live state and writes it atomically. `end_ms` closes the
     /// open phase at the end of the run.
     fn write(&mut self, sampler: Option<&SamplerState>, end_ms: Option<u64>) -> anyhow::Result<()> {
@@ -504,7 +546,6 @@ impl RunState {
         }
         self.record.ooms = oom_events(&explain, &self.clock, self.inventory.as_ref());
         add_times(&mut explain, &self.clock);
-        redact_json(&mut explain, &self.redactor);
         self.record.explain = Some(explain);
         if let Some(sampler) = sampler {
             self.record.memory.devices = self
@@ -554,7 +595,12 @@ impl RunState {
                 .map(|inventory| redact_inventory(inventory, &self.redactor));
         }
         self.record.phases = spans;
-        let bytes = crate::render::json::to_document(&self.record)?;
+        self.persist()
+    }
+
+    /// Writes the record as it is, atomically (a reader never sees half of it).
+    fn persist(&self) -> anyhow::Result<()> {
+        let bytes = self.document()?;
         let path = self.directory.join(RECORD_FILE);
         write_file_atomically(&path, &bytes)
             .with_context(|| format!("cannot write the record `{}`", path.display()))
@@ -747,27 +793,57 @@ fn context_from_log(
     Ok(rebuilt.into())
 }
 
-/// Redacts every string of a JSON value (R16): explain keeps log lines.
-fn redact_json(value: &mut serde_json::Value, redactor: &Redactor) {
-    match value {
-        serde_json::Value::String(text) => *text = redactor.text(text),
-        serde_json::Value::Array(items) => {
-            for item in items {
-                redact_json(item, redactor);
-            }
-        }
-        serde_json::Value::Object(map) => {
-            for (_, item) in map.iter_mut() {
-                redact_json(item, redactor);
-            }
-        }
-        _ => {}
+/// Lock file in the run directory, locked (`flock`, exclusive) for the whole run.
+const LOCK_FILE: &str = ".oomdoc.lock";
+
+/// The directory lock of one run: released when oomdoc exits.
+#[derive(Debug)]
+struct RunLock {
+    _file: File,
+}
+
+/// Takes the lock of `directory`, refusing when another `oomdoc run` holds it: two runs on one
+/// directory would lose one record and log, or mix them.
+fn lock_directory(directory: &Path) -> anyhow::Result<RunLock> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = directory.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .with_context(|| format!("cannot open the lock file `{}`", path.display()))?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(RunLock { _file: file }),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(HintedError::new(
+            format!(
+                "`{}` is in use by another `oomdoc run`",
+                directory.display()
+            ),
+            "wait for that run to end, or give `--out` another directory",
+        )
+        .into()),
+        Err(error) => Err(anyhow::Error::new(std::io::Error::from(error))
+            .context(format!("cannot lock `{}`", path.display()))),
     }
 }
 
-/// Creates the run directory, refusing to mix a new run into a directory that holds other
-/// files, or an earlier run without `--force`.
-fn prepare_directory(out: Option<&Path>, force: bool) -> anyhow::Result<PathBuf> {
+/// Whether oomdoc owns a file of a run directory (removed by `--force`): the record, the log,
+/// the `--torch-snapshot` files and hook directory, and temporary files a killed run left.
+fn is_owned_file(name: &str) -> bool {
+    matches!(
+        name,
+        RECORD_FILE | LOG_FILE | TORCH_SNAPSHOT_FILE | TORCH_NOTES_FILE
+    ) || name == process::PYTHON_HOOK_DIR
+        || (name.starts_with("torch_snapshot") && name.ends_with(".pickle"))
+        || name.starts_with(".tmp")
+}
+
+/// Creates the run directory and locks it, refusing to mix a new run into a directory that
+/// holds other files, or an earlier run without `--force`. With `--force`, what oomdoc owns is
+/// removed (links themselves, never their targets) and made anew by the run.
+fn prepare_directory(out: Option<&Path>, force: bool) -> anyhow::Result<(PathBuf, RunLock)> {
     let directory = match out {
         Some(out) => out.to_path_buf(),
         None => {
@@ -789,43 +865,55 @@ fn prepare_directory(out: Option<&Path>, force: bool) -> anyhow::Result<PathBuf>
         )
         .into());
     }
-    if directory.exists() {
-        let mut entries = std::fs::read_dir(&directory)
+    let not_a_run = || -> anyhow::Error {
+        HintedError::new(
+            format!(
+                "`{}` exists and is not an oomdoc run directory",
+                directory.display()
+            ),
+            "give `--out` a new or empty directory",
+        )
+        .into()
+    };
+    let names = |directory: &Path| -> anyhow::Result<Vec<String>> {
+        let entries = std::fs::read_dir(directory)
             .with_context(|| format!("cannot read `{}`", directory.display()))?;
-        if entries.next().is_some() {
-            let earlier_run = directory.join(RECORD_FILE).is_file();
-            if !earlier_run {
-                return Err(HintedError::new(
-                    format!(
-                        "`{}` exists and is not an oomdoc run directory",
-                        directory.display()
-                    ),
-                    "give `--out` a new or empty directory",
-                )
-                .into());
-            }
-            if !force {
-                return Err(HintedError::new(
-                    format!("`{}` already holds an oomdoc run", directory.display()),
-                    "give `--out` a new directory, or add `--force` to replace that run",
-                )
-                .into());
-            }
-            for file in [TORCH_SNAPSHOT_FILE, TORCH_NOTES_FILE] {
-                let _ = std::fs::remove_file(directory.join(file));
-            }
-            remove_rank_snapshots(&directory);
-        }
+        Ok(entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name != LOCK_FILE)
+            .collect())
+    };
+    let is_run = |directory: &Path| {
+        directory.join(RECORD_FILE).symlink_metadata().is_ok()
+            || directory.join(LOCK_FILE).symlink_metadata().is_ok()
+    };
+    // A foreign directory gets no lock file of ours.
+    if directory.exists() && !names(&directory)?.is_empty() && !is_run(&directory) {
+        return Err(not_a_run());
     }
     std::fs::create_dir_all(&directory)
         .with_context(|| format!("cannot create `{}`", directory.display()))?;
-    Ok(directory)
-}
-
-fn remove_rank_snapshots(directory: &Path) {
-    for file in snapshot_files(directory) {
-        let _ = std::fs::remove_file(directory.join(file));
+    let lock = lock_directory(&directory)?;
+    let present = names(&directory)?;
+    if !present.is_empty() {
+        if directory.join(RECORD_FILE).symlink_metadata().is_err() {
+            return Err(not_a_run());
+        }
+        if !force {
+            return Err(HintedError::new(
+                format!("`{}` already holds an oomdoc run", directory.display()),
+                "give `--out` a new directory, or add `--force` to replace that run",
+            )
+            .into());
+        }
+        for name in present.iter().filter(|name| is_owned_file(name)) {
+            let path = directory.join(name);
+            process::remove_owned(&path)
+                .with_context(|| format!("cannot remove `{}`", path.display()))?;
+        }
     }
+    Ok((directory, lock))
 }
 
 /// `torch_snapshot.pickle` and `torch_snapshot_rank<N>.pickle` files in the directory, sorted.
