@@ -18,6 +18,8 @@ fuzz_target!(|data: &[u8]| {
         max_memo: 1 << 20,
         max_objects: 1 << 22,
         max_stack: 1 << 16,
+        max_memory_bytes: 256 << 20,
+        memory_per_input_byte: 8,
     };
     if let Ok(decoded) = read_with_limits(data, limits) {
         let report = analyze(&decoded, &Options::default());

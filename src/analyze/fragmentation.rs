@@ -812,6 +812,116 @@ fn suggest(
     None
 }
 
+/// A block holding allocated memory at some point of a trace (`snapshot diff`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LiveBlock {
+    pub address: u64,
+    pub size: u64,
+    pub stack: StackId,
+}
+
+/// Where a device's allocated memory stood at two moments: the peak of the trace window and
+/// the first OOM (or, without one, the snapshot itself).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Moments {
+    /// Allocated blocks at the peak (`None` without a trace).
+    pub peak: Option<(i64, Vec<LiveBlock>)>,
+    /// `true` when `last` is at the first OOM, `false` at the snapshot.
+    pub last_is_oom: bool,
+    /// Allocated blocks at the first OOM or at the snapshot, with the time (0 at the snapshot).
+    pub last: (i64, Vec<LiveBlock>),
+}
+
+impl State {
+    fn live(&self) -> Vec<LiveBlock> {
+        let mut blocks: Vec<LiveBlock> = self
+            .blocks
+            .iter()
+            .filter(|(_, live)| !live.pending)
+            .map(|(&address, live)| LiveBlock {
+                address,
+                size: live.size,
+                stack: live.stack,
+            })
+            .collect();
+        blocks.sort_unstable_by_key(|block| block.address);
+        blocks
+    }
+}
+
+/// The allocated blocks of `device` at its peak and at its first OOM (or the snapshot), by
+/// the same backward replay as [`analyze`].
+pub(crate) fn moments(snapshot: &Snapshot, device: u32) -> Moments {
+    let trace = snapshot
+        .traces
+        .get(device as usize)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let at_end = State::at_snapshot(snapshot, device);
+    if trace.is_empty() {
+        return Moments {
+            peak: None,
+            last_is_oom: false,
+            last: (0, at_end.live()),
+        };
+    }
+    let first_oom = trace
+        .iter()
+        .position(|entry| entry.action_code() == Action::Oom.code());
+    let mut alloc_stacks = vec![u32::MAX; trace.len()];
+    let mut state = State::at_snapshot(snapshot, device);
+    let mut peak = (state.allocated, trace.len() - 1);
+    for index in (0..trace.len()).rev() {
+        if state.allocated >= peak.0 {
+            peak = (state.allocated, index);
+        }
+        state.undo(index, &trace[index], &mut alloc_stacks);
+    }
+    let mut state = at_end;
+    let mut moments = Moments {
+        peak: None,
+        last_is_oom: first_oom.is_some(),
+        last: (0, Vec::new()),
+    };
+    if first_oom.is_none() {
+        moments.last = (trace[trace.len() - 1].time_us, state.live());
+    }
+    let earliest = first_oom.map_or(peak.1, |oom| oom.min(peak.1));
+    for index in (earliest..trace.len()).rev() {
+        if index == peak.1 {
+            moments.peak = Some((trace[index].time_us, state.live()));
+        }
+        if Some(index) == first_oom {
+            moments.last = (trace[index].time_us, state.live());
+        }
+        state.undo(index, &trace[index], &mut alloc_stacks);
+    }
+    moments
+}
+
+/// The allocation site of a stack (the first user frame) and its Python frames.
+pub(crate) struct Sites<'s>(SiteNamer<'s>);
+
+impl<'s> Sites<'s> {
+    /// Sites of `snapshot`'s stacks.
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        Sites(SiteNamer::new(snapshot))
+    }
+
+    /// The site's name and up to six Python frames, innermost first.
+    pub fn of(&mut self, stack: StackId) -> (String, Vec<String>) {
+        let site = self.0.site(stack);
+        (
+            self.0.name(site),
+            self.0
+                .python_frames
+                .get(site as usize)
+                .cloned()
+                .unwrap_or_default(),
+        )
+    }
+}
+
 /// Names stacks by their allocation site, caching per stack.
 struct SiteNamer<'s> {
     snapshot: &'s Snapshot,

@@ -10,5 +10,6 @@ pub mod growth;
 pub mod phase;
 pub mod report;
 pub mod run_explain;
+pub mod snapshot_diff;
 pub mod timeline_memory;
 pub mod verdict;

@@ -516,3 +516,75 @@ pub struct MapSegment {
     /// Blocks: size and state.
     pub blocks: Vec<(Bytes, BlockState)>,
 }
+
+/// What `oomdoc snapshot diff A B` finds: where allocated memory changed between two
+/// snapshots, per device, at the peak and at the OOM (or the end).
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotDiff {
+    /// Always `snapshot`.
+    pub source: super::Source,
+    /// The label of A (its path, as given).
+    pub a: String,
+    /// The label of B.
+    pub b: String,
+    /// How a block's category is chosen, in the order the rules are tried.
+    pub category_rules: Vec<CategoryRule>,
+    /// One per device and moment.
+    pub moments: Vec<DiffMoment>,
+    /// What the diff cannot know.
+    pub limitations: Vec<String>,
+}
+
+/// One rule of the category classification.
+#[derive(Debug, Clone, Serialize)]
+pub struct CategoryRule {
+    /// The category, e.g. `activations`.
+    pub category: String,
+    /// What puts a block in it.
+    pub rule: String,
+}
+
+/// A moment compared between A and B on one device.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffMoment {
+    /// Device ordinal.
+    pub device: u32,
+    /// `peak`, or `oom or end`.
+    pub moment: String,
+    /// Where A's side of this moment is: `peak`, `oom` or `end`; `absent` when A has none.
+    pub a_at: String,
+    /// The same for B.
+    pub b_at: String,
+    /// Allocated bytes in A at that moment.
+    pub a_allocated_bytes: Bytes,
+    /// Allocated bytes in B.
+    pub b_allocated_bytes: Bytes,
+    /// `b − a`, exact.
+    pub change_bytes: i64,
+    /// By allocation site (the first user frame), largest change first.
+    pub by_site: Vec<DiffRow>,
+    /// By category.
+    pub by_category: Vec<DiffRow>,
+    /// By memory pool and stream.
+    pub by_pool: Vec<DiffRow>,
+}
+
+/// One group's bytes in A and B.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiffRow {
+    /// The group: a site, a category or `pool (a, b) stream s`.
+    pub key: String,
+    /// Bytes in A.
+    pub a_bytes: Bytes,
+    /// Bytes in B.
+    pub b_bytes: Bytes,
+    /// `b − a`, exact.
+    pub change_bytes: i64,
+    /// Blocks in A.
+    pub a_blocks: u64,
+    /// Blocks in B.
+    pub b_blocks: u64,
+    /// For a site: its Python frames, innermost first (up to six).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<String>,
+}

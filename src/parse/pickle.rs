@@ -24,6 +24,7 @@
 //! allocated as they actually arrive, so a truncated or hostile file gives an error, not
 //! an out-of-memory. This module does no I/O of its own: the caller passes the reader.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::rc::Rc;
 
@@ -42,7 +43,19 @@ pub struct Limits {
     pub max_objects: u64,
     /// Most entries on the value stack at once.
     pub max_stack: usize,
+    /// Most bytes of decoded data held at once: an estimate (16 bytes a value or memo slot,
+    /// payload sizes, what the fold reports through [`Fold::retained_bytes`]). The caller
+    /// scales it with the size of the input it has (`torch_snapshot::limits_for`), so a
+    /// small gzip that inflates to gigabytes gets an error, not all of memory (#14, item 8).
+    pub max_memory_bytes: u64,
+    /// Most bytes held per byte decoded so far, above [`MEMORY_FLOOR_BYTES`]: opcodes that
+    /// cost one byte and keep 16 or more (a run of `MEMOIZE`, `]`, `DUP`) are refused early,
+    /// whatever the budget (#14, item 8). Python's own pickles of plain data stay below 6.
+    pub memory_per_input_byte: u64,
 }
+
+/// Bytes any pickle may hold, whatever its size so far (see [`Limits::memory_per_input_byte`]).
+pub const MEMORY_FLOOR_BYTES: u64 = 128 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -53,6 +66,8 @@ impl Default for Limits {
             max_memo: 1 << 30,
             max_objects: 1 << 34,
             max_stack: 1 << 24,
+            max_memory_bytes: 4 << 30,
+            memory_per_input_byte: 8,
         }
     }
 }
@@ -371,6 +386,12 @@ pub trait Fold {
         let _ = (list, new);
         false
     }
+
+    /// Bytes the fold holds in its own storage, counted against [`Limits::max_memory_bytes`].
+    /// Called often: keep it O(1).
+    fn retained_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// The fold that keeps every container as it is.
@@ -486,6 +507,7 @@ pub fn decode<R: Read, F: Fold>(
         buildings: Vec::new(),
         free_buildings: Vec::new(),
         objects: 0,
+        retained: 0,
         offset: 0,
         op: 0,
     }
@@ -528,6 +550,9 @@ struct Run {
 struct Memo {
     values: Vec<Value>,
     runs: Vec<Run>,
+    /// Values stored over a slot inside a run (a re-PUT, never done by Python's pickler):
+    /// kept aside so that each one is O(1), instead of spelling every run out.
+    overridden: HashMap<usize, Value>,
 }
 
 impl Memo {
@@ -558,12 +583,12 @@ impl Memo {
         (explicit < self.values.len()).then_some(Ok(explicit))
     }
 
-    /// A stored value (not one inside a run).
+    /// A stored value (not one inside a run, unless overridden there).
     #[inline]
     fn get(&self, index: usize) -> Option<&Value> {
         match self.locate(index)? {
             Ok(explicit) => self.values.get(explicit),
-            Err(_) => None,
+            Err(_) => self.overridden.get(&index),
         }
     }
 
@@ -571,11 +596,12 @@ impl Memo {
     fn value(&self, index: usize) -> Option<Value> {
         match self.locate(index)? {
             Ok(explicit) => self.values.get(explicit).cloned(),
-            Err(handle) => Some(handle),
+            Err(handle) => Some(self.overridden.get(&index).cloned().unwrap_or(handle)),
         }
     }
 
-    fn push(&mut self, value: Value) {
+    /// Appends a value; `true` when it took a slot of its own (not the extension of a run).
+    fn push(&mut self, value: Value) -> bool {
         if let Value::Handle(kind, id) = value {
             if kind != BUILDING {
                 let len = self.len();
@@ -585,7 +611,7 @@ impl Memo {
                         && run.first.checked_add(run.len as u32) == Some(id)
                     {
                         run.len += 1;
-                        return;
+                        return false;
                     }
                 }
                 if let Some(&Value::Handle(last_kind, last_id)) = self.values.last() {
@@ -603,47 +629,33 @@ impl Memo {
                             len: 2,
                             in_runs_before,
                         });
-                        return;
+                        return false;
                     }
                 }
             }
         }
         self.values.push(value);
+        true
     }
 
-    /// Replaces memo `index` (which exists).
-    fn set(&mut self, index: usize, value: Value) {
+    /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
+    fn set(&mut self, index: usize, value: Value) -> bool {
         match self.locate(index) {
-            Some(Ok(explicit)) => self.values[explicit] = value,
-            Some(Err(_)) => {
-                // Overwriting inside a run (never done by Python's pickler): spell it out.
-                self.expand();
-                if let Some(slot) = self.values.get_mut(index) {
-                    *slot = value;
-                }
+            Some(Ok(explicit)) => {
+                self.values[explicit] = value;
+                false
             }
-            None => {}
+            // Overwriting inside a run: O(1) aside (see: #14, item 8).
+            Some(Err(_)) => self.overridden.insert(index, value).is_none(),
+            None => false,
         }
     }
 
     fn get_mut(&mut self, index: usize) -> Option<&mut Value> {
         match self.locate(index)? {
             Ok(explicit) => self.values.get_mut(explicit),
-            Err(_) => None,
+            Err(_) => self.overridden.get_mut(&index),
         }
-    }
-
-    /// Stores every run as plain values.
-    fn expand(&mut self) {
-        let len = self.len();
-        let mut values = Vec::with_capacity(len);
-        for index in 0..len {
-            if let Some(value) = self.value(index) {
-                values.push(value);
-            }
-        }
-        self.values = values;
-        self.runs.clear();
     }
 }
 
@@ -743,6 +755,9 @@ struct Decoder<'f, R, F> {
     buildings: Vec<Building>,
     free_buildings: Vec<u32>,
     objects: u64,
+    /// Estimated bytes held by the memo, containers and payloads (not the stack, not the
+    /// fold: both are added when checked).
+    retained: u64,
     offset: u64,
     /// The opcode being decoded (0 before one is read), for messages.
     op: u8,
@@ -818,6 +833,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         }
         let start = self.input.position;
         self.input.position += n;
+        self.retained = self.retained.saturating_add(n as u64 + 32);
         Ok(make(&self.input.buffer[start..start + n]))
     }
 
@@ -825,6 +841,24 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         self.objects += 1;
         if self.objects > self.limits.max_objects {
             return Err(self.limit("object count", self.objects, self.limits.max_objects));
+        }
+        self.check_memory()
+    }
+
+    /// Refuses to hold more than the memory budget allows at this point of the input.
+    #[inline]
+    fn check_memory(&self) -> Result<(), PickleError> {
+        let held = self
+            .retained
+            .saturating_add(16 * self.stack.len() as u64 + 8 * self.marks.len() as u64)
+            .saturating_add(self.fold.retained_bytes());
+        let decoded = self.input.offset();
+        let budget = self.limits.max_memory_bytes.min(
+            MEMORY_FLOOR_BYTES
+                .saturating_add(self.limits.memory_per_input_byte.saturating_mul(decoded)),
+        );
+        if held > budget {
+            return Err(self.limit("memory budget", held, budget));
         }
         Ok(())
     }
@@ -839,10 +873,16 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             ));
         }
         self.stack.push(value);
+        if self.stack.len() & 0xfff == 0 {
+            self.check_memory()?;
+        }
         Ok(())
     }
 
     fn push_building(&mut self, is_dict: bool) -> Result<(), PickleError> {
+        self.retained = self
+            .retained
+            .saturating_add(std::mem::size_of::<Building>() as u64 + 48);
         self.count_object()?;
         let building = Building {
             is_dict,
@@ -902,6 +942,10 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     }
 
     fn fold_value(&mut self, finished: Finished) -> Result<Value, PickleError> {
+        let len = match &finished {
+            Finished::List(c) | Finished::Tuple(c) => c.items.len(),
+            Finished::Dict(c) => 2 * c.items.len(),
+        } as u64;
         let value = self
             .fold
             .finish(finished)
@@ -912,6 +956,10 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             })?;
         if matches!(value, Value::Handle(BUILDING, _)) {
             return Err(self.malformed("the fold returned a reserved handle"));
+        }
+        if matches!(value, Value::Handle(..)) {
+            // The fold keeps it in its own storage (counted by `Fold::retained_bytes`).
+            self.retained = self.retained.saturating_sub(16 * len);
         }
         Ok(value)
     }
@@ -978,6 +1026,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         let depth = 1 + max_depth(&items);
         self.check_depth(depth)?;
         self.check_len(items.len())?;
+        self.retained = self.retained.saturating_add(16 * items.len() as u64 + 48);
         self.count_object()?;
         self.fold_value(Finished::Tuple(Container { depth, items }))
     }
@@ -1061,7 +1110,8 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             }
         }
         building.items.extend(self.stack.drain(from..));
-        Ok(())
+        self.retained = self.retained.saturating_add(16 * count as u64);
+        self.check_memory()
     }
 
     /// Fast path for the commonest shape in a snapshot, a flat dict written as
@@ -1211,7 +1261,9 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 let len = self.memo.len() as u64 + 1;
                 return Err(self.limit("memo size", len, self.limits.max_memo as u64));
             }
-            self.memo.push(value.clone());
+            if self.memo.push(value.clone()) {
+                self.retained = self.retained.saturating_add(16);
+            }
         }
         self.push(value)?;
         Ok(true)
@@ -1243,18 +1295,26 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                         target.memo_first = Some(index as u32);
                     } else {
                         target.memo_rest.push(index as u32);
+                        self.retained = self.retained.saturating_add(4);
                     }
                 }
                 Value::Handle(BUILDING, building)
             }
             Some(value) => value.clone(),
         };
-        if index == self.memo.len() {
-            self.memo.push(entry);
+        let cost = if index == self.memo.len() {
+            if self.memo.push(entry) {
+                16
+            } else {
+                0
+            }
+        } else if self.memo.set(index, entry) {
+            48
         } else {
-            self.memo.set(index, entry);
-        }
-        Ok(())
+            0
+        };
+        self.retained = self.retained.saturating_add(cost);
+        self.check_memory()
     }
 
     #[inline]
@@ -1850,6 +1910,48 @@ mod tests {
         assert_eq!(memo.value(2), Some(Value::Int(42)));
         assert_eq!(memo.value(3), Some(Value::Handle(3, 2)));
         assert_eq!(memo.len(), pushed.len());
+    }
+
+    fn is_memory_budget(result: Result<Value, PickleError>) -> bool {
+        matches!(
+            result,
+            Err(PickleError::Limit {
+                what: "memory budget",
+                ..
+            })
+        )
+    }
+
+    // See: #14, item 8 (a 1 MB gzip of MEMOIZE, 1 GB inflated, exhausted memory).
+    #[test]
+    fn issue_14_memoize_flood_stops_at_the_memory_budget() {
+        let reader = (&b"\x80\x04N"[..]).chain(std::io::repeat(0x94).take(1 << 30));
+        let result = decode(reader, Limits::default(), &mut KeepAll);
+        assert!(is_memory_budget(result));
+    }
+
+    // See: #14, item 8 (16 KB of `]` took 1.4 GB).
+    #[test]
+    fn issue_14_empty_list_flood_is_bounded() {
+        for op in [b']', b'}', b'(', b'2'] {
+            let reader = (&b"\x80\x04N"[..]).chain(std::io::repeat(op).take(1 << 30));
+            let result = decode(reader, Limits::default(), &mut KeepAll);
+            assert!(result.is_err(), "{}", op as char);
+        }
+    }
+
+    #[test]
+    fn memo_re_put_inside_a_run_is_kept_aside() {
+        let mut memo = Memo::default();
+        for id in 0..100_000 {
+            memo.push(Value::Handle(3, id));
+        }
+        for index in 0..100_000 {
+            memo.set(index, Value::Int(index as i64));
+        }
+        assert_eq!(memo.runs.len(), 1);
+        assert_eq!(memo.value(99_999), Some(Value::Int(99_999)));
+        assert_eq!(memo.get(5), Some(&Value::Int(5)));
     }
 
     #[test]

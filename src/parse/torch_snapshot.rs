@@ -61,6 +61,28 @@ pub fn read<R: Read>(reader: R) -> Result<Snapshot, TorchSnapshotError> {
     read_with_limits(reader, Limits::default())
 }
 
+/// Decoder limits for an input of `input_bytes` as stored (a gzip file's compressed size;
+/// `None` when unknown, as for stdin): the memory budget grows with the file, at least
+/// [`MIN_MEMORY_BUDGET_BYTES`], at most `MEMORY_BUDGET_PER_STORED_BYTE` times it, so a small
+/// file that inflates to gigabytes is refused, not read until memory runs out (#14, item 8).
+/// A real snapshot's decoded form is about half its pickle (`scripts/bench_snapshot.sh`).
+pub fn limits_for(input_bytes: Option<u64>) -> Limits {
+    let default = Limits::default();
+    let Some(stored) = input_bytes else {
+        return default;
+    };
+    Limits {
+        max_memory_bytes: stored
+            .saturating_mul(MEMORY_BUDGET_PER_STORED_BYTE)
+            .max(MIN_MEMORY_BUDGET_BYTES),
+        ..default
+    }
+}
+
+/// The least memory budget [`limits_for`] gives.
+pub const MIN_MEMORY_BUDGET_BYTES: u64 = 512 << 20;
+const MEMORY_BUDGET_PER_STORED_BYTE: u64 = 8;
+
 /// Decodes a snapshot with explicit decoder limits.
 pub fn read_with_limits<R: Read>(
     reader: R,
@@ -117,6 +139,8 @@ struct SnapshotFold {
     entries: Vec<TraceEntry>,
     /// Ranges of `entries` that were one list.
     ranges: Vec<(u32, u32)>,
+    /// Bytes held by frames, stacks and streams (entries and ranges are counted by length).
+    interned_bytes: u64,
 }
 
 impl SnapshotFold {
@@ -135,6 +159,7 @@ impl SnapshotFold {
             action_cache: Vec::new(),
             entries: Vec::new(),
             ranges: Vec::new(),
+            interned_bytes: 0,
         }
     }
 
@@ -154,6 +179,7 @@ impl SnapshotFold {
         let index = self.streams.len() as u32;
         self.streams.push(raw);
         self.stream_index.insert(raw, index);
+        self.interned_bytes += 32;
         Ok(index)
     }
 
@@ -178,6 +204,8 @@ impl SnapshotFold {
             return Some(id);
         }
         let id = self.frames.len() as u32;
+        // Held twice (list and index): the strings, the struct, the map's slot.
+        self.interned_bytes += 2 * (frame.name.len() + frame.filename.len()) as u64 + 160;
         self.frames.push(frame.clone());
         self.frame_index.insert(frame, id);
         Some(id)
@@ -188,6 +216,7 @@ impl SnapshotFold {
             return id;
         }
         let id = self.stacks.len() as u32;
+        self.interned_bytes += 8 * frames.len() as u64 + 96;
         self.stacks.push(frames.clone());
         self.stack_index.insert(frames, id);
         id
@@ -420,6 +449,12 @@ impl Fold for SnapshotFold {
 
     fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
         self.fold_dict(items)
+    }
+
+    fn retained_bytes(&self) -> u64 {
+        self.interned_bytes
+            + (self.entries.capacity() * std::mem::size_of::<TraceEntry>()) as u64
+            + (self.ranges.capacity() * 8) as u64
     }
 
     fn finish(&mut self, container: Finished) -> Result<Value, String> {
@@ -736,6 +771,101 @@ mod tests {
         }
     }
 
+    /// The start of `{"segments": [], "device_traces": [[entry, …]]}`, with the keys of
+    /// an entry memoized at 6–10; entry `i` is memo `11 + i`.
+    fn trace_head() -> Vec<u8> {
+        let mut bytes =
+            b"\x80\x04}\x94(\x8c\x08segments\x94]\x94\x8c\x0ddevice_traces\x94]\x94]\x94(".to_vec();
+        for key in ["action", "addr", "size", "stream", "alloc"] {
+            bytes.extend([0x8c, key.len() as u8]);
+            bytes.extend(key.as_bytes());
+            bytes.extend(b"\x940");
+        }
+        bytes
+    }
+
+    /// Trace entry `i`, as PyTorch writes one (a flat dict of memo references and ints);
+    /// `re_put` stores it again under its own memo index, as a hostile file may.
+    fn trace_entry(i: u32, re_put: bool) -> Vec<u8> {
+        let mut bytes = b"}\x94(h\x06h\x0ah\x07J".to_vec();
+        bytes.extend((i.wrapping_mul(512)).to_le_bytes());
+        bytes.extend(b"h\x08K\x01h\x09K\x00u");
+        if re_put {
+            bytes.push(b'r');
+            bytes.extend((11 + i).to_le_bytes());
+        }
+        bytes
+    }
+
+    const TRACE_TAIL: &[u8] = b"eau.";
+
+    /// An endless stream of trace entries, as a small gzip bomb inflates to.
+    struct EndlessTrace {
+        pending: Vec<u8>,
+        next: u32,
+    }
+
+    impl std::io::Read for EndlessTrace {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            while self.pending.len() < buffer.len() {
+                self.pending.extend(trace_entry(self.next, false));
+                self.next = self.next.wrapping_add(1);
+            }
+            let n = buffer.len();
+            buffer.copy_from_slice(&self.pending[..n]);
+            self.pending.drain(..n);
+            Ok(n)
+        }
+    }
+
+    // See: #14, item 8 (80k re-PUT entries, 1.1 MB: 117 s before).
+    #[test]
+    fn issue_14_re_put_of_trace_entries_is_linear() {
+        let count = 80_000;
+        let mut bytes = trace_head();
+        for i in 0..count {
+            bytes.extend(trace_entry(i, true));
+        }
+        bytes.extend(TRACE_TAIL);
+        let started = std::time::Instant::now();
+        let snapshot = parse(&bytes).unwrap();
+        assert_eq!(snapshot.traces[0].len(), count as usize);
+        assert_eq!(snapshot.traces[0][79_999].addr, 79_999 * 512);
+        assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    }
+
+    // See: #14, item 8 (a 1 MB gzip of trace entries exhausted memory).
+    #[test]
+    fn issue_14_endless_trace_stops_at_the_memory_budget() {
+        let limits = Limits {
+            max_memory_bytes: 32 << 20,
+            ..Limits::default()
+        };
+        let reader = EndlessTrace {
+            pending: trace_head(),
+            next: 0,
+        };
+        let error = read_with_limits(reader, limits).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                TorchSnapshotError::Pickle(PickleError::Limit {
+                    what: "memory budget",
+                    limit,
+                    ..
+                }) if limit == 32 << 20
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn memory_budget_scales_with_the_stored_size() {
+        assert_eq!(limits_for(None), Limits::default());
+        assert_eq!(limits_for(Some(1 << 20)).max_memory_bytes, 512 << 20);
+        assert_eq!(limits_for(Some(600 << 20)).max_memory_bytes, 4800 << 20);
+    }
+
     /// Tight limits: whatever the bytes say, the decoder may not allocate beyond these.
     fn fuzz_limits() -> Limits {
         Limits {
@@ -745,6 +875,8 @@ mod tests {
             max_memo: 1 << 16,
             max_objects: 1 << 20,
             max_stack: 1 << 16,
+            max_memory_bytes: 64 << 20,
+            memory_per_input_byte: 8,
         }
     }
 

@@ -5,11 +5,12 @@
 use std::fmt::Write as _;
 
 use crate::model::snapshot::{
-    AllocatorState, BlockState, Cause, DeviceSummary, MapSegment, OomAnalysis, Site, SnapshotReport,
+    AllocatorState, BlockState, Cause, DeviceSummary, DiffMoment, DiffRow, MapSegment, OomAnalysis,
+    Site, SnapshotDiff, SnapshotReport,
 };
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
-use crate::render::style::Style;
+use crate::render::style::{printable, Style};
 
 /// The JSON document (`schema_version` 1).
 pub fn json(report: &SnapshotReport) -> Result<Vec<u8>, serde_json::Error> {
@@ -567,4 +568,191 @@ fn segment_svg(segments: &[MapSegment]) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The JSON document of `snapshot diff` (`schema_version` 1).
+pub fn diff_json(diff: &SnapshotDiff) -> Result<Vec<u8>, serde_json::Error> {
+    crate::render::json::to_document(diff)
+}
+
+fn signed(change: i64) -> String {
+    let sign = if change < 0 { "-" } else { "+" };
+    format!(
+        "{sign}{} ({sign}{} B)",
+        Bytes(change.unsigned_abs()),
+        change.unsigned_abs()
+    )
+}
+
+fn diff_title(moment: &DiffMoment) -> String {
+    format!(
+        "device {}, {} (A at {}, B at {})",
+        moment.device, moment.moment, moment.a_at, moment.b_at
+    )
+}
+
+fn diff_rows_text(out: &mut String, title: &str, rows: &[DiffRow]) {
+    let _ = writeln!(out, "  by {title}, largest change first:");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "    {:>28}  {}  A {} → B {}",
+            signed(row.change_bytes),
+            printable(&row.key),
+            exact(row.a_bytes),
+            exact(row.b_bytes),
+        );
+        for frame in row.frames.iter().take(3) {
+            let _ = writeln!(out, "        at {}", printable(frame));
+        }
+    }
+}
+
+/// `snapshot diff` as text.
+pub fn diff_text(diff: &SnapshotDiff, style: Style) -> Vec<u8> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: A = {}, B = {}",
+        style.bold("PyTorch memory snapshot diff"),
+        printable(&diff.a),
+        printable(&diff.b)
+    );
+    for moment in &diff.moments {
+        let _ = writeln!(
+            out,
+            "\n{}: allocated A {} → B {}, change {}",
+            style.bold(&diff_title(moment)),
+            exact(moment.a_allocated_bytes),
+            exact(moment.b_allocated_bytes),
+            signed(moment.change_bytes)
+        );
+        diff_rows_text(&mut out, "allocation site", &moment.by_site);
+        diff_rows_text(&mut out, "category", &moment.by_category);
+        diff_rows_text(&mut out, "pool and stream", &moment.by_pool);
+    }
+    let _ = writeln!(out, "\nCategories (first rule that matches):");
+    for rule in &diff.category_rules {
+        let _ = writeln!(out, "  {}: {}", rule.category, rule.rule);
+    }
+    let _ = writeln!(out, "\nLimitations:");
+    for limitation in &diff.limitations {
+        let _ = writeln!(out, "  - {limitation}");
+    }
+    out.into_bytes()
+}
+
+fn markdown_cell(text: &str) -> String {
+    printable(text).replace('|', "\\|")
+}
+
+/// `snapshot diff` as markdown.
+pub fn diff_markdown(diff: &SnapshotDiff) -> Vec<u8> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# PyTorch memory snapshot diff\n\nA = `{}`, B = `{}`",
+        markdown_cell(&diff.a),
+        markdown_cell(&diff.b)
+    );
+    for moment in &diff.moments {
+        let _ = writeln!(
+            out,
+            "\n## {}\n\nAllocated: A {} → B {}, change {}",
+            diff_title(moment),
+            exact(moment.a_allocated_bytes),
+            exact(moment.b_allocated_bytes),
+            signed(moment.change_bytes)
+        );
+        for (title, rows) in [
+            ("allocation site", &moment.by_site),
+            ("category", &moment.by_category),
+            ("pool and stream", &moment.by_pool),
+        ] {
+            let _ = writeln!(out, "\n| {title} | change | A | B |\n|---|---:|---:|---:|");
+            for row in rows {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} |",
+                    markdown_cell(&row.key),
+                    signed(row.change_bytes),
+                    exact(row.a_bytes),
+                    exact(row.b_bytes)
+                );
+            }
+        }
+    }
+    let _ = writeln!(out, "\n## Categories (first rule that matches)\n");
+    for rule in &diff.category_rules {
+        let _ = writeln!(
+            out,
+            "- **{}**: {}",
+            rule.category,
+            markdown_cell(&rule.rule)
+        );
+    }
+    let _ = writeln!(out, "\n## Limitations\n");
+    for limitation in &diff.limitations {
+        let _ = writeln!(out, "- {limitation}");
+    }
+    out.into_bytes()
+}
+
+/// `snapshot diff` as one self-contained HTML page (tables; every string escaped; the
+/// frames of a site show on hover).
+pub fn diff_html(diff: &SnapshotDiff) -> Vec<u8> {
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "<h1>PyTorch memory snapshot diff</h1>\n<p>A = <code>{}</code>, B = <code>{}</code></p>",
+        escape(&diff.a),
+        escape(&diff.b)
+    );
+    for moment in &diff.moments {
+        let _ = writeln!(
+            body,
+            "<h2>{}</h2>\n<p>Allocated: A {} → B {}, change {}</p>",
+            escape(&diff_title(moment)),
+            escape(&exact(moment.a_allocated_bytes)),
+            escape(&exact(moment.b_allocated_bytes)),
+            escape(&signed(moment.change_bytes))
+        );
+        for (title, rows) in [
+            ("allocation site", &moment.by_site),
+            ("category", &moment.by_category),
+            ("pool and stream", &moment.by_pool),
+        ] {
+            let _ = writeln!(
+                body,
+                "<table>\n<tr><th>{title}</th><th>change</th><th>A</th><th>B</th></tr>"
+            );
+            for row in rows {
+                let _ = writeln!(
+                    body,
+                    "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&row.frames.join("\n")),
+                    escape(&row.key),
+                    escape(&signed(row.change_bytes)),
+                    escape(&exact(row.a_bytes)),
+                    escape(&exact(row.b_bytes))
+                );
+            }
+            let _ = writeln!(body, "</table>");
+        }
+    }
+    let _ = writeln!(body, "<h2>Categories (first rule that matches)</h2>\n<ul>");
+    for rule in &diff.category_rules {
+        let _ = writeln!(
+            body,
+            "<li><b>{}</b>: {}</li>",
+            escape(&rule.category),
+            escape(&rule.rule)
+        );
+    }
+    let _ = writeln!(body, "</ul>\n<h2>Limitations</h2>\n<ul>");
+    for limitation in &diff.limitations {
+        let _ = writeln!(body, "<li>{}</li>", escape(limitation));
+    }
+    let _ = writeln!(body, "</ul>");
+    page("oomdoc snapshot diff", "", &body).into_bytes()
 }

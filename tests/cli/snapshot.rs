@@ -246,3 +246,100 @@ fn impossible_top_and_total_memory_are_usage_errors() {
     );
     assert!(err.contains("hint: "), "{err}");
 }
+
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
+fn diff(extra: &[&str]) -> std::process::Output {
+    oomdoc()
+        .args(["snapshot", "diff"])
+        .arg(fixture("snapshot/synthetic-train-step-a.pickle"))
+        .arg(fixture("snapshot/synthetic-train-step-b.pickle"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// B keeps one more 2 GiB activation block than A at the same site
+/// (`scripts/make_diff_snapshots.py`): it is the top row at the peak, frame and exact bytes.
+#[test]
+fn diff_puts_a_planted_activation_change_on_top() {
+    let output = diff(&["--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let peak = &document["moments"][0];
+    assert_eq!(peak["moment"], "peak");
+    assert_eq!(peak["change_bytes"], 2147483648_i64);
+    let top = &peak["by_site"][0];
+    assert_eq!(top["key"], "/work/model.py:42 forward");
+    assert_eq!(top["change_bytes"], 2147483648_i64);
+    assert_eq!(top["a_bytes"], 3221225472_i64);
+    assert_eq!(top["b_bytes"], 5368709120_i64);
+    assert_eq!(top["frames"][0], "/work/model.py:42 forward");
+    assert_eq!(peak["by_site"][1]["change_bytes"], 0);
+    let category = &peak["by_category"][0];
+    assert_eq!(category["key"], "activations");
+    assert_eq!(category["change_bytes"], 2147483648_i64);
+    let categories: Vec<(&str, i64)> = peak["by_category"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            (
+                row["key"].as_str().unwrap(),
+                row["a_bytes"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        categories,
+        [
+            ("activations", 3 << 30),
+            ("gradients", 3 << 29),
+            ("parameters", 3 << 29)
+        ]
+    );
+    // At the end every activation is freed: A and B are equal.
+    let end = &document["moments"][1];
+    assert_eq!(end["a_at"], "end");
+    assert_eq!(end["change_bytes"], 0);
+    assert_eq!(end["by_category"][0]["key"], "optimizer state");
+    assert_eq!(end["by_category"][0]["a_bytes"], 3221225472_i64);
+}
+
+#[test]
+fn diff_text_states_the_category_rules() {
+    let output = diff(&[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("+2.00 GiB (+2147483648 B)  /work/model.py:42 forward"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Categories (first rule that matches):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("optimizer state: a frame is `_init_group`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn diff_html_is_self_contained() {
+    let output = diff(&["--format", "html"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let html = stdout(&output);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        !html.contains("<script src") && !html.contains("http://") && !html.contains("https://")
+    );
+}
+
+#[test]
+fn snapshot_without_a_file_is_a_usage_error() {
+    let output = oomdoc().arg("snapshot").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}

@@ -3,18 +3,22 @@
 //!
 //! file (plain or gzip) → `parse::torch_snapshot` (data-only pickle decoder, streamed)
 //! → `analyze::fragmentation` → `render::snapshot` → `Output`.
+//!
+//! `oomdoc snapshot diff A B` (#19): both files → `analyze::snapshot_diff` → `render::snapshot`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, Subcommand};
 
 use crate::analyze::fragmentation::{self, Options};
+use crate::analyze::snapshot_diff;
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
 use crate::error::HintedError;
 use crate::model::bytes::parse_size_arg;
+use crate::model::snapshot::Snapshot;
 use crate::model::Bytes;
 use crate::parse::torch_snapshot;
 use crate::render::snapshot as render;
@@ -23,10 +27,14 @@ use crate::source::file;
 
 /// Arguments of `oomdoc snapshot`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SnapshotArgs {
+    /// Compare two snapshots instead of reading one.
+    #[command(subcommand)]
+    pub command: Option<SnapshotCommand>,
     /// The snapshot written by `torch.cuda.memory._dump_snapshot()` (gzip accepted; `-` reads stdin)
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(value_name = "FILE", required = true)]
+    pub file: Option<PathBuf>,
     /// The device's total memory, e.g. `139.80GiB` (the OOM message's `total capacity`): lets
     /// oomdoc tell memory held by other processes apart from a lack of capacity
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
@@ -39,19 +47,80 @@ pub struct SnapshotArgs {
     pub output: OutputArgs,
 }
 
-/// Runs `oomdoc snapshot`.
-pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+/// What `oomdoc snapshot` does besides reading one snapshot.
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// What changed between two snapshots, at the peak and at the OOM (or the end): by
+    /// allocation site, by category and by pool and stream, largest change first
+    Diff(DiffArgs),
+}
+
+/// Arguments of `oomdoc snapshot diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first snapshot (A; gzip accepted)
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The second snapshot (B); changes read `B − A`
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// How many rows to list per grouping (categories are always all listed)
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Reads one snapshot, with a memory budget scaled to the file's stored size.
+fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
+    if path.as_os_str() == "-" {
+        return torch_snapshot::read(file::stdin())
+            .context("failed to read a memory snapshot from stdin");
+    }
+    let stored = std::fs::metadata(path).ok().map(|metadata| metadata.len());
+    let reader = file::open(path)?;
+    torch_snapshot::read_with_limits(reader, torch_snapshot::limits_for(stored))
+        .with_context(|| format!("failed to read memory snapshot `{}`", path.display()))
+}
+
+fn run_diff(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     if args.top == 0 {
         anyhow::bail!("`--top` must be at least 1");
     }
-    let snapshot = if args.file.as_os_str() == "-" {
-        torch_snapshot::read(file::stdin())
-            .context("failed to read a memory snapshot from stdin")?
-    } else {
-        let reader = file::open(&args.file)?;
-        torch_snapshot::read(reader)
-            .with_context(|| format!("failed to read memory snapshot `{}`", args.file.display()))?
+    let a = read_snapshot(&args.a)?;
+    let b = read_snapshot(&args.b)?;
+    let diff = snapshot_diff::diff(
+        &a,
+        &args.a.display().to_string(),
+        &b,
+        &args.b.display().to_string(),
+        &snapshot_diff::Options { top: args.top },
+    );
+    let bytes = match args.output.format() {
+        Format::Text => render::diff_text(&diff, Style::new(output.color_for(&args.output))),
+        Format::Markdown => render::diff_markdown(&diff),
+        Format::Json => render::diff_json(&diff)?,
+        Format::Html => render::diff_html(&diff),
     };
+    output.report(&args.output, &bytes)?;
+    if diff.moments.is_empty() {
+        return Ok(ExitStatus::NothingFound);
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Runs `oomdoc snapshot`.
+pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+    let path = match (args.command, &args.file) {
+        (Some(SnapshotCommand::Diff(diff)), _) => return run_diff(diff, output),
+        (None, Some(path)) => path,
+        (None, None) => anyhow::bail!("give a snapshot `FILE`"),
+    };
+    if args.top == 0 {
+        anyhow::bail!("`--top` must be at least 1");
+    }
+    let snapshot = read_snapshot(path)?;
     let options = Options {
         total_memory: args.total_memory,
         top_sites: args.top,

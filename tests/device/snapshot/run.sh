@@ -103,6 +103,8 @@ PY
         echo "note: $name.pickle is $size bytes, not copied"
     fi
 done
+# Issue 19: category totals against torch.profiler._memory_profiler, within 5 %.
+python3 "$root/tests/device/snapshot/categories.py" "$oomdoc" "$out" || status=1
 python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))' | tee "$out/versions.txt"
 "$oomdoc" --version | tee -a "$out/versions.txt"
 [ "$status" -eq 0 ] && echo "ALL PASS" || echo "SOME FAILED"

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Writes two synthetic training-step memory snapshots shaped like PyTorch's
+(`torch.cuda.memory._snapshot()`, docs/formats.md §2.2) with the standard library's pickle:
+A and B are equal except that B's forward keeps 2 GiB more activations (one more 2 GiB block
+at the same site). Fixtures for `oomdoc snapshot diff` (#19):
+
+    python3 scripts/make_diff_snapshots.py tests/fixtures/snapshot
+"""
+import os
+import pickle
+import sys
+
+GiB = 2**30
+MiB = 2**20
+TORCH = "/usr/lib/python3.12/site-packages/torch"
+BASE = 0x7F0000000000
+SEGMENT = 16 * GiB
+STREAM = 0
+
+
+def frame(name, filename, line):
+    return {"name": name, "filename": filename, "line": line}
+
+
+MALLOC = frame("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc", "??", 0)
+STACKS = {
+    "parameters": [MALLOC, frame("reset_parameters", f"{TORCH}/nn/modules/linear.py", 117),
+                   frame("__init__", f"{TORCH}/nn/modules/linear.py", 106), frame("build", "/work/train.py", 10)],
+    "activations": [MALLOC, frame("forward", "/work/model.py", 42),
+                    frame("_call_impl", f"{TORCH}/nn/modules/module.py", 1747),
+                    frame("train_step", "/work/train.py", 20)],
+    "gradients": [MALLOC, frame("_engine_run_backward", f"{TORCH}/autograd/graph.py", 823),
+                  frame("backward", f"{TORCH}/autograd/__init__.py", 347),
+                  frame("backward", f"{TORCH}/_tensor.py", 648), frame("train_step", "/work/train.py", 21)],
+    "optimizer": [MALLOC, frame("_init_group", f"{TORCH}/optim/adam.py", 160),
+                  frame("step", f"{TORCH}/optim/adam.py", 220), frame("train_step", "/work/train.py", 22)],
+}
+
+
+def snapshot(extra_activation):
+    time = 1_795_969_164_000_000
+    trace, live, cursor = [], {}, BASE
+
+    def entry(action, addr, size, stack, **more):
+        nonlocal time
+        time += 1000
+        trace.append(dict({"action": action, "addr": addr, "size": size, "stream": STREAM,
+                           "time_us": time, "frames": STACKS.get(stack, []),
+                           "compile_context": "N/A", "user_metadata": ""}, **more))
+
+    def alloc(size, stack):
+        nonlocal cursor
+        address = cursor
+        cursor += size
+        entry("alloc", address, size, stack)
+        live[address] = (size, stack)
+        return address
+
+    def free(address):
+        size, stack = live.pop(address)
+        entry("free_requested", address, size, stack)
+        entry("free_completed", address, size, stack)
+
+    entry("segment_alloc", BASE, SEGMENT, None)
+    alloc(1 * GiB, "parameters")
+    alloc(512 * MiB, "parameters")
+    activations = [alloc(1 * GiB, "activations"), alloc(2 * GiB, "activations")]
+    if extra_activation:
+        activations.append(alloc(2 * GiB, "activations"))
+    alloc(1 * GiB, "gradients")
+    alloc(512 * MiB, "gradients")
+    for address in activations:
+        free(address)
+    alloc(2 * GiB, "optimizer")
+    alloc(1 * GiB, "optimizer")
+
+    blocks, position = [], BASE
+    for address in sorted(live):
+        if address > position:
+            blocks.append({"address": position, "size": address - position, "requested_size": 0,
+                           "state": "inactive", "frames": []})
+        size, stack = live[address]
+        blocks.append({"address": address, "size": size, "requested_size": size,
+                       "state": "active_allocated", "frames": STACKS[stack]})
+        position = address + size
+    if position < BASE + SEGMENT:
+        blocks.append({"address": position, "size": BASE + SEGMENT - position, "requested_size": 0,
+                       "state": "inactive", "frames": []})
+    allocated = sum(size for size, _ in live.values())
+    segment = {"device": 0, "address": BASE, "total_size": SEGMENT, "stream": STREAM,
+               "segment_type": "large", "segment_pool_id": (0, 0), "allocated_size": allocated,
+               "active_size": allocated, "requested_size": allocated, "is_expandable": False,
+               "frames": [], "blocks": blocks}
+    annotations = [{"name": "## forward ##", "stage": "START", "device": 0, "time_us": trace[3]["time_us"]}]
+    return {"segments": [segment], "device_traces": [trace],
+            "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1,
+                                   "garbage_collection_threshold": 0.0, "expandable_segments": False},
+            "external_annotations": annotations}
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, extra in (("synthetic-train-step-a.pickle", False), ("synthetic-train-step-b.pickle", True)):
+        with open(os.path.join(out, name), "wb") as file:
+            pickle.dump(snapshot(extra), file, protocol=4)
+
+
+if __name__ == "__main__":
+    main()
