@@ -48,7 +48,7 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
         torch_snapshot::read(file::stdin())
             .context("failed to read a memory snapshot from stdin")?
     } else {
-        let reader = file::open(&args.file)?;
+        let reader = file::open_file(&args.file)?;
         torch_snapshot::read(reader)
             .with_context(|| format!("failed to read memory snapshot `{}`", args.file.display()))?
     };
