@@ -48,6 +48,7 @@ const HINT_PROBES: &[HintProbe] = &[
     probe::<crate::source::checkpoint::CheckpointError>,
     probe::<crate::source::server::ServerError>,
     probe::<crate::source::gpu::GpuError>,
+    probe::<crate::source::file::InputError>,
     probe::<crate::parse::torch_snapshot::TorchSnapshotError>,
 ];
 

@@ -180,7 +180,7 @@ impl KvRate {
     }
 
     fn longest_fitting(&self, budget: u64, cap: u64) -> u64 {
-        let both = self.full_per_token + self.sliding_per_token;
+        let both = self.full_per_token.saturating_add(self.sliding_per_token);
         if both == 0 {
             return cap;
         }
@@ -278,6 +278,95 @@ fn is_embedding_or_head(name: &str) -> bool {
 }
 
 /// Builds the report.
+/// A sum that stops at `u64::MAX` instead of wrapping.
+fn saturating_sum(values: impl Iterator<Item = u64>) -> u64 {
+    values.fold(0u64, u64::saturating_add)
+}
+
+/// Most layers accepted from a config (real models have at most a few hundred).
+pub const MAX_LAYERS: u64 = 100_000;
+/// Largest vocabulary accepted from a config (real ones are below 2^20).
+pub const MAX_VOCAB: u64 = 1 << 32;
+/// Largest hidden size, head size or head count accepted from a config.
+pub const MAX_DIMENSION: u64 = 1 << 24;
+
+/// A config with numbers no model has. Sizing it gave self-contradicting text (issue 14:
+/// 10^18 layers, 0 KV heads, `head_dim` 0), so it is refused instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the model's {what} is {value}: {why}")]
+pub struct AbsurdConfig {
+    /// Which number (`num_hidden_layers`, KV heads …).
+    pub what: String,
+    /// The value read.
+    pub value: u64,
+    /// Why it is refused.
+    pub why: String,
+}
+
+/// Checks the model shape from the config or GGUF metadata before any sizing.
+pub fn check_config(input: &FitInput) -> Result<(), AbsurdConfig> {
+    let mut ignored = Vec::new();
+    let (model, kv_shape) = shape(input, &mut ignored);
+    let absurd = |what: &str, value: u64, why: String| AbsurdConfig {
+        what: what.to_string(),
+        value,
+        why,
+    };
+    if let Some(layers) = model.layers {
+        if layers == 0 || layers > MAX_LAYERS {
+            return Err(absurd(
+                "layer count",
+                layers,
+                format!("oomdoc accepts 1 to {MAX_LAYERS}"),
+            ));
+        }
+    }
+    if let Some(vocab) = model.vocab_size.filter(|vocab| *vocab > MAX_VOCAB) {
+        return Err(absurd(
+            "vocabulary size",
+            vocab,
+            format!("oomdoc accepts at most {MAX_VOCAB}"),
+        ));
+    }
+    for (what, value) in [
+        ("hidden size", model.hidden_size),
+        ("intermediate size", model.intermediate_size),
+        ("attention head count", model.attention_heads),
+    ] {
+        if let Some(value) = value.filter(|value| *value > MAX_DIMENSION) {
+            return Err(absurd(
+                what,
+                value,
+                format!("oomdoc accepts at most {MAX_DIMENSION}"),
+            ));
+        }
+    }
+    if let Some(shape) = &kv_shape {
+        for (kind, heads, size) in &shape.layers {
+            if *kind == LayerKind::NoKv {
+                continue;
+            }
+            if *heads == 0 || *heads > MAX_DIMENSION {
+                return Err(absurd(
+                    "KV head count",
+                    *heads,
+                    format!("a layer with a KV cache needs 1 to {MAX_DIMENSION} KV heads"),
+                ));
+            }
+            if *size == 0 || *size > MAX_DIMENSION {
+                return Err(absurd(
+                    "KV size per head (key + value)",
+                    *size,
+                    format!("a layer with a KV cache needs 1 to {MAX_DIMENSION} elements per head"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sizes the checkpoint against the GPU budget. Call [`check_config`] first: an absurd
+/// config gives saturated, meaningless figures here.
 pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
     let mut limitations = input.limitations.clone();
     let mut mismatches = Vec::new();
@@ -331,10 +420,10 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
             None => tensor.numel,
         });
         if tensor.dims <= 1 {
-            replicated_bytes += tensor.bytes;
+            replicated_bytes = replicated_bytes.saturating_add(tensor.bytes);
         }
     }
-    let total_bytes: u64 = tensors.iter().map(|t| t.bytes).sum();
+    let total_bytes: u64 = saturating_sum(tensors.iter().map(|t| t.bytes));
     let has_output = tensors.iter().any(|t| {
         t.name.contains("lm_head")
             || t.name == "output.weight"
@@ -449,7 +538,7 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
             format!("{kv_num}/{kv_den}")
         };
         KvCache {
-            bytes_per_token: Bytes(rate.full_per_token + rate.sliding_per_token),
+            bytes_per_token: Bytes(rate.full_per_token.saturating_add(rate.sliding_per_token)),
             dtype: kv_name.clone(),
             element_bytes: element_bytes.clone(),
             attention: shape.attention.clone(),
@@ -936,7 +1025,7 @@ fn shape(input: &FitInput, limitations: &mut Vec<String>) -> (ModelShape, Option
         return (model, None);
     }
     if let Some(mla) = config.mla {
-        let latent = mla.kv_lora_rank + mla.qk_rope_head_dim;
+        let latent = mla.kv_lora_rank.saturating_add(mla.qk_rope_head_dim);
         model.head_dim = Some(latent);
         model.kv_heads = Some(1);
         let layers = config
@@ -944,7 +1033,9 @@ fn shape(input: &FitInput, limitations: &mut Vec<String>) -> (ModelShape, Option
             .iter()
             .map(|kind| (*kind, 1, latent))
             .collect();
-        let attention_layers = model.full_attention_layers + model.sliding_window_layers;
+        let attention_layers = model
+            .full_attention_layers
+            .saturating_add(model.sliding_window_layers);
         return (
             model,
             Some(KvShape {
@@ -969,11 +1060,13 @@ fn shape(input: &FitInput, limitations: &mut Vec<String>) -> (ModelShape, Option
         (k, Some(h)) if k < h => "gqa",
         _ => "mha",
     };
-    let attention_layers = model.full_attention_layers + model.sliding_window_layers;
+    let attention_layers = model
+        .full_attention_layers
+        .saturating_add(model.sliding_window_layers);
     let layers = config
         .layer_kinds
         .iter()
-        .map(|kind| (*kind, kv_heads, 2 * head_dim))
+        .map(|kind| (*kind, kv_heads, head_dim.saturating_mul(2)))
         .collect();
     (
         model,
@@ -1068,7 +1161,7 @@ fn gguf_shape(header: &GgufHeader, limitations: &mut Vec<String>) -> (ModelShape
     }
     let attention_layers = per_layer_heads.iter().filter(|h| **h > 0).count() as u64;
     if let (Some(rank), "deepseek2") = (kv_lora, arch.as_str()) {
-        let latent = rank + rope.unwrap_or(0);
+        let latent = rank.saturating_add(rope.unwrap_or(0));
         model.kv_heads = Some(1);
         model.head_dim = Some(latent);
         model.full_attention_layers = layer_count;
@@ -1100,7 +1193,7 @@ fn gguf_shape(header: &GgufHeader, limitations: &mut Vec<String>) -> (ModelShape
             if *heads == 0 {
                 (LayerKind::NoKv, 0, 0)
             } else {
-                (kind_of(i as u64), *heads, k + v)
+                (kind_of(i as u64), *heads, k.saturating_add(v))
             }
         })
         .collect();
@@ -1148,7 +1241,10 @@ fn rate(shape: &KvShape, tensor_parallel: u64, num: u64, den: u64) -> KvRate {
             LayerKind::NoKv => {}
         }
     }
-    let to_bytes = |elements: u64| (elements as u128 * num as u128).div_ceil(den as u128) as u64;
+    let to_bytes = |elements: u64| {
+        u64::try_from((elements as u128 * num as u128).div_ceil(den.max(1) as u128))
+            .unwrap_or(u64::MAX)
+    };
     KvRate {
         full_per_token: to_bytes(full),
         sliding_per_token: to_bytes(sliding),
@@ -1181,12 +1277,19 @@ fn allowances(
         },
     }];
     let hidden = context.model.hidden_size.unwrap_or(0);
-    let intermediate =
-        context.model.intermediate_size.unwrap_or(hidden * 4) / tensor_parallel.max(1);
+    let intermediate = context
+        .model
+        .intermediate_size
+        .unwrap_or(hidden.saturating_mul(4))
+        / tensor_parallel.max(1);
     let vocab = context.model.vocab_size.unwrap_or(0);
     let tokens = options.max_num_batched_tokens;
     let activation = tokens
-        .saturating_mul(4 * hidden + 2 * intermediate)
+        .saturating_mul(
+            hidden
+                .saturating_mul(4)
+                .saturating_add(intermediate.saturating_mul(2)),
+        )
         .saturating_mul(2)
         .saturating_add(options.max_num_seqs.saturating_mul(vocab).saturating_mul(4));
     list.push(Allowance {
@@ -1218,9 +1321,10 @@ fn evaluate(
     let tp = tensor_parallel.max(1);
     let usable = (gpu.total.get() as f64 * options.gpu_memory_utilization).floor() as u64;
     let replicated = context.replicated_bytes.min(weights_bytes);
-    let weights_per_gpu = replicated + (weights_bytes - replicated).div_ceil(tp);
+    let weights_per_gpu = replicated.saturating_add((weights_bytes - replicated).div_ceil(tp));
     let allowances = allowances(context, options, tp);
-    let allowance_total: u64 = allowances.iter().map(|a| a.bytes.get()).sum();
+    // Saturating: a sum that wrapped said "fits" for a vocabulary of 2^60 (issue 14).
+    let allowance_total = saturating_sum(allowances.iter().map(|a| a.bytes.get()));
     let needed_before_kv = weights_per_gpu.saturating_add(allowance_total);
     let kv_budget = usable.saturating_sub(needed_before_kv);
     let model_max = context.model.max_position_embeddings;
@@ -1256,11 +1360,12 @@ fn evaluate(
         })
         .unwrap_or_default();
     let per_sequence = rate.per_sequence(max_model_len);
-    let per_token = rate.full_per_token + rate.sliding_per_token;
+    let per_token = rate.full_per_token.saturating_add(rate.sliding_per_token);
     let max_kv_tokens = if per_sequence == 0 {
         0
     } else {
-        ((kv_budget as u128 * max_model_len as u128) / per_sequence as u128) as u64
+        u64::try_from((kv_budget as u128 * max_model_len as u128) / per_sequence as u128)
+            .unwrap_or(u64::MAX)
     };
     let max_concurrency = if per_sequence == 0 {
         0.0
@@ -1422,23 +1527,23 @@ fn alternatives(
         .iter()
         .filter(|t| !is_float(&t.dtype))
         .map(|t| t.bytes)
-        .sum();
+        .fold(0u64, u64::saturating_add);
     let is_quantized = non_float.saturating_mul(4) > weights_bytes;
     if !is_quantized && model_dtype_bytes >= 2 {
         let linear: u64 = tensors
             .iter()
             .filter(|t| t.dims == 2 && is_float(&t.dtype) && !is_embedding_or_head(&t.name))
             .map(|t| t.numel)
-            .sum();
+            .fold(0u64, u64::saturating_add);
         let linear_loaded: u64 = tensors
             .iter()
             .filter(|t| t.dims == 2 && is_float(&t.dtype) && !is_embedding_or_head(&t.name))
-            .map(|t| t.numel * model_dtype_bytes)
-            .sum();
+            .map(|t| t.numel.saturating_mul(model_dtype_bytes))
+            .fold(0u64, u64::saturating_add);
         let rest = weights_bytes.saturating_sub(linear_loaded);
         let candidates = [
-            ("fp8 (W8, e.g. `--quantization fp8` or an FP8 checkpoint): linear weights at 1 B + 128×128-block F32 scales", rest + linear + linear / 16384 * 4),
-            ("int4 (GPTQ/AWQ, group 128): linear weights at 0.5 B + F16 scales and 4-bit zeros per 128", rest + linear / 2 + linear / 128 * 2 + linear / 256),
+            ("fp8 (W8, e.g. `--quantization fp8` or an FP8 checkpoint): linear weights at 1 B + 128×128-block F32 scales", rest.saturating_add(linear).saturating_add(linear / 16384 * 4)),
+            ("int4 (GPTQ/AWQ, group 128): linear weights at 0.5 B + F16 scales and 4-bit zeros per 128", rest.saturating_add(linear / 2 + linear / 128 * 2 + linear / 256)),
         ];
         let evaluated: Vec<(&str, u64, Budget, Verdict)> = candidates
             .iter()
@@ -1488,8 +1593,12 @@ fn alternatives(
         }
     }
     // A shorter context.
-    let weights_fit = budget.weights_per_gpu_bytes.get()
-        + budget.allowances.iter().map(|a| a.bytes.get()).sum::<u64>()
+    let weights_fit = budget
+        .weights_per_gpu_bytes
+        .get()
+        .saturating_add(saturating_sum(
+            budget.allowances.iter().map(|a| a.bytes.get()),
+        ))
         <= budget.usable_bytes.get();
     if weights_fit && verdict.max_model_len_that_fits > 0 && context.kv_shape.is_some() {
         list.push(Alternative {

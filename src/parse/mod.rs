@@ -1,5 +1,6 @@
 //! Bytes → typed facts. Pure: no files, environment, clock, terminal or NVML.
 
+pub mod bounded_json;
 pub mod checkpoint;
 pub mod container_env;
 pub mod engine_log;

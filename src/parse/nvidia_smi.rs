@@ -24,6 +24,22 @@ pub enum NvidiaSmiError {
         /// The XML parser's message.
         message: String,
     },
+    /// Elements nested deeper than nvidia-smi ever writes (checked before parsing, so a
+    /// hostile file cannot exhaust the stack).
+    #[error("elements nest more than {MAX_DEPTH} deep at line {line} (nvidia-smi writes about 5)")]
+    TooDeep {
+        /// 1-based line where the limit was passed.
+        line: usize,
+    },
+    /// A DOCTYPE with an internal subset: entity declarations, which nvidia-smi never writes
+    /// and which can expand a small file into a huge one.
+    #[error(
+        "the DOCTYPE at line {line} declares entities or other markup; nvidia-smi writes none"
+    )]
+    InternalDtd {
+        /// 1-based line of the DOCTYPE.
+        line: usize,
+    },
     /// Well-formed, but not `nvidia-smi -q -x` output.
     #[error("the root element is `<{found}>`, not `<nvidia_smi_log>`")]
     NotNvidiaSmi {
@@ -52,13 +68,21 @@ pub enum NvidiaSmiError {
     },
 }
 
+/// Deepest element nesting accepted: nvidia-smi nests about 5 levels.
+pub const MAX_DEPTH: usize = 256;
+/// Most XML nodes accepted: a real 8-GPU host with many processes has a few thousand.
+const MAX_NODES: u32 = 16 << 20;
+
 /// Parses the text of `nvidia-smi -q -x`.
 pub fn parse(text: &str) -> Result<Inventory, NvidiaSmiError> {
+    // See: #14. A file nested 100,000 deep overflowed the stack; one with entity
+    // declarations expanded 53 KB into 50 MB.
+    check_structure(text)?;
     // nvidia-smi writes `<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v13.dtd">`; roxmltree
-    // never fetches an external DTD and bounds entity expansion, so allowing it is safe.
+    // never fetches an external DTD, and `check_structure` refused any internal subset.
     let options = ParsingOptions {
         allow_dtd: true,
-        ..ParsingOptions::default()
+        nodes_limit: MAX_NODES,
     };
     let document = Document::parse_with_options(text, options).map_err(|error| {
         let position = error.pos();
@@ -108,16 +132,72 @@ pub fn parse(text: &str) -> Result<Inventory, NvidiaSmiError> {
     Ok(inventory)
 }
 
+/// 1-based line of a byte offset, counted on demand only: counting for every GPU made
+/// parsing quadratic in the GPU count (100k GPUs took over 120 s, issue 14).
+fn line_at(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..end]).count() + 1
+}
+
+/// A cheap scan before parsing: refuses nesting deeper than [`MAX_DEPTH`] and a DOCTYPE with
+/// an internal subset. Comments, CDATA and processing instructions are skipped; a `>` inside
+/// an attribute value can only make the depth look larger, never smaller.
+fn check_structure(text: &str) -> Result<(), NvidiaSmiError> {
+    let bytes = text.as_bytes();
+    let mut depth: usize = 0;
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
+        let start = at + found;
+        let rest = &bytes[start..];
+        let skip_to = |terminator: &[u8]| -> usize {
+            memchr::memmem::find(&rest[1..], terminator)
+                .map_or(bytes.len(), |end| start + 1 + end + terminator.len())
+        };
+        if rest.starts_with(b"<!--") {
+            at = skip_to(b"-->");
+        } else if rest.starts_with(b"<![CDATA[") {
+            at = skip_to(b"]]>");
+        } else if rest.starts_with(b"<?") {
+            at = skip_to(b"?>");
+        } else if rest.starts_with(b"<!") {
+            let end = skip_to(b">");
+            if bytes[start..end].contains(&b'[') {
+                return Err(NvidiaSmiError::InternalDtd {
+                    line: line_at(text, start),
+                });
+            }
+            at = end;
+        } else if rest.starts_with(b"</") {
+            depth = depth.saturating_sub(1);
+            at = start + 2;
+        } else {
+            let end = skip_to(b">");
+            if !bytes[..end].ends_with(b"/>") {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(NvidiaSmiError::TooDeep {
+                        line: line_at(text, start),
+                    });
+                }
+            }
+            at = end;
+        }
+        if at >= bytes.len() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 fn parse_gpu(
     document: &Document<'_>,
     gpu: Node<'_, '_>,
     position: usize,
     limitations: &mut Vec<String>,
 ) -> Result<Device, NvidiaSmiError> {
-    let line = document.text_pos_at(gpu.range().start).row;
     let missing = |field: &'static str| NvidiaSmiError::MissingField {
         position,
-        line,
+        line: u32::try_from(line_at(document.input_text(), gpu.range().start)).unwrap_or(u32::MAX),
         field,
     };
     let uuid = child_text(gpu, "uuid").ok_or_else(|| missing("uuid"))?;
@@ -392,6 +472,97 @@ mod tests {
             device.processes[1].process_type.as_deref(),
             Some("graphics")
         );
+    }
+
+    /// `count` GPUs copied from the H200 fixture, each with a distinct UUID.
+    fn many_gpus(count: usize) -> String {
+        let start = H200.find("<gpu ").unwrap();
+        let end = H200.rfind("</gpu>").unwrap() + "</gpu>".len();
+        let gpu = &H200[start..end];
+        let mut text = String::with_capacity(H200.len() + count * gpu.len());
+        text.push_str(&H200[..start]);
+        for index in 0..count {
+            text.push_str(&gpu.replace(
+                "GPU-e7247aa6-6306-7c70-9f9d-7e26a3a729ec",
+                &format!("GPU-{index:08}"),
+            ));
+        }
+        text.push_str(&H200[end..]);
+        text
+    }
+
+    #[test]
+    fn issue_14_deep_nesting_is_refused_before_parsing() {
+        // See: #14. 100,000 nested elements overflowed the stack (abort).
+        let depth = 100_000;
+        let text = format!(
+            "<nvidia_smi_log>{}{}</nvidia_smi_log>",
+            "<a>".repeat(depth),
+            "</a>".repeat(depth)
+        );
+        let error = parse(&text).unwrap_err();
+        assert!(
+            matches!(error, NvidiaSmiError::TooDeep { line: 1 }),
+            "{error}"
+        );
+        // Comments, CDATA and self-closed elements do not count as nesting.
+        let flat = format!(
+            "<nvidia_smi_log>{}{}<![CDATA[<a><a>]]></nvidia_smi_log>",
+            "<!-- <a> -->".repeat(1000),
+            "<b x=\"1\"/>".repeat(1000)
+        );
+        assert!(parse(&flat).is_ok());
+        let nested = format!(
+            "<nvidia_smi_log>{}{}</nvidia_smi_log>",
+            "<a>".repeat(MAX_DEPTH - 1),
+            "</a>".repeat(MAX_DEPTH - 1)
+        );
+        assert!(parse(&nested).is_ok());
+    }
+
+    #[test]
+    fn issue_14_entity_declarations_are_refused() {
+        // See: #14. 53 KB of nested entities gave 50 MB of output in 31 s.
+        let mut text = String::from("<?xml version=\"1.0\"?>\n<!DOCTYPE nvidia_smi_log [\n");
+        text.push_str(
+            "<!ENTITY a0 \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\">\n",
+        );
+        for level in 1..10 {
+            let previous = format!("&a{};", level - 1);
+            text.push_str(&format!("<!ENTITY a{level} \"{}\">\n", previous.repeat(16)));
+        }
+        text.push_str("]>\n");
+        text.push_str(&H200[H200.find("<nvidia_smi_log>").unwrap()..].replace(
+            "<product_name>NVIDIA H200</product_name>",
+            "<product_name>&a9;</product_name>",
+        ));
+        let error = parse(&text).unwrap_err();
+        assert!(
+            matches!(error, NvidiaSmiError::InternalDtd { line: 2 }),
+            "{error}"
+        );
+        // nvidia-smi's own DOCTYPE (external, no subset) still parses.
+        assert!(H200.contains("<!DOCTYPE"));
+        assert!(parse(H200).is_ok());
+    }
+
+    #[test]
+    fn issue_14_many_gpus_parse_in_linear_time() {
+        // See: #14. 100k GPUs took over 120 s: the line of every GPU was counted from the
+        // start of the text. 2,000 GPUs (about 50 MB) would scan ~50 GB that way.
+        let text = many_gpus(2_000);
+        let started = std::time::Instant::now();
+        let inventory = parse(&text).unwrap();
+        assert_eq!(inventory.devices.len(), 2_000);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        // The line is still named when a field is missing.
+        let broken = many_gpus(3).replacen("<uuid>GPU-00000002</uuid>", "", 1);
+        let error = parse(&broken).unwrap_err().to_string();
+        assert!(error.starts_with("GPU #2 (line "), "{error}");
     }
 
     #[test]

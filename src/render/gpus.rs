@@ -61,10 +61,15 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
                 if position > 0 {
                     text.push_str("  ");
                 }
+                // Padded by hand: `format!` widths above 65,535 panic ("Formatting argument
+                // out of range"), and a GPU name from a replay file can be that long (#14).
+                let padding = " ".repeat(width.saturating_sub(cell.chars().count()));
                 if right {
-                    let _ = write!(text, "{cell:>width$}");
+                    text.push_str(&padding);
+                    text.push_str(cell);
                 } else {
-                    let _ = write!(text, "{cell:<width$}");
+                    text.push_str(cell);
+                    text.push_str(&padding);
                 }
             }
             text.trim_end().to_string()
@@ -629,6 +634,21 @@ mod tests {
             "GPU-7a2e3c44"
         );
         assert_eq!(short_uuid(&inventory, "GPU-1"), "GPU-1");
+    }
+
+    #[test]
+    fn issue_14_a_very_long_name_does_not_panic() {
+        // See: #14. A 65,536-character GPU name panicked ("Formatting argument out of
+        // range"), exit 101.
+        let mut inventory = with_uuids(&["GPU-aaaaaaaa-1", "GPU-bbbbbbbb-2"]);
+        inventory.devices[0].name = "N".repeat(70_000);
+        inventory.devices[1].name = "H200".to_string();
+        let output = String::from_utf8(text(&inventory, Style::new(false))).unwrap();
+        let lines: Vec<&str> = output.lines().filter(|l| l.contains("GPU-")).collect();
+        assert_eq!(lines.len(), 2, "{output}");
+        // Columns stay aligned: the used/total column starts at the same place.
+        let h200 = lines[1].find("H200").unwrap();
+        assert_eq!(lines[0].find('N'), Some(h200));
     }
 
     #[test]

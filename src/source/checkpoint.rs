@@ -14,6 +14,7 @@ use crate::model::checkpoint::CheckpointKind;
 use crate::parse::checkpoint::gguf::{self, GgufError};
 use crate::parse::checkpoint::hf_config::{self, ConfigError, HfConfig, ShardIndex};
 use crate::parse::checkpoint::safetensors::{self, SafetensorsError};
+use crate::source::file::open_regular;
 
 /// Largest GGUF header prefix read (metadata with tokenizer vocabularies is a few MiB).
 pub const GGUF_PREFIX_CAP: u64 = 512 * 1024 * 1024;
@@ -34,6 +35,9 @@ pub enum CheckpointError {
         #[source]
         source: std::io::Error,
     },
+    /// A file that cannot be opened as a regular file.
+    #[error(transparent)]
+    Open(#[from] crate::source::file::InputError),
     /// A bad safetensors header.
     #[error("bad safetensors header in `{path}`")]
     Safetensors {
@@ -59,6 +63,16 @@ pub enum CheckpointError {
         path: PathBuf,
         /// The cap.
         cap: u64,
+    },
+    /// A GGUF file whose header needs more bytes than the file has on disk.
+    #[error("`{path}` is {apparent} bytes long but has only {on_disk} bytes on disk, fewer than its GGUF header needs (a sparse file?)")]
+    GgufSparse {
+        /// The file.
+        path: PathBuf,
+        /// Its length.
+        apparent: u64,
+        /// Bytes allocated on disk.
+        on_disk: u64,
     },
     /// A bad config.json or index.
     #[error("bad JSON in `{path}`")]
@@ -107,6 +121,17 @@ pub enum CheckpointError {
         /// Who names it.
         why: String,
     },
+    /// A file named inside the checkpoint (an index entry, `refs/main`, a link) that leads
+    /// outside the model directory.
+    #[error("`{entry}` in `{named_by}` leads outside the model directory `{root}`")]
+    OutsideModel {
+        /// The entry as written.
+        entry: String,
+        /// The file or directory that names it.
+        named_by: PathBuf,
+        /// The directory files must stay in.
+        root: PathBuf,
+    },
     /// Several GGUF files that are not one split set.
     #[error("`{path}` holds {count} GGUF files that are not one split set; pass one of them")]
     AmbiguousGguf {
@@ -128,6 +153,9 @@ impl crate::error::Hint for CheckpointError {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
+            CheckpointError::OutsideModel { .. } => Some(
+                "oomdoc reads only files inside the model directory (and, in the Hugging Face cache, its `blobs/`); check where this checkpoint came from".to_string(),
+            ),
             CheckpointError::Safetensors { .. } | CheckpointError::Gguf { .. } => Some(
                 "the file is truncated, still downloading, or not what its extension says; re-download it".to_string(),
             ),
@@ -177,7 +205,7 @@ pub fn locate(given: &str, hub_caches: &[PathBuf]) -> Result<PathBuf, Checkpoint
         let folder = format!("models--{}--{}", parts[0], parts[1]);
         for cache in hub_caches {
             let repo = cache.join(&folder);
-            if let Some(snapshot) = snapshot(&repo) {
+            if let Some(snapshot) = snapshot(&repo)? {
                 return Ok(snapshot);
             }
         }
@@ -188,21 +216,106 @@ pub fn locate(given: &str, hub_caches: &[PathBuf]) -> Result<PathBuf, Checkpoint
     })
 }
 
-/// The snapshot `refs/main` points at, else the newest snapshot directory.
-fn snapshot(repo: &Path) -> Option<PathBuf> {
+/// Longest `refs/main` read (a commit hash is 40 characters).
+const REF_CAP: u64 = 4096;
+
+/// The snapshot `refs/main` points at, else the newest snapshot directory. A reference that
+/// is not one plain name, or a snapshot that resolves outside the repository folder, is an
+/// error naming it (issue 14: `refs/main` could point anywhere).
+fn snapshot(repo: &Path) -> Result<Option<PathBuf>, CheckpointError> {
     let snapshots = repo.join("snapshots");
-    if let Ok(reference) = std::fs::read_to_string(repo.join("refs").join("main")) {
-        let candidate = snapshots.join(reference.trim());
+    let reference_path = repo.join("refs").join("main");
+    if reference_path.is_file() {
+        let mut bytes = Vec::new();
+        open_regular(&reference_path)?
+            .take(REF_CAP)
+            .read_to_end(&mut bytes)
+            .map_err(io_error(&reference_path))?;
+        let reference = String::from_utf8_lossy(&bytes).trim().to_string();
+        let outside = || CheckpointError::OutsideModel {
+            entry: reference.clone(),
+            named_by: reference_path.clone(),
+            root: repo.to_path_buf(),
+        };
+        if !is_plain_relative(&reference) || reference.contains('/') {
+            return Err(outside());
+        }
+        let candidate = snapshots.join(&reference);
         if candidate.is_dir() {
-            return Some(candidate);
+            let root = repo.canonicalize().map_err(io_error(repo))?;
+            let resolved = candidate.canonicalize().map_err(io_error(&candidate))?;
+            if !resolved.starts_with(&root) {
+                return Err(outside());
+            }
+            return Ok(Some(candidate));
         }
     }
-    std::fs::read_dir(&snapshots)
-        .ok()?
+    let Ok(entries) = std::fs::read_dir(&snapshots) else {
+        return Ok(None);
+    };
+    let root = repo.canonicalize().map_err(io_error(repo))?;
+    Ok(entries
         .filter_map(Result::ok)
         .filter(|entry| entry.path().is_dir())
+        // A snapshot that is a link out of the repository folder is not a candidate.
+        .filter(|entry| {
+            entry
+                .path()
+                .canonicalize()
+                .is_ok_and(|resolved| resolved.starts_with(&root))
+        })
         .max_by_key(|entry| entry.metadata().and_then(|m| m.modified()).ok())
-        .map(|entry| entry.path())
+        .map(|entry| entry.path()))
+}
+
+/// True when `name` is a relative path of plain components only (no `..`, `.`, root or
+/// drive prefix).
+fn is_plain_relative(name: &str) -> bool {
+    !name.is_empty()
+        && Path::new(name)
+            .components()
+            .all(|component| matches!(component, std::path::Component::Normal(_)))
+}
+
+/// The folder that the files of a checkpoint directory may resolve into: the directory
+/// itself, or for a Hugging Face cache snapshot (`models--org--name/snapshots/REV`) the
+/// repository folder, whose `blobs/` hold what the snapshot's links point at.
+fn containment_root(directory: &Path) -> Result<PathBuf, CheckpointError> {
+    let directory = if directory.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        directory
+    };
+    let canonical = directory.canonicalize().map_err(io_error(directory))?;
+    let repo = canonical
+        .parent()
+        .filter(|parent| parent.file_name().is_some_and(|name| name == "snapshots"))
+        .and_then(Path::parent)
+        .filter(|repo| {
+            repo.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("models--"))
+        });
+    Ok(repo.map(Path::to_path_buf).unwrap_or(canonical))
+}
+
+/// Checks that `path` (an existing file, links resolved) lies inside `root` (a canonical
+/// [`containment_root`]); `entry` and `named_by` name it in the error.
+fn check_inside(
+    root: &Path,
+    path: &Path,
+    entry: &str,
+    named_by: &Path,
+) -> Result<(), CheckpointError> {
+    let resolved = path.canonicalize().map_err(io_error(path))?;
+    if resolved.starts_with(root) {
+        Ok(())
+    } else {
+        Err(CheckpointError::OutsideModel {
+            entry: entry.to_string(),
+            named_by: named_by.to_path_buf(),
+            root: root.to_path_buf(),
+        })
+    }
 }
 
 fn extension_is(path: &Path, extension: &str) -> bool {
@@ -260,6 +373,8 @@ pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError>
     names.push(file_name(path));
     let config_path = directory.join("config.json");
     let config = if config_path.is_file() {
+        let root = containment_root(&directory)?;
+        check_inside(&root, &config_path, "config.json", &directory)?;
         Some(read_config(&config_path)?)
     } else {
         None
@@ -276,6 +391,12 @@ pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError>
         })
     } else if extension_is(path, "gguf") {
         let parts = split_parts(path)?;
+        // The file the user named is theirs to choose; the other parts of a split set are
+        // found by name and must stay beside it.
+        let root = containment_root(&directory)?;
+        for part in parts.iter().filter(|part| part.as_path() != path) {
+            check_inside(&root, part, &file_name(part), &directory)?;
+        }
         let gguf = parts
             .iter()
             .map(|part| read_gguf(part))
@@ -320,6 +441,20 @@ fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint,
         }
     }
     entries.retain(|p| p.is_file());
+    // Every file read must resolve inside the model directory (or its cache repository):
+    // a link in a downloaded repository could point anywhere (issue 14).
+    let root = containment_root(path)?;
+    for entry in &entries {
+        let is_part = extension_is(entry, "safetensors")
+            || extension_is(entry, "gguf")
+            || matches!(
+                file_name(entry).as_str(),
+                "config.json" | "model.safetensors.index.json"
+            );
+        if is_part {
+            check_inside(&root, entry, &file_name(entry), path)?;
+        }
+    }
     let config_path = path.join("config.json");
     let config = if config_path.is_file() {
         Some(read_config(&config_path)?)
@@ -343,8 +478,17 @@ fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint,
             .files()
             .into_iter()
             .map(|name| {
+                // See: #14. `../x.safetensors` and absolute paths were read.
+                if !is_plain_relative(&name) {
+                    return Err(CheckpointError::OutsideModel {
+                        entry: name,
+                        named_by: index_path.clone(),
+                        root: path.to_path_buf(),
+                    });
+                }
                 let shard = path.join(&name);
                 if shard.is_file() {
+                    check_inside(&root, &shard, &name, &index_path)?;
                     Ok(shard)
                 } else {
                     Err(CheckpointError::MissingPart {
@@ -461,7 +605,10 @@ fn split_parts(path: &Path) -> Result<Vec<PathBuf>, CheckpointError> {
 }
 
 fn read_json_bytes(path: &Path) -> Result<Vec<u8>, CheckpointError> {
-    let size = std::fs::metadata(path).map_err(io_error(path))?.len();
+    let size = open_regular(path)?
+        .metadata()
+        .map_err(io_error(path))?
+        .len();
     if size > JSON_CAP {
         return Err(CheckpointError::JsonTooLarge {
             path: path.to_path_buf(),
@@ -469,7 +616,12 @@ fn read_json_bytes(path: &Path) -> Result<Vec<u8>, CheckpointError> {
             cap: JSON_CAP,
         });
     }
-    std::fs::read(path).map_err(io_error(path))
+    let mut bytes = Vec::with_capacity(size as usize);
+    open_regular(path)?
+        .take(JSON_CAP)
+        .read_to_end(&mut bytes)
+        .map_err(io_error(path))?;
+    Ok(bytes)
 }
 
 fn read_config(path: &Path) -> Result<HfConfig, CheckpointError> {
@@ -482,7 +634,7 @@ fn read_config(path: &Path) -> Result<HfConfig, CheckpointError> {
 
 /// Reads one safetensors header: 8 bytes, a length check, then exactly that many bytes.
 pub fn read_safetensors(path: &Path) -> Result<SafetensorsInput, CheckpointError> {
-    let mut file = File::open(path).map_err(io_error(path))?;
+    let mut file = open_regular(path)?;
     let size = file.metadata().map_err(io_error(path))?.len();
     let wrap = |source| CheckpointError::Safetensors {
         path: path.to_path_buf(),
@@ -517,8 +669,14 @@ fn read_up_to(file: &mut File, buffer: &mut [u8]) -> std::io::Result<usize> {
 
 /// Reads one GGUF header in growing prefixes.
 pub fn read_gguf(path: &Path) -> Result<GgufInput, CheckpointError> {
-    let mut file = File::open(path).map_err(io_error(path))?;
-    let size = file.metadata().map_err(io_error(path))?.len();
+    let mut file = open_regular(path)?;
+    let metadata = file.metadata().map_err(io_error(path))?;
+    let size = metadata.len();
+    // A header is written data, never a hole: a sparse file's prefix beyond its allocated
+    // bytes is zeros, which parse as millions of empty entries (issue 14). Read no further
+    // than what is on disk (at least the first prefix, for file systems that compress).
+    let on_disk = allocated_bytes(&metadata).unwrap_or(size);
+    let prefix_cap = GGUF_PREFIX_CAP.min(on_disk.max(GGUF_FIRST_PREFIX));
     let mut want = GGUF_FIRST_PREFIX.min(size);
     let mut buffer: Vec<u8> = Vec::new();
     loop {
@@ -541,6 +699,13 @@ pub fn read_gguf(path: &Path) -> Result<GgufInput, CheckpointError> {
             }
             Err(GgufError::NeedMore { bytes }) if (buffer.len() as u64) < size => {
                 let next = bytes.max(want.saturating_mul(2)).min(size);
+                if next > prefix_cap && prefix_cap < GGUF_PREFIX_CAP {
+                    return Err(CheckpointError::GgufSparse {
+                        path: path.to_path_buf(),
+                        apparent: size,
+                        on_disk,
+                    });
+                }
                 if next > GGUF_PREFIX_CAP {
                     return Err(CheckpointError::GgufTooLarge {
                         path: path.to_path_buf(),
@@ -556,5 +721,19 @@ pub fn read_gguf(path: &Path) -> Result<GgufInput, CheckpointError> {
                 })
             }
         }
+    }
+}
+
+/// Bytes a file occupies on disk (`st_blocks` × 512), where the platform says.
+fn allocated_bytes(metadata: &std::fs::Metadata) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(metadata.blocks().saturating_mul(512))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
     }
 }

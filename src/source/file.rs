@@ -1,4 +1,8 @@
 //! Reading user input: files (plain or gzip) and stdin, streamed, with errors that name the path.
+//!
+//! Where a file format is expected (a checkpoint, a replay file, a run record, a snapshot),
+//! [`open_regular`] refuses anything but a regular file: a FIFO would block oomdoc forever and
+//! a device could stream without end (issue 14). Only `explain` reads pipes, as `cat` does.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -40,22 +44,113 @@ pub enum InputError {
         /// The path.
         path: PathBuf,
     },
+    /// The path is a FIFO, socket or device, where a file format is expected.
+    #[error("`{path}` is a {kind}, not a regular file")]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
 }
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+impl crate::error::Hint for InputError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            InputError::NotRegular { .. } => Some(
+                "oomdoc reads this input as a file format; save the data to a file first"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+}
 
-/// Opens a file for streaming; gzip files (by magic bytes) are decompressed on the fly.
-pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
+/// What a non-regular file is, for messages.
+fn file_kind(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "FIFO (named pipe)";
+        }
+        if file_type.is_socket() {
+            return "socket";
+        }
+        if file_type.is_char_device() {
+            return "character device";
+        }
+        if file_type.is_block_device() {
+            return "block device";
+        }
+    }
+    if file_type.is_dir() {
+        return "directory";
+    }
+    "special file"
+}
+
+/// Opens `path` for reading only when it is a regular file (links followed).
+///
+/// The open itself does not block on a FIFO (`O_NONBLOCK`), and the type is checked on the
+/// opened descriptor, so a path swapped between check and open cannot slip a pipe through.
+pub fn open_regular(path: &Path) -> Result<File, InputError> {
     let open_error = |source| InputError::Open {
         path: path.to_path_buf(),
         source,
     };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading waits for a writer unless non-blocking; regular files
+        // ignore the flag.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(open_error)?;
+    let file_type = file.metadata().map_err(open_error)?.file_type();
+    if file_type.is_dir() {
+        return Err(InputError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    if !file_type.is_file() {
+        return Err(InputError::NotRegular {
+            path: path.to_path_buf(),
+            kind: file_kind(file_type),
+        });
+    }
+    Ok(file)
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Opens a file or pipe for streaming (`explain` reads pipes, as `cat` does); gzip files
+/// (by magic bytes) are decompressed on the fly.
+pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
     if path.is_dir() {
         return Err(InputError::IsDirectory {
             path: path.to_path_buf(),
         });
     }
-    let file = File::open(path).map_err(open_error)?;
+    let file = File::open(path).map_err(|source| InputError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode(path, file)
+}
+
+/// Opens a regular file ([`open_regular`]) for streaming, gzip decompressed on the fly.
+pub fn open_file(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
+    decode(path, open_regular(path)?)
+}
+
+fn decode(path: &Path, file: File) -> Result<Box<dyn BufRead + Send>, InputError> {
+    let open_error = |source| InputError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let is_gzip = reader
         .fill_buf()
@@ -74,9 +169,9 @@ pub fn stdin() -> Box<dyn BufRead + Send> {
     Box::new(BufReader::with_capacity(256 * 1024, io::stdin()))
 }
 
-/// Reads a whole file (gzip decompressed) into memory, at most `limit` bytes.
+/// Reads a whole regular file (gzip decompressed) into memory, at most `limit` bytes.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
-    let mut reader = open(path)?;
+    let mut reader = open_file(path)?;
     let mut bytes = Vec::new();
     (&mut reader)
         .take(limit)
@@ -86,4 +181,41 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
             source,
         })?;
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn fifo_is_refused_without_blocking() {
+        // See: #14
+        let directory = tempfile::tempdir().unwrap();
+        let fifo = directory.path().join("fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let error = open_regular(&fifo).unwrap_err();
+        assert!(matches!(error, InputError::NotRegular { .. }), "{error:?}");
+        assert!(error.to_string().contains("FIFO"), "{error}");
+        assert!(matches!(
+            read_limited(&fifo, 10).unwrap_err(),
+            InputError::NotRegular { .. }
+        ));
+    }
+
+    #[test]
+    fn regular_file_and_directory() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("a.txt");
+        std::fs::write(&path, "hello").unwrap();
+        assert_eq!(read_limited(&path, 100).unwrap(), b"hello");
+        assert!(matches!(
+            open_regular(directory.path()).unwrap_err(),
+            InputError::IsDirectory { .. }
+        ));
+    }
 }

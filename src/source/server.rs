@@ -40,6 +40,19 @@ pub enum ServerError {
         /// The start of the body (300 characters at most).
         body: String,
     },
+    /// A redirect: never followed, since it could lead to another host (and turn the POST of a
+    /// completion into a GET).
+    #[error(
+        "`{url}` answered HTTP {status}, a redirect to `{location}`, which oomdoc does not follow"
+    )]
+    Redirect {
+        /// The URL.
+        url: String,
+        /// HTTP status code.
+        status: u16,
+        /// The `Location` header (credentials removed).
+        location: String,
+    },
     /// An answer that is not what an OpenAI-compatible server sends.
     #[error("unexpected answer from `{url}`: {reason}")]
     BadResponse {
@@ -73,6 +86,10 @@ impl crate::error::Hint for ServerError {
                 "pass the key with `--api-key KEY` or set `{}`",
                 crate::env_vars::OOMDOC_API_KEY
             )),
+            ServerError::Redirect { .. } => Some(
+                "give the URL the server answers on directly (after any proxy or redirect)"
+                    .to_string(),
+            ),
             ServerError::Status { .. } | ServerError::BadResponse { .. } => None,
         }
     }
@@ -249,10 +266,11 @@ impl InferenceServer for HttpServer {
                         url: redact_url(&url),
                         reason: format!("not JSON ({error})"),
                     })?;
-                if json.get("choices").is_none() {
+                // See: #14. An answer without a completion is a failure, not a success.
+                if let Some(reason) = missing_completion(&json, request.endpoint) {
                     return Err(ServerError::BadResponse {
                         url: redact_url(&url),
-                        reason: "no `choices` in the answer".to_string(),
+                        reason,
                     });
                 }
                 Ok(Completion {
@@ -266,6 +284,29 @@ impl InferenceServer for HttpServer {
             latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             result,
         }
+    }
+}
+
+/// Why an answer holds no completion, or `None` when its first choice has one: `text` for
+/// `/v1/completions`, a `message` object for `/v1/chat/completions`.
+fn missing_completion(json: &Value, endpoint: Endpoint) -> Option<String> {
+    let Some(choices) = json.get("choices") else {
+        return Some("no `choices` in the answer".to_string());
+    };
+    let Some(first) = choices.as_array().and_then(|list| list.first()) else {
+        return Some("`choices` is not a non-empty list".to_string());
+    };
+    let has_completion = match endpoint {
+        Endpoint::Completions => first.get("text").is_some_and(Value::is_string),
+        Endpoint::Chat => first.get("message").is_some_and(Value::is_object),
+    };
+    if has_completion {
+        None
+    } else {
+        Some(match endpoint {
+            Endpoint::Completions => "the first choice has no `text`".to_string(),
+            Endpoint::Chat => "the first choice has no `message`".to_string(),
+        })
     }
 }
 
@@ -288,6 +329,9 @@ fn agent(timeout: Duration) -> ureq::Agent {
         .timeout(timeout)
         .max_idle_connections(0)
         .max_idle_connections_per_host(0)
+        // See: #14. A redirect was followed to another host, the POST turned into a GET and
+        // its answer was taken for the server's. None is followed; `read` refuses them.
+        .redirects(0)
         .build()
 }
 
@@ -298,6 +342,24 @@ fn read(
 ) -> Result<String, ServerError> {
     let url_shown = redact_url(url);
     match answer {
+        Ok(response) if (300..400).contains(&response.status()) => {
+            let status = response.status();
+            let location = response
+                .header("location")
+                .map(|location| {
+                    redact_url(location)
+                        .chars()
+                        .take(300)
+                        .map(|c| if c.is_control() { ' ' } else { c })
+                        .collect::<String>()
+                })
+                .unwrap_or_default();
+            Err(ServerError::Redirect {
+                url: url_shown,
+                status,
+                location,
+            })
+        }
         Ok(response) => response
             .into_string()
             .map_err(|error| transport(url_shown, &error, timeout)),
@@ -450,6 +512,100 @@ mod tests {
             Duration::from_secs(1),
         );
         assert!(!format!("{server:?}").contains("sk-secret"));
+    }
+
+    /// A one-shot loopback server that answers each of `answers` (raw HTTP) to one connection.
+    fn canned(answers: Vec<String>) -> (String, std::thread::JoinHandle<()>) {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let handle = std::thread::spawn(move || {
+            for answer in answers {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut buffer = [0u8; 4096];
+                let _ = stream.read(&mut buffer);
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        (url, handle)
+    }
+
+    fn http(status: &str, headers: &str, body: &str) -> String {
+        format!(
+            "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn request() -> CompletionRequest {
+        CompletionRequest {
+            model: "m".to_string(),
+            prompt: "hi".to_string(),
+            max_tokens: 1,
+            endpoint: Endpoint::Completions,
+        }
+    }
+
+    #[test]
+    fn issue_14_redirects_are_not_followed() {
+        // See: #14. A 302 to another host was followed; the POST became a GET and the other
+        // host's answer counted as the server's.
+        let (url, handle) = canned(vec![
+            http(
+                "302 Found",
+                "Location: http://user:pw@198.51.100.7:9/v1/completions\r\n",
+                "",
+            ),
+            http("307 Temporary Redirect", "Location: /v1/models\r\n", ""),
+        ]);
+        let server = HttpServer::new(&url, None, Duration::from_secs(5));
+        let attempt = server.complete(&request());
+        let error = attempt.result.unwrap_err();
+        assert!(
+            matches!(error, ServerError::Redirect { status: 302, .. }),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!("`{url}/v1/completions` answered HTTP 302, a redirect to `http://198.51.100.7:9/v1/completions`, which oomdoc does not follow")
+        );
+        let error = server.models().unwrap_err();
+        assert!(
+            matches!(error, ServerError::Redirect { status: 307, .. }),
+            "{error}"
+        );
+        handle.join().unwrap();
+    }
+
+    #[test]
+    fn issue_14_an_answer_without_a_completion_is_a_failure() {
+        // See: #14. A 200 with no completion counted as success.
+        let (url, handle) = canned(vec![
+            http("200 OK", "", r#"{"choices":[]}"#),
+            http("200 OK", "", r#"{"choices":[{"index":0}]}"#),
+            http("200 OK", "", r#"{"choices":"x"}"#),
+            http(
+                "200 OK",
+                "",
+                r#"{"choices":[{"text":"ok"}],"usage":{"completion_tokens":1}}"#,
+            ),
+        ]);
+        let server = HttpServer::new(&url, None, Duration::from_secs(5));
+        for expected in [
+            "`choices` is not a non-empty list",
+            "the first choice has no `text`",
+            "`choices` is not a non-empty list",
+        ] {
+            let error = server.complete(&request()).result.unwrap_err();
+            assert!(error.to_string().ends_with(expected), "{error}");
+        }
+        let completion = server.complete(&request()).result.unwrap();
+        assert_eq!(completion.completion_tokens, Some(1));
+        handle.join().unwrap();
+        let chat =
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": "x"}}]});
+        assert_eq!(missing_completion(&chat, Endpoint::Chat), None);
+        assert!(missing_completion(&chat, Endpoint::Completions).is_some());
     }
 
     #[test]

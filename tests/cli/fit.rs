@@ -923,3 +923,230 @@ fn a_broken_shard_link_is_an_error_not_fewer_weights() {
     );
     assert!(err.contains("incomplete download"), "{err}");
 }
+
+/// A llama-3.1-8b directory whose config has `key` set to `value`.
+fn llama_with(root: &Path, name: &str, key: &str, value: Json) -> PathBuf {
+    let dir = llama_3_1_8b(root, name, 1);
+    let mut config: Json =
+        serde_json::from_slice(&fs::read(dir.join("config.json")).unwrap()).unwrap();
+    config[key] = value;
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn issue_14_index_entries_that_leave_the_directory_are_refused() {
+    // See: #14. Shards named `../x.safetensors` or by an absolute path were read.
+    let root = tempfile::tempdir().unwrap();
+    let outside = root.path().join("x.safetensors");
+    write_safetensors(&outside, &[tensor("w", "F16", &[4])]);
+    for (name, entry) in [
+        ("dotdot", "../x.safetensors".to_string()),
+        ("absolute", outside.display().to_string()),
+    ] {
+        let dir = llama_3_1_8b(root.path(), name, 2);
+        let index = serde_json::json!({"weight_map": {"w": entry}});
+        fs::write(dir.join("model.safetensors.index.json"), index.to_string()).unwrap();
+        let (code, out, err) = run(&[dir.to_str().unwrap(), "--gpu", "h200"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty());
+        let first = err.lines().next().unwrap();
+        assert_eq!(
+            first,
+            format!(
+                "error: `{entry}` in `{}` leads outside the model directory `{}`",
+                dir.join("model.safetensors.index.json").display(),
+                dir.display()
+            )
+        );
+    }
+    // A link inside the directory that resolves outside it is refused too.
+    let dir = llama_3_1_8b(root.path(), "link", 1);
+    fs::remove_file(dir.join("model.safetensors")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("model.safetensors")).unwrap();
+    let (code, _, err) = run(&[dir.to_str().unwrap(), "--gpu", "h200"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("error: `model.safetensors` in `")
+            && err.contains("leads outside the model directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn issue_14_refs_main_pointing_outside_the_cache_is_refused() {
+    // See: #14. `refs/main` of `../../../elsewhere` was followed out of the cache.
+    let root = tempfile::tempdir().unwrap();
+    llama_3_1_8b(root.path(), "elsewhere", 1);
+    let repo = root.path().join("hub/models--org--model");
+    fs::create_dir_all(repo.join("refs")).unwrap();
+    fs::create_dir_all(repo.join("snapshots")).unwrap();
+    fs::write(repo.join("refs/main"), "../../../elsewhere\n").unwrap();
+    let output = oomdoc()
+        .args(["fit", "org/model", "--gpu", "h200"])
+        .env("HF_HUB_CACHE", root.path().join("hub"))
+        .env_remove("HF_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.starts_with("error: `../../../elsewhere` in `")
+            && err.contains("refs/main` leads outside the model directory"),
+        "{err}"
+    );
+    // A snapshot that is a link out of the repository folder is refused as well.
+    fs::write(repo.join("refs/main"), "abc\n").unwrap();
+    std::os::unix::fs::symlink(root.path().join("elsewhere"), repo.join("snapshots/abc")).unwrap();
+    let output = oomdoc()
+        .args(["fit", "org/model", "--gpu", "h200"])
+        .env("HF_HUB_CACHE", root.path().join("hub"))
+        .env_remove("HF_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).starts_with("error: `abc` in `"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn issue_14_wrapping_sums_and_absurd_configs() {
+    // See: #14. `vocab_size` 2^60 with `--max-num-seqs` u64::MAX wrapped the allowance sum to
+    // "fits"; 0 KV heads, `head_dim` 0 and 10^18 layers gave self-contradicting text.
+    let root = tempfile::tempdir().unwrap();
+    let dir = llama_3_1_8b(root.path(), "plain", 1);
+    let report = json(&[
+        dir.to_str().unwrap(),
+        "--gpu",
+        "h200",
+        "--max-num-seqs",
+        "18446744073709551615",
+    ]);
+    assert_eq!(report["verdict"]["fits"], false, "{report}");
+    for (name, key, value, expected) in [
+        (
+            "vocab",
+            "vocab_size",
+            serde_json::json!(1u64 << 60),
+            "the model's vocabulary size is 1152921504606846976: oomdoc accepts at most 4294967296",
+        ),
+        (
+            "kv0",
+            "num_key_value_heads",
+            serde_json::json!(0),
+            "the model's KV head count is 0: a layer with a KV cache needs 1 to 16777216 KV heads",
+        ),
+        (
+            "head0",
+            "head_dim",
+            serde_json::json!(0),
+            "the model's KV size per head (key + value) is 0: a layer with a KV cache needs 1 to 16777216 elements per head",
+        ),
+        (
+            "layers",
+            "num_hidden_layers",
+            serde_json::json!(1_000_000_000_000_000_000u64),
+            "the model's layer count is 1000000000000000000: oomdoc accepts 1 to 100000",
+        ),
+    ] {
+        let dir = llama_with(root.path(), name, key, value);
+        let (code, out, err) = run(&[dir.to_str().unwrap(), "--gpu", "h200"]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(out.is_empty());
+        assert_eq!(
+            err.lines().next().unwrap(),
+            format!("error: the checkpoint's config is not a real model: {expected}"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn issue_14_fifos_are_refused_not_waited_on() {
+    // See: #14. A FIFO named like a checkpoint blocked `fit` for ever.
+    let root = tempfile::tempdir().unwrap();
+    let fifo = root.path().join("model.safetensors");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let started = std::time::Instant::now();
+    let (code, out, err) = run(&[fifo.to_str().unwrap(), "--gpu", "h200"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with(&format!(
+            "error: `{}` is a FIFO (named pipe), not a regular file",
+            fifo.display()
+        )),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
+#[test]
+fn issue_14_sparse_gguf_and_huge_headers_stay_small() {
+    // See: #14. A sparse GGUF (1 TB apparent, 22M empty tensor infos) took 5 GB; a 99 MB
+    // safetensors header took 2.2 GB. Run under a 1 GiB address-space cap.
+    let root = tempfile::tempdir().unwrap();
+    let sparse = root.path().join("sparse.gguf");
+    let mut header = b"GGUF".to_vec();
+    header.extend_from_slice(&3u32.to_le_bytes());
+    header.extend_from_slice(&22_000_000u64.to_le_bytes());
+    header.extend_from_slice(&0u64.to_le_bytes());
+    let file = fs::File::create(&sparse).unwrap();
+    (&file).write_all(&header).unwrap();
+    file.set_len(1 << 40).unwrap();
+    let capped = |path: &Path| {
+        let output = std::process::Command::new("prlimit")
+            .arg("--as=1073741824")
+            .arg(env!("CARGO_BIN_EXE_oomdoc"))
+            .args(["fit", path.to_str().unwrap(), "--gpu", "h200"])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (output.status.code(), stderr(&output))
+    };
+    let (code, err) = capped(&sparse);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("tensor count 22000000 at offset 8 is above the 1048576 oomdoc accepts"),
+        "{err}"
+    );
+    // Below the count limit, the zeros of a sparse file are not read as a header.
+    let sparse = root.path().join("sparse-under.gguf");
+    header[8..16].copy_from_slice(&1_000_000u64.to_le_bytes());
+    let file = fs::File::create(&sparse).unwrap();
+    (&file).write_all(&header).unwrap();
+    file.set_len(1 << 40).unwrap();
+    let (code, err) = capped(&sparse);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("has only"), "{err}");
+    // A ~97 MB header of 850,000 small tensors parses within the cap.
+    let big = root.path().join("big.safetensors");
+    let count = 850_000u64;
+    let mut json = String::with_capacity(100_000_000);
+    json.push('{');
+    for index in 0..count {
+        if index > 0 {
+            json.push(',');
+        }
+        json.push_str(&format!(
+            r#""model.layers.{index:07}.weight.padding.padding.padding":{{"dtype":"F16","shape":[1],"data_offsets":[{},{}]}}"#,
+            index * 2,
+            index * 2 + 2
+        ));
+    }
+    json.push('}');
+    let mut file = fs::File::create(&big).unwrap();
+    file.write_all(&(json.len() as u64).to_le_bytes()).unwrap();
+    file.write_all(json.as_bytes()).unwrap();
+    file.set_len(8 + json.len() as u64 + count * 2).unwrap();
+    drop(json);
+    let (code, err) = capped(&big);
+    assert_eq!(code, Some(0), "{err}");
+}

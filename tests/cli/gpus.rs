@@ -605,3 +605,40 @@ fn no_gpu_exits_1() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout(&output).contains("no GPU found"));
 }
+
+#[test]
+fn issue_14_deep_xml_and_fifos_are_refused() {
+    // See: #14. XML nested 100,000 deep overflowed the stack (abort); a FIFO given to
+    // `--gpu-from` blocked for ever.
+    let root = tempfile::tempdir().unwrap();
+    let deep = root.path().join("deep.xml");
+    std::fs::write(
+        &deep,
+        format!(
+            "<nvidia_smi_log>{}{}</nvidia_smi_log>",
+            "<a>".repeat(100_000),
+            "</a>".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let output = gpus(&["--gpu-from", deep.to_str().unwrap()], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("elements nest more than 256 deep at line 1"),
+        "{}",
+        stderr(&output)
+    );
+    let fifo = root.path().join("fifo.xml");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let output = gpus(&["--gpu-from", fifo.to_str().unwrap()], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is a FIFO (named pipe), not a regular file"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -388,3 +388,73 @@ fn an_unfinished_record_says_so() {
     );
     assert!(text.contains("the record is unfinished"), "{text}");
 }
+
+/// Copies a fixture run directory into `root`.
+fn copy_run(name: &str, root: &Path) -> std::path::PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(run_dir(name));
+    let target = root.join(name);
+    std::fs::create_dir_all(&target).unwrap();
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), target.join(entry.file_name())).unwrap();
+    }
+    target
+}
+
+#[test]
+fn issue_14_a_fifo_log_is_a_limitation_not_a_hang() {
+    // See: #14. A FIFO `log.txt` blocked `report` for ever.
+    let root = tempfile::tempdir().unwrap();
+    let dir = copy_run("vllm-0.10-h200-util-0.90", root.path());
+    let _ = std::fs::remove_file(dir.join("log.txt"));
+    assert!(std::process::Command::new("mkfifo")
+        .arg(dir.join("log.txt"))
+        .status()
+        .unwrap()
+        .success());
+    let output = oomdoc()
+        .args(["report", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = success(&output);
+    assert!(
+        out.contains("the log `log.txt` could not be read (") && out.contains("FIFO"),
+        "{out}"
+    );
+}
+
+#[test]
+fn issue_14_oversized_and_overfull_records_are_refused() {
+    // See: #14. A 254 MB `probe.json` exhausted memory; a `run.json` with 3 million
+    // arguments took 877 MB.
+    let root = tempfile::tempdir().unwrap();
+    let dir = copy_run("vllm-0.10-h200-util-0.90", root.path());
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    let mut crowded = record.clone();
+    crowded["command"] = serde_json::Value::Array(vec![serde_json::json!("x"); 600_000]);
+    std::fs::write(dir.join("run.json"), crowded.to_string()).unwrap();
+    let output = oomdoc()
+        .args(["report", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("more than 500000 entries"),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::write(dir.join("run.json"), record.to_string()).unwrap();
+    let probe = std::fs::File::create(dir.join("probe.json")).unwrap();
+    probe.set_len(65 << 20).unwrap();
+    let output = oomdoc()
+        .args(["report", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("68157440 bytes, more than the 67108864 bytes oomdoc reads"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -283,6 +283,12 @@ pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         max_num_batched_tokens: args.max_num_batched_tokens,
         cards: cards::CARDS,
     };
+    fit::check_config(&input).map_err(|error| {
+        HintedError::new(
+            format!("the checkpoint's config is not a real model: {error}"),
+            "check `config.json` (or the GGUF metadata) of this checkpoint",
+        )
+    })?;
     let report = fit::analyze(&input, &options);
     let bytes = match args.output.format() {
         Format::Json => render::json::to_document(&report)?,

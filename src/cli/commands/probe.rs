@@ -586,14 +586,41 @@ impl Runner<'_> {
                 }
             }
         }
-        let mut kv_cache_usage = first_metric(&samples, KV_USAGE_METRICS, &mut self.metrics_seen);
-        let mut preemptions_total =
-            first_metric(&samples, PREEMPTION_METRICS, &mut self.metrics_seen);
+        let mut rejected = Vec::new();
+        let mut kv_cache_usage = first_metric(
+            &samples,
+            KV_USAGE_METRICS,
+            &mut self.metrics_seen,
+            Gauge::Fraction,
+            &mut rejected,
+        );
+        let mut preemptions_total = first_metric(
+            &samples,
+            PREEMPTION_METRICS,
+            &mut self.metrics_seen,
+            Gauge::Count,
+            &mut rejected,
+        );
         if kv_cache_usage.is_none() && preemptions_total.is_none() {
-            kv_cache_usage =
-                first_metric(&memory_samples, KV_USAGE_METRICS, &mut self.metrics_seen);
-            preemptions_total =
-                first_metric(&memory_samples, PREEMPTION_METRICS, &mut self.metrics_seen);
+            kv_cache_usage = first_metric(
+                &memory_samples,
+                KV_USAGE_METRICS,
+                &mut self.metrics_seen,
+                Gauge::Fraction,
+                &mut rejected,
+            );
+            preemptions_total = first_metric(
+                &memory_samples,
+                PREEMPTION_METRICS,
+                &mut self.metrics_seen,
+                Gauge::Count,
+                &mut rejected,
+            );
+        }
+        for message in rejected {
+            if !self.limitations.contains(&message) {
+                self.limitations.push(message);
+            }
         }
         if let Some(count) = preemptions_total {
             self.first_preemptions.get_or_insert(count);
@@ -607,11 +634,40 @@ impl Runner<'_> {
     }
 }
 
-/// The sum over series of the first of `names` present.
+/// What values a metric can take; anything else is impossible and ignored (issue 14: a
+/// `kv_cache_usage_perc` of 1e308 was accepted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gauge {
+    /// A usage fraction, 0 to 1 (vLLM's `*_usage_perc` gauges are fractions despite the name).
+    Fraction,
+    /// A count: finite and not negative.
+    Count,
+}
+
+impl Gauge {
+    fn allows(self, value: f64) -> bool {
+        match self {
+            Gauge::Fraction => (0.0..=1.0).contains(&value),
+            Gauge::Count => value.is_finite() && value >= 0.0,
+        }
+    }
+
+    fn range(self) -> &'static str {
+        match self {
+            Gauge::Fraction => "the 0–1 it can take",
+            Gauge::Count => "a count (finite, not negative)",
+        }
+    }
+}
+
+/// The sum over series of the first of `names` present; `None` (with a sentence in
+/// `rejected`) when a series holds a value the metric cannot take.
 fn first_metric(
     samples: &[prometheus::Sample],
     names: &[&str],
     seen: &mut std::collections::BTreeSet<String>,
+    gauge: Gauge,
+    rejected: &mut Vec<String>,
 ) -> Option<f64> {
     names.iter().find_map(|name| {
         let picked = Selector::name(name).select(samples);
@@ -619,6 +675,14 @@ fn first_metric(
             return None;
         }
         seen.insert((*name).to_string());
+        if let Some(bad) = picked.iter().find(|sample| !gauge.allows(sample.value)) {
+            rejected.push(format!(
+                "the server's `{name}` read {:?}, outside {}: ignored",
+                bad.value,
+                gauge.range()
+            ));
+            return None;
+        }
         Some(picked.iter().map(|s| s.value).sum())
     })
 }
@@ -699,9 +763,10 @@ impl MemoryReader {
         }
         if let Some(path) = spec.strip_prefix("replay:") {
             let path = PathBuf::from(path);
-            let text = std::fs::read_to_string(&path)
+            // A list of byte counts: 64 MiB is millions of readings.
+            let bytes = crate::source::file::read_limited(&path, 64 << 20)
                 .with_context(|| format!("failed to read `{}`", path.display()))?;
-            let values: Vec<u64> = serde_json::from_str(&text).with_context(|| {
+            let values: Vec<u64> = serde_json::from_slice(&bytes).with_context(|| {
                 format!("`{}` is not a JSON list of byte counts", path.display())
             })?;
             return Ok(MemoryReader::Replay {
@@ -895,6 +960,61 @@ fn open_gpu_source() -> anyhow::Result<Box<dyn GpuSource>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issue_14_impossible_gauges_are_ignored() {
+        // See: #14. `kv_cache_usage` 1e308 was accepted.
+        let samples = prometheus::parse(
+            "vllm:kv_cache_usage_perc{engine=\"0\"} 1e308\nvllm:num_preemptions_total -3\n",
+        )
+        .unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut rejected = Vec::new();
+        let usage = first_metric(
+            &samples,
+            KV_USAGE_METRICS,
+            &mut seen,
+            Gauge::Fraction,
+            &mut rejected,
+        );
+        let preemptions = first_metric(
+            &samples,
+            PREEMPTION_METRICS,
+            &mut seen,
+            Gauge::Count,
+            &mut rejected,
+        );
+        assert_eq!((usage, preemptions), (None, None));
+        assert_eq!(
+            rejected,
+            [
+                "the server's `vllm:kv_cache_usage_perc` read 1e308, outside the 0–1 it can take: ignored",
+                "the server's `vllm:num_preemptions_total` read -3.0, outside a count (finite, not negative): ignored"
+            ]
+        );
+        for (value, allowed) in [
+            (0.0, true),
+            (1.0, true),
+            (0.25, true),
+            (-0.01, false),
+            (1.5, false),
+            (f64::NAN, false),
+            (f64::INFINITY, false),
+        ] {
+            assert_eq!(Gauge::Fraction.allows(value), allowed, "{value}");
+        }
+        let fine = prometheus::parse("vllm:kv_cache_usage_perc 0.5\n").unwrap();
+        assert_eq!(
+            first_metric(
+                &fine,
+                KV_USAGE_METRICS,
+                &mut seen,
+                Gauge::Fraction,
+                &mut rejected
+            ),
+            Some(0.5)
+        );
+    }
 
     #[test]
     fn long_input_fits_the_context() {

@@ -20,15 +20,24 @@ use crate::env_vars;
 use crate::error::HintedError;
 use crate::model::cards;
 use crate::model::report::{value_text, ProbeView, RunRecordView};
+use crate::parse::bounded_json;
 use crate::render::redact::Redactor;
 use crate::render::report as render;
 use crate::render::style::Style;
 use crate::source::checkpoint;
+use crate::source::file::open_regular;
 
 /// Largest part of a log that is scanned (its end): requests and the failure are near it.
 pub const LOG_SCAN_LIMIT_BYTES: u64 = 64 << 20;
-/// Largest `run.json` or probe document read.
-pub const RECORD_LIMIT_BYTES: u64 = 256 << 20;
+/// Largest `run.json` or probe document read (a day of samples is a few MiB). A 254 MB
+/// probe document exhausted memory at the former 256 MiB (issue 14).
+pub const RECORD_LIMIT_BYTES: u64 = 64 << 20;
+/// What a `run.json` or probe document may hold, checked while it is read: a `run.json` with
+/// 3 million arguments took 877 MB (issue 14).
+pub const RECORD_JSON_LIMITS: bounded_json::JsonLimits = bounded_json::JsonLimits {
+    max_values: 2_000_000,
+    max_length: 500_000,
+};
 
 /// Arguments of `oomdoc report`.
 #[derive(Debug, Args)]
@@ -65,7 +74,7 @@ pub struct RawRun {
 }
 
 fn read_limited(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
+    let file = open_regular(path)?;
     let length = file.metadata()?.len();
     if length > limit {
         anyhow::bail!(
@@ -81,7 +90,7 @@ fn read_limited(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
 fn read_json(path: &Path, what: &str) -> anyhow::Result<Value> {
     let bytes = read_limited(path, RECORD_LIMIT_BYTES)
         .with_context(|| format!("failed to read {what} `{}`", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|error| {
+    bounded_json::from_slice(&bytes, RECORD_JSON_LIMITS).map_err(|error| {
         anyhow::Error::new(HintedError::new(
             format!("`{}` is not valid JSON: {error}", path.display()),
             format!("{what} must be the JSON document oomdoc wrote; was the file cut short?"),
@@ -90,8 +99,8 @@ fn read_json(path: &Path, what: &str) -> anyhow::Result<Value> {
 }
 
 /// Reads the end of a log: the whole file when small, else its last [`LOG_SCAN_LIMIT_BYTES`].
-fn read_log(path: &Path) -> std::io::Result<(String, bool)> {
-    let mut file = std::fs::File::open(path)?;
+fn read_log(path: &Path) -> anyhow::Result<(String, bool)> {
+    let mut file = open_regular(path)?;
     let length = file.metadata()?.len();
     let partial = length > LOG_SCAN_LIMIT_BYTES;
     if partial {
@@ -169,7 +178,7 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
         Err(error) => (
             None,
             Some(format!(
-                "the log `{}` could not be read ({error}): requests and concurrency in it are unknown",
+                "the log `{}` could not be read ({error:#}): requests and concurrency in it are unknown",
                 log_name.to_string_lossy()
             )),
         ),
@@ -289,6 +298,12 @@ pub fn read_checkpoint(given: &Path, redactor: &Redactor) -> anyhow::Result<Chec
         max_num_batched_tokens: fit::DEFAULT_BATCHED_TOKENS,
         cards: cards::CARDS,
     };
+    fit::check_config(&input).map_err(|error| {
+        HintedError::new(
+            format!("the checkpoint's config is not a real model: {error}"),
+            "check `config.json` (or the GGUF metadata) of this checkpoint",
+        )
+    })?;
     let report = serde_json::to_value(fit::analyze(&input, &options))?;
     let bytes = |pointer: &str| report.pointer(pointer).and_then(Value::as_u64);
     Ok(CheckpointFacts {

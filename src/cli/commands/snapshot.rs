@@ -79,7 +79,7 @@ fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
             .context("failed to read a memory snapshot from stdin");
     }
     let stored = std::fs::metadata(path).ok().map(|metadata| metadata.len());
-    let reader = file::open(path)?;
+    let reader = file::open_file(path)?;
     torch_snapshot::read_with_limits(reader, torch_snapshot::limits_for(stored))
         .with_context(|| format!("failed to read memory snapshot `{}`", path.display()))
 }

@@ -15,6 +15,12 @@ const MAX_DIMS: u32 = 4;
 const MAX_ARRAY_DEPTH: u32 = 4;
 /// Integer arrays up to this length are kept (per-layer head counts); longer ones are skipped.
 const KEEP_ARRAY_MAX: u64 = 65_536;
+/// Most tensors accepted: the largest real models have a few thousand tensor infos (experts
+/// are merged), and each kept tensor costs about 100 bytes of memory (issue 14: a sparse
+/// file of 22 million empty tensor infos took 5 GB).
+pub const MAX_TENSORS: u64 = 1 << 20;
+/// Most metadata entries accepted (real files have a few dozen).
+pub const MAX_METADATA: u64 = 1 << 16;
 /// `GGUF_DEFAULT_ALIGNMENT`.
 pub const DEFAULT_ALIGNMENT: u64 = 32;
 
@@ -62,6 +68,18 @@ pub enum GgufError {
         offset: u64,
         /// Bytes left in the file.
         remaining: u64,
+    },
+    /// A count that the file could hold but no real model has.
+    #[error("{what} count {count} at offset {offset} is above the {limit} oomdoc accepts (real models have far fewer)")]
+    CountAboveLimit {
+        /// Which count.
+        what: String,
+        /// The count read.
+        count: u64,
+        /// Where.
+        offset: u64,
+        /// The limit.
+        limit: u64,
     },
     /// A metadata value type outside 0–12.
     #[error("metadata key `{key}` has unknown value type {value_type}")]
@@ -485,6 +503,19 @@ pub fn parse(bytes: &[u8], file_bytes: u64) -> Result<GgufHeader, GgufError> {
     }
     let tensor_count = cursor.u64("tensor count")?;
     let metadata_count = cursor.u64("metadata count")?;
+    for (what, count, limit, offset) in [
+        ("tensor", tensor_count, MAX_TENSORS, 8),
+        ("metadata", metadata_count, MAX_METADATA, 16),
+    ] {
+        if count > limit {
+            return Err(GgufError::CountAboveLimit {
+                what: what.to_string(),
+                count,
+                offset,
+                limit,
+            });
+        }
+    }
     // Smallest metadata entry: empty key (8) + type (4) + 1-byte value.
     cursor.check_count("metadata", metadata_count, 13)?;
     let mut metadata = BTreeMap::new();
@@ -761,6 +792,13 @@ mod tests {
         bytes.extend_from_slice(&3u32.to_le_bytes());
         bytes.extend_from_slice(&u64::MAX.to_le_bytes());
         bytes.extend_from_slice(&0u64.to_le_bytes());
+        let error = parse(&bytes, bytes.len() as u64).unwrap_err();
+        assert!(
+            matches!(error, GgufError::CountAboveLimit { .. }),
+            "{error}"
+        );
+        // Within the limit but more than the file can hold.
+        bytes[8..16].copy_from_slice(&1000u64.to_le_bytes());
         let error = parse(&bytes, bytes.len() as u64).unwrap_err();
         assert!(matches!(error, GgufError::AbsurdCount { .. }), "{error}");
         let mut bytes = b"GGUF".to_vec();

@@ -160,72 +160,167 @@ pub fn header_length(prefix: &[u8], file_bytes: u64) -> Result<u64, SafetensorsE
     Ok(declared)
 }
 
+/// Most problems kept word for word; the rest are counted in one last line, so a header of a
+/// million mismatched tensors does not keep a million sentences.
+const MAX_PROBLEMS: usize = 64;
+
+/// Calls `each` for every entry of the header's top-level object, one at a time: each entry's
+/// value is a small JSON tree dropped once read, so memory follows the tensors kept, not a
+/// tree of the whole header (a 99 MB header took 2.2 GB as one `serde_json::Value`, #14).
+fn for_each_entry(
+    json: &[u8],
+    each: &mut dyn FnMut(String, serde_json::Value) -> Result<(), SafetensorsError>,
+) -> Result<(), SafetensorsError> {
+    use serde::de::{Deserializer as _, Error as _, MapAccess, Visitor};
+
+    struct EntryVisitor<'a> {
+        each: &'a mut dyn FnMut(String, serde_json::Value) -> Result<(), SafetensorsError>,
+        failure: &'a mut Option<SafetensorsError>,
+    }
+    impl<'de> Visitor<'de> for EntryVisitor<'_> {
+        type Value = ();
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a JSON object of tensors")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(name) = map.next_key::<String>()? {
+                let value = map.next_value::<serde_json::Value>()?;
+                if let Err(error) = (self.each)(name, value) {
+                    *self.failure = Some(error);
+                    return Err(A::Error::custom("stopped"));
+                }
+            }
+            Ok(())
+        }
+    }
+
+    let mut failure = None;
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    let result = deserializer
+        .deserialize_map(EntryVisitor {
+            each,
+            failure: &mut failure,
+        })
+        .and_then(|()| deserializer.end());
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    result.map_err(|error| {
+        if error.classify() == serde_json::error::Category::Data {
+            let start: String = String::from_utf8_lossy(&json[..json.len().min(16)]).into_owned();
+            SafetensorsError::NotObject { start }
+        } else {
+            SafetensorsError::BadJson {
+                message: error.to_string(),
+            }
+        }
+    })
+}
+
 /// Parses the JSON header. `data_bytes` is the size of the data buffer that follows it.
 pub fn parse_header(json: &[u8], data_bytes: u64) -> Result<SafetensorsHeader, SafetensorsError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(json).map_err(|error| SafetensorsError::BadJson {
-            message: error.to_string(),
-        })?;
-    let serde_json::Value::Object(entries) = value else {
-        let start: String = String::from_utf8_lossy(&json[..json.len().min(16)]).into_owned();
-        return Err(SafetensorsError::NotObject { start });
-    };
     let mut header = SafetensorsHeader {
         data_bytes,
         ..SafetensorsHeader::default()
     };
-    for (name, entry) in entries {
-        if name == "__metadata__" {
-            if let serde_json::Value::Object(map) = entry {
-                for (key, value) in map {
-                    if let serde_json::Value::String(text) = value {
-                        header.metadata.insert(key, text);
-                    }
-                }
-            }
-            continue;
-        }
-        let tensor = parse_tensor(name, &entry, data_bytes)?;
-        if let Some(expected) = tensor.expected_bytes() {
-            if expected != tensor.stored_bytes() {
-                header.problems.push(format!(
-                    "tensor `{}`: shape {:?} × {} is {} bytes but data_offsets hold {} bytes",
-                    tensor.name,
-                    tensor.shape,
-                    tensor.dtype,
-                    expected,
-                    tensor.stored_bytes()
-                ));
-            }
-        }
-        header.tensors.push(tensor);
-    }
+    let mut problems = Problems::default();
+    for_each_entry(json, &mut |name, entry| {
+        add_entry(&mut header, &mut problems, name, entry, data_bytes)
+    })?;
     header
         .tensors
         .sort_by(|a, b| (a.begin, a.end, &a.name).cmp(&(b.begin, b.end, &b.name)));
     let mut cursor = 0u64;
     for tensor in &header.tensors {
         if tensor.begin > cursor {
-            header.problems.push(format!(
-                "{} bytes before tensor `{}` belong to no tensor (hole at offset {cursor})",
-                tensor.begin - cursor,
-                tensor.name
-            ));
+            problems.push(|| {
+                format!(
+                    "{} bytes before tensor `{}` belong to no tensor (hole at offset {cursor})",
+                    tensor.begin - cursor,
+                    tensor.name
+                )
+            });
         } else if tensor.begin < cursor {
-            header.problems.push(format!(
-                "tensor `{}` overlaps the previous tensor (begins at {} before {cursor})",
-                tensor.name, tensor.begin
-            ));
+            problems.push(|| {
+                format!(
+                    "tensor `{}` overlaps the previous tensor (begins at {} before {cursor})",
+                    tensor.name, tensor.begin
+                )
+            });
         }
         cursor = cursor.max(tensor.end);
     }
     if cursor < data_bytes {
-        header.problems.push(format!(
-            "{} bytes after the last tensor belong to no tensor",
-            data_bytes - cursor
-        ));
+        problems.push(|| {
+            format!(
+                "{} bytes after the last tensor belong to no tensor",
+                data_bytes - cursor
+            )
+        });
     }
+    header.problems = problems.finish();
     Ok(header)
+}
+
+/// Problems, the first [`MAX_PROBLEMS`] in words and the rest counted.
+#[derive(Default)]
+struct Problems {
+    kept: Vec<String>,
+    more: usize,
+}
+
+impl Problems {
+    fn push(&mut self, problem: impl FnOnce() -> String) {
+        if self.kept.len() < MAX_PROBLEMS {
+            self.kept.push(problem());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        if self.more > 0 {
+            self.kept
+                .push(format!("{} more problems of the same kinds", self.more));
+        }
+        self.kept
+    }
+}
+
+fn add_entry(
+    header: &mut SafetensorsHeader,
+    problems: &mut Problems,
+    name: String,
+    entry: serde_json::Value,
+    data_bytes: u64,
+) -> Result<(), SafetensorsError> {
+    if name == "__metadata__" {
+        if let serde_json::Value::Object(map) = entry {
+            for (key, value) in map {
+                if let serde_json::Value::String(text) = value {
+                    header.metadata.insert(key, text);
+                }
+            }
+        }
+        return Ok(());
+    }
+    let tensor = parse_tensor(name, &entry, data_bytes)?;
+    if let Some(expected) = tensor.expected_bytes() {
+        if expected != tensor.stored_bytes() {
+            problems.push(|| {
+                format!(
+                    "tensor `{}`: shape {:?} × {} is {} bytes but data_offsets hold {} bytes",
+                    tensor.name,
+                    tensor.shape,
+                    tensor.dtype,
+                    expected,
+                    tensor.stored_bytes()
+                )
+            });
+        }
+    }
+    header.tensors.push(tensor);
+    Ok(())
 }
 
 fn parse_tensor(
