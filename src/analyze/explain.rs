@@ -228,7 +228,7 @@ struct Scanner {
     /// Patterns `0..oom_markers` are OOM markers; the rest are engine-log markers.
     oom_markers: usize,
     /// What a line must show before a run of digits for a marker to cover the run (see
-    /// [`like_previous`]).
+    /// [`like_shape`]).
     digits: DigitContexts,
 }
 
@@ -323,7 +323,7 @@ impl Candidates {
 /// Where the marker matches of a block come from, line after line.
 enum Hits<'a> {
     /// Anchor hits searched for as the lines are reached, so that a line known without
-    /// searching it (see [`like_previous`]) is skipped. `next` is the hit found ahead.
+    /// searching it (see [`like_shape`]) is skipped. `next` is the hit found ahead.
     Anchored {
         anchored: &'a Anchored,
         at: usize,
@@ -428,7 +428,7 @@ impl Hits<'_> {
 /// Finds the candidate lines of `block` (complete lines): every line with a marker (a line
 /// may hold several, and an OOM marker may overlap an engine marker), consecutive lines of
 /// one request/stats kind merged into runs. A line that differs from the last line of a run
-/// only in digits that no marker can cover holds the same markers (see [`like_previous`])
+/// only in digits that no marker can cover holds the same markers (see [`like_shape`])
 /// and joins the run without being searched: on a serving log most lines are such. This is
 /// the costly part of explaining a large log, and pure, so [`ScannedChunk::scan`] runs it on
 /// other threads.
@@ -468,7 +468,7 @@ fn find_candidates(block: &[u8], found: &mut Candidates) {
     collect_candidates(scanner, block, hits, found);
 }
 
-/// A recent candidate line: a later line like it ([`like_previous`]) holds its markers.
+/// A recent candidate line: a later line like it ([`like_shape`]) holds its markers.
 #[derive(Debug, Clone)]
 struct KnownLine {
     /// The line in the block (the latest one seen of its kind).
@@ -483,8 +483,8 @@ struct KnownLine {
 /// chunk is one (the scan stops at a line end; the rest is scanned next).
 const MAX_CANDIDATES: usize = 8192;
 
-/// Recent candidate lines kept to recognise the next line (one per line length).
-const KNOWN_LINES: usize = 8;
+/// Recent candidate lines kept to recognise the next line (see [`like_shape`]).
+const KNOWN_LINES: usize = 16;
 /// After this many failed tries in a row, the known lines are tried only every
 /// `KNOWN_BACKOFF` candidate lines (a try costs a line-end search and a compare).
 const KNOWN_TRIES_BEFORE_BACKOFF: u32 = 4;
@@ -495,6 +495,7 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
     let mut line_matches = std::mem::take(&mut found.matches);
     let mut known: Vec<KnownLine> = Vec::with_capacity(KNOWN_LINES);
     let mut replace = 0; // the known line replaced next
+    let mut last_known = 0; // the known line recognised last
     let mut start = 0; // of the line `index`: lines before it are counted
     let mut index = 0u64;
     // The line at `start` comes right after a candidate: try the known lines first.
@@ -514,18 +515,19 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
             failed < KNOWN_TRIES_BEFORE_BACKOFF || skipped >= KNOWN_BACKOFF
         };
         let recognised = match try_known {
-            true => memchr::memchr(b'\n', &block[start..]).and_then(|length| {
-                let line = &block[start..start + length];
-                known
-                    .iter()
-                    .position(|known| {
-                        known.line.len() == length
-                            && like_previous(&block[known.line.clone()], line, &scanner.digits)
-                    })
-                    .map(|which| (which, start + length))
-            }),
+            // The known line recognised last first: lines of one kind often follow each other.
+            true => std::iter::once(last_known)
+                .chain((0..known.len()).filter(|&which| which != last_known))
+                .find_map(|which| {
+                    let line = known.get(which)?.line.clone();
+                    like_shape(&block[line], &block[start..], &scanner.digits)
+                        .map(|length| (which, start + length))
+                }),
             false => None,
         };
+        if let Some((which, _)) = recognised {
+            last_known = which;
+        }
         if try_known {
             skipped = 0;
             failed = match recognised {
@@ -605,23 +607,31 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
             let mut changed: Option<Range<usize>> = None; // between the last two lines
             loop {
                 let next_end = start + previous.len();
-                if block.get(next_end) != Some(&b'\n') {
-                    break;
-                }
-                let (last, line) = (&block[previous.clone()], &block[start..next_end]);
-                let alike = match changed.clone() {
-                    Some(run) if like_but_run(last, line, run.clone()) => true,
-                    _ => match compare_lines(last, line, &scanner.digits) {
-                        Some(run) => {
-                            changed = run;
-                            true
+                let last = &block[previous.clone()];
+                let alike = block.get(next_end) == Some(&b'\n') && {
+                    let line = &block[start..next_end];
+                    match changed.clone() {
+                        Some(run) if like_but_run(last, line, run.clone()) => true,
+                        _ => match compare_lines(last, line, &scanner.digits) {
+                            Some(run) => {
+                                changed = run;
+                                true
+                            }
+                            None => false,
+                        },
+                    }
+                };
+                let next_end = match alike {
+                    true => next_end,
+                    // Runs of digits of other lengths (ports, counts, figures).
+                    false => match like_shape(last, &block[start..], &scanner.digits) {
+                        Some(length) => {
+                            changed = None;
+                            start + length
                         }
-                        None => false,
+                        None => break,
                     },
                 };
-                if !alike {
-                    break;
-                }
                 previous = start..next_end;
                 start = next_end + 1;
                 index += 1;
@@ -634,11 +644,7 @@ fn collect_candidates(scanner: &Scanner, block: &[u8], mut hits: Hits<'_>, found
             oom,
             kind,
         };
-        match recognised.map(|(which, _)| which).or_else(|| {
-            known
-                .iter()
-                .position(|known| known.line.len() == line.line.len())
-        }) {
+        match recognised.map(|(which, _)| which) {
             Some(which) => known[which] = line,
             None if known.len() < KNOWN_LINES => known.push(line),
             None => {
@@ -737,8 +743,73 @@ impl DigitContexts {
 /// other; a marker covering a changed digit has a run of digits there, which starts where
 /// the line's run starts (the byte before it is not a digit), so the line shows the
 /// marker's text before that run right before the line's run ([`DigitContexts`]).
+#[cfg(test)]
 fn like_previous(previous: &[u8], line: &[u8], digits: &DigitContexts) -> bool {
     compare_lines(previous, line, digits).is_some()
+}
+
+/// [`like_previous`] for lines whose runs of digits may differ in length too (ports, IP
+/// addresses, token counts, timestamps): whether the line at the start of `rest` is like
+/// `previous`, and if so its length (where its `\n` is in `rest`). Both lines must be the
+/// same bytes but for runs of digits, each changed run a run (of at least one digit) in both
+/// lines, and no marker may cover a run that changed ([`DigitContexts::may_cover`] in both
+/// lines). Proof: a marker that does not start with a digit and covers a digit of a run has
+/// a run of digits that starts where the line's run starts (the byte before is not a digit),
+/// so the line shows the marker's text before that run right before its own run. A marker
+/// covering no changed run spans bytes that are the same in both lines (constant bytes and
+/// unchanged runs, only shifted), so it occurs in both, in the same order.
+fn like_shape(previous: &[u8], rest: &[u8], digits: &DigitContexts) -> Option<usize> {
+    let (mut i, mut j) = (0, 0);
+    let n = previous.len();
+    loop {
+        // Equal bytes, eight at a time (the first difference from the xor of two words),
+        // then one at a time near the ends.
+        while let (Some(a), Some(b)) = (previous.get(i..i + 8), rest.get(j..j + 8)) {
+            let a = u64::from_le_bytes(a.try_into().unwrap_or_default());
+            let b = u64::from_le_bytes(b.try_into().unwrap_or_default());
+            let same = ((a ^ b).trailing_zeros() / 8) as usize;
+            i += same;
+            j += same;
+            if same < 8 {
+                break;
+            }
+        }
+        while i < n && rest.get(j) == Some(&previous[i]) {
+            i += 1;
+            j += 1;
+        }
+        let b = *rest.get(j)?;
+        if i == n && b == b'\n' {
+            return Some(j);
+        }
+        // A difference (or a longer run of digits at the end of the line).
+        if !previous.get(i).is_some_and(u8::is_ascii_digit) && !b.is_ascii_digit() {
+            return None;
+        }
+        // The bytes since the last difference are equal: the run starts as far back in both.
+        let mut back = 0;
+        while back < i && back < j && previous[i - back - 1].is_ascii_digit() {
+            back += 1;
+        }
+        let (run_a, run_b) = (i - back, j - back);
+        let mut end_a = i;
+        while end_a < n && previous[end_a].is_ascii_digit() {
+            end_a += 1;
+        }
+        let mut end_b = j;
+        while rest.get(end_b).is_some_and(u8::is_ascii_digit) {
+            end_b += 1;
+        }
+        if end_a == run_a
+            || end_b == run_b
+            || digits.may_cover(previous, run_a)
+            || digits.may_cover(&rest[..end_b], run_b)
+        {
+            return None;
+        }
+        i = end_a;
+        j = end_b;
+    }
 }
 
 /// [`like_previous`], saying which runs of digits changed: `None` when the lines are not
@@ -2620,7 +2691,7 @@ fn fixture_texts() -> Vec<Vec<u8>> {
 
 #[cfg(test)]
 mod like_tests {
-    use super::{compare_lines, like_but_run, like_previous, scanner};
+    use super::{compare_lines, like_but_run, like_previous, like_shape, scanner};
     use proptest::prelude::*;
 
     fn like(a: &str, b: &str) -> bool {
@@ -2738,6 +2809,89 @@ mod like_tests {
                     scanner.scan(third.as_bytes(), &mut b);
                     prop_assert_eq!(a, b, "{:?} / {:?}", second, third);
                 }
+            }
+        }
+    }
+
+    /// Like [`mutate_digits`], and now and then a digit doubled or dropped (runs of digits of
+    /// other lengths).
+    fn mutate_digit_runs(line: &str, seed: u64) -> String {
+        let mut state = seed | 1;
+        let mut out = String::new();
+        for c in mutate_digits(line, seed).chars() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            match state % 7 {
+                0 if c.is_ascii_digit() => {}
+                1 if c.is_ascii_digit() => {
+                    out.push(c);
+                    out.push(char::from(b'0' + (state / 7 % 10) as u8));
+                }
+                _ => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn lines_with_runs_of_other_lengths_are_alike() {
+        let shape = |a: &str, b: &str| {
+            like_shape(
+                a.as_bytes(),
+                format!("{b}\nnext").as_bytes(),
+                &scanner().digits,
+            )
+        };
+        let line = |ip: &str, port: u32| {
+            format!("INFO:     {ip}:{port} - \"POST /v1/completions HTTP/1.1\" 200 OK")
+        };
+        let b = line("192.168.100.7", 4012);
+        assert_eq!(shape(&line("10.0.0.7", 40123), &b), Some(b.len()));
+        assert_eq!(shape(&line("10.0.0.7", 40123), "INFO:     10.0.0.7"), None);
+        assert_eq!(shape("took 12.5 s", "took 1244.75 s"), Some(14));
+        assert_eq!(
+            shape("took 12.5 s", "took .5 s"),
+            None,
+            "a run in one line only"
+        );
+        assert_eq!(shape("took 12.5 s", "took 12.5 ms"), None);
+        assert_eq!(shape("took 12", "took 123"), Some(8), "a run at the end");
+        assert_eq!(
+            shape("x \"POST /v1/ y", "x \"POST /v12/ y"),
+            None,
+            "a marker holds the digit"
+        );
+        assert_eq!(
+            shape("exit code 137.", "exit code 1.",),
+            None,
+            "a marker holds the digits"
+        );
+        assert_eq!(shape("", ""), Some(0));
+        assert_eq!(shape("a1", "a1"), Some(2));
+        assert_eq!(
+            like_shape(b"a1", b"a12", &scanner().digits),
+            None,
+            "no line end"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn lines_alike_in_shape_hold_the_same_markers(pieces in proptest::collection::vec(piece(), 1..8), seed in any::<u64>()) {
+            let line = pieces.concat();
+            let other = mutate_digit_runs(&line, seed);
+            let rest = format!("{other}\n{line}");
+            if let Some(length) = like_shape(line.as_bytes(), rest.as_bytes(), &scanner().digits) {
+                prop_assert_eq!(length, other.len());
+                let scanner = scanner();
+                let mut a = Vec::new();
+                let mut b = Vec::new();
+                scanner.scan(line.as_bytes(), &mut a);
+                scanner.scan(other.as_bytes(), &mut b);
+                let patterns = |found: Vec<(usize, usize)>| found.into_iter().map(|(_, p)| p).collect::<Vec<_>>();
+                prop_assert_eq!(patterns(a), patterns(b), "{:?} / {:?}", line, other);
             }
         }
     }
