@@ -88,7 +88,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // TensorRT `defaultAllocator.cpp`: "Requested amount of GPU memory (N bytes) could not be
     // allocated." (TensorRT 7 and older: "Requested amount of memory (N bytes) …"), TensorRT
     // 10 `virtualMemoryBuffer.cpp`: "Error Code 2: OutOfMemory (Requested size was N bytes.)".
-    for needle in ["Requested amount of GPU memory", "Requested amount of memory ("] {
+    for needle in [
+        "Requested amount of GPU memory",
+        "Requested amount of memory (",
+    ] {
         if let Some(position) = find(text, needle) {
             return Some((Family::Framework(FrameworkKind::TensorRt), position));
         }
@@ -152,7 +155,11 @@ fn line_start(text: &str) -> usize {
 fn xla_begin(text: &str, position: usize) -> usize {
     let before = &text[..position];
     // `cuda_executor.cc:1365] [0] Failed to allocate device memory …`: keep the `[ordinal]`.
-    if let Some(open) = before.trim_end().strip_suffix(']').and_then(|b| b.rfind('[')) {
+    if let Some(open) = before
+        .trim_end()
+        .strip_suffix(']')
+        .and_then(|b| b.rfind('['))
+    {
         let inside = &before[open + 1..before.trim_end().len() - 1];
         if !inside.is_empty() && inside.bytes().all(|b| b.is_ascii_digit()) {
             return open;

@@ -29,7 +29,9 @@ fn is_failure_line(text: &str) -> bool {
         // failed." then "ggml_vulkan: " + `vk::SystemError::what()`
         // ("vk::Device::allocateMemory: ErrorOutOfDeviceMemory").
         || text.contains("Device memory allocation of size")
-        || regex!(r":\s*ErrorOutOfDeviceMemory").is_match(text)
+        // (the Kompute backend of older llama.cpp forks: "Error allocating memory
+        // ErrorOutOfDeviceMemory"); not prose that names the error in backticks.
+        || regex!(r"(?::\s*|allocating memory )ErrorOutOfDeviceMemory").is_match(text)
         // ggml-metal: "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
         // after "command buffer N failed with status 5".
         || regex!(r"[:(]kIOGPUCommandBufferCallbackErrorOutOfMemory").is_match(text)

@@ -359,7 +359,12 @@ impl OomDetector {
 
         let start = detect_start(text);
         let mut wrapped = false;
-        if let Some(position) = self.open.iter().position(|o| o.stream == line.stream) {
+        let position = self
+            .open
+            .iter()
+            .position(|o| o.stream == line.stream)
+            .or_else(|| self.wrapped_without_prefix(line_no, line));
+        if let Some(position) = position {
             let chain = start.is_some_and(|(family, offset)| {
                 (is_chain(family) && family == self.open[position].family) || {
                     wrapped = is_wrapped_figures(&self.open[position], family, &text[offset..]);
@@ -406,9 +411,9 @@ impl OomDetector {
         let continued_chain = wrapped
             || start.is_some_and(|(family, _)| is_chain(family))
                 && self
-                .open
-                .iter()
-                .any(|o| o.stream == line.stream && o.end_line == line_no);
+                    .open
+                    .iter()
+                    .any(|o| o.stream == line.stream && o.end_line == line_no);
         if let Some((family, offset)) = start.filter(|_| !continued_chain) {
             let prefix = &text[..offset];
             let message_text = &text[offset..];
@@ -436,6 +441,22 @@ impl OomDetector {
 
         done.sort_by_key(|message| message.line);
         done
+    }
+
+    /// The open allocator message that a line without a stream prefix continues: a console
+    /// hard-wrapped a prefixed line (`[rank1]: torch.OutOfMemoryError: … Of the allocated memory
+    /// 4` / `0.30 GiB is allocated by PyTorch, …`), and the rest carries no prefix. Only for
+    /// the line right after it, and only while the message is unfinished.
+    fn wrapped_without_prefix(&self, line_no: u64, line: &CleanLine<'_>) -> Option<usize> {
+        if line.stream.is_some() {
+            return None;
+        }
+        self.open.iter().position(|open| {
+            open.stream.is_some()
+                && open.end_line + 1 == line_no
+                && matches!(open.family, Family::TorchAllocator(_))
+                && !self.open.iter().any(|other| other.stream.is_none())
+        })
     }
 
     /// True while a message is open and following lines may continue it (hard-wrapped text,

@@ -170,8 +170,10 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         // 2.1+ wording: "Of the allocated memory X is allocated by PyTorch, [with P allocated in
         // private pools (e.g., CUDA Graphs), ]and U is reserved by PyTorch but unallocated."
         // X includes P (2.4+), U excludes it, so reserved = X + U.
+        // A message cut inside a phrase (`… 37.21 GiB is allo`, `and 2.51 GiB is reserv`)
+        // still names the figure: each phrase is the only one of its shape.
         figures.allocated_by_pytorch_bytes = size_of(
-            regex!(concat!("Oftheallocatedmemory", size!(), "isallocatedby")),
+            regex!(concat!("Oftheallocatedmemory", size!(), "isallo")),
             s,
         );
         figures.private_pools_bytes = size_of(
@@ -181,7 +183,8 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         figures.reserved_unallocated_bytes = size_of(
             regex!(concat!(size!(), "isreservedbyPyTorchbutunallocated")),
             s,
-        );
+        )
+        .or_else(|| size_of(regex!(concat!(",and", size!(), "isreserv")), s));
         if let (Some(allocated), Some(unallocated)) = (
             figures.allocated_by_pytorch_bytes,
             figures.reserved_unallocated_bytes,
