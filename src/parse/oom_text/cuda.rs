@@ -34,15 +34,29 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "cuda runtime error (2) :",
         "CUDA runtime error:",
         "CUDA Error ",
+        "CUDA error ",
+        "ROCm error:",
     ] {
         if let Some(position) = super::find(text, needle) {
             let rest = text[position + needle.len()..].trim_start();
-            let rest = if needle == "CUDA Error " {
-                rest.trim_start_matches(|c: char| c.is_ascii_digit())
+            let rest = match needle {
+                "CUDA Error " => rest
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
                     .trim_start_matches([',', ':'])
-                    .trim_start()
-            } else {
-                rest
+                    .trim_start(),
+                // Older ggml `CUDA_CHECK`: "CUDA error %d at %s:%d: %s" then
+                // "current device: %d" (`ggml-cuda.cu`, 2023).
+                "CUDA error " => {
+                    let after = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+                    if after.len() < rest.len() && after.starts_with(" at ") {
+                        after
+                            .find(": out of memory")
+                            .map_or("", |at| &after[at + 2..])
+                    } else {
+                        ""
+                    }
+                }
+                _ => rest,
             };
             if rest.starts_with("out of memory") {
                 return Some((Family::CudaError, position));
@@ -64,6 +78,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Cublas, error_begin(text, position)));
         }
     }
+    // accelerate `find_executable_batch_size`: every batch size down to 1 failed with an OOM
+    // (`should_reduce_batch_size`), then `RuntimeError("No executable batch size found, reached
+    // zero.")`.
+    if let Some(position) = super::find(text, "No executable batch size found") {
+        if !text[..position].contains("raise ") {
+            return Some((Family::OtherGpu, line_begin(text, position)));
+        }
+    }
     for needle in [
         "an illegal memory access was encountered",
         "misaligned address",
@@ -82,6 +104,11 @@ pub(super) fn start_fallback(text: &str) -> Option<(Family, usize)> {
         super::find(text, "out of memory").or_else(|| super::find(text, "Out of memory"))?;
     // Only an error's own wording: `…: out of memory`, `'out of memory'`, `(out of memory)`;
     // not prose such as "I get a CUDA out of memory error" (sglang-0.4.3-… fixture).
+    // `ggml_cuda_host_malloc: failed to allocate … of pinned memory: out of memory` is a
+    // warning: ggml falls back to pageable host memory.
+    if text.contains("of pinned memory") {
+        return None;
+    }
     let before = text[..lower_position].trim_end();
     if !(before.is_empty() || before.ends_with([':', '\'', '"', '(', '`'])) {
         return None;
@@ -146,7 +173,7 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
 pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
     match family {
         Family::CudaError => {
-            let kind = if text.starts_with("HIP error") {
+            let kind = if text.starts_with("HIP error") || text.starts_with("ROCm error") {
                 OomKind::HipRuntimeOutOfMemory
             } else {
                 OomKind::CudaErrorOutOfMemory

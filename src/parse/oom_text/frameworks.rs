@@ -47,6 +47,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::Xla), position));
         }
     }
+    // Old XLA (`local_client.cc`, 2019): "Execution of replica 0 failed: Resource exhausted: Out
+    // of memory while trying to allocate N bytes." — a console may wrap inside the wording.
+    if let Some(position) = find(text, "Resource exhausted:") {
+        let rest: String = text[position + "Resource exhausted:".len()..]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let wording = "Outofmemorywhiletryingtoallocate";
+        if !rest.is_empty() && (wording.starts_with(&rest) || rest.starts_with(wording)) {
+            return Some((Family::Framework(FrameworkKind::Xla), position));
+        }
+    }
     if let Some(position) = find(text, "OOM when allocating tensor") {
         return Some((Family::Framework(FrameworkKind::TfTensor), position));
     }
@@ -73,15 +85,41 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::Nccl), begin));
         }
     }
-    if let Some(position) = find(text, "Requested amount of GPU memory") {
-        return Some((Family::Framework(FrameworkKind::TensorRt), position));
+    // TensorRT `defaultAllocator.cpp`: "Requested amount of GPU memory (N bytes) could not be
+    // allocated." (TensorRT 7 and older: "Requested amount of memory (N bytes) …"), TensorRT
+    // 10 `virtualMemoryBuffer.cpp`: "Error Code 2: OutOfMemory (Requested size was N bytes.)".
+    for needle in [
+        "Requested amount of GPU memory",
+        "Requested amount of memory (",
+    ] {
+        if let Some(position) = find(text, needle) {
+            return Some((Family::Framework(FrameworkKind::TensorRt), position));
+        }
+    }
+    if let Some(position) = find(text, "OutOfMemory (Requested size was") {
+        let begin = text[..position].rfind("Error Code").unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::TensorRt), begin));
+    }
+    // TensorRT-LLM executor: "Executor creation failed due to insufficient GPU memory." and the
+    // KV-cache manager's "Insufficient memory for KV cache" (`kv_cache_free_gpu_mem_fraction`).
+    for needle in [
+        "failed due to insufficient GPU memory",
+        "Insufficient memory for KV cache",
+    ] {
+        if find(text, needle).is_some() {
+            return Some((Family::Framework(FrameworkKind::TensorRt), line_start(text)));
+        }
     }
     if let Some(position) = find(text, "Cuda Runtime (out of memory)") {
         let begin = text[..position].rfind("Error Code").unwrap_or(position);
         return Some((Family::Framework(FrameworkKind::TensorRt), begin));
     }
-    if let Some(position) = find(text, "Out of memory allocating") {
-        return Some((Family::Framework(FrameworkKind::Cupy), position));
+    // CuPy `memory.pyx`: "Out of memory allocating N bytes (allocated so far: M bytes[, limit
+    // set to: L bytes])."; CuPy ≤4: "out of memory to allocate N bytes (total M bytes)".
+    for needle in ["Out of memory allocating", "out of memory to allocate"] {
+        if let Some(position) = find(text, needle) {
+            return Some((Family::Framework(FrameworkKind::Cupy), position));
+        }
     }
     // A cuDNN workspace that could not be allocated (`cudnn … workspace … alloc…/memory`).
     if find(text, "workspace").is_some() {
@@ -97,6 +135,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     None
 }
 
+/// Lines that log an allocation the framework retries, not the failure: TSL BFC "ran out of
+/// memory trying to allocate … from the lower end with freed_by_count=N. The caller indicates
+/// that this is not a failure, …", and XLA `cuda_executor.cc` "[0] Failed to allocate device
+/// memory of 104.85GiB (112583507968 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY"
+/// (logged while the preallocation backs off, and before the `RESOURCE_EXHAUSTED` error that
+/// the failing allocation raises).
+pub(super) fn is_retried_allocation(text: &str) -> bool {
+    find(text, "this is not a failure").is_some()
+        || find(text, "Failed to allocate device memory of").is_some()
+}
+
 /// First non-blank byte of the line.
 fn line_start(text: &str) -> usize {
     text.len() - text.trim_start().len()
@@ -105,6 +154,17 @@ fn line_start(text: &str) -> usize {
 /// An XLA message starts at `RESOURCE_EXHAUSTED:` / `Resource exhausted:` when that precedes it.
 fn xla_begin(text: &str, position: usize) -> usize {
     let before = &text[..position];
+    // `cuda_executor.cc:1365] [0] Failed to allocate device memory …`: keep the `[ordinal]`.
+    if let Some(open) = before
+        .trim_end()
+        .strip_suffix(']')
+        .and_then(|b| b.rfind('['))
+    {
+        let inside = &before[open + 1..before.trim_end().len() - 1];
+        if !inside.is_empty() && inside.bytes().all(|b| b.is_ascii_digit()) {
+            return open;
+        }
+    }
     before
         .rfind("RESOURCE_EXHAUSTED")
         .or_else(|| before.rfind("Resource exhausted"))
@@ -163,16 +223,29 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
         FrameworkKind::Nccl => Parsed::new(OomKind::NcclCudaFailure, true),
         FrameworkKind::TensorRt => {
             let mut parsed = Parsed::new(OomKind::TensorrtAlloc, true);
-            parsed.figures.tried_to_allocate_bytes =
-                integer_of(regex!(r"GPUmemory\((\d+)bytes\)"), squeezed).map(Bytes);
+            parsed.figures.tried_to_allocate_bytes = integer_of(
+                regex!(r"(?:Requestedamountof(?:GPU)?memory\(|Requestedsizewas)(\d+)bytes"),
+                squeezed,
+            )
+            .map(Bytes);
             parsed
         }
         FrameworkKind::Cupy => {
             let mut parsed = Parsed::new(OomKind::CupyOutOfMemory, true);
-            parsed.figures.tried_to_allocate_bytes =
-                integer_of(regex!(r"Outofmemoryallocating([\d,]+)bytes"), squeezed).map(Bytes);
-            parsed.figures.process_in_use_bytes =
+            let figures = &mut parsed.figures;
+            figures.tried_to_allocate_bytes = integer_of(
+                regex!(r"(?i:outofmemory)(?:allocating|toallocate)([\d,]+)bytes"),
+                squeezed,
+            )
+            .map(Bytes);
+            // What the memory pool has handed out: the counterpart of PyTorch's allocated.
+            figures.allocated_by_pytorch_bytes =
                 integer_of(regex!(r"allocatedsofar:([\d,]+)bytes"), squeezed).map(Bytes);
+            figures.allowed_bytes =
+                integer_of(regex!(r"limitsetto:([\d,]+)bytes"), squeezed).map(Bytes);
+            // CuPy ≤4 "(total M bytes)": the pool's total, held and in use.
+            figures.reserved_total_bytes =
+                integer_of(regex!(r"\(total([\d,]+)bytes\)"), squeezed).map(Bytes);
             parsed
         }
     }
@@ -192,9 +265,15 @@ fn parse_xla(s: &str) -> Parsed {
     // The exact byte count first (`(1073741824B)`), then the rounded size.
     figures.tried_to_allocate_bytes =
         integer_of(regex!(r"Failedtoallocaterequestfor[^()]*\((\d+)B\)"), s)
+            .or_else(|| {
+                integer_of(
+                    regex!(r"Failedtoallocatedevicememoryof[^()]*\((\d+)bytes\)"),
+                    s,
+                )
+            })
             .map(Bytes)
             .or_else(|| {
-                regex!(r"(?:trying|failed)toallocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B|bytes)?)")
+                regex!(r"(?:trying|failed)toallocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B|bytes)?)(?:[^\d.]|\.(?:\D|$)|$)")
                     .captures(s)
                     .and_then(|caps| caps.get(1))
                     .and_then(|m| xla_size(m.as_str().trim_end_matches("bytes")))
@@ -206,6 +285,8 @@ fn parse_xla(s: &str) -> Parsed {
                 )
             });
     figures.gpu_index = integer_of(regex!(r"deviceordinal(\d+)"), s)
+        .or_else(|| integer_of(regex!(r"^\[(\d+)\]"), s))
+        .or_else(|| integer_of(regex!(r"ondevice(\d+)"), s))
         .or_else(|| integer_of(regex!(r"GPU_(\d+)_bfc"), s))
         .and_then(|n| u32::try_from(n).ok());
     if let Some(caps) = regex!(r"Freememory/Totalmemory:(\d+)/(\d+)").captures(s) {
@@ -262,7 +343,7 @@ fn parse_tf_bfc(s: &str) -> Parsed {
     figures.tried_to_allocate_bytes = integer_of(regex!(r"\(roundedto(\d+)\)"), s)
         .map(Bytes)
         .or_else(|| {
-            regex!(r"trying(?:to)?allocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B)?)(?:,|\.|with|\(|$)")
+            regex!(r"trying(?:to)?allocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B)?)(?:,|\.(?:\D|$)|with|from|\(|$)")
                 .captures(s)
                 .and_then(|caps| caps.get(1))
                 .and_then(|m| xla_size(m.as_str()))

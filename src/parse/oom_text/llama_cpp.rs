@@ -25,6 +25,16 @@ fn is_failure_line(text: &str) -> bool {
     }
     text.contains("cudaMalloc failed")
         || text.contains("hipMalloc failed")
+        // ggml-vulkan `ggml_vk_create_buffer`: "ggml_vulkan: Device memory allocation of size N
+        // failed." then "ggml_vulkan: " + `vk::SystemError::what()`
+        // ("vk::Device::allocateMemory: ErrorOutOfDeviceMemory").
+        || text.contains("Device memory allocation of size")
+        // (the Kompute backend of older llama.cpp forks: "Error allocating memory
+        // ErrorOutOfDeviceMemory"); not prose that names the error in backticks.
+        || regex!(r"(?::\s*|allocating memory )ErrorOutOfDeviceMemory").is_match(text)
+        // ggml-metal: "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
+        // after "command buffer N failed with status 5".
+        || regex!(r"[:(]kIOGPUCommandBufferCallbackErrorOutOfMemory").is_match(text)
         || regex!(r"failed to allocate (?:\S+ )?buffer of size \d+").is_match(text)
         || regex!(r"unable to allocate \S+ buffer").is_match(text)
         || text.contains("failed to allocate buffer for kv cache")
@@ -35,7 +45,15 @@ fn is_failure_line(text: &str) -> bool {
 
 /// The backend's allocation line that opens a failure (`…_buffer_type_alloc_buffer: …`).
 fn is_chain_head(text: &str) -> bool {
-    text.contains("cudaMalloc failed") || text.contains("_buffer_type_alloc_buffer:")
+    text.contains("cudaMalloc failed")
+        || text.contains("_buffer_type_alloc_buffer:")
+        || text.contains("Device memory allocation of size")
+}
+
+/// A line that only names the source location of the line before (`" - llama_engine.cc:533"`,
+/// cortex/Jan logs): part of the chain, adds nothing.
+fn is_source_suffix(text: &str) -> bool {
+    regex!(r"^\s*-?\s*[\w./-]+\.(?:cc|cpp|c|h|go|rs):\d+\s*$").is_match(text)
 }
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
@@ -50,6 +68,9 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 pub(super) fn continuation(open_text: &str, text: &str) -> Continuation {
     if is_chain_head(text) && is_chain_head(open_text) {
         return Continuation::Close;
+    }
+    if is_source_suffix(text) {
+        return Continuation::Skip;
     }
     const EPILOGUE: [&str; 10] = [
         "failed to load model",
@@ -81,7 +102,11 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         || buffer_type
             .as_deref()
             .is_some_and(|name| name.starts_with("CPU") || name.ends_with("_Host"));
-    let gpu_failure = s.contains("cudaMallocfailed") || s.contains("hipMallocfailed");
+    let gpu_failure = s.contains("cudaMallocfailed")
+        || s.contains("hipMallocfailed")
+        || s.contains("ErrorOutOfDeviceMemory")
+        || s.contains("Devicememoryallocationofsize")
+        || s.contains("kIOGPUCommandBufferCallbackErrorOutOfMemory");
     let mut parsed = if host_buffer && !gpu_failure {
         Parsed::new(OomKind::HostMemory, false)
     } else {
@@ -96,7 +121,9 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
     );
 
     // Exact bytes from "buffer of size N" beat the rounded "allocating X MiB".
-    let exact = integer_of(regex!(r"buffer of size (\d+)"), text).map(Bytes);
+    let exact = integer_of(regex!(r"buffer of size (\d+)"), text)
+        .or_else(|| integer_of(regex!(r"Device memory allocation of size (\d+)"), text))
+        .map(Bytes);
     let rounded = regex!(r"allocating ([\d.,]+) MiB on device")
         .captures(text)
         .and_then(|caps| caps.get(1))

@@ -98,6 +98,18 @@ pub const OOM_MARKERS: &[&str] = &[
     "OutOfMemory",
     "_ALLOC_FAILED",
     "Requested amount of GPU memory",
+    "Requested amount of memory",
+    "insufficient GPU memory",
+    "Insufficient memory for KV cache",
+    "Resource exhausted",
+    // ggml-vulkan, PyTorch's cut cudaMallocAsync message and allocator fragments, accelerate.
+    "Device memory allocation of size",
+    "ErrorOutOfDeviceMemory",
+    "Allocation on device",
+    "Tried to allocate",
+    "No executable batch size found",
+    // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
+    "Available KV cache memory: -",
     // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
     "MemoryError",
     "bad_alloc",
@@ -346,9 +358,18 @@ impl OomDetector {
         }
 
         let start = detect_start(text);
-        if let Some(position) = self.open.iter().position(|o| o.stream == line.stream) {
-            let chain = start.is_some_and(|(family, _)| {
-                is_chain(family) && family == self.open[position].family
+        let mut wrapped = false;
+        let position = self
+            .open
+            .iter()
+            .position(|o| o.stream == line.stream)
+            .or_else(|| self.wrapped_without_prefix(line_no, line));
+        if let Some(position) = position {
+            let chain = start.is_some_and(|(family, offset)| {
+                (is_chain(family) && family == self.open[position].family) || {
+                    wrapped = is_wrapped_figures(&self.open[position], family, &text[offset..]);
+                    wrapped
+                }
             });
             if start.is_some() && !chain {
                 let open = self.open.swap_remove(position);
@@ -387,11 +408,12 @@ impl OomDetector {
             }
         }
 
-        let continued_chain = start.is_some_and(|(family, _)| is_chain(family))
-            && self
-                .open
-                .iter()
-                .any(|o| o.stream == line.stream && o.end_line == line_no);
+        let continued_chain = wrapped
+            || start.is_some_and(|(family, _)| is_chain(family))
+                && self
+                    .open
+                    .iter()
+                    .any(|o| o.stream == line.stream && o.end_line == line_no);
         if let Some((family, offset)) = start.filter(|_| !continued_chain) {
             let prefix = &text[..offset];
             let message_text = &text[offset..];
@@ -419,6 +441,22 @@ impl OomDetector {
 
         done.sort_by_key(|message| message.line);
         done
+    }
+
+    /// The open allocator message that a line without a stream prefix continues: a console
+    /// hard-wrapped a prefixed line (`[rank1]: torch.OutOfMemoryError: … Of the allocated memory
+    /// 4` / `0.30 GiB is allocated by PyTorch, …`), and the rest carries no prefix. Only for
+    /// the line right after it, and only while the message is unfinished.
+    fn wrapped_without_prefix(&self, line_no: u64, line: &CleanLine<'_>) -> Option<usize> {
+        if line.stream.is_some() {
+            return None;
+        }
+        self.open.iter().position(|open| {
+            open.stream.is_some()
+                && open.end_line + 1 == line_no
+                && matches!(open.family, Family::TorchAllocator(_))
+                && !self.open.iter().any(|other| other.stream.is_none())
+        })
     }
 
     /// True while a message is open and following lines may continue it (hard-wrapped text,
@@ -602,6 +640,9 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
 }
 
 fn detect_start_once(text: &str) -> Option<(Family, usize)> {
+    if frameworks::is_retried_allocation(text) {
+        return None;
+    }
     vllm::start(text)
         .or_else(|| tgi::start(text))
         .or_else(|| sglang::start(text))
@@ -621,6 +662,15 @@ fn is_chain(family: Family) -> bool {
         family,
         Family::LlamaChain | Family::Host(HostKind::OomKiller)
     )
+}
+
+/// A line that starts like a fragment of the allocator message (`Tried to allocate …. GPU`)
+/// right after an unfinished one: the console wrapped the message there.
+fn is_wrapped_figures(open: &Open, family: Family, message: &str) -> bool {
+    matches!(open.family, Family::TorchAllocator(_))
+        && family == Family::TorchAllocator(Accelerator::Cuda)
+        && message.starts_with("Tried to allocate")
+        && !open.squeezed.contains("Triedtoallocate")
 }
 
 fn is_complete(open: &Open) -> bool {

@@ -18,6 +18,29 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             .unwrap_or(position);
         return Some((Family::MallocAsync, begin));
     }
+    // The same message cut right after "Allocation on device ": `c10::DeviceIndex` is streamed
+    // as a raw byte, and a device 0 is a NUL that ends the string where ComfyUI and consoles
+    // print it (`torch.OutOfMemoryError: Allocation on device `).
+    if let Some(position) = super::find(text, "Allocation on device") {
+        let rest = &text[position + "Allocation on device".len()..];
+        if rest
+            .trim_matches(|c: char| c.is_whitespace() || c.is_control() || c.is_ascii_digit())
+            .is_empty()
+        {
+            return Some((Family::MallocAsync, position));
+        }
+    }
+    // A fragment of the 2.1+ message from "Tried to allocate" on, its start cut (quoted in
+    // markdown as `**Tried to allocate 298.00 MiB. GPU**`): still the caching allocator.
+    if let Some(position) = super::find(text, "Tried to allocate ") {
+        let rest = &text[position + "Tried to allocate ".len()..];
+        let before = text[..position].trim_end();
+        if regex!(r"^\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB|TiB)\. GPU").is_match(rest)
+            && !before.ends_with("out of memory.")
+        {
+            return Some((Family::TorchAllocator(Accelerator::Cuda), position));
+        }
+    }
     let position = super::find(text, " out of memory")?;
     let before = &text[..position];
     for (word, accelerator) in [
@@ -147,8 +170,10 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         // 2.1+ wording: "Of the allocated memory X is allocated by PyTorch, [with P allocated in
         // private pools (e.g., CUDA Graphs), ]and U is reserved by PyTorch but unallocated."
         // X includes P (2.4+), U excludes it, so reserved = X + U.
+        // A message cut inside a phrase (`… 37.21 GiB is allo`, `and 2.51 GiB is reserv`)
+        // still names the figure: each phrase is the only one of its shape.
         figures.allocated_by_pytorch_bytes = size_of(
-            regex!(concat!("Oftheallocatedmemory", size!(), "isallocatedby")),
+            regex!(concat!("Oftheallocatedmemory", size!(), "isallo")),
             s,
         );
         figures.private_pools_bytes = size_of(
@@ -158,7 +183,8 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         figures.reserved_unallocated_bytes = size_of(
             regex!(concat!(size!(), "isreservedbyPyTorchbutunallocated")),
             s,
-        );
+        )
+        .or_else(|| size_of(regex!(concat!(",and", size!(), "isreserv")), s));
         if let (Some(allocated), Some(unallocated)) = (
             figures.allocated_by_pytorch_bytes,
             figures.reserved_unallocated_bytes,

@@ -654,7 +654,9 @@ fn tensorflow_tensor_and_bfc() {
         Some(Bytes(1289748480))
     );
     assert!(message.text.starts_with("Allocator (GPU_0_bfc)"));
-    let message = one("W bfc_allocator.cc:211] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.");
+    // The caller retries (TSL `bfc_allocator.cc`): a warning, not the failure.
+    assert!(parse_text("W bfc_allocator.cc:211] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.").is_empty());
+    let message = one("W bfc_allocator.cc:598] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. Current allocation summary follows.");
     assert_eq!(message.figures.gpu_index, Some(2));
     assert_eq!(message.figures.tried_to_allocate_bytes, gib(3.52));
 }
@@ -689,7 +691,10 @@ fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
     assert_eq!(trt.figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
     let cupy = one("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 2,147,483,648 bytes).");
     assert_eq!(cupy.figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
-    assert_eq!(cupy.figures.process_in_use_bytes, Some(Bytes(2 * GIB)));
+    assert_eq!(
+        cupy.figures.allocated_by_pytorch_bytes,
+        Some(Bytes(2 * GIB))
+    );
     assert_eq!(
         cupy.exception.as_deref(),
         Some("cupy.cuda.memory.OutOfMemoryError")
@@ -803,4 +808,151 @@ mod family_properties {
             prop_assert_eq!(message.figures.tried_to_allocate_bytes, expected.map(Bytes));
         }
     }
+}
+
+#[test]
+fn ggml_vulkan_and_metal_failures() {
+    let message = one("ggml_vulkan: Device memory allocation of size 369827840 failed.\nggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\nalloc_tensor_range: failed to allocate Vulkan0 buffer of size 369827840\nllama_model_load: error loading model: unable to allocate Vulkan0 buffer");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.kind, OomKind::LlamacppAlloc);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(369_827_840))
+    );
+    assert_eq!(message.figures.gpu_index, Some(0));
+    let message = one("ggml_vulkan: Device memory allocation of size 1610612736 failed.");
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(1_610_612_736))
+    );
+    assert!(one("Error allocating memory ErrorOutOfDeviceMemory").is_gpu_oom);
+    assert!(
+        one("error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)")
+            .is_gpu_oom
+    );
+    assert!(one("libc++abi: terminating: [METAL] Command buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)").is_gpu_oom);
+    // Prose that names the error is not a message.
+    assert!(parse_text("Loading fails with `ErrorOutOfDeviceMemory` during warm-up, see `kIOGPUCommandBufferCallbackErrorOutOfMemory`.").is_empty());
+    // ggml's pinned-memory warning falls back to pageable memory: not a failure.
+    assert!(parse_text(
+        "ggml_cuda_host_malloc: failed to allocate 335445.83 MiB of pinned memory: out of memory"
+    )
+    .is_empty());
+    // A cortex log's source-location lines stay inside the chain; the exact bytes win.
+    let message = one("ERROR ggml_backend_cuda_buffer_type_alloc_buffer: allocating 7203.17 MiB on device 0: cudaMalloc failed: out of memory\n - llama_engine.cc:533\nERROR alloc_tensor_range: failed to allocate CUDA0 buffer of size 7553073280\n - llama_engine.cc:533");
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(7_553_073_280))
+    );
+}
+
+#[test]
+fn ggml_cuda_error_n_at_and_rocm_error_name_the_device() {
+    let message =
+        one("CUDA error 2 at /src/llama.cpp/ggml-cuda.cu:7641: out of memory\ncurrent device: 1");
+    assert_eq!(message.kind, OomKind::CudaErrorOutOfMemory);
+    assert_eq!(message.figures.gpu_index, Some(1));
+    let message = one("ROCm error: out of memory\n  current device: 0, in function alloc at ggml/src/ggml-cuda/ggml-cuda.cu:420");
+    assert_eq!(message.kind, OomKind::HipRuntimeOutOfMemory);
+    assert_eq!(message.figures.gpu_index, Some(0));
+    // Another CUDA error at a source line is not an OOM.
+    assert!(
+        parse_text("CUDA error 700 at ggml-cuda.cu:100: an unspecified launch failure").is_empty()
+    );
+}
+
+#[test]
+fn pytorch_cut_and_fragmentary_messages() {
+    // cudaMallocAsync's message cut at the raw device byte (ComfyUI).
+    let message = one("torch.OutOfMemoryError: Allocation on device \u{0}");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.kind, OomKind::CudaMallocAsync);
+    assert!(one("!!! Exception during processing !!! Allocation on device ").is_gpu_oom);
+    assert!(
+        parse_text("Allocation on device 0 succeeded after retry with smaller blocks").is_empty()
+    );
+    // A markdown-bold fragment from "Tried to allocate" on.
+    let message = one("**Tried to allocate 298.00 MiB. GPU**");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.figures.tried_to_allocate_bytes, mib(298.0));
+    // A message wrapped right before "Tried to allocate" stays one message.
+    let message = one("torch.OutOfMemoryError: CUDA out of memory.\nTried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 2.00 GiB is reserved by PyTorch but unallocated.");
+    assert_eq!(message.figures.tried_to_allocate_bytes, mib(20.0));
+    assert_eq!(message.figures.total_capacity_bytes, gib(79.19));
+    // Cut inside a phrase: the figure before it is still named.
+    let message = one("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacty of 14.58 GiB of which 635.56 MiB is free. Of the allocated memory 11.23 GiB is allocated by PyTorch, and 2.51 GiB is reserv");
+    assert_eq!(message.figures.reserved_unallocated_bytes, gib(2.51));
+    let message = one("CUDA out of memory. Tried to allocate 42.00 MiB. GPU 0 has a total capacty of 39.39 GiB of which 31.94 MiB is free. Of the allocated memory 37.21 GiB is allo`");
+    assert_eq!(message.figures.allocated_by_pytorch_bytes, gib(37.21));
+    // A prefixed rank line wrapped inside a number: the rest has no prefix.
+    let message = one("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of 47.50 GiB of which 1.52 GiB is free. Of the allocated memory 4\n0.30 GiB is allocated by PyTorch, and 4.91 GiB is reserved by PyTorch but unallocated.");
+    assert_eq!(message.figures.allocated_by_pytorch_bytes, gib(40.30));
+    assert_eq!(message.figures.reserved_unallocated_bytes, gib(4.91));
+}
+
+#[test]
+fn cupy_tensorrt_xla_vllm_accelerate_wordings() {
+    let message = one("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes, limit set to: 4,000,000,000 bytes).");
+    assert_eq!(message.kind, OomKind::CupyOutOfMemory);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(25_600_000))
+    );
+    assert_eq!(
+        message.figures.allocated_by_pytorch_bytes,
+        Some(Bytes(3_635_267_072))
+    );
+    assert_eq!(message.figures.allowed_bytes, Some(Bytes(4_000_000_000)));
+    let message = one(
+        "OutOfMemoryError: out of memory to allocate 1200000000 bytes (total 7204800000 bytes)",
+    );
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(1_200_000_000))
+    );
+    assert_eq!(
+        message.figures.reserved_total_bytes,
+        Some(Bytes(7_204_800_000))
+    );
+
+    let message = one("[TensorRT] ERROR: Requested amount of memory (150994944 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.");
+    assert_eq!(message.kind, OomKind::TensorrtAlloc);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(150_994_944))
+    );
+    let message = one("[TRT] [E] [virtualMemoryBuffer.cpp::resizePhysical::151] Error Code 2: OutOfMemory (Requested size was 16654532608 bytes.)");
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(16_654_532_608))
+    );
+    assert!(one("[TRT-LLM] [RANK 1] [E] Failed to initialize executor on rank 1: Executor creation failed due to insufficient GPU memory.").is_gpu_oom);
+
+    // Old XLA, wrapped inside the wording.
+    let message = one("E local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out\nof memory while trying to allocate 5520758552 bytes.");
+    assert_eq!(message.kind, OomKind::XlaResourceExhausted);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(5_520_758_552))
+    );
+    // A human size is not cut at its decimal point.
+    let message = one("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12.00GiB with allocator GPU_0_bfc on device 0.");
+    assert_eq!(message.figures.tried_to_allocate_bytes, gib(12.0));
+    assert_eq!(message.figures.gpu_index, Some(0));
+    // Retried allocations are logged, not failures.
+    assert!(parse_text("W bfc_allocator.cc:371] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.05GiB from the lower end with freed_by_count=0. The caller indicates that this is not a failure, but this may mean that there could be performance gains if more memory were available.").is_empty());
+    assert!(parse_text("E cuda_executor.cc:1365] [0] Failed to allocate device memory of 104.85GiB (112583507968 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory").is_empty());
+    let message = one("W bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.05GiB from the lower end requested by op ");
+    assert_eq!(message.figures.tried_to_allocate_bytes, gib(1.05));
+
+    let message = one("(EngineCore_DP0 pid=563) INFO 12-23 23:34:23 [gpu_worker.py:298] Available KV cache memory: -2.77 GiB");
+    assert_eq!(message.kind, OomKind::VllmNoCacheBlocks);
+    assert!(parse_text("INFO [gpu_worker.py:298] Available KV cache memory: 52.77 GiB").is_empty());
+
+    let message = one("RuntimeError: No executable batch size found, reached zero.");
+    assert!(message.is_gpu_oom);
+    assert!(parse_text(
+        "    raise RuntimeError(\"No executable batch size found, reached zero.\")"
+    )
+    .is_empty());
 }

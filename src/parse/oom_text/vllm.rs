@@ -23,6 +23,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "No available memory for the cache blocks") {
         return Some((Family::VllmNoCacheBlocks, position));
     }
+    // V1 `gpu_worker.py` logs "Available KV cache memory: -2.77 GiB" when the profiled peak
+    // leaves less than nothing of the budget: the same failure before its error is raised.
+    if let Some(position) = super::find(text, "Available KV cache memory: -") {
+        return Some((Family::VllmNoCacheBlocks, position));
+    }
     if let Some(position) = super::find(text, "max seq len") {
         let before = &text[..position];
         let begin = before
