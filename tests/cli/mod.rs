@@ -17,6 +17,7 @@ mod probe;
 mod report;
 mod run;
 mod snapshot;
+mod usage;
 
 /// The oomdoc binary under test, with a clean environment for colour and GPU sources.
 pub fn oomdoc() -> Command {

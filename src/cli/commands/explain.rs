@@ -6,7 +6,7 @@
 //! input held nothing to diagnose (or was empty), 2 when an input could not be read or is not
 //! text.
 
-use std::io::BufRead;
+use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -194,8 +194,28 @@ fn read_chunks(
     Ok(total)
 }
 
+/// What to say on stderr before reading stdin: a terminal there means a person is about to
+/// paste, and would otherwise wait on a silent prompt. Nothing when stdin is a pipe or a file.
+fn paste_prompt(stdin_is_terminal: bool) -> Option<&'static str> {
+    if !stdin_is_terminal {
+        return None;
+    }
+    Some(if cfg!(windows) {
+        "reading stdin: paste the error text or log, then press Ctrl-Z and Enter on an empty line"
+    } else {
+        "reading stdin: paste the error text or log, then press Ctrl-D on an empty line"
+    })
+}
+
 /// Runs `oomdoc explain`.
 pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+    if args.output.format() == Format::Html {
+        return Err(HintedError::new(
+            "`oomdoc explain` writes no HTML report",
+            "use `--format text`, `--format markdown` or `--json`",
+        )
+        .into());
+    }
     let inputs: Vec<PathBuf> = if args.files.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -205,6 +225,9 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
     let mut total = 0u64;
     for path in &inputs {
         let (reader, name) = if path == Path::new("-") {
+            if let Some(prompt) = paste_prompt(std::io::stdin().is_terminal()) {
+                output.note(prompt);
+            }
             (file::stdin(), "<stdin>".to_string())
         } else {
             let reader = file::open(path)?;
@@ -231,10 +254,8 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
             crate::render::explain::json(&report).context("failed to serialise the report")?
         }
         Format::Markdown => crate::render::explain::markdown(&report),
+        // HTML was refused above.
         Format::Text | Format::Html => {
-            if args.output.format() == Format::Html {
-                output.warn("`oomdoc explain` has no HTML format yet; writing text");
-            }
             crate::render::explain::text(&report, Style::new(output.color_for(&args.output)))
         }
     };
@@ -250,6 +271,19 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_terminal_on_stdin_is_told_how_to_end_the_paste() {
+        assert_eq!(paste_prompt(false), None);
+        let prompt = paste_prompt(true).unwrap_or_default();
+        assert!(prompt.starts_with("reading stdin: paste the error text or log"));
+        let end = if cfg!(windows) {
+            "Ctrl-Z and Enter"
+        } else {
+            "Ctrl-D"
+        };
+        assert!(prompt.contains(end), "{prompt}");
+    }
 
     #[test]
     fn binary_sniffing() {

@@ -51,7 +51,7 @@ pub struct RunArgs {
     /// For Python children: record PyTorch memory history and dump a snapshot on OOM into DIR
     #[arg(long)]
     pub torch_snapshot: bool,
-    /// Log lines kept before each OOM in the record (R4)
+    /// Log lines kept before each OOM in the record
     #[arg(long, value_name = "N", default_value_t = crate::analyze::explain::CONTEXT_BEFORE)]
     pub context_lines: u64,
     /// Output options of the closing summary (text on stderr by default; stdout is the child's)
