@@ -507,6 +507,32 @@ fn context_lines_reads_the_log_back() {
     assert!(lines[3..].iter().all(|line| *line >= 7));
 }
 
+/// `--context-lines u64::MAX` once wrapped `line + before` (debug: a panic; release: a window
+/// that held no line): every line before the failure is kept.
+#[test]
+fn context_lines_at_the_largest_value_keeps_every_line() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("context-max");
+    let output = oomdoc()
+        .arg("run")
+        .args(["--context-lines", "18446744073709551615"])
+        .arg("--out")
+        .arg(&directory)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "for i in 1 2 3; do echo line $i; done; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.00 GiB is free.'; exit 1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let record = record(&directory);
+    let block = &record["explain"]["context"][0];
+    assert_eq!(block["failure_line"], 4);
+    assert_eq!(block["lines"][0]["text"], "line 1");
+}
+
 #[test]
 fn third_interrupt_kills_a_child_that_ignores_them() {
     let temp = tempfile::tempdir().unwrap();

@@ -743,7 +743,7 @@ fn context_from_log(
     let wanted = |line: u64| {
         failure_lines
             .iter()
-            .any(|failure| line < *failure && line + before >= *failure)
+            .any(|failure| line < *failure && line.saturating_add(before) >= *failure)
     };
     let mut found: Vec<(u64, String)> = Vec::new();
     let reader = std::io::BufReader::new(File::open(log_path)?);
@@ -769,7 +769,7 @@ fn context_from_log(
                 .unwrap_or(0);
             let mut lines: Vec<serde_json::Value> = found
                 .iter()
-                .filter(|(line, _)| *line < failure && line + before >= failure)
+                .filter(|(line, _)| *line < failure && line.saturating_add(before) >= failure)
                 .map(|(line, text)| serde_json::json!({ "line": line, "text": text }))
                 .collect();
             if let Some(kept) = block.get("lines").and_then(serde_json::Value::as_array) {
