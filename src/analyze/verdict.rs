@@ -276,14 +276,16 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             ),
             _ => "PyTorch refused a request of more than 1 EB: a size computed from an overflowed, negative or garbage dimension, not a real need for memory".to_string(),
         });
-        return Cause::RequestLargerThanGpu;
+        return Cause::SizeOverflow;
     }
+    // A real size larger than the whole card: nothing on this card can serve it.
     if let (Some(tried), Some(total)) = (tried, total) {
         if tried > total {
             builder.fact(format!(
                 "the request ({}) is larger than the card's total capacity ({}) (framework error text): no allocator setting or freed memory can satisfy it on this GPU",
                 gib(tried), gib(total)
             ));
+            return Cause::RequestLargerThanGpu;
         }
     }
 
@@ -815,6 +817,9 @@ fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomMessage) {
             allocator_step(builder, failure);
         }
         Cause::RequestLargerThanGpu => {
+            builder.step("find the allocation in the traceback: one tensor of this size cannot exist on this card; reduce the batch size, sequence length or the dimension that makes it this large, or shard it over several GPUs");
+        }
+        Cause::SizeOverflow => {
             // An overflowed size: smaller batches do not fix it (rule 2).
             builder.step("find the allocation in the traceback and print the shape and dtype it was computed from: a size this large comes from an overflowed, negative or uninitialised dimension (or a wrong element size), so lowering the batch size will not help");
             builder.step("check the inputs that set that dimension (an empty or corrupt sample, a `-1` length, a mismatched config value) and the versions of the library that computes it; rerun with `CUDA_LAUNCH_BLOCKING=1` if the traceback looks unrelated");
@@ -1225,7 +1230,8 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
         .map(|index| format!("GPU {index}"))
         .unwrap_or_else(|| "the GPU".to_string());
     match cause {
-        Cause::RequestLargerThanGpu => format!("one allocation asks for an impossible size on {gpu}: an overflowed or wrong shape, not a lack of memory"),
+        Cause::RequestLargerThanGpu => format!("one allocation asks for more than {gpu} has in total"),
+        Cause::SizeOverflow => format!("one allocation asks for an impossible size on {gpu}: an overflowed or wrong shape, not a lack of memory"),
         Cause::OtherProcessesHoldMemory => format!("{gpu} ran out of memory{where_} because other processes hold the memory that was missing"),
         Cause::FragmentationPlausible => format!("{gpu} ran out of memory{where_}; enough is cached but not in one block — fragmentation is plausible"),
         Cause::WeightsDoNotFit => format!("the weights do not fit on {gpu}"),
@@ -1266,6 +1272,10 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
             format!("Hardware limit: the weights of {model} do not fit on this {total}GPU as configured.{prompt} A setting cannot make them smaller: either spread the model over more GPUs, use a quantized version, or rent a card (or several) whose combined memory exceeds the weights plus about 20% for the KV cache and activations; `oomdoc fit` gives the exact weight size."),
         ),
         Cause::RequestLargerThanGpu => (
+            OwnerClass::Configuration,
+            format!("Configuration error: a single allocation is larger than the whole {total}GPU, so no card of this class could satisfy it.{prompt} The batch size, sequence length or tensor shape that produces it has to change; buying a bigger card only helps if a card exists that is larger than that one allocation."),
+        ),
+        Cause::SizeOverflow => (
             OwnerClass::Configuration,
             format!("Not a hardware limit: a single allocation asks for a size far beyond the whole {total}GPU and beyond any GPU made, which is an overflowed or garbage tensor size.{prompt} No card and no batch size fixes it; the code or input that computes that shape has to be fixed."),
         ),
@@ -1450,7 +1460,7 @@ mod tests {
         // A wrapped size of ~16 EiB (issue text: 17179869183.95 GiB) and one of 127 TiB.
         let failure = pytorch(1.0e9, 23.65, 18.8, 3.15, 0.1);
         let cause = cause_of(&failure, EngineName::Pytorch, Phase::TrainingStep);
-        assert_eq!(cause, Cause::RequestLargerThanGpu);
+        assert_eq!(cause, Cause::SizeOverflow);
         let failure = message(
             OomKind::OtherGpuOom,
             OomFigures {
@@ -1459,15 +1469,15 @@ mod tests {
             },
         );
         let cause = cause_of(&failure, EngineName::Tensorflow, Phase::Unknown);
-        assert_eq!(cause, Cause::RequestLargerThanGpu);
+        assert_eq!(cause, Cause::SizeOverflow);
         // 16 GiB asked of a 15.24 GiB card: too large, but a real allocation.
         let failure = pytorch(16.0, 15.24, 15.09, 0.0, 0.0);
         let cause = cause_of(&failure, EngineName::Pytorch, Phase::Unknown);
-        assert_eq!(cause, Cause::LargeAllocation);
+        assert_eq!(cause, Cause::RequestLargerThanGpu);
         let absurd = message(OomKind::PytorchAbsurdSize, OomFigures::default());
         assert_eq!(
             cause_of(&absurd, EngineName::Pytorch, Phase::Unknown),
-            Cause::RequestLargerThanGpu
+            Cause::SizeOverflow
         );
         assert!(Bytes(GIB) < OVERFLOW_BYTES);
     }

@@ -332,8 +332,11 @@ pub struct AccountingLine {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
-    /// One allocation asks for more than the whole card.
+    /// One allocation asks for more than the whole card (a real size, too large for it).
     RequestLargerThanGpu,
+    /// One allocation asks for a size no GPU has (exabytes, a wrapped or negative dimension):
+    /// an overflow bug, not a lack of memory.
+    SizeOverflow,
     /// Other processes hold the memory that was missing.
     OtherProcessesHoldMemory,
     /// Enough memory is reserved but unallocated: fragmentation is plausible.
@@ -377,6 +380,7 @@ impl Cause {
     pub fn as_str(self) -> &'static str {
         match self {
             Cause::RequestLargerThanGpu => "request_larger_than_gpu",
+            Cause::SizeOverflow => "size_overflow",
             Cause::OtherProcessesHoldMemory => "other_processes_hold_memory",
             Cause::FragmentationPlausible => "fragmentation_plausible",
             Cause::WeightsDoNotFit => "weights_do_not_fit",

@@ -187,7 +187,7 @@ fn coarse_cause(report: &ExplainReport) -> &'static str {
     match report.verdict.cause {
         Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => "other_process",
         Cause::FragmentationPlausible => "fragmentation",
-        Cause::RequestLargerThanGpu => "overflow",
+        Cause::SizeOverflow => "overflow",
         Cause::HostMemory | Cause::IllegalMemoryAccess => "not_gpu",
         Cause::Unknown => "unknown",
         _ => "capacity",
