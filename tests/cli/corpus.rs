@@ -461,3 +461,25 @@ fn label_sizes_are_read_as_binary() {
     assert_eq!(label_bytes(&serde_json::json!(42)), Some(42));
     assert_eq!(label_bytes(&"lots".into()), None);
 }
+
+#[test]
+fn every_text_is_cited() {
+    let readme = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/README.md"),
+    )
+    .unwrap();
+    let missing: Vec<String> = corpus()
+        .into_iter()
+        .filter_map(|(path, label)| {
+            let name = path.file_name()?.to_string_lossy().into_owned();
+            let cited = readme
+                .lines()
+                .any(|line| line.contains(&format!("`{name}`")) && line.contains(&label.source));
+            (!cited).then_some(name)
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not cited in tests/fixtures/README.md (run tests/fixtures/corpus/cite.py): {missing:?}"
+    );
+}
