@@ -1104,6 +1104,8 @@ struct Collected {
     frames: VecDeque<Frame>,
     tracebacks: VecDeque<u64>,
     hints: Vec<(u64, Phase)>,
+    /// Lines that show a stage running, for a failure printed just before them (the last 64).
+    late: VecDeque<(u64, Phase)>,
     ooms: Vec<OomMessage>,
     ooms_total: u64,
     first_failure: Option<FailurePoint>,
@@ -1455,7 +1457,7 @@ impl Explainer {
         };
         if !engine_markers.is_empty() {
             let cleaned: &str = &clean.text;
-            let facts = engine_log::parse_line(cleaned, engine_markers);
+            let facts = engine_log::parse_line_raw(cleaned, &text, engine_markers);
             if !facts.is_empty() {
                 let run = self.collected.segment.id;
                 absorb(
@@ -1663,6 +1665,12 @@ fn absorb(
             collected.hints.push((line_no, phase));
         }
     }
+    if let Some(phase) = facts.late_phase {
+        if collected.late.len() >= 64 {
+            collected.late.pop_front();
+        }
+        collected.late.push_back((line_no, phase));
+    }
     let mut timestamp = None;
     for event in facts.events {
         if event.kind == EventKind::Traceback {
@@ -1782,7 +1790,7 @@ fn materialize(collected: &mut Collected) {
                 let clean = clean_line(&raw);
                 note_prefix_engine(collected, &raw, clean.stream.as_deref(), line);
                 let cleaned: &str = &clean.text;
-                let facts = engine_log::parse_line(cleaned, &markers);
+                let facts = engine_log::parse_line_raw(cleaned, &raw, &markers);
                 if !facts.is_empty() {
                     absorb(
                         collected,
@@ -2047,6 +2055,9 @@ pub fn explain_text(text: &str) -> ExplainReport {
     explainer.finish()
 }
 
+/// How far under a failure's message a line may report its stage (see `Collected::late`).
+const LATE_LINES: u64 = 40;
+
 fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64) -> ExplainReport {
     let primary = collected
         .first_gpu_failure
@@ -2074,11 +2085,23 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
         .iter()
         .copied()
         .find(|(line, _)| primary.is_none_or(|point| line.abs_diff(point.line) <= 400));
+    // A line printed under the failure (within its block: at most LATE_LINES after it) that
+    // shows the stage running: the tqdm bar of the step that failed, a router span or a
+    // webui footer reporting the error.
+    let late = primary.and_then(|point| {
+        let end = failure.map_or(point.line, |message| message.end_line.max(point.line));
+        collected
+            .late
+            .iter()
+            .copied()
+            .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
+    });
     let phase = super::phase::decide(PhaseInputs {
         failure,
         progress,
         frames: &frames,
         hint,
+        late,
     });
 
     let engine_name = choose_engine(collected, failure);

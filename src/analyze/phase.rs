@@ -416,6 +416,18 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("model_to_device", "", W, Move, "lightning"),
     // --- DeepSpeed (runtime/engine.py, runtime/zero/) ---
     r("_configure_distributed_model", "", W, Move, "deepspeed"),
+    // `deepspeed.initialize` builds the engine: optimizer (ZeRO partitions and fp32 master
+    // copies of the weights) before any step runs.
+    r("_configure_optimizer", "deepspeed/", W, Stage, "deepspeed"),
+    r("_configure_zero_optimizer", "", W, Stage, "deepspeed"),
+    r(
+        "_configure_basic_optimizer",
+        "deepspeed/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r("initialize", "deepspeed/__init__.py", W, Stage, "deepspeed"),
     r("_post_init_method", "deepspeed/", W, Stage, "deepspeed"),
     r("step", "deepspeed/runtime", T, Serve, "deepspeed"),
     r("_take_model_step", "", T, Serve, "deepspeed"),
@@ -432,6 +444,11 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("load_gen", "exllamav2/", W, Stage, "exllamav2"),
     r("__init__", "exllamav2/cache.py", K, Stage, "exllamav2"),
     r("generate_simple", "", I, Serve, "exllamav2"),
+    // --- text-generation-webui (modules/ui_model_menu.py, modules/models.py) ---
+    r("load_model_wrapper", "", W, Stage, "text-generation-webui"),
+    // --- MLC-LLM (python/mlc_chat/chat_module.py: `_reload` loads the model library and weights) ---
+    r("_reload", "mlc_chat/", W, Stage, "mlc_llm"),
+    r("_reload", "mlc_llm/", W, Stage, "mlc_llm"),
     // --- TensorRT-LLM (runtime/model_runner*.py, runtime/generation.py, _torch/pyexecutor) ---
     r("from_dir", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
     r("from_engine", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
@@ -478,6 +495,17 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("sample", "comfy/", I, Serve, "comfyui"),
     r("decode", "comfy/sd.py", I, Serve, "comfyui"),
     r("encode", "comfy/sd.py", I, Serve, "comfyui"),
+    // comfy/model_patcher.py: `ModelPatcher.load` / `patch_model` move (and patch) the weights
+    // onto the GPU; `patch_weight_to_device` one weight. ComfyUI loads lazily, so these run
+    // under a sampler node and decide over it.
+    r("patch_weight_to_device", "", W, Stage, "comfyui"),
+    r("load", "comfy/model_patcher.py", W, Stage, "comfyui"),
+    r("patch_model", "comfy/model_patcher.py", W, Stage, "comfyui"),
+    // Fooocus ships ComfyUI's backend renamed (`backend/headless/fcbh/`, later `ldm_patched/`).
+    r("decode", "fcbh/sd.py", I, Serve, "fooocus"),
+    r("encode", "fcbh/sd.py", I, Serve, "fooocus"),
+    r("decode", "ldm_patched/modules/sd.py", I, Serve, "fooocus"),
+    r("encode", "ldm_patched/modules/sd.py", I, Serve, "fooocus"),
 ];
 
 /// The rule for a frame, if any (paths are compared with `/` separators).
@@ -599,6 +627,10 @@ pub struct PhaseInputs<'a> {
     pub frames: &'a [Frame],
     /// An explicit phase line (vLLM ≥0.14 `Failed to load model - not enough GPU memory`).
     pub hint: Option<(u64, Phase)>,
+    /// A line printed just under the failure that shows the stage running (a progress bar
+    /// redrawn under the traceback, a router span, a footer); used when nothing before the
+    /// failure shows it.
+    pub late: Option<(u64, Phase)>,
 }
 
 /// Decides `failed_in`, `last_completed`, `server_was_ready` with evidence.
@@ -685,6 +717,15 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ),
         )
     });
+    let from_late = inputs.late.map(|(line, phase)| {
+        (
+            phase,
+            format!(
+                "line {line}: printed under the failure, it shows {} running",
+                phase.as_str()
+            ),
+        )
+    });
     let from_serving = match (server_was_ready, progress.in_progress) {
         (Some(true), None) => Some((
             Phase::Inference,
@@ -699,6 +740,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         .or(from_message)
         .or(from_frames)
         .or(from_progress)
+        .or(from_late)
         .or(from_wrapper)
         .or(from_serving);
     let failed_in = match decided {
@@ -793,6 +835,7 @@ mod tests {
             progress: &Progress::default(),
             frames: &frames,
             hint: None,
+            late: None,
         });
         assert_eq!(report.failed_in, Phase::Profiling);
         assert_eq!(report.prompt_can_be_cause, Some(false));
@@ -812,6 +855,7 @@ mod tests {
             progress: &progress,
             frames: &frames,
             hint: None,
+            late: None,
         });
         assert_eq!(report.failed_in, Phase::KvCacheAlloc);
         assert_eq!(report.last_completed, Some(Phase::Profiling));
@@ -828,6 +872,7 @@ mod tests {
             progress: &progress,
             frames: &[],
             hint: None,
+            late: None,
         });
         assert_eq!(report.failed_in, Phase::TrainingStep);
         assert_eq!(report.last_completed, Some(Phase::TrainingStep));
@@ -840,6 +885,7 @@ mod tests {
             progress: &Progress::default(),
             frames: &[frame(1, "forward", "/x/model.py")],
             hint: None,
+            late: None,
         });
         assert_eq!(report.failed_in, Phase::Unknown);
         assert_eq!(report.server_was_ready, None);
@@ -856,6 +902,7 @@ mod tests {
             progress: &progress,
             frames: &[],
             hint: None,
+            late: None,
         });
         assert_eq!(report.failed_in, Phase::Inference);
         assert_eq!(report.server_was_ready, Some(true));
@@ -868,6 +915,7 @@ mod tests {
             progress: &Progress::default(),
             frames,
             hint: None,
+            late: None,
         });
         (report.failed_in, report.evidence)
     }
@@ -988,6 +1036,7 @@ mod tests {
             progress: &progress,
             frames: &frames,
             hint: None,
+            late: None,
         });
         assert_eq!(report.failed_in, Phase::CudaGraphCapture);
     }

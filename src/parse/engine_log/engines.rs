@@ -18,6 +18,7 @@
 
 use super::common::{has, word_after};
 use super::{rule, Certainty, LineFacts, Rule};
+use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
@@ -107,8 +108,16 @@ fn comfyui(text: &str, facts: &mut LineFacts) {
     }
 }
 
-fn automatic1111(_text: &str, facts: &mut LineFacts) {
+fn automatic1111(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Automatic1111, Certainty::Strong);
+    if has(text, "Stable diffusion model failed to load") {
+        // `modules/sd_models.py` `load_model` failed (webui prints it and exits).
+        facts.failed_phase_hint = Some(Phase::WeightsLoad);
+    } else {
+        // The footer `wrap_gradio_call` (`modules/call_queue.py`) appends to a generation's
+        // output: the failure it follows happened while generating.
+        facts.late_phase = Some(Phase::Inference);
+    }
 }
 
 fn bfc_allocator(text: &str, facts: &mut LineFacts) {
@@ -139,6 +148,7 @@ fn package_path(text: &str, facts: &mut LineFacts) {
         }
         rest = &tail["-packages".len()..];
     }
+    super::training::pytest_frame(text, facts);
 }
 
 /// How high an engine sits in the stack a user runs: an application or serving engine (4–5)

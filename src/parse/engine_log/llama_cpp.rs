@@ -28,6 +28,11 @@ pub(super) const RULES: &[Rule] = &[
     rule("build: ", build),
     rule("launch_slot_", slot),
     rule("ggml_cuda_init: found", device_init),
+    // ollama's Go runner panics with its goroutine stack:
+    // `github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph(0xc…)`.
+    rule(").reserveWorstCaseGraph(", ollama_reserve_frame),
+    // koboldcpp (`gpttype_adapter.cpp`): `Processing Prompt [BLAS] (3584 / 5525 tokens)`.
+    rule("Processing Prompt", kobold_prompt),
     rule("msg=\"starting llama server\"", ollama_start),
     rule("msg=\"Listening on ", ollama_listening),
     rule("llama runner started in", ollama_runner_started),
@@ -355,6 +360,24 @@ fn load_tensors(_text: &str, facts: &mut LineFacts) {
     );
 }
 
+/// A frame of the panicking goroutine in ollama's runner (`runner/ollamarunner/runner.go`
+/// `reserveWorstCaseGraph`: builds and reserves the worst-case compute graph at load).
+fn ollama_reserve_frame(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Ollama, Certainty::Strong);
+    facts.failed_phase_hint = Some(Phase::Profiling);
+}
+
+/// koboldcpp's prompt-processing progress: a generate request is being served.
+fn kobold_prompt(text: &str, facts: &mut LineFacts) {
+    if text.contains(" tokens)") {
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::parse_line_scan;
@@ -383,5 +406,16 @@ mod tests {
         let facts =
             parse_line_scan("build: 4369 (2e2f8f09) with cc (GCC) 13.2.0 for x86_64-linux-gnu");
         assert_eq!(facts.engine_version.as_deref(), Some("b4369 (2e2f8f09)"));
+    }
+
+    #[test]
+    fn ollama_goroutine_and_kobold_prompt() {
+        use crate::model::explain::{EventKind, Phase};
+        let facts = parse_line_scan(
+            "github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph(0xc00054e000)",
+        );
+        assert_eq!(facts.failed_phase_hint, Some(Phase::Profiling));
+        let facts = parse_line_scan("Processing Prompt [BLAS] (3584 / 5525 tokens)");
+        assert!(facts.events.iter().any(|e| e.kind == EventKind::Request));
     }
 }

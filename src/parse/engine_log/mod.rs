@@ -113,6 +113,9 @@ pub struct LineFacts {
     pub frame: Option<(String, String)>,
     /// The line says explicitly which phase failed (vLLM ≥0.14 "Failed to load model").
     pub failed_phase_hint: Option<Phase>,
+    /// The stage the line shows running, counted for a failure printed just before it (a
+    /// progress bar redrawn under the traceback, a router span or footer reporting the error).
+    pub late_phase: Option<Phase>,
 }
 
 impl LineFacts {
@@ -342,6 +345,16 @@ pub fn parse_line(text: &str, marker_indices: &[usize]) -> LineFacts {
             done_extra.push(handler_index);
         }
         (table.handlers[handler_index])(text, &mut facts);
+    }
+    facts
+}
+
+/// [`parse_line`] on the cleaned line, plus what only the raw line keeps: the Jupyter arrow
+/// (`----> 1 out = model.generate(…)`) that cleaning removes as notebook junk names the call.
+pub fn parse_line_raw(cleaned: &str, raw: &str, marker_indices: &[usize]) -> LineFacts {
+    let mut facts = parse_line(cleaned, marker_indices);
+    if facts.frame.is_none() && cleaned.len() != raw.len() && raw.contains("---> ") {
+        training::jupyter_call(raw, &mut facts);
     }
     facts
 }

@@ -24,6 +24,7 @@ pub(super) const RULES: &[Rule] = &[
     rule(": Connected", connected),
     rule("failed to start", failed),
     rule("Webserver Crashed", failed),
+    rule("batch{batch_size=", router_span),
     rule("Shard complete standard error output", failed),
     rule("Commit sha:", runtime_env),
     rule("Docker label:", runtime_env),
@@ -175,6 +176,20 @@ fn failed(text: &str, facts: &mut LineFacts) {
     if has(text, "Shard") || has(text, "Webserver") {
         tgi(facts);
         facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
+    }
+    // launcher/src/main.rs: `Shard {rank} failed to start` (`ShardCannotStart`): the shard
+    // process died before it reported ready, i.e. during its start-up.
+    if has(text, "Shard") && has(text, "failed to start") {
+        facts.late_phase = Some(Phase::Startup);
+    }
+}
+
+/// Router tracing spans of the batching task (`router/src/infer.rs` / `backends/v3/src/backend.rs`
+/// `#[instrument] prefill` / `decode` inside `batch{batch_size=…}`): a served batch failed.
+fn router_span(text: &str, facts: &mut LineFacts) {
+    if has(text, "}:prefill") || has(text, "}:decode") {
+        tgi(facts);
+        facts.late_phase = Some(Phase::Inference);
     }
 }
 

@@ -23,6 +23,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("[deepspeed]", deepspeed),
     rule("torch.distributed.elastic", torchrun),
     rule("'loss': ", training_step),
+    rule(": loss ", litgpt_step),
     rule("PyTorch version", versions),
     rule("Torch version", versions),
     rule("torch==", versions),
@@ -121,7 +122,7 @@ fn ipython7_frame(text: &str, facts: &mut LineFacts) {
 /// Jupyter/IPython's arrow on the line that made the call: `----> 1 out = model.generate(**x)`.
 /// The called function counts as a frame (the cell's call is often all a pasted notebook
 /// traceback keeps); its file is `<call>` so path-qualified rules never match it.
-fn jupyter_call(text: &str, facts: &mut LineFacts) {
+pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
     let Some(rest) = after(text, "---> ") else {
         return;
     };
@@ -201,11 +202,61 @@ fn progress_bar_step(text: &str, facts: &mut LineFacts) {
     .iter()
     .any(|word| has(text, word));
     if bar && !evaluation {
-        facts.event(
-            EventKind::TrainingStep,
-            Phase::TrainingStep,
-            EventFigures::default(),
-        );
+        step(facts);
+    }
+}
+
+/// A training step ran; printed under a failure, it is the step that failed (tqdm redraws
+/// its bar when the exception closes it, after the traceback).
+fn step(facts: &mut LineFacts) {
+    facts.event(
+        EventKind::TrainingStep,
+        Phase::TrainingStep,
+        EventFigures::default(),
+    );
+    facts.late_phase = Some(Phase::TrainingStep);
+}
+
+/// LitGPT's fine-tuning and pre-training scripts (`litgpt/finetune/*.py`, `litgpt/pretrain.py`
+/// `fit`): `iter 3436 step 53: loss 2.9911, iter time: 400.10ms` (newer: `iter 5 | step 1: loss`).
+fn litgpt_step(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("iter ") else {
+        return;
+    };
+    let rest = &text[at + "iter ".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = rest[digits..].trim_start_matches(" |");
+    if digits == 0 || !rest.starts_with(" step ") {
+        return;
+    }
+    let rest = &rest[" step ".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest[digits..].starts_with(": loss ") {
+        step(facts);
+    }
+}
+
+/// A pytest frame: `.venv/lib/python3.14/site-packages/transformers/trainer.py:1412: in train`
+/// (pytest's `--tb=long`/`auto` report; the location line precedes the source lines).
+pub(super) fn pytest_frame(text: &str, facts: &mut LineFacts) {
+    let Some(at) = memchr::memmem::find(text.as_bytes(), b": in ") else {
+        return;
+    };
+    let head = text[..at].trim_start();
+    let Some((file, line)) = head.rsplit_once(':') else {
+        return;
+    };
+    if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) || !file.ends_with(".py") {
+        return;
+    }
+    if file.contains(char::is_whitespace) {
+        return;
+    }
+    let rest = &text[at + ": in ".len()..];
+    if let Some(function) = function_name(rest) {
+        if function.len() == rest.trim_end().len() {
+            push_frame(facts, function, file);
+        }
     }
 }
 
@@ -224,11 +275,7 @@ fn torchrun(_text: &str, facts: &mut LineFacts) {
 fn training_step(text: &str, facts: &mut LineFacts) {
     if has(text, "'epoch'") || has(text, "'learning_rate'") {
         facts.engine(EngineName::Transformers, Certainty::Weak);
-        facts.event(
-            EventKind::TrainingStep,
-            Phase::TrainingStep,
-            EventFigures::default(),
-        );
+        step(facts);
     }
 }
 
@@ -377,5 +424,17 @@ mod tests {
             "Validation DataLoader 0:  50%|█████     | 5/10 [00:01<00:01,  4.20it/s, val_loss=1.2]"
         ));
         assert!(!step("the loss=0.5 was fine"));
+        assert!(step("iter 3436 step 53: loss 2.9911, iter time: 400.10ms"));
+        assert!(step("iter 12 | step 3: loss 1.5000, iter time: 80.00 ms"));
+        assert!(!step("iter 3436: loss 2.9911"));
+    }
+
+    #[test]
+    fn pytest_frames() {
+        assert_eq!(
+            frame_of("  .venv/lib/python3.14/site-packages/transformers/trainer.py:1742: in _inner_training_loop"),
+            pair("_inner_training_loop", ".venv/lib/python3.14/site-packages/transformers/trainer.py")
+        );
+        assert_eq!(frame_of("see site-packages/x.py:12: in the docs"), None);
     }
 }

@@ -64,6 +64,13 @@ pub(super) const RULES: &[Rule] = &[
     rule("Engine core initialization failed", shutdown),
     rule("WorkerProc failed to start", shutdown),
     rule("Failed to load model - not enough GPU memory", load_failed),
+    // V0 `executor/multiproc_worker_utils.py` `_run_worker_process`: "Exception in worker %s
+    // while processing method %s." — the worker method that raised.
+    rule("while processing method load_model", worker_method_failed),
+    rule(
+        "while processing method determine_num_available_blocks",
+        worker_method_failed,
+    ),
     rule("\"POST /v1/", request),
     rule("\"POST /generate", request),
     rule("Received request ", request),
@@ -457,6 +464,15 @@ fn server_ready(_text: &str, facts: &mut LineFacts) {
 
 fn shutdown(_text: &str, facts: &mut LineFacts) {
     facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
+}
+
+fn worker_method_failed(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    if has(text, "method load_model") {
+        facts.failed_phase_hint = Some(Phase::WeightsLoad);
+    } else if has(text, "method determine_num_available_blocks") {
+        facts.failed_phase_hint = Some(Phase::Profiling);
+    }
 }
 
 fn load_failed(_text: &str, facts: &mut LineFacts) {
