@@ -182,6 +182,8 @@ pub struct LogOrigin {
     pub pod: Option<String>,
     /// Container name (Kubernetes) or the first 12 hex digits of a docker container id.
     pub container: Option<String>,
+    /// The pod's UID (`/var/log/pods` paths only), to match processes' cgroups.
+    pub pod_uid: Option<String>,
 }
 
 /// The pod, namespace and container a log path names:
@@ -203,11 +205,12 @@ pub fn origin_from_path(path: &Path) -> LogOrigin {
             parts.get(index + 3),
         ) {
             let fields: Vec<&str> = pod_dir.split('_').collect();
-            if let [namespace, pod, _uid] = fields[..] {
+            if let [namespace, pod, uid] = fields[..] {
                 return LogOrigin {
                     namespace: Some(namespace.to_string()),
                     pod: Some(pod.to_string()),
                     container: Some(container.to_string()),
+                    pod_uid: Some(uid.to_string()),
                 };
             }
         }
@@ -223,6 +226,7 @@ pub fn origin_from_path(path: &Path) -> LogOrigin {
                             namespace: Some(namespace.to_string()),
                             pod: Some(pod.to_string()),
                             container: Some(container.to_string()),
+                            pod_uid: None,
                         };
                     }
                 }
@@ -243,6 +247,52 @@ pub fn origin_from_path(path: &Path) -> LogOrigin {
         }
     }
     LogOrigin::default()
+}
+
+/// What a process's `/proc/<pid>/cgroup` says about its container.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CgroupOrigin {
+    /// The Kubernetes pod UID (dashes restored when the systemd driver wrote `_`).
+    pub pod_uid: Option<String>,
+    /// A docker container's short id (12 hex digits), outside Kubernetes.
+    pub docker_container: Option<String>,
+}
+
+/// Reads the pod UID or docker container from cgroup text: kubelet's cgroupfs driver
+/// (`/kubepods/burstable/pod<uid>/<id>`), its systemd driver
+/// (`kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope`), docker
+/// (`/docker/<id>`, `docker-<id>.scope`).
+pub fn origin_from_cgroup(text: &str) -> CgroupOrigin {
+    let mut origin = CgroupOrigin::default();
+    for line in text.lines() {
+        let path = line.splitn(3, ':').nth(2).unwrap_or_default();
+        for part in path.split('/') {
+            let part = part.strip_suffix(".slice").unwrap_or(part);
+            if let Some(index) = part.rfind("pod") {
+                let uid = part[index + 3..].replace('_', "-");
+                if uid.len() == 36
+                    && uid
+                        .bytes()
+                        .all(|byte| byte.is_ascii_hexdigit() || byte == b'-')
+                {
+                    origin.pod_uid = Some(uid);
+                }
+            }
+            let id = part
+                .strip_prefix("docker-")
+                .and_then(|rest| rest.strip_suffix(".scope"))
+                .or_else(|| path.contains("/docker/").then_some(part));
+            if let Some(id) = id {
+                if id.len() == 64 && id.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+                    origin.docker_container = Some(id[..12].to_string());
+                }
+            }
+        }
+    }
+    if origin.pod_uid.is_some() {
+        origin.docker_container = None;
+    }
+    origin
 }
 
 #[cfg(test)]
@@ -305,6 +355,33 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
         decoder.push(b"\nafter\n", &mut out);
         assert!(out.ends_with(b"x\nafter\n"));
         assert_eq!(out.len(), MAX_RECORD_BYTES + "\nafter\n".len());
+    }
+
+    #[test]
+    fn origins_from_cgroups() {
+        let id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        let uid = "0c8f1e2a-1b2c-4d5e-8f90-123456789abc";
+        let systemd = format!(
+            "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{}.slice/cri-containerd-{id}.scope\n",
+            uid.replace('-', "_")
+        );
+        assert_eq!(origin_from_cgroup(&systemd).pod_uid.as_deref(), Some(uid));
+        let cgroupfs = format!("12:memory:/kubepods/burstable/pod{uid}/{id}\n");
+        assert_eq!(origin_from_cgroup(&cgroupfs).pod_uid.as_deref(), Some(uid));
+        let docker = format!("0::/system.slice/docker-{id}.scope\n");
+        assert_eq!(
+            origin_from_cgroup(&docker).docker_container.as_deref(),
+            Some("0123456789ab")
+        );
+        let v1 = format!("4:devices:/docker/{id}\n");
+        assert_eq!(
+            origin_from_cgroup(&v1).docker_container.as_deref(),
+            Some("0123456789ab")
+        );
+        assert_eq!(
+            origin_from_cgroup("0::/user.slice/session-1.scope\n"),
+            CgroupOrigin::default()
+        );
     }
 
     #[test]

@@ -222,3 +222,41 @@ fn an_unreadable_replay_file_is_an_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(super::stderr(&output).contains("cannot read the GPU replay file"));
 }
+
+#[test]
+fn from_start_reads_a_docker_json_log_history() {
+    let directory = tempfile::tempdir().unwrap();
+    let id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    let container = directory.path().join("containers").join(id);
+    std::fs::create_dir_all(&container).unwrap();
+    let mut records = String::new();
+    for line in format!("{STARTUP}{FAILURE}INFO 04-02 21:44:00 launcher.py:1] Shutting down\n")
+        .split_inclusive('\n')
+    {
+        records.push_str(
+            &serde_json::json!({"log": line, "stream": "stderr", "time": "2026-11-29T12:00:00.1Z"})
+                .to_string(),
+        );
+        records.push('\n');
+    }
+    std::fs::write(container.join(format!("{id}-json.log")), records).unwrap();
+    let pattern = format!("{}/containers/*/*-json.log", directory.path().display());
+    let gpus = fixture("gpus/synthetic-2xh200.json");
+    let exporter = start(&[
+        "--follow",
+        &pattern,
+        "--from-start",
+        "--gpu-from",
+        gpus.to_str().unwrap(),
+    ]);
+    let metrics = wait_for(&exporter, "the OOM counter", |metrics| {
+        oom_count(metrics) == 1
+    });
+    assert!(
+        metrics.contains(
+            "engine=\"vllm\",UUID=\"\",namespace=\"\",pod=\"\",container=\"0123456789ab\""
+        ),
+        "{metrics}"
+    );
+    check_with_promtool(&metrics);
+}

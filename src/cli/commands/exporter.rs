@@ -7,7 +7,7 @@
 //! lock is held only to copy counters, so a slow or flooding log never delays a scrape.
 //! SIGTERM and SIGINT stop both cleanly.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +23,7 @@ use crate::cli::ExitStatus;
 use crate::env_vars;
 use crate::model::exporter::LogLabels;
 use crate::model::machine::Inventory;
-use crate::parse::container_log::{origin_from_path, LineDecoder};
+use crate::parse::container_log::{origin_from_cgroup, origin_from_path, LineDecoder};
 use crate::render::redact::Redactor;
 use crate::source::follow::{FollowEvent, Follower};
 use crate::source::gpu::{self, GpuSource};
@@ -77,7 +77,8 @@ pub fn run(args: ExporterArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     };
     let source = Arc::new(Mutex::new(source));
     let state = Arc::new(Mutex::new(ExporterState::new(usize::from(args.events))));
-    let last_inventory: Arc<Mutex<Option<Inventory>>> = Arc::new(Mutex::new(None));
+    let last_inventory: Arc<Mutex<Option<Scraped>>> = Arc::new(Mutex::new(None));
+    let pods: Arc<Mutex<Pods>> = Arc::new(Mutex::new(BTreeMap::new()));
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, Arc::clone(&stop))
@@ -99,6 +100,7 @@ pub fn run(args: ExporterArgs, output: &mut Output) -> anyhow::Result<ExitStatus
         let state = Arc::clone(&state);
         let stop = Arc::clone(&stop);
         let last_inventory = Arc::clone(&last_inventory);
+        let pods = Arc::clone(&pods);
         let mut follower = Follower::new(args.follow.clone(), args.from_start);
         let poll = Duration::from_millis(args.poll_ms.clamp(10, 60_000));
         let redactor = {
@@ -112,6 +114,7 @@ pub fn run(args: ExporterArgs, output: &mut Output) -> anyhow::Result<ExitStatus
                     &mut follower,
                     &state,
                     &last_inventory,
+                    &pods,
                     &redactor,
                     &stop,
                     poll,
@@ -135,6 +138,7 @@ pub fn run(args: ExporterArgs, output: &mut Output) -> anyhow::Result<ExitStatus
             &source,
             &state,
             &last_inventory,
+            &pods,
         );
         // A client that hung up is its own problem.
         let _ = request.respond(response);
@@ -147,13 +151,63 @@ pub fn run(args: ExporterArgs, output: &mut Output) -> anyhow::Result<ExitStatus
 
 type Response = tiny_http::Response<std::io::Cursor<Vec<u8>>>;
 
+/// The last scrape's inventory and the containers of its processes.
+type Scraped = (Inventory, BTreeMap<u32, LogLabels>);
+
+/// Pod UID → the containers whose logs are followed (from `/var/log/pods` paths).
+type Pods = BTreeMap<String, BTreeSet<LogLabels>>;
+
+/// The container of each GPU process, from `/proc/<pid>/cgroup` (host PIDs: the exporter
+/// needs the host PID namespace) and the pods whose logs are followed.
+fn process_origins(inventory: &Inventory, pods: &Pods) -> BTreeMap<u32, LogLabels> {
+    let mut origins = BTreeMap::new();
+    for process in inventory
+        .devices
+        .iter()
+        .flat_map(|device| &device.processes)
+    {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{}/cgroup", process.pid)) else {
+            continue;
+        };
+        let cgroup = origin_from_cgroup(&text);
+        let labels = if let Some(uid) = &cgroup.pod_uid {
+            let Some(containers) = pods.get(uid) else {
+                continue;
+            };
+            let Some(first) = containers.first() else {
+                continue;
+            };
+            LogLabels {
+                namespace: first.namespace.clone(),
+                pod: first.pod.clone(),
+                // Which of several containers holds the process, the cgroup does not name.
+                container: if containers.len() == 1 {
+                    first.container.clone()
+                } else {
+                    String::new()
+                },
+            }
+        } else if let Some(id) = cgroup.docker_container {
+            LogLabels {
+                container: id,
+                ..LogLabels::default()
+            }
+        } else {
+            continue;
+        };
+        origins.insert(process.pid, labels);
+    }
+    origins
+}
+
 fn respond(
     method: &tiny_http::Method,
     url: &str,
     hostname: &str,
     source: &Mutex<Option<Box<dyn GpuSource>>>,
     state: &Mutex<ExporterState>,
-    last_inventory: &Mutex<Option<Inventory>>,
+    last_inventory: &Mutex<Option<Scraped>>,
+    pods: &Mutex<Pods>,
 ) -> Response {
     let path = url.split('?').next().unwrap_or(url);
     if !matches!(method, tiny_http::Method::Get | tiny_http::Method::Head) {
@@ -164,10 +218,16 @@ fn respond(
             let inventory = lock(source)
                 .as_mut()
                 .and_then(|source| source.inventory().ok());
-            if let Some(inventory) = &inventory {
-                *lock(last_inventory) = Some(inventory.clone());
-            }
-            let metrics = lock(state).metrics(hostname, inventory, BTreeMap::new());
+            let origins = match &inventory {
+                Some(inventory) => {
+                    let pods = lock(pods).clone();
+                    let origins = process_origins(inventory, &pods);
+                    *lock(last_inventory) = Some((inventory.clone(), origins.clone()));
+                    origins
+                }
+                None => BTreeMap::new(),
+            };
+            let metrics = lock(state).metrics(hostname, inventory, origins);
             text(
                 200,
                 &crate::render::prometheus::render(&metrics),
@@ -224,7 +284,8 @@ struct FileState {
 fn follow_logs(
     follower: &mut Follower,
     state: &Mutex<ExporterState>,
-    last_inventory: &Mutex<Option<Inventory>>,
+    last_inventory: &Mutex<Option<Scraped>>,
+    pods: &Mutex<Pods>,
     redactor: &Redactor,
     stop: &AtomicBool,
     poll: Duration,
@@ -240,6 +301,9 @@ fn follow_logs(
                     pod: origin.pod.unwrap_or_default(),
                     container: origin.container.unwrap_or_default(),
                 };
+                if let Some(uid) = origin.pod_uid {
+                    lock(pods).entry(uid).or_default().insert(labels.clone());
+                }
                 files.insert(
                     path.to_path_buf(),
                     FileState {
@@ -293,12 +357,19 @@ fn follow_logs(
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |elapsed| elapsed.as_secs_f64());
-        let inventory = lock(last_inventory).clone();
+        let scraped = if failures.is_empty() {
+            None
+        } else {
+            lock(last_inventory).clone()
+        };
         let mut documents = Vec::new();
         for mut failure in failures {
-            failure.labels.uuid =
-                failure_gpu(inventory.as_ref(), &failure.labels.origin, &BTreeMap::new())
-                    .unwrap_or_default();
+            failure.labels.uuid = scraped
+                .as_ref()
+                .and_then(|(inventory, origins)| {
+                    failure_gpu(Some(inventory), &failure.labels.origin, origins)
+                })
+                .unwrap_or_default();
             let mut report = serde_json::to_value(&failure.report).unwrap_or_default();
             redactor.value(&mut report);
             let document = serde_json::json!({
