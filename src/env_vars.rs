@@ -33,3 +33,6 @@ pub const HOME: &str = "HOME";
 pub const OOMDOC_API_KEY: &str = "OOMDOC_API_KEY";
 /// The OpenAI client's API key variable, used by `oomdoc probe` when `OOMDOC_API_KEY` is unset.
 pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// The Kubernetes node name (`oomdoc exporter`'s `Hostname` label), set in a DaemonSet from
+/// the downward API (`spec.nodeName`).
+pub const NODE_NAME: &str = "NODE_NAME";

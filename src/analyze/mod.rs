@@ -4,6 +4,7 @@ pub mod accounting;
 pub mod compare;
 pub mod devices;
 pub mod explain;
+pub mod exporter;
 pub mod fit;
 pub mod fragmentation;
 pub mod growth;

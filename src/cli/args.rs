@@ -52,6 +52,9 @@ pub enum Command {
     /// Compare a failing and a working run, inputs apart from outcomes
     #[command(after_help = examples::DIFF)]
     Diff(commands::diff::DiffArgs),
+    /// Serve GPU memory, OOMs found in followed logs and engine startup figures to Prometheus
+    #[command(after_help = examples::EXPORTER)]
+    Exporter(commands::exporter::ExporterArgs),
 }
 
 /// Options of every command.
@@ -199,4 +202,12 @@ Examples:
   oomdoc diff run-failed run-ok --format markdown
                                           As a GitHub comment
   oomdoc diff run-failed run-ok --json    As one JSON document";
+
+    pub const EXPORTER: &str = "\
+Examples:
+  oomdoc exporter                         GPU memory on http://127.0.0.1:9835/metrics
+  oomdoc exporter --listen 0.0.0.0:9835 --follow '/var/log/pods/*/*/*.log'
+                                          Also count the OOMs of every pod on this node
+  oomdoc exporter --follow vllm.log --from-start
+                                          Count the failures already in a log, then follow it";
 }

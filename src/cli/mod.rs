@@ -52,6 +52,7 @@ pub fn run(args: args::Cli, output: &mut Output) -> anyhow::Result<ExitStatus> {
         Command::Probe(command) => commands::probe::run(command, output),
         Command::Report(command) => commands::report::run(command, output),
         Command::Diff(command) => commands::diff::run(command, output),
+        Command::Exporter(command) => commands::exporter::run(command, output),
     }
 }
 

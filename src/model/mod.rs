@@ -7,6 +7,7 @@ pub mod bytes;
 pub mod cards;
 pub mod checkpoint;
 pub mod explain;
+pub mod exporter;
 pub mod failure;
 pub mod machine;
 pub mod measured;

@@ -3,6 +3,7 @@
 pub mod bounded_json;
 pub mod checkpoint;
 pub mod container_env;
+pub mod container_log;
 pub mod engine_log;
 pub mod nvidia_smi;
 pub mod oom_text;

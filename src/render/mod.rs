@@ -8,6 +8,7 @@ pub mod gpus;
 pub mod html;
 pub mod json;
 pub mod probe;
+pub mod prometheus;
 pub mod redact;
 pub mod report;
 pub mod run;

@@ -3,6 +3,7 @@
 
 pub mod checkpoint;
 pub mod file;
+pub mod follow;
 pub mod gpu;
 pub mod process;
 pub mod sampler;

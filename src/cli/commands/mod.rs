@@ -2,6 +2,7 @@
 
 pub mod diff;
 pub mod explain;
+pub mod exporter;
 pub mod fit;
 pub mod gpus;
 pub mod probe;
