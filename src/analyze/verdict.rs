@@ -444,9 +444,11 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             ));
         }
     }
-    if figures.process_in_use_bytes == Some(Bytes::ZERO) {
+    if figures.process_in_use_not_reported() {
+        builder.fact("NVML did not report this process's memory (PyTorch printed its N/A value, 17179869184.00 GiB): the allocator figures are the reliable ones".to_string());
+    } else if figures.process_in_use_bytes == Some(Bytes::ZERO) {
         builder.fact("NVML reported 0 bytes for this process: typical inside a container, where NVML sees host PIDs; the allocator figures below are the reliable ones".to_string());
-    } else if let (Some(process), Some(total)) = (figures.process_in_use_bytes, total) {
+    } else if let (Some(process), Some(total)) = (figures.process_in_use_reported(), total) {
         builder.fact(format!(
             "this process holds {} of the card's {} (NVML figure printed in the error)",
             gib(process),
@@ -544,7 +546,7 @@ fn held_by_process(failure: &OomMessage) -> Option<(Bytes, bool)> {
     let figures = &failure.figures;
     let own = own_process_guess(failure);
     figures
-        .process_in_use_bytes
+        .process_in_use_reported()
         .filter(|bytes| *bytes > Bytes::ZERO && *bytes < NOT_AVAILABLE_THRESHOLD)
         .or_else(|| {
             figures
@@ -611,7 +613,7 @@ fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let figures = &failure.figures;
     let own = own_process_guess(failure);
     let held = figures
-        .process_in_use_bytes
+        .process_in_use_reported()
         .filter(|bytes| *bytes > Bytes::ZERO)
         .or_else(|| {
             figures
@@ -1431,6 +1433,19 @@ mod tests {
         failure.figures.process_in_use_bytes = gib_f(13.94);
         let cause = cause_of(&failure, EngineName::Sglang, Phase::Inference);
         assert_ne!(cause, Cause::OtherProcessesHoldMemory);
+    }
+
+    #[test]
+    fn nvml_not_available_for_this_process_is_no_figure() {
+        let mut failure = pytorch(0.02, 24.0, 0.0, 23.01, 0.12);
+        failure.figures.process_in_use_bytes = Some(OomFigures::NVML_NOT_AVAILABLE);
+        let cause = cause_of(&failure, EngineName::Transformers, Phase::Unknown);
+        assert_eq!(cause, Cause::CapacityExhausted);
+        let lines = crate::analyze::accounting::lines(Some(&failure), &Default::default());
+        assert!(
+            lines.iter().all(|line| line.bytes.get() < 1 << 60),
+            "{lines:?}"
+        );
     }
 
     #[test]
