@@ -382,7 +382,7 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             pids.join(", ")
         ));
         if let (Some(tried), Some(free)) = (tried, free) {
-            if free < tried && free + others >= tried {
+            if short_of(free, tried) && free + others >= tried {
                 builder.fact(format!(
                     "free ({}) + other processes ({}) ≥ request ({}): without them the allocation would have had room",
                     gib(free), gib(others), gib(tried)
@@ -540,6 +540,14 @@ fn headroom(failure: &OomMessage) -> Option<Bytes> {
     }
 }
 
+/// Whether the device-wide free memory could not hold the request: less than it, or within a
+/// few MiB of it (the driver maps whole pages and keeps some for itself, so a 20 MiB segment
+/// fails with 20.38 MiB "free").
+fn short_of(free: Bytes, tried: Bytes) -> bool {
+    const SLACK: u64 = 4 << 20;
+    free.get() < tried.get().saturating_add(SLACK)
+}
+
 /// What this process holds by the message's figures: NVML's `this process has` (or its own
 /// `Process N has` line inside a container), else PyTorch's reserve. The flag says NVML.
 fn held_by_process(failure: &OomMessage) -> Option<(Bytes, bool)> {
@@ -570,7 +578,7 @@ fn held_outside(builder: &mut Builder<'_>, failure: &OomMessage) -> Option<Cause
     let total = figures.total_capacity_bytes?;
     let free = figures.free_bytes?;
     let tried = figures.tried_to_allocate_bytes?;
-    if free >= tried || total == Bytes::ZERO {
+    if !short_of(free, tried) || total == Bytes::ZERO {
         return None;
     }
     let (held, nvml) = held_by_process(failure)?;
@@ -1433,6 +1441,19 @@ mod tests {
         failure.figures.process_in_use_bytes = gib_f(13.94);
         let cause = cause_of(&failure, EngineName::Sglang, Phase::Inference);
         assert_ne!(cause, Cause::OtherProcessesHoldMemory);
+    }
+
+    #[test]
+    fn free_within_a_few_mib_of_the_request_is_not_room() {
+        // SGLang on a 4090: 20.00 MiB asked, 20.38 MiB free, PID 5403 holds 21.69 GiB.
+        let mut failure = pytorch(20.0 / 1024.0, 23.53, 20.38 / 1024.0, 1.34, 0.09);
+        failure.figures.process_in_use_bytes = gib_f(1.81);
+        failure.figures.other_processes = vec![OtherProcess {
+            pid: 5403,
+            in_use_bytes: gib_f(21.69),
+        }];
+        let cause = cause_of(&failure, EngineName::Sglang, Phase::Unknown);
+        assert_eq!(cause, Cause::OtherProcessesHoldMemory);
     }
 
     #[test]

@@ -254,7 +254,23 @@ pub fn layer(name: EngineName) -> u8 {
 /// Whether `new` should replace `old` as the engine of a run: the surer claim wins, then the
 /// higher layer; ties keep the first.
 pub fn outranks(new: (EngineName, Certainty), old: (EngineName, Certainty)) -> bool {
+    // A wrapper's lines, however weak (a compose service `ollama  | `), make the wrapped
+    // engine's lines its own: ollama's runner prints llama.cpp's, Aphrodite vLLM's.
+    if wraps(old.0, new.0) {
+        return false;
+    }
+    if wraps(new.0, old.0) {
+        return true;
+    }
     (new.1, layer(new.0)) > (old.1, layer(old.0))
+}
+
+/// Whether `outer` runs `inner` and prints its lines.
+fn wraps(outer: EngineName, inner: EngineName) -> bool {
+    matches!(
+        (outer, inner),
+        (EngineName::Ollama, EngineName::Llamacpp) | (EngineName::Aphrodite, EngineName::Vllm)
+    )
 }
 
 /// The engine a source path belongs to (a traceback frame, a warning's path, a C++ source
@@ -597,6 +613,14 @@ mod tests {
         assert!(outranks(
             (EngineName::Ollama, Certainty::Banner),
             (EngineName::Llamacpp, Certainty::Banner)
+        ));
+        assert!(!outranks(
+            (EngineName::Llamacpp, Certainty::Strong),
+            (EngineName::Ollama, weak)
+        ));
+        assert!(outranks(
+            (EngineName::Aphrodite, weak),
+            (EngineName::Vllm, Certainty::Strong)
         ));
         assert!(!outranks(
             (EngineName::Pytorch, weak),

@@ -59,7 +59,11 @@ pub(super) const RULES: &[Rule] = &[
 /// A llama.cpp function's line: llama.cpp, unless the line shows it runs inside ollama (a
 /// model under `~/.ollama/models`, a backend under `lib/ollama/`).
 fn llama_function(text: &str, facts: &mut LineFacts) {
-    if has(text, "/.ollama/") || has(text, "/ollama/") || has(text, "\\ollama\\") {
+    if has(text, "/.ollama/")
+        || has(text, "/ollama/")
+        || has(text, "\\ollama\\")
+        || has(text, ".ollama\\")
+    {
         facts.engine(EngineName::Ollama, Certainty::Strong);
     } else {
         llama(facts);
