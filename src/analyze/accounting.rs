@@ -51,6 +51,7 @@ pub fn reserved_total(message: &OomMessage) -> Option<(Bytes, bool)> {
 /// process's whole PyTorch reserve, and the least above it, is most likely this process.
 pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
     let figures = &message.figures;
+    // Printed, even as NVML's N/A: PyTorch recognised this process, the `Process N` are others.
     if figures.process_in_use_bytes.is_some() {
         return None;
     }
@@ -124,7 +125,8 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
                 "the cap set with torch.cuda.set_per_process_memory_fraction",
             ));
         }
-        if let Some(bytes) = figures.process_in_use_bytes {
+        // NVML's N/A sentinel is no figure: the verdict's evidence says it was not reported.
+        if let Some(bytes) = figures.process_in_use_reported() {
             lines.push(line("process_in_use", bytes, framework, false,
                 "NVML's figure for this process (printed inside the error): all PyTorch reserved plus CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers and other allocators"));
         }
@@ -150,7 +152,8 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
             lines.push(line("reserved_unallocated", bytes, framework, false,
                 "held by the caching allocator but not used by tensors: reusable by this process only; large values make fragmentation plausible but do not prove it (a memory snapshot does)"));
         }
-        if let (Some(process), Some((reserved, _))) = (figures.process_in_use_bytes, reserved) {
+        if let (Some(process), Some((reserved, _))) = (figures.process_in_use_reported(), reserved)
+        {
             if process >= reserved {
                 lines.push(line("non_pytorch", process.saturating_sub(reserved), framework, true,
                     "this process's memory outside PyTorch's allocator: CUDA context, cuBLAS workspaces, NCCL, other libraries (process in use − reserved)"));

@@ -106,8 +106,8 @@ const ANCHORS: &[&str] = &[
     "t re",
     "Maxi",
     "LLOC",
-    " lef",
-    "-sid",
+    // `No space left on device`, `device-side assert triggered` (once " lef" and "-sid").
+    "vice",
     "esou",
     "loss",
     "POST",
@@ -119,6 +119,8 @@ const ANCHORS: &[&str] = &[
     "emor",
     "trac",
     ": Co",
+    "poch",
+    "impo",
 ];
 /// The length of every anchor.
 const ANCHOR_LEN: usize = 4;
@@ -2240,6 +2242,13 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
     if let Some(hint) = failure.and_then(|message| message.engine_hint) {
         offer(hint, Certainty::Weak);
     }
+    // A later message of the same failure may name the engine the first one does not (TGI's
+    // router relays the shard's "Server error: CUDA out of memory" after the shard's traceback).
+    for message in collected.ooms.iter() {
+        if let Some(hint) = message.engine_hint {
+            offer(hint, Certainty::Weak);
+        }
+    }
     if let Some((name, _)) = best {
         return name;
     }
@@ -2257,6 +2266,8 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
                     | OomKind::CudaMallocAsync
             )
             || m.text.contains("TORCH_USE_CUDA_DSA")
+            // c10's host allocator (`[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator`).
+            || m.text.contains("DefaultCPUAllocator")
             || m.text.contains("_ALLOC_CONF")
     });
     if torch {

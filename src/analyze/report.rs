@@ -1119,7 +1119,11 @@ fn oom_figures(record: &RunRecordView) -> (Vec<Figure>, Vec<Figure>) {
         ("tried to allocate", oom.tried_to_allocate_bytes),
         ("total capacity", oom.total_capacity_bytes),
         ("free", oom.free_bytes),
-        ("this process has in use", oom.process_in_use_bytes),
+        // NVML's N/A sentinel (`u64::MAX`, printed as 17179869184.00 GiB) is no figure.
+        (
+            "this process has in use",
+            oom.process_in_use_bytes.filter(|bytes| *bytes != u64::MAX),
+        ),
         ("allocated by PyTorch", oom.allocated_by_pytorch_bytes),
         (
             "reserved by PyTorch but unallocated",

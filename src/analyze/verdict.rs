@@ -384,7 +384,7 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             pids.join(", ")
         ));
         if let (Some(tried), Some(free)) = (tried, free) {
-            if free < tried && free + others >= tried {
+            if short_of(free, tried) && free + others >= tried {
                 builder.fact(format!(
                     "free ({}) + other processes ({}) ≥ request ({}): without them the allocation would have had room",
                     gib(free), gib(others), gib(tried)
@@ -446,9 +446,11 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             ));
         }
     }
-    if figures.process_in_use_bytes == Some(Bytes::ZERO) {
+    if figures.process_in_use_not_reported() {
+        builder.fact("NVML did not report this process's memory (PyTorch printed its N/A value, 17179869184.00 GiB): the allocator figures are the reliable ones".to_string());
+    } else if figures.process_in_use_bytes == Some(Bytes::ZERO) {
         builder.fact("NVML reported 0 bytes for this process: typical inside a container, where NVML sees host PIDs; the allocator figures below are the reliable ones".to_string());
-    } else if let (Some(process), Some(total)) = (figures.process_in_use_bytes, total) {
+    } else if let (Some(process), Some(total)) = (figures.process_in_use_reported(), total) {
         builder.fact(format!(
             "this process holds {} of the card's {} (NVML figure printed in the error)",
             gib(process),
@@ -540,13 +542,21 @@ fn headroom(failure: &OomMessage) -> Option<Bytes> {
     }
 }
 
+/// Whether the device-wide free memory could not hold the request: less than it, or within a
+/// few MiB of it (the driver maps whole pages and keeps some for itself, so a 20 MiB segment
+/// fails with 20.38 MiB "free").
+fn short_of(free: Bytes, tried: Bytes) -> bool {
+    const SLACK: u64 = 4 << 20;
+    free.get() < tried.get().saturating_add(SLACK)
+}
+
 /// What this process holds by the message's figures: NVML's `this process has` (or its own
 /// `Process N has` line inside a container), else PyTorch's reserve. The flag says NVML.
 fn held_by_process(failure: &OomMessage) -> Option<(Bytes, bool)> {
     let figures = &failure.figures;
     let own = own_process_guess(failure);
     figures
-        .process_in_use_bytes
+        .process_in_use_reported()
         .filter(|bytes| *bytes > Bytes::ZERO && *bytes < NOT_AVAILABLE_THRESHOLD)
         .or_else(|| {
             figures
@@ -570,7 +580,7 @@ fn held_outside(builder: &mut Builder<'_>, failure: &OomMessage) -> Option<Cause
     let total = figures.total_capacity_bytes?;
     let free = figures.free_bytes?;
     let tried = figures.tried_to_allocate_bytes?;
-    if free >= tried || total == Bytes::ZERO {
+    if !short_of(free, tried) || total == Bytes::ZERO {
         return None;
     }
     let (held, nvml) = held_by_process(failure)?;
@@ -613,7 +623,7 @@ fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let figures = &failure.figures;
     let own = own_process_guess(failure);
     let held = figures
-        .process_in_use_bytes
+        .process_in_use_reported()
         .filter(|bytes| *bytes > Bytes::ZERO)
         .or_else(|| {
             figures
@@ -1441,6 +1451,32 @@ mod tests {
         failure.figures.process_in_use_bytes = gib_f(13.94);
         let cause = cause_of(&failure, EngineName::Sglang, Phase::Inference);
         assert_ne!(cause, Cause::OtherProcessesHoldMemory);
+    }
+
+    #[test]
+    fn free_within_a_few_mib_of_the_request_is_not_room() {
+        // SGLang on a 4090: 20.00 MiB asked, 20.38 MiB free, PID 5403 holds 21.69 GiB.
+        let mut failure = pytorch(20.0 / 1024.0, 23.53, 20.38 / 1024.0, 1.34, 0.09);
+        failure.figures.process_in_use_bytes = gib_f(1.81);
+        failure.figures.other_processes = vec![OtherProcess {
+            pid: 5403,
+            in_use_bytes: gib_f(21.69),
+        }];
+        let cause = cause_of(&failure, EngineName::Sglang, Phase::Unknown);
+        assert_eq!(cause, Cause::OtherProcessesHoldMemory);
+    }
+
+    #[test]
+    fn nvml_not_available_for_this_process_is_no_figure() {
+        let mut failure = pytorch(0.02, 24.0, 0.0, 23.01, 0.12);
+        failure.figures.process_in_use_bytes = Some(OomFigures::NVML_NOT_AVAILABLE);
+        let cause = cause_of(&failure, EngineName::Transformers, Phase::Unknown);
+        assert_eq!(cause, Cause::CapacityExhausted);
+        let lines = crate::analyze::accounting::lines(Some(&failure), &Default::default());
+        assert!(
+            lines.iter().all(|line| line.bytes.get() < 1 << 60),
+            "{lines:?}"
+        );
     }
 
     #[test]

@@ -188,7 +188,9 @@ pub struct OomFigures {
     pub total_capacity_bytes: Option<Bytes>,
     /// "of which … is free" (cudaMemGetInfo free, device-wide).
     pub free_bytes: Option<Bytes>,
-    /// Only "Including non-PyTorch memory, this process has X memory in use".
+    /// Only "Including non-PyTorch memory, this process has X memory in use". `u64::MAX`
+    /// ([`OomFigures::NVML_NOT_AVAILABLE`]) when PyTorch printed NVML's N/A value
+    /// (`17179869184.00 GiB`): the clause was there, the figure was not.
     pub process_in_use_bytes: Option<Bytes>,
     /// "is allocated by PyTorch" / "already allocated" (live tensors, incl. private pools in 2.4+).
     pub allocated_by_pytorch_bytes: Option<Bytes>,
@@ -207,6 +209,23 @@ pub struct OomFigures {
     /// (e.g. `reserved_total_bytes` = allocated + reserved-but-unallocated in 2.1+); R3.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub derived_fields: Vec<String>,
+}
+
+impl OomFigures {
+    /// What `process_in_use_bytes` holds when NVML reported N/A for this process: PyTorch
+    /// prints `(unsigned long long)-1` bytes as `17179869184.00 GiB`.
+    pub const NVML_NOT_AVAILABLE: Bytes = Bytes(u64::MAX);
+
+    /// NVML's figure for this process, when it reported one (not the N/A sentinel).
+    pub fn process_in_use_reported(&self) -> Option<Bytes> {
+        self.process_in_use_bytes
+            .filter(|bytes| *bytes != Self::NVML_NOT_AVAILABLE)
+    }
+
+    /// Whether the message printed "this process has" with NVML's N/A value.
+    pub fn process_in_use_not_reported(&self) -> bool {
+        self.process_in_use_bytes == Some(Self::NVML_NOT_AVAILABLE)
+    }
 }
 
 /// Engine-specific numbers a message prints besides the allocator figures (vLLM KV-cache

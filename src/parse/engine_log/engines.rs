@@ -60,7 +60,91 @@ pub(super) const RULES: &[Rule] = &[
     // frame (`.venv/lib/python3.14/site-packages/transformers/trainer.py:1412: in train`), a
     // frame wrapped by a log collector, Windows `\site-packages\`.
     rule("-packages", package_path),
+    // A Python import pasted with the failure (`from vllm import LLM`, `from lmdeploy import
+    // pipeline`, `import pytorch_lightning as pl`): the package names the engine the script runs.
+    rule("import ", python_import),
+    // Lightning's training bar (`TQDMProgressBar`: "Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09,
+    // 56.28it/s, v_num=0]"), which may be all a pasted Lightning run shows.
+    rule("Epoch ", lightning_bar),
+    // ComfyUI's hint after an OOM (`execution.py`: "This error means you ran out of memory on your
+    // GPU.") and the flag of its Windows portable build (`run_nvidia_gpu.bat`: `main.py
+    // --windows-standalone-build`).
+    rule(
+        "This error means you ran out of memory on your GPU",
+        comfyui_own,
+    ),
+    rule("--windows-standalone-build", comfyui_own),
+    // Unsloth's training banner ("==((====))==  Unsloth …", "O^O/ \_/ \    Batch size per device
+    // = 2 | …"): Unsloth drives the transformers `Trainer` (TRL's `SFTTrainer`).
+    rule("Batch size per device =", unsloth_banner),
+    // `outputs = model.generate(**inputs, …)`: the transformers generation API.
+    rule("model.generate(", transformers_generate),
 ];
+
+fn python_import(text: &str, facts: &mut LineFacts) {
+    // `from <package>[.module] import …` anywhere (`>>> `, `In [1]: `, code fences), or a line
+    // that is an `import <package>` statement.
+    let package = if let Some(at) = text.find("from ") {
+        let rest = &text[at + "from ".len()..];
+        let mut words = rest.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some(module), Some("import")) => Some(module),
+            _ => None,
+        }
+    } else {
+        None
+    }
+    .or_else(|| {
+        let code = text.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '>' | '.'));
+        code.strip_prefix("import ")
+            .and_then(|rest| rest.split([' ', ',']).next())
+    });
+    let Some(package) = package else {
+        return;
+    };
+    let top = package.split('.').next().unwrap_or(package);
+    let valid = !top.is_empty() && top.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !valid {
+        return;
+    }
+    let name = match top {
+        "lightning" => Some(EngineName::Lightning),
+        _ => engine_of_path(&format!("/{top}/")),
+    };
+    if let Some(name) = name {
+        facts.engine(name, Certainty::Weak);
+    }
+}
+
+fn lightning_bar(text: &str, facts: &mut LineFacts) {
+    // "Epoch <n>: <percent>%|": the bar of a `Trainer.fit` run, not a script's "Epoch 3/10".
+    let Some(rest) = text.split("Epoch ").nth(1) else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(after) = rest[digits..].strip_prefix(':') else {
+        return;
+    };
+    let after = after.trim_start();
+    let percent = after.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && percent > 0 && after[percent..].starts_with("%|") {
+        facts.engine(EngineName::Lightning, Certainty::Weak);
+    }
+}
+
+fn comfyui_own(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Comfyui, Certainty::Strong);
+}
+
+fn unsloth_banner(text: &str, facts: &mut LineFacts) {
+    if has(text, "O^O") {
+        facts.engine(EngineName::Transformers, Certainty::Strong);
+    }
+}
+
+fn transformers_generate(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Transformers, Certainty::Weak);
+}
 
 fn vllm(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
@@ -180,7 +264,23 @@ pub fn layer(name: EngineName) -> u8 {
 /// Whether `new` should replace `old` as the engine of a run: the surer claim wins, then the
 /// higher layer; ties keep the first.
 pub fn outranks(new: (EngineName, Certainty), old: (EngineName, Certainty)) -> bool {
+    // A wrapper's lines, however weak (a compose service `ollama  | `), make the wrapped
+    // engine's lines its own: ollama's runner prints llama.cpp's, Aphrodite vLLM's.
+    if wraps(old.0, new.0) {
+        return false;
+    }
+    if wraps(new.0, old.0) {
+        return true;
+    }
     (new.1, layer(new.0)) > (old.1, layer(old.0))
+}
+
+/// Whether `outer` runs `inner` and prints its lines.
+fn wraps(outer: EngineName, inner: EngineName) -> bool {
+    matches!(
+        (outer, inner),
+        (EngineName::Ollama, EngineName::Llamacpp) | (EngineName::Aphrodite, EngineName::Vllm)
+    )
 }
 
 /// The engine a source path belongs to (a traceback frame, a warning's path, a C++ source
@@ -253,6 +353,26 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
         ),
         (&["/deepspeed/"], EngineName::Deepspeed),
         (&["/diffusers/"], EngineName::Diffusers),
+        // Fine-tuning wrappers not in the engine list, named by what they run on: kohya-ss
+        // sd-scripts under `accelerate launch`; axolotl, LLaMA-Factory (once `llmtuner`),
+        // ms-swift, Unsloth and AutoTrain on the transformers `Trainer`.
+        (&["/kohya_ss/", "/sd-scripts/"], EngineName::Accelerate),
+        (
+            &[
+                "/axolotl/",
+                "/llamafactory/",
+                "/llama-factory/",
+                "/llmtuner/",
+                "/ms-swift/",
+                "/swift/llm/",
+                "/swift/trainers/",
+                "/swift/cli/",
+                "/unsloth/",
+                "/unsloth_zoo/",
+                "/autotrain/",
+            ],
+            EngineName::Transformers,
+        ),
         (&["/accelerate/"], EngineName::Accelerate),
         // TRL's trainers subclass the transformers Trainer.
         (&["/transformers/", "/trl/"], EngineName::Transformers),
@@ -430,11 +550,21 @@ mod tests {
             ("Stable diffusion model failed to load", EngineName::Automatic1111),
             ("2023-01-01 W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.00GiB", EngineName::Tensorflow),
             ("DeepSpeed-MII: starting the inference server", EngineName::Deepspeed),
+            ("from vllm import LLM, SamplingParams", EngineName::Vllm),
+            (">>> from lmdeploy.messages import TurbomindEngineConfig", EngineName::Lmdeploy),
+            ("import pytorch_lightning as pl", EngineName::Lightning),
+            ("Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09, 56.28it/s]", EngineName::Lightning),
+            ("This error means you ran out of memory on your GPU.", EngineName::Comfyui),
+            ("G:/AI/ComfyUI/main.py --windows-standalone-build --cuda-malloc", EngineName::Comfyui),
+            ("O^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 4", EngineName::Transformers),
+            ("outputs = model.generate(**inputs, max_new_tokens=10)", EngineName::Transformers),
         ];
         for (line, expected) in cases {
             assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
         }
         assert_eq!(engine("the model loaded completely fine"), None);
+        assert_eq!(engine("Epoch 3/10 done"), None);
+        assert_eq!(engine("we import the weights from disk"), None);
         assert_eq!(
             engine(".venv/lib/python3.14/site-packages/transformers/trainer.py:1412: in train"),
             Some((EngineName::Transformers, Certainty::Weak))
@@ -465,6 +595,10 @@ mod tests {
             ("D:\\stable-diffusion-webui\\modules\\processing.py", Some(EngineName::Automatic1111)),
             ("/usr/lib/python3/site-packages/torch/nn/modules/module.py", Some(EngineName::Pytorch)),
             ("/home/me/train.py", None),
+            ("/home/me/axolotl/src/axolotl/cli/train.py", Some(EngineName::Transformers)),
+            ("/ws/LLaMA-Factory/src/llamafactory/train/tuner.py", Some(EngineName::Transformers)),
+            ("/ws/ms-swift/swift/cli/rlhf.py", Some(EngineName::Transformers)),
+            ("/data1/kohya_ss/venv/lib/python3.10/site-packages/torch/nn/parallel/distributed.py", Some(EngineName::Accelerate)),
         ];
         for (path, expected) in cases {
             assert_eq!(engine_of_path(path), *expected, "{path}");
@@ -489,6 +623,14 @@ mod tests {
         assert!(outranks(
             (EngineName::Ollama, Certainty::Banner),
             (EngineName::Llamacpp, Certainty::Banner)
+        ));
+        assert!(!outranks(
+            (EngineName::Llamacpp, Certainty::Strong),
+            (EngineName::Ollama, weak)
+        ));
+        assert!(outranks(
+            (EngineName::Aphrodite, weak),
+            (EngineName::Vllm, Certainty::Strong)
         ));
         assert!(!outranks(
             (EngineName::Pytorch, weak),

@@ -41,7 +41,43 @@ pub(super) const RULES: &[Rule] = &[
     rule(": failed to allocate compute buffers", compute_failed),
     rule(": failed to allocate compute pp buffers", compute_failed),
     rule("load_tensors: loading model tensors", load_tensors),
+    // Function prefixes only llama.cpp (and the ollama runner built from it) prints: the model
+    // loader and context set-up across versions, the Metal and Vulkan backends, and the
+    // dynamic backend loader (`load_backend: loaded CUDA backend from …/libggml-cuda.so`).
+    rule("llama_model_load", llama_function),
+    rule("llama_load_model_from_file", llama_function),
+    rule("llm_load_tensors", llama_function),
+    rule("load_tensors:", llama_function),
+    rule("llama_init_from_model", llama_function),
+    rule("llama_init_from_gpt_params", llama_function),
+    rule("common_init_from_params", llama_function),
+    rule("ggml_metal_init", llama_function),
+    rule("ggml_metal_graph_compute", llama_function),
+    rule("ggml_vulkan: Device memory allocation", llama_function),
+    rule("load_backend: loaded", llama_function),
+    // ollama's own logfmt lines (`time=… level=INFO source=server.go:592 msg="…"`) and its
+    // runner binary (`…/runners/cuda_v12/ollama_llama_server`).
+    rule("source=server.go", ollama_line),
+    rule("ollama_llama_server", ollama_line),
 ];
+
+/// A llama.cpp function's line: llama.cpp, unless the line shows it runs inside ollama (a
+/// model under `~/.ollama/models`, a backend under `lib/ollama/`).
+fn llama_function(text: &str, facts: &mut LineFacts) {
+    if has(text, "/.ollama/")
+        || has(text, "/ollama/")
+        || has(text, "\\ollama\\")
+        || has(text, ".ollama\\")
+    {
+        facts.engine(EngineName::Ollama, Certainty::Strong);
+    } else {
+        llama(facts);
+    }
+}
+
+fn ollama_line(_text: &str, facts: &mut LineFacts) {
+    ollama(facts);
+}
 
 fn llama(facts: &mut LineFacts) {
     facts.engine(EngineName::Llamacpp, Certainty::Strong);
@@ -383,6 +419,26 @@ mod tests {
     use super::super::parse_line_scan;
     use super::*;
     use crate::model::Bytes;
+
+    #[test]
+    fn bare_llama_functions_and_ollama_lines() {
+        let engine = |line: &str| parse_line_scan(line).engine.map(|e| e.0);
+        for line in [
+            "ggml_metal_graph_compute: command buffer 0 failed with status 5",
+            "ggml_vulkan: Device memory allocation of size 1073741824 failed.",
+            "llama_model_load: error loading model: unable to allocate ROCm0 buffer",
+            "common_init_from_params: failed to create context with model 'x.gguf'",
+        ] {
+            assert_eq!(engine(line), Some(EngineName::Llamacpp), "{line}");
+        }
+        for line in [
+            "llama_init_from_gpt_params: error: failed to create context with model '/home/u/.ollama/models/blobs/sha256-1'",
+            "load_backend: loaded ROCm backend from /usr/lib/ollama/libggml-hip.so",
+            "time=2025-02-15T22:31:07.028-05:00 level=INFO source=server.go:592 msg=\"waiting for server to become available\"",
+        ] {
+            assert_eq!(engine(line), Some(EngineName::Ollama), "{line}");
+        }
+    }
 
     #[test]
     fn buffers() {

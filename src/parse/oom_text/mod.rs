@@ -969,6 +969,10 @@ fn engine_from_wording(text: &str) -> Option<EngineName> {
         "EngineCore",
         "Worker failed with error",
     ];
+    // Aphrodite forked vLLM and kept its flags (`aphrodite run … --gpu-memory-utilization 0.7`).
+    if text.contains("aphrodite") || text.contains("Aphrodite") {
+        return Some(EngineName::Aphrodite);
+    }
     if VLLM.iter().any(|w| text.contains(w)) {
         return Some(EngineName::Vllm);
     }

@@ -7,7 +7,7 @@
 //! Patterns run on squeezed text (no whitespace), so `20.00 MiB` reads `20.00MiB`.
 
 use super::{is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
-use crate::model::failure::{OomKind, OtherProcess};
+use crate::model::failure::{OomFigures, OomKind, OtherProcess};
 
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
 /// `would exceed allowed memory`, `MPS backend out of memory`.
@@ -147,9 +147,16 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
             });
         }
     }
+    // NVML's N/A (`17179869184.00 GiB`) is kept as the sentinel: the clause was printed, so
+    // PyTorch recognised this process, but the figure is not one.
     figures.process_in_use_bytes =
-        size_of(regex!(concat!("thisprocesshas", size!(), "memoryinuse")), s)
-            .filter(|bytes| !is_not_available(*bytes));
+        size_of(regex!(concat!("thisprocesshas", size!(), "memoryinuse")), s).map(|bytes| {
+            if is_not_available(bytes) {
+                OomFigures::NVML_NOT_AVAILABLE
+            } else {
+                bytes
+            }
+        });
 
     if let Some(already) = size_of(regex!(concat!(size!(), "alreadyallocated")), s) {
         // ≤2.0 wording.

@@ -121,6 +121,12 @@ fn pytorch_2_1_capacty_typo_and_2_2_raw_byte_gpu() {
         }]
     );
     assert!(!message.text.contains('\u{1}'));
+
+    // NVML's N/A for this process is kept as the sentinel, not as a figure.
+    let message = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 24.00 GiB of which 0 bytes is free. Including non-PyTorch memory, this process has 17179869184.00 GiB memory in use. Of the allocated memory 23.01 GiB is allocated by PyTorch, and 121.23 MiB is reserved by PyTorch but unallocated.");
+    assert_eq!(message.figures.process_in_use_bytes, Some(Bytes(u64::MAX)));
+    assert!(message.figures.process_in_use_not_reported());
+    assert_eq!(message.figures.process_in_use_reported(), None);
 }
 
 #[test]
