@@ -492,8 +492,30 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         }
         Phase::Inference => Cause::InferenceLoad,
         Phase::TrainingStep => Cause::TrainingMemory,
-        Phase::Startup => Cause::FreeMemoryBelowRequested,
+        Phase::Startup => startup_cause(builder, failure),
         Phase::Unknown => fallback_cause(builder, failure),
+    }
+}
+
+/// At startup, little free memory means someone else holds the card, unless the message shows
+/// this process itself holding most of it (a start that already loaded and then failed).
+fn startup_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
+    let figures = &failure.figures;
+    let own = figures
+        .process_in_use_reported()
+        .filter(|bytes| *bytes > Bytes::ZERO)
+        .or_else(|| reserved_total(failure).map(|(reserved, _)| reserved))
+        .or(figures.allocated_by_pytorch_bytes);
+    match (own, figures.total_capacity_bytes) {
+        (Some(own), Some(total)) if total > Bytes::ZERO && own.get() >= total.get() / 2 => {
+            builder.fact(format!(
+                "this process itself holds {} of the card's {} (framework error text): it filled the card during start-up, no other process is needed to explain it",
+                gib(own),
+                gib(total)
+            ));
+            Cause::CapacityExhausted
+        }
+        _ => Cause::FreeMemoryBelowRequested,
     }
 }
 
@@ -1396,6 +1418,21 @@ mod tests {
                 ..Default::default()
             },
         )
+    }
+
+    #[test]
+    fn a_start_that_filled_the_card_itself_is_not_another_process() {
+        // TGI shard start: 15.37 GiB of 15.77 GiB allocated by this process, 13.62 MiB free.
+        let failure = pytorch(0.125, 15.77, 0.0133, 15.37, 0.03);
+        let cause = cause_of(&failure, EngineName::Tgi, Phase::Startup);
+        assert_eq!(cause, Cause::CapacityExhausted);
+        // Nothing held by this process and nothing free: the card was taken before it started.
+        let failure = pytorch(0.125, 15.77, 0.0133, 0.0, 0.0);
+        let cause = cause_of(&failure, EngineName::Tgi, Phase::Startup);
+        assert!(matches!(
+            cause,
+            Cause::FreeMemoryBelowRequested | Cause::OtherProcessesHoldMemory
+        ));
     }
 
     #[test]
