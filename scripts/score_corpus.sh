@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--misses" ]; then export OOMDOC_CORPUS_MISSES=1; fi
 # The scores are printed even when a floor is missed (the test then fails after printing).
-cargo test --quiet --test tests corpus_scores_meet_the_floors -- --nocapture 2>&1 \
+cargo test --test tests corpus_scores_meet_the_floors -- --nocapture 2>&1 \
     | sed -n '/^corpus: /,/^test result\|^failures:/p' | grep -v '^test result\|^failures:'
