@@ -664,4 +664,74 @@ mod tests {
             assert_eq!(category(&refs), expected, "{frames:?}");
         }
     }
+
+    /// A backward's block freed before the first entry outside backward is an autograd
+    /// temporary; one freed only under the optimizer, or never, is a gradient.
+    #[test]
+    fn backward_blocks_split_by_lifetime() {
+        use crate::model::snapshot::{Block, BlockState, Segment, SegmentType};
+        let torch = "/usr/lib/python3/site-packages/torch";
+        let base = 0x1000u64;
+        let block = |address: u64, size: u64, state: BlockState, stack: u32| Block {
+            address,
+            size: Bytes(size),
+            requested_size: Bytes(size),
+            state,
+            stack,
+        };
+        let entry = |action: Action, addr: u64, size: u64, time: i64, stack: u32| {
+            TraceEntry::new(action, addr, size, time, 0, stack)
+        };
+        let snapshot = Snapshot {
+            segments: vec![Segment {
+                device: 0,
+                address: base,
+                total_size: Bytes(4096),
+                allocated_size: Bytes(2048),
+                active_size: Bytes(2048),
+                requested_size: Bytes(2048),
+                stream: 0,
+                segment_type: SegmentType::Small,
+                pool_id: (0, 0),
+                is_expandable: false,
+                stack: 0,
+                blocks: vec![
+                    block(base, 512, BlockState::ActiveAllocated, 2),
+                    block(base + 512, 1024, BlockState::Inactive, 0),
+                    block(base + 1536, 1536, BlockState::ActiveAllocated, 1),
+                    block(base + 3072, 1024, BlockState::Inactive, 0),
+                ],
+            }],
+            traces: vec![vec![
+                entry(Action::Alloc, base, 512, 1, 1),
+                entry(Action::Alloc, base + 512, 1024, 2, 1),
+                entry(Action::Alloc, base + 1536, 1536, 3, 1),
+                entry(Action::FreeRequested, base, 512, 4, 1),
+                entry(Action::FreeCompleted, base, 512, 5, 1),
+                entry(Action::Alloc, base, 512, 6, 2),
+                entry(Action::FreeRequested, base + 512, 1024, 7, 2),
+                entry(Action::FreeCompleted, base + 512, 1024, 8, 2),
+            ]],
+            frames: vec![
+                frame("backward", &format!("{torch}/_tensor.py")),
+                frame("zero_grad", &format!("{torch}/optim/optimizer.py")),
+            ],
+            stacks: vec![vec![], vec![0], vec![1]],
+            streams: vec![0],
+            ..Snapshot::default()
+        };
+        let diff = diff(&snapshot, "a", &snapshot, "b", &Options::default());
+        let peak = &diff.moments[0];
+        assert_eq!(peak.moment, "peak");
+        assert_eq!(peak.a_allocated_bytes, Bytes(3072));
+        let categories: Vec<(&str, u64)> = peak
+            .by_category
+            .iter()
+            .map(|row| (row.key.as_str(), row.a_bytes.0))
+            .collect();
+        assert_eq!(
+            categories,
+            [("gradients", 2560), ("autograd temporaries", 512)]
+        );
+    }
 }
