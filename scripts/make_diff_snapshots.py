@@ -2,7 +2,10 @@
 """Writes two synthetic training-step memory snapshots shaped like PyTorch's
 (`torch.cuda.memory._snapshot()`, docs/formats.md §2.2) with the standard library's pickle:
 A and B are equal except that B's forward keeps 2 GiB more activations (one more 2 GiB block
-at the same site). Fixtures for `oomdoc snapshot diff` (#19):
+at the same site). The backward also makes a 256 MiB autograd temporary (freed within it) and
+frees the activations; `zero_grad` frees the 512 MiB gradient at the end; named ranges
+(`external_annotations`, as `record_function` makes them) cover the step, the forward, the
+optimizer step and `zero_grad`. Fixtures for `oomdoc snapshot diff` (#19):
 
     python3 scripts/make_diff_snapshots.py tests/fixtures/snapshot
 """
@@ -32,14 +35,19 @@ STACKS = {
     "gradients": [MALLOC, frame("_engine_run_backward", f"{TORCH}/autograd/graph.py", 823),
                   frame("backward", f"{TORCH}/autograd/__init__.py", 347),
                   frame("backward", f"{TORCH}/_tensor.py", 648), frame("train_step", "/work/train.py", 21)],
+    "temporary": [MALLOC, frame("autograd::Engine::evaluate_function", "??", 0),
+                  frame("_engine_run_backward", f"{TORCH}/autograd/graph.py", 823),
+                  frame("backward", f"{TORCH}/autograd/__init__.py", 347),
+                  frame("backward", f"{TORCH}/_tensor.py", 648), frame("train_step", "/work/train.py", 21)],
     "optimizer": [MALLOC, frame("_init_group", f"{TORCH}/optim/adam.py", 160),
                   frame("step", f"{TORCH}/optim/adam.py", 220), frame("train_step", "/work/train.py", 22)],
+    "zero_grad": [frame("zero_grad", f"{TORCH}/optim/optimizer.py", 990), frame("train_step", "/work/train.py", 19)],
 }
 
 
 def snapshot(extra_activation):
     time = 1_795_969_164_000_000
-    trace, live, cursor = [], {}, BASE
+    trace, live, cursor, annotations = [], {}, BASE, []
 
     def entry(action, addr, size, stack, **more):
         nonlocal time
@@ -56,23 +64,37 @@ def snapshot(extra_activation):
         live[address] = (size, stack)
         return address
 
-    def free(address):
+    def free(address, by=None):
         size, stack = live.pop(address)
-        entry("free_requested", address, size, stack)
-        entry("free_completed", address, size, stack)
+        entry("free_requested", address, size, by or stack)
+        entry("free_completed", address, size, by or stack)
+
+    def mark(name, stage):
+        annotations.append({"name": name, "stage": stage, "device": 0, "time_us": time + 500})
 
     entry("segment_alloc", BASE, SEGMENT, None)
     alloc(1 * GiB, "parameters")
     alloc(512 * MiB, "parameters")
+    mark("train_step", "START")
+    mark("## forward ##", "START")
     activations = [alloc(1 * GiB, "activations"), alloc(2 * GiB, "activations")]
     if extra_activation:
         activations.append(alloc(2 * GiB, "activations"))
+    mark("## forward ##", "END")
     alloc(1 * GiB, "gradients")
-    alloc(512 * MiB, "gradients")
+    temporary = alloc(256 * MiB, "temporary")
+    gradient = alloc(512 * MiB, "gradients")
+    free(temporary, by="temporary")
     for address in activations:
-        free(address)
+        free(address, by="gradients")
+    mark("Optimizer.step#Adam.step", "START")
     alloc(2 * GiB, "optimizer")
     alloc(1 * GiB, "optimizer")
+    mark("Optimizer.step#Adam.step", "END")
+    mark("Optimizer.zero_grad#Adam.zero_grad", "START")
+    free(gradient, by="zero_grad")
+    mark("Optimizer.zero_grad#Adam.zero_grad", "END")
+    mark("train_step", "END")
 
     blocks, position = [], BASE
     for address in sorted(live):
@@ -91,7 +113,6 @@ def snapshot(extra_activation):
                "segment_type": "large", "segment_pool_id": (0, 0), "allocated_size": allocated,
                "active_size": allocated, "requested_size": allocated, "is_expandable": False,
                "frames": [], "blocks": blocks}
-    annotations = [{"name": "## forward ##", "stage": "START", "device": 0, "time_us": trace[3]["time_us"]}]
     return {"segments": [segment], "device_traces": [trace],
             "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1,
                                    "garbage_collection_threshold": 0.0, "expandable_segments": False},

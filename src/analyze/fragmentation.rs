@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::analyze::annotations;
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
     OomAnalysis, Peak, PoolGroup, SegmentType, Site, SizeBucket, Snapshot, SnapshotReport, StackId,
@@ -71,6 +72,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
         ooms_not_analysed: 0,
         allocator_settings: snapshot.allocator_settings.clone(),
         total_memory_bytes: options.total_memory,
+        annotations: annotations::ranges(snapshot),
         limitations: Vec::new(),
     };
     let mut estimated_blocks = false;
@@ -91,6 +93,17 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
         report.devices.push(summary);
     }
 
+    if !report.annotations.is_empty() {
+        let ranges = &report.annotations;
+        for device in &mut report.devices {
+            if let Some(peak) = device.trace.as_mut().and_then(|t| t.peak.as_mut()) {
+                peak.inside = annotations::open_at(ranges, i64::from(device.device), peak.time_us);
+            }
+        }
+        for oom in &mut report.ooms {
+            oom.inside = annotations::open_at(ranges, i64::from(oom.device), oom.time_us);
+        }
+    }
     if report.devices.is_empty() {
         report
             .limitations
@@ -667,6 +680,7 @@ fn replay_device(
             reserved_bytes: Bytes(peak.1),
             time_us: trace[peak.2].time_us,
             entry: peak.2 as u64,
+            inside: Vec::new(),
             top_sites: peak_sites,
         }),
         inconsistencies,
@@ -755,6 +769,7 @@ fn judge(
         settings_in_force,
         suggestion,
         request_site,
+        inside: Vec::new(),
         top_sites,
     }
 }
@@ -826,6 +841,10 @@ pub(crate) struct LiveBlock {
 pub(crate) struct Moments {
     /// Allocated blocks at the peak (`None` without a trace).
     pub peak: Option<(i64, Vec<LiveBlock>)>,
+    /// Index of the trace entry after which the peak was reached.
+    pub peak_index: Option<usize>,
+    /// Index of the entry of `last`: the OOM, or the last entry (`None` without a trace).
+    pub last_index: Option<usize>,
     /// `true` when `last` is at the first OOM, `false` at the snapshot.
     pub last_is_oom: bool,
     /// Allocated blocks at the first OOM or at the snapshot, with the time (0 at the snapshot).
@@ -861,6 +880,8 @@ pub(crate) fn moments(snapshot: &Snapshot, device: u32) -> Moments {
     if trace.is_empty() {
         return Moments {
             peak: None,
+            peak_index: None,
+            last_index: None,
             last_is_oom: false,
             last: (0, at_end.live()),
         };
@@ -880,6 +901,8 @@ pub(crate) fn moments(snapshot: &Snapshot, device: u32) -> Moments {
     let mut state = at_end;
     let mut moments = Moments {
         peak: None,
+        peak_index: Some(peak.1),
+        last_index: Some(first_oom.unwrap_or(trace.len() - 1)),
         last_is_oom: first_oom.is_some(),
         last: (0, Vec::new()),
     };

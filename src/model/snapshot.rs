@@ -30,8 +30,39 @@ pub struct Snapshot {
     pub stacks: Vec<Vec<u32>>,
     /// Interned raw stream pointers; trace entries refer to them by index.
     pub streams: Vec<u64>,
+    /// `external_annotations`: `record_function` ranges (`stage` `START`/`END`), in order.
+    pub annotations: Vec<Annotation>,
     /// Top-level keys the reader did not use.
     pub other_keys: Vec<String>,
+}
+
+/// One entry of `external_annotations` (PyTorch records one at the start and one at the end
+/// of every `record_function` range of user scope while history is recorded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotation {
+    /// `device`.
+    pub device: i64,
+    /// `time_us` (0 when absent).
+    pub time_us: i64,
+    /// `name`: the `record_function` name (empty when absent).
+    pub name: String,
+    /// `stage`: `START` or `END` (PyTorch's words); anything else is an instant.
+    pub stage: String,
+}
+
+/// A named range of the trace's time, from `external_annotations` (`record_function`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NamedRange {
+    /// Device ordinal.
+    pub device: i64,
+    /// The `record_function` name.
+    pub name: String,
+    /// `time_us` of its `START`.
+    pub start_us: i64,
+    /// `time_us` of its `END`; `None` when the snapshot was taken (or failed) inside it.
+    pub end_us: Option<i64>,
+    /// Ranges it is nested in (0 = outermost).
+    pub depth: u32,
 }
 
 /// One frame of a recorded stack.
@@ -305,6 +336,9 @@ pub struct SnapshotReport {
     pub allocator_settings: Option<AllocatorSettings>,
     /// Device total the user gave (`--total-memory`).
     pub total_memory_bytes: Option<Bytes>,
+    /// Named ranges (`record_function`) recorded with the trace, in start order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub annotations: Vec<NamedRange>,
     /// What the data cannot tell.
     pub limitations: Vec<String>,
 }
@@ -424,6 +458,9 @@ pub struct Peak {
     pub time_us: i64,
     /// Index of that entry in the trace.
     pub entry: u64,
+    /// Named ranges open then, outermost first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inside: Vec<String>,
     /// Who held the memory then.
     pub top_sites: Vec<Site>,
 }
@@ -483,6 +520,9 @@ pub struct OomAnalysis {
     pub suggestion: Option<String>,
     /// Allocation site of the failed request.
     pub request_site: Option<String>,
+    /// Named ranges open at the failure, outermost first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inside: Vec<String>,
     /// Who held memory at the OOM.
     pub top_sites: Vec<Site>,
 }
@@ -529,6 +569,14 @@ pub struct SnapshotDiff {
     pub b: String,
     /// How a block's category is chosen, in the order the rules are tried.
     pub category_rules: Vec<CategoryRule>,
+    /// The groupings computed, in the order shown: `site`, `category`, `pool`, `annotation`.
+    pub groupings: Vec<String>,
+    /// Named ranges (`record_function`) recorded in A, in start order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub a_annotations: Vec<NamedRange>,
+    /// The same for B.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub b_annotations: Vec<NamedRange>,
     /// One per device and moment.
     pub moments: Vec<DiffMoment>,
     /// What the diff cannot know.
@@ -555,6 +603,16 @@ pub struct DiffMoment {
     pub a_at: String,
     /// The same for B.
     pub b_at: String,
+    /// `time_us` of A's side of this moment (`None` when absent or untimed).
+    pub a_time_us: Option<i64>,
+    /// The same for B.
+    pub b_time_us: Option<i64>,
+    /// Named ranges open in A at that moment, outermost first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub a_inside: Vec<String>,
+    /// The same for B.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub b_inside: Vec<String>,
     /// Allocated bytes in A at that moment.
     pub a_allocated_bytes: Bytes,
     /// Allocated bytes in B.
@@ -567,6 +625,8 @@ pub struct DiffMoment {
     pub by_category: Vec<DiffRow>,
     /// By memory pool and stream.
     pub by_pool: Vec<DiffRow>,
+    /// By the named ranges (`record_function`) open when each block was allocated.
+    pub by_annotation: Vec<DiffRow>,
 }
 
 /// One group's bytes in A and B.

@@ -15,8 +15,8 @@ use super::pickle::{
     self, DictItems, DictStorage, Finished, Fold, Item, Limits, PickleError, Value,
 };
 use crate::model::snapshot::{
-    Action, AllocatorSettings, Block, BlockState, Frame, Segment, SegmentType, Snapshot, StackId,
-    TraceEntry,
+    Action, AllocatorSettings, Annotation, Block, BlockState, Frame, Segment, SegmentType,
+    Snapshot, StackId, TraceEntry,
 };
 use crate::model::Bytes;
 
@@ -401,6 +401,9 @@ impl SnapshotFold {
         if let Some(settings) = root.get("allocator_settings") {
             snapshot.allocator_settings = Some(read_settings(settings));
         }
+        if let Some(annotations) = root.get("external_annotations").and_then(Value::as_seq) {
+            snapshot.annotations = annotations.iter().filter_map(read_annotation).collect();
+        }
         if let Some(items) = root.as_dict() {
             for (key, _) in items {
                 let key = key.as_str().unwrap_or("?");
@@ -665,6 +668,27 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
             .unwrap_or(false),
         stack: value.get("frames").and_then(stack_id).unwrap_or(0),
         blocks,
+    })
+}
+
+/// One `external_annotations` entry: `{..metadata (name, stage).., device, time_us}`
+/// (`torch/csrc/cuda/memory_snapshot.cpp`, `_initRecordAnnotations`). Anything not a dict
+/// is skipped: annotations are not needed to read the rest.
+fn read_annotation(value: &Value) -> Option<Annotation> {
+    value.as_dict()?;
+    let text = |key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let int = |key: &str| value.get(key).and_then(Value::as_i64).unwrap_or(0);
+    Some(Annotation {
+        device: int("device"),
+        time_us: int("time_us"),
+        name: text("name"),
+        stage: text("stage"),
     })
 }
 

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::model::snapshot::{
-    AllocatorState, BlockState, Cause, DeviceSummary, DiffMoment, DiffRow, MapSegment, OomAnalysis,
-    Site, SnapshotDiff, SnapshotReport,
+    AllocatorState, BlockState, Cause, DeviceSummary, DiffMoment, DiffRow, MapSegment, NamedRange,
+    OomAnalysis, Site, SnapshotDiff, SnapshotReport,
 };
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
@@ -106,6 +106,16 @@ pub fn text(report: &SnapshotReport, style: Style) -> Vec<u8> {
     }
     for device in &report.devices {
         device_text(&mut out, device, &style);
+    }
+    if !report.annotations.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} (`record_function`, from `external_annotations`):",
+            style.bold("Named ranges")
+        );
+        ranges_text(&mut out, &report.annotations, |device| {
+            first_time(report, u32::try_from(device).unwrap_or(0))
+        });
     }
     if report.ooms.is_empty() {
         let _ = writeln!(out, "\n{}", style.good("No OOM event in the trace."));
@@ -216,8 +226,37 @@ fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
                 peak.entry,
                 offset(peak.time_us, trace.first_time_us)
             );
+            if !peak.inside.is_empty() {
+                let _ = writeln!(out, "  inside: {}", printable(&peak.inside.join(" > ")));
+            }
             sites_text(out, &peak.top_sites, "    ");
         }
+    }
+}
+
+/// Most named ranges listed in text; the rest are counted.
+const MAX_RANGES: usize = 40;
+
+/// The named ranges as a timeline, indented by nesting, times from `first(device)`.
+fn ranges_text(out: &mut String, ranges: &[NamedRange], first: impl Fn(i64) -> i64) {
+    for range in ranges.iter().take(MAX_RANGES) {
+        let start = first(range.device);
+        let end = match range.end_us {
+            Some(end) => offset(end, start),
+            None => "(still open)".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  device {} {:>14} … {:<14} {}{}",
+            range.device,
+            offset(range.start_us, start),
+            end,
+            "  ".repeat(range.depth.min(8) as usize),
+            printable(&range.name)
+        );
+    }
+    if ranges.len() > MAX_RANGES {
+        let _ = writeln!(out, "  … {} more", ranges.len() - MAX_RANGES);
     }
 }
 
@@ -282,6 +321,9 @@ fn oom_text(
     }
     if let Some(site) = &oom.request_site {
         let _ = writeln!(out, "  requested at: {site}");
+    }
+    if !oom.inside.is_empty() {
+        let _ = writeln!(out, "  inside: {}", printable(&oom.inside.join(" > ")));
     }
     let _ = writeln!(out, "  held at the OOM by:");
     sites_text(out, &oom.top_sites, "    ");
@@ -591,6 +633,42 @@ fn diff_title(moment: &DiffMoment) -> String {
     )
 }
 
+/// The title of a grouping's table and its rows.
+fn diff_tables<'m>(
+    moment: &'m DiffMoment,
+    groupings: &[String],
+) -> Vec<(&'static str, &'m [DiffRow])> {
+    groupings
+        .iter()
+        .filter_map(|grouping| match grouping.as_str() {
+            "site" => Some(("allocation site", moment.by_site.as_slice())),
+            "category" => Some(("category", moment.by_category.as_slice())),
+            "pool" => Some(("pool and stream", moment.by_pool.as_slice())),
+            "annotation" => Some(("named range at allocation", moment.by_annotation.as_slice())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `inside A: …; inside B: …` for a moment, empty when neither was inside a named range.
+fn diff_inside(moment: &DiffMoment) -> Option<String> {
+    if moment.a_inside.is_empty() && moment.b_inside.is_empty() {
+        return None;
+    }
+    let one = |inside: &[String]| {
+        if inside.is_empty() {
+            "no named range".to_string()
+        } else {
+            inside.join(" > ")
+        }
+    };
+    Some(format!(
+        "inside: A {}; B {}",
+        one(&moment.a_inside),
+        one(&moment.b_inside)
+    ))
+}
+
 fn diff_rows_text(out: &mut String, title: &str, rows: &[DiffRow]) {
     let _ = writeln!(out, "  by {title}, largest change first:");
     for row in rows {
@@ -627,9 +705,30 @@ pub fn diff_text(diff: &SnapshotDiff, style: Style) -> Vec<u8> {
             exact(moment.b_allocated_bytes),
             signed(moment.change_bytes)
         );
-        diff_rows_text(&mut out, "allocation site", &moment.by_site);
-        diff_rows_text(&mut out, "category", &moment.by_category);
-        diff_rows_text(&mut out, "pool and stream", &moment.by_pool);
+        if let Some(inside) = diff_inside(moment) {
+            let _ = writeln!(out, "  {}", printable(&inside));
+        }
+        for (title, rows) in diff_tables(moment, &diff.groupings) {
+            diff_rows_text(&mut out, title, rows);
+        }
+    }
+    for (label, ranges) in [("A", &diff.a_annotations), ("B", &diff.b_annotations)] {
+        if ranges.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\nNamed ranges in {label} (`record_function`, from `external_annotations`; times from the first):"
+        );
+        let first = |device: i64| {
+            ranges
+                .iter()
+                .filter(|range| range.device == device)
+                .map(|range| range.start_us)
+                .min()
+                .unwrap_or(0)
+        };
+        ranges_text(&mut out, ranges, first);
     }
     let _ = writeln!(out, "\nCategories (first rule that matches):");
     for rule in &diff.category_rules {
@@ -664,11 +763,10 @@ pub fn diff_markdown(diff: &SnapshotDiff) -> Vec<u8> {
             exact(moment.b_allocated_bytes),
             signed(moment.change_bytes)
         );
-        for (title, rows) in [
-            ("allocation site", &moment.by_site),
-            ("category", &moment.by_category),
-            ("pool and stream", &moment.by_pool),
-        ] {
+        if let Some(inside) = diff_inside(moment) {
+            let _ = writeln!(out, "\n{}", markdown_cell(&inside));
+        }
+        for (title, rows) in diff_tables(moment, &diff.groupings) {
             let _ = writeln!(out, "\n| {title} | change | A | B |\n|---|---:|---:|---:|");
             for row in rows {
                 let _ = writeln!(
@@ -717,11 +815,10 @@ pub fn diff_html(diff: &SnapshotDiff) -> Vec<u8> {
             escape(&exact(moment.b_allocated_bytes)),
             escape(&signed(moment.change_bytes))
         );
-        for (title, rows) in [
-            ("allocation site", &moment.by_site),
-            ("category", &moment.by_category),
-            ("pool and stream", &moment.by_pool),
-        ] {
+        if let Some(inside) = diff_inside(moment) {
+            let _ = writeln!(body, "<p>{}</p>", escape(&inside));
+        }
+        for (title, rows) in diff_tables(moment, &diff.groupings) {
             let _ = writeln!(
                 body,
                 "<table>\n<tr><th>{title}</th><th>change</th><th>A</th><th>B</th></tr>"

@@ -292,14 +292,19 @@ fn diff_puts_a_planted_activation_change_on_top() {
             )
         })
         .collect();
+    // The backward's 256 MiB buffer is freed before the backward ends: an autograd
+    // temporary; the 512 MiB gradient freed only by `zero_grad` stays a gradient.
     assert_eq!(
         categories,
         [
             ("activations", 3 << 30),
             ("gradients", 3 << 29),
-            ("parameters", 3 << 29)
+            ("parameters", 3 << 29),
+            ("autograd temporaries", 1 << 28)
         ]
     );
+    assert_eq!(peak["a_inside"][0], "train_step");
+    assert!(peak["a_time_us"].as_i64().unwrap() > 0);
     // At the end every activation is freed: A and B are equal.
     let end = &document["moments"][1];
     assert_eq!(end["a_at"], "end");
@@ -325,6 +330,61 @@ fn diff_text_states_the_category_rules() {
         text.contains("optimizer state: a frame is `_init_group`"),
         "{text}"
     );
+}
+
+/// Named ranges (`external_annotations`) group blocks by what was running when they were
+/// allocated, and show as a timeline.
+#[test]
+fn diff_groups_by_named_range() {
+    let output = diff(&["--group-by", "annotation", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["groupings"], serde_json::json!(["annotation"]));
+    let peak = &document["moments"][0];
+    assert_eq!(peak["by_site"], serde_json::json!([]));
+    let top = &peak["by_annotation"][0];
+    assert_eq!(top["key"], "train_step > ## forward ##");
+    assert_eq!(top["change_bytes"], 2147483648_i64);
+    let end = &document["moments"][1];
+    assert_eq!(
+        end["by_annotation"][0]["key"],
+        "train_step > Optimizer.step#Adam.step"
+    );
+    assert_eq!(end["by_annotation"][0]["a_bytes"], 3221225472_i64);
+    let ranges = document["a_annotations"].as_array().unwrap();
+    assert_eq!(ranges.len(), 4);
+    assert_eq!(ranges[1]["name"], "## forward ##");
+    assert_eq!(ranges[1]["depth"], 1);
+
+    let text = stdout(&diff(&[]));
+    assert!(text.contains("by named range at allocation"), "{text}");
+    assert!(text.contains("Named ranges in A"), "{text}");
+    assert!(
+        text.contains("inside: A train_step; B train_step"),
+        "{text}"
+    );
+    assert!(
+        text.contains("autograd temporaries: a frame is `backward`"),
+        "{text}"
+    );
+    assert!(text.contains("PyTorch's profiler's INPUT"), "{text}");
+
+    let output = diff(&["--group-by", "nonsense"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
+
+#[test]
+fn snapshot_text_shows_named_ranges() {
+    let output = oomdoc()
+        .arg("snapshot")
+        .arg(fixture("snapshot/synthetic-train-step-b.pickle"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("Named ranges"), "{text}");
+    assert!(text.contains("Optimizer.step#Adam.step"), "{text}");
+    assert!(text.contains("  inside: train_step"), "{text}");
 }
 
 #[test]

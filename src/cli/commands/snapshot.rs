@@ -67,6 +67,10 @@ pub struct DiffArgs {
     /// How many rows to list per grouping (categories are always all listed)
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+    /// Groupings to show, e.g. `--group-by annotation` or `--group-by site,category`
+    /// (default: site, category, pool, and annotation when named ranges were recorded)
+    #[arg(long, value_name = "GROUPING", value_enum, value_delimiter = ',')]
+    pub group_by: Vec<snapshot_diff::Grouping>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -95,7 +99,10 @@ fn run_diff(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         &args.a.display().to_string(),
         &b,
         &args.b.display().to_string(),
-        &snapshot_diff::Options { top: args.top },
+        &snapshot_diff::Options {
+            top: args.top,
+            group_by: args.group_by,
+        },
     );
     let bytes = match args.output.format() {
         Format::Text => render::diff_text(&diff, Style::new(output.color_for(&args.output))),
