@@ -63,14 +63,195 @@ fn figures_text(event: &TimelineEvent) -> String {
     if let Some(ratio) = figures.ratio {
         parts.push(format!("{ratio:.2}x"));
     }
-    if event.count > 1 {
-        parts.push(format!(
-            "×{} to line {}",
-            event.count,
-            event.last_line.unwrap_or(event.line)
-        ));
-    }
     parts.join(", ")
+}
+
+/// Timeline rows: consecutive events of one kind with the same figures become one row
+/// ("FAILURE ×5"), counting the repeats the analysis already merged.
+struct TimelineRow<'a> {
+    first: &'a TimelineEvent,
+    count: usize,
+    last_line: usize,
+    figures: String,
+}
+
+fn timeline_rows(report: &ExplainReport) -> Vec<TimelineRow<'_>> {
+    let mut rows: Vec<TimelineRow<'_>> = Vec::new();
+    for event in &report.timeline {
+        let figures = figures_text(event);
+        let count = event.count.max(1) as usize;
+        let last_line = event.last_line.unwrap_or(event.line) as usize;
+        match rows.last_mut() {
+            Some(row) if row.first.kind == event.kind && row.figures == figures => {
+                row.count += count;
+                row.last_line = last_line;
+            }
+            _ => rows.push(TimelineRow {
+                first: event,
+                count,
+                last_line,
+                figures,
+            }),
+        }
+    }
+    rows
+}
+
+impl TimelineRow<'_> {
+    /// `×5, to line 18` when the row stands for several events.
+    fn repeats(&self) -> String {
+        if self.count > 1 {
+            format!("×{}, to line {}", self.count, self.last_line)
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// Width of the default text report; only quoted log lines may be longer, and they are cut.
+pub const TEXT_WIDTH: usize = 100;
+
+/// The gutter of a quoted log line in the text report: a marker column (`>` on the failure
+/// line), the line number right-aligned in 7 columns, then ` | `. A line of the text report
+/// that matches [`is_quoted_log_line`] quotes the input; every other line is ours.
+const GUTTER_WIDTH: usize = 1 + 7 + 3;
+
+/// Whether a line of the text report (without colour) is a quoted log line: it starts with
+/// the gutter written by the context block, `[ >]` + 7 columns holding a right-aligned line
+/// number + ` | `.
+pub fn is_quoted_log_line(line: &str) -> bool {
+    let chars: Vec<char> = line.chars().take(GUTTER_WIDTH).collect();
+    if chars.len() < GUTTER_WIDTH - 1 || !matches!(chars[0], ' ' | '>') {
+        return false;
+    }
+    let number: String = chars[1..8].iter().collect();
+    let number = number.trim_start();
+    !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit())
+        && chars[8] == ' '
+        && chars[9] == '|'
+}
+
+/// A quoted log line cut to `width` characters, with `…` where it was cut.
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// Whether `word` is a unit (or a unit with trailing punctuation) that must stay on the line
+/// of the number before it.
+fn is_unit(word: &str) -> bool {
+    let word = word.trim_end_matches([',', '.', ';', ':', ')', ']']);
+    matches!(
+        word,
+        "B" | "KiB"
+            | "MiB"
+            | "GiB"
+            | "TiB"
+            | "kB"
+            | "KB"
+            | "MB"
+            | "GB"
+            | "TB"
+            | "s"
+            | "ms"
+            | "%"
+            | "x"
+            | "tokens"
+            | "blocks"
+            | "bytes"
+            | "GPUs"
+            | "GPU"
+            | "free"
+    )
+}
+
+/// Words of `text` for wrapping: a number and its unit are one word.
+fn wrap_words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        match words.last_mut() {
+            Some(last)
+                if is_unit(word)
+                    && last
+                        .trim_start_matches(['(', '['])
+                        .chars()
+                        .last()
+                        .is_some_and(|c| c.is_ascii_digit()) =>
+            {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
+    words
+}
+
+/// `text` wrapped at [`TEXT_WIDTH`]: the first line starts with `first`, the others with
+/// `indent` spaces (a hanging indent). A word longer than a line is split.
+fn wrap(text: &str, first: &str, indent: usize) -> Vec<String> {
+    let rest = " ".repeat(indent);
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in wrap_words(text) {
+        let used = line.chars().count();
+        let needed = word.chars().count() + usize::from(!empty);
+        if !empty && used + needed > TEXT_WIDTH {
+            lines.push(std::mem::replace(&mut line, rest.clone()));
+            empty = true;
+        }
+        let mut word = word.as_str();
+        loop {
+            let used = line.chars().count() + usize::from(!empty);
+            let room = TEXT_WIDTH.saturating_sub(used).max(1);
+            if word.chars().count() <= room {
+                if !empty {
+                    line.push(' ');
+                }
+                line.push_str(word);
+                empty = false;
+                break;
+            }
+            // Longer than what is left of a fresh line: split the word.
+            let split = word
+                .char_indices()
+                .nth(room)
+                .map_or(word.len(), |(index, _)| index);
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(&word[..split]);
+            lines.push(std::mem::replace(&mut line, rest.clone()));
+            empty = true;
+            word = &word[split..];
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !empty || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Writes `text` wrapped (see [`wrap`]), each line painted by `paint`.
+fn write_wrapped(
+    out: &mut String,
+    text: &str,
+    first: &str,
+    indent: usize,
+    paint: impl Fn(&str) -> String,
+) {
+    for line in wrap(text, first, indent) {
+        let _ = writeln!(out, "{}", paint(&line));
+    }
 }
 
 fn engine_line(report: &ExplainReport) -> String {
@@ -116,41 +297,50 @@ fn accounting_rows(report: &ExplainReport) -> Vec<(String, String, String, &Acco
 
 /// Terminal text: headline, phase, numbers with sources, why, next steps, owner summary,
 /// timeline and the lines before the failure.
-pub fn text(report: &ExplainReport, style: Style) -> Vec<u8> {
+///
+/// Every line fits [`TEXT_WIDTH`] columns except quoted log lines (see
+/// [`is_quoted_log_line`]), which are cut with `…`. `verbose` adds what each figure means and
+/// quotes log lines whole.
+pub fn text(report: &ExplainReport, style: Style, verbose: bool) -> Vec<u8> {
     let mut out = String::new();
     let verdict = &report.verdict;
-    let headline = if report.is_gpu_oom {
-        style.bad(&verdict.headline)
-    } else {
-        style.bold(&verdict.headline)
+    let headline = |line: &str| {
+        if report.is_gpu_oom {
+            style.bad(line)
+        } else {
+            style.bold(line)
+        }
     };
-    let _ = writeln!(out, "{headline}");
-    let _ = writeln!(out, "  {}", style.dim(&engine_line(report)));
+    write_wrapped(&mut out, &verdict.headline, "", 2, headline);
+    write_wrapped(&mut out, &engine_line(report), "  ", 4, |l| style.dim(l));
     if let Some(failure) = report.ooms.first() {
-        let _ = writeln!(
-            out,
-            "  {}",
-            style.dim(&format!(
-                "{} failure message(s), first at line {}{}",
-                report.ooms_total,
-                failure.line,
-                failure
-                    .stream
-                    .as_deref()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default()
-            ))
+        let messages = if report.ooms_total == 1 {
+            "1 failure message, at line".to_string()
+        } else {
+            format!("{} failure messages, first at line", report.ooms_total)
+        };
+        let text = format!(
+            "{messages} {}{}",
+            failure.line,
+            failure
+                .stream
+                .as_deref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default()
         );
+        write_wrapped(&mut out, &text, "  ", 4, |l| style.dim(l));
     }
 
     let phase = &report.phase;
     let _ = writeln!(out, "\n{}", style.bold("Phase"));
-    let _ = writeln!(
-        out,
-        "  failed in:      {} — {}",
+    let failed_in = format!(
+        "{} — {}",
         phase.failed_in.as_str(),
         phase.failed_in.describe()
     );
+    write_wrapped(&mut out, &failed_in, "  failed in:      ", 18, |l| {
+        l.to_string()
+    });
     let _ = writeln!(
         out,
         "  last completed: {}",
@@ -165,37 +355,51 @@ pub fn text(report: &ExplainReport, style: Style) -> Vec<u8> {
         }
         (None, _) => "not shown".to_string(),
     };
-    let _ = writeln!(out, "  server ready:   {ready}");
+    write_wrapped(&mut out, &ready, "  server ready:   ", 18, |l| {
+        l.to_string()
+    });
     for line in &phase.evidence {
-        let _ = writeln!(out, "  {}", style.dim(&format!("· {line}")));
+        write_wrapped(&mut out, line, "  · ", 4, |l| style.dim(l));
     }
 
     let rows = accounting_rows(report);
     if !rows.is_empty() {
-        let _ = writeln!(out, "\n{}", style.bold("Memory (allocated ⊂ reserved ⊂ process ⊂ device; never add allocated and reserved)"));
-        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "\n{}",
+            style.bold("Memory (allocated ⊂ reserved ⊂ process ⊂ device; never add allocated and reserved)")
+        );
+        let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
         for (label, bytes, source, line) in &rows {
             let _ = writeln!(
                 out,
                 "  {label:<width$}  {bytes:>11}  {}",
-                style.dim(&format!("[{source}] {}", line.meaning))
+                style.dim(&format!("[{source}]"))
             );
+            if verbose {
+                write_wrapped(&mut out, &line.meaning, "      ", 6, |l| style.dim(l));
+            }
+        }
+        if !verbose {
+            let _ = writeln!(out, "  {}", style.dim("(-v says what each figure means)"));
         }
     }
 
     let _ = writeln!(out, "\n{}  {}", style.bold("Why"), verdict.cause.as_str());
     for line in &verdict.evidence {
-        let _ = writeln!(out, "  - {line}");
+        write_wrapped(&mut out, line, "  - ", 4, |l| l.to_string());
     }
     if !verdict.next_steps.is_empty() {
         let _ = writeln!(out, "\n{}", style.bold("Next steps"));
         for (index, step) in verdict.next_steps.iter().enumerate() {
-            let _ = writeln!(out, "  {}. {step}", index + 1);
+            let number = format!("  {}. ", index + 1);
+            let indent = number.chars().count();
+            write_wrapped(&mut out, step, &number, indent, |l| l.to_string());
         }
     }
     if !verdict.owner_summary.is_empty() {
         let _ = writeln!(out, "\n{}", style.bold("For the owner"));
-        let _ = writeln!(out, "  {}", verdict.owner_summary);
+        write_wrapped(&mut out, &verdict.owner_summary, "  ", 2, |l| l.to_string());
     }
 
     if !report.timeline.is_empty() {
@@ -204,28 +408,50 @@ pub fn text(report: &ExplainReport, style: Style) -> Vec<u8> {
             .timeline
             .iter()
             .any(|event| event.timestamp.is_some());
-        for event in &report.timeline {
+        for row in timeline_rows(report) {
+            let event = row.first;
             let when = match (&event.timestamp, event.seconds_since_start) {
                 (Some(stamp), Some(seconds)) => format!("{stamp} (+{seconds:.0} s)"),
                 (Some(stamp), None) => stamp.clone(),
                 _ => String::new(),
             };
             let label = kind_label(event.kind);
-            let label = if event.kind == EventKind::Failure {
-                style.bad(label)
-            } else {
+            let repeats = row.repeats();
+            let label = if repeats.is_empty() {
                 label.to_string()
-            };
-            let figures = figures_text(event);
-            let figures = if figures.is_empty() {
-                String::new()
             } else {
-                format!("  {figures}")
+                format!("{label} {repeats}")
             };
-            if timed {
-                let _ = writeln!(out, "  {:>7}  {:<28} {label}{figures}", event.line, when);
+            let prefix = if timed {
+                format!("  {:>7}  {:<28} ", event.line, when)
             } else {
-                let _ = writeln!(out, "  {:>7}  {label}{figures}", event.line);
+                format!("  {:>7}  ", event.line)
+            };
+            let indent = prefix.chars().count() + 2;
+            let text = if row.figures.is_empty() {
+                label
+            } else {
+                format!("{label}  {}", row.figures)
+            };
+            let whole = format!("{prefix}{text}");
+            let lines = if whole.chars().count() <= TEXT_WIDTH {
+                vec![whole]
+            } else {
+                wrap(&text, &prefix, indent)
+            };
+            for (index, line) in lines.into_iter().enumerate() {
+                // Paint the event label of a failure row.
+                let line = if index == 0 && event.kind == EventKind::Failure {
+                    let (head, tail) = line.split_at(prefix.len());
+                    let name = kind_label(event.kind);
+                    match tail.strip_prefix(name) {
+                        Some(rest) => format!("{head}{}{rest}", style.bad(name)),
+                        None => line.clone(),
+                    }
+                } else {
+                    line
+                };
+                let _ = writeln!(out, "{line}");
             }
         }
     }
@@ -246,7 +472,12 @@ pub fn text(report: &ExplainReport, style: Style) -> Vec<u8> {
                 } else {
                     " "
                 };
-                let _ = writeln!(out, "{marker}{:>7} | {}", line.line, line.text);
+                let text = if verbose {
+                    line.text.clone()
+                } else {
+                    cut(&line.text, TEXT_WIDTH - GUTTER_WIDTH)
+                };
+                let _ = writeln!(out, "{marker}{:>7} | {text}", line.line);
             }
         }
     }
@@ -259,8 +490,8 @@ fn md_escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// GitHub-flavoured Markdown.
-pub fn markdown(report: &ExplainReport) -> Vec<u8> {
+/// GitHub-flavoured Markdown. `verbose` adds a column saying what each figure means.
+pub fn markdown(report: &ExplainReport, verbose: bool) -> Vec<u8> {
     let mut out = String::new();
     let verdict = &report.verdict;
     let _ = writeln!(out, "# {}\n", md_escape(&verdict.headline));
@@ -292,14 +523,23 @@ pub fn markdown(report: &ExplainReport) -> Vec<u8> {
     let rows = accounting_rows(report);
     if !rows.is_empty() {
         let _ = writeln!(out, "\n## Memory\n\nAllocated ⊂ reserved ⊂ this process ⊂ device: never add allocated and reserved.\n");
-        let _ = writeln!(out, "| figure | bytes | size | source | meaning |");
-        let _ = writeln!(out, "|---|---:|---:|---|---|");
+        if verbose {
+            let _ = writeln!(out, "| figure | bytes | size | source | meaning |");
+            let _ = writeln!(out, "|---|---:|---:|---|---|");
+        } else {
+            let _ = writeln!(out, "| figure | bytes | size | source |");
+            let _ = writeln!(out, "|---|---:|---:|---|");
+        }
         for (label, bytes, source, line) in &rows {
+            let meaning = if verbose {
+                format!(" {} |", md_escape(&line.meaning))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "| {label} | {} | {bytes} | {source} | {} |",
+                "| {label} | {} | {bytes} | {source} |{meaning}",
                 line.bytes.get(),
-                md_escape(&line.meaning)
             );
         }
     }
@@ -324,7 +564,14 @@ pub fn markdown(report: &ExplainReport) -> Vec<u8> {
         let _ = writeln!(out, "\n## Timeline\n");
         let _ = writeln!(out, "| line | time | +s | event | figures |");
         let _ = writeln!(out, "|---:|---|---:|---|---|");
-        for event in &report.timeline {
+        for row in timeline_rows(report) {
+            let event = row.first;
+            let repeats = row.repeats();
+            let figures = match (row.figures.is_empty(), repeats.is_empty()) {
+                (_, true) => row.figures.clone(),
+                (true, false) => repeats,
+                (false, false) => format!("{}, {repeats}", row.figures),
+            };
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} |",
@@ -335,7 +582,7 @@ pub fn markdown(report: &ExplainReport) -> Vec<u8> {
                     .map(|s| format!("{s:.0}"))
                     .unwrap_or_default(),
                 kind_label(event.kind),
-                md_escape(&figures_text(event))
+                md_escape(&figures)
             );
         }
     }
@@ -357,4 +604,56 @@ pub fn markdown(report: &ExplainReport) -> Vec<u8> {
 /// One JSON document (`schema_version` added).
 pub fn json(report: &ExplainReport) -> Result<Vec<u8>, serde_json::Error> {
     super::json::to_document(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_hangs_and_keeps_numbers_with_units() {
+        let text = "this process holds 47.35 GiB of the card's 47.37 GiB (NVML figure printed in \
+                    the error), and the request of 24.00 MiB did not fit in 4.31 MiB free";
+        let lines = wrap(text, "  - ", 4);
+        assert!(lines.len() > 1);
+        for line in &lines {
+            assert!(line.chars().count() <= TEXT_WIDTH, "{line}");
+            assert!(!line.ends_with(|c: char| c.is_ascii_digit()), "{line}");
+        }
+        assert!(lines[0].starts_with("  - this"));
+        assert!(lines[1].starts_with("    ") && !lines[1].starts_with("     "));
+        assert_eq!(
+            lines
+                .join(" ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+            format!("- {text}")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+
+    #[test]
+    fn wrap_splits_a_word_longer_than_a_line() {
+        let word = "x".repeat(250);
+        let lines = wrap(&word, "  ", 2);
+        assert_eq!(lines.len(), 3);
+        assert!(lines.iter().all(|l| l.chars().count() <= TEXT_WIDTH));
+        assert_eq!(lines.concat().replace(' ', ""), word);
+    }
+
+    #[test]
+    fn quoted_log_lines_are_told_by_their_gutter() {
+        assert!(is_quoted_log_line(">      2 | CUDA out of memory"));
+        assert!(is_quoted_log_line("      15 | "));
+        assert!(is_quoted_log_line(" 1234567 | x"));
+        assert!(!is_quoted_log_line("  - line 2: CUDA out of memory"));
+        assert!(!is_quoted_log_line("        2  FAILURE"));
+        assert!(!is_quoted_log_line("  total capacity | x"));
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("abcd", 4), "abcd");
+        assert_eq!(cut("ééééé", 3).chars().count(), 3);
+    }
 }

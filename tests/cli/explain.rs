@@ -333,3 +333,72 @@ fn gzip_logs_are_read() {
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(document["phase"]["failed_in"], "startup");
 }
+
+/// Every fixture's default text report fits 100 columns (characters, not bytes); only a quoted
+/// log line (the context block's `[ >]NNNNNNN | ` gutter, `is_quoted_log_line`) may be longer,
+/// and then it is cut with `…`. `-v` quotes the line whole. See issue 16.
+#[test]
+fn explain_text_fits_100_columns() {
+    use oomdoc::render::explain::{is_quoted_log_line, TEXT_WIDTH};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut dirs = vec![root.join("oom_text"), root.join("engine_log")];
+    let mut corpus: Vec<_> = std::fs::read_dir(root.join("corpus"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir())
+        .collect();
+    corpus.sort();
+    dirs.extend(corpus);
+    let mut files = 0;
+    let mut too_long = Vec::new();
+    for dir in dirs {
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.is_file() && !path.to_string_lossy().ends_with(".json"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            files += 1;
+            let output = oomdoc().arg("explain").arg(&path).output().unwrap();
+            assert!(
+                matches!(output.status.code(), Some(0 | 1)),
+                "{}: {}",
+                path.display(),
+                stderr(&output)
+            );
+            for line in stdout(&output).lines() {
+                let width = line.chars().count();
+                let quoted_and_cut = is_quoted_log_line(line) && line.ends_with('…');
+                if width > TEXT_WIDTH && !quoted_and_cut {
+                    too_long.push(format!("{} ({width}): {line}", path.display()));
+                }
+                if is_quoted_log_line(line) {
+                    assert!(width <= TEXT_WIDTH, "{}: {line}", path.display());
+                }
+            }
+        }
+    }
+    assert!(files > 300, "only {files} fixtures found");
+    assert!(too_long.is_empty(), "{}", too_long.join("\n"));
+}
+
+#[test]
+fn explain_verbose_quotes_whole_lines_and_says_what_figures_mean() {
+    let path = fixture("engine_log/sglang-fork-terminal-wrapped-private-pools.log");
+    let plain = stdout(&oomdoc().arg("explain").arg(&path).output().unwrap());
+    let verbose = stdout(
+        &oomdoc()
+            .args(["explain", "-v"])
+            .arg(&path)
+            .output()
+            .unwrap(),
+    );
+    let meaning = "cached free blocks of CUDA-graph private pools";
+    assert!(!plain.contains(meaning), "{plain}");
+    assert!(verbose.contains(meaning), "{verbose}");
+    assert!(
+        verbose.contains("(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+    );
+    assert!(plain.contains("Tried to allo…"), "{plain}");
+}

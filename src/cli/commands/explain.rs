@@ -27,6 +27,9 @@ pub struct ExplainArgs {
     /// Log or error-text files (plain or gzip); `-` or none reads stdin
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Say what each memory figure means, and quote long log lines whole instead of cut
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -253,11 +256,13 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
         Format::Json => {
             crate::render::explain::json(&report).context("failed to serialise the report")?
         }
-        Format::Markdown => crate::render::explain::markdown(&report),
+        Format::Markdown => crate::render::explain::markdown(&report, args.verbose),
         // HTML was refused above.
-        Format::Text | Format::Html => {
-            crate::render::explain::text(&report, Style::new(output.color_for(&args.output)))
-        }
+        Format::Text | Format::Html => crate::render::explain::text(
+            &report,
+            Style::new(output.color_for(&args.output)),
+            args.verbose,
+        ),
     };
     output.report(&args.output, &bytes)?;
     if found {
