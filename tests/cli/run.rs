@@ -475,23 +475,27 @@ fn replayed_gpu_gives_a_memory_timeline() {
     assert!(stderr(&output).contains("free before start"));
 }
 
+/// `oomdoc run --context-lines N` on a child that prints `lines` lines, then a PyTorch OOM,
+/// and exits 1.
+fn run_lines_then_oom(directory: &Path, context_lines: &str, lines: u32) -> std::process::Output {
+    let script = format!(
+        "i=1; while [ $i -le {lines} ]; do echo line $i; i=$((i+1)); done; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.00 GiB is free.'; exit 1"
+    );
+    oomdoc()
+        .arg("run")
+        .args(["--context-lines", context_lines])
+        .arg("--out")
+        .arg(directory)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap_or_else(|e| panic!("oomdoc run: {e}"))
+}
+
 #[test]
 fn context_lines_reads_the_log_back() {
     let temp = tempfile::tempdir().unwrap();
     let directory = temp.path().join("context");
-    let output = oomdoc()
-        .arg("run")
-        .args(["--context-lines", "3"])
-        .arg("--out")
-        .arg(&directory)
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "for i in 1 2 3 4 5 6; do echo line $i; done; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.00 GiB is free.'; exit 1",
-        ])
-        .output()
-        .unwrap();
+    let output = run_lines_then_oom(&directory, "3", 6);
     assert_eq!(output.status.code(), Some(1));
     let record = record(&directory);
     let block = &record["explain"]["context"][0];
@@ -513,19 +517,7 @@ fn context_lines_reads_the_log_back() {
 fn context_lines_at_the_largest_value_keeps_every_line() {
     let temp = tempfile::tempdir().unwrap();
     let directory = temp.path().join("context-max");
-    let output = oomdoc()
-        .arg("run")
-        .args(["--context-lines", "18446744073709551615"])
-        .arg("--out")
-        .arg(&directory)
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "for i in 1 2 3; do echo line $i; done; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.00 GiB is free.'; exit 1",
-        ])
-        .output()
-        .unwrap();
+    let output = run_lines_then_oom(&directory, "18446744073709551615", 3);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let record = record(&directory);
     let block = &record["explain"]["context"][0];
