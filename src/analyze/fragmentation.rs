@@ -975,16 +975,7 @@ impl<'s> SiteNamer<'s> {
                 return site;
             }
         }
-        let frames: Vec<&crate::model::snapshot::Frame> = self
-            .snapshot
-            .stacks
-            .get(stack as usize)
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|&id| self.snapshot.frames.get(id as usize))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let frames = self.snapshot.stack_frames(stack);
         let python: Vec<_> = frames.iter().filter(|frame| frame.is_python()).collect();
         let cpp = (frames.len() - python.len()) as u64;
         let name = if frames.is_empty() {

@@ -169,17 +169,7 @@ impl<'s> Classifier<'s> {
         if let Some(&category) = self.by_stack.get(&stack) {
             return category;
         }
-        let frames: Vec<&Frame> = self
-            .snapshot
-            .stacks
-            .get(stack as usize)
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|&id| self.snapshot.frames.get(id as usize))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let category = category(&frames);
+        let category = category(&self.snapshot.stack_frames(stack));
         self.by_stack.insert(stack, category);
         category
     }

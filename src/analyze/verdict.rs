@@ -501,10 +501,8 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
 /// this process itself holding most of it (a start that already loaded and then failed).
 fn startup_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let figures = &failure.figures;
-    let own = figures
-        .process_in_use_reported()
-        .filter(|bytes| *bytes > Bytes::ZERO)
-        .or_else(|| reserved_total(failure).map(|(reserved, _)| reserved))
+    let own = held_by_process(failure)
+        .map(|(bytes, _)| bytes)
         .or(figures.allocated_by_pytorch_bytes);
     match (own, figures.total_capacity_bytes) {
         (Some(own), Some(total)) if total > Bytes::ZERO && own.get() >= total.get() / 2 => {
@@ -959,7 +957,7 @@ fn mlc_llm_steps(builder: &mut Builder<'_>, cause: Cause) {
 /// (https://invoke-ai.github.io/InvokeAI/features/low-vram/: `enable_partial_loading`,
 /// `device_working_mem_gb`).
 fn image_app_steps(builder: &mut Builder<'_>, cause: Cause, engine: EngineName) {
-    if cause == Cause::OtherProcessesHoldMemory || cause == Cause::FreeMemoryBelowRequested {
+    if cause.memory_held_elsewhere() {
         builder.step("close other GPU programs (another UI, a game, a second generation backend) before generating");
     }
     match engine {
@@ -984,7 +982,7 @@ fn image_app_steps(builder: &mut Builder<'_>, cause: Cause, engine: EngineName) 
 
 /// JAX preallocates 75 % of the GPU on first use (https://docs.jax.dev/en/latest/gpu_memory_allocation.html).
 fn jax_steps(builder: &mut Builder<'_>, cause: Cause) {
-    if cause == Cause::OtherProcessesHoldMemory || cause == Cause::FreeMemoryBelowRequested {
+    if cause.memory_held_elsewhere() {
         builder.step("JAX takes 75 % of the GPU when it starts: with a second JAX (or PyTorch / TensorFlow) process on the card set `XLA_PYTHON_CLIENT_PREALLOCATE=false` or `XLA_PYTHON_CLIENT_MEM_FRACTION=.45` in each");
         return;
     }
@@ -997,7 +995,7 @@ fn jax_steps(builder: &mut Builder<'_>, cause: Cause) {
 /// TensorFlow maps nearly all GPU memory at start unless memory growth is on
 /// (https://www.tensorflow.org/guide/gpu#limiting_gpu_memory_growth).
 fn tensorflow_steps(builder: &mut Builder<'_>, cause: Cause) {
-    if cause == Cause::OtherProcessesHoldMemory || cause == Cause::FreeMemoryBelowRequested {
+    if cause.memory_held_elsewhere() {
         builder.step("TensorFlow maps almost the whole GPU at start: turn on memory growth (`tf.config.experimental.set_memory_growth(gpu, True)` or `TF_FORCE_GPU_ALLOW_GROWTH=true`) in every TensorFlow process sharing the card, or cap it with `tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=…)])`");
         return;
     }

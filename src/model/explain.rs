@@ -376,6 +376,15 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// Whether the missing memory was held by someone else (other processes, or less free at
+    /// start than the engine was told to take).
+    pub fn memory_held_elsewhere(self) -> bool {
+        matches!(
+            self,
+            Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested
+        )
+    }
+
     /// The snake_case name used in JSON.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -36,6 +36,20 @@ pub struct Snapshot {
     pub other_keys: Vec<String>,
 }
 
+impl Snapshot {
+    /// The frames of an interned stack, innermost first; empty for an unknown stack id.
+    pub fn stack_frames(&self, stack: StackId) -> Vec<&Frame> {
+        self.stacks
+            .get(stack as usize)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|&id| self.frames.get(id as usize))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// One entry of `external_annotations` (PyTorch records one at the start and one at the end
 /// of every `record_function` range of user scope while history is recorded).
 #[derive(Debug, Clone, PartialEq, Eq)]
