@@ -1,6 +1,7 @@
 //! Model → findings. Pure: analyses never format and never do I/O.
 
 pub mod accounting;
+mod advice;
 pub mod annotations;
 pub mod compare;
 pub mod devices;
