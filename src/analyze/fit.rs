@@ -20,10 +20,19 @@ use crate::parse::checkpoint::gguf::{self, GgufHeader, MetaValue};
 use crate::parse::checkpoint::hf_config::{HfConfig, LayerKind, ShardIndex};
 use crate::parse::checkpoint::safetensors::SafetensorsHeader;
 
+mod llama_cpp;
+
+pub use llama_cpp::{CacheType, FlashAttn, LlamaCppOptions};
+
 /// Non-PyTorch memory of one process on a fresh CUDA context: "this process has 518.00 MiB
 /// memory in use" with 0 bytes allocated by PyTorch, H200, torch 2.11
-/// (tests/fixtures/h200-torch2.11/oom_cases.json, case `capacity`).
+/// (tests/fixtures/h200-torch2.11/oom_cases.json, case `capacity`; the data is embedded here,
+/// output names the measurement, not the file).
 pub const CUDA_CONTEXT_BYTES: u64 = 518 * MIB;
+/// Where [`CUDA_CONTEXT_BYTES`] comes from, as output says it.
+pub const CUDA_CONTEXT_BASIS: &str = "CUDA context 518 MiB: a process's memory in use with \
+     0 bytes allocated, measured on an H200 with torch 2.11 (\"this process has 518.00 MiB memory \
+     in use\")";
 /// NCCL buffers per rank under tensor parallelism: `NCCL_BUFFSIZE` 4 MiB × up to 32 channels
 /// × send and receive. An assumption, not a measurement.
 pub const NCCL_BYTES: u64 = 256 * MIB;
@@ -208,6 +217,8 @@ struct KvShape {
     window: Option<u64>,
     formula_base: String,
     attention: String,
+    /// Key and value elements per KV head, when they are known apart (GGUF).
+    key_value: Option<(u64, u64)>,
 }
 
 struct TensorFacts {
@@ -303,6 +314,70 @@ pub struct AbsurdConfig {
     pub why: String,
 }
 
+/// A `--tensor-parallel-size` that vLLM refuses: it must divide the attention heads
+/// (`ModelConfig.verify_with_parallel_config` in `vllm/config/model.py`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`--tensor-parallel-size {tensor_parallel_size}` does not divide the model's {heads} \
+     attention heads ({source_of_heads}): vLLM refuses it with \"Total number of attention heads \
+     ({heads}) must be divisible by tensor parallel size ({tensor_parallel_size}).\""
+)]
+pub struct ParallelMismatch {
+    /// Attention heads of the model.
+    pub heads: u64,
+    /// `--tensor-parallel-size`.
+    pub tensor_parallel_size: u64,
+    /// Where the head count was read, e.g. `` `num_attention_heads` in config.json ``.
+    pub source_of_heads: String,
+}
+
+impl ParallelMismatch {
+    /// Sizes that vLLM accepts: the divisors of the head count, up to 64.
+    pub fn divisors(&self) -> Vec<u64> {
+        (1..=self.heads.min(64))
+            .filter(|size| self.heads % size == 0)
+            .collect()
+    }
+}
+
+/// Where the attention head count comes from, in words.
+fn heads_source(input: &FitInput) -> String {
+    if let Some(file) = input.gguf.first() {
+        let arch = file.header.architecture().unwrap_or("?");
+        return format!("`{arch}.attention.head_count` in the GGUF header");
+    }
+    match input
+        .config
+        .as_ref()
+        .and_then(|c| c.text_config_key.as_deref())
+    {
+        Some(key) => format!("`{key}.num_attention_heads` in config.json"),
+        None => "`num_attention_heads` in config.json".to_string(),
+    }
+}
+
+/// Checks `--tensor-parallel-size` against the attention heads as vLLM does. A model whose
+/// head count is unknown passes: nothing to check against.
+pub fn check_parallel(input: &FitInput, tensor_parallel_size: u64) -> Result<(), ParallelMismatch> {
+    let mut ignored = Vec::new();
+    let (model, _) = shape(input, &mut ignored);
+    match model.attention_heads {
+        Some(heads) if heads > 0 && heads % tensor_parallel_size.max(1) != 0 => {
+            Err(ParallelMismatch {
+                heads,
+                tensor_parallel_size,
+                source_of_heads: heads_source(input),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What `--fit on` leaves free on a GPU, for notes about memory already in use.
+pub fn llama_cpp_fit_margin() -> u64 {
+    llama_cpp::FIT_MARGIN_BYTES
+}
+
 /// Checks the model shape from the config or GGUF metadata before any sizing.
 pub fn check_config(input: &FitInput) -> Result<(), AbsurdConfig> {
     let mut ignored = Vec::new();
@@ -365,9 +440,15 @@ pub fn check_config(input: &FitInput) -> Result<(), AbsurdConfig> {
     Ok(())
 }
 
-/// Sizes the checkpoint against the GPU budget. Call [`check_config`] first: an absurd
-/// config gives saturated, meaningless figures here.
+/// Sizes the checkpoint against the GPU budget, a GGUF file with llama.cpp's defaults. Call
+/// [`check_config`] first: an absurd config gives saturated, meaningless figures here.
 pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
+    analyze_with(input, options, &LlamaCppOptions::default())
+}
+
+/// [`analyze`] with llama.cpp's options for a GGUF file (`-c`, `-ngl`, cache types…); they
+/// are ignored for safetensors checkpoints, which are budgeted as vLLM loads them.
+pub fn analyze_with(input: &FitInput, options: &FitOptions, llama: &LlamaCppOptions) -> FitReport {
     let mut limitations = input.limitations.clone();
     let mut mismatches = Vec::new();
     let tensors = collect_tensors(input);
@@ -550,6 +631,48 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
         }
     });
 
+    let llama_model = match (input.gguf.first(), kv_shape.as_ref()) {
+        (Some(_), Some(shape)) => shape.key_value.map(|key_value| {
+            let headers: Vec<&GgufHeader> = input.gguf.iter().map(|file| &file.header).collect();
+            llama_cpp::Model::new(&headers, &model, &shape.layers, key_value, shape.window)
+        }),
+        _ => None,
+    };
+    // llama.cpp's KV cache: `--cache-type-k` and `--cache-type-v` apart, rows in ggml blocks.
+    let kv_cache = match (kv_cache, &llama_model, kv_shape.as_ref()) {
+        (Some(kv), Some(llama_model), Some(shape)) => {
+            let (full, sliding) = llama_model.bytes_per_token(llama);
+            let (key, value) = shape.key_value.unwrap_or_default();
+            let (k_type, v_type) = (llama.cache_type_k.name(), llama.cache_type_v.name());
+            let dtype = if k_type == v_type {
+                k_type.to_string()
+            } else {
+                format!("K {k_type}, V {v_type}")
+            };
+            let value_text = if value == 0 {
+                "V read from the K latent (MLA)".to_string()
+            } else {
+                format!("value {value} in {v_type}")
+            };
+            let base = shape
+                .formula_base
+                .split(" × (")
+                .next()
+                .unwrap_or(&shape.formula_base)
+                .to_string();
+            Some(KvCache {
+                bytes_per_token: Bytes(full.saturating_add(sliding)),
+                dtype,
+                element_bytes: format!("K {k_type}, V {v_type}"),
+                full_attention_bytes_per_token: Bytes(full),
+                sliding_window_bytes_per_token: Bytes(sliding),
+                formula: format!("{base} × (key {key} in {k_type} + {value_text}), ggml row sizes"),
+                ..kv
+            })
+        }
+        (kv_cache, _, _) => kv_cache,
+    };
+
     let mut report = FitReport {
         path: input.path.clone(),
         kind: input.kind,
@@ -579,8 +702,24 @@ pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
             .push("no budget, so no verdict: give `--gpu-memory SIZE` or `--gpu NAME`".to_string());
         return report;
     };
+    if let Some(llama_model) = &llama_model {
+        let (budget, verdict, alternatives) = llama_cpp::evaluate(
+            llama_model,
+            llama,
+            gpu,
+            options.cards,
+            &mut report.limitations,
+        );
+        report.budget = Some(budget);
+        report.verdict = Some(verdict);
+        report.alternatives = alternatives;
+        return report;
+    }
     if !input.gguf.is_empty() {
-        report.limitations.push("the budget follows vLLM's accounting; llama.cpp has no `--gpu-memory-utilization` (use 1.0) and allocates a compute buffer that depends on `-b`/`-ub` instead of vLLM's activation profile".to_string());
+        report.limitations.push(
+            "the GGUF metadata does not give the KV cache's shape: no llama.cpp budget".to_string(),
+        );
+        return report;
     }
     let context = BudgetContext {
         model: &report.model,
@@ -1047,6 +1186,7 @@ fn shape(input: &FitInput, limitations: &mut Vec<String>) -> (ModelShape, Option
                     mla.kv_lora_rank, mla.qk_rope_head_dim
                 ),
                 attention: "mla".to_string(),
+                key_value: None,
             }),
         );
     }
@@ -1078,6 +1218,7 @@ fn shape(input: &FitInput, limitations: &mut Vec<String>) -> (ModelShape, Option
                 "2 (K,V) × {attention_layers} layers × {kv_heads} KV heads × {head_dim} head_dim"
             ),
             attention: attention.to_string(),
+            key_value: None,
         }),
     )
 }
@@ -1179,6 +1320,7 @@ fn gguf_shape(header: &GgufHeader, limitations: &mut Vec<String>) -> (ModelShape
                     rope.unwrap_or(0)
                 ),
                 attention: "mla".to_string(),
+                key_value: Some((latent, 0)),
             }),
         );
     }
@@ -1220,6 +1362,7 @@ fn gguf_shape(header: &GgufHeader, limitations: &mut Vec<String>) -> (ModelShape
                 "{attention_layers} layers × {heads_text} × (key {k} + value {v})"
             ),
             attention: attention.to_string(),
+            key_value: Some((k, v)),
         }),
     )
 }
@@ -1271,9 +1414,9 @@ fn allowances(
         bytes: Bytes(CUDA_CONTEXT_BYTES + if tensor_parallel > 1 { NCCL_BYTES } else { 0 }),
         source: Source::Assumption,
         basis: if tensor_parallel > 1 {
-            "CUDA context 518 MiB measured on H200 with torch 2.11 (tests/fixtures/h200-torch2.11/oom_cases.json: \"this process has 518.00 MiB\" with 0 bytes allocated) + NCCL buffers 256 MiB assumed (4 MiB NCCL_BUFFSIZE × 32 channels × 2)".to_string()
+            format!("{CUDA_CONTEXT_BASIS} + NCCL buffers 256 MiB assumed (4 MiB NCCL_BUFFSIZE × 32 channels × 2)")
         } else {
-            "CUDA context 518 MiB measured on H200 with torch 2.11 (tests/fixtures/h200-torch2.11/oom_cases.json: \"this process has 518.00 MiB\" with 0 bytes allocated); cuBLAS workspaces come on top".to_string()
+            format!("{CUDA_CONTEXT_BASIS}; cuBLAS workspaces come on top")
         },
     }];
     let hidden = context.model.hidden_size.unwrap_or(0);
@@ -1444,6 +1587,8 @@ fn evaluate(
         max_model_len,
         max_model_len_source,
         max_num_seqs: options.max_num_seqs,
+        engine: "vllm".to_string(),
+        llama_cpp: None,
     };
     let verdict = Verdict {
         fits,

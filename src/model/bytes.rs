@@ -69,10 +69,6 @@ impl Bytes {
     }
 }
 
-fn unknown_unit(unit: &str, text: &str) -> String {
-    format!("unknown size unit `{unit}` in `{text}` (use KiB, MiB, GiB, TiB, or GB for 10^9)")
-}
-
 fn to_u64(value: f64) -> u64 {
     if value.is_nan() || value <= 0.0 {
         0
@@ -119,35 +115,82 @@ impl std::iter::Sum for Bytes {
     }
 }
 
-/// Parses a size a user typed on the command line: `80GiB`, `80 GiB`, `141GB` (decimal),
-/// `24g` (binary), `1073741824` (bytes).
+/// Units accepted by [`parse_size_arg`], lower case, with their size in bytes: decimal
+/// `KB`…`TB` (10^3…10^12, as disks and datasheets count) and binary `KiB`…`TiB` (2^10…2^40,
+/// as CUDA, PyTorch and nvidia-smi count).
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("b", 1),
+    ("kb", 1_000),
+    ("mb", 1_000_000),
+    ("gb", 1_000_000_000),
+    ("tb", 1_000_000_000_000),
+    ("kib", KIB),
+    ("mib", MIB),
+    ("gib", GIB),
+    ("tib", TIB),
+];
+
+/// Parses a size a user typed on the command line: a number (decimals allowed) and a unit,
+/// `80GiB`, `80 GiB`, `141GB` (decimal), `139.8gib`, `150109880320B`. A number without a unit
+/// is refused rather than read as bytes: `--gpu-memory 24` meant 24 GiB or 24 GB, never 24
+/// bytes. Single-letter units (`24g`) are refused too: tools disagree on whether they are
+/// binary (Docker) or decimal. The arithmetic is exact (no floating point), rounded to the
+/// nearest byte.
 pub fn parse_size_arg(text: &str) -> Result<Bytes, String> {
     let trimmed = text.trim();
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size (expected e.g. `80GiB`, `24g` or bytes)"))?;
-    let unit = unit.trim().to_ascii_lowercase();
-    let multiplier: f64 = match unit.as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" => KIB as f64,
-        "m" | "mib" => MIB as f64,
-        "g" | "gib" => GIB as f64,
-        "t" | "tib" => TIB as f64,
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        _ => return Err(unknown_unit(&unit, text)),
-    };
-    let bytes = number * multiplier;
-    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
-        return Err(format!("`{text}` is too large to be a memory size"));
+    let unit = unit.trim();
+    let example = "e.g. `80GiB`, `24GB` or `1.5TiB`";
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+        return Err(format!("`{text}` is not a size ({example})"));
     }
-    Ok(Bytes(to_u64(bytes)))
+    if unit.is_empty() {
+        return Err(format!(
+            "`{text}` has no unit: write `{number}GiB` (binary, 2^30 bytes, as nvidia-smi and \
+             PyTorch count) or `{number}GB` (decimal, 10^9 bytes); bytes are `{number}B`"
+        ));
+    }
+    let lower = unit.to_ascii_lowercase();
+    let Some(&(_, multiplier)) = SIZE_UNITS.iter().find(|(name, _)| *name == lower) else {
+        let hint = match lower.as_str() {
+            "k" | "m" | "g" | "t" => {
+                let upper = lower.to_ascii_uppercase();
+                format!(": write `{number}{upper}iB` (binary) or `{number}{upper}B` (decimal)")
+            }
+            _ => " (use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB)".to_string(),
+        };
+        return Err(format!("unknown size unit `{unit}` in `{text}`{hint}"));
+    };
+    let too_large = || format!("`{text}` is too large to be a memory size");
+    let digits = |part: &str| -> Result<u128, String> {
+        if part.is_empty() {
+            return Ok(0);
+        }
+        part.parse::<u128>().map_err(|_| too_large())
+    };
+    if fraction.len() > 18 {
+        return Err(format!(
+            "`{text}` has more decimals than a byte count needs"
+        ));
+    }
+    let scale = 10u128.pow(fraction.len() as u32);
+    let whole_bytes = digits(whole)?
+        .checked_mul(u128::from(multiplier))
+        .ok_or_else(too_large)?;
+    // fraction × multiplier / 10^digits, rounded half up to a whole byte.
+    let fraction_bytes = (digits(fraction)? * u128::from(multiplier) + scale / 2) / scale;
+    let bytes = whole_bytes
+        .checked_add(fraction_bytes)
+        .filter(|bytes| *bytes <= u128::from(u64::MAX))
+        .ok_or_else(too_large)?;
+    if multiplier == 1 && !fraction.trim_end_matches('0').is_empty() {
+        return Err(format!("`{text}` is not a whole number of bytes"));
+    }
+    Ok(Bytes(bytes as u64))
 }
 
 #[cfg(test)]
@@ -163,13 +206,41 @@ mod tests {
 
     #[test]
     fn size_args() {
-        assert_eq!(parse_size_arg("80GiB"), Ok(Bytes(80 * GIB)));
-        assert_eq!(parse_size_arg("24g"), Ok(Bytes(24 * GIB)));
-        assert_eq!(parse_size_arg("141GB"), Ok(Bytes(141_000_000_000)));
-        assert_eq!(parse_size_arg("1024"), Ok(Bytes(1024)));
-        assert!(parse_size_arg("lots").is_err());
-        assert!(parse_size_arg("3 parsecs").is_err());
-        assert!(parse_size_arg("17179869184GiB").is_err());
-        assert!(parse_size_arg("1e400").is_err());
+        let ok = [
+            ("80GiB", 80 * GIB),
+            ("80 GiB", 80 * GIB),
+            ("24gib", 24 * GIB),
+            ("141GB", 141_000_000_000),
+            ("141gb", 141_000_000_000),
+            ("1024B", 1024),
+            ("1.5KiB", 1536),
+            ("139.80GiB", 150_109_106_995),
+            ("0.5TB", 500_000_000_000),
+            ("2TiB", 2 * TIB),
+            ("3MB", 3_000_000),
+            ("7kb", 7000),
+            (".5MiB", MIB / 2),
+            ("0GiB", 0),
+        ];
+        for (text, bytes) in ok {
+            assert_eq!(parse_size_arg(text), Ok(Bytes(bytes)), "{text}");
+        }
+        let refused = [
+            ("24", "has no unit: write `24GiB`"),
+            ("1024", "`1024GB` (decimal"),
+            ("24g", "write `24GiB` (binary) or `24GB` (decimal)"),
+            ("lots", "not a size"),
+            ("3 parsecs", "unknown size unit `parsecs`"),
+            ("17179869184GiB", "too large"),
+            ("1e400", "unknown size unit `e400`"),
+            ("1.2.3GiB", "not a size"),
+            ("1.5B", "not a whole number of bytes"),
+            ("-1GiB", "not a size"),
+            ("", "not a size"),
+        ];
+        for (text, expected) in refused {
+            let error = parse_size_arg(text).unwrap_err();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
     }
 }

@@ -219,6 +219,44 @@ pub struct Budget {
     pub max_model_len_source: Source,
     /// `--max-num-seqs`.
     pub max_num_seqs: u64,
+    /// Whose accounting the budget follows: `vllm` (safetensors) or `llama.cpp` (GGUF).
+    pub engine: String,
+    /// How llama.cpp places a GGUF file; `null` for a vLLM budget.
+    pub llama_cpp: Option<LlamaCppPlacement>,
+}
+
+/// Where llama.cpp puts a GGUF file's weights and KV cache, and what it allocates besides
+/// (`-ngl`, `-c`, `--cache-type-k/v`, `-ub`, `--flash-attn`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LlamaCppPlacement {
+    /// Repeating layers (`{arch}.block_count`).
+    pub layers: u64,
+    /// `-ngl` as given; `null` is llama.cpp's default (every layer, then `--fit`).
+    pub n_gpu_layers: Option<u64>,
+    /// Repeating layers on the GPU (the last ones).
+    pub gpu_layers: u64,
+    /// Whether the output layer (`output.weight`, `output_norm`) is on the GPU.
+    pub output_on_gpu: bool,
+    /// Weights left in RAM: `token_embd` always, plus layers not offloaded.
+    pub weights_in_ram_bytes: Bytes,
+    /// Context as asked (`-c`, or the model's `context_length`).
+    pub n_ctx_requested: u64,
+    /// KV cells allocated: `n_ctx` rounded up to a multiple of 256.
+    pub n_ctx: u64,
+    /// KV cells of a sliding-window layer (window + ubatch, padded), when the model has some.
+    pub sliding_window_cells: Option<u64>,
+    /// KV cache on the GPU (offloaded layers only).
+    pub kv_on_gpu_bytes: Bytes,
+    /// `--cache-type-k`.
+    pub cache_type_k: String,
+    /// `--cache-type-v`.
+    pub cache_type_v: String,
+    /// Tokens per physical batch (`-ub`, capped by `-b` and `n_ctx`).
+    pub n_ubatch: u64,
+    /// Flash attention assumed on (`--flash-attn auto` enables it on CUDA).
+    pub flash_attn: bool,
+    /// Memory llama.cpp's automatic fit (`--fit on`, the default) leaves free per GPU.
+    pub fit_margin_bytes: Bytes,
 }
 
 /// Does it fit?

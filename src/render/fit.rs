@@ -2,8 +2,8 @@
 //! lines. Pure: the report is computed by `analyze::fit`; every number shown carries its
 //! source in brackets (checkpoint headers, config.json, command line, oomdoc assumption).
 
-use crate::model::checkpoint::{CheckpointKind, FitReport};
-use crate::model::Bytes;
+use crate::model::checkpoint::{Budget, CheckpointKind, FitReport, LlamaCppPlacement, Verdict};
+use crate::model::{Bytes, Source};
 use crate::render::html;
 use crate::render::style::Style;
 
@@ -86,7 +86,12 @@ fn lines(report: &FitReport) -> Vec<Line> {
 
     let declared = &report.declared_format;
     out.push(Line::Heading(
-        "Declared format [config.json, names] vs headers".to_string(),
+        if report.kind == CheckpointKind::Gguf {
+            "Declared format [GGUF metadata, names] vs tensor types"
+        } else {
+            "Declared format [config.json, names] vs headers"
+        }
+        .to_string(),
     ));
     let mut claims = Vec::new();
     if let Some(dtype) = &declared.config_dtype {
@@ -194,106 +199,11 @@ fn lines(report: &FitReport) -> Vec<Line> {
     out.push(Line::Blank);
 
     if let (Some(budget), Some(verdict)) = (&report.budget, &report.verdict) {
-        let gpu = budget.gpu.clone().unwrap_or_else(|| "GPU".to_string());
-        out.push(Line::Heading(format!(
-            "Budget per GPU [{}]{}",
-            budget.gpu_total_basis,
-            if budget.tensor_parallel_size > 1 {
-                format!(", tensor parallel {}", budget.tensor_parallel_size)
-            } else {
-                String::new()
-            }
-        )));
-        out.push(Line::Row(
-            "total".to_string(),
-            format!("{} ({gpu})", exact(budget.gpu_total_bytes)),
-        ));
-        out.push(Line::Row(
-            format!("× {}", budget.gpu_memory_utilization),
-            format!(
-                "{} usable [`--gpu-memory-utilization`]",
-                exact(budget.usable_bytes)
-            ),
-        ));
-        out.push(Line::Row(
-            "− weights".to_string(),
-            format!(
-                "{} [checkpoint headers]",
-                exact(budget.weights_per_gpu_bytes)
-            ),
-        ));
-        for allowance in &budget.allowances {
-            out.push(Line::Row(
-                format!("− {}", allowance.name),
-                format!("{} [{}]", allowance.bytes, allowance.basis),
-            ));
+        match &budget.llama_cpp {
+            Some(placement) => llama_cpp_budget(&mut out, budget, placement, verdict),
+            None => vllm_budget(&mut out, report, budget, verdict),
         }
-        out.push(Line::Row(
-            "= KV cache".to_string(),
-            exact(budget.kv_budget_bytes),
-        ));
-        if budget.tensor_parallel_size > 1 {
-            out.push(Line::Text(format!("  {}", budget.replicated)));
-        }
-        out.push(Line::Row(
-            "max_model_len".to_string(),
-            format!(
-                "{} [{}]",
-                budget.max_model_len,
-                match budget.max_model_len_source {
-                    crate::model::Source::Checkpoint => model.source_detail.as_str(),
-                    other => other.label(),
-                }
-            ),
-        ));
-        out.push(Line::Blank);
-        let verdict_line = format!("Verdict: {}", verdict.summary);
-        out.push(if verdict.fits {
-            Line::Good(verdict_line)
-        } else {
-            Line::Bad(verdict_line)
-        });
-        if report.kv_cache.is_some() {
-            out.push(Line::Row(
-                "KV tokens".to_string(),
-                format!(
-                    "{} per GPU at {} per token",
-                    group(verdict.max_kv_tokens),
-                    exact(verdict.kv_bytes_per_token_per_gpu)
-                ),
-            ));
-            out.push(Line::Row(
-                "one sequence".to_string(),
-                format!(
-                    "{} for {} tokens",
-                    exact(verdict.kv_bytes_per_sequence),
-                    budget.max_model_len
-                ),
-            ));
-            out.push(Line::Row(
-                "concurrency".to_string(),
-                format!("{:.2} sequences of max_model_len", verdict.max_concurrency),
-            ));
-            out.push(Line::Row(
-                "longest".to_string(),
-                format!(
-                    "{} tokens in one sequence",
-                    group(verdict.max_model_len_that_fits)
-                ),
-            ));
-        }
-        if !report.alternatives.is_empty() {
-            out.push(Line::Blank);
-            out.push(Line::Heading("What would fit".to_string()));
-            for alternative in &report.alternatives {
-                out.push(Line::Text(format!(
-                    "  - {} → weights {} per GPU, {} KV tokens",
-                    alternative.description,
-                    alternative.weights_per_gpu_bytes,
-                    group(alternative.max_kv_tokens)
-                )));
-            }
-        }
+        alternatives(&mut out, report);
         out.push(Line::Blank);
     }
 
@@ -304,6 +214,223 @@ fn lines(report: &FitReport) -> Vec<Line> {
         }
     }
     out
+}
+
+/// The budget as vLLM computes it: total × utilization − weights − allowances = KV cache.
+fn vllm_budget(out: &mut Vec<Line>, report: &FitReport, budget: &Budget, verdict: &Verdict) {
+    let model = &report.model;
+    let gpu = budget.gpu.clone().unwrap_or_else(|| "GPU".to_string());
+    out.push(Line::Heading(format!(
+        "Budget per GPU [{}]{}",
+        budget.gpu_total_basis,
+        if budget.tensor_parallel_size > 1 {
+            format!(", tensor parallel {}", budget.tensor_parallel_size)
+        } else {
+            String::new()
+        }
+    )));
+    out.push(Line::Row(
+        "total".to_string(),
+        format!("{} ({gpu})", exact(budget.gpu_total_bytes)),
+    ));
+    out.push(Line::Row(
+        format!("× {}", budget.gpu_memory_utilization),
+        format!(
+            "{} usable [`--gpu-memory-utilization`]",
+            exact(budget.usable_bytes)
+        ),
+    ));
+    out.push(Line::Row(
+        "− weights".to_string(),
+        format!(
+            "{} [checkpoint headers]",
+            exact(budget.weights_per_gpu_bytes)
+        ),
+    ));
+    for allowance in &budget.allowances {
+        out.push(Line::Row(
+            format!("− {}", allowance.name),
+            format!("{} [{}]", allowance.bytes, allowance.basis),
+        ));
+    }
+    out.push(Line::Row(
+        "= KV cache".to_string(),
+        exact(budget.kv_budget_bytes),
+    ));
+    if budget.tensor_parallel_size > 1 {
+        out.push(Line::Text(format!("  {}", budget.replicated)));
+    }
+    out.push(Line::Row(
+        "max_model_len".to_string(),
+        format!(
+            "{} [{}]",
+            budget.max_model_len,
+            match budget.max_model_len_source {
+                crate::model::Source::Checkpoint => model.source_detail.as_str(),
+                other => other.label(),
+            }
+        ),
+    ));
+    out.push(Line::Blank);
+    let verdict_line = format!("Verdict: {}", verdict.summary);
+    out.push(if verdict.fits {
+        Line::Good(verdict_line)
+    } else {
+        Line::Bad(verdict_line)
+    });
+    if report.kv_cache.is_some() {
+        out.push(Line::Row(
+            "KV tokens".to_string(),
+            format!(
+                "{} per GPU at {} per token",
+                group(verdict.max_kv_tokens),
+                exact(verdict.kv_bytes_per_token_per_gpu)
+            ),
+        ));
+        out.push(Line::Row(
+            "one sequence".to_string(),
+            format!(
+                "{} for {} tokens",
+                exact(verdict.kv_bytes_per_sequence),
+                budget.max_model_len
+            ),
+        ));
+        out.push(Line::Row(
+            "concurrency".to_string(),
+            format!("{:.2} sequences of max_model_len", verdict.max_concurrency),
+        ));
+        out.push(Line::Row(
+            "longest".to_string(),
+            format!(
+                "{} tokens in one sequence",
+                group(verdict.max_model_len_that_fits)
+            ),
+        ));
+    }
+}
+
+/// The budget as llama.cpp allocates it: weights of the offloaded layers, the KV cache of
+/// `n_ctx` cells, the compute buffer and the CUDA context, against the GPU's total.
+fn llama_cpp_budget(
+    out: &mut Vec<Line>,
+    budget: &Budget,
+    placement: &LlamaCppPlacement,
+    verdict: &Verdict,
+) {
+    let gpu = budget.gpu.clone().unwrap_or_else(|| "GPU".to_string());
+    out.push(Line::Heading(format!(
+        "Budget on one GPU as llama.cpp loads it [{}]",
+        budget.gpu_total_basis
+    )));
+    out.push(Line::Row(
+        "total".to_string(),
+        format!("{} ({gpu})", exact(budget.gpu_total_bytes)),
+    ));
+    let layers = match placement.n_gpu_layers {
+        Some(ngl) => format!("`--n-gpu-layers {ngl}`"),
+        None => "all layers, llama.cpp's default".to_string(),
+    };
+    out.push(Line::Row(
+        "− weights".to_string(),
+        format!(
+            "{} [checkpoint headers; {layers}: {} of {} repeating layers{}]",
+            exact(budget.weights_per_gpu_bytes),
+            placement.gpu_layers,
+            placement.layers,
+            if placement.output_on_gpu {
+                " + output layer"
+            } else {
+                ""
+            }
+        ),
+    ));
+    let cells = match placement.sliding_window_cells {
+        Some(window) => format!("{} cells, sliding layers {window}", placement.n_ctx),
+        None => format!("{} cells", placement.n_ctx),
+    };
+    let asked = if placement.n_ctx_requested == placement.n_ctx {
+        String::new()
+    } else {
+        format!(", `-c {}` rounded up to 256", placement.n_ctx_requested)
+    };
+    out.push(Line::Row(
+        "− KV cache".to_string(),
+        format!(
+            "{} [{cells}{asked}; K {}, V {}; {}]",
+            exact(placement.kv_on_gpu_bytes),
+            placement.cache_type_k,
+            placement.cache_type_v,
+            match budget.max_model_len_source {
+                Source::Checkpoint => "context from the GGUF metadata",
+                Source::User => "context from `--ctx-size`",
+                _ => "context assumed",
+            }
+        ),
+    ));
+    for allowance in &budget.allowances {
+        out.push(Line::Row(
+            format!("− {}", allowance.name),
+            format!("{} [{}]", allowance.bytes, allowance.basis),
+        ));
+    }
+    let needed = budget
+        .weights_per_gpu_bytes
+        .saturating_add(placement.kv_on_gpu_bytes)
+        .saturating_add(budget.allowances.iter().map(|a| a.bytes).sum());
+    out.push(Line::Row(
+        if verdict.fits { "= free" } else { "= missing" }.to_string(),
+        if verdict.fits {
+            exact(budget.gpu_total_bytes.saturating_sub(needed))
+        } else {
+            exact(verdict.shortfall_bytes)
+        },
+    ));
+    out.push(Line::Text(format!("  {}", budget.replicated)));
+    out.push(Line::Blank);
+    let verdict_line = format!("Verdict: {}", verdict.summary);
+    out.push(if verdict.fits {
+        Line::Good(verdict_line)
+    } else {
+        Line::Bad(verdict_line)
+    });
+    out.push(Line::Row(
+        "KV per token".to_string(),
+        format!(
+            "{} on the GPU (offloaded layers)",
+            exact(verdict.kv_bytes_per_token_per_gpu)
+        ),
+    ));
+    out.push(Line::Row(
+        "longest".to_string(),
+        format!(
+            "{} tokens of context with these layers on the GPU",
+            group(verdict.max_model_len_that_fits)
+        ),
+    ));
+}
+
+/// What would fit instead.
+fn alternatives(out: &mut Vec<Line>, report: &FitReport) {
+    if report.alternatives.is_empty() {
+        return;
+    }
+    out.push(Line::Blank);
+    out.push(Line::Heading("What would fit".to_string()));
+    let llama = report
+        .budget
+        .as_ref()
+        .is_some_and(|budget| budget.llama_cpp.is_some());
+    for alternative in &report.alternatives {
+        let tokens = if llama {
+            format!("{} KV cells", group(alternative.max_kv_tokens))
+        } else {
+            format!("{} KV tokens", group(alternative.max_kv_tokens))
+        };
+        out.push(Line::Text(format!(
+            "  - {} → weights {} per GPU, {tokens}",
+            alternative.description, alternative.weights_per_gpu_bytes
+        )));
+    }
 }
 
 /// Text for a terminal.

@@ -774,7 +774,7 @@ fn zero_sizes_and_counts_are_usage_errors() {
             "`--max-num-batched-tokens` must be at least 1",
         ),
         (
-            vec!["--gpu-memory", "0"],
+            vec!["--gpu-memory", "0GiB"],
             "`--gpu-memory` must be more than 0 bytes",
         ),
     ] {

@@ -8,7 +8,7 @@ use std::process::Stdio;
 use super::{fixture, oomdoc, stderr, stdout};
 
 /// `cudaMemGetInfo().total` of the H200 the fixtures came from (`oom_cases.json`).
-const H200_TOTAL: &str = "150109880320";
+const H200_TOTAL: &str = "150109880320B";
 
 #[expect(
     clippy::unwrap_used,

@@ -69,8 +69,8 @@ PY
 status=0
 for name in fragmentation fragmentation_expandable capacity capacity_expandable; do
     total=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"])' "$work/$name.json")
-    "$oomdoc" snapshot "$work/$name.pickle" --json --total-memory "$total" > "$work/$name.report.json"
-    "$oomdoc" snapshot "$work/$name.pickle" --total-memory "$total" > "$out/$name.report.txt"
+    "$oomdoc" snapshot "$work/$name.pickle" --json --total-memory "${total}B" > "$work/$name.report.json"
+    "$oomdoc" snapshot "$work/$name.pickle" --total-memory "${total}B" > "$out/$name.report.txt"
     cp "$work/$name.json" "$work/$name.report.json" "$out/"
     python3 - "$name" "$work/$name.json" "$work/$name.report.json" <<'PY' || status=1
 import json, sys
