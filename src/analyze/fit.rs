@@ -318,9 +318,9 @@ pub struct AbsurdConfig {
 /// (`ModelConfig.verify_with_parallel_config` in `vllm/config/model.py`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "`--tensor-parallel-size {tensor_parallel_size}` does not divide the model's {heads} \
-     attention heads ({source_of_heads}): vLLM refuses it with \"Total number of attention heads \
-     ({heads}) must be divisible by tensor parallel size ({tensor_parallel_size}).\""
+    "`--tensor-parallel-size {tensor_parallel_size}` does not divide the {heads} attention heads \
+     of this model\n  ({source_of_heads}); vLLM refuses it with:\n  Total number of attention \
+     heads ({heads}) must be divisible by tensor parallel size ({tensor_parallel_size})."
 )]
 pub struct ParallelMismatch {
     /// Attention heads of the model.

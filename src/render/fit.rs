@@ -433,19 +433,63 @@ fn alternatives(out: &mut Vec<Line>, report: &FitReport) {
     }
 }
 
-/// Text for a terminal.
+/// Columns of the text report: longer lines wrap at a space, continued under their value.
+const WIDTH: usize = 100;
+
+/// `text` cut at spaces into lines of at most `WIDTH` columns; lines after the first start
+/// with `indent` spaces. A single word longer than a line (a path) stays whole.
+fn wrap(text: &str, indent: usize) -> Vec<String> {
+    let body = text.trim_start_matches(' ');
+    let mut line = text[..text.len() - body.len()].to_string();
+    let mut columns = line.chars().count();
+    let mut fresh = true;
+    let mut lines = Vec::new();
+    for word in body.split(' ') {
+        let width = word.chars().count();
+        if !fresh && columns + 1 + width > WIDTH {
+            lines.push(std::mem::take(&mut line));
+            line = " ".repeat(indent);
+            columns = indent;
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+            columns += 1;
+        }
+        line.push_str(word);
+        columns += width;
+        fresh = false;
+    }
+    lines.push(line);
+    lines
+}
+
+/// Where a wrapped line continues: two columns in from its start (past a `- ` bullet).
+fn hanging_indent(text: &str) -> usize {
+    text.len() - text.trim_start_matches(' ').len() + 2
+}
+
+/// Text for a terminal, at most 100 columns wide.
 pub fn text(report: &FitReport, style: Style) -> String {
     let mut out = String::new();
+    let mut push = |lines: Vec<String>, paint: &dyn Fn(&str) -> String| {
+        for line in lines {
+            out.push_str(&paint(&line));
+            out.push('\n');
+        }
+    };
     for line in lines(report) {
         match line {
-            Line::Heading(text) => out.push_str(&style.bold(&text)),
-            Line::Row(label, value) => out.push_str(&format!("  {label:<18} {value}")),
-            Line::Text(text) => out.push_str(&text),
-            Line::Good(text) => out.push_str(&style.good(&text)),
-            Line::Bad(text) => out.push_str(&style.bad(&text)),
-            Line::Blank => {}
+            Line::Heading(text) => push(wrap(&text, 2), &|l| style.bold(l)),
+            Line::Row(label, value) => {
+                let row = format!("  {label:<18} {value}");
+                push(wrap(&row, 21), &|l| l.to_string());
+            }
+            Line::Text(text) => push(wrap(&text, hanging_indent(&text)), &|l| l.to_string()),
+            Line::Good(text) => push(wrap(&text, hanging_indent(&text)), &|l| style.good(l)),
+            Line::Bad(text) => push(wrap(&text, hanging_indent(&text)), &|l| style.bad(l)),
+            Line::Blank => push(vec![String::new()], &|l| l.to_string()),
         }
-        out.push('\n');
     }
     out
 }
@@ -521,4 +565,34 @@ pub fn html(report: &FitReport) -> String {
         body.push_str("</table>\n");
     }
     html::page(&format!("oomdoc fit: {}", report.path), "", &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_wrap_under_their_value() {
+        let row = format!(
+            "  {:<18} {}",
+            "− cuda_context",
+            "word ".repeat(40).trim_end()
+        );
+        let lines = wrap(&row, 21);
+        assert!(
+            lines.iter().all(|line| line.chars().count() <= WIDTH),
+            "{lines:?}"
+        );
+        assert!(lines[0].starts_with("  − cuda_context     word"));
+        assert!(lines[1..]
+            .iter()
+            .all(|line| line.starts_with(&" ".repeat(21)) && !line.starts_with(&" ".repeat(22))));
+        assert_eq!(lines.join(" ").split_whitespace().count(), 42);
+        // A short line is left alone, indentation included.
+        assert_eq!(wrap("  - short", 4), ["  - short"]);
+        assert_eq!(hanging_indent("  - item"), 4);
+        // A word longer than the width stays whole.
+        let path = "x".repeat(120);
+        assert_eq!(wrap(&path, 2), std::slice::from_ref(&path));
+    }
 }

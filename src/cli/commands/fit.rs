@@ -393,8 +393,8 @@ fn gpu_name_error(name: &str, error: cards::LookupError) -> HintedError {
                     list(&candidates)
                 ),
                 format!(
-                    "name one, e.g. `--gpu {first}` (PCIe and SXM versions of a card have the \
-                     same memory), {other}"
+                    "name one, e.g. `--gpu {first}` (PCIe and SXM have the same memory), or give \
+                     `--gpu-memory SIZE`"
                 ),
             )
         }
@@ -456,8 +456,8 @@ fn refuse_other_engine_flags(args: &FitArgs, gguf: bool) -> Result<(), HintedErr
                      loads it",
                     args.path
                 ),
-                "llama.cpp's own are `--ctx-size` (its `-c`), `--n-gpu-layers` (`-ngl`), \
-                 `--cache-type-k`/`-v`, `--batch-size`, `--ubatch-size` and `--flash-attn`",
+                "llama.cpp's: `--ctx-size`, `--n-gpu-layers`, `--cache-type-k/-v`, `--ubatch-size`, \
+                 `--flash-attn`",
             ));
         }
         return Ok(());
@@ -469,8 +469,7 @@ fn refuse_other_engine_flags(args: &FitArgs, gguf: bool) -> Result<(), HintedErr
                  loads it",
                 args.path
             ),
-            "vLLM's own are `--max-model-len`, `--gpu-memory-utilization`, \
-             `--tensor-parallel-size`, `--max-num-seqs`, `--max-num-batched-tokens` and \
+            "vLLM's: `--max-model-len`, `--gpu-memory-utilization`, `--tensor-parallel-size`, \
              `--kv-cache-dtype`",
         ));
     }
