@@ -35,49 +35,50 @@ pub struct FitArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg, conflicts_with = "gpu")]
     pub gpu_memory: Option<Bytes>,
     /// A GPU class from oomdoc's table: t4, l4, a10g, rtx3090, rtx4090, rtx5090, a100-40gb,
-    /// l40s, h100, a100-80gb, h100-nvl, h200, b200, mi300x
+    /// l40s, h100, a100-80gb, h100-nvl, h200, b200, mi300x; nvidia-smi names work too, and a
+    /// name that fits several (`a100`) is refused with the list
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
     /// Read GPU facts from FILE instead of NVML when neither `--gpu` nor `--gpu-memory` is
     /// given (`nvidia-smi -q -x` XML or an `oomdoc gpus` recording)
     #[arg(long, value_name = "FILE", env = "OOMDOC_GPU_FROM")]
     pub gpu_from: Option<PathBuf>,
-    /// vLLM: fraction of GPU memory the engine may use [default: 0.9]
+    /// Fraction of GPU memory the engine may use [default: 0.9]
     #[arg(
         long,
         value_name = "FRACTION",
         help_heading = "vLLM (safetensors checkpoints)"
     )]
     pub gpu_memory_utilization: Option<f64>,
-    /// vLLM: context length to budget for [default: the model's own]
+    /// Context length to budget for [default: the model's own]
     #[arg(
         long,
         value_name = "TOKENS",
         help_heading = "vLLM (safetensors checkpoints)"
     )]
     pub max_model_len: Option<u64>,
-    /// vLLM: GPUs the model is split over; it must divide the attention heads [default: 1]
+    /// GPUs the model is split over; it must divide the attention heads [default: 1]
     #[arg(
         long,
         value_name = "N",
         help_heading = "vLLM (safetensors checkpoints)"
     )]
     pub tensor_parallel_size: Option<u64>,
-    /// vLLM: sequences decoded at once, for the sampler's logits [default: 256]
+    /// Sequences decoded at once, for the sampler's logits [default: 256]
     #[arg(
         long,
         value_name = "N",
         help_heading = "vLLM (safetensors checkpoints)"
     )]
     pub max_num_seqs: Option<u64>,
-    /// vLLM: tokens per forward pass for the activation estimate [default: 8192]
+    /// Tokens per forward pass for the activation estimate [default: 8192]
     #[arg(
         long,
         value_name = "N",
         help_heading = "vLLM (safetensors checkpoints)"
     )]
     pub max_num_batched_tokens: Option<u64>,
-    /// vLLM: KV cache element type [default: auto, the model dtype]
+    /// KV cache element type [default: auto, the model dtype]
     #[arg(long, value_enum, help_heading = "vLLM (safetensors checkpoints)")]
     pub kv_cache_dtype: Option<KvDtypeArg>,
     /// llama.cpp `-c`: context size in tokens [default: the model's `context_length`]
@@ -177,7 +178,7 @@ impl From<FlashAttnArg> for FlashAttn {
     }
 }
 
-/// `--kv-cache-dtype` values (vLLM spellings, plus llama.cpp's block types).
+/// `--kv-cache-dtype` values, as vLLM spells them (llama.cpp's are `--cache-type-k/-v`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum KvDtypeArg {
     /// The model dtype.
@@ -201,12 +202,6 @@ pub enum KvDtypeArg {
     Fp32,
     /// int8.
     Int8,
-    /// llama.cpp q8_0.
-    #[value(name = "q8_0")]
-    Q8_0,
-    /// llama.cpp q4_0.
-    #[value(name = "q4_0")]
-    Q4_0,
     /// vLLM's DeepSeek V3.2 FlashMLA layout (656 bytes per token and layer).
     #[value(name = "fp8_ds_mla")]
     Fp8DsMla,
@@ -223,8 +218,6 @@ impl From<KvDtypeArg> for KvCacheDtype {
             KvDtypeArg::Fp16 => KvCacheDtype::Fp16,
             KvDtypeArg::Fp32 => KvCacheDtype::Fp32,
             KvDtypeArg::Int8 => KvCacheDtype::Int8,
-            KvDtypeArg::Q8_0 => KvCacheDtype::Q8_0,
-            KvDtypeArg::Q4_0 => KvCacheDtype::Q4_0,
             KvDtypeArg::Fp8DsMla => KvCacheDtype::Fp8DsMla,
         }
     }
