@@ -825,6 +825,13 @@ fn detected_gpu_gives_the_budget() {
     assert_eq!(budget["gpu_total_source"], "nvidia_smi");
     assert_eq!(report["verdict"]["fits"], true);
     assert_eq!(report["limitations"], serde_json::json!([]));
+    // A GGUF file on the same detected GPU: one GPU, llama.cpp's budget.
+    let gguf = llama_gguf(root.path());
+    let report = json(&[&gguf, "--gpu-from", xml.to_str().unwrap()]);
+    assert_eq!(report["budget"]["engine"], "llama.cpp");
+    assert_eq!(report["budget"]["gpu_total_bytes"], 143_155u64 << 20);
+    assert_eq!(report["budget"]["usable_bytes"], 143_155u64 << 20);
+    assert_eq!(report["verdict"]["fits"], true);
 }
 
 #[test]
@@ -1356,6 +1363,65 @@ fn issue_16_gguf_is_budgeted_as_llama_cpp_loads_it() {
     let alternatives = report["alternatives"].as_array().unwrap();
     assert_eq!(alternatives[0]["kind"], "ctx_size");
     assert_eq!(alternatives[0]["max_kv_tokens"], 92_416);
+}
+
+// See: #16
+#[test]
+fn issue_16_gguf_sliding_window_layers_hold_the_window_and_a_batch() {
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().join("gemma-2-2b-f16.gguf");
+    let metadata = vec![
+        ("general.architecture", Value::Str("gemma2".into())),
+        ("gemma2.block_count", Value::U32(4)),
+        ("gemma2.context_length", Value::U32(8192)),
+        ("gemma2.embedding_length", Value::U32(2304)),
+        ("gemma2.attention.head_count", Value::U32(8)),
+        ("gemma2.attention.head_count_kv", Value::U32(4)),
+        ("gemma2.attention.key_length", Value::U32(256)),
+        ("gemma2.attention.value_length", Value::U32(256)),
+        ("gemma2.attention.sliding_window", Value::U32(4096)),
+    ];
+    // F16 (type 1): 2 bytes per element; no output.weight, so the output layer is a copy of
+    // token_embd.
+    let mut tensors = vec![(
+        "token_embd.weight".to_string(),
+        vec![2304, 1000],
+        1,
+        2304 * 1000 * 2,
+    )];
+    for i in 0..4 {
+        tensors.push((
+            format!("blk.{i}.attn_q.weight"),
+            vec![2304, 2048],
+            1,
+            2304 * 2048 * 2,
+        ));
+    }
+    let borrowed: Vec<(&str, Vec<u64>, u32, u64)> = tensors
+        .iter()
+        .map(|(n, d, t, b)| (n.as_str(), d.clone(), *t, *b))
+        .collect();
+    write_gguf(&path, &metadata, &borrowed);
+    let report = json(&[path.to_str().unwrap(), "--gpu", "l4"]);
+    let placement = &report["budget"]["llama_cpp"];
+    // gemma2: even layers slide. Sliding layers hold 4096 + 512 cells; full ones 8192.
+    assert_eq!(placement["sliding_window_cells"], 4608);
+    let per_layer_cell = 4 * 256 * 2 * 2u64;
+    assert_eq!(
+        placement["kv_on_gpu_bytes"],
+        2 * 8192 * per_layer_cell + 2 * 4608 * per_layer_cell
+    );
+    // The output layer is token_embd copied: both in the budget, one in RAM.
+    assert_eq!(
+        report["budget"]["weights_per_gpu_bytes"],
+        4 * 2304 * 2048 * 2 + 2304 * 1000 * 2u64
+    );
+    assert_eq!(placement["weights_in_ram_bytes"], 2304 * 1000 * 2u64);
+    let replicated = report["budget"]["replicated"].as_str().unwrap();
+    assert!(
+        replicated.contains("copies `token_embd` as the output layer"),
+        "{replicated}"
+    );
 }
 
 // See: #16
