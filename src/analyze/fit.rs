@@ -221,6 +221,7 @@ struct KvShape {
     key_value: Option<(u64, u64)>,
 }
 
+#[derive(Clone)]
 struct TensorFacts {
     name: String,
     dtype: String,
@@ -373,6 +374,62 @@ pub fn check_parallel(input: &FitInput, tensor_parallel_size: u64) -> Result<(),
     }
 }
 
+/// A `--pipeline-parallel-size` larger than the layer count: a stage would get no layer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`--pipeline-parallel-size {stages}` is more than the model's {layers} layers \
+     ({source_of_layers}): vLLM gives each stage a block of layers, and a stage would get none"
+)]
+pub struct PipelineMismatch {
+    /// Decoder layers of the model.
+    pub layers: u64,
+    /// `--pipeline-parallel-size`.
+    pub stages: u64,
+    /// Where the layer count was read.
+    pub source_of_layers: String,
+}
+
+/// Checks `--pipeline-parallel-size` against the layer count. Returns a note when the layers
+/// do not divide evenly: vLLM ≥ 0.5 splits them unevenly (`get_pp_indices`), older versions
+/// refused with "Total number of hidden layers (L) must be divisible by pipeline parallel
+/// size (P)." in `verify_with_parallel_config`.
+pub fn check_pipeline(input: &FitInput, stages: u64) -> Result<Option<String>, PipelineMismatch> {
+    let mut ignored = Vec::new();
+    let (model, _) = shape(input, &mut ignored);
+    let Some(layers) = model.layers.filter(|layers| *layers > 0) else {
+        return Ok(None);
+    };
+    let source_of_layers = match input
+        .config
+        .as_ref()
+        .and_then(|c| c.text_config_key.as_deref())
+    {
+        Some(key) => format!("`{key}.num_hidden_layers` in config.json"),
+        None => "`num_hidden_layers` in config.json".to_string(),
+    };
+    if stages > layers {
+        return Err(PipelineMismatch {
+            layers,
+            stages,
+            source_of_layers,
+        });
+    }
+    if stages > 1 && layers % stages != 0 {
+        let counts = pipeline_layer_counts(layers, stages);
+        return Ok(Some(format!(
+            "{layers} layers do not divide into {stages} pipeline stages: vLLM splits them as {} \
+             (`get_pp_indices`); vLLM before 0.5 refused this (\"must be divisible by pipeline \
+             parallel size\")",
+            counts
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(" + ")
+        )));
+    }
+    Ok(None)
+}
+
 /// What `--fit on` leaves free on a GPU, for notes about memory already in use.
 pub fn llama_cpp_fit_margin() -> u64 {
     llama_cpp::FIT_MARGIN_BYTES
@@ -440,15 +497,34 @@ pub fn check_config(input: &FitInput) -> Result<(), AbsurdConfig> {
     Ok(())
 }
 
+/// Options beyond [`FitOptions`]: llama.cpp's for a GGUF file, vLLM's pipeline parallelism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// `-c`, `-ngl`, cache types… (GGUF files only).
+    pub llama: LlamaCppOptions,
+    /// vLLM's `--pipeline-parallel-size` (safetensors checkpoints only).
+    pub pipeline_parallel_size: u64,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            llama: LlamaCppOptions::default(),
+            pipeline_parallel_size: 1,
+        }
+    }
+}
+
 /// Sizes the checkpoint against the GPU budget, a GGUF file with llama.cpp's defaults. Call
 /// [`check_config`] first: an absurd config gives saturated, meaningless figures here.
 pub fn analyze(input: &FitInput, options: &FitOptions) -> FitReport {
-    analyze_with(input, options, &LlamaCppOptions::default())
+    analyze_with(input, options, &EngineOptions::default())
 }
 
-/// [`analyze`] with llama.cpp's options for a GGUF file (`-c`, `-ngl`, cache types…); they
-/// are ignored for safetensors checkpoints, which are budgeted as vLLM loads them.
-pub fn analyze_with(input: &FitInput, options: &FitOptions, llama: &LlamaCppOptions) -> FitReport {
+/// [`analyze`] with llama.cpp's options for a GGUF file (`-c`, `-ngl`, cache types…) and
+/// vLLM's pipeline parallelism for a safetensors checkpoint; each is ignored for the other.
+pub fn analyze_with(input: &FitInput, options: &FitOptions, engine: &EngineOptions) -> FitReport {
+    let llama = &engine.llama;
     let mut limitations = input.limitations.clone();
     let mut mismatches = Vec::new();
     let tensors = collect_tensors(input);
@@ -537,20 +613,18 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, llama: &LlamaCppOpti
     let dominant_float = dominant(&by_dtype, is_float);
     let (model_dtype_name, model_dtype_bytes) =
         model_dtype(input, config_dtype.as_deref(), dominant_float.as_deref());
-    let loaded_bytes: u64 = tensors
-        .iter()
-        .map(|t| {
-            if t.dtype == "F32"
-                && model_dtype_bytes == 2
-                && quant_role(&t.name).is_none()
-                && input.gguf.is_empty()
-            {
-                t.bytes / 2
-            } else {
-                t.bytes
-            }
-        })
-        .sum();
+    let loaded_of = |t: &TensorFacts| -> u64 {
+        if t.dtype == "F32"
+            && model_dtype_bytes == 2
+            && quant_role(&t.name).is_none()
+            && input.gguf.is_empty()
+        {
+            t.bytes / 2
+        } else {
+            t.bytes
+        }
+    };
+    let loaded_bytes: u64 = saturating_sum(tensors.iter().map(loaded_of));
     if loaded_bytes != total_bytes {
         limitations.push(format!(
             "F32 tensors are counted at 2 bytes per element once loaded, as vLLM's `--dtype auto` runs this model in {model_dtype_name}: {} on disk, {} loaded",
@@ -721,28 +795,125 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, llama: &LlamaCppOpti
         );
         return report;
     }
-    let context = BudgetContext {
-        model: &report.model,
-        kv_shape: kv_shape.as_ref(),
-        kv_num,
-        kv_den,
-        replicated_bytes,
+    let pipeline = engine.pipeline_parallel_size.max(1);
+    let layer_count = kv_shape
+        .as_ref()
+        .map_or(0, |shape| shape.layers.len() as u64);
+    let stages: Vec<PipelineStage> = if pipeline > 1 && layer_count > 0 {
+        pipeline_stages(&tensors, layer_count, pipeline, tied_embeddings)
+    } else {
+        vec![PipelineStage {
+            layers: 0..layer_count,
+            tensors: tensors.clone(),
+            extra: String::new(),
+        }]
     };
-    let (budget, verdict) = evaluate(
-        &context,
-        options,
-        gpu,
-        loaded_bytes,
-        options.tensor_parallel_size,
-        &mut report.limitations,
-    );
+    // vLLM sizes one KV cache for every worker from the smallest budget: the tightest stage
+    // decides (a stage that does not fit at all first, then the fewest KV tokens).
+    let mut best: Option<(Budget, Verdict, usize)> = None;
+    for (index, stage) in stages.iter().enumerate() {
+        let stage_shape = kv_shape.as_ref().map(|shape| KvShape {
+            layers: shape.layers[stage.layers.start as usize..stage.layers.end as usize].to_vec(),
+            ..shape.clone()
+        });
+        let stage_weights = saturating_sum(stage.tensors.iter().map(loaded_of));
+        let stage_replicated = saturating_sum(
+            stage
+                .tensors
+                .iter()
+                .filter(|t| t.dims <= 1)
+                .map(|t| t.bytes),
+        );
+        let context = BudgetContext {
+            model: &report.model,
+            kv_shape: if pipeline > 1 {
+                stage_shape.as_ref()
+            } else {
+                kv_shape.as_ref()
+            },
+            kv_num,
+            kv_den,
+            replicated_bytes: if pipeline > 1 {
+                stage_replicated
+            } else {
+                replicated_bytes
+            },
+        };
+        let mut scratch = Vec::new();
+        let (budget, verdict) = evaluate(
+            &context,
+            options,
+            gpu,
+            stage_weights,
+            options.tensor_parallel_size,
+            if index == 0 {
+                &mut report.limitations
+            } else {
+                &mut scratch
+            },
+        );
+        let tighter = best.as_ref().is_none_or(|(_, current, _)| {
+            (
+                !verdict.fits,
+                verdict.shortfall_bytes,
+                std::cmp::Reverse(verdict.max_kv_tokens),
+            ) > (
+                !current.fits,
+                current.shortfall_bytes,
+                std::cmp::Reverse(current.max_kv_tokens),
+            )
+        });
+        if tighter {
+            best = Some((budget, verdict, index));
+        }
+    }
+    let Some((mut budget, verdict, index)) = best else {
+        return report;
+    };
+    let stage = &stages[index];
+    budget.pipeline_parallel_size = pipeline;
+    if pipeline > 1 {
+        budget.replicated = format!(
+            "pipeline stage {} of {pipeline} (layers {}–{}{}) is the tightest and is shown; {}",
+            index + 1,
+            stage.layers.start,
+            stage.layers.end.saturating_sub(1),
+            stage.extra,
+            budget.replicated
+        );
+    }
     if !verdict.fits {
+        let stage_shape = kv_shape.as_ref().map(|shape| KvShape {
+            layers: shape.layers[stage.layers.start as usize..stage.layers.end as usize].to_vec(),
+            ..shape.clone()
+        });
+        let context = BudgetContext {
+            model: &report.model,
+            kv_shape: if pipeline > 1 {
+                stage_shape.as_ref()
+            } else {
+                kv_shape.as_ref()
+            },
+            kv_num,
+            kv_den,
+            replicated_bytes: if pipeline > 1 {
+                saturating_sum(
+                    stage
+                        .tensors
+                        .iter()
+                        .filter(|t| t.dims <= 1)
+                        .map(|t| t.bytes),
+                )
+            } else {
+                replicated_bytes
+            },
+        };
         report.alternatives = alternatives(
             &context,
             options,
             gpu,
-            &tensors,
-            loaded_bytes,
+            &stage.tensors,
+            saturating_sum(stage.tensors.iter().map(loaded_of)),
             &budget,
             &verdict,
             model_dtype_bytes,
@@ -751,6 +922,90 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, llama: &LlamaCppOpti
     report.budget = Some(budget);
     report.verdict = Some(verdict);
     report
+}
+
+/// One stage of vLLM's pipeline parallelism: its layers and the tensors it loads.
+struct PipelineStage {
+    layers: std::ops::Range<u64>,
+    tensors: Vec<TensorFacts>,
+    /// What it holds besides its layers, in words (` + embeddings`).
+    extra: String,
+}
+
+/// The decoder layer a tensor belongs to (`….layers.12.…`, `blk.12.…`).
+fn layer_of(name: &str) -> Option<u64> {
+    let rest = name
+        .split_once(".layers.")
+        .map(|(_, rest)| rest)
+        .or_else(|| name.strip_prefix("layers."))
+        .or_else(|| name.strip_prefix("blk."))?;
+    rest.split('.').next()?.parse().ok()
+}
+
+/// Layers per stage as vLLM splits them (`get_pp_indices` in `vllm/distributed/utils.py`):
+/// `layers / stages` each, the remainder one by one from the second-to-last stage backwards,
+/// so the first stage (embeddings) and the last (norm and `lm_head`) get the fewest.
+fn pipeline_layer_counts(layers: u64, stages: u64) -> Vec<u64> {
+    let mut counts = vec![layers / stages; stages as usize];
+    let remaining = (layers % stages) as usize;
+    for back in 2..remaining + 2 {
+        let index = counts.len() - back;
+        counts[index] += 1;
+    }
+    counts
+}
+
+/// Splits the tensors over `stages` pipeline stages: each decoder layer to its stage, the
+/// embeddings to the first, everything else (final norm, `lm_head`) to the last. With tied
+/// embeddings the last stage holds its own copy for `lm_head`.
+fn pipeline_stages(
+    tensors: &[TensorFacts],
+    layers: u64,
+    stages: u64,
+    tied_embeddings: bool,
+) -> Vec<PipelineStage> {
+    let counts = pipeline_layer_counts(layers, stages);
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    for count in counts {
+        ranges.push(start..start + count);
+        start += count;
+    }
+    let last = ranges.len() - 1;
+    let is_embedding = |name: &str| {
+        name.contains("embed_tokens") || name.contains("token_embd") || name.contains("wte")
+    };
+    let mut split: Vec<PipelineStage> = ranges
+        .into_iter()
+        .enumerate()
+        .map(|(index, layers)| PipelineStage {
+            layers,
+            tensors: Vec::new(),
+            extra: match (index == 0, index == last) {
+                (true, true) => " + embeddings, norm and lm_head".to_string(),
+                (true, false) => " + embeddings".to_string(),
+                (false, true) => " + norm and lm_head".to_string(),
+                (false, false) => String::new(),
+            },
+        })
+        .collect();
+    for tensor in tensors {
+        let stage = match layer_of(&tensor.name) {
+            Some(layer) => split
+                .iter()
+                .position(|stage| stage.layers.contains(&layer))
+                .unwrap_or(last),
+            None if is_embedding(&tensor.name) => {
+                if tied_embeddings {
+                    split[last].tensors.push(tensor.clone());
+                }
+                0
+            }
+            None => last,
+        };
+        split[stage].tensors.push(tensor.clone());
+    }
+    split
 }
 
 fn collect_tensors(input: &FitInput) -> Vec<TensorFacts> {
@@ -1587,6 +1842,7 @@ fn evaluate(
         max_model_len,
         max_model_len_source,
         max_num_seqs: options.max_num_seqs,
+        pipeline_parallel_size: 1,
         engine: "vllm".to_string(),
         llama_cpp: None,
     };

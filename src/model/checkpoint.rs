@@ -219,6 +219,8 @@ pub struct Budget {
     pub max_model_len_source: Source,
     /// `--max-num-seqs`.
     pub max_num_seqs: u64,
+    /// `--pipeline-parallel-size`: with more than one stage, the budget is the tightest stage's.
+    pub pipeline_parallel_size: u64,
     /// Whose accounting the budget follows: `vllm` (safetensors) or `llama.cpp` (GGUF).
     pub engine: String,
     /// How llama.cpp places a GGUF file; `null` for a vLLM budget.

@@ -223,10 +223,11 @@ fn vllm_budget(out: &mut Vec<Line>, report: &FitReport, budget: &Budget, verdict
     out.push(Line::Heading(format!(
         "Budget per GPU [{}]{}",
         budget.gpu_total_basis,
-        if budget.tensor_parallel_size > 1 {
-            format!(", tensor parallel {}", budget.tensor_parallel_size)
-        } else {
-            String::new()
+        match (budget.tensor_parallel_size, budget.pipeline_parallel_size) {
+            (1, 1) => String::new(),
+            (tp, 1) => format!(", tensor parallel {tp}"),
+            (1, pp) => format!(", pipeline parallel {pp}"),
+            (tp, pp) => format!(", tensor parallel {tp} × pipeline parallel {pp}"),
         }
     )));
     out.push(Line::Row(
@@ -257,7 +258,7 @@ fn vllm_budget(out: &mut Vec<Line>, report: &FitReport, budget: &Budget, verdict
         "= KV cache".to_string(),
         exact(budget.kv_budget_bytes),
     ));
-    if budget.tensor_parallel_size > 1 {
+    if budget.tensor_parallel_size > 1 || budget.pipeline_parallel_size > 1 {
         out.push(Line::Text(format!("  {}", budget.replicated)));
     }
     out.push(Line::Row(

@@ -1500,3 +1500,59 @@ fn issue_16_no_output_names_a_repository_path() {
         }
     }
 }
+
+// See: #16
+#[test]
+fn issue_16_pipeline_parallel_budgets_the_tightest_stage() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = llama_3_1_8b(root.path(), "llama", 1);
+    let dir = dir.to_str().unwrap();
+    // 32 layers over 2 stages: 16 + 16. The first stage holds the embeddings, the last the
+    // lm_head of the same size and the final norm (8 KiB more, less than one KV token): the
+    // stages tie on KV tokens and the first is shown.
+    let report = json(&[
+        dir,
+        "--gpu",
+        "l4",
+        "--pipeline-parallel-size",
+        "2",
+        "--max-model-len",
+        "8192",
+    ]);
+    let budget = &report["budget"];
+    assert_eq!(budget["pipeline_parallel_size"], 2);
+    // q, o: 4096²; k, v: 1024 × 4096; gate, up, down: 14336 × 4096; two norms; BF16.
+    let layer = (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096 + 2 * 4096) * 2u64;
+    let embedding = 128_256 * 4096 * 2u64;
+    assert_eq!(budget["weights_per_gpu_bytes"], 16 * layer + embedding);
+    // KV per GPU: 16 of 32 layers.
+    assert_eq!(report["verdict"]["kv_bytes_per_token_per_gpu"], 65_536);
+    let replicated = budget["replicated"].as_str().unwrap();
+    assert!(
+        replicated.starts_with("pipeline stage 1 of 2 (layers 0–15 + embeddings)"),
+        "{replicated}"
+    );
+    // Uneven: 32 layers over 3 stages is 11 + 11 + 10 in vLLM, with a note.
+    let report = json(&[
+        dir,
+        "--gpu",
+        "l4",
+        "--pipeline-parallel-size",
+        "3",
+        "--max-model-len",
+        "8192",
+    ]);
+    let notes = report["limitations"].to_string();
+    assert!(
+        notes.contains("vLLM splits them as 11 + 11 + 10"),
+        "{notes}"
+    );
+    // More stages than layers is refused.
+    let (code, out, err) = run(&[dir, "--gpu", "l4", "--pipeline-parallel-size", "33"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("`--pipeline-parallel-size 33` is more than the model's 32 layers (`num_hidden_layers` in config.json)"),
+        "{err}"
+    );
+}

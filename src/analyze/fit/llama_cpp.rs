@@ -555,6 +555,7 @@ pub(super) fn evaluate(
         max_model_len: used.n_ctx,
         max_model_len_source: n_ctx_source,
         max_num_seqs: 1,
+        pipeline_parallel_size: 1,
         engine: "llama.cpp".to_string(),
         llama_cpp: Some(placement),
     };

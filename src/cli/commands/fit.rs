@@ -64,6 +64,13 @@ pub struct FitArgs {
         help_heading = "vLLM (safetensors checkpoints)"
     )]
     pub tensor_parallel_size: Option<u64>,
+    /// GPUs the layers are split over, in stages of whole layers [default: 1]
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "vLLM (safetensors checkpoints)"
+    )]
+    pub pipeline_parallel_size: Option<u64>,
     /// Sequences decoded at once, for the sampler's logits [default: 256]
     #[arg(
         long,
@@ -243,11 +250,9 @@ fn hub_caches() -> Vec<PathBuf> {
 /// Which engine's budget applies, with what it needs from the detected GPUs.
 #[derive(Debug, Clone, Copy)]
 enum Engine {
-    /// vLLM over `tensor_parallel_size` GPUs that may use `utilization` of their memory.
-    Vllm {
-        tensor_parallel_size: u64,
-        utilization: f64,
-    },
+    /// vLLM over `gpus` GPUs (tensor × pipeline parallel) that may use `utilization` of their
+    /// memory.
+    Vllm { gpus: u64, utilization: f64 },
     /// llama.cpp on one GPU.
     LlamaCpp,
 }
@@ -276,10 +281,7 @@ fn detected_budget(args: &FitArgs, engine: Engine, notes: &mut Vec<String>) -> O
         .collect();
     devices.sort_by_key(|device| device.cuda_ordinal.unwrap_or(device.index));
     let gpus = match engine {
-        Engine::Vllm {
-            tensor_parallel_size,
-            ..
-        } => tensor_parallel_size,
+        Engine::Vllm { gpus, .. } => gpus,
         Engine::LlamaCpp => 1,
     };
     let tensor_parallel = usize::try_from(gpus).unwrap_or(usize::MAX);
@@ -293,7 +295,7 @@ fn detected_budget(args: &FitArgs, engine: Engine, notes: &mut Vec<String>) -> O
     };
     if used.len() < tensor_parallel {
         notes.push(format!(
-            "`--tensor-parallel-size {gpus}` but only {} CUDA-visible {} detected",
+            "{gpus} GPUs asked (tensor × pipeline parallel) but only {} CUDA-visible {} detected",
             used.len(),
             if used.len() == 1 { "GPU" } else { "GPUs" }
         ));
@@ -478,6 +480,7 @@ fn check_counts(args: &FitArgs) -> anyhow::Result<()> {
     }
     for (flag, value) in [
         ("--tensor-parallel-size", args.tensor_parallel_size),
+        ("--pipeline-parallel-size", args.pipeline_parallel_size),
         ("--max-model-len", args.max_model_len),
         ("--max-num-seqs", args.max_num_seqs),
         ("--max-num-batched-tokens", args.max_num_batched_tokens),
@@ -534,12 +537,13 @@ pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     refuse_other_engine_flags(&args, gguf)?;
     let llama = llama_options(&args)?;
     let tensor_parallel_size = args.tensor_parallel_size.unwrap_or(1);
+    let pipeline_parallel_size = args.pipeline_parallel_size.unwrap_or(1);
     let utilization = args.gpu_memory_utilization.unwrap_or(0.9);
     let engine = if gguf {
         Engine::LlamaCpp
     } else {
         Engine::Vllm {
-            tensor_parallel_size,
+            gpus: tensor_parallel_size.saturating_mul(pipeline_parallel_size),
             utilization,
         }
     };
@@ -581,6 +585,18 @@ pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         })?;
     }
     let mut limitations = input.limitations.clone();
+    if !gguf {
+        let note = fit::check_pipeline(&input, pipeline_parallel_size).map_err(|error| {
+            HintedError::new(
+                error.to_string(),
+                format!(
+                    "use a `--pipeline-parallel-size` of at most {}",
+                    error.layers
+                ),
+            )
+        })?;
+        limitations.extend(note);
+    }
     let gpu = gpu_budget(&args, engine, &mut limitations)?;
     let input = FitInput {
         limitations,
@@ -598,7 +614,11 @@ pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             .unwrap_or(fit::DEFAULT_BATCHED_TOKENS),
         cards: cards::CARDS,
     };
-    let report = fit::analyze_with(&input, &options, &llama);
+    let engine_options = fit::EngineOptions {
+        llama,
+        pipeline_parallel_size,
+    };
+    let report = fit::analyze_with(&input, &options, &engine_options);
     let bytes = match args.output.format() {
         Format::Json => render::json::to_document(&report)?,
         Format::Text => render::fit::text(
