@@ -390,7 +390,7 @@ pub struct PipelineMismatch {
 }
 
 /// Checks `--pipeline-parallel-size` against the layer count. Returns a note when the layers
-/// do not divide evenly: vLLM ≥ 0.5 splits them unevenly (`get_pp_indices`), older versions
+/// do not divide evenly: current vLLM splits them unevenly (`get_pp_indices`), older versions
 /// refused with "Total number of hidden layers (L) must be divisible by pipeline parallel
 /// size (P)." in `verify_with_parallel_config`.
 pub fn check_pipeline(input: &FitInput, stages: u64) -> Result<Option<String>, PipelineMismatch> {
@@ -418,8 +418,8 @@ pub fn check_pipeline(input: &FitInput, stages: u64) -> Result<Option<String>, P
         let counts = pipeline_layer_counts(layers, stages);
         return Ok(Some(format!(
             "{layers} layers do not divide into {stages} pipeline stages: vLLM splits them as {} \
-             (`get_pp_indices`); vLLM before 0.5 refused this (\"must be divisible by pipeline \
-             parallel size\")",
+             (`get_pp_indices`); older vLLM versions refused this (\"must be divisible by \
+             pipeline parallel size\")",
             counts
                 .iter()
                 .map(u64::to_string)

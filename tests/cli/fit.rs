@@ -1362,7 +1362,7 @@ fn issue_16_gguf_is_budgeted_as_llama_cpp_loads_it() {
     let report = json(&[&path, "--gpu", "t4", "--ctx-size", "131072"]);
     let alternatives = report["alternatives"].as_array().unwrap();
     assert_eq!(alternatives[0]["kind"], "ctx_size");
-    assert_eq!(alternatives[0]["max_kv_tokens"], 92_416);
+    assert_eq!(alternatives[0]["max_kv_tokens"], 92_160);
 }
 
 // See: #16

@@ -310,9 +310,13 @@ fn flash(options: &LlamaCppOptions) -> bool {
 
 /// The compute buffer of one physical batch, estimated from the largest tensors alive at
 /// once in llama.cpp's graph (f32 activations): the logits (`n_vocab × n_ubatch`) with the
-/// last hidden state, the FFN (`gate` and `up` of `n_ff`), and without flash attention the
-/// attention scores `KQ` (`n_ctx × n_ubatch × n_head`). `ggml_gallocr` reuses memory
-/// between them, so the largest one, not the sum, is the estimate.
+/// last hidden state, the FFN (`gate` and `up` of `n_ff`), and the attention: without flash
+/// attention the scores `KQ` (`n_ctx × n_ubatch × n_head`, f32) with the f32 mask
+/// (`n_ctx × n_ubatch`) and four hidden states; with flash attention only the f16 mask and the
+/// hidden states. `ggml_gallocr` reuses memory between them, so the largest, not the sum, is
+/// the estimate. The flash-attention-off formula reproduces llama.cpp's printed
+/// `CUDA0 compute buffer size` exactly for Mistral-7B at `-c 2048` and `-c 32768` (see the
+/// test); the others are not checked against a log.
 fn compute_bytes(model: &Model, n_ctx: u64, n_ubatch: u64, flash_attn: bool) -> u64 {
     let f32_rows = |width: u64| width.saturating_mul(n_ubatch).saturating_mul(4);
     let hidden = f32_rows(model.embedding);
@@ -321,9 +325,11 @@ fn compute_bytes(model: &Model, n_ctx: u64, n_ubatch: u64, flash_attn: bool) -> 
         .saturating_mul(2)
         .saturating_add(hidden.saturating_mul(2));
     let attention = if flash_attn {
-        hidden.saturating_mul(4)
+        (f32_rows(n_ctx) / 2).saturating_add(hidden.saturating_mul(4))
     } else {
-        f32_rows(n_ctx.saturating_mul(model.heads)).saturating_add(hidden.saturating_mul(3))
+        f32_rows(n_ctx.saturating_mul(model.heads))
+            .saturating_add(f32_rows(n_ctx))
+            .saturating_add(hidden.saturating_mul(4))
     };
     logits.max(ffn).max(attention)
 }
@@ -748,13 +754,32 @@ mod tests {
     #[test]
     fn compute_buffer_is_the_largest_live_tensor() {
         let model = model();
-        // Flash attention: the logits dominate, 128256 × 512 × 4 B = 250.5 MiB (llama.cpp
-        // prints about 258 MiB for Llama 3 8B at -c 8192).
+        // Flash attention: the logits dominate, 128256 × 512 × 4 B = 250.5 MiB.
         let with_flash = compute_bytes(&model, 8192, 512, true);
         assert_eq!(with_flash, (128_256 + 2 * 4096) * 512 * 4);
         // Without it the attention scores grow with the context: 32768 × 512 × 32 × 4 B.
         let without = compute_bytes(&model, 32_768, 512, false);
-        assert_eq!(without, 32_768 * 32 * 512 * 4 + 3 * 4096 * 512 * 4);
+        assert_eq!(without, (32_768 * 32 + 32_768 + 4 * 4096) * 512 * 4);
+    }
+
+    /// llama.cpp's own log (fedora-copr/logdetective pull request 106, January 2025: its
+    /// default model Mistral-7B-Instruct-v0.2 GGUF, `n_ubatch = 512`, `flash_attn = 0`):
+    /// `CUDA0 compute buffer size = 164.00 MiB` at `n_ctx = 2048` and `2144.00 MiB` at
+    /// `n_ctx = 32768`, with `KV self size = 4096.00 MiB` at 32768.
+    #[test]
+    fn matches_a_published_llama_cpp_log() {
+        let mistral = Model {
+            vocab: 32_000,
+            feed_forward: 14_336,
+            ..model()
+        };
+        assert_eq!(compute_bytes(&mistral, 2048, 512, false), 164 * MIB);
+        assert_eq!(compute_bytes(&mistral, 32_768, 512, false), 2144 * MIB);
+        let options = LlamaCppOptions {
+            flash_attn: FlashAttn::Off,
+            ..LlamaCppOptions::default()
+        };
+        assert_eq!(usage(&mistral, &options, 33, 32_768).kv, 4096 * MIB);
     }
 
     #[test]
