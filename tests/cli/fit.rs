@@ -1556,3 +1556,31 @@ fn issue_16_pipeline_parallel_budgets_the_tightest_stage() {
         "{err}"
     );
 }
+
+// See: #16
+#[test]
+fn issue_16_every_size_option_needs_a_unit() {
+    // `snapshot --total-memory` shares the parser with `fit --gpu-memory`.
+    let pickle = fixture("h200-torch2.11/snap/capacity.pickle");
+    let output = oomdoc()
+        .args(["snapshot", pickle.to_str().unwrap(), "--total-memory", "80"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let err = stderr(&output);
+    assert!(
+        err.contains("`80` has no unit: write `80GiB`") && err.contains("'--total-memory <SIZE>'"),
+        "{err}"
+    );
+    let output = oomdoc()
+        .args([
+            "snapshot",
+            pickle.to_str().unwrap(),
+            "--total-memory",
+            "139.80GiB",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
