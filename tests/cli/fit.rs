@@ -1451,6 +1451,16 @@ fn issue_16_options_of_the_other_engine_are_refused() {
             "`--tensor-parallel-size` is a vLLM option",
         ),
         (
+            vec![
+                gguf.as_str(),
+                "--gpu",
+                "l4",
+                "--pipeline-parallel-size",
+                "2",
+            ],
+            "`--pipeline-parallel-size` is a vLLM option",
+        ),
+        (
             vec![dir, "--gpu", "l4", "--n-gpu-layers", "10"],
             "`--n-gpu-layers` is a llama.cpp option for GGUF files",
         ),

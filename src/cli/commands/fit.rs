@@ -427,6 +427,10 @@ fn refuse_other_engine_flags(args: &FitArgs, gguf: bool) -> Result<(), HintedErr
             "--tensor-parallel-size",
             args.tensor_parallel_size.is_some(),
         ),
+        (
+            "--pipeline-parallel-size",
+            args.pipeline_parallel_size.is_some(),
+        ),
         ("--max-num-seqs", args.max_num_seqs.is_some()),
         (
             "--max-num-batched-tokens",
