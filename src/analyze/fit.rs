@@ -838,6 +838,7 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, engine: &EngineOptio
             } else {
                 replicated_bytes
             },
+            pipeline,
         };
         let mut scratch = Vec::new();
         let (budget, verdict) = evaluate(
@@ -907,6 +908,7 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, engine: &EngineOptio
             } else {
                 replicated_bytes
             },
+            pipeline,
         };
         report.alternatives = alternatives(
             &context,
@@ -1657,6 +1659,8 @@ struct BudgetContext<'a> {
     kv_num: u64,
     kv_den: u64,
     replicated_bytes: u64,
+    /// Pipeline stages: more than one means NCCL between stages even without TP.
+    pipeline: u64,
 }
 
 fn allowances(
@@ -1664,11 +1668,12 @@ fn allowances(
     options: &FitOptions,
     tensor_parallel: u64,
 ) -> Vec<Allowance> {
+    let distributed = tensor_parallel > 1 || context.pipeline > 1;
     let mut list = vec![Allowance {
         name: "non_torch".to_string(),
-        bytes: Bytes(CUDA_CONTEXT_BYTES + if tensor_parallel > 1 { NCCL_BYTES } else { 0 }),
+        bytes: Bytes(CUDA_CONTEXT_BYTES + if distributed { NCCL_BYTES } else { 0 }),
         source: Source::Assumption,
-        basis: if tensor_parallel > 1 {
+        basis: if distributed {
             format!("{CUDA_CONTEXT_BASIS} + NCCL buffers 256 MiB assumed (4 MiB NCCL_BUFFSIZE × 32 channels × 2)")
         } else {
             format!("{CUDA_CONTEXT_BASIS}; cuBLAS workspaces come on top")

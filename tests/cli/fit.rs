@@ -1537,6 +1537,8 @@ fn issue_16_pipeline_parallel_budgets_the_tightest_stage() {
     assert_eq!(budget["weights_per_gpu_bytes"], 16 * layer + embedding);
     // KV per GPU: 16 of 32 layers.
     assert_eq!(report["verdict"]["kv_bytes_per_token_per_gpu"], 65_536);
+    // Stages talk over NCCL even without tensor parallelism: 518 MiB context + 256 MiB.
+    assert_eq!(budget["allowances"][0]["bytes"], (518 + 256) << 20);
     let replicated = budget["replicated"].as_str().unwrap();
     assert!(
         replicated.starts_with("pipeline stage 1 of 2 (layers 0–15 + embeddings)"),
