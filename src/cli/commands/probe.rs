@@ -534,6 +534,7 @@ impl Runner<'_> {
             status,
             latency_ms: attempt.latency_ms,
             memory_bytes: reading.memory,
+            host_memory_bytes: None,
             kv_cache_usage: reading.kv_cache_usage,
             preemptions_total: reading.preemptions_total,
             completion_tokens,
