@@ -374,3 +374,52 @@ pub struct ProbeReport {
     /// What could not be measured, and why the verdict may be weaker than it looks.
     pub limitations: Vec<String>,
 }
+
+/// One slot of a soak run: the level of one or more consecutive protocol cycles, kept instead
+/// of their readings so that a run of hours holds a bounded number of numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakSlot {
+    /// First cycle in the slot (0-based).
+    pub first_cycle: u32,
+    /// Cycles merged into the slot.
+    pub cycles: u32,
+    /// Requests sent before the slot's first cycle ended, first and last of the slot.
+    pub first_request: u64,
+    /// Requests sent when the slot's last cycle ended.
+    pub last_request: u64,
+    /// Memory readings summarised.
+    pub readings: u64,
+    /// Mean over the slot's cycles of each cycle's median reading after warm-up, bytes.
+    pub level_bytes: f64,
+    /// Lowest reading in the slot, bytes.
+    pub min_bytes: u64,
+    /// Highest reading in the slot, bytes.
+    pub max_bytes: u64,
+    /// The same level for host memory (process-tree RSS), when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_level_bytes: Option<f64>,
+}
+
+/// The verdict of a soak run (`--duration`), from the whole run's cycle levels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakAnalysis {
+    /// `plateau`, `growth`, `inconclusive` or `growth_host_memory`.
+    pub verdict: GrowthVerdict,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// Cycles run.
+    pub cycles: u32,
+    /// Readings summarised.
+    pub readings: u64,
+    /// The slots (bounded in number; each slot merges more cycles as the run grows).
+    pub slots: Vec<SoakSlot>,
+    /// Mann–Kendall and Theil–Sen over the slot levels after the first cycle (per request).
+    pub trend: Option<TrendTest>,
+    /// The same over host levels, when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_trend: Option<TrendTest>,
+    /// Robust noise of successive slot levels, bytes.
+    pub noise_bytes: f64,
+    /// Growth over the run needed to call `growth`, bytes.
+    pub min_growth_bytes: f64,
+}
