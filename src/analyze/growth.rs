@@ -2023,4 +2023,39 @@ mod tests {
         expect_soak(&short, GrowthVerdict::Inconclusive);
         assert!(short.reason.contains("run longer"));
     }
+
+    #[test]
+    fn least_squares_with_steps_recovers_the_slope_exactly() {
+        // 3 MiB per request, a 512 MiB step at the first long input, long inputs 40 MiB above
+        // short ones, two repeats at different levels: the fit removes all three and leaves 3.
+        let mut requests = Vec::new();
+        for repeat in 0..2u32 {
+            for n in 0..23u32 {
+                let (phase, index) = match n {
+                    0..=2 => (Phase::Warmup, n),
+                    3..=12 => (Phase::Identical, n - 3),
+                    _ => (Phase::Alternating, n - 13),
+                };
+                let long = phase == Phase::Alternating && index % 2 == 1;
+                let stepped = phase == Phase::Alternating && index >= 1;
+                let mib = 1000
+                    + 700 * u64::from(repeat)
+                    + 3 * u64::from(n)
+                    + if stepped { 512 } else { 0 }
+                    + if long { 40 } else { 0 };
+                let mut request = request(phase, index, if long { 4096 } else { 64 }, mib);
+                request.repeat = repeat;
+                requests.push(request);
+            }
+        }
+        let fit = analyze(&requests, None, None).trend.regression.unwrap();
+        close(fit.slope_bytes_per_request, 3.0 * MIB as f64, 1e-3);
+        assert_eq!(fit.standard_error, 0.0);
+        assert_eq!(fit.points, 40);
+        // Two levels, one step per repeat, one size offset.
+        assert_eq!(fit.terms, 5);
+        for slope in &fit.repeat_slopes {
+            close(*slope, 3.0 * MIB as f64, 1e-3);
+        }
+    }
 }

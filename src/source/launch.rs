@@ -462,3 +462,42 @@ pub fn wait_for_release(
         std::thread::sleep(poll_interval);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_tail_starts_at_a_line_and_keeps_the_end() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("server.log");
+        let mut text = String::new();
+        for line in 0..20_000 {
+            text.push_str(&format!("line {line}\n"));
+        }
+        text.push_str("torch.OutOfMemoryError: CUDA out of memory.\n");
+        std::fs::write(&path, &text).unwrap();
+        let tail = log_tail(&path);
+        assert!(tail.len() as u64 <= LOG_TAIL_BYTES);
+        assert!(tail.starts_with("line "), "{}", &tail[..20]);
+        assert!(tail.ends_with("torch.OutOfMemoryError: CUDA out of memory.\n"));
+        assert_eq!(log_tail(&directory.path().join("absent.log")), "");
+    }
+
+    #[test]
+    fn own_process_rss_is_read_from_proc() {
+        let rss = process_tree_rss(std::process::id()).unwrap();
+        assert!(rss.get() > 1 << 20, "{rss}");
+        assert_eq!(process_tree_rss(u32::MAX), None);
+    }
+
+    #[test]
+    fn exits_are_described_with_signal_names() {
+        assert_eq!(describe_exit(&ExitStatus::from_raw(1 << 8)), "exit code 1");
+        assert_eq!(
+            describe_exit(&ExitStatus::from_raw(9)),
+            "signal 9 (SIGKILL)"
+        );
+        assert_eq!(describe_exit(&ExitStatus::from_raw(10)), "signal 10");
+    }
+}
