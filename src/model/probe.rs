@@ -45,6 +45,10 @@ pub enum GrowthVerdict {
     Growth,
     /// Too few points, too much noise, too many failed requests, or a weak trend.
     Inconclusive,
+    /// GPU memory settled, but the server's host memory (resident set of its process tree)
+    /// kept increasing through repetitions of the same inputs.
+    #[serde(rename = "growth_host_memory")]
+    HostGrowth,
 }
 
 impl GrowthVerdict {
@@ -54,6 +58,7 @@ impl GrowthVerdict {
             GrowthVerdict::Plateau => "plateau",
             GrowthVerdict::Growth => "growth",
             GrowthVerdict::Inconclusive => "inconclusive",
+            GrowthVerdict::HostGrowth => "growth (host memory)",
         }
     }
 }
@@ -79,6 +84,11 @@ pub struct ProbeRequest {
     /// Memory read after the request completed (after the whole round when concurrent);
     /// `None` when the memory source failed.
     pub memory_bytes: Option<Bytes>,
+    /// Resident set of the server's process tree read beside GPU memory (`/proc/PID/status`
+    /// `VmRSS`, summed over the process and its descendants), when the server was launched or
+    /// its PID is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_memory_bytes: Option<Bytes>,
     /// The server's KV-cache usage (0–1) read beside memory (vLLM `vllm:kv_cache_usage_perc`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_usage: Option<f64>,
@@ -152,6 +162,89 @@ pub struct Trend {
     /// flat and the pooled slope is zero.
     #[serde(default)]
     pub phases: Vec<PhaseTrend>,
+    /// Each repeat alone: its trend after warm-up and its levels at the same protocol points.
+    /// Growth must show in every repeat; a plateau must come back at the same levels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatTrend>,
+    /// Largest spread between repeats of the level at one protocol point, bytes, and the
+    /// point (`after_warmup`, `after_identical`, `after_alternating`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level_spread: Option<LevelSpread>,
+    /// Slowest leak a `plateau` verdict rules out here, bytes per request: [`Self::leak_of_interest_bytes_per_request`]
+    /// when the readings are quiet enough, else the coarser limit noisy sources are held to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_bytes_per_request: Option<f64>,
+    /// When the verdict is `inconclusive` for noise: how many repeats would decide it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_needed: Option<u32>,
+    /// Least squares with a level per repeat, a step at each input's first appearance and an
+    /// offset per input size: the test used when noise hides [`Self::leak_of_interest_bytes_per_request`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regression: Option<StepRegression>,
+    /// The same analysis on host memory (the server's process-tree RSS), when it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Box<HostTrend>>,
+}
+
+/// A least-squares slope after removing per-repeat levels, one-time steps and input-size
+/// offsets (ordinary least squares on the residuals, Frisch–Waugh–Lovell).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRegression {
+    /// Readings used (every reading after warm-up, step readings included).
+    pub points: usize,
+    /// Terms removed before the slope: repeat levels, steps, size offsets.
+    pub terms: usize,
+    /// Slope, bytes per request.
+    pub slope_bytes_per_request: f64,
+    /// Its standard error, bytes per request.
+    pub standard_error: f64,
+    /// One-sided p-value for an increasing trend (normal approximation).
+    pub p_value: f64,
+    /// Slope of each repeat alone, bytes per request, in repeat order.
+    pub repeat_slopes: Vec<f64>,
+    /// Slope over the later half of the readings (at or after the median position).
+    pub late_slope_bytes_per_request: Option<f64>,
+}
+
+/// The growth test on host memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostTrend {
+    /// `plateau`, `growth` or `inconclusive`, judged on host memory alone.
+    pub verdict: GrowthVerdict,
+    /// The numbers behind it.
+    pub trend: Trend,
+    /// The level host memory settled at, when it did.
+    pub plateau_bytes: Option<Bytes>,
+}
+
+/// One repeat of the protocol on its own (R13: "repeatable from a clean process start").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatTrend {
+    /// Which repeat (0-based).
+    pub repeat: u32,
+    /// The trend test on this repeat's blocks (after warm-up, steps excluded).
+    pub test: Option<TrendTest>,
+    /// Median of the first half of the identical phase's readings.
+    pub after_warmup_bytes: Option<Bytes>,
+    /// Median of the second half of the identical phase's readings.
+    pub after_identical_bytes: Option<Bytes>,
+    /// Median of the second half of the alternating phase's readings.
+    pub after_alternating_bytes: Option<Bytes>,
+    /// One-time rises at new inputs in this repeat.
+    pub steps: usize,
+}
+
+/// The widest disagreement between repeats at one protocol point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelSpread {
+    /// `after_warmup`, `after_identical` or `after_alternating`.
+    pub point: String,
+    /// Highest minus lowest level at that point, bytes.
+    pub spread_bytes: u64,
+    /// Spread above which levels are called different: 4 × noise, at least 2 MiB, bytes.
+    pub tolerance_bytes: u64,
+    /// The level at that point rose from each repeat to the next.
+    pub rising: bool,
 }
 
 /// The trend tests restricted to the readings of one phase.
@@ -280,4 +373,53 @@ pub struct ProbeReport {
     pub elapsed_ms: u64,
     /// What could not be measured, and why the verdict may be weaker than it looks.
     pub limitations: Vec<String>,
+}
+
+/// One slot of a soak run: the level of one or more consecutive protocol cycles, kept instead
+/// of their readings so that a run of hours holds a bounded number of numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakSlot {
+    /// First cycle in the slot (0-based).
+    pub first_cycle: u32,
+    /// Cycles merged into the slot.
+    pub cycles: u32,
+    /// Requests sent before the slot's first cycle ended, first and last of the slot.
+    pub first_request: u64,
+    /// Requests sent when the slot's last cycle ended.
+    pub last_request: u64,
+    /// Memory readings summarised.
+    pub readings: u64,
+    /// Mean over the slot's cycles of each cycle's median reading after warm-up, bytes.
+    pub level_bytes: f64,
+    /// Lowest reading in the slot, bytes.
+    pub min_bytes: u64,
+    /// Highest reading in the slot, bytes.
+    pub max_bytes: u64,
+    /// The same level for host memory (process-tree RSS), when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_level_bytes: Option<f64>,
+}
+
+/// The verdict of a soak run (`--duration`), from the whole run's cycle levels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakAnalysis {
+    /// `plateau`, `growth`, `inconclusive` or `growth_host_memory`.
+    pub verdict: GrowthVerdict,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// Cycles run.
+    pub cycles: u32,
+    /// Readings summarised.
+    pub readings: u64,
+    /// The slots (bounded in number; each slot merges more cycles as the run grows).
+    pub slots: Vec<SoakSlot>,
+    /// Mann–Kendall and Theil–Sen over the slot levels after the first cycle (per request).
+    pub trend: Option<TrendTest>,
+    /// The same over host levels, when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_trend: Option<TrendTest>,
+    /// Robust noise of successive slot levels, bytes.
+    pub noise_bytes: f64,
+    /// Growth over the run needed to call `growth`, bytes.
+    pub min_growth_bytes: f64,
 }

@@ -15,6 +15,9 @@ fn verdict_line(report: &ProbeReport) -> String {
         GrowthVerdict::Plateau => "memory settles at a plateau: not a leak",
         GrowthVerdict::Growth => "memory keeps growing with repeated requests: a leak is likely",
         GrowthVerdict::Inconclusive => "cannot tell plateau from growth",
+        GrowthVerdict::HostGrowth => {
+            "host memory of the server keeps growing: a leak outside the GPU"
+        }
     };
     format!("{} — {meaning}", report.verdict.name())
 }
@@ -273,7 +276,7 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
     let verdict = verdict_line(report);
     let painted = match report.verdict {
         GrowthVerdict::Plateau => style.good(&verdict),
-        GrowthVerdict::Growth => style.bad(&verdict),
+        GrowthVerdict::Growth | GrowthVerdict::HostGrowth => style.bad(&verdict),
         GrowthVerdict::Inconclusive => style.warn(&verdict),
     };
     let mut out = format!("{} {painted}\n", style.bold("oomdoc probe:"));
@@ -393,7 +396,7 @@ pub fn markdown(report: &ProbeReport) -> Vec<u8> {
 pub fn html(report: &ProbeReport) -> Vec<u8> {
     let class = match report.verdict {
         GrowthVerdict::Plateau => "good",
-        GrowthVerdict::Growth => "bad",
+        GrowthVerdict::Growth | GrowthVerdict::HostGrowth => "bad",
         GrowthVerdict::Inconclusive => "warn",
     };
     let mut body = format!(

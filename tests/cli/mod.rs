@@ -14,6 +14,7 @@ mod explain;
 mod exporter;
 mod fit;
 mod gpus;
+mod launch;
 mod probe;
 mod report;
 mod run;

@@ -54,7 +54,8 @@ fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
     settings.add_filter(r#""(latency_ms|elapsed_ms)": \d+"#, r#""$1": "[ms]""#);
-    settings.add_filter(r"\b\d+ ms\b", "[ms]");
+    // Latencies are right-aligned: their padding changes with their digits, so it goes too.
+    settings.add_filter(r" *\b\d+ ms\b", " [ms]");
     settings.add_filter(r"in \d+\.\d s", "in [s]");
     settings
 }
@@ -415,18 +416,19 @@ fn markdown_and_html_reports() {
 #[test]
 fn nvml_source_through_a_replayed_gpu() {
     let server = TestServer::start(Story::Plateau, None);
-    let xml = super::fixture("h200-torch2.11/nvidia-smi-q.xml");
-    let run = |extra: &[&str]| {
+    let recording = super::fixture("gpus/synthetic-2xh200.json");
+    let run = |replay: &std::path::Path, extra: &[&str]| {
         oomdoc()
             .env_remove("OOMDOC_API_KEY")
             .env_remove("OPENAI_API_KEY")
-            .env("OOMDOC_GPU_FROM", &xml)
+            .env("OOMDOC_GPU_FROM", replay)
             .args(["probe", &server.url, "--json"])
             .args(extra)
             .output()
             .unwrap()
     };
-    let output = run(&["--gpu", "0"]);
+    // A recording with memory samples is a series of readings.
+    let output = run(&recording, &["--gpu", "0"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report = json(&output);
     assert_eq!(report["memory_source"]["kind"], "nvml");
@@ -434,14 +436,55 @@ fn nvml_source_through_a_replayed_gpu() {
         .as_str()
         .unwrap()
         .starts_with("used memory of GPU-"));
-    // A recording does not move: flat, so a plateau.
-    assert_eq!(
-        report["verdict"], "plateau",
-        "{}",
-        report["trend"]["reason"]
-    );
 
-    let output = run(&["--gpu", "GPU-nonexistent"]);
+    let output = run(&recording, &["--gpu", "GPU-nonexistent"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).starts_with("error: no GPU `GPU-nonexistent`"));
+}
+
+// See: #16
+#[test]
+fn issue_16_a_static_nvidia_smi_file_gives_no_plateau() {
+    let server = TestServer::start(Story::Plateau, None);
+    let xml = super::fixture("h200-torch2.11/nvidia-smi-q.xml");
+    for extra in [&["--gpu", "0"][..], &["--pid", "1"][..], &[][..]] {
+        let output = oomdoc()
+            .env_remove("OOMDOC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env("OOMDOC_GPU_FROM", &xml)
+            .args(["probe", &server.url, "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{extra:?}");
+        assert!(output.stdout.is_empty());
+        let error = stderr(&output);
+        assert!(
+            error.contains("is a static source: one moment of GPU memory"),
+            "{error}"
+        );
+        assert!(!error.contains("plateau"), "{error}");
+        assert!(!error.contains("--gpu-from"), "{error}");
+    }
+}
+
+// See: #16
+#[test]
+fn issue_16_probe_hints_name_only_flags_probe_takes() {
+    let server = TestServer::start(Story::Plateau, None);
+    let output = oomdoc()
+        .env_remove("OOMDOC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env(
+            "OOMDOC_GPU_FROM",
+            super::fixture("gpus/does-not-exist.json"),
+        )
+        .args(["probe", &server.url])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let error = stderr(&output);
+    assert!(error.contains("hint: "), "{error}");
+    assert!(!error.contains("--gpu-from"), "{error}");
+    assert!(error.contains("--memory-from prometheus:URL"), "{error}");
 }

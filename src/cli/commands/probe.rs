@@ -534,6 +534,7 @@ impl Runner<'_> {
             status,
             latency_ms: attempt.latency_ms,
             memory_bytes: reading.memory,
+            host_memory_bytes: None,
             kv_cache_usage: reading.kv_cache_usage,
             preemptions_total: reading.preemptions_total,
             completion_tokens,
@@ -898,6 +899,7 @@ fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<
     // NVML, or a recording replayed through `OOMDOC_GPU_FROM`.
     let source = inventory.source.unwrap_or(Source::Nvml);
     if let Some(pid) = args.pid {
+        refuse_static_replay()?;
         return Ok(MemoryReader::Nvml {
             gpu,
             target: NvmlTarget::Process(pid),
@@ -941,6 +943,7 @@ fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<
             devices.len()
         ));
     }
+    refuse_static_replay()?;
     let uuids: Vec<String> = devices.iter().map(|d| d.uuid.clone()).collect();
     let description = format!("used memory of {} ({})", uuids.join(", "), source.label());
     Ok(MemoryReader::Nvml {
@@ -952,9 +955,37 @@ fn open_nvml(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<
 }
 
 /// NVML, or the replay file named by `OOMDOC_GPU_FROM` (a recording made on a GPU host).
+/// The GPU error's own hint names `--gpu-from`, which `probe` does not take: its hint here
+/// names what `probe` offers instead (issue 16).
 fn open_gpu_source() -> anyhow::Result<Box<dyn GpuSource>> {
     let replay = crate::source::gpu::replay_path(None);
-    Ok(crate::source::gpu::open(replay.as_deref())?)
+    crate::source::gpu::open(replay.as_deref()).map_err(|error| {
+        HintedError::new(
+            format!("cannot read GPU memory: {error}"),
+            "read memory another way with `--memory-from prometheus:URL` (e.g. dcgm-exporter on the GPU host) or `--memory-from replay:FILE`, or set `OOMDOC_GPU_FROM` to an `oomdoc gpus --record` recording with memory samples",
+        )
+        .into()
+    })
+}
+
+/// A static replay (`OOMDOC_GPU_FROM` naming an `nvidia-smi -q -x` file, or a recording
+/// without samples) is one moment: no timeline, and never a `plateau` (issue 16).
+fn refuse_static_replay() -> anyhow::Result<()> {
+    let Some(path) = crate::source::gpu::replay_path(None) else {
+        return Ok(());
+    };
+    let replay = crate::source::gpu::ReplayGpu::open(&path)?;
+    if replay.is_static() {
+        return Err(HintedError::new(
+            format!(
+                "`{}` (`OOMDOC_GPU_FROM`) is a static source: one moment of GPU memory, not a series of readings, so no growth verdict can come from it",
+                path.display()
+            ),
+            "run `probe` on the GPU host (NVML), read a live exporter with `--memory-from prometheus:URL`, or replay byte counts with `--memory-from replay:FILE`",
+        )
+        .into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -30,6 +30,13 @@ pub struct ReplayGpu {
 }
 
 impl ReplayGpu {
+    /// Whether the file holds one moment only (an `nvidia-smi -q -x` file, or a recording
+    /// without memory samples): every `memory()` call then returns the same figure, which is
+    /// no timeline and no evidence of a plateau.
+    pub fn is_static(&self) -> bool {
+        self.samples.values().all(Vec::is_empty)
+    }
+
     /// Reads a replay file.
     pub fn open(path: &Path) -> Result<ReplayGpu, GpuError> {
         let error = |message: String| GpuError::Replay {

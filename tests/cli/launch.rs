@@ -1,0 +1,321 @@
+//! The launcher (`source::launch`) against the fake engines of `tests/fixtures/fake_servers/`:
+//! start, ready, stop (SIGTERM, then SIGKILL of the group), early exits, host memory.
+
+#![expect(clippy::unwrap_used, reason = "test setup panics on failure")]
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use oomdoc::model::Bytes;
+use oomdoc::source::launch::{self, LaunchConfig, LaunchError, Release};
+use oomdoc::source::server::{CompletionRequest, Endpoint, HttpServer, InferenceServer};
+
+use super::{fixture, oomdoc, stdout};
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+struct Fake {
+    config: LaunchConfig,
+    _directory: tempfile::TempDir,
+}
+
+/// The fake engine with `variant` and extra arguments, on a free port.
+fn fake(variant: &str, extra: &[&str], ready_timeout_s: u64) -> Fake {
+    let directory = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut args: Vec<OsString> = vec![
+        fixture("fake_servers/fake_engine.py").into(),
+        "--port".into(),
+        port.to_string().into(),
+        "--variant".into(),
+        variant.into(),
+    ];
+    args.extend(extra.iter().map(OsString::from));
+    Fake {
+        config: LaunchConfig {
+            program: "python3".into(),
+            args,
+            url: format!("http://127.0.0.1:{port}"),
+            ready_timeout: Duration::from_secs(ready_timeout_s),
+            poll_interval: Duration::from_millis(50),
+            log_path: directory.path().join("server.log"),
+        },
+        _directory: directory,
+    }
+}
+
+fn complete(url: &str, chars: usize) -> bool {
+    let server = HttpServer::new(url, None, Duration::from_secs(10));
+    let request = CompletionRequest {
+        endpoint: Endpoint::Completions,
+        model: "fake/model-7b".to_string(),
+        prompt: "word ".repeat(chars / 5),
+        max_tokens: 4,
+    };
+    server.complete(&request).result.is_ok()
+}
+
+fn alive(pid: u32) -> bool {
+    PathBuf::from(format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+#[test]
+fn a_plateau_server_starts_answers_and_stops_on_sigterm() {
+    let fake = fake("plateau", &["--ready-after", "0.4"], 30);
+    let server = launch::launch(&fake.config).unwrap();
+    assert!(
+        server.time_to_ready_ms >= 400,
+        "{}",
+        server.time_to_ready_ms
+    );
+    assert!(["/health", "/v1/models"].contains(&server.ready_path));
+    assert!(complete(&fake.config.url, 64));
+    let pid = server.pid();
+    let stopped = server.stop(Duration::from_secs(10));
+    assert_eq!(stopped.how, "SIGTERM");
+    assert_eq!(stopped.exit, "exit code 0");
+    assert!(!stopped.exited_on_its_own);
+    assert!(!alive(pid));
+    let log = std::fs::read_to_string(&fake.config.log_path).unwrap();
+    assert!(log.contains("Application startup complete."), "{log}");
+    assert!(log.contains("Shutting down"), "{log}");
+}
+
+#[test]
+fn a_server_that_ignores_sigterm_is_killed_with_its_group() {
+    let fake = fake("plateau", &["--ignore-sigterm"], 30);
+    let server = launch::launch(&fake.config).unwrap();
+    let pid = server.pid();
+    let stopped = server.stop(Duration::from_millis(500));
+    assert_eq!(stopped.how, "SIGKILL after 500 ms of SIGTERM");
+    assert_eq!(stopped.exit, "signal 9 (SIGKILL)");
+    assert!(stopped.stop_ms >= 500);
+    assert!(!alive(pid));
+    let log = std::fs::read_to_string(&fake.config.log_path).unwrap();
+    assert!(log.contains("SIGTERM ignored"), "{log}");
+}
+
+#[test]
+fn a_crash_at_start_returns_the_log_for_explain() {
+    let fake = fake("crash-at-start", &[], 30);
+    let error = launch::launch(&fake.config).unwrap_err();
+    let LaunchError::ExitedEarly {
+        ref log_tail,
+        ref log_path,
+        status,
+        ..
+    } = error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(status.code(), Some(1));
+    assert!(error
+        .to_string()
+        .starts_with("the server exited (exit code 1) after"));
+    assert!(
+        log_tail.contains("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    );
+    // The log is an OOM at startup that `explain` reads.
+    let output = oomdoc().arg("explain").arg(log_path).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(stdout(&output).contains("2.00 GiB"), "{}", stdout(&output));
+}
+
+#[test]
+fn a_slow_start_past_the_ready_timeout_is_stopped() {
+    let fake = fake("slow-start", &["--ready-after", "20"], 1);
+    let error = launch::launch(&fake.config).unwrap_err();
+    assert!(matches!(error, LaunchError::NotReady { .. }), "{error:?}");
+    let text = error.to_string();
+    assert!(text.contains("within 1 s (`--ready-timeout`)"), "{text}");
+    // Python may still be starting when SIGTERM comes (no handler yet: signal 15).
+    assert!(
+        text.contains("(SIGTERM; exit code 0)") || text.contains("(SIGTERM; signal 15 (SIGTERM))"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_slow_start_within_the_timeout_records_the_time_to_ready() {
+    let fake = fake("slow-start", &["--ready-after", "1.5"], 30);
+    let server = launch::launch(&fake.config).unwrap();
+    assert!(
+        server.time_to_ready_ms >= 1500,
+        "{}",
+        server.time_to_ready_ms
+    );
+    assert!(server
+        .log_tail()
+        .contains("Loading safetensors checkpoint shards: 100% Completed"));
+    server.stop(Duration::from_secs(10));
+}
+
+#[test]
+fn a_crash_mid_protocol_is_seen_and_stop_says_so() {
+    let fake = fake("crash-mid", &["--crash-after", "2"], 30);
+    let mut server = launch::launch(&fake.config).unwrap();
+    assert!(complete(&fake.config.url, 64));
+    assert!(complete(&fake.config.url, 64));
+    assert!(!complete(&fake.config.url, 64));
+    let mut exited = None;
+    for _ in 0..100 {
+        exited = server.exited();
+        if exited.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(exited.and_then(|status| status.code()), Some(1));
+    assert!(server.log_tail().contains("CUDA out of memory"));
+    let stopped = server.stop(Duration::from_secs(1));
+    assert!(stopped.exited_on_its_own);
+    assert_eq!(stopped.how, "already exited");
+}
+
+#[test]
+fn a_host_leak_grows_the_process_tree_rss() {
+    let fake = fake("host-leak", &[], 30);
+    let server = launch::launch(&fake.config).unwrap();
+    let before = server.host_memory().unwrap();
+    for _ in 0..8 {
+        assert!(complete(&fake.config.url, 64));
+    }
+    let after = server.host_memory().unwrap();
+    // 8 × 16 MiB held, touched.
+    assert!(
+        after.get() >= before.get() + 120 * (1 << 20),
+        "{before} → {after}"
+    );
+    server.stop(Duration::from_secs(10));
+}
+
+#[test]
+fn a_missing_program_is_a_spawn_error() {
+    let mut fake = fake("plateau", &[], 1);
+    fake.config.program = "/nonexistent/engine".into();
+    let error = launch::launch(&fake.config).unwrap_err();
+    assert_eq!(error.to_string(), "cannot start `/nonexistent/engine`");
+}
+
+#[test]
+fn a_replayed_gpu_never_waits_for_memory_and_says_why() {
+    let mut gpu =
+        oomdoc::source::gpu::open(Some(&fixture("h200-torch2.11/nvidia-smi-q.xml"))).unwrap();
+    let before = launch::used_by_device(gpu.as_mut()).unwrap();
+    assert_eq!(before, None);
+    let release = launch::wait_for_release(
+        gpu.as_mut(),
+        before.as_ref(),
+        Bytes::from_mib(64),
+        Duration::from_secs(5),
+        Duration::from_millis(10),
+    );
+    let Release::NotMeasured { reason } = release else {
+        panic!("{release:?}");
+    };
+    assert!(reason.contains("replayed"), "{reason}");
+}
+
+#[test]
+fn the_fake_engine_reports_memory_as_dcgm_exporter_does() {
+    let directory = tempfile::tempdir().unwrap();
+    let memory_file = directory.path().join("gpu.prom");
+    let fake = fake(
+        "leak",
+        &["--memory-file", memory_file.to_str().unwrap()],
+        30,
+    );
+    let server = launch::launch(&fake.config).unwrap();
+    let metrics = |text: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("DCGM_FI_DEV_FB_USED{"))
+            .unwrap();
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let first = metrics(&std::fs::read_to_string(&memory_file).unwrap());
+    for _ in 0..4 {
+        assert!(complete(&fake.config.url, 64));
+    }
+    let scraped = oomdoc::source::server::fetch_text(
+        &format!("{}/metrics", fake.config.url),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    // 20480 MiB, +300 over the first two requests, +16 per request.
+    assert_eq!(first, 20480.0);
+    assert_eq!(metrics(&scraped), 20480.0 + 300.0 + 4.0 * 16.0);
+    assert_eq!(
+        metrics(&std::fs::read_to_string(&memory_file).unwrap()),
+        20844.0
+    );
+    server.stop(Duration::from_secs(10));
+}
+
+/// `oomdoc probe` as it runs today (one running server, `--repeat 3`) against a launched fake
+/// engine whose memory is read from its `/metrics` as dcgm-exporter's gauge.
+fn probe_fake(variant: &str, seed: &str) -> (serde_json::Value, Option<i32>) {
+    let fake = fake(variant, &["--seed", seed], 30);
+    let server = launch::launch(&fake.config).unwrap();
+    let memory = format!("prometheus:{}/metrics", fake.config.url);
+    let output = oomdoc()
+        .env_remove("OOMDOC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .args(["probe", &fake.config.url, "--json", "--repeat", "3"])
+        .args(["--memory-from", &memory, "--request-timeout", "20"])
+        .output()
+        .unwrap();
+    server.stop(Duration::from_secs(10));
+    let report = serde_json::from_slice(&output.stdout).unwrap_or_default();
+    (report, output.status.code())
+}
+
+#[test]
+fn probe_against_noisy_fake_engines_tells_plateau_from_a_16_mib_leak() {
+    // Seeds fixed: the test's false-alarm rate is about 1 % (seed 7 is one such plateau).
+    let (report, code) = probe_fake("noisy-plateau", "1");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        report["verdict"], "plateau",
+        "{}",
+        report["trend"]["reason"]
+    );
+    let (report, code) = probe_fake("noisy-leak", "7");
+    assert_eq!(code, Some(0));
+    assert_eq!(report["verdict"], "growth", "{}", report["trend"]["reason"]);
+}
+
+#[test]
+fn probe_against_a_fake_engine_that_crashes_mid_protocol_keeps_the_partial_report() {
+    let fake = fake("crash-mid", &["--crash-after", "12"], 30);
+    let server = launch::launch(&fake.config).unwrap();
+    let memory = format!("prometheus:{}/metrics", fake.config.url);
+    let output = oomdoc()
+        .env_remove("OOMDOC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .args(["probe", &fake.config.url, "--json"])
+        .args(["--memory-from", &memory, "--request-timeout", "5"])
+        .output()
+        .unwrap();
+    let stopped = server.stop(Duration::from_secs(5));
+    assert!(stopped.exited_on_its_own);
+    assert_eq!(stopped.exit, "exit code 1");
+    assert_eq!(output.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["verdict"], "inconclusive");
+    let served = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == 200)
+        .count();
+    assert_eq!(served, 12);
+}
