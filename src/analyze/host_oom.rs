@@ -98,12 +98,9 @@ pub fn judge(end: ChildEnd, timeline: &HostTimeline, phases: &[PhaseStart]) -> H
         .samples
         .last()
         .and_then(|sample| phase_at(phases, sample.t_ms));
-    let processes = timeline
-        .samples
-        .iter()
-        .map(|sample| sample.processes)
-        .max()
-        .unwrap_or(0);
+    // Processes at the peak, not the most ever seen: a launcher's short-lived helpers at
+    // start are not workers holding memory.
+    let processes = timeline.peak_rss().map_or(0, |sample| sample.processes);
     let mut advice = Vec::new();
     if let Some(limit) = limit {
         advice.push(HostAdvice::RaiseMemoryLimit {
@@ -191,7 +188,8 @@ mod tests {
         }
     }
 
-    /// RSS climbing 8 MiB per reading to `top` MiB; tree of `processes`.
+    /// RSS climbing 8 MiB per reading to `top` MiB; 4 processes at start (a launcher's
+    /// helpers), then 3.
     fn timeline(top: u64, before: CgroupMemory, after: CgroupMemory) -> HostTimeline {
         HostTimeline {
             root_pid: 7,
@@ -200,7 +198,7 @@ mod tests {
                 .map(|n| HostSample {
                     t_ms: n * 100,
                     tree_rss_bytes: Bytes(n * 8 * MIB),
-                    processes: if n > 3 { 3 } else { 1 },
+                    processes: if n > 3 { 3 } else { 4 },
                     cgroup_current_bytes: Some(Bytes(n * 8 * MIB)),
                 })
                 .collect(),

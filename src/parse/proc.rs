@@ -182,6 +182,41 @@ pub fn parse_stat(text: &str) -> Result<ProcStat, ProcError> {
     })
 }
 
+/// The resident set size in pages from `/proc/PID/statm` (`size resident shared text lib data
+/// dt`, in pages): the same count as `VmRSS` of `status` (both are the mm's RSS counters), far
+/// cheaper for the kernel to print.
+pub fn parse_statm_resident_pages(text: &str) -> Result<u64, ProcError> {
+    let mut fields = text.split_whitespace();
+    let _size = fields.next();
+    let resident = fields.next().ok_or(ProcError::Missing {
+        file: "statm",
+        field: "resident",
+    })?;
+    resident.parse().map_err(|_| ProcError::BadValue {
+        file: "statm",
+        line: 1,
+        field: "resident",
+        value: resident.chars().take(40).collect(),
+        expected: "a number of pages",
+    })
+}
+
+/// `AT_PAGESZ` from `/proc/self/auxv` (pairs of native-endian words; 64-bit Linux), or `None`
+/// when absent or the file is not whole pairs.
+pub fn parse_auxv_page_size(bytes: &[u8]) -> Option<u64> {
+    /// `AT_PAGESZ` in `<elf.h>`.
+    const AT_PAGESZ: u64 = 6;
+    if bytes.len() % 16 != 0 {
+        return None;
+    }
+    bytes.chunks_exact(16).find_map(|pair| {
+        let (key, value) = pair.split_at(8);
+        let key = u64::from_ne_bytes(key.try_into().ok()?);
+        let value = u64::from_ne_bytes(value.try_into().ok()?);
+        (key == AT_PAGESZ && value.is_power_of_two()).then_some(value)
+    })
+}
+
 /// The variables named in `keys` from `/proc/PID/environ` (NUL-separated `NAME=value`).
 /// Values that are not UTF-8 are skipped; other variables are never kept (secrets).
 pub fn parse_environ(bytes: &[u8], keys: &[&str]) -> BTreeMap<String, String> {
@@ -271,6 +306,29 @@ mod tests {
         );
         assert!(parse_stat("").is_err());
         assert!(parse_stat("1 (a) RS 1").is_err());
+    }
+
+    #[test]
+    fn statm_and_the_page_size() {
+        assert_eq!(
+            parse_statm_resident_pages("20533 17932 411 1 0 3000 0\n"),
+            Ok(17932)
+        );
+        assert_eq!(
+            parse_statm_resident_pages("20533\n")
+                .unwrap_err()
+                .to_string(),
+            "`statm` has no `resident` field"
+        );
+        assert!(parse_statm_resident_pages("1 x 2").is_err());
+        let mut auxv = Vec::new();
+        for (key, value) in [(33u64, 0x7fffu64), (6, 4096), (0, 0)] {
+            auxv.extend_from_slice(&key.to_ne_bytes());
+            auxv.extend_from_slice(&value.to_ne_bytes());
+        }
+        assert_eq!(parse_auxv_page_size(&auxv), Some(4096));
+        assert_eq!(parse_auxv_page_size(&auxv[..20]), None);
+        assert_eq!(parse_auxv_page_size(&auxv[..16]), None);
     }
 
     #[test]

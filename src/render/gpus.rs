@@ -747,4 +747,53 @@ mod tests {
         let text = String::from_utf8(text(&Inventory::default(), Style::new(false))).unwrap();
         assert_eq!(text, "0 GPUs\nno GPU found\n\n");
     }
+
+    #[test]
+    fn processes_show_host_rss_and_their_container_or_pod() {
+        let mut inventory = with_uuids(&["GPU-aaaaaaaa-1"]);
+        let id = "4c6f1b2a9d3e5f7081920a1b2c3d4e5f60718293a4b5c6d7e8f90123456789ab";
+        inventory.devices[0].processes = vec![
+            GpuProcess {
+                pid: 7,
+                name: Some("python3".into()),
+                host_rss_bytes: Some(Bytes(3 << 30)),
+                container: Some(ContainerIdentity {
+                    runtime: Some(ContainerRuntime::Containerd),
+                    id: Some(id.into()),
+                    pod_uid: Some("8d1c2b3a-4e5f-4a6b-9c7d-0e1f2a3b4c5d".into()),
+                    qos_class: Some(QosClass::Burstable),
+                    pod_name: Some("vllm-0".into()),
+                    namespace: Some("inference".into()),
+                    ..ContainerIdentity::default()
+                }),
+                ..GpuProcess::default()
+            },
+            GpuProcess {
+                pid: 8,
+                name: Some("python3".into()),
+                container: Some(ContainerIdentity {
+                    pod_uid: Some("8d1c2b3a-4e5f-4a6b-9c7d-0e1f2a3b4c5d".into()),
+                    qos_class: Some(QosClass::BestEffort),
+                    id: Some(id.into()),
+                    ..ContainerIdentity::default()
+                }),
+                ..GpuProcess::default()
+            },
+        ];
+        let text = String::from_utf8(text(&inventory, Style::new(false))).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[4].ends_with("host RSS 3.00 GiB"), "{text}");
+        assert_eq!(
+            lines[5].trim(),
+            "in containerd 4c6f1b2a9d3e, pod inference/vllm-0 (burstable)"
+        );
+        assert!(!lines[6].contains("host RSS"), "{text}");
+        assert_eq!(
+            lines[7].trim(),
+            "in container 4c6f1b2a9d3e, pod uid 8d1c2b3a-4e5f-4a6b-9c7d-0e1f2a3b4c5d (besteffort)"
+        );
+        let markdown = String::from_utf8(markdown(&inventory)).unwrap();
+        assert!(markdown
+            .contains("| 3.00 GiB | containerd 4c6f1b2a9d3e, pod inference/vllm-0 (burstable) |"));
+    }
 }

@@ -7,11 +7,11 @@
 //! readings back, so the analysis is testable without a machine that runs out of memory.
 //! Interpretation lives in `parse::proc` and `parse::cgroup`; this module only reads.
 //!
-//! Cost: a process tree is found by reading `/proc/PID/task/PID/children` where the kernel
-//! has it (`CONFIG_PROC_CHILDREN`), else by one `/proc/*/stat` scan; then one
-//! `/proc/PID/status` per member. `scripts/bench_host_sampler.sh` measures it.
+//! Cost: a process tree is found by one listing of `/proc` (the `stat` of PIDs not seen at the
+//! previous reading only), then one `/proc/PID/statm` per member.
+//! `scripts/bench_host_sampler.sh` measures it.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -94,8 +94,12 @@ pub trait HostMemorySource: Send {
 #[derive(Debug)]
 pub struct ProcHost {
     proc_root: PathBuf,
-    /// `None` until probed: whether `task/PID/children` exists.
-    children_files: Option<bool>,
+    /// PID → parent PID from the last `/proc` scan: a PID listed again whose parent is
+    /// still listed is the same process with the same parent (a parent changes only when it
+    /// dies), so its `stat` is not read again.
+    parents: HashMap<u32, u32>,
+    /// The page size, for `statm`; `None` (read `status` instead) for another `/proc` root.
+    page_size: Option<u64>,
     /// The cgroup directory found per PID (a process rarely changes cgroup).
     cgroup_directories: BTreeMap<u32, Option<(CgroupVersion, String, PathBuf)>>,
 }
@@ -109,9 +113,15 @@ impl Default for ProcHost {
 impl ProcHost {
     /// Reads `/proc`-like files under `proc_root`.
     pub fn new(proc_root: impl Into<PathBuf>) -> Self {
+        let proc_root = proc_root.into();
+        let page_size = (proc_root == Path::new("/proc"))
+            .then(|| std::fs::read("/proc/self/auxv").ok())
+            .flatten()
+            .and_then(|bytes| proc_text::parse_auxv_page_size(&bytes));
         ProcHost {
-            proc_root: proc_root.into(),
-            children_files: None,
+            page_size,
+            proc_root,
+            parents: HashMap::new(),
             cgroup_directories: BTreeMap::new(),
         }
     }
@@ -142,78 +152,86 @@ impl ProcHost {
         proc_text::parse_status(&text).map_err(|source| HostError::Proc { path, source })
     }
 
-    /// The PIDs of `root`'s tree, root first (breadth first).
+    /// The PIDs of `root`'s tree, root first (breadth first), from one `/proc` scan.
+    ///
+    /// Not `task/*/children`: that needs one read per *thread* (a PyTorch process has dozens)
+    /// and a kernel built with `CONFIG_PROC_CHILDREN`; a directory listing plus `stat` of the
+    /// PIDs not seen before costs less (`scripts/bench_host_sampler.sh`).
     pub fn tree(&mut self, root: u32) -> Result<Vec<u32>, HostError> {
-        if !self.proc_root.join(root.to_string()).exists() {
+        let entries = std::fs::read_dir(&self.proc_root).map_err(|source| HostError::Read {
+            path: self.proc_root.clone(),
+            source,
+        })?;
+        let listed: HashSet<u32> = entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .collect();
+        if !listed.contains(&root) {
             return Err(HostError::NoProcess {
                 pid: root,
                 proc_root: self.proc_root.clone(),
             });
         }
-        let children_files = *self.children_files.get_or_insert_with(|| {
-            self.proc_root
-                .join(format!("{root}/task/{root}/children"))
-                .exists()
-        });
-        let children: BTreeMap<u32, Vec<u32>> = if children_files {
-            BTreeMap::new()
-        } else {
-            self.parent_map()
-        };
-        let mut members = Vec::new();
-        let mut queue = VecDeque::from([root]);
-        while let Some(pid) = queue.pop_front() {
-            if members.contains(&pid) {
-                continue;
+        let mut parents = HashMap::with_capacity(listed.len());
+        for &pid in &listed {
+            let known = self
+                .parents
+                .get(&pid)
+                .copied()
+                .filter(|parent| *parent == 0 || listed.contains(parent));
+            let parent = known.or_else(|| {
+                let text = std::fs::read_to_string(self.proc_root.join(format!("{pid}/stat")));
+                // A process that ended during the scan is skipped.
+                proc_text::parse_stat(&text.ok()?)
+                    .ok()
+                    .map(|stat| stat.parent_pid)
+            });
+            if let Some(parent) = parent {
+                parents.insert(pid, parent);
             }
-            members.push(pid);
-            if children_files {
-                queue.extend(self.children_of(pid));
-            } else if let Some(list) = children.get(&pid) {
-                queue.extend(list.iter().copied());
+        }
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (&pid, &parent) in &parents {
+            children.entry(parent).or_default().push(pid);
+        }
+        self.parents = parents;
+        let mut members = vec![root];
+        let mut next = 0;
+        while let Some(&pid) = members.get(next) {
+            next += 1;
+            if let Some(list) = children.get_mut(&pid) {
+                list.sort_unstable();
+                members.extend(list.iter().copied().filter(|child| *child != root));
             }
         }
         Ok(members)
     }
 
-    /// Children of every thread of `pid`, from `task/*/children` (a process gone meanwhile
-    /// has none).
-    fn children_of(&self, pid: u32) -> Vec<u32> {
-        let Ok(tasks) = std::fs::read_dir(self.proc_root.join(format!("{pid}/task"))) else {
-            return Vec::new();
+    /// The resident set size of one process: `statm` × page size where the page size is
+    /// known, else `VmRSS` of `status`; `None` for a process without memory (kernel thread,
+    /// zombie).
+    pub fn rss(&self, pid: u32) -> Result<Option<Bytes>, HostError> {
+        let Some(page_size) = self.page_size else {
+            return self.status(pid).map(|status| status.rss_bytes);
         };
-        let mut children = Vec::new();
-        for task in tasks.flatten() {
-            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-                children.extend(
-                    text.split_whitespace()
-                        .filter_map(|c| c.parse::<u32>().ok()),
-                );
+        let path = self.proc_root.join(format!("{pid}/statm"));
+        let text = std::fs::read_to_string(&path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                HostError::NoProcess {
+                    pid,
+                    proc_root: self.proc_root.clone(),
+                }
+            } else {
+                HostError::Read {
+                    path: path.clone(),
+                    source,
+                }
             }
-        }
-        children
-    }
-
-    /// Parent → children, from one scan of `/proc/*/stat` (processes that end during the scan
-    /// are skipped).
-    fn parent_map(&self) -> BTreeMap<u32, Vec<u32>> {
-        let mut map: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        let Ok(entries) = std::fs::read_dir(&self.proc_root) else {
-            return map;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            if let Ok(stat) = proc_text::parse_stat(&text) {
-                map.entry(stat.parent_pid).or_default().push(pid);
-            }
-        }
-        map
+        })?;
+        // A zombie's `statm` is all zeros: no memory, like a kernel thread.
+        let pages = proc_text::parse_statm_resident_pages(&text)
+            .map_err(|source| HostError::Proc { path, source })?;
+        Ok((pages > 0).then(|| Bytes(pages.saturating_mul(page_size))))
     }
 
     /// Where the memory files of `pid`'s cgroup are, from `/proc/PID/cgroup` and
@@ -305,11 +323,9 @@ impl HostMemorySource for ProcHost {
         let members = self.tree(root)?;
         let mut total = TreeRss::default();
         for pid in members {
-            match self.status(pid) {
-                Ok(status) => {
-                    total.rss_bytes = total
-                        .rss_bytes
-                        .saturating_add(status.rss_bytes.unwrap_or(Bytes::ZERO));
+            match self.rss(pid) {
+                Ok(rss) => {
+                    total.rss_bytes = total.rss_bytes.saturating_add(rss.unwrap_or(Bytes::ZERO));
                     total.processes += 1;
                 }
                 // A member that ended since the walk: it holds no memory any more.
@@ -403,15 +419,12 @@ pub fn describe_gpu_processes(inventory: &mut Inventory, host: &ProcHost) {
                 ));
                 continue;
             }
-            match host.status(process.pid) {
-                Ok(status) => match status.rss_bytes {
-                    Some(rss) => process.host_rss_bytes = Some(rss),
-                    None => {
-                        process.host_rss_unavailable_reason = Some(
-                            "`/proc/PID/status` has no `VmRSS` (the process is exiting)".into(),
-                        );
-                    }
-                },
+            match host.rss(process.pid) {
+                Ok(Some(rss)) => process.host_rss_bytes = Some(rss),
+                Ok(None) => {
+                    process.host_rss_unavailable_reason =
+                        Some("no resident memory: the process is exiting".into());
+                }
                 Err(error) => process.host_rss_unavailable_reason = Some(chain(&error)),
             }
             // The container is optional context: an unreadable cgroup file leaves it absent.
@@ -595,7 +608,7 @@ mod tests {
     use super::*;
 
     /// A fake `/proc` with a tree 10 → {11, 12}, 11 → {13}, and 20 outside it.
-    fn fake_proc(children_files: bool) -> tempfile::TempDir {
+    fn fake_proc() -> tempfile::TempDir {
         let root = tempfile::tempdir().unwrap();
         let processes = [
             (1, 0, 0),
@@ -618,26 +631,14 @@ mod tests {
                 format!("{pid} (p {pid}) S {parent} 1 1 0"),
             )
             .unwrap();
-            if children_files {
-                let children: Vec<String> = processes
-                    .iter()
-                    .filter(|(_, p, _)| *p == pid)
-                    .map(|(c, _, _)| c.to_string())
-                    .collect();
-                std::fs::write(
-                    directory.join(format!("task/{pid}/children")),
-                    children.join(" "),
-                )
-                .unwrap();
-            }
         }
         root
     }
 
     #[test]
-    fn tree_rss_sums_descendants_by_either_walk() {
-        for children_files in [false, true] {
-            let root = fake_proc(children_files);
+    fn tree_rss_sums_descendants() {
+        {
+            let root = fake_proc();
             let mut host = ProcHost::new(root.path());
             let mut members = host.tree(10).unwrap();
             members.sort_unstable();
@@ -651,6 +652,18 @@ mod tests {
                 Err(HostError::NoProcess { pid: 77, .. })
             ));
         }
+    }
+
+    #[test]
+    fn statm_and_status_agree_on_this_process() {
+        let host = ProcHost::default();
+        let pid = std::process::id();
+        let from_statm = host.rss(pid).unwrap().unwrap();
+        let from_status = host.status(pid).unwrap().rss_bytes.unwrap();
+        // Both print the mm's RSS counters; other test threads may allocate in between.
+        let difference = from_statm.get().abs_diff(from_status.get());
+        assert!(difference < 64 << 20, "{from_statm} vs {from_status}");
+        assert!(host.page_size.is_some_and(|size| size >= 4096));
     }
 
     #[test]
