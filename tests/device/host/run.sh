@@ -6,8 +6,8 @@
 # that the kernel's OOM kill is seen with the limit and the peak; then a plain `kill -9` in the
 # same cgroup, which must stay "killed by a signal (cause not shown)".
 #
-# Builds nothing: uses $HOST_WATCH, else target/release/examples/host_watch, else
-# target/debug/examples/host_watch (`cargo build --release --example host_watch`).
+# Builds nothing: uses $HOST_WATCH, else ${CARGO_TARGET_DIR:-target}/release/examples/host_watch,
+# else the debug one (`cargo build --release --example host_watch`).
 # Writes to $OUT/host (a temporary directory when OUT is unset). Prints `SKIP: <reason>` and
 # exits 0 where no cgroup can be made. Exit status: the number of failed checks.
 # Usage: bash tests/device/host/run.sh    (env LIMIT_MIB, default 128)
@@ -20,7 +20,8 @@ LIMIT=$((LIMIT_MIB << 20))
 skip() { echo "SKIP: $*" | tee "$O/skipped.txt"; exit 0; }
 
 WATCH="${HOST_WATCH:-}"
-for candidate in target/release/examples/host_watch target/debug/examples/host_watch; do
+TARGET="${CARGO_TARGET_DIR:-target}"
+for candidate in "$TARGET/release/examples/host_watch" "$TARGET/debug/examples/host_watch"; do
     [ -n "$WATCH" ] || { [ -x "$candidate" ] && WATCH="$candidate"; }
 done
 [ -n "$WATCH" ] && [ -x "$WATCH" ] || {
