@@ -8,7 +8,8 @@
 //! may have sent it, and a machine-wide OOM kill (no cgroup limit) is only in the kernel log.
 
 use crate::model::host::{
-    ChildEnd, HostAdvice, HostOomEvidence, HostOomFinding, HostOomKill, HostPeak, HostTimeline,
+    ChildEnd, HostAdvice, HostOomEvidence, HostOomFinding, HostOomKill, HostPeak, HostSample,
+    HostTimeline,
 };
 use crate::model::Bytes;
 
@@ -34,6 +35,34 @@ fn phase_at(phases: &[PhaseStart], t_ms: u64) -> Option<String> {
         .filter(|phase| phase.start_ms <= t_ms)
         .max_by_key(|phase| phase.start_ms)
         .map(|phase| phase.name.clone())
+}
+
+/// The highest tree RSS reading of each phase, in phase order (phases without a reading are
+/// left out; readings before the first phase go under the first). Loading is where host RAM
+/// usually peaks (safetensors mmap, `low_cpu_mem_usage`, format conversion on the CPU).
+pub fn rss_peaks_by_phase(
+    timeline: &HostTimeline,
+    phases: &[PhaseStart],
+) -> Vec<(String, HostSample)> {
+    let mut ordered: Vec<&PhaseStart> = phases.iter().collect();
+    ordered.sort_by_key(|phase| phase.start_ms);
+    let mut peaks: Vec<(String, HostSample)> = Vec::new();
+    for sample in &timeline.samples {
+        let Some(phase) = ordered
+            .iter()
+            .rev()
+            .find(|phase| phase.start_ms <= sample.t_ms)
+            .or(ordered.first())
+        else {
+            return Vec::new();
+        };
+        match peaks.iter_mut().find(|(name, _)| *name == phase.name) {
+            Some((_, best)) if sample.tree_rss_bytes > best.tree_rss_bytes => *best = *sample,
+            Some(_) => {}
+            None => peaks.push((phase.name.clone(), *sample)),
+        }
+    }
+    peaks
 }
 
 /// Judges the child's end against the host timeline.
@@ -171,7 +200,7 @@ fn cgroup_or_rss_peak(timeline: &HostTimeline, phases: &[PhaseStart]) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::host::{CgroupMemory, CgroupVersion, HostSample};
+    use crate::model::host::{CgroupMemory, CgroupVersion};
 
     const MIB: u64 = 1 << 20;
 
@@ -355,5 +384,26 @@ mod tests {
         ] {
             assert_eq!(judge(end, &t, &[]), HostOomFinding::NotKilled, "{end:?}");
         }
+    }
+
+    #[test]
+    fn peaks_per_phase_keep_the_highest_reading_of_each() {
+        let t = timeline(64, cgroup(0, MIB, false), cgroup(0, MIB, false));
+        let peaks = rss_peaks_by_phase(&t, &phases());
+        let summary: Vec<(&str, u64, u64)> = peaks
+            .iter()
+            .map(|(name, sample)| {
+                (
+                    name.as_str(),
+                    sample.t_ms,
+                    sample.tree_rss_bytes.get() / MIB,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![("process start", 200, 16), ("weights loading", 800, 64)]
+        );
+        assert!(rss_peaks_by_phase(&t, &[]).is_empty());
     }
 }
