@@ -10,6 +10,7 @@ pub mod exporter;
 pub mod fit;
 pub mod fragmentation;
 pub mod growth;
+pub mod host_oom;
 pub mod phase;
 pub mod report;
 pub mod run_explain;

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::host::ContainerIdentity;
 use super::{Bytes, Source};
 
 /// Every visible device and its processes at one instant.
@@ -34,6 +35,10 @@ pub struct Inventory {
     /// `CUDA_DEVICE_ORDER`; `None` until `analyze::devices::resolve_cuda_ordinals` ran.
     #[serde(default)]
     pub cuda: Option<CudaNumbering>,
+    /// Whose `CUDA_VISIBLE_DEVICES` and `CUDA_DEVICE_ORDER` gave `cuda` (set by `oomdoc gpus`;
+    /// `None` elsewhere, where it is this shell's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_numbering_from: Option<NumberingFrom>,
     /// How long taking the inventory took, in microseconds (live sources only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_us: Option<u64>,
@@ -156,6 +161,18 @@ pub struct GpuProcess {
     /// of nvidia-smi XML). NVML gives host PIDs; in a container they may not exist.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_pid_namespace: Option<bool>,
+    /// Its resident host memory (`VmRSS` of `/proc/PID/status`) when the inventory was taken;
+    /// `None` when not measured: see `host_rss_unavailable_reason`.
+    #[serde(default)]
+    pub host_rss_bytes: Option<Bytes>,
+    /// Why `host_rss_bytes` is missing (a replay of another machine, a PID of another
+    /// namespace, an unreadable `/proc` file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_rss_unavailable_reason: Option<String>,
+    /// The container and Kubernetes pod it runs in, from `/proc/PID/cgroup`; `None` when its
+    /// cgroup names none (or it was not read: see `host_rss_unavailable_reason`).
+    #[serde(default)]
+    pub container: Option<ContainerIdentity>,
     /// What deserves a look about this process (filled by `analyze::devices`).
     #[serde(default)]
     pub flags: Vec<ProcessFlag>,
@@ -196,6 +213,21 @@ pub struct CudaNumbering {
     pub ordinals_certain: bool,
     /// What may surprise a person about this numbering.
     pub warnings: Vec<CudaWarning>,
+}
+
+/// Whose CUDA environment numbered the devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumberingFrom {
+    /// The environment oomdoc runs in (a live inventory).
+    ThisShell,
+    /// The environment recorded with a replayed inventory (that machine's numbering).
+    Recording,
+    /// `--cuda-visible-devices` on the command line.
+    CommandLine,
+    /// A replay that recorded no environment (`nvidia-smi -q -x`): numbered as if
+    /// `CUDA_VISIBLE_DEVICES` and `CUDA_DEVICE_ORDER` were unset there.
+    NotRecorded,
 }
 
 /// A surprise in the CUDA numbering.

@@ -1,6 +1,7 @@
 //! Bytes → typed facts. Pure: no files, environment, clock, terminal or NVML.
 
 pub mod bounded_json;
+pub mod cgroup;
 pub mod checkpoint;
 pub mod container_env;
 pub mod container_log;
@@ -8,6 +9,7 @@ pub mod engine_log;
 pub mod nvidia_smi;
 pub mod oom_text;
 pub mod pickle;
+pub mod proc;
 pub mod prometheus;
 pub mod text;
 pub mod torch_snapshot;

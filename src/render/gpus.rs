@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
+use crate::model::host::{ContainerIdentity, ContainerRuntime, QosClass};
 use crate::model::machine::{
     CudaNumbering, CudaWarning, Device, DeviceFlag, DeviceOrder, GpuProcess, Inventory,
-    NvidiaVisibleDevices, ProcessFlag, Recording, SamplingBenchmark, VisibleStop,
+    NumberingFrom, NvidiaVisibleDevices, ProcessFlag, Recording, SamplingBenchmark, VisibleStop,
 };
 use crate::model::Bytes;
 use crate::render::html;
@@ -81,6 +82,13 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
             let _ = writeln!(out, "{}", line(row));
             for process in &device.processes {
                 let _ = writeln!(out, "{indent}{}", process_line(process, style));
+                if let Some(container) = &process.container {
+                    let _ = writeln!(
+                        out,
+                        "{indent}  {}",
+                        style.dim(&format!("in {}", printable(&container_text(container))))
+                    );
+                }
             }
             if let Some(reason) = &device.processes_unavailable_reason {
                 let _ = writeln!(
@@ -151,19 +159,31 @@ pub fn markdown(inventory: &Inventory) -> Vec<u8> {
         out.push('\n');
         let any_process = inventory.devices.iter().any(|d| !d.processes.is_empty());
         if any_process {
-            let _ = writeln!(out, "| GPU | PID | Process | Used | Type | Flags |");
-            let _ = writeln!(out, "|---:|---:|---|---:|---|---|");
+            let _ = writeln!(
+                out,
+                "| GPU | PID | Process | Used | Type | Host RSS | Container | Flags |"
+            );
+            let _ = writeln!(out, "|---:|---:|---|---:|---|---:|---|---|");
             for device in &inventory.devices {
                 for process in &device.processes {
                     let flags: Vec<String> = process.flags.iter().map(process_flag).collect();
                     let _ = writeln!(
                         out,
-                        "| {} | {} | {} | {} | {} | {} |",
+                        "| {} | {} | {} | {} | {} | {} | {} | {} |",
                         device.index,
                         process.pid,
                         md_escape(&process_name(process)),
                         md_escape(&process_used(process)),
                         process.process_type.as_deref().unwrap_or(""),
+                        process
+                            .host_rss_bytes
+                            .map_or(String::new(), |rss| rss.to_string()),
+                        md_escape(
+                            &process
+                                .container
+                                .as_ref()
+                                .map_or(String::new(), container_text)
+                        ),
                         md_escape(&flags.join("; "))
                     );
                 }
@@ -213,7 +233,14 @@ pub fn html(inventory: &Inventory) -> Vec<u8> {
             let processes: Vec<String> = device
                 .processes
                 .iter()
-                .map(|p| html::escape(&process_line(p, Style::new(false))))
+                .map(|p| {
+                    let mut line = process_line(p, Style::new(false));
+                    if let Some(container) = &p.container {
+                        line.push_str(" — in ");
+                        line.push_str(&container_text(container));
+                    }
+                    html::escape(&line)
+                })
                 .collect();
             let flags: Vec<String> = device
                 .flags
@@ -365,6 +392,9 @@ fn process_line(process: &GpuProcess, style: Style) -> String {
     if let Some(kind) = &process.process_type {
         let _ = write!(text, "  {kind}");
     }
+    if let Some(rss) = process.host_rss_bytes {
+        let _ = write!(text, "  host RSS {rss}");
+    }
     for flag in &process.flags {
         let _ = write!(
             text,
@@ -389,6 +419,45 @@ fn process_line(process: &GpuProcess, style: Style) -> String {
         }
     }
     text
+}
+
+/// A container and its pod, e.g. `containerd 4c6f1b2a9d3e, pod inference/vllm-0 (burstable)`.
+fn container_text(container: &ContainerIdentity) -> String {
+    let runtime = container.runtime.map(|runtime| match runtime {
+        ContainerRuntime::Docker => "docker",
+        ContainerRuntime::Containerd => "containerd",
+        ContainerRuntime::CriO => "CRI-O",
+        ContainerRuntime::Podman => "podman",
+    });
+    let mut parts = Vec::new();
+    match (runtime, &container.id) {
+        // Docker's own short form: the first 12 digits.
+        (Some(runtime), Some(id)) => parts.push(format!("{runtime} {}", short_id(id))),
+        (None, Some(id)) => parts.push(format!("container {}", short_id(id))),
+        (Some(runtime), None) => parts.push(runtime.to_string()),
+        (None, None) => {}
+    }
+    if let Some(uid) = &container.pod_uid {
+        let qos = container.qos_class.map(|qos| match qos {
+            QosClass::Guaranteed => "guaranteed",
+            QosClass::Burstable => "burstable",
+            QosClass::BestEffort => "besteffort",
+        });
+        let name = match (&container.namespace, &container.pod_name) {
+            (Some(namespace), Some(name)) => format!("pod {namespace}/{name}"),
+            (None, Some(name)) => format!("pod {name}"),
+            _ => format!("pod uid {uid}"),
+        };
+        parts.push(match qos {
+            Some(qos) => format!("{name} ({qos})"),
+            None => name,
+        });
+    }
+    parts.join(", ")
+}
+
+fn short_id(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
 }
 
 fn process_flag(flag: &ProcessFlag) -> String {
@@ -445,6 +514,22 @@ fn notes(inventory: &Inventory) -> Vec<String> {
     }
     if let Some(numbering) = &inventory.cuda {
         notes.push(numbering_note(inventory, numbering));
+    }
+    let replayed_pids = inventory
+        .devices
+        .iter()
+        .flat_map(|device| &device.processes)
+        .any(|process| {
+            process.host_rss_bytes.is_none()
+                && matches!(
+                    inventory.cuda_numbering_from,
+                    Some(NumberingFrom::Recording | NumberingFrom::NotRecorded)
+                )
+        });
+    if replayed_pids {
+        notes.push(
+            "host RSS: not measured, the replayed PIDs are the recording machine's".to_string(),
+        );
     }
     let host = &inventory.host;
     if let Some(container) = &host.container {
@@ -514,11 +599,17 @@ fn numbering_note(inventory: &Inventory, numbering: &CudaNumbering) -> String {
     } else {
         " (uncertain, see warning)"
     };
+    let whose = match inventory.cuda_numbering_from {
+        None | Some(NumberingFrom::ThisShell) => "CUDA numbering",
+        Some(NumberingFrom::Recording) => "CUDA numbering (as recorded)",
+        Some(NumberingFrom::CommandLine) => "CUDA numbering (from the command line)",
+        Some(NumberingFrom::NotRecorded) => "CUDA numbering (not in the file: read as unset)",
+    };
     if listed.is_empty() {
-        format!("CUDA numbering: {visible}, {order}: CUDA sees no GPU")
+        format!("{whose}: {visible}, {order}: CUDA sees no GPU")
     } else {
         format!(
-            "CUDA numbering: {visible}, {order}: {}{certainty}",
+            "{whose}: {visible}, {order}: {}{certainty}",
             listed.join(", ")
         )
     }
@@ -655,5 +746,54 @@ mod tests {
     fn no_gpu_says_so() {
         let text = String::from_utf8(text(&Inventory::default(), Style::new(false))).unwrap();
         assert_eq!(text, "0 GPUs\nno GPU found\n\n");
+    }
+
+    #[test]
+    fn processes_show_host_rss_and_their_container_or_pod() {
+        let mut inventory = with_uuids(&["GPU-aaaaaaaa-1"]);
+        let id = "4c6f1b2a9d3e5f7081920a1b2c3d4e5f60718293a4b5c6d7e8f90123456789ab";
+        inventory.devices[0].processes = vec![
+            GpuProcess {
+                pid: 7,
+                name: Some("python3".into()),
+                host_rss_bytes: Some(Bytes(3 << 30)),
+                container: Some(ContainerIdentity {
+                    runtime: Some(ContainerRuntime::Containerd),
+                    id: Some(id.into()),
+                    pod_uid: Some("8d1c2b3a-4e5f-4a6b-9c7d-0e1f2a3b4c5d".into()),
+                    qos_class: Some(QosClass::Burstable),
+                    pod_name: Some("vllm-0".into()),
+                    namespace: Some("inference".into()),
+                    ..ContainerIdentity::default()
+                }),
+                ..GpuProcess::default()
+            },
+            GpuProcess {
+                pid: 8,
+                name: Some("python3".into()),
+                container: Some(ContainerIdentity {
+                    pod_uid: Some("8d1c2b3a-4e5f-4a6b-9c7d-0e1f2a3b4c5d".into()),
+                    qos_class: Some(QosClass::BestEffort),
+                    id: Some(id.into()),
+                    ..ContainerIdentity::default()
+                }),
+                ..GpuProcess::default()
+            },
+        ];
+        let text = String::from_utf8(text(&inventory, Style::new(false))).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[4].ends_with("host RSS 3.00 GiB"), "{text}");
+        assert_eq!(
+            lines[5].trim(),
+            "in containerd 4c6f1b2a9d3e, pod inference/vllm-0 (burstable)"
+        );
+        assert!(!lines[6].contains("host RSS"), "{text}");
+        assert_eq!(
+            lines[7].trim(),
+            "in container 4c6f1b2a9d3e, pod uid 8d1c2b3a-4e5f-4a6b-9c7d-0e1f2a3b4c5d (besteffort)"
+        );
+        let markdown = String::from_utf8(markdown(&inventory)).unwrap();
+        assert!(markdown
+            .contains("| 3.00 GiB | containerd 4c6f1b2a9d3e, pod inference/vllm-0 (burstable) |"));
     }
 }

@@ -5,6 +5,7 @@ pub mod diff;
 pub mod explain;
 pub mod fit;
 pub mod gpus;
+pub mod host;
 pub mod html;
 pub mod json;
 pub mod probe;

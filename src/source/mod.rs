@@ -5,6 +5,7 @@ pub mod checkpoint;
 pub mod file;
 pub mod follow;
 pub mod gpu;
+pub mod host_memory;
 pub mod launch;
 pub mod process;
 pub mod sampler;

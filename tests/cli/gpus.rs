@@ -36,14 +36,35 @@ fn transcript(output: &Output) -> String {
     )
 }
 
-fn replay_text(file: &str, env: &[(&str, &str)]) -> String {
-    let path = fixture(file);
-    transcript(&gpus(&["--gpu-from", path.to_str().unwrap()], env))
+/// `--gpu-from FILE` plus the numbering flags for `numbering`, given as the variables they stand
+/// for: a replay is numbered as recorded, never by this shell's `CUDA_VISIBLE_DEVICES`.
+fn replay_args(file: &str, numbering: &[(&str, &str)]) -> Vec<String> {
+    let mut args = vec![
+        "--gpu-from".to_string(),
+        fixture(file).to_str().unwrap().to_string(),
+    ];
+    for (name, value) in numbering {
+        let flag = match *name {
+            "CUDA_VISIBLE_DEVICES" => "--cuda-visible-devices",
+            "CUDA_DEVICE_ORDER" => "--cuda-device-order",
+            other => panic!("no flag for {other}"),
+        };
+        args.push(format!("{flag}={value}"));
+    }
+    args
 }
 
-fn replay_json(file: &str, env: &[(&str, &str)]) -> Value {
-    let path = fixture(file);
-    let output = gpus(&["--gpu-from", path.to_str().unwrap(), "--json"], env);
+fn replay_text(file: &str, numbering: &[(&str, &str)]) -> String {
+    let args = replay_args(file, numbering);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    transcript(&gpus(&args, &[]))
+}
+
+fn replay_json(file: &str, numbering: &[(&str, &str)]) -> Value {
+    let mut args = replay_args(file, numbering);
+    args.push("--json".to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = gpus(&args, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     serde_json::from_slice(&output.stdout).unwrap()
 }
@@ -308,8 +329,10 @@ fn record_then_replay_round_trips() {
         let first: Value = serde_json::from_slice(&first.stdout).unwrap();
         let replayed: Value = serde_json::from_slice(&replayed.stdout).unwrap();
         // A live recording says `nvml` and replays as `replay`; everything else is identical.
+        // The numbering is the file's own on replay, not re-derived: only its label differs.
         let strip = |mut value: Value| {
             value["source"] = Value::Null;
+            value["cuda_numbering_from"] = Value::Null;
             value
         };
         assert_eq!(strip(first), strip(replayed), "{file}");
@@ -516,10 +539,19 @@ fn nvml_source_reads_the_fake_library() {
     assert_eq!(own["process_type"], "compute+graphics");
     assert_eq!(own["in_pid_namespace"], true);
     assert_eq!(own["flags"], serde_json::json!([]));
+    // Its host RSS is read live from /proc (a running oomdoc holds more than 1 MiB).
+    assert!(own["host_rss_bytes"].as_u64().unwrap() > 1 << 20, "{own}");
+    assert_eq!(own.get("host_rss_unavailable_reason"), None);
     // The u64::MAX sentinel is unavailable, never a number; the PID is foreign.
     let sentinel = &first["processes"][1];
     assert_eq!(sentinel["pid"], 4_000_000_000u64);
     assert_eq!(sentinel["used_bytes"], Value::Null);
+    assert_eq!(sentinel["host_rss_bytes"], Value::Null);
+    assert_eq!(
+        sentinel["host_rss_unavailable_reason"],
+        "PID 4000000000 is not in oomdoc's PID namespace"
+    );
+    assert_eq!(sentinel["container"], Value::Null);
     assert!(sentinel["unavailable_reason"]
         .as_str()
         .unwrap()
@@ -581,6 +613,7 @@ fn nvml_record_replays_and_benchmark_runs() {
         let object = document.as_object_mut().unwrap();
         object.remove("source");
         object.remove("elapsed_us");
+        object.remove("cuda_numbering_from");
     }
     assert_eq!(live, replayed);
     let (_, bench) =
@@ -641,4 +674,76 @@ fn issue_14_deep_xml_and_fifos_are_refused() {
         "{}",
         stderr(&output)
     );
+}
+
+// See: #16 — a replay is numbered as that machine numbered it, not by this shell.
+#[test]
+fn issue_16_replay_ignores_this_shells_cuda_visible_devices() {
+    let path = fixture("gpus/synthetic-2xh200.json");
+    let path = path.to_str().unwrap();
+    let output = gpus(
+        &["--gpu-from", path, "--json"],
+        &[
+            ("CUDA_VISIBLE_DEVICES", "1"),
+            ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(ordinals(&document), vec![Some(0), Some(1)]);
+    assert_eq!(document["cuda_numbering_from"], "not_recorded");
+    assert_eq!(document["cuda"]["visible_devices"], Value::Null);
+    // A recording made under `CUDA_VISIBLE_DEVICES=1` replays with that numbering, whatever
+    // this shell says; `--cuda-visible-devices` asks for another.
+    let directory = tempfile::tempdir().unwrap();
+    let recording = directory.path().join("visible-1.json");
+    let recording = recording.to_str().unwrap();
+    let made = gpus(
+        &[
+            "--gpu-from",
+            path,
+            "--cuda-visible-devices",
+            "1",
+            "--record",
+            recording,
+        ],
+        &[],
+    );
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+    let replayed = gpus(
+        &["--gpu-from", recording, "--json"],
+        &[("CUDA_VISIBLE_DEVICES", "0,1")],
+    );
+    let replayed: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(ordinals(&replayed), vec![None, Some(0)]);
+    assert_eq!(replayed["cuda_numbering_from"], "recording");
+    let text = stdout(&gpus(
+        &["--gpu-from", recording],
+        &[("CUDA_VISIBLE_DEVICES", "0")],
+    ));
+    assert!(
+        text.contains("CUDA numbering (as recorded): `CUDA_VISIBLE_DEVICES=1`"),
+        "{text}"
+    );
+    let asked = replay_json(
+        "gpus/synthetic-2xh200.json",
+        &[("CUDA_VISIBLE_DEVICES", "1,0")],
+    );
+    assert_eq!(ordinals(&asked), vec![Some(1), Some(0)]);
+    assert_eq!(asked["cuda_numbering_from"], "command_line");
+}
+
+#[test]
+fn replayed_pids_get_no_host_rss() {
+    let document = replay_json("gpus/synthetic-flags.json", &[]);
+    let processes = document["devices"][0]["processes"].as_array().unwrap();
+    assert!(!processes.is_empty());
+    for process in processes {
+        assert_eq!(process["host_rss_bytes"], Value::Null, "{process}");
+        assert_eq!(process["container"], Value::Null, "{process}");
+        assert_eq!(
+            process["host_rss_unavailable_reason"],
+            "not measured: a replayed PID belongs to the machine that recorded it"
+        );
+    }
 }

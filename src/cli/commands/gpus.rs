@@ -12,14 +12,18 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
+use crate::analyze::devices::{self, CudaEnvironment};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::{write_file_atomically, Output};
 use crate::cli::ExitStatus;
 use crate::error::HintedError;
-use crate::model::machine::{Inventory, MemorySample, RecordedSample, Recording};
+use crate::model::machine::{
+    DeviceOrder, Inventory, MemorySample, NumberingFrom, RecordedSample, Recording,
+};
 use crate::render;
 use crate::render::style::Style;
 use crate::source::gpu;
+use crate::source::host_memory::{self, ProcHost};
 
 /// Arguments of `oomdoc gpus`.
 #[derive(Debug, Args)]
@@ -35,6 +39,14 @@ pub struct GpusArgs {
     /// rewritten at each refresh with the memory readings so far)
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Number the GPUs for CUDA as `CUDA_VISIBLE_DEVICES=VALUE` would (with `--gpu-from`, the
+    /// default is the numbering recorded on that machine, not this shell's)
+    #[arg(long, value_name = "VALUE")]
+    pub cuda_visible_devices: Option<String>,
+    /// Number the GPUs for CUDA as `CUDA_DEVICE_ORDER=ORDER` would (with `--gpu-from`, the
+    /// default is the order recorded on that machine)
+    #[arg(long, value_name = "ORDER", value_parser = ["FASTEST_FIRST", "PCI_BUS_ID"])]
+    pub cuda_device_order: Option<String>,
     /// Stop `--watch` after N refreshes
     #[arg(long, value_name = "N", hide = true)]
     pub count: Option<u64>,
@@ -52,10 +64,20 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         .gpu_from
         .as_deref()
         .filter(|path| !path.as_os_str().is_empty());
-    let mut source = gpu::open(from).context(match from {
-        Some(_) => "cannot read the GPU replay file",
-        None => "cannot list GPUs through NVML",
-    })?;
+    // A replay keeps the numbering it was recorded with, so it is opened without
+    // `gpu::open`'s renumbering under this shell's environment.
+    let mut source: Box<dyn gpu::GpuSource> = match from {
+        Some(path) => {
+            Box::new(gpu::ReplayGpu::open(path).context("cannot read the GPU replay file")?)
+        }
+        None => gpu::open(None).context("cannot list GPUs through NVML")?,
+    };
+    let numbering = Numbering {
+        replayed: from.is_some(),
+        visible_devices: args.cuda_visible_devices.clone(),
+        device_order: args.cuda_device_order.clone(),
+    };
+    let host = ProcHost::default();
     if let Some(seconds) = args.bench_sampling {
         let duration = positive_seconds(seconds, "--bench-sampling")?;
         let benchmark = gpu::benchmark(source.as_mut(), duration, 20)
@@ -69,9 +91,12 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     }
     let style = Style::new(output.color_for(&args.output));
     let Some(seconds) = args.watch else {
-        let inventory = source
-            .inventory()
-            .context("cannot read the GPU inventory")?;
+        let inventory = numbering.apply(
+            source
+                .inventory()
+                .context("cannot read the GPU inventory")?,
+            &host,
+        );
         if let Some(path) = &args.record {
             record(path, &inventory, &BTreeMap::new())?;
         }
@@ -112,9 +137,12 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let mut samples: BTreeMap<String, Vec<MemorySample>> = BTreeMap::new();
     let mut refreshes = 0u64;
     loop {
-        let inventory = source
-            .inventory()
-            .context("cannot read the GPU inventory")?;
+        let inventory = numbering.apply(
+            source
+                .inventory()
+                .context("cannot read the GPU inventory")?,
+            &host,
+        );
         for device in &inventory.devices {
             samples
                 .entry(device.uuid.clone())
@@ -142,6 +170,70 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             return Ok(ExitStatus::Success);
         }
         std::thread::sleep(interval);
+    }
+}
+
+/// How `oomdoc gpus` numbers and completes an inventory.
+struct Numbering {
+    /// The inventory is another machine's (`--gpu-from`).
+    replayed: bool,
+    /// `--cuda-visible-devices`.
+    visible_devices: Option<String>,
+    /// `--cuda-device-order`.
+    device_order: Option<String>,
+}
+
+impl Numbering {
+    /// Numbers the devices for CUDA under the environment that applies (the flag, else the
+    /// recording's for a replay, else this shell's), and adds each live process's host RSS
+    /// and container. A replay's PIDs are another machine's: their RSS is never read here.
+    fn apply(&self, mut inventory: Inventory, host: &ProcHost) -> Inventory {
+        let recorded = inventory.cuda.as_ref().map(|numbering| CudaEnvironment {
+            visible_devices: numbering.visible_devices.as_ref().map(|v| v.raw.clone()),
+            device_order: Some(
+                match numbering.device_order {
+                    DeviceOrder::FastestFirst => "FASTEST_FIRST",
+                    DeviceOrder::PciBusId => "PCI_BUS_ID",
+                }
+                .to_string(),
+            ),
+        });
+        let (mut environment, from) = match (self.replayed, recorded) {
+            (false, _) => (gpu::cuda_environment(), NumberingFrom::ThisShell),
+            (true, Some(recorded)) => (recorded, NumberingFrom::Recording),
+            (true, None) => (CudaEnvironment::default(), NumberingFrom::NotRecorded),
+        };
+        let from = if self.visible_devices.is_some() || self.device_order.is_some() {
+            if let Some(value) = &self.visible_devices {
+                environment.visible_devices = Some(value.clone());
+            }
+            if let Some(order) = &self.device_order {
+                environment.device_order = Some(order.clone());
+            }
+            NumberingFrom::CommandLine
+        } else {
+            from
+        };
+        devices::analyze(&mut inventory, &environment);
+        inventory.cuda_numbering_from = Some(from);
+        if self.replayed {
+            for process in inventory
+                .devices
+                .iter_mut()
+                .flat_map(|d| d.processes.iter_mut())
+            {
+                if process.host_rss_bytes.is_none() && process.host_rss_unavailable_reason.is_none()
+                {
+                    process.host_rss_unavailable_reason = Some(
+                        "not measured: a replayed PID belongs to the machine that recorded it"
+                            .to_string(),
+                    );
+                }
+            }
+        } else {
+            host_memory::describe_gpu_processes(&mut inventory, host);
+        }
+        inventory
     }
 }
 

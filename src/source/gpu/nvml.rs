@@ -182,6 +182,7 @@ impl GpuSource for NvmlGpu {
             limitations,
             host,
             cuda: None,
+            cuda_numbering_from: None,
             elapsed_us: u64::try_from(started.elapsed().as_micros()).ok(),
         })
     }

@@ -1,0 +1,199 @@
+//! Text for people about host memory: the OOM-kill verdict of `analyze::host_oom`, with its
+//! evidence, limit, peak and advice. Pure: takes the finding, returns lines (the report and
+//! `oomdoc run` place them); every figure says which file it came from.
+
+use crate::model::host::{HostAdvice, HostOomEvidence, HostOomFinding};
+
+/// The verdict as lines of at most 100 columns; empty when the child was not killed.
+pub fn finding_lines(finding: &HostOomFinding) -> Vec<String> {
+    let mut lines = Vec::new();
+    match finding {
+        HostOomFinding::NotKilled => {}
+        HostOomFinding::KilledBySignal {
+            signal,
+            not_shown_because,
+        } => {
+            lines.push(format!(
+                "killed by a signal (signal {signal}, exit code {}): cause not shown",
+                128 + signal
+            ));
+            for reason in not_shown_because {
+                push_wrapped(&mut lines, "  - ", reason);
+            }
+        }
+        HostOomFinding::HostOomKill(kill) => {
+            lines.push(
+                "host out-of-memory kill: the kernel's OOM killer ended the process (host RAM, not GPU)"
+                    .to_string(),
+            );
+            for evidence in &kill.evidence {
+                push_wrapped(&mut lines, "  - ", &evidence_text(evidence));
+            }
+            match kill.limit_bytes {
+                Some(limit) => push_wrapped(
+                    &mut lines,
+                    "  ",
+                    &format!(
+                        "limit: {limit} ({} B, the cgroup's `memory.max` / `memory.limit_in_bytes`)",
+                        limit.get()
+                    ),
+                ),
+                None => lines.push("  limit: none on the cgroup (the whole machine ran out)".into()),
+            }
+            if let Some(peak) = &kill.peak {
+                let figure = match peak.figure.as_str() {
+                    "cgroup_peak" => "the cgroup's peak counter",
+                    "cgroup_current" => "the largest sampled cgroup charge",
+                    _ => "the largest sampled RSS of the process tree",
+                };
+                let mut line = format!("peak: {} ({} B, {figure})", peak.bytes, peak.bytes.get());
+                if let Some(phase) = &peak.phase {
+                    line.push_str(&format!(" during {phase}"));
+                }
+                push_wrapped(&mut lines, "  ", &line);
+            }
+            if let Some(phase) = &kill.phase_at_kill {
+                lines.push(format!("  killed during: {phase}"));
+            }
+            lines.push("what to change:".to_string());
+            for advice in &kill.advice {
+                push_wrapped(&mut lines, "  - ", &advice_text(advice));
+            }
+        }
+    }
+    lines
+}
+
+/// The widest line, in columns.
+const WIDTH: usize = 100;
+
+/// `text` after `prefix`, wrapped at spaces to [`WIDTH`] columns; continuation lines are
+/// indented under the text.
+fn push_wrapped(lines: &mut Vec<String>, prefix: &str, text: &str) {
+    let indent = " ".repeat(prefix.chars().count());
+    let mut line = prefix.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let width = line.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && width > WIDTH {
+            lines.push(std::mem::replace(&mut line, indent.clone()));
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    lines.push(line);
+}
+
+fn evidence_text(evidence: &HostOomEvidence) -> String {
+    match evidence {
+        HostOomEvidence::OomKillCountRose { before, after } => format!(
+            "the cgroup's OOM-kill count (`oom_kill`) rose from {before} to {after}"
+        ),
+        HostOomEvidence::RssAtLimit {
+            rss_bytes,
+            limit_bytes,
+        } => format!(
+            "the process tree's resident memory reached {rss_bytes} of the {limit_bytes} limit (`VmRSS`)"
+        ),
+        HostOomEvidence::UnderOom => {
+            "the cgroup is still in an OOM state (`under_oom 1` in `memory.oom_control`)".into()
+        }
+    }
+}
+
+fn advice_text(advice: &HostAdvice) -> String {
+    match advice {
+        HostAdvice::RaiseMemoryLimit {
+            limit_bytes,
+            peak_bytes,
+        } => {
+            let need = peak_bytes.map_or(String::new(), |peak| {
+                format!(", above the {peak} peak with headroom")
+            });
+            format!(
+                "raise the memory limit from {limit_bytes}{need} (Kubernetes `resources.limits.memory`, `docker run --memory`, Slurm `--mem`)"
+            )
+        }
+        HostAdvice::LowMemoryLoading => "load weights with less host RAM: safetensors (mmap) rather than `.bin`, `low_cpu_mem_usage=True`, `device_map` straight to the GPU, no format conversion on the CPU".into(),
+        HostAdvice::SmallerHostBuffers => {
+            "shrink host-side buffers: a lower `--max-model-len`, a smaller `--swap-space` / CPU offload".into()
+        }
+        HostAdvice::FewerWorkers { processes } => format!(
+            "run fewer processes ({processes} at the peak): data-loader and tokenizer workers, ranks on one host each hold their own copy"
+        ),
+        HostAdvice::Swap => {
+            "with swap off, a short peak kills: add swap (or allow it for the cgroup) to survive it, at the cost of speed".into()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::host::{HostOomKill, HostPeak};
+    use crate::model::Bytes;
+
+    #[test]
+    fn a_host_oom_kill_reads_with_its_figures_and_sources() {
+        let finding = HostOomFinding::HostOomKill(HostOomKill {
+            evidence: vec![HostOomEvidence::OomKillCountRose {
+                before: 0,
+                after: 1,
+            }],
+            limit_bytes: Some(Bytes(128 << 20)),
+            peak: Some(HostPeak {
+                bytes: Bytes(128 << 20),
+                figure: "cgroup_peak".into(),
+                t_ms: Some(900),
+                phase: Some("weights loading".into()),
+            }),
+            phase_at_kill: Some("weights loading".into()),
+            advice: vec![
+                HostAdvice::RaiseMemoryLimit {
+                    limit_bytes: Bytes(128 << 20),
+                    peak_bytes: Some(Bytes(128 << 20)),
+                },
+                HostAdvice::FewerWorkers { processes: 4 },
+            ],
+        });
+        let lines = finding_lines(&finding);
+        assert_eq!(
+            lines[..5],
+            [
+                "host out-of-memory kill: the kernel's OOM killer ended the process (host RAM, not GPU)",
+                "  - the cgroup's OOM-kill count (`oom_kill`) rose from 0 to 1",
+                "  limit: 128.00 MiB (134217728 B, the cgroup's `memory.max` / `memory.limit_in_bytes`)",
+                "  peak: 128.00 MiB (134217728 B, the cgroup's peak counter) during weights loading",
+                "  killed during: weights loading",
+            ]
+        );
+        assert!(lines[6].starts_with("  - raise the memory limit from 128.00 MiB, above"));
+        for line in &lines {
+            assert!(
+                line.chars().count() <= 100,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+    }
+
+    #[test]
+    fn a_plain_sigkill_says_cause_not_shown() {
+        let lines = finding_lines(&HostOomFinding::KilledBySignal {
+            signal: 9,
+            not_shown_because: vec!["the cgroup's OOM-kill count did not change (0)".into()],
+        });
+        assert_eq!(
+            lines,
+            [
+                "killed by a signal (signal 9, exit code 137): cause not shown",
+                "  - the cgroup's OOM-kill count did not change (0)"
+            ]
+        );
+        assert!(finding_lines(&HostOomFinding::NotKilled).is_empty());
+    }
+}
