@@ -21,5 +21,6 @@ pub mod env_vars;
 pub mod error;
 pub mod model;
 pub mod parse;
+pub mod redact;
 pub mod render;
 pub mod source;

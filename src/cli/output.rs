@@ -9,20 +9,27 @@ use anyhow::Context;
 use super::args::{ColorChoice, Format, OutputArgs};
 use super::settings;
 use crate::error::hints;
+use crate::redact::Redactor;
+use crate::source::process::local_identity;
 
 /// Writes reports and diagnostics.
 #[derive(Debug)]
 pub struct Output {
     color_choice: ColorChoice,
     warnings: usize,
+    /// Applied to every JSON document before it is written, whatever the command read: the
+    /// last of the redaction passes (records and logs are redacted when read, too).
+    redactor: Redactor,
 }
 
 impl Output {
     /// A writer honouring `--color`.
     pub fn new(color_choice: ColorChoice) -> Self {
+        let (home, user) = local_identity();
         Output {
             color_choice,
             warnings: 0,
+            redactor: Redactor::new(home, user),
         }
     }
 
@@ -46,6 +53,18 @@ impl Output {
     /// colour is on).
     pub fn report(&mut self, args: &OutputArgs, bytes: &[u8]) -> anyhow::Result<()> {
         let keep_color = self.color_for(args);
+        // Every JSON document, string by string: whatever a command read, no secret leaves in
+        // `--json`. Text formats are built from redacted values by each command.
+        let redacted;
+        let bytes = if args.format() == Format::Json {
+            redacted = self
+                .redactor
+                .json_text(&String::from_utf8_lossy(bytes))
+                .into_bytes();
+            redacted.as_slice()
+        } else {
+            bytes
+        };
         match args.output.as_deref() {
             Some(path) if path != Path::new("-") => {
                 write_report_file(path, &escape_bytes(bytes, false))

@@ -21,7 +21,7 @@ use crate::error::HintedError;
 use crate::model::cards;
 use crate::model::report::{value_text, ProbeView, RunRecordView};
 use crate::parse::bounded_json;
-use crate::render::redact::Redactor;
+use crate::redact::Redactor;
 use crate::render::report as render;
 use crate::render::style::Style;
 use crate::source::checkpoint;

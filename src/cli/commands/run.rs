@@ -27,7 +27,7 @@ use crate::model::run::{
     DeviceTimeline, HostInfo, LogInfo, MemoryRecord, OomEvent, Preflight, ReceivedSignal,
     RunRecord, RunStatus, TorchSnapshotRecord, LOG_FILE, RECORD_FILE, TORCH_SNAPSHOT_FILE,
 };
-use crate::render::redact::Redactor;
+use crate::redact::Redactor;
 use crate::render::run::{summary, Markup};
 use crate::source::gpu::{GpuError, GpuSource};
 use crate::source::process::{self, ChildEvent, ExitInfo, Next, RunClock, Stream};
