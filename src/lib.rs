@@ -21,6 +21,7 @@ pub mod env_vars;
 pub mod error;
 pub mod model;
 pub mod parse;
+pub mod record;
 pub mod redact;
 pub mod render;
 pub mod source;

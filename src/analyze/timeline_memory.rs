@@ -2,7 +2,7 @@
 //! phase the log was in at that moment (R8).
 //!
 //! Pure: readings arrive as `(t_ms, used_bytes)` pairs from `source::sampler`, log lines as
-//! `(line, t_ms)` pairs from `cli::commands::run`; nothing here reads a clock or a GPU.
+//! `(line, t_ms)` pairs from `record` (the recorder of `oomdoc run`); nothing here reads a clock or a GPU.
 
 use std::collections::BTreeMap;
 

@@ -6,5 +6,6 @@ pub mod file;
 pub mod follow;
 pub mod gpu;
 pub mod process;
+pub mod run_dir;
 pub mod sampler;
 pub mod server;
