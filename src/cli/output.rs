@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use super::args::{ColorChoice, Format, OutputArgs};
 use super::settings;
-use crate::error::hints;
+use crate::error::{Hint, HintedError};
 use crate::redact::Redactor;
 pub use crate::source::file::write_file_atomically;
 use crate::source::process::local_identity;
@@ -230,6 +230,40 @@ pub fn write_report_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
     file.write_all(bytes)?;
     file.flush()
+}
+
+/// The error types that carry hints. Each type with a `Hint` impl is listed here, at the top
+/// of the crate, so that no lower module has to know the printer.
+type HintProbe = fn(&(dyn std::error::Error + 'static)) -> Option<String>;
+
+fn probe<T: Hint + std::error::Error + 'static>(
+    error: &(dyn std::error::Error + 'static),
+) -> Option<String> {
+    error.downcast_ref::<T>().and_then(Hint::hint)
+}
+
+const HINT_PROBES: &[HintProbe] = &[
+    probe::<HintedError>,
+    probe::<crate::source::checkpoint::CheckpointError>,
+    probe::<crate::source::server::ServerError>,
+    probe::<crate::source::gpu::GpuError>,
+    probe::<crate::source::file::InputError>,
+    probe::<crate::parse::torch_snapshot::TorchSnapshotError>,
+];
+
+/// Hints found along an error's chain, outermost first, without duplicates.
+fn hints(error: &anyhow::Error) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for cause in error.chain() {
+        for probe in HINT_PROBES {
+            if let Some(hint) = probe(cause) {
+                if !found.contains(&hint) {
+                    found.push(hint);
+                }
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]

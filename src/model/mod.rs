@@ -15,6 +15,7 @@ pub mod probe;
 pub mod report;
 pub mod run;
 pub mod snapshot;
+pub mod timeline;
 
 pub use bytes::Bytes;
 pub use measured::{Measured, Source};
