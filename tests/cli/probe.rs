@@ -188,7 +188,8 @@ fn unreadable_memory_is_exit_2_before_the_protocol() {
     let message = stderr(&output);
     assert!(
         message.contains("cannot read memory before the first request")
-            && message.contains("no `NO_SUCH_METRIC` in the metrics"),
+            && message.contains("no `NO_SUCH_METRIC` in the metrics")
+            && !message.contains("memory could not be read"),
         "{message}"
     );
 }

@@ -176,7 +176,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         metrics_seen: std::collections::BTreeSet::new(),
         first_preemptions: None,
         last_preemptions: None,
-        memory_warned: false,
+        memory_error: None,
     };
     let baseline = runner.read_memory().memory;
     if baseline.is_none() {
@@ -185,10 +185,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         if let Some(progress) = &runner.progress {
             progress.finish_and_clear();
         }
-        let limitation = runner.limitations.pop().unwrap_or_default();
-        let reason = limitation
-            .strip_prefix("memory could not be read: ")
-            .unwrap_or(&limitation);
+        let reason = runner.memory_error.take().unwrap_or_default();
         let description = runner.memory.info().description;
         return Err(HintedError::new(
             format!("cannot read memory before the first request from {description}: {reason}"),
@@ -386,7 +383,9 @@ struct Runner<'a> {
     metrics_seen: std::collections::BTreeSet<String>,
     first_preemptions: Option<f64>,
     last_preemptions: Option<f64>,
-    memory_warned: bool,
+    /// Why the first failed memory reading failed (said once as a limitation; before the
+    /// first request it ends the probe).
+    memory_error: Option<String>,
 }
 
 /// What one reading after a request gives.
@@ -561,10 +560,10 @@ impl Runner<'_> {
         let (memory, memory_samples) = match self.memory.read() {
             Ok((bytes, samples)) => (Some(bytes), samples),
             Err(reason) => {
-                if !self.memory_warned {
-                    self.memory_warned = true;
+                if self.memory_error.is_none() {
                     self.limitations
                         .push(format!("memory could not be read: {reason}"));
+                    self.memory_error = Some(reason);
                 }
                 (None, Vec::new())
             }
