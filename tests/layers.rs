@@ -28,7 +28,7 @@ fn forbidden(layer: &str) -> &'static [&'static str] {
         "analyze" => &["source", "render", "record", "cli"],
         "render" => &["source", "record", "cli"],
         "redact" => &["source", "analyze", "render", "record", "cli"],
-        "record" => &["cli"],
+        "record" | "probe" => &["cli"],
         _ => &[],
     }
 }

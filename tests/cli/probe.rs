@@ -388,7 +388,11 @@ fn bad_memory_source_is_a_usage_error() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).starts_with("error: unknown memory source `carrier-pigeon`"));
+    let message = stderr(&output);
+    assert!(
+        message.contains("unknown memory source `carrier-pigeon`: use `nvml`"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -31,6 +31,7 @@ use crate::model::probe::{
 };
 use crate::model::{Bytes, Source};
 use crate::parse::prometheus::{self, Selector};
+use crate::probe::memory::MemorySpec;
 use crate::render;
 use crate::source::gpu::GpuSource;
 use crate::source::server::{
@@ -48,7 +49,7 @@ pub struct ProbeArgs {
     /// Where memory is read: `nvml`, `prometheus:URL[#METRIC{label="v"}]` (default metric
     /// dcgm-exporter's `DCGM_FI_DEV_FB_USED`, MiB) or `replay:FILE` (a JSON list of bytes)
     #[arg(long, value_name = "SOURCE", default_value = "nvml")]
-    pub memory_from: String,
+    pub memory_from: MemorySpec,
     /// With `nvml`: the GPU to read, by UUID (or prefix) or NVML index (default: every GPU, summed)
     #[arg(long, value_name = "UUID|INDEX")]
     pub gpu: Option<String>,
@@ -725,60 +726,46 @@ enum NvmlTarget {
     Process(u32),
 }
 
-const DCGM_FB_USED: &str = "DCGM_FI_DEV_FB_USED";
-
 impl MemoryReader {
     fn open(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<MemoryReader> {
-        let spec = args.memory_from.trim();
-        if spec == "nvml" {
-            return open_nvml(args, limitations);
-        }
+        let (url, selector) = match &args.memory_from {
+            MemorySpec::Nvml => return open_nvml(args, limitations),
+            MemorySpec::Prometheus { url, selector } => (url, selector),
+            MemorySpec::Replay { path } => {
+                if args.gpu.is_some() || args.pid.is_some() {
+                    limitations
+                        .push("`--gpu` and `--pid` apply to `--memory-from nvml` only".to_string());
+                }
+                // A list of byte counts: 64 MiB is millions of readings.
+                let bytes = crate::source::file::read_limited(path, 64 << 20)
+                    .with_context(|| format!("failed to read `{}`", path.display()))?;
+                let values: Vec<u64> = serde_json::from_slice(&bytes).with_context(|| {
+                    format!("`{}` is not a JSON list of byte counts", path.display())
+                })?;
+                return Ok(MemoryReader::Replay {
+                    path: path.clone(),
+                    values,
+                    next: 0,
+                });
+            }
+        };
         if args.gpu.is_some() || args.pid.is_some() {
             limitations.push("`--gpu` and `--pid` apply to `--memory-from nvml` only".to_string());
         }
-        if let Some(rest) = spec.strip_prefix("prometheus:") {
-            let (url, selector_text) = match rest.split_once('#') {
-                Some((url, selector)) => (url, Some(selector)),
-                None => (rest, None),
-            };
-            let selector = match selector_text {
-                Some(text) => Selector::parse(text)?,
-                None => Selector::name(DCGM_FB_USED),
-            };
-            let mib = selector.name.starts_with("DCGM_FI_DEV_FB_");
-            let description = format!(
-                "`{selector}` at {} ({})",
-                server::redact_url(url),
-                if mib { "MiB × 2^20" } else { "taken as bytes" }
-            );
-            return Ok(MemoryReader::Prometheus {
-                url: url.to_string(),
-                selector,
-                scale: if mib { (1u64 << 20) as f64 } else { 1.0 },
-                description,
-                timeout: Duration::from_secs(args.request_timeout.min(10)),
-                series: 0,
-            });
-        }
-        if let Some(path) = spec.strip_prefix("replay:") {
-            let path = PathBuf::from(path);
-            // A list of byte counts: 64 MiB is millions of readings.
-            let bytes = crate::source::file::read_limited(&path, 64 << 20)
-                .with_context(|| format!("failed to read `{}`", path.display()))?;
-            let values: Vec<u64> = serde_json::from_slice(&bytes).with_context(|| {
-                format!("`{}` is not a JSON list of byte counts", path.display())
-            })?;
-            return Ok(MemoryReader::Replay {
-                path,
-                values,
-                next: 0,
-            });
-        }
-        Err(HintedError::new(
-            format!("unknown memory source `{spec}`"),
-            "use `nvml`, `prometheus:URL[#METRIC{label=\"value\"}]` or `replay:FILE`",
-        )
-        .into())
+        let mib = selector.name.starts_with("DCGM_FI_DEV_FB_");
+        let description = format!(
+            "`{selector}` at {} ({})",
+            server::redact_url(url),
+            if mib { "MiB × 2^20" } else { "taken as bytes" }
+        );
+        Ok(MemoryReader::Prometheus {
+            url: url.clone(),
+            selector: selector.clone(),
+            scale: if mib { (1u64 << 20) as f64 } else { 1.0 },
+            description,
+            timeout: Duration::from_secs(args.request_timeout.min(10)),
+            series: 0,
+        })
     }
 
     /// With Prometheus, a sentence when the selector matched several series, which are summed
