@@ -163,18 +163,8 @@ impl Redactor {
     /// Adds the user names found in home paths of free text (a log read with the records).
     pub fn add_users_from_text(&mut self, text: &str) {
         let mut names: Vec<String> = Vec::new();
-        let patterns = patterns();
-        for captures in patterns
-            .home_user
-            .captures_iter(text)
-            .chain(patterns.windows_home.captures_iter(text))
-        {
-            if let Some(name) = captures.get(1) {
-                if !names.iter().any(|known| known == name.as_str()) {
-                    names.push(name.as_str().to_owned());
-                }
-            }
-        }
+        home_users(text, &mut names);
+        // `add_user` skips a name it already has.
         for name in names {
             self.add_user(&name);
         }
@@ -452,19 +442,25 @@ fn base64_lines(text: &str) -> String {
         .join("\n")
 }
 
+/// The user names in the home paths of `text` (`/home/<user>`, `/Users/<user>`,
+/// `C:\Users\<user>`), in order.
+fn home_users(text: &str, names: &mut Vec<String>) {
+    let patterns = patterns();
+    for captures in patterns
+        .home_user
+        .captures_iter(text)
+        .chain(patterns.windows_home.captures_iter(text))
+    {
+        if let Some(name) = captures.get(1) {
+            names.push(name.as_str().to_owned());
+        }
+    }
+}
+
 fn collect_users(value: &Value, key: Option<&str>, names: &mut Vec<String>) {
     match value {
         Value::String(text) => {
-            let patterns = patterns();
-            for captures in patterns
-                .home_user
-                .captures_iter(text)
-                .chain(patterns.windows_home.captures_iter(text))
-            {
-                if let Some(name) = captures.get(1) {
-                    names.push(name.as_str().to_owned());
-                }
-            }
+            home_users(text, names);
             if matches!(key, Some("USER" | "LOGNAME" | "USERNAME")) && !text.is_empty() {
                 names.push(text.clone());
             }
