@@ -1,5 +1,6 @@
 //! Error conventions: typed `thiserror` enums in the library, `anyhow` with context at the
-//! edges, and hints a person can act on, collected from the error chain when it is printed.
+//! edges, and hints a person can act on (`Hint`), collected from the error chain when it is
+//! printed (`cli::output`, which knows every error type that has one).
 
 /// An error that knows what the user could do about it.
 pub trait Hint {
@@ -31,38 +32,4 @@ impl Hint for HintedError {
     fn hint(&self) -> Option<String> {
         Some(self.hint.clone())
     }
-}
-
-/// Registry of error types that carry hints. Each module with a `Hint` impl adds its type
-/// here so the renderer can find hints without knowing every module.
-type HintProbe = fn(&(dyn std::error::Error + 'static)) -> Option<String>;
-
-fn probe<T: Hint + std::error::Error + 'static>(
-    error: &(dyn std::error::Error + 'static),
-) -> Option<String> {
-    error.downcast_ref::<T>().and_then(Hint::hint)
-}
-
-const HINT_PROBES: &[HintProbe] = &[
-    probe::<HintedError>,
-    probe::<crate::source::checkpoint::CheckpointError>,
-    probe::<crate::source::server::ServerError>,
-    probe::<crate::source::gpu::GpuError>,
-    probe::<crate::source::file::InputError>,
-    probe::<crate::parse::torch_snapshot::TorchSnapshotError>,
-];
-
-/// Hints found along an error's chain, outermost first, without duplicates.
-pub fn hints(error: &anyhow::Error) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    for cause in error.chain() {
-        for probe in HINT_PROBES {
-            if let Some(hint) = probe(cause) {
-                if !found.contains(&hint) {
-                    found.push(hint);
-                }
-            }
-        }
-    }
-    found
 }

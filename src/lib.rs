@@ -13,7 +13,11 @@
 //!  HTTP server probe ─────▶ probe samples ─────────┘          compare, verdict     (stdout or -o FILE)
 //! ```
 //!
-//! Requirements R1–R19 are cited in comments; they live in the project's mission document.
+//! Beside the pipeline: `error` (the `Hint` trait and `HintedError`, imported by every layer),
+//! `model` (the types every layer shares), `redact` (the one redactor, pure), and above it,
+//! next to `cli`, `record` (the recorder of `oomdoc run` and the reading back of recorded runs
+//! for `report` and `diff`) and `probe` (`oomdoc probe`'s memory sources). `tests/layers.rs`
+//! fails when an import goes the wrong way.
 
 pub mod analyze;
 pub mod cli;
@@ -21,5 +25,8 @@ pub mod env_vars;
 pub mod error;
 pub mod model;
 pub mod parse;
+pub mod probe;
+pub mod record;
+pub mod redact;
 pub mod render;
 pub mod source;

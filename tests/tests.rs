@@ -1,3 +1,4 @@
 //! The integration test binary (one, so the suite links once).
 
 mod cli;
+mod layers;

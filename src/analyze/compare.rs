@@ -12,10 +12,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::report::{value_text, RunRecordView};
+use crate::model::report::{value_text, CheckpointFacts, RunRecordView};
 use crate::model::Bytes;
-
-use super::report::CheckpointFacts;
 
 /// Free memory before start differs between two launches by a few MiB even on an idle card;
 /// only a difference above this many bytes, or above [`FREE_TOLERANCE_FRACTION`] of the card,

@@ -33,22 +33,7 @@ pub const PHASE_ORDER: &[&str] = &[
     "unknown",
 ];
 
-/// The weights lower bound of the checkpoint, from `oomdoc fit`'s reading of its headers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct CheckpointFacts {
-    /// Path given with `--checkpoint` (redacted).
-    pub path: Option<String>,
-    /// Format (`safetensors`, `gguf`, …).
-    pub format: Option<String>,
-    /// Weight bytes summed from the headers.
-    pub weights_total_bytes: Option<u64>,
-    /// Weight bytes per dtype.
-    pub by_dtype: BTreeMap<String, u64>,
-    /// Parameter count, when known.
-    pub parameters: Option<u64>,
-    /// Where the figures come from.
-    pub source: String,
-}
+pub use crate::model::report::CheckpointFacts;
 
 /// What a scan of the child's log found (requests served, concurrency, the failing request).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -8,21 +8,29 @@ use anyhow::Context;
 
 use super::args::{ColorChoice, Format, OutputArgs};
 use super::settings;
-use crate::error::hints;
+use crate::error::{Hint, HintedError};
+use crate::redact::Redactor;
+pub use crate::source::file::write_file_atomically;
+use crate::source::process::local_identity;
 
 /// Writes reports and diagnostics.
 #[derive(Debug)]
 pub struct Output {
     color_choice: ColorChoice,
     warnings: usize,
+    /// Applied to every JSON document before it is written, whatever the command read: the
+    /// last of the redaction passes (records and logs are redacted when read, too).
+    redactor: Redactor,
 }
 
 impl Output {
     /// A writer honouring `--color`.
     pub fn new(color_choice: ColorChoice) -> Self {
+        let (home, user) = local_identity();
         Output {
             color_choice,
             warnings: 0,
+            redactor: Redactor::new(home, user),
         }
     }
 
@@ -46,6 +54,18 @@ impl Output {
     /// colour is on).
     pub fn report(&mut self, args: &OutputArgs, bytes: &[u8]) -> anyhow::Result<()> {
         let keep_color = self.color_for(args);
+        // Every JSON document, string by string: whatever a command read, no secret leaves in
+        // `--json`. Text formats are built from redacted values by each command.
+        let redacted;
+        let bytes = if args.format() == Format::Json {
+            redacted = self
+                .redactor
+                .json_text(&String::from_utf8_lossy(bytes))
+                .into_bytes();
+            redacted.as_slice()
+        } else {
+            bytes
+        };
         match args.output.as_deref() {
             Some(path) if path != Path::new("-") => {
                 write_report_file(path, &escape_bytes(bytes, false))
@@ -212,44 +232,38 @@ pub fn write_report_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.flush()
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
-/// a reader never sees half a file.
-pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let mut file = report_temp_file(directory, path)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|error| error.error)?;
-    Ok(())
+/// The error types that carry hints. Each type with a `Hint` impl is listed here, at the top
+/// of the crate, so that no lower module has to know the printer.
+type HintProbe = fn(&(dyn std::error::Error + 'static)) -> Option<String>;
+
+fn probe<T: Hint + std::error::Error + 'static>(
+    error: &(dyn std::error::Error + 'static),
+) -> Option<String> {
+    error.downcast_ref::<T>().and_then(Hint::hint)
 }
 
-/// The temporary file of [`write_file_atomically`]. tempfile creates 0600; a report is an
-/// ordinary file: created 0666 less the umask, as `File::create` would (an existing file keeps
-/// its mode).
-#[cfg(unix)]
-fn report_temp_file(directory: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::metadata(path) {
-        Ok(existing) => {
-            let file = tempfile::NamedTempFile::new_in(directory)?;
-            file.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(
-                    existing.permissions().mode() & 0o7777,
-                ))?;
-            Ok(file)
+const HINT_PROBES: &[HintProbe] = &[
+    probe::<HintedError>,
+    probe::<crate::source::checkpoint::CheckpointError>,
+    probe::<crate::source::server::ServerError>,
+    probe::<crate::source::gpu::GpuError>,
+    probe::<crate::source::file::InputError>,
+    probe::<crate::parse::torch_snapshot::TorchSnapshotError>,
+];
+
+/// Hints found along an error's chain, outermost first, without duplicates.
+fn hints(error: &anyhow::Error) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for cause in error.chain() {
+        for probe in HINT_PROBES {
+            if let Some(hint) = probe(cause) {
+                if !found.contains(&hint) {
+                    found.push(hint);
+                }
+            }
         }
-        Err(_) => tempfile::Builder::new()
-            .permissions(std::fs::Permissions::from_mode(0o666))
-            .tempfile_in(directory),
     }
-}
-
-#[cfg(not(unix))]
-fn report_temp_file(directory: &Path, _path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    tempfile::NamedTempFile::new_in(directory)
+    found
 }
 
 #[cfg(test)]

@@ -52,6 +52,17 @@ pub enum CheckpointKind {
     Gguf,
 }
 
+impl CheckpointKind {
+    /// The name written in JSON (`safetensors_directory`, `safetensors_file`, `gguf`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointKind::SafetensorsDirectory => "safetensors_directory",
+            CheckpointKind::SafetensorsFile => "safetensors_file",
+            CheckpointKind::Gguf => "gguf",
+        }
+    }
+}
+
 /// A file whose header was read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckpointFile {

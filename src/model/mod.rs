@@ -11,11 +11,12 @@ pub mod exporter;
 pub mod failure;
 pub mod host;
 pub mod machine;
-pub mod measured;
 pub mod probe;
+pub mod provenance;
 pub mod report;
 pub mod run;
 pub mod snapshot;
+pub mod timeline;
 
 pub use bytes::Bytes;
-pub use measured::{Measured, Source};
+pub use provenance::Source;

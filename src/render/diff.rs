@@ -201,12 +201,12 @@ pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
     if let Some(warning) = &comparison.warning {
         html.push_str(&format!(
             "<p class=\"warn\"><strong>Warning:</strong> {}</p>\n",
-            crate::render::report::prose(warning)
+            crate::render::html::prose(warning)
         ));
     }
     html.push_str(&format!(
         "<h{level}>Outcome</h{level}>\n<p>{}</p>\n",
-        crate::render::report::prose(&comparison.outcome.summary)
+        crate::render::html::prose(&comparison.outcome.summary)
     ));
     if !comparison.outcome.differences.is_empty() {
         html.push_str(&html_changes(&comparison.outcome.differences));
@@ -214,7 +214,7 @@ pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
     if !comparison.notes.is_empty() {
         html.push_str(&format!("<h{level}>Notes</h{level}>\n<ul>"));
         for note in &comparison.notes {
-            html.push_str(&format!("<li>{}</li>", crate::render::report::prose(note)));
+            html.push_str(&format!("<li>{}</li>", crate::render::html::prose(note)));
         }
         html.push_str("</ul>\n");
     }

@@ -32,6 +32,27 @@ pub fn page(title: &str, extra_css: &str, body: &str) -> String {
     )
 }
 
+/// Escapes prose and turns `literal` spans into `<code>` (after escaping, so nothing in the
+/// text can become markup).
+pub fn prose(text: &str) -> String {
+    let escaped = escape(text);
+    let parts: Vec<&str> = escaped.split('`').collect();
+    if parts.len() < 3 || parts.len() % 2 == 0 {
+        return escaped;
+    }
+    let mut html = String::with_capacity(escaped.len() + 16);
+    for (index, part) in parts.iter().enumerate() {
+        if index % 2 == 1 {
+            html.push_str("<code>");
+            html.push_str(part);
+            html.push_str("</code>");
+        } else {
+            html.push_str(part);
+        }
+    }
+    html
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

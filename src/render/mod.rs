@@ -10,7 +10,6 @@ pub mod html;
 pub mod json;
 pub mod probe;
 pub mod prometheus;
-pub mod redact;
 pub mod report;
 pub mod run;
 pub mod snapshot;

@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use crate::model::exporter::{ExporterMetrics, LogLabels};
 use crate::model::machine::Device;
-use crate::render::redact::Redactor;
+use crate::redact::Redactor;
 
 /// The `Content-Type` of the text format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

@@ -12,7 +12,7 @@ use crate::model::Bytes;
 use crate::render::diff::{
     comparison_html, comparison_markdown, comparison_text, md_cell, text_table,
 };
-use crate::render::html::escape;
+use crate::render::html::{escape, prose};
 use crate::render::style::Style;
 
 fn yes_no(value: Option<bool>) -> &'static str {
@@ -1238,27 +1238,6 @@ fn legend(memory: &MemoryFacts) -> String {
         ));
     }
     html.push_str("<span><i style=\"background:#1849a9\"></i>used (NVML)</span><span><i style=\"background:#b42318\"></i>OOM</span></p>\n");
-    html
-}
-
-/// Escapes prose and turns `literal` spans into `<code>` (after escaping, so nothing in the
-/// text can become markup).
-pub fn prose(text: &str) -> String {
-    let escaped = escape(text);
-    let parts: Vec<&str> = escaped.split('`').collect();
-    if parts.len() < 3 || parts.len() % 2 == 0 {
-        return escaped;
-    }
-    let mut html = String::with_capacity(escaped.len() + 16);
-    for (index, part) in parts.iter().enumerate() {
-        if index % 2 == 1 {
-            html.push_str("<code>");
-            html.push_str(part);
-            html.push_str("</code>");
-        } else {
-            html.push_str(part);
-        }
-    }
     html
 }
 

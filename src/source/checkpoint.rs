@@ -355,6 +355,23 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// Hugging Face hub caches in lookup order: `$HF_HUB_CACHE`, `$HF_HOME/hub`,
+/// `~/.cache/huggingface/hub`.
+pub fn hub_caches() -> Vec<PathBuf> {
+    let mut caches = Vec::new();
+    let non_empty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(cache) = non_empty(crate::env_vars::HF_HUB_CACHE) {
+        caches.push(PathBuf::from(cache));
+    }
+    if let Some(home) = non_empty(crate::env_vars::HF_HOME) {
+        caches.push(PathBuf::from(home).join("hub"));
+    }
+    if let Some(home) = non_empty(crate::env_vars::HOME) {
+        caches.push(PathBuf::from(home).join(".cache/huggingface/hub"));
+    }
+    caches
+}
+
 /// Reads every header of the checkpoint at `path` (`given` is what the user typed, kept for
 /// the names checked against the headers).
 pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError> {

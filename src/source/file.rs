@@ -183,6 +183,47 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     Ok(bytes)
 }
 
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
+/// a reader never sees half a file.
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    use std::io::Write;
+    let mut file = report_temp_file(directory, path)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// The temporary file of [`write_file_atomically`]. tempfile creates 0600; a report is an
+/// ordinary file: created 0666 less the umask, as `File::create` would (an existing file keeps
+/// its mode).
+#[cfg(unix)]
+fn report_temp_file(directory: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Ok(existing) => {
+            let file = tempfile::NamedTempFile::new_in(directory)?;
+            file.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(
+                    existing.permissions().mode() & 0o7777,
+                ))?;
+            Ok(file)
+        }
+        Err(_) => tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(directory),
+    }
+}
+
+#[cfg(not(unix))]
+fn report_temp_file(directory: &Path, _path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::NamedTempFile::new_in(directory)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

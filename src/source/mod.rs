@@ -8,5 +8,6 @@ pub mod gpu;
 pub mod host_memory;
 pub mod launch;
 pub mod process;
+pub mod run_dir;
 pub mod sampler;
 pub mod server;

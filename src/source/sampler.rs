@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use super::gpu::GpuSource;
 use super::process::RunClock;
-use crate::analyze::timeline_memory::SampleCompactor;
 use crate::model::machine::Inventory;
 use crate::model::run::{ProcessPeak, SamplerStats};
+use crate::model::timeline::SampleCompactor;
 use crate::model::Bytes;
 
 /// How fast and how compactly to sample.

@@ -197,3 +197,18 @@ fn a_field_ignored_for_its_shape_is_noted_not_passed_off_as_a_change() {
         stderr(&output)
     );
 }
+
+// See: #15: a diff in every format, whole, so that a refactor of the diff writers shows any
+// change it makes.
+#[test]
+fn every_format_of_a_two_change_diff() {
+    for format in ["text", "markdown", "json", "html"] {
+        let output = diff(
+            "vllm-0.10-h200-oom-cuda-graph",
+            "vllm-0.10-h200-two-changes",
+            &["--format", format],
+        );
+        assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+        insta::assert_snapshot!(format!("diff_{format}_two_changes_whole"), stdout(&output));
+    }
+}

@@ -238,6 +238,19 @@ fn empty_file_is_nothing_to_diagnose() {
     assert!(stderr(&output).contains("is empty"), "{}", stderr(&output));
 }
 
+// See: #15: a file name with a dash is named as it is, not with `<stdin>` in place of the dash.
+#[test]
+fn an_empty_file_with_a_dash_is_named_as_it_is() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("my-log.txt");
+    std::fs::write(&path, "").unwrap();
+    let output = oomdoc().arg("explain").arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(message.contains("my-log.txt` is empty"), "{message}");
+    assert!(!message.contains("<stdin>"), "{message}");
+}
+
 #[test]
 fn empty_stdin_is_nothing_to_diagnose() {
     let output = explain_stdin(&[], b"");

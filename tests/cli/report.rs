@@ -75,6 +75,28 @@ fn text_json_and_markdown_of_every_fixture() {
     insta::assert_snapshot!("report_markdown_vllm_oom", markdown);
 }
 
+// See: #15: the report of every fixture in Markdown and HTML, whole, so that a refactor of the
+// report writers shows any change it makes.
+#[test]
+fn markdown_and_html_of_every_fixture() {
+    for name in RUNS {
+        let markdown = success(&report(&[name], &["--format", "markdown"]));
+        insta::assert_snapshot!(format!("report_markdown_{name}"), markdown);
+        let html = success(&report(&[name], &["--format", "html"]));
+        insta::assert_snapshot!(format!("report_html_{name}"), html);
+    }
+    let html = success(&report(
+        &["vllm-0.10-h200-oom-cuda-graph", "vllm-0.10-h200-util-0.90"],
+        &[
+            "--format",
+            "html",
+            "--probe",
+            "tests/fixtures/runs/probe-vllm-0.10-h200-util-0.90.json",
+        ],
+    ));
+    insta::assert_snapshot!("report_html_two_runs_with_probe", html);
+}
+
 #[test]
 fn two_runs_give_a_comparison_and_the_change_to_make() {
     let text = success(&report(

@@ -964,8 +964,9 @@ fn survivors(text: &str) -> Vec<String> {
     found
 }
 
-// See: #14 (item 5): 37 secrets and a user name planted in argv, environment and log; none
-// survives in `run.json`, the stderr summary or any report format.
+// See: #14 (item 5), #15: 37 secrets and a user name planted in argv, environment and log; none
+// survives in `run.json` (or any other file oomdoc writes), the summary, `run --json`, or any
+// format of `report`, `diff` and `explain`.
 #[test]
 fn issue_14_planted_secrets_survive_nowhere() {
     let temp = tempfile::tempdir().unwrap();
@@ -1008,6 +1009,69 @@ fn issue_14_planted_secrets_survive_nowhere() {
             .unwrap();
         assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
         places.push((format!("report --format {format}"), stdout(&report)));
+        // A run compared with itself: diff reads every string of both records.
+        let diff = oomdoc()
+            .arg("diff")
+            .arg(&directory)
+            .arg(&directory)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+        places.push((format!("diff --format {format}"), stdout(&diff)));
+        places.push((format!("diff --format {format} (stderr)"), stderr(&diff)));
+    }
+    // `explain` of the same log, in every format, quoting as many lines as it can.
+    for format in ["text", "markdown", "json"] {
+        let explain = oomdoc()
+            .env("HOME", "/home/zqalice")
+            .env("USER", "zqalice")
+            .arg("explain")
+            .arg(&log_source)
+            .args(["--verbose", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(explain.status.code(), Some(0), "{}", stderr(&explain));
+        places.push((format!("explain --format {format}"), stdout(&explain)));
+    }
+    // `run --json` writes its closing document to stderr (stdout is the child's).
+    let json_summary = {
+        let mut command = oomdoc();
+        command
+            .env("HOME", "/home/zqalice")
+            .env("USER", "zqalice")
+            .arg("run")
+            .arg("--json")
+            .arg("--out")
+            .arg(temp.path().join("planted-json"))
+            .args(["--", "sh", "-c", "cat \"$1\"", "sh"])
+            .arg(&log_source)
+            .args(&argv);
+        for (name, value) in &environment {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    };
+    assert_eq!(
+        json_summary.status.code(),
+        Some(0),
+        "{}",
+        stderr(&json_summary)
+    );
+    places.push(("run --json".to_owned(), stderr(&json_summary)));
+    // Every file oomdoc wrote into either run directory, apart from the child's own log.
+    for run_directory in [directory.clone(), temp.path().join("planted-json")] {
+        for entry in std::fs::read_dir(&run_directory).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name() == Some(std::ffi::OsStr::new("log.txt")) || !path.is_file() {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            places.push((
+                path.display().to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+        }
     }
     let leaks: Vec<(String, Vec<String>)> = places
         .iter()

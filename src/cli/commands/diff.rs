@@ -7,11 +7,12 @@ use clap::Args;
 
 use crate::analyze::compare::compare;
 use crate::cli::args::{Format, OutputArgs};
-use crate::cli::commands::report::{load_run, redact_run, redactor_for};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
+use crate::record::runs::{redact_run, redactor_for};
 use crate::render::diff as render;
 use crate::render::style::Style;
+use crate::source::run_dir::load_run;
 
 /// Arguments of `oomdoc diff`.
 #[derive(Debug, Args)]

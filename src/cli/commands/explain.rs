@@ -18,8 +18,10 @@ use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
 use crate::error::HintedError;
+use crate::redact::Redactor;
 use crate::render::style::Style;
 use crate::source::file;
+use crate::source::process::local_identity;
 
 /// Arguments of `oomdoc explain`.
 #[derive(Debug, Args)]
@@ -243,14 +245,27 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
         total += read;
     }
     if total == 0 {
-        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        let names: Vec<String> = inputs
+            .iter()
+            .map(|path| {
+                if path == Path::new("-") {
+                    "<stdin>".to_owned()
+                } else {
+                    path.display().to_string()
+                }
+            })
+            .collect();
         output.note(&format!(
             "nothing to diagnose: `{}` is empty",
-            names.join("`, `").replace('-', "<stdin>")
+            names.join("`, `")
         ));
         return Ok(ExitStatus::NothingFound);
     }
-    let report = explainer.finish();
+    // Quoted log lines, paths and names are redacted before any format sees them.
+    let (home, user) = local_identity();
+    let report = Redactor::new(home, user)
+        .typed(&explainer.finish())
+        .context("failed to redact the report")?;
     let found = has_findings(&report);
     let bytes = match args.output.format() {
         Format::Json => {

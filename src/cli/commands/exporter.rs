@@ -24,7 +24,7 @@ use crate::env_vars;
 use crate::model::exporter::LogLabels;
 use crate::model::machine::Inventory;
 use crate::parse::container_log::{origin_from_cgroup, origin_from_path, LineDecoder};
-use crate::render::redact::Redactor;
+use crate::redact::Redactor;
 use crate::source::follow::{FollowEvent, Follower};
 use crate::source::gpu::{self, GpuSource};
 

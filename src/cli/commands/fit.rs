@@ -14,7 +14,6 @@ use crate::analyze::fit::{
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
-use crate::env_vars;
 use crate::error::HintedError;
 use crate::model::bytes::parse_size_arg;
 use crate::model::checkpoint::CheckpointKind;
@@ -228,23 +227,6 @@ impl From<KvDtypeArg> for KvCacheDtype {
             KvDtypeArg::Fp8DsMla => KvCacheDtype::Fp8DsMla,
         }
     }
-}
-
-/// Hugging Face hub caches in lookup order: `$HF_HUB_CACHE`, `$HF_HOME/hub`,
-/// `~/.cache/huggingface/hub`.
-fn hub_caches() -> Vec<PathBuf> {
-    let mut caches = Vec::new();
-    let non_empty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(cache) = non_empty(env_vars::HF_HUB_CACHE) {
-        caches.push(PathBuf::from(cache));
-    }
-    if let Some(home) = non_empty(env_vars::HF_HOME) {
-        caches.push(PathBuf::from(home).join("hub"));
-    }
-    if let Some(home) = non_empty(env_vars::HOME) {
-        caches.push(PathBuf::from(home).join(".cache/huggingface/hub"));
-    }
-    caches
 }
 
 /// Which engine's budget applies, with what it needs from the detected GPUs.
@@ -534,7 +516,7 @@ fn llama_options(args: &FitArgs) -> Result<LlamaCppOptions, HintedError> {
 /// Runs `oomdoc fit`.
 pub fn run(args: FitArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     check_counts(&args)?;
-    let path = checkpoint::locate(&args.path, &hub_caches())?;
+    let path = checkpoint::locate(&args.path, &checkpoint::hub_caches())?;
     // The error names the file (and tensor) itself; no context to add.
     let mut read = checkpoint::read(&path, &args.path)?;
     let gguf = read.kind == CheckpointKind::Gguf;

@@ -31,6 +31,7 @@ use crate::model::probe::{
 };
 use crate::model::{Bytes, Source};
 use crate::parse::prometheus::{self, Selector};
+use crate::probe::memory::MemorySpec;
 use crate::render;
 use crate::source::gpu::GpuSource;
 use crate::source::server::{
@@ -48,7 +49,7 @@ pub struct ProbeArgs {
     /// Where memory is read: `nvml`, `prometheus:URL[#METRIC{label="v"}]` (default metric
     /// dcgm-exporter's `DCGM_FI_DEV_FB_USED`, MiB) or `replay:FILE` (a JSON list of bytes)
     #[arg(long, value_name = "SOURCE", default_value = "nvml")]
-    pub memory_from: String,
+    pub memory_from: MemorySpec,
     /// With `nvml`: the GPU to read, by UUID (or prefix) or NVML index (default: every GPU, summed)
     #[arg(long, value_name = "UUID|INDEX")]
     pub gpu: Option<String>,
@@ -176,7 +177,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         metrics_seen: std::collections::BTreeSet::new(),
         first_preemptions: None,
         last_preemptions: None,
-        memory_warned: false,
+        memory_error: None,
     };
     let baseline = runner.read_memory().memory;
     if baseline.is_none() {
@@ -185,10 +186,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         if let Some(progress) = &runner.progress {
             progress.finish_and_clear();
         }
-        let limitation = runner.limitations.pop().unwrap_or_default();
-        let reason = limitation
-            .strip_prefix("memory could not be read: ")
-            .unwrap_or(&limitation);
+        let reason = runner.memory_error.take().unwrap_or_default();
         let description = runner.memory.info().description;
         return Err(HintedError::new(
             format!("cannot read memory before the first request from {description}: {reason}"),
@@ -386,7 +384,9 @@ struct Runner<'a> {
     metrics_seen: std::collections::BTreeSet<String>,
     first_preemptions: Option<f64>,
     last_preemptions: Option<f64>,
-    memory_warned: bool,
+    /// Why the first failed memory reading failed (said once as a limitation; before the
+    /// first request it ends the probe).
+    memory_error: Option<String>,
 }
 
 /// What one reading after a request gives.
@@ -562,10 +562,10 @@ impl Runner<'_> {
         let (memory, memory_samples) = match self.memory.read() {
             Ok((bytes, samples)) => (Some(bytes), samples),
             Err(reason) => {
-                if !self.memory_warned {
-                    self.memory_warned = true;
+                if self.memory_error.is_none() {
                     self.limitations
                         .push(format!("memory could not be read: {reason}"));
+                    self.memory_error = Some(reason);
                 }
                 (None, Vec::new())
             }
@@ -727,60 +727,46 @@ enum NvmlTarget {
     Process(u32),
 }
 
-const DCGM_FB_USED: &str = "DCGM_FI_DEV_FB_USED";
-
 impl MemoryReader {
     fn open(args: &ProbeArgs, limitations: &mut Vec<String>) -> anyhow::Result<MemoryReader> {
-        let spec = args.memory_from.trim();
-        if spec == "nvml" {
-            return open_nvml(args, limitations);
-        }
+        let (url, selector) = match &args.memory_from {
+            MemorySpec::Nvml => return open_nvml(args, limitations),
+            MemorySpec::Prometheus { url, selector } => (url, selector),
+            MemorySpec::Replay { path } => {
+                if args.gpu.is_some() || args.pid.is_some() {
+                    limitations
+                        .push("`--gpu` and `--pid` apply to `--memory-from nvml` only".to_string());
+                }
+                // A list of byte counts: 64 MiB is millions of readings.
+                let bytes = crate::source::file::read_limited(path, 64 << 20)
+                    .with_context(|| format!("failed to read `{}`", path.display()))?;
+                let values: Vec<u64> = serde_json::from_slice(&bytes).with_context(|| {
+                    format!("`{}` is not a JSON list of byte counts", path.display())
+                })?;
+                return Ok(MemoryReader::Replay {
+                    path: path.clone(),
+                    values,
+                    next: 0,
+                });
+            }
+        };
         if args.gpu.is_some() || args.pid.is_some() {
             limitations.push("`--gpu` and `--pid` apply to `--memory-from nvml` only".to_string());
         }
-        if let Some(rest) = spec.strip_prefix("prometheus:") {
-            let (url, selector_text) = match rest.split_once('#') {
-                Some((url, selector)) => (url, Some(selector)),
-                None => (rest, None),
-            };
-            let selector = match selector_text {
-                Some(text) => Selector::parse(text)?,
-                None => Selector::name(DCGM_FB_USED),
-            };
-            let mib = selector.name.starts_with("DCGM_FI_DEV_FB_");
-            let description = format!(
-                "`{selector}` at {} ({})",
-                server::redact_url(url),
-                if mib { "MiB × 2^20" } else { "taken as bytes" }
-            );
-            return Ok(MemoryReader::Prometheus {
-                url: url.to_string(),
-                selector,
-                scale: if mib { (1u64 << 20) as f64 } else { 1.0 },
-                description,
-                timeout: Duration::from_secs(args.request_timeout.min(10)),
-                series: 0,
-            });
-        }
-        if let Some(path) = spec.strip_prefix("replay:") {
-            let path = PathBuf::from(path);
-            // A list of byte counts: 64 MiB is millions of readings.
-            let bytes = crate::source::file::read_limited(&path, 64 << 20)
-                .with_context(|| format!("failed to read `{}`", path.display()))?;
-            let values: Vec<u64> = serde_json::from_slice(&bytes).with_context(|| {
-                format!("`{}` is not a JSON list of byte counts", path.display())
-            })?;
-            return Ok(MemoryReader::Replay {
-                path,
-                values,
-                next: 0,
-            });
-        }
-        Err(HintedError::new(
-            format!("unknown memory source `{spec}`"),
-            "use `nvml`, `prometheus:URL[#METRIC{label=\"value\"}]` or `replay:FILE`",
-        )
-        .into())
+        let mib = selector.name.starts_with("DCGM_FI_DEV_FB_");
+        let description = format!(
+            "`{selector}` at {} ({})",
+            server::redact_url(url),
+            if mib { "MiB × 2^20" } else { "taken as bytes" }
+        );
+        Ok(MemoryReader::Prometheus {
+            url: url.clone(),
+            selector: selector.clone(),
+            scale: if mib { (1u64 << 20) as f64 } else { 1.0 },
+            description,
+            timeout: Duration::from_secs(args.request_timeout.min(10)),
+            series: 0,
+        })
     }
 
     /// With Prometheus, a sentence when the selector matched several series, which are summed

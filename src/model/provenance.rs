@@ -1,11 +1,8 @@
-//! `Measured<T>`: a value with the source it came from (R3).
-//!
-//! Every number oomdoc prints says where it came from; when we parsed it from text we keep
-//! the text too, since PyTorch rounds (`20.00 MiB`).
+//! `Source`: where a number came from. Every number oomdoc prints says so.
 
 use serde::{Deserialize, Serialize};
 
-/// Where a number came from (R3).
+/// Where a number came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
@@ -50,52 +47,4 @@ impl Source {
             Source::Assumption => "oomdoc assumption",
         }
     }
-}
-
-/// A value with its source and, when parsed from text, the text as printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Measured<T> {
-    /// The value (bytes for sizes).
-    pub value: T,
-    /// Where it came from.
-    pub source: Source,
-    /// The text we parsed it from, e.g. `20.00 MiB`.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub as_printed: Option<String>,
-}
-
-impl<T> Measured<T> {
-    /// A value from `source` with no printed form.
-    pub fn new(value: T, source: Source) -> Self {
-        Measured {
-            value,
-            source,
-            as_printed: None,
-        }
-    }
-
-    /// A value parsed from text.
-    pub fn printed(value: T, source: Source, as_printed: impl Into<String>) -> Self {
-        Measured {
-            value,
-            source,
-            as_printed: Some(as_printed.into()),
-        }
-    }
-}
-
-/// A value that may be unavailable, with the reason (style: missing data is data).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "status")]
-pub enum Availability<T> {
-    /// The value was read.
-    Available {
-        /// The value.
-        value: T,
-    },
-    /// The value could not be read.
-    Unavailable {
-        /// Why, in words a person understands.
-        reason: String,
-    },
 }

@@ -45,6 +45,8 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use regex::{Captures, Regex};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value;
 
 /// What a removed secret is replaced with.
@@ -161,18 +163,8 @@ impl Redactor {
     /// Adds the user names found in home paths of free text (a log read with the records).
     pub fn add_users_from_text(&mut self, text: &str) {
         let mut names: Vec<String> = Vec::new();
-        let patterns = patterns();
-        for captures in patterns
-            .home_user
-            .captures_iter(text)
-            .chain(patterns.windows_home.captures_iter(text))
-        {
-            if let Some(name) = captures.get(1) {
-                if !names.iter().any(|known| known == name.as_str()) {
-                    names.push(name.as_str().to_owned());
-                }
-            }
-        }
+        home_users(text, &mut names);
+        // `add_user` skips a name it already has.
         for name in names {
             self.add_user(&name);
         }
@@ -246,6 +238,45 @@ impl Redactor {
             })
             .into_owned();
         patterns.windows_home.replace_all(&out, "~").into_owned()
+    }
+
+    /// A copy of a typed value with every string in it redacted as in [`Redactor::value`]
+    /// (an analysis result about to be rendered: its quoted log lines, paths and names).
+    pub fn typed<T: Serialize + DeserializeOwned>(&self, item: &T) -> serde_json::Result<T> {
+        let mut value = serde_json::to_value(item)?;
+        self.value(&mut value);
+        serde_json::from_value(value)
+    }
+
+    /// Redacts every string literal of serialised JSON as text, leaving the rest as written.
+    /// A literal that does not read back as a JSON string is redacted as raw text (a
+    /// replacement never holds a quote or a backslash, so the document stays valid).
+    pub fn json_text(&self, json: &str) -> String {
+        let mut out = String::with_capacity(json.len());
+        let mut rest = json;
+        while let Some(start) = rest.find('"') {
+            out.push_str(&rest[..start]);
+            let literal = &rest[start..];
+            let end = string_literal_end(literal);
+            let (quoted, after) = literal.split_at(end);
+            match serde_json::from_str::<String>(quoted) {
+                Ok(text) => {
+                    let redacted = self.text(&text);
+                    if redacted == text {
+                        out.push_str(quoted);
+                    } else {
+                        match serde_json::to_string(&redacted) {
+                            Ok(written) => out.push_str(&written),
+                            Err(_) => out.push_str(&self.text(quoted)),
+                        }
+                    }
+                }
+                Err(_) => out.push_str(&self.text(quoted)),
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+        out
     }
 
     /// Redacts a command line: the value after a secret-looking flag (`--api-key X`,
@@ -411,19 +442,25 @@ fn base64_lines(text: &str) -> String {
         .join("\n")
 }
 
+/// The user names in the home paths of `text` (`/home/<user>`, `/Users/<user>`,
+/// `C:\Users\<user>`), in order.
+fn home_users(text: &str, names: &mut Vec<String>) {
+    let patterns = patterns();
+    for captures in patterns
+        .home_user
+        .captures_iter(text)
+        .chain(patterns.windows_home.captures_iter(text))
+    {
+        if let Some(name) = captures.get(1) {
+            names.push(name.as_str().to_owned());
+        }
+    }
+}
+
 fn collect_users(value: &Value, key: Option<&str>, names: &mut Vec<String>) {
     match value {
         Value::String(text) => {
-            let patterns = patterns();
-            for captures in patterns
-                .home_user
-                .captures_iter(text)
-                .chain(patterns.windows_home.captures_iter(text))
-            {
-                if let Some(name) = captures.get(1) {
-                    names.push(name.as_str().to_owned());
-                }
-            }
+            home_users(text, names);
             if matches!(key, Some("USER" | "LOGNAME" | "USERNAME")) && !text.is_empty() {
                 names.push(text.clone());
             }
@@ -436,6 +473,21 @@ fn collect_users(value: &Value, key: Option<&str>, names: &mut Vec<String>) {
             .for_each(|(key, item)| collect_users(item, Some(key), names)),
         _ => {}
     }
+}
+
+/// The length of the JSON string literal at the start of `text` (which starts with `"`), up to
+/// and with its closing quote; the whole text when it has none.
+fn string_literal_end(text: &str) -> usize {
+    let mut escaped = false;
+    for (index, byte) in text.bytes().enumerate().skip(1) {
+        match byte {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'"' => return index + 1,
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 /// Whether a name (an environment variable, a config key, a flag without its dashes) holds a
@@ -526,6 +578,31 @@ mod tests {
 
     fn alice() -> Redactor {
         Redactor::new(Some("/home/alice".into()), Some("alice".into()))
+    }
+
+    #[test]
+    fn json_text_redacts_each_string_and_keeps_the_layout() {
+        let json = "{\n  \"b\": \"token ghp_abcdefghijklmnopqrstuvwxyz0123456789\",\n  \
+                    \"a\": [\"/home/alice/x \\\"q\\\"\", 3, \"keep\"],\n  \"n\": 1.5\n}\n";
+        let out = alice().json_text(json);
+        assert_eq!(
+            out,
+            "{\n  \"b\": \"token [REDACTED]\",\n  \"a\": [\"~/x \\\"q\\\"\", 3, \"keep\"],\n  \
+             \"n\": 1.5\n}\n"
+        );
+        let value: Value = serde_json::from_str(&out).unwrap_or_default();
+        assert_eq!(value["a"][2], "keep");
+        // An unterminated literal is redacted as raw text, never dropped.
+        assert_eq!(alice().json_text("[\"/home/alice"), "[\"~");
+    }
+
+    #[test]
+    fn typed_redacts_every_string_of_a_struct() {
+        let lines = strings(&["cmd --api-key abc", "/home/alice/run.py"]);
+        assert_eq!(
+            alice().typed(&lines).ok(),
+            Some(strings(&["cmd --api-key [REDACTED]", "~/run.py"]))
+        );
     }
 
     fn strings(items: &[&str]) -> Vec<String> {
