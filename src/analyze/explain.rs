@@ -74,7 +74,9 @@ const ANCHORS: &[&str] = &[
     "buil",
     "trib",
     "Kill",
-    "tatu",
+    // `Exit Code:    137` (kubectl describe), `exitCode: 137`, `status 137`, `"ExitCode": 137`
+    // (one anchor for the exit-status markers of host.rs).
+    " 137",
     "ng o",
     "rgs:",
     "t sh",

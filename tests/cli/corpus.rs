@@ -192,7 +192,7 @@ fn coarse_cause(report: &ExplainReport) -> &'static str {
         Cause::OtherProcessesHoldMemory | Cause::FreeMemoryBelowRequested => "other_process",
         Cause::FragmentationPlausible => "fragmentation",
         Cause::SizeOverflow => "overflow",
-        Cause::HostMemory | Cause::IllegalMemoryAccess => "not_gpu",
+        Cause::HostMemory | Cause::KilledBySignal | Cause::IllegalMemoryAccess => "not_gpu",
         Cause::Unknown => "unknown",
         _ => "capacity",
     }

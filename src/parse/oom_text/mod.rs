@@ -81,8 +81,13 @@ pub const OOM_MARKERS: &[&str] = &[
     "Killed",
     "oom-kill",
     "OOMKilled",
+    // `exited with code 137`, kubectl describe `Exit Code:    137`, `exitCode: 137`, docker
+    // inspect `"ExitCode": 137`, `exit status 137` (the exit-status regex in host.rs decides).
     "code 137",
     "code: 137",
+    "Code: 137",
+    "Code:    137",
+    "Code\": 137",
     "code=137",
     "status 137",
     "status: 137",
@@ -699,7 +704,7 @@ fn continuation(open: &Open, text: &str) -> Continuation {
         Family::MallocAsync => pytorch::malloc_async_continuation(text),
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
         Family::LlamaChain => llama_cpp::continuation(&open.text, text),
-        Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(text),
+        Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(&open.text, text),
         Family::Framework(kind) => frameworks::continuation(kind, text),
         Family::TorchAllocator(_) => torch_continuation(open, text),
         _ => {

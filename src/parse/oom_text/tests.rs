@@ -318,7 +318,7 @@ fn negatives_are_not_gpu_oom() {
     assert!(!message.is_gpu_oom);
 
     let message = one("Killed");
-    assert_eq!(message.kind, OomKind::HostMemory);
+    assert_eq!(message.kind, OomKind::KilledBySignal);
     let message = one("vllm-1 exited with code 137");
     assert_eq!(message.details.exit_code, Some(137));
     assert!(parse_text("processed 137 requests").is_empty());
@@ -961,4 +961,84 @@ fn cupy_tensorrt_xla_vllm_accelerate_wordings() {
         "    raise RuntimeError(\"No executable batch size found, reached zero.\")"
     )
     .is_empty());
+}
+
+/// The kernel's OOM-killer lines (Linux `mm/oom_kill.c`, `mm/memcontrol.c`), a cgroup v1 kill
+/// as dmesg prints it, with the dump between the lines skipped.
+#[test]
+fn kernel_oom_killer_lines_give_the_kill_and_the_cgroup_limit() {
+    let text = "\
+[81234.000100] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[81234.000200] CPU: 3 PID: 4242 Comm: python3 Not tainted 5.15.0-91-generic #101-Ubuntu
+[81234.000300] memory: usage 16777216kB, limit 16777216kB, failcnt 4521
+[81234.000400] memory+swap: usage 16777216kB, limit 9007199254740988kB, failcnt 0
+[81234.000500] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=abc,mems_allowed=0,oom_memcg=/kubepods/burstable/pod1234,task_memcg=/kubepods/burstable/pod1234/abc,task=python3,pid=4242,uid=0
+[81234.000600] Memory cgroup out of memory: Killed process 4242 (python3) total-vm:25165824kB, anon-rss:16515072kB, file-rss:65536kB, shmem-rss:0kB, UID:0 pgtables:33000kB oom_score_adj:969
+";
+    let messages = parse_text(text);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    let kill = &messages[0];
+    assert_eq!(kill.kind, OomKind::HostMemory);
+    assert!(!kill.is_gpu_oom);
+    assert_eq!((kill.line, kill.end_line), (1, 6));
+    let details = &kill.details;
+    assert_eq!(details.killed_pid, Some(4242));
+    assert_eq!(details.killed_process.as_deref(), Some("python3"));
+    assert_eq!(
+        details.killed_anon_rss_bytes,
+        Some(Bytes(16_515_072 * 1024))
+    );
+    assert_eq!(
+        details.killed_rss_bytes,
+        Some(Bytes((16_515_072 + 65_536) * 1024))
+    );
+    assert_eq!(details.host_usage_bytes, Some(Bytes(16 * GIB)));
+    assert_eq!(details.host_limit_bytes, Some(Bytes(16 * GIB)));
+    assert_eq!(details.oom_constraint.as_deref(), Some("CONSTRAINT_MEMCG"));
+    assert_eq!(
+        details.memory_cgroup.as_deref(),
+        Some("/kubepods/burstable/pod1234/abc")
+    );
+    // No limit: PAGE_COUNTER_MAX is not a limit.
+    let unlimited =
+        one("[1.0] memory: usage 1024kB, limit 9007199254740988kB, failcnt 0 oom-kill:constraint=CONSTRAINT_NONE");
+    assert_eq!(unlimited.details.host_limit_bytes, None);
+}
+
+/// Kubernetes and docker say `OOMKilled` only for a memory-limit kill; an exit code 137 or a
+/// shell's `Killed` alone is a kill by signal whose cause the text does not show.
+#[test]
+fn kills_are_host_memory_only_with_evidence() {
+    for text in [
+        "      Reason:       OOMKilled",
+        "        reason: OOMKilled",
+        "my-pod-7d9f   0/1     OOMKilled   3          5m",
+        "            \"OOMKilled\": true,",
+    ] {
+        assert_eq!(one(text).kind, OomKind::HostMemory, "{text}");
+    }
+    for (text, code) in [
+        ("      Exit Code:    137", Some(137)),
+        ("        exitCode: 137", Some(137)),
+        ("            \"ExitCode\": 137,", Some(137)),
+        ("vllm-1 exited with code 137", Some(137)),
+        ("Killed", Some(-9)),
+        ("Killed: 9", Some(-9)),
+        ("[1]+  Killed                  python train.py", Some(-9)),
+        ("/bin/sh: line 1:  4242 Killed                  python train.py", Some(-9)),
+        ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 4 (pid: 899509)", Some(-9)),
+    ] {
+        let message = one(text);
+        assert_eq!(message.kind, OomKind::KilledBySignal, "{text}");
+        assert_eq!(message.details.exit_code, code, "{text}");
+        assert!(!message.is_gpu_oom);
+    }
+    for text in [
+        "            \"OOMKilled\": false,",
+        "the process got Killed by someone",
+        "Killed the old workers, restarting",
+        "processed 137 requests",
+    ] {
+        assert!(parse_text(text).is_empty(), "{text}");
+    }
 }
