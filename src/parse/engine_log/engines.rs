@@ -129,6 +129,11 @@ fn lightning_bar(text: &str, facts: &mut LineFacts) {
     let percent = after.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 && percent > 0 && after[percent..].starts_with("%|") {
         facts.engine(EngineName::Lightning, Certainty::Weak);
+        // The `Epoch N` bar is the training bar: `TQDMProgressBar.on_train_epoch_start` sets
+        // that description; validation, test and predict bars are `Validation`, `Testing`,
+        // `Predicting` (lightning 2.x `callbacks/progress/tqdm_progress.py`). A loss in its
+        // postfix is not needed (`self.log(..., prog_bar=True)` is optional).
+        super::training::step(facts);
     }
 }
 

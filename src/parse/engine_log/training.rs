@@ -208,7 +208,7 @@ fn progress_bar_step(text: &str, facts: &mut LineFacts) {
 
 /// A training step ran; printed under a failure, it is the step that failed (tqdm redraws
 /// its bar when the exception closes it, after the traceback).
-fn step(facts: &mut LineFacts) {
+pub(super) fn step(facts: &mut LineFacts) {
     facts.event(
         EventKind::TrainingStep,
         Phase::TrainingStep,
@@ -427,6 +427,11 @@ mod tests {
         assert!(step("iter 3436 step 53: loss 2.9911, iter time: 400.10ms"));
         assert!(step("iter 12 | step 3: loss 1.5000, iter time: 80.00 ms"));
         assert!(!step("iter 3436: loss 2.9911"));
+        // Lightning's training bar needs no loss in its postfix; other bars named `Epoch` do.
+        assert!(step(
+            "Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09, 56.28it/s]"
+        ));
+        assert!(!step("Epoch 3/10 done"));
     }
 
     #[test]
