@@ -66,7 +66,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     if text.contains("137") || text.contains("-9") || text.contains("SIGKILL") {
         let found = regex!(
-            r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status)|exitcode|return ?code|status)"?\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)|Signals\.SIGKILL"#
+            r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status)|exitcode|return ?code|status)"?\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
         )
         .find(text)?;
         return Some((Family::Host(HostKind::Killed), found.start()));
@@ -87,10 +87,11 @@ fn find_oom_killed(text: &str) -> Option<usize> {
 
 /// A shell's report of a process killed by SIGKILL: bash `Killed` alone on its line, with a job
 /// number (`[1]+  Killed   python train.py`) or from a script (`line 3: 4242 Killed   python
-/// x.py`), macOS `Killed: 9`. Not the word inside prose.
+/// x.py`), macOS `Killed: 9`, or glued to the tqdm bar it interrupted (`2.83s/it]Killed`). Not
+/// the word inside prose.
 fn shell_killed(text: &str) -> Option<usize> {
     let found = regex!(
-        r"^\s*(?:\[\d+\][+-]?\s+)?Killed(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)"
+        r"^\s*(?:\[\d+\][+-]?\s+)?Killed(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|\d(?:it/s|s/it)\]Killed\s*$"
     )
     .find(text)?;
     let offset = text[found.start()..].find("Killed").unwrap_or(0);

@@ -85,6 +85,7 @@ pub const OOM_MARKERS: &[&str] = &[
     // inspect `"ExitCode": 137`, `exit status 137` (the exit-status regex in host.rs decides).
     "code 137",
     "code: 137",
+    "code (137)",
     "Code: 137",
     "Code:    137",
     "Code\": 137",
@@ -672,6 +673,15 @@ fn is_chain(family: Family) -> bool {
 /// A line that starts like a fragment of the allocator message (`Tried to allocate …. GPU`)
 /// right after an unfinished one: the console wrapped the message there.
 fn is_wrapped_figures(open: &Open, family: Family, message: &str) -> bool {
+    // `DefaultCPUAllocator: can't allocate memory: you` / `tried to allocate N bytes. Error
+    // code 12 (Cannot allocate memory)`: the errno words of the wrapped half are not a new
+    // message.
+    if matches!(open.family, Family::Host(HostKind::CpuAllocator))
+        && family == Family::Host(HostKind::Errno)
+        && !is_complete(open)
+    {
+        return true;
+    }
     matches!(open.family, Family::TorchAllocator(_))
         && family == Family::TorchAllocator(Accelerator::Cuda)
         && message.starts_with("Tried to allocate")

@@ -1027,6 +1027,8 @@ fn kills_are_host_memory_only_with_evidence() {
         ("[1]+  Killed                  python train.py", Some(-9)),
         ("/bin/sh: line 1:  4242 Killed                  python train.py", Some(-9)),
         ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 4 (pid: 899509)", Some(-9)),
+        ("Loading checkpoint shards:  75%|███████▌  | 3/4 [00:08<00:02,  2.83s/it]Killed", Some(-9)),
+        ("[2024-07-18 10:00:00 +0000] [1] [ERROR] Worker (pid:25134) was sent SIGKILL! Perhaps out of memory?", Some(-9)),
     ] {
         let message = one(text);
         assert_eq!(message.kind, OomKind::KilledBySignal, "{text}");
