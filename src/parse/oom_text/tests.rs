@@ -662,6 +662,10 @@ fn tensorflow_tensor_and_bfc() {
     assert!(message.text.starts_with("Allocator (GPU_0_bfc)"));
     // The caller retries (TSL `bfc_allocator.cc`): a warning, not the failure.
     assert!(parse_text("W bfc_allocator.cc:211] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.").is_empty());
+    // TensorFlow 0.x wording, without the allocator's name.
+    let old = one("W tensorflow/core/common_runtime/bfc_allocator.cc:275] Ran out of memory trying to allocate 39.81MiB.  See logs for memory state.");
+    assert_eq!(old.kind, OomKind::TensorflowBfc);
+    assert!(old.figures.tried_to_allocate_bytes.is_some());
     let message = one("W bfc_allocator.cc:598] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. Current allocation summary follows.");
     assert_eq!(message.figures.gpu_index, Some(2));
     assert_eq!(message.figures.tried_to_allocate_bytes, gib(3.52));
