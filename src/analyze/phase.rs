@@ -504,6 +504,15 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("patch_weight_to_device", "", W, Stage, "comfyui"),
     r("load", "comfy/model_patcher.py", W, Stage, "comfyui"),
     r("patch_model", "comfy/model_patcher.py", W, Stage, "comfyui"),
+    // --- DeepSpeed ZeRO-3 (0.9–0.16 `deepspeed/runtime/zero/stage3.py`): `step` runs
+    // `_optimizer_step(sub_group_id)` per sub-group, which calls the wrapped `optimizer.step()` ---
+    r(
+        "_optimizer_step",
+        "deepspeed/runtime/zero/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
     // --- JAX: backend (client, stream executors) creation at the first device use
     // (jax 0.4–0.8 `jax/_src/xla_bridge.py` `backends` → `_init_backend` →
     // `make_pjrt_c_api_client`; jaxlib `xla_client.py` `make_c_api_client`) ---

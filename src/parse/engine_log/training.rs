@@ -21,6 +21,10 @@ pub(super) const RULES: &[Rule] = &[
     rule(" - loss: ", progress_bar_step),
     rule("DeepSpeed info: version=", deepspeed),
     rule("[deepspeed]", deepspeed),
+    // The DeepSpeed launcher's records (`deepspeed/launcher/launch.py`, format
+    // `[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s]`): `[launch.py:315:
+    // sigkill_handler] Killing subprocess …`, `[launch.py:138:main] WORLD INFO DICT`.
+    rule("[launch.py:", deepspeed_launcher),
     rule("torch.distributed.elastic", torchrun),
     rule("'loss': ", training_step),
     rule(": loss ", litgpt_step),
@@ -267,6 +271,17 @@ fn deepspeed(text: &str, facts: &mut LineFacts) {
     }
 }
 
+fn deepspeed_launcher(text: &str, facts: &mut LineFacts) {
+    let function = after(text, "[launch.py:")
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(_, rest)| rest);
+    if function
+        .is_some_and(|rest| rest.starts_with("sigkill_handler]") || rest.starts_with("main]"))
+    {
+        facts.engine(EngineName::Deepspeed, Certainty::Weak);
+    }
+}
+
 fn torchrun(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Pytorch, Certainty::Weak);
 }
@@ -432,6 +447,16 @@ mod tests {
             "Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09, 56.28it/s]"
         ));
         assert!(!step("Epoch 3/10 done"));
+    }
+
+    #[test]
+    fn deepspeed_launcher_records_name_deepspeed() {
+        let engine = |line: &str| parse_line_scan(line).engine.map(|(name, _)| name);
+        assert_eq!(
+            engine("[2023-07-04 17:31:27,755] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 953850"),
+            Some(crate::model::failure::EngineName::Deepspeed)
+        );
+        assert_eq!(engine("[launch.py:12:helper] something"), None);
     }
 
     #[test]
