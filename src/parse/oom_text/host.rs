@@ -193,10 +193,19 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
         }
         HostKind::MemoryError => {
             // numpy: `Unable to allocate 3.12 GiB for an array with shape (…) and data type …`.
+            // numpy 1.17–1.19 prints three significant digits with a bare point: `201. GiB`.
             details.host_required_bytes = size_of(
                 regex!(concat!(r"Unabletoallocate", size!(), r"for")),
                 squeezed,
-            );
+            )
+            .or_else(|| {
+                let caps = regex!(r"Unabletoallocate(\d+)\.([KMGT]iB)for").captures(squeezed)?;
+                super::parse_size(&format!(
+                    "{}{}",
+                    caps.get(1)?.as_str(),
+                    caps.get(2)?.as_str()
+                ))
+            });
         }
         HostKind::Errno | HostKind::BadAlloc => {}
     }

@@ -741,6 +741,11 @@ fn not_gpu_families_are_named_for_what_they_are() {
     }
     let numpy = one("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.12 GiB for an array with shape (100000, 4189) and data type float64");
     assert_eq!(numpy.details.host_required_bytes, gib(3.12));
+    let bare_point = one("MemoryError: Unable to allocate 201. GiB for an array with shape (2999, 2999, 2999) and data type int64");
+    assert_eq!(
+        bare_point.details.host_required_bytes,
+        Some(Bytes(201 * GIB))
+    );
     // Not starts: the CUDA boilerplate about device-side assertions, an `except` clause,
     // PyTorch's own OutOfMemoryError class name alone, prose.
     for text in [
