@@ -709,6 +709,9 @@ fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
         cupy.exception.as_deref(),
         Some("cupy.cuda.memory.OutOfMemoryError")
     );
+    let cntk = one("RuntimeError: CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ;");
+    assert_eq!(cntk.kind, OomKind::CublasAlloc);
+    assert_eq!(cntk.figures.gpu_index, Some(0));
     let hip = one("HIP runtime returned hipErrorOutOfMemory (out of memory) at device 1");
     assert_eq!(hip.figures.gpu_index, Some(1));
 }
