@@ -354,6 +354,19 @@ fn host_memory_facts(builder: &mut Builder<'_>, failure: &OomMessage) {
         Some(other) => builder.fact(format!("{line}: the kernel's constraint was `{other}`")),
         None => {}
     }
+    if [
+        "memory pressure",
+        "running low on memory",
+        "ray-oom-prevention",
+    ]
+    .iter()
+    .any(|words| failure.text.contains(words))
+    {
+        builder.fact(format!(
+            "{line}: Ray's memory monitor killed the worker: the node's memory use passed Ray's threshold (`RAY_memory_usage_threshold`, 0.95 of the node's RAM by default), host RAM, not GPU memory"
+        ));
+        builder.step("give the Ray node more RAM or run fewer tasks and actors on it (more `num_cpus` per task); `ray logs raylet.out -ip <node>` lists the workers killed and their memory");
+    }
     if details.killed_pid.is_none() && failure.text.contains("OOMKilled") {
         builder.fact(format!(
             "{line}: `OOMKilled` is set only when the kernel's OOM killer ended the container for its memory limit (host RAM); a CUDA out-of-memory error never sets it"

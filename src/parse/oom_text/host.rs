@@ -40,6 +40,20 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Host(HostKind::OomKiller), begin));
         }
     }
+    // Ray's memory monitor kills workers when the node's memory use passes its threshold
+    // (`RAY_memory_usage_threshold`, default 0.95): raylet `node_manager.cc` prints `N Workers
+    // (tasks / actors) killed due to memory pressure (OOM)`, `ray.exceptions.OutOfMemoryError`
+    // says `Task was killed due to the node running low on memory`, and both end with `Refer to
+    // the documentation on how to address the out of memory issue: …ray-oom-prevention…`.
+    for needle in [
+        "killed due to memory pressure",
+        "running low on memory",
+        "address the out of memory issue",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            return Some((Family::Host(HostKind::RayMemoryMonitor), position));
+        }
+    }
     if let Some(position) = find_oom_killed(text) {
         return Some((Family::Host(HostKind::OomKiller), position));
     }
@@ -207,7 +221,7 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                 ))
             });
         }
-        HostKind::Errno | HostKind::BadAlloc => {}
+        HostKind::Errno | HostKind::BadAlloc | HostKind::RayMemoryMonitor => {}
     }
     parsed
 }

@@ -78,6 +78,9 @@ pub const OOM_MARKERS: &[&str] = &[
     "DefaultCPUAllocator",
     "Cannot allocate memory",
     "requires more system memory",
+    // Ray's memory monitor (`raylet/node_manager.cc`, `ray.exceptions.OutOfMemoryError`).
+    "killed due to memory pressure",
+    "running low on memory",
     "Killed",
     "oom-kill",
     "OOMKilled",
@@ -245,6 +248,8 @@ pub(crate) enum HostKind {
     MemoryError,
     /// C++ `std::bad_alloc`.
     BadAlloc,
+    /// Ray's memory monitor killed workers: node memory above its threshold (host RAM).
+    RayMemoryMonitor,
 }
 
 /// What a line does to the message open on its stream.

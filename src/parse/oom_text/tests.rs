@@ -718,7 +718,7 @@ fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
 
 #[test]
 fn not_gpu_families_are_named_for_what_they_are() {
-    let cases: [(&str, OomKind); 12] = [
+    let cases: [(&str, OomKind); 14] = [
         ("MemoryError", OomKind::HostMemory),
         ("MemoryError: Unable to allocate array", OomKind::HostMemory),
         ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.12 GiB for an array with shape (100000, 4189) and data type float64", OomKind::HostMemory),
@@ -731,6 +731,8 @@ fn not_gpu_families_are_named_for_what_they_are() {
         ("torch._inductor.exc.InductorError: out of resource: shared memory, Required: 131072, Hardware limit: 101376.", OomKind::TritonOutOfResources),
         ("  what():  std::bad_alloc", OomKind::HostMemory),
         ("kubectl: Last State: Terminated Reason: OOMKilled Exit Code: 137", OomKind::HostMemory),
+        ("(raylet) node_manager.cc:3007: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons", OomKind::HostMemory),
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", OomKind::HostMemory),
     ];
     for (text, kind) in cases {
         let messages = parse_text(text);
