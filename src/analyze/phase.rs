@@ -627,6 +627,14 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::SglangMemory if message.text.contains("mem-fraction-static") => {
             Some(Phase::KvCacheAlloc)
         }
+        // A ggml host buffer (`CPU`, `CUDA_Host` pinned memory) that could not be allocated: host
+        // RAM, but its purpose says the stage as for a device buffer.
+        OomKind::HostMemory => match message.details.buffer_purpose.as_deref() {
+            Some("compute") => Some(Phase::Profiling),
+            Some("kv cache") => Some(Phase::KvCacheAlloc),
+            Some("model weights") => Some(Phase::WeightsLoad),
+            _ => None,
+        },
         OomKind::LlamacppAlloc => {
             match message.details.buffer_purpose.as_deref() {
                 Some("compute") => return Some(Phase::Profiling),
@@ -1298,5 +1306,32 @@ mod tests {
         // Not any `run` or `update`.
         assert_eq!(frame_phase("run", "/app/server.py"), None);
         assert_eq!(frame_phase("update", "/app/state.py"), None);
+    }
+
+    #[test]
+    fn a_ggml_host_buffer_says_its_stage_too() {
+        use crate::model::failure::{EngineFigures, OomFigures};
+        let message = OomMessage {
+            kind: OomKind::HostMemory,
+            is_gpu_oom: false,
+            engine_hint: None,
+            figures: OomFigures::default(),
+            line: 9,
+            stream: None,
+            exception: None,
+            text: "error loading model: unable to allocate CUDA_Host buffer".to_string(),
+            end_line: 9,
+            details: EngineFigures {
+                buffer_type: Some("CUDA_Host".to_string()),
+                buffer_purpose: Some("model weights".to_string()),
+                ..EngineFigures::default()
+            },
+        };
+        assert_eq!(message_phase(&message), Some(Phase::WeightsLoad));
+        let plain = OomMessage {
+            details: EngineFigures::default(),
+            ..message
+        };
+        assert_eq!(message_phase(&plain), None);
     }
 }

@@ -50,6 +50,10 @@ pub(super) const RULES: &[Rule] = &[
     // `modules/memmon.py` ("Torch active/reserved: …, Sys VRAM: …") and
     // `modules/sd_models.py` / `webui.py` ("Stable diffusion model failed to load").
     rule("Torch active/reserved:", automatic1111),
+    // text-generation-webui `modules/text_generation.py` (`generate_reply_HF` and the other
+    // loaders' `generate_reply`): `Output generated in 6.34 seconds (0.32 tokens/s, 2 tokens,
+    // context 1200, seed 42)`, printed in a `finally` after a generation, also one that failed.
+    rule("Output generated in", textgen_output),
     rule("Stable diffusion model failed to load", automatic1111),
     // TensorFlow's BFC allocator (`tensorflow/core/common_runtime/bfc_allocator.cc`); XLA (JAX)
     // has its own copy under `xla/tsl/framework/bfc_allocator.cc`.
@@ -205,6 +209,12 @@ fn automatic1111(text: &str, facts: &mut LineFacts) {
     } else {
         // The footer `wrap_gradio_call` (`modules/call_queue.py`) appends to a generation's
         // output: the failure it follows happened while generating.
+        facts.late_phase = Some(Phase::Inference);
+    }
+}
+
+fn textgen_output(text: &str, facts: &mut LineFacts) {
+    if has(text, "tokens/s") && has(text, "seconds") {
         facts.late_phase = Some(Phase::Inference);
     }
 }

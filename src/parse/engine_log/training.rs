@@ -460,6 +460,18 @@ mod tests {
     }
 
     #[test]
+    fn text_generation_webui_output_line_is_a_generation() {
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        assert_eq!(
+            late(
+                "Output generated in 6.34 seconds (0.32 tokens/s, 2 tokens, context 1200, seed 42)"
+            ),
+            Some(crate::model::explain::Phase::Inference)
+        );
+        assert_eq!(late("Output generated in the folder"), None);
+    }
+
+    #[test]
     fn pytest_frames() {
         assert_eq!(
             frame_of("  .venv/lib/python3.14/site-packages/transformers/trainer.py:1742: in _inner_training_loop"),
