@@ -22,9 +22,9 @@ const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
     (Measure::Figures, 0.96),
     (Measure::PhaseShown, 0.75),
-    (Measure::Engine, 0.93),
-    (Measure::UnknownKept, 0.96),
-    (Measure::Cause, 0.91),
+    (Measure::Engine, 0.94),
+    (Measure::UnknownKept, 0.97),
+    (Measure::Cause, 0.93),
 ];
 
 /// One label file.
