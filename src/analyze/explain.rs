@@ -74,7 +74,9 @@ const ANCHORS: &[&str] = &[
     "buil",
     "trib",
     "Kill",
-    "tatu",
+    // `Exit Code:    137` (kubectl describe), `exitCode: 137`, `status 137`, `"ExitCode": 137`
+    // (one anchor for the exit-status markers of host.rs).
+    " 137",
     "ng o",
     "rgs:",
     "t sh",
@@ -2086,7 +2088,23 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
         .hints
         .iter()
         .copied()
-        .find(|(line, _)| primary.is_none_or(|point| line.abs_diff(point.line) <= 400));
+        .find(|(line, _)| primary.is_none_or(|point| line.abs_diff(point.line) <= 400))
+        .or_else(|| {
+            // The engine's own words around the error on its line (TGI `Unable to warmup
+            // model: …`, SGLang `Capture cuda graph failed: …`), when no frame names the
+            // stage more precisely.
+            if super::phase::read_frames(&frames).decided.is_some() {
+                return None;
+            }
+            let line = failure?.line;
+            collected
+                .context
+                .iter()
+                .flat_map(|block| &block.lines)
+                .find(|context| context.line == line)
+                .and_then(|context| super::phase::wrapping_phrase(&context.text))
+                .map(|(phase, _)| (line, phase))
+        });
     // A line printed under the failure (within its block: at most LATE_LINES after it) that
     // shows the stage running: the tqdm bar of the step that failed, a router span or a
     // webui footer reporting the error.

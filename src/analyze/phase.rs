@@ -159,6 +159,9 @@ use Role::{Move, Offload, Serve, Stage, Wrapper};
 pub static FRAME_RULES: &[FrameRule] = &[
     // --- torch ---
     r("_lazy_init", "torch/cuda/", S, Stage, "torch"),
+    // torch ≤ 1.4 `torch/cuda/__init__.py`: the first `torch.cuda.*Tensor` runs `_lazy_new`,
+    // which runs `_lazy_init` (context creation).
+    r("_lazy_new", "torch/cuda/", S, Stage, "torch"),
     r("set_device", "torch/cuda/", S, Stage, "torch"),
     r("init_process_group", "torch/distributed", S, Stage, "torch"),
     r("to", "torch/nn/modules/module.py", W, Move, "torch"),
@@ -501,6 +504,40 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("patch_weight_to_device", "", W, Stage, "comfyui"),
     r("load", "comfy/model_patcher.py", W, Stage, "comfyui"),
     r("patch_model", "comfy/model_patcher.py", W, Stage, "comfyui"),
+    // --- DeepSpeed ZeRO-3 (0.9–0.16 `deepspeed/runtime/zero/stage3.py`): `step` runs
+    // `_optimizer_step(sub_group_id)` per sub-group, which calls the wrapped `optimizer.step()` ---
+    r(
+        "_optimizer_step",
+        "deepspeed/runtime/zero/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
+    // --- JAX: backend (client, stream executors) creation at the first device use
+    // (jax 0.4–0.8 `jax/_src/xla_bridge.py` `backends` → `_init_backend` →
+    // `make_pjrt_c_api_client`; jaxlib `xla_client.py` `make_c_api_client`) ---
+    r("backends", "jax/_src/xla_bridge.py", S, Stage, "jax"),
+    r("_init_backend", "jax/_src/xla_bridge.py", S, Stage, "jax"),
+    r(
+        "make_pjrt_c_api_client",
+        "jax/_src/xla_bridge.py",
+        S,
+        Stage,
+        "jax",
+    ),
+    r("make_c_api_client", "jaxlib/xla_client.py", S, Stage, "jax"),
+    // --- Chainer (v5–v7): `Trainer.run` is the training loop; `StandardUpdater.update` →
+    // `update_core` → `Optimizer.update(lossfun)` runs forward, backward and the update ---
+    r("run", "chainer/training/trainer.py", T, Serve, "chainer"),
+    r("update", "chainer/training/updaters/", T, Serve, "chainer"),
+    r(
+        "update_core",
+        "chainer/training/updaters/",
+        T,
+        Serve,
+        "chainer",
+    ),
+    r("update", "chainer/optimizer.py", T, Serve, "chainer"),
     // Fooocus ships ComfyUI's backend renamed (`backend/headless/fcbh/`, later `ldm_patched/`).
     r("decode", "fcbh/sd.py", I, Serve, "fooocus"),
     r("encode", "fcbh/sd.py", I, Serve, "fooocus"),
@@ -590,6 +627,14 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::SglangMemory if message.text.contains("mem-fraction-static") => {
             Some(Phase::KvCacheAlloc)
         }
+        // A ggml host buffer (`CPU`, `CUDA_Host` pinned memory) that could not be allocated: host
+        // RAM, but its purpose says the stage as for a device buffer.
+        OomKind::HostMemory => match message.details.buffer_purpose.as_deref() {
+            Some("compute") => Some(Phase::Profiling),
+            Some("kv cache") => Some(Phase::KvCacheAlloc),
+            Some("model weights") => Some(Phase::WeightsLoad),
+            _ => None,
+        },
         OomKind::LlamacppAlloc => {
             match message.details.buffer_purpose.as_deref() {
                 Some("compute") => return Some(Phase::Profiling),
@@ -614,6 +659,29 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         }
         _ => None,
     }
+}
+
+/// An engine's own words wrapping a memory error on the error's line: the stage that raised it.
+/// (phrase, phase, where the engine writes it).
+pub const WRAPPING_PHRASES: &[(&str, Phase, &str)] = &[
+    (
+        "Unable to warmup model",
+        Phase::Profiling,
+        "TGI router start-up, `router/src/main.rs` (0.9 panics there with it: `main.rs:216`)",
+    ),
+    (
+        "Capture cuda graph failed",
+        Phase::CudaGraphCapture,
+        "SGLang `CudaGraphRunner.__init__` (`srt/model_executor/cuda_graph_runner.py`)",
+    ),
+];
+
+/// The phase an engine's wrapping words on the failure's own line name, with the phrase.
+pub fn wrapping_phrase(line: &str) -> Option<(Phase, &'static str)> {
+    WRAPPING_PHRASES
+        .iter()
+        .find(|(phrase, _, _)| line.contains(phrase))
+        .map(|(phrase, phase, _)| (*phase, *phrase))
 }
 
 /// What the phase decision looks at.
@@ -1168,5 +1236,102 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn engine_words_around_the_error_name_the_stage() {
+        let tgi = "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed memory. (out of memory)";
+        assert_eq!(
+            wrapping_phrase(tgi),
+            Some((Phase::Profiling, "Unable to warmup model"))
+        );
+        let sglang =
+            "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.";
+        assert_eq!(
+            wrapping_phrase(sglang).map(|(phase, _)| phase),
+            Some(Phase::CudaGraphCapture)
+        );
+        assert_eq!(
+            wrapping_phrase("torch.OutOfMemoryError: CUDA out of memory."),
+            None
+        );
+    }
+
+    #[test]
+    fn backend_creation_and_chainer_loops() {
+        let cases = [
+            (
+                "backends",
+                "/venv/site-packages/jax/_src/xla_bridge.py",
+                Phase::Startup,
+            ),
+            (
+                "_init_backend",
+                "/venv/site-packages/jax/_src/xla_bridge.py",
+                Phase::Startup,
+            ),
+            (
+                "make_c_api_client",
+                "/venv/site-packages/jaxlib/xla_client.py",
+                Phase::Startup,
+            ),
+            (
+                "_lazy_new",
+                "~/envs/py3/lib/python3.5/site-packages/torch/cuda/__init__.py",
+                Phase::Startup,
+            ),
+            (
+                "run",
+                "/site-packages/chainer/training/trainer.py",
+                Phase::TrainingStep,
+            ),
+            (
+                "update_core",
+                "/site-packages/chainer/training/updaters/standard_updater.py",
+                Phase::TrainingStep,
+            ),
+            (
+                "update",
+                "/site-packages/chainer/optimizer.py",
+                Phase::TrainingStep,
+            ),
+        ];
+        for (function, file, phase) in cases {
+            assert_eq!(
+                frame_phase(function, file),
+                Some(phase),
+                "{function} {file}"
+            );
+        }
+        // Not any `run` or `update`.
+        assert_eq!(frame_phase("run", "/app/server.py"), None);
+        assert_eq!(frame_phase("update", "/app/state.py"), None);
+    }
+
+    #[test]
+    fn a_ggml_host_buffer_says_its_stage_too() {
+        use crate::model::failure::{EngineFigures, OomFigures};
+        let message = OomMessage {
+            kind: OomKind::HostMemory,
+            is_gpu_oom: false,
+            engine_hint: None,
+            figures: OomFigures::default(),
+            line: 9,
+            stream: None,
+            exception: None,
+            text: "error loading model: unable to allocate CUDA_Host buffer".to_string(),
+            end_line: 9,
+            details: EngineFigures {
+                buffer_type: Some("CUDA_Host".to_string()),
+                buffer_purpose: Some("model weights".to_string()),
+                ..EngineFigures::default()
+            },
+        };
+        assert_eq!(message_phase(&message), Some(Phase::WeightsLoad));
+        let plain = OomMessage {
+            details: EngineFigures::default(),
+            ..message
+        };
+        assert_eq!(message_phase(&plain), None);
     }
 }

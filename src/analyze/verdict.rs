@@ -169,6 +169,29 @@ fn no_failure(inputs: &VerdictInputs<'_>) -> Verdict {
 }
 
 fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
+    let mut failure = failure;
+    if failure.kind == OomKind::KilledBySignal {
+        // A kill is host memory only when another message shows it (the kernel's OOM-killer
+        // lines, Kubernetes `OOMKilled`, a memory error); otherwise the cause is not shown.
+        match builder
+            .inputs
+            .messages
+            .iter()
+            .find(|message| message.kind == OomKind::HostMemory)
+        {
+            Some(host) => {
+                builder.fact(format!("line {}: {}", host.line, shorten(&host.text, 240)));
+                failure = host;
+            }
+            None => return killed_by_signal(builder, failure),
+        }
+    }
+    let merged;
+    if failure.kind == OomKind::HostMemory {
+        merged = with_kernel_figures(failure, builder.inputs.messages);
+        failure = &merged;
+        host_memory_facts(&mut builder, failure);
+    }
     let (cause, headline, steps, summary) = match failure.kind {
         OomKind::IllegalMemoryAccess => (
             Cause::IllegalMemoryAccess,
@@ -221,11 +244,7 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
         _ => (
             Cause::HostMemory,
             "not a GPU out-of-memory error: the host (CPU) ran out of RAM",
-            vec![
-                "give the process or container more host RAM (docker `--memory`, Kubernetes `resources.limits.memory`), or add swap".to_string(),
-                "load weights with less host memory: safetensors with memory mapping, `low_cpu_mem_usage=True` (transformers), fewer loader workers".to_string(),
-                "check `dmesg` for the OOM killer's line to see what was killed and how much it held".to_string(),
-            ],
+            host_memory_steps(failure),
             "This is not a GPU problem: the machine's RAM (not the GPU's) ran out. More GPU memory will not help; give the job more system memory or load the model with less of it.",
         ),
     };
@@ -239,6 +258,179 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
         next_steps: builder.steps,
         owner_class: OwnerClass::NotGpuMemory,
         owner_summary: summary.to_string(),
+    }
+}
+
+/// The failure with the figures of the kernel's other OOM-killer messages of the same kill filled
+/// in: a long dump between `invoked oom-killer` and `Killed process` splits them into several
+/// messages (the cgroup's `memory: usage` line in one, the `Killed process` line in another).
+fn with_kernel_figures(failure: &OomMessage, messages: &[OomMessage]) -> OomMessage {
+    let mut merged = failure.clone();
+    let details = &mut merged.details;
+    let same_kill = messages.iter().filter(|message| {
+        message.kind == OomKind::HostMemory
+            && message.line >= failure.line
+            && (message.line == failure.line || !message.text.contains("invoked oom-killer"))
+    });
+    for message in same_kill {
+        let other = &message.details;
+        if details.killed_pid.is_none() && other.killed_pid.is_some() {
+            details.killed_pid = other.killed_pid;
+            details.killed_process.clone_from(&other.killed_process);
+            details.killed_rss_bytes = other.killed_rss_bytes;
+            details.killed_anon_rss_bytes = other.killed_anon_rss_bytes;
+        }
+        if details.host_usage_bytes.is_none() {
+            details.host_usage_bytes = other.host_usage_bytes;
+            details.host_limit_bytes = details.host_limit_bytes.or(other.host_limit_bytes);
+        }
+        if details.oom_constraint.is_none() {
+            details.oom_constraint.clone_from(&other.oom_constraint);
+        }
+        if details.memory_cgroup.is_none() {
+            details.memory_cgroup.clone_from(&other.memory_cgroup);
+        }
+        merged.end_line = merged.end_line.max(message.end_line);
+        if details.killed_pid.is_some() {
+            break;
+        }
+    }
+    merged
+}
+
+/// The figures of a host-memory failure, each with the line and the words it comes from, and
+/// the step its limit asks for.
+fn host_memory_facts(builder: &mut Builder<'_>, failure: &OomMessage) {
+    let details = &failure.details;
+    let line = if failure.end_line > failure.line {
+        format!("lines {}–{}", failure.line, failure.end_line)
+    } else {
+        format!("line {}", failure.line)
+    };
+    if let Some(pid) = details.killed_pid {
+        let name = details
+            .killed_process
+            .as_deref()
+            .map(|name| format!(" ({name})"))
+            .unwrap_or_default();
+        let rss = match (details.killed_rss_bytes, details.killed_anon_rss_bytes) {
+            (Some(rss), Some(anon)) => format!(
+                ", which held {rss} of RAM ({} exact; `anon-rss` {anon}, its own allocations)",
+                rss.0
+            ),
+            _ => String::new(),
+        };
+        builder.fact(format!(
+            "{line}: the kernel's OOM killer killed process {pid}{name}{rss} (the kernel's `Killed process` line)"
+        ));
+    }
+    match (details.host_usage_bytes, details.host_limit_bytes) {
+        (Some(usage), Some(limit)) => builder.fact(format!(
+            "{line}: its memory cgroup{} was at its limit: usage {usage} of limit {limit} ({} bytes; the kernel's `memory: usage …kB, limit …kB` line)",
+            details.memory_cgroup.as_deref().map(|cgroup| format!(" `{cgroup}`")).unwrap_or_default(),
+            limit.0
+        )),
+        (Some(usage), None) => builder.fact(format!(
+            "{line}: its memory cgroup used {usage} and had no limit (the kernel's `memory: usage` line)"
+        )),
+        _ => {}
+    }
+    match details.oom_constraint.as_deref() {
+        Some("CONSTRAINT_MEMCG") => {
+            builder.fact(format!(
+                "{line}: `CONSTRAINT_MEMCG`: a memory cgroup's limit was reached (a container's, a pod's or a systemd unit's), not the whole machine's RAM"
+            ));
+            let limit = details
+                .host_limit_bytes
+                .map(|limit| format!(" above its {limit}"))
+                .unwrap_or_default();
+            builder.step(format!(
+                "raise the memory limit of the container or pod{limit} (docker `--memory`, Kubernetes `resources.limits.memory`), or make the job need less host RAM"
+            ));
+        }
+        Some("CONSTRAINT_NONE") => builder.fact(format!(
+            "{line}: `CONSTRAINT_NONE`: the whole machine ran out of RAM (no cgroup limit was involved)"
+        )),
+        Some(other) => builder.fact(format!("{line}: the kernel's constraint was `{other}`")),
+        None => {}
+    }
+    if [
+        "memory pressure",
+        "running low on memory",
+        "ray-oom-prevention",
+    ]
+    .iter()
+    .any(|words| failure.text.contains(words))
+    {
+        builder.fact(format!(
+            "{line}: Ray's memory monitor killed the worker: the node's memory use passed Ray's threshold (`RAY_memory_usage_threshold`, 0.95 of the node's RAM by default), host RAM, not GPU memory"
+        ));
+        builder.step("give the Ray node more RAM or run fewer tasks and actors on it (more `num_cpus` per task); `ray logs raylet.out -ip <node>` lists the workers killed and their memory");
+    }
+    if details.killed_pid.is_none() && failure.text.contains("OOMKilled") {
+        builder.fact(format!(
+            "{line}: `OOMKilled` is set only when the kernel's OOM killer ended the container for its memory limit (host RAM); a CUDA out-of-memory error never sets it"
+        ));
+    }
+    if let Some(required) = details.host_required_bytes {
+        builder.fact(format!(
+            "{line}: one host allocation of {required} ({} bytes, as the message prints it) failed",
+            required.0
+        ));
+    }
+    if let Some(available) = details.host_available_bytes {
+        builder.fact(format!(
+            "{line}: {available} of system memory was available (as the message prints it)"
+        ));
+    }
+}
+
+/// The generic steps for host memory, less those the figures already answered (a cgroup
+/// limit's own step comes from [`host_memory_facts`]; the kernel's line is already there).
+fn host_memory_steps(failure: &OomMessage) -> Vec<String> {
+    let details = &failure.details;
+    let mut steps = Vec::new();
+    if details.oom_constraint.as_deref() != Some("CONSTRAINT_MEMCG") {
+        steps.push("give the process or container more host RAM (docker `--memory`, Kubernetes `resources.limits.memory`), or add swap".to_string());
+    }
+    steps.push("load weights with less host memory: safetensors with memory mapping, `low_cpu_mem_usage=True` (transformers), fewer loader workers".to_string());
+    if details.killed_pid.is_none() {
+        steps.push(
+            "check `dmesg` for the OOM killer's line to see what was killed and how much it held"
+                .to_string(),
+        );
+    }
+    steps
+}
+
+/// A kill by signal (SIGKILL, exit code 137 or -9) with nothing in the text that says why.
+fn killed_by_signal(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
+    builder.fact(
+        "nothing in the text says who sent the signal: no kernel OOM-killer line, no `OOMKilled`, no memory error".to_string(),
+    );
+    let phase = builder.inputs.phase.failed_in;
+    if phase == Phase::WeightsLoad || phase == Phase::FormatConversion {
+        builder.fact(format!(
+            "the kill came while {}: host RAM peaks then (checkpoint tensors are read or converted in RAM before the GPU copy), so look for the kernel's OOM-killer line first",
+            phase.short()
+        ));
+    }
+    builder.step("look for the kernel's line on the host: `dmesg -T | grep -i -E 'killed process|oom'` (or `journalctl -k`); `Out of memory: Killed process N` means host RAM ran out");
+    builder.step("in Kubernetes, `kubectl describe pod` shows `Reason: OOMKilled` for a memory-limit kill; with docker, `docker inspect -f '{{.State.OOMKilled}}' <container>`");
+    builder.step("pass those lines with the log to `oomdoc explain` to name the cause");
+    let code = match failure.details.exit_code {
+        Some(137) => "exit code 137",
+        _ => "SIGKILL, signal 9",
+    };
+    Verdict {
+        cause: Cause::KilledBySignal,
+        headline: format!(
+            "not a GPU out-of-memory error: the process was killed by a signal ({code}); the cause is not shown"
+        ),
+        evidence: builder.evidence,
+        next_steps: builder.steps,
+        owner_class: OwnerClass::NotGpuMemory,
+        owner_summary: "The process was stopped by a kill signal. The text does not say who sent it: the kernel's out-of-memory killer (host RAM, not GPU memory), a container's memory limit, a job scheduler or a person. Nothing here shows a GPU memory shortage; the system log says which.".to_string(),
     }
 }
 
@@ -818,7 +1010,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
         Cause::TrainingMemory => format!("{gpu} ran out of memory{where_}"),
         Cause::CapacityExhausted => format!("{gpu} ran out of memory: this process filled it"),
         Cause::LargeAllocation => format!("{gpu} ran out of memory{where_}: one allocation asked for more than was free"),
-        Cause::HostMemory | Cause::IllegalMemoryAccess | Cause::Unknown => format!("{gpu} ran out of memory{where_}"),
+        Cause::HostMemory | Cause::KilledBySignal | Cause::IllegalMemoryAccess | Cause::Unknown => format!("{gpu} ran out of memory{where_}"),
         Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources => format!("{gpu} ran out of memory{where_}"),
     }
 }
@@ -886,7 +1078,7 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
             OwnerClass::Undetermined,
             format!("Undetermined: this process used up the {total}GPU, but the text does not show whether the model itself is too large for the card or the batch/context settings are.{prompt} Run `oomdoc fit` on the checkpoint: if the weights alone approach the card's size it is a hardware limit, otherwise reduce batch or context."),
         ),
-        Cause::HostMemory | Cause::IllegalMemoryAccess => (OwnerClass::NotGpuMemory, String::new()),
+        Cause::HostMemory | Cause::KilledBySignal | Cause::IllegalMemoryAccess => (OwnerClass::NotGpuMemory, String::new()),
         Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources => (OwnerClass::NotGpuMemory, String::new()),
     }
 }
@@ -1118,5 +1310,93 @@ mod tests {
         assert!(at_least(None, &[0, 5, 3], true));
         assert!(at_least(Some("2.11.0+cu130"), &[2, 10], false));
         assert!(!at_least(Some("2.0"), &[2, 1], false));
+    }
+
+    /// The verdict over several messages (the first is the failure).
+    fn verdict_of(messages: &[OomMessage]) -> Verdict {
+        let engine = EngineInfo {
+            name: EngineName::Other,
+            version: None,
+            generation: None,
+            evidence_line: None,
+        };
+        let phase = PhaseReport {
+            failed_in: Phase::Unknown,
+            last_completed: None,
+            server_was_ready: None,
+            prompt_can_be_cause: None,
+            evidence: Vec::new(),
+        };
+        let versions = BTreeMap::new();
+        decide(&VerdictInputs {
+            failure: messages.first(),
+            messages,
+            engine: &engine,
+            config: &EngineConfig::default(),
+            model: None,
+            memory: &EngineMemory::default(),
+            versions: &versions,
+            phase: &phase,
+            timeline: &[],
+            shutdown_line: None,
+        })
+    }
+
+    fn host(kind: OomKind, line: u64, text: &str) -> OomMessage {
+        OomMessage {
+            is_gpu_oom: false,
+            line,
+            end_line: line,
+            exception: None,
+            text: text.to_string(),
+            ..message(kind, OomFigures::default())
+        }
+    }
+
+    #[test]
+    fn a_kill_without_evidence_of_memory_is_not_called_host_memory() {
+        let mut killed = host(OomKind::KilledBySignal, 3, "Exit Code: 137");
+        killed.details.exit_code = Some(137);
+        let verdict = verdict_of(std::slice::from_ref(&killed));
+        assert_eq!(verdict.cause, Cause::KilledBySignal);
+        assert!(
+            verdict.headline.contains("the cause is not shown"),
+            "{}",
+            verdict.headline
+        );
+        assert!(
+            verdict.headline.contains("exit code 137"),
+            "{}",
+            verdict.headline
+        );
+        assert_eq!(verdict.owner_class, OwnerClass::NotGpuMemory);
+
+        // The same kill with the kernel's line: host memory, with the kernel's figures.
+        let mut kernel = host(
+            OomKind::HostMemory,
+            7,
+            "Memory cgroup out of memory: Killed process 42 (python)",
+        );
+        kernel.end_line = 9;
+        kernel.details.killed_pid = Some(42);
+        kernel.details.killed_process = Some("python".to_string());
+        kernel.details.killed_rss_bytes = Some(Bytes(30 * GIB));
+        kernel.details.killed_anon_rss_bytes = Some(Bytes(29 * GIB));
+        kernel.details.host_usage_bytes = Some(Bytes(32 * GIB));
+        kernel.details.host_limit_bytes = Some(Bytes(32 * GIB));
+        kernel.details.oom_constraint = Some("CONSTRAINT_MEMCG".to_string());
+        let verdict = verdict_of(&[killed, kernel]);
+        assert_eq!(verdict.cause, Cause::HostMemory);
+        let evidence = verdict.evidence.join("\n");
+        assert!(evidence.contains("lines 7–9: the kernel's OOM killer killed process 42 (python), which held 30.00 GiB"), "{evidence}");
+        assert!(
+            evidence.contains("usage 32.00 GiB of limit 32.00 GiB (34359738368 bytes"),
+            "{evidence}"
+        );
+        assert!(
+            verdict.next_steps[0].contains("above its 32.00 GiB"),
+            "{:?}",
+            verdict.next_steps
+        );
     }
 }

@@ -361,6 +361,9 @@ pub enum Cause {
     LargeAllocation,
     /// Not a GPU OOM: host (CPU) memory ran out.
     HostMemory,
+    /// Not a GPU OOM: the process was killed by a signal (SIGKILL, exit code 137 or -9) and
+    /// nothing in the text says why (no OOM-killer line, no `OOMKilled`).
+    KilledBySignal,
     /// Not a GPU OOM: an illegal memory access (a bug or a corrupted state, not capacity).
     IllegalMemoryAccess,
     /// Not a GPU OOM: `/dev/shm` (shared memory for DataLoader workers) ran out.
@@ -402,6 +405,7 @@ impl Cause {
             Cause::CapacityExhausted => "capacity_exhausted",
             Cause::LargeAllocation => "large_allocation",
             Cause::HostMemory => "host_memory",
+            Cause::KilledBySignal => "killed_by_signal",
             Cause::IllegalMemoryAccess => "illegal_memory_access",
             Cause::SharedMemory => "shared_memory",
             Cause::DiskFull => "disk_full",

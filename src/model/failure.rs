@@ -166,6 +166,10 @@ pub enum OomKind {
     DeviceAssert,
     /// Not a GPU OOM: Triton `OutOfResources` (a kernel's shared memory/registers per block).
     TritonOutOfResources,
+    /// Not a GPU OOM: the process was killed by a signal (a shell's `Killed`, exit code 137 or
+    /// -9, `SIGKILL`) and the message itself does not say why. Host memory only when another
+    /// line shows it (the kernel's OOM killer, Kubernetes `OOMKilled`).
+    KilledBySignal,
 }
 
 /// One other process named in a PyTorch 2.1+ message (`Process N has X memory in use`).
@@ -283,6 +287,30 @@ pub struct EngineFigures {
     /// Linux OOM killer: the killed PID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub killed_pid: Option<u32>,
+    /// Linux OOM killer: the killed process's name (`Killed process N (python)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed_process: Option<String>,
+    /// Linux OOM killer: resident memory of the killed process, `anon-rss` + `file-rss` +
+    /// `shmem-rss` of its `Killed process` line (printed in kB, 1024 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed_rss_bytes: Option<Bytes>,
+    /// Linux OOM killer: the killed process's `anon-rss` alone (its own heap: what it allocated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed_anon_rss_bytes: Option<Bytes>,
+    /// Linux OOM killer: the memory cgroup's limit (`memory: usage NkB, limit NkB`), or a
+    /// limit printed by Kubernetes; absent when the cgroup had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_limit_bytes: Option<Bytes>,
+    /// Linux OOM killer: the memory cgroup's usage when it hit the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_usage_bytes: Option<Bytes>,
+    /// Linux OOM killer: `CONSTRAINT_MEMCG` (a cgroup's limit: container, pod, systemd unit)
+    /// or `CONSTRAINT_NONE` (the whole machine ran out), from `oom-kill:constraint=`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_constraint: Option<String>,
+    /// Linux OOM killer: the cgroup of the killed task (`task_memcg=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cgroup: Option<String>,
     /// A process exit code that hints at the cause (137 = SIGKILL, often the OOM killer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,

@@ -50,6 +50,10 @@ pub(super) const RULES: &[Rule] = &[
     // `modules/memmon.py` ("Torch active/reserved: …, Sys VRAM: …") and
     // `modules/sd_models.py` / `webui.py` ("Stable diffusion model failed to load").
     rule("Torch active/reserved:", automatic1111),
+    // text-generation-webui `modules/text_generation.py` (`generate_reply_HF` and the other
+    // loaders' `generate_reply`): `Output generated in 6.34 seconds (0.32 tokens/s, 2 tokens,
+    // context 1200, seed 42)`, printed in a `finally` after a generation, also one that failed.
+    rule("Output generated in", textgen_output),
     rule("Stable diffusion model failed to load", automatic1111),
     // TensorFlow's BFC allocator (`tensorflow/core/common_runtime/bfc_allocator.cc`); XLA (JAX)
     // has its own copy under `xla/tsl/framework/bfc_allocator.cc`.
@@ -129,6 +133,11 @@ fn lightning_bar(text: &str, facts: &mut LineFacts) {
     let percent = after.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 && percent > 0 && after[percent..].starts_with("%|") {
         facts.engine(EngineName::Lightning, Certainty::Weak);
+        // The `Epoch N` bar is the training bar: `TQDMProgressBar.on_train_epoch_start` sets
+        // that description; validation, test and predict bars are `Validation`, `Testing`,
+        // `Predicting` (lightning 2.x `callbacks/progress/tqdm_progress.py`). A loss in its
+        // postfix is not needed (`self.log(..., prog_bar=True)` is optional).
+        super::training::step(facts);
     }
 }
 
@@ -200,6 +209,12 @@ fn automatic1111(text: &str, facts: &mut LineFacts) {
     } else {
         // The footer `wrap_gradio_call` (`modules/call_queue.py`) appends to a generation's
         // output: the failure it follows happened while generating.
+        facts.late_phase = Some(Phase::Inference);
+    }
+}
+
+fn textgen_output(text: &str, facts: &mut LineFacts) {
+    if has(text, "tokens/s") && has(text, "seconds") {
         facts.late_phase = Some(Phase::Inference);
     }
 }

@@ -21,6 +21,10 @@ pub(super) const RULES: &[Rule] = &[
     rule(" - loss: ", progress_bar_step),
     rule("DeepSpeed info: version=", deepspeed),
     rule("[deepspeed]", deepspeed),
+    // The DeepSpeed launcher's records (`deepspeed/launcher/launch.py`, format
+    // `[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s]`): `[launch.py:315:
+    // sigkill_handler] Killing subprocess …`, `[launch.py:138:main] WORLD INFO DICT`.
+    rule("[launch.py:", deepspeed_launcher),
     rule("torch.distributed.elastic", torchrun),
     rule("'loss': ", training_step),
     rule(": loss ", litgpt_step),
@@ -208,7 +212,7 @@ fn progress_bar_step(text: &str, facts: &mut LineFacts) {
 
 /// A training step ran; printed under a failure, it is the step that failed (tqdm redraws
 /// its bar when the exception closes it, after the traceback).
-fn step(facts: &mut LineFacts) {
+pub(super) fn step(facts: &mut LineFacts) {
     facts.event(
         EventKind::TrainingStep,
         Phase::TrainingStep,
@@ -264,6 +268,17 @@ fn deepspeed(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Deepspeed, Certainty::Strong);
     if let Some(version) = word_after(text, "DeepSpeed info: version=") {
         facts.engine_version = Some(version.to_string());
+    }
+}
+
+fn deepspeed_launcher(text: &str, facts: &mut LineFacts) {
+    let function = after(text, "[launch.py:")
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(_, rest)| rest);
+    if function
+        .is_some_and(|rest| rest.starts_with("sigkill_handler]") || rest.starts_with("main]"))
+    {
+        facts.engine(EngineName::Deepspeed, Certainty::Weak);
     }
 }
 
@@ -427,6 +442,33 @@ mod tests {
         assert!(step("iter 3436 step 53: loss 2.9911, iter time: 400.10ms"));
         assert!(step("iter 12 | step 3: loss 1.5000, iter time: 80.00 ms"));
         assert!(!step("iter 3436: loss 2.9911"));
+        // Lightning's training bar needs no loss in its postfix; other bars named `Epoch` do.
+        assert!(step(
+            "Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09, 56.28it/s]"
+        ));
+        assert!(!step("Epoch 3/10 done"));
+    }
+
+    #[test]
+    fn deepspeed_launcher_records_name_deepspeed() {
+        let engine = |line: &str| parse_line_scan(line).engine.map(|(name, _)| name);
+        assert_eq!(
+            engine("[2023-07-04 17:31:27,755] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 953850"),
+            Some(crate::model::failure::EngineName::Deepspeed)
+        );
+        assert_eq!(engine("[launch.py:12:helper] something"), None);
+    }
+
+    #[test]
+    fn text_generation_webui_output_line_is_a_generation() {
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        assert_eq!(
+            late(
+                "Output generated in 6.34 seconds (0.32 tokens/s, 2 tokens, context 1200, seed 42)"
+            ),
+            Some(crate::model::explain::Phase::Inference)
+        );
+        assert_eq!(late("Output generated in the folder"), None);
     }
 
     #[test]

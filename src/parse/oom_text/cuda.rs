@@ -189,7 +189,15 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             parsed
         }
         Family::CudaDriver => Parsed::new(OomKind::CudaDriverOutOfMemory, true),
-        Family::Cublas => Parsed::new(OomKind::CublasAlloc, true),
+        Family::Cublas => {
+            let mut parsed = Parsed::new(OomKind::CublasAlloc, true);
+            // CNTK: `CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ;`.
+            parsed.figures.gpu_index = regex!(r"GPU=(\d+)")
+                .captures(text)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| m.as_str().parse().ok());
+            parsed
+        }
         Family::IllegalAccess => Parsed::new(OomKind::IllegalMemoryAccess, false),
         _ => Parsed::new(OomKind::OtherGpuOom, true),
     }

@@ -66,6 +66,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position].rfind("Allocator (").unwrap_or(position);
         return Some((Family::Framework(FrameworkKind::TfBfc), begin));
     }
+    // TensorFlow ≤ 1.x `bfc_allocator.cc`: `Ran out of memory trying to allocate 39.81MiB.  See
+    // logs for memory state.` (no allocator name).
+    if let Some(position) = find(text, "Ran out of memory trying to allocate") {
+        return Some((Family::Framework(FrameworkKind::TfBfc), position));
+    }
     if ["hipErrorOutOfMemory", "HIP_ERROR_OutOfMemory"]
         .iter()
         .any(|needle| find(text, needle).is_some())

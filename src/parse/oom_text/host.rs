@@ -34,12 +34,28 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "Killed process",
         "invoked oom-killer",
         "oom-kill:",
-        "OOMKilled",
     ] {
         if let Some(position) = super::find(text, needle) {
             let begin = text[..position].rfind("Memory cgroup").unwrap_or(position);
             return Some((Family::Host(HostKind::OomKiller), begin));
         }
+    }
+    // Ray's memory monitor kills workers when the node's memory use passes its threshold
+    // (`RAY_memory_usage_threshold`, default 0.95): raylet `node_manager.cc` prints `N Workers
+    // (tasks / actors) killed due to memory pressure (OOM)`, `ray.exceptions.OutOfMemoryError`
+    // says `Task was killed due to the node running low on memory`, and both end with `Refer to
+    // the documentation on how to address the out of memory issue: …ray-oom-prevention…`.
+    for needle in [
+        "killed due to memory pressure",
+        "running low on memory",
+        "address the out of memory issue",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            return Some((Family::Host(HostKind::RayMemoryMonitor), position));
+        }
+    }
+    if let Some(position) = find_oom_killed(text) {
+        return Some((Family::Host(HostKind::OomKiller), position));
     }
     if let Some(position) = super::find(text, "Cannot allocate memory") {
         let begin = text[..position]
@@ -59,20 +75,41 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             .unwrap_or(position);
         return Some((Family::Host(HostKind::BadAlloc), begin));
     }
-    if text.trim() == "Killed" {
-        return Some((
-            Family::Host(HostKind::Killed),
-            text.len() - text.trim_start().len(),
-        ));
+    if let Some(found) = shell_killed(text) {
+        return Some((Family::Host(HostKind::Killed), found));
     }
-    if text.contains("137") || text.contains("SIGKILL") {
+    if text.contains("137") || text.contains("-9") || text.contains("SIGKILL") {
         let found = regex!(
-            r"(?i)(?:exit(?:ed)?(?: with)?(?: code| status)|exitcode|return ?code|status)\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)"
+            r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status)|exitcode|return ?code|status)"?\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
         )
         .find(text)?;
         return Some((Family::Host(HostKind::Killed), found.start()));
     }
     None
+}
+
+/// Kubernetes `OOMKilled` (`Reason: OOMKilled`, `reason: OOMKilled`, the `STATUS` column of
+/// `kubectl get pods`) and docker's `"OOMKilled": true`; not docker's `"OOMKilled": false`.
+fn find_oom_killed(text: &str) -> Option<usize> {
+    let position = super::find(text, "OOMKilled")?;
+    let after = text[position + "OOMKilled".len()..].trim_start_matches(['"', ' ', ':', '\t']);
+    if after.starts_with("false") {
+        return None;
+    }
+    Some(position)
+}
+
+/// A shell's report of a process killed by SIGKILL: bash `Killed` alone on its line, with a job
+/// number (`[1]+  Killed   python train.py`) or from a script (`line 3: 4242 Killed   python
+/// x.py`), macOS `Killed: 9`, or glued to the tqdm bar it interrupted (`2.83s/it]Killed`). Not
+/// the word inside prose.
+fn shell_killed(text: &str) -> Option<usize> {
+    let found = regex!(
+        r"^\s*(?:\[\d+\][+-]?\s+)?Killed(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|\d(?:it/s|s/it)\]Killed\s*$"
+    )
+    .find(text)?;
+    let offset = text[found.start()..].find("Killed").unwrap_or(0);
+    Some(found.start() + offset)
 }
 
 /// Python's `MemoryError` or numpy's `_ArrayMemoryError` raised (not quoted in an `except`
@@ -101,16 +138,34 @@ fn find_memory_error(text: &str) -> Option<usize> {
     (class.is_empty() || class == "_Array").then_some(class_start)
 }
 
-/// The kernel prints the kill over several lines (`oom-kill:…`, `Out of memory: Killed process`,
-/// `oom_reaper: reaped process`): read them as one message.
-pub(super) fn oom_killer_continuation(text: &str) -> Continuation {
+/// The kernel prints the kill over several lines (`… invoked oom-killer`, a dump of the
+/// machine's memory and tasks, `memory: usage NkB, limit NkB, failcnt N` for a cgroup,
+/// `oom-kill:constraint=…`, `Out of memory: Killed process`, `oom_reaper: reaped process`; Linux
+/// `mm/oom_kill.c` `dump_header`, `dump_oom_summary`, `__oom_kill_process`, and
+/// `mm/memcontrol.c` `mem_cgroup_print_oom_meminfo`): read them as one message. The lines of the
+/// dump between them are skipped while the kill itself is not yet printed.
+pub(super) fn oom_killer_continuation(open: &str, text: &str) -> Continuation {
     let lower = text.to_ascii_lowercase();
-    if lower.contains("oom") || lower.contains("killed process") || lower.contains("out of memory")
+    let killed = open.contains("Killed process");
+    if killed && lower.contains("invoked oom-killer") {
+        // The next kill: a message of its own.
+        Continuation::Close
+    } else if lower.contains("oom")
+        || lower.contains("killed process")
+        || lower.contains("out of memory")
+        || lower.contains("memory: usage")
     {
         Continuation::Append
+    } else if !killed && is_kernel_line(text) {
+        Continuation::Skip
     } else {
         Continuation::Close
     }
+}
+
+/// A kernel log line: `[12345.678901] …` (dmesg) or `… kernel: …` (syslog, journalctl).
+fn is_kernel_line(text: &str) -> bool {
+    regex!(r"^\s*\[\s*\d+\.\d+\]|\skernel: ").is_match(text)
 }
 
 pub(super) fn is_complete(kind: HostKind, squeezed: &str) -> bool {
@@ -139,16 +194,12 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
             details.host_available_bytes =
                 size_of(regex!(concat!(r"available\(", size!(), r"\)")), squeezed);
         }
-        HostKind::OomKiller => {
-            details.killed_pid = regex!(r"Killed process (\d+)")
-                .captures(text)
-                .and_then(|caps| caps.get(1))
-                .and_then(|m| m.as_str().parse().ok());
-        }
+        HostKind::OomKiller => oom_killer_figures(text, details),
         HostKind::Killed => {
+            parsed.kind = OomKind::KilledBySignal;
             details.exit_code = if text.contains("137") {
                 Some(137)
-            } else if text.contains("-9") || text.contains("SIGKILL") {
+            } else if text.contains("-9") || text.contains("SIGKILL") || text.contains("Killed") {
                 Some(-9)
             } else {
                 None
@@ -156,12 +207,72 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
         }
         HostKind::MemoryError => {
             // numpy: `Unable to allocate 3.12 GiB for an array with shape (…) and data type …`.
+            // numpy 1.17–1.19 prints three significant digits with a bare point: `201. GiB`.
             details.host_required_bytes = size_of(
                 regex!(concat!(r"Unabletoallocate", size!(), r"for")),
                 squeezed,
-            );
+            )
+            .or_else(|| {
+                let caps = regex!(r"Unabletoallocate(\d+)\.([KMGT]iB)for").captures(squeezed)?;
+                super::parse_size(&format!(
+                    "{}{}",
+                    caps.get(1)?.as_str(),
+                    caps.get(2)?.as_str()
+                ))
+            });
         }
-        HostKind::Errno | HostKind::BadAlloc => {}
+        HostKind::Errno | HostKind::BadAlloc | HostKind::RayMemoryMonitor => {}
     }
     parsed
+}
+
+/// Kilobytes as the kernel prints them (`%lukB`, units of 1024 bytes).
+fn kilobytes(caps: &regex::Captures<'_>, group: usize) -> Option<u64> {
+    caps.get(group)?
+        .as_str()
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1024)
+}
+
+/// The figures of the kernel's OOM-killer lines: the killed process and its RSS
+/// (`__oom_kill_process`: `Killed process %d (%s) total-vm:%lukB, anon-rss:%lukB,
+/// file-rss:%lukB, shmem-rss:%lukB`), the cgroup's usage and limit
+/// (`mem_cgroup_print_oom_meminfo`: `memory: usage %llukB, limit %llukB, failcnt %lu`), the
+/// constraint and cgroup (`dump_oom_summary`: `oom-kill:constraint=%s,…,task_memcg=%s,…`).
+fn oom_killer_figures(text: &str, details: &mut crate::model::failure::EngineFigures) {
+    if let Some(caps) = regex!(r"Killed process (\d+) \(([^)]*)\)").captures(text) {
+        details.killed_pid = caps.get(1).and_then(|m| m.as_str().parse().ok());
+        details.killed_process = caps.get(2).map(|m| m.as_str().to_string());
+    } else if let Some(caps) = regex!(r",task=([^,\s]+),pid=(\d+)").captures(text) {
+        details.killed_process = caps.get(1).map(|m| m.as_str().to_string());
+        details.killed_pid = caps.get(2).and_then(|m| m.as_str().parse().ok());
+    }
+    if let Some(caps) =
+        regex!(r"anon-rss:\s*(\d+)kB,\s*file-rss:\s*(\d+)kB(?:,\s*shmem-rss:\s*(\d+)kB)?")
+            .captures(text)
+    {
+        let anon = kilobytes(&caps, 1);
+        details.killed_anon_rss_bytes = anon.map(Bytes);
+        let parts = [anon, kilobytes(&caps, 2), kilobytes(&caps, 3).or(Some(0))];
+        details.killed_rss_bytes = parts
+            .iter()
+            .try_fold(0u64, |sum, part| sum.checked_add((*part)?))
+            .map(Bytes);
+    }
+    if let Some(caps) = regex!(r"memory: usage (\d+)kB, limit (\d+)kB").captures(text) {
+        details.host_usage_bytes = kilobytes(&caps, 1).map(Bytes);
+        // No limit is printed as PAGE_COUNTER_MAX pages (9007199254740988kB on 4 KiB pages).
+        details.host_limit_bytes = kilobytes(&caps, 2)
+            .filter(|bytes| *bytes < 1 << 60)
+            .map(Bytes);
+    }
+    if let Some(caps) = regex!(r"constraint=(CONSTRAINT_[A-Z_]+)").captures(text) {
+        details.oom_constraint = caps.get(1).map(|m| m.as_str().to_string());
+    } else if text.contains("Memory cgroup out of memory") {
+        details.oom_constraint = Some("CONSTRAINT_MEMCG".to_string());
+    }
+    if let Some(caps) = regex!(r"task_memcg=([^,\s]+)").captures(text) {
+        details.memory_cgroup = caps.get(1).map(|m| m.as_str().to_string());
+    }
 }

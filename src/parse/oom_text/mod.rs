@@ -78,11 +78,20 @@ pub const OOM_MARKERS: &[&str] = &[
     "DefaultCPUAllocator",
     "Cannot allocate memory",
     "requires more system memory",
+    // Ray's memory monitor (`raylet/node_manager.cc`, `ray.exceptions.OutOfMemoryError`).
+    "killed due to memory pressure",
+    "running low on memory",
     "Killed",
     "oom-kill",
     "OOMKilled",
+    // `exited with code 137`, kubectl describe `Exit Code:    137`, `exitCode: 137`, docker
+    // inspect `"ExitCode": 137`, `exit status 137` (the exit-status regex in host.rs decides).
     "code 137",
     "code: 137",
+    "code (137)",
+    "Code: 137",
+    "Code:    137",
+    "Code\": 137",
     "code=137",
     "status 137",
     "status: 137",
@@ -239,6 +248,8 @@ pub(crate) enum HostKind {
     MemoryError,
     /// C++ `std::bad_alloc`.
     BadAlloc,
+    /// Ray's memory monitor killed workers: node memory above its threshold (host RAM).
+    RayMemoryMonitor,
 }
 
 /// What a line does to the message open on its stream.
@@ -667,6 +678,15 @@ fn is_chain(family: Family) -> bool {
 /// A line that starts like a fragment of the allocator message (`Tried to allocate …. GPU`)
 /// right after an unfinished one: the console wrapped the message there.
 fn is_wrapped_figures(open: &Open, family: Family, message: &str) -> bool {
+    // `DefaultCPUAllocator: can't allocate memory: you` / `tried to allocate N bytes. Error
+    // code 12 (Cannot allocate memory)`: the errno words of the wrapped half are not a new
+    // message.
+    if matches!(open.family, Family::Host(HostKind::CpuAllocator))
+        && family == Family::Host(HostKind::Errno)
+        && !is_complete(open)
+    {
+        return true;
+    }
     matches!(open.family, Family::TorchAllocator(_))
         && family == Family::TorchAllocator(Accelerator::Cuda)
         && message.starts_with("Tried to allocate")
@@ -699,7 +719,7 @@ fn continuation(open: &Open, text: &str) -> Continuation {
         Family::MallocAsync => pytorch::malloc_async_continuation(text),
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
         Family::LlamaChain => llama_cpp::continuation(&open.text, text),
-        Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(text),
+        Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(&open.text, text),
         Family::Framework(kind) => frameworks::continuation(kind, text),
         Family::TorchAllocator(_) => torch_continuation(open, text),
         _ => {

@@ -318,7 +318,7 @@ fn negatives_are_not_gpu_oom() {
     assert!(!message.is_gpu_oom);
 
     let message = one("Killed");
-    assert_eq!(message.kind, OomKind::HostMemory);
+    assert_eq!(message.kind, OomKind::KilledBySignal);
     let message = one("vllm-1 exited with code 137");
     assert_eq!(message.details.exit_code, Some(137));
     assert!(parse_text("processed 137 requests").is_empty());
@@ -662,6 +662,10 @@ fn tensorflow_tensor_and_bfc() {
     assert!(message.text.starts_with("Allocator (GPU_0_bfc)"));
     // The caller retries (TSL `bfc_allocator.cc`): a warning, not the failure.
     assert!(parse_text("W bfc_allocator.cc:211] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.").is_empty());
+    // TensorFlow 0.x wording, without the allocator's name.
+    let old = one("W tensorflow/core/common_runtime/bfc_allocator.cc:275] Ran out of memory trying to allocate 39.81MiB.  See logs for memory state.");
+    assert_eq!(old.kind, OomKind::TensorflowBfc);
+    assert!(old.figures.tried_to_allocate_bytes.is_some());
     let message = one("W bfc_allocator.cc:598] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. Current allocation summary follows.");
     assert_eq!(message.figures.gpu_index, Some(2));
     assert_eq!(message.figures.tried_to_allocate_bytes, gib(3.52));
@@ -705,13 +709,16 @@ fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
         cupy.exception.as_deref(),
         Some("cupy.cuda.memory.OutOfMemoryError")
     );
+    let cntk = one("RuntimeError: CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ;");
+    assert_eq!(cntk.kind, OomKind::CublasAlloc);
+    assert_eq!(cntk.figures.gpu_index, Some(0));
     let hip = one("HIP runtime returned hipErrorOutOfMemory (out of memory) at device 1");
     assert_eq!(hip.figures.gpu_index, Some(1));
 }
 
 #[test]
 fn not_gpu_families_are_named_for_what_they_are() {
-    let cases: [(&str, OomKind); 12] = [
+    let cases: [(&str, OomKind); 14] = [
         ("MemoryError", OomKind::HostMemory),
         ("MemoryError: Unable to allocate array", OomKind::HostMemory),
         ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.12 GiB for an array with shape (100000, 4189) and data type float64", OomKind::HostMemory),
@@ -724,6 +731,8 @@ fn not_gpu_families_are_named_for_what_they_are() {
         ("torch._inductor.exc.InductorError: out of resource: shared memory, Required: 131072, Hardware limit: 101376.", OomKind::TritonOutOfResources),
         ("  what():  std::bad_alloc", OomKind::HostMemory),
         ("kubectl: Last State: Terminated Reason: OOMKilled Exit Code: 137", OomKind::HostMemory),
+        ("(raylet) node_manager.cc:3007: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons", OomKind::HostMemory),
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", OomKind::HostMemory),
     ];
     for (text, kind) in cases {
         let messages = parse_text(text);
@@ -737,6 +746,11 @@ fn not_gpu_families_are_named_for_what_they_are() {
     }
     let numpy = one("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.12 GiB for an array with shape (100000, 4189) and data type float64");
     assert_eq!(numpy.details.host_required_bytes, gib(3.12));
+    let bare_point = one("MemoryError: Unable to allocate 201. GiB for an array with shape (2999, 2999, 2999) and data type int64");
+    assert_eq!(
+        bare_point.details.host_required_bytes,
+        Some(Bytes(201 * GIB))
+    );
     // Not starts: the CUDA boilerplate about device-side assertions, an `except` clause,
     // PyTorch's own OutOfMemoryError class name alone, prose.
     for text in [
@@ -961,4 +975,86 @@ fn cupy_tensorrt_xla_vllm_accelerate_wordings() {
         "    raise RuntimeError(\"No executable batch size found, reached zero.\")"
     )
     .is_empty());
+}
+
+/// The kernel's OOM-killer lines (Linux `mm/oom_kill.c`, `mm/memcontrol.c`), a cgroup v1 kill
+/// as dmesg prints it, with the dump between the lines skipped.
+#[test]
+fn kernel_oom_killer_lines_give_the_kill_and_the_cgroup_limit() {
+    let text = "\
+[81234.000100] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[81234.000200] CPU: 3 PID: 4242 Comm: python3 Not tainted 5.15.0-91-generic #101-Ubuntu
+[81234.000300] memory: usage 16777216kB, limit 16777216kB, failcnt 4521
+[81234.000400] memory+swap: usage 16777216kB, limit 9007199254740988kB, failcnt 0
+[81234.000500] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=abc,mems_allowed=0,oom_memcg=/kubepods/burstable/pod1234,task_memcg=/kubepods/burstable/pod1234/abc,task=python3,pid=4242,uid=0
+[81234.000600] Memory cgroup out of memory: Killed process 4242 (python3) total-vm:25165824kB, anon-rss:16515072kB, file-rss:65536kB, shmem-rss:0kB, UID:0 pgtables:33000kB oom_score_adj:969
+";
+    let messages = parse_text(text);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    let kill = &messages[0];
+    assert_eq!(kill.kind, OomKind::HostMemory);
+    assert!(!kill.is_gpu_oom);
+    assert_eq!((kill.line, kill.end_line), (1, 6));
+    let details = &kill.details;
+    assert_eq!(details.killed_pid, Some(4242));
+    assert_eq!(details.killed_process.as_deref(), Some("python3"));
+    assert_eq!(
+        details.killed_anon_rss_bytes,
+        Some(Bytes(16_515_072 * 1024))
+    );
+    assert_eq!(
+        details.killed_rss_bytes,
+        Some(Bytes((16_515_072 + 65_536) * 1024))
+    );
+    assert_eq!(details.host_usage_bytes, Some(Bytes(16 * GIB)));
+    assert_eq!(details.host_limit_bytes, Some(Bytes(16 * GIB)));
+    assert_eq!(details.oom_constraint.as_deref(), Some("CONSTRAINT_MEMCG"));
+    assert_eq!(
+        details.memory_cgroup.as_deref(),
+        Some("/kubepods/burstable/pod1234/abc")
+    );
+    // No limit: PAGE_COUNTER_MAX is not a limit.
+    let unlimited =
+        one("[1.0] memory: usage 1024kB, limit 9007199254740988kB, failcnt 0 oom-kill:constraint=CONSTRAINT_NONE");
+    assert_eq!(unlimited.details.host_limit_bytes, None);
+}
+
+/// Kubernetes and docker say `OOMKilled` only for a memory-limit kill; an exit code 137 or a
+/// shell's `Killed` alone is a kill by signal whose cause the text does not show.
+#[test]
+fn kills_are_host_memory_only_with_evidence() {
+    for text in [
+        "      Reason:       OOMKilled",
+        "        reason: OOMKilled",
+        "my-pod-7d9f   0/1     OOMKilled   3          5m",
+        "            \"OOMKilled\": true,",
+    ] {
+        assert_eq!(one(text).kind, OomKind::HostMemory, "{text}");
+    }
+    for (text, code) in [
+        ("      Exit Code:    137", Some(137)),
+        ("        exitCode: 137", Some(137)),
+        ("            \"ExitCode\": 137,", Some(137)),
+        ("vllm-1 exited with code 137", Some(137)),
+        ("Killed", Some(-9)),
+        ("Killed: 9", Some(-9)),
+        ("[1]+  Killed                  python train.py", Some(-9)),
+        ("/bin/sh: line 1:  4242 Killed                  python train.py", Some(-9)),
+        ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 4 (pid: 899509)", Some(-9)),
+        ("Loading checkpoint shards:  75%|███████▌  | 3/4 [00:08<00:02,  2.83s/it]Killed", Some(-9)),
+        ("[2024-07-18 10:00:00 +0000] [1] [ERROR] Worker (pid:25134) was sent SIGKILL! Perhaps out of memory?", Some(-9)),
+    ] {
+        let message = one(text);
+        assert_eq!(message.kind, OomKind::KilledBySignal, "{text}");
+        assert_eq!(message.details.exit_code, code, "{text}");
+        assert!(!message.is_gpu_oom);
+    }
+    for text in [
+        "            \"OOMKilled\": false,",
+        "the process got Killed by someone",
+        "Killed the old workers, restarting",
+        "processed 137 requests",
+    ] {
+        assert!(parse_text(text).is_empty(), "{text}");
+    }
 }
