@@ -272,6 +272,15 @@ impl<'a> Item<'a> {
 }
 
 const FLAT_ITEMS: usize = 24;
+/// Most items of a list nested in a flat dict (a trace entry's `frames`).
+const FLAT_LIST: usize = 192;
+/// Most lists and strings nested in one flat dict.
+const FLAT_INLINE: usize = 4;
+/// Longest str the fast path interns (a fresh `'N/A'` per trace entry).
+const INTERN_MAX_BYTES: usize = 32;
+/// Most distinct strs interned.
+const INTERN_MAX_STRINGS: usize = 4096;
+const KIND_INLINE: u8 = 5;
 const KIND_REF: u8 = 0;
 const KIND_INT: u8 = 1;
 const KIND_FLOAT: u8 = 2;
@@ -363,6 +372,30 @@ impl<'a> DictItems<'a> {
     }
 }
 
+/// The items of a list offered to [`Fold::list`]: memo references to fold handles, all
+/// resolved, as `(kind, id)`.
+#[derive(Debug, Clone, Copy)]
+pub struct ListItems<'a> {
+    handles: &'a [(u32, u32)],
+}
+
+impl<'a> ListItems<'a> {
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Whether there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.handles.is_empty()
+    }
+
+    /// The items, in order: each a [`Value::Handle`]`(kind, id)`.
+    pub fn handles(&self) -> &'a [(u32, u32)] {
+        self.handles
+    }
+}
+
 /// Sees each container once, when it is complete, and may replace it (for example with a
 /// [`Value::Handle`] into the fold's own compact storage). A shared container is folded
 /// once: later memo references get the folded value.
@@ -375,6 +408,16 @@ pub trait Fold {
     /// (a later batch of items for it is then refused). Python's pickler writes a dict of
     /// up to 1000 items in one batch. The default builds every dict.
     fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+        let _ = items;
+        Ok(None)
+    }
+
+    /// Sees a non-empty list of memo references to fold handles, nested in a dict that
+    /// [`Fold::dict`] is about to be offered (a trace entry's `frames`), and may take it
+    /// whole right away:
+    /// `Some(value)` stands for the list, which is never built; `None` has the dict decoded
+    /// by the general path. The default declines.
+    fn list(&mut self, items: &ListItems<'_>) -> Result<Option<Value>, String> {
         let _ = items;
         Ok(None)
     }
@@ -506,6 +549,8 @@ pub fn decode<R: Read, F: Fold>(
         memo: Memo::default(),
         buildings: Vec::new(),
         free_buildings: Vec::new(),
+        interned: HashMap::new(),
+        list_handles: Vec::new(),
         objects: 0,
         retained: 0,
         offset: 0,
@@ -544,31 +589,57 @@ struct Run {
 }
 
 /// The memo, dense by index. Consecutive fold handles memoized one after another (every
-/// trace entry of a long trace: millions of them, never referenced again) are kept as runs
-/// instead of 16 bytes each; everything else is stored as is.
+/// trace entry of a long trace: millions of them, never referenced again) are kept as runs;
+/// every other slot takes 8 bytes: a fold handle packed in place, or the index of a value
+/// kept aside, where runs of the same shared str (a fresh `'N/A'` in every trace entry,
+/// interned) share one.
 #[derive(Debug, Default)]
 struct Memo {
-    values: Vec<Value>,
+    slots: Vec<Slot>,
+    /// Values that are not packed handles.
+    explicit: Vec<Value>,
     runs: Vec<Run>,
     /// Values stored over a slot inside a run (a re-PUT, never done by Python's pickler):
     /// kept aside so that each one is O(1), instead of spelling every run out.
     overridden: HashMap<usize, Value>,
 }
 
+/// A memo slot: bit 63 set, a handle (kind in bits 32–47, `0xffff` for [`BUILDING`]; id
+/// in bits 0–31); clear, an index into `Memo::explicit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot(u64);
+
+const SLOT_HANDLE: u64 = 1 << 63;
+const SLOT_BUILDING: u64 = 0xffff;
+
+impl Slot {
+    fn handle(value: &Value) -> Option<Slot> {
+        match *value {
+            Value::Handle(BUILDING, id) => {
+                Some(Slot(SLOT_HANDLE | (SLOT_BUILDING << 32) | u64::from(id)))
+            }
+            Value::Handle(kind, id) if u64::from(kind) < SLOT_BUILDING => {
+                Some(Slot(SLOT_HANDLE | (u64::from(kind) << 32) | u64::from(id)))
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Memo {
     fn len(&self) -> usize {
-        self.values.len()
+        self.slots.len()
             + self
                 .runs
                 .last()
                 .map_or(0, |run| run.in_runs_before + run.len)
     }
 
-    /// Where memo `index` is: `Ok(explicit index)` or `Err(handle)` inside a run.
+    /// Where memo `index` is: `Ok(slot index)` or `Err(handle)` inside a run.
     #[inline]
     fn locate(&self, index: usize) -> Option<Result<usize, Value>> {
         let Some(first) = self.runs.first() else {
-            return (index < self.values.len()).then_some(Ok(index));
+            return (index < self.slots.len()).then_some(Ok(index));
         };
         if index < first.start {
             return Some(Ok(index));
@@ -580,24 +651,61 @@ impl Memo {
             return Some(Err(Value::Handle(run.kind, run.first.wrapping_add(offset))));
         }
         let explicit = index - run.in_runs_before - run.len;
-        (explicit < self.values.len()).then_some(Ok(explicit))
+        (explicit < self.slots.len()).then_some(Ok(explicit))
     }
 
-    /// A stored value (not one inside a run, unless overridden there).
     #[inline]
-    fn get(&self, index: usize) -> Option<&Value> {
-        match self.locate(index)? {
-            Ok(explicit) => self.values.get(explicit),
-            Err(_) => self.overridden.get(&index),
+    fn read(&self, slot: Slot) -> Option<Value> {
+        if slot.0 & SLOT_HANDLE != 0 {
+            let kind = (slot.0 >> 32) & 0xffff;
+            let id = slot.0 as u32;
+            return Some(if kind == SLOT_BUILDING {
+                Value::Handle(BUILDING, id)
+            } else {
+                Value::Handle(kind as u32, id)
+            });
         }
+        self.explicit.get(slot.0 as usize).cloned()
     }
 
-    /// The value at `index`, wherever it is.
-    fn value(&self, index: usize) -> Option<Value> {
+    /// The value at `index`, wherever it is (a clone: a handle, a scalar, or a shared
+    /// reference).
+    #[inline]
+    fn get(&self, index: usize) -> Option<Value> {
         match self.locate(index)? {
-            Ok(explicit) => self.values.get(explicit).cloned(),
+            Ok(slot) => self.read(*self.slots.get(slot)?),
             Err(handle) => Some(self.overridden.get(&index).cloned().unwrap_or(handle)),
         }
+    }
+
+    /// The fold handle at `index` as `(kind, id)`, if that is what it holds (not a
+    /// container being built).
+    #[inline]
+    fn handle_at(&self, index: usize) -> Option<(u32, u32)> {
+        if self.runs.is_empty() {
+            let slot = *self.slots.get(index)?;
+            let kind = (slot.0 >> 32) & 0xffff;
+            return (slot.0 & SLOT_HANDLE != 0 && kind != SLOT_BUILDING)
+                .then_some((kind as u32, slot.0 as u32));
+        }
+        match self.get(index)? {
+            Value::Handle(kind, id) if kind != BUILDING => Some((kind, id)),
+            _ => None,
+        }
+    }
+
+    /// A slot for `value`: packed, the shared str slot of the last explicit value, or new.
+    fn slot_for(&mut self, value: Value) -> Slot {
+        if let Some(slot) = Slot::handle(&value) {
+            return slot;
+        }
+        if let (Value::Str(new), Some(Value::Str(last))) = (&value, self.explicit.last()) {
+            if Rc::ptr_eq(new, last) {
+                return Slot((self.explicit.len() - 1) as u64);
+            }
+        }
+        self.explicit.push(value);
+        Slot((self.explicit.len() - 1) as u64)
     }
 
     /// Appends a value; `true` when it took a slot of its own (not the extension of a run).
@@ -614,10 +722,15 @@ impl Memo {
                         return false;
                     }
                 }
-                if let Some(&Value::Handle(last_kind, last_id)) = self.values.last() {
+                let last = self.slots.last().and_then(|slot| self.read(*slot));
+                if let Some(Value::Handle(last_kind, last_id)) = last {
                     let last_is_tail = self.runs.last().is_none_or(|run| run.start + run.len < len);
-                    if last_is_tail && last_kind == kind && last_id.checked_add(1) == Some(id) {
-                        self.values.pop();
+                    if last_is_tail
+                        && last_kind == kind
+                        && last_kind != BUILDING
+                        && last_id.checked_add(1) == Some(id)
+                    {
+                        self.slots.pop();
                         let in_runs_before = self
                             .runs
                             .last()
@@ -634,27 +747,29 @@ impl Memo {
                 }
             }
         }
-        self.values.push(value);
+        let slot = self.slot_for(value);
+        self.slots.push(slot);
         true
     }
 
     /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
     fn set(&mut self, index: usize, value: Value) -> bool {
         match self.locate(index) {
-            Some(Ok(explicit)) => {
-                self.values[explicit] = value;
+            Some(Ok(slot)) => {
+                // A new value aside (an explicit slot may be shared by equal strs).
+                let new = match Slot::handle(&value) {
+                    Some(packed) => packed,
+                    None => {
+                        self.explicit.push(value);
+                        Slot((self.explicit.len() - 1) as u64)
+                    }
+                };
+                self.slots[slot] = new;
                 false
             }
             // Overwriting inside a run: O(1) aside (see: #14, item 8).
             Some(Err(_)) => self.overridden.insert(index, value).is_none(),
             None => false,
-        }
-    }
-
-    fn get_mut(&mut self, index: usize) -> Option<&mut Value> {
-        match self.locate(index)? {
-            Ok(explicit) => self.values.get_mut(explicit),
-            Err(_) => self.overridden.get_mut(&index),
         }
     }
 }
@@ -754,6 +869,11 @@ struct Decoder<'f, R, F> {
     memo: Memo,
     buildings: Vec<Building>,
     free_buildings: Vec<u32>,
+    /// Short strs read by the fast path, shared by content (every trace entry's fresh
+    /// `'N/A'` is then one allocation, not millions).
+    interned: HashMap<Box<[u8]>, Value>,
+    /// The handles of a list read by the fast path (reused).
+    list_handles: Vec<(u32, u32)>,
     objects: u64,
     /// Estimated bytes held by the memo, containers and payloads (not the stack, not the
     /// fold: both are added when checked).
@@ -934,9 +1054,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             }
         };
         for memo in building.memo_first.into_iter().chain(building.memo_rest) {
-            if let Some(entry) = self.memo.get_mut(memo as usize) {
-                *entry = value.clone();
-            }
+            self.memo.set(memo as usize, value.clone());
         }
         Ok(value)
     }
@@ -1121,7 +1239,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     /// have another shape or the fold does not take the dict, and the general path runs.
     /// Called right after the `EMPTY_DICT` byte.
     fn flat_dict(&mut self) -> Result<bool, PickleError> {
-        const WINDOW: usize = 512;
+        const WINDOW: usize = 4096;
         let available = match self.input.fill_up_to(WINDOW) {
             Ok(available) => available,
             Err(source) => {
@@ -1142,9 +1260,13 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             return Ok(false);
         }
         at += 1;
-        // Scalars stay raw words; memo references are resolved below.
+        // Scalars stay raw words; memo references are resolved below; strs and lists read
+        // inline go to `inline` (word = its slot), in the order they were memoized.
         let mut kinds = [KIND_NONE; FLAT_ITEMS];
         let mut words = [0u64; FLAT_ITEMS];
+        let mut inline: [Value; FLAT_INLINE] = std::array::from_fn(|_| Value::None);
+        let mut inline_memoized = [false; FLAT_INLINE];
+        let mut inlined = 0;
         let mut count = 0;
         loop {
             let Some(&op) = bytes.get(at) else {
@@ -1219,6 +1341,114 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 0x88 => (KIND_BOOL, 1, 1),
                 0x89 => (KIND_BOOL, 0, 1),
                 b'N' => (KIND_NONE, 0, 1),
+                // SHORT_BINUNICODE, short: interned by content.
+                0x8c => {
+                    let Some(&[len]) = arg(1) else {
+                        return Ok(false);
+                    };
+                    let len = usize::from(len);
+                    if len > INTERN_MAX_BYTES || inlined == FLAT_INLINE {
+                        return Ok(false);
+                    }
+                    let Some(payload) = bytes.get(at + 2..at + 2 + len) else {
+                        return Ok(false);
+                    };
+                    let value = match self.interned.get(payload) {
+                        Some(value) => value.clone(),
+                        None if self.interned.len() < INTERN_MAX_STRINGS => {
+                            let value = str_value(payload);
+                            self.retained = self.retained.saturating_add(len as u64 + 64);
+                            self.interned.insert(payload.into(), value.clone());
+                            value
+                        }
+                        None => return Ok(false),
+                    };
+                    let mut width = 2 + len;
+                    inline_memoized[inlined] = bytes.get(at + width) == Some(&0x94);
+                    if inline_memoized[inlined] {
+                        width += 1;
+                    }
+                    inline[inlined] = value;
+                    inlined += 1;
+                    (KIND_INLINE, (inlined - 1) as u64, width)
+                }
+                // EMPTY_LIST [MEMOIZE] then `( refs… APPENDS`, or `ref APPEND`.
+                b']' => {
+                    if inlined == FLAT_INLINE {
+                        return Ok(false);
+                    }
+                    let mut cursor = at + 1;
+                    let list_memoized = bytes.get(cursor) == Some(&0x94);
+                    if list_memoized {
+                        cursor += 1;
+                    }
+                    let read_ref = |cursor: &mut usize| -> Option<u32> {
+                        match bytes.get(*cursor)? {
+                            b'h' => {
+                                let index = *bytes.get(*cursor + 1)?;
+                                *cursor += 2;
+                                Some(u32::from(index))
+                            }
+                            b'j' => {
+                                let b = bytes.get(*cursor + 1..*cursor + 5)?;
+                                *cursor += 5;
+                                Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                            }
+                            _ => None,
+                        }
+                    };
+                    let handles = &mut self.list_handles;
+                    handles.clear();
+                    if bytes.get(cursor) == Some(&b'(') {
+                        cursor += 1;
+                        loop {
+                            if bytes.get(cursor) == Some(&b'e') {
+                                cursor += 1;
+                                break;
+                            }
+                            if handles.len() == FLAT_LIST {
+                                return Ok(false);
+                            }
+                            let Some(handle) = read_ref(&mut cursor)
+                                .and_then(|index| self.memo.handle_at(index as usize))
+                            else {
+                                return Ok(false);
+                            };
+                            handles.push(handle);
+                        }
+                    } else {
+                        let mut probe = cursor;
+                        match read_ref(&mut probe) {
+                            Some(index) if bytes.get(probe) == Some(&b'a') => {
+                                let Some(handle) = self.memo.handle_at(index as usize) else {
+                                    return Ok(false);
+                                };
+                                handles.push(handle);
+                                cursor = probe + 1;
+                            }
+                            _ => return Ok(false),
+                        }
+                    }
+                    if handles.is_empty() {
+                        return Ok(false);
+                    }
+                    let items = ListItems { handles };
+                    let folded = self.fold.list(&items).map_err(|reason| PickleError::Fold {
+                        offset: self.offset,
+                        opcode: opcode_name(self.op),
+                        reason,
+                    })?;
+                    let Some(value) = folded else {
+                        return Ok(false);
+                    };
+                    if matches!(value, Value::Handle(BUILDING, _)) {
+                        return Err(self.malformed("the fold returned a reserved handle"));
+                    }
+                    inline_memoized[inlined] = list_memoized;
+                    inline[inlined] = value;
+                    inlined += 1;
+                    (KIND_INLINE, (inlined - 1) as u64, cursor - at)
+                }
                 _ => return Ok(false),
             };
             kinds[count] = kind;
@@ -1229,13 +1459,26 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if count % 2 != 0 {
             return Ok(false);
         }
+        let mut owned: [Value; FLAT_ITEMS] = std::array::from_fn(|_| Value::None);
+        for index in 0..count {
+            match kinds[index] {
+                KIND_REF => match self.memo.get(words[index] as usize) {
+                    Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
+                    Some(value) => owned[index] = value,
+                },
+                KIND_INLINE => {
+                    if let Some(value) = inline.get(words[index] as usize) {
+                        owned[index] = value.clone();
+                    }
+                    kinds[index] = KIND_REF;
+                }
+                _ => {}
+            }
+        }
         let mut refs: [Option<&Value>; FLAT_ITEMS] = [None; FLAT_ITEMS];
         for index in 0..count {
             if kinds[index] == KIND_REF {
-                match self.memo.get(words[index] as usize) {
-                    Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
-                    Some(value) => refs[index] = Some(value),
-                }
+                refs[index] = Some(&owned[index]);
             }
         }
         let items = DictItems {
@@ -1256,15 +1499,26 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         }
         self.input.position += at;
         self.count_object()?;
-        if memoized {
+        // Memo slots in the order the input made them: the dict, then what it held inline.
+        let memoized_inline = inline
+            .into_iter()
+            .zip(inline_memoized)
+            .take(inlined)
+            .filter(|(_, memoized)| *memoized)
+            .map(|(value, _)| value);
+        for value in std::iter::once(value.clone())
+            .filter(|_| memoized)
+            .chain(memoized_inline)
+        {
             if self.memo.len() >= self.limits.max_memo {
                 let len = self.memo.len() as u64 + 1;
                 return Err(self.limit("memo size", len, self.limits.max_memo as u64));
             }
-            if self.memo.push(value.clone()) {
+            if self.memo.push(value) {
                 self.retained = self.retained.saturating_add(16);
             }
         }
+        self.objects = self.objects.saturating_add(inlined as u64);
         self.push(value)?;
         Ok(true)
     }
@@ -1322,7 +1576,6 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         match self.memo.get(index as usize) {
             Some(Value::Handle(BUILDING, _)) | None => self.memo_get_slow(index),
             Some(value) if self.stack.len() < self.limits.max_stack => {
-                let value = value.clone();
                 self.stack.push(value);
                 Ok(())
             }
@@ -1332,7 +1585,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
 
     #[cold]
     fn memo_get_slow(&mut self, index: u64) -> Result<(), PickleError> {
-        let value = match self.memo.value(index as usize) {
+        let value = match self.memo.get(index as usize) {
             Some(Value::Handle(BUILDING, building)) => {
                 let Some(position) = self
                     .buildings
@@ -1902,13 +2155,17 @@ mod tests {
         assert_eq!(memo.len(), pushed.len());
         assert_eq!(memo.runs.len(), 2);
         for (index, value) in pushed.iter().enumerate() {
-            assert_eq!(memo.value(index).as_ref(), Some(value), "{index}");
+            assert_eq!(memo.get(index).as_ref(), Some(value), "{index}");
         }
-        assert_eq!(memo.get(2), None, "run members are not stored");
-        assert_eq!(memo.value(pushed.len()), None);
+        assert_eq!(
+            memo.slots.len(),
+            pushed.len() - 5,
+            "run members take no slot"
+        );
+        assert_eq!(memo.get(pushed.len()), None);
         memo.set(2, Value::Int(42));
-        assert_eq!(memo.value(2), Some(Value::Int(42)));
-        assert_eq!(memo.value(3), Some(Value::Handle(3, 2)));
+        assert_eq!(memo.get(2), Some(Value::Int(42)));
+        assert_eq!(memo.get(3), Some(Value::Handle(3, 2)));
         assert_eq!(memo.len(), pushed.len());
     }
 
@@ -1950,8 +2207,8 @@ mod tests {
             memo.set(index, Value::Int(index as i64));
         }
         assert_eq!(memo.runs.len(), 1);
-        assert_eq!(memo.value(99_999), Some(Value::Int(99_999)));
-        assert_eq!(memo.get(5), Some(&Value::Int(5)));
+        assert_eq!(memo.get(99_999), Some(Value::Int(99_999)));
+        assert_eq!(memo.get(5), Some(Value::Int(5)));
     }
 
     #[test]
