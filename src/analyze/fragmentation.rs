@@ -300,7 +300,7 @@ fn bucket(label: &str, min: u64, max: Option<u64>) -> SizeBucket {
 /// A hasher for addresses and indices: a multiply and a fold, enough for keys PyTorch
 /// hands out (512-byte aligned), far cheaper than SipHash over millions of trace entries.
 #[derive(Default)]
-struct AddressHasher(u64);
+pub(crate) struct AddressHasher(u64);
 
 impl Hasher for AddressHasher {
     fn finish(&self) -> u64 {
@@ -317,7 +317,8 @@ impl Hasher for AddressHasher {
     }
 }
 
-type AddressMap<V> = HashMap<u64, V, BuildHasherDefault<AddressHasher>>;
+/// A map keyed by addresses or indices, hashed with [`AddressHasher`].
+pub(crate) type AddressMap<V> = HashMap<u64, V, BuildHasherDefault<AddressHasher>>;
 
 #[derive(Clone, Copy)]
 struct Live {
@@ -720,12 +721,14 @@ fn growth_by_site(trace: &[TraceEntry], sites: &mut SiteNamer, top: usize) -> Ve
         size: u64,
         index: usize,
     }
-    let mut live: HashMap<u64, Held> = HashMap::new();
-    let mut allocations: HashMap<u32, u64> = HashMap::new();
+    let mut live: AddressMap<Held> = AddressMap::default();
+    let mut allocations: AddressMap<u64> = AddressMap::default();
     for (index, entry) in trace.iter().enumerate() {
         match entry.action() {
             Action::Alloc => {
-                *allocations.entry(sites.site(entry.stack)).or_insert(0) += 1;
+                *allocations
+                    .entry(u64::from(sites.site(entry.stack)))
+                    .or_insert(0) += 1;
                 live.insert(
                     entry.addr,
                     Held {
@@ -783,7 +786,10 @@ fn growth_by_site(trace: &[TraceEntry], sites: &mut SiteNamer, top: usize) -> Ve
                 .get(site as usize)
                 .cloned()
                 .unwrap_or_default(),
-            allocations: allocations.get(&site).copied().unwrap_or(kept.count),
+            allocations: allocations
+                .get(&u64::from(site))
+                .copied()
+                .unwrap_or(kept.count),
             never_freed: kept.count,
             never_freed_bytes: Bytes(kept.bytes),
             quarters: kept.quarters.count_ones(),

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::analyze::fragmentation::Sites;
+use crate::analyze::fragmentation::{AddressMap, Sites};
 use crate::analyze::snapshot_diff::{self, Category};
 use crate::model::snapshot::{
     Action, MemoryTimeline, Snapshot, TimelineGroup, TimelinePoint, TraceEntry,
@@ -124,7 +124,7 @@ impl Lives {
     fn of(trace: &[TraceEntry], allocated_at_end: u64) -> Lives {
         let mut free_of = vec![NOT_FREED; trace.len()];
         let mut alloc_of = vec![NOT_FREED; trace.len()];
-        let mut live: HashMap<u64, u32> = HashMap::new();
+        let mut live: AddressMap<u32> = AddressMap::default();
         let mut freed_before = 0u64;
         for (index, entry) in trace.iter().enumerate() {
             match entry.action() {

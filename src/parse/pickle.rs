@@ -25,6 +25,7 @@
 //! an out-of-memory. This module does no I/O of its own: the caller passes the reader.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::rc::Rc;
 
@@ -274,6 +275,8 @@ impl<'a> Item<'a> {
 const FLAT_ITEMS: usize = 24;
 /// Most items of a list nested in a flat dict (a trace entry's `frames`).
 const FLAT_LIST: usize = 192;
+/// Most bytes of list keys kept by the decoder's list cache.
+const LIST_CACHE_BYTES: usize = 32 << 20;
 /// Most lists and strings nested in one flat dict.
 const FLAT_INLINE: usize = 4;
 /// Longest str the fast path interns (a fresh `'N/A'` per trace entry).
@@ -550,7 +553,10 @@ pub fn decode<R: Read, F: Fold>(
         buildings: Vec::new(),
         free_buildings: Vec::new(),
         interned: HashMap::new(),
+        last_interned: None,
         list_handles: Vec::new(),
+        list_cache: HashMap::default(),
+        list_cache_bytes: 0,
         objects: 0,
         retained: 0,
         offset: 0,
@@ -676,6 +682,19 @@ impl Memo {
             Ok(slot) => self.read(*self.slots.get(slot)?),
             Err(handle) => Some(self.overridden.get(&index).cloned().unwrap_or(handle)),
         }
+    }
+
+    /// The value at `index` when it is kept aside (not a packed handle, not in a run).
+    #[inline]
+    fn explicit_at(&self, index: usize) -> Option<&Value> {
+        if !self.runs.is_empty() {
+            return None;
+        }
+        let slot = *self.slots.get(index)?;
+        if slot.0 & SLOT_HANDLE != 0 {
+            return None;
+        }
+        self.explicit.get(slot.0 as usize)
     }
 
     /// The fold handle at `index` as `(kind, id)`, if that is what it holds (not a
@@ -872,8 +891,18 @@ struct Decoder<'f, R, F> {
     /// Short strs read by the fast path, shared by content (every trace entry's fresh
     /// `'N/A'` is then one allocation, not millions).
     interned: HashMap<Box<[u8]>, Value>,
+    /// The str interned last, looked at first.
+    last_interned: Option<(Box<[u8]>, Value)>,
     /// The handles of a list read by the fast path (reused).
     list_handles: Vec<(u32, u32)>,
+    /// What [`Fold::list`] made of a list of memo references, by the list's bytes in the
+    /// input (`( h… e` or `h a`): the same references to the same memo slots fold the same
+    /// way, so a repeated list (every allocation of one call site) is one lookup. Emptied
+    /// whenever a memo slot is stored again (a re-PUT), which could change what the bytes
+    /// refer to.
+    list_cache: HashMap<Box<[u8]>, Value, BuildHasherDefault<WordHasher>>,
+    /// Bytes held by `list_cache`'s keys.
+    list_cache_bytes: usize,
     objects: u64,
     /// Estimated bytes held by the memo, containers and payloads (not the stack, not the
     /// fold: both are added when checked).
@@ -1353,15 +1382,22 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     let Some(payload) = bytes.get(at + 2..at + 2 + len) else {
                         return Ok(false);
                     };
-                    let value = match self.interned.get(payload) {
-                        Some(value) => value.clone(),
-                        None if self.interned.len() < INTERN_MAX_STRINGS => {
-                            let value = str_value(payload);
-                            self.retained = self.retained.saturating_add(len as u64 + 64);
-                            self.interned.insert(payload.into(), value.clone());
-                            value
-                        }
-                        None => return Ok(false),
+                    let last = self.last_interned.as_ref();
+                    let value = match last.filter(|(text, _)| **text == *payload) {
+                        Some((_, value)) => value.clone(),
+                        None => match self.interned.get(payload) {
+                            Some(value) => {
+                                self.last_interned = Some((payload.into(), value.clone()));
+                                value.clone()
+                            }
+                            None if self.interned.len() < INTERN_MAX_STRINGS => {
+                                let value = str_value(payload);
+                                self.retained = self.retained.saturating_add(len as u64 + 64);
+                                self.interned.insert(payload.into(), value.clone());
+                                value
+                            }
+                            None => return Ok(false),
+                        },
                     };
                     let mut width = 2 + len;
                     inline_memoized[inlined] = bytes.get(at + width) == Some(&0x94);
@@ -1397,6 +1433,42 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                             _ => None,
                         }
                     };
+                    // The list's bytes: `( refs… e`, or `ref a`.
+                    let list_start = cursor;
+                    let list_end = {
+                        let mut probe = cursor;
+                        if bytes.get(probe) == Some(&b'(') {
+                            probe += 1;
+                            let mut items = 0;
+                            loop {
+                                if bytes.get(probe) == Some(&b'e') {
+                                    break Some(probe + 1);
+                                }
+                                if items == FLAT_LIST || read_ref(&mut probe).is_none() {
+                                    break None;
+                                }
+                                items += 1;
+                            }
+                        } else {
+                            read_ref(&mut probe)
+                                .filter(|_| bytes.get(probe) == Some(&b'a'))
+                                .map(|_| probe + 1)
+                        }
+                    };
+                    let Some(list_end) = list_end else {
+                        return Ok(false);
+                    };
+                    let list_bytes = &bytes[list_start..list_end];
+                    if let Some(value) = self.list_cache.get(list_bytes) {
+                        inline_memoized[inlined] = list_memoized;
+                        inline[inlined] = value.clone();
+                        inlined += 1;
+                        kinds[count] = KIND_INLINE;
+                        words[count] = (inlined - 1) as u64;
+                        at = list_end;
+                        count += 1;
+                        continue;
+                    }
                     let handles = &mut self.list_handles;
                     handles.clear();
                     if bytes.get(cursor) == Some(&b'(') {
@@ -1444,6 +1516,11 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     if matches!(value, Value::Handle(BUILDING, _)) {
                         return Err(self.malformed("the fold returned a reserved handle"));
                     }
+                    if self.list_cache_bytes + list_bytes.len() <= LIST_CACHE_BYTES {
+                        self.list_cache_bytes += list_bytes.len();
+                        self.retained = self.retained.saturating_add(list_bytes.len() as u64 + 48);
+                        self.list_cache.insert(list_bytes.into(), value.clone());
+                    }
                     inline_memoized[inlined] = list_memoized;
                     inline[inlined] = value;
                     inlined += 1;
@@ -1459,26 +1536,34 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if count % 2 != 0 {
             return Ok(false);
         }
+        // Values kept aside in the memo are borrowed; handles are unpacked into `owned`.
         let mut owned: [Value; FLAT_ITEMS] = std::array::from_fn(|_| Value::None);
+        let mut borrowed = [false; FLAT_ITEMS];
         for index in 0..count {
-            match kinds[index] {
-                KIND_REF => match self.memo.get(words[index] as usize) {
+            if kinds[index] == KIND_REF {
+                let slot = words[index] as usize;
+                if self.memo.explicit_at(slot).is_some() {
+                    borrowed[index] = true;
+                    continue;
+                }
+                match self.memo.get(slot) {
                     Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
                     Some(value) => owned[index] = value,
-                },
-                KIND_INLINE => {
-                    if let Some(value) = inline.get(words[index] as usize) {
-                        owned[index] = value.clone();
-                    }
-                    kinds[index] = KIND_REF;
                 }
-                _ => {}
             }
         }
         let mut refs: [Option<&Value>; FLAT_ITEMS] = [None; FLAT_ITEMS];
         for index in 0..count {
-            if kinds[index] == KIND_REF {
-                refs[index] = Some(&owned[index]);
+            match kinds[index] {
+                KIND_REF if borrowed[index] => {
+                    refs[index] = self.memo.explicit_at(words[index] as usize);
+                }
+                KIND_REF => refs[index] = Some(&owned[index]),
+                KIND_INLINE => {
+                    refs[index] = inline.get(words[index] as usize);
+                    kinds[index] = KIND_REF;
+                }
+                _ => {}
             }
         }
         let items = DictItems {
@@ -1562,10 +1647,15 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             } else {
                 0
             }
-        } else if self.memo.set(index, entry) {
-            48
         } else {
-            0
+            // A slot stored again: cached lists may refer to it.
+            self.list_cache.clear();
+            self.list_cache_bytes = 0;
+            if self.memo.set(index, entry) {
+                48
+            } else {
+                0
+            }
         };
         self.retained = self.retained.saturating_add(cost);
         self.check_memory()
@@ -1904,6 +1994,42 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     }
 }
 
+/// A fast hash of byte strings (the decoder's list cache: keys are bytes of the input, and
+/// a collision costs a comparison, not a wrong answer): FxHash's multiply-rotate, eight
+/// bytes at a time.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let mut word = [0u8; 8];
+        let rest = chunks.remainder();
+        word[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(word));
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
+    }
+}
+
+impl WordHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// The name of an opcode byte, for messages.
 fn opcode_name(op: u8) -> &'static str {
     match op {
@@ -2209,6 +2335,73 @@ mod tests {
         assert_eq!(memo.runs.len(), 1);
         assert_eq!(memo.get(99_999), Some(Value::Int(99_999)));
         assert_eq!(memo.get(5), Some(Value::Int(5)));
+    }
+
+    /// A fold for the list fast path: `{0: n}` is frame `n`, `{'e': [frames]}` an entry;
+    /// it records every list it is offered.
+    #[derive(Default)]
+    struct ListFold {
+        lists: Vec<Vec<(u32, u32)>>,
+        entries: Vec<u32>,
+    }
+
+    impl Fold for ListFold {
+        fn finish(&mut self, container: Finished) -> Result<Value, String> {
+            Ok(container.into_value())
+        }
+
+        fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+            match (items.get(0), items.get(1)) {
+                (Some(Item::Int(0)), Some(Item::Int(n))) => Ok(Some(Value::Handle(1, n as u32))),
+                (Some(key), Some(Item::Value(Value::Handle(2, list))))
+                    if key.as_str() == Some("e") =>
+                {
+                    self.entries.push(*list);
+                    Ok(Some(Value::Handle(3, *list)))
+                }
+                _ => Ok(None),
+            }
+        }
+
+        fn list(&mut self, items: &ListItems<'_>) -> Result<Option<Value>, String> {
+            self.lists.push(items.handles().to_vec());
+            Ok(Some(Value::Handle(2, (self.lists.len() - 1) as u32)))
+        }
+    }
+
+    /// Frames 5 and 6 (memo 1, 2), an entry whose list refers to memo 1, then `between`,
+    /// then an entry with the very same list bytes.
+    fn two_entries(between: &[u8]) -> Vec<u8> {
+        let mut bytes = b"\x80\x04]\x94(}\x94(K\x00K\x05u}\x94(K\x00K\x06u".to_vec();
+        bytes.extend_from_slice(b"}\x94(\x8c\x01e\x94]\x94(h\x01eu");
+        bytes.extend_from_slice(between);
+        bytes.extend_from_slice(b"}\x94(h\x04]\x94(h\x01eue.");
+        bytes
+    }
+
+    /// The decoder folds a repeated list once (every allocation of a call site writes the
+    /// same references), and forgets what it cached when a memo slot is stored again.
+    #[test]
+    fn repeated_lists_fold_once_unless_the_memo_changed() {
+        let mut fold = ListFold::default();
+        decode(&two_entries(b"")[..], Limits::default(), &mut fold).unwrap();
+        assert_eq!(
+            fold.lists,
+            vec![vec![(1, 5)]],
+            "the second list is a cache hit"
+        );
+        assert_eq!(fold.entries, vec![0, 0]);
+
+        // BINGET 2, BINPUT 1, POP: memo 1 now holds frame 6.
+        let mut fold = ListFold::default();
+        decode(
+            &two_entries(b"h\x02q\x010")[..],
+            Limits::default(),
+            &mut fold,
+        )
+        .unwrap();
+        assert_eq!(fold.lists, vec![vec![(1, 5)], vec![(1, 6)]]);
+        assert_eq!(fold.entries, vec![0, 1]);
     }
 
     #[test]
