@@ -8,8 +8,9 @@
 # The snapshot is made by scripts/gen_snapshot.py with the shape and variety of a real one:
 # 4000 allocation sites over 6905 distinct frames, stacks 20 to 90 frames deep, a new frames
 # list per trace entry (as PyTorch writes them), 2500 segments with 54k blocks, 3.8M trace
-# entries. (The earlier generator, /work/shared/tools/gen_big_snapshot.py, repeated one real
-# trace with its frame lists shared through the pickle memo, which hid the cost of stacks.)
+# entries. (The earlier benchmark input repeated one real trace with its frame lists shared
+# through the pickle memo, which hid the cost of stacks: on it oomdoc's RSS stayed small, on
+# this one the decoder of 2026-12-01 13:42 peaked at 612 MiB, more than the file.)
 # Figures: wall and CPU (user + system) seconds, peak RSS. On a shared machine the wall clock
 # includes waiting for a core: compare CPU seconds there.
 #

@@ -5,8 +5,10 @@
 #
 #   cargo build --release && scripts/snapshot_html_screenshot.sh [SNAPSHOT] [OUT_DIR]
 #
-# SNAPSHOT defaults to a small synthetic training snapshot made by scripts/gen_snapshot.py
-# (thousands of sites, a planted growing site). Needs a Chromium: chromium-headless-shell,
+# SNAPSHOT defaults to a real one recorded on an H200 (the repository's model_forward
+# fixture). A large synthetic one from scripts/gen_snapshot.py shows the load time of a big
+# page, but its segments are not derived from its trace, so most of its timeline is "held
+# before the trace". Needs a Chromium: chromium-headless-shell,
 # chromium or google-chrome (Debian: `apt-get install chromium-headless-shell`). Prints the
 # time oomdoc took, the page size, how long Chromium took to load and draw it, and checks
 # the page's DOM (two timelines with bands, a segment map per scale, no external loads).
@@ -16,11 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 oomdoc=${OOMDOC:-${CARGO_TARGET_DIR:-$root/target}/release/oomdoc}
 out=${2:-/tmp/oomdoc-html}
 mkdir -p "$out"
-snapshot=${1:-}
-if [ -z "$snapshot" ]; then
-    snapshot=$out/synthetic.pickle
-    [ -s "$snapshot" ] || python3 "$root/scripts/gen_snapshot.py" "$snapshot" 20 >&2
-fi
+snapshot=${1:-$root/tests/fixtures/h200-torch2.11/snap/model_forward.pickle}
 browser=""
 for candidate in chromium-headless-shell chromium chromium-browser google-chrome; do
     if command -v "$candidate" > /dev/null; then
