@@ -8,8 +8,6 @@
 //! the moment of its highest total, so no peak is lost to the downsampling. The groups are
 //! the ones reaching the highest bytes; the rest are summed as `everything else`.
 
-use std::collections::HashMap;
-
 use crate::analyze::fragmentation::{AddressMap, Sites};
 use crate::analyze::snapshot_diff::{self, Category};
 use crate::model::snapshot::{
@@ -40,7 +38,7 @@ pub fn timelines(
 
     // Sites.
     let mut sites = Sites::new(snapshot);
-    let mut site_names: HashMap<u32, usize> = HashMap::new();
+    let mut site_names: AddressMap<usize> = AddressMap::default();
     let mut site_groups: Vec<(String, Vec<String>)> = Vec::new();
     let mut by_site = vec![0u32; trace.len()];
     for (index, entry) in trace.iter().enumerate() {
@@ -48,7 +46,7 @@ pub fn timelines(
             continue;
         }
         let id = sites.id(entry.stack);
-        let group = *site_names.entry(id).or_insert_with(|| {
+        let group = *site_names.entry(u64::from(id)).or_insert_with(|| {
             site_groups.push(sites.of(entry.stack));
             site_groups.len() - 1
         });
@@ -58,7 +56,7 @@ pub fn timelines(
 
     // Categories, a backward's blocks split by lifetime as `snapshot diff` does.
     let ends = backward_ends(snapshot, trace);
-    let mut by_stack: HashMap<u32, Category> = HashMap::new();
+    let mut by_stack: AddressMap<Category> = AddressMap::default();
     let order = [
         Category::Parameters,
         Category::OptimizerState,
@@ -74,7 +72,7 @@ pub fn timelines(
             continue;
         }
         let mut category = *by_stack
-            .entry(entry.stack)
+            .entry(u64::from(entry.stack))
             .or_insert_with(|| snapshot_diff::category(&snapshot.stack_frames(entry.stack)));
         if category == Category::Gradients {
             let free = lives.free_of[index];
@@ -189,16 +187,18 @@ impl Lives {
 /// For each entry index `i`, the first index `≥ i` whose stack is outside a backward (or an
 /// `oom`): where a backward that was running at `i` ended.
 fn backward_ends(snapshot: &Snapshot, trace: &[TraceEntry]) -> Vec<u32> {
-    let mut in_backward: HashMap<u32, bool> = HashMap::new();
+    let mut in_backward: AddressMap<bool> = AddressMap::default();
     let mut ends = vec![trace.len() as u32; trace.len() + 1];
     for index in (0..trace.len()).rev() {
         let entry = &trace[index];
         let ends_here = entry.action_code() == Action::Oom.code()
             || (entry.stack != 0
-                && !*in_backward.entry(entry.stack).or_insert_with(|| {
-                    snapshot_diff::category(&snapshot.stack_frames(entry.stack))
-                        == Category::Gradients
-                }));
+                && !*in_backward
+                    .entry(u64::from(entry.stack))
+                    .or_insert_with(|| {
+                        snapshot_diff::category(&snapshot.stack_frames(entry.stack))
+                            == Category::Gradients
+                    }));
         ends[index] = if ends_here {
             index as u32
         } else {

@@ -417,7 +417,8 @@ pub trait Fold {
 
     /// Sees a non-empty list of memo references to fold handles, nested in a dict that
     /// [`Fold::dict`] is about to be offered (a trace entry's `frames`), and may take it
-    /// whole right away:
+    /// whole right away (the decoder keeps the answer for the same list bytes while the
+    /// memo slots they refer to are unchanged, so it must be the same for the same items):
     /// `Some(value)` stands for the list, which is never built; `None` has the dict decoded
     /// by the general path. The default declines.
     fn list(&mut self, items: &ListItems<'_>) -> Result<Option<Value>, String> {
