@@ -5,23 +5,30 @@
 #
 #   cargo build --release && scripts/bench_snapshot.sh
 #
-# Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), SOURCE (snapshot to
-# grow), GEN (generator), WORK (scratch dir), TARGET_MIB (generator argument; its size estimate
-# counts shared frames once per copy, so 1030 gives a file of about 600 MB).
+# The snapshot is made by scripts/gen_snapshot.py with the shape and variety of a real one:
+# 4000 allocation sites over 6905 distinct frames, stacks 20 to 90 frames deep, a new frames
+# list per trace entry (as PyTorch writes them), 2500 segments with 54k blocks, 3.8M trace
+# entries. (The earlier benchmark input repeated one real trace with its frame lists shared
+# through the pickle memo, which hid the cost of stacks: on it oomdoc's RSS stayed small, on
+# this one the decoder of 2026-12-01 13:42 peaked at 612 MiB, more than the file.)
+# Figures: wall and CPU (user + system) seconds, peak RSS. On a shared machine the wall clock
+# includes waiting for a core: compare CPU seconds there.
+#
+# Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), WORK (scratch dir),
+# TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 oomdoc=${OOMDOC:-${CARGO_TARGET_DIR:-$root/target}/release/oomdoc}
-source_snapshot=${SOURCE:-/work/shared/fixtures/h200-torch2.11/bench/large_train.pickle.gz}
-generator=${GEN:-/work/shared/tools/gen_big_snapshot.py}
 work=${WORK:-/tmp/oomdoc-bench}
-target_mib=${TARGET_MIB:-1030}
+target_mib=${TARGET_MIB:-690}
+seed=${SEED:-19}
 
 mkdir -p "$work"
-big=$work/large.pickle
+big=$work/bench-$target_mib-$seed.pickle
 if [ ! -s "$big" ]; then
-    echo "generating $big from $source_snapshot ..." >&2
-    python3 "$generator" "$source_snapshot" "$big" "$target_mib" >&2
+    echo "generating $big ..." >&2
+    python3 "$root/scripts/gen_snapshot.py" "$big" "$target_mib" "$seed" >&2
 fi
 [ -x "$oomdoc" ] || { echo "no oomdoc binary at $oomdoc (cargo build --release)" >&2; exit 2; }
 
@@ -55,5 +62,6 @@ print(f"{'':26}{'wall s':>9}{'cpu s':>9}{'peak RSS MiB':>14}")
 print(f"{'python pickle.load':26}{py_wall:9.2f}{py_cpu:9.2f}{py_rss / mib:14.1f}")
 print(f"{'oomdoc snapshot --json':26}{oo_wall:9.2f}{oo_cpu:9.2f}{oo_rss / mib:14.1f}")
 print(f"speed-up (wall): {py_wall / oo_wall:.1f}x   (cpu): {py_cpu / oo_cpu:.1f}x   target >= 20x")
+print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
 print(f"oomdoc peak RSS / file size: {oo_rss / size:.2f}   target <= 0.5")
 PY

@@ -22,7 +22,11 @@ fuzz_target!(|data: &[u8]| {
         memory_per_input_byte: 8,
     };
     if let Ok(decoded) = read_with_limits(data, limits) {
-        let report = analyze(&decoded, &Options::default());
+        let options = Options {
+            timeline_points: 64,
+            ..Options::default()
+        };
+        let report = analyze(&decoded, &options);
         let _ = snapshot::text(&report, Style::new(false));
         let _ = snapshot::markdown(&report);
         let _ = snapshot::html(&report);

@@ -18,11 +18,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::analyze::annotations;
+use crate::analyze::{annotations, snapshot_timeline};
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
-    OomAnalysis, Peak, PoolGroup, SegmentType, Site, SizeBucket, Snapshot, SnapshotReport, StackId,
-    TraceEntry, TraceSummary,
+    OomAnalysis, Peak, PoolGroup, SegmentType, Site, SiteGrowth, SizeBucket, Snapshot,
+    SnapshotReport, StackId, TraceEntry, TraceSummary,
 };
 use crate::model::{Bytes, Source};
 
@@ -37,6 +37,8 @@ pub struct Options {
     pub max_ooms: usize,
     /// How many segments to keep for the HTML map.
     pub map_segments: usize,
+    /// Points per memory timeline (the HTML page); 0 = no timelines.
+    pub timeline_points: usize,
 }
 
 impl Default for Options {
@@ -46,6 +48,7 @@ impl Default for Options {
             top_sites: 5,
             max_ooms: 20,
             map_segments: 48,
+            timeline_points: 0,
         }
     }
 }
@@ -89,6 +92,14 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
             let replay = replay_device(snapshot, device, trace, options, &mut sites, &mut report);
             estimated_blocks |= replay.estimated_blocks;
             summary.trace = Some(replay.summary);
+            if options.timeline_points > 0 {
+                summary.timelines = snapshot_timeline::timelines(
+                    snapshot,
+                    trace,
+                    summary.allocated_bytes.0,
+                    options.timeline_points,
+                );
+            }
         }
         report.devices.push(summary);
     }
@@ -195,6 +206,7 @@ fn summarize_device(
         top_sites: Vec::new(),
         trace: None,
         segment_map: Vec::new(),
+        timelines: Vec::new(),
     };
     let mut holders = SiteTotals::default();
     for segment in &segments {
@@ -288,7 +300,7 @@ fn bucket(label: &str, min: u64, max: Option<u64>) -> SizeBucket {
 /// A hasher for addresses and indices: a multiply and a fold, enough for keys PyTorch
 /// hands out (512-byte aligned), far cheaper than SipHash over millions of trace entries.
 #[derive(Default)]
-struct AddressHasher(u64);
+pub(crate) struct AddressHasher(u64);
 
 impl Hasher for AddressHasher {
     fn finish(&self) -> u64 {
@@ -305,7 +317,8 @@ impl Hasher for AddressHasher {
     }
 }
 
-type AddressMap<V> = HashMap<u64, V, BuildHasherDefault<AddressHasher>>;
+/// A map keyed by addresses or indices, hashed with [`AddressHasher`].
+pub(crate) type AddressMap<V> = HashMap<u64, V, BuildHasherDefault<AddressHasher>>;
 
 #[derive(Clone, Copy)]
 struct Live {
@@ -684,11 +697,106 @@ fn replay_device(
             top_sites: peak_sites,
         }),
         inconsistencies,
+        growth: growth_by_site(trace, sites, options.top_sites),
     };
     Replay {
         summary,
         estimated_blocks,
     }
+}
+
+/// Fewest never-freed allocations of one site that count as growth.
+const GROWTH_MIN_ALLOCATIONS: u64 = 4;
+/// Fewest quarters of the trace (by entry) they must be spread over: a site that allocates
+/// once (parameters at construction, optimizer state at the first step) or only at the end
+/// (the activations of the step in progress) is not growing.
+const GROWTH_MIN_QUARTERS: u32 = 3;
+
+/// Sites that allocate again and again over the trace without freeing: blocks allocated
+/// within the trace and not freed within it, grouped by site, kept when there are at least
+/// [`GROWTH_MIN_ALLOCATIONS`] spread over [`GROWTH_MIN_QUARTERS`] quarters; most bytes first.
+fn growth_by_site(trace: &[TraceEntry], sites: &mut SiteNamer, top: usize) -> Vec<SiteGrowth> {
+    struct Held {
+        stack: StackId,
+        size: u64,
+        index: usize,
+    }
+    let mut live: AddressMap<Held> = AddressMap::default();
+    let mut allocations: AddressMap<u64> = AddressMap::default();
+    for (index, entry) in trace.iter().enumerate() {
+        match entry.action() {
+            Action::Alloc => {
+                *allocations
+                    .entry(u64::from(sites.site(entry.stack)))
+                    .or_insert(0) += 1;
+                live.insert(
+                    entry.addr,
+                    Held {
+                        stack: entry.stack,
+                        size: entry.size,
+                        index,
+                    },
+                );
+            }
+            Action::FreeRequested | Action::FreeCompleted => {
+                live.remove(&entry.addr);
+            }
+            _ => {}
+        }
+    }
+    struct Kept {
+        count: u64,
+        bytes: u64,
+        quarters: u8,
+        first: usize,
+        last: usize,
+    }
+    let mut by_site: HashMap<u32, Kept> = HashMap::new();
+    let len = trace.len().max(1);
+    for held in live.values() {
+        let quarter = (held.index * 4 / len).min(3);
+        let kept = by_site.entry(sites.site(held.stack)).or_insert(Kept {
+            count: 0,
+            bytes: 0,
+            quarters: 0,
+            first: held.index,
+            last: held.index,
+        });
+        kept.count += 1;
+        kept.bytes = kept.bytes.saturating_add(held.size);
+        kept.quarters |= 1 << quarter;
+        kept.first = kept.first.min(held.index);
+        kept.last = kept.last.max(held.index);
+    }
+    let mut growing: Vec<(u32, Kept)> = by_site
+        .into_iter()
+        .filter(|(_, kept)| {
+            kept.count >= GROWTH_MIN_ALLOCATIONS
+                && kept.quarters.count_ones() >= GROWTH_MIN_QUARTERS
+        })
+        .collect();
+    growing.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(&b.0)));
+    growing
+        .into_iter()
+        .take(top)
+        .map(|(site, kept)| SiteGrowth {
+            site: sites.name(site),
+            python_frames: sites
+                .python_frames
+                .get(site as usize)
+                .cloned()
+                .unwrap_or_default(),
+            allocations: allocations
+                .get(&u64::from(site))
+                .copied()
+                .unwrap_or(kept.count),
+            never_freed: kept.count,
+            never_freed_bytes: Bytes(kept.bytes),
+            quarters: kept.quarters.count_ones(),
+            first_time_us: trace[kept.first].time_us,
+            last_time_us: trace[kept.last].time_us,
+        })
+        .collect()
 }
 
 #[expect(
@@ -730,6 +838,16 @@ fn judge(
                 "{free} was reserved by PyTorch but free, enough for the {request} request in total, but the largest free block was {largest}: the free memory was split into pieces no single allocation could use"
             ),
         )
+    } else if fits_if_compacted {
+        // Not a lack of capacity: the memory was there, split between the device and cached
+        // blocks inside segments that also held live blocks (PyTorch releases whole free
+        // segments before it reports an OOM, never part of one).
+        (
+            Cause::Fragmentation,
+            format!(
+                "{device_free} free on the device plus {free} free in PyTorch's cache would have held the {request} request, but the cached part sat in segments that also held live blocks, so it could not be returned to the device; the largest free block was {largest}"
+            ),
+        )
     } else {
         let shortfall = request.saturating_sub(device_free).saturating_sub(free);
         match (total, outside) {
@@ -753,7 +871,7 @@ fn judge(
         }
     };
     let settings_in_force = settings.map(in_force).unwrap_or_default();
-    let suggestion = suggest(cause, fits_if_compacted, settings);
+    let suggestion = suggest(cause, settings);
     OomAnalysis {
         device,
         entry: index as u64,
@@ -799,13 +917,9 @@ fn in_force(settings: &AllocatorSettings) -> Vec<String> {
 /// already in force. `expandable_segments` exists from 2.1 and the OOM message recommends
 /// it from 2.2 (formats.md §1.2 D/E); `max_split_size_mb` from 1.10 (§1.2 B);
 /// `garbage_collection_threshold` is documented in the same CUDA memory-management notes.
-fn suggest(
-    cause: Cause,
-    fits_if_compacted: bool,
-    settings: Option<&AllocatorSettings>,
-) -> Option<String> {
-    let helps = cause == Cause::Fragmentation || (cause == Cause::Capacity && fits_if_compacted);
-    if !helps {
+fn suggest(cause: Cause, settings: Option<&AllocatorSettings>) -> Option<String> {
+    // A lack of capacity is never helped by an allocator setting (#16): only fragmentation is.
+    if cause != Cause::Fragmentation {
         return None;
     }
     let expandable = settings.is_some_and(|s| s.expandable_segments);
@@ -929,6 +1043,11 @@ impl<'s> Sites<'s> {
     /// Sites of `snapshot`'s stacks.
     pub fn new(snapshot: &'s Snapshot) -> Self {
         Sites(SiteNamer::new(snapshot))
+    }
+
+    /// A number for the stack's site, the same for every stack of that site.
+    pub fn id(&mut self, stack: StackId) -> u32 {
+        self.0.site(stack)
     }
 
     /// The site's name and up to six Python frames, innermost first.
@@ -1085,12 +1204,16 @@ mod tests {
     use super::*;
     use crate::parse::torch_snapshot;
 
-    fn report(name: &str, total: Option<Bytes>) -> SnapshotReport {
+    fn fixture_bytes(name: &str) -> Vec<u8> {
         let path = format!(
             "{}/tests/fixtures/h200-torch2.11/snap/{name}.pickle",
             env!("CARGO_MANIFEST_DIR")
         );
-        let snapshot = torch_snapshot::parse(&std::fs::read(path).unwrap()).unwrap();
+        std::fs::read(path).unwrap()
+    }
+
+    fn report(name: &str, total: Option<Bytes>) -> SnapshotReport {
+        let snapshot = torch_snapshot::parse(&fixture_bytes(name)).unwrap();
         analyze(
             &snapshot,
             &Options {
@@ -1152,6 +1275,80 @@ mod tests {
         assert_eq!(other.ooms[0].at_oom.reserved_bytes, Bytes(8589934592));
         let unknown_total = report("other_process", None);
         assert_eq!(unknown_total.ooms[0].cause, Cause::Capacity);
+    }
+
+    /// A verdict judged on made-up numbers: 10 GiB requested, `device_free` and `cached`
+    /// free, the largest cached free block 1 GiB.
+    fn judged(device_free: u64, cached: u64) -> OomAnalysis {
+        const GIB: u64 = 1 << 30;
+        let entry = TraceEntry::new(Action::Oom, device_free * GIB, 10 * GIB, 5, 0, 0);
+        let at_oom = AllocatorState {
+            allocated_bytes: Bytes(100 * GIB),
+            reserved_bytes: Bytes((100 + cached) * GIB),
+            active_bytes: Bytes(100 * GIB),
+            free_bytes: Bytes(cached * GIB),
+            largest_free_block_bytes: Bytes(GIB),
+            segments: 40,
+        };
+        let settings = AllocatorSettings::default();
+        judge(
+            0,
+            0,
+            &entry,
+            0,
+            at_oom,
+            Vec::new(),
+            None,
+            Some(&settings),
+            None,
+        )
+    }
+
+    /// #16: a `capacity` verdict never comes with an allocator setting to try; memory that
+    /// was there (device free plus cache) but split is fragmentation, and says so.
+    #[test]
+    fn capacity_never_suggests_expandable_segments() {
+        let short = judged(2, 3);
+        assert_eq!(short.cause, Cause::Capacity);
+        assert!(!short.fits_if_compacted);
+        assert_eq!(short.suggestion, None);
+        let split = judged(6, 5);
+        assert!(split.fits_if_compacted);
+        assert_eq!(split.cause, Cause::Fragmentation);
+        assert!(split.explanation.contains("could not be returned"));
+        assert!(split
+            .suggestion
+            .as_deref()
+            .is_some_and(|s| s.contains("expandable_segments:True")));
+    }
+
+    /// #16: a site allocating again and again without freeing is named, with its count
+    /// and bytes; a steady loop, a one-time construction and a forward pass are not growth.
+    #[test]
+    fn growth_by_site_names_the_growing_site_only() {
+        let growing = report("leak_growing", None);
+        let growth = &growing.devices[0].trace.as_ref().unwrap().growth;
+        assert_eq!(growth.len(), 1, "{growth:?}");
+        // leak_growing.py kept 20 tensors from one line (and one from another, once).
+        assert_eq!(growth[0].never_freed, 20);
+        assert_eq!(growth[0].allocations, 20);
+        assert_eq!(growth[0].quarters, 4);
+        let snapshot = torch_snapshot::parse(&fixture_bytes("leak_growing")).unwrap();
+        let mut sites = Sites::new(&snapshot);
+        let allocated: u64 = snapshot.traces[0]
+            .iter()
+            .filter(|e| e.action() == Action::Alloc && sites.of(e.stack).0 == growth[0].site)
+            .map(|e| e.size)
+            .sum();
+        assert_eq!(growth[0].never_freed_bytes, Bytes(allocated));
+        assert_eq!(allocated, 5 * (1 << 30) + 15 * (256 << 20));
+        for name in ["leak_steady", "model_forward", "fragmentation", "capacity"] {
+            let report = report(name, None);
+            for device in &report.devices {
+                let growth = device.trace.as_ref().map(|t| t.growth.len()).unwrap_or(0);
+                assert_eq!(growth, 0, "{name}");
+            }
+        }
     }
 
     #[test]

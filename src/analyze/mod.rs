@@ -15,5 +15,6 @@ pub mod phase;
 pub mod report;
 pub mod run_explain;
 pub mod snapshot_diff;
+pub mod snapshot_timeline;
 pub mod timeline_memory;
 pub mod verdict;

@@ -394,6 +394,47 @@ pub struct DeviceSummary {
     /// Blocks of the largest segments, for the HTML segment map (not in JSON).
     #[serde(skip)]
     pub segment_map: Vec<MapSegment>,
+    /// Allocated memory over the trace, downsampled, stacked by site and by category, for
+    /// the HTML timeline (not in JSON).
+    #[serde(skip)]
+    pub timelines: Vec<MemoryTimeline>,
+}
+
+/// Allocated memory over a trace, stacked by group (sites or categories), downsampled to a
+/// bounded number of points so that a trace of millions of entries draws quickly.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryTimeline {
+    /// `site` or `category`.
+    pub grouping: String,
+    /// Trace entries the series was built from.
+    pub entries: u64,
+    /// The groups stacked, bottom first; the last may be `everything else`.
+    pub groups: Vec<TimelineGroup>,
+    /// One point per window of entries: the moment of the window's highest total.
+    pub points: Vec<TimelinePoint>,
+}
+
+/// A group stacked on the timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineGroup {
+    /// A site (`file:line function`), a category, `held before the trace` or `everything
+    /// else`.
+    pub name: String,
+    /// Python frames of the site, innermost first (at most 6); for a category, its rule.
+    pub frames: Vec<String>,
+    /// Its highest bytes at any kept point.
+    pub peak_bytes: Bytes,
+}
+
+/// The state at one moment of a timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelinePoint {
+    /// Index of the trace entry.
+    pub entry: u64,
+    /// Its `time_us`.
+    pub time_us: i64,
+    /// Allocated bytes per group, in the order of [`MemoryTimeline::groups`].
+    pub bytes: Vec<u64>,
 }
 
 /// A size bucket of free blocks.
@@ -459,6 +500,31 @@ pub struct TraceSummary {
     pub peak: Option<Peak>,
     /// Entries that did not match the replayed state (should be 0).
     pub inconsistencies: u64,
+    /// Allocation sites that kept allocating across the trace without freeing, most bytes
+    /// first: growth by stack frame, not only in total.
+    pub growth: Vec<SiteGrowth>,
+}
+
+/// One allocation site whose blocks, allocated again and again over the trace, were never
+/// freed within it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteGrowth {
+    /// The site, as in [`Site::site`].
+    pub site: String,
+    /// Python frames of one of its stacks, innermost first (at most 6).
+    pub python_frames: Vec<String>,
+    /// Allocations made by this site within the trace.
+    pub allocations: u64,
+    /// Of those, the ones never freed within the trace.
+    pub never_freed: u64,
+    /// Their bytes, exact.
+    pub never_freed_bytes: Bytes,
+    /// How many of the trace's four quarters (by entry) hold one of them.
+    pub quarters: u32,
+    /// `time_us` of the first of them.
+    pub first_time_us: i64,
+    /// `time_us` of the last of them.
+    pub last_time_us: i64,
 }
 
 /// The peak of allocated bytes over the trace window.

@@ -25,6 +25,7 @@
 //! an out-of-memory. This module does no I/O of its own: the caller passes the reader.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::rc::Rc;
 
@@ -272,6 +273,17 @@ impl<'a> Item<'a> {
 }
 
 const FLAT_ITEMS: usize = 24;
+/// Most items of a list nested in a flat dict (a trace entry's `frames`).
+const FLAT_LIST: usize = 192;
+/// Most bytes of list keys kept by the decoder's list cache.
+const LIST_CACHE_BYTES: usize = 32 << 20;
+/// Most lists and strings nested in one flat dict.
+const FLAT_INLINE: usize = 4;
+/// Longest str the fast path interns (a fresh `'N/A'` per trace entry).
+const INTERN_MAX_BYTES: usize = 32;
+/// Most distinct strs interned.
+const INTERN_MAX_STRINGS: usize = 4096;
+const KIND_INLINE: u8 = 5;
 const KIND_REF: u8 = 0;
 const KIND_INT: u8 = 1;
 const KIND_FLOAT: u8 = 2;
@@ -363,6 +375,30 @@ impl<'a> DictItems<'a> {
     }
 }
 
+/// The items of a list offered to [`Fold::list`]: memo references to fold handles, all
+/// resolved, as `(kind, id)`.
+#[derive(Debug, Clone, Copy)]
+pub struct ListItems<'a> {
+    handles: &'a [(u32, u32)],
+}
+
+impl<'a> ListItems<'a> {
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Whether there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.handles.is_empty()
+    }
+
+    /// The items, in order: each a [`Value::Handle`]`(kind, id)`.
+    pub fn handles(&self) -> &'a [(u32, u32)] {
+        self.handles
+    }
+}
+
 /// Sees each container once, when it is complete, and may replace it (for example with a
 /// [`Value::Handle`] into the fold's own compact storage). A shared container is folded
 /// once: later memo references get the folded value.
@@ -375,6 +411,17 @@ pub trait Fold {
     /// (a later batch of items for it is then refused). Python's pickler writes a dict of
     /// up to 1000 items in one batch. The default builds every dict.
     fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+        let _ = items;
+        Ok(None)
+    }
+
+    /// Sees a non-empty list of memo references to fold handles, nested in a dict that
+    /// [`Fold::dict`] is about to be offered (a trace entry's `frames`), and may take it
+    /// whole right away (the decoder keeps the answer for the same list bytes while the
+    /// memo slots they refer to are unchanged, so it must be the same for the same items):
+    /// `Some(value)` stands for the list, which is never built; `None` has the dict decoded
+    /// by the general path. The default declines.
+    fn list(&mut self, items: &ListItems<'_>) -> Result<Option<Value>, String> {
         let _ = items;
         Ok(None)
     }
@@ -506,6 +553,11 @@ pub fn decode<R: Read, F: Fold>(
         memo: Memo::default(),
         buildings: Vec::new(),
         free_buildings: Vec::new(),
+        interned: HashMap::new(),
+        last_interned: None,
+        list_handles: Vec::new(),
+        list_cache: HashMap::default(),
+        list_cache_bytes: 0,
         objects: 0,
         retained: 0,
         offset: 0,
@@ -544,31 +596,57 @@ struct Run {
 }
 
 /// The memo, dense by index. Consecutive fold handles memoized one after another (every
-/// trace entry of a long trace: millions of them, never referenced again) are kept as runs
-/// instead of 16 bytes each; everything else is stored as is.
+/// trace entry of a long trace: millions of them, never referenced again) are kept as runs;
+/// every other slot takes 8 bytes: a fold handle packed in place, or the index of a value
+/// kept aside, where runs of the same shared str (a fresh `'N/A'` in every trace entry,
+/// interned) share one.
 #[derive(Debug, Default)]
 struct Memo {
-    values: Vec<Value>,
+    slots: Vec<Slot>,
+    /// Values that are not packed handles.
+    explicit: Vec<Value>,
     runs: Vec<Run>,
     /// Values stored over a slot inside a run (a re-PUT, never done by Python's pickler):
     /// kept aside so that each one is O(1), instead of spelling every run out.
     overridden: HashMap<usize, Value>,
 }
 
+/// A memo slot: bit 63 set, a handle (kind in bits 32–47, `0xffff` for [`BUILDING`]; id
+/// in bits 0–31); clear, an index into `Memo::explicit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot(u64);
+
+const SLOT_HANDLE: u64 = 1 << 63;
+const SLOT_BUILDING: u64 = 0xffff;
+
+impl Slot {
+    fn handle(value: &Value) -> Option<Slot> {
+        match *value {
+            Value::Handle(BUILDING, id) => {
+                Some(Slot(SLOT_HANDLE | (SLOT_BUILDING << 32) | u64::from(id)))
+            }
+            Value::Handle(kind, id) if u64::from(kind) < SLOT_BUILDING => {
+                Some(Slot(SLOT_HANDLE | (u64::from(kind) << 32) | u64::from(id)))
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Memo {
     fn len(&self) -> usize {
-        self.values.len()
+        self.slots.len()
             + self
                 .runs
                 .last()
                 .map_or(0, |run| run.in_runs_before + run.len)
     }
 
-    /// Where memo `index` is: `Ok(explicit index)` or `Err(handle)` inside a run.
+    /// Where memo `index` is: `Ok(slot index)` or `Err(handle)` inside a run.
     #[inline]
     fn locate(&self, index: usize) -> Option<Result<usize, Value>> {
         let Some(first) = self.runs.first() else {
-            return (index < self.values.len()).then_some(Ok(index));
+            return (index < self.slots.len()).then_some(Ok(index));
         };
         if index < first.start {
             return Some(Ok(index));
@@ -580,24 +658,74 @@ impl Memo {
             return Some(Err(Value::Handle(run.kind, run.first.wrapping_add(offset))));
         }
         let explicit = index - run.in_runs_before - run.len;
-        (explicit < self.values.len()).then_some(Ok(explicit))
+        (explicit < self.slots.len()).then_some(Ok(explicit))
     }
 
-    /// A stored value (not one inside a run, unless overridden there).
     #[inline]
-    fn get(&self, index: usize) -> Option<&Value> {
-        match self.locate(index)? {
-            Ok(explicit) => self.values.get(explicit),
-            Err(_) => self.overridden.get(&index),
+    fn read(&self, slot: Slot) -> Option<Value> {
+        if slot.0 & SLOT_HANDLE != 0 {
+            let kind = (slot.0 >> 32) & 0xffff;
+            let id = slot.0 as u32;
+            return Some(if kind == SLOT_BUILDING {
+                Value::Handle(BUILDING, id)
+            } else {
+                Value::Handle(kind as u32, id)
+            });
         }
+        self.explicit.get(slot.0 as usize).cloned()
     }
 
-    /// The value at `index`, wherever it is.
-    fn value(&self, index: usize) -> Option<Value> {
+    /// The value at `index`, wherever it is (a clone: a handle, a scalar, or a shared
+    /// reference).
+    #[inline]
+    fn get(&self, index: usize) -> Option<Value> {
         match self.locate(index)? {
-            Ok(explicit) => self.values.get(explicit).cloned(),
+            Ok(slot) => self.read(*self.slots.get(slot)?),
             Err(handle) => Some(self.overridden.get(&index).cloned().unwrap_or(handle)),
         }
+    }
+
+    /// The value at `index` when it is kept aside (not a packed handle, not in a run).
+    #[inline]
+    fn explicit_at(&self, index: usize) -> Option<&Value> {
+        if !self.runs.is_empty() {
+            return None;
+        }
+        let slot = *self.slots.get(index)?;
+        if slot.0 & SLOT_HANDLE != 0 {
+            return None;
+        }
+        self.explicit.get(slot.0 as usize)
+    }
+
+    /// The fold handle at `index` as `(kind, id)`, if that is what it holds (not a
+    /// container being built).
+    #[inline]
+    fn handle_at(&self, index: usize) -> Option<(u32, u32)> {
+        if self.runs.is_empty() {
+            let slot = *self.slots.get(index)?;
+            let kind = (slot.0 >> 32) & 0xffff;
+            return (slot.0 & SLOT_HANDLE != 0 && kind != SLOT_BUILDING)
+                .then_some((kind as u32, slot.0 as u32));
+        }
+        match self.get(index)? {
+            Value::Handle(kind, id) if kind != BUILDING => Some((kind, id)),
+            _ => None,
+        }
+    }
+
+    /// A slot for `value`: packed, the shared str slot of the last explicit value, or new.
+    fn slot_for(&mut self, value: Value) -> Slot {
+        if let Some(slot) = Slot::handle(&value) {
+            return slot;
+        }
+        if let (Value::Str(new), Some(Value::Str(last))) = (&value, self.explicit.last()) {
+            if Rc::ptr_eq(new, last) {
+                return Slot((self.explicit.len() - 1) as u64);
+            }
+        }
+        self.explicit.push(value);
+        Slot((self.explicit.len() - 1) as u64)
     }
 
     /// Appends a value; `true` when it took a slot of its own (not the extension of a run).
@@ -614,10 +742,15 @@ impl Memo {
                         return false;
                     }
                 }
-                if let Some(&Value::Handle(last_kind, last_id)) = self.values.last() {
+                let last = self.slots.last().and_then(|slot| self.read(*slot));
+                if let Some(Value::Handle(last_kind, last_id)) = last {
                     let last_is_tail = self.runs.last().is_none_or(|run| run.start + run.len < len);
-                    if last_is_tail && last_kind == kind && last_id.checked_add(1) == Some(id) {
-                        self.values.pop();
+                    if last_is_tail
+                        && last_kind == kind
+                        && last_kind != BUILDING
+                        && last_id.checked_add(1) == Some(id)
+                    {
+                        self.slots.pop();
                         let in_runs_before = self
                             .runs
                             .last()
@@ -634,27 +767,29 @@ impl Memo {
                 }
             }
         }
-        self.values.push(value);
+        let slot = self.slot_for(value);
+        self.slots.push(slot);
         true
     }
 
     /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
     fn set(&mut self, index: usize, value: Value) -> bool {
         match self.locate(index) {
-            Some(Ok(explicit)) => {
-                self.values[explicit] = value;
+            Some(Ok(slot)) => {
+                // A new value aside (an explicit slot may be shared by equal strs).
+                let new = match Slot::handle(&value) {
+                    Some(packed) => packed,
+                    None => {
+                        self.explicit.push(value);
+                        Slot((self.explicit.len() - 1) as u64)
+                    }
+                };
+                self.slots[slot] = new;
                 false
             }
             // Overwriting inside a run: O(1) aside (see: #14, item 8).
             Some(Err(_)) => self.overridden.insert(index, value).is_none(),
             None => false,
-        }
-    }
-
-    fn get_mut(&mut self, index: usize) -> Option<&mut Value> {
-        match self.locate(index)? {
-            Ok(explicit) => self.values.get_mut(explicit),
-            Err(_) => self.overridden.get_mut(&index),
         }
     }
 }
@@ -754,6 +889,21 @@ struct Decoder<'f, R, F> {
     memo: Memo,
     buildings: Vec<Building>,
     free_buildings: Vec<u32>,
+    /// Short strs read by the fast path, shared by content (every trace entry's fresh
+    /// `'N/A'` is then one allocation, not millions).
+    interned: HashMap<Box<[u8]>, Value>,
+    /// The str interned last, looked at first.
+    last_interned: Option<(Box<[u8]>, Value)>,
+    /// The handles of a list read by the fast path (reused).
+    list_handles: Vec<(u32, u32)>,
+    /// What [`Fold::list`] made of a list of memo references, by the list's bytes in the
+    /// input (`( h… e` or `h a`): the same references to the same memo slots fold the same
+    /// way, so a repeated list (every allocation of one call site) is one lookup. Emptied
+    /// whenever a memo slot is stored again (a re-PUT), which could change what the bytes
+    /// refer to.
+    list_cache: HashMap<Box<[u8]>, Value, BuildHasherDefault<WordHasher>>,
+    /// Bytes held by `list_cache`'s keys.
+    list_cache_bytes: usize,
     objects: u64,
     /// Estimated bytes held by the memo, containers and payloads (not the stack, not the
     /// fold: both are added when checked).
@@ -934,9 +1084,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             }
         };
         for memo in building.memo_first.into_iter().chain(building.memo_rest) {
-            if let Some(entry) = self.memo.get_mut(memo as usize) {
-                *entry = value.clone();
-            }
+            self.memo.set(memo as usize, value.clone());
         }
         Ok(value)
     }
@@ -1121,7 +1269,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     /// have another shape or the fold does not take the dict, and the general path runs.
     /// Called right after the `EMPTY_DICT` byte.
     fn flat_dict(&mut self) -> Result<bool, PickleError> {
-        const WINDOW: usize = 512;
+        const WINDOW: usize = 4096;
         let available = match self.input.fill_up_to(WINDOW) {
             Ok(available) => available,
             Err(source) => {
@@ -1142,9 +1290,13 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             return Ok(false);
         }
         at += 1;
-        // Scalars stay raw words; memo references are resolved below.
+        // Scalars stay raw words; memo references are resolved below; strs and lists read
+        // inline go to `inline` (word = its slot), in the order they were memoized.
         let mut kinds = [KIND_NONE; FLAT_ITEMS];
         let mut words = [0u64; FLAT_ITEMS];
+        let mut inline: [Value; FLAT_INLINE] = std::array::from_fn(|_| Value::None);
+        let mut inline_memoized = [false; FLAT_INLINE];
+        let mut inlined = 0;
         let mut count = 0;
         loop {
             let Some(&op) = bytes.get(at) else {
@@ -1219,6 +1371,162 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 0x88 => (KIND_BOOL, 1, 1),
                 0x89 => (KIND_BOOL, 0, 1),
                 b'N' => (KIND_NONE, 0, 1),
+                // SHORT_BINUNICODE, short: interned by content.
+                0x8c => {
+                    let Some(&[len]) = arg(1) else {
+                        return Ok(false);
+                    };
+                    let len = usize::from(len);
+                    if len > INTERN_MAX_BYTES || inlined == FLAT_INLINE {
+                        return Ok(false);
+                    }
+                    let Some(payload) = bytes.get(at + 2..at + 2 + len) else {
+                        return Ok(false);
+                    };
+                    let last = self.last_interned.as_ref();
+                    let value = match last.filter(|(text, _)| **text == *payload) {
+                        Some((_, value)) => value.clone(),
+                        None => match self.interned.get(payload) {
+                            Some(value) => {
+                                self.last_interned = Some((payload.into(), value.clone()));
+                                value.clone()
+                            }
+                            None if self.interned.len() < INTERN_MAX_STRINGS => {
+                                let value = str_value(payload);
+                                self.retained = self.retained.saturating_add(len as u64 + 64);
+                                self.interned.insert(payload.into(), value.clone());
+                                value
+                            }
+                            None => return Ok(false),
+                        },
+                    };
+                    let mut width = 2 + len;
+                    inline_memoized[inlined] = bytes.get(at + width) == Some(&0x94);
+                    if inline_memoized[inlined] {
+                        width += 1;
+                    }
+                    inline[inlined] = value;
+                    inlined += 1;
+                    (KIND_INLINE, (inlined - 1) as u64, width)
+                }
+                // EMPTY_LIST [MEMOIZE] then `( refs… APPENDS`, or `ref APPEND`.
+                b']' => {
+                    if inlined == FLAT_INLINE {
+                        return Ok(false);
+                    }
+                    let mut cursor = at + 1;
+                    let list_memoized = bytes.get(cursor) == Some(&0x94);
+                    if list_memoized {
+                        cursor += 1;
+                    }
+                    let read_ref = |cursor: &mut usize| -> Option<u32> {
+                        match bytes.get(*cursor)? {
+                            b'h' => {
+                                let index = *bytes.get(*cursor + 1)?;
+                                *cursor += 2;
+                                Some(u32::from(index))
+                            }
+                            b'j' => {
+                                let b = bytes.get(*cursor + 1..*cursor + 5)?;
+                                *cursor += 5;
+                                Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                            }
+                            _ => None,
+                        }
+                    };
+                    // The list's bytes: `( refs… e`, or `ref a`.
+                    let list_start = cursor;
+                    let list_end = {
+                        let mut probe = cursor;
+                        if bytes.get(probe) == Some(&b'(') {
+                            probe += 1;
+                            let mut items = 0;
+                            loop {
+                                if bytes.get(probe) == Some(&b'e') {
+                                    break Some(probe + 1);
+                                }
+                                if items == FLAT_LIST || read_ref(&mut probe).is_none() {
+                                    break None;
+                                }
+                                items += 1;
+                            }
+                        } else {
+                            read_ref(&mut probe)
+                                .filter(|_| bytes.get(probe) == Some(&b'a'))
+                                .map(|_| probe + 1)
+                        }
+                    };
+                    let Some(list_end) = list_end else {
+                        return Ok(false);
+                    };
+                    let list_bytes = &bytes[list_start..list_end];
+                    if let Some(value) = self.list_cache.get(list_bytes) {
+                        inline_memoized[inlined] = list_memoized;
+                        inline[inlined] = value.clone();
+                        inlined += 1;
+                        kinds[count] = KIND_INLINE;
+                        words[count] = (inlined - 1) as u64;
+                        at = list_end;
+                        count += 1;
+                        continue;
+                    }
+                    let handles = &mut self.list_handles;
+                    handles.clear();
+                    if bytes.get(cursor) == Some(&b'(') {
+                        cursor += 1;
+                        loop {
+                            if bytes.get(cursor) == Some(&b'e') {
+                                cursor += 1;
+                                break;
+                            }
+                            if handles.len() == FLAT_LIST {
+                                return Ok(false);
+                            }
+                            let Some(handle) = read_ref(&mut cursor)
+                                .and_then(|index| self.memo.handle_at(index as usize))
+                            else {
+                                return Ok(false);
+                            };
+                            handles.push(handle);
+                        }
+                    } else {
+                        let mut probe = cursor;
+                        match read_ref(&mut probe) {
+                            Some(index) if bytes.get(probe) == Some(&b'a') => {
+                                let Some(handle) = self.memo.handle_at(index as usize) else {
+                                    return Ok(false);
+                                };
+                                handles.push(handle);
+                                cursor = probe + 1;
+                            }
+                            _ => return Ok(false),
+                        }
+                    }
+                    if handles.is_empty() {
+                        return Ok(false);
+                    }
+                    let items = ListItems { handles };
+                    let folded = self.fold.list(&items).map_err(|reason| PickleError::Fold {
+                        offset: self.offset,
+                        opcode: opcode_name(self.op),
+                        reason,
+                    })?;
+                    let Some(value) = folded else {
+                        return Ok(false);
+                    };
+                    if matches!(value, Value::Handle(BUILDING, _)) {
+                        return Err(self.malformed("the fold returned a reserved handle"));
+                    }
+                    if self.list_cache_bytes + list_bytes.len() <= LIST_CACHE_BYTES {
+                        self.list_cache_bytes += list_bytes.len();
+                        self.retained = self.retained.saturating_add(list_bytes.len() as u64 + 48);
+                        self.list_cache.insert(list_bytes.into(), value.clone());
+                    }
+                    inline_memoized[inlined] = list_memoized;
+                    inline[inlined] = value;
+                    inlined += 1;
+                    (KIND_INLINE, (inlined - 1) as u64, cursor - at)
+                }
                 _ => return Ok(false),
             };
             kinds[count] = kind;
@@ -1229,13 +1537,34 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if count % 2 != 0 {
             return Ok(false);
         }
-        let mut refs: [Option<&Value>; FLAT_ITEMS] = [None; FLAT_ITEMS];
+        // Values kept aside in the memo are borrowed; handles are unpacked into `owned`.
+        let mut owned: [Value; FLAT_ITEMS] = std::array::from_fn(|_| Value::None);
+        let mut borrowed = [false; FLAT_ITEMS];
         for index in 0..count {
             if kinds[index] == KIND_REF {
-                match self.memo.get(words[index] as usize) {
-                    Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
-                    Some(value) => refs[index] = Some(value),
+                let slot = words[index] as usize;
+                if self.memo.explicit_at(slot).is_some() {
+                    borrowed[index] = true;
+                    continue;
                 }
+                match self.memo.get(slot) {
+                    Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
+                    Some(value) => owned[index] = value,
+                }
+            }
+        }
+        let mut refs: [Option<&Value>; FLAT_ITEMS] = [None; FLAT_ITEMS];
+        for index in 0..count {
+            match kinds[index] {
+                KIND_REF if borrowed[index] => {
+                    refs[index] = self.memo.explicit_at(words[index] as usize);
+                }
+                KIND_REF => refs[index] = Some(&owned[index]),
+                KIND_INLINE => {
+                    refs[index] = inline.get(words[index] as usize);
+                    kinds[index] = KIND_REF;
+                }
+                _ => {}
             }
         }
         let items = DictItems {
@@ -1256,15 +1585,26 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         }
         self.input.position += at;
         self.count_object()?;
-        if memoized {
+        // Memo slots in the order the input made them: the dict, then what it held inline.
+        let memoized_inline = inline
+            .into_iter()
+            .zip(inline_memoized)
+            .take(inlined)
+            .filter(|(_, memoized)| *memoized)
+            .map(|(value, _)| value);
+        for value in std::iter::once(value.clone())
+            .filter(|_| memoized)
+            .chain(memoized_inline)
+        {
             if self.memo.len() >= self.limits.max_memo {
                 let len = self.memo.len() as u64 + 1;
                 return Err(self.limit("memo size", len, self.limits.max_memo as u64));
             }
-            if self.memo.push(value.clone()) {
+            if self.memo.push(value) {
                 self.retained = self.retained.saturating_add(16);
             }
         }
+        self.objects = self.objects.saturating_add(inlined as u64);
         self.push(value)?;
         Ok(true)
     }
@@ -1308,10 +1648,15 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             } else {
                 0
             }
-        } else if self.memo.set(index, entry) {
-            48
         } else {
-            0
+            // A slot stored again: cached lists may refer to it.
+            self.list_cache.clear();
+            self.list_cache_bytes = 0;
+            if self.memo.set(index, entry) {
+                48
+            } else {
+                0
+            }
         };
         self.retained = self.retained.saturating_add(cost);
         self.check_memory()
@@ -1322,7 +1667,6 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         match self.memo.get(index as usize) {
             Some(Value::Handle(BUILDING, _)) | None => self.memo_get_slow(index),
             Some(value) if self.stack.len() < self.limits.max_stack => {
-                let value = value.clone();
                 self.stack.push(value);
                 Ok(())
             }
@@ -1332,7 +1676,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
 
     #[cold]
     fn memo_get_slow(&mut self, index: u64) -> Result<(), PickleError> {
-        let value = match self.memo.value(index as usize) {
+        let value = match self.memo.get(index as usize) {
             Some(Value::Handle(BUILDING, building)) => {
                 let Some(position) = self
                     .buildings
@@ -1651,6 +1995,42 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     }
 }
 
+/// A fast hash of byte strings (the decoder's list cache: keys are bytes of the input, and
+/// a collision costs a comparison, not a wrong answer): FxHash's multiply-rotate, eight
+/// bytes at a time.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let mut word = [0u8; 8];
+        let rest = chunks.remainder();
+        word[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(word));
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
+    }
+}
+
+impl WordHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// The name of an opcode byte, for messages.
 fn opcode_name(op: u8) -> &'static str {
     match op {
@@ -1902,13 +2282,17 @@ mod tests {
         assert_eq!(memo.len(), pushed.len());
         assert_eq!(memo.runs.len(), 2);
         for (index, value) in pushed.iter().enumerate() {
-            assert_eq!(memo.value(index).as_ref(), Some(value), "{index}");
+            assert_eq!(memo.get(index).as_ref(), Some(value), "{index}");
         }
-        assert_eq!(memo.get(2), None, "run members are not stored");
-        assert_eq!(memo.value(pushed.len()), None);
+        assert_eq!(
+            memo.slots.len(),
+            pushed.len() - 5,
+            "run members take no slot"
+        );
+        assert_eq!(memo.get(pushed.len()), None);
         memo.set(2, Value::Int(42));
-        assert_eq!(memo.value(2), Some(Value::Int(42)));
-        assert_eq!(memo.value(3), Some(Value::Handle(3, 2)));
+        assert_eq!(memo.get(2), Some(Value::Int(42)));
+        assert_eq!(memo.get(3), Some(Value::Handle(3, 2)));
         assert_eq!(memo.len(), pushed.len());
     }
 
@@ -1950,8 +2334,75 @@ mod tests {
             memo.set(index, Value::Int(index as i64));
         }
         assert_eq!(memo.runs.len(), 1);
-        assert_eq!(memo.value(99_999), Some(Value::Int(99_999)));
-        assert_eq!(memo.get(5), Some(&Value::Int(5)));
+        assert_eq!(memo.get(99_999), Some(Value::Int(99_999)));
+        assert_eq!(memo.get(5), Some(Value::Int(5)));
+    }
+
+    /// A fold for the list fast path: `{0: n}` is frame `n`, `{'e': [frames]}` an entry;
+    /// it records every list it is offered.
+    #[derive(Default)]
+    struct ListFold {
+        lists: Vec<Vec<(u32, u32)>>,
+        entries: Vec<u32>,
+    }
+
+    impl Fold for ListFold {
+        fn finish(&mut self, container: Finished) -> Result<Value, String> {
+            Ok(container.into_value())
+        }
+
+        fn dict(&mut self, items: &DictItems<'_>) -> Result<Option<Value>, String> {
+            match (items.get(0), items.get(1)) {
+                (Some(Item::Int(0)), Some(Item::Int(n))) => Ok(Some(Value::Handle(1, n as u32))),
+                (Some(key), Some(Item::Value(Value::Handle(2, list))))
+                    if key.as_str() == Some("e") =>
+                {
+                    self.entries.push(*list);
+                    Ok(Some(Value::Handle(3, *list)))
+                }
+                _ => Ok(None),
+            }
+        }
+
+        fn list(&mut self, items: &ListItems<'_>) -> Result<Option<Value>, String> {
+            self.lists.push(items.handles().to_vec());
+            Ok(Some(Value::Handle(2, (self.lists.len() - 1) as u32)))
+        }
+    }
+
+    /// Frames 5 and 6 (memo 1, 2), an entry whose list refers to memo 1, then `between`,
+    /// then an entry with the very same list bytes.
+    fn two_entries(between: &[u8]) -> Vec<u8> {
+        let mut bytes = b"\x80\x04]\x94(}\x94(K\x00K\x05u}\x94(K\x00K\x06u".to_vec();
+        bytes.extend_from_slice(b"}\x94(\x8c\x01e\x94]\x94(h\x01eu");
+        bytes.extend_from_slice(between);
+        bytes.extend_from_slice(b"}\x94(h\x04]\x94(h\x01eue.");
+        bytes
+    }
+
+    /// The decoder folds a repeated list once (every allocation of a call site writes the
+    /// same references), and forgets what it cached when a memo slot is stored again.
+    #[test]
+    fn repeated_lists_fold_once_unless_the_memo_changed() {
+        let mut fold = ListFold::default();
+        decode(&two_entries(b"")[..], Limits::default(), &mut fold).unwrap();
+        assert_eq!(
+            fold.lists,
+            vec![vec![(1, 5)]],
+            "the second list is a cache hit"
+        );
+        assert_eq!(fold.entries, vec![0, 0]);
+
+        // BINGET 2, BINPUT 1, POP: memo 1 now holds frame 6.
+        let mut fold = ListFold::default();
+        decode(
+            &two_entries(b"h\x02q\x010")[..],
+            Limits::default(),
+            &mut fold,
+        )
+        .unwrap();
+        assert_eq!(fold.lists, vec![vec![(1, 5)], vec![(1, 6)]]);
+        assert_eq!(fold.entries, vec![0, 1]);
     }
 
     #[test]

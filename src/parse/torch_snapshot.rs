@@ -8,11 +8,12 @@
 //! No I/O: the caller passes the reader (`source::file::open` handles gzip).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::rc::Rc;
 
 use super::pickle::{
-    self, DictItems, DictStorage, Finished, Fold, Item, Limits, PickleError, Value,
+    self, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, PickleError, Value,
 };
 use crate::model::snapshot::{
     Action, AllocatorSettings, Annotation, Block, BlockState, Frame, Segment, SegmentType,
@@ -130,7 +131,9 @@ struct SnapshotFold {
     frames: Vec<Frame>,
     frame_index: HashMap<Frame, u32>,
     stacks: Vec<Vec<u32>>,
-    stack_index: HashMap<Vec<u32>, u32>,
+    stack_index: HashMap<Box<[u32]>, u32, BuildHasherDefault<FrameIdsHasher>>,
+    /// Frame ids of the list being folded (reused).
+    scratch: Vec<u32>,
     streams: Vec<u64>,
     stream_index: HashMap<u64, u32>,
     last_stream: Option<(u64, u32)>,
@@ -145,13 +148,15 @@ struct SnapshotFold {
 
 impl SnapshotFold {
     fn new() -> Self {
-        let mut stack_index = HashMap::new();
-        stack_index.insert(Vec::new(), 0);
+        let mut stack_index: HashMap<Box<[u32]>, u32, BuildHasherDefault<FrameIdsHasher>> =
+            HashMap::default();
+        stack_index.insert(Box::default(), 0);
         SnapshotFold {
             frames: Vec::new(),
             frame_index: HashMap::new(),
             stacks: vec![Vec::new()],
             stack_index,
+            scratch: Vec::new(),
             streams: Vec::new(),
             stream_index: HashMap::new(),
             last_stream: None,
@@ -211,15 +216,36 @@ impl SnapshotFold {
         Some(id)
     }
 
-    fn stack_of(&mut self, frames: Vec<u32>) -> u32 {
-        if let Some(&id) = self.stack_index.get(&frames) {
+    /// The id of the stack whose frame ids are in `self.scratch`, interned.
+    fn intern_scratch(&mut self) -> u32 {
+        if let Some(&id) = self.stack_index.get(self.scratch.as_slice()) {
             return id;
         }
         let id = self.stacks.len() as u32;
-        self.interned_bytes += 8 * frames.len() as u64 + 96;
-        self.stacks.push(frames.clone());
-        self.stack_index.insert(frames, id);
+        self.interned_bytes += 8 * self.scratch.len() as u64 + 96;
+        self.stacks.push(self.scratch.clone());
+        self.stack_index
+            .insert(self.scratch.clone().into_boxed_slice(), id);
         id
+    }
+
+    /// Folds a list of frames (all frame handles, at least one) into a stack handle.
+    fn stack_of<V: std::borrow::Borrow<Value>>(
+        &mut self,
+        mut items: impl Iterator<Item = V>,
+    ) -> Option<Value> {
+        self.scratch.clear();
+        items.try_for_each(|item| match *item.borrow() {
+            Value::Handle(FRAME, id) => {
+                self.scratch.push(id);
+                Some(())
+            }
+            _ => None,
+        })?;
+        if self.scratch.is_empty() {
+            return None;
+        }
+        Some(Value::Handle(STACK, self.intern_scratch()))
     }
 
     fn entry(&mut self, items: &DictItems<'_>) -> Result<Value, String> {
@@ -266,6 +292,15 @@ impl SnapshotFold {
         let stream = self.stream(stream)?;
         if self.entries.len() >= u32::MAX as usize {
             return Err("more trace entries than oomdoc can hold".to_string());
+        }
+        if self.entries.len() == self.entries.capacity() {
+            // Grow by at most 32 MiB at a time, so that the memory budget (checked against
+            // the capacity) stops a huge trace before one doubling overshoots it, and a
+            // failed allocation is an error, not an abort.
+            let step = self.entries.len().clamp(1024, 1 << 20);
+            self.entries
+                .try_reserve_exact(step)
+                .map_err(|_| "out of memory holding the trace entries".to_string())?;
         }
         self.entries
             .push(TraceEntry::new(action, addr, size, time_us, stream, stack));
@@ -454,6 +489,21 @@ impl Fold for SnapshotFold {
         self.fold_dict(items)
     }
 
+    /// A trace entry's `frames` read inline: folded into a stack without being built.
+    fn list(&mut self, items: &ListItems<'_>) -> Result<Option<Value>, String> {
+        self.scratch.clear();
+        for &(kind, id) in items.handles() {
+            if kind != FRAME {
+                return Ok(None);
+            }
+            self.scratch.push(id);
+        }
+        if self.scratch.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Value::Handle(STACK, self.intern_scratch())))
+    }
+
     fn retained_bytes(&self) -> u64 {
         self.interned_bytes
             + (self.entries.capacity() * std::mem::size_of::<TraceEntry>()) as u64
@@ -475,21 +525,8 @@ impl Fold for SnapshotFold {
                 }
             }
             Finished::List(list) => {
-                let all_frames = !list.items.is_empty()
-                    && list
-                        .items
-                        .iter()
-                        .all(|item| matches!(item, Value::Handle(FRAME, _)));
-                if all_frames {
-                    let frames = list
-                        .items
-                        .iter()
-                        .filter_map(|item| match item {
-                            Value::Handle(FRAME, id) => Some(*id),
-                            _ => None,
-                        })
-                        .collect();
-                    return Ok(Value::Handle(STACK, self.stack_of(frames)));
+                if let Some(stack) = self.stack_of(list.items.iter()) {
+                    return Ok(stack);
                 }
                 if let [Value::Handle(RUN, run)] = list.items.as_slice() {
                     return Ok(Value::Handle(ENTRIES, *run));
@@ -502,6 +539,40 @@ impl Fold for SnapshotFold {
             }
             other => Ok(other.into_value()),
         }
+    }
+}
+
+/// A fast hash for interned stacks (slices of frame ids; no input controls the ids, which
+/// are assigned densely by this fold): FxHash's multiply-rotate, a word at a time.
+#[derive(Default)]
+struct FrameIdsHasher(u64);
+
+impl Hasher for FrameIdsHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.add(u64::from(value));
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
+    }
+}
+
+impl FrameIdsHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -911,6 +982,7 @@ mod tests {
                 &snapshot,
                 &crate::analyze::fragmentation::Options {
                     total_memory: Some(crate::model::Bytes(150109880320)),
+                    timeline_points: 64,
                     ..Default::default()
                 },
             );

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::model::snapshot::{
-    AllocatorState, BlockState, Cause, DeviceSummary, DiffMoment, DiffRow, MapSegment, NamedRange,
-    OomAnalysis, Site, SnapshotDiff, SnapshotReport,
+    AllocatorState, BlockState, Cause, DeviceSummary, DiffMoment, DiffRow, MapSegment,
+    MemoryTimeline, NamedRange, OomAnalysis, Site, SnapshotDiff, SnapshotReport, TraceSummary,
 };
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
@@ -231,6 +231,31 @@ fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
             }
             sites_text(out, &peak.top_sites, "    ");
         }
+        growth_text(out, trace, style);
+    }
+}
+
+/// Sites that kept allocating without freeing, one line each (and their innermost frames).
+fn growth_text(out: &mut String, trace: &TraceSummary, style: &Style) {
+    if trace.growth.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {} allocated again and again and never freed within the trace:",
+        style.warn("growth by site:")
+    );
+    for growth in &trace.growth {
+        let _ = writeln!(
+            out,
+            "    {:>11}  {} of {} never freed, {} to {}  {}",
+            growth.never_freed_bytes.to_string(),
+            growth.never_freed,
+            plural(growth.allocations, "allocation"),
+            offset(growth.first_time_us, trace.first_time_us),
+            offset(growth.last_time_us, trace.first_time_us),
+            growth.site
+        );
     }
 }
 
@@ -369,6 +394,28 @@ pub fn markdown(report: &SnapshotReport) -> Vec<u8> {
             );
             sites_markdown(&mut out, &peak.top_sites);
         }
+        if let Some(trace) = d.trace.as_ref().filter(|t| !t.growth.is_empty()) {
+            let _ = writeln!(
+                out,
+                "\nGrowth by site (allocated again and again, never freed within the trace):\n"
+            );
+            let _ = writeln!(
+                out,
+                "| never freed | bytes | allocations | first | last | site |\n|---:|---:|---:|---|---|---|"
+            );
+            for g in &trace.growth {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | `{}` |",
+                    g.never_freed,
+                    exact(g.never_freed_bytes),
+                    g.allocations,
+                    offset(g.first_time_us, trace.first_time_us),
+                    offset(g.last_time_us, trace.first_time_us),
+                    g.site.replace('|', "\\|").replace('`', "'")
+                );
+            }
+        }
     }
     let _ = writeln!(out, "\n## OOM events\n");
     if report.ooms.is_empty() {
@@ -443,7 +490,7 @@ fn sites_markdown(out: &mut String, sites: &[Site]) {
     }
 }
 
-const CSS: &str = ".map{display:block;margin:.5em 0}.legend span{display:inline-block;width:1em;height:1em;vertical-align:middle;margin:0 .3em 0 1em}.fragmentation,.capacity{color:#b42318;font-weight:bold}.other{color:#b54708;font-weight:bold}";
+const CSS: &str = ".map{display:block;margin:.5em 0}.legend span{display:inline-block;width:1em;height:1em;vertical-align:middle;margin:0 .3em 0 1em}.fragmentation,.capacity{color:#b42318;font-weight:bold}.other{color:#b54708;font-weight:bold}.toggle>input{margin-left:1em}.toggle>.view{display:none}.toggle>input:nth-of-type(1):checked~.v1,.toggle>input:nth-of-type(2):checked~.v2,.toggle>input:nth-of-type(3):checked~.v3{display:block}.timeline{position:relative}.timeline svg{display:block;margin:.5em 0}.timeline path.band:hover{opacity:.75}.swatch{display:inline-block;width:.9em;height:.9em;vertical-align:middle;margin-right:.4em}";
 
 fn state_color(state: BlockState) -> &'static str {
     match state {
@@ -526,7 +573,44 @@ pub fn html(report: &SnapshotReport) -> Vec<u8> {
             state_color(BlockState::ActivePendingFree),
             state_color(BlockState::Inactive)
         );
-        body.push_str(&segment_svg(&device.segment_map));
+        body.push_str(&toggle(
+            &format!("scale-{}", device.device),
+            &[
+                (
+                    "bar length ∝ segment size",
+                    segment_svg(&device.segment_map, Scale::Linear),
+                ),
+                ("log scale", segment_svg(&device.segment_map, Scale::Log)),
+            ],
+        ));
+        if !device.timelines.is_empty() {
+            let first = device.trace.as_ref().map_or(0, |t| t.first_time_us);
+            let _ = writeln!(
+                body,
+                "<h3>Allocated memory over the trace</h3>\n<p class=\"dim\">Stacked by allocation site or by category; x is the trace entry. Each column shows the moment of highest allocated memory among the entries it covers (at most {} columns), so no peak is lost. Hover over a band for its group, its peak and its frames.</p>",
+                device.timelines.iter().map(|t| t.points.len()).max().unwrap_or(0)
+            );
+            let views: Vec<(&str, String)> = device
+                .timelines
+                .iter()
+                .enumerate()
+                .map(|(index, timeline)| {
+                    let label = match timeline.grouping.as_str() {
+                        "site" => "by site",
+                        "category" => "by category",
+                        _ => "by group",
+                    };
+                    (
+                        label,
+                        timeline_html(timeline, &format!("tl-{}-{index}", device.device), first),
+                    )
+                })
+                .collect();
+            body.push_str(&toggle(&format!("timeline-{}", device.device), &views));
+        }
+        if let Some(trace) = device.trace.as_ref().filter(|t| !t.growth.is_empty()) {
+            growth_html(&mut body, trace);
+        }
         let _ = writeln!(body, "<h3>Held at snapshot time</h3>");
         sites_html(&mut body, &device.top_sites);
         if let Some(peak) = device.trace.as_ref().and_then(|t| t.peak.as_ref()) {
@@ -570,14 +654,37 @@ fn sites_html(body: &mut String, sites: &[Site]) {
     let _ = writeln!(body, "</table>");
 }
 
-/// Inline SVG: one bar per segment, full width, blocks proportional to their size.
-fn segment_svg(segments: &[MapSegment]) -> String {
+/// How segment bars are sized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scale {
+    /// Length proportional to the segment's size.
+    Linear,
+    /// Length proportional to log2(1 + size in MiB), so small segments stay visible.
+    Log,
+}
+
+/// Inline SVG: one bar per segment, its length proportional to the segment's size (the
+/// largest spans the width; `Scale::Log` compresses), blocks proportional within it.
+fn segment_svg(segments: &[MapSegment], scale: Scale) -> String {
     const WIDTH: f64 = 900.0;
     const BAR: f64 = 14.0;
     const ROW: f64 = 32.0;
     let height = (segments.len() as f64 * ROW).max(ROW);
+    let length = |size: u64| match scale {
+        Scale::Linear => size as f64,
+        Scale::Log => (1.0 + size as f64 / MIB_F).log2(),
+    };
+    let longest = segments
+        .iter()
+        .map(|segment| length(segment.total_size.0))
+        .fold(0.0f64, f64::max)
+        .max(f64::MIN_POSITIVE);
     let mut svg = format!(
-        "<svg class=\"map\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"segment map\">\n"
+        "<svg class=\"map\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"segment map ({})\">\n",
+        match scale {
+            Scale::Linear => "bar length proportional to segment size",
+            Scale::Log => "bar length on a log scale of segment size",
+        }
     );
     for (row, segment) in segments.iter().enumerate() {
         let y = row as f64 * ROW;
@@ -593,23 +700,206 @@ fn segment_svg(segments: &[MapSegment]) -> String {
                 ""
             }
         );
+        let bar = (length(segment.total_size.0) / longest * WIDTH).max(1.0);
         let total = segment.total_size.0.max(1) as f64;
         let mut x = 0.0;
         for (size, state) in &segment.blocks {
-            let width = (size.0 as f64 / total * WIDTH).max(0.5);
+            let width = size.0 as f64 / total * bar;
             let _ = writeln!(
                 svg,
-                "<rect x=\"{x:.2}\" y=\"{:.1}\" width=\"{width:.2}\" height=\"{BAR}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.3\"><title>{} {}</title></rect>",
+                "<rect x=\"{x:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{BAR}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.3\"><title>{} {}</title></rect>",
                 y + 15.0,
+                width.max(0.5),
                 state_color(*state),
                 size,
                 state.as_str()
             );
-            x += size.0 as f64 / total * WIDTH;
+            x += width;
         }
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+const MIB_F: f64 = 1048576.0;
+
+/// Views shown one at a time, chosen by radio buttons (CSS only, no script).
+fn toggle(name: &str, views: &[(&str, String)]) -> String {
+    let mut out = String::from("<div class=\"toggle\">\n");
+    for (index, (label, _)) in views.iter().enumerate().take(3) {
+        let _ = writeln!(
+            out,
+            "<input type=\"radio\" name=\"{name}\" id=\"{name}-{index}\"{}><label for=\"{name}-{index}\">{}</label>",
+            if index == 0 { " checked" } else { "" },
+            escape(label)
+        );
+    }
+    for (index, (_, view)) in views.iter().enumerate().take(3) {
+        let _ = writeln!(out, "<div class=\"view v{}\">\n{view}</div>", index + 1);
+    }
+    out.push_str("</div>\n");
+    out
+}
+
+/// Colours of timeline groups; the first group (held before the trace) and the last
+/// (everything else) are grey.
+const PALETTE: [&str; 12] = [
+    "#2e90fa", "#f79009", "#12b76a", "#f04438", "#7a5af8", "#ee46bc", "#06aed4", "#66c61c",
+    "#fdb022", "#875bf7", "#e31b54", "#15b79e",
+];
+
+fn group_color(index: usize, groups: usize) -> &'static str {
+    if index == 0 {
+        "#98a2b3"
+    } else if index + 1 == groups {
+        "#d0d5dd"
+    } else {
+        PALETTE[(index - 1) % PALETTE.len()]
+    }
+}
+
+/// A stacked area chart of one timeline (inline SVG, no script): hovering a band shows its
+/// group, peak and frames (the band's `<title>`); a table lists the same below.
+fn timeline_html(timeline: &MemoryTimeline, id: &str, first_us: i64) -> String {
+    const WIDTH: f64 = 1000.0;
+    const HEIGHT: f64 = 320.0;
+    const LEFT: f64 = 80.0;
+    const TOP: f64 = 10.0;
+    const BOTTOM: f64 = 30.0;
+    let plot_w = WIDTH - LEFT - 10.0;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let groups = timeline.groups.len();
+    let highest = timeline
+        .points
+        .iter()
+        .map(|point| point.bytes.iter().sum::<u64>())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let entries = timeline.entries.max(1) as f64;
+    let x = |entry: u64| LEFT + entry as f64 / entries * plot_w;
+    let y = |bytes: u64| TOP + plot_h - bytes as f64 / highest as f64 * plot_h;
+    let mut svg = format!(
+        "<svg width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"allocated memory over the trace, by {}\" data-timeline=\"{id}\">\n",
+        escape(&timeline.grouping)
+    );
+    // Axes: three labelled lines, exact bytes in the title.
+    for fraction in [0.0, 0.5, 1.0] {
+        let bytes = (highest as f64 * fraction) as u64;
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#eaecf0\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\" fill=\"#475467\">{}<title>{bytes} B</title></text>",
+            WIDTH - 10.0,
+            y(bytes),
+            y(bytes),
+            LEFT - 6.0,
+            y(bytes) + 4.0,
+            Bytes(bytes)
+        );
+    }
+    let last = timeline.points.last().map_or(0, |point| point.entry);
+    let _ = writeln!(
+        svg,
+        "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"11\" fill=\"#475467\">entry 0</text><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\" fill=\"#475467\">entry {last} ({})</text>",
+        HEIGHT - 8.0,
+        WIDTH - 10.0,
+        HEIGHT - 8.0,
+        escape(&offset(
+            timeline.points.last().map_or(first_us, |point| point.time_us),
+            first_us
+        ))
+    );
+    let mut below = vec![0u64; timeline.points.len()];
+    for (group_index, group) in timeline.groups.iter().enumerate() {
+        if group.peak_bytes.0 == 0 {
+            continue;
+        }
+        let mut path = String::new();
+        for (point, base) in timeline.points.iter().zip(&below) {
+            let top = base + point.bytes.get(group_index).copied().unwrap_or(0);
+            let _ = write!(
+                path,
+                "{}{:.1},{:.1}",
+                if path.is_empty() { "M" } else { "L" },
+                x(point.entry),
+                y(top)
+            );
+        }
+        for (point, base) in timeline.points.iter().zip(&below).rev() {
+            let _ = write!(path, "L{:.1},{:.1}", x(point.entry), y(*base));
+        }
+        path.push('Z');
+        let mut title = format!("{} — peak {}", group.name, group.peak_bytes);
+        for frame in &group.frames {
+            title.push('\n');
+            title.push_str(frame);
+        }
+        let _ = writeln!(
+            svg,
+            "<path class=\"band\" data-g=\"{group_index}\" d=\"{path}\" fill=\"{}\"><title>{}</title></path>",
+            group_color(group_index, groups),
+            escape(&title)
+        );
+        for (point, base) in timeline.points.iter().zip(below.iter_mut()) {
+            *base += point.bytes.get(group_index).copied().unwrap_or(0);
+        }
+    }
+    svg.push_str("</svg>\n");
+
+    let mut out = format!("<div class=\"timeline\" id=\"{id}\">\n{svg}");
+    let _ = writeln!(
+        out,
+        "<table><tr><th>group</th><th>peak</th><th>frames (innermost first)</th></tr>"
+    );
+    for (index, group) in timeline.groups.iter().enumerate() {
+        if group.peak_bytes.0 == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span><code>{}</code></td><td class=\"num\">{}</td><td class=\"source\">{}</td></tr>",
+            group_color(index, groups),
+            escape(&group.name),
+            group.peak_bytes,
+            group
+                .frames
+                .iter()
+                .map(|frame| escape(frame))
+                .collect::<Vec<_>>()
+                .join("<br>")
+        );
+    }
+    let _ = writeln!(out, "</table>");
+    let _ = writeln!(out, "</div>");
+    out
+}
+
+/// Sites that kept allocating without freeing, as a table.
+fn growth_html(body: &mut String, trace: &TraceSummary) {
+    let _ = writeln!(
+        body,
+        "<h3 class=\"warn\">Growth by site</h3>\n<p>These sites allocated again and again over the trace and never freed what they allocated within it:</p>\n<table><tr><th>never freed</th><th>bytes</th><th>of allocations</th><th>first … last</th><th>site</th></tr>"
+    );
+    for growth in &trace.growth {
+        let _ = writeln!(
+            body,
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{}<br><span class=\"source\">{} B</span></td><td class=\"num\">{}</td><td>{} … {}</td><td><code>{}</code><br><span class=\"source\">{}</span></td></tr>",
+            growth.never_freed,
+            growth.never_freed_bytes,
+            growth.never_freed_bytes.0,
+            growth.allocations,
+            escape(&offset(growth.first_time_us, trace.first_time_us)),
+            escape(&offset(growth.last_time_us, trace.first_time_us)),
+            escape(&growth.site),
+            growth
+                .python_frames
+                .iter()
+                .map(|frame| escape(frame))
+                .collect::<Vec<_>>()
+                .join("<br>")
+        );
+    }
+    let _ = writeln!(body, "</table>");
 }
 
 /// The JSON document of `snapshot diff` (`schema_version` 1).
@@ -852,4 +1142,94 @@ pub fn diff_html(diff: &SnapshotDiff) -> Vec<u8> {
     }
     let _ = writeln!(body, "</ul>");
     page("oomdoc snapshot diff", "", &body).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::snapshot::{TimelineGroup, TimelinePoint};
+
+    /// The length of the bar of segment `row` (Σ its rect widths) in an SVG.
+    fn bar_length(svg: &str, row: usize) -> f64 {
+        let y = format!("y=\"{:.1}\"", row as f64 * 32.0 + 15.0);
+        svg.lines()
+            .filter(|line| line.starts_with("<rect") && line.contains(&y))
+            .map(|line| {
+                let width = line.split("width=\"").nth(1).unwrap();
+                width[..width.find('"').unwrap()].parse::<f64>().unwrap()
+            })
+            .sum()
+    }
+
+    /// #16: a 32 MiB segment is not drawn as long as a 100 GiB one; on the log scale both
+    /// stay visible and the larger is still the longer.
+    #[test]
+    fn segment_bars_are_proportional_to_size() {
+        let segment = |size: u64| MapSegment {
+            address: 0x7f00_0000_0000,
+            total_size: Bytes(size),
+            is_expandable: false,
+            blocks: vec![
+                (Bytes(size / 2), BlockState::ActiveAllocated),
+                (Bytes(size / 2), BlockState::Inactive),
+            ],
+        };
+        let segments = [segment(100 << 30), segment(32 << 20)];
+        let linear = segment_svg(&segments, Scale::Linear);
+        let (large, small) = (bar_length(&linear, 0), bar_length(&linear, 1));
+        assert!((large - 900.0).abs() < 0.1, "{large}");
+        assert!(small < 2.0, "{small}");
+        let log = segment_svg(&segments, Scale::Log);
+        let (large, small) = (bar_length(&log, 0), bar_length(&log, 1));
+        assert!((large - 900.0).abs() < 0.1, "{large}");
+        assert!(small > 200.0 && small < large / 2.0, "{small}");
+    }
+
+    /// The timeline stacks groups: the top band's upper edge at the highest point is the
+    /// highest total, and every group's title names its frames.
+    #[test]
+    fn timeline_bands_stack_to_the_total() {
+        let timeline = MemoryTimeline {
+            grouping: "site".to_string(),
+            entries: 4,
+            groups: vec![
+                TimelineGroup {
+                    name: "held before the trace".to_string(),
+                    frames: vec![],
+                    peak_bytes: Bytes(10),
+                },
+                TimelineGroup {
+                    name: "model.py:3 forward".to_string(),
+                    frames: vec!["model.py:3 forward".to_string()],
+                    peak_bytes: Bytes(30),
+                },
+                TimelineGroup {
+                    name: "everything else".to_string(),
+                    frames: vec![],
+                    peak_bytes: Bytes(0),
+                },
+            ],
+            points: vec![
+                TimelinePoint {
+                    entry: 0,
+                    time_us: 0,
+                    bytes: vec![10, 0, 0],
+                },
+                TimelinePoint {
+                    entry: 3,
+                    time_us: 9,
+                    bytes: vec![10, 30, 0],
+                },
+            ],
+        };
+        let html = timeline_html(&timeline, "t", 0);
+        assert_eq!(
+            html.matches("class=\"band\"").count(),
+            2,
+            "empty groups are not drawn"
+        );
+        assert!(html.contains("<title>model.py:3 forward — peak 30 B\nmodel.py:3 forward</title>"));
+        // The top of the second band at the last point (entry 3 of 4) is the plot's top.
+        assert!(html.contains("L762.5,10.0"), "{html}");
+    }
 }

@@ -87,7 +87,9 @@ fn causes_match_what_each_scenario_did() {
     assert_eq!(cause("fragmentation"), "fragmentation");
     assert_eq!(cause("capacity"), "capacity");
     assert_eq!(cause("other_process"), "other");
-    assert_eq!(cause("model_forward"), "capacity");
+    // 39.72 GiB free on the device and 48 GiB cached in a segment that also held live blocks:
+    // 64 GiB was there, split; not a lack of capacity (#16).
+    assert_eq!(cause("model_forward"), "fragmentation");
     // With expandable segments the same program did not fail: no OOM event at all.
     let expandable = json("fragmentation_expandable", &[]);
     assert_eq!(expandable["ooms"], serde_json::json!([]));
@@ -151,7 +153,14 @@ fn markdown_and_html_reports() {
     let html = stdout(&output);
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg class=\"map\""));
-    assert_eq!(html.matches("<rect ").count(), 101, "one rect per block");
+    // One rect per block in each view: bars proportional to size, and on a log scale.
+    assert_eq!(
+        html.matches("<rect ").count(),
+        2 * 101,
+        "one rect per block"
+    );
+    assert!(html.contains("bar length proportional to segment size"));
+    assert!(html.contains("bar length on a log scale"));
     for forbidden in ["<script", "http://", "https://", "src=", "@import", "url("] {
         assert!(!html.contains(forbidden), "{forbidden}");
     }
@@ -402,4 +411,87 @@ fn diff_html_is_self_contained() {
 fn snapshot_without_a_file_is_a_usage_error() {
     let output = oomdoc().arg("snapshot").output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
+
+/// A gzip bomb: a few MiB that inflate to a snapshot whose trace never ends (24M trace
+/// entries, 600 MB, no `STOP`), read under an address-space limit of 1 GiB, as a
+/// container's memory limit would be, and under 300 MiB. The reader must refuse it with a
+/// clear error (exit 2), not be killed or abort on a failed allocation.
+#[test]
+fn gzip_bomb_is_refused_under_a_memory_limit() {
+    const ENTRIES: usize = 24_000_000;
+    const LIMIT_KIB: u64 = 1 << 20;
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("bomb.pickle.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::io::BufWriter::new(std::fs::File::create(&path).unwrap()),
+        flate2::Compression::fast(),
+    );
+    // {'device_traces': [[{'action': 'alloc', 'addr': …, 'size': …}, … endlessly, as
+    // Python's pickler writes a list: APPENDS every 1000 items. Memo 0–3: the root dict,
+    // its key, the two lists; 4: the first entry; 5–8: 'action', 'alloc', 'addr', 'size'.
+    let mut head = b"\x80\x04}\x94(\x8c\x0ddevice_traces\x94]\x94]\x94(".to_vec();
+    head.extend_from_slice(b"}\x94(\x8c\x06action\x94\x8c\x05alloc\x94\x8c\x04addr\x94");
+    head.extend_from_slice(b"\x8a\x06\x00\x00\x00\x00\x7f\x7f\x8c\x04size\x94J\x00\x02\x00\x00ue");
+    encoder.write_all(&head).unwrap();
+    let entry = b"}\x94(h\x05h\x06h\x07\x8a\x06\x00\x00\x00\x00\x7f\x7fh\x08J\x00\x02\x00\x00u";
+    let mut batch = Vec::new();
+    for _ in 0..100 {
+        batch.push(b'(');
+        for _ in 0..1000 {
+            batch.extend_from_slice(entry);
+        }
+        batch.push(b'e');
+    }
+    for _ in 0..ENTRIES / 100_000 {
+        encoder.write_all(&batch).unwrap();
+    }
+    encoder.finish().unwrap().flush().unwrap();
+    let stored = std::fs::metadata(&path).unwrap().len();
+    assert!(stored < 8 << 20, "the bomb is {stored} bytes");
+
+    // 1 GiB: the decoder's budget for a file this small (512 MiB) stops it first. 300 MiB:
+    // the allocation of more trace entries fails first, and is an error too.
+    for (limit_kib, cause) in [
+        (LIMIT_KIB, "exceeds the memory budget"),
+        (300 << 10, "out of memory holding the trace entries"),
+    ] {
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {limit_kib} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_oomdoc"))
+            .args(["snapshot", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let message = stderr(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "killed or crashed: {message}"
+        );
+        assert!(output.stdout.is_empty());
+        assert!(message.contains(cause), "{limit_kib} KiB: {message}");
+        assert!(message.contains("bomb.pickle.gz"), "{message}");
+    }
+}
+
+/// #16: growth by stack frame, not only totals: leak_growing.py kept every tensor it made
+/// in a loop; its site is named with the count and the exact bytes, in text and JSON.
+#[test]
+fn growth_by_site_names_the_line_that_keeps_allocating() {
+    let output = run("leak_growing", &[]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    assert!(text.contains("growth by site:"), "{text}");
+    assert!(
+        text.contains("8.75 GiB  20 of 20 allocations never freed"),
+        "{text}"
+    );
+    let growth = &json("leak_growing", &[])["devices"][0]["trace"]["growth"];
+    assert_eq!(growth[0]["never_freed"], 20);
+    assert_eq!(growth[0]["never_freed_bytes"], 9395240960u64);
+    assert_eq!(growth[0]["site"], "<string>:13 <module>");
+    let steady = &json("leak_steady", &[])["devices"][0]["trace"]["growth"];
+    assert_eq!(steady, &serde_json::json!([]));
 }

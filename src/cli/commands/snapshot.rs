@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use crate::analyze::fragmentation::{self, Options};
-use crate::analyze::snapshot_diff;
+use crate::analyze::{snapshot_diff, snapshot_timeline};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
@@ -131,6 +131,10 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     let options = Options {
         total_memory: args.total_memory,
         top_sites: args.top,
+        timeline_points: match args.output.format() {
+            Format::Html => snapshot_timeline::DEFAULT_POINTS,
+            _ => 0,
+        },
         ..Options::default()
     };
     let report = fragmentation::analyze(&snapshot, &options);
