@@ -1551,6 +1551,7 @@ impl Explainer {
                 count: 1,
                 last_line: None,
                 text,
+                t_ms: None,
             };
             collected.segment.push(event);
         }
@@ -1915,6 +1916,7 @@ fn push_event(
         count: 1,
         last_line: None,
         text: engine_log::shorten(cleaned, 200),
+        t_ms: None,
     });
 }
 

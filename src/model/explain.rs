@@ -102,8 +102,10 @@ pub struct EngineConfig {
     pub batch_size: Option<u64>,
 }
 
-/// The failure phases (R6). Exactly this vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// The failure phases. Exactly this vocabulary.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Device checks before any weight is read.
@@ -122,7 +124,9 @@ pub enum Phase {
     Inference,
     /// A training step (forward, backward, optimizer).
     TrainingStep,
-    /// The text does not show it.
+    /// The text does not show it (also any phase name this version does not know).
+    #[default]
+    #[serde(other)]
     Unknown,
 }
 
@@ -311,6 +315,9 @@ pub struct TimelineEvent {
     pub last_line: Option<u64>,
     /// The cleaned line, shortened.
     pub text: String,
+    /// When the line arrived, ms since the start of the launch (only in a run record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_ms: Option<u64>,
 }
 
 /// One memory figure with its layer and source (R2, R3).

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::explain::{ExplainReport, Phase};
 use super::machine::Inventory;
 use super::{Bytes, Source};
 
@@ -70,7 +71,7 @@ pub struct RunRecord {
     pub log: LogInfo,
     /// The `oomdoc explain --json` document (minus `schema_version`) of the child's log, with
     /// `t_ms` added to timeline entries that carry a line number.
-    pub explain: Option<serde_json::Value>,
+    pub explain: Option<ExplainReport>,
     /// The memory timeline per device (R8).
     pub memory: MemoryRecord,
     /// The phases seen in the log, with their times (R5, R8).
@@ -207,9 +208,9 @@ pub struct DeviceTimeline {
     /// When the peak was first seen, ms since start.
     pub peak_t_ms: Option<u64>,
     /// The phase the log was in at the peak (R8); `None` outside any known phase.
-    pub peak_phase: Option<String>,
+    pub peak_phase: Option<Phase>,
     /// Highest used memory inside each phase.
-    pub peaks_by_phase: BTreeMap<String, Bytes>,
+    pub peaks_by_phase: BTreeMap<Phase, Bytes>,
     /// `[t_ms, used_bytes]`: changes only, plus min/max within each window.
     pub samples: Vec<[u64; 2]>,
     /// The compaction window of `samples` (it doubles when a long run would keep too many points).
@@ -247,7 +248,7 @@ pub struct ProcessPeak {
 pub struct PhaseSpan {
     /// One of the explain vocabulary: `startup`, `weights_load`, `format_conversion`,
     /// `profiling`, `kv_cache_alloc`, `cuda_graph_capture`, `inference`, `training_step`.
-    pub phase: String,
+    pub phase: Phase,
     /// When its first line arrived, ms since start.
     pub start_t_ms: u64,
     /// When it ended (its completion line, the next phase, or the end of the run); `None` while open.

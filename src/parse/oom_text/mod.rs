@@ -1070,6 +1070,7 @@ fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
         text: open.text,
         end_line: open.end_line,
         details: parsed.details,
+        t_ms: None,
     })
 }
 
