@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::model::cards::CARDS;
 use crate::model::report::{value_text, ProbeView, RunRecordView};
 use crate::model::Bytes;
 
@@ -1901,25 +1902,28 @@ fn verdict(
     }
 }
 
-/// Card classes by memory, for the owner summary (R19). Figures are the marketed memory of
-/// each class; a model fits a class when its weights stay under [`WEIGHTS_SHARE`] of it.
-pub const CARD_CLASSES: &[(u64, &str)] = &[
-    (24, "24 GiB class (L4, RTX 4090, A10)"),
-    (48, "48 GiB class (L40S, RTX 6000 Ada, A6000)"),
-    (80, "80 GiB class (A100 80GB, H100)"),
-    (141, "141 GiB class (H200)"),
-    (192, "192 GiB class (B200, MI300X)"),
-];
 /// Share of a card the weights may take and leave room for KV cache, activations and CUDA
 /// graphs (an oomdoc rule of thumb, stated wherever it is used).
 pub const WEIGHTS_SHARE: f64 = 0.8;
 
-fn card_class_for(weights: u64) -> Option<&'static str> {
-    let needed_gib = weights as f64 / WEIGHTS_SHARE / (1u64 << 30) as f64;
-    CARD_CLASSES
+/// The smallest class of the card table (`model::cards`) whose memory total holds the weights
+/// within [`WEIGHTS_SHARE`], named by its marketed memory and its cards.
+fn card_class_for(weights: u64) -> Option<String> {
+    let needed = weights as f64 / WEIGHTS_SHARE;
+    let smallest = CARDS
         .iter()
-        .find(|(gib, _)| *gib as f64 >= needed_gib)
-        .map(|(_, name)| *name)
+        .filter(|card| card.total_bytes.0 as f64 >= needed)
+        .min_by_key(|card| card.total_bytes)?;
+    let names: Vec<&str> = CARDS
+        .iter()
+        .filter(|card| card.memory_gb == smallest.memory_gb)
+        .map(|card| card.name)
+        .collect();
+    Some(format!(
+        "{} GB class ({})",
+        smallest.memory_gb,
+        names.join(", ")
+    ))
 }
 
 fn billions(params: f64) -> String {
@@ -2158,7 +2162,7 @@ mod tests {
                 .action
                 .as_deref()
                 .unwrap_or_default()
-                .contains("192 GiB class"),
+                .contains("180 GB class (B200 180GB)"),
             "{owner:?}"
         );
         assert!(
@@ -2195,8 +2199,13 @@ mod tests {
 
     #[test]
     fn card_class_leaves_room_above_the_weights() {
-        assert_eq!(card_class_for(60 << 30), Some(CARD_CLASSES[2].1));
-        assert_eq!(card_class_for(140 << 30), Some(CARD_CLASSES[4].1));
+        // 60 GiB / 0.8 = 75 GiB: an 80 GB card (H100: 81,559 MiB) holds it, a 48 GB one does not.
+        let class = card_class_for(60 << 30).unwrap();
+        assert!(class.starts_with("80 GB class ("), "{class}");
+        assert!(class.contains("H100"), "{class}");
+        // 140 GiB / 0.8 = 175 GiB: the B200 (183,359 MiB = 179 GiB) is the smallest that holds it.
+        let class = card_class_for(140 << 30).unwrap();
+        assert!(class.starts_with("180 GB class (B200"), "{class}");
         assert_eq!(card_class_for(400 << 30), None);
     }
 }
