@@ -513,6 +513,9 @@ pub struct RunReport {
     pub memory: MemoryFacts,
     /// Lower bound vs measured.
     pub fit: FitVsMeasured,
+    /// A training run (training steps, no request served, no probe): the serving-only
+    /// sections (reproducing request, concurrency, probe) are left out of its report.
+    pub training: bool,
     /// Minimal reproducing request.
     pub reproduction: Reproduction,
     /// Concurrency facts.
@@ -761,13 +764,13 @@ fn run_report(input: &RunInput) -> RunReport {
         ),
         _ => {}
     }
-    if input.probe.is_none() {
+    let training = is_training(record, &explain.timeline, &failure, input.probe.is_some());
+    if input.probe.is_none() && !training {
         limitations.push(
             "no probe document (`--probe FILE`): growth under repeated and long requests was not measured".to_owned(),
         );
     }
-    let mut seen = std::collections::BTreeSet::new();
-    limitations.retain(|limitation| seen.insert(limitation.clone()));
+    let limitations = merge_shared_reasons(limitations);
 
     RunReport {
         run: input.label.clone(),
@@ -803,6 +806,7 @@ fn run_report(input: &RunInput) -> RunReport {
         },
         memory,
         fit,
+        training,
         reproduction,
         concurrency,
         probe,
@@ -1149,6 +1153,95 @@ fn oom_figures(record: &RunRecordView) -> (Vec<Figure>, Vec<Figure>) {
         })
         .collect();
     (figures, others)
+}
+
+/// A training run: the log or the phases show training steps, and nothing was served (no
+/// request, no server ready, no serving statistics) nor probed.
+fn is_training(
+    record: &RunRecordView,
+    timeline: &[Value],
+    failure: &FailureFacts,
+    probed: bool,
+) -> bool {
+    const TRAINING: &str = "training_step";
+    let kinds: Vec<String> = timeline
+        .iter()
+        .filter_map(|event| object_text(event, &["kind"]))
+        .collect();
+    let trains = failure.failed_in.as_deref() == Some(TRAINING)
+        || record
+            .phases
+            .iter()
+            .any(|span| span.phase.as_deref() == Some(TRAINING))
+        || kinds.iter().any(|kind| kind == TRAINING);
+    let serves = kinds
+        .iter()
+        .any(|kind| matches!(kind.as_str(), "request" | "server_ready" | "serving_stats"));
+    trains && !serves && !probed
+}
+
+/// Limitations with the same reason said once: `what: why` entries sharing `why` become one
+/// (`no memory timeline and no GPU inventory before start: NVML is absent: …`), and an entry
+/// whose `why` is the start of another entry takes that fuller one as its reason. Exact
+/// repeats go; the order of first appearance stays.
+pub fn merge_shared_reasons(limitations: Vec<String>) -> Vec<String> {
+    let mut unique: Vec<String> = Vec::new();
+    for limitation in limitations {
+        if !unique.contains(&limitation) {
+            unique.push(limitation);
+        }
+    }
+    // `what: why` where `what` is a short label and `why` a reason worth matching.
+    let parts: Vec<Option<(&str, &str)>> = unique
+        .iter()
+        .map(|limitation| {
+            limitation
+                .split_once(": ")
+                .filter(|(what, why)| what.chars().count() <= 60 && why.chars().count() >= 12)
+        })
+        .collect();
+    let mut absorbed = vec![false; unique.len()];
+    let reasons: Vec<Option<&str>> = parts
+        .iter()
+        .enumerate()
+        .map(|(index, part)| {
+            let (_, why) = (*part)?;
+            let fuller = unique.iter().enumerate().position(|(other, text)| {
+                other != index && text.len() > why.len() && text.starts_with(why)
+            });
+            Some(match fuller {
+                Some(other) => {
+                    absorbed[other] = true;
+                    unique[other].as_str()
+                }
+                None => why,
+            })
+        })
+        .collect();
+    let mut merged: Vec<String> = Vec::new();
+    let mut emitted: Vec<&str> = Vec::new();
+    for (index, limitation) in unique.iter().enumerate() {
+        let (Some((_, _)), Some(reason)) = (parts[index], reasons[index]) else {
+            if !absorbed[index] {
+                merged.push(limitation.clone());
+            }
+            continue;
+        };
+        if absorbed[index] || emitted.contains(&reason) {
+            continue;
+        }
+        emitted.push(reason);
+        let mut whats: Vec<&str> = Vec::new();
+        for (other, part) in parts.iter().enumerate() {
+            if let (Some((what, _)), Some(other_reason)) = (part, reasons[other]) {
+                if other_reason == reason && !absorbed[other] && !whats.contains(what) {
+                    whats.push(what);
+                }
+            }
+        }
+        merged.push(format!("{}: {reason}", whats.join(" and ")));
+    }
+    merged
 }
 
 fn phase_rank(phase: &str) -> usize {
@@ -2194,6 +2287,37 @@ mod tests {
         assert_eq!(
             report.runs[0].fit.lower_bound.as_ref().map(|f| f.bytes),
             Some(61 << 30)
+        );
+    }
+
+    #[test]
+    fn a_shared_reason_is_said_once() {
+        let absent = "NVML is absent: the NVIDIA management library could not be loaded";
+        let merged = merge_shared_reasons(vec![
+            format!("no memory timeline: {absent}"),
+            "no checkpoint given (`--checkpoint PATH`): no lower bound".to_owned(),
+            format!("no GPU inventory before start: {absent}"),
+            format!("no memory timeline: {absent}"),
+        ]);
+        assert_eq!(
+            merged,
+            [
+                format!("no memory timeline and no GPU inventory before start: {absent}"),
+                "no checkpoint given (`--checkpoint PATH`): no lower bound".to_owned(),
+            ]
+        );
+        // A short reason that starts a fuller entry takes the fuller one.
+        let merged = merge_shared_reasons(vec![
+            "no memory timeline: NVML library not found".to_owned(),
+            "the log is large: only its last part was scanned".to_owned(),
+            "NVML library not found: libnvidia-ml.so.1 could not be loaded".to_owned(),
+        ]);
+        assert_eq!(
+            merged,
+            [
+                "no memory timeline: NVML library not found: libnvidia-ml.so.1 could not be loaded",
+                "the log is large: only its last part was scanned",
+            ]
         );
     }
 
