@@ -77,7 +77,30 @@ fn two_changes_warn_that_the_comparison_cannot_say_which_helped() {
         "vllm-0.10-h200-two-changes",
         &["--format", "markdown"],
     );
+    // The document carries the warning; stdout and stderr share a terminal: said once.
+    assert!(stdout(&output).contains("2 inputs changed between the runs"));
+    assert!(
+        !stderr(&output).contains("inputs changed"),
+        "{}",
+        stderr(&output)
+    );
     insta::assert_snapshot!("diff_markdown_two_changes", stdout(&output));
+    let text = diff(
+        "vllm-0.10-h200-oom-cuda-graph",
+        "vllm-0.10-h200-two-changes",
+        &[],
+    );
+    assert_eq!(
+        stdout(&text)
+            .matches("2 inputs changed between the runs")
+            .count(),
+        1
+    );
+    assert!(
+        !stderr(&text).contains("inputs changed"),
+        "{}",
+        stderr(&text)
+    );
 }
 
 #[test]

@@ -114,7 +114,7 @@ pub fn run(args: ReportArgs, output: &mut Output) -> anyhow::Result<ExitStatus> 
     }
     let report = analysis::build(&inputs);
     if let Some(warning) = report.comparison.as_ref().and_then(|c| c.warning.as_ref()) {
-        output.warn(warning);
+        output.warn_unless_in_document(&args.output, warning);
     }
     let bytes = match args.output.format() {
         Format::Text => render::render_text(&report, &Style::new(output.color_for(&args.output))),
