@@ -194,6 +194,9 @@ pub struct PreflightView {
     /// Relevant environment variables (already redacted by the writer).
     #[serde(deserialize_with = "null_as_default")]
     pub environment: BTreeMap<String, Value>,
+    /// Digests of the other variables' values, by name (absent in records before they were kept).
+    #[serde(deserialize_with = "null_as_default")]
+    pub other_environment: BTreeMap<String, String>,
     /// Host facts.
     pub host: Option<Value>,
 }

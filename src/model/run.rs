@@ -111,6 +111,10 @@ pub struct Preflight {
     pub inventory_error: Option<String>,
     /// The environment variables that shape GPU memory use, secrets redacted (R16).
     pub environment: BTreeMap<String, String>,
+    /// Every other variable (shell-session ones aside) by name, with a digest of its redacted
+    /// value instead of the value: `diff` names a variable that changed.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_environment: BTreeMap<String, String>,
     /// The host, without its name.
     pub host: HostInfo,
 }

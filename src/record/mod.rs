@@ -214,6 +214,7 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
                 inventory: inventory.clone(),
                 inventory_error: inventory.is_none().then(|| memory_reason.clone()).flatten(),
                 environment: preflight_env,
+                other_environment: redactor.env_digests(&process::other_environment()),
                 host: HostInfo {
                     hostname_redacted: true,
                     in_container: process::in_container(),
