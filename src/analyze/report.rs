@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::cards::CARDS;
+use crate::model::explain::Phase;
 use crate::model::report::{value_text, ProbeView, RunRecordView};
 use crate::model::Bytes;
 
@@ -20,19 +21,6 @@ use super::compare::{compare, describe_outcome, run_failed, Comparison};
 
 /// Most points a device's memory series keeps for the chart (min and max per time bucket).
 pub const CHART_POINTS: usize = 800;
-
-/// Phases in the order a launch goes through them (explain's vocabulary).
-pub const PHASE_ORDER: &[&str] = &[
-    "startup",
-    "weights_load",
-    "format_conversion",
-    "profiling",
-    "kv_cache_alloc",
-    "cuda_graph_capture",
-    "inference",
-    "training_step",
-    "unknown",
-];
 
 pub use crate::model::report::CheckpointFacts;
 
@@ -1035,15 +1023,7 @@ fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> 
 
 /// Phases before which no server accepts requests.
 fn is_startup_phase(phase: &str) -> bool {
-    matches!(
-        phase,
-        "startup"
-            | "weights_load"
-            | "format_conversion"
-            | "profiling"
-            | "kv_cache_alloc"
-            | "cuda_graph_capture"
-    )
+    Phase::from_name(phase).is_startup()
 }
 
 fn failure(record: &RunRecordView, status: &RunStatus) -> FailureFacts {
@@ -1244,13 +1224,6 @@ pub fn merge_shared_reasons(limitations: Vec<String>) -> Vec<String> {
     merged
 }
 
-fn phase_rank(phase: &str) -> usize {
-    PHASE_ORDER
-        .iter()
-        .position(|known| *known == phase)
-        .unwrap_or(PHASE_ORDER.len())
-}
-
 /// Reduces a series to at most `limit` points, keeping each time bucket's minimum and
 /// maximum in time order so a 10 ms spike survives (R8).
 pub fn reduce_samples(samples: &[(u64, u64)], limit: usize) -> Vec<(u64, u64)> {
@@ -1424,7 +1397,11 @@ fn memory(
                     .iter()
                     .position(|span| span.phase == peak.phase)
                     .unwrap_or(usize::MAX);
-                (first_span, phase_rank(&peak.phase), peak.phase.clone())
+                (
+                    first_span,
+                    Phase::from_name(&peak.phase),
+                    peak.phase.clone(),
+                )
             });
             let mut samples = device.samples.clone();
             samples.sort_by_key(|sample| sample.0);
@@ -2109,13 +2086,13 @@ fn owner_summary(
         }
     }
     let phase = failure.failed_in.as_deref().unwrap_or("unknown");
-    let change = match phase {
-        "cuda_graph_capture" => Some("`--enforce-eager`, or a lower `--gpu-memory-utilization` so CUDA graphs have room"),
-        "kv_cache_alloc" => Some("a lower `--max-model-len` (or `--max-num-seqs`), or a higher `--gpu-memory-utilization` when the card is not shared"),
-        "profiling" => Some("a lower `--max-num-seqs` / `--max-num-batched-tokens`, or a lower `--gpu-memory-utilization`"),
-        "format_conversion" => Some("a checkpoint already in the target format (pre-quantised), so no conversion peak is needed at load"),
-        "startup" => Some("free the card (other processes hold memory) or lower `--gpu-memory-utilization`"),
-        "inference" => Some("a lower `--max-num-seqs` or `--max-model-len`, or limits on request length"),
+    let change = match Phase::from_name(phase) {
+        Phase::CudaGraphCapture => Some("`--enforce-eager`, or a lower `--gpu-memory-utilization` so CUDA graphs have room"),
+        Phase::KvCacheAlloc => Some("a lower `--max-model-len` (or `--max-num-seqs`), or a higher `--gpu-memory-utilization` when the card is not shared"),
+        Phase::Profiling => Some("a lower `--max-num-seqs` / `--max-num-batched-tokens`, or a lower `--gpu-memory-utilization`"),
+        Phase::FormatConversion => Some("a checkpoint already in the target format (pre-quantised), so no conversion peak is needed at load"),
+        Phase::Startup => Some("free the card (other processes hold memory) or lower `--gpu-memory-utilization`"),
+        Phase::Inference => Some("a lower `--max-num-seqs` or `--max-model-len`, or limits on request length"),
         _ => None,
     };
     let others_hold = gpus.iter().filter(|gpu| gpu.visible_to_run).any(|gpu| {
@@ -2123,7 +2100,10 @@ fn owner_summary(
     });
     let weights_fit =
         matches!((weights, capacity), (Some(w), Some(c)) if (w as f64) < c as f64 * 0.9);
-    let after_weights = !matches!(phase, "weights_load" | "startup" | "unknown");
+    let after_weights = !matches!(
+        Phase::from_name(phase),
+        Phase::WeightsLoad | Phase::Startup | Phase::Unknown
+    );
     if others_hold {
         return OwnerSummary {
             kind: "configuration_error".to_owned(),

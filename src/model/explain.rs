@@ -131,6 +131,27 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// Every phase, in the order a launch goes through them.
+    pub const ALL: [Phase; 9] = [
+        Phase::Startup,
+        Phase::WeightsLoad,
+        Phase::FormatConversion,
+        Phase::Profiling,
+        Phase::KvCacheAlloc,
+        Phase::CudaGraphCapture,
+        Phase::Inference,
+        Phase::TrainingStep,
+        Phase::Unknown,
+    ];
+
+    /// The phase of a contract name; a name this version does not know is `Unknown`.
+    pub fn from_name(name: &str) -> Phase {
+        Phase::ALL
+            .into_iter()
+            .find(|phase| phase.as_str() == name)
+            .unwrap_or(Phase::Unknown)
+    }
+
     /// The contract name (`weights_load`).
     pub fn as_str(self) -> &'static str {
         match self {

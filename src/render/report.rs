@@ -6,8 +6,9 @@
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
 use crate::analyze::report::{
-    human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport, PHASE_ORDER,
+    human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport,
 };
+use crate::model::explain::Phase;
 use crate::model::Bytes;
 use crate::render::diff::{
     comparison_html, comparison_markdown, comparison_text, md_cell, text_table,
@@ -976,16 +977,16 @@ const REPORT_CSS: &str = ".run{border-top:3px solid #1d2430;margin-top:2.5em;pad
 
 /// Fill colours of phase bands, by phase.
 fn phase_color(phase: &str) -> &'static str {
-    match phase {
-        "startup" => "#e4e7ec",
-        "weights_load" => "#d1e9ff",
-        "format_conversion" => "#fef0c7",
-        "profiling" => "#ebe9fe",
-        "kv_cache_alloc" => "#d1fadf",
-        "cuda_graph_capture" => "#fee4e2",
-        "inference" => "#cff9fe",
-        "training_step" => "#fce7f6",
-        _ => "#f2f4f7",
+    match Phase::from_name(phase) {
+        Phase::Startup => "#e4e7ec",
+        Phase::WeightsLoad => "#d1e9ff",
+        Phase::FormatConversion => "#fef0c7",
+        Phase::Profiling => "#ebe9fe",
+        Phase::KvCacheAlloc => "#d1fadf",
+        Phase::CudaGraphCapture => "#fee4e2",
+        Phase::Inference => "#cff9fe",
+        Phase::TrainingStep => "#fce7f6",
+        Phase::Unknown => "#f2f4f7",
     }
 }
 
@@ -1234,12 +1235,7 @@ fn legend(memory: &MemoryFacts) -> String {
             seen.push(&span.phase);
         }
     }
-    seen.sort_by_key(|phase| {
-        PHASE_ORDER
-            .iter()
-            .position(|p| p == phase)
-            .unwrap_or(PHASE_ORDER.len())
-    });
+    seen.sort_by_key(|phase| Phase::from_name(phase));
     let mut html = String::from("<p class=\"legend\">");
     for phase in seen {
         html.push_str(&format!(
