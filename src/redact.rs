@@ -1,4 +1,4 @@
-//! The one redactor (R16): secrets and private paths removed from everything oomdoc records,
+//! The one redactor: secrets and private paths removed from everything oomdoc records,
 //! renders or prints. `oomdoc run` applies it to the whole record before each write and to its
 //! summary; `report` and `diff` apply it to every string they read, before analysis.
 //!

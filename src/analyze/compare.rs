@@ -1,4 +1,4 @@
-//! Analyse a failing and a working run compared field by field (R17).
+//! Analyse a failing and a working run compared field by field.
 //!
 //! Inputs (checkpoint, model format, GPU by UUID, free memory before start, driver, engine and
 //! library versions, command-line flags, relevant environment) are listed apart from outcomes

@@ -1,9 +1,9 @@
-//! Analyse the machine report model (R16, R18, R19).
+//! Analyse the machine report model.
 //!
 //! Takes redacted run records (plus, when given, the log text, a probe document and the
 //! checkpoint's lower bound) and builds the report: model, GPUs, free memory before start,
 //! phase and timeline, OOM figures with their sources, reproduction, versions, memory peaks
-//! per phase, readiness (R18), verdict and owner summary (R19), limitations.
+//! per phase, readiness, verdict and owner summary, limitations.
 //!
 //! Pure: no I/O and no formatting for output; renderers only lay this model out.
 
@@ -37,14 +37,14 @@ pub struct LogScan {
     pub max_concurrency: Option<String>,
     /// Highest `Running: N reqs` in the periodic stats lines.
     pub max_running_requests: Option<u64>,
-    /// The lines before the first out-of-memory line and that line (R4), at most
+    /// The lines before the first out-of-memory line and that line, at most
     /// [`CONTEXT_LINES`].
     pub lines_before_oom: Vec<String>,
     /// Whether the scan saw only part of the log.
     pub partial: bool,
 }
 
-/// Log lines kept before the failure (R4: dozens, not one).
+/// Log lines kept before the failure (dozens, not one).
 pub const CONTEXT_LINES: usize = 40;
 
 /// Scans a (redacted) log for requests and concurrency. Lines are matched loosely: uvicorn
@@ -162,7 +162,7 @@ pub struct Fact {
     pub source: String,
 }
 
-/// A byte figure with its source (R3).
+/// A byte figure with its source.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Figure {
     /// What it is, in the framework's own words.
@@ -253,7 +253,7 @@ pub struct GpuFacts {
     pub free_before_bytes: Option<u64>,
     /// Processes before start.
     pub processes_before: Vec<ProcessFacts>,
-    /// Free memory when the first OOM line appeared (an inventory taken then, R9).
+    /// Free memory when the first OOM line appeared (an inventory taken then).
     pub free_at_oom_bytes: Option<u64>,
     /// Processes when the first OOM line appeared.
     pub processes_at_oom: Vec<ProcessFacts>,
@@ -261,7 +261,7 @@ pub struct GpuFacts {
     pub source: String,
 }
 
-/// Failure phase (R6).
+/// Failure phase.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FailureFacts {
     /// Whether the failure is a GPU OOM.
@@ -371,7 +371,7 @@ pub struct MemoryFacts {
     pub oom_t_ms: Option<u64>,
     /// How that time was found.
     pub oom_t_source: Option<String>,
-    /// The device the OOM message named, by UUID (`oomdoc run` maps its CUDA ordinal, R10).
+    /// The device the OOM message named, by UUID (`oomdoc run` maps its CUDA ordinal).
     pub oom_device_uuid: Option<String>,
     /// Phase spans.
     pub phases: Vec<PhaseSpan>,
@@ -394,7 +394,7 @@ pub struct FitVsMeasured {
     pub note: String,
 }
 
-/// The minimal reproducing request (R16).
+/// The minimal reproducing request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Reproduction {
     /// Whether a request is needed at all to reproduce the failure.
@@ -407,7 +407,7 @@ pub struct Reproduction {
     pub note: String,
 }
 
-/// One R18 check.
+/// One check.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Check {
     /// Whether it was checked and passed.
@@ -416,7 +416,7 @@ pub struct Check {
     pub evidence: String,
 }
 
-/// R18: does the configuration only load, or was it shown to serve?
+/// Does the configuration only load, or was it shown to serve?
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Readiness {
     /// `failed`, `not_loaded`, `loads_unverified`, `short_request_only`, `checked`.
@@ -431,7 +431,7 @@ pub struct Readiness {
     pub unverified: Vec<String>,
     /// One sentence.
     pub summary: String,
-    /// For a configuration that did not fail: the limit it was run with (R17: a working
+    /// For a configuration that did not fail: the limit it was run with (a working
     /// configuration with its stated limit), from the command line, the log and the timeline.
     pub stated_limit: Option<String>,
 }
@@ -451,7 +451,7 @@ pub struct Verdict {
     pub source: String,
 }
 
-/// R19: what the owner should do.
+/// What the owner should do.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct OwnerSummary {
     /// `hardware_limit`, `configuration_error`, `working_configuration`, `not_a_gpu_oom`, `undetermined`.
@@ -495,7 +495,7 @@ pub struct RunReport {
     pub oom_other_processes: Vec<Figure>,
     /// Number of OOM messages in the log.
     pub oom_count: usize,
-    /// Log lines before the failure (R4).
+    /// Log lines before the failure.
     pub log_context: Vec<String>,
     /// Memory over time.
     pub memory: MemoryFacts,
@@ -510,11 +510,11 @@ pub struct RunReport {
     pub concurrency: Vec<Fact>,
     /// Probe summary, when a probe was given.
     pub probe: Option<ProbeSummary>,
-    /// R18.
+    /// Whether the configuration was shown to serve, not only to load.
     pub readiness: Readiness,
     /// Verdict.
     pub verdict: Verdict,
-    /// R19.
+    /// What the owner should do.
     pub owner_summary: OwnerSummary,
     /// What could not be measured or read.
     pub limitations: Vec<String>,
@@ -779,7 +779,7 @@ fn run_report(input: &RunInput) -> RunReport {
             .map_or(0, |total| usize::try_from(total).unwrap_or(usize::MAX))
             .max(explain.ooms.len())
             .max(usize::from(explain.oom.is_some())),
-        // explain's own context, unless the log scan kept more lines (R4: dozens, not one).
+        // explain's own context, unless the log scan kept more lines (dozens, not one).
         log_context: {
             let scanned = input
                 .log
@@ -1225,7 +1225,7 @@ pub fn merge_shared_reasons(limitations: Vec<String>) -> Vec<String> {
 }
 
 /// Reduces a series to at most `limit` points, keeping each time bucket's minimum and
-/// maximum in time order so a 10 ms spike survives (R8).
+/// maximum in time order so a 10 ms spike survives.
 pub fn reduce_samples(samples: &[(u64, u64)], limit: usize) -> Vec<(u64, u64)> {
     if samples.len() <= limit || limit < 4 {
         return samples.to_vec();

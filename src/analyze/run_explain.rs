@@ -1,6 +1,6 @@
-//! The child's log followed live for `oomdoc run` (R4–R7): feeds each line to the streaming
+//! The child's log followed live for `oomdoc run`: feeds each line to the streaming
 //! [`Explainer`] and turns its timeline into phase boundaries by line, which
-//! `analyze::timeline_memory` maps to times (R8).
+//! `analyze::timeline_memory` maps to times.
 //!
 //! Explain places the lines engines print (vLLM, SGLang, TGI, llama.cpp, transformers). A few
 //! plain-script lines that no engine prints but a training or conversion script commonly does

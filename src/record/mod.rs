@@ -132,7 +132,7 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
     let cuda_visible_set = environment.contains_key(crate::env_vars::CUDA_VISIBLE_DEVICES);
     let preflight_env = redactor.env(&environment);
 
-    // Preflight: the inventory before the start (R9, R10).
+    // Preflight: the inventory before the start.
     let (gpu_source, inventory, memory_reason) = match open_gpu_source(args.gpu_from.as_deref()) {
         Ok(mut source) => match source.inventory() {
             Ok(inventory) => (Some(source), Some(inventory), None),
@@ -526,7 +526,7 @@ struct RunState {
 }
 
 impl RunState {
-    /// The record as written: every string of it through the one redactor (R16), whatever
+    /// The record as written: every string of it through the one redactor, whatever
     /// field it came in by.
     fn document(&self) -> anyhow::Result<Vec<u8>> {
         let mut value = serde_json::to_value(&self.record)?;
@@ -613,7 +613,7 @@ fn open_gpu_source(gpu_from: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuErr
 }
 
 /// The devices to sample: those the child can see under `CUDA_VISIBLE_DEVICES` (by CUDA
-/// ordinal), else all of them (R10).
+/// ordinal), else all of them.
 fn sampled_devices(
     inventory: &Inventory,
     cuda_visible_set: bool,
@@ -641,7 +641,7 @@ fn sampled_devices(
         .collect()
 }
 
-/// Process names (command lines) can hold paths and secrets (R16).
+/// Process names (command lines) can hold paths and secrets.
 fn redact_inventory(mut inventory: Inventory, redactor: &Redactor) -> Inventory {
     for device in &mut inventory.devices {
         for process in &mut device.processes {
@@ -661,7 +661,7 @@ fn add_times(explain: &mut ExplainReport, clock: &LineClock) {
     }
 }
 
-/// The GPU OOMs explain found, with their times and devices by UUID (R10).
+/// The GPU OOMs explain found, with their times and devices by UUID.
 fn oom_events(
     explain: &ExplainReport,
     clock: &LineClock,

@@ -195,7 +195,7 @@ fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Rows of the R18 readiness table, shared by the markdown and HTML renderers.
+/// Rows of the readiness table, shared by the markdown and HTML renderers.
 fn readiness_rows(run: &RunReport) -> Vec<Vec<String>> {
     let checked = |value: bool| if value { "checked" } else { "not checked" }.to_owned();
     vec![

@@ -1,5 +1,5 @@
 //! `oomdoc diff`: a failing and a working run compared field by field, inputs apart from
-//! outcomes (R17). Records are redacted before they are compared (R16).
+//! outcomes. Records are redacted before they are compared.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! `oomdoc report`: the machine report of one or more recorded runs (R16–R19).
+//! `oomdoc report`: the machine report of one or more recorded runs.
 //!
 //! Reads each run directory (`run.json`, the log next to it, a `probe.json` if present,
 //! through `source::run_dir`), redacts everything before analysis (`record::runs`), builds the
