@@ -529,11 +529,7 @@ impl RunState {
     /// The record as written: every string of it through the one redactor, whatever
     /// field it came in by.
     fn document(&self) -> anyhow::Result<Vec<u8>> {
-        let mut value = serde_json::to_value(&self.record)?;
-        self.redactor.value(&mut value);
-        // Back into the record type, so that the document keeps its field order.
-        let record: RunRecord = serde_json::from_value(value)?;
-        Ok(crate::render::json::to_document(&record)?)
+        redacted_document(&self.record, &self.redactor)
     }
 
     /// Completes the record from the live state and writes it atomically. `end_ms` closes the
@@ -776,5 +772,46 @@ fn torch_snapshot_record(directory: &Path) -> TorchSnapshotRecord {
             .any(|note| note.contains("memory history enabled")),
         files,
         notes,
+    }
+}
+
+/// The record as written: every string of it through the redactor, whatever field it came in
+/// by. Read back into the record type so that the document keeps its field order; when the
+/// redactor changed a word the type needs (a user named like an engine, `vllm`), the redacted
+/// document is written as it is (keys sorted) rather than losing the record.
+fn redacted_document(record: &RunRecord, redactor: &Redactor) -> anyhow::Result<Vec<u8>> {
+    let mut value = serde_json::to_value(record)?;
+    redactor.value(&mut value);
+    Ok(match serde_json::from_value::<RunRecord>(value.clone()) {
+        Ok(record) => crate::render::json::to_document(&record)?,
+        Err(_) => crate::render::json::to_document(&value)?,
+    })
+}
+
+#[cfg(test)]
+mod document_tests {
+    use super::*;
+
+    #[test]
+    fn a_user_named_like_the_engine_does_not_lose_the_record() {
+        let mut live = LiveExplain::new();
+        live.push_lines(b"INFO 11-29 17:00:00 [api_server.py:1] vLLM API server version 0.10.1\n");
+        live.finish();
+        let record = RunRecord {
+            command: vec!["vllm".into(), "serve".into(), "m".into()],
+            explain: Some(live.report().clone()),
+            ..RunRecord::default()
+        };
+        let plain = redacted_document(&record, &Redactor::new(None, None)).unwrap();
+        let plain: serde_json::Value = serde_json::from_slice(&plain).unwrap();
+        assert_eq!(plain["explain"]["engine"]["name"], "vllm");
+        let redactor = Redactor::new(Some("/home/vllm".into()), Some("vllm".into()));
+        let bytes = redacted_document(&record, &redactor).unwrap();
+        let document: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(document["schema_version"], 1);
+        assert_eq!(document["command"][0], "[USER]");
+        // The engine's name is the user's: redacted, so the typed read-back failed and the
+        // redacted document was written as it was.
+        assert_eq!(document["explain"]["engine"]["name"], "[USER]");
     }
 }
