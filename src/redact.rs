@@ -1,4 +1,4 @@
-//! The one redactor (R16): secrets and private paths removed from everything oomdoc records,
+//! The one redactor: secrets and private paths removed from everything oomdoc records,
 //! renders or prints. `oomdoc run` applies it to the whole record before each write and to its
 //! summary; `report` and `diff` apply it to every string they read, before analysis.
 //!
@@ -314,6 +314,22 @@ impl Redactor {
             .collect()
     }
 
+    /// Digests of the redacted values (`fnv1a64:` and 16 hex digits), so that two records can
+    /// tell that a variable changed without holding its value. A secret is redacted before
+    /// it is digested, so its digest says nothing; a guessable value (a number) can be found
+    /// again from its digest, as from any digest.
+    pub fn env_digests(&self, env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        env.iter()
+            .map(|(name, value)| {
+                let redacted = self.env_value(name, value);
+                (
+                    name.clone(),
+                    format!("fnv1a64:{:016x}", fnv1a64(redacted.as_bytes())),
+                )
+            })
+            .collect()
+    }
+
     /// Redacts every string of a JSON document in place: `environment`/`env` objects by
     /// variable name, `command`/`argv`/`args` arrays of strings as command lines, everything
     /// else as text.
@@ -572,9 +588,34 @@ fn replace_path_prefix(text: &str, prefix: &str) -> String {
     out
 }
 
+/// 64-bit FNV-1a: fixed by its definition, so digests written by any oomdoc version compare.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn environment_digests_change_with_the_value_and_hide_secrets() {
+        let redactor = Redactor::new(None, None);
+        let env = |name: &str, value: &str| BTreeMap::from([(name.to_owned(), value.to_owned())]);
+        // The published FNV-1a test vector: "a" → af63dc4c8601ec8c.
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        let one = redactor.env_digests(&env("BATCH_SIZE", "64"));
+        let two = redactor.env_digests(&env("BATCH_SIZE", "32"));
+        assert_ne!(one, two);
+        assert!(one["BATCH_SIZE"].starts_with("fnv1a64:"));
+        assert_eq!(one["BATCH_SIZE"].len(), "fnv1a64:".len() + 16);
+        // Two secrets digest alike: redacted first.
+        assert_eq!(
+            redactor.env_digests(&env("DB_PASSWORD", "hunter2")),
+            redactor.env_digests(&env("DB_PASSWORD", "correct horse"))
+        );
+    }
 
     fn alice() -> Redactor {
         Redactor::new(Some("/home/alice".into()), Some("alice".into()))

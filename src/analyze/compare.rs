@@ -1,4 +1,4 @@
-//! Analyse a failing and a working run compared field by field (R17).
+//! Analyse a failing and a working run compared field by field.
 //!
 //! Inputs (checkpoint, model format, GPU by UUID, free memory before start, driver, engine and
 //! library versions, command-line flags, relevant environment) are listed apart from outcomes
@@ -100,6 +100,8 @@ struct Inputs {
     fields: Vec<(String, Value)>,
     argv: ParsedArgv,
     environment: BTreeMap<String, String>,
+    /// Digests of the other variables (empty in older records).
+    other_environment: BTreeMap<String, String>,
     gpus: Vec<GpuInput>,
 }
 
@@ -283,6 +285,7 @@ fn inputs(record: &RunRecordView, checkpoint: Option<&CheckpointFacts>) -> Input
     Inputs {
         fields,
         argv: parse_argv(&record.command),
+        other_environment: record.preflight.other_environment.clone(),
         environment,
         gpus: gpu_inputs(record),
     }
@@ -465,6 +468,41 @@ pub fn compare(
                 b: text_or_null(value_b),
             });
         }
+    }
+
+    // Other variables: only digests are recorded, so the change is named, not its values.
+    if !inputs_a.other_environment.is_empty() && !inputs_b.other_environment.is_empty() {
+        let names: std::collections::BTreeSet<&String> = inputs_a
+            .other_environment
+            .keys()
+            .chain(inputs_b.other_environment.keys())
+            .collect();
+        let shown = |digest: Option<&String>| match digest {
+            Some(_) => Value::from("set (value not recorded)"),
+            None => Value::Null,
+        };
+        for name in names {
+            let digest_a = inputs_a.other_environment.get(name);
+            let digest_b = inputs_b.other_environment.get(name);
+            if digest_a != digest_b {
+                let (a, b) = match (digest_a, digest_b) {
+                    (Some(_), Some(_)) => (
+                        Value::from("one value (not recorded)"),
+                        Value::from("another value (not recorded)"),
+                    ),
+                    _ => (shown(digest_a), shown(digest_b)),
+                };
+                changes.push(Change {
+                    field: format!("env {name}"),
+                    a,
+                    b,
+                });
+            }
+        }
+    } else if inputs_a.other_environment.is_empty() != inputs_b.other_environment.is_empty() {
+        notes.push(
+            "one record has no digests of the other environment variables (written by an older oomdoc): only the memory-relevant variables are compared".to_owned(),
+        );
     }
 
     let outcome = outcome(a, b);

@@ -1553,6 +1553,7 @@ impl Explainer {
                 count: 1,
                 last_line: None,
                 text,
+                t_ms: None,
             };
             collected.segment.push(event);
         }
@@ -1917,6 +1918,7 @@ fn push_event(
         count: 1,
         last_line: None,
         text: engine_log::shorten(cleaned, 200),
+        t_ms: None,
     });
 }
 

@@ -1,13 +1,11 @@
-//! The child's log followed live for `oomdoc run` (R4–R7): feeds each line to the streaming
+//! The child's log followed live for `oomdoc run`: feeds each line to the streaming
 //! [`Explainer`] and turns its timeline into phase boundaries by line, which
-//! `analyze::timeline_memory` maps to times (R8).
+//! `analyze::timeline_memory` maps to times.
 //!
 //! Explain places the lines engines print (vLLM, SGLang, TGI, llama.cpp, transformers). A few
 //! plain-script lines that no engine prints but a training or conversion script commonly does
 //! (`Converting weights …`, `Conversion took …`, `Memory profiling: …`) are placed here as a
 //! supplement, so a transient peak in a home-made conversion still gets its phase.
-
-use serde_json::Value;
 
 use super::explain::Explainer;
 use super::timeline_memory::{Boundary, PhaseMark};
@@ -55,7 +53,7 @@ pub struct LiveExplain {
     explainer: Option<Explainer>,
     lines: u64,
     lines_at_refresh: u64,
-    report: Value,
+    report: ExplainReport,
     marks: Vec<PhaseMark>,
     supplement: Vec<PhaseMark>,
     oom_count: u64,
@@ -72,7 +70,7 @@ impl LiveExplain {
     /// A fresh follower.
     pub fn new() -> Self {
         let explainer = Explainer::new();
-        let report = to_value(&explainer.report());
+        let report = explainer.report();
         LiveExplain {
             explainer: Some(explainer),
             lines: 0,
@@ -117,7 +115,7 @@ impl LiveExplain {
             let (_, phase, boundary) = SUPPLEMENT[found.pattern().as_usize()];
             self.supplement.push(PhaseMark {
                 line,
-                phase: phase.as_str().to_owned(),
+                phase,
                 boundary,
             });
         }
@@ -160,7 +158,7 @@ impl LiveExplain {
         let changed = marks != self.marks || oom_count != self.oom_count;
         self.marks = marks;
         self.oom_count = oom_count;
-        self.report = to_value(report);
+        self.report = report.clone();
         changed
     }
 
@@ -170,7 +168,7 @@ impl LiveExplain {
     }
 
     /// The `oomdoc explain --json` document (without `schema_version`) as of the last refresh.
-    pub fn report(&self) -> &Value {
+    pub fn report(&self) -> &ExplainReport {
         &self.report
     }
 
@@ -182,10 +180,6 @@ impl LiveExplain {
             self.update(&report);
         }
     }
-}
-
-fn to_value(report: &ExplainReport) -> Value {
-    serde_json::to_value(report).unwrap_or(Value::Null)
 }
 
 /// The phase boundary a timeline event shows, following `analyze::phase::Progress`: start and
@@ -217,7 +211,7 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
             // Ready to serve: what follows is serving.
             return Some(PhaseMark {
                 line: event.line,
-                phase: Phase::Inference.as_str().to_owned(),
+                phase: Phase::Inference,
                 boundary: Boundary::Begin,
             });
         }
@@ -231,7 +225,7 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
     };
     Some(PhaseMark {
         line: event.line,
-        phase: event.phase.as_str().to_owned(),
+        phase: event.phase,
         boundary,
     })
 }
@@ -337,13 +331,10 @@ mod tests {
         assert!(live.oom_hint());
         live.finish();
         let report = live.report();
-        assert_eq!(report["is_gpu_oom"], true);
-        assert_eq!(report["ooms"][0]["line"], 3);
-        assert_eq!(report["ooms"][0]["stream"], "rank1");
-        assert_eq!(
-            gpu_index_in_text(report["ooms"][0]["text"].as_str().unwrap()),
-            Some(1)
-        );
+        assert!(report.is_gpu_oom);
+        assert_eq!(report.ooms[0].line, 3);
+        assert_eq!(report.ooms[0].stream.as_deref(), Some("rank1"));
+        assert_eq!(gpu_index_in_text(&report.ooms[0].text), Some(1));
         // Finished: more lines change nothing.
         live.push_lines(b"Loading weights took 1 seconds\n");
         assert!(!live.refresh());

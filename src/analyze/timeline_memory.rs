@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::explain::Phase;
 use crate::model::run::PhaseSpan;
 use crate::model::Bytes;
 
@@ -50,8 +51,8 @@ pub enum Boundary {
 pub struct PhaseMark {
     /// 1-based line in the log.
     pub line: u64,
-    /// Phase name (explain's vocabulary).
-    pub phase: String,
+    /// The phase.
+    pub phase: Phase,
     /// Opens or closes.
     pub boundary: Boundary,
 }
@@ -81,7 +82,7 @@ pub fn phase_spans(
                     spans[index].end_t_ms = Some(t_ms);
                 }
                 spans.push(PhaseSpan {
-                    phase: mark.phase.clone(),
+                    phase: mark.phase,
                     start_t_ms: t_ms,
                     end_t_ms: None,
                     start_line: mark.line,
@@ -102,7 +103,7 @@ pub fn phase_spans(
                             spans[index].end_t_ms = Some(t_ms);
                         }
                         spans.push(PhaseSpan {
-                            phase: mark.phase.clone(),
+                            phase: mark.phase,
                             start_t_ms: previous_end.1,
                             end_t_ms: Some(t_ms),
                             start_line: previous_end.0 + 1,
@@ -123,21 +124,21 @@ pub fn phase_spans(
 
 /// The phase the log was in at `t_ms`: the latest-starting span that contains it (start
 /// inclusive, end exclusive; an open span extends to the end of time).
-pub fn phase_at(spans: &[PhaseSpan], t_ms: u64) -> Option<&str> {
+pub fn phase_at(spans: &[PhaseSpan], t_ms: u64) -> Option<Phase> {
     spans
         .iter()
         .filter(|span| span.start_t_ms <= t_ms && span.end_t_ms.is_none_or(|end| t_ms < end))
         .max_by_key(|span| span.start_t_ms)
-        .map(|span| span.phase.as_str())
+        .map(|span| span.phase)
 }
 
 /// A device's peak and its phase, and the highest reading inside each phase.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PeakAttribution {
     /// The phase at the exact peak.
-    pub peak_phase: Option<String>,
+    pub peak_phase: Option<Phase>,
     /// Highest kept point inside each phase (phase name → bytes).
-    pub peaks_by_phase: BTreeMap<String, Bytes>,
+    pub peaks_by_phase: BTreeMap<Phase, Bytes>,
 }
 
 /// Attributes the peak (`peak` = `(t_ms, used)`, exact) and the kept points to phases. The kept
@@ -149,7 +150,7 @@ pub fn attribute(
     peak: Option<(u64, u64)>,
     spans: &[PhaseSpan],
 ) -> PeakAttribution {
-    let mut peaks_by_phase: BTreeMap<String, Bytes> = BTreeMap::new();
+    let mut peaks_by_phase: BTreeMap<Phase, Bytes> = BTreeMap::new();
     for span in spans {
         let contains =
             |t_ms: u64| span.start_t_ms <= t_ms && span.end_t_ms.is_none_or(|end| t_ms < end);
@@ -167,16 +168,14 @@ pub fn attribute(
             .map(|(_, used)| used);
         let highest = carried_in.into_iter().chain(inside).chain(exact).max();
         if let Some(highest) = highest {
-            let entry = peaks_by_phase
-                .entry(span.phase.clone())
-                .or_insert(Bytes(highest));
+            let entry = peaks_by_phase.entry(span.phase).or_insert(Bytes(highest));
             if highest > entry.0 {
                 *entry = Bytes(highest);
             }
         }
     }
     PeakAttribution {
-        peak_phase: peak.and_then(|(t_ms, _)| phase_at(spans, t_ms).map(str::to_owned)),
+        peak_phase: peak.and_then(|(t_ms, _)| phase_at(spans, t_ms)),
         peaks_by_phase,
     }
 }
@@ -191,7 +190,7 @@ mod tests {
     fn mark(line: u64, phase: &str, boundary: Boundary) -> PhaseMark {
         PhaseMark {
             line,
-            phase: phase.to_owned(),
+            phase: serde_json::from_value(serde_json::Value::from(phase)).unwrap(),
             boundary,
         }
     }
@@ -251,8 +250,14 @@ mod tests {
             ]
         );
         assert_eq!(phase_at(&spans, 999), None);
-        assert_eq!(phase_at(&spans, 1000), Some("weights_load"));
-        assert_eq!(phase_at(&spans, 5150), Some("format_conversion"));
+        assert_eq!(
+            phase_at(&spans, 1000).map(Phase::as_str),
+            Some("weights_load")
+        );
+        assert_eq!(
+            phase_at(&spans, 5150).map(Phase::as_str),
+            Some("format_conversion")
+        );
         assert_eq!(phase_at(&spans, 6000), None);
     }
 
@@ -270,7 +275,10 @@ mod tests {
         assert_eq!((spans[0].start_t_ms, spans[0].end_t_ms), (0, Some(100)));
         assert_eq!((spans[1].end_t_ms, spans[1].completed), (Some(800), false));
         assert_eq!(spans[2].end_t_ms, None);
-        assert_eq!(phase_at(&spans, 10_000), Some("cuda_graph_capture"));
+        assert_eq!(
+            phase_at(&spans, 10_000).map(Phase::as_str),
+            Some("cuda_graph_capture")
+        );
     }
 
     #[test]
@@ -305,14 +313,17 @@ mod tests {
         }
         let attribution = attribute(&compactor.points(), compactor.peak(), &spans);
         assert_eq!(compactor.peak(), Some((4150, 30 * GIB + GIB / 2)));
-        assert_eq!(attribution.peak_phase.as_deref(), Some("format_conversion"));
         assert_eq!(
-            attribution.peaks_by_phase.get("format_conversion"),
+            attribution.peak_phase.map(Phase::as_str),
+            Some("format_conversion")
+        );
+        assert_eq!(
+            attribution.peaks_by_phase.get(&Phase::FormatConversion),
             Some(&Bytes(30 * GIB + GIB / 2))
         );
-        assert!(attribution.peaks_by_phase["weights_load"].0 <= 20 * GIB + GIB / 2);
+        assert!(attribution.peaks_by_phase[&Phase::WeightsLoad].0 <= 20 * GIB + GIB / 2);
         assert_eq!(
-            attribution.peaks_by_phase.get("profiling"),
+            attribution.peaks_by_phase.get(&Phase::Profiling),
             Some(&Bytes(20 * GIB + GIB / 2))
         );
     }

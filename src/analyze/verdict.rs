@@ -1107,6 +1107,7 @@ mod tests {
             text: "CUDA out of memory.".to_string(),
             end_line: 1,
             details: Default::default(),
+            t_ms: None,
         }
     }
 

@@ -94,6 +94,21 @@ impl Output {
         to_stderr(&format!("warning: {message}"));
     }
 
+    /// A warning that the document itself carries: on stderr only when the document does not
+    /// reach the reader as text next to it (JSON or HTML, or a file), so it is printed once.
+    pub fn warn_unless_in_document(&mut self, args: &OutputArgs, message: &str) {
+        let readable = matches!(args.format(), Format::Text | Format::Markdown);
+        let to_stdout = args
+            .output
+            .as_deref()
+            .is_none_or(|path| path == Path::new("-"));
+        if readable && to_stdout {
+            self.warnings += 1;
+        } else {
+            self.warn(message);
+        }
+    }
+
     /// A line of diagnostics on stderr (progress, notes).
     pub fn note(&mut self, message: &str) {
         to_stderr(message);

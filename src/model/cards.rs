@@ -1,5 +1,5 @@
 //! Common GPU classes and their memory, for `oomdoc fit --gpu NAME` and for "which card would
-//! fit" (R12, R19). A table, not a measurement: each entry says where its figure comes from.
+//! fit". A table, not a measurement: each entry says where its figure comes from.
 //!
 //! `total_bytes` is the memory total the driver reports (`nvidia-smi` "MiB" total = NVML
 //! `memory.total`) where we found one printed by a real machine, else the datasheet capacity

@@ -102,8 +102,10 @@ pub struct EngineConfig {
     pub batch_size: Option<u64>,
 }
 
-/// The failure phases (R6). Exactly this vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// The failure phases. Exactly this vocabulary.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Device checks before any weight is read.
@@ -122,11 +124,34 @@ pub enum Phase {
     Inference,
     /// A training step (forward, backward, optimizer).
     TrainingStep,
-    /// The text does not show it.
+    /// The text does not show it (also any phase name this version does not know).
+    #[default]
+    #[serde(other)]
     Unknown,
 }
 
 impl Phase {
+    /// Every phase, in the order a launch goes through them.
+    pub const ALL: [Phase; 9] = [
+        Phase::Startup,
+        Phase::WeightsLoad,
+        Phase::FormatConversion,
+        Phase::Profiling,
+        Phase::KvCacheAlloc,
+        Phase::CudaGraphCapture,
+        Phase::Inference,
+        Phase::TrainingStep,
+        Phase::Unknown,
+    ];
+
+    /// The phase of a contract name; a name this version does not know is `Unknown`.
+    pub fn from_name(name: &str) -> Phase {
+        Phase::ALL
+            .into_iter()
+            .find(|phase| phase.as_str() == name)
+            .unwrap_or(Phase::Unknown)
+    }
+
     /// The contract name (`weights_load`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -311,6 +336,9 @@ pub struct TimelineEvent {
     pub last_line: Option<u64>,
     /// The cleaned line, shortened.
     pub text: String,
+    /// When the line arrived, ms since the start of the launch (only in a run record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_ms: Option<u64>,
 }
 
 /// One memory figure with its layer and source (R2, R3).

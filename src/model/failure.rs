@@ -347,4 +347,7 @@ pub struct OomMessage {
     /// Engine-specific numbers printed by the message (empty for plain allocator messages).
     #[serde(default, skip_serializing_if = "EngineFigures::is_empty")]
     pub details: EngineFigures,
+    /// When the line arrived, ms since the start of the launch (only in a run record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_ms: Option<u64>,
 }

@@ -194,6 +194,9 @@ pub struct PreflightView {
     /// Relevant environment variables (already redacted by the writer).
     #[serde(deserialize_with = "null_as_default")]
     pub environment: BTreeMap<String, Value>,
+    /// Digests of the other variables' values, by name (absent in records before they were kept).
+    #[serde(deserialize_with = "null_as_default")]
+    pub other_environment: BTreeMap<String, String>,
     /// Host facts.
     pub host: Option<Value>,
 }
@@ -450,7 +453,7 @@ pub struct VerdictView {
     pub evidence: Vec<String>,
     /// Next steps.
     pub next_steps: Vec<String>,
-    /// The owner summary (R19).
+    /// The owner summary.
     pub owner_summary: Option<String>,
 }
 
@@ -469,7 +472,7 @@ pub struct MemoryView {
     /// Per device.
     #[serde(deserialize_with = "null_as_default")]
     pub devices: Vec<MemoryDeviceView>,
-    /// An inventory taken when the first OOM line appeared (R9).
+    /// An inventory taken when the first OOM line appeared.
     pub inventory_at_oom: Option<InventoryView>,
 }
 

@@ -1,4 +1,4 @@
-//! The record of one launch under `oomdoc run` (`DIR/run.json`, R4–R10, R16).
+//! The record of one launch under `oomdoc run` (`DIR/run.json`).
 //!
 //! The format is documented in `docs/run-record.md`; `report` and `diff` read it back, so the
 //! types derive `Deserialize` too and every field that may be missing has a default. Field names
@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::explain::{ExplainReport, Phase};
 use super::machine::Inventory;
 use super::{Bytes, Source};
 
@@ -44,7 +45,7 @@ pub struct RunRecord {
     pub oomdoc_version: String,
     /// How the launch ended.
     pub status: RunStatus,
-    /// The command line, redacted (R16).
+    /// The command line, redacted.
     pub command: Vec<String>,
     /// The working directory, home replaced by `~`.
     pub cwd: Option<String>,
@@ -64,16 +65,16 @@ pub struct RunRecord {
     pub ended_at: Option<String>,
     /// Milliseconds from `started_at` to the end (or to the last update while running).
     pub duration_ms: Option<u64>,
-    /// What the machine and environment looked like before the start (R9, R10, R16).
+    /// What the machine and environment looked like before the start.
     pub preflight: Preflight,
     /// The child's log next to the record.
     pub log: LogInfo,
     /// The `oomdoc explain --json` document (minus `schema_version`) of the child's log, with
     /// `t_ms` added to timeline entries that carry a line number.
-    pub explain: Option<serde_json::Value>,
-    /// The memory timeline per device (R8).
+    pub explain: Option<ExplainReport>,
+    /// The memory timeline per device.
     pub memory: MemoryRecord,
-    /// The phases seen in the log, with their times (R5, R8).
+    /// The phases seen in the log, with their times.
     pub phases: Vec<PhaseSpan>,
     /// OOM messages seen in the log, with the time their line arrived and the device by UUID.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -103,13 +104,17 @@ pub struct ReceivedSignal {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Preflight {
-    /// GPU inventory: devices, free memory, processes, UUIDs, CUDA ordinals (R9, R10).
+    /// GPU inventory: devices, free memory, processes, UUIDs, CUDA ordinals.
     pub inventory: Option<Inventory>,
     /// Why there is no inventory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inventory_error: Option<String>,
-    /// The environment variables that shape GPU memory use, secrets redacted (R16).
+    /// The environment variables that shape GPU memory use, secrets redacted.
     pub environment: BTreeMap<String, String>,
+    /// Every other variable (shell-session ones aside) by name, with a digest of its redacted
+    /// value instead of the value: `diff` names a variable that changed.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_environment: BTreeMap<String, String>,
     /// The host, without its name.
     pub host: HostInfo,
 }
@@ -118,7 +123,7 @@ pub struct Preflight {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct HostInfo {
-    /// Always true: the host name is never recorded (R16).
+    /// Always true: the host name is never recorded.
     pub hostname_redacted: bool,
     /// Whether oomdoc ran inside a container (`/.dockerenv`, `/run/.containerenv`).
     pub in_container: bool,
@@ -142,7 +147,7 @@ pub struct LogInfo {
     pub stderr_lines: u64,
 }
 
-/// The memory timeline (R8).
+/// The memory timeline.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MemoryRecord {
@@ -163,7 +168,7 @@ pub struct MemoryRecord {
     pub sampler: Option<SamplerStats>,
     /// CPU time oomdoc itself used during the run (all its threads), ms.
     pub oomdoc_cpu_ms: Option<f64>,
-    /// Inventory taken when the first OOM line appeared in the log (R9: "at the moment of
+    /// Inventory taken when the first OOM line appeared in the log ("at the moment of
     /// failure"); per-process memory at that instant.
     pub inventory_at_oom: Option<Inventory>,
 }
@@ -188,7 +193,7 @@ pub struct SamplerStats {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DeviceTimeline {
-    /// `GPU-…` UUID: measurements are matched by UUID, never by ordinal (R10).
+    /// `GPU-…` UUID: measurements are matched by UUID, never by ordinal.
     pub uuid: String,
     /// NVML index.
     pub index: u32,
@@ -200,16 +205,16 @@ pub struct DeviceTimeline {
     pub total_bytes: Bytes,
     /// Used memory just before the child started.
     pub baseline_used_bytes: Option<Bytes>,
-    /// Free memory just before the child started (R16 "initial free VRAM").
+    /// Free memory just before the child started ("initial free VRAM").
     pub baseline_free_bytes: Option<Bytes>,
     /// Highest used memory seen.
     pub peak_used_bytes: Option<Bytes>,
     /// When the peak was first seen, ms since start.
     pub peak_t_ms: Option<u64>,
-    /// The phase the log was in at the peak (R8); `None` outside any known phase.
-    pub peak_phase: Option<String>,
+    /// The phase the log was in at the peak; `None` outside any known phase.
+    pub peak_phase: Option<Phase>,
     /// Highest used memory inside each phase.
-    pub peaks_by_phase: BTreeMap<String, Bytes>,
+    pub peaks_by_phase: BTreeMap<Phase, Bytes>,
     /// `[t_ms, used_bytes]`: changes only, plus min/max within each window.
     pub samples: Vec<[u64; 2]>,
     /// The compaction window of `samples` (it doubles when a long run would keep too many points).
@@ -241,13 +246,13 @@ pub struct ProcessPeak {
     pub is_child: bool,
 }
 
-/// A phase of the launch with its times (R5, R8).
+/// A phase of the launch with its times.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PhaseSpan {
     /// One of the explain vocabulary: `startup`, `weights_load`, `format_conversion`,
     /// `profiling`, `kv_cache_alloc`, `cuda_graph_capture`, `inference`, `training_step`.
-    pub phase: String,
+    pub phase: Phase,
     /// When its first line arrived, ms since start.
     pub start_t_ms: u64,
     /// When it ended (its completion line, the next phase, or the end of the run); `None` while open.
@@ -273,7 +278,7 @@ pub struct OomEvent {
     /// The CUDA ordinal in the message (`GPU 1 has a total capacity …`), as the failing process saw it.
     pub gpu_index: Option<u32>,
     /// The device by UUID: the inventory device with that CUDA ordinal under oomdoc's own
-    /// `CUDA_VISIBLE_DEVICES` (R10; wrong if the launcher changed it per process).
+    /// `CUDA_VISIBLE_DEVICES` (wrong if the launcher changed it per process).
     pub device_uuid: Option<String>,
 }
 

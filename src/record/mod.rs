@@ -18,6 +18,7 @@ use anyhow::Context;
 use crate::analyze::run_explain::LiveExplain;
 use crate::analyze::timeline_memory::{attribute, phase_spans, LineClock};
 use crate::error::HintedError;
+use crate::model::explain::{ContextBlock, ContextLine, ExplainReport};
 use crate::model::machine::Inventory;
 use crate::model::run::{
     DeviceTimeline, HostInfo, LogInfo, MemoryRecord, OomEvent, Preflight, ReceivedSignal,
@@ -131,7 +132,7 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
     let cuda_visible_set = environment.contains_key(crate::env_vars::CUDA_VISIBLE_DEVICES);
     let preflight_env = redactor.env(&environment);
 
-    // Preflight: the inventory before the start (R9, R10).
+    // Preflight: the inventory before the start.
     let (gpu_source, inventory, memory_reason) = match open_gpu_source(args.gpu_from.as_deref()) {
         Ok(mut source) => match source.inventory() {
             Ok(inventory) => (Some(source), Some(inventory), None),
@@ -213,6 +214,7 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
                 inventory: inventory.clone(),
                 inventory_error: inventory.is_none().then(|| memory_reason.clone()).flatten(),
                 environment: preflight_env,
+                other_environment: redactor.env_digests(&process::other_environment()),
                 host: HostInfo {
                     hostname_redacted: true,
                     in_container: process::in_container(),
@@ -520,18 +522,14 @@ struct RunState {
     clock: LineClock,
     redactor: Redactor,
     /// Context blocks rebuilt for `--context-lines` (replacing explain's).
-    context: Option<serde_json::Value>,
+    context: Option<Vec<ContextBlock>>,
 }
 
 impl RunState {
-    /// The record as written: every string of it through the one redactor (R16), whatever
+    /// The record as written: every string of it through the one redactor, whatever
     /// field it came in by.
     fn document(&self) -> anyhow::Result<Vec<u8>> {
-        let mut value = serde_json::to_value(&self.record)?;
-        self.redactor.value(&mut value);
-        // Back into the record type, so that the document keeps its field order.
-        let record: RunRecord = serde_json::from_value(value)?;
-        Ok(crate::render::json::to_document(&record)?)
+        redacted_document(&self.record, &self.redactor)
     }
 
     /// Completes the record from the live state and writes it atomically. `end_ms` closes the
@@ -539,8 +537,8 @@ impl RunState {
     fn write(&mut self, sampler: Option<&SamplerState>, end_ms: Option<u64>) -> anyhow::Result<()> {
         let spans = phase_spans(self.live.marks(), &self.clock, end_ms);
         let mut explain = self.live.report().clone();
-        if let (Some(context), Some(object)) = (&self.context, explain.as_object_mut()) {
-            object.insert("context".to_owned(), context.clone());
+        if let Some(context) = &self.context {
+            explain.context.clone_from(context);
         }
         self.record.ooms = oom_events(&explain, &self.clock, self.inventory.as_ref());
         add_times(&mut explain, &self.clock);
@@ -611,7 +609,7 @@ fn open_gpu_source(gpu_from: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuErr
 }
 
 /// The devices to sample: those the child can see under `CUDA_VISIBLE_DEVICES` (by CUDA
-/// ordinal), else all of them (R10).
+/// ordinal), else all of them.
 fn sampled_devices(
     inventory: &Inventory,
     cuda_visible_set: bool,
@@ -639,7 +637,7 @@ fn sampled_devices(
         .collect()
 }
 
-/// Process names (command lines) can hold paths and secrets (R16).
+/// Process names (command lines) can hold paths and secrets.
 fn redact_inventory(mut inventory: Inventory, redactor: &Redactor) -> Inventory {
     for device in &mut inventory.devices {
         for process in &mut device.processes {
@@ -649,51 +647,31 @@ fn redact_inventory(mut inventory: Inventory, redactor: &Redactor) -> Inventory 
     inventory
 }
 
-/// Adds `t_ms` (when the line arrived) to every explain timeline entry and OOM that carries a
-/// `line` number.
-fn add_times(explain: &mut serde_json::Value, clock: &LineClock) {
-    for key in ["timeline", "ooms"] {
-        if let Some(entries) = explain.get_mut(key).and_then(|v| v.as_array_mut()) {
-            for entry in entries {
-                let line = entry.get("line").and_then(serde_json::Value::as_u64);
-                if let (Some(line), Some(object)) = (line, entry.as_object_mut()) {
-                    if let Some(t_ms) = clock.t_ms(line) {
-                        object.insert("t_ms".to_owned(), t_ms.into());
-                    }
-                }
-            }
-        }
+/// Adds `t_ms` (when the line arrived) to every explain timeline entry and failure message.
+fn add_times(explain: &mut ExplainReport, clock: &LineClock) {
+    for event in &mut explain.timeline {
+        event.t_ms = clock.t_ms(event.line);
+    }
+    for message in &mut explain.ooms {
+        message.t_ms = clock.t_ms(message.line);
     }
 }
 
-/// The OOMs explain found, with their times and devices by UUID (R10).
+/// The GPU OOMs explain found, with their times and devices by UUID.
 fn oom_events(
-    explain: &serde_json::Value,
+    explain: &ExplainReport,
     clock: &LineClock,
     inventory: Option<&Inventory>,
 ) -> Vec<OomEvent> {
-    let Some(ooms) = explain.get("ooms").and_then(serde_json::Value::as_array) else {
-        return Vec::new();
-    };
-    let number = |entry: &serde_json::Value, key: &str| {
-        entry
-            .get(key)
-            .and_then(serde_json::Value::as_u64)
-            .and_then(|value| u32::try_from(value).ok())
-    };
-    ooms.iter()
-        .filter(|entry| entry.get("is_gpu_oom") != Some(&serde_json::Value::Bool(false)))
-        .filter_map(|entry| {
-            let line = entry.get("line").and_then(serde_json::Value::as_u64)?;
-            let gpu_index = entry
-                .get("figures")
-                .and_then(|figures| number(figures, "gpu_index"))
-                .or_else(|| {
-                    entry
-                        .get("text")
-                        .and_then(serde_json::Value::as_str)
-                        .and_then(crate::analyze::run_explain::gpu_index_in_text)
-                });
+    explain
+        .ooms
+        .iter()
+        .filter(|message| message.is_gpu_oom)
+        .map(|message| {
+            let gpu_index = message
+                .figures
+                .gpu_index
+                .or_else(|| crate::analyze::run_explain::gpu_index_in_text(&message.text));
             let device_uuid = gpu_index.and_then(|ordinal| {
                 inventory?
                     .devices
@@ -701,18 +679,18 @@ fn oom_events(
                     .find(|device| device.cuda_ordinal == Some(ordinal))
                     .map(|device| device.uuid.clone())
             });
-            let rank = entry
-                .get("stream")
-                .and_then(serde_json::Value::as_str)
+            let rank = message
+                .stream
+                .as_deref()
                 .and_then(|stream| stream.strip_prefix("rank"))
                 .and_then(|digits| digits.parse().ok());
-            Some(OomEvent {
-                line,
-                t_ms: clock.t_ms(line),
+            OomEvent {
+                line: message.line,
+                t_ms: clock.t_ms(message.line),
                 rank,
                 gpu_index,
                 device_uuid,
-            })
+            }
         })
         .collect()
 }
@@ -721,29 +699,21 @@ fn oom_events(
 /// log (explain keeps a fixed number while streaming).
 fn context_from_log(
     log_path: &Path,
-    explain: &serde_json::Value,
+    explain: &ExplainReport,
     before: u64,
-) -> std::io::Result<serde_json::Value> {
+) -> std::io::Result<Vec<ContextBlock>> {
     use std::io::BufRead;
-    let blocks = explain
-        .get("context")
-        .and_then(serde_json::Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let failure_lines: Vec<u64> = blocks
+    let failure_lines: Vec<u64> = explain
+        .context
         .iter()
-        .filter_map(|block| {
-            block
-                .get("failure_line")
-                .and_then(serde_json::Value::as_u64)
-        })
+        .map(|block| block.failure_line)
         .collect();
     let wanted = |line: u64| {
         failure_lines
             .iter()
             .any(|failure| line < *failure && line.saturating_add(before) >= *failure)
     };
-    let mut found: Vec<(u64, String)> = Vec::new();
+    let mut found: Vec<ContextLine> = Vec::new();
     let reader = std::io::BufReader::new(File::open(log_path)?);
     let mut number = 0u64;
     for line in reader.split(b'\n') {
@@ -752,43 +722,27 @@ fn context_from_log(
         if wanted(number) {
             let text = String::from_utf8_lossy(&line);
             let text: String = text.trim_end_matches('\r').chars().take(2000).collect();
-            found.push((number, text));
+            found.push(ContextLine { line: number, text });
         }
         if failure_lines.iter().all(|failure| number >= *failure) {
             break;
         }
     }
-    let rebuilt: Vec<serde_json::Value> = blocks
-        .into_iter()
-        .map(|mut block| {
-            let failure = block
-                .get("failure_line")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0);
-            let mut lines: Vec<serde_json::Value> = found
-                .iter()
-                .filter(|(line, _)| *line < failure && line.saturating_add(before) >= failure)
-                .map(|(line, text)| serde_json::json!({ "line": line, "text": text }))
-                .collect();
-            if let Some(kept) = block.get("lines").and_then(serde_json::Value::as_array) {
-                lines.extend(
-                    kept.iter()
-                        .filter(|entry| {
-                            entry
-                                .get("line")
-                                .and_then(serde_json::Value::as_u64)
-                                .is_some_and(|line| line >= failure)
-                        })
-                        .cloned(),
-                );
+    Ok(explain
+        .context
+        .iter()
+        .map(|block| {
+            let failure = block.failure_line;
+            let before_failure = found.iter().filter(|entry| {
+                entry.line < failure && entry.line.saturating_add(before) >= failure
+            });
+            let from_failure = block.lines.iter().filter(|entry| entry.line >= failure);
+            ContextBlock {
+                failure_line: failure,
+                lines: before_failure.chain(from_failure).cloned().collect(),
             }
-            if let Some(object) = block.as_object_mut() {
-                object.insert("lines".to_owned(), lines.into());
-            }
-            block
         })
-        .collect();
-    Ok(rebuilt.into())
+        .collect())
 }
 
 /// `torch_snapshot.pickle` and `torch_snapshot_rank<N>.pickle` files in the directory, sorted.
@@ -818,5 +772,46 @@ fn torch_snapshot_record(directory: &Path) -> TorchSnapshotRecord {
             .any(|note| note.contains("memory history enabled")),
         files,
         notes,
+    }
+}
+
+/// The record as written: every string of it through the redactor, whatever field it came in
+/// by. Read back into the record type so that the document keeps its field order; when the
+/// redactor changed a word the type needs (a user named like an engine, `vllm`), the redacted
+/// document is written as it is (keys sorted) rather than losing the record.
+fn redacted_document(record: &RunRecord, redactor: &Redactor) -> anyhow::Result<Vec<u8>> {
+    let mut value = serde_json::to_value(record)?;
+    redactor.value(&mut value);
+    Ok(match serde_json::from_value::<RunRecord>(value.clone()) {
+        Ok(record) => crate::render::json::to_document(&record)?,
+        Err(_) => crate::render::json::to_document(&value)?,
+    })
+}
+
+#[cfg(test)]
+mod document_tests {
+    use super::*;
+
+    #[test]
+    fn a_user_named_like_the_engine_does_not_lose_the_record() {
+        let mut live = LiveExplain::new();
+        live.push_lines(b"INFO 11-29 17:00:00 [api_server.py:1] vLLM API server version 0.10.1\n");
+        live.finish();
+        let record = RunRecord {
+            command: vec!["vllm".into(), "serve".into(), "m".into()],
+            explain: Some(live.report().clone()),
+            ..RunRecord::default()
+        };
+        let plain = redacted_document(&record, &Redactor::new(None, None)).unwrap();
+        let plain: serde_json::Value = serde_json::from_slice(&plain).unwrap();
+        assert_eq!(plain["explain"]["engine"]["name"], "vllm");
+        let redactor = Redactor::new(Some("/home/vllm".into()), Some("vllm".into()));
+        let bytes = redacted_document(&record, &redactor).unwrap();
+        let document: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(document["schema_version"], 1);
+        assert_eq!(document["command"][0], "[USER]");
+        // The engine's name is the user's: redacted, so the typed read-back failed and the
+        // redacted document was written as it was.
+        assert_eq!(document["explain"]["engine"]["name"], "[USER]");
     }
 }

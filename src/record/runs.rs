@@ -31,8 +31,8 @@ pub fn redactor_for(runs: &[RawRun], extra: &[&Value]) -> Redactor {
     redactor
 }
 
-/// Redacts a raw run (record, log, probe, paths) and reads it into the analysis input (R16:
-/// nothing unredacted reaches analysis or rendering).
+/// Redacts a raw run (record, log, probe, paths) and reads it into the analysis input:
+/// nothing unredacted reaches analysis or rendering.
 pub fn redact_run(raw: &RawRun, redactor: &Redactor) -> RunInput {
     let mut record_value = raw.record.clone();
     redactor.value(&mut record_value);

@@ -6,8 +6,9 @@
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
 use crate::analyze::report::{
-    human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport, PHASE_ORDER,
+    human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport,
 };
+use crate::model::explain::Phase;
 use crate::model::Bytes;
 use crate::render::diff::{
     comparison_html, comparison_markdown, comparison_text, md_cell, text_table,
@@ -194,7 +195,7 @@ fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Rows of the R18 readiness table, shared by the markdown and HTML renderers.
+/// Rows of the readiness table, shared by the markdown and HTML renderers.
 fn readiness_rows(run: &RunReport) -> Vec<Vec<String>> {
     let checked = |value: bool| if value { "checked" } else { "not checked" }.to_owned();
     vec![
@@ -333,16 +334,23 @@ fn failure_line(run: &RunReport) -> String {
     )
 }
 
+/// A training run has no request to reproduce: its section says how to reproduce the step.
+fn reproduction_title(run: &RunReport) -> &'static str {
+    if run.training {
+        "Reproducing the failure"
+    } else {
+        "Minimal reproducing request"
+    }
+}
+
 fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
     let mut lines = Vec::new();
     if !memory.available {
-        lines.push(format!(
-            "no memory timeline: {}",
-            memory
-                .reason
-                .clone()
-                .unwrap_or_else(|| "not recorded".to_owned())
-        ));
+        // The reason is among the limitations, said once there.
+        lines.push(match memory.reason {
+            Some(_) => "no memory timeline (why: see Limitations)".to_owned(),
+            None => "no memory timeline: not recorded".to_owned(),
+        });
     }
     for device in &memory.devices {
         lines.push(format!(
@@ -570,7 +578,7 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
     }
     text.push_str(&format!("  {}\n", run.fit.note));
 
-    section(&mut text, "Minimal reproducing request");
+    section(&mut text, reproduction_title(run));
     if let Some(request) = &run.reproduction.request {
         text.push_str(&format!("  {request}\n"));
     }
@@ -580,14 +588,16 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
         text.push('\n');
     }
 
-    section(&mut text, "Concurrency");
-    if run.concurrency.is_empty() {
-        text.push_str("  nothing recorded\n");
-    } else {
-        text.push_str(&text_table(&fact_rows(&run.concurrency), "  "));
+    if !run.training {
+        section(&mut text, "Concurrency");
+        if run.concurrency.is_empty() {
+            text.push_str("  nothing recorded\n");
+        } else {
+            text.push_str(&text_table(&fact_rows(&run.concurrency), "  "));
+        }
     }
 
-    if let Some(probe) = &run.probe {
+    if let Some(probe) = run.probe.as_ref().filter(|_| !run.training) {
         section(&mut text, "Probe");
         text.push_str(&format!(
             "  {}: verdict {}, plateau {}\n",
@@ -875,7 +885,7 @@ fn md_run(run: &RunReport, number: usize) -> String {
     }
     text.push_str(&format!("{}.\n\n", run.fit.note));
 
-    text.push_str("### Minimal reproducing request\n\n");
+    text.push_str(&format!("### {}\n\n", reproduction_title(run)));
     if let Some(request) = &run.reproduction.request {
         text.push_str(&format!("```\n{}\n```\n\n", request.replace("```", "'''")));
     }
@@ -885,15 +895,17 @@ fn md_run(run: &RunReport, number: usize) -> String {
     }
     text.push_str(".\n\n");
 
-    text.push_str("### Concurrency\n\n");
-    if run.concurrency.is_empty() {
-        text.push_str("Nothing recorded.\n\n");
-    } else {
-        let rows = plain_fact_rows(&run.concurrency);
-        text.push_str(&md_table(&["what", "value", "source"], &rows));
+    if !run.training {
+        text.push_str("### Concurrency\n\n");
+        if run.concurrency.is_empty() {
+            text.push_str("Nothing recorded.\n\n");
+        } else {
+            let rows = plain_fact_rows(&run.concurrency);
+            text.push_str(&md_table(&["what", "value", "source"], &rows));
+        }
     }
 
-    if let Some(probe) = &run.probe {
+    if let Some(probe) = run.probe.as_ref().filter(|_| !run.training) {
         text.push_str(&format!(
             "### Probe\n\n`{}`: verdict {}, plateau {}.\n\n",
             md_cell(&probe.file),
@@ -965,16 +977,16 @@ const REPORT_CSS: &str = ".run{border-top:3px solid #1d2430;margin-top:2.5em;pad
 
 /// Fill colours of phase bands, by phase.
 fn phase_color(phase: &str) -> &'static str {
-    match phase {
-        "startup" => "#e4e7ec",
-        "weights_load" => "#d1e9ff",
-        "format_conversion" => "#fef0c7",
-        "profiling" => "#ebe9fe",
-        "kv_cache_alloc" => "#d1fadf",
-        "cuda_graph_capture" => "#fee4e2",
-        "inference" => "#cff9fe",
-        "training_step" => "#fce7f6",
-        _ => "#f2f4f7",
+    match Phase::from_name(phase) {
+        Phase::Startup => "#e4e7ec",
+        Phase::WeightsLoad => "#d1e9ff",
+        Phase::FormatConversion => "#fef0c7",
+        Phase::Profiling => "#ebe9fe",
+        Phase::KvCacheAlloc => "#d1fadf",
+        Phase::CudaGraphCapture => "#fee4e2",
+        Phase::Inference => "#cff9fe",
+        Phase::TrainingStep => "#fce7f6",
+        Phase::Unknown => "#f2f4f7",
     }
 }
 
@@ -1223,12 +1235,7 @@ fn legend(memory: &MemoryFacts) -> String {
             seen.push(&span.phase);
         }
     }
-    seen.sort_by_key(|phase| {
-        PHASE_ORDER
-            .iter()
-            .position(|p| p == phase)
-            .unwrap_or(PHASE_ORDER.len())
-    });
+    seen.sort_by_key(|phase| Phase::from_name(phase));
     let mut html = String::from("<p class=\"legend\">");
     for phase in seen {
         html.push_str(&format!(
@@ -1459,7 +1466,7 @@ fn html_run(run: &RunReport, number: usize) -> String {
     }
     html.push_str(&format!("<p>{}</p>\n", prose(&run.fit.note)));
 
-    html.push_str("<h3>Minimal reproducing request</h3>\n");
+    html.push_str(&format!("<h3>{}</h3>\n", reproduction_title(run)));
     if let Some(request) = &run.reproduction.request {
         html.push_str(&format!("<pre>{}</pre>\n", escape(request)));
     }
@@ -1471,15 +1478,17 @@ fn html_run(run: &RunReport, number: usize) -> String {
         ));
     }
 
-    html.push_str("<h3>Concurrency</h3>\n");
-    if run.concurrency.is_empty() {
-        html.push_str("<p>Nothing recorded.</p>\n");
-    } else {
-        let rows = plain_fact_rows(&run.concurrency);
-        html.push_str(&html_table(&["what", "value", "source"], &rows));
+    if !run.training {
+        html.push_str("<h3>Concurrency</h3>\n");
+        if run.concurrency.is_empty() {
+            html.push_str("<p>Nothing recorded.</p>\n");
+        } else {
+            let rows = plain_fact_rows(&run.concurrency);
+            html.push_str(&html_table(&["what", "value", "source"], &rows));
+        }
     }
 
-    if let Some(probe) = &run.probe {
+    if let Some(probe) = run.probe.as_ref().filter(|_| !run.training) {
         html.push_str(&format!(
             "<h3>Probe</h3>\n<p><code>{}</code>: verdict {}, plateau {}.</p>\n",
             escape(&probe.file),

@@ -1,6 +1,7 @@
 //! Render the short summary `oomdoc run` prints when its child has ended (stderr by default:
 //! stdout belongs to the child). Pure: takes the finished record, returns text.
 
+use crate::model::explain::Phase;
 use crate::model::run::{RunRecord, RunStatus};
 use crate::model::{Bytes, Source};
 
@@ -39,17 +40,9 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
     lines.push(format!("oomdoc run: `{command}` {outcome}"));
 
     if let Some(explain) = &record.explain {
-        let ooms = explain
-            .get("ooms")
-            .and_then(|ooms| ooms.as_array())
-            .map_or(0, Vec::len);
-        let phase = explain.get("phase");
-        let failed_in = phase
-            .and_then(|phase| phase.get("failed_in"))
-            .and_then(|value| value.as_str());
-        let last_completed = phase
-            .and_then(|phase| phase.get("last_completed"))
-            .and_then(|value| value.as_str());
+        let ooms = explain.ooms.len();
+        let failed_in = Some(explain.phase.failed_in.as_str());
+        let last_completed = explain.phase.last_completed.map(Phase::as_str);
         if ooms > 0 {
             let mut line = format!(
                 "GPU out of memory: {ooms} message{} in the log",
@@ -68,11 +61,8 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
             ));
         }
         if ooms > 0 {
-            if let Some(headline) = explain
-                .pointer("/verdict/headline")
-                .and_then(|value| value.as_str())
-                .filter(|headline| !headline.is_empty())
-            {
+            let headline = &explain.verdict.headline;
+            if !headline.is_empty() {
                 lines.push(format!(
                     "verdict: {headline} (details: `oomdoc explain {directory}/log.txt`)"
                 ));
@@ -97,8 +87,8 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
                     peak.human(),
                     t_ms as f64 / 1000.0
                 ));
-                if let Some(phase) = &device.peak_phase {
-                    line.push_str(&format!(" in `{phase}`"));
+                if let Some(phase) = device.peak_phase {
+                    line.push_str(&format!(" in `{}`", phase.as_str()));
                 }
             }
             line.push_str(&format!(" ({source}, {} readings)", device.sample_count));
@@ -183,16 +173,22 @@ mod tests {
 
     #[test]
     fn summary_of_an_oom_run() {
+        let mut live = crate::analyze::run_explain::LiveExplain::new();
+        live.push_lines(
+            b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+        );
+        live.finish();
+        let mut explain = live.report().clone();
+        assert_eq!(explain.ooms.len(), 1);
+        explain.phase.failed_in = Phase::FormatConversion;
+        explain.phase.last_completed = Some(Phase::WeightsLoad);
+        explain.verdict.headline = "a transient peak while converting weights".into();
         let record = RunRecord {
             status: RunStatus::Exited,
             command: vec!["python3".into(), "train.py".into()],
             exit_code: Some(1),
             duration_ms: Some(12_345),
-            explain: Some(serde_json::json!({
-                "ooms": [{}],
-                "phase": {"failed_in": "format_conversion", "last_completed": "weights_load"},
-                "verdict": {"headline": "a transient peak while converting weights"}
-            })),
+            explain: Some(explain),
             memory: MemoryRecord {
                 available: true,
                 source: Some(Source::Nvml),
@@ -204,7 +200,7 @@ mod tests {
                     baseline_free_bytes: Some(Bytes(140 << 30)),
                     peak_used_bytes: Some(Bytes(30 << 30)),
                     peak_t_ms: Some(4150),
-                    peak_phase: Some("format_conversion".into()),
+                    peak_phase: Some(Phase::FormatConversion),
                     sample_count: 12000,
                     ..DeviceTimeline::default()
                 }],

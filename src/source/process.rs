@@ -569,6 +569,75 @@ pub fn is_relevant_env(name: &str) -> bool {
             .any(|prefix| name.starts_with(prefix))
 }
 
+/// Variables of the shell session or terminal, which differ between two launches of the same
+/// job and say nothing about it (left out of the other variables' digests).
+const SESSION_NAMES: &[&str] = &[
+    "_",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "TERM",
+    "COLORTERM",
+    "COLUMNS",
+    "LINES",
+    "DISPLAY",
+    "WINDOWID",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "WINDOW",
+    "PS1",
+    "PS2",
+    "PS4",
+    "PROMPT_COMMAND",
+    "HISTFILE",
+    "HISTSIZE",
+    "HISTFILESIZE",
+    "HISTCONTROL",
+    "LS_COLORS",
+    "LSCOLORS",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "MAIL",
+    "GPG_TTY",
+    "INVOCATION_ID",
+    "JOURNAL_STREAM",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SECURITYSESSIONID",
+    "WT_SESSION",
+    "MOTD_SHOWN",
+];
+const SESSION_PREFIXES: &[&str] = &[
+    "SSH_",
+    "XDG_",
+    "TERM_",
+    "VSCODE_",
+    "KITTY_",
+    "ITERM_",
+    "WEZTERM_",
+    "KONSOLE_",
+    "GNOME_",
+    "LC_TERMINAL",
+    "BASH_FUNC_",
+    "ALACRITTY_",
+];
+
+/// The variables neither recorded as relevant nor belonging to the shell session, unredacted:
+/// the record keeps only a digest of each, so `diff` can name one that changed.
+pub fn other_environment() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(name, value)| {
+            let name = name.into_string().ok()?;
+            let session = SESSION_NAMES.contains(&name.as_str())
+                || SESSION_PREFIXES
+                    .iter()
+                    .any(|prefix| name.starts_with(prefix));
+            (!session && !is_relevant_env(&name))
+                .then(|| (name, value.to_string_lossy().into_owned()))
+        })
+        .collect()
+}
+
 /// The relevant variables of oomdoc's environment (which the child inherits), unredacted.
 pub fn relevant_environment() -> BTreeMap<String, String> {
     std::env::vars_os()

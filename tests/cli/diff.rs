@@ -77,7 +77,30 @@ fn two_changes_warn_that_the_comparison_cannot_say_which_helped() {
         "vllm-0.10-h200-two-changes",
         &["--format", "markdown"],
     );
+    // The document carries the warning; stdout and stderr share a terminal: said once.
+    assert!(stdout(&output).contains("2 inputs changed between the runs"));
+    assert!(
+        !stderr(&output).contains("inputs changed"),
+        "{}",
+        stderr(&output)
+    );
     insta::assert_snapshot!("diff_markdown_two_changes", stdout(&output));
+    let text = diff(
+        "vllm-0.10-h200-oom-cuda-graph",
+        "vllm-0.10-h200-two-changes",
+        &[],
+    );
+    assert_eq!(
+        stdout(&text)
+            .matches("2 inputs changed between the runs")
+            .count(),
+        1
+    );
+    assert!(
+        !stderr(&text).contains("inputs changed"),
+        "{}",
+        stderr(&text)
+    );
 }
 
 #[test]
@@ -211,4 +234,32 @@ fn every_format_of_a_two_change_diff() {
         assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
         insta::assert_snapshot!(format!("diff_{format}_two_changes_whole"), stdout(&output));
     }
+}
+
+#[test]
+fn two_launches_differing_in_one_unlisted_variable_name_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let launch = |name: &str, batch: &str| {
+        let directory = temp.path().join(name);
+        let output = oomdoc()
+            .env("TRAIN_BATCH_SIZE_UNLISTED", batch)
+            .arg("run")
+            .arg("--out")
+            .arg(&directory)
+            .args(["--", "sh", "-c", "echo step"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        directory
+    };
+    let a = launch("a", "64");
+    let b = launch("b", "128");
+    let record = std::fs::read_to_string(a.join("run.json")).unwrap();
+    // The value is not recorded, only its digest.
+    assert!(!record.contains("\"64\""), "{record}");
+    let output = oomdoc().arg("diff").arg(&a).arg(&b).output().unwrap();
+    let text = stdout(&output);
+    assert!(text.contains("env TRAIN_BATCH_SIZE_UNLISTED"), "{text}");
+    assert!(!text.contains("no recorded input differs"), "{text}");
+    assert!(text.contains("Inputs that changed (1)"), "{text}");
 }

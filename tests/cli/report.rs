@@ -376,7 +376,7 @@ fn checkpoint_lower_bound_decides_a_hardware_limit() {
     assert!(run["owner_summary"]["action"]
         .as_str()
         .unwrap()
-        .contains("192 GiB class"));
+        .contains("192 GB class (AMD Instinct MI300X 192GB)"));
 
     // A checkpoint that cannot be read is an error naming it.
     let broken = directory.path().join("broken.safetensors");

@@ -1,5 +1,5 @@
 //! `oomdoc diff`: a failing and a working run compared field by field, inputs apart from
-//! outcomes (R17). Records are redacted before they are compared (R16).
+//! outcomes. Records are redacted before they are compared.
 
 use std::path::PathBuf;
 
@@ -39,12 +39,12 @@ pub fn run(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     for (name, run) in [("A", &a), ("B", &b)] {
         for problem in &run.record_problems {
             let note = format!("run {name} (`{}`): {problem}", run.label);
-            output.warn(&note);
+            output.warn_unless_in_document(&args.output, &note);
             comparison.notes.push(note);
         }
     }
     if let Some(warning) = &comparison.warning {
-        output.warn(warning);
+        output.warn_unless_in_document(&args.output, warning);
     }
     let bytes = match args.output.format() {
         Format::Text => {

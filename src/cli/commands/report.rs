@@ -1,4 +1,4 @@
-//! `oomdoc report`: the machine report of one or more recorded runs (R16–R19).
+//! `oomdoc report`: the machine report of one or more recorded runs.
 //!
 //! Reads each run directory (`run.json`, the log next to it, a `probe.json` if present,
 //! through `source::run_dir`), redacts everything before analysis (`record::runs`), builds the
@@ -114,7 +114,7 @@ pub fn run(args: ReportArgs, output: &mut Output) -> anyhow::Result<ExitStatus> 
     }
     let report = analysis::build(&inputs);
     if let Some(warning) = report.comparison.as_ref().and_then(|c| c.warning.as_ref()) {
-        output.warn(warning);
+        output.warn_unless_in_document(&args.output, warning);
     }
     let bytes = match args.output.format() {
         Format::Text => render::render_text(&report, &Style::new(output.color_for(&args.output))),

@@ -1090,6 +1090,7 @@ fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
         text: open.text,
         end_line: open.end_line,
         details: parsed.details,
+        t_ms: None,
     })
 }
 
