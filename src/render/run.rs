@@ -80,6 +80,13 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
         }
     }
 
+    if let Some(host) = &record.host {
+        if let Some(finding) = &host.finding {
+            lines.extend(crate::render::host::finding_lines(finding));
+        }
+        lines.push(crate::render::host::peak_line(host));
+    }
+
     if record.memory.available {
         let source = record.memory.source.map_or("NVML", Source::label);
         for device in &record.memory.devices {
