@@ -70,7 +70,8 @@ pub struct HostTimeline {
     pub root_pid: u32,
     /// The interval aimed at, in milliseconds.
     pub interval_ms: u64,
-    /// Readings, oldest first.
+    /// Readings, oldest first (left out of a report, which keeps the peaks only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<HostSample>,
     /// The cgroup before the child started (for the OOM-kill count before).
     pub cgroup_before: Option<CgroupMemory>,

@@ -62,10 +62,10 @@ pub fn finding_lines(finding: &HostOomFinding) -> Vec<String> {
     lines
 }
 
-/// One line on a run's host memory: the tree RSS peak with its time and phase, the cgroup
+/// Two lines on a run's host memory: the tree RSS peak with its time and phase; the cgroup
 /// limit and OOM-kill counts, and where the readings came from.
-pub fn peak_line(host: &HostRecord) -> String {
-    let mut line = match &host.peak {
+pub fn peak_lines(host: &HostRecord) -> Vec<String> {
+    let first = match &host.peak {
         Some(peak) => {
             let mut text = format!(
                 "host memory: peak RSS of the process tree {} at {:.2} s",
@@ -88,24 +88,24 @@ pub fn peak_line(host: &HostRecord) -> String {
         }
         None => "host memory: no reading of the process tree".to_owned(),
     };
-    match host.limit_bytes {
-        Some(limit) => line.push_str(&format!("; cgroup limit {limit}")),
-        None if host.timeline.cgroup_before.is_some() => line.push_str("; no cgroup limit"),
-        None => {}
-    }
+    let mut second = match host.limit_bytes {
+        Some(limit) => format!("cgroup limit {limit}"),
+        None if host.timeline.cgroup_before.is_some() => "no cgroup limit".to_owned(),
+        None => "no memory cgroup read".to_owned(),
+    };
     if let (Some(before), Some(after)) = (host.oom_kills_before, host.oom_kills_after) {
-        line.push_str(&format!("; OOM kills {before} → {after}"));
+        second.push_str(&format!(", OOM kills {before} → {after}"));
     }
     let source = if host.source == "replay" {
         "replayed"
     } else {
-        "/proc and cgroup"
+        "`/proc` and the cgroup"
     };
-    line.push_str(&format!(
+    second.push_str(&format!(
         " ({source}, {} readings every {} ms)",
         host.timeline.readings, host.timeline.interval_ms
     ));
-    line
+    vec![first, format!("  {second}")]
 }
 
 /// The widest line, in columns.

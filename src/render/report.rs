@@ -369,7 +369,7 @@ fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
 
 /// The host-memory section as lines: the peak, the cgroup, and the verdict on the end.
 fn host_lines(host: &HostRecord) -> Vec<String> {
-    let mut lines = vec![crate::render::host::peak_line(host)];
+    let mut lines = crate::render::host::peak_lines(host);
     if let Some(cgroup) = host
         .timeline
         .cgroup_after

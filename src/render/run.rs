@@ -84,7 +84,7 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
         if let Some(finding) = &host.finding {
             lines.extend(crate::render::host::finding_lines(finding));
         }
-        lines.push(crate::render::host::peak_line(host));
+        lines.extend(crate::render::host::peak_lines(host));
     }
 
     if record.memory.available {
