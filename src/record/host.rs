@@ -148,3 +148,90 @@ pub(crate) fn host_record(
         timeline,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::host::{CgroupMemory, HostSample};
+    use crate::model::Bytes;
+
+    const MIB: u64 = 1 << 20;
+
+    fn span(phase: &str, start_t_ms: u64) -> PhaseSpan {
+        PhaseSpan {
+            phase: phase.into(),
+            start_t_ms,
+            ..PhaseSpan::default()
+        }
+    }
+
+    #[test]
+    fn the_section_has_the_limit_counts_and_peaks_by_phase() {
+        let cgroup = |oom_kills: u64| CgroupMemory {
+            limit_bytes: Some(Bytes(512 * MIB)),
+            oom_kill_count: Some(oom_kills),
+            ..CgroupMemory::default()
+        };
+        let mut timeline = HostTimeline {
+            cgroup_before: Some(cgroup(2)),
+            cgroup_after: Some(cgroup(3)),
+            ..HostTimeline::default()
+        };
+        for (t_ms, rss) in [
+            (0, 5),
+            (100, 9),
+            (200, 300),
+            (300, 250),
+            (400, 500),
+            (500, 20),
+        ] {
+            timeline.push_bounded(
+                HostSample {
+                    t_ms,
+                    tree_rss_bytes: Bytes(rss * MIB),
+                    processes: 2,
+                    cgroup_current_bytes: None,
+                },
+                2048,
+            );
+        }
+        let phases = [
+            span("startup", 50),
+            span("weights_load", 150),
+            span("inference", 450),
+        ];
+        let record = host_record("proc", timeline, &phases, None);
+        assert_eq!(record.limit_bytes, Some(Bytes(512 * MIB)));
+        assert_eq!(
+            (record.oom_kills_before, record.oom_kills_after),
+            (Some(2), Some(3))
+        );
+        let peak = record.peak.clone().unwrap();
+        assert_eq!(
+            (peak.phase.as_deref(), peak.reading.t_ms),
+            (Some("weights_load"), 400)
+        );
+        let by_phase: Vec<(String, u64)> = record
+            .peaks_by_phase
+            .iter()
+            .map(|peak| {
+                (
+                    peak.phase.clone().unwrap_or_default(),
+                    peak.reading.tree_rss_bytes.get() / MIB,
+                )
+            })
+            .collect();
+        // The reading before the first phase counts under it.
+        assert_eq!(
+            by_phase,
+            [
+                ("startup".to_owned(), 9),
+                ("weights_load".to_owned(), 500),
+                ("inference".to_owned(), 20)
+            ]
+        );
+        let text = serde_json::to_string(&record).unwrap();
+        let back: HostRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, record, "the section reads back as written");
+    }
+}

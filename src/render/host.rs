@@ -68,7 +68,7 @@ pub fn peak_lines(host: &HostRecord) -> Vec<String> {
     let first = match &host.peak {
         Some(peak) => {
             let mut text = format!(
-                "host memory: peak RSS of the process tree {} at {:.2} s",
+                "host memory: peak tree RSS {} at {:.2} s",
                 peak.reading.tree_rss_bytes,
                 peak.reading.t_ms as f64 / 1000.0
             );
@@ -196,5 +196,44 @@ mod tests {
             ]
         );
         assert!(finding_lines(&HostOomFinding::NotKilled).is_empty());
+    }
+
+    #[test]
+    fn host_peak_lines_fit_100_columns_and_name_their_source() {
+        use crate::model::host::{HostSample, HostTimeline};
+        use crate::model::run::{HostPeakRecord, HostRecord};
+        let host = HostRecord {
+            source: "proc".into(),
+            limit_bytes: Some(Bytes(128 << 20)),
+            oom_kills_before: Some(0),
+            oom_kills_after: Some(1),
+            peak: Some(HostPeakRecord {
+                phase: Some("format_conversion".into()),
+                reading: HostSample {
+                    t_ms: 123_456,
+                    tree_rss_bytes: Bytes(137_715_712),
+                    processes: 12,
+                    cgroup_current_bytes: None,
+                },
+            }),
+            timeline: HostTimeline {
+                interval_ms: 100,
+                readings: 1_234_567,
+                ..HostTimeline::default()
+            },
+            ..HostRecord::default()
+        };
+        let lines = peak_lines(&host);
+        assert_eq!(
+            lines,
+            [
+                "host memory: peak tree RSS 131.34 MiB at 123.46 s in `format_conversion` (12 processes)",
+                "  cgroup limit 128.00 MiB, OOM kills 0 → 1 (`/proc` and the cgroup, 1234567 readings every 100 ms)",
+            ]
+        );
+        // Placed under the summary's first line with two more spaces.
+        for line in &lines {
+            assert!(line.chars().count() + 2 <= 100, "{line}");
+        }
     }
 }

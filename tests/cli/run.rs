@@ -1427,7 +1427,7 @@ fn issue_17_host_oom_kill_is_recorded_summarised_and_reported() {
         "peak: 504.00 MiB (528482304 B, the cgroup's peak counter) during weights_load",
         "killed during: weights_load",
         "raise the memory limit from 512.00 MiB",
-        "host memory: peak RSS of the process tree 500.00 MiB",
+        "host memory: peak tree RSS 500.00 MiB",
     ] {
         assert!(
             summary.contains(expected),
@@ -1515,10 +1515,7 @@ fn issue_17_normal_exit_records_live_host_memory_and_no_kill() {
     );
     assert!(host["peak"]["processes"].as_u64().unwrap() >= 1, "{host}");
     let summary = stderr(&output);
-    assert!(
-        summary.contains("host memory: peak RSS of the process tree"),
-        "{summary}"
-    );
+    assert!(summary.contains("host memory: peak tree RSS"), "{summary}");
     assert!(!summary.contains("killed by a signal"), "{summary}");
 }
 
