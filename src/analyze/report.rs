@@ -758,7 +758,18 @@ fn run_report(input: &RunInput) -> RunReport {
     let mut owner_summary = owner_summary(record, &status, &failure, &fit, &gpus, &readiness);
     let mut status = status;
     if let Some(finding) = record.host.as_ref().and_then(|host| host.finding.as_ref()) {
-        host_verdict(finding, &mut status, &mut verdict, &mut owner_summary);
+        let gpu_oom_in_log = record
+            .explain
+            .as_ref()
+            .and_then(|explain| explain.is_gpu_oom)
+            == Some(true);
+        host_verdict(
+            finding,
+            gpu_oom_in_log,
+            &mut status,
+            &mut verdict,
+            &mut owner_summary,
+        );
     }
     let host = record.host.clone().map(|mut host| {
         host.timeline.samples.clear();
@@ -1949,6 +1960,7 @@ fn billions(params: f64) -> String {
 /// without evidence is said as such, never guessed.
 fn host_verdict(
     finding: &HostOomFinding,
+    gpu_oom_in_log: bool,
     status: &mut RunStatus,
     verdict: &mut Verdict,
     owner: &mut OwnerSummary,
@@ -1971,7 +1983,8 @@ fn host_verdict(
                 .summary
                 .push_str("; host out-of-memory kill (the kernel's OOM killer)");
             let lines = crate::analyze::host_oom::describe(kill);
-            let gpu_verdict = (verdict.source != "run record").then(|| verdict.cause.clone());
+            // A GPU OOM the log also shows stays in sight (a process can hit both).
+            let gpu_verdict = gpu_oom_in_log.then(|| verdict.cause.clone());
             *verdict = Verdict {
                 cause: "host out-of-memory kill: the kernel's OOM killer ended the process (host RAM, not GPU)".to_owned(),
                 cause_kind: Some("host_oom_kill".to_owned()),
@@ -1983,7 +1996,7 @@ fn host_verdict(
             if let Some(cause) = gpu_verdict {
                 verdict
                     .evidence
-                    .push(format!("the log's own diagnosis was: {cause}"));
+                    .push(format!("the log also shows a GPU out-of-memory: {cause}"));
             }
             *owner = OwnerSummary {
                 from_explain: owner.from_explain.take(),
