@@ -5,6 +5,9 @@
 
 /// Replay GPU source: a `nvidia-smi -q -x` XML file or an oomdoc JSON recording (same as `--gpu-from`).
 pub const OOMDOC_GPU_FROM: &str = "OOMDOC_GPU_FROM";
+/// Replay host memory for `oomdoc run`: a recorded host timeline or `run.json` (same as the
+/// hidden `--host-from`); for tests and offline analysis, instead of `/proc`.
+pub const OOMDOC_HOST_FROM: &str = "OOMDOC_HOST_FROM";
 /// Disables colour when set to a non-empty value (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Forces colour when set to a non-empty value.

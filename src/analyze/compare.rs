@@ -59,6 +59,15 @@ pub struct OutcomeSide {
     pub oom_tried_to_allocate_bytes: Option<u64>,
     /// Run time.
     pub duration_ms: Option<u64>,
+    /// Highest sampled RSS of the child's process tree, when host memory was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_peak_rss_bytes: Option<u64>,
+    /// Phase of that host peak.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_peak_phase: Option<String>,
+    /// Whether the child ended by a host out-of-memory kill, when host memory was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_oom_kill: Option<bool>,
 }
 
 /// Outcome of both runs and how they differ.
@@ -562,6 +571,7 @@ fn outcome_side(record: &RunRecordView) -> OutcomeSide {
             .filter(|device| device.peak_used_bytes.is_some())
             .max_by_key(|device| device.peak_used_bytes)
     });
+    let host_peak = record.host.as_ref().and_then(|host| host.peak.as_ref());
     OutcomeSide {
         status: record.status.clone(),
         exit_code: record.exit_code,
@@ -575,13 +585,22 @@ fn outcome_side(record: &RunRecordView) -> OutcomeSide {
         peak_phase: peak.and_then(|device| device.peak_phase.clone()),
         oom_tried_to_allocate_bytes: explain.oom.and_then(|oom| oom.tried_to_allocate_bytes),
         duration_ms: record.duration_ms,
+        host_peak_rss_bytes: host_peak.map(|peak| peak.reading.tree_rss_bytes.get()),
+        host_peak_phase: host_peak.and_then(|peak| peak.phase.clone()),
+        host_oom_kill: record
+            .host
+            .as_ref()
+            .and_then(|host| host.finding.as_ref())
+            .map(|finding| matches!(finding, crate::model::host::HostOomFinding::HostOomKill(_))),
     }
 }
 
 /// One sentence on how a run ended.
 pub fn describe_outcome(side: &OutcomeSide) -> String {
     if side.failed {
-        let what = if side.is_gpu_oom == Some(true) {
+        let what = if side.host_oom_kill == Some(true) {
+            "was killed by the kernel's OOM killer (host memory)"
+        } else if side.is_gpu_oom == Some(true) {
             "failed with a GPU out-of-memory"
         } else {
             "failed"
@@ -663,6 +682,26 @@ fn outcome(a: &RunRecordView, b: &RunRecordView) -> Outcome {
         side_a.oom_tried_to_allocate_bytes.into(),
         side_b.oom_tried_to_allocate_bytes.into(),
     );
+    // Host memory only when both runs recorded it: an absent side is not a difference.
+    if side_a.host_peak_rss_bytes.is_some() && side_b.host_peak_rss_bytes.is_some() {
+        differ(
+            "host_peak_rss_bytes",
+            side_a.host_peak_rss_bytes.into(),
+            side_b.host_peak_rss_bytes.into(),
+        );
+        differ(
+            "host_peak_phase",
+            side_a.host_peak_phase.clone().into(),
+            side_b.host_peak_phase.clone().into(),
+        );
+    }
+    if side_a.host_oom_kill.is_some() && side_b.host_oom_kill.is_some() {
+        differ(
+            "host_oom_kill",
+            side_a.host_oom_kill.into(),
+            side_b.host_oom_kill.into(),
+        );
+    }
     let summary = format!(
         "A {}; B {}",
         describe_outcome(&side_a),

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::model::cards::CARDS;
 use crate::model::explain::Phase;
+use crate::model::host::HostOomFinding;
 use crate::model::report::{value_text, ProbeView, RunRecordView};
 use crate::model::Bytes;
 
@@ -518,6 +519,10 @@ pub struct RunReport {
     pub owner_summary: OwnerSummary,
     /// What could not be measured or read.
     pub limitations: Vec<String>,
+    /// Host memory (without its samples) and the host out-of-memory verdict, when the run
+    /// sampled it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::model::run::HostRecord>,
 }
 
 /// What a probe showed.
@@ -742,7 +747,26 @@ fn run_report(input: &RunInput) -> RunReport {
             input.label
         ));
     }
-    let owner_summary = owner_summary(record, &status, &failure, &fit, &gpus, &readiness);
+    let mut owner_summary = owner_summary(record, &status, &failure, &fit, &gpus, &readiness);
+    let mut status = status;
+    if let Some(finding) = record.host.as_ref().and_then(|host| host.finding.as_ref()) {
+        let gpu_oom_in_log = record
+            .explain
+            .as_ref()
+            .and_then(|explain| explain.is_gpu_oom)
+            == Some(true);
+        host_verdict(
+            finding,
+            gpu_oom_in_log,
+            &mut status,
+            &mut verdict,
+            &mut owner_summary,
+        );
+    }
+    let host = record.host.clone().map(|mut host| {
+        host.timeline.samples.clear();
+        host
+    });
 
     match (&input.log, &input.log_problem) {
         (_, Some(problem)) => limitations.push(problem.clone()),
@@ -761,6 +785,7 @@ fn run_report(input: &RunInput) -> RunReport {
     let limitations = merge_shared_reasons(limitations);
 
     RunReport {
+        host,
         run: input.label.clone(),
         status,
         command: record.command.clone(),
@@ -2001,6 +2026,69 @@ fn billions(params: f64) -> String {
         format!("{:.0}B", params / 1e9)
     } else {
         format!("{:.1}B", params / 1e9)
+    }
+}
+
+/// The host side of a run's end (issue 17): a host out-of-memory kill replaces a verdict
+/// that could not see it (the log of a SIGKILLed process ends without an error); a SIGKILL
+/// without evidence is said as such, never guessed.
+fn host_verdict(
+    finding: &HostOomFinding,
+    gpu_oom_in_log: bool,
+    status: &mut RunStatus,
+    verdict: &mut Verdict,
+    owner: &mut OwnerSummary,
+) {
+    match finding {
+        HostOomFinding::NotKilled => {}
+        HostOomFinding::KilledBySignal {
+            not_shown_because, ..
+        } => {
+            status
+                .summary
+                .push_str("; killed by a signal (cause not shown)");
+            verdict.evidence.push(format!(
+                "killed by a signal (cause not shown): {}",
+                not_shown_because.join("; ")
+            ));
+        }
+        HostOomFinding::HostOomKill(kill) => {
+            status
+                .summary
+                .push_str("; host out-of-memory kill (the kernel's OOM killer)");
+            let lines = crate::analyze::host_oom::describe(kill);
+            // A GPU OOM the log also shows stays in sight (a process can hit both).
+            let gpu_verdict = gpu_oom_in_log.then(|| verdict.cause.clone());
+            *verdict = Verdict {
+                cause: "host out-of-memory kill: the kernel's OOM killer ended the process (host RAM, not GPU)".to_owned(),
+                cause_kind: Some("host_oom_kill".to_owned()),
+                evidence: lines.evidence,
+                next_steps: lines.next_steps,
+                source: "host memory recorded by `oomdoc run` (`/proc` and the memory cgroup)"
+                    .to_owned(),
+            };
+            if let Some(cause) = gpu_verdict {
+                verdict
+                    .evidence
+                    .push(format!("the log also shows a GPU out-of-memory: {cause}"));
+            }
+            *owner = OwnerSummary {
+                from_explain: owner.from_explain.take(),
+                kind: "not_a_gpu_oom".to_owned(),
+                action: verdict.next_steps.first().cloned(),
+                text: format!(
+                    "This run did not fail on the GPU: the host ran out of memory and the kernel killed the process{}. {}",
+                    kill.limit_bytes.map_or_else(
+                        || " (no cgroup limit: the whole machine ran out)".to_owned(),
+                        |limit| format!(" at its {limit} memory limit"),
+                    ),
+                    verdict
+                        .next_steps
+                        .first()
+                        .map_or_else(String::new, |step| format!("First change: {step}.")),
+                ),
+            };
+        }
     }
 }
 

@@ -70,7 +70,8 @@ pub struct HostTimeline {
     pub root_pid: u32,
     /// The interval aimed at, in milliseconds.
     pub interval_ms: u64,
-    /// Readings, oldest first.
+    /// Readings, oldest first (left out of a report, which keeps the peaks only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<HostSample>,
     /// The cgroup before the child started (for the OOM-kill count before).
     pub cgroup_before: Option<CgroupMemory>,
@@ -79,11 +80,94 @@ pub struct HostTimeline {
     /// What could not be measured and why (no cgroup memory controller, `/proc` unreadable).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limitations: Vec<String>,
+    /// Readings taken in all (`samples` keeps at most a bounded number of them).
+    #[serde(default)]
+    pub readings: u64,
+    /// How many consecutive readings each kept sample stands for: 1 until `samples` reaches
+    /// its bound, then it doubles each time, and each kept sample is the reading with the
+    /// highest tree RSS of its group (peaks survive, dips do not).
+    #[serde(default = "one")]
+    pub readings_per_point: u64,
+    /// The reading with the highest tree RSS of the whole run (kept even when `samples` is
+    /// thinned out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_reading: Option<HostSample>,
+    /// The reading with the highest cgroup charge of the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_cgroup_reading: Option<HostSample>,
+    /// The best of the readings not yet folded into a kept sample, and how many there are
+    /// (fewer than `readings_per_point`); not written.
+    #[serde(skip)]
+    pub pending: Option<(HostSample, u64)>,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl HostTimeline {
+    /// Adds a reading and keeps `samples` at most `max_kept` long: past that, neighbours are
+    /// merged pairwise (the higher tree RSS stays) and `readings_per_point` doubles, so a long
+    /// run keeps its shape and every peak at a coarser step. The run's highest readings are
+    /// kept apart, whatever the thinning.
+    pub fn push_bounded(&mut self, sample: HostSample, max_kept: usize) {
+        self.readings = self.readings.saturating_add(1);
+        if self
+            .peak_rss_reading
+            .is_none_or(|peak| sample.tree_rss_bytes > peak.tree_rss_bytes)
+        {
+            self.peak_rss_reading = Some(sample);
+        }
+        if sample.cgroup_current_bytes.is_some()
+            && self
+                .peak_cgroup_reading
+                .is_none_or(|peak| sample.cgroup_current_bytes > peak.cgroup_current_bytes)
+        {
+            self.peak_cgroup_reading = Some(sample);
+        }
+        let per_point = self.readings_per_point.max(1);
+        let (best, count) = match self.pending.take() {
+            Some((best, count)) if sample.tree_rss_bytes > best.tree_rss_bytes => {
+                (sample, count + 1)
+            }
+            Some((best, count)) => (best, count + 1),
+            None => (sample, 1),
+        };
+        if count >= per_point {
+            self.samples.push(best);
+        } else {
+            self.pending = Some((best, count));
+        }
+        if self.samples.len() > max_kept.max(2) {
+            let merged: Vec<HostSample> = self
+                .samples
+                .chunks(2)
+                .map(|pair| match pair {
+                    [a, b] if b.tree_rss_bytes > a.tree_rss_bytes => *b,
+                    [a, ..] => *a,
+                    [] => HostSample::default(),
+                })
+                .collect();
+            self.samples = merged;
+            self.readings_per_point = per_point.saturating_mul(2);
+        }
+    }
+
+    /// The timeline with readings not yet folded into a kept sample added as one (for a record
+    /// written while the sampler still runs, and at the end).
+    pub fn flushed(&self) -> HostTimeline {
+        let mut timeline = self.clone();
+        if let Some((best, _)) = timeline.pending.take() {
+            timeline.samples.push(best);
+        }
+        timeline
+    }
+
     /// The reading with the largest tree RSS, the first one on ties.
     pub fn peak_rss(&self) -> Option<HostSample> {
+        if self.peak_rss_reading.is_some() {
+            return self.peak_rss_reading;
+        }
         self.samples.iter().copied().reduce(|best, s| {
             if s.tree_rss_bytes > best.tree_rss_bytes {
                 s
@@ -95,6 +179,9 @@ impl HostTimeline {
 
     /// The reading with the largest cgroup charge, the first one on ties.
     pub fn peak_cgroup(&self) -> Option<HostSample> {
+        if self.peak_cgroup_reading.is_some() {
+            return self.peak_cgroup_reading;
+        }
         self.samples
             .iter()
             .copied()
@@ -269,4 +356,58 @@ pub enum HostAdvice {
     },
     /// Add swap (or allow it for the cgroup) to survive a short peak, at the cost of speed.
     Swap,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(t_ms: u64, rss: u64, cgroup: u64) -> HostSample {
+        HostSample {
+            t_ms,
+            tree_rss_bytes: Bytes(rss),
+            processes: 1,
+            cgroup_current_bytes: Some(Bytes(cgroup)),
+        }
+    }
+
+    #[test]
+    fn a_long_timeline_stays_bounded_and_keeps_its_peaks() {
+        let mut timeline = HostTimeline {
+            readings_per_point: 1,
+            ..HostTimeline::default()
+        };
+        // 10 000 readings (17 minutes at 10 Hz): RSS rises slowly with one spike at 7 777;
+        // the cgroup charge peaks elsewhere, at 3 001.
+        for n in 0..10_000u64 {
+            let rss = if n == 7_777 { 1 << 40 } else { n };
+            let cgroup = if n == 3_001 { 1 << 41 } else { n };
+            timeline.push_bounded(reading(n * 100, rss, cgroup), 64);
+        }
+        let flushed = timeline.flushed();
+        assert_eq!(flushed.readings, 10_000);
+        assert!(flushed.samples.len() <= 65, "{}", flushed.samples.len());
+        assert_eq!(flushed.readings_per_point, 256);
+        // Each kept sample is the highest of its group: the spike survives in the samples.
+        assert!(flushed
+            .samples
+            .iter()
+            .any(|sample| sample.tree_rss_bytes == Bytes(1 << 40)));
+        assert!(flushed.samples.windows(2).all(|w| w[0].t_ms < w[1].t_ms));
+        assert_eq!(flushed.peak_rss().map(|s| s.t_ms), Some(777_700));
+        // The cgroup peak is kept apart even where the thinning dropped its reading.
+        assert_eq!(flushed.peak_cgroup().map(|s| s.t_ms), Some(300_100));
+        // The last readings, fewer than a group, are not lost.
+        assert_eq!(flushed.samples.last().map(|s| s.t_ms), Some(999_900));
+    }
+
+    #[test]
+    fn a_short_timeline_keeps_every_reading() {
+        let mut timeline = HostTimeline::default();
+        for n in 0..5 {
+            timeline.push_bounded(reading(n, n, n), 64);
+        }
+        assert_eq!(timeline.samples.len(), 5);
+        assert_eq!(timeline.flushed(), timeline.clone());
+    }
 }

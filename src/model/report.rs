@@ -123,6 +123,8 @@ pub struct RunRecordView {
     pub ooms: Vec<RunOomView>,
     /// What the run could not measure.
     pub limitations: Vec<String>,
+    /// Host memory and the host out-of-memory verdict, when the run sampled it.
+    pub host: Option<crate::model::run::HostRecord>,
 }
 
 /// One entry of `run.json`'s top-level `ooms`.
@@ -178,6 +180,7 @@ impl RunRecordView {
                 .cloned(),
             ooms: field(object, "ooms", "", problems_ref),
             limitations: field(object, "limitations", "", problems_ref),
+            host: field(object, "host", "", problems_ref),
         };
         (record, problems)
     }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::explain::{ExplainReport, Phase};
+use super::host::{HostOomFinding, HostSample, HostTimeline};
 use super::machine::Inventory;
 use super::{Bytes, Source};
 
@@ -83,6 +84,48 @@ pub struct RunRecord {
     pub torch_snapshot: Option<TorchSnapshotRecord>,
     /// What could not be measured, and why.
     pub limitations: Vec<String>,
+    /// Host memory beside the GPU: the RSS of the child's process tree, its memory cgroup
+    /// before, during and after, and the host out-of-memory verdict. Absent when sampling was
+    /// off (`--no-host-memory`) and in records written before it existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostRecord>,
+}
+
+/// Host memory of a run (`run.json` `host`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostRecord {
+    /// Where the readings came from: `proc` (this machine's `/proc` and cgroup files) or
+    /// `replay` (a recorded timeline, `--host-from`).
+    pub source: String,
+    /// The cgroup's memory limit (after the run, else before); `None`: no limit (or no
+    /// cgroup memory controller readable).
+    pub limit_bytes: Option<super::Bytes>,
+    /// The cgroup's OOM-kill count before the child started.
+    pub oom_kills_before: Option<u64>,
+    /// The cgroup's OOM-kill count after the child ended.
+    pub oom_kills_after: Option<u64>,
+    /// The highest sampled tree RSS, its time, processes and phase.
+    pub peak: Option<HostPeakRecord>,
+    /// The highest sampled tree RSS within each phase, in phase order.
+    pub peaks_by_phase: Vec<HostPeakRecord>,
+    /// The verdict on the child's end (`not_killed`, `host_oom_kill`, `killed_by_signal`);
+    /// `None` while the child runs.
+    pub finding: Option<HostOomFinding>,
+    /// The readings and the cgroup before and after.
+    #[serde(flatten)]
+    pub timeline: HostTimeline,
+}
+
+/// A tree RSS peak with its phase.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostPeakRecord {
+    /// The phase (the record's `phases` vocabulary); `None` outside every known phase.
+    pub phase: Option<String>,
+    /// The reading.
+    #[serde(flatten)]
+    pub reading: HostSample,
 }
 
 /// A signal oomdoc received during the run.

@@ -19,6 +19,7 @@ use crate::analyze::run_explain::LiveExplain;
 use crate::analyze::timeline_memory::{attribute, phase_spans, LineClock};
 use crate::error::HintedError;
 use crate::model::explain::{ContextBlock, ContextLine, ExplainReport};
+use crate::model::host::ChildEnd;
 use crate::model::machine::Inventory;
 use crate::model::run::{
     DeviceTimeline, HostInfo, LogInfo, MemoryRecord, OomEvent, Preflight, ReceivedSignal,
@@ -32,9 +33,12 @@ use crate::source::process::{self, ChildEvent, ExitInfo, Next, RunClock, Stream}
 use crate::source::sampler::{Sampler, SamplerConfig, SamplerState};
 
 mod directory;
+mod host;
 pub mod runs;
 
 use directory::{prepare_directory, RunLock};
+pub use host::HostOptions;
+use host::HostRecorder;
 
 /// What to record and how (the options of `oomdoc run`).
 #[derive(Debug, Clone)]
@@ -115,12 +119,25 @@ const TORCH_MAX_ENTRIES: u32 = 100_000;
 /// along. A command that cannot start is recorded too (status `spawn_failed`, said through
 /// `diagnostics.error`); only a directory that cannot be prepared is an error.
 pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Result<Recorded> {
+    record_with_host(args, &HostOptions::default(), output)
+}
+
+/// [`record`] with host memory sampled as `host` says (`--no-host-memory`, a replay).
+pub fn record_with_host(
+    args: RecordOptions,
+    host: &HostOptions,
+    output: &mut dyn Diagnostics,
+) -> anyhow::Result<Recorded> {
     if !(args.sample_rate >= 0.001 && args.sample_rate <= 100_000.0) {
         return Err(HintedError::new(
             format!("`--sample-rate {}` is out of range", args.sample_rate),
             "use a rate between 0.001 and 100000 readings per second (default 1000)",
         )
         .into());
+    }
+    // A bad replay file is a usage error, found before anything is written.
+    if let Some(path) = host.replay.as_deref().filter(|_| host.enabled) {
+        crate::source::host_memory::ReplayHost::open(path)?;
     }
     // Held until oomdoc exits: a second run on the same directory is refused.
     let (directory, lock) = prepare_directory(args.out.as_deref(), args.force)?;
@@ -242,8 +259,11 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
         clock: LineClock::new(),
         redactor,
         context: None,
+        host: None,
     };
     state.write(None, None)?;
+    // Before the child: the cgroup's OOM-kill count before it (R8; issue 17).
+    state.host = HostRecorder::start(host, clock)?;
 
     let sampler = match gpu_source {
         Some(source) => {
@@ -275,6 +295,13 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
         Err(error) => {
             let code = error.shell_code();
             let sampler_state = sampler.map(Sampler::stop);
+            if let Some(host) = state.host.take() {
+                let end = ChildEnd {
+                    code: Some(code),
+                    signal: None,
+                };
+                state.record.host = Some(host.finish(&state.record.phases, end, false));
+            }
             state.record.status = RunStatus::SpawnFailed;
             state.record.exit_code = Some(code);
             state.record.ended_at = Some(clock.now_rfc3339());
@@ -301,6 +328,9 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
     };
     if let Some(sampler) = &sampler {
         sampler.set_child_pid(child.pid());
+    }
+    if let Some(host) = &state.host {
+        host.set_child(child.pid());
     }
 
     // Follow the child until it has exited and its pipes are closed.
@@ -416,6 +446,15 @@ pub fn record(args: RecordOptions, output: &mut dyn Diagnostics) -> anyhow::Resu
         end_ms,
     ));
     let code = info.shell_code();
+    if let Some(host) = state.host.take() {
+        // The phases as they stand at the end (the open one closed at the end).
+        let phases = phase_spans(state.live.marks(), &state.clock, Some(end_ms));
+        let end = ChildEnd {
+            code: info.code,
+            signal: info.signal,
+        };
+        state.record.host = Some(host.finish(&phases, end, state.record.interrupted));
+    }
     state.record.exit_code = Some(code);
     state.record.signal = info.signal;
     state.record.status = if state.record.interrupted {
@@ -523,6 +562,8 @@ struct RunState {
     redactor: Redactor,
     /// Context blocks rebuilt for `--context-lines` (replacing explain's).
     context: Option<Vec<ContextBlock>>,
+    /// The host sampler while the child runs (its last section is then in `record.host`).
+    host: Option<HostRecorder>,
 }
 
 impl RunState {
@@ -589,6 +630,15 @@ impl RunState {
                 .inventory_at_oom
                 .clone()
                 .map(|inventory| redact_inventory(inventory, &self.redactor));
+        }
+        if let Some(host) = &self.host {
+            self.record.host = Some(host.snapshot(&spans));
+        } else if let Some(host) = &mut self.record.host {
+            // The final section: peaks by phase against the final phases.
+            let finding = host.finding.take();
+            let timeline = std::mem::take(&mut host.timeline);
+            let source = std::mem::take(&mut host.source);
+            *host = host::host_record(&source, timeline, &spans, finding);
         }
         self.record.phases = spans;
         self.persist()

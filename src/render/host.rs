@@ -2,7 +2,9 @@
 //! evidence, limit, peak and advice. Pure: takes the finding, returns lines (the report and
 //! `oomdoc run` place them); every figure says which file it came from.
 
-use crate::model::host::{HostAdvice, HostOomEvidence, HostOomFinding};
+use crate::analyze::host_oom::{advice_text, evidence_text, peak_figure_text};
+use crate::model::host::HostOomFinding;
+use crate::model::run::HostRecord;
 
 /// The verdict as lines of at most 100 columns; empty when the child was not killed.
 pub fn finding_lines(finding: &HostOomFinding) -> Vec<String> {
@@ -41,11 +43,7 @@ pub fn finding_lines(finding: &HostOomFinding) -> Vec<String> {
                 None => lines.push("  limit: none on the cgroup (the whole machine ran out)".into()),
             }
             if let Some(peak) = &kill.peak {
-                let figure = match peak.figure.as_str() {
-                    "cgroup_peak" => "the cgroup's peak counter",
-                    "cgroup_current" => "the largest sampled cgroup charge",
-                    _ => "the largest sampled RSS of the process tree",
-                };
+                let figure = peak_figure_text(&peak.figure);
                 let mut line = format!("peak: {} ({} B, {figure})", peak.bytes, peak.bytes.get());
                 if let Some(phase) = &peak.phase {
                     line.push_str(&format!(" during {phase}"));
@@ -62,6 +60,52 @@ pub fn finding_lines(finding: &HostOomFinding) -> Vec<String> {
         }
     }
     lines
+}
+
+/// Two lines on a run's host memory: the tree RSS peak with its time and phase; the cgroup
+/// limit and OOM-kill counts, and where the readings came from.
+pub fn peak_lines(host: &HostRecord) -> Vec<String> {
+    let first = match &host.peak {
+        Some(peak) => {
+            let mut text = format!(
+                "host memory: peak tree RSS {} at {:.2} s",
+                peak.reading.tree_rss_bytes,
+                peak.reading.t_ms as f64 / 1000.0
+            );
+            if let Some(phase) = &peak.phase {
+                text.push_str(&format!(" in `{phase}`"));
+            }
+            text.push_str(&format!(
+                " ({} process{})",
+                peak.reading.processes,
+                if peak.reading.processes == 1 {
+                    ""
+                } else {
+                    "es"
+                }
+            ));
+            text
+        }
+        None => "host memory: no reading of the process tree".to_owned(),
+    };
+    let mut second = match host.limit_bytes {
+        Some(limit) => format!("cgroup limit {limit}"),
+        None if host.timeline.cgroup_before.is_some() => "no cgroup limit".to_owned(),
+        None => "no memory cgroup read".to_owned(),
+    };
+    if let (Some(before), Some(after)) = (host.oom_kills_before, host.oom_kills_after) {
+        second.push_str(&format!(", OOM kills {before} → {after}"));
+    }
+    let source = if host.source == "replay" {
+        "replayed"
+    } else {
+        "`/proc` and the cgroup"
+    };
+    second.push_str(&format!(
+        " ({source}, {} readings every {} ms)",
+        host.timeline.readings, host.timeline.interval_ms
+    ));
+    vec![first, format!("  {second}")]
 }
 
 /// The widest line, in columns.
@@ -88,53 +132,10 @@ fn push_wrapped(lines: &mut Vec<String>, prefix: &str, text: &str) {
     lines.push(line);
 }
 
-fn evidence_text(evidence: &HostOomEvidence) -> String {
-    match evidence {
-        HostOomEvidence::OomKillCountRose { before, after } => format!(
-            "the cgroup's OOM-kill count (`oom_kill`) rose from {before} to {after}"
-        ),
-        HostOomEvidence::RssAtLimit {
-            rss_bytes,
-            limit_bytes,
-        } => format!(
-            "the process tree's resident memory reached {rss_bytes} of the {limit_bytes} limit (`VmRSS`)"
-        ),
-        HostOomEvidence::UnderOom => {
-            "the cgroup is still in an OOM state (`under_oom 1` in `memory.oom_control`)".into()
-        }
-    }
-}
-
-fn advice_text(advice: &HostAdvice) -> String {
-    match advice {
-        HostAdvice::RaiseMemoryLimit {
-            limit_bytes,
-            peak_bytes,
-        } => {
-            let need = peak_bytes.map_or(String::new(), |peak| {
-                format!(", above the {peak} peak with headroom")
-            });
-            format!(
-                "raise the memory limit from {limit_bytes}{need} (Kubernetes `resources.limits.memory`, `docker run --memory`, Slurm `--mem`)"
-            )
-        }
-        HostAdvice::LowMemoryLoading => "load weights with less host RAM: safetensors (mmap) rather than `.bin`, `low_cpu_mem_usage=True`, `device_map` straight to the GPU, no format conversion on the CPU".into(),
-        HostAdvice::SmallerHostBuffers => {
-            "shrink host-side buffers: a lower `--max-model-len`, a smaller `--swap-space` / CPU offload".into()
-        }
-        HostAdvice::FewerWorkers { processes } => format!(
-            "run fewer processes ({processes} at the peak): data-loader and tokenizer workers, ranks on one host each hold their own copy"
-        ),
-        HostAdvice::Swap => {
-            "with swap off, a short peak kills: add swap (or allow it for the cgroup) to survive it, at the cost of speed".into()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::host::{HostOomKill, HostPeak};
+    use crate::model::host::{HostAdvice, HostOomEvidence, HostOomKill, HostPeak};
     use crate::model::Bytes;
 
     #[test]
@@ -195,5 +196,44 @@ mod tests {
             ]
         );
         assert!(finding_lines(&HostOomFinding::NotKilled).is_empty());
+    }
+
+    #[test]
+    fn host_peak_lines_fit_100_columns_and_name_their_source() {
+        use crate::model::host::{HostSample, HostTimeline};
+        use crate::model::run::{HostPeakRecord, HostRecord};
+        let host = HostRecord {
+            source: "proc".into(),
+            limit_bytes: Some(Bytes(128 << 20)),
+            oom_kills_before: Some(0),
+            oom_kills_after: Some(1),
+            peak: Some(HostPeakRecord {
+                phase: Some("format_conversion".into()),
+                reading: HostSample {
+                    t_ms: 123_456,
+                    tree_rss_bytes: Bytes(137_715_712),
+                    processes: 12,
+                    cgroup_current_bytes: None,
+                },
+            }),
+            timeline: HostTimeline {
+                interval_ms: 100,
+                readings: 1_234_567,
+                ..HostTimeline::default()
+            },
+            ..HostRecord::default()
+        };
+        let lines = peak_lines(&host);
+        assert_eq!(
+            lines,
+            [
+                "host memory: peak tree RSS 131.34 MiB at 123.46 s in `format_conversion` (12 processes)",
+                "  cgroup limit 128.00 MiB, OOM kills 0 → 1 (`/proc` and the cgroup, 1234567 readings every 100 ms)",
+            ]
+        );
+        // Placed under the summary's first line with two more spaces.
+        for line in &lines {
+            assert!(line.chars().count() + 2 <= 100, "{line}");
+        }
     }
 }

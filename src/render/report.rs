@@ -9,6 +9,7 @@ use crate::analyze::report::{
     human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport,
 };
 use crate::model::explain::Phase;
+use crate::model::run::HostRecord;
 use crate::model::Bytes;
 use crate::render::diff::{
     comparison_html, comparison_markdown, comparison_text, md_cell, text_table,
@@ -374,6 +375,69 @@ fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
     lines
 }
 
+/// The host-memory section as lines: the peak, the cgroup, and the verdict on the end.
+fn host_lines(host: &HostRecord) -> Vec<String> {
+    let mut lines = crate::render::host::peak_lines(host);
+    if let Some(cgroup) = host
+        .timeline
+        .cgroup_after
+        .as_ref()
+        .or(host.timeline.cgroup_before.as_ref())
+    {
+        let version = match cgroup.version {
+            Some(crate::model::host::CgroupVersion::V1) => "v1",
+            Some(crate::model::host::CgroupVersion::V2) => "v2",
+            None => "?",
+        };
+        lines.push(format!("memory cgroup ({version}): `{}`", cgroup.path));
+    }
+    if let Some(finding) = &host.finding {
+        lines.extend(crate::render::host::finding_lines(finding));
+    }
+    lines.extend(
+        host.timeline
+            .limitations
+            .iter()
+            .map(|limitation| format!("limitation: {limitation}")),
+    );
+    lines
+}
+
+/// Rows of the tree RSS peaks by phase: phase, peak, bytes, time, processes.
+fn host_phase_rows(host: &HostRecord) -> Vec<Vec<String>> {
+    host.peaks_by_phase
+        .iter()
+        .map(|peak| {
+            vec![
+                peak.phase.clone().unwrap_or_default(),
+                peak.reading.tree_rss_bytes.to_string(),
+                format!("{} bytes", peak.reading.tree_rss_bytes.get()),
+                t_label(Some(peak.reading.t_ms)),
+                peak.reading.processes.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// [`host_lines`] with lines wrapped for a terminal joined again (Markdown and HTML wrap by
+/// themselves): a line indented 4 spaces that is not a list item continues the one before.
+fn host_lines_unwrapped(host: &HostRecord) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for line in host_lines(host) {
+        let continued = line.starts_with("    ") && !line.trim_start().starts_with("- ");
+        match lines.last_mut() {
+            Some(last) if continued => {
+                last.push(' ');
+                last.push_str(line.trim_start());
+            }
+            _ => lines.push(line),
+        }
+    }
+    lines
+}
+
+const HOST_PHASE_HEADER: [&str; 5] = ["phase", "peak RSS", "bytes", "at", "processes"];
+
 fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
     let mut text = String::new();
     let heading = format!("== Run {number}: {} ==", run.run);
@@ -569,6 +633,17 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
             .map_or_else(String::new, |hz| format!(", sampled at {hz} Hz"));
         text.push_str(&style.dim(&format!("  (source: {source}{rate})")));
         text.push('\n');
+    }
+
+    if let Some(host) = &run.host {
+        section(&mut text, "Host memory");
+        for line in host_lines(host) {
+            text.push_str(&format!("  {line}\n"));
+        }
+        if !host.peaks_by_phase.is_empty() {
+            text.push_str("  peak RSS of the process tree by phase:\n");
+            text.push_str(&text_table(&host_phase_rows(host), "    "));
+        }
     }
 
     section(&mut text, "Checkpoint lower bound vs measured");
@@ -872,6 +947,24 @@ fn md_run(run: &RunReport, number: usize) -> String {
                 text.push_str(&format!("- {}\n", md_text(&line)));
             }
             text.push('\n');
+        }
+    }
+
+    if let Some(host) = &run.host {
+        text.push_str("### Host memory\n\n");
+        for line in host_lines_unwrapped(host) {
+            match line.strip_prefix("  ") {
+                Some(nested) => text.push_str(&format!(
+                    "  - {}\n",
+                    md_text(nested.trim_start().trim_start_matches("- "))
+                )),
+                None => text.push_str(&format!("- {}\n", md_text(&line))),
+            }
+        }
+        text.push('\n');
+        if !host.peaks_by_phase.is_empty() {
+            text.push_str("Peak RSS of the process tree by phase:\n\n");
+            text.push_str(&md_table(&HOST_PHASE_HEADER, &host_phase_rows(host)));
         }
     }
 
@@ -1454,6 +1547,19 @@ fn html_run(run: &RunReport, number: usize) -> String {
             &figure_rows(&figures),
         ));
         html.push_str("<p class=\"dim\">Allocated and reserved are layers of the same process's memory: never add them.</p>\n");
+    }
+
+    if let Some(host) = &run.host {
+        html.push_str("<h3>Host memory</h3>\n");
+        let lines: Vec<String> = host_lines_unwrapped(host)
+            .iter()
+            .map(|line| line.trim_start().trim_start_matches("- ").to_owned())
+            .collect();
+        html.push_str(&html_list(&lines, false));
+        if !host.peaks_by_phase.is_empty() {
+            html.push_str("<p>Peak RSS of the process tree by phase:</p>\n");
+            html.push_str(&html_table(&HOST_PHASE_HEADER, &host_phase_rows(host)));
+        }
     }
 
     html.push_str("<h3>Checkpoint lower bound vs measured</h3>\n");

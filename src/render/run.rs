@@ -70,6 +70,13 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
         }
     }
 
+    if let Some(host) = &record.host {
+        if let Some(finding) = &host.finding {
+            lines.extend(crate::render::host::finding_lines(finding));
+        }
+        lines.extend(crate::render::host::peak_lines(host));
+    }
+
     if record.memory.available {
         let source = record.memory.source.map_or("NVML", Source::label);
         for device in &record.memory.devices {

@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -28,6 +29,11 @@ use crate::source::process::RunClock;
 
 /// The default sampling interval: 10 Hz.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Samples a host timeline keeps at most (about 200 KiB of JSON): 3.4 minutes at 10 Hz at
+/// full resolution, then neighbours are merged pairwise (`HostTimeline::push_bounded`), so a
+/// day-long run keeps one sample per 42 s with every peak.
+pub const MAX_KEPT_SAMPLES: usize = 2048;
 
 /// A `/proc` or cgroup file that could not be read or understood.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +72,14 @@ pub enum HostError {
         /// What is wrong.
         #[source]
         source: CgroupError,
+    },
+    /// A host replay file could not be used.
+    #[error("cannot replay host memory from `{path}`: {message}")]
+    Replay {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
     },
     /// A replay ran out of readings.
     #[error("the host replay has no more readings")]
@@ -459,6 +473,10 @@ pub struct ReplayHost {
     cgroups: Vec<Option<CgroupMemory>>,
     trees_played: usize,
     cgroups_played: usize,
+    /// The cgroup charge per reading, when the replay has one list per reading (a recorded
+    /// timeline); otherwise a charge is read from the next cgroup reading.
+    currents: Vec<Option<Bytes>>,
+    currents_played: usize,
 }
 
 impl ReplayHost {
@@ -467,9 +485,64 @@ impl ReplayHost {
         ReplayHost {
             trees,
             cgroups,
-            trees_played: 0,
-            cgroups_played: 0,
+            ..ReplayHost::default()
         }
+    }
+
+    /// Plays a recorded host timeline: its cgroup before, one reading per sample (the tree RSS
+    /// and cgroup charge of that sample, holding the last), then its cgroup after.
+    pub fn from_timeline(timeline: &HostTimeline) -> Self {
+        ReplayHost {
+            trees: timeline
+                .samples
+                .iter()
+                .map(|sample| TreeRss {
+                    rss_bytes: sample.tree_rss_bytes,
+                    processes: sample.processes,
+                })
+                .collect(),
+            currents: timeline
+                .samples
+                .iter()
+                .map(|sample| sample.cgroup_current_bytes)
+                .collect(),
+            cgroups: vec![
+                timeline.cgroup_before.clone(),
+                timeline.cgroup_after.clone(),
+            ],
+            ..ReplayHost::default()
+        }
+    }
+
+    /// Reads a replay file: a host timeline as JSON (`HostTimeline`), or an oomdoc `run.json`
+    /// whose `host` section holds one.
+    pub fn open(path: &Path) -> Result<Self, HostError> {
+        let bytes = std::fs::read(path).map_err(|source| HostError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let bad = |message: String| HostError::Replay {
+            path: path.to_path_buf(),
+            message,
+        };
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|error| bad(error.to_string()))?;
+        let value = match value.get("host") {
+            Some(host) if value.get("oomdoc_version").is_some() => host.clone(),
+            _ => value,
+        };
+        if !value.is_object() || value.get("samples").is_none() {
+            return Err(bad(
+                "not a host timeline (an object with `samples`) nor a run record with a `host` section"
+                    .to_string(),
+            ));
+        }
+        let timeline: HostTimeline =
+            serde_json::from_value(value).map_err(|error| bad(error.to_string()))?;
+        if timeline.samples.is_empty() {
+            return Err(bad("the host timeline has no samples".to_string()));
+        }
+        Ok(ReplayHost::from_timeline(&timeline))
     }
 }
 
@@ -487,6 +560,15 @@ impl HostMemorySource for ReplayHost {
     fn cgroup_memory(&mut self, _pid: u32) -> Result<Option<CgroupMemory>, HostError> {
         play(&self.cgroups, &mut self.cgroups_played)
     }
+
+    fn cgroup_current(&mut self, pid: u32) -> Result<Option<Bytes>, HostError> {
+        if self.currents.is_empty() {
+            return Ok(self
+                .cgroup_memory(pid)?
+                .and_then(|memory| memory.current_bytes));
+        }
+        play(&self.currents, &mut self.currents_played)
+    }
 }
 
 /// A host sampler running on its own thread beside a child process.
@@ -497,6 +579,16 @@ impl HostMemorySource for ReplayHost {
 pub struct HostSampler {
     commands: Sender<Command>,
     thread: Option<JoinHandle<HostTimeline>>,
+    shared: Arc<Mutex<HostTimeline>>,
+}
+
+/// Runs `change` on the shared timeline (a poisoned lock still holds usable data).
+fn with(timeline: &Mutex<HostTimeline>, change: impl FnOnce(&mut HostTimeline)) {
+    change(
+        &mut timeline
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
 }
 
 enum Command {
@@ -516,6 +608,7 @@ impl HostSampler {
         let (commands, receiver) = mpsc::channel();
         let mut timeline = HostTimeline {
             interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+            readings_per_point: 1,
             ..HostTimeline::default()
         };
         match source.cgroup_memory(cgroup_pid) {
@@ -528,7 +621,16 @@ impl HostSampler {
                 .limitations
                 .push(format!("cgroup memory not read: {}", chain(&error))),
         }
+        let shared = Arc::new(Mutex::new(timeline));
+        let seen = Arc::clone(&shared);
         let thread = std::thread::spawn(move || {
+            // A panic elsewhere while holding the lock leaves the data as it was: still usable.
+            let lock = |timeline: &Mutex<HostTimeline>| {
+                timeline
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone()
+            };
             let mut root = None;
             let mut last_error: Option<String> = None;
             loop {
@@ -542,7 +644,7 @@ impl HostSampler {
                     // still has one.
                     Ok(Command::Root(pid)) => {
                         root = Some(pid);
-                        timeline.root_pid = pid;
+                        with(&seen, |timeline| timeline.root_pid = pid);
                     }
                     Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                     Err(RecvTimeoutError::Timeout) => {}
@@ -556,22 +658,28 @@ impl HostSampler {
                     Err(error) => {
                         let text = chain(&error);
                         if last_error.as_ref() != Some(&text) {
-                            timeline
-                                .limitations
-                                .push(format!("process tree RSS not read: {text}"));
+                            with(&seen, |timeline| {
+                                timeline
+                                    .limitations
+                                    .push(format!("process tree RSS not read: {text}"))
+                            });
                             last_error = Some(text);
                         }
                         continue;
                     }
                 };
                 let cgroup_current_bytes = source.cgroup_current(cgroup_pid).ok().flatten();
-                timeline.samples.push(HostSample {
+                let sample = HostSample {
                     t_ms,
                     tree_rss_bytes: tree.rss_bytes,
                     processes: tree.processes,
                     cgroup_current_bytes,
+                };
+                with(&seen, |timeline| {
+                    timeline.push_bounded(sample, MAX_KEPT_SAMPLES)
                 });
             }
+            let mut timeline = lock(&seen).flushed();
             match source.cgroup_memory(cgroup_pid) {
                 Ok(memory) => timeline.cgroup_after = memory,
                 Err(error) => timeline.limitations.push(format!(
@@ -584,7 +692,18 @@ impl HostSampler {
         HostSampler {
             commands,
             thread: Some(thread),
+            shared,
         }
+    }
+
+    /// What was seen so far (for a record written while the child runs); the cgroup after
+    /// is read only by [`HostSampler::stop`].
+    pub fn snapshot(&self) -> HostTimeline {
+        let timeline = self
+            .shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        timeline.flushed()
     }
 
     /// Names the process whose tree is sampled (the child, once spawned); sampling starts.

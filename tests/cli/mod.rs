@@ -26,6 +26,7 @@ pub fn oomdoc() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_oomdoc"));
     command
         .env_remove("OOMDOC_GPU_FROM")
+        .env_remove("OOMDOC_HOST_FROM")
         .env_remove("CUDA_VISIBLE_DEVICES")
         .env_remove("CUDA_DEVICE_ORDER")
         .env_remove("NVIDIA_VISIBLE_DEVICES")

@@ -13,7 +13,7 @@ use crate::cli::output::Output;
 use crate::cli::ExitStatus;
 use crate::error::HintedError;
 use crate::model::run::RunStatus;
-use crate::record::{record, Diagnostics, RecordOptions};
+use crate::record::{record_with_host, Diagnostics, HostOptions, RecordOptions};
 use crate::render::run::Markup;
 use crate::source::process;
 
@@ -35,6 +35,13 @@ pub struct RunArgs {
     /// For Python children: record PyTorch memory history and dump a snapshot on OOM into DIR
     #[arg(long)]
     pub torch_snapshot: bool,
+    /// Do not sample host memory (by default the RSS of the command's process tree and its
+    /// memory cgroup are read at 10 Hz, to tell a host out-of-memory kill from other ends)
+    #[arg(long)]
+    pub no_host_memory: bool,
+    /// Replay host memory from a recorded host timeline or `run.json` instead of `/proc`
+    #[arg(long, value_name = "FILE", env = "OOMDOC_HOST_FROM", hide = true)]
+    pub host_from: Option<PathBuf>,
     /// Log lines kept before each OOM in the record
     #[arg(long, value_name = "N", default_value_t = crate::analyze::explain::CONTEXT_BEFORE)]
     pub context_lines: u64,
@@ -84,7 +91,12 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         context_lines: args.context_lines,
         command: args.command,
     };
-    let recorded = record(options, output)?;
+    let host = HostOptions {
+        enabled: !args.no_host_memory,
+        replay: args.host_from,
+        ..HostOptions::default()
+    };
+    let recorded = record_with_host(options, &host, output)?;
     let code = recorded.code;
     if recorded.record().status == RunStatus::SpawnFailed {
         return Ok(ExitStatus::Code(u8::try_from(code).unwrap_or(127)));
