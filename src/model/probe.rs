@@ -402,6 +402,8 @@ pub struct LaunchRecord {
     pub stop_ms: u64,
     /// The server had already exited on its own (a crash during the protocol).
     pub exited_on_its_own: bool,
+    /// The recorder's `run.json` of this start (preflight, memory timeline, phases).
+    pub run_record: Option<String>,
     /// Whether GPU memory came back after the stop: `released`, `held`, `not measured`,
     /// `unreadable`.
     pub gpu_release: String,

@@ -1,14 +1,18 @@
 //! `oomdoc probe --launch -- CMD ARGS…`: the growth test from a clean start each time. For each
-//! of K repeats the server is started in its own process group with its log in
-//! `DIR/repeat-N/log.txt`, oomdoc waits until it answers (`/health` or `/v1/models`; the time
+//! of K repeats the server is started by the recorder of `oomdoc run` (`record::record`, in a
+//! thread) in its own process group: `DIR/repeat-N/` gets its `run.json` (preflight inventory,
+//! memory timeline, phases, explain of the log) and `log.txt`. oomdoc waits until it answers (`/health` or `/v1/models`; the time
 //! to ready is kept), runs one cycle of the protocol reading the server's process-tree RSS
 //! beside GPU memory, stops it (SIGTERM, a grace period, SIGKILL of the group), checks that
 //! GPU memory came back, and writes `DIR/repeat-N/probe.json`. `DIR/probe.json` holds the
 //! verdict across repeats. A server that exits before it answers is the finding, not a probe
 //! failure: [`LaunchRun::FailedToStart`] carries `explain`'s report of its log.
 
-use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -20,12 +24,16 @@ use crate::analyze::explain::explain_text;
 use crate::model::explain::ExplainReport;
 use crate::model::probe::LaunchRecord;
 use crate::model::Bytes;
+use crate::record::{self, Diagnostics, RecordOptions, Recorded};
 use crate::source::file::write_file_atomically;
-use crate::source::launch::{self, LaunchConfig, LaunchError, Release};
+use crate::source::launch::{self, LaunchError, Release};
+use crate::source::server as http;
 
 /// GPU memory still held after a stop that counts as "came back" (allocator slack, another
 /// process's small moves).
 const RELEASE_TOLERANCE: Bytes = Bytes(256 << 20);
+/// Device memory readings per second of the recorder's timeline during a probe.
+const RECORD_SAMPLE_RATE: f64 = 10.0;
 /// Longest wait for GPU memory to come back after a stop.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -33,7 +41,9 @@ const RELEASE_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
     /// The command and its arguments.
-    pub command: Vec<OsString>,
+    pub command: Vec<String>,
+    /// Reuse repeat directories of an earlier probe.
+    pub force: bool,
     /// Directory for the repeats' files and `probe.json`.
     pub out: PathBuf,
     /// Longest wait for the server to answer.
@@ -65,9 +75,9 @@ pub fn repeat_directory(out: &Path, repeat: u32) -> PathBuf {
 
 /// Runs K launches (`options.repeat`).
 pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Result<LaunchRun> {
-    let Some((program, args)) = launch_options.command.split_first() else {
+    if launch_options.command.is_empty() {
         anyhow::bail!("`--launch` needs a command after `--`");
-    };
+    }
     std::fs::create_dir_all(&launch_options.out)
         .with_context(|| format!("cannot create `{}`", launch_options.out.display()))?;
     let server = server(options);
@@ -88,17 +98,7 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
     let mut stop = None;
     for repeat in 0..options.repeat {
         let directory = repeat_directory(&launch_options.out, repeat);
-        std::fs::create_dir_all(&directory)
-            .with_context(|| format!("cannot create `{}`", directory.display()))?;
-        let config = LaunchConfig {
-            program: program.clone(),
-            args: args.to_vec(),
-            url: options.url.clone(),
-            ready_timeout: launch_options.ready_timeout,
-            poll_interval: Duration::from_millis(100),
-            log_path: directory.join("log.txt"),
-        };
-        let launched = match launch::launch(&config) {
+        let launched = match start(&directory, options, launch_options) {
             Ok(launched) => launched,
             Err(error) => {
                 let Some(tail) = error.log_tail() else {
@@ -112,7 +112,7 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
                 });
             }
         };
-        let host_at_ready = launched.host_memory();
+        let host_at_ready = launch::process_tree_rss(launched.pid);
         let mut repeat_limitations = Vec::new();
         let (model, model_from, context) =
             match choose_model(&server, options.model.as_deref(), &mut repeat_limitations) {
@@ -129,7 +129,7 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
             endpoint: options.endpoint,
             settings: &settings,
             memory: memory.as_mut(),
-            host_pid: Some(launched.pid()),
+            host_pid: Some(launched.pid),
             metrics: Some(MetricsScrape {
                 url: server.metrics_url(),
                 timeout: Duration::from_secs(options.request_timeout_s.min(10)),
@@ -161,10 +161,16 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
         let repeat_stop = runner.run_plan(&plan::cycle(&settings, repeat)).err();
         let collected = collect(&mut runner);
         drop(runner);
-        let pid = launched.pid();
+        let pid = launched.pid;
         let ready_ms = launched.time_to_ready_ms;
         let ready_path = launched.ready_path.to_string();
         let stopped = launched.stop(launch_options.grace);
+        repeat_limitations.extend(
+            stopped
+                .notes
+                .iter()
+                .map(|note| format!("repeat {}: {note}", repeat + 1)),
+        );
         let release = match gpu.as_deref_mut() {
             Some(gpu) => launch::wait_for_release(
                 gpu,
@@ -194,6 +200,7 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
             exit: stopped.exit,
             stop_ms: stopped.stop_ms,
             exited_on_its_own: stopped.exited_on_its_own,
+            run_record: stopped.run_record,
             gpu_release: gpu_release.to_string(),
             gpu_release_detail,
             host_memory_at_ready_bytes: host_at_ready,
@@ -281,5 +288,234 @@ fn describe_release(release: &Release) -> (&'static str, String) {
         ),
         Release::NotMeasured { reason } => ("not measured", reason.clone()),
         Release::Unreadable { reason } => ("unreadable", reason.clone()),
+    }
+}
+
+/// Collects what the recorder says while the server runs (it goes into the limitations).
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Diagnostics for Notes {
+    fn warn(&mut self, message: &str) {
+        self.0.push(message.to_string());
+    }
+
+    fn error(&mut self, error: &anyhow::Error) {
+        self.0.push(format!("{error:#}"));
+    }
+}
+
+type RecordThread = JoinHandle<(anyhow::Result<Recorded>, Vec<String>)>;
+
+/// A server started by the recorder that answered.
+struct Running {
+    pid: u32,
+    thread: RecordThread,
+    directory: PathBuf,
+    time_to_ready_ms: u64,
+    ready_path: &'static str,
+}
+
+/// How a recorded server was stopped.
+struct RecordedStop {
+    how: String,
+    exit: String,
+    stop_ms: u64,
+    exited_on_its_own: bool,
+    run_record: Option<String>,
+    notes: Vec<String>,
+}
+
+fn signal_group(pid: u32, signal: rustix::process::Signal) {
+    if let Some(group) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // The group may be gone already (every member exited): nothing to do then.
+        let _ = rustix::process::kill_process_group(group, signal);
+    }
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// SIGTERM to the group, `grace` to exit, then SIGKILL of the group; the recorder thread
+/// then finishes `run.json`.
+fn stop_thread(pid: u32, thread: RecordThread, grace: Duration) -> RecordedStop {
+    let exited_on_its_own = thread.is_finished();
+    let asked = Instant::now();
+    let mut how = "already exited".to_string();
+    if exited_on_its_own {
+        // The leader is gone; workers it forked may still hold GPU memory.
+        signal_group(pid, rustix::process::Signal::KILL);
+    } else {
+        signal_group(pid, rustix::process::Signal::TERM);
+        how = "SIGTERM".to_string();
+        while !thread.is_finished() && asked.elapsed() < grace {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Workers that ignored SIGTERM would outlive their parent: end them too.
+        signal_group(pid, rustix::process::Signal::KILL);
+        if !thread.is_finished() {
+            how = format!("SIGKILL after {} ms of SIGTERM", grace.as_millis());
+        }
+    }
+    let stop_ms = if exited_on_its_own {
+        0
+    } else {
+        elapsed_ms(asked)
+    };
+    let (recorded, notes) = match thread.join() {
+        Ok(result) => result,
+        Err(_) => (
+            Err(anyhow::anyhow!("the recorder thread panicked")),
+            Vec::new(),
+        ),
+    };
+    match recorded {
+        Ok(recorded) => {
+            let record = recorded.record();
+            let exit = match record.signal {
+                Some(signal) => launch::describe_exit(&ExitStatus::from_raw(signal)),
+                None => format!("exit code {}", record.exit_code.unwrap_or(-1)),
+            };
+            RecordedStop {
+                how,
+                exit,
+                stop_ms,
+                exited_on_its_own,
+                run_record: Some(
+                    recorded
+                        .directory
+                        .join(crate::model::run::RECORD_FILE)
+                        .display()
+                        .to_string(),
+                ),
+                notes,
+            }
+        }
+        Err(error) => {
+            let mut notes = notes;
+            notes.push(format!("the run record is incomplete: {error:#}"));
+            RecordedStop {
+                how,
+                exit: "unknown".to_string(),
+                stop_ms,
+                exited_on_its_own,
+                run_record: None,
+                notes,
+            }
+        }
+    }
+}
+
+impl Running {
+    fn stop(self, grace: Duration) -> RecordedStop {
+        let _ = &self.directory;
+        stop_thread(self.pid, self.thread, grace)
+    }
+}
+
+/// Starts the server under the recorder in `directory` and waits until it answers.
+fn start(
+    directory: &Path,
+    options: &ProbeOptions,
+    launch_options: &LaunchOptions,
+) -> Result<Running, LaunchError> {
+    let (sender, receiver) = mpsc::sync_channel::<u32>(1);
+    let record_options = RecordOptions {
+        out: Some(directory.to_path_buf()),
+        force: launch_options.force,
+        sample_rate: RECORD_SAMPLE_RATE,
+        gpu_from: None,
+        torch_snapshot: false,
+        context_lines: crate::analyze::explain::CONTEXT_BEFORE,
+        command: launch_options.command.clone(),
+        detached: true,
+        on_spawn: Some(sender),
+    };
+    let started = Instant::now();
+    let program = launch_options.command.first().cloned().unwrap_or_default();
+    let thread: RecordThread = std::thread::spawn(move || {
+        let mut notes = Notes::default();
+        let recorded = record::record(record_options, &mut notes);
+        (recorded, notes.0)
+    });
+    let log_path = directory.join(crate::model::run::LOG_FILE);
+    let pid = loop {
+        match receiver.recv_timeout(Duration::from_millis(50)) {
+            Ok(pid) => break pid,
+            Err(mpsc::RecvTimeoutError::Timeout) if !thread.is_finished() => continue,
+            Err(_) => {
+                // The recorder ended before the child started: the directory or the command.
+                let (recorded, notes) = thread.join().unwrap_or_else(|_| {
+                    (
+                        Err(anyhow::anyhow!("the recorder thread panicked")),
+                        Vec::new(),
+                    )
+                });
+                let reason = match recorded {
+                    Err(error) => format!("{error:#}"),
+                    Ok(_) => notes.join("; "),
+                };
+                return Err(LaunchError::Spawn {
+                    program,
+                    source: std::io::Error::other(reason),
+                });
+            }
+        }
+    };
+    let base = http::base_url(&options.url);
+    let poll = Duration::from_millis(200);
+    loop {
+        if thread.is_finished() {
+            let stopped = stop_thread(pid, thread, launch_options.grace);
+            let status = exit_status(&stopped.exit);
+            return Err(LaunchError::ExitedEarly {
+                status,
+                elapsed_ms: elapsed_ms(started),
+                url: http::redact_url(&options.url),
+                log_tail: launch::log_tail(&log_path),
+                log_path,
+            });
+        }
+        for path in ["/health", "/v1/models"] {
+            if http::fetch_text(&format!("{base}{path}"), poll).is_ok() {
+                return Ok(Running {
+                    pid,
+                    thread,
+                    directory: directory.to_path_buf(),
+                    time_to_ready_ms: elapsed_ms(started),
+                    ready_path: path,
+                });
+            }
+        }
+        if started.elapsed() >= launch_options.ready_timeout {
+            let stopped = stop_thread(pid, thread, launch_options.grace);
+            return Err(LaunchError::NotReady {
+                url: http::redact_url(&options.url),
+                waited_s: launch_options.ready_timeout.as_secs(),
+                stop: format!("{}; {}", stopped.how, stopped.exit),
+                log_tail: launch::log_tail(&log_path),
+                log_path,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `exit code N` / `signal N …` back to a status, for the launcher's error.
+fn exit_status(described: &str) -> ExitStatus {
+    let number = |text: &str| {
+        text.split_whitespace()
+            .find_map(|word| word.parse::<i32>().ok())
+    };
+    if let Some(rest) = described.strip_prefix("exit code ") {
+        ExitStatus::from_raw(number(rest).unwrap_or(1).clamp(0, 255) << 8)
+    } else if let Some(rest) = described.strip_prefix("signal ") {
+        ExitStatus::from_raw(number(rest).unwrap_or(9).clamp(1, 127))
+    } else {
+        ExitStatus::from_raw(1 << 8)
     }
 }

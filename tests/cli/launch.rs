@@ -386,6 +386,19 @@ fn launch_plateau_three_clean_starts_is_a_plateau_with_a_record_per_repeat() {
         let repeat = directory.path().join(format!("probe/repeat-{}", n + 1));
         let log = std::fs::read_to_string(repeat.join("log.txt")).unwrap();
         assert!(log.contains("Shutting down"), "{log}");
+        // The recorder of `oomdoc run` kept its record of this start.
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(repeat.join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["exit_code"], 0, "{run}");
+        assert_ne!(run["status"], "running", "{run}");
+        assert!(run["log"]["lines"].as_u64().unwrap() > 3, "{run}");
+        assert!(
+            launch["run_record"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("repeat-{}/run.json", n + 1)),
+            "{launch}"
+        );
         let one: serde_json::Value =
             serde_json::from_slice(&std::fs::read(repeat.join("probe.json")).unwrap()).unwrap();
         assert_eq!(one["settings"]["repeat"], 1);

@@ -8,7 +8,6 @@
 //! report is still written: the readings taken are evidence a person wants to keep), or when a
 //! launched server did not start (its log explained on stdout).
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -84,7 +83,10 @@ pub struct ProbeArgs {
     pub duration: Option<Duration>,
     /// With `--launch`: the server's command and arguments
     #[arg(last = true, value_name = "CMD")]
-    pub command: Vec<OsString>,
+    pub command: Vec<String>,
+    /// With `--launch`: reuse `repeat-N/` directories of an earlier probe in `--out`
+    #[arg(long)]
+    pub force: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -149,6 +151,7 @@ pub fn run(args: ProbeArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let probed = if args.launch {
         let launch = LaunchOptions {
             command: args.command.clone(),
+            force: args.force,
             out: args.out.clone(),
             ready_timeout: Duration::from_secs(args.ready_timeout),
             grace: Duration::from_secs(args.stop_grace),
