@@ -96,7 +96,17 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
     let mut preemptions: Option<f64> = None;
     let mut first_baseline = None;
     let mut stop = None;
-    for repeat in 0..options.repeat {
+    // Ctrl-C ends the current repeat at its next request; the server is still stopped cleanly
+    // and the verdict so far written.
+    let interrupted = super::interrupt_flag();
+    // A soak (`--duration`) is one start cycled for the duration.
+    let repeats = if options.duration.is_some() {
+        1
+    } else {
+        options.repeat
+    };
+    let mut soak_analysis = None;
+    for repeat in 0..repeats {
         let directory = repeat_directory(&launch_options.out, repeat);
         let launched = match start(&directory, options, launch_options) {
             Ok(launched) => launched,
@@ -136,7 +146,10 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
             }),
             requests: Vec::new(),
             consecutive_failures: 0,
-            deadline: Instant::now() + Duration::from_secs(options.time_limit_s),
+            deadline: Instant::now()
+                + options
+                    .duration
+                    .unwrap_or(Duration::from_secs(options.time_limit_s)),
             progress: super::progress_bar(
                 options.progress,
                 Some(plan::cycle(&settings, repeat).len() as u64),
@@ -146,7 +159,7 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
             first_preemptions: None,
             last_preemptions: None,
             memory_error: None,
-            interrupted: None,
+            interrupted: Some(&interrupted),
         };
         let repeat_started = Instant::now();
         let base = match baseline(&mut runner) {
@@ -158,7 +171,14 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
             }
         };
         first_baseline.get_or_insert(base);
-        let repeat_stop = runner.run_plan(&plan::cycle(&settings, repeat)).err();
+        let repeat_stop = if options.duration.is_some() {
+            let (analysis, stop) = super::soak(&mut runner, &settings);
+            soak_analysis = Some(analysis);
+            // The duration's end and Ctrl-C end a soak; only a failed server is a failure.
+            stop.filter(|stop| matches!(stop, super::Stop::Server(_)))
+        } else {
+            runner.run_plan(&plan::cycle(&settings, repeat)).err()
+        };
         let collected = collect(&mut runner);
         drop(runner);
         let pid = launched.pid;
@@ -229,6 +249,7 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
             repeat_started,
         );
         one.launches = vec![record.clone()];
+        apply_soak(&mut one, soak_analysis.as_ref());
         write_document(&directory.join("probe.json"), &one)?;
         limitations.extend(
             repeat_limitations
@@ -237,8 +258,11 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
         );
         launches.push(record);
         settings_seen.get_or_insert(settings);
-        if repeat_stop.is_some() {
+        if repeat_stop.is_some() || interrupted.load(std::sync::atomic::Ordering::SeqCst) {
             stop = repeat_stop;
+            if stop.is_none() && options.duration.is_none() {
+                stop = Some(super::Stop::Interrupted);
+            }
             break;
         }
     }
@@ -263,11 +287,24 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
         started,
     );
     combined.launches = launches;
+    apply_soak(&mut combined, soak_analysis.as_ref());
     write_document(&launch_options.out.join("probe.json"), &combined)?;
     Ok(LaunchRun::Probed(Box::new(ProbeRun {
         report: combined,
         stop,
     })))
+}
+
+/// A soak's verdict replaces the one from its last cycle.
+fn apply_soak(
+    report: &mut crate::model::probe::ProbeReport,
+    soak: Option<&crate::model::probe::SoakAnalysis>,
+) {
+    if let Some(soak) = soak {
+        report.verdict = soak.verdict;
+        report.trend.reason = soak.reason.clone();
+        report.soak = Some(soak.clone());
+    }
 }
 
 fn write_document(path: &Path, report: &crate::model::probe::ProbeReport) -> anyhow::Result<()> {
@@ -311,7 +348,6 @@ type RecordThread = JoinHandle<(anyhow::Result<Recorded>, Vec<String>)>;
 struct Running {
     pid: u32,
     thread: RecordThread,
-    directory: PathBuf,
     time_to_ready_ms: u64,
     ready_path: &'static str,
 }
@@ -336,6 +372,18 @@ fn signal_group(pid: u32, signal: rustix::process::Signal) {
     }
 }
 
+/// Whether `pid` still runs (not gone, not a zombie waiting to be reaped).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses, which may itself hold spaces.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
 fn elapsed_ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -343,12 +391,16 @@ fn elapsed_ms(since: Instant) -> u64 {
 /// SIGTERM to the group, `grace` to exit, then SIGKILL of the group; the recorder thread
 /// then finishes `run.json`.
 fn stop_thread(pid: u32, thread: RecordThread, grace: Duration) -> RecordedStop {
-    let exited_on_its_own = thread.is_finished();
+    // The recorder may still be closing the record of a child that already exited.
+    let exited_on_its_own = thread.is_finished() || !alive(pid);
     let asked = Instant::now();
     let mut how = "already exited".to_string();
     if exited_on_its_own {
         // The leader is gone; workers it forked may still hold GPU memory.
         signal_group(pid, rustix::process::Signal::KILL);
+        while !thread.is_finished() && asked.elapsed() < grace {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     } else {
         signal_group(pid, rustix::process::Signal::TERM);
         how = "SIGTERM".to_string();
@@ -412,7 +464,6 @@ fn stop_thread(pid: u32, thread: RecordThread, grace: Duration) -> RecordedStop 
 
 impl Running {
     fn stop(self, grace: Duration) -> RecordedStop {
-        let _ = &self.directory;
         stop_thread(self.pid, self.thread, grace)
     }
 }
@@ -485,7 +536,6 @@ fn start(
                 return Ok(Running {
                     pid,
                     thread,
-                    directory: directory.to_path_buf(),
                     time_to_ready_ms: elapsed_ms(started),
                     ready_path: path,
                 });
@@ -517,5 +567,27 @@ fn exit_status(described: &str) -> ExitStatus {
         ExitStatus::from_raw(number(rest).unwrap_or(9).clamp(1, 127))
     } else {
         ExitStatus::from_raw(1 << 8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn described_exits_come_back_as_statuses() {
+        for raw in [0, 1 << 8, 137 << 8, 9, 15, 6] {
+            let status = ExitStatus::from_raw(raw);
+            assert_eq!(
+                exit_status(&launch::describe_exit(&status)),
+                status,
+                "{raw}"
+            );
+        }
+        assert_eq!(exit_status("unknown"), ExitStatus::from_raw(1 << 8));
+        assert_eq!(
+            repeat_directory(Path::new("out"), 0),
+            PathBuf::from("out/repeat-1")
+        );
     }
 }

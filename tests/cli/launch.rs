@@ -336,7 +336,12 @@ fn probe_launch(
     let output = oomdoc()
         .env_remove("OOMDOC_API_KEY")
         .env_remove("OPENAI_API_KEY")
-        .args(["probe", &url, "--launch", "--repeat", repeat])
+        .args(["probe", &url, "--launch"])
+        .args(if repeat.is_empty() {
+            vec![]
+        } else {
+            vec!["--repeat", repeat]
+        })
         .args(["--memory-from", &memory, "--request-timeout", "5"])
         .args(["--ready-timeout", "20", "--stop-grace", "5"])
         .arg("--out")
@@ -558,4 +563,31 @@ fn short_soak_against_a_launched_plateau_gives_a_whole_run_verdict() {
     // Only the last cycle's requests are kept: bounded however long the run.
     assert!(report["requests"].as_array().unwrap().len() <= 23);
     assert!(soak["slots"].as_array().unwrap().len() as u64 <= soak["cycles"].as_u64().unwrap());
+}
+
+#[test]
+fn launched_soak_is_one_start_cycled_for_the_duration_and_stopped_cleanly() {
+    let (document, text, code, directory) =
+        probe_launch("plateau", "", &[], &["--duration", "4s", "--json"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(launches(&document).len(), 1);
+    assert_eq!(launches(&document)[0]["stop"], "SIGTERM");
+    let soak = &document["soak"];
+    assert!(soak["cycles"].as_u64().unwrap() >= 2, "{soak}");
+    assert_eq!(document["verdict"], soak["verdict"]);
+    assert!(directory.path().join("probe/repeat-1/run.json").exists());
+    // `--duration` and `--repeat` do not mix.
+    let refused = oomdoc()
+        .args([
+            "probe",
+            "http://127.0.0.1:9",
+            "--duration",
+            "4s",
+            "--repeat",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(super::stderr(&refused).contains("cannot be used with"));
 }

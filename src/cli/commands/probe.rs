@@ -77,9 +77,9 @@ pub struct ProbeArgs {
     /// With `--launch`: directory for `repeat-N/` (server log, probe document) and `probe.json`
     #[arg(long, value_name = "DIR", default_value = "oomdoc-probe")]
     pub out: PathBuf,
-    /// Soak: cycle the protocol for this long (`90s`, `30m`, `2h`) and judge the whole run;
-    /// Ctrl-C ends it early with the verdict so far
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "launch")]
+    /// Soak: cycle the protocol for this long (`90s`, `30m`, `2h`) and judge the whole run
+    /// (with `--launch`: one start); Ctrl-C ends it early with the verdict so far
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "repeat")]
     pub duration: Option<Duration>,
     /// With `--launch`: the server's command and arguments
     #[arg(last = true, value_name = "CMD")]
@@ -211,4 +211,22 @@ fn write_report(report: &ProbeReport, args: &ProbeArgs, output: &mut Output) -> 
         Format::Html => render::probe::html(report),
     };
     output.report(&args.output, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_seconds_minutes_and_hours() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert!(parse_duration("2d").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("0s").unwrap_err().contains("outside"));
+        assert!(parse_duration("9000h").unwrap_err().contains("outside"));
+        assert!(parse_duration("").is_err());
+    }
 }
