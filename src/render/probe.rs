@@ -313,7 +313,7 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
         ));
         if let Some(test) = &soak.trend {
             out.push_str(&format!(
-                "  trend {}/request, p {}\n",
+                "  trend {}/request, {}\n",
                 signed_bytes(test.slope_bytes_per_request),
                 format_p(test.p_value)
             ));
@@ -380,25 +380,31 @@ fn repeat_lines(report: &ProbeReport) -> Vec<String> {
             || "no trend test".to_string(),
             |test| {
                 format!(
-                    "{}/req p {}",
+                    "{}/req, {}",
                     signed_bytes(test.slope_bytes_per_request),
                     format_p(test.p_value)
                 )
             },
         );
+        if lines.is_empty() {
+            lines.push(
+                "level after each phase; trend inside the repeat; one-time steps".to_string(),
+            );
+        }
         lines.push(format!(
-            "#{}: warm-up {}, identical {}, alternating {}; {trend}; {} steps",
+            "#{}: warm-up {}, identical {}, alternating {}; {trend}; {} step{}",
             repeat.repeat + 1,
             short(repeat.after_warmup_bytes),
             short(repeat.after_identical_bytes),
             short(repeat.after_alternating_bytes),
-            repeat.steps
+            repeat.steps,
+            if repeat.steps == 1 { "" } else { "s" }
         ));
     }
     if let Some(spread) = &report.trend.level_spread {
         lines.push(format!(
-            "levels after {} differ by {} across repeats (tolerance {}){}",
-            spread.point,
+            "levels at {} differ by {} across repeats (tolerance {}){}",
+            spread.point.replace('_', " "),
             Bytes(spread.spread_bytes),
             Bytes(spread.tolerance_bytes),
             if spread.rising { ", rising" } else { "" }
