@@ -373,6 +373,44 @@ pub struct ProbeReport {
     pub elapsed_ms: u64,
     /// What could not be measured, and why the verdict may be weaker than it looks.
     pub limitations: Vec<String>,
+    /// With `--launch`: each start of the server (one per repeat), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launches: Vec<LaunchRecord>,
+    /// With `--duration`: the soak run's compact levels and whole-run verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<SoakAnalysis>,
+}
+
+/// One start of the server by `probe --launch`, from a clean process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchRecord {
+    /// Repeat, from 0 (its files are in `repeat-N/`, N = repeat + 1).
+    pub repeat: u32,
+    /// Directory of this repeat's files (server log `log.txt`, probe document `probe.json`).
+    pub directory: String,
+    /// Server process id (also its process group).
+    pub pid: u32,
+    /// Time from start until the server answered, ms (a slow disk or a slow load shows here).
+    pub time_to_ready_ms: u64,
+    /// Which path answered first: `/health` or `/v1/models`.
+    pub ready_path: String,
+    /// How it was stopped: `SIGTERM`, `SIGKILL after N ms of SIGTERM`, `already exited`.
+    pub stop: String,
+    /// How it exited (`exit code 0`, `signal 9 (SIGKILL)`).
+    pub exit: String,
+    /// Time from the stop request to the exit, ms.
+    pub stop_ms: u64,
+    /// The server had already exited on its own (a crash during the protocol).
+    pub exited_on_its_own: bool,
+    /// The recorder's `run.json` of this start (preflight, memory timeline, phases).
+    pub run_record: Option<String>,
+    /// Whether GPU memory came back after the stop: `released`, `held`, `not measured`,
+    /// `unreadable`.
+    pub gpu_release: String,
+    /// The release check in words (time waited, bytes still held, or why not measured).
+    pub gpu_release_detail: String,
+    /// Server process-tree RSS when it became ready, bytes (`/proc`).
+    pub host_memory_at_ready_bytes: Option<Bytes>,
 }
 
 /// One slot of a soak run: the level of one or more consecutive protocol cycles, kept instead

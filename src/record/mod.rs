@@ -57,6 +57,11 @@ pub struct RecordOptions {
     pub context_lines: u64,
     /// The command and its arguments.
     pub command: Vec<String>,
+    /// A server oomdoc stops itself (`probe --launch`): own process group, stdin closed,
+    /// output recorded but not passed through.
+    pub detached: bool,
+    /// Told the child's process id once it started (`probe --launch` waits for it).
+    pub on_spawn: Option<std::sync::mpsc::SyncSender<u32>>,
 }
 
 /// Where the recorder says what went wrong while the child runs (it never stops for it).
@@ -290,7 +295,7 @@ pub fn record_with_host(
         None => None,
     };
 
-    let child = match process::spawn(&args.command, &child_env, clock) {
+    let child = match process::spawn_with(&args.command, &child_env, clock, args.detached) {
         Ok(child) => child,
         Err(error) => {
             let code = error.shell_code();
@@ -331,6 +336,10 @@ pub fn record_with_host(
     }
     if let Some(host) = &state.host {
         host.set_child(child.pid());
+    }
+    if let Some(on_spawn) = &args.on_spawn {
+        // The receiver may be gone (the launcher gave up): the recording goes on.
+        let _ = on_spawn.try_send(child.pid());
     }
 
     // Follow the child until it has exited and its pipes are closed.

@@ -280,7 +280,9 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
         GrowthVerdict::Inconclusive => style.warn(&verdict),
     };
     let mut out = format!("{} {painted}\n", style.bold("oomdoc probe:"));
-    out.push_str(&format!("  {}\n", report.trend.reason));
+    for line in wrap(&report.trend.reason, 98) {
+        out.push_str(&format!("  {line}\n"));
+    }
     push_rows(&mut out, &setup_rows(report));
     out.push_str(&format!(
         "\n{}\n",
@@ -292,6 +294,31 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
     push_rows(&mut out, &level_rows(report));
     out.push_str(&format!("\n{}\n", style.bold("Trend")));
     push_rows(&mut out, &trend_rows(report));
+    let repeats = repeat_lines(report);
+    if !repeats.is_empty() {
+        out.push_str(&format!("\n{}\n", style.bold("Repeats")));
+        for line in repeats {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    if let Some(soak) = &report.soak {
+        out.push_str(&format!("\n{}\n", style.bold("Soak")));
+        out.push_str(&format!(
+            "  {} cycles, {} readings kept as {} levels; noise {}, growth needed {}\n",
+            soak.cycles,
+            soak.readings,
+            soak.slots.len(),
+            Bytes(soak.noise_bytes.max(0.0) as u64),
+            Bytes(soak.min_growth_bytes.max(0.0) as u64)
+        ));
+        if let Some(test) = &soak.trend {
+            out.push_str(&format!(
+                "  trend {}/request, {}\n",
+                signed_bytes(test.slope_bytes_per_request),
+                format_p(test.p_value)
+            ));
+        }
+    }
     out.push_str(&format!("\n{}\n", style.bold("Requests")));
     let rows = request_rows(report);
     let mut widths = REQUEST_HEADER.map(|h| h.chars().count());
@@ -324,6 +351,81 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
         }
     }
     out.into_bytes()
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a longer word stays whole).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
+
+/// One line per repeat: levels at the same protocol points, the trend inside it, its steps,
+/// and with `--launch` the start (time to ready) and the stop (GPU memory back or not).
+fn repeat_lines(report: &ProbeReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    let short = |value: Option<Bytes>| value.map_or_else(|| "?".to_string(), |b| b.to_string());
+    for repeat in &report.trend.repeats {
+        let trend = repeat.test.as_ref().map_or_else(
+            || "no trend test".to_string(),
+            |test| {
+                format!(
+                    "{}/req, {}",
+                    signed_bytes(test.slope_bytes_per_request),
+                    format_p(test.p_value)
+                )
+            },
+        );
+        if lines.is_empty() {
+            lines.push(
+                "level after each phase; trend inside the repeat; one-time steps".to_string(),
+            );
+        }
+        lines.push(format!(
+            "#{}: warm-up {}, identical {}, alternating {}; {trend}; {} step{}",
+            repeat.repeat + 1,
+            short(repeat.after_warmup_bytes),
+            short(repeat.after_identical_bytes),
+            short(repeat.after_alternating_bytes),
+            repeat.steps,
+            if repeat.steps == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(spread) = &report.trend.level_spread {
+        lines.push(format!(
+            "levels at {} differ by {} across repeats (tolerance {}){}",
+            spread.point.replace('_', " "),
+            Bytes(spread.spread_bytes),
+            Bytes(spread.tolerance_bytes),
+            if spread.rising { ", rising" } else { "" }
+        ));
+    }
+    for launch in &report.launches {
+        let host = launch
+            .host_memory_at_ready_bytes
+            .map_or_else(String::new, |b| format!(", RSS {b}"));
+        lines.push(format!(
+            "#{} ready {:.1} s ({}){host}; {} in {} ms, {}; GPU {}",
+            launch.repeat + 1,
+            launch.time_to_ready_ms as f64 / 1000.0,
+            launch.ready_path,
+            launch.stop,
+            launch.stop_ms,
+            launch.exit,
+            launch.gpu_release
+        ));
+    }
+    lines
 }
 
 /// The report with every string that came from outside (the server's model name and error

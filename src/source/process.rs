@@ -243,6 +243,18 @@ pub fn spawn(
     env: &[(String, OsString)],
     clock: RunClock,
 ) -> Result<RunningChild, ProcessError> {
+    spawn_with(argv, env, clock, false)
+}
+
+/// [`spawn`], or with `detached` a server that oomdoc stops itself (`probe --launch`): in its
+/// own process group (a stop reaches every worker it forks, a terminal's Ctrl-C does not
+/// reach it), stdin closed, and its output only recorded, not passed through.
+pub fn spawn_with(
+    argv: &[String],
+    env: &[(String, OsString)],
+    clock: RunClock,
+    detached: bool,
+) -> Result<RunningChild, ProcessError> {
     let program = argv.first().cloned().unwrap_or_default();
     // Bounded: if oomdoc falls behind, the readers wait and the child's writes block, rather
     // than oomdoc growing without limit. An event holds the lines of one 64 KiB read, or a
@@ -264,9 +276,16 @@ pub fn spawn(
     let mut command = Command::new(&program);
     command
         .args(argv.iter().skip(1))
-        .stdin(Stdio::inherit())
+        .stdin(if detached {
+            Stdio::null()
+        } else {
+            Stdio::inherit()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if detached {
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
     for (name, value) in env {
         command.env(name, value);
     }
@@ -330,10 +349,10 @@ pub fn spawn(
     };
 
     if let Some(stdout) = child.stdout.take() {
-        start_reader(stdout, Stream::Stdout, sender.clone(), clock)?;
+        start_reader(stdout, Stream::Stdout, sender.clone(), clock, !detached)?;
     }
     if let Some(stderr) = child.stderr.take() {
-        start_reader(stderr, Stream::Stderr, sender.clone(), clock)?;
+        start_reader(stderr, Stream::Stderr, sender.clone(), clock, !detached)?;
     }
     {
         let exited = Arc::clone(&exited);
@@ -390,6 +409,7 @@ fn start_reader(
     stream: Stream,
     sender: SyncSender<ChildEvent>,
     clock: RunClock,
+    echo: bool,
 ) -> Result<(), ProcessError> {
     std::thread::Builder::new()
         .name(match stream {
@@ -399,7 +419,7 @@ fn start_reader(
         .spawn(move || {
             let mut buffer = vec![0u8; 64 * 1024];
             let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
-            let mut pass_through = true;
+            let mut pass_through = echo;
             loop {
                 let read = match pipe.read(&mut buffer) {
                     Ok(0) => break,

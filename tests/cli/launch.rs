@@ -319,3 +319,275 @@ fn probe_against_a_fake_engine_that_crashes_mid_protocol_keeps_the_partial_repor
         .count();
     assert_eq!(served, 12);
 }
+
+/// `oomdoc probe URL --launch --repeat K -- python3 fake_engine.py …` into a temporary
+/// directory: (the `DIR/probe.json` document, stdout, exit code, the directory).
+fn probe_launch(
+    variant: &str,
+    repeat: &str,
+    extra_engine: &[&str],
+    extra_probe: &[&str],
+) -> (serde_json::Value, String, Option<i32>, tempfile::TempDir) {
+    let directory = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let memory = format!("prometheus:{url}/metrics");
+    let out = directory.path().join("probe");
+    let output = oomdoc()
+        .env_remove("OOMDOC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .args(["probe", &url, "--launch"])
+        .args(if repeat.is_empty() {
+            vec![]
+        } else {
+            vec!["--repeat", repeat]
+        })
+        .args(["--memory-from", &memory, "--request-timeout", "5"])
+        .args(["--ready-timeout", "20", "--stop-grace", "5"])
+        .arg("--out")
+        .arg(&out)
+        .args(extra_probe)
+        .arg("--")
+        .arg("python3")
+        .arg(fixture("fake_servers/fake_engine.py"))
+        .args(["--port", &port.to_string(), "--variant", variant])
+        .args(["--ready-after", "0.2"])
+        .args(extra_engine)
+        .output()
+        .unwrap();
+    let document = std::fs::read(out.join("probe.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    let text = format!("{}\nstderr: {}", stdout(&output), super::stderr(&output));
+    (document, text, output.status.code(), directory)
+}
+
+fn launches(document: &serde_json::Value) -> &Vec<serde_json::Value> {
+    document["launches"].as_array().unwrap()
+}
+
+#[test]
+fn launch_plateau_three_clean_starts_is_a_plateau_with_a_record_per_repeat() {
+    let (document, text, code, directory) = probe_launch("plateau", "3", &[], &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        document["verdict"], "plateau",
+        "{}",
+        document["trend"]["reason"]
+    );
+    assert_eq!(launches(&document).len(), 3);
+    let mut pids = Vec::new();
+    for (n, launch) in launches(&document).iter().enumerate() {
+        assert_eq!(launch["repeat"], n);
+        assert!(
+            launch["time_to_ready_ms"].as_u64().unwrap() >= 200,
+            "{launch}"
+        );
+        assert_eq!(launch["stop"], "SIGTERM", "{launch}");
+        assert_eq!(launch["exit"], "exit code 0", "{launch}");
+        assert_eq!(launch["exited_on_its_own"], false);
+        pids.push(launch["pid"].as_u64().unwrap());
+        let repeat = directory.path().join(format!("probe/repeat-{}", n + 1));
+        let log = std::fs::read_to_string(repeat.join("log.txt")).unwrap();
+        assert!(log.contains("Shutting down"), "{log}");
+        // The recorder of `oomdoc run` kept its record of this start.
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(repeat.join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["exit_code"], 0, "{run}");
+        assert_ne!(run["status"], "running", "{run}");
+        assert!(run["log"]["lines"].as_u64().unwrap() > 3, "{run}");
+        assert!(
+            launch["run_record"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("repeat-{}/run.json", n + 1)),
+            "{launch}"
+        );
+        let one: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(repeat.join("probe.json")).unwrap()).unwrap();
+        assert_eq!(one["settings"]["repeat"], 1);
+        assert_eq!(one["requests"].as_array().unwrap().len(), 23);
+        assert!(!alive(u32::try_from(pids[n]).unwrap()));
+    }
+    pids.dedup();
+    assert_eq!(pids.len(), 3, "three clean starts");
+    // The server's process-tree RSS is read beside GPU memory at every point.
+    let requests = document["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 69);
+    assert!(requests
+        .iter()
+        .all(|r| r["host_memory_bytes"].as_u64().unwrap() > 1 << 20));
+    // The text shows the per-repeat levels and fits 100 columns.
+    assert!(text.contains("Repeats"), "{text}");
+    assert!(text.contains("#3 ready "), "{text}");
+    for line in text.lines().filter(|line| line.starts_with("  #")) {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+}
+
+#[test]
+fn launch_leak_three_clean_starts_is_growth() {
+    let (document, text, code, _directory) = probe_launch("leak", "3", &[], &["--json"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        document["verdict"], "growth",
+        "{}",
+        document["trend"]["reason"]
+    );
+    // `--json` prints the same document that `DIR/probe.json` holds.
+    let printed: serde_json::Value =
+        serde_json::from_str(text.split("\nstderr:").next().unwrap()).unwrap();
+    assert_eq!(printed["verdict"], "growth");
+    assert_eq!(printed["launches"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn launch_noisy_plateau_and_noisy_leak_with_three_repeats() {
+    let (document, text, code, _directory) =
+        probe_launch("noisy-plateau", "3", &["--seed", "1"], &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        document["verdict"], "plateau",
+        "{}",
+        document["trend"]["reason"]
+    );
+    let (document, text, code, _directory) = probe_launch("noisy-leak", "3", &["--seed", "7"], &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        document["verdict"], "growth",
+        "{}",
+        document["trend"]["reason"]
+    );
+}
+
+#[test]
+fn launch_host_leak_is_growth_of_host_memory() {
+    let (document, text, code, _directory) = probe_launch("host-leak", "2", &[], &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        document["verdict"], "growth_host_memory",
+        "{}",
+        document["trend"]["reason"]
+    );
+}
+
+#[test]
+fn launch_crash_at_start_is_explained_as_a_startup_oom_and_exit_2() {
+    let (document, text, code, directory) = probe_launch("crash-at-start", "3", &[], &[]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        document.is_null(),
+        "no verdict for a server that never started"
+    );
+    assert!(text.contains("did not start (repeat 1 of 3)"), "{text}");
+    assert!(text.contains("not a probe result"), "{text}");
+    assert!(text.to_lowercase().contains("out of memory"), "{text}");
+    assert!(directory.path().join("probe/repeat-1/log.txt").exists());
+    assert!(!directory.path().join("probe/repeat-2").exists());
+}
+
+#[test]
+fn launch_crash_mid_protocol_keeps_the_partial_report_and_exits_2() {
+    let (document, text, code, _directory) =
+        probe_launch("crash-mid", "3", &["--crash-after", "12"], &[]);
+    assert_eq!(code, Some(2), "{text}");
+    assert_eq!(document["verdict"], "inconclusive");
+    assert_eq!(
+        launches(&document).len(),
+        1,
+        "no second start after a crash"
+    );
+    assert_eq!(launches(&document)[0]["exited_on_its_own"], true);
+    assert_eq!(launches(&document)[0]["exit"], "exit code 1");
+    let served = document["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == 200)
+        .count();
+    assert_eq!(served, 12);
+}
+
+#[test]
+fn launch_slow_start_past_the_ready_timeout_is_stopped_and_exit_2() {
+    let directory = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = directory.path().join("probe");
+    let output = oomdoc()
+        .args([
+            "probe",
+            &url,
+            "--launch",
+            "--ready-timeout",
+            "1",
+            "--stop-grace",
+            "2",
+        ])
+        .args(["--memory-from", &format!("prometheus:{url}/metrics")])
+        .arg("--out")
+        .arg(&out)
+        .arg("--")
+        .arg("python3")
+        .arg(fixture("fake_servers/fake_engine.py"))
+        .args(["--port", &port.to_string(), "--variant", "slow-start"])
+        .args(["--ready-after", "5"])
+        .output()
+        .unwrap();
+    let stderr = super::stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("within 1 s (`--ready-timeout`)"),
+        "{stderr}"
+    );
+    assert!(!out.join("probe.json").exists());
+}
+
+#[test]
+fn short_soak_against_a_launched_plateau_gives_a_whole_run_verdict() {
+    let fake = fake("plateau", &[], 30);
+    let server = launch::launch(&fake.config).unwrap();
+    let memory = format!("prometheus:{}/metrics", fake.config.url);
+    let output = oomdoc()
+        .args(["probe", &fake.config.url, "--json", "--duration", "4s"])
+        .args(["--memory-from", &memory])
+        .output()
+        .unwrap();
+    server.stop(Duration::from_secs(5));
+    assert_eq!(output.status.code(), Some(0), "{}", super::stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let soak = &report["soak"];
+    assert!(soak["cycles"].as_u64().unwrap() >= 2, "{soak}");
+    assert_eq!(report["verdict"], soak["verdict"]);
+    // Only the last cycle's requests are kept: bounded however long the run.
+    assert!(report["requests"].as_array().unwrap().len() <= 23);
+    assert!(soak["slots"].as_array().unwrap().len() as u64 <= soak["cycles"].as_u64().unwrap());
+}
+
+#[test]
+fn launched_soak_is_one_start_cycled_for_the_duration_and_stopped_cleanly() {
+    let (document, text, code, directory) =
+        probe_launch("plateau", "", &[], &["--duration", "4s", "--json"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(launches(&document).len(), 1);
+    assert_eq!(launches(&document)[0]["stop"], "SIGTERM");
+    let soak = &document["soak"];
+    assert!(soak["cycles"].as_u64().unwrap() >= 2, "{soak}");
+    assert_eq!(document["verdict"], soak["verdict"]);
+    assert!(directory.path().join("probe/repeat-1/run.json").exists());
+    // `--duration` and `--repeat` do not mix.
+    let refused = oomdoc()
+        .args([
+            "probe",
+            "http://127.0.0.1:9",
+            "--duration",
+            "4s",
+            "--repeat",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(super::stderr(&refused).contains("cannot be used with"));
+}

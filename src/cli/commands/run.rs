@@ -90,6 +90,8 @@ pub fn run(args: RunArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         torch_snapshot: args.torch_snapshot,
         context_lines: args.context_lines,
         command: args.command,
+        detached: false,
+        on_spawn: None,
     };
     let host = HostOptions {
         enabled: !args.no_host_memory,
