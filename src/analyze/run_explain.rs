@@ -205,6 +205,7 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
         | K::FormatConversion
         | K::ProfilingStart
         | K::CudaGraphCaptureStart
+        | K::KvCachePlanned
         | K::Compile
         | K::Request
         | K::TrainingStep => Boundary::Begin,
