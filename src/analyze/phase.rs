@@ -661,6 +661,27 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
+        // TensorRT-LLM's executor report names the component whose creation failed
+        // (`_ExecutorCreationStage` values in `_torch/pyexecutor/py_executor_creator.py`, 1.0):
+        // `Model` / `Draft model for speculative decoding` (the `PyTorchModelEngine`, which loads
+        // the weights), `KV cache` / `Initial KV cache (temporary for KV cache size estimation)`
+        // (`KvCacheCreator.build_managers`); the other stages are left to other evidence.
+        OomKind::TensorrtAlloc => {
+            let component = message
+                .text
+                .split("could not be created:")
+                .nth(1)?
+                .trim_start();
+            if component.starts_with("KV cache") || component.starts_with("Initial KV cache") {
+                Some(Phase::KvCacheAlloc)
+            } else if component.starts_with("Model")
+                || component.starts_with("Draft model for speculative decoding")
+            {
+                Some(Phase::WeightsLoad)
+            } else {
+                None
+            }
+        }
         OomKind::SglangMemory if message.text.contains("mem-fraction-static") => {
             Some(Phase::KvCacheAlloc)
         }
