@@ -72,7 +72,9 @@ const ANCHORS: &[&str] = &[
     "t en",
     "CUBL",
     "buil",
-    "trib",
+    // `torch==`, `torch.distributed.elastic`, `Init torch distributed begin` (once "trib" and
+    // "rch=").
+    "torc",
     "Kill",
     // `Exit Code:    137` (kubectl describe), `exitCode: 137`, `status 137`, `"ExitCode": 137`
     // (one anchor for the exit-status markers of host.rs).
@@ -100,7 +102,8 @@ const ANCHORS: &[&str] = &[
     "misa",
     "oom-",
     "ang=",
-    "rch=",
+    // `frame #3: at::native::…` (the C++ frames of a PyTorch error).
+    "me #",
     "ers=",
     "llm=",
     "er h",

@@ -143,7 +143,12 @@ pub fn startup_breakdown(report: &ExplainReport) -> StartupBreakdown {
             .timeline
             .iter()
             .rev()
-            .filter(|event| event.kind == EventKind::KvCacheAllocated)
+            .filter(|event| {
+                matches!(
+                    event.kind,
+                    EventKind::KvCacheAllocated | EventKind::KvCachePlanned
+                )
+            })
             .find_map(|event| event.figures.tokens),
     }
 }

@@ -46,11 +46,18 @@ impl Progress {
             K::CudaGraphCaptureStart => {
                 self.in_progress = Some((Phase::CudaGraphCapture, line));
             }
-            K::WeightsLoaded
-            | K::ProfilingDone
-            | K::KvCacheAllocated
-            | K::KvConcurrency
-            | K::CudaGraphCaptureDone => {
+            // vLLM logs the KV-cache size (and the concurrency it allows) while sizing the
+            // cache, before allocating it: the allocation is what runs next.
+            K::KvCachePlanned | K::KvConcurrency => {
+                if self
+                    .in_progress
+                    .is_some_and(|(phase, _)| phase == Phase::Profiling)
+                {
+                    self.complete(Phase::Profiling, line);
+                }
+                self.in_progress = Some((Phase::KvCacheAlloc, line));
+            }
+            K::WeightsLoaded | K::ProfilingDone | K::KvCacheAllocated | K::CudaGraphCaptureDone => {
                 self.complete(phase, line);
                 self.in_progress = None;
             }
@@ -545,8 +552,38 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("encode", "ldm_patched/modules/sd.py", I, Serve, "fooocus"),
 ];
 
+/// A native frame of autograd's backward pass (a C++ frame of a PyTorch error, see
+/// `parse::engine_log`): torch's engine (`torch/csrc/autograd/engine.cpp`
+/// `Engine::evaluate_function`, `Engine::thread_main`), a generated autograd node
+/// (`tools/autograd/gen_autograd_functions.py` names them `<Op>Backward<N>`, e.g.
+/// `ConvolutionBackward0::apply`), or an ATen backward kernel (`native_functions.yaml` names them
+/// `<op>_backward…`, e.g. `slow_conv_transpose3d_backward_out_cuda_template`).
+static NATIVE_BACKWARD: FrameRule = r("backward", "torch/lib/", T, Serve, "torch");
+
+fn is_native_backward(function: &str, file: &str) -> bool {
+    let native = file.ends_with(".so")
+        || file.contains(".so.")
+        || file.ends_with(".dll")
+        || file == crate::parse::engine_log::NATIVE_FRAME_FILE;
+    if !native {
+        return false;
+    }
+    let node = function.match_indices("Backward").any(|(at, word)| {
+        function[at + word.len()..]
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit())
+    });
+    node || function.contains("_backward")
+        || function == "Engine::evaluate_function"
+        || function == "Engine::thread_main"
+}
+
 /// The rule for a frame, if any (paths are compared with `/` separators).
 pub fn frame_rule(function: &str, file: &str) -> Option<&'static FrameRule> {
+    if is_native_backward(function, file) {
+        return Some(&NATIVE_BACKWARD);
+    }
     let normalised;
     let file = if file.contains('\\') {
         normalised = file.replace('\\', "/");
@@ -624,6 +661,27 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
+        // TensorRT-LLM's executor report names the component whose creation failed
+        // (`_ExecutorCreationStage` values in `_torch/pyexecutor/py_executor_creator.py`, 1.0):
+        // `Model` / `Draft model for speculative decoding` (the `PyTorchModelEngine`, which loads
+        // the weights), `KV cache` / `Initial KV cache (temporary for KV cache size estimation)`
+        // (`KvCacheCreator.build_managers`); the other stages are left to other evidence.
+        OomKind::TensorrtAlloc => {
+            let component = message
+                .text
+                .split("could not be created:")
+                .nth(1)?
+                .trim_start();
+            if component.starts_with("KV cache") || component.starts_with("Initial KV cache") {
+                Some(Phase::KvCacheAlloc)
+            } else if component.starts_with("Model")
+                || component.starts_with("Draft model for speculative decoding")
+            {
+                Some(Phase::WeightsLoad)
+            } else {
+                None
+            }
+        }
         OomKind::SglangMemory if message.text.contains("mem-fraction-static") => {
             Some(Phase::KvCacheAlloc)
         }
@@ -1211,6 +1269,39 @@ mod tests {
         assert_eq!(failed_in(&[frame(1, "to", windows)]).0, Phase::WeightsLoad);
         // A Jupyter call line (`---> 1 model.to(0)`) has no path: `to` alone proves nothing.
         assert_eq!(failed_in(&[frame(1, "to", "<call>")]).0, Phase::Unknown);
+    }
+
+    #[test]
+    fn a_sized_kv_cache_is_being_allocated() {
+        let mut progress = Progress::default();
+        progress.observe(EventKind::ProfilingStart, Phase::Profiling, 1);
+        progress.observe(EventKind::KvCachePlanned, Phase::KvCacheAlloc, 2);
+        assert_eq!(progress.in_progress, Some((Phase::KvCacheAlloc, 2)));
+        assert_eq!(progress.last_completed, Some((Phase::Profiling, 2)));
+        progress.observe(EventKind::KvConcurrency, Phase::KvCacheAlloc, 3);
+        assert_eq!(progress.in_progress, Some((Phase::KvCacheAlloc, 3)));
+        progress.observe(EventKind::CudaGraphCaptureStart, Phase::CudaGraphCapture, 4);
+        assert_eq!(progress.in_progress, Some((Phase::CudaGraphCapture, 4)));
+        // An allocation that the log reports done closes the stage.
+        let mut done = Progress::default();
+        done.observe(EventKind::KvCacheAllocated, Phase::KvCacheAlloc, 1);
+        assert_eq!(done.in_progress, None);
+    }
+
+    #[test]
+    fn native_backward_frames_are_a_training_step() {
+        let lib = "/x/site-packages/torch/lib/libtorch_cuda.so";
+        for function in [
+            "native::slow_conv_transpose3d_backward_out_cuda_template",
+            "ConvolutionBackward0::apply",
+            "Engine::evaluate_function",
+        ] {
+            assert_eq!(frame_phase(function, lib), Some(T), "{function}");
+        }
+        assert_eq!(frame_phase("native::conv2d", lib), None);
+        assert_eq!(frame_phase("ConvolutionBackward::apply", lib), None);
+        // A Python function of that name is not a native frame.
+        assert_eq!(frame_phase("my_backward", "/x/model.py"), None);
     }
 
     #[test]

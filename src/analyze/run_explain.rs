@@ -199,6 +199,7 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
         | K::FormatConversion
         | K::ProfilingStart
         | K::CudaGraphCaptureStart
+        | K::KvCachePlanned
         | K::Compile
         | K::Request
         | K::TrainingStep => Boundary::Begin,

@@ -897,7 +897,12 @@ fn kv_facts(builder: &mut Builder<'_>, failure: &OomMessage) {
             .timeline
             .iter()
             .rev()
-            .find(|e| e.kind == EventKind::KvCacheAllocated && e.figures.tokens.is_some())
+            .find(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::KvCacheAllocated | EventKind::KvCachePlanned
+                ) && e.figures.tokens.is_some()
+            })
             .and_then(|e| e.figures.tokens.map(|t| (t, e.line)));
         match (max_len, tokens) {
             (Some(max_len), Some((tokens, line))) => builder.fact(format!(

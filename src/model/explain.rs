@@ -256,6 +256,10 @@ pub enum EventKind {
     ProfilingDone,
     /// The KV cache was sized or allocated (tokens, blocks, bytes).
     KvCacheAllocated,
+    /// The engine sized the KV cache and logged it before allocating it (vLLM V0
+    /// `initialize_cache` logs `# GPU blocks`, V1 `get_kv_cache_config(s)` logs `GPU KV cache
+    /// size`, both before the tensors exist): the allocation is in progress after it.
+    KvCachePlanned,
     /// Maximum concurrency for the configured context length.
     KvConcurrency,
     /// CUDA-graph capture started.

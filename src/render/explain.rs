@@ -27,6 +27,7 @@ fn kind_label(kind: EventKind) -> &'static str {
         EventKind::ProfilingStart => "profiling: start",
         EventKind::ProfilingDone => "profiling: done",
         EventKind::KvCacheAllocated => "KV cache",
+        EventKind::KvCachePlanned => "KV cache: sized",
         EventKind::KvConcurrency => "KV concurrency",
         EventKind::CudaGraphCaptureStart => "CUDA graphs: start",
         EventKind::CudaGraphCaptureDone => "CUDA graphs: done",

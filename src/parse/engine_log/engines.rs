@@ -248,6 +248,7 @@ fn package_path(text: &str, facts: &mut LineFacts) {
         rest = &tail["-packages".len()..];
     }
     super::training::pytest_frame(text, facts);
+    super::training::torch_graphs_warning(text, facts);
 }
 
 /// How high an engine sits in the stack a user runs: an application or serving engine (4–5)

@@ -16,6 +16,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("File [", ipython_frame),
     rule(".py in ", ipython7_frame),
     rule("---> ", jupyter_call),
+    rule("frame #", native_frame),
     rule("\u{2502} ", rich_frame),
     rule("loss=", progress_bar_step),
     rule(" - loss: ", progress_bar_step),
@@ -237,6 +238,67 @@ fn litgpt_step(text: &str, facts: &mut LineFacts) {
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 && rest[digits..].starts_with(": loss ") {
         step(facts);
+    }
+}
+
+/// A C++ frame of a PyTorch error (`c10::Error`'s backtrace, `c10/util/Backtrace.cpp`):
+/// `frame #4: at::native::slow_conv_transpose3d_backward_out_cuda_template(...) + 0x1f (0x7f… in
+/// /…/site-packages/torch/lib/libtorch_cuda.so)`. The function is kept with its class
+/// (`ConvolutionBackward0::apply`, `Engine::evaluate_function`) and the library as its file;
+/// `analyze::phase` reads autograd's frames from them.
+/// The file of a native frame whose library the paste cut off.
+pub const NATIVE: &str = "<native>";
+
+fn native_frame(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "frame #") else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(symbol) = rest[digits..].strip_prefix(": ") else {
+        return;
+    };
+    if digits == 0 {
+        return;
+    }
+    // A paste may cut the line inside or before its `(0x… in /…/lib.so)`: the C++ name (`a::b`)
+    // then stands alone and the file is `<native>`.
+    let library = symbol
+        .rsplit_once(" in ")
+        .map(|(_, tail)| tail.trim_end().trim_end_matches(')'))
+        .filter(|library| library.contains(".so") || library.contains(".dll"))
+        .unwrap_or(NATIVE);
+    // The name ends where its arguments or the offset begin (`(anonymous namespace)::` is
+    // part of the name, not its arguments).
+    let symbol = symbol.replace("(anonymous namespace)::", "");
+    let end = symbol.find(['(', ' ']).unwrap_or(symbol.len());
+    let qualified = &symbol[..end];
+    let mut parts = qualified.rsplit("::");
+    let name = parts.next().unwrap_or("");
+    if name.is_empty() || library == NATIVE && !qualified.contains("::") {
+        return;
+    }
+    let function = match parts.next() {
+        Some(class) if !class.is_empty() && !class.starts_with('(') => format!("{class}::{name}"),
+        _ => name.to_string(),
+    };
+    facts.frame = Some((function, library.to_string()));
+}
+
+/// A warning raised from `torch/cuda/graphs.py` (`/…/torch/cuda/graphs.py:126: UserWarning: The
+/// CUDA Graph is empty…`): only `CUDAGraph.capture_begin`/`capture_end` and the `graph` context
+/// manager live there (torch 2.x), so a capture was running.
+pub(super) fn torch_graphs_warning(text: &str, facts: &mut LineFacts) {
+    let Some(at) = memchr::memmem::find(text.as_bytes(), b"torch/cuda/graphs.py:") else {
+        return;
+    };
+    let rest = &text[at + "torch/cuda/graphs.py:".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest[digits..].starts_with(": ") && has(&rest[digits..], "Warning") {
+        facts.event(
+            EventKind::CudaGraphCaptureStart,
+            Phase::CudaGraphCapture,
+            EventFigures::default(),
+        );
     }
 }
 
@@ -478,5 +540,59 @@ mod tests {
             pair("_inner_training_loop", ".venv/lib/python3.14/site-packages/transformers/trainer.py")
         );
         assert_eq!(frame_of("see site-packages/x.py:12: in the docs"), None);
+    }
+}
+#[cfg(test)]
+mod native_tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::EventKind;
+
+    #[test]
+    fn native_frames_of_a_torch_error() {
+        let line = "frame #4: at::native::(anonymous namespace)::slow_conv_transpose3d_backward_out_cuda_template(at::Tensor const&, at::Tensor const&) + 0x4d (0x2ba39fce177d in /u/lib/python3.7/site-packages/torch/lib/libtorch_cuda.so)";
+        let (function, file) = parse_line_scan(line).frame.unwrap();
+        assert_eq!(
+            function,
+            "native::slow_conv_transpose3d_backward_out_cuda_template"
+        );
+        assert_eq!(
+            file,
+            "/u/lib/python3.7/site-packages/torch/lib/libtorch_cuda.so"
+        );
+        let line = "frame #12: torch::autograd::generated::ConvolutionBackward0::apply(std::vector<at::Tensor>&&) + 0x1a (0x7f in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cpu.so)";
+        assert_eq!(
+            parse_line_scan(line).frame.unwrap().0,
+            "ConvolutionBackward0::apply"
+        );
+        // Cut before its library.
+        assert_eq!(
+            parse_line_scan("frame #4: at::native::x_backward_template(at::Tensor const&, at::Ten")
+                .frame,
+            Some(("native::x_backward_template".into(), "<native>".into()))
+        );
+        assert_eq!(
+            parse_line_scan("frame #4: at::native::y_backward(at::Tensor const&) + 0x15ef (0x2b in /N/u/envs/dense_m")
+                .frame,
+            Some(("native::y_backward".into(), "<native>".into()))
+        );
+        // Not a native frame: no library, no number.
+        assert_eq!(
+            parse_line_scan("frame #: x (in /site-packages/a.so)").frame,
+            None
+        );
+        assert_eq!(
+            parse_line_scan("see frame #3: it is in site-packages").frame,
+            None
+        );
+    }
+
+    #[test]
+    fn a_warning_from_torch_cuda_graphs_shows_a_capture() {
+        let line = "/opt/venv/lib/python3.12/site-packages/torch/cuda/graphs.py:126: UserWarning: The CUDA Graph is empty.";
+        let facts = parse_line_scan(line);
+        assert_eq!(facts.events[0].kind, EventKind::CudaGraphCaptureStart);
+        let other =
+            "/opt/venv/lib/python3.12/site-packages/torch/cuda/memory.py:12: UserWarning: x";
+        assert!(parse_line_scan(other).events.is_empty());
     }
 }

@@ -346,11 +346,13 @@ fn startup_memory(text: &str, facts: &mut LineFacts) {
 }
 
 /// `# GPU blocks: 2048, # CPU blocks: 512` (≤0.6) / `# cuda blocks: 5102, # CPU blocks: 4681`.
+/// V0 `LLMEngine._initialize_kv_caches` logs it, then calls `initialize_cache`, which builds the
+/// `CacheEngine`s (GPU cache, then the CPU swap cache): the allocation comes after the line.
 fn blocks(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
     let blocks = integer_after(text, "blocks:");
     facts.event(
-        EventKind::KvCacheAllocated,
+        EventKind::KvCachePlanned,
         Phase::KvCacheAlloc,
         EventFigures {
             blocks,
@@ -360,12 +362,14 @@ fn blocks(text: &str, facts: &mut LineFacts) {
 }
 
 /// `GPU KV cache size: 442,160 tokens` and `Maximum concurrency for 8,192 tokens per request:
-/// 53.98x` (0.8–0.24, two lines; 0.33 one line).
+/// 53.98x` (0.8–0.24, two lines; 0.33 one line). V1 `get_kv_cache_config(s)`
+/// (`v1/core/kv_cache_utils.py`) logs them while sizing the cache, before
+/// `initialize_from_config` allocates it.
 fn kv_tokens(text: &str, facts: &mut LineFacts) {
     if has(text, "KV cache size:") && has(text, "tokens") {
         facts.engine(EngineName::Vllm, Certainty::Strong);
         facts.event(
-            EventKind::KvCacheAllocated,
+            EventKind::KvCachePlanned,
             Phase::KvCacheAlloc,
             EventFigures {
                 tokens: integer_after(text, "KV cache size:"),

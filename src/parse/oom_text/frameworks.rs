@@ -197,6 +197,10 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
                 || squeezed.contains("deviceordinal")
         }
         FrameworkKind::TfTensor => squeezed.contains("byallocator") || squeezed.contains("[["),
+        // TensorRT-LLM's executor report names the component on a later line.
+        FrameworkKind::TensorRt if squeezed.contains("Executorcreationfailed") => {
+            squeezed.contains("couldnotbecreated:")
+        }
         _ => true,
     }
 }
@@ -205,6 +209,15 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
 pub(super) fn continuation(kind: FrameworkKind, text: &str) -> Continuation {
     match kind {
         FrameworkKind::Xla if text.contains("Free memory/Total memory") => Continuation::Append,
+        // TensorRT-LLM's executor report (`_torch/pyexecutor/py_executor_creator.py`
+        // `_ExecutorMemoryMonitor._maybe_explain_if_oom`): a blank line, then `The following
+        // component could not be created: <stage>`.
+        FrameworkKind::TensorRt if text.trim().is_empty() => Continuation::Skip,
+        FrameworkKind::TensorRt
+            if text.contains("The following component could not be created:") =>
+        {
+            Continuation::Append
+        }
         _ if super::is_wrap_continuation(text) => Continuation::Append,
         _ => Continuation::Close,
     }

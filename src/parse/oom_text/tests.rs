@@ -947,6 +947,11 @@ fn cupy_tensorrt_xla_vllm_accelerate_wordings() {
         Some(Bytes(16_654_532_608))
     );
     assert!(one("[TRT-LLM] [RANK 1] [E] Failed to initialize executor on rank 1: Executor creation failed due to insufficient GPU memory.").is_gpu_oom);
+    // The executor report names the component on a later line, after a blank one.
+    for component in ["KV cache", "Model", "Sampler"] {
+        let message = one(&format!("[TRT-LLM] [E] Failed to initialize executor on rank 0: Executor creation failed due to insufficient GPU memory.\n\nThe following component could not be created: {component}\nTotal GPU memory (GiB): 140.06"));
+        assert!(message.text.ends_with(component), "{}", message.text);
+    }
 
     // Old XLA, wrapped inside the wording.
     let message = one("E local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out\nof memory while trying to allocate 5520758552 bytes.");
