@@ -558,7 +558,6 @@ pub fn decode<R: Read, F: Fold>(
         list_handles: Vec::new(),
         list_cache: HashMap::default(),
         list_cache_bytes: 0,
-        flat_owned: Vec::new(),
         objects: 0,
         retained: 0,
         offset: 0,
@@ -905,8 +904,6 @@ struct Decoder<'f, R, F> {
     list_cache: HashMap<Box<[u8]>, Value, BuildHasherDefault<WordHasher>>,
     /// Bytes held by `list_cache`'s keys.
     list_cache_bytes: usize,
-    /// The memo values a flat dict refers to, unpacked (reused; empty between dicts).
-    flat_owned: Vec<Value>,
     objects: u64,
     /// Estimated bytes held by the memo, containers and payloads (not the stack, not the
     /// fold: both are added when checked).
@@ -1540,12 +1537,8 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if count % 2 != 0 {
             return Ok(false);
         }
-        // Values kept aside in the memo are borrowed; handles are unpacked into `owned` (a
-        // reused vector: only the `count` items are written and dropped, not all of
-        // `FLAT_ITEMS` for every trace entry).
-        let mut owned = std::mem::take(&mut self.flat_owned);
-        owned.clear();
-        owned.resize(count, Value::None);
+        // Values kept aside in the memo are borrowed; handles are unpacked into `owned`.
+        let mut owned: [Value; FLAT_ITEMS] = std::array::from_fn(|_| Value::None);
         let mut borrowed = [false; FLAT_ITEMS];
         for index in 0..count {
             if kinds[index] == KIND_REF {
@@ -1584,8 +1577,6 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             opcode: opcode_name(self.op),
             reason,
         })?;
-        owned.clear();
-        self.flat_owned = owned;
         let Some(value) = folded else {
             return Ok(false);
         };
@@ -2016,24 +2007,7 @@ impl Hasher for WordHasher {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Four independent lanes over 32-byte blocks, so that the multiplies overlap instead
-        // of waiting on each other (a trace entry's frames list is hundreds of bytes).
-        let mut blocks = bytes.chunks_exact(32);
-        if bytes.len() >= 32 {
-            let mut lanes = [self.0, 1, 2, 3];
-            for block in &mut blocks {
-                for (lane, chunk) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-                    let mut word = [0u8; 8];
-                    word.copy_from_slice(chunk);
-                    *lane = Self::mix(*lane, u64::from_le_bytes(word));
-                }
-            }
-            self.0 = lanes[0];
-            self.add(lanes[1]);
-            self.add(lanes[2]);
-            self.add(lanes[3]);
-        }
-        let mut chunks = blocks.remainder().chunks_exact(8);
+        let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
@@ -2053,12 +2027,7 @@ impl Hasher for WordHasher {
 impl WordHasher {
     #[inline]
     fn add(&mut self, word: u64) {
-        self.0 = Self::mix(self.0, word);
-    }
-
-    #[inline]
-    fn mix(state: u64, word: u64) -> u64 {
-        (state.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -2434,23 +2403,6 @@ mod tests {
         .unwrap();
         assert_eq!(fold.lists, vec![vec![(1, 5)], vec![(1, 6)]]);
         assert_eq!(fold.entries, vec![0, 1]);
-    }
-
-    #[test]
-    fn word_hasher_sees_every_byte_of_long_keys() {
-        let hash = |bytes: &[u8]| {
-            let mut hasher = WordHasher::default();
-            hasher.write(bytes);
-            hasher.finish()
-        };
-        let key: Vec<u8> = (0..150u8).map(|byte| byte.wrapping_mul(37)).collect();
-        let base = hash(&key);
-        for position in 0..key.len() {
-            let mut changed = key.clone();
-            changed[position] ^= 0x40;
-            assert_ne!(hash(&changed), base, "byte {position} is not hashed");
-        }
-        assert_ne!(hash(&key[..149]), base);
     }
 
     #[test]
