@@ -1412,6 +1412,7 @@ mod tests {
             exception: None,
             text: "error loading model: unable to allocate CUDA_Host buffer".to_string(),
             end_line: 9,
+            t_ms: None,
             details: EngineFigures {
                 buffer_type: Some("CUDA_Host".to_string()),
                 buffer_purpose: Some("model weights".to_string()),

@@ -152,6 +152,7 @@ pub(crate) fn host_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::explain::Phase;
     use crate::model::host::{CgroupMemory, HostSample};
     use crate::model::Bytes;
 
@@ -159,7 +160,7 @@ mod tests {
 
     fn span(phase: &str, start_t_ms: u64) -> PhaseSpan {
         PhaseSpan {
-            phase: phase.into(),
+            phase: Phase::from_name(phase),
             start_t_ms,
             ..PhaseSpan::default()
         }
