@@ -271,6 +271,16 @@ pub fn record_with_host(
     state.host = HostRecorder::start(host, clock)?;
 
     let sampler = match gpu_source {
+        // One recorded moment replayed again and again is no timeline: a peak or a reading count
+        // from it would present a replay as a measurement.
+        Some(source) if source.is_static() => {
+            state.record.memory.available = false;
+            state.record.memory.reason = Some(
+                "static replay: one recorded moment (`nvidia-smi -q -x`), no timeline or peak"
+                    .to_owned(),
+            );
+            None
+        }
         Some(source) => {
             let uuids = state.sampled.clone();
             match Sampler::start(

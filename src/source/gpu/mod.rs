@@ -138,6 +138,11 @@ pub trait GpuSource: Send {
     fn inventory(&mut self) -> Result<Inventory, GpuError>;
     /// Memory of one device (by UUID), cheap enough to sample fast (R8, R13).
     fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError>;
+    /// Whether every reading is the same recorded moment (a replayed `nvidia-smi -q -x` file, or
+    /// a recording without samples): such a source gives no timeline and no peak.
+    fn is_static(&self) -> bool {
+        false
+    }
 }
 
 /// Opens the GPU source: the replay file when `from` is given (the cli resolves
@@ -191,6 +196,10 @@ impl<S: GpuSource> GpuSource for Analyzed<S> {
 
     fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError> {
         self.inner.memory(uuid)
+    }
+
+    fn is_static(&self) -> bool {
+        self.inner.is_static()
     }
 }
 

@@ -185,6 +185,10 @@ impl GpuSource for ReplayGpu {
         Ok(self.inventory.clone())
     }
 
+    fn is_static(&self) -> bool {
+        ReplayGpu::is_static(self)
+    }
+
     fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError> {
         if let Some(samples) = self.samples.get(uuid).filter(|samples| !samples.is_empty()) {
             let next = self.played.entry(uuid.to_string()).or_insert(0);
