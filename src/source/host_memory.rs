@@ -153,10 +153,9 @@ impl ProcHost {
         })
     }
 
-    /// `/proc/PID/status`, parsed.
-    pub fn status(&self, pid: u32) -> Result<proc_text::ProcStatus, HostError> {
-        let path = self.proc_root.join(pid.to_string()).join("status");
-        let text = std::fs::read_to_string(&path).map_err(|source| {
+    /// A file under `/proc/PID/`: a missing file means the process is gone.
+    fn read_proc_file(&self, pid: u32, path: &std::path::Path) -> Result<String, HostError> {
+        std::fs::read_to_string(path).map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {
                 HostError::NoProcess {
                     pid,
@@ -164,11 +163,17 @@ impl ProcHost {
                 }
             } else {
                 HostError::Read {
-                    path: path.clone(),
+                    path: path.to_path_buf(),
                     source,
                 }
             }
-        })?;
+        })
+    }
+
+    /// `/proc/PID/status`, parsed.
+    pub fn status(&self, pid: u32) -> Result<proc_text::ProcStatus, HostError> {
+        let path = self.proc_root.join(pid.to_string()).join("status");
+        let text = self.read_proc_file(pid, &path)?;
         proc_text::parse_status(&text).map_err(|source| HostError::Proc { path, source })
     }
 
@@ -235,19 +240,7 @@ impl ProcHost {
             return self.status(pid).map(|status| status.rss_bytes);
         };
         let path = self.proc_root.join(format!("{pid}/statm"));
-        let text = std::fs::read_to_string(&path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
-                HostError::NoProcess {
-                    pid,
-                    proc_root: self.proc_root.clone(),
-                }
-            } else {
-                HostError::Read {
-                    path: path.clone(),
-                    source,
-                }
-            }
-        })?;
+        let text = self.read_proc_file(pid, &path)?;
         // A zombie's `statm` is all zeros: no memory, like a kernel thread.
         let pages = proc_text::parse_statm_resident_pages(&text)
             .map_err(|source| HostError::Proc { path, source })?;

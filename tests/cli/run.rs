@@ -433,17 +433,14 @@ fn torch_snapshot_hook_dumps_on_oom_and_chains_sitecustomize() {
     assert!(stderr(&output).contains("PyTorch memory snapshot: "));
 }
 
-/// A recording with memory samples replays as a timeline.
-#[test]
-fn replayed_recording_gives_a_memory_timeline() {
-    let temp = tempfile::tempdir().unwrap();
-    let directory = temp.path().join("replay");
-    let output = oomdoc()
+/// `oomdoc run --gpu-from FIXTURE` of a short child that starts loading a model.
+fn run_replayed(fixture: &str, directory: &Path) -> std::process::Output {
+    oomdoc()
         .arg("run")
         .arg("--gpu-from")
-        .arg(super::fixture("gpus/synthetic-2xh200.json"))
+        .arg(super::fixture(fixture))
         .arg("--out")
-        .arg(&directory)
+        .arg(directory)
         .args([
             "--",
             "sh",
@@ -451,7 +448,15 @@ fn replayed_recording_gives_a_memory_timeline() {
             "echo 'Starting to load model m...'; sleep 0.1",
         ])
         .output()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("oomdoc run: {e}"))
+}
+
+/// A recording with memory samples replays as a timeline.
+#[test]
+fn replayed_recording_gives_a_memory_timeline() {
+    let temp = tempfile::tempdir().unwrap();
+    let directory = temp.path().join("replay");
+    let output = run_replayed("gpus/synthetic-2xh200.json", &directory);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let record = record(&directory);
     let memory = &record["memory"];
@@ -477,20 +482,7 @@ fn replayed_recording_gives_a_memory_timeline() {
 fn static_replay_gives_no_memory_timeline() {
     let temp = tempfile::tempdir().unwrap();
     let directory = temp.path().join("static");
-    let output = oomdoc()
-        .arg("run")
-        .arg("--gpu-from")
-        .arg(super::fixture("h200-torch2.11/nvidia-smi-q.xml"))
-        .arg("--out")
-        .arg(&directory)
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "echo 'Starting to load model m...'; sleep 0.1",
-        ])
-        .output()
-        .unwrap();
+    let output = run_replayed("h200-torch2.11/nvidia-smi-q.xml", &directory);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let record = record(&directory);
     let memory = &record["memory"];
