@@ -386,7 +386,8 @@ pub struct ProbeReport {
 pub struct LaunchRecord {
     /// Repeat, from 0 (its files are in `repeat-N/`, N = repeat + 1).
     pub repeat: u32,
-    /// Directory of this repeat's files (server log `log.txt`, probe document `probe.json`).
+    /// Directory of this repeat's files (server log `log.txt`, probe document `probe.json`),
+    /// relative to the directory of the verdict's `probe.json`.
     pub directory: String,
     /// Server process id (also its process group).
     pub pid: u32,
@@ -402,7 +403,8 @@ pub struct LaunchRecord {
     pub stop_ms: u64,
     /// The server had already exited on its own (a crash during the protocol).
     pub exited_on_its_own: bool,
-    /// The recorder's `run.json` of this start (preflight, memory timeline, phases).
+    /// The recorder's `run.json` of this start (preflight, memory timeline, phases), relative
+    /// to the directory of the verdict's `probe.json`.
     pub run_record: Option<String>,
     /// Whether GPU memory came back after the stop: `released`, `held`, `not measured`,
     /// `unreadable`.

@@ -210,9 +210,12 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
                 repeat + 1
             ));
         }
+        // Paths in the documents are relative to `DIR` (where `probe.json` is): no private path
+        // of this machine is written, and the directory can be moved.
+        let relative = format!("repeat-{}", repeat + 1);
         let record = LaunchRecord {
             repeat,
-            directory: directory.display().to_string(),
+            directory: relative.clone(),
             pid,
             time_to_ready_ms: ready_ms,
             ready_path,
@@ -220,17 +223,18 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
             exit: stopped.exit,
             stop_ms: stopped.stop_ms,
             exited_on_its_own: stopped.exited_on_its_own,
-            run_record: stopped.run_record,
+            run_record: stopped
+                .run_record
+                .map(|_| format!("{relative}/{}", crate::model::run::RECORD_FILE)),
             gpu_release: gpu_release.to_string(),
             gpu_release_detail,
             host_memory_at_ready_bytes: host_at_ready,
         };
         if record.exited_on_its_own {
             repeat_limitations.push(format!(
-                "repeat {}: the server exited during the protocol ({}); its log is `{}`",
+                "repeat {}: the server exited during the protocol ({}); its log is `{relative}/log.txt`",
                 repeat + 1,
                 record.exit,
-                directory.join("log.txt").display()
             ));
         }
         metrics_seen.extend(collected.metrics_seen.iter().cloned());

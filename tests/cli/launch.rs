@@ -397,13 +397,13 @@ fn launch_plateau_three_clean_starts_is_a_plateau_with_a_record_per_repeat() {
         assert_eq!(run["exit_code"], 0, "{run}");
         assert_ne!(run["status"], "running", "{run}");
         assert!(run["log"]["lines"].as_u64().unwrap() > 3, "{run}");
-        assert!(
-            launch["run_record"]
-                .as_str()
-                .unwrap()
-                .ends_with(&format!("repeat-{}/run.json", n + 1)),
+        // Relative to DIR: no private path of this machine in the document.
+        assert_eq!(
+            launch["run_record"],
+            format!("repeat-{}/run.json", n + 1),
             "{launch}"
         );
+        assert_eq!(launch["directory"], format!("repeat-{}", n + 1), "{launch}");
         let one: serde_json::Value =
             serde_json::from_slice(&std::fs::read(repeat.join("probe.json")).unwrap()).unwrap();
         assert_eq!(one["settings"]["repeat"], 1);
