@@ -810,36 +810,33 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, engine: &EngineOptio
     };
     // vLLM sizes one KV cache for every worker from the smallest budget: the tightest stage
     // decides (a stage that does not fit at all first, then the fewest KV tokens).
+    // Each stage's KV shape (its layers) and the bytes every rank holds; one stage is the model.
+    let stage_facts: Vec<(Option<KvShape>, u64)> = stages
+        .iter()
+        .map(|stage| {
+            if pipeline == 1 {
+                return (kv_shape.clone(), replicated_bytes);
+            }
+            let shape = kv_shape.as_ref().map(|shape| KvShape {
+                layers: shape.layers[stage.layers.start as usize..stage.layers.end as usize]
+                    .to_vec(),
+                ..shape.clone()
+            });
+            let replicated = saturating_sum(
+                stage
+                    .tensors
+                    .iter()
+                    .filter(|t| t.dims <= 1)
+                    .map(|t| t.bytes),
+            );
+            (shape, replicated)
+        })
+        .collect();
+    let context_of = |model, facts| stage_context(model, facts, kv_num, kv_den, pipeline);
     let mut best: Option<(Budget, Verdict, usize)> = None;
     for (index, stage) in stages.iter().enumerate() {
-        let stage_shape = kv_shape.as_ref().map(|shape| KvShape {
-            layers: shape.layers[stage.layers.start as usize..stage.layers.end as usize].to_vec(),
-            ..shape.clone()
-        });
         let stage_weights = saturating_sum(stage.tensors.iter().map(loaded_of));
-        let stage_replicated = saturating_sum(
-            stage
-                .tensors
-                .iter()
-                .filter(|t| t.dims <= 1)
-                .map(|t| t.bytes),
-        );
-        let context = BudgetContext {
-            model: &report.model,
-            kv_shape: if pipeline > 1 {
-                stage_shape.as_ref()
-            } else {
-                kv_shape.as_ref()
-            },
-            kv_num,
-            kv_den,
-            replicated_bytes: if pipeline > 1 {
-                stage_replicated
-            } else {
-                replicated_bytes
-            },
-            pipeline,
-        };
+        let context = context_of(&report.model, &stage_facts[index]);
         let mut scratch = Vec::new();
         let (budget, verdict) = evaluate(
             &context,
@@ -884,32 +881,7 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, engine: &EngineOptio
         );
     }
     if !verdict.fits {
-        let stage_shape = kv_shape.as_ref().map(|shape| KvShape {
-            layers: shape.layers[stage.layers.start as usize..stage.layers.end as usize].to_vec(),
-            ..shape.clone()
-        });
-        let context = BudgetContext {
-            model: &report.model,
-            kv_shape: if pipeline > 1 {
-                stage_shape.as_ref()
-            } else {
-                kv_shape.as_ref()
-            },
-            kv_num,
-            kv_den,
-            replicated_bytes: if pipeline > 1 {
-                saturating_sum(
-                    stage
-                        .tensors
-                        .iter()
-                        .filter(|t| t.dims <= 1)
-                        .map(|t| t.bytes),
-                )
-            } else {
-                replicated_bytes
-            },
-            pipeline,
-        };
+        let context = context_of(&report.model, &stage_facts[index]);
         report.alternatives = alternatives(
             &context,
             options,
@@ -924,6 +896,24 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, engine: &EngineOptio
     report.budget = Some(budget);
     report.verdict = Some(verdict);
     report
+}
+
+/// The budget's context for one pipeline stage: its KV shape and replicated bytes.
+fn stage_context<'a>(
+    model: &'a ModelShape,
+    (shape, replicated): &'a (Option<KvShape>, u64),
+    kv_num: u64,
+    kv_den: u64,
+    pipeline: u64,
+) -> BudgetContext<'a> {
+    BudgetContext {
+        model,
+        kv_shape: shape.as_ref(),
+        kv_num,
+        kv_den,
+        replicated_bytes: *replicated,
+        pipeline,
+    }
 }
 
 /// One stage of vLLM's pipeline parallelism: its layers and the tensors it loads.
