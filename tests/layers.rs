@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 /// reason it is there. The test fails when one of them is gone (delete it here) as well as
 /// when a new one appears.
 const KNOWN: &[(&str, &str)] = &[
-    // The checkpoint reader fills `fit`'s input types, defined in `analyze/fit.rs`.
-    ("src/source/checkpoint.rs", "analyze"),
     // The GPU source resolves `CUDA_VISIBLE_DEVICES` with `analyze::devices` after a read.
     ("src/source/gpu/mod.rs", "analyze"),
 ];

@@ -18,7 +18,6 @@ use crate::model::checkpoint::{
 use crate::model::{Bytes, Source};
 use crate::parse::checkpoint::gguf::{self, GgufHeader, MetaValue};
 use crate::parse::checkpoint::hf_config::{HfConfig, LayerKind, ShardIndex};
-use crate::parse::checkpoint::safetensors::SafetensorsHeader;
 
 mod llama_cpp;
 
@@ -43,29 +42,7 @@ pub const CUDA_GRAPH_BYTES: u64 = 512 * MIB;
 /// the activation estimate.
 pub const DEFAULT_BATCHED_TOKENS: u64 = 8192;
 
-/// One safetensors file's header, read by `source`.
-#[derive(Debug, Clone)]
-pub struct SafetensorsInput {
-    /// Path as shown.
-    pub path: String,
-    /// File size.
-    pub size_bytes: u64,
-    /// 8 + header length.
-    pub header_bytes: u64,
-    /// The parsed header.
-    pub header: SafetensorsHeader,
-}
-
-/// One GGUF file's header.
-#[derive(Debug, Clone)]
-pub struct GgufInput {
-    /// Path as shown.
-    pub path: String,
-    /// File size.
-    pub size_bytes: u64,
-    /// The parsed header.
-    pub header: GgufHeader,
-}
+pub use crate::parse::checkpoint::{GgufInput, SafetensorsInput};
 
 /// Everything read from the checkpoint.
 #[derive(Debug, Clone)]

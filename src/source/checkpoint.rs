@@ -9,11 +9,11 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::analyze::fit::{GgufInput, SafetensorsInput};
 use crate::model::checkpoint::CheckpointKind;
 use crate::parse::checkpoint::gguf::{self, GgufError};
 use crate::parse::checkpoint::hf_config::{self, ConfigError, HfConfig, ShardIndex};
 use crate::parse::checkpoint::safetensors::{self, SafetensorsError};
+use crate::parse::checkpoint::{GgufInput, SafetensorsInput};
 use crate::source::file::open_regular;
 
 /// Largest GGUF header prefix read (metadata with tokenizer vocabularies is a few MiB).

@@ -5,3 +5,27 @@
 pub mod gguf;
 pub mod hf_config;
 pub mod safetensors;
+
+/// One safetensors file's header, read by `source`.
+#[derive(Debug, Clone)]
+pub struct SafetensorsInput {
+    /// Path as shown.
+    pub path: String,
+    /// File size.
+    pub size_bytes: u64,
+    /// 8 + header length.
+    pub header_bytes: u64,
+    /// The parsed header.
+    pub header: safetensors::SafetensorsHeader,
+}
+
+/// One GGUF file's header.
+#[derive(Debug, Clone)]
+pub struct GgufInput {
+    /// Path as shown.
+    pub path: String,
+    /// File size.
+    pub size_bytes: u64,
+    /// The parsed header.
+    pub header: gguf::GgufHeader,
+}
