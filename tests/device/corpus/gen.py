@@ -557,6 +557,288 @@ def illegal_access():
     print(out.sum().item())
 
 
+# --------------------------------------------------------------------------- second batch (more
+# variety: optimizer step, gradient checkpointing, checkpoint loading without transformers,
+# offloaded inference, compiled inference, Lightning loops, logger-wrapped errors, Triton)
+
+
+def hf_optimizer_step():
+    # Forward and backward fit; Adam's state (2 x fp32 weights) created at the first step does not.
+    import torch
+    import torch.nn.functional as F
+    from accelerate import Accelerator
+    from transformers import AutoModelForCausalLM
+
+    accelerator = Accelerator()
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.float32)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    fill_gpu(params + 3 * GIB)
+    for step in range(3):
+        batch = torch.randint(3, 32000, (4, 512), device=accelerator.device)
+        logits = model(input_ids=batch).logits
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), batch[:, 1:].reshape(-1))
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+        accelerator.print(f"step {step}: loss {loss.item():.4f}")
+
+
+def hf_gradient_checkpointing():
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.config.use_cache = False
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    fill_gpu(6 * GIB)
+    for step in range(4):
+        batch = torch.randint(3, 32000, (32, 4096), device="cuda")
+        loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        print(f"step {step} loss {loss.item():.3f}")
+
+
+def torch_load_map_location():
+    import torch
+
+    path = os.path.join(WORK, "encoder-state.pt")
+    if not os.path.exists(path):
+        torch.manual_seed(0)
+        state = {f"layers.{i}.weight": torch.randn(8192, 8192) for i in range(8)}  # 2 GiB fp32
+        torch.save(state, path)
+    fill_gpu(1 * GIB)
+    state = torch.load(path, map_location="cuda:0", weights_only=True)
+    print(len(state))
+
+
+def safetensors_load_file():
+    import glob
+
+    from safetensors.torch import load_file
+
+    shard = sorted(glob.glob(os.path.join(CKPT, "*.safetensors")))[0]
+    fill_gpu(256 * MIB)
+    weights = load_file(shard, device="cuda:0")
+    print(len(weights))
+
+
+def accelerate_offload_generate():
+    # device_map="auto" with a 2 GiB GPU budget: part of the model stays on the CPU and
+    # accelerate's hooks move it in for every forward; the GPU is nearly full by then.
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(
+        CKPT, dtype=torch.bfloat16, device_map="auto", max_memory={0: "600MiB", "cpu": "30GiB"})
+    print(model.hf_device_map)
+    fill_gpu(700 * MIB)
+    prompts = torch.randint(3, 32000, (64, 2048), device="cuda")
+    out = model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts),
+                         max_new_tokens=16, do_sample=False, pad_token_id=0)
+    print(out.shape)
+
+
+def hf_generate_static_cache():
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    model.eval()
+    fill_gpu(4 * GIB)
+    prompts = torch.randint(3, 32000, (64, 512), device="cuda")
+    out = model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts),
+                         max_new_tokens=3584, do_sample=False, pad_token_id=0,
+                         cache_implementation="static")
+    print(out.shape)
+
+
+def compiled_evaluate():
+    import torch
+
+    model = mlp().cuda().eval()
+    compiled = torch.compile(model)
+
+    @torch.no_grad()
+    def evaluate(batches):
+        total = 0.0
+        for x in batches:
+            total += compiled(x).float().pow(2).mean().item()
+        return total / len(batches)
+
+    fill_gpu(3 * GIB)
+    batches = [torch.randn(n, 4096, device="cuda") for n in (256, 256, 49152)]
+    print("eval loss", evaluate(batches))
+
+
+def compile_reduce_overhead():
+    # mode="reduce-overhead" records CUDA graphs (cudagraph trees); a new batch shape means a new
+    # compile and a new recording, with the card nearly full by then.
+    import torch
+
+    model = mlp().cuda().eval()
+    compiled = torch.compile(model, mode="reduce-overhead")
+    with torch.no_grad():
+        for _ in range(3):
+            compiled(torch.randn(512, 4096, device="cuda"))
+        fill_gpu(512 * MIB)
+        x = torch.randn(20480, 4096, device="cuda")
+        for _ in range(3):
+            y = compiled(x)
+    print(y.sum().item())
+
+
+def make_graphed_callables():
+    import torch
+
+    model = mlp().cuda()
+    sample = torch.randn(32768, 4096, device="cuda", requires_grad=True)
+    fill_gpu(2 * GIB)
+    graphed = torch.cuda.make_graphed_callables(model, (sample,))
+    print(graphed(sample).sum().item())
+
+
+def lightning_optimizer_step():
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Autoencoder(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(8192, 32768)  # 2 GiB of fp32 weights
+
+        def training_step(self, batch, batch_idx):
+            (x,) = batch
+            loss = F.mse_loss(self.net(x), x)
+            self.log("loss", loss, prog_bar=True)
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.Adam(self.parameters(), lr=1e-4)
+
+    data = TensorDataset(torch.randn(2048, 8192))
+    torch.zeros(1, device="cuda")
+    free, _ = torch.cuda.mem_get_info()
+    # weights + grads + a little for activations: Adam's 4 GiB of state at the first step won't fit
+    fill_gpu(5 * GIB + 512 * MIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                        enable_checkpointing=False)
+    trainer.fit(Autoencoder(), DataLoader(data, batch_size=256))
+
+
+def lightning_predict():
+    import lightning as L
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Scorer(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(8192, 32768)
+
+        def predict_step(self, batch, batch_idx):
+            (x,) = batch
+            return self.net(x).mean(dim=1)
+
+    data = TensorDataset(torch.randn(65536, 8192))
+    fill_gpu(6 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, logger=False)
+    preds = trainer.predict(Scorer(), DataLoader(data, batch_size=32768))
+    print(len(preds))
+
+
+def logged_oom():
+    # A training script that catches the error and logs one line, as many do; no traceback.
+    import logging
+
+    import torch
+    import torch.nn.functional as F
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        level=logging.INFO)
+    log = logging.getLogger("train")
+    model = mlp().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    fill_gpu(4 * GIB)
+    for step, batch_size in enumerate([4096, 8192, 16384, 65536]):
+        try:
+            x = torch.randn(batch_size, 4096, device="cuda")
+            loss = F.mse_loss(model(x), x)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            log.info("step %d batch %d loss %.4f", step, batch_size, loss.item())
+        except torch.OutOfMemoryError as error:
+            log.error("OOM at step %d (batch %d): %s", step, batch_size, error)
+            sys.exit(1)
+
+
+def logged_exception():
+    # The same, logged with logger.exception: a prefixed message, then the traceback.
+    import logging
+
+    import torch
+
+    logging.basicConfig(format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s",
+                        level=logging.INFO)
+    log = logging.getLogger("inference_server")
+    model = mlp().cuda().eval()
+    fill_gpu(2 * GIB)
+    try:
+        with torch.inference_mode():
+            out = model(torch.randn(131072, 4096, device="cuda"))
+        print(out.shape)
+    except Exception:
+        log.exception("request 7f3a failed while running the model")
+        sys.exit(1)
+
+
+def jax_eager():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): an eager op with no stage in sight.
+    import jax.numpy as jnp
+
+    a = jnp.ones((65536, 65536), dtype=jnp.float32)  # 16 GiB
+    print(float(a[0, 0]))
+
+
+def triton_shared_memory():
+    import torch
+
+    a = torch.randn(4096, 4096, device="cuda")
+    b = torch.randn(4096, 4096, device="cuda")
+    c = torch.empty(4096, 4096, device="cuda")
+    grid = (4096 // 256, 4096 // 256)
+    # 256x256x128 fp32 tiles with 4 pipeline stages: far more shared memory than an SM has
+    _matmul_kernel[grid](a, b, c, 4096, BLOCK_M=256, BLOCK_N=256, BLOCK_K=128, num_stages=4)
+    print(c.sum().item())
+
+
+if NAME == "triton_shared_memory":
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _matmul_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr):
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        rk = tl.arange(0, BLOCK_K)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, n, BLOCK_K):
+            a = tl.load(a_ptr + rm[:, None] * n + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * n + rn[None, :])
+            acc += tl.dot(a, b)
+        tl.store(c_ptr + rm[:, None] * n + rn[None, :], acc)
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -585,6 +867,21 @@ SCENARIOS = {
     "host_numpy": host_numpy,
     "device_assert": device_assert,
     "illegal_access": illegal_access,
+    "hf_optimizer_step": hf_optimizer_step,
+    "hf_gradient_checkpointing": hf_gradient_checkpointing,
+    "torch_load_map_location": torch_load_map_location,
+    "safetensors_load_file": safetensors_load_file,
+    "accelerate_offload_generate": accelerate_offload_generate,
+    "hf_generate_static_cache": hf_generate_static_cache,
+    "compiled_evaluate": compiled_evaluate,
+    "compile_reduce_overhead": compile_reduce_overhead,
+    "make_graphed_callables": make_graphed_callables,
+    "lightning_optimizer_step": lightning_optimizer_step,
+    "lightning_predict": lightning_predict,
+    "logged_oom": logged_oom,
+    "logged_exception": logged_exception,
+    "jax_eager": jax_eager,
+    "triton_shared_memory": triton_shared_memory,
 }
 
 

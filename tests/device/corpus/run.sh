@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -95,7 +95,7 @@ run_one() {
   local name=$1 regex=$2 hold=$3; shift 3
   if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then return; fi
   local limit=${SCENARIO_TIMEOUT:-60} text="$OUT/$name.out" started rc reason=
-  [ "$name" = torch_compile ] && limit=$(( limit * 2 ))
+  case $name in torch_compile|compiled_evaluate|compile_reduce_overhead) limit=$(( limit * 2 ));; esac
   echo "## $name"
   if [ "$hold" != "-" ]; then
     start_holder "$hold" || reason="the holder process did not start"
@@ -154,4 +154,19 @@ run_one illegal_access "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
 run_one accelerate_dispatch_model "$OOM" -
 run_one accelerate_find_batch_size "No executable batch size" -
 run_one torch_compile "$OOM" -
+run_one hf_optimizer_step "$OOM" -
+run_one hf_gradient_checkpointing "$OOM" -
+run_one torch_load_map_location "$OOM" -
+run_one safetensors_load_file "$OOM" -
+run_one accelerate_offload_generate "$OOM" -
+run_one hf_generate_static_cache "$OOM" -
+run_one compiled_evaluate "$OOM" -
+run_one compile_reduce_overhead "$OOM" -
+run_one make_graphed_callables "$OOM" -
+run_one lightning_optimizer_step "$OOM" -
+run_one lightning_predict "$OOM" -
+run_one logged_oom "$OOM" -
+run_one logged_exception "$OOM" -
+run_one jax_eager "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one triton_shared_memory "OutOfResources|out of resource" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
