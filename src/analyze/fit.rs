@@ -13,7 +13,7 @@ use crate::model::bytes::MIB;
 use crate::model::cards::Card;
 use crate::model::checkpoint::{
     Allowance, Alternative, Budget, CheckpointFile, CheckpointKind, DeclaredFormat, FitReport,
-    KvCache, Mismatch, ModelShape, Verdict, Weights,
+    FitVerdict, KvCache, Mismatch, ModelShape, Weights,
 };
 use crate::model::{Bytes, Source};
 use crate::parse::checkpoint::gguf::{self, GgufHeader, MetaValue};
@@ -810,7 +810,7 @@ pub fn analyze_with(input: &FitInput, options: &FitOptions, engine: &EngineOptio
         })
         .collect();
     let context_of = |model, facts| stage_context(model, facts, kv_num, kv_den, pipeline);
-    let mut best: Option<(Budget, Verdict, usize)> = None;
+    let mut best: Option<(Budget, FitVerdict, usize)> = None;
     for (index, stage) in stages.iter().enumerate() {
         let stage_weights = saturating_sum(stage.tensors.iter().map(loaded_of));
         let context = context_of(&report.model, &stage_facts[index]);
@@ -1687,7 +1687,7 @@ fn evaluate(
     weights_bytes: u64,
     tensor_parallel: u64,
     limitations: &mut Vec<String>,
-) -> (Budget, Verdict) {
+) -> (Budget, FitVerdict) {
     let tp = tensor_parallel.max(1);
     let usable = (gpu.total.get() as f64 * options.gpu_memory_utilization).floor() as u64;
     let replicated = context.replicated_bytes.min(weights_bytes);
@@ -1818,7 +1818,7 @@ fn evaluate(
         engine: "vllm".to_string(),
         llama_cpp: None,
     };
-    let verdict = Verdict {
+    let verdict = FitVerdict {
         fits,
         max_kv_tokens,
         kv_bytes_per_token_per_gpu: Bytes(per_token),
@@ -1842,7 +1842,7 @@ fn alternatives(
     tensors: &[TensorFacts],
     weights_bytes: u64,
     budget: &Budget,
-    verdict: &Verdict,
+    verdict: &FitVerdict,
     model_dtype_bytes: u64,
 ) -> Vec<Alternative> {
     let mut list = Vec::new();
@@ -1918,7 +1918,7 @@ fn alternatives(
             ("fp8 (W8, e.g. `--quantization fp8` or an FP8 checkpoint): linear weights at 1 B + 128×128-block F32 scales", rest.saturating_add(linear).saturating_add(linear / 16384 * 4)),
             ("int4 (GPTQ/AWQ, group 128): linear weights at 0.5 B + F16 scales and 4-bit zeros per 128", rest.saturating_add(linear / 2 + linear / 128 * 2 + linear / 256)),
         ];
-        let evaluated: Vec<(&str, u64, Budget, Verdict)> = candidates
+        let evaluated: Vec<(&str, u64, Budget, FitVerdict)> = candidates
             .iter()
             .map(|(label, bytes)| {
                 let (b, v) = check(gpu, *bytes, tp, &mut scratch);

@@ -33,7 +33,7 @@ pub struct FitReport {
     /// The budget, when a GPU or size was given.
     pub budget: Option<Budget>,
     /// The verdict against the budget.
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<FitVerdict>,
     /// What would fit when this does not (R12, R19).
     pub alternatives: Vec<Alternative>,
     /// What oomdoc could not know or assumed.
@@ -274,7 +274,7 @@ pub struct LlamaCppPlacement {
 
 /// Does it fit?
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct FitVerdict {
     /// Weights fit and the KV cache holds at least one sequence of `max_model_len`.
     pub fits: bool,
     /// KV tokens the budget holds per GPU (at the per-token rate of `max_model_len`-long sequences).

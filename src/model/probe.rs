@@ -12,7 +12,7 @@ use super::{Bytes, Source};
 /// The phases of the protocol, in the order they run (R13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub enum ProbePhase {
     /// First requests: graphs, caches and allocator pools warm up. Recorded, never judged.
     Warmup,
     /// Ten identical short requests.
@@ -23,14 +23,14 @@ pub enum Phase {
     Concurrent,
 }
 
-impl Phase {
+impl ProbePhase {
     /// The name used in JSON and text.
     pub fn name(self) -> &'static str {
         match self {
-            Phase::Warmup => "warmup",
-            Phase::Identical => "identical",
-            Phase::Alternating => "alternating",
-            Phase::Concurrent => "concurrent",
+            ProbePhase::Warmup => "warmup",
+            ProbePhase::Identical => "identical",
+            ProbePhase::Alternating => "alternating",
+            ProbePhase::Concurrent => "concurrent",
         }
     }
 }
@@ -69,7 +69,7 @@ pub struct ProbeRequest {
     /// Which repetition of the protocol (0-based; `--repeat K` gives 0..K).
     pub repeat: u32,
     /// The phase.
-    pub phase: Phase,
+    pub phase: ProbePhase,
     /// Position in the phase (0-based). In the concurrent phase, position of the round.
     pub index: u32,
     /// In the concurrent phase, which of the parallel requests of the round (0-based).
@@ -251,7 +251,7 @@ pub struct LevelSpread {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseTrend {
     /// The phase.
-    pub phase: Phase,
+    pub phase: ProbePhase,
     /// The test on this phase's blocks of the window.
     pub test: TrendTest,
     /// Requests spanned by this phase's readings, first to last.
@@ -271,8 +271,8 @@ pub struct PhaseTrend {
 pub struct Step {
     /// Repetition.
     pub repeat: u32,
-    /// Phase.
-    pub phase: Phase,
+    /// Phase of the protocol.
+    pub phase: ProbePhase,
     /// Position in the phase.
     pub index: u32,
     /// Prompt size that appeared for the first time.
