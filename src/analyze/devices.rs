@@ -10,20 +10,11 @@
 use std::collections::BTreeSet;
 
 use crate::model::machine::{
-    CudaNumbering, CudaWarning, DeviceFlag, DeviceOrder, Inventory, ProcessFlag, VisibleEntry,
-    VisibleStop,
+    CudaEnvironment, CudaNumbering, CudaWarning, DeviceFlag, DeviceOrder, Inventory, ProcessFlag,
+    VisibleEntry, VisibleStop,
 };
 use crate::model::Bytes;
 use crate::parse::container_env::{parse_cuda_visible_devices, parse_device_order};
-
-/// The CUDA variables of the environment that applies (the current one, also when replaying).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CudaEnvironment {
-    /// `CUDA_VISIBLE_DEVICES`; `None` when unset.
-    pub visible_devices: Option<String>,
-    /// `CUDA_DEVICE_ORDER`; `None` when unset.
-    pub device_order: Option<String>,
-}
 
 /// Used memory above this with no process listed is flagged: an idle GPU shows 0 MiB used
 /// under NVML v2 (`tests/fixtures/h200-torch2.11/nvidia-smi-q.xml`), and a CUDA context

@@ -215,6 +215,16 @@ pub struct CudaNumbering {
     pub warnings: Vec<CudaWarning>,
 }
 
+/// The CUDA variables of the environment that applies (the current one, also when replaying):
+/// what `analyze::devices` numbers an [`Inventory`] under.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CudaEnvironment {
+    /// `CUDA_VISIBLE_DEVICES`; `None` when unset.
+    pub visible_devices: Option<String>,
+    /// `CUDA_DEVICE_ORDER`; `None` when unset.
+    pub device_order: Option<String>,
+}
+
 /// Whose CUDA environment numbered the devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -674,7 +674,10 @@ impl RunState {
 
 /// NVML, or the replay file of `--gpu-from` / `OOMDOC_GPU_FROM` (an empty value means NVML).
 fn open_gpu_source(gpu_from: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
-    crate::source::gpu::open(gpu_from.filter(|path| !path.as_os_str().is_empty()))
+    crate::source::gpu::open(
+        gpu_from.filter(|path| !path.as_os_str().is_empty()),
+        crate::analyze::devices::analyze,
+    )
 }
 
 /// The devices to sample: those the child can see under `CUDA_VISIBLE_DEVICES` (by CUDA

@@ -678,6 +678,25 @@ pub fn local_identity() -> (Option<String>, Option<String>) {
     (home, user)
 }
 
+/// `/proc/PID/cgroup` of a host process; `None` when the process is gone or unreadable.
+pub fn cgroup_of(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()
+}
+
+/// The node name for dcgm-exporter's `Hostname` label: `NODE_NAME` (set from the downward
+/// API in a DaemonSet), else the kernel's host name.
+pub fn node_name() -> String {
+    std::env::var(crate::env_vars::NODE_NAME)
+        .ok()
+        .filter(|name| !name.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|name| name.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
 /// Whether oomdoc runs inside a container (Docker's or Podman's marker file).
 pub fn in_container() -> bool {
     Path::new("/.dockerenv").exists() || Path::new("/run/.containerenv").exists()

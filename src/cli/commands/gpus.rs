@@ -12,13 +12,13 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use crate::analyze::devices::{self, CudaEnvironment};
+use crate::analyze::devices;
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::{write_file_atomically, Output};
 use crate::cli::ExitStatus;
 use crate::error::HintedError;
 use crate::model::machine::{
-    DeviceOrder, Inventory, MemorySample, NumberingFrom, RecordedSample, Recording,
+    CudaEnvironment, DeviceOrder, Inventory, MemorySample, NumberingFrom, RecordedSample, Recording,
 };
 use crate::render;
 use crate::render::style::Style;
@@ -70,7 +70,7 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         Some(path) => {
             Box::new(gpu::ReplayGpu::open(path).context("cannot read the GPU replay file")?)
         }
-        None => gpu::open(None).context("cannot list GPUs through NVML")?,
+        None => gpu::open(None, devices::analyze).context("cannot list GPUs through NVML")?,
     };
     let numbering = Numbering {
         replayed: from.is_some(),

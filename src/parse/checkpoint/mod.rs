@@ -29,3 +29,24 @@ pub struct GgufInput {
     /// The parsed header.
     pub header: gguf::GgufHeader,
 }
+
+/// Everything read from a checkpoint (by `source::checkpoint::read`), what `analyze::fit` takes.
+#[derive(Debug, Clone)]
+pub struct FitInput {
+    /// PATH as given.
+    pub path: String,
+    /// What it is.
+    pub kind: crate::model::checkpoint::CheckpointKind,
+    /// safetensors headers.
+    pub safetensors: Vec<SafetensorsInput>,
+    /// GGUF headers (a split set in order).
+    pub gguf: Vec<GgufInput>,
+    /// config.json.
+    pub config: Option<hf_config::HfConfig>,
+    /// model.safetensors.index.json.
+    pub index: Option<hf_config::ShardIndex>,
+    /// Directory, file and model-id names, checked for format words.
+    pub names: Vec<String>,
+    /// Limitations found while reading.
+    pub limitations: Vec<String>,
+}
