@@ -10,8 +10,8 @@
 use std::collections::BTreeSet;
 
 use crate::model::machine::{
-    CudaEnvironment, CudaNumbering, CudaWarning, DeviceFlag, DeviceOrder, Inventory, ProcessFlag,
-    VisibleEntry, VisibleStop,
+    CudaEnvironment, CudaNumbering, CudaWarning, DeviceFlag, DeviceOrder, Inventory, NumberingFrom,
+    ProcessFlag, VisibleEntry, VisibleStop,
 };
 use crate::model::Bytes;
 use crate::parse::container_env::{parse_cuda_visible_devices, parse_device_order};
@@ -69,6 +69,60 @@ const INIT_LIKE: &[&str] = &[
 pub fn analyze(inventory: &mut Inventory, environment: &CudaEnvironment) {
     resolve_cuda_ordinals(inventory, environment);
     flag_devices(inventory);
+}
+
+/// The environment that numbers an inventory, and whose it is: the command line's values
+/// (`visible_devices`, `device_order`) over the recording's for a replay (another machine's
+/// numbering), else over this shell's. A replay that recorded none is numbered as if both
+/// variables were unset.
+pub fn numbering_environment(
+    inventory: &Inventory,
+    replayed: bool,
+    shell: CudaEnvironment,
+    visible_devices: Option<&str>,
+    device_order: Option<&str>,
+) -> (CudaEnvironment, NumberingFrom) {
+    let recorded = inventory.cuda.as_ref().map(|numbering| CudaEnvironment {
+        visible_devices: numbering.visible_devices.as_ref().map(|v| v.raw.clone()),
+        device_order: Some(
+            match numbering.device_order {
+                DeviceOrder::FastestFirst => "FASTEST_FIRST",
+                DeviceOrder::PciBusId => "PCI_BUS_ID",
+            }
+            .to_string(),
+        ),
+    });
+    let (mut environment, from) = match (replayed, recorded) {
+        (false, _) => (shell, NumberingFrom::ThisShell),
+        (true, Some(recorded)) => (recorded, NumberingFrom::Recording),
+        (true, None) => (CudaEnvironment::default(), NumberingFrom::NotRecorded),
+    };
+    if visible_devices.is_none() && device_order.is_none() {
+        return (environment, from);
+    }
+    if let Some(value) = visible_devices {
+        environment.visible_devices = Some(value.to_string());
+    }
+    if let Some(order) = device_order {
+        environment.device_order = Some(order.to_string());
+    }
+    (environment, NumberingFrom::CommandLine)
+}
+
+/// Says why a replayed process has no host RSS: its PID belongs to the machine that
+/// recorded it, so it is never read here.
+pub fn note_replayed_processes(inventory: &mut Inventory) {
+    for process in inventory
+        .devices
+        .iter_mut()
+        .flat_map(|d| d.processes.iter_mut())
+    {
+        if process.host_rss_bytes.is_none() && process.host_rss_unavailable_reason.is_none() {
+            process.host_rss_unavailable_reason = Some(
+                "not measured: a replayed PID belongs to the machine that recorded it".to_string(),
+            );
+        }
+    }
 }
 
 /// Gives each device (and MIG instance) its CUDA ordinal and records the numbering.

@@ -101,6 +101,15 @@ impl DeviceMemory {
         self.reserved_bytes
             .map(|reserved| self.total_bytes.saturating_sub(reserved))
     }
+
+    /// This reading as a memory sample (used, free, total).
+    pub fn sample(&self) -> MemorySample {
+        MemorySample {
+            used_bytes: self.used_bytes,
+            free_bytes: self.free_bytes,
+            total_bytes: self.total_bytes,
+        }
+    }
 }
 
 /// One MIG instance of a GPU.
@@ -430,6 +439,27 @@ pub struct Recording {
     /// Memory readings per device UUID, oldest first.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub samples: std::collections::BTreeMap<String, Vec<RecordedSample>>,
+}
+
+impl Recording {
+    /// A recording of `inventory` with the full readings taken so far, per device UUID.
+    pub fn new(
+        inventory: Inventory,
+        samples: &std::collections::BTreeMap<String, Vec<MemorySample>>,
+    ) -> Recording {
+        Recording {
+            inventory,
+            samples: samples
+                .iter()
+                .map(|(uuid, list)| {
+                    (
+                        uuid.clone(),
+                        list.iter().copied().map(RecordedSample::Full).collect(),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One recorded memory reading: a full sample, or just used bytes.
