@@ -1,5 +1,5 @@
 //! Analyse devices and processes: CUDA numbering, other jobs, display servers, orphaned
-//! engine workers (R9, R10). Pure: takes an [`Inventory`] and the environment's values, and
+//! engine workers. Pure: takes an [`Inventory`] and the environment's values, and
 //! fills in `cuda_ordinal`, [`CudaNumbering`] and the flags. Formats nothing.
 //!
 //! The numbering follows CUDA as PyTorch mirrors it (`torch/cuda/__init__.py`,
@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::model::gpu::CudaOrdinal;
 use crate::model::machine::{
     CudaEnvironment, CudaNumbering, CudaWarning, DeviceFlag, DeviceOrder, Inventory, NumberingFrom,
     ProcessFlag, VisibleEntry, VisibleStop,
@@ -160,7 +161,8 @@ pub fn resolve_cuda_ordinals(inventory: &mut Inventory, environment: &CudaEnviro
     let visible_count = match &visible_devices {
         None => {
             for (ordinal, &position) in enumeration.iter().enumerate() {
-                inventory.devices[position].cuda_ordinal = u32::try_from(ordinal).ok();
+                inventory.devices[position].cuda_ordinal =
+                    u32::try_from(ordinal).ok().map(CudaOrdinal);
             }
             u32::try_from(enumeration.len()).unwrap_or(u32::MAX)
         }
@@ -210,9 +212,10 @@ pub fn resolve_cuda_ordinals(inventory: &mut Inventory, environment: &CudaEnviro
                 let ordinal = u32::try_from(ordinal).ok();
                 match instance {
                     Some(instance) => {
-                        inventory.devices[*device].mig_instances[*instance].cuda_ordinal = ordinal;
+                        inventory.devices[*device].mig_instances[*instance].cuda_ordinal =
+                            ordinal.map(CudaOrdinal);
                     }
-                    None => inventory.devices[*device].cuda_ordinal = ordinal,
+                    None => inventory.devices[*device].cuda_ordinal = ordinal.map(CudaOrdinal),
                 }
             }
             u32::try_from(chosen.len()).unwrap_or(u32::MAX)
@@ -401,6 +404,7 @@ fn process_flags(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::gpu::NvmlIndex;
     use crate::model::machine::{Device, DeviceMemory, GpuProcess, MigInstance};
 
     /// Synthetic devices: `GPU-0000…`, `GPU-1111…`, bus ids 0x18, 0x3B, … in NVML order.
@@ -411,7 +415,7 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(index, name)| Device {
-                    index: index as u32,
+                    index: NvmlIndex(index as u32),
                     uuid: format!(
                         "GPU-{index}{index}{index}{index}abcd-0000-0000-0000-00000000000{index}"
                     ),
@@ -429,7 +433,11 @@ mod tests {
     }
 
     fn ordinals(inventory: &Inventory) -> Vec<Option<u32>> {
-        inventory.devices.iter().map(|d| d.cuda_ordinal).collect()
+        inventory
+            .devices
+            .iter()
+            .map(|d| d.cuda_ordinal.map(CudaOrdinal::get))
+            .collect()
     }
 
     fn run(inventory: &mut Inventory, visible: Option<&str>, order: Option<&str>) {
@@ -576,8 +584,8 @@ mod tests {
             None,
         );
         let instances = &inv.devices[0].mig_instances;
-        assert_eq!(instances[0].cuda_ordinal, Some(1));
-        assert_eq!(instances[1].cuda_ordinal, Some(0));
+        assert_eq!(instances[0].cuda_ordinal, Some(CudaOrdinal(1)));
+        assert_eq!(instances[1].cuda_ordinal, Some(CudaOrdinal(0)));
         assert_eq!(inv.devices[0].cuda_ordinal, None);
         assert_eq!(inv.devices[0].flags, vec![DeviceFlag::MigEnabled]);
         run(
@@ -585,7 +593,10 @@ mod tests {
             Some("MIG-GPU-0000abcd-0000-0000-0000-000000000000/2/0"),
             None,
         );
-        assert_eq!(inv.devices[0].mig_instances[1].cuda_ordinal, Some(0));
+        assert_eq!(
+            inv.devices[0].mig_instances[1].cuda_ordinal,
+            Some(CudaOrdinal(0))
+        );
         run(&mut inv, Some("MIG-ffff"), None);
         assert!(matches!(
             warnings(&inv)[0],

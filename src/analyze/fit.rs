@@ -1,7 +1,7 @@
 //! Checkpoint headers + config + a GPU budget → weights, KV cache per token, verdict and
-//! what would fit instead (R11, R12, R19). Pure: no files, no environment.
+//! what would fit instead. Pure: no files, no environment.
 //!
-//! KV sizing follows vLLM (`vllm/v1/kv_cache_interface.py`, formats.md §5.4): per layer and
+//! KV sizing follows vLLM (`vllm/v1/kv_cache_interface.py`): per layer and
 //! token `2 · kv_heads · head_size · dtype_bytes`, MLA `(kv_lora_rank + qk_rope_head_dim) ·
 //! dtype_bytes`; sliding-window layers hold at most the window. The budget follows vLLM ≥ 0.9:
 //! `total · gpu_memory_utilization − (weights + activation peak + non-torch memory)`, with

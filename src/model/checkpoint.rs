@@ -1,4 +1,4 @@
-//! What `oomdoc fit` found in a checkpoint and concluded about a GPU budget (R11, R12, R19).
+//! What `oomdoc fit` found in a checkpoint and concluded about a GPU budget.
 //! Plain serde data; the JSON field names `weights.total_bytes`, `weights.by_dtype`,
 //! `kv_cache.bytes_per_token`, `kv_cache.dtype`, `verdict.fits` and `verdict.max_kv_tokens`
 //! are a contract (issue 4).
@@ -34,7 +34,7 @@ pub struct FitReport {
     pub budget: Option<Budget>,
     /// The verdict against the budget.
     pub verdict: Option<FitVerdict>,
-    /// What would fit when this does not (R12, R19).
+    /// What would fit when this does not.
     pub alternatives: Vec<Alternative>,
     /// What oomdoc could not know or assumed.
     pub limitations: Vec<String>,

@@ -1,4 +1,4 @@
-//! The machine: GPUs, their memory and processes, at one instant (R9, R10).
+//! The machine: GPUs, their memory and processes, at one instant.
 //!
 //! Produced by a `source::gpu::GpuSource` (NVML or replay); field names of [`Device`] and
 //! [`DeviceMemory`] are a JSON contract (`oomdoc gpus --json`, and `preflight.inventory` of
@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gpu::{CudaOrdinal, NvmlIndex};
 use super::host::ContainerIdentity;
 use super::{Bytes, Source};
 
@@ -48,7 +49,7 @@ pub struct Inventory {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Device {
     /// NVML / nvidia-smi index.
-    pub index: u32,
+    pub index: NvmlIndex,
     /// `GPU-…` UUID.
     pub uuid: String,
     /// PCI bus id as NVML prints it, e.g. `00000000:00:06.0`.
@@ -57,7 +58,7 @@ pub struct Device {
     pub name: String,
     /// The ordinal CUDA gives this device under the current `CUDA_VISIBLE_DEVICES`/`CUDA_DEVICE_ORDER`;
     /// `None` when not visible to CUDA.
-    pub cuda_ordinal: Option<u32>,
+    pub cuda_ordinal: Option<CudaOrdinal>,
     /// Memory, exact bytes.
     pub memory: DeviceMemory,
     /// Compute (and graphics) processes on this device.
@@ -96,7 +97,7 @@ pub struct DeviceMemory {
 
 impl DeviceMemory {
     /// What CUDA reports as the device's total (`cudaMemGetInfo`, PyTorch's "total capacity"):
-    /// NVML total minus driver-reserved (formats.md §6, measured on driver 580).
+    /// NVML total minus driver-reserved (measured on driver 580).
     pub fn cuda_total_bytes(&self) -> Option<Bytes> {
         self.reserved_bytes
             .map(|reserved| self.total_bytes.saturating_sub(reserved))
@@ -128,7 +129,7 @@ pub struct MigInstance {
     /// Memory of this instance, when readable.
     pub memory: Option<DeviceMemory>,
     /// The ordinal CUDA gives this instance, when selected through `CUDA_VISIBLE_DEVICES`.
-    pub cuda_ordinal: Option<u32>,
+    pub cuda_ordinal: Option<CudaOrdinal>,
 }
 
 /// A process using a GPU.
@@ -187,7 +188,7 @@ pub struct GpuProcess {
     pub flags: Vec<ProcessFlag>,
 }
 
-/// A cheap memory reading of one device, for fast sampling (R8, R13).
+/// A cheap memory reading of one device, for fast sampling.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemorySample {
     /// Used bytes (NVML v2 `used`).
@@ -209,7 +210,7 @@ pub struct HostContext {
     pub nvidia_visible_devices: Option<NvidiaVisibleDevices>,
 }
 
-/// How CUDA numbers the devices (R10).
+/// How CUDA numbers the devices.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CudaNumbering {
     /// `CUDA_VISIBLE_DEVICES`, parsed; `None` when unset (every device visible).
@@ -472,7 +473,7 @@ pub enum RecordedSample {
     Full(MemorySample),
 }
 
-/// What `oomdoc gpus --bench-sampling` measured on a live GPU (R8, R13: 1 kHz sampling).
+/// What `oomdoc gpus --bench-sampling` measured on a live GPU (sampling needs 1 kHz).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingBenchmark {
     /// The device sampled.

@@ -1,5 +1,5 @@
 //! What `oomdoc probe` measured against a running server, and what the growth analysis
-//! concluded (R13, R14).
+//! concluded.
 //!
 //! Field names are a JSON contract (`oomdoc probe --json`): `verdict`, `requests` (each with
 //! `phase`, `index`, `prompt_chars`, `status`, `latency_ms`, `memory_bytes`), `trend`,
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Bytes, Source};
 
-/// The phases of the protocol, in the order they run (R13).
+/// The phases of the protocol, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbePhase {
@@ -35,7 +35,7 @@ impl ProbePhase {
     }
 }
 
-/// The verdict of the growth test (R14).
+/// The verdict of the growth test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GrowthVerdict {
@@ -217,7 +217,7 @@ pub struct HostTrend {
     pub plateau_bytes: Option<Bytes>,
 }
 
-/// One repeat of the protocol on its own (R13: "repeatable from a clean process start").
+/// One repeat of the protocol on its own (repeatable from a clean process start).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatTrend {
     /// Which repeat (0-based).
@@ -283,7 +283,7 @@ pub struct Step {
     pub after_bytes: Bytes,
 }
 
-/// Warm-up and the levels around it (R14: a result even when there is no leak).
+/// Warm-up and the levels around it: a result even when there is no leak.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Warmup {
     /// Memory before the first request.
@@ -303,7 +303,7 @@ pub struct Warmup {
 pub struct MemorySourceInfo {
     /// `nvml`, `prometheus` or `replay`.
     pub kind: String,
-    /// The source of each number (R3).
+    /// The source of each number.
     pub source: Source,
     /// What exactly was read, e.g. `used memory of GPU-… (NVML)` or `DCGM_FI_DEV_FB_USED at http://…`.
     pub description: String,

@@ -1,4 +1,4 @@
-//! The request plan of the growth test (R13, R14), as data: which request comes when, in which
+//! The request plan of the growth test, as data: which request comes when, in which
 //! phase and with how long an input. Pure: the runner sends what the plan lists and reads
 //! memory after each entry.
 //!

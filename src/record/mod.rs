@@ -19,6 +19,7 @@ use crate::analyze::run_explain::LiveExplain;
 use crate::analyze::timeline_memory::{attribute, phase_spans, LineClock};
 use crate::error::HintedError;
 use crate::model::explain::{ContextBlock, ContextLine, ExplainReport};
+use crate::model::gpu::CudaOrdinal;
 use crate::model::host::ChildEnd;
 use crate::model::machine::Inventory;
 use crate::model::run::{
@@ -618,8 +619,8 @@ impl RunState {
                     let attribution = attribute(&points, peak, &spans);
                     DeviceTimeline {
                         uuid: uuid.clone(),
-                        index: device.map_or(0, |d| d.index),
-                        cuda_ordinal: device.and_then(|d| d.cuda_ordinal),
+                        index: device.map_or(0, |d| d.index.get()),
+                        cuda_ordinal: device.and_then(|d| d.cuda_ordinal.map(CudaOrdinal::get)),
                         name: device.map(|d| d.name.clone()).unwrap_or_default(),
                         total_bytes: device.map(|d| d.memory.total_bytes).unwrap_or_default(),
                         baseline_used_bytes: device.map(|d| d.memory.used_bytes),
@@ -748,7 +749,7 @@ fn oom_events(
                 inventory?
                     .devices
                     .iter()
-                    .find(|device| device.cuda_ordinal == Some(ordinal))
+                    .find(|device| device.cuda_ordinal == Some(CudaOrdinal(ordinal)))
                     .map(|device| device.uuid.clone())
             });
             let rank = message

@@ -539,7 +539,7 @@ impl LineSplitter {
     }
 }
 
-/// Names of environment variables that shape GPU memory use and device selection (R9, R10):
+/// Names of environment variables that shape GPU memory use and device selection:
 /// recorded, values redacted by the caller.
 const RELEVANT_NAMES: &[&str] = &[
     "CUDA_VISIBLE_DEVICES",
@@ -668,7 +668,7 @@ pub fn relevant_environment() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The home directory and user name, for redaction (R16).
+/// The home directory and user name, for redaction.
 pub fn local_identity() -> (Option<String>, Option<String>) {
     let home = std::env::var("HOME").ok().filter(|home| !home.is_empty());
     let user = std::env::var("USER")

@@ -1,4 +1,4 @@
-//! A GGUF file budgeted the way llama.cpp loads it (R11, R12), not with vLLM's
+//! A GGUF file budgeted the way llama.cpp loads it, not with vLLM's
 //! `--gpu-memory-utilization`, activation profile and CUDA-graph allowance. Pure: no files,
 //! no environment.
 //!

@@ -336,7 +336,7 @@ pub(super) fn declared(
         });
     }
 
-    // Names against the headers (R12: a name saying int4 does not make a file int4).
+    // Names against the headers: a name saying int4 does not make a file int4.
     for (word, claim) in &hints {
         let (present, expected) = match *claim {
             "int4" | "fp4" if !input.gguf.is_empty() => (

@@ -1,4 +1,4 @@
-//! `oomdoc gpus`: every GPU and process by UUID, with the CUDA numbering resolved (R9, R10).
+//! `oomdoc gpus`: every GPU and process by UUID, with the CUDA numbering resolved.
 //!
 //! Reads NVML (or a replay file), lets `analyze::devices` number and flag, renders a table
 //! or the JSON document; `--watch` refreshes, `--record` writes a recording that

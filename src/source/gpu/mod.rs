@@ -1,4 +1,4 @@
-//! Where GPU facts come from (R9, R10): NVML through nvml-wrapper (loaded at run time, so
+//! Where GPU facts come from: NVML through nvml-wrapper (loaded at run time, so
 //! oomdoc starts without a driver) or a replay file (`--gpu-from`, `OOMDOC_GPU_FROM`).
 //!
 //! The `nvml` feature is checked here and nowhere else (ripgrep's switch file
@@ -136,7 +136,7 @@ impl Hint for GpuError {
 pub trait GpuSource: Send {
     /// Every visible device and its processes, at one instant.
     fn inventory(&mut self) -> Result<Inventory, GpuError>;
-    /// Memory of one device (by UUID), cheap enough to sample fast (R8, R13).
+    /// Memory of one device (by UUID), cheap enough to sample fast.
     fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError>;
     /// Whether every reading is the same recorded moment (a replayed `nvidia-smi -q -x` file, or
     /// a recording without samples): such a source gives no timeline and no peak.
@@ -211,7 +211,8 @@ impl<S: GpuSource> GpuSource for Numbered<S> {
 }
 
 /// Measures a live source: one inventory's latency (first, then `runs` more) and how many
-/// `memory()` calls per second it sustains on the first device for `duration` (R8: 1 kHz).
+/// `memory()` calls per second it sustains on the first device for `duration` (sampling
+/// needs 1 kHz).
 pub fn benchmark(
     source: &mut dyn GpuSource,
     duration: std::time::Duration,

@@ -3,7 +3,7 @@
 //!
 //! `Nvml::init` runs once per process and is kept in a `OnceLock` (bottom does the same in
 //! `src/collection/nvidia.rs`). Memory comes from `nvmlDeviceGetMemoryInfo_v2`, whose
-//! `used` excludes the driver-reserved memory (formats.md §6, measured on driver 580);
+//! `used` excludes the driver-reserved memory (measured on driver 580);
 //! processes from `nvmlDeviceGetComputeRunningProcesses_v3` and the graphics variant, with
 //! `NVML_VALUE_NOT_AVAILABLE` (`u64::MAX`) kept as unavailable, never zero.
 
@@ -17,6 +17,7 @@ use nvml_wrapper::struct_wrappers::device::ProcessInfo;
 use nvml_wrapper::{Device as NvmlDevice, Nvml};
 
 use super::{host, GpuError, GpuSource};
+use crate::model::gpu::NvmlIndex;
 use crate::model::machine::{
     Device, DeviceMemory, GpuProcess, Inventory, MemorySample, MigInstance,
 };
@@ -262,7 +263,7 @@ fn read_device(
         }
     };
     Ok(Device {
-        index,
+        index: NvmlIndex(index),
         uuid,
         pci_bus_id,
         name,
