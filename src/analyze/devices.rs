@@ -418,7 +418,8 @@ mod tests {
                     index: NvmlIndex(index as u32),
                     uuid: format!(
                         "GPU-{index}{index}{index}{index}abcd-0000-0000-0000-00000000000{index}"
-                    ),
+                    )
+                    .into(),
                     pci_bus_id: format!("00000000:{}:00.0", buses[index]),
                     name: name.to_string(),
                     memory: DeviceMemory {

@@ -21,6 +21,62 @@ pub struct CudaOrdinal(pub u32);
 #[serde(transparent)]
 pub struct NvmlIndex(pub u32);
 
+/// A GPU's `GPU-…` UUID as NVML and `nvidia-smi` print it: the one name of a device that
+/// means the same thing in every process and on every listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct GpuUuid(pub String);
+
+impl GpuUuid {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for GpuUuid {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for GpuUuid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq<str> for GpuUuid {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<String> for GpuUuid {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<&str> for GpuUuid {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl From<&str> for GpuUuid {
+    fn from(text: &str) -> Self {
+        GpuUuid(text.to_string())
+    }
+}
+
+impl From<String> for GpuUuid {
+    fn from(text: String) -> Self {
+        GpuUuid(text)
+    }
+}
+
 impl CudaOrdinal {
     /// The number.
     pub fn get(self) -> u32 {
@@ -64,5 +120,12 @@ mod tests {
             NvmlIndex(0)
         );
         assert_eq!(format!("{}", CudaOrdinal(7)), "7");
+        let uuid = GpuUuid::from("GPU-5f1c");
+        assert_eq!(serde_json::to_string(&uuid).unwrap(), "\"GPU-5f1c\"");
+        assert_eq!(
+            serde_json::from_str::<GpuUuid>("\"GPU-5f1c\"").unwrap(),
+            uuid
+        );
+        assert_eq!(uuid, "GPU-5f1c");
     }
 }

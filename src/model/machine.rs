@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::gpu::{CudaOrdinal, NvmlIndex};
+use super::gpu::{CudaOrdinal, GpuUuid, NvmlIndex};
 use super::host::ContainerIdentity;
 use super::{Bytes, Source};
 
@@ -51,7 +51,7 @@ pub struct Device {
     /// NVML / nvidia-smi index.
     pub index: NvmlIndex,
     /// `GPU-…` UUID.
-    pub uuid: String,
+    pub uuid: GpuUuid,
     /// PCI bus id as NVML prints it, e.g. `00000000:00:06.0`.
     pub pci_bus_id: String,
     /// Product name, e.g. `NVIDIA H200`.

@@ -7,7 +7,7 @@
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use crate::model::gpu::NvmlIndex;
+use crate::model::gpu::{GpuUuid, NvmlIndex};
 use crate::model::machine::Device;
 use crate::model::machine::{DeviceMemory, GpuProcess, Inventory, MigInstance};
 use crate::model::{Bytes, Source};
@@ -247,7 +247,7 @@ fn parse_gpu(
     Ok(Device {
         // nvidia-smi lists GPUs in its own index order and prints no index in the XML.
         index: NvmlIndex(u32::try_from(position).unwrap_or(u32::MAX)),
-        uuid,
+        uuid: GpuUuid(uuid),
         pci_bus_id,
         name,
         cuda_ordinal: None,

@@ -347,7 +347,7 @@ fn open_nvml(
         ));
     }
     refuse_static_replay()?;
-    let uuids: Vec<String> = devices.iter().map(|d| d.uuid.clone()).collect();
+    let uuids: Vec<String> = devices.iter().map(|d| d.uuid.to_string()).collect();
     let description = format!("used memory of {} ({})", uuids.join(", "), source.label());
     Ok(MemoryReader::Nvml {
         gpu,

@@ -695,7 +695,10 @@ fn sampled_devices(
         .collect();
     if cuda_visible_set && !visible.is_empty() {
         visible.sort_by_key(|device| device.cuda_ordinal);
-        return visible.iter().map(|device| device.uuid.clone()).collect();
+        return visible
+            .iter()
+            .map(|device| device.uuid.to_string())
+            .collect();
     }
     if cuda_visible_set {
         limitations.push(
@@ -706,7 +709,7 @@ fn sampled_devices(
     inventory
         .devices
         .iter()
-        .map(|device| device.uuid.clone())
+        .map(|device| device.uuid.to_string())
         .collect()
 }
 
@@ -750,7 +753,7 @@ fn oom_events(
                     .devices
                     .iter()
                     .find(|device| device.cuda_ordinal == Some(CudaOrdinal(ordinal)))
-                    .map(|device| device.uuid.clone())
+                    .map(|device| device.uuid.to_string())
             });
             let rank = message
                 .stream

@@ -675,7 +675,7 @@ mod tests {
             devices: uuids
                 .iter()
                 .map(|uuid| Device {
-                    uuid: uuid.to_string(),
+                    uuid: uuid.to_string().into(),
                     ..Device::default()
                 })
                 .collect(),

@@ -111,7 +111,7 @@ pub fn process_name_label(name: &str) -> String {
 fn gpu_labels(device: &Device, hostname: &str) -> Labels {
     vec![
         ("gpu", device.index.to_string()),
-        ("UUID", device.uuid.clone()),
+        ("UUID", device.uuid.to_string()),
         ("pci_bus_id", device.pci_bus_id.clone()),
         ("device", format!("nvidia{}", device.index)),
         ("modelName", device.name.clone()),

@@ -411,7 +411,7 @@ pub fn used_by_device(gpu: &mut dyn GpuSource) -> Result<Option<BTreeMap<String,
     let mut used = BTreeMap::new();
     for device in &inventory.devices {
         let sample = gpu.memory(&device.uuid).map_err(|e| e.to_string())?;
-        used.insert(device.uuid.clone(), sample.used_bytes);
+        used.insert(device.uuid.to_string(), sample.used_bytes);
     }
     Ok(Some(used))
 }

@@ -140,7 +140,7 @@ mod tests {
     fn device(index: u32, ordinal: Option<u32>, name: &str, total_gib: u64) -> Device {
         Device {
             index: NvmlIndex(index),
-            uuid: format!("GPU-{index}{index}{index}{index}"),
+            uuid: format!("GPU-{index}{index}{index}{index}").into(),
             name: name.to_string(),
             cuda_ordinal: ordinal.map(CudaOrdinal),
             memory: DeviceMemory {

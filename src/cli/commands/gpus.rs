@@ -99,7 +99,7 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         );
         for device in &inventory.devices {
             samples
-                .entry(device.uuid.clone())
+                .entry(device.uuid.to_string())
                 .or_default()
                 .push(device.memory.sample());
         }

@@ -234,7 +234,7 @@ pub fn benchmark(
     let uuid = inventory
         .devices
         .first()
-        .map(|device| device.uuid.clone())
+        .map(|device| device.uuid.to_string())
         .ok_or_else(|| GpuError::Other("no GPU to sample".to_string()))?;
     let mut memory_calls = 0u64;
     let mut memory_call_max_us = 0u64;

@@ -17,7 +17,7 @@ use nvml_wrapper::struct_wrappers::device::ProcessInfo;
 use nvml_wrapper::{Device as NvmlDevice, Nvml};
 
 use super::{host, GpuError, GpuSource};
-use crate::model::gpu::NvmlIndex;
+use crate::model::gpu::{GpuUuid, NvmlIndex};
 use crate::model::machine::{
     Device, DeviceMemory, GpuProcess, Inventory, MemorySample, MigInstance,
 };
@@ -156,7 +156,7 @@ impl GpuSource for NvmlGpu {
             };
             match read_device(&handle, index, &mut limitations) {
                 Ok(device) => {
-                    handles.push((device.uuid.clone(), handle));
+                    handles.push((device.uuid.to_string(), handle));
                     devices.push(device);
                 }
                 Err(error) => limitations.push(error.to_string()),
@@ -264,7 +264,7 @@ fn read_device(
     };
     Ok(Device {
         index: NvmlIndex(index),
-        uuid,
+        uuid: GpuUuid(uuid),
         pci_bus_id,
         name,
         cuda_ordinal: None,
