@@ -16,11 +16,11 @@ pub const FORCE_COLOR: &str = "FORCE_COLOR";
 pub const CLICOLOR_FORCE: &str = "CLICOLOR_FORCE";
 /// The terminal type; `dumb` disables colour.
 pub const TERM: &str = "TERM";
-/// CUDA's device filter and renumbering: indices, `GPU-…` UUIDs (or unique prefixes), MIG UUIDs (R10).
+/// CUDA's device filter and renumbering: indices, `GPU-…` UUIDs (or unique prefixes), MIG UUIDs.
 pub const CUDA_VISIBLE_DEVICES: &str = "CUDA_VISIBLE_DEVICES";
-/// CUDA's enumeration order: `FASTEST_FIRST` (default) or `PCI_BUS_ID` (R10).
+/// CUDA's enumeration order: `FASTEST_FIRST` (default) or `PCI_BUS_ID`.
 pub const CUDA_DEVICE_ORDER: &str = "CUDA_DEVICE_ORDER";
-/// nvidia-container-toolkit's device selection, set inside containers (R10).
+/// nvidia-container-toolkit's device selection, set inside containers.
 pub const NVIDIA_VISIBLE_DEVICES: &str = "NVIDIA_VISIBLE_DEVICES";
 /// PyTorch caching-allocator settings (all versions).
 pub const PYTORCH_CUDA_ALLOC_CONF: &str = "PYTORCH_CUDA_ALLOC_CONF";

@@ -16,13 +16,15 @@
 //! Beside the pipeline: `error` (the `Hint` trait and `HintedError`, imported by every layer),
 //! `model` (the types every layer shares), `redact` (the one redactor, pure), and above it,
 //! next to `cli`, `record` (the recorder of `oomdoc run` and the reading back of recorded runs
-//! for `report` and `diff`) and `probe` (`oomdoc probe`'s memory sources). `tests/layers.rs`
-//! fails when an import goes the wrong way.
+//! for `report` and `diff`), `probe` (`oomdoc probe`'s memory sources) and `exporter` (the
+//! log follower and HTTP server of `oomdoc exporter`). `tests/layers.rs` fails when an import
+//! goes the wrong way.
 
 pub mod analyze;
 pub mod cli;
 pub mod env_vars;
 pub mod error;
+pub mod exporter;
 pub mod model;
 pub mod parse;
 pub mod probe;

@@ -1,5 +1,5 @@
 //! Analyse devices and processes: CUDA numbering, other jobs, display servers, orphaned
-//! engine workers (R9, R10). Pure: takes an [`Inventory`] and the environment's values, and
+//! engine workers. Pure: takes an [`Inventory`] and the environment's values, and
 //! fills in `cuda_ordinal`, [`CudaNumbering`] and the flags. Formats nothing.
 //!
 //! The numbering follows CUDA as PyTorch mirrors it (`torch/cuda/__init__.py`,
@@ -9,21 +9,13 @@
 
 use std::collections::BTreeSet;
 
+use crate::model::gpu::CudaOrdinal;
 use crate::model::machine::{
-    CudaNumbering, CudaWarning, DeviceFlag, DeviceOrder, Inventory, ProcessFlag, VisibleEntry,
-    VisibleStop,
+    CudaEnvironment, CudaNumbering, CudaWarning, DeviceFlag, DeviceOrder, Inventory, NumberingFrom,
+    ProcessFlag, VisibleEntry, VisibleStop,
 };
 use crate::model::Bytes;
 use crate::parse::container_env::{parse_cuda_visible_devices, parse_device_order};
-
-/// The CUDA variables of the environment that applies (the current one, also when replaying).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CudaEnvironment {
-    /// `CUDA_VISIBLE_DEVICES`; `None` when unset.
-    pub visible_devices: Option<String>,
-    /// `CUDA_DEVICE_ORDER`; `None` when unset.
-    pub device_order: Option<String>,
-}
 
 /// Used memory above this with no process listed is flagged: an idle GPU shows 0 MiB used
 /// under NVML v2 (`tests/fixtures/h200-torch2.11/nvidia-smi-q.xml`), and a CUDA context
@@ -80,6 +72,60 @@ pub fn analyze(inventory: &mut Inventory, environment: &CudaEnvironment) {
     flag_devices(inventory);
 }
 
+/// The environment that numbers an inventory, and whose it is: the command line's values
+/// (`visible_devices`, `device_order`) over the recording's for a replay (another machine's
+/// numbering), else over this shell's. A replay that recorded none is numbered as if both
+/// variables were unset.
+pub fn numbering_environment(
+    inventory: &Inventory,
+    replayed: bool,
+    shell: CudaEnvironment,
+    visible_devices: Option<&str>,
+    device_order: Option<&str>,
+) -> (CudaEnvironment, NumberingFrom) {
+    let recorded = inventory.cuda.as_ref().map(|numbering| CudaEnvironment {
+        visible_devices: numbering.visible_devices.as_ref().map(|v| v.raw.clone()),
+        device_order: Some(
+            match numbering.device_order {
+                DeviceOrder::FastestFirst => "FASTEST_FIRST",
+                DeviceOrder::PciBusId => "PCI_BUS_ID",
+            }
+            .to_string(),
+        ),
+    });
+    let (mut environment, from) = match (replayed, recorded) {
+        (false, _) => (shell, NumberingFrom::ThisShell),
+        (true, Some(recorded)) => (recorded, NumberingFrom::Recording),
+        (true, None) => (CudaEnvironment::default(), NumberingFrom::NotRecorded),
+    };
+    if visible_devices.is_none() && device_order.is_none() {
+        return (environment, from);
+    }
+    if let Some(value) = visible_devices {
+        environment.visible_devices = Some(value.to_string());
+    }
+    if let Some(order) = device_order {
+        environment.device_order = Some(order.to_string());
+    }
+    (environment, NumberingFrom::CommandLine)
+}
+
+/// Says why a replayed process has no host RSS: its PID belongs to the machine that
+/// recorded it, so it is never read here.
+pub fn note_replayed_processes(inventory: &mut Inventory) {
+    for process in inventory
+        .devices
+        .iter_mut()
+        .flat_map(|d| d.processes.iter_mut())
+    {
+        if process.host_rss_bytes.is_none() && process.host_rss_unavailable_reason.is_none() {
+            process.host_rss_unavailable_reason = Some(
+                "not measured: a replayed PID belongs to the machine that recorded it".to_string(),
+            );
+        }
+    }
+}
+
 /// Gives each device (and MIG instance) its CUDA ordinal and records the numbering.
 pub fn resolve_cuda_ordinals(inventory: &mut Inventory, environment: &CudaEnvironment) {
     for device in &mut inventory.devices {
@@ -115,7 +161,8 @@ pub fn resolve_cuda_ordinals(inventory: &mut Inventory, environment: &CudaEnviro
     let visible_count = match &visible_devices {
         None => {
             for (ordinal, &position) in enumeration.iter().enumerate() {
-                inventory.devices[position].cuda_ordinal = u32::try_from(ordinal).ok();
+                inventory.devices[position].cuda_ordinal =
+                    u32::try_from(ordinal).ok().map(CudaOrdinal);
             }
             u32::try_from(enumeration.len()).unwrap_or(u32::MAX)
         }
@@ -165,9 +212,10 @@ pub fn resolve_cuda_ordinals(inventory: &mut Inventory, environment: &CudaEnviro
                 let ordinal = u32::try_from(ordinal).ok();
                 match instance {
                     Some(instance) => {
-                        inventory.devices[*device].mig_instances[*instance].cuda_ordinal = ordinal;
+                        inventory.devices[*device].mig_instances[*instance].cuda_ordinal =
+                            ordinal.map(CudaOrdinal);
                     }
-                    None => inventory.devices[*device].cuda_ordinal = ordinal,
+                    None => inventory.devices[*device].cuda_ordinal = ordinal.map(CudaOrdinal),
                 }
             }
             u32::try_from(chosen.len()).unwrap_or(u32::MAX)
@@ -356,6 +404,7 @@ fn process_flags(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::gpu::NvmlIndex;
     use crate::model::machine::{Device, DeviceMemory, GpuProcess, MigInstance};
 
     /// Synthetic devices: `GPU-0000…`, `GPU-1111…`, bus ids 0x18, 0x3B, … in NVML order.
@@ -366,10 +415,11 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(index, name)| Device {
-                    index: index as u32,
+                    index: NvmlIndex(index as u32),
                     uuid: format!(
                         "GPU-{index}{index}{index}{index}abcd-0000-0000-0000-00000000000{index}"
-                    ),
+                    )
+                    .into(),
                     pci_bus_id: format!("00000000:{}:00.0", buses[index]),
                     name: name.to_string(),
                     memory: DeviceMemory {
@@ -384,7 +434,11 @@ mod tests {
     }
 
     fn ordinals(inventory: &Inventory) -> Vec<Option<u32>> {
-        inventory.devices.iter().map(|d| d.cuda_ordinal).collect()
+        inventory
+            .devices
+            .iter()
+            .map(|d| d.cuda_ordinal.map(CudaOrdinal::get))
+            .collect()
     }
 
     fn run(inventory: &mut Inventory, visible: Option<&str>, order: Option<&str>) {
@@ -531,8 +585,8 @@ mod tests {
             None,
         );
         let instances = &inv.devices[0].mig_instances;
-        assert_eq!(instances[0].cuda_ordinal, Some(1));
-        assert_eq!(instances[1].cuda_ordinal, Some(0));
+        assert_eq!(instances[0].cuda_ordinal, Some(CudaOrdinal(1)));
+        assert_eq!(instances[1].cuda_ordinal, Some(CudaOrdinal(0)));
         assert_eq!(inv.devices[0].cuda_ordinal, None);
         assert_eq!(inv.devices[0].flags, vec![DeviceFlag::MigEnabled]);
         run(
@@ -540,7 +594,10 @@ mod tests {
             Some("MIG-GPU-0000abcd-0000-0000-0000-000000000000/2/0"),
             None,
         );
-        assert_eq!(inv.devices[0].mig_instances[1].cuda_ordinal, Some(0));
+        assert_eq!(
+            inv.devices[0].mig_instances[1].cuda_ordinal,
+            Some(CudaOrdinal(0))
+        );
         run(&mut inv, Some("MIG-ffff"), None);
         assert!(matches!(
             warnings(&inv)[0],

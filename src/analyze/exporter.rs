@@ -162,7 +162,7 @@ pub fn failure_gpu(
 ) -> Option<String> {
     let inventory = inventory?;
     if let [device] = &inventory.devices[..] {
-        return Some(device.uuid.clone());
+        return Some(device.uuid.to_string());
     }
     if origin.pod.is_empty() {
         return None;

@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::bytes::MIB;
 use crate::model::probe::{
-    GrowthVerdict, HostTrend, LevelSpread, Phase, PhaseTrend, ProbeRequest, RepeatTrend,
+    GrowthVerdict, HostTrend, LevelSpread, PhaseTrend, ProbePhase, ProbeRequest, RepeatTrend,
     SoakAnalysis, SoakSlot, Step, StepRegression, Trend, TrendTest, Warmup,
 };
 use crate::model::Bytes;
@@ -100,7 +100,7 @@ enum Memory {
 struct Reading {
     sequence: u64,
     repeat: u32,
-    phase: Phase,
+    phase: ProbePhase,
     index: u32,
     prompt_chars: u64,
     value: f64,
@@ -156,16 +156,16 @@ fn judge(
     let mut seen: BTreeSet<(u32, u64, bool)> = BTreeSet::new();
     let mut steps = Vec::new();
     let mut segment = 0u32;
-    let mut blocks: BTreeMap<(u32, Phase, u32, u64), Vec<Reading>> = BTreeMap::new();
+    let mut blocks: BTreeMap<(u32, ProbePhase, u32, u64), Vec<Reading>> = BTreeMap::new();
     let mut previous: Option<f64> = baseline.map(|bytes| bytes.get() as f64);
     for reading in readings {
         let shape = (
             reading.repeat,
             reading.prompt_chars,
-            reading.phase == Phase::Concurrent,
+            reading.phase == ProbePhase::Concurrent,
         );
         let new_shape = seen.insert(shape);
-        if reading.phase != Phase::Warmup {
+        if reading.phase != ProbePhase::Warmup {
             if new_shape {
                 segment += 1;
                 if let Some(before) = previous {
@@ -195,7 +195,7 @@ fn judge(
     let window = (!series.is_empty()).then(|| trend_test(&series));
     let measured: Vec<(f64, f64)> = readings
         .iter()
-        .filter(|r| r.phase != Phase::Warmup)
+        .filter(|r| r.phase != ProbePhase::Warmup)
         .map(|r| (r.sequence as f64, r.value))
         .collect();
     let naive = (measured.len() >= 2).then(|| trend_test(&[measured]));
@@ -470,7 +470,7 @@ fn judge(
     let after_warmup = readings
         .iter()
         .rev()
-        .find(|r| r.phase == Phase::Warmup)
+        .find(|r| r.phase == ProbePhase::Warmup)
         .map(|r| Bytes(r.value as u64));
     let final_bytes = readings.last().map(|r| Bytes(r.value as u64));
     let difference = |a: Option<Bytes>, b: Option<Bytes>| match (a, b) {
@@ -627,9 +627,12 @@ fn step_regression(readings: &[Reading]) -> Option<StepRegression> {
     let mut steps: Vec<(u32, u64)> = Vec::new();
     let mut sizes: BTreeMap<(u64, bool), usize> = BTreeMap::new();
     for reading in readings {
-        let shape = (reading.prompt_chars, reading.phase == Phase::Concurrent);
+        let shape = (
+            reading.prompt_chars,
+            reading.phase == ProbePhase::Concurrent,
+        );
         let new_shape = seen.insert((reading.repeat, shape.0, shape.1));
-        if reading.phase != Phase::Warmup {
+        if reading.phase != ProbePhase::Warmup {
             *sizes.entry(shape).or_default() += 1;
             if new_shape {
                 steps.push((reading.repeat, reading.sequence));
@@ -643,9 +646,12 @@ fn step_regression(readings: &[Reading]) -> Option<StepRegression> {
     let origin = readings.first()?.value;
     let rows: Vec<Row> = readings
         .iter()
-        .filter(|r| r.phase != Phase::Warmup)
+        .filter(|r| r.phase != ProbePhase::Warmup)
         .map(|reading| {
-            let shape = (reading.prompt_chars, reading.phase == Phase::Concurrent);
+            let shape = (
+                reading.prompt_chars,
+                reading.phase == ProbePhase::Concurrent,
+            );
             let mut terms = vec![Term::Level(reading.repeat)];
             terms.extend(
                 steps
@@ -763,15 +769,15 @@ fn repeat_trends(
                 .filter(|block| block.first().is_some_and(|r| r.repeat == repeat))
                 .map(|block| block.iter().map(|r| (r.sequence as f64, r.value)).collect())
                 .collect();
-            let phase_values = |phase: Phase| -> Vec<f64> {
+            let phase_values = |phase: ProbePhase| -> Vec<f64> {
                 readings
                     .iter()
                     .filter(|r| r.repeat == repeat && r.phase == phase)
                     .map(|r| r.value)
                     .collect()
             };
-            let identical = phase_values(Phase::Identical);
-            let alternating = phase_values(Phase::Alternating);
+            let identical = phase_values(ProbePhase::Identical);
+            let alternating = phase_values(ProbePhase::Alternating);
             let half = |values: &[f64], second: bool| -> Option<Bytes> {
                 let middle = values.len() / 2;
                 let mut part = if second {
@@ -901,7 +907,7 @@ fn span(sequences: impl Iterator<Item = f64>) -> u64 {
 
 /// The window and later-half tests on each phase's blocks alone, in protocol order.
 fn phase_trends(blocks: &[Vec<Reading>]) -> Vec<PhaseTrend> {
-    let phases: BTreeSet<Phase> = blocks.iter().flatten().map(|r| r.phase).collect();
+    let phases: BTreeSet<ProbePhase> = blocks.iter().flatten().map(|r| r.phase).collect();
     phases
         .into_iter()
         .map(|phase| {
@@ -942,20 +948,20 @@ fn readings(requests: &[ProbeRequest], which: Memory) -> Vec<Reading> {
             continue;
         };
         let same_round = |other: &ProbeRequest| {
-            other.phase == Phase::Concurrent
+            other.phase == ProbePhase::Concurrent
                 && other.repeat == request.repeat
                 && other.index == request.index
         };
         let round_already_read = out.last().is_some_and(|last| {
-            last.phase == Phase::Concurrent
+            last.phase == ProbePhase::Concurrent
                 && last.repeat == request.repeat
                 && last.index == request.index
         });
-        if request.phase == Phase::Concurrent && round_already_read {
+        if request.phase == ProbePhase::Concurrent && round_already_read {
             continue;
         }
         // The reading is taken after the whole round: count the round's later requests too.
-        let round_rest = if request.phase == Phase::Concurrent {
+        let round_rest = if request.phase == ProbePhase::Concurrent {
             requests[position + 1..]
                 .iter()
                 .take_while(|other| same_round(other))
@@ -1174,7 +1180,7 @@ impl SoakAccumulator {
         let judged = |value: fn(&ProbeRequest) -> Option<Bytes>| -> Vec<f64> {
             requests
                 .iter()
-                .filter(|r| r.phase != Phase::Warmup)
+                .filter(|r| r.phase != ProbePhase::Warmup)
                 .filter(|r| r.status.is_some_and(|s| (200..300).contains(&s)))
                 .filter_map(value)
                 .map(|b| b.get() as f64)
@@ -1455,7 +1461,7 @@ mod tests {
         assert_eq!(format_p(1e-9), "p < 1e-6");
     }
 
-    fn request(phase: Phase, index: u32, chars: u64, mib: u64) -> ProbeRequest {
+    fn request(phase: ProbePhase, index: u32, chars: u64, mib: u64) -> ProbeRequest {
         ProbeRequest {
             repeat: 0,
             phase,
@@ -1482,7 +1488,7 @@ mod tests {
         let mut requests = Vec::new();
         let mut n = 0;
         let mut long_seen = false;
-        for (phase, count) in [(Phase::Warmup, 3), (Phase::Identical, 10)] {
+        for (phase, count) in [(ProbePhase::Warmup, 3), (ProbePhase::Identical, 10)] {
             for index in 0..count {
                 requests.push(request(phase, index, 100, story(n, false, long_seen)));
                 n += 1;
@@ -1493,7 +1499,7 @@ mod tests {
             long_seen |= long;
             let chars = if long { 4000 } else { 100 };
             requests.push(request(
-                Phase::Alternating,
+                ProbePhase::Alternating,
                 index,
                 chars,
                 story(n, long, long_seen),
@@ -1594,7 +1600,7 @@ mod tests {
         expect(&analysis, GrowthVerdict::Growth);
         assert!(analysis.trend.reason.contains("alternating"));
         let alternating = &analysis.trend.phases[1];
-        assert_eq!(alternating.phase, Phase::Alternating);
+        assert_eq!(alternating.phase, ProbePhase::Alternating);
         close(
             alternating.test.slope_bytes_per_request,
             8.0 * MIB as f64,
@@ -1688,12 +1694,16 @@ mod tests {
                 served = 0;
                 long_seen = false;
             }
-            let mut phases: Vec<(Phase, u32, u64)> =
-                (0..3).map(|i| (Phase::Warmup, i, 64)).collect();
-            phases.extend((0..10).map(|i| (Phase::Identical, i, 64)));
-            phases.extend(
-                (0..10).map(|i| (Phase::Alternating, i, if i % 2 == 1 { 4096 } else { 64 })),
-            );
+            let mut phases: Vec<(ProbePhase, u32, u64)> =
+                (0..3).map(|i| (ProbePhase::Warmup, i, 64)).collect();
+            phases.extend((0..10).map(|i| (ProbePhase::Identical, i, 64)));
+            phases.extend((0..10).map(|i| {
+                (
+                    ProbePhase::Alternating,
+                    i,
+                    if i % 2 == 1 { 4096 } else { 64 },
+                )
+            }));
             for (phase, index, chars) in phases {
                 served += 1;
                 long_seen |= chars > 64;
@@ -2032,12 +2042,12 @@ mod tests {
         for repeat in 0..2u32 {
             for n in 0..23u32 {
                 let (phase, index) = match n {
-                    0..=2 => (Phase::Warmup, n),
-                    3..=12 => (Phase::Identical, n - 3),
-                    _ => (Phase::Alternating, n - 13),
+                    0..=2 => (ProbePhase::Warmup, n),
+                    3..=12 => (ProbePhase::Identical, n - 3),
+                    _ => (ProbePhase::Alternating, n - 13),
                 };
-                let long = phase == Phase::Alternating && index % 2 == 1;
-                let stepped = phase == Phase::Alternating && index >= 1;
+                let long = phase == ProbePhase::Alternating && index % 2 == 1;
+                let stepped = phase == ProbePhase::Alternating && index >= 1;
                 let mib = 1000
                     + 700 * u64::from(repeat)
                     + 3 * u64::from(n)

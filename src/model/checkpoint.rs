@@ -1,4 +1,4 @@
-//! What `oomdoc fit` found in a checkpoint and concluded about a GPU budget (R11, R12, R19).
+//! What `oomdoc fit` found in a checkpoint and concluded about a GPU budget.
 //! Plain serde data; the JSON field names `weights.total_bytes`, `weights.by_dtype`,
 //! `kv_cache.bytes_per_token`, `kv_cache.dtype`, `verdict.fits` and `verdict.max_kv_tokens`
 //! are a contract (issue 4).
@@ -33,8 +33,8 @@ pub struct FitReport {
     /// The budget, when a GPU or size was given.
     pub budget: Option<Budget>,
     /// The verdict against the budget.
-    pub verdict: Option<Verdict>,
-    /// What would fit when this does not (R12, R19).
+    pub verdict: Option<FitVerdict>,
+    /// What would fit when this does not.
     pub alternatives: Vec<Alternative>,
     /// What oomdoc could not know or assumed.
     pub limitations: Vec<String>,
@@ -274,7 +274,7 @@ pub struct LlamaCppPlacement {
 
 /// Does it fit?
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct FitVerdict {
     /// Weights fit and the KV cache holds at least one sequence of `max_model_len`.
     pub fits: bool,
     /// KV tokens the budget holds per GPU (at the per-token rate of `max_model_len`-long sequences).

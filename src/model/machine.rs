@@ -1,4 +1,4 @@
-//! The machine: GPUs, their memory and processes, at one instant (R9, R10).
+//! The machine: GPUs, their memory and processes, at one instant.
 //!
 //! Produced by a `source::gpu::GpuSource` (NVML or replay); field names of [`Device`] and
 //! [`DeviceMemory`] are a JSON contract (`oomdoc gpus --json`, and `preflight.inventory` of
@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gpu::{CudaOrdinal, GpuUuid, NvmlIndex};
 use super::host::ContainerIdentity;
 use super::{Bytes, Source};
 
@@ -48,16 +49,16 @@ pub struct Inventory {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Device {
     /// NVML / nvidia-smi index.
-    pub index: u32,
+    pub index: NvmlIndex,
     /// `GPU-…` UUID.
-    pub uuid: String,
+    pub uuid: GpuUuid,
     /// PCI bus id as NVML prints it, e.g. `00000000:00:06.0`.
     pub pci_bus_id: String,
     /// Product name, e.g. `NVIDIA H200`.
     pub name: String,
     /// The ordinal CUDA gives this device under the current `CUDA_VISIBLE_DEVICES`/`CUDA_DEVICE_ORDER`;
     /// `None` when not visible to CUDA.
-    pub cuda_ordinal: Option<u32>,
+    pub cuda_ordinal: Option<CudaOrdinal>,
     /// Memory, exact bytes.
     pub memory: DeviceMemory,
     /// Compute (and graphics) processes on this device.
@@ -96,10 +97,19 @@ pub struct DeviceMemory {
 
 impl DeviceMemory {
     /// What CUDA reports as the device's total (`cudaMemGetInfo`, PyTorch's "total capacity"):
-    /// NVML total minus driver-reserved (formats.md §6, measured on driver 580).
+    /// NVML total minus driver-reserved (measured on driver 580).
     pub fn cuda_total_bytes(&self) -> Option<Bytes> {
         self.reserved_bytes
             .map(|reserved| self.total_bytes.saturating_sub(reserved))
+    }
+
+    /// This reading as a memory sample (used, free, total).
+    pub fn sample(&self) -> MemorySample {
+        MemorySample {
+            used_bytes: self.used_bytes,
+            free_bytes: self.free_bytes,
+            total_bytes: self.total_bytes,
+        }
     }
 }
 
@@ -119,7 +129,7 @@ pub struct MigInstance {
     /// Memory of this instance, when readable.
     pub memory: Option<DeviceMemory>,
     /// The ordinal CUDA gives this instance, when selected through `CUDA_VISIBLE_DEVICES`.
-    pub cuda_ordinal: Option<u32>,
+    pub cuda_ordinal: Option<CudaOrdinal>,
 }
 
 /// A process using a GPU.
@@ -178,7 +188,7 @@ pub struct GpuProcess {
     pub flags: Vec<ProcessFlag>,
 }
 
-/// A cheap memory reading of one device, for fast sampling (R8, R13).
+/// A cheap memory reading of one device, for fast sampling.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemorySample {
     /// Used bytes (NVML v2 `used`).
@@ -200,7 +210,7 @@ pub struct HostContext {
     pub nvidia_visible_devices: Option<NvidiaVisibleDevices>,
 }
 
-/// How CUDA numbers the devices (R10).
+/// How CUDA numbers the devices.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CudaNumbering {
     /// `CUDA_VISIBLE_DEVICES`, parsed; `None` when unset (every device visible).
@@ -213,6 +223,16 @@ pub struct CudaNumbering {
     pub ordinals_certain: bool,
     /// What may surprise a person about this numbering.
     pub warnings: Vec<CudaWarning>,
+}
+
+/// The CUDA variables of the environment that applies (the current one, also when replaying):
+/// what `analyze::devices` numbers an [`Inventory`] under.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CudaEnvironment {
+    /// `CUDA_VISIBLE_DEVICES`; `None` when unset.
+    pub visible_devices: Option<String>,
+    /// `CUDA_DEVICE_ORDER`; `None` when unset.
+    pub device_order: Option<String>,
 }
 
 /// Whose CUDA environment numbered the devices.
@@ -422,6 +442,27 @@ pub struct Recording {
     pub samples: std::collections::BTreeMap<String, Vec<RecordedSample>>,
 }
 
+impl Recording {
+    /// A recording of `inventory` with the full readings taken so far, per device UUID.
+    pub fn new(
+        inventory: Inventory,
+        samples: &std::collections::BTreeMap<String, Vec<MemorySample>>,
+    ) -> Recording {
+        Recording {
+            inventory,
+            samples: samples
+                .iter()
+                .map(|(uuid, list)| {
+                    (
+                        uuid.clone(),
+                        list.iter().copied().map(RecordedSample::Full).collect(),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
 /// One recorded memory reading: a full sample, or just used bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -432,7 +473,7 @@ pub enum RecordedSample {
     Full(MemorySample),
 }
 
-/// What `oomdoc gpus --bench-sampling` measured on a live GPU (R8, R13: 1 kHz sampling).
+/// What `oomdoc gpus --bench-sampling` measured on a live GPU (sampling needs 1 kHz).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingBenchmark {
     /// The device sampled.

@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod explain;
 pub mod exporter;
 pub mod failure;
+pub mod gpu;
 pub mod host;
 pub mod machine;
 pub mod probe;

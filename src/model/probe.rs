@@ -1,5 +1,5 @@
 //! What `oomdoc probe` measured against a running server, and what the growth analysis
-//! concluded (R13, R14).
+//! concluded.
 //!
 //! Field names are a JSON contract (`oomdoc probe --json`): `verdict`, `requests` (each with
 //! `phase`, `index`, `prompt_chars`, `status`, `latency_ms`, `memory_bytes`), `trend`,
@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Bytes, Source};
 
-/// The phases of the protocol, in the order they run (R13).
+/// The phases of the protocol, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub enum ProbePhase {
     /// First requests: graphs, caches and allocator pools warm up. Recorded, never judged.
     Warmup,
     /// Ten identical short requests.
@@ -23,19 +23,19 @@ pub enum Phase {
     Concurrent,
 }
 
-impl Phase {
+impl ProbePhase {
     /// The name used in JSON and text.
     pub fn name(self) -> &'static str {
         match self {
-            Phase::Warmup => "warmup",
-            Phase::Identical => "identical",
-            Phase::Alternating => "alternating",
-            Phase::Concurrent => "concurrent",
+            ProbePhase::Warmup => "warmup",
+            ProbePhase::Identical => "identical",
+            ProbePhase::Alternating => "alternating",
+            ProbePhase::Concurrent => "concurrent",
         }
     }
 }
 
-/// The verdict of the growth test (R14).
+/// The verdict of the growth test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GrowthVerdict {
@@ -69,7 +69,7 @@ pub struct ProbeRequest {
     /// Which repetition of the protocol (0-based; `--repeat K` gives 0..K).
     pub repeat: u32,
     /// The phase.
-    pub phase: Phase,
+    pub phase: ProbePhase,
     /// Position in the phase (0-based). In the concurrent phase, position of the round.
     pub index: u32,
     /// In the concurrent phase, which of the parallel requests of the round (0-based).
@@ -217,7 +217,7 @@ pub struct HostTrend {
     pub plateau_bytes: Option<Bytes>,
 }
 
-/// One repeat of the protocol on its own (R13: "repeatable from a clean process start").
+/// One repeat of the protocol on its own (repeatable from a clean process start).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatTrend {
     /// Which repeat (0-based).
@@ -251,7 +251,7 @@ pub struct LevelSpread {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseTrend {
     /// The phase.
-    pub phase: Phase,
+    pub phase: ProbePhase,
     /// The test on this phase's blocks of the window.
     pub test: TrendTest,
     /// Requests spanned by this phase's readings, first to last.
@@ -271,8 +271,8 @@ pub struct PhaseTrend {
 pub struct Step {
     /// Repetition.
     pub repeat: u32,
-    /// Phase.
-    pub phase: Phase,
+    /// Phase of the protocol.
+    pub phase: ProbePhase,
     /// Position in the phase.
     pub index: u32,
     /// Prompt size that appeared for the first time.
@@ -283,7 +283,7 @@ pub struct Step {
     pub after_bytes: Bytes,
 }
 
-/// Warm-up and the levels around it (R14: a result even when there is no leak).
+/// Warm-up and the levels around it: a result even when there is no leak.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Warmup {
     /// Memory before the first request.
@@ -303,7 +303,7 @@ pub struct Warmup {
 pub struct MemorySourceInfo {
     /// `nvml`, `prometheus` or `replay`.
     pub kind: String,
-    /// The source of each number (R3).
+    /// The source of each number.
     pub source: Source,
     /// What exactly was read, e.g. `used memory of GPU-… (NVML)` or `DCGM_FI_DEV_FB_USED at http://…`.
     pub description: String,

@@ -1,5 +1,5 @@
 //! Parse `CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `NVIDIA_VISIBLE_DEVICES` and container
-//! evidence (R10). Pure: `source/` reads the environment and the files, this module only
+//! evidence. Pure: `source/` reads the environment and the files, this module only
 //! interprets the text it is given.
 //!
 //! `CUDA_VISIBLE_DEVICES` follows the rules CUDA applies, as PyTorch mirrors them in

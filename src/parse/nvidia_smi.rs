@@ -1,4 +1,4 @@
-//! Parse `nvidia-smi -q -x` XML → [`Inventory`] (R9). Pure: the caller reads the file.
+//! Parse `nvidia-smi -q -x` XML → [`Inventory`]. Pure: the caller reads the file.
 //!
 //! nvidia-smi prints memory in MiB, so bytes are MiB × 2^20 (exact to a MiB, not to a byte:
 //! NVML itself gives bytes). Values nvidia-smi cannot give read `N/A`; they become `None`
@@ -7,6 +7,7 @@
 
 use roxmltree::{Document, Node, ParsingOptions};
 
+use crate::model::gpu::{GpuUuid, NvmlIndex};
 use crate::model::machine::Device;
 use crate::model::machine::{DeviceMemory, GpuProcess, Inventory, MigInstance};
 use crate::model::{Bytes, Source};
@@ -245,8 +246,8 @@ fn parse_gpu(
     }
     Ok(Device {
         // nvidia-smi lists GPUs in its own index order and prints no index in the XML.
-        index: u32::try_from(position).unwrap_or(u32::MAX),
-        uuid,
+        index: NvmlIndex(u32::try_from(position).unwrap_or(u32::MAX)),
+        uuid: GpuUuid(uuid),
         pci_bus_id,
         name,
         cuda_ordinal: None,
@@ -423,7 +424,7 @@ mod tests {
         assert_eq!(inventory.cuda_version.as_deref(), Some("13.0"));
         assert_eq!(inventory.devices.len(), 1);
         let device = &inventory.devices[0];
-        assert_eq!(device.index, 0);
+        assert_eq!(device.index, NvmlIndex(0));
         assert_eq!(device.uuid, "GPU-e7247aa6-6306-7c70-9f9d-7e26a3a729ec");
         assert_eq!(device.pci_bus_id, "00000000:00:06.0");
         assert_eq!(device.name, "NVIDIA H200");

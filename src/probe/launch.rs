@@ -85,7 +85,11 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
     let mut limitations = Vec::new();
     let mut memory = super::memory::open(options, &mut limitations)?;
     // GPU memory coming back after each stop is read through NVML when it is there.
-    let mut gpu = crate::source::gpu::open(crate::source::gpu::replay_path(None).as_deref()).ok();
+    let mut gpu = crate::source::gpu::open(
+        crate::source::gpu::replay_path(None).as_deref(),
+        crate::analyze::devices::analyze,
+    )
+    .ok();
     let before = gpu
         .as_deref_mut()
         .and_then(|gpu| launch::used_by_device(gpu).ok().flatten());

@@ -347,7 +347,7 @@ fn open_nvml(
         ));
     }
     refuse_static_replay()?;
-    let uuids: Vec<String> = devices.iter().map(|d| d.uuid.clone()).collect();
+    let uuids: Vec<String> = devices.iter().map(|d| d.uuid.to_string()).collect();
     let description = format!("used memory of {} ({})", uuids.join(", "), source.label());
     Ok(MemoryReader::Nvml {
         gpu,
@@ -362,7 +362,7 @@ fn open_nvml(
 /// names what `probe` offers instead (issue 16).
 fn open_gpu_source() -> anyhow::Result<Box<dyn GpuSource>> {
     let replay = crate::source::gpu::replay_path(None);
-    crate::source::gpu::open(replay.as_deref()).map_err(|error| {
+    crate::source::gpu::open(replay.as_deref(), crate::analyze::devices::analyze).map_err(|error| {
         HintedError::new(
             format!("cannot read GPU memory: {error}"),
             "read memory another way with `--memory-from prometheus:URL` (e.g. dcgm-exporter on the GPU host) or `--memory-from replay:FILE`, or set `OOMDOC_GPU_FROM` to an `oomdoc gpus --record` recording with memory samples",

@@ -1,4 +1,4 @@
-//! The request plan of the growth test (R13, R14), as data: which request comes when, in which
+//! The request plan of the growth test, as data: which request comes when, in which
 //! phase and with how long an input. Pure: the runner sends what the plan lists and reads
 //! memory after each entry.
 //!
@@ -6,7 +6,7 @@
 //! `alternating` short and long, then an optional `concurrent` phase (rounds of N parallel
 //! requests, short and long in turn).
 
-use crate::model::probe::{Phase, ProbeSettings};
+use crate::model::probe::{ProbePhase, ProbeSettings};
 
 /// One entry of the plan: a request (or a round of parallel ones) followed by a reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +14,7 @@ pub struct PlannedRequest {
     /// Repetition (or soak cycle) this entry belongs to, from 0.
     pub repeat: u32,
     /// Phase of the protocol.
-    pub phase: Phase,
+    pub phase: ProbePhase,
     /// Position in its phase, from 0 (the round, in the concurrent phase).
     pub index: u32,
     /// Input length, characters.
@@ -36,15 +36,15 @@ pub fn cycle(settings: &ProbeSettings, repeat: u32) -> Vec<PlannedRequest> {
     };
     let alternate = |index: u32| if index % 2 == 0 { short } else { long };
     let mut plan = Vec::new();
-    plan.extend((0..settings.warmup_requests).map(|i| entry(Phase::Warmup, i, short, 1)));
-    plan.extend((0..settings.phase_requests).map(|i| entry(Phase::Identical, i, short, 1)));
+    plan.extend((0..settings.warmup_requests).map(|i| entry(ProbePhase::Warmup, i, short, 1)));
+    plan.extend((0..settings.phase_requests).map(|i| entry(ProbePhase::Identical, i, short, 1)));
     plan.extend(
-        (0..settings.phase_requests).map(|i| entry(Phase::Alternating, i, alternate(i), 1)),
+        (0..settings.phase_requests).map(|i| entry(ProbePhase::Alternating, i, alternate(i), 1)),
     );
     if settings.concurrency > 1 {
         plan.extend((0..settings.concurrent_rounds).map(|round| {
             entry(
-                Phase::Concurrent,
+                ProbePhase::Concurrent,
                 round,
                 alternate(round),
                 settings.concurrency,
@@ -89,11 +89,11 @@ mod tests {
         let plan = cycle(&settings(4, 1), 2);
         assert_eq!(plan.len(), 3 + 10 + 10 + 6);
         assert!(plan.iter().all(|entry| entry.repeat == 2));
-        let phases: Vec<Phase> = plan.iter().map(|e| e.phase).collect();
-        assert_eq!(phases[..3], [Phase::Warmup; 3]);
-        assert_eq!(phases[3..13], [Phase::Identical; 10]);
-        assert_eq!(phases[13..23], [Phase::Alternating; 10]);
-        assert_eq!(phases[23..], [Phase::Concurrent; 6]);
+        let phases: Vec<ProbePhase> = plan.iter().map(|e| e.phase).collect();
+        assert_eq!(phases[..3], [ProbePhase::Warmup; 3]);
+        assert_eq!(phases[3..13], [ProbePhase::Identical; 10]);
+        assert_eq!(phases[13..23], [ProbePhase::Alternating; 10]);
+        assert_eq!(phases[23..], [ProbePhase::Concurrent; 6]);
         let alternating: Vec<u64> = plan[13..23].iter().map(|e| e.prompt_chars).collect();
         assert_eq!(
             alternating,
@@ -109,8 +109,8 @@ mod tests {
         let plan = protocol(&settings(1, 3));
         assert_eq!(plan.len(), 3 * 23);
         assert_eq!(plan[23].repeat, 1);
-        assert_eq!(plan[23].phase, Phase::Warmup);
-        assert!(plan.iter().all(|e| e.phase != Phase::Concurrent));
+        assert_eq!(plan[23].phase, ProbePhase::Warmup);
+        assert!(plan.iter().all(|e| e.phase != ProbePhase::Concurrent));
         assert_eq!(
             protocol(&settings(1, 3))[46..],
             cycle(&settings(1, 3), 2)[..]

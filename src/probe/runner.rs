@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::memory::MemorySource;
 use super::plan::PlannedRequest;
-use crate::model::probe::{Phase, ProbeRequest, ProbeSettings};
+use crate::model::probe::{ProbePhase, ProbeRequest, ProbeSettings};
 use crate::model::Bytes;
 use crate::parse::prometheus::{self, Selector};
 use crate::source::launch::process_tree_rss;
@@ -150,7 +150,7 @@ impl Runner<'_> {
     fn sequential(
         &mut self,
         repeat: u32,
-        phase: Phase,
+        phase: ProbePhase,
         index: u32,
         chars: u64,
     ) -> Result<(), Stop> {
@@ -170,7 +170,7 @@ impl Runner<'_> {
     fn concurrent(&mut self, repeat: u32, round: u32, chars: u64) -> Result<(), Stop> {
         self.check_deadline()?;
         if let Some(progress) = &self.progress {
-            progress.set_message(Phase::Concurrent.name());
+            progress.set_message(ProbePhase::Concurrent.name());
         }
         let request = self.request(chars);
         let server = self.server;
@@ -197,7 +197,7 @@ impl Runner<'_> {
             let slot = u32::try_from(slot).unwrap_or(u32::MAX);
             let result = self.record(
                 repeat,
-                Phase::Concurrent,
+                ProbePhase::Concurrent,
                 round,
                 Some(slot),
                 chars,
@@ -221,7 +221,7 @@ impl Runner<'_> {
     fn record(
         &mut self,
         repeat: u32,
-        phase: Phase,
+        phase: ProbePhase,
         index: u32,
         slot: Option<u32>,
         chars: u64,

@@ -19,6 +19,7 @@ use crate::analyze::run_explain::LiveExplain;
 use crate::analyze::timeline_memory::{attribute, phase_spans, LineClock};
 use crate::error::HintedError;
 use crate::model::explain::{ContextBlock, ContextLine, ExplainReport};
+use crate::model::gpu::CudaOrdinal;
 use crate::model::host::ChildEnd;
 use crate::model::machine::Inventory;
 use crate::model::run::{
@@ -618,8 +619,8 @@ impl RunState {
                     let attribution = attribute(&points, peak, &spans);
                     DeviceTimeline {
                         uuid: uuid.clone(),
-                        index: device.map_or(0, |d| d.index),
-                        cuda_ordinal: device.and_then(|d| d.cuda_ordinal),
+                        index: device.map_or(0, |d| d.index.get()),
+                        cuda_ordinal: device.and_then(|d| d.cuda_ordinal.map(CudaOrdinal::get)),
                         name: device.map(|d| d.name.clone()).unwrap_or_default(),
                         total_bytes: device.map(|d| d.memory.total_bytes).unwrap_or_default(),
                         baseline_used_bytes: device.map(|d| d.memory.used_bytes),
@@ -674,7 +675,10 @@ impl RunState {
 
 /// NVML, or the replay file of `--gpu-from` / `OOMDOC_GPU_FROM` (an empty value means NVML).
 fn open_gpu_source(gpu_from: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
-    crate::source::gpu::open(gpu_from.filter(|path| !path.as_os_str().is_empty()))
+    crate::source::gpu::open(
+        gpu_from.filter(|path| !path.as_os_str().is_empty()),
+        crate::analyze::devices::analyze,
+    )
 }
 
 /// The devices to sample: those the child can see under `CUDA_VISIBLE_DEVICES` (by CUDA
@@ -691,7 +695,10 @@ fn sampled_devices(
         .collect();
     if cuda_visible_set && !visible.is_empty() {
         visible.sort_by_key(|device| device.cuda_ordinal);
-        return visible.iter().map(|device| device.uuid.clone()).collect();
+        return visible
+            .iter()
+            .map(|device| device.uuid.to_string())
+            .collect();
     }
     if cuda_visible_set {
         limitations.push(
@@ -702,7 +709,7 @@ fn sampled_devices(
     inventory
         .devices
         .iter()
-        .map(|device| device.uuid.clone())
+        .map(|device| device.uuid.to_string())
         .collect()
 }
 
@@ -745,8 +752,8 @@ fn oom_events(
                 inventory?
                     .devices
                     .iter()
-                    .find(|device| device.cuda_ordinal == Some(ordinal))
-                    .map(|device| device.uuid.clone())
+                    .find(|device| device.cuda_ordinal == Some(CudaOrdinal(ordinal)))
+                    .map(|device| device.uuid.to_string())
             });
             let rank = message
                 .stream

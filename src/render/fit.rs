@@ -2,7 +2,7 @@
 //! lines. Pure: the report is computed by `analyze::fit`; every number shown carries its
 //! source in brackets (checkpoint headers, config.json, command line, oomdoc assumption).
 
-use crate::model::checkpoint::{Budget, CheckpointKind, FitReport, LlamaCppPlacement, Verdict};
+use crate::model::checkpoint::{Budget, CheckpointKind, FitReport, FitVerdict, LlamaCppPlacement};
 use crate::model::{Bytes, Source};
 use crate::render::html;
 use crate::render::style::Style;
@@ -217,7 +217,7 @@ fn lines(report: &FitReport) -> Vec<Line> {
 }
 
 /// The budget as vLLM computes it: total × utilization − weights − allowances = KV cache.
-fn vllm_budget(out: &mut Vec<Line>, report: &FitReport, budget: &Budget, verdict: &Verdict) {
+fn vllm_budget(out: &mut Vec<Line>, report: &FitReport, budget: &Budget, verdict: &FitVerdict) {
     let model = &report.model;
     let gpu = budget.gpu.clone().unwrap_or_else(|| "GPU".to_string());
     out.push(Line::Heading(format!(
@@ -316,7 +316,7 @@ fn llama_cpp_budget(
     out: &mut Vec<Line>,
     budget: &Budget,
     placement: &LlamaCppPlacement,
-    verdict: &Verdict,
+    verdict: &FitVerdict,
 ) {
     let gpu = budget.gpu.clone().unwrap_or_else(|| "GPU".to_string());
     out.push(Line::Heading(format!(

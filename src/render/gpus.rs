@@ -495,7 +495,7 @@ fn notes(inventory: &Inventory) -> Vec<String> {
     let cuda_totals: Vec<(u32, Bytes)> = inventory
         .devices
         .iter()
-        .filter_map(|device| Some((device.index, device.memory.cuda_total_bytes()?)))
+        .filter_map(|device| Some((device.index.get(), device.memory.cuda_total_bytes()?)))
         .collect();
     if let Some((_, first)) = cuda_totals.first() {
         let listed = if cuda_totals.len() > 1 && cuda_totals.iter().all(|(_, total)| total == first)
@@ -578,12 +578,15 @@ fn numbering_note(inventory: &Inventory, numbering: &CudaNumbering) -> String {
     let mut mapping: Vec<(u32, String)> = Vec::new();
     for device in &inventory.devices {
         if let Some(ordinal) = device.cuda_ordinal {
-            mapping.push((ordinal, format!("cuda:{ordinal} = GPU {}", device.index)));
+            mapping.push((
+                ordinal.get(),
+                format!("cuda:{ordinal} = GPU {}", device.index),
+            ));
         }
         for instance in &device.mig_instances {
             if let Some(ordinal) = instance.cuda_ordinal {
                 mapping.push((
-                    ordinal,
+                    ordinal.get(),
                     format!(
                         "cuda:{ordinal} = GPU {} MIG {}",
                         device.index, instance.index
@@ -672,7 +675,7 @@ mod tests {
             devices: uuids
                 .iter()
                 .map(|uuid| Device {
-                    uuid: uuid.to_string(),
+                    uuid: uuid.to_string().into(),
                     ..Device::default()
                 })
                 .collect(),

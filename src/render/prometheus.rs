@@ -111,7 +111,7 @@ pub fn process_name_label(name: &str) -> String {
 fn gpu_labels(device: &Device, hostname: &str) -> Labels {
     vec![
         ("gpu", device.index.to_string()),
-        ("UUID", device.uuid.clone()),
+        ("UUID", device.uuid.to_string()),
         ("pci_bus_id", device.pci_bus_id.clone()),
         ("device", format!("nvidia{}", device.index)),
         ("modelName", device.name.clone()),
@@ -310,7 +310,7 @@ mod tests {
 
     fn metrics() -> ExporterMetrics {
         let device = Device {
-            index: 0,
+            index: crate::model::gpu::NvmlIndex(0),
             uuid: "GPU-5f1c0000-1111-2222-3333-444455556666".into(),
             pci_bus_id: "00000000:00:06.0".into(),
             name: "NVIDIA H200".into(),

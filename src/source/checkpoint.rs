@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use crate::model::checkpoint::CheckpointKind;
 use crate::parse::checkpoint::gguf::{self, GgufError};
-use crate::parse::checkpoint::hf_config::{self, ConfigError, HfConfig, ShardIndex};
+use crate::parse::checkpoint::hf_config::{self, ConfigError, HfConfig};
 use crate::parse::checkpoint::safetensors::{self, SafetensorsError};
-use crate::parse::checkpoint::{GgufInput, SafetensorsInput};
+use crate::parse::checkpoint::{FitInput, GgufInput, SafetensorsInput};
 use crate::source::file::open_regular;
 
 /// Largest GGUF header prefix read (metadata with tokenizer vocabularies is a few MiB).
@@ -162,25 +162,6 @@ impl crate::error::Hint for CheckpointError {
             _ => None,
         }
     }
-}
-
-/// What was read.
-#[derive(Debug, Clone)]
-pub struct ReadCheckpoint {
-    /// Kind.
-    pub kind: CheckpointKind,
-    /// safetensors headers.
-    pub safetensors: Vec<SafetensorsInput>,
-    /// GGUF headers.
-    pub gguf: Vec<GgufInput>,
-    /// config.json.
-    pub config: Option<HfConfig>,
-    /// Shard index.
-    pub index: Option<ShardIndex>,
-    /// Names to check for format words.
-    pub names: Vec<String>,
-    /// Notes for the report's limitations.
-    pub notes: Vec<String>,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
@@ -372,9 +353,16 @@ pub fn hub_caches() -> Vec<PathBuf> {
     caches
 }
 
+/// Finds the checkpoint the user named (a path, or a model id in the Hugging Face caches of
+/// this environment) and reads every header.
+pub fn open(given: &str) -> Result<FitInput, CheckpointError> {
+    let path = locate(given, &hub_caches())?;
+    read(&path, given)
+}
+
 /// Reads every header of the checkpoint at `path` (`given` is what the user typed, kept for
 /// the names checked against the headers).
-pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError> {
+pub fn read(path: &Path, given: &str) -> Result<FitInput, CheckpointError> {
     // Only the last component: a parent directory named `int4-experiments` says nothing
     // about this checkpoint. A model id keeps its `org/name` form.
     let given_name = if given.matches('/').count() == 1 && !Path::new(given).exists() {
@@ -384,7 +372,7 @@ pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError>
     };
     let mut names = vec![given_name];
     if path.is_dir() {
-        return read_directory(path, names);
+        return read_directory(path, given, names);
     }
     let directory = path.parent().map(Path::to_path_buf).unwrap_or_default();
     names.push(file_name(path));
@@ -397,14 +385,15 @@ pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError>
         None
     };
     if extension_is(path, "safetensors") {
-        Ok(ReadCheckpoint {
+        Ok(FitInput {
+            path: given.to_string(),
             kind: CheckpointKind::SafetensorsFile,
             safetensors: vec![read_safetensors(path)?],
             gguf: Vec::new(),
             config,
             index: None,
             names,
-            notes: Vec::new(),
+            limitations: Vec::new(),
         })
     } else if extension_is(path, "gguf") {
         let parts = split_parts(path)?;
@@ -418,14 +407,15 @@ pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError>
             .iter()
             .map(|part| read_gguf(part))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ReadCheckpoint {
+        Ok(FitInput {
+            path: given.to_string(),
             kind: CheckpointKind::Gguf,
             safetensors: Vec::new(),
             gguf,
             config: None,
             index: None,
             names,
-            notes: Vec::new(),
+            limitations: Vec::new(),
         })
     } else {
         Err(CheckpointError::UnknownFile {
@@ -434,7 +424,11 @@ pub fn read(path: &Path, given: &str) -> Result<ReadCheckpoint, CheckpointError>
     }
 }
 
-fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint, CheckpointError> {
+fn read_directory(
+    path: &Path,
+    given: &str,
+    mut names: Vec<String>,
+) -> Result<FitInput, CheckpointError> {
     let mut notes = Vec::new();
     names.push(file_name(path));
     let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
@@ -544,14 +538,15 @@ fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint,
             .iter()
             .map(|p| read_safetensors(p))
             .collect::<Result<Vec<_>, _>>()?;
-        return Ok(ReadCheckpoint {
+        return Ok(FitInput {
+            path: given.to_string(),
             kind: CheckpointKind::SafetensorsDirectory,
             safetensors,
             gguf: Vec::new(),
             config,
             index,
             names,
-            notes,
+            limitations: notes,
         });
     }
     let ggufs: Vec<&PathBuf> = entries
@@ -575,14 +570,15 @@ fn read_directory(path: &Path, mut names: Vec<String>) -> Result<ReadCheckpoint,
         .iter()
         .map(|part| read_gguf(part))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(ReadCheckpoint {
+    Ok(FitInput {
+        path: given.to_string(),
         kind: CheckpointKind::Gguf,
         safetensors: Vec::new(),
         gguf,
         config,
         index: None,
         names,
-        notes,
+        limitations: notes,
     })
 }
 

@@ -1,4 +1,4 @@
-//! Launches an inference server for a growth test from a clean start (R13): starts
+//! Launches an inference server for a growth test from a clean start: starts
 //! `CMD ARGS…` in its own process group with its output captured to a log file, waits until it
 //! answers (`/health` or `/v1/models`), records the time that took, notices a server that
 //! exits before it is ready (an out-of-memory at startup: the caller hands the log to
@@ -22,7 +22,7 @@ use crate::source::gpu::GpuSource;
 use crate::source::server;
 
 /// How much of the log's end comes back with an early exit: enough for a traceback and the
-/// lines before it (R4), small enough to keep in memory.
+/// lines before it, small enough to keep in memory.
 pub const LOG_TAIL_BYTES: u64 = 64 * 1024;
 
 /// What to start and how long to wait for it.
@@ -131,7 +131,7 @@ pub fn describe_exit(status: &ExitStatus) -> String {
 pub struct Launched {
     child: Child,
     started: Instant,
-    /// Time from start to the first answer, ms (slow disk vs VRAM, R7).
+    /// Time from start to the first answer, ms (slow disk vs VRAM).
     pub time_to_ready_ms: u64,
     /// Which path answered first: `/health` or `/v1/models`.
     pub ready_path: &'static str,
@@ -411,7 +411,7 @@ pub fn used_by_device(gpu: &mut dyn GpuSource) -> Result<Option<BTreeMap<String,
     let mut used = BTreeMap::new();
     for device in &inventory.devices {
         let sample = gpu.memory(&device.uuid).map_err(|e| e.to_string())?;
-        used.insert(device.uuid.clone(), sample.used_bytes);
+        used.insert(device.uuid.to_string(), sample.used_bytes);
     }
     Ok(Some(used))
 }

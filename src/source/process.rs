@@ -539,7 +539,7 @@ impl LineSplitter {
     }
 }
 
-/// Names of environment variables that shape GPU memory use and device selection (R9, R10):
+/// Names of environment variables that shape GPU memory use and device selection:
 /// recorded, values redacted by the caller.
 const RELEVANT_NAMES: &[&str] = &[
     "CUDA_VISIBLE_DEVICES",
@@ -668,7 +668,7 @@ pub fn relevant_environment() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The home directory and user name, for redaction (R16).
+/// The home directory and user name, for redaction.
 pub fn local_identity() -> (Option<String>, Option<String>) {
     let home = std::env::var("HOME").ok().filter(|home| !home.is_empty());
     let user = std::env::var("USER")
@@ -676,6 +676,25 @@ pub fn local_identity() -> (Option<String>, Option<String>) {
         .ok()
         .filter(|user| !user.is_empty());
     (home, user)
+}
+
+/// `/proc/PID/cgroup` of a host process; `None` when the process is gone or unreadable.
+pub fn cgroup_of(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()
+}
+
+/// The node name for dcgm-exporter's `Hostname` label: `NODE_NAME` (set from the downward
+/// API in a DaemonSet), else the kernel's host name.
+pub fn node_name() -> String {
+    std::env::var(crate::env_vars::NODE_NAME)
+        .ok()
+        .filter(|name| !name.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|name| name.trim().to_string())
+        })
+        .unwrap_or_default()
 }
 
 /// Whether oomdoc runs inside a container (Docker's or Podman's marker file).

@@ -1,4 +1,4 @@
-//! Device memory sampled in a thread while `oomdoc run` waits on its child (R8, R9).
+//! Device memory sampled in a thread while `oomdoc run` waits on its child.
 //!
 //! Each round reads `GpuSource::memory` for every sampled device (NVML: a few µs each) and hands
 //! the reading to a `SampleCompactor`; every `inventory_every_ms`, and once when the log shows an

@@ -1,4 +1,4 @@
-//! OpenAI-compatible HTTP servers and metrics endpoints (`oomdoc probe`, R13).
+//! OpenAI-compatible HTTP servers and metrics endpoints (`oomdoc probe`).
 //!
 //! [`InferenceServer`] is what the probe needs from a server: the model list and one
 //! completion at a time (callable from several threads for the concurrent phase).

@@ -207,8 +207,11 @@ fn a_missing_program_is_a_spawn_error() {
 
 #[test]
 fn a_replayed_gpu_never_waits_for_memory_and_says_why() {
-    let mut gpu =
-        oomdoc::source::gpu::open(Some(&fixture("h200-torch2.11/nvidia-smi-q.xml"))).unwrap();
+    let mut gpu = oomdoc::source::gpu::open(
+        Some(&fixture("h200-torch2.11/nvidia-smi-q.xml")),
+        oomdoc::analyze::devices::analyze,
+    )
+    .unwrap();
     let before = launch::used_by_device(gpu.as_mut()).unwrap();
     assert_eq!(before, None);
     let release = launch::wait_for_release(

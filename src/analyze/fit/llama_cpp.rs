@@ -1,4 +1,4 @@
-//! A GGUF file budgeted the way llama.cpp loads it (R11, R12), not with vLLM's
+//! A GGUF file budgeted the way llama.cpp loads it, not with vLLM's
 //! `--gpu-memory-utilization`, activation profile and CUDA-graph allowance. Pure: no files,
 //! no environment.
 //!
@@ -25,7 +25,7 @@
 use crate::model::bytes::MIB;
 use crate::model::cards::Card;
 use crate::model::checkpoint::{
-    Allowance, Alternative, Budget, LlamaCppPlacement, ModelShape, Verdict,
+    Allowance, Alternative, Budget, FitVerdict, LlamaCppPlacement, ModelShape,
 };
 use crate::model::{Bytes, Source};
 use crate::parse::checkpoint::gguf::GgufHeader;
@@ -414,7 +414,7 @@ pub(super) fn evaluate(
     gpu: &GpuBudget,
     cards: &[Card],
     limitations: &mut Vec<String>,
-) -> (Budget, Verdict, Vec<Alternative>) {
+) -> (Budget, FitVerdict, Vec<Alternative>) {
     let layer_count = model.layer_count();
     let all = layer_count + 1;
     let ngl = options.n_gpu_layers.map_or(all, |ngl| ngl.min(all));
@@ -566,7 +566,7 @@ pub(super) fn evaluate(
         llama_cpp: Some(placement),
     };
     let shortfall = needed.saturating_sub(total);
-    let verdict = Verdict {
+    let verdict = FitVerdict {
         fits,
         max_kv_tokens,
         kv_bytes_per_token_per_gpu: Bytes(per_token_gpu),

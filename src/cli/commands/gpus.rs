@@ -1,4 +1,4 @@
-//! `oomdoc gpus`: every GPU and process by UUID, with the CUDA numbering resolved (R9, R10).
+//! `oomdoc gpus`: every GPU and process by UUID, with the CUDA numbering resolved.
 //!
 //! Reads NVML (or a replay file), lets `analyze::devices` number and flag, renders a table
 //! or the JSON document; `--watch` refreshes, `--record` writes a recording that
@@ -6,57 +6,22 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context;
-use clap::Args;
 
-use crate::analyze::devices::{self, CudaEnvironment};
+mod args;
+
+use crate::analyze::devices;
 use crate::cli::args::{Format, OutputArgs};
+
 use crate::cli::output::{write_file_atomically, Output};
 use crate::cli::ExitStatus;
-use crate::error::HintedError;
-use crate::model::machine::{
-    DeviceOrder, Inventory, MemorySample, NumberingFrom, RecordedSample, Recording,
-};
+use crate::model::machine::{Inventory, MemorySample, Recording};
 use crate::render;
 use crate::render::style::Style;
 use crate::source::gpu;
 use crate::source::host_memory::{self, ProcHost};
-
-/// Arguments of `oomdoc gpus`.
-#[derive(Debug, Args)]
-pub struct GpusArgs {
-    /// Read GPU facts from FILE instead of NVML: `nvidia-smi -q -x` XML, an `oomdoc gpus --json`
-    /// document or an `oomdoc gpus --record` recording
-    #[arg(long, value_name = "FILE", env = "OOMDOC_GPU_FROM")]
-    pub gpu_from: Option<PathBuf>,
-    /// Refresh every SECS seconds (default 1) until interrupted
-    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "1")]
-    pub watch: Option<f64>,
-    /// Also write a recording to FILE, to replay with `--gpu-from FILE` (with `--watch`,
-    /// rewritten at each refresh with the memory readings so far)
-    #[arg(long, value_name = "FILE")]
-    pub record: Option<PathBuf>,
-    /// Number the GPUs for CUDA as `CUDA_VISIBLE_DEVICES=VALUE` would (with `--gpu-from`, the
-    /// default is the numbering recorded on that machine, not this shell's)
-    #[arg(long, value_name = "VALUE")]
-    pub cuda_visible_devices: Option<String>,
-    /// Number the GPUs for CUDA as `CUDA_DEVICE_ORDER=ORDER` would (with `--gpu-from`, the
-    /// default is the order recorded on that machine)
-    #[arg(long, value_name = "ORDER", value_parser = ["FASTEST_FIRST", "PCI_BUS_ID"])]
-    pub cuda_device_order: Option<String>,
-    /// Stop `--watch` after N refreshes
-    #[arg(long, value_name = "N", hide = true)]
-    pub count: Option<u64>,
-    /// Measure `memory()` calls per second for SECS seconds and one inventory's latency
-    #[arg(long, value_name = "SECS", hide = true)]
-    pub bench_sampling: Option<f64>,
-    /// Output options.
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
+pub use args::GpusArgs;
 
 /// Runs `oomdoc gpus`.
 pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
@@ -70,7 +35,7 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         Some(path) => {
             Box::new(gpu::ReplayGpu::open(path).context("cannot read the GPU replay file")?)
         }
-        None => gpu::open(None).context("cannot list GPUs through NVML")?,
+        None => gpu::open(None, devices::analyze).context("cannot list GPUs through NVML")?,
     };
     let numbering = Numbering {
         replayed: from.is_some(),
@@ -79,7 +44,7 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     };
     let host = ProcHost::default();
     if let Some(seconds) = args.bench_sampling {
-        let duration = positive_seconds(seconds, "--bench-sampling")?;
+        let duration = args::positive_seconds(seconds, "--bench-sampling")?;
         let benchmark = gpu::benchmark(source.as_mut(), duration, 20)
             .context("the sampling benchmark failed")?;
         let bytes = match args.output.format() {
@@ -110,7 +75,7 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             ExitStatus::Success
         });
     };
-    let interval = positive_seconds(seconds, "--watch")?;
+    let interval = args::positive_seconds(seconds, "--watch")?;
     let to_stdout = args
         .output
         .output
@@ -118,18 +83,7 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         .is_none_or(|path| path == std::path::Path::new("-"));
     if to_stdout && args.output.format() != Format::Text {
         // One document per refresh would pile up on stdout; a file is rewritten instead.
-        return Err(HintedError::new(
-            format!(
-                "`--watch` refreshes the report, and `--format {}` on stdout would hold one document per refresh",
-                match args.output.format() {
-                    Format::Json => "json",
-                    Format::Markdown => "markdown",
-                    Format::Html | Format::Text => "html",
-                }
-            ),
-            "write the latest report to a file with `-o FILE`, or keep every reading with `--record FILE`",
-        )
-        .into());
+        return Err(args::watch_on_stdout(args.output.format()).into());
     }
     let clear = args.output.format() == Format::Text
         && args.output.output.is_none()
@@ -145,13 +99,9 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         );
         for device in &inventory.devices {
             samples
-                .entry(device.uuid.clone())
+                .entry(device.uuid.to_string())
                 .or_default()
-                .push(MemorySample {
-                    used_bytes: device.memory.used_bytes,
-                    free_bytes: device.memory.free_bytes,
-                    total_bytes: device.memory.total_bytes,
-                });
+                .push(device.memory.sample());
         }
         if let Some(path) = &args.record {
             record(path, &inventory, &samples)?;
@@ -184,52 +134,20 @@ struct Numbering {
 }
 
 impl Numbering {
-    /// Numbers the devices for CUDA under the environment that applies (the flag, else the
-    /// recording's for a replay, else this shell's), and adds each live process's host RSS
-    /// and container. A replay's PIDs are another machine's: their RSS is never read here.
+    /// Numbers the devices for CUDA under the environment that applies, and adds each live
+    /// process's host RSS and container (a replay's PIDs are another machine's).
     fn apply(&self, mut inventory: Inventory, host: &ProcHost) -> Inventory {
-        let recorded = inventory.cuda.as_ref().map(|numbering| CudaEnvironment {
-            visible_devices: numbering.visible_devices.as_ref().map(|v| v.raw.clone()),
-            device_order: Some(
-                match numbering.device_order {
-                    DeviceOrder::FastestFirst => "FASTEST_FIRST",
-                    DeviceOrder::PciBusId => "PCI_BUS_ID",
-                }
-                .to_string(),
-            ),
-        });
-        let (mut environment, from) = match (self.replayed, recorded) {
-            (false, _) => (gpu::cuda_environment(), NumberingFrom::ThisShell),
-            (true, Some(recorded)) => (recorded, NumberingFrom::Recording),
-            (true, None) => (CudaEnvironment::default(), NumberingFrom::NotRecorded),
-        };
-        let from = if self.visible_devices.is_some() || self.device_order.is_some() {
-            if let Some(value) = &self.visible_devices {
-                environment.visible_devices = Some(value.clone());
-            }
-            if let Some(order) = &self.device_order {
-                environment.device_order = Some(order.clone());
-            }
-            NumberingFrom::CommandLine
-        } else {
-            from
-        };
+        let (environment, from) = devices::numbering_environment(
+            &inventory,
+            self.replayed,
+            gpu::cuda_environment(),
+            self.visible_devices.as_deref(),
+            self.device_order.as_deref(),
+        );
         devices::analyze(&mut inventory, &environment);
         inventory.cuda_numbering_from = Some(from);
         if self.replayed {
-            for process in inventory
-                .devices
-                .iter_mut()
-                .flat_map(|d| d.processes.iter_mut())
-            {
-                if process.host_rss_bytes.is_none() && process.host_rss_unavailable_reason.is_none()
-                {
-                    process.host_rss_unavailable_reason = Some(
-                        "not measured: a replayed PID belongs to the machine that recorded it"
-                            .to_string(),
-                    );
-                }
-            }
+            devices::note_replayed_processes(&mut inventory);
         } else {
             host_memory::describe_gpu_processes(&mut inventory, host);
         }
@@ -255,27 +173,8 @@ fn record(
     inventory: &Inventory,
     samples: &BTreeMap<String, Vec<MemorySample>>,
 ) -> anyhow::Result<()> {
-    let recording = Recording {
-        inventory: inventory.clone(),
-        samples: samples
-            .iter()
-            .map(|(uuid, list)| {
-                (
-                    uuid.clone(),
-                    list.iter().copied().map(RecordedSample::Full).collect(),
-                )
-            })
-            .collect(),
-    };
+    let recording = Recording::new(inventory.clone(), samples);
     let bytes = render::gpus::recording(&recording)?;
     write_file_atomically(path, &bytes)
         .with_context(|| format!("failed to write the recording `{}`", path.display()))
-}
-
-fn positive_seconds(seconds: f64, flag: &str) -> anyhow::Result<Duration> {
-    if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        anyhow::bail!("`{flag}` needs a positive number of seconds, not `{seconds}`")
-    }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::analyze::fit::{self, FitInput, FitOptions, KvCacheDtype};
+use crate::analyze::fit::{self, FitOptions, KvCacheDtype};
 use crate::analyze::report::{self as analysis, CheckpointFacts, RunInput};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
@@ -45,18 +45,7 @@ pub struct ReportArgs {
 /// reader and analysis.
 pub fn read_checkpoint(given: &Path, redactor: &Redactor) -> anyhow::Result<CheckpointFacts> {
     let given_text = given.to_string_lossy().into_owned();
-    let path = checkpoint::locate(&given_text, &checkpoint::hub_caches())?;
-    let read = checkpoint::read(&path, &given_text)?;
-    let input = FitInput {
-        path: given_text.clone(),
-        kind: read.kind,
-        safetensors: read.safetensors,
-        gguf: read.gguf,
-        config: read.config,
-        index: read.index,
-        names: read.names,
-        limitations: read.notes,
-    };
+    let input = checkpoint::open(&given_text)?;
     let options = FitOptions {
         kv_cache_dtype: KvCacheDtype::Auto,
         gpu: None,

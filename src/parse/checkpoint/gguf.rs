@@ -1,6 +1,6 @@
 //! GGUF headers (v2 and v3): magic, version, tensor and metadata counts, metadata key/values,
 //! tensor infos with ggml type block sizes. Layout: `ggml-org/ggml:docs/gguf.md` and
-//! `src/gguf.cpp`; block sizes from `src/ggml-common.h` (formats.md §5.2).
+//! `src/gguf.cpp`; block sizes from `src/ggml-common.h`.
 //!
 //! Pure: [`parse`] works on a prefix of the file and the file's size. Every count and length
 //! read from the file is checked against the bytes that remain in the *file* before anything
@@ -198,7 +198,7 @@ pub struct GgmlType {
     pub block_bytes: u64,
 }
 
-/// ggml types by id: (name, block elements, block bytes), `QK_K` = 256 (formats.md §5.2).
+/// ggml types by id: (name, block elements, block bytes), `QK_K` = 256.
 const GGML_TYPES: &[(u32, &str, u64, u64)] = &[
     (0, "F32", 1, 4),
     (1, "F16", 1, 2),

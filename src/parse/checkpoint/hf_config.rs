@@ -1,5 +1,5 @@
 //! Hugging Face `config.json` and `model.safetensors.index.json`: the fields that size the KV
-//! cache and declare a format (formats.md §5.3, after vLLM's `get_text_config`,
+//! cache and declare a format (after vLLM's `get_text_config`,
 //! `get_num_kv_heads`, `get_head_size` and `is_deepseek_mla`).
 //!
 //! Pure: bytes in, facts out. Multimodal configs nest the language model under

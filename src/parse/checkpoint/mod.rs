@@ -1,4 +1,4 @@
-//! Checkpoint headers → typed facts (R11, R12): safetensors headers, GGUF headers and
+//! Checkpoint headers → typed facts: safetensors headers, GGUF headers and
 //! Hugging Face `config.json`. Pure: the caller reads a bounded prefix of each file and
 //! passes the bytes with the file size; nothing here opens a file or reads tensor data.
 
@@ -28,4 +28,25 @@ pub struct GgufInput {
     pub size_bytes: u64,
     /// The parsed header.
     pub header: gguf::GgufHeader,
+}
+
+/// Everything read from a checkpoint (by `source::checkpoint::read`), what `analyze::fit` takes.
+#[derive(Debug, Clone)]
+pub struct FitInput {
+    /// PATH as given.
+    pub path: String,
+    /// What it is.
+    pub kind: crate::model::checkpoint::CheckpointKind,
+    /// safetensors headers.
+    pub safetensors: Vec<SafetensorsInput>,
+    /// GGUF headers (a split set in order).
+    pub gguf: Vec<GgufInput>,
+    /// config.json.
+    pub config: Option<hf_config::HfConfig>,
+    /// model.safetensors.index.json.
+    pub index: Option<hf_config::ShardIndex>,
+    /// Directory, file and model-id names, checked for format words.
+    pub names: Vec<String>,
+    /// Limitations found while reading.
+    pub limitations: Vec<String>,
 }

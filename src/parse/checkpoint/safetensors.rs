@@ -1,7 +1,7 @@
 //! safetensors headers: 8-byte little-endian length `N`, then `N` bytes of JSON mapping each
 //! tensor to `dtype`, `shape` and `data_offsets` (relative to the data buffer after the
 //! header). Layout and limits follow `huggingface/safetensors` (`README.md`,
-//! `safetensors/src/tensor.rs`: `MAX_HEADER_SIZE` = 100 000 000). See formats.md §5.1.
+//! `safetensors/src/tensor.rs`: `MAX_HEADER_SIZE` = 100 000 000).
 //!
 //! Pure: [`header_length`] checks the declared length against the file size and the cap
 //! before the caller allocates anything; [`parse_header`] parses the JSON it then read.
@@ -54,7 +54,7 @@ pub enum SafetensorsError {
         /// What is wrong.
         problem: String,
     },
-    /// A dtype oomdoc does not know (the safetensors list is in formats.md §5.1).
+    /// A dtype oomdoc does not know (the list is safetensors' `Dtype` enum).
     #[error("tensor `{tensor}` has unknown dtype `{dtype}`")]
     UnknownDtype {
         /// Tensor name.

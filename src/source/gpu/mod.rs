@@ -1,11 +1,12 @@
-//! Where GPU facts come from (R9, R10): NVML through nvml-wrapper (loaded at run time, so
+//! Where GPU facts come from: NVML through nvml-wrapper (loaded at run time, so
 //! oomdoc starts without a driver) or a replay file (`--gpu-from`, `OOMDOC_GPU_FROM`).
 //!
 //! The `nvml` feature is checked here and nowhere else (ripgrep's switch file
 //! `crates/core/index/mod.rs`): `nvml.rs` when on, `disabled.rs` when off. Both sources
 //! return inventories numbered for CUDA under the *current* `CUDA_VISIBLE_DEVICES` and
-//! `CUDA_DEVICE_ORDER` (also when replaying a recording made elsewhere), through
-//! [`open`]'s wrapper.
+//! `CUDA_DEVICE_ORDER` (also when replaying a recording made elsewhere), by the numbering
+//! the caller hands [`open`] (`analyze::devices::analyze`: this layer reads, it does not
+//! analyse).
 
 #[cfg(feature = "nvml")]
 mod host;
@@ -21,10 +22,9 @@ mod backend;
 
 use std::path::{Path, PathBuf};
 
-use crate::analyze::devices::{analyze, CudaEnvironment};
 use crate::env_vars;
 use crate::error::Hint;
-use crate::model::machine::{Inventory, MemorySample};
+use crate::model::machine::{CudaEnvironment, Inventory, MemorySample};
 
 pub use backend::NvmlGpu;
 pub use replay::ReplayGpu;
@@ -136,7 +136,7 @@ impl Hint for GpuError {
 pub trait GpuSource: Send {
     /// Every visible device and its processes, at one instant.
     fn inventory(&mut self) -> Result<Inventory, GpuError>;
-    /// Memory of one device (by UUID), cheap enough to sample fast (R8, R13).
+    /// Memory of one device (by UUID), cheap enough to sample fast.
     fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError>;
     /// Whether every reading is the same recorded moment (a replayed `nvidia-smi -q -x` file, or
     /// a recording without samples): such a source gives no timeline and no peak.
@@ -145,19 +145,25 @@ pub trait GpuSource: Send {
     }
 }
 
+/// What a source does to each inventory it reads: number the devices for CUDA under an
+/// environment and flag them (the caller passes `analyze::devices::analyze`).
+pub type Numbering = fn(&mut Inventory, &CudaEnvironment);
+
 /// Opens the GPU source: the replay file when `from` is given (the cli resolves
-/// `--gpu-from` and `OOMDOC_GPU_FROM`), else NVML. Inventories come back numbered for CUDA
-/// under the current environment and flagged (`analyze::devices`).
-pub fn open(from: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
+/// `--gpu-from` and `OOMDOC_GPU_FROM`), else NVML. Inventories come back numbered by
+/// `numbering` under the current environment.
+pub fn open(from: Option<&Path>, numbering: Numbering) -> Result<Box<dyn GpuSource>, GpuError> {
     let environment = cuda_environment();
     match from {
-        Some(path) => Ok(Box::new(Analyzed {
+        Some(path) => Ok(Box::new(Numbered {
             inner: ReplayGpu::open(path)?,
             environment,
+            numbering,
         })),
-        None => Ok(Box::new(Analyzed {
+        None => Ok(Box::new(Numbered {
             inner: NvmlGpu::open()?,
             environment,
+            numbering,
         })),
     }
 }
@@ -182,15 +188,16 @@ pub fn cuda_environment() -> CudaEnvironment {
 }
 
 /// A source whose inventories get the CUDA numbering and the flags.
-struct Analyzed<S> {
+struct Numbered<S> {
     inner: S,
     environment: CudaEnvironment,
+    numbering: Numbering,
 }
 
-impl<S: GpuSource> GpuSource for Analyzed<S> {
+impl<S: GpuSource> GpuSource for Numbered<S> {
     fn inventory(&mut self) -> Result<Inventory, GpuError> {
         let mut inventory = self.inner.inventory()?;
-        analyze(&mut inventory, &self.environment);
+        (self.numbering)(&mut inventory, &self.environment);
         Ok(inventory)
     }
 
@@ -204,7 +211,8 @@ impl<S: GpuSource> GpuSource for Analyzed<S> {
 }
 
 /// Measures a live source: one inventory's latency (first, then `runs` more) and how many
-/// `memory()` calls per second it sustains on the first device for `duration` (R8: 1 kHz).
+/// `memory()` calls per second it sustains on the first device for `duration` (sampling
+/// needs 1 kHz).
 pub fn benchmark(
     source: &mut dyn GpuSource,
     duration: std::time::Duration,
@@ -226,7 +234,7 @@ pub fn benchmark(
     let uuid = inventory
         .devices
         .first()
-        .map(|device| device.uuid.clone())
+        .map(|device| device.uuid.to_string())
         .ok_or_else(|| GpuError::Other("no GPU to sample".to_string()))?;
     let mut memory_calls = 0u64;
     let mut memory_call_max_us = 0u64;

@@ -3,7 +3,7 @@
 //!
 //! `Nvml::init` runs once per process and is kept in a `OnceLock` (bottom does the same in
 //! `src/collection/nvidia.rs`). Memory comes from `nvmlDeviceGetMemoryInfo_v2`, whose
-//! `used` excludes the driver-reserved memory (formats.md §6, measured on driver 580);
+//! `used` excludes the driver-reserved memory (measured on driver 580);
 //! processes from `nvmlDeviceGetComputeRunningProcesses_v3` and the graphics variant, with
 //! `NVML_VALUE_NOT_AVAILABLE` (`u64::MAX`) kept as unavailable, never zero.
 
@@ -17,6 +17,7 @@ use nvml_wrapper::struct_wrappers::device::ProcessInfo;
 use nvml_wrapper::{Device as NvmlDevice, Nvml};
 
 use super::{host, GpuError, GpuSource};
+use crate::model::gpu::{GpuUuid, NvmlIndex};
 use crate::model::machine::{
     Device, DeviceMemory, GpuProcess, Inventory, MemorySample, MigInstance,
 };
@@ -155,7 +156,7 @@ impl GpuSource for NvmlGpu {
             };
             match read_device(&handle, index, &mut limitations) {
                 Ok(device) => {
-                    handles.push((device.uuid.clone(), handle));
+                    handles.push((device.uuid.to_string(), handle));
                     devices.push(device);
                 }
                 Err(error) => limitations.push(error.to_string()),
@@ -262,8 +263,8 @@ fn read_device(
         }
     };
     Ok(Device {
-        index,
-        uuid,
+        index: NvmlIndex(index),
+        uuid: GpuUuid(uuid),
         pci_bus_id,
         name,
         cuda_ordinal: None,

@@ -108,7 +108,7 @@ impl ReplayGpu {
         let mut inventory = recording.inventory;
         let mut samples = BTreeMap::new();
         for (uuid, readings) in recording.samples {
-            let Some(device) = inventory.devices.iter().find(|device| device.uuid == uuid) else {
+            let Some(device) = inventory.devices.iter().find(|device| device.uuid == *uuid) else {
                 return Err(format!(
                     "`samples` names `{uuid}`, which is not among `devices`"
                 ));
@@ -202,7 +202,7 @@ impl GpuSource for ReplayGpu {
             .inventory
             .devices
             .iter()
-            .find(|device| device.uuid == uuid)
+            .find(|device| device.uuid == *uuid)
             .ok_or_else(|| GpuError::UnknownDevice {
                 uuid: uuid.to_string(),
             })?;
