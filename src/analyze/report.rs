@@ -15,8 +15,10 @@ use serde_json::Value;
 use crate::model::cards::CARDS;
 use crate::model::explain::Phase;
 use crate::model::host::HostOomFinding;
-use crate::model::report::{value_text, ProbeView, RunRecordView};
-use crate::model::Bytes;
+use crate::model::machine::{Device, GpuProcess};
+use crate::model::report::{value_text, ProbeView};
+use crate::model::{Bytes, Source};
+use crate::parse::run_record::RecordRead;
 
 use super::compare::{compare, describe_outcome, run_failed, Comparison};
 
@@ -127,10 +129,8 @@ fn shorten(text: &str, limit: usize) -> String {
 pub struct RunInput {
     /// The run directory as given (redacted).
     pub label: String,
-    /// The record.
-    pub record: RunRecordView,
-    /// Problems found while reading the record.
-    pub record_problems: Vec<String>,
+    /// The record, with the problems found while reading it.
+    pub record: RecordRead,
     /// The log scan, when the log could be read.
     pub log: Option<LogScan>,
     /// Why the log could not be read.
@@ -655,15 +655,15 @@ fn run_report(input: &RunInput) -> RunReport {
     let record = &input.record;
     let explain = record.explain.clone().unwrap_or_default();
     let mut limitations: Vec<String> = Vec::new();
-    limitations.extend(input.record_problems.iter().cloned());
-    limitations.extend(record.limitations.iter().cloned());
+    limitations.extend(input.record.problems.iter().cloned());
+    limitations.extend(record.run.limitations.iter().cloned());
     if record.explain.is_none() {
         limitations.push(
             "the record has no `explain` result: phase, timeline and verdict are unknown"
                 .to_owned(),
         );
     }
-    if record.status.as_deref() == Some("running") {
+    if record.is_running() {
         limitations.push(
             "the record is unfinished (`status` is `running`): it was last written while the \
              command still ran (oomdoc is still running, or it was stopped before the end); \
@@ -693,7 +693,7 @@ fn run_report(input: &RunInput) -> RunReport {
         checkpoint: input.checkpoint.clone(),
     };
     if model.name.is_none() {
-        if let Some(name) = model_from_argv(&record.command) {
+        if let Some(name) = model_from_argv(&record.run.command) {
             model.name = Some(name);
             model.source = Some(match model.source {
                 Some(_) => "engine log; name from the command line".to_owned(),
@@ -722,12 +722,7 @@ fn run_report(input: &RunInput) -> RunReport {
     });
     let versions = versions(record);
     let gpus = gpus(record, &mut limitations);
-    let environment = record
-        .preflight
-        .environment
-        .iter()
-        .filter_map(|(key, value)| value_text(value).map(|text| (key.clone(), text)))
-        .collect();
+    let environment = record.run.preflight.environment.clone();
     let failure = failure(record, &status);
     let timeline = timeline(&explain.timeline);
     let (oom, oom_other_processes) = oom_figures(record);
@@ -749,7 +744,12 @@ fn run_report(input: &RunInput) -> RunReport {
     }
     let mut owner_summary = owner_summary(record, &status, &failure, &fit, &gpus, &readiness);
     let mut status = status;
-    if let Some(finding) = record.host.as_ref().and_then(|host| host.finding.as_ref()) {
+    if let Some(finding) = record
+        .run
+        .host
+        .as_ref()
+        .and_then(|host| host.finding.as_ref())
+    {
         let gpu_oom_in_log = record
             .explain
             .as_ref()
@@ -763,7 +763,7 @@ fn run_report(input: &RunInput) -> RunReport {
             &mut owner_summary,
         );
     }
-    let host = record.host.clone().map(|mut host| {
+    let host = record.run.host.clone().map(|mut host| {
         host.timeline.samples.clear();
         host
     });
@@ -788,8 +788,8 @@ fn run_report(input: &RunInput) -> RunReport {
         host,
         run: input.label.clone(),
         status,
-        command: record.command.clone(),
-        cwd: record.cwd.clone(),
+        command: record.run.command.clone(),
+        cwd: record.run.cwd.clone(),
         model,
         engine,
         versions,
@@ -844,24 +844,21 @@ pub fn human_duration(ms: u64) -> String {
 }
 
 /// The snapshot file `--torch-snapshot` produced, when there is one.
-fn torch_snapshot_file(record: &RunRecordView) -> Option<String> {
-    let snapshot = record.torch_snapshot.as_ref()?;
-    object_text(snapshot, &["file"]).or_else(|| {
-        snapshot
-            .get("files")
-            .and_then(Value::as_array)
-            .and_then(|files| files.first())
-            .and_then(value_text)
-    })
+fn torch_snapshot_file(record: &RecordRead) -> Option<String> {
+    let snapshot = record.run.torch_snapshot.as_ref()?;
+    snapshot
+        .file
+        .clone()
+        .or_else(|| snapshot.files.first().cloned())
 }
 
-fn run_status(record: &RunRecordView) -> RunStatus {
+fn run_status(record: &RecordRead) -> RunStatus {
     let failed = run_failed(record);
     let explain = record.explain.clone().unwrap_or_default();
     let phase = explain.phase.unwrap_or_default();
     let side = super::compare::OutcomeSide {
-        status: record.status.clone(),
-        exit_code: record.exit_code,
+        status: record.status().map(|status| status.as_str().to_owned()),
+        exit_code: record.run.exit_code.map(i64::from),
         failed,
         is_gpu_oom: explain.is_gpu_oom,
         failed_in: phase.failed_in,
@@ -871,45 +868,43 @@ fn run_status(record: &RunRecordView) -> RunStatus {
     let mut summary = describe_outcome(&side);
     summary = format!("{}{}", summary[..1].to_uppercase(), &summary[1..]);
     let mut how = Vec::new();
-    if let Some(code) = record.exit_code {
+    if let Some(code) = record.run.exit_code {
         how.push(format!("exit code {code}"));
     }
-    if let Some(signal) = record.signal {
+    if let Some(signal) = record.run.signal {
         how.push(format!("signal {signal}"));
     }
-    if record.interrupted == Some(true) {
+    if record.interrupted() == Some(true) {
         how.push("stopped by the user (SIGINT/SIGTERM forwarded)".to_owned());
     }
-    if record.status.as_deref() == Some("running") {
+    if record.is_running() {
         how.push("record unfinished: `status` is still `running`".to_owned());
     }
-    if let Some(duration) = record.duration_ms {
+    if let Some(duration) = record.run.duration_ms {
         how.push(format!("after {}", human_duration(duration)));
     }
     if !how.is_empty() {
         summary = format!("{summary} ({})", how.join(", "));
     }
     RunStatus {
-        status: record.status.clone(),
-        exit_code: record.exit_code,
-        signal: record.signal,
-        interrupted: record.interrupted,
-        started_at: record.started_at.clone(),
-        ended_at: record.ended_at.clone(),
-        duration_ms: record.duration_ms,
+        status: record.status().map(|status| status.as_str().to_owned()),
+        exit_code: record.run.exit_code.map(i64::from),
+        signal: record.run.signal.map(i64::from),
+        interrupted: record.interrupted(),
+        started_at: Some(record.run.started_at.clone()).filter(|at| !at.is_empty()),
+        ended_at: record.run.ended_at.clone(),
+        duration_ms: record.run.duration_ms,
         failed,
         summary,
     }
 }
 
-fn versions(record: &RunRecordView) -> Vec<Fact> {
+fn versions(record: &RecordRead) -> Vec<Fact> {
     let mut facts = Vec::new();
-    if let Some(inventory) = &record.preflight.inventory {
+    if let Some(inventory) = &record.run.preflight.inventory {
         let source = inventory
             .source
-            .as_ref()
-            .and_then(value_text)
-            .unwrap_or_else(|| "GPU inventory".to_owned());
+            .map_or_else(|| "GPU inventory".to_owned(), source_name);
         if let Some(driver) = &inventory.driver_version {
             facts.push(Fact {
                 name: "driver".to_owned(),
@@ -962,7 +957,7 @@ fn versions(record: &RunRecordView) -> Vec<Fact> {
             }
         }
     }
-    if let Some(version) = &record.oomdoc_version {
+    if let Some(version) = Some(&record.run.oomdoc_version).filter(|v| !v.is_empty()) {
         facts.push(Fact {
             name: "oomdoc (recorder)".to_owned(),
             value: version.clone(),
@@ -972,37 +967,35 @@ fn versions(record: &RunRecordView) -> Vec<Fact> {
     facts
 }
 
-fn process_facts(processes: &[crate::model::report::ProcessView]) -> Vec<ProcessFacts> {
+fn process_facts(processes: &[GpuProcess]) -> Vec<ProcessFacts> {
     processes
         .iter()
         .map(|process| ProcessFacts {
-            pid: process.pid,
+            pid: Some(process.pid),
             name: process.name.clone(),
-            used_bytes: process.used_bytes,
+            used_bytes: process.used_bytes.map(Bytes::get),
             unavailable_reason: process.unavailable_reason.clone(),
         })
         .collect()
 }
 
-fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> {
-    if let Some(error) = &record.preflight.inventory_error {
+fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<GpuFacts> {
+    if let Some(error) = &record.run.preflight.inventory_error {
         limitations.push(format!("no GPU inventory before start: {error}"));
     }
     let at_oom_inventory = record
-        .memory
-        .as_ref()
-        .and_then(|memory| memory.inventory_at_oom.clone());
-    let at_oom = |device: &crate::model::report::DeviceView| {
-        at_oom_inventory.as_ref().and_then(|inventory| {
+        .memory()
+        .and_then(|memory| memory.inventory_at_oom.as_ref());
+    let at_oom = |device: &Device| {
+        at_oom_inventory.and_then(|inventory| {
             inventory
                 .devices
                 .iter()
-                .find(|candidate| candidate.uuid.is_some() && candidate.uuid == device.uuid)
-                .cloned()
+                .find(|candidate| !candidate.uuid.is_empty() && candidate.uuid == device.uuid)
         })
     };
-    let Some(inventory) = &record.preflight.inventory else {
-        if record.preflight.inventory_error.is_none() {
+    let Some(inventory) = &record.run.preflight.inventory else {
+        if record.run.preflight.inventory_error.is_none() {
             limitations.push(
                 "the record has no GPU inventory: GPUs and free memory before start are unknown"
                     .to_owned(),
@@ -1015,29 +1008,27 @@ fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> 
         "{} before start",
         inventory
             .source
-            .as_ref()
-            .and_then(value_text)
-            .unwrap_or_else(|| "GPU inventory".to_owned())
+            .map_or_else(|| "GPU inventory".to_owned(), source_name)
     );
     let any_ordinal = inventory.devices.iter().any(|d| d.cuda_ordinal.is_some());
     inventory
         .devices
         .iter()
         .map(|device| {
-            let memory = device.memory.clone().unwrap_or_default();
+            let memory = device.memory;
             GpuFacts {
-                index: device.index,
-                uuid: device.uuid.clone(),
-                name: device.name.clone(),
-                pci_bus_id: device.pci_bus_id.clone(),
+                index: Some(device.index),
+                uuid: non_empty(&device.uuid),
+                name: non_empty(&device.name),
+                pci_bus_id: non_empty(&device.pci_bus_id),
                 cuda_ordinal: device.cuda_ordinal,
                 visible_to_run: !any_ordinal || device.cuda_ordinal.is_some(),
-                total_bytes: memory.total_bytes,
-                reserved_bytes: memory.reserved_bytes,
-                used_before_bytes: memory.used_bytes,
-                free_before_bytes: memory.free_bytes,
+                total_bytes: Some(memory.total_bytes.get()),
+                reserved_bytes: memory.reserved_bytes.map(Bytes::get),
+                used_before_bytes: Some(memory.used_bytes.get()),
+                free_before_bytes: Some(memory.free_bytes.get()),
                 processes_before: process_facts(&device.processes),
-                free_at_oom_bytes: at_oom(device).and_then(|d| d.memory.as_ref()?.free_bytes),
+                free_at_oom_bytes: at_oom(device).map(|d| d.memory.free_bytes.get()),
                 processes_at_oom: at_oom(device)
                     .map_or_else(Vec::new, |d| process_facts(&d.processes)),
                 source: source.clone(),
@@ -1046,12 +1037,25 @@ fn gpus(record: &RunRecordView, limitations: &mut Vec<String>) -> Vec<GpuFacts> 
         .collect()
 }
 
+/// A text field of the record: empty (absent in an old record) is `None`.
+fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The JSON name of a source (`nvml`, `replay`), as the record writes it.
+fn source_name(source: Source) -> String {
+    serde_json::to_value(source)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| source.label().to_owned())
+}
+
 /// Phases before which no server accepts requests.
 fn is_startup_phase(phase: &str) -> bool {
     Phase::from_name(phase).is_startup()
 }
 
-fn failure(record: &RunRecordView, status: &RunStatus) -> FailureFacts {
+fn failure(record: &RecordRead, status: &RunStatus) -> FailureFacts {
     let explain = record.explain.clone().unwrap_or_default();
     let phase = explain.phase.unwrap_or_default();
     let note = if status.failed {
@@ -1093,7 +1097,7 @@ fn timeline(events: &[Value]) -> Vec<TimelineEntry> {
         .collect()
 }
 
-fn oom_figures(record: &RunRecordView) -> (Vec<Figure>, Vec<Figure>) {
+fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
     let Some(oom) = record.explain.as_ref().and_then(|e| e.oom.clone()) else {
         return (Vec::new(), Vec::new());
     };
@@ -1163,7 +1167,7 @@ fn oom_figures(record: &RunRecordView) -> (Vec<Figure>, Vec<Figure>) {
 /// A training run: the log or the phases show training steps, and nothing was served (no
 /// request, no server ready, no serving statistics) nor probed.
 fn is_training(
-    record: &RunRecordView,
+    record: &RecordRead,
     timeline: &[Value],
     failure: &FailureFacts,
     probed: bool,
@@ -1175,9 +1179,10 @@ fn is_training(
         .collect();
     let trains = failure.failed_in.as_deref() == Some(TRAINING)
         || record
+            .run
             .phases
             .iter()
-            .any(|span| span.phase.as_deref() == Some(TRAINING))
+            .any(|span| span.phase == Phase::TrainingStep)
         || kinds.iter().any(|kind| kind == TRAINING);
     let serves = kinds
         .iter()
@@ -1308,14 +1313,14 @@ pub fn reduce_samples(samples: &[(u64, u64)], limit: usize) -> Vec<(u64, u64)> {
 /// When the OOM happened: an OOM event of the timeline, else the end of the failing phase,
 /// else the end of the run.
 fn oom_time(
-    record: &RunRecordView,
+    record: &RecordRead,
     events: &[Value],
     failure: &FailureFacts,
 ) -> (Option<u64>, Option<String>) {
     if failure.is_gpu_oom != Some(true) {
         return (None, None);
     }
-    if let Some(t_ms) = record.ooms.iter().find_map(|oom| oom.t_ms) {
+    if let Some(t_ms) = record.run.ooms.iter().find_map(|oom| oom.t_ms) {
         return (
             Some(t_ms),
             Some("arrival of the OOM line in the log, recorded by `oomdoc run`".to_owned()),
@@ -1342,10 +1347,11 @@ fn oom_time(
     }
     let failing_span = failure.failed_in.as_ref().and_then(|failed_in| {
         record
+            .run
             .phases
             .iter()
             .rev()
-            .find(|span| span.phase.as_deref() == Some(failed_in.as_str()))
+            .find(|span| span.phase.as_str() == failed_in.as_str())
     });
     if let Some(end) = failing_span.and_then(|span| span.end_t_ms) {
         return (
@@ -1353,38 +1359,38 @@ fn oom_time(
             Some("end of the failing phase (approximate)".to_owned()),
         );
     }
-    record.duration_ms.map_or((None, None), |end| {
+    record.run.duration_ms.map_or((None, None), |end| {
         (Some(end), Some("end of the run (approximate)".to_owned()))
     })
 }
 
 fn memory(
-    record: &RunRecordView,
+    record: &RecordRead,
     events: &[Value],
     failure: &FailureFacts,
     limitations: &mut Vec<String>,
 ) -> MemoryFacts {
     let phases: Vec<PhaseSpan> = record
+        .run
         .phases
         .iter()
-        .filter_map(|span| {
-            Some(PhaseSpan {
-                phase: span.phase.clone()?,
-                start_t_ms: span.start_t_ms?,
-                end_t_ms: span.end_t_ms,
-            })
+        .map(|span| PhaseSpan {
+            phase: span.phase.as_str().to_owned(),
+            start_t_ms: span.start_t_ms,
+            end_t_ms: span.end_t_ms,
         })
         .collect();
     let (oom_t_ms, oom_t_source) = oom_time(record, events, failure);
     let oom_device_uuid = record
+        .run
         .ooms
         .iter()
         .find_map(|oom| oom.device_uuid.clone())
         .filter(|_| oom_t_ms.is_some());
-    let Some(view) = &record.memory else {
+    let Some(view) = record.memory() else {
         limitations.push("the record has no memory timeline".to_owned());
         return MemoryFacts {
-            duration_ms: record.duration_ms,
+            duration_ms: record.run.duration_ms,
             oom_t_ms,
             oom_t_source,
             oom_device_uuid: oom_device_uuid.clone(),
@@ -1392,7 +1398,7 @@ fn memory(
             ..MemoryFacts::default()
         };
     };
-    let available = view.available.unwrap_or(!view.devices.is_empty());
+    let available = view.available;
     if !available
         && !limitations
             .iter()
@@ -1413,8 +1419,8 @@ fn memory(
                 .peaks_by_phase
                 .iter()
                 .map(|(phase, bytes)| PhasePeak {
-                    phase: phase.clone(),
-                    peak_used_bytes: *bytes,
+                    phase: phase.as_str().to_owned(),
+                    peak_used_bytes: bytes.get(),
                 })
                 .collect();
             peaks.sort_by_key(|peak| {
@@ -1428,29 +1434,33 @@ fn memory(
                     peak.phase.clone(),
                 )
             });
-            let mut samples = device.samples.clone();
+            let mut samples: Vec<(u64, u64)> = device
+                .samples
+                .iter()
+                .map(|[t_ms, used]| (*t_ms, *used))
+                .collect();
             samples.sort_by_key(|sample| sample.0);
             DeviceTimeline {
-                uuid: device.uuid.clone(),
-                name: device.name.clone(),
-                index: device.index,
-                total_bytes: device.total_bytes,
-                baseline_used_bytes: device.baseline_used_bytes,
-                peak_used_bytes: device.peak_used_bytes,
+                uuid: non_empty(&device.uuid),
+                name: non_empty(&device.name),
+                index: Some(device.index),
+                total_bytes: Some(device.total_bytes.get()),
+                baseline_used_bytes: device.baseline_used_bytes.map(Bytes::get),
+                peak_used_bytes: device.peak_used_bytes.map(Bytes::get),
                 peak_t_ms: device.peak_t_ms,
-                peak_phase: device.peak_phase.clone(),
+                peak_phase: device.peak_phase.map(|phase| phase.as_str().to_owned()),
                 peaks_by_phase: peaks,
                 samples: reduce_samples(&samples, CHART_POINTS),
-                sample_count: device.sample_count,
+                sample_count: Some(device.sample_count),
                 processes: device
                     .processes
                     .iter()
                     .map(|process| ProcessPeak {
-                        pid: process.pid,
+                        pid: Some(process.pid),
                         name: process.name.clone(),
-                        peak_used_bytes: process.peak_used_bytes,
+                        peak_used_bytes: process.peak_used_bytes.map(Bytes::get),
                         peak_t_ms: process.peak_t_ms,
-                        is_child: process.is_child,
+                        is_child: Some(process.is_child),
                     })
                     .collect(),
             }
@@ -1459,9 +1469,10 @@ fn memory(
     MemoryFacts {
         available,
         reason: view.reason.clone(),
-        source: view.source.clone(),
-        sample_rate_hz: view.sample_rate_hz,
-        duration_ms: record.duration_ms,
+        source: view.source.map(source_name),
+        // A record that did not say reads 0: no rate.
+        sample_rate_hz: (view.sample_rate_hz > 0.0).then_some(view.sample_rate_hz),
+        duration_ms: record.run.duration_ms,
         oom_t_ms,
         oom_t_source,
         oom_device_uuid: oom_device_uuid.clone(),
@@ -1695,7 +1706,7 @@ fn probe_summary(file: &str, probe: &ProbeView) -> ProbeSummary {
 
 fn concurrency(input: &RunInput) -> Vec<Fact> {
     let mut facts = Vec::new();
-    let argv = super::compare::parse_argv(&input.record.command);
+    let argv = super::compare::parse_argv(&input.record.run.command);
     for flag in [
         "--max-num-seqs",
         "--max-num-batched-tokens",
@@ -1912,7 +1923,7 @@ fn readiness(input: &RunInput, status: &RunStatus, failure: &FailureFacts) -> Re
 /// The limits a working run was launched and measured with: context length, batch, memory
 /// budget from the command line; KV capacity from the log; the peak from the timeline.
 fn stated_limit(input: &RunInput) -> Option<String> {
-    let argv = super::compare::parse_argv(&input.record.command);
+    let argv = super::compare::parse_argv(&input.record.run.command);
     let mut parts = Vec::new();
     for flag in [
         "--max-model-len",
@@ -1936,11 +1947,16 @@ fn stated_limit(input: &RunInput) -> Option<String> {
     {
         parts.push(format!("KV cache: {line}"));
     }
-    let peak = input.record.memory.as_ref().and_then(|memory| {
+    let peak = input.record.memory().and_then(|memory| {
         memory
             .devices
             .iter()
-            .filter_map(|device| Some((device.peak_used_bytes?, device.total_bytes)))
+            .filter_map(|device| {
+                Some((
+                    device.peak_used_bytes?.get(),
+                    Some(device.total_bytes.get()),
+                ))
+            })
             .max_by_key(|(peak, _)| *peak)
     });
     if let Some((peak, total)) = peak {
@@ -1953,7 +1969,7 @@ fn stated_limit(input: &RunInput) -> Option<String> {
 }
 
 fn verdict(
-    record: &RunRecordView,
+    record: &RecordRead,
     status: &RunStatus,
     failure: &FailureFacts,
     checked: bool,
@@ -2093,7 +2109,7 @@ fn host_verdict(
 }
 
 fn owner_summary(
-    record: &RunRecordView,
+    record: &RecordRead,
     status: &RunStatus,
     failure: &FailureFacts,
     fit: &FitVsMeasured,
@@ -2287,15 +2303,16 @@ mod tests {
             "exit_code": 1,
             "preflight": {"inventory": {"devices": [{
                 "index": 0, "uuid": "GPU-1", "name": "NVIDIA H200", "cuda_ordinal": 0,
+                "pci_bus_id": "00000000:00:06.0",
                 "memory": {"total_bytes": 150754820096u64, "free_bytes": 150109880320u64, "used_bytes": 0}
             }]}},
             "explain": {"is_gpu_oom": true, "phase": {"failed_in": "weights_load", "server_was_ready": false}},
         });
-        let (record, record_problems) = RunRecordView::from_value(&value);
+        let record = crate::parse::run_record::read(&value);
+        assert!(record.problems.is_empty(), "{:?}", record.problems);
         RunInput {
             label: "run".to_owned(),
             record,
-            record_problems,
             checkpoint: Some(CheckpointFacts {
                 path: Some("model".to_owned()),
                 weights_total_bytes: Some(weights),

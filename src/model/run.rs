@@ -38,6 +38,19 @@ pub enum RunStatus {
     SpawnFailed,
 }
 
+impl RunStatus {
+    /// The JSON name (`exited`, `spawn_failed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Exited => "exited",
+            RunStatus::Signaled => "signaled",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::SpawnFailed => "spawn_failed",
+        }
+    }
+}
+
 /// `DIR/run.json` (without `schema_version`, which `render::json::to_document` adds).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
