@@ -226,7 +226,7 @@ pub fn render_text(comparison: &Comparison, style: &Style) -> Vec<u8> {
     let mut text = style.bold("oomdoc diff: inputs apart from outcomes");
     text.push_str("\n\n");
     text.push_str(&comparison_text(comparison, style));
-    text.into_bytes()
+    crate::render::width::fit(&text, crate::render::width::TEXT_WIDTH).into_bytes()
 }
 
 /// `oomdoc diff` as Markdown.

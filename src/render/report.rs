@@ -712,7 +712,7 @@ fn text_run(run: &RunReport, number: usize, style: &Style) -> String {
     text
 }
 
-/// The report as text for a terminal.
+/// The report as text for a terminal, fitted to 100 columns (quoted log lines cut with `…`).
 pub fn render_text(report: &Report, style: &Style) -> Vec<u8> {
     let mut text = style.bold(&format!(
         "oomdoc report: {} run{}",
@@ -732,7 +732,7 @@ pub fn render_text(report: &Report, style: &Style) -> Vec<u8> {
         text.push('\n');
         text.push_str(&comparison_text(comparison, style));
     }
-    text.into_bytes()
+    crate::render::width::fit(&text, crate::render::width::TEXT_WIDTH).into_bytes()
 }
 
 /// Markdown prose: `<` and `>` outside code spans become entities, so text such as a
