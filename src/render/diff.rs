@@ -9,6 +9,7 @@ use crate::analyze::compare::{Change, Comparison};
 use crate::model::report::value_text;
 use crate::model::Bytes;
 use crate::render::html::escape;
+use crate::render::markdown::cell as md_cell;
 use crate::render::style::Style;
 
 /// A change value for people: bytes in binary units with the exact count, `absent` for null.
@@ -103,14 +104,6 @@ pub fn comparison_text(comparison: &Comparison, style: &Style) -> String {
         }
     }
     text
-}
-
-/// Escapes a Markdown table cell: pipes, line breaks, and `<`/`>` so no cell becomes raw HTML.
-pub fn md_cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('\n', " ")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 fn md_changes(changes: &[Change]) -> String {

@@ -8,6 +8,7 @@ pub mod gpus;
 pub mod host;
 pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod probe;
 pub mod prometheus;
 pub mod report;

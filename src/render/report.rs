@@ -11,10 +11,9 @@ use crate::analyze::report::{
 use crate::model::explain::Phase;
 use crate::model::run::HostRecord;
 use crate::model::Bytes;
-use crate::render::diff::{
-    comparison_html, comparison_markdown, comparison_text, md_cell, text_table,
-};
+use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, text_table};
 use crate::render::html::{escape, prose};
+use crate::render::markdown::{cell as md_cell, prose as md_text, table as md_table};
 use crate::render::style::Style;
 
 fn yes_no(value: Option<bool>) -> &'static str {
@@ -733,36 +732,6 @@ pub fn render_text(report: &Report, style: &Style) -> Vec<u8> {
         text.push_str(&comparison_text(comparison, style));
     }
     crate::render::width::fit(&text, crate::render::width::TEXT_WIDTH).into_bytes()
-}
-
-/// Markdown prose: `<` and `>` outside code spans become entities, so text such as a
-/// traceback's `<module>` is shown rather than taken for raw HTML.
-fn md_text(text: &str) -> String {
-    text.split('`')
-        .enumerate()
-        .map(|(index, part)| {
-            if index % 2 == 1 {
-                part.to_owned()
-            } else {
-                part.replace('<', "&lt;").replace('>', "&gt;")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("`")
-}
-
-fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut text = format!(
-        "| {} |\n|{}\n",
-        header.join(" | "),
-        "---|".repeat(header.len())
-    );
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|cell| md_cell(cell)).collect();
-        text.push_str(&format!("| {} |\n", cells.join(" | ")));
-    }
-    text.push('\n');
-    text
 }
 
 fn md_run(run: &RunReport, number: usize) -> String {
