@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::report::{value_text, CheckpointFacts};
+use crate::model::record_view::{value_text, CheckpointFacts};
 use crate::model::run::RunStatus;
 use crate::model::Bytes;
 use crate::parse::run_record::RecordRead;

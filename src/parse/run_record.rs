@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::model::explain::ExplainReport;
-use crate::model::report::ExplainView;
+use crate::model::record_view::ExplainView;
 use crate::model::run::{MemoryRecord, RunRecord, RunStatus};
 
 /// The `schema_version` this oomdoc reads and writes.

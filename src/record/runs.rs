@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::analyze::report::{scan_log, RunInput};
-use crate::model::report::ProbeView;
+use crate::analyze::run_report::{scan_log, RunInput};
+use crate::model::record_view::ProbeView;
 use crate::parse::run_record;
 use crate::redact::Redactor;
 use crate::source::run_dir::RawRun;

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::analyze::compare::{Change, Comparison};
-use crate::model::report::value_text;
+use crate::model::record_view::value_text;
 use crate::model::Bytes;
 use crate::render::html::escape;
 use crate::render::markdown::cell as md_cell;
