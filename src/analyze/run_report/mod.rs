@@ -17,6 +17,7 @@ use crate::model::explain::Phase;
 use crate::model::host::HostOomFinding;
 use crate::model::machine::{Device, GpuProcess};
 use crate::model::record_view::{value_text, ProbeView};
+use crate::model::run::human_duration;
 use crate::model::{Bytes, Source};
 use crate::parse::run_record::RecordRead;
 
@@ -332,19 +333,6 @@ fn run_report(input: &RunInput) -> RunReport {
         verdict,
         owner_summary,
         limitations,
-    }
-}
-
-/// `1m 12.3s`, `850 ms`.
-pub fn human_duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms < 60_000 {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    } else {
-        let minutes = ms / 60_000;
-        let seconds = (ms % 60_000) as f64 / 1000.0;
-        format!("{minutes}m {seconds:04.1}s")
     }
 }
 

@@ -5,11 +5,9 @@
 //! Pure: takes the report model (built from redacted records) and returns bytes; computes
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
-use crate::analyze::run_report::{
-    human_duration, DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport,
-};
+use crate::analyze::run_report::{DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport};
 use crate::model::explain::Phase;
-use crate::model::run::HostRecord;
+use crate::model::run::{human_duration, HostRecord};
 use crate::model::Bytes;
 use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, text_table};
 use crate::render::html::{escape, prose};
