@@ -152,6 +152,114 @@ fn dependencies_run_one_way() {
     );
 }
 
+/// Formatting helpers `render/` still takes from `analyze/` (functions, not findings), each
+/// to move to `render/` or `model/`. The test fails when one is gone (delete it here) as well
+/// as when a new one appears.
+const KNOWN_HELPERS: &[(&str, &str)] = &[
+    // Host OOM evidence and advice in words; `analyze::host_oom` writes them into its verdict too.
+    ("src/render/host.rs", "advice_text"),
+    ("src/render/host.rs", "evidence_text"),
+    ("src/render/host.rs", "peak_figure_text"),
+    // p values and signed byte deltas of the probe's trend.
+    ("src/render/probe.rs", "format_p"),
+    ("src/render/probe.rs", "signed_bytes"),
+];
+
+/// The functions (lower-case names) a file takes from `crate::analyze::…`, in code outside
+/// comments and the test module: `use crate::analyze::m::{Type, helper}` gives `helper`.
+fn analyze_functions(source: &str) -> BTreeSet<String> {
+    let mut code = String::new();
+    for line in source.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if !trimmed.starts_with("//") {
+            code.push_str(trimmed.split("//").next().unwrap_or_default());
+            code.push(' ');
+        }
+    }
+    let identifier = |text: &str| -> String {
+        text.trim()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut found = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("crate::analyze::") {
+        let after = &rest[at + "crate::analyze::".len()..];
+        let module = identifier(after);
+        let path = after[module.len()..].strip_prefix("::").unwrap_or_default();
+        let names: Vec<String> = match path.strip_prefix('{') {
+            Some(group) => group
+                .split('}')
+                .next()
+                .unwrap_or_default()
+                .split(',')
+                .map(|item| identifier(item.rsplit("::").next().unwrap_or_default()))
+                .collect(),
+            None => vec![identifier(path)],
+        };
+        for name in names {
+            if name.starts_with(|c: char| c.is_ascii_lowercase()) && name != "self" {
+                found.insert(name);
+            }
+        }
+        rest = after;
+    }
+    found
+}
+
+#[test]
+fn render_takes_findings_from_analyze_not_formatting_helpers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src/render"), &mut files);
+    let mut helpers = BTreeSet::new();
+    for path in &files {
+        let shown = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let source = std::fs::read_to_string(path)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        for name in analyze_functions(&source) {
+            helpers.insert((shown.clone(), name));
+        }
+    }
+    let known: BTreeSet<(String, String)> = KNOWN_HELPERS
+        .iter()
+        .map(|(file, name)| ((*file).to_owned(), (*name).to_owned()))
+        .collect();
+    let new: Vec<_> = helpers.difference(&known).collect();
+    assert!(
+        new.is_empty(),
+        "render/ takes a formatting helper from analyze/ (move it to render/ or model/): {new:#?}"
+    );
+    let gone: Vec<_> = known.difference(&helpers).collect();
+    assert!(
+        gone.is_empty(),
+        "no longer imported, remove from KNOWN_HELPERS: {gone:#?}"
+    );
+}
+
+#[test]
+fn the_helper_scanner_sees_functions_not_types() {
+    let found = analyze_functions(
+        "use crate::analyze::m::{Report, human_duration,\n  fit::helper};\n\
+         let x = crate::analyze::run_explain::LiveExplain::new();\n\
+         let y = crate::analyze::growth::format_p(1.0); // crate::analyze::a::hidden\n\
+         #[cfg(test)]\nuse crate::analyze::t::in_tests;\n",
+    );
+    let expected: BTreeSet<String> = ["human_duration", "helper", "format_p"]
+        .iter()
+        .map(|name| (*name).to_owned())
+        .collect();
+    assert_eq!(found, expected);
+}
+
 #[test]
 fn the_scanner_sees_every_form_of_import() {
     let found = imports(

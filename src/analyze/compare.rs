@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::report::{value_text, CheckpointFacts, RunRecordView};
+use crate::model::record_view::{value_text, CheckpointFacts};
+use crate::model::run::RunStatus;
 use crate::model::Bytes;
+use crate::parse::run_record::RecordRead;
 
 /// Free memory before start differs between two launches by a few MiB even on an idle card;
 /// only a difference above this many bytes, or above [`FREE_TOLERANCE_FRACTION`] of the card,
@@ -197,8 +199,8 @@ fn normalise_flag(name: &str) -> String {
 
 /// Visible devices of a run: the inventory's devices that CUDA sees (`cuda_ordinal` set), in
 /// CUDA order; all of them when the inventory does not say.
-fn gpu_inputs(record: &RunRecordView) -> Vec<GpuInput> {
-    let Some(inventory) = record.preflight.inventory.as_ref() else {
+fn gpu_inputs(record: &RecordRead) -> Vec<GpuInput> {
+    let Some(inventory) = record.run.preflight.inventory.as_ref() else {
         return Vec::new();
     };
     let any_ordinal = inventory.devices.iter().any(|d| d.cuda_ordinal.is_some());
@@ -211,19 +213,20 @@ fn gpu_inputs(record: &RunRecordView) -> Vec<GpuInput> {
     devices
         .iter()
         .map(|device| {
-            let name = device
-                .name
-                .clone()
-                .unwrap_or_else(|| "unknown GPU".to_owned());
-            let identity = match &device.uuid {
-                Some(uuid) => format!("{name} ({uuid})"),
-                None => name,
+            let name = if device.name.is_empty() {
+                "unknown GPU".to_owned()
+            } else {
+                device.name.clone()
             };
-            let memory = device.memory.clone().unwrap_or_default();
+            let identity = if device.uuid.is_empty() {
+                name
+            } else {
+                format!("{name} ({})", device.uuid)
+            };
             GpuInput {
                 identity,
-                total_bytes: memory.total_bytes,
-                free_bytes: memory.free_bytes,
+                total_bytes: Some(device.memory.total_bytes.get()),
+                free_bytes: Some(device.memory.free_bytes.get()),
             }
         })
         .collect()
@@ -239,7 +242,7 @@ fn model_text(model: &Value, keys: &[&str]) -> Option<String> {
     }
 }
 
-fn inputs(record: &RunRecordView, checkpoint: Option<&CheckpointFacts>) -> Inputs {
+fn inputs(record: &RecordRead, checkpoint: Option<&CheckpointFacts>) -> Inputs {
     let mut fields: Vec<(String, Value)> = Vec::new();
     let mut push = |name: &str, value: Option<Value>| {
         if let Some(value) = value {
@@ -274,7 +277,7 @@ fn inputs(record: &RunRecordView, checkpoint: Option<&CheckpointFacts>) -> Input
         "quantization",
         model_text(&model, &["quantization", "quant"]).map(Value::from),
     );
-    let inventory = record.preflight.inventory.clone().unwrap_or_default();
+    let inventory = record.run.preflight.inventory.clone().unwrap_or_default();
     push("driver_version", inventory.driver_version.map(Value::from));
     push("cuda_version", inventory.cuda_version.map(Value::from));
     let engine = explain.engine.clone().unwrap_or_default();
@@ -285,16 +288,11 @@ fn inputs(record: &RunRecordView, checkpoint: Option<&CheckpointFacts>) -> Input
             push(&format!("versions.{name}"), Some(Value::from(text)));
         }
     }
-    let environment = record
-        .preflight
-        .environment
-        .iter()
-        .filter_map(|(key, value)| value_text(value).map(|text| (key.clone(), text)))
-        .collect();
+    let environment = record.run.preflight.environment.clone();
     Inputs {
         fields,
-        argv: parse_argv(&record.command),
-        other_environment: record.preflight.other_environment.clone(),
+        argv: parse_argv(&record.run.command),
+        other_environment: record.run.preflight.other_environment.clone(),
         environment,
         gpus: gpu_inputs(record),
     }
@@ -338,10 +336,10 @@ fn explained_by_argv(field: &str, a: &Value, b: &Value, argv_changes: &[Change])
 /// Compares two redacted runs.
 pub fn compare(
     label_a: &str,
-    a: &RunRecordView,
+    a: &RecordRead,
     checkpoint_a: Option<&CheckpointFacts>,
     label_b: &str,
-    b: &RunRecordView,
+    b: &RecordRead,
     checkpoint_b: Option<&CheckpointFacts>,
 ) -> Comparison {
     let inputs_a = inputs(a, checkpoint_a);
@@ -542,7 +540,7 @@ pub fn compare(
 
 /// Whether a run failed: a recorded GPU OOM, or a non-zero exit that is not the user
 /// stopping a server that had become ready.
-pub fn run_failed(record: &RunRecordView) -> bool {
+pub fn run_failed(record: &RecordRead) -> bool {
     let is_gpu_oom = record
         .explain
         .as_ref()
@@ -550,44 +548,46 @@ pub fn run_failed(record: &RunRecordView) -> bool {
     if is_gpu_oom == Some(true) {
         return true;
     }
-    if record.status.as_deref() == Some("spawn_failed") {
+    if record.status() == Some(RunStatus::SpawnFailed) {
         return true;
     }
     // The user stopping the run (a ready server, or a launch they gave up on) is not a
     // failure of the configuration; the outcome says which it was.
-    if record.interrupted == Some(true) {
+    if record.interrupted() == Some(true) {
         return false;
     }
-    !matches!(record.exit_code, Some(0) | None)
+    !matches!(record.run.exit_code, Some(0) | None)
 }
 
-fn outcome_side(record: &RunRecordView) -> OutcomeSide {
+fn outcome_side(record: &RecordRead) -> OutcomeSide {
     let explain = record.explain.clone().unwrap_or_default();
     let phase = explain.phase.clone().unwrap_or_default();
-    let peak = record.memory.as_ref().and_then(|memory| {
+    let peak = record.memory().and_then(|memory| {
         memory
             .devices
             .iter()
             .filter(|device| device.peak_used_bytes.is_some())
             .max_by_key(|device| device.peak_used_bytes)
     });
-    let host_peak = record.host.as_ref().and_then(|host| host.peak.as_ref());
+    let host_peak = record.run.host.as_ref().and_then(|host| host.peak.as_ref());
     OutcomeSide {
-        status: record.status.clone(),
-        exit_code: record.exit_code,
+        status: record.status().map(|status| status.as_str().to_owned()),
+        exit_code: record.run.exit_code.map(i64::from),
         failed: run_failed(record),
         is_gpu_oom: explain.is_gpu_oom,
         // explain says `unknown` when nothing failed; a run that did not fail has no phase of failure.
         failed_in: phase.failed_in.filter(|_| run_failed(record)),
         last_completed: phase.last_completed,
         server_was_ready: phase.server_was_ready,
-        peak_used_bytes: peak.and_then(|device| device.peak_used_bytes),
-        peak_phase: peak.and_then(|device| device.peak_phase.clone()),
+        peak_used_bytes: peak.and_then(|device| device.peak_used_bytes.map(Bytes::get)),
+        peak_phase: peak
+            .and_then(|device| device.peak_phase.map(|phase| phase.as_str().to_owned())),
         oom_tried_to_allocate_bytes: explain.oom.and_then(|oom| oom.tried_to_allocate_bytes),
-        duration_ms: record.duration_ms,
+        duration_ms: record.run.duration_ms,
         host_peak_rss_bytes: host_peak.map(|peak| peak.reading.tree_rss_bytes.get()),
         host_peak_phase: host_peak.and_then(|peak| peak.phase.clone()),
         host_oom_kill: record
+            .run
             .host
             .as_ref()
             .and_then(|host| host.finding.as_ref())
@@ -623,7 +623,7 @@ pub fn describe_outcome(side: &OutcomeSide) -> String {
     }
 }
 
-fn outcome(a: &RunRecordView, b: &RunRecordView) -> Outcome {
+fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
     let side_a = outcome_side(a);
     let side_b = outcome_side(b);
     let mut differences = Vec::new();
@@ -748,15 +748,11 @@ mod tests {
 
     #[test]
     fn one_flag_value_is_one_change() {
-        let mut a = RunRecordView {
-            command: argv("vllm serve m --max-model-len 4096"),
-            ..RunRecordView::default()
-        };
-        let b = RunRecordView {
-            command: argv("vllm serve m --max-model-len 8192"),
-            ..RunRecordView::default()
-        };
-        a.exit_code = Some(1);
+        let mut a = RecordRead::default();
+        a.run.command = argv("vllm serve m --max-model-len 4096");
+        let mut b = RecordRead::default();
+        b.run.command = argv("vllm serve m --max-model-len 8192");
+        a.run.exit_code = Some(1);
         let comparison = compare("a", &a, None, "b", &b, None);
         assert_eq!(comparison.changes.len(), 1);
         assert_eq!(comparison.changes[0].field, "flag --max-model-len");
@@ -768,11 +764,10 @@ mod tests {
 
     #[test]
     fn interrupt_of_a_ready_server_is_not_a_failure() {
-        let record: RunRecordView = RunRecordView::from_value(&serde_json::json!({
+        let record = crate::parse::run_record::read(&serde_json::json!({
             "exit_code": 130, "interrupted": true, "status": "interrupted",
             "explain": {"is_gpu_oom": false, "phase": {"server_was_ready": true}},
-        }))
-        .0;
+        }));
         assert!(!run_failed(&record));
     }
 }

@@ -14,7 +14,7 @@ pub mod host;
 pub mod machine;
 pub mod probe;
 pub mod provenance;
-pub mod report;
+pub mod record_view;
 pub mod run;
 pub mod snapshot;
 pub mod timeline;

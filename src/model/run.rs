@@ -38,6 +38,32 @@ pub enum RunStatus {
     SpawnFailed,
 }
 
+/// A duration of the run for people: `850 ms`, `12.3 s`, `1m 12.3s`.
+pub fn human_duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else {
+        let minutes = ms / 60_000;
+        let seconds = (ms % 60_000) as f64 / 1000.0;
+        format!("{minutes}m {seconds:04.1}s")
+    }
+}
+
+impl RunStatus {
+    /// The JSON name (`exited`, `spawn_failed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Exited => "exited",
+            RunStatus::Signaled => "signaled",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::SpawnFailed => "spawn_failed",
+        }
+    }
+}
+
 /// `DIR/run.json` (without `schema_version`, which `render::json::to_document` adds).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -337,4 +363,17 @@ pub struct TorchSnapshotRecord {
     pub history_enabled: bool,
     /// Notes the hook wrote (which processes enabled history, failures).
     pub notes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(human_duration(850), "850 ms");
+        assert_eq!(human_duration(12_345), "12.3 s");
+        assert_eq!(human_duration(72_300), "1m 12.3s");
+        assert_eq!(human_duration(3_605_000), "60m 05.0s");
+    }
 }

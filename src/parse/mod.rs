@@ -11,5 +11,6 @@ pub mod oom_text;
 pub mod pickle;
 pub mod proc;
 pub mod prometheus;
+pub mod run_record;
 pub mod text;
 pub mod torch_snapshot;

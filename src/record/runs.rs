@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use crate::analyze::report::{scan_log, RunInput};
-use crate::model::report::{ProbeView, RunRecordView};
+use crate::analyze::run_report::{scan_log, RunInput};
+use crate::model::record_view::ProbeView;
+use crate::parse::run_record;
 use crate::redact::Redactor;
 use crate::source::run_dir::RawRun;
 
@@ -36,7 +37,7 @@ pub fn redactor_for(runs: &[RawRun], extra: &[&Value]) -> Redactor {
 pub fn redact_run(raw: &RawRun, redactor: &Redactor) -> RunInput {
     let mut record_value = raw.record.clone();
     redactor.value(&mut record_value);
-    let (record, record_problems) = RunRecordView::from_value(&record_value);
+    let record = run_record::read(&record_value);
     let log = raw
         .log
         .as_ref()
@@ -50,7 +51,6 @@ pub fn redact_run(raw: &RawRun, redactor: &Redactor) -> RunInput {
     RunInput {
         label: redactor.text(&raw.directory.display().to_string()),
         record,
-        record_problems,
         log,
         log_problem: raw
             .log_problem

@@ -6,9 +6,10 @@
 use serde_json::Value;
 
 use crate::analyze::compare::{Change, Comparison};
-use crate::model::report::value_text;
+use crate::model::record_view::value_text;
 use crate::model::Bytes;
-use crate::render::html::escape;
+use crate::render::html::{escape, prose as html_prose};
+use crate::render::markdown::{cell as md_cell, prose as md_prose};
 use crate::render::style::Style;
 
 /// A change value for people: bytes in binary units with the exact count, `absent` for null.
@@ -64,53 +65,87 @@ fn change_rows(changes: &[Change]) -> Vec<Vec<String>> {
     rows
 }
 
+/// One part of a comparison: which parts there are, and in what order, is decided once here;
+/// each format's writer below only lays them out.
+enum Part<'a> {
+    /// The two runs compared.
+    Runs { a: &'a str, b: &'a str },
+    /// The inputs that changed; none: no recorded input differs.
+    Inputs(&'a [Change]),
+    /// More than one input changed: the comparison cannot say which one helped.
+    Warning(&'a str),
+    /// How each run ended, and the outcome fields that differ.
+    Outcome {
+        summary: &'a str,
+        differences: &'a [Change],
+    },
+    /// What was noticed but not counted as a change.
+    Notes(&'a [String]),
+}
+
+fn parts(comparison: &Comparison) -> Vec<Part<'_>> {
+    let mut parts = vec![
+        Part::Runs {
+            a: &comparison.run_a,
+            b: &comparison.run_b,
+        },
+        Part::Inputs(&comparison.changes),
+    ];
+    if let Some(warning) = &comparison.warning {
+        parts.push(Part::Warning(warning));
+    }
+    parts.push(Part::Outcome {
+        summary: &comparison.outcome.summary,
+        differences: &comparison.outcome.differences,
+    });
+    if !comparison.notes.is_empty() {
+        parts.push(Part::Notes(&comparison.notes));
+    }
+    parts
+}
+
 /// The comparison as text (no header line).
 pub fn comparison_text(comparison: &Comparison, style: &Style) -> String {
     let mut text = String::new();
-    text.push_str(&format!(
-        "A: {}\nB: {}\n\n",
-        comparison.run_a, comparison.run_b
-    ));
-    if comparison.changes.is_empty() {
-        text.push_str(&style.bold("Inputs: no recorded input differs"));
-        text.push('\n');
-    } else {
-        text.push_str(&style.bold(&format!(
-            "Inputs that changed ({})",
-            comparison.changes.len()
-        )));
-        text.push('\n');
-        text.push_str(&table(&change_rows(&comparison.changes), "  "));
-    }
-    if let Some(warning) = &comparison.warning {
-        text.push('\n');
-        text.push_str(&style.warn(&format!("warning: {warning}")));
-        text.push('\n');
-    }
-    text.push('\n');
-    text.push_str(&style.bold("Outcome"));
-    text.push('\n');
-    text.push_str(&format!("  {}\n", comparison.outcome.summary));
-    if !comparison.outcome.differences.is_empty() {
-        text.push_str(&table(&change_rows(&comparison.outcome.differences), "  "));
-    }
-    if !comparison.notes.is_empty() {
-        text.push('\n');
-        text.push_str(&style.bold("Notes"));
-        text.push('\n');
-        for note in &comparison.notes {
-            text.push_str(&format!("  - {note}\n"));
+    for part in parts(comparison) {
+        match part {
+            Part::Runs { a, b } => text.push_str(&format!("A: {a}\nB: {b}\n\n")),
+            Part::Inputs([]) => {
+                text.push_str(&style.bold("Inputs: no recorded input differs"));
+                text.push('\n');
+            }
+            Part::Inputs(changes) => {
+                text.push_str(&style.bold(&format!("Inputs that changed ({})", changes.len())));
+                text.push('\n');
+                text.push_str(&table(&change_rows(changes), "  "));
+            }
+            Part::Warning(warning) => {
+                text.push('\n');
+                text.push_str(&style.warn(&format!("warning: {warning}")));
+                text.push('\n');
+            }
+            Part::Outcome {
+                summary,
+                differences,
+            } => {
+                text.push('\n');
+                text.push_str(&style.bold("Outcome"));
+                text.push_str(&format!("\n  {summary}\n"));
+                if !differences.is_empty() {
+                    text.push_str(&table(&change_rows(differences), "  "));
+                }
+            }
+            Part::Notes(notes) => {
+                text.push('\n');
+                text.push_str(&style.bold("Notes"));
+                text.push('\n');
+                for note in notes {
+                    text.push_str(&format!("  - {note}\n"));
+                }
+            }
         }
     }
     text
-}
-
-/// Escapes a Markdown table cell: pipes, line breaks, and `<`/`>` so no cell becomes raw HTML.
-pub fn md_cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('\n', " ")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 fn md_changes(changes: &[Change]) -> String {
@@ -129,39 +164,43 @@ fn md_changes(changes: &[Change]) -> String {
 /// The comparison as Markdown, under headings of level `level`.
 pub fn comparison_markdown(comparison: &Comparison, level: usize) -> String {
     let hashes = "#".repeat(level);
-    let mut text = format!(
-        "- A: `{}`\n- B: `{}`\n\n",
-        md_cell(&comparison.run_a),
-        md_cell(&comparison.run_b)
-    );
-    if comparison.changes.is_empty() {
-        text.push_str(&format!(
-            "{hashes} Inputs\n\nNo recorded input differs.\n\n"
-        ));
-    } else {
-        text.push_str(&format!(
-            "{hashes} Inputs that changed ({})\n\n{}\n",
-            comparison.changes.len(),
-            md_changes(&comparison.changes)
-        ));
-    }
-    if let Some(warning) = &comparison.warning {
-        text.push_str(&format!("> **Warning:** {warning}\n\n"));
-    }
-    text.push_str(&format!(
-        "{hashes} Outcome\n\n{}\n\n",
-        comparison.outcome.summary
-    ));
-    if !comparison.outcome.differences.is_empty() {
-        text.push_str(&md_changes(&comparison.outcome.differences));
-        text.push('\n');
-    }
-    if !comparison.notes.is_empty() {
-        text.push_str(&format!("{hashes} Notes\n\n"));
-        for note in &comparison.notes {
-            text.push_str(&format!("- {note}\n"));
+    let mut text = String::new();
+    for part in parts(comparison) {
+        match part {
+            Part::Runs { a, b } => {
+                text.push_str(&format!("- A: `{}`\n- B: `{}`\n\n", md_cell(a), md_cell(b)));
+            }
+            Part::Inputs([]) => {
+                text.push_str(&format!(
+                    "{hashes} Inputs\n\nNo recorded input differs.\n\n"
+                ));
+            }
+            Part::Inputs(changes) => text.push_str(&format!(
+                "{hashes} Inputs that changed ({})\n\n{}\n",
+                changes.len(),
+                md_changes(changes)
+            )),
+            Part::Warning(warning) => {
+                text.push_str(&format!("> **Warning:** {}\n\n", md_prose(warning)));
+            }
+            Part::Outcome {
+                summary,
+                differences,
+            } => {
+                text.push_str(&format!("{hashes} Outcome\n\n{}\n\n", md_prose(summary)));
+                if !differences.is_empty() {
+                    text.push_str(&md_changes(differences));
+                    text.push('\n');
+                }
+            }
+            Part::Notes(notes) => {
+                text.push_str(&format!("{hashes} Notes\n\n"));
+                for note in notes {
+                    text.push_str(&format!("- {}\n", md_prose(note)));
+                }
+                text.push('\n');
+            }
         }
-        text.push('\n');
     }
     text
 }
@@ -182,41 +221,46 @@ fn html_changes(changes: &[Change]) -> String {
 
 /// The comparison as an HTML fragment (every string escaped), headings of level `level`.
 pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
-    let mut html = format!(
-        "<p>A: <code>{}</code><br>B: <code>{}</code></p>\n",
-        escape(&comparison.run_a),
-        escape(&comparison.run_b)
-    );
-    if comparison.changes.is_empty() {
-        html.push_str(&format!(
-            "<h{level}>Inputs</h{level}><p>No recorded input differs.</p>\n"
-        ));
-    } else {
-        html.push_str(&format!(
-            "<h{level}>Inputs that changed ({})</h{level}>\n{}",
-            comparison.changes.len(),
-            html_changes(&comparison.changes)
-        ));
-    }
-    if let Some(warning) = &comparison.warning {
-        html.push_str(&format!(
-            "<p class=\"warn\"><strong>Warning:</strong> {}</p>\n",
-            crate::render::html::prose(warning)
-        ));
-    }
-    html.push_str(&format!(
-        "<h{level}>Outcome</h{level}>\n<p>{}</p>\n",
-        crate::render::html::prose(&comparison.outcome.summary)
-    ));
-    if !comparison.outcome.differences.is_empty() {
-        html.push_str(&html_changes(&comparison.outcome.differences));
-    }
-    if !comparison.notes.is_empty() {
-        html.push_str(&format!("<h{level}>Notes</h{level}>\n<ul>"));
-        for note in &comparison.notes {
-            html.push_str(&format!("<li>{}</li>", crate::render::html::prose(note)));
+    let mut html = String::new();
+    for part in parts(comparison) {
+        match part {
+            Part::Runs { a, b } => html.push_str(&format!(
+                "<p>A: <code>{}</code><br>B: <code>{}</code></p>\n",
+                escape(a),
+                escape(b)
+            )),
+            Part::Inputs([]) => html.push_str(&format!(
+                "<h{level}>Inputs</h{level}><p>No recorded input differs.</p>\n"
+            )),
+            Part::Inputs(changes) => html.push_str(&format!(
+                "<h{level}>Inputs that changed ({})</h{level}>\n{}",
+                changes.len(),
+                html_changes(changes)
+            )),
+            Part::Warning(warning) => html.push_str(&format!(
+                "<p class=\"warn\"><strong>Warning:</strong> {}</p>\n",
+                html_prose(warning)
+            )),
+            Part::Outcome {
+                summary,
+                differences,
+            } => {
+                html.push_str(&format!(
+                    "<h{level}>Outcome</h{level}>\n<p>{}</p>\n",
+                    html_prose(summary)
+                ));
+                if !differences.is_empty() {
+                    html.push_str(&html_changes(differences));
+                }
+            }
+            Part::Notes(notes) => {
+                html.push_str(&format!("<h{level}>Notes</h{level}>\n<ul>"));
+                for note in notes {
+                    html.push_str(&format!("<li>{}</li>", html_prose(note)));
+                }
+                html.push_str("</ul>\n");
+            }
         }
-        html.push_str("</ul>\n");
     }
     html
 }
@@ -226,7 +270,7 @@ pub fn render_text(comparison: &Comparison, style: &Style) -> Vec<u8> {
     let mut text = style.bold("oomdoc diff: inputs apart from outcomes");
     text.push_str("\n\n");
     text.push_str(&comparison_text(comparison, style));
-    text.into_bytes()
+    crate::render::width::fit(&text, crate::render::width::TEXT_WIDTH).into_bytes()
 }
 
 /// `oomdoc diff` as Markdown.
@@ -258,5 +302,36 @@ mod tests {
             "1.00 GiB (1073741824 bytes)"
         );
         assert_eq!(show_value("flag --x", &Value::Null), "(absent)");
+    }
+
+    #[test]
+    fn every_format_has_the_same_parts_and_escapes_log_text() {
+        let comparison = Comparison {
+            run_a: "a".to_owned(),
+            run_b: "b".to_owned(),
+            warning: Some("2 inputs changed".to_owned()),
+            notes: vec!["seen in <module>, kept as `<x>`".to_owned()],
+            ..Comparison::default()
+        };
+        let text = comparison_text(&comparison, &Style::new(false));
+        let markdown = comparison_markdown(&comparison, 2);
+        let html = comparison_html(&comparison, 2);
+        for (format, out) in [("text", &text), ("markdown", &markdown), ("html", &html)] {
+            let lower = out.to_lowercase();
+            let at = |needle: &str| {
+                lower
+                    .find(needle)
+                    .unwrap_or_else(|| panic!("{format}: no {needle:?} in {out}"))
+            };
+            let order = [at("inputs"), at("warning"), at("outcome"), at("notes")];
+            assert!(order.windows(2).all(|w| w[0] < w[1]), "{format}: {out}");
+        }
+        assert!(text.contains("Inputs: no recorded input differs"));
+        assert!(
+            markdown.contains("- seen in &lt;module&gt;, kept as `<x>`"),
+            "{markdown}"
+        );
+        assert!(html.contains("&lt;module&gt;"), "{html}");
+        assert!(!html.contains("<module>"), "{html}");
     }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::style::Style;
 use crate::model::explain::{AccountingLine, EventKind, ExplainReport, TimelineEvent};
 use crate::model::failure::EngineName;
+use crate::render::markdown::escape as md_escape;
 
 /// Engine name as people write it.
 pub fn engine_label(name: EngineName) -> &'static str {
@@ -483,12 +484,6 @@ pub fn text(report: &ExplainReport, style: Style, verbose: bool) -> Vec<u8> {
         }
     }
     out.into_bytes()
-}
-
-fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// GitHub-flavoured Markdown. `verbose` adds a column saying what each figure means.

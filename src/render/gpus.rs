@@ -659,10 +659,7 @@ fn cuda_warnings(inventory: &Inventory) -> Vec<String> {
 }
 
 fn md_escape(text: &str) -> String {
-    printable(text)
-        .replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    crate::render::markdown::escape(&printable(text))
 }
 
 #[cfg(test)]

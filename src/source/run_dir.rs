@@ -1,5 +1,5 @@
 //! A run directory written by `oomdoc run`, read back for `report` and `diff`: its `run.json`
-//! (size- and shape-bounded, schema version checked), the end of its log and a `probe.json`
+//! (size- and shape-bounded, schema version checked by `parse::run_record`), the end of its log and a `probe.json`
 //! beside it. Nothing here is redacted yet: the caller redacts before analysis.
 
 use std::io::{Read, Seek, SeekFrom};
@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::error::HintedError;
 use crate::parse::bounded_json;
+use crate::parse::run_record::{self, SchemaProblem};
 use crate::source::file::open_regular;
 
 /// Largest part of a log that is scanned (its end): requests and the failure are near it.
@@ -114,21 +115,26 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
         .into());
     }
     let record = read_json(&record_path, "run record")?;
-    match record.get("schema_version").and_then(Value::as_u64) {
-        Some(1) => {}
-        Some(other) => {
+    match run_record::check_schema(&record) {
+        Ok(()) => {}
+        Err(SchemaProblem::Other(other)) => {
             return Err(HintedError::new(
                 format!(
-                    "`{}` has `schema_version` {other}; this oomdoc reads version 1",
-                    record_path.display()
+                    "`{}` has `schema_version` {other}; this oomdoc reads version {}",
+                    record_path.display(),
+                    run_record::SCHEMA_VERSION
                 ),
                 "use the oomdoc version that wrote the record",
             )
             .into())
         }
-        None => {
+        Err(SchemaProblem::Missing) => {
             return Err(HintedError::new(
-                format!("`{}` has no `schema_version` 1", record_path.display()),
+                format!(
+                    "`{}` has no `schema_version` {}",
+                    record_path.display(),
+                    run_record::SCHEMA_VERSION
+                ),
                 "is this a `run.json` written by `oomdoc run`?",
             )
             .into())

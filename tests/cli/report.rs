@@ -75,6 +75,41 @@ fn text_json_and_markdown_of_every_fixture() {
     insta::assert_snapshot!("report_markdown_vllm_oom", markdown);
 }
 
+// See: #16: text for a terminal fits 100 columns; only a quoted log line is longer, and it is
+// cut with `…` (the whole line is in `--json`).
+#[test]
+fn text_of_every_fixture_and_pair_fits_100_columns() {
+    let mut texts: Vec<(String, String)> = RUNS
+        .iter()
+        .map(|name| (name.to_string(), success(&report(&[name], &[]))))
+        .collect();
+    for pair in RUNS.windows(2) {
+        texts.push((pair.join(" + "), success(&report(pair, &[]))));
+        let dirs: Vec<String> = pair.iter().map(|name| run_dir(name)).collect();
+        let diff = run_in_root(&["diff", &dirs[0], &dirs[1]]);
+        texts.push((format!("diff {}", pair.join(" ")), success(&diff)));
+    }
+    for (name, text) in &texts {
+        for line in text.lines() {
+            let width = line.chars().count();
+            assert!(width <= 100, "{name}: {width} columns: {line}");
+            // Only a quoted line is cut: a log line after `| ` or a timeline row quoting one.
+            if width == 100 && line.ends_with('…') {
+                let body = line.trim_start();
+                assert!(
+                    body.starts_with("| ") || body.starts_with('+'),
+                    "{name}: prose cut: {line}"
+                );
+            }
+        }
+    }
+    // The cut lines are quoted log lines: the failure line is there, cut.
+    let (_, oom) = &texts[0];
+    assert!(oom
+        .lines()
+        .any(|line| line.starts_with("  | ") && line.ends_with('…')));
+}
+
 // See: #15: the report of every fixture in Markdown and HTML, whole, so that a refactor of the
 // report writers shows any change it makes.
 #[test]

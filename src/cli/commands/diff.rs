@@ -37,7 +37,7 @@ pub fn run(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let mut comparison = compare(&a.label, &a.record, None, &b.label, &b.record, None);
     // A field ignored for its shape reads as absent: say so, or it passes for a changed input.
     for (name, run) in [("A", &a), ("B", &b)] {
-        for problem in &run.record_problems {
+        for problem in &run.record.problems {
             let note = format!("run {name} (`{}`): {problem}", run.label);
             output.warn_unless_in_document(&args.output, &note);
             comparison.notes.push(note);

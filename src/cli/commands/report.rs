@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::analyze::fit::{self, FitOptions, KvCacheDtype};
-use crate::analyze::report::{self as analysis, CheckpointFacts, RunInput};
+use crate::analyze::run_report::{self as analysis, CheckpointFacts, RunInput};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
@@ -17,7 +17,7 @@ use crate::error::HintedError;
 use crate::model::cards;
 use crate::record::runs::{redact_run, redactor_for};
 use crate::redact::Redactor;
-use crate::render::report as render;
+use crate::render::run_report as render;
 use crate::render::style::Style;
 use crate::source::checkpoint;
 use crate::source::run_dir::{load_run, read_json};

@@ -1,9 +1,9 @@
-//! Lenient views of the records `report` and `diff` read: `run.json` (written by `oomdoc run`,
-//! format in `docs/run-record.md`) and the probe document (`oomdoc probe --json`).
+//! Lenient views of the parts of records `report` reads that older oomdoc versions wrote in
+//! other shapes: the `explain` section of `run.json` (the rest of `run.json` is read through the
+//! writer's own types by `parse::run_record`) and the probe document (`oomdoc probe --json`).
 //!
-//! These are deliberately not the writers' own types: every field is optional, unknown fields
-//! are ignored, and a section of the wrong shape is dropped with a note instead of failing the
-//! whole record, so a report can still be written from a partial or older record. No I/O here.
+//! Every field is optional, unknown fields are ignored, and a part of the wrong shape is dropped
+//! with a note instead of failing the whole record. No I/O here.
 
 use std::collections::BTreeMap;
 
@@ -82,211 +82,6 @@ fn field<T: DeserializeOwned + Default>(
     }
 }
 
-/// The parts of `run.json` a report uses.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct RunRecordView {
-    /// Must be 1.
-    pub schema_version: Option<u64>,
-    /// The oomdoc that wrote the record.
-    pub oomdoc_version: Option<String>,
-    /// `running`, `exited`, `signaled`, `interrupted`, `spawn_failed`.
-    pub status: Option<String>,
-    /// The command line, one argument per item.
-    pub command: Vec<String>,
-    /// Working directory.
-    pub cwd: Option<String>,
-    /// Exit code (128+N when killed by signal N).
-    pub exit_code: Option<i64>,
-    /// Signal that killed the child.
-    pub signal: Option<i64>,
-    /// Whether oomdoc forwarded SIGINT/SIGTERM.
-    pub interrupted: Option<bool>,
-    /// RFC 3339 start time.
-    pub started_at: Option<String>,
-    /// RFC 3339 end time.
-    pub ended_at: Option<String>,
-    /// Duration in milliseconds.
-    pub duration_ms: Option<u64>,
-    /// Machine state before start.
-    pub preflight: PreflightView,
-    /// Where the child's log is.
-    pub log: Option<LogView>,
-    /// The `explain` result of the log.
-    pub explain: Option<ExplainView>,
-    /// The memory timeline.
-    pub memory: Option<MemoryView>,
-    /// Phase spans on the run's clock.
-    pub phases: Vec<PhaseSpanView>,
-    /// A PyTorch snapshot file, when one was produced.
-    pub torch_snapshot: Option<Value>,
-    /// OOM lines of the log with the time they arrived and the device by UUID.
-    pub ooms: Vec<RunOomView>,
-    /// What the run could not measure.
-    pub limitations: Vec<String>,
-    /// Host memory and the host out-of-memory verdict, when the run sampled it.
-    pub host: Option<crate::model::run::HostRecord>,
-}
-
-/// One entry of `run.json`'s top-level `ooms`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RunOomView {
-    /// 1-based line in the log.
-    pub line: Option<u64>,
-    /// When the line arrived, ms since start.
-    pub t_ms: Option<u64>,
-    /// torchrun rank, when shown.
-    pub rank: Option<u32>,
-    /// CUDA ordinal in the message.
-    pub gpu_index: Option<u32>,
-    /// The device by UUID.
-    pub device_uuid: Option<String>,
-}
-
-impl RunRecordView {
-    /// Reads a record from parsed JSON. Sections of the wrong shape are dropped and described
-    /// in the returned problems.
-    pub fn from_value(value: &Value) -> (RunRecordView, Vec<String>) {
-        let mut problems = Vec::new();
-        let Some(object) = value.as_object() else {
-            problems.push("run.json is not a JSON object".to_owned());
-            return (RunRecordView::default(), problems);
-        };
-        let problems_ref = &mut problems;
-        let explain = match object.get("explain") {
-            Some(Value::Object(explain)) => Some(ExplainView::from_object(explain, problems_ref)),
-            _ => None,
-        };
-        let record = RunRecordView {
-            schema_version: field(object, "schema_version", "", problems_ref),
-            oomdoc_version: field(object, "oomdoc_version", "", problems_ref),
-            status: field(object, "status", "", problems_ref),
-            command: field(object, "command", "", problems_ref),
-            cwd: field(object, "cwd", "", problems_ref),
-            exit_code: field(object, "exit_code", "", problems_ref),
-            signal: field(object, "signal", "", problems_ref),
-            interrupted: field(object, "interrupted", "", problems_ref),
-            started_at: field(object, "started_at", "", problems_ref),
-            ended_at: field(object, "ended_at", "", problems_ref),
-            duration_ms: field(object, "duration_ms", "", problems_ref),
-            preflight: field(object, "preflight", "", problems_ref),
-            log: field(object, "log", "", problems_ref),
-            explain,
-            memory: field(object, "memory", "", problems_ref),
-            phases: field(object, "phases", "", problems_ref),
-            torch_snapshot: object
-                .get("torch_snapshot")
-                .filter(|v| !v.is_null())
-                .cloned(),
-            ooms: field(object, "ooms", "", problems_ref),
-            limitations: field(object, "limitations", "", problems_ref),
-            host: field(object, "host", "", problems_ref),
-        };
-        (record, problems)
-    }
-}
-
-/// `preflight`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PreflightView {
-    /// The `oomdoc gpus --json` document.
-    pub inventory: Option<InventoryView>,
-    /// Why there is no inventory.
-    pub inventory_error: Option<String>,
-    /// Relevant environment variables (already redacted by the writer).
-    #[serde(deserialize_with = "null_as_default")]
-    pub environment: BTreeMap<String, Value>,
-    /// Digests of the other variables' values, by name (absent in records before they were kept).
-    #[serde(deserialize_with = "null_as_default")]
-    pub other_environment: BTreeMap<String, String>,
-    /// Host facts.
-    pub host: Option<Value>,
-}
-
-/// `preflight.inventory`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct InventoryView {
-    /// Where the inventory came from.
-    pub source: Option<Value>,
-    /// Driver version.
-    pub driver_version: Option<String>,
-    /// CUDA version the driver supports.
-    pub cuda_version: Option<String>,
-    /// NVML library version.
-    pub nvml_version: Option<String>,
-    /// Devices.
-    #[serde(deserialize_with = "null_as_default")]
-    pub devices: Vec<DeviceView>,
-    /// What could not be read.
-    #[serde(deserialize_with = "null_as_default")]
-    pub limitations: Vec<String>,
-}
-
-/// One device of the inventory.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeviceView {
-    /// NVML index.
-    pub index: Option<u32>,
-    /// `GPU-…` UUID.
-    pub uuid: Option<String>,
-    /// PCI bus id.
-    pub pci_bus_id: Option<String>,
-    /// Product name.
-    pub name: Option<String>,
-    /// CUDA ordinal under the run's environment.
-    pub cuda_ordinal: Option<u32>,
-    /// Memory.
-    pub memory: Option<DeviceMemoryView>,
-    /// Processes.
-    #[serde(deserialize_with = "null_as_default")]
-    pub processes: Vec<ProcessView>,
-    /// MIG mode.
-    pub mig_mode: Option<String>,
-}
-
-/// Device memory in exact bytes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeviceMemoryView {
-    /// Total.
-    pub total_bytes: Option<u64>,
-    /// Driver-reserved.
-    pub reserved_bytes: Option<u64>,
-    /// Used.
-    pub used_bytes: Option<u64>,
-    /// Free.
-    pub free_bytes: Option<u64>,
-}
-
-/// A GPU process.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ProcessView {
-    /// Host PID.
-    pub pid: Option<u32>,
-    /// Name or command line.
-    pub name: Option<String>,
-    /// Bytes used.
-    pub used_bytes: Option<u64>,
-    /// Why `used_bytes` is missing.
-    pub unavailable_reason: Option<String>,
-}
-
-/// `log`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LogView {
-    /// File name next to run.json.
-    pub file: Option<String>,
-    /// Size.
-    pub bytes: Option<u64>,
-    /// Line count.
-    pub lines: Option<u64>,
-}
-
 /// `explain` (the `oomdoc explain --json` document).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ExplainView {
@@ -338,7 +133,8 @@ fn context_lines(value: &Value) -> Vec<String> {
 }
 
 impl ExplainView {
-    fn from_object(object: &Map<String, Value>, problems: &mut Vec<String>) -> ExplainView {
+    /// Reads explain's section of a record; parts of the wrong shape are noted in `problems`.
+    pub fn from_object(object: &Map<String, Value>, problems: &mut Vec<String>) -> ExplainView {
         let verdict = object
             .get("verdict")
             .and_then(Value::as_object)
@@ -460,90 +256,6 @@ pub struct VerdictView {
     pub owner_summary: Option<String>,
 }
 
-/// `memory`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MemoryView {
-    /// False when there is no timeline (no NVML).
-    pub available: Option<bool>,
-    /// Why not.
-    pub reason: Option<String>,
-    /// `nvml`, …
-    pub source: Option<String>,
-    /// Sampling rate.
-    pub sample_rate_hz: Option<f64>,
-    /// Per device.
-    #[serde(deserialize_with = "null_as_default")]
-    pub devices: Vec<MemoryDeviceView>,
-    /// An inventory taken when the first OOM line appeared.
-    pub inventory_at_oom: Option<InventoryView>,
-}
-
-/// The memory timeline of one device.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MemoryDeviceView {
-    /// UUID.
-    pub uuid: Option<String>,
-    /// NVML index.
-    pub index: Option<u32>,
-    /// CUDA ordinal.
-    pub cuda_ordinal: Option<u32>,
-    /// Product name.
-    pub name: Option<String>,
-    /// Total bytes.
-    pub total_bytes: Option<u64>,
-    /// Used bytes before the child started.
-    pub baseline_used_bytes: Option<u64>,
-    /// Free bytes before the child started.
-    pub baseline_free_bytes: Option<u64>,
-    /// Peak used bytes.
-    pub peak_used_bytes: Option<u64>,
-    /// When the peak happened.
-    pub peak_t_ms: Option<u64>,
-    /// Phase at the peak.
-    pub peak_phase: Option<String>,
-    /// Peak per phase.
-    #[serde(deserialize_with = "null_as_default")]
-    pub peaks_by_phase: BTreeMap<String, u64>,
-    /// `[t_ms, used_bytes]` pairs.
-    #[serde(deserialize_with = "null_as_default")]
-    pub samples: Vec<(u64, u64)>,
-    /// Samples taken (before compaction).
-    pub sample_count: Option<u64>,
-    /// Highest memory per process on this device.
-    #[serde(deserialize_with = "null_as_default")]
-    pub processes: Vec<ProcessPeakView>,
-}
-
-/// Highest memory of one process on one device during the run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ProcessPeakView {
-    /// Host PID.
-    pub pid: Option<u32>,
-    /// Name.
-    pub name: Option<String>,
-    /// Highest used bytes seen.
-    pub peak_used_bytes: Option<u64>,
-    /// When.
-    pub peak_t_ms: Option<u64>,
-    /// Whether it is the child or one of its descendants.
-    pub is_child: Option<bool>,
-}
-
-/// One phase span.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PhaseSpanView {
-    /// Phase name (explain's vocabulary).
-    pub phase: Option<String>,
-    /// Start, ms since `started_at`.
-    pub start_t_ms: Option<u64>,
-    /// End, ms since `started_at`; absent while in progress.
-    pub end_t_ms: Option<u64>,
-}
-
 /// The parts of a probe document (`oomdoc probe URL --json`) a report uses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -629,44 +341,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wrong_shaped_section_is_dropped_with_a_note() {
-        let value = serde_json::json!({
-            "schema_version": 1,
-            "command": ["vllm", "serve", "m"],
-            "memory": "not an object",
-            "phases": null,
-            "explain": {"phase": {"failed_in": "weights_load"}, "verdict": {"evidence": "one line"}},
-        });
-        let (record, problems) = RunRecordView::from_value(&value);
-        assert_eq!(record.command, ["vllm", "serve", "m"]);
-        assert!(record.memory.is_none());
-        assert!(record.phases.is_empty());
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("`memory`"));
-        let explain = record.explain.unwrap_or_default();
-        assert_eq!(
-            explain.phase.and_then(|p| p.failed_in).as_deref(),
-            Some("weights_load")
-        );
-        assert_eq!(explain.verdict.unwrap_or_default().evidence, ["one line"]);
-    }
-
-    #[test]
     fn explain_context_blocks_and_headline_are_read() {
         let value = serde_json::json!({
-            "schema_version": 1,
-            "explain": {
-                "verdict": {"cause": "transient_peak", "headline": "graph capture peak", "owner_class": "configuration"},
-                "context": [
-                    {"failure_line": 9, "lines": [{"line": 8, "text": "a"}, {"line": 9, "text": "b"}]},
-                    {"failure_line": 20, "lines": [{"line": 20, "text": "c"}]}
-                ],
-                "timeline": [{"kind": "weights_loaded", "figures": {"bytes": 5}, "text": "t"}]
-            }
+            "verdict": {"cause": "transient_peak", "headline": "graph capture peak", "owner_class": "configuration"},
+            "context": [
+                {"failure_line": 9, "lines": [{"line": 8, "text": "a"}, {"line": 9, "text": "b"}]},
+                {"failure_line": 20, "lines": [{"line": 20, "text": "c"}]}
+            ],
+            "timeline": [{"kind": "weights_loaded", "figures": {"bytes": 5}, "text": "t"}]
         });
-        let (record, problems) = RunRecordView::from_value(&value);
+        let mut problems = Vec::new();
+        let explain = ExplainView::from_object(value.as_object().unwrap(), &mut problems);
         assert!(problems.is_empty(), "{problems:?}");
-        let explain = record.explain.unwrap_or_default();
         assert_eq!(explain.context, ["a", "b", "…", "c"]);
         let verdict = explain.verdict.unwrap_or_default();
         assert_eq!(verdict.cause.as_deref(), Some("graph capture peak"));

@@ -1,0 +1,351 @@
+//! Facts read from the record: how the run ended, versions, GPUs before start, the failure
+//! phase, explain's timeline and OOM figures.
+
+use super::*;
+
+/// The snapshot file `--torch-snapshot` produced, when there is one.
+pub(super) fn torch_snapshot_file(record: &RecordRead) -> Option<String> {
+    let snapshot = record.run.torch_snapshot.as_ref()?;
+    snapshot
+        .file
+        .clone()
+        .or_else(|| snapshot.files.first().cloned())
+}
+
+pub(super) fn run_end(record: &RecordRead) -> RunEnd {
+    let failed = run_failed(record);
+    let explain = record.explain.clone().unwrap_or_default();
+    let phase = explain.phase.unwrap_or_default();
+    let side = crate::analyze::compare::OutcomeSide {
+        status: record.status().map(|status| status.as_str().to_owned()),
+        exit_code: record.run.exit_code.map(i64::from),
+        failed,
+        is_gpu_oom: explain.is_gpu_oom,
+        failed_in: phase.failed_in,
+        server_was_ready: phase.server_was_ready,
+        ..Default::default()
+    };
+    let mut summary = describe_outcome(&side);
+    summary = format!("{}{}", summary[..1].to_uppercase(), &summary[1..]);
+    let mut how = Vec::new();
+    if let Some(code) = record.run.exit_code {
+        how.push(format!("exit code {code}"));
+    }
+    if let Some(signal) = record.run.signal {
+        how.push(format!("signal {signal}"));
+    }
+    if record.interrupted() == Some(true) {
+        how.push("stopped by the user (SIGINT/SIGTERM forwarded)".to_owned());
+    }
+    if record.is_running() {
+        how.push("record unfinished: `status` is still `running`".to_owned());
+    }
+    if let Some(duration) = record.run.duration_ms {
+        how.push(format!("after {}", human_duration(duration)));
+    }
+    if !how.is_empty() {
+        summary = format!("{summary} ({})", how.join(", "));
+    }
+    RunEnd {
+        status: record.status().map(|status| status.as_str().to_owned()),
+        exit_code: record.run.exit_code.map(i64::from),
+        signal: record.run.signal.map(i64::from),
+        interrupted: record.interrupted(),
+        started_at: Some(record.run.started_at.clone()).filter(|at| !at.is_empty()),
+        ended_at: record.run.ended_at.clone(),
+        duration_ms: record.run.duration_ms,
+        failed,
+        summary,
+    }
+}
+
+pub(super) fn versions(record: &RecordRead) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    if let Some(inventory) = &record.run.preflight.inventory {
+        let source = inventory
+            .source
+            .map_or_else(|| "GPU inventory".to_owned(), source_name);
+        if let Some(driver) = &inventory.driver_version {
+            facts.push(Fact {
+                name: "driver".to_owned(),
+                value: driver.clone(),
+                source: source.clone(),
+            });
+        }
+        if let Some(cuda) = &inventory.cuda_version {
+            facts.push(Fact {
+                name: "CUDA (driver supports)".to_owned(),
+                value: cuda.clone(),
+                source: source.clone(),
+            });
+        }
+        if let Some(nvml) = &inventory.nvml_version {
+            facts.push(Fact {
+                name: "NVML".to_owned(),
+                value: nvml.clone(),
+                source,
+            });
+        }
+    }
+    if let Some(explain) = &record.explain {
+        if let Some(engine) = &explain.engine {
+            if let (Some(name), Some(version)) = (&engine.name, &engine.version) {
+                facts.push(Fact {
+                    name: name.clone(),
+                    value: version.clone(),
+                    source: "engine log".to_owned(),
+                });
+            }
+        }
+        for (name, value) in &explain.versions {
+            if let Some(text) = value_text(value) {
+                // `pytorch` is the engine name of plain PyTorch; its version is `torch`'s.
+                let alias = |fact_name: &str| {
+                    fact_name == name || (fact_name == "pytorch" && name == "torch")
+                };
+                if let Some(fact) = facts.iter_mut().find(|fact| alias(&fact.name)) {
+                    if fact.name == "pytorch" && fact.value == text {
+                        fact.name = "torch".to_owned();
+                    }
+                } else {
+                    facts.push(Fact {
+                        name: name.clone(),
+                        value: text,
+                        source: "engine log".to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    if let Some(version) = Some(&record.run.oomdoc_version).filter(|v| !v.is_empty()) {
+        facts.push(Fact {
+            name: "oomdoc (recorder)".to_owned(),
+            value: version.clone(),
+            source: "run.json".to_owned(),
+        });
+    }
+    facts
+}
+
+pub(super) fn process_facts(processes: &[GpuProcess]) -> Vec<ProcessFacts> {
+    processes
+        .iter()
+        .map(|process| ProcessFacts {
+            pid: Some(process.pid),
+            name: process.name.clone(),
+            used_bytes: process.used_bytes.map(Bytes::get),
+            unavailable_reason: process.unavailable_reason.clone(),
+        })
+        .collect()
+}
+
+pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<GpuFacts> {
+    if let Some(error) = &record.run.preflight.inventory_error {
+        limitations.push(format!("no GPU inventory before start: {error}"));
+    }
+    let at_oom_inventory = record
+        .memory()
+        .and_then(|memory| memory.inventory_at_oom.as_ref());
+    let at_oom = |device: &Device| {
+        at_oom_inventory.and_then(|inventory| {
+            inventory
+                .devices
+                .iter()
+                .find(|candidate| !candidate.uuid.is_empty() && candidate.uuid == device.uuid)
+        })
+    };
+    let Some(inventory) = &record.run.preflight.inventory else {
+        if record.run.preflight.inventory_error.is_none() {
+            limitations.push(
+                "the record has no GPU inventory: GPUs and free memory before start are unknown"
+                    .to_owned(),
+            );
+        }
+        return Vec::new();
+    };
+    limitations.extend(inventory.limitations.iter().cloned());
+    let source = format!(
+        "{} before start",
+        inventory
+            .source
+            .map_or_else(|| "GPU inventory".to_owned(), source_name)
+    );
+    let any_ordinal = inventory.devices.iter().any(|d| d.cuda_ordinal.is_some());
+    inventory
+        .devices
+        .iter()
+        .map(|device| {
+            let memory = device.memory;
+            GpuFacts {
+                index: Some(device.index),
+                uuid: non_empty(&device.uuid),
+                name: non_empty(&device.name),
+                pci_bus_id: non_empty(&device.pci_bus_id),
+                cuda_ordinal: device.cuda_ordinal,
+                visible_to_run: !any_ordinal || device.cuda_ordinal.is_some(),
+                total_bytes: Some(memory.total_bytes.get()),
+                reserved_bytes: memory.reserved_bytes.map(Bytes::get),
+                used_before_bytes: Some(memory.used_bytes.get()),
+                free_before_bytes: Some(memory.free_bytes.get()),
+                processes_before: process_facts(&device.processes),
+                free_at_oom_bytes: at_oom(device).map(|d| d.memory.free_bytes.get()),
+                processes_at_oom: at_oom(device)
+                    .map_or_else(Vec::new, |d| process_facts(&d.processes)),
+                source: source.clone(),
+            }
+        })
+        .collect()
+}
+
+/// A text field of the record: empty (absent in an old record) is `None`.
+pub(super) fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The JSON name of a source (`nvml`, `replay`), as the record writes it.
+pub(super) fn source_name(source: Source) -> String {
+    serde_json::to_value(source)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| source.label().to_owned())
+}
+
+/// Phases before which no server accepts requests.
+pub(super) fn is_startup_phase(phase: &str) -> bool {
+    Phase::from_name(phase).is_startup()
+}
+
+pub(super) fn failure(record: &RecordRead, status: &RunEnd) -> FailureFacts {
+    let explain = record.explain.clone().unwrap_or_default();
+    let phase = explain.phase.unwrap_or_default();
+    let note = if status.failed {
+        match (&phase.failed_in, phase.server_was_ready) {
+            (Some(failed_in), ready) if is_startup_phase(failed_in) && ready != Some(true) => Some(format!(
+                "nothing was serving requests yet when it failed in `{failed_in}`: a user prompt cannot be the cause"
+            )),
+            (Some(failed_in), _) if failed_in == "unknown" => Some(
+                "the log does not show the phase; it is reported as `unknown` rather than guessed".to_owned(),
+            ),
+            (_, Some(true)) => Some("the server was ready and serving when it failed: look at the request that was in flight".to_owned()),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    FailureFacts {
+        is_gpu_oom: explain.is_gpu_oom,
+        failed_in: phase.failed_in,
+        last_completed: phase.last_completed,
+        server_was_ready: phase.server_was_ready,
+        note,
+    }
+}
+
+pub(super) fn timeline(events: &[Value]) -> Vec<TimelineEntry> {
+    events
+        .iter()
+        .map(|event| TimelineEntry {
+            t_ms: event_t_ms(event),
+            phase: object_text(event, &["phase"]),
+            event: object_text(event, &["event", "kind", "stage", "name", "what"])
+                .unwrap_or_else(|| "event".to_owned()),
+            detail: object_text(
+                event,
+                &["detail", "text", "message", "summary", "line_text"],
+            ),
+        })
+        .collect()
+}
+
+pub(super) fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
+    let Some(oom) = record.explain.as_ref().and_then(|e| e.oom.clone()) else {
+        return (Vec::new(), Vec::new());
+    };
+    let engine = record
+        .explain
+        .as_ref()
+        .and_then(|e| e.engine.as_ref())
+        .and_then(|e| e.name.clone());
+    let source = match engine.as_deref() {
+        Some(name) => format!("framework error text (in the {name} log)"),
+        None => "framework error text".to_owned(),
+    };
+    let gpu = oom
+        .gpu_index
+        .map(|index| format!(" (GPU {index} as the process numbers it)"))
+        .unwrap_or_default();
+    let figures = [
+        ("tried to allocate", oom.tried_to_allocate_bytes),
+        ("total capacity", oom.total_capacity_bytes),
+        ("free", oom.free_bytes),
+        // NVML's N/A sentinel (`u64::MAX`, printed as 17179869184.00 GiB) is no figure.
+        (
+            "this process has in use",
+            oom.process_in_use_bytes.filter(|bytes| *bytes != u64::MAX),
+        ),
+        ("allocated by PyTorch", oom.allocated_by_pytorch_bytes),
+        (
+            "reserved by PyTorch but unallocated",
+            oom.reserved_unallocated_bytes,
+        ),
+        ("reserved in total by PyTorch", oom.reserved_total_bytes),
+        ("allocated in private pools", oom.private_pools_bytes),
+    ]
+    .into_iter()
+    .filter_map(|(name, bytes)| {
+        bytes.map(|bytes| Figure {
+            name: format!(
+                "{name}{}",
+                if name == "total capacity" {
+                    gpu.as_str()
+                } else {
+                    ""
+                }
+            ),
+            bytes,
+            source: source.clone(),
+        })
+    })
+    .collect();
+    let others = oom
+        .other_processes
+        .iter()
+        .filter_map(|process| {
+            process.in_use_bytes.map(|bytes| Figure {
+                name: match process.pid {
+                    Some(pid) => format!("process {pid} has in use"),
+                    None => "another process has in use".to_owned(),
+                },
+                bytes,
+                source: source.clone(),
+            })
+        })
+        .collect();
+    (figures, others)
+}
+
+/// A training run: the log or the phases show training steps, and nothing was served (no
+/// request, no server ready, no serving statistics) nor probed.
+pub(super) fn is_training(
+    record: &RecordRead,
+    timeline: &[Value],
+    failure: &FailureFacts,
+    probed: bool,
+) -> bool {
+    const TRAINING: &str = "training_step";
+    let kinds: Vec<String> = timeline
+        .iter()
+        .filter_map(|event| object_text(event, &["kind"]))
+        .collect();
+    let trains = failure.failed_in.as_deref() == Some(TRAINING)
+        || record
+            .run
+            .phases
+            .iter()
+            .any(|span| span.phase == Phase::TrainingStep)
+        || kinds.iter().any(|kind| kind == TRAINING);
+    let serves = kinds
+        .iter()
+        .any(|kind| matches!(kind.as_str(), "request" | "server_ready" | "serving_stats"));
+    trains && !serves && !probed
+}

@@ -1,0 +1,418 @@
+//! The report's typed facts, one struct per section; built by this module, laid out by
+//! `render::run_report`.
+
+use super::*;
+
+/// Everything known about one run, redacted, before analysis.
+#[derive(Debug, Clone, Default)]
+pub struct RunInput {
+    /// The run directory as given (redacted).
+    pub label: String,
+    /// The record, with the problems found while reading it.
+    pub record: RecordRead,
+    /// The log scan, when the log could be read.
+    pub log: Option<LogScan>,
+    /// Why the log could not be read.
+    pub log_problem: Option<String>,
+    /// Probe document path (redacted) and content.
+    pub probe: Option<(String, ProbeView)>,
+    /// The checkpoint's lower bound.
+    pub checkpoint: Option<CheckpointFacts>,
+    /// Why the checkpoint could not be read.
+    pub checkpoint_problem: Option<String>,
+}
+
+/// The whole report (`oomdoc report --format json` body).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// One section per run, in the order given.
+    pub runs: Vec<RunReport>,
+    /// With exactly two runs: the first compared with the second.
+    pub comparison: Option<Comparison>,
+}
+
+/// A value with the source it came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Fact {
+    /// What it is.
+    pub name: String,
+    /// Its value as text.
+    pub value: String,
+    /// Where it came from.
+    pub source: String,
+}
+
+/// A byte figure with its source.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Figure {
+    /// What it is, in the framework's own words.
+    pub name: String,
+    /// Exact bytes.
+    pub bytes: u64,
+    /// Where it came from.
+    pub source: String,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunEnd {
+    /// `exited`, `interrupted`, …
+    pub status: Option<String>,
+    /// Exit code.
+    pub exit_code: Option<i64>,
+    /// Signal.
+    pub signal: Option<i64>,
+    /// Whether oomdoc forwarded SIGINT/SIGTERM.
+    pub interrupted: Option<bool>,
+    /// Start time.
+    pub started_at: Option<String>,
+    /// End time.
+    pub ended_at: Option<String>,
+    /// Duration.
+    pub duration_ms: Option<u64>,
+    /// Whether the run failed.
+    pub failed: bool,
+    /// One sentence.
+    pub summary: String,
+}
+
+/// The model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModelFacts {
+    /// Name or path.
+    pub name: Option<String>,
+    /// Weights format.
+    pub format: Option<String>,
+    /// dtype.
+    pub dtype: Option<String>,
+    /// Quantization.
+    pub quantization: Option<String>,
+    /// Maximum context length.
+    pub max_model_len: Option<String>,
+    /// Where these came from.
+    pub source: Option<String>,
+    /// The checkpoint's own headers, when `--checkpoint` was given.
+    pub checkpoint: Option<CheckpointFacts>,
+}
+
+/// A GPU process before start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProcessFacts {
+    /// PID.
+    pub pid: Option<u32>,
+    /// Name.
+    pub name: Option<String>,
+    /// Bytes used.
+    pub used_bytes: Option<u64>,
+    /// Why `used_bytes` is missing.
+    pub unavailable_reason: Option<String>,
+}
+
+/// One GPU before start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GpuFacts {
+    /// NVML index.
+    pub index: Option<u32>,
+    /// UUID.
+    pub uuid: Option<String>,
+    /// Product name.
+    pub name: Option<String>,
+    /// PCI bus id.
+    pub pci_bus_id: Option<String>,
+    /// CUDA ordinal in the run's environment; `None` when hidden from the run.
+    pub cuda_ordinal: Option<u32>,
+    /// Whether the run could see it.
+    pub visible_to_run: bool,
+    /// Total.
+    pub total_bytes: Option<u64>,
+    /// Driver-reserved.
+    pub reserved_bytes: Option<u64>,
+    /// Used before start.
+    pub used_before_bytes: Option<u64>,
+    /// Free before start.
+    pub free_before_bytes: Option<u64>,
+    /// Processes before start.
+    pub processes_before: Vec<ProcessFacts>,
+    /// Free memory when the first OOM line appeared (an inventory taken then).
+    pub free_at_oom_bytes: Option<u64>,
+    /// Processes when the first OOM line appeared.
+    pub processes_at_oom: Vec<ProcessFacts>,
+    /// Source of these figures.
+    pub source: String,
+}
+
+/// Failure phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FailureFacts {
+    /// Whether the failure is a GPU OOM.
+    pub is_gpu_oom: Option<bool>,
+    /// Phase in progress.
+    pub failed_in: Option<String>,
+    /// Last completed phase.
+    pub last_completed: Option<String>,
+    /// Whether the server accepted requests.
+    pub server_was_ready: Option<bool>,
+    /// What that means, in one sentence.
+    pub note: Option<String>,
+}
+
+/// One timeline entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TimelineEntry {
+    /// ms since start, when known.
+    pub t_ms: Option<u64>,
+    /// Phase.
+    pub phase: Option<String>,
+    /// Event.
+    pub event: String,
+    /// Detail.
+    pub detail: Option<String>,
+}
+
+/// A phase span on the run's clock.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PhaseSpan {
+    /// Phase.
+    pub phase: String,
+    /// Start.
+    pub start_t_ms: u64,
+    /// End (`None` while in progress at the end of the record).
+    pub end_t_ms: Option<u64>,
+}
+
+/// The peak of one phase on one device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PhasePeak {
+    /// Phase.
+    pub phase: String,
+    /// Peak used bytes.
+    pub peak_used_bytes: u64,
+}
+
+/// Memory over time of one device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DeviceTimeline {
+    /// UUID.
+    pub uuid: Option<String>,
+    /// Name.
+    pub name: Option<String>,
+    /// NVML index.
+    pub index: Option<u32>,
+    /// Total.
+    pub total_bytes: Option<u64>,
+    /// Used before the child started.
+    pub baseline_used_bytes: Option<u64>,
+    /// Peak.
+    pub peak_used_bytes: Option<u64>,
+    /// When.
+    pub peak_t_ms: Option<u64>,
+    /// In which phase.
+    pub peak_phase: Option<String>,
+    /// Peaks per phase, in launch order.
+    pub peaks_by_phase: Vec<PhasePeak>,
+    /// `[t_ms, used_bytes]`, reduced to at most [`CHART_POINTS`] points (min and max per
+    /// time bucket kept, so short peaks survive).
+    pub samples: Vec<(u64, u64)>,
+    /// Samples taken.
+    pub sample_count: Option<u64>,
+    /// Highest memory of each process seen on this device during the run.
+    pub processes: Vec<ProcessPeak>,
+}
+
+/// Highest memory of one process during the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProcessPeak {
+    /// Host PID.
+    pub pid: Option<u32>,
+    /// Name (redacted).
+    pub name: Option<String>,
+    /// Highest used bytes.
+    pub peak_used_bytes: Option<u64>,
+    /// When.
+    pub peak_t_ms: Option<u64>,
+    /// Whether it is the launched command or one of its children.
+    pub is_child: Option<bool>,
+}
+
+/// The memory section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemoryFacts {
+    /// Whether there is a timeline.
+    pub available: bool,
+    /// Why not.
+    pub reason: Option<String>,
+    /// Source (`nvml`).
+    pub source: Option<String>,
+    /// Sampling rate.
+    pub sample_rate_hz: Option<f64>,
+    /// Run length, for the time axis.
+    pub duration_ms: Option<u64>,
+    /// When the OOM happened on the run's clock.
+    pub oom_t_ms: Option<u64>,
+    /// How that time was found.
+    pub oom_t_source: Option<String>,
+    /// The device the OOM message named, by UUID (`oomdoc run` maps its CUDA ordinal).
+    pub oom_device_uuid: Option<String>,
+    /// Phase spans.
+    pub phases: Vec<PhaseSpan>,
+    /// Per device.
+    pub devices: Vec<DeviceTimeline>,
+}
+
+/// `fit`'s lower bound next to what was measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FitVsMeasured {
+    /// Weights lower bound.
+    pub lower_bound: Option<Figure>,
+    /// Weights as loaded, from the engine log.
+    pub weights_loaded: Option<Figure>,
+    /// Peak used on the device.
+    pub measured_peak: Option<Figure>,
+    /// Device capacity.
+    pub capacity: Option<Figure>,
+    /// What the comparison says.
+    pub note: String,
+}
+
+/// The minimal reproducing request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Reproduction {
+    /// Whether a request is needed at all to reproduce the failure.
+    pub request_needed: Option<bool>,
+    /// The request, when known.
+    pub request: Option<String>,
+    /// Where it came from.
+    pub source: Option<String>,
+    /// Explanation.
+    pub note: String,
+}
+
+/// One check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Check {
+    /// Whether it was checked and passed.
+    pub checked: bool,
+    /// What shows it (or why not).
+    pub evidence: String,
+}
+
+/// Does the configuration only load, or was it shown to serve?
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Readiness {
+    /// `failed`, `not_loaded`, `loads_unverified`, `short_request_only`, `checked`.
+    pub state: String,
+    /// Whether the configuration loaded.
+    pub loaded: bool,
+    /// A short request served.
+    pub short_request: Check,
+    /// The next real scenario (long inputs, concurrency) checked.
+    pub next_scenario: Check,
+    /// What remains unverified.
+    pub unverified: Vec<String>,
+    /// One sentence.
+    pub summary: String,
+    /// For a configuration that did not fail: the limit it was run with (a working
+    /// configuration with its stated limit), from the command line, the log and the timeline.
+    pub stated_limit: Option<String>,
+}
+
+/// Verdict and next steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Cause.
+    pub cause: String,
+    /// The cause's class word from explain (`transient_peak`, `weights_do_not_fit`, …).
+    pub cause_kind: Option<String>,
+    /// Evidence.
+    pub evidence: Vec<String>,
+    /// Next steps.
+    pub next_steps: Vec<String>,
+    /// Where the verdict came from.
+    pub source: String,
+}
+
+/// What the owner should do.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OwnerSummary {
+    /// `hardware_limit`, `configuration_error`, `working_configuration`, `not_a_gpu_oom`, `undetermined`.
+    pub kind: String,
+    /// The change to make (configuration) or the card class to get (hardware).
+    pub action: Option<String>,
+    /// Plain-language paragraph.
+    pub text: String,
+    /// The engine-log diagnosis's own summary, when explain gave one.
+    pub from_explain: Option<String>,
+}
+
+/// One run's section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunReport {
+    /// Run directory (redacted).
+    pub run: String,
+    /// How it ended.
+    pub status: RunEnd,
+    /// Command line (redacted).
+    pub command: Vec<String>,
+    /// Working directory (redacted).
+    pub cwd: Option<String>,
+    /// Model.
+    pub model: ModelFacts,
+    /// Engine.
+    pub engine: Option<Fact>,
+    /// Versions: driver, CUDA, torch, engine, …
+    pub versions: Vec<Fact>,
+    /// GPUs before start.
+    pub gpus: Vec<GpuFacts>,
+    /// Relevant environment (redacted).
+    pub environment: BTreeMap<String, String>,
+    /// Failure phase.
+    pub failure: FailureFacts,
+    /// Timeline.
+    pub timeline: Vec<TimelineEntry>,
+    /// OOM figures.
+    pub oom: Vec<Figure>,
+    /// Other processes named in the OOM text.
+    pub oom_other_processes: Vec<Figure>,
+    /// Number of OOM messages in the log.
+    pub oom_count: usize,
+    /// Log lines before the failure.
+    pub log_context: Vec<String>,
+    /// Memory over time.
+    pub memory: MemoryFacts,
+    /// Lower bound vs measured.
+    pub fit: FitVsMeasured,
+    /// A training run (training steps, no request served, no probe): the serving-only
+    /// sections (reproducing request, concurrency, probe) are left out of its report.
+    pub training: bool,
+    /// Minimal reproducing request.
+    pub reproduction: Reproduction,
+    /// Concurrency facts.
+    pub concurrency: Vec<Fact>,
+    /// Probe summary, when a probe was given.
+    pub probe: Option<ProbeSummary>,
+    /// Whether the configuration was shown to serve, not only to load.
+    pub readiness: Readiness,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// What the owner should do.
+    pub owner_summary: OwnerSummary,
+    /// What could not be measured or read.
+    pub limitations: Vec<String>,
+    /// Host memory (without its samples) and the host out-of-memory verdict, when the run
+    /// sampled it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::model::run::HostRecord>,
+}
+
+/// What a probe showed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProbeSummary {
+    /// Probe document (redacted path).
+    pub file: String,
+    /// Verdict word.
+    pub verdict: Option<String>,
+    /// Requests per phase: (phase, succeeded, total).
+    pub phases: Vec<(String, u64, u64)>,
+    /// Plateau level.
+    pub plateau_bytes: Option<u64>,
+}

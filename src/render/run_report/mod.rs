@@ -1,0 +1,502 @@
+//! Render `oomdoc report` output: text, Markdown, JSON and one self-contained HTML page with
+//! a memory-over-time chart per device (inline SVG: phases as shaded bands, the OOM marked,
+//! the peak annotated).
+//!
+//! Pure: takes the report model (built from redacted records) and returns bytes; computes
+//! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
+
+use crate::analyze::run_report::{DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport};
+use crate::model::explain::Phase;
+use crate::model::run::{human_duration, HostRecord};
+use crate::model::Bytes;
+use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, text_table};
+use crate::render::html::{escape, prose};
+use crate::render::markdown::{cell as md_cell, prose as md_text, table as md_table};
+use crate::render::style::Style;
+
+mod chart;
+mod html;
+mod markdown;
+mod text;
+
+use chart::*;
+pub use html::render_html;
+pub use markdown::render_markdown;
+pub use text::render_text;
+
+pub(super) fn yes_no(value: Option<bool>) -> &'static str {
+    match value {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "unknown",
+    }
+}
+
+pub(super) fn opt(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(|| "unknown".to_owned())
+}
+
+pub(super) fn bytes_opt(value: Option<u64>) -> String {
+    value.map_or_else(|| "unknown".to_owned(), |bytes| Bytes(bytes).to_string())
+}
+
+pub(super) fn t_label(t_ms: Option<u64>) -> String {
+    t_ms.map_or_else(|| "".to_owned(), |t| format!("+{}", human_duration(t)))
+}
+
+pub(super) fn kind_label(kind: &str) -> &str {
+    match kind {
+        "hardware_limit" => "hardware limit",
+        "configuration_error" => "configuration error",
+        "working_configuration" => "working configuration",
+        "not_a_gpu_oom" => "not a GPU out-of-memory",
+        _ => "undetermined",
+    }
+}
+
+/// The command line as one shell-like string (arguments with spaces quoted).
+pub fn command_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|argument| {
+            if argument.is_empty()
+                || argument.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+            {
+                format!("'{}'", argument.replace('\'', "'\\''"))
+            } else {
+                argument.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub(super) fn gpu_title(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+    let mut title = format!(
+        "[{}] {}",
+        gpu.index.map_or_else(|| "?".to_owned(), |i| i.to_string()),
+        gpu.name.clone().unwrap_or_else(|| "unknown GPU".to_owned())
+    );
+    if let Some(uuid) = &gpu.uuid {
+        title.push_str(&format!("  {uuid}"));
+    }
+    if let Some(bus) = &gpu.pci_bus_id {
+        title.push_str(&format!("  bus {bus}"));
+    }
+    match gpu.cuda_ordinal {
+        Some(ordinal) => title.push_str(&format!("  cuda:{ordinal}")),
+        None if !gpu.visible_to_run => title.push_str("  (not visible to the run)"),
+        None => {}
+    }
+    title
+}
+
+pub(super) fn gpu_memory_line(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+    let mut line = format!(
+        "total {}, free {}, used {}",
+        bytes_opt(gpu.total_bytes),
+        bytes_opt(gpu.free_before_bytes),
+        bytes_opt(gpu.used_before_bytes)
+    );
+    if let Some(reserved) = gpu.reserved_bytes {
+        line.push_str(&format!(", driver-reserved {}", Bytes(reserved)));
+    }
+    if let Some(free) = gpu.free_before_bytes {
+        line.push_str(&format!(" — free exactly {free} bytes"));
+    }
+    line
+}
+
+/// "At the OOM: free …; processes: …" from the inventory taken when the OOM line appeared.
+pub(super) fn at_oom_line(gpu: &crate::analyze::run_report::GpuFacts) -> Option<String> {
+    if gpu.free_at_oom_bytes.is_none() && gpu.processes_at_oom.is_empty() {
+        return None;
+    }
+    let mut line = format!("at the OOM: free {}", bytes_opt(gpu.free_at_oom_bytes));
+    let processes = describe_processes(&gpu.processes_at_oom);
+    if !processes.is_empty() {
+        line.push_str(&format!("; processes: {}", processes.join("; ")));
+    }
+    Some(line)
+}
+
+/// Processes seen on a device during the run, highest first.
+pub(super) fn process_peak_lines(device: &DeviceTimeline) -> Vec<String> {
+    let mut processes: Vec<_> = device.processes.iter().collect();
+    processes.sort_by_key(|process| std::cmp::Reverse(process.peak_used_bytes));
+    processes
+        .iter()
+        .map(|process| {
+            format!(
+                "pid {} {}: peak {}{}{}",
+                process
+                    .pid
+                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| "(name unknown)".to_owned()),
+                bytes_opt(process.peak_used_bytes),
+                process
+                    .peak_t_ms
+                    .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
+                if process.is_child == Some(true) {
+                    " (the launched command)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect()
+}
+
+pub(super) fn process_lines(gpu: &crate::analyze::run_report::GpuFacts) -> Vec<String> {
+    describe_processes(&gpu.processes_before)
+}
+
+pub(super) fn describe_processes(
+    processes: &[crate::analyze::run_report::ProcessFacts],
+) -> Vec<String> {
+    processes
+        .iter()
+        .map(|process| {
+            format!(
+                "pid {} {}: {}",
+                process
+                    .pid
+                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| "(name unknown)".to_owned()),
+                match (process.used_bytes, &process.unavailable_reason) {
+                    (Some(bytes), _) => Bytes(bytes).to_string(),
+                    (None, Some(reason)) => format!("unknown ({reason})"),
+                    (None, None) => "unknown".to_owned(),
+                }
+            )
+        })
+        .collect()
+}
+
+pub(super) fn figure_rows(figures: &[Figure]) -> Vec<Vec<String>> {
+    figures
+        .iter()
+        .map(|figure| {
+            vec![
+                figure.name.clone(),
+                Bytes(figure.bytes).to_string(),
+                format!("{} bytes", figure.bytes),
+                figure.source.clone(),
+            ]
+        })
+        .collect()
+}
+
+pub(super) fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
+    facts
+        .iter()
+        .map(|fact| {
+            vec![
+                fact.name.clone(),
+                fact.value.clone(),
+                format!("({})", fact.source),
+            ]
+        })
+        .collect()
+}
+
+/// Rows of the readiness table, shared by the markdown and HTML renderers.
+pub(super) fn readiness_rows(run: &RunReport) -> Vec<Vec<String>> {
+    let checked = |value: bool| if value { "checked" } else { "not checked" }.to_owned();
+    vec![
+        vec![
+            "short request".to_owned(),
+            checked(run.readiness.short_request.checked),
+            run.readiness.short_request.evidence.clone(),
+        ],
+        vec![
+            "next real scenario".to_owned(),
+            checked(run.readiness.next_scenario.checked),
+            run.readiness.next_scenario.evidence.clone(),
+        ],
+    ]
+}
+
+/// `name, value, source` rows (the source as written, not in parentheses).
+pub(super) fn plain_fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
+    facts
+        .iter()
+        .map(|fact| vec![fact.name.clone(), fact.value.clone(), fact.source.clone()])
+        .collect()
+}
+
+/// Rows of the startup timeline table.
+pub(super) fn timeline_rows(run: &RunReport) -> Vec<Vec<String>> {
+    run.timeline
+        .iter()
+        .map(|entry| {
+            vec![
+                t_label(entry.t_ms),
+                entry.phase.clone().unwrap_or_default(),
+                entry.event.clone(),
+                entry.detail.clone().unwrap_or_default(),
+            ]
+        })
+        .collect()
+}
+
+/// Rows of a device's peaks-by-phase table.
+pub(super) fn peak_rows(device: &DeviceTimeline) -> Vec<Vec<String>> {
+    device
+        .peaks_by_phase
+        .iter()
+        .map(|peak| {
+            vec![
+                peak.phase.clone(),
+                Bytes(peak.peak_used_bytes).to_string(),
+                peak.peak_used_bytes.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// Rows of the probe's requests-per-phase table.
+pub(super) fn probe_phase_rows(
+    probe: &crate::analyze::run_report::ProbeSummary,
+) -> Vec<Vec<String>> {
+    probe
+        .phases
+        .iter()
+        .map(|(phase, ok, total)| vec![phase.clone(), ok.to_string(), total.to_string()])
+        .collect()
+}
+
+pub(super) fn fit_figures(run: &RunReport) -> Vec<Figure> {
+    [
+        &run.fit.lower_bound,
+        &run.fit.weights_loaded,
+        &run.fit.measured_peak,
+        &run.fit.capacity,
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect()
+}
+
+pub(super) fn model_line(run: &RunReport) -> String {
+    let model = &run.model;
+    let mut parts = vec![opt(&model.name)];
+    for (name, value) in [
+        ("format", &model.format),
+        ("dtype", &model.dtype),
+        ("quantization", &model.quantization),
+        ("max model len", &model.max_model_len),
+    ] {
+        if let Some(value) = value {
+            parts.push(format!("{name} {value}"));
+        }
+    }
+    let mut line = parts.join(", ");
+    if let Some(source) = &model.source {
+        line.push_str(&format!(" ({source})"));
+    }
+    line
+}
+
+pub(super) fn checkpoint_line(run: &RunReport) -> Option<String> {
+    let checkpoint = run.model.checkpoint.as_ref()?;
+    let mut line = format!(
+        "{}: weights {}",
+        checkpoint
+            .path
+            .clone()
+            .unwrap_or_else(|| "checkpoint".to_owned()),
+        bytes_opt(checkpoint.weights_total_bytes)
+    );
+    if !checkpoint.by_dtype.is_empty() {
+        let dtypes: Vec<String> = checkpoint
+            .by_dtype
+            .iter()
+            .map(|(dtype, bytes)| format!("{dtype} {}", Bytes(*bytes)))
+            .collect();
+        line.push_str(&format!(" ({})", dtypes.join(", ")));
+    }
+    if let Some(format) = &checkpoint.format {
+        line.push_str(&format!(", format {format}"));
+    }
+    line.push_str(&format!(" ({})", checkpoint.source));
+    Some(line)
+}
+
+pub(super) fn failure_line(run: &RunReport) -> String {
+    if !run.status.failed {
+        return format!(
+            "did not fail; last completed: {}; server was ready: {}",
+            opt(&run.failure.last_completed),
+            yes_no(run.failure.server_was_ready)
+        );
+    }
+    format!(
+        "failed in: {}; last completed: {}; server was ready: {}; GPU out-of-memory: {}",
+        opt(&run.failure.failed_in),
+        opt(&run.failure.last_completed),
+        yes_no(run.failure.server_was_ready),
+        yes_no(run.failure.is_gpu_oom)
+    )
+}
+
+/// A training run has no request to reproduce: its section says how to reproduce the step.
+pub(super) fn reproduction_title(run: &RunReport) -> &'static str {
+    if run.training {
+        "Reproducing the failure"
+    } else {
+        "Minimal reproducing request"
+    }
+}
+
+pub(super) fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !memory.available {
+        // The reason is among the limitations, said once there.
+        lines.push(match memory.reason {
+            Some(_) => "no memory timeline (why: see Limitations)".to_owned(),
+            None => "no memory timeline: not recorded".to_owned(),
+        });
+    }
+    for device in &memory.devices {
+        lines.push(format!(
+            "{} {}: before start {}, peak {}{}{}",
+            device.name.clone().unwrap_or_else(|| "GPU".to_owned()),
+            device.uuid.clone().unwrap_or_default(),
+            bytes_opt(device.baseline_used_bytes),
+            bytes_opt(device.peak_used_bytes),
+            device
+                .peak_t_ms
+                .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
+            device
+                .peak_phase
+                .as_ref()
+                .map_or_else(String::new, |phase| format!(" in `{phase}`")),
+        ));
+    }
+    if let (Some(t), Some(source)) = (memory.oom_t_ms, &memory.oom_t_source) {
+        lines.push(format!("OOM at +{} ({source})", human_duration(t)));
+    }
+    lines
+}
+
+/// The host-memory section as lines: the peak, the cgroup, and the verdict on the end.
+pub(super) fn host_lines(host: &HostRecord) -> Vec<String> {
+    let mut lines = crate::render::host::peak_lines(host);
+    if let Some(cgroup) = host
+        .timeline
+        .cgroup_after
+        .as_ref()
+        .or(host.timeline.cgroup_before.as_ref())
+    {
+        let version = match cgroup.version {
+            Some(crate::model::host::CgroupVersion::V1) => "v1",
+            Some(crate::model::host::CgroupVersion::V2) => "v2",
+            None => "?",
+        };
+        lines.push(format!("memory cgroup ({version}): `{}`", cgroup.path));
+    }
+    if let Some(finding) = &host.finding {
+        lines.extend(crate::render::host::finding_lines(finding));
+    }
+    lines.extend(
+        host.timeline
+            .limitations
+            .iter()
+            .map(|limitation| format!("limitation: {limitation}")),
+    );
+    lines
+}
+
+/// Rows of the tree RSS peaks by phase: phase, peak, bytes, time, processes.
+pub(super) fn host_phase_rows(host: &HostRecord) -> Vec<Vec<String>> {
+    host.peaks_by_phase
+        .iter()
+        .map(|peak| {
+            vec![
+                peak.phase.clone().unwrap_or_default(),
+                peak.reading.tree_rss_bytes.to_string(),
+                format!("{} bytes", peak.reading.tree_rss_bytes.get()),
+                t_label(Some(peak.reading.t_ms)),
+                peak.reading.processes.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// [`host_lines`] with lines wrapped for a terminal joined again (Markdown and HTML wrap by
+/// themselves): a line indented 4 spaces that is not a list item continues the one before.
+pub(super) fn host_lines_unwrapped(host: &HostRecord) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for line in host_lines(host) {
+        let continued = line.starts_with("    ") && !line.trim_start().starts_with("- ");
+        match lines.last_mut() {
+            Some(last) if continued => {
+                last.push(' ');
+                last.push_str(line.trim_start());
+            }
+            _ => lines.push(line),
+        }
+    }
+    lines
+}
+
+pub(super) const HOST_PHASE_HEADER: [&str; 5] = ["phase", "peak RSS", "bytes", "at", "processes"];
+
+/// The report as one JSON document.
+pub fn render_json(report: &Report) -> Result<Vec<u8>, serde_json::Error> {
+    crate::render::json::to_document(report)
+}
+
+// ---------------------------------------------------------------------------------------
+// HTML
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_quotes_spaces() {
+        let argv: Vec<String> = ["python", "-c", "print('x y')"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(command_line(&argv), "python -c 'print('\\''x y'\\'')'");
+    }
+
+    #[test]
+    fn the_oom_is_marked_on_its_own_device() {
+        let device = |uuid: &str| DeviceTimeline {
+            uuid: Some(uuid.to_owned()),
+            total_bytes: Some(80 << 30),
+            samples: vec![(0, 0), (1000, 70 << 30)],
+            peak_used_bytes: Some(70 << 30),
+            peak_t_ms: Some(1000),
+            ..DeviceTimeline::default()
+        };
+        let memory = MemoryFacts {
+            available: true,
+            duration_ms: Some(2000),
+            oom_t_ms: Some(1500),
+            oom_device_uuid: Some("GPU-b".to_owned()),
+            ..MemoryFacts::default()
+        };
+        let failing = svg_chart(&device("GPU-b"), &memory);
+        let other = svg_chart(&device("GPU-a"), &memory);
+        assert!(failing.contains(">OOM +1.5 s</text>"), "{failing}");
+        assert!(other.contains(">OOM on GPU-b +1.5 s</text>"), "{other}");
+        assert!(other.contains("stroke-dasharray"));
+    }
+
+    #[test]
+    fn nice_steps_are_round() {
+        assert_eq!(nice_step(140.0, 5.0), 50.0);
+        assert_eq!(nice_step(105.0, 8.0), 20.0);
+    }
+}
