@@ -177,11 +177,11 @@ pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<Gp
         .map(|device| {
             let memory = device.memory;
             GpuFacts {
-                index: Some(device.index),
+                index: Some(device.index.get()),
                 uuid: non_empty(&device.uuid),
                 name: non_empty(&device.name),
                 pci_bus_id: non_empty(&device.pci_bus_id),
-                cuda_ordinal: device.cuda_ordinal,
+                cuda_ordinal: device.cuda_ordinal.map(crate::model::gpu::CudaOrdinal::get),
                 visible_to_run: !any_ordinal || device.cuda_ordinal.is_some(),
                 total_bytes: Some(memory.total_bytes.get()),
                 reserved_bytes: memory.reserved_bytes.map(Bytes::get),
