@@ -14,3 +14,4 @@ pub mod report;
 pub mod run;
 pub mod snapshot;
 pub mod style;
+pub mod wrap;
