@@ -312,7 +312,7 @@ pub fn html(inventory: &Inventory) -> Vec<u8> {
 
 /// The `--bench-sampling` result as text.
 pub fn benchmark_text(benchmark: &SamplingBenchmark) -> Vec<u8> {
-    format!(
+    let text = format!(
         "memory() on {}: {} calls in {} ms = {:.0} calls/s (slowest call {} µs)\n\
          inventory: first {:.2} ms, then median {:.2} ms, max {:.2} ms over {} runs\n",
         benchmark.uuid,
@@ -324,8 +324,8 @@ pub fn benchmark_text(benchmark: &SamplingBenchmark) -> Vec<u8> {
         benchmark.inventory_median_us as f64 / 1000.0,
         benchmark.inventory_max_us as f64 / 1000.0,
         benchmark.inventory_runs
-    )
-    .into_bytes()
+    );
+    wrap::fit(&text).into_bytes()
 }
 
 fn heading(inventory: &Inventory) -> String {
