@@ -22,7 +22,10 @@
 # frames list bytes of each entry 12-14 % (keys are 100-450 bytes: ~4 cache lines fetched per
 # entry), the trace-entry fold 7 %, the kernel's read copy 3 %, the analysis ~6 %.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), WORK (scratch dir),
-# TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed).
+# TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
+# SHAPE (generator shape: `varied`, the default, or `real`: the frame sharing of a real
+# training snapshot, a few hundred frame dicts shared through the memo by deep stacks that
+# recur; see scripts/gen_snapshot.py).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,12 +33,14 @@ oomdoc=${OOMDOC:-${CARGO_TARGET_DIR:-$root/target}/release/oomdoc}
 work=${WORK:-/tmp/oomdoc-bench}
 target_mib=${TARGET_MIB:-690}
 seed=${SEED:-19}
+shape=${SHAPE:-varied}
 
 mkdir -p "$work"
 big=$work/bench-$target_mib-$seed.pickle
+[ "$shape" = varied ] || big=$work/bench-$target_mib-$seed-$shape.pickle
 if [ ! -s "$big" ]; then
     echo "generating $big ..." >&2
-    python3 "$root/scripts/gen_snapshot.py" "$big" "$target_mib" "$seed" >&2
+    python3 "$root/scripts/gen_snapshot.py" "$big" "$target_mib" "$seed" "$shape" >&2
 fi
 [ -x "$oomdoc" ] || { echo "no oomdoc binary at $oomdoc (cargo build --release)" >&2; exit 2; }
 
