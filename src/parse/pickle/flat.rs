@@ -412,16 +412,17 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if count % 2 != 0 {
             return Ok(false);
         }
-        // Values kept aside in the memo are borrowed; others (packed handles) are unpacked
-        // into `owned`, and `words` becomes their position there.
+        // Values kept aside in the memo are borrowed (`words` becomes their index there);
+        // others (packed handles) are unpacked into `owned` (`words`: their position).
         let owned = &mut self.fast.owned;
         owned.clear();
         let mut borrowed = [false; FLAT_ITEMS];
         for index in 0..count {
             if kinds[index] == KIND_REF {
                 let slot = words[index] as usize;
-                if self.memo.explicit_at(slot).is_some() {
+                if let Some(explicit) = self.memo.explicit_index(slot) {
                     borrowed[index] = true;
+                    words[index] = explicit as u64;
                     continue;
                 }
                 match self.memo.get(slot) {
@@ -437,7 +438,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         for index in 0..count {
             match kinds[index] {
                 KIND_REF if borrowed[index] => {
-                    refs[index] = self.memo.explicit_at(words[index] as usize);
+                    refs[index] = self.memo.explicit_value(words[index] as usize);
                 }
                 KIND_REF => refs[index] = owned.get(words[index] as usize),
                 KIND_INLINE => {
@@ -466,26 +467,29 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         self.input.position += at;
         self.count_object()?;
         // Memo slots in the order the input made them: the dict, then what it held inline.
-        let memoized_inline = inline
-            .into_iter()
-            .zip(inline_memoized)
-            .take(inlined)
-            .filter(|(_, memoized)| *memoized)
-            .map(|(value, _)| value);
-        for value in std::iter::once(value.clone())
-            .filter(|_| memoized)
-            .chain(memoized_inline)
-        {
-            if self.memo.len() >= self.limits.max_memo {
-                let len = self.memo.len() as u64 + 1;
-                return Err(self.limit("memo size", len, self.limits.max_memo as u64));
-            }
-            if self.memo.push(value) {
-                self.retained = self.retained.saturating_add(16);
+        if memoized {
+            self.memo_push(value.clone())?;
+        }
+        for (value, memoized) in inline.iter_mut().zip(inline_memoized).take(inlined) {
+            if memoized {
+                self.memo_push(std::mem::replace(value, Value::None))?;
             }
         }
         self.objects = self.objects.saturating_add(inlined as u64);
         self.push(value)?;
         Ok(true)
+    }
+
+    /// Appends a value to the memo, within its limit.
+    #[inline]
+    fn memo_push(&mut self, value: Value) -> Result<(), PickleError> {
+        if self.memo.len() >= self.limits.max_memo {
+            let len = self.memo.len() as u64 + 1;
+            return Err(self.limit("memo size", len, self.limits.max_memo as u64));
+        }
+        if self.memo.push(value) {
+            self.retained = self.retained.saturating_add(16);
+        }
+        Ok(())
     }
 }

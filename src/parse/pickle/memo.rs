@@ -107,17 +107,22 @@ impl Memo {
         }
     }
 
-    /// The value at `index` when it is kept aside (not a packed handle, not in a run).
+    /// Where the value at memo `index` is kept aside (for [`Memo::explicit_value`]), when
+    /// it is (not a packed handle, not in a run).
     #[inline]
-    pub(super) fn explicit_at(&self, index: usize) -> Option<&Value> {
+    pub(super) fn explicit_index(&self, index: usize) -> Option<usize> {
         if !self.runs.is_empty() {
             return None;
         }
         let slot = *self.slots.get(index)?;
-        if slot.0 & SLOT_HANDLE != 0 {
-            return None;
-        }
-        self.explicit.get(slot.0 as usize)
+        let explicit = slot.0 as usize;
+        (slot.0 & SLOT_HANDLE == 0 && explicit < self.explicit.len()).then_some(explicit)
+    }
+
+    /// A value kept aside, by its [`Memo::explicit_index`].
+    #[inline]
+    pub(super) fn explicit_value(&self, explicit: usize) -> Option<&Value> {
+        self.explicit.get(explicit)
     }
 
     /// The fold handle at `index` as `(kind, id)`, if that is what it holds (not a
