@@ -44,8 +44,8 @@ pub(super) struct FastState {
 /// comparison of ids; its bytes are never looked at again. Emptied whenever a memo slot is
 /// stored again (a re-PUT), which could change what an id refers to.
 ///
-/// An open-addressing table of indices into `entries`; the ids of every key lie end to end
-/// in `arena`.
+/// An open-addressing table whose slots hold the hash, the place of the key and the value
+/// (one cache line fetched per probe); the ids of every key lie end to end in `arena`.
 #[derive(Default)]
 pub(super) struct ListCache {
     /// The ids of the list just read, and their hash.
@@ -53,18 +53,30 @@ pub(super) struct ListCache {
     hash: u64,
     /// The `(kind, id)` fold handles of the list just read (reused).
     handles: Vec<(u32, u32)>,
-    /// `entries` index + 1 per slot, 0 when free; the length is a power of two.
-    table: Vec<u32>,
-    entries: Vec<CachedList>,
+    /// The slots (a free one has `len` 0); the length is a power of two.
+    table: Vec<CachedList>,
+    /// Lists held.
+    lists: usize,
     arena: Vec<u32>,
 }
 
+#[derive(Clone)]
 struct CachedList {
     hash: u64,
     start: u32,
     len: u32,
     value: Value,
 }
+
+const FREE: CachedList = CachedList {
+    hash: 0,
+    start: 0,
+    len: 0,
+    value: Value::None,
+};
+
+/// Most lists the cache holds (a slot is 32 bytes; the table is at most half full).
+const LIST_CACHE_LISTS: usize = 1 << 18;
 
 impl ListCache {
     /// Reads the memo references of a list at `bytes[at..]` (after its `EMPTY_LIST` and
@@ -126,9 +138,11 @@ impl ListCache {
         let mask = self.table.len() - 1;
         let mut slot = self.slot_of(self.hash);
         loop {
-            let index = *self.table.get(slot)? as usize;
-            let entry = self.entries.get(index.checked_sub(1)?)?;
-            if entry.hash == self.hash {
+            let entry = self.table.get(slot)?;
+            if entry.len == 0 {
+                return None;
+            }
+            if entry.hash == self.hash && entry.len as usize == self.ids.len() {
                 let start = entry.start as usize;
                 let key = self.arena.get(start..start + entry.len as usize)?;
                 if key == self.ids.as_slice() {
@@ -140,54 +154,54 @@ impl ListCache {
     }
 
     /// Keeps `value` for the ids just read (not found by [`ListCache::get`]); `false` when
-    /// the cache is full. Costs 4 bytes an id and 32 a list.
+    /// the cache is full. Costs 4 bytes an id and 64 a list.
     fn insert(&mut self, value: Value) -> bool {
-        if self.arena.len() + self.ids.len() > LIST_CACHE_IDS {
+        if self.arena.len() + self.ids.len() > LIST_CACHE_IDS || self.lists >= LIST_CACHE_LISTS {
             return false;
         }
-        if 2 * (self.entries.len() + 1) > self.table.len() {
+        if 2 * (self.lists + 1) > self.table.len() {
             self.grow();
         }
-        self.entries.push(CachedList {
+        let entry = CachedList {
             hash: self.hash,
             start: self.arena.len() as u32,
             len: self.ids.len() as u32,
             value,
-        });
+        };
         self.arena.extend_from_slice(&self.ids);
-        self.place(self.entries.len() - 1);
+        self.place(entry);
+        self.lists += 1;
         true
     }
 
-    fn place(&mut self, index: usize) {
+    fn place(&mut self, entry: CachedList) {
         let mask = self.table.len() - 1;
-        let mut slot = self.slot_of(self.entries[index].hash);
-        while self.table[slot] != 0 {
+        let mut slot = self.slot_of(entry.hash);
+        while self.table[slot].len != 0 {
             slot = (slot + 1) & mask;
         }
-        self.table[slot] = index as u32 + 1;
+        self.table[slot] = entry;
     }
 
     fn grow(&mut self) {
         let size = (self.table.len() * 2).max(1024);
-        self.table.clear();
-        self.table.resize(size, 0);
-        for index in 0..self.entries.len() {
-            self.place(index);
+        let old = std::mem::replace(&mut self.table, vec![FREE; size]);
+        for entry in old.into_iter().filter(|entry| entry.len != 0) {
+            self.place(entry);
         }
     }
 
     /// Forgets every list (a memo slot was stored again).
     pub(super) fn clear(&mut self) {
         self.table.clear();
-        self.entries.clear();
+        self.lists = 0;
         self.arena.clear();
     }
 
     /// Bytes the cache holds.
     pub(super) fn held_bytes(&self) -> u64 {
-        (4 * self.arena.capacity() + 4 * self.table.capacity()) as u64
-            + (std::mem::size_of::<CachedList>() * self.entries.capacity()) as u64
+        (4 * self.arena.capacity() + std::mem::size_of::<CachedList>() * self.table.capacity())
+            as u64
     }
 }
 
