@@ -17,12 +17,30 @@
 # Measured 2026-12-01 16:18 UTC (2-core shared VM, Intel Xeon, 2 MiB L2 per core, load 4-8),
 # SEED 19, TARGET_MIB 690: 604,871,735 bytes, 3,844,669 trace entries. Python 3 pickle.load:
 # 25.29 s CPU (20.46 user + 4.83 sys), 2,503 MiB RSS. oomdoc at 522f732, 3 runs: 2.97-3.23 s
-# CPU, 233 MiB RSS: 7.8-8.5x Python's CPU time, RSS 0.40 of the file. Where the time goes
+# CPU, 233 MiB RSS: 7.8-8.5x Python's CPU time, RSS 0.40 of the file. Where the time went
 # (perf, cpu-clock): the decoder's main loop 33 %, memcmp of the list cache's keys against the
 # frames list bytes of each entry 12-14 % (keys are 100-450 bytes: ~4 cache lines fetched per
 # entry), the trace-entry fold 7 %, the kernel's read copy 3 %, the analysis ~6 %.
+#
+# Measured 2026-12-01 18:20-18:35 UTC, same VM under heavier load (7-10.5 on 2 cores: caches
+# are cold after every switch, so CPU seconds of one binary swing by up to 30 %), oomdoc at
+# ed49c9f (frames lists cached by memo ids) against 922bcc6 (by list bytes), runs alternated.
+#   SHAPE varied (604,871,735 bytes, 3,844,669 entries): Python 24.53 s CPU, 2,503 MiB RSS;
+#   oomdoc 2.09-2.90 s CPU (922bcc6: 2.56-3.98; in the same minutes 2.09-2.16 vs 2.56-2.73),
+#   233 MiB RSS (0.40 of the file). Side by side in this script: 2.90 s, 8.5x (up to 11.7x).
+#   SHAPE real (550,192,490 bytes, 3,458,484 entries, 210 frames, 300 sites): Python 19.97 s
+#   CPU, 2,390 MiB RSS; oomdoc 1.99-2.54 s CPU (922bcc6: 2.29-2.81; in the same minutes
+#   1.99-2.04 vs 2.29-2.37), 207 MiB RSS (0.39). Side by side: 2.27 s, 8.8x (up to 10.0x).
+# Still short of 20x. Where the time goes now (perf, varied): the opcode loop with the flat-dict
+# fast path inlined 22 %, comparing a cached list's memo ids with the ids just read 10 % (the
+# key is cold: a miss per lookup on this loaded machine; skipping the comparison, trusting a
+# 64-bit hash, saved only 5-10 %, so it stays exact), reading the ids 8 %, the trace-entry
+# fold 11 %, the memo 5 %, the kernel's read copy 5 %, the analysis ~11 %.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), WORK (scratch dir),
-# TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed).
+# TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
+# SHAPE (generator shape: `varied`, the default, or `real`: the frame sharing of a real
+# training snapshot, a few hundred frame dicts shared through the memo by deep stacks that
+# recur; see scripts/gen_snapshot.py).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,12 +48,14 @@ oomdoc=${OOMDOC:-${CARGO_TARGET_DIR:-$root/target}/release/oomdoc}
 work=${WORK:-/tmp/oomdoc-bench}
 target_mib=${TARGET_MIB:-690}
 seed=${SEED:-19}
+shape=${SHAPE:-varied}
 
 mkdir -p "$work"
 big=$work/bench-$target_mib-$seed.pickle
+[ "$shape" = varied ] || big=$work/bench-$target_mib-$seed-$shape.pickle
 if [ ! -s "$big" ]; then
     echo "generating $big ..." >&2
-    python3 "$root/scripts/gen_snapshot.py" "$big" "$target_mib" "$seed" >&2
+    python3 "$root/scripts/gen_snapshot.py" "$big" "$target_mib" "$seed" "$shape" >&2
 fi
 [ -x "$oomdoc" ] || { echo "no oomdoc binary at $oomdoc (cargo build --release)" >&2; exit 2; }
 

@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """Write a large synthetic PyTorch memory snapshot with the shape and variety of a real one.
 
-Usage: gen_snapshot.py OUT.pickle TARGET_MIB [SEED]
+Usage: gen_snapshot.py OUT.pickle TARGET_MIB [SEED [SHAPE]]
+
+SHAPE is `varied` (the default, described below) or `real`: the frame sharing of a real
+training snapshot, as in the H200 fixtures (tests/fixtures/h200-torch2.11/snap/): about 200
+distinct frames (real: 195 in `model_forward`), 300 call sites, stacks 30 to 90 frames deep
+(real: 55 on average), so every trace entry is a list of references to a few frame dicts
+shared through the pickle memo and the same stacks recur over and over.
 
 For benchmarks (scripts/bench_snapshot.sh) and for the huge-input tests. Needs only the
 Python standard library. The pickle is laid out as `torch.cuda.memory._dump_snapshot()`
@@ -36,7 +42,7 @@ def fresh(text):
     return (text + ".")[:-1]
 
 
-def make_frames(rng):
+def make_frames(rng, real):
     """Distinct frame dicts: C++ allocator/dispatch frames and Python model frames."""
     cpp_files = ["??", "", "RegisterCUDA_0.cpp", "VariableType_0.cpp", "VariableType_2.cpp",
                  "TensorImpl.cpp", "python_variable.cpp", "CUDACachingAllocator.cpp",
@@ -55,9 +61,12 @@ def make_frames(rng):
                   "c10::impl", "at::cuda", "torch::autograd::generated",
                   "at::functionalization", "c10::Dispatcher"]
     cpp = []
+    kinds = ("", "_out", "_impl", "::call", "::redispatch")
+    if real:
+        ops, namespaces, kinds = ops[:10], namespaces[:3], kinds[:2]
     for op in ops:
         for ns in namespaces:
-            for kind in ("", "_out", "_impl", "::call", "::redispatch"):
+            for kind in kinds:
                 name = f"{ns}::{op}{kind}(at::Tensor const&, c10::ArrayRef<long>, " \
                        f"std::optional<c10::ScalarType>)"
                 cpp.append({"name": fresh(name), "filename": fresh(rng.choice(cpp_files)),
@@ -91,21 +100,21 @@ def make_frames(rng):
              ("loop", "step", "data", "schedule", "ema", "eval")]
     python = {}
     for path in library + user:
-        functions = rng.randint(20, 90)
+        functions = rng.randint(2, 4) if real else rng.randint(20, 90)
         stem = path.rsplit("/", 1)[1][:-3]
         entries = []
         for k in range(functions):
             name = rng.choice(["forward", "_call_impl", "_wrapped_call_impl", "step",
                                "backward", "_init_group", "apply", "__call__", "run",
                                f"{stem}_{k}", f"_{stem}_helper_{k}", f"compute_{k}"])
-            for _ in range(rng.randint(1, 4)):
+            for _ in range(rng.randint(1, 2) if real else rng.randint(1, 4)):
                 entries.append({"name": fresh(name), "filename": fresh(path),
                                 "line": rng.randint(10, 4000)})
         python[path] = entries
     return cpp, unwind, alloc, free, python, user, library
 
 
-def make_sites(rng, count, cpp, unwind, alloc, free, python, user, library):
+def make_sites(rng, count, cpp, unwind, alloc, free, python, user, library, real):
     """Call sites: a stack of frames (innermost first) and the phase it belongs to."""
     sites = []
     train = [p for p in user if "/train/" in p]
@@ -117,7 +126,7 @@ def make_sites(rng, count, cpp, unwind, alloc, free, python, user, library):
         if phase == "backward":
             frames += rng.sample(cpp, rng.randint(4, 12))
         else:
-            depth = rng.randint(4, 40)
+            depth = rng.randint(20, 60) if real else rng.randint(4, 40)
             files = model if phase == "forward" else (train if phase == "data" else [])
             pool = [f for path in files + library for f in python[path]]
             if phase == "optimizer":
@@ -135,8 +144,13 @@ def make_sites(rng, count, cpp, unwind, alloc, free, python, user, library):
 def main():
     out, target_mib = sys.argv[1], int(sys.argv[2])
     rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 19)
-    cpp, unwind, alloc, free, python, user, library = make_frames(rng)
-    sites, free_sites = make_sites(rng, 4000, cpp, unwind, alloc, free, python, user, library)
+    shape = sys.argv[4] if len(sys.argv) > 4 else "varied"
+    if shape not in ("varied", "real"):
+        sys.exit(f"gen_snapshot.py: SHAPE is `varied` or `real`, not `{shape}`")
+    real = shape == "real"
+    cpp, unwind, alloc, free, python, user, library = make_frames(rng, real)
+    sites, free_sites = make_sites(rng, 300 if real else 4000, cpp, unwind, alloc, free,
+                                   python, user, library, real)
     leak_frames = list(unwind) + [alloc] + rng.sample(cpp, 6) + [
         {"name": fresh("remember"), "filename": fresh("/home/alice/projects/llm/model/cache.py"),
          "line": 88},

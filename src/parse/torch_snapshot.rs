@@ -961,73 +961,205 @@ mod tests {
         assert_eq!(limits_for(Some(600 << 20)).max_memory_bytes, 4800 << 20);
     }
 
-    /// Tight limits: whatever the bytes say, the decoder may not allocate beyond these.
-    fn fuzz_limits() -> Limits {
-        Limits {
-            max_depth: 64,
-            max_container_len: 1 << 16,
-            max_string_bytes: 1 << 16,
-            max_memo: 1 << 16,
-            max_objects: 1 << 20,
-            max_stack: 1 << 16,
-            max_memory_bytes: 64 << 20,
-            memory_per_input_byte: 8,
-        }
+    /// One trace entry of [`memo_id_interning_equals_the_plain_decoder`]'s input.
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// An entry whose new `frames` list refers to these frame memo slots.
+        List(Vec<usize>),
+        /// An entry sharing the `frames` list of an earlier entry (a `BINGET` of it).
+        Shared(usize),
+        /// Frame slot `.0` is stored again with what slot `.1` holds (a re-PUT).
+        RePut(usize, usize),
     }
 
-    /// Decodes, analyses and renders; must never panic, whatever the input.
-    fn whole_pipeline(bytes: &[u8]) {
-        if let Ok(snapshot) = read_with_limits(bytes, fuzz_limits()) {
-            let report = crate::analyze::fragmentation::analyze(
-                &snapshot,
-                &crate::analyze::fragmentation::Options {
-                    total_memory: Some(crate::model::Bytes(150109880320)),
-                    timeline_points: 64,
-                    ..Default::default()
-                },
-            );
-            let _ = crate::render::snapshot::text(&report, crate::render::style::Style::new(false));
-            let _ = crate::render::snapshot::markdown(&report);
-            let _ = crate::render::snapshot::html(&report);
-            let _ = crate::render::snapshot::json(&report);
-        }
-    }
-
-    fn mutate(mut bytes: Vec<u8>, edits: &[(usize, u8, u8)]) -> Vec<u8> {
-        for &(position, byte, how) in edits {
-            if bytes.is_empty() {
-                break;
+    /// A pickle of a trace written two ways: `fast` as Python's pickler writes it
+    /// (`EMPTY_DICT MEMOIZE MARK … SETITEMS`, the decoder's fast path), `plain` with `DICT`
+    /// and `LIST` opcodes (the general path, containers built then folded). Returns both and
+    /// the frame numbers each entry should end up with.
+    fn two_encodings(frames: usize, steps: &[Step]) -> (Vec<u8>, Vec<u8>, Vec<Vec<usize>>) {
+        fn memo_ref(out: &mut Vec<u8>, index: usize) {
+            if index < 256 {
+                out.extend([b'h', index as u8]);
+            } else {
+                out.push(b'j');
+                out.extend((index as u32).to_le_bytes());
             }
-            let position = position % bytes.len();
-            match how % 4 {
-                0 => bytes[position] = byte,
-                1 => bytes.insert(position, byte),
-                2 => {
-                    bytes.remove(position);
+        }
+        let keys = ["action", "addr", "size", "stream", "alloc", "frames"];
+        let mut head = trace_head();
+        head.truncate(head.len() - keys[..5].iter().map(|k| k.len() + 4).sum::<usize>());
+        for key in keys.iter().chain(&["name", "filename", "line"]) {
+            head.extend([0x8c, key.len() as u8]);
+            head.extend(key.as_bytes());
+            head.extend(b"\x940");
+        }
+        // Memo: 6..=11 entry keys and `alloc`, 12..=14 frame keys, then the frames.
+        let key = |name: &str| {
+            6 + keys
+                .iter()
+                .chain(&["name", "filename", "line"])
+                .position(|k| *k == name)
+                .unwrap_or(0)
+        };
+        let mut memo = 15;
+        for frame in 0..frames {
+            head.extend(b"}\x94(");
+            memo_ref(&mut head, key("name"));
+            let name = format!("f{frame}");
+            head.extend([0x8c, name.len() as u8]);
+            head.extend(name.as_bytes());
+            memo_ref(&mut head, key("filename"));
+            head.extend(b"\x8c\x07file.py");
+            memo_ref(&mut head, key("line"));
+            head.extend([b'K', frame as u8, b'u', b'0']);
+            memo += 1;
+        }
+        let (mut fast, mut plain) = (head.clone(), head);
+        let (mut fast_memo, mut plain_memo) = (memo, memo);
+        // Which frame each frame slot holds; memo indices of each entry's list; the answer.
+        let mut holds: Vec<usize> = (0..frames).collect();
+        let mut lists: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        let mut expected = Vec::new();
+        for (index, step) in steps.iter().enumerate() {
+            let slots = match step {
+                Step::RePut(slot, from) => {
+                    let (slot, from) = (slot % frames, from % frames);
+                    for out in [&mut fast, &mut plain] {
+                        memo_ref(out, 15 + from);
+                        out.push(b'r');
+                        out.extend((15 + slot as u32).to_le_bytes());
+                        out.push(b'0');
+                    }
+                    holds[slot] = holds[from];
+                    continue;
                 }
-                _ => bytes.truncate(position),
+                Step::List(slots) => Some(slots),
+                Step::Shared(_) if lists.is_empty() => continue,
+                Step::Shared(_) => None,
+            };
+            let entry = |out: &mut Vec<u8>, list: &[u8]| {
+                memo_ref(out, key("action"));
+                memo_ref(out, key("alloc"));
+                memo_ref(out, key("addr"));
+                out.push(b'J');
+                out.extend((index as u32).to_le_bytes());
+                memo_ref(out, key("size"));
+                out.extend(b"K\x01");
+                memo_ref(out, key("stream"));
+                out.extend(b"K\x00");
+                memo_ref(out, key("frames"));
+                out.extend(list);
+            };
+            match slots {
+                Some(slots) => {
+                    let slots: Vec<usize> = slots.iter().map(|slot| slot % frames).collect();
+                    let mut refs = Vec::new();
+                    for slot in &slots {
+                        memo_ref(&mut refs, 15 + slot);
+                    }
+                    let single = slots.len() == 1;
+                    let mut list = b"]\x94".to_vec();
+                    if !single {
+                        list.push(b'(');
+                    }
+                    list.extend(&refs);
+                    list.push(if single { b'a' } else { b'e' });
+                    fast.extend(b"}\x94(");
+                    entry(&mut fast, &list);
+                    fast.push(b'u');
+                    let mut list = b"(".to_vec();
+                    list.extend(&refs);
+                    list.extend(b"l\x94");
+                    plain.push(b'(');
+                    entry(&mut plain, &list);
+                    plain.extend(b"d\x94");
+                    // Fast: the dict is memoized first; plain: the list, then the dict.
+                    lists.push((
+                        fast_memo + 1,
+                        plain_memo,
+                        slots.iter().map(|s| holds[*s]).collect(),
+                    ));
+                    fast_memo += 2;
+                    plain_memo += 2;
+                }
+                None => {
+                    let Step::Shared(which) = step else { continue };
+                    let (fast_list, plain_list, frames) = lists[which % lists.len()].clone();
+                    let mut list = Vec::new();
+                    memo_ref(&mut list, fast_list);
+                    fast.extend(b"}\x94(");
+                    entry(&mut fast, &list);
+                    fast.push(b'u');
+                    list.clear();
+                    memo_ref(&mut list, plain_list);
+                    plain.push(b'(');
+                    entry(&mut plain, &list);
+                    plain.extend(b"d\x94");
+                    lists.push((fast_list, plain_list, frames));
+                    fast_memo += 1;
+                    plain_memo += 1;
+                }
             }
+            expected.push(lists[lists.len() - 1].2.clone());
         }
-        bytes
+        fast.extend(TRACE_TAIL);
+        plain.extend(TRACE_TAIL);
+        (fast, plain, expected)
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        // A few list shapes, drawn again and again: the repeats a real trace has.
+        let shapes = proptest::sample::select(vec![
+            vec![0],
+            vec![0, 1, 2],
+            vec![2, 1, 0],
+            vec![3, 3, 3, 3],
+            vec![1, 2],
+            vec![4, 0, 5, 1, 6, 2, 7],
+        ]);
+        prop_oneof![
+            6 => shapes.prop_map(Step::List),
+            2 => proptest::collection::vec(0usize..300, 1..40).prop_map(Step::List),
+            2 => any::<usize>().prop_map(Step::Shared),
+            1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Step::RePut(a, b)),
+        ]
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
+        /// The fast path's list cache (keyed by memo ids) gives every entry the stack the
+        /// general path builds, whatever the reuse of memo slots, lists and re-PUTs.
         #[test]
-        fn random_bytes_never_panic(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
-            let mut bytes = b"\x80\x04".to_vec();
-            bytes.extend(tail);
-            whole_pipeline(&bytes);
-        }
-
-        #[test]
-        fn mutated_real_snapshots_never_panic(
-            which in 0usize..4,
-            edits in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>()), 1..8),
+        fn memo_id_interning_equals_the_plain_decoder(
+            frames in 1usize..300,
+            steps in proptest::collection::vec(step(), 1..80),
         ) {
-            let name = ["capacity", "other_process", "fragmentation", "leak_steady"][which];
-            whole_pipeline(&mutate(fixture(name), &edits));
+            let (fast, plain, expected) = two_encodings(frames, &steps);
+            let fast = parse(&fast).unwrap();
+            let plain = parse(&plain).unwrap();
+            let names = |snapshot: &Snapshot| -> Vec<Vec<String>> {
+                snapshot.traces[0]
+                    .iter()
+                    .map(|entry| {
+                        snapshot
+                            .stack_frames(entry.stack)
+                            .iter()
+                            .map(|frame| frame.name.clone())
+                            .collect()
+                    })
+                    .collect()
+            };
+            let expected: Vec<Vec<String>> = expected
+                .iter()
+                .map(|frames| frames.iter().map(|frame| format!("f{frame}")).collect())
+                .collect();
+            proptest::prop_assert_eq!(&names(&fast), &expected);
+            proptest::prop_assert_eq!(&names(&plain), &expected);
+            proptest::prop_assert_eq!(&fast.traces, &plain.traces);
+            proptest::prop_assert_eq!(&fast.stacks, &plain.stacks);
+            proptest::prop_assert_eq!(&fast.frames, &plain.frames);
         }
     }
 

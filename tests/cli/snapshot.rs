@@ -495,3 +495,83 @@ fn growth_by_site_names_the_line_that_keeps_allocating() {
     let steady = &json("leak_steady", &[])["devices"][0]["trace"]["growth"];
     assert_eq!(steady, &serde_json::json!([]));
 }
+
+/// Tight decoder limits: whatever the bytes say, the decoder may not allocate beyond these.
+fn fuzz_limits() -> oomdoc::parse::pickle::Limits {
+    oomdoc::parse::pickle::Limits {
+        max_depth: 64,
+        max_container_len: 1 << 16,
+        max_string_bytes: 1 << 16,
+        max_memo: 1 << 16,
+        max_objects: 1 << 20,
+        max_stack: 1 << 16,
+        max_memory_bytes: 64 << 20,
+        memory_per_input_byte: 8,
+    }
+}
+
+/// Decodes, analyses and renders in process; must never panic, whatever the input.
+fn whole_pipeline(bytes: &[u8]) {
+    use oomdoc::analyze::fragmentation;
+    use oomdoc::render::snapshot as render;
+    if let Ok(snapshot) = oomdoc::parse::torch_snapshot::read_with_limits(bytes, fuzz_limits()) {
+        let report = fragmentation::analyze(
+            &snapshot,
+            &fragmentation::Options {
+                total_memory: Some(oomdoc::model::Bytes(150109880320)),
+                timeline_points: 64,
+                ..Default::default()
+            },
+        );
+        let _ = render::text(&report, oomdoc::render::style::Style::new(false));
+        let _ = render::markdown(&report);
+        let _ = render::html(&report);
+        let _ = render::json(&report);
+    }
+}
+
+fn mutate(mut bytes: Vec<u8>, edits: &[(usize, u8, u8)]) -> Vec<u8> {
+    for &(position, byte, how) in edits {
+        if bytes.is_empty() {
+            break;
+        }
+        let position = position % bytes.len();
+        match how % 4 {
+            0 => bytes[position] = byte,
+            1 => bytes.insert(position, byte),
+            2 => {
+                bytes.remove(position);
+            }
+            _ => bytes.truncate(position),
+        }
+    }
+    bytes
+}
+
+#[expect(
+    clippy::unwrap_used,
+    reason = "test helper: a failure is a test failure"
+)]
+fn snapshot_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(fixture(&format!("h200-torch2.11/snap/{name}.pickle"))).unwrap()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn random_bytes_never_panic(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(tail);
+        whole_pipeline(&bytes);
+    }
+
+    #[test]
+    fn mutated_real_snapshots_never_panic(
+        which in 0usize..4,
+        edits in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>()), 1..8),
+    ) {
+        let name = ["capacity", "other_process", "fragmentation", "leak_steady"][which];
+        whole_pipeline(&mutate(snapshot_bytes(name), &edits));
+    }
+}

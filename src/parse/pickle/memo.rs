@@ -1,0 +1,281 @@
+//! The pickle memo, kept compact for millions of trace entries.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::{Value, BUILDING};
+
+/// A run of consecutive fold handles in the memo: indices `start..start + len` hold
+/// `Handle(kind, first)`, `Handle(kind, first + 1)`, ….
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: usize,
+    kind: u32,
+    first: u32,
+    len: usize,
+    /// Memo slots held by runs before this one.
+    in_runs_before: usize,
+}
+
+/// The memo, dense by index. Consecutive fold handles memoized one after another (every
+/// trace entry of a long trace: millions of them, never referenced again) are kept as runs;
+/// every other slot takes 8 bytes: a fold handle packed in place, or the index of a value
+/// kept aside, where runs of the same shared str (a fresh `'N/A'` in every trace entry,
+/// interned) share one.
+#[derive(Debug, Default)]
+pub(super) struct Memo {
+    slots: Vec<Slot>,
+    /// Values that are not packed handles.
+    explicit: Vec<Value>,
+    runs: Vec<Run>,
+    /// Values stored over a slot inside a run (a re-PUT, never done by Python's pickler):
+    /// kept aside so that each one is O(1), instead of spelling every run out.
+    overridden: HashMap<usize, Value>,
+}
+
+/// A memo slot: bit 63 set, a handle (kind in bits 32–47, `0xffff` for [`BUILDING`]; id
+/// in bits 0–31); clear, an index into `Memo::explicit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot(u64);
+
+const SLOT_HANDLE: u64 = 1 << 63;
+const SLOT_BUILDING: u64 = 0xffff;
+
+impl Slot {
+    fn handle(value: &Value) -> Option<Slot> {
+        match *value {
+            Value::Handle(BUILDING, id) => {
+                Some(Slot(SLOT_HANDLE | (SLOT_BUILDING << 32) | u64::from(id)))
+            }
+            Value::Handle(kind, id) if u64::from(kind) < SLOT_BUILDING => {
+                Some(Slot(SLOT_HANDLE | (u64::from(kind) << 32) | u64::from(id)))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Memo {
+    pub(super) fn len(&self) -> usize {
+        self.slots.len()
+            + self
+                .runs
+                .last()
+                .map_or(0, |run| run.in_runs_before + run.len)
+    }
+
+    /// Where memo `index` is: `Ok(slot index)` or `Err(handle)` inside a run.
+    #[inline]
+    fn locate(&self, index: usize) -> Option<Result<usize, Value>> {
+        let Some(first) = self.runs.first() else {
+            return (index < self.slots.len()).then_some(Ok(index));
+        };
+        if index < first.start {
+            return Some(Ok(index));
+        }
+        let position = self.runs.partition_point(|run| run.start <= index);
+        let run = self.runs[position - 1];
+        if index < run.start + run.len {
+            let offset = (index - run.start) as u32;
+            return Some(Err(Value::Handle(run.kind, run.first.wrapping_add(offset))));
+        }
+        let explicit = index - run.in_runs_before - run.len;
+        (explicit < self.slots.len()).then_some(Ok(explicit))
+    }
+
+    #[inline]
+    fn read(&self, slot: Slot) -> Option<Value> {
+        if slot.0 & SLOT_HANDLE != 0 {
+            let kind = (slot.0 >> 32) & 0xffff;
+            let id = slot.0 as u32;
+            return Some(if kind == SLOT_BUILDING {
+                Value::Handle(BUILDING, id)
+            } else {
+                Value::Handle(kind as u32, id)
+            });
+        }
+        self.explicit.get(slot.0 as usize).cloned()
+    }
+
+    /// The value at `index`, wherever it is (a clone: a handle, a scalar, or a shared
+    /// reference).
+    #[inline]
+    pub(super) fn get(&self, index: usize) -> Option<Value> {
+        match self.locate(index)? {
+            Ok(slot) => self.read(*self.slots.get(slot)?),
+            Err(handle) => Some(self.overridden.get(&index).cloned().unwrap_or(handle)),
+        }
+    }
+
+    /// Where the value at memo `index` is kept aside (for [`Memo::explicit_value`]), when
+    /// it is (not a packed handle, not in a run).
+    #[inline]
+    pub(super) fn explicit_index(&self, index: usize) -> Option<usize> {
+        if !self.runs.is_empty() {
+            return None;
+        }
+        let slot = *self.slots.get(index)?;
+        let explicit = slot.0 as usize;
+        (slot.0 & SLOT_HANDLE == 0 && explicit < self.explicit.len()).then_some(explicit)
+    }
+
+    /// A value kept aside, by its [`Memo::explicit_index`].
+    #[inline]
+    pub(super) fn explicit_value(&self, explicit: usize) -> Option<&Value> {
+        self.explicit.get(explicit)
+    }
+
+    /// The fold handle at `index` as `(kind, id)`, if that is what it holds (not a
+    /// container being built).
+    #[inline]
+    pub(super) fn handle_at(&self, index: usize) -> Option<(u32, u32)> {
+        if self.runs.is_empty() {
+            let slot = *self.slots.get(index)?;
+            let kind = (slot.0 >> 32) & 0xffff;
+            return (slot.0 & SLOT_HANDLE != 0 && kind != SLOT_BUILDING)
+                .then_some((kind as u32, slot.0 as u32));
+        }
+        match self.get(index)? {
+            Value::Handle(kind, id) if kind != BUILDING => Some((kind, id)),
+            _ => None,
+        }
+    }
+
+    /// A slot for `value`: packed, the shared str slot of the last explicit value, or new.
+    fn slot_for(&mut self, value: Value) -> Slot {
+        if let Some(slot) = Slot::handle(&value) {
+            return slot;
+        }
+        if let (Value::Str(new), Some(Value::Str(last))) = (&value, self.explicit.last()) {
+            if Rc::ptr_eq(new, last) {
+                return Slot((self.explicit.len() - 1) as u64);
+            }
+        }
+        self.explicit.push(value);
+        Slot((self.explicit.len() - 1) as u64)
+    }
+
+    /// Appends a value; `true` when it took a slot of its own (not the extension of a run).
+    pub(super) fn push(&mut self, value: Value) -> bool {
+        if let Value::Handle(kind, id) = value {
+            if kind != BUILDING {
+                let len = self.len();
+                if let Some(run) = self.runs.last_mut() {
+                    if run.start + run.len == len
+                        && run.kind == kind
+                        && run.first.checked_add(run.len as u32) == Some(id)
+                    {
+                        run.len += 1;
+                        return false;
+                    }
+                }
+                let last = self.slots.last().and_then(|slot| self.read(*slot));
+                if let Some(Value::Handle(last_kind, last_id)) = last {
+                    let last_is_tail = self.runs.last().is_none_or(|run| run.start + run.len < len);
+                    if last_is_tail
+                        && last_kind == kind
+                        && last_kind != BUILDING
+                        && last_id.checked_add(1) == Some(id)
+                    {
+                        self.slots.pop();
+                        let in_runs_before = self
+                            .runs
+                            .last()
+                            .map_or(0, |run| run.in_runs_before + run.len);
+                        self.runs.push(Run {
+                            start: len - 1,
+                            kind,
+                            first: last_id,
+                            len: 2,
+                            in_runs_before,
+                        });
+                        return false;
+                    }
+                }
+            }
+        }
+        let slot = self.slot_for(value);
+        self.slots.push(slot);
+        true
+    }
+
+    /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
+    pub(super) fn set(&mut self, index: usize, value: Value) -> bool {
+        match self.locate(index) {
+            Some(Ok(slot)) => {
+                // A new value aside (an explicit slot may be shared by equal strs).
+                let new = match Slot::handle(&value) {
+                    Some(packed) => packed,
+                    None => {
+                        self.explicit.push(value);
+                        Slot((self.explicit.len() - 1) as u64)
+                    }
+                };
+                self.slots[slot] = new;
+                false
+            }
+            // Overwriting inside a run: O(1) aside (see: #14, item 8).
+            Some(Err(_)) => self.overridden.insert(index, value).is_none(),
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> Value {
+        Value::Str(Rc::new(text.to_string()))
+    }
+
+    #[test]
+    fn memo_keeps_runs_of_handles_compact_and_indexable() {
+        let pushed = vec![
+            s("a"),
+            Value::Handle(3, 0),
+            Value::Handle(3, 1),
+            Value::Handle(3, 2),
+            s("b"),
+            Value::Handle(3, 7),
+            Value::Handle(3, 8),
+            Value::Handle(4, 9),
+            Value::Handle(BUILDING, 0),
+            Value::Handle(BUILDING, 1),
+            Value::Int(5),
+        ];
+        let mut memo = Memo::default();
+        for value in &pushed {
+            memo.push(value.clone());
+        }
+        assert_eq!(memo.len(), pushed.len());
+        assert_eq!(memo.runs.len(), 2);
+        for (index, value) in pushed.iter().enumerate() {
+            assert_eq!(memo.get(index).as_ref(), Some(value), "{index}");
+        }
+        assert_eq!(
+            memo.slots.len(),
+            pushed.len() - 5,
+            "run members take no slot"
+        );
+        assert_eq!(memo.get(pushed.len()), None);
+        memo.set(2, Value::Int(42));
+        assert_eq!(memo.get(2), Some(Value::Int(42)));
+        assert_eq!(memo.get(3), Some(Value::Handle(3, 2)));
+        assert_eq!(memo.len(), pushed.len());
+    }
+
+    #[test]
+    fn memo_re_put_inside_a_run_is_kept_aside() {
+        let mut memo = Memo::default();
+        for id in 0..100_000 {
+            memo.push(Value::Handle(3, id));
+        }
+        for index in 0..100_000 {
+            memo.set(index, Value::Int(index as i64));
+        }
+        assert_eq!(memo.runs.len(), 1);
+        assert_eq!(memo.get(99_999), Some(Value::Int(99_999)));
+        assert_eq!(memo.get(5), Some(Value::Int(5)));
+    }
+}
