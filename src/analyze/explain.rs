@@ -2208,6 +2208,22 @@ fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame
         .copied()
         .find(|start| *start <= line && line - start <= 5000);
     match start {
+        // The failure is the traceback's own header (IPython's `OutOfMemoryError   Traceback
+        // (most recent call last)` when the message itself was not pasted): its frames follow.
+        Some(start) if start == line => {
+            let next = collected
+                .tracebacks
+                .iter()
+                .copied()
+                .find(|later| *later > line)
+                .unwrap_or(u64::MAX);
+            collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line > line && frame.line <= line + 200 && frame.line < next)
+                .cloned()
+                .collect()
+        }
         Some(start) => collected
             .frames
             .iter()

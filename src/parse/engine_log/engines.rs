@@ -40,6 +40,12 @@ pub(super) const RULES: &[Rule] = &[
     // InvokeAI's per-session table ("[InvokeAI]::INFO --> Graph stats: <session id>",
     // `invokeai/app/services/invocation_stats`).
     rule("Graph stats:", invokeai),
+    // InvokeAI 2.x's console (`>>` lines of `ldm/generate.py` and `ldm/invoke/model_manager.py`):
+    // ">> InvokeAI, version 2.3.0", ">> Max VRAM used to load
+    // the model: 3.38G", and ">> Could not generate image." printed when a generation failed.
+    rule(">> InvokeAI, version", invokeai_console),
+    rule(">> Max VRAM used to load the model", invokeai_console),
+    rule(">> Could not generate image", invokeai_console),
     // ComfyUI (`comfy/model_management.py`: "Requested to load …", "loaded completely",
     // "loaded partially"; `execution.py`: "Got an OOM, unloading all loaded models.").
     rule("Requested to load ", comfyui),
@@ -186,6 +192,19 @@ fn invokeai(text: &str, facts: &mut LineFacts) {
         Certainty::Weak
     };
     facts.engine(EngineName::Invokeai, certainty);
+}
+
+fn invokeai_console(text: &str, facts: &mut LineFacts) {
+    if has(text, "InvokeAI, version") {
+        facts.engine(EngineName::Invokeai, Certainty::Banner);
+        facts.engine_version = word_after(text, "InvokeAI, version ").map(str::to_string);
+    } else {
+        facts.engine(EngineName::Invokeai, Certainty::Strong);
+    }
+    if has(text, "Could not generate image") {
+        // `prompt2image` catches the error, prints this and the generation's usage stats.
+        facts.late_phase = Some(Phase::Inference);
+    }
 }
 
 fn comfyui(text: &str, facts: &mut LineFacts) {
