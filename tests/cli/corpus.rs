@@ -24,10 +24,10 @@ use serde::Deserialize;
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
     (Measure::Figures, 0.96),
-    (Measure::PhaseShown, 0.78),
+    (Measure::PhaseShown, 0.80),
     (Measure::Engine, 0.94),
     (Measure::UnknownKept, 0.97),
-    (Measure::Cause, 0.93),
+    (Measure::Cause, 0.95),
 ];
 
 /// One label file.
