@@ -90,6 +90,13 @@ pub(super) const RULES: &[Rule] = &[
     // `ProgressMeter`: "Epoch: [0][ 10/5005]\tTime … Loss …", fb.resnet.torch `train.lua`:
     // " | Epoch: [1][10003/10010]    Time … Err …"), and CNTK's "Starting minibatch loop."
     // (`SGD.cpp`, printed when an epoch's training starts).
+    // A diffusers pipeline in the pasted script: its classes end in `Pipeline`
+    // (`StableDiffusionXLPipeline.from_pretrained(`, `DiffusionPipeline.from_pretrained(`) and
+    // its offload switches are its own (`pipelines/pipeline_utils.py`
+    // `enable_model_cpu_offload`, `enable_sequential_cpu_offload`).
+    rule("Pipeline.from_pretrained(", diffusers_code),
+    rule("enable_model_cpu_offload(", diffusers_code),
+    rule("enable_sequential_cpu_offload(", diffusers_code),
     rule("Epoch: [", epoch_meter),
     rule("Starting minibatch loop", cntk_minibatch_loop),
     // ComfyUI's hint after an OOM (`execution.py`: "This error means you ran out of memory on your
@@ -161,6 +168,10 @@ fn lightning_bar(text: &str, facts: &mut LineFacts) {
         // postfix is not needed (`self.log(..., prog_bar=True)` is optional).
         super::training::step(facts);
     }
+}
+
+fn diffusers_code(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Diffusers, Certainty::Weak);
 }
 
 fn epoch_meter(text: &str, facts: &mut LineFacts) {
@@ -668,6 +679,8 @@ mod tests {
             (">> Could not generate image.", EngineName::Invokeai),
             ("A: 2.82 GB, R: 2.90 GB, Sys: 3.8/3.8125 GB (99.7%)", EngineName::Automatic1111),
             ("- **Node Type:** KSampler", EngineName::Comfyui),
+            ("pipe = CogView3PlusPipeline.from_pretrained(", EngineName::Diffusers),
+            ("pipe.enable_model_cpu_offload()", EngineName::Diffusers),
         ];
         for (line, expected) in cases {
             assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
