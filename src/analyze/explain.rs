@@ -17,6 +17,8 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
+use scan::{sort_matches, Anchored, HitCursor};
+
 use super::phase::{Frame, PhaseInputs, Progress};
 use crate::model::explain::{
     ContextBlock, ContextLine, EngineConfig, EngineInfo, EventFigures, EventKind, ExplainReport,
@@ -27,6 +29,8 @@ use crate::parse::engine_log::{self, engines, Certainty, EngineMemory, LineFacts
 
 use crate::parse::oom_text::{OomDetector, OOM_MARKERS};
 use crate::parse::text::clean_line;
+
+mod scan;
 
 /// Lines of context kept before each failure (R4: dozens, not one).
 pub const CONTEXT_BEFORE: u64 = 40;
@@ -48,187 +52,10 @@ const TIMELINE_TAIL: usize = 200;
 /// Traceback frames remembered (the most recent).
 const MAX_FRAMES: usize = 512;
 
-/// Four-byte anchors: every marker (OOM and engine) contains at least one (checked by a unit
-/// test). Chosen greedily to cover the markers with the fewest hits on the fixtures and the
-/// bench logs (a line with a marker should hit once, not once per "memory" or "torch"); Teddy
-/// takes at most 64. A SIMD Teddy search for these ~50 literals runs 3–4× faster than one automaton over
-/// all ~170 markers (0.3–1.0 ns/byte against 3–4 on this project's build host, measured with
-/// scripts/bench_explain.sh); each hit is verified against the few markers anchored on it.
-/// All anchors have the same length, so at most one starts at any position.
-const ANCHORS: &[&str] = &[
-    "erve",
-    "tart",
-    "raph",
-    "rsio",
-    "code",
-    "load",
-    "ile ",
-    " siz",
-    "batc",
-    "lloc",
-    "d re",
-    "tect",
-    "laun",
-    "t en",
-    "CUBL",
-    "buil",
-    // `torch==`, `torch.distributed.elastic`, `Init torch distributed begin` (once "trib" and
-    // "rch=").
-    "torc",
-    "Kill",
-    // `Exit Code:    137` (kubectl describe), `exitCode: 137`, `status 137`, `"ExitCode": 137`
-    // (one anchor for the exit-status markers of host.rs).
-    " 137",
-    "ng o",
-    "rgs:",
-    "t sh",
-    "LLM ",
-    "_ini",
-    "s to",
-    " blo",
-    "gene",
-    "max ",
-    "armi",
-    "peed",
-    "Dock",
-    "ne c",
-    "ht b",
-    "OUT_",
-    "SIGK",
-    "Shar",
-    "pree",
-    "ma-c",
-    "_num",
-    "misa",
-    "oom-",
-    "ang=",
-    // `frame #3: at::native::…` (the C++ frames of a PyTorch error).
-    "me #",
-    "ers=",
-    "llm=",
-    "er h",
-    "n_ct",
-    "t re",
-    "Maxi",
-    "LLOC",
-    // `No space left on device`, `device-side assert triggered` (once " lef" and "-sid").
-    "vice",
-    "esou",
-    "loss",
-    "POST",
-    "romp",
-    "py i",
-    "--->",
-    "\u{2502} ",
-    "-pac",
-    "emor",
-    "trac",
-    ": Co",
-    "poch",
-    "impo",
-];
-/// The length of every anchor.
-const ANCHOR_LEN: usize = 4;
-
-/// Finds every marker occurrence: a Teddy search for [`ANCHORS`] and a check of the markers
-/// anchored on each hit.
-struct Anchored {
-    searcher: aho_corasick::packed::Searcher,
-    /// For each anchor: (pattern index, offset of the anchor in the pattern).
-    verify: Vec<Vec<(usize, usize)>>,
-}
-
-impl Anchored {
-    /// `None` when a marker holds no anchor or Teddy is unavailable (no SIMD).
-    fn new(patterns: &[&str]) -> Option<Anchored> {
-        if ANCHORS.iter().any(|anchor| anchor.len() != ANCHOR_LEN) {
-            return None;
-        }
-        let mut verify = vec![Vec::new(); ANCHORS.len()];
-        for (index, pattern) in patterns.iter().enumerate() {
-            let (anchor, offset) = ANCHORS
-                .iter()
-                .enumerate()
-                .find_map(|(anchor, text)| pattern.find(text).map(|offset| (anchor, offset)))?;
-            verify[anchor].push((index, offset));
-        }
-        let searcher = aho_corasick::packed::Config::new()
-            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
-            .builder()
-            .extend(ANCHORS)
-            .build()?;
-        Some(Anchored { searcher, verify })
-    }
-
-    /// The next anchor hit at or after `at`: (position, anchor).
-    fn next_hit(&self, hay: &[u8], at: usize) -> Option<(usize, usize)> {
-        if at >= hay.len() {
-            return None;
-        }
-        self.searcher
-            .find_in(hay, aho_corasick::Span::from(at..hay.len()))
-            .map(|found| (found.start(), found.pattern().as_usize()))
-    }
-
-    /// Appends (start, pattern) for the markers anchored on `anchor` that occur at the hit.
-    fn verify(
-        &self,
-        patterns: &[&str],
-        hay: &[u8],
-        (hit, anchor): (usize, usize),
-        out: &mut Vec<(usize, usize)>,
-    ) {
-        let Some(candidates) = self.verify.get(anchor) else {
-            return;
-        };
-        for &(pattern, anchor_offset) in candidates {
-            let Some(start) = hit.checked_sub(anchor_offset) else {
-                continue;
-            };
-            let text = patterns[pattern].as_bytes();
-            // First and last bytes reject most candidates without a `memcmp` call.
-            let end = start + text.len();
-            if end <= hay.len()
-                && hay[start] == text[0]
-                && hay[end - 1] == text[text.len() - 1]
-                && &hay[start..end] == text
-            {
-                out.push((start, pattern));
-            }
-        }
-    }
-
-    /// Appends (start, pattern) for every occurrence of every pattern in `part`, ordered as
-    /// aho-corasick's overlapping search orders them (by end, longer first at the same end).
-    fn scan(&self, patterns: &[&str], part: &[u8], out: &mut Vec<(usize, usize)>) {
-        let first = out.len();
-        let mut at = 0;
-        while let Some(hit) = self.next_hit(part, at) {
-            self.verify(patterns, part, hit, out);
-            // Anchors may overlap each other in the text: resume one byte on.
-            at = hit.0 + 1;
-        }
-        sort_matches(patterns, &mut out[first..]);
-    }
-}
-
-/// Puts the matches of one line in the order of aho-corasick's overlapping search (by end,
-/// longer first at the same end): the order the engine-log parsers see markers in.
-fn sort_matches(patterns: &[&str], matches: &mut [(usize, usize)]) {
-    let key = |&(start, pattern): &(usize, usize)| {
-        let length = patterns[pattern].len();
-        (start + length, std::cmp::Reverse(length), pattern)
-    };
-    // Usually one match per line, already in order.
-    if !matches.is_sorted_by_key(key) {
-        matches.sort_by_key(key);
-    }
-}
-
 struct Scanner {
     /// Every marker: patterns `0..oom_markers` are OOM markers; the rest engine-log markers.
     patterns: Vec<&'static str>,
-    /// The fast path (see [`ANCHORS`]).
+    /// The fast path (see [`scan`]).
     anchored: Option<Anchored>,
     /// `None` only if the automaton could not be built (then every line is a candidate).
     automaton: Option<AhoCorasick>,
@@ -330,11 +157,10 @@ impl Candidates {
 /// Where the marker matches of a block come from, line after line.
 enum Hits<'a> {
     /// Anchor hits searched for as the lines are reached, so that a line known without
-    /// searching it (see [`like_shape`]) is skipped. `next` is the hit found ahead.
+    /// searching it (see [`like_shape`]) is skipped.
     Anchored {
         anchored: &'a Anchored,
-        at: usize,
-        next: Option<(usize, usize)>,
+        cursor: HitCursor,
     },
     /// Every match, found up front by the automaton (by end; the lines in order).
     Listed {
@@ -358,12 +184,7 @@ impl Hits<'_> {
     /// Where the next hit is (a position inside the next line with a marker).
     fn peek(&mut self, block: &[u8]) -> Option<usize> {
         match self {
-            Hits::Anchored { anchored, at, next } => {
-                if next.is_none() {
-                    *next = anchored.next_hit(block, *at);
-                }
-                next.map(|(hit, _)| hit)
-            }
+            Hits::Anchored { anchored, cursor } => cursor.peek(anchored, block),
             Hits::Listed { matches, next } => matches.get(*next).map(|&(start, _)| start),
         }
     }
@@ -378,25 +199,9 @@ impl Hits<'_> {
         out: &mut Vec<(usize, usize)>,
     ) {
         match self {
-            Hits::Anchored { anchored, at, next } => {
+            Hits::Anchored { anchored, cursor } => {
                 let first = out.len();
-                loop {
-                    let hit = match *next {
-                        Some(hit) => hit,
-                        None => match anchored.next_hit(block, *at) {
-                            Some(hit) => hit,
-                            None => break,
-                        },
-                    };
-                    if hit.0 >= end {
-                        *next = Some(hit);
-                        break;
-                    }
-                    anchored.verify(patterns, block, hit, out);
-                    // Anchors may overlap each other in the text: resume one byte on.
-                    *at = hit.0 + 1;
-                    *next = None;
-                }
+                cursor.take_until(anchored, patterns, block, end, out);
                 sort_matches(patterns, &mut out[first..]);
             }
             Hits::Listed { matches, next } => {
@@ -414,12 +219,7 @@ impl Hits<'_> {
     /// Forgets the hits before `position` (lines known without searching them).
     fn skip_to(&mut self, position: usize) {
         match self {
-            Hits::Anchored { at, next, .. } => {
-                *at = (*at).max(position);
-                if next.is_some_and(|(hit, _)| hit < position) {
-                    *next = None;
-                }
-            }
+            Hits::Anchored { cursor, .. } => cursor.skip_to(position),
             Hits::Listed { matches, next } => {
                 while matches
                     .get(*next)
@@ -446,8 +246,7 @@ fn find_candidates(block: &[u8], found: &mut Candidates) {
     let hits = match (&scanner.anchored, &scanner.automaton) {
         (Some(anchored), _) => Hits::Anchored {
             anchored,
-            at: 0,
-            next: None,
+            cursor: anchored.hits(),
         },
         (None, Some(automaton)) => Hits::listed(automaton, block),
         (None, None) => {
@@ -2208,6 +2007,22 @@ fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame
         .copied()
         .find(|start| *start <= line && line - start <= 5000);
     match start {
+        // The failure is the traceback's own header (IPython's `OutOfMemoryError   Traceback
+        // (most recent call last)` when the message itself was not pasted): its frames follow.
+        Some(start) if start == line => {
+            let next = collected
+                .tracebacks
+                .iter()
+                .copied()
+                .find(|later| *later > line)
+                .unwrap_or(u64::MAX);
+            collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line > line && frame.line <= line + 200 && frame.line < next)
+                .cloned()
+                .collect()
+        }
         Some(start) => collected
             .frames
             .iter()
@@ -2688,20 +2503,13 @@ INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n";
 }
 #[cfg(test)]
 mod scanner_tests {
-    use super::{scanner, ANCHORS, ANCHOR_LEN};
-    use crate::parse::engine_log;
-    use crate::parse::oom_text::OOM_MARKERS;
+    use super::scanner;
 
     #[test]
-    fn every_marker_holds_an_anchor() {
-        for marker in OOM_MARKERS.iter().chain(engine_log::markers()) {
-            assert!(
-                ANCHORS.iter().any(|anchor| marker.contains(anchor)),
-                "{marker:?} holds no anchor"
-            );
+    fn the_markers_get_anchors_on_a_simd_cpu() {
+        if cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(scanner().anchored.is_some());
         }
-        assert!(ANCHORS.iter().all(|anchor| anchor.len() == ANCHOR_LEN));
-        assert!(scanner().anchored.is_some());
     }
 
     /// The anchored scan finds exactly what the full overlapping automaton finds, in the

@@ -388,6 +388,10 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("train_step", "", T, Serve, "deepspeed"),
     r("_inner_training_loop", "", T, Serve, "transformers"),
     r("train", "", T, Serve, "transformers"),
+    // Keras `Model.fit` (keras 2 `engine/training.py`, keras 3 `src/backend/*/trainer.py`), also
+    // as a notebook arrow (`----> 9 model.fit(ds, epochs=…)`); its `evaluate`/`predict` match the
+    // `trainer` rules above.
+    r("fit", "", T, Serve, "keras"),
     r("optimizer_step", "", T, Serve, "lightning"),
     // --- accelerate (big_modeling.py, utils/modeling.py, hooks.py, accelerator.py) ---
     r("pre_forward", "accelerate/", W, Offload, "accelerate"),
@@ -682,6 +686,27 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
                 None
             }
         }
+        // A running XLA program names itself (`[executable_name='jit_train_step']`, PjRt's
+        // executable name is the jitted function's): a train step, or a generation/sampling.
+        OomKind::XlaResourceExhausted => {
+            let name = message
+                .text
+                .split("executable_name='")
+                .nth(1)?
+                .split('\'')
+                .next()?
+                .to_ascii_lowercase();
+            if name.contains("train") || name.contains("update_step") {
+                Some(Phase::TrainingStep)
+            } else if ["generate", "sample", "decode", "predict", "infer"]
+                .iter()
+                .any(|word| name.contains(word))
+            {
+                Some(Phase::Inference)
+            } else {
+                None
+            }
+        }
         OomKind::SglangMemory if message.text.contains("mem-fraction-static") => {
             Some(Phase::KvCacheAlloc)
         }
@@ -731,6 +756,30 @@ pub const WRAPPING_PHRASES: &[(&str, Phase, &str)] = &[
         "Capture cuda graph failed",
         Phase::CudaGraphCapture,
         "SGLang `CudaGraphRunner.__init__` (`srt/model_executor/cuda_graph_runner.py`)",
+    ),
+    (
+        "Request failed during generation",
+        Phase::Inference,
+        "TGI router `InferError::GenerationError` (`router/src/infer/mod.rs`, 0.9–3.x), relayed \
+         by the router and its clients",
+    ),
+    (
+        "[async_llm_engine.py:",
+        Phase::Inference,
+        "vLLM V0 `AsyncLLMEngine._log_task_completion` (`vllm/engine/async_llm_engine.py`): the \
+         error that ended the engine's background loop (`run_engine_loop`)",
+    ),
+    (
+        "could not be loaded:",
+        Phase::WeightsLoad,
+        "InvokeAI 2.x model manager (`ldm/invoke/model_manager.py`: `** model … could not be \
+         loaded: …`)",
+    ),
+    (
+        "Error merging checkpoints",
+        Phase::FormatConversion,
+        "AUTOMATIC1111 checkpoint merger (`modules/extras.py` `run_modelmerger`): the weights of \
+         two checkpoints combined into a new one",
     ),
 ];
 
@@ -1425,5 +1474,19 @@ mod tests {
             ..message
         };
         assert_eq!(message_phase(&plain), None);
+    }
+
+    #[test]
+    fn issue13_wrapping_words_and_keras_fit() {
+        for (line, phase) in [
+            ("infer:send_error: router/src/infer.rs:554: Request failed during generation: Server error: CUDA out of memory.", Phase::Inference),
+            ("ERROR 03-31 15:19:44 [async_llm_engine.py:68] torch.OutOfMemoryError: CUDA out of memory.", Phase::Inference),
+            ("** model stable-diffusion-1.5 could not be loaded: CUDA out of memory.", Phase::WeightsLoad),
+            ("Error merging checkpoints: CUDA out of memory.", Phase::FormatConversion),
+        ] {
+            assert_eq!(wrapping_phrase(line).map(|(p, _)| p), Some(phase), "{line}");
+        }
+        // Keras `Model.fit`, also as a notebook arrow.
+        assert_eq!(frame_phase("fit", "<call>"), Some(Phase::TrainingStep));
     }
 }

@@ -497,9 +497,27 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
                     && !m.text.contains("trying to allocate")
                     && !m.text.contains("cuMemAllocAsync"))
         });
+    // XLA logged its start-up preallocation backing off (`Failed to allocate device memory of
+    // …`, kept as the message's requested memory): the pool it got is smaller than it asked for
+    // because the rest of the card was already held.
+    let jax_start = jax_start
+        || (failure.kind == OomKind::XlaResourceExhausted
+            && failure.details.requested_memory_bytes.is_some());
     if jax_start {
         builder.fact("JAX failed while creating its CUDA context or preallocating its memory pool (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`): that memory was already held by another process".to_string());
         return Cause::FreeMemoryBelowRequested;
+    }
+    // A request of a running XLA program that its own pool cannot hold (TSL's BFC allocator, or
+    // the TPU runtime): JAX/TensorFlow reserved that pool at start (75 % of the card by default),
+    // so what fills it is this program's own buffers (`BufferAssignment` lists them), not
+    // another process, whose memory would have made the start itself fail (above).
+    if failure.kind == OomKind::XlaResourceExhausted
+        && failure.figures.total_capacity_bytes.is_none()
+        && (failure.text.contains("while trying to allocate")
+            || failure.text.contains("Attempting to allocate"))
+    {
+        builder.fact("XLA's memory pool, reserved by this process when it started (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`), cannot hold the running program's buffers: the program needs more than the pool (framework error text)".to_string());
+        return Cause::CapacityExhausted;
     }
     match failure.kind {
         OomKind::VllmStartupFreeMemory => {

@@ -4,7 +4,10 @@
 //! and every text's outcome is pinned by a snapshot.
 //!
 //! `scripts/score_corpus.sh` prints the score tables (per engine, per family, per measure);
-//! `OOMDOC_CORPUS_MISSES=1` lists every miss with what was expected and what came out.
+//! `OOMDOC_CORPUS_MISSES=1` lists every miss with what was expected and what came out;
+//! `OOMDOC_CORPUS_ONLY=<file>` scores only the texts that file lists (one path a line, relative
+//! to the corpus, `#` comments), e.g. a batch of new texts before any rule is changed for them
+//! (their "unseen" score); the floors are then not checked.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,10 +24,10 @@ use serde::Deserialize;
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
     (Measure::Figures, 0.96),
-    (Measure::PhaseShown, 0.78),
+    (Measure::PhaseShown, 0.80),
     (Measure::Engine, 0.94),
     (Measure::UnknownKept, 0.97),
-    (Measure::Cause, 0.93),
+    (Measure::Cause, 0.95),
 ];
 
 /// One label file.
@@ -386,8 +389,31 @@ fn explain_file(path: &Path) -> ExplainReport {
     reason = "the score tables are this test's report (scripts/score_corpus.sh shows them)"
 )]
 fn corpus_scores_meet_the_floors() {
-    let texts = corpus();
-    assert!(texts.len() >= 100, "corpus has only {} texts", texts.len());
+    let mut texts = corpus();
+    let only = std::env::var_os("OOMDOC_CORPUS_ONLY").map(PathBuf::from);
+    if let Some(list) = &only {
+        let listed = std::fs::read_to_string(list)
+            .unwrap_or_else(|e| panic!("OOMDOC_CORPUS_ONLY={}: {e}", list.display()));
+        let wanted: Vec<PathBuf> = listed
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .map(|line| corpus_dir().join(line))
+            .collect();
+        if let Some(missing) = wanted
+            .iter()
+            .find(|path| !texts.iter().any(|(p, _)| p == *path))
+        {
+            panic!(
+                "OOMDOC_CORPUS_ONLY={}: {} is not a corpus text",
+                list.display(),
+                missing.display()
+            );
+        }
+        texts.retain(|(path, _)| wanted.contains(path));
+    } else {
+        assert!(texts.len() >= 100, "corpus has only {} texts", texts.len());
+    }
     let mut total = Scores::new();
     let mut by_engine: BTreeMap<String, Scores> = BTreeMap::new();
     let mut by_family: BTreeMap<String, Scores> = BTreeMap::new();
@@ -448,6 +474,9 @@ fn corpus_scores_meet_the_floors() {
         }
     }
     eprintln!("{report}");
+    if only.is_some() {
+        return;
+    }
     let mut below = Vec::new();
     for (measure, floor) in FLOORS {
         let score = total.get(&measure).copied().unwrap_or_default();

@@ -40,6 +40,12 @@ pub(super) const RULES: &[Rule] = &[
     // InvokeAI's per-session table ("[InvokeAI]::INFO --> Graph stats: <session id>",
     // `invokeai/app/services/invocation_stats`).
     rule("Graph stats:", invokeai),
+    // InvokeAI 2.x's console (`>>` lines of `ldm/generate.py` and `ldm/invoke/model_manager.py`):
+    // ">> InvokeAI, version 2.3.0", ">> Max VRAM used to load
+    // the model: 3.38G", and ">> Could not generate image." printed when a generation failed.
+    rule(">> InvokeAI, version", invokeai_console),
+    rule(">> Max VRAM used to load the model", invokeai_console),
+    rule(">> Could not generate image", invokeai_console),
     // ComfyUI (`comfy/model_management.py`: "Requested to load …", "loaded completely",
     // "loaded partially"; `execution.py`: "Got an OOM, unloading all loaded models.").
     rule("Requested to load ", comfyui),
@@ -55,6 +61,16 @@ pub(super) const RULES: &[Rule] = &[
     // context 1200, seed 42)`, printed in a `finally` after a generation, also one that failed.
     rule("Output generated in", textgen_output),
     rule("Stable diffusion model failed to load", automatic1111),
+    // AUTOMATIC1111 1.x footer under a generation (`modules/call_queue.py` `wrap_gradio_call`,
+    // `modules/memmon.py`): "Time taken: 9.1 sec." then "A: 2.82 GB, R: 2.90 GB, Sys: 3.8/3.8125
+    // GB (99.7%)" (active, reserved peaks, system VRAM).
+    rule(" GB, Sys: ", automatic1111_vram),
+    // ComfyUI's error report (the frontend's `## ComfyUI Error Report`, `- **Node Type:**
+    // KSampler`) and the older dialog (`Error occurred when executing KSampler:`): the node
+    // that raised says the stage (`nodes.py` NODE_CLASS_MAPPINGS: samplers and VAE
+    // decode/encode generate, `…Loader` nodes load weights).
+    rule("Node Type:", comfyui_node),
+    rule("Error occurred when executing ", comfyui_node),
     // TensorFlow's BFC allocator (`tensorflow/core/common_runtime/bfc_allocator.cc`); XLA (JAX)
     // has its own copy under `xla/tsl/framework/bfc_allocator.cc`.
     rule("bfc_allocator", bfc_allocator),
@@ -70,6 +86,19 @@ pub(super) const RULES: &[Rule] = &[
     // Lightning's training bar (`TQDMProgressBar`: "Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09,
     // 56.28it/s, v_num=0]"), which may be all a pasted Lightning run shows.
     rule("Epoch ", lightning_bar),
+    // The progress line of the ImageNet-style training loops (pytorch/examples `imagenet/main.py`
+    // `ProgressMeter`: "Epoch: [0][ 10/5005]\tTime … Loss …", fb.resnet.torch `train.lua`:
+    // " | Epoch: [1][10003/10010]    Time … Err …"), and CNTK's "Starting minibatch loop."
+    // (`SGD.cpp`, printed when an epoch's training starts).
+    // A diffusers pipeline in the pasted script: its classes end in `Pipeline`
+    // (`StableDiffusionXLPipeline.from_pretrained(`, `DiffusionPipeline.from_pretrained(`) and
+    // its offload switches are its own (`pipelines/pipeline_utils.py`
+    // `enable_model_cpu_offload`, `enable_sequential_cpu_offload`).
+    rule("Pipeline.from_pretrained(", diffusers_code),
+    rule("enable_model_cpu_offload(", diffusers_code),
+    rule("enable_sequential_cpu_offload(", diffusers_code),
+    rule("Epoch: [", epoch_meter),
+    rule("Starting minibatch loop", cntk_minibatch_loop),
     // ComfyUI's hint after an OOM (`execution.py`: "This error means you ran out of memory on your
     // GPU.") and the flag of its Windows portable build (`run_nvidia_gpu.bat`: `main.py
     // --windows-standalone-build`).
@@ -141,6 +170,30 @@ fn lightning_bar(text: &str, facts: &mut LineFacts) {
     }
 }
 
+fn diffusers_code(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Diffusers, Certainty::Weak);
+}
+
+fn epoch_meter(text: &str, facts: &mut LineFacts) {
+    // `Epoch: [<epoch>][<batch>/<batches>]`: the training meter (evaluation prints `Test:`).
+    let Some(rest) = text.split("Epoch: [").nth(1) else {
+        return;
+    };
+    let epoch = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(after) = rest[epoch..].strip_prefix("][") else {
+        return;
+    };
+    let after = after.trim_start();
+    let batch = after.bytes().take_while(u8::is_ascii_digit).count();
+    if epoch > 0 && batch > 0 && after[batch..].starts_with('/') {
+        super::training::step(facts);
+    }
+}
+
+fn cntk_minibatch_loop(_text: &str, facts: &mut LineFacts) {
+    super::training::step(facts);
+}
+
 fn comfyui_own(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Comfyui, Certainty::Strong);
 }
@@ -188,6 +241,19 @@ fn invokeai(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Invokeai, certainty);
 }
 
+fn invokeai_console(text: &str, facts: &mut LineFacts) {
+    if has(text, "InvokeAI, version") {
+        facts.engine(EngineName::Invokeai, Certainty::Banner);
+        facts.engine_version = word_after(text, "InvokeAI, version ").map(str::to_string);
+    } else {
+        facts.engine(EngineName::Invokeai, Certainty::Strong);
+    }
+    if has(text, "Could not generate image") {
+        // `prompt2image` catches the error, prints this and the generation's usage stats.
+        facts.late_phase = Some(Phase::Inference);
+    }
+}
+
 fn comfyui(text: &str, facts: &mut LineFacts) {
     // "Requested to load SDXL" / "loaded completely 9.5 1234.5 True" are ComfyUI's wording; a
     // bare "loaded completely" in prose is not, so it needs the number after it.
@@ -211,6 +277,41 @@ fn automatic1111(text: &str, facts: &mut LineFacts) {
         // output: the failure it follows happened while generating.
         facts.late_phase = Some(Phase::Inference);
     }
+}
+
+fn automatic1111_vram(text: &str, facts: &mut LineFacts) {
+    if text.trim_start().starts_with("A: ") && has(text, ", R: ") {
+        facts.engine(EngineName::Automatic1111, Certainty::Strong);
+        facts.late_phase = Some(Phase::Inference);
+    }
+}
+
+fn comfyui_node(text: &str, facts: &mut LineFacts) {
+    let rest = text
+        .split_once("Node Type:")
+        .or_else(|| text.split_once("Error occurred when executing "))
+        .map_or("", |(_, rest)| rest);
+    let node = rest
+        .trim_start_matches(|c: char| c == '*' || c.is_whitespace())
+        .split_whitespace()
+        .next()
+        .map(|word| word.trim_matches(|c: char| c == '*' || c == ':' || c == '`'))
+        .filter(|word| !word.is_empty());
+    let Some(node) = node else {
+        return;
+    };
+    facts.engine(EngineName::Comfyui, Certainty::Strong);
+    let phase = if node.contains("Sampler")
+        || node.starts_with("VAEDecode")
+        || node.starts_with("VAEEncode")
+    {
+        Phase::Inference
+    } else if node.contains("Loader") {
+        Phase::WeightsLoad
+    } else {
+        return;
+    };
+    facts.failed_phase_hint = Some(phase);
 }
 
 fn textgen_output(text: &str, facts: &mut LineFacts) {
@@ -574,10 +675,44 @@ mod tests {
             ("G:/AI/ComfyUI/main.py --windows-standalone-build --cuda-malloc", EngineName::Comfyui),
             ("O^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 4", EngineName::Transformers),
             ("outputs = model.generate(**inputs, max_new_tokens=10)", EngineName::Transformers),
+            (">> InvokeAI, version 2.3.0", EngineName::Invokeai),
+            (">> Could not generate image.", EngineName::Invokeai),
+            ("A: 2.82 GB, R: 2.90 GB, Sys: 3.8/3.8125 GB (99.7%)", EngineName::Automatic1111),
+            ("- **Node Type:** KSampler", EngineName::Comfyui),
+            ("pipe = CogView3PlusPipeline.from_pretrained(", EngineName::Diffusers),
+            ("pipe.enable_model_cpu_offload()", EngineName::Diffusers),
         ];
         for (line, expected) in cases {
             assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
         }
+        // The stage these lines name (issue 13).
+        let facts = |line: &str| super::super::parse_line_scan(line);
+        assert_eq!(
+            facts(">> Could not generate image.").late_phase,
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            facts("A: 2.82 GB, R: 2.90 GB, Sys: 3.8/3.8125 GB (99.7%)").late_phase,
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            facts("- **Node Type:** KSampler").failed_phase_hint,
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            facts("Error occurred when executing CheckpointLoaderSimple:").failed_phase_hint,
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(facts("- **Node Type:** SaveImage").failed_phase_hint, None);
+        assert!(facts(" | Epoch: [1][10003/10010]    Time 1.209")
+            .events
+            .iter()
+            .any(|e| e.phase == Phase::TrainingStep));
+        assert!(facts("Epoch: [3] done").events.is_empty());
+        let tgi = "2023-07-19T21:02:09.363221Z ERROR text_generation_launcher: Method Prefill encountered an error.";
+        assert_eq!(facts(tgi).failed_phase_hint, Some(Phase::Inference));
+        let warmup = tgi.replace("Prefill", "Warmup");
+        assert_eq!(facts(&warmup).failed_phase_hint, Some(Phase::Profiling));
         assert_eq!(engine("the model loaded completely fine"), None);
         assert_eq!(engine("Epoch 3/10 done"), None);
         assert_eq!(engine("we import the weights from disk"), None);

@@ -27,6 +27,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("main: model loaded", model_loaded),
     rule("build: ", build),
     rule("launch_slot_", slot),
+    // llava's image encoder finished for a request (`examples/llava/llava.cpp`
+    // `encode_image_with_clip`: "%s: image encoded in %8.2f ms by CLIP"), also in ollama's
+    // vendored copy: a multimodal request is being evaluated.
+    rule("image encoded in", image_encoded),
     rule("ggml_cuda_init: found", device_init),
     // ollama's Go runner panics with its goroutine stack:
     // `github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph(0xc…)`.
@@ -253,6 +257,18 @@ fn build(text: &str, facts: &mut LineFacts) {
 
 fn slot(_text: &str, facts: &mut LineFacts) {
     llama(facts);
+    facts.event(
+        EventKind::Request,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+fn image_encoded(text: &str, facts: &mut LineFacts) {
+    if !has(text, "by CLIP") {
+        return;
+    }
+    facts.engine(EngineName::Llamacpp, Certainty::Weak);
     facts.event(
         EventKind::Request,
         Phase::Inference,

@@ -25,6 +25,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("failed to start", failed),
     rule("Webserver Crashed", failed),
     rule("batch{batch_size=", router_span),
+    // The shard's gRPC interceptor (`server/text_generation_server/interceptor.py`
+    // `ExceptionInterceptor`: "Method {Warmup,Prefill,Decode} encountered an error.") names
+    // the call that raised.
+    rule(" encountered an error", method_error),
     rule("Shard complete standard error output", failed),
     rule("Commit sha:", runtime_env),
     rule("Docker label:", runtime_env),
@@ -191,6 +195,19 @@ fn router_span(text: &str, facts: &mut LineFacts) {
         tgi(facts);
         facts.late_phase = Some(Phase::Inference);
     }
+}
+
+fn method_error(text: &str, facts: &mut LineFacts) {
+    let Some(method) = word_after(text, "Method ") else {
+        return;
+    };
+    let phase = match method {
+        "Prefill" | "Decode" => Phase::Inference,
+        "Warmup" => Phase::Profiling,
+        _ => return,
+    };
+    tgi(facts);
+    facts.failed_phase_hint = Some(phase);
 }
 
 fn runtime_env(text: &str, facts: &mut LineFacts) {

@@ -24,6 +24,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::CudaDriver, begin));
         }
     }
+    // CTranslate2 (faster-whisper, whisper-ctranslate2): `RuntimeError: CUDA failed with error out
+    // of memory` (`include/ctranslate2/utils.h` `THROW_RUNTIME_ERROR("CUDA failed with error " +
+    // cudaGetErrorString(status))` in its `CUDA_CHECK`).
+    if let Some(position) = super::find(text, "CUDA failed with error out of memory") {
+        return Some((Family::CudaError, error_begin(text, position)));
+    }
     // `CUDA error: out of memory` (also pasted as `CUDA error:out of memory`), ROCm's
     // `HIP error: …`, and the pre-1.0 THC `cuda runtime error (2) : out of memory at …`.
     // tinygrad/cuda-python `CUDA Error 2, out of memory` (tinygrad `runtime/ops_cuda.py`:

@@ -41,6 +41,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             ));
         }
     }
+    // The TPU runtime behind PJRT (libtpu, through jaxlib's `XlaRuntimeError`): "RESOURCE_EXHAUSTED:
+    // Error allocating device buffer: Attempting to allocate 15.65G. That was not possible. There
+    // are 11.08G free.; (0x0x0_HBM0)" (quoted in google-deepmind/gemma#85, huggingface/diffusers#8358).
+    if let Some(position) = find(text, "Error allocating device buffer") {
+        return Some((
+            Family::Framework(FrameworkKind::Xla),
+            xla_begin(text, position),
+        ));
+    }
     if let Some(position) = find(text, "RESOURCE_EXHAUSTED") {
         let rest = &text[position..];
         if rest.contains("OUT_OF_MEMORY") || rest.contains("out of memory") {
@@ -191,6 +200,9 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
         FrameworkKind::Xla if squeezed.contains("cuMemAllocAsync") => {
             squeezed.contains("Totalmemory:")
         }
+        FrameworkKind::Xla if squeezed.contains("Errorallocatingdevicebuffer") => {
+            squeezed.contains("free.")
+        }
         FrameworkKind::Xla => {
             squeezed.contains("bytes.")
                 || regex!(r"allocate\d+(?:\.\d+)?[KMGT]i?B\.").is_match(squeezed)
@@ -302,6 +314,12 @@ fn parse_xla(s: &str) -> Parsed {
                     s,
                 )
             });
+    // The TPU runtime's sizes (`15.65G`, `196.00M`): binary units without `iB`.
+    if figures.tried_to_allocate_bytes.is_none() {
+        figures.tried_to_allocate_bytes =
+            short_size(regex!(r"Attemptingtoallocate(\d+(?:\.\d+)?[KMGT])"), s);
+    }
+    figures.free_bytes = short_size(regex!(r"Thereare(\d+(?:\.\d+)?[KMGT])free"), s);
     figures.gpu_index = integer_of(regex!(r"deviceordinal(\d+)"), s)
         .or_else(|| integer_of(regex!(r"^\[(\d+)\]"), s))
         .or_else(|| integer_of(regex!(r"ondevice(\d+)"), s))
@@ -312,6 +330,12 @@ fn parse_xla(s: &str) -> Parsed {
         figures.total_capacity_bytes = caps.get(2).and_then(|m| m.as_str().parse().ok()).map(Bytes);
     }
     parsed
+}
+
+/// A size the TPU runtime prints with a bare binary suffix (`15.65G` = 15.65 GiB).
+fn short_size(pattern: &regex::Regex, s: &str) -> Option<Bytes> {
+    let text = pattern.captures(s)?.get(1)?.as_str();
+    parse_size(&format!("{text}iB"))
 }
 
 /// Bytes of one element of a TensorFlow dtype as printed (`float`, `half`, `int64`, …).

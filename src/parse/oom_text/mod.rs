@@ -106,7 +106,12 @@ pub const OOM_MARKERS: &[&str] = &[
     "OOM when allocating",
     "OutOfMemory",
     "_ALLOC_FAILED",
+    // TensorFlow's OOM status class without an `OOM when allocating` line (`failed to allocate
+    // memory`, `2 root error(s) found.`, IPython's header).
+    "ResourceExhaustedError",
     "Requested amount of GPU memory",
+    // The TPU runtime's `Error allocating device buffer: Attempting to allocate …`.
+    "Error allocating device buffer",
     "Requested amount of memory",
     "insufficient GPU memory",
     "Insufficient memory for KV cache",
@@ -316,7 +321,34 @@ pub struct OomDetector {
     count_only_gpu: bool,
     /// Messages counted and not returned since [`OomDetector::take_counted`].
     counted: u64,
+    /// A message without figures that announces the real one (see [`Pending`]), held until
+    /// that one arrives or its window ends.
+    pending_warmup: Option<Pending>,
+    /// The first size XLA's start-up preallocation asked for and could not get (`[0] Failed to
+    /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
+    /// off): a later XLA failure of this process ran in that smaller pool.
+    xla_preallocation: Option<Bytes>,
 }
+
+/// A figureless message held back a few lines: vLLM's sampler/pooler warm-up error read before
+/// the allocator's message it wraps (a paste that quotes `RuntimeError: CUDA out of memory
+/// occurred when warming up sampler …` first), or only an exception's class
+/// (`OutOfMemoryError   Traceback (most recent call last)` of IPython, a webui's `task:
+/// OutOfMemoryError`, TensorFlow's `ResourceExhaustedError: 2 root error(s) found.`) whose
+/// message comes at the end of the traceback.
+#[derive(Debug)]
+struct Pending {
+    message: OomMessage,
+    /// Lines after the held message's end within which the real message may start.
+    window: u64,
+    /// The real message replaces it (a class) or lends it its figures (vLLM's warm-up).
+    superseded: bool,
+}
+
+/// How many lines after vLLM's warm-up error the allocator message it wraps may start.
+const WARMUP_PAIR_LINES: u64 = 12;
+/// How many lines after an exception's class its message may come (a traceback in between).
+const CLASS_ONLY_LINES: u64 = 400;
 
 /// The last message parsed, reused for an identical one: a crash loop or a retrying job
 /// prints the same message again and again, and parsing one costs microseconds.
@@ -356,6 +388,22 @@ impl OomDetector {
     pub fn push(&mut self, line_no: u64, line: &CleanLine<'_>) -> Vec<OomMessage> {
         let mut done = Vec::new();
         let text: &str = &line.text;
+        if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
+        {
+            let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            self.xla_preallocation = integer_of(
+                regex!(r"Failedtoallocatedevicememoryof[^()]*\((\d+)bytes\)"),
+                &squeezed,
+            )
+            .map(Bytes);
+        }
+        if self
+            .pending_warmup
+            .as_ref()
+            .is_some_and(|pending| line_no > pending.message.end_line + pending.window)
+        {
+            done.extend(self.pending_warmup.take().map(|pending| pending.message));
+        }
 
         // Close messages that waited too long for a continuation (so `wants_more` turns false).
         let mut index = 0;
@@ -473,7 +521,7 @@ impl OomDetector {
     /// True while a message is open and following lines may continue it (hard-wrapped text,
     /// the multi-line cudaMallocAsync block, llama.cpp's lines); the driver then feeds the next lines.
     pub fn wants_more(&self) -> bool {
-        !self.open.is_empty()
+        !self.open.is_empty() || self.pending_warmup.is_some()
     }
 
     /// Flush what is still open at end of input.
@@ -482,6 +530,7 @@ impl OomDetector {
         for open in std::mem::take(&mut self.open) {
             self.close(open, &mut done);
         }
+        done.extend(self.pending_warmup.take().map(|pending| pending.message));
         done.sort_by_key(|message| message.line);
         done
     }
@@ -513,9 +562,66 @@ impl OomDetector {
         };
         if counted {
             self.counted += 1;
-        } else {
-            done.extend(build(open, &mut self.memo));
+            return;
         }
+        if let Some(message) = build(open, &mut self.memo) {
+            self.pair_warmup(message, done);
+        }
+    }
+
+    /// vLLM's warm-up error (`_dummy_sampler_run`: `raise RuntimeError("CUDA out of memory
+    /// occurred when warming up sampler …") from e`) carries no figures; the allocator message it
+    /// wraps does. Printed in that order (a paste that quotes the RuntimeError first), the
+    /// allocator's figures are copied onto it, so the first GPU failure has them.
+    ///
+    /// A message that is only an exception's class (`OutOfMemoryError` without its text) is
+    /// held the same way and dropped when the message itself follows.
+    fn pair_warmup(&mut self, mut message: OomMessage, done: &mut Vec<OomMessage>) {
+        if message.kind == OomKind::XlaResourceExhausted
+            && message.details.requested_memory_bytes.is_none()
+        {
+            message.details.requested_memory_bytes = self.xla_preallocation;
+        }
+        let figureless = message.figures == OomFigures::default();
+        // A logger-prefixed stream prints the chained traceback whole (the allocator's message
+        // first): only a plain paste quotes the warm-up error before it.
+        let held =
+            if message.kind == OomKind::VllmWarmupOom && figureless && message.stream.is_none() {
+                Some((WARMUP_PAIR_LINES, false))
+            } else if message.kind == OomKind::OtherGpuOom && is_class_only(&message.text) {
+                Some((CLASS_ONLY_LINES, true))
+            } else {
+                None
+            };
+        if let Some((window, superseded)) = held {
+            let previous = self.pending_warmup.replace(Pending {
+                message,
+                window,
+                superseded,
+            });
+            done.extend(previous.map(|pending| pending.message));
+            return;
+        }
+        if message.is_gpu_oom {
+            let allocator = matches!(
+                message.kind,
+                OomKind::PytorchCached
+                    | OomKind::PytorchReservedInTotal
+                    | OomKind::PytorchTotalCapacity
+            );
+            if let Some(mut pending) = self.pending_warmup.take() {
+                let near = message.line <= pending.message.end_line + pending.window;
+                if !(pending.superseded && near) {
+                    // Only the same process's message (another rank's figures are not its).
+                    if near && allocator && !figureless && pending.message.stream == message.stream
+                    {
+                        pending.message.figures = message.figures.clone();
+                    }
+                    done.push(pending.message);
+                }
+            }
+        }
+        done.push(message);
     }
 }
 
@@ -664,6 +770,62 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
         .or_else(|| host::start(text))
         .or_else(|| not_oom::start(text))
         .or_else(|| cuda::start_fallback(text))
+        .or_else(|| class_only_start(text))
+}
+
+/// An exception class that is a GPU OOM, printed without its message: PyTorch's
+/// `OutOfMemoryError` (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`) as IPython's
+/// header (`OutOfMemoryError      Traceback (most recent call last)`) or a webui's `task:
+/// OutOfMemoryError` (AUTOMATIC1111 `modules/errors.py` `display`), and TensorFlow's
+/// `ResourceExhaustedError` (its OOM status, `tensorflow/python/framework/errors_impl.py`)
+/// as that header or `ResourceExhaustedError: 2 root error(s) found.` / `…: Graph execution
+/// error:` before the op's `OOM when allocating` line. The message, when the paste has it, comes
+/// later and replaces this one ([`Pending`]). Other `OutOfMemoryError` classes carry their own
+/// text (`java.lang.OutOfMemoryError: Java heap space`, CuPy's, Ray's, Triton's `out of
+/// resource`) and are not this.
+fn class_only_start(text: &str) -> Option<(Family, usize)> {
+    for class in ["OutOfMemoryError", "ResourceExhaustedError"] {
+        let Some(position) = find(text, class) else {
+            continue;
+        };
+        let before = &text[..position];
+        if before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+            || before.ends_with("lang.")
+            || ["java", "import ", "except", "raise "]
+                .iter()
+                .any(|word| before.contains(word))
+        {
+            continue;
+        }
+        let rest = text[position + class.len()..].trim();
+        let class_only = rest.is_empty()
+            || rest.starts_with("Traceback (most recent call last)")
+            || (class == "ResourceExhaustedError"
+                && rest
+                    .strip_prefix(':')
+                    .map(str::trim_start)
+                    .is_some_and(|after| !after.is_empty()));
+        if class_only {
+            let begin = before
+                .rfind(|c: char| c.is_whitespace() || c == '(')
+                .map_or(0, |at| at + 1);
+            return Some((Family::OtherGpu, begin));
+        }
+    }
+    None
+}
+
+/// Whether a message is only an exception class ([`class_only_start`]).
+fn is_class_only(text: &str) -> bool {
+    let text = text.trim();
+    let class = text
+        .split([' ', ':'])
+        .next()
+        .unwrap_or("")
+        .rsplit('.')
+        .next()
+        .unwrap_or("");
+    class == "OutOfMemoryError" || class == "ResourceExhaustedError"
 }
 
 /// Families printed as a chain of lines that each look like a start (llama.cpp's failure

@@ -1063,3 +1063,63 @@ fn kills_are_host_memory_only_with_evidence() {
         assert!(parse_text(text).is_empty(), "{text}");
     }
 }
+
+/// Families read from the December 2026 batch of the corpus (issue 13).
+#[test]
+fn ctranslate2_tpu_and_class_only_messages() {
+    let ct2 = one("RuntimeError: CUDA failed with error out of memory");
+    assert!(ct2.is_gpu_oom);
+    assert_eq!(ct2.kind, OomKind::CudaErrorOutOfMemory);
+
+    let tpu = one("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 15.65G. That was not possible. There are 11.08G free.; (0x0x0_HBM0)");
+    assert_eq!(tpu.kind, OomKind::XlaResourceExhausted);
+    assert_eq!(tpu.figures.tried_to_allocate_bytes, gib(15.65));
+    assert_eq!(tpu.figures.free_bytes, gib(11.08));
+
+    // Only the class: kept when nothing follows, replaced by the message when it does.
+    let header = "OutOfMemoryError                          Traceback (most recent call last)";
+    let alone = one(header);
+    assert!(alone.is_gpu_oom);
+    assert_eq!(alone.kind, OomKind::OtherGpuOom);
+    let full = format!(
+        "{header}\nCell In[8], line 2\n----> 2 model = load()\n\nOutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 14.75 GiB of which 3.06 MiB is free. Of the allocated memory 13.81 GiB is allocated by PyTorch, and 69.58 MiB is reserved by PyTorch but unallocated."
+    );
+    let messages = parse_text(&full);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert_eq!(messages[0].kind, OomKind::PytorchTotalCapacity);
+    assert_eq!(
+        one("generating image for xyz plot: OutOfMemoryError").kind,
+        OomKind::OtherGpuOom
+    );
+    let tf = one("ResourceExhaustedError: failed to allocate memory");
+    assert!(tf.is_gpu_oom);
+    let rooted = parse_text("ResourceExhaustedError: 2 root error(s) found.\n  (0) Resource exhausted: OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc");
+    assert_eq!(rooted.len(), 1, "{rooted:#?}");
+    assert_eq!(rooted[0].kind, OomKind::TensorflowOomTensor);
+    for text in [
+        "except torch.cuda.OutOfMemoryError:",
+        "java.lang.OutOfMemoryError: Java heap space",
+        "import OutOfMemoryError",
+    ] {
+        assert!(
+            parse_text(text)
+                .iter()
+                .all(|m| m.kind != OomKind::OtherGpuOom),
+            "{text}"
+        );
+    }
+}
+
+/// vLLM's warm-up error quoted before the allocator message it wraps takes that message's
+/// figures (same process only).
+#[test]
+fn vllm_warmup_quoted_first_takes_the_allocator_figures() {
+    let text = "RuntimeError: CUDA out of memory occurred when warming up sampler with 256 dummy requests.\nPlease try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n\ntorch.OutOfMemoryError: CUDA out of memory.\nTried to allocate 252.00 MiB. GPU 0 has a total capacity of 10.57 GiB of which 163.12 MiB is free.\nOf the allocated memory 9.67 GiB is allocated by PyTorch,\nand 26.44 MiB is reserved by PyTorch but unallocated.";
+    let messages = parse_text(text);
+    assert_eq!(messages[0].kind, OomKind::VllmWarmupOom, "{messages:#?}");
+    assert_eq!(
+        messages[0].figures.tried_to_allocate_bytes,
+        Some(Bytes(252 << 20))
+    );
+    assert_eq!(messages[0].figures.total_capacity_bytes, gib(10.57));
+}

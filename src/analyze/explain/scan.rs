@@ -1,0 +1,392 @@
+//! Finding every marker occurrence in a block of log text, fast.
+//!
+//! The markers (OOM markers and engine-log markers, a few hundred literals) are too many for
+//! one SIMD search. Instead each marker is given an *anchor*: a substring of [`ANCHOR_LEN`]
+//! bytes, chosen at startup so that anchors are rare in ordinary log text (by a table of byte
+//! frequencies, [`byte_frequencies`]) and shared by several markers where that costs little.
+//! SIMD Teddy searchers (aho-corasick's packed searcher, up to [`ANCHORS_PER_SEARCHER`]
+//! anchors each) find the anchors; each hit is checked against the markers anchored on it.
+//! Adding a marker needs nothing here: it gets an anchor like every other, and more anchors
+//! only mean one more searcher.
+
+use aho_corasick::packed::{Config, MatchKind, Searcher};
+use aho_corasick::Span;
+
+/// The length of an anchor (of every anchor of a marker at least this long; a shorter marker
+/// is its own anchor). Teddy tells apart at most four bytes per position.
+pub(super) const ANCHOR_LEN: usize = 4;
+
+/// Anchors per Teddy searcher: up to 32 anchors aho-corasick builds the "slim" Teddy, which
+/// takes 32 bytes per step with AVX2 (the "fat" one, for up to 64, takes 16).
+const ANCHORS_PER_SEARCHER: usize = 32;
+
+/// What one more anchor costs, in expected hits per MiB of log text: an anchor shared by
+/// several markers is preferred to a slightly rarer anchor per marker (each anchor makes
+/// the SIMD search less selective, and more anchors need more searchers).
+const COST_PER_ANCHOR: f64 = 2.0;
+
+/// Text like the bulk of a serving or training log, for [`byte_frequencies`]: timestamps,
+/// levels, client addresses and ports, ids, English prompts, paths, figures. It holds no
+/// marker: it stands for the lines the scan must pass over quickly.
+const TYPICAL_LOG: &str = "\
+2025-11-29T10:16:53.120456Z INFO 11-29 10:16:53 engine.py:267] handled cmpl-6600d6cfcc8f36a3f266b3f46a892b94.
+INFO:     127.0.0.1:31128 - \"GET /v1/models HTTP/1.1\" 200 OK
+INFO:     [2001:db8:34f5::d3e5:93bf]:54768 - \"GET /health HTTP/1.1\" 200 OK
+INFO:     10.219.83.193:44226 - \"GET /metrics HTTP/1.1\" 200 OK
+[2025-11-29 10:07:22,481] [INFO] [logger.py:37] request chatcmpl-327b9fe73d46a37b: 'on where came many any they \
+way her show who up are your under the these tensor you most at help form low thing through could from'
+DEBUG 11-29 10:01:52 scheduler.py:1044] scheduled 12 sequences, 3 waiting, params: n=1, top_p=0.9, temperature=0.7
+I1129 10:02:36.123456 140234 server.cc:512] latency_ms=183.24 tokens=512 queue_time=0.0012 id=\"req-8f2c\"
+{\"ts\": \"2025-11-29T10:02:36.123Z\", \"level\": \"info\", \"msg\": \"done\", \"duration\": 0.482, \"user\": \"u-1932\"}
+slot  print_timing: id  0 | task 1843 | n_tokens = 2048, t = 312.48 ms / 64 tokens (4.88 ms per token, 204.81 per second)
+  2%|\u{258f}         | 20/1000 [00:12<09:48,  1.67it/s, lr=2.0e-05, grad_norm=0.873]
+  /usr/local/lib/python3.12/dist-packages/transformers/modeling_utils.py:4311: UserWarning: the value is deprecated
+The quick brown fox jumps over the lazy dog; summarize, translate and explain what this function does with the data.
+Request 7f3e9a2b-4c1d-4e8f-9a6b-2d5c8e1f0a3b took 1.234s (p50=0.98s, p99=2.31s), response size 18432 bytes.
+";
+
+/// The estimated frequency of each byte in log text: its share of [`TYPICAL_LOG`], every
+/// byte counted once more so that none is estimated never to occur.
+pub(super) fn byte_frequencies() -> [f64; 256] {
+    let mut counts = [1.0f64; 256];
+    for &byte in TYPICAL_LOG.as_bytes() {
+        counts[usize::from(byte)] += 1.0;
+    }
+    let total: f64 = counts.iter().sum();
+    counts.map(|count| count / total)
+}
+
+/// Expected hits of `anchor` per MiB of log text whose bytes occur with `frequencies`
+/// (bytes taken as independent).
+fn expected_hits(anchor: &[u8], frequencies: &[f64; 256]) -> f64 {
+    anchor
+        .iter()
+        .map(|&byte| frequencies[usize::from(byte)])
+        .product::<f64>()
+        * (1u64 << 20) as f64
+}
+
+/// Chooses the anchors of `patterns`: returns the anchors and, for each pattern, the index
+/// of its anchor. A greedy weighted set cover: the next anchor is the one whose expected
+/// hits plus [`COST_PER_ANCHOR`], per pattern it newly anchors, is least. Deterministic.
+pub(super) fn choose_anchors(
+    patterns: &[&str],
+    frequencies: &[f64; 256],
+) -> (Vec<Vec<u8>>, Vec<usize>) {
+    use std::collections::BTreeMap;
+    // Every substring of anchor length (the whole of a shorter pattern) → the patterns
+    // holding it.
+    let mut holders: BTreeMap<&[u8], Vec<usize>> = BTreeMap::new();
+    for (index, pattern) in patterns.iter().enumerate() {
+        let bytes = pattern.as_bytes();
+        for window in bytes.windows(ANCHOR_LEN.min(bytes.len()).max(1)) {
+            let list = holders.entry(window).or_default();
+            if list.last() != Some(&index) {
+                list.push(index);
+            }
+        }
+    }
+    let costs: BTreeMap<&[u8], f64> = holders
+        .keys()
+        .map(|&anchor| (anchor, expected_hits(anchor, frequencies) + COST_PER_ANCHOR))
+        .collect();
+    let mut anchor_of = vec![usize::MAX; patterns.len()];
+    let mut uncovered = patterns
+        .iter()
+        .filter(|pattern| !pattern.is_empty())
+        .count();
+    let mut anchors = Vec::new();
+    while uncovered > 0 {
+        let best = holders
+            .iter()
+            .filter_map(|(&anchor, list)| {
+                let new = list
+                    .iter()
+                    .filter(|&&index| anchor_of[index] == usize::MAX)
+                    .count();
+                (new > 0).then(|| (costs[anchor] / new as f64, anchor))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        let Some((_, anchor)) = best else {
+            break;
+        };
+        for &index in &holders[anchor] {
+            if anchor_of[index] == usize::MAX {
+                anchor_of[index] = anchors.len();
+                uncovered -= 1;
+            }
+        }
+        anchors.push(anchor.to_vec());
+    }
+    (anchors, anchor_of)
+}
+
+/// Finds every occurrence of every pattern: Teddy searches for the anchors, and a check of
+/// the patterns anchored on each hit.
+#[derive(Debug)]
+pub(super) struct Anchored {
+    /// The searchers, each over anchors of one length.
+    searchers: Vec<Searcher>,
+    /// For each searcher, the index of its first anchor (its anchors are consecutive).
+    first_anchor: Vec<usize>,
+    /// For each anchor: (pattern index, offset of the anchor in the pattern).
+    verify: Vec<Vec<(usize, usize)>>,
+}
+
+impl Anchored {
+    /// `None` when a pattern is empty or Teddy is unavailable (no SIMD on this CPU).
+    pub(super) fn new(patterns: &[&str]) -> Option<Anchored> {
+        if patterns.iter().any(|pattern| pattern.is_empty()) {
+            return None;
+        }
+        let (mut anchors, anchor_of) = choose_anchors(patterns, &byte_frequencies());
+        let mut verify = vec![Vec::new(); anchors.len()];
+        for (index, pattern) in patterns.iter().enumerate() {
+            let anchor = anchor_of[index];
+            let offset = memchr::memmem::find(pattern.as_bytes(), anchors.get(anchor)?)?;
+            verify[anchor].push((index, offset));
+        }
+        // Anchors of one length per searcher: then at most one anchor of a searcher starts at
+        // any position, and Teddy (leftmost-first) reports it.
+        let mut order: Vec<usize> = (0..anchors.len()).collect();
+        order.sort_by_key(|&anchor| anchors[anchor].len());
+        anchors = order
+            .iter()
+            .map(|&anchor| anchors[anchor].clone())
+            .collect();
+        verify = order.iter().map(|&anchor| verify[anchor].clone()).collect();
+        let mut searchers = Vec::new();
+        let mut first_anchor = Vec::new();
+        let mut first = 0;
+        while first < anchors.len() {
+            let length = anchors[first].len();
+            let end = (first..anchors.len())
+                .take(ANCHORS_PER_SEARCHER)
+                .take_while(|&anchor| anchors[anchor].len() == length)
+                .last()
+                .map_or(first + 1, |last| last + 1);
+            let searcher = Config::new()
+                .match_kind(MatchKind::LeftmostFirst)
+                .builder()
+                .extend(&anchors[first..end])
+                .build()?;
+            searchers.push(searcher);
+            first_anchor.push(first);
+            first = end;
+        }
+        Some(Anchored {
+            searchers,
+            first_anchor,
+            verify,
+        })
+    }
+
+    /// The Teddy searchers (more than one when the markers need more anchors than one takes).
+    #[cfg(test)]
+    fn searchers(&self) -> usize {
+        self.searchers.len()
+    }
+
+    /// The next hit of searcher `which` at or after `at`: (position, anchor).
+    fn next_hit(&self, which: usize, hay: &[u8], at: usize) -> Option<(usize, usize)> {
+        if at >= hay.len() {
+            return None;
+        }
+        self.searchers[which]
+            .find_in(hay, Span::from(at..hay.len()))
+            .map(|found| {
+                (
+                    found.start(),
+                    self.first_anchor[which] + found.pattern().as_usize(),
+                )
+            })
+    }
+
+    /// Appends (start, pattern) for the patterns anchored on `anchor` that occur at the hit.
+    pub(super) fn verify(
+        &self,
+        patterns: &[&str],
+        hay: &[u8],
+        (hit, anchor): (usize, usize),
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        let Some(candidates) = self.verify.get(anchor) else {
+            return;
+        };
+        for &(pattern, anchor_offset) in candidates {
+            let Some(start) = hit.checked_sub(anchor_offset) else {
+                continue;
+            };
+            let text = patterns[pattern].as_bytes();
+            // First and last bytes reject most candidates without a `memcmp` call.
+            let end = start + text.len();
+            if end <= hay.len()
+                && hay[start] == text[0]
+                && hay[end - 1] == text[text.len() - 1]
+                && &hay[start..end] == text
+            {
+                out.push((start, pattern));
+            }
+        }
+    }
+
+    /// Appends (start, pattern) for every occurrence of every pattern in `part`, ordered as
+    /// aho-corasick's overlapping search orders them (by end, longer first at the same end).
+    pub(super) fn scan(&self, patterns: &[&str], part: &[u8], out: &mut Vec<(usize, usize)>) {
+        let first = out.len();
+        let mut hits = self.hits();
+        hits.take_until(self, patterns, part, part.len(), out);
+        sort_matches(patterns, &mut out[first..]);
+    }
+
+    /// A cursor over the hits of a block, from its start.
+    pub(super) fn hits(&self) -> HitCursor {
+        HitCursor {
+            ahead: vec![Ahead::Unknown { from: 0 }; self.searchers.len()],
+        }
+    }
+}
+
+/// What a searcher has found ahead of a [`HitCursor`].
+#[derive(Debug, Clone, Copy)]
+enum Ahead {
+    /// Not searched yet: the next search starts at `from`.
+    Unknown { from: usize },
+    /// The next hit: (position, anchor).
+    Hit((usize, usize)),
+    /// No hit up to the end of the block.
+    Done,
+}
+
+/// Where the hits of an [`Anchored`] search of one block are: hits are searched for as
+/// they are needed, so that a stretch the caller skips ([`HitCursor::skip_to`]) is never
+/// searched.
+#[derive(Debug)]
+pub(super) struct HitCursor {
+    /// For each searcher.
+    ahead: Vec<Ahead>,
+}
+
+impl HitCursor {
+    /// Where the next hit is.
+    pub(super) fn peek(&mut self, anchored: &Anchored, hay: &[u8]) -> Option<usize> {
+        self.next(anchored, hay).map(|(_, (hit, _))| hit)
+    }
+
+    /// The searcher with the next hit, and the hit.
+    fn next(&mut self, anchored: &Anchored, hay: &[u8]) -> Option<(usize, (usize, usize))> {
+        let mut best: Option<(usize, (usize, usize))> = None;
+        for (which, ahead) in self.ahead.iter_mut().enumerate() {
+            if let Ahead::Unknown { from } = *ahead {
+                *ahead = match anchored.next_hit(which, hay, from) {
+                    Some(hit) => Ahead::Hit(hit),
+                    None => Ahead::Done,
+                };
+            }
+            if let Ahead::Hit(hit) = *ahead {
+                if best.is_none_or(|(_, (position, _))| hit.0 < position) {
+                    best = Some((which, hit));
+                }
+            }
+        }
+        best
+    }
+
+    /// Verifies the hits before `end` (appending the matches to `out`, unsorted) and moves
+    /// past them.
+    pub(super) fn take_until(
+        &mut self,
+        anchored: &Anchored,
+        patterns: &[&str],
+        hay: &[u8],
+        end: usize,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        while let Some((which, hit)) = self.next(anchored, hay) {
+            if hit.0 >= end {
+                break;
+            }
+            anchored.verify(patterns, hay, hit, out);
+            // Anchors may overlap each other in the text: resume one byte on.
+            self.ahead[which] = Ahead::Unknown { from: hit.0 + 1 };
+        }
+    }
+
+    /// Forgets the hits before `position` (text known without searching it).
+    pub(super) fn skip_to(&mut self, position: usize) {
+        for ahead in &mut self.ahead {
+            match *ahead {
+                Ahead::Unknown { from } if from < position => {
+                    *ahead = Ahead::Unknown { from: position };
+                }
+                Ahead::Hit((hit, _)) if hit < position => {
+                    *ahead = Ahead::Unknown { from: position };
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Puts the matches of one line in the order of aho-corasick's overlapping search (by end,
+/// longer first at the same end): the order the engine-log parsers see markers in.
+pub(super) fn sort_matches(patterns: &[&str], matches: &mut [(usize, usize)]) {
+    let key = |&(start, pattern): &(usize, usize)| {
+        let length = patterns[pattern].len();
+        (start + length, std::cmp::Reverse(length), pattern)
+    };
+    // Usually one match per line, already in order.
+    if !matches.is_sorted_by_key(key) {
+        matches.sort_by_key(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_gets_an_anchor_it_holds() {
+        let patterns = ["out of memory", "Out of memory", "abc", "POST /v1/", "xyzw"];
+        let (anchors, anchor_of) = choose_anchors(&patterns, &byte_frequencies());
+        for (pattern, &anchor) in patterns.iter().zip(&anchor_of) {
+            let anchor = &anchors[anchor];
+            assert!(anchor.len() == ANCHOR_LEN.min(pattern.len()), "{anchor:?}");
+            assert!(memchr::memmem::find(pattern.as_bytes(), anchor).is_some());
+        }
+        // Shared where it costs little: both "…t of memory" markers share one anchor.
+        assert_eq!(anchor_of[0], anchor_of[1]);
+    }
+
+    #[test]
+    fn rare_bytes_make_cheap_anchors() {
+        let frequencies = byte_frequencies();
+        assert!(expected_hits(b"POST", &frequencies) < expected_hits(b"romp", &frequencies));
+        let (anchors, _) = choose_anchors(&["Received request "], &frequencies);
+        assert_eq!(anchors, [b"Rece".to_vec()]);
+    }
+
+    #[test]
+    fn many_patterns_take_several_searchers_and_short_ones_their_own() {
+        // 100 patterns with nothing in common need 100 anchors: four searchers, and one
+        // more for the anchors of the three-byte patterns.
+        let owned: Vec<String> = (0..100u32)
+            .map(|n| format!("{}{}{}{}", n % 10, n / 10 % 10, n / 10 % 10, n % 10))
+            .chain(["ab!", "<|>"].map(String::from))
+            .collect();
+        let patterns: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let Some(anchored) = Anchored::new(&patterns) else {
+            return; // no SIMD Teddy on this CPU
+        };
+        assert_eq!(anchored.searchers(), 5);
+        let text = owned.join(" ");
+        let automaton = aho_corasick::AhoCorasick::new(&patterns).unwrap();
+        let expected: Vec<(usize, usize)> = automaton
+            .find_overlapping_iter(&text)
+            .map(|found| (found.start(), found.pattern().as_usize()))
+            .collect();
+        let mut found = Vec::new();
+        anchored.scan(&patterns, text.as_bytes(), &mut found);
+        assert_eq!(found, expected);
+    }
+}
