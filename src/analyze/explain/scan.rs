@@ -35,6 +35,7 @@ const TYPICAL_LOG: &str = "\
 INFO:     127.0.0.1:31128 - \"GET /v1/models HTTP/1.1\" 200 OK
 INFO:     [2001:db8:34f5::d3e5:93bf]:54768 - \"GET /health HTTP/1.1\" 200 OK
 INFO:     10.219.83.193:44226 - \"GET /metrics HTTP/1.1\" 200 OK
+10.0.3.17 - - [29/Nov/2025:10:02:36 +0000] \"GET /index.html HTTP/1.1\" 304 0 \"-\" \"Mozilla/5.0\"
 [2025-11-29 10:07:22,481] [INFO] [logger.py:37] request chatcmpl-327b9fe73d46a37b: 'on where came many any they \
 way her show who up are your under the these tensor you most at help form low thing through could from'
 DEBUG 11-29 10:01:52 scheduler.py:1044] scheduled 12 sequences, 3 waiting, params: n=1, top_p=0.9, temperature=0.7
@@ -96,9 +97,18 @@ pub(super) fn choose_anchors(
             }
         }
     }
+    // A substring of the typical text is common whatever its bytes ("HTTP", "POST" in every
+    // access line): its hits are estimated from its count there too.
+    let mut typical: HashMap<&[u8], f64> = HashMap::new();
+    for window in TYPICAL_LOG.as_bytes().windows(ANCHOR_LEN) {
+        *typical.entry(window).or_default() += (1u64 << 20) as f64 / TYPICAL_LOG.len() as f64;
+    }
     let costs: Vec<f64> = windows
         .iter()
-        .map(|window| expected_hits(window, frequencies) + COST_PER_ANCHOR)
+        .map(|window| {
+            let seen = typical.get(window).copied().unwrap_or_default();
+            expected_hits(window, frequencies).max(seen) + COST_PER_ANCHOR
+        })
         .collect();
     // For each window, the patterns holding it that have no anchor yet.
     let mut new: Vec<usize> = holders.iter().map(Vec::len).collect();
@@ -376,6 +386,7 @@ fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256]) -> Vec<usize> {
     let rate = |low: &[u16], high: &[u16]| -> f64 {
         low.iter().zip(high).map(|(&l, &h)| passes(l, h)).product()
     };
+    let mut rates = vec![0.0; buckets];
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); buckets];
     let mut by_frequency: Vec<usize> = (0..count).collect();
     by_frequency.sort_by(|&a, &b| {
@@ -390,7 +401,7 @@ fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256]) -> Vec<usize> {
                 l[at] |= 1 << (byte & 15);
                 h[at] |= 1 << (byte >> 4);
             }
-            let growth = rate(&l, &h) - rate(&low[bucket], &high[bucket]);
+            let growth = rate(&l, &h) - rates[bucket];
             if best.is_none_or(|(least, _)| growth < least) {
                 best = Some((growth, bucket));
             }
@@ -402,6 +413,7 @@ fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256]) -> Vec<usize> {
             low[bucket][at] |= 1 << (byte & 15);
             high[bucket][at] |= 1 << (byte >> 4);
         }
+        rates[bucket] = rate(&low[bucket], &high[bucket]);
         members[bucket].push(anchor);
     }
     let mut taken = vec![0usize; buckets];
@@ -447,9 +459,12 @@ mod tests {
     #[test]
     fn rare_bytes_make_cheap_anchors() {
         let frequencies = byte_frequencies();
-        assert!(expected_hits(b"POST", &frequencies) < expected_hits(b"romp", &frequencies));
+        assert!(expected_hits(b"QZXJ", &frequencies) < expected_hits(b"romp", &frequencies));
         let (anchors, _) = choose_anchors(&["Received request "], &frequencies);
         assert_eq!(anchors, [b"Rece".to_vec()]);
+        // Common in typical text though made of rarer bytes: an access line's "HTTP".
+        let (anchors, _) = choose_anchors(&["HTTP/1.1\" 503"], &frequencies);
+        assert!(!anchors.contains(&b"HTTP".to_vec()), "{anchors:?}");
     }
 
     #[test]
