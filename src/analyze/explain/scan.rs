@@ -16,14 +16,16 @@ use aho_corasick::Span;
 /// is its own anchor). Teddy tells apart at most four bytes per position.
 pub(super) const ANCHOR_LEN: usize = 4;
 
-/// Anchors per Teddy searcher: up to 32 anchors aho-corasick builds the "slim" Teddy, which
-/// takes 32 bytes per step with AVX2 (the "fat" one, for up to 64, takes 16).
-const ANCHORS_PER_SEARCHER: usize = 32;
+/// Anchors per Teddy searcher: aho-corasick builds Teddy for at most 64 (the "fat" variant,
+/// 16 buckets, above 32). One fat searcher costs fewer instructions per byte than two slim
+/// ones (measured with callgrind on a generated serving log, scripts/gen_serving_log.py).
+const ANCHORS_PER_SEARCHER: usize = 64;
 
 /// What one more anchor costs, in expected hits per MiB of log text: an anchor shared by
 /// several markers is preferred to a slightly rarer anchor per marker (each anchor makes
-/// the SIMD search less selective, and more anchors need more searchers).
-const COST_PER_ANCHOR: f64 = 2.0;
+/// the SIMD search less selective, and more anchors need more searchers). Tried: 0.01 to
+/// 2; the least gave the fewest instructions per byte.
+const COST_PER_ANCHOR: f64 = 0.01;
 
 /// Text like the bulk of a serving or training log, for [`byte_frequencies`]: timestamps,
 /// levels, client addresses and ports, ids, English prompts, paths, figures. It holds no
@@ -33,6 +35,7 @@ const TYPICAL_LOG: &str = "\
 INFO:     127.0.0.1:31128 - \"GET /v1/models HTTP/1.1\" 200 OK
 INFO:     [2001:db8:34f5::d3e5:93bf]:54768 - \"GET /health HTTP/1.1\" 200 OK
 INFO:     10.219.83.193:44226 - \"GET /metrics HTTP/1.1\" 200 OK
+10.0.3.17 - - [29/Nov/2025:10:02:36 +0000] \"GET /index.html HTTP/1.1\" 304 0 \"-\" \"Mozilla/5.0\"
 [2025-11-29 10:07:22,481] [INFO] [logger.py:37] request chatcmpl-327b9fe73d46a37b: 'on where came many any they \
 way her show who up are your under the these tensor you most at help form low thing through could from'
 DEBUG 11-29 10:01:52 scheduler.py:1044] scheduled 12 sequences, 3 waiting, params: n=1, top_p=0.9, temperature=0.7
@@ -73,50 +76,64 @@ pub(super) fn choose_anchors(
     patterns: &[&str],
     frequencies: &[f64; 256],
 ) -> (Vec<Vec<u8>>, Vec<usize>) {
-    use std::collections::BTreeMap;
-    // Every substring of anchor length (the whole of a shorter pattern) → the patterns
-    // holding it.
-    let mut holders: BTreeMap<&[u8], Vec<usize>> = BTreeMap::new();
+    use std::collections::HashMap;
+    // Every substring of anchor length (the whole of a shorter pattern), numbered in order
+    // of first appearance, with the patterns holding it, and the reverse.
+    let mut number: HashMap<&[u8], usize> = HashMap::new();
+    let mut windows: Vec<&[u8]> = Vec::new();
+    let mut holders: Vec<Vec<usize>> = Vec::new();
+    let mut held: Vec<Vec<usize>> = vec![Vec::new(); patterns.len()];
     for (index, pattern) in patterns.iter().enumerate() {
         let bytes = pattern.as_bytes();
         for window in bytes.windows(ANCHOR_LEN.min(bytes.len()).max(1)) {
-            let list = holders.entry(window).or_default();
-            if list.last() != Some(&index) {
-                list.push(index);
+            let id = *number.entry(window).or_insert_with(|| {
+                windows.push(window);
+                holders.push(Vec::new());
+                windows.len() - 1
+            });
+            if holders[id].last() != Some(&index) {
+                holders[id].push(index);
+                held[index].push(id);
             }
         }
     }
-    let costs: BTreeMap<&[u8], f64> = holders
-        .keys()
-        .map(|&anchor| (anchor, expected_hits(anchor, frequencies) + COST_PER_ANCHOR))
-        .collect();
-    let mut anchor_of = vec![usize::MAX; patterns.len()];
-    let mut uncovered = patterns
+    // A substring of the typical text is common whatever its bytes ("HTTP", "POST" in every
+    // access line): its hits are estimated from its count there too.
+    let mut typical: HashMap<&[u8], f64> = HashMap::new();
+    for window in TYPICAL_LOG.as_bytes().windows(ANCHOR_LEN) {
+        *typical.entry(window).or_default() += (1u64 << 20) as f64 / TYPICAL_LOG.len() as f64;
+    }
+    let costs: Vec<f64> = windows
         .iter()
-        .filter(|pattern| !pattern.is_empty())
-        .count();
+        .map(|window| {
+            let seen = typical.get(window).copied().unwrap_or_default();
+            expected_hits(window, frequencies).max(seen) + COST_PER_ANCHOR
+        })
+        .collect();
+    // For each window, the patterns holding it that have no anchor yet.
+    let mut new: Vec<usize> = holders.iter().map(Vec::len).collect();
+    let mut anchor_of = vec![usize::MAX; patterns.len()];
     let mut anchors = Vec::new();
-    while uncovered > 0 {
-        let best = holders
-            .iter()
-            .filter_map(|(&anchor, list)| {
-                let new = list
-                    .iter()
-                    .filter(|&&index| anchor_of[index] == usize::MAX)
-                    .count();
-                (new > 0).then(|| (costs[anchor] / new as f64, anchor))
-            })
-            .min_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-        let Some((_, anchor)) = best else {
+    loop {
+        let best = (0..windows.len())
+            .filter(|&id| new[id] > 0)
+            .min_by(|&a, &b| {
+                (costs[a] / new[a] as f64)
+                    .total_cmp(&(costs[b] / new[b] as f64))
+                    .then_with(|| windows[a].cmp(windows[b]))
+            });
+        let Some(best) = best else {
             break;
         };
-        for &index in &holders[anchor] {
+        for &index in &holders[best] {
             if anchor_of[index] == usize::MAX {
                 anchor_of[index] = anchors.len();
-                uncovered -= 1;
+                for &id in &held[index] {
+                    new[id] -= 1;
+                }
             }
         }
-        anchors.push(anchor.to_vec());
+        anchors.push(windows[best].to_vec());
     }
     (anchors, anchor_of)
 }
@@ -139,7 +156,8 @@ impl Anchored {
         if patterns.iter().any(|pattern| pattern.is_empty()) {
             return None;
         }
-        let (mut anchors, anchor_of) = choose_anchors(patterns, &byte_frequencies());
+        let frequencies = byte_frequencies();
+        let (mut anchors, anchor_of) = choose_anchors(patterns, &frequencies);
         let mut verify = vec![Vec::new(); anchors.len()];
         for (index, pattern) in patterns.iter().enumerate() {
             let anchor = anchor_of[index];
@@ -165,6 +183,15 @@ impl Anchored {
                 .take_while(|&anchor| anchors[anchor].len() == length)
                 .last()
                 .map_or(first + 1, |last| last + 1);
+            let order = bucket_order(&anchors[first..end], &frequencies);
+            let ordered: Vec<Vec<u8>> = order
+                .iter()
+                .map(|&at| anchors[first + at].clone())
+                .collect();
+            let checks: Vec<Vec<(usize, usize)>> =
+                order.iter().map(|&at| verify[first + at].clone()).collect();
+            anchors.splice(first..end, ordered);
+            verify.splice(first..end, checks);
             let searcher = Config::new()
                 .match_kind(MatchKind::LeftmostFirst)
                 .builder()
@@ -328,6 +355,77 @@ impl HitCursor {
     }
 }
 
+/// The order to hand `anchors` (all of one length) to Teddy in so that similar anchors share
+/// a bucket. Teddy puts anchor `i` of `n` in bucket `buckets - 1 - i % buckets` and reports
+/// a position to check when, for each of the anchor-length bytes there, both halves (nibbles)
+/// of the byte are among the halves of that byte in some anchor of a bucket: a bucket of
+/// unlike anchors ("d re", "POST") passes many positions that hold none of them ("d EE",
+/// "POre"). Greedy: the most frequent anchors first, each into the bucket with room whose
+/// estimated pass rate ([`byte_frequencies`]) grows least.
+fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256]) -> Vec<usize> {
+    let count = anchors.len();
+    let buckets = if count > 32 { 16 } else { 8 };
+    let length = anchors.iter().map(Vec::len).min().unwrap_or(0);
+    let mut room = vec![0usize; buckets];
+    for id in 0..count {
+        room[buckets - 1 - id % buckets] += 1;
+    }
+    // Per bucket and byte of the anchors: the set of low and of high nibbles (bit sets).
+    let mut low = vec![vec![0u16; length]; buckets];
+    let mut high = vec![vec![0u16; length]; buckets];
+    // How often a byte passes a bucket's test at one offset.
+    let passes = |low: u16, high: u16| -> f64 {
+        let mut sum = 0.0;
+        for h in (0..16).filter(|h| high >> h & 1 == 1) {
+            for l in (0..16).filter(|l| low >> l & 1 == 1) {
+                sum += frequencies[h << 4 | l];
+            }
+        }
+        sum
+    };
+    let rate = |low: &[u16], high: &[u16]| -> f64 {
+        low.iter().zip(high).map(|(&l, &h)| passes(l, h)).product()
+    };
+    let mut rates = vec![0.0; buckets];
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); buckets];
+    let mut by_frequency: Vec<usize> = (0..count).collect();
+    by_frequency.sort_by(|&a, &b| {
+        expected_hits(&anchors[b], frequencies).total_cmp(&expected_hits(&anchors[a], frequencies))
+    });
+    for &anchor in &by_frequency {
+        let bytes = &anchors[anchor][..length];
+        let mut best: Option<(f64, usize)> = None;
+        for bucket in (0..buckets).filter(|&bucket| members[bucket].len() < room[bucket]) {
+            let (mut l, mut h) = (low[bucket].clone(), high[bucket].clone());
+            for (at, &byte) in bytes.iter().enumerate() {
+                l[at] |= 1 << (byte & 15);
+                h[at] |= 1 << (byte >> 4);
+            }
+            let growth = rate(&l, &h) - rates[bucket];
+            if best.is_none_or(|(least, _)| growth < least) {
+                best = Some((growth, bucket));
+            }
+        }
+        let Some((_, bucket)) = best else {
+            break;
+        };
+        for (at, &byte) in bytes.iter().enumerate() {
+            low[bucket][at] |= 1 << (byte & 15);
+            high[bucket][at] |= 1 << (byte >> 4);
+        }
+        rates[bucket] = rate(&low[bucket], &high[bucket]);
+        members[bucket].push(anchor);
+    }
+    let mut taken = vec![0usize; buckets];
+    (0..count)
+        .map(|id| {
+            let bucket = buckets - 1 - id % buckets;
+            taken[bucket] += 1;
+            members[bucket][taken[bucket] - 1]
+        })
+        .collect()
+}
+
 /// Puts the matches of one line in the order of aho-corasick's overlapping search (by end,
 /// longer first at the same end): the order the engine-log parsers see markers in.
 pub(super) fn sort_matches(patterns: &[&str], matches: &mut [(usize, usize)]) {
@@ -361,14 +459,17 @@ mod tests {
     #[test]
     fn rare_bytes_make_cheap_anchors() {
         let frequencies = byte_frequencies();
-        assert!(expected_hits(b"POST", &frequencies) < expected_hits(b"romp", &frequencies));
+        assert!(expected_hits(b"QZXJ", &frequencies) < expected_hits(b"romp", &frequencies));
         let (anchors, _) = choose_anchors(&["Received request "], &frequencies);
         assert_eq!(anchors, [b"Rece".to_vec()]);
+        // Common in typical text though made of rarer bytes: an access line's "HTTP".
+        let (anchors, _) = choose_anchors(&["HTTP/1.1\" 503"], &frequencies);
+        assert!(!anchors.contains(&b"HTTP".to_vec()), "{anchors:?}");
     }
 
     #[test]
     fn many_patterns_take_several_searchers_and_short_ones_their_own() {
-        // 100 patterns with nothing in common need 100 anchors: four searchers, and one
+        // 100 patterns with nothing in common need 100 anchors: two searchers, and one
         // more for the anchors of the three-byte patterns.
         let owned: Vec<String> = (0..100u32)
             .map(|n| format!("{}{}{}{}", n % 10, n / 10 % 10, n / 10 % 10, n % 10))
@@ -378,7 +479,7 @@ mod tests {
         let Some(anchored) = Anchored::new(&patterns) else {
             return; // no SIMD Teddy on this CPU
         };
-        assert_eq!(anchored.searchers(), 5);
+        assert_eq!(anchored.searchers(), 3);
         let text = owned.join(" ");
         let automaton = aho_corasick::AhoCorasick::new(&patterns).unwrap();
         let expected: Vec<(usize, usize)> = automaton
