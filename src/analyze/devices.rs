@@ -193,10 +193,9 @@ fn match_entry(
             .get(*index as usize)
             .map(|&position| (position, None))
             .ok_or_else(|| {
-                format!(
-                    "no device has CUDA index {index} ({} device(s))",
-                    enumeration.len()
-                )
+                let count = enumeration.len();
+                let devices = if count == 1 { "device" } else { "devices" };
+                format!("no device has CUDA index {index} ({count} {devices})")
             }),
         VisibleEntry::GpuUuid(prefix) => {
             let matches: Vec<usize> = inventory
@@ -445,7 +444,7 @@ mod tests {
             vec![
                 CudaWarning::UnmatchedEntry {
                     entry: "5".to_string(),
-                    reason: "no device has CUDA index 5 (2 device(s))".to_string()
+                    reason: "no device has CUDA index 5 (2 devices)".to_string()
                 },
                 CudaWarning::IgnoredEntries {
                     entries: vec!["0".to_string()]

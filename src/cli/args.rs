@@ -14,6 +14,8 @@ use super::commands;
     version = version_string(),
     about,
     propagate_version = true,
+    // Help wraps to the terminal, but never wider than text reports are.
+    max_term_width = crate::render::wrap::TEXT_WIDTH,
     after_help = examples::OOMDOC
 )]
 pub struct Cli {

@@ -21,7 +21,7 @@ pub fn main() -> ExitCode {
         Err(error) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let code = if error.use_stderr() { 2 } else { 0 };
-            let _ = error.print();
+            output::clap_error(&error);
             return ExitCode::from(code);
         }
     };

@@ -91,7 +91,7 @@ impl Output {
     /// A warning on stderr (non-fatal: the command goes on).
     pub fn warn(&mut self, message: &str) {
         self.warnings += 1;
-        to_stderr(&format!("warning: {message}"));
+        to_stderr(&fit_terminal(&format!("warning: {message}")));
     }
 
     /// A warning that the document itself carries: on stderr only when the document does not
@@ -121,8 +121,28 @@ impl Output {
 
     /// Prints an error with its chain of causes and the hints found along it.
     pub fn error(&mut self, error: &anyhow::Error) {
-        to_stderr(&render_error(error));
+        to_stderr(&fit_terminal(&render_error(error)));
     }
+}
+
+/// Prints clap's help, version or usage error as clap does, unless it goes to a terminal and a
+/// line would pass the text width: clap does not wrap its errors, which quote the value given
+/// (`invalid value '…' for '--gpu-memory <SIZE>': …`). Such an error is wrapped like our own,
+/// without colour.
+pub fn clap_error(error: &clap::Error) {
+    use std::io::IsTerminal as _;
+    let plain = error.to_string();
+    let width = crate::render::wrap::TEXT_WIDTH;
+    if !error.use_stderr()
+        || !std::io::stderr().is_terminal()
+        || plain.lines().all(|line| line.chars().count() <= width)
+    {
+        let _ = error.print();
+        return;
+    }
+    let text = crate::render::wrap::fit(plain.trim_end());
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{}", escape_controls(&text, false));
 }
 
 /// One line on stderr. A closed or broken stderr (`2>&1 | true`) loses the line; it must not
@@ -201,6 +221,18 @@ pub fn render_error(error: &anyhow::Error) -> String {
         text.push_str(&format!("\n\nhint: {hint}"));
     }
     text
+}
+
+/// `text` wrapped to the text width when stderr is a terminal (continuation lines hang under
+/// the text after `error: `, `hint: `, `warning: `); a pipe or a file gets each message on one
+/// line, as scripts and `grep` expect.
+fn fit_terminal(text: &str) -> String {
+    use std::io::IsTerminal as _;
+    if std::io::stderr().is_terminal() {
+        crate::render::wrap::fit(text)
+    } else {
+        text.to_string()
+    }
 }
 
 /// Writes a report to `-o FILE`. Only a regular file (or a new path) is replaced atomically,

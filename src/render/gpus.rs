@@ -12,6 +12,7 @@ use crate::model::Bytes;
 use crate::render::html;
 use crate::render::json::to_document;
 use crate::render::style::{printable, Style};
+use crate::render::wrap;
 
 /// Widest process command shown in the table, in characters.
 const COMMAND_WIDTH: usize = 48;
@@ -34,11 +35,12 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
         let _ = writeln!(out, "no GPU found");
     } else {
         out.push('\n');
-        let rows: Vec<[String; 8]> = inventory
+        let mut rows: Vec<[String; 8]> = inventory
             .devices
             .iter()
             .map(|d| row(inventory, d))
             .collect();
+        fit_names(&mut rows);
         let header = [
             "GPU",
             "CUDA",
@@ -81,7 +83,11 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
         for (device, row) in inventory.devices.iter().zip(rows.iter()) {
             let _ = writeln!(out, "{}", line(row));
             for process in &device.processes {
-                let _ = writeln!(out, "{indent}{}", process_line(process, style));
+                let _ = writeln!(out, "{indent}{}", process_columns(process));
+                // Flags and reasons go under the process, one a line (wrapped below).
+                for note in process_notes(process, style) {
+                    let _ = writeln!(out, "{indent}  {note}");
+                }
                 if let Some(container) = &process.container {
                     let _ = writeln!(
                         out,
@@ -137,7 +143,32 @@ pub fn text(inventory: &Inventory, style: Style) -> Vec<u8> {
             let _ = writeln!(out, "  - {}", printable(limitation));
         }
     }
-    out.into_bytes()
+    wrap::fit(&out).into_bytes()
+}
+
+/// The NAME column of the text table: `NVIDIA ` left out (every row is an NVIDIA GPU; the
+/// full name is in `--json`), then cut with `…` where the table would still be wider than
+/// [`wrap::TEXT_WIDTH`].
+fn fit_names(rows: &mut [[String; 8]]) {
+    for row in rows.iter_mut() {
+        if let Some(short) = row[4].strip_prefix("NVIDIA ") {
+            row[4] = short.to_string();
+        }
+    }
+    // Eight columns, two spaces between them; headers count for the width too.
+    let headers = [3, 4, 4, 6, 4, 12, 8, 4];
+    let width = |column: usize| {
+        rows.iter()
+            .map(|row| row[column].chars().count())
+            .chain([headers[column]])
+            .max()
+            .unwrap_or(0)
+    };
+    let others: usize = (0..8).filter(|c| *c != 4).map(width).sum::<usize>() + 7 * 2;
+    let room = wrap::TEXT_WIDTH.saturating_sub(others).max(8);
+    for row in rows.iter_mut() {
+        row[4] = wrap::cut(&row[4], room);
+    }
 }
 
 /// A GitHub-flavoured Markdown report.
@@ -381,7 +412,18 @@ fn process_used(process: &GpuProcess) -> String {
         .map_or_else(|| "n/a".to_string(), |bytes| bytes.to_string())
 }
 
+/// A process on one line: its columns, then its flags and reasons.
 fn process_line(process: &GpuProcess, style: Style) -> String {
+    let mut text = process_columns(process);
+    for note in process_notes(process, style) {
+        text.push_str("  ");
+        text.push_str(&note);
+    }
+    text
+}
+
+/// PID, command, bytes used, type and host RSS of a process, aligned.
+fn process_columns(process: &GpuProcess) -> String {
     let mut text = format!(
         "pid {:>7}  {:<width$}  {:>10}",
         process.pid,
@@ -395,30 +437,24 @@ fn process_line(process: &GpuProcess, style: Style) -> String {
     if let Some(rss) = process.host_rss_bytes {
         let _ = write!(text, "  host RSS {rss}");
     }
+    text
+}
+
+/// A process's flags and the reasons a figure is missing, each a short text.
+fn process_notes(process: &GpuProcess, style: Style) -> Vec<String> {
+    let mut notes = Vec::new();
     for flag in &process.flags {
-        let _ = write!(
-            text,
-            "  {}",
-            style.warn(&format!("[{}]", process_flag(flag)))
-        );
+        notes.push(style.warn(&format!("[{}]", process_flag(flag))));
     }
     if let Some(reason) = &process.unavailable_reason {
-        let _ = write!(
-            text,
-            "  {}",
-            style.dim(&format!("(bytes unavailable: {reason})"))
-        );
+        notes.push(style.dim(&format!("(bytes unavailable: {reason})")));
     }
     if process.name.is_none() && process.command.is_none() {
         if let Some(reason) = &process.name_unavailable_reason {
-            let _ = write!(
-                text,
-                "  {}",
-                style.dim(&format!("(name unavailable: {reason})"))
-            );
+            notes.push(style.dim(&format!("(name unavailable: {reason})")));
         }
     }
-    text
+    notes
 }
 
 /// A container and its pod, e.g. `containerd 4c6f1b2a9d3e, pod inference/vllm-0 (burstable)`.

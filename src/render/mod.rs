@@ -16,3 +16,4 @@ pub mod run_report;
 pub mod snapshot;
 pub mod style;
 pub mod width;
+pub mod wrap;

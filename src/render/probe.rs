@@ -6,6 +6,7 @@ use crate::model::probe::{GrowthVerdict, ProbeReport, TrendTest};
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
 use crate::render::style::{printable, Style};
+use crate::render::wrap;
 
 /// A rendered fact: label and value.
 type Row = (String, String);
@@ -320,12 +321,19 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
         }
     }
     out.push_str(&format!("\n{}\n", style.bold("Requests")));
-    let rows = request_rows(report);
+    let mut rows = request_rows(report);
     let mut widths = REQUEST_HEADER.map(|h| h.chars().count());
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
+    }
+    // The note (a server's error body, say) is cut where the row would pass the text width;
+    // `--json` keeps it whole.
+    let before_note: usize = 1 + widths[..8].iter().map(|w| w + 1).sum::<usize>() + 1;
+    let room = wrap::TEXT_WIDTH.saturating_sub(before_note).max(12);
+    for row in &mut rows {
+        row[8] = wrap::cut(&row[8], room);
     }
     let line = |cells: Vec<&str>| {
         let mut text = String::from(" ");
@@ -350,7 +358,7 @@ pub fn text(report: &ProbeReport, style: Style) -> Vec<u8> {
             out.push_str(&format!("  - {limitation}\n"));
         }
     }
-    out.into_bytes()
+    wrap::fit(&out).into_bytes()
 }
 
 /// `text` in lines of at most `width` characters, broken at spaces (a longer word stays whole).

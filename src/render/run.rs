@@ -4,6 +4,7 @@
 use crate::model::explain::Phase;
 use crate::model::run::{RunRecord, RunStatus};
 use crate::model::{Bytes, Source};
+use crate::render::wrap::{cut, fit, TEXT_WIDTH};
 
 /// Which markup the summary uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +38,15 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
         ),
         RunStatus::SpawnFailed => "could not be started".to_owned(),
     };
-    lines.push(format!("oomdoc run: `{command}` {outcome}"));
+    let head = format!("oomdoc run: `{command}` {outcome}");
+    let head = if markup == Markup::Text && head.chars().count() > TEXT_WIDTH {
+        // The command is cut with `…` to fit the line; `run.json` keeps it whole.
+        let room = TEXT_WIDTH.saturating_sub(format!("oomdoc run: `` {outcome}").chars().count());
+        format!("oomdoc run: `{}` {outcome}", cut(&command, room.max(12)))
+    } else {
+        head
+    };
+    lines.push(head);
 
     if let Some(explain) = &record.explain {
         let ooms = explain.ooms.len();
@@ -130,7 +139,7 @@ pub fn summary(record: &RunRecord, directory: &str, markup: Markup) -> String {
                 text.push_str(line);
             }
             text.push('\n');
-            text
+            fit(&text)
         }
         Markup::Markdown => {
             let mut text = format!("### {}\n\n", lines[0]);
@@ -222,9 +231,11 @@ mod tests {
         };
         insta::assert_snapshot!(summary(&record, "out", Markup::Text), @r"
         oomdoc run: `python3 train.py` exited with code 1 after 12.35 s
-          GPU out of memory: 1 message in the log; failed in `format_conversion`, last completed `weights_load`
+          GPU out of memory: 1 message in the log; failed in `format_conversion`, last completed
+                             `weights_load`
           verdict: a transient peak while converting weights (details: `oomdoc explain out/log.txt`)
-          GPU 0 (cuda:0) NVIDIA H200 GPU-1234: free before start 140.00 GiB; peak used 30.00 GiB at 4.15 s in `format_conversion` (NVML, 12000 readings)
+          GPU 0 (cuda:0) NVIDIA H200 GPU-1234: free before start 140.00 GiB; peak used 30.00 GiB at 4.15 s
+            in `format_conversion` (NVML, 12000 readings)
           limitation: no per-process memory: NVML returned NoPermission
           record: out/run.json, log: out/log.txt
         ");

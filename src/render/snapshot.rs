@@ -11,6 +11,7 @@ use crate::model::snapshot::{
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
 use crate::render::style::{printable, Style};
+use crate::render::wrap;
 
 /// The JSON document (`schema_version` 1).
 pub fn json(report: &SnapshotReport) -> Result<Vec<u8>, serde_json::Error> {
@@ -136,7 +137,7 @@ pub fn text(report: &SnapshotReport, style: Style) -> Vec<u8> {
             let _ = writeln!(out, "  - {limitation}");
         }
     }
-    out.into_bytes()
+    wrap::fit(&out).into_bytes()
 }
 
 fn device_text(out: &mut String, device: &DeviceSummary, style: &Style) {
@@ -1028,7 +1029,7 @@ pub fn diff_text(diff: &SnapshotDiff, style: Style) -> Vec<u8> {
     for limitation in &diff.limitations {
         let _ = writeln!(out, "  - {limitation}");
     }
-    out.into_bytes()
+    wrap::fit(&out).into_bytes()
 }
 
 fn markdown_cell(text: &str) -> String {

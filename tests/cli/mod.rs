@@ -20,6 +20,7 @@ mod report;
 mod run;
 mod snapshot;
 mod usage;
+mod width;
 
 /// The oomdoc binary under test, with a clean environment for colour and GPU sources.
 pub fn oomdoc() -> Command {

@@ -4,7 +4,7 @@
 #![expect(clippy::unwrap_used, reason = "test setup panics on failure")]
 
 #[path = "probe_server.rs"]
-mod probe_server;
+pub(super) mod probe_server;
 
 use std::process::Output;
 
