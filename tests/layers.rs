@@ -162,9 +162,6 @@ const KNOWN_HELPERS: &[(&str, &str)] = &[
     ("src/render/host.rs", "advice_text"),
     ("src/render/host.rs", "evidence_text"),
     ("src/render/host.rs", "peak_figure_text"),
-    // p values and signed byte deltas of the probe's trend.
-    ("src/render/probe.rs", "format_p"),
-    ("src/render/probe.rs", "signed_bytes"),
 ];
 
 /// The functions (lower-case names) a file takes from `crate::analyze::…`, in code outside

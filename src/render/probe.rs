@@ -1,8 +1,8 @@
 //! Render `oomdoc probe` output: text, Markdown and HTML (JSON goes through
 //! `render::json::to_document`). Pure: computes nothing the analysis did not.
 
-use crate::analyze::growth::{format_p, signed_bytes};
-use crate::model::probe::{GrowthVerdict, ProbeReport, TrendTest};
+use crate::model::bytes::signed_bytes;
+use crate::model::probe::{format_p, GrowthVerdict, ProbeReport, TrendTest};
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
 use crate::render::markdown;
