@@ -152,19 +152,6 @@ fn dependencies_run_one_way() {
     );
 }
 
-/// Formatting helpers `render/` still takes from `analyze/` (functions, not findings), each
-/// to move to `render/` or `model/`. The test fails when one is gone (delete it here) as well
-/// as when a new one appears.
-const KNOWN_HELPERS: &[(&str, &str)] = &[
-    // Host OOM evidence and advice in words; `analyze::host_oom` writes them into its verdict too.
-    ("src/render/host.rs", "advice_text"),
-    ("src/render/host.rs", "evidence_text"),
-    ("src/render/host.rs", "peak_figure_text"),
-    // p values and signed byte deltas of the probe's trend.
-    ("src/render/probe.rs", "format_p"),
-    ("src/render/probe.rs", "signed_bytes"),
-];
-
 /// The functions (lower-case names) a file takes from `crate::analyze::…`, in code outside
 /// comments and the test module: `use crate::analyze::m::{Type, helper}` gives `helper`.
 fn analyze_functions(source: &str) -> BTreeSet<String> {
@@ -229,19 +216,10 @@ fn render_takes_findings_from_analyze_not_formatting_helpers() {
             helpers.insert((shown.clone(), name));
         }
     }
-    let known: BTreeSet<(String, String)> = KNOWN_HELPERS
-        .iter()
-        .map(|(file, name)| ((*file).to_owned(), (*name).to_owned()))
-        .collect();
-    let new: Vec<_> = helpers.difference(&known).collect();
     assert!(
-        new.is_empty(),
-        "render/ takes a formatting helper from analyze/ (move it to render/ or model/): {new:#?}"
-    );
-    let gone: Vec<_> = known.difference(&helpers).collect();
-    assert!(
-        gone.is_empty(),
-        "no longer imported, remove from KNOWN_HELPERS: {gone:#?}"
+        helpers.is_empty(),
+        "render/ takes a formatting helper from analyze/ (move it to render/ or model/): \
+         {helpers:#?}"
     );
 }
 

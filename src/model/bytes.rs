@@ -193,6 +193,18 @@ pub fn parse_size_arg(text: &str) -> Result<Bytes, String> {
     Ok(Bytes(bytes as u64))
 }
 
+/// A signed size for people, rounded to whole bytes: `+8.00 MiB`, `-2.00 MiB`, `0 B`.
+pub fn signed_bytes(value: f64) -> String {
+    let magnitude = Bytes(value.abs().round() as u64);
+    if value <= -0.5 {
+        format!("-{magnitude}")
+    } else if value >= 0.5 {
+        format!("+{magnitude}")
+    } else {
+        magnitude.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +214,13 @@ mod tests {
         assert_eq!(Bytes(512).to_string(), "512 B");
         assert_eq!(Bytes(20 * MIB).to_string(), "20.00 MiB");
         assert_eq!(Bytes(150_109_880_320).to_string(), "139.80 GiB");
+    }
+
+    #[test]
+    fn signed_sizes() {
+        assert_eq!(signed_bytes(8.0 * MIB as f64), "+8.00 MiB");
+        assert_eq!(signed_bytes(-2.0 * MIB as f64), "-2.00 MiB");
+        assert_eq!(signed_bytes(0.1), "0 B");
     }
 
     #[test]

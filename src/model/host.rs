@@ -358,6 +358,60 @@ pub enum HostAdvice {
     Swap,
 }
 
+/// What a [`HostPeak`]'s `figure` names, in words (the OOM-kill verdict and its renderer).
+pub fn peak_figure_text(figure: &str) -> &'static str {
+    match figure {
+        "cgroup_peak" => "the cgroup's peak counter",
+        "cgroup_current" => "the largest sampled cgroup charge",
+        _ => "the largest sampled RSS of the process tree",
+    }
+}
+
+/// One piece of evidence as a sentence, naming the file it was read from.
+pub fn evidence_text(evidence: &HostOomEvidence) -> String {
+    match evidence {
+        HostOomEvidence::OomKillCountRose { before, after } => format!(
+            "the cgroup's OOM-kill count (`oom_kill`) rose from {before} to {after}"
+        ),
+        HostOomEvidence::RssAtLimit {
+            rss_bytes,
+            limit_bytes,
+        } => format!(
+            "the process tree's resident memory reached {rss_bytes} of the {limit_bytes} limit (`VmRSS`)"
+        ),
+        HostOomEvidence::UnderOom => {
+            "the cgroup is still in an OOM state (`under_oom 1` in `memory.oom_control`)".into()
+        }
+    }
+}
+
+/// One change to make, as a sentence.
+pub fn advice_text(advice: &HostAdvice) -> String {
+    match advice {
+        HostAdvice::RaiseMemoryLimit {
+            limit_bytes,
+            peak_bytes,
+        } => {
+            let need = peak_bytes.map_or(String::new(), |peak| {
+                format!(", above the {peak} peak with headroom")
+            });
+            format!(
+                "raise the memory limit from {limit_bytes}{need} (Kubernetes `resources.limits.memory`, `docker run --memory`, Slurm `--mem`)"
+            )
+        }
+        HostAdvice::LowMemoryLoading => "load weights with less host RAM: safetensors (mmap) rather than `.bin`, `low_cpu_mem_usage=True`, `device_map` straight to the GPU, no format conversion on the CPU".into(),
+        HostAdvice::SmallerHostBuffers => {
+            "shrink host-side buffers: a lower `--max-model-len`, a smaller `--swap-space` / CPU offload".into()
+        }
+        HostAdvice::FewerWorkers { processes } => format!(
+            "run fewer processes ({processes} at the peak): data-loader and tokenizer workers, ranks on one host each hold their own copy"
+        ),
+        HostAdvice::Swap => {
+            "with swap off, a short peak kills: add swap (or allow it for the cgroup) to survive it, at the cost of speed".into()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

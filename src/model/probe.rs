@@ -463,3 +463,26 @@ pub struct SoakAnalysis {
     /// Growth over the run needed to call `growth`, bytes.
     pub min_growth_bytes: f64,
 }
+
+/// A p value for people (trend tests): `p = 0.014`, `p = 1.2e-4`, `p < 1e-6`.
+pub fn format_p(p: f64) -> String {
+    if p < 1e-6 {
+        "p < 1e-6".to_string()
+    } else if p < 0.001 {
+        format!("p = {p:.1e}")
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values() {
+        assert_eq!(format_p(0.01374), "p = 0.014");
+        assert_eq!(format_p(0.0001234), "p = 1.2e-4");
+        assert_eq!(format_p(1e-9), "p < 1e-6");
+    }
+}

@@ -270,7 +270,7 @@ pub fn render_text(comparison: &Comparison, style: &Style) -> Vec<u8> {
     let mut text = style.bold("oomdoc diff: inputs apart from outcomes");
     text.push_str("\n\n");
     text.push_str(&comparison_text(comparison, style));
-    crate::render::width::fit(&text, crate::render::width::TEXT_WIDTH).into_bytes()
+    crate::render::wrap::fit_quoting(&text).into_bytes()
 }
 
 /// `oomdoc diff` as Markdown.

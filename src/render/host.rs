@@ -2,8 +2,7 @@
 //! evidence, limit, peak and advice. Pure: takes the finding, returns lines (the report and
 //! `oomdoc run` place them); every figure says which file it came from.
 
-use crate::analyze::host_oom::{advice_text, evidence_text, peak_figure_text};
-use crate::model::host::HostOomFinding;
+use crate::model::host::{advice_text, evidence_text, peak_figure_text, HostOomFinding};
 use crate::model::run::HostRecord;
 
 /// The verdict as lines of at most 100 columns; empty when the child was not killed.

@@ -15,5 +15,4 @@ pub mod run;
 pub mod run_report;
 pub mod snapshot;
 pub mod style;
-pub mod width;
 pub mod wrap;

@@ -1,10 +1,11 @@
 //! Render `oomdoc probe` output: text, Markdown and HTML (JSON goes through
 //! `render::json::to_document`). Pure: computes nothing the analysis did not.
 
-use crate::analyze::growth::{format_p, signed_bytes};
-use crate::model::probe::{GrowthVerdict, ProbeReport, TrendTest};
+use crate::model::bytes::signed_bytes;
+use crate::model::probe::{format_p, GrowthVerdict, ProbeReport, TrendTest};
 use crate::model::Bytes;
 use crate::render::html::{escape, page};
+use crate::render::markdown;
 use crate::render::style::{printable, Style};
 use crate::render::wrap;
 
@@ -454,25 +455,21 @@ fn printable_report(report: &ProbeReport) -> ProbeReport {
     clean
 }
 
-fn markdown_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
 /// GitHub-flavoured Markdown.
 pub fn markdown(report: &ProbeReport) -> Vec<u8> {
     let report = &printable_report(report);
     let mut out = format!(
         "# oomdoc probe: {}\n\n{}\n\n",
-        markdown_cell(&verdict_line(report)),
-        markdown_cell(&report.trend.reason)
+        markdown::cell(&verdict_line(report)),
+        markdown::cell(&report.trend.reason)
     );
     let table = |out: &mut String, title: &str, rows: &[Row]| {
         out.push_str(&format!("## {title}\n\n| | |\n|---|---|\n"));
         for (label, value) in rows {
             out.push_str(&format!(
                 "| {} | {} |\n",
-                markdown_cell(label),
-                markdown_cell(value)
+                markdown::cell(label),
+                markdown::cell(value)
             ));
         }
         out.push('\n');
@@ -490,13 +487,13 @@ pub fn markdown(report: &ProbeReport) -> Vec<u8> {
     out.push_str(&"---|".repeat(REQUEST_HEADER.len()));
     out.push('\n');
     for row in request_rows(report) {
-        let cells: Vec<String> = row.iter().map(|c| markdown_cell(c)).collect();
+        let cells: Vec<String> = row.iter().map(|c| markdown::cell(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     if !report.limitations.is_empty() {
         out.push_str("\n## Limitations\n\n");
         for limitation in &report.limitations {
-            out.push_str(&format!("- {}\n", markdown_cell(limitation)));
+            out.push_str(&format!("- {}\n", markdown::cell(limitation)));
         }
     }
     out.into_bytes()

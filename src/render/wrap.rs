@@ -1,7 +1,10 @@
-//! Text for a terminal fits [`TEXT_WIDTH`] columns: words wrapped at spaces with a hanging
-//! indent, a number kept on the line of its unit, a word longer than a line split. Widths are
-//! counted in characters with our colour sequences (`ESC [ … m`, from `render::style`) left
-//! out, so a coloured report wraps where the plain one does.
+//! Text for a terminal fits [`TEXT_WIDTH`] columns. Two layouts share the counting and cutting
+//! here: [`fit`] (gpus, snapshot, probe, the run summary, errors) wraps words at spaces with a
+//! hanging indent and keeps a number on the line of its unit; [`fit_quoting`] (report, diff)
+//! cuts a quoted line (a log line after `| `, a timeline row quoting the log) with `…` and wraps
+//! prose under its bullet, step number or value column. A word longer than a line is split.
+//! Widths are counted in characters with colour sequences (`ESC [ … m`, from `render::style`)
+//! left out, so a coloured report wraps where the plain one does.
 
 /// Widest line of a text report, in characters. Only a quoted log line may be longer, and it
 /// is cut with `…` (the full line is in `--json` and `-v`).
@@ -34,13 +37,34 @@ fn sgr_length(text: &str) -> Option<usize> {
     (body.as_bytes().get(digits) == Some(&b'm')).then_some(2 + digits + 1)
 }
 
-/// `text` cut to `width` visible characters, `…` where it was cut.
+/// `text` cut to `width` visible characters with `…` at the end; colour sequences are kept
+/// (and reset when one was cut short).
 pub fn cut(text: &str, width: usize) -> String {
     if visible_width(text) <= width {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    let mut out = String::with_capacity(text.len());
+    let mut count = 0;
+    let mut coloured = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if let Some(length) = sgr_length(rest) {
+            coloured = true;
+            out.push_str(&rest[..length]);
+            rest = &rest[length..];
+            continue;
+        }
+        if count + 1 >= width {
+            break;
+        }
+        out.push(c);
+        count += 1;
+        rest = &rest[c.len_utf8()..];
+    }
     out.push('…');
+    if coloured {
+        out.push_str("\u{1b}[0m");
+    }
     out
 }
 
@@ -245,6 +269,118 @@ pub fn fit(text: &str) -> String {
     out
 }
 
+/// Every line of `text` fitted to [`TEXT_WIDTH`] in the layout of `report` and `diff`: a
+/// quoted line ([`is_quoted`]) is cut with `…` (the whole line is in `--json`), another line
+/// wrapped at spaces under [`column_indent`] with trailing spaces dropped; lines that fit are
+/// kept as they are.
+pub fn fit_quoting(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, newline) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        if visible_width(body) <= TEXT_WIDTH {
+            out.push_str(line);
+        } else if is_quoted(body) {
+            out.push_str(&cut(body, TEXT_WIDTH));
+            out.push_str(newline);
+        } else {
+            let wrapped = wrap_under_column(body, TEXT_WIDTH);
+            let count = wrapped.len();
+            for (index, piece) in wrapped.into_iter().enumerate() {
+                out.push_str(piece.trim_end());
+                if index + 1 < count {
+                    out.push('\n');
+                }
+            }
+            out.push_str(newline);
+        }
+    }
+    out
+}
+
+/// Whether a line quotes input: `| ` after the indent (log lines) or a timeline row
+/// (`+1m 45.0s  phase  event  <the log line>`).
+fn is_quoted(line: &str) -> bool {
+    let plain = strip_colour(line);
+    let body = plain.trim_start();
+    body.starts_with("| ")
+        || (body.starts_with('+') && body[1..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Where continuation lines of a report line start: under the text of a bullet (`- `, `3. `),
+/// under the value of a `label  value` line, else two columns in.
+fn column_indent(line: &str) -> usize {
+    let plain = strip_colour(line);
+    let indent = plain.len() - plain.trim_start().len();
+    let body = &plain[indent..];
+    if body.starts_with("- ") {
+        return indent + 2;
+    }
+    let digits = body.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0 && body[digits..].starts_with(". ") {
+        return indent + digits + 2;
+    }
+    // `Outcome    Failed …`, `driver   580  (nvml)`: the first gap of two or more spaces.
+    if let Some(gap) = body.find("  ") {
+        let label = &body[..gap];
+        let value_at = gap + body[gap..].len() - body[gap..].trim_start().len();
+        if !label.is_empty() && value_at <= 60 && label.chars().count() == label.len() {
+            return indent + value_at;
+        }
+    }
+    indent + 2
+}
+
+/// One report line wrapped at spaces to `width` columns, continuation lines under
+/// [`column_indent`]; a word longer than a line is cut in pieces.
+fn wrap_under_column(line: &str, width: usize) -> Vec<String> {
+    let hang = column_indent(line).min(width * 3 / 5);
+    let plain = strip_colour(line);
+    let indent = plain.len() - plain.trim_start().len();
+    let (lead, body) = line.split_at(line.len() - line.trim_start().len());
+    let mut lines = Vec::new();
+    let mut current = lead.to_owned();
+    let mut used = indent;
+    let mut empty = true;
+    for word in body.split(' ') {
+        let mut word = word.to_owned();
+        let mut size = visible_width(&word);
+        if !empty && used + 1 + size > width {
+            lines.push(std::mem::replace(&mut current, " ".repeat(hang)));
+            used = hang;
+            empty = true;
+        }
+        // A word wider than a fresh line: pieces of what fits.
+        while used + usize::from(!empty) + size > width && size > 0 {
+            let room = width.saturating_sub(used + usize::from(!empty)).max(1);
+            let split = word
+                .char_indices()
+                .nth(room)
+                .map_or(word.len(), |(index, _)| index);
+            if !empty {
+                current.push(' ');
+            }
+            current.push_str(&word[..split]);
+            lines.push(std::mem::replace(&mut current, " ".repeat(hang)));
+            used = hang;
+            empty = true;
+            word = word[split..].to_owned();
+            size = visible_width(&word);
+        }
+        if !empty {
+            current.push(' ');
+            used += 1;
+        }
+        current.push_str(&word);
+        used += size;
+        empty = false;
+    }
+    lines.push(current);
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,5 +455,54 @@ mod tests {
     fn cut_marks_the_cut() {
         assert_eq!(cut("abcdef", 4), "abc…");
         assert_eq!(cut("abc", 4), "abc");
+    }
+
+    #[test]
+    fn report_prose_wraps_under_its_bullet_and_label() {
+        let words = "word ".repeat(60);
+        let text = format!("    - {words}\nOutcome    {words}\n  3. {words}\n");
+        let fitted = fit_quoting(&text);
+        assert!(widest(&fitted) <= TEXT_WIDTH, "{fitted}");
+        let lines: Vec<&str> = fitted.lines().collect();
+        assert!(lines[0].starts_with("    - word"));
+        assert!(lines[1].starts_with("      word"), "{fitted}");
+        let outcome = lines.iter().position(|l| l.starts_with("Outcome")).unwrap();
+        assert!(
+            lines[outcome + 1].starts_with("           word"),
+            "{fitted}"
+        );
+        let step = lines.iter().position(|l| l.starts_with("  3. ")).unwrap();
+        assert!(lines[step + 1].starts_with("     word"), "{fitted}");
+        // Nothing lost: the same words in the same order.
+        let before: Vec<&str> = text.split_whitespace().collect();
+        let after: Vec<&str> = fitted.split_whitespace().collect();
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn quoted_lines_are_cut_with_an_ellipsis() {
+        let log = "x".repeat(300);
+        let text = format!("  | {log}\n  +1m 45.0s  unknown  failure  {log}\nshort\n");
+        let fitted = fit_quoting(&text);
+        let lines: Vec<&str> = fitted.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(visible_width(lines[0]), TEXT_WIDTH);
+        assert!(lines[0].ends_with('…'));
+        assert!(lines[1].ends_with('…'));
+        assert_eq!(lines[2], "short");
+    }
+
+    #[test]
+    fn a_long_report_word_is_split_and_colour_takes_no_column() {
+        let text = format!("  Command  {}\n", "z".repeat(250));
+        let fitted = fit_quoting(&text);
+        assert!(widest(&fitted) <= TEXT_WIDTH, "{fitted}");
+        assert_eq!(fitted.matches('z').count(), 250);
+        let coloured = format!("\u{1b}[1m{}\u{1b}[0m", "b".repeat(98));
+        assert_eq!(visible_width(&coloured), 98);
+        assert_eq!(fit_quoting(&coloured), coloured);
+        let cut_line = cut(&format!("\u{1b}[31m| {}", "c".repeat(200)), 50);
+        assert_eq!(visible_width(&cut_line), 50);
+        assert!(cut_line.ends_with("…\u{1b}[0m"));
     }
 }

@@ -409,6 +409,17 @@ fn markdown_and_html_reports() {
     assert!(markdown
         .contains("| repeat | phase | # | chars | status | latency | memory | change | note |"));
 
+    // Text from outside (here the model name) never becomes raw HTML in Markdown. The test
+    // server knows no such model: the partial report is still written, with exit 2.
+    let output = probe(
+        &server,
+        &["--format", "markdown", "--model", "m<script>x|y"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let markdown = stdout(&output);
+    assert!(markdown.contains("m&lt;script&gt;x\\|y"), "{markdown}");
+    assert!(!markdown.contains("<script"), "{markdown}");
+
     let output = probe(&server, &["--format", "html"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let html = stdout(&output);

@@ -556,12 +556,9 @@ fn run_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// `report` and `diff` text. Their text is being rewritten into typed sections, with its own
-/// width check; until that lands these rows are known to be wider than 100 columns: the
-/// `Command` and `Outcome` rows, the verdict paragraph, and findings' evidence lines
-/// (`reserved-but-unallocated (…) ≥ request (…) while free …`). Enable this test with it.
+/// `report` and `diff` text of every run fixture: a report of each run, a report of two runs
+/// (with its comparison), and the diff of each neighbouring pair.
 #[test]
-#[ignore = "report/diff text is rewritten with its own width check; enable with that change"]
 fn report_and_diff_fit() {
     let dirs = run_dirs();
     let mut offenders = Vec::new();

@@ -42,7 +42,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::bytes::MIB;
+use crate::model::bytes::{signed_bytes, MIB};
+use crate::model::probe::format_p;
 use crate::model::probe::{
     GrowthVerdict, HostTrend, LevelSpread, PhaseTrend, ProbePhase, ProbeRequest, RepeatTrend,
     SoakAnalysis, SoakSlot, Step, StepRegression, Trend, TrendTest, Warmup,
@@ -58,7 +59,7 @@ mod tests;
 use regression::step_regression;
 pub use soak::{SoakAccumulator, SOAK_MIN_SLOTS};
 use stats::{detectable_slope, median, noise, quantum};
-pub use stats::{format_p, signed_bytes, trend_test, upper_tail};
+pub use stats::{trend_test, upper_tail};
 
 /// Fewest readings in the evaluation window for any verdict but `inconclusive`.
 pub const MIN_POINTS: usize = 6;

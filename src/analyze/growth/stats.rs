@@ -152,29 +152,6 @@ pub(super) fn detectable_slope(blocks: &[Vec<(f64, f64)>], noise: f64) -> Option
     (sxx > 0.0).then(|| 3.0 * noise / sxx.sqrt())
 }
 
-/// `+8.00 MiB`, `-2.00 MiB`, `0 B`.
-pub fn signed_bytes(value: f64) -> String {
-    let magnitude = Bytes(value.abs().round() as u64);
-    if value <= -0.5 {
-        format!("-{magnitude}")
-    } else if value >= 0.5 {
-        format!("+{magnitude}")
-    } else {
-        magnitude.to_string()
-    }
-}
-
-/// `p = 0.014`, `p = 1.2e-4`, `p < 1e-6`.
-pub fn format_p(p: f64) -> String {
-    if p < 1e-6 {
-        "p < 1e-6".to_string()
-    } else if p < 0.001 {
-        format!("p = {p:.1e}")
-    } else {
-        format!("p = {p:.3}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,15 +232,5 @@ mod tests {
         // Differences 4, −4, 4, −4: median 0, MAD 4 → 4 × 1.4826 / √2 = 4.193.
         let jitter = series(&[0.0, 4.0, 0.0, 4.0, 0.0]);
         close(noise(&[jitter]), 4.1934, 1e-3);
-    }
-
-    #[test]
-    fn formats() {
-        assert_eq!(signed_bytes(8.0 * MIB as f64), "+8.00 MiB");
-        assert_eq!(signed_bytes(-2.0 * MIB as f64), "-2.00 MiB");
-        assert_eq!(signed_bytes(0.1), "0 B");
-        assert_eq!(format_p(0.01374), "p = 0.014");
-        assert_eq!(format_p(0.0001234), "p = 1.2e-4");
-        assert_eq!(format_p(1e-9), "p < 1e-6");
     }
 }

@@ -296,5 +296,5 @@ pub fn render_text(report: &Report, style: &Style) -> Vec<u8> {
         text.push('\n');
         text.push_str(&comparison_text(comparison, style));
     }
-    crate::render::width::fit(&text, crate::render::width::TEXT_WIDTH).into_bytes()
+    crate::render::wrap::fit_quoting(&text).into_bytes()
 }
