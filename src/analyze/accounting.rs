@@ -1,4 +1,4 @@
-//! Memory accounting layers (R2, R3): each figure of the failure message and of the engine
+//! Memory accounting layers: each figure of the failure message and of the engine
 //! log, with the layer it belongs to and the source it comes from.
 //!
 //! The layers nest: *allocated* (live tensors) ⊂ *reserved* (what the caching allocator holds,
@@ -12,7 +12,7 @@ use crate::model::{Bytes, Source};
 use crate::parse::engine_log::EngineMemory;
 
 /// NVML reports `(unsigned long long)-1` as "not available", printed as `17179869184.00 GiB`
-/// by PyTorch (formats.md §1.2); anything this large is not a real figure.
+/// by PyTorch (`c10/cuda/CUDACachingAllocator.cpp`, by version); anything this large is not a real figure.
 pub const NOT_AVAILABLE_THRESHOLD: Bytes = Bytes(1 << 60);
 
 fn line(key: &str, bytes: Bytes, source: Source, derived: bool, meaning: &str) -> AccountingLine {
@@ -27,7 +27,7 @@ fn line(key: &str, bytes: Bytes, source: Source, derived: bool, meaning: &str) -
 
 /// The reserved total: printed (PyTorch 1.4–2.0) or composed of its parts, allocated +
 /// reserved-but-unallocated (2.1+, where the printed "allocated" already includes the cached
-/// blocks of private pools; formats.md §1.4). Returns (bytes, derived).
+/// blocks of private pools; `c10/cuda/CUDACachingAllocator.cpp`). Returns (bytes, derived).
 pub fn reserved_total(message: &OomMessage) -> Option<(Bytes, bool)> {
     let figures = &message.figures;
     if let Some(reserved) = figures.reserved_total_bytes {
@@ -47,7 +47,7 @@ pub fn reserved_total(message: &OomMessage) -> Option<(Bytes, bool)> {
 }
 
 /// Without a "this process has" clause (inside a container NVML reports host PIDs, so PyTorch
-/// cannot recognise itself; formats.md §1.2), the `Process N` entry that holds at least this
+/// cannot recognise itself; `c10/cuda/CUDACachingAllocator.cpp`, by version), the `Process N` entry that holds at least this
 /// process's whole PyTorch reserve, and the least above it, is most likely this process.
 pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
     let figures = &message.figures;

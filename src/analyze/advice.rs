@@ -446,7 +446,7 @@ fn torch_steps(
     }
 }
 
-/// The PyTorch version range the message wording proves (formats.md §1.2).
+/// The PyTorch version range the message wording proves (`c10/cuda/CUDACachingAllocator.cpp`, by version).
 fn torch_from_wording(failure: &OomMessage, versions: &BTreeMap<String, String>) -> Option<String> {
     if let Some(version) = versions.get("torch") {
         return Some(version.clone());

@@ -1,11 +1,11 @@
 //! The streaming explain pipeline: bytes of a log → failure messages, timeline, phase,
-//! accounting and verdict (R1–R7, R19).
+//! accounting and verdict.
 //!
 //! [`Explainer`] takes arbitrary chunks (`oomdoc explain` reads files and stdin, `oomdoc run`
 //! follows a live log) and never holds the input: lines are split with `memchr`, and a SIMD
 //! search for short anchors, verified against the OOM and engine-log markers, picks the few lines
-//! worth cleaning and parsing (plus the lines an open OOM message still wants). Context for
-//! R4 is kept as the last lines of the previous block. Memory stays bounded on any input:
+//! worth cleaning and parsing (plus the lines an open OOM message still wants). The lines before a
+//! failure are kept as the last lines of the previous block. Memory stays bounded on any input:
 //! timelines, message lists, frames and context are capped.
 //!
 //! Pure: no I/O besides the `BufRead` handed to [`explain_reader`].
@@ -32,7 +32,7 @@ use crate::parse::text::clean_line;
 
 mod scan;
 
-/// Lines of context kept before each failure (R4: dozens, not one).
+/// Lines of context kept before each failure (dozens, not one).
 pub const CONTEXT_BEFORE: u64 = 40;
 /// Lines of the failure message itself kept after its first line.
 const CONTEXT_AFTER: u64 = 20;
@@ -2451,7 +2451,7 @@ INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n";
         assert_eq!(report.phase.failed_in, Phase::Profiling);
     }
 
-    /// A V1 run built from the templates in the format reference (formats.md §3.2): startup
+    /// A V1 run built from the templates in vLLM V1's log templates (`vllm/v1/`): startup
     /// completes, the server serves, then a request fails.
     #[test]
     fn vllm_v1_failure_after_ready_is_inference() {

@@ -1,4 +1,4 @@
-//! Fragmentation or capacity, judged on a PyTorch memory snapshot (R15).
+//! Fragmentation or capacity, judged on a PyTorch memory snapshot.
 //!
 //! Per device, the state at snapshot time comes straight from the segments (the JSON
 //! contract: `reserved_bytes`/`allocated_bytes` are sums over segments). For each `oom`
@@ -9,7 +9,7 @@
 //! only complete state, and walking back from it needs no knowledge of what came before
 //! the window (the same choice as PyTorch's own `MemoryViz.js`).
 //!
-//! The verdict (`docs/formats.md` §1.4, §2): `fragmentation` only when the reserved-but-free
+//! The verdict (`c10/cuda/CUDACachingAllocator.cpp` rounding, `torch/cuda/memory.py` snapshots): `fragmentation` only when the reserved-but-free
 //! memory was enough for the request in total while no free block could hold it;
 //! otherwise `capacity`, or `other` when a large enough free block existed or memory was
 //! held outside this allocator. Settings are suggested only when not already in force.
@@ -149,7 +149,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
         .iter()
         .any(|oom| oom.requested_bytes.0 <= 20 * MIB)
     {
-        // formats.md §1.4: requests up to 1 MiB reserve 2 MiB segments, up to 10 MiB 20 MiB.
+        // `c10/cuda/CUDACachingAllocator.cpp`: requests up to 1 MiB reserve 2 MiB segments, up to 10 MiB 20 MiB.
         report.limitations.push(
             "an `oom` entry records the segment size the allocator tried to reserve (2 MiB or 20 MiB for small requests), which can exceed the tensor's own size, so a free block smaller than it may still have fitted the tensor".to_string(),
         );
@@ -345,7 +345,7 @@ struct State {
     estimated_blocks: bool,
 }
 
-/// 512-byte rounding of a request (`round_size`, kMinBlockSize; formats.md §1.4).
+/// 512-byte rounding of a request (`round_size`, kMinBlockSize; `c10/cuda/CUDACachingAllocator.cpp`).
 fn round_size(size: u64) -> u64 {
     size.max(1).div_ceil(512).saturating_mul(512)
 }
@@ -915,7 +915,7 @@ fn in_force(settings: &AllocatorSettings) -> Vec<String> {
 
 /// The setting to try, as documented for the PyTorch versions that have it, never one
 /// already in force. `expandable_segments` exists from 2.1 and the OOM message recommends
-/// it from 2.2 (formats.md §1.2 D/E); `max_split_size_mb` from 1.10 (§1.2 B);
+/// it from 2.2 (PyTorch 2.2+ wording); `max_split_size_mb` from 1.10 (PyTorch 1.10+ wording);
 /// `garbage_collection_threshold` is documented in the same CUDA memory-management notes.
 fn suggest(cause: Cause, settings: Option<&AllocatorSettings>) -> Option<String> {
     // A lack of capacity is never helped by an allocator setting (#16): only fragmentation is.

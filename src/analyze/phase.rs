@@ -1,4 +1,4 @@
-//! Which phase failed (R5, R6): the last stage the log shows completed plus the one in
+//! Which phase failed: the last stage the log shows completed plus the one in
 //! progress, refined by the failure message itself and by the frames of its traceback.
 //!
 //! Never guesses: when neither the log nor the traceback shows the phase, it is
@@ -194,6 +194,62 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("__enter__", "torch/cuda/graphs.py", G, Stage, "torch"),
     r("__exit__", "torch/cuda/graphs.py", G, Stage, "torch"),
     r("make_graphed_callables", "", G, Stage, "torch"),
+    // torch.compile(mode="reduce-overhead") records CUDA graphs through inductor's CUDA-graph
+    // trees (`torch/_inductor/cudagraph_trees.py`): `cudagraphify` / `deferred_cudagraphify`
+    // build a graph for a new shape, `record_function` records it and `run_eager` is its
+    // warm-up run before recording (torch 2.1+; older releases: `compile_fx.py
+    // cudagraphify_impl`).
+    r("cudagraphify", "torch/_inductor/", G, Stage, "torch"),
+    r(
+        "deferred_cudagraphify",
+        "torch/_inductor/",
+        G,
+        Stage,
+        "torch",
+    ),
+    r("cudagraphify_impl", "torch/_inductor/", G, Stage, "torch"),
+    r(
+        "record_function",
+        "torch/_inductor/cudagraph_trees.py",
+        G,
+        Stage,
+        "torch",
+    ),
+    r(
+        "run_eager",
+        "torch/_inductor/cudagraph_trees.py",
+        G,
+        Stage,
+        "torch",
+    ),
+    // Activation checkpointing (`torch/utils/checkpoint.py`: `checkpoint`,
+    // `checkpoint_sequential`, the recomputation in backward `recompute_fn`/`unpack_hook`)
+    // saves memory for backward: it runs in training.
+    r("checkpoint", "torch/utils/checkpoint.py", T, Serve, "torch"),
+    r(
+        "checkpoint_sequential",
+        "torch/utils/checkpoint.py",
+        T,
+        Serve,
+        "torch",
+    ),
+    r(
+        "recompute_fn",
+        "torch/utils/checkpoint.py",
+        T,
+        Serve,
+        "torch",
+    ),
+    r(
+        "unpack_hook",
+        "torch/utils/checkpoint.py",
+        T,
+        Serve,
+        "torch",
+    ),
+    // safetensors `torch.py`: `load_file(filename, device="cuda:0")` / `load(...)` put a
+    // checkpoint's tensors straight on the GPU.
+    r("load_file", "safetensors/", W, Stage, "safetensors"),
     r("backward", "", T, Serve, "torch"),
     r("_engine_run_backward", "", T, Serve, "torch"),
     r("run_backward", "", T, Serve, "torch"),
@@ -413,6 +469,18 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("validation_step", "", I, Serve, "lightning"),
     r("test_step", "", I, Serve, "lightning"),
     r("predict_step", "", I, Serve, "lightning"),
+    // The caller's own loop, named as training and evaluation code is conventionally named
+    // (`def train_epoch(...)`, `def evaluate(model, loader)`): decides only when no library
+    // frame below it does.
+    r("train_epoch", "", T, Serve, "user code"),
+    r("train_one_epoch", "", T, Serve, "user code"),
+    r("train_loop", "", T, Serve, "user code"),
+    r("training_loop", "", T, Serve, "user code"),
+    r("evaluate", "", I, Serve, "user code"),
+    r("evaluation_step", "", I, Serve, "user code"),
+    r("eval_step", "", I, Serve, "user code"),
+    r("run_inference", "", I, Serve, "user code"),
+    r("inference", "", I, Serve, "user code"),
     r("_run_sanity_check", "", I, Serve, "lightning"),
     r("advance", "loops/evaluation_loop", I, Serve, "lightning"),
     r("advance", "loops/prediction_loop", I, Serve, "lightning"),

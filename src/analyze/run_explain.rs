@@ -231,8 +231,8 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
     })
 }
 
-/// The CUDA ordinal a PyTorch OOM text names (`… GPU 1 has a total capacity …`, formats.md
-/// §1.2), for messages whose figures lack it.
+/// The CUDA ordinal a PyTorch OOM text names (`… GPU 1 has a total capacity …`, `c10/cuda/CUDACachingAllocator.cpp`
+/// by version), for messages whose figures lack it.
 pub fn gpu_index_in_text(text: &str) -> Option<u32> {
     let at = text.find(" has a total capacity")?;
     let before = text[..at].trim_end();

@@ -1,4 +1,4 @@
-//! The verdict (R2, R3, R19): the likely cause with its evidence, the next steps (written by
+//! The verdict: the likely cause with its evidence, the next steps (written by
 //! `advice.rs` in the real flags of that engine and version), and a paragraph for the owner
 //! saying whether this is a hardware limit or a configuration error.
 //!
@@ -981,7 +981,7 @@ fn phase_facts(builder: &mut Builder<'_>) {
     }
 }
 
-/// R7: the load time tells a slow disk from a memory problem.
+/// The load time tells a slow disk from a memory problem.
 fn timing_facts(builder: &mut Builder<'_>) {
     let loaded = builder.inputs.timeline.iter().find(|e| {
         e.kind == EventKind::WeightsLoaded

@@ -1,5 +1,5 @@
 //! What `oomdoc explain` found: the engine and its configuration, the startup timeline, the
-//! failure phase, the memory accounting and the verdict (R1–R7, R19).
+//! failure phase, the memory accounting and the verdict.
 //!
 //! Plain serde data. Field names marked *contract* are fixed by issue 2 (`oomdoc explain
 //! --json`); others may be added freely. Produced by `analyze::explain`, rendered by
@@ -33,13 +33,13 @@ pub struct ExplainReport {
     pub phase: PhaseReport,
     /// *Contract.* What the log shows happening, in order (the run containing the failure).
     pub timeline: Vec<TimelineEvent>,
-    /// Each memory figure with the layer it comes from (R2, R3).
+    /// Each memory figure with the layer it comes from.
     pub accounting: Vec<AccountingLine>,
     /// *Contract.* Cause, evidence, next steps and the owner summary.
     pub verdict: Verdict,
-    /// Library and driver versions seen in the text (R4), e.g. `torch` → `2.3.1`.
+    /// Library and driver versions seen in the text, e.g. `torch` → `2.3.1`.
     pub versions: BTreeMap<String, String>,
-    /// The failure with the lines before it (R4), one block per kept failure message.
+    /// The failure with the lines before it, one block per kept failure message.
     pub context: Vec<ContextBlock>,
     /// What was read.
     pub input: InputSummary,
@@ -327,7 +327,7 @@ pub struct TimelineEvent {
     pub line: u64,
     /// The timestamp as printed on the line, when it has one.
     pub timestamp: Option<String>,
-    /// Seconds since the first timestamped event of this timeline (R7), when computable.
+    /// Seconds since the first timestamped event of this timeline, when computable.
     pub seconds_since_start: Option<f64>,
     /// The stream prefix (`rank0`, `EngineCore_DP0 pid=123`), when any.
     pub stream: Option<String>,
@@ -345,7 +345,7 @@ pub struct TimelineEvent {
     pub t_ms: Option<u64>,
 }
 
-/// One memory figure with its layer and source (R2, R3).
+/// One memory figure with its layer and source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountingLine {
     /// Stable key (`allocated_by_pytorch`, `reserved_total`, `weights_loaded` …).
@@ -448,7 +448,7 @@ impl Cause {
     }
 }
 
-/// Hardware limit or configuration error (R19).
+/// Hardware limit or configuration error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OwnerClass {
@@ -479,7 +479,7 @@ pub struct Verdict {
     pub owner_summary: String,
 }
 
-/// The lines around one failure (R4).
+/// The lines around one failure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextBlock {
     /// The line the failure message starts at.

@@ -1,5 +1,5 @@
 //! What a failure text says: the OOM message family, its figures in exact bytes, and where
-//! in the input it was found (R1, R4).
+//! in the input it was found.
 //!
 //! Produced by `parse::oom_text`; consumed by `analyze` (accounting, phase, verdict).
 //! Field names of [`OomFigures`] are a JSON contract (`oomdoc explain --json` → `oom`).
@@ -210,7 +210,7 @@ pub struct OomFigures {
     /// Other processes named in the text, in the order printed (NVML order).
     pub other_processes: Vec<OtherProcess>,
     /// Names of the fields above that were computed from printed ones rather than printed
-    /// (e.g. `reserved_total_bytes` = allocated + reserved-but-unallocated in 2.1+); R3.
+    /// (e.g. `reserved_total_bytes` = allocated + reserved-but-unallocated in 2.1+).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub derived_fields: Vec<String>,
 }

@@ -1,7 +1,7 @@
 //! A PyTorch memory snapshot as read (`Snapshot`), and what `oomdoc snapshot` concludes
-//! from it (`SnapshotReport`) (R15).
+//! from it (`SnapshotReport`).
 //!
-//! Plain data: no parsing or analysis here. The schema follows `docs/formats.md` §2.2
+//! Plain data: no parsing or analysis here. The schema follows `torch/cuda/memory.py` `_snapshot()`
 //! (PyTorch 2.11, measured). Frames are interned: a stack is a list of frame ids, and
 //! blocks and trace entries refer to a stack by id, so millions of trace entries sharing
 //! a few tracebacks cost a few bytes each.

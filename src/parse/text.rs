@@ -2,7 +2,7 @@
 //! timestamps and the prefixes that name a stream (rank, process, container).
 //!
 //! Real input is pasted from terminals, GitHub issues, docker-compose, kubectl and notebooks
-//! (issue 2, R1). This module only removes what is not part of the program's own output; it
+//! (issue 2). This module only removes what is not part of the program's own output; it
 //! keeps log-format timestamps and levels (`INFO 04-02 21:42:59 [...]`), which the engine-log
 //! timeline needs. It must stay cheap: no regex is used; escapes are looked for with one
 //! `memchr3` (ESC, `^`, `\`), `\r` with `memrchr`, and each prefix rule runs only when the

@@ -1,9 +1,9 @@
-//! A PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot()`) → [`Snapshot`] (R15).
+//! A PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot()`) → [`Snapshot`].
 //!
 //! Decodes with our data-only pickle decoder (`parse::pickle`, nothing is executed) and a
 //! fold that turns frames, stacks and trace entries into compact interned data as soon as
 //! each is complete, so a trace of millions of entries never exists as a tree of dicts.
-//! Schema: `docs/formats.md` §2.2 (2.11 measured); a bare list of segments
+//! Schema: `torch/cuda/memory.py` `_snapshot()` (2.11 measured); a bare list of segments
 //! (`torch.cuda.memory_snapshot()`) is accepted too, as `_memory_viz.py` does.
 //! No I/O: the caller passes the reader (`source::file::open` handles gzip).
 

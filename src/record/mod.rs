@@ -268,7 +268,7 @@ pub fn record_with_host(
         host: None,
     };
     state.write(None, None)?;
-    // Before the child: the cgroup's OOM-kill count before it (R8; issue 17).
+    // Before the child: the cgroup's OOM-kill count before it (issue 17).
     state.host = HostRecorder::start(host, clock)?;
 
     let sampler = match gpu_source {

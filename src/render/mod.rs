@@ -1,5 +1,5 @@
 //! Findings → bytes in one format (text, markdown, JSON, HTML). Pure: renderers never
-//! compute, and redaction (R16) is applied before any renderer sees a record.
+//! compute, and redaction is applied before any renderer sees a record.
 
 pub mod diff;
 pub mod explain;

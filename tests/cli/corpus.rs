@@ -23,9 +23,9 @@ use serde::Deserialize;
 /// ever moves up.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
-    (Measure::Figures, 0.96),
-    (Measure::PhaseShown, 0.80),
-    (Measure::Engine, 0.94),
+    (Measure::Figures, 0.97),
+    (Measure::PhaseShown, 0.82),
+    (Measure::Engine, 0.95),
     (Measure::UnknownKept, 0.97),
     (Measure::Cause, 0.95),
 ];

@@ -1,4 +1,4 @@
-//! Analyse plateau vs growth from probe samples (R13, R14). Pure: takes the recorded
+//! Analyse plateau vs growth from probe samples. Pure: takes the recorded
 //! requests, returns the verdict and the numbers behind it.
 //!
 //! # Why this test and not a trend over all samples

@@ -28,7 +28,7 @@ pub const CONTEXT_LINES: usize = 40;
 
 /// Scans a (redacted) log for requests and concurrency. Lines are matched loosely: uvicorn
 /// access lines (`"POST /v1/chat/completions HTTP/1.1" 200`), vLLM request lines
-/// (`Received request …`), vLLM's KV sizing and periodic stats lines (`formats.md` §3.2, §3.4).
+/// (`Received request …`), vLLM's KV sizing and periodic stats lines (vLLM's `gpu_worker.py`/`metrics/loggers.py`).
 pub fn scan_log(text: &str, partial: bool) -> LogScan {
     let mut scan = LogScan {
         partial,

@@ -1,5 +1,5 @@
 //! `oomdoc explain [FILE ...]`: read an OOM text or a whole engine log (files, `-` or stdin),
-//! say what failed, in which phase, and why (R1–R7, R19).
+//! say what failed, in which phase, and why.
 //!
 //! Several files are read in order as one stream (like `cat`), so a traceback and the engine
 //! log it belongs to can be given together. Exit 0 when a failure was explained, 1 when the

@@ -1,4 +1,4 @@
-//! `oomdoc probe`: the reproducible growth test against an OpenAI-compatible server (R13, R14).
+//! `oomdoc probe`: the reproducible growth test against an OpenAI-compatible server.
 //! The arguments become a [`ProbeOptions`]; `crate::probe` runs the protocol (against a
 //! running server, from a clean start with `--launch`, or as a soak with `--duration`); this
 //! file renders what comes back.

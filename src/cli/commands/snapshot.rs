@@ -1,5 +1,5 @@
 //! `oomdoc snapshot FILE`: read a PyTorch memory snapshot safely and say whether an OOM was
-//! fragmentation or a lack of memory (R15).
+//! fragmentation or a lack of memory.
 //!
 //! file (plain or gzip) → `parse::torch_snapshot` (data-only pickle decoder, streamed)
 //! → `analyze::fragmentation` → `render::snapshot` → `Output`.

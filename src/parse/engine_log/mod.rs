@@ -1,4 +1,4 @@
-//! Engine log lines → timeline facts (R5, R7): which engine and version, the model and its
+//! Engine log lines → timeline facts: which engine and version, the model and its
 //! settings, and the startup milestones (weights, profiling, KV cache, CUDA graphs, ready,
 //! requests) with their figures.
 //!
@@ -7,7 +7,7 @@
 //! together with the indices of the markers it contains. Nothing here sees a whole file, so a
 //! 1 GiB log costs one pass of the automaton plus the few lines that match.
 //!
-//! Message texts are those listed in the project's format reference (`formats.md` §3, §4),
+//! Message texts are those listed in the engines' own sources,
 //! read from the engines' sources; each engine module cites its files.
 
 mod cmdline;

@@ -1,4 +1,4 @@
-//! Lines that are not one serving engine's: Python tracebacks (frames decide the phase, R6),
+//! Lines that are not one serving engine's: Python tracebacks (frames decide the phase),
 //! transformers / accelerate / DeepSpeed / torchrun markers, training progress, and the
 //! version lines of `python -m torch.utils.collect_env`, `transformers-cli env`, `pip freeze`
 //! and `nvidia-smi`.
@@ -29,6 +29,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("torch.distributed.elastic", torchrun),
     rule("'loss': ", training_step),
     rule(": loss ", litgpt_step),
+    rule(" loss ", logged_step),
+    rule(" loss: ", logged_step),
+    rule(" Loss ", logged_step),
+    rule(" Loss: ", logged_step),
     rule("PyTorch version", versions),
     rule("Torch version", versions),
     rule("torch==", versions),
@@ -212,8 +216,16 @@ fn progress_bar_step(text: &str, facts: &mut LineFacts) {
 }
 
 /// A training step ran; printed under a failure, it is the step that failed (tqdm redraws
-/// its bar when the exception closes it, after the traceback).
+/// its bar when the exception closes it, after the traceback). One line is one step, however
+/// many of the step rules it matches (`iter 3 step 1: loss 2.5` is LitGPT's and a logged step).
 pub(super) fn step(facts: &mut LineFacts) {
+    if facts
+        .events
+        .iter()
+        .any(|event| event.kind == EventKind::TrainingStep)
+    {
+        return;
+    }
     facts.event(
         EventKind::TrainingStep,
         Phase::TrainingStep,
@@ -237,6 +249,35 @@ fn litgpt_step(text: &str, facts: &mut LineFacts) {
     let rest = &rest[" step ".len()..];
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 && rest[digits..].starts_with(": loss ") {
+        step(facts);
+    }
+}
+
+/// A training loop's own log line: a step (or iteration/epoch) number, then a loss with its
+/// value, as hand-written loops print them with `print`/`logging` (`step 12 batch 4096 loss
+/// 1.0394`, `Epoch 3 Step 120: loss: 0.52`, `[iter 800] Loss 2.31`). Keras and the progress bars
+/// have their own rules; a line without both parts is not a step.
+fn logged_step(text: &str, facts: &mut LineFacts) {
+    if has(text, " - loss: ") || has(text, "val_loss") || has(text, "eval_loss") {
+        return;
+    }
+    let lower = text.to_ascii_lowercase();
+    let Some(loss_at) = lower.find(" loss") else {
+        return;
+    };
+    let value = lower[loss_at + " loss".len()..].trim_start_matches([':', '=', ' ']);
+    if !value.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-') {
+        return;
+    }
+    let before = &lower[..loss_at];
+    let counted = ["step", "iter", "iteration", "epoch"].iter().any(|word| {
+        before.match_indices(word).any(|(at, _)| {
+            let starts_word = at == 0 || !before.as_bytes()[at - 1].is_ascii_alphabetic();
+            let rest = before[at + word.len()..].trim_start_matches([' ', ':', '=', '#', '[']);
+            starts_word && rest.starts_with(|c: char| c.is_ascii_digit())
+        })
+    });
+    if counted {
         step(facts);
     }
 }
@@ -503,7 +544,16 @@ mod tests {
         assert!(!step("the loss=0.5 was fine"));
         assert!(step("iter 3436 step 53: loss 2.9911, iter time: 400.10ms"));
         assert!(step("iter 12 | step 3: loss 1.5000, iter time: 80.00 ms"));
-        assert!(!step("iter 3436: loss 2.9911"));
+        assert!(step(
+            "2026-12-01 17:13:23,501 INFO train: step 0 batch 4096 loss 1.0394"
+        ));
+        assert!(step("Epoch 3 Step 120: loss: 0.52"));
+        assert!(step("[iter 800] Loss 2.31"));
+        assert!(!step("the loss was 0.5 after a while"));
+        assert!(!step("step 3: eval_loss 0.5"));
+        assert!(!step("stepping down: loss 0.5"));
+        // An iteration number and a loss: a hand-written loop's step line.
+        assert!(step("iter 3436: loss 2.9911"));
         // Lightning's training bar needs no loss in its postfix; other bars named `Epoch` do.
         assert!(step(
             "Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09, 56.28it/s]"

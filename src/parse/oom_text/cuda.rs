@@ -4,7 +4,7 @@
 //! Sources: `c10/cuda/CUDAException.h` (`C10_CUDA_CHECK`), `aten/src/ATen/cuda/Exceptions.h`
 //! (`TORCH_CUDABLAS_CHECK`: "CUDA error: " + status + " when calling `" #EXPR "`"), ggml
 //! `src/ggml-cuda/ggml-cuda.cu` (`ggml_cuda_error`: "CUDA error: %s" then
-//! "  current device: %d, in function %s at %s:%d"); formats.md §1.5 and §4.1.
+//! "  current device: %d, in function %s at %s:%d"); CUDA runtime and ggml-cuda sources.
 
 use super::{Continuation, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
@@ -79,7 +79,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         return Some((Family::Cublas, error_begin(text, position)));
     }
     if let Some(position) = super::find(text, "CUBLAS_STATUS_NOT_INITIALIZED") {
-        // Usually an OOM when it comes from creating the handle (formats.md §1.5).
+        // Usually an OOM when it comes from creating the handle (`c10/cuda` and the CUDA runtime's error strings).
         if text.contains("cublasCreate") {
             return Some((Family::Cublas, error_begin(text, position)));
         }

@@ -356,7 +356,7 @@ fn parse_tf_tensor(s: &str) -> Parsed {
     figures.gpu_index = integer_of(regex!(r"device:GPU:(\d+)"), s)
         .or_else(|| integer_of(regex!(r"GPU_(\d+)_bfc"), s))
         .and_then(|n| u32::try_from(n).ok());
-    // The size is not printed: shape × element size, marked as derived (R3).
+    // The size is not printed: shape × element size, marked as derived.
     if let Some(caps) = regex!(r"withshape\[([\d,]*)\]andtype([A-Za-z0-9_]+?)(?:on|$)").captures(s)
     {
         let dims = caps.get(1).map_or("", |m| m.as_str());

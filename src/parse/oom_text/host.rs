@@ -6,7 +6,7 @@
 //! Sources: `c10/core/impl/alloc_cpu.cpp` (`DefaultCPUAllocator: can't allocate memory: you
 //! tried to allocate %d bytes. Error code 12 (Cannot allocate memory)`; older `not enough
 //! memory: you tried to allocate`), `libc10.so` string `C10 Out of Memory. Trying to allocate `
-//! (formats.md §1.5), Linux `mm/oom_kill.c` (`Out of memory: Killed process %d (%s)`), ollama
+//! (`c10/cuda` and the CUDA runtime's error strings), Linux `mm/oom_kill.c` (`Out of memory: Killed process %d (%s)`), ollama
 //! `llm/server.go` (`model requires more system memory (%s) than is available (%s)`), numpy
 //! `numpy/core/_exceptions.py` (`_ArrayMemoryError`: `Unable to allocate {} for an array with
 //! shape {} and data type {}`), libstdc++ (`terminate called after throwing an instance of

@@ -1,4 +1,4 @@
-//! llama.cpp / ggml / ollama allocation failures (formats.md §4.1). One failure prints a chain
+//! llama.cpp / ggml / ollama allocation failures (`ggml/src/ggml-backend.cpp`, `src/llama.cpp`). One failure prints a chain
 //! of lines, read as one message:
 //!
 //! ```text

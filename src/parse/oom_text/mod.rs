@@ -1,5 +1,5 @@
 //! Find every GPU out-of-memory message (and the failures that look like one but are not) in
-//! cleaned text lines, and parse its figures into exact bytes (R1).
+//! cleaned text lines, and parse its figures into exact bytes.
 //!
 //! Input comes line by line from [`crate::parse::text::clean_line`]. A message may span lines
 //! (hard-wrapped pastes, the cudaMallocAsync block, llama.cpp's chain of failure lines), and lines
@@ -8,7 +8,7 @@
 //! immune to wrapping that splits `20.00` from `MiB` or leaves `reser        ved` inside a word.
 //!
 //! Pure: no I/O. Families live in submodules by who prints them; exact wordings with sources are
-//! in `docs/formats.md` §1, §3.3, §4 of the project docs and cited next to each pattern.
+//! in the engines' sources, cited next to each pattern.
 
 /// A `&'static Regex` compiled once, on first use.
 macro_rules! regex {

@@ -3,7 +3,7 @@
 //!
 //! Source: `pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp` (`DeviceCachingAllocator::malloc`,
 //! `reportProcessMemoryInfo`), `c10/cuda/CUDAMallocAsyncAllocator.cpp`,
-//! `c10/xpu/XPUCachingAllocator.cpp`; wording by version in docs/formats.md §1.2 and §1.5.
+//! `c10/xpu/XPUCachingAllocator.cpp`; wording by version in `c10/cuda/CUDACachingAllocator.cpp` of each version.
 //! Patterns run on squeezed text (no whitespace), so `20.00 MiB` reads `20.00MiB`.
 
 use super::{is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
@@ -80,7 +80,7 @@ pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
     }
 }
 
-/// Lines of the cudaMallocAsync block (formats.md §1.5, measured on 2.11).
+/// Lines of the cudaMallocAsync block (`c10/cuda` and the CUDA runtime's error strings, measured on 2.11).
 pub(super) fn malloc_async_continuation(text: &str) -> Continuation {
     let trimmed = text.trim_start();
     const LABELS: [&str; 6] = [
@@ -168,7 +168,7 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
                 .derived_fields
                 .push("reserved_unallocated_bytes".into());
         } else if let Some(cached) = cached {
-            // ≤1.3 "cached" = held by the allocator but not used by the program (formats.md §7).
+            // ≤1.3 "cached" = held by the allocator but not used by the program (PyTorch ≤1.3's wording).
             figures.reserved_unallocated_bytes = Some(cached);
             figures.reserved_total_bytes = Some(already.saturating_add(cached));
             figures.derived_fields.push("reserved_total_bytes".into());
@@ -204,7 +204,7 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
 }
 
 /// `(GPU 0; …` (≤2.0), `GPU 0 has a total capacity` (2.1, 2.4+), or the raw byte of 2.2/2.3
-/// (`GPU \x00 has`: `c10::DeviceIndex` streamed without a cast, formats.md §1.2 D).
+/// (`GPU \x00 has`: `c10::DeviceIndex` streamed without a cast, PyTorch 2.x's message).
 fn gpu_index(s: &str) -> Option<u32> {
     if let Some(caps) = regex!(r"\(GPU(\d+);").captures(s) {
         return caps.get(1).and_then(|m| m.as_str().parse().ok());

@@ -1,4 +1,4 @@
-//! SGLang memory errors (formats.md §4.3): `Not enough memory. Please try to increase
+//! SGLang memory errors (`sglang/srt/model_executor/model_runner.py`): `Not enough memory. Please try to increase
 //! --mem-fraction-static.` (`srt/model_executor/model_runner.py`; 0.5 adds ` Current value:
 //! mem_fraction_static={v}` from `pool_configurator.py`) and `Prefill out of memory` from the
 //! scheduler.

@@ -1,4 +1,4 @@
-//! TGI (text-generation-inference) warm-up failures (formats.md §4.2): the Python shard's
+//! TGI (text-generation-inference) warm-up failures (`server/text_generation_server/`): the Python shard's
 //! `Not enough memory to handle {n} prefill tokens. You need to decrease
 //! `--max-batch-prefill-tokens`` (`server/text_generation_server/models/flash_causal_lm.py`) and
 //! the router's `Not enough memory to handle `max_total_tokens={n}`` (`backends/v3/src/lib.rs`).

@@ -1,4 +1,4 @@
-//! vLLM's own memory errors (formats.md §3.3): the startup free-memory check, "No available
+//! vLLM's own memory errors (`vllm/worker/`, `vllm/v1/core/kv_cache_utils.py`): the startup free-memory check, "No available
 //! memory for the cache blocks", max seq len larger than the KV cache (V0 and V1 wordings), and
 //! the sampler/pooler warm-up OOM.
 //!

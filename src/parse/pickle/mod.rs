@@ -1,14 +1,14 @@
-//! A data-only pickle decoder (R15): never imports, calls or builds Python objects.
+//! A data-only pickle decoder: never imports, calls or builds Python objects.
 //!
 //! It reads protocols 2–5 as Python's own pickler writes plain data (dict, list, tuple,
 //! str, bytes, int, float, bool, None), which is everything a PyTorch memory snapshot holds
-//! (`docs/formats.md` §2.3). Opcodes that would import or call code (`GLOBAL`,
+//! (`torch/cuda/_memory_viz.py`). Opcodes that would import or call code (`GLOBAL`,
 //! `STACK_GLOBAL`, `REDUCE`, `BUILD`, `INST`, `OBJ`, `NEWOBJ`, `NEWOBJ_EX`, `EXT*`,
 //! `PERSID`, `BINPERSID`) are refused with their byte offset: a snapshot never needs them.
 //!
 //! Memo-shared objects stay shared: the memo holds reference-counted values and `BINGET`
 //! hands out another reference, never a deep copy. (serde-pickle 1.2 fails on real
-//! snapshots with `recursive structure found` for exactly this sharing; formats.md §2.3.)
+//! snapshots with `recursive structure found` for exactly this sharing; `torch/cuda/_memory_viz.py`.)
 //!
 //! Input is streamed from any `Read` through one reusable buffer, so memory does not grow
 //! with the file: a 600 MB snapshot is never held whole (a read-once buffer or a memory
