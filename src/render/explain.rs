@@ -7,6 +7,7 @@ use super::style::Style;
 use crate::model::explain::{AccountingLine, EventKind, ExplainReport, TimelineEvent};
 use crate::model::failure::EngineName;
 use crate::render::markdown::escape as md_escape;
+use crate::render::wrap::{cut, wrap};
 
 /// Engine name as people write it.
 pub fn engine_label(name: EngineName) -> &'static str {
@@ -110,8 +111,9 @@ impl TimelineRow<'_> {
     }
 }
 
-/// Width of the default text report; only quoted log lines may be longer, and they are cut.
-pub const TEXT_WIDTH: usize = 100;
+/// Width of the default text report (the crate's one limit); only quoted log lines may be
+/// longer, and they are cut.
+pub use crate::render::wrap::TEXT_WIDTH;
 
 /// The gutter of a quoted log line in the text report: a marker column (`>` on the failure
 /// line), the line number right-aligned in 7 columns, then ` | `. A line of the text report
@@ -132,115 +134,6 @@ pub fn is_quoted_log_line(line: &str) -> bool {
         && number.chars().all(|c| c.is_ascii_digit())
         && chars[8] == ' '
         && chars[9] == '|'
-}
-
-/// A quoted log line cut to `width` characters, with `…` where it was cut.
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
-/// Whether `word` is a unit (or a unit with trailing punctuation) that must stay on the line
-/// of the number before it.
-fn is_unit(word: &str) -> bool {
-    let word = word.trim_end_matches([',', '.', ';', ':', ')', ']']);
-    matches!(
-        word,
-        "B" | "KiB"
-            | "MiB"
-            | "GiB"
-            | "TiB"
-            | "kB"
-            | "KB"
-            | "MB"
-            | "GB"
-            | "TB"
-            | "s"
-            | "ms"
-            | "%"
-            | "x"
-            | "tokens"
-            | "blocks"
-            | "bytes"
-            | "GPUs"
-            | "GPU"
-            | "free"
-    )
-}
-
-/// Words of `text` for wrapping: a number and its unit are one word.
-fn wrap_words(text: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        match words.last_mut() {
-            Some(last)
-                if is_unit(word)
-                    && last
-                        .trim_start_matches(['(', '['])
-                        .chars()
-                        .last()
-                        .is_some_and(|c| c.is_ascii_digit()) =>
-            {
-                last.push(' ');
-                last.push_str(word);
-            }
-            _ => words.push(word.to_string()),
-        }
-    }
-    words
-}
-
-/// `text` wrapped at [`TEXT_WIDTH`]: the first line starts with `first`, the others with
-/// `indent` spaces (a hanging indent). A word longer than a line is split.
-fn wrap(text: &str, first: &str, indent: usize) -> Vec<String> {
-    let rest = " ".repeat(indent);
-    let mut lines = Vec::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in wrap_words(text) {
-        let used = line.chars().count();
-        let needed = word.chars().count() + usize::from(!empty);
-        if !empty && used + needed > TEXT_WIDTH {
-            lines.push(std::mem::replace(&mut line, rest.clone()));
-            empty = true;
-        }
-        let mut word = word.as_str();
-        loop {
-            let used = line.chars().count() + usize::from(!empty);
-            let room = TEXT_WIDTH.saturating_sub(used).max(1);
-            if word.chars().count() <= room {
-                if !empty {
-                    line.push(' ');
-                }
-                line.push_str(word);
-                empty = false;
-                break;
-            }
-            // Longer than what is left of a fresh line: split the word.
-            let split = word
-                .char_indices()
-                .nth(room)
-                .map_or(word.len(), |(index, _)| index);
-            if !empty {
-                line.push(' ');
-            }
-            line.push_str(&word[..split]);
-            lines.push(std::mem::replace(&mut line, rest.clone()));
-            empty = true;
-            word = &word[split..];
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !empty || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// Writes `text` wrapped (see [`wrap`]), each line painted by `paint`.

@@ -87,11 +87,15 @@ fn is_unit(word: &str) -> bool {
             | "ms"
             | "µs"
             | "%"
+            | "x"
             | "tokens"
             | "blocks"
             | "bytes"
             | "requests"
             | "readings"
+            | "GPU"
+            | "GPUs"
+            | "free"
     )
 }
 
