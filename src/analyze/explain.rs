@@ -31,6 +31,7 @@ use crate::parse::oom_text::{OomDetector, OOM_MARKERS};
 use crate::parse::text::clean_line;
 
 mod scan;
+pub mod stream;
 
 /// Lines of context kept before each failure (dozens, not one).
 pub const CONTEXT_BEFORE: u64 = 40;

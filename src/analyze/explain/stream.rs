@@ -1,0 +1,264 @@
+//! The reading pipeline of `oomdoc explain` for one input: a reader thread reads chunks, scan
+//! threads find the markers in them, and the caller's thread explains the scanned chunks in
+//! order. The input arrives as an open reader (files and stdin are opened in `source::file`);
+//! nothing here knows about paths or the terminal.
+
+use std::io::BufRead;
+use std::sync::mpsc;
+
+use anyhow::Context;
+
+use super::{Explainer, ScannedChunk};
+use crate::error::HintedError;
+
+/// How much of the start of an input is checked for binary content.
+const SNIFF_BYTES: usize = 8192;
+
+/// Whether the start of an input looks like binary data rather than a log: a NUL byte, or
+/// more than 10% of the bytes not valid UTF-8.
+fn looks_binary(start: &[u8]) -> bool {
+    let start = &start[..start.len().min(SNIFF_BYTES)];
+    if start.contains(&0) {
+        return true;
+    }
+    let mut invalid = 0usize;
+    let mut rest = start;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(_) => break,
+            Err(error) => {
+                let valid = error.valid_up_to();
+                let bad = error.error_len().unwrap_or(rest.len() - valid);
+                // A sequence cut at the end of the sniffed window is not an error.
+                if error.error_len().is_none() && rest.len() - valid < 4 {
+                    break;
+                }
+                invalid += bad;
+                rest = &rest[valid + bad..];
+            }
+        }
+    }
+    invalid * 10 > start.len()
+}
+
+/// Bytes read per chunk handed to a scan thread.
+const CHUNK_BYTES: usize = 1024 * 1024;
+/// Most scan threads: the explainer takes the chunks in order on one thread, so more
+/// scanners than this only hold memory (each keeps up to three chunks in flight).
+const MAX_SCAN_THREADS: usize = 4;
+
+/// Threads that scan chunks for markers while the main thread explains them.
+fn scan_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, MAX_SCAN_THREADS)
+}
+
+/// Feeds one input into the explainer; returns the bytes read.
+///
+/// A pipeline: a reader thread reads chunks, scan threads find the markers in them (the
+/// costly part on a large log) and this thread takes the scanned chunks in order. Memory
+/// stays bounded: every channel holds at most one chunk, and buffers are reused.
+pub fn feed(
+    explainer: &mut Explainer,
+    mut reader: Box<dyn BufRead + Send>,
+    name: &str,
+) -> anyhow::Result<u64> {
+    explainer.start_input(name);
+    let start = loop {
+        match reader.fill_buf() {
+            Ok(chunk) => break chunk,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => {
+                return Err(error).with_context(|| format!("failed to read `{name}`"));
+            }
+        }
+    };
+    if start.is_empty() {
+        return Ok(0);
+    }
+    if looks_binary(start) {
+        return Err(HintedError::new(
+            format!("`{name}` looks like binary data, not a text log"),
+            "pass the log or the error text itself (plain text or .gz); `oomdoc snapshot` reads memory snapshots",
+        )
+        .into());
+    }
+    let threads = scan_threads();
+    std::thread::scope(|scope| {
+        let (recycle, recycled) = mpsc::channel::<ScannedChunk>();
+        let mut to_scanners = Vec::with_capacity(threads);
+        let mut from_scanners = Vec::with_capacity(threads);
+        let mut scanners = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            let (to_scanner, chunks) = mpsc::sync_channel::<(ScannedChunk, bool)>(1);
+            let (scanned, from_scanner) = mpsc::sync_channel::<ScannedChunk>(1);
+            let scanner = std::thread::Builder::new()
+                .name("oomdoc-scan".into())
+                .spawn_scoped(scope, move || {
+                    for (mut chunk, starts_line) in chunks {
+                        chunk.scan(starts_line);
+                        if scanned.send(chunk).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .context("failed to start a thread")?;
+            scanners.push(scanner);
+            to_scanners.push(to_scanner);
+            from_scanners.push(from_scanner);
+        }
+        let reader = std::thread::Builder::new()
+            .name("oomdoc-read".into())
+            .spawn_scoped(scope, move || {
+                read_chunks(&mut reader, &to_scanners, &recycled)
+            })
+            .context("failed to start a thread")?;
+        // Chunk `i` went to scanner `i % threads`: taking them in turn keeps the order.
+        for from_scanner in from_scanners.iter().cycle() {
+            let Ok(chunk) = from_scanner.recv() else {
+                break;
+            };
+            explainer.push_scanned(&chunk);
+            // The reader may have stopped (an error): a chunk nobody takes is dropped.
+            let _ = recycle.send(chunk);
+        }
+        drop(recycle);
+        let read = reader.join();
+        let scanned_all = scanners.into_iter().all(|scanner| scanner.join().is_ok());
+        match read {
+            Ok(Ok(total)) if scanned_all => Ok(total),
+            Ok(Err(error)) => Err(error).with_context(|| format!("failed to read `{name}`")),
+            _ => Err(anyhow::anyhow!(
+                "internal error: a thread reading `{name}` stopped unexpectedly"
+            )),
+        }
+    })
+}
+
+/// The reader thread of [`feed`]: reads `CHUNK_BYTES` at a time and hands the chunks to the
+/// scan threads in turn. Returns the bytes read.
+fn read_chunks(
+    reader: &mut dyn BufRead,
+    to_scanners: &[mpsc::SyncSender<(ScannedChunk, bool)>],
+    recycled: &mpsc::Receiver<ScannedChunk>,
+) -> std::io::Result<u64> {
+    let mut total = 0u64;
+    let mut starts_line = true;
+    for to_scanner in to_scanners.iter().cycle() {
+        let mut chunk = recycled.try_recv().unwrap_or_default();
+        let buffer = chunk.bytes_mut();
+        buffer.resize(CHUNK_BYTES, 0);
+        let mut filled = 0;
+        while filled < buffer.len() {
+            match reader.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(read) => filled += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        if filled == 0 {
+            break;
+        }
+        buffer.truncate(filled);
+        total += filled as u64;
+        let ends_line = buffer.last() == Some(&b'\n');
+        let full = filled == CHUNK_BYTES;
+        if to_scanner.send((chunk, starts_line)).is_err() || !full {
+            break;
+        }
+        starts_line = ends_line;
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_sniffing() {
+        assert!(!looks_binary(b"INFO 04-02 21:42:59 hello\n"));
+        assert!(looks_binary(b"\x80\x04\x95\x00\x00PK"));
+        assert!(looks_binary(&[0xff; 100]));
+        assert!(!looks_binary("caf\u{e9} \u{2014} ok".as_bytes()));
+        // a multi-byte character cut at the end of the window
+        assert!(!looks_binary(&"é".as_bytes()[..1]));
+    }
+
+    /// A log of several chunks: request runs across chunk ends, a line longer than a chunk,
+    /// a failure in the middle, no newline at the end.
+    fn large_log() -> Vec<u8> {
+        let mut log = Vec::new();
+        log.extend_from_slice(
+            b"INFO 11-29 10:00:01 api_server.py:585] vLLM API server version 0.6.4\n",
+        );
+        let mut port = 0;
+        while log.len() < 3 * CHUNK_BYTES {
+            port += 1;
+            log.extend_from_slice(
+                format!("INFO:     127.0.0.1:{port} - \"POST /v1/completions HTTP/1.1\" 200 OK\n")
+                    .as_bytes(),
+            );
+            if port % 97 == 0 {
+                log.extend_from_slice(
+                    b"INFO 11-29 10:01:02 metrics.py:349] Avg prompt throughput: 1.0 tokens/s\n",
+                );
+            }
+            if port == 20_000 {
+                log.extend_from_slice(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.12 GiB is free.\n");
+            }
+            if port == 30_000 {
+                log.extend(std::iter::repeat_n(b'x', CHUNK_BYTES + 17));
+                log.extend_from_slice(b" CUDA out of memory\n");
+            }
+        }
+        log.extend_from_slice(b"INFO:     Shutting down");
+        log
+    }
+
+    #[test]
+    fn the_pipeline_explains_as_one_thread_does() {
+        let log = large_log();
+        let mut sequential = Explainer::new();
+        sequential.start_input("log");
+        for chunk in log.chunks(4096) {
+            sequential.push_bytes(chunk);
+        }
+        let sequential = sequential.finish();
+        assert!(sequential.is_gpu_oom);
+        let mut piped = Explainer::new();
+        let read = feed(
+            &mut piped,
+            Box::new(std::io::Cursor::new(log.clone())),
+            "log",
+        );
+        assert_eq!(read.ok(), Some(log.len() as u64));
+        assert_eq!(piped.finish(), sequential);
+    }
+
+    /// A reader that fails after some bytes.
+    struct Failing(std::io::Cursor<Vec<u8>>);
+
+    impl std::io::Read for Failing {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buffer)? {
+                0 => Err(std::io::Error::other("disk on fire")),
+                read => Ok(read),
+            }
+        }
+    }
+
+    #[test]
+    fn a_read_error_in_the_pipeline_is_reported() {
+        let reader = std::io::BufReader::new(Failing(std::io::Cursor::new(large_log())));
+        let mut explainer = Explainer::new();
+        let error = feed(&mut explainer, Box::new(reader), "big.log").err();
+        let text = error.map(|error| format!("{error:#}")).unwrap_or_default();
+        assert!(
+            text.contains("failed to read `big.log`: disk on fire"),
+            "{text}"
+        );
+    }
+}
