@@ -161,18 +161,7 @@ pub(super) fn html_run(run: &RunReport, number: usize) -> String {
                 vec![
                     gpu_title(gpu),
                     gpu_memory_line(gpu),
-                    {
-                        let processes = process_lines(gpu);
-                        let before = if processes.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            processes.join("; ")
-                        };
-                        match at_oom_line(gpu) {
-                            Some(line) => format!("{before} — {line}"),
-                            None => before,
-                        }
-                    },
+                    processes_cell(gpu),
                     gpu.source.clone(),
                 ]
             })

@@ -91,18 +91,7 @@ pub(super) fn md_run(run: &RunReport, number: usize) -> String {
                     bytes_opt(gpu.total_bytes),
                     bytes_opt(gpu.free_before_bytes),
                     bytes_opt(gpu.used_before_bytes),
-                    {
-                        let processes = process_lines(gpu);
-                        let before = if processes.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            processes.join("; ")
-                        };
-                        match at_oom_line(gpu) {
-                            Some(line) => format!("{before} — {line}"),
-                            None => before,
-                        }
-                    },
+                    processes_cell(gpu),
                     gpu.source.clone(),
                 ]
             })

@@ -153,6 +153,21 @@ pub(super) fn process_lines(gpu: &crate::analyze::run_report::GpuFacts) -> Vec<S
     describe_processes(&gpu.processes_before)
 }
 
+/// The processes cell of a GPU table row: the processes before the start (or "none"), then
+/// what the inventory at the OOM showed.
+pub(super) fn processes_cell(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+    let processes = process_lines(gpu);
+    let before = if processes.is_empty() {
+        "none".to_owned()
+    } else {
+        processes.join("; ")
+    };
+    match at_oom_line(gpu) {
+        Some(line) => format!("{before} — {line}"),
+        None => before,
+    }
+}
+
 pub(super) fn describe_processes(
     processes: &[crate::analyze::run_report::ProcessFacts],
 ) -> Vec<String> {
