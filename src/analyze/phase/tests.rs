@@ -1,0 +1,511 @@
+use super::*;
+
+fn frame(line: u64, function: &str, file: &str) -> Frame {
+    Frame {
+        line,
+        function: function.to_string(),
+        file: file.to_string(),
+    }
+}
+
+#[test]
+fn deepest_mapped_frame_wins() {
+    let frames = [
+        frame(1, "_initialize_kv_caches", "/x/vllm/v1/engine/core.py"),
+        frame(
+            2,
+            "determine_available_memory",
+            "/x/vllm/v1/worker/gpu_worker.py",
+        ),
+        frame(3, "profile_run", "/x/vllm/v1/worker/gpu_model_runner.py"),
+        frame(4, "_dummy_run", "/x/vllm/v1/worker/gpu_model_runner.py"),
+        frame(5, "forward", "/x/vllm/model_executor/models/llama.py"),
+    ];
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &Progress::default(),
+        frames: &frames,
+        hint: None,
+        late: None,
+    });
+    assert_eq!(report.failed_in, Phase::Profiling);
+    assert_eq!(report.prompt_can_be_cause, Some(false));
+}
+
+#[test]
+fn a_startup_stage_that_failed_is_not_the_last_completed() {
+    let mut progress = Progress::default();
+    progress.observe(EventKind::WeightsLoaded, Phase::WeightsLoad, 1);
+    progress.observe(EventKind::ProfilingDone, Phase::Profiling, 2);
+    progress.observe(EventKind::KvCacheAllocated, Phase::KvCacheAlloc, 3);
+    progress.observe(EventKind::KvConcurrency, Phase::KvCacheAlloc, 4);
+    // The KV cache was sized, then a frame of its allocation failed.
+    let frames = [frame(5, "initialize_cache", "/x/vllm/worker/worker.py")];
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &progress,
+        frames: &frames,
+        hint: None,
+        late: None,
+    });
+    assert_eq!(report.failed_in, Phase::KvCacheAlloc);
+    assert_eq!(report.last_completed, Some(Phase::Profiling));
+    assert!(report.evidence[0].contains("kv_cache_alloc had begun"));
+    assert_eq!(
+        report.evidence[1],
+        "line 2: the log shows profiling completed"
+    );
+    // Steps repeat: a failing step comes after completed ones.
+    let mut progress = Progress::default();
+    progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 7);
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &progress,
+        frames: &[],
+        hint: None,
+        late: None,
+    });
+    assert_eq!(report.failed_in, Phase::TrainingStep);
+    assert_eq!(report.last_completed, Some(Phase::TrainingStep));
+}
+
+#[test]
+fn nothing_shown_is_unknown() {
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &Progress::default(),
+        frames: &[frame(1, "forward", "/x/model.py")],
+        hint: None,
+        late: None,
+    });
+    assert_eq!(report.failed_in, Phase::Unknown);
+    assert_eq!(report.server_was_ready, None);
+}
+
+#[test]
+fn ready_server_then_failure_is_inference() {
+    let mut progress = Progress::default();
+    progress.observe(EventKind::EngineStart, Phase::Startup, 1);
+    progress.observe(EventKind::WeightsLoaded, Phase::WeightsLoad, 5);
+    progress.observe(EventKind::ServerReady, Phase::Inference, 9);
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &progress,
+        frames: &[],
+        hint: None,
+        late: None,
+    });
+    assert_eq!(report.failed_in, Phase::Inference);
+    assert_eq!(report.server_was_ready, Some(true));
+    assert_eq!(report.last_completed, Some(Phase::WeightsLoad));
+}
+
+fn failed_in(frames: &[Frame]) -> (Phase, Vec<String>) {
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &Progress::default(),
+        frames,
+        hint: None,
+        late: None,
+    });
+    (report.failed_in, report.evidence)
+}
+
+#[test]
+fn a_stage_encloses_the_forward_it_runs() {
+    // vLLM V0: profile_run runs execute_model.
+    let (phase, evidence) = failed_in(&[
+        frame(
+            1,
+            "determine_num_available_blocks",
+            "/x/vllm/worker/worker.py",
+        ),
+        frame(2, "profile_run", "/x/vllm/worker/model_runner.py"),
+        frame(3, "execute_model", "/x/vllm/worker/model_runner.py"),
+        frame(4, "forward", "/x/vllm/model_executor/models/llama.py"),
+    ]);
+    assert_eq!(phase, Phase::Profiling);
+    assert!(evidence[0].contains("`profile_run`"), "{evidence:?}");
+    assert!(evidence[0].contains("the deeper `execute_model` (line 3)"));
+    // TGI: warmup runs generate_token, then sizes and allocates the KV cache.
+    let tgi = "/x/text_generation_server/models/flash_causal_lm.py";
+    assert_eq!(
+        failed_in(&[
+            frame(1, "Warmup", "/x/text_generation_server/server.py"),
+            frame(2, "warmup", tgi),
+            frame(3, "generate_token", tgi)
+        ])
+        .0,
+        Phase::Profiling
+    );
+    assert_eq!(
+        failed_in(&[frame(1, "warmup", tgi), frame(2, "init_kv_cache", tgi)]).0,
+        Phase::KvCacheAlloc
+    );
+    // SGLang: graph capture runs the model.
+    let sgl = "/x/sglang/srt/model_executor/cuda_graph_runner.py";
+    assert_eq!(
+        failed_in(&[
+            frame(1, "__init__", sgl),
+            frame(2, "capture", sgl),
+            frame(3, "capture_one_batch_size", sgl),
+            frame(4, "run_once", sgl),
+            frame(5, "forward", "/x/sglang/srt/models/llama.py")
+        ])
+        .0,
+        Phase::CudaGraphCapture
+    );
+}
+
+#[test]
+fn vllm_v1_dummy_run_is_decided_by_its_caller() {
+    let runner = "/x/vllm/v1/worker/gpu_model_runner.py";
+    assert_eq!(
+        failed_in(&[
+            frame(
+                1,
+                "compile_or_warm_up_model",
+                "/x/vllm/v1/worker/gpu_worker.py"
+            ),
+            frame(2, "capture_model", runner),
+            frame(3, "_dummy_run", runner)
+        ])
+        .0,
+        Phase::CudaGraphCapture
+    );
+    assert_eq!(
+        failed_in(&[
+            frame(1, "profile_run", runner),
+            frame(2, "_dummy_run", runner)
+        ])
+        .0,
+        Phase::Profiling
+    );
+    assert_eq!(
+        failed_in(&[frame(1, "_dummy_run", runner)]).0,
+        Phase::Unknown
+    );
+    assert_eq!(
+        failed_in(&[
+            frame(1, "run_engine_core", "/x/vllm/v1/engine/core.py"),
+            frame(2, "run_busy_loop", "/x/vllm/v1/engine/core.py"),
+            frame(3, "step", "/x/vllm/v1/engine/core.py"),
+            frame(4, "execute_model", runner)
+        ])
+        .0,
+        Phase::Inference
+    );
+}
+
+#[test]
+fn wrappers_decide_only_when_nothing_else_does() {
+    let core = "/x/vllm/v1/engine/core.py";
+    let (phase, evidence) = failed_in(&[
+        frame(1, "_initialize_kv_caches", core),
+        frame(2, "collective_rpc", "/x/vllm/executor/abstract.py"),
+    ]);
+    assert_eq!(phase, Phase::KvCacheAlloc);
+    assert!(evidence[0].contains("encloses"));
+    assert_eq!(
+        failed_in(&[
+            frame(1, "_initialize_kv_caches", core),
+            frame(
+                2,
+                "determine_available_memory",
+                "/x/vllm/v1/executor/abstract.py"
+            )
+        ])
+        .0,
+        Phase::Profiling
+    );
+    // A log line that shows the stage beats the wrapper.
+    let mut progress = Progress::default();
+    progress.observe(EventKind::CudaGraphCaptureStart, Phase::CudaGraphCapture, 1);
+    let frames = [frame(2, "_initialize_kv_caches", core)];
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &progress,
+        frames: &frames,
+        hint: None,
+        late: None,
+    });
+    assert_eq!(report.failed_in, Phase::CudaGraphCapture);
+}
+
+#[test]
+fn offloaded_weights_moved_in_a_forward_are_not_a_load() {
+    let hooks = "/x/accelerate/hooks.py";
+    let (phase, _) = failed_in(&[
+        frame(1, "generate", "/x/transformers/generation/utils.py"),
+        frame(2, "_sample", "/x/transformers/generation/utils.py"),
+        frame(3, "new_forward", hooks),
+        frame(4, "pre_forward", hooks),
+        frame(
+            5,
+            "set_module_tensor_to_device",
+            "/x/accelerate/utils/modeling.py",
+        ),
+    ]);
+    assert_eq!(phase, Phase::Inference);
+    // Without the hook it is a load.
+    assert_eq!(
+        failed_in(&[
+            frame(1, "dispatch_model", "/x/accelerate/big_modeling.py"),
+            frame(
+                2,
+                "set_module_tensor_to_device",
+                "/x/accelerate/utils/modeling.py"
+            )
+        ])
+        .0,
+        Phase::WeightsLoad
+    );
+}
+
+#[test]
+fn evaluation_inside_training_is_inference_and_says_so() {
+    let trainer = "/x/transformers/trainer.py";
+    let (phase, evidence) = failed_in(&[
+        frame(1, "train", trainer),
+        frame(2, "_inner_training_loop", trainer),
+        frame(3, "_maybe_log_save_evaluate", trainer),
+        frame(4, "evaluate", "/x/transformers/trainer_seq2seq.py"),
+        frame(5, "prediction_step", "/x/transformers/trainer_seq2seq.py"),
+        frame(6, "generate", "/x/transformers/generation/utils.py"),
+    ]);
+    assert_eq!(phase, Phase::Inference);
+    assert!(
+        evidence[0].contains("evaluation inside training (`_inner_training_loop`, line 2)"),
+        "{evidence:?}"
+    );
+    assert_eq!(
+        failed_in(&[
+            frame(1, "train", trainer),
+            frame(2, "_inner_training_loop", trainer),
+            frame(3, "training_step", trainer),
+            frame(4, "backward", "/x/torch/_tensor.py")
+        ])
+        .0,
+        Phase::TrainingStep
+    );
+    // The model moved to the GPU when training starts is a load.
+    assert_eq!(
+        failed_in(&[
+            frame(1, "train", trainer),
+            frame(2, "_inner_training_loop", trainer),
+            frame(3, "_wrap_model", "/x/transformers/trainer.py"),
+            frame(4, "to", "/x/torch/nn/modules/module.py"),
+            frame(5, "_apply", "/x/torch/nn/modules/module.py")
+        ])
+        .0,
+        Phase::WeightsLoad
+    );
+}
+
+#[test]
+fn module_moves_and_casts() {
+    let module = "/x/torch/nn/modules/module.py";
+    let (to, half, lazy) = (
+        failed_in(&[
+            frame(1, "to", module),
+            frame(2, "_apply", module),
+            frame(3, "convert", module),
+        ])
+        .0,
+        failed_in(&[
+            frame(1, "half", module),
+            frame(2, "_apply", module),
+            frame(3, "<lambda>", module),
+        ])
+        .0,
+        failed_in(&[
+            frame(1, "cuda", module),
+            frame(2, "_apply", module),
+            frame(3, "_lazy_init", "/x/torch/cuda/__init__.py"),
+        ])
+        .0,
+    );
+    assert_eq!(
+        (to, half, lazy),
+        (Phase::WeightsLoad, Phase::FormatConversion, Phase::Startup)
+    );
+    // Windows paths.
+    let windows = r"C:\Users\u\miniconda3\Lib\site-packages\torch\nn\modules\module.py";
+    assert_eq!(failed_in(&[frame(1, "to", windows)]).0, Phase::WeightsLoad);
+    // A Jupyter call line (`---> 1 model.to(0)`) has no path: `to` alone proves nothing.
+    assert_eq!(failed_in(&[frame(1, "to", "<call>")]).0, Phase::Unknown);
+}
+
+#[test]
+fn a_sized_kv_cache_is_being_allocated() {
+    let mut progress = Progress::default();
+    progress.observe(EventKind::ProfilingStart, Phase::Profiling, 1);
+    progress.observe(EventKind::KvCachePlanned, Phase::KvCacheAlloc, 2);
+    assert_eq!(progress.in_progress, Some((Phase::KvCacheAlloc, 2)));
+    assert_eq!(progress.last_completed, Some((Phase::Profiling, 2)));
+    progress.observe(EventKind::KvConcurrency, Phase::KvCacheAlloc, 3);
+    assert_eq!(progress.in_progress, Some((Phase::KvCacheAlloc, 3)));
+    progress.observe(EventKind::CudaGraphCaptureStart, Phase::CudaGraphCapture, 4);
+    assert_eq!(progress.in_progress, Some((Phase::CudaGraphCapture, 4)));
+    // An allocation that the log reports done closes the stage.
+    let mut done = Progress::default();
+    done.observe(EventKind::KvCacheAllocated, Phase::KvCacheAlloc, 1);
+    assert_eq!(done.in_progress, None);
+}
+
+#[test]
+fn native_backward_frames_are_a_training_step() {
+    let lib = "/x/site-packages/torch/lib/libtorch_cuda.so";
+    for function in [
+        "native::slow_conv_transpose3d_backward_out_cuda_template",
+        "ConvolutionBackward0::apply",
+        "Engine::evaluate_function",
+    ] {
+        assert_eq!(
+            frame_phase(function, lib),
+            Some(Phase::TrainingStep),
+            "{function}"
+        );
+    }
+    assert_eq!(frame_phase("native::conv2d", lib), None);
+    assert_eq!(frame_phase("ConvolutionBackward::apply", lib), None);
+    // A Python function of that name is not a native frame.
+    assert_eq!(frame_phase("my_backward", "/x/model.py"), None);
+}
+
+#[test]
+fn every_rule_is_reachable() {
+    for (index, rule) in FRAME_RULES.iter().enumerate() {
+        let file = if rule.path.is_empty() {
+            "/x/y.py".to_string()
+        } else {
+            format!("/x/{}/y.py", rule.path)
+        };
+        let found = frame_rule(rule.function, &file).map(|found| found as *const FrameRule);
+        assert!(found.is_some(), "{}", rule.function);
+        let first = FRAME_RULES
+            .iter()
+            .position(|other| std::ptr::eq(other, found.unwrap()))
+            .unwrap();
+        // An earlier rule may shadow a later one only when both say the same.
+        if first != index {
+            assert_eq!(
+                FRAME_RULES[first].phase, rule.phase,
+                "{} shadowed",
+                rule.function
+            );
+        }
+    }
+}
+
+#[test]
+fn engine_words_around_the_error_name_the_stage() {
+    let tgi = "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed memory. (out of memory)";
+    assert_eq!(
+        wrapping_phrase(tgi),
+        Some((Phase::Profiling, "Unable to warmup model"))
+    );
+    let sglang =
+        "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.";
+    assert_eq!(
+        wrapping_phrase(sglang).map(|(phase, _)| phase),
+        Some(Phase::CudaGraphCapture)
+    );
+    assert_eq!(
+        wrapping_phrase("torch.OutOfMemoryError: CUDA out of memory."),
+        None
+    );
+}
+
+#[test]
+fn backend_creation_and_chainer_loops() {
+    let cases = [
+        (
+            "backends",
+            "/venv/site-packages/jax/_src/xla_bridge.py",
+            Phase::Startup,
+        ),
+        (
+            "_init_backend",
+            "/venv/site-packages/jax/_src/xla_bridge.py",
+            Phase::Startup,
+        ),
+        (
+            "make_c_api_client",
+            "/venv/site-packages/jaxlib/xla_client.py",
+            Phase::Startup,
+        ),
+        (
+            "_lazy_new",
+            "~/envs/py3/lib/python3.5/site-packages/torch/cuda/__init__.py",
+            Phase::Startup,
+        ),
+        (
+            "run",
+            "/site-packages/chainer/training/trainer.py",
+            Phase::TrainingStep,
+        ),
+        (
+            "update_core",
+            "/site-packages/chainer/training/updaters/standard_updater.py",
+            Phase::TrainingStep,
+        ),
+        (
+            "update",
+            "/site-packages/chainer/optimizer.py",
+            Phase::TrainingStep,
+        ),
+    ];
+    for (function, file, phase) in cases {
+        assert_eq!(
+            frame_phase(function, file),
+            Some(phase),
+            "{function} {file}"
+        );
+    }
+    // Not any `run` or `update`.
+    assert_eq!(frame_phase("run", "/app/server.py"), None);
+    assert_eq!(frame_phase("update", "/app/state.py"), None);
+}
+
+#[test]
+fn a_ggml_host_buffer_says_its_stage_too() {
+    use crate::model::failure::{EngineFigures, OomFigures};
+    let message = OomMessage {
+        kind: OomKind::HostMemory,
+        is_gpu_oom: false,
+        engine_hint: None,
+        figures: OomFigures::default(),
+        line: 9,
+        stream: None,
+        exception: None,
+        text: "error loading model: unable to allocate CUDA_Host buffer".to_string(),
+        end_line: 9,
+        t_ms: None,
+        details: EngineFigures {
+            buffer_type: Some("CUDA_Host".to_string()),
+            buffer_purpose: Some("model weights".to_string()),
+            ..EngineFigures::default()
+        },
+    };
+    assert_eq!(message_phase(&message), Some(Phase::WeightsLoad));
+    let plain = OomMessage {
+        details: EngineFigures::default(),
+        ..message
+    };
+    assert_eq!(message_phase(&plain), None);
+}
+
+#[test]
+fn issue13_wrapping_words_and_keras_fit() {
+    for (line, phase) in [
+        ("infer:send_error: router/src/infer.rs:554: Request failed during generation: Server error: CUDA out of memory.", Phase::Inference),
+        ("ERROR 03-31 15:19:44 [async_llm_engine.py:68] torch.OutOfMemoryError: CUDA out of memory.", Phase::Inference),
+        ("** model stable-diffusion-1.5 could not be loaded: CUDA out of memory.", Phase::WeightsLoad),
+        ("Error merging checkpoints: CUDA out of memory.", Phase::FormatConversion),
+    ] {
+        assert_eq!(wrapping_phrase(line).map(|(p, _)| p), Some(phase), "{line}");
+    }
+    // Keras `Model.fit`, also as a notebook arrow.
+    assert_eq!(frame_phase("fit", "<call>"), Some(Phase::TrainingStep));
+}
