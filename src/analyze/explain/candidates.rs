@@ -1,0 +1,495 @@
+//! The candidate scan of one block: the lines that hold a marker (an OOM marker or an
+//! engine-log marker), found by the anchored search, with the known-line shortcut for lines
+//! like a recent one; and [`ScannedChunk`], a block scanned on any thread.
+
+use super::*;
+
+pub(super) struct Scanner {
+    /// Every marker: patterns `0..oom_markers` are OOM markers; the rest engine-log markers.
+    pub(super) patterns: Vec<&'static str>,
+    /// The fast path (see [`scan`]).
+    pub(super) anchored: Option<Anchored>,
+    /// `None` only if the automaton could not be built (then every line is a candidate).
+    pub(super) automaton: Option<AhoCorasick>,
+    /// Patterns `0..oom_markers` are OOM markers; the rest are engine-log markers.
+    pub(super) oom_markers: usize,
+    /// What a line must show before a run of digits for a marker to cover the run (see
+    /// [`like_shape`]).
+    pub(super) digits: DigitContexts,
+}
+
+impl Scanner {
+    /// Every marker match in `part` as (position, pattern), in the order of aho-corasick's
+    /// overlapping search.
+    pub(super) fn scan(&self, part: &[u8], out: &mut Vec<(usize, usize)>) {
+        if let Some(anchored) = &self.anchored {
+            anchored.scan(&self.patterns, part, out);
+        } else if let Some(automaton) = &self.automaton {
+            out.extend(
+                automaton
+                    .find_overlapping_iter(part)
+                    .map(|found| (found.start(), found.pattern().as_usize())),
+            );
+        }
+    }
+}
+
+pub(super) fn scanner() -> &'static Scanner {
+    static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    SCANNER.get_or_init(|| {
+        let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
+        patterns.extend_from_slice(engine_log::markers());
+        let anchored = Anchored::new(&patterns);
+        // Fallback: a full DFA (~330 literals leave no useful prefilter, and the DFA scans
+        // several times faster than the default NFA).
+        let automaton = if anchored.is_some() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .prefilter(false)
+                .byte_classes(true)
+                .build(&patterns)
+                .or_else(|_| AhoCorasick::new(&patterns))
+                .ok()
+        };
+        let digits = DigitContexts::new(&patterns);
+        Scanner {
+            patterns,
+            anchored,
+            automaton,
+            oom_markers: OOM_MARKERS.len(),
+            digits,
+        }
+    })
+}
+
+/// A line the scan found markers in, or the first line of a run of request/stats lines.
+#[derive(Debug, Clone)]
+pub(super) struct Candidate {
+    /// The line is `block[start..end]` (without its `\n`).
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// Index of the line in the block (0 = the first).
+    pub(super) line: u64,
+    /// Its engine markers: `Candidates::markers[markers]`.
+    pub(super) markers: Range<usize>,
+    /// Whether it holds an OOM marker.
+    pub(super) oom: bool,
+    /// When this line and the next ones hold only request/stats markers of one kind (see
+    /// `engine_log::repeat_kind`): (that kind, index of the last line of the run, end of
+    /// that line). The lines after this one are counted, not listed.
+    pub(super) run: Option<(EventKind, u64, usize)>,
+}
+
+/// The lines of a block worth looking at, found by [`find_candidates`].
+#[derive(Debug, Default)]
+pub(super) struct Candidates {
+    pub(super) lines: Vec<Candidate>,
+    /// Engine markers of all candidate lines (indices into `engine_log::markers`).
+    pub(super) markers: Vec<usize>,
+    /// Bytes of the block the scan covered (complete lines): all of it, unless it stopped
+    /// at `MAX_CANDIDATES`.
+    pub(super) scanned: usize,
+    /// Lines in the covered part.
+    pub(super) total_lines: u64,
+    /// Scratch: marker matches (position, pattern).
+    pub(super) matches: Vec<(usize, usize)>,
+}
+
+impl Candidates {
+    pub(super) fn markers_of(&self, candidate: &Candidate) -> &[usize] {
+        self.markers
+            .get(candidate.markers.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Where the marker matches of a block come from, line after line.
+pub(super) enum Hits<'a> {
+    /// Anchor hits searched for as the lines are reached, so that a line known without
+    /// searching it (see [`like_shape`]) is skipped.
+    Anchored {
+        anchored: &'a Anchored,
+        cursor: HitCursor,
+    },
+    /// Every match, found up front by the automaton (by end; the lines in order).
+    Listed {
+        matches: Vec<(usize, usize)>,
+        next: usize,
+    },
+}
+
+impl Hits<'_> {
+    /// Every match of the automaton in `block`.
+    pub(super) fn listed(automaton: &AhoCorasick, block: &[u8]) -> Hits<'static> {
+        Hits::Listed {
+            matches: automaton
+                .find_overlapping_iter(block)
+                .map(|found| (found.start(), found.pattern().as_usize()))
+                .collect(),
+            next: 0,
+        }
+    }
+
+    /// Where the next hit is (a position inside the next line with a marker).
+    pub(super) fn peek(&mut self, block: &[u8]) -> Option<usize> {
+        match self {
+            Hits::Anchored { anchored, cursor } => cursor.peek(anchored, block),
+            Hits::Listed { matches, next } => matches.get(*next).map(|&(start, _)| start),
+        }
+    }
+
+    /// Moves the matches of the hits before `end` (the end of the line) into `out`, in the
+    /// order of aho-corasick's overlapping search.
+    pub(super) fn take_line(
+        &mut self,
+        patterns: &[&str],
+        block: &[u8],
+        end: usize,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        match self {
+            Hits::Anchored { anchored, cursor } => {
+                let first = out.len();
+                cursor.take_until(anchored, patterns, block, end, out);
+                sort_matches(patterns, &mut out[first..]);
+            }
+            Hits::Listed { matches, next } => {
+                while let Some(&(start, pattern)) = matches.get(*next) {
+                    if start >= end {
+                        break;
+                    }
+                    out.push((start, pattern));
+                    *next += 1;
+                }
+            }
+        }
+    }
+
+    /// Forgets the hits before `position` (lines known without searching them).
+    pub(super) fn skip_to(&mut self, position: usize) {
+        match self {
+            Hits::Anchored { cursor, .. } => cursor.skip_to(position),
+            Hits::Listed { matches, next } => {
+                while matches
+                    .get(*next)
+                    .is_some_and(|&(start, _)| start < position)
+                {
+                    *next += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Finds the candidate lines of `block` (complete lines): every line with a marker (a line
+/// may hold several, and an OOM marker may overlap an engine marker), consecutive lines of
+/// one request/stats kind merged into runs. A line that differs from the last line of a run
+/// only in digits that no marker can cover holds the same markers (see [`like_shape`])
+/// and joins the run without being searched: on a serving log most lines are such. This is
+/// the costly part of explaining a large log, and pure, so [`ScannedChunk::scan`] runs it on
+/// other threads.
+pub(super) fn find_candidates(block: &[u8], found: &mut Candidates) {
+    let scanner = scanner();
+    found.lines.clear();
+    found.markers.clear();
+    let hits = match (&scanner.anchored, &scanner.automaton) {
+        (Some(anchored), _) => Hits::Anchored {
+            anchored,
+            cursor: anchored.hits(),
+        },
+        (None, Some(automaton)) => Hits::listed(automaton, block),
+        (None, None) => {
+            // Without a scanner every line is a candidate for the OOM detector.
+            let mut start = 0;
+            for (line, newline) in (0u64..).zip(memchr::memchr_iter(b'\n', block)) {
+                if found.lines.len() >= MAX_CANDIDATES {
+                    break;
+                }
+                found.lines.push(Candidate {
+                    start,
+                    end: newline,
+                    line,
+                    markers: 0..0,
+                    oom: true,
+                    run: None,
+                });
+                start = newline + 1;
+            }
+            found.scanned = start;
+            found.total_lines = found.lines.len() as u64;
+            return;
+        }
+    };
+    collect_candidates(scanner, block, hits, found);
+}
+
+/// A recent candidate line: a later line like it ([`like_shape`]) holds its markers.
+#[derive(Debug, Clone)]
+pub(super) struct KnownLine {
+    /// The line in the block (the latest one seen of its kind).
+    pub(super) line: Range<usize>,
+    /// Its engine markers in `Candidates::markers`.
+    pub(super) markers: Range<usize>,
+    pub(super) oom: bool,
+    pub(super) kind: Option<EventKind>,
+}
+
+/// Candidate lines found in one go, at most: memory stays bounded when every line of a
+/// chunk is one (the scan stops at a line end; the rest is scanned next).
+pub(super) const MAX_CANDIDATES: usize = 8192;
+
+/// Recent candidate lines kept to recognise the next line (see [`like_shape`]).
+pub(super) const KNOWN_LINES: usize = 16;
+/// After this many failed tries in a row, the known lines are tried only every
+/// `KNOWN_BACKOFF` candidate lines (a try costs a line-end search and a compare).
+pub(super) const KNOWN_TRIES_BEFORE_BACKOFF: u32 = 4;
+pub(super) const KNOWN_BACKOFF: u32 = 32;
+
+/// [`find_candidates`] with the hits of a scanner.
+pub(super) fn collect_candidates(
+    scanner: &Scanner,
+    block: &[u8],
+    mut hits: Hits<'_>,
+    found: &mut Candidates,
+) {
+    let mut line_matches = std::mem::take(&mut found.matches);
+    let mut known: Vec<KnownLine> = Vec::with_capacity(KNOWN_LINES);
+    let mut replace = 0; // the known line replaced next
+    let mut last_known = 0; // the known line recognised last
+    let mut start = 0; // of the line `index`: lines before it are counted
+    let mut index = 0u64;
+    // The line at `start` comes right after a candidate: try the known lines first.
+    let mut after_candidate = false;
+    // Tries that failed in a row, and tries skipped since: where lines rarely repeat, the
+    // known lines are tried only now and then.
+    let (mut failed, mut skipped) = (0u32, 0u32);
+    loop {
+        if found.lines.len() >= MAX_CANDIDATES {
+            found.scanned = start;
+            found.total_lines = index;
+            found.matches = line_matches;
+            return;
+        }
+        let try_known = after_candidate && {
+            skipped += 1;
+            failed < KNOWN_TRIES_BEFORE_BACKOFF || skipped >= KNOWN_BACKOFF
+        };
+        let recognised = match try_known {
+            // The known line recognised last first: lines of one kind often follow each other.
+            true => std::iter::once(last_known)
+                .chain((0..known.len()).filter(|&which| which != last_known))
+                .find_map(|which| {
+                    let line = known.get(which)?.line.clone();
+                    like_shape(&block[line], &block[start..], &scanner.digits)
+                        .map(|length| (which, start + length))
+                }),
+            false => None,
+        };
+        if let Some((which, _)) = recognised {
+            last_known = which;
+        }
+        if try_known {
+            skipped = 0;
+            failed = match recognised {
+                Some(_) => 0,
+                None => failed.saturating_add(1),
+            };
+        }
+        let from = found.markers.len();
+        let (end, oom, kind) = match recognised {
+            Some((which, end)) => {
+                let known = &known[which];
+                found.markers.extend_from_within(known.markers.clone());
+                (end, known.oom, known.kind)
+            }
+            None => {
+                hits.skip_to(start);
+                let Some(at) = hits.peek(block) else {
+                    break;
+                };
+                if let Some(offset) = memchr::memrchr(b'\n', &block[start..at]) {
+                    index +=
+                        memchr::memchr_iter(b'\n', &block[start..=start + offset]).count() as u64;
+                    start += offset + 1;
+                }
+                let end =
+                    memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |offset| at + offset);
+                line_matches.clear();
+                hits.take_line(&scanner.patterns, block, end, &mut line_matches);
+                if line_matches.is_empty() {
+                    // Anchors without a marker (a marker cut short): not a candidate, as
+                    // for the automaton.
+                    start = end + 1;
+                    index += 1;
+                    after_candidate = false;
+                    continue;
+                }
+                let mut oom = false;
+                for &(_, pattern) in &line_matches {
+                    match pattern.checked_sub(scanner.oom_markers) {
+                        Some(marker) => found.markers.push(marker),
+                        None => oom = true,
+                    }
+                }
+                let kind = match oom {
+                    true => None,
+                    false => repeat_kind_of(&found.markers[from..]),
+                };
+                (end, oom, kind)
+            }
+        };
+        // A repeat line right after a run of its kind (a run starts at a repeat line).
+        let extends = found.lines.last_mut().filter(|last| {
+            last.run
+                .zip(kind)
+                .is_some_and(|((run_kind, run_last, _), kind)| {
+                    run_kind == kind && run_last + 1 == index
+                })
+        });
+        let candidate = match extends {
+            Some(last) => {
+                found.markers.truncate(from);
+                last
+            }
+            None => {
+                found.lines.push(Candidate {
+                    start,
+                    end,
+                    line: index,
+                    markers: from..found.markers.len(),
+                    oom,
+                    run: kind.map(|kind| (kind, index, end)),
+                });
+                let Some(last) = found.lines.last_mut() else {
+                    break;
+                };
+                last
+            }
+        };
+        let mut previous = start..end;
+        start = end + 1;
+        index += 1;
+        if let Some(kind) = kind {
+            // The next lines join the run unsearched while they are like the last one (of
+            // the same length, so the line ends where the last one would).
+            let mut changed: Option<Range<usize>> = None; // between the last two lines
+            loop {
+                let next_end = start + previous.len();
+                let last = &block[previous.clone()];
+                let alike = block.get(next_end) == Some(&b'\n') && {
+                    let line = &block[start..next_end];
+                    match changed.clone() {
+                        Some(run) if like_but_run(last, line, run.clone()) => true,
+                        _ => match compare_lines(last, line, &scanner.digits) {
+                            Some(run) => {
+                                changed = run;
+                                true
+                            }
+                            None => false,
+                        },
+                    }
+                };
+                let next_end = match alike {
+                    true => next_end,
+                    // Runs of digits of other lengths (ports, counts, figures).
+                    false => match like_shape(last, &block[start..], &scanner.digits) {
+                        Some(length) => {
+                            changed = None;
+                            start + length
+                        }
+                        None => break,
+                    },
+                };
+                previous = start..next_end;
+                start = next_end + 1;
+                index += 1;
+            }
+            candidate.run = Some((kind, index - 1, previous.end));
+        }
+        let line = KnownLine {
+            line: previous,
+            markers: candidate.markers.clone(),
+            oom,
+            kind,
+        };
+        match recognised.map(|(which, _)| which) {
+            Some(which) => known[which] = line,
+            None if known.len() < KNOWN_LINES => known.push(line),
+            None => {
+                known[replace] = line;
+                replace = (replace + 1) % KNOWN_LINES;
+            }
+        }
+        after_candidate = start < block.len();
+    }
+    index += memchr::memchr_iter(b'\n', block.get(start..).unwrap_or_default()).count() as u64;
+    found.scanned = block.len();
+    found.total_lines = index;
+    found.matches = line_matches;
+}
+
+/// Whether `line` holds an OOM marker, and its engine markers (for a line of a run, whose
+/// markers the block scan did not keep).
+pub(super) fn line_markers(line: &[u8]) -> (bool, Vec<usize>) {
+    let scanner = scanner();
+    let mut found = Vec::new();
+    scanner.scan(line, &mut found);
+    let oom = found
+        .iter()
+        .any(|&(_, pattern)| pattern < scanner.oom_markers);
+    let markers = found
+        .into_iter()
+        .filter_map(|(_, pattern)| pattern.checked_sub(scanner.oom_markers))
+        .collect();
+    (oom, markers)
+}
+
+/// A chunk of input and the candidate lines of its complete lines: filled by a reader,
+/// scanned on any thread ([`ScannedChunk::scan`]), taken in order by
+/// [`Explainer::push_scanned`], then reused (its buffers keep their capacity).
+#[derive(Debug, Default)]
+pub struct ScannedChunk {
+    pub(super) bytes: Vec<u8>,
+    /// The complete lines that were scanned (`None`: not scanned).
+    pub(super) region: Option<Range<usize>>,
+    /// What the scan found in `region` (positions relative to its start).
+    pub(super) found: Candidates,
+}
+
+impl ScannedChunk {
+    /// An empty chunk.
+    pub fn new() -> Self {
+        ScannedChunk::default()
+    }
+
+    /// The bytes of the chunk, for a reader to fill (any earlier scan is forgotten).
+    pub fn bytes_mut(&mut self) -> &mut Vec<u8> {
+        self.region = None;
+        &mut self.bytes
+    }
+
+    /// Scans the chunk for markers, the costly part of explaining, so that it can run on
+    /// other threads while [`Explainer::push_scanned`] takes the chunks in order.
+    /// `starts_line`: the previous chunk of this input ended with a newline (or this is the
+    /// input's first chunk); when it did not, the chunk's first line is finished by the
+    /// explainer itself. A wrong guess costs time (the explainer scans again), not results.
+    pub fn scan(&mut self, starts_line: bool) {
+        let bytes = &self.bytes;
+        let start = if starts_line {
+            Some(0)
+        } else {
+            memchr::memchr(b'\n', bytes).map(|newline| newline + 1)
+        };
+        let end = memchr::memrchr(b'\n', bytes).map(|newline| newline + 1);
+        self.region = match (start, end) {
+            (Some(start), Some(end)) if start < end => {
+                find_candidates(&bytes[start..end], &mut self.found);
+                Some(start..end)
+            }
+            _ => None,
+        };
+    }
+}
