@@ -839,6 +839,219 @@ if NAME == "triton_shared_memory":
             acc += tl.dot(a, b)
         tl.store(c_ptr + rm[:, None] * n + rn[None, :], acc)
 
+
+# --------------------------------------------------------------------------- sixth batch
+
+
+def _single_process_group():
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29517")
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("WORLD_SIZE", "1")
+    os.environ.setdefault("LOCAL_RANK", "0")
+
+
+def hf_trainer_evaluate():
+    import torch
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+    class RandomTokens(torch.utils.data.Dataset):
+        def __len__(self):
+            return 256
+
+        def __getitem__(self, index):
+            ids = torch.randint(3, 32000, (2048,))
+            return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    fill_gpu(4 * GIB)
+    args = TrainingArguments(
+        output_dir=os.path.join(WORK, "eval-out"), per_device_eval_batch_size=64,
+        report_to="none", bf16=True, dataloader_num_workers=0,
+    )
+    trainer = Trainer(model=model, args=args, eval_dataset=RandomTokens())
+    print(trainer.evaluate())
+
+
+def ddp_train_step():
+    # Launched the way users launch DDP: torchrun, whose own failure summary follows the error.
+    import subprocess
+
+    if "LOCAL_RANK" not in os.environ:
+        rc = subprocess.call(["torchrun", "--nproc_per_node=1", "--master_port=29518",
+                              os.path.abspath(__file__), NAME])
+        sys.exit(rc)
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    model = DDP(mlp(8192, 32768).cuda(), device_ids=[int(os.environ["LOCAL_RANK"])])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    fill_gpu(8 * GIB)
+    for step in range(100):
+        x = torch.randn(4096 * (step + 1), 8192, device="cuda")
+        loss = F.mse_loss(model(x), x)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if dist.get_rank() == 0:
+            print(f"[rank0] step {step} loss {loss.item():.4f}", flush=True)
+
+
+def fsdp_wrap():
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from transformers import AutoModelForCausalLM
+
+    _single_process_group()
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(0)
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.float32)
+    fill_gpu(1 * GIB)
+    model = FSDP(model, device_id=torch.cuda.current_device())
+    print(model)
+
+
+def lightning_validate():
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Regressor(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(8192, 32768)
+
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.mse_loss(self.net(x), y)
+            self.log("val_loss", loss, prog_bar=True)
+
+    data = TensorDataset(torch.randn(65536, 8192), torch.randn(65536, 8192))
+    fill_gpu(5 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, logger=False)
+    trainer.validate(Regressor(), DataLoader(data, batch_size=32768))
+
+
+def generate_in_thread():
+    # A chat app runs generate() on a worker thread; the thread dies, the app reports it.
+    import threading
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    fill_gpu(3 * GIB)
+    failed = []
+    original = threading.excepthook
+
+    def hook(args):
+        failed.append(args.exc_type.__name__)
+        original(args)
+
+    threading.excepthook = hook
+    prompts = torch.randint(3, 32000, (192, 2048), device="cuda")
+    worker = threading.Thread(target=model.generate,
+                              kwargs=dict(input_ids=prompts, max_new_tokens=256, do_sample=False,
+                                          pad_token_id=0))
+    worker.start()
+    worker.join()
+    if failed:
+        print(f"chat worker crashed: {failed[0]}; closing the session", file=sys.stderr)
+        sys.exit(1)
+
+
+def no_grad_embed():
+    import torch
+
+    encoder = mlp(4096, 16384).cuda().eval()
+
+    @torch.no_grad()
+    def embed_corpus(chunks):
+        return [encoder(chunk) for chunk in chunks]
+
+    fill_gpu(2 * GIB)
+    chunks = [torch.randn(8192, 4096, device="cuda") for _ in range(4)]
+    chunks.append(torch.randn(98304, 4096, device="cuda"))
+    vectors = embed_corpus(chunks)
+    print(len(vectors))
+
+
+def accelerate_prepare():
+    import torch
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(mixed_precision="bf16")
+    model = mlp(8192, 65536)  # 4 GiB of fp32 weights, still on the CPU
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    fill_gpu(2 * GIB)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    print(accelerator.device)
+
+
+def jax_predict():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): batch inference under jit.
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def predict(params, x):
+        return jax.nn.softmax(jax.nn.gelu(x @ params["w1"]) @ params["w2"], axis=-1)
+
+    k1, k2 = jax.random.split(jax.random.PRNGKey(0))
+    params = {"w1": jax.random.normal(k1, (4096, 16384)) * 0.01,
+              "w2": jax.random.normal(k2, (16384, 1000)) * 0.01}
+    for batch in (1024, 8192, 131072):
+        x = jnp.ones((batch, 4096), dtype=jnp.float32)
+        print(batch, float(predict(params, x).sum()))
+
+
+def compiled_train_backward():
+    import torch
+    import torch.nn.functional as F
+
+    model = mlp().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+
+    @torch.compile
+    def forward_loss(x):
+        return F.mse_loss(model(x), x)
+
+    fill_gpu(14 * GIB)
+    for epoch in range(3):
+        for batch in (16384, 32768, 98304):
+            x = torch.randn(batch, 4096, device="cuda")
+            loss = forward_loss(x)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            print(f"epoch {epoch} batch {batch} loss {loss.item():.4f}")
+
+
+def nccl_barrier_startup():
+    import torch
+    import torch.distributed as dist
+
+    _single_process_group()
+    torch.cuda.set_device(0)
+    fill_all()
+    dist.init_process_group("nccl", device_id=torch.device("cuda", 0))
+    dist.barrier()
+    print("group ready")
+
+
+def host_torch_cpu():
+    import torch
+
+    features = torch.empty((1 << 20, 1 << 22), dtype=torch.float32)  # 16 TiB on the host
+    print(features.shape)
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -882,6 +1095,17 @@ SCENARIOS = {
     "logged_exception": logged_exception,
     "jax_eager": jax_eager,
     "triton_shared_memory": triton_shared_memory,
+    "hf_trainer_evaluate": hf_trainer_evaluate,
+    "ddp_train_step": ddp_train_step,
+    "fsdp_wrap": fsdp_wrap,
+    "lightning_validate": lightning_validate,
+    "generate_in_thread": generate_in_thread,
+    "no_grad_embed": no_grad_embed,
+    "accelerate_prepare": accelerate_prepare,
+    "jax_predict": jax_predict,
+    "compiled_train_backward": compiled_train_backward,
+    "nccl_barrier_startup": nccl_barrier_startup,
+    "host_torch_cpu": host_torch_cpu,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -169,4 +169,15 @@ run_one logged_oom "$OOM" -
 run_one logged_exception "$OOM" -
 run_one jax_eager "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
 run_one triton_shared_memory "OutOfResources|out of resource" -
+run_one hf_trainer_evaluate "$OOM" -
+run_one ddp_train_step "$OOM" -
+run_one fsdp_wrap "$OOM" -
+run_one lightning_validate "$OOM" -
+run_one generate_in_thread "$OOM" -
+run_one no_grad_embed "$OOM" -
+run_one accelerate_prepare "$OOM" -
+run_one jax_predict "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one compiled_train_backward "$OOM" -
+run_one nccl_barrier_startup "NCCL|$OOM" -
+run_one host_torch_cpu "DefaultCPUAllocator|can't allocate memory|$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
