@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 
 mod corpus;
 mod diff;
+mod docs;
 mod explain;
 mod exporter;
 mod fit;

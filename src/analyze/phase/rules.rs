@@ -365,6 +365,24 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("run_training_batch", "", T, Serve, "lightning"),
     r("fit_loop", "", T, Serve, "lightning"),
     r("model_to_device", "", W, Move, "lightning"),
+    // --- FSDP: wrapping a module moves its parameters to the GPU (torch 2.x
+    // `torch/distributed/fsdp/_init_utils.py` `_init_param_handle_from_module` →
+    // `_move_module_to_device` → `_move_states_to_device`; FSDP2's `fully_shard` calls
+    // `_move_states_to_device` in `_fully_shard/_fsdp_init.py`) ---
+    r(
+        "_move_module_to_device",
+        "torch/distributed/fsdp/",
+        W,
+        Move,
+        "torch",
+    ),
+    r(
+        "_move_states_to_device",
+        "torch/distributed/fsdp/",
+        W,
+        Move,
+        "torch",
+    ),
     // --- DeepSpeed (runtime/engine.py, runtime/zero/) ---
     r("_configure_distributed_model", "", W, Move, "deepspeed"),
     // `deepspeed.initialize` builds the engine: optimizer (ZeRO partitions and fp32 master
