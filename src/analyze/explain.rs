@@ -1382,6 +1382,11 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
                     | OomKind::PytorchAbsurdSize
                     | OomKind::PytorchFractionRejected
                     | OomKind::CudaMallocAsync
+                    // PyTorch's other device allocators: `c10/xpu/XPUCachingAllocator.cpp`
+                    // ("XPU out of memory") and `aten/src/ATen/mps/MPSAllocator.mm` ("MPS backend
+                    // out of memory … PYTORCH_MPS_HIGH_WATERMARK_RATIO").
+                    | OomKind::XpuOutOfMemory
+                    | OomKind::MpsOutOfMemory
             )
             || m.text.contains("TORCH_USE_CUDA_DSA")
             // c10's host allocator (`[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator`).

@@ -312,6 +312,9 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("training_step", "", T, Serve, "transformers/lightning"),
     r("train_step", "", T, Serve, "deepspeed"),
     r("_inner_training_loop", "", T, Serve, "transformers"),
+    // accelerate's `find_executable_batch_size` (utils/memory.py) decorates the training loop;
+    // its documentation and examples name the decorated function `inner_training_loop`.
+    r("inner_training_loop", "", T, Serve, "accelerate"),
     r("train", "", T, Serve, "transformers"),
     // Keras `Model.fit` (keras 2 `engine/training.py`, keras 3 `src/backend/*/trainer.py`), also
     // as a notebook arrow (`----> 9 model.fit(ds, epochs=…)`); its `evaluate`/`predict` match the

@@ -149,6 +149,7 @@ pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
         return;
     }
     let Some(paren) = code.find('(') else {
+        keras_fit_continuation(code, facts);
         return;
     };
     let callee = code[..paren]
@@ -159,6 +160,36 @@ pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
         if function.len() == callee.len() {
             push_frame(facts, function, "<call>");
         }
+    }
+}
+
+/// The arrow on the last line of a call spread over several lines (`      3 model.fit(x=gen,` /
+/// `----> 5     epochs=n_epochs)`): IPython points at the line where the call ends, which names
+/// no function. Keyword arguments of Keras `Model.fit` (keras 2 `engine/training.py`, keras 3
+/// `src/trainers/trainer.py`: `epochs`, `steps_per_epoch`, `validation_data`, `validation_split`,
+/// `initial_epoch`, `validation_steps`, `validation_freq`; `evaluate` and `predict` take none of
+/// them) closing the call show it was `fit`.
+fn keras_fit_continuation(code: &str, facts: &mut LineFacts) {
+    let closes = code.matches(')').count() > code.matches('(').count();
+    let fit = [
+        "epochs=",
+        "steps_per_epoch=",
+        "validation_data=",
+        "validation_split=",
+        "initial_epoch=",
+        "validation_steps=",
+        "validation_freq=",
+    ]
+    .iter()
+    .any(|keyword| {
+        code.match_indices(keyword).any(|(at, _)| {
+            at == 0
+                || !code.as_bytes()[at - 1].is_ascii_alphanumeric()
+                    && code.as_bytes()[at - 1] != b'_'
+        })
+    });
+    if closes && fit {
+        push_frame(facts, "fit", "<call>");
     }
 }
 
