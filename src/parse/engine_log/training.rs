@@ -717,6 +717,69 @@ mod tests {
     }
 
     #[test]
+    fn detection_bars_xla_programs_and_keras_training_nodes_show_the_stage() {
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        let training = Some(crate::model::explain::Phase::TrainingStep);
+        // ultralytics / YOLOv5 training bar: epoch counter, GPU memory, losses.
+        assert_eq!(
+            late("     0/299     15.8G      3.99     0.358         0      4.35        22       608:  63% 34/54 [00:42<00:25,  1.26s/it]"),
+            training
+        );
+        assert_eq!(
+            late("      1/100      2.61G      1.234      2.345      1.456         12        640: 100%|██████████| 8/8 [00:02<00:00,  3.21it/s]"),
+            training
+        );
+        // The validation bar has no epoch counter or memory column.
+        assert_eq!(
+            late("                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95):  50%|█████     | 2/4 [00:01<00:01,  1.50it/s]"),
+            None
+        );
+        assert_eq!(
+            late("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12.00GiB with allocator GPU_0_bfc on device 0. [executable_name='jit_train_step']"),
+            training
+        );
+        assert_eq!(
+            late("[executable_name='jit_sample_tokens']"),
+            Some(crate::model::explain::Phase::Inference)
+        );
+        assert_eq!(late("[executable_name='jit_fn']"), None);
+        assert_eq!(
+            late("\t [[GroupCrossDeviceControlEdges_0/training/Adam/Adam/Const/_343]]"),
+            training
+        );
+        assert_eq!(
+            late("\t [[Node: training_10/Adam/mul_23 = Mul[T=DT_FLOAT]()]]"),
+            training
+        );
+        assert_eq!(
+            late("\t [[{{node batch_normalization_v2/cond/then/_0/FusedBatchNorm}}]]"),
+            None
+        );
+        // A path with `training/` is not a graph node.
+        assert_eq!(
+            late("  File \"/x/chainer/training/trainer.py\", line 3, in run"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_notebook_arrow_closing_a_keras_fit_call_is_fit() {
+        let frame = |line: &str| parse_line_scan(line).frame;
+        assert_eq!(
+            frame("----> 5                     epochs=n_epochs)"),
+            Some(("fit".to_string(), "<call>".to_string()))
+        );
+        assert_eq!(
+            frame("----> 5     steps_per_epoch=10, validation_data=val)"),
+            Some(("fit".to_string(), "<call>".to_string()))
+        );
+        // Not a closing line, or not fit's keywords.
+        assert_eq!(frame("----> 5     epochs=n_epochs,"), None);
+        assert_eq!(frame("----> 5     max_epochs=3)"), None);
+        assert_eq!(frame("----> 5     batch_size=8)"), None);
+    }
+
+    #[test]
     fn pytest_frames() {
         assert_eq!(
             frame_of("  .venv/lib/python3.14/site-packages/transformers/trainer.py:1742: in _inner_training_loop"),
