@@ -353,6 +353,19 @@ fn torch_steps(
     engine: EngineName,
 ) {
     let transformers = matches!(engine, EngineName::Transformers | EngineName::Peft);
+    // Intel GPUs (Level Zero) refuse one allocation above 4 GiB unless it asks for relaxed
+    // limits (intel/compute-runtime `programmers-guide/ALLOCATIONS_GREATER_THAN_4GB.md`; the
+    // oneAPI Unified Runtime's Level Zero adapter turns them on with
+    // `UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1`, as llama.cpp's SYCL docs say since PR 17566):
+    // free memory larger than the request is then no contradiction.
+    if failure.kind == OomKind::XpuOutOfMemory
+        && failure
+            .figures
+            .tried_to_allocate_bytes
+            .is_some_and(|tried| tried.get() >= 4 << 30)
+    {
+        builder.step("an Intel GPU refuses a single allocation of 4 GiB or more by default: set `UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1`, or split the tensor (smaller batch or chunks)");
+    }
     match (cause, phase) {
         (Cause::WeightsDoNotFit, _) => {
             if transformers || engine == EngineName::Accelerate {

@@ -1167,7 +1167,17 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
     }
 
     let progress = primary.map_or(&collected.progress, |point| &point.progress);
-    let frames = failure_frames(collected, primary.map(|point| point.line));
+    let mut frames = failure_frames(collected, primary.map(|point| point.line));
+    // An app that re-raises with the cause's text inside its own message (`raise
+    // RuntimeError(f"Error transcribing mic: {e}") from e`) and logs the cause's traceback under
+    // it: the frames above are the app's wrapper, those of the traceback below show the stage.
+    if let Some(message) = failure {
+        if super::phase::read_frames(&frames).decided.is_none() {
+            if let Some(below) = rewrapped_cause_frames(collected, message) {
+                frames = below;
+            }
+        }
+    }
     let hint = collected
         .hints
         .iter()
@@ -1331,6 +1341,51 @@ fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame
     }
 }
 
+/// The frames of a traceback that starts right under a failure whose line wraps the error in
+/// the app's own words (`RuntimeError: Error transcribing mic: CUDA failed …`: text between the
+/// exception class and the error), when they show the stage.
+fn rewrapped_cause_frames(collected: &Collected, message: &OomMessage) -> Option<Vec<Frame>> {
+    let line = message.line;
+    let text = collected
+        .context
+        .iter()
+        .flat_map(|block| &block.lines)
+        .find(|context| context.line == line)
+        .map(|context| context.text.as_str())?;
+    let head: String = message.text.chars().take(24).collect();
+    let before = &text[..text.find(head.as_str())?];
+    // Drop the exception class (`RuntimeError: `, `torch.OutOfMemoryError: `).
+    let words = before
+        .split_once(": ")
+        .filter(|(class, _)| class.ends_with("Error") || class.ends_with("Exception"))
+        .map_or(before, |(_, rest)| rest)
+        .trim();
+    if words.is_empty() || !words.ends_with(':') {
+        return None;
+    }
+    let start = collected
+        .tracebacks
+        .iter()
+        .copied()
+        .find(|start| *start > line && *start <= line + 3)?;
+    let next = collected
+        .tracebacks
+        .iter()
+        .copied()
+        .find(|later| *later > start)
+        .unwrap_or(u64::MAX);
+    let below: Vec<Frame> = collected
+        .frames
+        .iter()
+        .filter(|frame| frame.line > start && frame.line < next && frame.line <= start + 200)
+        .cloned()
+        .collect();
+    super::phase::read_frames(&below)
+        .decided
+        .is_some()
+        .then_some(below)
+}
+
 /// The engine of the report: the best evidence of the log lines (`collected.engine`), weighed
 /// against what the failure messages themselves show (TensorRT-LLM's or TurboMind's error
 /// prefix, XLA's or TensorFlow's exception, the oom_text engine hint). A traceback whose only
@@ -1382,6 +1437,11 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
                     | OomKind::PytorchAbsurdSize
                     | OomKind::PytorchFractionRejected
                     | OomKind::CudaMallocAsync
+                    // PyTorch's other device allocators: `c10/xpu/XPUCachingAllocator.cpp`
+                    // ("XPU out of memory") and `aten/src/ATen/mps/MPSAllocator.mm` ("MPS backend
+                    // out of memory … PYTORCH_MPS_HIGH_WATERMARK_RATIO").
+                    | OomKind::XpuOutOfMemory
+                    | OomKind::MpsOutOfMemory
             )
             || m.text.contains("TORCH_USE_CUDA_DSA")
             // c10's host allocator (`[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator`).

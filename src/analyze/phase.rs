@@ -265,23 +265,7 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         // A running XLA program names itself (`[executable_name='jit_train_step']`, PjRt's
         // executable name is the jitted function's): a train step, or a generation/sampling.
         OomKind::XlaResourceExhausted => {
-            let name = message
-                .text
-                .split("executable_name='")
-                .nth(1)?
-                .split('\'')
-                .next()?
-                .to_ascii_lowercase();
-            if name.contains("train") || name.contains("update_step") {
-                Some(Phase::TrainingStep)
-            } else if ["generate", "sample", "decode", "predict", "infer"]
-                .iter()
-                .any(|word| name.contains(word))
-            {
-                Some(Phase::Inference)
-            } else {
-                None
-            }
+            crate::parse::engine_log::xla_executable_phase(&message.text)
         }
         OomKind::SglangMemory if message.text.contains("mem-fraction-static") => {
             Some(Phase::KvCacheAlloc)

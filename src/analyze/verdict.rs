@@ -519,6 +519,18 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         builder.fact("XLA's memory pool, reserved by this process when it started (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`), cannot hold the running program's buffers: the program needs more than the pool (framework error text)".to_string());
         return Cause::CapacityExhausted;
     }
+    // TensorFlow's GPU allocator (the BFC allocator, `GPU_0_bfc`) reserves nearly all of the
+    // card's free memory when the session starts, unless memory growth is on
+    // (`allow_growth`, `TF_FORCE_GPU_ALLOW_GROWTH`): a tensor it cannot place does not fit the
+    // pool this process already holds, filled by its own tensors.
+    if matches!(
+        failure.kind,
+        OomKind::TensorflowOomTensor | OomKind::TensorflowBfc
+    ) && failure.figures.total_capacity_bytes.is_none()
+    {
+        builder.fact("TensorFlow's allocator reserved its pool of GPU memory when the session started (nearly all free memory unless memory growth is on): this process's own tensors fill it (framework error text)".to_string());
+        return Cause::CapacityExhausted;
+    }
     match failure.kind {
         OomKind::VllmStartupFreeMemory => {
             if let (Some(free), Some(total), Some(requested)) = (

@@ -312,6 +312,9 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("training_step", "", T, Serve, "transformers/lightning"),
     r("train_step", "", T, Serve, "deepspeed"),
     r("_inner_training_loop", "", T, Serve, "transformers"),
+    // accelerate's `find_executable_batch_size` (utils/memory.py) decorates the training loop;
+    // its documentation and examples name the decorated function `inner_training_loop`.
+    r("inner_training_loop", "", T, Serve, "accelerate"),
     r("train", "", T, Serve, "transformers"),
     // Keras `Model.fit` (keras 2 `engine/training.py`, keras 3 `src/backend/*/trainer.py`), also
     // as a notebook arrow (`----> 9 model.fit(ds, epochs=…)`); its `evaluate`/`predict` match the
@@ -504,6 +507,54 @@ pub static FRAME_RULES: &[FrameRule] = &[
         "chainer",
     ),
     r("update", "chainer/optimizer.py", T, Serve, "chainer"),
+    // --- Speech: openai-whisper (20231117 `whisper/transcribe.py` `transcribe` →
+    // `decode_with_fallback` → `whisper/decoding.py` `decode` → `DecodingTask.run`) and
+    // faster-whisper (1.x `faster_whisper/transcribe.py` `WhisperModel.transcribe` →
+    // `generate_segments` → `encode` / `generate_with_fallback`): transcribing audio. Loading is
+    // `whisper.load_model` / `WhisperModel.__init__`, matched by the load rules above. ---
+    r("transcribe", "whisper/transcribe.py", I, Serve, "whisper"),
+    r("decode_with_fallback", "whisper/", I, Serve, "whisper"),
+    r("decode", "whisper/decoding.py", I, Serve, "whisper"),
+    r("transcribe", "faster_whisper/", I, Serve, "faster-whisper"),
+    r(
+        "generate_segments",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
+    r(
+        "generate_with_fallback",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
+    r("encode", "faster_whisper/", I, Serve, "faster-whisper"),
+    // --- OpenMMLab: mmcv 1.x runners (`mmcv/runner/epoch_based_runner.py` /
+    // `iter_based_runner.py` `train` → `run_iter` → the model's `train_step`; `val` runs the
+    // validation) and mmengine 0.x loops (`mmengine/runner/loops.py` `EpochBasedTrainLoop.run_epoch`,
+    // `IterBasedTrainLoop.run_iter`; the model's `train_step` in `mmengine/model/`); the
+    // downstream `train_detector`/`train_segmentor` (`mmdet|mmseg/apis/train.py`) call them. ---
+    r("train", "mmcv/runner/", T, Serve, "mmcv"),
+    r("val", "mmcv/runner/", I, Serve, "mmcv"),
+    r("train_step", "mmcv/", T, Serve, "mmcv"),
+    r("val_step", "mmcv/", I, Serve, "mmcv"),
+    r(
+        "run_epoch",
+        "mmengine/runner/loops.py",
+        T,
+        Serve,
+        "mmengine",
+    ),
+    r("train_step", "mmengine/", T, Serve, "mmengine"),
+    r("val_step", "mmengine/", I, Serve, "mmengine"),
+    r("test_step", "mmengine/", I, Serve, "mmengine"),
+    r("train_detector", "", T, Serve, "mmdet"),
+    r("train_segmentor", "", T, Serve, "mmseg"),
+    // --- detectron2 (`detectron2/engine/train_loop.py`: `TrainerBase.train` → `run_step`, the
+    // SimpleTrainer/AMPTrainer step: data, forward, `losses.backward()`, optimizer step) ---
+    r("run_step", "detectron2/engine/", T, Serve, "detectron2"),
     // Fooocus ships ComfyUI's backend renamed (`backend/headless/fcbh/`, later `ldm_patched/`).
     r("decode", "fcbh/sd.py", I, Serve, "fooocus"),
     r("encode", "fcbh/sd.py", I, Serve, "fooocus"),

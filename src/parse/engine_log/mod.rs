@@ -23,6 +23,7 @@ mod vllm;
 use std::sync::OnceLock;
 
 pub use common::{parse_timestamp, shorten, Timestamp};
+pub use training::xla_executable_phase;
 pub use training::NATIVE as NATIVE_FRAME_FILE;
 
 use crate::model::explain::{EngineConfig, EventFigures, EventKind, ModelInfo, Phase};

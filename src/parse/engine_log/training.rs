@@ -20,6 +20,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("\u{2502} ", rich_frame),
     rule("loss=", progress_bar_step),
     rule(" - loss: ", progress_bar_step),
+    rule("it/s]", detection_bar_step),
+    rule("s/it]", detection_bar_step),
+    rule("executable_name='", xla_executable),
+    rule("[[{{node ", keras_training_node),
+    rule("[[Node: ", keras_training_node),
+    rule("training/", keras_training_node),
     rule("DeepSpeed info: version=", deepspeed),
     rule("[deepspeed]", deepspeed),
     // The DeepSpeed launcher's records (`deepspeed/launcher/launch.py`, format
@@ -143,6 +149,7 @@ pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
         return;
     }
     let Some(paren) = code.find('(') else {
+        keras_fit_continuation(code, facts);
         return;
     };
     let callee = code[..paren]
@@ -153,6 +160,36 @@ pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
         if function.len() == callee.len() {
             push_frame(facts, function, "<call>");
         }
+    }
+}
+
+/// The arrow on the last line of a call spread over several lines (`      3 model.fit(x=gen,` /
+/// `----> 5     epochs=n_epochs)`): IPython points at the line where the call ends, which names
+/// no function. Keyword arguments of Keras `Model.fit` (keras 2 `engine/training.py`, keras 3
+/// `src/trainers/trainer.py`: `epochs`, `steps_per_epoch`, `validation_data`, `validation_split`,
+/// `initial_epoch`, `validation_steps`, `validation_freq`; `evaluate` and `predict` take none of
+/// them) closing the call show it was `fit`.
+fn keras_fit_continuation(code: &str, facts: &mut LineFacts) {
+    let closes = code.matches(')').count() > code.matches('(').count();
+    let fit = [
+        "epochs=",
+        "steps_per_epoch=",
+        "validation_data=",
+        "validation_split=",
+        "initial_epoch=",
+        "validation_steps=",
+        "validation_freq=",
+    ]
+    .iter()
+    .any(|keyword| {
+        code.match_indices(keyword).any(|(at, _)| {
+            at == 0
+                || !code.as_bytes()[at - 1].is_ascii_alphanumeric()
+                    && code.as_bytes()[at - 1] != b'_'
+        })
+    });
+    if closes && fit {
+        push_frame(facts, "fit", "<call>");
     }
 }
 
@@ -232,6 +269,102 @@ pub(super) fn step(facts: &mut LineFacts) {
         EventFigures::default(),
     );
     facts.late_phase = Some(Phase::TrainingStep);
+}
+
+/// The training bar of the YOLO trainers: ultralytics 8.x `engine/trainer.py` `_do_train`
+/// sets the tqdm description to `("%11s" * 2 + "%11.4g" * (2 + n_losses)) % (f"{epoch + 1}/
+/// {self.epochs}", f"{mem:.3g}G", *losses, batch_size, img_size)`, and YOLOv3/v5 `train.py` to
+/// `(epoch/epochs, "<mem>G", *mean_losses, targets, img_size)`: `  0/299  15.8G  3.99  0.358 …
+/// 608:  63% 34/54 [00:42<00:25,  1.26s/it]`. An epoch counter, a GPU-memory column and a loss
+/// value, in that order, are a training batch; the validation bar (`Class Images Instances …`)
+/// has none of them.
+fn detection_bar_step(text: &str, facts: &mut LineFacts) {
+    if !text.contains('%') {
+        return;
+    }
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let counter = |token: &str| {
+        token.split_once('/').is_some_and(|(done, total)| {
+            !done.is_empty()
+                && !total.is_empty()
+                && done.bytes().all(|b| b.is_ascii_digit())
+                && total.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    let number = |token: &str| token.parse::<f64>().is_ok();
+    let memory = |token: &str| token.strip_suffix('G').is_some_and(number);
+    let batch = tokens
+        .windows(3)
+        .any(|w| counter(w[0]) && memory(w[1]) && number(w[2]));
+    if batch {
+        step(facts);
+    }
+}
+
+/// The stage a running XLA program's name shows (`[executable_name='jit_train_step']` in JAX's
+/// `RESOURCE_EXHAUSTED` errors: PjRt names the executable after the jitted function), wherever
+/// the line stands: a train step, or a generation/sampling.
+pub fn xla_executable_phase(text: &str) -> Option<Phase> {
+    let name = text
+        .split("executable_name='")
+        .nth(1)?
+        .split('\'')
+        .next()?
+        .to_ascii_lowercase();
+    if name.contains("train") || name.contains("update_step") {
+        Some(Phase::TrainingStep)
+    } else if ["generate", "sample", "decode", "predict", "infer"]
+        .iter()
+        .any(|word| name.contains(word))
+    {
+        Some(Phase::Inference)
+    } else {
+        None
+    }
+}
+
+/// An XLA error naming its program printed under an allocator's warning (TSL's BFC allocator
+/// logs `ran out of memory trying to allocate …` before the runtime raises the error that names
+/// the executable): the program's stage, counted for the failure above it.
+fn xla_executable(text: &str, facts: &mut LineFacts) {
+    if let Some(phase) = xla_executable_phase(text) {
+        facts.late_phase = Some(phase);
+    }
+}
+
+/// A TensorFlow graph node named in an error (`[[{{node …}}]]`, `[[…]]`, TF 1.x `[[Node: … = Op[…]]]`)
+/// that lies in Keras's training scope: Keras 2 `engine/training.py` `_make_train_function`
+/// builds the optimizer's updates under `K.name_scope('training')` and the optimizer's class name
+/// (`training/Adam/…`, `training_1/SGD/…`, also inside a group such as
+/// `GroupCrossDeviceControlEdges_0/training/Adam/…`). A node there is part of a training step.
+fn keras_training_node(text: &str, facts: &mut LineFacts) {
+    let names = text.split("[[").skip(1).map(|rest| {
+        let rest = rest
+            .trim_start_matches("{{node ")
+            .trim_start_matches("Node: ");
+        rest.split(['}', ' ', ']']).next().unwrap_or("")
+    });
+    // `training`, or `training_N` for the N-th model built in the same graph (TF uniquifies
+    // name scopes), then the optimizer's class name.
+    let training = names.into_iter().any(|name| {
+        name.match_indices("training").any(|(at, word)| {
+            let starts = at == 0 || name.as_bytes()[at - 1] == b'/';
+            let mut rest = &name[at + word.len()..];
+            if let Some(numbered) = rest.strip_prefix('_') {
+                rest = numbered.trim_start_matches(|c: char| c.is_ascii_digit());
+                if rest.len() == numbered.len() {
+                    return false;
+                }
+            }
+            let optimizer = rest
+                .strip_prefix('/')
+                .is_some_and(|scope| scope.starts_with(|c: char| c.is_ascii_uppercase()));
+            starts && optimizer
+        })
+    });
+    if training {
+        facts.late_phase = Some(Phase::TrainingStep);
+    }
 }
 
 /// LitGPT's fine-tuning and pre-training scripts (`litgpt/finetune/*.py`, `litgpt/pretrain.py`
@@ -581,6 +714,69 @@ mod tests {
             Some(crate::model::explain::Phase::Inference)
         );
         assert_eq!(late("Output generated in the folder"), None);
+    }
+
+    #[test]
+    fn detection_bars_xla_programs_and_keras_training_nodes_show_the_stage() {
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        let training = Some(crate::model::explain::Phase::TrainingStep);
+        // ultralytics / YOLOv5 training bar: epoch counter, GPU memory, losses.
+        assert_eq!(
+            late("     0/299     15.8G      3.99     0.358         0      4.35        22       608:  63% 34/54 [00:42<00:25,  1.26s/it]"),
+            training
+        );
+        assert_eq!(
+            late("      1/100      2.61G      1.234      2.345      1.456         12        640: 100%|██████████| 8/8 [00:02<00:00,  3.21it/s]"),
+            training
+        );
+        // The validation bar has no epoch counter or memory column.
+        assert_eq!(
+            late("                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95):  50%|█████     | 2/4 [00:01<00:01,  1.50it/s]"),
+            None
+        );
+        assert_eq!(
+            late("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12.00GiB with allocator GPU_0_bfc on device 0. [executable_name='jit_train_step']"),
+            training
+        );
+        assert_eq!(
+            late("[executable_name='jit_sample_tokens']"),
+            Some(crate::model::explain::Phase::Inference)
+        );
+        assert_eq!(late("[executable_name='jit_fn']"), None);
+        assert_eq!(
+            late("\t [[GroupCrossDeviceControlEdges_0/training/Adam/Adam/Const/_343]]"),
+            training
+        );
+        assert_eq!(
+            late("\t [[Node: training_10/Adam/mul_23 = Mul[T=DT_FLOAT]()]]"),
+            training
+        );
+        assert_eq!(
+            late("\t [[{{node batch_normalization_v2/cond/then/_0/FusedBatchNorm}}]]"),
+            None
+        );
+        // A path with `training/` is not a graph node.
+        assert_eq!(
+            late("  File \"/x/chainer/training/trainer.py\", line 3, in run"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_notebook_arrow_closing_a_keras_fit_call_is_fit() {
+        let frame = |line: &str| parse_line_scan(line).frame;
+        assert_eq!(
+            frame("----> 5                     epochs=n_epochs)"),
+            Some(("fit".to_string(), "<call>".to_string()))
+        );
+        assert_eq!(
+            frame("----> 5     steps_per_epoch=10, validation_data=val)"),
+            Some(("fit".to_string(), "<call>".to_string()))
+        );
+        // Not a closing line, or not fit's keywords.
+        assert_eq!(frame("----> 5     epochs=n_epochs,"), None);
+        assert_eq!(frame("----> 5     max_epochs=3)"), None);
+        assert_eq!(frame("----> 5     batch_size=8)"), None);
     }
 
     #[test]

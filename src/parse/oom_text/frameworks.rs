@@ -95,8 +95,9 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             .trim_start_matches(|c: char| c.is_ascii_digit())
             .trim_start();
         if rest.starts_with("'out of memory'") || rest.starts_with("\"out of memory\"") {
-            let begin = text[..position].rfind("NCCL WARN").unwrap_or(position);
-            return Some((Family::Framework(FrameworkKind::Nccl), begin));
+            // From the line's start: NCCL's own prefix (`host:pid:tid [dev] file:line`) names
+            // the device (see `parse`).
+            return Some((Family::Framework(FrameworkKind::Nccl), line_start(text)));
         }
     }
     // TensorRT `defaultAllocator.cpp`: "Requested amount of GPU memory (N bytes) could not be
@@ -245,12 +246,37 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             parsed.figures.gpu_index =
                 integer_of(regex!(r"(?:device|GPU)[:#]?(\d{1,3})"), squeezed)
                     .and_then(|n| u32::try_from(n).ok());
+            // TensorFlow/XLA's stream executor (`stream_executor/rocm/rocm_driver.cc`, as its
+            // `cuda_driver.cc`): `failed to allocate 127.99TiB (140729850295296 bytes) from
+            // device: HIP_ERROR_OutOfMemory` prints the exact request in bytes.
+            parsed.figures.tried_to_allocate_bytes = integer_of(
+                regex!(r"failedtoallocate[^()]*\((\d+)bytes\)fromdevice"),
+                squeezed,
+            )
+            .map(Bytes);
             parsed
         }
-        FrameworkKind::Cudnn => Parsed::new(OomKind::CudnnAlloc, true),
-        // `NCCL WARN Cuda failure 'out of memory'` names no device ordinal (a `[rank3]:`
-        // stream is a rank, not the ordinal): gpu_index stays unset.
-        FrameworkKind::Nccl => Parsed::new(OomKind::NcclCudaFailure, true),
+        FrameworkKind::Cudnn => {
+            let mut parsed = Parsed::new(OomKind::CudnnAlloc, true);
+            // CNTK (`Source/Math/CuDnnCommon.h` via `CUDA_CALL`-style checks): `cuDNN failure 2:
+            // CUDNN_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=… ; expr=…`.
+            parsed.figures.gpu_index = integer_of(regex!(r";GPU=(\d{1,3});"), squeezed)
+                .and_then(|n| u32::try_from(n).ok());
+            parsed
+        }
+        // NCCL's warnings (`src/debug.cc` `ncclDebugLog`: `"%s:%d:%d [%d] %s:%d NCCL WARN "` with
+        // hostname, pid, tid, the CUDA device (`cudaGetDevice`) and the source location): the
+        // bracket after `host:pid:tid` is the device ordinal. A `[rank3]:` prefix of torchrun's
+        // stream is a rank, not the ordinal, and is not in that position.
+        FrameworkKind::Nccl => {
+            let mut parsed = Parsed::new(OomKind::NcclCudaFailure, true);
+            parsed.figures.gpu_index = integer_of(
+                regex!(r":\d+:\d+\[(\d{1,3})\][^\[\]:]+:\d+NCCLWARN"),
+                squeezed,
+            )
+            .and_then(|n| u32::try_from(n).ok());
+            parsed
+        }
         FrameworkKind::TensorRt => {
             let mut parsed = Parsed::new(OomKind::TensorrtAlloc, true);
             parsed.figures.tried_to_allocate_bytes = integer_of(

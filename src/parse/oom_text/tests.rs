@@ -714,6 +714,22 @@ fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
     assert_eq!(cntk.figures.gpu_index, Some(0));
     let hip = one("HIP runtime returned hipErrorOutOfMemory (out of memory) at device 1");
     assert_eq!(hip.figures.gpu_index, Some(1));
+    // The stream executor prints the exact request in bytes beside the rounded size.
+    let rocm = one("2023-11-01 16:19:17.812101: E tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed to allocate 127.99TiB (140729850295296 bytes) from device: HIP_ERROR_OutOfMemory");
+    assert_eq!(
+        rocm.figures.tried_to_allocate_bytes,
+        Some(Bytes(140_729_850_295_296))
+    );
+    // NCCL's `host:pid:tid [dev]` prefix names the CUDA device; a torchrun `[rank5]:` does not.
+    let nccl =
+        one("VM-0-16-ubuntu:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'");
+    assert_eq!(nccl.kind, OomKind::NcclCudaFailure);
+    assert_eq!(nccl.figures.gpu_index, Some(2));
+    let ranked = one("[rank5]: NCCL WARN Cuda failure 'out of memory'");
+    assert_eq!(ranked.figures.gpu_index, None);
+    let cudnn = one("cuDNN failure 2: CUDNN_STATUS_ALLOC_FAILED ; GPU=3 ; hostname=h ; expr=finder(calgo, algoPerf)");
+    assert_eq!(cudnn.kind, OomKind::CudnnAlloc);
+    assert_eq!(cudnn.figures.gpu_index, Some(3));
 }
 
 #[test]
