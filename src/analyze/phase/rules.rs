@@ -434,6 +434,52 @@ pub static FRAME_RULES: &[FrameRule] = &[
     ),
     r("build", "tensorrt_llm/builder.py", G, Stage, "tensorrt_llm"),
     r("build_engine", "tensorrt_llm/", G, Stage, "tensorrt_llm"),
+    // The PyTorch backend (`tensorrt_llm/_torch/pyexecutor/model_engine.py`, 0.19–1.x):
+    // `warmup` → `_run_cuda_graph_warmup` → `_capture_generation_cuda_graphs` /
+    // `_capture_piecewise_cuda_graphs` capture the decode graphs before serving;
+    // `py_executor.py` `_executor_loop` / `_executor_loop_overlap` → `_forward_step` serve.
+    r(
+        "_run_cuda_graph_warmup",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_capture_generation_cuda_graphs",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_capture_piecewise_cuda_graphs",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_executor_loop",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+    r(
+        "_executor_loop_overlap",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+    r(
+        "_forward_step",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
     // --- diffusers (pipelines/pipeline_utils.py) and ComfyUI (comfy/model_management.py) ---
     r("enable_model_cpu_offload", "", W, Stage, "diffusers"),
     r("enable_sequential_cpu_offload", "", W, Stage, "diffusers"),
@@ -452,6 +498,24 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("patch_weight_to_device", "", W, Stage, "comfyui"),
     r("load", "comfy/model_patcher.py", W, Stage, "comfyui"),
     r("patch_model", "comfy/model_patcher.py", W, Stage, "comfyui"),
+    // ComfyUI's root `nodes.py`: `KSampler.sample` / `KSamplerAdvanced.sample` (which call
+    // `common_ksampler`), `VAEDecode.decode`, `VAEEncode.encode` generate. `execution.py`'s own
+    // frames (`execute`, `get_output_data`, `_map_node_over_list`) run every node, loaders
+    // included, and show no stage by themselves.
+    r("sample", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    r("decode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    r("encode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    // --- AUTOMATIC1111 (modules/devices.py `first_time_calculation`, run by
+    // `modules/initialize.py` before the model loads: a 1x1 linear and conv "the first time this
+    // is done it allocates about 700MB of memory", i.e. the CUDA context and cuBLAS/cuDNN
+    // handles) ---
+    r(
+        "first_time_calculation",
+        "modules/devices.py",
+        S,
+        Stage,
+        "automatic1111",
+    ),
     // --- DeepSpeed ZeRO-3 (0.9–0.16 `deepspeed/runtime/zero/stage3.py`): `step` runs
     // `_optimizer_step(sub_group_id)` per sub-group, which calls the wrapped `optimizer.step()` ---
     r(

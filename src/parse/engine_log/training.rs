@@ -11,6 +11,7 @@ use crate::model::failure::EngineName;
 pub(super) const RULES: &[Rule] = &[
     rule("Traceback (most recent call last)", traceback),
     rule("File \"", frame),
+    rule("\", line ", wrapped_frame),
     rule("File /", ipython_frame),
     rule("File ~", ipython_frame),
     rule("File [", ipython_frame),
@@ -71,6 +72,26 @@ fn frame(text: &str, facts: &mut LineFacts) {
         return;
     };
     push_frame(facts, function, file);
+}
+
+/// The second line of a frame a console wrapped after `File` (Rich's traceback through a
+/// logger at 80 columns, as TabbyAPI prints it in docker: `ERROR:      File` then
+/// `"/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py", line 138, in load`). When
+/// the function name went to a third line too, the frame is not read.
+fn wrapped_frame(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.trim_start().strip_prefix('"') else {
+        return;
+    };
+    let Some(end) = rest.find('"') else {
+        return;
+    };
+    let (file, tail) = (&rest[..end], &rest[end..]);
+    if !tail.starts_with("\", line ") || !(file.contains('/') || file.contains('\\')) {
+        return;
+    }
+    if let Some(function) = after(tail, ", in ").and_then(function_name) {
+        push_frame(facts, function, file);
+    }
 }
 
 /// IPython 8: `File /path/x.py:123, in func(a, b)` or `File ~/x.py:12, in f()`.
