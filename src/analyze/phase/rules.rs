@@ -197,6 +197,11 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("step", "llm_engine", I, Serve, "vllm"),
     r("step", "engine/core.py", I, Serve, "vllm"),
     r("step_with_batch_queue", "", I, Serve, "vllm"),
+    // V0 `worker/worker_base.py` `LocalOrDistributedWorkerBase.start_worker_execution_loop`: the
+    // decode loop of the non-driver workers; V1 `v1/engine/async_llm.py` `AsyncLLM.output_handler`:
+    // the API server's task pulling outputs of running requests from EngineCore.
+    r("start_worker_execution_loop", "", I, Serve, "vllm"),
+    r("output_handler", "vllm/v1/engine/", I, Serve, "vllm"),
     r("step_async", "", I, Serve, "vllm"),
     r("engine_step", "", I, Serve, "vllm"),
     r("run_engine_loop", "", I, Serve, "vllm"),
@@ -395,6 +400,10 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("load_gen", "exllamav2/", W, Stage, "exllamav2"),
     r("__init__", "exllamav2/cache.py", K, Stage, "exllamav2"),
     r("generate_simple", "", I, Serve, "exllamav2"),
+    // ExLlamaV3 (`exllamav3/model/model.py` `prefill`, `model_tp.py` `prefill_tp`: a prompt
+    // being prefilled, tensor-parallel or not).
+    r("prefill", "exllamav3/", I, Serve, "exllamav2"),
+    r("prefill_tp", "exllamav3/", I, Serve, "exllamav2"),
     // --- text-generation-webui (modules/ui_model_menu.py, modules/models.py) ---
     r("load_model_wrapper", "", W, Stage, "text-generation-webui"),
     // --- MLC-LLM (python/mlc_chat/chat_module.py: `_reload` loads the model library and weights) ---
@@ -550,6 +559,30 @@ pub static FRAME_RULES: &[FrameRule] = &[
         "chainer",
     ),
     r("update", "chainer/optimizer.py", T, Serve, "chainer"),
+    // Fooocus `modules/default_pipeline.py`: `refresh_everything` (re)loads the base and
+    // refiner checkpoints, LoRAs and text encoder (`refresh_base_model`, `prepare_text_encoder`
+    // → `load_models_gpu`) when a task changes them or at start.
+    r(
+        "refresh_everything",
+        "modules/default_pipeline.py",
+        W,
+        Stage,
+        "fooocus",
+    ),
+    r(
+        "refresh_base_model",
+        "modules/default_pipeline.py",
+        W,
+        Stage,
+        "fooocus",
+    ),
+    r(
+        "prepare_text_encoder",
+        "modules/default_pipeline.py",
+        W,
+        Stage,
+        "fooocus",
+    ),
     // Fooocus ships ComfyUI's backend renamed (`backend/headless/fcbh/`, later `ldm_patched/`).
     r("decode", "fcbh/sd.py", I, Serve, "fooocus"),
     r("encode", "fcbh/sd.py", I, Serve, "fooocus"),
