@@ -474,6 +474,28 @@ mod tests {
         Some((function.to_string(), file.to_string()))
     }
 
+    /// A frame a console wrapped after `File` is read from its second line (TabbyAPI in
+    /// docker); a worker's "Error executing method X" names the frame X. See: issue 13.
+    #[test]
+    fn wrapped_and_worker_method_frames() {
+        assert_eq!(
+            frame_of("\"/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py\", line 138, in load"),
+            pair("load", "/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py")
+        );
+        assert_eq!(
+            frame_of("\"a quoted sentence\", line of text, in short"),
+            None
+        );
+        assert_eq!(
+            frame_of("(RayWorkerAphrodite pid=34320) ERROR:    Error executing method load_model. This might cause deadlock in distributed execution."),
+            pair("load_model", "<worker method>")
+        );
+        assert_eq!(
+            frame_of("(VllmWorkerProcess pid=614) ERROR 02-14 08:44:33 multiproc_worker_utils.py:242] Exception in worker VllmWorkerProcess while processing method start_worker_execution_loop."),
+            pair("start_worker_execution_loop", "<worker method>")
+        );
+    }
+
     #[test]
     fn frame_forms_seen_in_real_pastes() {
         // Prefixed standard frames.
