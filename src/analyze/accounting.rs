@@ -49,6 +49,9 @@ pub fn reserved_total(message: &OomMessage) -> Option<(Bytes, bool)> {
 /// Without a "this process has" clause (inside a container NVML reports host PIDs, so PyTorch
 /// cannot recognise itself; `c10/cuda/CUDACachingAllocator.cpp`, by version), the `Process N` entry that holds at least this
 /// process's whole PyTorch reserve, and the least above it, is most likely this process.
+/// Without the reserve (a message cut before "Of the allocated memory"), a lone `Process N`
+/// that holds all the card's used memory (total − free) is this process: the process that
+/// raised has a CUDA context of its own, so it is in NVML's list.
 pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
     let figures = &message.figures;
     // Printed, even as NVML's N/A: PyTorch recognised this process, the `Process N` are others.
@@ -57,9 +60,12 @@ pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
     }
     // When the reserve cannot be composed (a message cut before "reserved by PyTorch but
     // unallocated"), the live tensors are a lower bound of it.
-    let reserved = reserved_total(message)
+    let Some(reserved) = reserved_total(message)
         .map(|(reserved, _)| reserved)
-        .or(figures.allocated_by_pytorch_bytes)?;
+        .or(figures.allocated_by_pytorch_bytes)
+    else {
+        return lone_process_holding_all(message);
+    };
     figures
         .other_processes
         .iter()
@@ -67,6 +73,22 @@ pub fn own_process_guess(message: &OomMessage) -> Option<u32> {
         .filter(|(_, bytes)| *bytes >= reserved && *bytes < NOT_AVAILABLE_THRESHOLD)
         .min_by_key(|(_, bytes)| bytes.get() - reserved.get())
         .map(|(pid, _)| pid)
+}
+
+/// The only `Process N` of a message, when it holds the card's whole used memory (within 1 %
+/// of the total or 256 MiB, NVML and cudaMemGetInfo round differently).
+fn lone_process_holding_all(message: &OomMessage) -> Option<u32> {
+    let figures = &message.figures;
+    let [process] = figures.other_processes.as_slice() else {
+        return None;
+    };
+    let in_use = process
+        .in_use_bytes
+        .filter(|bytes| *bytes < NOT_AVAILABLE_THRESHOLD)?;
+    let (total, free) = (figures.total_capacity_bytes?, figures.free_bytes?);
+    let used = total.get().checked_sub(free.get())?;
+    let slack = (total.get() / 100).max(256 << 20);
+    (in_use.get().abs_diff(used) <= slack).then_some(process.pid)
 }
 
 /// Whether a message family comes from PyTorch's caching allocator (its figures are

@@ -241,6 +241,14 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
+        // llama.cpp fills its KV cells only while decoding requests (its warm-up decodes one
+        // token): the context ran full while serving.
+        OomKind::ContextFull => Some(Phase::Inference),
+        // ollama refuses to load a model whose estimate exceeds free RAM (`llm/server.go`
+        // `NewLlamaServer`: "model requires more system memory (%s) than is available (%s)").
+        OomKind::HostMemory if message.text.contains("requires more system memory") => {
+            Some(Phase::WeightsLoad)
+        }
         // TensorRT-LLM's executor report names the component whose creation failed
         // (`_ExecutorCreationStage` values in `_torch/pyexecutor/py_executor_creator.py`, 1.0):
         // `Model` / `Draft model for speculative decoding` (the `PyTorchModelEngine`, which loads
@@ -334,6 +342,26 @@ pub const WRAPPING_PHRASES: &[(&str, Phase, &str)] = &[
         Phase::WeightsLoad,
         "InvokeAI 2.x model manager (`ldm/invoke/model_manager.py`: `** model … could not be \
          loaded: …`)",
+    ),
+    // An OpenAI-compatible server answers a failed request with an error body: vLLM
+    // `ErrorResponse` (`entrypoints/openai/protocol.py`), SGLang and llama.cpp's server
+    // `{"error": {"code": 500, "message": …}}`; the OpenAI Python client relays it as
+    // `Error code: 500 - {…}` (`openai/_exceptions.py` `APIStatusError`). Either way a request
+    // was being served.
+    (
+        "{\"error\":{\"message\":",
+        Phase::Inference,
+        "an OpenAI-compatible server's error response body (SGLang, vLLM, llama.cpp server)",
+    ),
+    (
+        "{\"error\": {\"message\":",
+        Phase::Inference,
+        "an OpenAI-compatible server's error response body (SGLang, vLLM, llama.cpp server)",
+    ),
+    (
+        "Error code: 500 - {",
+        Phase::Inference,
+        "the OpenAI Python client relaying a server's error (`openai/_exceptions.py`)",
     ),
     (
         "Error merging checkpoints",

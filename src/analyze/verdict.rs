@@ -232,6 +232,20 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
             ],
             "This is not a GPU memory shortage: a kernel's assertion failed (usually an index or label out of range). More or bigger GPUs will not fix it; the data or configuration needs fixing.",
         ),
+        // llama.cpp `tools/server/server.cpp`: `-c, --ctx-size` sets the KV cells, `-np,
+        // --parallel` splits them between slots (each gets n_ctx / np unless `--kv-unified`);
+        // ollama's `num_ctx` option / `OLLAMA_CONTEXT_LENGTH` and `OLLAMA_NUM_PARALLEL` set the
+        // same for its runner.
+        OomKind::ContextFull => (
+            Cause::ContextFull,
+            "not a GPU out-of-memory error: llama.cpp's context is full (no free KV cells for the batch)",
+            vec![
+                "give each request more context: raise `-c` / `--ctx-size` (ollama: `num_ctx`, or `OLLAMA_CONTEXT_LENGTH`), or shorten the prompt and `n_predict`".to_string(),
+                "the server splits the context between its slots: with `-np` / `--parallel N` each slot gets `ctx-size / N` (ollama: `OLLAMA_NUM_PARALLEL`); use fewer slots or a context of N times the longest request".to_string(),
+                "GPU memory is not what ran out: `oomdoc fit` shows whether a larger context still fits the card".to_string(),
+            ],
+            "This is not a GPU memory shortage: the model's context window (its KV cells) filled up while generating. A larger context setting or fewer parallel slots fixes it; check with `oomdoc fit` that the larger context fits the card.",
+        ),
         OomKind::TritonOutOfResources => (
             Cause::TritonResources,
             "not a GPU out-of-memory error: a Triton kernel needs more shared memory than one SM has",
@@ -900,6 +914,22 @@ fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         }
         (Some(_), _, _, _) => Cause::CapacityExhausted,
         _ if figures.allocated_by_pytorch_bytes.is_some() => Cause::CapacityExhausted,
+        // No figures, no other process named: an engine that takes most of the card for its
+        // KV cache at start (vLLM `--gpu-memory-utilization`, SGLang `--mem-fraction-static`,
+        // LMDeploy `cache_max_entry_count`, TensorRT-LLM `kv_cache_free_gpu_mem_fraction`…)
+        // filled the card itself, by design; what is left is its budget against the card. Not
+        // TensorRT's own allocator message: the engine builder and engine deserialisation print
+        // it, before any KV cache exists.
+        _ if preallocates_kv(builder.inputs.engine.name)
+            && figures.other_processes.is_empty()
+            && failure.kind != OomKind::TensorrtAlloc =>
+        {
+            builder.fact(format!(
+                "{} takes most of the card for its KV cache when it starts, and the text names no other process: the engine itself filled the card, so its memory budget against the card is the cause",
+                builder.inputs.engine.name.label()
+            ));
+            Cause::CapacityExhausted
+        }
         _ => Cause::Unknown,
     }
 }
@@ -1046,7 +1076,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
         Cause::CapacityExhausted => format!("{gpu} ran out of memory: this process filled it"),
         Cause::LargeAllocation => format!("{gpu} ran out of memory{where_}: one allocation asked for more than was free"),
         Cause::HostMemory | Cause::KilledBySignal | Cause::IllegalMemoryAccess | Cause::Unknown => format!("{gpu} ran out of memory{where_}"),
-        Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources => format!("{gpu} ran out of memory{where_}"),
+        Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources | Cause::ContextFull => format!("{gpu} ran out of memory{where_}"),
     }
 }
 
@@ -1114,7 +1144,7 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
             format!("Undetermined: this process used up the {total}GPU, but the text does not show whether the model itself is too large for the card or the batch/context settings are.{prompt} Run `oomdoc fit` on the checkpoint: if the weights alone approach the card's size it is a hardware limit, otherwise reduce batch or context."),
         ),
         Cause::HostMemory | Cause::KilledBySignal | Cause::IllegalMemoryAccess => (OwnerClass::NotGpuMemory, String::new()),
-        Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources => (OwnerClass::NotGpuMemory, String::new()),
+        Cause::SharedMemory | Cause::DiskFull | Cause::DeviceAssert | Cause::TritonResources | Cause::ContextFull => (OwnerClass::NotGpuMemory, String::new()),
     }
 }
 

@@ -406,6 +406,8 @@ pub enum Cause {
     DeviceAssert,
     /// Not a GPU OOM: a Triton kernel needs more shared memory/registers than one SM has.
     TritonResources,
+    /// Not a GPU OOM: llama.cpp's context (its KV cells, shared by the server's slots) is full.
+    ContextFull,
     /// The text does not show enough to say.
     Unknown,
 }
@@ -443,6 +445,7 @@ impl Cause {
             Cause::DiskFull => "disk_full",
             Cause::DeviceAssert => "device_assert",
             Cause::TritonResources => "triton_resources",
+            Cause::ContextFull => "context_full",
             Cause::Unknown => "unknown",
         }
     }

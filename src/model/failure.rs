@@ -166,6 +166,9 @@ pub enum OomKind {
     DeviceAssert,
     /// Not a GPU OOM: Triton `OutOfResources` (a kernel's shared memory/registers per block).
     TritonOutOfResources,
+    /// Not a GPU OOM: llama.cpp found no free KV cells for a batch (`failed to find free space
+    /// in the KV cache`, `failed to find a memory slot for batch`): the context is full.
+    ContextFull,
     /// Not a GPU OOM: the process was killed by a signal (a shell's `Killed`, exit code 137 or
     /// -9, `SIGKILL`) and the message itself does not say why. Host memory only when another
     /// line shows it (the kernel's OOM killer, Kubernetes `OOMKilled`).

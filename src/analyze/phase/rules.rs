@@ -197,6 +197,11 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("step", "llm_engine", I, Serve, "vllm"),
     r("step", "engine/core.py", I, Serve, "vllm"),
     r("step_with_batch_queue", "", I, Serve, "vllm"),
+    // V0 `worker/worker_base.py` `LocalOrDistributedWorkerBase.start_worker_execution_loop`: the
+    // decode loop of the non-driver workers; V1 `v1/engine/async_llm.py` `AsyncLLM.output_handler`:
+    // the API server's task pulling outputs of running requests from EngineCore.
+    r("start_worker_execution_loop", "", I, Serve, "vllm"),
+    r("output_handler", "vllm/v1/engine/", I, Serve, "vllm"),
     r("step_async", "", I, Serve, "vllm"),
     r("engine_step", "", I, Serve, "vllm"),
     r("run_engine_loop", "", I, Serve, "vllm"),
@@ -416,6 +421,10 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("load_gen", "exllamav2/", W, Stage, "exllamav2"),
     r("__init__", "exllamav2/cache.py", K, Stage, "exllamav2"),
     r("generate_simple", "", I, Serve, "exllamav2"),
+    // ExLlamaV3 (`exllamav3/model/model.py` `prefill`, `model_tp.py` `prefill_tp`: a prompt
+    // being prefilled, tensor-parallel or not).
+    r("prefill", "exllamav3/", I, Serve, "exllamav2"),
+    r("prefill_tp", "exllamav3/", I, Serve, "exllamav2"),
     // --- text-generation-webui (modules/ui_model_menu.py, modules/models.py) ---
     r("load_model_wrapper", "", W, Stage, "text-generation-webui"),
     // --- MLC-LLM (python/mlc_chat/chat_module.py: `_reload` loads the model library and weights) ---
@@ -455,6 +464,52 @@ pub static FRAME_RULES: &[FrameRule] = &[
     ),
     r("build", "tensorrt_llm/builder.py", G, Stage, "tensorrt_llm"),
     r("build_engine", "tensorrt_llm/", G, Stage, "tensorrt_llm"),
+    // The PyTorch backend (`tensorrt_llm/_torch/pyexecutor/model_engine.py`, 0.19–1.x):
+    // `warmup` → `_run_cuda_graph_warmup` → `_capture_generation_cuda_graphs` /
+    // `_capture_piecewise_cuda_graphs` capture the decode graphs before serving;
+    // `py_executor.py` `_executor_loop` / `_executor_loop_overlap` → `_forward_step` serve.
+    r(
+        "_run_cuda_graph_warmup",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_capture_generation_cuda_graphs",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_capture_piecewise_cuda_graphs",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_executor_loop",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+    r(
+        "_executor_loop_overlap",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+    r(
+        "_forward_step",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
     // --- diffusers (pipelines/pipeline_utils.py) and ComfyUI (comfy/model_management.py) ---
     r("enable_model_cpu_offload", "", W, Stage, "diffusers"),
     r("enable_sequential_cpu_offload", "", W, Stage, "diffusers"),
@@ -473,6 +528,24 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("patch_weight_to_device", "", W, Stage, "comfyui"),
     r("load", "comfy/model_patcher.py", W, Stage, "comfyui"),
     r("patch_model", "comfy/model_patcher.py", W, Stage, "comfyui"),
+    // ComfyUI's root `nodes.py`: `KSampler.sample` / `KSamplerAdvanced.sample` (which call
+    // `common_ksampler`), `VAEDecode.decode`, `VAEEncode.encode` generate. `execution.py`'s own
+    // frames (`execute`, `get_output_data`, `_map_node_over_list`) run every node, loaders
+    // included, and show no stage by themselves.
+    r("sample", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    r("decode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    r("encode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    // --- AUTOMATIC1111 (modules/devices.py `first_time_calculation`, run by
+    // `modules/initialize.py` before the model loads: a 1x1 linear and conv "the first time this
+    // is done it allocates about 700MB of memory", i.e. the CUDA context and cuBLAS/cuDNN
+    // handles) ---
+    r(
+        "first_time_calculation",
+        "modules/devices.py",
+        S,
+        Stage,
+        "automatic1111",
+    ),
     // --- DeepSpeed ZeRO-3 (0.9–0.16 `deepspeed/runtime/zero/stage3.py`): `step` runs
     // `_optimizer_step(sub_group_id)` per sub-group, which calls the wrapped `optimizer.step()` ---
     r(
@@ -555,6 +628,30 @@ pub static FRAME_RULES: &[FrameRule] = &[
     // --- detectron2 (`detectron2/engine/train_loop.py`: `TrainerBase.train` → `run_step`, the
     // SimpleTrainer/AMPTrainer step: data, forward, `losses.backward()`, optimizer step) ---
     r("run_step", "detectron2/engine/", T, Serve, "detectron2"),
+    // Fooocus `modules/default_pipeline.py`: `refresh_everything` (re)loads the base and
+    // refiner checkpoints, LoRAs and text encoder (`refresh_base_model`, `prepare_text_encoder`
+    // → `load_models_gpu`) when a task changes them or at start.
+    r(
+        "refresh_everything",
+        "modules/default_pipeline.py",
+        W,
+        Stage,
+        "fooocus",
+    ),
+    r(
+        "refresh_base_model",
+        "modules/default_pipeline.py",
+        W,
+        Stage,
+        "fooocus",
+    ),
+    r(
+        "prepare_text_encoder",
+        "modules/default_pipeline.py",
+        W,
+        Stage,
+        "fooocus",
+    ),
     // Fooocus ships ComfyUI's backend renamed (`backend/headless/fcbh/`, later `ldm_patched/`).
     r("decode", "fcbh/sd.py", I, Serve, "fooocus"),
     r("encode", "fcbh/sd.py", I, Serve, "fooocus"),

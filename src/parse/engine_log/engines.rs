@@ -107,6 +107,12 @@ pub(super) const RULES: &[Rule] = &[
         comfyui_own,
     ),
     rule("--windows-standalone-build", comfyui_own),
+    // SGLang's launcher when a scheduler or detokenizer process dies (`srt/entrypoints/engine.py`
+    // `sigquit_handler`: "Received sigquit from a child process. It usually means the child
+    // failed.").
+    rule("Received sigquit from a child process", sglang_own),
+    // MLC-LLM's `mlc_chat_cli` (`cpp/cli_main.cc`): "Use MLC config: …", "Use model weights: …".
+    rule("Use MLC config:", mlc_llm_own),
     // Unsloth's training banner ("==((====))==  Unsloth …", "O^O/ \_/ \    Batch size per device
     // = 2 | …"): Unsloth drives the transformers `Trainer` (TRL's `SFTTrainer`).
     rule("Batch size per device =", unsloth_banner),
@@ -194,6 +200,14 @@ fn cntk_minibatch_loop(_text: &str, facts: &mut LineFacts) {
     super::training::step(facts);
 }
 
+fn sglang_own(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+}
+
+fn mlc_llm_own(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::MlcLlm, Certainty::Strong);
+}
+
 fn comfyui_own(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Comfyui, Certainty::Strong);
 }
@@ -270,8 +284,12 @@ fn comfyui(text: &str, facts: &mut LineFacts) {
 fn automatic1111(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Automatic1111, Certainty::Strong);
     if has(text, "Stable diffusion model failed to load") {
-        // `modules/sd_models.py` `load_model` failed (webui prints it and exits).
-        facts.failed_phase_hint = Some(Phase::WeightsLoad);
+        // `modules/sd_models.py` / `modules/initialize.py` `load_model` failed: webui prints
+        // the traceback (`errors.display`), then this line. It is read under the failure it
+        // follows, below a traceback frame that names the stage more precisely (the CUDA
+        // warm-up `first_time_calculation` runs in the same thread before the weights load); a
+        // copy printed above the failure belongs to an earlier attempt.
+        facts.late_phase = Some(Phase::WeightsLoad);
     } else {
         // The footer `wrap_gradio_call` (`modules/call_queue.py`) appends to a generation's
         // output: the failure it follows happened while generating.

@@ -26,6 +26,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("HTTP server listening", listening),
     rule("main: model loaded", model_loaded),
     rule("build: ", build),
+    // The examples' banner (`examples/main/main.cpp`, 2023: `LOG_TEE("%s: build = %d (%s)\n",
+    // __func__, …)` then `main: seed  = …`), printed before ggml initialises the GPU and
+    // before the model loader's first line.
+    rule(": build = ", build),
     rule("launch_slot_", slot),
     // llava's image encoder finished for a request (`examples/llava/llava.cpp`
     // `encode_image_with_clip`: "%s: image encoded in %8.2f ms by CLIP"), also in ollama's
@@ -63,7 +67,49 @@ pub(super) const RULES: &[Rule] = &[
     // runner binary (`…/runners/cuda_v12/ollama_llama_server`).
     rule("source=server.go", ollama_line),
     rule("ollama_llama_server", ollama_line),
+    // ollama's client errors: the runner it started died (`llm/server.go`: "llama runner
+    // process has terminated: %v"), or the CLI lost its server on the default address
+    // (`envconfig` OLLAMA_HOST `127.0.0.1:11434`: `Error: Post "http://127.0.0.1:11434/api/chat":
+    // EOF`); systemd's journal names the unit's process `ollama[PID]:`.
+    rule("llama runner process has terminated", ollama_line),
+    rule("/api/chat\":", ollama_api),
+    rule("/api/generate\":", ollama_api),
+    rule("ollama[", ollama_journal),
+    // llama.cpp's server loop (`tools/server/server.cpp` `update_slots`, older
+    // `examples/server/server.cpp`), also inside ollama's runner before 0.4.
+    rule("update_slots", server_loop),
+    // The server binary's name (`tools/server`, built as `llama-server` since b3000), as
+    // supervisors and users print it (`llama-server exited with code 139`).
+    rule("llama-server", server_loop),
 ];
+
+/// `Error: Post "http://127.0.0.1:11434/api/chat": EOF`: the CLI's request to its server on
+/// ollama's default port. (The marker holds no digit: the scan's shortcut for lines that
+/// differ only in digits, such as client ports, must not see one.)
+fn ollama_api(text: &str, facts: &mut LineFacts) {
+    if has(text, ":11434/api/") {
+        ollama(facts);
+    }
+}
+
+/// `Jun 18 22:16:41 host ollama[116408]: …`: the journal's tag of the ollama service.
+fn ollama_journal(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "ollama[") else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest[digits..].starts_with("]:") {
+        ollama(facts);
+    }
+}
+
+/// `update_slots : failed to …` (2023–24) / `srv  update_slots: …`: the server's slot loop;
+/// `llama-server`: its binary.
+fn server_loop(text: &str, facts: &mut LineFacts) {
+    if has(text, "update_slots :") || has(text, "update_slots:") || has(text, "llama-server") {
+        facts.engine(EngineName::Llamacpp, Certainty::Weak);
+    }
+}
 
 /// A llama.cpp function's line: llama.cpp, unless the line shows it runs inside ollama (a
 /// model under `~/.ollama/models`, a backend under `lib/ollama/`).
@@ -242,7 +288,7 @@ fn model_loaded(_text: &str, facts: &mut LineFacts) {
 
 /// `build: 4369 (2e2f8f09) with cc (GCC) 13.2.0 for x86_64-linux-gnu`.
 fn build(text: &str, facts: &mut LineFacts) {
-    let Some(rest) = after(text, "build: ") else {
+    let Some(rest) = after(text, "build: ").or_else(|| after(text, ": build = ")) else {
         return;
     };
     let mut words = rest.split_whitespace();
@@ -252,6 +298,11 @@ fn build(text: &str, facts: &mut LineFacts) {
     if number.chars().all(|c| c.is_ascii_digit()) && commit.starts_with('(') {
         facts.engine(EngineName::Llamacpp, Certainty::Banner);
         facts.engine_version = Some(format!("b{number} {commit}"));
+        facts.event(
+            EventKind::EngineStart,
+            Phase::Startup,
+            EventFigures::default(),
+        );
     }
 }
 

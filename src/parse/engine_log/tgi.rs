@@ -30,6 +30,13 @@ pub(super) const RULES: &[Rule] = &[
     // the call that raised.
     rule(" encountered an error", method_error),
     rule("Shard complete standard error output", failed),
+    // The shard server (`server/text_generation_server/server.py` `serve_inner`: `try: model =
+    // get_model(…) except Exception: logger.exception("Error when initializing model")`):
+    // building the model, i.e. loading its weights onto the GPU, raised; no warm-up has run.
+    rule("Error when initializing model", init_error),
+    // The launcher polling a shard that has not reported ready (`launcher/src/main.rs`
+    // "Waiting for shard to be ready..."): the model is still being built.
+    rule("Waiting for shard to be ready", shard_waiting),
     rule("Commit sha:", runtime_env),
     rule("Docker label:", runtime_env),
     rule("text_generation_router::server", request),
@@ -194,6 +201,19 @@ fn router_span(text: &str, facts: &mut LineFacts) {
     if has(text, "}:prefill") || has(text, "}:decode") {
         tgi(facts);
         facts.late_phase = Some(Phase::Inference);
+    }
+}
+
+fn init_error(text: &str, facts: &mut LineFacts) {
+    if has(text, "text_generation") || has(text, "shard-manager") || has(text, "ERROR") {
+        tgi(facts);
+        facts.failed_phase_hint = Some(Phase::WeightsLoad);
+    }
+}
+
+fn shard_waiting(text: &str, facts: &mut LineFacts) {
+    if has(text, "text_generation_launcher") || has(text, "shard-manager") {
+        tgi(facts);
     }
 }
 

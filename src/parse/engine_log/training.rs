@@ -11,6 +11,7 @@ use crate::model::failure::EngineName;
 pub(super) const RULES: &[Rule] = &[
     rule("Traceback (most recent call last)", traceback),
     rule("File \"", frame),
+    rule("\", line ", wrapped_frame),
     rule("File /", ipython_frame),
     rule("File ~", ipython_frame),
     rule("File [", ipython_frame),
@@ -77,6 +78,26 @@ fn frame(text: &str, facts: &mut LineFacts) {
         return;
     };
     push_frame(facts, function, file);
+}
+
+/// The second line of a frame a console wrapped after `File` (Rich's traceback through a
+/// logger at 80 columns, as TabbyAPI prints it in docker: `ERROR:      File` then
+/// `"/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py", line 138, in load`). When
+/// the function name went to a third line too, the frame is not read.
+fn wrapped_frame(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.trim_start().strip_prefix('"') else {
+        return;
+    };
+    let Some(end) = rest.find('"') else {
+        return;
+    };
+    let (file, tail) = (&rest[..end], &rest[end..]);
+    if !tail.starts_with("\", line ") || !(file.contains('/') || file.contains('\\')) {
+        return;
+    }
+    if let Some(function) = after(tail, ", in ").and_then(function_name) {
+        push_frame(facts, function, file);
+    }
 }
 
 /// IPython 8: `File /path/x.py:123, in func(a, b)` or `File ~/x.py:12, in f()`.
@@ -584,6 +605,28 @@ mod tests {
 
     fn pair(function: &str, file: &str) -> Option<(String, String)> {
         Some((function.to_string(), file.to_string()))
+    }
+
+    /// A frame a console wrapped after `File` is read from its second line (TabbyAPI in
+    /// docker); a worker's "Error executing method X" names the frame X. See: issue 13.
+    #[test]
+    fn wrapped_and_worker_method_frames() {
+        assert_eq!(
+            frame_of("\"/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py\", line 138, in load"),
+            pair("load", "/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py")
+        );
+        assert_eq!(
+            frame_of("\"a quoted sentence\", line of text, in short"),
+            None
+        );
+        assert_eq!(
+            frame_of("(RayWorkerAphrodite pid=34320) ERROR:    Error executing method load_model. This might cause deadlock in distributed execution."),
+            pair("load_model", "<worker method>")
+        );
+        assert_eq!(
+            frame_of("(VllmWorkerProcess pid=614) ERROR 02-14 08:44:33 multiproc_worker_utils.py:242] Exception in worker VllmWorkerProcess while processing method start_worker_execution_loop."),
+            pair("start_worker_execution_loop", "<worker method>")
+        );
     }
 
     #[test]

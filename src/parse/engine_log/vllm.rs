@@ -71,6 +71,14 @@ pub(super) const RULES: &[Rule] = &[
         "while processing method determine_num_available_blocks",
         worker_method_failed,
     ),
+    // Any worker method that raised, by the same lines and by the Ray/driver wrapper
+    // (`worker/worker_base.py` `execute_method`: "Error executing method %r. This might cause
+    // deadlock in distributed execution."; Aphrodite keeps both): the method counts as a
+    // traceback frame (file `<worker method>`, so only rules without a path match it), which
+    // the frame rules then map (`load_model`, `determine_num_available_blocks`,
+    // `start_worker_execution_loop`, …).
+    rule("Error executing method", worker_method_frame),
+    rule("while processing method", worker_method_frame),
     rule("\"POST /v1/", request),
     rule("\"POST /generate", request),
     rule("Received request ", request),
@@ -478,6 +486,24 @@ fn worker_method_failed(text: &str, facts: &mut LineFacts) {
         facts.failed_phase_hint = Some(Phase::Profiling);
     }
 }
+
+fn worker_method_frame(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "executing method ").or_else(|| after(text, "processing method "))
+    else {
+        return;
+    };
+    let name: String = rest
+        .trim_start_matches(['\'', '"'])
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    if !name.is_empty() {
+        facts.frame = Some((name, WORKER_METHOD.to_string()));
+    }
+}
+
+/// The file of a frame read from a worker's "Error executing method X" line.
+const WORKER_METHOD: &str = "<worker method>";
 
 fn load_failed(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);

@@ -53,7 +53,11 @@ pub const OOM_MARKERS: &[&str] = &[
     "out of memory",
     "Out of memory",
     "Out of Memory",
+    // A title's or a sentence's `Cuda out of Memory` ([`mention_start`]).
+    "out of Memory",
     "OUT_OF_MEMORY",
+    // `OOM` in a title or sentence ([`mention_start`]).
+    "OOM",
     "cudaErrorMemoryAllocation",
     // cudaMallocAsync backend.
     "would exceed allowed memory",
@@ -73,6 +77,11 @@ pub const OOM_MARKERS: &[&str] = &[
     "failed to allocate",
     "unable to allocate",
     "not enough space in the buffer",
+    // llama.cpp's KV cells are all taken (not_oom.rs: the context is full, not the GPU).
+    "free space in the KV cache",
+    "failed to find a memory slot",
+    "failed to find KV cache slot",
+    "KV cache is full",
     "llama_kv_cache_init() failed",
     // Host memory (not GPU OOM).
     "DefaultCPUAllocator",
@@ -221,6 +230,8 @@ pub(crate) enum NotOomKind {
     DeviceAssert,
     /// Triton `OutOfResources`.
     Triton,
+    /// llama.cpp: no free KV cells for the batch (the context is full).
+    ContextFull,
 }
 
 /// Which accelerator's caching allocator printed the message.
@@ -324,6 +335,9 @@ pub struct OomDetector {
     /// A message without figures that announces the real one (see [`Pending`]), held until
     /// that one arrives or its window ends.
     pending_warmup: Option<Pending>,
+    /// A message other than a mention ([`mention_start`]) was read: later mentions are
+    /// prose about it, not failures of their own.
+    seen_message: bool,
     /// The first size XLA's start-up preallocation asked for and could not get (`[0] Failed to
     /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
     /// off): a later XLA failure of this process ran in that smaller pool.
@@ -583,12 +597,19 @@ impl OomDetector {
             message.details.requested_memory_bytes = self.xla_preallocation;
         }
         let figureless = message.figures == OomFigures::default();
+        let mention = message.kind == OomKind::OtherGpuOom && is_mention(&message);
+        if mention && self.seen_message {
+            return;
+        }
+        self.seen_message |= !mention;
         // A logger-prefixed stream prints the chained traceback whole (the allocator's message
         // first): only a plain paste quotes the warm-up error before it.
         let held =
             if message.kind == OomKind::VllmWarmupOom && figureless && message.stream.is_none() {
                 Some((WARMUP_PAIR_LINES, false))
-            } else if message.kind == OomKind::OtherGpuOom && is_class_only(&message.text) {
+            } else if mention
+                || (message.kind == OomKind::OtherGpuOom && is_class_only(&message.text))
+            {
                 Some((CLASS_ONLY_LINES, true))
             } else {
                 None
@@ -601,6 +622,15 @@ impl OomDetector {
             });
             done.extend(previous.map(|pending| pending.message));
             return;
+        }
+        // A mention gives way to any message that follows it, a GPU one or not.
+        if !message.is_gpu_oom
+            && self.pending_warmup.as_ref().is_some_and(|pending| {
+                is_mention(&pending.message)
+                    && message.line <= pending.message.end_line + pending.window
+            })
+        {
+            self.pending_warmup = None;
         }
         if message.is_gpu_oom {
             let allocator = matches!(
@@ -771,6 +801,77 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
         .or_else(|| not_oom::start(text))
         .or_else(|| cuda::start_fallback(text))
         .or_else(|| class_only_start(text))
+        .or_else(|| mention_start(text))
+}
+
+/// PyTorch's words named without the message: an issue title or a sentence (`"torch.cuda.
+/// OutOfMemoryError: CUDA out of memory" when deploy…`, `GPU usage 0% | cuda out of memory`,
+/// `WSL Cuda out of Memory when Trying to Load GGUF Model`). The allocator's own message
+/// always goes on with `. Tried to allocate` and is read by `pytorch::start` first. A mention
+/// is held like an exception's class ([`Pending`]): any message that follows replaces it, so
+/// it only counts when the text has nothing better (a paste cut before the exception line).
+///
+/// ComfyUI says so in its own words when it catches one: `comfy/sd.py` `VAE.decode` logs
+/// "Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding."
+/// (Fooocus keeps the line in its copy, `ldm_patched/modules/sd.py`), and `execution.py` logs
+/// "Got an OOM, unloading all loaded models." before it reports the node's error.
+fn mention_start(text: &str) -> Option<(Family, usize)> {
+    if let Some(position) = APP_MENTIONS.iter().find_map(|words| find(text, words)) {
+        return Some((Family::OtherGpu, position));
+    }
+    if let Some(position) = oom_word(text) {
+        return Some((Family::OtherGpu, position));
+    }
+    let position = text.to_ascii_lowercase().find(MENTION)?;
+    let boundary = text[..position]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+    boundary.then_some((Family::OtherGpu, position))
+}
+
+/// The word `OOM` in a title or a sentence about a GPU job (`EXAONE-4.0-32B with VSWA causes
+/// OOM on A100-40G x 4`, `CUDA OOM with Kimi-K2.5 NVFP4`, `OOM error during VAE decode`), not
+/// the host's OOM killer (`OOMKilled`, `oom-kill`, `OOM killer`). The position of the line's
+/// first word: the whole sentence is the mention.
+fn oom_word(text: &str) -> Option<usize> {
+    let at = text.match_indices("OOM").map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + 3..].chars().next();
+        before.is_none_or(|c| !c.is_alphanumeric())
+            && after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+    })?;
+    let rest = &text[at + 3..];
+    const HOST: [&str; 6] = ["killer", "Killed", "killed", "CPU", "RAM ", "host"];
+    if HOST.iter().any(|word| text.contains(word)) || rest.trim_start().starts_with("kill") {
+        return None;
+    }
+    const GPU: [&str; 10] = [
+        "GPU", "CUDA", "cuda", "VRAM", "vram", "A100", "H100", "H200", "RTX", "error",
+    ];
+    GPU.iter()
+        .any(|word| text.contains(word))
+        .then_some(text.len() - text.trim_start().len())
+}
+
+/// The words [`mention_start`] looks for, lowercased.
+const MENTION: &str = "cuda out of memory";
+
+/// An application's own words for an OOM it caught ([`mention_start`]).
+const APP_MENTIONS: [&str; 2] = [
+    "Ran out of memory when regular VAE decoding",
+    "Got an OOM, unloading all loaded models",
+];
+
+/// Whether a figureless message is a mention ([`mention_start`]).
+fn is_mention(message: &OomMessage) -> bool {
+    message.kind == OomKind::OtherGpuOom
+        && message.figures == OomFigures::default()
+        && (message.text.to_ascii_lowercase().starts_with(MENTION)
+            || oom_word(&message.text) == Some(0)
+            || APP_MENTIONS
+                .iter()
+                .any(|words| message.text.starts_with(words)))
 }
 
 /// An exception class that is a GPU OOM, printed without its message: PyTorch's
@@ -1170,7 +1271,13 @@ fn engine_from_wording(text: &str) -> Option<EngineName> {
     if text.contains("ollama") || text.contains("llama runner") {
         return Some(EngineName::Ollama);
     }
-    if text.contains("ggml") || text.contains("GGML") || text.contains("llama.cpp") {
+    // llama.cpp's server loop (`tools/server/server.cpp` `update_slots`, `llama_decode`).
+    if text.contains("ggml")
+        || text.contains("GGML")
+        || text.contains("llama.cpp")
+        || text.contains("update_slots")
+        || text.contains("llama_decode")
+    {
         return Some(EngineName::Llamacpp);
     }
     None

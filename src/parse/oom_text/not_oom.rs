@@ -8,7 +8,14 @@
 //! `/dev/shm` makes it shared memory), `c10/cuda/CUDAException.cpp` (`CUDA error: device-side
 //! assert triggered`), Triton `python/triton/runtime/errors.py` (`OutOfResources`: `out of
 //! resource: shared memory, Required: N, Hardware limit: M. Reducing block sizes or
-//! `num_stages` may help.`).
+//! `num_stages` may help.`), llama.cpp's decode finding no free KV cells: `llama_decode` returns
+//! 1 and the server (`tools/server/server.cpp` `update_slots`) logs `failed to find free space
+//! in the KV cache, retrying with smaller n_batch` (2023–24; later `… retrying with smaller
+//! batch size - try increasing it via the context size`), then `failed to decode the batch, n_batch
+//! = 1, ret = 1` / `failed to decode the batch: KV cache is full - try increasing it via the
+//! context size`; `src/llama-context.cpp` `decode: failed to find a memory slot for batch of
+//! size N` (older `llama_decode_internal: failed to find KV cache slot for ubatch of size N`).
+//! The cells are the context (`n_ctx`, shared by the server's slots): it is full, the GPU is not.
 
 use super::{find, Family, NotOomKind, Parsed};
 use crate::model::failure::OomKind;
@@ -35,6 +42,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position].rfind("CUDA error:").unwrap_or(position);
         return Some((Family::NotOom(NotOomKind::DeviceAssert), begin));
     }
+    for needle in [
+        "failed to find free space in the KV cache",
+        "failed to find a memory slot for batch",
+        "failed to find KV cache slot",
+        "KV cache is full",
+    ] {
+        if let Some(position) = find(text, needle) {
+            return Some((Family::NotOom(NotOomKind::ContextFull), position));
+        }
+    }
     for needle in ["OutOfResources", "out of resource:"] {
         if let Some(position) = find(text, needle) {
             return Some((Family::NotOom(NotOomKind::Triton), position));
@@ -49,6 +66,7 @@ pub(super) fn parse(kind: NotOomKind) -> Parsed {
         NotOomKind::Disk => OomKind::DiskFull,
         NotOomKind::DeviceAssert => OomKind::DeviceAssert,
         NotOomKind::Triton => OomKind::TritonOutOfResources,
+        NotOomKind::ContextFull => OomKind::ContextFull,
     };
     Parsed::new(kind, false)
 }

@@ -1139,3 +1139,44 @@ fn vllm_warmup_quoted_first_takes_the_allocator_figures() {
     );
     assert_eq!(messages[0].figures.total_capacity_bytes, gib(10.57));
 }
+
+/// A title or sentence naming the error counts only when the text has no message of its own:
+/// a message after it (or before it) replaces it. See: issue 13.
+#[test]
+fn a_mention_counts_only_without_a_message() {
+    for title in [
+        "\"torch.cuda.OutOfMemoryError: CUDA out of memory\" when deploy LLM with TGI in Kubernetes",
+        "[Bug]: WSL Cuda out of Memory when Trying to Load GGUF Model",
+        "[Bug]: EXAONE-4.0-32B with VSWA causes OOM on A100-40G x 4",
+        "Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding.",
+    ] {
+        let alone = one(title);
+        assert_eq!(alone.kind, OomKind::OtherGpuOom, "{title}");
+        assert!(alone.is_gpu_oom, "{title}");
+        let text = format!("{title}\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
+        let messages = parse_text(&text);
+        assert_eq!(messages.len(), 1, "{messages:#?}");
+        assert_eq!(messages[0].figures.tried_to_allocate_bytes, Some(Bytes(20 * MIB)));
+    }
+    // After a host-memory failure the same words are prose about it, not a GPU failure.
+    let host = parse_text("Error: model requires more system memory (5.0 GiB) than is available (3.9 GiB)\nis this a CUDA out of memory problem?");
+    assert!(host.iter().all(|m| !m.is_gpu_oom), "{host:#?}");
+    // The host's OOM killer is not a GPU OOM mention.
+    assert!(parse_text("OOM killer invoked on the GPU node")
+        .iter()
+        .all(|m| m.kind != OomKind::OtherGpuOom));
+}
+
+/// llama.cpp finding no free KV cells is the context running full, not GPU memory.
+#[test]
+fn llama_cpp_kv_cells_full_is_not_gpu_oom() {
+    for line in [
+        "update_slots : failed to find free space in the KV cache, retrying with smaller n_batch = 256",
+        "decode: failed to find a memory slot for batch of size 512",
+        "srv  update_slots: failed to decode the batch: KV cache is full - try increasing it via the context size, i = 0, n_batch = 2048, ret = 1",
+    ] {
+        let message = one(line);
+        assert_eq!(message.kind, OomKind::ContextFull, "{line}");
+        assert!(!message.is_gpu_oom, "{line}");
+    }
+}
