@@ -316,9 +316,9 @@ pub struct Readiness {
     pub stated_limit: Option<String>,
 }
 
-/// Verdict and next steps.
+/// The run's verdict and next steps (from the engine-log diagnosis or the record).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct RunVerdict {
     /// Cause.
     pub cause: String,
     /// The cause's class word from explain (`transient_peak`, `weights_do_not_fit`, …).
@@ -393,7 +393,7 @@ pub struct RunReport {
     /// Whether the configuration was shown to serve, not only to load.
     pub readiness: Readiness,
     /// Verdict.
-    pub verdict: Verdict,
+    pub verdict: RunVerdict,
     /// What the owner should do.
     pub owner_summary: OwnerSummary,
     /// What could not be measured or read.

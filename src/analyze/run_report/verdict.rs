@@ -8,17 +8,17 @@ pub(super) fn verdict(
     status: &RunEnd,
     failure: &FailureFacts,
     checked: bool,
-) -> Verdict {
+) -> RunVerdict {
     let explained = record.explain.as_ref().and_then(|e| e.verdict.clone());
     match explained {
-        Some(verdict) if verdict.cause.is_some() && status.failed => Verdict {
+        Some(verdict) if verdict.cause.is_some() && status.failed => RunVerdict {
             cause: verdict.cause.unwrap_or_default(),
             cause_kind: verdict.cause_kind,
             evidence: verdict.evidence,
             next_steps: verdict.next_steps,
             source: "`oomdoc explain` on the run's log".to_owned(),
         },
-        explained if !status.failed => Verdict {
+        explained if !status.failed => RunVerdict {
             cause: "no failure recorded".to_owned(),
             cause_kind: None,
             evidence: std::iter::once(status.summary.clone())
@@ -35,7 +35,7 @@ pub(super) fn verdict(
             }],
             source: "run record".to_owned(),
         },
-        _ => Verdict {
+        _ => RunVerdict {
             cause: match &failure.failed_in {
                 Some(phase) => format!("failed in `{phase}`; the record has no diagnosis"),
                 None => "failed; the record has no diagnosis".to_owned(),
@@ -87,7 +87,7 @@ pub(super) fn host_verdict(
     finding: &HostOomFinding,
     gpu_oom_in_log: bool,
     status: &mut RunEnd,
-    verdict: &mut Verdict,
+    verdict: &mut RunVerdict,
     owner: &mut OwnerSummary,
 ) {
     match finding {
@@ -110,7 +110,7 @@ pub(super) fn host_verdict(
             let lines = crate::analyze::host_oom::describe(kill);
             // A GPU OOM the log also shows stays in sight (a process can hit both).
             let gpu_verdict = gpu_oom_in_log.then(|| verdict.cause.clone());
-            *verdict = Verdict {
+            *verdict = RunVerdict {
                 cause: "host out-of-memory kill: the kernel's OOM killer ended the process (host RAM, not GPU)".to_owned(),
                 cause_kind: Some("host_oom_kill".to_owned()),
                 evidence: lines.evidence,

@@ -5,7 +5,11 @@
 //! Pure: takes the report model (built from redacted records) and returns bytes; computes
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
-use crate::analyze::run_report::{DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport};
+use crate::analyze::run_report::{
+    DeviceTimeline, Fact, FailureFacts, Figure, GpuFacts, MemoryFacts, ModelFacts, OwnerSummary,
+    ProbeSummary, ProcessFacts, Readiness, Report, ReportPart, RunReport, RunSection,
+    TimelineEntry,
+};
 use crate::model::explain::Phase;
 use crate::model::run::{human_duration, HostRecord};
 use crate::model::Bytes;
@@ -70,7 +74,7 @@ pub fn command_line(argv: &[String]) -> String {
         .join(" ")
 }
 
-pub(super) fn gpu_title(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+pub(super) fn gpu_title(gpu: &GpuFacts) -> String {
     let mut title = format!(
         "[{}] {}",
         gpu.index.map_or_else(|| "?".to_owned(), |i| i.to_string()),
@@ -90,7 +94,7 @@ pub(super) fn gpu_title(gpu: &crate::analyze::run_report::GpuFacts) -> String {
     title
 }
 
-pub(super) fn gpu_memory_line(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+pub(super) fn gpu_memory_line(gpu: &GpuFacts) -> String {
     let mut line = format!(
         "total {}, free {}, used {}",
         bytes_opt(gpu.total_bytes),
@@ -107,7 +111,7 @@ pub(super) fn gpu_memory_line(gpu: &crate::analyze::run_report::GpuFacts) -> Str
 }
 
 /// "At the OOM: free …; processes: …" from the inventory taken when the OOM line appeared.
-pub(super) fn at_oom_line(gpu: &crate::analyze::run_report::GpuFacts) -> Option<String> {
+pub(super) fn at_oom_line(gpu: &GpuFacts) -> Option<String> {
     if gpu.free_at_oom_bytes.is_none() && gpu.processes_at_oom.is_empty() {
         return None;
     }
@@ -149,13 +153,13 @@ pub(super) fn process_peak_lines(device: &DeviceTimeline) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn process_lines(gpu: &crate::analyze::run_report::GpuFacts) -> Vec<String> {
+pub(super) fn process_lines(gpu: &GpuFacts) -> Vec<String> {
     describe_processes(&gpu.processes_before)
 }
 
 /// The processes cell of a GPU table row: the processes before the start (or "none"), then
 /// what the inventory at the OOM showed.
-pub(super) fn processes_cell(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+pub(super) fn processes_cell(gpu: &GpuFacts) -> String {
     let processes = process_lines(gpu);
     let before = if processes.is_empty() {
         "none".to_owned()
@@ -168,9 +172,7 @@ pub(super) fn processes_cell(gpu: &crate::analyze::run_report::GpuFacts) -> Stri
     }
 }
 
-pub(super) fn describe_processes(
-    processes: &[crate::analyze::run_report::ProcessFacts],
-) -> Vec<String> {
+pub(super) fn describe_processes(processes: &[ProcessFacts]) -> Vec<String> {
     processes
         .iter()
         .map(|process| {
@@ -193,7 +195,7 @@ pub(super) fn describe_processes(
         .collect()
 }
 
-pub(super) fn figure_rows(figures: &[Figure]) -> Vec<Vec<String>> {
+pub(super) fn figure_rows(figures: &[&Figure]) -> Vec<Vec<String>> {
     figures
         .iter()
         .map(|figure| {
@@ -220,19 +222,19 @@ pub(super) fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Rows of the readiness table, shared by the markdown and HTML renderers.
-pub(super) fn readiness_rows(run: &RunReport) -> Vec<Vec<String>> {
+/// Rows of the readiness checks: check, result, evidence.
+pub(super) fn readiness_rows(readiness: &Readiness) -> Vec<Vec<String>> {
     let checked = |value: bool| if value { "checked" } else { "not checked" }.to_owned();
     vec![
         vec![
             "short request".to_owned(),
-            checked(run.readiness.short_request.checked),
-            run.readiness.short_request.evidence.clone(),
+            checked(readiness.short_request.checked),
+            readiness.short_request.evidence.clone(),
         ],
         vec![
             "next real scenario".to_owned(),
-            checked(run.readiness.next_scenario.checked),
-            run.readiness.next_scenario.evidence.clone(),
+            checked(readiness.next_scenario.checked),
+            readiness.next_scenario.evidence.clone(),
         ],
     ]
 }
@@ -246,8 +248,8 @@ pub(super) fn plain_fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
 }
 
 /// Rows of the startup timeline table.
-pub(super) fn timeline_rows(run: &RunReport) -> Vec<Vec<String>> {
-    run.timeline
+pub(super) fn timeline_rows(timeline: &[TimelineEntry]) -> Vec<Vec<String>> {
+    timeline
         .iter()
         .map(|entry| {
             vec![
@@ -260,7 +262,7 @@ pub(super) fn timeline_rows(run: &RunReport) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Rows of a device's peaks-by-phase table.
+/// Rows of a device's peaks-by-phase table: phase, peak, exact bytes.
 pub(super) fn peak_rows(device: &DeviceTimeline) -> Vec<Vec<String>> {
     device
         .peaks_by_phase
@@ -269,16 +271,19 @@ pub(super) fn peak_rows(device: &DeviceTimeline) -> Vec<Vec<String>> {
             vec![
                 peak.phase.clone(),
                 Bytes(peak.peak_used_bytes).to_string(),
-                peak.peak_used_bytes.to_string(),
+                format!("{} bytes", peak.peak_used_bytes),
             ]
         })
         .collect()
 }
 
+/// The device's UUID, when the timeline has one.
+pub(super) fn device_uuid(device: &DeviceTimeline) -> Option<&str> {
+    device.uuid.as_deref()
+}
+
 /// Rows of the probe's requests-per-phase table.
-pub(super) fn probe_phase_rows(
-    probe: &crate::analyze::run_report::ProbeSummary,
-) -> Vec<Vec<String>> {
+pub(super) fn probe_phase_rows(probe: &ProbeSummary) -> Vec<Vec<String>> {
     probe
         .phases
         .iter()
@@ -286,21 +291,21 @@ pub(super) fn probe_phase_rows(
         .collect()
 }
 
-pub(super) fn fit_figures(run: &RunReport) -> Vec<Figure> {
-    [
-        &run.fit.lower_bound,
-        &run.fit.weights_loaded,
-        &run.fit.measured_peak,
-        &run.fit.capacity,
-    ]
-    .into_iter()
-    .flatten()
-    .cloned()
-    .collect()
+/// "verdict …, plateau …" of a probe (each format names the file its own way).
+pub(super) fn probe_line(probe: &ProbeSummary) -> String {
+    format!(
+        "verdict {}, plateau {}",
+        opt(&probe.verdict),
+        bytes_opt(probe.plateau_bytes)
+    )
 }
 
-pub(super) fn model_line(run: &RunReport) -> String {
-    let model = &run.model;
+/// ", sampled at N Hz" when the rate is known.
+pub(super) fn rate_text(sample_rate_hz: Option<f64>) -> String {
+    sample_rate_hz.map_or_else(String::new, |hz| format!(", sampled at {hz} Hz"))
+}
+
+pub(super) fn model_line(model: &ModelFacts) -> String {
     let mut parts = vec![opt(&model.name)];
     for (name, value) in [
         ("format", &model.format),
@@ -319,8 +324,8 @@ pub(super) fn model_line(run: &RunReport) -> String {
     line
 }
 
-pub(super) fn checkpoint_line(run: &RunReport) -> Option<String> {
-    let checkpoint = run.model.checkpoint.as_ref()?;
+pub(super) fn checkpoint_line(model: &ModelFacts) -> Option<String> {
+    let checkpoint = model.checkpoint.as_ref()?;
     let mut line = format!(
         "{}: weights {}",
         checkpoint
@@ -344,31 +349,52 @@ pub(super) fn checkpoint_line(run: &RunReport) -> Option<String> {
     Some(line)
 }
 
-pub(super) fn failure_line(run: &RunReport) -> String {
-    if !run.status.failed {
+pub(super) fn failure_line(failed: bool, failure: &FailureFacts) -> String {
+    if !failed {
         return format!(
             "did not fail; last completed: {}; server was ready: {}",
-            opt(&run.failure.last_completed),
-            yes_no(run.failure.server_was_ready)
+            opt(&failure.last_completed),
+            yes_no(failure.server_was_ready)
         );
     }
     format!(
         "failed in: {}; last completed: {}; server was ready: {}; GPU out-of-memory: {}",
-        opt(&run.failure.failed_in),
-        opt(&run.failure.last_completed),
-        yes_no(run.failure.server_was_ready),
-        yes_no(run.failure.is_gpu_oom)
+        opt(&failure.failed_in),
+        opt(&failure.last_completed),
+        yes_no(failure.server_was_ready),
+        yes_no(failure.is_gpu_oom)
     )
 }
 
 /// A training run has no request to reproduce: its section says how to reproduce the step.
-pub(super) fn reproduction_title(run: &RunReport) -> &'static str {
-    if run.training {
+pub(super) fn reproduction_title(training: bool) -> &'static str {
+    if training {
         "Reproducing the failure"
     } else {
         "Minimal reproducing request"
     }
 }
+
+/// "Owner summary: configuration error".
+pub(super) fn owner_title(summary: &OwnerSummary) -> String {
+    format!("Owner summary: {}", kind_label(&summary.kind))
+}
+
+/// "oomdoc report: N run(s)".
+pub(super) fn report_title(report: &Report) -> String {
+    format!(
+        "oomdoc report: {} run{}",
+        report.runs.len(),
+        if report.runs.len() == 1 { "" } else { "s" }
+    )
+}
+
+pub(super) const READINESS_TITLE: &str = "Is it fit? (a load is not yet fit)";
+pub(super) const GPUS_TITLE: &str = "GPUs before start";
+pub(super) const FAILURE_TITLE: &str = "Failure phase and timeline";
+pub(super) const FIT_TITLE: &str = "Checkpoint lower bound vs measured";
+pub(super) const LOG_TITLE: &str = "Log before the failure";
+pub(super) const COMPARISON_TITLE: &str = "Comparison: run 1 (A) vs run 2 (B)";
 
 pub(super) fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
     let mut lines = Vec::new();
@@ -462,15 +488,32 @@ pub(super) fn host_lines_unwrapped(host: &HostRecord) -> Vec<String> {
     lines
 }
 
+/// The GPU table's columns, the same in every format that draws tables.
+pub(super) const GPU_HEADER: [&str; 4] = ["GPU", "memory", "processes", "source"];
+
+/// Rows of the GPU table: the title line, the memory line, the processes, the source.
+pub(super) fn gpu_rows(gpus: &[GpuFacts]) -> Vec<Vec<String>> {
+    gpus.iter()
+        .map(|gpu| {
+            vec![
+                gpu_title(gpu),
+                gpu_memory_line(gpu),
+                processes_cell(gpu),
+                gpu.source.clone(),
+            ]
+        })
+        .collect()
+}
+
+/// The peaks-by-phase table's columns.
+pub(super) const PEAK_HEADER: [&str; 3] = ["phase", "peak used", "exact"];
+
 pub(super) const HOST_PHASE_HEADER: [&str; 5] = ["phase", "peak RSS", "bytes", "at", "processes"];
 
 /// The report as one JSON document.
 pub fn render_json(report: &Report) -> Result<Vec<u8>, serde_json::Error> {
     crate::render::json::to_document(report)
 }
-
-// ---------------------------------------------------------------------------------------
-// HTML
 
 #[cfg(test)]
 mod tests {
