@@ -3,7 +3,7 @@
 //! `render::run_report` walk the same list and only lay each section out.
 
 use super::*;
-use crate::model::run::HostRecord;
+use crate::model::run::{DeviceTimeline, HostRecord};
 
 /// One part of the whole report, in the order written.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +69,7 @@ pub enum RunSection<'a> {
     Memory(&'a MemoryFacts),
     /// One device's memory chart (an inline picture; only formats that draw write it).
     Chart {
-        /// The device.
+        /// The device's timeline.
         device: &'a DeviceTimeline,
         /// The memory section (phases, OOM time, run length).
         memory: &'a MemoryFacts,
@@ -77,7 +77,7 @@ pub enum RunSection<'a> {
     /// One device's peaks by phase.
     PhasePeaks {
         /// The device.
-        device: &'a DeviceTimeline,
+        device: &'a DeviceMemory,
         /// Where the timeline came from.
         source: Option<&'a str>,
     },
@@ -173,9 +173,9 @@ impl RunReport {
         }
         sections.push(RunSection::Memory(&self.memory));
         for device in &self.memory.devices {
-            if !device.samples.is_empty() {
+            if !device.timeline.samples.is_empty() {
                 sections.push(RunSection::Chart {
-                    device,
+                    device: &device.timeline,
                     memory: &self.memory,
                 });
             }
@@ -185,8 +185,8 @@ impl RunReport {
                     source: self.memory.source.as_deref(),
                 });
             }
-            if !device.processes.is_empty() {
-                sections.push(RunSection::ProcessPeaks(device));
+            if !device.timeline.processes.is_empty() {
+                sections.push(RunSection::ProcessPeaks(&device.timeline));
             }
         }
         if let Some(source) = &self.memory.source {
@@ -259,9 +259,12 @@ mod tests {
         run.training = true;
         assert_eq!(names(&run), ["limitations"]);
         run.oom.push(Figure::default());
-        run.memory.devices.push(DeviceTimeline {
-            samples: vec![(0, 1)],
-            ..DeviceTimeline::default()
+        run.memory.devices.push(DeviceMemory {
+            timeline: DeviceTimeline {
+                samples: vec![[0, 1]],
+                ..DeviceTimeline::default()
+            },
+            peaks_by_phase: Vec::new(),
         });
         assert_eq!(names(&run), ["oom", "chart", "limitations"]);
     }

@@ -2,6 +2,7 @@
 //! `render::run_report`.
 
 use super::*;
+pub use crate::model::run::DeviceTimeline;
 
 /// Everything known about one run, redacted, before analysis.
 #[derive(Debug, Clone, Default)]
@@ -180,58 +181,52 @@ pub struct PhaseSpan {
     pub end_t_ms: Option<u64>,
 }
 
-/// The peak of one phase on one device.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PhasePeak {
-    /// Phase.
-    pub phase: String,
-    /// Peak used bytes.
-    pub peak_used_bytes: u64,
+/// One device's memory over time as the report shows it: the record's own timeline (its
+/// samples sorted by time and reduced to at most [`CHART_POINTS`] points, min and max per time
+/// bucket kept so short peaks survive) and its peaks by phase in launch order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceMemory {
+    /// The record's timeline of the device.
+    pub timeline: DeviceTimeline,
+    /// Peaks per phase, in the order the launch went through the phases.
+    pub peaks_by_phase: Vec<(Phase, Bytes)>,
 }
 
-/// Memory over time of one device.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct DeviceTimeline {
-    /// UUID.
-    pub uuid: Option<String>,
-    /// Name.
-    pub name: Option<String>,
-    /// NVML index.
-    pub index: Option<u32>,
-    /// Total.
-    pub total_bytes: Option<u64>,
-    /// Used before the child started.
-    pub baseline_used_bytes: Option<u64>,
-    /// Peak.
-    pub peak_used_bytes: Option<u64>,
-    /// When.
-    pub peak_t_ms: Option<u64>,
-    /// In which phase.
-    pub peak_phase: Option<String>,
-    /// Peaks per phase, in launch order.
-    pub peaks_by_phase: Vec<PhasePeak>,
-    /// `[t_ms, used_bytes]`, reduced to at most [`CHART_POINTS`] points (min and max per
-    /// time bucket kept, so short peaks survive).
-    pub samples: Vec<(u64, u64)>,
-    /// Samples taken.
-    pub sample_count: Option<u64>,
-    /// Highest memory of each process seen on this device during the run.
-    pub processes: Vec<ProcessPeak>,
-}
-
-/// Highest memory of one process during the run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ProcessPeak {
-    /// Host PID.
-    pub pid: Option<u32>,
-    /// Name (redacted).
-    pub name: Option<String>,
-    /// Highest used bytes.
-    pub peak_used_bytes: Option<u64>,
-    /// When.
-    pub peak_t_ms: Option<u64>,
-    /// Whether it is the launched command or one of its children.
-    pub is_child: Option<bool>,
+/// The report's JSON of a device (unchanged since the report had its own copy of the type):
+/// the timeline's figures, with `peaks_by_phase` as a list in launch order.
+impl Serialize for DeviceMemory {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        #[derive(Serialize)]
+        struct PhasePeak {
+            phase: Phase,
+            peak_used_bytes: Bytes,
+        }
+        let timeline = &self.timeline;
+        let non_empty = |text: &'_ str| (!text.is_empty()).then(|| text.to_owned());
+        let peaks: Vec<PhasePeak> = self
+            .peaks_by_phase
+            .iter()
+            .map(|&(phase, peak_used_bytes)| PhasePeak {
+                phase,
+                peak_used_bytes,
+            })
+            .collect();
+        let mut device = serializer.serialize_struct("DeviceMemory", 12)?;
+        device.serialize_field("uuid", &non_empty(&timeline.uuid))?;
+        device.serialize_field("name", &non_empty(&timeline.name))?;
+        device.serialize_field("index", &timeline.index)?;
+        device.serialize_field("total_bytes", &timeline.total_bytes)?;
+        device.serialize_field("baseline_used_bytes", &timeline.baseline_used_bytes)?;
+        device.serialize_field("peak_used_bytes", &timeline.peak_used_bytes)?;
+        device.serialize_field("peak_t_ms", &timeline.peak_t_ms)?;
+        device.serialize_field("peak_phase", &timeline.peak_phase)?;
+        device.serialize_field("peaks_by_phase", &peaks)?;
+        device.serialize_field("samples", &timeline.samples)?;
+        device.serialize_field("sample_count", &timeline.sample_count)?;
+        device.serialize_field("processes", &timeline.processes)?;
+        device.end()
+    }
 }
 
 /// The memory section.
@@ -256,7 +251,7 @@ pub struct MemoryFacts {
     /// Phase spans.
     pub phases: Vec<PhaseSpan>,
     /// Per device.
-    pub devices: Vec<DeviceTimeline>,
+    pub devices: Vec<DeviceMemory>,
 }
 
 /// `fit`'s lower bound next to what was measured.

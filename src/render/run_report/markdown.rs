@@ -144,7 +144,7 @@ fn section(text: &mut String, section: &RunSection<'_>) {
         RunSection::PhasePeaks { device, source } => {
             text.push_str(&format!(
                 "Peaks by phase on `{}` ({}):\n\n",
-                device_uuid(device).unwrap_or_default(),
+                device_uuid(&device.timeline).unwrap_or_default(),
                 source.unwrap_or("memory timeline")
             ));
             text.push_str(&md_table(&PEAK_HEADER, &peak_rows(device)));

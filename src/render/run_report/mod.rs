@@ -6,12 +6,12 @@
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
 use crate::analyze::run_report::{
-    DeviceTimeline, Fact, FailureFacts, Figure, GpuFacts, MemoryFacts, ModelFacts, OwnerSummary,
+    DeviceMemory, Fact, FailureFacts, Figure, GpuFacts, MemoryFacts, ModelFacts, OwnerSummary,
     ProbeSummary, ProcessFacts, Readiness, Report, ReportPart, RunReport, RunSection,
     TimelineEntry,
 };
 use crate::model::explain::Phase;
-use crate::model::run::{human_duration, HostRecord};
+use crate::model::run::{human_duration, DeviceTimeline, HostRecord};
 use crate::model::Bytes;
 use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, text_table};
 use crate::render::html::{escape, prose};
@@ -132,18 +132,16 @@ pub(super) fn process_peak_lines(device: &DeviceTimeline) -> Vec<String> {
         .map(|process| {
             format!(
                 "pid {} {}: peak {}{}{}",
-                process
-                    .pid
-                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process.pid,
                 process
                     .name
                     .clone()
                     .unwrap_or_else(|| "(name unknown)".to_owned()),
-                bytes_opt(process.peak_used_bytes),
+                bytes_opt(process.peak_used_bytes.map(Bytes::get)),
                 process
                     .peak_t_ms
                     .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
-                if process.is_child == Some(true) {
+                if process.is_child {
                     " (the launched command)"
                 } else {
                     ""
@@ -263,23 +261,30 @@ pub(super) fn timeline_rows(timeline: &[TimelineEntry]) -> Vec<Vec<String>> {
 }
 
 /// Rows of a device's peaks-by-phase table: phase, peak, exact bytes.
-pub(super) fn peak_rows(device: &DeviceTimeline) -> Vec<Vec<String>> {
+pub(super) fn peak_rows(device: &DeviceMemory) -> Vec<Vec<String>> {
     device
         .peaks_by_phase
         .iter()
-        .map(|peak| {
+        .map(|(phase, bytes)| {
             vec![
-                peak.phase.clone(),
-                Bytes(peak.peak_used_bytes).to_string(),
-                format!("{} bytes", peak.peak_used_bytes),
+                phase.as_str().to_owned(),
+                bytes.to_string(),
+                format!("{} bytes", bytes.get()),
             ]
         })
         .collect()
 }
 
-/// The device's UUID, when the timeline has one.
+/// The device's UUID, when the timeline has one (records written before it was kept have none).
 pub(super) fn device_uuid(device: &DeviceTimeline) -> Option<&str> {
-    device.uuid.as_deref()
+    Some(device.uuid.as_str()).filter(|uuid| !uuid.is_empty())
+}
+
+/// The device's product name, "GPU" when the record does not say.
+pub(super) fn device_name(device: &DeviceTimeline) -> &str {
+    Some(device.name.as_str())
+        .filter(|name| !name.is_empty())
+        .unwrap_or("GPU")
 }
 
 /// Rows of the probe's requests-per-phase table.
@@ -405,20 +410,20 @@ pub(super) fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
             None => "no memory timeline: not recorded".to_owned(),
         });
     }
-    for device in &memory.devices {
+    for device in memory.devices.iter().map(|device| &device.timeline) {
         lines.push(format!(
             "{} {}: before start {}, peak {}{}{}",
-            device.name.clone().unwrap_or_else(|| "GPU".to_owned()),
-            device.uuid.clone().unwrap_or_default(),
-            bytes_opt(device.baseline_used_bytes),
-            bytes_opt(device.peak_used_bytes),
+            device_name(device),
+            device.uuid,
+            bytes_opt(device.baseline_used_bytes.map(Bytes::get)),
+            bytes_opt(device.peak_used_bytes.map(Bytes::get)),
             device
                 .peak_t_ms
                 .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
             device
                 .peak_phase
                 .as_ref()
-                .map_or_else(String::new, |phase| format!(" in `{phase}`")),
+                .map_or_else(String::new, |phase| format!(" in `{}`", phase.as_str())),
         ));
     }
     if let (Some(t), Some(source)) = (memory.oom_t_ms, &memory.oom_t_source) {
@@ -531,10 +536,10 @@ mod tests {
     #[test]
     fn the_oom_is_marked_on_its_own_device() {
         let device = |uuid: &str| DeviceTimeline {
-            uuid: Some(uuid.to_owned()),
-            total_bytes: Some(80 << 30),
-            samples: vec![(0, 0), (1000, 70 << 30)],
-            peak_used_bytes: Some(70 << 30),
+            uuid: uuid.to_owned(),
+            total_bytes: Bytes(80 << 30),
+            samples: vec![[0, 0], [1000, 70 << 30]],
+            peak_used_bytes: Some(Bytes(70 << 30)),
             peak_t_ms: Some(1000),
             ..DeviceTimeline::default()
         };

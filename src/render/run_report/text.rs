@@ -155,7 +155,8 @@ fn section(text: &mut String, section: &RunSection<'_>, style: &Style) {
         }
         RunSection::Chart { .. } => {}
         RunSection::PhasePeaks { device, .. } => {
-            let on = device_uuid(device).map_or_else(String::new, |uuid| format!(" on {uuid}"));
+            let on = device_uuid(&device.timeline)
+                .map_or_else(String::new, |uuid| format!(" on {uuid}"));
             text.push_str(&format!("  peaks by phase{on}:\n"));
             text.push_str(&text_table(&peak_rows(device), "    "));
         }
