@@ -215,7 +215,7 @@ pub(super) fn fit_vs_measured(
     events: &[Value],
     log_model: &Value,
     memory: &MemoryFacts,
-    gpus: &[GpuFacts],
+    gpus: &[GpuAtStart],
 ) -> FitVsMeasured {
     let lower_bound = input.checkpoint.as_ref().and_then(|checkpoint| {
         checkpoint.weights_total_bytes.map(|bytes| Figure {
@@ -267,7 +267,7 @@ pub(super) fn fit_vs_measured(
         .or_else(|| {
             gpus.iter()
                 .find(|gpu| gpu.visible_to_run)
-                .and_then(|gpu| gpu.total_bytes)
+                .map(|gpu| gpu.device.memory.total_bytes.get())
         })
         .map(|bytes| Figure {
             name: "device total".to_owned(),

@@ -127,19 +127,7 @@ pub(super) fn versions(record: &RecordRead) -> Vec<Fact> {
     facts
 }
 
-pub(super) fn process_facts(processes: &[GpuProcess]) -> Vec<ProcessFacts> {
-    processes
-        .iter()
-        .map(|process| ProcessFacts {
-            pid: Some(process.pid),
-            name: process.name.clone(),
-            used_bytes: process.used_bytes.map(Bytes::get),
-            unavailable_reason: process.unavailable_reason.clone(),
-        })
-        .collect()
-}
-
-pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<GpuFacts> {
+pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<GpuAtStart> {
     if let Some(error) = &record.run.preflight.inventory_error {
         limitations.push(format!("no GPU inventory before start: {error}"));
     }
@@ -174,25 +162,11 @@ pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<Gp
     inventory
         .devices
         .iter()
-        .map(|device| {
-            let memory = device.memory;
-            GpuFacts {
-                index: Some(device.index.get()),
-                uuid: non_empty(&device.uuid),
-                name: non_empty(&device.name),
-                pci_bus_id: non_empty(&device.pci_bus_id),
-                cuda_ordinal: device.cuda_ordinal.map(crate::model::gpu::CudaOrdinal::get),
-                visible_to_run: !any_ordinal || device.cuda_ordinal.is_some(),
-                total_bytes: Some(memory.total_bytes.get()),
-                reserved_bytes: memory.reserved_bytes.map(Bytes::get),
-                used_before_bytes: Some(memory.used_bytes.get()),
-                free_before_bytes: Some(memory.free_bytes.get()),
-                processes_before: process_facts(&device.processes),
-                free_at_oom_bytes: at_oom(device).map(|d| d.memory.free_bytes.get()),
-                processes_at_oom: at_oom(device)
-                    .map_or_else(Vec::new, |d| process_facts(&d.processes)),
-                source: source.clone(),
-            }
+        .map(|device| GpuAtStart {
+            device: device.clone(),
+            visible_to_run: !any_ordinal || device.cuda_ordinal.is_some(),
+            at_oom: at_oom(device).cloned(),
+            source: source.clone(),
         })
         .collect()
 }

@@ -46,7 +46,7 @@ pub enum RunSection<'a> {
         engine: Option<&'a Fact>,
     },
     /// The GPUs before start.
-    Gpus(&'a [GpuFacts]),
+    Gpus(&'a [GpuAtStart]),
     /// Driver, CUDA, torch, engine versions.
     Versions(&'a [Fact]),
     /// The failure phase and the startup timeline.

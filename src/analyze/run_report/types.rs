@@ -96,50 +96,68 @@ pub struct ModelFacts {
     pub checkpoint: Option<CheckpointFacts>,
 }
 
-/// A GPU process before start.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ProcessFacts {
-    /// PID.
-    pub pid: Option<u32>,
-    /// Name.
-    pub name: Option<String>,
-    /// Bytes used.
-    pub used_bytes: Option<u64>,
-    /// Why `used_bytes` is missing.
-    pub unavailable_reason: Option<String>,
-}
-
-/// One GPU before start.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct GpuFacts {
-    /// NVML index.
-    pub index: Option<u32>,
-    /// UUID.
-    pub uuid: Option<String>,
-    /// Product name.
-    pub name: Option<String>,
-    /// PCI bus id.
-    pub pci_bus_id: Option<String>,
-    /// CUDA ordinal in the run's environment; `None` when hidden from the run.
-    pub cuda_ordinal: Option<u32>,
-    /// Whether the run could see it.
+/// One GPU before start: the device as the inventory before the start read it, and the same
+/// device in the inventory taken when the first OOM line appeared.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GpuAtStart {
+    /// The device before start.
+    pub device: Device,
+    /// Whether the run could see it (its CUDA numbering includes it).
     pub visible_to_run: bool,
-    /// Total.
-    pub total_bytes: Option<u64>,
-    /// Driver-reserved.
-    pub reserved_bytes: Option<u64>,
-    /// Used before start.
-    pub used_before_bytes: Option<u64>,
-    /// Free before start.
-    pub free_before_bytes: Option<u64>,
-    /// Processes before start.
-    pub processes_before: Vec<ProcessFacts>,
-    /// Free memory when the first OOM line appeared (an inventory taken then).
-    pub free_at_oom_bytes: Option<u64>,
-    /// Processes when the first OOM line appeared.
-    pub processes_at_oom: Vec<ProcessFacts>,
+    /// The same device (by UUID) when the first OOM line appeared.
+    pub at_oom: Option<Device>,
     /// Source of these figures.
     pub source: String,
+}
+
+/// A process in the report's JSON: its PID, name and memory (the inventory's other fields are
+/// in `run.json`).
+#[derive(Serialize)]
+struct ProcessJson<'a> {
+    pid: u32,
+    name: &'a Option<String>,
+    used_bytes: Option<Bytes>,
+    unavailable_reason: &'a Option<String>,
+}
+
+fn processes_json(processes: &[GpuProcess]) -> Vec<ProcessJson<'_>> {
+    processes
+        .iter()
+        .map(|process| ProcessJson {
+            pid: process.pid,
+            name: &process.name,
+            used_bytes: process.used_bytes,
+            unavailable_reason: &process.unavailable_reason,
+        })
+        .collect()
+}
+
+/// The report's JSON of a GPU (unchanged since the report had its own copy of the type).
+impl Serialize for GpuAtStart {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let device = &self.device;
+        let non_empty = |text: &'_ str| (!text.is_empty()).then(|| text.to_owned());
+        let memory = &device.memory;
+        let at_oom = self.at_oom.as_ref();
+        let mut gpu = serializer.serialize_struct("GpuAtStart", 14)?;
+        gpu.serialize_field("index", &device.index)?;
+        gpu.serialize_field("uuid", &non_empty(&device.uuid))?;
+        gpu.serialize_field("name", &non_empty(&device.name))?;
+        gpu.serialize_field("pci_bus_id", &non_empty(&device.pci_bus_id))?;
+        gpu.serialize_field("cuda_ordinal", &device.cuda_ordinal)?;
+        gpu.serialize_field("visible_to_run", &self.visible_to_run)?;
+        gpu.serialize_field("total_bytes", &memory.total_bytes)?;
+        gpu.serialize_field("reserved_bytes", &memory.reserved_bytes)?;
+        gpu.serialize_field("used_before_bytes", &memory.used_bytes)?;
+        gpu.serialize_field("free_before_bytes", &memory.free_bytes)?;
+        gpu.serialize_field("processes_before", &processes_json(&device.processes))?;
+        gpu.serialize_field("free_at_oom_bytes", &at_oom.map(|d| d.memory.free_bytes))?;
+        let processes_at_oom = at_oom.map_or_else(Vec::new, |d| processes_json(&d.processes));
+        gpu.serialize_field("processes_at_oom", &processes_at_oom)?;
+        gpu.serialize_field("source", &self.source)?;
+        gpu.end()
+    }
 }
 
 /// Failure phase.
@@ -357,7 +375,7 @@ pub struct RunReport {
     /// Versions: driver, CUDA, torch, engine, …
     pub versions: Vec<Fact>,
     /// GPUs before start.
-    pub gpus: Vec<GpuFacts>,
+    pub gpus: Vec<GpuAtStart>,
     /// Relevant environment (redacted).
     pub environment: BTreeMap<String, String>,
     /// Failure phase.

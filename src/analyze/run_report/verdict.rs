@@ -148,7 +148,7 @@ pub(super) fn owner_summary(
     status: &RunEnd,
     failure: &FailureFacts,
     fit: &FitVsMeasured,
-    gpus: &[GpuFacts],
+    gpus: &[GpuAtStart],
     readiness: &Readiness,
 ) -> OwnerSummary {
     let from_explain = record
@@ -165,7 +165,7 @@ pub(super) fn owner_summary(
     let card = gpus
         .iter()
         .find(|gpu| gpu.visible_to_run)
-        .and_then(|gpu| gpu.name.clone())
+        .and_then(|gpu| non_empty(&gpu.device.name))
         .unwrap_or_else(|| "this card".to_owned());
     if !status.failed {
         return OwnerSummary {
@@ -235,7 +235,8 @@ pub(super) fn owner_summary(
         _ => None,
     };
     let others_hold = gpus.iter().filter(|gpu| gpu.visible_to_run).any(|gpu| {
-        matches!((gpu.free_before_bytes, gpu.total_bytes), (Some(free), Some(total)) if (free as f64) < total as f64 * 0.9)
+        let memory = &gpu.device.memory;
+        (memory.free_bytes.get() as f64) < memory.total_bytes.get() as f64 * 0.9
     });
     let weights_fit =
         matches!((weights, capacity), (Some(w), Some(c)) if (w as f64) < c as f64 * 0.9);

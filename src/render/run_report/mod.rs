@@ -6,11 +6,11 @@
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
 use crate::analyze::run_report::{
-    DeviceMemory, Fact, FailureFacts, Figure, GpuFacts, MemoryFacts, ModelFacts, OwnerSummary,
-    ProbeSummary, ProcessFacts, Readiness, Report, ReportPart, RunReport, RunSection,
-    TimelineEntry,
+    DeviceMemory, Fact, FailureFacts, Figure, GpuAtStart, MemoryFacts, ModelFacts, OwnerSummary,
+    ProbeSummary, Readiness, Report, ReportPart, RunReport, RunSection, TimelineEntry,
 };
 use crate::model::explain::Phase;
+use crate::model::machine::GpuProcess;
 use crate::model::run::{human_duration, DeviceTimeline, HostRecord};
 use crate::model::Bytes;
 use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, text_table};
@@ -74,49 +74,50 @@ pub fn command_line(argv: &[String]) -> String {
         .join(" ")
 }
 
-pub(super) fn gpu_title(gpu: &GpuFacts) -> String {
+pub(super) fn gpu_title(gpu: &GpuAtStart) -> String {
+    let device = &gpu.device;
     let mut title = format!(
         "[{}] {}",
-        gpu.index.map_or_else(|| "?".to_owned(), |i| i.to_string()),
-        gpu.name.clone().unwrap_or_else(|| "unknown GPU".to_owned())
+        device.index.get(),
+        Some(device.name.as_str())
+            .filter(|name| !name.is_empty())
+            .unwrap_or("unknown GPU")
     );
-    if let Some(uuid) = &gpu.uuid {
-        title.push_str(&format!("  {uuid}"));
+    if !device.uuid.is_empty() {
+        title.push_str(&format!("  {}", device.uuid));
     }
-    if let Some(bus) = &gpu.pci_bus_id {
-        title.push_str(&format!("  bus {bus}"));
+    if !device.pci_bus_id.is_empty() {
+        title.push_str(&format!("  bus {}", device.pci_bus_id));
     }
-    match gpu.cuda_ordinal {
-        Some(ordinal) => title.push_str(&format!("  cuda:{ordinal}")),
+    match device.cuda_ordinal {
+        Some(ordinal) => title.push_str(&format!("  cuda:{}", ordinal.get())),
         None if !gpu.visible_to_run => title.push_str("  (not visible to the run)"),
         None => {}
     }
     title
 }
 
-pub(super) fn gpu_memory_line(gpu: &GpuFacts) -> String {
+pub(super) fn gpu_memory_line(gpu: &GpuAtStart) -> String {
+    let memory = &gpu.device.memory;
     let mut line = format!(
         "total {}, free {}, used {}",
-        bytes_opt(gpu.total_bytes),
-        bytes_opt(gpu.free_before_bytes),
-        bytes_opt(gpu.used_before_bytes)
+        memory.total_bytes, memory.free_bytes, memory.used_bytes
     );
-    if let Some(reserved) = gpu.reserved_bytes {
-        line.push_str(&format!(", driver-reserved {}", Bytes(reserved)));
+    if let Some(reserved) = memory.reserved_bytes {
+        line.push_str(&format!(", driver-reserved {reserved}"));
     }
-    if let Some(free) = gpu.free_before_bytes {
-        line.push_str(&format!(" — free exactly {free} bytes"));
-    }
+    line.push_str(&format!(
+        " — free exactly {} bytes",
+        memory.free_bytes.get()
+    ));
     line
 }
 
 /// "At the OOM: free …; processes: …" from the inventory taken when the OOM line appeared.
-pub(super) fn at_oom_line(gpu: &GpuFacts) -> Option<String> {
-    if gpu.free_at_oom_bytes.is_none() && gpu.processes_at_oom.is_empty() {
-        return None;
-    }
-    let mut line = format!("at the OOM: free {}", bytes_opt(gpu.free_at_oom_bytes));
-    let processes = describe_processes(&gpu.processes_at_oom);
+pub(super) fn at_oom_line(gpu: &GpuAtStart) -> Option<String> {
+    let at_oom = gpu.at_oom.as_ref()?;
+    let mut line = format!("at the OOM: free {}", at_oom.memory.free_bytes);
+    let processes = describe_processes(&at_oom.processes);
     if !processes.is_empty() {
         line.push_str(&format!("; processes: {}", processes.join("; ")));
     }
@@ -151,13 +152,13 @@ pub(super) fn process_peak_lines(device: &DeviceTimeline) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn process_lines(gpu: &GpuFacts) -> Vec<String> {
-    describe_processes(&gpu.processes_before)
+pub(super) fn process_lines(gpu: &GpuAtStart) -> Vec<String> {
+    describe_processes(&gpu.device.processes)
 }
 
 /// The processes cell of a GPU table row: the processes before the start (or "none"), then
 /// what the inventory at the OOM showed.
-pub(super) fn processes_cell(gpu: &GpuFacts) -> String {
+pub(super) fn processes_cell(gpu: &GpuAtStart) -> String {
     let processes = process_lines(gpu);
     let before = if processes.is_empty() {
         "none".to_owned()
@@ -170,21 +171,19 @@ pub(super) fn processes_cell(gpu: &GpuFacts) -> String {
     }
 }
 
-pub(super) fn describe_processes(processes: &[ProcessFacts]) -> Vec<String> {
+pub(super) fn describe_processes(processes: &[GpuProcess]) -> Vec<String> {
     processes
         .iter()
         .map(|process| {
             format!(
                 "pid {} {}: {}",
-                process
-                    .pid
-                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process.pid,
                 process
                     .name
                     .clone()
                     .unwrap_or_else(|| "(name unknown)".to_owned()),
                 match (process.used_bytes, &process.unavailable_reason) {
-                    (Some(bytes), _) => Bytes(bytes).to_string(),
+                    (Some(bytes), _) => bytes.to_string(),
                     (None, Some(reason)) => format!("unknown ({reason})"),
                     (None, None) => "unknown".to_owned(),
                 }
@@ -497,7 +496,7 @@ pub(super) fn host_lines_unwrapped(host: &HostRecord) -> Vec<String> {
 pub(super) const GPU_HEADER: [&str; 4] = ["GPU", "memory", "processes", "source"];
 
 /// Rows of the GPU table: the title line, the memory line, the processes, the source.
-pub(super) fn gpu_rows(gpus: &[GpuFacts]) -> Vec<Vec<String>> {
+pub(super) fn gpu_rows(gpus: &[GpuAtStart]) -> Vec<Vec<String>> {
     gpus.iter()
         .map(|gpu| {
             vec![
