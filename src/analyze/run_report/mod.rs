@@ -40,7 +40,7 @@ pub use log_scan::{scan_log, LogScan, CONTEXT_LINES};
 pub use memory::reduce_samples;
 use memory::{fit_vs_measured, memory};
 use record_facts::*;
-pub use sections::{ReportPart, RunSection};
+pub use sections::{FactList, ReportPart, RunSection};
 use serving::*;
 pub use types::*;
 pub use verdict::WEIGHTS_SHARE;

@@ -47,8 +47,13 @@ pub enum RunSection<'a> {
     },
     /// The GPUs before start.
     Gpus(&'a [GpuAtStart]),
-    /// Driver, CUDA, torch, engine versions.
-    Versions(&'a [Fact]),
+    /// A list of facts with their sources: versions, or the concurrency of a serving run.
+    Facts {
+        /// Which list.
+        kind: FactList,
+        /// The facts (the section says so when there are none).
+        facts: &'a [Fact],
+    },
     /// The failure phase and the startup timeline.
     Failure {
         /// Whether the run failed.
@@ -106,8 +111,6 @@ pub enum RunSection<'a> {
         /// The reproduction.
         reproduction: &'a Reproduction,
     },
-    /// Concurrency facts of a serving run.
-    Concurrency(&'a [Fact]),
     /// What the probe showed.
     Probe(&'a ProbeSummary),
     /// The relevant environment (redacted).
@@ -116,6 +119,15 @@ pub enum RunSection<'a> {
     LogContext(&'a [String]),
     /// What could not be measured or read.
     Limitations(&'a [String]),
+}
+
+/// Which list of facts a [`RunSection::Facts`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactList {
+    /// Driver, CUDA, torch, engine versions.
+    Versions,
+    /// What bounds concurrent requests (serving runs only).
+    Concurrency,
 }
 
 impl Report {
@@ -158,7 +170,10 @@ impl RunReport {
                 engine: self.engine.as_ref(),
             },
             RunSection::Gpus(&self.gpus),
-            RunSection::Versions(&self.versions),
+            RunSection::Facts {
+                kind: FactList::Versions,
+                facts: &self.versions,
+            },
             RunSection::Failure {
                 failed: self.status.failed,
                 failure: &self.failure,
@@ -214,7 +229,10 @@ impl RunReport {
         });
         // A training run serves no request: the serving-only sections are left out.
         if !self.training {
-            sections.push(RunSection::Concurrency(&self.concurrency));
+            sections.push(RunSection::Facts {
+                kind: FactList::Concurrency,
+                facts: &self.concurrency,
+            });
             sections.extend(self.probe.as_ref().map(RunSection::Probe));
         }
         if !self.environment.is_empty() {
@@ -236,7 +254,10 @@ mod tests {
         run.sections()
             .iter()
             .map(|section| match section {
-                RunSection::Concurrency(_) => "concurrency",
+                RunSection::Facts {
+                    kind: FactList::Concurrency,
+                    ..
+                } => "concurrency",
                 RunSection::Probe(_) => "probe",
                 RunSection::OomFigures { .. } => "oom",
                 RunSection::Chart { .. } => "chart",

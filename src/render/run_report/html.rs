@@ -137,13 +137,13 @@ fn section(html: &mut String, section: &RunSection<'_>) {
                 html.push_str(&html_table(&GPU_HEADER, &gpu_rows(gpus)));
             }
         }
-        RunSection::Versions(versions) => {
-            heading(html, "Versions");
-            if versions.is_empty() {
-                html.push_str("<p>None recorded.</p>\n");
+        RunSection::Facts { kind, facts } => {
+            let (title, header, none) = fact_list_labels(*kind);
+            heading(html, title);
+            if facts.is_empty() {
+                html.push_str(&format!("<p>{}</p>\n", escape(&sentence(none))));
             } else {
-                let rows = plain_fact_rows(versions);
-                html.push_str(&html_table(&["component", "version", "source"], &rows));
+                html.push_str(&html_table(&header, &plain_fact_rows(facts)));
             }
         }
         RunSection::Failure {
@@ -231,15 +231,6 @@ fn section(html: &mut String, section: &RunSection<'_>) {
                     "<p class=\"source\">Source: {}</p>\n",
                     escape(source)
                 ));
-            }
-        }
-        RunSection::Concurrency(facts) => {
-            heading(html, "Concurrency");
-            if facts.is_empty() {
-                html.push_str("<p>Nothing recorded.</p>\n");
-            } else {
-                let rows = plain_fact_rows(facts);
-                html.push_str(&html_table(&["what", "value", "source"], &rows));
             }
         }
         RunSection::Probe(probe) => {

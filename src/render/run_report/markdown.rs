@@ -100,13 +100,13 @@ fn section(text: &mut String, section: &RunSection<'_>) {
                 text.push_str(&md_table(&GPU_HEADER, &gpu_rows(gpus)));
             }
         }
-        RunSection::Versions(versions) => {
-            text.push_str("### Versions\n\n");
-            if versions.is_empty() {
-                text.push_str("None recorded.\n\n");
+        RunSection::Facts { kind, facts } => {
+            let (title, header, none) = fact_list_labels(*kind);
+            text.push_str(&format!("### {title}\n\n"));
+            if facts.is_empty() {
+                text.push_str(&format!("{}\n\n", sentence(none)));
             } else {
-                let rows = plain_fact_rows(versions);
-                text.push_str(&md_table(&["component", "version", "source"], &rows));
+                text.push_str(&md_table(&header, &plain_fact_rows(facts)));
             }
         }
         RunSection::Failure {
@@ -197,15 +197,6 @@ fn section(text: &mut String, section: &RunSection<'_>) {
                 text.push_str(&format!(" (source: {source})"));
             }
             text.push_str(".\n\n");
-        }
-        RunSection::Concurrency(facts) => {
-            text.push_str("### Concurrency\n\n");
-            if facts.is_empty() {
-                text.push_str("Nothing recorded.\n\n");
-            } else {
-                let rows = plain_fact_rows(facts);
-                text.push_str(&md_table(&["what", "value", "source"], &rows));
-            }
         }
         RunSection::Probe(probe) => {
             text.push_str(&format!(

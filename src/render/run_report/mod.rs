@@ -6,8 +6,9 @@
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
 use crate::analyze::run_report::{
-    DeviceMemory, Fact, FailureFacts, Figure, GpuAtStart, MemoryFacts, ModelFacts, OwnerSummary,
-    ProbeSummary, Readiness, Report, ReportPart, RunReport, RunSection, TimelineEntry,
+    DeviceMemory, Fact, FactList, FailureFacts, Figure, GpuAtStart, MemoryFacts, ModelFacts,
+    OwnerSummary, ProbeSummary, Readiness, Report, ReportPart, RunReport, RunSection,
+    TimelineEntry,
 };
 use crate::model::explain::Phase;
 use crate::model::machine::GpuProcess;
@@ -391,6 +392,31 @@ pub(super) fn report_title(report: &Report) -> String {
         report.runs.len(),
         if report.runs.len() == 1 { "" } else { "s" }
     )
+}
+
+/// A fact list's title, table header and what it says when empty (lower case, no stop).
+pub(super) fn fact_list_labels(kind: FactList) -> (&'static str, [&'static str; 3], &'static str) {
+    match kind {
+        FactList::Versions => (
+            "Versions",
+            ["component", "version", "source"],
+            "none recorded",
+        ),
+        FactList::Concurrency => (
+            "Concurrency",
+            ["what", "value", "source"],
+            "nothing recorded",
+        ),
+    }
+}
+
+/// "none recorded" → "None recorded." (Markdown and HTML write sentences).
+pub(super) fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
 }
 
 pub(super) const READINESS_TITLE: &str = "Is it fit? (a load is not yet fit)";

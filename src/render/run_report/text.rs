@@ -117,12 +117,13 @@ fn section(text: &mut String, section: &RunSection<'_>, style: &Style) {
                 source_line(text, style, &format!("    ({})", gpu.source));
             }
         }
-        RunSection::Versions(versions) => {
-            heading(text, style, "Versions");
-            if versions.is_empty() {
-                text.push_str("  none recorded\n");
+        RunSection::Facts { kind, facts } => {
+            let (title, _, none) = fact_list_labels(*kind);
+            heading(text, style, title);
+            if facts.is_empty() {
+                text.push_str(&format!("  {none}\n"));
             } else {
-                text.push_str(&text_table(&fact_rows(versions), "  "));
+                text.push_str(&text_table(&fact_rows(facts), "  "));
             }
         }
         RunSection::Failure {
@@ -202,14 +203,6 @@ fn section(text: &mut String, section: &RunSection<'_>, style: &Style) {
             text.push_str(&format!("  {}\n", reproduction.note));
             if let Some(source) = &reproduction.source {
                 source_line(text, style, &format!("  (source: {source})"));
-            }
-        }
-        RunSection::Concurrency(facts) => {
-            heading(text, style, "Concurrency");
-            if facts.is_empty() {
-                text.push_str("  nothing recorded\n");
-            } else {
-                text.push_str(&text_table(&fact_rows(facts), "  "));
             }
         }
         RunSection::Probe(probe) => {
