@@ -2,35 +2,9 @@
 //! [`crate::render::html::escape`].
 
 use super::*;
+use crate::render::html::{list as html_list, table as html_table};
 
 pub(super) const REPORT_CSS: &str = ".run{border-top:3px solid #1d2430;margin-top:2.5em;padding-top:.5em}.outcome{font-size:1.15em;font-weight:600}.summary{border-left:5px solid #667085;background:#f6f8fa;padding:.6em 1em;margin:1em 0}.summary.configuration_error{border-color:#b54708}.summary.hardware_limit{border-color:#b42318}.summary.working_configuration{border-color:#067647}.chart{width:100%;height:auto;border:1px solid #d0d6de;background:#fff}.chart text{font-family:system-ui,sans-serif;font-size:11px;fill:#1d2430}.chart .axis{stroke:#98a2b3;stroke-width:1}.chart .grid{stroke:#eaecf0;stroke-width:1}.chart .used{fill:none;stroke:#1849a9;stroke-width:1.6}.chart .total{stroke:#667085;stroke-dasharray:6 4}.chart .oom{stroke:#b42318;stroke-width:2}.chart .oomlabel{fill:#b42318;font-weight:700}.chart .peak{fill:#b54708}.chart .peaklabel{fill:#b54708;font-weight:600}.chart .peaklabel,.chart .oomlabel,.chart .bandlabel{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}.chart .bandlabel{font-size:10px;fill:#344054}.legend span{display:inline-block;margin-right:1em;font-size:.85em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em;border:1px solid #98a2b3}pre.log{max-height:24em}pre.cmd{white-space:pre-wrap;word-break:break-all}.outcome code{font-size:.95em}";
-
-pub(super) fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut html = String::from("<table><tr>");
-    for cell in header {
-        html.push_str(&format!("<th>{}</th>", escape(cell)));
-    }
-    html.push_str("</tr>");
-    for row in rows {
-        html.push_str("<tr>");
-        for cell in row {
-            html.push_str(&format!("<td>{}</td>", prose(cell)));
-        }
-        html.push_str("</tr>");
-    }
-    html.push_str("</table>\n");
-    html
-}
-
-pub(super) fn html_list(items: &[String], ordered: bool) -> String {
-    let tag = if ordered { "ol" } else { "ul" };
-    let mut html = format!("<{tag}>");
-    for item in items {
-        html.push_str(&format!("<li>{}</li>", prose(item)));
-    }
-    html.push_str(&format!("</{tag}>\n"));
-    html
-}
 
 fn figure_table(figures: &[&Figure]) -> String {
     html_table(
