@@ -119,16 +119,7 @@ pub(super) fn memory(
     failure: &FailureFacts,
     limitations: &mut Vec<String>,
 ) -> MemoryFacts {
-    let phases: Vec<PhaseSpan> = record
-        .run
-        .phases
-        .iter()
-        .map(|span| PhaseSpan {
-            phase: span.phase.as_str().to_owned(),
-            start_t_ms: span.start_t_ms,
-            end_t_ms: span.end_t_ms,
-        })
-        .collect();
+    let phases = record.run.phases.clone();
     let (oom_t_ms, oom_t_source) = oom_time(record, events, failure);
     let oom_device_uuid = record
         .run
@@ -172,7 +163,7 @@ pub(super) fn memory(
             peaks.sort_by_key(|(phase, _)| {
                 let first_span = phases
                     .iter()
-                    .position(|span| span.phase == phase.as_str())
+                    .position(|span| span.phase == *phase)
                     .unwrap_or(usize::MAX);
                 (first_span, *phase)
             });

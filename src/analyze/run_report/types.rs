@@ -2,7 +2,7 @@
 //! `render::run_report`.
 
 use super::*;
-pub use crate::model::run::DeviceTimeline;
+pub use crate::model::run::{DeviceTimeline, PhaseSpan};
 
 /// Everything known about one run, redacted, before analysis.
 #[derive(Debug, Clone, Default)]
@@ -188,15 +188,20 @@ pub struct TimelineEntry {
     pub detail: Option<String>,
 }
 
-/// A phase span on the run's clock.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PhaseSpan {
-    /// Phase.
-    pub phase: String,
-    /// Start.
-    pub start_t_ms: u64,
-    /// End (`None` while in progress at the end of the record).
-    pub end_t_ms: Option<u64>,
+/// The report's JSON of the record's phase spans: phase, start and end on the run's clock
+/// (the log lines that opened and closed them are in `run.json`).
+fn spans_json<S: serde::Serializer>(spans: &[PhaseSpan], serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Span {
+        phase: Phase,
+        start_t_ms: u64,
+        end_t_ms: Option<u64>,
+    }
+    serializer.collect_seq(spans.iter().map(|span| Span {
+        phase: span.phase,
+        start_t_ms: span.start_t_ms,
+        end_t_ms: span.end_t_ms,
+    }))
 }
 
 /// One device's memory over time as the report shows it: the record's own timeline (its
@@ -266,7 +271,8 @@ pub struct MemoryFacts {
     pub oom_t_source: Option<String>,
     /// The device the OOM message named, by UUID (`oomdoc run` maps its CUDA ordinal).
     pub oom_device_uuid: Option<String>,
-    /// Phase spans.
+    /// The record's phase spans.
+    #[serde(serialize_with = "spans_json")]
     pub phases: Vec<PhaseSpan>,
     /// Per device.
     pub devices: Vec<DeviceMemory>,

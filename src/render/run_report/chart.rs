@@ -4,8 +4,8 @@
 use super::*;
 
 /// Fill colours of phase bands, by phase.
-pub(super) fn phase_color(phase: &str) -> &'static str {
-    match Phase::from_name(phase) {
+pub(super) fn phase_color(phase: Phase) -> &'static str {
+    match phase {
         Phase::Startup => "#e4e7ec",
         Phase::WeightsLoad => "#d1e9ff",
         Phase::FormatConversion => "#fef0c7",
@@ -93,15 +93,15 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
         let band_width = (end - start).max(1.0);
         svg.push_str(&format!(
             "<rect x=\"{start:.1}\" y=\"{TOP}\" width=\"{band_width:.1}\" height=\"{plot_height}\" fill=\"{}\"><title>{}</title></rect>",
-            phase_color(&span.phase),
+            phase_color(span.phase),
             escape(&format!(
                 "{} from +{} to {}",
-                span.phase,
+                span.phase.as_str(),
                 human_duration(span.start_t_ms),
                 span.end_t_ms.map_or_else(|| "the end".to_owned(), |end| format!("+{}", human_duration(end)))
             ))
         ));
-        let label_width = span.phase.chars().count() as f64 * 6.0 + 6.0;
+        let label_width = span.phase.as_str().chars().count() as f64 * 6.0 + 6.0;
         if band_width >= label_width {
             let row = if index % 2 == 0 {
                 TOP - 8.0
@@ -111,7 +111,7 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
             svg.push_str(&format!(
                 "<text class=\"bandlabel\" x=\"{:.1}\" y=\"{row}\">{}</text>",
                 start + 3.0,
-                escape(&span.phase)
+                escape(span.phase.as_str())
             ));
         }
     }
@@ -258,19 +258,15 @@ pub(super) fn trim_float(value: f64) -> String {
 }
 
 pub(super) fn legend(memory: &MemoryFacts) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for span in &memory.phases {
-        if !seen.contains(&span.phase.as_str()) {
-            seen.push(&span.phase);
-        }
-    }
-    seen.sort_by_key(|phase| Phase::from_name(phase));
+    let mut seen: Vec<Phase> = memory.phases.iter().map(|span| span.phase).collect();
+    seen.sort();
+    seen.dedup();
     let mut html = String::from("<p class=\"legend\">");
     for phase in seen {
         html.push_str(&format!(
             "<span><i style=\"background:{}\"></i>{}</span>",
             phase_color(phase),
-            escape(phase)
+            escape(phase.as_str())
         ));
     }
     html.push_str("<span><i style=\"background:#1849a9\"></i>used (NVML)</span><span><i style=\"background:#b42318\"></i>OOM</span></p>\n");
