@@ -94,13 +94,13 @@ pub(super) fn oom_time(
     if let Some(t_ms) = from_timeline {
         return (Some(t_ms), Some("engine log timeline".to_owned()));
     }
-    let failing_span = failure.failed_in.as_ref().and_then(|failed_in| {
+    let failing_span = failure.failed_in.and_then(|failed_in| {
         record
             .run
             .phases
             .iter()
             .rev()
-            .find(|span| span.phase.as_str() == failed_in.as_str())
+            .find(|span| span.phase == failed_in)
     });
     if let Some(end) = failing_span.and_then(|span| span.end_t_ms) {
         return (

@@ -166,9 +166,9 @@ pub struct FailureFacts {
     /// Whether the failure is a GPU OOM.
     pub is_gpu_oom: Option<bool>,
     /// Phase in progress.
-    pub failed_in: Option<String>,
+    pub failed_in: Option<Phase>,
     /// Last completed phase.
-    pub last_completed: Option<String>,
+    pub last_completed: Option<Phase>,
     /// Whether the server accepted requests.
     pub server_was_ready: Option<bool>,
     /// What that means, in one sentence.

@@ -36,8 +36,11 @@ pub(super) fn verdict(
             source: "run record".to_owned(),
         },
         _ => RunVerdict {
-            cause: match &failure.failed_in {
-                Some(phase) => format!("failed in `{phase}`; the record has no diagnosis"),
+            cause: match failure.failed_in {
+                Some(phase) => format!(
+                    "failed in `{}`; the record has no diagnosis",
+                    phase.as_str()
+                ),
                 None => "failed; the record has no diagnosis".to_owned(),
             },
             cause_kind: None,
@@ -224,8 +227,9 @@ pub(super) fn owner_summary(
             };
         }
     }
-    let phase = failure.failed_in.as_deref().unwrap_or("unknown");
-    let change = match Phase::from_name(phase) {
+    let failed_in = failure.failed_in.unwrap_or_default();
+    let phase = failed_in.as_str();
+    let change = match failed_in {
         Phase::CudaGraphCapture => Some("`--enforce-eager`, or a lower `--gpu-memory-utilization` so CUDA graphs have room"),
         Phase::KvCacheAlloc => Some("a lower `--max-model-len` (or `--max-num-seqs`), or a higher `--gpu-memory-utilization` when the card is not shared"),
         Phase::Profiling => Some("a lower `--max-num-seqs` / `--max-num-batched-tokens`, or a lower `--gpu-memory-utilization`"),
@@ -241,7 +245,7 @@ pub(super) fn owner_summary(
     let weights_fit =
         matches!((weights, capacity), (Some(w), Some(c)) if (w as f64) < c as f64 * 0.9);
     let after_weights = !matches!(
-        Phase::from_name(phase),
+        failed_in,
         Phase::WeightsLoad | Phase::Startup | Phase::Unknown
     );
     if others_hold {

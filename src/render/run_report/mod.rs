@@ -41,6 +41,11 @@ pub(super) fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// A phase's name, `unknown` when not known.
+pub(super) fn phase_text(phase: Option<Phase>) -> &'static str {
+    phase.unwrap_or_default().as_str()
+}
+
 pub(super) fn bytes_opt(value: Option<u64>) -> String {
     value.map_or_else(|| "unknown".to_owned(), |bytes| Bytes(bytes).to_string())
 }
@@ -358,14 +363,14 @@ pub(super) fn failure_line(failed: bool, failure: &FailureFacts) -> String {
     if !failed {
         return format!(
             "did not fail; last completed: {}; server was ready: {}",
-            opt(&failure.last_completed),
+            phase_text(failure.last_completed),
             yes_no(failure.server_was_ready)
         );
     }
     format!(
         "failed in: {}; last completed: {}; server was ready: {}; GPU out-of-memory: {}",
-        opt(&failure.failed_in),
-        opt(&failure.last_completed),
+        phase_text(failure.failed_in),
+        phase_text(failure.last_completed),
         yes_no(failure.server_was_ready),
         yes_no(failure.is_gpu_oom)
     )
