@@ -715,6 +715,54 @@ fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
     }
 }
 
+/// One part of a comparison (`oomdoc diff`, and the comparison in `oomdoc report`): which parts
+/// there are, and in what order, is decided once here; each format's writer only lays them out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ComparisonPart<'a> {
+    /// The two runs compared.
+    Runs {
+        /// Run A's label.
+        a: &'a str,
+        /// Run B's label.
+        b: &'a str,
+    },
+    /// The inputs that changed; none: no recorded input differs.
+    Inputs(&'a [Change]),
+    /// More than one input changed: the comparison cannot say which one helped.
+    Warning(&'a str),
+    /// How each run ended, and the outcome fields that differ.
+    Outcome {
+        /// One sentence.
+        summary: &'a str,
+        /// The outcome fields that differ.
+        differences: &'a [Change],
+    },
+    /// What was noticed but not counted as a change.
+    Notes(&'a [String]),
+}
+
+impl Comparison {
+    /// The comparison's parts in the order every format writes them.
+    pub fn parts(&self) -> Vec<ComparisonPart<'_>> {
+        let mut parts = vec![
+            ComparisonPart::Runs {
+                a: &self.run_a,
+                b: &self.run_b,
+            },
+            ComparisonPart::Inputs(&self.changes),
+        ];
+        parts.extend(self.warning.as_deref().map(ComparisonPart::Warning));
+        parts.push(ComparisonPart::Outcome {
+            summary: &self.outcome.summary,
+            differences: &self.outcome.differences,
+        });
+        if !self.notes.is_empty() {
+            parts.push(ComparisonPart::Notes(&self.notes));
+        }
+        parts
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

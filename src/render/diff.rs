@@ -5,11 +5,11 @@
 
 use serde_json::Value;
 
-use crate::analyze::compare::{Change, Comparison};
+use crate::analyze::compare::{Change, Comparison, ComparisonPart};
 use crate::model::record_view::value_text;
 use crate::model::Bytes;
-use crate::render::html::{escape, prose as html_prose};
-use crate::render::markdown::{cell as md_cell, prose as md_prose};
+use crate::render::html::{escape, list as html_list, prose as html_prose, table as html_table};
+use crate::render::markdown::{cell as md_cell, prose as md_prose, table as md_table};
 use crate::render::style::Style;
 
 /// A change value for people: bytes in binary units with the exact count, `absent` for null.
@@ -65,66 +65,27 @@ fn change_rows(changes: &[Change]) -> Vec<Vec<String>> {
     rows
 }
 
-/// One part of a comparison: which parts there are, and in what order, is decided once here;
-/// each format's writer below only lays them out.
-enum Part<'a> {
-    /// The two runs compared.
-    Runs { a: &'a str, b: &'a str },
-    /// The inputs that changed; none: no recorded input differs.
-    Inputs(&'a [Change]),
-    /// More than one input changed: the comparison cannot say which one helped.
-    Warning(&'a str),
-    /// How each run ended, and the outcome fields that differ.
-    Outcome {
-        summary: &'a str,
-        differences: &'a [Change],
-    },
-    /// What was noticed but not counted as a change.
-    Notes(&'a [String]),
-}
-
-fn parts(comparison: &Comparison) -> Vec<Part<'_>> {
-    let mut parts = vec![
-        Part::Runs {
-            a: &comparison.run_a,
-            b: &comparison.run_b,
-        },
-        Part::Inputs(&comparison.changes),
-    ];
-    if let Some(warning) = &comparison.warning {
-        parts.push(Part::Warning(warning));
-    }
-    parts.push(Part::Outcome {
-        summary: &comparison.outcome.summary,
-        differences: &comparison.outcome.differences,
-    });
-    if !comparison.notes.is_empty() {
-        parts.push(Part::Notes(&comparison.notes));
-    }
-    parts
-}
-
 /// The comparison as text (no header line).
 pub fn comparison_text(comparison: &Comparison, style: &Style) -> String {
     let mut text = String::new();
-    for part in parts(comparison) {
+    for part in comparison.parts() {
         match part {
-            Part::Runs { a, b } => text.push_str(&format!("A: {a}\nB: {b}\n\n")),
-            Part::Inputs([]) => {
+            ComparisonPart::Runs { a, b } => text.push_str(&format!("A: {a}\nB: {b}\n\n")),
+            ComparisonPart::Inputs([]) => {
                 text.push_str(&style.bold("Inputs: no recorded input differs"));
                 text.push('\n');
             }
-            Part::Inputs(changes) => {
+            ComparisonPart::Inputs(changes) => {
                 text.push_str(&style.bold(&format!("Inputs that changed ({})", changes.len())));
                 text.push('\n');
                 text.push_str(&table(&change_rows(changes), "  "));
             }
-            Part::Warning(warning) => {
+            ComparisonPart::Warning(warning) => {
                 text.push('\n');
                 text.push_str(&style.warn(&format!("warning: {warning}")));
                 text.push('\n');
             }
-            Part::Outcome {
+            ComparisonPart::Outcome {
                 summary,
                 differences,
             } => {
@@ -135,7 +96,7 @@ pub fn comparison_text(comparison: &Comparison, style: &Style) -> String {
                     text.push_str(&table(&change_rows(differences), "  "));
                 }
             }
-            Part::Notes(notes) => {
+            ComparisonPart::Notes(notes) => {
                 text.push('\n');
                 text.push_str(&style.bold("Notes"));
                 text.push('\n');
@@ -148,52 +109,58 @@ pub fn comparison_text(comparison: &Comparison, style: &Style) -> String {
     text
 }
 
+/// The rows of a change table: the field (as code), A, B.
+fn change_cells(changes: &[Change]) -> Vec<Vec<String>> {
+    changes
+        .iter()
+        .map(|change| {
+            vec![
+                format!("`{}`", change.field),
+                show_value(&change.field, &change.a),
+                show_value(&change.field, &change.b),
+            ]
+        })
+        .collect()
+}
+
+const CHANGE_HEADER: [&str; 3] = ["field", "A", "B"];
+
 fn md_changes(changes: &[Change]) -> String {
-    let mut text = String::from("| field | A | B |\n|---|---|---|\n");
-    for change in changes {
-        text.push_str(&format!(
-            "| `{}` | {} | {} |\n",
-            md_cell(&change.field),
-            md_cell(&show_value(&change.field, &change.a)),
-            md_cell(&show_value(&change.field, &change.b))
-        ));
-    }
-    text
+    md_table(&CHANGE_HEADER, &change_cells(changes))
 }
 
 /// The comparison as Markdown, under headings of level `level`.
 pub fn comparison_markdown(comparison: &Comparison, level: usize) -> String {
     let hashes = "#".repeat(level);
     let mut text = String::new();
-    for part in parts(comparison) {
+    for part in comparison.parts() {
         match part {
-            Part::Runs { a, b } => {
+            ComparisonPart::Runs { a, b } => {
                 text.push_str(&format!("- A: `{}`\n- B: `{}`\n\n", md_cell(a), md_cell(b)));
             }
-            Part::Inputs([]) => {
+            ComparisonPart::Inputs([]) => {
                 text.push_str(&format!(
                     "{hashes} Inputs\n\nNo recorded input differs.\n\n"
                 ));
             }
-            Part::Inputs(changes) => text.push_str(&format!(
-                "{hashes} Inputs that changed ({})\n\n{}\n",
+            ComparisonPart::Inputs(changes) => text.push_str(&format!(
+                "{hashes} Inputs that changed ({})\n\n{}",
                 changes.len(),
                 md_changes(changes)
             )),
-            Part::Warning(warning) => {
+            ComparisonPart::Warning(warning) => {
                 text.push_str(&format!("> **Warning:** {}\n\n", md_prose(warning)));
             }
-            Part::Outcome {
+            ComparisonPart::Outcome {
                 summary,
                 differences,
             } => {
                 text.push_str(&format!("{hashes} Outcome\n\n{}\n\n", md_prose(summary)));
                 if !differences.is_empty() {
                     text.push_str(&md_changes(differences));
-                    text.push('\n');
                 }
             }
-            Part::Notes(notes) => {
+            ComparisonPart::Notes(notes) => {
                 text.push_str(&format!("{hashes} Notes\n\n"));
                 for note in notes {
                     text.push_str(&format!("- {}\n", md_prose(note)));
@@ -206,42 +173,32 @@ pub fn comparison_markdown(comparison: &Comparison, level: usize) -> String {
 }
 
 fn html_changes(changes: &[Change]) -> String {
-    let mut html = String::from("<table><tr><th>field</th><th>A</th><th>B</th></tr>");
-    for change in changes {
-        html.push_str(&format!(
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-            escape(&change.field),
-            escape(&show_value(&change.field, &change.a)),
-            escape(&show_value(&change.field, &change.b))
-        ));
-    }
-    html.push_str("</table>\n");
-    html
+    html_table(&CHANGE_HEADER, &change_cells(changes))
 }
 
 /// The comparison as an HTML fragment (every string escaped), headings of level `level`.
 pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
     let mut html = String::new();
-    for part in parts(comparison) {
+    for part in comparison.parts() {
         match part {
-            Part::Runs { a, b } => html.push_str(&format!(
+            ComparisonPart::Runs { a, b } => html.push_str(&format!(
                 "<p>A: <code>{}</code><br>B: <code>{}</code></p>\n",
                 escape(a),
                 escape(b)
             )),
-            Part::Inputs([]) => html.push_str(&format!(
+            ComparisonPart::Inputs([]) => html.push_str(&format!(
                 "<h{level}>Inputs</h{level}><p>No recorded input differs.</p>\n"
             )),
-            Part::Inputs(changes) => html.push_str(&format!(
+            ComparisonPart::Inputs(changes) => html.push_str(&format!(
                 "<h{level}>Inputs that changed ({})</h{level}>\n{}",
                 changes.len(),
                 html_changes(changes)
             )),
-            Part::Warning(warning) => html.push_str(&format!(
+            ComparisonPart::Warning(warning) => html.push_str(&format!(
                 "<p class=\"warn\"><strong>Warning:</strong> {}</p>\n",
                 html_prose(warning)
             )),
-            Part::Outcome {
+            ComparisonPart::Outcome {
                 summary,
                 differences,
             } => {
@@ -253,12 +210,9 @@ pub fn comparison_html(comparison: &Comparison, level: usize) -> String {
                     html.push_str(&html_changes(differences));
                 }
             }
-            Part::Notes(notes) => {
-                html.push_str(&format!("<h{level}>Notes</h{level}>\n<ul>"));
-                for note in notes {
-                    html.push_str(&format!("<li>{}</li>", html_prose(note)));
-                }
-                html.push_str("</ul>\n");
+            ComparisonPart::Notes(notes) => {
+                html.push_str(&format!("<h{level}>Notes</h{level}>\n"));
+                html.push_str(&html_list(notes, false));
             }
         }
     }

@@ -53,6 +53,35 @@ pub fn prose(text: &str) -> String {
     html
 }
 
+/// A table: the header cells escaped, each cell as prose (code spans kept).
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut html = String::from("<table><tr>");
+    for cell in header {
+        html.push_str(&format!("<th>{}</th>", escape(cell)));
+    }
+    html.push_str("</tr>");
+    for row in rows {
+        html.push_str("<tr>");
+        for cell in row {
+            html.push_str(&format!("<td>{}</td>", prose(cell)));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>\n");
+    html
+}
+
+/// A list, numbered or not, each item as prose (code spans kept).
+pub fn list(items: &[String], ordered: bool) -> String {
+    let tag = if ordered { "ol" } else { "ul" };
+    let mut html = format!("<{tag}>");
+    for item in items {
+        html.push_str(&format!("<li>{}</li>", prose(item)));
+    }
+    html.push_str(&format!("</{tag}>\n"));
+    html
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -263,3 +263,38 @@ fn two_launches_differing_in_one_unlisted_variable_name_it() {
     assert!(!text.contains("no recorded input differs"), "{text}");
     assert!(text.contains("Inputs that changed (1)"), "{text}");
 }
+
+// See: #15: every fixture pair in every format, whole, so that a refactor of the diff writers
+// shows any change it makes (the two-change pair is above).
+#[test]
+fn every_format_of_every_fixture_pair() {
+    let pairs = [
+        (
+            "one_change",
+            "vllm-0.10-h200-oom-cuda-graph",
+            "vllm-0.10-h200-util-0.90",
+        ),
+        (
+            "eager",
+            "vllm-0.10-h200-oom-cuda-graph",
+            "vllm-0.10-h200-enforce-eager",
+        ),
+        (
+            "no_nvml",
+            "transformers-no-nvml-weights-load",
+            "oomdoc-run-no-nvml-vllm-log",
+        ),
+        (
+            "secrets",
+            "pytorch-h200-secrets-shared-gpu",
+            "vllm-0.10-h200-util-0.90",
+        ),
+    ];
+    for (name, a, b) in pairs {
+        for format in ["text", "markdown", "json", "html"] {
+            let output = diff(a, b, &["--format", format]);
+            assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+            insta::assert_snapshot!(format!("diff_pair_{name}_{format}"), stdout(&output));
+        }
+    }
+}

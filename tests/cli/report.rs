@@ -132,6 +132,35 @@ fn markdown_and_html_of_every_fixture() {
     insta::assert_snapshot!("report_html_two_runs_with_probe", html);
 }
 
+// See: #15: a report of several runs (comparison, probe) in every format, whole, so that a
+// refactor of the report writers shows any change it makes.
+#[test]
+fn every_format_of_a_three_run_report_with_probe() {
+    let runs = [
+        "vllm-0.10-h200-oom-cuda-graph",
+        "vllm-0.10-h200-enforce-eager",
+        "vllm-0.10-h200-util-0.90",
+    ];
+    let probe = "tests/fixtures/runs/probe-vllm-0.10-h200-util-0.90.json";
+    for format in ["text", "markdown", "json", "html"] {
+        let output = report(&runs, &["--format", format, "--probe", probe]);
+        insta::assert_snapshot!(format!("report_three_runs_{format}"), success(&output));
+    }
+    for format in ["text", "markdown", "json", "html"] {
+        let output = report(
+            &[
+                "transformers-no-nvml-weights-load",
+                "oomdoc-run-no-nvml-vllm-log",
+            ],
+            &["--format", format],
+        );
+        insta::assert_snapshot!(
+            format!("report_two_no_nvml_runs_{format}"),
+            success(&output)
+        );
+    }
+}
+
 #[test]
 fn two_runs_give_a_comparison_and_the_change_to_make() {
     let text = success(&report(

@@ -94,13 +94,13 @@ pub(super) fn oom_time(
     if let Some(t_ms) = from_timeline {
         return (Some(t_ms), Some("engine log timeline".to_owned()));
     }
-    let failing_span = failure.failed_in.as_ref().and_then(|failed_in| {
+    let failing_span = failure.failed_in.and_then(|failed_in| {
         record
             .run
             .phases
             .iter()
             .rev()
-            .find(|span| span.phase.as_str() == failed_in.as_str())
+            .find(|span| span.phase == failed_in)
     });
     if let Some(end) = failing_span.and_then(|span| span.end_t_ms) {
         return (
@@ -119,16 +119,7 @@ pub(super) fn memory(
     failure: &FailureFacts,
     limitations: &mut Vec<String>,
 ) -> MemoryFacts {
-    let phases: Vec<PhaseSpan> = record
-        .run
-        .phases
-        .iter()
-        .map(|span| PhaseSpan {
-            phase: span.phase.as_str().to_owned(),
-            start_t_ms: span.start_t_ms,
-            end_t_ms: span.end_t_ms,
-        })
-        .collect();
+    let phases = record.run.phases.clone();
     let (oom_t_ms, oom_t_source) = oom_time(record, events, failure);
     let oom_device_uuid = record
         .run
@@ -164,24 +155,17 @@ pub(super) fn memory(
         .devices
         .iter()
         .map(|device| {
-            let mut peaks: Vec<PhasePeak> = device
+            let mut peaks: Vec<(Phase, Bytes)> = device
                 .peaks_by_phase
                 .iter()
-                .map(|(phase, bytes)| PhasePeak {
-                    phase: phase.as_str().to_owned(),
-                    peak_used_bytes: bytes.get(),
-                })
+                .map(|(phase, bytes)| (*phase, *bytes))
                 .collect();
-            peaks.sort_by_key(|peak| {
+            peaks.sort_by_key(|(phase, _)| {
                 let first_span = phases
                     .iter()
-                    .position(|span| span.phase == peak.phase)
+                    .position(|span| span.phase == *phase)
                     .unwrap_or(usize::MAX);
-                (
-                    first_span,
-                    Phase::from_name(&peak.phase),
-                    peak.phase.clone(),
-                )
+                (first_span, *phase)
             });
             let mut samples: Vec<(u64, u64)> = device
                 .samples
@@ -189,29 +173,16 @@ pub(super) fn memory(
                 .map(|[t_ms, used]| (*t_ms, *used))
                 .collect();
             samples.sort_by_key(|sample| sample.0);
-            DeviceTimeline {
-                uuid: non_empty(&device.uuid),
-                name: non_empty(&device.name),
-                index: Some(device.index),
-                total_bytes: Some(device.total_bytes.get()),
-                baseline_used_bytes: device.baseline_used_bytes.map(Bytes::get),
-                peak_used_bytes: device.peak_used_bytes.map(Bytes::get),
-                peak_t_ms: device.peak_t_ms,
-                peak_phase: device.peak_phase.map(|phase| phase.as_str().to_owned()),
+            let samples = reduce_samples(&samples, CHART_POINTS)
+                .into_iter()
+                .map(|(t_ms, used)| [t_ms, used])
+                .collect();
+            DeviceMemory {
+                timeline: DeviceTimeline {
+                    samples,
+                    ..device.clone()
+                },
                 peaks_by_phase: peaks,
-                samples: reduce_samples(&samples, CHART_POINTS),
-                sample_count: Some(device.sample_count),
-                processes: device
-                    .processes
-                    .iter()
-                    .map(|process| ProcessPeak {
-                        pid: Some(process.pid),
-                        name: process.name.clone(),
-                        peak_used_bytes: process.peak_used_bytes.map(Bytes::get),
-                        peak_t_ms: process.peak_t_ms,
-                        is_child: Some(process.is_child),
-                    })
-                    .collect(),
             }
         })
         .collect();
@@ -235,7 +206,7 @@ pub(super) fn fit_vs_measured(
     events: &[Value],
     log_model: &Value,
     memory: &MemoryFacts,
-    gpus: &[GpuFacts],
+    gpus: &[GpuAtStart],
 ) -> FitVsMeasured {
     let lower_bound = input.checkpoint.as_ref().and_then(|checkpoint| {
         checkpoint.weights_total_bytes.map(|bytes| Figure {
@@ -266,15 +237,16 @@ pub(super) fn fit_vs_measured(
     let peak_device = memory
         .devices
         .iter()
+        .map(|device| &device.timeline)
         .filter(|device| device.peak_used_bytes.is_some())
         .max_by_key(|device| device.peak_used_bytes);
     let measured_peak = peak_device.and_then(|device| {
         device.peak_used_bytes.map(|bytes| Figure {
             name: match &device.peak_phase {
-                Some(phase) => format!("peak used on the device (in `{phase}`)"),
+                Some(phase) => format!("peak used on the device (in `{}`)", phase.as_str()),
                 None => "peak used on the device".to_owned(),
             },
-            bytes,
+            bytes: bytes.get(),
             source: memory
                 .source
                 .clone()
@@ -282,11 +254,11 @@ pub(super) fn fit_vs_measured(
         })
     });
     let capacity = peak_device
-        .and_then(|device| device.total_bytes)
+        .map(|device| device.total_bytes.get())
         .or_else(|| {
             gpus.iter()
                 .find(|gpu| gpu.visible_to_run)
-                .and_then(|gpu| gpu.total_bytes)
+                .map(|gpu| gpu.device.memory.total_bytes.get())
         })
         .map(|bytes| Figure {
             name: "device total".to_owned(),

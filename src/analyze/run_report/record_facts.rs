@@ -127,19 +127,7 @@ pub(super) fn versions(record: &RecordRead) -> Vec<Fact> {
     facts
 }
 
-pub(super) fn process_facts(processes: &[GpuProcess]) -> Vec<ProcessFacts> {
-    processes
-        .iter()
-        .map(|process| ProcessFacts {
-            pid: Some(process.pid),
-            name: process.name.clone(),
-            used_bytes: process.used_bytes.map(Bytes::get),
-            unavailable_reason: process.unavailable_reason.clone(),
-        })
-        .collect()
-}
-
-pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<GpuFacts> {
+pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<GpuAtStart> {
     if let Some(error) = &record.run.preflight.inventory_error {
         limitations.push(format!("no GPU inventory before start: {error}"));
     }
@@ -174,25 +162,11 @@ pub(super) fn gpus(record: &RecordRead, limitations: &mut Vec<String>) -> Vec<Gp
     inventory
         .devices
         .iter()
-        .map(|device| {
-            let memory = device.memory;
-            GpuFacts {
-                index: Some(device.index.get()),
-                uuid: non_empty(&device.uuid),
-                name: non_empty(&device.name),
-                pci_bus_id: non_empty(&device.pci_bus_id),
-                cuda_ordinal: device.cuda_ordinal.map(crate::model::gpu::CudaOrdinal::get),
-                visible_to_run: !any_ordinal || device.cuda_ordinal.is_some(),
-                total_bytes: Some(memory.total_bytes.get()),
-                reserved_bytes: memory.reserved_bytes.map(Bytes::get),
-                used_before_bytes: Some(memory.used_bytes.get()),
-                free_before_bytes: Some(memory.free_bytes.get()),
-                processes_before: process_facts(&device.processes),
-                free_at_oom_bytes: at_oom(device).map(|d| d.memory.free_bytes.get()),
-                processes_at_oom: at_oom(device)
-                    .map_or_else(Vec::new, |d| process_facts(&d.processes)),
-                source: source.clone(),
-            }
+        .map(|device| GpuAtStart {
+            device: device.clone(),
+            visible_to_run: !any_ordinal || device.cuda_ordinal.is_some(),
+            at_oom: at_oom(device).cloned(),
+            source: source.clone(),
         })
         .collect()
 }
@@ -210,20 +184,17 @@ pub(super) fn source_name(source: Source) -> String {
         .unwrap_or_else(|| source.label().to_owned())
 }
 
-/// Phases before which no server accepts requests.
-pub(super) fn is_startup_phase(phase: &str) -> bool {
-    Phase::from_name(phase).is_startup()
-}
-
 pub(super) fn failure(record: &RecordRead, status: &RunEnd) -> FailureFacts {
     let explain = record.explain.clone().unwrap_or_default();
     let phase = explain.phase.unwrap_or_default();
+    let failed_in = phase.failed_in.as_deref().map(Phase::from_name);
     let note = if status.failed {
-        match (&phase.failed_in, phase.server_was_ready) {
-            (Some(failed_in), ready) if is_startup_phase(failed_in) && ready != Some(true) => Some(format!(
-                "nothing was serving requests yet when it failed in `{failed_in}`: a user prompt cannot be the cause"
+        match (failed_in, phase.server_was_ready) {
+            (Some(failed_in), ready) if failed_in.is_startup() && ready != Some(true) => Some(format!(
+                "nothing was serving requests yet when it failed in `{}`: a user prompt cannot be the cause",
+                failed_in.as_str()
             )),
-            (Some(failed_in), _) if failed_in == "unknown" => Some(
+            (Some(Phase::Unknown), _) => Some(
                 "the log does not show the phase; it is reported as `unknown` rather than guessed".to_owned(),
             ),
             (_, Some(true)) => Some("the server was ready and serving when it failed: look at the request that was in flight".to_owned()),
@@ -234,8 +205,8 @@ pub(super) fn failure(record: &RecordRead, status: &RunEnd) -> FailureFacts {
     };
     FailureFacts {
         is_gpu_oom: explain.is_gpu_oom,
-        failed_in: phase.failed_in,
-        last_completed: phase.last_completed,
+        failed_in,
+        last_completed: phase.last_completed.as_deref().map(Phase::from_name),
         server_was_ready: phase.server_was_ready,
         note,
     }
@@ -337,7 +308,7 @@ pub(super) fn is_training(
         .iter()
         .filter_map(|event| object_text(event, &["kind"]))
         .collect();
-    let trains = failure.failed_in.as_deref() == Some(TRAINING)
+    let trains = failure.failed_in == Some(Phase::TrainingStep)
         || record
             .run
             .phases

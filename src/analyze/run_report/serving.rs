@@ -16,18 +16,19 @@ pub(super) fn reproduction(
             note: "the run did not fail: nothing to reproduce".to_owned(),
         };
     }
-    if let Some(phase) = &failure.failed_in {
-        if is_startup_phase(phase) && failure.server_was_ready != Some(true) {
+    if let Some(phase) = failure.failed_in {
+        if phase.is_startup() && failure.server_was_ready != Some(true) {
             return Reproduction {
                 request_needed: Some(false),
                 request: None,
                 source: Some("phase of the failure".to_owned()),
                 note: format!(
-                    "no request is needed: it fails in `{phase}`, before any request is served; the command line above reproduces it"
+                    "no request is needed: it fails in `{}`, before any request is served; the command line above reproduces it",
+                    phase.as_str()
                 ),
             };
         }
-        if phase == "training_step" {
+        if phase == Phase::TrainingStep {
             return Reproduction {
                 request_needed: Some(false),
                 request: None,

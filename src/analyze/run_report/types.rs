@@ -2,6 +2,7 @@
 //! `render::run_report`.
 
 use super::*;
+pub use crate::model::run::{DeviceTimeline, PhaseSpan};
 
 /// Everything known about one run, redacted, before analysis.
 #[derive(Debug, Clone, Default)]
@@ -95,50 +96,68 @@ pub struct ModelFacts {
     pub checkpoint: Option<CheckpointFacts>,
 }
 
-/// A GPU process before start.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ProcessFacts {
-    /// PID.
-    pub pid: Option<u32>,
-    /// Name.
-    pub name: Option<String>,
-    /// Bytes used.
-    pub used_bytes: Option<u64>,
-    /// Why `used_bytes` is missing.
-    pub unavailable_reason: Option<String>,
-}
-
-/// One GPU before start.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct GpuFacts {
-    /// NVML index.
-    pub index: Option<u32>,
-    /// UUID.
-    pub uuid: Option<String>,
-    /// Product name.
-    pub name: Option<String>,
-    /// PCI bus id.
-    pub pci_bus_id: Option<String>,
-    /// CUDA ordinal in the run's environment; `None` when hidden from the run.
-    pub cuda_ordinal: Option<u32>,
-    /// Whether the run could see it.
+/// One GPU before start: the device as the inventory before the start read it, and the same
+/// device in the inventory taken when the first OOM line appeared.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GpuAtStart {
+    /// The device before start.
+    pub device: Device,
+    /// Whether the run could see it (its CUDA numbering includes it).
     pub visible_to_run: bool,
-    /// Total.
-    pub total_bytes: Option<u64>,
-    /// Driver-reserved.
-    pub reserved_bytes: Option<u64>,
-    /// Used before start.
-    pub used_before_bytes: Option<u64>,
-    /// Free before start.
-    pub free_before_bytes: Option<u64>,
-    /// Processes before start.
-    pub processes_before: Vec<ProcessFacts>,
-    /// Free memory when the first OOM line appeared (an inventory taken then).
-    pub free_at_oom_bytes: Option<u64>,
-    /// Processes when the first OOM line appeared.
-    pub processes_at_oom: Vec<ProcessFacts>,
+    /// The same device (by UUID) when the first OOM line appeared.
+    pub at_oom: Option<Device>,
     /// Source of these figures.
     pub source: String,
+}
+
+/// A process in the report's JSON: its PID, name and memory (the inventory's other fields are
+/// in `run.json`).
+#[derive(Serialize)]
+struct ProcessJson<'a> {
+    pid: u32,
+    name: &'a Option<String>,
+    used_bytes: Option<Bytes>,
+    unavailable_reason: &'a Option<String>,
+}
+
+fn processes_json(processes: &[GpuProcess]) -> Vec<ProcessJson<'_>> {
+    processes
+        .iter()
+        .map(|process| ProcessJson {
+            pid: process.pid,
+            name: &process.name,
+            used_bytes: process.used_bytes,
+            unavailable_reason: &process.unavailable_reason,
+        })
+        .collect()
+}
+
+/// The report's JSON of a GPU (unchanged since the report had its own copy of the type).
+impl Serialize for GpuAtStart {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let device = &self.device;
+        let non_empty = |text: &'_ str| (!text.is_empty()).then(|| text.to_owned());
+        let memory = &device.memory;
+        let at_oom = self.at_oom.as_ref();
+        let mut gpu = serializer.serialize_struct("GpuAtStart", 14)?;
+        gpu.serialize_field("index", &device.index)?;
+        gpu.serialize_field("uuid", &non_empty(&device.uuid))?;
+        gpu.serialize_field("name", &non_empty(&device.name))?;
+        gpu.serialize_field("pci_bus_id", &non_empty(&device.pci_bus_id))?;
+        gpu.serialize_field("cuda_ordinal", &device.cuda_ordinal)?;
+        gpu.serialize_field("visible_to_run", &self.visible_to_run)?;
+        gpu.serialize_field("total_bytes", &memory.total_bytes)?;
+        gpu.serialize_field("reserved_bytes", &memory.reserved_bytes)?;
+        gpu.serialize_field("used_before_bytes", &memory.used_bytes)?;
+        gpu.serialize_field("free_before_bytes", &memory.free_bytes)?;
+        gpu.serialize_field("processes_before", &processes_json(&device.processes))?;
+        gpu.serialize_field("free_at_oom_bytes", &at_oom.map(|d| d.memory.free_bytes))?;
+        let processes_at_oom = at_oom.map_or_else(Vec::new, |d| processes_json(&d.processes));
+        gpu.serialize_field("processes_at_oom", &processes_at_oom)?;
+        gpu.serialize_field("source", &self.source)?;
+        gpu.end()
+    }
 }
 
 /// Failure phase.
@@ -147,9 +166,9 @@ pub struct FailureFacts {
     /// Whether the failure is a GPU OOM.
     pub is_gpu_oom: Option<bool>,
     /// Phase in progress.
-    pub failed_in: Option<String>,
+    pub failed_in: Option<Phase>,
     /// Last completed phase.
-    pub last_completed: Option<String>,
+    pub last_completed: Option<Phase>,
     /// Whether the server accepted requests.
     pub server_was_ready: Option<bool>,
     /// What that means, in one sentence.
@@ -169,69 +188,68 @@ pub struct TimelineEntry {
     pub detail: Option<String>,
 }
 
-/// A phase span on the run's clock.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PhaseSpan {
-    /// Phase.
-    pub phase: String,
-    /// Start.
-    pub start_t_ms: u64,
-    /// End (`None` while in progress at the end of the record).
-    pub end_t_ms: Option<u64>,
+/// The report's JSON of the record's phase spans: phase, start and end on the run's clock
+/// (the log lines that opened and closed them are in `run.json`).
+fn spans_json<S: serde::Serializer>(spans: &[PhaseSpan], serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Span {
+        phase: Phase,
+        start_t_ms: u64,
+        end_t_ms: Option<u64>,
+    }
+    serializer.collect_seq(spans.iter().map(|span| Span {
+        phase: span.phase,
+        start_t_ms: span.start_t_ms,
+        end_t_ms: span.end_t_ms,
+    }))
 }
 
-/// The peak of one phase on one device.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PhasePeak {
-    /// Phase.
-    pub phase: String,
-    /// Peak used bytes.
-    pub peak_used_bytes: u64,
+/// One device's memory over time as the report shows it: the record's own timeline (its
+/// samples sorted by time and reduced to at most [`CHART_POINTS`] points, min and max per time
+/// bucket kept so short peaks survive) and its peaks by phase in launch order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceMemory {
+    /// The record's timeline of the device.
+    pub timeline: DeviceTimeline,
+    /// Peaks per phase, in the order the launch went through the phases.
+    pub peaks_by_phase: Vec<(Phase, Bytes)>,
 }
 
-/// Memory over time of one device.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct DeviceTimeline {
-    /// UUID.
-    pub uuid: Option<String>,
-    /// Name.
-    pub name: Option<String>,
-    /// NVML index.
-    pub index: Option<u32>,
-    /// Total.
-    pub total_bytes: Option<u64>,
-    /// Used before the child started.
-    pub baseline_used_bytes: Option<u64>,
-    /// Peak.
-    pub peak_used_bytes: Option<u64>,
-    /// When.
-    pub peak_t_ms: Option<u64>,
-    /// In which phase.
-    pub peak_phase: Option<String>,
-    /// Peaks per phase, in launch order.
-    pub peaks_by_phase: Vec<PhasePeak>,
-    /// `[t_ms, used_bytes]`, reduced to at most [`CHART_POINTS`] points (min and max per
-    /// time bucket kept, so short peaks survive).
-    pub samples: Vec<(u64, u64)>,
-    /// Samples taken.
-    pub sample_count: Option<u64>,
-    /// Highest memory of each process seen on this device during the run.
-    pub processes: Vec<ProcessPeak>,
-}
-
-/// Highest memory of one process during the run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ProcessPeak {
-    /// Host PID.
-    pub pid: Option<u32>,
-    /// Name (redacted).
-    pub name: Option<String>,
-    /// Highest used bytes.
-    pub peak_used_bytes: Option<u64>,
-    /// When.
-    pub peak_t_ms: Option<u64>,
-    /// Whether it is the launched command or one of its children.
-    pub is_child: Option<bool>,
+/// The report's JSON of a device (unchanged since the report had its own copy of the type):
+/// the timeline's figures, with `peaks_by_phase` as a list in launch order.
+impl Serialize for DeviceMemory {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        #[derive(Serialize)]
+        struct PhasePeak {
+            phase: Phase,
+            peak_used_bytes: Bytes,
+        }
+        let timeline = &self.timeline;
+        let non_empty = |text: &'_ str| (!text.is_empty()).then(|| text.to_owned());
+        let peaks: Vec<PhasePeak> = self
+            .peaks_by_phase
+            .iter()
+            .map(|&(phase, peak_used_bytes)| PhasePeak {
+                phase,
+                peak_used_bytes,
+            })
+            .collect();
+        let mut device = serializer.serialize_struct("DeviceMemory", 12)?;
+        device.serialize_field("uuid", &non_empty(&timeline.uuid))?;
+        device.serialize_field("name", &non_empty(&timeline.name))?;
+        device.serialize_field("index", &timeline.index)?;
+        device.serialize_field("total_bytes", &timeline.total_bytes)?;
+        device.serialize_field("baseline_used_bytes", &timeline.baseline_used_bytes)?;
+        device.serialize_field("peak_used_bytes", &timeline.peak_used_bytes)?;
+        device.serialize_field("peak_t_ms", &timeline.peak_t_ms)?;
+        device.serialize_field("peak_phase", &timeline.peak_phase)?;
+        device.serialize_field("peaks_by_phase", &peaks)?;
+        device.serialize_field("samples", &timeline.samples)?;
+        device.serialize_field("sample_count", &timeline.sample_count)?;
+        device.serialize_field("processes", &timeline.processes)?;
+        device.end()
+    }
 }
 
 /// The memory section.
@@ -253,10 +271,11 @@ pub struct MemoryFacts {
     pub oom_t_source: Option<String>,
     /// The device the OOM message named, by UUID (`oomdoc run` maps its CUDA ordinal).
     pub oom_device_uuid: Option<String>,
-    /// Phase spans.
+    /// The record's phase spans.
+    #[serde(serialize_with = "spans_json")]
     pub phases: Vec<PhaseSpan>,
     /// Per device.
-    pub devices: Vec<DeviceTimeline>,
+    pub devices: Vec<DeviceMemory>,
 }
 
 /// `fit`'s lower bound next to what was measured.
@@ -316,9 +335,9 @@ pub struct Readiness {
     pub stated_limit: Option<String>,
 }
 
-/// Verdict and next steps.
+/// The run's verdict and next steps (from the engine-log diagnosis or the record).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct RunVerdict {
     /// Cause.
     pub cause: String,
     /// The cause's class word from explain (`transient_peak`, `weights_do_not_fit`, …).
@@ -362,7 +381,7 @@ pub struct RunReport {
     /// Versions: driver, CUDA, torch, engine, …
     pub versions: Vec<Fact>,
     /// GPUs before start.
-    pub gpus: Vec<GpuFacts>,
+    pub gpus: Vec<GpuAtStart>,
     /// Relevant environment (redacted).
     pub environment: BTreeMap<String, String>,
     /// Failure phase.
@@ -393,7 +412,7 @@ pub struct RunReport {
     /// Whether the configuration was shown to serve, not only to load.
     pub readiness: Readiness,
     /// Verdict.
-    pub verdict: Verdict,
+    pub verdict: RunVerdict,
     /// What the owner should do.
     pub owner_summary: OwnerSummary,
     /// What could not be measured or read.

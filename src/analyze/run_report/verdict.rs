@@ -8,17 +8,17 @@ pub(super) fn verdict(
     status: &RunEnd,
     failure: &FailureFacts,
     checked: bool,
-) -> Verdict {
+) -> RunVerdict {
     let explained = record.explain.as_ref().and_then(|e| e.verdict.clone());
     match explained {
-        Some(verdict) if verdict.cause.is_some() && status.failed => Verdict {
+        Some(verdict) if verdict.cause.is_some() && status.failed => RunVerdict {
             cause: verdict.cause.unwrap_or_default(),
             cause_kind: verdict.cause_kind,
             evidence: verdict.evidence,
             next_steps: verdict.next_steps,
             source: "`oomdoc explain` on the run's log".to_owned(),
         },
-        explained if !status.failed => Verdict {
+        explained if !status.failed => RunVerdict {
             cause: "no failure recorded".to_owned(),
             cause_kind: None,
             evidence: std::iter::once(status.summary.clone())
@@ -35,9 +35,12 @@ pub(super) fn verdict(
             }],
             source: "run record".to_owned(),
         },
-        _ => Verdict {
-            cause: match &failure.failed_in {
-                Some(phase) => format!("failed in `{phase}`; the record has no diagnosis"),
+        _ => RunVerdict {
+            cause: match failure.failed_in {
+                Some(phase) => format!(
+                    "failed in `{}`; the record has no diagnosis",
+                    phase.as_str()
+                ),
                 None => "failed; the record has no diagnosis".to_owned(),
             },
             cause_kind: None,
@@ -87,7 +90,7 @@ pub(super) fn host_verdict(
     finding: &HostOomFinding,
     gpu_oom_in_log: bool,
     status: &mut RunEnd,
-    verdict: &mut Verdict,
+    verdict: &mut RunVerdict,
     owner: &mut OwnerSummary,
 ) {
     match finding {
@@ -110,7 +113,7 @@ pub(super) fn host_verdict(
             let lines = crate::analyze::host_oom::describe(kill);
             // A GPU OOM the log also shows stays in sight (a process can hit both).
             let gpu_verdict = gpu_oom_in_log.then(|| verdict.cause.clone());
-            *verdict = Verdict {
+            *verdict = RunVerdict {
                 cause: "host out-of-memory kill: the kernel's OOM killer ended the process (host RAM, not GPU)".to_owned(),
                 cause_kind: Some("host_oom_kill".to_owned()),
                 evidence: lines.evidence,
@@ -148,7 +151,7 @@ pub(super) fn owner_summary(
     status: &RunEnd,
     failure: &FailureFacts,
     fit: &FitVsMeasured,
-    gpus: &[GpuFacts],
+    gpus: &[GpuAtStart],
     readiness: &Readiness,
 ) -> OwnerSummary {
     let from_explain = record
@@ -165,7 +168,7 @@ pub(super) fn owner_summary(
     let card = gpus
         .iter()
         .find(|gpu| gpu.visible_to_run)
-        .and_then(|gpu| gpu.name.clone())
+        .and_then(|gpu| non_empty(&gpu.device.name))
         .unwrap_or_else(|| "this card".to_owned());
     if !status.failed {
         return OwnerSummary {
@@ -224,8 +227,9 @@ pub(super) fn owner_summary(
             };
         }
     }
-    let phase = failure.failed_in.as_deref().unwrap_or("unknown");
-    let change = match Phase::from_name(phase) {
+    let failed_in = failure.failed_in.unwrap_or_default();
+    let phase = failed_in.as_str();
+    let change = match failed_in {
         Phase::CudaGraphCapture => Some("`--enforce-eager`, or a lower `--gpu-memory-utilization` so CUDA graphs have room"),
         Phase::KvCacheAlloc => Some("a lower `--max-model-len` (or `--max-num-seqs`), or a higher `--gpu-memory-utilization` when the card is not shared"),
         Phase::Profiling => Some("a lower `--max-num-seqs` / `--max-num-batched-tokens`, or a lower `--gpu-memory-utilization`"),
@@ -235,12 +239,13 @@ pub(super) fn owner_summary(
         _ => None,
     };
     let others_hold = gpus.iter().filter(|gpu| gpu.visible_to_run).any(|gpu| {
-        matches!((gpu.free_before_bytes, gpu.total_bytes), (Some(free), Some(total)) if (free as f64) < total as f64 * 0.9)
+        let memory = &gpu.device.memory;
+        (memory.free_bytes.get() as f64) < memory.total_bytes.get() as f64 * 0.9
     });
     let weights_fit =
         matches!((weights, capacity), (Some(w), Some(c)) if (w as f64) < c as f64 * 0.9);
     let after_weights = !matches!(
-        Phase::from_name(phase),
+        failed_in,
         Phase::WeightsLoad | Phase::Startup | Phase::Unknown
     );
     if others_hold {

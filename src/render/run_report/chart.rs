@@ -4,8 +4,8 @@
 use super::*;
 
 /// Fill colours of phase bands, by phase.
-pub(super) fn phase_color(phase: &str) -> &'static str {
-    match Phase::from_name(phase) {
+pub(super) fn phase_color(phase: Phase) -> &'static str {
+    match phase {
         Phase::Startup => "#e4e7ec",
         Phase::WeightsLoad => "#d1e9ff",
         Phase::FormatConversion => "#fef0c7",
@@ -48,7 +48,7 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
     let plot_width = WIDTH - LEFT - RIGHT;
     let plot_height = HEIGHT - TOP - BOTTOM;
 
-    let last_sample = device.samples.last().map_or(0, |s| s.0);
+    let last_sample = device.samples.last().map_or(0, |s| s[0]);
     let last_phase = memory
         .phases
         .iter()
@@ -66,20 +66,20 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
     .max()
     .unwrap_or(0)
     .max(1) as f64;
-    let sample_max = device.samples.iter().map(|s| s.1).max().unwrap_or(0);
+    let sample_max = device.samples.iter().map(|s| s[1]).max().unwrap_or(0);
     let y_max = device
         .total_bytes
-        .unwrap_or(0)
+        .get()
         .max(sample_max)
-        .max(device.peak_used_bytes.unwrap_or(0))
+        .max(device.peak_used_bytes.map_or(0, Bytes::get))
         .max(1) as f64;
     let x = |t: f64| LEFT + t / t_max * plot_width;
     let y = |bytes: f64| TOP + plot_height - bytes / y_max * plot_height;
 
     let title = format!(
         "Memory used on {} {} over time",
-        device.name.clone().unwrap_or_else(|| "GPU".to_owned()),
-        device.uuid.clone().unwrap_or_default()
+        device_name(device),
+        device.uuid
     );
     let mut svg = format!(
         "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\"><title>{}</title>",
@@ -93,15 +93,15 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
         let band_width = (end - start).max(1.0);
         svg.push_str(&format!(
             "<rect x=\"{start:.1}\" y=\"{TOP}\" width=\"{band_width:.1}\" height=\"{plot_height}\" fill=\"{}\"><title>{}</title></rect>",
-            phase_color(&span.phase),
+            phase_color(span.phase),
             escape(&format!(
                 "{} from +{} to {}",
-                span.phase,
+                span.phase.as_str(),
                 human_duration(span.start_t_ms),
                 span.end_t_ms.map_or_else(|| "the end".to_owned(), |end| format!("+{}", human_duration(end)))
             ))
         ));
-        let label_width = span.phase.chars().count() as f64 * 6.0 + 6.0;
+        let label_width = span.phase.as_str().chars().count() as f64 * 6.0 + 6.0;
         if band_width >= label_width {
             let row = if index % 2 == 0 {
                 TOP - 8.0
@@ -111,7 +111,7 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
             svg.push_str(&format!(
                 "<text class=\"bandlabel\" x=\"{:.1}\" y=\"{row}\">{}</text>",
                 start + 3.0,
-                escape(&span.phase)
+                escape(span.phase.as_str())
             ));
         }
     }
@@ -158,7 +158,8 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
     ));
 
     // Device total.
-    if let Some(total) = device.total_bytes {
+    let total = device.total_bytes.get();
+    if total > 0 {
         let total_y = y(total as f64);
         svg.push_str(&format!(
             "<line class=\"total\" x1=\"{LEFT}\" y1=\"{total_y:.1}\" x2=\"{:.1}\" y2=\"{total_y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\">device total {}</text>",
@@ -171,12 +172,12 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
 
     // Used bytes as a step line (samples are change points).
     if let Some(first) = device.samples.first() {
-        let mut path = format!("M{:.1} {:.1}", x(first.0 as f64), y(first.1 as f64));
+        let mut path = format!("M{:.1} {:.1}", x(first[0] as f64), y(first[1] as f64));
         for sample in device.samples.iter().skip(1) {
             path.push_str(&format!(
                 " H{:.1} V{:.1}",
-                x(sample.0 as f64),
-                y(sample.1 as f64)
+                x(sample[0] as f64),
+                y(sample[1] as f64)
             ));
         }
         let end_t = memory
@@ -189,10 +190,10 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
     // The OOM.
     if let Some(t) = memory.oom_t_ms {
         // On a multi-GPU run the OOM belongs to one device; the others show where it happened.
-        let elsewhere = match (&memory.oom_device_uuid, &device.uuid) {
-            (Some(failed), Some(this)) if failed != this => Some(failed.clone()),
-            _ => None,
-        };
+        let elsewhere = memory
+            .oom_device_uuid
+            .as_ref()
+            .filter(|failed| !device.uuid.is_empty() && **failed != device.uuid);
         let oom_x = x(t as f64);
         let anchor = if oom_x > LEFT + plot_width - 60.0 {
             "end"
@@ -222,7 +223,7 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
     // The peak.
     if let (Some(peak), Some(t)) = (device.peak_used_bytes, device.peak_t_ms) {
         let peak_x = x(t as f64);
-        let peak_y = y(peak as f64);
+        let peak_y = y(peak.get() as f64);
         let anchor = if peak_x > LEFT + plot_width * 0.6 {
             "end"
         } else {
@@ -235,11 +236,11 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
         };
         let label = format!(
             "peak {}{}",
-            Bytes(peak),
+            peak,
             device
                 .peak_phase
                 .as_ref()
-                .map_or_else(String::new, |phase| format!(" in {phase}"))
+                .map_or_else(String::new, |phase| format!(" in {}", phase.as_str()))
         );
         svg.push_str(&format!(
             "<circle class=\"peak\" cx=\"{peak_x:.1}\" cy=\"{peak_y:.1}\" r=\"4\"/><text class=\"peaklabel\" x=\"{label_x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{}</text>",
@@ -257,19 +258,15 @@ pub(super) fn trim_float(value: f64) -> String {
 }
 
 pub(super) fn legend(memory: &MemoryFacts) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for span in &memory.phases {
-        if !seen.contains(&span.phase.as_str()) {
-            seen.push(&span.phase);
-        }
-    }
-    seen.sort_by_key(|phase| Phase::from_name(phase));
+    let mut seen: Vec<Phase> = memory.phases.iter().map(|span| span.phase).collect();
+    seen.sort();
+    seen.dedup();
     let mut html = String::from("<p class=\"legend\">");
     for phase in seen {
         html.push_str(&format!(
             "<span><i style=\"background:{}\"></i>{}</span>",
             phase_color(phase),
-            escape(phase)
+            escape(phase.as_str())
         ));
     }
     html.push_str("<span><i style=\"background:#1849a9\"></i>used (NVML)</span><span><i style=\"background:#b42318\"></i>OOM</span></p>\n");

@@ -5,9 +5,14 @@
 //! Pure: takes the report model (built from redacted records) and returns bytes; computes
 //! nothing but layout. Every string in HTML goes through [`crate::render::html::escape`].
 
-use crate::analyze::run_report::{DeviceTimeline, Fact, Figure, MemoryFacts, Report, RunReport};
+use crate::analyze::run_report::{
+    DeviceMemory, Fact, FactList, FailureFacts, Figure, GpuAtStart, MemoryFacts, ModelFacts,
+    OwnerSummary, ProbeSummary, Readiness, Report, ReportPart, RunReport, RunSection,
+    TimelineEntry,
+};
 use crate::model::explain::Phase;
-use crate::model::run::{human_duration, HostRecord};
+use crate::model::machine::GpuProcess;
+use crate::model::run::{human_duration, DeviceTimeline, HostRecord};
 use crate::model::Bytes;
 use crate::render::diff::{comparison_html, comparison_markdown, comparison_text, text_table};
 use crate::render::html::{escape, prose};
@@ -34,6 +39,11 @@ pub(super) fn yes_no(value: Option<bool>) -> &'static str {
 
 pub(super) fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// A phase's name, `unknown` when not known.
+pub(super) fn phase_text(phase: Option<Phase>) -> &'static str {
+    phase.unwrap_or_default().as_str()
 }
 
 pub(super) fn bytes_opt(value: Option<u64>) -> String {
@@ -70,49 +80,50 @@ pub fn command_line(argv: &[String]) -> String {
         .join(" ")
 }
 
-pub(super) fn gpu_title(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+pub(super) fn gpu_title(gpu: &GpuAtStart) -> String {
+    let device = &gpu.device;
     let mut title = format!(
         "[{}] {}",
-        gpu.index.map_or_else(|| "?".to_owned(), |i| i.to_string()),
-        gpu.name.clone().unwrap_or_else(|| "unknown GPU".to_owned())
+        device.index.get(),
+        Some(device.name.as_str())
+            .filter(|name| !name.is_empty())
+            .unwrap_or("unknown GPU")
     );
-    if let Some(uuid) = &gpu.uuid {
-        title.push_str(&format!("  {uuid}"));
+    if !device.uuid.is_empty() {
+        title.push_str(&format!("  {}", device.uuid));
     }
-    if let Some(bus) = &gpu.pci_bus_id {
-        title.push_str(&format!("  bus {bus}"));
+    if !device.pci_bus_id.is_empty() {
+        title.push_str(&format!("  bus {}", device.pci_bus_id));
     }
-    match gpu.cuda_ordinal {
-        Some(ordinal) => title.push_str(&format!("  cuda:{ordinal}")),
+    match device.cuda_ordinal {
+        Some(ordinal) => title.push_str(&format!("  cuda:{}", ordinal.get())),
         None if !gpu.visible_to_run => title.push_str("  (not visible to the run)"),
         None => {}
     }
     title
 }
 
-pub(super) fn gpu_memory_line(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+pub(super) fn gpu_memory_line(gpu: &GpuAtStart) -> String {
+    let memory = &gpu.device.memory;
     let mut line = format!(
         "total {}, free {}, used {}",
-        bytes_opt(gpu.total_bytes),
-        bytes_opt(gpu.free_before_bytes),
-        bytes_opt(gpu.used_before_bytes)
+        memory.total_bytes, memory.free_bytes, memory.used_bytes
     );
-    if let Some(reserved) = gpu.reserved_bytes {
-        line.push_str(&format!(", driver-reserved {}", Bytes(reserved)));
+    if let Some(reserved) = memory.reserved_bytes {
+        line.push_str(&format!(", driver-reserved {reserved}"));
     }
-    if let Some(free) = gpu.free_before_bytes {
-        line.push_str(&format!(" — free exactly {free} bytes"));
-    }
+    line.push_str(&format!(
+        " — free exactly {} bytes",
+        memory.free_bytes.get()
+    ));
     line
 }
 
 /// "At the OOM: free …; processes: …" from the inventory taken when the OOM line appeared.
-pub(super) fn at_oom_line(gpu: &crate::analyze::run_report::GpuFacts) -> Option<String> {
-    if gpu.free_at_oom_bytes.is_none() && gpu.processes_at_oom.is_empty() {
-        return None;
-    }
-    let mut line = format!("at the OOM: free {}", bytes_opt(gpu.free_at_oom_bytes));
-    let processes = describe_processes(&gpu.processes_at_oom);
+pub(super) fn at_oom_line(gpu: &GpuAtStart) -> Option<String> {
+    let at_oom = gpu.at_oom.as_ref()?;
+    let mut line = format!("at the OOM: free {}", at_oom.memory.free_bytes);
+    let processes = describe_processes(&at_oom.processes);
     if !processes.is_empty() {
         line.push_str(&format!("; processes: {}", processes.join("; ")));
     }
@@ -128,18 +139,16 @@ pub(super) fn process_peak_lines(device: &DeviceTimeline) -> Vec<String> {
         .map(|process| {
             format!(
                 "pid {} {}: peak {}{}{}",
-                process
-                    .pid
-                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process.pid,
                 process
                     .name
                     .clone()
                     .unwrap_or_else(|| "(name unknown)".to_owned()),
-                bytes_opt(process.peak_used_bytes),
+                bytes_opt(process.peak_used_bytes.map(Bytes::get)),
                 process
                     .peak_t_ms
                     .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
-                if process.is_child == Some(true) {
+                if process.is_child {
                     " (the launched command)"
                 } else {
                     ""
@@ -149,13 +158,13 @@ pub(super) fn process_peak_lines(device: &DeviceTimeline) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn process_lines(gpu: &crate::analyze::run_report::GpuFacts) -> Vec<String> {
-    describe_processes(&gpu.processes_before)
+pub(super) fn process_lines(gpu: &GpuAtStart) -> Vec<String> {
+    describe_processes(&gpu.device.processes)
 }
 
 /// The processes cell of a GPU table row: the processes before the start (or "none"), then
 /// what the inventory at the OOM showed.
-pub(super) fn processes_cell(gpu: &crate::analyze::run_report::GpuFacts) -> String {
+pub(super) fn processes_cell(gpu: &GpuAtStart) -> String {
     let processes = process_lines(gpu);
     let before = if processes.is_empty() {
         "none".to_owned()
@@ -168,23 +177,19 @@ pub(super) fn processes_cell(gpu: &crate::analyze::run_report::GpuFacts) -> Stri
     }
 }
 
-pub(super) fn describe_processes(
-    processes: &[crate::analyze::run_report::ProcessFacts],
-) -> Vec<String> {
+pub(super) fn describe_processes(processes: &[GpuProcess]) -> Vec<String> {
     processes
         .iter()
         .map(|process| {
             format!(
                 "pid {} {}: {}",
-                process
-                    .pid
-                    .map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                process.pid,
                 process
                     .name
                     .clone()
                     .unwrap_or_else(|| "(name unknown)".to_owned()),
                 match (process.used_bytes, &process.unavailable_reason) {
-                    (Some(bytes), _) => Bytes(bytes).to_string(),
+                    (Some(bytes), _) => bytes.to_string(),
                     (None, Some(reason)) => format!("unknown ({reason})"),
                     (None, None) => "unknown".to_owned(),
                 }
@@ -193,7 +198,7 @@ pub(super) fn describe_processes(
         .collect()
 }
 
-pub(super) fn figure_rows(figures: &[Figure]) -> Vec<Vec<String>> {
+pub(super) fn figure_rows(figures: &[&Figure]) -> Vec<Vec<String>> {
     figures
         .iter()
         .map(|figure| {
@@ -220,19 +225,19 @@ pub(super) fn fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Rows of the readiness table, shared by the markdown and HTML renderers.
-pub(super) fn readiness_rows(run: &RunReport) -> Vec<Vec<String>> {
+/// Rows of the readiness checks: check, result, evidence.
+pub(super) fn readiness_rows(readiness: &Readiness) -> Vec<Vec<String>> {
     let checked = |value: bool| if value { "checked" } else { "not checked" }.to_owned();
     vec![
         vec![
             "short request".to_owned(),
-            checked(run.readiness.short_request.checked),
-            run.readiness.short_request.evidence.clone(),
+            checked(readiness.short_request.checked),
+            readiness.short_request.evidence.clone(),
         ],
         vec![
             "next real scenario".to_owned(),
-            checked(run.readiness.next_scenario.checked),
-            run.readiness.next_scenario.evidence.clone(),
+            checked(readiness.next_scenario.checked),
+            readiness.next_scenario.evidence.clone(),
         ],
     ]
 }
@@ -246,8 +251,8 @@ pub(super) fn plain_fact_rows(facts: &[Fact]) -> Vec<Vec<String>> {
 }
 
 /// Rows of the startup timeline table.
-pub(super) fn timeline_rows(run: &RunReport) -> Vec<Vec<String>> {
-    run.timeline
+pub(super) fn timeline_rows(timeline: &[TimelineEntry]) -> Vec<Vec<String>> {
+    timeline
         .iter()
         .map(|entry| {
             vec![
@@ -260,25 +265,35 @@ pub(super) fn timeline_rows(run: &RunReport) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Rows of a device's peaks-by-phase table.
-pub(super) fn peak_rows(device: &DeviceTimeline) -> Vec<Vec<String>> {
+/// Rows of a device's peaks-by-phase table: phase, peak, exact bytes.
+pub(super) fn peak_rows(device: &DeviceMemory) -> Vec<Vec<String>> {
     device
         .peaks_by_phase
         .iter()
-        .map(|peak| {
+        .map(|(phase, bytes)| {
             vec![
-                peak.phase.clone(),
-                Bytes(peak.peak_used_bytes).to_string(),
-                peak.peak_used_bytes.to_string(),
+                phase.as_str().to_owned(),
+                bytes.to_string(),
+                format!("{} bytes", bytes.get()),
             ]
         })
         .collect()
 }
 
+/// The device's UUID, when the timeline has one (records written before it was kept have none).
+pub(super) fn device_uuid(device: &DeviceTimeline) -> Option<&str> {
+    Some(device.uuid.as_str()).filter(|uuid| !uuid.is_empty())
+}
+
+/// The device's product name, "GPU" when the record does not say.
+pub(super) fn device_name(device: &DeviceTimeline) -> &str {
+    Some(device.name.as_str())
+        .filter(|name| !name.is_empty())
+        .unwrap_or("GPU")
+}
+
 /// Rows of the probe's requests-per-phase table.
-pub(super) fn probe_phase_rows(
-    probe: &crate::analyze::run_report::ProbeSummary,
-) -> Vec<Vec<String>> {
+pub(super) fn probe_phase_rows(probe: &ProbeSummary) -> Vec<Vec<String>> {
     probe
         .phases
         .iter()
@@ -286,21 +301,21 @@ pub(super) fn probe_phase_rows(
         .collect()
 }
 
-pub(super) fn fit_figures(run: &RunReport) -> Vec<Figure> {
-    [
-        &run.fit.lower_bound,
-        &run.fit.weights_loaded,
-        &run.fit.measured_peak,
-        &run.fit.capacity,
-    ]
-    .into_iter()
-    .flatten()
-    .cloned()
-    .collect()
+/// "verdict …, plateau …" of a probe (each format names the file its own way).
+pub(super) fn probe_line(probe: &ProbeSummary) -> String {
+    format!(
+        "verdict {}, plateau {}",
+        opt(&probe.verdict),
+        bytes_opt(probe.plateau_bytes)
+    )
 }
 
-pub(super) fn model_line(run: &RunReport) -> String {
-    let model = &run.model;
+/// ", sampled at N Hz" when the rate is known.
+pub(super) fn rate_text(sample_rate_hz: Option<f64>) -> String {
+    sample_rate_hz.map_or_else(String::new, |hz| format!(", sampled at {hz} Hz"))
+}
+
+pub(super) fn model_line(model: &ModelFacts) -> String {
     let mut parts = vec![opt(&model.name)];
     for (name, value) in [
         ("format", &model.format),
@@ -319,8 +334,8 @@ pub(super) fn model_line(run: &RunReport) -> String {
     line
 }
 
-pub(super) fn checkpoint_line(run: &RunReport) -> Option<String> {
-    let checkpoint = run.model.checkpoint.as_ref()?;
+pub(super) fn checkpoint_line(model: &ModelFacts) -> Option<String> {
+    let checkpoint = model.checkpoint.as_ref()?;
     let mut line = format!(
         "{}: weights {}",
         checkpoint
@@ -344,31 +359,77 @@ pub(super) fn checkpoint_line(run: &RunReport) -> Option<String> {
     Some(line)
 }
 
-pub(super) fn failure_line(run: &RunReport) -> String {
-    if !run.status.failed {
+pub(super) fn failure_line(failed: bool, failure: &FailureFacts) -> String {
+    if !failed {
         return format!(
             "did not fail; last completed: {}; server was ready: {}",
-            opt(&run.failure.last_completed),
-            yes_no(run.failure.server_was_ready)
+            phase_text(failure.last_completed),
+            yes_no(failure.server_was_ready)
         );
     }
     format!(
         "failed in: {}; last completed: {}; server was ready: {}; GPU out-of-memory: {}",
-        opt(&run.failure.failed_in),
-        opt(&run.failure.last_completed),
-        yes_no(run.failure.server_was_ready),
-        yes_no(run.failure.is_gpu_oom)
+        phase_text(failure.failed_in),
+        phase_text(failure.last_completed),
+        yes_no(failure.server_was_ready),
+        yes_no(failure.is_gpu_oom)
     )
 }
 
 /// A training run has no request to reproduce: its section says how to reproduce the step.
-pub(super) fn reproduction_title(run: &RunReport) -> &'static str {
-    if run.training {
+pub(super) fn reproduction_title(training: bool) -> &'static str {
+    if training {
         "Reproducing the failure"
     } else {
         "Minimal reproducing request"
     }
 }
+
+/// "Owner summary: configuration error".
+pub(super) fn owner_title(summary: &OwnerSummary) -> String {
+    format!("Owner summary: {}", kind_label(&summary.kind))
+}
+
+/// "oomdoc report: N run(s)".
+pub(super) fn report_title(report: &Report) -> String {
+    format!(
+        "oomdoc report: {} run{}",
+        report.runs.len(),
+        if report.runs.len() == 1 { "" } else { "s" }
+    )
+}
+
+/// A fact list's title, table header and what it says when empty (lower case, no stop).
+pub(super) fn fact_list_labels(kind: FactList) -> (&'static str, [&'static str; 3], &'static str) {
+    match kind {
+        FactList::Versions => (
+            "Versions",
+            ["component", "version", "source"],
+            "none recorded",
+        ),
+        FactList::Concurrency => (
+            "Concurrency",
+            ["what", "value", "source"],
+            "nothing recorded",
+        ),
+    }
+}
+
+/// "none recorded" → "None recorded." (Markdown and HTML write sentences).
+pub(super) fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
+}
+
+pub(super) const READINESS_TITLE: &str = "Is it fit? (a load is not yet fit)";
+pub(super) const GPUS_TITLE: &str = "GPUs before start";
+pub(super) const FAILURE_TITLE: &str = "Failure phase and timeline";
+pub(super) const FIT_TITLE: &str = "Checkpoint lower bound vs measured";
+pub(super) const LOG_TITLE: &str = "Log before the failure";
+pub(super) const COMPARISON_TITLE: &str = "Comparison: run 1 (A) vs run 2 (B)";
 
 pub(super) fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
     let mut lines = Vec::new();
@@ -379,20 +440,20 @@ pub(super) fn memory_summary_lines(memory: &MemoryFacts) -> Vec<String> {
             None => "no memory timeline: not recorded".to_owned(),
         });
     }
-    for device in &memory.devices {
+    for device in memory.devices.iter().map(|device| &device.timeline) {
         lines.push(format!(
             "{} {}: before start {}, peak {}{}{}",
-            device.name.clone().unwrap_or_else(|| "GPU".to_owned()),
-            device.uuid.clone().unwrap_or_default(),
-            bytes_opt(device.baseline_used_bytes),
-            bytes_opt(device.peak_used_bytes),
+            device_name(device),
+            device.uuid,
+            bytes_opt(device.baseline_used_bytes.map(Bytes::get)),
+            bytes_opt(device.peak_used_bytes.map(Bytes::get)),
             device
                 .peak_t_ms
                 .map_or_else(String::new, |t| format!(" at +{}", human_duration(t))),
             device
                 .peak_phase
                 .as_ref()
-                .map_or_else(String::new, |phase| format!(" in `{phase}`")),
+                .map_or_else(String::new, |phase| format!(" in `{}`", phase.as_str())),
         ));
     }
     if let (Some(t), Some(source)) = (memory.oom_t_ms, &memory.oom_t_source) {
@@ -462,15 +523,32 @@ pub(super) fn host_lines_unwrapped(host: &HostRecord) -> Vec<String> {
     lines
 }
 
+/// The GPU table's columns, the same in every format that draws tables.
+pub(super) const GPU_HEADER: [&str; 4] = ["GPU", "memory", "processes", "source"];
+
+/// Rows of the GPU table: the title line, the memory line, the processes, the source.
+pub(super) fn gpu_rows(gpus: &[GpuAtStart]) -> Vec<Vec<String>> {
+    gpus.iter()
+        .map(|gpu| {
+            vec![
+                gpu_title(gpu),
+                gpu_memory_line(gpu),
+                processes_cell(gpu),
+                gpu.source.clone(),
+            ]
+        })
+        .collect()
+}
+
+/// The peaks-by-phase table's columns.
+pub(super) const PEAK_HEADER: [&str; 3] = ["phase", "peak used", "exact"];
+
 pub(super) const HOST_PHASE_HEADER: [&str; 5] = ["phase", "peak RSS", "bytes", "at", "processes"];
 
 /// The report as one JSON document.
 pub fn render_json(report: &Report) -> Result<Vec<u8>, serde_json::Error> {
     crate::render::json::to_document(report)
 }
-
-// ---------------------------------------------------------------------------------------
-// HTML
 
 #[cfg(test)]
 mod tests {
@@ -488,10 +566,10 @@ mod tests {
     #[test]
     fn the_oom_is_marked_on_its_own_device() {
         let device = |uuid: &str| DeviceTimeline {
-            uuid: Some(uuid.to_owned()),
-            total_bytes: Some(80 << 30),
-            samples: vec![(0, 0), (1000, 70 << 30)],
-            peak_used_bytes: Some(70 << 30),
+            uuid: uuid.to_owned(),
+            total_bytes: Bytes(80 << 30),
+            samples: vec![[0, 0], [1000, 70 << 30]],
+            peak_used_bytes: Some(Bytes(70 << 30)),
             peak_t_ms: Some(1000),
             ..DeviceTimeline::default()
         };
