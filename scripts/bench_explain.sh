@@ -29,6 +29,7 @@
 #   h200        the real H200 training output of tests/fixtures/h200-torch2.11/oom_cases.json
 #               (STEP lines, memory summaries, tracebacks) repeated, a CUDA OOM at the end
 #   SIZE_MIB    size of the generated log (default 1024)
+#   EVERY_LINE  when set, also time `explain --every-line` once (every line parsed)
 #   OOMDOC      the binary (default: $CARGO_TARGET_DIR/release/oomdoc or target/release/oomdoc)
 #
 # `explain` reads, scans and explains on several threads; the "1 core" line is the same run
@@ -185,7 +186,7 @@ if command -v taskset > /dev/null; then
     read -r one_s _ _ < <(measure taskset -c 0 "$BIN" explain --json "$LOG")
 fi
 
-size=$(stat -c %s "$LOG")
+size=$(stat -L -c %s "$LOG")
 lines=$(wc -l < "$LOG")
 echo "log:      $LOG ($((size / 1048576)) MiB, $lines lines, from $SOURCE)"
 echo "cpu:      $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
@@ -198,3 +199,8 @@ if [ -n "$one_s" ]; then
     awk -v a="$one_s" -v b="$grep_s" 'BEGIN { if (b > 0) printf "1 core:   %s s wall, %.2fx grep\n", a, a / b }'
 fi
 awk -v r="$oom_rss" 'BEGIN { printf "rss:      %s (limit 64 MiB)\n", (r < 65536) ? "ok" : "OVER" }'
+if [ -n "${EVERY_LINE:-}" ]; then
+    # The same log with every line parsed (`--every-line`), once: what the tiers save.
+    read -r full_s full_cpu full_rss < <(measure "$BIN" explain --every-line --json "$LOG")
+    echo "every line: ${full_s} s wall, ${full_cpu} s cpu, max RSS $((full_rss / 1024)) MiB (explain --every-line)"
+fi

@@ -32,7 +32,7 @@ pub struct ExplainArgs {
     /// Say what each memory figure means, and quote long log lines whole instead of cut
     #[arg(short = 'v', long)]
     pub verbose: bool,
-    /// Parse every line of a long log (slower). By default a log over 12 MiB is parsed only at
+    /// Parse every line of a long log (slower). By default a log over 8 MiB is parsed only at
     /// its start, its end and around each failure or engine restart; the rest is searched for
     /// failure messages only, and the timeline says which lines
     #[arg(long)]
