@@ -5,7 +5,9 @@ Unlike the `serving` log of bench_explain.sh (two line shapes whose lengths bare
 these lines vary as real ones do: client IPv4/IPv6 addresses and ports of every length,
 request ids (uuids, numbered ids), prompts and sampling parameters, token counts, throughput
 figures, timestamps with a varying number of fractional digits (`kubectl logs --timestamps`
-trims trailing zeros), so few consecutive lines have the same length.
+trims trailing zeros), so few consecutive lines have the same length. The vLLM sections also
+hold what real deployments add: JSON lines from a structured-logging formatter, long prompts
+echoed whole (thousands of characters), and multi-line Python warnings.
 
 Engines (one section each, every section starts with the engine's startup lines):
   vllm-v0   vLLM 0.6 API server: `Received request`/`Added request`/`Finished request` lines,
@@ -111,8 +113,37 @@ class Gen:
         return ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)
 
     def prompt(self):
-        n = self.rng.randint(2, 30)
+        # Now and then a long prompt (a pasted document), echoed whole.
+        n = self.rng.randint(200, 2000) if self.rng.random() < 0.02 else self.rng.randint(2, 30)
         return " ".join(self.rng.choice(WORDS) for _ in range(n))
+
+    def json_line(self, rid):
+        # A structured-logging formatter (python-json-logger, Ray Serve) in front of the server.
+        r = self.rng
+        return (
+            '{"timestamp": "%s", "level": "INFO", "logger": "vllm.entrypoints.openai.api_server", '
+            '"message": "%s", "request_id": "%s", "client": "%s", "latency_ms": %.*f, '
+            '"prompt_tokens": %d, "completion_tokens": %d}'
+            % (self.iso_us(), r.choice(["request finished", "request streamed", "request aborted"]),
+               rid, self.client(), r.randint(0, 4), r.uniform(1, 90000), r.randint(1, 30000),
+               r.randint(1, 4096))
+        )
+
+    def warning(self):
+        # A Python warning: the location line, then the source line under it.
+        r = self.rng
+        site = r.choice([
+            ("vllm/entrypoints/openai/serving_chat.py", 218, "UserWarning",
+             "The chat template of this model has no system role; the system prompt is merged into the first user message",
+             "warnings.warn("),
+            ("transformers/tokenization_utils_base.py", 3954, "FutureWarning",
+             "`clean_up_tokenization_spaces` was not set. It will be set to `True` by default",
+             "warnings.warn("),
+            ("torch/nn/modules/module.py", 1747, "UserWarning",
+             "Using a target size that is different to the input size (%d) is deprecated" % r.randint(2, 9000),
+             "return forward_call(*args, **kwargs)"),
+        ])
+        return "/usr/local/lib/python3.12/dist-packages/%s:%d: %s: %s\n  %s" % site
 
     def status(self):
         x = self.rng.random()
@@ -176,6 +207,10 @@ class Gen:
                 lines.append('INFO:     %s - "GET %s HTTP/1.1" 200 OK' % (self.client(), r.choice(PATHS[4:])))
             if r.random() < 0.6:
                 lines.append("INFO 11-29 %s %s Finished request %s." % (self.clock(), "[async_llm.py:%d]" % 396 if v1 else "async_llm_engine.py:%d]" % 140, rid))
+            if r.random() < 0.1:
+                lines.append(self.json_line(rid))
+            if r.random() < 0.004:
+                lines.extend(self.warning().split("\n"))
             if self.t >= next_stats:
                 next_stats = self.t + r.uniform(5, 10)
                 running = max(0, min(256, running + r.randint(-5, 5)))

@@ -20,6 +20,7 @@ use aho_corasick::AhoCorasick;
 use scan::{sort_matches, Anchored, HitCursor};
 
 use super::phase::{Frame, PhaseInputs, Progress};
+use crate::model::bytes::Bytes;
 use crate::model::explain::{
     ContextBlock, ContextLine, EngineConfig, EngineInfo, EventFigures, EventKind, ExplainReport,
     InputSummary, ModelInfo, Phase, TimelineEvent,
@@ -85,7 +86,13 @@ impl Segment {
         } else {
             self.tail.push_back(event);
             if self.tail.len() > TIMELINE_TAIL {
-                self.tail.pop_front();
+                // A row saying which lines were searched for failures only always stays.
+                let oldest = self
+                    .tail
+                    .iter()
+                    .position(|event| event.kind != EventKind::FailuresOnly)
+                    .unwrap_or(0);
+                self.tail.remove(oldest);
                 self.dropped += 1;
             }
         }
@@ -118,6 +125,8 @@ enum PendingLine {
         count: u64,
         sample: Box<[u8]>,
     },
+    /// Lines searched for failure messages only (see [`Explainer::skip_chunk`]).
+    FailuresOnly(TimelineEvent),
 }
 
 /// The unparsed lines of the current run: the first `PENDING_HEAD` and the last
@@ -198,7 +207,14 @@ struct Collected {
     first_gpu_failure: Option<FailurePoint>,
     context: Vec<ContextBlock>,
     shutdown_line: Option<u64>,
+    /// Lines searched for failure messages only.
+    failures_only_lines: u64,
+    /// The last stretches of lines searched for failure messages only: (first, last).
+    unseen: VecDeque<(u64, u64)>,
 }
+
+/// Stretches remembered in `Collected::unseen`.
+const MAX_UNSEEN: usize = 64;
 
 /// Streaming explainer: feed bytes, ask for the report at any time.
 pub struct Explainer {
@@ -364,6 +380,69 @@ impl Explainer {
     /// Lines read so far.
     pub fn lines(&self) -> u64 {
         self.lines
+    }
+
+    /// Whether an open failure message still wants the next lines (they must be fed, not
+    /// skipped).
+    pub fn wants_more(&self) -> bool {
+        self.detector.wants_more()
+    }
+
+    /// Passes over a chunk that holds no failure marker ([`ScannedChunk::holds_failure`]):
+    /// its lines are counted, not parsed, and the timeline shows them as one
+    /// [`EventKind::FailuresOnly`] row (adjacent chunks share it). A line that began in the
+    /// previous chunk is finished and processed as usual; the part of a line at the end is
+    /// kept for the next chunk, so chunk boundaries may fall anywhere. `newlines`: the
+    /// chunk's count of `\n` bytes.
+    pub fn skip_chunk(&mut self, chunk: &[u8], newlines: u64) {
+        if self.wants_more() {
+            self.push_bytes(chunk);
+            return;
+        }
+        let mut from = 0;
+        let mut newlines = newlines;
+        if !self.pending.is_empty() || self.skipping_long_line {
+            let Some(newline) = memchr::memchr(b'\n', chunk) else {
+                self.push_bytes(chunk);
+                return;
+            };
+            // The line begun in the previous chunk: counted with the others when it holds no
+            // failure marker either, else processed.
+            let mut line = std::mem::take(&mut self.pending);
+            let begun = line.len();
+            line.extend_from_slice(&chunk[..newline]);
+            let quiet = !failure_scan().finds(&line);
+            line.truncate(if quiet { 0 } else { begun });
+            self.pending = line;
+            if quiet {
+                self.skipping_long_line = false;
+            } else {
+                self.push_bytes(&chunk[..=newline]);
+                from = newline + 1;
+                newlines = newlines.saturating_sub(1);
+            }
+        }
+        let rest = &chunk[from..];
+        if self.wants_more() {
+            // An open message wants the next lines: none may be skipped.
+            self.push_bytes(rest);
+            return;
+        }
+        let Some(last) = memchr::memrchr(b'\n', rest) else {
+            self.push_bytes(rest);
+            return;
+        };
+        if newlines == 0 {
+            // A wrong count: never lose lines, process them instead.
+            self.push_bytes(rest);
+            return;
+        }
+        self.bytes += (last + 1) as u64;
+        let first = self.lines + 1;
+        self.lines += newlines;
+        self.tail.clear();
+        note_failures_only(&mut self.collected, first, self.lines, (last + 1) as u64);
+        self.push_bytes(&rest[last + 1..]);
     }
 
     /// Processes complete lines (`block` ends with `\n`).
@@ -798,6 +877,73 @@ fn repeat_kind_of(markers: &[usize]) -> Option<EventKind> {
         .then_some(kind)
 }
 
+/// Records lines `first..=last` (`bytes` long) as searched for failure messages only: one
+/// timeline row for adjacent stretches, kept in order with the run's pending lines.
+fn note_failures_only(collected: &mut Collected, first: u64, last: u64, bytes: u64) {
+    collected.failures_only_lines += last + 1 - first;
+    match collected.unseen.back_mut() {
+        Some(stretch) if stretch.1 + 1 == first => stretch.1 = last,
+        _ => {
+            if collected.unseen.len() >= MAX_UNSEEN {
+                collected.unseen.pop_front();
+            }
+            collected.unseen.push_back((first, last));
+        }
+    }
+    let latest = if collected.eager {
+        collected.segment.last_mut()
+    } else {
+        match collected.pending.last_mut() {
+            Some(PendingLine::FailuresOnly(event)) => Some(event),
+            _ => None,
+        }
+    };
+    if let Some(event) = latest {
+        if event.kind == EventKind::FailuresOnly
+            && event.last_line.is_some_and(|line| line + 1 == first)
+        {
+            event.last_line = Some(last);
+            let total = event.figures.bytes.map_or(0, |bytes| bytes.0) + bytes;
+            event.figures.bytes = Some(Bytes(total));
+            describe_failures_only(event);
+            return;
+        }
+    }
+    let mut event = TimelineEvent {
+        kind: EventKind::FailuresOnly,
+        phase: Phase::Unknown,
+        line: first,
+        timestamp: None,
+        seconds_since_start: None,
+        stream: None,
+        figures: EventFigures {
+            bytes: Some(Bytes(bytes)),
+            ..EventFigures::default()
+        },
+        count: 1,
+        last_line: Some(last),
+        text: String::new(),
+        t_ms: None,
+    };
+    describe_failures_only(&mut event);
+    if collected.eager {
+        collected.segment.push(event);
+    } else {
+        collected.pending.push(PendingLine::FailuresOnly(event));
+    }
+}
+
+/// The text of a [`EventKind::FailuresOnly`] event, from its lines and bytes.
+fn describe_failures_only(event: &mut TimelineEvent) {
+    event.text = format!(
+        "lines {}-{} ({}) were searched for failure messages only: stages, requests and \
+         restarts there are not in this timeline",
+        event.line,
+        event.last_line.unwrap_or(event.line),
+        event.figures.bytes.unwrap_or_default()
+    );
+}
+
 /// Counts engine starts: a start marker begins a run when nothing happened yet or the
 /// current run already progressed.
 fn begin_run_if_starting(collected: &mut Collected, markers: &[usize]) {
@@ -863,6 +1009,7 @@ fn materialize(collected: &mut Collected) {
     let scanner = scanner();
     for entry in collected.pending.take() {
         match entry {
+            PendingLine::FailuresOnly(event) => collected.segment.push(event),
             PendingLine::Line { line, text } => {
                 let mut found = Vec::new();
                 scanner.scan(&text, &mut found);
@@ -1167,6 +1314,40 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
     }
 
     let progress = primary.map_or(&collected.progress, |point| &point.progress);
+    // Lines searched for failures only after the last line that showed the run's progress:
+    // what ran at the failure may have changed there (a restart, the server becoming ready),
+    // so the progress seen before them decides nothing.
+    let unseen = primary.and_then(|point| {
+        let seen = [
+            progress.in_progress.map(|(_, line)| line),
+            progress.last_completed.map(|(_, line)| line),
+            progress.server_ready,
+            progress.engine_ready,
+            progress.first_request,
+            progress.started,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(0);
+        collected
+            .unseen
+            .iter()
+            .copied()
+            .find(|&(first, last)| first > seen && last < point.line)
+    });
+    let stale;
+    let progress = match unseen {
+        Some(_) => {
+            stale = Progress {
+                last_completed: progress.last_completed,
+                completed_before: progress.completed_before,
+                ..Progress::default()
+            };
+            &stale
+        }
+        None => progress,
+    };
     let mut frames = failure_frames(collected, primary.map(|point| point.line));
     // An app that re-raises with the cause's text inside its own message (`raise
     // RuntimeError(f"Error transcribing mic: {e}") from e`) and logs the cause's traceback under
@@ -1210,13 +1391,19 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
             .copied()
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
-    let phase = super::phase::decide(PhaseInputs {
+    let mut phase = super::phase::decide(PhaseInputs {
         failure,
         progress,
         frames: &frames,
         hint,
         late,
     });
+    if let Some((first, last)) = unseen {
+        phase.evidence.push(format!(
+            "lines {first}-{last} were searched for failure messages only: the stages and \
+             requests there are not known"
+        ));
+    }
 
     let engine_name = choose_engine(collected, failure);
     let engine = EngineInfo {
@@ -1279,6 +1466,7 @@ fn build_report(collected: &Collected, names: &[String], lines: u64, bytes: u64)
             lines,
             bytes,
             engine_starts: collected.engine_starts,
+            failures_only_lines: collected.failures_only_lines,
         },
     }
 }
@@ -1492,3 +1680,6 @@ mod like_tests;
 
 #[cfg(test)]
 mod send_tests;
+
+#[cfg(test)]
+mod tier_tests;

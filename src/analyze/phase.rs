@@ -78,7 +78,7 @@ impl Progress {
                 self.complete(Phase::TrainingStep, line);
                 self.in_progress = Some((Phase::TrainingStep, line));
             }
-            K::Compile | K::Traceback | K::Failure | K::Shutdown => {}
+            K::Compile | K::Traceback | K::Failure | K::Shutdown | K::FailuresOnly => {}
         }
     }
 

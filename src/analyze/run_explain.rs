@@ -222,7 +222,8 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
         | K::KvPressure
         | K::Traceback
         | K::Failure
-        | K::Shutdown => return None,
+        | K::Shutdown
+        | K::FailuresOnly => return None,
     };
     Some(PhaseMark {
         line: event.line,

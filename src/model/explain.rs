@@ -284,6 +284,10 @@ pub enum EventKind {
     Failure,
     /// The process or server shut down or failed to start.
     Shutdown,
+    /// Lines of a long input that were searched for failure messages only (`line` to
+    /// `last_line`; `figures.bytes` their size): stages, requests and restarts there are not
+    /// in the timeline.
+    FailuresOnly,
 }
 
 /// Figures a timeline line carries.
@@ -509,6 +513,15 @@ pub struct InputSummary {
     pub lines: u64,
     /// Total bytes.
     pub bytes: u64,
-    /// How many engine processes started in the input (restarts show as > 1).
+    /// How many engine processes started in the input (restarts show as > 1; only those in
+    /// the lines that were parsed, see `failures_only_lines`).
     pub engine_starts: u64,
+    /// Lines of a long input searched for failure messages only (not parsed for stages,
+    /// requests or restarts); 0 when every line was parsed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures_only_lines: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }

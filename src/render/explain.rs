@@ -42,6 +42,7 @@ fn kind_label(kind: EventKind) -> &'static str {
         EventKind::Traceback => "traceback",
         EventKind::Failure => "FAILURE",
         EventKind::Shutdown => "engine failed",
+        EventKind::FailuresOnly => "searched for failures only",
     }
 }
 
@@ -103,7 +104,9 @@ fn timeline_rows(report: &ExplainReport) -> Vec<TimelineRow<'_>> {
 impl TimelineRow<'_> {
     /// `×5, to line 18` when the row stands for several events.
     fn repeats(&self) -> String {
-        if self.count > 1 {
+        if self.first.kind == EventKind::FailuresOnly {
+            format!("to line {}", self.last_line)
+        } else if self.count > 1 {
             format!("×{}, to line {}", self.count, self.last_line)
         } else {
             String::new()

@@ -65,6 +65,61 @@ pub(super) fn scanner() -> &'static Scanner {
     })
 }
 
+/// The rare markers alone: those that start a failure message ([`OOM_MARKERS`]) and those
+/// of an engine start (a restart: the banner and version of the run that follows). The search
+/// that the middle of a long input gets (see `stream`): every failure message starts on a line
+/// holding one of them, so a stretch without any holds no failure and no new run.
+pub(super) struct FailureScan {
+    /// The markers searched for.
+    patterns: Vec<&'static str>,
+    /// The fast path; `None` without SIMD Teddy.
+    anchored: Option<Anchored>,
+    /// The fallback: one automaton over the markers.
+    automaton: Option<AhoCorasick>,
+    /// The longest marker, in bytes.
+    pub(super) longest: usize,
+}
+
+impl FailureScan {
+    /// Whether `hay` holds a failure marker. Without any searcher, always true (the caller
+    /// then reads every line).
+    pub(super) fn finds(&self, hay: &[u8]) -> bool {
+        match (&self.anchored, &self.automaton) {
+            (Some(anchored), _) => anchored.finds_any(&self.patterns, hay),
+            (None, Some(automaton)) => automaton.is_match(hay),
+            (None, None) => true,
+        }
+    }
+}
+
+pub(super) fn failure_scan() -> &'static FailureScan {
+    static SCAN: OnceLock<FailureScan> = OnceLock::new();
+    SCAN.get_or_init(|| {
+        let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
+        patterns.extend(
+            (engine_log::markers().iter().enumerate())
+                .filter(|&(index, _)| engine_log::marker_role(index) == MarkerRole::Start)
+                .map(|(_, marker)| *marker),
+        );
+        let anchored = Anchored::new(&patterns);
+        let automaton = match anchored {
+            Some(_) => None,
+            None => AhoCorasick::new(&patterns).ok(),
+        };
+        let longest = patterns
+            .iter()
+            .map(|marker| marker.len())
+            .max()
+            .unwrap_or(0);
+        FailureScan {
+            patterns,
+            anchored,
+            automaton,
+            longest,
+        }
+    })
+}
+
 /// A line the scan found markers in, or the first line of a run of request/stats lines.
 #[derive(Debug, Clone)]
 pub(super) struct Candidate {
@@ -457,6 +512,13 @@ pub struct ScannedChunk {
     pub(super) region: Option<Range<usize>>,
     /// What the scan found in `region` (positions relative to its start).
     pub(super) found: Candidates,
+    /// Search for failure markers only, and find the candidate lines only if there is one.
+    pub(super) failures_only: bool,
+    /// Whether the chunk holds a failure marker or an engine start (known only after a
+    /// failures-only scan; otherwise true).
+    pub(super) holds_failure: bool,
+    /// The chunk's `\n` bytes (counted by a failures-only scan).
+    pub(super) newlines: u64,
 }
 
 impl ScannedChunk {
@@ -477,6 +539,15 @@ impl ScannedChunk {
     /// input's first chunk); when it did not, the chunk's first line is finished by the
     /// explainer itself. A wrong guess costs time (the explainer scans again), not results.
     pub fn scan(&mut self, starts_line: bool) {
+        if self.failures_only {
+            self.holds_failure = failure_scan().finds(&self.bytes);
+            if !self.holds_failure {
+                self.newlines = memchr::memchr_iter(b'\n', &self.bytes).count() as u64;
+                self.region = None;
+                return;
+            }
+        }
+        self.holds_failure = true;
         let bytes = &self.bytes;
         let start = if starts_line {
             Some(0)

@@ -266,6 +266,20 @@ impl Anchored {
         sort_matches(patterns, &mut out[first..]);
     }
 
+    /// Whether any pattern occurs in `hay` (stops at the first).
+    pub(super) fn finds_any(&self, patterns: &[&str], hay: &[u8]) -> bool {
+        let mut hits = self.hits();
+        let mut found = Vec::new();
+        while let Some((which, hit)) = hits.next(self, hay) {
+            self.verify(patterns, hay, hit, &mut found);
+            if !found.is_empty() {
+                return true;
+            }
+            hits.ahead[which] = Ahead::Unknown { from: hit.0 + 1 };
+        }
+        false
+    }
+
     /// A cursor over the hits of a block, from its start.
     pub(super) fn hits(&self) -> HitCursor {
         HitCursor {

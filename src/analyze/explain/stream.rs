@@ -1,13 +1,16 @@
 //! The reading pipeline of `oomdoc explain` for one input: a reader thread reads chunks, scan
 //! threads find the markers in them, and the caller's thread explains the scanned chunks in
-//! order. The input arrives as an open reader (files and stdin are opened in `source::file`);
+//! order. Past the head of a long input, chunks are searched for failure markers only and
+//! parsed only near a failure and at the end (see [`Tiers`]). The input arrives as an open reader (files and stdin are opened in `source::file`);
 //! nothing here knows about paths or the terminal.
 
+use std::collections::VecDeque;
 use std::io::BufRead;
 use std::sync::mpsc;
 
 use anyhow::Context;
 
+use super::candidates::failure_scan;
 use super::{Explainer, ScannedChunk};
 use crate::error::HintedError;
 
@@ -43,6 +46,48 @@ fn looks_binary(start: &[u8]) -> bool {
 
 /// Bytes read per chunk handed to a scan thread.
 const CHUNK_BYTES: usize = 1024 * 1024;
+
+/// How much of a long input is parsed line by line. The head (startup: the engine, model,
+/// settings and the stages before serving) and the tail are; the middle (a serving or
+/// training loop, most of a large log) is searched for failure markers only, which costs
+/// about what `grep` does. A chunk holding a failure marker is parsed with the window of
+/// chunks before it (the stages and requests that led to the failure, the traceback) and the
+/// chunks after it (the rest of the message, what the engine did next). The report's
+/// timeline shows each stretch searched for failures only as one row, and the input summary
+/// counts its lines, so nothing unseen is claimed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tiers {
+    /// Bytes per chunk.
+    pub chunk_bytes: usize,
+    /// Chunks at the start parsed whole.
+    pub head_chunks: u64,
+    /// Chunks kept before the current one, parsed when a failure marker turns up (and at
+    /// the end of the input: the tail). Memory holds them: `window_chunks * chunk_bytes`.
+    pub window_chunks: usize,
+    /// Chunks parsed whole after a chunk with a failure marker.
+    pub follow_chunks: u64,
+}
+
+impl Tiers {
+    /// The defaults: 4 MiB of head, a 4 MiB window (and tail: about 25,000 lines of a serving
+    /// log), 1 MiB after a failure or an engine start. Each parsed MiB costs about four times
+    /// what a searched one does, so on a 1 GiB log with a few restarts and failures the
+    /// parsed part stays a few percent.
+    pub const DEFAULT: Tiers = Tiers {
+        chunk_bytes: CHUNK_BYTES,
+        head_chunks: 4,
+        window_chunks: 4,
+        follow_chunks: 1,
+    };
+
+    /// Every line parsed, however long the input.
+    pub const FULL: Tiers = Tiers {
+        chunk_bytes: CHUNK_BYTES,
+        head_chunks: u64::MAX,
+        window_chunks: 0,
+        follow_chunks: 0,
+    };
+}
 /// Most scan threads: the explainer takes the chunks in order on one thread, so more
 /// scanners than this only hold memory (each keeps up to three chunks in flight).
 const MAX_SCAN_THREADS: usize = 4;
@@ -61,8 +106,18 @@ fn scan_threads() -> usize {
 /// stays bounded: every channel holds at most one chunk, and buffers are reused.
 pub fn feed(
     explainer: &mut Explainer,
+    reader: Box<dyn BufRead + Send>,
+    name: &str,
+) -> anyhow::Result<u64> {
+    feed_with(explainer, reader, name, Tiers::DEFAULT)
+}
+
+/// [`feed`] with the given [`Tiers`].
+pub fn feed_with(
+    explainer: &mut Explainer,
     mut reader: Box<dyn BufRead + Send>,
     name: &str,
+    tiers: Tiers,
 ) -> anyhow::Result<u64> {
     explainer.start_input(name);
     let start = loop {
@@ -111,18 +166,18 @@ pub fn feed(
         let reader = std::thread::Builder::new()
             .name("oomdoc-read".into())
             .spawn_scoped(scope, move || {
-                read_chunks(&mut reader, &to_scanners, &recycled)
+                read_chunks(&mut reader, &to_scanners, &recycled, tiers)
             })
             .context("failed to start a thread")?;
         // Chunk `i` went to scanner `i % threads`: taking them in turn keeps the order.
+        let mut tiered = Tiered::new(tiers);
         for from_scanner in from_scanners.iter().cycle() {
             let Ok(chunk) = from_scanner.recv() else {
                 break;
             };
-            explainer.push_scanned(&chunk);
-            // The reader may have stopped (an error): a chunk nobody takes is dropped.
-            let _ = recycle.send(chunk);
+            tiered.take(explainer, chunk, &recycle);
         }
+        tiered.finish(explainer, &recycle);
         drop(recycle);
         let read = reader.join();
         let scanned_all = scanners.into_iter().all(|scanner| scanner.join().is_ok());
@@ -136,19 +191,114 @@ pub fn feed(
     })
 }
 
-/// The reader thread of [`feed`]: reads `CHUNK_BYTES` at a time and hands the chunks to the
-/// scan threads in turn. Returns the bytes read.
+/// The explaining side of [`feed_with`]: takes the scanned chunks in order and decides, by
+/// the [`Tiers`], which are parsed and which are only counted.
+struct Tiered {
+    tiers: Tiers,
+    /// Chunks after a failure still to parse whole.
+    follow: u64,
+    /// Chunks searched for failures only (none found) and not yet handed to the explainer.
+    window: VecDeque<ScannedChunk>,
+    /// The last bytes of the previous chunk, to find a marker cut by a chunk boundary.
+    seam: Vec<u8>,
+}
+
+impl Tiered {
+    fn new(tiers: Tiers) -> Self {
+        Tiered {
+            tiers,
+            follow: 0,
+            window: VecDeque::with_capacity(tiers.window_chunks + 1),
+            seam: Vec::new(),
+        }
+    }
+
+    /// Whether a failure marker crosses from the previous chunk into `bytes`; remembers the
+    /// end of `bytes` for the next chunk.
+    fn marker_across_seam(&mut self, bytes: &[u8]) -> bool {
+        let scan = failure_scan();
+        let reach = scan.longest.saturating_sub(1);
+        let across = !self.seam.is_empty() && {
+            let mut joined = std::mem::take(&mut self.seam);
+            joined.extend_from_slice(&bytes[..bytes.len().min(reach)]);
+            let found = scan.finds(&joined);
+            self.seam = joined;
+            found
+        };
+        self.seam.clear();
+        if bytes.len() >= reach {
+            self.seam.extend_from_slice(&bytes[bytes.len() - reach..]);
+        } else {
+            // A short chunk is the last one: nothing follows it.
+            self.seam.extend_from_slice(bytes);
+        }
+        across
+    }
+
+    /// Hands the chunks kept in the window to the explainer, parsed.
+    fn parse_window(&mut self, explainer: &mut Explainer, recycle: &mpsc::Sender<ScannedChunk>) {
+        while let Some(chunk) = self.window.pop_front() {
+            explainer.push_bytes(&chunk.bytes);
+            let _ = recycle.send(chunk);
+        }
+    }
+
+    /// Takes the next chunk of the input.
+    fn take(
+        &mut self,
+        explainer: &mut Explainer,
+        chunk: ScannedChunk,
+        recycle: &mpsc::Sender<ScannedChunk>,
+    ) {
+        let across = self.marker_across_seam(&chunk.bytes);
+        if !chunk.failures_only || chunk.holds_failure || across {
+            // The head, or a failure: parse the window before it, then the chunk.
+            self.parse_window(explainer, recycle);
+            explainer.push_scanned(&chunk);
+            if chunk.failures_only {
+                self.follow = self.tiers.follow_chunks;
+            }
+        } else if self.follow > 0 || explainer.wants_more() {
+            self.follow = self.follow.saturating_sub(1);
+            self.parse_window(explainer, recycle);
+            explainer.push_bytes(&chunk.bytes);
+        } else {
+            self.window.push_back(chunk);
+            if self.window.len() > self.tiers.window_chunks {
+                if let Some(old) = self.window.pop_front() {
+                    explainer.skip_chunk(&old.bytes, old.newlines);
+                    let _ = recycle.send(old);
+                }
+            }
+            return;
+        }
+        // The reader may have stopped (an error): a chunk nobody takes is dropped.
+        let _ = recycle.send(chunk);
+    }
+
+    /// The end of the input: the window is its tail, parsed.
+    fn finish(&mut self, explainer: &mut Explainer, recycle: &mpsc::Sender<ScannedChunk>) {
+        self.parse_window(explainer, recycle);
+    }
+}
+
+/// The reader thread of [`feed`]: reads `tiers.chunk_bytes` at a time and hands the chunks to
+/// the scan threads in turn, marking those past the head as failures-only. Returns the bytes
+/// read.
 fn read_chunks(
     reader: &mut dyn BufRead,
     to_scanners: &[mpsc::SyncSender<(ScannedChunk, bool)>],
     recycled: &mpsc::Receiver<ScannedChunk>,
+    tiers: Tiers,
 ) -> std::io::Result<u64> {
     let mut total = 0u64;
     let mut starts_line = true;
-    for to_scanner in to_scanners.iter().cycle() {
+    let chunk_bytes = tiers.chunk_bytes.max(1);
+    for (index, to_scanner) in (0u64..).zip(to_scanners.iter().cycle()) {
         let mut chunk = recycled.try_recv().unwrap_or_default();
+        chunk.failures_only = index >= tiers.head_chunks;
         let buffer = chunk.bytes_mut();
-        buffer.resize(CHUNK_BYTES, 0);
+        buffer.resize(chunk_bytes, 0);
         let mut filled = 0;
         while filled < buffer.len() {
             match reader.read(&mut buffer[filled..]) {
@@ -164,7 +314,7 @@ fn read_chunks(
         buffer.truncate(filled);
         total += filled as u64;
         let ends_line = buffer.last() == Some(&b'\n');
-        let full = filled == CHUNK_BYTES;
+        let full = filled == chunk_bytes;
         if to_scanner.send((chunk, starts_line)).is_err() || !full {
             break;
         }

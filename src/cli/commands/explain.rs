@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
-use crate::analyze::explain::stream::feed;
+use crate::analyze::explain::stream::{feed_with, Tiers};
 use crate::analyze::explain::{has_findings, Explainer};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
@@ -32,6 +32,11 @@ pub struct ExplainArgs {
     /// Say what each memory figure means, and quote long log lines whole instead of cut
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    /// Parse every line of a long log (slower). By default a log over 8 MiB is parsed only at
+    /// its start, its end and around each failure or engine restart; the rest is searched for
+    /// failure messages only, and the timeline says which lines
+    #[arg(long)]
+    pub every_line: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -76,7 +81,12 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
             let reader = file::open(path)?;
             (reader, path.display().to_string())
         };
-        let read = feed(&mut explainer, reader, &name)?;
+        let tiers = if args.every_line {
+            Tiers::FULL
+        } else {
+            Tiers::DEFAULT
+        };
+        let read = feed_with(&mut explainer, reader, &name, tiers)?;
         if read == 0 && inputs.len() > 1 {
             output.warn(&format!("`{name}` is empty"));
         }

@@ -44,5 +44,15 @@ cat "$OUT/capacity.txt" >> "$big"
 /usr/bin/time -f "%e s wall, %U s user, %M KiB max RSS" "$BIN" explain --json "$big" > "$OUT/big.json" 2> "$OUT/big.explain.time"
 echo "stream 256 MiB: grep $(tail -1 "$OUT/big.grep.time"); explain $(tail -1 "$OUT/big.explain.time")" | tee -a "$summary"
 python3 -c "import json,sys; r=json.load(open('$OUT/big.json')); print('stream:', 'PASS' if r['verdict']['cause']=='request_larger_than_gpu' else 'FAIL', r['input']['lines'], 'lines')" | tee -a "$summary"
+# The middle of the stream is searched for failures only: the same failure, phase and cause
+# as with every line parsed.
+"$BIN" explain --every-line --json "$big" > "$OUT/big.every-line.json" 2> /dev/null
+python3 - "$OUT/big.json" "$OUT/big.every-line.json" <<'PY' | tee -a "$summary"
+import json, sys
+fast, full = (json.load(open(p)) for p in sys.argv[1:])
+keys = lambda r: (r["ooms"], r["oom"], r["phase"]["failed_in"], r["verdict"]["cause"], r["input"]["lines"])
+print("stream tiers:", "PASS" if keys(fast) == keys(full) else "FAIL",
+      fast["input"].get("failures_only_lines", 0), "lines searched for failures only")
+PY
 rm -f "$big"
 echo "done: results in $OUT" | tee -a "$summary"
