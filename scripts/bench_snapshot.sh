@@ -36,6 +36,23 @@
 # key is cold: a miss per lookup on this loaded machine; skipping the comparison, trusting a
 # 64-bit hash, saved only 5-10 %, so it stays exact), reading the ids 8 %, the trace-entry
 # fold 11 %, the memo 5 %, the kernel's read copy 5 %, the analysis ~11 %.
+#
+# Measured 2026-12-01 21:05-21:25 UTC, same VM (load 11 falling to 5 during the real shape),
+# RUNS=3, oomdoc at 737ab9f (input read ahead by a thread of its own, branch-free list ids)
+# against 14bb15a (OOMDOC_BASE), alternated with Python in each round; reports identical.
+#   SHAPE varied: Python 22.97-25.16 s CPU (wall 160-222 s: the load), 2,503 MiB RSS; oomdoc
+#   2.44-2.62 s CPU (14bb15a: 2.26-2.94), 233 MiB (0.40 of the file): 9.4x on CPU. Its wall
+#   "28.4x" is Python waiting for a core, not speed: compare CPU seconds here.
+#   SHAPE real: Python 20.02-22.52 s CPU, 2,390 MiB; oomdoc 2.07-2.57 s CPU (14bb15a:
+#   2.30-2.68), 207 MiB (0.39): 9.7x on CPU (wall 15.7x, same caveat).
+# No change of CPU time shows above the noise. Instruction counts (valgrind cachegrind, varied
+# 20 and 60 MiB files, slope between them): 3,637 instructions per trace entry at 14bb15a;
+# a per-layout trace-entry reader (keys matched by memo id, values handed to the fold alone),
+# built with the branch-free list ids, gave 3,629, so the reader was not kept. The read-ahead thread takes the kernel's read copy and
+# gzip's inflating off the decoder's thread: a wall-clock gain where a core is free (the
+# device test tests/device/snapshot_big times a file against stdin, read in place), none on
+# this 2-core VM at load 5-11. 20x is still not met: per entry the flat-dict reader (~900
+# instructions), the fold (~600), the list ids (~580) and three memo slots (~330) remain.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
