@@ -10,9 +10,10 @@ use oomdoc::render::{explain, style::Style};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(report) = explain_reader(data) {
-        let _ = explain::text(&report, Style::new(false));
-        let _ = explain::text(&report, Style::new(true));
-        let _ = explain::markdown(&report);
+        let _ = explain::text(&report, Style::new(false), false);
+        let _ = explain::text(&report, Style::new(true), true);
+        let _ = explain::markdown(&report, false);
+        let _ = explain::markdown(&report, true);
         let _ = explain::json(&report);
     }
 });

@@ -57,9 +57,12 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, TorchSnapshotError> {
     read(bytes)
 }
 
-/// Decodes a snapshot from a reader (already decompressed).
+/// Decodes a snapshot from a reader (already decompressed), on this thread only: for a
+/// reader that may never end by itself, such as stdin.
 pub fn read<R: Read>(reader: R) -> Result<Snapshot, TorchSnapshotError> {
-    read_with_limits(reader, Limits::default())
+    let mut fold = SnapshotFold::new();
+    let root = pickle::decode(reader, Limits::default(), &mut fold)?;
+    fold.build(root)
 }
 
 /// Decoder limits for an input of `input_bytes` as stored (a gzip file's compressed size;
@@ -84,13 +87,15 @@ pub fn limits_for(input_bytes: Option<u64>) -> Limits {
 pub const MIN_MEMORY_BUDGET_BYTES: u64 = 512 << 20;
 const MEMORY_BUDGET_PER_STORED_BYTE: u64 = 8;
 
-/// Decodes a snapshot with explicit decoder limits.
-pub fn read_with_limits<R: Read>(
+/// Decodes a snapshot with explicit decoder limits, the input read ahead by a thread of its
+/// own (`pickle::decode_prefetched`): the reader must end by itself (a file; gzip is then
+/// inflated on that thread).
+pub fn read_with_limits<R: Read + Send>(
     reader: R,
     limits: Limits,
 ) -> Result<Snapshot, TorchSnapshotError> {
     let mut fold = SnapshotFold::new();
-    let root = pickle::decode(reader, limits, &mut fold)?;
+    let root = pickle::decode_prefetched(reader, limits, &mut fold)?;
     fold.build(root)
 }
 
@@ -1160,6 +1165,273 @@ mod tests {
             proptest::prop_assert_eq!(&fast.traces, &plain.traces);
             proptest::prop_assert_eq!(&fast.stacks, &plain.stacks);
             proptest::prop_assert_eq!(&fast.frames, &plain.frames);
+        }
+    }
+
+    /// One trace entry (or a re-PUT) of [`flat_entries_equal_the_plain_decoder`]'s input.
+    #[derive(Debug, Clone)]
+    enum Record {
+        /// A dict with these keys (numbers into `RECORD_KEYS`) and values (see `record_value`).
+        Dict(Vec<(usize, usize)>),
+        /// Memo slot `.0` (of the keys, action names and frames) is stored again with what
+        /// slot `.1` holds.
+        RePut(usize, usize),
+    }
+
+    const RECORD_KEYS: [&str; 9] = [
+        "action",
+        "addr",
+        "size",
+        "stream",
+        "time_us",
+        "frames",
+        "compile_context",
+        "device_free",
+        "user_metadata",
+    ];
+    const RECORD_ACTIONS: [&str; 4] = ["alloc", "free_requested", "free_completed", "oom"];
+
+    /// A trace of `records` written as Python's pickler writes it (`EMPTY_DICT MEMOIZE MARK
+    /// … SETITEMS`: the decoder's flat-dict fast path) and with `DICT` and `LIST` opcodes
+    /// (the general path only). Memo: 6.. the keys, then the action names, then
+    /// `frames` frame dicts.
+    fn record_encodings(frames: usize, records: &[Record]) -> (Vec<u8>, Vec<u8>) {
+        fn memo_ref(out: &mut Vec<u8>, index: usize) {
+            if index < 256 {
+                out.extend([b'h', index as u8]);
+            } else {
+                out.push(b'j');
+                out.extend((index as u32).to_le_bytes());
+            }
+        }
+        let mut head = trace_head();
+        head.truncate(head.len() - 5 * 4 - "actionaddrsizestreamalloc".len());
+        let names = RECORD_KEYS
+            .iter()
+            .chain(&RECORD_ACTIONS)
+            .chain(&["name", "filename"]);
+        for name in names {
+            head.extend([0x8c, name.len() as u8]);
+            head.extend(name.as_bytes());
+            head.extend(b"\x940");
+        }
+        let first_frame = 6 + RECORD_KEYS.len() + RECORD_ACTIONS.len() + 2;
+        let (name_key, filename_key) = (first_frame - 2, first_frame - 1);
+        for frame in 0..frames {
+            head.extend(b"}\x94(");
+            memo_ref(&mut head, name_key);
+            let name = format!("f{frame}");
+            head.extend([0x8c, name.len() as u8]);
+            head.extend(name.as_bytes());
+            memo_ref(&mut head, filename_key);
+            head.extend(b"\x8c\x07file.py");
+            head.extend(b"u0");
+        }
+        let slots = first_frame + frames;
+        let (mut fast, mut plain) = (head.clone(), head);
+        let (mut fast_memo, mut plain_memo) = (slots, slots);
+        // Memo ids of the lists written so far, in each encoding.
+        let mut lists: Vec<(usize, usize)> = Vec::new();
+        for (index, record) in records.iter().enumerate() {
+            let pairs = match record {
+                Record::RePut(slot, from) => {
+                    for out in [&mut fast, &mut plain] {
+                        memo_ref(out, 6 + from % (slots - 6));
+                        out.push(b'r');
+                        out.extend((6 + (slot % (slots - 6)) as u32).to_le_bytes());
+                        out.push(b'0');
+                    }
+                    continue;
+                }
+                Record::Dict(pairs) => pairs,
+            };
+            let (mut fast_items, mut plain_items) = (Vec::new(), Vec::new());
+            // Memoized values inside the dict, in order: fast numbers them after the dict,
+            // plain before it.
+            let mut inner = 0;
+            let mut new_lists = Vec::new();
+            for (pair, &(key, value)) in pairs.iter().enumerate() {
+                for out in [&mut fast_items, &mut plain_items] {
+                    memo_ref(out, 6 + key % RECORD_KEYS.len());
+                }
+                let number = (index * 7 + pair) as u32;
+                match value % 11 {
+                    0 => {
+                        for out in [&mut fast_items, &mut plain_items] {
+                            out.extend([b'K', number as u8]);
+                        }
+                    }
+                    1 => {
+                        for out in [&mut fast_items, &mut plain_items] {
+                            out.push(b'M');
+                            out.extend((number as u16).to_le_bytes());
+                        }
+                    }
+                    2 | 3 => {
+                        let number = if value % 11 == 3 {
+                            -(number as i32) - 1
+                        } else {
+                            number as i32
+                        };
+                        for out in [&mut fast_items, &mut plain_items] {
+                            out.push(b'J');
+                            out.extend(number.to_le_bytes());
+                        }
+                    }
+                    4 => {
+                        for out in [&mut fast_items, &mut plain_items] {
+                            out.extend([0x8a, 6]);
+                            out.extend(&(u64::from(number) << 20).to_le_bytes()[..6]);
+                        }
+                    }
+                    5 => {
+                        for out in [&mut fast_items, &mut plain_items] {
+                            out.push(b'N');
+                        }
+                    }
+                    6 | 7 => {
+                        let action = 6 + RECORD_KEYS.len() + value / 11 % RECORD_ACTIONS.len();
+                        for out in [&mut fast_items, &mut plain_items] {
+                            memo_ref(out, action);
+                        }
+                    }
+                    8 => {
+                        for out in [&mut fast_items, &mut plain_items] {
+                            out.extend(b"\x8c\x03N/A\x94");
+                        }
+                        inner += 1;
+                    }
+                    9 => {
+                        let count = 1 + value / 11 % 5;
+                        let mut refs = Vec::new();
+                        for item in 0..count {
+                            memo_ref(&mut refs, first_frame + (value / 7 + 3 * item) % frames);
+                        }
+                        fast_items.extend(b"]\x94");
+                        if count > 1 {
+                            fast_items.push(b'(');
+                        }
+                        fast_items.extend(&refs);
+                        fast_items.push(if count > 1 { b'e' } else { b'a' });
+                        plain_items.push(b'(');
+                        plain_items.extend(&refs);
+                        plain_items.extend(b"l\x94");
+                        new_lists.push((fast_memo + 1 + inner, plain_memo + inner));
+                        inner += 1;
+                    }
+                    _ => match lists.get(value / 11 % lists.len().max(1)) {
+                        Some(&(fast_list, plain_list)) => {
+                            memo_ref(&mut fast_items, fast_list);
+                            memo_ref(&mut plain_items, plain_list);
+                        }
+                        None => {
+                            for out in [&mut fast_items, &mut plain_items] {
+                                out.push(b'N');
+                            }
+                        }
+                    },
+                }
+            }
+            lists.extend(new_lists);
+            fast.extend(b"}\x94(");
+            fast.extend(&fast_items);
+            fast.push(b'u');
+            plain.push(b'(');
+            plain.extend(&plain_items);
+            plain.extend(b"d\x94");
+            fast_memo += 1 + inner;
+            plain_memo += 1 + inner;
+        }
+        fast.extend(TRACE_TAIL);
+        plain.extend(TRACE_TAIL);
+        (fast, plain)
+    }
+
+    /// What a decoded snapshot says about its trace, or the error without its byte offset
+    /// (the two encodings differ in length).
+    fn trace_outcome(result: Result<Snapshot, TorchSnapshotError>) -> String {
+        match result {
+            Ok(snapshot) => {
+                let stacks: Vec<Vec<&str>> = snapshot
+                    .stacks
+                    .iter()
+                    .map(|stack| {
+                        stack
+                            .iter()
+                            .map(|frame| snapshot.frames[*frame as usize].name.as_str())
+                            .collect()
+                    })
+                    .collect();
+                format!("{:?}\n{stacks:?}", snapshot.traces)
+            }
+            Err(TorchSnapshotError::Pickle(PickleError::Fold { reason, .. })) => reason,
+            Err(TorchSnapshotError::Pickle(error)) => {
+                let text = error.to_string();
+                let cut = text.find(" at byte").unwrap_or(text.len());
+                text[..cut].to_string()
+            }
+            Err(error) => error.to_string(),
+        }
+    }
+
+    fn record() -> impl proptest::strategy::Strategy<Value = Record> {
+        use proptest::prelude::*;
+        let pair = (0usize..RECORD_KEYS.len(), 0usize..1000);
+        // Mostly entries: `action` first with an action name; the rest drawn freely.
+        let entry = (
+            0usize..RECORD_ACTIONS.len(),
+            proptest::collection::vec(pair.clone(), 0..8),
+        )
+            .prop_map(|(action, rest)| {
+                let mut pairs = vec![(0, 6 + 11 * action)];
+                // Unsigned fields mostly get an unsigned int (a bad one fails the trace).
+                pairs.extend(rest.into_iter().map(|(key, value)| {
+                    let unsigned = matches!(key, 1 | 2 | 3 | 7);
+                    if unsigned && !matches!(value % 11, 0 | 1 | 2 | 4) && value / 11 % 8 != 0 {
+                        (key, value / 11 * 11 + 4)
+                    } else {
+                        (key, value)
+                    }
+                }));
+                Record::Dict(pairs)
+            });
+        // A few layouts, repeated as a real trace repeats one.
+        let layouts = proptest::sample::select(vec![
+            vec![(0, 6), (1, 4), (2, 2), (3, 0), (4, 4), (5, 9)],
+            vec![(0, 17), (1, 4), (2, 1), (3, 0), (4, 4), (6, 8), (5, 9)],
+            vec![
+                (0, 28),
+                (1, 4),
+                (2, 2),
+                (3, 0),
+                (4, 4),
+                (6, 8),
+                (8, 5),
+                (5, 10),
+            ],
+            vec![(0, 39), (7, 4), (2, 2), (3, 0), (4, 4), (5, 10)],
+        ]);
+        prop_oneof![
+            16 => layouts.prop_map(Record::Dict),
+            8 => entry,
+            1 => proptest::collection::vec(pair, 0..8).prop_map(Record::Dict),
+            2 => (0usize..64, 0usize..64).prop_map(|(a, b)| Record::RePut(a, b)),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Entries read by the flat-dict fast path (with its interned strs and list cache)
+        /// give the same trace, stacks and errors as the general path, whatever the keys,
+        /// their order, their values, shared lists and re-PUTs of their memo slots.
+        #[test]
+        fn flat_entries_equal_the_plain_decoder(
+            frames in 1usize..40,
+            records in proptest::collection::vec(record(), 1..60),
+        ) {
+            let (fast, plain) = record_encodings(frames, &records);
+            proptest::prop_assert_eq!(trace_outcome(parse(&fast)), trace_outcome(parse(&plain)));
         }
     }
 

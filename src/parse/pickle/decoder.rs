@@ -78,9 +78,9 @@ fn max_depth(values: &[Value]) -> u32 {
 }
 
 impl<'f, R: Read, F: Fold> Decoder<'f, R, F> {
-    pub(super) fn new(reader: R, limits: Limits, fold: &'f mut F) -> Self {
+    pub(super) fn new(input: Input<R>, limits: Limits, fold: &'f mut F) -> Self {
         Decoder {
-            input: Input::new(reader),
+            input,
             limits,
             fold,
             stack: Vec::new(),

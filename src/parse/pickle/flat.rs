@@ -89,6 +89,22 @@ impl ListCache {
         let batch = bytes.get(at) == Some(&b'(');
         if batch {
             at += 1;
+            // `BINGET`s and `LONG_BINGET`s mixed at random (frames memoized early or late):
+            // decoded without a branch on which, 5 bytes loaded either way.
+            while let Some(&[op, a, b, c, d]) = bytes.get(at..at + 5) {
+                let long = op == b'j';
+                if !long && op != b'h' {
+                    break;
+                }
+                if self.ids.len() == FLAT_LIST {
+                    return None;
+                }
+                let word = u32::from_le_bytes([a, b, c, d]);
+                let id = if long { word } else { word & 0xff };
+                at += if long { 5 } else { 2 };
+                hash = mix(hash, id);
+                self.ids.push(id);
+            }
         }
         loop {
             let id = match *bytes.get(at)? {

@@ -169,12 +169,18 @@ impl Memo {
                         return false;
                     }
                 }
-                let last = self.slots.last().and_then(|slot| self.read(*slot));
-                if let Some(Value::Handle(last_kind, last_id)) = last {
+                // The last slot, if it is a packed handle (read in place: a str kept aside
+                // is not cloned just to be looked at).
+                let last = self
+                    .slots
+                    .last()
+                    .filter(|slot| slot.0 & SLOT_HANDLE != 0)
+                    .map(|slot| ((slot.0 >> 32) & 0xffff, slot.0 as u32));
+                if let Some((last_kind, last_id)) = last {
                     let last_is_tail = self.runs.last().is_none_or(|run| run.start + run.len < len);
                     if last_is_tail
-                        && last_kind == kind
-                        && last_kind != BUILDING
+                        && last_kind == u64::from(kind)
+                        && last_kind != SLOT_BUILDING
                         && last_id.checked_add(1) == Some(id)
                     {
                         self.slots.pop();

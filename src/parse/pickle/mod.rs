@@ -544,7 +544,39 @@ pub fn decode<R: Read, F: Fold>(
     limits: Limits,
     fold: &mut F,
 ) -> Result<Value, PickleError> {
-    decoder::Decoder::new(reader, limits, fold).run()
+    decoder::Decoder::new(input::Input::new(reader), limits, fold).run()
+}
+
+/// [`decode`], with the input read ahead by a thread of its own (the file read, or gzip
+/// inflated, while the decoder works), a few 1 MiB chunks at a time. The reader must reach
+/// its end or fail on its own (a file, not an interactive stdin): when the decoder stops
+/// early, the reading thread is waited for until its current chunk is read.
+pub fn decode_prefetched<R: Read + Send, F: Fold>(
+    reader: R,
+    limits: Limits,
+    fold: &mut F,
+) -> Result<Value, PickleError> {
+    decode_in_chunks(reader, input::CHUNK_SIZE, limits, fold)
+}
+
+fn decode_in_chunks<R: Read + Send, F: Fold>(
+    reader: R,
+    size: input::ChunkSize,
+    limits: Limits,
+    fold: &mut F,
+) -> Result<Value, PickleError> {
+    let (full_sender, full) = std::sync::mpsc::sync_channel(input::AHEAD);
+    let (empty, empty_receiver) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("oomdoc-read".to_string())
+            .spawn_scoped(scope, move || {
+                input::read_ahead(reader, size, full_sender, empty_receiver)
+            })
+            .map_err(|source| PickleError::Read { offset: 0, source })?;
+        let input = input::Input::prefetched(std::io::empty(), input::Prefetch { full, empty });
+        decoder::Decoder::new(input, limits, fold).run()
+    })
 }
 
 /// Kind of the [`Value::Handle`] that marks a container still being filled on the decoder's

@@ -244,3 +244,106 @@ fn repeated_lists_fold_once_unless_the_memo_changed() {
 fn value_is_sixteen_bytes() {
     assert_eq!(std::mem::size_of::<Value>(), 16);
 }
+
+/// Hands out its bytes a few at a time, in the sizes given (again and again), as a pipe or
+/// a gzip stream may.
+struct Trickle {
+    bytes: Vec<u8>,
+    at: usize,
+    sizes: Vec<usize>,
+    read: usize,
+}
+
+impl std::io::Read for Trickle {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let size = self.sizes[self.read % self.sizes.len()].max(1);
+        self.read += 1;
+        let n = size.min(buffer.len()).min(self.bytes.len() - self.at);
+        buffer[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// What a decode gave, comparable: the value, or the error's message (with its offset).
+fn outcome(result: Result<Value, PickleError>) -> Result<Value, String> {
+    result.map_err(|error| error.to_string())
+}
+
+/// A pickle with strs longer than a small chunk's headroom, a real snapshot's worth of
+/// opcodes, and `SIMPLE`, in one list.
+fn chunk_test_pickle() -> Vec<u8> {
+    let real = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-torch2.11/snap/leak_growing.pickle"
+    ))
+    .unwrap();
+    let mut bytes = b"\x80\x04](".to_vec();
+    bytes.extend_from_slice(&real[2..real.len() - 1]);
+    for len in [3usize, 300, 5000] {
+        bytes.push(b'X');
+        bytes.extend((len as u32).to_le_bytes());
+        bytes.extend((0..len).map(|i| b'a' + (i % 26) as u8));
+    }
+    bytes.extend_from_slice(&SIMPLE[2..SIMPLE.len() - 1]);
+    bytes.extend_from_slice(b"e.");
+    bytes
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+    /// Input read ahead in chunks by another thread decodes exactly as input read in
+    /// place, values and errors (with their byte offsets) alike, whatever the chunk and
+    /// headroom sizes, the sizes of the reader's reads, and where the input is cut or
+    /// changed.
+    #[test]
+    fn chunks_read_ahead_equal_reading_in_place(
+        headroom in 1usize..6000,
+        data in 1usize..9000,
+        sizes in proptest::collection::vec(1usize..5000, 1..6),
+        cut in proptest::prelude::any::<proptest::sample::Index>(),
+        edits in proptest::collection::vec(
+            (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()),
+            0..3,
+        ),
+    ) {
+        let mut bytes = chunk_test_pickle();
+        for (at, byte) in edits {
+            let at = at.index(bytes.len());
+            bytes[at] = byte;
+        }
+        let whole = bytes.len();
+        for len in [whole, cut.index(whole + 1)] {
+            let input = &bytes[..len];
+            let in_place = outcome(decode(input, Limits::default(), &mut KeepAll));
+            let reader = Trickle {
+                bytes: input.to_vec(),
+                at: 0,
+                sizes: sizes.clone(),
+                read: 0,
+            };
+            let size = input::ChunkSize { headroom, data };
+            let ahead = outcome(decode_in_chunks(reader, size, Limits::default(), &mut KeepAll));
+            proptest::prop_assert_eq!(ahead, in_place);
+        }
+    }
+}
+
+/// A read error on the reading thread is the decoder's error, at the offset reached.
+#[test]
+fn read_error_ahead_is_reported_with_its_offset() {
+    let reader = || (&SIMPLE[..20]).chain(FailingReader);
+    let ahead = decode_prefetched(reader(), Limits::default(), &mut KeepAll).unwrap_err();
+    let in_place = decode(reader(), Limits::default(), &mut KeepAll).unwrap_err();
+    assert!(matches!(ahead, PickleError::Read { .. }), "{ahead:?}");
+    assert_eq!(ahead.to_string(), in_place.to_string());
+}
+
+struct FailingReader;
+
+impl std::io::Read for FailingReader {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::other("disk on fire"))
+    }
+}

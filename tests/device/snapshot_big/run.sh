@@ -11,8 +11,9 @@
 # pickle.load alone against `oomdoc snapshot --json` (full analysis), wall and CPU seconds and
 # peak RSS (/usr/bin/time -v), and `oomdoc snapshot --format html` (time, page size). Checks:
 # oomdoc reads it (exit 0), its trace entry count equals the pickle's, and prints the ratios
-# (target: 20x Python's CPU time, peak RSS at most half the file). Keeps figures, not the
-# snapshot, in $OUT.
+# (target: 20x Python's CPU time, peak RSS at most half the file). Then the same file from
+# stdin (read in place, no read-ahead thread: the read-ahead's effect), and gzip -1 from a file
+# (inflated on the read-ahead thread). Keeps figures, not the snapshot, in $OUT.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -58,6 +59,12 @@ cat "$work/big.pickle" > /dev/null
     "$work/big.pickle" > "$out/python.entries" 2> "$out/python.time"
 /usr/bin/time -v "$oomdoc" snapshot "$work/big.pickle" --json > "$work/oomdoc.json" 2> "$out/oomdoc.time"
 /usr/bin/time -v "$oomdoc" snapshot "$work/big.pickle" --format html -o "$out/big.html" 2> "$out/html.time"
+# A file is read ahead by a thread of its own; stdin is read in place on the decoder's thread:
+# the same decoder both ways, so these two runs measure the read-ahead. Then gzip -1 (inflated on
+# the read-ahead thread; stdin does not take gzip).
+/usr/bin/time -v "$oomdoc" snapshot - --json < "$work/big.pickle" > "$work/stdin.json" 2> "$out/stdin.time"
+gzip -1 -c "$work/big.pickle" > "$work/big.pickle.gz"
+/usr/bin/time -v "$oomdoc" snapshot "$work/big.pickle.gz" --json > "$work/gz.json" 2> "$out/gz.time"
 python3 - "$size" "$out" "$work/oomdoc.json" <<'PY'
 import json, sys
 size, out, report = int(sys.argv[1]), sys.argv[2], json.load(open(sys.argv[3]))
@@ -78,11 +85,20 @@ lines = [
     f"python pickle.load   wall {py[0]:.2f} s  cpu {py[1]:.2f} s  rss {py[2] / mib:.1f} MiB",
     f"oomdoc snapshot      wall {oo[0]:.2f} s  cpu {oo[1]:.2f} s  rss {oo[2] / mib:.1f} MiB",
     f"oomdoc --format html wall {html[0]:.2f} s  cpu {html[1]:.2f} s  rss {html[2] / mib:.1f} MiB",
+] + [
+    f"oomdoc {label:13} wall {f[0]:.2f} s  cpu {f[1]:.2f} s  rss {f[2] / mib:.1f} MiB"
+    for label, f in (
+        (name, measure(f"{out}/{name}.time")) for name in ("stdin", "gz")
+    )
+] + [
     f"speed-up cpu {py[1] / oo[1]:.1f}x wall {py[0] / oo[0]:.1f}x (target 20x); rss/file {oo[2] / size:.2f} (target 0.5)",
 ]
 print("\n".join(lines))
 open(f"{out}/figures.txt", "w").write("\n".join(lines) + "\n")
-ok = entries == python_entries
+same = [json.load(open(f"{sys.argv[3].rsplit('/', 1)[0]}/{name}.json")) == report
+        for name in ("stdin", "gz")]
+print("PASS: stdin and gzip give the same report" if all(same) else f"FAIL: same report {same}")
+ok = entries == python_entries and all(same)
 print("PASS: oomdoc read every trace entry" if ok else f"FAIL: {entries} != {python_entries}")
 sys.exit(0 if ok else 1)
 PY
