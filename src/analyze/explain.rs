@@ -19,7 +19,7 @@ use aho_corasick::AhoCorasick;
 
 use scan::{sort_matches, Anchored, HitCursor};
 
-use super::phase::{Frame, PhaseInputs, Progress};
+use super::phase::{Frame, PhaseInputs, Progress, Role};
 use crate::model::bytes::Bytes;
 use crate::model::explain::{
     ContextBlock, ContextLine, EngineConfig, EngineInfo, EventFigures, EventKind, ExplainReport,
@@ -115,8 +115,13 @@ struct FailurePoint {
 /// A line of the current run kept raw until the run turns out to matter.
 #[derive(Debug, Clone)]
 enum PendingLine {
-    /// A line with engine markers, not parsed yet.
-    Line { line: u64, text: Box<[u8]> },
+    /// A line with engine markers, not parsed yet (`code`: the line under a traceback frame,
+    /// see [`push_called_frames`]).
+    Line {
+        line: u64,
+        text: Box<[u8]>,
+        code: Option<Box<[u8]>>,
+    },
     /// Consecutive request/stats lines, counted only.
     Repeat {
         kind: EventKind,
@@ -595,7 +600,8 @@ impl Explainer {
             }
             begin_run_if_starting(&mut self.collected, engine_markers);
             if !self.collected.eager {
-                defer(&mut self.collected, engine_markers, raw, line_no);
+                let code = code_line_after(block, end, raw);
+                defer(&mut self.collected, engine_markers, raw, code, line_no);
                 return;
             }
             if repeat_kind_of(engine_markers)
@@ -625,6 +631,7 @@ impl Explainer {
             let facts = engine_log::parse_line_raw(cleaned, &text, engine_markers);
             if !facts.is_empty() {
                 let run = self.collected.segment.id;
+                let frame_of = facts.frame.clone();
                 absorb(
                     &mut self.collected,
                     facts,
@@ -633,6 +640,12 @@ impl Explainer {
                     &text,
                     clean.stream.as_deref(),
                 );
+                if let Some((function, file)) = frame_of {
+                    if let Some(code) = code_line_after(block, end, raw) {
+                        let caller = (function.as_str(), file.as_str());
+                        push_called_frames(&mut self.collected, &text, code, caller, line_no);
+                    }
+                }
                 if self.collected.segment.id != run {
                     // A new run began: it is deferred until it shows a failure.
                     self.collected.eager = false;
@@ -817,10 +830,15 @@ fn absorb(
         collected.memory.merge(&facts.memory);
     }
     if let Some((function, file)) = facts.frame {
+        // A deeper frame printed: the calls read from the statement above it repeat it.
+        while collected.frames.back().is_some_and(|frame| frame.called) {
+            collected.frames.pop_back();
+        }
         collected.frames.push_back(Frame {
             line: line_no,
             function,
             file,
+            called: false,
         });
         if collected.frames.len() > MAX_FRAMES {
             collected.frames.pop_front();
@@ -972,7 +990,13 @@ fn begin_run_if_starting(collected: &mut Collected, markers: &[usize]) {
 
 /// Keeps a line of the current run raw (or counts it, for requests/stats), while the run is
 /// deferred (not eager).
-fn defer(collected: &mut Collected, markers: &[usize], raw: &[u8], line_no: u64) {
+fn defer(
+    collected: &mut Collected,
+    markers: &[usize],
+    raw: &[u8],
+    code: Option<&[u8]>,
+    line_no: u64,
+) {
     if let Some(kind) = repeat_kind_of(markers) {
         if count_repeats(collected, kind, 1, line_no) {
             return;
@@ -998,7 +1022,76 @@ fn defer(collected: &mut Collected, markers: &[usize], raw: &[u8], line_no: u64)
     pending.push(PendingLine::Line {
         line: line_no,
         text: raw[..raw.len().min(MAX_PENDING_LINE_BYTES)].into(),
+        code: code.map(|code| code[..code.len().min(MAX_PENDING_LINE_BYTES)].into()),
     });
+}
+
+/// The line after `block[..end]` when `raw` is a Python traceback frame (`File "…", line N, in
+/// f`) and the block holds that next line whole.
+fn code_line_after<'a>(block: &'a [u8], end: usize, raw: &[u8]) -> Option<&'a [u8]> {
+    memchr::memmem::find(raw, b"File \"")?;
+    let rest = block.get(end..)?.strip_prefix(b"\n")?;
+    let stop = memchr::memchr(b'\n', rest)?;
+    let line = &rest[..stop];
+    Some(line.strip_suffix(b"\r").unwrap_or(line))
+}
+
+/// The line under a traceback frame is the statement the frame was running. When the frames
+/// below it are missing (a paste cut at `self.load_model()`, JAX's filtered tracebacks, which
+/// keep only the caller of a jitted function), the function that statement calls is the next
+/// frame. A called name counts only when a frame rule names it, looked up with the caller's
+/// path (a method called on `self` or a sibling object usually lives in the same package); a
+/// rule for any function of a path does not count, nor a call from a frame a rule already
+/// reads. When a deeper frame follows, the called
+/// frames are dropped again (see [`absorb`]).
+fn push_called_frames(
+    collected: &mut Collected,
+    frame_raw: &str,
+    code: &[u8],
+    (caller, file): (&str, &str),
+    line: u64,
+) {
+    // A frame a rule reads decides by itself (a wrapper only encloses: what it calls may show
+    // more).
+    if super::phase::frame_rule(caller, file).is_some_and(|rule| rule.role != Role::Wrapper) {
+        return;
+    }
+    let Some(at) = frame_raw.find("File \"") else {
+        return;
+    };
+    let code = String::from_utf8_lossy(code);
+    // A log prefix (`[rank0]:`) repeats on the code line; the statement is indented under it.
+    let prefix = frame_raw[..at].trim_end();
+    let code = code.strip_prefix(prefix).unwrap_or(&code);
+    if !code.starts_with([' ', '\t']) {
+        return;
+    }
+    let code = code.trim();
+    if code.is_empty() || code.starts_with("File ") || code.starts_with(['^', '~', '#']) {
+        return;
+    }
+    let bytes = code.as_bytes();
+    for (paren, _) in code.match_indices('(') {
+        let start = bytes[..paren]
+            .iter()
+            .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+            .map_or(0, |i| i + 1);
+        let name = &code[start..paren];
+        if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+            continue;
+        }
+        if super::phase::frame_rule(name, file).is_some_and(|rule| rule.function == name) {
+            collected.frames.push_back(Frame {
+                line: line + 1,
+                function: name.to_string(),
+                file: file.to_string(),
+                called: true,
+            });
+            if collected.frames.len() > MAX_FRAMES {
+                collected.frames.pop_front();
+            }
+        }
+    }
 }
 
 /// Parses the pending lines of the current run, in order.
@@ -1010,7 +1103,7 @@ fn materialize(collected: &mut Collected) {
     for entry in collected.pending.take() {
         match entry {
             PendingLine::FailuresOnly(event) => collected.segment.push(event),
-            PendingLine::Line { line, text } => {
+            PendingLine::Line { line, text, code } => {
                 let mut found = Vec::new();
                 scanner.scan(&text, &mut found);
                 let markers: Vec<usize> = found
@@ -1026,6 +1119,7 @@ fn materialize(collected: &mut Collected) {
                 let cleaned: &str = &clean.text;
                 let facts = engine_log::parse_line_raw(cleaned, &raw, &markers);
                 if !facts.is_empty() {
+                    let frame_of = facts.frame.clone();
                     absorb(
                         collected,
                         facts,
@@ -1034,6 +1128,15 @@ fn materialize(collected: &mut Collected) {
                         &raw,
                         clean.stream.as_deref(),
                     );
+                    if let (Some((function, file)), Some(code)) = (frame_of, code.as_deref()) {
+                        push_called_frames(
+                            collected,
+                            &raw,
+                            code,
+                            (function.as_str(), file.as_str()),
+                            line,
+                        );
+                    }
                 }
             }
             PendingLine::Repeat {

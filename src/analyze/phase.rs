@@ -99,6 +99,10 @@ pub struct Frame {
     pub function: String,
     /// File path as printed.
     pub file: String,
+    /// Not a frame the traceback printed: the function the statement under its innermost frame
+    /// calls (the frames below were cut from the paste or filtered out, as JAX does); `line` is
+    /// the statement's line and `file` the caller's.
+    pub called: bool,
 }
 
 /// How a frame's phase counts when the frames of one traceback are read together.
@@ -438,13 +442,23 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     });
     let frames = read_frames(inputs.frames);
     let from_frames = frames.decided.map(|(frame, rule)| {
-        let mut why = format!(
-            "line {}: traceback frame `{}` ({}) is {}",
-            frame.line,
-            frame.function,
-            short_path(&frame.file),
-            rule.phase.describe()
-        );
+        let mut why = if frame.called {
+            format!(
+                "line {}: the traceback's last frame ({}) calls `{}`, which is {}",
+                frame.line,
+                short_path(&frame.file),
+                frame.function,
+                rule.phase.describe()
+            )
+        } else {
+            format!(
+                "line {}: traceback frame `{}` ({}) is {}",
+                frame.line,
+                frame.function,
+                short_path(&frame.file),
+                rule.phase.describe()
+            )
+        };
         if let Some(inner) = frames.enclosed {
             why.push_str(&format!(
                 "; the deeper `{}` (line {}) runs inside it",

@@ -372,3 +372,49 @@ fn context_crosses_block_boundaries() {
     assert_eq!(context.lines.len(), 41);
     assert_eq!(context.lines[0].text, "line 61");
 }
+
+/// A traceback cut right after the statement that calls a stage (a paste that stops at
+/// `self.load_model()`), with a rank prefix on every line.
+const CUT_AT_A_CALL: &str = "[rank0]: Traceback (most recent call last):\n\
+[rank0]:   File \"/x/sglang/srt/model_executor/model_runner.py\", line 180, in initialize\n\
+[rank0]:     self.load_model()\n\
+[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n";
+
+#[test]
+fn the_statement_under_a_cut_tracebacks_last_frame_names_the_stage() {
+    let report = explain_text(CUT_AT_A_CALL);
+    assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
+    assert!(
+        report.phase.evidence[0].contains("calls `load_model`"),
+        "{:?}",
+        report.phase.evidence
+    );
+    // Chunked anywhere, the call is read the same (or, cut between the two lines, not at all:
+    // never something else).
+    for size in [1, 5, 64] {
+        let mut explainer = Explainer::new();
+        for chunk in CUT_AT_A_CALL.as_bytes().chunks(size) {
+            explainer.push_bytes(chunk);
+        }
+        assert!(matches!(
+            explainer.finish().phase.failed_in,
+            Phase::WeightsLoad | Phase::Unknown
+        ));
+    }
+}
+
+#[test]
+fn a_printed_deeper_frame_replaces_the_call_read_from_the_statement() {
+    // The statement calls `load_model`, but the frames below show a forward in serving.
+    let log = "Traceback (most recent call last):\n  \
+File \"/x/app.py\", line 3, in main\n    \
+self.load_model()\n  \
+File \"/x/vllm/v1/engine/core.py\", line 9, in step\n    \
+out = self.model(x)\n\
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n";
+    let report = explain_text(log);
+    assert_eq!(report.phase.failed_in, Phase::Inference);
+    // A call only counts when a rule names it: `compute_stuff` says nothing.
+    let unnamed = CUT_AT_A_CALL.replace("self.load_model()", "self.compute_stuff()");
+    assert_eq!(explain_text(&unnamed).phase.failed_in, Phase::Unknown);
+}

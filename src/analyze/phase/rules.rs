@@ -357,6 +357,9 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("evaluation_step", "", I, Serve, "user code"),
     r("eval_step", "", I, Serve, "user code"),
     r("run_inference", "", I, Serve, "user code"),
+    // `predict(params, x)`: a model's prediction function (a jitted JAX `predict`, Keras and
+    // scikit-style `model.predict`); the library rules above come first.
+    r("predict", "", I, Serve, "user code"),
     r("inference", "", I, Serve, "user code"),
     r("_run_sanity_check", "", I, Serve, "lightning"),
     r("advance", "loops/evaluation_loop", I, Serve, "lightning"),

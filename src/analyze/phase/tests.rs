@@ -2,6 +2,7 @@ use super::*;
 
 fn frame(line: u64, function: &str, file: &str) -> Frame {
     Frame {
+        called: false,
         line,
         function: function.to_string(),
         file: file.to_string(),
