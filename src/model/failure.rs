@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gpu::CudaOrdinal;
 use super::Bytes;
 
 /// The engine, application or framework that printed the text (contract values for
@@ -185,7 +186,7 @@ pub struct OtherProcess {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OomFigures {
     /// `GPU N` / `device N` (the CUDA ordinal in the failing process, not the NVML index).
-    pub gpu_index: Option<u32>,
+    pub gpu_index: Option<CudaOrdinal>,
     /// "Tried to allocate" / "Requested" / llama.cpp buffer size.
     pub tried_to_allocate_bytes: Option<Bytes>,
     /// "total capacity" (cudaMemGetInfo total, excludes driver-reserved memory).

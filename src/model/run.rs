@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::explain::{ExplainReport, Phase};
+use super::gpu::CudaOrdinal;
 use super::host::{HostOomFinding, HostSample, HostTimeline};
 use super::machine::Inventory;
 use super::{Bytes, Source};
@@ -345,7 +346,7 @@ pub struct OomEvent {
     /// The rank that printed it (torchrun's `[rankN]:` prefix), when shown.
     pub rank: Option<u32>,
     /// The CUDA ordinal in the message (`GPU 1 has a total capacity …`), as the failing process saw it.
-    pub gpu_index: Option<u32>,
+    pub gpu_index: Option<CudaOrdinal>,
     /// The device by UUID: the inventory device with that CUDA ordinal under oomdoc's own
     /// `CUDA_VISIBLE_DEVICES` (wrong if the launcher changed it per process).
     pub device_uuid: Option<String>,

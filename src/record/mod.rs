@@ -744,15 +744,15 @@ fn oom_events(
         .iter()
         .filter(|message| message.is_gpu_oom)
         .map(|message| {
-            let gpu_index = message
+            let cuda_ordinal = message
                 .figures
                 .gpu_index
-                .or_else(|| crate::analyze::run_explain::gpu_index_in_text(&message.text));
-            let device_uuid = gpu_index.and_then(|ordinal| {
+                .or_else(|| crate::analyze::run_explain::cuda_ordinal_in_text(&message.text));
+            let device_uuid = cuda_ordinal.and_then(|ordinal| {
                 inventory?
                     .devices
                     .iter()
-                    .find(|device| device.cuda_ordinal == Some(CudaOrdinal(ordinal)))
+                    .find(|device| device.cuda_ordinal == Some(ordinal))
                     .map(|device| device.uuid.to_string())
             });
             let rank = message
@@ -764,7 +764,7 @@ fn oom_events(
                 line: message.line,
                 t_ms: clock.t_ms(message.line),
                 rank,
-                gpu_index,
+                gpu_index: cuda_ordinal,
                 device_uuid,
             }
         })
