@@ -134,7 +134,7 @@ pub(super) fn memory(
         .run
         .ooms
         .iter()
-        .find_map(|oom| oom.device_uuid.clone())
+        .find_map(|oom| oom.device_uuid.as_ref().map(ToString::to_string))
         .filter(|_| oom_t_ms.is_some());
     let Some(view) = record.memory() else {
         limitations.push("the record has no memory timeline".to_owned());
@@ -192,7 +192,7 @@ pub(super) fn memory(
             DeviceTimeline {
                 uuid: non_empty(&device.uuid),
                 name: non_empty(&device.name),
-                index: Some(device.index),
+                index: Some(device.index.get()),
                 total_bytes: Some(device.total_bytes.get()),
                 baseline_used_bytes: device.baseline_used_bytes.map(Bytes::get),
                 peak_used_bytes: device.peak_used_bytes.map(Bytes::get),
