@@ -110,6 +110,25 @@ pub fn numbering_environment(
     (environment, NumberingFrom::CommandLine)
 }
 
+/// Numbers an inventory for `oomdoc gpus` under the environment that applies (see
+/// [`numbering_environment`]), flags its devices and records whose numbering it is; a
+/// replay's processes get the note why they have no host RSS.
+pub fn number_for_listing(
+    inventory: &mut Inventory,
+    replayed: bool,
+    shell: CudaEnvironment,
+    visible_devices: Option<&str>,
+    device_order: Option<&str>,
+) {
+    let (environment, from) =
+        numbering_environment(inventory, replayed, shell, visible_devices, device_order);
+    analyze(inventory, &environment);
+    inventory.cuda_numbering_from = Some(from);
+    if replayed {
+        note_replayed_processes(inventory);
+    }
+}
+
 /// Says why a replayed process has no host RSS: its PID belongs to the machine that
 /// recorded it, so it is never read here.
 pub fn note_replayed_processes(inventory: &mut Inventory) {
