@@ -418,6 +418,14 @@ fn transport(url: String, error: &std::io::Error, timeout: Duration) -> ServerEr
     }
 }
 
+/// The API key to send: the flag's, else `OOMDOC_API_KEY`, else `OPENAI_API_KEY`; an empty
+/// key is none.
+pub fn api_key(flag: Option<String>) -> Option<String> {
+    flag.or_else(|| std::env::var(crate::env_vars::OOMDOC_API_KEY).ok())
+        .or_else(|| std::env::var(crate::env_vars::OPENAI_API_KEY).ok())
+        .filter(|key| !key.is_empty())
+}
+
 /// `http://h:8000/v1/` → `http://h:8000`.
 pub fn base_url(url: &str) -> String {
     let trimmed = url.trim().trim_end_matches('/');
