@@ -185,7 +185,8 @@ pub struct OtherProcess {
 /// Figures of one OOM message, exact bytes as printed (binary units) — the `oom` JSON object.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OomFigures {
-    /// `GPU N` / `device N` (the CUDA ordinal in the failing process, not the NVML index).
+    /// `GPU N` / `device N` / `CUDA0` / `GPU_0_bfc`: the CUDA ordinal in the failing process,
+    /// not the NVML index. Named `gpu_index` in the JSON and the corpus labels.
     pub gpu_index: Option<CudaOrdinal>,
     /// "Tried to allocate" / "Requested" / llama.cpp buffer size.
     pub tried_to_allocate_bytes: Option<Bytes>,
