@@ -48,12 +48,12 @@ pub struct SnapshotArgs {
 pub enum SnapshotCommand {
     /// What changed between two snapshots, at the peak and at the OOM (or the end): by
     /// allocation site, by category and by pool and stream, largest change first
-    Diff(DiffArgs),
+    Diff(SnapshotDiffArgs),
 }
 
 /// Arguments of `oomdoc snapshot diff`.
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub struct SnapshotDiffArgs {
     /// The first snapshot (A; gzip accepted)
     #[arg(value_name = "A")]
     pub a: PathBuf,
@@ -72,7 +72,7 @@ pub struct DiffArgs {
     pub output: OutputArgs,
 }
 
-fn run_diff(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+fn run_diff(args: SnapshotDiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     if args.top == 0 {
         anyhow::bail!("`--top` must be at least 1");
     }
