@@ -110,6 +110,25 @@ pub fn numbering_environment(
     (environment, NumberingFrom::CommandLine)
 }
 
+/// Numbers an inventory for `oomdoc gpus` under the environment that applies (see
+/// [`numbering_environment`]), flags its devices and records whose numbering it is; a
+/// replay's processes get the note why they have no host RSS.
+pub fn number_for_listing(
+    inventory: &mut Inventory,
+    replayed: bool,
+    shell: CudaEnvironment,
+    visible_devices: Option<&str>,
+    device_order: Option<&str>,
+) {
+    let (environment, from) =
+        numbering_environment(inventory, replayed, shell, visible_devices, device_order);
+    analyze(inventory, &environment);
+    inventory.cuda_numbering_from = Some(from);
+    if replayed {
+        note_replayed_processes(inventory);
+    }
+}
+
 /// Says why a replayed process has no host RSS: its PID belongs to the machine that
 /// recorded it, so it is never read here.
 pub fn note_replayed_processes(inventory: &mut Inventory) {
@@ -430,6 +449,50 @@ mod tests {
                 .collect(),
             ..Inventory::default()
         }
+    }
+
+    #[test]
+    fn a_listing_is_numbered_under_whose_environment_applies() {
+        let shell = CudaEnvironment {
+            visible_devices: Some("1".to_string()),
+            device_order: None,
+        };
+        let mut live = inventory(&["NVIDIA H200", "NVIDIA H200"]);
+        live.devices[0].processes.push(GpuProcess::default());
+        number_for_listing(&mut live, false, shell.clone(), None, None);
+        assert_eq!(live.cuda_numbering_from, Some(NumberingFrom::ThisShell));
+        let ordinals: Vec<_> = live.devices.iter().map(|d| d.cuda_ordinal).collect();
+        assert_eq!(ordinals, vec![None, Some(CudaOrdinal(0))]);
+        // A live PID is left for the host to describe.
+        assert_eq!(
+            live.devices[0].processes[0].host_rss_unavailable_reason,
+            None
+        );
+
+        // A replay that recorded no environment ignores this shell's, and its PIDs are not ours.
+        let mut replayed = inventory(&["NVIDIA H200", "NVIDIA H200"]);
+        replayed.devices[0].processes.push(GpuProcess::default());
+        number_for_listing(&mut replayed, true, shell.clone(), None, None);
+        assert_eq!(
+            replayed.cuda_numbering_from,
+            Some(NumberingFrom::NotRecorded)
+        );
+        let ordinals: Vec<_> = replayed.devices.iter().map(|d| d.cuda_ordinal).collect();
+        assert_eq!(ordinals, vec![Some(CudaOrdinal(0)), Some(CudaOrdinal(1))]);
+        assert!(replayed.devices[0].processes[0]
+            .host_rss_unavailable_reason
+            .as_deref()
+            .is_some_and(|reason| reason.contains("replayed PID")));
+
+        // The command line wins over both.
+        let mut overridden = inventory(&["NVIDIA H200", "NVIDIA H200"]);
+        number_for_listing(&mut overridden, true, shell, Some("1,0"), None);
+        assert_eq!(
+            overridden.cuda_numbering_from,
+            Some(NumberingFrom::CommandLine)
+        );
+        let ordinals: Vec<_> = overridden.devices.iter().map(|d| d.cuda_ordinal).collect();
+        assert_eq!(ordinals, vec![Some(CudaOrdinal(1)), Some(CudaOrdinal(0))]);
     }
 
     fn ordinals(inventory: &Inventory) -> Vec<Option<u32>> {

@@ -19,6 +19,7 @@ use crate::model::exporter::{
     EngineLabels, ExporterMetrics, LogLabels, OomEventLabels, StartupBreakdown,
 };
 use crate::model::failure::EngineName;
+use crate::model::gpu::GpuUuid;
 use crate::model::machine::Inventory;
 use crate::model::Source;
 
@@ -109,7 +110,7 @@ impl LogStream {
             cause: report.verdict.cause.as_str(),
             phase: report.phase.failed_in.as_str(),
             engine: engine_label(self.engine),
-            uuid: String::new(),
+            uuid: GpuUuid::default(),
             origin: self.origin.clone(),
         };
         (Some(CountedFailure { labels, report }), startup)
@@ -159,15 +160,15 @@ pub fn failure_gpu(
     inventory: Option<&Inventory>,
     origin: &LogLabels,
     process_origins: &BTreeMap<u32, LogLabels>,
-) -> Option<String> {
+) -> Option<GpuUuid> {
     let inventory = inventory?;
     if let [device] = &inventory.devices[..] {
-        return Some(device.uuid.to_string());
+        return Some(device.uuid.clone());
     }
     if origin.pod.is_empty() {
         return None;
     }
-    let mut used: Vec<&str> = inventory
+    let mut used: Vec<&GpuUuid> = inventory
         .devices
         .iter()
         .filter(|device| {
@@ -177,11 +178,11 @@ pub fn failure_gpu(
                 })
             })
         })
-        .map(|device| device.uuid.as_str())
+        .map(|device| &device.uuid)
         .collect();
     used.dedup();
     match used[..] {
-        [uuid] => Some(uuid.to_string()),
+        [uuid] => Some(uuid.clone()),
         _ => None,
     }
 }

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::analyze::{annotations, snapshot_timeline};
+use crate::error::HintedError;
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
     OomAnalysis, Peak, PoolGroup, SegmentType, Site, SiteGrowth, SizeBucket, Snapshot,
@@ -1196,6 +1197,26 @@ impl SiteTotals {
                 cpp_frames: sites.cpp_frames.get(site as usize).copied().unwrap_or(0),
             })
             .collect()
+    }
+}
+
+/// Refuses a device total (`--total-memory`) below what PyTorch itself had reserved on a
+/// device of the snapshot: that total cannot be the device's, and every figure derived from it
+/// (memory held outside the allocator, the verdict) would be wrong.
+pub fn check_total_memory(report: &SnapshotReport, total: Bytes) -> Result<(), HintedError> {
+    match report
+        .devices
+        .iter()
+        .find(|device| device.reserved_bytes > total)
+    {
+        Some(device) => Err(HintedError::new(
+            format!(
+                "`--total-memory {total}` is less than the {} PyTorch had reserved on device {} in the snapshot",
+                device.reserved_bytes, device.device
+            ),
+            "give that GPU's total memory: the OOM message's `total capacity`, e.g. `139.80GiB`",
+        )),
+        None => Ok(()),
     }
 }
 

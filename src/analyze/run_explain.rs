@@ -10,6 +10,7 @@
 use super::explain::Explainer;
 use super::timeline_memory::{Boundary, PhaseMark};
 use crate::model::explain::{EventKind, ExplainReport, Phase, TimelineEvent};
+use crate::model::gpu::CudaOrdinal;
 
 /// Plain-script lines explain does not place (lowercase needles), checked in order.
 const SUPPLEMENT: &[(&str, Phase, Boundary)] = &[
@@ -234,7 +235,7 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
 
 /// The CUDA ordinal a PyTorch OOM text names (`… GPU 1 has a total capacity …`, `c10/cuda/CUDACachingAllocator.cpp`
 /// by version), for messages whose figures lack it.
-pub fn gpu_index_in_text(text: &str) -> Option<u32> {
+pub fn cuda_ordinal_in_text(text: &str) -> Option<CudaOrdinal> {
     let at = text.find(" has a total capacity")?;
     let before = text[..at].trim_end();
     let digits = before.rsplit(' ').next()?;
@@ -299,13 +300,13 @@ mod tests {
     #[test]
     fn gpu_ordinal_from_text() {
         assert_eq!(
-            gpu_index_in_text(
+            cuda_ordinal_in_text(
                 "Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.10 GiB"
             ),
-            Some(3)
+            Some(CudaOrdinal(3))
         );
-        assert_eq!(gpu_index_in_text("CUDA out of memory."), None);
-        assert_eq!(gpu_index_in_text("Device 2 has a total capacity"), None);
+        assert_eq!(cuda_ordinal_in_text("CUDA out of memory."), None);
+        assert_eq!(cuda_ordinal_in_text("Device 2 has a total capacity"), None);
     }
 
     #[test]
@@ -336,7 +337,10 @@ mod tests {
         assert!(report.is_gpu_oom);
         assert_eq!(report.ooms[0].line, 3);
         assert_eq!(report.ooms[0].stream.as_deref(), Some("rank1"));
-        assert_eq!(gpu_index_in_text(&report.ooms[0].text), Some(1));
+        assert_eq!(
+            cuda_ordinal_in_text(&report.ooms[0].text),
+            Some(CudaOrdinal(1))
+        );
         // Finished: more lines change nothing.
         live.push_lines(b"Loading weights took 1 seconds\n");
         assert!(!live.refresh());

@@ -1059,7 +1059,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
     let gpu = failure
         .figures
         .gpu_index
-        .map(|index| format!("GPU {index}"))
+        .map(|ordinal| format!("GPU {ordinal}"))
         .unwrap_or_else(|| "the GPU".to_string());
     match cause {
         Cause::RequestLargerThanGpu => format!("one allocation asks for more than {gpu} has in total"),

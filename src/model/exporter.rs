@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::gpu::GpuUuid;
 use super::machine::Inventory;
 use super::Bytes;
 
@@ -30,8 +31,8 @@ pub struct OomEventLabels {
     pub phase: &'static str,
     /// The engine, snake_case as in the explain JSON (`vllm`, `llamacpp`, `other`).
     pub engine: String,
-    /// The GPU's `GPU-…` UUID when known, else empty.
-    pub uuid: String,
+    /// The GPU's `GPU-…` UUID when known, else empty (the label is then `UUID=""`).
+    pub uuid: GpuUuid,
     /// Where the log comes from.
     pub origin: LogLabels,
 }

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gpu::CudaOrdinal;
 use super::Bytes;
 
 /// The engine, application or framework that printed the text (contract values for
@@ -187,8 +188,9 @@ pub struct OtherProcess {
 /// Figures of one OOM message, exact bytes as printed (binary units) — the `oom` JSON object.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OomFigures {
-    /// `GPU N` / `device N` (the CUDA ordinal in the failing process, not the NVML index).
-    pub gpu_index: Option<u32>,
+    /// `GPU N` / `device N` / `CUDA0` / `GPU_0_bfc`: the CUDA ordinal in the failing process,
+    /// not the NVML index. Named `gpu_index` in the JSON and the corpus labels.
+    pub gpu_index: Option<CudaOrdinal>,
     /// "Tried to allocate" / "Requested" / llama.cpp buffer size.
     pub tried_to_allocate_bytes: Option<Bytes>,
     /// "total capacity" (cudaMemGetInfo total, excludes driver-reserved memory).

@@ -84,6 +84,22 @@ impl CudaOrdinal {
     }
 }
 
+/// Decimal text as a framework prints the ordinal (`GPU 0`, `current device: 1`).
+impl std::str::FromStr for CudaOrdinal {
+    type Err = std::num::ParseIntError;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        text.parse().map(CudaOrdinal)
+    }
+}
+
+/// A wider integer read from a message; refused when it does not fit an ordinal.
+impl TryFrom<u64> for CudaOrdinal {
+    type Error = std::num::TryFromIntError;
+    fn try_from(number: u64) -> Result<Self, Self::Error> {
+        u32::try_from(number).map(CudaOrdinal)
+    }
+}
+
 impl NvmlIndex {
     /// The number.
     pub fn get(self) -> u32 {
@@ -127,5 +143,15 @@ mod tests {
             uuid
         );
         assert_eq!(uuid, "GPU-5f1c");
+    }
+
+    #[test]
+    fn an_ordinal_read_from_a_message_must_fit() {
+        assert_eq!("3".parse::<CudaOrdinal>(), Ok(CudaOrdinal(3)));
+        assert!("".parse::<CudaOrdinal>().is_err());
+        assert!("-1".parse::<CudaOrdinal>().is_err());
+        assert!("4294967296".parse::<CudaOrdinal>().is_err());
+        assert_eq!(CudaOrdinal::try_from(7_u64), Ok(CudaOrdinal(7)));
+        assert!(CudaOrdinal::try_from(u64::from(u32::MAX) + 1).is_err());
     }
 }

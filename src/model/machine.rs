@@ -477,7 +477,7 @@ pub enum RecordedSample {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingBenchmark {
     /// The device sampled.
-    pub uuid: String,
+    pub uuid: GpuUuid,
     /// How long `memory()` was called in a loop, in milliseconds.
     pub duration_ms: u64,
     /// Calls made.

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::explain::{ExplainReport, Phase};
+use super::gpu::{CudaOrdinal, GpuUuid, NvmlIndex};
 use super::host::{HostOomFinding, HostSample, HostTimeline};
 use super::machine::Inventory;
 use super::{Bytes, Source};
@@ -263,11 +264,11 @@ pub struct SamplerStats {
 #[serde(default)]
 pub struct DeviceTimeline {
     /// `GPU-…` UUID: measurements are matched by UUID, never by ordinal.
-    pub uuid: String,
+    pub uuid: GpuUuid,
     /// NVML index.
-    pub index: u32,
+    pub index: NvmlIndex,
     /// The ordinal the child sees under its `CUDA_VISIBLE_DEVICES`.
-    pub cuda_ordinal: Option<u32>,
+    pub cuda_ordinal: Option<CudaOrdinal>,
     /// Product name.
     pub name: String,
     /// Total memory.
@@ -345,10 +346,10 @@ pub struct OomEvent {
     /// The rank that printed it (torchrun's `[rankN]:` prefix), when shown.
     pub rank: Option<u32>,
     /// The CUDA ordinal in the message (`GPU 1 has a total capacity …`), as the failing process saw it.
-    pub gpu_index: Option<u32>,
+    pub gpu_index: Option<CudaOrdinal>,
     /// The device by UUID: the inventory device with that CUDA ordinal under oomdoc's own
     /// `CUDA_VISIBLE_DEVICES` (wrong if the launcher changed it per process).
-    pub device_uuid: Option<String>,
+    pub device_uuid: Option<GpuUuid>,
 }
 
 /// The snapshot file(s) `--torch-snapshot` produced.

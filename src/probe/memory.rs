@@ -9,6 +9,7 @@ use anyhow::Context;
 
 use super::ProbeOptions;
 use crate::error::HintedError;
+use crate::model::gpu::GpuUuid;
 use crate::model::probe::MemorySourceInfo;
 use crate::model::{Bytes, Source};
 use crate::parse::prometheus::{self, Selector};
@@ -126,7 +127,7 @@ enum MemoryReader {
 }
 
 enum NvmlTarget {
-    Devices(Vec<String>),
+    Devices(Vec<GpuUuid>),
     Process(u32),
 }
 
@@ -347,8 +348,9 @@ fn open_nvml(
         ));
     }
     refuse_static_replay()?;
-    let uuids: Vec<String> = devices.iter().map(|d| d.uuid.to_string()).collect();
-    let description = format!("used memory of {} ({})", uuids.join(", "), source.label());
+    let uuids: Vec<GpuUuid> = devices.iter().map(|d| d.uuid.clone()).collect();
+    let names: Vec<&str> = uuids.iter().map(GpuUuid::as_str).collect();
+    let description = format!("used memory of {} ({})", names.join(", "), source.label());
     Ok(MemoryReader::Nvml {
         gpu,
         target: NvmlTarget::Devices(uuids),

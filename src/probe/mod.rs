@@ -65,6 +65,27 @@ pub struct ProbeOptions {
     pub progress: bool,
 }
 
+/// A soak's `--duration`: `90s`, `30m`, `2h`, `1.5h`, or seconds without a unit, from 1 s to
+/// 7 days.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, scale) = match text.char_indices().last() {
+        Some((at, 's')) => (&text[..at], 1.0),
+        Some((at, 'm')) => (&text[..at], 60.0),
+        Some((at, 'h')) => (&text[..at], 3600.0),
+        _ => (text, 1.0),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration: write e.g. `90s`, `30m` or `2h`"))?;
+    let seconds = value * scale;
+    if !(1.0..=7.0 * 86400.0).contains(&seconds) {
+        return Err(format!("`{text}` is outside 1 s to 7 days"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 /// A finished probe: the report to render, and why the protocol stopped early, if it did.
 #[derive(Debug)]
 pub struct ProbeRun {
@@ -407,5 +428,23 @@ fn choose_model(
                 ))),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_seconds_minutes_and_hours() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert!(parse_duration("2d").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("0s").unwrap_err().contains("outside"));
+        assert!(parse_duration("9000h").unwrap_err().contains("outside"));
+        assert!(parse_duration("").is_err());
     }
 }

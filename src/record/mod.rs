@@ -19,7 +19,7 @@ use crate::analyze::run_explain::LiveExplain;
 use crate::analyze::timeline_memory::{attribute, phase_spans, LineClock};
 use crate::error::HintedError;
 use crate::model::explain::{ContextBlock, ContextLine, ExplainReport};
-use crate::model::gpu::CudaOrdinal;
+use crate::model::gpu::GpuUuid;
 use crate::model::host::ChildEnd;
 use crate::model::machine::Inventory;
 use crate::model::run::{
@@ -576,7 +576,7 @@ struct RunState {
     directory: PathBuf,
     record: RunRecord,
     inventory: Option<Inventory>,
-    sampled: Vec<String>,
+    sampled: Vec<GpuUuid>,
     live: LiveExplain,
     clock: LineClock,
     redactor: Redactor,
@@ -619,8 +619,8 @@ impl RunState {
                     let attribution = attribute(&points, peak, &spans);
                     DeviceTimeline {
                         uuid: uuid.clone(),
-                        index: device.map_or(0, |d| d.index.get()),
-                        cuda_ordinal: device.and_then(|d| d.cuda_ordinal.map(CudaOrdinal::get)),
+                        index: device.map(|d| d.index).unwrap_or_default(),
+                        cuda_ordinal: device.and_then(|d| d.cuda_ordinal),
                         name: device.map(|d| d.name.clone()).unwrap_or_default(),
                         total_bytes: device.map(|d| d.memory.total_bytes).unwrap_or_default(),
                         baseline_used_bytes: device.map(|d| d.memory.used_bytes),
@@ -687,7 +687,7 @@ fn sampled_devices(
     inventory: &Inventory,
     cuda_visible_set: bool,
     limitations: &mut Vec<String>,
-) -> Vec<String> {
+) -> Vec<GpuUuid> {
     let mut visible: Vec<_> = inventory
         .devices
         .iter()
@@ -695,10 +695,7 @@ fn sampled_devices(
         .collect();
     if cuda_visible_set && !visible.is_empty() {
         visible.sort_by_key(|device| device.cuda_ordinal);
-        return visible
-            .iter()
-            .map(|device| device.uuid.to_string())
-            .collect();
+        return visible.iter().map(|device| device.uuid.clone()).collect();
     }
     if cuda_visible_set {
         limitations.push(
@@ -709,7 +706,7 @@ fn sampled_devices(
     inventory
         .devices
         .iter()
-        .map(|device| device.uuid.to_string())
+        .map(|device| device.uuid.clone())
         .collect()
 }
 
@@ -744,16 +741,16 @@ fn oom_events(
         .iter()
         .filter(|message| message.is_gpu_oom)
         .map(|message| {
-            let gpu_index = message
+            let cuda_ordinal = message
                 .figures
                 .gpu_index
-                .or_else(|| crate::analyze::run_explain::gpu_index_in_text(&message.text));
-            let device_uuid = gpu_index.and_then(|ordinal| {
+                .or_else(|| crate::analyze::run_explain::cuda_ordinal_in_text(&message.text));
+            let device_uuid = cuda_ordinal.and_then(|ordinal| {
                 inventory?
                     .devices
                     .iter()
-                    .find(|device| device.cuda_ordinal == Some(CudaOrdinal(ordinal)))
-                    .map(|device| device.uuid.to_string())
+                    .find(|device| device.cuda_ordinal == Some(ordinal))
+                    .map(|device| device.uuid.clone())
             });
             let rank = message
                 .stream
@@ -764,7 +761,7 @@ fn oom_events(
                 line: message.line,
                 t_ms: clock.t_ms(message.line),
                 rank,
-                gpu_index,
+                gpu_index: cuda_ordinal,
                 device_uuid,
             }
         })

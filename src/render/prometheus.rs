@@ -205,7 +205,7 @@ pub fn render(metrics: &ExporterMetrics) -> String {
             ("cause", key.cause.to_string()),
             ("phase", key.phase.to_string()),
             ("engine", key.engine.clone()),
-            ("UUID", key.uuid.clone()),
+            ("UUID", key.uuid.to_string()),
         ];
         origin_labels(&mut labels, &key.origin);
         labels.push(("Hostname", hostname.to_string()));

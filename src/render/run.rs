@@ -173,6 +173,7 @@ pub fn shell_words(argv: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::gpu::{CudaOrdinal, NvmlIndex};
     use crate::model::run::{DeviceTimeline, LogInfo, MemoryRecord};
 
     #[test]
@@ -210,8 +211,8 @@ mod tests {
                 source: Some(Source::Nvml),
                 devices: vec![DeviceTimeline {
                     uuid: "GPU-1234".into(),
-                    index: 0,
-                    cuda_ordinal: Some(0),
+                    index: NvmlIndex(0),
+                    cuda_ordinal: Some(CudaOrdinal(0)),
                     name: "NVIDIA H200".into(),
                     baseline_free_bytes: Some(Bytes(140 << 30)),
                     peak_used_bytes: Some(Bytes(30 << 30)),

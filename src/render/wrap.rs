@@ -247,7 +247,7 @@ fn strip_colour(text: &str) -> String {
 }
 
 /// Every line of `text` longer than [`TEXT_WIDTH`] wrapped at spaces, its continuation lines
-/// indented by [`hanging_indent`]; lines that fit are kept as they are.
+/// indented by `hanging_indent`; lines that fit are kept as they are.
 pub fn fit(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     for (number, line) in text.split('\n').enumerate() {
@@ -274,8 +274,8 @@ pub fn fit(text: &str) -> String {
 }
 
 /// Every line of `text` fitted to [`TEXT_WIDTH`] in the layout of `report` and `diff`: a
-/// quoted line ([`is_quoted`]) is cut with `…` (the whole line is in `--json`), another line
-/// wrapped at spaces under [`column_indent`] with trailing spaces dropped; lines that fit are
+/// quoted line (`is_quoted`) is cut with `…` (the whole line is in `--json`), another line
+/// wrapped at spaces under `column_indent` with trailing spaces dropped; lines that fit are
 /// kept as they are.
 pub fn fit_quoting(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

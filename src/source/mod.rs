@@ -11,3 +11,4 @@ pub mod process;
 pub mod run_dir;
 pub mod sampler;
 pub mod server;
+pub mod torch_snapshot;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::gpu::GpuSource;
 use super::process::RunClock;
+use crate::model::gpu::GpuUuid;
 use crate::model::machine::Inventory;
 use crate::model::run::{ProcessPeak, SamplerStats};
 use crate::model::timeline::SampleCompactor;
@@ -35,7 +36,7 @@ pub struct SamplerConfig {
 #[derive(Debug, Clone)]
 pub struct DeviceState {
     /// The device.
-    pub uuid: String,
+    pub uuid: GpuUuid,
     /// Its readings, compacted.
     pub compactor: SampleCompactor,
     /// Failed readings.
@@ -73,7 +74,7 @@ impl Sampler {
     /// Starts sampling `uuids` from `source`.
     pub fn start(
         mut source: Box<dyn GpuSource>,
-        uuids: Vec<String>,
+        uuids: Vec<GpuUuid>,
         clock: RunClock,
         config: SamplerConfig,
     ) -> std::io::Result<Sampler> {
@@ -157,7 +158,7 @@ impl Sampler {
 )]
 fn sample_loop(
     source: &mut dyn GpuSource,
-    uuids: &[String],
+    uuids: &[GpuUuid],
     clock: &RunClock,
     config: SamplerConfig,
     state: &Mutex<SamplerState>,
@@ -345,7 +346,7 @@ mod tests {
             })
         }
 
-        fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError> {
+        fn memory(&mut self, uuid: &GpuUuid) -> Result<MemorySample, GpuError> {
             if uuid != "GPU-a" {
                 return Err(GpuError::Other(format!("no device `{uuid}`")));
             }

@@ -112,7 +112,7 @@ impl ServerError {
 
 /// A model the server lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelInfo {
+pub struct ServedModel {
     /// The id to send as `model`.
     pub id: String,
     /// Context length in tokens, from whichever field the server uses.
@@ -162,7 +162,7 @@ pub struct Attempt {
 /// What the probe needs from an OpenAI-compatible server.
 pub trait InferenceServer: Sync {
     /// `GET /v1/models`.
-    fn models(&self) -> Result<Vec<ModelInfo>, ServerError>;
+    fn models(&self) -> Result<Vec<ServedModel>, ServerError>;
     /// One completion; never panics, always returns within the timeout (plus connect time).
     fn complete(&self, request: &CompletionRequest) -> Attempt;
 }
@@ -220,7 +220,7 @@ impl HttpServer {
 }
 
 impl InferenceServer for HttpServer {
-    fn models(&self) -> Result<Vec<ModelInfo>, ServerError> {
+    fn models(&self) -> Result<Vec<ServedModel>, ServerError> {
         let url = self.url("/v1/models");
         let request = self
             .authorize(self.agent.get(&url))
@@ -418,6 +418,14 @@ fn transport(url: String, error: &std::io::Error, timeout: Duration) -> ServerEr
     }
 }
 
+/// The API key to send: the flag's, else `OOMDOC_API_KEY`, else `OPENAI_API_KEY`; an empty
+/// key is none.
+pub fn api_key(flag: Option<String>) -> Option<String> {
+    flag.or_else(|| std::env::var(crate::env_vars::OOMDOC_API_KEY).ok())
+        .or_else(|| std::env::var(crate::env_vars::OPENAI_API_KEY).ok())
+        .filter(|key| !key.is_empty())
+}
+
 /// `http://h:8000/v1/` → `http://h:8000`.
 pub fn base_url(url: &str) -> String {
     let trimmed = url.trim().trim_end_matches('/');
@@ -444,7 +452,7 @@ pub fn redact_url(url: &str) -> String {
 /// Parses `/v1/models`: `{"data": [{"id": …, …}]}`, with the context length from the field
 /// each server uses: `max_model_len` (vLLM, SGLang), `context_length` / `context_window`,
 /// `meta.n_ctx_train` (llama-server), `meta.n_ctx`.
-pub fn parse_models(body: &str) -> Result<Vec<ModelInfo>, String> {
+pub fn parse_models(body: &str) -> Result<Vec<ServedModel>, String> {
     let json: Value = serde_json::from_str(body).map_err(|error| format!("not JSON ({error})"))?;
     let data = json
         .get("data")
@@ -466,7 +474,7 @@ pub fn parse_models(body: &str) -> Result<Vec<ModelInfo>, String> {
         .iter()
         .find_map(|pointer| entry.pointer(pointer).and_then(Value::as_u64))
         .filter(|tokens| *tokens > 0);
-        models.push(ModelInfo {
+        models.push(ServedModel {
             id: id.to_string(),
             context_tokens,
         });
@@ -483,7 +491,7 @@ mod tests {
         let vllm = r#"{"object":"list","data":[{"id":"Qwen/Qwen2.5-7B","object":"model","max_model_len":32768}]}"#;
         assert_eq!(
             parse_models(vllm).unwrap(),
-            vec![ModelInfo {
+            vec![ServedModel {
                 id: "Qwen/Qwen2.5-7B".to_string(),
                 context_tokens: Some(32768)
             }]

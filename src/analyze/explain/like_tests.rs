@@ -1,3 +1,6 @@
+//! Tests of the known-line likeness test (`like_previous`, `like_shape`), against the plain
+//! comparison of lines.
+
 use super::{compare_lines, like_but_run, like_previous, like_shape, scanner};
 use proptest::prelude::*;
 

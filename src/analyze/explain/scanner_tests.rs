@@ -1,3 +1,6 @@
+//! Property tests of the candidate scan: the anchored fast scan finds what the plain automaton
+//! finds.
+
 use super::{collect_candidates, find_candidates, scanner, Candidates, Hits};
 use proptest::prelude::*;
 

@@ -1,3 +1,5 @@
+//! Tests of the explainer: whole logs in, the timeline, failures and report out.
+
 use super::*;
 
 const LOG: &str = "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\

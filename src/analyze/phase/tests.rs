@@ -1,3 +1,5 @@
+//! Tests of the phase decision: frames and log lines in, the phase that failed out.
+
 use super::*;
 
 fn frame(line: u64, function: &str, file: &str) -> Frame {

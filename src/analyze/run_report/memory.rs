@@ -125,7 +125,7 @@ pub(super) fn memory(
         .run
         .ooms
         .iter()
-        .find_map(|oom| oom.device_uuid.clone())
+        .find_map(|oom| oom.device_uuid.as_ref().map(ToString::to_string))
         .filter(|_| oom_t_ms.is_some());
     let Some(view) = record.memory() else {
         limitations.push("the record has no memory timeline".to_owned());

@@ -1,3 +1,6 @@
+//! Tests of the cause rules: one OOM message and its context in, the cause and its evidence
+//! out.
+
 use super::*;
 
 use crate::model::failure::{OomFigures, OtherProcess};

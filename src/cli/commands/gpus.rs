@@ -37,12 +37,6 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         }
         None => gpu::open(None, devices::analyze).context("cannot list GPUs through NVML")?,
     };
-    let numbering = Numbering {
-        replayed: from.is_some(),
-        visible_devices: args.cuda_visible_devices.clone(),
-        device_order: args.cuda_device_order.clone(),
-    };
-    let host = ProcHost::default();
     if let Some(seconds) = args.bench_sampling {
         let duration = args::positive_seconds(seconds, "--bench-sampling")?;
         let benchmark = gpu::benchmark(source.as_mut(), duration, 20)
@@ -54,14 +48,28 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
         output.report(&args.output, &bytes)?;
         return Ok(ExitStatus::Success);
     }
+    let host = ProcHost::default();
+    // Numbered for CUDA under the environment that applies; each live process gets its host
+    // RSS and container (a replay's PIDs are another machine's).
+    let mut inventory = || -> anyhow::Result<Inventory> {
+        let mut inventory = source
+            .inventory()
+            .context("cannot read the GPU inventory")?;
+        devices::number_for_listing(
+            &mut inventory,
+            from.is_some(),
+            gpu::cuda_environment(),
+            args.cuda_visible_devices.as_deref(),
+            args.cuda_device_order.as_deref(),
+        );
+        if from.is_none() {
+            host_memory::describe_gpu_processes(&mut inventory, &host);
+        }
+        Ok(inventory)
+    };
     let style = Style::new(output.color_for(&args.output));
     let Some(seconds) = args.watch else {
-        let inventory = numbering.apply(
-            source
-                .inventory()
-                .context("cannot read the GPU inventory")?,
-            &host,
-        );
+        let inventory = inventory()?;
         if let Some(path) = &args.record {
             record(path, &inventory, &BTreeMap::new())?;
         }
@@ -91,12 +99,7 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let mut samples: BTreeMap<String, Vec<MemorySample>> = BTreeMap::new();
     let mut refreshes = 0u64;
     loop {
-        let inventory = numbering.apply(
-            source
-                .inventory()
-                .context("cannot read the GPU inventory")?,
-            &host,
-        );
+        let inventory = inventory()?;
         for device in &inventory.devices {
             samples
                 .entry(device.uuid.to_string())
@@ -120,38 +123,6 @@ pub fn run(args: GpusArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
             return Ok(ExitStatus::Success);
         }
         std::thread::sleep(interval);
-    }
-}
-
-/// How `oomdoc gpus` numbers and completes an inventory.
-struct Numbering {
-    /// The inventory is another machine's (`--gpu-from`).
-    replayed: bool,
-    /// `--cuda-visible-devices`.
-    visible_devices: Option<String>,
-    /// `--cuda-device-order`.
-    device_order: Option<String>,
-}
-
-impl Numbering {
-    /// Numbers the devices for CUDA under the environment that applies, and adds each live
-    /// process's host RSS and container (a replay's PIDs are another machine's).
-    fn apply(&self, mut inventory: Inventory, host: &ProcHost) -> Inventory {
-        let (environment, from) = devices::numbering_environment(
-            &inventory,
-            self.replayed,
-            gpu::cuda_environment(),
-            self.visible_devices.as_deref(),
-            self.device_order.as_deref(),
-        );
-        devices::analyze(&mut inventory, &environment);
-        inventory.cuda_numbering_from = Some(from);
-        if self.replayed {
-            devices::note_replayed_processes(&mut inventory);
-        } else {
-            host_memory::describe_gpu_processes(&mut inventory, host);
-        }
-        inventory
     }
 }
 

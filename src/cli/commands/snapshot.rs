@@ -1,14 +1,13 @@
 //! `oomdoc snapshot FILE`: read a PyTorch memory snapshot safely and say whether an OOM was
 //! fragmentation or a lack of memory.
 //!
-//! file (plain or gzip) → `parse::torch_snapshot` (data-only pickle decoder, streamed)
-//! → `analyze::fragmentation` → `render::snapshot` → `Output`.
+//! file (plain or gzip: `source::torch_snapshot`) → `parse::torch_snapshot` (data-only
+//! pickle decoder, streamed) → `analyze::fragmentation` → `render::snapshot` → `Output`.
 //!
 //! `oomdoc snapshot diff A B` (#19): both files → `analyze::snapshot_diff` → `render::snapshot`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use crate::analyze::fragmentation::{self, Options};
@@ -16,14 +15,11 @@ use crate::analyze::{snapshot_diff, snapshot_timeline};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
-use crate::error::HintedError;
 use crate::model::bytes::parse_size_arg;
-use crate::model::snapshot::Snapshot;
 use crate::model::Bytes;
-use crate::parse::torch_snapshot;
 use crate::render::snapshot as render;
 use crate::render::style::Style;
-use crate::source::file;
+use crate::source::torch_snapshot;
 
 /// Arguments of `oomdoc snapshot`.
 #[derive(Debug, Args)]
@@ -52,12 +48,12 @@ pub struct SnapshotArgs {
 pub enum SnapshotCommand {
     /// What changed between two snapshots, at the peak and at the OOM (or the end): by
     /// allocation site, by category and by pool and stream, largest change first
-    Diff(DiffArgs),
+    Diff(SnapshotDiffArgs),
 }
 
 /// Arguments of `oomdoc snapshot diff`.
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub struct SnapshotDiffArgs {
     /// The first snapshot (A; gzip accepted)
     #[arg(value_name = "A")]
     pub a: PathBuf,
@@ -76,24 +72,12 @@ pub struct DiffArgs {
     pub output: OutputArgs,
 }
 
-/// Reads one snapshot, with a memory budget scaled to the file's stored size.
-fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
-    if path.as_os_str() == "-" {
-        return torch_snapshot::read(file::stdin())
-            .context("failed to read a memory snapshot from stdin");
-    }
-    let stored = std::fs::metadata(path).ok().map(|metadata| metadata.len());
-    let reader = file::open_file(path)?;
-    torch_snapshot::read_with_limits(reader, torch_snapshot::limits_for(stored))
-        .with_context(|| format!("failed to read memory snapshot `{}`", path.display()))
-}
-
-fn run_diff(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
+fn run_diff(args: SnapshotDiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     if args.top == 0 {
         anyhow::bail!("`--top` must be at least 1");
     }
-    let a = read_snapshot(&args.a)?;
-    let b = read_snapshot(&args.b)?;
+    let a = torch_snapshot::read(&args.a)?;
+    let b = torch_snapshot::read(&args.b)?;
     let diff = snapshot_diff::diff(
         &a,
         &args.a.display().to_string(),
@@ -127,7 +111,7 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     if args.top == 0 {
         anyhow::bail!("`--top` must be at least 1");
     }
-    let snapshot = read_snapshot(path)?;
+    let snapshot = torch_snapshot::read(path)?;
     let options = Options {
         total_memory: args.total_memory,
         top_sites: args.top,
@@ -140,22 +124,7 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     let report = fragmentation::analyze(&snapshot, &options);
     drop(snapshot);
     if let Some(total) = args.total_memory {
-        // A device total below what PyTorch itself held cannot be that device's: every figure
-        // derived from it (memory held outside the allocator, the verdict) would be wrong.
-        if let Some(device) = report
-            .devices
-            .iter()
-            .find(|device| device.reserved_bytes > total)
-        {
-            return Err(HintedError::new(
-                format!(
-                    "`--total-memory {total}` is less than the {} PyTorch had reserved on device {} in the snapshot",
-                    device.reserved_bytes, device.device
-                ),
-                "give that GPU's total memory: the OOM message's `total capacity`, e.g. `139.80GiB`",
-            )
-            .into());
-        }
+        fragmentation::check_total_memory(&report, total)?;
     }
     let bytes = match args.output.format() {
         Format::Text => render::text(&report, Style::new(output.color_for(&args.output))),

@@ -24,6 +24,7 @@
 
 use super::{find, integer_of, parse_size, size_of, Continuation, Family, FrameworkKind, Parsed};
 use crate::model::failure::OomKind;
+use crate::model::gpu::CudaOrdinal;
 use crate::model::Bytes;
 
 /// Where a framework family starts on this line.
@@ -245,7 +246,7 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             let mut parsed = Parsed::new(OomKind::HipRuntimeOutOfMemory, true);
             parsed.figures.gpu_index =
                 integer_of(regex!(r"(?:device|GPU)[:#]?(\d{1,3})"), squeezed)
-                    .and_then(|n| u32::try_from(n).ok());
+                    .and_then(|n| CudaOrdinal::try_from(n).ok());
             // TensorFlow/XLA's stream executor (`stream_executor/rocm/rocm_driver.cc`, as its
             // `cuda_driver.cc`): `failed to allocate 127.99TiB (140729850295296 bytes) from
             // device: HIP_ERROR_OutOfMemory` prints the exact request in bytes.
@@ -261,7 +262,7 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             // CNTK (`Source/Math/CuDnnCommon.h` via `CUDA_CALL`-style checks): `cuDNN failure 2:
             // CUDNN_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=… ; expr=…`.
             parsed.figures.gpu_index = integer_of(regex!(r";GPU=(\d{1,3});"), squeezed)
-                .and_then(|n| u32::try_from(n).ok());
+                .and_then(|n| CudaOrdinal::try_from(n).ok());
             parsed
         }
         // NCCL's warnings (`src/debug.cc` `ncclDebugLog`: `"%s:%d:%d [%d] %s:%d NCCL WARN "` with
@@ -274,7 +275,7 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 regex!(r":\d+:\d+\[(\d{1,3})\][^\[\]:]+:\d+NCCLWARN"),
                 squeezed,
             )
-            .and_then(|n| u32::try_from(n).ok());
+            .and_then(|n| CudaOrdinal::try_from(n).ok());
             parsed
         }
         FrameworkKind::TensorRt => {
@@ -350,7 +351,7 @@ fn parse_xla(s: &str) -> Parsed {
         .or_else(|| integer_of(regex!(r"^\[(\d+)\]"), s))
         .or_else(|| integer_of(regex!(r"ondevice(\d+)"), s))
         .or_else(|| integer_of(regex!(r"GPU_(\d+)_bfc"), s))
-        .and_then(|n| u32::try_from(n).ok());
+        .and_then(|n| CudaOrdinal::try_from(n).ok());
     if let Some(caps) = regex!(r"Freememory/Totalmemory:(\d+)/(\d+)").captures(s) {
         figures.free_bytes = caps.get(1).and_then(|m| m.as_str().parse().ok()).map(Bytes);
         figures.total_capacity_bytes = caps.get(2).and_then(|m| m.as_str().parse().ok()).map(Bytes);
@@ -381,7 +382,7 @@ fn parse_tf_tensor(s: &str) -> Parsed {
     let figures = &mut parsed.figures;
     figures.gpu_index = integer_of(regex!(r"device:GPU:(\d+)"), s)
         .or_else(|| integer_of(regex!(r"GPU_(\d+)_bfc"), s))
-        .and_then(|n| u32::try_from(n).ok());
+        .and_then(|n| CudaOrdinal::try_from(n).ok());
     // The size is not printed: shape × element size, marked as derived.
     if let Some(caps) = regex!(r"withshape\[([\d,]*)\]andtype([A-Za-z0-9_]+?)(?:on|$)").captures(s)
     {
@@ -406,7 +407,8 @@ fn parse_tf_tensor(s: &str) -> Parsed {
 fn parse_tf_bfc(s: &str) -> Parsed {
     let mut parsed = Parsed::new(OomKind::TensorflowBfc, true);
     let figures = &mut parsed.figures;
-    figures.gpu_index = integer_of(regex!(r"GPU_(\d+)_bfc"), s).and_then(|n| u32::try_from(n).ok());
+    figures.gpu_index =
+        integer_of(regex!(r"GPU_(\d+)_bfc"), s).and_then(|n| CudaOrdinal::try_from(n).ok());
     // `(rounded to 1289748480)` is exact; `1.20GiB` is rounded for display.
     figures.tried_to_allocate_bytes = integer_of(regex!(r"\(roundedto(\d+)\)"), s)
         .map(Bytes)

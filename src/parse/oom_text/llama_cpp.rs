@@ -14,6 +14,7 @@
 
 use super::{integer_of, parse_size, Continuation, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
+use crate::model::gpu::CudaOrdinal;
 use crate::model::Bytes;
 
 /// Lines that start (and continue) a chain.
@@ -142,7 +143,7 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
                 .as_deref()
                 .and_then(|name| integer_of(regex!(r"^(?:CUDA|ROCm|MUSA|Vulkan|SYCL)(\d+)$"), name))
         })
-        .and_then(|index| u32::try_from(index).ok());
+        .and_then(|index| CudaOrdinal::try_from(index).ok());
 
     let lower = s.to_ascii_lowercase();
     parsed.details.buffer_purpose = if lower.contains("gallocr") || lower.contains("compute") {

@@ -8,6 +8,7 @@
 
 use super::{is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
 use crate::model::failure::{OomFigures, OomKind, OtherProcess};
+use crate::model::gpu::CudaOrdinal;
 
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
 /// `would exceed allowed memory`, `MPS backend out of memory`.
@@ -128,7 +129,7 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     let mut parsed = Parsed::new(kind, true);
     let figures = &mut parsed.figures;
 
-    figures.gpu_index = gpu_index(s);
+    figures.gpu_index = cuda_ordinal(s);
     figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
         .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s));
     figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
@@ -205,14 +206,14 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
 
 /// `(GPU 0; …` (≤2.0), `GPU 0 has a total capacity` (2.1, 2.4+), or the raw byte of 2.2/2.3
 /// (`GPU \x00 has`: `c10::DeviceIndex` streamed without a cast, PyTorch 2.x's message).
-fn gpu_index(s: &str) -> Option<u32> {
+fn cuda_ordinal(s: &str) -> Option<CudaOrdinal> {
     if let Some(caps) = regex!(r"\(GPU(\d+);").captures(s) {
         return caps.get(1).and_then(|m| m.as_str().parse().ok());
     }
     let caps = regex!(r"GPU(\d+|[\x00-\x1f])?hasatotalcapac").captures(s)?;
     let index = caps.get(1)?.as_str();
     match index.as_bytes() {
-        [byte] if *byte < 0x20 => Some(u32::from(*byte)),
+        [byte] if *byte < 0x20 => Some(CudaOrdinal(u32::from(*byte))),
         _ => index.parse().ok(),
     }
 }

@@ -3,6 +3,7 @@
 use super::*;
 use crate::model::bytes::{GIB, MIB};
 use crate::model::failure::OtherProcess;
+use crate::model::gpu::CudaOrdinal;
 
 fn one(text: &str) -> OomMessage {
     let messages = parse_text(text);
@@ -50,7 +51,7 @@ fn pytorch_2_11_total_capacity_with_other_process() {
     assert!(message.is_gpu_oom);
     assert_eq!(message.exception.as_deref(), Some("torch.OutOfMemoryError"));
     let f = &message.figures;
-    assert_eq!(f.gpu_index, Some(0));
+    assert_eq!(f.gpu_index, Some(CudaOrdinal(0)));
     assert_eq!(f.tried_to_allocate_bytes, gib(40.0));
     assert_eq!(f.total_capacity_bytes, gib(139.80));
     assert_eq!(f.free_bytes, gib(20.77));
@@ -92,7 +93,7 @@ fn pytorch_1_3_cached_is_reserved_unallocated() {
     let message = one("RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 1; 10.92 GiB total capacity; 9.80 GiB already allocated; 1.50 MiB free; 370.00 MiB cached)");
     assert_eq!(message.kind, OomKind::PytorchCached);
     let f = &message.figures;
-    assert_eq!(f.gpu_index, Some(1));
+    assert_eq!(f.gpu_index, Some(CudaOrdinal(1)));
     assert_eq!(f.reserved_unallocated_bytes, mib(370.0));
     assert_eq!(
         f.reserved_total_bytes,
@@ -112,7 +113,7 @@ fn pytorch_2_1_capacty_typo_and_2_2_raw_byte_gpu() {
     assert_eq!(message.figures.free_bytes, mib(265.56));
 
     let message = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU \u{1} has a total capacity of 79.15 GiB of which 3.94 MiB is free. Process 1234 has 17179869184.00 GiB memory in use. Of the allocated memory 77.50 GiB is allocated by PyTorch, and 1.01 GiB is reserved by PyTorch but unallocated.");
-    assert_eq!(message.figures.gpu_index, Some(1));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(1)));
     assert_eq!(
         message.figures.other_processes,
         vec![OtherProcess {
@@ -133,7 +134,7 @@ fn pytorch_2_1_capacty_typo_and_2_2_raw_byte_gpu() {
 fn pytorch_private_pools_and_allowed() {
     let message = one("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 139.80 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 854.00 MiB memory in use. 69.90 GiB allowed; Of the allocated memory 154.08 MiB is allocated by PyTorch, with 20.00 MiB allocated in private pools (e.g., CUDA Graphs), and 1.92 MiB is reserved by PyTorch but unallocated.");
     let f = &message.figures;
-    assert_eq!(f.gpu_index, Some(3));
+    assert_eq!(f.gpu_index, Some(CudaOrdinal(3)));
     assert_eq!(f.allowed_bytes, gib(69.90));
     assert_eq!(f.private_pools_bytes, mib(20.0));
     assert_eq!(f.allocated_by_pytorch_bytes, mib(154.08));
@@ -177,7 +178,7 @@ fn interleaved_ranks_stay_apart() {
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0].stream.as_deref(), Some("rank0"));
     assert_eq!(messages[0].figures.free_bytes, mib(10.0));
-    assert_eq!(messages[0].figures.gpu_index, Some(0));
+    assert_eq!(messages[0].figures.gpu_index, Some(CudaOrdinal(0)));
     assert_eq!(messages[1].stream.as_deref(), Some("rank1"));
     assert_eq!(messages[1].figures.free_bytes, mib(20.0));
     assert_eq!(messages[1].figures.reserved_unallocated_bytes, gib(3.0));
@@ -200,7 +201,7 @@ fn malloc_async_block() {
     let message = one(text);
     assert_eq!(message.kind, OomKind::CudaMallocAsync);
     let f = &message.figures;
-    assert_eq!(f.gpu_index, Some(0));
+    assert_eq!(f.gpu_index, Some(CudaOrdinal(0)));
     assert_eq!(f.allocated_by_pytorch_bytes, mib(192.0));
     assert_eq!(f.tried_to_allocate_bytes, gib(400.0));
     assert_eq!(f.total_capacity_bytes, gib(139.80));
@@ -238,7 +239,7 @@ fn vllm_errors() {
     let message = one("ValueError: Free memory on device cuda:1 (10.5/79.19 GiB) on startup is less than desired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.");
     assert_eq!(message.kind, OomKind::VllmStartupFreeMemory);
     assert_eq!(message.engine_hint, Some(EngineName::Vllm));
-    assert_eq!(message.figures.gpu_index, Some(1));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(1)));
     assert_eq!(message.figures.free_bytes, gib(10.5));
     assert_eq!(message.figures.total_capacity_bytes, gib(79.19));
     assert_eq!(message.details.gpu_memory_utilization, Some(0.9));
@@ -283,7 +284,7 @@ fn tgi_sglang_llama_cpp() {
         message.figures.tried_to_allocate_bytes,
         Some(Bytes(6291456000))
     );
-    assert_eq!(message.figures.gpu_index, Some(0));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(0)));
     assert_eq!(message.details.buffer_type.as_deref(), Some("CUDA0"));
     assert_eq!(
         message.details.buffer_purpose.as_deref(),
@@ -611,7 +612,7 @@ fn jax_xla_resource_exhausted() {
         message.figures.tried_to_allocate_bytes,
         Some(Bytes(1073741825))
     );
-    assert_eq!(message.figures.gpu_index, Some(3));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(3)));
 }
 
 #[test]
@@ -631,7 +632,7 @@ fn tensorflow_tensor_and_bfc() {
     let message = one("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc");
     assert_eq!(message.kind, OomKind::TensorflowOomTensor);
     assert!(message.is_gpu_oom);
-    assert_eq!(message.figures.gpu_index, Some(1));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(1)));
     assert_eq!(
         message.figures.tried_to_allocate_bytes,
         Some(Bytes(16 * 112 * 112 * 147 * 4))
@@ -654,7 +655,7 @@ fn tensorflow_tensor_and_bfc() {
 
     let message = one("2021-03-01 10:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:456] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.20GiB (rounded to 1289748480)requested by op Conv2D");
     assert_eq!(message.kind, OomKind::TensorflowBfc);
-    assert_eq!(message.figures.gpu_index, Some(0));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(0)));
     assert_eq!(
         message.figures.tried_to_allocate_bytes,
         Some(Bytes(1289748480))
@@ -667,7 +668,7 @@ fn tensorflow_tensor_and_bfc() {
     assert_eq!(old.kind, OomKind::TensorflowBfc);
     assert!(old.figures.tried_to_allocate_bytes.is_some());
     let message = one("W bfc_allocator.cc:598] Allocator (GPU_2_bfc) ran out of memory trying to allocate 3.52GiB. Current allocation summary follows.");
-    assert_eq!(message.figures.gpu_index, Some(2));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(2)));
     assert_eq!(message.figures.tried_to_allocate_bytes, gib(3.52));
 }
 
@@ -711,9 +712,9 @@ fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
     );
     let cntk = one("RuntimeError: CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ;");
     assert_eq!(cntk.kind, OomKind::CublasAlloc);
-    assert_eq!(cntk.figures.gpu_index, Some(0));
+    assert_eq!(cntk.figures.gpu_index, Some(CudaOrdinal(0)));
     let hip = one("HIP runtime returned hipErrorOutOfMemory (out of memory) at device 1");
-    assert_eq!(hip.figures.gpu_index, Some(1));
+    assert_eq!(hip.figures.gpu_index, Some(CudaOrdinal(1)));
     // The stream executor prints the exact request in bytes beside the rounded size.
     let rocm = one("2023-11-01 16:19:17.812101: E tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed to allocate 127.99TiB (140729850295296 bytes) from device: HIP_ERROR_OutOfMemory");
     assert_eq!(
@@ -724,12 +725,12 @@ fn rocm_cudnn_nccl_tensorrt_cupy_tinygrad() {
     let nccl =
         one("VM-0-16-ubuntu:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'");
     assert_eq!(nccl.kind, OomKind::NcclCudaFailure);
-    assert_eq!(nccl.figures.gpu_index, Some(2));
+    assert_eq!(nccl.figures.gpu_index, Some(CudaOrdinal(2)));
     let ranked = one("[rank5]: NCCL WARN Cuda failure 'out of memory'");
     assert_eq!(ranked.figures.gpu_index, None);
     let cudnn = one("cuDNN failure 2: CUDNN_STATUS_ALLOC_FAILED ; GPU=3 ; hostname=h ; expr=finder(calgo, algoPerf)");
     assert_eq!(cudnn.kind, OomKind::CudnnAlloc);
-    assert_eq!(cudnn.figures.gpu_index, Some(3));
+    assert_eq!(cudnn.figures.gpu_index, Some(CudaOrdinal(3)));
 }
 
 #[test]
@@ -855,7 +856,7 @@ fn ggml_vulkan_and_metal_failures() {
         message.figures.tried_to_allocate_bytes,
         Some(Bytes(369_827_840))
     );
-    assert_eq!(message.figures.gpu_index, Some(0));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(0)));
     let message = one("ggml_vulkan: Device memory allocation of size 1610612736 failed.");
     assert_eq!(
         message.figures.tried_to_allocate_bytes,
@@ -887,10 +888,10 @@ fn ggml_cuda_error_n_at_and_rocm_error_name_the_device() {
     let message =
         one("CUDA error 2 at /src/llama.cpp/ggml-cuda.cu:7641: out of memory\ncurrent device: 1");
     assert_eq!(message.kind, OomKind::CudaErrorOutOfMemory);
-    assert_eq!(message.figures.gpu_index, Some(1));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(1)));
     let message = one("ROCm error: out of memory\n  current device: 0, in function alloc at ggml/src/ggml-cuda/ggml-cuda.cu:420");
     assert_eq!(message.kind, OomKind::HipRuntimeOutOfMemory);
-    assert_eq!(message.figures.gpu_index, Some(0));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(0)));
     // Another CUDA error at a source line is not an OOM.
     assert!(
         parse_text("CUDA error 700 at ggml-cuda.cu:100: an unspecified launch failure").is_empty()
@@ -979,7 +980,7 @@ fn cupy_tensorrt_xla_vllm_accelerate_wordings() {
     // A human size is not cut at its decimal point.
     let message = one("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12.00GiB with allocator GPU_0_bfc on device 0.");
     assert_eq!(message.figures.tried_to_allocate_bytes, gib(12.0));
-    assert_eq!(message.figures.gpu_index, Some(0));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(0)));
     // Retried allocations are logged, not failures.
     assert!(parse_text("W bfc_allocator.cc:371] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.05GiB from the lower end with freed_by_count=0. The caller indicates that this is not a failure, but this may mean that there could be performance gains if more memory were available.").is_empty());
     assert!(parse_text("E cuda_executor.cc:1365] [0] Failed to allocate device memory of 104.85GiB (112583507968 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory").is_empty());

@@ -193,7 +193,7 @@ pub(super) fn svg_chart(device: &DeviceTimeline, memory: &MemoryFacts) -> String
         let elsewhere = memory
             .oom_device_uuid
             .as_ref()
-            .filter(|failed| !device.uuid.is_empty() && **failed != device.uuid);
+            .filter(|failed| !device.uuid.is_empty() && device.uuid != **failed);
         let oom_x = x(t as f64);
         let anchor = if oom_x > LEFT + plot_width - 60.0 {
             "end"

@@ -566,7 +566,7 @@ mod tests {
     #[test]
     fn the_oom_is_marked_on_its_own_device() {
         let device = |uuid: &str| DeviceTimeline {
-            uuid: uuid.to_owned(),
+            uuid: uuid.into(),
             total_bytes: Bytes(80 << 30),
             samples: vec![[0, 0], [1000, 70 << 30]],
             peak_used_bytes: Some(Bytes(70 << 30)),

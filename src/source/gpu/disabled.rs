@@ -2,6 +2,7 @@
 //! clearly that this build cannot read GPUs (ripgrep `crates/core/index/disabled.rs` style).
 
 use super::{GpuError, GpuSource};
+use crate::model::gpu::GpuUuid;
 use crate::model::machine::{Inventory, MemorySample};
 
 /// Stand-in for the NVML source; never constructed.
@@ -22,7 +23,7 @@ impl GpuSource for NvmlGpu {
         Err(GpuError::NotBuilt)
     }
 
-    fn memory(&mut self, _uuid: &str) -> Result<MemorySample, GpuError> {
+    fn memory(&mut self, _uuid: &GpuUuid) -> Result<MemorySample, GpuError> {
         Err(GpuError::NotBuilt)
     }
 }

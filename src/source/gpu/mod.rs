@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env_vars;
 use crate::error::Hint;
+use crate::model::gpu::GpuUuid;
 use crate::model::machine::{CudaEnvironment, Inventory, MemorySample};
 
 pub use backend::NvmlGpu;
@@ -137,7 +138,7 @@ pub trait GpuSource: Send {
     /// Every visible device and its processes, at one instant.
     fn inventory(&mut self) -> Result<Inventory, GpuError>;
     /// Memory of one device (by UUID), cheap enough to sample fast.
-    fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError>;
+    fn memory(&mut self, uuid: &GpuUuid) -> Result<MemorySample, GpuError>;
     /// Whether every reading is the same recorded moment (a replayed `nvidia-smi -q -x` file, or
     /// a recording without samples): such a source gives no timeline and no peak.
     fn is_static(&self) -> bool {
@@ -201,7 +202,7 @@ impl<S: GpuSource> GpuSource for Numbered<S> {
         Ok(inventory)
     }
 
-    fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError> {
+    fn memory(&mut self, uuid: &GpuUuid) -> Result<MemorySample, GpuError> {
         self.inner.memory(uuid)
     }
 
@@ -234,7 +235,7 @@ pub fn benchmark(
     let uuid = inventory
         .devices
         .first()
-        .map(|device| device.uuid.to_string())
+        .map(|device| device.uuid.clone())
         .ok_or_else(|| GpuError::Other("no GPU to sample".to_string()))?;
     let mut memory_calls = 0u64;
     let mut memory_call_max_us = 0u64;

@@ -188,7 +188,8 @@ impl GpuSource for NvmlGpu {
         })
     }
 
-    fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError> {
+    fn memory(&mut self, uuid: &GpuUuid) -> Result<MemorySample, GpuError> {
+        let uuid = uuid.as_str();
         let handle = self.handle(uuid)?;
         let info = handle
             .memory_info()

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{GpuError, GpuSource};
+use crate::model::gpu::GpuUuid;
 use crate::model::machine::{Inventory, MemorySample, RecordedSample, Recording};
 use crate::model::{Bytes, Source};
 use crate::parse::nvidia_smi;
@@ -189,7 +190,8 @@ impl GpuSource for ReplayGpu {
         ReplayGpu::is_static(self)
     }
 
-    fn memory(&mut self, uuid: &str) -> Result<MemorySample, GpuError> {
+    fn memory(&mut self, uuid: &GpuUuid) -> Result<MemorySample, GpuError> {
+        let uuid = uuid.as_str();
         if let Some(samples) = self.samples.get(uuid).filter(|samples| !samples.is_empty()) {
             let next = self.played.entry(uuid.to_string()).or_insert(0);
             let position = (*next).min(samples.len() - 1);
@@ -227,10 +229,10 @@ mod tests {
         let inventory = replay.inventory().unwrap();
         assert_eq!(inventory.source, Some(Source::NvidiaSmi));
         assert_eq!(inventory.devices[0].uuid, UUID);
-        let sample = replay.memory(UUID).unwrap();
+        let sample = replay.memory(&GpuUuid::from(UUID)).unwrap();
         assert_eq!(sample.total_bytes, Bytes(143_771 << 20));
         assert!(matches!(
-            replay.memory("GPU-nope"),
+            replay.memory(&GpuUuid::from("GPU-nope")),
             Err(GpuError::UnknownDevice { .. })
         ));
     }
@@ -246,11 +248,14 @@ mod tests {
         );
         let mut replay = ReplayGpu::from_text(&json).unwrap();
         let used: Vec<u64> = (0..4)
-            .map(|_| replay.memory(UUID).unwrap().used_bytes.0)
+            .map(|_| replay.memory(&GpuUuid::from(UUID)).unwrap().used_bytes.0)
             .collect();
         assert_eq!(used, vec![10, 20, 20, 20]);
         let mut replay = ReplayGpu::from_text(&json).unwrap();
-        assert_eq!(replay.memory(UUID).unwrap().free_bytes, Bytes(890));
+        assert_eq!(
+            replay.memory(&GpuUuid::from(UUID)).unwrap().free_bytes,
+            Bytes(890)
+        );
         assert_eq!(replay.inventory().unwrap().source, Some(Source::Replay));
     }
 
