@@ -1,0 +1,201 @@
+//! The traceback frames of a log: those printed (`File "…", line N, in f`), the calls read from
+//! the statement under a traceback's last frame, and which of them belong to the failure.
+
+use super::*;
+use crate::analyze::phase::{frame_rule, read_frames};
+
+/// Keeps a frame, dropping the oldest beyond [`MAX_FRAMES`].
+fn keep(collected: &mut Collected, frame: Frame) {
+    collected.frames.push_back(frame);
+    if collected.frames.len() > MAX_FRAMES {
+        collected.frames.pop_front();
+    }
+}
+
+/// A frame the traceback printed. A deeper printed frame makes the calls read from the
+/// statement above it (see [`push_called_frames`]) repeat it: they go.
+pub(super) fn note_printed(collected: &mut Collected, line: u64, function: String, file: String) {
+    while collected.frames.back().is_some_and(|frame| frame.called) {
+        collected.frames.pop_back();
+    }
+    keep(
+        collected,
+        Frame {
+            line,
+            function,
+            file,
+            called: false,
+        },
+    );
+}
+
+/// The line after `block[..end]` when `raw` is a Python traceback frame (`File "…", line N, in
+/// f`) and the block holds that next line whole.
+pub(super) fn code_line_after<'a>(block: &'a [u8], end: usize, raw: &[u8]) -> Option<&'a [u8]> {
+    memchr::memmem::find(raw, b"File \"")?;
+    let rest = block.get(end..)?.strip_prefix(b"\n")?;
+    let stop = memchr::memchr(b'\n', rest)?;
+    let line = &rest[..stop];
+    Some(line.strip_suffix(b"\r").unwrap_or(line))
+}
+
+/// The line under a traceback frame is the statement the frame was running. When the frames
+/// below it are missing (a paste cut at `self.load_model()`, JAX's filtered tracebacks, which
+/// keep only the caller of a jitted function), the function that statement calls is the next
+/// frame. A called name counts only when a frame rule names it, looked up with the caller's
+/// path (a method called on `self` or a sibling object usually lives in the same package); a
+/// rule for any function of a path does not count, nor a call from a frame a rule already
+/// reads. When a deeper frame follows, the called
+/// frames are dropped again (see [`note_printed`]).
+pub(super) fn push_called_frames(
+    collected: &mut Collected,
+    frame_raw: &str,
+    code: &[u8],
+    (caller, file): (&str, &str),
+    line: u64,
+) {
+    // A frame a rule reads decides by itself (a wrapper only encloses: what it calls may show
+    // more).
+    if frame_rule(caller, file).is_some_and(|rule| rule.role != Role::Wrapper) {
+        return;
+    }
+    let Some(at) = frame_raw.find("File \"") else {
+        return;
+    };
+    let code = String::from_utf8_lossy(code);
+    // A log prefix (`[rank0]:`) repeats on the code line; the statement is indented under it.
+    let prefix = frame_raw[..at].trim_end();
+    let code = code.strip_prefix(prefix).unwrap_or(&code);
+    if !code.starts_with([' ', '\t']) {
+        return;
+    }
+    let code = code.trim();
+    if code.is_empty() || code.starts_with("File ") || code.starts_with(['^', '~', '#']) {
+        return;
+    }
+    let bytes = code.as_bytes();
+    for (paren, _) in code.match_indices('(') {
+        let start = bytes[..paren]
+            .iter()
+            .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+            .map_or(0, |i| i + 1);
+        let name = &code[start..paren];
+        if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+            continue;
+        }
+        if frame_rule(name, file).is_some_and(|rule| rule.function == name) {
+            keep(
+                collected,
+                Frame {
+                    line: line + 1,
+                    function: name.to_string(),
+                    file: file.to_string(),
+                    called: true,
+                },
+            );
+        }
+    }
+}
+
+/// Frames of the traceback that belongs to the failure: from the last `Traceback` line
+/// before it up to the failure line; without one, frames within 200 lines after it (some
+/// engines log the error first and the traceback after).
+pub(super) fn failure_frames(collected: &Collected, failure_line: Option<u64>) -> Vec<Frame> {
+    let Some(line) = failure_line else {
+        return collected.frames.iter().cloned().collect();
+    };
+    let start = collected
+        .tracebacks
+        .iter()
+        .rev()
+        .copied()
+        .find(|start| *start <= line && line - start <= 5000);
+    match start {
+        // The failure is the traceback's own header (IPython's `OutOfMemoryError   Traceback
+        // (most recent call last)` when the message itself was not pasted): its frames follow.
+        Some(start) if start == line => {
+            let next = collected
+                .tracebacks
+                .iter()
+                .copied()
+                .find(|later| *later > line)
+                .unwrap_or(u64::MAX);
+            collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line > line && frame.line <= line + 200 && frame.line < next)
+                .cloned()
+                .collect()
+        }
+        Some(start) => collected
+            .frames
+            .iter()
+            .filter(|frame| frame.line > start && frame.line < line)
+            .cloned()
+            .collect(),
+        // No `Traceback` line (a pasted fragment): the frames just above the message, else
+        // those just below it (engines that log the error before the traceback).
+        None => {
+            let before: Vec<Frame> = collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line < line && line - frame.line <= 200)
+                .cloned()
+                .collect();
+            if !before.is_empty() {
+                return before;
+            }
+            collected
+                .frames
+                .iter()
+                .filter(|frame| frame.line > line && frame.line <= line + 200)
+                .cloned()
+                .collect()
+        }
+    }
+}
+
+/// The frames of a traceback that starts right under a failure whose line wraps the error in
+/// the app's own words (`RuntimeError: Error transcribing mic: CUDA failed …`: text between the
+/// exception class and the error), when they show the stage.
+pub(super) fn rewrapped_cause_frames(
+    collected: &Collected,
+    message: &OomMessage,
+) -> Option<Vec<Frame>> {
+    let line = message.line;
+    let text = collected
+        .context
+        .iter()
+        .flat_map(|block| &block.lines)
+        .find(|context| context.line == line)
+        .map(|context| context.text.as_str())?;
+    let head: String = message.text.chars().take(24).collect();
+    let before = &text[..text.find(head.as_str())?];
+    // Drop the exception class (`RuntimeError: `, `torch.OutOfMemoryError: `).
+    let words = before
+        .split_once(": ")
+        .filter(|(class, _)| class.ends_with("Error") || class.ends_with("Exception"))
+        .map_or(before, |(_, rest)| rest)
+        .trim();
+    if words.is_empty() || !words.ends_with(':') {
+        return None;
+    }
+    let start = collected
+        .tracebacks
+        .iter()
+        .copied()
+        .find(|start| *start > line && *start <= line + 3)?;
+    let next = collected
+        .tracebacks
+        .iter()
+        .copied()
+        .find(|later| *later > start)
+        .unwrap_or(u64::MAX);
+    let below: Vec<Frame> = collected
+        .frames
+        .iter()
+        .filter(|frame| frame.line > start && frame.line < next && frame.line <= start + 200)
+        .cloned()
+        .collect();
+    read_frames(&below).decided.is_some().then_some(below)
+}
