@@ -188,7 +188,10 @@ pub fn run(options: &ProbeOptions, launch_options: &LaunchOptions) -> anyhow::Re
         let pid = launched.pid;
         let ready_ms = launched.time_to_ready_ms;
         let ready_path = launched.ready_path.to_string();
-        let stopped = launched.stop(launch_options.grace);
+        // A server that stopped answering may be dying on its own (an out-of-memory crash): give
+        // it a moment, so its own exit code is recorded rather than our SIGTERM.
+        let server_failed = matches!(repeat_stop, Some(super::Stop::Server(_)));
+        let stopped = launched.stop_after_failure(launch_options.grace, server_failed);
         repeat_limitations.extend(
             stopped
                 .notes
@@ -396,9 +399,27 @@ fn elapsed_ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
+/// How long a server whose requests failed gets to finish exiting on its own before SIGTERM:
+/// a crashing process stops answering a little before the kernel has torn it down.
+const SETTLE_AFTER_FAILURE: Duration = Duration::from_secs(2);
+
 /// SIGTERM to the group, `grace` to exit, then SIGKILL of the group; the recorder thread
 /// then finishes `run.json`.
 fn stop_thread(pid: u32, thread: RecordThread, grace: Duration) -> RecordedStop {
+    stop_thread_settling(pid, thread, grace, Duration::ZERO)
+}
+
+/// [`stop_thread`], first waiting up to `settle` for a child that may be exiting on its own.
+fn stop_thread_settling(
+    pid: u32,
+    thread: RecordThread,
+    grace: Duration,
+    settle: Duration,
+) -> RecordedStop {
+    let settling = Instant::now();
+    while !thread.is_finished() && alive(pid) && settling.elapsed() < settle {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // The recorder may still be closing the record of a child that already exited.
     let exited_on_its_own = thread.is_finished() || !alive(pid);
     let asked = Instant::now();
@@ -473,6 +494,17 @@ fn stop_thread(pid: u32, thread: RecordThread, grace: Duration) -> RecordedStop 
 impl Running {
     fn stop(self, grace: Duration) -> RecordedStop {
         stop_thread(self.pid, self.thread, grace)
+    }
+
+    /// [`Running::stop`]; after a failed protocol (`server_failed`) the server first gets a
+    /// moment to finish exiting on its own.
+    fn stop_after_failure(self, grace: Duration, server_failed: bool) -> RecordedStop {
+        let settle = if server_failed {
+            SETTLE_AFTER_FAILURE.min(grace)
+        } else {
+            Duration::ZERO
+        };
+        stop_thread_settling(self.pid, self.thread, grace, settle)
     }
 }
 

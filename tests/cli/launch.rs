@@ -513,6 +513,23 @@ fn launch_crash_mid_protocol_keeps_the_partial_report_and_exits_2() {
 }
 
 #[test]
+fn launch_server_that_takes_a_second_to_die_keeps_its_own_exit_code() {
+    // After the crash the engine hangs up on every request for a second before it exits, as a
+    // process tearing down its CUDA context does: the probe must not SIGTERM it meanwhile.
+    let (document, text, code, _directory) = probe_launch(
+        "crash-mid",
+        "2",
+        &["--crash-after", "5", "--dying-for", "1"],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{text}");
+    assert_eq!(launches(&document).len(), 1, "{text}");
+    assert_eq!(launches(&document)[0]["exited_on_its_own"], true, "{text}");
+    assert_eq!(launches(&document)[0]["exit"], "exit code 1", "{text}");
+    assert_eq!(launches(&document)[0]["stop"], "already exited", "{text}");
+}
+
+#[test]
 fn launch_slow_start_past_the_ready_timeout_is_stopped_and_exit_2() {
     let directory = tempfile::tempdir().unwrap();
     let port = free_port();
