@@ -15,8 +15,8 @@ pub struct RunInput {
     pub log: Option<LogScan>,
     /// Why the log could not be read.
     pub log_problem: Option<String>,
-    /// Probe document path (redacted) and content.
-    pub probe: Option<(String, ProbeView)>,
+    /// Probe document path (redacted) and the parts of it a report uses.
+    pub probe: Option<(String, ProbeRead)>,
     /// The checkpoint's lower bound.
     pub checkpoint: Option<CheckpointFacts>,
     /// Why the checkpoint could not be read.
@@ -181,7 +181,7 @@ pub struct TimelineEntry {
     /// ms since start, when known.
     pub t_ms: Option<u64>,
     /// Phase.
-    pub phase: Option<String>,
+    pub phase: Phase,
     /// Event.
     pub event: String,
     /// Detail.

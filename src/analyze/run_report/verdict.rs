@@ -9,24 +9,27 @@ pub(super) fn verdict(
     failure: &FailureFacts,
     checked: bool,
 ) -> RunVerdict {
-    let explained = record.explain.as_ref().and_then(|e| e.verdict.clone());
-    match explained {
-        Some(verdict) if verdict.cause.is_some() && status.failed => RunVerdict {
-            cause: verdict.cause.unwrap_or_default(),
-            cause_kind: verdict.cause_kind,
-            evidence: verdict.evidence,
-            next_steps: verdict.next_steps,
+    let explained = record.explain().map(|explain| &explain.verdict);
+    let cause_kind = record
+        .explain_cause()
+        .map(|cause| cause.as_str().to_owned());
+    // The headline, else the cause class's word.
+    let cause = explained
+        .and_then(|verdict| non_empty(&verdict.headline))
+        .or_else(|| cause_kind.clone());
+    match (explained, cause) {
+        (Some(verdict), Some(cause)) if status.failed => RunVerdict {
+            cause,
+            cause_kind,
+            evidence: verdict.evidence.clone(),
+            next_steps: verdict.next_steps.clone(),
             source: "`oomdoc explain` on the run's log".to_owned(),
         },
-        explained if !status.failed => RunVerdict {
+        (_, cause) if !status.failed => RunVerdict {
             cause: "no failure recorded".to_owned(),
             cause_kind: None,
             evidence: std::iter::once(status.summary.clone())
-                .chain(
-                    explained
-                        .and_then(|verdict| verdict.cause)
-                        .map(|cause| format!("log diagnosis: {cause}")),
-                )
+                .chain(cause.map(|cause| format!("log diagnosis: {cause}")))
                 .collect(),
             next_steps: vec![if checked {
                 "keep this configuration within its stated limit; record it next to the failing run (`oomdoc diff`)".to_owned()
@@ -155,10 +158,8 @@ pub(super) fn owner_summary(
     readiness: &Readiness,
 ) -> OwnerSummary {
     let from_explain = record
-        .explain
-        .as_ref()
-        .and_then(|e| e.verdict.as_ref())
-        .and_then(|v| v.owner_summary.clone());
+        .explain()
+        .and_then(|explain| non_empty(&explain.verdict.owner_summary));
     let capacity = fit.capacity.as_ref().map(|figure| figure.bytes);
     let weights = fit
         .lower_bound
@@ -271,11 +272,11 @@ pub(super) fn owner_summary(
         };
     }
     // Not decided from measured figures: take the log diagnosis's class when it has one.
-    let explained = record.explain.as_ref().and_then(|e| e.verdict.as_ref());
-    let explained_kind = match explained.and_then(|v| v.owner_class.as_deref()) {
-        Some("hardware_limit") => Some("hardware_limit"),
-        Some("configuration") | Some("configuration_error") => Some("configuration_error"),
-        Some("not_gpu_memory") => Some("not_a_gpu_oom"),
+    let explained = record.explain().map(|explain| &explain.verdict);
+    let explained_kind = match explained.map(|verdict| verdict.owner_class) {
+        Some(OwnerClass::HardwareLimit) => Some("hardware_limit"),
+        Some(OwnerClass::Configuration) => Some("configuration_error"),
+        Some(OwnerClass::NotGpuMemory) => Some("not_a_gpu_oom"),
         _ => None,
     };
     if let (Some(kind), Some(text)) = (explained_kind, from_explain.clone()) {

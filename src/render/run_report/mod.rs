@@ -257,7 +257,7 @@ pub(super) fn timeline_rows(timeline: &[TimelineEntry]) -> Vec<Vec<String>> {
         .map(|entry| {
             vec![
                 t_label(entry.t_ms),
-                entry.phase.clone().unwrap_or_default(),
+                entry.phase.as_str().to_owned(),
                 entry.event.clone(),
                 entry.detail.clone().unwrap_or_default(),
             ]
