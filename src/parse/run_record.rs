@@ -157,11 +157,9 @@ fn drop_nulls(value: &mut Value) {
 /// Reads the `explain` section into explain's document (see the module notes for older
 /// shapes); returns whether its verdict names a cause class.
 fn read_explain(section: &Map<String, Value>, problems: &mut Vec<String>) -> (ExplainReport, bool) {
-    let mut section = Value::Object(section.clone());
-    drop_nulls(&mut section);
-    let Value::Object(mut object) = section else {
-        unreachable!("an object stays an object")
-    };
+    let mut object = section.clone();
+    object.retain(|_, member| !member.is_null());
+    object.values_mut().for_each(drop_nulls);
     // A verdict whose `cause` is a sentence rather than a class: the sentence is the headline.
     let mut cause_named = false;
     if let Some(Value::Object(verdict)) = object.get_mut("verdict") {
