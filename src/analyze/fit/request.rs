@@ -2,9 +2,11 @@
 //! counts that must be positive, each engine's own options, llama.cpp's refusals, a `--gpu`
 //! name that is not one card of the table, the parallel layout against the checkpoint; then
 //! the options the analysis runs with. Pure: the command line fills [`FitRequest`], the
-//! caller reads the checkpoint and the GPUs.
+//! caller reads the checkpoint and the GPUs. Also the weights lower bound `report` takes from
+//! a checkpoint ([`checkpoint_facts`]).
 
 use crate::error::HintedError;
+use crate::model::checkpoint::CheckpointFacts;
 use crate::model::{cards, Bytes, Source};
 
 use super::{
@@ -252,6 +254,41 @@ impl FitRequest {
         }
         Ok(options)
     }
+}
+
+/// The weights lower bound of a checkpoint for `oomdoc report --checkpoint`: `oomdoc fit`'s
+/// analysis with vLLM's defaults, `path` as the report shows it (redacted).
+pub fn checkpoint_facts(input: &FitInput, path: String) -> Result<CheckpointFacts, HintedError> {
+    let options = FitOptions {
+        kv_cache_dtype: KvCacheDtype::Auto,
+        gpu: None,
+        gpu_memory_utilization: 0.9,
+        max_model_len: None,
+        tensor_parallel_size: 1,
+        max_num_seqs: 256,
+        max_num_batched_tokens: DEFAULT_BATCHED_TOKENS,
+        cards: cards::CARDS,
+    };
+    check_config(input).map_err(|error| {
+        HintedError::new(
+            format!("the checkpoint's config is not a real model: {error}"),
+            "check `config.json` (or the GGUF metadata) of this checkpoint",
+        )
+    })?;
+    let report = super::analyze(input, &options);
+    Ok(CheckpointFacts {
+        path: Some(path),
+        format: Some(report.kind.as_str().to_owned()),
+        weights_total_bytes: Some(report.weights.total_bytes.get()),
+        by_dtype: report
+            .weights
+            .by_dtype
+            .iter()
+            .map(|(dtype, bytes)| (dtype.clone(), bytes.get()))
+            .collect(),
+        parameters: Some(report.parameters),
+        source: "checkpoint headers (`oomdoc fit`)".to_owned(),
+    })
 }
 
 /// The usage error for a `--gpu` name that is not exactly one card of the table.
