@@ -90,6 +90,18 @@ impl From<bool> for FieldValue {
     }
 }
 
+impl From<Bytes> for FieldValue {
+    fn from(bytes: Bytes) -> Self {
+        FieldValue::Unsigned(bytes.get())
+    }
+}
+
+impl From<RunStatus> for FieldValue {
+    fn from(status: RunStatus) -> Self {
+        FieldValue::Text(status.as_str().to_owned())
+    }
+}
+
 impl From<Phase> for FieldValue {
     fn from(phase: Phase) -> Self {
         FieldValue::Text(phase.as_str().to_owned())
@@ -117,7 +129,7 @@ pub struct Change {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct OutcomeSide {
     /// `exited`, `interrupted`, `signaled`, `running`, `spawn_failed`.
-    pub status: Option<String>,
+    pub status: Option<RunStatus>,
     /// Exit code.
     pub exit_code: Option<i64>,
     /// Whether the run failed (non-zero exit not caused by the user's interrupt after the
@@ -132,16 +144,16 @@ pub struct OutcomeSide {
     /// Whether the server accepted requests.
     pub server_was_ready: Option<bool>,
     /// Highest used bytes on any device (NVML).
-    pub peak_used_bytes: Option<u64>,
+    pub peak_used_bytes: Option<Bytes>,
     /// Phase of that peak.
-    pub peak_phase: Option<String>,
+    pub peak_phase: Option<Phase>,
     /// "Tried to allocate" of the first OOM.
-    pub oom_tried_to_allocate_bytes: Option<u64>,
+    pub oom_tried_to_allocate_bytes: Option<Bytes>,
     /// Run time.
     pub duration_ms: Option<u64>,
     /// Highest sampled RSS of the child's process tree, when host memory was recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host_peak_rss_bytes: Option<u64>,
+    pub host_peak_rss_bytes: Option<Bytes>,
     /// Phase of that host peak.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_peak_phase: Option<String>,
@@ -619,7 +631,7 @@ fn outcome_side(record: &RecordRead) -> OutcomeSide {
     });
     let host_peak = record.run.host.as_ref().and_then(|host| host.peak.as_ref());
     OutcomeSide {
-        status: record.status().map(|status| status.as_str().to_owned()),
+        status: record.status(),
         exit_code: record.run.exit_code.map(i64::from),
         failed: run_failed(record),
         is_gpu_oom: record.is_gpu_oom(),
@@ -629,15 +641,13 @@ fn outcome_side(record: &RecordRead) -> OutcomeSide {
             .filter(|_| run_failed(record)),
         last_completed: phase.and_then(|phase| phase.last_completed),
         server_was_ready: phase.and_then(|phase| phase.server_was_ready),
-        peak_used_bytes: peak.and_then(|device| device.peak_used_bytes.map(Bytes::get)),
-        peak_phase: peak
-            .and_then(|device| device.peak_phase.map(|phase| phase.as_str().to_owned())),
+        peak_used_bytes: peak.and_then(|device| device.peak_used_bytes),
+        peak_phase: peak.and_then(|device| device.peak_phase),
         oom_tried_to_allocate_bytes: explain
             .and_then(|explain| explain.oom.as_ref())
-            .and_then(|oom| oom.tried_to_allocate_bytes)
-            .map(Bytes::get),
+            .and_then(|oom| oom.tried_to_allocate_bytes),
         duration_ms: record.run.duration_ms,
-        host_peak_rss_bytes: host_peak.map(|peak| peak.reading.tree_rss_bytes.get()),
+        host_peak_rss_bytes: host_peak.map(|peak| peak.reading.tree_rss_bytes),
         host_peak_phase: host_peak.and_then(|peak| peak.phase.clone()),
         host_oom_kill: record
             .run
@@ -665,11 +675,11 @@ pub fn describe_outcome(side: &OutcomeSide) -> String {
         }
     } else if side.server_was_ready == Some(true) {
         "reached a ready server".to_owned()
-    } else if side.status.as_deref() == Some("interrupted") {
+    } else if side.status == Some(RunStatus::Interrupted) {
         "was interrupted by the user before the server was ready".to_owned()
     } else if side.exit_code == Some(0) {
         "exited with code 0".to_owned()
-    } else if side.status.as_deref() == Some("running") {
+    } else if side.status == Some(RunStatus::Running) {
         "was still running when the record was read".to_owned()
     } else {
         "ended without a recorded failure".to_owned()
@@ -689,11 +699,7 @@ fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
             });
         }
     };
-    differ(
-        "status",
-        side_a.status.clone().into(),
-        side_b.status.clone().into(),
-    );
+    differ("status", side_a.status.into(), side_b.status.into());
     differ(
         "exit_code",
         side_a.exit_code.into(),
@@ -727,8 +733,8 @@ fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
     );
     differ(
         "peak_phase",
-        side_a.peak_phase.clone().into(),
-        side_b.peak_phase.clone().into(),
+        side_a.peak_phase.into(),
+        side_b.peak_phase.into(),
     );
     differ(
         "oom_tried_to_allocate_bytes",

@@ -16,7 +16,7 @@ use crate::model::explain::{ContextBlock, EventKind, OwnerClass, Phase, Timeline
 use crate::model::host::HostOomFinding;
 use crate::model::machine::{Device, GpuProcess};
 use crate::model::probe::ProbePhase;
-use crate::model::run::human_duration;
+use crate::model::run::{human_duration, RunStatus};
 use crate::model::{Bytes, Source};
 use crate::parse::run_record::{ProbeRead, RecordRead};
 
@@ -93,8 +93,8 @@ fn add_comparison_to_owner_summary(runs: &mut [RunReport], comparison: &Comparis
                 (&change.b, &change.a)
             };
             let action = format!("{}: {} → {}", change.field, describe(from), describe(to));
-            if run.owner_summary.kind != "hardware_limit" {
-                run.owner_summary.kind = "configuration_error".to_owned();
+            if run.owner_summary.kind != OwnerKind::HardwareLimit {
+                run.owner_summary.kind = OwnerKind::ConfigurationError;
                 run.owner_summary.action = Some(action.clone());
             }
             format!(
@@ -451,14 +451,14 @@ mod tests {
     fn weights_beyond_the_card_are_a_hardware_limit_with_a_card_class() {
         let report = build(&[oom_run(300 << 30)]);
         let owner = &report.runs[0].owner_summary;
-        assert_eq!(owner.kind, "hardware_limit");
+        assert_eq!(owner.kind, OwnerKind::HardwareLimit);
         assert_eq!(
             owner.action.as_deref(),
             Some("several GPUs with tensor parallelism, 375.00 GiB in total or more")
         );
         let report = build(&[oom_run(140 << 30)]);
         let owner = &report.runs[0].owner_summary;
-        assert_eq!(owner.kind, "hardware_limit");
+        assert_eq!(owner.kind, OwnerKind::HardwareLimit);
         assert!(
             owner
                 .action
@@ -487,7 +487,7 @@ mod tests {
         }
         let report = build(&[input]);
         let owner = &report.runs[0].owner_summary;
-        assert_eq!(owner.kind, "configuration_error");
+        assert_eq!(owner.kind, OwnerKind::ConfigurationError);
         assert!(owner
             .action
             .as_deref()

@@ -16,7 +16,7 @@ pub(super) fn run_end(record: &RecordRead) -> RunEnd {
     let failed = run_failed(record);
     let phase = record.explain().map(|explain| &explain.phase);
     let side = crate::analyze::compare::OutcomeSide {
-        status: record.status().map(|status| status.as_str().to_owned()),
+        status: record.status(),
         exit_code: record.run.exit_code.map(i64::from),
         failed,
         is_gpu_oom: record.is_gpu_oom(),
@@ -46,7 +46,7 @@ pub(super) fn run_end(record: &RecordRead) -> RunEnd {
         summary = format!("{summary} ({})", how.join(", "));
     }
     RunEnd {
-        status: record.status().map(|status| status.as_str().to_owned()),
+        status: record.status(),
         exit_code: record.run.exit_code.map(i64::from),
         signal: record.run.signal.map(i64::from),
         interrupted: record.interrupted(),

@@ -131,7 +131,7 @@ pub(super) fn host_verdict(
             }
             *owner = OwnerSummary {
                 from_explain: owner.from_explain.take(),
-                kind: "not_a_gpu_oom".to_owned(),
+                kind: OwnerKind::NotAGpuOom,
                 action: verdict.next_steps.first().cloned(),
                 text: format!(
                     "This run did not fail on the GPU: the host ran out of memory and the kernel killed the process{}. {}",
@@ -173,7 +173,7 @@ pub(super) fn owner_summary(
         .unwrap_or_else(|| "this card".to_owned());
     if !status.failed {
         return OwnerSummary {
-            kind: "working_configuration".to_owned(),
+            kind: OwnerKind::WorkingConfiguration,
             action: None,
             text: format!(
                 "No new hardware is indicated by this run: it did not fail on {card}. {}{}{}",
@@ -194,7 +194,7 @@ pub(super) fn owner_summary(
     }
     if failure.is_gpu_oom == Some(false) {
         return OwnerSummary {
-            kind: "not_a_gpu_oom".to_owned(),
+            kind: OwnerKind::NotAGpuOom,
             action: None,
             text: "The failure is not a GPU out-of-memory: more GPU memory would not fix it. See the verdict.".to_owned(),
             from_explain,
@@ -214,7 +214,7 @@ pub(super) fn owner_summary(
                 |class| format!("a card of the {class} or larger"),
             );
             return OwnerSummary {
-                kind: "hardware_limit".to_owned(),
+                kind: OwnerKind::HardwareLimit,
                 action: Some(class.clone()),
                 text: format!(
                     "Hardware limit: the weights alone need {} and {card} has {}; no setting fixes that. For models of this class, get {class}. Or change the model: on {card}, 16-bit models up to about {} parameters fit, 4-bit quantised ones up to about {} (weights at most {:.0}% of the card, the rest for KV cache and activations).",
@@ -251,7 +251,7 @@ pub(super) fn owner_summary(
     );
     if others_hold {
         return OwnerSummary {
-            kind: "configuration_error".to_owned(),
+            kind: OwnerKind::ConfigurationError,
             action: Some("free the card before start, or run on a card nobody else uses".to_owned()),
             text: format!(
                 "Configuration error, not a hardware limit: other processes held memory on {card} before the start. Free the card or pick an idle one and run again; if it still fails, the report of that run names the next change. No new hardware is indicated yet."
@@ -261,7 +261,7 @@ pub(super) fn owner_summary(
     }
     if let (Some(change), true) = (change, weights_fit || after_weights) {
         return OwnerSummary {
-            kind: "configuration_error".to_owned(),
+            kind: OwnerKind::ConfigurationError,
             action: Some(change.to_owned()),
             text: format!(
                 "Configuration error, not a hardware limit: {} failed in `{phase}`, after the weights were placed{}. Change: {change}. No new hardware is needed for this model on {card}.",
@@ -274,14 +274,14 @@ pub(super) fn owner_summary(
     // Not decided from measured figures: take the log diagnosis's class when it has one.
     let explained = record.explain().map(|explain| &explain.verdict);
     let explained_kind = match explained.map(|verdict| verdict.owner_class) {
-        Some(OwnerClass::HardwareLimit) => Some("hardware_limit"),
-        Some(OwnerClass::Configuration) => Some("configuration_error"),
-        Some(OwnerClass::NotGpuMemory) => Some("not_a_gpu_oom"),
+        Some(OwnerClass::HardwareLimit) => Some(OwnerKind::HardwareLimit),
+        Some(OwnerClass::Configuration) => Some(OwnerKind::ConfigurationError),
+        Some(OwnerClass::NotGpuMemory) => Some(OwnerKind::NotAGpuOom),
         _ => None,
     };
     if let (Some(kind), Some(text)) = (explained_kind, from_explain.clone()) {
         return OwnerSummary {
-            kind: kind.to_owned(),
+            kind,
             action: explained.and_then(|v| v.next_steps.first().cloned()),
             text: format!(
                 "{text} (from the log diagnosis; the report could not check it against a weights lower bound: give `--checkpoint`)"
@@ -290,7 +290,7 @@ pub(super) fn owner_summary(
         };
     }
     OwnerSummary {
-        kind: "undetermined".to_owned(),
+        kind: OwnerKind::Undetermined,
         action: Some("run `oomdoc fit` on the checkpoint to compare its lower bound with the card".to_owned()),
         text: format!(
             "Not yet decided between a hardware limit and a configuration error: it failed in `{phase}` and the weights lower bound is unknown. Give `--checkpoint` so the report can compare the model with {card}."
