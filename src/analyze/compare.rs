@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::model::record_view::{value_text, CheckpointFacts};
+use crate::model::checkpoint::CheckpointFacts;
+use crate::model::explain::Phase;
 use crate::model::run::RunStatus;
 use crate::model::Bytes;
 use crate::parse::run_record::RecordRead;
@@ -24,22 +24,112 @@ pub const FREE_TOLERANCE_BYTES: u64 = 1 << 30;
 /// See [`FREE_TOLERANCE_BYTES`].
 pub const FREE_TOLERANCE_FRACTION: f64 = 0.02;
 
-/// One changed field: `a` and `b` are JSON values (`null` when absent on that side).
+/// The snake_case word serde writes for a unit variant (`weights_loaded`, `vllm`, `nvml`).
+pub fn json_word<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value)
+        .map(|json| json.trim_matches('"').to_owned())
+        .unwrap_or_default()
+}
+
+/// One side of a changed field, written in JSON as the bare value (`null` when absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum FieldValue {
+    /// Absent on that side.
+    Absent,
+    /// Text: a flag's value, a name, a version, a phase.
+    Text(String),
+    /// A count or bytes.
+    Unsigned(u64),
+    /// An exit code.
+    Signed(i64),
+    /// Yes or no.
+    Flag(bool),
+}
+
+impl FieldValue {
+    /// The value as text; `None` when absent.
+    pub fn text(&self) -> Option<String> {
+        match self {
+            FieldValue::Absent => None,
+            FieldValue::Text(text) => Some(text.clone()),
+            FieldValue::Unsigned(number) => Some(number.to_string()),
+            FieldValue::Signed(number) => Some(number.to_string()),
+            FieldValue::Flag(flag) => Some(flag.to_string()),
+        }
+    }
+}
+
+impl From<&str> for FieldValue {
+    fn from(text: &str) -> Self {
+        FieldValue::Text(text.to_owned())
+    }
+}
+
+impl From<String> for FieldValue {
+    fn from(text: String) -> Self {
+        FieldValue::Text(text)
+    }
+}
+
+impl From<u64> for FieldValue {
+    fn from(number: u64) -> Self {
+        FieldValue::Unsigned(number)
+    }
+}
+
+impl From<i64> for FieldValue {
+    fn from(number: i64) -> Self {
+        FieldValue::Signed(number)
+    }
+}
+
+impl From<bool> for FieldValue {
+    fn from(flag: bool) -> Self {
+        FieldValue::Flag(flag)
+    }
+}
+
+impl From<Bytes> for FieldValue {
+    fn from(bytes: Bytes) -> Self {
+        FieldValue::Unsigned(bytes.get())
+    }
+}
+
+impl From<RunStatus> for FieldValue {
+    fn from(status: RunStatus) -> Self {
+        FieldValue::Text(status.as_str().to_owned())
+    }
+}
+
+impl From<Phase> for FieldValue {
+    fn from(phase: Phase) -> Self {
+        FieldValue::Text(phase.as_str().to_owned())
+    }
+}
+
+impl<T: Into<FieldValue>> From<Option<T>> for FieldValue {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(FieldValue::Absent, Into::into)
+    }
+}
+
+/// One changed field: `a` and `b` are its values (`null` when absent on that side).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     /// Field name, e.g. `flag --max-model-len`, `env CUDA_VISIBLE_DEVICES`, `gpu[0]`.
     pub field: String,
     /// Value in run A.
-    pub a: Value,
+    pub a: FieldValue,
     /// Value in run B.
-    pub b: Value,
+    pub b: FieldValue,
 }
 
 /// How one run ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct OutcomeSide {
     /// `exited`, `interrupted`, `signaled`, `running`, `spawn_failed`.
-    pub status: Option<String>,
+    pub status: Option<RunStatus>,
     /// Exit code.
     pub exit_code: Option<i64>,
     /// Whether the run failed (non-zero exit not caused by the user's interrupt after the
@@ -48,22 +138,22 @@ pub struct OutcomeSide {
     /// Whether the failure was a GPU out-of-memory.
     pub is_gpu_oom: Option<bool>,
     /// Phase in progress at the failure.
-    pub failed_in: Option<String>,
+    pub failed_in: Option<Phase>,
     /// Last completed phase.
-    pub last_completed: Option<String>,
+    pub last_completed: Option<Phase>,
     /// Whether the server accepted requests.
     pub server_was_ready: Option<bool>,
     /// Highest used bytes on any device (NVML).
-    pub peak_used_bytes: Option<u64>,
+    pub peak_used_bytes: Option<Bytes>,
     /// Phase of that peak.
-    pub peak_phase: Option<String>,
+    pub peak_phase: Option<Phase>,
     /// "Tried to allocate" of the first OOM.
-    pub oom_tried_to_allocate_bytes: Option<u64>,
+    pub oom_tried_to_allocate_bytes: Option<Bytes>,
     /// Run time.
     pub duration_ms: Option<u64>,
     /// Highest sampled RSS of the child's process tree, when host memory was recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host_peak_rss_bytes: Option<u64>,
+    pub host_peak_rss_bytes: Option<Bytes>,
     /// Phase of that host peak.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_peak_phase: Option<String>,
@@ -108,7 +198,7 @@ pub struct Comparison {
 #[derive(Debug, Clone, Default)]
 struct Inputs {
     /// Ordered fields (name → value); flags and env are kept apart to suppress derived fields.
-    fields: Vec<(String, Value)>,
+    fields: Vec<(String, FieldValue)>,
     argv: ParsedArgv,
     environment: BTreeMap<String, String>,
     /// Digests of the other variables (empty in older records).
@@ -232,60 +322,34 @@ fn gpu_inputs(record: &RecordRead) -> Vec<GpuInput> {
         .collect()
 }
 
-fn model_text(model: &Value, keys: &[&str]) -> Option<String> {
-    match model {
-        Value::Object(map) => keys
-            .iter()
-            .find_map(|key| map.get(*key).and_then(value_text)),
-        Value::String(name) if keys.contains(&"name") => Some(name.clone()),
-        _ => None,
-    }
-}
-
 fn inputs(record: &RecordRead, checkpoint: Option<&CheckpointFacts>) -> Inputs {
-    let mut fields: Vec<(String, Value)> = Vec::new();
-    let mut push = |name: &str, value: Option<Value>| {
-        if let Some(value) = value {
+    let mut fields: Vec<(String, FieldValue)> = Vec::new();
+    let mut push = |name: &str, value: FieldValue| {
+        if value != FieldValue::Absent {
             fields.push((name.to_owned(), value));
         }
     };
-    let explain = record.explain.clone().unwrap_or_default();
-    let model = explain.model.clone().unwrap_or(Value::Null);
-    push(
-        "checkpoint",
-        checkpoint.and_then(|c| c.path.clone()).map(Value::from),
-    );
+    let explain = record.explain();
+    let model = explain.and_then(|explain| explain.model.as_ref());
+    push("checkpoint", checkpoint.and_then(|c| c.path.clone()).into());
     push(
         "checkpoint.weights_bytes",
-        checkpoint
-            .and_then(|c| c.weights_total_bytes)
-            .map(Value::from),
+        checkpoint.and_then(|c| c.weights_total_bytes).into(),
     );
-    push(
-        "model",
-        model_text(&model, &["name", "id", "model", "path"]).map(Value::from),
-    );
-    push(
-        "format",
-        model_text(&model, &["format", "weights_format", "load_format"]).map(Value::from),
-    );
-    push(
-        "dtype",
-        model_text(&model, &["dtype", "torch_dtype"]).map(Value::from),
-    );
+    push("model", model.and_then(|m| m.name.clone()).into());
+    push("dtype", model.and_then(|m| m.dtype.clone()).into());
     push(
         "quantization",
-        model_text(&model, &["quantization", "quant"]).map(Value::from),
+        model.and_then(|m| m.quantization.clone()).into(),
     );
     let inventory = record.run.preflight.inventory.clone().unwrap_or_default();
-    push("driver_version", inventory.driver_version.map(Value::from));
-    push("cuda_version", inventory.cuda_version.map(Value::from));
-    let engine = explain.engine.clone().unwrap_or_default();
-    push("engine", engine.name.map(Value::from));
-    push("engine.version", engine.version.map(Value::from));
-    for (name, value) in &explain.versions {
-        if let Some(text) = value_text(value) {
-            push(&format!("versions.{name}"), Some(Value::from(text)));
+    push("driver_version", inventory.driver_version.into());
+    push("cuda_version", inventory.cuda_version.into());
+    if let Some(explain) = explain {
+        push("engine", json_word(&explain.engine.name).into());
+        push("engine.version", explain.engine.version.clone().into());
+        for (name, text) in &explain.versions {
+            push(&format!("versions.{name}"), text.as_str().into());
         }
     }
     let environment = record.run.preflight.environment.clone();
@@ -298,13 +362,13 @@ fn inputs(record: &RecordRead, checkpoint: Option<&CheckpointFacts>) -> Inputs {
     }
 }
 
-fn text_or_null(value: Option<&String>) -> Value {
-    value.map_or(Value::Null, |text| Value::from(text.as_str()))
+fn text_or_null(value: Option<&String>) -> FieldValue {
+    value.map(String::as_str).into()
 }
 
 /// Fields derived from the log that a flag already explains (`--dtype`, `--quantization`,
 /// `--load-format`, the model argument): listed once, as the flag.
-fn explained_by_argv(field: &str, a: &Value, b: &Value, argv_changes: &[Change]) -> bool {
+fn explained_by_argv(field: &str, a: &FieldValue, b: &FieldValue, argv_changes: &[Change]) -> bool {
     let flag = match field {
         "dtype" => Some("--dtype"),
         "quantization" => Some("--quantization"),
@@ -320,12 +384,12 @@ fn explained_by_argv(field: &str, a: &Value, b: &Value, argv_changes: &[Change])
         }
     }
     // A model (or checkpoint path) change that also shows in the command line.
-    let mentions = |value: &Value| {
-        value_text(value).is_some_and(|text| {
+    let mentions = |value: &FieldValue| {
+        value.text().is_some_and(|text| {
             argv_changes.iter().any(|change| {
                 [&change.a, &change.b]
                     .iter()
-                    .filter_map(|v| value_text(v))
+                    .filter_map(|v| v.text())
                     .any(|side| side.contains(&text) || text.contains(&side))
             })
         })
@@ -358,8 +422,8 @@ pub fn compare(
     if inputs_a.argv.positional != inputs_b.argv.positional {
         argv_changes.push(Change {
             field: "arguments".to_owned(),
-            a: Value::from(inputs_a.argv.positional.join(" ")),
-            b: Value::from(inputs_b.argv.positional.join(" ")),
+            a: inputs_a.argv.positional.join(" ").into(),
+            b: inputs_b.argv.positional.join(" ").into(),
         });
     }
     let flag_names: std::collections::BTreeSet<&String> = inputs_a
@@ -393,7 +457,7 @@ pub fn compare(
             .fields
             .iter()
             .find(|(field, _)| field == name)
-            .map_or(Value::Null, |(_, value)| value.clone())
+            .map_or(FieldValue::Absent, |(_, value)| value.clone())
     };
     for name in names {
         let value_a = lookup(&inputs_a, name);
@@ -412,8 +476,8 @@ pub fn compare(
     for index in 0..gpu_count {
         let gpu_a = inputs_a.gpus.get(index);
         let gpu_b = inputs_b.gpus.get(index);
-        let identity_a = gpu_a.map_or(Value::Null, |g| Value::from(g.identity.as_str()));
-        let identity_b = gpu_b.map_or(Value::Null, |g| Value::from(g.identity.as_str()));
+        let identity_a: FieldValue = gpu_a.map(|g| g.identity.as_str()).into();
+        let identity_b: FieldValue = gpu_b.map(|g| g.identity.as_str()).into();
         if identity_a != identity_b {
             changes.push(Change {
                 field: format!("gpu[{index}]"),
@@ -433,8 +497,8 @@ pub fn compare(
             if free_a.abs_diff(free_b) > tolerance {
                 changes.push(Change {
                     field: format!("gpu[{index}].free_before_bytes"),
-                    a: Value::from(free_a),
-                    b: Value::from(free_b),
+                    a: free_a.into(),
+                    b: free_b.into(),
                 });
             } else if free_a != free_b {
                 notes.push(format!(
@@ -485,8 +549,8 @@ pub fn compare(
             .chain(inputs_b.other_environment.keys())
             .collect();
         let shown = |digest: Option<&String>| match digest {
-            Some(_) => Value::from("set (value not recorded)"),
-            None => Value::Null,
+            Some(_) => "set (value not recorded)".into(),
+            None => FieldValue::Absent,
         };
         for name in names {
             let digest_a = inputs_a.other_environment.get(name);
@@ -494,8 +558,8 @@ pub fn compare(
             if digest_a != digest_b {
                 let (a, b) = match (digest_a, digest_b) {
                     (Some(_), Some(_)) => (
-                        Value::from("one value (not recorded)"),
-                        Value::from("another value (not recorded)"),
+                        "one value (not recorded)".into(),
+                        "another value (not recorded)".into(),
                     ),
                     _ => (shown(digest_a), shown(digest_b)),
                 };
@@ -541,11 +605,7 @@ pub fn compare(
 /// Whether a run failed: a recorded GPU OOM, or a non-zero exit that is not the user
 /// stopping a server that had become ready.
 pub fn run_failed(record: &RecordRead) -> bool {
-    let is_gpu_oom = record
-        .explain
-        .as_ref()
-        .and_then(|explain| explain.is_gpu_oom);
-    if is_gpu_oom == Some(true) {
+    if record.is_gpu_oom() == Some(true) {
         return true;
     }
     if record.status() == Some(RunStatus::SpawnFailed) {
@@ -560,8 +620,8 @@ pub fn run_failed(record: &RecordRead) -> bool {
 }
 
 fn outcome_side(record: &RecordRead) -> OutcomeSide {
-    let explain = record.explain.clone().unwrap_or_default();
-    let phase = explain.phase.clone().unwrap_or_default();
+    let explain = record.explain();
+    let phase = explain.map(|explain| &explain.phase);
     let peak = record.memory().and_then(|memory| {
         memory
             .devices
@@ -571,20 +631,23 @@ fn outcome_side(record: &RecordRead) -> OutcomeSide {
     });
     let host_peak = record.run.host.as_ref().and_then(|host| host.peak.as_ref());
     OutcomeSide {
-        status: record.status().map(|status| status.as_str().to_owned()),
+        status: record.status(),
         exit_code: record.run.exit_code.map(i64::from),
         failed: run_failed(record),
-        is_gpu_oom: explain.is_gpu_oom,
+        is_gpu_oom: record.is_gpu_oom(),
         // explain says `unknown` when nothing failed; a run that did not fail has no phase of failure.
-        failed_in: phase.failed_in.filter(|_| run_failed(record)),
-        last_completed: phase.last_completed,
-        server_was_ready: phase.server_was_ready,
-        peak_used_bytes: peak.and_then(|device| device.peak_used_bytes.map(Bytes::get)),
-        peak_phase: peak
-            .and_then(|device| device.peak_phase.map(|phase| phase.as_str().to_owned())),
-        oom_tried_to_allocate_bytes: explain.oom.and_then(|oom| oom.tried_to_allocate_bytes),
+        failed_in: phase
+            .map(|phase| phase.failed_in)
+            .filter(|_| run_failed(record)),
+        last_completed: phase.and_then(|phase| phase.last_completed),
+        server_was_ready: phase.and_then(|phase| phase.server_was_ready),
+        peak_used_bytes: peak.and_then(|device| device.peak_used_bytes),
+        peak_phase: peak.and_then(|device| device.peak_phase),
+        oom_tried_to_allocate_bytes: explain
+            .and_then(|explain| explain.oom.as_ref())
+            .and_then(|oom| oom.tried_to_allocate_bytes),
         duration_ms: record.run.duration_ms,
-        host_peak_rss_bytes: host_peak.map(|peak| peak.reading.tree_rss_bytes.get()),
+        host_peak_rss_bytes: host_peak.map(|peak| peak.reading.tree_rss_bytes),
         host_peak_phase: host_peak.and_then(|peak| peak.phase.clone()),
         host_oom_kill: record
             .run
@@ -605,18 +668,18 @@ pub fn describe_outcome(side: &OutcomeSide) -> String {
         } else {
             "failed"
         };
-        match (&side.failed_in, side.exit_code) {
-            (Some(phase), _) => format!("{what} in `{phase}`"),
+        match (side.failed_in, side.exit_code) {
+            (Some(phase), _) => format!("{what} in `{}`", phase.as_str()),
             (None, Some(code)) => format!("{what} (exit code {code})"),
             (None, None) => what.to_owned(),
         }
     } else if side.server_was_ready == Some(true) {
         "reached a ready server".to_owned()
-    } else if side.status.as_deref() == Some("interrupted") {
+    } else if side.status == Some(RunStatus::Interrupted) {
         "was interrupted by the user before the server was ready".to_owned()
     } else if side.exit_code == Some(0) {
         "exited with code 0".to_owned()
-    } else if side.status.as_deref() == Some("running") {
+    } else if side.status == Some(RunStatus::Running) {
         "was still running when the record was read".to_owned()
     } else {
         "ended without a recorded failure".to_owned()
@@ -627,7 +690,7 @@ fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
     let side_a = outcome_side(a);
     let side_b = outcome_side(b);
     let mut differences = Vec::new();
-    let mut differ = |field: &str, value_a: Value, value_b: Value| {
+    let mut differ = |field: &str, value_a: FieldValue, value_b: FieldValue| {
         if value_a != value_b {
             differences.push(Change {
                 field: field.to_owned(),
@@ -636,11 +699,7 @@ fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
             });
         }
     };
-    differ(
-        "status",
-        side_a.status.clone().into(),
-        side_b.status.clone().into(),
-    );
+    differ("status", side_a.status.into(), side_b.status.into());
     differ(
         "exit_code",
         side_a.exit_code.into(),
@@ -654,13 +713,13 @@ fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
     );
     differ(
         "failed_in",
-        side_a.failed_in.clone().into(),
-        side_b.failed_in.clone().into(),
+        side_a.failed_in.into(),
+        side_b.failed_in.into(),
     );
     differ(
         "last_completed",
-        side_a.last_completed.clone().into(),
-        side_b.last_completed.clone().into(),
+        side_a.last_completed.into(),
+        side_b.last_completed.into(),
     );
     differ(
         "server_was_ready",
@@ -674,8 +733,8 @@ fn outcome(a: &RecordRead, b: &RecordRead) -> Outcome {
     );
     differ(
         "peak_phase",
-        side_a.peak_phase.clone().into(),
-        side_b.peak_phase.clone().into(),
+        side_a.peak_phase.into(),
+        side_b.peak_phase.into(),
     );
     differ(
         "oom_tried_to_allocate_bytes",
@@ -804,7 +863,7 @@ mod tests {
         let comparison = compare("a", &a, None, "b", &b, None);
         assert_eq!(comparison.changes.len(), 1);
         assert_eq!(comparison.changes[0].field, "flag --max-model-len");
-        assert_eq!(comparison.changes[0].a, Value::from("4096"));
+        assert_eq!(comparison.changes[0].a, FieldValue::from("4096"));
         assert!(!comparison.more_than_one_change);
         assert!(comparison.outcome.a.failed);
         assert!(!comparison.outcome.b.failed);

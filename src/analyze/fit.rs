@@ -25,6 +25,7 @@ mod checks;
 mod gpu;
 mod llama_cpp;
 mod pipeline;
+mod request;
 mod shape;
 mod weights;
 
@@ -38,6 +39,7 @@ pub use checks::{
 pub use gpu::{detected_budget, Engine};
 pub use llama_cpp::{CacheType, FlashAttn, LlamaCppOptions};
 use pipeline::{pipeline_layer_counts, pipeline_stages, stage_context};
+pub use request::{checkpoint_facts, FitPlan, FitRequest, OutOfRange};
 use shape::{rate, shape};
 use weights::{
     collect_tensors, declared, dominant, files, header_mismatches, is_embedding_or_head, is_float,

@@ -305,3 +305,20 @@ pub struct Alternative {
     /// KV tokens per GPU under that choice.
     pub max_kv_tokens: u64,
 }
+
+/// The weights lower bound of the checkpoint, from `oomdoc fit`'s reading of its headers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CheckpointFacts {
+    /// Path given with `--checkpoint` (redacted).
+    pub path: Option<String>,
+    /// Format (`safetensors`, `gguf`, …).
+    pub format: Option<String>,
+    /// Weight bytes summed from the headers.
+    pub weights_total_bytes: Option<u64>,
+    /// Weight bytes per dtype.
+    pub by_dtype: BTreeMap<String, u64>,
+    /// Parameter count, when known.
+    pub parameters: Option<u64>,
+    /// Where the figures come from.
+    pub source: String,
+}

@@ -61,12 +61,14 @@ pub struct EngineInfo {
 
 /// The model named in the log.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ModelInfo {
     /// Name or path as printed (`meta-llama/Llama-3.1-8B-Instruct`, `/models/x.gguf`).
     pub name: Option<String>,
     /// Architecture (`LlamaForCausalLM`, `llama`) when printed.
     pub architecture: Option<String>,
     /// Weight dtype as printed (`torch.bfloat16`, `auto`, `Q4_K - Medium`).
+    #[serde(alias = "torch_dtype")]
     pub dtype: Option<String>,
     /// Quantization method as printed (`awq`, `fp8`, `bitsandbytes`), when not none.
     pub quantization: Option<String>,
@@ -74,6 +76,7 @@ pub struct ModelInfo {
 
 /// Engine settings seen in the log. Every field is optional: only what was printed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EngineConfig {
     /// vLLM `--tensor-parallel-size`, SGLang `--tp`, TGI `--num-shard`.
     pub tensor_parallel_size: Option<u64>,
@@ -212,7 +215,8 @@ impl Phase {
 }
 
 /// *Contract* `phase`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PhaseReport {
     /// *Contract.* The phase in progress when the failure happened.
     pub failed_in: Phase,
@@ -268,7 +272,8 @@ pub enum EventKind {
     CudaGraphCaptureDone,
     /// The engine finished initialising.
     EngineReady,
-    /// The API accepts requests.
+    /// The API accepts requests (`api_ready` in the report's first hand-made records).
+    #[serde(alias = "api_ready")]
     ServerReady,
     /// A request was served (consecutive requests are merged, see `count`).
     Request,
@@ -276,11 +281,13 @@ pub enum EventKind {
     ServingStats,
     /// The engine preempted or retracted requests for lack of KV cache.
     KvPressure,
-    /// A training step / iteration.
+    /// A training step / iteration (`training_start` in the report's first hand-made records).
+    #[serde(alias = "training_start")]
     TrainingStep,
     /// A Python traceback started.
     Traceback,
-    /// A failure message (OOM or other).
+    /// A failure message (OOM or other; `oom` in the report's first hand-made records).
+    #[serde(alias = "oom")]
     Failure,
     /// The process or server shut down or failed to start.
     Shutdown,
@@ -320,14 +327,18 @@ impl EventFigures {
     }
 }
 
-/// One timeline entry.
+/// One timeline entry. Records written before the explain document was fixed name `kind`
+/// `event` and `text` `detail`, and may lack the line and count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelineEvent {
     /// What happened.
+    #[serde(alias = "event")]
     pub kind: EventKind,
     /// The phase this event starts, continues or completes.
+    #[serde(default)]
     pub phase: Phase,
-    /// 1-based line number.
+    /// 1-based line number (0 when the record does not say).
+    #[serde(default)]
     pub line: u64,
     /// The timestamp as printed on the line, when it has one.
     pub timestamp: Option<String>,
@@ -339,10 +350,12 @@ pub struct TimelineEvent {
     #[serde(skip_serializing_if = "EventFigures::is_empty", default)]
     pub figures: EventFigures,
     /// How many consecutive lines of this kind were merged into this event (requests, stats).
+    #[serde(default)]
     pub count: u64,
     /// The last merged line, when `count` > 1.
     pub last_line: Option<u64>,
     /// The cleaned line, shortened.
+    #[serde(alias = "detail", default)]
     pub text: String,
     /// When the line arrived, ms since the start of the launch (only in a run record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -365,7 +378,9 @@ pub struct AccountingLine {
 }
 
 /// The likely cause (snake_case in JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// One allocation asks for more than the whole card (a real size, too large for it).
@@ -413,6 +428,7 @@ pub enum Cause {
     /// Not a GPU OOM: llama.cpp's context (its KV cells, shared by the server's slots) is full.
     ContextFull,
     /// The text does not show enough to say.
+    #[default]
     Unknown,
 }
 
@@ -456,7 +472,7 @@ impl Cause {
 }
 
 /// Hardware limit or configuration error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OwnerClass {
     /// The card is too small for what is asked; a setting will not fix it.
@@ -466,11 +482,13 @@ pub enum OwnerClass {
     /// Not a GPU memory problem.
     NotGpuMemory,
     /// The text does not show enough to say.
+    #[default]
     Undetermined,
 }
 
 /// *Contract* `verdict`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Verdict {
     /// *Contract.* The likely cause.
     pub cause: Cause,
@@ -506,6 +524,7 @@ pub struct ContextLine {
 
 /// What was read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct InputSummary {
     /// Input names in order (`<stdin>` or paths).
     pub names: Vec<String>,

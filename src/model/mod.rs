@@ -14,7 +14,6 @@ pub mod host;
 pub mod machine;
 pub mod probe;
 pub mod provenance;
-pub mod record_view;
 pub mod run;
 pub mod snapshot;
 pub mod timeline;

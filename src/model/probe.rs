@@ -66,7 +66,9 @@ impl GrowthVerdict {
 /// One request of the protocol and the memory read after it completed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeRequest {
-    /// Which repetition of the protocol (0-based; `--repeat K` gives 0..K).
+    /// Which repetition of the protocol (0-based; `--repeat K` gives 0..K; absent, 0, in
+    /// documents written before `--repeat`).
+    #[serde(default)]
     pub repeat: u32,
     /// The phase.
     pub phase: ProbePhase,

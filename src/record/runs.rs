@@ -5,7 +5,6 @@
 use serde_json::Value;
 
 use crate::analyze::run_report::{scan_log, RunInput};
-use crate::model::record_view::ProbeView;
 use crate::parse::run_record;
 use crate::redact::Redactor;
 use crate::source::run_dir::RawRun;
@@ -45,8 +44,10 @@ pub fn redact_run(raw: &RawRun, redactor: &Redactor) -> RunInput {
     let probe = raw.probe.as_ref().map(|(path, value)| {
         let mut value = value.clone();
         redactor.value(&mut value);
-        let view: ProbeView = serde_json::from_value(value).unwrap_or_default();
-        (redactor.text(&path.display().to_string()), view)
+        (
+            redactor.text(&path.display().to_string()),
+            run_record::read_probe(&value),
+        )
     });
     RunInput {
         label: redactor.text(&raw.directory.display().to_string()),

@@ -3,24 +3,20 @@
 //! Changed inputs come first, outcomes apart; the warning about more than one change is
 //! part of every format. Pure: takes the (redacted) comparison, returns bytes.
 
-use serde_json::Value;
-
-use crate::analyze::compare::{Change, Comparison, ComparisonPart};
-use crate::model::record_view::value_text;
+use crate::analyze::compare::{Change, Comparison, ComparisonPart, FieldValue};
 use crate::model::Bytes;
 use crate::render::html::{escape, list as html_list, prose as html_prose, table as html_table};
 use crate::render::markdown::{cell as md_cell, prose as md_prose, table as md_table};
 use crate::render::style::Style;
 
 /// A change value for people: bytes in binary units with the exact count, `absent` for null.
-pub fn show_value(field: &str, value: &Value) -> String {
+pub fn show_value(field: &str, value: &FieldValue) -> String {
     match value {
-        Value::Null => "(absent)".to_owned(),
-        Value::Number(number) if field.ends_with("_bytes") => match number.as_u64() {
-            Some(bytes) => format!("{} ({bytes} bytes)", Bytes(bytes)),
-            None => number.to_string(),
-        },
-        other => value_text(other).unwrap_or_default(),
+        FieldValue::Absent => "(absent)".to_owned(),
+        FieldValue::Unsigned(bytes) if field.ends_with("_bytes") => {
+            format!("{} ({bytes} bytes)", Bytes(*bytes))
+        }
+        other => other.text().unwrap_or_default(),
     }
 }
 
@@ -252,10 +248,10 @@ mod tests {
     #[test]
     fn bytes_show_binary_units_and_exact_count() {
         assert_eq!(
-            show_value("gpu[0].free_before_bytes", &Value::from(1u64 << 30)),
+            show_value("gpu[0].free_before_bytes", &FieldValue::from(1u64 << 30)),
             "1.00 GiB (1073741824 bytes)"
         );
-        assert_eq!(show_value("flag --x", &Value::Null), "(absent)");
+        assert_eq!(show_value("flag --x", &FieldValue::Absent), "(absent)");
     }
 
     #[test]

@@ -399,6 +399,59 @@ fn a_minimal_record_still_gives_a_report() {
     assert!(text.contains("the record has no `explain` result"));
 }
 
+#[test]
+fn an_explain_part_of_another_shape_costs_itself_only() {
+    let directory = tempfile::tempdir().unwrap();
+    let run = directory.path().join("run");
+    let record = serde_json::json!({
+        "schema_version": 1,
+        "status": "exited",
+        "command": ["vllm", "serve", "m"],
+        "exit_code": 1,
+        "explain": {
+            "is_gpu_oom": true,
+            "engine": {"name": "vllm", "version": "0.10.1"},
+            "phase": {"failed_in": "kv_cache_alloc", "server_was_ready": false},
+            "timeline": [
+                {"kind": "weights_loaded", "phase": "weights_load", "line": 3, "count": 1,
+                 "text": "Loading weights took 9.1 s", "t_ms": 9100},
+                {"kind": "warp_drive_engaged", "phase": "profiling", "line": 4, "count": 1,
+                 "text": "?"},
+            ],
+            "verdict": {"cause": "kv_cache_budget", "headline": "the KV cache does not fit",
+                        "evidence": 7},
+        },
+    });
+    write_run(&run, &record.to_string());
+    let output = oomdoc().arg("report").arg(&run).output().unwrap();
+    let text = success(&output);
+    // The event and the verdict of the wrong shape are named; the rest of the section is used.
+    assert!(
+        text.contains("field `explain.timeline[1]` is not in the expected shape"),
+        "{text}"
+    );
+    assert!(text.contains("field `explain.verdict` is not in the expected shape"));
+    assert!(text.contains("Loading weights took 9.1 s"));
+    assert!(text.contains("failed in: kv_cache_alloc"));
+    assert!(text.contains("engine vllm 0.10.1"));
+    let json = success(
+        &oomdoc()
+            .args(["report", "--json"])
+            .arg(&run)
+            .output()
+            .unwrap(),
+    );
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        json["runs"][0]["timeline"].as_array().map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(
+        json["runs"][0]["verdict"]["cause_kind"],
+        serde_json::Value::Null
+    );
+}
+
 /// A header-only safetensors file (sparse data) holding one BF16 tensor of `bytes` bytes.
 fn sparse_safetensors(path: &Path, bytes: u64) {
     let header = serde_json::json!({

@@ -63,7 +63,7 @@ pub fn reduce_samples(samples: &[(u64, u64)], limit: usize) -> Vec<(u64, u64)> {
 /// else the end of the run.
 pub(super) fn oom_time(
     record: &RecordRead,
-    events: &[Value],
+    events: &[TimelineEvent],
     failure: &FailureFacts,
 ) -> (Option<u64>, Option<String>) {
     if failure.is_gpu_oom != Some(true) {
@@ -75,22 +75,10 @@ pub(super) fn oom_time(
             Some("arrival of the OOM line in the log, recorded by `oomdoc run`".to_owned()),
         );
     }
-    let from_timeline = events.iter().find_map(|event| {
-        let name = object_text(event, &["event", "kind", "stage", "name", "what"])
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let detail = object_text(event, &["detail", "text", "message"])
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let is_oom = name.contains("oom")
-            || name.contains("out_of_memory")
-            || detail.contains("out of memory");
-        if is_oom {
-            event_t_ms(event)
-        } else {
-            None
-        }
-    });
+    let from_timeline = events
+        .iter()
+        .filter(|event| event.text.to_ascii_lowercase().contains("out of memory"))
+        .find_map(event_t_ms);
     if let Some(t_ms) = from_timeline {
         return (Some(t_ms), Some("engine log timeline".to_owned()));
     }
@@ -115,7 +103,7 @@ pub(super) fn oom_time(
 
 pub(super) fn memory(
     record: &RecordRead,
-    events: &[Value],
+    events: &[TimelineEvent],
     failure: &FailureFacts,
     limitations: &mut Vec<String>,
 ) -> MemoryFacts {
@@ -203,8 +191,7 @@ pub(super) fn memory(
 
 pub(super) fn fit_vs_measured(
     input: &RunInput,
-    events: &[Value],
-    log_model: &Value,
+    events: &[TimelineEvent],
     memory: &MemoryFacts,
     gpus: &[GpuAtStart],
 ) -> FitVsMeasured {
@@ -215,20 +202,17 @@ pub(super) fn fit_vs_measured(
             source: checkpoint.source.clone(),
         })
     });
-    let weights_from_log = object_u64(
-        log_model,
-        &["weights_bytes", "weights_loaded_bytes", "weight_bytes"],
-    )
-    .or_else(|| {
-        events.iter().find_map(|event| {
-            let name = object_text(event, &["event", "kind", "stage", "name"]).unwrap_or_default();
-            if name == "weights_loaded" || (name.contains("weights") && name.contains("load")) {
-                event_bytes(event)
-            } else {
-                None
-            }
+    let weights_from_log = events
+        .iter()
+        .filter(|event| {
+            matches!(
+                event.kind,
+                EventKind::WeightsLoadStart
+                    | EventKind::WeightsLoadProgress
+                    | EventKind::WeightsLoaded
+            )
         })
-    });
+        .find_map(|event| event.figures.bytes.map(Bytes::get));
     let weights_loaded = weights_from_log.map(|bytes| Figure {
         name: "weights as loaded".to_owned(),
         bytes,
@@ -269,13 +253,12 @@ pub(super) fn fit_vs_measured(
             // Without NVML, the framework's own "total capacity" (cudaMemGetInfo's total).
             input
                 .record
-                .explain
-                .as_ref()
+                .explain()
                 .and_then(|explain| explain.oom.as_ref())
                 .and_then(|oom| oom.total_capacity_bytes)
                 .map(|bytes| Figure {
                     name: "total capacity".to_owned(),
-                    bytes,
+                    bytes: bytes.get(),
                     source: "framework error text".to_owned(),
                 })
         });

@@ -10,23 +10,24 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::model::cards::CARDS;
-use crate::model::explain::Phase;
+use crate::model::explain::{ContextBlock, EventKind, OwnerClass, Phase, TimelineEvent};
 use crate::model::host::HostOomFinding;
 use crate::model::machine::{Device, GpuProcess};
-use crate::model::record_view::{value_text, ProbeView};
-use crate::model::run::human_duration;
+use crate::model::probe::ProbePhase;
+use crate::model::run::{human_duration, RunStatus};
 use crate::model::{Bytes, Source};
-use crate::parse::run_record::RecordRead;
+use crate::parse::run_record::{ProbeRead, RecordRead};
 
-use crate::analyze::compare::{compare, describe_outcome, run_failed, Comparison};
+use crate::analyze::compare::{
+    compare, describe_outcome, json_word, run_failed, Comparison, FieldValue,
+};
 
 /// Most points a device's memory series keeps for the chart (min and max per time bucket).
 pub const CHART_POINTS: usize = 800;
 
-pub use crate::model::record_view::CheckpointFacts;
+pub use crate::model::checkpoint::CheckpointFacts;
 
 mod log_scan;
 mod memory;
@@ -85,15 +86,15 @@ fn add_comparison_to_owner_summary(runs: &mut [RunReport], comparison: &Comparis
             " The working run `{working_label}` has the same recorded inputs, so the failure depends on something not recorded."
         ),
         [change] => {
-            let describe = |value: &Value| value_text(value).unwrap_or_else(|| "absent".to_owned());
+            let describe = |value: &FieldValue| value.text().unwrap_or_else(|| "absent".to_owned());
             let (from, to) = if a_failed {
                 (&change.a, &change.b)
             } else {
                 (&change.b, &change.a)
             };
             let action = format!("{}: {} → {}", change.field, describe(from), describe(to));
-            if run.owner_summary.kind != "hardware_limit" {
-                run.owner_summary.kind = "configuration_error".to_owned();
+            if run.owner_summary.kind != OwnerKind::HardwareLimit {
+                run.owner_summary.kind = OwnerKind::ConfigurationError;
                 run.owner_summary.action = Some(action.clone());
             }
             format!(
@@ -108,41 +109,27 @@ fn add_comparison_to_owner_summary(runs: &mut [RunReport], comparison: &Comparis
     run.owner_summary.text.push_str(&sentence);
 }
 
-fn object_text(value: &Value, keys: &[&str]) -> Option<String> {
-    match value {
-        Value::Object(map) => keys
-            .iter()
-            .find_map(|key| map.get(*key).and_then(value_text)),
-        Value::String(text) if keys.contains(&"name") => Some(text.clone()),
-        _ => None,
-    }
-}
-
 /// An event's time on the run's clock: `t_ms` (added by `oomdoc run`), else explain's
 /// `seconds_since_start` (the log's own clock, close to the run's).
-fn event_t_ms(event: &Value) -> Option<u64> {
-    object_u64(event, &["t_ms"]).or_else(|| {
+fn event_t_ms(event: &TimelineEvent) -> Option<u64> {
+    event.t_ms.or_else(|| {
         event
-            .get("seconds_since_start")
-            .and_then(Value::as_f64)
+            .seconds_since_start
             .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
             .map(|seconds| (seconds * 1000.0).round() as u64)
     })
 }
 
-/// An event's byte figure: top-level or in explain's `figures`.
-fn event_bytes(event: &Value) -> Option<u64> {
-    object_u64(event, &["bytes", "weights_bytes", "memory_bytes"])
-        .or_else(|| event.get("figures").and_then(|f| object_u64(f, &["bytes"])))
-}
-
-fn object_u64(value: &Value, keys: &[&str]) -> Option<u64> {
-    match value {
-        Value::Object(map) => keys
-            .iter()
-            .find_map(|key| map.get(*key).and_then(Value::as_u64)),
-        _ => None,
+/// explain's context blocks as lines, a `…` line between blocks.
+fn context_lines(blocks: &[ContextBlock]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for block in blocks {
+        if !lines.is_empty() {
+            lines.push("…".to_owned());
+        }
+        lines.extend(block.lines.iter().map(|line| line.text.clone()));
     }
+    lines
 }
 
 /// The model argument of a command line: `--model X`, or the positional after `serve`.
@@ -161,11 +148,12 @@ fn model_from_argv(argv: &[String]) -> Option<String> {
 
 fn run_report(input: &RunInput) -> RunReport {
     let record = &input.record;
-    let explain = record.explain.clone().unwrap_or_default();
+    let explain = record.explain();
+    let events: &[TimelineEvent] = explain.map_or(&[], |explain| &explain.timeline);
     let mut limitations: Vec<String> = Vec::new();
     limitations.extend(input.record.problems.iter().cloned());
     limitations.extend(record.run.limitations.iter().cloned());
-    if record.explain.is_none() {
+    if explain.is_none() {
         limitations.push(
             "the record has no `explain` result: phase, timeline and verdict are unknown"
                 .to_owned(),
@@ -181,23 +169,16 @@ fn run_report(input: &RunInput) -> RunReport {
     }
 
     // Model and format: from the log, then the command line, and the checkpoint headers.
-    let log_model = explain.model.clone().unwrap_or(Value::Null);
+    let log_model = explain.and_then(|explain| explain.model.as_ref());
     let mut model = ModelFacts {
-        name: object_text(&log_model, &["name", "id", "model", "path"]),
-        format: object_text(&log_model, &["format", "weights_format", "load_format"]),
-        dtype: object_text(&log_model, &["dtype", "torch_dtype"]),
-        quantization: object_text(&log_model, &["quantization", "quant"]),
-        max_model_len: object_text(
-            &log_model,
-            &["max_model_len", "max_seq_len", "context_length"],
-        )
-        .or_else(|| {
-            explain
-                .config
-                .as_ref()
-                .and_then(|config| object_text(config, &["max_model_len"]))
-        }),
-        source: (!log_model.is_null()).then(|| "engine log".to_owned()),
+        name: log_model.and_then(|model| model.name.clone()),
+        format: None,
+        dtype: log_model.and_then(|model| model.dtype.clone()),
+        quantization: log_model.and_then(|model| model.quantization.clone()),
+        max_model_len: explain
+            .and_then(|explain| explain.config.max_model_len)
+            .map(|tokens| tokens.to_string()),
+        source: log_model.map(|_| "engine log".to_owned()),
         checkpoint: input.checkpoint.clone(),
     };
     if model.name.is_none() {
@@ -218,24 +199,25 @@ fn run_report(input: &RunInput) -> RunReport {
     }
 
     let status = run_end(record);
-    let engine = explain.engine.clone().and_then(|engine| {
-        engine.name.map(|name| Fact {
+    let engine = explain.map(|explain| {
+        let name = json_word(&explain.engine.name);
+        Fact {
             name: "engine".to_owned(),
-            value: match engine.version {
+            value: match &explain.engine.version {
                 Some(version) => format!("{name} {version}"),
                 None => name,
             },
             source: "engine log".to_owned(),
-        })
+        }
     });
     let versions = versions(record);
     let gpus = gpus(record, &mut limitations);
     let environment = record.run.preflight.environment.clone();
     let failure = failure(record, &status);
-    let timeline = timeline(&explain.timeline);
+    let timeline = timeline(events);
     let (oom, oom_other_processes) = oom_figures(record);
-    let memory = memory(record, &explain.timeline, &failure, &mut limitations);
-    let fit = fit_vs_measured(input, &explain.timeline, &log_model, &memory, &gpus);
+    let memory = memory(record, events, &failure, &mut limitations);
+    let fit = fit_vs_measured(input, events, &memory, &gpus);
     let reproduction = reproduction(input, &status, &failure);
     let probe = input
         .probe
@@ -258,11 +240,7 @@ fn run_report(input: &RunInput) -> RunReport {
         .as_ref()
         .and_then(|host| host.finding.as_ref())
     {
-        let gpu_oom_in_log = record
-            .explain
-            .as_ref()
-            .and_then(|explain| explain.is_gpu_oom)
-            == Some(true);
+        let gpu_oom_in_log = record.is_gpu_oom() == Some(true);
         host_verdict(
             finding,
             gpu_oom_in_log,
@@ -284,7 +262,15 @@ fn run_report(input: &RunInput) -> RunReport {
         ),
         _ => {}
     }
-    let training = is_training(record, &explain.timeline, &failure, input.probe.is_some());
+    if let Some((file, probe)) = &input.probe {
+        limitations.extend(
+            probe
+                .problems
+                .iter()
+                .map(|problem| format!("probe `{file}`: {problem}")),
+        );
+    }
+    let training = is_training(record, events, &failure, input.probe.is_some());
     if input.probe.is_none() && !training {
         limitations.push(
             "no probe document (`--probe FILE`): growth under repeated and long requests was not measured".to_owned(),
@@ -307,11 +293,12 @@ fn run_report(input: &RunInput) -> RunReport {
         timeline,
         oom,
         oom_other_processes,
-        oom_count: explain
-            .ooms_total
-            .map_or(0, |total| usize::try_from(total).unwrap_or(usize::MAX))
-            .max(explain.ooms.len())
-            .max(usize::from(explain.oom.is_some())),
+        oom_count: explain.map_or(0, |explain| {
+            usize::try_from(explain.ooms_total)
+                .unwrap_or(usize::MAX)
+                .max(explain.ooms.len())
+                .max(usize::from(explain.oom.is_some()))
+        }),
         // explain's own context, unless the log scan kept more lines (dozens, not one).
         log_context: {
             let scanned = input
@@ -319,10 +306,11 @@ fn run_report(input: &RunInput) -> RunReport {
                 .as_ref()
                 .map(|scan| scan.lines_before_oom.clone())
                 .unwrap_or_default();
-            if scanned.len() > explain.context.len() {
+            let explained = context_lines(explain.map_or(&[], |explain| &explain.context));
+            if scanned.len() > explained.len() {
                 scanned
             } else {
-                explain.context.clone()
+                explained
             }
         },
         memory,
@@ -463,14 +451,14 @@ mod tests {
     fn weights_beyond_the_card_are_a_hardware_limit_with_a_card_class() {
         let report = build(&[oom_run(300 << 30)]);
         let owner = &report.runs[0].owner_summary;
-        assert_eq!(owner.kind, "hardware_limit");
+        assert_eq!(owner.kind, OwnerKind::HardwareLimit);
         assert_eq!(
             owner.action.as_deref(),
             Some("several GPUs with tensor parallelism, 375.00 GiB in total or more")
         );
         let report = build(&[oom_run(140 << 30)]);
         let owner = &report.runs[0].owner_summary;
-        assert_eq!(owner.kind, "hardware_limit");
+        assert_eq!(owner.kind, OwnerKind::HardwareLimit);
         assert!(
             owner
                 .action
@@ -491,15 +479,15 @@ mod tests {
     #[test]
     fn weights_that_fit_in_a_later_phase_are_a_configuration_error() {
         let mut input = oom_run(61 << 30);
-        if let Some(explain) = input.record.explain.as_mut() {
-            explain.phase = Some(crate::model::record_view::PhaseView {
-                failed_in: Some("kv_cache_alloc".to_owned()),
+        if let Some(explain) = input.record.run.explain.as_mut() {
+            explain.phase = crate::model::explain::PhaseReport {
+                failed_in: Phase::KvCacheAlloc,
                 ..Default::default()
-            });
+            };
         }
         let report = build(&[input]);
         let owner = &report.runs[0].owner_summary;
-        assert_eq!(owner.kind, "configuration_error");
+        assert_eq!(owner.kind, OwnerKind::ConfigurationError);
         assert!(owner
             .action
             .as_deref()

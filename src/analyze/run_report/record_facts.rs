@@ -14,15 +14,14 @@ pub(super) fn torch_snapshot_file(record: &RecordRead) -> Option<String> {
 
 pub(super) fn run_end(record: &RecordRead) -> RunEnd {
     let failed = run_failed(record);
-    let explain = record.explain.clone().unwrap_or_default();
-    let phase = explain.phase.unwrap_or_default();
+    let phase = record.explain().map(|explain| &explain.phase);
     let side = crate::analyze::compare::OutcomeSide {
-        status: record.status().map(|status| status.as_str().to_owned()),
+        status: record.status(),
         exit_code: record.run.exit_code.map(i64::from),
         failed,
-        is_gpu_oom: explain.is_gpu_oom,
-        failed_in: phase.failed_in,
-        server_was_ready: phase.server_was_ready,
+        is_gpu_oom: record.is_gpu_oom(),
+        failed_in: phase.map(|phase| phase.failed_in),
+        server_was_ready: phase.and_then(|phase| phase.server_was_ready),
         ..Default::default()
     };
     let mut summary = describe_outcome(&side);
@@ -47,7 +46,7 @@ pub(super) fn run_end(record: &RecordRead) -> RunEnd {
         summary = format!("{summary} ({})", how.join(", "));
     }
     RunEnd {
-        status: record.status().map(|status| status.as_str().to_owned()),
+        status: record.status(),
         exit_code: record.run.exit_code.map(i64::from),
         signal: record.run.signal.map(i64::from),
         interrupted: record.interrupted(),
@@ -87,33 +86,28 @@ pub(super) fn versions(record: &RecordRead) -> Vec<Fact> {
             });
         }
     }
-    if let Some(explain) = &record.explain {
-        if let Some(engine) = &explain.engine {
-            if let (Some(name), Some(version)) = (&engine.name, &engine.version) {
+    if let Some(explain) = record.explain() {
+        if let Some(version) = &explain.engine.version {
+            facts.push(Fact {
+                name: json_word(&explain.engine.name),
+                value: version.clone(),
+                source: "engine log".to_owned(),
+            });
+        }
+        for (name, text) in &explain.versions {
+            // `pytorch` is the engine name of plain PyTorch; its version is `torch`'s.
+            let alias =
+                |fact_name: &str| fact_name == name || (fact_name == "pytorch" && name == "torch");
+            if let Some(fact) = facts.iter_mut().find(|fact| alias(&fact.name)) {
+                if fact.name == "pytorch" && fact.value == *text {
+                    fact.name = "torch".to_owned();
+                }
+            } else {
                 facts.push(Fact {
                     name: name.clone(),
-                    value: version.clone(),
+                    value: text.clone(),
                     source: "engine log".to_owned(),
                 });
-            }
-        }
-        for (name, value) in &explain.versions {
-            if let Some(text) = value_text(value) {
-                // `pytorch` is the engine name of plain PyTorch; its version is `torch`'s.
-                let alias = |fact_name: &str| {
-                    fact_name == name || (fact_name == "pytorch" && name == "torch")
-                };
-                if let Some(fact) = facts.iter_mut().find(|fact| alias(&fact.name)) {
-                    if fact.name == "pytorch" && fact.value == text {
-                        fact.name = "torch".to_owned();
-                    }
-                } else {
-                    facts.push(Fact {
-                        name: name.clone(),
-                        value: text,
-                        source: "engine log".to_owned(),
-                    });
-                }
             }
         }
     }
@@ -178,18 +172,15 @@ pub(super) fn non_empty(text: &str) -> Option<String> {
 
 /// The JSON name of a source (`nvml`, `replay`), as the record writes it.
 pub(super) fn source_name(source: Source) -> String {
-    serde_json::to_value(source)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_owned))
-        .unwrap_or_else(|| source.label().to_owned())
+    json_word(&source)
 }
 
 pub(super) fn failure(record: &RecordRead, status: &RunEnd) -> FailureFacts {
-    let explain = record.explain.clone().unwrap_or_default();
-    let phase = explain.phase.unwrap_or_default();
-    let failed_in = phase.failed_in.as_deref().map(Phase::from_name);
+    let phase = record.explain().map(|explain| &explain.phase);
+    let failed_in = phase.map(|phase| phase.failed_in);
+    let server_was_ready = phase.and_then(|phase| phase.server_was_ready);
     let note = if status.failed {
-        match (failed_in, phase.server_was_ready) {
+        match (failed_in, server_was_ready) {
             (Some(failed_in), ready) if failed_in.is_startup() && ready != Some(true) => Some(format!(
                 "nothing was serving requests yet when it failed in `{}`: a user prompt cannot be the cause",
                 failed_in.as_str()
@@ -204,43 +195,37 @@ pub(super) fn failure(record: &RecordRead, status: &RunEnd) -> FailureFacts {
         None
     };
     FailureFacts {
-        is_gpu_oom: explain.is_gpu_oom,
+        is_gpu_oom: record.is_gpu_oom(),
         failed_in,
-        last_completed: phase.last_completed.as_deref().map(Phase::from_name),
-        server_was_ready: phase.server_was_ready,
+        last_completed: phase.and_then(|phase| phase.last_completed),
+        server_was_ready,
         note,
     }
 }
 
-pub(super) fn timeline(events: &[Value]) -> Vec<TimelineEntry> {
+pub(super) fn timeline(events: &[TimelineEvent]) -> Vec<TimelineEntry> {
     events
         .iter()
         .map(|event| TimelineEntry {
             t_ms: event_t_ms(event),
-            phase: object_text(event, &["phase"]),
-            event: object_text(event, &["event", "kind", "stage", "name", "what"])
-                .unwrap_or_else(|| "event".to_owned()),
-            detail: object_text(
-                event,
-                &["detail", "text", "message", "summary", "line_text"],
-            ),
+            phase: event.phase,
+            event: json_word(&event.kind),
+            detail: non_empty(&event.text),
         })
         .collect()
 }
 
 pub(super) fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
-    let Some(oom) = record.explain.as_ref().and_then(|e| e.oom.clone()) else {
+    let Some(explain) = record.explain() else {
         return (Vec::new(), Vec::new());
     };
-    let engine = record
-        .explain
-        .as_ref()
-        .and_then(|e| e.engine.as_ref())
-        .and_then(|e| e.name.clone());
-    let source = match engine.as_deref() {
-        Some(name) => format!("framework error text (in the {name} log)"),
-        None => "framework error text".to_owned(),
+    let Some(oom) = &explain.oom else {
+        return (Vec::new(), Vec::new());
     };
+    let source = format!(
+        "framework error text (in the {} log)",
+        json_word(&explain.engine.name)
+    );
     let gpu = oom
         .gpu_index
         .map(|index| format!(" (GPU {index} as the process numbers it)"))
@@ -250,10 +235,7 @@ pub(super) fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
         ("total capacity", oom.total_capacity_bytes),
         ("free", oom.free_bytes),
         // NVML's N/A sentinel (`u64::MAX`, printed as 17179869184.00 GiB) is no figure.
-        (
-            "this process has in use",
-            oom.process_in_use_bytes.filter(|bytes| *bytes != u64::MAX),
-        ),
+        ("this process has in use", oom.process_in_use_reported()),
         ("allocated by PyTorch", oom.allocated_by_pytorch_bytes),
         (
             "reserved by PyTorch but unallocated",
@@ -265,6 +247,7 @@ pub(super) fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
     .into_iter()
     .filter_map(|(name, bytes)| {
         bytes.map(|bytes| Figure {
+            bytes: bytes.get(),
             name: format!(
                 "{name}{}",
                 if name == "total capacity" {
@@ -273,7 +256,6 @@ pub(super) fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
                     ""
                 }
             ),
-            bytes,
             source: source.clone(),
         })
     })
@@ -283,11 +265,8 @@ pub(super) fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
         .iter()
         .filter_map(|process| {
             process.in_use_bytes.map(|bytes| Figure {
-                name: match process.pid {
-                    Some(pid) => format!("process {pid} has in use"),
-                    None => "another process has in use".to_owned(),
-                },
-                bytes,
+                name: format!("process {} has in use", process.pid),
+                bytes: bytes.get(),
                 source: source.clone(),
             })
         })
@@ -299,24 +278,24 @@ pub(super) fn oom_figures(record: &RecordRead) -> (Vec<Figure>, Vec<Figure>) {
 /// request, no server ready, no serving statistics) nor probed.
 pub(super) fn is_training(
     record: &RecordRead,
-    timeline: &[Value],
+    timeline: &[TimelineEvent],
     failure: &FailureFacts,
     probed: bool,
 ) -> bool {
-    const TRAINING: &str = "training_step";
-    let kinds: Vec<String> = timeline
-        .iter()
-        .filter_map(|event| object_text(event, &["kind"]))
-        .collect();
     let trains = failure.failed_in == Some(Phase::TrainingStep)
         || record
             .run
             .phases
             .iter()
             .any(|span| span.phase == Phase::TrainingStep)
-        || kinds.iter().any(|kind| kind == TRAINING);
-    let serves = kinds
-        .iter()
-        .any(|kind| matches!(kind.as_str(), "request" | "server_ready" | "serving_stats"));
+        || timeline
+            .iter()
+            .any(|event| event.kind == EventKind::TrainingStep);
+    let serves = timeline.iter().any(|event| {
+        matches!(
+            event.kind,
+            EventKind::Request | EventKind::ServerReady | EventKind::ServingStats
+        )
+    });
     trains && !serves && !probed
 }

@@ -41,23 +41,19 @@ pub(super) fn reproduction(
         let failing = probe
             .requests
             .iter()
-            .filter(|request| !request.succeeded())
-            .min_by_key(|request| request.prompt_chars.unwrap_or(u64::MAX));
+            .filter(|request| !ProbeRead::succeeded(request))
+            .min_by_key(|request| request.prompt_chars);
         if let Some(request) = failing {
             return Reproduction {
                 request_needed: Some(true),
                 request: Some(format!(
                     "{} request #{} with a {}-character prompt (status {})",
-                    request.phase.as_deref().unwrap_or("probe"),
-                    request.index.unwrap_or(0),
-                    request
-                        .prompt_chars
-                        .map_or_else(|| "?".to_owned(), |c| c.to_string()),
+                    request.phase.name(),
+                    request.index,
+                    request.prompt_chars,
                     request
                         .status
-                        .as_ref()
-                        .and_then(value_text)
-                        .unwrap_or_else(|| "none".to_owned())
+                        .map_or_else(|| "none".to_owned(), |status| status.to_string())
                 )),
                 source: Some(format!("probe `{file}`")),
                 note: "the smallest probe request that failed".to_owned(),
@@ -85,13 +81,10 @@ pub(super) fn reproduction(
     }
 }
 
-pub(super) fn probe_summary(file: &str, probe: &ProbeView) -> ProbeSummary {
+pub(super) fn probe_summary(file: &str, probe: &ProbeRead) -> ProbeSummary {
     let mut phases: Vec<(String, u64, u64)> = Vec::new();
     for request in &probe.requests {
-        let phase = request
-            .phase
-            .clone()
-            .unwrap_or_else(|| "unknown".to_owned());
+        let phase = request.phase.name().to_owned();
         let index = match phases.iter().position(|(name, _, _)| *name == phase) {
             Some(index) => index,
             None => {
@@ -100,15 +93,15 @@ pub(super) fn probe_summary(file: &str, probe: &ProbeView) -> ProbeSummary {
             }
         };
         phases[index].2 += 1;
-        if request.succeeded() {
+        if ProbeRead::succeeded(request) {
             phases[index].1 += 1;
         }
     }
     ProbeSummary {
         file: file.to_owned(),
-        verdict: probe.verdict_text(),
+        verdict: probe.verdict.map(|verdict| json_word(&verdict)),
         phases,
-        plateau_bytes: probe.plateau_bytes,
+        plateau_bytes: probe.plateau_bytes.map(Bytes::get),
     }
 }
 
@@ -132,18 +125,25 @@ pub(super) fn concurrency(input: &RunInput) -> Vec<Fact> {
         }
     }
     // What the engine itself settled on (its defaults included), when explain read it.
-    let config = input
-        .record
-        .explain
-        .as_ref()
-        .and_then(|explain| explain.config.clone())
-        .unwrap_or(Value::Null);
-    for (key, flag) in [
-        ("max_num_seqs", "--max-num-seqs"),
-        ("max_num_batched_tokens", "--max-num-batched-tokens"),
-        ("batch_size", "--batch-size"),
+    let config = input.record.explain().map(|explain| &explain.config);
+    for (key, flag, value) in [
+        (
+            "max_num_seqs",
+            "--max-num-seqs",
+            config.and_then(|config| config.max_num_seqs),
+        ),
+        (
+            "max_num_batched_tokens",
+            "--max-num-batched-tokens",
+            config.and_then(|config| config.max_num_batched_tokens),
+        ),
+        (
+            "batch_size",
+            "--batch-size",
+            config.and_then(|config| config.batch_size),
+        ),
     ] {
-        if let Some(value) = object_text(&config, &[key]) {
+        if let Some(value) = value.map(|value| value.to_string()) {
             if !argv.flags.contains_key(flag) {
                 facts.push(Fact {
                     name: format!("`{key}`"),
@@ -173,12 +173,12 @@ pub(super) fn concurrency(input: &RunInput) -> Vec<Fact> {
         let concurrent: Vec<_> = probe
             .requests
             .iter()
-            .filter(|request| request.phase.as_deref() == Some("concurrent"))
+            .filter(|request| request.phase == ProbePhase::Concurrent)
             .collect();
         if !concurrent.is_empty() {
             let ok = concurrent
                 .iter()
-                .filter(|request| request.succeeded())
+                .filter(|request| ProbeRead::succeeded(request))
                 .count();
             facts.push(Fact {
                 name: "parallel requests checked".to_owned(),
@@ -192,20 +192,18 @@ pub(super) fn concurrency(input: &RunInput) -> Vec<Fact> {
 
 pub(super) fn readiness(input: &RunInput, status: &RunEnd, failure: &FailureFacts) -> Readiness {
     // Requests served: access-log lines in the log, else explain's `request` timeline events.
-    let events: &[Value] = input
+    let events: &[TimelineEvent] = input
         .record
-        .explain
-        .as_ref()
+        .explain()
         .map_or(&[], |explain| explain.timeline.as_slice());
-    let event_kind = |event: &Value| object_text(event, &["kind", "event"]).unwrap_or_default();
     let request_events: u64 = events
         .iter()
-        .filter(|event| event_kind(event) == "request")
-        .map(|event| object_u64(event, &["count"]).unwrap_or(1).max(1))
+        .filter(|event| event.kind == EventKind::Request)
+        .map(|event| event.count.max(1))
         .sum();
     let ready_event = events
         .iter()
-        .any(|event| matches!(event_kind(event).as_str(), "server_ready" | "api_ready"));
+        .any(|event| event.kind == EventKind::ServerReady);
     let served_in_log = input
         .log
         .as_ref()
@@ -217,14 +215,16 @@ pub(super) fn readiness(input: &RunInput, status: &RunEnd, failure: &FailureFact
             probe
                 .requests
                 .iter()
-                .filter(|r| {
-                    r.succeeded() && r.phase.as_deref().is_some_and(|p| phases.contains(&p))
-                })
+                .filter(|r| ProbeRead::succeeded(r) && phases.contains(&r.phase.name()))
                 .count()
         })
     };
     let probe_failed = probe.map_or(0, |probe| {
-        probe.requests.iter().filter(|r| !r.succeeded()).count()
+        probe
+            .requests
+            .iter()
+            .filter(|r| !ProbeRead::succeeded(r))
+            .count()
     });
     let loaded = failure.server_was_ready == Some(true)
         || ready_event

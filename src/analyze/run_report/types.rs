@@ -15,8 +15,8 @@ pub struct RunInput {
     pub log: Option<LogScan>,
     /// Why the log could not be read.
     pub log_problem: Option<String>,
-    /// Probe document path (redacted) and content.
-    pub probe: Option<(String, ProbeView)>,
+    /// Probe document path (redacted) and the parts of it a report uses.
+    pub probe: Option<(String, ProbeRead)>,
     /// The checkpoint's lower bound.
     pub checkpoint: Option<CheckpointFacts>,
     /// Why the checkpoint could not be read.
@@ -57,8 +57,8 @@ pub struct Figure {
 /// How the run ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RunEnd {
-    /// `exited`, `interrupted`, …
-    pub status: Option<String>,
+    /// `exited`, `interrupted`, …; `None` when the record does not say.
+    pub status: Option<RunStatus>,
     /// Exit code.
     pub exit_code: Option<i64>,
     /// Signal.
@@ -181,7 +181,7 @@ pub struct TimelineEntry {
     /// ms since start, when known.
     pub t_ms: Option<u64>,
     /// Phase.
-    pub phase: Option<String>,
+    pub phase: Phase,
     /// Event.
     pub event: String,
     /// Detail.
@@ -350,11 +350,52 @@ pub struct RunVerdict {
     pub source: String,
 }
 
+/// Whether new hardware is needed, in one word.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnerKind {
+    /// The card is too small for the model: no setting fixes it.
+    HardwareLimit,
+    /// A setting (or another process on the card) is the problem.
+    ConfigurationError,
+    /// The run did not fail.
+    WorkingConfiguration,
+    /// The failure is not a GPU out-of-memory.
+    NotAGpuOom,
+    /// Not yet decided.
+    #[default]
+    Undetermined,
+}
+
+impl OwnerKind {
+    /// The JSON word (`hardware_limit`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OwnerKind::HardwareLimit => "hardware_limit",
+            OwnerKind::ConfigurationError => "configuration_error",
+            OwnerKind::WorkingConfiguration => "working_configuration",
+            OwnerKind::NotAGpuOom => "not_a_gpu_oom",
+            OwnerKind::Undetermined => "undetermined",
+        }
+    }
+
+    /// Words for a person (`hardware limit`).
+    pub fn label(self) -> &'static str {
+        match self {
+            OwnerKind::HardwareLimit => "hardware limit",
+            OwnerKind::ConfigurationError => "configuration error",
+            OwnerKind::WorkingConfiguration => "working configuration",
+            OwnerKind::NotAGpuOom => "not a GPU out-of-memory",
+            OwnerKind::Undetermined => "undetermined",
+        }
+    }
+}
+
 /// What the owner should do.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct OwnerSummary {
-    /// `hardware_limit`, `configuration_error`, `working_configuration`, `not_a_gpu_oom`, `undetermined`.
-    pub kind: String,
+    /// Hardware limit, configuration error, working configuration, not a GPU OOM, undetermined.
+    pub kind: OwnerKind,
     /// The change to make (configuration) or the card class to get (hardware).
     pub action: Option<String>,
     /// Plain-language paragraph.

@@ -9,24 +9,27 @@ pub(super) fn verdict(
     failure: &FailureFacts,
     checked: bool,
 ) -> RunVerdict {
-    let explained = record.explain.as_ref().and_then(|e| e.verdict.clone());
-    match explained {
-        Some(verdict) if verdict.cause.is_some() && status.failed => RunVerdict {
-            cause: verdict.cause.unwrap_or_default(),
-            cause_kind: verdict.cause_kind,
-            evidence: verdict.evidence,
-            next_steps: verdict.next_steps,
+    let explained = record.explain().map(|explain| &explain.verdict);
+    let cause_kind = record
+        .explain_cause()
+        .map(|cause| cause.as_str().to_owned());
+    // The headline, else the cause class's word.
+    let cause = explained
+        .and_then(|verdict| non_empty(&verdict.headline))
+        .or_else(|| cause_kind.clone());
+    match (explained, cause) {
+        (Some(verdict), Some(cause)) if status.failed => RunVerdict {
+            cause,
+            cause_kind,
+            evidence: verdict.evidence.clone(),
+            next_steps: verdict.next_steps.clone(),
             source: "`oomdoc explain` on the run's log".to_owned(),
         },
-        explained if !status.failed => RunVerdict {
+        (_, cause) if !status.failed => RunVerdict {
             cause: "no failure recorded".to_owned(),
             cause_kind: None,
             evidence: std::iter::once(status.summary.clone())
-                .chain(
-                    explained
-                        .and_then(|verdict| verdict.cause)
-                        .map(|cause| format!("log diagnosis: {cause}")),
-                )
+                .chain(cause.map(|cause| format!("log diagnosis: {cause}")))
                 .collect(),
             next_steps: vec![if checked {
                 "keep this configuration within its stated limit; record it next to the failing run (`oomdoc diff`)".to_owned()
@@ -128,7 +131,7 @@ pub(super) fn host_verdict(
             }
             *owner = OwnerSummary {
                 from_explain: owner.from_explain.take(),
-                kind: "not_a_gpu_oom".to_owned(),
+                kind: OwnerKind::NotAGpuOom,
                 action: verdict.next_steps.first().cloned(),
                 text: format!(
                     "This run did not fail on the GPU: the host ran out of memory and the kernel killed the process{}. {}",
@@ -155,10 +158,8 @@ pub(super) fn owner_summary(
     readiness: &Readiness,
 ) -> OwnerSummary {
     let from_explain = record
-        .explain
-        .as_ref()
-        .and_then(|e| e.verdict.as_ref())
-        .and_then(|v| v.owner_summary.clone());
+        .explain()
+        .and_then(|explain| non_empty(&explain.verdict.owner_summary));
     let capacity = fit.capacity.as_ref().map(|figure| figure.bytes);
     let weights = fit
         .lower_bound
@@ -172,7 +173,7 @@ pub(super) fn owner_summary(
         .unwrap_or_else(|| "this card".to_owned());
     if !status.failed {
         return OwnerSummary {
-            kind: "working_configuration".to_owned(),
+            kind: OwnerKind::WorkingConfiguration,
             action: None,
             text: format!(
                 "No new hardware is indicated by this run: it did not fail on {card}. {}{}{}",
@@ -193,7 +194,7 @@ pub(super) fn owner_summary(
     }
     if failure.is_gpu_oom == Some(false) {
         return OwnerSummary {
-            kind: "not_a_gpu_oom".to_owned(),
+            kind: OwnerKind::NotAGpuOom,
             action: None,
             text: "The failure is not a GPU out-of-memory: more GPU memory would not fix it. See the verdict.".to_owned(),
             from_explain,
@@ -213,7 +214,7 @@ pub(super) fn owner_summary(
                 |class| format!("a card of the {class} or larger"),
             );
             return OwnerSummary {
-                kind: "hardware_limit".to_owned(),
+                kind: OwnerKind::HardwareLimit,
                 action: Some(class.clone()),
                 text: format!(
                     "Hardware limit: the weights alone need {} and {card} has {}; no setting fixes that. For models of this class, get {class}. Or change the model: on {card}, 16-bit models up to about {} parameters fit, 4-bit quantised ones up to about {} (weights at most {:.0}% of the card, the rest for KV cache and activations).",
@@ -250,7 +251,7 @@ pub(super) fn owner_summary(
     );
     if others_hold {
         return OwnerSummary {
-            kind: "configuration_error".to_owned(),
+            kind: OwnerKind::ConfigurationError,
             action: Some("free the card before start, or run on a card nobody else uses".to_owned()),
             text: format!(
                 "Configuration error, not a hardware limit: other processes held memory on {card} before the start. Free the card or pick an idle one and run again; if it still fails, the report of that run names the next change. No new hardware is indicated yet."
@@ -260,7 +261,7 @@ pub(super) fn owner_summary(
     }
     if let (Some(change), true) = (change, weights_fit || after_weights) {
         return OwnerSummary {
-            kind: "configuration_error".to_owned(),
+            kind: OwnerKind::ConfigurationError,
             action: Some(change.to_owned()),
             text: format!(
                 "Configuration error, not a hardware limit: {} failed in `{phase}`, after the weights were placed{}. Change: {change}. No new hardware is needed for this model on {card}.",
@@ -271,16 +272,16 @@ pub(super) fn owner_summary(
         };
     }
     // Not decided from measured figures: take the log diagnosis's class when it has one.
-    let explained = record.explain.as_ref().and_then(|e| e.verdict.as_ref());
-    let explained_kind = match explained.and_then(|v| v.owner_class.as_deref()) {
-        Some("hardware_limit") => Some("hardware_limit"),
-        Some("configuration") | Some("configuration_error") => Some("configuration_error"),
-        Some("not_gpu_memory") => Some("not_a_gpu_oom"),
+    let explained = record.explain().map(|explain| &explain.verdict);
+    let explained_kind = match explained.map(|verdict| verdict.owner_class) {
+        Some(OwnerClass::HardwareLimit) => Some(OwnerKind::HardwareLimit),
+        Some(OwnerClass::Configuration) => Some(OwnerKind::ConfigurationError),
+        Some(OwnerClass::NotGpuMemory) => Some(OwnerKind::NotAGpuOom),
         _ => None,
     };
     if let (Some(kind), Some(text)) = (explained_kind, from_explain.clone()) {
         return OwnerSummary {
-            kind: kind.to_owned(),
+            kind,
             action: explained.and_then(|v| v.next_steps.first().cloned()),
             text: format!(
                 "{text} (from the log diagnosis; the report could not check it against a weights lower bound: give `--checkpoint`)"
@@ -289,7 +290,7 @@ pub(super) fn owner_summary(
         };
     }
     OwnerSummary {
-        kind: "undetermined".to_owned(),
+        kind: OwnerKind::Undetermined,
         action: Some("run `oomdoc fit` on the checkpoint to compare its lower bound with the card".to_owned()),
         text: format!(
             "Not yet decided between a hardware limit and a configuration error: it failed in `{phase}` and the weights lower bound is unknown. Give `--checkpoint` so the report can compare the model with {card}."

@@ -8,13 +8,11 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::analyze::fit::{self, FitOptions, KvCacheDtype};
+use crate::analyze::fit;
 use crate::analyze::run_report::{self as analysis, CheckpointFacts, RunInput};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
-use crate::error::HintedError;
-use crate::model::cards;
 use crate::record::runs::{redact_run, redactor_for};
 use crate::redact::Redactor;
 use crate::render::run_report as render;
@@ -46,36 +44,7 @@ pub struct ReportArgs {
 pub fn read_checkpoint(given: &Path, redactor: &Redactor) -> anyhow::Result<CheckpointFacts> {
     let given_text = given.to_string_lossy().into_owned();
     let input = checkpoint::open(&given_text)?;
-    let options = FitOptions {
-        kv_cache_dtype: KvCacheDtype::Auto,
-        gpu: None,
-        gpu_memory_utilization: 0.9,
-        max_model_len: None,
-        tensor_parallel_size: 1,
-        max_num_seqs: 256,
-        max_num_batched_tokens: fit::DEFAULT_BATCHED_TOKENS,
-        cards: cards::CARDS,
-    };
-    fit::check_config(&input).map_err(|error| {
-        HintedError::new(
-            format!("the checkpoint's config is not a real model: {error}"),
-            "check `config.json` (or the GGUF metadata) of this checkpoint",
-        )
-    })?;
-    let report = fit::analyze(&input, &options);
-    Ok(CheckpointFacts {
-        path: Some(redactor.text(&given_text)),
-        format: Some(report.kind.as_str().to_owned()),
-        weights_total_bytes: Some(report.weights.total_bytes.get()),
-        by_dtype: report
-            .weights
-            .by_dtype
-            .iter()
-            .map(|(dtype, bytes)| (dtype.clone(), bytes.get()))
-            .collect(),
-        parameters: Some(report.parameters),
-        source: "checkpoint headers (`oomdoc fit`)".to_owned(),
-    })
+    Ok(fit::checkpoint_facts(&input, redactor.text(&given_text))?)
 }
 
 /// Runs `oomdoc report`.

@@ -51,7 +51,7 @@ fn section(html: &mut String, section: &RunSection<'_>) {
         RunSection::OwnerSummary(summary) => {
             html.push_str(&format!(
                 "<div class=\"summary {}\"><h3>{}</h3><p>{}</p>",
-                escape(&summary.kind),
+                summary.kind.as_str(),
                 escape(&owner_title(summary)),
                 prose(&summary.text)
             ));

@@ -54,16 +54,6 @@ pub(super) fn t_label(t_ms: Option<u64>) -> String {
     t_ms.map_or_else(|| "".to_owned(), |t| format!("+{}", human_duration(t)))
 }
 
-pub(super) fn kind_label(kind: &str) -> &str {
-    match kind {
-        "hardware_limit" => "hardware limit",
-        "configuration_error" => "configuration error",
-        "working_configuration" => "working configuration",
-        "not_a_gpu_oom" => "not a GPU out-of-memory",
-        _ => "undetermined",
-    }
-}
-
 /// The command line as one shell-like string (arguments with spaces quoted).
 pub fn command_line(argv: &[String]) -> String {
     argv.iter()
@@ -257,7 +247,7 @@ pub(super) fn timeline_rows(timeline: &[TimelineEntry]) -> Vec<Vec<String>> {
         .map(|entry| {
             vec![
                 t_label(entry.t_ms),
-                entry.phase.clone().unwrap_or_default(),
+                entry.phase.as_str().to_owned(),
                 entry.event.clone(),
                 entry.detail.clone().unwrap_or_default(),
             ]
@@ -387,7 +377,7 @@ pub(super) fn reproduction_title(training: bool) -> &'static str {
 
 /// "Owner summary: configuration error".
 pub(super) fn owner_title(summary: &OwnerSummary) -> String {
-    format!("Owner summary: {}", kind_label(&summary.kind))
+    format!("Owner summary: {}", summary.kind.label())
 }
 
 /// "oomdoc report: N run(s)".

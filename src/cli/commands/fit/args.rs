@@ -1,13 +1,12 @@
-//! The arguments of `oomdoc fit` and their checks: each engine's flags, counts that must be
-//! positive, llama.cpp's own refusals, and a `--gpu` name that is not one card of the table.
+//! The arguments of `oomdoc fit`, and the request they make (checked by
+//! `analyze::fit::FitRequest`).
 
 use clap::{Args, ValueEnum};
 
-use crate::analyze::fit::{self, CacheType, FitInput, FlashAttn, KvCacheDtype, LlamaCppOptions};
+use crate::analyze::fit::{CacheType, FitRequest, FlashAttn, KvCacheDtype};
 use crate::cli::args::OutputArgs;
-use crate::error::HintedError;
 use crate::model::bytes::parse_size_arg;
-use crate::model::{cards, Bytes};
+use crate::model::Bytes;
 use std::path::PathBuf;
 
 /// Arguments of `oomdoc fit`.
@@ -104,6 +103,31 @@ pub struct FitArgs {
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+impl FitArgs {
+    /// The options as the analysis takes them.
+    pub fn request(&self) -> FitRequest {
+        FitRequest {
+            path: self.path.clone(),
+            gpu_memory: self.gpu_memory,
+            gpu: self.gpu.clone(),
+            gpu_memory_utilization: self.gpu_memory_utilization,
+            max_model_len: self.max_model_len,
+            tensor_parallel_size: self.tensor_parallel_size,
+            pipeline_parallel_size: self.pipeline_parallel_size,
+            max_num_seqs: self.max_num_seqs,
+            max_num_batched_tokens: self.max_num_batched_tokens,
+            kv_cache_dtype: self.kv_cache_dtype.map(KvCacheDtype::from),
+            ctx_size: self.ctx_size,
+            n_gpu_layers: self.n_gpu_layers,
+            cache_type_k: self.cache_type_k.map(CacheType::from),
+            cache_type_v: self.cache_type_v.map(CacheType::from),
+            batch_size: self.batch_size,
+            ubatch_size: self.ubatch_size,
+            flash_attn: self.flash_attn.map(FlashAttn::from),
+        }
+    }
 }
 
 /// `--cache-type-k` / `--cache-type-v` values, as llama.cpp spells them.
@@ -215,215 +239,4 @@ impl From<KvDtypeArg> for KvCacheDtype {
             KvDtypeArg::Fp8DsMla => KvCacheDtype::Fp8DsMla,
         }
     }
-}
-
-/// The usage error for a `--gpu` name that is not exactly one card of the table.
-pub(super) fn gpu_name_error(name: &str, error: cards::LookupError) -> HintedError {
-    let list = |cards: &[&cards::Card]| {
-        cards
-            .iter()
-            .map(|card| format!("\n  {}", card.describe()))
-            .collect::<String>()
-    };
-    let other = "or give the memory itself with `--gpu-memory SIZE`";
-    match error {
-        cards::LookupError::Ambiguous(candidates) => {
-            let first = candidates.first().map_or("", |card| card.key);
-            HintedError::new(
-                format!(
-                    "`--gpu {name}` could mean {} GPU classes of different memory:{}",
-                    candidates.len(),
-                    list(&candidates)
-                ),
-                format!(
-                    "name one, e.g. `--gpu {first}` (PCIe and SXM have the same memory), or give \
-                     `--gpu-memory SIZE`"
-                ),
-            )
-        }
-        cards::LookupError::NoSuchMemory { memory_gb, family } => HintedError::new(
-            format!(
-                "`--gpu {name}`: oomdoc's table has no {memory_gb} GB version of this GPU; it has:{}",
-                list(&family)
-            ),
-            format!("name one of these, {other}"),
-        ),
-        cards::LookupError::Unknown { near } if !near.is_empty() => HintedError::new(
-            format!(
-                "unknown GPU class `{name}`; similar names in oomdoc's table:{}",
-                list(&near)
-            ),
-            format!("a similar name is another card, not a spelling: check the memory, {other}"),
-        ),
-        cards::LookupError::Unknown { .. } => HintedError::new(
-            format!("unknown GPU class `{name}`"),
-            format!("use one of {}, {other}", cards::keys().join(", ")),
-        ),
-    }
-}
-
-/// Flags that belong to the other engine: vLLM's for a GGUF file, llama.cpp's for a
-/// safetensors checkpoint. Each is refused by name rather than silently ignored.
-pub(super) fn refuse_other_engine_flags(args: &FitArgs, gguf: bool) -> Result<(), HintedError> {
-    let vllm = [
-        (
-            "--gpu-memory-utilization",
-            args.gpu_memory_utilization.is_some(),
-        ),
-        ("--max-model-len", args.max_model_len.is_some()),
-        (
-            "--tensor-parallel-size",
-            args.tensor_parallel_size.is_some(),
-        ),
-        (
-            "--pipeline-parallel-size",
-            args.pipeline_parallel_size.is_some(),
-        ),
-        ("--max-num-seqs", args.max_num_seqs.is_some()),
-        (
-            "--max-num-batched-tokens",
-            args.max_num_batched_tokens.is_some(),
-        ),
-        ("--kv-cache-dtype", args.kv_cache_dtype.is_some()),
-    ];
-    let llama = [
-        ("--ctx-size", args.ctx_size.is_some()),
-        ("--n-gpu-layers", args.n_gpu_layers.is_some()),
-        ("--cache-type-k", args.cache_type_k.is_some()),
-        ("--cache-type-v", args.cache_type_v.is_some()),
-        ("--batch-size", args.batch_size.is_some()),
-        ("--ubatch-size", args.ubatch_size.is_some()),
-        ("--flash-attn", args.flash_attn.is_some()),
-    ];
-    if gguf {
-        if let Some((flag, _)) = vllm.iter().find(|(_, given)| *given) {
-            return Err(HintedError::new(
-                format!(
-                    "`{flag}` is a vLLM option, and `{}` is a GGUF file, budgeted as llama.cpp \
-                     loads it",
-                    args.path
-                ),
-                "llama.cpp's: `--ctx-size`, `--n-gpu-layers`, `--cache-type-k/-v`, `--ubatch-size`, \
-                 `--flash-attn`",
-            ));
-        }
-        return Ok(());
-    }
-    if let Some((flag, _)) = llama.iter().find(|(_, given)| *given) {
-        return Err(HintedError::new(
-            format!(
-                "`{flag}` is a llama.cpp option for GGUF files, and `{}` is budgeted as vLLM \
-                 loads it",
-                args.path
-            ),
-            "vLLM's: `--max-model-len`, `--gpu-memory-utilization`, `--tensor-parallel-size`, \
-             `--kv-cache-dtype`",
-        ));
-    }
-    Ok(())
-}
-
-/// Counts that must be positive when given.
-pub(super) fn check_counts(args: &FitArgs) -> anyhow::Result<()> {
-    if let Some(fraction) = args.gpu_memory_utilization {
-        if !(fraction > 0.0 && fraction <= 1.0) {
-            anyhow::bail!("`--gpu-memory-utilization` must be in (0, 1], not {fraction}");
-        }
-    }
-    for (flag, value) in [
-        ("--tensor-parallel-size", args.tensor_parallel_size),
-        ("--pipeline-parallel-size", args.pipeline_parallel_size),
-        ("--max-model-len", args.max_model_len),
-        ("--max-num-seqs", args.max_num_seqs),
-        ("--max-num-batched-tokens", args.max_num_batched_tokens),
-        ("--batch-size", args.batch_size),
-        ("--ubatch-size", args.ubatch_size),
-    ] {
-        if value == Some(0) {
-            anyhow::bail!("`{flag}` must be at least 1");
-        }
-    }
-    if args.gpu_memory == Some(Bytes::ZERO) {
-        anyhow::bail!("`--gpu-memory` must be more than 0 bytes");
-    }
-    Ok(())
-}
-
-/// llama.cpp's options from the command line, checked as llama.cpp checks them.
-pub(super) fn llama_options(args: &FitArgs) -> Result<LlamaCppOptions, HintedError> {
-    let defaults = LlamaCppOptions::default();
-    let options = LlamaCppOptions {
-        // `-c 0` is llama.cpp's "the model's context length".
-        ctx_size: args.ctx_size.filter(|size| *size > 0),
-        n_gpu_layers: args.n_gpu_layers,
-        cache_type_k: args
-            .cache_type_k
-            .map_or(defaults.cache_type_k, CacheType::from),
-        cache_type_v: args
-            .cache_type_v
-            .map_or(defaults.cache_type_v, CacheType::from),
-        batch_size: args.batch_size.unwrap_or(defaults.batch_size),
-        ubatch_size: args.ubatch_size.unwrap_or(defaults.ubatch_size),
-        flash_attn: args.flash_attn.map_or(defaults.flash_attn, FlashAttn::from),
-    };
-    if options.cache_type_v.is_quantized() && options.flash_attn == FlashAttn::Off {
-        return Err(HintedError::new(
-            format!(
-                "`--cache-type-v {}` with `--flash-attn off`: llama.cpp refuses a quantized V \
-                 cache without flash attention",
-                options.cache_type_v.name()
-            ),
-            "use `--flash-attn on` (or `auto`), or an f16 V cache",
-        ));
-    }
-    Ok(options)
-}
-
-/// The checkpoint's config against the parallel layout asked for: a config that is not a
-/// real model, a `--tensor-parallel-size` that does not divide the heads, more pipeline stages
-/// than layers. Returns the notes the pipeline check adds.
-pub(super) fn check_layout(
-    input: &FitInput,
-    gguf: bool,
-    tensor_parallel_size: u64,
-    pipeline_parallel_size: u64,
-) -> Result<Vec<String>, HintedError> {
-    fit::check_config(input).map_err(|error| {
-        HintedError::new(
-            format!("the checkpoint's config is not a real model: {error}"),
-            if gguf {
-                "check the GGUF metadata of this file"
-            } else {
-                "check `config.json` of this checkpoint"
-            },
-        )
-    })?;
-    if gguf {
-        return Ok(Vec::new());
-    }
-    fit::check_parallel(input, tensor_parallel_size).map_err(|error| {
-        let divisors = error.divisors();
-        HintedError::new(
-            error.to_string(),
-            format!(
-                "use a `--tensor-parallel-size` that divides {}: {}",
-                error.heads,
-                divisors
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-    })?;
-    let note = fit::check_pipeline(input, pipeline_parallel_size).map_err(|error| {
-        HintedError::new(
-            error.to_string(),
-            format!(
-                "use a `--pipeline-parallel-size` of at most {}",
-                error.layers
-            ),
-        )
-    })?;
-    Ok(note.into_iter().collect())
 }
