@@ -160,6 +160,14 @@ impl Redactor {
         }
     }
 
+    /// Adds the user names found in a typed document (as [`Redactor::add_users_from`] finds
+    /// them in its JSON form).
+    pub fn add_users_from_typed<T: Serialize>(&mut self, item: &T) {
+        if let Ok(value) = serde_json::to_value(item) {
+            self.add_users_from(&[&value]);
+        }
+    }
+
     /// Adds the user names found in home paths of free text (a log read with the records).
     pub fn add_users_from_text(&mut self, text: &str) {
         let mut names: Vec<String> = Vec::new();

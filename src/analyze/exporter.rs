@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::analyze::explain::Explainer;
 use crate::model::explain::{EventKind, ExplainReport};
 use crate::model::exporter::{
-    EngineLabels, ExporterMetrics, LogLabels, OomEventLabels, StartupBreakdown,
+    EngineLabels, ExporterMetrics, FailureEvent, LogLabels, OomEventLabels, StartupBreakdown,
 };
 use crate::model::failure::EngineName;
 use crate::model::gpu::GpuUuid;
@@ -193,7 +193,7 @@ pub struct ExporterState {
     oom_events: BTreeMap<OomEventLabels, u64>,
     last_oom_timestamp_seconds: Option<f64>,
     startup: BTreeMap<EngineLabels, StartupBreakdown>,
-    events: VecDeque<serde_json::Value>,
+    events: VecDeque<FailureEvent>,
     events_kept: usize,
     /// Files followed now.
     pub followed_files: u64,
@@ -215,14 +215,14 @@ impl ExporterState {
         &mut self,
         labels: OomEventLabels,
         timestamp_seconds: f64,
-        document: serde_json::Value,
+        document: Option<FailureEvent>,
     ) {
         *self.oom_events.entry(labels).or_insert(0) += 1;
         self.last_oom_timestamp_seconds = Some(
             self.last_oom_timestamp_seconds
                 .map_or(timestamp_seconds, |last| last.max(timestamp_seconds)),
         );
-        if self.events_kept > 0 {
+        if let Some(document) = document.filter(|_| self.events_kept > 0) {
             if self.events.len() >= self.events_kept {
                 self.events.pop_back();
             }
@@ -236,7 +236,7 @@ impl ExporterState {
     }
 
     /// The failure documents kept, newest first.
-    pub fn events(&self) -> impl Iterator<Item = &serde_json::Value> {
+    pub fn events(&self) -> impl Iterator<Item = &FailureEvent> {
         self.events.iter()
     }
 
@@ -325,6 +325,20 @@ INFO 04-02 21:44:00 launcher.py:1] Shutting down\n";
         );
     }
 
+    /// A failure document seen at `at`: the explain report of the vLLM log.
+    fn event(at: f64) -> FailureEvent {
+        let mut stream = LogStream::new(LogLabels::default());
+        stream.push(VLLM_OOM.as_bytes());
+        let (Some(failure), _) = stream.check() else {
+            panic!("the vLLM log holds a failure");
+        };
+        FailureEvent {
+            labels: (&failure.labels).into(),
+            observed_at_seconds: at,
+            report: failure.report,
+        }
+    }
+
     #[test]
     fn events_keep_the_newest_first_and_are_bounded() {
         let mut state = ExporterState::new(2);
@@ -332,11 +346,11 @@ INFO 04-02 21:44:00 launcher.py:1] Shutting down\n";
             state.record_failure(
                 OomEventLabels::default(),
                 f64::from(index),
-                serde_json::json!(index),
+                Some(event(f64::from(index))),
             );
         }
-        let kept: Vec<_> = state.events().cloned().collect();
-        assert_eq!(kept, [serde_json::json!(2), serde_json::json!(1)]);
+        let kept: Vec<f64> = state.events().map(|e| e.observed_at_seconds).collect();
+        assert_eq!(kept, [2.0, 1.0]);
         let metrics = state.metrics("node", None, BTreeMap::new());
         assert_eq!(metrics.oom_events[&OomEventLabels::default()], 3);
         assert_eq!(metrics.last_oom_timestamp_seconds, Some(2.0));

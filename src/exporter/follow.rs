@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{lock, Pods, Scraped};
 use crate::analyze::exporter::{failure_gpu, ExporterState, LogStream};
-use crate::model::exporter::LogLabels;
+use crate::model::exporter::{FailureEvent, FailureEventLabels, LogLabels};
 use crate::parse::container_log::{origin_from_path, LineDecoder};
 use crate::redact::Redactor;
 use crate::source::follow::{FollowEvent, Follower};
@@ -115,22 +115,17 @@ pub(super) fn follow_logs(
                     failure_gpu(Some(inventory), &failure.labels.origin, origins)
                 })
                 .unwrap_or_default();
-            let mut report = serde_json::to_value(&failure.report).unwrap_or_default();
-            redactor.value(&mut report);
-            let document = serde_json::json!({
-                "observed_at_seconds": now,
-                "labels": {
-                    "cause": failure.labels.cause,
-                    "phase": failure.labels.phase,
-                    "engine": failure.labels.engine,
-                    "UUID": failure.labels.uuid,
-                    "namespace": failure.labels.origin.namespace,
-                    "pod": failure.labels.origin.pod,
-                    "container": failure.labels.origin.container,
-                },
-                "report": report,
-            });
-            documents.push((failure.labels, document));
+            // A report whose redacted strings no longer read back is not kept (it is counted).
+            let Ok(report) = redactor.typed(&failure.report) else {
+                documents.push((failure.labels, None));
+                continue;
+            };
+            let document = FailureEvent {
+                labels: FailureEventLabels::from(&failure.labels),
+                observed_at_seconds: now,
+                report,
+            };
+            documents.push((failure.labels, Some(document)));
         }
         {
             let mut state = lock(state);

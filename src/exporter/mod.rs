@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::analyze::exporter::ExporterState;
-use crate::model::exporter::LogLabels;
+use crate::model::exporter::{FailureEvent, LogLabels};
 use crate::model::machine::Inventory;
 use crate::parse::container_log::origin_from_cgroup;
 use crate::redact::Redactor;
@@ -229,7 +229,7 @@ fn respond(
             )
         }
         "/events" => {
-            let events: Vec<serde_json::Value> = lock(state).events().cloned().collect();
+            let events: Vec<FailureEvent> = lock(state).events().cloned().collect();
             let body = serde_json::to_vec_pretty(&serde_json::json!({
                 "schema_version": 1,
                 "events": events,

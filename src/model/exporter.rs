@@ -7,6 +7,9 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
+
+use super::explain::ExplainReport;
 use super::gpu::GpuUuid;
 use super::machine::Inventory;
 use super::Bytes;
@@ -35,6 +38,52 @@ pub struct OomEventLabels {
     pub uuid: GpuUuid,
     /// Where the log comes from.
     pub origin: LogLabels,
+}
+
+/// One failure as `/events` serves it: its series' labels, when it was seen, and the explain
+/// report (already redacted). Fields in the order the document has always had.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailureEvent {
+    /// The labels of its `oomdoc_oom_events_total` series.
+    pub labels: FailureEventLabels,
+    /// Seconds since the Unix epoch when the exporter read it.
+    pub observed_at_seconds: f64,
+    /// `oomdoc explain --json` of the failure.
+    pub report: ExplainReport,
+}
+
+/// [`OomEventLabels`] as `/events` writes them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailureEventLabels {
+    /// The GPU's UUID, or empty.
+    #[serde(rename = "UUID")]
+    pub uuid: GpuUuid,
+    /// The cause class.
+    pub cause: &'static str,
+    /// Container name or short id.
+    pub container: String,
+    /// The engine.
+    pub engine: String,
+    /// Kubernetes namespace.
+    pub namespace: String,
+    /// The phase.
+    pub phase: &'static str,
+    /// Pod name.
+    pub pod: String,
+}
+
+impl From<&OomEventLabels> for FailureEventLabels {
+    fn from(labels: &OomEventLabels) -> Self {
+        FailureEventLabels {
+            uuid: labels.uuid.clone(),
+            cause: labels.cause,
+            container: labels.origin.container.clone(),
+            engine: labels.engine.clone(),
+            namespace: labels.origin.namespace.clone(),
+            phase: labels.phase,
+            pod: labels.origin.pod.clone(),
+        }
+    }
 }
 
 /// An engine's startup memory breakdown, as its log printed it.

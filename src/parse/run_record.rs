@@ -37,6 +37,35 @@ pub enum SchemaProblem {
     Missing,
 }
 
+/// Why a `run.json` could not be read at all.
+#[derive(Debug)]
+pub enum RecordError {
+    /// Not JSON, or JSON beyond the limits.
+    Json(serde_json::Error),
+    /// Another schema.
+    Schema(SchemaProblem),
+}
+
+/// Reads the bytes of a `run.json` (not redacted yet): JSON within `limits`, the schema
+/// checked, every section in its writer's types (see [`read`]).
+pub fn parse_record(
+    bytes: &[u8],
+    limits: super::bounded_json::JsonLimits,
+) -> Result<RecordRead, RecordError> {
+    let value = super::bounded_json::from_slice(bytes, limits).map_err(RecordError::Json)?;
+    check_schema(&value).map_err(RecordError::Schema)?;
+    Ok(read(&value))
+}
+
+/// Reads the bytes of a probe document (`oomdoc probe --json`): JSON within `limits`, then
+/// its parts in the probe's types (see [`read_probe`]).
+pub fn parse_probe(
+    bytes: &[u8],
+    limits: super::bounded_json::JsonLimits,
+) -> Result<ProbeRead, serde_json::Error> {
+    super::bounded_json::from_slice(bytes, limits).map(|value| read_probe(&value))
+}
+
 /// Checks `schema_version` of a parsed record.
 pub fn check_schema(value: &Value) -> Result<(), SchemaProblem> {
     match value.get("schema_version").and_then(Value::as_u64) {
@@ -224,7 +253,7 @@ fn read_explain(section: &Map<String, Value>, problems: &mut Vec<String>) -> (Ex
     (report, cause_named)
 }
 
-/// Reads a parsed `run.json` (already redacted). Never fails: what cannot be read is a note.
+/// Reads a parsed `run.json`. Never fails: what cannot be read is a note.
 pub fn read(value: &Value) -> RecordRead {
     let mut problems = Vec::new();
     let Some(object) = value.as_object() else {
@@ -322,7 +351,7 @@ impl ProbeRead {
     }
 }
 
-/// Reads a parsed probe document (already redacted). Never fails: a part of another shape is
+/// Reads a parsed probe document. Never fails: a part of another shape is
 /// a note, a request of another shape costs itself only.
 pub fn read_probe(value: &Value) -> ProbeRead {
     let mut problems = Vec::new();

@@ -6,11 +6,10 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde_json::Value;
 
 use crate::error::HintedError;
 use crate::parse::bounded_json;
-use crate::parse::run_record::{self, SchemaProblem};
+use crate::parse::run_record::{self, ProbeRead, RecordError, RecordRead, SchemaProblem};
 use crate::source::file::open_regular;
 
 /// Largest part of a log that is scanned (its end): requests and the failure are near it.
@@ -30,14 +29,14 @@ pub const RECORD_JSON_LIMITS: bounded_json::JsonLimits = bounded_json::JsonLimit
 pub struct RawRun {
     /// The directory as the user gave it.
     pub directory: PathBuf,
-    /// `run.json`, parsed.
-    pub record: Value,
+    /// `run.json`, read in its writer's types.
+    pub record: RecordRead,
     /// The log (or its last [`LOG_SCAN_LIMIT_BYTES`]), when it could be read.
     pub log: Option<(String, bool)>,
     /// Why the log could not be read.
     pub log_problem: Option<String>,
-    /// A probe document: its path and content.
-    pub probe: Option<(PathBuf, Value)>,
+    /// A probe document: its path and what it holds.
+    pub probe: Option<(PathBuf, ProbeRead)>,
 }
 
 fn read_limited(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
@@ -54,17 +53,21 @@ fn read_limited(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Reads a JSON document oomdoc wrote (`what` names it in errors), within the size and
-/// shape limits above.
-pub fn read_json(path: &Path, what: &str) -> anyhow::Result<Value> {
+fn not_json(path: &Path, what: &str, error: &serde_json::Error) -> anyhow::Error {
+    anyhow::Error::new(HintedError::new(
+        format!("`{}` is not valid JSON: {error}", path.display()),
+        format!("{what} must be the JSON document oomdoc wrote; was the file cut short?"),
+    ))
+}
+
+/// Reads a probe document oomdoc wrote (`oomdoc probe --json`), within the size and shape
+/// limits above.
+pub fn read_probe(path: &Path) -> anyhow::Result<ProbeRead> {
+    let what = "probe document";
     let bytes = read_limited(path, RECORD_LIMIT_BYTES)
         .with_context(|| format!("failed to read {what} `{}`", path.display()))?;
-    bounded_json::from_slice(&bytes, RECORD_JSON_LIMITS).map_err(|error| {
-        anyhow::Error::new(HintedError::new(
-            format!("`{}` is not valid JSON: {error}", path.display()),
-            format!("{what} must be the JSON document oomdoc wrote; was the file cut short?"),
-        ))
-    })
+    run_record::parse_probe(&bytes, RECORD_JSON_LIMITS)
+        .map_err(|error| not_json(path, what, &error))
 }
 
 /// Reads the end of a log: the whole file when small, else its last [`LOG_SCAN_LIMIT_BYTES`].
@@ -114,10 +117,13 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
         )
         .into());
     }
-    let record = read_json(&record_path, "run record")?;
-    match run_record::check_schema(&record) {
-        Ok(()) => {}
-        Err(SchemaProblem::Other(other)) => {
+    let what = "run record";
+    let bytes = read_limited(&record_path, RECORD_LIMIT_BYTES)
+        .with_context(|| format!("failed to read {what} `{}`", record_path.display()))?;
+    let record = match run_record::parse_record(&bytes, RECORD_JSON_LIMITS) {
+        Ok(record) => record,
+        Err(RecordError::Json(error)) => return Err(not_json(&record_path, what, &error)),
+        Err(RecordError::Schema(SchemaProblem::Other(other))) => {
             return Err(HintedError::new(
                 format!(
                     "`{}` has `schema_version` {other}; this oomdoc reads version {}",
@@ -128,7 +134,7 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
             )
             .into())
         }
-        Err(SchemaProblem::Missing) => {
+        Err(RecordError::Schema(SchemaProblem::Missing)) => {
             return Err(HintedError::new(
                 format!(
                     "`{}` has no `schema_version` {}",
@@ -139,12 +145,11 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
             )
             .into())
         }
-    }
+    };
     // The log file named by the record, and only a plain name inside the run directory.
-    let log_name = record
-        .pointer("/log/file")
-        .and_then(Value::as_str)
-        .and_then(|name| Path::new(name).file_name().map(|n| n.to_os_string()))
+    let log_name = Path::new(&record.run.log.file)
+        .file_name()
+        .map(|name| name.to_os_string())
         .unwrap_or_else(|| "log.txt".into());
     let log_path = directory.join(&log_name);
     let (log, log_problem) = match read_log(&log_path) {
@@ -159,10 +164,7 @@ pub fn load_run(path: &Path) -> anyhow::Result<RawRun> {
     };
     let probe_path = directory.join("probe.json");
     let probe = if probe_path.is_file() {
-        Some((
-            probe_path.clone(),
-            read_json(&probe_path, "probe document")?,
-        ))
+        Some((probe_path.clone(), read_probe(&probe_path)?))
     } else {
         None
     };

@@ -31,9 +31,9 @@ pub struct DiffArgs {
 /// Runs `oomdoc diff`.
 pub fn run(args: DiffArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     let raw = [load_run(&args.run_a)?, load_run(&args.run_b)?];
-    let redactor = redactor_for(&raw, &[]);
-    let a = redact_run(&raw[0], &redactor);
-    let b = redact_run(&raw[1], &redactor);
+    let redactor = redactor_for(&raw);
+    let a = redact_run(&raw[0], &redactor)?;
+    let b = redact_run(&raw[1], &redactor)?;
     let mut comparison = compare(&a.label, &a.record, None, &b.label, &b.record, None);
     // A field ignored for its shape reads as absent: say so, or it passes for a changed input.
     for (name, run) in [("A", &a), ("B", &b)] {

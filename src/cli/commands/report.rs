@@ -18,7 +18,7 @@ use crate::redact::Redactor;
 use crate::render::run_report as render;
 use crate::render::style::Style;
 use crate::source::checkpoint;
-use crate::source::run_dir::{load_run, read_json};
+use crate::source::run_dir::{load_run, read_probe};
 
 /// Arguments of `oomdoc report`.
 #[derive(Debug, Args)]
@@ -54,16 +54,16 @@ pub fn run(args: ReportArgs, output: &mut Output) -> anyhow::Result<ExitStatus> 
         raw_runs.push(load_run(path)?);
     }
     if let Some(probe_path) = &args.probe {
-        let probe = read_json(probe_path, "probe document")?;
+        let probe = read_probe(probe_path)?;
         if let Some(last) = raw_runs.last_mut() {
             last.probe = Some((probe_path.clone(), probe));
         }
     }
-    let redactor = redactor_for(&raw_runs, &[]);
+    let redactor = redactor_for(&raw_runs);
     let mut inputs: Vec<RunInput> = raw_runs
         .iter()
         .map(|raw| redact_run(raw, &redactor))
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     if let Some(checkpoint) = &args.checkpoint {
         let facts = read_checkpoint(checkpoint, &redactor)?;
         for input in &mut inputs {
