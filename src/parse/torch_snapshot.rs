@@ -15,6 +15,7 @@ use std::rc::Rc;
 use super::pickle::{
     self, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, PickleError, Value,
 };
+use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, AllocatorSettings, Annotation, Block, BlockState, Frame, Segment, SegmentType,
     Snapshot, StackId, TraceEntry,
@@ -728,8 +729,15 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
         .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated]));
     let active = optional_int(value, "active_size")
         .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated, BlockState::ActivePendingFree]));
+    let device = optional_int(value, "device").unwrap_or(0);
+    let device = CudaOrdinal::try_from(device).map_err(|_| {
+        shape(
+            &format!("{path}.device"),
+            format!("is {device}, not a CUDA device ordinal"),
+        )
+    })?;
     Ok(Segment {
-        device: optional_int(value, "device").unwrap_or(0) as u32,
+        device,
         address,
         total_size: Bytes(total_size),
         allocated_size: Bytes(allocated),
