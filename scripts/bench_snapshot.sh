@@ -48,11 +48,31 @@
 # No change of CPU time shows above the noise. Instruction counts (valgrind cachegrind, varied
 # 20 and 60 MiB files, slope between them): 3,637 instructions per trace entry at 14bb15a;
 # a per-layout trace-entry reader (keys matched by memo id, values handed to the fold alone),
-# built with the branch-free list ids, gave 3,629, so the reader was not kept. The read-ahead thread takes the kernel's read copy and
+# built with the branch-free list ids, gave 3,629, so the reader was not kept. The read-ahead
+# thread takes the kernel's read copy and
 # gzip's inflating off the decoder's thread: a wall-clock gain where a core is free (the
 # device test tests/device/snapshot_big times a file against stdin, read in place), none on
 # this 2-core VM at load 5-11. 20x is still not met: per entry the flat-dict reader (~900
 # instructions), the fold (~600), the list ids (~580) and three memo slots (~330) remain.
+# Measured 2026-12-01 23:33-23:48 UTC, same VM (load 7.3 at the start, 9.4 after the varied
+# shape, 8.4 after the real one; a `cargo check` of mine ran during the varied shape and a
+# `cargo test` during the real one), RUNS=3, Python and oomdoc alternated in each round,
+# oomdoc at 9eca0be (the decoder of 737ab9f):
+#   SHAPE varied: Python 24.02-25.10 s CPU (wall 121-148 s), 2,503 MiB RSS; oomdoc 2.92-3.18 s
+#   CPU (wall 8.5-20.6 s), 233 MiB (0.40 of the file): 8.2x on CPU, 14.3x on wall (best runs).
+#   SHAPE real: Python 20.27-20.87 s CPU (wall 110-137 s), 2,390 MiB; oomdoc 2.46-2.73 s CPU
+#   (wall 12.7-19.3 s), 207 MiB (0.39): 8.2x on CPU, 8.7x on wall.
+# The wall ratios are Python waiting for a core on a loaded box, not speed: the CPU ratio is the
+# figure here, and it is the same as at 21:05 within the load's noise (8.2-9.7x).
+# Tried and not kept, both measured in instructions per trace entry (valgrind cachegrind, slope
+# between varied files of 48 and 96 MiB: 267,562 and 535,066 entries), the decoder of 9eca0be
+# giving 3,630: (1) a layout path (the fold names the layout of a trace entry once; later
+# entries with the same key memo ids are read with keys checked by id, each value read by its
+# role, int fields straight into the fold's entry, no generic item arrays), with the flat-dict
+# path as its exact fallback, proptested equal: 3,697, slower; (2) a frames list's ids read into
+# a fixed array and hashed two ids a step after the loop: 3,766, slower. Per entry the cost is
+# the flat-dict reading (~940 with its bounds checks), the list ids (~500), the fold (~520), the
+# memo (~290) and the analysis (~170): no one part is large enough for a 2x.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

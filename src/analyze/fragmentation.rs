@@ -20,6 +20,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::analyze::{annotations, snapshot_timeline};
 use crate::error::HintedError;
+use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
     OomAnalysis, Peak, PoolGroup, SegmentType, Site, SiteGrowth, SizeBucket, Snapshot,
@@ -59,10 +60,10 @@ const GIB: u64 = 1 << 30;
 
 /// Analyses a decoded snapshot.
 pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
-    let mut devices: Vec<u32> = snapshot.segments.iter().map(|s| s.device).collect();
+    let mut devices: Vec<CudaOrdinal> = snapshot.segments.iter().map(|s| s.device).collect();
     for (device, trace) in snapshot.traces.iter().enumerate() {
         if !trace.is_empty() {
-            devices.push(device as u32);
+            devices.push(CudaOrdinal(device as u32));
         }
     }
     devices.sort_unstable();
@@ -85,7 +86,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
         let mut summary = summarize_device(snapshot, device, options, &mut sites);
         let trace = snapshot
             .traces
-            .get(device as usize)
+            .get(device.get() as usize)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
         if !trace.is_empty() {
@@ -109,11 +110,12 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
         let ranges = &report.annotations;
         for device in &mut report.devices {
             if let Some(peak) = device.trace.as_mut().and_then(|t| t.peak.as_mut()) {
-                peak.inside = annotations::open_at(ranges, i64::from(device.device), peak.time_us);
+                peak.inside =
+                    annotations::open_at(ranges, i64::from(device.device.get()), peak.time_us);
             }
         }
         for oom in &mut report.ooms {
-            oom.inside = annotations::open_at(ranges, i64::from(oom.device), oom.time_us);
+            oom.inside = annotations::open_at(ranges, i64::from(oom.device.get()), oom.time_us);
         }
     }
     if report.devices.is_empty() {
@@ -174,7 +176,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
 
 fn summarize_device(
     snapshot: &Snapshot,
-    device: u32,
+    device: CudaOrdinal,
     options: &Options,
     sites: &mut SiteNamer,
 ) -> DeviceSummary {
@@ -352,7 +354,7 @@ fn round_size(size: u64) -> u64 {
 }
 
 impl State {
-    fn at_snapshot(snapshot: &Snapshot, device: u32) -> State {
+    fn at_snapshot(snapshot: &Snapshot, device: CudaOrdinal) -> State {
         let mut state = State {
             segments: BTreeMap::new(),
             blocks: AddressMap::default(),
@@ -592,7 +594,7 @@ struct Replay {
 
 fn replay_device(
     snapshot: &Snapshot,
-    device: u32,
+    device: CudaOrdinal,
     trace: &[TraceEntry],
     options: &Options,
     sites: &mut SiteNamer,
@@ -805,7 +807,7 @@ fn growth_by_site(trace: &[TraceEntry], sites: &mut SiteNamer, top: usize) -> Ve
     reason = "one call site; the fields of one verdict"
 )]
 fn judge(
-    device: u32,
+    device: CudaOrdinal,
     index: usize,
     entry: &TraceEntry,
     stream: u64,
@@ -985,10 +987,10 @@ impl State {
 
 /// The allocated blocks of `device` at its peak and at its first OOM (or the snapshot), by
 /// the same backward replay as [`analyze`].
-pub(crate) fn moments(snapshot: &Snapshot, device: u32) -> Moments {
+pub(crate) fn moments(snapshot: &Snapshot, device: CudaOrdinal) -> Moments {
     let trace = snapshot
         .traces
-        .get(device as usize)
+        .get(device.get() as usize)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
     let at_end = State::at_snapshot(snapshot, device);
@@ -1313,7 +1315,7 @@ mod tests {
         };
         let settings = AllocatorSettings::default();
         judge(
-            0,
+            CudaOrdinal(0),
             0,
             &entry,
             0,

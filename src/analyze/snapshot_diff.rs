@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::analyze::annotations::{self, Sweep};
 use crate::analyze::fragmentation::{self, LiveBlock, Sites};
+use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, CategoryRule, DiffMoment, DiffRow, Frame, NamedRange, Snapshot, SnapshotDiff,
     TraceEntry,
@@ -127,7 +128,7 @@ struct Classifier<'s> {
 }
 
 impl<'s> Classifier<'s> {
-    fn new(snapshot: &'s Snapshot, device: u32) -> Self {
+    fn new(snapshot: &'s Snapshot, device: CudaOrdinal) -> Self {
         let segments = snapshot
             .segments
             .iter()
@@ -272,11 +273,11 @@ impl Default for Options {
     }
 }
 
-fn devices(snapshot: &Snapshot) -> Vec<u32> {
-    let mut devices: Vec<u32> = snapshot.segments.iter().map(|s| s.device).collect();
+fn devices(snapshot: &Snapshot) -> Vec<CudaOrdinal> {
+    let mut devices: Vec<CudaOrdinal> = snapshot.segments.iter().map(|s| s.device).collect();
     for (device, trace) in snapshot.traces.iter().enumerate() {
         if !trace.is_empty() {
-            devices.push(device as u32);
+            devices.push(CudaOrdinal(device as u32));
         }
     }
     devices
@@ -287,7 +288,7 @@ struct SideOf<'s> {
     classifier: Classifier<'s>,
     trace: &'s [TraceEntry],
     ranges: &'s [NamedRange],
-    device: u32,
+    device: CudaOrdinal,
     /// For each entry index `i`, the first index `≥ i` that ends a backward (a stack outside
     /// backward, or an `oom`); `trace.len()` when none. Built on first use.
     backward_end_from: Option<Vec<u32>>,
@@ -303,12 +304,12 @@ struct Life {
 }
 
 impl<'s> SideOf<'s> {
-    fn new(snapshot: &'s Snapshot, device: u32, ranges: &'s [NamedRange]) -> Self {
+    fn new(snapshot: &'s Snapshot, device: CudaOrdinal, ranges: &'s [NamedRange]) -> Self {
         SideOf {
             classifier: Classifier::new(snapshot, device),
             trace: snapshot
                 .traces
-                .get(device as usize)
+                .get(device.get() as usize)
                 .map(Vec::as_slice)
                 .unwrap_or(&[]),
             ranges,
@@ -492,11 +493,11 @@ pub fn diff(
                 times[usize::from(side_b)] = known_time.then_some(time_us);
                 if known_time {
                     inside[usize::from(side_b)] =
-                        annotations::open_at(side.ranges, i64::from(side.device), time_us);
+                        annotations::open_at(side.ranges, i64::from(side.device.get()), time_us);
                 }
                 let lives = side.lives(blocks, index);
                 lifetimes_split |= !lives.is_empty();
-                let mut sweep = Sweep::new(side.ranges, i64::from(side.device));
+                let mut sweep = Sweep::new(side.ranges, i64::from(side.device.get()));
                 let mut order: Vec<(Option<i64>, usize)> = blocks
                     .iter()
                     .enumerate()
@@ -674,7 +675,7 @@ mod tests {
         };
         let snapshot = Snapshot {
             segments: vec![Segment {
-                device: 0,
+                device: CudaOrdinal(0),
                 address: base,
                 total_size: Bytes(4096),
                 allocated_size: Bytes(2048),

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::gpu::CudaOrdinal;
 use super::Bytes;
 
 /// Index into [`Snapshot::stacks`]; stack 0 is always the empty stack.
@@ -113,7 +114,7 @@ pub enum SegmentType {
 #[derive(Debug, Clone)]
 pub struct Segment {
     /// Device ordinal.
-    pub device: u32,
+    pub device: CudaOrdinal,
     /// Start address.
     pub address: u64,
     /// `total_size`.
@@ -362,7 +363,7 @@ pub struct SnapshotReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceSummary {
     /// Device ordinal.
-    pub device: u32,
+    pub device: CudaOrdinal,
     /// Number of segments.
     pub segments: u64,
     /// Σ `total_size`.
@@ -572,7 +573,7 @@ impl Cause {
 #[derive(Debug, Clone, Serialize)]
 pub struct OomAnalysis {
     /// Device ordinal.
-    pub device: u32,
+    pub device: CudaOrdinal,
     /// Index of the entry in the device's trace.
     pub entry: u64,
     /// `time_us`.
@@ -676,7 +677,7 @@ pub struct CategoryRule {
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffMoment {
     /// Device ordinal.
-    pub device: u32,
+    pub device: CudaOrdinal,
     /// `peak`, or `oom or end`.
     pub moment: String,
     /// Where A's side of this moment is: `peak`, `oom` or `end`; `absent` when A has none.

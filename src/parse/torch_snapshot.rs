@@ -15,6 +15,7 @@ use std::rc::Rc;
 use super::pickle::{
     self, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, PickleError, Value,
 };
+use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, AllocatorSettings, Annotation, Block, BlockState, Frame, Segment, SegmentType,
     Snapshot, StackId, TraceEntry,
@@ -728,8 +729,15 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
         .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated]));
     let active = optional_int(value, "active_size")
         .unwrap_or_else(|| sum(&[BlockState::ActiveAllocated, BlockState::ActivePendingFree]));
+    let device = optional_int(value, "device").unwrap_or(0);
+    let device = CudaOrdinal::try_from(device).map_err(|_| {
+        shape(
+            &format!("{path}.device"),
+            format!("is {device}, not a CUDA device ordinal"),
+        )
+    })?;
     Ok(Segment {
-        device: optional_int(value, "device").unwrap_or(0) as u32,
+        device,
         address,
         total_size: Bytes(total_size),
         allocated_size: Bytes(allocated),
@@ -1419,6 +1427,60 @@ mod tests {
         ]
     }
 
+    /// Entries of one of the layouts of [`record`], with some values drawn freely (an int
+    /// field that is not an int, an action that is not a str, a list where a scalar was).
+    fn layout_record() -> impl proptest::strategy::Strategy<Value = Record> {
+        use proptest::prelude::*;
+        let layouts = proptest::sample::select(vec![
+            vec![(0, 6), (1, 4), (2, 2), (3, 0), (4, 4), (5, 9)],
+            vec![
+                (0, 17),
+                (1, 4),
+                (2, 1),
+                (3, 0),
+                (4, 4),
+                (6, 8),
+                (5, 9),
+                (8, 5),
+            ],
+            vec![(0, 28), (7, 4), (2, 2), (3, 0), (4, 4), (6, 8), (5, 10)],
+        ]);
+        let entry = (
+            layouts,
+            proptest::collection::vec(proptest::option::weighted(0.15, 0usize..1000), 8),
+        )
+            .prop_map(|(layout, changes)| {
+                let pairs = layout
+                    .into_iter()
+                    .zip(changes)
+                    .map(|((key, value), change)| (key, change.unwrap_or(value)))
+                    .collect();
+                Record::Dict(pairs)
+            });
+        prop_oneof![
+            24 => entry,
+            2 => record(),
+            1 => (0usize..64, 0usize..64).prop_map(|(a, b)| Record::RePut(a, b)),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Runs of entries of one layout, as a real trace has, with some values straying
+        /// from it (an int field that is not an int, an action that is not a str, a list
+        /// where a scalar was) and memo slots of keys and frames stored again: the fast
+        /// paths give the same trace, stacks and errors as the general path.
+        #[test]
+        fn perturbed_entries_equal_the_plain_decoder(
+            frames in 1usize..40,
+            records in proptest::collection::vec(layout_record(), 1..80),
+        ) {
+            let (fast, plain) = record_encodings(frames, &records);
+            proptest::prop_assert_eq!(trace_outcome(parse(&fast)), trace_outcome(parse(&plain)));
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
 
@@ -1433,6 +1495,24 @@ mod tests {
             let (fast, plain) = record_encodings(frames, &records);
             proptest::prop_assert_eq!(trace_outcome(parse(&fast)), trace_outcome(parse(&plain)));
         }
+    }
+
+    #[test]
+    fn a_segment_device_that_is_no_cuda_ordinal_is_named() {
+        // {'segments': [{'device': 2**32, 'address': 0, 'total_size': 0}]}, protocol 2.
+        let bytes = b"\x80\x02}(\x8c\x08segments]}(\x8c\x06device\x8a\x05\x00\x00\x00\x00\x01\x8c\x07addressK\x00\x8c\x0atotal_sizeK\x00uau.";
+        match parse(bytes) {
+            Err(TorchSnapshotError::Shape { path, reason }) => {
+                assert_eq!(path, "segments[0].device");
+                assert_eq!(reason, "is 4294967296, not a CUDA device ordinal");
+            }
+            other => panic!("{other:?}"),
+        }
+        let ordinal = bytes.iter().position(|b| *b == 0x8a).unwrap();
+        let mut one = bytes.to_vec();
+        one.splice(ordinal..ordinal + 7, *b"K\x01");
+        let snapshot = parse(&one).unwrap();
+        assert_eq!(snapshot.segments[0].device, CudaOrdinal(1));
     }
 
     #[test]

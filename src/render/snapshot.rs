@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     AllocatorState, BlockState, Cause, DeviceSummary, DiffMoment, DiffRow, MapSegment,
     MemoryTimeline, NamedRange, OomAnalysis, Site, SnapshotDiff, SnapshotReport, TraceSummary,
@@ -63,7 +64,7 @@ fn settings_line(report: &SnapshotReport) -> String {
     }
 }
 
-fn first_time(report: &SnapshotReport, device: u32) -> i64 {
+fn first_time(report: &SnapshotReport, device: CudaOrdinal) -> i64 {
     report
         .devices
         .iter()
@@ -115,7 +116,7 @@ pub fn text(report: &SnapshotReport, style: Style) -> Vec<u8> {
             style.bold("Named ranges")
         );
         ranges_text(&mut out, &report.annotations, |device| {
-            first_time(report, u32::try_from(device).unwrap_or(0))
+            first_time(report, CudaOrdinal(u32::try_from(device).unwrap_or(0)))
         });
     }
     if report.ooms.is_empty() {
