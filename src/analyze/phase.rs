@@ -103,6 +103,9 @@ pub struct Frame {
     /// calls (the frames below were cut from the paste or filtered out, as JAX does); `line` is
     /// the statement's line and `file` the caller's.
     pub called: bool,
+    /// The statement printed under the frame (`loss.backward()`), trimmed; `None` when the
+    /// traceback prints none (Python before 3.x in some forms, Rich, pastes cut at the frame).
+    pub code: Option<String>,
 }
 
 /// How a frame's phase counts when the frames of one traceback are read together.
@@ -141,8 +144,10 @@ pub struct FrameRule {
 }
 
 mod rules;
+mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
+pub use user_code::{is_library_file, name_phase, statement_phase};
 
 fn is_native_backward(function: &str, file: &str) -> bool {
     let native = file.ends_with(".so")
@@ -473,6 +478,13 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         }
         (rule.phase, why)
     });
+    // The caller's own code (its statements, then its functions' names), only where no
+    // library frame decides.
+    let from_user = if frames.decided.is_none() {
+        user_code::user_code_phase(inputs.frames)
+    } else {
+        None
+    };
     let from_wrapper = frames.wrapper.map(|(frame, rule)| {
         (
             rule.phase,
@@ -516,6 +528,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     let decided = from_hint
         .or(from_message)
         .or(from_frames)
+        .or(from_user)
         .or(from_progress)
         .or(from_late)
         .or(from_wrapper)
