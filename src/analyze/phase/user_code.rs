@@ -18,7 +18,23 @@ use crate::model::explain::Phase;
 /// What the caller's code shows: the phase and the evidence line.
 pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
     for frame in frames.iter().rev() {
-        if frame.called || is_library_file(&frame.file) {
+        if frame.called {
+            continue;
+        }
+        if is_library_file(&frame.file) {
+            if let Some(phase) = library_name_phase(&frame.function) {
+                return Some((
+                    phase,
+                    format!(
+                        "line {}: library function `{}` ({}) is named for {} (no rule names \
+                         it; no frame below it shows the stage)",
+                        frame.line,
+                        frame.function,
+                        super::short_path(&frame.file),
+                        noun(phase)
+                    ),
+                ));
+            }
             continue;
         }
         let place = place(frame);
@@ -164,6 +180,20 @@ const INFERENCE_WORDS: &[&str] = &[
     "detect",
     "chat",
 ];
+/// Words of start-up stages (`_capture_generation_cuda_graphs`, `warmup_generate`,
+/// `profile_run`, `compile_train_step`): a name with one of them says a start-up stage the
+/// other words do not name, so it decides nothing here.
+const STARTUP_WORDS: &[&str] = &[
+    "capture",
+    "graph",
+    "graphs",
+    "warmup",
+    "warm",
+    "profile",
+    "profiling",
+    "compile",
+    "dummy",
+];
 const LOAD_VERBS: &[&str] = &[
     "load",
     "build",
@@ -195,9 +225,52 @@ const LOAD_OBJECTS: &[&str] = &[
 pub fn name_phase(function: &str) -> Option<Phase> {
     let words = words(function);
     let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(STARTUP_WORDS) {
+        return None;
+    }
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE_WORDS);
     let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
+    match (training, inference, load) {
+        (true, false, false) => Some(Phase::TrainingStep),
+        (false, true, false) => Some(Phase::Inference),
+        (false, false, true) => Some(Phase::WeightsLoad),
+        _ => None,
+    }
+}
+
+/// The stage a library function's name says (a library without frame rules). Fewer words than
+/// for the caller's code: libraries `validate` and `test` their arguments, `detect` formats,
+/// `build` and `get` many things; loading needs `load` or `restore` with the weights named.
+pub fn library_name_phase(function: &str) -> Option<Phase> {
+    const INFERENCE: &[&str] = &[
+        "eval",
+        "evaluate",
+        "evaluation",
+        "predict",
+        "prediction",
+        "infer",
+        "inference",
+        "generate",
+        "generation",
+        "transcribe",
+    ];
+    const LOADED: &[&str] = &[
+        "model",
+        "weights",
+        "checkpoint",
+        "ckpt",
+        "pretrained",
+        "state",
+    ];
+    let words = words(function);
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(STARTUP_WORDS) {
+        return None;
+    }
+    let training = has(TRAINING_WORDS);
+    let inference = has(INFERENCE);
+    let load = has(&["load", "restore"]) && has(LOADED);
     match (training, inference, load) {
         (true, false, false) => Some(Phase::TrainingStep),
         (false, true, false) => Some(Phase::Inference),
@@ -485,8 +558,33 @@ mod tests {
             ("latest", None),
             ("sample_batch", None),
             ("encode", None),
+            ("warmup_generate", None),
+            ("compile_train_step", None),
         ] {
             assert_eq!(name_phase(name), phase, "{name}");
+        }
+    }
+
+    #[test]
+    fn library_names_need_plainer_words() {
+        use Phase::*;
+        for (name, phase) in [
+            ("_do_train", Some(TrainingStep)),
+            ("_engine_run_backward", Some(TrainingStep)),
+            ("generate_with_fallback", Some(Inference)),
+            ("_prepare_attention_mask_for_generation", Some(Inference)),
+            ("_load_state_dict_into_meta_model", Some(WeightsLoad)),
+            ("_load_pretrained_model", Some(WeightsLoad)),
+            // Argument checks, format detection, builders and start-up stages say nothing.
+            ("_validate_args", None),
+            ("validate_environment", None),
+            ("test_device", None),
+            ("detect_format", None),
+            ("build_model", None),
+            ("_capture_generation_cuda_graphs", None),
+            ("_dummy_sampler_run", None),
+        ] {
+            assert_eq!(library_name_phase(name), phase, "{name}");
         }
     }
 
@@ -593,7 +691,7 @@ mod tests {
         let frames = [
             frame(
                 1,
-                "train",
+                "run",
                 "/v/lib/python3.11/site-packages/some_lib/loop.py",
                 Some("loss.backward()"),
             ),
@@ -615,7 +713,7 @@ mod tests {
 [rank0]:     main()\n\
 [rank0]:   File \"/home/me/proj/train.py\", line 31, in main\n\
 [rank0]:     loss.backward()\n\
-[rank0]:   File \"/v/lib/python3.11/site-packages/torch/_tensor.py\", line 626, in backward_hook\n\
+[rank0]:   File \"/v/lib/python3.11/site-packages/torch/_tensor.py\", line 626, in _run_hooks\n\
 [rank0]:     return handle(self)\n\
 torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total \
 capacity of 23.65 GiB of which 1.12 GiB is free.\n";
