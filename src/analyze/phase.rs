@@ -147,7 +147,7 @@ mod rules;
 mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
-pub use user_code::{is_library_file, name_phase, statement_phase};
+pub use user_code::{is_library_file, name_phase, reports_error, statement_phase, words_phase};
 
 fn is_native_backward(function: &str, file: &str) -> bool {
     let native = file.ends_with(".so")
@@ -403,6 +403,11 @@ pub struct PhaseInputs<'a> {
     /// redrawn under the traceback, a router span, a footer); used when nothing before the
     /// failure shows it.
     pub late: Option<(u64, Phase)>,
+    /// The stage the words next to the failure name, when nothing else shows it: (line, phase,
+    /// what the words are, the words) — the app's words wrapping the error on its line, the
+    /// message logged with the traceback (`logger.exception`), or a statement printed above the
+    /// error of a traceback cut before its frames (see `user_code::words_phase`).
+    pub nearby: Option<(u64, Phase, &'static str, &'a str)>,
 }
 
 /// Decides `failed_in`, `last_completed`, `server_was_ready` with evidence.
@@ -515,6 +520,16 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ),
         )
     });
+    let from_nearby = inputs.nearby.map(|(line, phase, what, words)| {
+        (
+            phase,
+            format!(
+                "line {line}: {what}, `{}`, names {}",
+                user_code::clip(words.trim()),
+                user_code::noun(phase)
+            ),
+        )
+    });
     let from_serving = match (server_was_ready, progress.in_progress) {
         (Some(true), None) => Some((
             Phase::Inference,
@@ -532,6 +547,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         .or(from_progress)
         .or(from_late)
         .or(from_wrapper)
+        .or(from_nearby)
         .or(from_serving);
     let failed_in = match decided {
         Some((phase, why)) => {

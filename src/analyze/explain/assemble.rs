@@ -3,7 +3,10 @@
 //! context blocks, from what [`Collected`] gathered.
 
 use super::*;
-use crate::analyze::phase::{decide as decide_phase, read_frames, wrapping_phrase};
+use crate::analyze::phase::{
+    decide as decide_phase, read_frames, reports_error, statement_phase, words_phase,
+    wrapping_phrase,
+};
 
 /// How far under a failure's message a line may report its stage (see `Collected::late`).
 const LATE_LINES: u64 = 40;
@@ -111,12 +114,14 @@ pub(super) fn build_report(
             .copied()
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
+    let nearby = failure.and_then(|message| nearby_words(collected, message, &frames));
     let mut phase = decide_phase(PhaseInputs {
         failure,
         progress,
         frames: &frames,
         hint,
         late,
+        nearby,
     });
     if let Some((first, last)) = unseen {
         phase.evidence.push(format!(
@@ -188,6 +193,98 @@ pub(super) fn build_report(
             engine_starts: collected.engine_starts,
             failures_only_lines: collected.failures_only_lines,
         },
+    }
+}
+
+/// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):
+/// the app's own words before the error on its line (`Error during generation: CUDA out of
+/// memory`), the message logged on the line above the failure's traceback (`logger.exception`
+/// prints it there: `request 7f3a failed while running the model`), or, for a paste cut before
+/// any frame, the statement printed just above the error (`return
+/// Variable._execution_engine.run_backward(` under its carets).
+fn nearby_words<'a>(
+    collected: &'a Collected,
+    message: &OomMessage,
+    frames: &[Frame],
+) -> Option<(u64, Phase, &'static str, &'a str)> {
+    let text_of = |line: u64| {
+        collected
+            .context
+            .iter()
+            .flat_map(|block| &block.lines)
+            .find(|context| context.line == line)
+            .map(|context| context.text.as_str())
+    };
+    // The app's words before the error on its own line, without the exception's class.
+    if let Some(text) = text_of(message.line) {
+        let head: String = message.text.chars().take(24).collect();
+        if let Some(at) = text.find(head.as_str()).filter(|at| *at > 0) {
+            let before = &text[..at];
+            let words = before
+                .split_once(": ")
+                .filter(|(class, _)| class.ends_with("Error") || class.ends_with("Exception"))
+                .map_or(before, |(_, rest)| rest);
+            // Words that introduce the error (`…: CUDA out of memory`), not prose around it.
+            let introduces = words.trim_end().ends_with(':');
+            if let Some(phase) = words_phase(words).filter(|_| introduces) {
+                return Some((message.line, phase, "the words around the error", words));
+            }
+        }
+    }
+    // The message logged with the traceback, on the line above its `Traceback` header.
+    let start = collected
+        .tracebacks
+        .iter()
+        .rev()
+        .copied()
+        .find(|start| *start < message.line && message.line - start <= 5000);
+    if let Some(start) = start.filter(|start| *start > 1) {
+        if let Some(text) = text_of(start - 1).filter(|text| reports_error(text)) {
+            if let Some(phase) = words_phase(text) {
+                return Some((
+                    start - 1,
+                    phase,
+                    "the message logged with the traceback",
+                    after_log_prefix(text, phase),
+                ));
+            }
+        }
+    }
+    // A traceback pasted without its frames: the statement just above the error.
+    if !frames.is_empty() {
+        return None;
+    }
+    let first = message.line.saturating_sub(4).max(1);
+    for line in (first..message.line).rev() {
+        let text = text_of(line)?;
+        let code = text.trim();
+        if code.is_empty() || code.chars().all(|c| matches!(c, '^' | '~' | ' ')) {
+            continue;
+        }
+        if !text.starts_with([' ', '\t']) {
+            return None;
+        }
+        return statement_phase(code)
+            .map(|(phase, _)| (line, phase, "the statement printed above the error", code));
+    }
+    None
+}
+
+/// The words of a log line after its bracketed prefix (`[2026-12-01 17:13:31][server][ERROR] -
+/// request 7f3a failed` → `request 7f3a failed`), to quote them; the whole line when the words
+/// after it do not name the same stage.
+fn after_log_prefix(text: &str, phase: Phase) -> &str {
+    let Some(at) = text
+        .get(..100.min(text.len()))
+        .and_then(|head| head.rfind(']'))
+    else {
+        return text;
+    };
+    let words = text[at + 1..].trim_start_matches([' ', '-', ':', '*']);
+    if words_phase(words) == Some(phase) {
+        words
+    } else {
+        text
     }
 }
 

@@ -31,6 +31,7 @@ fn deepest_mapped_frame_wins() {
         frames: &frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::Profiling);
     assert_eq!(report.prompt_can_be_cause, Some(false));
@@ -51,6 +52,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
         frames: &frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::KvCacheAlloc);
     assert_eq!(report.last_completed, Some(Phase::Profiling));
@@ -68,6 +70,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
         frames: &[],
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::TrainingStep);
     assert_eq!(report.last_completed, Some(Phase::TrainingStep));
@@ -81,6 +84,7 @@ fn nothing_shown_is_unknown() {
         frames: &[frame(1, "forward", "/x/model.py")],
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::Unknown);
     assert_eq!(report.server_was_ready, None);
@@ -98,6 +102,7 @@ fn ready_server_then_failure_is_inference() {
         frames: &[],
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::Inference);
     assert_eq!(report.server_was_ready, Some(true));
@@ -111,6 +116,7 @@ fn failed_in(frames: &[Frame]) -> (Phase, Vec<String>) {
         frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     (report.failed_in, report.evidence)
 }
@@ -232,6 +238,7 @@ fn wrappers_decide_only_when_nothing_else_does() {
         frames: &frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::CudaGraphCapture);
 }
@@ -532,6 +539,7 @@ fn a_library_rule_beats_the_callers_code() {
         frames: &frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::Inference);
 }
@@ -550,6 +558,7 @@ fn the_callers_code_decides_when_no_library_rule_does_and_inputs_stay_unknown() 
             frames,
             hint: None,
             late: None,
+            nearby: None,
         })
     };
     assert_eq!(decide_on(&frames).failed_in, Phase::Unknown);

@@ -67,7 +67,7 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
 }
 
 /// The stage in the caller's terms (a user's `evaluate` serves no request).
-fn noun(phase: Phase) -> &'static str {
+pub(super) fn noun(phase: Phase) -> &'static str {
     match phase {
         Phase::TrainingStep => "a training step",
         Phase::Inference => "inference (a forward pass outside training)",
@@ -85,7 +85,7 @@ fn place(frame: &Frame) -> String {
     }
 }
 
-fn clip(code: &str) -> String {
+pub(super) fn clip(code: &str) -> String {
     const MAX: usize = 60;
     if code.chars().count() <= MAX {
         code.to_string()
@@ -279,6 +279,93 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     }
 }
 
+/// The stage free words name (an app's message around an error, the message logged with a
+/// traceback): `request 7f3a failed while running the model` → inference, `Error in training
+/// loop` → training_step, `Failed to load model` → weights_load. Bracketed parts (`[train.py:88]`,
+/// `[inference_server]`: logger names and places) and file names are left out; one stage or none.
+pub fn words_phase(text: &str) -> Option<Phase> {
+    const TRAINING: &[&str] = &[
+        "train",
+        "training",
+        "epoch",
+        "finetune",
+        "finetuning",
+        "backward",
+    ];
+    const INFERENCE: &[&str] = &[
+        "request",
+        "requests",
+        "generate",
+        "generating",
+        "generation",
+        "inference",
+        "infer",
+        "predict",
+        "predicting",
+        "prediction",
+        "sampling",
+        "transcribe",
+        "transcribing",
+        "transcription",
+        "chat",
+        "completion",
+        "completions",
+        "eval",
+        "evaluation",
+        "evaluating",
+        "validation",
+    ];
+    const LOADING: &[&str] = &["load", "loading", "loaded"];
+    const LOADED: &[&str] = &[
+        "model",
+        "models",
+        "weights",
+        "checkpoint",
+        "ckpt",
+        "shards",
+        "pretrained",
+    ];
+    let mut kept = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => kept.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<String> = kept
+        .split_whitespace()
+        .filter(|token| !token.contains(".py") && !token.contains('/') && !token.contains('\\'))
+        .flat_map(words)
+        .collect();
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(STARTUP_WORDS) || has(&["compiling", "capturing"]) {
+        return None;
+    }
+    let training = has(TRAINING);
+    let inference = has(INFERENCE);
+    let load = has(LOADING) && has(LOADED);
+    match (training, inference, load) {
+        (true, false, false) => Some(Phase::TrainingStep),
+        (false, true, false) => Some(Phase::Inference),
+        (false, false, true) => Some(Phase::WeightsLoad),
+        _ => None,
+    }
+}
+
+/// Whether a log line reports an error (the message `logger.exception` prints above its
+/// traceback says so in its own words).
+pub fn reports_error(text: &str) -> bool {
+    words(text).iter().any(|word| {
+        matches!(
+            word.as_str(),
+            "error" | "errors" | "exception" | "failed" | "fail" | "failure" | "crashed"
+        )
+    })
+}
+
 /// Receivers that name a model (or a part of one) rather than its input: `model`, `self.unet`,
 /// `text_encoder`, `resnet`, `MyNet(...)`.
 fn module_like(receiver: &str) -> bool {
@@ -402,7 +489,7 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
     }
     let found: Vec<(Phase, &'static str)> = [
         (
-            calls(code, "backward").is_some(),
+            callees(code).any(|name| name.ends_with("backward")),
             Phase::TrainingStep,
             "a backward pass",
         ),
@@ -468,6 +555,17 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
         .iter()
         .all(|(phase, _)| *phase == first.0)
         .then_some(first)
+}
+
+/// The names a statement calls: `Variable._execution_engine.run_backward(` → `run_backward`.
+fn callees(code: &str) -> impl Iterator<Item = &str> {
+    code.match_indices('(').filter_map(|(paren, _)| {
+        let start = code[..paren]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |at| at + 1);
+        let name = &code[start..paren];
+        (!name.is_empty()).then_some(name)
+    })
 }
 
 /// The name a statement calls first at its top level: `images = pipe(prompt).images` → `pipe`.
@@ -566,6 +664,32 @@ mod tests {
     }
 
     #[test]
+    fn free_words_name_one_stage_or_none() {
+        use Phase::*;
+        for (text, phase) in [
+            (
+                "request 7f3a failed while running the model",
+                Some(Inference),
+            ),
+            ("Exception in thread Thread-3 (generate):", None),
+            ("Error during generation:", Some(Inference)),
+            ("Error in training loop at epoch 3:", Some(TrainingStep)),
+            ("Failed to load model weights:", Some(WeightsLoad)),
+            ("[train.py:88] ERROR: something broke", None),
+            ("[inference_server][ERROR] - worker died", None),
+            ("Error in src/train/loop.py:", None),
+            ("error while capturing CUDA graphs for generation", None),
+            ("failed to load the model during training", None),
+            ("Finish task with error:", None),
+        ] {
+            assert_eq!(words_phase(text), phase, "{text}");
+        }
+        assert!(reports_error("request 7f3a failed while running the model"));
+        assert!(reports_error("ERROR - Exception in worker"));
+        assert!(!reports_error("Loading checkpoint shards: 100%"));
+    }
+
+    #[test]
     fn library_names_need_plainer_words() {
         use Phase::*;
         for (name, phase) in [
@@ -595,6 +719,11 @@ mod tests {
             ("loss.backward()", Some(TrainingStep)),
             ("scaler.scale(loss).backward()", Some(TrainingStep)),
             ("accelerator.backward(loss)", Some(TrainingStep)),
+            (
+                "return Variable._execution_engine.run_backward(  # Calls into the C++ engine",
+                Some(TrainingStep),
+            ),
+            ("model.register_full_backward_hook(hook)", None),
             ("self.optimizer.step()", Some(TrainingStep)),
             ("scaler.step(optimizer)", Some(TrainingStep)),
             (
@@ -737,5 +866,50 @@ capacity of 23.65 GiB of which 1.12 GiB is free.\n";
         let input = text.replace("loss.backward()", "x = x.to(device)");
         let report = crate::analyze::explain::explain_text(&input);
         assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+    }
+
+    /// The words next to a failure (read by `explain`'s report) when nothing else shows the
+    /// stage.
+    #[test]
+    fn the_words_next_to_the_failure_name_the_stage_last() {
+        const OOM: &str =
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+        let phase_of = |text: &str| crate::analyze::explain::explain_text(text).phase;
+
+        // `logger.exception`: the message above the traceback.
+        let logged = format!(
+            "[2026-12-01 17:13:31][server][ERROR] - request 7f3a failed while running the \
+             model\nTraceback (most recent call last):\n  File \"/srv/app.py\", line 9, in \
+             handle\n    out = model(x)\n{OOM}\n"
+        );
+        let report = phase_of(&logged);
+        assert_eq!(report.failed_in, Phase::Inference, "{report:?}");
+        assert!(
+            report.evidence[0].starts_with(
+                "line 1: the message logged with the traceback, `request 7f3a failed while \
+                 running the model`"
+            ),
+            "{report:?}"
+        );
+        // A line above the traceback that reports no error is not its message.
+        let info = logged
+            .replace("[ERROR]", "[INFO]")
+            .replace("request 7f3a failed while", "request 7f3a started");
+        assert_eq!(phase_of(&info).failed_in, Phase::Unknown);
+
+        // The app's words introducing the error on its line; prose around it is not.
+        let wrapped = format!("RuntimeError: Error during generation: {OOM}\n");
+        assert_eq!(phase_of(&wrapped).failed_in, Phase::Inference);
+        let prose = format!("when I send a chat request it fails with {OOM}\n");
+        assert_eq!(phase_of(&prose).failed_in, Phase::Unknown);
+
+        // A traceback pasted from its last statement: the statement above the error.
+        let cut = format!(
+            "    return Variable._execution_engine.run_backward(\n           ^^^^^^^^^^^^\n{OOM}\n"
+        );
+        assert_eq!(phase_of(&cut).failed_in, Phase::TrainingStep);
+        let forward = cut.replace("Variable._execution_engine.run_backward(", "self.fc(x)");
+        assert_eq!(phase_of(&forward).failed_in, Phase::Unknown);
     }
 }
