@@ -250,6 +250,30 @@ fn nearby_words<'a>(
             }
         }
     }
+    // The progress bar running when the traceback (or the error) was printed: a tqdm bar whose
+    // description names a stage and that had not reached its total.
+    let above = start.unwrap_or(message.line);
+    for line in (above.saturating_sub(3).max(1)..above).rev() {
+        let Some(text) = text_of(line) else {
+            break;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        if let Some((description, done, total)) = last_progress_bar(text) {
+            if done < total {
+                if let Some(phase) = words_phase(description) {
+                    return Some((
+                        line,
+                        phase,
+                        "the progress bar running when it failed",
+                        description,
+                    ));
+                }
+            }
+        }
+        break;
+    }
     // A traceback pasted without its frames: the statement just above the error.
     if !frames.is_empty() {
         return None;
@@ -268,6 +292,26 @@ fn nearby_words<'a>(
             .map(|(phase, _)| (line, phase, "the statement printed above the error", code));
     }
     None
+}
+
+/// The last tqdm bar drawn on a line (a line holds every redraw when `\r` is dropped):
+/// `Generating:  40%|████      | 2/5 [00:19<00:30, 6.1s/it]` → (`Generating`, 2, 5). tqdm
+/// prints the description followed by `: ` before the percentage; a bar without one is not
+/// read.
+fn last_progress_bar(text: &str) -> Option<(&str, u64, u64)> {
+    let at = text.rfind("%|")?;
+    let head = text[..at].trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let description = head.trim_end().strip_suffix(':')?;
+    // The previous redraw ends with its `]`.
+    let description = description
+        .rsplit_once(']')
+        .map_or(description, |(_, after)| after)
+        .trim();
+    let rest = &text[at + 2..];
+    let counts = rest[rest.find('|')? + 1..].trim_start();
+    let counts = counts.split([' ', '[']).next()?;
+    let (done, total) = counts.split_once('/')?;
+    Some((description, done.parse().ok()?, total.parse().ok()?))
 }
 
 /// The words of a log line after its bracketed prefix (`[2026-12-01 17:13:31][server][ERROR] -
@@ -354,5 +398,36 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
         EngineName::Pytorch
     } else {
         EngineName::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_progress_bar;
+
+    #[test]
+    fn the_last_redraw_of_a_progress_bar_is_read() {
+        assert_eq!(
+            last_progress_bar("Generating:   0%|          | 0/3 [00:19<?, ?it/s]"),
+            Some(("Generating", 0, 3))
+        );
+        assert_eq!(
+            last_progress_bar(
+                "Loading weights:   0%|    | 0/75 [00:00<?, ?it/s]Loading weights: 100%|████| 75/75 \
+                 [00:00<00:00, 7279.59it/s]"
+            ),
+            Some(("Loading weights", 75, 75))
+        );
+        assert_eq!(
+            last_progress_bar("epoch 1:  11%|█         | 7/64 [00:00<00:03, 15.49it/s, loss=1.03]"),
+            Some(("epoch 1", 7, 64))
+        );
+        // No description, no counts, not a bar.
+        assert_eq!(
+            last_progress_bar(" 40%|████      | 2/5 [00:19<00:30]"),
+            None
+        );
+        assert_eq!(last_progress_bar("Sampling: 40%|████      |"), None);
+        assert_eq!(last_progress_bar("usage 40% of 24 GiB"), None);
     }
 }

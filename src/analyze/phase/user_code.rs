@@ -324,6 +324,7 @@ pub fn words_phase(text: &str) -> Option<Phase> {
         "ckpt",
         "shards",
         "pretrained",
+        "pipeline",
     ];
     let mut kept = String::with_capacity(text.len());
     let mut depth = 0usize;
@@ -911,5 +912,35 @@ GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
         assert_eq!(phase_of(&cut).failed_in, Phase::TrainingStep);
         let forward = cut.replace("Variable._execution_engine.run_backward(", "self.fc(x)");
         assert_eq!(phase_of(&forward).failed_in, Phase::Unknown);
+    }
+
+    /// A stage's progress bar left unfinished right above the traceback names the stage; a
+    /// finished one, or one whose description names no stage, does not.
+    #[test]
+    fn an_unfinished_progress_bar_above_the_traceback_names_the_stage() {
+        let text = |bar: &str| {
+            format!(
+                "{bar}\nTraceback (most recent call last):\n  File \"/srv/x.py\", line 3, in run\n    \
+                 y = f(x)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 \
+                 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n"
+            )
+        };
+        let phase_of = |bar: &str| crate::analyze::explain::explain_text(&text(bar)).phase;
+        let running = phase_of("Generating:   0%|          | 0/3 [00:19<?, ?it/s]");
+        assert_eq!(running.failed_in, Phase::Inference, "{running:?}");
+        assert!(running.evidence[0]
+            .starts_with("line 1: the progress bar running when it failed, `Generating`"));
+        assert_eq!(
+            phase_of("Epoch 2:  40%|████      | 40/100 [00:19<00:30, 2.1it/s]").failed_in,
+            Phase::TrainingStep
+        );
+        assert_eq!(
+            phase_of("Loading checkpoint shards: 100%|██████████| 4/4 [00:06<00:00]").failed_in,
+            Phase::Unknown
+        );
+        assert_eq!(
+            phase_of("Map:  40%|████      | 40/100 [00:19<00:30, 2.1it/s]").failed_in,
+            Phase::Unknown
+        );
     }
 }
