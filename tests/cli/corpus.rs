@@ -23,7 +23,7 @@ use serde::Deserialize;
 /// ever moves up.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
-    (Measure::Figures, 0.97),
+    (Measure::Figures, 0.98),
     (Measure::PhaseShown, 0.88),
     (Measure::Engine, 0.95),
     (Measure::UnknownKept, 0.97),
