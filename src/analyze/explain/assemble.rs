@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::analyze::phase::{
-    decide as decide_phase, read_frames, reports_error, statement_phase, words_phase,
+    decide as decide_phase, name_phase, read_frames, reports_error, statement_phase, words_phase,
     wrapping_phrase,
 };
 
@@ -239,6 +239,23 @@ fn nearby_words<'a>(
         .copied()
         .find(|start| *start < message.line && message.line - start <= 5000);
     if let Some(start) = start.filter(|start| *start > 1) {
+        // Python's `threading.excepthook` (3.10+): `Exception in thread Thread-3 (generate):`
+        // names the thread's target function.
+        if let Some(text) = text_of(start - 1) {
+            let target = text
+                .split_once("Exception in thread ")
+                .and_then(|(_, rest)| rest.trim_end().strip_suffix("):"))
+                .and_then(|rest| rest.rsplit_once(" ("))
+                .map(|(_, target)| target);
+            if let Some(phase) = target.and_then(name_phase) {
+                return Some((
+                    start - 1,
+                    phase,
+                    "the thread's target function",
+                    target.unwrap_or_default(),
+                ));
+            }
+        }
         if let Some(text) = text_of(start - 1).filter(|text| reports_error(text)) {
             if let Some(phase) = words_phase(text) {
                 return Some((

@@ -50,6 +50,11 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
                 ),
             ));
         }
+        // pytest's test functions (`test_*` in `test_*.py` / `*_test.py`) are named for what
+        // they check, not for a stage.
+        if is_pytest_test(frame) {
+            continue;
+        }
         if let Some(phase) = name_phase(&frame.function) {
             return Some((
                 phase,
@@ -64,6 +69,19 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
         }
     }
     None
+}
+
+/// A test function pytest collects: `test*` in a file named `test_*.py` or `*_test.py`.
+fn is_pytest_test(frame: &Frame) -> bool {
+    let base = frame
+        .file
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let test_file =
+        base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"));
+    test_file && frame.function.starts_with("test")
 }
 
 /// The stage in the caller's terms (a user's `evaluate` serves no request).
@@ -803,6 +821,33 @@ mod tests {
     }
 
     #[test]
+    fn pytest_test_functions_are_named_for_what_they_check() {
+        let test = [frame(
+            4,
+            "test_set_memory_fraction",
+            "test/test_xpu.py",
+            Some("f(x)"),
+        )];
+        assert_eq!(user_code_phase(&test), None);
+        let evaluation = [frame(4, "test_loop", "/home/me/tutorial.py", Some("f(x)"))];
+        assert_eq!(
+            user_code_phase(&evaluation).map(|(phase, _)| phase),
+            Some(Phase::Inference)
+        );
+        // Its statement still counts.
+        let backward = [frame(
+            4,
+            "test_grad",
+            "test_autograd.py",
+            Some("y.backward()"),
+        )];
+        assert_eq!(
+            user_code_phase(&backward).map(|(phase, _)| phase),
+            Some(Phase::TrainingStep)
+        );
+    }
+
+    #[test]
     fn an_input_move_leaves_the_stage_to_the_callers() {
         let moved = [frame(3, "step", "loop.py", Some("x = x.to(device)"))];
         assert_eq!(user_code_phase(&moved), None);
@@ -898,6 +943,15 @@ GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
             .replace("[ERROR]", "[INFO]")
             .replace("request 7f3a failed while", "request 7f3a started");
         assert_eq!(phase_of(&info).failed_in, Phase::Unknown);
+
+        // A thread's target function, as `threading.excepthook` names it.
+        let thread = format!(
+            "Exception in thread Thread-3 (generate_reply):\nTraceback (most recent call \
+             last):\n  File \"/srv/app.py\", line 9, in run\n    out = model(x)\n{OOM}\n"
+        );
+        assert_eq!(phase_of(&thread).failed_in, Phase::Inference);
+        let plain = thread.replace("(generate_reply)", "(worker)");
+        assert_eq!(phase_of(&plain).failed_in, Phase::Unknown);
 
         // The app's words introducing the error on its line; prose around it is not.
         let wrapped = format!("RuntimeError: Error during generation: {OOM}\n");
