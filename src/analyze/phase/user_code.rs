@@ -283,7 +283,8 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     ];
     let words = words(function);
     let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
-    if has(STARTUP_WORDS) {
+    // `register_full_backward_hook`: set-up for a stage, not the stage.
+    if has(STARTUP_WORDS) || has(&["register"]) {
         return None;
     }
     let training = has(TRAINING_WORDS);
@@ -568,12 +569,30 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
     .into_iter()
     .filter(|(hit, _, _)| *hit)
     .map(|(_, phase, what)| (phase, what))
+    .chain(named_calls(code))
     .collect();
     let first = *found.first()?;
     found
         .iter()
         .all(|(phase, _)| *phase == first.0)
         .then_some(first)
+}
+
+/// The stages the functions a statement calls are named for (`inner_training_loop()`,
+/// `run_evaluation(model)`, `pipe.load_lora_weights(p)`), with a library's plainer words (a
+/// callee may be anyone's); `model.train()` / `model.eval()` only switch a mode.
+fn named_calls(code: &str) -> impl Iterator<Item = (Phase, &'static str)> + '_ {
+    code.match_indices('(').filter_map(move |(paren, _)| {
+        let start = code[..paren]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |at| at + 1);
+        let name = &code[start..paren];
+        let mode_switch = matches!(name, "train" | "eval") && code[paren..].starts_with("()");
+        if name.is_empty() || mode_switch {
+            return None;
+        }
+        library_name_phase(name).map(|phase| (phase, "a call of a function named for it"))
+    })
 }
 
 /// The names a statement calls: `Variable._execution_engine.run_backward(` → `run_backward`.
@@ -778,6 +797,10 @@ mod tests {
             ("out = model(x)", None),
             ("lr_scheduler.step()", None),
             ("model.train()", None),
+            ("inner_training_loop()", Some(TrainingStep)),
+            ("metrics = run_evaluation(model, loader)", Some(Inference)),
+            ("pipe.load_lora_weights(path)", Some(WeightsLoad)),
+            ("check = validate_args(cfg)", None),
             ("for epoch in range(epochs):", None),
             // Two stages in one statement decide nothing.
             ("loss = model(x).backward(); model.generate(x)", None),
