@@ -103,6 +103,9 @@ pub struct Frame {
     /// calls (the frames below were cut from the paste or filtered out, as JAX does); `line` is
     /// the statement's line and `file` the caller's.
     pub called: bool,
+    /// The statement printed under the frame (`loss.backward()`), trimmed; `None` when the
+    /// traceback prints none (Python before 3.x in some forms, Rich, pastes cut at the frame).
+    pub code: Option<String>,
 }
 
 /// How a frame's phase counts when the frames of one traceback are read together.
@@ -141,8 +144,10 @@ pub struct FrameRule {
 }
 
 mod rules;
+mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
+pub use user_code::{is_library_file, name_phase, reports_error, statement_phase, words_phase};
 
 fn is_native_backward(function: &str, file: &str) -> bool {
     let native = file.ends_with(".so")
@@ -398,6 +403,11 @@ pub struct PhaseInputs<'a> {
     /// redrawn under the traceback, a router span, a footer); used when nothing before the
     /// failure shows it.
     pub late: Option<(u64, Phase)>,
+    /// The stage the words next to the failure name, when nothing else shows it: (line, phase,
+    /// what the words are, the words) — the app's words wrapping the error on its line, the
+    /// message logged with the traceback (`logger.exception`), or a statement printed above the
+    /// error of a traceback cut before its frames (see `user_code::words_phase`).
+    pub nearby: Option<(u64, Phase, &'static str, &'a str)>,
 }
 
 /// Decides `failed_in`, `last_completed`, `server_was_ready` with evidence.
@@ -473,6 +483,13 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         }
         (rule.phase, why)
     });
+    // The caller's own code (its statements, then its functions' names), only where no
+    // library frame decides.
+    let from_user = if frames.decided.is_none() {
+        user_code::user_code_phase(inputs.frames)
+    } else {
+        None
+    };
     let from_wrapper = frames.wrapper.map(|(frame, rule)| {
         (
             rule.phase,
@@ -503,6 +520,16 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ),
         )
     });
+    let from_nearby = inputs.nearby.map(|(line, phase, what, words)| {
+        (
+            phase,
+            format!(
+                "line {line}: {what}, `{}`, names {}",
+                user_code::clip(words.trim()),
+                user_code::noun(phase)
+            ),
+        )
+    });
     let from_serving = match (server_was_ready, progress.in_progress) {
         (Some(true), None) => Some((
             Phase::Inference,
@@ -516,9 +543,11 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     let decided = from_hint
         .or(from_message)
         .or(from_frames)
+        .or(from_user)
         .or(from_progress)
         .or(from_late)
         .or(from_wrapper)
+        .or(from_nearby)
         .or(from_serving);
     let failed_in = match decided {
         Some((phase, why)) => {

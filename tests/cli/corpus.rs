@@ -23,8 +23,8 @@ use serde::Deserialize;
 /// ever moves up.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
-    (Measure::Figures, 0.97),
-    (Measure::PhaseShown, 0.86),
+    (Measure::Figures, 0.98),
+    (Measure::PhaseShown, 0.89),
     (Measure::Engine, 0.95),
     (Measure::UnknownKept, 0.97),
     (Measure::Cause, 0.96),

@@ -3,7 +3,10 @@
 //! context blocks, from what [`Collected`] gathered.
 
 use super::*;
-use crate::analyze::phase::{decide as decide_phase, read_frames, wrapping_phrase};
+use crate::analyze::phase::{
+    decide as decide_phase, name_phase, read_frames, reports_error, statement_phase, words_phase,
+    wrapping_phrase,
+};
 
 /// How far under a failure's message a line may report its stage (see `Collected::late`).
 const LATE_LINES: u64 = 40;
@@ -111,12 +114,14 @@ pub(super) fn build_report(
             .copied()
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
+    let nearby = failure.and_then(|message| nearby_words(collected, message, &frames));
     let mut phase = decide_phase(PhaseInputs {
         failure,
         progress,
         frames: &frames,
         hint,
         late,
+        nearby,
     });
     if let Some((first, last)) = unseen {
         phase.evidence.push(format!(
@@ -191,6 +196,159 @@ pub(super) fn build_report(
     }
 }
 
+/// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):
+/// the app's own words before the error on its line (`Error during generation: CUDA out of
+/// memory`), the message logged on the line above the failure's traceback (`logger.exception`
+/// prints it there: `request 7f3a failed while running the model`), or, for a paste cut before
+/// any frame, the statement printed just above the error (`return
+/// Variable._execution_engine.run_backward(` under its carets).
+fn nearby_words<'a>(
+    collected: &'a Collected,
+    message: &OomMessage,
+    frames: &[Frame],
+) -> Option<(u64, Phase, &'static str, &'a str)> {
+    let text_of = |line: u64| {
+        collected
+            .context
+            .iter()
+            .flat_map(|block| &block.lines)
+            .find(|context| context.line == line)
+            .map(|context| context.text.as_str())
+    };
+    // The app's words before the error on its own line, without the exception's class.
+    if let Some(text) = text_of(message.line) {
+        let head: String = message.text.chars().take(24).collect();
+        if let Some(at) = text.find(head.as_str()).filter(|at| *at > 0) {
+            let before = &text[..at];
+            let words = before
+                .split_once(": ")
+                .filter(|(class, _)| class.ends_with("Error") || class.ends_with("Exception"))
+                .map_or(before, |(_, rest)| rest);
+            // Words that introduce the error (`…: CUDA out of memory`), not prose around it.
+            let introduces = words.trim_end().ends_with(':');
+            if let Some(phase) = words_phase(words).filter(|_| introduces) {
+                return Some((message.line, phase, "the words around the error", words));
+            }
+        }
+    }
+    // The message logged with the traceback, on the line above its `Traceback` header.
+    let start = collected
+        .tracebacks
+        .iter()
+        .rev()
+        .copied()
+        .find(|start| *start < message.line && message.line - start <= 5000);
+    if let Some(start) = start.filter(|start| *start > 1) {
+        // Python's `threading.excepthook` (3.10+): `Exception in thread Thread-3 (generate):`
+        // names the thread's target function.
+        if let Some(text) = text_of(start - 1) {
+            let target = text
+                .split_once("Exception in thread ")
+                .and_then(|(_, rest)| rest.trim_end().strip_suffix("):"))
+                .and_then(|rest| rest.rsplit_once(" ("))
+                .map(|(_, target)| target);
+            if let Some(phase) = target.and_then(name_phase) {
+                return Some((
+                    start - 1,
+                    phase,
+                    "the thread's target function",
+                    target.unwrap_or_default(),
+                ));
+            }
+        }
+        if let Some(text) = text_of(start - 1).filter(|text| reports_error(text)) {
+            if let Some(phase) = words_phase(text) {
+                return Some((
+                    start - 1,
+                    phase,
+                    "the message logged with the traceback",
+                    after_log_prefix(text, phase),
+                ));
+            }
+        }
+    }
+    // The progress bar running when the traceback (or the error) was printed: a tqdm bar whose
+    // description names a stage and that had not reached its total.
+    let above = start.unwrap_or(message.line);
+    for line in (above.saturating_sub(3).max(1)..above).rev() {
+        let Some(text) = text_of(line) else {
+            break;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        if let Some((description, done, total)) = last_progress_bar(text) {
+            if done < total {
+                if let Some(phase) = words_phase(description) {
+                    return Some((
+                        line,
+                        phase,
+                        "the progress bar running when it failed",
+                        description,
+                    ));
+                }
+            }
+        }
+        break;
+    }
+    // A traceback pasted without its frames: the statement just above the error.
+    if !frames.is_empty() {
+        return None;
+    }
+    let first = message.line.saturating_sub(4).max(1);
+    for line in (first..message.line).rev() {
+        let text = text_of(line)?;
+        let code = text.trim();
+        if code.is_empty() || code.chars().all(|c| matches!(c, '^' | '~' | ' ')) {
+            continue;
+        }
+        if !text.starts_with([' ', '\t']) {
+            return None;
+        }
+        return statement_phase(code)
+            .map(|(phase, _)| (line, phase, "the statement printed above the error", code));
+    }
+    None
+}
+
+/// The last tqdm bar drawn on a line (a line holds every redraw when `\r` is dropped):
+/// `Generating:  40%|████      | 2/5 [00:19<00:30, 6.1s/it]` → (`Generating`, 2, 5). tqdm
+/// prints the description followed by `: ` before the percentage; a bar without one is not
+/// read.
+fn last_progress_bar(text: &str) -> Option<(&str, u64, u64)> {
+    let at = text.rfind("%|")?;
+    let head = text[..at].trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let description = head.trim_end().strip_suffix(':')?;
+    // The previous redraw ends with its `]`.
+    let description = description
+        .rsplit_once(']')
+        .map_or(description, |(_, after)| after)
+        .trim();
+    let rest = &text[at + 2..];
+    let counts = rest[rest.find('|')? + 1..].trim_start();
+    let counts = counts.split([' ', '[']).next()?;
+    let (done, total) = counts.split_once('/')?;
+    Some((description, done.parse().ok()?, total.parse().ok()?))
+}
+
+/// The words of a log line after its bracketed prefix (`[2026-12-01 17:13:31][server][ERROR] -
+/// request 7f3a failed` → `request 7f3a failed`), to quote them; the whole line when the words
+/// after it do not name the same stage.
+fn after_log_prefix(text: &str, phase: Phase) -> &str {
+    let Some(at) = text
+        .get(..100.min(text.len()))
+        .and_then(|head| head.rfind(']'))
+    else {
+        return text;
+    };
+    let words = text[at + 1..].trim_start_matches([' ', '-', ':', '*']);
+    if words_phase(words) == Some(phase) {
+        words
+    } else {
+        text
+    }
+}
+
 /// The engine of the report: the best evidence of the log lines (`collected.engine`), weighed
 /// against what the failure messages themselves show (TensorRT-LLM's or TurboMind's error
 /// prefix, XLA's or TensorFlow's exception, the oom_text engine hint). A traceback whose only
@@ -257,5 +415,36 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
         EngineName::Pytorch
     } else {
         EngineName::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_progress_bar;
+
+    #[test]
+    fn the_last_redraw_of_a_progress_bar_is_read() {
+        assert_eq!(
+            last_progress_bar("Generating:   0%|          | 0/3 [00:19<?, ?it/s]"),
+            Some(("Generating", 0, 3))
+        );
+        assert_eq!(
+            last_progress_bar(
+                "Loading weights:   0%|    | 0/75 [00:00<?, ?it/s]Loading weights: 100%|████| 75/75 \
+                 [00:00<00:00, 7279.59it/s]"
+            ),
+            Some(("Loading weights", 75, 75))
+        );
+        assert_eq!(
+            last_progress_bar("epoch 1:  11%|█         | 7/64 [00:00<00:03, 15.49it/s, loss=1.03]"),
+            Some(("epoch 1", 7, 64))
+        );
+        // No description, no counts, not a bar.
+        assert_eq!(
+            last_progress_bar(" 40%|████      | 2/5 [00:19<00:30]"),
+            None
+        );
+        assert_eq!(last_progress_bar("Sampling: 40%|████      |"), None);
+        assert_eq!(last_progress_bar("usage 40% of 24 GiB"), None);
     }
 }

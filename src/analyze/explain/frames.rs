@@ -4,6 +4,9 @@
 use super::*;
 use crate::analyze::phase::{frame_rule, read_frames};
 
+/// The longest statement kept under a frame (a minified line can be megabytes).
+const MAX_STATEMENT_CHARS: usize = 300;
+
 /// Keeps a frame, dropping the oldest beyond [`MAX_FRAMES`].
 fn keep(collected: &mut Collected, frame: Frame) {
     collected.frames.push_back(frame);
@@ -25,6 +28,7 @@ pub(super) fn note_printed(collected: &mut Collected, line: u64, function: Strin
             function,
             file,
             called: false,
+            code: None,
         },
     );
 }
@@ -54,11 +58,6 @@ pub(super) fn push_called_frames(
     (caller, file): (&str, &str),
     line: u64,
 ) {
-    // A frame a rule reads decides by itself (a wrapper only encloses: what it calls may show
-    // more).
-    if frame_rule(caller, file).is_some_and(|rule| rule.role != Role::Wrapper) {
-        return;
-    }
     let Some(at) = frame_raw.find("File \"") else {
         return;
     };
@@ -71,6 +70,22 @@ pub(super) fn push_called_frames(
     }
     let code = code.trim();
     if code.is_empty() || code.starts_with("File ") || code.starts_with(['^', '~', '#']) {
+        return;
+    }
+    // The statement belongs to the printed frame of this line (what the user's code was doing
+    // there: `loss.backward()`, `for x in train_loader:`), kept for `analyze::phase::user_code`.
+    if let Some(printed) = collected
+        .frames
+        .iter_mut()
+        .rev()
+        .find(|frame| !frame.called)
+        .filter(|frame| frame.line == line)
+    {
+        printed.code = Some(code.chars().take(MAX_STATEMENT_CHARS).collect());
+    }
+    // A frame a rule reads decides by itself (a wrapper only encloses: what it calls may show
+    // more).
+    if frame_rule(caller, file).is_some_and(|rule| rule.role != Role::Wrapper) {
         return;
     }
     let bytes = code.as_bytes();
@@ -91,6 +106,7 @@ pub(super) fn push_called_frames(
                     function: name.to_string(),
                     file: file.to_string(),
                     called: true,
+                    code: None,
                 },
             );
         }

@@ -8,6 +8,7 @@ fn frame(line: u64, function: &str, file: &str) -> Frame {
         line,
         function: function.to_string(),
         file: file.to_string(),
+        code: None,
     }
 }
 
@@ -30,6 +31,7 @@ fn deepest_mapped_frame_wins() {
         frames: &frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::Profiling);
     assert_eq!(report.prompt_can_be_cause, Some(false));
@@ -50,6 +52,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
         frames: &frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::KvCacheAlloc);
     assert_eq!(report.last_completed, Some(Phase::Profiling));
@@ -67,6 +70,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
         frames: &[],
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::TrainingStep);
     assert_eq!(report.last_completed, Some(Phase::TrainingStep));
@@ -80,6 +84,7 @@ fn nothing_shown_is_unknown() {
         frames: &[frame(1, "forward", "/x/model.py")],
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::Unknown);
     assert_eq!(report.server_was_ready, None);
@@ -97,6 +102,7 @@ fn ready_server_then_failure_is_inference() {
         frames: &[],
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::Inference);
     assert_eq!(report.server_was_ready, Some(true));
@@ -110,6 +116,7 @@ fn failed_in(frames: &[Frame]) -> (Phase, Vec<String>) {
         frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     (report.failed_in, report.evidence)
 }
@@ -231,6 +238,7 @@ fn wrappers_decide_only_when_nothing_else_does() {
         frames: &frames,
         hint: None,
         late: None,
+        nearby: None,
     });
     assert_eq!(report.failed_in, Phase::CudaGraphCapture);
 }
@@ -511,4 +519,59 @@ fn issue13_wrapping_words_and_keras_fit() {
     }
     // Keras `Model.fit`, also as a notebook arrow.
     assert_eq!(frame_phase("fit", "<call>"), Some(Phase::TrainingStep));
+}
+
+#[test]
+fn a_library_rule_beats_the_callers_code() {
+    let mut outer = frame(1, "train_one_epoch", "train.py");
+    outer.code = Some("model.to(device)".into());
+    let frames = [
+        outer,
+        frame(
+            3,
+            "generate",
+            "/v/lib/python3.11/site-packages/transformers/generation/utils.py",
+        ),
+    ];
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &Progress::default(),
+        frames: &frames,
+        hint: None,
+        late: None,
+        nearby: None,
+    });
+    assert_eq!(report.failed_in, Phase::Inference);
+}
+
+#[test]
+fn the_callers_code_decides_when_no_library_rule_does_and_inputs_stay_unknown() {
+    let mut user = frame(1, "step", "/home/me/loop.py");
+    user.code = Some("out = model(x)".into());
+    let mut inner = frame(3, "run", "/home/me/loop.py");
+    inner.code = Some("x = x.to(device)".into());
+    let frames = [user.clone(), inner];
+    let decide_on = |frames: &[Frame]| {
+        decide(PhaseInputs {
+            failure: None,
+            progress: &Progress::default(),
+            frames,
+            hint: None,
+            late: None,
+            nearby: None,
+        })
+    };
+    assert_eq!(decide_on(&frames).failed_in, Phase::Unknown);
+    let mut loading = user;
+    loading.code = Some("model = model.cuda()".into());
+    let report = decide_on(&[loading]);
+    assert_eq!(report.failed_in, Phase::WeightsLoad);
+    assert!(
+        report
+            .evidence
+            .iter()
+            .any(|e| e.contains("your code (me/loop.py) runs `model = model.cuda()`")),
+        "{:?}",
+        report.evidence
+    );
 }

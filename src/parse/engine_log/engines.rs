@@ -654,6 +654,11 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
     {
         return Some(EngineName::Tensorflow);
     }
+    // XRT's `Attempting to reserve … at the bottom of memory` is the TPU runtime of TensorFlow
+    // and PyTorch/XLA 1.x (`xla_client/xla_util.cc`); JAX never ran on XRT: no engine from it.
+    if has(text, "Attempting to reserve") {
+        return None;
+    }
     if has(text, "Out of memory while trying to allocate") || has(text, "RESOURCE_EXHAUSTED") {
         return Some(EngineName::Jax);
     }
@@ -863,6 +868,15 @@ mod tests {
         assert_eq!(
             engine_of_message("OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", None),
             Some(EngineName::Tensorflow)
+        );
+        // XRT (TensorFlow, PyTorch/XLA 1.x) is not JAX.
+        assert_eq!(
+            engine_of_message(
+                "RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory. That \
+                 was not possible.",
+                None
+            ),
+            None
         );
         assert_eq!(
             engine_of_message(

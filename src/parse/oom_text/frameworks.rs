@@ -53,7 +53,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     if let Some(position) = find(text, "RESOURCE_EXHAUSTED") {
         let rest = &text[position..];
-        if rest.contains("OUT_OF_MEMORY") || rest.contains("out of memory") {
+        // The TPU runtime under XRT (PyTorch/XLA ≤ 1.12, TF 2.x): "RESOURCE_EXHAUSTED:
+        // Attempting to reserve 6.48G at the bottom of memory. That was not possible. There are
+        // 6.78G free, 0B reserved, and 3.33G reservable." (quoted in pytorch/xla#3470).
+        if rest.contains("OUT_OF_MEMORY")
+            || rest.contains("out of memory")
+            || rest.contains("Attempting to reserve")
+        {
             return Some((Family::Framework(FrameworkKind::Xla), position));
         }
     }
@@ -344,7 +350,8 @@ fn parse_xla(s: &str) -> Parsed {
     // The TPU runtime's sizes (`15.65G`, `196.00M`): binary units without `iB`.
     if figures.tried_to_allocate_bytes.is_none() {
         figures.tried_to_allocate_bytes =
-            short_size(regex!(r"Attemptingtoallocate(\d+(?:\.\d+)?[KMGT])"), s);
+            short_size(regex!(r"Attemptingtoallocate(\d+(?:\.\d+)?[KMGT])"), s)
+                .or_else(|| short_size(regex!(r"Attemptingtoreserve(\d+(?:\.\d+)?[KMGT])"), s));
     }
     figures.free_bytes = short_size(regex!(r"Thereare(\d+(?:\.\d+)?[KMGT])free"), s);
     figures.gpu_index = integer_of(regex!(r"deviceordinal(\d+)"), s)

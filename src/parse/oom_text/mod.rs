@@ -121,6 +121,9 @@ pub const OOM_MARKERS: &[&str] = &[
     "Requested amount of GPU memory",
     // The TPU runtime's `Error allocating device buffer: Attempting to allocate …`.
     "Error allocating device buffer",
+    // The same runtime under XRT: `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom
+    // of memory. That was not possible.` (frameworks.rs).
+    "Attempting to reserve",
     "Requested amount of memory",
     "insufficient GPU memory",
     "Insufficient memory for KV cache",

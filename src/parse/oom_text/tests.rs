@@ -1092,6 +1092,14 @@ fn ctranslate2_tpu_and_class_only_messages() {
     assert_eq!(tpu.kind, OomKind::XlaResourceExhausted);
     assert_eq!(tpu.figures.tried_to_allocate_bytes, gib(15.65));
     assert_eq!(tpu.figures.free_bytes, gib(11.08));
+    // The same runtime under XRT (PyTorch/XLA 1.x) reserves instead of allocating.
+    let xrt = one("E tensorflow/compiler/xla/xla_client/xla_util.cc:88]   (1) RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory. That was not possible. There are 6.78G free, 0B reserved, and 3.33G reservable.");
+    assert!(xrt.is_gpu_oom);
+    assert_eq!(xrt.kind, OomKind::XlaResourceExhausted);
+    assert_eq!(xrt.figures.tried_to_allocate_bytes, gib(6.48));
+    assert_eq!(xrt.figures.free_bytes, gib(6.78));
+    // A reservation that is not XLA's failure is not an OOM.
+    assert!(parse_text("Attempting to reserve 6.48G at the bottom of memory.").is_empty());
 
     // Only the class: kept when nothing follows, replaced by the message when it does.
     let header = "OutOfMemoryError                          Traceback (most recent call last)";

@@ -1,0 +1,1023 @@
+//! The stage read from the caller's own code, when no library frame names it: the frames of a
+//! traceback that are not a library's (a script, a notebook cell, an app's own files), read
+//! innermost first, by the statement each was running (`loss.backward()`, `for x in
+//! train_loader:`, `model = AutoModel.from_pretrained(…)`) and then by the name it was given
+//! (`def train_one_epoch`, `def evaluate`, `def load_model`).
+//!
+//! Conventions read (docs/phases.md, "The caller's own code"): Python installs libraries under
+//! `site-packages`/`dist-packages` and keeps its standard library in `lib/pythonX.Y`; what lies
+//! elsewhere is the caller's. Training and evaluation code is named after what it does (the
+//! PyTorch tutorials' `train_loop`/`test_loop`, the examples' `train_one_epoch`/`evaluate`,
+//! Lightning's `training_step`/`validation_step`); a training step calls `backward` and an
+//! optimizer's `step`; weights come from `from_pretrained`, `load_state_dict`, `torch.load` and
+//! `Module.to`/`.cuda()`. A name or statement that says two stages at once decides nothing.
+
+use super::Frame;
+use crate::model::explain::Phase;
+
+/// What the caller's code shows: the phase and the evidence line.
+pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
+    for frame in frames.iter().rev() {
+        if frame.called {
+            continue;
+        }
+        if is_library_file(&frame.file) {
+            if let Some(phase) = library_name_phase(&frame.function) {
+                return Some((
+                    phase,
+                    format!(
+                        "line {}: library function `{}` ({}) is named for {} (no rule names \
+                         it; no frame below it shows the stage)",
+                        frame.line,
+                        frame.function,
+                        super::short_path(&frame.file),
+                        noun(phase)
+                    ),
+                ));
+            }
+            continue;
+        }
+        let place = place(frame);
+        if let Some((phase, what)) = frame.code.as_deref().and_then(statement_phase) {
+            let code = frame.code.as_deref().unwrap_or_default();
+            return Some((
+                phase,
+                format!(
+                    "line {}: your code{place} runs `{}`, {what}: {}",
+                    frame.line + 1,
+                    clip(code),
+                    noun(phase)
+                ),
+            ));
+        }
+        // pytest's test functions (`test_*` in `test_*.py` / `*_test.py`) are named for what
+        // they check, not for a stage.
+        if is_pytest_test(frame) {
+            continue;
+        }
+        if let Some(phase) = name_phase(&frame.function) {
+            return Some((
+                phase,
+                format!(
+                    "line {}: your function `{}`{place} is named for {} (no library frame \
+                     below it shows the stage)",
+                    frame.line,
+                    frame.function,
+                    noun(phase)
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// A test function pytest collects: `test*` in a file named `test_*.py` or `*_test.py`.
+fn is_pytest_test(frame: &Frame) -> bool {
+    let base = frame
+        .file
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let test_file =
+        base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"));
+    test_file && frame.function.starts_with("test")
+}
+
+/// The stage in the caller's terms (a user's `evaluate` serves no request).
+pub(super) fn noun(phase: Phase) -> &'static str {
+    match phase {
+        Phase::TrainingStep => "a training step",
+        Phase::Inference => "inference (a forward pass outside training)",
+        Phase::WeightsLoad => "loading weights",
+        other => other.describe(),
+    }
+}
+
+/// ` (train.py)`, or nothing for a frame without a file worth naming.
+fn place(frame: &Frame) -> String {
+    if frame.file == "<call>" || frame.file.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", super::short_path(&frame.file))
+    }
+}
+
+pub(super) fn clip(code: &str) -> String {
+    const MAX: usize = 60;
+    if code.chars().count() <= MAX {
+        code.to_string()
+    } else {
+        let cut: String = code.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Is the file a library's (an installed package, Python's standard library, a console-script
+/// wrapper, generated or native code) rather than the caller's own?
+pub fn is_library_file(file: &str) -> bool {
+    let lower = file.replace('\\', "/").to_ascii_lowercase();
+    // Pseudo-files: the caller's REPL and notebook cells, a notebook's call arrow.
+    if lower.starts_with('<') {
+        return !(lower == "<stdin>" || lower.starts_with("<ipython-input") || lower == "<call>");
+    }
+    if lower.contains("site-packages/")
+        || lower.contains("dist-packages/")
+        || lower.ends_with(".so")
+        || lower.contains(".so.")
+        || lower.ends_with(".dll")
+        || lower.ends_with(".pyx")
+        || file == crate::parse::engine_log::NATIVE_FRAME_FILE
+    {
+        return true;
+    }
+    let parts: Vec<&str> = lower.split('/').collect();
+    parts.windows(2).any(|pair| {
+        // `…/lib/python3.10/runpy.py`, `C:\Python310\lib\runpy.py`, `…/bin/torchrun`.
+        (pair[0] == "lib" && pair[1].starts_with("python"))
+            || (pair[0].starts_with("python") && pair[1] == "lib")
+            || pair[0] == "bin"
+    })
+}
+
+/// The words of an identifier: `train_one_epoch` → train, one, epoch; `trainStep` → train, step.
+fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+const TRAINING_WORDS: &[&str] = &[
+    "train",
+    "training",
+    "fit",
+    "finetune",
+    "finetuning",
+    "pretrain",
+    "pretraining",
+    "epoch",
+    "backward",
+    "learn",
+];
+const INFERENCE_WORDS: &[&str] = &[
+    "eval",
+    "evaluate",
+    "evaluation",
+    "evaluating",
+    "val",
+    "valid",
+    "validate",
+    "validation",
+    "test",
+    "testing",
+    "predict",
+    "prediction",
+    "infer",
+    "inference",
+    "generate",
+    "generation",
+    "transcribe",
+    "detect",
+    "chat",
+];
+/// Words of start-up stages (`_capture_generation_cuda_graphs`, `warmup_generate`,
+/// `profile_run`, `compile_train_step`): a name with one of them says a start-up stage the
+/// other words do not name, so it decides nothing here.
+const STARTUP_WORDS: &[&str] = &[
+    "capture",
+    "graph",
+    "graphs",
+    "warmup",
+    "warm",
+    "profile",
+    "profiling",
+    "compile",
+    "dummy",
+];
+const LOAD_VERBS: &[&str] = &[
+    "load",
+    "build",
+    "setup",
+    "init",
+    "initialize",
+    "create",
+    "get",
+    "prepare",
+    "instantiate",
+    "make",
+    "restore",
+];
+const LOAD_OBJECTS: &[&str] = &[
+    "model",
+    "models",
+    "weights",
+    "checkpoint",
+    "ckpt",
+    "pipeline",
+    "pipe",
+    "network",
+    "net",
+    "llm",
+    "pretrained",
+];
+
+/// The stage a function's name says, when it says exactly one.
+pub fn name_phase(function: &str) -> Option<Phase> {
+    let words = words(function);
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(STARTUP_WORDS) {
+        return None;
+    }
+    let training = has(TRAINING_WORDS);
+    let inference = has(INFERENCE_WORDS);
+    let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
+    match (training, inference, load) {
+        (true, false, false) => Some(Phase::TrainingStep),
+        (false, true, false) => Some(Phase::Inference),
+        (false, false, true) => Some(Phase::WeightsLoad),
+        _ => None,
+    }
+}
+
+/// The stage a library function's name says (a library without frame rules). Fewer words than
+/// for the caller's code: libraries `validate` and `test` their arguments, `detect` formats,
+/// `build` and `get` many things; loading needs `load` or `restore` with the weights named.
+pub fn library_name_phase(function: &str) -> Option<Phase> {
+    const INFERENCE: &[&str] = &[
+        "eval",
+        "evaluate",
+        "evaluation",
+        "predict",
+        "prediction",
+        "infer",
+        "inference",
+        "generate",
+        "generation",
+        "transcribe",
+    ];
+    const LOADED: &[&str] = &[
+        "model",
+        "weights",
+        "checkpoint",
+        "ckpt",
+        "pretrained",
+        "state",
+    ];
+    let words = words(function);
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    // `register_full_backward_hook`: set-up for a stage, not the stage.
+    if has(STARTUP_WORDS) || has(&["register"]) {
+        return None;
+    }
+    let training = has(TRAINING_WORDS);
+    let inference = has(INFERENCE);
+    let load = has(&["load", "restore"]) && has(LOADED);
+    match (training, inference, load) {
+        (true, false, false) => Some(Phase::TrainingStep),
+        (false, true, false) => Some(Phase::Inference),
+        (false, false, true) => Some(Phase::WeightsLoad),
+        _ => None,
+    }
+}
+
+/// The stage free words name (an app's message around an error, the message logged with a
+/// traceback): `request 7f3a failed while running the model` → inference, `Error in training
+/// loop` → training_step, `Failed to load model` → weights_load. Bracketed parts (`[train.py:88]`,
+/// `[inference_server]`: logger names and places) and file names are left out; one stage or none.
+pub fn words_phase(text: &str) -> Option<Phase> {
+    const TRAINING: &[&str] = &[
+        "train",
+        "training",
+        "epoch",
+        "finetune",
+        "finetuning",
+        "backward",
+    ];
+    const INFERENCE: &[&str] = &[
+        "request",
+        "requests",
+        "generate",
+        "generating",
+        "generation",
+        "inference",
+        "infer",
+        "predict",
+        "predicting",
+        "prediction",
+        "sampling",
+        "transcribe",
+        "transcribing",
+        "transcription",
+        "chat",
+        "completion",
+        "completions",
+        "eval",
+        "evaluation",
+        "evaluating",
+        "validation",
+    ];
+    const LOADING: &[&str] = &["load", "loading", "loaded"];
+    const LOADED: &[&str] = &[
+        "model",
+        "models",
+        "weights",
+        "checkpoint",
+        "ckpt",
+        "shards",
+        "pretrained",
+        "pipeline",
+    ];
+    let mut kept = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => kept.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<String> = kept
+        .split_whitespace()
+        .filter(|token| !token.contains(".py") && !token.contains('/') && !token.contains('\\'))
+        .flat_map(words)
+        .collect();
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(STARTUP_WORDS) || has(&["compiling", "capturing"]) {
+        return None;
+    }
+    let training = has(TRAINING);
+    let inference = has(INFERENCE);
+    let load = has(LOADING) && has(LOADED);
+    match (training, inference, load) {
+        (true, false, false) => Some(Phase::TrainingStep),
+        (false, true, false) => Some(Phase::Inference),
+        (false, false, true) => Some(Phase::WeightsLoad),
+        _ => None,
+    }
+}
+
+/// Whether a log line reports an error (the message `logger.exception` prints above its
+/// traceback says so in its own words).
+pub fn reports_error(text: &str) -> bool {
+    words(text).iter().any(|word| {
+        matches!(
+            word.as_str(),
+            "error" | "errors" | "exception" | "failed" | "fail" | "failure" | "crashed"
+        )
+    })
+}
+
+/// Receivers that name a model (or a part of one) rather than its input: `model`, `self.unet`,
+/// `text_encoder`, `resnet`, `MyNet(...)`.
+fn module_like(receiver: &str) -> bool {
+    const MODULES: &[&str] = &[
+        "model",
+        "models",
+        "net",
+        "network",
+        "module",
+        "pipe",
+        "pipeline",
+        "unet",
+        "vae",
+        "encoder",
+        "decoder",
+        "transformer",
+        "llm",
+        "backbone",
+        "classifier",
+        "generator",
+        "discriminator",
+        "teacher",
+        "student",
+    ];
+    words(receiver).iter().any(|word| {
+        MODULES.contains(&word.as_str())
+            || (word.len() > 3 && (word.ends_with("net") || word.ends_with("model")))
+    })
+}
+
+/// The expression a method is called on: `self.model.half()` before `.to(` → `self.model`
+/// (calls that only change a dtype or mode are skipped); a constructor call `Linear(…)` is kept
+/// as `Linear(`.
+fn receiver(before: &str) -> String {
+    let mut expr = before.trim_end();
+    loop {
+        let stripped = [
+            ".half()",
+            ".float()",
+            ".bfloat16()",
+            ".eval()",
+            ".train()",
+            ".cpu()",
+        ]
+        .iter()
+        .find_map(|call| expr.strip_suffix(call));
+        match stripped {
+            Some(rest) => expr = rest,
+            None => break,
+        }
+    }
+    if let Some(open) = expr.strip_suffix(')').and_then(|_| matching_open(expr)) {
+        // A call's result: keep the callee's name with its `(`.
+        let callee = last_path(&expr[..open]);
+        return format!("{callee}(");
+    }
+    last_path(expr).to_string()
+}
+
+/// The `(` that opens the call ending `expr`.
+fn matching_open(expr: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (at, c) in expr.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The trailing dotted name of an expression: `x = self.model` → `self.model`.
+fn last_path(expr: &str) -> &str {
+    let start = expr
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |at| at + 1);
+    &expr[start..]
+}
+
+/// The last identifier of a dotted name: `self.model` → `model`.
+fn last_name(path: &str) -> &str {
+    path.trim_end_matches('(')
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+}
+
+/// Where `code` calls `.method(`.
+fn calls(code: &str, method: &str) -> Option<usize> {
+    let pattern = format!(".{method}(");
+    code.find(&pattern)
+}
+
+/// The stage a statement runs, with what in it shows that.
+pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
+    let code = code.trim();
+    // `for i, (x, y) in enumerate(train_loader):` — a loop over the training (or evaluation)
+    // data.
+    if let Some(iterable) = code
+        .strip_prefix("for ")
+        .and_then(|rest| rest.split_once(" in "))
+        .map(|(_, iterable)| iterable)
+    {
+        let train = words(iterable)
+            .iter()
+            .any(|w| w == "train" || w == "training");
+        let eval = words(iterable)
+            .iter()
+            .any(|w| INFERENCE_WORDS.contains(&w.as_str()));
+        return match (train, eval) {
+            (true, false) => Some((Phase::TrainingStep, "a loop over the training data")),
+            (false, true) => Some((Phase::Inference, "a loop over evaluation data")),
+            _ => None,
+        };
+    }
+    let found: Vec<(Phase, &'static str)> = [
+        (
+            callees(code).any(|name| name.ends_with("backward")),
+            Phase::TrainingStep,
+            "a backward pass",
+        ),
+        (
+            calls(code, "step").is_some_and(|at| {
+                let name = last_name(&receiver(&code[..at])).to_ascii_lowercase();
+                name.contains("optim") || name.contains("scaler") || name == "opt"
+            }),
+            Phase::TrainingStep,
+            "an optimizer step",
+        ),
+        (
+            calls(code, "fit").is_some() || calls(code, "learn").is_some(),
+            Phase::TrainingStep,
+            "a training run",
+        ),
+        (
+            calls(code, "train")
+                .is_some_and(|at| words(&receiver(&code[..at])).iter().any(|w| w == "trainer")),
+            Phase::TrainingStep,
+            "a trainer's training run",
+        ),
+        (
+            ["generate", "predict", "transcribe", "infer", "evaluate"]
+                .iter()
+                .any(|method| calls(code, method).is_some()),
+            Phase::Inference,
+            "a generation, prediction or evaluation",
+        ),
+        (
+            called_name(code).is_some_and(|name| words(name).iter().any(|w| w == "pipe")),
+            Phase::Inference,
+            "a pipeline run",
+        ),
+        (
+            ["from_pretrained", "from_single_file", "from_preset"]
+                .iter()
+                .any(|method| calls(code, method).is_some())
+                || code.contains("load_state_dict(")
+                || code.contains("torch.load("),
+            Phase::WeightsLoad,
+            "a weights load",
+        ),
+        (
+            [".to(", ".cuda("].iter().any(|call| {
+                code.match_indices(call).any(|(at, _)| {
+                    let receiver = receiver(&code[..at]);
+                    let callee_class = receiver.ends_with('(')
+                        && last_name(&receiver).starts_with(|c: char| c.is_ascii_uppercase());
+                    callee_class || (!receiver.ends_with('(') && module_like(&receiver))
+                })
+            }),
+            Phase::WeightsLoad,
+            "a model moved to the device",
+        ),
+    ]
+    .into_iter()
+    .filter(|(hit, _, _)| *hit)
+    .map(|(_, phase, what)| (phase, what))
+    .chain(named_calls(code))
+    .collect();
+    let first = *found.first()?;
+    found
+        .iter()
+        .all(|(phase, _)| *phase == first.0)
+        .then_some(first)
+}
+
+/// The stages the functions a statement calls are named for (`inner_training_loop()`,
+/// `run_evaluation(model)`, `pipe.load_lora_weights(p)`), with a library's plainer words (a
+/// callee may be anyone's); `model.train()` / `model.eval()` only switch a mode.
+fn named_calls(code: &str) -> impl Iterator<Item = (Phase, &'static str)> + '_ {
+    code.match_indices('(').filter_map(move |(paren, _)| {
+        let start = code[..paren]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |at| at + 1);
+        let name = &code[start..paren];
+        let mode_switch = matches!(name, "train" | "eval") && code[paren..].starts_with("()");
+        if name.is_empty() || mode_switch {
+            return None;
+        }
+        library_name_phase(name).map(|phase| (phase, "a call of a function named for it"))
+    })
+}
+
+/// The names a statement calls: `Variable._execution_engine.run_backward(` → `run_backward`.
+fn callees(code: &str) -> impl Iterator<Item = &str> {
+    code.match_indices('(').filter_map(|(paren, _)| {
+        let start = code[..paren]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |at| at + 1);
+        let name = &code[start..paren];
+        (!name.is_empty()).then_some(name)
+    })
+}
+
+/// The name a statement calls first at its top level: `images = pipe(prompt).images` → `pipe`.
+fn called_name(code: &str) -> Option<&str> {
+    let value = code
+        .split_once('=')
+        .filter(|(target, _)| !target.contains('(') && !target.ends_with(['=', '!', '<', '>']))
+        .map_or(code, |(_, value)| value)
+        .trim_start()
+        .trim_start_matches("return ")
+        .trim_start_matches("await ");
+    let paren = value.find('(')?;
+    let name = &value[..paren];
+    (!name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.'))
+    .then(|| last_name(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(line: u64, function: &str, file: &str, code: Option<&str>) -> Frame {
+        Frame {
+            line,
+            function: function.to_string(),
+            file: file.to_string(),
+            called: false,
+            code: code.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn library_files_are_told_from_the_callers() {
+        for file in [
+            "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py",
+            "/usr/local/lib/python3.8/dist-packages/vllm/worker.py",
+            "/usr/lib/python3.10/runpy.py",
+            "C:\\Python310\\lib\\runpy.py",
+            "C:\\Users\\a\\venv\\Lib\\site-packages\\torch\\_tensor.py",
+            "/opt/conda/bin/torchrun",
+            "<frozen importlib._bootstrap>",
+            "<string>",
+            "/x/torch/lib/libtorch_cuda.so",
+        ] {
+            assert!(is_library_file(file), "{file}");
+        }
+        for file in [
+            "train.py",
+            "/home/me/project/train.py",
+            "<stdin>",
+            "<ipython-input-3-5d1f>",
+            "/tmp/ipykernel_1234/3301.py",
+            "<call>",
+            "C:\\work\\ComfyUI\\execution.py",
+        ] {
+            assert!(!is_library_file(file), "{file}");
+        }
+    }
+
+    #[test]
+    fn names_say_one_stage_or_none() {
+        use Phase::*;
+        for (name, phase) in [
+            ("train_one_epoch", Some(TrainingStep)),
+            ("trainEpoch", Some(TrainingStep)),
+            ("run_epoch", Some(TrainingStep)),
+            ("finetune", Some(TrainingStep)),
+            ("validate", Some(Inference)),
+            ("val_step", Some(Inference)),
+            ("test_loop", Some(Inference)),
+            ("generate_images", Some(Inference)),
+            ("transcribe_file", Some(Inference)),
+            ("load_model", Some(WeightsLoad)),
+            ("build_model", Some(WeightsLoad)),
+            ("setupModel", Some(WeightsLoad)),
+            ("restore", Some(WeightsLoad)),
+            // Two stages at once, or none.
+            ("train_and_evaluate", None),
+            ("val_epoch", None),
+            ("load_model_for_training", None),
+            ("forward", None),
+            ("main", None),
+            ("<module>", None),
+            ("load_data", None),
+            ("latest", None),
+            ("sample_batch", None),
+            ("encode", None),
+            ("warmup_generate", None),
+            ("compile_train_step", None),
+        ] {
+            assert_eq!(name_phase(name), phase, "{name}");
+        }
+    }
+
+    #[test]
+    fn free_words_name_one_stage_or_none() {
+        use Phase::*;
+        for (text, phase) in [
+            (
+                "request 7f3a failed while running the model",
+                Some(Inference),
+            ),
+            ("Exception in thread Thread-3 (generate):", None),
+            ("Error during generation:", Some(Inference)),
+            ("Error in training loop at epoch 3:", Some(TrainingStep)),
+            ("Failed to load model weights:", Some(WeightsLoad)),
+            ("[train.py:88] ERROR: something broke", None),
+            ("[inference_server][ERROR] - worker died", None),
+            ("Error in src/train/loop.py:", None),
+            ("error while capturing CUDA graphs for generation", None),
+            ("failed to load the model during training", None),
+            ("Finish task with error:", None),
+        ] {
+            assert_eq!(words_phase(text), phase, "{text}");
+        }
+        assert!(reports_error("request 7f3a failed while running the model"));
+        assert!(reports_error("ERROR - Exception in worker"));
+        assert!(!reports_error("Loading checkpoint shards: 100%"));
+    }
+
+    #[test]
+    fn library_names_need_plainer_words() {
+        use Phase::*;
+        for (name, phase) in [
+            ("_do_train", Some(TrainingStep)),
+            ("_engine_run_backward", Some(TrainingStep)),
+            ("generate_with_fallback", Some(Inference)),
+            ("_prepare_attention_mask_for_generation", Some(Inference)),
+            ("_load_state_dict_into_meta_model", Some(WeightsLoad)),
+            ("_load_pretrained_model", Some(WeightsLoad)),
+            // Argument checks, format detection, builders and start-up stages say nothing.
+            ("_validate_args", None),
+            ("validate_environment", None),
+            ("test_device", None),
+            ("detect_format", None),
+            ("build_model", None),
+            ("_capture_generation_cuda_graphs", None),
+            ("_dummy_sampler_run", None),
+        ] {
+            assert_eq!(library_name_phase(name), phase, "{name}");
+        }
+    }
+
+    #[test]
+    fn statements_say_the_stage_they_run() {
+        use Phase::*;
+        for (code, phase) in [
+            ("loss.backward()", Some(TrainingStep)),
+            ("scaler.scale(loss).backward()", Some(TrainingStep)),
+            ("accelerator.backward(loss)", Some(TrainingStep)),
+            (
+                "return Variable._execution_engine.run_backward(  # Calls into the C++ engine",
+                Some(TrainingStep),
+            ),
+            ("model.register_full_backward_hook(hook)", None),
+            ("self.optimizer.step()", Some(TrainingStep)),
+            ("scaler.step(optimizer)", Some(TrainingStep)),
+            (
+                "for i, (x, y) in enumerate(train_loader):",
+                Some(TrainingStep),
+            ),
+            ("for batch in tqdm(val_dataloader):", Some(Inference)),
+            ("history = model.fit(x, y, epochs=3)", Some(TrainingStep)),
+            (
+                "trainer.train(resume_from_checkpoint=ckpt)",
+                Some(TrainingStep),
+            ),
+            ("out = model.generate(**inputs)", Some(Inference)),
+            ("print(trainer.evaluate())", Some(Inference)),
+            (
+                "image = pipe(prompt, num_inference_steps=30).images[0]",
+                Some(Inference),
+            ),
+            ("model = AutoModel.from_pretrained(path)", Some(WeightsLoad)),
+            ("model.load_state_dict(torch.load(p))", Some(WeightsLoad)),
+            ("model = model.to(device)", Some(WeightsLoad)),
+            ("self.unet.half().cuda()", Some(WeightsLoad)),
+            ("net = MyNet(cfg).to(device)", Some(WeightsLoad)),
+            // An input moved to the device, a forward, a scheduler: no stage of their own.
+            ("x = x.to(device)", None),
+            ("batch = {k: v.to(device) for k, v in batch.items()}", None),
+            (
+                "inputs = tokenizer(text, return_tensors='pt').to('cuda')",
+                None,
+            ),
+            ("images = images.cuda(non_blocking=True)", None),
+            ("t = torch.randn(8, 8).to(device)", None),
+            ("out = model(x)", None),
+            ("lr_scheduler.step()", None),
+            ("model.train()", None),
+            ("inner_training_loop()", Some(TrainingStep)),
+            ("metrics = run_evaluation(model, loader)", Some(Inference)),
+            ("pipe.load_lora_weights(path)", Some(WeightsLoad)),
+            ("check = validate_args(cfg)", None),
+            ("for epoch in range(epochs):", None),
+            // Two stages in one statement decide nothing.
+            ("loss = model(x).backward(); model.generate(x)", None),
+        ] {
+            assert_eq!(
+                statement_phase(code).map(|(phase, _)| phase),
+                phase,
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn innermost_user_frame_decides_statement_first() {
+        let frames = [
+            frame(1, "<module>", "train.py", Some("main()")),
+            frame(3, "main", "train.py", Some("train(model, loader)")),
+            frame(5, "train", "train.py", Some("evaluate(model, val_loader)")),
+            frame(7, "evaluate", "train.py", Some("out = model(x)")),
+            frame(
+                9,
+                "_call_impl",
+                "/v/lib/python3.11/site-packages/torch/nn/modules/module.py",
+                Some("return forward_call(*args, **kwargs)"),
+            ),
+        ];
+        let (phase, why) = user_code_phase(&frames).unwrap();
+        assert_eq!(phase, Phase::Inference);
+        assert!(why.contains("your function `evaluate` (train.py)"), "{why}");
+
+        let frames = [
+            frame(1, "main", "/home/me/run.py", Some("run(cfg)")),
+            frame(3, "run", "/home/me/run.py", Some("loss.backward()")),
+        ];
+        let (phase, why) = user_code_phase(&frames).unwrap();
+        assert_eq!(phase, Phase::TrainingStep);
+        assert!(
+            why.starts_with("line 4: your code (me/run.py) runs `loss.backward()`"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn pytest_test_functions_are_named_for_what_they_check() {
+        let test = [frame(
+            4,
+            "test_set_memory_fraction",
+            "test/test_xpu.py",
+            Some("f(x)"),
+        )];
+        assert_eq!(user_code_phase(&test), None);
+        let evaluation = [frame(4, "test_loop", "/home/me/tutorial.py", Some("f(x)"))];
+        assert_eq!(
+            user_code_phase(&evaluation).map(|(phase, _)| phase),
+            Some(Phase::Inference)
+        );
+        // Its statement still counts.
+        let backward = [frame(
+            4,
+            "test_grad",
+            "test_autograd.py",
+            Some("y.backward()"),
+        )];
+        assert_eq!(
+            user_code_phase(&backward).map(|(phase, _)| phase),
+            Some(Phase::TrainingStep)
+        );
+    }
+
+    #[test]
+    fn an_input_move_leaves_the_stage_to_the_callers() {
+        let moved = [frame(3, "step", "loop.py", Some("x = x.to(device)"))];
+        assert_eq!(user_code_phase(&moved), None);
+        let frames = [
+            frame(1, "train_one_epoch", "loop.py", Some("step(x)")),
+            frame(3, "step", "loop.py", Some("x = x.to(device)")),
+        ];
+        assert_eq!(
+            user_code_phase(&frames).map(|(phase, _)| phase),
+            Some(Phase::TrainingStep)
+        );
+    }
+
+    #[test]
+    fn library_frames_and_called_frames_are_not_the_callers() {
+        let frames = [
+            frame(
+                1,
+                "run",
+                "/v/lib/python3.11/site-packages/some_lib/loop.py",
+                Some("loss.backward()"),
+            ),
+            Frame {
+                called: true,
+                ..frame(3, "train_epoch", "x.py", None)
+            },
+        ];
+        assert_eq!(user_code_phase(&frames), None);
+    }
+
+    /// The statement under a printed frame reaches the decision through the explainer, under a
+    /// log prefix. (Like the calls read from it, a statement is read only when the frame's line
+    /// and the next one arrive in the same chunk of input.)
+    #[test]
+    fn the_explainer_keeps_the_statement_under_each_frame() {
+        let text = "Traceback (most recent call last):\n\
+[rank0]:   File \"/home/me/proj/train.py\", line 40, in <module>\n\
+[rank0]:     main()\n\
+[rank0]:   File \"/home/me/proj/train.py\", line 31, in main\n\
+[rank0]:     loss.backward()\n\
+[rank0]:   File \"/v/lib/python3.11/site-packages/torch/_tensor.py\", line 626, in _run_hooks\n\
+[rank0]:     return handle(self)\n\
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total \
+capacity of 23.65 GiB of which 1.12 GiB is free.\n";
+        let whole = crate::analyze::explain::explain_text(text);
+        assert_eq!(
+            whole.phase.failed_in,
+            Phase::TrainingStep,
+            "{:?}",
+            whole.phase
+        );
+        assert!(
+            whole
+                .phase
+                .evidence
+                .iter()
+                .any(|e| e.starts_with("line 5: your code (proj/train.py) runs `loss.backward()`")),
+            "{:?}",
+            whole.phase.evidence
+        );
+        // The same traceback moving an input: nothing shows the stage.
+        let input = text.replace("loss.backward()", "x = x.to(device)");
+        let report = crate::analyze::explain::explain_text(&input);
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+    }
+
+    /// The words next to a failure (read by `explain`'s report) when nothing else shows the
+    /// stage.
+    #[test]
+    fn the_words_next_to_the_failure_name_the_stage_last() {
+        const OOM: &str =
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+        let phase_of = |text: &str| crate::analyze::explain::explain_text(text).phase;
+
+        // `logger.exception`: the message above the traceback.
+        let logged = format!(
+            "[2026-12-01 17:13:31][server][ERROR] - request 7f3a failed while running the \
+             model\nTraceback (most recent call last):\n  File \"/srv/app.py\", line 9, in \
+             handle\n    out = model(x)\n{OOM}\n"
+        );
+        let report = phase_of(&logged);
+        assert_eq!(report.failed_in, Phase::Inference, "{report:?}");
+        assert!(
+            report.evidence[0].starts_with(
+                "line 1: the message logged with the traceback, `request 7f3a failed while \
+                 running the model`"
+            ),
+            "{report:?}"
+        );
+        // A line above the traceback that reports no error is not its message.
+        let info = logged
+            .replace("[ERROR]", "[INFO]")
+            .replace("request 7f3a failed while", "request 7f3a started");
+        assert_eq!(phase_of(&info).failed_in, Phase::Unknown);
+
+        // A thread's target function, as `threading.excepthook` names it.
+        let thread = format!(
+            "Exception in thread Thread-3 (generate_reply):\nTraceback (most recent call \
+             last):\n  File \"/srv/app.py\", line 9, in run\n    out = model(x)\n{OOM}\n"
+        );
+        assert_eq!(phase_of(&thread).failed_in, Phase::Inference);
+        let plain = thread.replace("(generate_reply)", "(worker)");
+        assert_eq!(phase_of(&plain).failed_in, Phase::Unknown);
+
+        // The app's words introducing the error on its line; prose around it is not.
+        let wrapped = format!("RuntimeError: Error during generation: {OOM}\n");
+        assert_eq!(phase_of(&wrapped).failed_in, Phase::Inference);
+        let prose = format!("when I send a chat request it fails with {OOM}\n");
+        assert_eq!(phase_of(&prose).failed_in, Phase::Unknown);
+
+        // A traceback pasted from its last statement: the statement above the error.
+        let cut = format!(
+            "    return Variable._execution_engine.run_backward(\n           ^^^^^^^^^^^^\n{OOM}\n"
+        );
+        assert_eq!(phase_of(&cut).failed_in, Phase::TrainingStep);
+        let forward = cut.replace("Variable._execution_engine.run_backward(", "self.fc(x)");
+        assert_eq!(phase_of(&forward).failed_in, Phase::Unknown);
+    }
+
+    /// A stage's progress bar left unfinished right above the traceback names the stage; a
+    /// finished one, or one whose description names no stage, does not.
+    #[test]
+    fn an_unfinished_progress_bar_above_the_traceback_names_the_stage() {
+        let text = |bar: &str| {
+            format!(
+                "{bar}\nTraceback (most recent call last):\n  File \"/srv/x.py\", line 3, in run\n    \
+                 y = f(x)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 \
+                 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n"
+            )
+        };
+        let phase_of = |bar: &str| crate::analyze::explain::explain_text(&text(bar)).phase;
+        let running = phase_of("Generating:   0%|          | 0/3 [00:19<?, ?it/s]");
+        assert_eq!(running.failed_in, Phase::Inference, "{running:?}");
+        assert!(running.evidence[0]
+            .starts_with("line 1: the progress bar running when it failed, `Generating`"));
+        assert_eq!(
+            phase_of("Epoch 2:  40%|████      | 40/100 [00:19<00:30, 2.1it/s]").failed_in,
+            Phase::TrainingStep
+        );
+        assert_eq!(
+            phase_of("Loading checkpoint shards: 100%|██████████| 4/4 [00:06<00:00]").failed_in,
+            Phase::Unknown
+        );
+        assert_eq!(
+            phase_of("Map:  40%|████      | 40/100 [00:19<00:30, 2.1it/s]").failed_in,
+            Phase::Unknown
+        );
+    }
+}
