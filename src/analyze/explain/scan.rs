@@ -31,8 +31,10 @@ const FAT_ABOVE: usize = 16;
 const COST_PER_ANCHOR: f64 = 0.01;
 
 /// Text like the bulk of a serving or training log, for [`byte_frequencies`]: timestamps,
-/// levels, client addresses and ports, ids, English prompts, paths, figures. It holds no
-/// marker: it stands for the lines the scan must pass over quickly.
+/// levels, client addresses and ports, ids, English prompts, paths, figures, SGLang's
+/// `Decode batch` and TGI's request lines (without them "code" of `exit code 137` was an
+/// anchor: 1.1 M hits per GiB of a serving log with those engines, each a restart of the
+/// search). It holds no marker: it stands for the lines the scan must pass over quickly.
 const TYPICAL_LOG: &str = "\
 2025-11-29T10:16:53.120456Z INFO 11-29 10:16:53 engine.py:267] handled cmpl-6600d6cfcc8f36a3f266b3f46a892b94.
 INFO:     127.0.0.1:31128 - \"GET /v1/models HTTP/1.1\" 200 OK
@@ -49,6 +51,9 @@ slot  print_timing: id  0 | task 1843 | n_tokens = 2048, t = 312.48 ms / 64 toke
   /usr/local/lib/python3.12/dist-packages/transformers/modeling_utils.py:4311: UserWarning: the value is deprecated
 The quick brown fox jumps over the lazy dog; summarize, translate and explain what this function does with the data.
 Request 7f3e9a2b-4c1d-4e8f-9a6b-2d5c8e1f0a3b took 1.234s (p50=0.98s, p99=2.31s), response size 18432 bytes.
+[2025-11-29 10:02:36 TP0] Decode batch. #running-req: 12, #token: 48211, token usage: 0.21, gen throughput (token/s): 812.44, #queue-req: 0
+2025-11-29T10:02:36.123456Z  INFO generate{parameters=GenerateParameters { best_of: None, temperature: Some(0.7), \
+max_new_tokens: Some(512), decoder_input_details: false, seed: None }}: text_generation_router::server: Success
 ";
 
 /// The estimated frequency of each byte in log text: its share of [`TYPICAL_LOG`], every
@@ -146,11 +151,21 @@ pub(super) fn choose_anchors(
 #[derive(Debug)]
 pub(super) struct Anchored {
     /// The searchers, each over anchors of one length.
-    searchers: Vec<Searcher>,
+    searchers: Vec<Pass>,
     /// For each searcher, the index of its first anchor (its anchors are consecutive).
     first_anchor: Vec<usize>,
     /// For each anchor: (pattern index, offset of the anchor in the pattern).
     verify: Vec<Vec<(usize, usize)>>,
+}
+
+/// One pass over the text for the anchors of one searcher.
+#[derive(Debug)]
+enum Pass {
+    /// Teddy, for several anchors.
+    Teddy(Searcher),
+    /// memchr's `memmem`, for one anchor alone ("OOM", the one 3-byte marker, when every
+    /// occurrence is wanted): about twice as fast as Teddy over one anchor.
+    One(memchr::memmem::Finder<'static>),
 }
 
 /// How anchors of different lengths are grouped into Teddy searchers.
@@ -215,6 +230,13 @@ impl Anchored {
                 .take_while(|&anchor| group(anchors[anchor].len()) == length)
                 .last()
                 .map_or(first + 1, |last| last + 1);
+            if end - first == 1 {
+                let finder = memchr::memmem::Finder::new(&anchors[first]).into_owned();
+                searchers.push(Pass::One(finder));
+                first_anchor.push(first);
+                first = end;
+                continue;
+            }
             // Fat Teddy (16 buckets, half the bytes per step) for a failure search over many
             // anchors: fewer anchors share a bucket, so far fewer positions pass its test and
             // need checking (measured on a generated serving log: the failure search takes
@@ -256,7 +278,7 @@ impl Anchored {
                 .builder()
                 .extend(&anchors[first..end])
                 .build()?;
-            searchers.push(searcher);
+            searchers.push(Pass::Teddy(searcher));
             first_anchor.push(first);
             first = end;
         }
@@ -278,14 +300,21 @@ impl Anchored {
         if at >= hay.len() {
             return None;
         }
-        self.searchers[which]
-            .find_in(hay, Span::from(at..hay.len()))
-            .map(|found| {
-                (
-                    found.start(),
-                    self.first_anchor[which] + found.pattern().as_usize(),
-                )
-            })
+        match &self.searchers[which] {
+            Pass::Teddy(searcher) => {
+                searcher
+                    .find_in(hay, Span::from(at..hay.len()))
+                    .map(|found| {
+                        (
+                            found.start(),
+                            self.first_anchor[which] + found.pattern().as_usize(),
+                        )
+                    })
+            }
+            Pass::One(finder) => finder
+                .find(&hay[at..])
+                .map(|found| (at + found, self.first_anchor[which])),
+        }
     }
 
     /// Appends (start, pattern) for the patterns anchored on `anchor` that occur at the hit.
@@ -561,6 +590,39 @@ mod tests {
         assert!(finds("abc"));
         assert!(finds("x y xy"));
         assert!(!finds("ab cd, a bcd, x y"));
+    }
+
+    #[test]
+    fn an_anchor_alone_in_its_length_is_searched_for_with_memmem() {
+        // "OOM" is the only 3-byte anchor: its pass is memmem, the others' Teddy; a search
+        // for any marker takes it into the Teddy pass.
+        let patterns = ["OOM", "OOMKilled", "out of memory", "Out of memory", "xyzw"];
+        let (Some(every), Some(any)) = (Anchored::new(&patterns), Anchored::for_any(&patterns))
+        else {
+            return; // no SIMD Teddy on this CPU
+        };
+        let passes = |anchored: &Anchored| {
+            (anchored.searchers.iter())
+                .map(|pass| matches!(pass, Pass::One(_)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(passes(&every), [true, false]);
+        assert_eq!(passes(&any), [false]);
+        let text = "OOMOOMKilled: CUDA out of memory, OOM; Out of memory xyzwOOM";
+        let automaton = aho_corasick::AhoCorasick::new(patterns).unwrap();
+        let expected: Vec<(usize, usize)> = automaton
+            .find_overlapping_iter(text)
+            .map(|found| (found.start(), found.pattern().as_usize()))
+            .collect();
+        let mut found = Vec::new();
+        every.scan(&patterns, text.as_bytes(), &mut found);
+        assert_eq!(found, expected);
+        for text in ["a CUDA OOM", "OOM", "out of memory", "xyzw"] {
+            assert!(any.finds_any(&patterns, text.as_bytes()), "{text}");
+        }
+        for text in ["", "OO M", "out of mem", "xyz w", "Out Of Memory"] {
+            assert!(!any.finds_any(&patterns, text.as_bytes()), "{text}");
+        }
     }
 
     #[test]
