@@ -15,6 +15,7 @@
 #   varied-vllm-v1  0.87 / 0.59    1.15 / 1.03       1.24 / 1.16      1.32x (1.43x)  6.6
 #   serving         0.36 / 0.25    0.60 / 0.69       0.51 / 0.64      1.67x (1.42x)  7.2
 #   h200            0.58 / 0.42    11.46 / 10.10     11.35 / 10.32    19.8x (19.6x)  7.4
+#   varied, RUNS=7  0.54 / 0.45    1.01 / 0.81       1.40 / 1.32      1.87x (2.59x)  5.1
 # Medians: varied 1.10 s / 0.83 s against 1.47 s / 1.01 s before; serving 0.66 s / 0.57 s against
 # 0.79 s / 0.77 s (its best-of-5 wall is noise at this load). Same JSON and text output as before
 # on all four. h200 is parsed whole: every PyTorch memory summary in it holds `CUDA OOMs: 0`,
