@@ -70,7 +70,8 @@ pub(super) fn scanner() -> &'static Scanner {
 /// that the middle of a long input gets (see `stream`): every failure message starts on a line
 /// holding one of them, so a stretch without any holds no failure and no new run.
 pub(super) struct FailureScan {
-    /// The markers searched for.
+    /// The markers searched for: those that hold no other one (a marker holding another
+    /// cannot occur without it: "OOMKilled" and "OOM").
     patterns: Vec<&'static str>,
     /// The fast path; `None` without SIMD Teddy.
     anchored: Option<Anchored>,
@@ -101,16 +102,18 @@ pub(super) fn failure_scan() -> &'static FailureScan {
                 .filter(|&(index, _)| engine_log::marker_role(index) == MarkerRole::Start)
                 .map(|(_, marker)| *marker),
         );
-        let anchored = Anchored::new(&patterns);
-        let automaton = match anchored {
-            Some(_) => None,
-            None => AhoCorasick::new(&patterns).ok(),
-        };
+        // The longest of them all: a marker cut by a chunk boundary is found within this.
         let longest = patterns
             .iter()
             .map(|marker| marker.len())
             .max()
             .unwrap_or(0);
+        let patterns = without_holders(patterns);
+        let anchored = Anchored::for_any(&patterns);
+        let automaton = match anchored {
+            Some(_) => None,
+            None => AhoCorasick::new(&patterns).ok(),
+        };
         FailureScan {
             patterns,
             anchored,
@@ -118,6 +121,19 @@ pub(super) fn failure_scan() -> &'static FailureScan {
             longest,
         }
     })
+}
+
+/// `patterns` without those that hold another one (an occurrence of it holds the other's),
+/// and without repeats: whether any occurs is the same, with fewer to search for.
+fn without_holders(mut patterns: Vec<&'static str>) -> Vec<&'static str> {
+    patterns.sort_unstable();
+    patterns.dedup();
+    let all = patterns.clone();
+    patterns.retain(|pattern| {
+        !all.iter()
+            .any(|other| other.len() < pattern.len() && pattern.contains(other))
+    });
+    patterns
 }
 
 /// A line the scan found markers in, or the first line of a run of request/stats lines.
@@ -562,5 +578,29 @@ impl ScannedChunk {
             }
             _ => None,
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_marker_holding_another_is_not_searched_for() {
+        let kept = without_holders(vec![
+            "OOMKilled",
+            "OOM",
+            "Killed",
+            "CUDA out of memory",
+            "out of memory",
+            "OOM",
+        ]);
+        assert_eq!(kept, ["Killed", "OOM", "out of memory"]);
+        // Whether a failure marker occurs is unchanged.
+        let scan = failure_scan();
+        assert!(scan.finds(b"Memory cgroup out of memory: Killed process 4242 (python)"));
+        assert!(scan.finds(b"Reason: OOMKilled"));
+        assert!(!scan.finds(b"INFO: 127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK"));
+        assert!(scan.patterns.contains(&"OOM") && !scan.patterns.contains(&"OOMKilled"));
     }
 }

@@ -21,6 +21,9 @@ pub(super) const ANCHOR_LEN: usize = 4;
 /// ones (measured with callgrind on a generated serving log, scripts/gen_serving_log.py).
 const ANCHORS_PER_SEARCHER: usize = 64;
 
+/// A search for any marker ([`Anchored::for_any`]) over more anchors than this uses Fat Teddy.
+const FAT_ABOVE: usize = 16;
+
 /// What one more anchor costs, in expected hits per MiB of log text: an anchor shared by
 /// several markers is preferred to a slightly rarer anchor per marker (each anchor makes
 /// the SIMD search less selective, and more anchors need more searchers). Tried: 0.01 to
@@ -28,8 +31,10 @@ const ANCHORS_PER_SEARCHER: usize = 64;
 const COST_PER_ANCHOR: f64 = 0.01;
 
 /// Text like the bulk of a serving or training log, for [`byte_frequencies`]: timestamps,
-/// levels, client addresses and ports, ids, English prompts, paths, figures. It holds no
-/// marker: it stands for the lines the scan must pass over quickly.
+/// levels, client addresses and ports, ids, English prompts, paths, figures, SGLang's
+/// `Decode batch` and TGI's request lines (without them "code" of `exit code 137` was an
+/// anchor: 1.1 M hits per GiB of a serving log with those engines, each a restart of the
+/// search). It holds no marker: it stands for the lines the scan must pass over quickly.
 const TYPICAL_LOG: &str = "\
 2025-11-29T10:16:53.120456Z INFO 11-29 10:16:53 engine.py:267] handled cmpl-6600d6cfcc8f36a3f266b3f46a892b94.
 INFO:     127.0.0.1:31128 - \"GET /v1/models HTTP/1.1\" 200 OK
@@ -46,6 +51,9 @@ slot  print_timing: id  0 | task 1843 | n_tokens = 2048, t = 312.48 ms / 64 toke
   /usr/local/lib/python3.12/dist-packages/transformers/modeling_utils.py:4311: UserWarning: the value is deprecated
 The quick brown fox jumps over the lazy dog; summarize, translate and explain what this function does with the data.
 Request 7f3e9a2b-4c1d-4e8f-9a6b-2d5c8e1f0a3b took 1.234s (p50=0.98s, p99=2.31s), response size 18432 bytes.
+[2025-11-29 10:02:36 TP0] Decode batch. #running-req: 12, #token: 48211, token usage: 0.21, gen throughput (token/s): 812.44, #queue-req: 0
+2025-11-29T10:02:36.123456Z  INFO generate{parameters=GenerateParameters { best_of: None, temperature: Some(0.7), \
+max_new_tokens: Some(512), decoder_input_details: false, seed: None }}: text_generation_router::server: Success
 ";
 
 /// The estimated frequency of each byte in log text: its share of [`TYPICAL_LOG`], every
@@ -143,19 +151,58 @@ pub(super) fn choose_anchors(
 #[derive(Debug)]
 pub(super) struct Anchored {
     /// The searchers, each over anchors of one length.
-    searchers: Vec<Searcher>,
+    searchers: Vec<Pass>,
     /// For each searcher, the index of its first anchor (its anchors are consecutive).
     first_anchor: Vec<usize>,
     /// For each anchor: (pattern index, offset of the anchor in the pattern).
     verify: Vec<Vec<(usize, usize)>>,
 }
 
+/// One pass over the text for the anchors of one searcher.
+#[derive(Debug)]
+enum Pass {
+    /// Teddy, for several anchors.
+    Teddy(Searcher),
+    /// memchr's `memmem`, for one anchor alone ("OOM", the one 3-byte marker, when every
+    /// occurrence is wanted): about twice as fast as Teddy over one anchor.
+    One(memchr::memmem::Finder<'static>),
+}
+
+/// How anchors of different lengths are grouped into Teddy searchers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grouping {
+    /// One length per searcher: at most one anchor of a searcher starts at any position, so
+    /// every occurrence of every pattern is found ([`Anchored::scan`]).
+    OneLength,
+    /// Anchors of three bytes or more share searchers: one pass over the text instead of one
+    /// per length (Teddy then tests 3-byte prefixes; with Fat Teddy's 16 buckets few positions
+    /// pass). Teddy reports one anchor per position: an anchor that another one of its
+    /// searcher starts with is verified with it. For [`Anchored::finds_any`] only.
+    Mixed,
+}
+
 impl Anchored {
     /// `None` when a pattern is empty or Teddy is unavailable (no SIMD on this CPU).
     pub(super) fn new(patterns: &[&str]) -> Option<Anchored> {
+        Anchored::build(patterns, Grouping::OneLength)
+    }
+
+    /// An [`Anchored`] for [`Anchored::finds_any`] alone, with fewer passes over the text:
+    /// anchors of three bytes or more share searchers. `None` as for [`Anchored::new`].
+    pub(super) fn for_any(patterns: &[&str]) -> Option<Anchored> {
+        Anchored::build(patterns, Grouping::Mixed)
+    }
+
+    fn build(patterns: &[&str], grouping: Grouping) -> Option<Anchored> {
         if patterns.iter().any(|pattern| pattern.is_empty()) {
             return None;
         }
+        // The Teddy mask length of a searcher is its shortest anchor's: a group of 1- or
+        // 2-byte anchors would pass most positions, so those keep their own searchers.
+        let group = |length: usize| match grouping {
+            Grouping::OneLength => length,
+            Grouping::Mixed => length.min(3),
+        };
         let frequencies = byte_frequencies();
         let (mut anchors, anchor_of) = choose_anchors(patterns, &frequencies);
         let mut verify = vec![Vec::new(); anchors.len()];
@@ -165,9 +212,9 @@ impl Anchored {
             verify[anchor].push((index, offset));
         }
         // Anchors of one length per searcher: then at most one anchor of a searcher starts at
-        // any position, and Teddy (leftmost-first) reports it.
+        // any position, and Teddy (leftmost-first) reports it. (Mixed: see below.)
         let mut order: Vec<usize> = (0..anchors.len()).collect();
-        order.sort_by_key(|&anchor| anchors[anchor].len());
+        order.sort_by_key(|&anchor| (group(anchors[anchor].len()), anchors[anchor].len()));
         anchors = order
             .iter()
             .map(|&anchor| anchors[anchor].clone())
@@ -177,13 +224,27 @@ impl Anchored {
         let mut first_anchor = Vec::new();
         let mut first = 0;
         while first < anchors.len() {
-            let length = anchors[first].len();
+            let length = group(anchors[first].len());
             let end = (first..anchors.len())
                 .take(ANCHORS_PER_SEARCHER)
-                .take_while(|&anchor| anchors[anchor].len() == length)
+                .take_while(|&anchor| group(anchors[anchor].len()) == length)
                 .last()
                 .map_or(first + 1, |last| last + 1);
-            let order = bucket_order(&anchors[first..end], &frequencies);
+            if end - first == 1 {
+                let finder = memchr::memmem::Finder::new(&anchors[first]).into_owned();
+                searchers.push(Pass::One(finder));
+                first_anchor.push(first);
+                first = end;
+                continue;
+            }
+            // Fat Teddy (16 buckets, half the bytes per step) for a failure search over many
+            // anchors: fewer anchors share a bucket, so far fewer positions pass its test and
+            // need checking (measured on the generated serving log, scripts/gen_serving_log.py:
+            // the failure search over 1 GiB takes 0.75x the time of two Slim passes, one per
+            // anchor length; one Slim pass over 3-byte prefixes was no faster than two).
+            let fat = grouping == Grouping::Mixed && end - first > FAT_ABOVE;
+            let buckets = if fat || end - first > 32 { 16 } else { 8 };
+            let order = bucket_order(&anchors[first..end], &frequencies, buckets);
             let ordered: Vec<Vec<u8>> = order
                 .iter()
                 .map(|&at| anchors[first + at].clone())
@@ -192,12 +253,33 @@ impl Anchored {
                 order.iter().map(|&at| verify[first + at].clone()).collect();
             anchors.splice(first..end, ordered);
             verify.splice(first..end, checks);
+            if grouping == Grouping::Mixed {
+                // Two anchors of a searcher start at one position only when one starts with
+                // the other; Teddy then reports one of them: its check covers both.
+                let group = &anchors[first..end];
+                let extra: Vec<Vec<(usize, usize)>> = (0..group.len())
+                    .map(|at| {
+                        (0..group.len())
+                            .filter(|&other| other != at)
+                            .filter(|&other| {
+                                group[at].starts_with(&group[other])
+                                    || group[other].starts_with(&group[at])
+                            })
+                            .flat_map(|other| verify[first + other].clone())
+                            .collect()
+                    })
+                    .collect();
+                for (at, extra) in extra.into_iter().enumerate() {
+                    verify[first + at].extend(extra);
+                }
+            }
             let searcher = Config::new()
+                .only_teddy_fat(fat.then_some(true))
                 .match_kind(MatchKind::LeftmostFirst)
                 .builder()
                 .extend(&anchors[first..end])
                 .build()?;
-            searchers.push(searcher);
+            searchers.push(Pass::Teddy(searcher));
             first_anchor.push(first);
             first = end;
         }
@@ -219,14 +301,21 @@ impl Anchored {
         if at >= hay.len() {
             return None;
         }
-        self.searchers[which]
-            .find_in(hay, Span::from(at..hay.len()))
-            .map(|found| {
-                (
-                    found.start(),
-                    self.first_anchor[which] + found.pattern().as_usize(),
-                )
-            })
+        match &self.searchers[which] {
+            Pass::Teddy(searcher) => {
+                searcher
+                    .find_in(hay, Span::from(at..hay.len()))
+                    .map(|found| {
+                        (
+                            found.start(),
+                            self.first_anchor[which] + found.pattern().as_usize(),
+                        )
+                    })
+            }
+            Pass::One(finder) => finder
+                .find(&hay[at..])
+                .map(|found| (at + found, self.first_anchor[which])),
+        }
     }
 
     /// Appends (start, pattern) for the patterns anchored on `anchor` that occur at the hit.
@@ -374,11 +463,10 @@ impl HitCursor {
 /// a position to check when, for each of the anchor-length bytes there, both halves (nibbles)
 /// of the byte are among the halves of that byte in some anchor of a bucket: a bucket of
 /// unlike anchors ("d re", "POST") passes many positions that hold none of them ("d EE",
-/// "POre"). Greedy: the most frequent anchors first, each into the bucket with room whose
+/// "POre"). `buckets`: 8 (Slim Teddy) or 16 (Fat). Greedy: the most frequent anchors first, each into the bucket with room whose
 /// estimated pass rate ([`byte_frequencies`]) grows least.
-fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256]) -> Vec<usize> {
+fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256], buckets: usize) -> Vec<usize> {
     let count = anchors.len();
-    let buckets = if count > 32 { 16 } else { 8 };
     let length = anchors.iter().map(Vec::len).min().unwrap_or(0);
     let mut room = vec![0usize; buckets];
     for id in 0..count {
@@ -479,6 +567,63 @@ mod tests {
         // Common in typical text though made of rarer bytes: an access line's "HTTP".
         let (anchors, _) = choose_anchors(&["HTTP/1.1\" 503"], &frequencies);
         assert!(!anchors.contains(&b"HTTP".to_vec()), "{anchors:?}");
+    }
+
+    #[test]
+    fn a_search_for_any_takes_one_pass_over_three_and_four_byte_anchors() {
+        // "abcd" anchors the six longer patterns; "abc" is its own anchor and starts it.
+        let patterns = [
+            "abc", "abcd1", "abcd2", "abcd3", "abcd4", "abcd5", "abcd6", "xy",
+        ];
+        let (anchors, _) = choose_anchors(&patterns, &byte_frequencies());
+        assert!(anchors.contains(&b"abcd".to_vec()), "{anchors:?}");
+        let (Some(every), Some(any)) = (Anchored::new(&patterns), Anchored::for_any(&patterns))
+        else {
+            return; // no SIMD Teddy on this CPU
+        };
+        // Every occurrence: one searcher per anchor length (2, 3, 4); any: 2, and 3 with 4.
+        assert_eq!((every.searchers(), any.searchers()), (3, 2));
+        let finds = |text: &str| any.finds_any(&patterns, text.as_bytes());
+        // Where "abcd" occurs but none of its patterns does, "abc" still counts, whichever
+        // anchor Teddy reports there.
+        assert!(finds("--abcdX--"));
+        assert!(finds("--abcd4--"));
+        assert!(finds("abc"));
+        assert!(finds("x y xy"));
+        assert!(!finds("ab cd, a bcd, x y"));
+    }
+
+    #[test]
+    fn an_anchor_alone_in_its_length_is_searched_for_with_memmem() {
+        // "OOM" is the only 3-byte anchor: its pass is memmem, the others' Teddy; a search
+        // for any marker takes it into the Teddy pass.
+        let patterns = ["OOM", "OOMKilled", "out of memory", "Out of memory", "xyzw"];
+        let (Some(every), Some(any)) = (Anchored::new(&patterns), Anchored::for_any(&patterns))
+        else {
+            return; // no SIMD Teddy on this CPU
+        };
+        let passes = |anchored: &Anchored| {
+            (anchored.searchers.iter())
+                .map(|pass| matches!(pass, Pass::One(_)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(passes(&every), [true, false]);
+        assert_eq!(passes(&any), [false]);
+        let text = "OOMOOMKilled: CUDA out of memory, OOM; Out of memory xyzwOOM";
+        let automaton = aho_corasick::AhoCorasick::new(patterns).unwrap();
+        let expected: Vec<(usize, usize)> = automaton
+            .find_overlapping_iter(text)
+            .map(|found| (found.start(), found.pattern().as_usize()))
+            .collect();
+        let mut found = Vec::new();
+        every.scan(&patterns, text.as_bytes(), &mut found);
+        assert_eq!(found, expected);
+        for text in ["a CUDA OOM", "OOM", "out of memory", "xyzw"] {
+            assert!(any.finds_any(&patterns, text.as_bytes()), "{text}");
+        }
+        for text in ["", "OO M", "out of mem", "xyz w", "Out Of Memory"] {
+            assert!(!any.finds_any(&patterns, text.as_bytes()), "{text}");
+        }
     }
 
     #[test]
