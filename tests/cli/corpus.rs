@@ -24,7 +24,7 @@ use serde::Deserialize;
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
     (Measure::Figures, 0.97),
-    (Measure::PhaseShown, 0.86),
+    (Measure::PhaseShown, 0.82),
     (Measure::Engine, 0.95),
     (Measure::UnknownKept, 0.97),
     (Measure::Cause, 0.96),

@@ -13,7 +13,12 @@ use crate::model::gpu::CudaOrdinal;
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
 /// `would exceed allowed memory`, `MPS backend out of memory`.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
-    if let Some(position) = super::find(text, "would exceed allowed memory") {
+    // Some pastes print the block's first line as `would exceed memory. (out of memory)` (a
+    // ComfyUI custom node's report of `Allocation on device 0 would exceed allowed memory`).
+    if let Some(position) = super::find(text, "would exceed allowed memory").or_else(|| {
+        super::find(text, "would exceed memory")
+            .filter(|&at| text[..at].contains("Allocation on device"))
+    }) {
         let begin = text[..position]
             .rfind("Allocation on device")
             .unwrap_or(position);
@@ -36,9 +41,32 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "Tried to allocate ") {
         let rest = &text[position + "Tried to allocate ".len()..];
         let before = text[..position].trim_end();
-        if regex!(r"^\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB|TiB)\. GPU").is_match(rest)
+        // The ≤2.0 message cut the same way: `Tried to allocate 4.02 GiB (GPU 0; 12.00 GiB
+        // total capacity; …)`.
+        if regex!(r"^\d+(?:\.\d+)? ?(?:bytes|KiB|MiB|GiB|TiB)(?:\. GPU| ?\(GPU ?\d+;)")
+            .is_match(rest)
             && !before.ends_with("out of memory.")
         {
+            return Some((Family::TorchAllocator(Accelerator::Cuda), position));
+        }
+    }
+    // A logger that hard-wraps with a hanging indent (rich's `ERROR: CUDA   batch_handler.py:574`
+    // then `         out of memory. Tried to allocate …`): the continuation line is the
+    // allocator's own sentence, whose `CUDA`/`HIP` went on the line before.
+    let trimmed = text.trim_start();
+    if trimmed.starts_with("out of memory. Tried to allocate") {
+        return Some((
+            Family::TorchAllocator(Accelerator::Cuda),
+            text.len() - trimmed.len(),
+        ));
+    }
+    // The message retold in other words (`CUDA has run out of memory. Attempting to allocate
+    // 86.00 MiB (GPU 0; …; 7.31 GiB total reserved by PyTorch)`): the figures keep the
+    // allocator's shape, so it is read as the allocator's message.
+    if let Some(position) = super::find(text, "CUDA has run out of memory.")
+        .or_else(|| super::find(text, "CUDA ran out of memory."))
+    {
+        if regex!(r"(?:Attempting|Tried) to allocate \d").is_match(&text[position..]) {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));
         }
     }
@@ -73,6 +101,7 @@ pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
         _ => {
             squeezed.contains("isreservedbyPyTorchbutunallocated")
                 || squeezed.contains("reservedintotalbyPyTorch)")
+                || squeezed.contains("totalreservedbyPyTorch)")
                 || regex!(concat!(size!(), r"cached\)")).is_match(squeezed)
                 || squeezed.contains("morethan1EBmemory")
                 || (squeezed.contains("preemptivelyrejected")
@@ -112,7 +141,8 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     let old_wording = s.contains("(GPU"); // ≤2.0: "(GPU 0; 15.90 GiB total capacity; …)"
     let new_wording = regex!(r"hasatotalcapac").is_match(s); // 2.1+ ("capacty" in 2.1)
     let cached = size_of(regex!(concat!(size!(), r"cached\)")), s);
-    let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s);
+    let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s)
+        .or_else(|| size_of(regex!(concat!(size!(), "totalreservedbyPyTorch")), s));
 
     let kind = match accelerator {
         Accelerator::Hip => OomKind::HipOutOfMemory,
@@ -131,7 +161,8 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
 
     figures.gpu_index = cuda_ordinal(s);
     figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
-        .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s));
+        .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s))
+        .or_else(|| size_of(regex!(concat!("Attemptingtoallocate", size!())), s));
     figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
         .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s));
     figures.free_bytes = size_of(regex!(concat!(size!(), "free;")), s)
