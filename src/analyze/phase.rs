@@ -140,6 +140,7 @@ pub struct FrameRule {
     pub engine: &'static str,
 }
 
+pub mod prose;
 mod rules;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;

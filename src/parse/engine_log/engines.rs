@@ -126,22 +126,43 @@ pub(super) const RULES: &[Rule] = &[
     // and InvokeAI by name, in any language's sentence (`Relatório de erro do ComfyUI`);
     // SGLang by its memory pools (`srt/mem_cache/memory_pool.py` `ReqToTokenPool`,
     // `req_to_token_pool`, `token_to_kv_pool`).
-    rule("aphrodite", aphrodite_named),
-    rule("Aphrodite", aphrodite_named),
-    rule("webui-user", automatic1111_named),
-    rule("webui.sh", automatic1111_named),
-    rule("webui.bat", automatic1111_named),
-    rule("sd-webui", automatic1111_named),
-    rule("AUTOMATIC1111", automatic1111_named),
-    rule("main_thread.py", automatic1111_named),
-    rule("ires fix", automatic1111_named),
-    rule("ires. fix", automatic1111_named),
-    rule("igh res fix", automatic1111_named),
-    rule("ighres fix", automatic1111_named),
-    rule("ComfyUI", comfyui_named),
-    rule("InvokeAI", invokeai_named),
-    rule("req_to_token_pool", sglang_own),
-    rule("token_to_kv_pool", sglang_own),
+    rule(NAMES[0], aphrodite_named),
+    rule(NAMES[1], aphrodite_named),
+    rule(NAMES[2], automatic1111_named),
+    rule(NAMES[3], automatic1111_named),
+    rule(NAMES[4], automatic1111_named),
+    rule(NAMES[5], automatic1111_named),
+    rule(NAMES[6], automatic1111_named),
+    rule(NAMES[7], automatic1111_named),
+    rule(NAMES[8], automatic1111_named),
+    rule(NAMES[9], automatic1111_named),
+    rule(NAMES[10], automatic1111_named),
+    rule(NAMES[11], automatic1111_named),
+    rule(NAMES[12], comfyui_named),
+    rule(NAMES[13], invokeai_named),
+    rule(NAMES[14], sglang_own),
+    rule(NAMES[15], sglang_own),
+];
+
+/// Markers that name an application without showing a step of its run (neutral for the
+/// deferred parsing of `analyze::explain`).
+pub(super) const NAMES: &[&str] = &[
+    "aphrodite",
+    "Aphrodite",
+    "webui-user",
+    "webui.sh",
+    "webui.bat",
+    "sd-webui",
+    "AUTOMATIC1111",
+    "main_thread.py",
+    "ires fix",
+    "ires. fix",
+    "igh res fix",
+    "ighres fix",
+    "ComfyUI",
+    "InvokeAI",
+    "req_to_token_pool",
+    "token_to_kv_pool",
 ];
 
 fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
@@ -155,6 +176,8 @@ fn automatic1111_named(text: &str, facts: &mut LineFacts) {
         return;
     }
     facts.engine(EngineName::Automatic1111, Certainty::Weak);
+    // "hires fix" is also the reporter's word for a generation's upscaling pass.
+    facts.stage_words |= has(text, "res fix") || has(text, "res. fix");
 }
 
 fn comfyui_named(text: &str, facts: &mut LineFacts) {

@@ -603,6 +603,9 @@ impl OomDetector {
         if mention && self.seen_message {
             return;
         }
+        if mention {
+            message.kind = OomKind::NamedWithoutMessage;
+        }
         self.seen_message |= !mention;
         // A logger-prefixed stream prints the chained traceback whole (the allocator's message
         // first): only a plain paste quotes the warm-up error before it.
@@ -946,6 +949,9 @@ const APP_MENTIONS: [&str; 3] = [
 
 /// Whether a figureless message is a mention ([`mention_start`]).
 fn is_mention(message: &OomMessage) -> bool {
+    if message.kind == OomKind::NamedWithoutMessage {
+        return true;
+    }
     message.kind == OomKind::OtherGpuOom
         && message.figures == OomFigures::default()
         && (message.text.to_ascii_lowercase().starts_with(MENTION)

@@ -1152,7 +1152,7 @@ fn a_mention_counts_only_without_a_message() {
         "Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding.",
     ] {
         let alone = one(title);
-        assert_eq!(alone.kind, OomKind::OtherGpuOom, "{title}");
+        assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{title}");
         assert!(alone.is_gpu_oom, "{title}");
         let text = format!("{title}\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
         let messages = parse_text(&text);
@@ -1165,7 +1165,7 @@ fn a_mention_counts_only_without_a_message() {
     // The host's OOM killer is not a GPU OOM mention.
     assert!(parse_text("OOM killer invoked on the GPU node")
         .iter()
-        .all(|m| m.kind != OomKind::OtherGpuOom));
+        .all(|m| m.kind != OomKind::OtherGpuOom && m.kind != OomKind::NamedWithoutMessage));
 }
 
 /// llama.cpp finding no free KV cells is the context running full, not GPU memory.
@@ -1194,7 +1194,7 @@ fn prose_names_an_oom_without_its_message() {
         "API OutOfMemory Error on the second request",
     ] {
         let alone = one(sentence);
-        assert_eq!(alone.kind, OomKind::OtherGpuOom, "{sentence}");
+        assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{sentence}");
         assert!(alone.is_gpu_oom, "{sentence}");
         assert_eq!(alone.figures, OomFigures::default(), "{sentence}");
         let text = format!("{sentence}\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
