@@ -78,6 +78,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             }
         }
     }
+    // TVM's runtime (MLC-LLM): `Failed to allocate 1073741824 bytes with alignment 16 bytes`
+    // on a device whose allocator is out of memory; only beside TVM's own words, since host
+    // allocators print the same sentence.
+    if let Some(found) = regex!(r"Failed to allocate \d+ bytes with alignment \d+ bytes").find(text)
+    {
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("tvm") || lower.contains("mlc") {
+            return Some((Family::OtherGpu, line_begin(text, found.start())));
+        }
+    }
     if let Some(position) = super::find(text, "cudaErrorMemoryAllocation") {
         // The torch boilerplate "Search for `cudaErrorMemoryAllocation' in …" is a continuation.
         if !text[..position].contains("Search for") {
@@ -218,6 +228,12 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
             // ONNX Runtime's `CUDA_CALL`/`HIP_CALL` (`core/providers/cuda/cuda_call.cc`):
             // `CUDA failure 2: out of memory ; GPU=0 ; hostname=… ; file=… ; expr=…`.
+            parsed.figures.tried_to_allocate_bytes =
+                regex!(r"Failedtoallocate(\d+)byteswithalignment")
+                    .captures(squeezed)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(crate::model::Bytes);
             parsed.figures.gpu_index = regex!(r"failure\d+:outofmemory;GPU=(\d{1,3});")
                 .captures(squeezed)
                 .and_then(|caps| caps.get(1))

@@ -70,6 +70,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));
         }
     }
+    // The message retyped in lower case (`cuda out of memory. tried to allocate 50MiB(GPU 0;
+    // 1.96GiB totalcapacity; …`): still the allocator's figures ([`canonical_case`]).
+    let lower = text.to_ascii_lowercase();
+    if let Some(position) = lower.find("cuda out of memory. tried to allocate") {
+        if !text[position..].starts_with("CUDA out of memory. Tried") {
+            return Some((Family::TorchAllocator(Accelerator::Cuda), position));
+        }
+    }
     let position = super::find(text, " out of memory")?;
     let before = &text[..position];
     for (word, accelerator) in [
@@ -132,9 +140,38 @@ pub(super) fn parse(family: Family, squeezed: &str) -> Parsed {
     match family {
         Family::MallocAsync => parse_malloc_async(squeezed),
         Family::Mps => parse_mps(squeezed),
-        Family::TorchAllocator(accelerator) => parse_caching_allocator(accelerator, squeezed),
+        Family::TorchAllocator(accelerator) => {
+            parse_caching_allocator(accelerator, &canonical_case(squeezed))
+        }
         _ => Parsed::new(OomKind::OtherGpuOom, true),
     }
+}
+
+/// The allocator's words and units in their printed case, for a message retyped in lower
+/// case (`triedtoallocate50mib(gpu0;1.96gibtotalcapacity;…`); a message already in that case
+/// is returned as it is.
+fn canonical_case(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains("Triedtoallocate") || !s.to_ascii_lowercase().contains("triedtoallocate") {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = s.to_string();
+    for (pattern, printed) in [
+        (regex!(r"(?i)triedtoallocate"), "Triedtoallocate"),
+        (regex!(r"(?i)\(gpu(\d+);"), "(GPU$1;"),
+        (regex!(r"(?i)totalcapacity"), "totalcapacity"),
+        (regex!(r"(?i)alreadyallocated"), "alreadyallocated"),
+        (
+            regex!(r"(?i)reservedintotalbypytorch"),
+            "reservedintotalbyPyTorch",
+        ),
+        (regex!(r"(?i)(\d)gib"), "${1}GiB"),
+        (regex!(r"(?i)(\d)mib"), "${1}MiB"),
+        (regex!(r"(?i)(\d)kib"), "${1}KiB"),
+        (regex!(r"(?i)(\d)bytes"), "${1}bytes"),
+    ] {
+        out = pattern.replace_all(&out, printed).into_owned();
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {

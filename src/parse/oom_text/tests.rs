@@ -1257,3 +1257,21 @@ fn cuda_status_2_wordings() {
     assert!(ort.is_gpu_oom);
     assert_eq!(ort.figures.gpu_index, Some(CudaOrdinal(0)));
 }
+
+/// A message retyped in lower case without spaces, and TVM's allocation failure. See: issue 13.
+#[test]
+fn lower_case_retyped_message_and_tvm() {
+    let retyped = one("RuntimeError: cuda out of memory. tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity; 1.20GiB already allocated; 10.00MiB free; 1.30GiB reserved in total by PyTorch)");
+    assert_eq!(retyped.figures.tried_to_allocate_bytes, mib(50.0));
+    assert_eq!(retyped.figures.gpu_index, Some(CudaOrdinal(0)));
+    assert_eq!(retyped.figures.total_capacity_bytes, gib(1.96));
+    assert_eq!(retyped.figures.free_bytes, mib(10.0));
+    let tvm = one("TVMError: Failed to allocate 1073741824 bytes with alignment 16 bytes.");
+    assert!(tvm.is_gpu_oom);
+    assert_eq!(tvm.figures.tried_to_allocate_bytes, Some(Bytes(1 << 30)));
+    assert!(
+        parse_text("malloc: Failed to allocate 64 bytes with alignment 16 bytes")
+            .iter()
+            .all(|m| !m.is_gpu_oom)
+    );
+}
