@@ -5,7 +5,7 @@
 //!
 //! Used only when no traceback frame or log line decides the stage ([`fill_unknown`]): the
 //! reporter may be wrong, the log may not. Words that deny or move the stage are not read as
-//! it: a negation (`no OOM while training`, `inference works`), `after training`, `before
+//! it: a negation (`no OOM during training`), `after training`, `before
 //! loading`, Chinese `训练结束之后` (after training ended). When the words name several stages,
 //! the one in the same sentence as the out-of-memory words decides; otherwise nothing does.
 
@@ -91,6 +91,11 @@ const PHRASES: &[(&str, Phase)] = &[
     ("high res fix", Phase::Inference),
     ("high-res fix", Phase::Inference),
     ("highres fix", Phase::Inference),
+    // ComfyUI's sampler nodes named in its error report or the reporter's words (`nodes.py`
+    // `KSampler`, `comfy_extras/nodes_custom_sampler.py` `SamplerCustomAdvanced`): the
+    // denoising of a generation.
+    ("ksampler", Phase::Inference),
+    ("samplercustom", Phase::Inference),
     ("推理", Phase::Inference),
     ("生成图", Phase::Inference),
     ("推論", Phase::Inference),
@@ -297,6 +302,10 @@ mod tests {
             Some(Phase::TrainingStep)
         );
         assert_eq!(one("推理时显存不足"), Some(Phase::Inference));
+        assert_eq!(
+            one("- **Node Type:** SamplerCustomAdvanced"),
+            Some(Phase::Inference)
+        );
         let (_, why) = stage(&[(3, "CUDA OOM while training Llama".to_string())]).unwrap();
         assert!(
             why.contains("line 3") && why.contains("while training"),

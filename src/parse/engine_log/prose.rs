@@ -6,7 +6,9 @@
 use super::{rule, LineFacts, Rule};
 
 /// Stems of the words `analyze::phase::prose` looks for, as they are written (matching is
-/// case-sensitive; AUTOMATIC1111's `hires fix` is marked by `engines`): English, Chinese, Japanese, Korean, Spanish and Portuguese.
+/// case-sensitive; AUTOMATIC1111's `hires fix` is marked by `engines`): English, Chinese,
+/// Japanese, Korean, Spanish and Portuguese, and ComfyUI's sampler nodes (`KSampler`,
+/// `SamplerCustomAdvanced`).
 pub(super) const MARKERS: &[&str] = &[
     "training",
     "Training",
@@ -41,6 +43,7 @@ pub(super) const MARKERS: &[&str] = &[
     "inferên",
     "carga",
     "carreg",
+    "Sampler",
 ];
 
 pub(super) const RULES: &[Rule] = &[
@@ -77,6 +80,7 @@ pub(super) const RULES: &[Rule] = &[
     rule(MARKERS[30], stage_words),
     rule(MARKERS[31], stage_words),
     rule(MARKERS[32], stage_words),
+    rule(MARKERS[33], stage_words),
 ];
 
 fn stage_words(_text: &str, facts: &mut LineFacts) {

@@ -133,6 +133,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "Allocation on device",
     "Tried to allocate",
     "No executable batch size found",
+    // XLA's peak-buffer dump pasted without its message ([`mention_start`]).
+    "Peak buffers:",
     // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
     "Available KV cache memory: -",
     // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
@@ -939,12 +941,16 @@ fn is_cjk(c: char) -> bool {
 const MENTION: &str = "cuda out of memory";
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 3] = [
+const APP_MENTIONS: [&str; 4] = [
     "Ran out of memory when regular VAE decoding",
     "Got an OOM, unloading all loaded models",
     // Forge (stable-diffusion-webui-forge) after catching one in its sampler: `Encountered
     // Out of Memory during Sampling; Unloading all Models...`.
     "Encountered Out of Memory",
+    // XLA's dump under its `RESOURCE_EXHAUSTED: Out of memory while trying to allocate …`
+    // (`xla/service/buffer_assignment.cc`, the peak buffers of the program that did not fit),
+    // pasted without the message above it.
+    "Peak buffers:",
 ];
 
 /// Whether a figureless message is a mention ([`mention_start`]).

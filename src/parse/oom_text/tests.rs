@@ -1192,6 +1192,8 @@ fn prose_names_an_oom_without_its_message() {
         "# OOM when jax.jit is used to compile and execute the train_step function",
         "训练的时候会出现out of memory",
         "API OutOfMemory Error on the second request",
+        "Encountered Out of Memory during Sampling; Unloading all Models...",
+        "Peak buffers:",
     ] {
         let alone = one(sentence);
         assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{sentence}");
