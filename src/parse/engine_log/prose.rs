@@ -5,28 +5,45 @@
 
 use super::{rule, LineFacts, Rule};
 
-/// Stems of the words `analyze::phase::prose` looks for, as they are written (matching is
-/// case-sensitive; AUTOMATIC1111's `hires fix` is marked by `engines`): English, Chinese,
-/// Japanese, Korean, Spanish and Portuguese, and ComfyUI's sampler nodes (`KSampler`,
-/// `SamplerCustomAdvanced`).
+/// Pieces of the phrases `analyze::phase::prose` looks for, as they are written (matching is
+/// case-sensitive, so a phrase's first letter is left out or both cases are listed;
+/// AUTOMATIC1111's `hires fix` is marked by `engines`): English, Chinese, Japanese, Korean,
+/// Spanish and Portuguese, and ComfyUI's sampler nodes. Phrases, not bare words: a serving log
+/// repeats `load`, `generation throughput` and `SamplingParams` on every line, and a marker makes
+/// each line it is on worth parsing.
 pub(super) const MARKERS: &[&str] = &[
     "training",
     "Training",
-    "train ",
-    "Train ",
+    "to train",
+    "train step",
     "fine-tun",
     "Fine-tun",
     "finetun",
     "Finetun",
-    "load",
-    "Load",
+    "oading the",
+    "oading model",
+    "oading a ",
+    "oad the model",
+    "oad model",
+    "oad a model",
+    "oading checkpoint",
+    "oading weights",
+    "t load",
+    "unable to load",
+    "Unable to load",
+    "odel loading",
     "inferenc",
     "Inferenc",
-    "generat",
-    "Generat",
-    "sampling",
-    "Sampling",
+    "ing generation",
+    "e generation",
+    "generating",
+    "Generating",
+    "generate an image",
+    "ing sampling",
+    "ing Sampling",
     "igh-res fix",
+    "KSampler",
+    "SamplerCustom",
     "训练",
     "微调",
     "推理",
@@ -43,7 +60,6 @@ pub(super) const MARKERS: &[&str] = &[
     "inferên",
     "carga",
     "carreg",
-    "Sampler",
 ];
 
 pub(super) const RULES: &[Rule] = &[
@@ -81,6 +97,20 @@ pub(super) const RULES: &[Rule] = &[
     rule(MARKERS[31], stage_words),
     rule(MARKERS[32], stage_words),
     rule(MARKERS[33], stage_words),
+    rule(MARKERS[34], stage_words),
+    rule(MARKERS[35], stage_words),
+    rule(MARKERS[36], stage_words),
+    rule(MARKERS[37], stage_words),
+    rule(MARKERS[38], stage_words),
+    rule(MARKERS[39], stage_words),
+    rule(MARKERS[40], stage_words),
+    rule(MARKERS[41], stage_words),
+    rule(MARKERS[42], stage_words),
+    rule(MARKERS[43], stage_words),
+    rule(MARKERS[44], stage_words),
+    rule(MARKERS[45], stage_words),
+    rule(MARKERS[46], stage_words),
+    rule(MARKERS[47], stage_words),
 ];
 
 fn stage_words(_text: &str, facts: &mut LineFacts) {
