@@ -220,7 +220,13 @@ struct Collected {
     failures_only_lines: u64,
     /// The last stretches of lines searched for failure messages only: (first, last).
     unseen: VecDeque<(u64, u64)>,
+    /// Lines that may name the stage in the reporter's words (`analyze::phase::prose`), the
+    /// first [`MAX_PROSE_LINES`].
+    prose: Vec<(u64, String)>,
 }
+
+/// Lines kept in `Collected::prose`: a title and the sentences of an issue come first.
+const MAX_PROSE_LINES: usize = 32;
 
 /// Stretches remembered in `Collected::unseen`.
 const MAX_UNSEEN: usize = 64;
@@ -840,6 +846,10 @@ fn absorb(
         if collected.hints.len() < 16 {
             collected.hints.push((line_no, phase));
         }
+    }
+    if facts.stage_words && collected.prose.len() < MAX_PROSE_LINES {
+        let text: String = cleaned.chars().take(MAX_CONTEXT_LINE_CHARS).collect();
+        collected.prose.push((line_no, text));
     }
     if let Some(phase) = facts.late_phase {
         if collected.late.len() >= 64 {

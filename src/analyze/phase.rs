@@ -143,6 +143,7 @@ pub struct FrameRule {
     pub engine: &'static str,
 }
 
+pub mod prose;
 mod rules;
 mod user_code;
 pub use rules::FRAME_RULES;

@@ -142,6 +142,9 @@ pub enum OomKind {
     MpsOutOfMemory,
     /// Another recognised GPU memory failure.
     OtherGpuOom,
+    /// The text names a GPU out-of-memory failure (an issue title, the reporter's sentence, an
+    /// application's note that it caught one) but shows no message of it: no figures.
+    NamedWithoutMessage,
     /// JAX/XLA `RESOURCE_EXHAUSTED: Out of memory while trying to allocate N bytes`, `Failed to
     /// allocate request for 1.00GiB (1073741824B) on device ordinal 0`, cuMemAllocAsync failures.
     XlaResourceExhausted,

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::style::Style;
 use crate::model::explain::{AccountingLine, EventKind, ExplainReport, TimelineEvent};
-use crate::model::failure::EngineName;
+use crate::model::failure::{EngineName, OomKind};
 use crate::render::markdown::escape as md_escape;
 use crate::render::wrap::{cut, wrap};
 
@@ -193,6 +193,20 @@ fn accounting_rows(report: &ExplainReport) -> Vec<(String, String, String, &Acco
         .collect()
 }
 
+/// What to say when the failure explained is only named (a title, a sentence), its message not
+/// in the text: the claim is the user's, and no figure backs it.
+fn named_without_message(report: &ExplainReport) -> Option<String> {
+    let failure = report.ooms.iter().find(|message| message.is_gpu_oom)?;
+    (failure.kind == OomKind::NamedWithoutMessage).then(|| {
+        format!(
+            "line {} names an out-of-memory failure, but the text shows no message of it: no \
+             figures to read; paste the whole error (it starts at `Traceback` or at the \
+             framework's own line) for a full explanation",
+            failure.line
+        )
+    })
+}
+
 /// Terminal text: headline, phase, numbers with sources, why, next steps, owner summary,
 /// timeline and the lines before the failure.
 ///
@@ -227,6 +241,9 @@ pub fn text(report: &ExplainReport, style: Style, verbose: bool) -> Vec<u8> {
                 .unwrap_or_default()
         );
         write_wrapped(&mut out, &text, "  ", 4, |l| style.dim(l));
+    }
+    if let Some(named) = named_without_message(report) {
+        write_wrapped(&mut out, &named, "  ", 4, |l| l.to_string());
     }
 
     let phase = &report.phase;

@@ -24,10 +24,10 @@ use serde::Deserialize;
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
     (Measure::Figures, 0.98),
-    (Measure::PhaseShown, 0.89),
+    (Measure::PhaseShown, 0.84),
     (Measure::Engine, 0.95),
-    (Measure::UnknownKept, 0.97),
-    (Measure::Cause, 0.96),
+    (Measure::UnknownKept, 0.96),
+    (Measure::Cause, 0.97),
 ];
 
 /// One label file.

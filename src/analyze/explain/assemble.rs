@@ -123,6 +123,11 @@ pub(super) fn build_report(
         late,
         nearby,
     });
+    // The reporter's words, when no frame or log line decides the stage of a GPU OOM
+    // (`phase::prose`).
+    if collected.first_gpu_failure.is_some() {
+        crate::analyze::phase::prose::fill_unknown(&mut phase, &collected.prose);
+    }
     if let Some((first, last)) = unseen {
         phase.evidence.push(format!(
             "lines {first}-{last} were searched for failure messages only: the stages and \

@@ -118,7 +118,96 @@ pub(super) const RULES: &[Rule] = &[
     rule("Batch size per device =", unsloth_banner),
     // `outputs = model.generate(**inputs, …)`: the transformers generation API.
     rule("model.generate(", transformers_generate),
+    // Applications named by their own strings (issue 13's blind batch): Aphrodite's logger
+    // prefix (`aphrodite_engine.py:72]`, `aphrodite/endpoints/…`) and its name; AUTOMATIC1111
+    // and its Forge fork by their launchers (`webui-user.bat`, `webui.sh`), extension prefix
+    // (`sd-webui-`), Forge's `modules_forge/main_thread.py` logger and the UI's "Hires. fix"
+    // feature (`modules/processing.py` `StableDiffusionProcessingTxt2Img.enable_hr`); ComfyUI
+    // and InvokeAI by name, in any language's sentence (`Relatório de erro do ComfyUI`);
+    // SGLang by its memory pools (`srt/mem_cache/memory_pool.py` `ReqToTokenPool`,
+    // `req_to_token_pool`, `token_to_kv_pool`).
+    rule(NAMES[0], aphrodite_named),
+    rule(NAMES[1], aphrodite_named),
+    rule(NAMES[2], automatic1111_named),
+    rule(NAMES[3], automatic1111_named),
+    rule(NAMES[4], automatic1111_named),
+    rule(NAMES[5], automatic1111_named),
+    rule(NAMES[6], automatic1111_named),
+    rule(NAMES[7], automatic1111_named),
+    rule(NAMES[8], automatic1111_named),
+    rule(NAMES[9], automatic1111_named),
+    rule(NAMES[10], automatic1111_named),
+    rule(NAMES[11], automatic1111_named),
+    rule(NAMES[12], comfyui_named),
+    rule(NAMES[13], invokeai_named),
+    rule(NAMES[14], sglang_own),
+    rule(NAMES[15], sglang_own),
 ];
+
+/// Markers that name an application without showing a step of its run (neutral for the
+/// deferred parsing of `analyze::explain`).
+pub(super) const NAMES: &[&str] = &[
+    "aphrodite",
+    "Aphrodite",
+    "webui-user",
+    "webui.sh",
+    "webui.bat",
+    "sd-webui",
+    "AUTOMATIC1111",
+    "main_thread.py",
+    "ires fix",
+    "ires. fix",
+    "igh res fix",
+    "ighres fix",
+    "ComfyUI",
+    "InvokeAI",
+    "req_to_token_pool",
+    "token_to_kv_pool",
+];
+
+fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Aphrodite, Certainty::Weak);
+}
+
+fn automatic1111_named(text: &str, facts: &mut LineFacts) {
+    // Forge's `main_thread.py` is named with its logger's level (`main_thread.py :: ERROR`,
+    // `modules_forge/main_thread.py`); another project's file of that name is not Forge.
+    if has(text, "main_thread.py") && !(has(text, "modules_forge") || has(text, ":: ")) {
+        return;
+    }
+    facts.engine(EngineName::Automatic1111, Certainty::Weak);
+    // "hires fix" is also the reporter's word for a generation's upscaling pass.
+    facts.stage_words |= has(text, "res fix") || has(text, "res. fix");
+}
+
+fn comfyui_named(text: &str, facts: &mut LineFacts) {
+    if named_as_word(text, "ComfyUI") {
+        facts.engine(EngineName::Comfyui, Certainty::Weak);
+    }
+}
+
+fn invokeai_named(text: &str, facts: &mut LineFacts) {
+    if named_as_word(text, "InvokeAI") {
+        facts.engine(EngineName::Invokeai, Certainty::Weak);
+    }
+}
+
+/// Whether `name` stands in the text as a word, not as a folder of a path (a virtualenv
+/// created under `~/ComfyUI/.venv` runs whatever the user launches from it; the frames' own
+/// paths are read by [`engine_of_path`]).
+fn named_as_word(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let mut rest = text[at + name.len()..].chars();
+        let after = rest.next();
+        let path = |c: char| matches!(c, '/' | '\\' | '_' | '-');
+        // `ComfyUI.` ends a sentence; `ComfyUI.exe` or `ComfyUI.git` is a file.
+        let file = after == Some('.') && rest.next().is_some_and(char::is_alphanumeric);
+        before.is_none_or(|c| !(c.is_alphanumeric() || path(c) || c == '.'))
+            && after.is_none_or(|c| !(c.is_alphanumeric() || path(c)))
+            && !file
+    })
+}
 
 fn python_import(text: &str, facts: &mut LineFacts) {
     // `from <package>[.module] import …` anywhere (`>>> `, `In [1]: `, code fences), or a line
@@ -511,7 +600,13 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
         (&["/accelerate/"], EngineName::Accelerate),
         // TRL's trainers subclass the transformers Trainer.
         (&["/transformers/", "/trl/"], EngineName::Transformers),
-        (&["/jax/", "/jaxlib/", "/flax/"], EngineName::Jax),
+        // T5X and Pax run on JAX.
+        (
+            &[
+                "/jax/", "/jaxlib/", "/flax/", "/t5x/", "/paxml/", "/praxis/",
+            ],
+            EngineName::Jax,
+        ),
         (
             &["/tensorflow/", "/keras/", "/tf_keras/"],
             EngineName::Tensorflow,
@@ -884,6 +979,45 @@ mod tests {
                 Some("torch.OutOfMemoryError")
             ),
             None
+        );
+    }
+
+    /// Applications named by their own strings, in prose or log prefixes (issue 13).
+    #[test]
+    fn applications_named_by_their_own_strings() {
+        let cases: &[(&str, EngineName)] = &[
+            (
+                "INFO 10-27 21:53:48 aphrodite_engine.py:72] Initializing an LLM engine",
+                EngineName::Aphrodite,
+            ),
+            (
+                "i usually generate at 512x768 using high res fix.",
+                EngineName::Automatic1111,
+            ),
+            ("Hires. fix: upscale by 2", EngineName::Automatic1111),
+            (
+                "venv \"C:\\sd\\venv\\Scripts\\Python.exe\" launched by webui-user.bat",
+                EngineName::Automatic1111,
+            ),
+            (
+                "2024-08-01 12:00:00,000 - main_thread.py :: ERROR - task failed",
+                EngineName::Automatic1111,
+            ),
+            ("# Relatório de erro do ComfyUI", EngineName::Comfyui),
+            ("I run InvokeAI 5.6 on a 4090", EngineName::Invokeai),
+            (
+                "self.req_to_token_pool = ReqToTokenPool(",
+                EngineName::Sglang,
+            ),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
+        }
+        assert_eq!(engine("/home/u/ComfyUI/.venv/lib/python3.11/site-packages/torch/cuda/__init__.py:641: UserWarning"), Some((EngineName::Pytorch, Certainty::Weak)));
+        assert_eq!(engine("from threading import main_thread.py"), None);
+        assert_eq!(
+            engine_of_path("/opt/t5x/t5x/trainer.py"),
+            Some(EngineName::Jax)
         );
     }
 }

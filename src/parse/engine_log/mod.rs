@@ -15,6 +15,7 @@ mod common;
 pub mod engines;
 mod llama_cpp;
 mod phases_other;
+mod prose;
 mod sglang;
 mod tgi;
 mod training;
@@ -118,6 +119,9 @@ pub struct LineFacts {
     /// The stage the line shows running, counted for a failure printed just before it (a
     /// progress bar redrawn under the traceback, a router span or footer reporting the error).
     pub late_phase: Option<Phase>,
+    /// The line holds words that may name a stage in the reporter's own sentence (see
+    /// `prose`); `analyze::phase::prose` reads them.
+    pub stage_words: bool,
 }
 
 impl LineFacts {
@@ -280,6 +284,7 @@ fn table() -> &'static Table {
             phases_other::RULES,
             engines::RULES,
             cmdline::RULES,
+            prose::RULES,
         ] {
             for rule in rules {
                 markers.push(rule.marker);
@@ -307,7 +312,10 @@ fn table() -> &'static Table {
             .map(|marker| {
                 if STARTS.contains(marker) {
                     MarkerRole::Start
-                } else if NEUTRAL.contains(marker) {
+                } else if NEUTRAL.contains(marker)
+                    || prose::MARKERS.contains(marker)
+                    || engines::NAMES.contains(marker)
+                {
                     MarkerRole::Neutral
                 } else {
                     MarkerRole::Progress

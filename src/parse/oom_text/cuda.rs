@@ -30,6 +30,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "CUDA failed with error out of memory") {
         return Some((Family::CudaError, error_begin(text, position)));
     }
+    // The same check with the status number, any case (spconv/cumm's tensorview:
+    // `cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 …`). Status 2 is
+    // `cudaErrorMemoryAllocation` in `driver_types.h`, `hipErrorOutOfMemory` in HIP.
+    if let Some(found) =
+        regex!(r"(?i)\b(?:cuda|hip) failed with error (?:2 |code 2:? )?:? ?out of memory")
+            .find(text)
+    {
+        return Some((Family::CudaError, found.start()));
+    }
     // `CUDA error: out of memory` (also pasted as `CUDA error:out of memory`), ROCm's
     // `HIP error: …`, and the pre-1.0 THC `cuda runtime error (2) : out of memory at …`.
     // tinygrad/cuda-python `CUDA Error 2, out of memory` (tinygrad `runtime/ops_cuda.py`:
@@ -67,6 +76,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             if rest.starts_with("out of memory") {
                 return Some((Family::CudaError, position));
             }
+        }
+    }
+    // TVM's runtime (MLC-LLM): `Failed to allocate 1073741824 bytes with alignment 16 bytes`
+    // on a device whose allocator is out of memory; only beside TVM's own words, since host
+    // allocators print the same sentence.
+    if let Some(found) = regex!(r"Failed to allocate \d+ bytes with alignment \d+ bytes").find(text)
+    {
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("tvm") || lower.contains("mlc") {
+            return Some((Family::OtherGpu, line_begin(text, found.start())));
         }
     }
     if let Some(position) = super::find(text, "cudaErrorMemoryAllocation") {
@@ -205,6 +224,21 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             parsed
         }
         Family::IllegalAccess => Parsed::new(OomKind::IllegalMemoryAccess, false),
-        _ => Parsed::new(OomKind::OtherGpuOom, true),
+        _ => {
+            let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+            // ONNX Runtime's `CUDA_CALL`/`HIP_CALL` (`core/providers/cuda/cuda_call.cc`):
+            // `CUDA failure 2: out of memory ; GPU=0 ; hostname=… ; file=… ; expr=…`.
+            parsed.figures.tried_to_allocate_bytes =
+                regex!(r"Failedtoallocate(\d+)byteswithalignment")
+                    .captures(squeezed)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(crate::model::Bytes);
+            parsed.figures.gpu_index = regex!(r"failure\d+:outofmemory;GPU=(\d{1,3});")
+                .captures(squeezed)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| m.as_str().parse().ok());
+            parsed
+        }
     }
 }

@@ -56,6 +56,8 @@ pub const OOM_MARKERS: &[&str] = &[
     // A title's or a sentence's `Cuda out of Memory` ([`mention_start`]).
     "out of Memory",
     "OUT_OF_MEMORY",
+    // A sentence's `out-of-memory error` ([`mention_start`]).
+    "out-of-memory",
     // `OOM` in a title or sentence ([`mention_start`]).
     "OOM",
     "cudaErrorMemoryAllocation",
@@ -134,6 +136,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "Allocation on device",
     "Tried to allocate",
     "No executable batch size found",
+    // XLA's peak-buffer dump pasted without its message ([`mention_start`]).
+    "Peak buffers:",
     // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
     "Available KV cache memory: -",
     // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
@@ -604,6 +608,9 @@ impl OomDetector {
         if mention && self.seen_message {
             return;
         }
+        if mention {
+            message.kind = OomKind::NamedWithoutMessage;
+        }
         self.seen_message |= !mention;
         // A logger-prefixed stream prints the chained traceback whole (the allocator's message
         // first): only a plain paste quotes the warm-up error before it.
@@ -825,6 +832,9 @@ fn mention_start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = oom_word(text) {
         return Some((Family::OtherGpu, position));
     }
+    if let Some(position) = prose_mention(text) {
+        return Some((Family::OtherGpu, position));
+    }
     let position = text.to_ascii_lowercase().find(MENTION)?;
     let boundary = text[..position]
         .chars()
@@ -849,29 +859,113 @@ fn oom_word(text: &str) -> Option<usize> {
     if HOST.iter().any(|word| text.contains(word)) || rest.trim_start().starts_with("kill") {
         return None;
     }
-    const GPU: [&str; 10] = [
-        "GPU", "CUDA", "cuda", "VRAM", "vram", "A100", "H100", "H200", "RTX", "error",
+    const GPU: [&str; 14] = [
+        "GPU", "CUDA", "cuda", "VRAM", "vram", "A100", "H100", "H200", "RTX", "error", "jit",
+        "XLA", "TPU", "显存",
     ];
-    GPU.iter()
-        .any(|word| text.contains(word))
+    // An issue's title kept as a markdown heading (`# OOM when jax.jit is used …`): the
+    // reporter names the failure of the job the issue is about.
+    let heading = text.trim_start().starts_with("# ");
+    (heading || GPU.iter().any(|word| text.contains(word)))
         .then_some(text.len() - text.trim_start().len())
+}
+
+/// An out-of-memory failure named in the reporter's own words, its message not pasted: `I get
+/// an out of memory error when …`, `NV 3060 6GB Error out of memory.`, `API OutOfMemory Error`,
+/// Chinese `会出现out of memory`. The position of the line's first word: the whole sentence is
+/// the mention. Not advice or a negation (`If you see out-of-memory errors …`, `there is no
+/// out of memory error`), and not the host's memory (`RAM`, `CPU`, `swap`, `内存`).
+fn prose_mention(text: &str) -> Option<usize> {
+    let lower = text.to_lowercase();
+    const PHRASES: [&str; 5] = [
+        "out of memory error",
+        "out-of-memory error",
+        "outofmemory error",
+        "error out of memory",
+        "oom error",
+    ];
+    let at = PHRASES
+        .iter()
+        .filter_map(|phrase| lower.find(phrase))
+        .min()
+        .or_else(|| {
+            // Glued to a CJK word, as Chinese and Japanese sentences write English terms.
+            lower
+                .match_indices("out of memory")
+                .map(|(at, _)| at)
+                .find(|&at| {
+                    let before = lower[..at].chars().next_back();
+                    let after = lower[at + "out of memory".len()..].chars().next();
+                    before.is_some_and(is_cjk) || after.is_some_and(is_cjk)
+                })
+        })?;
+    const HOST: [&str; 12] = [
+        "ram",
+        "cpu",
+        "host",
+        "system memory",
+        "swap",
+        "java",
+        "heap",
+        "killed",
+        "内存",
+        "disk",
+        "shared memory",
+        "shm",
+    ];
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let host = HOST.iter().any(|word| {
+        if word.contains(' ') || !word.is_ascii() {
+            lower.contains(word)
+        } else {
+            words.contains(word)
+        }
+    });
+    // Advice, a negation or a question of what to do about one, in the words just before it.
+    let before = &lower[..at];
+    let recent: Vec<&str> = before.split_whitespace().rev().take(4).collect();
+    const NOT: [&str; 9] = [
+        "if", "no", "not", "avoid", "prevent", "without", "never", "address", "handle",
+    ];
+    let denied = recent
+        .iter()
+        .any(|word| NOT.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
+    (!host && !denied).then_some(text.len() - text.trim_start().len())
+}
+
+/// A CJK ideograph or kana (sentences that glue English terms to their words).
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
 }
 
 /// The words [`mention_start`] looks for, lowercased.
 const MENTION: &str = "cuda out of memory";
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 2] = [
+const APP_MENTIONS: [&str; 4] = [
     "Ran out of memory when regular VAE decoding",
     "Got an OOM, unloading all loaded models",
+    // Forge (stable-diffusion-webui-forge) after catching one in its sampler: `Encountered
+    // Out of Memory during Sampling; Unloading all Models...`.
+    "Encountered Out of Memory",
+    // XLA's dump under its `RESOURCE_EXHAUSTED: Out of memory while trying to allocate …`
+    // (`xla/service/buffer_assignment.cc`, the peak buffers of the program that did not fit),
+    // pasted without the message above it.
+    "Peak buffers:",
 ];
 
 /// Whether a figureless message is a mention ([`mention_start`]).
 fn is_mention(message: &OomMessage) -> bool {
+    if message.kind == OomKind::NamedWithoutMessage {
+        return true;
+    }
     message.kind == OomKind::OtherGpuOom
         && message.figures == OomFigures::default()
         && (message.text.to_ascii_lowercase().starts_with(MENTION)
             || oom_word(&message.text) == Some(0)
+            || prose_mention(&message.text) == Some(0)
             || APP_MENTIONS
                 .iter()
                 .any(|words| message.text.starts_with(words)))

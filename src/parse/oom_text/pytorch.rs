@@ -13,7 +13,12 @@ use crate::model::gpu::CudaOrdinal;
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
 /// `would exceed allowed memory`, `MPS backend out of memory`.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
-    if let Some(position) = super::find(text, "would exceed allowed memory") {
+    // Some pastes print the block's first line as `would exceed memory. (out of memory)` (a
+    // ComfyUI custom node's report of `Allocation on device 0 would exceed allowed memory`).
+    if let Some(position) = super::find(text, "would exceed allowed memory").or_else(|| {
+        super::find(text, "would exceed memory")
+            .filter(|&at| text[..at].contains("Allocation on device"))
+    }) {
         let begin = text[..position]
             .rfind("Allocation on device")
             .unwrap_or(position);
@@ -36,9 +41,40 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "Tried to allocate ") {
         let rest = &text[position + "Tried to allocate ".len()..];
         let before = text[..position].trim_end();
-        if regex!(r"^\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB|TiB)\. GPU").is_match(rest)
+        // The ≤2.0 message cut the same way: `Tried to allocate 4.02 GiB (GPU 0; 12.00 GiB
+        // total capacity; …)`.
+        if regex!(r"^\d+(?:\.\d+)? ?(?:bytes|KiB|MiB|GiB|TiB)(?:\. GPU| ?\(GPU ?\d+;)")
+            .is_match(rest)
             && !before.ends_with("out of memory.")
         {
+            return Some((Family::TorchAllocator(Accelerator::Cuda), position));
+        }
+    }
+    // A logger that hard-wraps with a hanging indent (rich's `ERROR: CUDA   batch_handler.py:574`
+    // then `         out of memory. Tried to allocate …`): the continuation line is the
+    // allocator's own sentence, whose `CUDA`/`HIP` went on the line before.
+    let trimmed = text.trim_start();
+    if trimmed.starts_with("out of memory. Tried to allocate") {
+        return Some((
+            Family::TorchAllocator(Accelerator::Cuda),
+            text.len() - trimmed.len(),
+        ));
+    }
+    // The message retold in other words (`CUDA has run out of memory. Attempting to allocate
+    // 86.00 MiB (GPU 0; …; 7.31 GiB total reserved by PyTorch)`): the figures keep the
+    // allocator's shape, so it is read as the allocator's message.
+    if let Some(position) = super::find(text, "CUDA has run out of memory.")
+        .or_else(|| super::find(text, "CUDA ran out of memory."))
+    {
+        if regex!(r"(?:Attempting|Tried) to allocate \d").is_match(&text[position..]) {
+            return Some((Family::TorchAllocator(Accelerator::Cuda), position));
+        }
+    }
+    // The message retyped in lower case (`cuda out of memory. tried to allocate 50MiB(GPU 0;
+    // 1.96GiB totalcapacity; …`): still the allocator's figures ([`canonical_case`]).
+    let lower = text.to_ascii_lowercase();
+    if let Some(position) = lower.find("cuda out of memory. tried to allocate") {
+        if !text[position..].starts_with("CUDA out of memory. Tried") {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));
         }
     }
@@ -73,6 +109,7 @@ pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
         _ => {
             squeezed.contains("isreservedbyPyTorchbutunallocated")
                 || squeezed.contains("reservedintotalbyPyTorch)")
+                || squeezed.contains("totalreservedbyPyTorch)")
                 || regex!(concat!(size!(), r"cached\)")).is_match(squeezed)
                 || squeezed.contains("morethan1EBmemory")
                 || (squeezed.contains("preemptivelyrejected")
@@ -103,16 +140,46 @@ pub(super) fn parse(family: Family, squeezed: &str) -> Parsed {
     match family {
         Family::MallocAsync => parse_malloc_async(squeezed),
         Family::Mps => parse_mps(squeezed),
-        Family::TorchAllocator(accelerator) => parse_caching_allocator(accelerator, squeezed),
+        Family::TorchAllocator(accelerator) => {
+            parse_caching_allocator(accelerator, &canonical_case(squeezed))
+        }
         _ => Parsed::new(OomKind::OtherGpuOom, true),
     }
+}
+
+/// The allocator's words and units in their printed case, for a message retyped in lower
+/// case (`triedtoallocate50mib(gpu0;1.96gibtotalcapacity;…`); a message already in that case
+/// is returned as it is.
+fn canonical_case(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains("Triedtoallocate") || !s.to_ascii_lowercase().contains("triedtoallocate") {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = s.to_string();
+    for (pattern, printed) in [
+        (regex!(r"(?i)triedtoallocate"), "Triedtoallocate"),
+        (regex!(r"(?i)\(gpu(\d+);"), "(GPU$1;"),
+        (regex!(r"(?i)totalcapacity"), "totalcapacity"),
+        (regex!(r"(?i)alreadyallocated"), "alreadyallocated"),
+        (
+            regex!(r"(?i)reservedintotalbypytorch"),
+            "reservedintotalbyPyTorch",
+        ),
+        (regex!(r"(?i)(\d)gib"), "${1}GiB"),
+        (regex!(r"(?i)(\d)mib"), "${1}MiB"),
+        (regex!(r"(?i)(\d)kib"), "${1}KiB"),
+        (regex!(r"(?i)(\d)bytes"), "${1}bytes"),
+    ] {
+        out = pattern.replace_all(&out, printed).into_owned();
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     let old_wording = s.contains("(GPU"); // ≤2.0: "(GPU 0; 15.90 GiB total capacity; …)"
     let new_wording = regex!(r"hasatotalcapac").is_match(s); // 2.1+ ("capacty" in 2.1)
     let cached = size_of(regex!(concat!(size!(), r"cached\)")), s);
-    let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s);
+    let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s)
+        .or_else(|| size_of(regex!(concat!(size!(), "totalreservedbyPyTorch")), s));
 
     let kind = match accelerator {
         Accelerator::Hip => OomKind::HipOutOfMemory,
@@ -131,7 +198,8 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
 
     figures.gpu_index = cuda_ordinal(s);
     figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
-        .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s));
+        .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s))
+        .or_else(|| size_of(regex!(concat!("Attemptingtoallocate", size!())), s));
     figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
         .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s));
     figures.free_bytes = size_of(regex!(concat!(size!(), "free;")), s)

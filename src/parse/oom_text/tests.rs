@@ -1160,7 +1160,7 @@ fn a_mention_counts_only_without_a_message() {
         "Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding.",
     ] {
         let alone = one(title);
-        assert_eq!(alone.kind, OomKind::OtherGpuOom, "{title}");
+        assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{title}");
         assert!(alone.is_gpu_oom, "{title}");
         let text = format!("{title}\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
         let messages = parse_text(&text);
@@ -1173,7 +1173,7 @@ fn a_mention_counts_only_without_a_message() {
     // The host's OOM killer is not a GPU OOM mention.
     assert!(parse_text("OOM killer invoked on the GPU node")
         .iter()
-        .all(|m| m.kind != OomKind::OtherGpuOom));
+        .all(|m| m.kind != OomKind::OtherGpuOom && m.kind != OomKind::NamedWithoutMessage));
 }
 
 /// llama.cpp finding no free KV cells is the context running full, not GPU memory.
@@ -1188,4 +1188,100 @@ fn llama_cpp_kv_cells_full_is_not_gpu_oom() {
         assert_eq!(message.kind, OomKind::ContextFull, "{line}");
         assert!(!message.is_gpu_oom, "{line}");
     }
+}
+
+/// The reporter's own words for an OOM whose message is not pasted are a mention; advice,
+/// negations and the host's memory are not. See: issue 13.
+#[test]
+fn prose_names_an_oom_without_its_message() {
+    for sentence in [
+        "I get an out of memory error when using any RoPE factors in config.json",
+        "Yes, it work. But NV 3060 6GB Error out of memory.",
+        "# OOM when jax.jit is used to compile and execute the train_step function",
+        "训练的时候会出现out of memory",
+        "API OutOfMemory Error on the second request",
+        "Encountered Out of Memory during Sampling; Unloading all Models...",
+        "Peak buffers:",
+    ] {
+        let alone = one(sentence);
+        assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{sentence}");
+        assert!(alone.is_gpu_oom, "{sentence}");
+        assert_eq!(alone.figures, OomFigures::default(), "{sentence}");
+        let text = format!("{sentence}\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
+        let messages = parse_text(&text);
+        assert_eq!(messages.len(), 1, "{messages:#?}");
+        assert_eq!(
+            messages[0].figures.tried_to_allocate_bytes,
+            Some(Bytes(20 * MIB))
+        );
+    }
+    for not_one in [
+        "If you see out-of-memory errors during serving, reduce --mem-fraction-static",
+        "When I load the model there is no out of memory error reported",
+        "the job got an out of memory error in host RAM",
+        "我的内存会出现out of memory",
+    ] {
+        assert!(
+            parse_text(not_one).iter().all(|m| !m.is_gpu_oom),
+            "{not_one}"
+        );
+    }
+}
+
+/// PyTorch's message with its head cut, reworded or hard-wrapped with a hanging indent still
+/// gives its figures. See: issue 13.
+#[test]
+fn pytorch_message_cut_reworded_or_wrapped() {
+    let cut = one("Tried to allocate 4.02 GiB (GPU 0; 12.00 GiB total capacity; 6.06 GiB already allocated; 2.27 GiB free; 7.45 GiB reserved in total by PyTorch)");
+    assert_eq!(cut.kind, OomKind::PytorchReservedInTotal);
+    assert_eq!(cut.figures.tried_to_allocate_bytes, gib(4.02));
+    assert_eq!(cut.figures.gpu_index, Some(CudaOrdinal(0)));
+    assert_eq!(cut.figures.reserved_total_bytes, gib(7.45));
+
+    let reworded = one("RuntimeError: CUDA has run out of memory. Attempting to allocate 86.00 MiB (GPU 0; 8.00 GiB total capacity; 7.19 GiB already allocated; 0 bytes free; 7.31 GiB total reserved by PyTorch) If reserved memory >> allocated memory");
+    assert_eq!(reworded.figures.tried_to_allocate_bytes, mib(86.0));
+    assert_eq!(reworded.figures.total_capacity_bytes, gib(8.0));
+    assert_eq!(reworded.figures.free_bytes, Some(Bytes(0)));
+    assert_eq!(reworded.figures.reserved_total_bytes, gib(7.31));
+
+    let wrapped = one("ERROR    2024-11-28 13:24:44,248 app ERROR: CUDA   batch_handler.py:574\n         out of memory. Tried to allocate 3.88 GiB. GPU 0\n         has a total capacity of 44.42 GiB of which 920.81\n         MiB is free. Process 247326 has 5.95 GiB memory in\n         use. Of the allocated memory 5.44 GiB is allocated by\n         PyTorch, and 6.72 MiB is reserved by PyTorch but\n         unallocated. If reserved but unallocated memory is");
+    assert_eq!(wrapped.figures.tried_to_allocate_bytes, gib(3.88));
+    assert_eq!(wrapped.figures.free_bytes, mib(920.81));
+    assert_eq!(wrapped.figures.reserved_unallocated_bytes, mib(6.72));
+
+    let exceed = parse_text("Allocation on device 0 would exceed memory. (out of memory)\nCurrently allocated: 21.44 GiB\nRequested : 1.33 GiB\nDevice limit: 23.99 GiB\nFree (according to CUDA): 0 bytes\nPyTorch limit (set by user-supplied memory fraction)\n: 17179869184.00 GiB");
+    assert_eq!(exceed.len(), 1, "{exceed:#?}");
+    assert_eq!(exceed[0].kind, OomKind::CudaMallocAsync);
+    assert_eq!(exceed[0].figures.tried_to_allocate_bytes, gib(1.33));
+}
+
+/// CUDA/HIP status 2 in other libraries' words: spconv's tensorview check, ONNX Runtime's
+/// `HIP failure 2: out of memory; GPU=0`. See: issue 13.
+#[test]
+fn cuda_status_2_wordings() {
+    let spconv = one("RuntimeError: TensorStorage /io/include/tensorview/tensor.h 168\ncuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.");
+    assert!(spconv.is_gpu_oom);
+    assert_eq!(spconv.kind, OomKind::CudaErrorOutOfMemory);
+    let ort =
+        one("std::basic_string_view<char>] HIP failure 2: out of memory; GPU=0; hostname=box");
+    assert!(ort.is_gpu_oom);
+    assert_eq!(ort.figures.gpu_index, Some(CudaOrdinal(0)));
+}
+
+/// A message retyped in lower case without spaces, and TVM's allocation failure. See: issue 13.
+#[test]
+fn lower_case_retyped_message_and_tvm() {
+    let retyped = one("RuntimeError: cuda out of memory. tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity; 1.20GiB already allocated; 10.00MiB free; 1.30GiB reserved in total by PyTorch)");
+    assert_eq!(retyped.figures.tried_to_allocate_bytes, mib(50.0));
+    assert_eq!(retyped.figures.gpu_index, Some(CudaOrdinal(0)));
+    assert_eq!(retyped.figures.total_capacity_bytes, gib(1.96));
+    assert_eq!(retyped.figures.free_bytes, mib(10.0));
+    let tvm = one("TVMError: Failed to allocate 1073741824 bytes with alignment 16 bytes.");
+    assert!(tvm.is_gpu_oom);
+    assert_eq!(tvm.figures.tried_to_allocate_bytes, Some(Bytes(1 << 30)));
+    assert!(
+        parse_text("malloc: Failed to allocate 64 bytes with alignment 16 bytes")
+            .iter()
+            .all(|m| !m.is_gpu_oom)
+    );
 }

@@ -1,0 +1,355 @@
+//! The stage that failed, in the reporter's own words: an issue title (`OOM while training
+//! Llama`), a sentence (`I get an OOM when loading the model`, `it fails with hires fix`), an
+//! issue form's field (`Component: Training`), in English and the other languages of issue
+//! threads (`训练过程中`, `推論時`, `학습 중`, `durante el entrenamiento`).
+//!
+//! Used only when no traceback frame or log line decides the stage ([`fill_unknown`]): the
+//! reporter may be wrong, the log may not. Words that deny or move the stage are not read as
+//! it: a negation (`no OOM during training`), `after training`, `before
+//! loading`, Chinese `训练结束之后` (after training ended). When the words name several stages,
+//! the one in the same sentence as the out-of-memory words decides; otherwise nothing does.
+
+use crate::model::explain::{Phase, PhaseReport};
+
+/// A phrase (lowercase) and the stage it names.
+const PHRASES: &[(&str, Phase)] = &[
+    // Training and fine-tuning.
+    ("during training", Phase::TrainingStep),
+    ("while training", Phase::TrainingStep),
+    ("when training", Phase::TrainingStep),
+    ("trying to train", Phase::TrainingStep),
+    ("try to train", Phase::TrainingStep),
+    ("tried to train", Phase::TrainingStep),
+    ("training on ", Phase::TrainingStep),
+    ("training with ", Phase::TrainingStep),
+    ("start training", Phase::TrainingStep),
+    ("starting training", Phase::TrainingStep),
+    ("training starts", Phase::TrainingStep),
+    ("training step", Phase::TrainingStep),
+    ("training loop", Phase::TrainingStep),
+    ("train step", Phase::TrainingStep),
+    ("component: training", Phase::TrainingStep),
+    ("during fine-tuning", Phase::TrainingStep),
+    ("while fine-tuning", Phase::TrainingStep),
+    ("when fine-tuning", Phase::TrainingStep),
+    ("trying to fine-tune", Phase::TrainingStep),
+    ("try to fine-tune", Phase::TrainingStep),
+    ("during finetuning", Phase::TrainingStep),
+    ("while finetuning", Phase::TrainingStep),
+    ("when finetuning", Phase::TrainingStep),
+    ("trying to finetune", Phase::TrainingStep),
+    ("训练", Phase::TrainingStep),
+    ("微调", Phase::TrainingStep),
+    ("学習", Phase::TrainingStep),
+    ("학습", Phase::TrainingStep),
+    ("durante el entrenamiento", Phase::TrainingStep),
+    ("al entrenar", Phase::TrainingStep),
+    ("durante o treinamento", Phase::TrainingStep),
+    ("ao treinar", Phase::TrainingStep),
+    // Loading the weights.
+    ("loading the model", Phase::WeightsLoad),
+    ("loading model", Phase::WeightsLoad),
+    ("loading a model", Phase::WeightsLoad),
+    ("load the model", Phase::WeightsLoad),
+    ("load model", Phase::WeightsLoad),
+    ("load a model", Phase::WeightsLoad),
+    ("loading the checkpoint", Phase::WeightsLoad),
+    ("loading checkpoint", Phase::WeightsLoad),
+    ("loading the weights", Phase::WeightsLoad),
+    ("loading weights", Phase::WeightsLoad),
+    ("can't load", Phase::WeightsLoad),
+    ("cannot load", Phase::WeightsLoad),
+    ("can not load", Phase::WeightsLoad),
+    ("unable to load", Phase::WeightsLoad),
+    ("model loading", Phase::WeightsLoad),
+    ("加载模型", Phase::WeightsLoad),
+    ("模型加载", Phase::WeightsLoad),
+    ("読み込", Phase::WeightsLoad),
+    ("모델 로드", Phase::WeightsLoad),
+    ("cargar el modelo", Phase::WeightsLoad),
+    ("carregar o modelo", Phase::WeightsLoad),
+    // Inference, generation, sampling (AUTOMATIC1111's "hires fix" is the upscaling pass of
+    // an image generation).
+    ("during inference", Phase::Inference),
+    ("while inferencing", Phase::Inference),
+    ("when inferencing", Phase::Inference),
+    ("running inference", Phase::Inference),
+    ("run inference", Phase::Inference),
+    ("at inference", Phase::Inference),
+    ("during generation", Phase::Inference),
+    ("when generating", Phase::Inference),
+    ("while generating", Phase::Inference),
+    ("image generation", Phase::Inference),
+    ("video generation", Phase::Inference),
+    ("generating an image", Phase::Inference),
+    ("generating images", Phase::Inference),
+    ("generate an image", Phase::Inference),
+    ("during sampling", Phase::Inference),
+    ("while sampling", Phase::Inference),
+    ("hires fix", Phase::Inference),
+    ("hires. fix", Phase::Inference),
+    ("high res fix", Phase::Inference),
+    ("high-res fix", Phase::Inference),
+    ("highres fix", Phase::Inference),
+    // ComfyUI's sampler nodes named in its error report or the reporter's words (`nodes.py`
+    // `KSampler`, `comfy_extras/nodes_custom_sampler.py` `SamplerCustomAdvanced`): the
+    // denoising of a generation.
+    ("ksampler", Phase::Inference),
+    ("samplercustom", Phase::Inference),
+    ("推理", Phase::Inference),
+    ("生成图", Phase::Inference),
+    ("推論", Phase::Inference),
+    ("추론", Phase::Inference),
+    ("durante la inferencia", Phase::Inference),
+    ("durante a inferência", Phase::Inference),
+];
+
+/// Words just before a phrase that deny it or put the failure outside the stage.
+const DENY: &[&str] = &[
+    "no", "not", "never", "without", "don't", "doesn't", "didn't", "isn't", "wasn't", "after",
+    "before", "finished", "done",
+];
+
+/// Characters after a CJK phrase that put the failure after the stage (`训练结束之后`,
+/// `训练完`, `训练后`).
+const AFTER_CJK: &[&str] = &["结束", "完", "后", "之後", "終了", "後"];
+
+/// Words of a line that name the failure itself.
+const OOM_WORDS: &[&str] = &["oom", "out of memory", "outofmemory", "显存", "メモリ不足"];
+
+/// The stage the reporter's words name, with the evidence: `lines` are (line number, text) of
+/// the lines marked as holding stage words, in order.
+pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
+    let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
+    for (line, text) in lines {
+        if is_log_output(text) {
+            continue;
+        }
+        let lower = text.to_lowercase();
+        let oom = OOM_WORDS.iter().any(|word| lower.contains(word));
+        for (phrase, phase) in PHRASES {
+            let Some(at) = lower.find(phrase) else {
+                continue;
+            };
+            if denied(&lower, at, phrase) {
+                continue;
+            }
+            found.push((*line, *phase, quote(text, &lower, at, phrase), oom));
+        }
+    }
+    let pick = found.iter().find(|(_, _, _, oom)| *oom).or_else(|| {
+        let first = found.first()?;
+        found
+            .iter()
+            .all(|(_, phase, _, _)| *phase == first.1)
+            .then_some(first)
+    })?;
+    let (line, phase, words, _) = pick;
+    Some((
+        *phase,
+        format!(
+            "line {line}: the words \"{words}\" name the stage {} (no traceback frame or log \
+             line shows it)",
+            phase.as_str()
+        ),
+    ))
+}
+
+/// Sets the stage of a report that none was found for, from the reporter's words.
+pub fn fill_unknown(report: &mut PhaseReport, lines: &[(u64, String)]) {
+    if report.failed_in != Phase::Unknown {
+        return;
+    }
+    let Some((phase, why)) = stage(lines) else {
+        return;
+    };
+    report.failed_in = phase;
+    report
+        .evidence
+        .retain(|line| !line.starts_with("neither the log nor a traceback"));
+    report.evidence.push(why);
+    // As `decide` does: a startup stage cannot have been caused by a prompt.
+    report.prompt_can_be_cause = if phase.is_startup() || report.server_was_ready == Some(false) {
+        Some(false)
+    } else if phase == Phase::Inference {
+        Some(true)
+    } else {
+        None
+    };
+}
+
+/// A line a program printed rather than a person wrote: a progress bar, a logger's line
+/// (timestamp, level, `-->`), a source location (`lib.rs:65:`), a traceback line. Its words
+/// are the log's, read (or not) by the log rules, not the reporter's.
+fn is_log_output(text: &str) -> bool {
+    const SIGNS: [&str; 12] = [
+        "%|",
+        "it/s",
+        "s/it",
+        "-->",
+        "Traceback",
+        "File \"",
+        "INFO",
+        "WARNING",
+        "ERROR",
+        "DEBUG",
+        "[E ",
+        "[W ",
+    ];
+    if SIGNS.iter().any(|sign| text.contains(sign)) {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    // `12:34:56` (a timestamp).
+    let timestamp = bytes.windows(8).any(|w| {
+        w[2] == b':' && w[5] == b':' && [0, 1, 3, 4, 6, 7].iter().all(|&i| w[i].is_ascii_digit())
+    });
+    // `file.py:123` and the like (a source location).
+    let location = [".py:", ".rs:", ".cc:", ".cpp:", ".go:", ".h:"]
+        .iter()
+        .any(|ext| {
+            text.match_indices(ext).any(|(at, _)| {
+                text[at + ext.len()..]
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_digit())
+            })
+        });
+    timestamp || location
+}
+
+fn denied(lower: &str, at: usize, phrase: &str) -> bool {
+    let after = &lower[at + phrase.len()..];
+    if !phrase.is_ascii() && AFTER_CJK.iter().any(|word| after.starts_with(word)) {
+        return true;
+    }
+    if !phrase.is_ascii() {
+        // `训练结束之后` may put words between: the next few characters.
+        let near: String = after.chars().take(4).collect();
+        if AFTER_CJK.iter().any(|word| near.contains(word)) {
+            return true;
+        }
+    }
+    let before: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
+    before.iter().enumerate().any(|(index, word)| {
+        let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
+        // `after` and `before` move the stage only right before it (`after starting an image
+        // generation` is still the generation).
+        let moving = matches!(word, "after" | "before" | "finished" | "done");
+        DENY.contains(&word) && (!moving || index == 0)
+    })
+}
+
+/// The phrase with a few words around it, at most 80 characters, from the original text.
+fn quote(text: &str, lower: &str, at: usize, phrase: &str) -> String {
+    // `to_lowercase` keeps byte offsets for the text it is used on only when no character
+    // changes length; fall back to the phrase itself otherwise.
+    if lower.len() != text.len() || !text.is_char_boundary(at) {
+        return phrase.to_string();
+    }
+    // Up to about 30 characters each side, widened to whole words.
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .take(30)
+        .last()
+        .map_or(at, |(index, _)| index);
+    let start = text[..start]
+        .rfind(char::is_whitespace)
+        .map_or(0, |space| space + 1);
+    let end_from = at + phrase.len();
+    let end = text[end_from..]
+        .char_indices()
+        .nth(30)
+        .map_or(text.len(), |(index, _)| end_from + index);
+    let end = text[end..]
+        .find(char::is_whitespace)
+        .map_or(text.len(), |space| end + space);
+    text[start..end].trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Option<Phase> {
+        stage(&[(1, text.to_string())]).map(|(phase, _)| phase)
+    }
+
+    #[test]
+    fn the_reporters_words_name_the_stage() {
+        assert_eq!(
+            one("CUDA OOM while training Llama-2 7B"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("Component: Training"), Some(Phase::TrainingStep));
+        assert_eq!(
+            one("I'm trying to fine-tune a 7B model"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("Cannot load model on a 3060"), Some(Phase::WeightsLoad));
+        assert_eq!(one("can't load models anymore"), Some(Phase::WeightsLoad));
+        assert_eq!(
+            one("OOM right after starting an image generation"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("it only fails with hires fix on"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("训练过程中会出现out of memory"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("推理时显存不足"), Some(Phase::Inference));
+        assert_eq!(
+            one("- **Node Type:** SamplerCustomAdvanced"),
+            Some(Phase::Inference)
+        );
+        let (_, why) = stage(&[(3, "CUDA OOM while training Llama".to_string())]).unwrap();
+        assert!(
+            why.contains("line 3") && why.contains("while training"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn log_lines_are_not_the_reporters_words() {
+        assert_eq!(
+            one("Loading checkpoint shards:   0%|          | 0/3 [00:00<?, ?it/s]"),
+            None
+        );
+        assert_eq!(
+            one("[2023-08-01 10:00:00,454]::[InvokeAI]::INFO --> Loading model sdxl"),
+            None
+        );
+        assert_eq!(
+            one("crates/llama-cpp-bindings/src/lib.rs:65: Unable to load model"),
+            None
+        );
+    }
+
+    #[test]
+    fn negations_and_other_moments_are_not_the_stage() {
+        assert_eq!(one("总是训练结束之后OOM。 after training is done"), None);
+        assert_eq!(one("there is no OOM during training"), None);
+        assert_eq!(one("the OOM comes after loading the model"), None);
+        assert_eq!(one("before loading the model the GPU is empty"), None);
+        assert_eq!(one("the model loaded fine"), None);
+        // Two stages, neither beside the out-of-memory words: nothing decides.
+        let lines = [
+            (1, "while training it works on one GPU".to_string()),
+            (2, "but it is slow during inference".to_string()),
+        ];
+        assert_eq!(stage(&lines), None);
+        // The one beside them decides.
+        let lines = [
+            (1, "while training it works on one GPU".to_string()),
+            (2, "I get an OOM during inference".to_string()),
+        ];
+        assert_eq!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::Inference)
+        );
+    }
+}
