@@ -1052,6 +1052,291 @@ def host_torch_cpu():
     print(features.shape)
 
 
+# --------------------------------------------------------------------------- session 7 (blind)
+
+
+def run_user_script(name, source):
+    """Write `source` as the user's own script `WORK/<name>.py` and run it as `python3 <name>.py`
+    would, so the traceback is exactly that script's (module-level frames and all)."""
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, f"{name}.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(WORK)
+    os.execv(sys.executable, [sys.executable, path])
+
+
+def hf_pipeline_batch():
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, pipeline
+
+    # The random checkpoint has no tokenizer: a word-level one over 32000 made-up words.
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    vocab.update({f"w{i}": i for i in range(3, 32000)})
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>",
+                                        bos_token="<s>", eos_token="</s>", pad_token="<unk>",
+                                        padding_side="left")
+    pipe = pipeline("text-generation", model=CKPT, tokenizer=tokenizer, dtype=torch.bfloat16,
+                    device=0)
+    fill_gpu(2 * GIB)
+    prompts = [" ".join(f"w{(i * 7 + j) % 31000 + 3}" for j in range(1500)) for i in range(64)]
+    out = pipe(prompts, batch_size=64, max_new_tokens=256, do_sample=True,
+               num_return_sequences=4)
+    print(len(out))
+
+
+def peft_prepare_kbit():
+    import torch
+    from peft import prepare_model_for_kbit_training
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    fill_gpu(1 * GIB)
+    model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=True)
+    print(model.dtype)
+
+
+def lightning_test():
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Classifier(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(8192, 32768)
+
+        def test_step(self, batch, batch_idx):
+            x, y = batch
+            self.log("test_mse", F.mse_loss(self.net(x), y))
+
+    data = TensorDataset(torch.randn(49152, 8192), torch.randn(49152, 8192))
+    fill_gpu(4 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, logger=False)
+    trainer.test(Classifier(), DataLoader(data, batch_size=24576))
+
+
+def accelerate_forward_loop():
+    import torch
+    import torch.nn.functional as F
+    from accelerate import Accelerator
+
+    def train_one_epoch(accelerator, model, optimizer, batches):
+        model.train()
+        for step, (x, y) in enumerate(batches):
+            x, y = x.to(accelerator.device), y.to(accelerator.device)
+            pred = model(x)
+            loss = F.mse_loss(pred, y)
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+            accelerator.print(f"step {step} loss {loss.item():.4f}")
+
+    accelerator = Accelerator(mixed_precision="bf16")
+    model = mlp(8192, 32768)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    fill_gpu(12 * GIB)
+    batches = [(torch.randn(n, 8192), torch.randn(n, 8192)) for n in (2048, 4096, 65536)]
+    train_one_epoch(accelerator, model, optimizer, batches)
+
+
+def script_module_loop():
+    run_user_script("finetune", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+GIB = 1 << 30
+device = "cuda"
+model = nn.Sequential(nn.Linear(8192, 32768), nn.GELU(), nn.Linear(32768, 8192)).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+ballast = torch.empty(free - 6 * GIB, dtype=torch.uint8, device=device)
+train_loader = [(torch.randn(512 * (i + 1) ** 2, 8192), torch.randn(512 * (i + 1) ** 2, 8192))
+                for i in range(8)]
+
+for epoch in range(3):
+    for step, (x, y) in enumerate(train_loader):
+        x, y = x.to(device), y.to(device)
+        pred = model(x)
+        loss = F.mse_loss(pred, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        print(f"epoch {epoch} step {step} loss {loss.item():.4f}", flush=True)
+""")
+
+
+def trainer_eval_accumulate():
+    import torch
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+    class RandomTokens(torch.utils.data.Dataset):
+        def __len__(self):
+            return 512
+
+        def __getitem__(self, index):
+            ids = torch.randint(3, 32000, (1024,))
+            return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+
+    def compute_metrics(prediction):
+        return {"n": len(prediction.predictions)}
+
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    fill_gpu(8 * GIB)
+    args = TrainingArguments(
+        output_dir=os.path.join(WORK, "eval-acc-out"), per_device_eval_batch_size=8,
+        report_to="none", bf16=True, dataloader_num_workers=0,
+    )
+    trainer = Trainer(model=model, args=args, eval_dataset=RandomTokens(),
+                      compute_metrics=compute_metrics)
+    print(trainer.evaluate())
+
+
+def jax_fit_update():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.06 (run.sh).
+    run_user_script("jax_regression", """import jax
+import jax.numpy as jnp
+
+
+def loss_fn(params, x, y):
+    h = jnp.tanh(x @ params["w1"])
+    return jnp.mean((h @ params["w2"] - y) ** 2)
+
+
+@jax.jit
+def update(params, x, y):
+    grads = jax.grad(loss_fn)(params, x, y)
+    return jax.tree_util.tree_map(lambda p, g: p - 1e-3 * g, params, grads)
+
+
+def fit(params, batches):
+    for i, (x, y) in enumerate(batches):
+        params = update(params, x, y)
+        print(f"batch {i} done", flush=True)
+    return params
+
+
+key = jax.random.PRNGKey(0)
+k1, k2 = jax.random.split(key)
+params = {"w1": jax.random.normal(k1, (4096, 8192)) * 0.01,
+          "w2": jax.random.normal(k2, (8192, 4096)) * 0.01}
+batches = [(jnp.ones((n, 4096)), jnp.ones((n, 4096))) for n in (1024, 8192, 131072)]
+params = fit(params, batches)
+""")
+
+
+def user_evaluate_nograd():
+    run_user_script("evaluate", """import torch
+import torch.nn as nn
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        out = model(x.cuda())
+        total += (out.argmax(-1) == y.cuda()).float().sum().item()
+    return total
+
+
+model = nn.Sequential(nn.Linear(4096, 65536), nn.ReLU(), nn.Linear(65536, 1000)).cuda()
+free, _ = torch.cuda.mem_get_info()
+reserve = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+loader = [(torch.randn(256 * 4 ** i, 4096), torch.randint(0, 1000, (256 * 4 ** i,)))
+          for i in range(6)]
+print("accuracy", evaluate(model, loader))
+""")
+
+
+def accelerate_launch_cli():
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "train_accel.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("""import torch
+import torch.nn.functional as F
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+model = torch.nn.Sequential(torch.nn.Linear(8192, 32768), torch.nn.GELU(),
+                            torch.nn.Linear(32768, 8192))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+model, optimizer = accelerator.prepare(model, optimizer)
+free, _ = torch.cuda.mem_get_info()
+hold = torch.empty(free - 5 * (1 << 30), dtype=torch.uint8, device=accelerator.device)
+for step in range(10):
+    x = torch.randn(8192 * (step + 1), 8192, device=accelerator.device)
+    loss = F.mse_loss(model(x), x)
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    accelerator.print(f"step {step}: loss {loss.item():.4f}")
+""")
+    sys.stdout.flush()
+    rc = subprocess.call(["accelerate", "launch", "--num_processes", "1",
+                          "--mixed_precision", "no", "--dynamo_backend", "no", path], cwd=WORK)
+    sys.exit(rc)
+
+
+def cdist_similarity():
+    import torch
+
+    def similarity_matrix(a, b):
+        return torch.cdist(a, b)
+
+    fill_gpu(2 * GIB)
+    queries = torch.randn(65536, 256, device="cuda")
+    keys = torch.randn(65536, 256, device="cuda")
+    scores = similarity_matrix(queries, keys)
+    print(scores.shape)
+
+
+def lightning_fit_model_to_device():
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class BigRegressor(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(16384, 65536)  # 8 GiB of fp32 weights
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return F.mse_loss(self.net(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=1e-3)
+
+    data = TensorDataset(torch.randn(64, 16384), torch.randn(64, 16384))
+    fill_gpu(3 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                        enable_checkpointing=False)
+    trainer.fit(BigRegressor(), DataLoader(data, batch_size=32))
+
+
+def caught_message_only():
+    import torch
+
+    fill_gpu(1 * GIB)
+    try:
+        grid = torch.randn(32768, 32768, device="cuda")
+        print(grid.sum())
+    except Exception as e:  # the app prints the message only and exits
+        print(f"Error: {e}")
+        sys.exit(1)
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -1106,6 +1391,18 @@ SCENARIOS = {
     "compiled_train_backward": compiled_train_backward,
     "nccl_barrier_startup": nccl_barrier_startup,
     "host_torch_cpu": host_torch_cpu,
+    "hf_pipeline_batch": hf_pipeline_batch,
+    "peft_prepare_kbit": peft_prepare_kbit,
+    "lightning_test": lightning_test,
+    "accelerate_forward_loop": accelerate_forward_loop,
+    "script_module_loop": script_module_loop,
+    "trainer_eval_accumulate": trainer_eval_accumulate,
+    "jax_fit_update": jax_fit_update,
+    "user_evaluate_nograd": user_evaluate_nograd,
+    "accelerate_launch_cli": accelerate_launch_cli,
+    "cdist_similarity": cdist_similarity,
+    "lightning_fit_model_to_device": lightning_fit_model_to_device,
+    "caught_message_only": caught_message_only,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -180,4 +180,16 @@ run_one jax_predict "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHO
 run_one compiled_train_backward "$OOM" -
 run_one nccl_barrier_startup "NCCL|$OOM" -
 run_one host_torch_cpu "DefaultCPUAllocator|can't allocate memory|$OOM" -
+run_one hf_pipeline_batch "$OOM" -
+run_one peft_prepare_kbit "$OOM" -
+run_one lightning_test "$OOM" -
+run_one accelerate_forward_loop "$OOM" -
+run_one script_module_loop "$OOM" -
+run_one trainer_eval_accumulate "$OOM" -
+run_one jax_fit_update "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.06
+run_one user_evaluate_nograd "$OOM" -
+run_one accelerate_launch_cli "$OOM" -
+run_one cdist_similarity "$OOM" -
+run_one lightning_fit_model_to_device "$OOM" -
+run_one caught_message_only "$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
