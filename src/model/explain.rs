@@ -179,7 +179,7 @@ impl Phase {
             Phase::Profiling => "profiling / warm-up (dummy passes that size the caches)",
             Phase::KvCacheAlloc => "reserving the KV cache",
             Phase::CudaGraphCapture => "capturing CUDA graphs / compiling",
-            Phase::Inference => "serving a request",
+            Phase::Inference => "running inference (a request or a batch)",
             Phase::TrainingStep => "a training step",
             Phase::Unknown => "not shown in the text",
         }
@@ -194,7 +194,7 @@ impl Phase {
             Phase::Profiling => "profiling / warming up",
             Phase::KvCacheAlloc => "reserving the KV cache",
             Phase::CudaGraphCapture => "capturing CUDA graphs",
-            Phase::Inference => "serving a request",
+            Phase::Inference => "running inference",
             Phase::TrainingStep => "running a training step",
             Phase::Unknown => "in an unknown phase",
         }

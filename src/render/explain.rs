@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::style::Style;
-use crate::model::explain::{AccountingLine, EventKind, ExplainReport, TimelineEvent};
+use crate::model::explain::{AccountingLine, EventKind, ExplainReport, Phase, TimelineEvent};
 use crate::model::failure::{EngineName, OomKind};
 use crate::render::markdown::escape as md_escape;
 use crate::render::wrap::{cut, wrap};
@@ -262,6 +262,10 @@ pub fn text(report: &ExplainReport, style: Style, verbose: bool) -> Vec<u8> {
         phase.last_completed.map_or("none shown", |p| p.as_str())
     );
     let ready = match (phase.server_was_ready, phase.prompt_can_be_cause) {
+        // A training job serves no requests: say so rather than "no".
+        (Some(false) | None, _) if phase.failed_in == Phase::TrainingStep => {
+            "no server: a training job".to_string()
+        }
         (Some(true), _) => "yes".to_string(),
         (Some(false), _) => "no — a user prompt cannot be the cause".to_string(),
         (None, Some(false)) => {

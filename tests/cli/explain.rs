@@ -415,3 +415,23 @@ fn explain_verbose_quotes_whole_lines_and_says_what_figures_mean() {
     );
     assert!(plain.contains("Tried to allo…"), "{plain}");
 }
+
+#[test]
+fn a_training_job_is_not_called_a_server_and_inference_is_not_only_serving() {
+    let training = std::fs::read(fixture("corpus/h200/accelerate_forward_loop.txt")).unwrap();
+    let output = explain_stdin(&[], &training);
+    let text = stdout(&output);
+    assert!(
+        text.contains("server ready:   no server: a training job"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("a user prompt cannot be the cause"),
+        "{text}"
+    );
+    // A user's evaluation loop runs inference; nothing in it serves a request.
+    let evaluation = std::fs::read(fixture("corpus/h200/user_evaluate_nograd.txt")).unwrap();
+    let text = stdout(&explain_stdin(&[], &evaluation));
+    assert!(text.contains("while running inference"), "{text}");
+    assert!(!text.contains("serving a request:"), "{text}");
+}
