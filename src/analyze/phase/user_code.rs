@@ -249,12 +249,7 @@ pub fn name_phase(function: &str) -> Option<Phase> {
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE_WORDS);
     let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
-    match (training, inference, load) {
-        (true, false, false) => Some(Phase::TrainingStep),
-        (false, true, false) => Some(Phase::Inference),
-        (false, false, true) => Some(Phase::WeightsLoad),
-        _ => None,
-    }
+    one_stage(training, inference, load)
 }
 
 /// The stage a library function's name says (a library without frame rules). Fewer words than
@@ -290,12 +285,7 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE);
     let load = has(&["load", "restore"]) && has(LOADED);
-    match (training, inference, load) {
-        (true, false, false) => Some(Phase::TrainingStep),
-        (false, true, false) => Some(Phase::Inference),
-        (false, false, true) => Some(Phase::WeightsLoad),
-        _ => None,
-    }
+    one_stage(training, inference, load)
 }
 
 /// The stage free words name (an app's message around an error, the message logged with a
@@ -367,12 +357,7 @@ pub fn words_phase(text: &str) -> Option<Phase> {
     let training = has(TRAINING);
     let inference = has(INFERENCE);
     let load = has(LOADING) && has(LOADED);
-    match (training, inference, load) {
-        (true, false, false) => Some(Phase::TrainingStep),
-        (false, true, false) => Some(Phase::Inference),
-        (false, false, true) => Some(Phase::WeightsLoad),
-        _ => None,
-    }
+    one_stage(training, inference, load)
 }
 
 /// Whether a log line reports an error (the message `logger.exception` prints above its
@@ -622,6 +607,17 @@ fn called_name(code: &str) -> Option<&str> {
             .chars()
             .all(|c| c.is_alphanumeric() || c == '_' || c == '.'))
     .then(|| last_name(name))
+}
+
+/// The stage when exactly one of training, inference and loading is named; two or none decide
+/// nothing.
+fn one_stage(training: bool, inference: bool, load: bool) -> Option<Phase> {
+    match (training, inference, load) {
+        (true, false, false) => Some(Phase::TrainingStep),
+        (false, true, false) => Some(Phase::Inference),
+        (false, false, true) => Some(Phase::WeightsLoad),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
