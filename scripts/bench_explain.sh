@@ -18,13 +18,17 @@
 #   varied, RUNS=7  0.54 / 0.45    1.01 / 0.81       1.40 / 1.32      1.87x (2.59x)  5.1
 # Medians: varied 1.10 s / 0.83 s against 1.47 s / 1.01 s before; serving 0.66 s / 0.57 s against
 # 0.79 s / 0.77 s (its best-of-5 wall is noise at this load). Same JSON and text output as before
-# on all four. h200 is parsed whole: every PyTorch memory summary in it holds `CUDA OOMs: 0`,
-# which holds the `OOM` marker, so every chunk is a failure chunk (the same before this change).
+# on all four. h200 was then parsed whole: every PyTorch memory summary in it holds `CUDA OOMs:
+# 0`, which held the `OOM` marker, so every chunk was a failure chunk (fixed below).
 # After the merge of that change with the session's accuracy work (2026-12-02, same VM, idle: load
 # 0.6-1.1, RUNS=7, best by wall): varied grep 0.41 s / 0.40 s, explain 0.67 s / 0.94 s, 1.63x wall
 # (median 1.72x; a RUNS=5 run right after a test build gave 2.18x); serving 0.25 s against 0.35 s,
 # 1.40x; varied-vllm-v1 0.46 s against 0.71 s, 1.54x; one core 2.07-2.50x. H200 host (16 cores,
 # RUNS=3): varied grep 0.33 s, explain 0.37 s wall / 0.83 s CPU, 1.12x wall, 34 MiB RSS.
+# The h200 input (a training log printing torch.cuda.memory_summary() every few steps) was parsed
+# whole until the failure search stopped taking the summary's `CUDA OOMs: 0` counter for the `OOM`
+# marker: 2026-12-02, same VM, load 1.8, RUNS=3: grep 0.37 s, explain 0.68 s wall / 1.08 s CPU,
+# 1.84x wall (19.8x before); varied in the same minutes 1.41x (0.41 s against 0.58 s).
 # Earlier figures (2026-12-01, idle VM, load 0.9): varied grep 0.34 s / 0.34 s, explain 0.72 s /
 # 1.04 s, 2.12x wall; the H200 host (16 cores): 0.34 s against 0.46 s, 1.35x wall.
 # Where the CPU goes now (perf, varied, loaded VM): the kernel's read copy ~25 % (grep pays it

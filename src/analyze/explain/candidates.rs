@@ -83,14 +83,27 @@ pub(super) struct FailureScan {
 
 impl FailureScan {
     /// Whether `hay` holds a failure marker. Without any searcher, always true (the caller
-    /// then reads every line).
+    /// then reads every line). A counter of past OOMs (`CUDA OOMs: 0` in every
+    /// `torch.cuda.memory_summary()`, printed every few steps by some training loops) starts
+    /// no message: an occurrence of a marker followed by `s:` is not one.
     pub(super) fn finds(&self, hay: &[u8]) -> bool {
+        let keep = |start: usize, pattern: &str| !is_oom_counter(hay, start, pattern);
         match (&self.anchored, &self.automaton) {
-            (Some(anchored), _) => anchored.finds_any(&self.patterns, hay),
-            (None, Some(automaton)) => automaton.is_match(hay),
+            (Some(anchored), _) => anchored.finds_any_where(&self.patterns, hay, |start, index| {
+                keep(start, self.patterns[index])
+            }),
+            (None, Some(automaton)) => automaton
+                .find_overlapping_iter(hay)
+                .any(|found| keep(found.start(), self.patterns[found.pattern().as_usize()])),
             (None, None) => true,
         }
     }
+}
+
+/// Whether the occurrence of `pattern` at `start` is a counter label (`OOMs:`), not a message.
+/// Only when the bytes after it are there to see: cut off, it counts as a marker.
+pub(super) fn is_oom_counter(hay: &[u8], start: usize, pattern: &str) -> bool {
+    pattern == "OOM" && hay.get(start + 3..start + 5) == Some(b"s:".as_slice())
 }
 
 pub(super) fn failure_scan() -> &'static FailureScan {
@@ -601,6 +614,14 @@ mod tests {
         assert!(scan.finds(b"Memory cgroup out of memory: Killed process 4242 (python)"));
         assert!(scan.finds(b"Reason: OOMKilled"));
         assert!(!scan.finds(b"INFO: 127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK"));
+        // A memory summary's counter of past OOMs starts no message; a marker cut at the end
+        // of the bytes still counts.
+        assert!(!scan.finds(b"|            CUDA OOMs: 0            |   cudaMalloc retries: 0 |"));
+        assert!(
+            scan.finds(b"|            CUDA OOMs: 0  | torch.OutOfMemoryError: CUDA out of memory.")
+        );
+        assert!(scan.finds(b"CUDA OOM"));
+        assert!(scan.finds(b"CUDA OOMs"));
         assert!(scan.patterns.contains(&"OOM") && !scan.patterns.contains(&"OOMKilled"));
     }
 }

@@ -356,12 +356,24 @@ impl Anchored {
     }
 
     /// Whether any pattern occurs in `hay` (stops at the first).
+    #[cfg(test)]
     pub(super) fn finds_any(&self, patterns: &[&str], hay: &[u8]) -> bool {
+        self.finds_any_where(patterns, hay, |_, _| true)
+    }
+
+    /// Whether any pattern occurs in `hay` at a place `keep(start, pattern)` accepts (stops at
+    /// the first accepted).
+    pub(super) fn finds_any_where(
+        &self,
+        patterns: &[&str],
+        hay: &[u8],
+        keep: impl Fn(usize, usize) -> bool,
+    ) -> bool {
         let mut hits = self.hits();
         let mut found = Vec::new();
         while let Some((which, hit)) = hits.next(self, hay) {
             self.verify(patterns, hay, hit, &mut found);
-            if !found.is_empty() {
+            if found.drain(..).any(|(start, pattern)| keep(start, pattern)) {
                 return true;
             }
             hits.ahead[which] = Ahead::Unknown { from: hit.0 + 1 };
