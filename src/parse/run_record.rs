@@ -171,6 +171,32 @@ fn prefixed_field<T: DeserializeOwned>(
     }
 }
 
+/// Reads a list field item by item: an item of another shape costs itself only (with a
+/// note); a field that is no list reads as [`prefixed_field`] reads it.
+fn items<T: DeserializeOwned>(
+    object: &Map<String, Value>,
+    prefix: &str,
+    key: &str,
+    problems: &mut Vec<String>,
+) -> Vec<T> {
+    let Some(Value::Array(values)) = object.get(key) else {
+        return prefixed_field(object, prefix, key, problems).unwrap_or_default();
+    };
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(index, value)| match serde_json::from_value(value.clone()) {
+            Ok(item) => Some(item),
+            Err(error) => {
+                problems.push(format!(
+                    "field `{prefix}{key}[{index}]` is not in the expected shape and was ignored: {error}"
+                ));
+                None
+            }
+        })
+        .collect()
+}
+
 /// Removes the members whose value is `null`, at every depth: they read as absent.
 fn drop_nulls(value: &mut Value) {
     match value {
@@ -205,19 +231,7 @@ fn read_explain(section: &Map<String, Value>, problems: &mut Vec<String>) -> (Ex
     let verdict: Option<Verdict> = prefixed_field(&object, x, "verdict", p);
     cause_named &= verdict.is_some();
     // Timeline events and OOM messages one by one: one event of another shape costs itself only.
-    let mut timeline = Vec::new();
-    if let Some(Value::Array(events)) = object.get("timeline") {
-        for (index, event) in events.iter().enumerate() {
-            match serde_json::from_value::<TimelineEvent>(event.clone()) {
-                Ok(event) => timeline.push(event),
-                Err(error) => p.push(format!(
-                    "field `explain.timeline[{index}]` is not in the expected shape and was ignored: {error}"
-                )),
-            }
-        }
-    } else {
-        timeline = prefixed_field(&object, x, "timeline", p).unwrap_or_default();
-    }
+    let timeline: Vec<TimelineEvent> = items(&object, x, "timeline", p);
     let (ooms, ooms_seen) = match object.get("ooms") {
         Some(Value::Array(messages)) => (
             messages
@@ -363,19 +377,7 @@ pub fn read_probe(value: &Value) -> ProbeRead {
         };
     };
     let p = &mut problems;
-    let mut requests = Vec::new();
-    if let Some(Value::Array(items)) = object.get("requests") {
-        for (index, item) in items.iter().enumerate() {
-            match serde_json::from_value::<ProbeRequest>(item.clone()) {
-                Ok(request) => requests.push(request),
-                Err(error) => p.push(format!(
-                    "field `requests[{index}]` is not in the expected shape and was ignored: {error}"
-                )),
-            }
-        }
-    } else {
-        requests = prefixed_field(object, "", "requests", p).unwrap_or_default();
-    }
+    let requests: Vec<ProbeRequest> = items(object, "", "requests", p);
     ProbeRead {
         verdict: prefixed_field(object, "", "verdict", p),
         requests,

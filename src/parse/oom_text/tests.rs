@@ -1149,6 +1149,21 @@ fn vllm_warmup_quoted_first_takes_the_allocator_figures() {
     assert_eq!(messages[0].figures.total_capacity_bytes, gib(10.57));
 }
 
+/// `mention` alone is a GPU OOM named without its message; followed by `between` and a real
+/// message, only the message is left, with its figures.
+fn assert_a_mention_yields_to_a_message(mention: &str, between: &str) {
+    let alone = one(mention);
+    assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{mention}");
+    assert!(alone.is_gpu_oom, "{mention}");
+    let text = format!("{mention}{between}\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
+    let messages = parse_text(&text);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert_eq!(
+        messages[0].figures.tried_to_allocate_bytes,
+        Some(Bytes(20 * MIB))
+    );
+}
+
 /// A title or sentence naming the error counts only when the text has no message of its own:
 /// a message after it (or before it) replaces it. See: issue 13.
 #[test]
@@ -1159,13 +1174,7 @@ fn a_mention_counts_only_without_a_message() {
         "[Bug]: EXAONE-4.0-32B with VSWA causes OOM on A100-40G x 4",
         "Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding.",
     ] {
-        let alone = one(title);
-        assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{title}");
-        assert!(alone.is_gpu_oom, "{title}");
-        let text = format!("{title}\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
-        let messages = parse_text(&text);
-        assert_eq!(messages.len(), 1, "{messages:#?}");
-        assert_eq!(messages[0].figures.tried_to_allocate_bytes, Some(Bytes(20 * MIB)));
+        assert_a_mention_yields_to_a_message(title, "\nTraceback (most recent call last):");
     }
     // After a host-memory failure the same words are prose about it, not a GPU failure.
     let host = parse_text("Error: model requires more system memory (5.0 GiB) than is available (3.9 GiB)\nis this a CUDA out of memory problem?");
@@ -1203,17 +1212,8 @@ fn prose_names_an_oom_without_its_message() {
         "Encountered Out of Memory during Sampling; Unloading all Models...",
         "Peak buffers:",
     ] {
-        let alone = one(sentence);
-        assert_eq!(alone.kind, OomKind::NamedWithoutMessage, "{sentence}");
-        assert!(alone.is_gpu_oom, "{sentence}");
-        assert_eq!(alone.figures, OomFigures::default(), "{sentence}");
-        let text = format!("{sentence}\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.");
-        let messages = parse_text(&text);
-        assert_eq!(messages.len(), 1, "{messages:#?}");
-        assert_eq!(
-            messages[0].figures.tried_to_allocate_bytes,
-            Some(Bytes(20 * MIB))
-        );
+        assert_eq!(one(sentence).figures, OomFigures::default(), "{sentence}");
+        assert_a_mention_yields_to_a_message(sentence, "");
     }
     for not_one in [
         "If you see out-of-memory errors during serving, reduce --mem-fraction-static",
