@@ -1337,6 +1337,638 @@ def caught_message_only():
         sys.exit(1)
 
 
+
+# --------------------------------------------------------------------------- session 8 (blind):
+# other people's call shapes: user scripts with module-level loops, classes, callbacks, loggers,
+# warnings before the failure, mixed precision, gradient accumulation, worker processes
+
+
+def _another_job_takes_the_card(leave_gib=0):
+    """Start a second process (`gen.py _hold`) that takes the card's free memory but `leave_gib`
+    while this one is running, as a second job landing on a shared card does; it is killed when
+    this process exits (atexit, and the parent-death signal if this one is killed)."""
+    import atexit
+    import signal
+    import subprocess
+
+    ready = os.path.join(WORK, f".second-job-{os.getpid()}.ready")
+    if os.path.exists(ready):
+        os.remove(ready)
+
+    def die_with_parent():
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+    os.makedirs(WORK, exist_ok=True)
+    job = subprocess.Popen([sys.executable, os.path.abspath(__file__), "_hold", str(leave_gib),
+                            ready], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           preexec_fn=die_with_parent)
+
+    def stop():
+        job.kill()
+        job.wait()
+        if os.path.exists(ready):
+            os.remove(ready)
+
+    atexit.register(stop)
+    for _ in range(480):
+        if os.path.exists(ready) and os.path.getsize(ready) > 0:
+            return
+        if job.poll() is not None:
+            sys.exit(f"the second job exited early (exit {job.returncode})")
+        time.sleep(0.25)
+    sys.exit("the second job did not take the card within 120 s")
+
+
+def autocast_accum_script():
+    # fp16 autocast + GradScaler + accumulation; a (n, 1) prediction against an (n,) target warns
+    # about broadcasting, then the broadcast (n, n) loss of the large micro-batches is 4 GiB.
+    run_user_script("pretrain_mlp", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+GIB = 1 << 30
+ACCUM_STEPS = 4
+
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 1)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+scaler = torch.amp.GradScaler("cuda")
+free, _ = torch.cuda.mem_get_info()
+prefetched = torch.empty(free - 5 * GIB, dtype=torch.uint8, device="cuda")  # next shards
+
+sizes = [2048] * 8 + [4096] * 8 + [32768] * 8
+bar = tqdm(sizes, desc="pretrain", unit="micro-batch")
+for i, n in enumerate(bar):
+    x = torch.randn(n, 4096, device="cuda")
+    y = torch.randn(n, device="cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        pred = model(x)
+        loss = F.mse_loss(pred, y) / ACCUM_STEPS
+    scaler.scale(loss).backward()
+    if (i + 1) % ACCUM_STEPS == 0:
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        bar.set_postfix(loss=f"{loss.item() * ACCUM_STEPS:.4f}", scale=scaler.get_scale())
+""")
+
+
+def hf_auto_max_memory():
+    # device_map="auto" trusts max_memory: all of the reward model goes to GPU 0, where the
+    # policy's buffers leave 600 MiB.
+    run_user_script("load_reward_model", """import torch
+from transformers import AutoModelForCausalLM
+
+MIB = 1 << 20
+free, total = torch.cuda.mem_get_info()
+policy_buffers = torch.empty(free - 600 * MIB, dtype=torch.uint8, device="cuda")
+print(f"policy buffers: {policy_buffers.numel() / 2**30:.1f} GiB of {total / 2**30:.1f} GiB",
+      flush=True)
+
+reward_model = AutoModelForCausalLM.from_pretrained(
+    "@CKPT@",
+    dtype=torch.bfloat16,
+    device_map="auto",
+    max_memory={0: "24GiB", "cpu": "64GiB"},
+)
+reward_model.eval()
+print(reward_model.hf_device_map)
+""".replace("@CKPT@", CKPT))
+
+
+def peft_merge_unload():
+    # merge_and_unload on a GPU model: each merged layer needs a fresh delta weight (B @ A).
+    run_user_script("export_merged", """import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+config = LoraConfig(r=64, lora_alpha=128, task_type="CAUSAL_LM",
+                    target_modules=["q_proj", "k_proj", "v_proj", "o_proj",
+                                    "gate_proj", "up_proj", "down_proj"])
+model = get_peft_model(base, config)
+model.print_trainable_parameters()
+with torch.no_grad():  # check that the adapter runs before exporting it
+    probe = torch.randint(3, 32000, (1, 16), device="cuda")
+    print("probe logits", tuple(model(input_ids=probe).logits.shape), flush=True)
+
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+eval_cache = torch.empty(free - 4 * (1 << 20), dtype=torch.uint8, device="cuda")
+merged = model.merge_and_unload(progressbar=True)
+merged.save_pretrained("merged-out")
+""".replace("@CKPT@", CKPT))
+
+
+def lightning_sanity_bf16():
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Forecaster(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(8192, 32768)  # 2 GiB of fp32 weights
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.mse_loss(self.net(x), y)
+            self.log("train_mse", loss, prog_bar=True)
+            return loss
+
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            self.log("val_mse", F.mse_loss(self.net(x), y), prog_bar=True)
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+    class PrintingCallback(L.Callback):
+        def on_fit_start(self, trainer, pl_module):
+            params = sum(p.numel() for p in pl_module.parameters())
+            print(f"fit start: {params / 1e6:.0f}M parameters on {pl_module.device}")
+
+        def on_sanity_check_start(self, trainer, pl_module):
+            print("running the validation sanity check")
+
+    train = TensorDataset(torch.randn(4096, 8192), torch.randn(4096, 8192))
+    val = TensorDataset(torch.randn(65536, 8192), torch.randn(65536, 8192))
+    fill_gpu(5 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, precision="bf16-mixed",
+                        logger=False, enable_checkpointing=False, callbacks=[PrintingCallback()])
+    trainer.fit(Forecaster(), DataLoader(train, batch_size=512),
+                DataLoader(val, batch_size=32768))
+
+
+def lightning_callback_probe():
+    # A monitoring callback runs the network on a fixed probe set every 10 batches; the training
+    # batches are small, the probe forward is not.
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Denoiser(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(4096, 16384)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.mse_loss(self.net(x), y)
+            self.log("loss", loss, prog_bar=True)
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+    class ProbeMonitor(L.Callback):
+        def __init__(self, every=10):
+            self.every = every
+            self.probe = None
+
+        def on_fit_start(self, trainer, pl_module):
+            self.probe = torch.randn(65536, 4096, device=pl_module.device)
+
+        @torch.no_grad()
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+            if (batch_idx + 1) % self.every:
+                return
+            features = pl_module.net(self.probe)
+            pl_module.log("probe_norm", features.norm(dim=1).mean(), prog_bar=True)
+
+    data = TensorDataset(torch.randn(40960, 4096), torch.randn(40960, 4096))
+    fill_gpu(5 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                        enable_checkpointing=False, log_every_n_steps=5,
+                        callbacks=[ProbeMonitor()])
+    trainer.fit(Denoiser(), DataLoader(data, batch_size=2048))
+
+
+def accelerate_accumulate():
+    import torch
+    import torch.nn.functional as F
+    from accelerate import Accelerator
+
+    class Runner:
+        def __init__(self, accelerator, model, optimizer):
+            self.accelerator = accelerator
+            self.model = model
+            self.optimizer = optimizer
+            self.updates = 0
+
+        def _micro_step(self, x, y):
+            with self.accelerator.accumulate(self.model):
+                loss = F.mse_loss(self.model(x), y)
+                self.accelerator.backward(loss)
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+            return loss
+
+        def run_epoch(self, batches):
+            self.model.train()
+            for i, (x, y) in enumerate(batches):
+                x, y = x.to(self.accelerator.device), y.to(self.accelerator.device)
+                loss = self._micro_step(x, y)
+                if self.accelerator.sync_gradients:
+                    self.updates += 1
+                    self.accelerator.print(f"update {self.updates} (micro-batch {i}, "
+                                           f"{x.shape[0]} rows): loss {loss.item():.4f}")
+
+    accelerator = Accelerator(gradient_accumulation_steps=4, mixed_precision="bf16")
+    model = mlp(8192, 32768)  # 2 GiB of fp32 weights
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    fill_gpu(10 * GIB)
+    sizes = [1024] * 4 + [2048] * 4 + [4096] * 4 + [16384] * 4
+    batches = [(torch.randn(n, 8192), torch.randn(n, 8192)) for n in sizes]
+    Runner(accelerator, model, optimizer).run_epoch(batches)
+
+
+def compile_dynamic_rerank():
+    # A reranking service: one torch.compile(dynamic=True) scoring function, requests of any
+    # size; one request scores 4096 queries against 400k documents (a 6 GiB score matrix).
+    run_user_script("rerank_server", """import logging
+
+import torch
+
+logging.basicConfig(format="%(asctime)s %(levelname)s [%(name)s] %(message)s", level=logging.INFO)
+log = logging.getLogger("rerank")
+
+
+class Reranker:
+    def __init__(self, dim=256, top_k=10):
+        torch.manual_seed(0)
+        self.proj = torch.randn(dim, dim, device="cuda") / dim ** 0.5
+        self.top_k = top_k
+        self._score = torch.compile(self._score_impl, dynamic=True)
+
+    def _score_impl(self, queries, docs):
+        q = torch.nn.functional.normalize(queries @ self.proj, dim=-1)
+        d = torch.nn.functional.normalize(docs @ self.proj, dim=-1)
+        weights = torch.softmax(q @ d.T * 20.0, dim=-1)
+        return weights.topk(self.top_k, dim=-1)
+
+    def handle(self, request_id, queries, docs):
+        log.info("request %s: %d queries x %d documents", request_id, len(queries), len(docs))
+        with torch.inference_mode():
+            scores, ids = self._score(queries, docs)
+        return ids.cpu()
+
+
+free, _ = torch.cuda.mem_get_info()
+other_models = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+reranker = Reranker()
+requests = [("a1", 8, 1000), ("a2", 16, 5000), ("b7", 64, 20000), ("c3", 4096, 400000)]
+for request_id, n_queries, n_docs in requests:
+    queries = torch.randn(n_queries, 256, device="cuda")
+    docs = torch.randn(n_docs, 256, device="cuda")
+    top = reranker.handle(request_id, queries, docs)
+    log.info("request %s done: top ids %s", request_id, top[0, :3].tolist())
+""")
+
+
+def cuda_graph_buckets():
+    # An inference server captures one CUDA graph per batch-size bucket (smallest first, each
+    # in its own pool); the graphs' memory adds up until a capture does not fit.
+    run_user_script("graph_server", """import logging
+
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("graph_server")
+GIB = 1 << 30
+
+
+class GraphRunner:
+    def __init__(self, model, hidden, buckets):
+        self.model = model
+        self.hidden = hidden
+        self.buckets = sorted(buckets)
+        self.graphs, self.inputs, self.outputs = {}, {}, {}
+
+    @torch.no_grad()
+    def warm_up(self):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                self.model(torch.zeros(1, self.hidden, device="cuda"))
+        torch.cuda.current_stream().wait_stream(side)
+
+    @torch.no_grad()
+    def _record(self, batch_size):
+        static_in = torch.zeros(batch_size, self.hidden, device="cuda")
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_out = self.model(static_in)
+        self.graphs[batch_size] = graph
+        self.inputs[batch_size] = static_in
+        self.outputs[batch_size] = static_out
+
+    def capture_all(self):
+        log.info("capturing CUDA graphs for batch sizes %s", self.buckets)
+        for batch_size in tqdm(self.buckets, desc="Capturing CUDA graphs"):
+            self._record(batch_size)
+        log.info("captured %d graphs", len(self.graphs))
+
+    def run(self, x):
+        size = next(b for b in self.buckets if b >= x.shape[0])
+        self.inputs[size][: x.shape[0]].copy_(x)
+        self.graphs[size].replay()
+        return self.outputs[size][: x.shape[0]]
+
+
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+kv_pool = torch.empty(free - 8 * GIB, dtype=torch.uint8, device="cuda")
+log.info("KV pool: %.1f GiB", kv_pool.numel() / GIB)
+runner = GraphRunner(model, 4096, [256, 512, 1024, 2048, 4096, 8192, 16384, 32768])
+runner.warm_up()
+runner.capture_all()
+log.info("serving")
+for step in range(100):
+    out = runner.run(torch.randn(300, 4096, device="cuda"))
+""")
+
+
+def jax_pmap_eval():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): pmap over the one local device.
+    run_user_script("eval_pmap", """import jax
+import jax.numpy as jnp
+
+n_dev = jax.local_device_count()
+
+
+def forward(params, x):
+    h = jax.nn.relu(x @ params["w1"])
+    return jax.nn.log_softmax(h @ params["w2"])
+
+
+p_forward = jax.pmap(forward)
+k1, k2 = jax.random.split(jax.random.PRNGKey(0))
+params = {"w1": jax.random.normal(k1, (4096, 16384)) * 0.01,
+          "w2": jax.random.normal(k2, (16384, 1000)) * 0.01}
+replicated = jax.tree.map(lambda a: jnp.stack([a] * n_dev), params)
+for i, batch in enumerate([1024, 4096, 131072]):
+    x = jnp.ones((n_dev, batch, 4096))
+    log_probs = p_forward(replicated, x)
+    print(f"eval batch {i}: {batch} examples, mean log-prob {float(log_probs.mean()):.4f}",
+          flush=True)
+""")
+
+
+def jax_device_put_restore():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX, a 10 GiB checkpoint.
+    run_user_script("restore_params", """import time
+
+import jax
+import numpy as np
+
+print("restoring checkpoint step 12000 (40 x 8192x8192 float32 arrays, numpy)", flush=True)
+start = time.time()
+host_params = {f"block_{i:02d}": np.full((8192, 8192), 0.01, dtype=np.float32) for i in range(40)}
+print(f"read {sum(a.nbytes for a in host_params.values()) / 2**30:.1f} GiB in "
+      f"{time.time() - start:.1f} s; moving to {jax.devices()[0]}", flush=True)
+params = jax.device_put(host_params)
+jax.block_until_ready(params)
+print("restored", len(params), "arrays")
+""")
+
+
+def jax_donate_learner():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.06 (run.sh): a jitted update with donated arguments; the
+    # donated batch cannot be reused (a warning), then the large batch does not fit.
+    run_user_script("learner", """from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+def loss_fn(params, x, y):
+    h = jax.nn.gelu(x @ params["w1"])
+    return jnp.mean((h @ params["w2"] - y) ** 2)
+
+
+class Learner:
+    def __init__(self, key, lr=1e-3):
+        k1, k2 = jax.random.split(key)
+        self.lr = lr
+        self.params = {"w1": jax.random.normal(k1, (4096, 16384)) * 0.01,
+                       "w2": jax.random.normal(k2, (16384, 4096)) * 0.01}
+
+    @partial(jax.jit, static_argnums=0, donate_argnums=(1, 2, 3))
+    def _apply(self, params, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        return jax.tree.map(lambda p, g: p - self.lr * g, params, grads), loss
+
+    def fit(self, batches):
+        for i, (x, y) in enumerate(batches):
+            self.params, loss = self._apply(self.params, x, y)
+            print(f"learner step {i}: {x.shape[0]} rows, loss {float(loss):.5f}", flush=True)
+
+
+learner = Learner(jax.random.PRNGKey(0))
+batches = [(jnp.ones((n, 4096)), jnp.zeros((n, 4096))) for n in (2048, 8192, 131072)]
+learner.fit(batches)
+""")
+
+
+def cublas_second_job():
+    # An embedding service loads its index; another job then takes the rest of the card before
+    # the first query, whose matmul is this process's first cuBLAS call.
+    import torch
+
+    torch.manual_seed(0)
+    index = torch.nn.functional.normalize(torch.randn(262144, 1024, device="cuda"), dim=1)
+    print(f"index ready: {index.shape[0]} vectors of {index.shape[1]} dims", flush=True)
+    _another_job_takes_the_card(0)
+    query = torch.nn.functional.normalize(torch.randn(32, 1024, device="cuda"), dim=1)
+    scores = torch.einsum("qd,nd->qn", query, index)
+    print(scores.topk(5, dim=1).indices.tolist())
+
+
+def lightning_context_holder():
+    # Run while another process holds every byte of the card (run.sh starts the holder): the
+    # first CUDA use of this process is Lightning moving the model to the GPU.
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class TinyClassifier(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
+                                           torch.nn.Linear(512, 10))
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return F.cross_entropy(self.net(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    data = TensorDataset(torch.randn(1024, 256), torch.randint(0, 10, (1024,)))
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, precision="bf16-mixed",
+                        logger=False, enable_checkpointing=False)
+    trainer.fit(TinyClassifier(), DataLoader(data, batch_size=64))
+
+
+def hf_beam_search_logged():
+    # A batch summarization job logs a failed batch in one line (no traceback) and stops.
+    import logging
+
+    import torch
+    from tqdm import tqdm
+    from transformers import AutoModelForCausalLM
+
+    logging.basicConfig(format="%(asctime)s - %(name)s - %(levelname)s - %(message)s",
+                        level=logging.INFO)
+    logger = logging.getLogger("batch_summarize")
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    model.eval()
+    logger.info("model loaded on %s", model.device)
+    fill_gpu(6 * GIB)
+    torch.manual_seed(0)
+    documents = [torch.randint(3, 32000, (1536,)) for _ in range(512)]
+    summaries = []
+    for start in tqdm(range(0, len(documents), 64), desc="summarize"):
+        batch = torch.stack(documents[start:start + 64]).cuda()
+        try:
+            out = model.generate(input_ids=batch, attention_mask=torch.ones_like(batch),
+                                 num_beams=4, early_stopping=True, max_new_tokens=128,
+                                 pad_token_id=0)
+        except torch.OutOfMemoryError as err:
+            logger.error("generate() failed for documents %d-%d: %s", start, start + 63, err)
+            sys.exit(1)
+        summaries.extend(out[:, batch.shape[1]:].tolist())
+
+
+def pool_worker_cdist():
+    # Near-duplicate search over shards in a process pool: the worker's error comes back to
+    # the parent as a _RemoteTraceback, then is raised again at future.result().
+    run_user_script("dedup_shards", """import concurrent.futures as cf
+import multiprocessing as mp
+
+import torch
+
+
+def _pairwise(shard_id, n_rows):
+    torch.manual_seed(shard_id)
+    x = torch.randn(n_rows, 256, device="cuda")
+    d = torch.cdist(x, x)
+    return shard_id, int((d < 12.0).sum()) - n_rows
+
+
+if __name__ == "__main__":
+    shards = [20000, 40000, 400000]
+    with cf.ProcessPoolExecutor(max_workers=2, mp_context=mp.get_context("spawn")) as pool:
+        futures = [pool.submit(_pairwise, i, n) for i, n in enumerate(shards)]
+        for future in cf.as_completed(futures):
+            shard_id, pairs = future.result()
+            print(f"shard {shard_id}: {pairs} near-duplicate pairs", flush=True)
+""")
+
+
+def host_collate_worker():
+    # Not a GPU OOM: a corrupt length field in one utterance makes the collate function ask the
+    # host for 640 TiB in a DataLoader worker (more than the address space: it fails even where
+    # the host overcommits).
+    run_user_script("train_asr", """import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Utterances(Dataset):
+    def __len__(self):
+        return 1024
+
+    def __getitem__(self, i):
+        frames = 400 + (i * 37) % 1200
+        header_frames = 1 << 36 if i == 37 else frames  # utterance 37: a corrupt header
+        return {"feats": torch.randn(frames, 80), "num_frames": header_frames}
+
+
+def collate(batch):
+    longest = max(item["num_frames"] for item in batch)
+    feats = torch.zeros(len(batch), longest, 80)
+    for row, item in enumerate(batch):
+        feats[row, : item["feats"].shape[0]] = item["feats"]
+    return feats, torch.tensor([item["num_frames"] for item in batch])
+
+
+encoder = torch.nn.LSTM(80, 512, num_layers=3, batch_first=True).cuda()
+loader = DataLoader(Utterances(), batch_size=32, num_workers=2, collate_fn=collate)
+for step, (feats, lengths) in enumerate(loader):
+    out, _ = encoder(feats.cuda(non_blocking=True))
+    print(f"step {step}: {tuple(out.shape)}", flush=True)
+""")
+
+
+def ce_label_assert():
+    # Not a GPU OOM: 1-based class labels (1..10) for a 10-way head under bf16 autocast; the
+    # device-side assert surfaces at the next synchronizing call.
+    run_user_script("finetune_classifier", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+NUM_CLASSES = 10
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, NUM_CLASSES)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step in range(100):
+    x = torch.randn(256, 512, device="cuda")
+    y = torch.randint(1, NUM_CLASSES + 1, (256,), device="cuda")  # labels from the CSV, 1-based
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 10 == 0:
+        print(f"step {step}: loss {loss.item():.4f}", flush=True)
+""")
+
+
+def triton_int32_overflow():
+    # Not a GPU OOM: a hand-written Triton RMSNorm computes `row * stride` in int32; past row
+    # 2**18 of an 8192-wide tensor the offset wraps negative and the loads leave the tensor.
+    run_user_script("fused_rmsnorm", """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, stride, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    rms = tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + row * stride + cols, (x / rms * w).to(tl.bfloat16), mask=mask)
+
+
+def rmsnorm(x, weight, eps=1e-6):
+    out = torch.empty_like(x)
+    rmsnorm_kernel[(x.shape[0],)](x, weight, out, x.stride(0), x.shape[1], eps,
+                                  BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+
+
+weight = torch.ones(8192, dtype=torch.bfloat16, device="cuda")
+small = torch.randn(64, 8192, dtype=torch.bfloat16, device="cuda")
+print("small batch ok:", rmsnorm(small, weight).float().pow(2).mean().item(), flush=True)
+hidden = torch.randn(1 << 19, 8192, dtype=torch.bfloat16, device="cuda")  # 8 GiB of activations
+normed = rmsnorm(hidden, weight)
+torch.cuda.synchronize()
+print("normed", tuple(normed.shape))
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -1403,6 +2035,24 @@ SCENARIOS = {
     "cdist_similarity": cdist_similarity,
     "lightning_fit_model_to_device": lightning_fit_model_to_device,
     "caught_message_only": caught_message_only,
+    "autocast_accum_script": autocast_accum_script,
+    "hf_auto_max_memory": hf_auto_max_memory,
+    "peft_merge_unload": peft_merge_unload,
+    "lightning_sanity_bf16": lightning_sanity_bf16,
+    "lightning_callback_probe": lightning_callback_probe,
+    "accelerate_accumulate": accelerate_accumulate,
+    "compile_dynamic_rerank": compile_dynamic_rerank,
+    "cuda_graph_buckets": cuda_graph_buckets,
+    "jax_pmap_eval": jax_pmap_eval,
+    "jax_device_put_restore": jax_device_put_restore,
+    "jax_donate_learner": jax_donate_learner,
+    "cublas_second_job": cublas_second_job,
+    "lightning_context_holder": lightning_context_holder,
+    "hf_beam_search_logged": hf_beam_search_logged,
+    "pool_worker_cdist": pool_worker_cdist,
+    "host_collate_worker": host_collate_worker,
+    "ce_label_assert": ce_label_assert,
+    "triton_int32_overflow": triton_int32_overflow,
 }
 
 

@@ -6,7 +6,7 @@
 # $OUT/<name>.txt. A scenario that does not fail as planned (no error, a timeout, another error)
 # leaves $OUT/<name>.note instead (the reason, then its output) and the others go on.
 # Also writes $OUT/machine.txt (nvidia-smi, versions) and $OUT/summary.txt. Builds nothing and
-# does not need the oomdoc binary. About 5 minutes on one H200.
+# does not need the oomdoc binary. About 7 minutes on one H200.
 # Usage: bash tests/device/corpus/run.sh [SCENARIO ...]   (default: all; env SCENARIO_TIMEOUT, 60 s)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -95,7 +95,9 @@ run_one() {
   local name=$1 regex=$2 hold=$3; shift 3
   if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then return; fi
   local limit=${SCENARIO_TIMEOUT:-60} text="$OUT/$name.out" started rc reason=
-  case $name in torch_compile|compiled_evaluate|compile_reduce_overhead) limit=$(( limit * 2 ));; esac
+  case $name in torch_compile|compiled_evaluate|compile_reduce_overhead|compile_dynamic_rerank)
+    limit=$(( limit * 2 ));;
+  esac
   echo "## $name"
   if [ "$hold" != "-" ]; then
     start_holder "$hold" || reason="the holder process did not start"
@@ -192,4 +194,23 @@ run_one accelerate_launch_cli "$OOM" -
 run_one cdist_similarity "$OOM" -
 run_one lightning_fit_model_to_device "$OOM" -
 run_one caught_message_only "$OOM" -
+# session 8 (blind): other call shapes; cublas_second_job starts its own second process mid-run
+run_one autocast_accum_script "$OOM" -
+run_one hf_auto_max_memory "$OOM" -
+run_one peft_merge_unload "$OOM" -
+run_one lightning_sanity_bf16 "$OOM" -
+run_one lightning_callback_probe "$OOM" -
+run_one accelerate_accumulate "$OOM" -
+run_one compile_dynamic_rerank "$OOM" -
+run_one cuda_graph_buckets "$OOM|capturing|capture" -
+run_one jax_pmap_eval "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one jax_device_put_restore "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one jax_donate_learner "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.06
+run_one cublas_second_job "CUBLAS_STATUS|$OOM" -
+run_one lightning_context_holder "CUDA error|$OOM" 0
+run_one hf_beam_search_logged "$OOM" -
+run_one pool_worker_cdist "$OOM" -
+run_one host_collate_worker "DefaultCPUAllocator|can't allocate memory|MemoryError" -
+run_one ce_label_assert "device-side assert" -
+run_one triton_int32_overflow "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
