@@ -1768,8 +1768,9 @@ class Learner:
 
     def fit(self, batches):
         for i, (x, y) in enumerate(batches):
+            rows = x.shape[0]
             self.params, loss = self._apply(self.params, x, y)
-            print(f"learner step {i}: {x.shape[0]} rows, loss {float(loss):.5f}", flush=True)
+            print(f"learner step {i}: {rows} rows, loss {float(loss):.5f}", flush=True)
 
 
 learner = Learner(jax.random.PRNGKey(0))
@@ -1832,7 +1833,7 @@ def hf_beam_search_logged():
     logger = logging.getLogger("batch_summarize")
     model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
     model.eval()
-    logger.info("model loaded on %s", model.device)
+    logger.info("AutoModelForCausalLM from %s loaded on %s", CKPT, model.device)
     fill_gpu(6 * GIB)
     torch.manual_seed(0)
     documents = [torch.randint(3, 32000, (1536,)) for _ in range(512)]
