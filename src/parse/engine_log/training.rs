@@ -258,7 +258,7 @@ fn push_frame(facts: &mut LineFacts, function: &str, file: &str) {
 /// loss=0.523]`, Lightning's `Epoch 0: … v_num=0, train_loss=1.23]`, Keras `- loss: 2.30`):
 /// a training step ran. Evaluation bars are left out.
 fn progress_bar_step(text: &str, facts: &mut LineFacts) {
-    let bar = has(text, "it/s") || has(text, "s/it") || has(text, " - loss: ");
+    let bar = has(text, "it/s") || has(text, "s/it") || tqdm_rate(text) || has(text, " - loss: ");
     let evaluation = [
         "Validation",
         "Evaluating",
@@ -271,6 +271,31 @@ fn progress_bar_step(text: &str, facts: &mut LineFacts) {
     if bar && !evaluation {
         step(facts);
     }
+}
+
+/// tqdm's rate field with any unit (`unit=` is the caller's: `35.84micro-batch/s`,
+/// `1.2s/batch`, `?tok/s`), read inside the bar's `[elapsed<remaining, rate, postfix]` bracket so
+/// prose with a slash is not a bar (tqdm `std/tqdm.py` `format_meter`: `{rate_fmt}` is
+/// `{n:5.2f}{unit}/s`, or `{1/n:5.2f}s/{unit}` below one per second).
+fn tqdm_rate(text: &str) -> bool {
+    let Some(open) = text.rfind('[') else {
+        return false;
+    };
+    let inside = &text[open + 1..];
+    let inside = inside.split(']').next().unwrap_or(inside);
+    let mut fields = inside.split(',').map(str::trim);
+    let timing = fields.next().is_some_and(|f| f.contains('<'));
+    let rate = |field: &str| {
+        let number_end = field
+            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '?'))
+            .unwrap_or(field.len());
+        let (number, unit) = field.split_at(number_end);
+        !number.is_empty()
+            && !unit.is_empty()
+            && !unit.contains(char::is_whitespace)
+            && (unit.ends_with("/s") || unit.starts_with("s/"))
+    };
+    timing && fields.next().is_some_and(rate)
 }
 
 /// A training step ran; printed under a failure, it is the step that failed (tqdm redraws
@@ -718,6 +743,15 @@ mod tests {
             "Validation DataLoader 0:  50%|█████     | 5/10 [00:01<00:01,  4.20it/s, val_loss=1.2]"
         ));
         assert!(!step("the loss=0.5 was fine"));
+        // tqdm with the caller's own unit, both rate forms
+        assert!(step(
+            "pretrain:  67%|██████▋   | 16/24 [00:00<00:00, 35.84micro-batch/s, loss=1.2925]"
+        ));
+        assert!(step(" 3/90 [00:09<04:21,  3.01s/batch, loss=2.3]"));
+        assert!(!step("loss=0.5 [see the 1.5x/s note]"));
+        assert!(!step(
+            "Validation: 50%|█████     | 5/10 [00:01<00:01,  4.20batch/s, val_loss=1.2]"
+        ));
         assert!(step("iter 3436 step 53: loss 2.9911, iter time: 400.10ms"));
         assert!(step("iter 12 | step 3: loss 1.5000, iter time: 80.00 ms"));
         assert!(step(
