@@ -31,6 +31,8 @@ pub(super) struct Memo {
     /// Values stored over a slot inside a run (a re-PUT, never done by Python's pickler):
     /// kept aside so that each one is O(1), instead of spelling every run out.
     overridden: HashMap<usize, Value>,
+    /// Memo indices held by runs (the memo's length is this plus `slots.len()`).
+    in_runs: usize,
 }
 
 /// A memo slot: bit 63 set, a handle (kind in bits 32–47, `0xffff` for [`BUILDING`]; id
@@ -56,12 +58,9 @@ impl Slot {
 }
 
 impl Memo {
+    #[inline]
     pub(super) fn len(&self) -> usize {
-        self.slots.len()
-            + self
-                .runs
-                .last()
-                .map_or(0, |run| run.in_runs_before + run.len)
+        self.slots.len() + self.in_runs
     }
 
     /// Where memo `index` is: `Ok(slot index)` or `Err(handle)` inside a run.
@@ -107,22 +106,18 @@ impl Memo {
         }
     }
 
-    /// Where the value at memo `index` is kept aside (for [`Memo::explicit_value`]), when
-    /// it is (not a packed handle, not in a run).
+    /// The value at memo `index` when it is kept aside (not a packed handle, not in a run):
+    /// one look-up, borrowed.
     #[inline]
-    pub(super) fn explicit_index(&self, index: usize) -> Option<usize> {
+    pub(super) fn explicit_ref(&self, index: usize) -> Option<&Value> {
         if !self.runs.is_empty() {
             return None;
         }
         let slot = *self.slots.get(index)?;
-        let explicit = slot.0 as usize;
-        (slot.0 & SLOT_HANDLE == 0 && explicit < self.explicit.len()).then_some(explicit)
-    }
-
-    /// A value kept aside, by its [`Memo::explicit_index`].
-    #[inline]
-    pub(super) fn explicit_value(&self, explicit: usize) -> Option<&Value> {
-        self.explicit.get(explicit)
+        if slot.0 & SLOT_HANDLE != 0 {
+            return None;
+        }
+        self.explicit.get(slot.0 as usize)
     }
 
     /// The fold handle at `index` as `(kind, id)`, if that is what it holds (not a
@@ -156,6 +151,7 @@ impl Memo {
     }
 
     /// Appends a value; `true` when it took a slot of its own (not the extension of a run).
+    #[inline]
     pub(super) fn push(&mut self, value: Value) -> bool {
         if let Value::Handle(kind, id) = value {
             if kind != BUILDING {
@@ -166,6 +162,7 @@ impl Memo {
                         && run.first.checked_add(run.len as u32) == Some(id)
                     {
                         run.len += 1;
+                        self.in_runs += 1;
                         return false;
                     }
                 }
@@ -195,6 +192,7 @@ impl Memo {
                             len: 2,
                             in_runs_before,
                         });
+                        self.in_runs += 2;
                         return false;
                     }
                 }
