@@ -73,6 +73,41 @@
 # a fixed array and hashed two ids a step after the loop: 3,766, slower. Per entry the cost is
 # the flat-dict reading (~940 with its bounds checks), the list ids (~500), the fold (~520), the
 # memo (~290) and the analysis (~170): no one part is large enough for a 2x.
+# Measured 2026-12-02 02:00-02:27 UTC, same VM, RUNS=3, Python, oomdoc and the baseline
+# alternated in each round, baseline 77b4ba0 (OOMDOC_BASE: the decoder of 9eca0be); reports
+# identical to the baseline's in every run.
+#   oomdoc at 8fdea32, 02:21-02:27 (load 5.7 at the start, 5.5 between the shapes, 5.5 at the end):
+#   SHAPE varied: Python 23.51-24.72 s CPU (wall 44.0-46.3 s), 2,503 MiB; oomdoc 2.20-2.64 s CPU
+#   (wall 3.31-5.50 s), 233 MiB (0.40 of the file); 77b4ba0 2.49-2.74 s CPU (wall 4.68-5.74 s).
+#   10.7x on CPU (best runs), 13.3x on wall.
+#   SHAPE real: Python 19.18-20.19 s CPU (wall 24.0-40.9 s), 2,390 MiB; oomdoc 2.24-2.42 s CPU
+#   (wall 4.78-4.95 s), 207 MiB (0.39); 77b4ba0 2.41-2.46 s CPU (wall 3.81-5.12 s). 8.6x on CPU,
+#   5.0x on wall (Python's fastest run came in a quiet minute; the other two took 40.6-40.9 s).
+#   oomdoc at f0a631c, 02:00-02:07 (load 7.4 at the start, 8.0 between the shapes, 6.4 at the
+#   end): varied 2.57-2.80 s CPU against 77b4ba0's 2.76-2.93 and Python's 23.59-24.87 (9.2x);
+#   real 2.33-2.60 against 2.42-2.75 and Python's 20.76-21.42 (8.9x).
+# Still short of 20x: about 10x on CPU, and on this loaded 2-core VM the wall clock is mostly
+# waiting for a core. Instructions per trace entry (valgrind cachegrind --read-inline-info=yes,
+# slope between varied files of 48 and 96 MiB, 267,562 and 535,066 entries): 3,629 at 77b4ba0,
+# 3,442 at f0a631c, 3,376 at 8fdea32. Where they go at 8fdea32: the opcode loop with the flat-dict
+# path inlined 1,329 (reading a trace entry's 16 items ~340, dispatch code without a line ~280,
+# resolving its memo references ~160, handing it to the fold and memoizing ~120, slice bounds
+# checks ~105, the rest the loop itself), the frames list's memo ids 503 (about 9 an id; a stack is
+# 20-90 frames), the trace-entry fold ~640, three memo pushes ~220, the analysis ~395
+# (fragmentation's backward replay 186, its forward pass 126, its address map 83), drops ~60, the
+# list cache's key comparison ~40. What was not there: malloc and free have no per-entry slope (an
+# allocation per file, not per entry), SipHash runs only where a frame or str is first seen
+# (no per-entry slope), the entries Vec grows 32 MiB at a time, no str of an entry is validated twice (keys
+# and actions are matched by object identity, the per-entry 'N/A' is interned), and the decoder
+# makes no timeline. What paid: a flat dict's memo values borrowed with one look-up each (was two),
+# its inline values in a reused Vec (an array of four values was made and dropped per entry), the
+# memo's length kept (it was summed over runs per push), the memory budget checked every 64 flat
+# dicts (was every one), the entry fold's keys read without bounds checks and its error paths cold,
+# and a fast memo push for the two commonest shapes. A pipeline (decoder on one thread, fold and
+# analysis on another) was not built: the analysis replays the trace backward from the final state,
+# so it cannot start before the decoder ends; the fold is ~640 of 3,376, so handing entries to
+# another thread could cut the wall clock by at most ~20 % where a core is free (none is, here)
+# and the hand-off costs per entry too. 20x needs the trace itself decoded on several cores.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

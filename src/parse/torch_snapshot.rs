@@ -261,22 +261,16 @@ impl SnapshotFold {
         let mut stream = 0u64;
         let mut time_us = 0i64;
         let mut stack = 0;
-        for pair in 0..items.len() / 2 {
-            let (key_index, value_index) = (2 * pair, 2 * pair + 1);
-            let Some(Value::Str(key)) = items.value(key_index) else {
+        for (pair, key) in items.keys().enumerate() {
+            let value_index = 2 * pair + 1;
+            let Some(Value::Str(key)) = key else {
                 continue;
             };
             // Every entry names its keys with the same str objects, in the same order:
             // remember them by identity (holding a reference, so the identity stays valid).
             let field = match self.key_cache.get(pair) {
                 Some((Some(cached), field)) if Rc::ptr_eq(cached, key) => *field,
-                _ => {
-                    let field = Field::of(key);
-                    if let Some(slot) = self.key_cache.get_mut(pair) {
-                        *slot = (Some(Rc::clone(key)), field);
-                    }
-                    field
-                }
+                _ => self.learn_key(pair, key),
             };
             match field {
                 Field::Action => {
@@ -311,6 +305,16 @@ impl SnapshotFold {
         self.entries
             .push(TraceEntry::new(action, addr, size, time_us, stream, stack));
         Ok(Value::Handle(ENTRY, (self.entries.len() - 1) as u32))
+    }
+
+    /// The field a key names, remembered for the `pair`th key of later entries.
+    #[cold]
+    fn learn_key(&mut self, pair: usize, key: &Rc<String>) -> Field {
+        let field = Field::of(key);
+        if let Some(slot) = self.key_cache.get_mut(pair) {
+            *slot = (Some(Rc::clone(key)), field);
+        }
+        field
     }
 
     /// The action named by a str object, remembered by identity (a snapshot uses one str
@@ -596,14 +600,22 @@ fn contiguous_entries(items: &[Value]) -> Option<(u32, u32)> {
     Some((*first, first.saturating_add(items.len() as u32)))
 }
 
+#[inline]
 fn unsigned(items: &DictItems<'_>, index: usize, key: &str) -> Result<u64, String> {
     match items.int(index) {
         Some(number) if number >= 0 => Ok(number as u64),
-        Some(number) => Err(format!("trace `{key}` is negative ({number})")),
-        None => Err(format!(
+        number => Err(not_unsigned(items, index, key, number)),
+    }
+}
+
+#[cold]
+fn not_unsigned(items: &DictItems<'_>, index: usize, key: &str, number: Option<i64>) -> String {
+    match number {
+        Some(number) => format!("trace `{key}` is negative ({number})"),
+        None => format!(
             "trace `{key}` is {}",
             a_type(items.get(index).map_or("nothing", Item::type_name))
-        )),
+        ),
     }
 }
 

@@ -155,7 +155,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
 
     /// Refuses to hold more than the memory budget allows at this point of the input.
     #[inline]
-    fn check_memory(&self) -> Result<(), PickleError> {
+    pub(super) fn check_memory(&self) -> Result<(), PickleError> {
         let held = self
             .retained
             .saturating_add(16 * self.stack.len() as u64 + 8 * self.marks.len() as u64)

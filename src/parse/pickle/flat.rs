@@ -16,6 +16,8 @@ const FLAT_ITEMS: usize = 24;
 const FLAT_LIST: usize = 192;
 /// Most memo ids kept by the list cache (4 bytes each).
 const LIST_CACHE_IDS: usize = 8 << 20;
+/// Kind of an item being resolved: a memo value unpacked into `FastState::owned`.
+const KIND_OWNED: u8 = 6;
 /// Most lists and strings nested in one flat dict.
 const FLAT_INLINE: usize = 4;
 /// Longest str the fast path interns (a fresh `'N/A'` per trace entry).
@@ -35,6 +37,8 @@ pub(super) struct FastState {
     pub(super) lists: ListCache,
     /// Memo values a dict refers to that are not kept aside in the memo (reused).
     owned: Vec<Value>,
+    /// The strs and lists a dict holds inline, in the order they were memoized (reused).
+    inline: Vec<Value>,
 }
 
 /// What [`Fold::list`] made of a list of memo references, keyed by the memo ids of its
@@ -261,7 +265,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         // inline go to `inline` (word = its slot), in the order they were memoized.
         let mut kinds = [KIND_NONE; FLAT_ITEMS];
         let mut words = [0u64; FLAT_ITEMS];
-        let mut inline: [Value; FLAT_INLINE] = std::array::from_fn(|_| Value::None);
+        self.fast.inline.clear();
         let mut inline_memoized = [false; FLAT_INLINE];
         let mut inlined = 0;
         let mut count = 0;
@@ -372,7 +376,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     if inline_memoized[inlined] {
                         width += 1;
                     }
-                    inline[inlined] = value;
+                    self.fast.inline.push(value);
                     inlined += 1;
                     (KIND_INLINE, (inlined - 1) as u64, width)
                 }
@@ -428,7 +432,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                         }
                     };
                     inline_memoized[inlined] = list_memoized;
-                    inline[inlined] = value;
+                    self.fast.inline.push(value);
                     inlined += 1;
                     (KIND_INLINE, (inlined - 1) as u64, list_end - at)
                 }
@@ -442,40 +446,46 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         if count % 2 != 0 {
             return Ok(false);
         }
-        // Values kept aside in the memo are borrowed (`words` becomes their index there);
-        // others (packed handles) are unpacked into `owned` (`words`: their position).
+        // Values kept aside in the memo are borrowed where they lie, found with one look-up;
+        // others (packed handles) are unpacked into `owned` (`words`: their position) and
+        // borrowed from there once it is complete.
+        let memo = &self.memo;
+        let inline = &self.fast.inline;
         let owned = &mut self.fast.owned;
         owned.clear();
-        let mut borrowed = [false; FLAT_ITEMS];
-        for index in 0..count {
-            if kinds[index] == KIND_REF {
-                let slot = words[index] as usize;
-                if let Some(explicit) = self.memo.explicit_index(slot) {
-                    borrowed[index] = true;
-                    words[index] = explicit as u64;
-                    continue;
-                }
-                match self.memo.get(slot) {
-                    Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
-                    Some(value) => {
-                        words[index] = owned.len() as u64;
-                        owned.push(value);
-                    }
-                }
-            }
-        }
         let mut refs: [Option<&Value>; FLAT_ITEMS] = [None; FLAT_ITEMS];
+        let mut any_owned = false;
         for index in 0..count {
             match kinds[index] {
-                KIND_REF if borrowed[index] => {
-                    refs[index] = self.memo.explicit_value(words[index] as usize);
+                KIND_REF => {
+                    let slot = words[index] as usize;
+                    if let Some(value) = memo.explicit_ref(slot) {
+                        refs[index] = Some(value);
+                        continue;
+                    }
+                    match memo.get(slot) {
+                        Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
+                        Some(value) => {
+                            words[index] = owned.len() as u64;
+                            owned.push(value);
+                            kinds[index] = KIND_OWNED;
+                            any_owned = true;
+                        }
+                    }
                 }
-                KIND_REF => refs[index] = owned.get(words[index] as usize),
                 KIND_INLINE => {
                     refs[index] = inline.get(words[index] as usize);
                     kinds[index] = KIND_REF;
                 }
                 _ => {}
+            }
+        }
+        if any_owned {
+            for index in 0..count {
+                if kinds[index] == KIND_OWNED {
+                    refs[index] = owned.get(words[index] as usize);
+                    kinds[index] = KIND_REF;
+                }
             }
         }
         let items = DictItems {
@@ -495,14 +505,23 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             return Err(self.malformed("the fold returned a reserved handle"));
         }
         self.input.position += at;
-        self.count_object()?;
+        // Counted as one object; the memory budget is checked every 64 flat dicts (each
+        // holds at most a few hundred bytes: the budget is still met within a few KiB).
+        self.objects += 1;
+        if self.objects > self.limits.max_objects {
+            return Err(self.limit("object count", self.objects, self.limits.max_objects));
+        }
+        if self.objects % 64 == 0 {
+            self.check_memory()?;
+        }
         // Memo slots in the order the input made them: the dict, then what it held inline.
         if memoized {
             self.memo_push(value.clone())?;
         }
-        for (value, memoized) in inline.iter_mut().zip(inline_memoized).take(inlined) {
+        for (index, &memoized) in inline_memoized.iter().enumerate().take(inlined) {
             if memoized {
-                self.memo_push(std::mem::replace(value, Value::None))?;
+                let value = std::mem::replace(&mut self.fast.inline[index], Value::None);
+                self.memo_push(value)?;
             }
         }
         self.objects = self.objects.saturating_add(inlined as u64);

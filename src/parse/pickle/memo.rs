@@ -31,6 +31,8 @@ pub(super) struct Memo {
     /// Values stored over a slot inside a run (a re-PUT, never done by Python's pickler):
     /// kept aside so that each one is O(1), instead of spelling every run out.
     overridden: HashMap<usize, Value>,
+    /// Memo indices held by runs (the memo's length is this plus `slots.len()`).
+    in_runs: usize,
 }
 
 /// A memo slot: bit 63 set, a handle (kind in bits 32–47, `0xffff` for [`BUILDING`]; id
@@ -56,12 +58,9 @@ impl Slot {
 }
 
 impl Memo {
+    #[inline]
     pub(super) fn len(&self) -> usize {
-        self.slots.len()
-            + self
-                .runs
-                .last()
-                .map_or(0, |run| run.in_runs_before + run.len)
+        self.slots.len() + self.in_runs
     }
 
     /// Where memo `index` is: `Ok(slot index)` or `Err(handle)` inside a run.
@@ -107,22 +106,18 @@ impl Memo {
         }
     }
 
-    /// Where the value at memo `index` is kept aside (for [`Memo::explicit_value`]), when
-    /// it is (not a packed handle, not in a run).
+    /// The value at memo `index` when it is kept aside (not a packed handle, not in a run):
+    /// one look-up, borrowed.
     #[inline]
-    pub(super) fn explicit_index(&self, index: usize) -> Option<usize> {
+    pub(super) fn explicit_ref(&self, index: usize) -> Option<&Value> {
         if !self.runs.is_empty() {
             return None;
         }
         let slot = *self.slots.get(index)?;
-        let explicit = slot.0 as usize;
-        (slot.0 & SLOT_HANDLE == 0 && explicit < self.explicit.len()).then_some(explicit)
-    }
-
-    /// A value kept aside, by its [`Memo::explicit_index`].
-    #[inline]
-    pub(super) fn explicit_value(&self, explicit: usize) -> Option<&Value> {
-        self.explicit.get(explicit)
+        if slot.0 & SLOT_HANDLE != 0 {
+            return None;
+        }
+        self.explicit.get(slot.0 as usize)
     }
 
     /// The fold handle at `index` as `(kind, id)`, if that is what it holds (not a
@@ -156,7 +151,49 @@ impl Memo {
     }
 
     /// Appends a value; `true` when it took a slot of its own (not the extension of a run).
+    #[inline]
     pub(super) fn push(&mut self, value: Value) -> bool {
+        // The commonest pushes of a trace, first: a fold handle that neither extends a run
+        // nor starts one (a trace entry follows its predecessor's `frames`), and the str
+        // kept aside last pushed again (every entry's interned `'N/A'`).
+        match &value {
+            Value::Handle(kind, id) if *kind != BUILDING && !self.may_run(*kind, *id) => {
+                if let Some(slot) = Slot::handle(&value) {
+                    self.slots.push(slot);
+                    return true;
+                }
+            }
+            Value::Str(new) => {
+                if let Some(Value::Str(last)) = self.explicit.last() {
+                    if Rc::ptr_eq(new, last) {
+                        self.slots.push(Slot((self.explicit.len() - 1) as u64));
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.push_general(value)
+    }
+
+    /// Whether pushing `Handle(kind, id)` would extend the last run or start a new one.
+    #[inline]
+    fn may_run(&self, kind: u32, id: u32) -> bool {
+        let extends = self.runs.last().is_some_and(|run| {
+            run.start + run.len == self.len()
+                && run.kind == kind
+                && run.first.checked_add(run.len as u32) == Some(id)
+        });
+        let starts = self.slots.last().is_some_and(|slot| {
+            slot.0 & SLOT_HANDLE != 0
+                && (slot.0 >> 32) & 0xffff == u64::from(kind)
+                && (slot.0 as u32).checked_add(1) == Some(id)
+        });
+        extends || starts
+    }
+
+    /// [`Memo::push`] for any value.
+    fn push_general(&mut self, value: Value) -> bool {
         if let Value::Handle(kind, id) = value {
             if kind != BUILDING {
                 let len = self.len();
@@ -166,6 +203,7 @@ impl Memo {
                         && run.first.checked_add(run.len as u32) == Some(id)
                     {
                         run.len += 1;
+                        self.in_runs += 1;
                         return false;
                     }
                 }
@@ -195,6 +233,7 @@ impl Memo {
                             len: 2,
                             in_runs_before,
                         });
+                        self.in_runs += 2;
                         return false;
                     }
                 }
@@ -269,6 +308,76 @@ mod tests {
         assert_eq!(memo.get(2), Some(Value::Int(42)));
         assert_eq!(memo.get(3), Some(Value::Handle(3, 2)));
         assert_eq!(memo.len(), pushed.len());
+    }
+
+    /// One step of a memo's life: a push or a re-PUT of an existing index.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A fold handle: kind, and an id that follows the last handle's or not.
+        Handle(u32, bool, u32),
+        /// A container being built.
+        Building(u32),
+        /// The str pushed last again (the same object), or a new one.
+        Str(bool),
+        Int(i64),
+        /// Stores a value again at an existing index (by its position among the pushes).
+        Set(proptest::sample::Index, i64),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => (1u32..4, any::<bool>(), 0u32..8).prop_map(|(k, next, id)| Op::Handle(k, next, id)),
+            1 => (0u32..4).prop_map(Op::Building),
+            3 => any::<bool>().prop_map(Op::Str),
+            1 => any::<i64>().prop_map(Op::Int),
+            1 => (any::<proptest::sample::Index>(), any::<i64>()).prop_map(|(i, n)| Op::Set(i, n)),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The memo, with its fast pushes (a handle that neither extends nor starts a run, the
+        /// last str again), reads back exactly what a plain list of the values would, after
+        /// any mix of handles in and out of runs, shared and new strs, and re-PUTs.
+        #[test]
+        fn memo_reads_back_what_was_stored(ops in proptest::collection::vec(op(), 0..200)) {
+            let mut memo = Memo::default();
+            let mut plain: Vec<Value> = Vec::new();
+            let mut last_str = s("first");
+            let mut last_id = 0u32;
+            for op in ops {
+                let value = match op {
+                    Op::Handle(kind, next, id) => {
+                        last_id = if next { last_id.wrapping_add(1) } else { id };
+                        Value::Handle(kind, last_id)
+                    }
+                    Op::Building(id) => Value::Handle(BUILDING, id),
+                    Op::Str(same) => {
+                        if !same {
+                            last_str = s(&format!("s{}", plain.len()));
+                        }
+                        last_str.clone()
+                    }
+                    Op::Int(number) => Value::Int(number),
+                    Op::Set(index, number) => {
+                        if !plain.is_empty() {
+                            let index = index.index(plain.len());
+                            memo.set(index, Value::Int(number));
+                            plain[index] = Value::Int(number);
+                        }
+                        continue;
+                    }
+                };
+                memo.push(value.clone());
+                plain.push(value);
+                proptest::prop_assert_eq!(memo.len(), plain.len());
+            }
+            for (index, value) in plain.iter().enumerate() {
+                let read = memo.get(index);
+                proptest::prop_assert_eq!(read.as_ref(), Some(value), "{}", index);
+            }
+            proptest::prop_assert_eq!(memo.get(plain.len()), None);
+        }
     }
 
     #[test]

@@ -369,6 +369,16 @@ impl<'a> DictItems<'a> {
         }
     }
 
+    /// The key of each pair, in order: its value, or `None` for a raw scalar key.
+    #[inline]
+    pub fn keys(&self) -> impl Iterator<Item = Option<&'a Value>> + 'a {
+        let (kinds, refs) = (self.kinds, self.refs);
+        kinds
+            .chunks_exact(2)
+            .zip(refs.chunks_exact(2))
+            .map(|(kind, value)| if kind[0] == KIND_REF { value[0] } else { None })
+    }
+
     /// The (key, value) pairs.
     pub fn pairs(&self) -> impl Iterator<Item = (Item<'a>, Item<'a>)> + '_ {
         (0..self.len() / 2).filter_map(|pair| Some((self.get(2 * pair)?, self.get(2 * pair + 1)?)))
