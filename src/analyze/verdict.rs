@@ -650,8 +650,11 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         let cache_fits = free < tried
             && free.saturating_add(unallocated) >= tried
             && unallocated.get().saturating_mul(2) >= tried.get();
+        // Large against the job: 15 % of its live tensors, or 10 % when the cache alone could
+        // take the whole request (no free memory needed beside it).
+        let share = if unallocated >= tried { 0.10 } else { 0.15 };
         let cache_is_large = allocated
-            .is_none_or(|allocated| unallocated.get() as f64 >= 0.15 * allocated.get() as f64);
+            .is_none_or(|allocated| unallocated.get() as f64 >= share * allocated.get() as f64);
         let preallocating = preallocates_kv(inputs.engine.name);
         if cache_fits && cache_is_large && !preallocating {
             builder.fact(format!(
@@ -851,6 +854,7 @@ fn held_outside(builder: &mut Builder<'_>, failure: &OomMessage) -> Option<Cause
             | EngineName::MlcLlm
             | EngineName::Llamacpp
             | EngineName::Ollama
+            | EngineName::Ctranslate2
     );
     let enough = share >= 0.25
         && outside >= tried.saturating_sub(free)
