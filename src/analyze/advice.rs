@@ -190,6 +190,31 @@ fn image_app_steps(builder: &mut Builder<'_>, cause: Cause, engine: EngineName) 
     }
 }
 
+/// Host RAM and shared memory in the applications' own settings: the dataset cache and the
+/// data-loading workers (Ultralytics `cache`, `workers` in `ultralytics/cfg/default.yaml`;
+/// Detectron2 `DATALOADER.NUM_WORKERS` in `detectron2/config/defaults.py`; MMEngine
+/// `train_dataloader.num_workers`).
+pub(super) fn host_steps(builder: &mut Builder<'_>, cause: Cause) {
+    let host = cause == Cause::HostMemory;
+    let shm = cause == Cause::SharedMemory;
+    if !(host || shm) {
+        return;
+    }
+    match builder.inputs.engine.name {
+        EngineName::Ultralytics => {
+            if host {
+                builder.step("Ultralytics: `cache=False` (or `cache='disk'`): `cache=True` / `'ram'` loads the whole decoded dataset into RAM");
+            }
+            builder.step("Ultralytics: fewer data-loading workers, `workers=2` (8 per GPU by default)");
+        }
+        EngineName::Detectron2 => builder.step(
+            "Detectron2: fewer data-loading workers, `DATALOADER.NUM_WORKERS 2` (each holds batches in RAM and /dev/shm)",
+        ),
+        EngineName::Openmmlab => builder.step("OpenMMLab: fewer data-loading workers, `--cfg-options train_dataloader.num_workers=2` (`data.workers_per_gpu` in MMCV 1.x configs)"),
+        _ => {}
+    }
+}
+
 /// Whether the failure is in training (by the phase or the cause).
 fn training(cause: Cause, phase: Phase) -> bool {
     cause == Cause::TrainingMemory || phase == Phase::TrainingStep

@@ -265,6 +265,7 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
     for step in steps {
         builder.step(step);
     }
+    super::advice::host_steps(&mut builder, cause);
     Verdict {
         cause,
         headline: headline.to_string(),

@@ -76,3 +76,14 @@ fn ultralytics_training_gets_batch_and_imgsz() {
     assert!(all.contains("batch="), "{all}");
     assert!(all.contains("imgsz="), "{all}");
 }
+
+#[test]
+fn an_openmmlab_shared_memory_failure_names_its_dataloader_workers() {
+    let (name, steps) = engine_and_steps("other/shm-mmseg-train-dataloader-bus-error.txt");
+    assert_eq!(name, "openmmlab");
+    let all = steps.join("\n");
+    assert!(all.contains("--shm-size"), "{all}");
+    assert!(all.contains("train_dataloader.num_workers"), "{all}");
+    // GPU advice has no place under a shared-memory failure.
+    assert!(!all.contains("train_dataloader.batch_size"), "{all}");
+}

@@ -175,6 +175,13 @@ pub(super) const RULES: &[Rule] = &[
     rule("WhisperModel(", ctranslate2_code),
     rule(NAMES[17], ctranslate2_named),
     rule(NAMES[18], ctranslate2_named),
+    rule(NAMES[19], ctranslate2_named),
+    rule(NAMES[20], ctranslate2_named),
+    rule(NAMES[21], whisper_named),
+    // OpenMMLab's environment table (`mmengine/utils/dl_utils/collect_env.py` "MMEngine:
+    // 0.10.3"; MMDetection's `mmdet/utils/collect_env.py` adds "MMDetection: 3.3.0+44ebd17").
+    rule("MMEngine: ", openmmlab_env),
+    rule("MMDetection: ", openmmlab_env),
     // ComfyUI's executor when a node raises (`execution.py`: `logging.error(f"!!! Exception
     // during processing !!! {ex}")`).
     rule("!!! Exception during processing", comfyui_own),
@@ -224,6 +231,9 @@ pub(super) const NAMES: &[&str] = &[
     "Fooocus",
     "faster-whisper",
     "faster_whisper",
+    "CTranslate2",
+    "whisper-ctranslate2",
+    "openai-whisper",
 ];
 
 fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
@@ -390,8 +400,34 @@ fn ctranslate2_code(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Ctranslate2, Certainty::Weak);
 }
 
+fn openmmlab_env(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_start();
+    let version = ["MMEngine: ", "MMDetection: "]
+        .iter()
+        .find_map(|key| line.strip_prefix(key))
+        .and_then(|rest| rest.split_whitespace().next())
+        .filter(|word| word.starts_with(|c: char| c.is_ascii_digit()));
+    if version.is_some() {
+        facts.engine(EngineName::Openmmlab, Certainty::Strong);
+    }
+}
+
+fn whisper_named(text: &str, facts: &mut LineFacts) {
+    if named_as_word(text, "openai-whisper") {
+        facts.engine(EngineName::Whisper, Certainty::Weak);
+    }
+}
+
 fn ctranslate2_named(text: &str, facts: &mut LineFacts) {
-    if named_as_word(text, "faster-whisper") || named_as_word(text, "faster_whisper") {
+    let named = [
+        "faster-whisper",
+        "faster_whisper",
+        "CTranslate2",
+        "whisper-ctranslate2",
+    ]
+    .iter()
+    .any(|name| named_as_word(text, name));
+    if named {
         facts.engine(EngineName::Ctranslate2, Certainty::Weak);
     }
 }
@@ -1338,6 +1374,11 @@ mod tests {
             ("model = WhisperModel(\"large-v3\", device=\"cuda\", compute_type=\"float16\")", EngineName::Ctranslate2),
             ("I use faster-whisper 1.0.3 with large-v3", EngineName::Ctranslate2),
             ("import whisper", EngineName::Whisper),
+            ("pip install -U openai-whisper", EngineName::Whisper),
+            ("Running on CTranslate2 4.3.1 with cuDNN 9", EngineName::Ctranslate2),
+            ("$ whisper-ctranslate2 talk.mp3 --model large-v2", EngineName::Ctranslate2),
+            ("MMEngine: 0.10.3", EngineName::Openmmlab),
+            ("MMDetection: 3.3.0+44ebd17", EngineName::Openmmlab),
             ("!!! Exception during processing !!! Allocation on device", EngineName::Comfyui),
             (">> ESRGAN Parameters: False", EngineName::Invokeai),
             ("2023-11-01 16:19:17.812101: E tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed to allocate 127.99TiB", EngineName::Tensorflow),
@@ -1358,6 +1399,8 @@ mod tests {
             "result - mmhmm - INFO - ok",
             "my_fooocus_clone is elsewhere",
             "I compared faster_whisper_benchmark.py results",
+            "image: onerahmet/openai-whisper-asr-webservice:latest-gpu",
+            "MMEngine: see the docs",
             // jaxlib before 0.4 logged XLA from its TensorFlow checkout.
             "E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client.cc:2153] Execution failed",
             // A torch class named in a message is not code calling torch.
