@@ -180,6 +180,23 @@ pub(super) const RULES: &[Rule] = &[
     rule(NAMES[21], whisper_named),
     // OpenMMLab's environment table (`mmengine/utils/dl_utils/collect_env.py` "MMEngine:
     // 0.10.3"; MMDetection's `mmdet/utils/collect_env.py` adds "MMDetection: 3.3.0+44ebd17").
+    // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
+    // Adaptive CFG = 7", "[Parameters] Seed = 123"; `extras/expansion.py`: "[Prompt Expansion]
+    // …").
+    rule("[Parameters] ", fooocus_parameters),
+    rule("[Prompt Expansion]", fooocus_own),
+    // Ultralytics' training table header (`ultralytics/models/yolo/detect/train.py`
+    // `progress_string`: "Epoch GPU_mem box_loss cls_loss dfl_loss Instances Size"; YOLOv5's
+    // own repository prints `obj_loss` instead of `dfl_loss`) and its CLI (`yolo detect train
+    // data=coco8.yaml model=yolov8n.pt`, `ultralytics/cfg/__init__.py` `entrypoint`).
+    rule("GPU_mem", ultralytics_table),
+    rule("yolo ", ultralytics_cli),
+    // Detectron2's environment table (`detectron2/utils/collect_env.py`: "detectron2   0.6
+    // @/usr/local/lib/python3.8/dist-packages/detectron2").
+    rule("detectron2 ", detectron2_env),
+    // CTranslate2's own logger (spdlog: "[2024-01-01 12:00:00.000] [ctranslate2] [thread 1234]
+    // [warning] …").
+    rule("[ctranslate2]", ctranslate2_logger),
     rule("MMEngine: ", openmmlab_env),
     rule("MMDetection: ", openmmlab_env),
     // ComfyUI's executor when a node raises (`execution.py`: `logging.error(f"!!! Exception
@@ -398,6 +415,72 @@ fn autotrain_logger(text: &str, facts: &mut LineFacts) {
 
 fn ctranslate2_code(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Ctranslate2, Certainty::Weak);
+}
+
+fn fooocus_parameters(text: &str, facts: &mut LineFacts) {
+    const KEYS: [&str; 5] = ["Adaptive CFG", "Sharpness", "Seed", "CFG", "ADM Scale"];
+    let Some(rest) = text.split("[Parameters] ").nth(1) else {
+        return;
+    };
+    if KEYS
+        .iter()
+        .any(|key| rest.starts_with(&format!("{key} = ")))
+    {
+        facts.engine(EngineName::Fooocus, Certainty::Strong);
+    }
+}
+
+fn ultralytics_table(text: &str, facts: &mut LineFacts) {
+    if has(text, "Epoch") && has(text, "box_loss") && has(text, "dfl_loss") {
+        facts.engine(EngineName::Ultralytics, Certainty::Strong);
+    }
+}
+
+fn ultralytics_cli(text: &str, facts: &mut LineFacts) {
+    // `yolo <task|mode> … key=value`: the command of the `yolo` console script.
+    const WORDS: [&str; 11] = [
+        "train",
+        "val",
+        "predict",
+        "export",
+        "track",
+        "benchmark",
+        "detect",
+        "segment",
+        "classify",
+        "pose",
+        "obb",
+    ];
+    let command = text.match_indices("yolo ").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let mut words = text[at + "yolo ".len()..].split_whitespace();
+        let first = words.next().unwrap_or("");
+        before.is_none_or(|c| c.is_whitespace() || matches!(c, '$' | '!' | '`' | '>'))
+            && (WORDS.contains(&first) || first.starts_with("task=") || first.starts_with("mode="))
+            && text[at..].contains('=')
+    });
+    if command {
+        facts.engine(EngineName::Ultralytics, Certainty::Weak);
+    }
+}
+
+fn detectron2_env(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_start();
+    let Some(rest) = line.strip_prefix("detectron2 ") else {
+        return;
+    };
+    let mut words = rest.split_whitespace();
+    let version = words.next().unwrap_or("");
+    if version.starts_with(|c: char| c.is_ascii_digit())
+        && words.next().is_some_and(|w| w.starts_with('@'))
+    {
+        facts.engine(EngineName::Detectron2, Certainty::Strong);
+        facts.engine_version = Some(version.to_string());
+    }
+}
+
+fn ctranslate2_logger(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Ctranslate2, Certainty::Strong);
 }
 
 fn openmmlab_env(text: &str, facts: &mut LineFacts) {
@@ -1378,6 +1461,13 @@ mod tests {
             ("Running on CTranslate2 4.3.1 with cuDNN 9", EngineName::Ctranslate2),
             ("$ whisper-ctranslate2 talk.mp3 --model large-v2", EngineName::Ctranslate2),
             ("MMEngine: 0.10.3", EngineName::Openmmlab),
+            ("[Parameters] Adaptive CFG = 7", EngineName::Fooocus),
+            ("[Prompt Expansion] a cat, highly detailed", EngineName::Fooocus),
+            ("      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size", EngineName::Ultralytics),
+            ("!yolo detect train data=coco8.yaml model=yolov8n.pt epochs=3 imgsz=640", EngineName::Ultralytics),
+            ("$ yolo task=detect mode=train model=yolov8s.pt batch=32", EngineName::Ultralytics),
+            ("detectron2              0.6 @/usr/local/lib/python3.8/dist-packages/detectron2", EngineName::Detectron2),
+            ("[2024-03-01 10:00:00.123] [ctranslate2] [thread 5150] [warning] The compute type inferred from the saved model is float16", EngineName::Ctranslate2),
             ("MMDetection: 3.3.0+44ebd17", EngineName::Openmmlab),
             ("!!! Exception during processing !!! Allocation on device", EngineName::Comfyui),
             (">> ESRGAN Parameters: False", EngineName::Invokeai),
@@ -1401,6 +1491,12 @@ mod tests {
             "I compared faster_whisper_benchmark.py results",
             "image: onerahmet/openai-whisper-asr-webservice:latest-gpu",
             "MMEngine: see the docs",
+            // YOLOv5's own repository (other flags), and prose about YOLO.
+            "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size",
+            "I trained yolo train-style models last year",
+            "we use yolo for detection = fun",
+            "[Parameters] none given",
+            "detectron2 is great",
             // jaxlib before 0.4 logged XLA from its TensorFlow checkout.
             "E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client.cc:2153] Execution failed",
             // A torch class named in a message is not code calling torch.
