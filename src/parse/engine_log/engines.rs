@@ -178,6 +178,10 @@ pub(super) const RULES: &[Rule] = &[
     rule(NAMES[19], ctranslate2_named),
     rule(NAMES[20], ctranslate2_named),
     rule(NAMES[21], whisper_named),
+    // ExLlamaV2 by name in a sentence ("I like to test the exllamav2 or exllamav2_hf model
+    // loaders"): the library has no other meaning.
+    rule(NAMES[22], exllamav2_named),
+    rule(NAMES[23], exllamav2_named),
     // OpenMMLab's environment table (`mmengine/utils/dl_utils/collect_env.py` "MMEngine:
     // 0.10.3"; MMDetection's `mmdet/utils/collect_env.py` adds "MMDetection: 3.3.0+44ebd17").
     // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
@@ -251,6 +255,8 @@ pub(super) const NAMES: &[&str] = &[
     "CTranslate2",
     "whisper-ctranslate2",
     "openai-whisper",
+    "exllamav2",
+    "ExLlamaV2",
 ];
 
 fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
@@ -492,6 +498,12 @@ fn openmmlab_env(text: &str, facts: &mut LineFacts) {
         .filter(|word| word.starts_with(|c: char| c.is_ascii_digit()));
     if version.is_some() {
         facts.engine(EngineName::Openmmlab, Certainty::Strong);
+    }
+}
+
+fn exllamav2_named(text: &str, facts: &mut LineFacts) {
+    if named_as_word(text, "exllamav2") || named_as_word(text, "ExLlamaV2") {
+        facts.engine(EngineName::Exllamav2, Certainty::Weak);
     }
 }
 
@@ -1458,6 +1470,7 @@ mod tests {
             ("I use faster-whisper 1.0.3 with large-v3", EngineName::Ctranslate2),
             ("import whisper", EngineName::Whisper),
             ("pip install -U openai-whisper", EngineName::Whisper),
+            ("I really like to test the exllamav2 or exllamav2_hf model loaders.", EngineName::Exllamav2),
             ("Running on CTranslate2 4.3.1 with cuDNN 9", EngineName::Ctranslate2),
             ("$ whisper-ctranslate2 talk.mp3 --model large-v2", EngineName::Ctranslate2),
             ("MMEngine: 0.10.3", EngineName::Openmmlab),
@@ -1497,6 +1510,7 @@ mod tests {
             "we use yolo for detection = fun",
             "[Parameters] none given",
             "detectron2 is great",
+            "pip install exllamav2_kernels-0.1.whl",
             // jaxlib before 0.4 logged XLA from its TensorFlow checkout.
             "E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client.cc:2153] Execution failed",
             // A torch class named in a message is not code calling torch.
