@@ -1132,9 +1132,20 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
             OwnerClass::Configuration,
             format!("Configuration error: {model} fits in steady state, but a start-up step needs a temporary peak above what was left.{prompt} Reserving less for the KV cache, turning off the step (e.g. CUDA graphs) or shrinking the warm-up batch fixes it; no new hardware is needed."),
         ),
+        // A serving engine's batch is its concurrent requests beside a KV cache; an app or a
+        // script (ComfyUI, faster-whisper, a user's evaluation loop) runs its own inputs.
+        Cause::InferenceLoad
+            if preallocates_kv(inputs.engine.name)
+                || matches!(inputs.engine.name, EngineName::Llamacpp | EngineName::Ollama) =>
+        {
+            (
+                OwnerClass::Configuration,
+                "Configuration error: the server ran, and a batch of requests needed more memory than the headroom left beside weights and KV cache. Cap the batch (concurrent sequences, batched tokens) or leave more headroom; hardware is fine for smaller batches.".to_string(),
+            )
+        }
         Cause::InferenceLoad => (
             OwnerClass::Configuration,
-            "Configuration error: the server ran, and a batch of requests needed more memory than the headroom left beside weights and KV cache. Cap the batch (concurrent sequences, batched tokens) or leave more headroom; hardware is fine for smaller batches.".to_string(),
+            format!("Configuration error: the model loaded, and running it on a batch or input needed more memory than was left on this {total}GPU beside the weights. A smaller batch, a smaller input (resolution, length) or lower-precision weights fix it; hardware is fine for smaller inputs."),
         ),
         Cause::TrainingMemory => (
             OwnerClass::Configuration,
