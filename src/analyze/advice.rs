@@ -41,7 +41,8 @@ pub(super) fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomM
         Cause::FreeMemoryBelowRequested => {
             builder.step("check what else holds memory on the GPU (`oomdoc gpus`), including a previous instance still shutting down");
         }
-        Cause::FragmentationPlausible => {
+        // CTranslate2 has its own allocator: PyTorch's snapshot and settings do not reach it.
+        Cause::FragmentationPlausible if engine != EngineName::Ctranslate2 => {
             builder.step("confirm with a memory snapshot: `torch.cuda.memory._record_memory_history()` then `_dump_snapshot()`, and `oomdoc snapshot FILE`");
             allocator_step(builder, failure);
         }
@@ -72,7 +73,13 @@ pub(super) fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomM
         EngineName::Comfyui
         | EngineName::Automatic1111
         | EngineName::Invokeai
+        | EngineName::Fooocus
         | EngineName::Diffusers => image_app_steps(builder, cause, engine),
+        EngineName::Ultralytics => ultralytics_steps(builder, cause, phase),
+        EngineName::Detectron2 => detectron2_steps(builder, cause, phase),
+        EngineName::Openmmlab => openmmlab_steps(builder, cause, phase),
+        EngineName::Whisper => whisper_steps(builder, cause, phase),
+        EngineName::Ctranslate2 => ctranslate2_steps(builder, cause, phase),
         EngineName::Jax => jax_steps(builder, cause),
         EngineName::Tensorflow => tensorflow_steps(builder, cause),
         EngineName::Transformers
@@ -172,11 +179,108 @@ fn image_app_steps(builder: &mut Builder<'_>, cause: Cause, engine: EngineName) 
             builder.step("turn on low-VRAM mode in `invokeai.yaml`: `enable_partial_loading: true` (InvokeAI 5.6+), and raise `device_working_mem_gb` if the failure is in VAE decode");
             builder.step("lower the resolution or the number of images per batch");
         }
+        EngineName::Fooocus => {
+            builder.step("start Fooocus with `--always-low-vram` (loads the model in parts; `--always-no-vram` on very small cards) and `--always-offload-from-vram` so models leave the GPU after each use");
+            builder.step("generate fewer images per run (Image Number) or at a smaller aspect ratio; `--unet-in-fp8-e4m3fn` stores the diffusion model in 8 bits");
+        }
         _ => {
             builder.step("load the pipeline in half precision (`torch_dtype=torch.float16` or `bfloat16`) and offload idle parts: `pipe.enable_model_cpu_offload()` (or `enable_sequential_cpu_offload()` for the least memory, much slower)");
             builder.step("for large images decode in tiles: `pipe.vae.enable_tiling()`; `pipe.enable_attention_slicing()` trades speed for a smaller attention peak");
         }
     }
+}
+
+/// Host RAM and shared memory in the applications' own settings: the dataset cache and the
+/// data-loading workers (Ultralytics `cache`, `workers` in `ultralytics/cfg/default.yaml`;
+/// Detectron2 `DATALOADER.NUM_WORKERS` in `detectron2/config/defaults.py`; MMEngine
+/// `train_dataloader.num_workers`).
+pub(super) fn host_steps(builder: &mut Builder<'_>, cause: Cause) {
+    let host = cause == Cause::HostMemory;
+    let shm = cause == Cause::SharedMemory;
+    if !(host || shm) {
+        return;
+    }
+    match builder.inputs.engine.name {
+        EngineName::Ultralytics => {
+            if host {
+                builder.step("Ultralytics: `cache=False` (or `cache='disk'`): `cache=True` / `'ram'` loads the whole decoded dataset into RAM");
+            }
+            builder.step("Ultralytics: fewer data-loading workers, `workers=2` (8 per GPU by default)");
+        }
+        EngineName::Detectron2 => builder.step(
+            "Detectron2: fewer data-loading workers, `DATALOADER.NUM_WORKERS 2` (each holds batches in RAM and /dev/shm)",
+        ),
+        EngineName::Openmmlab => builder.step("OpenMMLab: fewer data-loading workers, `--cfg-options train_dataloader.num_workers=2` (`data.workers_per_gpu` in MMCV 1.x configs)"),
+        _ => {}
+    }
+}
+
+/// Whether the failure is in training (by the phase or the cause).
+fn training(cause: Cause, phase: Phase) -> bool {
+    cause == Cause::TrainingMemory || phase == Phase::TrainingStep
+}
+
+/// Ultralytics YOLO: `ultralytics/cfg/default.yaml` (8.3: `batch` "batch size as int, or float
+/// 0.0–1.0 for AutoBatch fraction of GPU memory", -1 for AutoBatch at the default 60 %;
+/// `imgsz`, `amp`, `half`), `ultralytics/utils/autobatch.py`.
+fn ultralytics_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    if training(cause, phase) {
+        builder.step("lower `batch=` (`yolo train … batch=8`, `model.train(batch=8)`), or let AutoBatch pick the largest batch that fits: `batch=-1` (60 % of the GPU) or a fraction such as `batch=0.70`");
+        builder.step("lower `imgsz=` (memory grows with its square) and keep `amp=True` (mixed precision, the default)");
+    } else {
+        builder.step("lower `batch=` and `imgsz=` of `predict` / `val` (`model.predict(…, batch=1, imgsz=640)`), and use `half=True` for FP16 inference");
+    }
+}
+
+/// Detectron2: `detectron2/config/defaults.py` (`SOLVER.IMS_PER_BATCH` = 16 images per step over
+/// all GPUs, `INPUT.MIN_SIZE_TRAIN` = (800,), `INPUT.MAX_SIZE_TRAIN` = 1333,
+/// `MODEL.ROI_HEADS.BATCH_SIZE_PER_IMAGE` = 512, `SOLVER.AMP.ENABLED`, `INPUT.MIN_SIZE_TEST`,
+/// `INPUT.MAX_SIZE_TEST`, `TEST.DETECTIONS_PER_IMAGE`).
+fn detectron2_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    if training(cause, phase) {
+        builder.step("lower `SOLVER.IMS_PER_BATCH` (images per step over all GPUs; scale `SOLVER.BASE_LR` with it) and the training size `INPUT.MIN_SIZE_TRAIN` / `INPUT.MAX_SIZE_TRAIN`");
+        builder.step("lower `MODEL.ROI_HEADS.BATCH_SIZE_PER_IMAGE` (RoIs sampled per image, default 512) and train in mixed precision with `SOLVER.AMP.ENABLED True`");
+    } else {
+        builder.step("lower the test size `INPUT.MIN_SIZE_TEST` / `INPUT.MAX_SIZE_TEST` and `TEST.DETECTIONS_PER_IMAGE`, and run one image at a time");
+    }
+}
+
+/// OpenMMLab on MMEngine (MMDetection 3.x `tools/train.py` `--amp`, `--cfg-options`;
+/// `mmengine/optim/optimizer/optimizer_wrapper.py` `accumulative_counts`, `AmpOptimWrapper`);
+/// MMCV 1.x configs name the batch `data.samples_per_gpu`.
+fn openmmlab_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    if training(cause, phase) {
+        builder.step("lower `train_dataloader.batch_size` (per GPU; `tools/train.py CONFIG --cfg-options train_dataloader.batch_size=2`, `data.samples_per_gpu` in MMCV 1.x configs) and the image scale of the pipeline's `Resize`");
+        builder.step("train in mixed precision (`tools/train.py --amp`, `optim_wrapper.type='AmpOptimWrapper'`) and keep the effective batch with `optim_wrapper.accumulative_counts=N`");
+    } else {
+        builder.step("lower `test_dataloader.batch_size` / `val_dataloader.batch_size` and the test pipeline's `Resize` scale");
+    }
+}
+
+/// openai-whisper: `whisper/transcribe.py` (CLI `--model`, `--fp16` default True, `--beam_size`
+/// and `--best_of` default 5) and the README's model table (required VRAM: large ~10 GB, turbo
+/// ~6 GB, medium ~5 GB, small ~2 GB, base and tiny ~1 GB).
+fn whisper_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    if cause == Cause::WeightsDoNotFit || phase == Phase::WeightsLoad {
+        builder.step("load a smaller model (`--model turbo`, `medium` or `small`; `whisper.load_model(\"small\")`): large needs about 10 GB of GPU memory, turbo 6, medium 5, small 2");
+    }
+    builder.step("keep FP16 (`--fp16 True`, the default on GPU) and lower `--beam_size` / `--best_of` (5 each in the CLI)");
+    builder.step("or transcribe with faster-whisper (CTranslate2) and `compute_type=\"int8_float16\"`, which needs far less memory for the same model");
+}
+
+/// CTranslate2 and faster-whisper: SYSTRAN/faster-whisper `faster_whisper/transcribe.py`
+/// (`WhisperModel(…, compute_type="default")`, `transcribe(…, beam_size=5)`,
+/// `BatchedInferencePipeline.transcribe(…, batch_size=…)`), CTranslate2 "Quantization" docs
+/// (`int8_float16`, `int8`) and `translate_batch` / `generate_batch(max_batch_size=…)`; whisper-ctranslate2
+/// `--compute_type`. Its memory is its own allocator's, not PyTorch's.
+fn ctranslate2_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+    builder.step("load the model in 8 bits: `WhisperModel(…, compute_type=\"int8_float16\")` (or `\"int8\"`; whisper-ctranslate2 `--compute_type int8_float16`, any CTranslate2 model `compute_type=`)");
+    if cause == Cause::WeightsDoNotFit || phase == Phase::WeightsLoad {
+        builder.step("or a smaller model (`distil-large-v3`, `medium`, `small`)");
+    } else {
+        builder.step("lower `beam_size` (5 by default) and, with `BatchedInferencePipeline`, `batch_size`; a CTranslate2 `Translator` / `Generator` splits a large input with `max_batch_size`; feed an `Encoder` smaller batches");
+    }
+    builder.step("CTranslate2 keeps freed GPU memory in its own cache (not PyTorch's): a PyTorch model in the same process competes with it, so load one at a time or on separate GPUs");
 }
 
 /// JAX preallocates 75 % of the GPU on first use (https://docs.jax.dev/en/latest/gpu_memory_allocation.html).

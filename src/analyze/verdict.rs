@@ -265,6 +265,7 @@ fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
     for step in steps {
         builder.step(step);
     }
+    super::advice::host_steps(&mut builder, cause);
     Verdict {
         cause,
         headline: headline.to_string(),
@@ -650,8 +651,11 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         let cache_fits = free < tried
             && free.saturating_add(unallocated) >= tried
             && unallocated.get().saturating_mul(2) >= tried.get();
+        // Large against the job: 15 % of its live tensors, or 10 % when the cache alone could
+        // take the whole request (no free memory needed beside it).
+        let share = if unallocated >= tried { 0.10 } else { 0.15 };
         let cache_is_large = allocated
-            .is_none_or(|allocated| unallocated.get() as f64 >= 0.15 * allocated.get() as f64);
+            .is_none_or(|allocated| unallocated.get() as f64 >= share * allocated.get() as f64);
         let preallocating = preallocates_kv(inputs.engine.name);
         if cache_fits && cache_is_large && !preallocating {
             builder.fact(format!(
@@ -851,6 +855,7 @@ fn held_outside(builder: &mut Builder<'_>, failure: &OomMessage) -> Option<Cause
             | EngineName::MlcLlm
             | EngineName::Llamacpp
             | EngineName::Ollama
+            | EngineName::Ctranslate2
     );
     let enough = share >= 0.25
         && outside >= tried.saturating_sub(free)
@@ -1127,9 +1132,20 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
             OwnerClass::Configuration,
             format!("Configuration error: {model} fits in steady state, but a start-up step needs a temporary peak above what was left.{prompt} Reserving less for the KV cache, turning off the step (e.g. CUDA graphs) or shrinking the warm-up batch fixes it; no new hardware is needed."),
         ),
+        // A serving engine's batch is its concurrent requests beside a KV cache; an app or a
+        // script (ComfyUI, faster-whisper, a user's evaluation loop) runs its own inputs.
+        Cause::InferenceLoad
+            if preallocates_kv(inputs.engine.name)
+                || matches!(inputs.engine.name, EngineName::Llamacpp | EngineName::Ollama) =>
+        {
+            (
+                OwnerClass::Configuration,
+                "Configuration error: the server ran, and a batch of requests needed more memory than the headroom left beside weights and KV cache. Cap the batch (concurrent sequences, batched tokens) or leave more headroom; hardware is fine for smaller batches.".to_string(),
+            )
+        }
         Cause::InferenceLoad => (
             OwnerClass::Configuration,
-            "Configuration error: the server ran, and a batch of requests needed more memory than the headroom left beside weights and KV cache. Cap the batch (concurrent sequences, batched tokens) or leave more headroom; hardware is fine for smaller batches.".to_string(),
+            format!("Configuration error: the model loaded, and running it on a batch or input needed more memory than was left on this {total}GPU beside the weights. A smaller batch, a smaller input (resolution, length) or lower-precision weights fix it; hardware is fine for smaller inputs."),
         ),
         Cause::TrainingMemory => (
             OwnerClass::Configuration,

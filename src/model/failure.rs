@@ -59,6 +59,19 @@ pub enum EngineName {
     Automatic1111,
     /// InvokeAI.
     Invokeai,
+    /// Fooocus (runs its own copy of ComfyUI's model management, `ldm_patched`).
+    Fooocus,
+    /// Ultralytics YOLO (`ultralytics` package, the `yolo` CLI).
+    Ultralytics,
+    /// Detectron2.
+    Detectron2,
+    /// OpenMMLab (MMEngine's runner: MMDetection, MMSegmentation, MMPose, …).
+    Openmmlab,
+    /// OpenAI Whisper (`openai-whisper`, the `whisper` package on PyTorch).
+    Whisper,
+    /// CTranslate2 and the apps on it (faster-whisper, whisper-ctranslate2); not PyTorch's
+    /// allocator.
+    Ctranslate2,
     /// Anything else, or not known.
     Other,
 }
@@ -89,6 +102,12 @@ impl EngineName {
             EngineName::Comfyui => "ComfyUI",
             EngineName::Automatic1111 => "AUTOMATIC1111",
             EngineName::Invokeai => "InvokeAI",
+            EngineName::Fooocus => "Fooocus",
+            EngineName::Ultralytics => "Ultralytics YOLO",
+            EngineName::Detectron2 => "Detectron2",
+            EngineName::Openmmlab => "OpenMMLab (MMEngine)",
+            EngineName::Whisper => "openai-whisper",
+            EngineName::Ctranslate2 => "CTranslate2 (faster-whisper)",
             EngineName::Other => "unknown engine",
         }
     }

@@ -26,7 +26,7 @@ const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
     (Measure::Figures, 0.98),
     (Measure::PhaseShown, 0.83),
-    (Measure::Engine, 0.95),
+    (Measure::Engine, 0.98),
     (Measure::UnknownKept, 0.95),
     (Measure::Cause, 0.96),
 ];

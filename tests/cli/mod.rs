@@ -11,6 +11,7 @@ use std::process::{Command, Output};
 mod corpus;
 mod diff;
 mod docs;
+mod engines;
 mod explain;
 mod exporter;
 mod fit;

@@ -142,6 +142,92 @@ pub(super) const RULES: &[Rule] = &[
     rule(NAMES[13], invokeai_named),
     rule(NAMES[14], sglang_own),
     rule(NAMES[15], sglang_own),
+    // Fooocus (lllyasviel/Fooocus 2.x): its progress lines (`modules/async_worker.py`
+    // `progressbar`: `print(f'[Fooocus] {text}')`; `[Fooocus Model Management] Moving model(s)
+    // has taken …` of `modules/patch.py`), its launcher (`entry_with_update.py`) and its
+    // version line (`launch.py`: "Fooocus version: 2.1.865"); Fooocus-API's queue
+    // (mrhan1993/Fooocus-API `fooocusapi/worker.py`: "[Task Queue] Finish task with error");
+    // the name as a word.
+    rule("[Fooocus", fooocus_own),
+    rule("Fooocus version", fooocus_own),
+    rule("entry_with_update", fooocus_own),
+    rule("[Task Queue] Finish task", fooocus_own),
+    rule(NAMES[16], fooocus_named),
+    // Ultralytics YOLO: the banner `select_device` prints (`ultralytics/utils/torch_utils.py`:
+    // "Ultralytics 8.3.0 🚀 Python-3.11.4 torch-2.4.0 CUDA:0 (…)"; 8.0.x "Ultralytics
+    // YOLOv8.0.57 🚀 …") and AutoBatch's lines (`ultralytics/utils/autobatch.py`: "AutoBatch:
+    // Computing optimal batch size for imgsz=640").
+    rule("Ultralytics ", ultralytics_banner),
+    rule("AutoBatch: ", ultralytics_own),
+    // Detectron2's loggers, abbreviated to `d2` (`detectron2/utils/logger.py` `setup_logger`:
+    // "[06/09 11:05:25 d2.engine.train_loop]: Starting training from iteration 0").
+    rule("d2.engine.", detectron2_own),
+    rule("d2.data.", detectron2_own),
+    rule("d2.checkpoint.", detectron2_own),
+    rule("d2.evaluation.", detectron2_own),
+    rule("d2.utils.events", detectron2_own),
+    // OpenMMLab's loggers: MMEngine's `MMLogger` ("12/09 06:49:23 - mmengine - INFO - Epoch(train)
+    // [1][50/7330] …", `mmengine/logging/logger.py`) and the older mmcv-based loggers
+    // ("2022-01-01 12:00:00,000 - mmdet - INFO - Epoch [1][50/7330] …").
+    rule(" - mm", openmmlab_logger),
+    // faster-whisper's model class in pasted code (`faster_whisper/transcribe.py`
+    // `WhisperModel(model_size_or_path, device=…, compute_type=…)`) and its name as a word.
+    rule("WhisperModel(", ctranslate2_code),
+    rule(NAMES[17], ctranslate2_named),
+    rule(NAMES[18], ctranslate2_named),
+    rule(NAMES[19], ctranslate2_named),
+    rule(NAMES[20], ctranslate2_named),
+    rule(NAMES[21], whisper_named),
+    // ExLlamaV2 by name in a sentence ("I like to test the exllamav2 or exllamav2_hf model
+    // loaders"): the library has no other meaning.
+    rule(NAMES[22], exllamav2_named),
+    rule(NAMES[23], exllamav2_named),
+    // OpenMMLab's environment table (`mmengine/utils/dl_utils/collect_env.py` "MMEngine:
+    // 0.10.3"; MMDetection's `mmdet/utils/collect_env.py` adds "MMDetection: 3.3.0+44ebd17").
+    // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
+    // Adaptive CFG = 7", "[Parameters] Seed = 123"; `extras/expansion.py`: "[Prompt Expansion]
+    // …").
+    rule("[Parameters] ", fooocus_parameters),
+    rule("[Prompt Expansion]", fooocus_own),
+    // Ultralytics' training table header (`ultralytics/models/yolo/detect/train.py`
+    // `progress_string`: "Epoch GPU_mem box_loss cls_loss dfl_loss Instances Size"; YOLOv5's
+    // own repository prints `obj_loss` instead of `dfl_loss`) and its CLI (`yolo detect train
+    // data=coco8.yaml model=yolov8n.pt`, `ultralytics/cfg/__init__.py` `entrypoint`).
+    rule("GPU_mem", ultralytics_table),
+    rule("yolo ", ultralytics_cli),
+    // Detectron2's environment table (`detectron2/utils/collect_env.py`: "detectron2   0.6
+    // @/usr/local/lib/python3.8/dist-packages/detectron2").
+    rule("detectron2 ", detectron2_env),
+    // CTranslate2's own logger (spdlog: "[2024-01-01 12:00:00.000] [ctranslate2] [thread 1234]
+    // [warning] …").
+    rule("[ctranslate2]", ctranslate2_logger),
+    rule("MMEngine: ", openmmlab_env),
+    rule("MMDetection: ", openmmlab_env),
+    // ComfyUI's executor when a node raises (`execution.py`: `logging.error(f"!!! Exception
+    // during processing !!! {ex}")`).
+    rule("!!! Exception during processing", comfyui_own),
+    // InvokeAI 2.x's web server before a generation (`invokeai/backend/invoke_ai_web_server.py`:
+    // ">> Image Generation Parameters:", ">> ESRGAN Parameters: …", ">> Facetool Parameters: …").
+    rule(">> Image Generation Parameters", invokeai_console),
+    rule(">> ESRGAN Parameters", invokeai_console),
+    rule(">> Facetool Parameters", invokeai_console),
+    // TensorFlow's C++ log location (`tensorflow/core/common_runtime/gpu/gpu_device.cc:885]`,
+    // `…\tensorflow\stream_executor\cuda\cuda_blas.cc:372]`, TF's ROCm build
+    // `tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606]`).
+    rule(".cc:", tensorflow_cpp_location),
+    // PyTorch's distributed errors (`torch.distributed.DistBackendError`, `ProcessGroupNCCL`,
+    // the C++ source `torch/csrc/distributed/c10d/NCCLUtils.hpp`) and a torch call in code
+    // (`torch.randn(2, 2).cuda()`, `torch.zeros(…, device="cuda")`).
+    rule("DistBackendError", pytorch_named),
+    rule("ProcessGroupNCCL", pytorch_named),
+    rule("torch/csrc/", pytorch_named),
+    rule("torch.", torch_call),
+    // XLA's buffer listing names the JAX transformation that made each buffer
+    // (`op_name="pjit(train_step)/jit(main)/…"`); TensorFlow's ops are named by their graph.
+    rule("op_name=\"pjit(", jax_op_name),
+    rule("op_name=\"jit(", jax_op_name),
+    // AutoTrain's loguru location (`autotrain.trainers.common:wrapper:121 - …`).
+    rule("autotrain.", autotrain_logger),
 ];
 
 /// Markers that name an application without showing a step of its run (neutral for the
@@ -163,6 +249,14 @@ pub(super) const NAMES: &[&str] = &[
     "InvokeAI",
     "req_to_token_pool",
     "token_to_kv_pool",
+    "Fooocus",
+    "faster-whisper",
+    "faster_whisper",
+    "CTranslate2",
+    "whisper-ctranslate2",
+    "openai-whisper",
+    "exllamav2",
+    "ExLlamaV2",
 ];
 
 fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
@@ -189,6 +283,247 @@ fn comfyui_named(text: &str, facts: &mut LineFacts) {
 fn invokeai_named(text: &str, facts: &mut LineFacts) {
     if named_as_word(text, "InvokeAI") {
         facts.engine(EngineName::Invokeai, Certainty::Weak);
+    }
+}
+
+fn fooocus_own(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Fooocus, Certainty::Strong);
+}
+
+fn fooocus_named(text: &str, facts: &mut LineFacts) {
+    if named_as_word(text, "Fooocus") {
+        facts.engine(EngineName::Fooocus, Certainty::Weak);
+    }
+}
+
+fn ultralytics_banner(text: &str, facts: &mut LineFacts) {
+    // "Ultralytics 8.3.0 🚀 Python-…" or "Ultralytics YOLOv8.0.57 🚀 Python-…": a version and
+    // the Python/torch versions after it; "Ultralytics package" in prose is not the banner.
+    let Some(word) = word_after(text, "Ultralytics ") else {
+        return;
+    };
+    let version = word.strip_prefix("YOLOv").unwrap_or(word);
+    let versioned = version.starts_with(|c: char| c.is_ascii_digit()) && version.contains('.');
+    if versioned && (has(text, "Python-") || has(text, "torch-")) {
+        facts.engine(EngineName::Ultralytics, Certainty::Banner);
+        facts.engine_version = Some(version.to_string());
+    }
+}
+
+fn ultralytics_own(text: &str, facts: &mut LineFacts) {
+    if text.trim_start().starts_with("AutoBatch: ") {
+        facts.engine(EngineName::Ultralytics, Certainty::Strong);
+    }
+}
+
+fn detectron2_own(text: &str, facts: &mut LineFacts) {
+    // The logger name stands after the time, before `]`: ` d2.engine.train_loop]:`.
+    let named = text.match_indices("d2.").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let rest = &text[at..];
+        before.is_none_or(|c| c == ' ' || c == '[')
+            && rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+                .is_some_and(|end| rest[end..].starts_with(']'))
+    });
+    if named {
+        facts.engine(EngineName::Detectron2, Certainty::Strong);
+    }
+}
+
+fn openmmlab_logger(text: &str, facts: &mut LineFacts) {
+    // `<time> - <logger> - <LEVEL> - `: the logger is an OpenMMLab package.
+    const LOGGERS: [&str; 12] = [
+        "mmengine",
+        "mmdet",
+        "mmseg",
+        "mmcv",
+        "mmpose",
+        "mmocr",
+        "mmcls",
+        "mmpretrain",
+        "mmaction",
+        "mmrotate",
+        "mmyolo",
+        "mmdet3d",
+    ];
+    let named = text
+        .split(" - ")
+        .skip(1)
+        .any(|part| LOGGERS.contains(&part))
+        && ["INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL"]
+            .iter()
+            .any(|level| has(text, &format!(" - {level} - ")));
+    if named {
+        facts.engine(EngineName::Openmmlab, Certainty::Strong);
+    }
+}
+
+fn tensorflow_cpp_location(text: &str, facts: &mut LineFacts) {
+    // `tensorflow/<…>.cc:<line>]`; jaxlib before 0.4 built XLA from `external/org_tensorflow/`.
+    let named = text.match_indices(".cc:").any(|(at, _)| {
+        let start = text[..at]
+            .rfind(|c: char| c.is_whitespace())
+            .map_or(0, |space| space + 1);
+        let path = text[start..at].replace('\\', "/");
+        let digits = text[at + 4..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        // PyTorch/XLA 1.x built its XRT client in TensorFlow's tree (`tensorflow/compiler/xla/
+        // xla_client/xla_util.cc`): that is not TensorFlow running.
+        (path.starts_with("tensorflow/") || has(&path, "/tensorflow/"))
+            && !has(&path, "org_tensorflow")
+            && !has(&path, "/xla_client/")
+            && digits > 0
+            && text[at + 4 + digits..].starts_with(']')
+    });
+    if named {
+        facts.engine(EngineName::Tensorflow, Certainty::Strong);
+    }
+}
+
+fn pytorch_named(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Pytorch, Certainty::Weak);
+}
+
+fn torch_call(text: &str, facts: &mut LineFacts) {
+    // `torch.<function>(` or `torch.cuda.<function>(`: code calling torch (not
+    // `torch.OutOfMemoryError:` named in a message, nor a module path such as TensorRT's layer
+    // name `torch.nn.functional.linear(…)` of a converted model).
+    let called = text.match_indices("torch.").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let rest = &text[at + "torch.".len()..];
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .unwrap_or(rest.len());
+        let name = &rest[..name_len];
+        let function = name.strip_prefix("cuda.").unwrap_or(name);
+        before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
+            && function.starts_with(|c: char| c.is_ascii_lowercase())
+            && !function.contains('.')
+            && rest[name_len..].starts_with('(')
+    });
+    if called {
+        facts.engine(EngineName::Pytorch, Certainty::Weak);
+    }
+}
+
+fn jax_op_name(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Jax, Certainty::Strong);
+}
+
+fn autotrain_logger(text: &str, facts: &mut LineFacts) {
+    if has(text, "autotrain.trainers") || has(text, "autotrain.app") {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
+}
+
+fn ctranslate2_code(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Ctranslate2, Certainty::Weak);
+}
+
+fn fooocus_parameters(text: &str, facts: &mut LineFacts) {
+    const KEYS: [&str; 5] = ["Adaptive CFG", "Sharpness", "Seed", "CFG", "ADM Scale"];
+    let Some(rest) = text.split("[Parameters] ").nth(1) else {
+        return;
+    };
+    if KEYS
+        .iter()
+        .any(|key| rest.starts_with(&format!("{key} = ")))
+    {
+        facts.engine(EngineName::Fooocus, Certainty::Strong);
+    }
+}
+
+fn ultralytics_table(text: &str, facts: &mut LineFacts) {
+    if has(text, "Epoch") && has(text, "box_loss") && has(text, "dfl_loss") {
+        facts.engine(EngineName::Ultralytics, Certainty::Strong);
+    }
+}
+
+fn ultralytics_cli(text: &str, facts: &mut LineFacts) {
+    // `yolo <task|mode> … key=value`: the command of the `yolo` console script.
+    const WORDS: [&str; 11] = [
+        "train",
+        "val",
+        "predict",
+        "export",
+        "track",
+        "benchmark",
+        "detect",
+        "segment",
+        "classify",
+        "pose",
+        "obb",
+    ];
+    let command = text.match_indices("yolo ").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let mut words = text[at + "yolo ".len()..].split_whitespace();
+        let first = words.next().unwrap_or("");
+        before.is_none_or(|c| c.is_whitespace() || matches!(c, '$' | '!' | '`' | '>'))
+            && (WORDS.contains(&first) || first.starts_with("task=") || first.starts_with("mode="))
+            && text[at..].contains('=')
+    });
+    if command {
+        facts.engine(EngineName::Ultralytics, Certainty::Weak);
+    }
+}
+
+fn detectron2_env(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_start();
+    let Some(rest) = line.strip_prefix("detectron2 ") else {
+        return;
+    };
+    let mut words = rest.split_whitespace();
+    let version = words.next().unwrap_or("");
+    if version.starts_with(|c: char| c.is_ascii_digit())
+        && words.next().is_some_and(|w| w.starts_with('@'))
+    {
+        facts.engine(EngineName::Detectron2, Certainty::Strong);
+        facts.engine_version = Some(version.to_string());
+    }
+}
+
+fn ctranslate2_logger(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Ctranslate2, Certainty::Strong);
+}
+
+fn openmmlab_env(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_start();
+    let version = ["MMEngine: ", "MMDetection: "]
+        .iter()
+        .find_map(|key| line.strip_prefix(key))
+        .and_then(|rest| rest.split_whitespace().next())
+        .filter(|word| word.starts_with(|c: char| c.is_ascii_digit()));
+    if version.is_some() {
+        facts.engine(EngineName::Openmmlab, Certainty::Strong);
+    }
+}
+
+fn exllamav2_named(text: &str, facts: &mut LineFacts) {
+    if named_as_word(text, "exllamav2") || named_as_word(text, "ExLlamaV2") {
+        facts.engine(EngineName::Exllamav2, Certainty::Weak);
+    }
+}
+
+fn whisper_named(text: &str, facts: &mut LineFacts) {
+    if named_as_word(text, "openai-whisper") {
+        facts.engine(EngineName::Whisper, Certainty::Weak);
+    }
+}
+
+fn ctranslate2_named(text: &str, facts: &mut LineFacts) {
+    let named = [
+        "faster-whisper",
+        "faster_whisper",
+        "CTranslate2",
+        "whisper-ctranslate2",
+    ]
+    .iter()
+    .any(|name| named_as_word(text, name));
+    if named {
+        facts.engine(EngineName::Ctranslate2, Certainty::Weak);
     }
 }
 
@@ -237,6 +572,10 @@ fn python_import(text: &str, facts: &mut LineFacts) {
     }
     let name = match top {
         "lightning" => Some(EngineName::Lightning),
+        // Packages the path table only names by their subpackages (a folder of that name is
+        // often the user's project or environment).
+        "detectron2" => Some(EngineName::Detectron2),
+        "whisper" => Some(EngineName::Whisper),
         _ => engine_of_path(&format!("/{top}/")),
     };
     if let Some(name) = name {
@@ -468,7 +807,16 @@ pub fn layer(name: EngineName) -> u8 {
         EngineName::Other => 0,
         EngineName::Pytorch | EngineName::Jax | EngineName::Tensorflow => 1,
         EngineName::Transformers | EngineName::Accelerate | EngineName::Diffusers => 2,
-        EngineName::Peft | EngineName::Lightning | EngineName::Deepspeed => 3,
+        // Training frameworks and task libraries: ComfyUI running an Ultralytics detector or a
+        // Whisper node stays ComfyUI, and their own runs stay theirs over torch/transformers.
+        EngineName::Peft
+        | EngineName::Lightning
+        | EngineName::Deepspeed
+        | EngineName::Ultralytics
+        | EngineName::Detectron2
+        | EngineName::Openmmlab
+        | EngineName::Whisper
+        | EngineName::Ctranslate2 => 3,
         EngineName::Vllm
         | EngineName::Sglang
         | EngineName::Tgi
@@ -480,8 +828,9 @@ pub fn layer(name: EngineName) -> u8 {
         | EngineName::Comfyui
         | EngineName::Automatic1111
         | EngineName::Invokeai => 4,
-        // Wrappers of another engine: ollama runs llama.cpp, Aphrodite forked vLLM.
-        EngineName::Ollama | EngineName::Aphrodite => 5,
+        // Wrappers of another engine: ollama runs llama.cpp, Aphrodite forked vLLM, Fooocus
+        // runs its own copy of ComfyUI's model management (`ldm_patched`).
+        EngineName::Ollama | EngineName::Aphrodite | EngineName::Fooocus => 5,
     }
 }
 
@@ -503,7 +852,9 @@ pub fn outranks(new: (EngineName, Certainty), old: (EngineName, Certainty)) -> b
 fn wraps(outer: EngineName, inner: EngineName) -> bool {
     matches!(
         (outer, inner),
-        (EngineName::Ollama, EngineName::Llamacpp) | (EngineName::Aphrodite, EngineName::Vllm)
+        (EngineName::Ollama, EngineName::Llamacpp)
+            | (EngineName::Aphrodite, EngineName::Vllm)
+            | (EngineName::Fooocus, EngineName::Comfyui)
     )
 }
 
@@ -547,6 +898,9 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
             EngineName::MlcLlm,
         ),
         (&["/invokeai/"], EngineName::Invokeai),
+        // Fooocus by its folder (`Fooocus_win64_2-1-791/Fooocus/…`, Fooocus-API's
+        // `fooocusapi/`); its `ldm_patched` copy of ComfyUI below, after Forge's.
+        (&["/fooocus"], EngineName::Fooocus),
         (
             &["/comfyui", "/comfy/", "/comfy_extras/", "/comfy_execution/"],
             EngineName::Comfyui,
@@ -563,6 +917,72 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
                 "/modules/call_queue.py",
             ],
             EngineName::Automatic1111,
+        ),
+        // Fooocus's own modules: `ldm_patched/` (2.1.8+; Forge's early builds carried a copy,
+        // matched above by its folder), `backend/headless/fcbh/` (2.1 before `ldm_patched`),
+        // `modules/async_worker.py` and `modules/default_pipeline.py`.
+        (
+            &[
+                "/ldm_patched/",
+                "/backend/headless/fcbh/",
+                "/modules/async_worker.py",
+                "/modules/default_pipeline.py",
+            ],
+            EngineName::Fooocus,
+        ),
+        (&["/ultralytics/"], EngineName::Ultralytics),
+        // Detectron2 by its subpackages: a folder or conda env named `detectron2` holds
+        // anything.
+        (
+            &[
+                "/detectron2/engine/",
+                "/detectron2/modeling/",
+                "/detectron2/data/",
+                "/detectron2/layers/",
+                "/detectron2/structures/",
+                "/detectron2/evaluation/",
+                "/detectron2/checkpoint/",
+                "/detectron2/solver/",
+                "/detectron2/utils/",
+                "/detectron2/config/",
+                "/detectron2/export/",
+                "/detectron2/model_zoo/",
+            ],
+            EngineName::Detectron2,
+        ),
+        (
+            &[
+                "/mmengine/",
+                "/mmdet/",
+                "/mmdet3d/",
+                "/mmcv/",
+                "/mmseg/",
+                "/mmpose/",
+                "/mmocr/",
+                "/mmcls/",
+                "/mmpretrain/",
+                "/mmaction/",
+                "/mmrotate/",
+                "/mmyolo/",
+            ],
+            EngineName::Openmmlab,
+        ),
+        // faster-whisper and whisper-ctranslate2 run on CTranslate2 (its own CUDA allocator).
+        (
+            &["/faster_whisper/", "/ctranslate2/", "/whisper_ctranslate2/"],
+            EngineName::Ctranslate2,
+        ),
+        // openai-whisper by its modules (a user's `whisper/` folder or `my_whisper.py` is not).
+        (
+            &[
+                "-packages/whisper/",
+                "/whisper/transcribe.py",
+                "/whisper/decoding.py",
+                "/whisper/model.py",
+                "/whisper/audio.py",
+                "/whisper/timing.py",
+            ],
+            EngineName::Whisper,
         ),
         (&["/mii/"], EngineName::Deepspeed),
         (&["/peft/"], EngineName::Peft),
@@ -753,6 +1173,11 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
     // and PyTorch/XLA 1.x (`xla_client/xla_util.cc`); JAX never ran on XRT: no engine from it.
     if has(text, "Attempting to reserve") {
         return None;
+    }
+    // CTranslate2's `CUDA_CHECK` (`src/cuda/utils.h`: `THROW_RUNTIME_ERROR("CUDA failed with
+    // error " + cudaGetErrorString(code))`), the error faster-whisper users see.
+    if has(text, "CUDA failed with error") {
+        return Some(EngineName::Ctranslate2);
     }
     if has(text, "Out of memory while trying to allocate") || has(text, "RESOURCE_EXHAUSTED") {
         return Some(EngineName::Jax);
@@ -1019,5 +1444,125 @@ mod tests {
             engine_of_path("/opt/t5x/t5x/trainer.py"),
             Some(EngineName::Jax)
         );
+    }
+
+    /// Applications with memory settings of their own, by their paths, banners and loggers; and
+    /// the look-alikes that must not name them (docs/engines.md).
+    #[test]
+    fn applications_with_their_own_memory_settings() {
+        let lines: &[(&str, EngineName)] = &[
+            ("[Fooocus] Encoding positive #1 ...", EngineName::Fooocus),
+            ("[Fooocus Model Management] Moving model(s) has taken 0.50 seconds", EngineName::Fooocus),
+            ("Fooocus version: 2.1.865", EngineName::Fooocus),
+            ("python entry_with_update.py --preset realistic", EngineName::Fooocus),
+            ("ERROR    [Task Queue] Finish task with error: CUDA out of memory.", EngineName::Fooocus),
+            ("just start Fooocus, installed on a venv", EngineName::Fooocus),
+            ("Ultralytics YOLOv8.0.57 🚀 Python-3.9.12 torch-1.12.0 CUDA:0 (NVIDIA RTX A5000, 24564MiB)", EngineName::Ultralytics),
+            ("Ultralytics 8.3.0 🚀 Python-3.11.4 torch-2.4.0+cu121 CUDA:0 (Tesla T4, 15095MiB)", EngineName::Ultralytics),
+            ("AutoBatch: Computing optimal batch size for imgsz=640 at 60.0% CUDA memory utilization.", EngineName::Ultralytics),
+            ("from ultralytics import YOLO", EngineName::Ultralytics),
+            ("**ERROR [06/09 11:05:25 d2.engine.train_loop]**: Exception during training:", EngineName::Detectron2),
+            ("[06/09 11:05:25 d2.engine.hooks]: Overall training speed: 22 iterations", EngineName::Detectron2),
+            ("from detectron2.engine import DefaultTrainer", EngineName::Detectron2),
+            ("12/09 06:49:23 - mmengine - INFO - Saving checkpoint at 14 epochs", EngineName::Openmmlab),
+            ("2022-01-01 12:00:00,000 - mmdet - INFO - Epoch [1][50/7330]", EngineName::Openmmlab),
+            ("model = WhisperModel(\"large-v3\", device=\"cuda\", compute_type=\"float16\")", EngineName::Ctranslate2),
+            ("I use faster-whisper 1.0.3 with large-v3", EngineName::Ctranslate2),
+            ("import whisper", EngineName::Whisper),
+            ("pip install -U openai-whisper", EngineName::Whisper),
+            ("I really like to test the exllamav2 or exllamav2_hf model loaders.", EngineName::Exllamav2),
+            ("Running on CTranslate2 4.3.1 with cuDNN 9", EngineName::Ctranslate2),
+            ("$ whisper-ctranslate2 talk.mp3 --model large-v2", EngineName::Ctranslate2),
+            ("MMEngine: 0.10.3", EngineName::Openmmlab),
+            ("[Parameters] Adaptive CFG = 7", EngineName::Fooocus),
+            ("[Prompt Expansion] a cat, highly detailed", EngineName::Fooocus),
+            ("      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size", EngineName::Ultralytics),
+            ("!yolo detect train data=coco8.yaml model=yolov8n.pt epochs=3 imgsz=640", EngineName::Ultralytics),
+            ("$ yolo task=detect mode=train model=yolov8s.pt batch=32", EngineName::Ultralytics),
+            ("detectron2              0.6 @/usr/local/lib/python3.8/dist-packages/detectron2", EngineName::Detectron2),
+            ("[2024-03-01 10:00:00.123] [ctranslate2] [thread 5150] [warning] The compute type inferred from the saved model is float16", EngineName::Ctranslate2),
+            ("MMDetection: 3.3.0+44ebd17", EngineName::Openmmlab),
+            ("!!! Exception during processing !!! Allocation on device", EngineName::Comfyui),
+            (">> ESRGAN Parameters: False", EngineName::Invokeai),
+            ("2023-11-01 16:19:17.812101: E tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed to allocate 127.99TiB", EngineName::Tensorflow),
+            ("E c:\\tf_jenkins\\home\\workspace\\tensorflow\\stream_executor\\cuda\\cuda_blas.cc:372] failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED", EngineName::Tensorflow),
+            ("[rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275", EngineName::Pytorch),
+            ("nums = torch.randn(2,2).cuda(), it show the above error", EngineName::Pytorch),
+            ("Operator: op_name=\"pjit(train_step)/jit(main)/jvp(Transformer)\"", EngineName::Jax),
+            ("ERROR    | 2024-08-21 22:56:04 | autotrain.trainers.common:wrapper:121 - HIP out of memory.", EngineName::Transformers),
+        ];
+        for (line, expected) in lines {
+            assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
+        }
+        let not_named: &[&str] = &[
+            // Prose and other projects' words.
+            "the Ultralytics package has a memory issue",
+            "AutoBatch is a nice feature: AutoBatch: no",
+            "we moved from d2.x to d3",
+            "result - mmhmm - INFO - ok",
+            "my_fooocus_clone is elsewhere",
+            "I compared faster_whisper_benchmark.py results",
+            "image: onerahmet/openai-whisper-asr-webservice:latest-gpu",
+            "MMEngine: see the docs",
+            // YOLOv5's own repository (other flags), and prose about YOLO.
+            "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size",
+            "I trained yolo train-style models last year",
+            "we use yolo for detection = fun",
+            "[Parameters] none given",
+            "detectron2 is great",
+            "pip install exllamav2_kernels-0.1.whl",
+            // jaxlib before 0.4 logged XLA from its TensorFlow checkout.
+            "E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client.cc:2153] Execution failed",
+            // A torch class named in a message is not code calling torch.
+            "torch.cuda.OutOfMemoryError: CUDA out of memory.",
+            "[TensorRT] ERROR: Out of memory error during getBestTactic: [FULLY_CONNECTED #1] torch.nn.functional.linear(tensor(shape=[1, 9216]))",
+            "2022-04-04 00:27:49.642380: E tensorflow/compiler/xla/xla_client/xla_util.cc:88]   (1) RESOURCE_EXHAUSTED: Attempting to reserve 6.48G",
+        ];
+        for line in not_named {
+            assert_eq!(engine(line), None, "{line}");
+        }
+        let paths: &[(&str, Option<EngineName>)] = &[
+            ("X:\\AI\\Fooocus_win64_2-1-791\\Fooocus\\modules\\patch.py", Some(EngineName::Fooocus)),
+            ("/content/Fooocus/ldm_patched/modules/model_management.py", Some(EngineName::Fooocus)),
+            ("/app/repositories/Fooocus/backend/headless/fcbh/sd.py", Some(EngineName::Fooocus)),
+            // Forge's early builds carried `ldm_patched` too: Forge is AUTOMATIC1111's.
+            ("/sd/stable-diffusion-webui-forge/ldm_patched/modules/model_management.py", Some(EngineName::Automatic1111)),
+            ("/work/AI/YOLOv8/ultralytics/ultralytics/yolo/engine/model.py", Some(EngineName::Ultralytics)),
+            ("/usr/lib/python3.10/site-packages/detectron2/engine/train_loop.py", Some(EngineName::Detectron2)),
+            // A conda env named after detectron2 runs torch's own files here.
+            ("/home/lab/miniconda2/envs/detectron2/lib/python3.7/site-packages/torch/tensor.py", Some(EngineName::Pytorch)),
+            ("/home/me/anaconda3/envs/yolox/lib/python3.8/site-packages/mmdet-3.3.0-py3.8.egg/mmdet/structures/bbox/bbox_overlaps.py", Some(EngineName::Openmmlab)),
+            ("/envs/openmmlab/lib/python3.8/site-packages/mmengine/runner/loops.py", Some(EngineName::Openmmlab)),
+            ("/home/coder/.local/lib/python3.8/site-packages/faster_whisper/transcribe.py", Some(EngineName::Ctranslate2)),
+            ("faster_whisper\\transcribe.py", Some(EngineName::Ctranslate2)),
+            ("D:\\anaconda3\\envs\\whisperTime\\lib\\site-packages\\whisper\\__init__.py", Some(EngineName::Whisper)),
+            // A user's file or folder with `whisper` in its name is neither whisper package.
+            ("/home/me/projects/whisper_tools/faster_whisper_run.py", None),
+            ("/home/me/whisper/run_whisper.py", None),
+            ("/Whisper-WebUI/modules/whisper/base_transcription_pipeline.py", None),
+            ("C:\\Users\\me\\my_whisper\\transcribe.py", None),
+        ];
+        for (path, expected) in paths {
+            assert_eq!(engine_of_path(path), *expected, "{path}");
+        }
+        // CTranslate2's own error wording.
+        assert_eq!(
+            engine_of_message("CUDA failed with error out of memory", Some("RuntimeError")),
+            Some(EngineName::Ctranslate2)
+        );
+        // Fooocus prints ComfyUI's model-management lines from its `ldm_patched` copy.
+        assert!(!outranks(
+            (EngineName::Comfyui, Certainty::Strong),
+            (EngineName::Fooocus, Certainty::Weak)
+        ));
+        // ComfyUI running an Ultralytics detector or a Whisper node stays ComfyUI.
+        assert!(!outranks(
+            (EngineName::Ultralytics, Certainty::Weak),
+            (EngineName::Comfyui, Certainty::Weak)
+        ));
+        assert!(outranks(
+            (EngineName::Detectron2, Certainty::Weak),
+            (EngineName::Pytorch, Certainty::Weak)
+        ));
     }
 }
