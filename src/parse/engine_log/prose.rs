@@ -60,6 +60,14 @@ pub(super) const MARKERS: &[&str] = &[
     "inferên",
     "carga",
     "carreg",
+    // Phrases added for the blind batch of issue 13 (`analyze::phase::prose`).
+    "t generation",
+    "AE decod",
+    "ae decod",
+    "prefill",
+    "running the model",
+    "eight loading",
+    "eights loading",
 ];
 
 pub(super) const RULES: &[Rule] = &[
@@ -111,6 +119,13 @@ pub(super) const RULES: &[Rule] = &[
     rule(MARKERS[45], stage_words),
     rule(MARKERS[46], stage_words),
     rule(MARKERS[47], stage_words),
+    rule(MARKERS[48], stage_words),
+    rule(MARKERS[49], stage_words),
+    rule(MARKERS[50], stage_words),
+    rule(MARKERS[51], stage_words),
+    rule(MARKERS[52], stage_words),
+    rule(MARKERS[53], stage_words),
+    rule(MARKERS[54], stage_words),
 ];
 
 fn stage_words(_text: &str, facts: &mut LineFacts) {
