@@ -40,6 +40,16 @@ const PHRASES: &[(&str, Phase)] = &[
     ("while finetuning", Phase::TrainingStep),
     ("when finetuning", Phase::TrainingStep),
     ("trying to finetune", Phase::TrainingStep),
+    // The backward pass and epochs exist only in training.
+    ("backward pass", Phase::TrainingStep),
+    ("during backward", Phase::TrainingStep),
+    // (Not `epoch` alone: a command line's `--epochs 300` says what was asked, not where it
+    // failed.)
+    ("first epoch", Phase::TrainingStep),
+    ("second epoch", Phase::TrainingStep),
+    ("next epoch", Phase::TrainingStep),
+    ("each epoch", Phase::TrainingStep),
+    ("an epoch", Phase::TrainingStep),
     ("训练", Phase::TrainingStep),
     ("微调", Phase::TrainingStep),
     ("学習", Phase::TrainingStep),
@@ -74,6 +84,11 @@ const PHRASES: &[(&str, Phase)] = &[
     ("carregar o modelo", Phase::WeightsLoad),
     // Inference, generation, sampling (AUTOMATIC1111's "hires fix" is the upscaling pass of
     // an image generation).
+    ("during decoding", Phase::Inference),
+    ("while decoding", Phase::Inference),
+    ("when upscaling", Phase::Inference),
+    ("while upscaling", Phase::Inference),
+    ("during upscaling", Phase::Inference),
     ("during inference", Phase::Inference),
     ("while inferencing", Phase::Inference),
     ("when inferencing", Phase::Inference),
@@ -110,6 +125,17 @@ const PHRASES: &[(&str, Phase)] = &[
     ("ksampler", Phase::Inference),
     ("samplercustom", Phase::Inference),
     ("推理", Phase::Inference),
+    // An engine's start-up before it serves (`the shard fails to start`), and its CUDA-graph
+    // capture.
+    ("at startup", Phase::Startup),
+    ("on startup", Phase::Startup),
+    ("during startup", Phase::Startup),
+    ("fails to start", Phase::Startup),
+    ("failed to start", Phase::Startup),
+    ("cuda graph capture", Phase::CudaGraphCapture),
+    ("capturing cuda graph", Phase::CudaGraphCapture),
+    ("cudagraph capture", Phase::CudaGraphCapture),
+    ("capturing cudagraph", Phase::CudaGraphCapture),
     ("生成图", Phase::Inference),
     ("推論", Phase::Inference),
     ("추론", Phase::Inference),
@@ -366,6 +392,23 @@ mod tests {
             Some(Phase::Inference)
         );
         assert_eq!(one("Will OOM during vae decoding"), Some(Phase::Inference));
+        assert_eq!(
+            one("it runs OOM in the second epoch"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("python train.py --img 416 --epochs 300"), None);
+        assert_eq!(
+            one("CUDA OOM during the backward pass of a 7B model"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("the server fails to start with an OOM"),
+            Some(Phase::Startup)
+        );
+        assert_eq!(
+            one("OOM while capturing CUDA graphs on an L4"),
+            Some(Phase::CudaGraphCapture)
+        );
         assert_eq!(
             one("loads successfully but then OOMs at generation time"),
             Some(Phase::Inference)

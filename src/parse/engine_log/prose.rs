@@ -68,6 +68,15 @@ pub(super) const MARKERS: &[&str] = &[
     "running the model",
     "eight loading",
     "eights loading",
+    "ackward",
+    "epoch",
+    "Epoch",
+    "decoding",
+    "upscaling",
+    "startup",
+    "to start",
+    "graph capture",
+    "apturing",
 ];
 
 pub(super) const RULES: &[Rule] = &[
@@ -126,6 +135,15 @@ pub(super) const RULES: &[Rule] = &[
     rule(MARKERS[52], stage_words),
     rule(MARKERS[53], stage_words),
     rule(MARKERS[54], stage_words),
+    rule(MARKERS[55], stage_words),
+    rule(MARKERS[56], stage_words),
+    rule(MARKERS[57], stage_words),
+    rule(MARKERS[58], stage_words),
+    rule(MARKERS[59], stage_words),
+    rule(MARKERS[60], stage_words),
+    rule(MARKERS[61], stage_words),
+    rule(MARKERS[62], stage_words),
+    rule(MARKERS[63], stage_words),
 ];
 
 fn stage_words(_text: &str, facts: &mut LineFacts) {
