@@ -371,7 +371,11 @@ proptest! {
                 proptest::sample::select(OOM_MARKERS.to_vec()).prop_map(str::to_string),
                 // A marker cut short.
                 proptest::sample::select(OOM_MARKERS.to_vec())
-                    .prop_map(|marker| marker[..marker.len() - 1].to_string()),
+                    .prop_map(|marker| {
+                        // At a character boundary (the Chinese markers are several bytes each).
+                        let cut = marker.char_indices().last().map_or(0, |(at, _)| at);
+                        marker[..cut].to_string()
+                    }),
                 Just("vLLM API server version".to_string()),
                 Just("LLM engine (".to_string()),
                 // A memory summary's counter of past OOMs, whole or cut.

@@ -22,6 +22,8 @@ const PHRASES: &[(&str, Phase)] = &[
     ("tried to train", Phase::TrainingStep),
     ("training on ", Phase::TrainingStep),
     ("training with ", Phase::TrainingStep),
+    ("training a ", Phase::TrainingStep),
+    ("training an ", Phase::TrainingStep),
     ("start training", Phase::TrainingStep),
     ("starting training", Phase::TrainingStep),
     ("training starts", Phase::TrainingStep),
@@ -38,6 +40,16 @@ const PHRASES: &[(&str, Phase)] = &[
     ("while finetuning", Phase::TrainingStep),
     ("when finetuning", Phase::TrainingStep),
     ("trying to finetune", Phase::TrainingStep),
+    // The backward pass and epochs exist only in training.
+    ("backward pass", Phase::TrainingStep),
+    ("during backward", Phase::TrainingStep),
+    // (Not `epoch` alone: a command line's `--epochs 300` says what was asked, not where it
+    // failed.)
+    ("first epoch", Phase::TrainingStep),
+    ("second epoch", Phase::TrainingStep),
+    ("next epoch", Phase::TrainingStep),
+    ("each epoch", Phase::TrainingStep),
+    ("an epoch", Phase::TrainingStep),
     ("训练", Phase::TrainingStep),
     ("微调", Phase::TrainingStep),
     ("学習", Phase::TrainingStep),
@@ -62,6 +74,8 @@ const PHRASES: &[(&str, Phase)] = &[
     ("can not load", Phase::WeightsLoad),
     ("unable to load", Phase::WeightsLoad),
     ("model loading", Phase::WeightsLoad),
+    ("weight loading", Phase::WeightsLoad),
+    ("weights loading", Phase::WeightsLoad),
     ("加载模型", Phase::WeightsLoad),
     ("模型加载", Phase::WeightsLoad),
     ("読み込", Phase::WeightsLoad),
@@ -70,6 +84,11 @@ const PHRASES: &[(&str, Phase)] = &[
     ("carregar o modelo", Phase::WeightsLoad),
     // Inference, generation, sampling (AUTOMATIC1111's "hires fix" is the upscaling pass of
     // an image generation).
+    ("during decoding", Phase::Inference),
+    ("while decoding", Phase::Inference),
+    ("when upscaling", Phase::Inference),
+    ("while upscaling", Phase::Inference),
+    ("during upscaling", Phase::Inference),
     ("during inference", Phase::Inference),
     ("while inferencing", Phase::Inference),
     ("when inferencing", Phase::Inference),
@@ -77,6 +96,15 @@ const PHRASES: &[(&str, Phase)] = &[
     ("run inference", Phase::Inference),
     ("at inference", Phase::Inference),
     ("during generation", Phase::Inference),
+    ("at generation", Phase::Inference),
+    ("while running the model", Phase::Inference),
+    // A diffusion pipeline's last step, the VAE turning latents into pixels (ComfyUI's
+    // `VAEDecode` node, diffusers' `vae.decode`): part of generating the image.
+    ("vae decod", Phase::Inference),
+    // An LLM server's prompt pass (`long-context prefill exceeds the profiled peak`).
+    ("during prefill", Phase::Inference),
+    ("during the prefill", Phase::Inference),
+    ("context prefill", Phase::Inference),
     ("when generating", Phase::Inference),
     ("while generating", Phase::Inference),
     ("image generation", Phase::Inference),
@@ -97,6 +125,17 @@ const PHRASES: &[(&str, Phase)] = &[
     ("ksampler", Phase::Inference),
     ("samplercustom", Phase::Inference),
     ("推理", Phase::Inference),
+    // An engine's start-up before it serves (`the shard fails to start`), and its CUDA-graph
+    // capture.
+    ("at startup", Phase::Startup),
+    ("on startup", Phase::Startup),
+    ("during startup", Phase::Startup),
+    ("fails to start", Phase::Startup),
+    ("failed to start", Phase::Startup),
+    ("cuda graph capture", Phase::CudaGraphCapture),
+    ("capturing cuda graph", Phase::CudaGraphCapture),
+    ("cudagraph capture", Phase::CudaGraphCapture),
+    ("capturing cudagraph", Phase::CudaGraphCapture),
     ("生成图", Phase::Inference),
     ("推論", Phase::Inference),
     ("추론", Phase::Inference),
@@ -106,9 +145,29 @@ const PHRASES: &[(&str, Phase)] = &[
 
 /// Words just before a phrase that deny it or put the failure outside the stage.
 const DENY: &[&str] = &[
-    "no", "not", "never", "without", "don't", "doesn't", "didn't", "isn't", "wasn't", "after",
-    "before", "finished", "done",
+    "no",
+    "not",
+    "never",
+    "without",
+    "don't",
+    "doesn't",
+    "didn't",
+    "isn't",
+    "wasn't",
+    "after",
+    "before",
+    "finished",
+    "done",
+    "finish",
+    "finishes",
+    "finishing",
+    "completes",
+    "completed",
 ];
+
+/// Words after a phrase, before the out-of-memory words, that put the failure after the stage
+/// named (`it finishes loading the model, but then it throws an OOM`).
+const THEN: &[&str] = &["but then", "and then", "but after", "only after"];
 
 /// Characters after a CJK phrase that put the failure after the stage (`训练结束之后`,
 /// `训练完`, `训练后`).
@@ -131,7 +190,10 @@ pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
             let Some(at) = lower.find(phrase) else {
                 continue;
             };
-            if denied(&lower, at, phrase) {
+            if denied(&lower, at, phrase)
+                || stage_then_failure(&lower, at + phrase.len())
+                || names_a_path(&lower[at + phrase.len()..])
+            {
                 continue;
             }
             found.push((*line, *phase, quote(text, &lower, at, phrase), oom));
@@ -216,6 +278,29 @@ fn is_log_output(text: &str) -> bool {
             })
         });
     timestamp || location
+}
+
+/// A program's status line naming what it works on (`Loading model: ~/models/Euryale-70B`,
+/// `Loading model from models/ldm/model.ckpt`): the phrase is followed by a path. The line says
+/// what started, not that it failed there.
+fn names_a_path(after: &str) -> bool {
+    let rest = after.trim_start();
+    let rest = rest
+        .strip_prefix(':')
+        .or_else(|| rest.strip_prefix("from "))
+        .map(str::trim_start);
+    rest.and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|token| token.contains('/') || token.contains('\\'))
+}
+
+/// The out-of-memory words come after the phrase, behind a `but then`: the stage named was
+/// passed.
+fn stage_then_failure(lower: &str, end: usize) -> bool {
+    let after = &lower[end..];
+    let Some(oom) = OOM_WORDS.iter().filter_map(|word| after.find(word)).min() else {
+        return false;
+    };
+    THEN.iter().any(|word| after[..oom].contains(word))
 }
 
 fn denied(lower: &str, at: usize, phrase: &str) -> bool {
@@ -306,6 +391,44 @@ mod tests {
             one("- **Node Type:** SamplerCustomAdvanced"),
             Some(Phase::Inference)
         );
+        assert_eq!(one("Will OOM during vae decoding"), Some(Phase::Inference));
+        assert_eq!(
+            one("it runs OOM in the second epoch"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("python train.py --img 416 --epochs 300"), None);
+        assert_eq!(
+            one("CUDA OOM during the backward pass of a 7B model"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("the server fails to start with an OOM"),
+            Some(Phase::Startup)
+        );
+        assert_eq!(
+            one("OOM while capturing CUDA graphs on an L4"),
+            Some(Phase::CudaGraphCapture)
+        );
+        assert_eq!(
+            one("loads successfully but then OOMs at generation time"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Delayed production CUDA OOM: long-context prefill exceeds profiled peak"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Am I essentially just training an 8bit model, hence the OOM issues?"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("4-bit quantization fails with OOM due to the new weight loading system"),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            one("Error: an unknown error was encountered while running the model"),
+            Some(Phase::Inference)
+        );
         let (_, why) = stage(&[(3, "CUDA OOM while training Llama".to_string())]).unwrap();
         assert!(
             why.contains("line 3") && why.contains("while training"),
@@ -315,6 +438,14 @@ mod tests {
 
     #[test]
     fn log_lines_are_not_the_reporters_words() {
+        assert_eq!(
+            one("Loading model: /home/o0/ai/tabbyAPI/models/Euryale-1.3-L2-70B-4.65bpw-h6-exl2"),
+            None
+        );
+        assert_eq!(
+            one(">> Loading model from models/ldm/stable-diffusion-v1/model.ckpt"),
+            None
+        );
         assert_eq!(
             one("Loading checkpoint shards:   0%|          | 0/3 [00:00<?, ?it/s]"),
             None
@@ -342,6 +473,15 @@ mod tests {
             (2, "but it is slow during inference".to_string()),
         ];
         assert_eq!(stage(&lines), None);
+        // A stage passed before the failure (`but then`) is not the stage.
+        assert_eq!(
+            one("it finishes loading the model, but then it still throws an OOM exception"),
+            None
+        );
+        assert_eq!(
+            one("loading the model works, but then OOMs during generation"),
+            Some(Phase::Inference)
+        );
         // The one beside them decides.
         let lines = [
             (1, "while training it works on one GPU".to_string()),

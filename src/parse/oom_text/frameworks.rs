@@ -87,9 +87,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Ran out of memory trying to allocate") {
         return Some((Family::Framework(FrameworkKind::TfBfc), position));
     }
+    // TensorFlow's ROCm stream executor (`stream_executor/rocm/rocm_driver.cc`
+    // `GpuDriver::DeviceAllocate`: "failed to allocate %s (%d bytes) from device: %s") in
+    // releases that print the status as a number: `hipError_t(1002)` is
+    // `hipErrorMemoryAllocation` and `hipError_t(2)` `hipErrorOutOfMemory`
+    // (`hip/include/hip/hip_runtime_api.h`).
     if ["hipErrorOutOfMemory", "HIP_ERROR_OutOfMemory"]
         .iter()
         .any(|needle| find(text, needle).is_some())
+        || regex!(r"from device: hipError_t\((?:2|1002)\)").is_match(text)
     {
         return Some((Family::Framework(FrameworkKind::Hip), line_start(text)));
     }

@@ -1285,3 +1285,60 @@ fn lower_case_retyped_message_and_tvm() {
             .all(|m| !m.is_gpu_oom)
     );
 }
+
+/// An OOM named in words without a device word: a verb that hits it or a noun of failure after
+/// it; a device's allocator out of memory with a colon or another device; Chinese words for
+/// GPU memory running short; `CPU offload` is not the host's memory. See: issue 13.
+#[test]
+fn an_oom_named_in_other_words_is_a_mention() {
+    for mention in [
+        "I am running OOM on  g5.8xlarge, here is the log",
+        "However I am then running into OOM issues I was not seeing before",
+        "it finishes loading the model, but then it still throws an OOM exception anyway:",
+        "Out-of-Memory (OOM) Error with CPU Offload Using ZeRO Stage 3",
+        "[Bug] CUDA: out of memory on dual gpu",
+        "`XPU out of memory` error with `-tp=4`, but model loads fine with `-tp=2`",
+        "训练到第二个epoch时显存不足",
+        "微调的时候爆显存了",
+    ] {
+        assert_a_mention_yields_to_a_message(mention, "\nTraceback (most recent call last):");
+    }
+    for not_a_failure in [
+        "If you hit OOM issues, lower the batch size",
+        "this change should reduce OOM issues on small cards",
+        "the job ran OOM and was killed by the kernel",
+        "OOM issues on the host: the CPU RAM is full",
+        "to avoid XPU out of memory set a lower utilization",
+        "开启梯度检查点可以避免显存不足",
+        "we have seen no OOM problems since",
+    ] {
+        assert!(
+            parse_text(not_a_failure).iter().all(|m| !m.is_gpu_oom),
+            "{not_a_failure}: {:#?}",
+            parse_text(not_a_failure)
+        );
+    }
+}
+
+/// TensorFlow's ROCm stream executor printing the HIP status as a number, and the tail of
+/// XLA's peak-buffer dump without its head.
+#[test]
+fn rocm_numbered_status_and_xla_buffer_tail_are_gpu_oom() {
+    let message = one("2022-03-01 10:00:00.000000: E tensorflow/stream_executor/rocm/rocm_driver.cc:615] failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)");
+    assert_eq!(message.kind, OomKind::HipRuntimeOutOfMemory);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(7_889_485_824))
+    );
+    assert!(
+        parse_text("failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1)")
+            .iter()
+            .all(|m| !m.is_gpu_oom)
+    );
+    let tail = parse_text("\tBuffer 2:\n\t\tSize: 3.00GiB\n\t\tOperator: op_name=\"jit(train_step)/dot_general\"\n\t\tXLA Label: fusion = f32[8,1024]{1,0} fusion(p0), kind=kLoop\n\t\tShape: f32[8,1024]\n");
+    assert!(
+        tail.iter()
+            .any(|m| m.is_gpu_oom && m.kind == OomKind::NamedWithoutMessage),
+        "{tail:#?}"
+    );
+}
