@@ -407,7 +407,17 @@ fn graph_start(text: &str, facts: &mut LineFacts) {
     if has(text, "Skipping CUDA graph") {
         return;
     }
-    facts.engine(EngineName::Vllm, Certainty::Strong);
+    // vLLM's own wordings name it: V0's `Capturing the model for CUDA graphs` / `Capturing
+    // cudagraphs for decoding`, V1's bar `Capturing CUDA graph shapes` (0.7-0.9
+    // `gpu_model_runner.capture_model`) and `Capturing CUDA graphs (decode, FULL)` /
+    // `(mixed prefill-decode, PIECEWISE)` (0.10+). A bare `Capturing CUDA graphs` bar is
+    // printed by other engines and by people's own scripts alike: the stage, not the engine.
+    let generic = has(text, "Capturing CUDA graph")
+        && !has(text, "Capturing CUDA graph shapes")
+        && !has(text, "Capturing CUDA graphs (");
+    if !generic {
+        facts.engine(EngineName::Vllm, Certainty::Strong);
+    }
     facts.event(
         EventKind::CudaGraphCaptureStart,
         Phase::CudaGraphCapture,
@@ -561,6 +571,31 @@ mod tests {
         assert_eq!(facts.model.name.as_deref(), Some("Qwen/Qwen2.5-7B"));
         assert_eq!(facts.config.max_model_len, Some(32768));
         assert_eq!(facts.config.kv_cache_dtype.as_deref(), Some("auto"));
+    }
+
+    #[test]
+    fn only_vllms_own_graph_capture_wording_names_vllm() {
+        let capture = |line: &str| {
+            let facts = parse_line_scan(line);
+            let started = facts
+                .events
+                .iter()
+                .any(|event| event.kind == EventKind::CudaGraphCaptureStart);
+            (started, facts.engine.map(|(name, _)| name))
+        };
+        for line in [
+            "Capturing CUDA graph shapes:  40%|████      | 27/67 [00:10<00:15,  2.6it/s]",
+            "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  12%|█▏ | 8/67 [00:01<00:09]",
+            "INFO 01-01 00:00:00 model_runner.py:1 Capturing the model for CUDA graphs. This may lead",
+        ] {
+            assert_eq!(capture(line), (true, Some(EngineName::Vllm)), "{line}");
+        }
+        // SGLang, LMDeploy, TensorRT-LLM's PyTorch backend and people's own scripts print this
+        // bar too: the stage is shown, the engine is not.
+        let (started, engine) =
+            capture("Capturing CUDA graphs:  88%|████████▊ | 7/8 [00:00<00:00]");
+        assert!(started);
+        assert_ne!(engine, Some(EngineName::Vllm));
     }
 
     #[test]
