@@ -575,3 +575,65 @@ fn the_callers_code_decides_when_no_library_rule_does_and_inputs_stay_unknown() 
         report.evidence
     );
 }
+
+#[test]
+fn a_raw_cuda_error_from_the_first_module_move_is_context_creation() {
+    let module = "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py";
+    let raw = "torch.AcceleratorError: CUDA error: out of memory\nSearch for \
+               `cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/ for more information.\n";
+    let cached = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 MiB. GPU 0 \
+                  has a total capacity of 79.19 GiB of which 3.00 MiB is free.\n";
+    let moved = [
+        frame(3, "<module>", "/home/me/run.py"),
+        frame(5, "to", module),
+        frame(7, "_apply", module),
+        frame(9, "convert", module),
+    ];
+    let decide_with = |text: &str, frames: &[Frame], progress: &Progress| {
+        let message = crate::parse::oom_text::parse_text(text).remove(0);
+        decide(PhaseInputs {
+            failure: Some(&message),
+            progress,
+            frames,
+            hint: None,
+            late: None,
+            nearby: None,
+        })
+    };
+    let report = decide_with(raw, &moved, &Progress::default());
+    assert_eq!(report.failed_in, Phase::Startup);
+    assert!(
+        report.evidence[0].contains("creating the CUDA context failed"),
+        "{:?}",
+        report.evidence
+    );
+    // The caching allocator's own message is a tensor that did not fit: a weights load.
+    assert_eq!(
+        decide_with(cached, &moved, &Progress::default()).failed_in,
+        Phase::WeightsLoad
+    );
+    // A loader around the move (accelerate placing checkpoint tensors): the load, as before.
+    let mut loading = vec![frame(
+        2,
+        "from_pretrained",
+        "/x/transformers/modeling_utils.py",
+    )];
+    loading.extend(moved.iter().cloned());
+    assert_eq!(
+        decide_with(raw, &loading, &Progress::default()).failed_in,
+        Phase::WeightsLoad
+    );
+    // The log shows GPU work done before the move: the context exists.
+    let mut progress = Progress::default();
+    progress.observe(EventKind::WeightsLoaded, Phase::WeightsLoad, 1);
+    assert_eq!(
+        decide_with(raw, &moved, &progress).failed_in,
+        Phase::WeightsLoad
+    );
+    // The raw error elsewhere (a backward pass) keeps its stage.
+    let backward = [frame(4, "backward", "/x/site-packages/torch/_tensor.py")];
+    assert_eq!(
+        decide_with(raw, &backward, &Progress::default()).failed_in,
+        Phase::TrainingStep
+    );
+}

@@ -17,6 +17,10 @@ use crate::model::explain::Phase;
 
 /// What the caller's code shows: the phase and the evidence line.
 pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
+    // A forward given the labels (`model(input_ids=x, labels=x)`) computes the training loss;
+    // it decides last, and only where no frame around it names another stage (an evaluation
+    // loop computes the same loss).
+    let mut loss_forward: Option<(Phase, String)> = None;
     for frame in frames.iter().rev() {
         if frame.called {
             continue;
@@ -53,7 +57,23 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
         // pytest's test functions (`test_*` in `test_*.py` / `*_test.py`) are named for what
         // they check, not for a stage.
         if is_pytest_test(frame) {
+            loss_forward = None;
             continue;
+        }
+        if loss_forward.is_none() {
+            if let Some(code) = frame.code.as_deref().filter(|code| labelled_forward(code)) {
+                loss_forward = Some((
+                    Phase::TrainingStep,
+                    format!(
+                        "line {}: your code{place} runs `{}`, a forward given the labels (it \
+                         computes the training loss; no frame around it names another stage): \
+                         {}",
+                        frame.line + 1,
+                        clip(code),
+                        noun(Phase::TrainingStep)
+                    ),
+                ));
+            }
         }
         if let Some(phase) = name_phase(&frame.function) {
             return Some((
@@ -68,7 +88,36 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
             ));
         }
     }
-    None
+    loss_forward
+}
+
+/// A forward of a model given the labels, outside generation: `outputs = model(input_ids=b,
+/// labels=b)`, `out = self.net(x, labels=y)` (transformers' models compute the loss when
+/// `labels` is passed; a training loop passes them to get the loss it back-propagates).
+fn labelled_forward(code: &str) -> bool {
+    let has_labels = code.match_indices("labels").any(|(at, word)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + word.len()..].trim_start();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && after.starts_with('=')
+            && !after.starts_with("==")
+    });
+    has_labels
+        && called_name(code).is_some_and(|name| {
+            let callee = code
+                .split_once('=')
+                .filter(|(target, _)| !target.contains('('))
+                .map_or(code, |(_, value)| value)
+                .trim_start()
+                .trim_start_matches("return ")
+                .trim_start_matches("await ");
+            let path = callee.split('(').next().unwrap_or_default();
+            !callee.starts_with(|c: char| c.is_ascii_uppercase())
+                && module_like(path)
+                && !words(name).iter().any(|word| {
+                    INFERENCE_WORDS.contains(&word.as_str()) || LOAD_VERBS.contains(&word.as_str())
+                })
+        })
 }
 
 /// A test function pytest collects: `test*` in a file named `test_*.py` or `*_test.py`.
@@ -837,6 +886,54 @@ mod tests {
             why.starts_with("line 4: your code (me/run.py) runs `loss.backward()`"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_forward_given_the_labels_is_a_training_step_unless_a_frame_says_otherwise() {
+        let script = |function: &str, code: &str| {
+            vec![
+                frame(1, "<module>", "run.py", Some("main()")),
+                frame(3, function, "run.py", Some(code)),
+            ]
+        };
+        let phase = |frames: &[Frame]| user_code_phase(frames).map(|(phase, _)| phase);
+        for code in [
+            "outputs = model(input_ids=batch, labels=batch)",
+            "out = self.net(x, labels=y)",
+            "loss = model(**inputs, labels = labels).loss",
+            "return model.forward(ids, labels=ids)",
+        ] {
+            let frames = script("run_lora", code);
+            assert_eq!(phase(&frames), Some(Phase::TrainingStep), "{code}");
+            let (_, why) = user_code_phase(&frames).unwrap();
+            assert!(why.contains("a forward given the labels"), "{why}");
+        }
+        // An evaluation computes the same loss: its name decides.
+        assert_eq!(
+            phase(&script(
+                "evaluate",
+                "outputs = model(input_ids=b, labels=b)"
+            )),
+            Some(Phase::Inference)
+        );
+        let mut nested = script("step", "outputs = model(input_ids=b, labels=b)");
+        nested.insert(1, frame(2, "run_validation", "run.py", Some("step(b)")));
+        assert_eq!(phase(&nested), Some(Phase::Inference));
+        // A generation says its own stage.
+        assert_eq!(
+            phase(&script("run_lora", "out = model.generate(ids, labels=ids)")),
+            Some(Phase::Inference)
+        );
+        // Not a forward given labels: a constructor, a comparison, data handling, no labels.
+        for code in [
+            "model = MyModel(config, labels=classes)",
+            "if labels == None: model(x)",
+            "batch = collate(samples, labels=labels)",
+            "outputs = model(input_ids=batch)",
+            "x = tokenizer(text, labels=y)",
+        ] {
+            assert_eq!(phase(&script("run_lora", code)), None, "{code}");
+        }
     }
 
     #[test]
