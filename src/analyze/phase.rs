@@ -148,7 +148,9 @@ mod rules;
 mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
-pub use user_code::{is_library_file, name_phase, reports_error, statement_phase, words_phase};
+pub use user_code::{
+    is_library_file, name_phase, node_phase, reports_error, statement_phase, words_phase,
+};
 
 fn is_native_backward(function: &str, file: &str) -> bool {
     let native = file.ends_with(".so")

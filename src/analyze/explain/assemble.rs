@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analyze::phase::{
-    decide as decide_phase, name_phase, read_frames, reports_error, statement_phase, words_phase,
-    wrapping_phrase,
+    decide as decide_phase, name_phase, node_phase, read_frames, reports_error, statement_phase,
+    words_phase, wrapping_phrase,
 };
 
 /// How far under a failure's message a line may report its stage (see `Collected::late`).
@@ -236,6 +236,17 @@ fn nearby_words<'a>(
             }
         }
     }
+    // The app's node or invocation that raised it, named on the error's line or just above it.
+    for line in (message.line.saturating_sub(3).max(1)..=message.line).rev() {
+        let Some(text) = text_of(line) else {
+            continue;
+        };
+        if let Some((name, phase)) = node_named(text, line == message.line)
+            .and_then(|name| node_phase(name).map(|phase| (name, phase)))
+        {
+            return Some((line, phase, "the app's node that raised it", name));
+        }
+    }
     // The message logged with the traceback, on the line above its `Traceback` header.
     let start = collected
         .tracebacks
@@ -314,6 +325,45 @@ fn nearby_words<'a>(
             .map(|(phase, _)| (line, phase, "the statement printed above the error", code));
     }
     None
+}
+
+/// The node or invocation type an app names when one fails: InvokeAI `Error while invoking
+/// session …, invocation … (denoise_latents): …` (`session_processor_default.py`), ComfyUI
+/// `Error occurred when executing VAEDecode:` (`execution.py` before 0.2), its error report's
+/// `Node Type: KSampler`, and the node's class alone on the line above the message (the UI's
+/// error dialog: `NunchakuQwenImageDiTLoader` then `CUDA error: out of memory`; not on the
+/// error's own line).
+fn node_named(text: &str, error_line: bool) -> Option<&str> {
+    fn identifier(token: &str) -> Option<&str> {
+        let token = token.trim_matches(|c: char| matches!(c, '*' | ':' | '`' | '\'' | '"' | ','));
+        (token.len() >= 3
+            && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && token.starts_with(|c: char| c.is_ascii_alphabetic()))
+        .then_some(token)
+    }
+    let after = |marker: &str| {
+        let (_, rest) = text.split_once(marker)?;
+        rest.split_whitespace()
+            .find(|token| token.chars().any(|c| c.is_ascii_alphanumeric()))
+            .and_then(identifier)
+    };
+    if let Some((_, rest)) = text.split_once("invocation ") {
+        let inside = rest.split_once('(')?.1.split_once(')')?.0;
+        return identifier(inside);
+    }
+    if let Some(name) = after("when executing ").or_else(|| after("Node Type:")) {
+        return Some(name);
+    }
+    let alone = text.trim().trim_start_matches(['-', '#', '>', ' ']);
+    if error_line || alone.contains(char::is_whitespace) {
+        return None;
+    }
+    // A class name (`VAEDecode`, `UNETLoader`), not an exception's (`RuntimeError`).
+    identifier(alone).filter(|name| {
+        name.starts_with(|c: char| c.is_ascii_uppercase())
+            && !name.ends_with("Error")
+            && !name.ends_with("Exception")
+    })
 }
 
 /// The last tqdm bar drawn on a line (a line holds every redraw when `\r` is dropped):

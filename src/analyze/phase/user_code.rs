@@ -365,6 +365,8 @@ pub fn words_phase(text: &str) -> Option<Phase> {
         "transcribe",
         "transcribing",
         "transcription",
+        "denoise",
+        "denoising",
         "chat",
         "completion",
         "completions",
@@ -407,6 +409,49 @@ pub fn words_phase(text: &str) -> Option<Phase> {
     let inference = has(INFERENCE);
     let load = has(LOADING) && has(LOADED);
     one_stage(training, inference, load)
+}
+
+/// The stage an app's node or invocation type is named for: ComfyUI's node classes
+/// (`nodes.py`: `KSampler`, `VAEDecode`, `CLIPTextEncode`, `CheckpointLoaderSimple`,
+/// `UNETLoader`, `LoraLoader`; custom nodes follow them: `NunchakuQwenImageDiTLoader`,
+/// `SamplerCustomAdvanced`) and InvokeAI's invocation types (`invokeai/app/invocations/`:
+/// `denoise_latents`, `l2i`, `i2l`, `main_model_loader`). A sampler, a denoise, a VAE/text
+/// encode or decode runs a generation → inference; a loader of a model (not of an image, a mask,
+/// a latent or a video: `LoadImage`, `ImageLoader`) → weights_load; both or neither → nothing.
+pub fn node_phase(name: &str) -> Option<Phase> {
+    let lower = name.to_ascii_lowercase();
+    let words = words(name);
+    let word = |w: &str| words.iter().any(|x| x == w);
+    const RUNS: &[&str] = &[
+        "sampler", "sample", "sampling", "denoise", "decode", "encode",
+    ];
+    let inference = RUNS.iter().any(|part| lower.contains(part)) || word("l2i") || word("i2l");
+    const MEDIA: &[&str] = &[
+        "image", "mask", "latent", "video", "audio", "text", "prompt",
+    ];
+    const MODELS: &[&str] = &[
+        "model",
+        "checkpoint",
+        "ckpt",
+        "unet",
+        "clip",
+        "vae",
+        "lora",
+        "dit",
+        "diffusion",
+        "weights",
+        "controlnet",
+        "gguf",
+    ];
+    let loader = lower.contains("loader")
+        || (lower.contains("load") && MODELS.iter().any(|model| lower.contains(model)));
+    // `LoadImage`, `ImageLoader`, `LoadLatent`: a file read, no model.
+    let media = MEDIA.iter().any(|media| {
+        let joined = lower.replace('_', "");
+        joined.contains(&format!("load{media}")) || joined.contains(&format!("{media}loader"))
+    });
+    let load = loader && !media;
+    one_stage(false, inference, load)
 }
 
 /// Whether a log line reports an error (the message `logger.exception` prints above its
@@ -933,6 +978,67 @@ mod tests {
             "x = tokenizer(text, labels=y)",
         ] {
             assert_eq!(phase(&script("run_lora", code)), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn app_node_names_say_their_stage() {
+        use Phase::*;
+        for (name, phase) in [
+            ("KSampler", Some(Inference)),
+            ("SamplerCustomAdvanced", Some(Inference)),
+            ("VAEDecode", Some(Inference)),
+            ("VAEEncodeForInpaint", Some(Inference)),
+            ("CLIPTextEncode", Some(Inference)),
+            ("denoise_latents", Some(Inference)),
+            ("anima_denoise", Some(Inference)),
+            ("l2i", Some(Inference)),
+            ("CheckpointLoaderSimple", Some(WeightsLoad)),
+            ("UNETLoader", Some(WeightsLoad)),
+            ("NunchakuQwenImageDiTLoader", Some(WeightsLoad)),
+            ("main_model_loader", Some(WeightsLoad)),
+            ("LoadCheckpoint", Some(WeightsLoad)),
+            // A file read, no model; neither stage; both.
+            ("LoadImage", None),
+            ("ImageLoader", None),
+            ("LoadLatent", None),
+            ("SaveImage", None),
+            ("ImageScale", None),
+            ("SamplerLoader", None),
+        ] {
+            assert_eq!(node_phase(name), phase, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_node_an_app_names_at_the_failure_decides_last() {
+        const OOM: &str =
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+        let phase_of = |text: &str| crate::analyze::explain::explain_text(text).phase;
+        let invoke = format!(
+            "[2026-09-19 21:45:44,454]::[InvokeAI]::ERROR --> Error while invoking session c39, \
+             invocation 6d4 (denoise_latents): {OOM}\n"
+        );
+        let report = phase_of(&invoke);
+        assert_eq!(report.failed_in, Phase::Inference, "{report:?}");
+        assert!(
+            report.evidence[0].contains("the app's node that raised it, `denoise_latents`"),
+            "{report:?}"
+        );
+        let comfy = format!("Error occurred when executing CheckpointLoaderSimple:\n\n{OOM}\n");
+        assert_eq!(phase_of(&comfy).failed_in, Phase::WeightsLoad);
+        let report_form = format!("- **Node Type:** KSampler\n- **Exception Type:** x\n{OOM}\n");
+        assert_eq!(phase_of(&report_form).failed_in, Phase::Inference);
+        let dialog = format!("UNETLoader\n{OOM}\n");
+        assert_eq!(phase_of(&dialog).failed_in, Phase::WeightsLoad);
+        // An image loader, an exception's class, a name far above: nothing.
+        for text in [
+            format!("LoadImage\n{OOM}\n"),
+            format!("RuntimeError\n{OOM}\n"),
+            format!("UNETLoader\none\ntwo\nthree\nfour\n{OOM}\n"),
+        ] {
+            assert_eq!(phase_of(&text).failed_in, Phase::Unknown, "{text}");
         }
     }
 
