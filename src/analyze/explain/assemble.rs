@@ -236,6 +236,21 @@ fn nearby_words<'a>(
             }
         }
     }
+    // An app's own line that names the failure without its message names the stage with it
+    // (Forge `Encountered Out of Memory during Sampling; Unloading all Models...`).
+    if message.kind == OomKind::NamedWithoutMessage {
+        let line = text_of(message.line);
+        if let Some((text, phase)) = line.and_then(|text| {
+            crate::analyze::phase::prose::line_stage(text).map(|phase| (text, phase))
+        }) {
+            return Some((
+                message.line,
+                phase,
+                "the app's line naming the failure",
+                text,
+            ));
+        }
+    }
     // The app's node or invocation that raised it, named on the error's line or just above it.
     for line in (message.line.saturating_sub(3).max(1)..=message.line).rev() {
         let Some(text) = text_of(line) else {

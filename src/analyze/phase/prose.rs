@@ -155,6 +155,19 @@ pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
     ))
 }
 
+/// The stage one line's words name with the phrases above (no program-output filter): an app's
+/// own line naming the failure and its stage (`Encountered Out of Memory during Sampling;
+/// Unloading all Models...`); one stage or none.
+pub fn line_stage(text: &str) -> Option<Phase> {
+    let lower = text.to_lowercase();
+    let mut found = PHRASES.iter().filter_map(|(phrase, phase)| {
+        let at = lower.find(phrase)?;
+        (!denied(&lower, at, phrase)).then_some(*phase)
+    });
+    let first = found.next()?;
+    found.all(|phase| phase == first).then_some(first)
+}
+
 /// Sets the stage of a report that none was found for, from the reporter's words.
 pub fn fill_unknown(report: &mut PhaseReport, lines: &[(u64, String)]) {
     if report.failed_in != Phase::Unknown {
@@ -311,6 +324,27 @@ mod tests {
             why.contains("line 3") && why.contains("while training"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn an_apps_line_naming_the_failure_names_its_stage() {
+        let forge = "Encountered Out of Memory during Sampling; Unloading all Models...    \
+                     main_thread.py :: ERROR";
+        // A logged line: not the reporter's words, but the app's own words for its failure.
+        assert_eq!(one(forge), None);
+        assert_eq!(line_stage(forge), Some(Phase::Inference));
+        assert_eq!(
+            line_stage("[ERROR] out of memory while training, stopping"),
+            Some(Phase::TrainingStep)
+        );
+        // Denied, two stages, none.
+        assert_eq!(line_stage("OOM after loading the model"), None);
+        assert_eq!(
+            line_stage("OOM while training (not during inference, not loading the model)"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(line_stage("OOM while training and during inference"), None);
+        assert_eq!(line_stage("Got an OOM, unloading all loaded models."), None);
     }
 
     #[test]

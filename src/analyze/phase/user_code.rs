@@ -1030,6 +1030,9 @@ GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
         assert_eq!(phase_of(&comfy).failed_in, Phase::WeightsLoad);
         let report_form = format!("- **Node Type:** KSampler\n- **Exception Type:** x\n{OOM}\n");
         assert_eq!(phase_of(&report_form).failed_in, Phase::Inference);
+        // An app's line naming the failure without its message, and the stage with it.
+        let forge = "Encountered Out of Memory during Sampling; Unloading all Models...\n";
+        assert_eq!(phase_of(forge).failed_in, Phase::Inference);
         let dialog = format!("UNETLoader\n{OOM}\n");
         assert_eq!(phase_of(&dialog).failed_in, Phase::WeightsLoad);
         // An image loader, an exception's class, a name far above: nothing.
