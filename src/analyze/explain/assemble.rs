@@ -334,10 +334,35 @@ fn nearby_words<'a>(
             continue;
         }
         if !text.starts_with([' ', '\t']) {
-            return None;
+            break;
         }
         return statement_phase(code)
             .map(|(phase, _)| (line, phase, "the statement printed above the error", code));
+    }
+    // The caller's code shown just above the error it raised (an issue's snippet: `outputs =
+    // model.generate(…)`, then "Then this error occurs:", then the error): its last line with a
+    // call, read as a statement; a sentence in between that names a stage itself stops it. A
+    // call that runs a whole training (`trainer.fit(…)`, `trainer.train()`: validation and
+    // checkpoints too) shows no stage without a frame below it.
+    let first = message.line.saturating_sub(6).max(1);
+    for line in (first..message.line).rev() {
+        let text = text_of(line)?;
+        // An inline-code span (`` `pipe.to("cuda")` ``) is the code itself.
+        let code = text.trim().trim_matches('`').trim();
+        if code.is_empty() || text.trim().starts_with("```") {
+            continue;
+        }
+        if !code.contains('(') {
+            if words_phase(code).is_some()
+                || crate::analyze::phase::prose::line_stage(code).is_some()
+            {
+                return None;
+            }
+            continue;
+        }
+        return statement_phase(code)
+            .filter(|(_, what)| !what.contains("training run"))
+            .map(|(phase, _)| (line, phase, "the code shown just above the error", code));
     }
     None
 }

@@ -1046,6 +1046,40 @@ GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
     }
 
     #[test]
+    fn the_code_shown_above_an_error_without_frames_names_its_stage() {
+        const OOM: &str =
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+        let phase_of = |text: &str| crate::analyze::explain::explain_text(text).phase;
+        let snippet = format!(
+            "If run this code:\n```python\noutputs = model.generate(**inputs, num_beams=2)\n```\n\
+             Then OutofMemoryError occurs:\n```bash\n{OOM}\n```\n"
+        );
+        let report = phase_of(&snippet);
+        assert_eq!(report.failed_in, Phase::Inference, "{report:?}");
+        assert!(
+            report.evidence[0].contains("the code shown just above the error"),
+            "{report:?}"
+        );
+        let load =
+            format!("```python\nm = keras_nlp.models.X.from_preset(\"gemma\")\n\n{OOM}\n```\n");
+        assert_eq!(phase_of(&load).failed_in, Phase::WeightsLoad);
+        // A sentence naming another stage in between stops the reading (the reporter's words
+        // decide then).
+        let between = format!(
+            "model = AutoModel.from_pretrained(p)\nthen when I run inference I get\n{OOM}\n"
+        );
+        assert_eq!(phase_of(&between).failed_in, Phase::Inference);
+        // A whole training run shows no stage by itself; code far above is not read.
+        for text in [
+            format!("trainer.fit(model, train_loader, val_loader)\n```\n\n```\n{OOM}\n"),
+            format!("out = model.generate(x)\na\nb\nc\nd\ne\nf\n{OOM}\n"),
+        ] {
+            assert_eq!(phase_of(&text).failed_in, Phase::Unknown, "{text}");
+        }
+    }
+
+    #[test]
     fn pytest_test_functions_are_named_for_what_they_check() {
         let test = [frame(
             4,
