@@ -311,7 +311,6 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
             } else if text.contains("compute") || text.contains("gallocr") {
                 Some(Phase::Profiling)
             } else if text.contains("model buffer")
-                || text.contains("alloc_tensor_range")
                 || text.contains("loading model")
                 || text.contains("unable to allocate")
             {

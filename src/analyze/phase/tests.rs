@@ -637,3 +637,19 @@ fn a_raw_cuda_error_from_the_first_module_move_is_context_creation() {
         Phase::TrainingStep
     );
 }
+
+#[test]
+fn alloc_tensor_range_alone_names_no_buffer() {
+    // ggml places the tensors of any context through `alloc_tensor_range` (the model's, the KV
+    // cache's, an adapter's): alone it names no stage; llama's own load line does.
+    let alone = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 6462.87 MiB on device 0: \
+                 cudaMalloc failed: out of memory\nalloc_tensor_range: failed to allocate CUDA0 \
+                 buffer of size 6776811776\n";
+    let message = crate::parse::oom_text::parse_text(alone).remove(0);
+    assert_eq!(message.details.buffer_purpose, None);
+    assert_eq!(message_phase(&message), None);
+    let loading =
+        format!("{alone}llama_model_load: error loading model: unable to allocate CUDA0 buffer\n");
+    let message = crate::parse::oom_text::parse_text(&loading).remove(0);
+    assert_eq!(message_phase(&message), Some(Phase::WeightsLoad));
+}
