@@ -128,7 +128,7 @@ pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
         let lower = text.to_lowercase();
         let oom = OOM_WORDS.iter().any(|word| lower.contains(word));
         for (phrase, phase) in PHRASES {
-            let Some(at) = lower.find(phrase) else {
+            let Some(at) = find_phrase(&lower, phrase) else {
                 continue;
             };
             if denied(&lower, at, phrase) {
@@ -161,11 +161,23 @@ pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
 pub fn line_stage(text: &str) -> Option<Phase> {
     let lower = text.to_lowercase();
     let mut found = PHRASES.iter().filter_map(|(phrase, phase)| {
-        let at = lower.find(phrase)?;
+        let at = find_phrase(&lower, phrase)?;
         (!denied(&lower, at, phrase)).then_some(*phase)
     });
     let first = found.next()?;
     found.all(|phase| phase == first).then_some(first)
+}
+
+/// Where a phrase starts a word in `lower` (`load the model` is not in `download the model`);
+/// a CJK phrase anywhere (those scripts put no spaces between words).
+fn find_phrase(lower: &str, phrase: &str) -> Option<usize> {
+    lower.match_indices(phrase).map(|(at, _)| at).find(|&at| {
+        !phrase.is_ascii()
+            || !lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 /// Sets the stage of a report that none was found for, from the reporter's words.
@@ -345,6 +357,14 @@ mod tests {
         );
         assert_eq!(line_stage("OOM while training and during inference"), None);
         assert_eq!(line_stage("Got an OOM, unloading all loaded models."), None);
+    }
+
+    #[test]
+    fn a_phrase_starts_a_word() {
+        assert_eq!(one("can't you download the model locally"), None);
+        assert_eq!(one("OOM when I load the model"), Some(Phase::WeightsLoad));
+        assert_eq!(one("OOM (load the model first)"), Some(Phase::WeightsLoad));
+        assert_eq!(one("在训练过程中"), Some(Phase::TrainingStep));
     }
 
     #[test]

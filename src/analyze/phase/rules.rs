@@ -538,6 +538,10 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("sample", "ComfyUI/nodes.py", I, Serve, "comfyui"),
     r("decode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
     r("encode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    // `comfy/ldm/` holds the model architectures (`comfy/ldm/wan/model.py`, `flux/model.py`,
+    // `modules/diffusionmodules/openaimodel.py`): their `forward` runs only when a node samples
+    // or encodes/decodes; loading builds them without running it.
+    r("forward", "comfy/ldm/", I, Serve, "comfyui"),
     // --- AUTOMATIC1111 (modules/devices.py `first_time_calculation`, run by
     // `modules/initialize.py` before the model loads: a 1x1 linear and conv "the first time this
     // is done it allocates about 700MB of memory", i.e. the CUDA context and cuBLAS/cuDNN

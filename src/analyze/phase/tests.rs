@@ -653,3 +653,29 @@ fn alloc_tensor_range_alone_names_no_buffer() {
     let message = crate::parse::oom_text::parse_text(&loading).remove(0);
     assert_eq!(message_phase(&message), Some(Phase::WeightsLoad));
 }
+
+#[test]
+fn a_comfyui_model_forward_is_a_generation() {
+    let forward = [
+        frame(1, "forward", "/Apps/ComfyUI/comfy/ldm/wan/model.py"),
+        frame(
+            2,
+            "_conv_forward",
+            "/venv/site-packages/torch/nn/modules/conv.py",
+        ),
+    ];
+    assert_eq!(failed_in(&forward).0, Phase::Inference);
+    // Under ComfyUI's weight loading, the load decides.
+    let loading = [
+        frame(
+            1,
+            "load_models_gpu",
+            "/Apps/ComfyUI/comfy/model_management.py",
+        ),
+        frame(2, "forward", "/Apps/ComfyUI/comfy/ldm/wan/model.py"),
+    ];
+    assert_eq!(failed_in(&loading).0, Phase::WeightsLoad);
+    // Another function of the architectures (a constructor) shows nothing.
+    let built = [frame(1, "__init__", "/Apps/ComfyUI/comfy/ldm/wan/model.py")];
+    assert_eq!(failed_in(&built).0, Phase::Unknown);
+}
