@@ -25,9 +25,9 @@ use serde::Deserialize;
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.99),
     (Measure::Figures, 0.98),
-    (Measure::PhaseShown, 0.83),
+    (Measure::PhaseShown, 0.86),
     (Measure::Engine, 0.95),
-    (Measure::UnknownKept, 0.95),
+    (Measure::UnknownKept, 0.96),
     (Measure::Cause, 0.96),
 ];
 

@@ -394,6 +394,11 @@ pub static FRAME_RULES: &[FrameRule] = &[
         Move,
         "torch",
     ),
+    // FSDP1's `FlatParamHandle._init_flat_param` (`torch/distributed/fsdp/flat_param.py`, run
+    // once from the handle's constructor while wrapping) flattens the module's parameters into
+    // one tensor on the device; the name is FSDP's alone, so a Rich box that wrapped its path
+    // (`…/fsdp/fla` │ `t_param.py:462 in _init_flat_param`) is still read.
+    r("_init_flat_param", "", W, Move, "torch"),
     // --- DeepSpeed (runtime/engine.py, runtime/zero/) ---
     r("_configure_distributed_model", "", W, Move, "deepspeed"),
     // `deepspeed.initialize` builds the engine: optimizer (ZeRO partitions and fp32 master

@@ -679,3 +679,17 @@ fn a_comfyui_model_forward_is_a_generation() {
     let built = [frame(1, "__init__", "/Apps/ComfyUI/comfy/ldm/wan/model.py")];
     assert_eq!(failed_in(&built).0, Phase::Unknown);
 }
+
+#[test]
+fn fsdp_flattening_its_parameters_is_a_weights_load() {
+    // A Rich box cut the path (`…/torch/distributed/fsdp/fla` │ `t_param.py:462 in …`).
+    let wrapped = [frame(8, "_init_flat_param", "t_param.py")];
+    assert_eq!(failed_in(&wrapped).0, Phase::WeightsLoad);
+    // The forward's unshard (`_unshard`, `flatten_tensors` in a step) is not it.
+    let step = [frame(
+        8,
+        "_unshard",
+        "/x/torch/distributed/fsdp/_runtime_utils.py",
+    )];
+    assert_ne!(failed_in(&step).0, Phase::WeightsLoad);
+}
