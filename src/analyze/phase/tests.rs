@@ -693,3 +693,41 @@ fn fsdp_flattening_its_parameters_is_a_weights_load() {
     )];
     assert_ne!(failed_in(&step).0, Phase::WeightsLoad);
 }
+
+#[test]
+fn a_raw_cuda_error_from_the_callers_first_tensor_is_context_creation() {
+    let raw = "RuntimeError: CUDA error: out of memory\n";
+    let cached = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 MiB. GPU 0 \
+                  has a total capacity of 79.19 GiB of which 3.00 MiB is free.\n";
+    let script = |code: &str| {
+        vec![Frame {
+            code: Some(code.to_string()),
+            ..frame(3, "<module>", "/home/me/run.py")
+        }]
+    };
+    let phase = |text: &str, frames: &[Frame]| {
+        let message = crate::parse::oom_text::parse_text(text).remove(0);
+        decide(PhaseInputs {
+            failure: Some(&message),
+            progress: &Progress::default(),
+            frames,
+            hint: None,
+            late: None,
+            nearby: None,
+        })
+        .failed_in
+    };
+    for code in [
+        "x = torch.zeros(1, device=\"cuda\")",
+        "nums = torch.randn(2, 2).cuda()",
+        "torch.cuda.init()",
+    ] {
+        assert_eq!(phase(raw, &script(code)), Phase::Startup, "{code}");
+        assert_eq!(phase(cached, &script(code)), Phase::Unknown, "{code}");
+    }
+    // Not a tensor put on the GPU; a library frame under the statement.
+    assert_eq!(phase(raw, &script("y = layer(x)")), Phase::Unknown);
+    let mut under = script("y = x.to(\"cuda\") @ w");
+    under.push(frame(5, "matmul_helper", "/venv/site-packages/lib/ops.py"));
+    assert_eq!(phase(raw, &under), Phase::Unknown);
+}
