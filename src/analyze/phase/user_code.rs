@@ -88,7 +88,16 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
             ));
         }
     }
-    loss_forward
+    // Under a `@torch.no_grad()` / `@torch.inference_mode()` decorator (its wrapper frame,
+    // `decorate_context` in `torch/utils/_contextlib.py`, `autograd/grad_mode.py` before 2.0) no
+    // gradient is kept: the loss is an evaluation's.
+    let no_grad = frames.iter().any(|frame| {
+        let file = frame.file.replace('\\', "/");
+        frame.function == "decorate_context"
+            && (file.contains("torch/utils/_contextlib.py")
+                || file.contains("autograd/grad_mode.py"))
+    });
+    loss_forward.filter(|_| !no_grad)
 }
 
 /// A forward of a model given the labels, outside generation: `outputs = model(input_ids=b,
@@ -964,6 +973,18 @@ mod tests {
         let mut nested = script("step", "outputs = model(input_ids=b, labels=b)");
         nested.insert(1, frame(2, "run_validation", "run.py", Some("step(b)")));
         assert_eq!(phase(&nested), Some(Phase::Inference));
+        // Under a no_grad decorator's wrapper: an evaluation's loss, nothing decided.
+        let mut decorated = script("run_lora", "outputs = model(input_ids=b, labels=b)");
+        decorated.insert(
+            1,
+            frame(
+                2,
+                "decorate_context",
+                "/venv/lib/python3.12/site-packages/torch/utils/_contextlib.py",
+                Some("return func(*args, **kwargs)"),
+            ),
+        );
+        assert_eq!(phase(&decorated), None);
         // A generation says its own stage.
         assert_eq!(
             phase(&script("run_lora", "out = model.generate(ids, labels=ids)")),
