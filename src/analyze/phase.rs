@@ -618,9 +618,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
 /// elsewhere: the lazy initialisation that creates the context, a cuBLAS handle, a kernel launch,
 /// NCCL. When it is raised by `Module.to` (`to` → `_apply` → `convert`), no library stage frame
 /// surrounds it and the log shows no GPU stage before it, the move is the first CUDA call: the
-/// context could not be created, nothing was loaded yet. The same holds for a statement of the
-/// caller's that raised it with no library frame under it and puts a tensor on the GPU
-/// (`torch.zeros(1, device="cuda")`). (With the caching allocator switched off,
+/// context could not be created, nothing was loaded yet. (With the caching allocator switched off,
 /// `PYTORCH_NO_CUDA_MEMORY_CACHING=1`, a failed `cudaMalloc` reads the same: a rare set-up this
 /// reading gets wrong.)
 fn context_creation(
@@ -632,43 +630,18 @@ fn context_creation(
     let message = failure?;
     let raw = message.kind == OomKind::CudaErrorOutOfMemory
         && message.text.contains("CUDA error: out of memory");
-    let nothing_before = progress.last_completed.is_none()
-        && progress.first_request.is_none()
-        && progress
-            .in_progress
-            .is_none_or(|(phase, _)| phase == Phase::Startup);
-    if !(raw && nothing_before) {
-        return None;
-    }
-    let Some((frame, rule)) = verdict.decided else {
-        // The caller's own statement raised it, with no library frame under it: a tensor
-        // created on or moved to the GPU (`torch.zeros(1, device="cuda")`, `x.cuda()`).
-        let innermost = frames.last()?;
-        let code = innermost.code.as_deref()?;
-        let all_callers = frames.iter().all(|frame| !is_library_file(&frame.file));
-        let to_gpu = [".cuda(", ".to(", "device=", "torch.cuda."]
-            .iter()
-            .any(|call| code.contains(call));
-        return (all_callers && to_gpu && !innermost.called).then(|| {
-            (
-                Phase::Startup,
-                format!(
-                    "line {}: your code runs `{}` and it failed with the CUDA runtime's own \
-                     out-of-memory error, not PyTorch's \"Tried to allocate\" (which a failed \
-                     allocation of a tensor prints), with no GPU work before it: creating the \
-                     CUDA context failed",
-                    innermost.line + 1,
-                    user_code::clip(code)
-                ),
-            )
-        });
-    };
+    let (frame, rule) = verdict.decided?;
     let torch_move = |rule: &FrameRule| rule.role == Role::Move && rule.engine == "torch";
     let only_torch_moves = frames
         .iter()
         .filter_map(|frame| frame_rule(&frame.function, &frame.file))
         .all(torch_move);
-    (torch_move(rule) && only_torch_moves).then(|| {
+    let nothing_before = progress.last_completed.is_none()
+        && progress.first_request.is_none()
+        && progress
+            .in_progress
+            .is_none_or(|(phase, _)| phase == Phase::Startup);
+    (raw && torch_move(rule) && only_torch_moves && nothing_before).then(|| {
         (
             Phase::Startup,
             format!(
