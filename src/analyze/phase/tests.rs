@@ -630,6 +630,17 @@ fn a_raw_cuda_error_from_the_first_module_move_is_context_creation() {
         decide_with(raw, &moved, &progress).failed_in,
         Phase::WeightsLoad
     );
+    // The caller's own tensor creation raising it decides nothing: with the caching allocator
+    // off (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`) a failed cudaMalloc of a huge tensor reads the
+    // same (tests/fixtures/oom_text/pytorch-2.11-h200-device-no-caching.txt).
+    let created = [Frame {
+        code: Some("torch.empty(huge, dtype=torch.uint8, device=\"cuda\")".to_string()),
+        ..frame(2, "<module>", "tests/device/oom_text/gen.py")
+    }];
+    assert_eq!(
+        decide_with(raw, &created, &Progress::default()).failed_in,
+        Phase::Unknown
+    );
     // The raw error elsewhere (a backward pass) keeps its stage.
     let backward = [frame(4, "backward", "/x/site-packages/torch/_tensor.py")];
     assert_eq!(
