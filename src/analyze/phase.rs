@@ -148,7 +148,9 @@ mod rules;
 mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
-pub use user_code::{is_library_file, name_phase, reports_error, statement_phase, words_phase};
+pub use user_code::{
+    is_library_file, name_phase, node_phase, reports_error, statement_phase, words_phase,
+};
 
 fn is_native_backward(function: &str, file: &str) -> bool {
     let native = file.ends_with(".so")
@@ -309,7 +311,6 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
             } else if text.contains("compute") || text.contains("gallocr") {
                 Some(Phase::Profiling)
             } else if text.contains("model buffer")
-                || text.contains("alloc_tensor_range")
                 || text.contains("loading model")
                 || text.contains("unable to allocate")
             {
@@ -484,6 +485,10 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         }
         (rule.phase, why)
     });
+    // A raw CUDA out-of-memory error from `Module.to` before any GPU work: creating the CUDA
+    // context failed (see `context_creation`).
+    let from_frames =
+        context_creation(inputs.failure, &frames, inputs.frames, progress).or(from_frames);
     // The caller's own code (its statements, then its functions' names), only where no
     // library frame decides.
     let from_user = if frames.decided.is_none() {
@@ -604,6 +609,52 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         prompt_can_be_cause,
         evidence,
     }
+}
+
+/// The process's first CUDA work failing to create its context. PyTorch's caching allocator
+/// reports a failed `cudaMalloc` with its own message ("CUDA out of memory. Tried to allocate …",
+/// `c10/cuda/CUDACachingAllocator.cpp`, since 0.4.1); the CUDA runtime's bare
+/// `cudaErrorMemoryAllocation` ("CUDA error: out of memory", through `C10_CUDA_CHECK`) comes from
+/// elsewhere: the lazy initialisation that creates the context, a cuBLAS handle, a kernel launch,
+/// NCCL. When it is raised by `Module.to` (`to` → `_apply` → `convert`), no library stage frame
+/// surrounds it and the log shows no GPU stage before it, the move is the first CUDA call: the
+/// context could not be created, nothing was loaded yet. (With the caching allocator switched off,
+/// `PYTORCH_NO_CUDA_MEMORY_CACHING=1`, a failed `cudaMalloc` reads the same: a rare set-up this
+/// reading gets wrong.)
+fn context_creation(
+    failure: Option<&OomMessage>,
+    verdict: &FramesVerdict<'_>,
+    frames: &[Frame],
+    progress: &Progress,
+) -> Option<(Phase, String)> {
+    let message = failure?;
+    let raw = message.kind == OomKind::CudaErrorOutOfMemory
+        && message.text.contains("CUDA error: out of memory");
+    let (frame, rule) = verdict.decided?;
+    let torch_move = |rule: &FrameRule| rule.role == Role::Move && rule.engine == "torch";
+    let only_torch_moves = frames
+        .iter()
+        .filter_map(|frame| frame_rule(&frame.function, &frame.file))
+        .all(torch_move);
+    let nothing_before = progress.last_completed.is_none()
+        && progress.first_request.is_none()
+        && progress
+            .in_progress
+            .is_none_or(|(phase, _)| phase == Phase::Startup);
+    (raw && torch_move(rule) && only_torch_moves && nothing_before).then(|| {
+        (
+            Phase::Startup,
+            format!(
+                "line {}: traceback frame `{}` ({}) moves a module to the GPU and failed with \
+                 the CUDA runtime's own out-of-memory error, not PyTorch's \"Tried to \
+                 allocate\" (which a failed allocation of a tensor prints), with no GPU work \
+                 before it: creating the CUDA context failed",
+                frame.line,
+                frame.function,
+                short_path(&frame.file)
+            ),
+        )
+    })
 }
 
 /// The last two components of a path (`vllm/worker/worker.py` → `worker/worker.py`).

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analyze::phase::{
-    decide as decide_phase, name_phase, read_frames, reports_error, statement_phase, words_phase,
-    wrapping_phrase,
+    decide as decide_phase, name_phase, node_phase, read_frames, reports_error, statement_phase,
+    words_phase, wrapping_phrase,
 };
 
 /// How far under a failure's message a line may report its stage (see `Collected::late`).
@@ -236,6 +236,32 @@ fn nearby_words<'a>(
             }
         }
     }
+    // An app's own line that names the failure without its message names the stage with it
+    // (Forge `Encountered Out of Memory during Sampling; Unloading all Models...`).
+    if message.kind == OomKind::NamedWithoutMessage {
+        let line = text_of(message.line);
+        if let Some((text, phase)) = line.and_then(|text| {
+            crate::analyze::phase::prose::line_stage(text).map(|phase| (text, phase))
+        }) {
+            return Some((
+                message.line,
+                phase,
+                "the app's line naming the failure",
+                text,
+            ));
+        }
+    }
+    // The app's node or invocation that raised it, named on the error's line or just above it.
+    for line in (message.line.saturating_sub(3).max(1)..=message.line).rev() {
+        let Some(text) = text_of(line) else {
+            continue;
+        };
+        if let Some((name, phase)) = node_named(text, line == message.line)
+            .and_then(|name| node_phase(name).map(|phase| (name, phase)))
+        {
+            return Some((line, phase, "the app's node that raised it", name));
+        }
+    }
     // The message logged with the traceback, on the line above its `Traceback` header.
     let start = collected
         .tracebacks
@@ -308,12 +334,76 @@ fn nearby_words<'a>(
             continue;
         }
         if !text.starts_with([' ', '\t']) {
-            return None;
+            break;
         }
         return statement_phase(code)
             .map(|(phase, _)| (line, phase, "the statement printed above the error", code));
     }
+    // The caller's code shown just above the error it raised (an issue's snippet: `outputs =
+    // model.generate(…)`, then "Then this error occurs:", then the error): its last line with a
+    // call, read as a statement; a sentence in between that names a stage itself stops it. A
+    // call that runs a whole training (`trainer.fit(…)`, `trainer.train()`: validation and
+    // checkpoints too) shows no stage without a frame below it.
+    let first = message.line.saturating_sub(6).max(1);
+    for line in (first..message.line).rev() {
+        let text = text_of(line)?;
+        // An inline-code span (`` `pipe.to("cuda")` ``) is the code itself.
+        let code = text.trim().trim_matches('`').trim();
+        if code.is_empty() || text.trim().starts_with("```") {
+            continue;
+        }
+        if !code.contains('(') {
+            if words_phase(code).is_some()
+                || crate::analyze::phase::prose::line_stage(code).is_some()
+            {
+                return None;
+            }
+            continue;
+        }
+        return statement_phase(code)
+            .filter(|(_, what)| !what.contains("training run"))
+            .map(|(phase, _)| (line, phase, "the code shown just above the error", code));
+    }
     None
+}
+
+/// The node or invocation type an app names when one fails: InvokeAI `Error while invoking
+/// session …, invocation … (denoise_latents): …` (`session_processor_default.py`), ComfyUI
+/// `Error occurred when executing VAEDecode:` (`execution.py` before 0.2), its error report's
+/// `Node Type: KSampler`, and the node's class alone on the line above the message (the UI's
+/// error dialog: `NunchakuQwenImageDiTLoader` then `CUDA error: out of memory`; not on the
+/// error's own line).
+fn node_named(text: &str, error_line: bool) -> Option<&str> {
+    fn identifier(token: &str) -> Option<&str> {
+        let token = token.trim_matches(|c: char| matches!(c, '*' | ':' | '`' | '\'' | '"' | ','));
+        (token.len() >= 3
+            && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && token.starts_with(|c: char| c.is_ascii_alphabetic()))
+        .then_some(token)
+    }
+    let after = |marker: &str| {
+        let (_, rest) = text.split_once(marker)?;
+        rest.split_whitespace()
+            .find(|token| token.chars().any(|c| c.is_ascii_alphanumeric()))
+            .and_then(identifier)
+    };
+    if let Some((_, rest)) = text.split_once("invocation ") {
+        let inside = rest.split_once('(')?.1.split_once(')')?.0;
+        return identifier(inside);
+    }
+    if let Some(name) = after("when executing ").or_else(|| after("Node Type:")) {
+        return Some(name);
+    }
+    let alone = text.trim().trim_start_matches(['-', '#', '>', ' ']);
+    if error_line || alone.contains(char::is_whitespace) {
+        return None;
+    }
+    // A class name (`VAEDecode`, `UNETLoader`), not an exception's (`RuntimeError`).
+    identifier(alone).filter(|name| {
+        name.starts_with(|c: char| c.is_ascii_uppercase())
+            && !name.ends_with("Error")
+            && !name.ends_with("Exception")
+    })
 }
 
 /// The last tqdm bar drawn on a line (a line holds every redraw when `\r` is dropped):

@@ -187,7 +187,7 @@ pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
         let lower = text.to_lowercase();
         let oom = OOM_WORDS.iter().any(|word| lower.contains(word));
         for (phrase, phase) in PHRASES {
-            let Some(at) = lower.find(phrase) else {
+            let Some(at) = find_phrase(&lower, phrase) else {
                 continue;
             };
             if denied(&lower, at, phrase)
@@ -215,6 +215,31 @@ pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
             phase.as_str()
         ),
     ))
+}
+
+/// The stage one line's words name with the phrases above (no program-output filter): an app's
+/// own line naming the failure and its stage (`Encountered Out of Memory during Sampling;
+/// Unloading all Models...`); one stage or none.
+pub fn line_stage(text: &str) -> Option<Phase> {
+    let lower = text.to_lowercase();
+    let mut found = PHRASES.iter().filter_map(|(phrase, phase)| {
+        let at = find_phrase(&lower, phrase)?;
+        (!denied(&lower, at, phrase)).then_some(*phase)
+    });
+    let first = found.next()?;
+    found.all(|phase| phase == first).then_some(first)
+}
+
+/// Where a phrase starts a word in `lower` (`load the model` is not in `download the model`);
+/// a CJK phrase anywhere (those scripts put no spaces between words).
+fn find_phrase(lower: &str, phrase: &str) -> Option<usize> {
+    lower.match_indices(phrase).map(|(at, _)| at).find(|&at| {
+        !phrase.is_ascii()
+            || !lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 /// Sets the stage of a report that none was found for, from the reporter's words.
@@ -434,6 +459,35 @@ mod tests {
             why.contains("line 3") && why.contains("while training"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn an_apps_line_naming_the_failure_names_its_stage() {
+        let forge = "Encountered Out of Memory during Sampling; Unloading all Models...    \
+                     main_thread.py :: ERROR";
+        // A logged line: not the reporter's words, but the app's own words for its failure.
+        assert_eq!(one(forge), None);
+        assert_eq!(line_stage(forge), Some(Phase::Inference));
+        assert_eq!(
+            line_stage("[ERROR] out of memory while training, stopping"),
+            Some(Phase::TrainingStep)
+        );
+        // Denied, two stages, none.
+        assert_eq!(line_stage("OOM after loading the model"), None);
+        assert_eq!(
+            line_stage("OOM while training (not during inference, not loading the model)"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(line_stage("OOM while training and during inference"), None);
+        assert_eq!(line_stage("Got an OOM, unloading all loaded models."), None);
+    }
+
+    #[test]
+    fn a_phrase_starts_a_word() {
+        assert_eq!(one("can't you download the model locally"), None);
+        assert_eq!(one("OOM when I load the model"), Some(Phase::WeightsLoad));
+        assert_eq!(one("OOM (load the model first)"), Some(Phase::WeightsLoad));
+        assert_eq!(one("在训练过程中"), Some(Phase::TrainingStep));
     }
 
     #[test]

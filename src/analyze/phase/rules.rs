@@ -394,6 +394,11 @@ pub static FRAME_RULES: &[FrameRule] = &[
         Move,
         "torch",
     ),
+    // FSDP1's `FlatParamHandle._init_flat_param` (`torch/distributed/fsdp/flat_param.py`, run
+    // once from the handle's constructor while wrapping) flattens the module's parameters into
+    // one tensor on the device; the name is FSDP's alone, so a Rich box that wrapped its path
+    // (`…/fsdp/fla` │ `t_param.py:462 in _init_flat_param`) is still read.
+    r("_init_flat_param", "", W, Move, "torch"),
     // --- DeepSpeed (runtime/engine.py, runtime/zero/) ---
     r("_configure_distributed_model", "", W, Move, "deepspeed"),
     // `deepspeed.initialize` builds the engine: optimizer (ZeRO partitions and fp32 master
@@ -538,6 +543,10 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("sample", "ComfyUI/nodes.py", I, Serve, "comfyui"),
     r("decode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
     r("encode", "ComfyUI/nodes.py", I, Serve, "comfyui"),
+    // `comfy/ldm/` holds the model architectures (`comfy/ldm/wan/model.py`, `flux/model.py`,
+    // `modules/diffusionmodules/openaimodel.py`): their `forward` runs only when a node samples
+    // or encodes/decodes; loading builds them without running it.
+    r("forward", "comfy/ldm/", I, Serve, "comfyui"),
     // --- AUTOMATIC1111 (modules/devices.py `first_time_calculation`, run by
     // `modules/initialize.py` before the model loads: a 1x1 linear and conv "the first time this
     // is done it allocates about 700MB of memory", i.e. the CUDA context and cuBLAS/cuDNN

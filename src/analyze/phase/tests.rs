@@ -575,3 +575,132 @@ fn the_callers_code_decides_when_no_library_rule_does_and_inputs_stay_unknown() 
         report.evidence
     );
 }
+
+#[test]
+fn a_raw_cuda_error_from_the_first_module_move_is_context_creation() {
+    let module = "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py";
+    let raw = "torch.AcceleratorError: CUDA error: out of memory\nSearch for \
+               `cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/ for more information.\n";
+    let cached = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 MiB. GPU 0 \
+                  has a total capacity of 79.19 GiB of which 3.00 MiB is free.\n";
+    let moved = [
+        frame(3, "<module>", "/home/me/run.py"),
+        frame(5, "to", module),
+        frame(7, "_apply", module),
+        frame(9, "convert", module),
+    ];
+    let decide_with = |text: &str, frames: &[Frame], progress: &Progress| {
+        let message = crate::parse::oom_text::parse_text(text).remove(0);
+        decide(PhaseInputs {
+            failure: Some(&message),
+            progress,
+            frames,
+            hint: None,
+            late: None,
+            nearby: None,
+        })
+    };
+    let report = decide_with(raw, &moved, &Progress::default());
+    assert_eq!(report.failed_in, Phase::Startup);
+    assert!(
+        report.evidence[0].contains("creating the CUDA context failed"),
+        "{:?}",
+        report.evidence
+    );
+    // The caching allocator's own message is a tensor that did not fit: a weights load.
+    assert_eq!(
+        decide_with(cached, &moved, &Progress::default()).failed_in,
+        Phase::WeightsLoad
+    );
+    // A loader around the move (accelerate placing checkpoint tensors): the load, as before.
+    let mut loading = vec![frame(
+        2,
+        "from_pretrained",
+        "/x/transformers/modeling_utils.py",
+    )];
+    loading.extend(moved.iter().cloned());
+    assert_eq!(
+        decide_with(raw, &loading, &Progress::default()).failed_in,
+        Phase::WeightsLoad
+    );
+    // The log shows GPU work done before the move: the context exists.
+    let mut progress = Progress::default();
+    progress.observe(EventKind::WeightsLoaded, Phase::WeightsLoad, 1);
+    assert_eq!(
+        decide_with(raw, &moved, &progress).failed_in,
+        Phase::WeightsLoad
+    );
+    // The caller's own tensor creation raising it decides nothing: with the caching allocator
+    // off (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`) a failed cudaMalloc of a huge tensor reads the
+    // same (tests/fixtures/oom_text/pytorch-2.11-h200-device-no-caching.txt).
+    let created = [Frame {
+        code: Some("torch.empty(huge, dtype=torch.uint8, device=\"cuda\")".to_string()),
+        ..frame(2, "<module>", "tests/device/oom_text/gen.py")
+    }];
+    assert_eq!(
+        decide_with(raw, &created, &Progress::default()).failed_in,
+        Phase::Unknown
+    );
+    // The raw error elsewhere (a backward pass) keeps its stage.
+    let backward = [frame(4, "backward", "/x/site-packages/torch/_tensor.py")];
+    assert_eq!(
+        decide_with(raw, &backward, &Progress::default()).failed_in,
+        Phase::TrainingStep
+    );
+}
+
+#[test]
+fn alloc_tensor_range_alone_names_no_buffer() {
+    // ggml places the tensors of any context through `alloc_tensor_range` (the model's, the KV
+    // cache's, an adapter's): alone it names no stage; llama's own load line does.
+    let alone = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 6462.87 MiB on device 0: \
+                 cudaMalloc failed: out of memory\nalloc_tensor_range: failed to allocate CUDA0 \
+                 buffer of size 6776811776\n";
+    let message = crate::parse::oom_text::parse_text(alone).remove(0);
+    assert_eq!(message.details.buffer_purpose, None);
+    assert_eq!(message_phase(&message), None);
+    let loading =
+        format!("{alone}llama_model_load: error loading model: unable to allocate CUDA0 buffer\n");
+    let message = crate::parse::oom_text::parse_text(&loading).remove(0);
+    assert_eq!(message_phase(&message), Some(Phase::WeightsLoad));
+}
+
+#[test]
+fn a_comfyui_model_forward_is_a_generation() {
+    let forward = [
+        frame(1, "forward", "/Apps/ComfyUI/comfy/ldm/wan/model.py"),
+        frame(
+            2,
+            "_conv_forward",
+            "/venv/site-packages/torch/nn/modules/conv.py",
+        ),
+    ];
+    assert_eq!(failed_in(&forward).0, Phase::Inference);
+    // Under ComfyUI's weight loading, the load decides.
+    let loading = [
+        frame(
+            1,
+            "load_models_gpu",
+            "/Apps/ComfyUI/comfy/model_management.py",
+        ),
+        frame(2, "forward", "/Apps/ComfyUI/comfy/ldm/wan/model.py"),
+    ];
+    assert_eq!(failed_in(&loading).0, Phase::WeightsLoad);
+    // Another function of the architectures (a constructor) shows nothing.
+    let built = [frame(1, "__init__", "/Apps/ComfyUI/comfy/ldm/wan/model.py")];
+    assert_eq!(failed_in(&built).0, Phase::Unknown);
+}
+
+#[test]
+fn fsdp_flattening_its_parameters_is_a_weights_load() {
+    // A Rich box cut the path (`…/torch/distributed/fsdp/fla` │ `t_param.py:462 in …`).
+    let wrapped = [frame(8, "_init_flat_param", "t_param.py")];
+    assert_eq!(failed_in(&wrapped).0, Phase::WeightsLoad);
+    // The forward's unshard (`_unshard`, `flatten_tensors` in a step) is not it.
+    let step = [frame(
+        8,
+        "_unshard",
+        "/x/torch/distributed/fsdp/_runtime_utils.py",
+    )];
+    assert_ne!(failed_in(&step).0, Phase::WeightsLoad);
+}

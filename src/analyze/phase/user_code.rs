@@ -17,6 +17,10 @@ use crate::model::explain::Phase;
 
 /// What the caller's code shows: the phase and the evidence line.
 pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
+    // A forward given the labels (`model(input_ids=x, labels=x)`) computes the training loss;
+    // it decides last, and only where no frame around it names another stage (an evaluation
+    // loop computes the same loss).
+    let mut loss_forward: Option<(Phase, String)> = None;
     for frame in frames.iter().rev() {
         if frame.called {
             continue;
@@ -53,7 +57,23 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
         // pytest's test functions (`test_*` in `test_*.py` / `*_test.py`) are named for what
         // they check, not for a stage.
         if is_pytest_test(frame) {
+            loss_forward = None;
             continue;
+        }
+        if loss_forward.is_none() {
+            if let Some(code) = frame.code.as_deref().filter(|code| labelled_forward(code)) {
+                loss_forward = Some((
+                    Phase::TrainingStep,
+                    format!(
+                        "line {}: your code{place} runs `{}`, a forward given the labels (it \
+                         computes the training loss; no frame around it names another stage): \
+                         {}",
+                        frame.line + 1,
+                        clip(code),
+                        noun(Phase::TrainingStep)
+                    ),
+                ));
+            }
         }
         if let Some(phase) = name_phase(&frame.function) {
             return Some((
@@ -68,7 +88,45 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
             ));
         }
     }
-    None
+    // Under a `@torch.no_grad()` / `@torch.inference_mode()` decorator (its wrapper frame,
+    // `decorate_context` in `torch/utils/_contextlib.py`, `autograd/grad_mode.py` before 2.0) no
+    // gradient is kept: the loss is an evaluation's.
+    let no_grad = frames.iter().any(|frame| {
+        let file = frame.file.replace('\\', "/");
+        frame.function == "decorate_context"
+            && (file.contains("torch/utils/_contextlib.py")
+                || file.contains("autograd/grad_mode.py"))
+    });
+    loss_forward.filter(|_| !no_grad)
+}
+
+/// A forward of a model given the labels, outside generation: `outputs = model(input_ids=b,
+/// labels=b)`, `out = self.net(x, labels=y)` (transformers' models compute the loss when
+/// `labels` is passed; a training loop passes them to get the loss it back-propagates).
+fn labelled_forward(code: &str) -> bool {
+    let has_labels = code.match_indices("labels").any(|(at, word)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + word.len()..].trim_start();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && after.starts_with('=')
+            && !after.starts_with("==")
+    });
+    has_labels
+        && called_name(code).is_some_and(|name| {
+            let callee = code
+                .split_once('=')
+                .filter(|(target, _)| !target.contains('('))
+                .map_or(code, |(_, value)| value)
+                .trim_start()
+                .trim_start_matches("return ")
+                .trim_start_matches("await ");
+            let path = callee.split('(').next().unwrap_or_default();
+            !callee.starts_with(|c: char| c.is_ascii_uppercase())
+                && module_like(path)
+                && !words(name).iter().any(|word| {
+                    INFERENCE_WORDS.contains(&word.as_str()) || LOAD_VERBS.contains(&word.as_str())
+                })
+        })
 }
 
 /// A test function pytest collects: `test*` in a file named `test_*.py` or `*_test.py`.
@@ -316,6 +374,8 @@ pub fn words_phase(text: &str) -> Option<Phase> {
         "transcribe",
         "transcribing",
         "transcription",
+        "denoise",
+        "denoising",
         "chat",
         "completion",
         "completions",
@@ -358,6 +418,49 @@ pub fn words_phase(text: &str) -> Option<Phase> {
     let inference = has(INFERENCE);
     let load = has(LOADING) && has(LOADED);
     one_stage(training, inference, load)
+}
+
+/// The stage an app's node or invocation type is named for: ComfyUI's node classes
+/// (`nodes.py`: `KSampler`, `VAEDecode`, `CLIPTextEncode`, `CheckpointLoaderSimple`,
+/// `UNETLoader`, `LoraLoader`; custom nodes follow them: `NunchakuQwenImageDiTLoader`,
+/// `SamplerCustomAdvanced`) and InvokeAI's invocation types (`invokeai/app/invocations/`:
+/// `denoise_latents`, `l2i`, `i2l`, `main_model_loader`). A sampler, a denoise, a VAE/text
+/// encode or decode runs a generation → inference; a loader of a model (not of an image, a mask,
+/// a latent or a video: `LoadImage`, `ImageLoader`) → weights_load; both or neither → nothing.
+pub fn node_phase(name: &str) -> Option<Phase> {
+    let lower = name.to_ascii_lowercase();
+    let words = words(name);
+    let word = |w: &str| words.iter().any(|x| x == w);
+    const RUNS: &[&str] = &[
+        "sampler", "sample", "sampling", "denoise", "decode", "encode",
+    ];
+    let inference = RUNS.iter().any(|part| lower.contains(part)) || word("l2i") || word("i2l");
+    const MEDIA: &[&str] = &[
+        "image", "mask", "latent", "video", "audio", "text", "prompt",
+    ];
+    const MODELS: &[&str] = &[
+        "model",
+        "checkpoint",
+        "ckpt",
+        "unet",
+        "clip",
+        "vae",
+        "lora",
+        "dit",
+        "diffusion",
+        "weights",
+        "controlnet",
+        "gguf",
+    ];
+    let loader = lower.contains("loader")
+        || (lower.contains("load") && MODELS.iter().any(|model| lower.contains(model)));
+    // `LoadImage`, `ImageLoader`, `LoadLatent`: a file read, no model.
+    let media = MEDIA.iter().any(|media| {
+        let joined = lower.replace('_', "");
+        joined.contains(&format!("load{media}")) || joined.contains(&format!("{media}loader"))
+    });
+    let load = loader && !media;
+    one_stage(false, inference, load)
 }
 
 /// Whether a log line reports an error (the message `logger.exception` prints above its
@@ -837,6 +940,164 @@ mod tests {
             why.starts_with("line 4: your code (me/run.py) runs `loss.backward()`"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_forward_given_the_labels_is_a_training_step_unless_a_frame_says_otherwise() {
+        let script = |function: &str, code: &str| {
+            vec![
+                frame(1, "<module>", "run.py", Some("main()")),
+                frame(3, function, "run.py", Some(code)),
+            ]
+        };
+        let phase = |frames: &[Frame]| user_code_phase(frames).map(|(phase, _)| phase);
+        for code in [
+            "outputs = model(input_ids=batch, labels=batch)",
+            "out = self.net(x, labels=y)",
+            "loss = model(**inputs, labels = labels).loss",
+            "return model.forward(ids, labels=ids)",
+        ] {
+            let frames = script("run_lora", code);
+            assert_eq!(phase(&frames), Some(Phase::TrainingStep), "{code}");
+            let (_, why) = user_code_phase(&frames).unwrap();
+            assert!(why.contains("a forward given the labels"), "{why}");
+        }
+        // An evaluation computes the same loss: its name decides.
+        assert_eq!(
+            phase(&script(
+                "evaluate",
+                "outputs = model(input_ids=b, labels=b)"
+            )),
+            Some(Phase::Inference)
+        );
+        let mut nested = script("step", "outputs = model(input_ids=b, labels=b)");
+        nested.insert(1, frame(2, "run_validation", "run.py", Some("step(b)")));
+        assert_eq!(phase(&nested), Some(Phase::Inference));
+        // Under a no_grad decorator's wrapper: an evaluation's loss, nothing decided.
+        let mut decorated = script("run_lora", "outputs = model(input_ids=b, labels=b)");
+        decorated.insert(
+            1,
+            frame(
+                2,
+                "decorate_context",
+                "/venv/lib/python3.12/site-packages/torch/utils/_contextlib.py",
+                Some("return func(*args, **kwargs)"),
+            ),
+        );
+        assert_eq!(phase(&decorated), None);
+        // A generation says its own stage.
+        assert_eq!(
+            phase(&script("run_lora", "out = model.generate(ids, labels=ids)")),
+            Some(Phase::Inference)
+        );
+        // Not a forward given labels: a constructor, a comparison, data handling, no labels.
+        for code in [
+            "model = MyModel(config, labels=classes)",
+            "if labels == None: model(x)",
+            "batch = collate(samples, labels=labels)",
+            "outputs = model(input_ids=batch)",
+            "x = tokenizer(text, labels=y)",
+        ] {
+            assert_eq!(phase(&script("run_lora", code)), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn app_node_names_say_their_stage() {
+        use Phase::*;
+        for (name, phase) in [
+            ("KSampler", Some(Inference)),
+            ("SamplerCustomAdvanced", Some(Inference)),
+            ("VAEDecode", Some(Inference)),
+            ("VAEEncodeForInpaint", Some(Inference)),
+            ("CLIPTextEncode", Some(Inference)),
+            ("denoise_latents", Some(Inference)),
+            ("anima_denoise", Some(Inference)),
+            ("l2i", Some(Inference)),
+            ("CheckpointLoaderSimple", Some(WeightsLoad)),
+            ("UNETLoader", Some(WeightsLoad)),
+            ("NunchakuQwenImageDiTLoader", Some(WeightsLoad)),
+            ("main_model_loader", Some(WeightsLoad)),
+            ("LoadCheckpoint", Some(WeightsLoad)),
+            // A file read, no model; neither stage; both.
+            ("LoadImage", None),
+            ("ImageLoader", None),
+            ("LoadLatent", None),
+            ("SaveImage", None),
+            ("ImageScale", None),
+            ("SamplerLoader", None),
+        ] {
+            assert_eq!(node_phase(name), phase, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_node_an_app_names_at_the_failure_decides_last() {
+        const OOM: &str =
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+        let phase_of = |text: &str| crate::analyze::explain::explain_text(text).phase;
+        let invoke = format!(
+            "[2026-09-19 21:45:44,454]::[InvokeAI]::ERROR --> Error while invoking session c39, \
+             invocation 6d4 (denoise_latents): {OOM}\n"
+        );
+        let report = phase_of(&invoke);
+        assert_eq!(report.failed_in, Phase::Inference, "{report:?}");
+        assert!(
+            report.evidence[0].contains("the app's node that raised it, `denoise_latents`"),
+            "{report:?}"
+        );
+        let comfy = format!("Error occurred when executing CheckpointLoaderSimple:\n\n{OOM}\n");
+        assert_eq!(phase_of(&comfy).failed_in, Phase::WeightsLoad);
+        let report_form = format!("- **Node Type:** KSampler\n- **Exception Type:** x\n{OOM}\n");
+        assert_eq!(phase_of(&report_form).failed_in, Phase::Inference);
+        // An app's line naming the failure without its message, and the stage with it.
+        let forge = "Encountered Out of Memory during Sampling; Unloading all Models...\n";
+        assert_eq!(phase_of(forge).failed_in, Phase::Inference);
+        let dialog = format!("UNETLoader\n{OOM}\n");
+        assert_eq!(phase_of(&dialog).failed_in, Phase::WeightsLoad);
+        // An image loader, an exception's class, a name far above: nothing.
+        for text in [
+            format!("LoadImage\n{OOM}\n"),
+            format!("RuntimeError\n{OOM}\n"),
+            format!("UNETLoader\none\ntwo\nthree\nfour\n{OOM}\n"),
+        ] {
+            assert_eq!(phase_of(&text).failed_in, Phase::Unknown, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_code_shown_above_an_error_without_frames_names_its_stage() {
+        const OOM: &str =
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+        let phase_of = |text: &str| crate::analyze::explain::explain_text(text).phase;
+        let snippet = format!(
+            "If run this code:\n```python\noutputs = model.generate(**inputs, num_beams=2)\n```\n\
+             Then OutofMemoryError occurs:\n```bash\n{OOM}\n```\n"
+        );
+        let report = phase_of(&snippet);
+        assert_eq!(report.failed_in, Phase::Inference, "{report:?}");
+        assert!(
+            report.evidence[0].contains("the code shown just above the error"),
+            "{report:?}"
+        );
+        let load =
+            format!("```python\nm = keras_nlp.models.X.from_preset(\"gemma\")\n\n{OOM}\n```\n");
+        assert_eq!(phase_of(&load).failed_in, Phase::WeightsLoad);
+        // A sentence naming another stage in between stops the reading (the reporter's words
+        // decide then).
+        let between = format!(
+            "model = AutoModel.from_pretrained(p)\nthen when I run inference I get\n{OOM}\n"
+        );
+        assert_eq!(phase_of(&between).failed_in, Phase::Inference);
+        // A whole training run shows no stage by itself; code far above is not read.
+        for text in [
+            format!("trainer.fit(model, train_loader, val_loader)\n```\n\n```\n{OOM}\n"),
+            format!("out = model.generate(x)\na\nb\nc\nd\ne\nf\n{OOM}\n"),
+        ] {
+            assert_eq!(phase_of(&text).failed_in, Phase::Unknown, "{text}");
+        }
     }
 
     #[test]

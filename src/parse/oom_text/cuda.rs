@@ -111,9 +111,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
+    // `cudaErrorLaunchFailure` ("unspecified launch failure"): a kernel faulted on the device
+    // (a bad access the hardware reports without details), a fault like the two above.
     for needle in [
         "an illegal memory access was encountered",
         "misaligned address",
+        "CUDA error: unspecified launch failure",
     ] {
         if let Some(position) = super::find(text, needle) {
             return Some((Family::IllegalAccess, error_begin(text, position)));

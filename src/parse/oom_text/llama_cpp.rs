@@ -150,8 +150,10 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         Some("compute".to_string())
     } else if lower.contains("kvcache") || lower.contains("kv_cache") {
         Some("kv cache".to_string())
-    } else if lower.contains("alloc_tensor_range")
-        || lower.contains("loadingmodel")
+    // `alloc_tensor_range` (ggml-alloc.c, under `ggml_backend_alloc_ctx_tensors_from_buft`)
+    // places any context's tensors: the model's (`load_tensors`), the KV cache's
+    // (`llama_kv_cache`), a LoRA adapter's; it names no purpose by itself.
+    } else if lower.contains("loadingmodel")
         || lower.contains("load_tensors")
         || lower.contains("model_load")
     {

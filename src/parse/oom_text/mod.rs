@@ -111,6 +111,7 @@ pub const OOM_MARKERS: &[&str] = &[
     // Not OOM: memory-access bugs.
     "illegal memory access",
     "misaligned address",
+    "unspecified launch failure",
     // JAX/XLA, TensorFlow, HIP runtime, cuDNN, TensorRT, CuPy (frameworks.rs; the others hold
     // `out of memory`, `Out of memory` or `OUT_OF_MEMORY`).
     "Failed to allocate",

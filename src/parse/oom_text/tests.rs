@@ -317,6 +317,11 @@ fn negatives_are_not_gpu_oom() {
     let message = one("RuntimeError: CUDA error: an illegal memory access was encountered");
     assert_eq!(message.kind, OomKind::IllegalMemoryAccess);
     assert!(!message.is_gpu_oom);
+    // cudaErrorLaunchFailure: a kernel faulted on the device, no allocation failed.
+    let message = one("RuntimeError: CUDA error: unspecified launch failure");
+    assert_eq!(message.kind, OomKind::IllegalMemoryAccess);
+    assert!(!message.is_gpu_oom);
+    assert!(parse_text("the launcher reported an unspecified launch failure once").is_empty());
 
     let message = one("Killed");
     assert_eq!(message.kind, OomKind::KilledBySignal);
