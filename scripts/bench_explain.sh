@@ -29,6 +29,15 @@
 # whole until the failure search stopped taking the summary's `CUDA OOMs: 0` counter for the `OOM`
 # marker: 2026-12-02, same VM, load 1.8, RUNS=3: grep 0.37 s, explain 0.68 s wall / 1.08 s CPU,
 # 1.84x wall (19.8x before); varied in the same minutes 1.41x (0.41 s against 0.58 s).
+# 2026-12-02 03:10-03:17, same VM, load 1.1-1.8, RUNS=5, the 77b4ba0 build alternated as BEFORE:
+# the eighth session's merges (more app and prose markers) took varied from 0.58 s to 0.71 s best
+# wall (1.61x -> 1.97x grep; medians 0.65 -> 0.76 s): the prose reader's bare words (`prefill`,
+# `decoding`, `epoch`, `startup`, `backward`) made every `chunked_prefill`/`guided_decoding` line
+# of the parsed head, tail and windows a candidate. With phrase pieces instead (`g prefill`,
+# `t epoch`, ...; the corpus outcomes are the same): grep 0.39 s, explain 0.77 s best / 0.79 s
+# median, 1.97x wall, the 77b4ba0 build 0.68 s / 0.78 s in the same loop. serving: 0.37 s against
+# grep's 0.22 s, 1.68x (77b4ba0 1.77x). H200 host (explain device test, 256 MiB stream):
+# explain 0.15 s wall against grep's 0.14 s.
 # Earlier figures (2026-12-01, idle VM, load 0.9): varied grep 0.34 s / 0.34 s, explain 0.72 s /
 # 1.04 s, 2.12x wall; the H200 host (16 cores): 0.34 s against 0.46 s, 1.35x wall.
 # Where the CPU goes now (perf, varied, loaded VM): the kernel's read copy ~25 % (grep pays it
