@@ -642,6 +642,25 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a weights load",
         ),
         (
+            // JAX has no module to move: a model's parameters reach the GPU through
+            // `jax.device_put` (`params = jax.device_put(restored)`, Flax's `variables`);
+            // a batch put on the device (`jax.device_put(batch)`) names no weights.
+            calls(code, "device_put").is_some()
+                && words(code).iter().any(|w| {
+                    [
+                        "params",
+                        "parameters",
+                        "weights",
+                        "variables",
+                        "checkpoint",
+                        "ckpt",
+                    ]
+                    .contains(&w.as_str())
+                }),
+            Phase::WeightsLoad,
+            "parameters put on the device",
+        ),
+        (
             [".to(", ".cuda("].iter().any(|call| {
                 code.match_indices(call).any(|(at, _)| {
                     let receiver = receiver(&code[..at]);
@@ -880,6 +899,13 @@ mod tests {
                 Some(Inference),
             ),
             ("model = AutoModel.from_pretrained(path)", Some(WeightsLoad)),
+            ("params = jax.device_put(host_params)", Some(WeightsLoad)),
+            (
+                "variables = jax.device_put(restored, sharding)",
+                Some(WeightsLoad),
+            ),
+            ("batch = jax.device_put(batch)", None),
+            ("x, y = jax.device_put((x, y), sharding)", None),
             ("model.load_state_dict(torch.load(p))", Some(WeightsLoad)),
             ("model = model.to(device)", Some(WeightsLoad)),
             ("self.unet.half().cuda()", Some(WeightsLoad)),
