@@ -1,0 +1,272 @@
+//! A GPU OOM named in words, without its message: an issue title, a sentence, an app's own
+//! line (`CUDA out of memory` in a title, `running into OOM issues`, 显存不足, ComfyUI's "Got an
+//! OOM"). Held like an exception's class: any message that follows replaces it.
+
+use super::{find, Family};
+use crate::model::failure::{OomFigures, OomKind, OomMessage};
+
+/// PyTorch's words named without the message: an issue title or a sentence (`"torch.cuda.
+/// OutOfMemoryError: CUDA out of memory" when deploy…`, `GPU usage 0% | cuda out of memory`,
+/// `WSL Cuda out of Memory when Trying to Load GGUF Model`). The allocator's own message
+/// always goes on with `. Tried to allocate` and is read by `pytorch::start` first. A mention
+/// is held like an exception's class ([`Pending`]): any message that follows replaces it, so
+/// it only counts when the text has nothing better (a paste cut before the exception line).
+///
+/// ComfyUI says so in its own words when it catches one: `comfy/sd.py` `VAE.decode` logs
+/// "Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding."
+/// (Fooocus keeps the line in its copy, `ldm_patched/modules/sd.py`), and `execution.py` logs
+/// "Got an OOM, unloading all loaded models." before it reports the node's error.
+pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
+    if let Some(position) = APP_MENTIONS.iter().find_map(|words| find(text, words)) {
+        return Some((Family::OtherGpu, position));
+    }
+    if let Some(position) = oom_word(text) {
+        return Some((Family::OtherGpu, position));
+    }
+    if let Some(position) = prose_mention(text) {
+        return Some((Family::OtherGpu, position));
+    }
+    if let Some(position) = cjk_mention(text) {
+        return Some((Family::OtherGpu, position));
+    }
+    device_mention(text).map(|position| (Family::OtherGpu, position))
+}
+
+/// A device's allocator named out of memory in a title or sentence, the way PyTorch words it
+/// but without its message: `CUDA out of memory`, `[Bug] CUDA: out of memory on dual gpu`,
+/// `` `XPU out of memory` error with -tp=4 ``, `HIP out of memory`. The position of the device
+/// word (for `cuda`, as before) or of the line's first word.
+fn device_mention(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    let found =
+        regex!(r"(?:^|[^a-z0-9_])(cuda|xpu|hip)\s?[:\-]?\s?out of memory").captures(&lower)?;
+    let device = found.get(1)?;
+    if device.as_str() == "cuda" && lower[device.end()..].starts_with(" out of memory") {
+        return Some(device.start());
+    }
+    // Advice or a negation just before (`to avoid XPU out of memory`) is not a failure.
+    let recent: Vec<&str> = lower[..device.start()]
+        .split_whitespace()
+        .rev()
+        .take(3)
+        .collect();
+    let denied = recent
+        .iter()
+        .any(|word| MENTION_DENY.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
+    (!denied).then_some(text.len() - text.trim_start().len())
+}
+
+/// Words just before a mention that make it advice, a negation or a question of what to do.
+const MENTION_DENY: [&str; 9] = [
+    "if", "no", "not", "avoid", "prevent", "without", "never", "address", "handle",
+];
+
+/// GPU memory running short in Chinese prose: 显存不足 / 显存不够 (not enough GPU memory),
+/// 显存溢出 (overflowed), 爆显存 / 显存爆了 (blew the GPU memory). 显存 is the GPU's memory
+/// (the host's is 内存). Not after a negation (没有, 不会) or advice (避免, 防止). The position of
+/// the line's first word: the whole sentence is the mention.
+fn cjk_mention(text: &str) -> Option<usize> {
+    const SHORT: [&str; 5] = ["显存不足", "显存不够", "显存溢出", "爆显存", "显存爆"];
+    let at = SHORT.iter().filter_map(|words| text.find(words)).min()?;
+    let before: String = {
+        let head: Vec<char> = text[..at].chars().collect();
+        head[head.len().saturating_sub(6)..].iter().collect()
+    };
+    const DENY: [&str; 6] = ["没有", "不会", "避免", "防止", "不再", "解决"];
+    (!DENY.iter().any(|word| before.contains(word))).then_some(text.len() - text.trim_start().len())
+}
+
+/// The word `OOM` in a title or a sentence about a GPU job (`EXAONE-4.0-32B with VSWA causes
+/// OOM on A100-40G x 4`, `CUDA OOM with Kimi-K2.5 NVFP4`, `OOM error during VAE decode`), not
+/// the host's OOM killer (`OOMKilled`, `oom-kill`, `OOM killer`). The position of the line's
+/// first word: the whole sentence is the mention.
+fn oom_word(text: &str) -> Option<usize> {
+    let at = text.match_indices("OOM").map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + 3..].chars().next();
+        before.is_none_or(|c| !c.is_alphanumeric())
+            && after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+    })?;
+    let rest = &text[at + 3..];
+    let hosted = without_offload(text);
+    const HOST: [&str; 6] = ["killer", "Killed", "killed", "CPU", "RAM ", "host"];
+    if HOST.iter().any(|word| hosted.contains(word)) || rest.trim_start().starts_with("kill") {
+        return None;
+    }
+    const GPU: [&str; 14] = [
+        "GPU", "CUDA", "cuda", "VRAM", "vram", "A100", "H100", "H200", "RTX", "error", "jit",
+        "XLA", "TPU", "显存",
+    ];
+    // An issue's title kept as a markdown heading (`# OOM when jax.jit is used …`): the
+    // reporter names the failure of the job the issue is about.
+    let heading = text.trim_start().starts_with("# ");
+    (heading || GPU.iter().any(|word| text.contains(word)) || oom_as_failure(&text[..at], rest))
+        .then_some(text.len() - text.trim_start().len())
+}
+
+/// `OOM` used as the failure of the reporter's job, without a device word: a verb that hits
+/// it (`I am running OOM on g5.8xlarge`, `running into OOM issues`, `it still throws an OOM
+/// exception`, `OOMs at generation time` is read by the caller's boundary) or a noun of
+/// failure after it (`OOM exception`, `OOM issues`, `OOM problem`, `OOM crash`). Not advice or
+/// a negation (`to avoid OOM issues`, `no OOM problem`).
+fn oom_as_failure(before: &str, after: &str) -> bool {
+    let lower = before.to_lowercase();
+    let recent: Vec<&str> = lower
+        .split_whitespace()
+        .rev()
+        .take(3)
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
+        .collect();
+    const LESS: [&str; 8] = [
+        "reduce",
+        "reduces",
+        "reducing",
+        "avoiding",
+        "fewer",
+        "less",
+        "possible",
+        "potential",
+    ];
+    if recent
+        .iter()
+        .any(|word| MENTION_DENY.contains(word) || LESS.contains(word))
+    {
+        return false;
+    }
+    const VERBS: [&str; 20] = [
+        "running", "run", "runs", "ran", "into", "get", "gets", "got", "getting", "hit", "hits",
+        "hitting", "throws", "threw", "throw", "causes", "caused", "causing", "goes", "went",
+    ];
+    // The verb right before, or before an article (`throws an OOM exception`).
+    let verb = match recent.as_slice() {
+        [first, ..] if VERBS.contains(first) => true,
+        ["a" | "an", second, ..] => VERBS.contains(second),
+        _ => false,
+    };
+    let next = after
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    const NOUNS: [&str; 7] = [
+        "exception",
+        "exceptions",
+        "issue",
+        "issues",
+        "problem",
+        "problems",
+        "crash",
+    ];
+    verb || NOUNS.contains(&next.as_str())
+}
+
+/// The line without the offloading it names (`CPU offload`, `offload to CPU`, `cpu_offload`):
+/// offloading to the host is a way to save GPU memory, not the host's memory running out.
+fn without_offload(text: &str) -> String {
+    regex!(r"(?i)cpu[ _-]?offload(?:ing)?|offload(?:ing|ed)?(?: \w+)? to (?:the )?cpu")
+        .replace_all(text, "")
+        .into_owned()
+}
+
+/// An out-of-memory failure named in the reporter's own words, its message not pasted: `I get
+/// an out of memory error when …`, `NV 3060 6GB Error out of memory.`, `API OutOfMemory Error`,
+/// Chinese `会出现out of memory`. The position of the line's first word: the whole sentence is
+/// the mention. Not advice or a negation (`If you see out-of-memory errors …`, `there is no
+/// out of memory error`), and not the host's memory (`RAM`, `CPU`, `swap`, `内存`).
+fn prose_mention(text: &str) -> Option<usize> {
+    // `Out-of-Memory (OOM) Error with CPU Offload`: the abbreviation in brackets and the
+    // offloading (a way to save GPU memory) say nothing of whose memory ran out.
+    let lower = without_offload(text).to_lowercase().replace(" (oom)", "");
+    const PHRASES: [&str; 5] = [
+        "out of memory error",
+        "out-of-memory error",
+        "outofmemory error",
+        "error out of memory",
+        "oom error",
+    ];
+    let at = PHRASES
+        .iter()
+        .filter_map(|phrase| lower.find(phrase))
+        .min()
+        .or_else(|| {
+            // Glued to a CJK word, as Chinese and Japanese sentences write English terms.
+            lower
+                .match_indices("out of memory")
+                .map(|(at, _)| at)
+                .find(|&at| {
+                    let before = lower[..at].chars().next_back();
+                    let after = lower[at + "out of memory".len()..].chars().next();
+                    before.is_some_and(is_cjk) || after.is_some_and(is_cjk)
+                })
+        })?;
+    const HOST: [&str; 12] = [
+        "ram",
+        "cpu",
+        "host",
+        "system memory",
+        "swap",
+        "java",
+        "heap",
+        "killed",
+        "内存",
+        "disk",
+        "shared memory",
+        "shm",
+    ];
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let host = HOST.iter().any(|word| {
+        if word.contains(' ') || !word.is_ascii() {
+            lower.contains(word)
+        } else {
+            words.contains(word)
+        }
+    });
+    // Advice, a negation or a question of what to do about one, in the words just before it.
+    let before = &lower[..at];
+    let recent: Vec<&str> = before.split_whitespace().rev().take(4).collect();
+    let denied = recent
+        .iter()
+        .any(|word| MENTION_DENY.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
+    (!host && !denied).then_some(text.len() - text.trim_start().len())
+}
+
+/// A CJK ideograph or kana (sentences that glue English terms to their words).
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
+}
+
+/// An application's own words for an OOM it caught ([`mention_start`]).
+const APP_MENTIONS: [&str; 6] = [
+    "Ran out of memory when regular VAE decoding",
+    "Got an OOM, unloading all loaded models",
+    // Forge (stable-diffusion-webui-forge) after catching one in its sampler: `Encountered
+    // Out of Memory during Sampling; Unloading all Models...`.
+    "Encountered Out of Memory",
+    // XLA's dump under its `RESOURCE_EXHAUSTED: Out of memory while trying to allocate …`
+    // (`xla/service/buffer_assignment.cc`, the peak buffers of the program that did not fit),
+    // pasted without the message above it.
+    "Peak buffers:",
+    // Its buffers' lines (`XLA Label: fusion = …`), the tail of that dump without its head;
+    // the TPU compiler's `Largest program allocations in hbm` lists write `XLA label:`.
+    "XLA Label:",
+    "XLA label:",
+];
+
+/// Whether a figureless message is a mention ([`mention_start`]).
+pub(super) fn is_mention(message: &OomMessage) -> bool {
+    if message.kind == OomKind::NamedWithoutMessage {
+        return true;
+    }
+    message.kind == OomKind::OtherGpuOom
+        && message.figures == OomFigures::default()
+        && (device_mention(&message.text) == Some(0)
+            || oom_word(&message.text) == Some(0)
+            || prose_mention(&message.text) == Some(0)
+            || cjk_mention(&message.text) == Some(0)
+            || APP_MENTIONS
+                .iter()
+                .any(|words| message.text.starts_with(words)))
+}
