@@ -18,13 +18,13 @@ use serde_json::Value as Json;
 use super::{fixture, oomdoc, stderr, stdout};
 
 /// A tensor to write: name, safetensors dtype, shape.
-struct Tensor(String, &'static str, Vec<u64>);
+pub(super) struct Tensor(String, &'static str, Vec<u64>);
 
-fn tensor(name: impl Into<String>, dtype: &'static str, shape: &[u64]) -> Tensor {
+pub(super) fn tensor(name: impl Into<String>, dtype: &'static str, shape: &[u64]) -> Tensor {
     Tensor(name.into(), dtype, shape.to_vec())
 }
 
-fn dtype_bits(dtype: &str) -> u64 {
+pub(super) fn dtype_bits(dtype: &str) -> u64 {
     match dtype {
         "F8_E4M3" | "U8" | "I8" => 8,
         "F16" | "BF16" => 16,
@@ -34,7 +34,7 @@ fn dtype_bits(dtype: &str) -> u64 {
 }
 
 /// Writes a safetensors header and extends the file (sparse) so every offset fits.
-fn write_safetensors(path: &Path, tensors: &[Tensor]) {
+pub(super) fn write_safetensors(path: &Path, tensors: &[Tensor]) {
     let mut header = serde_json::Map::new();
     header.insert("__metadata__".into(), serde_json::json!({"format": "pt"}));
     let mut offset = 0u64;
@@ -58,7 +58,7 @@ fn write_safetensors(path: &Path, tensors: &[Tensor]) {
 
 /// Llama-style tensors in `dtype`.
 #[allow(clippy::too_many_arguments)]
-fn llama_tensors(
+pub(super) fn llama_tensors(
     layers: u64,
     hidden: u64,
     heads: u64,
@@ -127,7 +127,7 @@ fn llama_tensors(
 
 /// AWQ (GEMM) layout of the same model: qweight I32 [in, out/8], qzeros I32 [in/128, out/8],
 /// scales F16 [in/128, out]; embeddings, norms and lm_head stay F16.
-fn awq_tensors(
+pub(super) fn awq_tensors(
     layers: u64,
     hidden: u64,
     heads: u64,
@@ -181,7 +181,7 @@ fn awq_tensors(
 }
 
 /// A model directory: the config fixture (if any) and `shards` safetensors files.
-fn model_dir(
+pub(super) fn model_dir(
     root: &Path,
     name: &str,
     config: Option<&str>,
@@ -219,7 +219,7 @@ fn model_dir(
     dir
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
+pub(super) fn run(args: &[&str]) -> (i32, String, String) {
     let output = oomdoc().arg("fit").args(args).output().unwrap();
     (
         output.status.code().unwrap_or(-1),
@@ -228,7 +228,7 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn json(args: &[&str]) -> Json {
+pub(super) fn json(args: &[&str]) -> Json {
     let mut all = args.to_vec();
     all.push("--json");
     let (code, out, err) = run(&all);
@@ -236,7 +236,7 @@ fn json(args: &[&str]) -> Json {
     serde_json::from_str(&out).unwrap()
 }
 
-fn filters(root: &Path) -> Vec<(String, String)> {
+pub(super) fn filters(root: &Path) -> Vec<(String, String)> {
     vec![(
         regex::escape(&root.display().to_string()),
         "[TMP]".to_string(),
@@ -252,8 +252,9 @@ macro_rules! snapshot {
         });
     };
 }
+pub(super) use snapshot;
 
-fn llama_3_1_8b(root: &Path, name: &str, shards: usize) -> PathBuf {
+pub(super) fn llama_3_1_8b(root: &Path, name: &str, shards: usize) -> PathBuf {
     model_dir(
         root,
         name,
@@ -264,7 +265,7 @@ fn llama_3_1_8b(root: &Path, name: &str, shards: usize) -> PathBuf {
 }
 
 #[test]
-fn sharded_llama_named_int4_does_not_fit_an_l4() {
+pub(super) fn sharded_llama_named_int4_does_not_fit_an_l4() {
     let root = tempfile::tempdir().unwrap();
     let dir = llama_3_1_8b(root.path(), "Llama-3.1-8B-int4", 4);
     let path = dir.display().to_string();
@@ -286,7 +287,7 @@ fn sharded_llama_named_int4_does_not_fit_an_l4() {
 }
 
 #[test]
-fn kv_bytes_per_token_from_real_configs() {
+pub(super) fn kv_bytes_per_token_from_real_configs() {
     // Checked by hand:
     // Llama-3.1-8B: 2 (K,V) × 32 layers × 8 KV heads × 128 × 2 B = 131072.
     // Llama-3.2-3B: 2 × 28 × 8 × 128 × 2 = 114688.
@@ -374,7 +375,7 @@ fn kv_bytes_per_token_from_real_configs() {
 }
 
 #[test]
-fn multimodal_gemma3_with_sliding_window_budget() {
+pub(super) fn multimodal_gemma3_with_sliding_window_budget() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(
         root.path(),
@@ -399,7 +400,7 @@ fn multimodal_gemma3_with_sliding_window_budget() {
 }
 
 #[test]
-fn awq_checkpoint_counts_every_quantization_part() {
+pub(super) fn awq_checkpoint_counts_every_quantization_part() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(
         root.path(),
@@ -428,7 +429,7 @@ fn awq_checkpoint_counts_every_quantization_part() {
 }
 
 #[test]
-fn awq_config_over_f16_headers_is_reported() {
+pub(super) fn awq_config_over_f16_headers_is_reported() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(
         root.path(),
@@ -443,7 +444,7 @@ fn awq_config_over_f16_headers_is_reported() {
 }
 
 #[test]
-fn fp8_layout_with_block_scales() {
+pub(super) fn fp8_layout_with_block_scales() {
     let root = tempfile::tempdir().unwrap();
     let mut tensors = vec![tensor("model.embed_tokens.weight", "BF16", &[129280, 7168])];
     for i in 0..3 {
@@ -494,14 +495,18 @@ fn fp8_layout_with_block_scales() {
     assert_eq!(report["kv_cache"]["attention"], "mla");
 }
 
-fn write_gguf(path: &Path, metadata: &[(&str, Value)], tensors: &[(&str, Vec<u64>, u32, u64)]) {
+pub(super) fn write_gguf(
+    path: &Path,
+    metadata: &[(&str, Value)],
+    tensors: &[(&str, Vec<u64>, u32, u64)],
+) {
     let (header, size) = writer::header(metadata, tensors);
     let mut file = fs::File::create(path).unwrap();
     file.write_all(&header).unwrap();
     file.set_len(size).unwrap();
 }
 
-fn llama_gguf_metadata(file_type: u32) -> Vec<(&'static str, Value)> {
+pub(super) fn llama_gguf_metadata(file_type: u32) -> Vec<(&'static str, Value)> {
     vec![
         ("general.architecture", Value::Str("llama".into())),
         ("general.file_type", Value::U32(file_type)),
@@ -517,7 +522,7 @@ fn llama_gguf_metadata(file_type: u32) -> Vec<(&'static str, Value)> {
     ]
 }
 
-fn llama_gguf_tensors() -> Vec<(String, Vec<u64>, u32, u64)> {
+pub(super) fn llama_gguf_tensors() -> Vec<(String, Vec<u64>, u32, u64)> {
     // Q4_K (id 12): 144 bytes per 256; Q6_K (id 14): 210 per 256; F32 (id 0).
     let q4k = |n: u64| n / 256 * 144;
     let mut list = vec![(
@@ -551,7 +556,7 @@ fn llama_gguf_tensors() -> Vec<(String, Vec<u64>, u32, u64)> {
 }
 
 #[test]
-fn gguf_single_and_split() {
+pub(super) fn gguf_single_and_split() {
     let root = tempfile::tempdir().unwrap();
     let tensors = llama_gguf_tensors();
     let borrowed: Vec<(&str, Vec<u64>, u32, u64)> = tensors
@@ -617,7 +622,7 @@ fn gguf_single_and_split() {
 }
 
 #[test]
-fn model_id_is_found_in_the_hugging_face_cache() {
+pub(super) fn model_id_is_found_in_the_hugging_face_cache() {
     let root = tempfile::tempdir().unwrap();
     let repo = root.path().join("hub/models--meta-llama--Llama-3.2-3B");
     fs::create_dir_all(repo.join("refs")).unwrap();
@@ -654,7 +659,7 @@ fn model_id_is_found_in_the_hugging_face_cache() {
 }
 
 #[test]
-fn tensor_parallel_splits_weights_and_kv_heads() {
+pub(super) fn tensor_parallel_splits_weights_and_kv_heads() {
     let root = tempfile::tempdir().unwrap();
     let dir = llama_3_1_8b(root.path(), "llama", 1);
     let report = json(&[
@@ -677,7 +682,7 @@ fn tensor_parallel_splits_weights_and_kv_heads() {
     assert_eq!(report["verdict"]["fits"], true);
 }
 
-fn hostile(root: &Path, name: &str, bytes: &[u8]) -> String {
+pub(super) fn hostile(root: &Path, name: &str, bytes: &[u8]) -> String {
     let path = root.join(name);
     fs::write(&path, bytes).unwrap();
     let (code, out, err) = run(&[path.to_str().unwrap()]);
@@ -688,7 +693,7 @@ fn hostile(root: &Path, name: &str, bytes: &[u8]) -> String {
 }
 
 #[test]
-fn hostile_files_give_errors_naming_the_file() {
+pub(super) fn hostile_files_give_errors_naming_the_file() {
     let root = tempfile::tempdir().unwrap();
     let with_header = |json: &str, data: usize| {
         let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
@@ -742,7 +747,7 @@ fn hostile_files_give_errors_naming_the_file() {
 }
 
 #[test]
-fn unknown_gpu_class_is_a_usage_error() {
+pub(super) fn unknown_gpu_class_is_a_usage_error() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(root.path(), "m", None, vec![tensor("w", "F16", &[4])], 1);
     let (code, out, err) = run(&[dir.to_str().unwrap(), "--gpu", "tpu-v5"]);
@@ -756,7 +761,7 @@ fn unknown_gpu_class_is_a_usage_error() {
 }
 
 #[test]
-fn zero_sizes_and_counts_are_usage_errors() {
+pub(super) fn zero_sizes_and_counts_are_usage_errors() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(root.path(), "m", None, vec![tensor("w", "F16", &[4])], 1);
     let dir = dir.to_str().unwrap();
@@ -788,7 +793,7 @@ fn zero_sizes_and_counts_are_usage_errors() {
 }
 
 #[test]
-fn markdown_and_html_render_the_same_report() {
+pub(super) fn markdown_and_html_render_the_same_report() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(
         root.path(),
@@ -813,7 +818,7 @@ fn markdown_and_html_render_the_same_report() {
 }
 
 #[test]
-fn detected_gpu_gives_the_budget() {
+pub(super) fn detected_gpu_gives_the_budget() {
     let root = tempfile::tempdir().unwrap();
     let dir = llama_3_1_8b(root.path(), "llama", 1);
     let xml = fixture("h200-torch2.11/nvidia-smi-q.xml");
@@ -835,7 +840,7 @@ fn detected_gpu_gives_the_budget() {
 }
 
 #[test]
-fn second_copies_and_adapters_are_not_counted() {
+pub(super) fn second_copies_and_adapters_are_not_counted() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(
         root.path(),
@@ -868,7 +873,7 @@ fn second_copies_and_adapters_are_not_counted() {
 }
 
 #[test]
-fn bitsandbytes_nf4_layout_counts_its_state() {
+pub(super) fn bitsandbytes_nf4_layout_counts_its_state() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("Llama-3.2-3B-bnb-4bit");
     fs::create_dir_all(&dir).unwrap();
@@ -915,7 +920,7 @@ fn bitsandbytes_nf4_layout_counts_its_state() {
 
 #[cfg(unix)]
 #[test]
-fn a_broken_shard_link_is_an_error_not_fewer_weights() {
+pub(super) fn a_broken_shard_link_is_an_error_not_fewer_weights() {
     let root = tempfile::tempdir().unwrap();
     let dir = model_dir(root.path(), "m", None, vec![tensor("w", "F16", &[4])], 1);
     // A Hugging Face snapshot whose second blob never arrived.
@@ -932,7 +937,7 @@ fn a_broken_shard_link_is_an_error_not_fewer_weights() {
 }
 
 /// A llama-3.1-8b directory whose config has `key` set to `value`.
-fn llama_with(root: &Path, name: &str, key: &str, value: Json) -> PathBuf {
+pub(super) fn llama_with(root: &Path, name: &str, key: &str, value: Json) -> PathBuf {
     let dir = llama_3_1_8b(root, name, 1);
     let mut config: Json =
         serde_json::from_slice(&fs::read(dir.join("config.json")).unwrap()).unwrap();
@@ -942,7 +947,7 @@ fn llama_with(root: &Path, name: &str, key: &str, value: Json) -> PathBuf {
 }
 
 #[test]
-fn issue_14_index_entries_that_leave_the_directory_are_refused() {
+pub(super) fn issue_14_index_entries_that_leave_the_directory_are_refused() {
     // See: #14. Shards named `../x.safetensors` or by an absolute path were read.
     let root = tempfile::tempdir().unwrap();
     let outside = root.path().join("x.safetensors");
@@ -981,7 +986,7 @@ fn issue_14_index_entries_that_leave_the_directory_are_refused() {
 }
 
 #[test]
-fn issue_14_refs_main_pointing_outside_the_cache_is_refused() {
+pub(super) fn issue_14_refs_main_pointing_outside_the_cache_is_refused() {
     // See: #14. `refs/main` of `../../../elsewhere` was followed out of the cache.
     let root = tempfile::tempdir().unwrap();
     llama_3_1_8b(root.path(), "elsewhere", 1);
@@ -1020,7 +1025,7 @@ fn issue_14_refs_main_pointing_outside_the_cache_is_refused() {
 }
 
 #[test]
-fn issue_14_wrapping_sums_and_absurd_configs() {
+pub(super) fn issue_14_wrapping_sums_and_absurd_configs() {
     // See: #14. `vocab_size` 2^60 with `--max-num-seqs` u64::MAX wrapped the allowance sum to
     // "fits"; 0 KV heads, `head_dim` 0 and 10^18 layers gave self-contradicting text.
     let root = tempfile::tempdir().unwrap();
@@ -1072,7 +1077,7 @@ fn issue_14_wrapping_sums_and_absurd_configs() {
 }
 
 #[test]
-fn issue_14_fifos_are_refused_not_waited_on() {
+pub(super) fn issue_14_fifos_are_refused_not_waited_on() {
     // See: #14. A FIFO named like a checkpoint blocked `fit` for ever.
     let root = tempfile::tempdir().unwrap();
     let fifo = root.path().join("model.safetensors");
@@ -1096,7 +1101,7 @@ fn issue_14_fifos_are_refused_not_waited_on() {
 }
 
 #[test]
-fn issue_14_sparse_gguf_and_huge_headers_stay_small() {
+pub(super) fn issue_14_sparse_gguf_and_huge_headers_stay_small() {
     // See: #14. A sparse GGUF (1 TB apparent, 22M empty tensor infos) took 5 GB; a 99 MB
     // safetensors header took 2.2 GB. Run under a 1 GiB address-space cap.
     let root = tempfile::tempdir().unwrap();
@@ -1159,7 +1164,7 @@ fn issue_14_sparse_gguf_and_huge_headers_stay_small() {
 }
 
 /// The Llama-3.1-8B-like GGUF of `gguf_single_and_split`, written under `root`.
-fn llama_gguf(root: &Path) -> String {
+pub(super) fn llama_gguf(root: &Path) -> String {
     let tensors = llama_gguf_tensors();
     let borrowed: Vec<(&str, Vec<u64>, u32, u64)> = tensors
         .iter()
@@ -1168,431 +1173,4 @@ fn llama_gguf(root: &Path) -> String {
     let path = root.join("Meta-Llama-3.1-8B-Q4_K_M.gguf");
     write_gguf(&path, &llama_gguf_metadata(15), &borrowed);
     path.to_str().unwrap().to_string()
-}
-
-// See: #16
-#[test]
-fn issue_16_sizes_need_a_unit() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = llama_3_1_8b(root.path(), "llama", 1);
-    let dir = dir.to_str().unwrap();
-    for (value, expected) in [
-        ("24", "`24` has no unit: write `24GiB`"),
-        ("24", "or `24GB` (decimal, 10^9 bytes)"),
-        ("24g", "write `24GiB` (binary) or `24GB` (decimal)"),
-        ("24 parsecs", "unknown size unit `parsecs`"),
-    ] {
-        let (code, out, err) = run(&[dir, "--gpu-memory", value]);
-        assert_eq!(code, 2, "{value}: {err}");
-        assert!(out.is_empty());
-        assert!(err.contains("invalid value"), "{err}");
-        assert!(err.contains(expected), "{value}: {err}");
-    }
-    // Decimals and both unit families, exact to the byte.
-    for (value, bytes) in [("23.5GiB", 25_232_932_864u64), ("24GB", 24_000_000_000)] {
-        let report = json(&[dir, "--gpu-memory", value]);
-        assert_eq!(report["budget"]["gpu_total_bytes"], bytes, "{value}");
-        assert_eq!(report["budget"]["gpu_total_source"], "user");
-    }
-}
-
-// See: #16
-#[test]
-fn issue_16_ambiguous_gpu_lists_the_classes() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = llama_3_1_8b(root.path(), "llama", 1);
-    let dir = dir.to_str().unwrap();
-    let (code, out, err) = run(&[dir, "--gpu", "a100"]);
-    assert_eq!(code, 2);
-    assert!(out.is_empty());
-    snapshot!(root.path(), "fit_ambiguous_a100_stderr", err);
-    let (code, _, err) = run(&[dir, "--gpu", "A100-SXM4"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("could mean 2 GPU classes"), "{err}");
-    let (code, _, err) = run(&[dir, "--gpu", "a100-24gb"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("has no 24 GB version"), "{err}");
-    let (code, _, err) = run(&[dir, "--gpu", "l40"]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("similar names") && err.contains("`l40s`"),
-        "{err}"
-    );
-    // Exact names and nvidia-smi spellings still work.
-    for (name, total) in [
-        ("NVIDIA A100-SXM4-80GB", 85_899_345_920u64),
-        ("a100-40gb", 42_949_672_960),
-        ("NVIDIA GeForce RTX 4090", 25_757_220_864),
-    ] {
-        let report = json(&[dir, "--gpu", name]);
-        assert_eq!(report["budget"]["gpu_total_bytes"], total, "{name}");
-    }
-}
-
-// See: #16
-#[test]
-fn issue_16_tensor_parallel_must_divide_the_heads() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = llama_3_1_8b(root.path(), "llama", 1);
-    let dir = dir.to_str().unwrap();
-    let (code, out, err) = run(&[dir, "--gpu", "l4", "--tensor-parallel-size", "3"]);
-    assert_eq!(code, 2);
-    assert!(out.is_empty());
-    snapshot!(root.path(), "fit_tensor_parallel_3_stderr", err);
-    // A multimodal config: the head count is the text model's.
-    let gemma = model_dir(
-        root.path(),
-        "gemma",
-        Some("gemma-3-12b-it.config.json"),
-        vec![tensor(
-            "language_model.model.embed_tokens.weight",
-            "BF16",
-            &[262208, 3840],
-        )],
-        1,
-    );
-    let (code, _, err) = run(&[
-        gemma.to_str().unwrap(),
-        "--gpu",
-        "h100",
-        "--tensor-parallel-size",
-        "3",
-    ]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("16 attention heads of this model\n  (`text_config.num_attention_heads` in"),
-        "{err}"
-    );
-    // A divisor is accepted.
-    let report = json(&[dir, "--gpu", "l4", "--tensor-parallel-size", "4"]);
-    assert_eq!(report["budget"]["tensor_parallel_size"], 4);
-}
-
-// See: #16
-#[test]
-fn issue_16_gguf_is_budgeted_as_llama_cpp_loads_it() {
-    let root = tempfile::tempdir().unwrap();
-    let path = llama_gguf(root.path());
-    let tensors = llama_gguf_tensors();
-    let layer_bytes = |i: u64| -> u64 {
-        tensors
-            .iter()
-            .filter(|t| t.0.starts_with(&format!("blk.{i}.")))
-            .map(|t| t.3)
-            .sum()
-    };
-    let output: u64 = tensors
-        .iter()
-        .filter(|t| t.0 == "output.weight")
-        .map(|t| t.3)
-        .sum();
-    let embedding: u64 = tensors
-        .iter()
-        .filter(|t| t.0 == "token_embd.weight")
-        .map(|t| t.3)
-        .sum();
-
-    // Defaults: every layer, the model's 131072 context, f16 cache.
-    let report = json(&[&path, "--gpu", "l4"]);
-    let budget = &report["budget"];
-    assert_eq!(budget["engine"], "llama.cpp");
-    assert_eq!(budget["gpu_memory_utilization"], 1.0);
-    assert_eq!(budget["usable_bytes"], budget["gpu_total_bytes"]);
-    let all_layers: u64 = (0..32).map(layer_bytes).sum();
-    assert_eq!(budget["weights_per_gpu_bytes"], all_layers + output);
-    let placement = &budget["llama_cpp"];
-    assert_eq!(placement["weights_in_ram_bytes"], embedding);
-    assert_eq!(placement["n_ctx"], 131_072);
-    // 32 layers × (8 × 128 K + 8 × 128 V) × 2 B per cell.
-    assert_eq!(placement["kv_on_gpu_bytes"], 131_072 * 131_072u64);
-    let names: Vec<&str> = budget["allowances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["compute_buffer", "cuda_context"]);
-
-    // `-ngl 20`: the output layer and the last 19 layers; `-c 8000` rounds up to 8192;
-    // q8_0 rows are 34 bytes per 32 elements.
-    let report = json(&[
-        &path,
-        "--gpu",
-        "t4",
-        "--n-gpu-layers",
-        "20",
-        "--ctx-size",
-        "8000",
-        "--cache-type-k",
-        "q8_0",
-        "--cache-type-v",
-        "q8_0",
-    ]);
-    let budget = &report["budget"];
-    let last_19: u64 = (13..32).map(layer_bytes).sum();
-    assert_eq!(budget["weights_per_gpu_bytes"], last_19 + output);
-    let placement = &budget["llama_cpp"];
-    assert_eq!(placement["gpu_layers"], 19);
-    assert_eq!(placement["n_ctx_requested"], 8000);
-    assert_eq!(placement["n_ctx"], 8192);
-    assert_eq!(placement["kv_on_gpu_bytes"], 8192 * 19 * 2 * 34 * 32u64);
-    assert_eq!(report["kv_cache"]["bytes_per_token"], 32 * 2 * 34 * 32u64);
-    assert_eq!(report["kv_cache"]["dtype"], "q8_0");
-
-    // Too long a context for a T4: the report says what llama.cpp's fit and -c/-ngl would do.
-    let (code, out, err) = run(&[&path, "--gpu", "t4"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(!out.contains("config.json"), "{out}");
-    assert!(!out.contains("vLLM"), "{out}");
-    snapshot!(root.path(), "fit_gguf_llama_cpp_t4_text", out);
-    let report = json(&[&path, "--gpu", "t4"]);
-    let kinds: Vec<&str> = report["alternatives"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        kinds,
-        ["llama_cpp_fit", "n_gpu_layers", "kv_cache_dtype", "card"],
-        "{:#}",
-        report["alternatives"]
-    );
-    // With `-c` given, llama.cpp's fit keeps it; the longest context is a separate suggestion.
-    let report = json(&[&path, "--gpu", "t4", "--ctx-size", "131072"]);
-    let alternatives = report["alternatives"].as_array().unwrap();
-    assert_eq!(alternatives[0]["kind"], "ctx_size");
-    assert_eq!(alternatives[0]["max_kv_tokens"], 92_160);
-}
-
-// See: #16
-#[test]
-fn issue_16_gguf_sliding_window_layers_hold_the_window_and_a_batch() {
-    let root = tempfile::tempdir().unwrap();
-    let path = root.path().join("gemma-2-2b-f16.gguf");
-    let metadata = vec![
-        ("general.architecture", Value::Str("gemma2".into())),
-        ("gemma2.block_count", Value::U32(4)),
-        ("gemma2.context_length", Value::U32(8192)),
-        ("gemma2.embedding_length", Value::U32(2304)),
-        ("gemma2.attention.head_count", Value::U32(8)),
-        ("gemma2.attention.head_count_kv", Value::U32(4)),
-        ("gemma2.attention.key_length", Value::U32(256)),
-        ("gemma2.attention.value_length", Value::U32(256)),
-        ("gemma2.attention.sliding_window", Value::U32(4096)),
-    ];
-    // F16 (type 1): 2 bytes per element; no output.weight, so the output layer is a copy of
-    // token_embd.
-    let mut tensors = vec![(
-        "token_embd.weight".to_string(),
-        vec![2304, 1000],
-        1,
-        2304 * 1000 * 2,
-    )];
-    for i in 0..4 {
-        tensors.push((
-            format!("blk.{i}.attn_q.weight"),
-            vec![2304, 2048],
-            1,
-            2304 * 2048 * 2,
-        ));
-    }
-    let borrowed: Vec<(&str, Vec<u64>, u32, u64)> = tensors
-        .iter()
-        .map(|(n, d, t, b)| (n.as_str(), d.clone(), *t, *b))
-        .collect();
-    write_gguf(&path, &metadata, &borrowed);
-    let report = json(&[path.to_str().unwrap(), "--gpu", "l4"]);
-    let placement = &report["budget"]["llama_cpp"];
-    // gemma2: even layers slide. Sliding layers hold 4096 + 512 cells; full ones 8192.
-    assert_eq!(placement["sliding_window_cells"], 4608);
-    let per_layer_cell = 4 * 256 * 2 * 2u64;
-    assert_eq!(
-        placement["kv_on_gpu_bytes"],
-        2 * 8192 * per_layer_cell + 2 * 4608 * per_layer_cell
-    );
-    // The output layer is token_embd copied: both in the budget, one in RAM.
-    assert_eq!(
-        report["budget"]["weights_per_gpu_bytes"],
-        4 * 2304 * 2048 * 2 + 2304 * 1000 * 2u64
-    );
-    assert_eq!(placement["weights_in_ram_bytes"], 2304 * 1000 * 2u64);
-    let replicated = report["budget"]["replicated"].as_str().unwrap();
-    assert!(
-        replicated.contains("copies `token_embd` as the output layer"),
-        "{replicated}"
-    );
-}
-
-// See: #16
-#[test]
-fn issue_16_options_of_the_other_engine_are_refused() {
-    let root = tempfile::tempdir().unwrap();
-    let gguf = llama_gguf(root.path());
-    let dir = llama_3_1_8b(root.path(), "llama", 1);
-    let dir = dir.to_str().unwrap();
-    for (args, expected) in [
-        (
-            vec![
-                gguf.as_str(),
-                "--gpu",
-                "l4",
-                "--gpu-memory-utilization",
-                "0.8",
-            ],
-            "`--gpu-memory-utilization` is a vLLM option",
-        ),
-        (
-            vec![gguf.as_str(), "--gpu", "l4", "--max-model-len", "8192"],
-            "`--max-model-len` is a vLLM option",
-        ),
-        (
-            vec![gguf.as_str(), "--gpu", "l4", "--tensor-parallel-size", "2"],
-            "`--tensor-parallel-size` is a vLLM option",
-        ),
-        (
-            vec![
-                gguf.as_str(),
-                "--gpu",
-                "l4",
-                "--pipeline-parallel-size",
-                "2",
-            ],
-            "`--pipeline-parallel-size` is a vLLM option",
-        ),
-        (
-            vec![dir, "--gpu", "l4", "--n-gpu-layers", "10"],
-            "`--n-gpu-layers` is a llama.cpp option for GGUF files",
-        ),
-        (
-            vec![dir, "--gpu", "l4", "--ctx-size", "4096"],
-            "`--ctx-size` is a llama.cpp option for GGUF files",
-        ),
-        (
-            vec![
-                gguf.as_str(),
-                "--gpu",
-                "l4",
-                "--cache-type-v",
-                "q4_0",
-                "--flash-attn",
-                "off",
-            ],
-            "llama.cpp refuses a quantized V cache without flash attention",
-        ),
-    ] {
-        let (code, out, err) = run(&args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(out.is_empty());
-        assert!(err.contains(expected), "{args:?}: {err}");
-        assert!(err.contains("hint: "), "{err}");
-    }
-}
-
-// See: #16
-#[test]
-fn issue_16_no_output_names_a_repository_path() {
-    let root = tempfile::tempdir().unwrap();
-    let gguf = llama_gguf(root.path());
-    let dir = llama_3_1_8b(root.path(), "llama", 1);
-    let dir = dir.to_str().unwrap();
-    for args in [
-        vec![dir, "--gpu", "h200"],
-        vec![dir, "--gpu", "l4", "--tensor-parallel-size", "2"],
-        vec![dir, "--gpu", "h200", "--json"],
-        vec![gguf.as_str(), "--gpu", "h200"],
-        vec![gguf.as_str(), "--gpu", "t4", "--format", "markdown"],
-    ] {
-        let (code, out, err) = run(&args);
-        assert_eq!(code, 0, "{err}");
-        for word in ["tests/", "fixtures", ".json:", "oom_cases"] {
-            assert!(!out.contains(word), "{args:?} names `{word}`:\n{out}");
-        }
-    }
-}
-
-// See: #16
-#[test]
-fn issue_16_pipeline_parallel_budgets_the_tightest_stage() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = llama_3_1_8b(root.path(), "llama", 1);
-    let dir = dir.to_str().unwrap();
-    // 32 layers over 2 stages: 16 + 16. The first stage holds the embeddings, the last the
-    // lm_head of the same size and the final norm (8 KiB more, less than one KV token): the
-    // stages tie on KV tokens and the first is shown.
-    let report = json(&[
-        dir,
-        "--gpu",
-        "l4",
-        "--pipeline-parallel-size",
-        "2",
-        "--max-model-len",
-        "8192",
-    ]);
-    let budget = &report["budget"];
-    assert_eq!(budget["pipeline_parallel_size"], 2);
-    // q, o: 4096²; k, v: 1024 × 4096; gate, up, down: 14336 × 4096; two norms; BF16.
-    let layer = (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096 + 2 * 4096) * 2u64;
-    let embedding = 128_256 * 4096 * 2u64;
-    assert_eq!(budget["weights_per_gpu_bytes"], 16 * layer + embedding);
-    // KV per GPU: 16 of 32 layers.
-    assert_eq!(report["verdict"]["kv_bytes_per_token_per_gpu"], 65_536);
-    // Stages talk over NCCL even without tensor parallelism: 518 MiB context + 256 MiB.
-    assert_eq!(budget["allowances"][0]["bytes"], (518 + 256) << 20);
-    let replicated = budget["replicated"].as_str().unwrap();
-    assert!(
-        replicated.starts_with("pipeline stage 1 of 2 (layers 0–15 + embeddings)"),
-        "{replicated}"
-    );
-    // Uneven: 32 layers over 3 stages is 11 + 11 + 10 in vLLM, with a note.
-    let report = json(&[
-        dir,
-        "--gpu",
-        "l4",
-        "--pipeline-parallel-size",
-        "3",
-        "--max-model-len",
-        "8192",
-    ]);
-    let notes = report["limitations"].to_string();
-    assert!(
-        notes.contains("vLLM splits them as 11 + 11 + 10"),
-        "{notes}"
-    );
-    // More stages than layers is refused.
-    let (code, out, err) = run(&[dir, "--gpu", "l4", "--pipeline-parallel-size", "33"]);
-    assert_eq!(code, 2);
-    assert!(out.is_empty());
-    assert!(
-        err.contains("`--pipeline-parallel-size 33` is more than the model's 32 layers (`num_hidden_layers` in config.json)"),
-        "{err}"
-    );
-}
-
-// See: #16
-#[test]
-fn issue_16_every_size_option_needs_a_unit() {
-    // `snapshot --total-memory` shares the parser with `fit --gpu-memory`.
-    let pickle = fixture("h200-torch2.11/snap/capacity.pickle");
-    let output = oomdoc()
-        .args(["snapshot", pickle.to_str().unwrap(), "--total-memory", "80"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    let err = stderr(&output);
-    assert!(
-        err.contains("`80` has no unit: write `80GiB`") && err.contains("'--total-memory <SIZE>'"),
-        "{err}"
-    );
-    let output = oomdoc()
-        .args([
-            "snapshot",
-            pickle.to_str().unwrap(),
-            "--total-memory",
-            "139.80GiB",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
