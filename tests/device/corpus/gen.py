@@ -2490,7 +2490,7 @@ def run_epoch(params, xs):
         def step(acc, x):
             return acc + mse(params, x), None
 
-        loss, _ = jax.lax.scan(step, 0.0, xs)
+        loss, _ = jax.lax.scan(step, jnp.zeros((), jnp.float32), xs)
         return loss / xs.shape[0]
 
     loss, grads = jax.value_and_grad(total)(params)

@@ -6,7 +6,7 @@
 # $OUT/<name>.txt. A scenario that does not fail as planned (no error, a timeout, another error)
 # leaves $OUT/<name>.note instead (the reason, then its output) and the others go on.
 # Also writes $OUT/machine.txt (nvidia-smi, versions) and $OUT/summary.txt. Builds nothing and
-# does not need the oomdoc binary. About 7 minutes on one H200.
+# does not need the oomdoc binary. About 10 minutes on one H200.
 # Usage: bash tests/device/corpus/run.sh [SCENARIO ...]   (default: all; env SCENARIO_TIMEOUT, 60 s)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
