@@ -1974,9 +1974,9 @@ print("normed", tuple(normed.shape))
 # more call shapes: Trainer resume / in-training evaluation, beam search with scores, a
 # classification pipeline, Lightning manual optimization and validation-epoch hooks, max-autotune
 # serving, graphed encoder training, DataParallel + torch.utils.checkpoint, a conv net under
-# cudnn.benchmark, torch.fft printed as str(e), JAX scan and vmap, cuBLAS and context creation
-# while another job holds the card, and look-alikes (host MemoryError, gather assert, Triton
-# autotune running out of shared memory)
+# cudnn.benchmark, torch.fft printed as str(e), JAX scan, PEFT under accelerate, cuBLAS and
+# context creation while another job holds the card, and look-alikes (host MemoryError, gather
+# assert, Triton autotune running out of shared memory)
 
 _WORD_TOKENIZER = """from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
@@ -2508,31 +2508,40 @@ for epoch, steps in enumerate([4, 4, 96]):
 """)
 
 
-def jax_vmap_knn():
-    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): nearest neighbours by a vmapped squared
-    # distance; the (16384, 200000) distance matrix alone is 12 GiB.
-    run_user_script("knn_lookup", """import jax
-import jax.numpy as jnp
-import numpy as np
+def peft_accelerate_accumulate():
+    # LoRA (get_peft_model on a GPU model) trained with accelerate: bf16 mixed precision,
+    # gradient accumulation, prepared DataLoader; ~2 GiB left for 8 x 2048-token batches.
+    run_user_script("lora_accelerate", """import torch
+from accelerate import Accelerator
+from peft import LoraConfig, get_peft_model
+from torch.utils.data import DataLoader
+from transformers import AutoModelForCausalLM
+""" + _random_token_dataset_source(256, 2048) + """
 
+accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=2)
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16,
+                                            device_map={"": accelerator.process_index})
+config = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=["q_proj", "v_proj"],
+                    task_type="CAUSAL_LM")
+model = get_peft_model(base, config)
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+loader = DataLoader(RandomTokens(), batch_size=8, shuffle=True)
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+free, _ = torch.cuda.mem_get_info()
+reference_logps = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device=accelerator.device)
 
-def sq_dist(q, base):
-    return jnp.sum((base - q) ** 2, axis=-1)
-
-
-@jax.jit
-def knn(queries, base):
-    d = jax.vmap(sq_dist, in_axes=(0, None))(queries, base)
-    return jax.lax.top_k(-d, 10)[1]
-
-
-rng = np.random.default_rng(0)
-base = jnp.asarray(rng.standard_normal((200000, 128), dtype=np.float32))
-queries = jnp.asarray(rng.standard_normal((16384, 128), dtype=np.float32))
-print(knn(queries[:64], base)[:2])
-neighbours = knn(queries, base)
-print(neighbours.shape)
-""")
+model.train()
+for step, batch in enumerate(loader):
+    with accelerator.accumulate(model):
+        loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                     labels=batch["labels"]).loss
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+    if step % 4 == 0:
+        accelerator.print(f"step {step}: loss {loss.item():.4f}")
+""".replace("@CKPT@", CKPT))
 
 
 def cublas_shared_card_train():
@@ -2793,7 +2802,7 @@ SCENARIOS = {
     "conv_full_res_validation": conv_full_res_validation,
     "fft_notebook_print": fft_notebook_print,
     "jax_scan_epochs": jax_scan_epochs,
-    "jax_vmap_knn": jax_vmap_knn,
+    "peft_accelerate_accumulate": peft_accelerate_accumulate,
     "cublas_shared_card_train": cublas_shared_card_train,
     "hf_pipeline_context_holder": hf_pipeline_context_holder,
     "host_vocab_memoryerror": host_vocab_memoryerror,

@@ -216,8 +216,8 @@ run_one ce_label_assert "device-side assert" -
 run_one triton_int32_overflow "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
 # session 9 (blind): Trainer resume and in-training eval, beam scores, a classification pipeline,
 # Lightning manual backward and validation-epoch hooks, max-autotune serving, graphed training,
-# DataParallel + checkpoint, cuDNN conv, torch.fft, JAX scan/vmap, cuBLAS and context creation
-# while another job holds the card, and 3 look-alikes
+# DataParallel + checkpoint, cuDNN conv, torch.fft, JAX scan, PEFT under accelerate, cuBLAS and
+# context creation while another job holds the card, and 3 look-alikes
 run_one trainer_resume_optimizer "$OOM" -
 run_one trainer_eval_steps "$OOM" -
 run_one hf_generate_beams_scores "$OOM" -
@@ -230,7 +230,7 @@ run_one dataparallel_checkpoint "$OOM" -
 run_one conv_full_res_validation "$OOM" -
 run_one fft_notebook_print "$OOM" -
 run_one jax_scan_epochs "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
-run_one jax_vmap_knn "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one peft_accelerate_accumulate "$OOM" -
 run_one cublas_shared_card_train "CUBLAS_STATUS|$OOM" -
 run_one hf_pipeline_context_holder "CUDA error|$OOM" 0
 run_one host_vocab_memoryerror "MemoryError" -
