@@ -1970,6 +1970,742 @@ print("normed", tuple(normed.shape))
 """)
 
 
+# --------------------------------------------------------------------------- session 9 (blind):
+# more call shapes: Trainer resume / in-training evaluation, beam search with scores, a
+# classification pipeline, Lightning manual optimization and validation-epoch hooks, max-autotune
+# serving, graphed encoder training, DataParallel + torch.utils.checkpoint, a conv net under
+# cudnn.benchmark, torch.fft printed as str(e), JAX scan, PEFT under accelerate, cuBLAS and
+# context creation while another job holds the card, and look-alikes (host MemoryError, gather
+# assert, Triton autotune running out of shared memory)
+
+_WORD_TOKENIZER = """from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+
+
+def word_tokenizer():
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    vocab.update({f"w{i}": i for i in range(3, 32000)})
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<s>",
+                                   eos_token="</s>", pad_token="<unk>")
+"""
+
+RESUME_RUN = os.path.join(WORK, "sft-run")
+
+
+def _random_token_dataset_source(length, seq):
+    return f"""
+
+class RandomTokens(torch.utils.data.Dataset):
+    def __init__(self, length={length}, seq={seq}, seed=0):
+        self.length, self.seq, self.seed = length, seq, seed
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, index):
+        g = torch.Generator().manual_seed(self.seed * 100003 + index)
+        ids = torch.randint(3, 32000, (self.seq,), generator=g)
+        return {{"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}}
+"""
+
+
+def resume_checkpoint():
+    """`gen.py _resume_ckpt`: a short Trainer run that leaves RESUME_RUN/checkpoint-2 (model,
+    optimizer and scheduler state) for trainer_resume_optimizer; its output is not a text."""
+    import torch
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+    if os.path.exists(os.path.join(RESUME_RUN, "checkpoint-2", "optimizer.pt")):
+        print("checkpoint already there")
+        return
+    scope = {"torch": torch}
+    exec(_random_token_dataset_source(64, 256), scope)
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16, device_map="cuda")
+    args = TrainingArguments(output_dir=RESUME_RUN, per_device_train_batch_size=2, max_steps=2,
+                             save_strategy="steps", save_steps=2, learning_rate=1e-5,
+                             report_to="none", bf16=True, dataloader_num_workers=0,
+                             disable_tqdm=True)
+    Trainer(model=model, args=args, train_dataset=scope["RandomTokens"]()).train()
+    print("saved", sorted(os.listdir(os.path.join(RESUME_RUN, "checkpoint-2"))))
+
+
+def trainer_resume_optimizer():
+    # Resuming a fine-tune on a card that a frozen teacher now shares: the model fits, the
+    # AdamW state restored from checkpoint-2 (moved to the parameters' GPU) does not.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "resume-prep.log"), "w") as log:
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "_resume_ckpt"],
+                             stdout=log, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(f"preparing the checkpoint failed (exit {rc}); see {WORK}/resume-prep.log")
+    run_user_script("resume_sft", """import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+""" + _random_token_dataset_source(4096, 256) + """
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+free, total = torch.cuda.mem_get_info()
+teacher_cache = torch.empty(free - (1 << 30), dtype=torch.uint8, device="cuda")
+print(f"teacher logits cache: {teacher_cache.numel() / 2**30:.1f} GiB", flush=True)
+
+args = TrainingArguments(
+    output_dir="sft-run-resumed",
+    per_device_train_batch_size=2,
+    max_steps=200,
+    learning_rate=1e-5,
+    logging_steps=10,
+    save_strategy="no",
+    bf16=True,
+    report_to="none",
+    dataloader_num_workers=0,
+)
+trainer = Trainer(model=model, args=args, train_dataset=RandomTokens())
+trainer.train(resume_from_checkpoint="@RUN@/checkpoint-2")
+""".replace("@CKPT@", CKPT).replace("@RUN@", RESUME_RUN))
+
+
+def trainer_eval_steps():
+    # Trainer with eval_strategy="steps": the small training batches fit, the first in-training
+    # evaluation (96 x 1024 tokens, prediction_loss_only) does not.
+    run_user_script("sft_with_eval", """import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+""" + _random_token_dataset_source(512, 1024) + """
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+free, _ = torch.cuda.mem_get_info()
+rollout_buffer = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+args = TrainingArguments(
+    output_dir="sft-eval-out",
+    per_device_train_batch_size=2,
+    per_device_eval_batch_size=96,
+    eval_strategy="steps",
+    eval_steps=3,
+    prediction_loss_only=True,
+    max_steps=30,
+    logging_steps=1,
+    learning_rate=2e-5,
+    save_strategy="no",
+    bf16=True,
+    report_to="none",
+    dataloader_num_workers=0,
+)
+trainer = Trainer(model=model, args=args, train_dataset=RandomTokens(512, 1024, seed=0),
+                  eval_dataset=RandomTokens(384, 1024, seed=1))
+trainer.train()
+""".replace("@CKPT@", CKPT))
+
+
+def hf_generate_beams_scores():
+    # Beam search with 6 returned sequences per prompt and the scores kept: 48 prompts become
+    # 288 beams whose prefill does not fit.
+    run_user_script("rank_candidates", """import torch
+from transformers import AutoModelForCausalLM, GenerationConfig
+
+MIB = 1 << 20
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+kv_reserve = torch.empty(free - 4096 * MIB, dtype=torch.uint8, device="cuda")
+
+torch.manual_seed(0)
+input_ids = torch.randint(3, 32000, (48, 1024), device="cuda")
+gen_config = GenerationConfig(num_beams=6, num_return_sequences=6, max_new_tokens=64,
+                              length_penalty=1.0, early_stopping=True, output_scores=True,
+                              return_dict_in_generate=True, pad_token_id=0, eos_token_id=2)
+with torch.no_grad():
+    result = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                            generation_config=gen_config)
+ranked = result.sequences_scores.view(48, 6).argsort(dim=1, descending=True)
+print(ranked[:4].tolist())
+""".replace("@CKPT@", CKPT))
+
+
+def hf_pipeline_classify():
+    # A text-classification pipeline over the Llama checkpoint (a new, randomly initialized
+    # score head: the load report says so) scoring long documents 128 at a time.
+    run_user_script("score_documents", _WORD_TOKENIZER + """
+import torch
+from transformers import pipeline
+
+classifier = pipeline("text-classification", model="@CKPT@", tokenizer=word_tokenizer(),
+                      dtype=torch.bfloat16, device=0)
+free, _ = torch.cuda.mem_get_info()
+index_shards = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+documents = [" ".join(f"w{(d * 131 + t * 7) % 31000 + 3}" for t in range(2000))
+             for d in range(256)]
+print(f"scoring {len(documents)} documents", flush=True)
+results = classifier(documents, batch_size=128, truncation=True, max_length=2048)
+print(sum(r["label"] == "LABEL_1" for r in results), "positive")
+""".replace("@CKPT@", CKPT))
+
+
+def lightning_manual_backward():
+    # Manual optimization under 16-mixed; a feature bank the module allocates at train start
+    # leaves room for the forward but not for the gradients of manual_backward.
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class TwoViewModel(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.automatic_optimization = False
+            self.net = mlp(8192, 32768)  # 2 GiB of fp32 weights
+            self.bank = None
+
+        def on_train_start(self):
+            free, _ = torch.cuda.mem_get_info()
+            self.bank = torch.empty(free - 2 * GIB, dtype=torch.uint8, device=self.device)
+            print(f"feature bank: {self.bank.numel() / GIB:.1f} GiB")
+
+        def training_step(self, batch, batch_idx):
+            opt = self.optimizers()
+            x, y = batch
+            loss = F.smooth_l1_loss(self.net(x), y)
+            opt.zero_grad()
+            self.manual_backward(loss)
+            self.clip_gradients(opt, gradient_clip_val=1.0, gradient_clip_algorithm="norm")
+            opt.step()
+            self.log("loss", loss, prog_bar=True)
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+    data = TensorDataset(torch.randn(4096, 8192), torch.randn(4096, 8192))
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, precision="16-mixed",
+                        logger=False, enable_checkpointing=False)
+    trainer.fit(TwoViewModel(), DataLoader(data, batch_size=512))
+
+
+def lightning_val_epoch_end():
+    # Retrieval metric at the end of each validation epoch: all validation embeddings are kept
+    # on the GPU and compared all-against-all (65536^2 in bf16); the 2-batch sanity check fits.
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from lightning.pytorch.callbacks import EarlyStopping
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class DualEncoder(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.encoder = mlp(1024, 4096)
+            self.val_embeddings = []
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = 1 - F.cosine_similarity(self.encoder(x), y).mean()
+            self.log("train_loss", loss, prog_bar=True)
+            return loss
+
+        def validation_step(self, batch, batch_idx):
+            x, _ = batch
+            self.val_embeddings.append(F.normalize(self.encoder(x), dim=-1))
+
+        def on_validation_epoch_end(self):
+            embeddings = torch.cat(self.val_embeddings)
+            sims = embeddings @ embeddings.T
+            sims.fill_diagonal_(-1)
+            recall = (sims.argmax(dim=1) // 2 == torch.arange(len(sims), device=sims.device) // 2)
+            self.log("val_recall", recall.float().mean(), prog_bar=True)
+            self.val_embeddings.clear()
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=3e-4)
+
+    train = TensorDataset(torch.randn(16384, 1024), torch.randn(16384, 1024))
+    val = TensorDataset(torch.randn(65536, 1024), torch.randn(65536, 1024))
+    fill_gpu(5 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=3, precision="bf16-mixed",
+                        accumulate_grad_batches=2, gradient_clip_val=1.0, logger=False,
+                        enable_checkpointing=False,
+                        callbacks=[EarlyStopping(monitor="val_recall", mode="max", patience=2)])
+    trainer.fit(DualEncoder(), DataLoader(train, batch_size=1024, shuffle=True),
+                DataLoader(val, batch_size=4096))
+
+
+def compile_autotune_serve():
+    # A scoring service compiled with mode="max-autotune-no-cudagraphs" (autotuning the matmuls
+    # at the first request); after warm-up a second model is loaded onto the card and the next
+    # request's buffers no longer fit. The service logs the failure with logger.exception.
+    run_user_script("score_service", """import logging
+import sys
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s [%(levelname)s] %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("score_service")
+MIB = 1 << 20
+
+
+class Scorer(nn.Module):
+    def __init__(self, dim=4096, hidden=16384):
+        super().__init__()
+        self.up = nn.Linear(dim, hidden)
+        self.down = nn.Linear(hidden, dim)
+        self.head = nn.Linear(dim, 1)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.down(torch.nn.functional.gelu(self.up(x))) + x))
+
+
+model = Scorer().cuda().eval()
+scorer = torch.compile(model, mode="max-autotune-no-cudagraphs")
+
+
+def handle(request_id, features):
+    with torch.inference_mode():
+        scores = scorer(features)
+    return scores.squeeze(-1).topk(5).indices.tolist()
+
+
+log.info("warming up (autotuning)")
+batch = torch.randn(8192, 4096, device="cuda")
+log.info("warm-up top-5: %s", handle("warmup", batch))
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+embedder = torch.empty(free - 256 * MIB, dtype=torch.uint8, device="cuda")
+log.info("embedder loaded next to the scorer (%.1f GiB)", embedder.numel() / 2**30)
+for i in range(3):
+    request = torch.randn(8192, 4096, device="cuda") if i else batch
+    try:
+        log.info("request %d: top-5 %s", i, handle(i, request))
+    except Exception:
+        log.exception("request %d failed", i)
+        sys.exit(1)
+""")
+
+
+def graphed_encoder_train():
+    # Whole-network CUDA graphs for training (make_graphed_callables) of two encoder layers;
+    # the graphed callables' warm-up and capture need the activations of the sample batch.
+    run_user_script("graphed_encoder", """import torch
+import torch.nn as nn
+
+GIB = 1 << 30
+torch.manual_seed(0)
+
+
+class Encoder(nn.Module):
+    def __init__(self, d_model=1024, layers=2):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_model, 16, 4 * d_model, dropout=0.0, batch_first=True)
+            for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+encoder = Encoder().cuda()
+head = nn.Linear(1024, 1024).cuda()
+optimizer = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+shard_cache = torch.empty(free - 3 * GIB, dtype=torch.uint8, device="cuda")
+
+sample = torch.randn(32, 4096, 1024, device="cuda", requires_grad=True)
+sample_h = torch.randn(32, 4096, 1024, device="cuda", requires_grad=True)
+print("graphing encoder and head for batch (32, 4096, 1024)", flush=True)
+encoder, head = torch.cuda.make_graphed_callables((encoder, head), ((sample,), (sample_h,)))
+for step in range(10):
+    x = torch.randn(32, 4096, 1024, device="cuda")
+    loss = head(encoder(x)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=False)
+    print(f"step {step} loss {loss.item():.4f}", flush=True)
+""")
+
+
+def dataparallel_checkpoint():
+    # nn.DataParallel (one visible GPU) around a stack of blocks run with
+    # torch.utils.checkpoint and gradient accumulation: the forward keeps only block inputs,
+    # the backward recomputes each block and adds 512 MiB of gradients per block.
+    run_user_script("train_deep_mlp", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+GIB = 1 << 30
+ACCUMULATE = 4
+
+
+class Block(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
+
+
+class DeepMLP(nn.Module):
+    def __init__(self, dim=4096, hidden=16384, depth=8):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(dim, hidden) for _ in range(depth))
+        self.out = nn.Linear(dim, 1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=False)
+        return self.out(x).squeeze(-1)
+
+
+model = nn.DataParallel(DeepMLP()).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+print(f"{torch.cuda.device_count()} GPU(s), "
+      f"{sum(p.numel() for p in model.parameters()) / 1e9:.2f}B parameters", flush=True)
+free, _ = torch.cuda.mem_get_info()
+pinned_batches = torch.empty(free - 2 * GIB, dtype=torch.uint8, device="cuda")
+
+for step in range(64):
+    x = torch.randn(4096, 4096, device="cuda")
+    y = torch.randn(4096, device="cuda")
+    loss = F.mse_loss(model(x), y) / ACCUMULATE
+    loss.backward()
+    if (step + 1) % ACCUMULATE == 0:
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        print(f"update {(step + 1) // ACCUMULATE}: loss {loss.item() * ACCUMULATE:.4f}",
+              flush=True)
+""")
+
+
+def conv_full_res_validation():
+    # A segmentation net trained on 256x256 crops under fp16 autocast with cudnn.benchmark;
+    # validation on full-resolution 4096x4096 scans needs a 32 GiB first feature map.
+    run_user_script("segment_scans", """import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)-8s %(message)s", level=logging.INFO)
+torch.backends.cudnn.benchmark = True
+GIB = 1 << 30
+
+
+def conv_block(c_in, c_out):
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out),
+                         nn.ReLU(inplace=True))
+
+
+class TinyUNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc1, self.enc2 = conv_block(3, 64), conv_block(64, 128)
+        self.dec1 = conv_block(192, 64)
+        self.head = nn.Conv2d(64, 2, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(F.max_pool2d(e1, 2))
+        up = F.interpolate(e2, scale_factor=2, mode="nearest")
+        return self.head(self.dec1(torch.cat([up, e1], dim=1)))
+
+
+net = TinyUNet().cuda()
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+scaler = torch.amp.GradScaler("cuda")
+free, _ = torch.cuda.mem_get_info()
+augment_cache = torch.empty(free - 6 * GIB, dtype=torch.uint8, device="cuda")
+
+for epoch in range(2):
+    net.train()
+    for it in range(5):
+        crops = torch.randn(16, 3, 256, 256, device="cuda")
+        masks = torch.randint(0, 2, (16, 256, 256), device="cuda")
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.cross_entropy(net(crops), masks)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    logging.info("epoch %d train loss %.4f", epoch, loss.item())
+    logging.info("epoch %d: validating on 16 full-resolution scans (4096x4096)", epoch)
+    net.eval()
+    scans = torch.randn(16, 3, 4096, 4096, device="cuda")
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
+        pred = net(scans).argmax(dim=1)
+    logging.info("epoch %d foreground %.3f", epoch, pred.float().mean().item())
+""")
+
+
+def fft_notebook_print():
+    # Notebook-style cell: spectral features of a batch of images with torch.fft; the except
+    # clause prints str(e) and nothing else.
+    run_user_script("spectra_cell", """import sys
+
+import torch
+
+GIB = 1 << 30
+free, _ = torch.cuda.mem_get_info()
+images_on_gpu = torch.empty(free - 3 * GIB, dtype=torch.uint8, device="cuda")
+
+
+def power_spectrum(batch):
+    spec = torch.fft.rfft2(batch, norm="ortho")
+    return torch.log1p(spec.abs() ** 2)
+
+
+try:
+    imgs = torch.rand(128, 2048, 2048, device="cuda")
+    feats = power_spectrum(imgs)
+    print(feats.shape)
+except Exception as e:
+    print(e)
+    sys.exit(1)
+""")
+
+
+def jax_scan_epochs():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted epoch scans
+    # value_and_grad over stacked micro-batches; the scan keeps every step's residuals for the
+    # backward pass, so the 96-step epoch needs ~12 GiB more than the 4-step one.
+    run_user_script("scan_epochs", """from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+def mse(params, x):
+    h = jnp.tanh(x @ params["w1"])
+    return jnp.mean((h @ params["w2"] - x) ** 2)
+
+
+@partial(jax.jit, donate_argnums=0)
+def run_epoch(params, xs):
+    def total(params):
+        def step(acc, x):
+            return acc + mse(params, x), None
+
+        loss, _ = jax.lax.scan(step, jnp.zeros((), jnp.float32), xs)
+        return loss / xs.shape[0]
+
+    loss, grads = jax.value_and_grad(total)(params)
+    params = jax.tree.map(lambda p, g: p - 1e-2 * g, params, grads)
+    return params, loss
+
+
+k1, k2 = jax.random.split(jax.random.PRNGKey(0))
+params = {"w1": jax.random.normal(k1, (4096, 16384)) * 0.01,
+          "w2": jax.random.normal(k2, (16384, 4096)) * 0.01}
+for epoch, steps in enumerate([4, 4, 96]):
+    xs = jnp.full((steps, 2048, 4096), 0.5, dtype=jnp.float32)
+    params, loss = run_epoch(params, xs)
+    print(f"epoch {epoch}: {steps} micro-batches, loss {float(loss):.5f}", flush=True)
+""")
+
+
+def peft_accelerate_accumulate():
+    # LoRA (get_peft_model on a GPU model) trained with accelerate: bf16 mixed precision,
+    # gradient accumulation, prepared DataLoader; ~2 GiB left for 8 x 2048-token batches.
+    run_user_script("lora_accelerate", """import torch
+from accelerate import Accelerator
+from peft import LoraConfig, get_peft_model
+from torch.utils.data import DataLoader
+from transformers import AutoModelForCausalLM
+""" + _random_token_dataset_source(256, 2048) + """
+
+accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=2)
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16,
+                                            device_map={"": accelerator.process_index})
+config = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=["q_proj", "v_proj"],
+                    task_type="CAUSAL_LM")
+model = get_peft_model(base, config)
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+loader = DataLoader(RandomTokens(), batch_size=8, shuffle=True)
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+free, _ = torch.cuda.mem_get_info()
+reference_logps = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device=accelerator.device)
+
+model.train()
+for step, batch in enumerate(loader):
+    with accelerator.accumulate(model):
+        loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                     labels=batch["labels"]).loss
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+    if step % 4 == 0:
+        accelerator.print(f"step {step}: loss {loss.item():.4f}")
+""".replace("@CKPT@", CKPT))
+
+
+def cublas_shared_card_train():
+    # A classifier's data is normalized on the GPU (no matmul yet); a second job then lands on
+    # the card and takes every free byte, and the first training forward (the first cuBLAS
+    # call of this process) cannot create its cuBLAS handle.
+    import torch
+    import torch.nn.functional as F
+    from tqdm import tqdm
+
+    torch.manual_seed(0)
+    features = torch.randn(200000, 512, device="cuda")
+    features = (features - features.mean(0)) / features.std(0)
+    labels = torch.randint(0, 100, (200000,), device="cuda")
+    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(),
+                                torch.nn.Linear(1024, 100)).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    print(f"features on {features.device}: {tuple(features.shape)}", flush=True)
+    _another_job_takes_the_card(0)
+    bar = tqdm(range(0, 200000, 1024), desc="train epoch 0")
+    for start in bar:
+        x, y = features[start:start + 1024], labels[start:start + 1024]
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+
+
+def hf_pipeline_context_holder():
+    # Run while another process holds every byte of the card (run.sh starts the holder): the
+    # pipeline's move of the model to device 0 is this process's first CUDA use.
+    run_user_script("chat_cli", _WORD_TOKENIZER + """
+import torch
+from transformers import pipeline
+
+print("cuda available:", torch.cuda.is_available(), "devices:", torch.cuda.device_count(),
+      flush=True)
+generator = pipeline("text-generation", model="@CKPT@", tokenizer=word_tokenizer(),
+                     dtype=torch.bfloat16, device=0)
+print(generator("w5 w17 w230", max_new_tokens=16)[0]["generated_text"])
+""".replace("@CKPT@", CKPT))
+
+
+def host_vocab_memoryerror():
+    # Not a GPU OOM: a corrupt vocab_size in a tokenizer stats file (2**50) makes a plain
+    # Python list allocation fail before anything touches the GPU.
+    run_user_script("build_vocab_stats", """import json
+import os
+
+import torch
+
+os.makedirs("vocab-stats", exist_ok=True)
+with open("vocab-stats/meta.json", "w") as fh:
+    json.dump({"vocab_size": 1125899906842624, "num_docs": 1200000}, fh)  # a corrupt export
+
+with open("vocab-stats/meta.json") as fh:
+    meta = json.load(fh)
+print(f"vocab_size={meta['vocab_size']} docs={meta['num_docs']}", flush=True)
+embedding = torch.nn.Embedding(32000, 256).cuda()
+counts = [0] * meta["vocab_size"]
+print(len(counts))
+""")
+
+
+def gather_index_assert():
+    # Not a GPU OOM: message passing over an edge list whose node ids come from a graph with
+    # more nodes than the feature matrix; CUDA_LAUNCH_BLOCKING=1 set by the script, so the
+    # device-side assert is reported at the gathering line.
+    run_user_script("gnn_node_classify", """import os
+
+os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MeanConv(nn.Module):
+    def __init__(self, c_in, c_out):
+        super().__init__()
+        self.lin = nn.Linear(c_in, c_out)
+
+    def forward(self, h, edge_index):
+        src, dst = edge_index
+        msgs = h[src]
+        agg = torch.zeros_like(h).index_add_(0, dst, msgs)
+        deg = torch.bincount(dst, minlength=h.shape[0]).clamp(min=1).unsqueeze(1)
+        return self.lin(agg / deg)
+
+
+class GNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = MeanConv(128, 256), MeanConv(256, 16)
+
+    def forward(self, h, edge_index):
+        return self.conv2(F.relu(self.conv1(h, edge_index)), edge_index)
+
+
+def run_batch(model, feats, edge_index):
+    logits = model(feats, edge_index)
+    return logits.argmax(dim=1)
+
+
+torch.manual_seed(0)
+num_nodes = 50000
+feats = torch.randn(num_nodes, 128, device="cuda")
+edge_index = torch.randint(0, num_nodes, (2, 400000), device="cuda")
+model = GNN().cuda()
+print("subgraph 0:", run_batch(model, feats, edge_index).bincount().tolist()[:4], flush=True)
+edge_index_full = torch.randint(0, 52000, (2, 400000), device="cuda")  # ids of the full graph
+print("subgraph 1:", run_batch(model, feats, edge_index_full).bincount().tolist()[:4])
+""")
+
+
+def triton_autotune_smem():
+    # Not a GPU OOM: a hand-written Triton matmul with @triton.autotune whose every config needs
+    # more shared memory than an H100/H200 SM has; the autotuner skips them all, then the chosen
+    # config fails at launch with OutOfResources.
+    run_user_script("fused_matmul", """import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128}, num_stages=4, num_warps=8),
+        triton.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 128}, num_stages=5, num_warps=8),
+    ],
+    key=["M", "N", "K"],
+)
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+def matmul(a, b):
+    M, K = a.shape
+    _, N = b.shape
+    c = torch.empty(M, N, dtype=torch.float16, device=a.device)
+    grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(N, meta["BLOCK_N"]))
+    matmul_kernel[grid](a, b, c, M, N, K)
+    return c
+
+
+a = torch.randn(4096, 4096, dtype=torch.float16, device="cuda")
+b = torch.randn(4096, 4096, dtype=torch.float16, device="cuda")
+c = matmul(a, b)
+print("max error", (c - a @ b).abs().max().item())
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -2054,12 +2790,32 @@ SCENARIOS = {
     "host_collate_worker": host_collate_worker,
     "ce_label_assert": ce_label_assert,
     "triton_int32_overflow": triton_int32_overflow,
+    "trainer_resume_optimizer": trainer_resume_optimizer,
+    "trainer_eval_steps": trainer_eval_steps,
+    "hf_generate_beams_scores": hf_generate_beams_scores,
+    "hf_pipeline_classify": hf_pipeline_classify,
+    "lightning_manual_backward": lightning_manual_backward,
+    "lightning_val_epoch_end": lightning_val_epoch_end,
+    "compile_autotune_serve": compile_autotune_serve,
+    "graphed_encoder_train": graphed_encoder_train,
+    "dataparallel_checkpoint": dataparallel_checkpoint,
+    "conv_full_res_validation": conv_full_res_validation,
+    "fft_notebook_print": fft_notebook_print,
+    "jax_scan_epochs": jax_scan_epochs,
+    "peft_accelerate_accumulate": peft_accelerate_accumulate,
+    "cublas_shared_card_train": cublas_shared_card_train,
+    "hf_pipeline_context_holder": hf_pipeline_context_holder,
+    "host_vocab_memoryerror": host_vocab_memoryerror,
+    "gather_index_assert": gather_index_assert,
+    "triton_autotune_smem": triton_autotune_smem,
 }
 
 
 def main():
     if NAME == "_setup":
         setup()
+    elif NAME == "_resume_ckpt":
+        resume_checkpoint()
     elif NAME == "_hold":
         hold(int(sys.argv[2]), sys.argv[3])
     elif NAME == "_list":

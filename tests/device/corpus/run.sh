@@ -6,7 +6,7 @@
 # $OUT/<name>.txt. A scenario that does not fail as planned (no error, a timeout, another error)
 # leaves $OUT/<name>.note instead (the reason, then its output) and the others go on.
 # Also writes $OUT/machine.txt (nvidia-smi, versions) and $OUT/summary.txt. Builds nothing and
-# does not need the oomdoc binary. About 7 minutes on one H200.
+# does not need the oomdoc binary. About 10 minutes on one H200.
 # Usage: bash tests/device/corpus/run.sh [SCENARIO ...]   (default: all; env SCENARIO_TIMEOUT, 60 s)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -95,7 +95,8 @@ run_one() {
   local name=$1 regex=$2 hold=$3; shift 3
   if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then return; fi
   local limit=${SCENARIO_TIMEOUT:-60} text="$OUT/$name.out" started rc reason=
-  case $name in torch_compile|compiled_evaluate|compile_reduce_overhead|compile_dynamic_rerank)
+  case $name in torch_compile|compiled_evaluate|compile_reduce_overhead|compile_dynamic_rerank|\
+    compile_autotune_serve|trainer_resume_optimizer)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -213,4 +214,26 @@ run_one pool_worker_cdist "$OOM" -
 run_one host_collate_worker "DefaultCPUAllocator|can't allocate memory|MemoryError" -
 run_one ce_label_assert "device-side assert" -
 run_one triton_int32_overflow "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
+# session 9 (blind): Trainer resume and in-training eval, beam scores, a classification pipeline,
+# Lightning manual backward and validation-epoch hooks, max-autotune serving, graphed training,
+# DataParallel + checkpoint, cuDNN conv, torch.fft, JAX scan, PEFT under accelerate, cuBLAS and
+# context creation while another job holds the card, and 3 look-alikes
+run_one trainer_resume_optimizer "$OOM" -
+run_one trainer_eval_steps "$OOM" -
+run_one hf_generate_beams_scores "$OOM" -
+run_one hf_pipeline_classify "$OOM" -
+run_one lightning_manual_backward "$OOM" -
+run_one lightning_val_epoch_end "$OOM" -
+run_one compile_autotune_serve "$OOM" -
+run_one graphed_encoder_train "$OOM" -
+run_one dataparallel_checkpoint "$OOM" -
+run_one conv_full_res_validation "$OOM" -
+run_one fft_notebook_print "$OOM" -
+run_one jax_scan_epochs "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one peft_accelerate_accumulate "$OOM" -
+run_one cublas_shared_card_train "CUBLAS_STATUS|$OOM" -
+run_one hf_pipeline_context_holder "CUDA error|$OOM" 0
+run_one host_vocab_memoryerror "MemoryError" -
+run_one gather_index_assert "device-side assert|index out of bounds" -
+run_one triton_autotune_smem "OutOfResources|out of resource" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
