@@ -977,6 +977,82 @@ pub static FRAME_RULES: &[FrameRule] = &[
     // creating the model's parameters on the device, before any step; `apply` runs them. ---
     r("init", "flax/linen/module.py", W, Stage, "flax"),
     r("init_with_output", "flax/linen/module.py", W, Stage, "flax"),
+    // --- AUTOMATIC1111 loading and low-VRAM mode (1.0–1.10 `modules/sd_models.py`:
+    // `reload_model_weights` / `load_model_weights` read a checkpoint into the model,
+    // `send_model_to_device` moves it; `modules/sd_vae.py` `reload_vae_weights` / `load_vae`;
+    // `modules/lowvram.py` `send_me_to_gpu` is the forward pre-hook of `--medvram`/`--lowvram`
+    // that moves each part onto the GPU when the forward needs it; `modules/txt2img.py`
+    // `txt2img` and `modules/img2img.py` `img2img` are the generate buttons; before 1.6
+    // `decode_first_stage` lived in `modules/processing.py`). ---
+    r(
+        "reload_model_weights",
+        "modules/sd_models.py",
+        W,
+        Stage,
+        "automatic1111",
+    ),
+    r(
+        "load_model_weights",
+        "modules/sd_models.py",
+        W,
+        Stage,
+        "automatic1111",
+    ),
+    r(
+        "send_model_to_device",
+        "modules/sd_models.py",
+        W,
+        Move,
+        "automatic1111",
+    ),
+    r(
+        "reload_vae_weights",
+        "modules/sd_vae.py",
+        W,
+        Stage,
+        "automatic1111",
+    ),
+    r("load_vae", "modules/sd_vae.py", W, Stage, "automatic1111"),
+    r(
+        "send_me_to_gpu",
+        "modules/lowvram.py",
+        W,
+        Offload,
+        "automatic1111",
+    ),
+    r("txt2img", "modules/txt2img.py", I, Serve, "automatic1111"),
+    r("img2img", "modules/img2img.py", I, Serve, "automatic1111"),
+    r(
+        "decode_first_stage",
+        "modules/processing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    // --- faster-whisper 1.1 batched transcription (`faster_whisper/transcribe.py`
+    // `BatchedInferencePipeline.transcribe` → `_batched_segments_generator` →
+    // `generate_segment_batched`; `WhisperModel.detect_language`). ---
+    r(
+        "_batched_segments_generator",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
+    r(
+        "generate_segment_batched",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
+    r(
+        "detect_language",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
 ];
 
 /// A native frame of autograd's backward pass (a C++ frame of a PyTorch error, see
@@ -1082,6 +1158,20 @@ mod framework_frame_tests {
         let (decided, rule) = verdict.decided.expect("a rule decides");
         assert_eq!((decided.line, rule.phase), (1, Phase::TrainingStep));
         assert_eq!(verdict.enclosed.map(|f| f.line), Some(5));
+
+        // Loading a checkpoint is a load; `--lowvram`'s hook moves parts for the forward.
+        assert_eq!(
+            frame_phase("reload_model_weights", "/sd/modules/sd_models.py"),
+            W
+        );
+        assert_eq!(frame_phase("load_vae", "/sd/modules/sd_vae.py"), W);
+        let frames = [
+            frame(1, "txt2img", "/sd/modules/txt2img.py"),
+            frame(3, "send_me_to_gpu", "/sd/modules/lowvram.py"),
+            frame(5, "to", "/venv/torch/nn/modules/module.py"),
+        ];
+        let (decided, rule) = read_frames(&frames).decided.expect("a rule decides");
+        assert_eq!((decided.line, rule.phase), (1, Phase::Inference));
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("Found device ", tensorflow_device),
     rule("Creating TensorFlow device", tensorflow_device),
     rule("Created TensorFlow device", tensorflow_device),
+    rule("***** Running training *****", trainer_loop_start),
+    rule("Num examples = ", unsloth_training_banner),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
@@ -1031,6 +1033,24 @@ fn tensorflow_device(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// The transformers `Trainer` starting its loop (`trainer.py` `_inner_training_loop`, 4.x:
+/// `logger.info("***** Running training *****")`, then `Num examples`, `Num Epochs`, `Total
+/// optimization steps`): the optimizer is built and the model wrapped; the batches run next.
+fn trainer_loop_start(_text: &str, facts: &mut LineFacts) {
+    step(facts);
+}
+
+/// Unsloth's banner printed in place of the `Trainer`'s when its patched training loop starts
+/// (`unsloth/models/llama.py` / `unsloth_zoo` `_fast_inner_training_loop`, 2024.x–2025.x):
+/// `\\   /|    Num examples = 1,000 | Num Epochs = 3 | Total steps = 60`. The banner printed
+/// when Unsloth loads a model (`FastLanguageModel.from_pretrained`) names the GPU and versions
+/// instead, without these counts.
+fn unsloth_training_banner(text: &str, facts: &mut LineFacts) {
+    if has(text, "Num Epochs = ") {
+        step(facts);
+    }
+}
+
 #[cfg(test)]
 mod framework_stage_tests {
     use super::super::parse_line_scan;
@@ -1076,6 +1096,21 @@ mod framework_stage_tests {
         assert!(!is_step("my GPU_mem column shows 3G"));
         assert!(!is_step("Step 3; acc: 1"));
         assert!(!is_step("Validation accuracy: 45.1; ppl: 3"));
+    }
+
+    #[test]
+    fn trainer_and_unsloth_loop_starts_are_training() {
+        assert!(is_step(
+            "[INFO|trainer.py:2134] 2024-05-01 >> ***** Running training *****"
+        ));
+        assert!(is_step(
+            "   \\\\   /|    Num examples = 1,000 | Num Epochs = 3 | Total steps = 60"
+        ));
+        // Unsloth's load banner and a dataset summary are not a loop.
+        assert!(!is_step(
+            "   \\\\   /|    GPU: Tesla T4. Max memory: 14.748 GB. Platform: Linux."
+        ));
+        assert!(!is_step("  Num examples = 1000"));
     }
 
     #[test]
