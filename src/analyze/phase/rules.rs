@@ -1053,6 +1053,10 @@ pub static FRAME_RULES: &[FrameRule] = &[
         Serve,
         "faster-whisper",
     ),
+    // --- TensorRT's Python API (8.x–10.x `tensorrt.Runtime.deserialize_cuda_engine`): it puts a
+    // built engine's weights on the GPU. A native method, so it shows as the call under the last
+    // Python frame, from any file. ---
+    r("deserialize_cuda_engine", "", W, Stage, "tensorrt"),
 ];
 
 /// A native frame of autograd's backward pass (a C++ frame of a PyTorch error, see
@@ -1309,6 +1313,10 @@ mod framework_frame_tests {
             None
         );
         assert_eq!(frame_phase("init", "/home/me/model.py"), None);
+        assert_eq!(
+            frame_phase("deserialize_cuda_engine", "/app/trt_infer.py"),
+            W
+        );
     }
 
     #[test]

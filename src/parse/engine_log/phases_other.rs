@@ -30,6 +30,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("loading: ", triton_loading),
     rule("successfully loaded '", triton_loaded),
     rule("failed to load '", triton_loading),
+    rule(
+        "allocation in engine deserialization",
+        tensorrt_deserialized,
+    ),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -103,6 +107,15 @@ fn triton_loaded(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// TensorRT 8.x–10.x after deserializing an engine (`[MemUsageChange] TensorRT-managed
+/// allocation in engine deserialization: CPU +0, GPU +244, now: CPU 0, GPU 244 (MiB)`): its
+/// weights are on the GPU; the execution context is created next.
+fn tensorrt_deserialized(text: &str, facts: &mut LineFacts) {
+    if text.contains("MemUsageChange") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
 #[cfg(test)]
 mod triton_tests {
     use super::super::parse_line_scan;
@@ -133,6 +146,10 @@ mod triton_tests {
         assert!(kinds("loading: please wait").is_empty());
         assert!(kinds("Downloading: 100%").is_empty());
         assert!(kinds("failed to load 'config.json'").is_empty());
+        assert_eq!(
+            kinds("[TRT] [I] [MemUsageChange] TensorRT-managed allocation in engine deserialization: CPU +0, GPU +244, now: CPU 0, GPU 244 (MiB)"),
+            vec![EventKind::WeightsLoaded]
+        );
     }
 }
 
