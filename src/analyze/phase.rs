@@ -380,6 +380,28 @@ pub const WRAPPING_PHRASES: &[(&str, Phase, &str)] = &[
         "AUTOMATIC1111 checkpoint merger (`modules/extras.py` `run_modelmerger`): the weights of \
          two checkpoints combined into a new one",
     ),
+    // === Apps' words around an error, read from their sources (issue 13, second blind
+    // batch) ===
+    (
+        "ERROR diffusion_model.",
+        Phase::WeightsLoad,
+        "ComfyUI's model patcher as Fooocus ships it (`ldm_patched/modules/model_patcher.py` \
+         `calculate_weight`: `print(\"ERROR\", key, e)`): merging a LoRA into one UNet weight \
+         while the model is patched and moved to the GPU, before sampling",
+    ),
+    (
+        "ERROR lora diffusion_model.",
+        Phase::WeightsLoad,
+        "ComfyUI's model patcher (`comfy/model_patcher.py` / `comfy/lora.py` \
+         `calculate_weight`: `ERROR {patch_type} {key} {e}`): merging a LoRA into one UNet \
+         weight while the model is loaded",
+    ),
+    (
+        "Error processing or transcribing",
+        Phase::Inference,
+        "subgen (`subgen.py` `gen_subtitles`: `Error processing or transcribing {file}: {e}`): \
+         transcribing one media file with faster-whisper / stable-ts",
+    ),
 ];
 
 /// The phase an engine's wrapping words on the failure's own line name, with the phrase.

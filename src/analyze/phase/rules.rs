@@ -679,6 +679,384 @@ pub static FRAME_RULES: &[FrameRule] = &[
     // A TorchScript module's serialized code (`torch.jit.load` keeps it under `code/__torch__/`
     // and its frames name that file): a scripted model shipped to run inputs through it.
     r("forward", "code/__torch__/", I, Serve, "torchscript"),
+    // === Frames of frameworks and apps read from their sources (issue 13, second blind batch).
+    // Each block names the project, the file and the version read. ===
+    // --- AUTOMATIC1111 web UI (1.0–1.10 `modules/processing.py`: `process_images` →
+    // `process_images_inner` → `p.sample` (txt2img: `StableDiffusionProcessingTxt2Img.sample`,
+    // hires fix `sample_hr_pass`), then `decode_latent_batch` → `sd_samplers_common.
+    // decode_first_stage` (the VAE decode); `modules/sd_samplers_kdiffusion.py` `sample` /
+    // `sample_img2img`). `modules/sd_hijack_optimizations.py` holds only the attention forwards
+    // the web UI swaps into the UNet and VAE (`split_cross_attention_forward`,
+    // `xformers_attention_forward`, `sub_quad_attention_forward`, `cross_attention_attnblock_
+    // forward`…): they run while a picture is generated. Its own training tabs
+    // (`modules/textual_inversion/textual_inversion.py` `train_embedding`,
+    // `modules/hypernetworks/hypernetwork.py` `train_hypernetwork`) run the same UNet, so they
+    // are stages that keep the forward below them a training step. Forge and SD.Next keep these
+    // files and names. ---
+    r(
+        "train_embedding",
+        "modules/textual_inversion/",
+        T,
+        Stage,
+        "automatic1111",
+    ),
+    r(
+        "train_hypernetwork",
+        "modules/hypernetworks/",
+        T,
+        Stage,
+        "automatic1111",
+    ),
+    r(
+        "process_images",
+        "modules/processing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "process_images_inner",
+        "modules/processing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r("sample", "modules/processing.py", I, Serve, "automatic1111"),
+    r(
+        "sample_hr_pass",
+        "modules/processing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "decode_latent_batch",
+        "modules/processing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "decode_first_stage",
+        "modules/sd_samplers_common.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "sample",
+        "modules/sd_samplers_kdiffusion.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "sample_img2img",
+        "modules/sd_samplers_kdiffusion.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "",
+        "modules/sd_hijack_optimizations.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    // --- Speech apps. whisperX 3.x (`whisperx/asr.py`: `load_model` builds the faster-whisper
+    // pipeline, `FasterWhisperPipeline.transcribe` → `generate_segment_batched`;
+    // `whisperx/alignment.py` `load_align_model` / `align`; `whisperx/diarize.py`
+    // `DiarizationPipeline.__init__` loads pyannote, `__call__` diarizes). faster-whisper 1.x
+    // `faster_whisper/transcribe.py` `WhisperModel.__init__` builds the CTranslate2 model on the
+    // device (its weights load). faster-whisper-GUI 0.5–0.8 (`faster_whisper_GUI/transcribe.py`
+    // `TranscribeWorker.run`: the worker thread that transcribes the chosen files; loading is
+    // `modelLoad.py`). ---
+    r(
+        "__init__",
+        "faster_whisper/transcribe.py",
+        W,
+        Stage,
+        "faster-whisper",
+    ),
+    r("load_align_model", "whisperx/", W, Stage, "whisperx"),
+    r("__init__", "whisperx/diarize.py", W, Stage, "whisperx"),
+    r("transcribe", "whisperx/asr.py", I, Serve, "whisperx"),
+    r(
+        "generate_segment_batched",
+        "whisperx/",
+        I,
+        Serve,
+        "whisperx",
+    ),
+    r("align", "whisperx/alignment.py", I, Serve, "whisperx"),
+    r("__call__", "whisperx/diarize.py", I, Serve, "whisperx"),
+    r(
+        "run",
+        "faster_whisper_GUI/transcribe.py",
+        I,
+        Serve,
+        "faster-whisper-gui",
+    ),
+    // ESPnet: espnet2 0.9–202x `espnet2/bin/asr_inference.py` (`inference`, `Speech2Text.
+    // __call__`) and the beam searches `espnet/nets/beam_search.py`, `batch_beam_search.py`
+    // decode (recipes' decoding stage); `espnet2/train/trainer.py` `train_one_epoch` is a
+    // training epoch, `validate_one_epoch` its validation.
+    r("", "espnet2/bin/asr_inference.py", I, Serve, "espnet"),
+    r("", "espnet/nets/beam_search.py", I, Serve, "espnet"),
+    r("", "espnet/nets/batch_beam_search.py", I, Serve, "espnet"),
+    r("train_one_epoch", "espnet2/train/", T, Serve, "espnet"),
+    r("validate_one_epoch", "espnet2/train/", I, Serve, "espnet"),
+    // --- SGLang disaggregated serving (0.4.6–0.5 `srt/disaggregation/decode.py`
+    // `event_loop_normal_disagg_decode` / `event_loop_overlap_disagg_decode`,
+    // `srt/disaggregation/prefill.py` `event_loop_*_disagg_prefill`) and the scheduler's result
+    // handling (`srt/managers/scheduler_output_processor_mixin.py` `process_batch_result_decode`
+    // / `_prefill`); before 0.2 the worker was `srt/managers/router/model_rpc.py`
+    // (`forward_prefill_batch`, `forward_decode_batch`, `ScheduleBatch.sample` in
+    // `infer_batch.py`). All run requests. ---
+    r(
+        "",
+        "sglang/srt/disaggregation/decode.py",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "",
+        "sglang/srt/disaggregation/prefill.py",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "process_batch_result",
+        "sglang/srt/managers/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "process_batch_result_decode",
+        "sglang/srt/managers/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "process_batch_result_prefill",
+        "sglang/srt/managers/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r("forward_decode_batch", "sglang/", I, Serve, "sglang"),
+    r("forward_prefill_batch", "sglang/", I, Serve, "sglang"),
+    r("sample", "sglang/srt/managers/", I, Serve, "sglang"),
+    // --- sentence-transformers 2.x–3.x (`sentence_transformers/SentenceTransformer.py`
+    // `encode`: embeddings under `torch.no_grad()`; its `fit` is matched by the training rules
+    // above). ---
+    r(
+        "encode",
+        "sentence_transformers/",
+        I,
+        Serve,
+        "sentence-transformers",
+    ),
+    // --- Fooocus 2.x (`modules/async_worker.py` `process_task` runs one image task;
+    // `modules/default_pipeline.py` `process_diffusion` samples and decodes; `modules/core.py`
+    // `ksampler`, `decode_vae`, `encode_vae`). Its loaders are matched above. ---
+    r(
+        "process_task",
+        "modules/async_worker.py",
+        I,
+        Serve,
+        "fooocus",
+    ),
+    r(
+        "process_diffusion",
+        "modules/default_pipeline.py",
+        I,
+        Serve,
+        "fooocus",
+    ),
+    r("ksampler", "modules/core.py", I, Serve, "fooocus"),
+    r("decode_vae", "modules/core.py", I, Serve, "fooocus"),
+    r("encode_vae", "modules/core.py", I, Serve, "fooocus"),
+    // --- gpt-oss reference implementations (`gpt_oss/torch|triton/model.py`: `Transformer.
+    // from_checkpoint` loads the weights, `TokenGenerator.generate` and the model's `forward`
+    // generate; the repository has no training code). ---
+    r("from_checkpoint", "gpt_oss/", W, Stage, "gpt-oss"),
+    r("forward", "gpt_oss/", I, Serve, "gpt-oss"),
+    // --- FSDP1 wrapping (torch 2.0–2.6 `torch/distributed/fsdp/fully_sharded_data_parallel.py`
+    // `FullyShardedDataParallel.__init__` → `_wrap_utils.py` `_auto_wrap` → `wrap.py`
+    // `_recursive_wrap`, and `_init_utils.py` `_init_param_handle_from_module` →
+    // `_sync_module_params_and_buffers` → `torch/distributed/utils.py`
+    // `_sync_params_and_buffers`, which broadcasts rank 0's weights): the model is being
+    // sharded onto the GPUs before any step. DDP's constructor (`torch/nn/parallel/
+    // distributed.py` `__init__`) is not listed: besides broadcasting the weights
+    // (`_sync_module_states`, listed) it builds the gradient buckets of its reducer, which is
+    // set-up for training rather than a load. ---
+    r(
+        "__init__",
+        "torch/distributed/fsdp/fully_sharded_data_parallel.py",
+        W,
+        Stage,
+        "torch",
+    ),
+    r("_auto_wrap", "torch/distributed/fsdp/", W, Stage, "torch"),
+    r(
+        "_recursive_wrap",
+        "torch/distributed/fsdp/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_init_param_handle_from_module",
+        "torch/distributed/fsdp/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_sync_module_params_and_buffers",
+        "torch/distributed/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_sync_params_and_buffers",
+        "torch/distributed/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_sync_module_states",
+        "torch/distributed/",
+        W,
+        Stage,
+        "torch",
+    ),
+    // --- DeepSpeed ZeRO-3 parameter set-up (0.9–0.16 `deepspeed/runtime/zero/
+    // parameter_offload.py` `DeepSpeedZeRoOffload.__init__` → `_convert_to_zero_parameters`,
+    // and `partition_parameters.py` `zero.Init`'s `_post_init_method` →
+    // `_convert_to_deepspeed_param`): each module's weights are turned into partitioned ZeRO
+    // parameters when the model is built or wrapped. (`_partition_param` and the gathers also
+    // run during steps, so they are not listed.) ---
+    r(
+        "__init__",
+        "deepspeed/runtime/zero/parameter_offload.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_convert_to_zero_parameters",
+        "deepspeed/runtime/zero/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_convert_to_deepspeed_param",
+        "deepspeed/runtime/zero/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_post_init_method",
+        "deepspeed/runtime/zero/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    // --- Flax linen (0.6–0.10 `flax/linen/module.py` `Module.init` → `init_with_output`):
+    // creating the model's parameters on the device, before any step; `apply` runs them. ---
+    r("init", "flax/linen/module.py", W, Stage, "flax"),
+    r("init_with_output", "flax/linen/module.py", W, Stage, "flax"),
+    // --- AUTOMATIC1111 loading and low-VRAM mode (1.0–1.10 `modules/sd_models.py`:
+    // `reload_model_weights` / `load_model_weights` read a checkpoint into the model,
+    // `send_model_to_device` moves it; `modules/sd_vae.py` `reload_vae_weights` / `load_vae`;
+    // `modules/lowvram.py` `send_me_to_gpu` is the forward pre-hook of `--medvram`/`--lowvram`
+    // that moves each part onto the GPU when the forward needs it; `modules/txt2img.py`
+    // `txt2img` and `modules/img2img.py` `img2img` are the generate buttons; before 1.6
+    // `decode_first_stage` lived in `modules/processing.py`). ---
+    r(
+        "reload_model_weights",
+        "modules/sd_models.py",
+        W,
+        Stage,
+        "automatic1111",
+    ),
+    r(
+        "load_model_weights",
+        "modules/sd_models.py",
+        W,
+        Stage,
+        "automatic1111",
+    ),
+    r(
+        "send_model_to_device",
+        "modules/sd_models.py",
+        W,
+        Move,
+        "automatic1111",
+    ),
+    r(
+        "reload_vae_weights",
+        "modules/sd_vae.py",
+        W,
+        Stage,
+        "automatic1111",
+    ),
+    r("load_vae", "modules/sd_vae.py", W, Stage, "automatic1111"),
+    r(
+        "send_me_to_gpu",
+        "modules/lowvram.py",
+        W,
+        Offload,
+        "automatic1111",
+    ),
+    r("txt2img", "modules/txt2img.py", I, Serve, "automatic1111"),
+    r("img2img", "modules/img2img.py", I, Serve, "automatic1111"),
+    r(
+        "decode_first_stage",
+        "modules/processing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    // --- faster-whisper 1.1 batched transcription (`faster_whisper/transcribe.py`
+    // `BatchedInferencePipeline.transcribe` → `_batched_segments_generator` →
+    // `generate_segment_batched`; `WhisperModel.detect_language`). ---
+    r(
+        "_batched_segments_generator",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
+    r(
+        "generate_segment_batched",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
+    r(
+        "detect_language",
+        "faster_whisper/",
+        I,
+        Serve,
+        "faster-whisper",
+    ),
+    // --- TensorRT's Python API (8.x–10.x `tensorrt.Runtime.deserialize_cuda_engine`): it puts a
+    // built engine's weights on the GPU. A native method, so it shows as the call under the last
+    // Python frame, from any file. ---
+    r("deserialize_cuda_engine", "", W, Stage, "tensorrt"),
 ];
 
 /// A native frame of autograd's backward pass (a C++ frame of a PyTorch error, see
@@ -718,5 +1096,246 @@ mod blind_batch_tests {
         // Any other module's `forward` still leaves the stage to its caller.
         assert_eq!(frame_phase("forward", "/home/me/model.py"), None);
         assert_eq!(frame_phase("get_session", "/home/me/db.py"), None);
+    }
+}
+
+/// The frames of the frameworks and apps block (issue 13, second blind batch): each rule
+/// fires on its framework's file and stays silent on a look-alike elsewhere.
+#[cfg(test)]
+mod framework_frame_tests {
+    use super::super::{frame_phase, read_frames, wrapping_phrase, Frame};
+    use crate::model::explain::Phase;
+
+    const I: Option<Phase> = Some(Phase::Inference);
+    const W: Option<Phase> = Some(Phase::WeightsLoad);
+    const T: Option<Phase> = Some(Phase::TrainingStep);
+
+    fn frame(line: u64, function: &str, file: &str) -> Frame {
+        Frame {
+            line,
+            function: function.to_string(),
+            file: file.to_string(),
+            called: false,
+            code: None,
+        }
+    }
+
+    #[test]
+    fn automatic1111_generation_and_its_training_tabs() {
+        let root = "E:\\stable-diffusion-webui\\modules\\";
+        let hijack = format!("{root}sd_hijack_optimizations.py");
+        assert_eq!(frame_phase("split_cross_attention_forward", &hijack), I);
+        assert_eq!(frame_phase("sub_quad_attention_forward", &hijack), I);
+        let processing = "/sd/modules/processing.py";
+        for function in [
+            "process_images",
+            "process_images_inner",
+            "sample",
+            "sample_hr_pass",
+            "decode_latent_batch",
+        ] {
+            assert_eq!(frame_phase(function, processing), I, "{function}");
+        }
+        assert_eq!(
+            frame_phase("decode_first_stage", "/sd/modules/sd_samplers_common.py"),
+            I
+        );
+        // The same names elsewhere decide nothing.
+        assert_eq!(
+            frame_phase("process_images", "/home/me/tools/batch.py"),
+            None
+        );
+        assert_eq!(
+            frame_phase("split_cross_attention_forward", "/x/attention.py"),
+            None
+        );
+        // A textual-inversion run trains through the same attention: the training tab encloses it.
+        let frames = [
+            frame(
+                1,
+                "train_embedding",
+                "/sd/modules/textual_inversion/textual_inversion.py",
+            ),
+            frame(5, "split_cross_attention_forward", &hijack),
+        ];
+        let verdict = read_frames(&frames);
+        let (decided, rule) = verdict.decided.expect("a rule decides");
+        assert_eq!((decided.line, rule.phase), (1, Phase::TrainingStep));
+        assert_eq!(verdict.enclosed.map(|f| f.line), Some(5));
+
+        // Loading a checkpoint is a load; `--lowvram`'s hook moves parts for the forward.
+        assert_eq!(
+            frame_phase("reload_model_weights", "/sd/modules/sd_models.py"),
+            W
+        );
+        assert_eq!(frame_phase("load_vae", "/sd/modules/sd_vae.py"), W);
+        let frames = [
+            frame(1, "txt2img", "/sd/modules/txt2img.py"),
+            frame(3, "send_me_to_gpu", "/sd/modules/lowvram.py"),
+            frame(5, "to", "/venv/torch/nn/modules/module.py"),
+        ];
+        let (decided, rule) = read_frames(&frames).decided.expect("a rule decides");
+        assert_eq!((decided.line, rule.phase), (1, Phase::Inference));
+    }
+
+    #[test]
+    fn speech_apps_load_then_transcribe() {
+        let fw = "/venv/lib/python3.10/site-packages/faster_whisper/transcribe.py";
+        assert_eq!(frame_phase("__init__", fw), W);
+        assert_eq!(frame_phase("transcribe", fw), I);
+        assert_eq!(frame_phase("transcribe", "/app/whisperx/asr.py"), I);
+        assert_eq!(frame_phase("align", "/app/whisperx/alignment.py"), I);
+        assert_eq!(
+            frame_phase("load_align_model", "/app/whisperx/alignment.py"),
+            W
+        );
+        assert_eq!(frame_phase("__call__", "/app/whisperx/diarize.py"), I);
+        assert_eq!(frame_phase("__init__", "/app/whisperx/diarize.py"), W);
+        assert_eq!(
+            frame_phase("run", "D:\\FASTER~1\\faster_whisper_GUI\\transcribe.py"),
+            I
+        );
+        assert_eq!(
+            frame_phase("beam_search", "/espnet/espnet/nets/beam_search.py"),
+            I
+        );
+        assert_eq!(
+            frame_phase("__call__", "/espnet/espnet2/bin/asr_inference.py"),
+            I
+        );
+        assert_eq!(
+            frame_phase("train_one_epoch", "/espnet/espnet2/train/trainer.py"),
+            T
+        );
+        // Another app's `run` or `__init__` shows nothing.
+        assert_eq!(frame_phase("run", "/app/worker/transcribe.py"), None);
+        assert_eq!(frame_phase("__init__", "/app/whisperx/asr.py"), None);
+    }
+
+    #[test]
+    fn serving_and_generation_apps() {
+        let decode = "/sglang/python/sglang/srt/disaggregation/decode.py";
+        assert_eq!(frame_phase("event_loop_overlap_disagg_decode", decode), I);
+        assert_eq!(
+            frame_phase(
+                "process_batch_result_decode",
+                "/sglang/python/sglang/srt/managers/scheduler_output_processor_mixin.py"
+            ),
+            I
+        );
+        assert_eq!(
+            frame_phase(
+                "forward_decode_batch",
+                "/sglang/python/sglang/srt/managers/router/model_rpc.py"
+            ),
+            I
+        );
+        assert_eq!(
+            frame_phase(
+                "encode",
+                "/site-packages/sentence_transformers/SentenceTransformer.py"
+            ),
+            I
+        );
+        assert_eq!(
+            frame_phase("process_diffusion", "/Fooocus/modules/default_pipeline.py"),
+            I
+        );
+        assert_eq!(frame_phase("ksampler", "/Fooocus/modules/core.py"), I);
+        assert_eq!(
+            frame_phase("forward", "/gpt-oss/gpt_oss/triton/model.py"),
+            I
+        );
+        assert_eq!(
+            frame_phase("from_checkpoint", "/gpt-oss/gpt_oss/torch/model.py"),
+            W
+        );
+        assert_eq!(frame_phase("process_batch_result", "/my/server.py"), None);
+        assert_eq!(frame_phase("ksampler", "/my/sampler.py"), None);
+        assert_eq!(frame_phase("encode", "/my/tokenizer.py"), None);
+    }
+
+    #[test]
+    fn sharding_and_parameter_creation_are_loads() {
+        let fsdp = "/site-packages/torch/distributed/fsdp/";
+        assert_eq!(
+            frame_phase("__init__", &format!("{fsdp}fully_sharded_data_parallel.py")),
+            W
+        );
+        assert_eq!(
+            frame_phase("_auto_wrap", &format!("{fsdp}_wrap_utils.py")),
+            W
+        );
+        assert_eq!(frame_phase("_recursive_wrap", &format!("{fsdp}wrap.py")), W);
+        assert_eq!(
+            frame_phase(
+                "_sync_params_and_buffers",
+                "/site-packages/torch/distributed/utils.py"
+            ),
+            W
+        );
+        // DDP's constructor also builds its reducer: not a load.
+        assert_eq!(
+            frame_phase(
+                "__init__",
+                "/site-packages/torch/nn/parallel/distributed.py"
+            ),
+            None
+        );
+        assert_eq!(
+            frame_phase(
+                "_convert_to_zero_parameters",
+                "/site-packages/deepspeed/runtime/zero/parameter_offload.py"
+            ),
+            W
+        );
+        assert_eq!(
+            frame_phase(
+                "_post_init_method",
+                "/site-packages/deepspeed/runtime/zero/partition_parameters.py"
+            ),
+            W
+        );
+        // Gathers and partitions run in every step too.
+        assert_eq!(
+            frame_phase(
+                "_partition_param",
+                "/site-packages/deepspeed/runtime/zero/partition_parameters.py"
+            ),
+            None
+        );
+        assert_eq!(
+            frame_phase("init", "/site-packages/flax/linen/module.py"),
+            W
+        );
+        assert_eq!(
+            frame_phase("apply", "/site-packages/flax/linen/module.py"),
+            None
+        );
+        assert_eq!(frame_phase("init", "/home/me/model.py"), None);
+        assert_eq!(
+            frame_phase("deserialize_cuda_engine", "/app/trt_infer.py"),
+            W
+        );
+    }
+
+    #[test]
+    fn apps_words_around_the_error() {
+        let fooocus = "ERROR diffusion_model.output_blocks.1.1.transformer_blocks.4.ff.net.0.proj.\
+                       weight CUDA out of memory. Tried to allocate 50.00 MiB.";
+        assert_eq!(
+            wrapping_phrase(fooocus).map(|(phase, _)| phase),
+            Some(Phase::WeightsLoad)
+        );
+        let subgen = "INFO:root:Error processing or transcribing /movies/a.avi: CUDA failed with \
+                      error out of memory";
+        assert_eq!(
+            wrapping_phrase(subgen).map(|(phase, _)| phase),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            wrapping_phrase("ERROR: CUDA out of memory while loading diffusion_model"),
+            None
+        );
     }
 }

@@ -25,6 +25,15 @@ pub(super) const RULES: &[Rule] = &[
     rule("Requested to load ", comfy_loading),
     rule("loaded completely", comfy_loaded),
     rule("loaded partially", comfy_loaded),
+    // === Triton Inference Server's model loading (issue 13, second blind batch); handlers at
+    // the end of this file. ===
+    rule("loading: ", triton_loading),
+    rule("successfully loaded '", triton_loaded),
+    rule("failed to load '", triton_loading),
+    rule(
+        "allocation in engine deserialization",
+        tensorrt_deserialized,
+    ),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -67,6 +76,80 @@ fn comfy_loaded(text: &str, facts: &mut LineFacts) {
     let trimmed = text.trim_start();
     if trimmed.starts_with("loaded completely") || trimmed.starts_with("loaded partially") {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// Triton Inference Server (`core/src/model_lifecycle.cc` `ModelLifeCycle::AsyncLoad` /
+/// `OnLoadComplete`, 2.x): `loading: llama:1` when a model version starts loading (the backend
+/// builds its instances: a TensorRT engine is deserialized, a PyTorch model loaded), then
+/// `successfully loaded 'llama' version 1`, or `failed to load 'llama' version 1: <error>`.
+fn triton_loading(text: &str, facts: &mut LineFacts) {
+    let loading = text
+        .split("loading: ")
+        .nth(1)
+        .map(str::trim_end)
+        .and_then(|rest| rest.rsplit_once(':'))
+        .is_some_and(|(name, version)| {
+            !name.is_empty()
+                && !name.contains(char::is_whitespace)
+                && !version.is_empty()
+                && version.bytes().all(|b| b.is_ascii_digit())
+        });
+    let failed = text.contains("failed to load '") && text.contains("' version ");
+    if loading || failed {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
+fn triton_loaded(text: &str, facts: &mut LineFacts) {
+    if text.contains("' version ") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// TensorRT 8.x–10.x after deserializing an engine (`[MemUsageChange] TensorRT-managed
+/// allocation in engine deserialization: CPU +0, GPU +244, now: CPU 0, GPU 244 (MiB)`): its
+/// weights are on the GPU; the execution context is created next.
+fn tensorrt_deserialized(text: &str, facts: &mut LineFacts) {
+    if text.contains("MemUsageChange") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+#[cfg(test)]
+mod triton_tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::EventKind;
+
+    fn kinds(line: &str) -> Vec<EventKind> {
+        parse_line_scan(line)
+            .events
+            .iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    #[test]
+    fn triton_model_loading_lines() {
+        assert_eq!(
+            kinds("I0501 10:00:00.000000 1 model_lifecycle.cc:469] loading: llama:1"),
+            vec![EventKind::WeightsLoadStart]
+        );
+        assert_eq!(
+            kinds("I0501 10:00:09.000000 1 model_lifecycle.cc:835] successfully loaded 'llama' version 1"),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert_eq!(
+            kinds("E0501 10:00:09.000000 1 model_lifecycle.cc:638] failed to load 'llama' version 1: Internal: out of memory"),
+            vec![EventKind::WeightsLoadStart]
+        );
+        assert!(kinds("loading: please wait").is_empty());
+        assert!(kinds("Downloading: 100%").is_empty());
+        assert!(kinds("failed to load 'config.json'").is_empty());
+        assert_eq!(
+            kinds("[TRT] [I] [MemUsageChange] TensorRT-managed allocation in engine deserialization: CPU +0, GPU +244, now: CPU 0, GPU 244 (MiB)"),
+            vec![EventKind::WeightsLoaded]
+        );
     }
 }
 

@@ -49,6 +49,20 @@ pub(super) const RULES: &[Rule] = &[
     rule("Driver Version:", versions),
     rule("CUDA Version:", versions),
     rule("CUDA used to build PyTorch:", versions),
+    // === Stage lines of training frameworks read from their sources (issue 13, second blind
+    // batch); handlers at the end of this file. ===
+    rule("| consumed samples:", megatron_iteration),
+    rule("Exception during training", detectron2_exception),
+    rule("GPU_mem", yolo_epoch_header),
+    rule("gpu_mem", yolo_epoch_header),
+    rule("Computing optimal batch size", autobatch_start),
+    rule("AutoBatch: Using batch-size", autobatch_done),
+    rule("; acc:", opennmt_step),
+    rule("Found device ", tensorflow_device),
+    rule("Creating TensorFlow device", tensorflow_device),
+    rule("Created TensorFlow device", tensorflow_device),
+    rule("***** Running training *****", trainer_loop_start),
+    rule("Num examples = ", unsloth_training_banner),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
@@ -917,5 +931,207 @@ mod native_tests {
         let other =
             "/opt/venv/lib/python3.12/site-packages/torch/cuda/memory.py:12: UserWarning: x";
         assert!(parse_line_scan(other).events.is_empty());
+    }
+}
+
+// === Stage lines of training frameworks read from their sources (issue 13, second blind
+// batch). Each handler names the project, file and version read. ===
+
+/// Megatron-LM's iteration line (`megatron/training/training.py` `training_log`, 2.x–core 0.x;
+/// NeMo's Megatron trainers print the same): ` iteration      200/   10000 | consumed samples:
+/// 51200 | elapsed time per iteration (ms): …`. It is printed after an iteration's step; the
+/// next one is running. The number must follow `iteration`.
+fn megatron_iteration(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("iteration") else {
+        return;
+    };
+    let rest = text[at + "iteration".len()..].trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest[digits..].trim_start().starts_with('/') {
+        step(facts);
+    }
+}
+
+/// detectron2's trainer (`detectron2/engine/train_loop.py` `TrainerBase.train`, 0.1–0.6:
+/// `except Exception: logger.exception("Exception during training:")`), printed with the logger
+/// name `d2.engine.train_loop` just above the traceback of an error raised by the training
+/// loop.
+fn detectron2_exception(text: &str, facts: &mut LineFacts) {
+    if has(text, "d2.engine.train_loop") || has(text, "train_loop.py") {
+        step(facts);
+    }
+}
+
+/// The header of the YOLO training table, printed when an epoch's loop starts (ultralytics
+/// 8.x `engine/trainer.py` `_do_train` → `progress_string`: `Epoch GPU_mem box_loss cls_loss
+/// dfl_loss Instances Size`; YOLOv5 7.0 `train.py`: `Epoch GPU_mem box_loss obj_loss cls_loss
+/// Instances Size`, older `Epoch gpu_mem box obj cls labels img_size`): the batches run next.
+fn yolo_epoch_header(text: &str, facts: &mut LineFacts) {
+    let mut tokens = text.split_whitespace();
+    let epoch = tokens.next() == Some("Epoch");
+    let memory = tokens
+        .next()
+        .is_some_and(|t| t == "GPU_mem" || t == "gpu_mem");
+    let loss = tokens
+        .next()
+        .is_some_and(|t| t.ends_with("loss") || t == "box");
+    if epoch && memory && loss {
+        step(facts);
+    }
+}
+
+/// ultralytics AutoBatch (`ultralytics/utils/autobatch.py` `autobatch`, 8.x; YOLOv5
+/// `utils/autobatch.py`): `AutoBatch: Computing optimal batch size for imgsz=640 at 60.0% CUDA
+/// memory utilization.`, then forward/backward passes at growing batch sizes to measure memory,
+/// then `AutoBatch: Using batch-size 16 for CUDA:0 …`.
+fn autobatch_start(text: &str, facts: &mut LineFacts) {
+    if has(text, "AutoBatch") {
+        facts.event(
+            EventKind::ProfilingStart,
+            Phase::Profiling,
+            EventFigures::default(),
+        );
+    }
+}
+
+fn autobatch_done(_text: &str, facts: &mut LineFacts) {
+    facts.event(
+        EventKind::ProfilingDone,
+        Phase::Profiling,
+        EventFigures::default(),
+    );
+}
+
+/// OpenNMT-py's training report (`onmt/utils/statistics.py` `Statistics.output`, 1.x–3.x):
+/// `Step 1000/200000; acc: 45.12; ppl: 32.10; xent: 3.47; lr: 0.00100; …`. Validation is
+/// reported as `Validation perplexity:` / `Validation accuracy:` instead.
+fn opennmt_step(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("Step ") else {
+        return;
+    };
+    let rest = &text[at + "Step ".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && has(rest, "; acc:") && has(rest, "; ppl:") {
+        step(facts);
+    }
+}
+
+/// TensorFlow 1.x–2.x creating its GPU device (`tensorflow/core/common_runtime/gpu/
+/// gpu_device.cc`): `Found device 0 with properties:` (with `Total memory:`/`totalMemory:`),
+/// `Creating TensorFlow device (/gpu:0) -> (device: 0, name: …)` (≤1.12) and `Created TensorFlow
+/// device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)`. TF then reserves
+/// the memory the device may use (`failed to allocate 7.50G … from device` when it cannot).
+fn tensorflow_device(text: &str, facts: &mut LineFacts) {
+    let found = has(text, "Found device ") && has(text, "with properties");
+    let created = has(text, "TensorFlow device (");
+    if found || created {
+        facts.event(
+            EventKind::DeviceInit,
+            Phase::Startup,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// The transformers `Trainer` starting its loop (`trainer.py` `_inner_training_loop`, 4.x:
+/// `logger.info("***** Running training *****")`, then `Num examples`, `Num Epochs`, `Total
+/// optimization steps`): the optimizer is built and the model wrapped; the batches run next.
+fn trainer_loop_start(_text: &str, facts: &mut LineFacts) {
+    step(facts);
+}
+
+/// Unsloth's banner printed in place of the `Trainer`'s when its patched training loop starts
+/// (`unsloth/models/llama.py` / `unsloth_zoo` `_fast_inner_training_loop`, 2024.x–2025.x):
+/// `\\   /|    Num examples = 1,000 | Num Epochs = 3 | Total steps = 60`. The banner printed
+/// when Unsloth loads a model (`FastLanguageModel.from_pretrained`) names the GPU and versions
+/// instead, without these counts.
+fn unsloth_training_banner(text: &str, facts: &mut LineFacts) {
+    if has(text, "Num Epochs = ") {
+        step(facts);
+    }
+}
+
+#[cfg(test)]
+mod framework_stage_tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::EventKind;
+
+    fn kinds(line: &str) -> Vec<EventKind> {
+        parse_line_scan(line)
+            .events
+            .iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    fn is_step(line: &str) -> bool {
+        kinds(line).contains(&EventKind::TrainingStep)
+    }
+
+    #[test]
+    fn megatron_detectron2_yolo_and_opennmt_lines_are_training() {
+        assert!(is_step(
+            " [2024-05-01 10:00:00] iteration      200/   10000 | consumed samples:        51200 | \
+             elapsed time per iteration (ms): 812.3 | learning rate: 1.500E-04 |"
+        ));
+        assert!(is_step(
+            "[06/09 11:05:25 d2.engine.train_loop]: Exception during training:"
+        ));
+        assert!(is_step(
+            "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
+        ));
+        assert!(is_step(
+            "     Epoch   gpu_mem       box       obj       cls    labels  img_size"
+        ));
+        assert!(is_step(
+            "[2021-03-01 10:00:00,000 INFO] Step 1000/200000; acc:  45.12; ppl: 32.10; xent: 3.47; \
+             lr: 0.00100; 12000/11000 tok/s;    300 sec"
+        ));
+        // Look-alikes: prose, a validation table, another consumer of the words.
+        assert!(!is_step("consumed samples: 100 | iteration unknown"));
+        assert!(!is_step("Exception during training of my own model"));
+        assert!(!is_step(
+            "                 Class     Images  Instances      Box(P          R      mAP50"
+        ));
+        assert!(!is_step("my GPU_mem column shows 3G"));
+        assert!(!is_step("Step 3; acc: 1"));
+        assert!(!is_step("Validation accuracy: 45.1; ppl: 3"));
+    }
+
+    #[test]
+    fn trainer_and_unsloth_loop_starts_are_training() {
+        assert!(is_step(
+            "[INFO|trainer.py:2134] 2024-05-01 >> ***** Running training *****"
+        ));
+        assert!(is_step(
+            "   \\\\   /|    Num examples = 1,000 | Num Epochs = 3 | Total steps = 60"
+        ));
+        // Unsloth's load banner and a dataset summary are not a loop.
+        assert!(!is_step(
+            "   \\\\   /|    GPU: Tesla T4. Max memory: 14.748 GB. Platform: Linux."
+        ));
+        assert!(!is_step("  Num examples = 1000"));
+    }
+
+    #[test]
+    fn autobatch_probe_and_tensorflow_device_creation() {
+        assert_eq!(
+            kinds("AutoBatch: Computing optimal batch size for imgsz=640 at 60.0% CUDA memory utilization."),
+            vec![EventKind::ProfilingStart]
+        );
+        assert_eq!(
+            kinds("AutoBatch: Using batch-size 281 for CUDA:0 16.87G/23.99G (70%) ✅"),
+            vec![EventKind::ProfilingDone]
+        );
+        assert!(kinds("Computing optimal batch size by hand").is_empty());
+        assert_eq!(
+            kinds("2018-01-01 I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Found device 0 with properties:"),
+            vec![EventKind::DeviceInit]
+        );
+        assert_eq!(
+            kinds("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1326] Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory) -> physical GPU"),
+            vec![EventKind::DeviceInit]
+        );
+        assert!(kinds("Found device driver outdated").is_empty());
     }
 }
