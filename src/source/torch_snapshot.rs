@@ -2,13 +2,36 @@
 //! stdin) for the data-only decoder in `parse::torch_snapshot`, with a memory budget scaled to
 //! the file's stored size. Nothing here interprets the snapshot.
 
+use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;
 
 use crate::model::snapshot::Snapshot;
+use crate::parse::pickle::Parallel;
 use crate::parse::torch_snapshot;
 use crate::source::file;
+
+/// Plain pickle files from this size up are decoded on several threads.
+pub const PARALLEL_MIN_BYTES: u64 = 32 << 20;
+
+/// Most threads the decoder uses by default.
+const MAX_THREADS: usize = 16;
+
+/// Threads for decoding one large snapshot: `OOMDOC_THREADS` when set (`1`: one thread, the
+/// sequential decoder), else the cores available, at most 16.
+pub fn decode_threads() -> usize {
+    if let Some(threads) = std::env::var("OOMDOC_THREADS")
+        .ok()
+        .and_then(|value| value.trim().parse::<usize>().ok())
+    {
+        return threads.max(1);
+    }
+    std::thread::available_parallelism()
+        .map(|cores| cores.get())
+        .unwrap_or(1)
+        .min(MAX_THREADS)
+}
 
 /// Reads one snapshot from `path` (`-`: stdin), each error naming where it came from.
 pub fn read(path: &Path) -> anyhow::Result<Snapshot> {
@@ -17,7 +40,22 @@ pub fn read(path: &Path) -> anyhow::Result<Snapshot> {
             .context("failed to read a memory snapshot from stdin");
     }
     let stored = std::fs::metadata(path).ok().map(|metadata| metadata.len());
+    let limits = torch_snapshot::limits_for(stored);
+    let threads = decode_threads();
+    if threads > 1 && stored.is_some_and(|size| size >= PARALLEL_MIN_BYTES) {
+        let file = file::open_regular(path)?;
+        let mut first = [0u8; 1];
+        // A plain pickle starts with PROTO (0x80); anything else (gzip) is read as a stream.
+        if (&file).read_exact(&mut first).is_ok() && first[0] == 0x80 {
+            let parallel = Parallel {
+                threads,
+                chunks: threads,
+            };
+            return torch_snapshot::read_file(&file, limits, parallel)
+                .with_context(|| format!("failed to read memory snapshot `{}`", path.display()));
+        }
+    }
     let reader = file::open_file(path)?;
-    torch_snapshot::read_with_limits(reader, torch_snapshot::limits_for(stored))
+    torch_snapshot::read_with_limits(reader, limits)
         .with_context(|| format!("failed to read memory snapshot `{}`", path.display()))
 }
