@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::model::snapshot::Snapshot;
-use crate::parse::pickle::Parallel;
+use crate::parse::pickle::{Parallel, SCAN_SPLIT_BYTES};
 use crate::parse::torch_snapshot;
 use crate::source::file;
 
@@ -50,6 +50,7 @@ pub fn read(path: &Path) -> anyhow::Result<Snapshot> {
             let parallel = Parallel {
                 threads,
                 chunks: threads,
+                scan_split_bytes: SCAN_SPLIT_BYTES,
             };
             return torch_snapshot::read_file(&file, limits, parallel)
                 .with_context(|| format!("failed to read memory snapshot `{}`", path.display()));

@@ -42,7 +42,9 @@ mod tests;
 use std::io::Read;
 use std::rc::Rc;
 
-pub use parallel::{decode_file, Parallel};
+#[cfg(test)]
+pub(crate) use parallel::scans_agree;
+pub use parallel::{decode_file, Parallel, SCAN_SPLIT_BYTES};
 
 /// Bounds on what one pickle may make us allocate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

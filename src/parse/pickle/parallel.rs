@@ -108,7 +108,12 @@ pub struct Parallel {
     pub threads: usize,
     /// Chunks the list is cut into (at least `threads`; more balance uneven chunks).
     pub chunks: usize,
+    /// The pre-scan goes parallel where at least this many bytes of the file are left.
+    pub scan_split_bytes: u64,
 }
+
+/// What [`Parallel::scan_split_bytes`] usually is.
+pub const SCAN_SPLIT_BYTES: u64 = 16 << 20;
 
 /// The chunks of `region`: `(start, end, memo size at start)`, cut at batch boundaries into
 /// at most `chunks` pieces of about equal bytes.
@@ -138,7 +143,8 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     parallel: Parallel,
     make: M,
 ) -> Option<(Value, F)> {
-    let plan = scan::scan(FileAt::new(file, 0, u64::MAX))?;
+    let len = file.metadata().ok()?.len();
+    let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
     let region = plan.region?;
     let starts = Arc::new(plan.starts);
     let shared = Arc::new(file.try_clone().ok()?);
@@ -238,4 +244,20 @@ fn decode_chunk<F: Merge>(
         decoder.run().ok()?
     };
     fold.into_part(value).ok()
+}
+
+/// Whether the pre-scan on `threads` threads (going parallel where `split` bytes are left)
+/// makes the plan the one-thread scan makes, and whether there is a region to split.
+#[cfg(test)]
+pub(crate) fn scans_agree(file: &File, threads: usize, split: u64) -> (bool, bool) {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+    let parallel = scan::scan_file(file, len, threads, split);
+    let mut reader = file;
+    let _ = reader.seek(SeekFrom::Start(0));
+    let sequential = scan::scan(reader);
+    let region = sequential
+        .as_ref()
+        .is_some_and(|plan| plan.region.is_some());
+    (parallel == sequential, region)
 }

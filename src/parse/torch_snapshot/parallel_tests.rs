@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::*;
-use crate::parse::pickle::{decode_file, Parallel};
+use crate::parse::pickle::{decode_file, scans_agree, Parallel};
 
 /// Writes a pickle with Python's memo numbering.
 #[derive(Default)]
@@ -185,14 +185,25 @@ fn temp_file(bytes: &[u8]) -> std::fs::File {
 }
 
 fn parallel(threads: usize, chunks: usize) -> Parallel {
-    Parallel { threads, chunks }
+    Parallel {
+        threads,
+        chunks,
+        scan_split_bytes: 1,
+    }
 }
 
-/// The parallel decoder's snapshot, or `None` when it declined.
-fn decode_parallel(bytes: &[u8], parallel: Parallel) -> Option<Snapshot> {
+/// The parallel decoder's snapshot (or shape error), or `None` when it declined.
+fn decode_parallel_result(
+    bytes: &[u8],
+    parallel: Parallel,
+) -> Option<Result<Snapshot, TorchSnapshotError>> {
     let file = temp_file(bytes);
     let (root, fold) = decode_file(&file, Limits::default(), parallel, SnapshotFold::new)?;
-    Some(fold.build(root).unwrap())
+    Some(fold.build(root))
+}
+
+fn decode_parallel(bytes: &[u8], parallel: Parallel) -> Option<Snapshot> {
+    decode_parallel_result(bytes, parallel).map(|snapshot| snapshot.unwrap())
 }
 
 fn entry_strategy() -> impl proptest::strategy::Strategy<Value = GenEntry> {
@@ -250,6 +261,10 @@ proptest::proptest! {
         let file = temp_file(&bytes);
         let read = read_file(&file, Limits::default(), parallel(threads, chunks)).unwrap();
         proptest::prop_assert_eq!(format!("{read:?}"), format!("{sequential:?}"));
+        // The pre-scan cut in pieces (anywhere the cut pattern shows) finds the same plan.
+        let (agree, region) = scans_agree(&file, threads + 1, 1);
+        proptest::prop_assert!(agree);
+        proptest::prop_assert_eq!(region, batches >= 2);
     }
 
     /// A truncated file, or a bad byte anywhere (in any chunk), is declined by the parallel
@@ -271,16 +286,22 @@ proptest::proptest! {
         } else {
             bytes[at] = byte;
         }
-        let sequential = parse(&bytes).map(|snapshot| format!("{snapshot:?}"));
-        if let Some(snapshot) = decode_parallel(&bytes, parallel(3, chunks)) {
-            let sequential = sequential.as_ref().map_err(|error| error.to_string());
-            proptest::prop_assert_eq!(Ok(&format!("{snapshot:?}")), sequential);
+        let sequential = parse(&bytes)
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        let (agree, _) = scans_agree(&temp_file(&bytes), chunks + 1, 1);
+        proptest::prop_assert!(agree);
+        if let Some(snapshot) = decode_parallel_result(&bytes, parallel(3, chunks)) {
+            let snapshot = snapshot
+                .map(|snapshot| format!("{snapshot:?}"))
+                .map_err(|error| error.to_string());
+            proptest::prop_assert_eq!(&snapshot, &sequential);
         }
         let file = temp_file(&bytes);
         let read = read_file(&file, Limits::default(), parallel(3, chunks))
             .map(|snapshot| format!("{snapshot:?}"))
             .map_err(|error| error.to_string());
-        proptest::prop_assert_eq!(read, sequential.map_err(|error| error.to_string()));
+        proptest::prop_assert_eq!(read, sequential);
     }
 }
 
