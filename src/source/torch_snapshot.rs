@@ -15,22 +15,28 @@ use crate::source::file;
 /// Plain pickle files from this size up are decoded on several threads.
 pub const PARALLEL_MIN_BYTES: u64 = 32 << 20;
 
-/// Most threads the decoder uses by default.
-const MAX_THREADS: usize = 16;
+/// Most threads the decoder uses.
+const MAX_THREADS: usize = 64;
 
-/// Threads for decoding one large snapshot: `OOMDOC_THREADS` when set (`1`: one thread, the
-/// sequential decoder), else the cores available, at most 16.
+/// Threads for decoding one large snapshot: `OOMDOC_THREADS` when set (`0`: every core, up to
+/// 16), else one (the sequential decoder). More threads are faster on a machine with free
+/// cores but hold more memory at once (each thread's memo and tables, and the pre-scan's
+/// table of memo offsets: about 0.6 of the file on 16 threads against 0.4 on one,
+/// `scripts/bench_snapshot.sh`), so they are asked for, not assumed.
 pub fn decode_threads() -> usize {
-    if let Some(threads) = std::env::var("OOMDOC_THREADS")
+    let Some(threads) = std::env::var("OOMDOC_THREADS")
         .ok()
         .and_then(|value| value.trim().parse::<usize>().ok())
-    {
-        return threads.max(1);
+    else {
+        return 1;
+    };
+    if threads == 0 {
+        return std::thread::available_parallelism()
+            .map(|cores| cores.get())
+            .unwrap_or(1)
+            .min(16);
     }
-    std::thread::available_parallelism()
-        .map(|cores| cores.get())
-        .unwrap_or(1)
-        .min(MAX_THREADS)
+    threads.min(MAX_THREADS)
 }
 
 /// Reads one snapshot from `path` (`-`: stdin), each error naming where it came from.
