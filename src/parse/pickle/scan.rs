@@ -199,6 +199,9 @@ struct Scan {
     base_events: Vec<BaseEvent>,
     /// Where the whole-stream scan may pause for a parallel scan: from this offset on.
     pause_from: u64,
+    /// Whether trace entries are skipped in one go ([`Scan::flat_dict`]; the tests compare
+    /// with the opcode-by-opcode scan).
+    flat: bool,
 }
 
 impl Scan {
@@ -214,6 +217,7 @@ impl Scan {
             group: false,
             base_events: Vec::new(),
             pause_from: u64::MAX,
+            flat: true,
         }
     }
 
@@ -438,7 +442,12 @@ impl Scan {
                     _ => {}
                 }
             }
-            b'}' | b')' | b'N' | 0x88 | 0x89 => self.push(offset),
+            b'}' => {
+                if !(self.flat && self.flat_dict(input, offset)) {
+                    self.push(offset);
+                }
+            }
+            b')' | b'N' | 0x88 | 0x89 => self.push(offset),
             b']' => self.stack.push(Slot {
                 start: offset,
                 track: NONE,
@@ -539,6 +548,114 @@ impl Scan {
         Ok(())
     }
 
+    /// The commonest shape, a trace entry: a dict written as `EMPTY_DICT [MEMOIZE] MARK
+    /// (key value)… SETITEMS` whose items are memo references, scalars, short strs and lists
+    /// of memo references, skipped in one go (the `EMPTY_DICT` at `offset` just read). The
+    /// memo starts are the ones the opcode-by-opcode scan records; `false` (nothing read)
+    /// for any other shape.
+    #[inline]
+    fn flat_dict<R: Read>(&mut self, input: &mut Reader<R>, offset: u64) -> bool {
+        const WINDOW: usize = 4096;
+        const MOST: usize = 32;
+        if offset + WINDOW as u64 >= u64::from(u32::MAX) {
+            return false;
+        }
+        let _ = input.fill(WINDOW);
+        let bytes = &input.buffer[input.position..input.end];
+        let mut found = [0u32; MOST];
+        let mut count = 0;
+        let mut at = 0;
+        if bytes.first() == Some(&0x94) {
+            found[0] = offset as u32;
+            count = 1;
+            at = 1;
+        }
+        let mut record = |relative: usize| {
+            if count == MOST {
+                return false;
+            }
+            found[count] = (offset + 1 + relative as u64) as u32;
+            count += 1;
+            true
+        };
+        if bytes.get(at) != Some(&b'(') {
+            return false;
+        }
+        at += 1;
+        loop {
+            let Some(&op) = bytes.get(at) else {
+                return false;
+            };
+            match op {
+                b'u' => {
+                    at += 1;
+                    break;
+                }
+                b'h' | b'K' => at += 2,
+                b'M' => at += 3,
+                b'j' | b'J' => at += 5,
+                b'G' => at += 9,
+                b'N' | 0x88 | 0x89 => at += 1,
+                0x8a => {
+                    let Some(&n) = bytes.get(at + 1) else {
+                        return false;
+                    };
+                    at += 2 + usize::from(n);
+                }
+                0x8c => {
+                    let Some(&n) = bytes.get(at + 1) else {
+                        return false;
+                    };
+                    let start = at;
+                    at += 2 + usize::from(n);
+                    if bytes.get(at) == Some(&0x94) {
+                        if !record(start) {
+                            return false;
+                        }
+                        at += 1;
+                    }
+                }
+                b']' => {
+                    let start = at;
+                    at += 1;
+                    if bytes.get(at) == Some(&0x94) {
+                        if !record(start) {
+                            return false;
+                        }
+                        at += 1;
+                    }
+                    match bytes.get(at) {
+                        Some(b'(') => {
+                            at += 1;
+                            loop {
+                                match bytes.get(at) {
+                                    Some(b'h') => at += 2,
+                                    Some(b'j') => at += 5,
+                                    Some(b'e') => {
+                                        at += 1;
+                                        break;
+                                    }
+                                    _ => return false,
+                                }
+                            }
+                        }
+                        Some(b'h') if bytes.get(at + 2) == Some(&b'a') => at += 3,
+                        Some(b'j') if bytes.get(at + 5) == Some(&b'a') => at += 6,
+                        _ => {}
+                    }
+                }
+                _ => return false,
+            }
+        }
+        if at > bytes.len() || self.starts.len() + count >= u32::MAX as usize - 1 {
+            return false;
+        }
+        input.position += at;
+        self.starts.extend_from_slice(&found[..count]);
+        self.push(offset);
+        true
+    }
+
     /// Whether a group that assumes a list on top with no mark above it may follow: the
     /// state at the end of what was scanned.
     fn list_on_top(&self) -> bool {
@@ -602,10 +719,11 @@ impl Scan {
     }
 }
 
-/// Scans one pickle from `reader` up to its `STOP`, on this thread.
+/// Scans one pickle from `reader` up to its `STOP`, on this thread, opcode by opcode.
 #[cfg(test)]
 pub(super) fn scan<R: Read>(reader: R) -> Option<Plan> {
     let mut scan = Scan::new();
+    scan.flat = false;
     let mut input = Reader::new(reader, 0);
     match scan.run(&mut input, u64::MAX) {
         Outcome::Stop => Some(Plan {
