@@ -128,6 +128,11 @@
 # memo and tables plus the pre-scan's table of memo starts (4 bytes a memo slot), and the
 # allocator keeps what threads freed (16 threads with MALLOC_MMAP_THRESHOLD_=131072: 349 MiB,
 # 0.60). So more than two threads miss the RSS target: that is why they are asked for.
+# At 6c015ea (the pre-scan skips a trace entry in one go), 05:30 UTC, load 6, one run each,
+# varied: 2 threads 4.20 s CPU (wall 6.27 s), 273 MiB (0.47); 1 thread 2.44 s CPU (wall 3.74 s):
+# the parallel path now costs 1.7x the sequential CPU; the pre-scan went from 18 % of its samples
+# to 5 % (perf); left: memo look-ups of slots made by other chunks 8 %, the file read twice (the
+# kernel's copy 6 %), hashing frames and memo indices decoded on demand 4 %. Report identical.
 # The figure that decides is on a machine with free cores: the device test tests/device/
 # snapshot_big and this script on the H200 host with OOMDOC_THREADS=16.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
