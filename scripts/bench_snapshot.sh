@@ -108,9 +108,37 @@
 # so it cannot start before the decoder ends; the fold is ~640 of 3,376, so handing entries to
 # another thread could cut the wall clock by at most ~20 % where a core is free (none is, here)
 # and the hand-off costs per entry too. 20x needs the trace itself decoded on several cores.
+# The trace decoded on several threads (OOMDOC_THREADS=N; the default stays one thread):
+# a pre-scan skips opcodes by their length to find where each memo value starts and the trace's
+# APPENDS batches (itself cut into pieces scanned on the threads once a list has two batches);
+# chunks of batches are decoded on the threads, a memo slot made before a chunk is decoded from
+# its own bytes on demand, and the fold joins the chunks in order. Reports are byte-identical to
+# the baseline's in every run below. Measured 2026-12-02 04:57-05:13 UTC, same VM at load 9-12
+# (a cargo build of mine ran alongside), RUNS=3, Python, oomdoc and the baseline alternated,
+# oomdoc at 8d3f1ed with OOMDOC_THREADS=2, baseline 037b29e (OOMDOC_BASE, one thread):
+#   SHAPE varied: Python 24.22-26.17 s CPU (wall 98.9-146.2 s), 2,503 MiB; oomdoc 5.30-5.99 s CPU
+#   (wall 17.7-23.9 s), 282 MiB (0.49 of the file); 037b29e 2.36-2.82 s CPU (wall 6.5-11.2 s),
+#   233 MiB. SHAPE real: Python 17.06-19.87 s CPU (wall 114.9-126.5 s), 2,390 MiB; oomdoc
+#   3.84-4.64 s CPU (wall 20.6-23.7 s), 243 MiB (0.46); 037b29e 1.72-2.43 s CPU (wall 9.5-16.1 s).
+# On two loaded cores the threads cost more than they give: the parallel path spends about 2.2x
+# the sequential CPU (perf, varied: the pre-scan 18 % of it, memo look-ups of slots made by
+# other chunks 8 %, values decoded on demand, the join), and the wall clock waits for cores.
+# Peak RSS, varied, one run each (load 8): 1 thread 233 MiB (0.40), 2 threads 274 MiB (0.47),
+# 4 threads 404 MiB (0.70), 8 threads 421 MiB (0.73), 16 threads 456 MiB (0.79): each thread's
+# memo and tables plus the pre-scan's table of memo starts (4 bytes a memo slot), and the
+# allocator keeps what threads freed (16 threads with MALLOC_MMAP_THRESHOLD_=131072: 349 MiB,
+# 0.60). So more than two threads miss the RSS target: that is why they are asked for.
+# At 6c015ea (the pre-scan skips a trace entry in one go), 05:30 UTC, load 6, one run each,
+# varied: 2 threads 4.20 s CPU (wall 6.27 s), 273 MiB (0.47); 1 thread 2.44 s CPU (wall 3.74 s):
+# the parallel path now costs 1.7x the sequential CPU; the pre-scan went from 18 % of its samples
+# to 5 % (perf); left: memo look-ups of slots made by other chunks 8 %, the file read twice (the
+# kernel's copy 6 %), hashing frames and memo indices decoded on demand 4 %. Report identical.
+# The figure that decides is on a machine with free cores: the device test tests/device/
+# snapshot_big and this script on the H200 host with OOMDOC_THREADS=16.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
+# OOMDOC_THREADS (passed on to oomdoc; the baseline of one thread ignores it),
 # SHAPE (generator shape: `varied`, the default, or `real`: the frame sharing of a real
 # training snapshot, a few hundred frame dicts shared through the memo by deep stacks that
 # recur; see scripts/gen_snapshot.py).

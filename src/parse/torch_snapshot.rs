@@ -13,7 +13,8 @@ use std::io::Read;
 use std::rc::Rc;
 
 use super::pickle::{
-    self, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, PickleError, Value,
+    self, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge, Parallel,
+    PickleError, Value,
 };
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
@@ -100,6 +101,25 @@ pub fn read_with_limits<R: Read + Send>(
     fold.build(root)
 }
 
+/// Decodes a snapshot file, on several threads when it is large enough and shaped for it
+/// (`pickle::decode_file`), else as [`read_with_limits`] does; the result is the same.
+pub fn read_file(
+    file: &std::fs::File,
+    limits: Limits,
+    parallel: Parallel,
+) -> Result<Snapshot, TorchSnapshotError> {
+    if parallel.threads > 0 {
+        if let Some((root, fold)) = pickle::decode_file(file, limits, parallel, SnapshotFold::new) {
+            return fold.build(root);
+        }
+    }
+    use std::io::Seek;
+    let mut file = file;
+    file.seek(std::io::SeekFrom::Start(0))
+        .map_err(|source| PickleError::Read { offset: 0, source })?;
+    read_with_limits(file, limits)
+}
+
 /// The trace-entry keys oomdoc reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
@@ -150,6 +170,17 @@ struct SnapshotFold {
     ranges: Vec<(u32, u32)>,
     /// Bytes held by frames, stacks and streams (entries and ranges are counted by length).
     interned_bytes: u64,
+    /// Decoding a memo value made by another thread's chunk (see [`Fold::nested`]).
+    nested: bool,
+}
+
+/// What a chunk of the trace decoded on a thread of its own hands back ([`Merge`]): its
+/// entries, with frame, stack and stream ids of its own.
+struct SnapshotPart {
+    frames: Vec<Frame>,
+    stacks: Vec<Vec<u32>>,
+    streams: Vec<u64>,
+    entries: Vec<TraceEntry>,
 }
 
 impl SnapshotFold {
@@ -171,6 +202,7 @@ impl SnapshotFold {
             entries: Vec::new(),
             ranges: Vec::new(),
             interned_bytes: 0,
+            nested: false,
         }
     }
 
@@ -211,15 +243,20 @@ impl SnapshotFold {
             filename: filename?.to_string(),
             line: line.unwrap_or(0),
         };
+        Some(self.intern_frame(frame))
+    }
+
+    /// The id of `frame`, interned by content.
+    fn intern_frame(&mut self, frame: Frame) -> u32 {
         if let Some(&id) = self.frame_index.get(&frame) {
-            return Some(id);
+            return id;
         }
         let id = self.frames.len() as u32;
         // Held twice (list and index): the strings, the struct, the map's slot.
         self.interned_bytes += 2 * (frame.name.len() + frame.filename.len()) as u64 + 160;
         self.frames.push(frame.clone());
         self.frame_index.insert(frame, id);
-        Some(id)
+        id
     }
 
     /// The id of the stack whose frame ids are in `self.scratch`, interned.
@@ -289,6 +326,9 @@ impl SnapshotFold {
             }
         }
         let action = action.ok_or("trace entry without `action`")?;
+        if self.nested {
+            return Err("a trace entry is referenced from another part of the trace".to_string());
+        }
         let stream = self.stream(stream)?;
         if self.entries.len() >= u32::MAX as usize {
             return Err("more trace entries than oomdoc can hold".to_string());
@@ -464,7 +504,87 @@ impl SnapshotFold {
     }
 }
 
+impl Merge for SnapshotFold {
+    type Part = SnapshotPart;
+
+    fn into_part(self, list: Value) -> Result<SnapshotPart, String> {
+        let whole = match list {
+            Value::Handle(ENTRIES, range) => self.ranges.get(range as usize).copied(),
+            _ => None,
+        };
+        if whole != Some((0, self.entries.len() as u32)) {
+            return Err("a chunk of the trace holds more than its entries".to_string());
+        }
+        Ok(SnapshotPart {
+            frames: self.frames,
+            stacks: self.stacks,
+            streams: self.streams,
+            entries: self.entries,
+        })
+    }
+
+    /// Interns each part's frames, stacks and streams in order (so ids come out as the
+    /// sequential decoder gives them: by first appearance) and appends its entries.
+    fn merge(&mut self, list: &mut Vec<Value>, parts: Vec<SnapshotPart>) -> Result<(), String> {
+        if !list.is_empty() {
+            return Err("the trace has items before its chunks".to_string());
+        }
+        let start = self.entries.len();
+        let total: usize = parts.iter().map(|part| part.entries.len()).sum();
+        if start + total >= u32::MAX as usize {
+            return Err("more trace entries than oomdoc can hold".to_string());
+        }
+        self.entries
+            .try_reserve_exact(total)
+            .map_err(|_| "out of memory holding the trace entries".to_string())?;
+        for part in parts {
+            let frames: Vec<u32> = part
+                .frames
+                .into_iter()
+                .map(|frame| self.intern_frame(frame))
+                .collect();
+            let mut stacks = Vec::with_capacity(part.stacks.len());
+            for ids in &part.stacks {
+                self.scratch.clear();
+                for &id in ids {
+                    let id = frames
+                        .get(id as usize)
+                        .ok_or("a stack names an unknown frame")?;
+                    self.scratch.push(*id);
+                }
+                stacks.push(self.intern_scratch());
+            }
+            let mut streams = Vec::with_capacity(part.streams.len());
+            for &raw in &part.streams {
+                streams.push(self.stream(raw)?);
+            }
+            for entry in part.entries {
+                let stream = streams.get(entry.stream_index() as usize);
+                let stack = stacks.get(entry.stack as usize);
+                let (Some(&stream), Some(&stack)) = (stream, stack) else {
+                    return Err("a trace entry names an unknown stack or stream".to_string());
+                };
+                self.entries.push(TraceEntry::new(
+                    entry.action(),
+                    entry.addr,
+                    entry.size,
+                    entry.time_us,
+                    stream,
+                    stack,
+                ));
+            }
+        }
+        self.ranges.push((start as u32, (start + total) as u32));
+        list.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
+        Ok(())
+    }
+}
+
 impl Fold for SnapshotFold {
+    fn nested(&mut self, on: bool) {
+        self.nested = on;
+    }
+
     /// Keeps a list of consecutive trace entries as one run, so a trace of millions of
     /// entries never exists as millions of handles.
     fn append(&mut self, items: &mut Vec<Value>, new: &[Value]) -> bool {
@@ -838,6 +958,9 @@ fn python_repr(value: &Value) -> String {
         other => format!("<{}>", other.type_name()),
     }
 }
+
+#[cfg(test)]
+mod parallel_tests;
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,15 @@
 //! The pickle virtual machine: the opcode loop, the stack and the containers being built.
 
 use std::io::Read;
+use std::rc::Rc;
 
 use super::flat::FastState;
 use super::input::Input;
 use super::memo::Memo;
 use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
+use super::parallel::{FileAt, Resolver};
 use super::{
-    Container, DictStorage, Finished, Fold, Limits, PickleError, Value, BUILDING,
+    Container, DictStorage, Finished, Fold, Limits, Merge, PickleError, Value, BUILDING, EXTERNAL,
     MEMORY_FLOOR_BYTES,
 };
 
@@ -49,6 +51,23 @@ pub(super) struct Decoder<'f, R, F> {
     pub(super) offset: u64,
     /// The opcode being decoded (0 before one is read), for messages.
     pub(super) op: u8,
+    /// Decodes memo slots made by another decoder of the same stream (parallel decoding).
+    pub(super) resolver: Option<Rc<Resolver>>,
+    /// Decoding one memo value on its own, for [`Decoder::resolve`]: the memo index whose
+    /// value is wanted; the decoder stops once that slot holds a finished value, or before an
+    /// opcode that would reach below where it started.
+    pub(super) sub: Option<usize>,
+    /// Where [`Decoder::run_until_splice`] stops, for the parallel decoder to put in what
+    /// other threads decoded (`u64::MAX`: never).
+    pub(super) splice_at: u64,
+}
+
+/// Where [`Decoder::run_until_splice`] stopped.
+pub(super) enum Step {
+    /// The pickle's value.
+    Done(Value),
+    /// At [`Decoder::splice_at`].
+    Splice,
 }
 
 macro_rules! fixed {
@@ -93,7 +112,54 @@ impl<'f, R: Read, F: Fold> Decoder<'f, R, F> {
             retained: 0,
             offset: 0,
             op: 0,
+            resolver: None,
+            sub: None,
+            splice_at: u64::MAX,
         }
+    }
+}
+
+impl<R: Read, F: Merge> Decoder<'_, R, F> {
+    /// At [`Decoder::splice_at`]: puts the chunks decoded on other threads into the list being
+    /// filled on top of the stack, the memo slots they made (`memo_start..memo_end`) as
+    /// external, and counts the `skipped` bytes they came from as read.
+    pub(super) fn splice(
+        &mut self,
+        parts: Vec<F::Part>,
+        memo_start: u32,
+        memo_end: u32,
+        skipped: u64,
+    ) -> Result<(), PickleError> {
+        let top = self.stack.len().checked_sub(1);
+        let building = match top.map(|top| (top, &self.stack[top])) {
+            Some((top, &Value::Handle(BUILDING, index)))
+                if self.marks.last().is_none_or(|&mark| mark <= top) =>
+            {
+                index
+            }
+            _ => return Err(self.malformed("the parallel decoder's plan does not fit")),
+        };
+        if self.memo.len() != memo_start as usize
+            || memo_end < memo_start
+            || self
+                .buildings
+                .get(building as usize)
+                .is_none_or(|target| target.is_dict)
+        {
+            return Err(self.malformed("the parallel decoder's plan does not fit"));
+        }
+        let items = &mut self.buildings[building as usize].items;
+        self.fold
+            .merge(items, parts)
+            .map_err(|reason| PickleError::Fold {
+                offset: self.offset,
+                opcode: "APPENDS",
+                reason,
+            })?;
+        self.memo.skip((memo_end - memo_start) as usize);
+        self.input.shift(skipped);
+        self.splice_at = u64::MAX;
+        self.check_memory()
     }
 }
 
@@ -475,7 +541,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     #[inline]
     fn memo_get(&mut self, index: u64) -> Result<(), PickleError> {
         match self.memo.get(index as usize) {
-            Some(Value::Handle(BUILDING, _)) | None => self.memo_get_slow(index),
+            Some(Value::Handle(BUILDING | EXTERNAL, _)) | None => self.memo_get_slow(index),
             Some(value) if self.stack.len() < self.limits.max_stack => {
                 self.stack.push(value);
                 Ok(())
@@ -501,18 +567,106 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 value
             }
+            Some(Value::Handle(EXTERNAL, _)) => {
+                let value = self.resolve(index as usize)?;
+                if self.memo.set(index as usize, value.clone()) {
+                    self.retained = self.retained.saturating_add(48);
+                }
+                value
+            }
             Some(value) => value,
             None => return Err(self.malformed(format!("memo {index} was never stored"))),
         };
         self.push(value)
     }
 
+    /// The value of memo slot `index`, made by another decoder of the stream: decoded from
+    /// its own bytes (cached per thread), with the same fold, which may not add trace data
+    /// meanwhile ([`Fold::nested`]).
+    #[cold]
+    fn resolve(&mut self, index: usize) -> Result<Value, PickleError> {
+        let Some(resolver) = self.resolver.clone() else {
+            return Err(self.malformed(format!("memo {index} was never stored")));
+        };
+        if let Some(value) = resolver.cached(index) {
+            return Ok(value);
+        }
+        let Some(start) = resolver.start(index) else {
+            return Err(self.malformed(format!("memo {index} was never stored")));
+        };
+        let depth = resolver.enter();
+        if depth > 32 {
+            resolver.leave();
+            return Err(self.malformed("memo references nested too deeply"));
+        }
+        if depth == 1 {
+            self.fold.nested(true);
+        }
+        let result = {
+            let mut input = Input::small(FileAt::new(resolver.file(), start, u64::MAX));
+            input.shift(start);
+            let mut sub = Decoder::new(input, self.limits, &mut *self.fold);
+            sub.memo.skip(index);
+            sub.resolver = Some(Rc::clone(&resolver));
+            sub.sub = Some(index);
+            sub.run()
+        };
+        if depth == 1 {
+            self.fold.nested(false);
+        }
+        resolver.leave();
+        let value = result?;
+        resolver.store(index, value.clone());
+        Ok(value)
+    }
+
+    /// The end of [`Decoder::sub`]: the wanted memo slot's value, finished.
+    #[cold]
+    fn sub_done(&mut self, index: usize) -> Result<Value, PickleError> {
+        self.finish_from(0)?;
+        match self.memo.get(index) {
+            Some(Value::Handle(BUILDING | EXTERNAL, _)) | None => {
+                Err(self.malformed(format!("memo {index} has no value where it was stored")))
+            }
+            Some(value) => Ok(value),
+        }
+    }
+
     pub(super) fn run(mut self) -> Result<Value, PickleError> {
+        match self.run_until_splice()? {
+            Step::Done(value) => Ok(value),
+            Step::Splice => Err(self.malformed("stopped at a splice point")),
+        }
+    }
+
+    /// Decodes up to `STOP`, or up to [`Decoder::splice_at`].
+    pub(super) fn run_until_splice(&mut self) -> Result<Step, PickleError> {
         loop {
             self.offset = self.input.offset();
+            if self.offset >= self.splice_at {
+                if self.offset == self.splice_at {
+                    return Ok(Step::Splice);
+                }
+                return Err(self.malformed("the parallel decoder's plan does not fit"));
+            }
+            if let Some(index) = self.sub {
+                if self.memo.len() > index
+                    && !matches!(
+                        self.memo.get(index),
+                        Some(Value::Handle(BUILDING | EXTERNAL, _))
+                    )
+                {
+                    return self.sub_done(index).map(Step::Done);
+                }
+            }
             self.op = 0;
             let [op] = fixed!(self, 1);
             self.op = op;
+            if let Some(index) = self.sub {
+                if self.sub_underflow(op) {
+                    return self.sub_done(index).map(Step::Done);
+                }
+            }
             match op {
                 // PROTO
                 0x80 => {
@@ -534,7 +688,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     if !self.stack.is_empty() {
                         return Err(self.malformed("more than one value left on the stack"));
                     }
-                    return Ok(value);
+                    return Ok(Step::Done(value));
                 }
                 // MARK
                 b'(' => {
@@ -749,6 +903,28 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 other => return Err(self.other_opcode(other)),
             }
+        }
+    }
+
+    /// Starts a chunk of the parallel decoder: the memo holds `memo` slots made elsewhere,
+    /// and the list being filled is on the stack.
+    pub(super) fn start_chunk(&mut self, memo: usize) -> Result<(), PickleError> {
+        self.memo.skip(memo);
+        self.push_building(false)
+    }
+
+    /// Whether `op` would reach below where a [`Decoder::sub`] decode started (the value
+    /// wanted is then complete: what follows belongs to its parent).
+    fn sub_underflow(&self, op: u8) -> bool {
+        let len = self.stack.len();
+        match op {
+            b'.' => true,
+            b'0' => len == 0,
+            b'1' | b'd' | b'l' | b't' | b'e' | b'u' => self.marks.is_empty(),
+            b'a' => len < 2,
+            b's' => len < 3,
+            0x85..=0x87 => len < usize::from(op - 0x84),
+            _ => false,
         }
     }
 

@@ -7,8 +7,8 @@ use std::io::Read;
 use super::decoder::Decoder;
 use super::opcodes::{opcode_name, small_long, str_value};
 use super::{
-    DictItems, Fold, ListItems, PickleError, Value, BUILDING, KIND_BOOL, KIND_FLOAT, KIND_INLINE,
-    KIND_INT, KIND_NONE, KIND_REF,
+    DictItems, Fold, ListItems, PickleError, Value, BUILDING, EXTERNAL, KIND_BOOL, KIND_FLOAT,
+    KIND_INLINE, KIND_INT, KIND_NONE, KIND_REF,
 };
 
 const FLAT_ITEMS: usize = 24;
@@ -464,7 +464,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                         continue;
                     }
                     match memo.get(slot) {
-                        Some(Value::Handle(BUILDING, _)) | None => return Ok(false),
+                        Some(Value::Handle(BUILDING | EXTERNAL, _)) | None => return Ok(false),
                         Some(value) => {
                             words[index] = owned.len() as u64;
                             owned.push(value);

@@ -100,6 +100,27 @@ impl<R: Read> Input<R> {
         }
     }
 
+    /// An input with a small buffer to start with (it grows as needed): for decoding one
+    /// memo value on its own.
+    pub(super) fn small(reader: R) -> Self {
+        Input {
+            buffer: vec![0; 4096],
+            ..Input::new_empty(reader)
+        }
+    }
+
+    fn new_empty(reader: R) -> Self {
+        Input {
+            reader,
+            prefetch: None,
+            buffer: Vec::new(),
+            position: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+        }
+    }
+
     /// An input fed by a reading thread; `reader` is never read.
     pub(super) fn prefetched(reader: R, prefetch: Prefetch) -> Self {
         Input {
@@ -111,6 +132,12 @@ impl<R: Read> Input<R> {
             base: 0,
             eof: false,
         }
+    }
+
+    /// Counts `n` more bytes as read before the data ahead (which starts at offset `n` past
+    /// where it did).
+    pub(super) fn shift(&mut self, n: u64) {
+        self.base = self.base.wrapping_add(n);
     }
 
     pub(super) fn offset(&self) -> u64 {

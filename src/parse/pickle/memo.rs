@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::{Value, BUILDING};
+use super::{Value, BUILDING, EXTERNAL};
 
 /// A run of consecutive fold handles in the memo: indices `start..start + len` hold
 /// `Handle(kind, first)`, `Handle(kind, first + 1)`, ….
@@ -33,7 +33,14 @@ pub(super) struct Memo {
     overridden: HashMap<usize, Value>,
     /// Memo indices held by runs (the memo's length is this plus `slots.len()`).
     in_runs: usize,
+    /// The values last stored over slots of an [`EXTERNAL`] run (decoded on demand by the
+    /// parallel decoder and referenced again and again: the keys of every trace entry),
+    /// direct-mapped by index, in front of `overridden`. Empty until the first one.
+    recent: Vec<(usize, Value)>,
 }
+
+/// Entries of [`Memo::recent`].
+const RECENT: usize = 4096;
 
 /// A memo slot: bit 63 set, a handle (kind in bits 32–47, `0xffff` for [`BUILDING`]; id
 /// in bits 0–31); clear, an index into `Memo::explicit`.
@@ -102,7 +109,14 @@ impl Memo {
     pub(super) fn get(&self, index: usize) -> Option<Value> {
         match self.locate(index)? {
             Ok(slot) => self.read(*self.slots.get(slot)?),
-            Err(handle) => Some(self.overridden.get(&index).cloned().unwrap_or(handle)),
+            Err(handle) => {
+                if let Some((at, value)) = self.recent.get(index % RECENT) {
+                    if *at == index {
+                        return Some(value.clone());
+                    }
+                }
+                Some(self.overridden.get(&index).cloned().unwrap_or(handle))
+            }
         }
     }
 
@@ -131,7 +145,7 @@ impl Memo {
                 .then_some((kind as u32, slot.0 as u32));
         }
         match self.get(index)? {
-            Value::Handle(kind, id) if kind != BUILDING => Some((kind, id)),
+            Value::Handle(kind, id) if kind != BUILDING && kind != EXTERNAL => Some((kind, id)),
             _ => None,
         }
     }
@@ -244,6 +258,26 @@ impl Memo {
         true
     }
 
+    /// Adds `n` slots whose values live elsewhere (made by another decoder of the same
+    /// stream): each reads as `Handle(EXTERNAL, _)` until [`Memo::set`] stores its value.
+    pub(super) fn skip(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let in_runs_before = self
+            .runs
+            .last()
+            .map_or(0, |run| run.in_runs_before + run.len);
+        self.runs.push(Run {
+            start: self.len(),
+            kind: EXTERNAL,
+            first: 0,
+            len: n,
+            in_runs_before,
+        });
+        self.in_runs += n;
+    }
+
     /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
     pub(super) fn set(&mut self, index: usize, value: Value) -> bool {
         match self.locate(index) {
@@ -260,7 +294,15 @@ impl Memo {
                 false
             }
             // Overwriting inside a run: O(1) aside (see: #14, item 8).
-            Some(Err(_)) => self.overridden.insert(index, value).is_none(),
+            Some(Err(handle)) => {
+                if matches!(handle, Value::Handle(EXTERNAL, _)) || !self.recent.is_empty() {
+                    if self.recent.is_empty() {
+                        self.recent = vec![(usize::MAX, Value::None); RECENT];
+                    }
+                    self.recent[index % RECENT] = (index, value.clone());
+                }
+                self.overridden.insert(index, value).is_none()
+            }
             None => false,
         }
     }

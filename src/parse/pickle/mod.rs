@@ -34,11 +34,17 @@ mod flat;
 mod input;
 mod memo;
 mod opcodes;
+mod parallel;
+mod scan;
 #[cfg(test)]
 mod tests;
 
 use std::io::Read;
 use std::rc::Rc;
+
+#[cfg(test)]
+pub(crate) use parallel::scans_agree;
+pub use parallel::{decode_file, Parallel, SCAN_SPLIT_BYTES};
 
 /// Bounds on what one pickle may make us allocate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -444,11 +450,34 @@ pub trait Fold {
         false
     }
 
+    /// Told when the decoder starts (`true`) and ends (`false`) decoding a memo value made
+    /// by another decoder of the stream (parallel decoding): what is folded meanwhile must
+    /// be what it would be anywhere in the stream (no new trace data), or refused.
+    fn nested(&mut self, on: bool) {
+        let _ = on;
+    }
+
     /// Bytes the fold holds in its own storage, counted against [`Limits::max_memory_bytes`].
     /// Called often: keep it O(1).
     fn retained_bytes(&self) -> u64 {
         0
     }
+}
+
+/// A fold whose work on chunks of one list, each decoded by a fold of its own on a thread of
+/// its own, can be joined into the fold of the whole stream ([`decode_file`]).
+pub trait Merge: Fold + Sized {
+    /// What a chunk's fold hands back to the thread that joins them.
+    type Part: Send;
+
+    /// The chunk's fold, with the list its chunk decoded into (what [`Fold::finish`] made of
+    /// it), as a part.
+    fn into_part(self, list: Value) -> Result<Self::Part, String>;
+
+    /// Adds the parts' items, in order, to `list`, the items of the list they were cut from
+    /// (what the sequential decoder would have made of those items, through
+    /// [`Fold::append`]).
+    fn merge(&mut self, list: &mut Vec<Value>, parts: Vec<Self::Part>) -> Result<(), String>;
 }
 
 /// The fold that keeps every container as it is.
@@ -592,3 +621,7 @@ fn decode_in_chunks<R: Read + Send, F: Fold>(
 /// Kind of the [`Value::Handle`] that marks a container still being filled on the decoder's
 /// stack. Reserved: a fold must not return it.
 pub const BUILDING: u32 = u32::MAX;
+
+/// Kind of the [`Value::Handle`] of a memo slot whose value another decoder of the same
+/// stream made (the parallel decoder): decoded from its own bytes when referenced. Reserved.
+pub const EXTERNAL: u32 = u32::MAX - 1;

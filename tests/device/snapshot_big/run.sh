@@ -12,8 +12,10 @@
 # peak RSS (/usr/bin/time -v), and `oomdoc snapshot --format html` (time, page size). Checks:
 # oomdoc reads it (exit 0), its trace entry count equals the pickle's, and prints the ratios
 # (target: 20x Python's CPU time, peak RSS at most half the file). Then the same file from
-# stdin (read in place, no read-ahead thread: the read-ahead's effect), and gzip -1 from a file
-# (inflated on the read-ahead thread). Keeps figures, not the snapshot, in $OUT.
+# stdin (read in place, no read-ahead thread: the read-ahead's effect), gzip -1 from a file
+# (inflated on the read-ahead thread), and the file on 16 threads (OOMDOC_THREADS=16: the
+# pre-scan and the trace split over threads): each must give the report of the default run
+# (one thread). Keeps figures, not the snapshot, in $OUT.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -63,6 +65,9 @@ cat "$work/big.pickle" > /dev/null
 # the same decoder both ways, so these two runs measure the read-ahead. Then gzip -1 (inflated on
 # the read-ahead thread; stdin does not take gzip).
 /usr/bin/time -v "$oomdoc" snapshot - --json < "$work/big.pickle" > "$work/stdin.json" 2> "$out/stdin.time"
+# 16 threads (OOMDOC_THREADS=16): the parallel decoder on the same file.
+OOMDOC_THREADS=16 /usr/bin/time -v "$oomdoc" snapshot "$work/big.pickle" --json > "$work/threads16.json" \
+    2> "$out/threads16.time"
 gzip -1 -c "$work/big.pickle" > "$work/big.pickle.gz"
 /usr/bin/time -v "$oomdoc" snapshot "$work/big.pickle.gz" --json > "$work/gz.json" 2> "$out/gz.time"
 python3 - "$size" "$out" "$work/oomdoc.json" <<'PY'
@@ -88,16 +93,19 @@ lines = [
 ] + [
     f"oomdoc {label:13} wall {f[0]:.2f} s  cpu {f[1]:.2f} s  rss {f[2] / mib:.1f} MiB"
     for label, f in (
-        (name, measure(f"{out}/{name}.time")) for name in ("stdin", "gz")
+        (name, measure(f"{out}/{name}.time")) for name in ("stdin", "gz", "threads16")
     )
 ] + [
     f"speed-up cpu {py[1] / oo[1]:.1f}x wall {py[0] / oo[0]:.1f}x (target 20x); rss/file {oo[2] / size:.2f} (target 0.5)",
+    "16 threads: speed-up wall {:.1f}x; rss/file {:.2f}".format(
+        py[0] / measure(f"{out}/threads16.time")[0], measure(f"{out}/threads16.time")[2] / size
+    ),
 ]
 print("\n".join(lines))
 open(f"{out}/figures.txt", "w").write("\n".join(lines) + "\n")
 same = [json.load(open(f"{sys.argv[3].rsplit('/', 1)[0]}/{name}.json")) == report
-        for name in ("stdin", "gz")]
-print("PASS: stdin and gzip give the same report" if all(same) else f"FAIL: same report {same}")
+        for name in ("stdin", "gz", "threads16")]
+print("PASS: stdin, gzip and 16 threads give the same report" if all(same) else f"FAIL: same report {same}")
 ok = entries == python_entries and all(same)
 print("PASS: oomdoc read every trace entry" if ok else f"FAIL: {entries} != {python_entries}")
 sys.exit(0 if ok else 1)

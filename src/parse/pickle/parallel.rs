@@ -1,0 +1,263 @@
+//! Decoding one large pickle file on several threads.
+//!
+//! A pre-scan (`scan`) finds where every memo value starts and the list filled by the most
+//! bytes of `MARK … APPENDS` batches (a snapshot's trace). Its batches are split into chunks
+//! at batch boundaries and each chunk is decoded on a thread of its own, into a fold of its
+//! own, starting with the memo size the whole stream has there: a reference to a memo slot
+//! made before the chunk decodes that value from its own bytes ([`Resolver`]), once per
+//! thread. Meanwhile this thread decodes the rest of the file; where the list's batches
+//! start it waits for the chunks and the fold joins them in order ([`Merge`]), so the result
+//! is what the sequential decoder gives. The decoder stays data-only: every chunk, and every
+//! value decoded on demand, goes through the same opcode loop and limits.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::decoder::{Decoder, Step};
+use super::input::Input;
+use super::scan::{self, Region};
+use super::{Limits, Merge, Value};
+
+/// Reads `file` from `position` up to `end` with positioned reads (no shared cursor, so
+/// threads read the one file at once).
+pub(super) struct FileAt<'a> {
+    file: &'a File,
+    position: u64,
+    end: u64,
+}
+
+impl<'a> FileAt<'a> {
+    pub(super) fn new(file: &'a File, position: u64, end: u64) -> Self {
+        FileAt {
+            file,
+            position,
+            end,
+        }
+    }
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.end.saturating_sub(self.position);
+        let want = (buffer.len() as u64).min(left) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let read = self.file.read_at(&mut buffer[..want], self.position)?;
+        self.position += read as u64;
+        Ok(read)
+    }
+}
+
+/// What a decoder needs to decode memo values another thread made: the file, where each
+/// memo value starts, and the values decoded so far on this thread.
+pub(super) struct Resolver {
+    file: Arc<File>,
+    starts: Arc<Vec<u32>>,
+    cache: RefCell<HashMap<usize, Value>>,
+    depth: Cell<u32>,
+}
+
+impl Resolver {
+    fn new(file: Arc<File>, starts: Arc<Vec<u32>>) -> Rc<Self> {
+        Rc::new(Resolver {
+            file,
+            starts,
+            cache: RefCell::new(HashMap::new()),
+            depth: Cell::new(0),
+        })
+    }
+
+    pub(super) fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub(super) fn start(&self, index: usize) -> Option<u64> {
+        self.starts.get(index).map(|&start| u64::from(start))
+    }
+
+    pub(super) fn cached(&self, index: usize) -> Option<Value> {
+        self.cache.borrow().get(&index).cloned()
+    }
+
+    pub(super) fn store(&self, index: usize, value: Value) {
+        self.cache.borrow_mut().insert(index, value);
+    }
+
+    /// One more level of values decoded on demand; returns the new depth.
+    pub(super) fn enter(&self) -> u32 {
+        self.depth.set(self.depth.get() + 1);
+        self.depth.get()
+    }
+
+    pub(super) fn leave(&self) {
+        self.depth.set(self.depth.get().saturating_sub(1));
+    }
+}
+
+/// How the parallel decoder splits its work.
+#[derive(Debug, Clone, Copy)]
+pub struct Parallel {
+    /// Threads decoding chunks of the list (this thread decodes the rest meanwhile).
+    pub threads: usize,
+    /// Chunks the list is cut into (at least `threads`; more balance uneven chunks).
+    pub chunks: usize,
+    /// The pre-scan goes parallel where at least this many bytes of the file are left.
+    pub scan_split_bytes: u64,
+}
+
+/// What [`Parallel::scan_split_bytes`] usually is.
+pub const SCAN_SPLIT_BYTES: u64 = 16 << 20;
+
+/// The chunks of `region`: `(start, end, memo size at start)`, cut at batch boundaries into
+/// at most `chunks` pieces of about equal bytes.
+fn chunks_of(region: &Region, chunks: usize) -> Vec<(u64, u64, u32)> {
+    let start = region.start();
+    let total = region.end.saturating_sub(start).max(1);
+    let chunks = chunks.max(1) as u64;
+    let mut out: Vec<(u64, u64, u32)> = Vec::new();
+    for &(offset, memo) in &region.batches {
+        let due = (offset - start) as u128 * chunks as u128 / total as u128;
+        if out.is_empty() || due >= out.len() as u128 {
+            if let Some(last) = out.last_mut() {
+                last.1 = offset;
+            }
+            out.push((offset, region.end, memo));
+        }
+    }
+    out
+}
+
+/// Decodes the pickle in `file` on several threads, when the pre-scan finds a list to split
+/// (see the module's note); `None` when it does not, or when anything failed: the caller
+/// then decodes the file sequentially, which gives the same value or the usual error.
+pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
+    file: &File,
+    limits: Limits,
+    parallel: Parallel,
+    make: M,
+) -> Option<(Value, F)> {
+    let len = file.metadata().ok()?.len();
+    let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
+    let region = plan.region?;
+    let starts = Arc::new(plan.starts);
+    let shared = Arc::new(file.try_clone().ok()?);
+    let chunks = chunks_of(&region, parallel.chunks.max(parallel.threads));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let mut workers = Vec::new();
+        for _ in 0..parallel.threads.clamp(1, chunks.len()) {
+            let (shared, starts, chunks, next, failed, make) =
+                (&shared, &starts, &chunks, &next, &failed, &make);
+            let spawned = std::thread::Builder::new()
+                .name("oomdoc-decode".to_string())
+                .spawn_scoped(scope, move || {
+                    let mut parts = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(start, end, memo)) = chunks.get(index) else {
+                            return Some(parts);
+                        };
+                        if failed.load(Ordering::Relaxed) {
+                            return None;
+                        }
+                        let part = decode_chunk(shared, starts, start, end, memo, limits, make());
+                        match part {
+                            Some(part) => parts.push((index, part)),
+                            None => {
+                                failed.store(true, Ordering::Relaxed);
+                                return None;
+                            }
+                        }
+                    }
+                });
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                Err(_) => failed.store(true, Ordering::Relaxed),
+            }
+        }
+        let mut fold = make();
+        let resolver = Resolver::new(Arc::clone(&shared), Arc::clone(&starts));
+        let reader = FileAt::new(&shared, 0, region.start()).chain(FileAt::new(
+            &shared,
+            region.end,
+            u64::MAX,
+        ));
+        let mut decoder = Decoder::new(Input::new(reader), limits, &mut fold);
+        decoder.resolver = Some(resolver);
+        decoder.splice_at = region.start();
+        match decoder.run_until_splice().ok()? {
+            Step::Splice => {}
+            Step::Done(_) => return None,
+        }
+        // The chunks, in order, once every thread is done.
+        let mut parts = Vec::with_capacity(chunks.len());
+        for worker in workers {
+            parts.extend(worker.join().ok()??);
+        }
+        if failed.load(Ordering::Relaxed) || parts.len() != chunks.len() {
+            return None;
+        }
+        parts.sort_by_key(|(index, _)| *index);
+        let parts = parts.into_iter().map(|(_, part)| part).collect();
+        decoder
+            .splice(
+                parts,
+                region.batches.first()?.1,
+                region.memo_end,
+                region.end - region.start(),
+            )
+            .ok()?;
+        let value = match decoder.run_until_splice().ok()? {
+            Step::Done(value) => value,
+            Step::Splice => return None,
+        };
+        drop(decoder);
+        Some((value, fold))
+    })
+}
+
+/// Decodes the batches in `start..end` (memo size `memo` at `start`) into `fold`'s part.
+fn decode_chunk<F: Merge>(
+    file: &Arc<File>,
+    starts: &Arc<Vec<u32>>,
+    start: u64,
+    end: u64,
+    memo: u32,
+    limits: Limits,
+    mut fold: F,
+) -> Option<F::Part> {
+    let value = {
+        let reader = FileAt::new(file, start, end).chain(&b"."[..]);
+        let mut input = Input::new(reader);
+        input.shift(start);
+        let mut decoder = Decoder::new(input, limits, &mut fold);
+        decoder.resolver = Some(Resolver::new(Arc::clone(file), Arc::clone(starts)));
+        decoder.start_chunk(memo as usize).ok()?;
+        decoder.run().ok()?
+    };
+    fold.into_part(value).ok()
+}
+
+/// Whether the pre-scan on `threads` threads (going parallel where `split` bytes are left)
+/// makes the plan the one-thread scan makes, and whether there is a region to split.
+#[cfg(test)]
+pub(crate) fn scans_agree(file: &File, threads: usize, split: u64) -> (bool, bool) {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+    let parallel = scan::scan_file(file, len, threads, split);
+    let mut reader = file;
+    let _ = reader.seek(SeekFrom::Start(0));
+    let sequential = scan::scan(reader);
+    let region = sequential
+        .as_ref()
+        .is_some_and(|plan| plan.region.is_some());
+    (parallel == sequential, region)
+}

@@ -1,0 +1,850 @@
+//! The pre-scan of the parallel decoder: one pass over the pickle that skips every opcode by
+//! its length and builds no value. It finds where each memo entry's value starts (so a later
+//! reference can be decoded on its own) and the list filled by the most bytes of `MARK …
+//! APPENDS` batches (a snapshot's trace), with the memo size at each batch, so that the batches
+//! can be decoded on several threads. Anything it does not expect (an opcode a snapshot never
+//! holds, an explicit memo index out of order, a file of 4 GiB or more, a truncated stream)
+//! gives `None`: the sequential decoder then reads the file and gives its usual error.
+
+use std::fs::File;
+use std::io::Read;
+
+use super::parallel::FileAt;
+
+/// What the pre-scan found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Plan {
+    /// Byte offset of the opcode that starts the value of each memo entry, by memo index.
+    pub(super) starts: Vec<u32>,
+    /// The list filled by the most bytes of batches, if one has two batches or more.
+    pub(super) region: Option<Region>,
+}
+
+/// A list's batches: `MARK … APPENDS` groups written one after the other (with at most single
+/// `APPEND`s among or after them), nothing else in between.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Region {
+    /// Start of each batch (the offset of its `MARK`) and the memo size there; the first is
+    /// where the region starts.
+    pub(super) batches: Vec<(u64, u32)>,
+    /// End of the last `APPENDS`/`APPEND` into the list.
+    pub(super) end: u64,
+    /// Memo size at `end`.
+    pub(super) memo_end: u32,
+}
+
+impl Region {
+    /// Where the region starts (its first batch's `MARK`).
+    pub(super) fn start(&self) -> u64 {
+        self.batches.first().map_or(self.end, |batch| batch.0)
+    }
+}
+
+const NONE: u32 = u32::MAX;
+/// The tracker of a group's first slot: the list below it, in the stream before the group.
+const BASE: u32 = u32::MAX - 1;
+
+/// A value on the scan's stack: where it starts, its list tracker (or [`NONE`]), and whether
+/// it is a list made by `EMPTY_LIST`.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    start: u64,
+    track: u32,
+    list: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    position: usize,
+    offset: u64,
+    memo: u32,
+}
+
+/// Batches of one list being scanned.
+#[derive(Debug, Default)]
+struct Tracked {
+    first: (u64, u32),
+    more: Vec<(u64, u32)>,
+    end: u64,
+    memo_end: u32,
+    contiguous: bool,
+}
+
+/// An item (a batch at `mark`, or a single item starting at `item`) a group put into the list
+/// below it, ending at `end` with the group's memo size `memo_end`.
+#[derive(Debug, Clone, Copy)]
+struct BaseEvent {
+    mark: Option<Mark>,
+    item: u64,
+    end: u64,
+    memo_end: u32,
+}
+
+struct Reader<R> {
+    reader: R,
+    buffer: Vec<u8>,
+    position: usize,
+    end: usize,
+    base: u64,
+}
+
+const BUFFER: usize = 1 << 20;
+
+impl<R: Read> Reader<R> {
+    fn new(reader: R, base: u64) -> Self {
+        Reader {
+            reader,
+            buffer: vec![0; BUFFER],
+            position: 0,
+            end: 0,
+            base,
+        }
+    }
+
+    fn offset(&self) -> u64 {
+        self.base + self.position as u64
+    }
+
+    /// Makes `n` bytes available (`n` ≤ [`BUFFER`]); `false` at the end of input or on error.
+    #[inline]
+    fn fill(&mut self, n: usize) -> bool {
+        self.end - self.position >= n || self.fill_slow(n)
+    }
+
+    #[cold]
+    fn fill_slow(&mut self, n: usize) -> bool {
+        self.buffer.copy_within(self.position..self.end, 0);
+        self.base += self.position as u64;
+        self.end -= self.position;
+        self.position = 0;
+        while self.end < n {
+            match self.reader.read(&mut self.buffer[self.end..]) {
+                Ok(0) => return false,
+                Ok(read) => self.end += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Skips `n` bytes; `false` when the input ends first.
+    fn skip(&mut self, mut n: u64) -> bool {
+        loop {
+            let here = ((self.end - self.position) as u64).min(n);
+            self.position += here as usize;
+            n -= here;
+            if n == 0 {
+                return true;
+            }
+            if !self.fill(1) {
+                return false;
+            }
+        }
+    }
+
+    #[inline]
+    fn byte(&mut self) -> Option<u8> {
+        if !self.fill(1) {
+            return None;
+        }
+        let byte = self.buffer[self.position];
+        self.position += 1;
+        Some(byte)
+    }
+
+    #[inline]
+    fn le(&mut self, n: usize) -> Option<u64> {
+        if !self.fill(n) {
+            return None;
+        }
+        let mut value = 0u64;
+        for (index, &byte) in self.buffer[self.position..self.position + n]
+            .iter()
+            .enumerate()
+        {
+            value |= u64::from(byte) << (8 * index);
+        }
+        self.position += n;
+        Some(value)
+    }
+}
+
+/// How a scan stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// At `STOP` (a whole pickle).
+    Stop,
+    /// Something unexpected: no plan.
+    Fail,
+    /// A group reached its end at this opcode boundary.
+    End(u64),
+    /// The opcode at this offset would reach below a group's first slot (not executed).
+    Underflow(u64),
+    /// The whole-stream scan stopped after an `APPENDS` at this offset, for a parallel scan of
+    /// what follows.
+    Pause(u64),
+}
+
+struct Scan {
+    stack: Vec<Slot>,
+    marks: Vec<Mark>,
+    tracked: Vec<Tracked>,
+    free: Vec<u32>,
+    starts: Vec<u32>,
+    best: Option<Region>,
+    best_bytes: u64,
+    /// A group of a parallel scan: slot 0 is the list below it ([`BASE`]).
+    group: bool,
+    base_events: Vec<BaseEvent>,
+    /// Where the whole-stream scan may pause for a parallel scan: from this offset on.
+    pause_from: u64,
+    /// Whether trace entries are skipped in one go ([`Scan::flat_dict`]; the tests compare
+    /// with the opcode-by-opcode scan).
+    flat: bool,
+}
+
+impl Scan {
+    fn new() -> Self {
+        Scan {
+            stack: Vec::new(),
+            marks: Vec::new(),
+            tracked: Vec::new(),
+            free: Vec::new(),
+            starts: Vec::new(),
+            best: None,
+            best_bytes: 0,
+            group: false,
+            base_events: Vec::new(),
+            pause_from: u64::MAX,
+            flat: true,
+        }
+    }
+
+    fn new_group() -> Self {
+        let mut scan = Scan::new();
+        scan.group = true;
+        scan.stack.push(Slot {
+            start: u64::MAX,
+            track: BASE,
+            list: true,
+        });
+        scan
+    }
+
+    #[inline]
+    fn push(&mut self, start: u64) {
+        self.stack.push(Slot {
+            start,
+            track: NONE,
+            list: false,
+        });
+    }
+
+    /// Drops the stack from `position` up, keeping the best list of batches seen.
+    #[inline]
+    fn truncate(&mut self, position: usize) {
+        for index in position..self.stack.len() {
+            let track = self.stack[index].track;
+            if track != NONE && track != BASE {
+                self.retire(track);
+            }
+        }
+        self.stack.truncate(position);
+    }
+
+    #[cold]
+    fn retire(&mut self, track: u32) {
+        let Some(tracked) = self.tracked.get_mut(track as usize) else {
+            return;
+        };
+        let tracked = std::mem::take(tracked);
+        self.free.push(track);
+        self.consider(tracked);
+    }
+
+    fn consider(&mut self, tracked: Tracked) {
+        let bytes = tracked.end.saturating_sub(tracked.first.0);
+        if tracked.contiguous && !tracked.more.is_empty() && bytes > self.best_bytes {
+            let mut batches = Vec::with_capacity(1 + tracked.more.len());
+            batches.push(tracked.first);
+            batches.extend(tracked.more);
+            self.best_bytes = bytes;
+            self.best = Some(Region {
+                batches,
+                end: tracked.end,
+                memo_end: tracked.memo_end,
+            });
+        }
+    }
+
+    fn add_tracked(&mut self, tracked: Tracked) -> u32 {
+        match self.free.pop() {
+            Some(index) => {
+                self.tracked[index as usize] = tracked;
+                index
+            }
+            None => {
+                self.tracked.push(tracked);
+                (self.tracked.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A batch `mark … APPENDS` ending at `end` (memo size `memo` there) went into the list
+    /// at `target`; `true` when that list has two batches or more.
+    fn batch(&mut self, target: usize, mark: Mark, end: u64, memo: u32) -> bool {
+        let Some(slot) = self.stack.get(target).copied() else {
+            return false;
+        };
+        if slot.track == BASE {
+            self.base_events.push(BaseEvent {
+                mark: Some(mark),
+                item: mark.offset,
+                end,
+                memo_end: memo,
+            });
+            return false;
+        }
+        if slot.track == NONE {
+            let tracked = Tracked {
+                first: (mark.offset, mark.memo),
+                more: Vec::new(),
+                end,
+                memo_end: memo,
+                contiguous: true,
+            };
+            let index = self.add_tracked(tracked);
+            self.stack[target].track = index;
+            return false;
+        }
+        let Some(tracked) = self.tracked.get_mut(slot.track as usize) else {
+            return false;
+        };
+        if tracked.end != mark.offset {
+            tracked.contiguous = false;
+        }
+        tracked.more.push((mark.offset, mark.memo));
+        tracked.end = end;
+        tracked.memo_end = memo;
+        tracked.contiguous
+    }
+
+    /// A single `APPEND` of the item starting at `item` went into the list at `target`.
+    fn single(&mut self, target: usize, item: u64, end: u64, memo: u32) {
+        let Some(slot) = self.stack.get(target).copied() else {
+            return;
+        };
+        if slot.track == BASE {
+            self.base_events.push(BaseEvent {
+                mark: None,
+                item,
+                end,
+                memo_end: memo,
+            });
+            return;
+        }
+        if let Some(tracked) = self.tracked.get_mut(slot.track as usize) {
+            if tracked.end != item {
+                tracked.contiguous = false;
+            }
+            tracked.end = end;
+            tracked.memo_end = memo;
+        }
+    }
+
+    /// Scans from `input` until `STOP`, or in a group up to `end` (the first opcode boundary
+    /// at or after it) or an opcode that reaches below the group.
+    fn run<R: Read>(&mut self, input: &mut Reader<R>, end: u64) -> Outcome {
+        loop {
+            let offset = input.offset();
+            if offset >= end {
+                return Outcome::End(offset);
+            }
+            if offset >= u64::from(u32::MAX) {
+                return Outcome::Fail;
+            }
+            let Some(op) = input.byte() else {
+                return Outcome::Fail;
+            };
+            match self.step(input, op, offset) {
+                Ok(()) => {}
+                Err(outcome) => return outcome,
+            }
+        }
+    }
+
+    /// One opcode (its byte read); `Err` stops the scan.
+    #[inline]
+    fn step<R: Read>(&mut self, input: &mut Reader<R>, op: u8, offset: u64) -> Result<(), Outcome> {
+        const FAIL: Outcome = Outcome::Fail;
+        let under = Outcome::Underflow(offset);
+        // The lowest slot a group may consume or target: above its base.
+        let floor = usize::from(self.group);
+        match op {
+            0x80 => {
+                input.byte().ok_or(FAIL)?;
+            }
+            0x95 => {
+                input.le(8).ok_or(FAIL)?;
+            }
+            b'.' => {
+                if self.group {
+                    return Err(under);
+                }
+                if self.stack.len() != 1 || !self.marks.is_empty() {
+                    return Err(FAIL);
+                }
+                self.truncate(0);
+                return Err(Outcome::Stop);
+            }
+            b'(' => self.marks.push(Mark {
+                position: self.stack.len(),
+                offset,
+                memo: self.starts.len() as u32,
+            }),
+            b'0' => {
+                let top = self.stack.len().checked_sub(1).ok_or(FAIL)?;
+                if top < floor {
+                    return Err(under);
+                }
+                if self.marks.last().is_some_and(|mark| mark.position > top) {
+                    return Err(FAIL);
+                }
+                self.truncate(top);
+            }
+            b'1' | b'd' | b'l' | b't' | b'e' | b'u' => {
+                let Some(mark) = self.marks.last().copied() else {
+                    return Err(if self.group { under } else { FAIL });
+                };
+                if mark.position > self.stack.len() || mark.position == 0 {
+                    return Err(FAIL);
+                }
+                if self.group && mark.position == 1 && op == b'u' {
+                    return Err(under);
+                }
+                self.marks.pop();
+                self.truncate(mark.position);
+                match op {
+                    b'd' | b'l' | b't' => self.stack.push(Slot {
+                        start: mark.offset,
+                        track: NONE,
+                        list: false,
+                    }),
+                    b'e' => {
+                        let memo = self.starts.len() as u32;
+                        let target = mark.position - 1;
+                        let two = self.batch(target, mark, offset + 1, memo);
+                        if two && offset + 1 >= self.pause_from && target + 1 == self.stack.len() {
+                            return Err(Outcome::Pause(offset + 1));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            b'}' => {
+                if !(self.flat && self.flat_dict(input, offset)) {
+                    self.push(offset);
+                }
+            }
+            b')' | b'N' | 0x88 | 0x89 => self.push(offset),
+            b']' => self.stack.push(Slot {
+                start: offset,
+                track: NONE,
+                list: true,
+            }),
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                let first = self.stack.len().checked_sub(n).ok_or(FAIL)?;
+                if first < floor {
+                    return Err(under);
+                }
+                if self.marks.last().is_some_and(|mark| mark.position > first) {
+                    return Err(FAIL);
+                }
+                let start = self.stack[first].start;
+                self.truncate(first);
+                self.push(start);
+            }
+            b'a' => {
+                let item = self.stack.len().checked_sub(1).ok_or(FAIL)?;
+                if item <= floor {
+                    return Err(if self.group { under } else { FAIL });
+                }
+                if self.marks.last().is_some_and(|mark| mark.position > item) {
+                    return Err(FAIL);
+                }
+                let start = self.stack[item].start;
+                self.truncate(item);
+                let memo = self.starts.len() as u32;
+                self.single(item - 1, start, offset + 1, memo);
+            }
+            b's' => {
+                let key = self.stack.len().checked_sub(2).ok_or(FAIL)?;
+                if key <= floor {
+                    return Err(if self.group { under } else { FAIL });
+                }
+                if self.marks.last().is_some_and(|mark| mark.position > key) {
+                    return Err(FAIL);
+                }
+                self.truncate(key);
+            }
+            0x94 | b'q' | b'r' => {
+                if op == b'q' {
+                    if input.le(1).ok_or(FAIL)? != self.starts.len() as u64 {
+                        return Err(FAIL);
+                    }
+                } else if op == b'r' && input.le(4).ok_or(FAIL)? != self.starts.len() as u64 {
+                    return Err(FAIL);
+                }
+                let top = self.stack.len().checked_sub(1).ok_or(FAIL)?;
+                if top < floor {
+                    return Err(under);
+                }
+                if self.starts.len() >= u32::MAX as usize - 1 {
+                    return Err(FAIL);
+                }
+                self.starts.push(self.stack[top].start as u32);
+            }
+            b'h' | b'K' => {
+                input.le(1).ok_or(FAIL)?;
+                self.push(offset);
+            }
+            b'M' => {
+                input.le(2).ok_or(FAIL)?;
+                self.push(offset);
+            }
+            b'j' | b'J' => {
+                input.le(4).ok_or(FAIL)?;
+                self.push(offset);
+            }
+            b'G' => {
+                input.le(8).ok_or(FAIL)?;
+                self.push(offset);
+            }
+            0x8a | 0x8c | b'C' => {
+                let n = input.le(1).ok_or(FAIL)?;
+                if !input.skip(n) {
+                    return Err(FAIL);
+                }
+                self.push(offset);
+            }
+            0x8b | b'X' | b'B' => {
+                let n = input.le(4).ok_or(FAIL)?;
+                if !input.skip(n) {
+                    return Err(FAIL);
+                }
+                self.push(offset);
+            }
+            0x8d | 0x8e | 0x96 => {
+                let n = input.le(8).ok_or(FAIL)?;
+                if !input.skip(n) {
+                    return Err(FAIL);
+                }
+                self.push(offset);
+            }
+            _ => return Err(FAIL),
+        }
+        Ok(())
+    }
+
+    /// The commonest shape, a trace entry: a dict written as `EMPTY_DICT [MEMOIZE] MARK
+    /// (key value)… SETITEMS` whose items are memo references, scalars, short strs and lists
+    /// of memo references, skipped in one go (the `EMPTY_DICT` at `offset` just read). The
+    /// memo starts are the ones the opcode-by-opcode scan records; `false` (nothing read)
+    /// for any other shape.
+    #[inline]
+    fn flat_dict<R: Read>(&mut self, input: &mut Reader<R>, offset: u64) -> bool {
+        const WINDOW: usize = 4096;
+        const MOST: usize = 32;
+        if offset + WINDOW as u64 >= u64::from(u32::MAX) {
+            return false;
+        }
+        let _ = input.fill(WINDOW);
+        let bytes = &input.buffer[input.position..input.end];
+        let mut found = [0u32; MOST];
+        let mut count = 0;
+        let mut at = 0;
+        if bytes.first() == Some(&0x94) {
+            found[0] = offset as u32;
+            count = 1;
+            at = 1;
+        }
+        let mut record = |relative: usize| {
+            if count == MOST {
+                return false;
+            }
+            found[count] = (offset + 1 + relative as u64) as u32;
+            count += 1;
+            true
+        };
+        if bytes.get(at) != Some(&b'(') {
+            return false;
+        }
+        at += 1;
+        loop {
+            let Some(&op) = bytes.get(at) else {
+                return false;
+            };
+            match op {
+                b'u' => {
+                    at += 1;
+                    break;
+                }
+                b'h' | b'K' => at += 2,
+                b'M' => at += 3,
+                b'j' | b'J' => at += 5,
+                b'G' => at += 9,
+                b'N' | 0x88 | 0x89 => at += 1,
+                0x8a => {
+                    let Some(&n) = bytes.get(at + 1) else {
+                        return false;
+                    };
+                    at += 2 + usize::from(n);
+                }
+                0x8c => {
+                    let Some(&n) = bytes.get(at + 1) else {
+                        return false;
+                    };
+                    let start = at;
+                    at += 2 + usize::from(n);
+                    if bytes.get(at) == Some(&0x94) {
+                        if !record(start) {
+                            return false;
+                        }
+                        at += 1;
+                    }
+                }
+                b']' => {
+                    let start = at;
+                    at += 1;
+                    if bytes.get(at) == Some(&0x94) {
+                        if !record(start) {
+                            return false;
+                        }
+                        at += 1;
+                    }
+                    match bytes.get(at) {
+                        Some(b'(') => {
+                            at += 1;
+                            loop {
+                                match bytes.get(at) {
+                                    Some(b'h') => at += 2,
+                                    Some(b'j') => at += 5,
+                                    Some(b'e') => {
+                                        at += 1;
+                                        break;
+                                    }
+                                    _ => return false,
+                                }
+                            }
+                        }
+                        Some(b'h') if bytes.get(at + 2) == Some(&b'a') => at += 3,
+                        Some(b'j') if bytes.get(at + 5) == Some(&b'a') => at += 6,
+                        _ => {}
+                    }
+                }
+                _ => return false,
+            }
+        }
+        if at > bytes.len() || self.starts.len() + count >= u32::MAX as usize - 1 {
+            return false;
+        }
+        input.position += at;
+        self.starts.extend_from_slice(&found[..count]);
+        self.push(offset);
+        true
+    }
+
+    /// Whether a group that assumes a list on top with no mark above it may follow: the
+    /// state at the end of what was scanned.
+    fn list_on_top(&self) -> bool {
+        let Some(top) = self.stack.len().checked_sub(1) else {
+            return false;
+        };
+        self.stack[top].list && self.marks.last().is_none_or(|mark| mark.position <= top)
+    }
+
+    /// Adds what `group` scanned (which started where this scan stands, with this scan's top
+    /// list below it).
+    fn absorb(&mut self, mut group: Scan) {
+        let memo = self.starts.len() as u32;
+        let Some(top) = self.stack.len().checked_sub(1) else {
+            return;
+        };
+        for event in std::mem::take(&mut group.base_events) {
+            match event.mark {
+                Some(mark) => {
+                    let mark = Mark {
+                        position: top + 1,
+                        offset: mark.offset,
+                        memo: mark.memo + memo,
+                    };
+                    self.batch(top, mark, event.end, event.memo_end + memo);
+                }
+                None => self.single(top, event.item, event.end, event.memo_end + memo),
+            }
+        }
+        self.starts.extend_from_slice(&group.starts);
+        for slot in group.stack.iter().skip(1) {
+            let mut slot = *slot;
+            if slot.track != NONE {
+                let mut tracked = std::mem::take(&mut group.tracked[slot.track as usize]);
+                tracked.first.1 += memo;
+                for batch in &mut tracked.more {
+                    batch.1 += memo;
+                }
+                tracked.memo_end += memo;
+                slot.track = self.add_tracked(tracked);
+            }
+            self.stack.push(slot);
+        }
+        for mark in &group.marks {
+            self.marks.push(Mark {
+                position: mark.position + top,
+                offset: mark.offset,
+                memo: mark.memo + memo,
+            });
+        }
+        if let Some(mut best) = group.best.take() {
+            if group.best_bytes > self.best_bytes {
+                for batch in &mut best.batches {
+                    batch.1 += memo;
+                }
+                best.memo_end += memo;
+                self.best_bytes = group.best_bytes;
+                self.best = Some(best);
+            }
+        }
+    }
+}
+
+/// Scans one pickle from `reader` up to its `STOP`, on this thread, opcode by opcode.
+#[cfg(test)]
+pub(super) fn scan<R: Read>(reader: R) -> Option<Plan> {
+    let mut scan = Scan::new();
+    scan.flat = false;
+    let mut input = Reader::new(reader, 0);
+    match scan.run(&mut input, u64::MAX) {
+        Outcome::Stop => Some(Plan {
+            starts: scan.starts,
+            region: scan.best,
+        }),
+        _ => None,
+    }
+}
+
+/// What the pattern search looks for to cut a long list for the parallel scan: the end of a
+/// batch and the start of the next one whose first item is a memoized dict (a trace entry).
+/// A cut found inside a string or a number is harmless: its group fails to line up with the
+/// one before, and that part is scanned again on one thread.
+const CUT: &[u8] = b"e(}\x94(";
+
+/// Scans the pickle in `file` (of `len` bytes) as [`scan`] does, with `threads` threads on
+/// the long lists: when the scan has seen two batches of a list, the rest of the file is cut
+/// at likely batch boundaries and each piece scanned on a thread of its own, as the items
+/// of a list; the pieces are joined in order while each one starts where the one before
+/// ended, with a list on top, and the scan goes on on this thread from where they stop
+/// lining up (or the list ends). The plan is the one [`scan`] makes.
+/// `min_bytes`: the least bytes left in the file for the scan to go parallel there.
+pub(super) fn scan_file(file: &File, len: u64, threads: usize, min_bytes: u64) -> Option<Plan> {
+    let mut scan = Scan::new();
+    let mut position = 0u64;
+    scan.pause_from = if threads > 1 { 0 } else { u64::MAX };
+    loop {
+        let mut input = Reader::new(FileAt::new(file, position, u64::MAX), position);
+        match scan.run(&mut input, u64::MAX) {
+            Outcome::Stop => {
+                return Some(Plan {
+                    starts: scan.starts,
+                    region: scan.best,
+                })
+            }
+            Outcome::Pause(at) => {
+                position = at;
+                if len.saturating_sub(at) < min_bytes.max(1) {
+                    scan.pause_from = u64::MAX;
+                } else {
+                    if scan.list_on_top() {
+                        position = scan_groups(&mut scan, file, at, len, threads)?;
+                    }
+                    scan.pause_from = position.saturating_add(1);
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The first likely batch boundary ([`CUT`]) within 1 MiB from `from`: the offset of its
+/// `MARK`.
+fn find_cut(file: &File, from: u64) -> Option<u64> {
+    let mut window = vec![0u8; 1 << 20];
+    let mut read = 0;
+    while read < window.len() {
+        match std::os::unix::fs::FileExt::read_at(file, &mut window[read..], from + read as u64) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    let at = memchr::memmem::find(&window[..read], CUT)?;
+    Some(from + at as u64 + 1)
+}
+
+/// Scans the file from `at` (just after a batch of the list on top of `scan`) in pieces on
+/// `threads` threads and joins them into `scan`; returns where the scan goes on.
+fn scan_groups(scan: &mut Scan, file: &File, at: u64, len: u64, threads: usize) -> Option<u64> {
+    let mut cuts = vec![at];
+    for piece in 1..threads as u64 {
+        let nominal = at + (len - at) / threads as u64 * piece;
+        let last = cuts.last().copied().unwrap_or(at);
+        if let Some(cut) = find_cut(file, nominal.max(last + 1)) {
+            if cut > last {
+                cuts.push(cut);
+            }
+        }
+    }
+    let ends: Vec<u64> = cuts.iter().skip(1).copied().chain([u64::MAX]).collect();
+    let results: Vec<(Scan, Outcome)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cuts
+            .iter()
+            .zip(&ends)
+            .map(|(&start, &end)| {
+                std::thread::Builder::new()
+                    .name("oomdoc-scan".to_string())
+                    .spawn_scoped(scope, move || {
+                        let mut group = Scan::new_group();
+                        let mut input = Reader::new(FileAt::new(file, start, u64::MAX), start);
+                        let outcome = group.run(&mut input, end);
+                        (group, outcome)
+                    })
+            })
+            .collect();
+        let mut results = Vec::with_capacity(handles.len());
+        for handle in handles {
+            results.push(handle.ok()?.join().ok()?);
+        }
+        Some(results)
+    })?;
+    let mut position = at;
+    for (index, (group, outcome)) in results.into_iter().enumerate() {
+        if index > 0 && (position != cuts[index] || !scan.list_on_top()) {
+            // This piece did not start where the one before ended: scan on from there.
+            return Some(position);
+        }
+        match outcome {
+            Outcome::End(end) => {
+                scan.absorb(group);
+                position = end;
+            }
+            Outcome::Underflow(end) => {
+                scan.absorb(group);
+                return Some(end);
+            }
+            _ => return None,
+        }
+    }
+    Some(position)
+}

@@ -1,0 +1,352 @@
+//! The parallel decoder (`pickle::decode_file`) against the sequential one, on generated
+//! snapshots written as Python's pickler writes them (protocol 4: `MEMOIZE` after every
+//! str, dict and list; a memo reference for every repeat), with the trace in small batches
+//! so that chunks cut through it anywhere, and memo references across every boundary.
+
+use std::io::Write;
+
+use super::*;
+use crate::parse::pickle::{decode_file, scans_agree, Parallel};
+
+/// Writes a pickle with Python's memo numbering.
+#[derive(Default)]
+struct Writer {
+    out: Vec<u8>,
+    memo: usize,
+    strs: HashMap<String, usize>,
+}
+
+impl Writer {
+    fn memoize(&mut self) -> usize {
+        self.out.push(0x94);
+        self.memo += 1;
+        self.memo - 1
+    }
+
+    fn get(&mut self, index: usize) {
+        if index < 256 {
+            self.out.extend([b'h', index as u8]);
+        } else {
+            self.out.push(b'j');
+            self.out.extend((index as u32).to_le_bytes());
+        }
+    }
+
+    /// A str, by memo reference when written before.
+    fn str(&mut self, text: &str) {
+        if let Some(&index) = self.strs.get(text) {
+            return self.get(index);
+        }
+        self.out.extend([0x8c, text.len() as u8]);
+        self.out.extend(text.as_bytes());
+        let index = self.memoize();
+        self.strs.insert(text.to_string(), index);
+    }
+
+    fn int(&mut self, value: u32) {
+        self.out.push(b'J');
+        self.out.extend(value.to_le_bytes());
+    }
+}
+
+/// One trace entry of a generated snapshot.
+#[derive(Debug, Clone)]
+struct GenEntry {
+    action: usize,
+    addr: u32,
+    size: u32,
+    stream: usize,
+    /// Frames (numbers into a pool of 40), or a list written before (reused by memo).
+    frames: Result<Vec<usize>, usize>,
+}
+
+const ACTIONS: [&str; 4] = ["alloc", "free_requested", "free_completed", "segment_alloc"];
+
+/// What to put after the trace: nothing, a reference to a frame or str made inside it, or a
+/// reference to a trace entry (which the parallel decoder declines: then the file is read
+/// sequentially).
+#[derive(Debug, Clone, Copy)]
+enum After {
+    Nothing,
+    Frame(usize),
+    Entry(usize),
+}
+
+/// A snapshot: `prefix` frames defined before the trace, then the entries in batches of
+/// `batch` (Python's 1000, made small), then what `after` says.
+fn snapshot_bytes(prefix: &[usize], entries: &[GenEntry], batch: usize, after: After) -> Vec<u8> {
+    let mut w = Writer::default();
+    let mut frame_memo: HashMap<usize, usize> = HashMap::new();
+    let mut entry_memo = Vec::new();
+    let mut list_memo: Vec<usize> = Vec::new();
+    let frame = |w: &mut Writer, memo: &mut HashMap<usize, usize>, id: usize| {
+        if let Some(&index) = memo.get(&id) {
+            return w.get(index);
+        }
+        w.out.push(b'}');
+        let index = w.memoize();
+        w.out.push(b'(');
+        w.str("name");
+        w.str(&format!("f{id}"));
+        w.str("filename");
+        w.str(&format!("file{}.py", id % 7));
+        w.str("line");
+        w.int(id as u32 * 3);
+        w.out.push(b'u');
+        memo.insert(id, index);
+    };
+    w.out.extend(b"\x80\x04}");
+    w.memoize();
+    w.out.push(b'(');
+    w.str("segments");
+    w.out.push(b']');
+    w.memoize();
+    w.str("prefix_frames");
+    w.out.push(b']');
+    w.memoize();
+    if !prefix.is_empty() {
+        w.out.push(b'(');
+        for &id in prefix {
+            frame(&mut w, &mut frame_memo, id);
+        }
+        w.out.push(b'e');
+    }
+    w.str("device_traces");
+    w.out.push(b']');
+    w.memoize();
+    w.out.push(b']');
+    w.memoize();
+    for group in entries.chunks(batch.max(1)) {
+        if group.len() > 1 {
+            w.out.push(b'(');
+        }
+        for entry in group {
+            w.out.push(b'}');
+            entry_memo.push(w.memoize());
+            w.out.push(b'(');
+            w.str("action");
+            w.str(ACTIONS[entry.action % ACTIONS.len()]);
+            w.str("addr");
+            w.int(entry.addr);
+            w.str("size");
+            w.int(entry.size);
+            w.str("stream");
+            w.int(entry.stream as u32);
+            w.str("time_us");
+            w.int(entry.addr / 3);
+            w.str("frames");
+            match &entry.frames {
+                Err(which) if !list_memo.is_empty() => {
+                    let index = list_memo[which % list_memo.len()];
+                    w.get(index);
+                }
+                Ok(ids) if !ids.is_empty() => {
+                    w.out.push(b']');
+                    list_memo.push(w.memoize());
+                    if ids.len() > 1 {
+                        w.out.push(b'(');
+                    }
+                    for &id in ids {
+                        frame(&mut w, &mut frame_memo, id);
+                    }
+                    w.out.push(if ids.len() > 1 { b'e' } else { b'a' });
+                }
+                _ => {
+                    w.out.push(b']');
+                    w.memoize();
+                }
+            }
+            w.out.push(b'u');
+        }
+        w.out.push(if group.len() > 1 { b'e' } else { b'a' });
+    }
+    w.out.push(b'a');
+    match after {
+        After::Nothing => {}
+        After::Frame(id) => {
+            w.str("extra");
+            frame(&mut w, &mut frame_memo, id);
+        }
+        After::Entry(which) if !entry_memo.is_empty() => {
+            w.str("extra");
+            let index = entry_memo[which % entry_memo.len()];
+            w.get(index);
+        }
+        After::Entry(_) => {}
+    }
+    w.out.extend(b"u.");
+    w.out
+}
+
+fn temp_file(bytes: &[u8]) -> std::fs::File {
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(bytes).unwrap();
+    file
+}
+
+fn parallel(threads: usize, chunks: usize) -> Parallel {
+    Parallel {
+        threads,
+        chunks,
+        scan_split_bytes: 1,
+    }
+}
+
+/// The parallel decoder's snapshot (or shape error), or `None` when it declined.
+fn decode_parallel_result(
+    bytes: &[u8],
+    parallel: Parallel,
+) -> Option<Result<Snapshot, TorchSnapshotError>> {
+    let file = temp_file(bytes);
+    let (root, fold) = decode_file(&file, Limits::default(), parallel, SnapshotFold::new)?;
+    Some(fold.build(root))
+}
+
+fn decode_parallel(bytes: &[u8], parallel: Parallel) -> Option<Snapshot> {
+    decode_parallel_result(bytes, parallel).map(|snapshot| snapshot.unwrap())
+}
+
+fn entry_strategy() -> impl proptest::strategy::Strategy<Value = GenEntry> {
+    use proptest::prelude::*;
+    let frames = prop_oneof![
+        4 => proptest::collection::vec(0usize..40, 0..6).prop_map(Ok),
+        1 => any::<usize>().prop_map(Err),
+    ];
+    (0usize..4, 0u32..0x7fff_ffff, 0u32..5000, 0usize..3, frames).prop_map(
+        |(action, addr, size, stream, frames)| GenEntry {
+            action,
+            addr,
+            size,
+            stream: stream * 7,
+            frames,
+        },
+    )
+}
+
+fn after_strategy() -> impl proptest::strategy::Strategy<Value = After> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => Just(After::Nothing),
+        2 => (0usize..40).prop_map(After::Frame),
+        1 => any::<usize>().prop_map(After::Entry),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Any split of the trace into chunks, with frames, strs and frames lists defined in
+    /// one chunk and referenced in later ones, decodes to the sequential decoder's snapshot
+    /// (frame, stack and stream ids included).
+    #[test]
+    fn parallel_decoding_equals_sequential(
+        prefix in proptest::collection::vec(0usize..40, 0..5),
+        entries in proptest::collection::vec(entry_strategy(), 2..120),
+        batch in 2usize..9,
+        threads in 1usize..5,
+        chunks in 1usize..9,
+        after in after_strategy(),
+    ) {
+        let bytes = snapshot_bytes(&prefix, &entries, batch, after);
+        let sequential = parse(&bytes).unwrap();
+        // The parallel decoder splits a list of two batches or more, and declines a file
+        // that refers to a trace entry from outside the trace.
+        let batches = entries.chunks(batch).filter(|group| group.len() > 1).count();
+        let splits = batches >= 2 && !matches!(after, After::Entry(_));
+        let snapshot = decode_parallel(&bytes, parallel(threads, chunks));
+        proptest::prop_assert_eq!(snapshot.is_some(), splits);
+        if let Some(snapshot) = snapshot {
+            proptest::prop_assert_eq!(format!("{snapshot:?}"), format!("{sequential:?}"));
+        }
+        let file = temp_file(&bytes);
+        let read = read_file(&file, Limits::default(), parallel(threads, chunks)).unwrap();
+        proptest::prop_assert_eq!(format!("{read:?}"), format!("{sequential:?}"));
+        // The pre-scan cut in pieces (anywhere the cut pattern shows) finds the same plan.
+        let (agree, region) = scans_agree(&file, threads + 1, 1);
+        proptest::prop_assert!(agree);
+        proptest::prop_assert_eq!(region, batches >= 2);
+    }
+
+    /// A truncated file, or a bad byte anywhere (in any chunk), is declined by the parallel
+    /// decoder or decodes as the sequential decoder does; `read_file` then gives the
+    /// sequential decoder's value or error. Never a panic or a hang.
+    #[test]
+    fn damaged_files_read_as_the_sequential_decoder_reads_them(
+        entries in proptest::collection::vec(entry_strategy(), 2..60),
+        batch in 2usize..6,
+        chunks in 1usize..6,
+        cut in proptest::prelude::any::<proptest::sample::Index>(),
+        byte in proptest::prelude::any::<u8>(),
+        truncate in proptest::prelude::any::<bool>(),
+    ) {
+        let mut bytes = snapshot_bytes(&[1, 2], &entries, batch, After::Nothing);
+        let at = cut.index(bytes.len());
+        if truncate {
+            bytes.truncate(at);
+        } else {
+            bytes[at] = byte;
+        }
+        let sequential = parse(&bytes)
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        let (agree, _) = scans_agree(&temp_file(&bytes), chunks + 1, 1);
+        proptest::prop_assert!(agree);
+        if let Some(snapshot) = decode_parallel_result(&bytes, parallel(3, chunks)) {
+            let snapshot = snapshot
+                .map(|snapshot| format!("{snapshot:?}"))
+                .map_err(|error| error.to_string());
+            proptest::prop_assert_eq!(&snapshot, &sequential);
+        }
+        let file = temp_file(&bytes);
+        let read = read_file(&file, Limits::default(), parallel(3, chunks))
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        proptest::prop_assert_eq!(read, sequential);
+    }
+}
+
+/// A real snapshot written by PyTorch (2.11, on the H200) decodes the same on any number of
+/// threads (it has one batch: the parallel decoder declines, and the file is read as usual).
+#[test]
+fn fixtures_read_the_same_on_any_number_of_threads() {
+    for name in ["fragmentation", "model_forward", "leak_growing"] {
+        let path = format!(
+            "{}/tests/fixtures/h200-torch2.11/snap/{name}.pickle",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let sequential = format!("{:?}", parse(&bytes).unwrap());
+        for threads in [1, 2, 5] {
+            let file = temp_file(&bytes);
+            let read = read_file(&file, Limits::default(), parallel(threads, threads)).unwrap();
+            assert_eq!(
+                format!("{read:?}"),
+                sequential,
+                "{name} on {threads} threads"
+            );
+        }
+    }
+}
+
+/// A trace of many batches with every frame defined in the first chunk: each later chunk
+/// decodes its frames from their own bytes, and the snapshot is the sequential one.
+#[test]
+fn frames_defined_in_the_first_chunk_are_resolved_in_the_others() {
+    let entries: Vec<GenEntry> = (0..400)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512,
+            stream: 0,
+            frames: Ok(vec![i % 40, (i * 7) % 40, 3]),
+        })
+        .collect();
+    let bytes = snapshot_bytes(&[5, 6], &entries, 10, After::Frame(39));
+    let sequential = parse(&bytes).unwrap();
+    for chunks in [2, 7, 40] {
+        let snapshot = decode_parallel(&bytes, parallel(4, chunks)).unwrap();
+        assert_eq!(format!("{snapshot:?}"), format!("{sequential:?}"));
+    }
+    assert_eq!(sequential.traces[0].len(), 400);
+    assert_eq!(sequential.other_keys, ["prefix_frames", "extra"]);
+}
