@@ -7,6 +7,7 @@ use crate::analyze::phase::{
     decide as decide_phase, name_phase, node_phase, read_frames, reports_error, statement_phase,
     words_phase, wrapping_phrase,
 };
+use crate::model::explain::PhaseReport;
 
 /// How far under a failure's message a line may report its stage (see `Collected::late`).
 const LATE_LINES: u64 = 40;
@@ -36,6 +37,114 @@ pub(super) fn build_report(
         };
     }
 
+    let (mut phase, mut unseen) = read_phase(collected, primary, failure);
+    // The same failure stated again further down (a title or summary first, then the log and
+    // the traceback that show the stage; another rank's complete traceback under a cut one):
+    // when the first statement shows no stage, the later statements of the same run are read,
+    // the last first.
+    if phase.failed_in == Phase::Unknown && collected.first_gpu_failure.is_some() {
+        if let Some((restated, point)) = restated_phase(collected, primary) {
+            phase = restated;
+            unseen = None;
+            phase.evidence.insert(
+                0,
+                format!(
+                    "line {}: the failure is stated again here, with the lines that show its \
+                     stage (the first statement shows none)",
+                    point.line
+                ),
+            );
+        } else if let Some(summary) = summary_phase(collected, primary, failure) {
+            phase = summary;
+        }
+    }
+    // The reporter's words, when no frame or log line decides the stage of a GPU OOM
+    // (`phase::prose`).
+    if collected.first_gpu_failure.is_some() {
+        crate::analyze::phase::prose::fill_unknown(&mut phase, &collected.prose);
+    }
+    if let Some((first, last)) = unseen {
+        phase.evidence.push(format!(
+            "lines {first}-{last} were searched for failure messages only: the stages and \
+             requests there are not known"
+        ));
+    }
+
+    let engine_name = choose_engine(collected, failure);
+    let engine = EngineInfo {
+        name: engine_name,
+        version: collected
+            .engine_versions
+            .get(&engine_name)
+            .cloned()
+            .or_else(|| {
+                // `vllm==0.6.3` in a pip list or collect_env output.
+                (engine_name == EngineName::Vllm)
+                    .then(|| collected.versions.get("vllm").cloned())
+                    .flatten()
+            }),
+        generation: (engine_name == EngineName::Vllm)
+            .then(|| collected.generation.map(str::to_string))
+            .flatten(),
+        evidence_line: collected.engine.map(|(_, _, line)| line),
+    };
+
+    let is_gpu_oom = collected.first_gpu_failure.is_some();
+    let oom = collected
+        .first_gpu_failure
+        .as_ref()
+        .and_then(|point| collected.ooms.get(point.message_index))
+        .map(|message| message.figures.clone())
+        .filter(|figures| figures != &Default::default());
+
+    let model = (collected.model != ModelInfo::default()).then(|| collected.model.clone());
+    let accounting = crate::analyze::accounting::lines(failure, &collected.memory);
+    let verdict = crate::analyze::verdict::decide(&crate::analyze::verdict::VerdictInputs {
+        failure,
+        messages: &collected.ooms,
+        engine: &engine,
+        config: &collected.config,
+        model: model.as_ref(),
+        memory: &collected.memory,
+        versions: &collected.versions,
+        phase: &phase,
+        timeline: &timeline,
+        shutdown_line: collected.shutdown_line,
+    });
+
+    ExplainReport {
+        is_gpu_oom,
+        engine,
+        model,
+        config: collected.config.clone(),
+        oom,
+        ooms: collected.ooms.clone(),
+        ooms_total: collected.ooms_total,
+        phase,
+        timeline,
+        accounting,
+        verdict,
+        versions: collected.versions.clone(),
+        context: collected.context.clone(),
+        input: InputSummary {
+            names: names.to_vec(),
+            lines,
+            bytes,
+            engine_starts: collected.engine_starts,
+            failures_only_lines: collected.failures_only_lines,
+        },
+    }
+}
+
+/// The phase read at one statement of the failure: the progress of the run when it was
+/// printed, its traceback's frames, the hint, late and nearby lines around it (not the
+/// reporter's prose). Also returns the stretch searched for failures only that hides the
+/// stage, if any.
+fn read_phase(
+    collected: &Collected,
+    primary: Option<&FailurePoint>,
+    failure: Option<&OomMessage>,
+) -> (PhaseReport, Option<(u64, u64)>) {
     let progress = primary.map_or(&collected.progress, |point| &point.progress);
     // Lines searched for failures only after the last line that showed the run's progress:
     // what ran at the failure may have changed there (a restart, the server becoming ready),
@@ -115,7 +224,7 @@ pub(super) fn build_report(
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
     let nearby = failure.and_then(|message| nearby_words(collected, message, &frames));
-    let mut phase = decide_phase(PhaseInputs {
+    let phase = decide_phase(PhaseInputs {
         failure,
         progress,
         frames: &frames,
@@ -123,82 +232,68 @@ pub(super) fn build_report(
         late,
         nearby,
     });
-    // The reporter's words, when no frame or log line decides the stage of a GPU OOM
-    // (`phase::prose`).
-    if collected.first_gpu_failure.is_some() {
-        crate::analyze::phase::prose::fill_unknown(&mut phase, &collected.prose);
+    (phase, unseen)
+}
+
+/// The phase shown at a later statement of the first GPU failure (see `build_report`): the
+/// last of the later GPU failures of the same run (no engine restart between) whose own
+/// traceback, log or nearby lines decide the stage.
+fn restated_phase<'a>(
+    collected: &'a Collected,
+    primary: Option<&FailurePoint>,
+) -> Option<(PhaseReport, &'a FailurePoint)> {
+    let first = primary?;
+    collected
+        .later_gpu_failures
+        .iter()
+        .rev()
+        .filter(|later| later.segment == first.segment && later.line > first.line)
+        .find_map(|later| {
+            let message = collected.ooms.get(later.message_index)?;
+            let (phase, unseen) = read_phase(collected, Some(later), Some(message));
+            (phase.failed_in != Phase::Unknown && unseen.is_none()).then_some((phase, later))
+        })
+}
+
+/// The phase of a failure stated before the log of its run (an issue's title or summary
+/// quoting the error, then the log pasted under it) and not stated again: the stage that log
+/// shows running where it ends. Only when nothing of the run was shown before the statement,
+/// the run did not restart after it, no stretch of it was searched for failures only, and a
+/// stage was still running at the end.
+fn summary_phase(
+    collected: &Collected,
+    primary: Option<&FailurePoint>,
+    failure: Option<&OomMessage>,
+) -> Option<PhaseReport> {
+    let first = primary?;
+    let (running, line) = collected.progress.in_progress?;
+    if first.progress != Progress::default()
+        || collected.segment.id != first.segment
+        || collected.unseen.iter().any(|&(_, last)| last > first.line)
+        || line <= first.line
+    {
+        return None;
     }
-    if let Some((first, last)) = unseen {
-        phase.evidence.push(format!(
-            "lines {first}-{last} were searched for failure messages only: the stages and \
-             requests there are not known"
-        ));
-    }
-
-    let engine_name = choose_engine(collected, failure);
-    let engine = EngineInfo {
-        name: engine_name,
-        version: collected
-            .engine_versions
-            .get(&engine_name)
-            .cloned()
-            .or_else(|| {
-                // `vllm==0.6.3` in a pip list or collect_env output.
-                (engine_name == EngineName::Vllm)
-                    .then(|| collected.versions.get("vllm").cloned())
-                    .flatten()
-            }),
-        generation: (engine_name == EngineName::Vllm)
-            .then(|| collected.generation.map(str::to_string))
-            .flatten(),
-        evidence_line: collected.engine.map(|(_, _, line)| line),
-    };
-
-    let is_gpu_oom = collected.first_gpu_failure.is_some();
-    let oom = collected
-        .first_gpu_failure
-        .as_ref()
-        .and_then(|point| collected.ooms.get(point.message_index))
-        .map(|message| message.figures.clone())
-        .filter(|figures| figures != &Default::default());
-
-    let model = (collected.model != ModelInfo::default()).then(|| collected.model.clone());
-    let accounting = crate::analyze::accounting::lines(failure, &collected.memory);
-    let verdict = crate::analyze::verdict::decide(&crate::analyze::verdict::VerdictInputs {
+    let mut phase = decide_phase(PhaseInputs {
         failure,
-        messages: &collected.ooms,
-        engine: &engine,
-        config: &collected.config,
-        model: model.as_ref(),
-        memory: &collected.memory,
-        versions: &collected.versions,
-        phase: &phase,
-        timeline: &timeline,
-        shutdown_line: collected.shutdown_line,
+        progress: &collected.progress,
+        frames: &[],
+        hint: None,
+        late: None,
+        nearby: None,
     });
-
-    ExplainReport {
-        is_gpu_oom,
-        engine,
-        model,
-        config: collected.config.clone(),
-        oom,
-        ooms: collected.ooms.clone(),
-        ooms_total: collected.ooms_total,
-        phase,
-        timeline,
-        accounting,
-        verdict,
-        versions: collected.versions.clone(),
-        context: collected.context.clone(),
-        input: InputSummary {
-            names: names.to_vec(),
-            lines,
-            bytes,
-            engine_starts: collected.engine_starts,
-            failures_only_lines: collected.failures_only_lines,
-        },
+    if phase.failed_in != running {
+        return None;
     }
+    phase.evidence.insert(
+        0,
+        format!(
+            "line {}: the failure is stated before the log of its run; the stage is the one that \
+             log shows running where it ends",
+            first.line
+        ),
+    );
+    Some(phase)
 }
 
 /// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):
