@@ -414,6 +414,13 @@ fn nearby_words<'a>(
                     ));
                 }
             }
+        } else if let Some(phase) = status_line_phase(text) {
+            return Some((
+                line,
+                phase,
+                "the program's status line printed just before it failed",
+                text.trim(),
+            ));
         }
         break;
     }
@@ -460,6 +467,83 @@ fn nearby_words<'a>(
             .map(|(phase, _)| (line, phase, "the code shown just above the error", code));
     }
     None
+}
+
+/// The stage a program's own status line names when it is the last line printed before a
+/// failure (`eval batch 1: 4096 examples`, `INFO [rerank] request c3: 4096 queries`, `Epoch 3
+/// step 120 loss 1.92`): a line of output, not code (not indented, no call) and not a sentence
+/// introducing the error (ending with `:`, or in the first person), that counts its progress
+/// (`3/50`, `batch 1`, `step 120`) and whose words name one stage (`user_code::words_phase`). A line that reports a
+/// stage finished (`loaded`, `done`, `took`) shows what ran before, not what failed; a command
+/// line (`$ …`, `… --flag`) shows what was asked, not where it failed.
+fn status_line_phase(text: &str) -> Option<Phase> {
+    let trimmed = text.trim();
+    if text.starts_with([' ', '\t'])
+        || trimmed.len() > 200
+        || trimmed.ends_with(':')
+        || trimmed.contains('(')
+        || trimmed.starts_with(['#', '>', '`', '*', '-'])
+        || !trimmed.bytes().any(|b| b.is_ascii_digit())
+        || trimmed.contains(" --")
+        || trimmed.starts_with('$')
+    {
+        return None;
+    }
+    const PERSON: &[&str] = &["i", "i'm", "i've", "my", "we", "our", "you", "when", "if"];
+    const FINISHED: &[&str] = &[
+        "loaded",
+        "done",
+        "finished",
+        "completed",
+        "complete",
+        "took",
+        "saved",
+        "saving",
+    ];
+    let lower = trimmed.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|word| !word.is_empty())
+        .collect();
+    if words
+        .iter()
+        .any(|word| PERSON.contains(word) || FINISHED.contains(word))
+    {
+        return None;
+    }
+    // A count of progress: `3/50`, or a counted unit with its number (`batch 1`, `step 120`,
+    // `request c3`); not a count of what was asked (`for 300 epochs`) or a timestamp.
+    const UNITS: &[&str] = &[
+        "batch",
+        "step",
+        "iter",
+        "iteration",
+        "epoch",
+        "request",
+        "req",
+        "sample",
+        "example",
+        "prompt",
+        "image",
+    ];
+    let counted = words
+        .windows(2)
+        .any(|pair| UNITS.contains(&pair[0]) && pair[1].bytes().any(|b| b.is_ascii_digit()))
+        || trimmed.split_whitespace().any(|token| {
+            token
+                .trim_matches(|c: char| !c.is_ascii_digit())
+                .split_once('/')
+                .is_some_and(|(done, total)| {
+                    !done.is_empty()
+                        && !total.is_empty()
+                        && done.bytes().all(|b| b.is_ascii_digit())
+                        && total.bytes().all(|b| b.is_ascii_digit())
+                })
+        });
+    if !counted {
+        return None;
+    }
+    words_phase(trimmed)
 }
 
 /// The node or invocation type an app names when one fails: InvokeAI `Error while invoking
@@ -610,7 +694,49 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
 
 #[cfg(test)]
 mod tests {
-    use super::last_progress_bar;
+    use super::{last_progress_bar, status_line_phase};
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn a_status_line_names_the_stage_it_counts() {
+        assert_eq!(
+            status_line_phase("eval batch 1: 4096 examples, mean log-prob -7.0716"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            status_line_phase("2026-12-02 01:29:16,731 INFO [rerank] request c3: 4096 queries"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            status_line_phase("Epoch 3 step 120 train loss 1.92"),
+            Some(Phase::TrainingStep)
+        );
+        // Finished stages, sentences, code, no count: nothing.
+        assert_eq!(status_line_phase("Loaded model in 3.2 s"), None);
+        assert_eq!(status_line_phase("epoch 2 done, loss 0.3"), None);
+        assert_eq!(status_line_phase("When I train with batch 8 I get:"), None);
+        assert_eq!(status_line_phase("I run inference on 2 GPUs"), None);
+        assert_eq!(
+            status_line_phase("    out = model.generate(ids, max_new_tokens=5)"),
+            None
+        );
+        assert_eq!(status_line_phase("Running inference now"), None);
+        assert_eq!(status_line_phase("Start training for 300 epochs"), None);
+        assert_eq!(
+            status_line_phase("2020-08-03T10:20:25 | training_loop: Starting training..."),
+            None
+        );
+        assert_eq!(
+            status_line_phase("Evaluating: 3/50 batches"),
+            Some(Phase::Inference)
+        );
+        // A command line starts the job: it shows what was asked, not where it failed.
+        assert_eq!(status_line_phase("python train.py --epochs 3"), None);
+        assert_eq!(
+            status_line_phase("$ torchrun --nproc_per_node 8 train.py"),
+            None
+        );
+    }
 
     #[test]
     fn the_last_redraw_of_a_progress_bar_is_read() {
