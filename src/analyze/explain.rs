@@ -214,6 +214,9 @@ struct Collected {
     ooms_total: u64,
     first_failure: Option<FailurePoint>,
     first_gpu_failure: Option<FailurePoint>,
+    /// The GPU failures stated after the first one (the last [`MAX_LATER_FAILURES`]): the same
+    /// failure restated by its traceback under a title, or by another rank.
+    later_gpu_failures: VecDeque<FailurePoint>,
     context: Vec<ContextBlock>,
     shutdown_line: Option<u64>,
     /// Lines searched for failure messages only.
@@ -227,6 +230,9 @@ struct Collected {
 
 /// Lines kept in `Collected::prose`: a title and the sentences of an issue come first.
 const MAX_PROSE_LINES: usize = 32;
+
+/// GPU failures remembered in `Collected::later_gpu_failures`.
+const MAX_LATER_FAILURES: usize = 8;
 
 /// Stretches remembered in `Collected::unseen`.
 const MAX_UNSEEN: usize = 64;
@@ -700,6 +706,11 @@ impl Explainer {
         }
         if message.is_gpu_oom && collected.first_gpu_failure.is_none() {
             collected.first_gpu_failure = Some(point);
+        } else if message.is_gpu_oom {
+            if collected.later_gpu_failures.len() >= MAX_LATER_FAILURES {
+                collected.later_gpu_failures.pop_front();
+            }
+            collected.later_gpu_failures.push_back(point);
         }
         let overlaps = collected
             .context

@@ -27,7 +27,7 @@ use serde::Deserialize;
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.98),
     (Measure::Figures, 0.98),
-    (Measure::PhaseShown, 0.81),
+    (Measure::PhaseShown, 0.82),
     (Measure::Engine, 0.96),
     (Measure::UnknownKept, 0.96),
     (Measure::Cause, 0.96),

@@ -7,6 +7,7 @@ use crate::analyze::phase::{
     decide as decide_phase, name_phase, node_phase, read_frames, reports_error, statement_phase,
     words_phase, wrapping_phrase,
 };
+use crate::model::explain::PhaseReport;
 
 /// How far under a failure's message a line may report its stage (see `Collected::late`).
 const LATE_LINES: u64 = 40;
@@ -36,6 +37,114 @@ pub(super) fn build_report(
         };
     }
 
+    let (mut phase, mut unseen) = read_phase(collected, primary, failure);
+    // The same failure stated again further down (a title or summary first, then the log and
+    // the traceback that show the stage; another rank's complete traceback under a cut one):
+    // when the first statement shows no stage, the later statements of the same run are read,
+    // the last first.
+    if phase.failed_in == Phase::Unknown && collected.first_gpu_failure.is_some() {
+        if let Some((restated, point)) = restated_phase(collected, primary) {
+            phase = restated;
+            unseen = None;
+            phase.evidence.insert(
+                0,
+                format!(
+                    "line {}: the failure is stated again here, with the lines that show its \
+                     stage (the first statement shows none)",
+                    point.line
+                ),
+            );
+        } else if let Some(summary) = summary_phase(collected, primary, failure) {
+            phase = summary;
+        }
+    }
+    // The reporter's words, when no frame or log line decides the stage of a GPU OOM
+    // (`phase::prose`).
+    if collected.first_gpu_failure.is_some() {
+        crate::analyze::phase::prose::fill_unknown(&mut phase, &collected.prose);
+    }
+    if let Some((first, last)) = unseen {
+        phase.evidence.push(format!(
+            "lines {first}-{last} were searched for failure messages only: the stages and \
+             requests there are not known"
+        ));
+    }
+
+    let engine_name = choose_engine(collected, failure);
+    let engine = EngineInfo {
+        name: engine_name,
+        version: collected
+            .engine_versions
+            .get(&engine_name)
+            .cloned()
+            .or_else(|| {
+                // `vllm==0.6.3` in a pip list or collect_env output.
+                (engine_name == EngineName::Vllm)
+                    .then(|| collected.versions.get("vllm").cloned())
+                    .flatten()
+            }),
+        generation: (engine_name == EngineName::Vllm)
+            .then(|| collected.generation.map(str::to_string))
+            .flatten(),
+        evidence_line: collected.engine.map(|(_, _, line)| line),
+    };
+
+    let is_gpu_oom = collected.first_gpu_failure.is_some();
+    let oom = collected
+        .first_gpu_failure
+        .as_ref()
+        .and_then(|point| collected.ooms.get(point.message_index))
+        .map(|message| message.figures.clone())
+        .filter(|figures| figures != &Default::default());
+
+    let model = (collected.model != ModelInfo::default()).then(|| collected.model.clone());
+    let accounting = crate::analyze::accounting::lines(failure, &collected.memory);
+    let verdict = crate::analyze::verdict::decide(&crate::analyze::verdict::VerdictInputs {
+        failure,
+        messages: &collected.ooms,
+        engine: &engine,
+        config: &collected.config,
+        model: model.as_ref(),
+        memory: &collected.memory,
+        versions: &collected.versions,
+        phase: &phase,
+        timeline: &timeline,
+        shutdown_line: collected.shutdown_line,
+    });
+
+    ExplainReport {
+        is_gpu_oom,
+        engine,
+        model,
+        config: collected.config.clone(),
+        oom,
+        ooms: collected.ooms.clone(),
+        ooms_total: collected.ooms_total,
+        phase,
+        timeline,
+        accounting,
+        verdict,
+        versions: collected.versions.clone(),
+        context: collected.context.clone(),
+        input: InputSummary {
+            names: names.to_vec(),
+            lines,
+            bytes,
+            engine_starts: collected.engine_starts,
+            failures_only_lines: collected.failures_only_lines,
+        },
+    }
+}
+
+/// The phase read at one statement of the failure: the progress of the run when it was
+/// printed, its traceback's frames, the hint, late and nearby lines around it (not the
+/// reporter's prose). Also returns the stretch searched for failures only that hides the
+/// stage, if any.
+fn read_phase(
+    collected: &Collected,
+    primary: Option<&FailurePoint>,
+    failure: Option<&OomMessage>,
+) -> (PhaseReport, Option<(u64, u64)>) {
     let progress = primary.map_or(&collected.progress, |point| &point.progress);
     // Lines searched for failures only after the last line that showed the run's progress:
     // what ran at the failure may have changed there (a restart, the server becoming ready),
@@ -115,7 +224,7 @@ pub(super) fn build_report(
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
     let nearby = failure.and_then(|message| nearby_words(collected, message, &frames));
-    let mut phase = decide_phase(PhaseInputs {
+    let phase = decide_phase(PhaseInputs {
         failure,
         progress,
         frames: &frames,
@@ -123,82 +232,68 @@ pub(super) fn build_report(
         late,
         nearby,
     });
-    // The reporter's words, when no frame or log line decides the stage of a GPU OOM
-    // (`phase::prose`).
-    if collected.first_gpu_failure.is_some() {
-        crate::analyze::phase::prose::fill_unknown(&mut phase, &collected.prose);
+    (phase, unseen)
+}
+
+/// The phase shown at a later statement of the first GPU failure (see `build_report`): the
+/// last of the later GPU failures of the same run (no engine restart between) whose own
+/// traceback, log or nearby lines decide the stage.
+fn restated_phase<'a>(
+    collected: &'a Collected,
+    primary: Option<&FailurePoint>,
+) -> Option<(PhaseReport, &'a FailurePoint)> {
+    let first = primary?;
+    collected
+        .later_gpu_failures
+        .iter()
+        .rev()
+        .filter(|later| later.segment == first.segment && later.line > first.line)
+        .find_map(|later| {
+            let message = collected.ooms.get(later.message_index)?;
+            let (phase, unseen) = read_phase(collected, Some(later), Some(message));
+            (phase.failed_in != Phase::Unknown && unseen.is_none()).then_some((phase, later))
+        })
+}
+
+/// The phase of a failure stated before the log of its run (an issue's title or summary
+/// quoting the error, then the log pasted under it) and not stated again: the stage that log
+/// shows running where it ends. Only when nothing of the run was shown before the statement,
+/// the run did not restart after it, no stretch of it was searched for failures only, and a
+/// stage was still running at the end.
+fn summary_phase(
+    collected: &Collected,
+    primary: Option<&FailurePoint>,
+    failure: Option<&OomMessage>,
+) -> Option<PhaseReport> {
+    let first = primary?;
+    let (running, line) = collected.progress.in_progress?;
+    if first.progress != Progress::default()
+        || collected.segment.id != first.segment
+        || collected.unseen.iter().any(|&(_, last)| last > first.line)
+        || line <= first.line
+    {
+        return None;
     }
-    if let Some((first, last)) = unseen {
-        phase.evidence.push(format!(
-            "lines {first}-{last} were searched for failure messages only: the stages and \
-             requests there are not known"
-        ));
-    }
-
-    let engine_name = choose_engine(collected, failure);
-    let engine = EngineInfo {
-        name: engine_name,
-        version: collected
-            .engine_versions
-            .get(&engine_name)
-            .cloned()
-            .or_else(|| {
-                // `vllm==0.6.3` in a pip list or collect_env output.
-                (engine_name == EngineName::Vllm)
-                    .then(|| collected.versions.get("vllm").cloned())
-                    .flatten()
-            }),
-        generation: (engine_name == EngineName::Vllm)
-            .then(|| collected.generation.map(str::to_string))
-            .flatten(),
-        evidence_line: collected.engine.map(|(_, _, line)| line),
-    };
-
-    let is_gpu_oom = collected.first_gpu_failure.is_some();
-    let oom = collected
-        .first_gpu_failure
-        .as_ref()
-        .and_then(|point| collected.ooms.get(point.message_index))
-        .map(|message| message.figures.clone())
-        .filter(|figures| figures != &Default::default());
-
-    let model = (collected.model != ModelInfo::default()).then(|| collected.model.clone());
-    let accounting = crate::analyze::accounting::lines(failure, &collected.memory);
-    let verdict = crate::analyze::verdict::decide(&crate::analyze::verdict::VerdictInputs {
+    let mut phase = decide_phase(PhaseInputs {
         failure,
-        messages: &collected.ooms,
-        engine: &engine,
-        config: &collected.config,
-        model: model.as_ref(),
-        memory: &collected.memory,
-        versions: &collected.versions,
-        phase: &phase,
-        timeline: &timeline,
-        shutdown_line: collected.shutdown_line,
+        progress: &collected.progress,
+        frames: &[],
+        hint: None,
+        late: None,
+        nearby: None,
     });
-
-    ExplainReport {
-        is_gpu_oom,
-        engine,
-        model,
-        config: collected.config.clone(),
-        oom,
-        ooms: collected.ooms.clone(),
-        ooms_total: collected.ooms_total,
-        phase,
-        timeline,
-        accounting,
-        verdict,
-        versions: collected.versions.clone(),
-        context: collected.context.clone(),
-        input: InputSummary {
-            names: names.to_vec(),
-            lines,
-            bytes,
-            engine_starts: collected.engine_starts,
-            failures_only_lines: collected.failures_only_lines,
-        },
+    if phase.failed_in != running {
+        return None;
     }
+    phase.evidence.insert(
+        0,
+        format!(
+            "line {}: the failure is stated before the log of its run; the stage is the one that \
+             log shows running where it ends",
+            first.line
+        ),
+    );
+    Some(phase)
 }
 
 /// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):
@@ -319,6 +414,13 @@ fn nearby_words<'a>(
                     ));
                 }
             }
+        } else if let Some(phase) = status_line_phase(text) {
+            return Some((
+                line,
+                phase,
+                "the program's status line printed just before it failed",
+                text.trim(),
+            ));
         }
         break;
     }
@@ -365,6 +467,83 @@ fn nearby_words<'a>(
             .map(|(phase, _)| (line, phase, "the code shown just above the error", code));
     }
     None
+}
+
+/// The stage a program's own status line names when it is the last line printed before a
+/// failure (`eval batch 1: 4096 examples`, `INFO [rerank] request c3: 4096 queries`, `Epoch 3
+/// step 120 loss 1.92`): a line of output, not code (not indented, no call) and not a sentence
+/// introducing the error (ending with `:`, or in the first person), that counts its progress
+/// (`3/50`, `batch 1`, `step 120`) and whose words name one stage (`user_code::words_phase`). A line that reports a
+/// stage finished (`loaded`, `done`, `took`) shows what ran before, not what failed; a command
+/// line (`$ …`, `… --flag`) shows what was asked, not where it failed.
+fn status_line_phase(text: &str) -> Option<Phase> {
+    let trimmed = text.trim();
+    if text.starts_with([' ', '\t'])
+        || trimmed.len() > 200
+        || trimmed.ends_with(':')
+        || trimmed.contains('(')
+        || trimmed.starts_with(['#', '>', '`', '*', '-'])
+        || !trimmed.bytes().any(|b| b.is_ascii_digit())
+        || trimmed.contains(" --")
+        || trimmed.starts_with('$')
+    {
+        return None;
+    }
+    const PERSON: &[&str] = &["i", "i'm", "i've", "my", "we", "our", "you", "when", "if"];
+    const FINISHED: &[&str] = &[
+        "loaded",
+        "done",
+        "finished",
+        "completed",
+        "complete",
+        "took",
+        "saved",
+        "saving",
+    ];
+    let lower = trimmed.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|word| !word.is_empty())
+        .collect();
+    if words
+        .iter()
+        .any(|word| PERSON.contains(word) || FINISHED.contains(word))
+    {
+        return None;
+    }
+    // A count of progress: `3/50`, or a counted unit with its number (`batch 1`, `step 120`,
+    // `request c3`); not a count of what was asked (`for 300 epochs`) or a timestamp.
+    const UNITS: &[&str] = &[
+        "batch",
+        "step",
+        "iter",
+        "iteration",
+        "epoch",
+        "request",
+        "req",
+        "sample",
+        "example",
+        "prompt",
+        "image",
+    ];
+    let counted = words
+        .windows(2)
+        .any(|pair| UNITS.contains(&pair[0]) && pair[1].bytes().any(|b| b.is_ascii_digit()))
+        || trimmed.split_whitespace().any(|token| {
+            token
+                .trim_matches(|c: char| !c.is_ascii_digit())
+                .split_once('/')
+                .is_some_and(|(done, total)| {
+                    !done.is_empty()
+                        && !total.is_empty()
+                        && done.bytes().all(|b| b.is_ascii_digit())
+                        && total.bytes().all(|b| b.is_ascii_digit())
+                })
+        });
+    if !counted {
+        return None;
+    }
+    words_phase(trimmed)
 }
 
 /// The node or invocation type an app names when one fails: InvokeAI `Error while invoking
@@ -515,7 +694,49 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
 
 #[cfg(test)]
 mod tests {
-    use super::last_progress_bar;
+    use super::{last_progress_bar, status_line_phase};
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn a_status_line_names_the_stage_it_counts() {
+        assert_eq!(
+            status_line_phase("eval batch 1: 4096 examples, mean log-prob -7.0716"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            status_line_phase("2026-12-02 01:29:16,731 INFO [rerank] request c3: 4096 queries"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            status_line_phase("Epoch 3 step 120 train loss 1.92"),
+            Some(Phase::TrainingStep)
+        );
+        // Finished stages, sentences, code, no count: nothing.
+        assert_eq!(status_line_phase("Loaded model in 3.2 s"), None);
+        assert_eq!(status_line_phase("epoch 2 done, loss 0.3"), None);
+        assert_eq!(status_line_phase("When I train with batch 8 I get:"), None);
+        assert_eq!(status_line_phase("I run inference on 2 GPUs"), None);
+        assert_eq!(
+            status_line_phase("    out = model.generate(ids, max_new_tokens=5)"),
+            None
+        );
+        assert_eq!(status_line_phase("Running inference now"), None);
+        assert_eq!(status_line_phase("Start training for 300 epochs"), None);
+        assert_eq!(
+            status_line_phase("2020-08-03T10:20:25 | training_loop: Starting training..."),
+            None
+        );
+        assert_eq!(
+            status_line_phase("Evaluating: 3/50 batches"),
+            Some(Phase::Inference)
+        );
+        // A command line starts the job: it shows what was asked, not where it failed.
+        assert_eq!(status_line_phase("python train.py --epochs 3"), None);
+        assert_eq!(
+            status_line_phase("$ torchrun --nproc_per_node 8 train.py"),
+            None
+        );
+    }
 
     #[test]
     fn the_last_redraw_of_a_progress_bar_is_read() {

@@ -420,3 +420,91 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
     let unnamed = CUT_AT_A_CALL.replace("self.load_model()", "self.compute_stuff()");
     assert_eq!(explain_text(&unnamed).phase.failed_in, Phase::Unknown);
 }
+
+/// An issue whose title states the failure, then the log that shows the stage and the
+/// engine's error line stating it again (no traceback frames).
+const TITLE_FIRST: &str = "# [Bug]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n\
+\n\
+### Your current environment\n\
+vllm 0.6.3 on one L4\n\
+\n\
+```\n\
+INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\
+INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n\
+INFO 04-02 21:43:20 model_runner.py:3] Capturing cudagraphs for decoding. This may lead to unexpected consequences if the model is not static.\n\
+ERROR 04-02 21:43:21 engine.py:4] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n\
+```\n";
+
+#[test]
+fn a_failure_stated_first_in_a_title_is_read_where_it_is_stated_again() {
+    let report = explain_text(TITLE_FIRST);
+    assert_eq!(report.phase.failed_in, Phase::CudaGraphCapture);
+    assert!(
+        report.phase.evidence[0].starts_with("line 10: the failure is stated again"),
+        "{:?}",
+        report.phase.evidence
+    );
+    // The figures are still those of the first statement.
+    assert_eq!(report.ooms[0].line, 1);
+    // Alone, the title shows no stage.
+    let title = TITLE_FIRST.lines().next().unwrap();
+    assert_eq!(explain_text(title).phase.failed_in, Phase::Unknown);
+}
+
+#[test]
+fn a_failure_of_another_run_is_not_a_restatement() {
+    // The first run fails with no stage shown; the engine restarts, gets further and fails
+    // in another stage: that stage is not the first failure's.
+    let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 \
+               has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+    let log = format!(
+        "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\
+         INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5523 GB\n\
+         ERROR 04-02 21:43:21 engine.py:4] {oom}\n\
+         INFO 04-02 21:44:50 api_server.py:1] vLLM API server version 0.6.3\n\
+         INFO 04-02 21:45:10 model_runner.py:2] Loading model weights took 12.5523 GB\n\
+         INFO 04-02 21:45:20 model_runner.py:3] Capturing cudagraphs for decoding.\n\
+         ERROR 04-02 21:45:21 engine.py:4] {oom}\n"
+    );
+    let report = explain_text(&log);
+    assert_ne!(report.phase.failed_in, Phase::CudaGraphCapture);
+    // The same log without the restart: the second statement is the same run's.
+    let same_run: String = log
+        .lines()
+        .enumerate()
+        .filter(|(index, _)| *index != 3 && *index != 4)
+        .map(|(_, line)| format!("{}\n", line.trim_start()))
+        .collect();
+    assert_eq!(
+        explain_text(&same_run).phase.failed_in,
+        Phase::CudaGraphCapture
+    );
+    // A restatement that shows no stage either leaves it unknown.
+    let twice = format!("{oom}\nsome words\n{oom}\n");
+    assert_eq!(explain_text(&twice).phase.failed_in, Phase::Unknown);
+}
+
+#[test]
+fn a_failure_stated_before_its_log_takes_the_stage_the_log_ends_in() {
+    let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 \
+               has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
+    let head = format!("# {oom}\n\nThe server log:\n");
+    let capture = "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\
+                   INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5 GB\n\
+                   INFO 04-02 21:43:20 model_runner.py:3] Capturing cudagraphs for decoding.\n";
+    let report = explain_text(&format!("{head}{capture}"));
+    assert_eq!(report.phase.failed_in, Phase::CudaGraphCapture);
+    assert!(
+        report.phase.evidence[0].contains("stated before the log of its run"),
+        "{:?}",
+        report.phase.evidence
+    );
+    // A log that ends with nothing running shows no stage of the failure.
+    let done = "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n\
+                INFO 04-02 21:43:10 model_runner.py:2] Loading model weights took 12.5 GB\n";
+    let report = explain_text(&format!("{head}{done}"));
+    assert_eq!(report.phase.failed_in, Phase::Unknown);
+    // A log shown before the statement is read as usual, not at its end.
+    let report = explain_text(&format!("{done}{oom}\n{capture}"));
+    assert_ne!(report.phase.failed_in, Phase::CudaGraphCapture);
+}

@@ -125,6 +125,14 @@ const PHRASES: &[(&str, Phase)] = &[
     ("ksampler", Phase::Inference),
     ("samplercustom", Phase::Inference),
     ("推理", Phase::Inference),
+    // Evaluation and validation run the model forward without a step (transformers
+    // `Trainer.evaluate`, Lightning's validation loop): the corpus files them as inference.
+    ("during evaluation", Phase::Inference),
+    ("during validation", Phase::Inference),
+    ("while evaluating", Phase::Inference),
+    ("when evaluating", Phase::Inference),
+    ("评估", Phase::Inference),
+    ("评测", Phase::Inference),
     // An engine's start-up before it serves (`the shard fails to start`), and its CUDA-graph
     // capture.
     ("at startup", Phase::Startup),
@@ -417,6 +425,13 @@ mod tests {
             Some(Phase::Inference)
         );
         assert_eq!(one("Will OOM during vae decoding"), Some(Phase::Inference));
+        assert_eq!(
+            one("The OOM happens during evaluation, not in the train loop"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("评估的时候显存不足"), Some(Phase::Inference));
+        assert_eq!(one("no OOM during evaluation"), None);
+        assert_eq!(one("评估结束后 OOM"), None);
         assert_eq!(
             one("it runs OOM in the second epoch"),
             Some(Phase::TrainingStep)

@@ -1244,10 +1244,22 @@ GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
             ),
             "{report:?}"
         );
-        // A line above the traceback that reports no error is not its message.
+        // A line above the traceback that reports no error is not its message; when it is a
+        // status line counting a stage's progress (a request and its id), that stage was
+        // running (read as such, see `status_line_phase` in explain/assemble.rs).
         let info = logged
             .replace("[ERROR]", "[INFO]")
             .replace("request 7f3a failed while", "request 7f3a started");
+        let report = phase_of(&info);
+        assert_eq!(report.failed_in, Phase::Inference, "{report:?}");
+        assert!(
+            report.evidence[0].contains("status line printed just before it failed"),
+            "{report:?}"
+        );
+        let info = logged.replace("[ERROR]", "[INFO]").replace(
+            "request 7f3a failed while running the model",
+            "cache of 3 blocks cleared",
+        );
         assert_eq!(phase_of(&info).failed_in, Phase::Unknown);
 
         // A thread's target function, as `threading.excepthook` names it.

@@ -92,6 +92,12 @@ pub(super) const MARKERS: &[&str] = &[
     "apturing cuda",
     "apturing CUDA",
     "apturing Cuda",
+    "g evaluation",
+    "g validation",
+    "e evaluating",
+    "n evaluating",
+    "评估",
+    "评测",
 ];
 
 pub(super) const RULES: &[Rule] = &[
@@ -170,6 +176,12 @@ pub(super) const RULES: &[Rule] = &[
     rule(MARKERS[72], stage_words),
     rule(MARKERS[73], stage_words),
     rule(MARKERS[74], stage_words),
+    rule(MARKERS[75], stage_words),
+    rule(MARKERS[76], stage_words),
+    rule(MARKERS[77], stage_words),
+    rule(MARKERS[78], stage_words),
+    rule(MARKERS[79], stage_words),
+    rule(MARKERS[80], stage_words),
 ];
 
 fn stage_words(_text: &str, facts: &mut LineFacts) {
