@@ -21,6 +21,8 @@ use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
 
+mod vocab;
+
 pub(super) const RULES: &[Rule] = &[
     // vLLM's dead-engine errors, by the sentence after them (`vllm/engine/multiprocessing/
     // __init__.py` MQEngineDeadError "Engine loop is not running. Inspect the stacktrace to
@@ -228,6 +230,72 @@ pub(super) const RULES: &[Rule] = &[
     rule("op_name=\"jit(", jax_op_name),
     // AutoTrain's loguru location (`autotrain.trainers.common:wrapper:121 - …`).
     rule("autotrain.", autotrain_logger),
+    // Engines and apps shown only by their own vocabulary (`engines/vocab.rs` cites each).
+    rule("got prompt", vocab::comfyui_got_prompt),
+    rule("Prompt executed in ", vocab::comfyui_executed),
+    rule("KSampler", vocab::comfyui_node_name),
+    rule("VAEDecode", vocab::comfyui_node_name),
+    rule("VAEEncode", vocab::comfyui_node_name),
+    rule("CheckpointLoaderSimple", vocab::comfyui_node_name),
+    rule("CLIPTextEncode", vocab::comfyui_node_name),
+    rule("UNETLoader", vocab::comfyui_node_name),
+    rule("SamplerCustomAdvanced", vocab::comfyui_node_name),
+    rule("EmptyLatentImage", vocab::comfyui_node_name),
+    rule(
+        "Launching Web UI with arguments",
+        vocab::automatic1111_launch,
+    ),
+    rule("[GPU Setting] You will use", vocab::forge_own),
+    rule("[Memory Management] Target", vocab::forge_own),
+    rule("[Unload] Trying to free", vocab::forge_own),
+    rule("Never OOM", vocab::forge_own),
+    rule("GPU Weights", vocab::forge_own),
+    rule("--medvram", vocab::automatic1111_flags),
+    rule("COMMANDLINE_ARGS", vocab::automatic1111_flags),
+    rule("llm_load_print_meta", vocab::llamacpp_own),
+    rule("llama_new_context_with_model", vocab::llamacpp_own),
+    rule("ggml_backend_cuda_buffer_type", vocab::llamacpp_own),
+    rule("Welcome to KoboldCpp", vocab::llamacpp_own),
+    rule("KoboldCpp", vocab::koboldcpp_named),
+    rule("koboldcpp", vocab::koboldcpp_named),
+    rule("KoboldCPP", vocab::koboldcpp_named),
+    rule("ollama ", vocab::ollama_cli),
+    rule("OLLAMA_", vocab::ollama_cli),
+    rule("[TM][", vocab::lmdeploy_own),
+    rule("lmdeploy ", vocab::lmdeploy_own),
+    rule("turbomind", vocab::lmdeploy_own),
+    rule("TurboMind", vocab::lmdeploy_own),
+    rule("trtllm-", vocab::tensorrt_llm_own),
+    rule("[TRT-LLM]", vocab::tensorrt_llm_own),
+    rule("mlc::llm::", vocab::mlc_llm_own),
+    rule("mlc_llm ", vocab::mlc_llm_own),
+    rule("llamafactory", vocab::trainer_cli),
+    rule("LlamaFactory", vocab::trainer_cli),
+    rule("LLaMA-Factory", vocab::trainer_cli),
+    rule("axolotl", vocab::trainer_cli),
+    rule("Axolotl", vocab::trainer_cli),
+    rule("swift ", vocab::trainer_cli),
+    rule("Unsloth", vocab::trainer_cli),
+    rule("unsloth", vocab::trainer_cli),
+    rule("vLLM", vocab::engine_in_prose),
+    rule("vllm", vocab::engine_in_prose),
+    rule("VLLM", vocab::engine_in_prose),
+    rule("SGLang", vocab::engine_in_prose),
+    rule("sglang", vocab::engine_in_prose),
+    rule("Sglang", vocab::engine_in_prose),
+    rule("Ollama", vocab::engine_in_prose),
+    rule("ollama", vocab::engine_in_prose),
+    rule("llama.cpp", vocab::engine_in_prose),
+    rule("llama-cpp-python", vocab::engine_in_prose),
+    rule("llama_cpp_python", vocab::engine_in_prose),
+    rule("TensorRT-LLM", vocab::engine_in_prose),
+    rule("TRT-LLM", vocab::engine_in_prose),
+    rule("TensorRT LLM", vocab::engine_in_prose),
+    rule("LMDeploy", vocab::engine_in_prose),
+    rule("lmdeploy", vocab::engine_in_prose),
+    rule("MLC-LLM", vocab::engine_in_prose),
+    rule("MLC LLM", vocab::engine_in_prose),
+    rule("mlc-llm", vocab::engine_in_prose),
 ];
 
 /// Markers that name an application without showing a step of its run (neutral for the
@@ -257,6 +325,69 @@ pub(super) const NAMES: &[&str] = &[
     "openai-whisper",
     "exllamav2",
     "ExLlamaV2",
+    // The markers of `vocab` (they name an engine, not a step of its run).
+    "got prompt",
+    "Prompt executed in ",
+    "KSampler",
+    "VAEDecode",
+    "VAEEncode",
+    "CheckpointLoaderSimple",
+    "CLIPTextEncode",
+    "UNETLoader",
+    "SamplerCustomAdvanced",
+    "EmptyLatentImage",
+    "Launching Web UI with arguments",
+    "[GPU Setting] You will use",
+    "[Memory Management] Target",
+    "[Unload] Trying to free",
+    "Never OOM",
+    "GPU Weights",
+    "--medvram",
+    "COMMANDLINE_ARGS",
+    "llm_load_print_meta",
+    "llama_new_context_with_model",
+    "ggml_backend_cuda_buffer_type",
+    "Welcome to KoboldCpp",
+    "KoboldCpp",
+    "koboldcpp",
+    "KoboldCPP",
+    "ollama ",
+    "OLLAMA_",
+    "[TM][",
+    "lmdeploy ",
+    "turbomind",
+    "TurboMind",
+    "trtllm-",
+    "[TRT-LLM]",
+    "mlc::llm::",
+    "mlc_llm ",
+    "llamafactory",
+    "LlamaFactory",
+    "LLaMA-Factory",
+    "axolotl",
+    "Axolotl",
+    "swift ",
+    "Unsloth",
+    "unsloth",
+    "vLLM",
+    "vllm",
+    "VLLM",
+    "SGLang",
+    "sglang",
+    "Sglang",
+    "Ollama",
+    "ollama",
+    "llama.cpp",
+    "llama-cpp-python",
+    "llama_cpp_python",
+    "TensorRT-LLM",
+    "TRT-LLM",
+    "TensorRT LLM",
+    "LMDeploy",
+    "lmdeploy",
+    "MLC-LLM",
+    "MLC LLM",
+    "mlc-llm",
 ];
 
 fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
@@ -844,6 +975,14 @@ pub fn outranks(new: (EngineName, Certainty), old: (EngineName, Certainty)) -> b
     }
     if wraps(new.0, old.0) {
         return true;
+    }
+    // A reporter's sentence naming the engine ("with vLLM") says more than a torch frame or a
+    // torch message of that engine's run; any library or app the text shows says more than it.
+    if new.1 == Certainty::Prose && old.1 == Certainty::Weak && layer(old.0) <= 1 {
+        return true;
+    }
+    if old.1 == Certainty::Prose && new.1 == Certainty::Weak && layer(new.0) <= 1 {
+        return false;
     }
     (new.1, layer(new.0)) > (old.1, layer(old.0))
 }
