@@ -230,6 +230,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("op_name=\"jit(", jax_op_name),
     // AutoTrain's loguru location (`autotrain.trainers.common:wrapper:121 - …`).
     rule("autotrain.", autotrain_logger),
+    // TensorFlow's device creation (`tensorflow/core/common_runtime/gpu/gpu_device.cc`
+    // `BaseGPUDeviceFactory::CreateGPUDevice`: "Created device /job:localhost/replica:0/task:0/
+    // device:GPU:0 with 21458 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3090, …"):
+    // the memory TF could take when it started, against the card it names.
+    rule("Created device /job:", vocab::tensorflow_device_created),
+    rule("github.com/", vocab::engine_repository),
     // Engines and apps shown only by their own vocabulary (`engines/vocab.rs` cites each).
     rule("got prompt", vocab::comfyui_got_prompt),
     rule("Prompt executed in ", vocab::comfyui_executed),
@@ -277,6 +283,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("swift ", vocab::trainer_cli),
     rule("Unsloth", vocab::trainer_cli),
     rule("unsloth", vocab::trainer_cli),
+    rule("finetuning_type", vocab::trainer_cli),
+    rule("sample_packing", vocab::trainer_cli),
+    rule("lora_target_linear", vocab::trainer_cli),
     rule("vLLM", vocab::engine_in_prose),
     rule("vllm", vocab::engine_in_prose),
     rule("VLLM", vocab::engine_in_prose),
@@ -326,6 +335,11 @@ pub(super) const NAMES: &[&str] = &[
     "exllamav2",
     "ExLlamaV2",
     // The markers of `vocab` (they name an engine, not a step of its run).
+    "Created device /job:",
+    "finetuning_type",
+    "sample_packing",
+    "lora_target_linear",
+    "github.com/",
     "got prompt",
     "Prompt executed in ",
     "KSampler",

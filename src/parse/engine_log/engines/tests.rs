@@ -424,6 +424,8 @@ fn own_vocabulary_names_the_engine() {
         ("I run it with KoboldCpp on Windows", EngineName::Llamacpp),
         ("[rank1]:   File \"/home/owen/miniconda3/envs/axolotl/lib/python3.11/site-packages/torch/_tensor.py\",", EngineName::Transformers),
         ("Please use llamafactory v0.8.1", EngineName::Transformers),
+        ("finetuning_type: lora", EngineName::Transformers),
+        ("sample_packing: true", EngineName::Transformers),
     ];
     for (line, expected) in weak {
         assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
@@ -469,7 +471,11 @@ fn the_reporters_sentence_names_the_engine_weakly() {
         // A comparison names no one engine.
         ("It works in vLLM, fails in SGLang", None),
         // A URL, a path, a model tag, a module, code.
-        ("see https://github.com/vllm-project/vllm/issues/1234", None),
+        ("see https://example.org/docs/vllm/serving.html", None),
+        (
+            "https://github.com/someone/my-app/blob/main/vllm_compat.py",
+            None,
+        ),
         ("the model ollama/llama3:8b from the hub", None),
         ("llama3-ollama-q4.gguf", None),
         ("from vllm.worker import Worker", Some(EngineName::Vllm)),
@@ -489,4 +495,42 @@ fn the_reporters_sentence_names_the_engine_weakly() {
     assert!(!outranks(vllm, (EngineName::Transformers, Certainty::Weak)));
     assert!(outranks((EngineName::Transformers, Certainty::Weak), vllm));
     assert!(!outranks(vllm, (EngineName::Pytorch, Certainty::Strong)));
+}
+
+#[test]
+fn tensorflow_device_creation_gives_the_memory_free_at_start() {
+    let facts = |line: &str| super::super::parse_line_scan(line);
+    let line = "2023-05-01 10:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1635] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 448 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3090, pci bus id: 0000:01:00.0, compute capability: 8.6";
+    let got = facts(line);
+    assert_eq!(got.engine.map(|e| e.0), Some(EngineName::Tensorflow));
+    assert_eq!(
+        got.memory.free_at_start,
+        Some(crate::model::Bytes(448 << 20))
+    );
+    assert!(got.memory.total_gpu.is_some_and(|t| t.get() > 20 << 30));
+    // A limit the user set (a round figure), or a card not in the table: no start figure.
+    let limit = line.replace("448 MB", "4096 MB");
+    assert_eq!(facts(&limit).memory.free_at_start, None);
+    let unknown = line.replace("NVIDIA GeForce RTX 3090", "Some Card 9000");
+    assert_eq!(facts(&unknown).memory.free_at_start, None);
+}
+
+#[test]
+fn a_link_to_the_engines_repository_names_it_weakly() {
+    let cases: &[(&str, Option<EngineName>)] = &[
+        ("same issue as https://github.com/NVIDIA/TensorRT-LLM/issues/1156", Some(EngineName::TensorrtLlm)),
+        ("see https://github.com/vllm-project/vllm/blob/main/vllm/worker/worker.py#L120", Some(EngineName::Vllm)),
+        ("git clone https://github.com/ggerganov/llama.cpp.git", Some(EngineName::Llamacpp)),
+        // The repository decides, not the words of the path.
+        ("https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/vllm_utils.py", Some(EngineName::Sglang)),
+        // Not an engine's repository; two engines' repositories.
+        ("![image](https://github.com/user-attachments/assets/ba031b64)", None),
+        ("https://github.com/pytorch/pytorch/issues/1", None),
+        ("compare https://github.com/vllm-project/vllm/pull/1 and https://github.com/sgl-project/sglang/pull/2", None),
+    ];
+    for (line, expected) in cases {
+        let found = engine(line);
+        assert_eq!(found.map(|e| e.0), *expected, "{line}");
+        assert!(found.is_none_or(|e| e.1 == Certainty::Prose), "{line}");
+    }
 }

@@ -9,6 +9,7 @@
 use super::super::common::has;
 use super::super::{Certainty, LineFacts};
 use crate::model::failure::EngineName;
+use crate::model::{cards, Bytes};
 
 /// Whether `name` stands at `at` in `text` as a word of its own: not inside an identifier, a
 /// path, a URL or a model tag (`ollama/llama3`, `llama3-ollama`, `vllm-project/vllm`,
@@ -177,7 +178,13 @@ pub(super) fn ollama_cli(text: &str, facts: &mut LineFacts) {
 pub(super) fn lmdeploy_own(text: &str, facts: &mut LineFacts) {
     const COMMANDS: [&str; 5] = ["serve", "chat", "lite", "convert", "pipeline"];
     let cli = next_word(text, "lmdeploy ").is_some_and(|sub| COMMANDS.contains(&sub));
-    if has(text, "[TM][") || cli {
+    let logger = ["DEBUG]", "INFO]", "WARNING]", "ERROR]", "FATAL]"]
+        .iter()
+        .any(|level| {
+            text.match_indices("[TM][")
+                .any(|(at, _)| text[at + 5..].starts_with(level))
+        });
+    if logger || cli {
         facts.engine(EngineName::Lmdeploy, Certainty::Strong);
     } else if word(text, "turbomind") || word(text, "TurboMind") || word(text, "LMDeploy") {
         facts.engine(EngineName::Lmdeploy, Certainty::Weak);
@@ -265,12 +272,18 @@ pub(super) fn trainer_cli(text: &str, facts: &mut LineFacts) {
         return;
     }
     // A conda env or a checkout named after the trainer (`envs/axolotl/lib/…`,
-    // `/LLaMA-Factory/`), or the trainer named in a sentence.
+    // `/LLaMA-Factory/`), a config key only that trainer has (LLaMA-Factory's
+    // `finetuning_type: lora`, `src/llamafactory/hparams/finetuning_args.py`; Axolotl's
+    // `sample_packing`, `lora_target_linear`, `src/axolotl/utils/schemas/config.py`), or the
+    // trainer named in a sentence.
     let named = [
         "/envs/axolotl/",
         "/envs/llamafactory/",
         "/envs/llama_factory/",
         "LLaMA-Factory",
+        "finetuning_type",
+        "sample_packing",
+        "lora_target_linear",
     ]
     .iter()
     .any(|needle| has(text, needle))
@@ -352,6 +365,94 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
             }
             named = Some(*engine);
         }
+    }
+    if let Some(engine) = named {
+        facts.engine(engine, Certainty::Prose);
+    }
+}
+
+// --- TensorFlow's device at start ----------------------------------------------------------
+
+/// "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 448 MB memory:  -> device:
+/// 0, name: NVIDIA GeForce RTX 3090, pci bus id: …" (`gpu_device.cc`; TF's MB are MiB, `bytes >>
+/// 20`): what was free when TF started (less its small reserve) and the card's total from its
+/// name (`model::cards`). A round figure (a multiple of 256 MiB) is a limit the user set
+/// (`memory_limit=4096` of a logical device), not what was free: the start figure is left out.
+pub(super) fn tensorflow_device_created(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Tensorflow, Certainty::Strong);
+    let Some(mib) = next_word(text, " with ")
+        .filter(|_| has(text, " MB memory"))
+        .and_then(|word| word.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let card = text
+        .split("name: ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|name| cards::find(name.trim()));
+    if let Some(card) = card {
+        if mib % 256 != 0 {
+            facts.memory.free_at_start = Some(Bytes(mib << 20));
+            facts.memory.total_gpu = Some(card.total_bytes);
+        }
+    }
+}
+
+// --- A link to the engine's own repository --------------------------------------------------
+
+/// Repositories of engines and apps, by their GitHub name (lower case).
+const REPOSITORIES: &[(&str, EngineName)] = &[
+    ("vllm", EngineName::Vllm),
+    ("sglang", EngineName::Sglang),
+    ("ollama", EngineName::Ollama),
+    ("llama.cpp", EngineName::Llamacpp),
+    ("llama-cpp-python", EngineName::Llamacpp),
+    ("koboldcpp", EngineName::Llamacpp),
+    ("tensorrt-llm", EngineName::TensorrtLlm),
+    ("lmdeploy", EngineName::Lmdeploy),
+    ("mlc-llm", EngineName::MlcLlm),
+    ("text-generation-inference", EngineName::Tgi),
+    ("aphrodite-engine", EngineName::Aphrodite),
+    ("exllamav2", EngineName::Exllamav2),
+    ("tabbyapi", EngineName::Exllamav2),
+    ("comfyui", EngineName::Comfyui),
+    ("stable-diffusion-webui", EngineName::Automatic1111),
+    ("stable-diffusion-webui-forge", EngineName::Automatic1111),
+    ("invokeai", EngineName::Invokeai),
+    ("fooocus", EngineName::Fooocus),
+    ("llama-factory", EngineName::Transformers),
+    ("llamafactory", EngineName::Transformers),
+    ("axolotl", EngineName::Transformers),
+    ("unsloth", EngineName::Transformers),
+    ("ms-swift", EngineName::Transformers),
+];
+
+/// A link to an engine's repository (`https://github.com/NVIDIA/TensorRT-LLM/issues/1156`, "same
+/// issue as …", a source line `github.com/vllm-project/vllm/blob/…`): the repository, not the
+/// words of the path (`sgl-project/sglang/…/vllm_utils.py` is SGLang's). As weak as the
+/// reporter's sentence; links to two engines' repositories on one line name none.
+pub(super) fn engine_repository(text: &str, facts: &mut LineFacts) {
+    let mut named: Option<EngineName> = None;
+    for (at, _) in text.match_indices("github.com/") {
+        let mut parts = text[at + "github.com/".len()..].split('/');
+        let (Some(_owner), Some(repo)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let repo: String = repo
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .collect::<String>()
+            .trim_end_matches(".git")
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+        let Some((_, engine)) = REPOSITORIES.iter().find(|(name, _)| *name == repo) else {
+            continue;
+        };
+        if named.is_some_and(|other| other != *engine) {
+            return;
+        }
+        named = Some(*engine);
     }
     if let Some(engine) = named {
         facts.engine(engine, Certainty::Prose);
