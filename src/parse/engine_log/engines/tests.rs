@@ -406,6 +406,10 @@ fn own_vocabulary_names_the_engine() {
         ("axolotl train examples/llama-3/lora-1b.yml", EngineName::Transformers),
         ("CUDA_VISIBLE_DEVICES=0 swift sft --model_type qwen2-7b-instruct", EngineName::Transformers),
         ("🦥 Unsloth: Will patch your computer to enable 2x faster free finetuning.", EngineName::Transformers),
+        ("Error: ShardCannotStart", EngineName::Tgi),
+        ("(invokeai) C:\\stable-diffusion\\InvokeAI>python scripts\\invoke.py --web", EngineName::Invokeai),
+        ("$ invokeai-web --root ~/invokeai", EngineName::Invokeai),
+        ("time=2024-05-01T10:00:00.000Z level=INFO source=server.go:567 msg=\"waiting for llama runner to start responding\"", EngineName::Ollama),
     ];
     for (line, expected) in strong {
         let found = engine(line);
@@ -440,6 +444,8 @@ fn own_vocabulary_names_the_engine() {
         "the mlc_llm_helper module",
         "my trtllm_utils.py script",
         "never oom again, I hope",
+        "my_invoke.py --fast",
+        "ShardFailedTest",
     ];
     for line in none {
         let found = engine(line);
@@ -468,6 +474,10 @@ fn the_reporters_sentence_names_the_engine_weakly() {
             Some(EngineName::Llamacpp),
         ),
         ("Same with TensorRT-LLM 0.9", Some(EngineName::TensorrtLlm)),
+        (
+            "I only have 3 nodes in comfy, loadimage and saveimage",
+            Some(EngineName::Comfyui),
+        ),
         // A comparison names no one engine.
         ("It works in vLLM, fails in SGLang", None),
         // A URL, a path, a model tag, a module, code.

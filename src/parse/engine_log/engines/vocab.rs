@@ -336,6 +336,8 @@ const PROSE: &[(&[&str], EngineName)] = &[
     ),
     (&["LMDeploy", "lmdeploy"], EngineName::Lmdeploy),
     (&["MLC-LLM", "MLC LLM", "mlc-llm"], EngineName::MlcLlm),
+    // "only 3 nodes in comfy": the reporter's short name for ComfyUI.
+    (&["comfy", "Comfy"], EngineName::Comfyui),
 ];
 
 /// The engine a reporter's sentence names ("I'm running vLLM 0.6.3", "with Ollama on a 3090",
@@ -456,5 +458,40 @@ pub(super) fn engine_repository(text: &str, facts: &mut LineFacts) {
     }
     if let Some(engine) = named {
         facts.engine(engine, Certainty::Prose);
+    }
+}
+
+// --- TGI, InvokeAI and Ollama by their own words ---------------------------------------------
+
+/// TGI's launcher errors (`launcher/src/main.rs` `enum LauncherError`, printed by `main` as
+/// `Error: ShardCannotStart`): `ShardCannotStart`, `ShardFailed`, `WebserverCannotStart`.
+pub(super) fn tgi_launcher_error(text: &str, facts: &mut LineFacts) {
+    let error = ["ShardCannotStart", "ShardFailed", "WebserverCannotStart"]
+        .iter()
+        .any(|name| word(text, name));
+    if error {
+        facts.engine(EngineName::Tgi, Certainty::Strong);
+    }
+}
+
+/// InvokeAI's launchers: 2.x `scripts/invoke.py` (`python scripts\invoke.py --web`), 3.x+ the
+/// `invokeai-web` console script (`pyproject.toml` `[project.scripts]`).
+pub(super) fn invokeai_launcher(text: &str, facts: &mut LineFacts) {
+    let launcher = has(text, "scripts/invoke.py")
+        || has(text, "scripts\\invoke.py")
+        || text
+            .match_indices("invokeai-web")
+            .any(|(at, _)| word_start(text, at));
+    if launcher {
+        facts.engine(EngineName::Invokeai, Certainty::Strong);
+    }
+}
+
+/// Ollama's name for the llama.cpp server it starts (`llm/server.go`: "waiting for llama runner
+/// to start responding", "llama runner started in 3.01 seconds", "llama runner process has
+/// terminated: …").
+pub(super) fn ollama_runner(text: &str, facts: &mut LineFacts) {
+    if word(text, "llama runner") {
+        facts.engine(EngineName::Ollama, Certainty::Strong);
     }
 }
