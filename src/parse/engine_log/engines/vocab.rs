@@ -336,6 +336,24 @@ const PROSE: &[(&[&str], EngineName)] = &[
     ),
     (&["LMDeploy", "lmdeploy"], EngineName::Lmdeploy),
     (&["MLC-LLM", "MLC LLM", "mlc-llm"], EngineName::MlcLlm),
+    (&["TGI", "text-generation-inference"], EngineName::Tgi),
+    (&["TabbyAPI", "tabbyAPI", "ExLlama"], EngineName::Exllamav2),
+    (
+        &[
+            "A1111",
+            "Automatic1111",
+            "automatic1111",
+            "SD Forge",
+            "WebUI Forge",
+            "Forge UI",
+        ],
+        EngineName::Automatic1111,
+    ),
+    (&["diffusers", "Diffusers"], EngineName::Diffusers),
+    (
+        &["PyTorch Lightning", "pytorch-lightning"],
+        EngineName::Lightning,
+    ),
     // "only 3 nodes in comfy": the reporter's short name for ComfyUI.
     (&["comfy", "Comfy"], EngineName::Comfyui),
 ];
