@@ -478,6 +478,19 @@ fn the_reporters_sentence_names_the_engine_weakly() {
             "I only have 3 nodes in comfy, loadimage and saveimage",
             Some(EngineName::Comfyui),
         ),
+        (
+            "Running TGI 2.0.4 in docker on 4xA10G",
+            Some(EngineName::Tgi),
+        ),
+        (
+            "In A1111 the same image renders fine",
+            Some(EngineName::Automatic1111),
+        ),
+        (
+            "with diffusers 0.27 and an SDXL pipeline",
+            Some(EngineName::Diffusers),
+        ),
+        ("the lightning fast path", None),
         // A comparison names no one engine.
         ("It works in vLLM, fails in SGLang", None),
         // A URL, a path, a model tag, a module, code.
