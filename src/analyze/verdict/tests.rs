@@ -393,3 +393,38 @@ fn little_free_memory_when_the_engine_started_points_at_other_processes() {
     let cause = cause_with_memory(&failure, EngineName::Sglang, &memory);
     assert_ne!(cause, Cause::OtherProcessesHoldMemory);
 }
+
+#[test]
+fn automatic1111_advice_names_forges_own_memory_settings() {
+    let failure = pytorch(2.5, 8.0, 1.2, 4.5, 1.6);
+    let engine = EngineInfo {
+        name: EngineName::Automatic1111,
+        version: None,
+        generation: None,
+        evidence_line: None,
+    };
+    let phase = PhaseReport {
+        failed_in: Phase::Inference,
+        last_completed: None,
+        server_was_ready: None,
+        prompt_can_be_cause: None,
+        evidence: Vec::new(),
+    };
+    let versions = BTreeMap::new();
+    let inputs = VerdictInputs {
+        failure: Some(&failure),
+        messages: std::slice::from_ref(&failure),
+        engine: &engine,
+        config: &EngineConfig::default(),
+        model: None,
+        memory: &EngineMemory::default(),
+        versions: &versions,
+        phase: &phase,
+        timeline: &[],
+        shutdown_line: None,
+    };
+    let steps = decide(&inputs).next_steps.join("\n");
+    assert!(steps.contains("--medvram"), "{steps}");
+    assert!(steps.contains("\"GPU Weights\""), "{steps}");
+    assert!(steps.contains("\"Never OOM Integrated\""), "{steps}");
+}
