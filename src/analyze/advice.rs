@@ -174,6 +174,11 @@ fn image_app_steps(builder: &mut Builder<'_>, cause: Cause, engine: EngineName) 
         EngineName::Automatic1111 => {
             builder.step("add `--medvram` (or `--medvram-sdxl` for SDXL models only) to `COMMANDLINE_ARGS`; `--lowvram` on cards of 4 GiB or less");
             builder.step("use a memory-efficient attention (`--xformers` or `--opt-sdp-attention`), lower the resolution or batch size, and use tiled VAE decoding for large images");
+            // Forge (lllyasviel/stable-diffusion-webui-forge) manages memory itself: the "GPU
+            // Weights (MB)" slider of its top bar (`modules_forge/main_entry.py`) and the built-in
+            // "Never OOM Integrated" script (`extensions-builtin/sd_forge_neveroom`: UNet always
+            // offloaded, VAE always tiled).
+            builder.step("on the Forge fork, which manages memory itself: lower the \"GPU Weights\" slider to leave more for computation, or turn on \"Never OOM Integrated\" (UNet offloaded, VAE always tiled)");
         }
         EngineName::Invokeai => {
             builder.step("turn on low-VRAM mode in `invokeai.yaml`: `enable_partial_loading: true` (InvokeAI 5.6+), and raise `device_working_mem_gb` if the failure is in VAE decode");

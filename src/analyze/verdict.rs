@@ -7,7 +7,10 @@
 //! 2. one allocation larger than the card's total;
 //! 3. the engine's own memory error (vLLM start-up free memory, KV budget, warm-up; TGI; SGLang);
 //! 4. other processes named in the text hold what was missing (free + theirs ≥ request);
-//! 5. reserved-but-unallocated ≥ request while free < request ⇒ fragmentation plausible
+//!    or less than half the card was free when the engine started (its own start-up line);
+//! 5. free < request ≤ free + reserved-but-unallocated, the cache ≥ ¾ of the request and large
+//!    against the live tensors ⇒ fragmentation plausible, never for an engine that pre-allocates
+//!    its KV pool
 //!    (confirmed only by a memory snapshot: `oomdoc snapshot`);
 //! 6. the phase: weights, conversion/graph capture (transient peak), profiling (warm-up peak),
 //!    KV cache, serving, training;
@@ -543,6 +546,11 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         OomKind::TensorflowOomTensor | OomKind::TensorflowBfc
     ) && failure.figures.total_capacity_bytes.is_none()
     {
+        // Unless that pool was small from the start: TF's "Created device … with N MB memory"
+        // far below the card.
+        if let Some(outside) = held_before_start(builder, failure) {
+            return outside;
+        }
         builder.fact("TensorFlow's allocator reserved its pool of GPU memory when the session started (nearly all free memory unless memory growth is on): this process's own tensors fill it (framework error text)".to_string());
         return Cause::CapacityExhausted;
     }
@@ -638,6 +646,12 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         return outside;
     }
 
+    // 4c. The engine's own start-up figure: less than half the card was free before this run
+    //     loaded anything, so the rest was held by other processes from the start.
+    if let Some(outside) = held_before_start(builder, failure) {
+        return outside;
+    }
+
     // 5. Fragmentation: lead with it only when the cache PyTorch holds could take the request
     //    and is large against what the job holds (a training step at ~95 % of the card with a
     //    little cache is capacity first), and never for an engine that pre-allocates its KV
@@ -648,11 +662,14 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         let allocated = figures
             .allocated_by_pytorch_bytes
             .or_else(|| reserved_total(failure).map(|(r, _)| r.saturating_sub(unallocated)));
+        // Large against the request: the cache alone holds at least three quarters of it, and
+        // with what is free all of it (a cache of half a request beside some free memory is
+        // small against it, as an image pipeline's VAE decode or upscale asks for); and large
+        // against the job: 15 % of its live tensors, which the next steps still need, or 10 %
+        // when the cache alone could take the whole request.
         let cache_fits = free < tried
             && free.saturating_add(unallocated) >= tried
-            && unallocated.get().saturating_mul(2) >= tried.get();
-        // Large against the job: 15 % of its live tensors, or 10 % when the cache alone could
-        // take the whole request (no free memory needed beside it).
+            && unallocated.get().saturating_mul(4) >= tried.get().saturating_mul(3);
         let share = if unallocated >= tried { 0.10 } else { 0.15 };
         let cache_is_large = allocated
             .is_none_or(|allocated| unallocated.get() as f64 >= share * allocated.get() as f64);
@@ -876,6 +893,29 @@ fn held_outside(builder: &mut Builder<'_>, failure: &OomMessage) -> Option<Cause
         } else {
             "outside PyTorch's allocator: other processes or ranks sharing this GPU, an earlier run still alive, or another allocator in this process"
         }
+    ));
+    Some(Cause::OtherProcessesHoldMemory)
+}
+
+/// What was free when the engine started, against the card: vLLM's "Free memory on device
+/// (F/T GiB) on startup", SGLang's "Load weight begin. avail mem=F GB", Ollama's
+/// `memory.available=[F]`, llama.cpp's per-device free figure, TensorFlow's "Created device … with
+/// N MB memory" (all read by `parse::engine_log`). Under half the card free before anything was
+/// loaded: other processes (or an earlier run still alive) held the rest.
+fn held_before_start(builder: &mut Builder<'_>, failure: &OomMessage) -> Option<Cause> {
+    let memory = builder.inputs.memory;
+    let free = memory.free_at_start?;
+    let total = failure.figures.total_capacity_bytes.or(memory.total_gpu)?;
+    if total == Bytes::ZERO || free.get().saturating_mul(2) >= total.get() {
+        return None;
+    }
+    let held = total.saturating_sub(free);
+    builder.fact(format!(
+        "when the engine started only {} of the card's {} was free (engine log): about {} ({:.0} %) was held before this run loaded anything, by other processes or an earlier run still alive",
+        gib(free),
+        gib(total),
+        gib(held),
+        held.get() as f64 * 100.0 / total.get() as f64
     ));
     Some(Cause::OtherProcessesHoldMemory)
 }

@@ -28,7 +28,7 @@ const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.98),
     (Measure::Figures, 0.98),
     (Measure::PhaseShown, 0.82),
-    (Measure::Engine, 0.96),
+    (Measure::Engine, 0.97),
     (Measure::UnknownKept, 0.96),
     (Measure::Cause, 0.96),
 ];

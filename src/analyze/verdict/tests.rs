@@ -320,3 +320,111 @@ fn a_kill_without_evidence_of_memory_is_not_called_host_memory() {
         verdict.next_steps
     );
 }
+
+#[test]
+fn a_cache_small_against_an_image_pipelines_request_is_not_fragmentation() {
+    // A VAE decode of 2.5 GiB on an 8 GiB card: 1.2 GiB free, 1.6 GiB cached (under three
+    // quarters of the request), 4.5 GiB of live tensors.
+    let failure = pytorch(2.5, 8.0, 1.2, 4.5, 1.6);
+    let cause = cause_of(&failure, EngineName::Automatic1111, Phase::Inference);
+    assert_eq!(cause, Cause::InferenceLoad);
+    // The cache all but holds the request (15.93 of 16 GiB) and free memory adds 10.48 GiB.
+    let failure = pytorch(16.0, 47.99, 10.48, 18.36, 15.93);
+    let cause = cause_of(&failure, EngineName::Automatic1111, Phase::Inference);
+    assert_eq!(cause, Cause::FragmentationPlausible);
+}
+
+/// The cause with the engine's own start-up figures given.
+fn cause_with_memory(failure: &OomMessage, engine: EngineName, memory: &EngineMemory) -> Cause {
+    let engine = EngineInfo {
+        name: engine,
+        version: None,
+        generation: None,
+        evidence_line: None,
+    };
+    let phase = PhaseReport {
+        failed_in: Phase::WeightsLoad,
+        last_completed: None,
+        server_was_ready: None,
+        prompt_can_be_cause: None,
+        evidence: Vec::new(),
+    };
+    let versions = BTreeMap::new();
+    let inputs = VerdictInputs {
+        failure: Some(failure),
+        messages: std::slice::from_ref(failure),
+        engine: &engine,
+        config: &EngineConfig::default(),
+        model: None,
+        memory,
+        versions: &versions,
+        phase: &phase,
+        timeline: &[],
+        shutdown_line: None,
+    };
+    decide(&inputs).cause
+}
+
+#[test]
+fn little_free_memory_when_the_engine_started_points_at_other_processes() {
+    // TensorFlow started with 448 MiB of a 24 GiB card; its own pool then ran out.
+    let failure = message(OomKind::TensorflowBfc, OomFigures::default());
+    let memory = EngineMemory {
+        free_at_start: Some(Bytes(448 << 20)),
+        total_gpu: Some(Bytes(24 * GIB)),
+        ..Default::default()
+    };
+    let cause = cause_with_memory(&failure, EngineName::Tensorflow, &memory);
+    assert_eq!(cause, Cause::OtherProcessesHoldMemory);
+    // SGLang's "avail mem" at the start of its weight load: 10 of 80 GiB.
+    let failure = pytorch(0.5, 80.0, 0.2, 9.0, 0.1);
+    let memory = EngineMemory {
+        free_at_start: Some(Bytes(10 * GIB)),
+        ..Default::default()
+    };
+    let cause = cause_with_memory(&failure, EngineName::Sglang, &memory);
+    assert_eq!(cause, Cause::OtherProcessesHoldMemory);
+    // Most of the card free at start: the run itself filled it.
+    let memory = EngineMemory {
+        free_at_start: Some(Bytes(78 * GIB)),
+        ..Default::default()
+    };
+    let failure = pytorch(0.5, 80.0, 0.2, 77.0, 0.1);
+    let cause = cause_with_memory(&failure, EngineName::Sglang, &memory);
+    assert_ne!(cause, Cause::OtherProcessesHoldMemory);
+}
+
+#[test]
+fn automatic1111_advice_names_forges_own_memory_settings() {
+    let failure = pytorch(2.5, 8.0, 1.2, 4.5, 1.6);
+    let engine = EngineInfo {
+        name: EngineName::Automatic1111,
+        version: None,
+        generation: None,
+        evidence_line: None,
+    };
+    let phase = PhaseReport {
+        failed_in: Phase::Inference,
+        last_completed: None,
+        server_was_ready: None,
+        prompt_can_be_cause: None,
+        evidence: Vec::new(),
+    };
+    let versions = BTreeMap::new();
+    let inputs = VerdictInputs {
+        failure: Some(&failure),
+        messages: std::slice::from_ref(&failure),
+        engine: &engine,
+        config: &EngineConfig::default(),
+        model: None,
+        memory: &EngineMemory::default(),
+        versions: &versions,
+        phase: &phase,
+        timeline: &[],
+        shutdown_line: None,
+    };
+    let steps = decide(&inputs).next_steps.join("\n");
+    assert!(steps.contains("--medvram"), "{steps}");
+    assert!(steps.contains("\"GPU Weights\""), "{steps}");
+    assert!(steps.contains("\"Never OOM Integrated\""), "{steps}");
+}

@@ -34,6 +34,9 @@ use crate::model::failure::EngineName;
 /// first (e.g. ollama's own lines beat the llama.cpp lines it forwards).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Certainty {
+    /// The engine named in the reporter's own sentence ("I'm running vLLM 0.6.3"): taken only
+    /// when nothing else shows the engine.
+    Prose,
     /// A traceback path or a generic library line (`transformers/`, `torch.distributed`).
     Weak,
     /// A line only this engine prints (`Load weight begin`, `llama_model_loader`).

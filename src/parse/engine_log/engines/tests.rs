@@ -378,3 +378,182 @@ fn applications_with_their_own_memory_settings() {
         (EngineName::Pytorch, Certainty::Weak)
     ));
 }
+
+#[test]
+fn own_vocabulary_names_the_engine() {
+    let strong: &[(&str, EngineName)] = &[
+        ("2025-01-17T01:33:11.866832 - got prompt", EngineName::Comfyui),
+        ("got prompt", EngineName::Comfyui),
+        ("Prompt executed in 12.34 seconds", EngineName::Comfyui),
+        ("Launching Web UI with arguments: --xformers --medvram", EngineName::Automatic1111),
+        ("[GPU Setting] You will use 95.81% GPU memory (23438.00 MB) to load weights, and use 4.19% GPU memory (1024.00 MB) to do matrix computation.", EngineName::Automatic1111),
+        ("[Memory Management] Target: KModel, Free GPU: 3150.27 MB, Model Require: 4897.05 MB", EngineName::Automatic1111),
+        ("llm_load_print_meta: model size       = 4.58 GiB (5.01 BPW)", EngineName::Llamacpp),
+        ("llama_new_context_with_model: n_ctx      = 32768", EngineName::Llamacpp),
+        ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory", EngineName::Llamacpp),
+        ("Welcome to KoboldCpp - Version 1.75.2", EngineName::Llamacpp),
+        ("$ ollama run llama3:70b", EngineName::Ollama),
+        ("ollama serve", EngineName::Ollama),
+        ("[TM][WARNING] [LlamaTritonModel] `max_context_token_num` is not set, default to 8192.", EngineName::Lmdeploy),
+        ("lmdeploy serve api_server internlm/internlm2-chat-7b --tp 2", EngineName::Lmdeploy),
+        ("trtllm-build --checkpoint_dir ./ckpt --output_dir ./engine --max_batch_size 64", EngineName::TensorrtLlm),
+        ("trtllm-serve meta-llama/Llama-3.1-8B --backend pytorch", EngineName::TensorrtLlm),
+        ("  13: mlc::llm::serve::ThreadedEngineImpl::RunBackgroundLoop()", EngineName::MlcLlm),
+        ("mlc_llm serve HF://mlc-ai/Llama-3-8B-Instruct-q4f16_1-MLC --mode server", EngineName::MlcLlm),
+        ("llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml", EngineName::Transformers),
+        ("06/17/2024 10:00:00 - INFO - llamafactory.hparams.parser - Process rank: 0", EngineName::Transformers),
+        ("accelerate launch -m axolotl.cli.train config.yml", EngineName::Transformers),
+        ("axolotl train examples/llama-3/lora-1b.yml", EngineName::Transformers),
+        ("CUDA_VISIBLE_DEVICES=0 swift sft --model_type qwen2-7b-instruct", EngineName::Transformers),
+        ("🦥 Unsloth: Will patch your computer to enable 2x faster free finetuning.", EngineName::Transformers),
+        ("Error: ShardCannotStart", EngineName::Tgi),
+        ("(invokeai) C:\\stable-diffusion\\InvokeAI>python scripts\\invoke.py --web", EngineName::Invokeai),
+        ("$ invokeai-web --root ~/invokeai", EngineName::Invokeai),
+        ("time=2024-05-01T10:00:00.000Z level=INFO source=server.go:567 msg=\"waiting for llama runner to start responding\"", EngineName::Ollama),
+    ];
+    for (line, expected) in strong {
+        let found = engine(line);
+        assert_eq!(found.map(|e| e.0), Some(*expected), "{line}");
+        assert!(found.is_some_and(|e| e.1 >= Certainty::Strong), "{line}");
+    }
+    let weak: &[(&str, EngineName)] = &[
+        ("- **Node Type:** VAEDecodeTiled", EngineName::Comfyui),
+        ("the KSampler node fails with a 1024x1024 latent", EngineName::Comfyui),
+        ("I enabled Never OOM Integrated for the UNet", EngineName::Automatic1111),
+        ("with GPU Weights at 7000 MB it still fails", EngineName::Automatic1111),
+        ("set COMMANDLINE_ARGS=--xformers", EngineName::Automatic1111),
+        ("./webui.sh --medvram-sdxl", EngineName::Automatic1111),
+        ("OLLAMA_NUM_PARALLEL=4 OLLAMA_FLASH_ATTENTION=1", EngineName::Ollama),
+        ("the turbomind backend crashes", EngineName::Lmdeploy),
+        ("I run it with KoboldCpp on Windows", EngineName::Llamacpp),
+        ("[rank1]:   File \"/home/owen/miniconda3/envs/axolotl/lib/python3.11/site-packages/torch/_tensor.py\",", EngineName::Transformers),
+        ("Please use llamafactory v0.8.1", EngineName::Transformers),
+        ("finetuning_type: lora", EngineName::Transformers),
+        ("sample_packing: true", EngineName::Transformers),
+    ];
+    for (line, expected) in weak {
+        assert_eq!(engine(line).map(|e| e.0), Some(*expected), "{line}");
+    }
+    // Look-alikes: another project's words, a file or a user's variable named alike.
+    let none = [
+        "I got prompted twice",
+        "we got prompt injection in the logs",
+        "MyKSampler_v2 is a custom class",
+        "the swift language",
+        "ollama_model_path = get_path()",
+        "the mlc_llm_helper module",
+        "my trtllm_utils.py script",
+        "never oom again, I hope",
+        "my_invoke.py --fast",
+        "ShardFailedTest",
+    ];
+    for line in none {
+        let found = engine(line);
+        assert!(
+            found.is_none_or(|e| e.1 == Certainty::Prose),
+            "{line}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn the_reporters_sentence_names_the_engine_weakly() {
+    let cases: &[(&str, Option<EngineName>)] = &[
+        ("I'm running vLLM 0.6.3 on 2x A100", Some(EngineName::Vllm)),
+        (
+            "This happens with Ollama on a 3090",
+            Some(EngineName::Ollama),
+        ),
+        ("用vllm部署qwen2-72b时显存不足", Some(EngineName::Vllm)),
+        (
+            "SGLang crashes at startup with the 70B model",
+            Some(EngineName::Sglang),
+        ),
+        (
+            "Built llama.cpp from master today",
+            Some(EngineName::Llamacpp),
+        ),
+        ("Same with TensorRT-LLM 0.9", Some(EngineName::TensorrtLlm)),
+        (
+            "I only have 3 nodes in comfy, loadimage and saveimage",
+            Some(EngineName::Comfyui),
+        ),
+        (
+            "Running TGI 2.0.4 in docker on 4xA10G",
+            Some(EngineName::Tgi),
+        ),
+        (
+            "In A1111 the same image renders fine",
+            Some(EngineName::Automatic1111),
+        ),
+        (
+            "with diffusers 0.27 and an SDXL pipeline",
+            Some(EngineName::Diffusers),
+        ),
+        ("the lightning fast path", None),
+        // A comparison names no one engine.
+        ("It works in vLLM, fails in SGLang", None),
+        // A URL, a path, a model tag, a module, code.
+        ("see https://example.org/docs/vllm/serving.html", None),
+        (
+            "https://github.com/someone/my-app/blob/main/vllm_compat.py",
+            None,
+        ),
+        ("the model ollama/llama3:8b from the hub", None),
+        ("llama3-ollama-q4.gguf", None),
+        ("from vllm.worker import Worker", Some(EngineName::Vllm)),
+        ("engine = vllm.LLM(model=path)", None),
+        ("  File \"/srv/vllm_test.py\", line 3, in <module>", None),
+    ];
+    for (line, expected) in cases {
+        let found = engine(line);
+        assert_eq!(found.map(|e| e.0), *expected, "{line}");
+    }
+    let prose = engine("I'm running vLLM 0.6.3").map(|e| e.1);
+    assert_eq!(prose, Some(Certainty::Prose));
+    // The sentence outranks a torch frame, never a library or app the text shows.
+    let vllm = (EngineName::Vllm, Certainty::Prose);
+    assert!(outranks(vllm, (EngineName::Pytorch, Certainty::Weak)));
+    assert!(!outranks((EngineName::Pytorch, Certainty::Weak), vllm));
+    assert!(!outranks(vllm, (EngineName::Transformers, Certainty::Weak)));
+    assert!(outranks((EngineName::Transformers, Certainty::Weak), vllm));
+    assert!(!outranks(vllm, (EngineName::Pytorch, Certainty::Strong)));
+}
+
+#[test]
+fn tensorflow_device_creation_gives_the_memory_free_at_start() {
+    let facts = |line: &str| super::super::parse_line_scan(line);
+    let line = "2023-05-01 10:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1635] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 448 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3090, pci bus id: 0000:01:00.0, compute capability: 8.6";
+    let got = facts(line);
+    assert_eq!(got.engine.map(|e| e.0), Some(EngineName::Tensorflow));
+    assert_eq!(
+        got.memory.free_at_start,
+        Some(crate::model::Bytes(448 << 20))
+    );
+    assert!(got.memory.total_gpu.is_some_and(|t| t.get() > 20 << 30));
+    // A limit the user set (a round figure), or a card not in the table: no start figure.
+    let limit = line.replace("448 MB", "4096 MB");
+    assert_eq!(facts(&limit).memory.free_at_start, None);
+    let unknown = line.replace("NVIDIA GeForce RTX 3090", "Some Card 9000");
+    assert_eq!(facts(&unknown).memory.free_at_start, None);
+}
+
+#[test]
+fn a_link_to_the_engines_repository_names_it_weakly() {
+    let cases: &[(&str, Option<EngineName>)] = &[
+        ("same issue as https://github.com/NVIDIA/TensorRT-LLM/issues/1156", Some(EngineName::TensorrtLlm)),
+        ("see https://github.com/vllm-project/vllm/blob/main/vllm/worker/worker.py#L120", Some(EngineName::Vllm)),
+        ("git clone https://github.com/ggerganov/llama.cpp.git", Some(EngineName::Llamacpp)),
+        // The repository decides, not the words of the path.
+        ("https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/vllm_utils.py", Some(EngineName::Sglang)),
+        // Not an engine's repository; two engines' repositories.
+        ("![image](https://github.com/user-attachments/assets/ba031b64)", None),
+        ("https://github.com/pytorch/pytorch/issues/1", None),
+        ("compare https://github.com/vllm-project/vllm/pull/1 and https://github.com/sgl-project/sglang/pull/2", None),
+    ];
+    for (line, expected) in cases {
+        let found = engine(line);
+        assert_eq!(found.map(|e| e.0), *expected, "{line}");
+        assert!(found.is_none_or(|e| e.1 == Certainty::Prose), "{line}");
+    }
+}

@@ -1,0 +1,515 @@
+//! Engines and applications shown only by their own vocabulary: a CLI name (`lmdeploy serve`,
+//! `trtllm-build`, `mlc_llm serve`, `llamafactory-cli`, `axolotl.cli`), a log name (TurboMind's
+//! `[TM][`, MLC-LLM's C++ frames `mlc::llm::serve::…`, ComfyUI's "got prompt"), a UI's feature or
+//! flag (Forge's "Never OOM Integrated" and "GPU Weights", AUTOMATIC1111's `--medvram`), a
+//! banner (KoboldCpp's "Welcome to KoboldCpp"), and the engine the reporter names in a sentence
+//! ("I'm running vLLM 0.6.3", "用vllm部署"). The sources each text comes from are cited at its
+//! handler and in docs/engines.md.
+
+use super::super::common::has;
+use super::super::{Certainty, LineFacts};
+use crate::model::failure::EngineName;
+use crate::model::{cards, Bytes};
+
+/// Whether `name` stands at `at` in `text` as a word of its own: not inside an identifier, a
+/// path, a URL or a model tag (`ollama/llama3`, `llama3-ollama`, `vllm-project/vllm`,
+/// `vllm.entrypoints`), but allowed between CJK characters ("用vllm部署").
+fn word_at(text: &str, at: usize, name: &str) -> bool {
+    let before = text[..at].chars().next_back();
+    let mut rest = text[at + name.len()..].chars();
+    let after = rest.next();
+    let joined = |c: char| c.is_ascii_alphanumeric() || matches!(c, '/' | '\\' | '_' | '-' | '@');
+    // `vllm.` ends a sentence; `vllm.entrypoints` or `ollama.com` is a module or a host.
+    let dotted = after == Some('.') && rest.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let after_colon = after == Some(':')
+        && text[at + name.len() + 1..].starts_with(|c: char| c.is_ascii_alphanumeric());
+    before.is_none_or(|c| !(joined(c) || c == '.' || c == ':'))
+        && after.is_none_or(|c| !joined(c))
+        && !dotted
+        && !after_colon
+}
+
+fn word(text: &str, name: &str) -> bool {
+    text.match_indices(name)
+        .any(|(at, _)| word_at(text, at, name))
+}
+
+/// The words after `marker` (the command's subcommand, a version).
+fn next_word<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
+    let at = text.find(marker)?;
+    text[at + marker.len()..].split_whitespace().next()
+}
+
+// --- ComfyUI -------------------------------------------------------------------------------
+
+/// ComfyUI's server when a workflow is queued (`server.py` `post_prompt`:
+/// `logging.info("got prompt")`): the whole line, after a timestamp.
+pub(super) fn comfyui_got_prompt(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_end();
+    if line.ends_with("got prompt")
+        && line[..line.len() - "got prompt".len()]
+            .chars()
+            .all(|c| !c.is_alphabetic() || c == 'T' || c == 'Z')
+    {
+        facts.engine(EngineName::Comfyui, Certainty::Strong);
+    }
+}
+
+/// ComfyUI's executor after a workflow (`main.py` `prompt_worker`: `logging.info("Prompt
+/// executed in {:.2f} seconds")`).
+pub(super) fn comfyui_executed(text: &str, facts: &mut LineFacts) {
+    let seconds = next_word(text, "Prompt executed in ")
+        .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()));
+    if seconds && has(text, " seconds") {
+        facts.engine(EngineName::Comfyui, Certainty::Strong);
+    }
+}
+
+/// ComfyUI's node class names (`nodes.py` `NODE_CLASS_MAPPINGS`; `comfy_extras/
+/// nodes_custom_sampler.py` `SamplerCustomAdvanced`), named as words: a workflow's node.
+pub(super) const COMFYUI_NODES: [&str; 8] = [
+    "KSampler",
+    "VAEDecode",
+    "VAEEncode",
+    "CheckpointLoaderSimple",
+    "CLIPTextEncode",
+    "UNETLoader",
+    "SamplerCustomAdvanced",
+    "EmptyLatentImage",
+];
+
+pub(super) fn comfyui_node_name(text: &str, facts: &mut LineFacts) {
+    let named = COMFYUI_NODES.iter().any(|node| {
+        text.match_indices(node).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + node.len()..].chars().next();
+            // `KSamplerAdvanced`, `VAEDecodeTiled` are nodes too; `MyKSampler` is not.
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                && after.is_none_or(|c| c != '_' && c != '(' && c != '.')
+        })
+    });
+    if named {
+        facts.engine(EngineName::Comfyui, Certainty::Weak);
+    }
+}
+
+// --- AUTOMATIC1111 and its Forge fork ------------------------------------------------------
+
+/// `modules/launch_utils.py` `start()`: `print(f"Launching Web UI with arguments: {' '.join
+/// (sys.argv[1:])}")` (AUTOMATIC1111 1.x and Forge).
+pub(super) fn automatic1111_launch(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Automatic1111, Certainty::Strong);
+}
+
+/// Forge (lllyasviel/stable-diffusion-webui-forge): `backend/memory_management.py` and
+/// `modules_forge/main_entry.py` print "[GPU Setting] You will use …% GPU memory (… MB) to load
+/// weights", "[Memory Management] Target: …", "[Unload] Trying to free …"; its UI's "GPU
+/// Weights" slider and the built-in "Never OOM Integrated" extension
+/// (`extensions-builtin/sd_forge_neveroom`).
+pub(super) fn forge_own(text: &str, facts: &mut LineFacts) {
+    let own = has(text, "[GPU Setting] You will use")
+        || has(text, "[Memory Management] Target")
+        || has(text, "[Unload] Trying to free");
+    if own {
+        facts.engine(EngineName::Automatic1111, Certainty::Strong);
+    } else if has(text, "Never OOM") || has(text, "GPU Weights") {
+        facts.engine(EngineName::Automatic1111, Certainty::Weak);
+    }
+}
+
+/// AUTOMATIC1111's own flags (`modules/cmd_args.py`: `--medvram`, `--medvram-sdxl`) and the
+/// variable its launchers read (`webui-user.bat` `set COMMANDLINE_ARGS=`). ComfyUI has
+/// `--lowvram` but no `--medvram`.
+pub(super) fn automatic1111_flags(text: &str, facts: &mut LineFacts) {
+    let flag = text.match_indices("--medvram").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        before.is_none_or(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '`' | ','))
+    });
+    if flag || has(text, "COMMANDLINE_ARGS") {
+        facts.engine(EngineName::Automatic1111, Certainty::Weak);
+    }
+}
+
+// --- llama.cpp and its apps ----------------------------------------------------------------
+
+/// llama.cpp's loader and context lines (`src/llama.cpp` before b3800 `llm_load_print_meta:`,
+/// `llama_new_context_with_model:`; `ggml/src/ggml-cuda/ggml-cuda.cu`
+/// `ggml_backend_cuda_buffer_type_alloc_buffer`), and KoboldCpp's banner (`koboldcpp.py`:
+/// `print("***\nWelcome to KoboldCpp - Version " + KcppVersion)`); KoboldCpp runs llama.cpp.
+pub(super) fn llamacpp_own(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Llamacpp, Certainty::Strong);
+}
+
+/// KoboldCpp named as a word (the app over llama.cpp, no engine of its own).
+pub(super) fn koboldcpp_named(text: &str, facts: &mut LineFacts) {
+    if word(text, "KoboldCpp") || word(text, "koboldcpp") || word(text, "KoboldCPP") {
+        facts.engine(EngineName::Llamacpp, Certainty::Weak);
+    }
+}
+
+// --- Ollama --------------------------------------------------------------------------------
+
+/// Ollama's CLI (`cmd/cmd.go`: `ollama serve`, `ollama run <model>`, `ollama ps`) and its
+/// settings (`envconfig/config.go`: `OLLAMA_NUM_PARALLEL`, `OLLAMA_FLASH_ATTENTION`,
+/// `OLLAMA_HOST`, …).
+pub(super) fn ollama_cli(text: &str, facts: &mut LineFacts) {
+    const COMMANDS: [&str; 6] = ["serve", "run", "ps", "pull", "create", "show"];
+    let command = text.match_indices("ollama ").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let sub = text[at + "ollama ".len()..].split_whitespace().next();
+        before.is_none_or(|c| c.is_whitespace() || matches!(c, '$' | '`' | '>' | '"' | '\''))
+            && sub.is_some_and(|sub| COMMANDS.contains(&sub))
+    });
+    let setting = text
+        .match_indices("OLLAMA_")
+        .any(|(at, _)| text[at + "OLLAMA_".len()..].starts_with(|c: char| c.is_ascii_uppercase()));
+    if command {
+        facts.engine(EngineName::Ollama, Certainty::Strong);
+    } else if setting {
+        facts.engine(EngineName::Ollama, Certainty::Weak);
+    }
+}
+
+// --- LMDeploy / TurboMind ------------------------------------------------------------------
+
+/// TurboMind's C++ logger (`src/turbomind/utils/logger.h`: `[TM][INFO]`, `[TM][WARNING]`,
+/// `[TM][ERROR]`) and LMDeploy's CLI (`lmdeploy/cli/`: `lmdeploy serve api_server`,
+/// `lmdeploy chat`, `lmdeploy lite`, `lmdeploy convert`).
+pub(super) fn lmdeploy_own(text: &str, facts: &mut LineFacts) {
+    const COMMANDS: [&str; 5] = ["serve", "chat", "lite", "convert", "pipeline"];
+    let cli = next_word(text, "lmdeploy ").is_some_and(|sub| COMMANDS.contains(&sub));
+    let logger = ["DEBUG]", "INFO]", "WARNING]", "ERROR]", "FATAL]"]
+        .iter()
+        .any(|level| {
+            text.match_indices("[TM][")
+                .any(|(at, _)| text[at + 5..].starts_with(level))
+        });
+    if logger || cli {
+        facts.engine(EngineName::Lmdeploy, Certainty::Strong);
+    } else if word(text, "turbomind") || word(text, "TurboMind") || word(text, "LMDeploy") {
+        facts.engine(EngineName::Lmdeploy, Certainty::Weak);
+    }
+}
+
+// --- TensorRT-LLM --------------------------------------------------------------------------
+
+/// TensorRT-LLM's console scripts (`setup.py` `entry_points`: `trtllm-build`, `trtllm-serve`,
+/// `trtllm-bench`, `trtllm-llmapi-launch`, `trtllm-eval`) and the Python logger's prefix
+/// (`tensorrt_llm/logger.py`: `[TRT-LLM] [E]`).
+pub(super) fn tensorrt_llm_own(text: &str, facts: &mut LineFacts) {
+    let script = text.match_indices("trtllm-").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            && text[at + "trtllm-".len()..].starts_with(|c: char| c.is_ascii_lowercase())
+    });
+    if script || has(text, "[TRT-LLM]") {
+        facts.engine(EngineName::TensorrtLlm, Certainty::Strong);
+    }
+}
+
+// --- MLC-LLM -------------------------------------------------------------------------------
+
+/// MLC-LLM's C++ engine in a TVM backtrace (`cpp/serve/threaded_engine.cc`:
+/// `mlc::llm::serve::ThreadedEngineImpl::RunBackgroundLoop()`) and its CLI (`python/mlc_llm/
+/// __main__.py`: `mlc_llm serve|chat|compile|convert_weight|gen_config|package|bench`).
+pub(super) fn mlc_llm_own(text: &str, facts: &mut LineFacts) {
+    const COMMANDS: [&str; 8] = [
+        "serve",
+        "chat",
+        "compile",
+        "convert_weight",
+        "gen_config",
+        "package",
+        "bench",
+        "calibrate",
+    ];
+    let cli = next_word(text, "mlc_llm ").is_some_and(|sub| COMMANDS.contains(&sub));
+    if has(text, "mlc::llm::") || cli {
+        facts.engine(EngineName::MlcLlm, Certainty::Strong);
+    }
+}
+
+// --- Fine-tuning wrappers over transformers -----------------------------------------------
+
+/// LLaMA-Factory (`src/llamafactory/cli.py`: the `llamafactory-cli train|chat|export|webui`
+/// console script; its loggers `llamafactory.hparams.parser`, `llamafactory.train.…`; once
+/// `llmtuner`), Axolotl (`python -m axolotl.cli.train`, 0.8+ `axolotl train|preprocess`; the
+/// `axolotl.` loggers), ms-swift (`swift/cli/main.py`: `swift sft|pt|rlhf|infer|export|deploy`)
+/// and Unsloth (`unsloth/__init__.py`: "🦥 Unsloth: Will patch your computer …"): all drive the
+/// transformers `Trainer`, so transformers names the run (no engine name of their own).
+pub(super) fn trainer_cli(text: &str, facts: &mut LineFacts) {
+    const SWIFT: [&str; 7] = [
+        "sft",
+        "pt",
+        "rlhf",
+        "infer",
+        "export",
+        "deploy",
+        "merge-lora",
+    ];
+    const AXOLOTL: [&str; 6] = [
+        "train",
+        "preprocess",
+        "inference",
+        "merge-lora",
+        "fetch",
+        "evaluate",
+    ];
+    let strong = has(text, "llamafactory-cli")
+        || has(text, "axolotl.cli")
+        || text
+            .match_indices("llamafactory.")
+            .any(|(at, _)| word_start(text, at))
+        || text.match_indices("axolotl.").any(|(at, _)| {
+            word_start(text, at)
+                && text[at + "axolotl.".len()..].starts_with(|c: char| c.is_ascii_lowercase())
+        })
+        || cli_word(text, "axolotl ", &AXOLOTL)
+        || cli_word(text, "swift ", &SWIFT)
+        || has(text, "Unsloth: ");
+    if strong {
+        facts.engine(EngineName::Transformers, Certainty::Strong);
+        return;
+    }
+    // A conda env or a checkout named after the trainer (`envs/axolotl/lib/…`,
+    // `/LLaMA-Factory/`), a config key only that trainer has (LLaMA-Factory's
+    // `finetuning_type: lora`, `src/llamafactory/hparams/finetuning_args.py`; Axolotl's
+    // `sample_packing`, `lora_target_linear`, `src/axolotl/utils/schemas/config.py`), or the
+    // trainer named in a sentence.
+    let named = [
+        "/envs/axolotl/",
+        "/envs/llamafactory/",
+        "/envs/llama_factory/",
+        "LLaMA-Factory",
+        "finetuning_type",
+        "sample_packing",
+        "lora_target_linear",
+    ]
+    .iter()
+    .any(|needle| has(text, needle))
+        || [
+            "LlamaFactory",
+            "llamafactory",
+            "Axolotl",
+            "axolotl",
+            "Unsloth",
+            "unsloth",
+        ]
+        .iter()
+        .any(|name| word(text, name));
+    if named {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
+}
+
+fn word_start(text: &str, at: usize) -> bool {
+    text[..at]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '/' || c == '-'))
+}
+
+/// `<program> <subcommand>` as a command (after a prompt, a quote, or the line's start).
+fn cli_word(text: &str, program: &str, commands: &[&str]) -> bool {
+    text.match_indices(program).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let sub = text[at + program.len()..].split_whitespace().next();
+        before.is_none_or(|c| c.is_whitespace() || matches!(c, '$' | '`' | '>' | '"' | '\''))
+            && sub.is_some_and(|sub| commands.contains(&sub))
+    })
+}
+
+// --- The engine named in the reporter's sentence ------------------------------------------
+
+/// Serving engines a reporter names in prose, with the spellings used in issue threads.
+const PROSE: &[(&[&str], EngineName)] = &[
+    (&["vLLM", "vllm", "VLLM"], EngineName::Vllm),
+    (&["SGLang", "sglang", "Sglang"], EngineName::Sglang),
+    (&["Ollama", "ollama"], EngineName::Ollama),
+    (
+        &["llama.cpp", "llama-cpp-python", "llama_cpp_python"],
+        EngineName::Llamacpp,
+    ),
+    (
+        &["TensorRT-LLM", "TRT-LLM", "TensorRT LLM"],
+        EngineName::TensorrtLlm,
+    ),
+    (&["LMDeploy", "lmdeploy"], EngineName::Lmdeploy),
+    (&["MLC-LLM", "MLC LLM", "mlc-llm"], EngineName::MlcLlm),
+    (&["TGI", "text-generation-inference"], EngineName::Tgi),
+    (&["TabbyAPI", "tabbyAPI", "ExLlama"], EngineName::Exllamav2),
+    (
+        &[
+            "A1111",
+            "Automatic1111",
+            "automatic1111",
+            "SD Forge",
+            "WebUI Forge",
+            "Forge UI",
+        ],
+        EngineName::Automatic1111,
+    ),
+    (&["diffusers", "Diffusers"], EngineName::Diffusers),
+    (
+        &["PyTorch Lightning", "pytorch-lightning"],
+        EngineName::Lightning,
+    ),
+    // "only 3 nodes in comfy": the reporter's short name for ComfyUI.
+    (&["comfy", "Comfy"], EngineName::Comfyui),
+];
+
+/// The engine a reporter's sentence names ("I'm running vLLM 0.6.3", "with Ollama on a 3090",
+/// "用vllm部署qwen"): the weakest claim ([`Certainty::Prose`]), taken only when nothing else
+/// shows the engine. Not from code or log lines (a traceback frame, an import, a `key=value`
+/// setting, a URL or path), and nothing from a line naming two engines ("works in vLLM, fails in
+/// SGLang").
+pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
+    let line = text.trim();
+    let code = line.starts_with("File \"")
+        || line.starts_with(">>>")
+        || line.starts_with('#')
+        || has(line, "import ")
+        || has(line, "://")
+        || has(line, "site-packages")
+        || has(line, " = ")
+        || has(line, "==")
+        || (has(line, "(") && has(line, ")") && !has(line, " "));
+    if code {
+        return;
+    }
+    let mut named: Option<EngineName> = None;
+    for (spellings, engine) in PROSE {
+        if spellings.iter().any(|name| word(line, name)) {
+            if named.is_some_and(|other| other != *engine) {
+                return;
+            }
+            named = Some(*engine);
+        }
+    }
+    if let Some(engine) = named {
+        facts.engine(engine, Certainty::Prose);
+    }
+}
+
+// --- TensorFlow's device at start ----------------------------------------------------------
+
+/// "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 448 MB memory:  -> device:
+/// 0, name: NVIDIA GeForce RTX 3090, pci bus id: …" (`gpu_device.cc`; TF's MB are MiB, `bytes >>
+/// 20`): what was free when TF started (less its small reserve) and the card's total from its
+/// name (`model::cards`). A round figure (a multiple of 256 MiB) is a limit the user set
+/// (`memory_limit=4096` of a logical device), not what was free: the start figure is left out.
+pub(super) fn tensorflow_device_created(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Tensorflow, Certainty::Strong);
+    let Some(mib) = next_word(text, " with ")
+        .filter(|_| has(text, " MB memory"))
+        .and_then(|word| word.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let card = text
+        .split("name: ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|name| cards::find(name.trim()));
+    if let Some(card) = card {
+        if mib % 256 != 0 {
+            facts.memory.free_at_start = Some(Bytes(mib << 20));
+            facts.memory.total_gpu = Some(card.total_bytes);
+        }
+    }
+}
+
+// --- A link to the engine's own repository --------------------------------------------------
+
+/// Repositories of engines and apps, by their GitHub name (lower case).
+const REPOSITORIES: &[(&str, EngineName)] = &[
+    ("vllm", EngineName::Vllm),
+    ("sglang", EngineName::Sglang),
+    ("ollama", EngineName::Ollama),
+    ("llama.cpp", EngineName::Llamacpp),
+    ("llama-cpp-python", EngineName::Llamacpp),
+    ("koboldcpp", EngineName::Llamacpp),
+    ("tensorrt-llm", EngineName::TensorrtLlm),
+    ("lmdeploy", EngineName::Lmdeploy),
+    ("mlc-llm", EngineName::MlcLlm),
+    ("text-generation-inference", EngineName::Tgi),
+    ("aphrodite-engine", EngineName::Aphrodite),
+    ("exllamav2", EngineName::Exllamav2),
+    ("tabbyapi", EngineName::Exllamav2),
+    ("comfyui", EngineName::Comfyui),
+    ("stable-diffusion-webui", EngineName::Automatic1111),
+    ("stable-diffusion-webui-forge", EngineName::Automatic1111),
+    ("invokeai", EngineName::Invokeai),
+    ("fooocus", EngineName::Fooocus),
+    ("llama-factory", EngineName::Transformers),
+    ("llamafactory", EngineName::Transformers),
+    ("axolotl", EngineName::Transformers),
+    ("unsloth", EngineName::Transformers),
+    ("ms-swift", EngineName::Transformers),
+];
+
+/// A link to an engine's repository (`https://github.com/NVIDIA/TensorRT-LLM/issues/1156`, "same
+/// issue as …", a source line `github.com/vllm-project/vllm/blob/…`): the repository, not the
+/// words of the path (`sgl-project/sglang/…/vllm_utils.py` is SGLang's). As weak as the
+/// reporter's sentence; links to two engines' repositories on one line name none.
+pub(super) fn engine_repository(text: &str, facts: &mut LineFacts) {
+    let mut named: Option<EngineName> = None;
+    for (at, _) in text.match_indices("github.com/") {
+        let mut parts = text[at + "github.com/".len()..].split('/');
+        let (Some(_owner), Some(repo)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let repo: String = repo
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .collect::<String>()
+            .trim_end_matches(".git")
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+        let Some((_, engine)) = REPOSITORIES.iter().find(|(name, _)| *name == repo) else {
+            continue;
+        };
+        if named.is_some_and(|other| other != *engine) {
+            return;
+        }
+        named = Some(*engine);
+    }
+    if let Some(engine) = named {
+        facts.engine(engine, Certainty::Prose);
+    }
+}
+
+// --- TGI, InvokeAI and Ollama by their own words ---------------------------------------------
+
+/// TGI's launcher errors (`launcher/src/main.rs` `enum LauncherError`, printed by `main` as
+/// `Error: ShardCannotStart`): `ShardCannotStart`, `ShardFailed`, `WebserverCannotStart`.
+pub(super) fn tgi_launcher_error(text: &str, facts: &mut LineFacts) {
+    let error = ["ShardCannotStart", "ShardFailed", "WebserverCannotStart"]
+        .iter()
+        .any(|name| word(text, name));
+    if error {
+        facts.engine(EngineName::Tgi, Certainty::Strong);
+    }
+}
+
+/// InvokeAI's launchers: 2.x `scripts/invoke.py` (`python scripts\invoke.py --web`), 3.x+ the
+/// `invokeai-web` console script (`pyproject.toml` `[project.scripts]`).
+pub(super) fn invokeai_launcher(text: &str, facts: &mut LineFacts) {
+    let launcher = has(text, "scripts/invoke.py")
+        || has(text, "scripts\\invoke.py")
+        || text
+            .match_indices("invokeai-web")
+            .any(|(at, _)| word_start(text, at));
+    if launcher {
+        facts.engine(EngineName::Invokeai, Certainty::Strong);
+    }
+}
+
+/// Ollama's name for the llama.cpp server it starts (`llm/server.go`: "waiting for llama runner
+/// to start responding", "llama runner started in 3.01 seconds", "llama runner process has
+/// terminated: …").
+pub(super) fn ollama_runner(text: &str, facts: &mut LineFacts) {
+    if word(text, "llama runner") {
+        facts.engine(EngineName::Ollama, Certainty::Strong);
+    }
+}
