@@ -61,6 +61,13 @@ pub const OOM_MARKERS: &[&str] = &[
     "out-of-memory",
     // `OOM` in a title or sentence ([`mention::mention_start`]).
     "OOM",
+    // A GPU's memory running out in a reporter's words (`ran out of VRAM`, `runs out of GPU
+    // memory`, [`mention::mention_start`]); `ut of` takes `Out of` too.
+    "ut of VRAM",
+    "ut of vram",
+    "ut of GPU memory",
+    "ut of gpu memory",
+    "ut of video memory",
     "cudaErrorMemoryAllocation",
     // cudaMallocAsync backend.
     "would exceed allowed memory",
@@ -147,6 +154,9 @@ pub const OOM_MARKERS: &[&str] = &[
     "显存溢出",
     "显存爆",
     "爆显存",
+    // … and in Japanese.
+    "VRAM不足",
+    "GPUメモリ",
     // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
     "Available KV cache memory: -",
     // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
@@ -335,6 +345,8 @@ struct Open {
     lines: u32,
     /// Blank lines skipped since the last appended one (console pastes, [`torch_continuation`]).
     blank_lines: u32,
+    /// The wording is quoted by the `raise` statement of a traceback ([`quoted_raise_start`]).
+    quoted: bool,
 }
 
 /// Streaming detector: feed cleaned lines, get completed messages.
@@ -446,7 +458,11 @@ impl OomDetector {
             }
         }
 
-        let start = detect_start(text);
+        let mut quoted = false;
+        let start = detect_start(text).or_else(|| {
+            quoted = true;
+            quoted_raise_start(text)
+        });
         let mut wrapped = false;
         let position = self
             .open
@@ -518,6 +534,7 @@ impl OomDetector {
                 squeezed: String::with_capacity(message_text.len()),
                 lines: 1,
                 blank_lines: 0,
+                quoted,
             };
             append_normalized(&mut open.text, message_text);
             squeeze_into(&mut open.squeezed, message_text);
@@ -613,7 +630,10 @@ impl OomDetector {
             message.details.requested_memory_bytes = self.xla_preallocation;
         }
         let figureless = message.figures == OomFigures::default();
-        let mention = message.kind == OomKind::OtherGpuOom && mention::is_mention(&message);
+        let mention = matches!(
+            message.kind,
+            OomKind::OtherGpuOom | OomKind::NamedWithoutMessage
+        ) && mention::is_mention(&message);
         if mention && self.seen_message {
             return;
         }
@@ -805,6 +825,35 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
     None
 }
 
+/// A GPU-OOM wording quoted by the `raise` statement a traceback shows for its innermost frame
+/// (`raise ValueError("No available memory for the cache blocks. "` of vLLM's
+/// `check_enough_kv_cache_memory`), the exception's own line cut from the paste. The statement
+/// that raised is the one shown, so its words are the message; read as a mention
+/// ([`mention::mention_start`]), which any message that follows replaces. Not a host-memory or
+/// other failure's wording, not prose that says `raise`, and not a line that rich or IPython
+/// shows around the one that raised.
+fn quoted_raise_start(text: &str) -> Option<(Family, usize)> {
+    let from = find(text, "raise ")?;
+    // rich and IPython print lines around the one that raised: only rich's `❱` line raised,
+    // and IPython's numbered lines are not told apart once its `---->` arrow is cut.
+    let before = text[..from].trim();
+    if (before.contains('│') && !before.contains('❱'))
+        || (!before.is_empty() && before.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let statement = &text[from..];
+    // `raise ValueError("` / `raise torch.OutOfMemoryError(f'`: the exception's words open.
+    let opening = regex!(r#"^raise [A-Za-z_][\w.]*\(\s*[fr]?["']"#).find(statement)?;
+    let words = &statement[opening.end()..];
+    let (family, offset) = detect_start_once(words)?;
+    let gpu = !matches!(
+        family,
+        Family::Host(_) | Family::NotOom(_) | Family::IllegalAccess
+    );
+    (offset == 0 && gpu).then_some((family, from + opening.end()))
+}
+
 fn detect_start_once(text: &str) -> Option<(Family, usize)> {
     if frameworks::is_retried_allocation(text) {
         return None;
@@ -821,6 +870,22 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
         .or_else(|| cuda::start_fallback(text))
         .or_else(|| class_only_start(text))
         .or_else(|| mention::mention_start(text))
+}
+
+/// Whether a family other than a mention starts on this text (a message in its own wording).
+pub(crate) fn starts_a_message(text: &str) -> bool {
+    vllm::start(text)
+        .or_else(|| tgi::start(text))
+        .or_else(|| sglang::start(text))
+        .or_else(|| llama_cpp::start(text))
+        .or_else(|| pytorch::start(text))
+        .or_else(|| frameworks::start(text))
+        .or_else(|| cuda::start(text))
+        .or_else(|| host::start(text))
+        .or_else(|| not_oom::start(text))
+        .or_else(|| cuda::start_fallback(text))
+        .or_else(|| class_only_start(text))
+        .is_some()
 }
 
 /// An exception class that is a GPU OOM, printed without its message: PyTorch's
@@ -1287,7 +1352,13 @@ fn parse_family(open: &Open) -> Option<Parsed> {
 }
 
 fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
-    let parsed = memo.parse(&open)?;
+    let mut parsed = memo.parse(&open)?;
+    if open.quoted {
+        if !parsed.is_gpu_oom {
+            return None;
+        }
+        parsed.kind = OomKind::NamedWithoutMessage;
+    }
     if let Some(quote) = open.quote {
         cut_at_closing_quote(&mut open.text, quote);
     }

@@ -998,10 +998,10 @@ fn cupy_tensorrt_xla_vllm_accelerate_wordings() {
 
     let message = one("RuntimeError: No executable batch size found, reached zero.");
     assert!(message.is_gpu_oom);
-    assert!(parse_text(
-        "    raise RuntimeError(\"No executable batch size found, reached zero.\")"
-    )
-    .is_empty());
+    // The `raise` line above it (accelerate `utils/memory.py`) adds no message of its own.
+    let message = one("    raise RuntimeError(\"No executable batch size found, reached zero.\")\nRuntimeError: No executable batch size found, reached zero.");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.kind, OomKind::OtherGpuOom);
 }
 
 /// The kernel's OOM-killer lines (Linux `mm/oom_kill.c`, `mm/memcontrol.c`), a cgroup v1 kill
@@ -1345,5 +1345,78 @@ fn rocm_numbered_status_and_xla_buffer_tail_are_gpu_oom() {
         tail.iter()
             .any(|m| m.is_gpu_oom && m.kind == OomKind::NamedWithoutMessage),
         "{tail:#?}"
+    );
+}
+
+/// A GPU's memory running out in the reporter's own words (VRAM, GPU memory, a card named in
+/// the sentence, `OOM` as a verb, Japanese) is a mention; advice, a question whether, and the
+/// host's memory are not. See: issue 13.
+#[test]
+fn gpu_memory_running_out_in_words_is_a_mention() {
+    for mention in [
+        "It ran out of VRAM as soon as I generated a 1024x1024 image on my 8GB card.",
+        "Ollama runs out of GPU memory with two models loaded.",
+        "The GPU ran out of memory when I loaded the 70B model on my 4090.",
+        "I keep running out of memory on my RTX 3090 with batch size 8.",
+        "Training fails with out of memory on A100 after 100 steps.",
+        "Got CUDA out-of-memory at step 3",
+        "it OOMs at step 100 on 8xH100",
+        "the second run OOMed during eval",
+        "VRAM不足で落ちます",
+        "GPUメモリ不足になります",
+    ] {
+        assert_eq!(one(mention).figures, OomFigures::default(), "{mention}");
+        assert_a_mention_yields_to_a_message(mention, "\nTraceback (most recent call last):");
+    }
+    for not_a_failure in [
+        "To avoid running out of VRAM, use --lowvram.",
+        "If you run out of GPU memory, reduce the batch size.",
+        "Is this an OOM? No, nvidia-smi shows plenty of free memory; it was a NCCL timeout.",
+        "Could this be a CUDA out of memory problem? The card has 80 GiB.",
+        "It ran out of RAM (32GB) while merging the LoRA; the GPU is fine.",
+        "My machine ran out of memory (RAM, 16GB) while converting; the GPU was idle.",
+        "The container on the GPU node ran out of memory and was killed.",
+        "the job OOMs and gets killed by the kernel",
+        "We ran out of disk space, out of memory on the volume while saving.",
+        "メモリ不足で落ちます",
+    ] {
+        assert!(
+            parse_text(not_a_failure).iter().all(|m| !m.is_gpu_oom),
+            "{not_a_failure}: {:#?}",
+            parse_text(not_a_failure)
+        );
+    }
+}
+
+/// A traceback cut after the `raise` statement of its innermost frame: the quoted GPU-OOM
+/// wording is the message (vLLM V1 `check_enough_kv_cache_memory` in
+/// `vllm/v1/core/kv_cache_utils.py`), held like a mention so the exception's own line wins when
+/// the paste has it; a quoted host-memory wording is not a GPU OOM. See: issue 13.
+#[test]
+fn a_cut_traceback_raising_an_oom_wording_is_a_mention() {
+    let raise = "(EngineCore_DP0 pid=223840) ERROR 10-25 13:08:43 [core.py:708]     raise ValueError(\"No available memory for the cache blocks. \"\n                     \"Try increasing `gpu_memory_utilization` when \"";
+    let cut = one(raise);
+    assert!(cut.is_gpu_oom);
+    assert_eq!(cut.kind, OomKind::NamedWithoutMessage);
+    let whole = parse_text(&format!("{raise}\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."));
+    assert_eq!(whole.len(), 1, "{whole:#?}");
+    assert_eq!(whole[0].kind, OomKind::VllmNoCacheBlocks);
+    assert_a_mention_yields_to_a_message(raise, "\nTraceback (most recent call last):");
+    for not_gpu in [
+        "    raise MemoryError(\"Cannot allocate memory for the batch\")",
+        "│   1242 │   │   raise ValueError(\"No available memory for the cache blocks. \"",
+        "   1242             raise ValueError(\"No available memory for the cache blocks. \"",
+        "it does not raise \"CUDA out of memory\" any more",
+    ] {
+        assert!(
+            parse_text(not_gpu).iter().all(|m| !m.is_gpu_oom),
+            "{not_gpu}: {:#?}",
+            parse_text(not_gpu)
+        );
+    }
+    // A title quoting the error's words.
+    assert_a_mention_yields_to_a_message(
+        "Error \"out of memory\" while there is enough memory to allocate",
+        "",
     );
 }
