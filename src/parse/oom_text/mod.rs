@@ -26,6 +26,7 @@ macro_rules! size {
     };
 }
 
+mod complete;
 mod cuda;
 mod frameworks;
 mod host;
@@ -36,6 +37,8 @@ mod pytorch;
 mod sglang;
 mod tgi;
 mod vllm;
+
+pub use complete::completed_figures;
 
 use crate::model::failure::{EngineFigures, EngineName, OomFigures, OomKind, OomMessage};
 use crate::model::Bytes;
