@@ -22,7 +22,7 @@ macro_rules! regex {
 /// Regex fragment (a literal, for `concat!`) for a size inside squeezed text, one capture group.
 macro_rules! size {
     () => {
-        r"(\d+(?:[.,]\d+)?(?:bytes|KiB|MiB|GiB|TiB|KB|MB|GB|B))"
+        r"(\d+(?:[.,]\d+)*(?:bytes|KiB|MiB|GiB|TiB|KB|MB|GB|B))"
     };
 }
 
@@ -732,7 +732,9 @@ pub fn parse_size(text: &str) -> Option<Bytes> {
         "TiB" | "TB" => 1 << 40,
         _ => return None,
     };
-    let (integer, fraction) = match number.find(['.', ',']) {
+    let number = without_grouping(number, multiplier == 1)?;
+    let number = number.as_str();
+    let (integer, fraction) = match number.find('.') {
         Some(position) => (&number[..position], &number[position + 1..]),
         None => (number, ""),
     };
@@ -759,6 +761,55 @@ pub fn parse_size(text: &str) -> Option<Bytes> {
         .map(|product| (product + scale / 2) / scale)
         .unwrap_or(u128::MAX);
     Some(Bytes(u64::try_from(bytes).unwrap_or(u64::MAX)))
+}
+
+/// A number with its digit grouping removed and its decimal separator made a `.`: `1,024.00`
+/// and `1.024,00` (a locale's thousands separators) → `1024.00`, `636,18` (a decimal comma) →
+/// `636.18`, `6,291,456` → `6291456`. With two kinds of separator the last is the decimal one;
+/// several of one kind group digits; one comma is a decimal comma, except in a count of bytes
+/// (`6,291,456 bytes`, `8,192 bytes`), which has no fraction. None when a group is not three
+/// digits (`1,2.3`).
+fn without_grouping(number: &str, whole_bytes: bool) -> Option<String> {
+    let last = number.rfind(['.', ',']);
+    let Some(last) = last else {
+        return Some(number.to_string());
+    };
+    let decimal_char = number[last..].chars().next()?;
+    let other = if decimal_char == '.' { ',' } else { '.' };
+    let count = |c: char| number.matches(c).count();
+    let grouping = if count(other) > 0 {
+        Some(other)
+    } else if count(decimal_char) > 1 || (decimal_char == ',' && whole_bytes) {
+        Some(decimal_char)
+    } else {
+        None
+    };
+    let (whole, fraction) = match grouping {
+        Some(group) if group == decimal_char => (number, ""),
+        _ => (&number[..last], &number[last + 1..]),
+    };
+    let mut digits = String::with_capacity(number.len());
+    if let Some(group) = grouping {
+        let mut pieces = whole.split(group);
+        let head = pieces.next()?;
+        if head.is_empty() || head.len() > 3 {
+            return None;
+        }
+        digits.push_str(head);
+        for piece in pieces {
+            if piece.len() != 3 {
+                return None;
+            }
+            digits.push_str(piece);
+        }
+    } else {
+        digits.push_str(whole);
+    }
+    if !fraction.is_empty() || (grouping != Some(decimal_char) && last + 1 == number.len()) {
+        digits.push('.');
+        digits.push_str(fraction);
+    }
+    Some(digits)
 }
 
 /// NVML's "not available" (`usedGpuMemory = (unsigned long long)-1`) printed by PyTorch as

@@ -26,6 +26,20 @@ fn parse_size_exact_bytes() {
         Some(Bytes((636.18f64 * MIB as f64).round() as u64))
     );
     assert_eq!(parse_size("20.00MiB"), Some(Bytes(20 * MIB)));
+    // Thousands separators of a locale (`1,024.00 MiB`, `1.024,50 MiB`), a grouped byte count.
+    assert_eq!(parse_size("1,024.00 MiB"), Some(Bytes(1024 * MIB)));
+    assert_eq!(
+        parse_size("1.024,50 MiB"),
+        Some(Bytes((1024.5f64 * MIB as f64).round() as u64))
+    );
+    assert_eq!(parse_size("6,291,456 bytes"), Some(Bytes(6_291_456)));
+    assert_eq!(parse_size("8,192 bytes"), Some(Bytes(8192)));
+    assert_eq!(
+        parse_size("1,50 GiB"),
+        Some(Bytes((1.5f64 * GIB as f64).round() as u64))
+    );
+    assert_eq!(parse_size("1,2.30 MiB"), None);
+    assert_eq!(parse_size("1,5 bytes"), None);
     assert_eq!(parse_size("garbage"), None);
     assert_eq!(parse_size("1.2.3 MiB"), None);
     assert_eq!(parse_size("12"), None);
@@ -1418,5 +1432,32 @@ fn a_cut_traceback_raising_an_oom_wording_is_a_mention() {
     assert_a_mention_yields_to_a_message(
         "Error \"out of memory\" while there is enough memory to allocate",
         "",
+    );
+}
+
+/// NCCL's size on the warning after `Cuda failure 'out of memory'` (`include/alloc.h`), a
+/// message retyped in lower case with a comma, and a European locale's sizes. See: issue 13.
+#[test]
+fn nccl_size_retyped_comma_and_locale_sizes() {
+    let nccl = one("ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n\nng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes\nng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:204 -> 1");
+    assert_eq!(nccl.kind, OomKind::NcclCudaFailure);
+    assert_eq!(nccl.figures.tried_to_allocate_bytes, Some(Bytes(6_291_456)));
+    assert_eq!(nccl.figures.gpu_index, Some(CudaOrdinal(3)));
+    let alone = one("node1:123:456 [3] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\nnode1:123:456 [3] NCCL INFO init.cc:1358 -> 1");
+    assert_eq!(alone.figures.tried_to_allocate_bytes, None);
+
+    let retyped = one("l got this problem `cuda out of memory, tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity;1.33GiB already allocated; 43.5MiB free;1.36 GiB reserved in total by Pytorch)`");
+    assert_eq!(retyped.figures.tried_to_allocate_bytes, mib(50.0));
+    assert_eq!(retyped.figures.total_capacity_bytes, gib(1.96));
+    assert_eq!(retyped.figures.free_bytes, mib(43.5));
+
+    let locale = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1,50 GiB. GPU 0 has a total capacity of 23,65 GiB of which 1,02 GiB is free. Of the allocated memory 20,91 GiB is allocated by PyTorch, and 281,45 MiB is reserved by PyTorch but unallocated.");
+    assert_eq!(locale.figures.tried_to_allocate_bytes, gib(1.5));
+    assert_eq!(locale.figures.total_capacity_bytes, gib(23.65));
+    assert_eq!(locale.figures.reserved_unallocated_bytes, mib(281.45));
+    let grouped = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1,024.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 512.00 MiB is free.");
+    assert_eq!(
+        grouped.figures.tried_to_allocate_bytes,
+        Some(Bytes(1024 * MIB))
     );
 }
