@@ -11,6 +11,9 @@
 //! - **a size the summary does not print.** ollama relays the runner's last words (`Error: llama
 //!   runner process has terminated: error loading model: unable to allocate CUDA0 buffer`,
 //!   `llm/server.go`) and its log holds the line with the size.
+//! - **what a title cut short leaves out.** A title quotes the message up to its size, the body
+//!   pastes it whole: the same size, the other figures from the body. A title `CUDA error: out
+//!   of memory` takes its device from ggml's `current device: 0` under the same error.
 //!
 //! Pure: no I/O.
 
@@ -36,25 +39,89 @@ pub fn completed_figures(messages: &[OomMessage], primary: usize) -> OomFigures 
             }
     });
     let Some(later) = later else {
+        device_of_summary(&mut figures, first, &messages[primary + 1..]);
         return figures;
     };
     let exact = later.figures.tried_to_allocate_bytes;
     match (figures.tried_to_allocate_bytes, exact) {
-        (None, Some(_)) if figures == summary_of(&figures) => {
-            figures.tried_to_allocate_bytes = exact;
-            figures.gpu_index = figures.gpu_index.or(later.figures.gpu_index);
-        }
+        (None, Some(_)) if figures == summary_of(&figures) => fill_missing(&mut figures, later),
+        (Some(rounded), Some(exact)) if rounded == exact => fill_missing(&mut figures, later),
         (Some(rounded), Some(exact))
-            if rounded != exact
-                && within_rounding(rounded, exact)
+            if within_rounding(rounded, exact)
                 && printed_exactly(&later.text, exact)
                 && !printed_exactly(&first.text, rounded) =>
         {
             figures.tried_to_allocate_bytes = Some(exact);
+            fill_missing(&mut figures, later);
         }
         _ => {}
     }
     figures
+}
+
+/// The device of a summary without figures, from a later message of its kind that has no
+/// size either (`CUDA error: out of memory` in a title, `current device: 0` under the same
+/// error in the log).
+fn device_of_summary(figures: &mut OomFigures, first: &OomMessage, messages: &[OomMessage]) {
+    if figures.gpu_index.is_some() || *figures != OomFigures::default() {
+        return;
+    }
+    figures.gpu_index = messages
+        .iter()
+        .filter(|message| message.is_gpu_oom && message.kind == first.kind)
+        .find_map(|message| message.figures.gpu_index);
+}
+
+/// Every figure `figures` lacks, from `later` (the same failure printed whole: a title cut
+/// after its size, then the message).
+fn fill_missing(figures: &mut OomFigures, later: &OomMessage) {
+    let from = &later.figures;
+    // A figure derived in `later` stays marked derived only where it is taken from there.
+    let taken: Vec<&String> = from
+        .derived_fields
+        .iter()
+        .filter(|name| match name.as_str() {
+            "reserved_total_bytes" => figures.reserved_total_bytes.is_none(),
+            "reserved_unallocated_bytes" => figures.reserved_unallocated_bytes.is_none(),
+            "allocated_by_pytorch_bytes" => figures.allocated_by_pytorch_bytes.is_none(),
+            "free_bytes" => figures.free_bytes.is_none(),
+            _ => false,
+        })
+        .collect();
+    let fields = [
+        (&mut figures.total_capacity_bytes, from.total_capacity_bytes),
+        (&mut figures.free_bytes, from.free_bytes),
+        (&mut figures.process_in_use_bytes, from.process_in_use_bytes),
+        (
+            &mut figures.allocated_by_pytorch_bytes,
+            from.allocated_by_pytorch_bytes,
+        ),
+        (
+            &mut figures.reserved_unallocated_bytes,
+            from.reserved_unallocated_bytes,
+        ),
+        (&mut figures.reserved_total_bytes, from.reserved_total_bytes),
+        (&mut figures.private_pools_bytes, from.private_pools_bytes),
+        (&mut figures.allowed_bytes, from.allowed_bytes),
+        (
+            &mut figures.tried_to_allocate_bytes,
+            from.tried_to_allocate_bytes,
+        ),
+    ];
+    for (field, value) in fields {
+        if field.is_none() {
+            *field = value;
+        }
+    }
+    figures.gpu_index = figures.gpu_index.or(from.gpu_index);
+    if figures.other_processes.is_empty() {
+        figures.other_processes = from.other_processes.clone();
+    }
+    for name in taken {
+        if !figures.derived_fields.contains(name) {
+            figures.derived_fields.push(name.clone());
+        }
+    }
 }
 
 /// The figures a summary line carries at most: the device, nothing measured.
@@ -137,6 +204,22 @@ mod tests {
 
         let torch = completed("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.00 GiB of which 1.00 MiB is free.\n\nalloc_tensor_range: failed to allocate CUDA0 buffer of size 20971000");
         assert_eq!(torch.tried_to_allocate_bytes, Some(Bytes(20 << 20)));
+    }
+
+    /// A title cut after its size, then the message whole; a title naming the error, then
+    /// ggml's lines with the device (ollama issue 3405).
+    #[test]
+    fn a_title_takes_the_rest_from_the_body() {
+        let cut = completed("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 6.00 GiB total\n\nthe log:\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 6.00 GiB total capacity; 5.29 GiB already allocated; 0 bytes free; 5.33 GiB reserved in total by PyTorch)");
+        assert_eq!(cut.tried_to_allocate_bytes, Some(Bytes(20 << 20)));
+        assert_eq!(cut.free_bytes, Some(Bytes(0)));
+        assert!(cut.reserved_total_bytes.is_some());
+
+        let title = completed("API server stops responding - CUDA error: out of memory\n\nIn the log:\n```\nCUDA error: out of memory\n  current device: 0, in function alloc at ggml-cuda.cu:532\n  cuMemSetAccess(pool_addr + pool_size, reserve_size, &access, 1)\n```");
+        assert_eq!(title.gpu_index.map(|index| index.0), Some(0));
+
+        let other_size = completed("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 6.00 GiB total\n\nRuntimeError: CUDA out of memory. Tried to allocate 40.00 MiB (GPU 0; 6.00 GiB total capacity; 5.29 GiB already allocated; 0 bytes free; 5.33 GiB reserved in total by PyTorch)");
+        assert_eq!(other_size.free_bytes, None);
     }
 
     #[test]

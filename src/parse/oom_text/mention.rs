@@ -74,7 +74,23 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .collect();
     let host = HOST_WORDS.iter().any(|word| words.contains(word));
-    (!denied && !host && !asks_whether(&lower, at)).then_some(text.len() - text.trim_start().len())
+    (!denied && !host && !asks_whether(&lower, at) && !speculates_after(&lower, at))
+        .then_some(text.len() - text.trim_start().len())
+}
+
+/// Whether the clause after a mention speculates instead of reporting (`Out of VRAM message
+/// might be misleading`, `… running out of GPU memory may be the cause`): `might`, `may` or
+/// `could` within the next few words of its sentence.
+fn speculates_after(lower: &str, at: usize) -> bool {
+    let clause = lower[at..]
+        .split(['.', '!', '?', ';', ','])
+        .next()
+        .unwrap_or("");
+    clause
+        .split_whitespace()
+        .skip(3)
+        .take(5)
+        .any(|word| matches!(word, "might" | "may" | "could"))
 }
 
 /// Words of advice just before a mention (`to prevent running out of VRAM`, `reduces the

@@ -115,6 +115,13 @@ pub const OOM_MARKERS: &[&str] = &[
     "Code:    137",
     "Code\": 137",
     "code=137",
+    // `exit code is -9`, `exit code -9`, `status code is 137` (a reporter's words), and
+    // `killed by OOM killer` / `oom-killer` in lower case.
+    "code -9",
+    "code is -9",
+    "code is 137",
+    "oom killer",
+    "OOM killer",
     "status 137",
     "status: 137",
     "exitcode",

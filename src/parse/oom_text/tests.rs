@@ -1393,6 +1393,8 @@ fn gpu_memory_running_out_in_words_is_a_mention() {
         "the job OOMs and gets killed by the kernel",
         "We ran out of disk space, out of memory on the volume while saving.",
         "メモリ不足で落ちます",
+        "[ERROR] Out of VRAM message might be misleading",
+        "the out of VRAM error message might not actually be referring to VRAM in some cases.",
     ] {
         assert!(
             parse_text(not_a_failure).iter().all(|m| !m.is_gpu_oom),
@@ -1459,5 +1461,30 @@ fn nccl_size_retyped_comma_and_locale_sizes() {
     assert_eq!(
         grouped.figures.tried_to_allocate_bytes,
         Some(Bytes(1024 * MIB))
+    );
+}
+
+/// A reporter's words for a kill: `killed by OOM killer`, `exit with status code 137`, `exit
+/// code is -9` are the host's memory; an `OOM` title before them gives way. See: issue 13.
+#[test]
+fn a_reported_kill_is_host_memory_and_outranks_an_oom_title() {
+    for text in [
+        "Training error : OOM\n\nWhen I try to run the train code , I get a error : killed by OOM killer",
+        "Training task exit with status code 137\n\nStatus code 137 indicates OOM error in the docker container.",
+        "Computing predictions error: OOM\n\nthe pid seems to be killed by sys and subprocess exit code is -9.\ngoogle says it OOM error,",
+    ] {
+        let messages = parse_text(text);
+        assert!(messages.iter().all(|m| !m.is_gpu_oom), "{text}: {messages:#?}");
+        assert!(
+            messages.iter().any(|m| m.kind == OomKind::KilledBySignal),
+            "{text}: {messages:#?}"
+        );
+    }
+    // Not a kill: a count, or advice about the killer.
+    assert!(parse_text("processed 137 items with status code 200").is_empty());
+    assert!(
+        parse_text("set oom_score_adj so the OOM killer spares the server")
+            .iter()
+            .all(|m| m.kind != OomKind::KilledBySignal)
     );
 }
