@@ -115,13 +115,12 @@ pub const OOM_MARKERS: &[&str] = &[
     "Code:    137",
     "Code\": 137",
     "code=137",
-    // `exit code is -9`, `exit code -9`, `status code is 137` (a reporter's words), and
-    // `killed by OOM killer` / `oom-killer` in lower case.
+    // `exit code is -9`, `exit code -9`, `status code is 137` (a reporter's words; `killed by
+    // OOM killer` holds `OOM`, and lower-case `oom killer` is left out: its anchor `kill` is
+    // common in logs).
     "code -9",
     "code is -9",
     "code is 137",
-    "oom killer",
-    "OOM killer",
     "status 137",
     "status: 137",
     "exitcode",
