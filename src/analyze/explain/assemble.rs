@@ -22,7 +22,14 @@ pub(super) fn build_report(
         .first_gpu_failure
         .as_ref()
         .or(collected.first_failure.as_ref());
-    let failure = primary.and_then(|point| collected.ooms.get(point.message_index));
+    // The same failure printed again later may complete its figures (exact bytes, a size).
+    let completed = primary.and_then(|point| {
+        let mut message = collected.ooms.get(point.message_index)?.clone();
+        message.figures =
+            crate::parse::oom_text::completed_figures(&collected.ooms, point.message_index);
+        Some(message)
+    });
+    let failure = completed.as_ref();
 
     let segment = match (primary, &collected.saved_segment) {
         (Some(point), Some(saved)) if saved.id == point.segment => saved,
@@ -93,7 +100,7 @@ pub(super) fn build_report(
     let oom = collected
         .first_gpu_failure
         .as_ref()
-        .and_then(|point| collected.ooms.get(point.message_index))
+        .and(failure)
         .map(|message| message.figures.clone())
         .filter(|figures| figures != &Default::default());
 

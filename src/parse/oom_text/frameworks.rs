@@ -223,6 +223,8 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
                 || squeezed.contains("deviceordinal")
         }
         FrameworkKind::TfTensor => squeezed.contains("byallocator") || squeezed.contains("[["),
+        // NCCL's size comes on the next warning ([`continuation`]).
+        FrameworkKind::Nccl => squeezed.contains("FailedtoCUDA"),
         // TensorRT-LLM's executor report names the component on a later line.
         FrameworkKind::TensorRt if squeezed.contains("Executorcreationfailed") => {
             squeezed.contains("couldnotbecreated:")
@@ -244,6 +246,12 @@ pub(super) fn continuation(kind: FrameworkKind, text: &str) -> Continuation {
         {
             Continuation::Append
         }
+        // NCCL `include/alloc.h` (`ncclCudaCallocDebug`, `ncclCudaMallocDebug`): after
+        // `CUDACHECKGOTO`'s `Cuda failure 'out of memory'` it warns `Failed to CUDA calloc
+        // 6291456 bytes` with the request, often after a blank line in a paste.
+        FrameworkKind::Nccl if text.trim().is_empty() => Continuation::Skip,
+        FrameworkKind::Nccl if text.contains("Failed to CUDA ") => Continuation::Append,
+        FrameworkKind::Nccl => Continuation::Close,
         _ if super::is_wrap_continuation(text) => Continuation::Append,
         _ => Continuation::Close,
     }
@@ -288,6 +296,11 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 squeezed,
             )
             .and_then(|n| CudaOrdinal::try_from(n).ok());
+            parsed.figures.tried_to_allocate_bytes = integer_of(
+                regex!(r"NCCLWARNFailedtoCUDA(?:calloc|malloc)(\d+)bytes"),
+                squeezed,
+            )
+            .map(Bytes);
             parsed
         }
         FrameworkKind::TensorRt => {

@@ -78,9 +78,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = shell_killed(text) {
         return Some((Family::Host(HostKind::Killed), found));
     }
+    // A reporter's words for the kernel's kill (`I get a error : killed by OOM killer`, `the
+    // process was killed by the oom-killer`): the host's memory, whatever `OOM` said before.
+    if let Some(found) =
+        regex!(r"(?i)\bkilled by (?:the )?(?:linux |kernel(?:'s)? )?oom[ -]?killer").find(text)
+    {
+        return Some((Family::Host(HostKind::Killed), found.start()));
+    }
     if text.contains("137") || text.contains("-9") || text.contains("SIGKILL") {
         let found = regex!(
-            r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status)|exitcode|return ?code|status)"?\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
+            r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status(?: code)?)|exitcode|return ?code|status(?: code)?)(?: is| was| of)?"?\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
         )
         .find(text)?;
         return Some((Family::Host(HostKind::Killed), found.start()));

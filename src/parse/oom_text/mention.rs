@@ -29,7 +29,108 @@ pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = cjk_mention(text) {
         return Some((Family::OtherGpu, position));
     }
-    device_mention(text).map(|position| (Family::OtherGpu, position))
+    if let Some(position) = device_mention(text) {
+        return Some((Family::OtherGpu, position));
+    }
+    gpu_memory_mention(text).map(|position| (Family::OtherGpu, position))
+}
+
+/// A GPU's memory running out in the reporter's words, without the error's wording: `It ran
+/// out of VRAM as soon as I generated …`, `Ollama runs out of GPU memory with two models
+/// loaded`, or `out of memory` said of a job with a GPU named in the same sentence (`The GPU ran
+/// out of memory when I loaded the 70B model`, `Training fails with out of memory on A100`).
+/// Not advice, a negation or a question whether (`To avoid running out of VRAM, use
+/// --lowvram`, `Is this an out of memory problem?`), and not the host's memory (`ran out of
+/// RAM`, `killed`). The position of the line's first word: the whole sentence is the mention.
+fn gpu_memory_mention(text: &str) -> Option<usize> {
+    let lower = without_offload(text).to_lowercase();
+    const GPU_MEMORY: [&str; 6] = [
+        "out of vram",
+        "out of gpu memory",
+        "out of gpu ram",
+        "out of video memory",
+        "out of graphics memory",
+        "out of device memory",
+    ];
+    let named = GPU_MEMORY
+        .iter()
+        .filter_map(|words| lower.find(words))
+        .min();
+    let at = named.or_else(|| {
+        let at = regex!(r"out[ -]of[ -]memory").find(&lower)?.start();
+        has_gpu_word(&lower).then_some(at)
+    })?;
+    let before = &lower[..at];
+    let recent: Vec<&str> = before
+        .split_whitespace()
+        .rev()
+        .take(4)
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
+        .collect();
+    let denied = recent
+        .iter()
+        .any(|word| MENTION_DENY.contains(word) || ADVICE.contains(word));
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let host = HOST_WORDS.iter().any(|word| words.contains(word));
+    (!denied && !host && !asks_whether(&lower, at) && !speculates_after(&lower, at))
+        .then_some(text.len() - text.trim_start().len())
+}
+
+/// Whether the clause after a mention speculates instead of reporting (`Out of VRAM message
+/// might be misleading`, `… running out of GPU memory may be the cause`): `might`, `may` or
+/// `could` within the next few words of its sentence.
+fn speculates_after(lower: &str, at: usize) -> bool {
+    let clause = lower[at..]
+        .split(['.', '!', '?', ';', ','])
+        .next()
+        .unwrap_or("");
+    clause
+        .split_whitespace()
+        .skip(3)
+        .take(5)
+        .any(|word| matches!(word, "might" | "may" | "could"))
+}
+
+/// Words of advice just before a mention (`to prevent running out of VRAM`, `reduces the
+/// chance of running out of GPU memory`).
+const ADVICE: [&str; 8] = [
+    "prevent", "prevents", "reduce", "reduces", "chance", "risk", "might", "may",
+];
+
+/// Words for the host's memory, whole words of a lower-cased sentence.
+const HOST_WORDS: [&str; 9] = [
+    "ram", "cpu", "host", "swap", "heap", "killed", "disk", "shm", "dmesg",
+];
+
+/// A GPU named in a lower-cased sentence, as a whole word: the device, its memory, its
+/// runtime, or a data-centre or gaming card.
+fn has_gpu_word(lower: &str) -> bool {
+    regex!(r"(?:^|[^a-z0-9_])(?:gpus?|cuda|vram|rocm|mps|graphics card|rtx|gtx|[ahlv]100|h200|a6000|a10g?|l40s?|[2-5]0[6-9]0(?:\s?ti)?)(?:$|[^a-z0-9_])")
+        .is_match(lower)
+}
+
+/// Whether the sentence around `at` asks if there was an OOM (`Is this an OOM? No, …`,
+/// `could it be out of memory?`) rather than reports one: it opens with an auxiliary verb and
+/// the mention ends in a question mark.
+fn asks_whether(lower: &str, at: usize) -> bool {
+    let sentence_start = lower[..at]
+        .rfind(['.', '!', '?', ':', ';'])
+        .map_or(0, |end| end + 1);
+    let first = lower[sentence_start..]
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c: char| !c.is_alphanumeric());
+    const AUXILIARY: [&str; 10] = [
+        "is", "was", "could", "can", "are", "were", "might", "may", "would", "should",
+    ];
+    let question = lower[at..]
+        .split(['.', '!', ';'])
+        .next()
+        .is_some_and(|rest| rest.contains('?'));
+    AUXILIARY.contains(&first) && question
 }
 
 /// A device's allocator named out of memory in a title or sentence, the way PyTorch words it
@@ -41,6 +142,9 @@ fn device_mention(text: &str) -> Option<usize> {
     let found =
         regex!(r"(?:^|[^a-z0-9_])(cuda|xpu|hip)\s?[:\-]?\s?out of memory").captures(&lower)?;
     let device = found.get(1)?;
+    if asks_whether(&lower, device.start()) {
+        return None;
+    }
     if device.as_str() == "cuda" && lower[device.end()..].starts_with(" out of memory") {
         return Some(device.start());
     }
@@ -63,10 +167,20 @@ const MENTION_DENY: [&str; 9] = [
 
 /// GPU memory running short in Chinese prose: 显存不足 / 显存不够 (not enough GPU memory),
 /// 显存溢出 (overflowed), 爆显存 / 显存爆了 (blew the GPU memory). 显存 is the GPU's memory
-/// (the host's is 内存). Not after a negation (没有, 不会) or advice (避免, 防止). The position of
+/// (the host's is 内存). Japanese: VRAM不足, GPUメモリ不足. Not after a negation (没有, 不会) or advice (避免, 防止). The position of
 /// the line's first word: the whole sentence is the mention.
 fn cjk_mention(text: &str) -> Option<usize> {
-    const SHORT: [&str; 5] = ["显存不足", "显存不够", "显存溢出", "爆显存", "显存爆"];
+    // Japanese writes the GPU's memory VRAM or GPUメモリ (メモリ不足 alone is any memory).
+    const SHORT: [&str; 8] = [
+        "显存不足",
+        "显存不够",
+        "显存溢出",
+        "爆显存",
+        "显存爆",
+        "VRAM不足",
+        "GPUメモリ不足",
+        "GPUメモリが不足",
+    ];
     let at = SHORT.iter().filter_map(|words| text.find(words)).min()?;
     let before: String = {
         let head: Vec<char> = text[..at].chars().collect();
@@ -85,9 +199,16 @@ fn oom_word(text: &str) -> Option<usize> {
         let before = text[..at].chars().next_back();
         let after = text[at + 3..].chars().next();
         before.is_none_or(|c| !c.is_alphanumeric())
-            && after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            && (after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+                || oom_verb(&text[at + 3..]).is_some())
     })?;
-    let rest = &text[at + 3..];
+    // `it OOMs at step 100`, `the run OOMed`, `OOMing on the second batch`, `OOM'd`: the job
+    // hit it, a failure whatever the words around.
+    let verb = oom_verb(&text[at + 3..]);
+    let rest = &text[at + 3 + verb.unwrap_or(0)..];
+    if asks_whether(&text.to_ascii_lowercase(), at) {
+        return None;
+    }
     let hosted = without_offload(text);
     const HOST: [&str; 6] = ["killer", "Killed", "killed", "CPU", "RAM ", "host"];
     if HOST.iter().any(|word| hosted.contains(word)) || rest.trim_start().starts_with("kill") {
@@ -100,8 +221,26 @@ fn oom_word(text: &str) -> Option<usize> {
     // An issue's title kept as a markdown heading (`# OOM when jax.jit is used …`): the
     // reporter names the failure of the job the issue is about.
     let heading = text.trim_start().starts_with("# ");
-    (heading || GPU.iter().any(|word| text.contains(word)) || oom_as_failure(&text[..at], rest))
-        .then_some(text.len() - text.trim_start().len())
+    (heading
+        || verb.is_some()
+        || GPU.iter().any(|word| text.contains(word))
+        || oom_as_failure(&text[..at], rest))
+    .then_some(text.len() - text.trim_start().len())
+}
+
+/// The length of a verb ending glued to `OOM` (`s`, `ed`, `ing`, `'d`) at the start of `rest`,
+/// when a word ends there. Not a counter's label (`CUDA OOMs: 0` of `torch.cuda.
+/// memory_summary()`).
+fn oom_verb(rest: &str) -> Option<usize> {
+    ["s", "ed", "ing", "'d", "’d"].iter().find_map(|ending| {
+        let after = rest.strip_prefix(ending)?;
+        let word_ends = after
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
+        let label = after.trim_start().starts_with([':', '=']);
+        (word_ends && !label).then_some(ending.len())
+    })
 }
 
 /// `OOM` used as the failure of the reporter's job, without a device word: a verb that hits
@@ -177,7 +316,11 @@ fn without_offload(text: &str) -> String {
 fn prose_mention(text: &str) -> Option<usize> {
     // `Out-of-Memory (OOM) Error with CPU Offload`: the abbreviation in brackets and the
     // offloading (a way to save GPU memory) say nothing of whose memory ran out.
-    let lower = without_offload(text).to_lowercase().replace(" (oom)", "");
+    // Quotes around the error's words (`Error "out of memory" while there is enough memory`).
+    let lower = without_offload(text)
+        .to_lowercase()
+        .replace(" (oom)", "")
+        .replace(['"', '`', '“', '”'], "");
     const PHRASES: [&str; 5] = [
         "out of memory error",
         "out-of-memory error",
@@ -230,7 +373,7 @@ fn prose_mention(text: &str) -> Option<usize> {
     let denied = recent
         .iter()
         .any(|word| MENTION_DENY.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
-    (!host && !denied).then_some(text.len() - text.trim_start().len())
+    (!host && !denied && !asks_whether(&lower, at)).then_some(text.len() - text.trim_start().len())
 }
 
 /// A CJK ideograph or kana (sentences that glue English terms to their words).
@@ -266,6 +409,8 @@ pub(super) fn is_mention(message: &OomMessage) -> bool {
             || oom_word(&message.text) == Some(0)
             || prose_mention(&message.text) == Some(0)
             || cjk_mention(&message.text) == Some(0)
+            || (gpu_memory_mention(&message.text) == Some(0)
+                && !super::starts_a_message(&message.text))
             || APP_MENTIONS
                 .iter()
                 .any(|words| message.text.starts_with(words)))

@@ -22,10 +22,11 @@ macro_rules! regex {
 /// Regex fragment (a literal, for `concat!`) for a size inside squeezed text, one capture group.
 macro_rules! size {
     () => {
-        r"(\d+(?:[.,]\d+)?(?:bytes|KiB|MiB|GiB|TiB|KB|MB|GB|B))"
+        r"(\d+(?:[.,]\d+)*(?:bytes|KiB|MiB|GiB|TiB|KB|MB|GB|B))"
     };
 }
 
+mod complete;
 mod cuda;
 mod frameworks;
 mod host;
@@ -36,6 +37,8 @@ mod pytorch;
 mod sglang;
 mod tgi;
 mod vllm;
+
+pub use complete::completed_figures;
 
 use crate::model::failure::{EngineFigures, EngineName, OomFigures, OomKind, OomMessage};
 use crate::model::Bytes;
@@ -61,6 +64,13 @@ pub const OOM_MARKERS: &[&str] = &[
     "out-of-memory",
     // `OOM` in a title or sentence ([`mention::mention_start`]).
     "OOM",
+    // A GPU's memory running out in a reporter's words (`ran out of VRAM`, `runs out of GPU
+    // memory`, [`mention::mention_start`]); `ut of` takes `Out of` too.
+    "ut of VRAM",
+    "ut of vram",
+    "ut of GPU memory",
+    "ut of gpu memory",
+    "ut of video memory",
     "cudaErrorMemoryAllocation",
     // cudaMallocAsync backend.
     "would exceed allowed memory",
@@ -105,6 +115,12 @@ pub const OOM_MARKERS: &[&str] = &[
     "Code:    137",
     "Code\": 137",
     "code=137",
+    // `exit code is -9`, `exit code -9`, `status code is 137` (a reporter's words; `killed by
+    // OOM killer` holds `OOM`, and lower-case `oom killer` is left out: its anchor `kill` is
+    // common in logs).
+    "code -9",
+    "code is -9",
+    "code is 137",
     "status 137",
     "status: 137",
     "exitcode",
@@ -147,6 +163,9 @@ pub const OOM_MARKERS: &[&str] = &[
     "显存溢出",
     "显存爆",
     "爆显存",
+    // … and in Japanese.
+    "VRAM不足",
+    "GPUメモリ",
     // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
     "Available KV cache memory: -",
     // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
@@ -335,6 +354,8 @@ struct Open {
     lines: u32,
     /// Blank lines skipped since the last appended one (console pastes, [`torch_continuation`]).
     blank_lines: u32,
+    /// The wording is quoted by the `raise` statement of a traceback ([`quoted_raise_start`]).
+    quoted: bool,
 }
 
 /// Streaming detector: feed cleaned lines, get completed messages.
@@ -446,7 +467,11 @@ impl OomDetector {
             }
         }
 
-        let start = detect_start(text);
+        let mut quoted = false;
+        let start = detect_start(text).or_else(|| {
+            quoted = true;
+            quoted_raise_start(text)
+        });
         let mut wrapped = false;
         let position = self
             .open
@@ -518,6 +543,7 @@ impl OomDetector {
                 squeezed: String::with_capacity(message_text.len()),
                 lines: 1,
                 blank_lines: 0,
+                quoted,
             };
             append_normalized(&mut open.text, message_text);
             squeeze_into(&mut open.squeezed, message_text);
@@ -613,7 +639,10 @@ impl OomDetector {
             message.details.requested_memory_bytes = self.xla_preallocation;
         }
         let figureless = message.figures == OomFigures::default();
-        let mention = message.kind == OomKind::OtherGpuOom && mention::is_mention(&message);
+        let mention = matches!(
+            message.kind,
+            OomKind::OtherGpuOom | OomKind::NamedWithoutMessage
+        ) && mention::is_mention(&message);
         if mention && self.seen_message {
             return;
         }
@@ -709,7 +738,9 @@ pub fn parse_size(text: &str) -> Option<Bytes> {
         "TiB" | "TB" => 1 << 40,
         _ => return None,
     };
-    let (integer, fraction) = match number.find(['.', ',']) {
+    let number = without_grouping(number, multiplier == 1)?;
+    let number = number.as_str();
+    let (integer, fraction) = match number.find('.') {
         Some(position) => (&number[..position], &number[position + 1..]),
         None => (number, ""),
     };
@@ -736,6 +767,55 @@ pub fn parse_size(text: &str) -> Option<Bytes> {
         .map(|product| (product + scale / 2) / scale)
         .unwrap_or(u128::MAX);
     Some(Bytes(u64::try_from(bytes).unwrap_or(u64::MAX)))
+}
+
+/// A number with its digit grouping removed and its decimal separator made a `.`: `1,024.00`
+/// and `1.024,00` (a locale's thousands separators) → `1024.00`, `636,18` (a decimal comma) →
+/// `636.18`, `6,291,456` → `6291456`. With two kinds of separator the last is the decimal one;
+/// several of one kind group digits; one comma is a decimal comma, except in a count of bytes
+/// (`6,291,456 bytes`, `8,192 bytes`), which has no fraction. None when a group is not three
+/// digits (`1,2.3`).
+fn without_grouping(number: &str, whole_bytes: bool) -> Option<String> {
+    let last = number.rfind(['.', ',']);
+    let Some(last) = last else {
+        return Some(number.to_string());
+    };
+    let decimal_char = number[last..].chars().next()?;
+    let other = if decimal_char == '.' { ',' } else { '.' };
+    let count = |c: char| number.matches(c).count();
+    let grouping = if count(other) > 0 {
+        Some(other)
+    } else if count(decimal_char) > 1 || (decimal_char == ',' && whole_bytes) {
+        Some(decimal_char)
+    } else {
+        None
+    };
+    let (whole, fraction) = match grouping {
+        Some(group) if group == decimal_char => (number, ""),
+        _ => (&number[..last], &number[last + 1..]),
+    };
+    let mut digits = String::with_capacity(number.len());
+    if let Some(group) = grouping {
+        let mut pieces = whole.split(group);
+        let head = pieces.next()?;
+        if head.is_empty() || head.len() > 3 {
+            return None;
+        }
+        digits.push_str(head);
+        for piece in pieces {
+            if piece.len() != 3 {
+                return None;
+            }
+            digits.push_str(piece);
+        }
+    } else {
+        digits.push_str(whole);
+    }
+    if !fraction.is_empty() || (grouping != Some(decimal_char) && last + 1 == number.len()) {
+        digits.push('.');
+        digits.push_str(fraction);
+    }
+    Some(digits)
 }
 
 /// NVML's "not available" (`usedGpuMemory = (unsigned long long)-1`) printed by PyTorch as
@@ -805,6 +885,35 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
     None
 }
 
+/// A GPU-OOM wording quoted by the `raise` statement a traceback shows for its innermost frame
+/// (`raise ValueError("No available memory for the cache blocks. "` of vLLM's
+/// `check_enough_kv_cache_memory`), the exception's own line cut from the paste. The statement
+/// that raised is the one shown, so its words are the message; read as a mention
+/// ([`mention::mention_start`]), which any message that follows replaces. Not a host-memory or
+/// other failure's wording, not prose that says `raise`, and not a line that rich or IPython
+/// shows around the one that raised.
+fn quoted_raise_start(text: &str) -> Option<(Family, usize)> {
+    let from = find(text, "raise ")?;
+    // rich and IPython print lines around the one that raised: only rich's `❱` line raised,
+    // and IPython's numbered lines are not told apart once its `---->` arrow is cut.
+    let before = text[..from].trim();
+    if (before.contains('│') && !before.contains('❱'))
+        || (!before.is_empty() && before.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let statement = &text[from..];
+    // `raise ValueError("` / `raise torch.OutOfMemoryError(f'`: the exception's words open.
+    let opening = regex!(r#"^raise [A-Za-z_][\w.]*\(\s*[fr]?["']"#).find(statement)?;
+    let words = &statement[opening.end()..];
+    let (family, offset) = detect_start_once(words)?;
+    let gpu = !matches!(
+        family,
+        Family::Host(_) | Family::NotOom(_) | Family::IllegalAccess
+    );
+    (offset == 0 && gpu).then_some((family, from + opening.end()))
+}
+
 fn detect_start_once(text: &str) -> Option<(Family, usize)> {
     if frameworks::is_retried_allocation(text) {
         return None;
@@ -821,6 +930,22 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
         .or_else(|| cuda::start_fallback(text))
         .or_else(|| class_only_start(text))
         .or_else(|| mention::mention_start(text))
+}
+
+/// Whether a family other than a mention starts on this text (a message in its own wording).
+pub(crate) fn starts_a_message(text: &str) -> bool {
+    vllm::start(text)
+        .or_else(|| tgi::start(text))
+        .or_else(|| sglang::start(text))
+        .or_else(|| llama_cpp::start(text))
+        .or_else(|| pytorch::start(text))
+        .or_else(|| frameworks::start(text))
+        .or_else(|| cuda::start(text))
+        .or_else(|| host::start(text))
+        .or_else(|| not_oom::start(text))
+        .or_else(|| cuda::start_fallback(text))
+        .or_else(|| class_only_start(text))
+        .is_some()
 }
 
 /// An exception class that is a GPU OOM, printed without its message: PyTorch's
@@ -1287,7 +1412,13 @@ fn parse_family(open: &Open) -> Option<Parsed> {
 }
 
 fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
-    let parsed = memo.parse(&open)?;
+    let mut parsed = memo.parse(&open)?;
+    if open.quoted {
+        if !parsed.is_gpu_oom {
+            return None;
+        }
+        parsed.kind = OomKind::NamedWithoutMessage;
+    }
     if let Some(quote) = open.quote {
         cut_at_closing_quote(&mut open.text, quote);
     }

@@ -72,8 +72,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     // The message retyped in lower case (`cuda out of memory. tried to allocate 50MiB(GPU 0;
     // 1.96GiB totalcapacity; …`): still the allocator's figures ([`canonical_case`]).
+    // Retyped with a comma too (`cuda out of memory, tried to allocate 50MiB(GPU 0; …`).
     let lower = text.to_ascii_lowercase();
-    if let Some(position) = lower.find("cuda out of memory. tried to allocate") {
+    if let Some(found) = regex!(r"cuda out of memory[.,;:]? ?tried to allocate").find(&lower) {
+        let position = found.start();
         if !text[position..].starts_with("CUDA out of memory. Tried") {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));
         }

@@ -26,6 +26,20 @@ fn parse_size_exact_bytes() {
         Some(Bytes((636.18f64 * MIB as f64).round() as u64))
     );
     assert_eq!(parse_size("20.00MiB"), Some(Bytes(20 * MIB)));
+    // Thousands separators of a locale (`1,024.00 MiB`, `1.024,50 MiB`), a grouped byte count.
+    assert_eq!(parse_size("1,024.00 MiB"), Some(Bytes(1024 * MIB)));
+    assert_eq!(
+        parse_size("1.024,50 MiB"),
+        Some(Bytes((1024.5f64 * MIB as f64).round() as u64))
+    );
+    assert_eq!(parse_size("6,291,456 bytes"), Some(Bytes(6_291_456)));
+    assert_eq!(parse_size("8,192 bytes"), Some(Bytes(8192)));
+    assert_eq!(
+        parse_size("1,50 GiB"),
+        Some(Bytes((1.5f64 * GIB as f64).round() as u64))
+    );
+    assert_eq!(parse_size("1,2.30 MiB"), None);
+    assert_eq!(parse_size("1,5 bytes"), None);
     assert_eq!(parse_size("garbage"), None);
     assert_eq!(parse_size("1.2.3 MiB"), None);
     assert_eq!(parse_size("12"), None);
@@ -998,10 +1012,10 @@ fn cupy_tensorrt_xla_vllm_accelerate_wordings() {
 
     let message = one("RuntimeError: No executable batch size found, reached zero.");
     assert!(message.is_gpu_oom);
-    assert!(parse_text(
-        "    raise RuntimeError(\"No executable batch size found, reached zero.\")"
-    )
-    .is_empty());
+    // The `raise` line above it (accelerate `utils/memory.py`) adds no message of its own.
+    let message = one("    raise RuntimeError(\"No executable batch size found, reached zero.\")\nRuntimeError: No executable batch size found, reached zero.");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.kind, OomKind::OtherGpuOom);
 }
 
 /// The kernel's OOM-killer lines (Linux `mm/oom_kill.c`, `mm/memcontrol.c`), a cgroup v1 kill
@@ -1345,5 +1359,132 @@ fn rocm_numbered_status_and_xla_buffer_tail_are_gpu_oom() {
         tail.iter()
             .any(|m| m.is_gpu_oom && m.kind == OomKind::NamedWithoutMessage),
         "{tail:#?}"
+    );
+}
+
+/// A GPU's memory running out in the reporter's own words (VRAM, GPU memory, a card named in
+/// the sentence, `OOM` as a verb, Japanese) is a mention; advice, a question whether, and the
+/// host's memory are not. See: issue 13.
+#[test]
+fn gpu_memory_running_out_in_words_is_a_mention() {
+    for mention in [
+        "It ran out of VRAM as soon as I generated a 1024x1024 image on my 8GB card.",
+        "Ollama runs out of GPU memory with two models loaded.",
+        "The GPU ran out of memory when I loaded the 70B model on my 4090.",
+        "I keep running out of memory on my RTX 3090 with batch size 8.",
+        "Training fails with out of memory on A100 after 100 steps.",
+        "Got CUDA out-of-memory at step 3",
+        "it OOMs at step 100 on 8xH100",
+        "the second run OOMed during eval",
+        "VRAM不足で落ちます",
+        "GPUメモリ不足になります",
+    ] {
+        assert_eq!(one(mention).figures, OomFigures::default(), "{mention}");
+        assert_a_mention_yields_to_a_message(mention, "\nTraceback (most recent call last):");
+    }
+    for not_a_failure in [
+        "To avoid running out of VRAM, use --lowvram.",
+        "If you run out of GPU memory, reduce the batch size.",
+        "Is this an OOM? No, nvidia-smi shows plenty of free memory; it was a NCCL timeout.",
+        "Could this be a CUDA out of memory problem? The card has 80 GiB.",
+        "It ran out of RAM (32GB) while merging the LoRA; the GPU is fine.",
+        "My machine ran out of memory (RAM, 16GB) while converting; the GPU was idle.",
+        "The container on the GPU node ran out of memory and was killed.",
+        "the job OOMs and gets killed by the kernel",
+        "We ran out of disk space, out of memory on the volume while saving.",
+        "メモリ不足で落ちます",
+        "[ERROR] Out of VRAM message might be misleading",
+        "the out of VRAM error message might not actually be referring to VRAM in some cases.",
+    ] {
+        assert!(
+            parse_text(not_a_failure).iter().all(|m| !m.is_gpu_oom),
+            "{not_a_failure}: {:#?}",
+            parse_text(not_a_failure)
+        );
+    }
+}
+
+/// A traceback cut after the `raise` statement of its innermost frame: the quoted GPU-OOM
+/// wording is the message (vLLM V1 `check_enough_kv_cache_memory` in
+/// `vllm/v1/core/kv_cache_utils.py`), held like a mention so the exception's own line wins when
+/// the paste has it; a quoted host-memory wording is not a GPU OOM. See: issue 13.
+#[test]
+fn a_cut_traceback_raising_an_oom_wording_is_a_mention() {
+    let raise = "(EngineCore_DP0 pid=223840) ERROR 10-25 13:08:43 [core.py:708]     raise ValueError(\"No available memory for the cache blocks. \"\n                     \"Try increasing `gpu_memory_utilization` when \"";
+    let cut = one(raise);
+    assert!(cut.is_gpu_oom);
+    assert_eq!(cut.kind, OomKind::NamedWithoutMessage);
+    let whole = parse_text(&format!("{raise}\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."));
+    assert_eq!(whole.len(), 1, "{whole:#?}");
+    assert_eq!(whole[0].kind, OomKind::VllmNoCacheBlocks);
+    assert_a_mention_yields_to_a_message(raise, "\nTraceback (most recent call last):");
+    for not_gpu in [
+        "    raise MemoryError(\"Cannot allocate memory for the batch\")",
+        "│   1242 │   │   raise ValueError(\"No available memory for the cache blocks. \"",
+        "   1242             raise ValueError(\"No available memory for the cache blocks. \"",
+        "it does not raise \"CUDA out of memory\" any more",
+    ] {
+        assert!(
+            parse_text(not_gpu).iter().all(|m| !m.is_gpu_oom),
+            "{not_gpu}: {:#?}",
+            parse_text(not_gpu)
+        );
+    }
+    // A title quoting the error's words.
+    assert_a_mention_yields_to_a_message(
+        "Error \"out of memory\" while there is enough memory to allocate",
+        "",
+    );
+}
+
+/// NCCL's size on the warning after `Cuda failure 'out of memory'` (`include/alloc.h`), a
+/// message retyped in lower case with a comma, and a European locale's sizes. See: issue 13.
+#[test]
+fn nccl_size_retyped_comma_and_locale_sizes() {
+    let nccl = one("ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n\nng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes\nng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:204 -> 1");
+    assert_eq!(nccl.kind, OomKind::NcclCudaFailure);
+    assert_eq!(nccl.figures.tried_to_allocate_bytes, Some(Bytes(6_291_456)));
+    assert_eq!(nccl.figures.gpu_index, Some(CudaOrdinal(3)));
+    let alone = one("node1:123:456 [3] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\nnode1:123:456 [3] NCCL INFO init.cc:1358 -> 1");
+    assert_eq!(alone.figures.tried_to_allocate_bytes, None);
+
+    let retyped = one("l got this problem `cuda out of memory, tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity;1.33GiB already allocated; 43.5MiB free;1.36 GiB reserved in total by Pytorch)`");
+    assert_eq!(retyped.figures.tried_to_allocate_bytes, mib(50.0));
+    assert_eq!(retyped.figures.total_capacity_bytes, gib(1.96));
+    assert_eq!(retyped.figures.free_bytes, mib(43.5));
+
+    let locale = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1,50 GiB. GPU 0 has a total capacity of 23,65 GiB of which 1,02 GiB is free. Of the allocated memory 20,91 GiB is allocated by PyTorch, and 281,45 MiB is reserved by PyTorch but unallocated.");
+    assert_eq!(locale.figures.tried_to_allocate_bytes, gib(1.5));
+    assert_eq!(locale.figures.total_capacity_bytes, gib(23.65));
+    assert_eq!(locale.figures.reserved_unallocated_bytes, mib(281.45));
+    let grouped = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1,024.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 512.00 MiB is free.");
+    assert_eq!(
+        grouped.figures.tried_to_allocate_bytes,
+        Some(Bytes(1024 * MIB))
+    );
+}
+
+/// A reporter's words for a kill: `killed by OOM killer`, `exit with status code 137`, `exit
+/// code is -9` are the host's memory; an `OOM` title before them gives way. See: issue 13.
+#[test]
+fn a_reported_kill_is_host_memory_and_outranks_an_oom_title() {
+    for text in [
+        "Training error : OOM\n\nWhen I try to run the train code , I get a error : killed by OOM killer",
+        "Training task exit with status code 137\n\nStatus code 137 indicates OOM error in the docker container.",
+        "Computing predictions error: OOM\n\nthe pid seems to be killed by sys and subprocess exit code is -9.\ngoogle says it OOM error,",
+    ] {
+        let messages = parse_text(text);
+        assert!(messages.iter().all(|m| !m.is_gpu_oom), "{text}: {messages:#?}");
+        assert!(
+            messages.iter().any(|m| m.kind == OomKind::KilledBySignal),
+            "{text}: {messages:#?}"
+        );
+    }
+    // Not a kill: a count, or advice about the killer.
+    assert!(parse_text("processed 137 items with status code 200").is_empty());
+    assert!(
+        parse_text("set oom_score_adj so the OOM killer spares the server")
+            .iter()
+            .all(|m| m.kind != OomKind::KilledBySignal)
     );
 }
