@@ -109,7 +109,11 @@ pub(super) fn is_oom_counter(hay: &[u8], start: usize, pattern: &str) -> bool {
 pub(super) fn failure_scan() -> &'static FailureScan {
     static SCAN: OnceLock<FailureScan> = OnceLock::new();
     SCAN.get_or_init(|| {
-        let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
+        let mut patterns: Vec<&'static str> = OOM_MARKERS
+            .iter()
+            .copied()
+            .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
+            .collect();
         patterns.extend(
             (engine_log::markers().iter().enumerate())
                 .filter(|&(index, _)| engine_log::marker_role(index) == MarkerRole::Start)

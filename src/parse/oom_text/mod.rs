@@ -179,6 +179,24 @@ pub const OOM_MARKERS: &[&str] = &[
     "out of resource:",
 ];
 
+/// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
+/// VRAM" in a sentence, a kill's "exit code is -9"). They start a message in a report short
+/// enough to be read whole and in the parsed head, tail and failure windows of a long log; the
+/// failure search over the rest of a long log (`explain`'s stream) skips them, since every
+/// marker there costs on every byte and a program's own failure never needs them.
+pub const WORDS_MARKERS: &[&str] = &[
+    "ut of VRAM",
+    "ut of vram",
+    "ut of GPU memory",
+    "ut of gpu memory",
+    "ut of video memory",
+    "code -9",
+    "code is -9",
+    "code is 137",
+    "VRAM不足",
+    "GPUメモリ",
+];
+
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
 /// enables the SIMD prefilter). Errors only if aho-corasick rejects the literal set.
 pub fn marker_finder() -> Result<aho_corasick::AhoCorasick, aho_corasick::BuildError> {

@@ -460,6 +460,17 @@ fn own_vocabulary_names_the_engine() {
 fn the_reporters_sentence_names_the_engine_weakly() {
     let cases: &[(&str, Option<EngineName>)] = &[
         ("I'm running vLLM 0.6.3 on 2x A100", Some(EngineName::Vllm)),
+        // A numbered step is still the reporter's sentence; a timestamped line is a log's.
+        (
+            "1. I run vllm serve with the 70B model",
+            Some(EngineName::Vllm),
+        ),
+        (
+            "2025-11-29 10:02:36 the vllm scheduler sees 12 requests",
+            None,
+        ),
+        ("[2025-11-29 10:02:36] serving with SGLang now", None),
+        ("INFO 11-29 10:01:52 handing the batch to vllm", None),
         (
             "This happens with Ollama on a 3090",
             Some(EngineName::Ollama),

@@ -365,6 +365,25 @@ const PROSE: &[(&[&str], EngineName)] = &[
 /// SGLang").
 pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
     let line = text.trim();
+    // A program's log line (a timestamp, bracketed or not, or a level first) is not a
+    // sentence; checked first, as most lines of a long log holding an engine's name are these.
+    let stamp = |rest: &str| {
+        rest.starts_with(|c: char| c.is_ascii_digit())
+            && rest
+                .split([' ', ']', ','])
+                .next()
+                .is_some_and(|first| first.contains([':', '-', '/']))
+    };
+    let logged = stamp(line)
+        || line.strip_prefix('[').is_some_and(stamp)
+        || [
+            "INFO ", "DEBUG ", "WARNING ", "ERROR ", "INFO:", "DEBUG:", "WARNING:",
+        ]
+        .iter()
+        .any(|level| line.starts_with(level));
+    if logged {
+        return;
+    }
     let code = line.starts_with("File \"")
         || line.starts_with(">>>")
         || line.starts_with('#')
