@@ -38,6 +38,16 @@
 # median, 1.97x wall, the 77b4ba0 build 0.68 s / 0.78 s in the same loop. serving: 0.37 s against
 # grep's 0.22 s, 1.68x (77b4ba0 1.77x). H200 host (explain device test, 256 MiB stream):
 # explain 0.15 s wall against grep's 0.14 s.
+# 2026-12-02 06:15-06:25 (ninth session), same VM, load 1.8-1.9, RUNS=5, 1 GiB varied, the
+# 037b29e build (start of the session) alternated as BEFORE: the session's merges (engines named
+# by their own vocabulary and the reporter's sentence, ~100 markers more in the parsed head, tail
+# and windows; stage log lines; OOM named in words) took explain from 0.74 s to 0.92-1.03 s best
+# wall; skipping the reporter's-words OOM markers in the failure search of the middle and
+# returning early from the sentence reader on timestamped lines brought it to 0.87 s best /
+# 0.89 s median against grep's 0.40 s: 2.17x wall (037b29e 1.85x in the same loop). The H200
+# host (16 cores, RUNS=3, before those two fixes): 0.66 s against grep's 0.34 s, 1.94x (037b29e
+# 0.46 s, 1.35x). Over the 2x goal on this VM: the parsed tiers' scanner (perf: the Teddy
+# searchers of the full marker set) is the next thing to shrink for long logs.
 # Earlier figures (2026-12-01, idle VM, load 0.9): varied grep 0.34 s / 0.34 s, explain 0.72 s /
 # 1.04 s, 2.12x wall; the H200 host (16 cores): 0.34 s against 0.46 s, 1.35x wall.
 # Where the CPU goes now (perf, varied, loaded VM): the kernel's read copy ~25 % (grep pays it
