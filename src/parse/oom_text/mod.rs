@@ -936,6 +936,11 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
     if frameworks::is_retried_allocation(text) {
         return None;
     }
+    message_start(text).or_else(|| mention::mention_start(text))
+}
+
+/// Where a message in a family's own wording starts (every family but a mention in words).
+fn message_start(text: &str) -> Option<(Family, usize)> {
     vllm::start(text)
         .or_else(|| tgi::start(text))
         .or_else(|| sglang::start(text))
@@ -947,23 +952,11 @@ fn detect_start_once(text: &str) -> Option<(Family, usize)> {
         .or_else(|| not_oom::start(text))
         .or_else(|| cuda::start_fallback(text))
         .or_else(|| class_only_start(text))
-        .or_else(|| mention::mention_start(text))
 }
 
 /// Whether a family other than a mention starts on this text (a message in its own wording).
 pub(crate) fn starts_a_message(text: &str) -> bool {
-    vllm::start(text)
-        .or_else(|| tgi::start(text))
-        .or_else(|| sglang::start(text))
-        .or_else(|| llama_cpp::start(text))
-        .or_else(|| pytorch::start(text))
-        .or_else(|| frameworks::start(text))
-        .or_else(|| cuda::start(text))
-        .or_else(|| host::start(text))
-        .or_else(|| not_oom::start(text))
-        .or_else(|| cuda::start_fallback(text))
-        .or_else(|| class_only_start(text))
-        .is_some()
+    message_start(text).is_some()
 }
 
 /// An exception class that is a GPU OOM, printed without its message: PyTorch's
