@@ -106,19 +106,26 @@ pub(super) fn is_oom_counter(hay: &[u8], start: usize, pattern: &str) -> bool {
     pattern == "OOM" && hay.get(start + 3..start + 5) == Some(b"s:".as_slice())
 }
 
+/// The markers of the failure search: those that start a program's failure message (not the
+/// reporter's words, `WORDS_MARKERS`) and those of an engine start.
+pub(super) fn failure_markers() -> Vec<&'static str> {
+    let mut patterns: Vec<&'static str> = OOM_MARKERS
+        .iter()
+        .copied()
+        .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
+        .collect();
+    patterns.extend(
+        (engine_log::markers().iter().enumerate())
+            .filter(|&(index, _)| engine_log::marker_role(index) == MarkerRole::Start)
+            .map(|(_, marker)| *marker),
+    );
+    patterns
+}
+
 pub(super) fn failure_scan() -> &'static FailureScan {
     static SCAN: OnceLock<FailureScan> = OnceLock::new();
     SCAN.get_or_init(|| {
-        let mut patterns: Vec<&'static str> = OOM_MARKERS
-            .iter()
-            .copied()
-            .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
-            .collect();
-        patterns.extend(
-            (engine_log::markers().iter().enumerate())
-                .filter(|&(index, _)| engine_log::marker_role(index) == MarkerRole::Start)
-                .map(|(_, marker)| *marker),
-        );
+        let patterns = failure_markers();
         // The longest of them all: a marker cut by a chunk boundary is found within this.
         let longest = patterns
             .iter()

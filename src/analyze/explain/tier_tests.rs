@@ -389,16 +389,7 @@ proptest! {
         ),
     ) {
         let hay = pieces.concat();
-        let mut markers: Vec<&str> = OOM_MARKERS
-            .iter()
-            .copied()
-            .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
-            .collect();
-        markers.extend(
-            (engine_log::markers().iter().enumerate())
-                .filter(|&(index, _)| engine_log::marker_role(index) == MarkerRole::Start)
-                .map(|(_, marker)| *marker),
-        );
+        let markers = super::candidates::failure_markers();
         let automaton = aho_corasick::AhoCorasick::new(&markers).unwrap();
         // Every occurrence but a counter label (`OOMs:`) counts.
         let expected = automaton.find_overlapping_iter(&hay).any(|found| {
