@@ -158,6 +158,9 @@ pub(crate) struct Rule {
     pub marker: &'static str,
     /// The handler; several markers may share one (it runs once per line).
     pub handler: Handler,
+    /// The marker names an engine or application without showing a step of its run: neutral
+    /// for the deferred parsing of `analyze::explain` (see [`MarkerRole`]).
+    pub names_only: bool,
 }
 
 /// Markers of lines that only ever add one more repeat of a merged event (requests, stats,
@@ -177,7 +180,21 @@ const REPEATS: &[(&str, EventKind)] = &[
 
 /// A rule (keeps the rule tables one line per marker).
 pub(crate) const fn rule(marker: &'static str, handler: Handler) -> Rule {
-    Rule { marker, handler }
+    Rule {
+        marker,
+        handler,
+        names_only: false,
+    }
+}
+
+/// A rule whose marker only names an engine or application (a name, a launcher, a node class),
+/// not a step of its run.
+pub(crate) const fn name(marker: &'static str, handler: Handler) -> Rule {
+    Rule {
+        marker,
+        handler,
+        names_only: true,
+    }
 }
 
 /// Markers of lines that begin a run of an engine (banner, engine config, launcher args).
@@ -278,6 +295,7 @@ fn table() -> &'static Table {
         let mut markers = Vec::new();
         let mut handlers: Vec<Handler> = Vec::new();
         let mut handler_of = Vec::new();
+        let mut name_markers = Vec::new();
         for rules in [
             vllm::RULES,
             sglang::RULES,
@@ -291,6 +309,9 @@ fn table() -> &'static Table {
         ] {
             for rule in rules {
                 markers.push(rule.marker);
+                if rule.names_only {
+                    name_markers.push(rule.marker);
+                }
                 let index = handlers
                     .iter()
                     .position(|h| std::ptr::fn_addr_eq(*h, rule.handler))
@@ -317,7 +338,7 @@ fn table() -> &'static Table {
                     MarkerRole::Start
                 } else if NEUTRAL.contains(marker)
                     || prose::MARKERS.contains(marker)
-                    || engines::NAMES.contains(marker)
+                    || name_markers.contains(marker)
                 {
                     MarkerRole::Neutral
                 } else {
