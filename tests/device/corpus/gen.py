@@ -3332,6 +3332,65 @@ print("saved")
 """)
 
 
+def safetensors_safe_open():
+    # A hand-written loader: the model skeleton on the meta device, every tensor of every shard
+    # read with safetensors' safe_open(device="cuda:0"), then load_state_dict(assign=True); a
+    # model already serving on the card leaves 400 MiB.
+    run_user_script("load_shards", """import glob
+import json
+import os
+
+import torch
+from safetensors import safe_open
+from tqdm import tqdm
+from transformers import AutoConfig, AutoModelForCausalLM
+
+CKPT = "@CKPT@"
+free, total = torch.cuda.mem_get_info()
+serving_model = torch.empty(free - 400 * (1 << 20), dtype=torch.uint8, device="cuda")
+print(f"serving model: {serving_model.numel() / 2**30:.1f} GiB of {total / 2**30:.1f} GiB",
+      flush=True)
+
+config = AutoConfig.from_pretrained(CKPT)
+with torch.device("meta"):
+    model = AutoModelForCausalLM.from_config(config)
+
+state = {}
+shards = sorted(glob.glob(os.path.join(CKPT, "*.safetensors")))
+for shard in shards:
+    with safe_open(shard, framework="pt", device="cuda:0") as f:
+        for name in tqdm(list(f.keys()), desc=os.path.basename(shard)):
+            state[name] = f.get_tensor(name)
+missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
+print(json.dumps({"missing": missing, "unexpected": unexpected}))
+""".replace("@CKPT@", CKPT))
+
+
+def hf_assisted_generate():
+    # Assisted (speculative) generation: the checkpoint is both the target and the draft model;
+    # a 3000-token prompt with 64 MiB left on the card.
+    run_user_script("speculative_answer", """import torch
+from transformers import AutoModelForCausalLM
+
+MIB = 1 << 20
+target = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+draft = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+target.eval()
+draft.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+retriever = torch.empty(free - 64 * MIB, dtype=torch.uint8, device="cuda")
+
+torch.manual_seed(0)
+prompt = torch.randint(3, 32000, (1, 3000), device="cuda")
+with torch.no_grad():
+    out = target.generate(input_ids=prompt, attention_mask=torch.ones_like(prompt),
+                          assistant_model=draft, max_new_tokens=128, do_sample=False,
+                          pad_token_id=0)
+print(out[0, prompt.shape[1]:].tolist())
+""".replace("@CKPT@", CKPT))
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -3450,6 +3509,8 @@ SCENARIOS = {
     "host_rlimit_features": host_rlimit_features,
     "hf_vocab_assert": hf_vocab_assert,
     "save_disk_full": save_disk_full,
+    "safetensors_safe_open": safetensors_safe_open,
+    "hf_assisted_generate": hf_assisted_generate,
 }
 
 

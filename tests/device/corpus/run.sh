@@ -239,7 +239,8 @@ run_one triton_autotune_smem "OutOfResources|out of resource" -
 # session 10 (blind): a Trainer compute_loss override, SWA, torch.func per-sample gradients, a
 # DataModule's on-GPU augmentation, gather_for_metrics, LoRA on a conv net, a JAX attention
 # service, a compiled optimizer step, whole-step graph capture, a worker thread's cuBLAS handle,
-# context creation under torchrun, a streamer thread, a repr(e) cell, and 3 look-alikes
+# context creation under torchrun, a streamer thread, a repr(e) cell, 3 look-alikes, safe_open
+# shard loading and assisted generation
 run_one trainer_distill_compute_loss "$OOM" -
 run_one swa_averaged_copy "$OOM" -
 run_one func_per_sample_grads "$OOM" -
@@ -256,4 +257,6 @@ run_one notebook_repr_bar "$OOM" -
 run_one host_rlimit_features "MemoryError|Unable to allocate" -
 run_one hf_vocab_assert "device-side assert" -
 run_one save_disk_full "No space left|file write failed|Errno 28" -
+run_one safetensors_safe_open "$OOM" -
+run_one hf_assisted_generate "$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
