@@ -2717,8 +2717,8 @@ print("max error", (c - a @ b).abs().max().item())
 
 def trainer_distill_compute_loss():
     # A Trainer subclass overrides compute_loss for logit distillation from a frozen teacher on
-    # the same card: KL over the full 32000-word vocabulary in fp32 for 8 x 1024 tokens (~6 GiB
-    # on top of the student's forward), with 9 GiB free.
+    # the same card: the student's forward and loss (~10 GiB) fit in the 12 GiB left, the
+    # teacher's logits and the fp32 KL over the 32000-word vocabulary for 8 x 1024 tokens do not.
     run_user_script("distill_sft", """import torch
 import torch.nn.functional as F
 from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
@@ -2747,7 +2747,7 @@ class DistillationTrainer(Trainer):
 student = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
 teacher = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
 free, _ = torch.cuda.mem_get_info()
-replay_shards = torch.empty(free - 9 * (1 << 30), dtype=torch.uint8, device="cuda")
+replay_shards = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
 
 args = TrainingArguments(
     output_dir="distill-out",
