@@ -2706,6 +2706,694 @@ print("max error", (c - a @ b).abs().max().item())
 """)
 
 
+# --------------------------------------------------------------------------- session 10 (blind):
+# Trainer compute_loss override (distillation), SWA copies, torch.func per-sample gradients,
+# a LightningDataModule's on-GPU augmentation, accelerate gather_for_metrics, PEFT LoRA on a conv
+# net, a JAX attention service, a compiled optimizer step, whole-step CUDA graph capture, a worker
+# thread's cuBLAS handle, context creation under torchrun, generate with TextIteratorStreamer, a
+# notebook cell printing repr(e), and look-alikes (host RLIMIT_AS, a vocabulary device-side
+# assert in a transformers forward, a checkpoint written to a full disk)
+
+
+def trainer_distill_compute_loss():
+    # A Trainer subclass overrides compute_loss for logit distillation from a frozen teacher on
+    # the same card: the student's forward and loss (~10 GiB) fit in the 12 GiB left, the
+    # teacher's logits and the fp32 KL over the 32000-word vocabulary for 8 x 1024 tokens do not.
+    run_user_script("distill_sft", """import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+""" + _random_token_dataset_source(2048, 1024) + """
+
+class DistillationTrainer(Trainer):
+    def __init__(self, *args, teacher=None, temperature=2.0, alpha=0.5, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.teacher = teacher.eval()
+        self.temperature = temperature
+        self.alpha = alpha
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(**inputs)
+        with torch.no_grad():
+            teacher_logits = self.teacher(input_ids=inputs["input_ids"],
+                                          attention_mask=inputs["attention_mask"]).logits
+        t = self.temperature
+        kd = F.kl_div(F.log_softmax(outputs.logits.float() / t, dim=-1),
+                      F.softmax(teacher_logits.float() / t, dim=-1),
+                      reduction="batchmean") * t * t
+        loss = self.alpha * outputs.loss + (1 - self.alpha) * kd
+        return (loss, outputs) if return_outputs else loss
+
+
+student = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+teacher = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+free, _ = torch.cuda.mem_get_info()
+replay_shards = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+args = TrainingArguments(
+    output_dir="distill-out",
+    per_device_train_batch_size=8,
+    max_steps=100,
+    learning_rate=5e-5,
+    warmup_steps=10,
+    logging_steps=1,
+    save_strategy="no",
+    bf16=True,
+    report_to="none",
+    dataloader_num_workers=0,
+)
+trainer = DistillationTrainer(model=student, teacher=teacher, args=args,
+                              train_dataset=RandomTokens())
+trainer.train()
+""".replace("@CKPT@", CKPT))
+
+
+def swa_averaged_copy():
+    # Stochastic weight averaging starts after epoch 2: AveragedModel deep-copies the 2 GiB
+    # model on the GPU, where the training has left less than a GiB.
+    run_user_script("train_swa", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.optim.swa_utils import SWALR, AveragedModel
+
+GIB = 1 << 30
+SWA_START = 2
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8192, 32768), nn.GELU(), nn.Linear(32768, 8192)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+free, _ = torch.cuda.mem_get_info()
+shard_cache = torch.empty(free - 5 * GIB, dtype=torch.uint8, device="cuda")
+
+swa_model, swa_scheduler = None, None
+for epoch in range(6):
+    model.train()
+    for step in range(8):
+        x = torch.randn(1024, 8192, device="cuda")
+        loss = F.mse_loss(model(x), x)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    print(f"epoch {epoch}: loss {loss.item():.4f}", flush=True)
+    if epoch >= SWA_START:
+        if swa_model is None:
+            print("starting SWA", flush=True)
+            swa_model = AveragedModel(model)
+            swa_scheduler = SWALR(optimizer, swa_lr=0.005)
+        swa_model.update_parameters(model)
+        swa_scheduler.step()
+""")
+
+
+def func_per_sample_grads():
+    # DP-SGD with torch.func: per-sample gradients by vmap(grad(...)) cost batch x parameters
+    # (84 MB per example); the first logical batch of 128 needs ~10.5 GiB.
+    run_user_script("dp_sgd", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.func import functional_call, grad, vmap
+
+GIB = 1 << 30
+MAX_GRAD_NORM = 1.0
+NOISE_MULTIPLIER = 1.1
+torch.manual_seed(0)
+
+model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(),
+                      nn.Linear(4096, 10)).cuda()
+params = {k: v.detach() for k, v in model.named_parameters()}
+buffers = {k: v.detach() for k, v in model.named_buffers()}
+
+
+def loss_one(params, buffers, x, y):
+    out = functional_call(model, (params, buffers), (x.unsqueeze(0),))
+    return F.cross_entropy(out, y.unsqueeze(0))
+
+
+sample_grads = vmap(grad(loss_one), in_dims=(None, None, 0, 0))
+
+
+def private_step(x, y, lr=0.05):
+    grads = sample_grads(params, buffers, x, y)
+    norms = torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads.values()))
+    scale = (MAX_GRAD_NORM / (norms + 1e-6)).clamp(max=1.0)
+    for name, g in grads.items():
+        g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
+        noisy = g.sum(0) + torch.randn_like(params[name]) * NOISE_MULTIPLIER * MAX_GRAD_NORM
+        params[name].sub_(lr * noisy / x.shape[0])
+
+
+free, _ = torch.cuda.mem_get_info()
+public_features = torch.empty(free - 6 * GIB, dtype=torch.uint8, device="cuda")
+batch_sizes = [16] * 5 + [128] * 5
+for step, n in enumerate(batch_sizes):
+    x = torch.randn(n, 1024, device="cuda")
+    y = torch.randint(0, 10, (n,), device="cuda")
+    private_step(x, y)
+    print(f"step {step}: batch {n}, epsilon spent so far ~{0.05 * (step + 1):.2f}", flush=True)
+""")
+
+
+def lightning_gpu_augment():
+    # A LightningDataModule augments on the GPU in on_after_batch_transfer: 16x upsampling of
+    # 64 x 3 x 128 x 128 crops is a 3 GiB tensor, with ~2 GiB free.
+    import lightning as L
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class SuperResData(L.LightningDataModule):
+        def __init__(self, batch_size=64, scale=16):
+            super().__init__()
+            self.batch_size = batch_size
+            self.scale = scale
+
+        def setup(self, stage):
+            self.train_set = TensorDataset(torch.rand(1024, 3, 128, 128))
+
+        def train_dataloader(self):
+            return DataLoader(self.train_set, batch_size=self.batch_size, shuffle=True)
+
+        def on_after_batch_transfer(self, batch, dataloader_idx):
+            (low,) = batch
+            high = F.interpolate(low, scale_factor=self.scale, mode="bilinear",
+                                 align_corners=False)
+            high = (high + 0.02 * torch.randn_like(high)).clamp_(0, 1)
+            return low, high
+
+    class Upsampler(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Sequential(
+                torch.nn.Conv2d(3, 64, 3, padding=1), torch.nn.ReLU(),
+                torch.nn.Conv2d(64, 3 * 16 * 16, 3, padding=1), torch.nn.PixelShuffle(16))
+
+        def training_step(self, batch, batch_idx):
+            low, high = batch
+            loss = F.l1_loss(self.body(low), high)
+            self.log("l1", loss, prog_bar=True)
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.Adam(self.parameters(), lr=2e-4)
+
+    fill_gpu(2 * GIB)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=2, logger=False,
+                        enable_checkpointing=False)
+    trainer.fit(Upsampler(), datamodule=SuperResData())
+
+
+def accelerate_gather_eval():
+    # Perplexity evaluation under accelerate: every batch's fp32 logits (32 x 512 x 32000, 2 GiB)
+    # are gathered with gather_for_metrics and kept on the GPU until the end.
+    run_user_script("eval_perplexity", """import torch
+import torch.nn.functional as F
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM
+""" + _random_token_dataset_source(512, 512) + """
+
+accelerator = Accelerator(mixed_precision="bf16")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+loader = DataLoader(RandomTokens(), batch_size=32)
+model, loader = accelerator.prepare(model, loader)
+free, _ = torch.cuda.mem_get_info()
+retrieval_index = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device=accelerator.device)
+
+model.eval()
+all_logits, all_labels = [], []
+for batch in tqdm(loader, desc="eval", disable=not accelerator.is_local_main_process):
+    with torch.no_grad():
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    logits, labels = accelerator.gather_for_metrics((logits, batch["labels"]))
+    all_logits.append(logits)
+    all_labels.append(labels)
+
+logits = torch.cat(all_logits)[:, :-1]
+labels = torch.cat(all_labels)[:, 1:]
+nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
+accelerator.print(f"perplexity {nll.exp().item():.2f}")
+""".replace("@CKPT@", CKPT))
+
+
+def peft_conv_lora():
+    # LoRA on the conv layers of a small denoiser (PEFT on a plain nn.Module), progressive
+    # resizing: the 256 px epochs fit, the first 1024 px batch under bf16 autocast does not.
+    run_user_script("lora_denoiser", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from peft import LoraConfig, get_peft_model
+
+GIB = 1 << 30
+
+
+class Denoiser(nn.Module):
+    def __init__(self, width=64):
+        super().__init__()
+        self.conv_in = nn.Conv2d(3, width, 3, padding=1)
+        self.block1 = nn.Conv2d(width, width, 3, padding=1)
+        self.block2 = nn.Conv2d(width, width, 3, padding=1)
+        self.conv_out = nn.Conv2d(width, 3, 3, padding=1)
+
+    def forward(self, x):
+        h = F.silu(self.conv_in(x))
+        h = F.silu(self.block1(h)) + h
+        h = F.silu(self.block2(h)) + h
+        return x - self.conv_out(h)
+
+
+torch.manual_seed(0)
+base = Denoiser().cuda()
+config = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0,
+                    target_modules=["conv_in", "block1", "block2"])
+model = get_peft_model(base, config)
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+clean_images = torch.empty(free - 8 * GIB, dtype=torch.uint8, device="cuda")
+
+for epoch, size in enumerate([256, 256, 1024]):
+    for it in range(4):
+        clean = torch.rand(16, 3, size, size, device="cuda")
+        noisy = clean + 0.1 * torch.randn_like(clean)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.mse_loss(model(noisy), clean)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    print(f"epoch {epoch} ({size}px): loss {loss.item():.5f}", flush=True)
+""")
+
+
+def jax_attention_server():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted full attention
+    # serving requests; a 8 x 16384-token request needs a 64 GiB score tensor.
+    run_user_script("attention_service", """import logging
+
+import jax
+import jax.numpy as jnp
+
+logging.basicConfig(format="%(asctime)s %(levelname)s [%(name)s] %(message)s", level=logging.INFO)
+log = logging.getLogger("attention_service")
+
+
+@jax.jit
+def attend(q, k, v):
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / jnp.sqrt(jnp.float32(q.shape[-1]))
+    probs = jax.nn.softmax(scores, axis=-1)
+    peak = probs.max(axis=-1).mean()  # attention sharpness, for the service's metrics
+    return jnp.einsum("bhqk,bhkd->bhqd", probs, v), peak
+
+
+log.info("devices: %s", jax.devices())
+requests = [("req-7f01", 1, 1024), ("req-7f02", 2, 2048), ("req-7f03", 4, 2048),
+            ("req-7f04", 8, 16384)]
+for request_id, batch, seq_len in requests:
+    log.info("%s: batch=%d seq_len=%d", request_id, batch, seq_len)
+    q = jnp.full((batch, 16, seq_len, 64), 0.01, dtype=jnp.bfloat16)
+    k = jnp.full((batch, 16, seq_len, 64), 0.02, dtype=jnp.bfloat16)
+    v = jnp.full((batch, 16, seq_len, 64), 0.03, dtype=jnp.bfloat16)
+    out, peak = attend(q, k, v)
+    out.block_until_ready()
+    log.info("%s: done, mean %.4f, attention peak %.4f", request_id, float(out.mean()), float(peak))
+""")
+
+
+def compiled_optimizer_step():
+    # The compiled-optimizer pattern: torch.compile around opt.step(); forward and backward fit,
+    # Adam's state (2 x 2 GiB) created at the first compiled step does not.
+    run_user_script("compiled_adam", """import torch
+import torch.nn as nn
+
+GIB = 1 << 30
+torch.manual_seed(0)
+model = nn.Sequential(*[nn.Linear(8192, 8192) for _ in range(8)]).cuda()
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+
+@torch.compile(fullgraph=False)
+def opt_step():
+    opt.step()
+
+
+free, _ = torch.cuda.mem_get_info()
+activation_cache = torch.empty(free - 3 * GIB, dtype=torch.uint8, device="cuda")
+for step in range(10):
+    x = torch.randn(1024, 8192, device="cuda")
+    out = model(x)
+    out.pow(2).mean().backward()
+    opt_step()
+    opt.zero_grad(set_to_none=True)
+    print(f"step {step} done", flush=True)
+""")
+
+
+def graph_full_train_step():
+    # Whole-step CUDA graph capture for training (forward, backward and optimizer.step in one
+    # graph, as the CUDA graphs notes show). After the warm-up (~9 GiB, given back with
+    # empty_cache) the replay buffer leaves 3 GiB; the capture's private pool needs ~8 GiB.
+    run_user_script("graphed_train_step", """import torch
+import torch.nn as nn
+
+GIB = 1 << 30
+N, D, H = 32768, 4096, 16384
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(D, H), nn.GELU(), nn.Linear(H, D)).cuda()
+loss_fn = nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+static_input = torch.randn(N, D, device="cuda")
+static_target = torch.randn(N, D, device="cuda")
+
+side = torch.cuda.Stream()
+side.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(side):
+    for i in range(3):
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(static_input), static_target)
+        loss.backward()
+        optimizer.step()
+torch.cuda.current_stream().wait_stream(side)
+print(f"warm-up done, loss {loss.item():.4f}", flush=True)
+
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+replay_buffer = torch.empty(free - 3 * GIB, dtype=torch.uint8, device="cuda")
+graph = torch.cuda.CUDAGraph()
+optimizer.zero_grad(set_to_none=True)
+with torch.cuda.graph(graph):
+    static_pred = model(static_input)
+    static_loss = loss_fn(static_pred, static_target)
+    static_loss.backward()
+    optimizer.step()
+
+for step in range(100):
+    static_input.copy_(torch.randn(N, D, device="cuda"))
+    graph.replay()
+    if step % 10 == 0:
+        print(f"step {step}: loss {static_loss.item():.4f}", flush=True)
+""")
+
+
+def cublas_thread_worker():
+    # A feature service: the main thread builds the index (its matmul creates the main thread's
+    # cuBLAS handle), another job then takes every free byte of the card, and the first request
+    # served on a worker thread needs that thread's own cuBLAS handle; the worker logs the error
+    # with logger.exception and the service stops.
+    import concurrent.futures
+    import logging
+
+    import torch
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s",
+                        level=logging.INFO)
+    log = logging.getLogger("feature_service")
+    torch.manual_seed(0)
+    proj = torch.randn(1024, 256, device="cuda") / 32
+    index = torch.nn.functional.normalize(torch.randn(200000, 1024, device="cuda") @ proj, dim=1)
+    log.info("index built: %d x %d", index.shape[0], index.shape[1])
+
+    def score_request(request_id, n_queries):
+        log.info("request %s: %d queries", request_id, n_queries)
+        try:
+            queries = torch.randn(n_queries, 1024, device="cuda")
+            emb = torch.nn.functional.normalize(queries @ proj, dim=1)
+            return emb @ index.T
+        except Exception:
+            log.exception("request %s failed", request_id)
+            raise
+
+    log.info("self-test: top score %.3f", score_request("selftest", 16).max().item())
+    _another_job_takes_the_card(0)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="worker") as pool:
+        for i in range(4):
+            future = pool.submit(score_request, f"r{i:04d}", 16)
+            if future.exception() is not None:
+                log.error("stopping the service after a failed request")
+                sys.exit(1)
+            log.info("request r%04d: top score %.3f", i, future.result().max().item())
+
+
+def torchrun_context_holder():
+    # Run while another process holds every byte of the card (run.sh starts the holder): a DDP
+    # script under torchrun --nproc_per_node=1; its first CUDA use (setting the device or moving
+    # the model) creates the CUDA context, which does not fit.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "train_ddp.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("""import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def setup_distributed():
+    dist.init_process_group(backend="nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    return local_rank
+
+
+def main():
+    local_rank = setup_distributed()
+    model = DDP(nn.Linear(1024, 1024).cuda(local_rank), device_ids=[local_rank])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        x = torch.randn(64, 1024, device=local_rank)
+        loss = F.mse_loss(model(x), x)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if dist.get_rank() == 0:
+            print(f"step {step}: loss {loss.item():.4f}", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+""")
+    sys.stdout.flush()
+    rc = subprocess.call(["torchrun", "--nproc_per_node=1", "--master_port=29533", path],
+                         cwd=WORK)
+    sys.exit(rc)
+
+
+def hf_streamer_thread():
+    # A chat CLI streams tokens: generate() runs on a thread with a TextIteratorStreamer (batch 1,
+    # a 4000-token history); the prefill does not fit, the thread dies and the main loop times
+    # out waiting for the first token.
+    run_user_script("chat_stream", _WORD_TOKENIZER + """
+from threading import Thread
+
+import torch
+from transformers import AutoModelForCausalLM, TextIteratorStreamer
+
+tokenizer = word_tokenizer()
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+speculative_cache = torch.empty(free - 48 * (1 << 20), dtype=torch.uint8, device="cuda")
+
+history = " ".join(f"w{(t * 131) % 31000 + 3}" for t in range(4000))
+enc = tokenizer(history, return_tensors="pt")
+input_ids = enc["input_ids"].to("cuda")
+print(f"history: {input_ids.shape[1]} tokens", flush=True)
+streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=20)
+thread = Thread(target=model.generate,
+                kwargs=dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                            streamer=streamer, max_new_tokens=256, do_sample=True, top_p=0.9,
+                            pad_token_id=0))
+thread.start()
+print("assistant: ", end="", flush=True)
+for piece in streamer:
+    print(piece, end="", flush=True)
+thread.join()
+print()
+""".replace("@CKPT@", CKPT))
+
+
+def notebook_repr_bar():
+    # A notebook cell exported as a script: a bare tqdm bar over chunks, then the except clause
+    # prints repr(e) and nothing else.
+    run_user_script("cell_12", """import sys
+
+import torch
+from tqdm.auto import tqdm
+
+free, _ = torch.cuda.mem_get_info()
+cached = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+w = torch.randn(4096, 4096, device="cuda")
+chunks = [4096] * 10 + [262144]
+norms = []
+try:
+    for n in tqdm(chunks):
+        x = torch.randn(n, 4096, device="cuda")
+        norms.append((x @ w).norm(dim=1).cpu())
+except Exception as e:
+    print(repr(e))
+    sys.exit(1)
+print(torch.cat(norms).mean())
+""")
+
+
+def host_rlimit_features():
+    # Not a GPU OOM: a feature-export job on a shared node caps its own address space
+    # (RLIMIT_AS = current + 16 GiB) after a GPU warm-up; the 30.5 GiB host array for
+    # the features cannot be allocated.
+    run_user_script("export_features", """import resource
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+GIB = 1 << 30
+encoder = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(),
+                              torch.nn.Linear(4096, 4096)).cuda().eval()
+with torch.no_grad():
+    for i in tqdm(range(8), desc="warm-up batches"):
+        encoder(torch.randn(4096, 1024, device="cuda"))
+torch.cuda.synchronize()
+
+with open("/proc/self/status") as fh:
+    vm_bytes = next(int(line.split()[1]) for line in fh if line.startswith("VmSize:")) * 1024
+limit = vm_bytes + 16 * GIB
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))  # stay polite on the shared node
+print(f"address-space limit {limit / GIB:.1f} GiB", flush=True)
+
+n_items = 2_000_000
+features = np.zeros((n_items, 4096), dtype=np.float32)
+with torch.no_grad():
+    for start in tqdm(range(0, n_items, 65536), desc="export"):
+        x = torch.randn(min(65536, n_items - start), 1024, device="cuda")
+        features[start:start + x.shape[0]] = encoder(x).cpu().numpy()
+np.save("features.npy", features)
+""")
+
+
+def hf_vocab_assert():
+    # Not a GPU OOM: tool tokens added to the tokenizer (ids 32000..32063) without
+    # resize_token_embeddings; the Llama embedding lookup trips a device-side assert.
+    run_user_script("tool_tokens", _WORD_TOKENIZER + """
+import torch
+from transformers import AutoModelForCausalLM
+
+tokenizer = word_tokenizer()
+added = tokenizer.add_tokens([f"<tool_{i}>" for i in range(64)])
+print(f"added {added} tool tokens, tokenizer size {len(tokenizer)}", flush=True)
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+
+texts = ["w5 w17 <tool_3> w230 <tool_12> w99 w4"] * 8
+enc = tokenizer(texts, return_tensors="pt", return_token_type_ids=False)
+input_ids = enc["input_ids"].to("cuda")
+print("max id", int(input_ids.max()), "embedding rows", model.get_input_embeddings().num_embeddings,
+      flush=True)
+out = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), labels=input_ids)
+print(f"loss {out.loss.item():.4f}")
+""".replace("@CKPT@", CKPT))
+
+
+def save_disk_full():
+    # Not a GPU OOM: after training, the checkpoint (GPU state dicts) is written to a disk with
+    # no space left (the scenario points checkpoints/step_200.pt at /dev/full beforehand; the
+    # user's script only sees the path).
+    if not os.path.exists("/dev/full"):
+        sys.exit("/dev/full is missing on this machine: save_disk_full cannot run")
+    ckpt_dir = os.path.join(WORK, "checkpoints")
+    os.makedirs(ckpt_dir, exist_ok=True)
+    target = os.path.join(ckpt_dir, "step_200.pt")
+    if os.path.lexists(target):
+        os.remove(target)
+    os.symlink("/dev/full", target)
+    run_user_script("train_then_save", """import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for step in range(1, 201):
+    x = torch.randn(256, 4096, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 50 == 0:
+        print(f"step {step}: loss {loss.item():.4f}", flush=True)
+
+os.makedirs("checkpoints", exist_ok=True)
+path = os.path.join("checkpoints", f"step_{step}.pt")
+print(f"saving {path}", flush=True)
+with open(path, "wb") as fh:
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step}, fh)
+print("saved")
+""")
+
+
+def safetensors_safe_open():
+    # A hand-written loader: the model skeleton on the meta device, every tensor of every shard
+    # read with safetensors' safe_open(device="cuda:0"), then load_state_dict(assign=True); a
+    # model already serving on the card leaves 400 MiB.
+    run_user_script("load_shards", """import glob
+import json
+import os
+
+import torch
+from safetensors import safe_open
+from tqdm import tqdm
+from transformers import AutoConfig, AutoModelForCausalLM
+
+CKPT = "@CKPT@"
+free, total = torch.cuda.mem_get_info()
+serving_model = torch.empty(free - 400 * (1 << 20), dtype=torch.uint8, device="cuda")
+print(f"serving model: {serving_model.numel() / 2**30:.1f} GiB of {total / 2**30:.1f} GiB",
+      flush=True)
+
+config = AutoConfig.from_pretrained(CKPT)
+with torch.device("meta"):
+    model = AutoModelForCausalLM.from_config(config)
+
+state = {}
+shards = sorted(glob.glob(os.path.join(CKPT, "*.safetensors")))
+for shard in shards:
+    with safe_open(shard, framework="pt", device="cuda:0") as f:
+        for name in tqdm(list(f.keys()), desc=os.path.basename(shard)):
+            state[name] = f.get_tensor(name)
+missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
+print(json.dumps({"missing": missing, "unexpected": unexpected}))
+""".replace("@CKPT@", CKPT))
+
+
+def hf_assisted_generate():
+    # Assisted (speculative) generation: the checkpoint is both the target and the draft model;
+    # a 3000-token prompt with 64 MiB left on the card.
+    run_user_script("speculative_answer", """import torch
+from transformers import AutoModelForCausalLM
+
+MIB = 1 << 20
+target = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+draft = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+target.eval()
+draft.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+retriever = torch.empty(free - 64 * MIB, dtype=torch.uint8, device="cuda")
+
+torch.manual_seed(0)
+prompt = torch.randint(3, 32000, (1, 3000), device="cuda")
+with torch.no_grad():
+    out = target.generate(input_ids=prompt, attention_mask=torch.ones_like(prompt),
+                          assistant_model=draft, max_new_tokens=128, do_sample=False,
+                          pad_token_id=0)
+print(out[0, prompt.shape[1]:].tolist())
+""".replace("@CKPT@", CKPT))
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -2808,6 +3496,24 @@ SCENARIOS = {
     "host_vocab_memoryerror": host_vocab_memoryerror,
     "gather_index_assert": gather_index_assert,
     "triton_autotune_smem": triton_autotune_smem,
+    "trainer_distill_compute_loss": trainer_distill_compute_loss,
+    "swa_averaged_copy": swa_averaged_copy,
+    "func_per_sample_grads": func_per_sample_grads,
+    "lightning_gpu_augment": lightning_gpu_augment,
+    "accelerate_gather_eval": accelerate_gather_eval,
+    "peft_conv_lora": peft_conv_lora,
+    "jax_attention_server": jax_attention_server,
+    "compiled_optimizer_step": compiled_optimizer_step,
+    "graph_full_train_step": graph_full_train_step,
+    "cublas_thread_worker": cublas_thread_worker,
+    "torchrun_context_holder": torchrun_context_holder,
+    "hf_streamer_thread": hf_streamer_thread,
+    "notebook_repr_bar": notebook_repr_bar,
+    "host_rlimit_features": host_rlimit_features,
+    "hf_vocab_assert": hf_vocab_assert,
+    "save_disk_full": save_disk_full,
+    "safetensors_safe_open": safetensors_safe_open,
+    "hf_assisted_generate": hf_assisted_generate,
 }
 
 

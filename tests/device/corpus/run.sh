@@ -96,7 +96,7 @@ run_one() {
   if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then return; fi
   local limit=${SCENARIO_TIMEOUT:-60} text="$OUT/$name.out" started rc reason=
   case $name in torch_compile|compiled_evaluate|compile_reduce_overhead|compile_dynamic_rerank|\
-    compile_autotune_serve|trainer_resume_optimizer)
+    compile_autotune_serve|trainer_resume_optimizer|compiled_optimizer_step)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -236,4 +236,27 @@ run_one hf_pipeline_context_holder "CUDA error|$OOM" 0
 run_one host_vocab_memoryerror "MemoryError" -
 run_one gather_index_assert "device-side assert|index out of bounds" -
 run_one triton_autotune_smem "OutOfResources|out of resource" -
+# session 10 (blind): a Trainer compute_loss override, SWA, torch.func per-sample gradients, a
+# DataModule's on-GPU augmentation, gather_for_metrics, LoRA on a conv net, a JAX attention
+# service, a compiled optimizer step, whole-step graph capture, a worker thread's cuBLAS handle,
+# context creation under torchrun, a streamer thread, a repr(e) cell, 3 look-alikes, safe_open
+# shard loading and assisted generation
+run_one trainer_distill_compute_loss "$OOM" -
+run_one swa_averaged_copy "$OOM" -
+run_one func_per_sample_grads "$OOM" -
+run_one lightning_gpu_augment "$OOM" -
+run_one accelerate_gather_eval "$OOM" -
+run_one peft_conv_lora "$OOM" -
+run_one jax_attention_server "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one compiled_optimizer_step "$OOM" -
+run_one graph_full_train_step "$OOM|capturing|capture" -
+run_one cublas_thread_worker "CUBLAS_STATUS|$OOM" -
+run_one torchrun_context_holder "CUDA error|$OOM" 0
+run_one hf_streamer_thread "$OOM" -
+run_one notebook_repr_bar "$OOM" -
+run_one host_rlimit_features "MemoryError|Unable to allocate" -
+run_one hf_vocab_assert "device-side assert" -
+run_one save_disk_full "No space left|file write failed|Errno 28" -
+run_one safetensors_safe_open "$OOM" -
+run_one hf_assisted_generate "$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
