@@ -25,13 +25,15 @@ use serde::Deserialize;
 /// eighth session's 91 blind public-issue texts, at 0.44 phase on first contact, from 0.87 to
 /// 0.81, and GPU OOM from 0.99 to 0.98; the ninth session's 101 blind public-issue texts, at
 /// 0.38 phase on first contact, from 0.82 to 0.77, GPU OOM to 0.97, unknown kept and cause
-/// to 0.94).
+/// to 0.94; the tenth session's 82 blind public-issue texts and 18 blind H200 texts, at 0.51
+/// and 0.71 phase on first contact, from 0.77 to 0.74, GPU OOM to 0.96, unknown kept to
+/// 0.92).
 const FLOORS: [(Measure, f64); 6] = [
-    (Measure::GpuOom, 0.97),
+    (Measure::GpuOom, 0.96),
     (Measure::Figures, 0.98),
-    (Measure::PhaseShown, 0.77),
+    (Measure::PhaseShown, 0.74),
     (Measure::Engine, 0.96),
-    (Measure::UnknownKept, 0.94),
+    (Measure::UnknownKept, 0.92),
     (Measure::Cause, 0.94),
 ];
 
