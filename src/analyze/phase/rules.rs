@@ -413,6 +413,91 @@ pub static FRAME_RULES: &[FrameRule] = &[
     r("test_loop", "keras", I, Serve, "keras"),
     r("predict_loop", "keras", I, Serve, "keras"),
     r("load_weights", "keras", W, Stage, "keras"),
+    // --- TensorFlow Estimator (`tensorflow_estimator/python/estimator/estimator.py`, TF 1.x
+    // `tensorflow/python/estimator/estimator.py`): `train` → `_train_model` →
+    // `_train_with_estimator_spec`; `evaluate` → `_actual_eval`. ---
+    r("_train_model", "estimator", T, Serve, "tensorflow"),
+    r(
+        "_train_with_estimator_spec",
+        "estimator",
+        T,
+        Serve,
+        "tensorflow",
+    ),
+    r("_actual_eval", "estimator", I, Serve, "tensorflow"),
+    // --- MLX LM (ml-explore/mlx-examples `llms/mlx_lm`, then ml-explore/mlx-lm 0.1x–0.2x):
+    // `utils.py` `load`, `generate.py` `generate_step` / `stream_generate`,
+    // `tuner/trainer.py` `train` → `step`. ---
+    r("load", "mlx_lm/", W, Stage, "mlx"),
+    r("generate_step", "mlx_lm/", I, Serve, "mlx"),
+    r("stream_generate", "mlx_lm/", I, Serve, "mlx"),
+    r("step", "mlx_lm/tuner/", T, Serve, "mlx"),
+    // --- OpenNMT-py 2.x–3.x: `onmt/trainer.py` `Trainer.train` → `_gradient_accumulation`
+    // (`validate` is its evaluation), `onmt/translate/translator.py` `translate` →
+    // `translate_batch` → `_translate_batch_with_strategy`. ---
+    r("_gradient_accumulation", "onmt/", T, Serve, "opennmt"),
+    r("translate", "onmt/", I, Serve, "opennmt"),
+    r(
+        "_translate_batch_with_strategy",
+        "onmt/",
+        I,
+        Serve,
+        "opennmt",
+    ),
+    // --- RL trainers: a rollout (generation, environment steps) is part of a training step.
+    // stable-baselines3 2.x `common/on_policy_algorithm.py` `learn` → `collect_rollouts`;
+    // verl 0.3–0.5 `workers/fsdp_workers.py` `ActorRolloutRefWorker.init_model` (builds the
+    // actor and the rollout engine), `generate_sequences` (rollout), `update_actor`,
+    // `compute_log_prob`, `compute_ref_log_prob`; OpenRLHF 0.5–0.8
+    // `trainer/ppo_utils/experience_maker.py` `make_experience_list` (rollout),
+    // `trainer/ppo_trainer.py` `ppo_train`. ---
+    r("learn", "stable_baselines3/", T, Serve, "stable-baselines3"),
+    r(
+        "collect_rollouts",
+        "stable_baselines3/",
+        T,
+        Serve,
+        "stable-baselines3",
+    ),
+    r("init_model", "verl/", W, Stage, "verl"),
+    r("generate_sequences", "verl/", T, Stage, "verl"),
+    r("update_actor", "verl/", T, Serve, "verl"),
+    r("compute_log_prob", "verl/", T, Serve, "verl"),
+    r("compute_ref_log_prob", "verl/", T, Serve, "verl"),
+    r("make_experience_list", "openrlhf/", T, Stage, "openrlhf"),
+    r("ppo_train", "openrlhf/", T, Serve, "openrlhf"),
+    // --- TensorRT-LLM checkpoint conversion (0.8–0.1x `examples/*/convert_checkpoint.py`
+    // `convert_and_save_hf` → `models/*/model.py` `from_hugging_face`; `quantization/
+    // quantize_by_modelopt.py` `quantize_and_export`, calibration included). ---
+    r("convert_and_save_hf", "", F, Stage, "tensorrt_llm"),
+    r(
+        "from_hugging_face",
+        "tensorrt_llm/",
+        F,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "quantize_and_export",
+        "tensorrt_llm/",
+        F,
+        Stage,
+        "tensorrt_llm",
+    ),
+    // --- Whisper wrappers: jianfch/stable-ts `stable_whisper/` `transcribe_stable` and
+    // `load_faster_whisper`; linto-ai/whisper-timestamped `transcribe_timestamped`. ---
+    r("transcribe_stable", "", I, Serve, "whisper"),
+    r("transcribe_timestamped", "", I, Serve, "whisper"),
+    r(
+        "load_faster_whisper",
+        "stable_whisper/",
+        W,
+        Stage,
+        "whisper",
+    ),
+    // CTranslate2's `Translator.translate_batch` (a native method, so any file) and
+    // OpenNMT-py's `Translator.translate_batch`: translating a batch.
+    r("translate_batch", "", I, Serve, "ctranslate2"),
     // --- torch ---
     r("_lazy_init", "torch/cuda/", S, Stage, "torch"),
     // torch ≤ 1.4 `torch/cuda/__init__.py`: the first `torch.cuda.*Tensor` runs `_lazy_new`,
@@ -1922,6 +2007,49 @@ mod framework_stage_tests {
             ("predict_loop", "keras/engine/training_arrays.py", I),
             ("load_weights", "keras/engine/training.py", W),
             ("_fast_inner_training_loop", "<string>", T),
+            (
+                "_train_with_estimator_spec",
+                "tensorflow_estimator/python/estimator/estimator.py",
+                T,
+            ),
+            (
+                "_actual_eval",
+                "tensorflow/python/estimator/estimator.py",
+                I,
+            ),
+            ("load", "mlx_lm/utils.py", W),
+            ("generate_step", "mlx_lm/generate.py", I),
+            ("step", "mlx_lm/tuner/trainer.py", T),
+            ("_gradient_accumulation", "onmt/trainer.py", T),
+            ("translate", "onmt/translate/translator.py", I),
+            (
+                "collect_rollouts",
+                "stable_baselines3/common/on_policy_algorithm.py",
+                T,
+            ),
+            ("generate_sequences", "verl/workers/fsdp_workers.py", T),
+            ("init_model", "verl/workers/fsdp_workers.py", W),
+            (
+                "make_experience_list",
+                "openrlhf/trainer/ppo_utils/experience_maker.py",
+                T,
+            ),
+            (
+                "convert_and_save_hf",
+                "/TensorRT-LLM/examples/llama/convert_checkpoint.py",
+                F,
+            ),
+            (
+                "quantize_and_export",
+                "tensorrt_llm/quantization/quantize_by_modelopt.py",
+                F,
+            ),
+            (
+                "transcribe_stable",
+                "stable_whisper/whisper_word_level/original_whisper.py",
+                I,
+            ),
+            ("translate_batch", "/app/translate.py", I),
             ("validate", "/home/me/pytorch-image-models/train.py", I),
             (
                 "log_validation",
@@ -1963,6 +2091,11 @@ mod framework_stage_tests {
             ("fully_shard", "/home/me/shard.py"),
             ("__next__", "/home/me/dataset.py"),
             ("__init__", "deepspeed/runtime/engine.py"),
+            ("load", "/home/me/mlx_app/config.py"),
+            ("learn", "/home/me/agent.py"),
+            ("init_model", "/home/me/model.py"),
+            ("translate", "/home/me/i18n.py"),
+            ("step", "mlx_lm/generate.py"),
         ];
         for (function, path) in cases {
             let file = if path.starts_with('/') {
