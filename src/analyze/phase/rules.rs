@@ -498,6 +498,97 @@ pub static FRAME_RULES: &[FrameRule] = &[
     // CTranslate2's `Translator.translate_batch` (a native method, so any file) and
     // OpenNMT-py's `Translator.translate_batch`: translating a batch.
     r("translate_batch", "", I, Serve, "ctranslate2"),
+    // --- TensorRT-LLM PyTorch backend (0.17–1.x `_torch/pyexecutor/model_engine.py`):
+    // `PyTorchModelEngine.__init__` → `_load_model` (builds the model and loads its weights). ---
+    r(
+        "_load_model",
+        "tensorrt_llm/_torch/",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "__init__",
+        "tensorrt_llm/_torch/pyexecutor/model_engine.py",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
+    // --- ONNX Runtime (`onnxruntime/capi/onnxruntime_inference_collection.py`):
+    // `InferenceSession.__init__` → `_create_inference_session` (initializers placed on the
+    // device), `run` (a request). ---
+    r(
+        "_create_inference_session",
+        "onnxruntime/",
+        W,
+        Stage,
+        "onnxruntime",
+    ),
+    r("run", "onnxruntime/capi/", I, Serve, "onnxruntime"),
+    // --- AUTOMATIC1111 1.6+: `modules/sd_samplers_timesteps.py` (DDIM/PLMS/UniPC) and
+    // `modules/sd_samplers_compvis.py` (≤ 1.5) `sample`; `modules/upscaler.py`
+    // `Upscaler.upscale` (hires fix, extras), `modules/postprocessing.py` `run_postprocessing`,
+    // `modules/face_restoration.py` `restore_faces`; Forge `backend/sampling/
+    // sampling_function.py` `sampling_function`. ---
+    r(
+        "sample",
+        "modules/sd_samplers_timesteps.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "sample",
+        "modules/sd_samplers_compvis.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r("upscale", "modules/upscaler.py", I, Serve, "automatic1111"),
+    r(
+        "run_postprocessing",
+        "modules/postprocessing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "restore_faces",
+        "modules/face_restoration.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "sampling_function",
+        "backend/sampling/",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    // --- Whisper apps and diarization: jhj0517/Whisper-WebUI `modules/whisper/*_inference.py`
+    // `transcribe` and `update_model` (loads the model); pyannote.audio 3.x
+    // `pipelines/speaker_diarization.py` `SpeakerDiarization.apply`, `core/inference.py`
+    // `Inference.infer`. ---
+    r("transcribe", "modules/whisper/", I, Serve, "whisper"),
+    r("update_model", "modules/whisper/", W, Stage, "whisper"),
+    r("apply", "pyannote/audio/pipelines/", I, Serve, "pyannote"),
+    r(
+        "infer",
+        "pyannote/audio/core/inference.py",
+        I,
+        Serve,
+        "pyannote",
+    ),
+    // --- Megatron-LM `megatron/training/initialize.py` (`megatron/initialize.py` before core
+    // 0.5) `initialize_megatron`: distributed set-up and fused-kernel loading, before any model;
+    // Haiku `haiku/_src/transform.py` `init_fn` (parameters created, as Flax's `init`). ---
+    r("initialize_megatron", "megatron/", S, Stage, "megatron"),
+    r("init_fn", "haiku/_src/transform.py", W, Stage, "haiku"),
+    // --- TensorRT's builder (8.x–10.x `IBuilder.build_serialized_network`, ≤ 8.x
+    // `build_engine`): a native call, so any file; an engine build times tactics on the GPU, as
+    // TensorRT-LLM's `build_engine` above. ---
+    r("build_serialized_network", "", G, Stage, "tensorrt"),
     // --- torch ---
     r("_lazy_init", "torch/cuda/", S, Stage, "torch"),
     // torch ≤ 1.4 `torch/cuda/__init__.py`: the first `torch.cuda.*Tensor` runs `_lazy_new`,
@@ -2008,6 +2099,55 @@ mod framework_stage_tests {
             ("load_weights", "keras/engine/training.py", W),
             ("_fast_inner_training_loop", "<string>", T),
             (
+                "_load_model",
+                "tensorrt_llm/_torch/pyexecutor/model_engine.py",
+                W,
+            ),
+            (
+                "_create_inference_session",
+                "onnxruntime/capi/onnxruntime_inference_collection.py",
+                W,
+            ),
+            (
+                "run",
+                "onnxruntime/capi/onnxruntime_inference_collection.py",
+                I,
+            ),
+            ("sample", "/sd/modules/sd_samplers_timesteps.py", I),
+            ("upscale", "/sd/modules/upscaler.py", I),
+            ("restore_faces", "/sd/modules/face_restoration.py", I),
+            (
+                "sampling_function",
+                "/forge/backend/sampling/sampling_function.py",
+                I,
+            ),
+            (
+                "transcribe",
+                "/Whisper-WebUI/modules/whisper/faster_whisper_inference.py",
+                I,
+            ),
+            (
+                "update_model",
+                "/Whisper-WebUI/modules/whisper/faster_whisper_inference.py",
+                W,
+            ),
+            (
+                "apply",
+                "pyannote/audio/pipelines/speaker_diarization.py",
+                I,
+            ),
+            (
+                "initialize_megatron",
+                "/Megatron-LM/megatron/training/initialize.py",
+                S,
+            ),
+            ("init_fn", "haiku/_src/transform.py", W),
+            (
+                "build_serialized_network",
+                "/app/build_trt.py",
+                Some(Phase::CudaGraphCapture),
+            ),
+            (
                 "_train_with_estimator_spec",
                 "tensorflow_estimator/python/estimator/estimator.py",
                 T,
@@ -2091,6 +2231,11 @@ mod framework_stage_tests {
             ("fully_shard", "/home/me/shard.py"),
             ("__next__", "/home/me/dataset.py"),
             ("__init__", "deepspeed/runtime/engine.py"),
+            ("run", "/home/me/onnx_app/server.py"),
+            ("apply", "/home/me/transforms.py"),
+            ("update_model", "/home/me/app.py"),
+            ("upscale", "/home/me/image_tools.py"),
+            ("_load_model", "/home/me/loader.py"),
             ("load", "/home/me/mlx_app/config.py"),
             ("learn", "/home/me/agent.py"),
             ("init_model", "/home/me/model.py"),
