@@ -487,7 +487,23 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
             starts && optimizer
         })
     });
-    if training {
+    // The gradient computation's own scopes: TF 2.x `tf.GradientTape.gradient` builds the
+    // backward ops under `gradient_tape/` (`python/eager/backprop.py`; Keras 2.2+
+    // `Model.train_step` → `optimizer.minimize(loss, vars, tape=tape)`), TF 1.x
+    // `tf.gradients` under `gradients/` or `gradients_N/` (`python/ops/gradients_util.py`
+    // `_GradientsHelper`, `ops.name_scope(name, "gradients", …)`): a backward pass, i.e. a
+    // training step (`gradient_tape/model/conv2d/Conv2D/Conv2DBackpropInput`).
+    let gradient = text.split("[[").skip(1).any(|rest| {
+        let name = rest
+            .trim_start_matches("{{node ")
+            .trim_start_matches("Node: ");
+        let scope = name.split('/').next().unwrap_or("");
+        let numbered = scope
+            .strip_prefix("gradients_")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        name.contains('/') && (scope == "gradient_tape" || scope == "gradients" || numbered)
+    });
+    if training || gradient {
         facts.late_phase = Some(Phase::TrainingStep);
     }
 }
@@ -885,10 +901,11 @@ mod tests {
             late("      1/100      2.61G      1.234      2.345      1.456         12        640: 100%|██████████| 8/8 [00:02<00:00,  3.21it/s]"),
             training
         );
-        // The validation bar has no epoch counter or memory column.
+        // The validation bar has no epoch counter or memory column: not a training batch, but
+        // the validator running (`framework_bar`).
         assert_eq!(
             late("                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95):  50%|█████     | 2/4 [00:01<00:01,  1.50it/s]"),
-            None
+            Some(crate::model::explain::Phase::Inference)
         );
         assert_eq!(
             late("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12.00GiB with allocator GPU_0_bfc on device 0. [executable_name='jit_train_step']"),
@@ -1216,6 +1233,27 @@ mod framework_stage_tests {
             "run|Loss: 1.2:  3%|▎ | 12/400 [00:31<16:40,  2.58s/it]"
         ));
         assert!(kinds("my Total progress: 45% [00:03<00:04,  2.61it/s]").is_empty());
+    }
+
+    #[test]
+    fn tensorflow_gradient_scopes_are_training() {
+        use crate::model::explain::Phase;
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        for line in [
+            "\t [[{{node gradient_tape/sequential/conv2d/Conv2D/Conv2DBackpropInput}}]]",
+            "\t [[Node: gradients/conv1/Conv2D_grad/Conv2DBackpropFilter = Conv2DBackpropFilter[T=DT_FLOAT]]]",
+            "\t [[{{node gradients_1/dense/MatMul_grad/MatMul}}]]",
+        ] {
+            assert_eq!(late(line), Some(Phase::TrainingStep), "{line}");
+        }
+        // A forward node, a scope merely starting with the word, a bare name: nothing.
+        for line in [
+            "\t [[{{node sequential/conv2d/Conv2D}}]]",
+            "\t [[{{node gradients_check/dense/MatMul}}]]",
+            "\t [[{{node gradients}}]]",
+        ] {
+            assert_eq!(late(line), None, "{line}");
+        }
     }
 
     #[test]
