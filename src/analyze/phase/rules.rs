@@ -33,6 +33,562 @@ use Role::{Move, Offload, Serve, Stage, Wrapper};
 /// `_dummy_run` (vLLM V1 runs it from both `profile_run` and `capture_model`), `_apply`,
 /// `convert` and torch.compile's frames are not listed: their caller decides.
 pub static FRAME_RULES: &[FrameRule] = &[
+    // === Frameworks' and apps' stages, read from their sources (issue 13, tenth session;
+    // docs/phases.md "Sources" lists file, function and version of each). Path-qualified, so
+    // they come before the bare names below (`generate`, `train`, `evaluate`, `predict`). ===
+    // --- Lightning 2.x `loops/evaluation_loop.py` `_EvaluationLoop.run` → `_evaluation_step`,
+    // `on_run_end` → `_on_evaluation_epoch_end` (the `on_validation_epoch_end` hooks); 1.x
+    // `loops/dataloader/evaluation_loop.py` `EvaluationLoop.advance` and
+    // `loops/epoch/evaluation_epoch_loop.py` `_evaluation_step`; `loops/prediction_loop.py`
+    // `_PredictionLoop.run` → `_predict_step`; the fit loop's `run`s and the optimization loops
+    // (`loops/optimization/automatic.py`, `manual.py`: `run`, `_training_step`,
+    // `_optimizer_step`), which only train. Validation inside `fit` runs below
+    // `training_epoch_loop.on_advance_end`, so its deeper frames decide. ---
+    r("run", "loops/evaluation_loop", I, Serve, "lightning"),
+    r("on_run_end", "loops/evaluation_loop", I, Serve, "lightning"),
+    r("_on_evaluation_epoch_end", "loops/", I, Serve, "lightning"),
+    r("_evaluation_step", "loops/", I, Serve, "lightning"),
+    r(
+        "advance",
+        "loops/dataloader/evaluation_loop",
+        I,
+        Serve,
+        "lightning",
+    ),
+    r(
+        "advance",
+        "loops/epoch/evaluation_epoch_loop",
+        I,
+        Serve,
+        "lightning",
+    ),
+    r("run", "loops/prediction_loop", I, Serve, "lightning"),
+    r("_predict_step", "loops/", I, Serve, "lightning"),
+    r("run", "loops/fit_loop", T, Serve, "lightning"),
+    r("run", "loops/training_epoch_loop", T, Serve, "lightning"),
+    r("", "loops/optimization/", T, Serve, "lightning"),
+    // --- transformers 4.3x–4.5x `trainer.py`: resuming and the best model are loads
+    // (`_load_from_checkpoint`, `_load_optimizer_and_scheduler`, `_load_best_model`);
+    // `_evaluate` (4.4x, from `_maybe_log_save_evaluate`) runs `evaluate`; the `pipeline()`
+    // factory's `base.py` `infer_framework_load_model` loads the model (the factory itself is
+    // not a rule: its `Pipeline.__init__` moves the model with `Module.to`, where a raw CUDA
+    // error is the context's creation); `pt_utils.py` `PipelineIterator.__next__` runs a batch
+    // of a pipeline. ---
+    r("_load_best_model", "trainer", W, Stage, "transformers"),
+    r("_load_from_checkpoint", "trainer", W, Stage, "transformers"),
+    r(
+        "_load_optimizer_and_scheduler",
+        "trainer",
+        W,
+        Stage,
+        "transformers",
+    ),
+    r("_evaluate", "trainer", I, Serve, "transformers"),
+    r(
+        "infer_framework_load_model",
+        "transformers/pipelines/",
+        W,
+        Stage,
+        "transformers",
+    ),
+    r(
+        "__next__",
+        "transformers/pipelines/pt_utils.py",
+        I,
+        Serve,
+        "transformers",
+    ),
+    // --- TRL: GRPO/RLOO `_generate_and_score_completions` (0.14–0.2x, `trainer/grpo_trainer.py`,
+    // run by `_prepare_inputs` inside `training_step`) and its `_generate` /
+    // `_generate_single_turn` (0.2x) are the rollout of a training step: the generation below
+    // them belongs to the step. Old PPO (≤ 0.11 `trainer/ppo_trainer.py`): `generate` is the
+    // rollout, `step` the optimisation (`batched_forward_pass`, `train_minibatch`). ---
+    r("_generate_and_score_completions", "", T, Stage, "trl"),
+    r("_generate", "trl/trainer/", T, Stage, "trl"),
+    r("_generate_single_turn", "trl/trainer/", T, Stage, "trl"),
+    r("generate", "trl/trainer/ppo_trainer.py", T, Stage, "trl"),
+    r("step", "trl/trainer/ppo_trainer.py", T, Serve, "trl"),
+    r("batched_forward_pass", "trl/", T, Serve, "trl"),
+    r("train_minibatch", "trl/", T, Serve, "trl"),
+    // --- accelerate 0.2x–1.x `accelerator.py`: `_prepare_deepspeed` (runs
+    // `deepspeed.initialize`), `_prepare_fsdp2` (shards and places the model), `load_state`
+    // (resume). `prepare` / `prepare_model` are not rules: the model's move below them decides,
+    // and DDP's constructor there builds its reducer, which is no load. `big_modeling.py`
+    // `cpu_offload`, `cpu_offload_with_hook`, `disk_offload` place a model;
+    // `gather_for_metrics` is an evaluation loop's. ---
+    r("_prepare_deepspeed", "accelerate/", W, Stage, "accelerate"),
+    r("_prepare_fsdp2", "accelerate/", W, Stage, "accelerate"),
+    r(
+        "load_state",
+        "accelerate/accelerator.py",
+        W,
+        Stage,
+        "accelerate",
+    ),
+    r(
+        "cpu_offload",
+        "accelerate/big_modeling.py",
+        W,
+        Stage,
+        "accelerate",
+    ),
+    r(
+        "cpu_offload_with_hook",
+        "accelerate/big_modeling.py",
+        W,
+        Stage,
+        "accelerate",
+    ),
+    r(
+        "disk_offload",
+        "accelerate/big_modeling.py",
+        W,
+        Stage,
+        "accelerate",
+    ),
+    r("gather_for_metrics", "accelerate/", I, Serve, "accelerate"),
+    // --- PEFT 0.x: `utils/save_and_load.py` `load_peft_weights`, `tuners/tuners_utils.py`
+    // `inject_adapter`, `peft_model.py` `add_adapter` create or load adapter weights; the LoRA
+    // layers' `merge` / `unmerge` (`tuners/lora/layer.py`, `bnb.py`) and
+    // `utils/integrations.py` `dequantize_bnb_weight` convert the base weights. ---
+    r("load_peft_weights", "peft/", W, Stage, "peft"),
+    r("inject_adapter", "peft/", W, Stage, "peft"),
+    r("add_adapter", "peft/", W, Stage, "peft"),
+    r("merge", "peft/tuners/", F, Stage, "peft"),
+    r("unmerge", "peft/tuners/", F, Stage, "peft"),
+    r("dequantize_bnb_weight", "peft/", F, Stage, "peft"),
+    // --- DeepSpeed 0.1x: `__init__.py` `init_inference` → `inference/engine.py`
+    // `InferenceEngine.__init__` (kernel injection, TP sharding, weights to the GPU);
+    // `runtime/engine.py` `load_checkpoint` / `_load_checkpoint` (resume);
+    // `runtime/pipe/engine.py` `PipelineEngine.train_batch` / `eval_batch`. ---
+    r("init_inference", "deepspeed/", W, Stage, "deepspeed"),
+    r(
+        "__init__",
+        "deepspeed/inference/engine.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "load_checkpoint",
+        "deepspeed/runtime/engine.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_load_checkpoint",
+        "deepspeed/runtime/engine.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "train_batch",
+        "deepspeed/runtime/pipe/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
+    r(
+        "eval_batch",
+        "deepspeed/runtime/pipe/",
+        I,
+        Serve,
+        "deepspeed",
+    ),
+    // --- FSDP2 (torch 2.4 `distributed/_composable/fsdp/fully_shard.py`, 2.6+
+    // `distributed/fsdp/_fully_shard/_fully_shard.py`): `fully_shard` shards and places the
+    // parameters; ColossalAI `booster/booster.py` `Booster.boost` does the same. ---
+    r("fully_shard", "torch/distributed/", W, Stage, "torch"),
+    r("boost", "colossalai/booster/", W, Stage, "colossalai"),
+    // --- Megatron-LM / NeMo: `megatron/training/training.py` (`megatron/training.py` before
+    // core 0.5) `setup_model_and_optimizer`, `checkpointing.py` `load_checkpoint`,
+    // `evaluate_and_print_results` (evaluation between iterations); NeMo
+    // `core/classes/modelPT.py` `restore_from` and the ASR models' `transcribe`
+    // (`collections/asr/`). ---
+    r(
+        "setup_model_and_optimizer",
+        "megatron/",
+        W,
+        Stage,
+        "megatron",
+    ),
+    r("load_checkpoint", "megatron/", W, Stage, "megatron"),
+    r(
+        "evaluate_and_print_results",
+        "megatron/",
+        I,
+        Serve,
+        "megatron",
+    ),
+    r("restore_from", "nemo/", W, Stage, "nemo"),
+    r("transcribe", "nemo/collections/asr/", I, Serve, "nemo"),
+    // --- torchtune 0.3–0.6 recipes (`recipes/full_finetune_*.py`, `lora_finetune_*.py`):
+    // `setup` → `_setup_model` loads the checkpoint onto the device;
+    // `training/checkpointing/_checkpointer.py` `load_checkpoint`. ---
+    r("_setup_model", "recipes/", W, Stage, "torchtune"),
+    r("load_checkpoint", "torchtune/", W, Stage, "torchtune"),
+    // --- ultralytics 8.x `engine/trainer.py` (`yolo/engine/trainer.py` in 8.0)
+    // `BaseTrainer._do_train` (the epoch loop), `validate` → `engine/validator.py`
+    // `BaseValidator.__call__` (validation inside training, or `model.val()`),
+    // `engine/predictor.py` `BasePredictor.__call__` / `stream_inference`,
+    // `engine/model.py` `Model.val`. ---
+    r("_do_train", "ultralytics/", T, Serve, "ultralytics"),
+    r("validate", "ultralytics/", I, Serve, "ultralytics"),
+    r("__call__", "engine/validator.py", I, Serve, "ultralytics"),
+    r("__call__", "engine/predictor.py", I, Serve, "ultralytics"),
+    r("stream_inference", "ultralytics/", I, Serve, "ultralytics"),
+    r(
+        "val",
+        "ultralytics/engine/model.py",
+        I,
+        Serve,
+        "ultralytics",
+    ),
+    // --- detectron2 `evaluation/evaluator.py` `inference_on_dataset`, `engine/defaults.py`
+    // `DefaultTrainer.test` and `DefaultPredictor.__call__`, `engine/hooks.py` `EvalHook._do_eval`
+    // (evaluation inside training), `DefaultTrainer.resume_or_load`. (`build_model` is not a
+    // rule: it moves the model with `Module.to`, which decides.) ---
+    r(
+        "inference_on_dataset",
+        "detectron2/",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r(
+        "test",
+        "detectron2/engine/defaults.py",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r(
+        "__call__",
+        "detectron2/engine/defaults.py",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r(
+        "_do_eval",
+        "detectron2/engine/hooks.py",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r("resume_or_load", "detectron2/", W, Stage, "detectron2"),
+    // --- mmengine 0.x `runner/runner.py` `Runner.val` / `Runner.test` (`Runner.train` runs its
+    // validation below `EpochBasedTrainLoop.run_epoch`'s caller, and `val_step` decides);
+    // mmcv 1.x `runner/hooks/evaluation.py` `EvalHook._do_evaluate`. ---
+    r("val", "mmengine/runner/runner.py", I, Serve, "mmengine"),
+    r("test", "mmengine/runner/runner.py", I, Serve, "mmengine"),
+    r("_do_evaluate", "", I, Serve, "mmcv"),
+    // --- diffusers 0.2x–0.3x (`DiffusionPipeline.to` is not a rule: the `Module.to` below it
+    // decides): `loaders/single_file.py` `from_single_file`, `loaders/lora_pipeline.py`
+    // `load_lora_weights` load, `fuse_lora` merges; the VAE's `decode` / `_decode` /
+    // `tiled_decode` (`models/autoencoders/autoencoder_kl.py`, `models/autoencoder_kl.py` before
+    // 0.26) decode a generated latent. ---
+    r("from_single_file", "diffusers/", W, Stage, "diffusers"),
+    r("load_lora_weights", "diffusers/", W, Stage, "diffusers"),
+    r("fuse_lora", "diffusers/", F, Stage, "diffusers"),
+    r("decode", "diffusers/models/", I, Serve, "diffusers"),
+    r("_decode", "diffusers/models/", I, Serve, "diffusers"),
+    r("tiled_decode", "diffusers/models/", I, Serve, "diffusers"),
+    // --- kohya-ss sd-scripts `library/train_util.py` `sample_images_common` (sample images
+    // during training), `load_target_model` (`train_util.py`, `sdxl_train_util.py`). ---
+    r("sample_images_common", "", I, Serve, "kohya-ss"),
+    r(
+        "sample_images",
+        "library/train_util.py",
+        I,
+        Serve,
+        "kohya-ss",
+    ),
+    r("load_target_model", "", W, Stage, "kohya-ss"),
+    // --- ComfyUI `comfy/sd.py`: `load_checkpoint_guess_config`, `load_diffusion_model`,
+    // `load_unet`, `load_clip` (checkpoint loaders), `CLIP.encode_from_tokens` (text encode),
+    // `VAE.decode_tiled` / `encode_tiled`; `comfy_extras/nodes_upscale_model.py`
+    // `ImageUpscaleWithModel.upscale`. ---
+    r(
+        "load_checkpoint_guess_config",
+        "comfy/",
+        W,
+        Stage,
+        "comfyui",
+    ),
+    r("load_diffusion_model", "comfy/", W, Stage, "comfyui"),
+    r("load_unet", "comfy/", W, Stage, "comfyui"),
+    r("load_clip", "comfy/", W, Stage, "comfyui"),
+    r("encode_from_tokens", "comfy/sd.py", I, Serve, "comfyui"),
+    r("decode_tiled", "comfy/sd.py", I, Serve, "comfyui"),
+    r("encode_tiled", "comfy/sd.py", I, Serve, "comfyui"),
+    r(
+        "upscale",
+        "comfy_extras/nodes_upscale_model.py",
+        I,
+        Serve,
+        "comfyui",
+    ),
+    // --- InvokeAI 3.x–5.x: an invocation's `invoke` (`app/invocations/*.py`: denoise, latents
+    // to image, …) runs the model; loading it onto the GPU happens inside, in the model
+    // cache's `lock` (`backend/model_manager/load/model_cache/`, `_load_locked_model` in 5.x)
+    // and `LoadedModel.model_on_device`. ---
+    r("invoke", "invokeai/app/invocations/", I, Serve, "invokeai"),
+    r(
+        "lock",
+        "invokeai/backend/model_manager/",
+        W,
+        Stage,
+        "invokeai",
+    ),
+    r("_load_locked_model", "invokeai/", W, Stage, "invokeai"),
+    r("model_on_device", "invokeai/", W, Stage, "invokeai"),
+    // --- Forge (lllyasviel/stable-diffusion-webui-forge 2024+) `modules/sd_models.py`
+    // `forge_model_reload`. ---
+    r(
+        "forge_model_reload",
+        "modules/sd_models.py",
+        W,
+        Stage,
+        "automatic1111",
+    ),
+    // --- vLLM V1 0.10–0.11+: `v1/worker/gpu_worker.py` `execute_dummy_batch` (a
+    // data-parallel rank with no requests runs `_dummy_run(1)` in step with the others, while
+    // serving); `sample_tokens` (0.11+, `gpu_model_runner.py`, the second half of a step). ---
+    r("execute_dummy_batch", "vllm/", I, Serve, "vllm"),
+    r("sample_tokens", "vllm/", I, Serve, "vllm"),
+    // --- SGLang 0.3–0.5 `srt/model_executor/model_runner.py`: `init_cublas` (a small matmul at
+    // start-up creating the cuBLAS handle), `forward_extend` / `forward_decode` /
+    // `forward_idle` (a batch). ---
+    r("init_cublas", "sglang/", S, Stage, "sglang"),
+    r(
+        "forward_extend",
+        "sglang/srt/model_executor/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "forward_decode",
+        "sglang/srt/model_executor/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "forward_idle",
+        "sglang/srt/model_executor/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    // --- LMDeploy 0.4–0.6 `turbomind/turbomind.py` `TurboMind._from_hf` /
+    // `_from_workspace` (build the engine and load weights). ---
+    r("_from_hf", "lmdeploy/", W, Stage, "lmdeploy"),
+    r("_from_workspace", "lmdeploy/", W, Stage, "lmdeploy"),
+    // --- ExLlamaV2 0.1–0.2 `generator/dynamic.py` `ExLlamaV2DynamicGenerator.iterate`. ---
+    r("iterate", "exllamav2/generator/", I, Serve, "exllamav2"),
+    // --- Flax `training/train_state.py` `TrainState.apply_gradients`, `training/checkpoints.py`
+    // `restore_checkpoint`, `jax_utils.py` `replicate`; orbax `checkpoint/` `restore`. ---
+    r("apply_gradients", "flax/training/", T, Serve, "flax"),
+    r("restore_checkpoint", "flax/training/", W, Stage, "flax"),
+    r("replicate", "flax/jax_utils.py", W, Move, "flax"),
+    r("restore", "orbax/checkpoint/", W, Stage, "orbax"),
+    // --- Keras 2.x `engine/training.py` (`train_function`, `test_function`, `predict_function`
+    // built by `make_*_function`; `train_on_batch`, `fit_generator`, …), 2.2
+    // `engine/training_arrays.py` (`test_loop`, `predict_loop`), Keras 3
+    // `src/backend/tensorflow/trainer.py`; `Model.load_weights` (`engine/training.py`,
+    // `src/models/model.py`). ---
+    r("train_function", "keras", T, Serve, "keras"),
+    r("test_function", "keras", I, Serve, "keras"),
+    r("predict_function", "keras", I, Serve, "keras"),
+    r("train_on_batch", "keras", T, Serve, "keras"),
+    r("test_on_batch", "keras", I, Serve, "keras"),
+    r("predict_on_batch", "keras", I, Serve, "keras"),
+    r("fit_generator", "keras", T, Serve, "keras"),
+    r("evaluate_generator", "keras", I, Serve, "keras"),
+    r("predict_generator", "keras", I, Serve, "keras"),
+    r("test_loop", "keras", I, Serve, "keras"),
+    r("predict_loop", "keras", I, Serve, "keras"),
+    r("load_weights", "keras", W, Stage, "keras"),
+    // --- TensorFlow Estimator (`tensorflow_estimator/python/estimator/estimator.py`, TF 1.x
+    // `tensorflow/python/estimator/estimator.py`): `train` → `_train_model` →
+    // `_train_with_estimator_spec`; `evaluate` → `_actual_eval`. ---
+    r("_train_model", "estimator", T, Serve, "tensorflow"),
+    r(
+        "_train_with_estimator_spec",
+        "estimator",
+        T,
+        Serve,
+        "tensorflow",
+    ),
+    r("_actual_eval", "estimator", I, Serve, "tensorflow"),
+    // --- MLX LM (ml-explore/mlx-examples `llms/mlx_lm`, then ml-explore/mlx-lm 0.1x–0.2x):
+    // `utils.py` `load`, `generate.py` `generate_step` / `stream_generate`,
+    // `tuner/trainer.py` `train` → `step`. ---
+    r("load", "mlx_lm/", W, Stage, "mlx"),
+    r("generate_step", "mlx_lm/", I, Serve, "mlx"),
+    r("stream_generate", "mlx_lm/", I, Serve, "mlx"),
+    r("step", "mlx_lm/tuner/", T, Serve, "mlx"),
+    // --- OpenNMT-py 2.x–3.x: `onmt/trainer.py` `Trainer.train` → `_gradient_accumulation`
+    // (`validate` is its evaluation), `onmt/translate/translator.py` `translate` →
+    // `translate_batch` → `_translate_batch_with_strategy`. ---
+    r("_gradient_accumulation", "onmt/", T, Serve, "opennmt"),
+    r("translate", "onmt/", I, Serve, "opennmt"),
+    r(
+        "_translate_batch_with_strategy",
+        "onmt/",
+        I,
+        Serve,
+        "opennmt",
+    ),
+    // --- RL trainers: a rollout (generation, environment steps) is part of a training step.
+    // stable-baselines3 2.x `common/on_policy_algorithm.py` `learn` → `collect_rollouts`;
+    // verl 0.3–0.5 `workers/fsdp_workers.py` `ActorRolloutRefWorker.init_model` (builds the
+    // actor and the rollout engine), `generate_sequences` (rollout), `update_actor`,
+    // `compute_log_prob`, `compute_ref_log_prob`; OpenRLHF 0.5–0.8
+    // `trainer/ppo_utils/experience_maker.py` `make_experience_list` (rollout),
+    // `trainer/ppo_trainer.py` `ppo_train`. ---
+    r("learn", "stable_baselines3/", T, Serve, "stable-baselines3"),
+    r(
+        "collect_rollouts",
+        "stable_baselines3/",
+        T,
+        Serve,
+        "stable-baselines3",
+    ),
+    r("init_model", "verl/", W, Stage, "verl"),
+    r("generate_sequences", "verl/", T, Stage, "verl"),
+    r("update_actor", "verl/", T, Serve, "verl"),
+    r("compute_log_prob", "verl/", T, Serve, "verl"),
+    r("compute_ref_log_prob", "verl/", T, Serve, "verl"),
+    r("make_experience_list", "openrlhf/", T, Stage, "openrlhf"),
+    r("ppo_train", "openrlhf/", T, Serve, "openrlhf"),
+    // --- TensorRT-LLM checkpoint conversion (0.8–0.1x `examples/*/convert_checkpoint.py`
+    // `convert_and_save_hf` → `models/*/model.py` `from_hugging_face`; `quantization/
+    // quantize_by_modelopt.py` `quantize_and_export`, calibration included). ---
+    r("convert_and_save_hf", "", F, Stage, "tensorrt_llm"),
+    r(
+        "from_hugging_face",
+        "tensorrt_llm/",
+        F,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "quantize_and_export",
+        "tensorrt_llm/",
+        F,
+        Stage,
+        "tensorrt_llm",
+    ),
+    // --- Whisper wrappers: jianfch/stable-ts `stable_whisper/` `transcribe_stable` and
+    // `load_faster_whisper`; linto-ai/whisper-timestamped `transcribe_timestamped`. ---
+    r("transcribe_stable", "", I, Serve, "whisper"),
+    r("transcribe_timestamped", "", I, Serve, "whisper"),
+    r(
+        "load_faster_whisper",
+        "stable_whisper/",
+        W,
+        Stage,
+        "whisper",
+    ),
+    // CTranslate2's `Translator.translate_batch` (a native method, so any file) and
+    // OpenNMT-py's `Translator.translate_batch`: translating a batch.
+    r("translate_batch", "", I, Serve, "ctranslate2"),
+    // --- TensorRT-LLM PyTorch backend (0.17–1.x `_torch/pyexecutor/model_engine.py`):
+    // `PyTorchModelEngine.__init__` → `_load_model` (builds the model and loads its weights). ---
+    r(
+        "_load_model",
+        "tensorrt_llm/_torch/",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "__init__",
+        "tensorrt_llm/_torch/pyexecutor/model_engine.py",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
+    // --- ONNX Runtime (`onnxruntime/capi/onnxruntime_inference_collection.py`):
+    // `InferenceSession.__init__` → `_create_inference_session` (initializers placed on the
+    // device), `run` (a request). ---
+    r(
+        "_create_inference_session",
+        "onnxruntime/",
+        W,
+        Stage,
+        "onnxruntime",
+    ),
+    r("run", "onnxruntime/capi/", I, Serve, "onnxruntime"),
+    // --- AUTOMATIC1111 1.6+: `modules/sd_samplers_timesteps.py` (DDIM/PLMS/UniPC) and
+    // `modules/sd_samplers_compvis.py` (≤ 1.5) `sample`; `modules/upscaler.py`
+    // `Upscaler.upscale` (hires fix, extras), `modules/postprocessing.py` `run_postprocessing`,
+    // `modules/face_restoration.py` `restore_faces`; Forge `backend/sampling/
+    // sampling_function.py` `sampling_function`. ---
+    r(
+        "sample",
+        "modules/sd_samplers_timesteps.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "sample",
+        "modules/sd_samplers_compvis.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r("upscale", "modules/upscaler.py", I, Serve, "automatic1111"),
+    r(
+        "run_postprocessing",
+        "modules/postprocessing.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "restore_faces",
+        "modules/face_restoration.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r(
+        "sampling_function",
+        "backend/sampling/",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    // --- Whisper apps and diarization: jhj0517/Whisper-WebUI `modules/whisper/*_inference.py`
+    // `transcribe` and `update_model` (loads the model); pyannote.audio 3.x
+    // `pipelines/speaker_diarization.py` `SpeakerDiarization.apply`, `core/inference.py`
+    // `Inference.infer`. ---
+    r("transcribe", "modules/whisper/", I, Serve, "whisper"),
+    r("update_model", "modules/whisper/", W, Stage, "whisper"),
+    r("apply", "pyannote/audio/pipelines/", I, Serve, "pyannote"),
+    r(
+        "infer",
+        "pyannote/audio/core/inference.py",
+        I,
+        Serve,
+        "pyannote",
+    ),
+    // --- Megatron-LM `megatron/training/initialize.py` (`megatron/initialize.py` before core
+    // 0.5) `initialize_megatron`: distributed set-up and fused-kernel loading, before any model;
+    // Haiku `haiku/_src/transform.py` `init_fn` (parameters created, as Flax's `init`). ---
+    r("initialize_megatron", "megatron/", S, Stage, "megatron"),
+    r("init_fn", "haiku/_src/transform.py", W, Stage, "haiku"),
+    // --- TensorRT's builder (8.x–10.x `IBuilder.build_serialized_network`, ≤ 8.x
+    // `build_engine`): a native call, so any file; an engine build times tactics on the GPU, as
+    // TensorRT-LLM's `build_engine` above. ---
+    r("build_serialized_network", "", G, Stage, "tensorrt"),
     // --- torch ---
     r("_lazy_init", "torch/cuda/", S, Stage, "torch"),
     // torch ≤ 1.4 `torch/cuda/__init__.py`: the first `torch.cuda.*Tensor` runs `_lazy_new`,
@@ -1057,6 +1613,21 @@ pub static FRAME_RULES: &[FrameRule] = &[
     // built engine's weights on the GPU. A native method, so it shows as the call under the last
     // Python frame, from any file. ---
     r("deserialize_cuda_engine", "", W, Stage, "tensorrt"),
+    // --- Bare names of the tenth session's block (after every path-qualified rule): unsloth's
+    // patched trainer loop (`unsloth/models/_utils.py` rewrites `Trainer._inner_training_loop`
+    // as `_fast_inner_training_loop`, 2024.x–2025.x; `unsloth_train` in `unsloth/trainer.py`);
+    // the validation functions of training scripts (`validate` in pytorch/examples
+    // `imagenet/main.py` and timm `train.py`; `validate_one_epoch`, `val_one_epoch`,
+    // `valid_one_epoch`; diffusers' example scripts' `log_validation`); Detectron2's demo
+    // `VisualizationDemo.run_on_image` (`demo/predictor.py`). ---
+    r("_fast_inner_training_loop", "", T, Serve, "unsloth"),
+    r("unsloth_train", "", T, Serve, "unsloth"),
+    r("validate", "", I, Serve, "user code"),
+    r("validate_one_epoch", "", I, Serve, "user code"),
+    r("val_one_epoch", "", I, Serve, "user code"),
+    r("valid_one_epoch", "", I, Serve, "user code"),
+    r("log_validation", "", I, Serve, "diffusers"),
+    r("run_on_image", "", I, Serve, "detectron2"),
 ];
 
 /// A native frame of autograd's backward pass (a C++ frame of a PyTorch error, see
@@ -1336,6 +1907,496 @@ mod framework_frame_tests {
         assert_eq!(
             wrapping_phrase("ERROR: CUDA out of memory while loading diffusion_model"),
             None
+        );
+    }
+}
+
+/// The tenth session's framework block: each rule fires on its framework's file, stays silent
+/// on a look-alike elsewhere, and a frame shared by two stages does not over-call.
+#[cfg(test)]
+mod framework_stage_tests {
+    use super::super::{frame_phase, read_frames, Frame};
+    use crate::model::explain::Phase;
+
+    const I: Option<Phase> = Some(Phase::Inference);
+    const W: Option<Phase> = Some(Phase::WeightsLoad);
+    const T: Option<Phase> = Some(Phase::TrainingStep);
+    const F: Option<Phase> = Some(Phase::FormatConversion);
+    const S: Option<Phase> = Some(Phase::Startup);
+
+    fn frame(line: u64, function: &str, file: &str) -> Frame {
+        Frame {
+            line,
+            function: function.to_string(),
+            file: file.to_string(),
+            called: false,
+            code: None,
+        }
+    }
+
+    /// The phase the frames decide, read outermost first as a traceback prints them.
+    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
+        let frames: Vec<Frame> = frames
+            .iter()
+            .enumerate()
+            .map(|(at, (function, file))| frame(at as u64 + 1, function, file))
+            .collect();
+        read_frames(&frames).decided.map(|(_, rule)| rule.phase)
+    }
+
+    const SP: &str = "/opt/conda/lib/python3.10/site-packages/";
+
+    #[test]
+    fn each_rule_fires_on_its_framework_file() {
+        let cases: &[(&str, &str, Option<Phase>)] = &[
+            ("run", "lightning/pytorch/loops/evaluation_loop.py", I),
+            (
+                "_on_evaluation_epoch_end",
+                "lightning/pytorch/loops/evaluation_loop.py",
+                I,
+            ),
+            (
+                "_evaluation_step",
+                "pytorch_lightning/loops/epoch/evaluation_epoch_loop.py",
+                I,
+            ),
+            (
+                "advance",
+                "pytorch_lightning/loops/dataloader/evaluation_loop.py",
+                I,
+            ),
+            (
+                "_predict_step",
+                "lightning/pytorch/loops/prediction_loop.py",
+                I,
+            ),
+            ("run", "lightning/pytorch/loops/fit_loop.py", T),
+            (
+                "_optimizer_step",
+                "lightning/pytorch/loops/optimization/automatic.py",
+                T,
+            ),
+            ("_load_best_model", "transformers/trainer.py", W),
+            ("_load_from_checkpoint", "transformers/trainer.py", W),
+            ("_evaluate", "transformers/trainer.py", I),
+            (
+                "infer_framework_load_model",
+                "transformers/pipelines/base.py",
+                W,
+            ),
+            ("__next__", "transformers/pipelines/pt_utils.py", I),
+            (
+                "_generate_and_score_completions",
+                "trl/trainer/grpo_trainer.py",
+                T,
+            ),
+            (
+                "_generate_and_score_completions",
+                "swift/trainers/rlhf_trainer/grpo_trainer.py",
+                T,
+            ),
+            ("generate", "trl/trainer/ppo_trainer.py", T),
+            ("step", "trl/trainer/ppo_trainer.py", T),
+            ("_prepare_deepspeed", "accelerate/accelerator.py", W),
+            ("cpu_offload", "accelerate/big_modeling.py", W),
+            ("gather_for_metrics", "accelerate/accelerator.py", I),
+            ("load_peft_weights", "peft/utils/save_and_load.py", W),
+            ("inject_adapter", "peft/tuners/tuners_utils.py", W),
+            ("merge", "peft/tuners/lora/layer.py", F),
+            ("dequantize_bnb_weight", "peft/utils/integrations.py", F),
+            ("init_inference", "deepspeed/__init__.py", W),
+            ("__init__", "deepspeed/inference/engine.py", W),
+            ("load_checkpoint", "deepspeed/runtime/engine.py", W),
+            ("train_batch", "deepspeed/runtime/pipe/engine.py", T),
+            ("eval_batch", "deepspeed/runtime/pipe/engine.py", I),
+            (
+                "fully_shard",
+                "torch/distributed/fsdp/_fully_shard/_fully_shard.py",
+                W,
+            ),
+            (
+                "fully_shard",
+                "torch/distributed/_composable/fsdp/fully_shard.py",
+                W,
+            ),
+            ("boost", "colossalai/booster/booster.py", W),
+            (
+                "setup_model_and_optimizer",
+                "/workspace/Megatron-LM/megatron/training/training.py",
+                W,
+            ),
+            (
+                "evaluate_and_print_results",
+                "/workspace/Megatron-LM/megatron/training.py",
+                I,
+            ),
+            ("restore_from", "nemo/core/classes/modelPT.py", W),
+            ("transcribe", "nemo/collections/asr/models/ctc_models.py", I),
+            ("_setup_model", "recipes/lora_finetune_single_device.py", W),
+            ("_do_train", "ultralytics/engine/trainer.py", T),
+            ("validate", "ultralytics/engine/trainer.py", I),
+            ("__call__", "ultralytics/engine/validator.py", I),
+            ("__call__", "ultralytics/yolo/engine/validator.py", I),
+            ("stream_inference", "ultralytics/engine/predictor.py", I),
+            (
+                "inference_on_dataset",
+                "detectron2/evaluation/evaluator.py",
+                I,
+            ),
+            ("_do_eval", "detectron2/engine/hooks.py", I),
+            ("val", "mmengine/runner/runner.py", I),
+            ("_do_evaluate", "mmcv/runner/hooks/evaluation.py", I),
+            ("from_single_file", "diffusers/loaders/single_file.py", W),
+            ("fuse_lora", "diffusers/loaders/lora_pipeline.py", F),
+            (
+                "decode",
+                "diffusers/models/autoencoders/autoencoder_kl.py",
+                I,
+            ),
+            (
+                "sample_images_common",
+                "/kohya_ss/sd-scripts/library/train_util.py",
+                I,
+            ),
+            (
+                "load_target_model",
+                "/kohya_ss/sd-scripts/library/sdxl_train_util.py",
+                W,
+            ),
+            ("load_checkpoint_guess_config", "/ComfyUI/comfy/sd.py", W),
+            ("encode_from_tokens", "/ComfyUI/comfy/sd.py", I),
+            ("upscale", "/ComfyUI/comfy_extras/nodes_upscale_model.py", I),
+            ("invoke", "invokeai/app/invocations/denoise_latents.py", I),
+            (
+                "lock",
+                "invokeai/backend/model_manager/load/model_cache/model_cache_default.py",
+                W,
+            ),
+            ("forge_model_reload", "/forge/modules/sd_models.py", W),
+            ("execute_dummy_batch", "vllm/v1/worker/gpu_worker.py", I),
+            ("sample_tokens", "vllm/v1/worker/gpu_model_runner.py", I),
+            (
+                "init_cublas",
+                "sglang/srt/model_executor/model_runner.py",
+                S,
+            ),
+            (
+                "forward_extend",
+                "sglang/srt/model_executor/model_runner.py",
+                I,
+            ),
+            ("_from_hf", "lmdeploy/turbomind/turbomind.py", W),
+            ("iterate", "exllamav2/generator/dynamic.py", I),
+            ("apply_gradients", "flax/training/train_state.py", T),
+            ("restore", "orbax/checkpoint/checkpointer.py", W),
+            ("train_function", "keras/src/engine/training.py", T),
+            (
+                "test_function",
+                "tensorflow/python/keras/engine/training.py",
+                I,
+            ),
+            ("predict_loop", "keras/engine/training_arrays.py", I),
+            ("load_weights", "keras/engine/training.py", W),
+            ("_fast_inner_training_loop", "<string>", T),
+            (
+                "_load_model",
+                "tensorrt_llm/_torch/pyexecutor/model_engine.py",
+                W,
+            ),
+            (
+                "_create_inference_session",
+                "onnxruntime/capi/onnxruntime_inference_collection.py",
+                W,
+            ),
+            (
+                "run",
+                "onnxruntime/capi/onnxruntime_inference_collection.py",
+                I,
+            ),
+            ("sample", "/sd/modules/sd_samplers_timesteps.py", I),
+            ("upscale", "/sd/modules/upscaler.py", I),
+            ("restore_faces", "/sd/modules/face_restoration.py", I),
+            (
+                "sampling_function",
+                "/forge/backend/sampling/sampling_function.py",
+                I,
+            ),
+            (
+                "transcribe",
+                "/Whisper-WebUI/modules/whisper/faster_whisper_inference.py",
+                I,
+            ),
+            (
+                "update_model",
+                "/Whisper-WebUI/modules/whisper/faster_whisper_inference.py",
+                W,
+            ),
+            (
+                "apply",
+                "pyannote/audio/pipelines/speaker_diarization.py",
+                I,
+            ),
+            (
+                "initialize_megatron",
+                "/Megatron-LM/megatron/training/initialize.py",
+                S,
+            ),
+            ("init_fn", "haiku/_src/transform.py", W),
+            (
+                "build_serialized_network",
+                "/app/build_trt.py",
+                Some(Phase::CudaGraphCapture),
+            ),
+            (
+                "_train_with_estimator_spec",
+                "tensorflow_estimator/python/estimator/estimator.py",
+                T,
+            ),
+            (
+                "_actual_eval",
+                "tensorflow/python/estimator/estimator.py",
+                I,
+            ),
+            ("load", "mlx_lm/utils.py", W),
+            ("generate_step", "mlx_lm/generate.py", I),
+            ("step", "mlx_lm/tuner/trainer.py", T),
+            ("_gradient_accumulation", "onmt/trainer.py", T),
+            ("translate", "onmt/translate/translator.py", I),
+            (
+                "collect_rollouts",
+                "stable_baselines3/common/on_policy_algorithm.py",
+                T,
+            ),
+            ("generate_sequences", "verl/workers/fsdp_workers.py", T),
+            ("init_model", "verl/workers/fsdp_workers.py", W),
+            (
+                "make_experience_list",
+                "openrlhf/trainer/ppo_utils/experience_maker.py",
+                T,
+            ),
+            (
+                "convert_and_save_hf",
+                "/TensorRT-LLM/examples/llama/convert_checkpoint.py",
+                F,
+            ),
+            (
+                "quantize_and_export",
+                "tensorrt_llm/quantization/quantize_by_modelopt.py",
+                F,
+            ),
+            (
+                "transcribe_stable",
+                "stable_whisper/whisper_word_level/original_whisper.py",
+                I,
+            ),
+            ("translate_batch", "/app/translate.py", I),
+            ("validate", "/home/me/pytorch-image-models/train.py", I),
+            (
+                "log_validation",
+                "/home/me/diffusers/examples/train_dreambooth_lora.py",
+                I,
+            ),
+        ];
+        for (function, path, phase) in cases {
+            let file = if path.starts_with('/') || path.starts_with('<') {
+                path.to_string()
+            } else {
+                format!("{SP}{path}")
+            };
+            assert_eq!(frame_phase(function, &file), *phase, "{function} in {file}");
+        }
+    }
+
+    #[test]
+    fn look_alikes_elsewhere_decide_nothing() {
+        let cases: &[(&str, &str)] = &[
+            ("run", "/home/me/app/loops.py"),
+            ("run", "pytorch_lightning/loops/loop.py"),
+            ("_generate_single_turn", "/home/me/app/server.py"),
+            ("step", "/home/me/ppo/agent.py"),
+            ("prepare", "/home/me/data/prepare.py"),
+            ("prepare_model", "accelerate/accelerator.py"),
+            ("merge", "/home/me/utils/dicts.py"),
+            ("lock", "/home/me/cache.py"),
+            ("invoke", "/home/me/langchain_app/chain.py"),
+            ("decode", "/home/me/tokenizer.py"),
+            ("to", "/home/me/pipeline_utils.py"),
+            ("iterate", "/home/me/loop.py"),
+            ("restore", "/home/me/backup.py"),
+            ("boost", "/home/me/xgb.py"),
+            ("test", "/home/me/test_model.py"),
+            ("val", "/home/me/model.py"),
+            ("upscale", "/home/me/esrgan.py"),
+            ("train_function", "/home/me/train.py"),
+            ("fully_shard", "/home/me/shard.py"),
+            ("__next__", "/home/me/dataset.py"),
+            ("__init__", "deepspeed/runtime/engine.py"),
+            ("run", "/home/me/onnx_app/server.py"),
+            ("apply", "/home/me/transforms.py"),
+            ("update_model", "/home/me/app.py"),
+            ("upscale", "/home/me/image_tools.py"),
+            ("_load_model", "/home/me/loader.py"),
+            ("load", "/home/me/mlx_app/config.py"),
+            ("learn", "/home/me/agent.py"),
+            ("init_model", "/home/me/model.py"),
+            ("translate", "/home/me/i18n.py"),
+            ("step", "mlx_lm/generate.py"),
+        ];
+        for (function, path) in cases {
+            let file = if path.starts_with('/') {
+                path.to_string()
+            } else {
+                format!("{SP}{path}")
+            };
+            assert_eq!(frame_phase(function, &file), None, "{function} in {file}");
+        }
+    }
+
+    #[test]
+    fn validation_inside_lightning_fit_is_inference() {
+        let lp = format!("{SP}lightning/pytorch/");
+        let fit = [
+            ("fit", format!("{lp}trainer/trainer.py")),
+            ("run", format!("{lp}loops/fit_loop.py")),
+            ("advance", format!("{lp}loops/fit_loop.py")),
+            ("run", format!("{lp}loops/training_epoch_loop.py")),
+            (
+                "on_advance_end",
+                format!("{lp}loops/training_epoch_loop.py"),
+            ),
+            ("_decorator", format!("{lp}loops/utilities.py")),
+            ("run", format!("{lp}loops/evaluation_loop.py")),
+            ("on_run_end", format!("{lp}loops/evaluation_loop.py")),
+            (
+                "_on_evaluation_epoch_end",
+                format!("{lp}loops/evaluation_loop.py"),
+            ),
+            (
+                "_call_lightning_module_hook",
+                format!("{lp}trainer/call.py"),
+            ),
+            ("on_validation_epoch_end", "/home/me/model.py".to_string()),
+        ];
+        let refs: Vec<(&str, &str)> = fit.iter().map(|(f, p)| (*f, p.as_str())).collect();
+        assert_eq!(decided(&refs), I);
+        // The same fit without the validation hooks is the training step.
+        assert_eq!(decided(&refs[..5]), T);
+        // An optimizer step of the automatic loop is training, not the enclosing epoch's eval.
+        let step = [
+            ("run", format!("{lp}loops/training_epoch_loop.py")),
+            ("advance", format!("{lp}loops/training_epoch_loop.py")),
+            ("run", format!("{lp}loops/optimization/automatic.py")),
+            (
+                "_optimizer_step",
+                format!("{lp}loops/optimization/automatic.py"),
+            ),
+            ("forward", "/home/me/model.py".to_string()),
+        ];
+        let refs: Vec<(&str, &str)> = step.iter().map(|(f, p)| (*f, p.as_str())).collect();
+        assert_eq!(decided(&refs), T);
+    }
+
+    #[test]
+    fn a_rollout_is_the_training_step_but_an_eval_generate_is_inference() {
+        let t = format!("{SP}transformers/");
+        let grpo = [
+            ("train", format!("{t}trainer.py")),
+            ("_inner_training_loop", format!("{t}trainer.py")),
+            ("training_step", format!("{t}trainer.py")),
+            ("_prepare_inputs", format!("{SP}trl/extras/profiling.py")),
+            (
+                "_generate_and_score_completions",
+                format!("{SP}trl/trainer/grpo_trainer.py"),
+            ),
+            ("generate", format!("{t}generation/utils.py")),
+            ("_sample", format!("{t}generation/utils.py")),
+        ];
+        let refs: Vec<(&str, &str)> = grpo.iter().map(|(f, p)| (*f, p.as_str())).collect();
+        assert_eq!(decided(&refs), T);
+        // Without the rollout frame, a generate under training is evaluation inside training.
+        let eval = [&refs[..3], &refs[5..]].concat();
+        assert_eq!(decided(&eval), I);
+        // A Trainer resuming loads; its evaluation during `train` is inference.
+        assert_eq!(
+            decided(&[
+                ("train", &format!("{t}trainer.py")),
+                ("_inner_training_loop", &format!("{t}trainer.py")),
+                ("_load_from_checkpoint", &format!("{t}trainer.py")),
+                (
+                    "load_state_dict",
+                    &format!("{SP}torch/nn/modules/module.py")
+                ),
+            ]),
+            W
+        );
+        assert_eq!(
+            decided(&[
+                ("_inner_training_loop", &format!("{t}trainer.py")),
+                ("_maybe_log_save_evaluate", &format!("{t}trainer.py")),
+                ("_evaluate", &format!("{t}trainer.py")),
+                ("evaluate", &format!("{t}trainer.py")),
+                ("evaluation_loop", &format!("{t}trainer.py")),
+                ("prediction_step", &format!("{t}trainer.py")),
+                ("compute_loss", &format!("{t}trainer.py")),
+            ]),
+            I
+        );
+    }
+
+    #[test]
+    fn loads_inside_serving_apps_are_loads() {
+        // InvokeAI: the denoise node runs, and the model cache moves the UNet to the GPU.
+        let inv = format!("{SP}invokeai/");
+        assert_eq!(
+            decided(&[
+                (
+                    "invoke",
+                    &format!("{inv}app/invocations/denoise_latents.py")
+                ),
+                (
+                    "__enter__",
+                    &format!("{inv}backend/model_manager/load/load_base.py")
+                ),
+                (
+                    "lock",
+                    &format!("{inv}backend/model_manager/load/model_cache/model_cache_default.py")
+                ),
+                ("to", &format!("{SP}torch/nn/modules/module.py")),
+            ]),
+            W
+        );
+        // Its denoise with the model already placed is inference.
+        assert_eq!(
+            decided(&[
+                (
+                    "invoke",
+                    &format!("{inv}app/invocations/denoise_latents.py")
+                ),
+                (
+                    "forward",
+                    &format!("{SP}diffusers/models/unets/unet_2d_condition.py")
+                ),
+            ]),
+            I
+        );
+        // ultralytics validation inside training is inference; the epoch loop itself trains.
+        let u = format!("{SP}ultralytics/engine/");
+        assert_eq!(
+            decided(&[
+                ("train", &format!("{u}trainer.py")),
+                ("_do_train", &format!("{u}trainer.py")),
+                ("validate", &format!("{u}trainer.py")),
+                ("__call__", &format!("{u}validator.py")),
+            ]),
+            I
+        );
+        assert_eq!(
+            decided(&[
+                ("train", &format!("{u}trainer.py")),
+                ("_do_train", &format!("{u}trainer.py")),
+                ("backward", &format!("{SP}torch/_tensor.py")),
+            ]),
+            T
         );
     }
 }

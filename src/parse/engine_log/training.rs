@@ -342,6 +342,9 @@ fn detection_bar_step(text: &str, facts: &mut LineFacts) {
     if !text.contains('%') {
         return;
     }
+    if framework_bar(text, facts) {
+        return;
+    }
     let tokens: Vec<&str> = text.split_whitespace().collect();
     let counter = |token: &str| {
         token.split_once('/').is_some_and(|(done, total)| {
@@ -359,6 +362,68 @@ fn detection_bar_step(text: &str, facts: &mut LineFacts) {
     if batch {
         step(facts);
     }
+}
+
+/// Progress bars whose description names the stage, read from the frameworks' sources (the
+/// bars reach here through their tqdm rate, `it/s]` / `s/it]`; no marker of their own):
+/// * evaluation bars: Lightning 2.x `callbacks/progress/tqdm_progress.py` (`Sanity Checking
+///   DataLoader 0:`, `Validation DataLoader 0:`, `Testing DataLoader 0:`, `Predicting
+///   DataLoader 0:`; `Validation:` before a dataloader is named) and the ultralytics validator's
+///   header bar (`engine/validator.py` `get_desc`: `Class  Images  Instances  Box(P  R  mAP50 …`).
+///   Printed under the failure (redrawn as the exception closes them), they show an evaluation
+///   running; they add no event, as a training job's evaluation is no served request;
+/// * torchtune's recipe bar (`recipes/*_finetune_*.py` `train`: `pbar.set_description(f"{epoch
+///   + 1}|{global_step}|Loss: {loss}")`, 0.2–0.6): a training step;
+/// * AUTOMATIC1111's and Forge's generation bar (`modules/shared_total_tqdm.py` `TotalTQDM`,
+///   `desc="Total progress"`): a generation request is running.
+///
+/// Returns whether the bar was one of them.
+fn framework_bar(text: &str, facts: &mut LineFacts) -> bool {
+    let description = text.split('%').next().unwrap_or(text);
+    let lightning_eval = [
+        "Sanity Checking DataLoader ",
+        "Validation DataLoader ",
+        "Testing DataLoader ",
+        "Predicting DataLoader ",
+        "Sanity Checking: ",
+        "Validation: ",
+    ]
+    .iter()
+    .any(|word| description.contains(word));
+    let yolo_val = {
+        let mut words = description.split_whitespace();
+        words.next() == Some("Class")
+            && words.next() == Some("Images")
+            && description.contains("mAP50")
+    };
+    if lightning_eval || yolo_val {
+        facts.late_phase = Some(Phase::Inference);
+        return true;
+    }
+    let torchtune = description
+        .split_once("|Loss: ")
+        .is_some_and(|(counts, _)| {
+            let counts = counts.trim_start();
+            counts.split_once('|').is_some_and(|(epoch, done)| {
+                !epoch.is_empty()
+                    && !done.is_empty()
+                    && epoch.bytes().all(|b| b.is_ascii_digit())
+                    && done.bytes().all(|b| b.is_ascii_digit())
+            })
+        });
+    if torchtune {
+        step(facts);
+        return true;
+    }
+    if description.trim_start().starts_with("Total progress:") {
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+        return true;
+    }
+    false
 }
 
 /// The stage a running XLA program's name shows (`[executable_name='jit_train_step']` in JAX's
@@ -422,7 +487,23 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
             starts && optimizer
         })
     });
-    if training {
+    // The gradient computation's own scopes: TF 2.x `tf.GradientTape.gradient` builds the
+    // backward ops under `gradient_tape/` (`python/eager/backprop.py`; Keras 2.2+
+    // `Model.train_step` → `optimizer.minimize(loss, vars, tape=tape)`), TF 1.x
+    // `tf.gradients` under `gradients/` or `gradients_N/` (`python/ops/gradients_util.py`
+    // `_GradientsHelper`, `ops.name_scope(name, "gradients", …)`): a backward pass, i.e. a
+    // training step (`gradient_tape/model/conv2d/Conv2D/Conv2DBackpropInput`).
+    let gradient = text.split("[[").skip(1).any(|rest| {
+        let name = rest
+            .trim_start_matches("{{node ")
+            .trim_start_matches("Node: ");
+        let scope = name.split('/').next().unwrap_or("");
+        let numbered = scope
+            .strip_prefix("gradients_")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        name.contains('/') && (scope == "gradient_tape" || scope == "gradients" || numbered)
+    });
+    if training || gradient {
         facts.late_phase = Some(Phase::TrainingStep);
     }
 }
@@ -820,10 +901,11 @@ mod tests {
             late("      1/100      2.61G      1.234      2.345      1.456         12        640: 100%|██████████| 8/8 [00:02<00:00,  3.21it/s]"),
             training
         );
-        // The validation bar has no epoch counter or memory column.
+        // The validation bar has no epoch counter or memory column: not a training batch, but
+        // the validator running (`framework_bar`).
         assert_eq!(
             late("                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95):  50%|█████     | 2/4 [00:01<00:01,  1.50it/s]"),
-            None
+            Some(crate::model::explain::Phase::Inference)
         );
         assert_eq!(
             late("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12.00GiB with allocator GPU_0_bfc on device 0. [executable_name='jit_train_step']"),
@@ -1111,6 +1193,67 @@ mod framework_stage_tests {
             "   \\\\   /|    GPU: Tesla T4. Max memory: 14.748 GB. Platform: Linux."
         ));
         assert!(!is_step("  Num examples = 1000"));
+    }
+
+    #[test]
+    fn framework_bars_name_their_stage() {
+        use crate::model::explain::Phase;
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        for line in [
+            "Validation DataLoader 0:  45%|████▌     | 9/20 [00:03<00:04,  2.61it/s]",
+            "Sanity Checking DataLoader 0:  50%|█████     | 1/2 [00:00<00:00,  3.12it/s]",
+            "Testing DataLoader 0: 100%|██████████| 5/5 [00:01<00:00,  4.00it/s]",
+            "                 Class     Images  Instances      Box(P          R      mAP50  \
+             mAP50-95):  40%|████      | 2/5 [00:01<00:02,  1.50it/s]",
+        ] {
+            assert_eq!(late(line), Some(Phase::Inference), "{line}");
+            assert!(!is_step(line), "{line}");
+        }
+        // torchtune's recipe bar is a step; A1111's total bar is a generation request.
+        assert!(is_step(
+            "1|12|Loss: 1.4512:   3%|▎         | 12/400 [00:31<16:40,  2.58s/it]"
+        ));
+        assert_eq!(
+            kinds("Total progress:  45%|████▌     | 9/20 [00:03<00:04,  2.61it/s]"),
+            vec![EventKind::Request]
+        );
+        // Look-alikes: a Lightning training bar, other bars naming the words elsewhere.
+        assert!(is_step(
+            "Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09, 56.28it/s, loss=0.523, v_num=1]"
+        ));
+        assert_eq!(
+            late("Epoch 0:  62%|██████▏   | 878/1417 [00:15<00:09, 56.28it/s, loss=0.523]"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            late("Loading checkpoint shards:  50%|█████     | 1/2 [00:03<00:03,  3.10s/it]"),
+            None
+        );
+        assert!(!is_step(
+            "run|Loss: 1.2:  3%|▎ | 12/400 [00:31<16:40,  2.58s/it]"
+        ));
+        assert!(kinds("my Total progress: 45% [00:03<00:04,  2.61it/s]").is_empty());
+    }
+
+    #[test]
+    fn tensorflow_gradient_scopes_are_training() {
+        use crate::model::explain::Phase;
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        for line in [
+            "\t [[{{node gradient_tape/sequential/conv2d/Conv2D/Conv2DBackpropInput}}]]",
+            "\t [[Node: gradients/conv1/Conv2D_grad/Conv2DBackpropFilter = Conv2DBackpropFilter[T=DT_FLOAT]]]",
+            "\t [[{{node gradients_1/dense/MatMul_grad/MatMul}}]]",
+        ] {
+            assert_eq!(late(line), Some(Phase::TrainingStep), "{line}");
+        }
+        // A forward node, a scope merely starting with the word, a bare name: nothing.
+        for line in [
+            "\t [[{{node sequential/conv2d/Conv2D}}]]",
+            "\t [[{{node gradients_check/dense/MatMul}}]]",
+            "\t [[{{node gradients}}]]",
+        ] {
+            assert_eq!(late(line), None, "{line}");
+        }
     }
 
     #[test]
