@@ -140,3 +140,61 @@ fn first_contact_wordings_hold_a_marker() {
         assert!(OOM_MARKERS.iter().any(|m| line.contains(m)), "{line}");
     }
 }
+
+/// An OOM named with no word of whose memory (an issue's title, the reporter's sentence) is a
+/// GPU OOM when the lines after it show GPU work and no host memory, and nothing better follows.
+#[test]
+fn an_oom_named_without_whose_memory_takes_the_lines_after_it() {
+    let gpu_body = "\n### Environment\ndevice: A40 48G\ntorch 1.10.0+cu113\n";
+    for title in [
+        "Training a few epoch memory suddenly OOM",
+        "OOM when training",
+        "I still facing OOM. I use `main` branch:",
+        "OOM with long context",
+        "It is driving me mad.I always get \"Out of Memory\" even after the last step.",
+    ] {
+        let messages = parse_text(&format!("{title}{gpu_body}"));
+        assert_eq!(messages.len(), 1, "{title}: {messages:#?}");
+        assert!(messages[0].is_gpu_oom, "{title}");
+        assert_eq!(messages[0].kind, OomKind::NamedWithoutMessage, "{title}");
+        assert_eq!(messages[0].line, 1);
+        // Alone, or with nothing of a GPU after it, it says nothing.
+        assert!(parse_text(title).is_empty(), "{title}");
+        assert!(
+            parse_text(&format!("{title}\nthe dataset has 3 million rows\n")).is_empty(),
+            "{title}"
+        );
+        // The host's memory after it: not a GPU OOM.
+        for host in [
+            "dmesg shows the OOM killer took python",
+            "the job was Killed",
+            "system RAM usage climbs to 100%",
+        ] {
+            let text = format!("{title}{gpu_body}{host}\n");
+            assert!(parse_text(&text).iter().all(|m| !m.is_gpu_oom), "{text}");
+        }
+        // A message of its own after it is what failed.
+        let text =
+            format!("{title}{gpu_body}MemoryError: Unable to allocate 3.00 GiB for an array\n");
+        assert!(parse_text(&text).iter().all(|m| !m.is_gpu_oom), "{text}");
+        let text = format!("{title}{gpu_body}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 44.35 GiB of which 1.20 GiB is free.\n");
+        let messages = parse_text(&text);
+        assert_eq!(messages.len(), 1, "{messages:#?}");
+        assert_eq!(messages[0].kind, OomKind::PytorchTotalCapacity);
+    }
+    // Advice, negation, a question, a bug fixed in the past, a program's pool, the host's words.
+    for line in [
+        "To avoid OOM, set a smaller batch",
+        "There is no OOM anymore after the update",
+        "Is it OOM?",
+        "This used to OOM before 0.5 but was fixed",
+        "RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number",
+        "OOM killer took the trainer",
+        "the container gets OOMKilled",
+        "OOM on the host: swap is full",
+        "java.lang.OutOfMemoryError: Java heap space",
+    ] {
+        let text = format!("{line}{gpu_body}");
+        assert!(parse_text(&text).iter().all(|m| !m.is_gpu_oom), "{line}");
+    }
+}

@@ -403,7 +403,23 @@ pub struct OomDetector {
     /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
     /// off): a later XLA failure of this process ran in that smaller pool.
     xla_preallocation: Option<Bytes>,
+    /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
+    /// lines after it show whether the work was on a GPU.
+    weak: Option<Weak>,
 }
+
+/// A weak mention waiting for the lines after it ([`OomDetector::weak`]).
+#[derive(Debug)]
+struct Weak {
+    message: OomMessage,
+    /// A line after it showed GPU work ([`mention::gpu_work_shown`]).
+    gpu: bool,
+    /// A line after it showed the host's memory running out ([`mention::host_memory_shown`]).
+    host: bool,
+}
+
+/// How many lines after a weak mention are read for GPU work or host memory.
+const WEAK_CONTEXT_LINES: u64 = 200;
 
 /// A figureless message held back a few lines: vLLM's sampler/pooler warm-up error read before
 /// the allocator's message it wraps (a paste that quotes `RuntimeError: CUDA out of memory
@@ -471,6 +487,14 @@ impl OomDetector {
                 &squeezed,
             )
             .map(Bytes);
+        }
+        if let Some(weak) = self.weak.as_mut() {
+            if line_no > weak.message.end_line + WEAK_CONTEXT_LINES {
+                done.extend(self.resolve_weak());
+            } else if line_no > weak.message.end_line {
+                weak.gpu |= mention::gpu_work_shown(text);
+                weak.host |= mention::host_memory_shown(text);
+            }
         }
         if self
             .pending_warmup
@@ -601,7 +625,21 @@ impl OomDetector {
     /// True while a message is open and following lines may continue it (hard-wrapped text,
     /// the multi-line cudaMallocAsync block, llama.cpp's lines); the driver then feeds the next lines.
     pub fn wants_more(&self) -> bool {
-        !self.open.is_empty() || self.pending_warmup.is_some()
+        !self.open.is_empty() || self.pending_warmup.is_some() || self.weak.is_some()
+    }
+
+    /// A weak mention's window ended (or the input did): a GPU OOM when the lines after it
+    /// showed GPU work and no host memory, else nothing.
+    fn resolve_weak(&mut self) -> Option<OomMessage> {
+        let Weak {
+            mut message,
+            gpu,
+            host,
+        } = self.weak.take()?;
+        (gpu && !host && !self.seen_message).then(|| {
+            message.is_gpu_oom = true;
+            message
+        })
     }
 
     /// Flush what is still open at end of input.
@@ -611,6 +649,7 @@ impl OomDetector {
             self.close(open, &mut done);
         }
         done.extend(self.pending_warmup.take().map(|pending| pending.message));
+        done.extend(self.resolve_weak());
         done.sort_by_key(|message| message.line);
         done
     }
@@ -673,6 +712,20 @@ impl OomDetector {
         if mention {
             message.kind = OomKind::NamedWithoutMessage;
         }
+        if mention && mention::is_weak(&message.text) {
+            if self.weak.is_none() {
+                message.is_gpu_oom = false;
+                self.weak = Some(Weak {
+                    message,
+                    gpu: false,
+                    host: false,
+                });
+            }
+            return;
+        }
+        // A message of its own, or a mention that names the GPU, follows the weak mention: it
+        // is what failed (or, from the host, what shows it was not the GPU).
+        self.weak = None;
         self.seen_message |= !mention;
         // A logger-prefixed stream prints the chained traceback whole (the allocator's message
         // first): only a plain paste quotes the warm-up error before it.
