@@ -5,6 +5,7 @@ pub mod cgroup;
 pub mod checkpoint;
 pub mod container_env;
 pub mod container_log;
+pub mod encoding;
 pub mod engine_log;
 pub mod nvidia_smi;
 pub mod oom_text;

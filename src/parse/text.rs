@@ -34,7 +34,8 @@ impl<'a> CleanLine<'a> {
 /// Strips ANSI escapes (raw ESC, the literal caret form `^[[0;36m`, and the escaped forms
 /// `\x1b[`, `\u001b[`, `\033[` found in JSON and notebooks), `^M`/`\r`, trailing whitespace,
 /// and line prefixes: `[rank0]:`, `(EngineCore pid=123)`, `(VllmWorker rank=1 pid=…)`,
-/// docker-compose `name  | `, kubectl/docker `--timestamps` prefixes (RFC 3339 with nanoseconds),
+/// docker-compose `name  | `, kubectl/docker `--timestamps` prefixes (RFC 3339, any fraction),
+/// syslog/journald `May 01 10:00:00 host python[123]: `,
 /// notebook junk (`----> 12 ` arrows, JSON-quoted output lines of an `.ipynb`); the removed prefix
 /// identifying the stream goes to `stream` (e.g. "rank0", "EngineCore pid=123", "vllm-1").
 pub fn clean_line(raw: &str) -> CleanLine<'_> {
@@ -65,9 +66,10 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
             b'-' => jupyter_arrow_len(&text).map(|len| Cut::Prefix(len, None)),
             b'>' | b'*' => markdown_junk(&text).map(|(start, end)| Cut::Inner(start, end)),
             0xE2 => tui_frame(&text).map(|(start, end)| Cut::Inner(start, end)),
-            b'a'..=b'z' | b'A'..=b'Z' => {
-                compose_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream))
-            }
+            b'A'..=b'Z' => syslog_prefix_len(&text)
+                .map(|len| Cut::Prefix(len, None))
+                .or_else(|| compose_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream))),
+            b'a'..=b'z' => compose_stream(&text).map(|(len, stream)| Cut::Prefix(len, stream)),
             _ => None,
         };
         match cut {
@@ -103,6 +105,15 @@ enum Cut {
 /// which [`clean_line`] removes; callers that want it for a timeline can read it here.
 pub fn transport_timestamp(raw: &str) -> Option<&str> {
     transport_timestamp_len(raw).map(|len| raw[..len].trim_end())
+}
+
+/// A raw line without its transport timestamp ([`transport_timestamp`]), for readers of raw
+/// lines that look at how the program's own line starts.
+pub fn after_transport_timestamp(raw: &str) -> &str {
+    match raw.as_bytes().first() {
+        Some(b'0'..=b'9') => transport_timestamp_len(raw).map_or(raw, |len| &raw[len..]),
+        _ => raw,
+    }
 }
 
 fn needs_escape_pass(raw: &str) -> bool {
@@ -256,11 +267,15 @@ fn escape_sequence_end(bytes: &[u8], start: usize, introducer_len: usize) -> Opt
     }
 }
 
-/// `2024-05-01T12:34:56.123456789Z ` (kubectl `--timestamps`, `docker logs -t`): nanosecond
-/// RFC 3339 followed by a space. TGI's own tracing timestamps (microseconds) are log content and kept.
+/// `2024-05-01T12:34:56.123456789Z ` (kubectl `--timestamps`, `docker logs -t`), and the same
+/// RFC 3339 shape with another fraction (`.123Z` of a log shipper, `.1234567Z` of a CI runner,
+/// none) or an offset (`+00:00`, journald's `short-iso` `+0000`), followed by a space.
+/// TGI's own tracing timestamps (`2024-05-01T10:00:00.123456Z  INFO text_generation_launcher:`)
+/// are log content and kept: a tracing level padded to five characters follows them, then a
+/// target (vLLM's `INFO 05-01 …` after a transport timestamp has a date there instead).
 fn transport_timestamp_len(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
-    if bytes.len() < 31 {
+    if bytes.len() < 21 {
         return None;
     }
     let digits = |range: std::ops::Range<usize>| range.clone().all(|i| bytes[i].is_ascii_digit());
@@ -274,28 +289,102 @@ fn transport_timestamp_len(text: &str) -> Option<usize> {
         && bytes[13] == b':'
         && digits(14..16)
         && bytes[16] == b':'
-        && digits(17..19)
-        && bytes[19] == b'.';
+        && digits(17..19);
     if !shape {
         return None;
     }
-    let fraction = bytes[20..]
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if fraction != 9 {
-        return None;
+    let mut index = 19;
+    let mut fraction = 0;
+    if bytes[19] == b'.' {
+        fraction = bytes[20..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if fraction == 0 {
+            return None;
+        }
+        index = 20 + fraction;
     }
-    let mut index = 20 + fraction;
     match bytes.get(index) {
         Some(b'Z') => index += 1,
-        Some(b'+') | Some(b'-') if bytes.len() >= index + 6 => index += 6,
+        Some(b'+') | Some(b'-') => {
+            let offset = bytes.get(index + 1..)?;
+            let hhmm =
+                |len: usize| offset.len() >= len && offset[..2].iter().all(u8::is_ascii_digit);
+            if hhmm(5) && offset[2] == b':' && offset[3..5].iter().all(u8::is_ascii_digit) {
+                index += 6;
+            } else if hhmm(4) && offset[2..4].iter().all(u8::is_ascii_digit) {
+                index += 5;
+            } else {
+                return None;
+            }
+        }
         _ => return None,
     }
     if bytes.get(index) != Some(&b' ') {
         return None;
     }
-    Some(index + 1)
+    index += 1;
+    if fraction != 9 && is_tracing_level(&bytes[index..]) {
+        return None;
+    }
+    Some(index)
+}
+
+/// A `tracing` event's level column and the target after it (`ERROR text_generation_router:`,
+/// ` INFO download:`): the timestamp before it belongs to the log line.
+fn is_tracing_level(rest: &[u8]) -> bool {
+    const LEVELS: [&[u8]; 5] = [b" INFO ", b" WARN ", b"ERROR ", b"DEBUG ", b"TRACE "];
+    LEVELS.iter().any(|level| rest.starts_with(level))
+        && rest
+            .get(6)
+            .is_some_and(|b| !b.is_ascii_digit() && *b != b' ')
+}
+
+/// A syslog or journald (`journalctl`'s default `short` output) prefix:
+/// `May 01 10:00:00 host python[123]: ` or `May  1 10:00:00 host kernel: `, removed without a
+/// stream (the program's lines are one stream, whatever the daemon says).
+fn syslog_prefix_len(text: &str) -> Option<usize> {
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan ", b"Feb ", b"Mar ", b"Apr ", b"May ", b"Jun ", b"Jul ", b"Aug ", b"Sep ", b"Oct ",
+        b"Nov ", b"Dec ",
+    ];
+    let bytes = text.as_bytes();
+    if bytes.len() < 20 || !MONTHS.iter().any(|month| bytes.starts_with(month)) {
+        return None;
+    }
+    let day_ok = (bytes[4] == b' ' || bytes[4].is_ascii_digit()) && bytes[5].is_ascii_digit();
+    let clock = &bytes[7..15];
+    let clock_ok = bytes[6] == b' '
+        && clock[2] == b':'
+        && clock[5] == b':'
+        && [0, 1, 3, 4, 6, 7]
+            .iter()
+            .all(|&i| clock[i].is_ascii_digit())
+        && bytes[15] == b' ';
+    if !day_ok || !clock_ok {
+        return None;
+    }
+    // `host ident[pid]: ` — two tokens, the second ending in `:`.
+    let rest = &bytes[16..];
+    let host_end = memchr::memchr(b' ', &rest[..rest.len().min(128)])?;
+    if host_end == 0 {
+        return None;
+    }
+    let ident = &rest[host_end + 1..];
+    let colon = memchr::memchr(b':', &ident[..ident.len().min(128)])?;
+    let ident_ok = colon > 0
+        && ident[..colon].iter().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'[' | b']' | b'-' | b'_' | b'.' | b'/' | b'@')
+        });
+    if !ident_ok {
+        return None;
+    }
+    let mut end = 16 + host_end + 1 + colon + 1;
+    if bytes.get(end) == Some(&b' ') {
+        end += 1;
+    }
+    Some(end)
 }
 
 /// A line copied from a terminal UI pane (k9s, lazydocker): `│ text   │` → the range of `text`.
@@ -561,6 +650,70 @@ mod tests {
             transport_timestamp("2024-05-01T12:34:56.123456789Z text"),
             Some("2024-05-01T12:34:56.123456789Z")
         );
+    }
+
+    #[test]
+    fn transport_timestamps_of_any_fraction_and_offset() {
+        let oom = "torch.OutOfMemoryError: CUDA out of memory.";
+        for prefix in [
+            "2024-05-01T10:00:00.123456789Z ",
+            "2024-05-01T10:00:00.123Z ",
+            "2024-05-01T10:00:00.1234567Z ",
+            "2024-05-01T10:00:00Z ",
+            "2024-05-01T10:00:00.123+00:00 ",
+            "2024-05-01T10:00:00.123456-07:00 ",
+            "2024-05-01T10:00:00+0000 ",
+        ] {
+            assert_eq!(clean(&format!("{prefix}{oom}")).0, oom, "{prefix:?}");
+        }
+        // kubectl's prefix before a vLLM line, and before a TGI line (whose own stays).
+        assert_eq!(
+            clean("2024-05-01T10:00:00.123Z INFO 05-01 10:00:00 [worker.py:267] x").0,
+            "INFO 05-01 10:00:00 [worker.py:267] x"
+        );
+        let tgi = "2024-05-01T10:00:00.123456Z  INFO text_generation_launcher: Starting";
+        assert_eq!(clean(tgi).0, tgi);
+        let tgi_error = "2024-05-01T10:00:00.123456Z ERROR warmup{max_input_length=4096}: x";
+        assert_eq!(clean(tgi_error).0, tgi_error);
+        assert_eq!(clean(&format!("2024-05-01T10:00:00.123Z {tgi}")).0, tgi);
+        // Not a transport timestamp: no space after it, a bad offset, a date alone, a table.
+        for kept in [
+            "2024-05-01T10:00:00.123Z|x",
+            "2024-05-01T10:00:00.Z x",
+            "2024-05-01T10:00:00+00 x",
+            "2024-05-01 10:00:00,123 INFO x",
+            "2024-05-01 | 3 | 40.00 GiB",
+        ] {
+            assert_eq!(clean(kept).0, kept);
+        }
+    }
+
+    #[test]
+    fn syslog_and_journald_prefixes() {
+        for (line, text) in [
+            (
+                "May 01 10:00:00 gpu-host python[123]: torch.OutOfMemoryError: CUDA out of memory.",
+                "torch.OutOfMemoryError: CUDA out of memory.",
+            ),
+            (
+                "Dec  2 06:54:36 node7 kernel: Out of memory: Killed process 4242 (python)",
+                "Out of memory: Killed process 4242 (python)",
+            ),
+            (
+                "Jan 15 23:01:02 h ollama[9]: time=2024-01-15T23:01:02 level=INFO msg=x",
+                "time=2024-01-15T23:01:02 level=INFO msg=x",
+            ),
+        ] {
+            assert_eq!(clean(line), (text.into(), None), "{line:?}");
+        }
+        for kept in [
+            "May be out of memory: see below",
+            "Mar 2024 release notes: x",
+            "Jun 01 10:00:00 no-ident-colon here",
+            "OOM when allocating tensor with shape[1]",
+        ] {
+            assert_eq!(clean(kept).0, kept);
+        }
     }
 
     #[test]

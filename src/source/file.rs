@@ -8,6 +8,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use crate::parse::encoding::{self, Encoding, Transcoder};
+
 /// Where an input came from, for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputName {
@@ -167,6 +169,74 @@ fn decode(path: &Path, file: File) -> Result<Box<dyn BufRead + Send>, InputError
 /// Standard input, buffered.
 pub fn stdin() -> Box<dyn BufRead + Send> {
     Box::new(BufReader::with_capacity(256 * 1024, io::stdin()))
+}
+
+/// A text input read as UTF-8: UTF-16 (PowerShell's `>`) and Windows-1252 inputs are converted
+/// on the fly, a UTF-8 byte-order mark is dropped, and plain UTF-8 is returned as is (one look
+/// at the first bytes, no copy). Also returns the encoding found when it was not UTF-8.
+pub fn text(
+    mut reader: Box<dyn BufRead + Send>,
+) -> io::Result<(Box<dyn BufRead + Send>, Option<Encoding>)> {
+    let start = loop {
+        match reader.fill_buf() {
+            Ok(start) => break start,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        }
+    };
+    let sniffed = encoding::sniff(start);
+    match sniffed.encoding {
+        Encoding::Utf8 => {
+            reader.consume(sniffed.bom_len);
+            Ok((reader, None))
+        }
+        other => {
+            let transcoding = Transcoding {
+                inner: reader,
+                transcoder: Transcoder::new(sniffed),
+                out: Vec::new(),
+                position: 0,
+                finished: false,
+            };
+            Ok((
+                Box::new(BufReader::with_capacity(256 * 1024, transcoding)),
+                Some(other),
+            ))
+        }
+    }
+}
+
+/// A reader converting its input to UTF-8 with a [`Transcoder`].
+struct Transcoding {
+    inner: Box<dyn BufRead + Send>,
+    transcoder: Transcoder,
+    /// Converted bytes not yet read, from `position`.
+    out: Vec<u8>,
+    position: usize,
+    finished: bool,
+}
+
+impl Read for Transcoding {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.position == self.out.len() && !self.finished {
+            self.out.clear();
+            self.position = 0;
+            let chunk = self.inner.fill_buf()?;
+            if chunk.is_empty() {
+                self.transcoder.finish(&mut self.out);
+                self.finished = true;
+            } else {
+                let len = chunk.len();
+                self.transcoder.push(chunk, &mut self.out);
+                self.inner.consume(len);
+            }
+        }
+        let available = &self.out[self.position..];
+        let len = available.len().min(buf.len());
+        buf[..len].copy_from_slice(&available[..len]);
+        self.position += len;
+        Ok(len)
+    }
 }
 
 /// Reads a whole regular file (gzip decompressed) into memory, at most `limit` bytes.

@@ -319,6 +319,82 @@ fn binary_garbage_is_an_error_with_a_hint() {
     assert!(message.contains("hint:"), "{message}");
 }
 
+/// A PowerShell `>` redirect writes UTF-16 LE with a byte-order mark; other tools write
+/// UTF-16 BE or leave the mark out. Each reads as the UTF-8 text does, with a note.
+#[test]
+fn utf16_input_reads_as_its_utf8_text() {
+    let path = fixture("engine_log/vllm-0.10.1-v0-oom-after-weights-load.log");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let utf8 = oomdoc()
+        .args(["explain", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(utf8.status.code(), Some(0));
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let le: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(units.iter().flat_map(|unit| unit.to_le_bytes()))
+        .collect();
+    let be: Vec<u8> = units.iter().flat_map(|unit| unit.to_be_bytes()).collect();
+    for (bytes, name) in [(le, "UTF-16 LE"), (be, "UTF-16 BE")] {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&bytes).unwrap();
+        let output = oomdoc()
+            .args(["explain", "--json"])
+            .arg(file.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let redirected = json_snapshot_body(&output);
+        assert_eq!(
+            redirected["oom"],
+            json_snapshot_body(&utf8)["oom"],
+            "{name}"
+        );
+        assert_eq!(
+            redirected["phase"],
+            json_snapshot_body(&utf8)["phase"],
+            "{name}"
+        );
+        assert!(
+            stderr(&output).contains(&format!("is {name} text")),
+            "{}",
+            stderr(&output)
+        );
+        let piped = explain_stdin(&["--json"], &bytes);
+        assert_eq!(
+            json_snapshot_body(&piped)["oom"],
+            redirected["oom"],
+            "{name} on stdin"
+        );
+    }
+}
+
+/// A log shipper's or kubectl's timestamps with fewer than nine fraction digits come off the
+/// line starts as the nanosecond ones do, so the engine's own lines are read the same.
+#[test]
+fn short_transport_timestamps_are_stripped() {
+    let path = fixture("engine_log/sglang-fork-terminal-wrapped-private-pools.log");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let plain = oomdoc()
+        .args(["explain", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stamped: String = text
+        .lines()
+        .map(|line| format!("2024-05-01T10:00:00.123Z {line}\n"))
+        .collect();
+    let output = explain_stdin(&["--json"], stamped.as_bytes());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (plain, stamped) = (json_snapshot_body(&plain), json_snapshot_body(&output));
+    assert_eq!(stamped["oom"], plain["oom"]);
+    assert_eq!(stamped["phase"], plain["phase"]);
+    assert_eq!(stamped["engine"]["name"], "sglang");
+    assert_eq!(stamped["engine"], plain["engine"]);
+}
+
 #[test]
 fn pickle_snapshot_is_refused_as_binary() {
     let output = oomdoc()

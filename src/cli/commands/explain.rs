@@ -81,6 +81,14 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
             let reader = file::open(path)?;
             (reader, path.display().to_string())
         };
+        let (reader, encoding) =
+            file::text(reader).with_context(|| format!("failed to read `{name}`"))?;
+        if let Some(encoding) = encoding {
+            output.note(&format!(
+                "`{name}` is {} text, read as UTF-8",
+                encoding.name()
+            ));
+        }
         let tiers = if args.every_line {
             Tiers::FULL
         } else {

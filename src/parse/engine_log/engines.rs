@@ -1162,6 +1162,7 @@ pub fn engine_of_stream(stream: &str) -> Option<(EngineName, Certainty)> {
 /// "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s"`, `_DATE_FORMAT =
 /// "%m-%d %H:%M:%S"`.
 pub fn has_vllm_prefix(line: &str) -> bool {
+    let line = crate::parse::text::after_transport_timestamp(line);
     let mut words = line.trim_start().splitn(4, ' ');
     let (Some(level), Some(date), Some(time), Some(rest)) =
         (words.next(), words.next(), words.next(), words.next())
@@ -1189,6 +1190,7 @@ pub fn has_vllm_prefix(line: &str) -> bool {
 /// `DP0 TP1`, `TP0 EP0`, `PP0 TP1`; `sglang/srt/utils.py` `configure_logger` with
 /// `prefix=f" TP{tp_rank}"`).
 pub fn has_sglang_prefix(raw: &str) -> bool {
+    let raw = crate::parse::text::after_transport_timestamp(raw);
     let bytes = raw.trim_start().as_bytes();
     if bytes.first() != Some(&b'[') {
         return false;

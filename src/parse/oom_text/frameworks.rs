@@ -124,15 +124,25 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::TensorRt), position));
         }
     }
-    if let Some(position) = find(text, "OutOfMemory (Requested size was") {
-        let begin = text[..position].rfind("Error Code").unwrap_or(position);
-        return Some((Family::Framework(FrameworkKind::TensorRt), begin));
+    // TensorRT's own error class `OutOfMemory` (`Error Code 2: OutOfMemory (…)` of
+    // `virtualMemoryBuffer.cpp::resizePhysical`, `globWriter.cpp::makeResizableGpuMemory`,
+    // `executionContext.cpp::initializeExecutionContext`, `myelinResourceManager.cpp::allocate`),
+    // with the size or with `(no further information)`.
+    for needle in [
+        "OutOfMemory (Requested size was",
+        "Error Code 2: OutOfMemory",
+    ] {
+        if let Some(position) = find(text, needle) {
+            let begin = text[..position].rfind("Error Code").unwrap_or(position);
+            return Some((Family::Framework(FrameworkKind::TensorRt), begin));
+        }
     }
     // TensorRT-LLM executor: "Executor creation failed due to insufficient GPU memory." and the
     // KV-cache manager's "Insufficient memory for KV cache" (`kv_cache_free_gpu_mem_fraction`).
     for needle in [
         "failed due to insufficient GPU memory",
         "Insufficient memory for KV cache",
+        "insufficient memory for KV cache",
     ] {
         if find(text, needle).is_some() {
             return Some((Family::Framework(FrameworkKind::TensorRt), line_start(text)));

@@ -32,7 +32,127 @@ pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = device_mention(text) {
         return Some((Family::OtherGpu, position));
     }
-    gpu_memory_mention(text).map(|position| (Family::OtherGpu, position))
+    gpu_memory_mention(text)
+        .or_else(|| weak_mention(text))
+        .map(|position| (Family::OtherGpu, position))
+}
+
+/// An out-of-memory failure named with no word of whose memory: an issue's title or the
+/// reporter's sentence (`OOM when training`, `I still facing OOM`, `OOM with long context`,
+/// `I always get "Out of Memory" even after the last step`). It says nothing of GPU or host by
+/// itself, so the detector holds it ([`is_weak`]) and makes it a GPU OOM only when the lines
+/// after it show GPU work and no host memory ([`gpu_work_shown`], [`host_memory_shown`]), and
+/// no message of its own follows. Not advice, a negation, a question, or a bug fixed in the
+/// past (`to avoid OOM`, `no OOM anymore`, `Is it OOM?`, `this used to OOM before 0.5`), and
+/// not the host's words on the same line (`OOM killer`, `RAM`).
+fn weak_mention(text: &str) -> Option<usize> {
+    let lower = without_offload(text).to_lowercase();
+    let at = text
+        .match_indices("OOM")
+        .map(|(at, _)| at)
+        .find(|&at| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + 3..].chars().next();
+            before.is_none_or(|c| !c.is_alphanumeric())
+                && (after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+                    || oom_verb(&text[at + 3..]).is_some())
+        })
+        .or_else(|| {
+            regex!(r"out[ -]of[ -]memory")
+                .find(&lower)
+                .map(|m| m.start())
+        })?;
+    if asks_whether(&lower, at) || speculates_after(&lower, at) {
+        return None;
+    }
+    // A program's own pool named before it (SGLang's `alloc_req_slots runs out of memory`:
+    // its request slots, not the GPU) is that program's message, not the reporter's words.
+    let subject = lower[..at.min(lower.len())]
+        .split_whitespace()
+        .rev()
+        .find(|word| !matches!(*word, "runs" | "run" | "ran" | "running" | "is" | "was"));
+    if subject.is_some_and(|word| word.contains(['_', '.', '(', ')'])) {
+        return None;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    if HOST_WORDS.iter().any(|word| words.contains(word))
+        || words.contains(&"oom_killer")
+        || lower.contains("system memory")
+        || lower.contains("java")
+        || lower.contains("kill")
+    {
+        return None;
+    }
+    let recent: Vec<&str> = lower[..at.min(lower.len())]
+        .split_whitespace()
+        .rev()
+        .take(4)
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
+        .collect();
+    const PAST_OR_LESS: [&str; 12] = [
+        "used",
+        "previously",
+        "fixed",
+        "reduce",
+        "reduces",
+        "reducing",
+        "avoiding",
+        "fewer",
+        "less",
+        "possible",
+        "potential",
+        "any",
+    ];
+    if recent.iter().any(|word| {
+        MENTION_DENY.contains(word) || ADVICE.contains(word) || PAST_OR_LESS.contains(word)
+    }) {
+        return None;
+    }
+    let after = &lower[at.min(lower.len())..];
+    if [
+        "anymore",
+        "any more",
+        "no longer",
+        "was fixed",
+        "is fixed",
+        "been fixed",
+    ]
+    .iter()
+    .any(|words| after.contains(words))
+    {
+        return None;
+    }
+    Some(text.len() - text.trim_start().len())
+}
+
+/// Whether a held mention is one of [`weak_mention`]'s: none of the other readings takes it.
+pub(super) fn is_weak(text: &str) -> bool {
+    weak_mention(text) == Some(0)
+        && APP_MENTIONS.iter().all(|words| find(text, words).is_none())
+        && oom_word(text).is_none()
+        && prose_mention(text).is_none()
+        && cjk_mention(text).is_none()
+        && device_mention(text).is_none()
+        && gpu_memory_mention(text).is_none()
+}
+
+/// A line showing GPU work: a GPU, its runtime or libraries (`CUDA`, `cu118`, `cuDNN`, `NCCL`,
+/// `torch`), a GPU engine, `nvidia-smi`, a data-centre or gaming card.
+pub(super) fn gpu_work_shown(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    has_gpu_word(&lower)
+        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?)(?:$|[^a-z0-9_])")
+            .is_match(&lower)
+}
+
+/// A line showing the host's memory running out in words a message would not carry:
+/// `system RAM`, `out of RAM`, `swap`, the OOM killer, a kill.
+pub(super) fn host_memory_shown(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    regex!(r"(?:^|[^a-z0-9_])(?:(?:out of|system|cpu|host) ram|ram (?:usage|is full|fills|filled|ran out)|swap|oom[ _-]?killer|oom-kill|oomkilled|killed|sigkill|host memory|system memory|cpu memory|memoryerror|bad_alloc)(?:$|[^a-z0-9_])")
+        .is_match(&lower)
 }
 
 /// A GPU's memory running out in the reporter's words, without the error's wording: `It ran
@@ -411,6 +531,7 @@ pub(super) fn is_mention(message: &OomMessage) -> bool {
             || cjk_mention(&message.text) == Some(0)
             || (gpu_memory_mention(&message.text) == Some(0)
                 && !super::starts_a_message(&message.text))
+            || (is_weak(&message.text) && !super::starts_a_message(&message.text))
             || APP_MENTIONS
                 .iter()
                 .any(|words| message.text.starts_with(words)))

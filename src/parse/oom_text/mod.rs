@@ -133,7 +133,8 @@ pub const OOM_MARKERS: &[&str] = &[
     // `out of memory`, `Out of memory` or `OUT_OF_MEMORY`).
     "Failed to allocate",
     "OOM when allocating",
-    "OutOfMemory",
+    // Also an exception's class cut short (`torch.cuda.OutOfMem`, `OutOfMemoryErro`).
+    "OutOfMem",
     "_ALLOC_FAILED",
     // TensorFlow's OOM status class without an `OOM when allocating` line (`failed to allocate
     // memory`, `2 root error(s) found.`, IPython's header).
@@ -146,7 +147,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "Attempting to reserve",
     "Requested amount of memory",
     "insufficient GPU memory",
-    "Insufficient memory for KV cache",
+    // TensorRT-LLM's `Insufficient memory for KV cache`, and a wrapper's lower-case one.
+    "nsufficient memory for KV cache",
     "Resource exhausted",
     // ggml-vulkan, PyTorch's cut cudaMallocAsync message and allocator fragments, accelerate.
     "Device memory allocation of size",
@@ -168,6 +170,10 @@ pub const OOM_MARKERS: &[&str] = &[
     "GPUメモリ",
     // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
     "Available KV cache memory: -",
+    // … V0's wordings of it, and V1's check without its `max seq len` head (vllm.rs).
+    "for KV Cache is -",
+    "kv_cache_size=-",
+    "KV cache is needed",
     // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
     "MemoryError",
     "bad_alloc",
@@ -397,7 +403,23 @@ pub struct OomDetector {
     /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
     /// off): a later XLA failure of this process ran in that smaller pool.
     xla_preallocation: Option<Bytes>,
+    /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
+    /// lines after it show whether the work was on a GPU.
+    weak: Option<Weak>,
 }
+
+/// A weak mention waiting for the lines after it ([`OomDetector::weak`]).
+#[derive(Debug)]
+struct Weak {
+    message: OomMessage,
+    /// A line after it showed GPU work ([`mention::gpu_work_shown`]).
+    gpu: bool,
+    /// A line after it showed the host's memory running out ([`mention::host_memory_shown`]).
+    host: bool,
+}
+
+/// How many lines after a weak mention are read for GPU work or host memory.
+const WEAK_CONTEXT_LINES: u64 = 200;
 
 /// A figureless message held back a few lines: vLLM's sampler/pooler warm-up error read before
 /// the allocator's message it wraps (a paste that quotes `RuntimeError: CUDA out of memory
@@ -465,6 +487,14 @@ impl OomDetector {
                 &squeezed,
             )
             .map(Bytes);
+        }
+        if let Some(weak) = self.weak.as_mut() {
+            if line_no > weak.message.end_line + WEAK_CONTEXT_LINES {
+                done.extend(self.resolve_weak());
+            } else if line_no > weak.message.end_line {
+                weak.gpu |= mention::gpu_work_shown(text);
+                weak.host |= mention::host_memory_shown(text);
+            }
         }
         if self
             .pending_warmup
@@ -595,7 +625,21 @@ impl OomDetector {
     /// True while a message is open and following lines may continue it (hard-wrapped text,
     /// the multi-line cudaMallocAsync block, llama.cpp's lines); the driver then feeds the next lines.
     pub fn wants_more(&self) -> bool {
-        !self.open.is_empty() || self.pending_warmup.is_some()
+        !self.open.is_empty() || self.pending_warmup.is_some() || self.weak.is_some()
+    }
+
+    /// A weak mention's window ended (or the input did): a GPU OOM when the lines after it
+    /// showed GPU work and no host memory, else nothing.
+    fn resolve_weak(&mut self) -> Option<OomMessage> {
+        let Weak {
+            mut message,
+            gpu,
+            host,
+        } = self.weak.take()?;
+        (gpu && !host && !self.seen_message).then(|| {
+            message.is_gpu_oom = true;
+            message
+        })
     }
 
     /// Flush what is still open at end of input.
@@ -605,6 +649,7 @@ impl OomDetector {
             self.close(open, &mut done);
         }
         done.extend(self.pending_warmup.take().map(|pending| pending.message));
+        done.extend(self.resolve_weak());
         done.sort_by_key(|message| message.line);
         done
     }
@@ -667,6 +712,20 @@ impl OomDetector {
         if mention {
             message.kind = OomKind::NamedWithoutMessage;
         }
+        if mention && mention::is_weak(&message.text) {
+            if self.weak.is_none() {
+                message.is_gpu_oom = false;
+                self.weak = Some(Weak {
+                    message,
+                    gpu: false,
+                    host: false,
+                });
+            }
+            return;
+        }
+        // A message of its own, or a mention that names the GPU, follows the weak mention: it
+        // is what failed (or, from the host, what shows it was not the GPU).
+        self.weak = None;
         self.seen_message |= !mention;
         // A logger-prefixed stream prints the chained traceback whole (the allocator's message
         // first): only a plain paste quotes the warm-up error before it.
@@ -970,6 +1029,9 @@ pub(crate) fn starts_a_message(text: &str) -> bool {
 /// text (`java.lang.OutOfMemoryError: Java heap space`, CuPy's, Ray's, Triton's `out of
 /// resource`) and are not this.
 fn class_only_start(text: &str) -> Option<(Family, usize)> {
+    if let Some(begin) = cut_class_start(text) {
+        return Some((Family::OtherGpu, begin));
+    }
     for class in ["OutOfMemoryError", "ResourceExhaustedError"] {
         let Some(position) = find(text, class) else {
             continue;
@@ -1001,6 +1063,35 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
     None
 }
 
+/// PyTorch's OOM class cut short at the end of a line, as a paste, a screenshot's OCR or a
+/// log shipper's line limit leaves it: `torch.cuda.OutOfMem`, `OutOfMemoryErro…`, or the
+/// class with the start of its message cut (`torch.OutOfMemoryError: CUDA out of mem`). The
+/// cut word is at least `OutOfMem`, stands alone or after `torch.` / `torch.cuda.`, and
+/// nothing but dots or an ellipsis follows; another class (`java.lang.OutOfMemoryError`,
+/// CuPy's, Ray's) is not this. The position of the class.
+fn cut_class_start(text: &str) -> Option<usize> {
+    const CLASS: &str = "OutOfMemoryError";
+    const MESSAGE: &str = "CUDA out of memory.";
+    let position = find(text, "OutOfMem")?;
+    let rest = text[position..].trim_end_matches(['.', '…', ' ']);
+    let cut = if let Some(message) = rest.strip_prefix("OutOfMemoryError:") {
+        // The message cut before `out of memory` is whole (else `pytorch::start` read it).
+        let message = message.trim_start();
+        !message.is_empty() && message.len() < MESSAGE.len() && MESSAGE.starts_with(message)
+    } else {
+        rest.len() < CLASS.len() && CLASS.starts_with(rest)
+    };
+    if !cut {
+        return None;
+    }
+    let before = &text[..position];
+    let owner = before
+        .rsplit(|c: char| c.is_whitespace() || c == '(' || c == '\'' || c == '"')
+        .next()
+        .unwrap_or("");
+    matches!(owner, "" | "torch." | "torch.cuda.").then_some(position - owner.len())
+}
+
 /// Whether a message is only an exception class ([`class_only_start`]).
 fn is_class_only(text: &str) -> bool {
     let text = text.trim();
@@ -1011,7 +1102,9 @@ fn is_class_only(text: &str) -> bool {
         .rsplit('.')
         .next()
         .unwrap_or("");
-    class == "OutOfMemoryError" || class == "ResourceExhaustedError"
+    class == "OutOfMemoryError"
+        || class == "ResourceExhaustedError"
+        || cut_class_start(text) == Some(0)
 }
 
 /// Families printed as a chain of lines that each look like a start (llama.cpp's failure
@@ -1454,5 +1547,7 @@ fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
     })
 }
 
+#[cfg(test)]
+mod first_contact_tests;
 #[cfg(test)]
 mod tests;

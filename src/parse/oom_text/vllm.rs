@@ -25,8 +25,36 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     // V1 `gpu_worker.py` logs "Available KV cache memory: -2.77 GiB" when the profiled peak
     // leaves less than nothing of the budget: the same failure before its error is raised.
-    if let Some(position) = super::find(text, "Available KV cache memory: -") {
-        return Some((Family::VllmNoCacheBlocks, position));
+    // V0 `worker.py` `determine_num_available_blocks` logs the same shortfall as "… the rest
+    // of the memory reserved for KV Cache is -1.05GiB." (0.7–0.8) or, in 0.6.x, "Memory
+    // profiling results: … kv_cache_size=-1.99GiB …"; `raise_if_cache_size_invalid` then
+    // raises "No available memory for the cache blocks" (often cut from a paste).
+    for needle in [
+        "Available KV cache memory: -",
+        "reserved for KV Cache is -",
+        "kv_cache_size=-",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            let begin = if needle == "Available KV cache memory: -" {
+                position
+            } else {
+                text.len() - text.trim_start().len()
+            };
+            return Some((Family::VllmNoCacheBlocks, begin));
+        }
+    }
+
+    // V1 `kv_cache_utils.py` `check_enough_kv_cache_memory`: "To serve at least one request
+    // with the models's max seq len (N), (X GiB KV cache is needed, which is larger than the
+    // available KV cache memory (Y GiB). …", met also without its head (a title, a cut paste).
+    if !text.contains("max seq len") {
+        if let Some(position) = super::find(
+            text,
+            "KV cache is needed, which is larger than the available",
+        ) {
+            let begin = text[..position].rfind('(').unwrap_or(position);
+            return Some((Family::VllmMaxSeqLen, begin));
+        }
     }
     if let Some(position) = super::find(text, "max seq len") {
         let before = &text[..position];
