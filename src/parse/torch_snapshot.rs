@@ -13,8 +13,8 @@ use std::io::Read;
 use std::rc::Rc;
 
 use super::pickle::{
-    self, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge, Parallel,
-    PickleError, Value,
+    self, profile, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge,
+    Parallel, PickleError, Value,
 };
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
@@ -97,7 +97,10 @@ pub fn read_with_limits<R: Read + Send>(
     limits: Limits,
 ) -> Result<Snapshot, TorchSnapshotError> {
     let mut fold = SnapshotFold::new();
+    let decoding = profile::phase(|| "decode (one thread)".to_string());
     let root = pickle::decode_prefetched(reader, limits, &mut fold)?;
+    drop(decoding);
+    let _building = profile::phase(|| "build the snapshot".to_string());
     fold.build(root)
 }
 
@@ -110,6 +113,7 @@ pub fn read_file(
 ) -> Result<Snapshot, TorchSnapshotError> {
     if parallel.threads > 0 {
         if let Some((root, fold)) = pickle::decode_file(file, limits, parallel, SnapshotFold::new) {
+            let _building = profile::phase(|| "build the snapshot".to_string());
             return fold.build(root);
         }
     }

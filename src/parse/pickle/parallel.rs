@@ -13,6 +13,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::File;
+use std::hash::BuildHasherDefault;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::rc::Rc;
@@ -21,8 +22,9 @@ use std::sync::Arc;
 
 use super::decoder::{Decoder, Step};
 use super::input::Input;
+use super::memo::IndexHasher;
 use super::scan::{self, Region};
-use super::{Limits, Merge, Value};
+use super::{profile, Limits, Merge, Value};
 
 /// Reads `file` from `position` up to `end` with positioned reads (no shared cursor, so
 /// threads read the one file at once).
@@ -60,7 +62,7 @@ impl Read for FileAt<'_> {
 pub(super) struct Resolver {
     file: Arc<File>,
     starts: Arc<Vec<u32>>,
-    cache: RefCell<HashMap<usize, Value>>,
+    cache: RefCell<HashMap<usize, Value, BuildHasherDefault<IndexHasher>>>,
     depth: Cell<u32>,
 }
 
@@ -69,7 +71,7 @@ impl Resolver {
         Rc::new(Resolver {
             file,
             starts,
-            cache: RefCell::new(HashMap::new()),
+            cache: RefCell::new(HashMap::default()),
             depth: Cell::new(0),
         })
     }
@@ -144,7 +146,9 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     make: M,
 ) -> Option<(Value, F)> {
     let len = file.metadata().ok()?.len();
+    let scanning = profile::phase(|| "pre-scan".to_string());
     let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
+    drop(scanning);
     let region = plan.region?;
     let starts = Arc::new(plan.starts);
     let shared = Arc::new(file.try_clone().ok()?);
@@ -168,7 +172,11 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                         if failed.load(Ordering::Relaxed) {
                             return None;
                         }
+                        let timing = profile::phase(|| {
+                            format!("chunk {index} ({} MiB) decode", (end - start) >> 20)
+                        });
                         let part = decode_chunk(shared, starts, start, end, memo, limits, make());
+                        drop(timing);
                         match part {
                             Some(part) => parts.push((index, part)),
                             None => {
@@ -193,20 +201,25 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         let mut decoder = Decoder::new(Input::new(reader), limits, &mut fold);
         decoder.resolver = Some(resolver);
         decoder.splice_at = region.start();
+        let head = profile::phase(|| "main: decode before the list".to_string());
         match decoder.run_until_splice().ok()? {
             Step::Splice => {}
             Step::Done(_) => return None,
         }
+        drop(head);
         // The chunks, in order, once every thread is done.
+        let waiting = profile::phase(|| "main: wait for the chunks".to_string());
         let mut parts = Vec::with_capacity(chunks.len());
         for worker in workers {
             parts.extend(worker.join().ok()??);
         }
+        drop(waiting);
         if failed.load(Ordering::Relaxed) || parts.len() != chunks.len() {
             return None;
         }
         parts.sort_by_key(|(index, _)| *index);
         let parts = parts.into_iter().map(|(_, part)| part).collect();
+        let merging = profile::phase(|| "main: merge the chunks".to_string());
         decoder
             .splice(
                 parts,
@@ -215,10 +228,13 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                 region.end - region.start(),
             )
             .ok()?;
+        drop(merging);
+        let tail = profile::phase(|| "main: decode after the list".to_string());
         let value = match decoder.run_until_splice().ok()? {
             Step::Done(value) => value,
             Step::Splice => return None,
         };
+        drop(tail);
         drop(decoder);
         Some((value, fold))
     })
