@@ -58,16 +58,18 @@ impl Read for FileAt<'_> {
 }
 
 /// What a decoder needs to decode memo values another thread made: the file, where each
-/// memo value starts, and the values decoded so far on this thread.
+/// memo value that is read somewhere starts (`(index, offset)` by index: the pre-scan's
+/// table of every slot is dropped once this is made), and the values decoded so far on
+/// this thread.
 pub(super) struct Resolver {
     file: Arc<File>,
-    starts: Arc<Vec<u32>>,
+    starts: Arc<Vec<(u32, u32)>>,
     cache: RefCell<HashMap<usize, Value, BuildHasherDefault<IndexHasher>>>,
     depth: Cell<u32>,
 }
 
 impl Resolver {
-    fn new(file: Arc<File>, starts: Arc<Vec<u32>>) -> Rc<Self> {
+    fn new(file: Arc<File>, starts: Arc<Vec<(u32, u32)>>) -> Rc<Self> {
         Rc::new(Resolver {
             file,
             starts,
@@ -81,7 +83,12 @@ impl Resolver {
     }
 
     pub(super) fn start(&self, index: usize) -> Option<u64> {
-        self.starts.get(index).map(|&start| u64::from(start))
+        let index = u32::try_from(index).ok()?;
+        let at = self
+            .starts
+            .binary_search_by_key(&index, |&(slot, _)| slot)
+            .ok()?;
+        Some(u64::from(self.starts[at].1))
     }
 
     pub(super) fn cached(&self, index: usize) -> Option<Value> {
@@ -149,8 +156,10 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     let scanning = profile::phase(|| "pre-scan".to_string());
     let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
     drop(scanning);
+    let starts = Arc::new(plan.read_starts());
     let region = plan.region?;
-    let starts = Arc::new(plan.starts);
+    drop(plan.starts);
+    drop(plan.read);
     let shared = Arc::new(file.try_clone().ok()?);
     let chunks = chunks_of(&region, parallel.chunks.max(parallel.threads));
     let next = AtomicUsize::new(0);
@@ -243,7 +252,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
 /// Decodes the batches in `start..end` (memo size `memo` at `start`) into `fold`'s part.
 fn decode_chunk<F: Merge>(
     file: &Arc<File>,
-    starts: &Arc<Vec<u32>>,
+    starts: &Arc<Vec<(u32, u32)>>,
     start: u64,
     end: u64,
     memo: u32,
