@@ -170,6 +170,23 @@
 # chunk's entries are renumbered in place and moved), and the pre-scan's table of memo starts
 # (4 bytes for every slot, ~27 MB here) keeps only slots that are read (the pre-scan records
 # reads, a bit a slot), 287 -> 260 MB at 2 threads.
+# H200 host (16 cores, load < 1), 2026-12-02 08:27 UTC, run by the coordinator, RUNS=2,
+# OOMDOC_THREADS=16 for both, oomdoc at 40b615a (before the read-slot table of 0df2bd7),
+# baseline main 1d0dfba with the same 16 threads; reports identical at 1 and 16 threads:
+#   SHAPE varied: Python 7.74-8.72 s wall; oomdoc 0.91-0.97 s wall, 4.92-5.08 s CPU, 472 MiB
+#   (0.82); 1d0dfba 1.28-1.30 s wall, 8.47-9.05 s CPU, 454 MiB. 8.5x (1d0dfba ~6.0x).
+#   SHAPE real: Python 7.52-8.46 s; oomdoc 0.70-0.73 s wall, 3.41-3.56 s CPU, 328 MiB (0.62);
+#   1d0dfba 0.73-0.92 s wall, 4.12-4.36 s CPU, 341 MiB. 10.7x.
+#   One thread: varied 2.24 s wall (2.37 s CPU), 233 MiB; real 1.77 s, 207 MiB.
+#   OOMDOC_PROFILE, varied, wall s by threads 4 / 8 / 16: pre-scan 0.18 / 0.11 / 0.08; chunks
+#   (each) 0.41-0.74 / 0.24-0.38 / 0.16-0.27; merge 0.12 / 0.15 / 0.23 (it interns every
+#   part's frames and stacks again, so it grows with the parts); build 0.03-0.04; analysis
+#   0.22-0.23; render 0.03. Process CPU 3.2 / 3.8 / 4.8 s against 2.4 s on one thread.
+#   At 16 threads what runs on one thread after the chunks (merge 0.23, build 0.04, analysis
+#   0.22, render and drop 0.03) is 0.53 s: more than the 0.39-0.44 s that 20x allows in all.
+#   Next: the merge made parallel (intern each part's frames and stacks once, renumber the
+#   parts' entries on their threads into one vector sized from the parts' counts) and the
+#   analysis' replay made cheaper or split; RSS with threads: the allocator's arenas (above).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
