@@ -135,6 +135,58 @@
 # kernel's copy 6 %), hashing frames and memo indices decoded on demand 4 %. Report identical.
 # The figure that decides is on a machine with free cores: the device test tests/device/
 # snapshot_big and this script on the H200 host with OOMDOC_THREADS=16.
+# Measured 2026-12-02 08:12-08:22 UTC (tenth session), same 2-core VM at load 11-12 (other
+# helpers' builds), RUNS=3, OOMDOC_THREADS=2 for both binaries, Python, oomdoc and the baseline
+# alternated; oomdoc at 0df2bd7, baseline /work/notes/s10/oomdoc-main-1d0dfba (main at 1d0dfba,
+# the same 2 threads); reports identical to the baseline's in every run.
+#   SHAPE varied (576.9 MiB, 3,844,669 entries): Python 23.97-25.12 s CPU (wall 75.7-81.8 s),
+#   2,503 MiB; oomdoc 4.47-4.74 s CPU (wall 13.5-14.8 s), 255.7 MiB (0.44 of the file);
+#   1d0dfba 5.07-5.43 s CPU (wall 15.7-17.3 s), 279.1 MiB (0.48). 5.4x on CPU.
+#   SHAPE real (524.7 MiB, 3,458,484 entries): Python 17.83-19.35 s CPU (wall 45.0-56.3 s),
+#   2,390 MiB; oomdoc 3.55-3.67 s CPU (wall 9.2-11.0 s), 211.1 MiB (0.40); 1d0dfba 3.13-3.90 s
+#   CPU (wall 7.8-11.3 s), 241.1 MiB (0.46). 5.0x on CPU.
+# On 2 loaded cores the wall clock is waiting for a core, and 2 threads still cost more CPU than
+# one (one thread: ~2.4-2.9 s CPU varied at this load): the figure that decides is the H200's.
+# Where the time goes (OOMDOC_PROFILE=1 prints each phase's wall and thread CPU to stderr),
+# varied, 2 threads pinned to one core (taskset -c 0), load 8: before this session's changes
+# the two chunks took 1.49 + 1.65 s of CPU against 1.99 s for the whole sequential decode: a
+# chunk's memo started with a run of external slots, so every memo look-up of the chunk (its
+# own slots too) left the fast paths (a binary search over runs, a SipHash map). With the
+# slots made before a chunk kept apart (a base and a map of the values resolved): 1.07 +
+# 1.12 s against 1.90 s. The rest, per phase (thread CPU, one core): decoding before the
+# trace 0.18-0.22 s (on the main thread while the chunks decode: not serial), merge 0.09-0.13
+# s, build 0.04 s, analysis 0.23-0.33 s, render 0.03 s; memo values decoded on demand 13,809
+# (1.4 MB read), 41,524 found in a thread's cache. Amdahl on 16 cores: what runs after the
+# chunks on one thread (merge, build, analysis, render) is ~0.4-0.5 s of CPU here, about the
+# whole 20x budget on the H200 (0.45 s varied, 0.32 s real): 20x needs the analysis (the
+# fragmentation replay) and the merge made parallel or cheaper too, not only the decoder.
+# Peak RSS by threads, varied, one run each, load 10-19 (the chunks all run at once whatever
+# the cores): 0df2bd7 2 threads 256 MiB (0.44), 4: 370 MiB (0.64), 8: 371 MiB (0.64), 16:
+# 443 MiB (0.77); 1d0dfba 16 threads 461 MiB (0.80). 16 threads with MALLOC_ARENA_MAX=1: 409
+# MiB; with MALLOC_MMAP_THRESHOLD_=65536 MALLOC_TRIM_THRESHOLD_=0: 302 MiB (0.52): most of what
+# more threads add is what glibc's per-thread arenas keep of the chunks' freed memory (growing
+# vectors and maps), not data. So threads stay opt-in (OOMDOC_THREADS=N): above 2 they break
+# the RSS target. What this session removed: the merge no longer holds the trace twice (each
+# chunk's entries are renumbered in place and moved), and the pre-scan's table of memo starts
+# (4 bytes for every slot, ~27 MB here) keeps only slots that are read (the pre-scan records
+# reads, a bit a slot), 287 -> 260 MB at 2 threads.
+# H200 host (16 cores, load < 1), 2026-12-02 08:27 UTC, run by the coordinator, RUNS=2,
+# OOMDOC_THREADS=16 for both, oomdoc at 40b615a (before the read-slot table of 0df2bd7),
+# baseline main 1d0dfba with the same 16 threads; reports identical at 1 and 16 threads:
+#   SHAPE varied: Python 7.74-8.72 s wall; oomdoc 0.91-0.97 s wall, 4.92-5.08 s CPU, 472 MiB
+#   (0.82); 1d0dfba 1.28-1.30 s wall, 8.47-9.05 s CPU, 454 MiB. 8.5x (1d0dfba ~6.0x).
+#   SHAPE real: Python 7.52-8.46 s; oomdoc 0.70-0.73 s wall, 3.41-3.56 s CPU, 328 MiB (0.62);
+#   1d0dfba 0.73-0.92 s wall, 4.12-4.36 s CPU, 341 MiB. 10.7x.
+#   One thread: varied 2.24 s wall (2.37 s CPU), 233 MiB; real 1.77 s, 207 MiB.
+#   OOMDOC_PROFILE, varied, wall s by threads 4 / 8 / 16: pre-scan 0.18 / 0.11 / 0.08; chunks
+#   (each) 0.41-0.74 / 0.24-0.38 / 0.16-0.27; merge 0.12 / 0.15 / 0.23 (it interns every
+#   part's frames and stacks again, so it grows with the parts); build 0.03-0.04; analysis
+#   0.22-0.23; render 0.03. Process CPU 3.2 / 3.8 / 4.8 s against 2.4 s on one thread.
+#   At 16 threads what runs on one thread after the chunks (merge 0.23, build 0.04, analysis
+#   0.22, render and drop 0.03) is 0.53 s: more than the 0.39-0.44 s that 20x allows in all.
+#   Next: the merge made parallel (intern each part's frames and stacks once, renumber the
+#   parts' entries on their threads into one vector sized from the parts' counts) and the
+#   analysis' replay made cheaper or split; RSS with threads: the allocator's arenas (above).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

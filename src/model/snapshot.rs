@@ -315,6 +315,12 @@ impl TraceEntry {
         self.packed >> 8
     }
 
+    /// Moves the entry to stream index `stream_index` (below [`TraceEntry::MAX_STREAMS`]),
+    /// keeping its action.
+    pub fn set_stream_index(&mut self, stream_index: u32) {
+        self.packed = (self.packed & 0xff) | (stream_index << 8);
+    }
+
     /// `device_free` of an `oom` entry.
     pub fn device_free(&self) -> Option<u64> {
         (self.action() == Action::Oom).then_some(self.addr)

@@ -13,8 +13,8 @@ use std::io::Read;
 use std::rc::Rc;
 
 use super::pickle::{
-    self, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge, Parallel,
-    PickleError, Value,
+    self, profile, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge,
+    Parallel, PickleError, Value,
 };
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
@@ -97,7 +97,10 @@ pub fn read_with_limits<R: Read + Send>(
     limits: Limits,
 ) -> Result<Snapshot, TorchSnapshotError> {
     let mut fold = SnapshotFold::new();
+    let decoding = profile::phase(|| "decode (one thread)".to_string());
     let root = pickle::decode_prefetched(reader, limits, &mut fold)?;
+    drop(decoding);
+    let _building = profile::phase(|| "build the snapshot".to_string());
     fold.build(root)
 }
 
@@ -110,6 +113,7 @@ pub fn read_file(
 ) -> Result<Snapshot, TorchSnapshotError> {
     if parallel.threads > 0 {
         if let Some((root, fold)) = pickle::decode_file(file, limits, parallel, SnapshotFold::new) {
+            let _building = profile::phase(|| "build the snapshot".to_string());
             return fold.build(root);
         }
     }
@@ -534,10 +538,7 @@ impl Merge for SnapshotFold {
         if start + total >= u32::MAX as usize {
             return Err("more trace entries than oomdoc can hold".to_string());
         }
-        self.entries
-            .try_reserve_exact(total)
-            .map_err(|_| "out of memory holding the trace entries".to_string())?;
-        for part in parts {
+        for mut part in parts {
             let frames: Vec<u32> = part
                 .frames
                 .into_iter()
@@ -554,24 +555,31 @@ impl Merge for SnapshotFold {
                 }
                 stacks.push(self.intern_scratch());
             }
+            drop(part.stacks);
             let mut streams = Vec::with_capacity(part.streams.len());
             for &raw in &part.streams {
                 streams.push(self.stream(raw)?);
             }
-            for entry in part.entries {
+            // The part's entries are renumbered where they lie and then moved: the first
+            // part's vector becomes the trace's, and each later one is appended and freed
+            // at once, so the trace is never held twice (growing a vector this large moves
+            // its pages, not its bytes).
+            for entry in &mut part.entries {
                 let stream = streams.get(entry.stream_index() as usize);
                 let stack = stacks.get(entry.stack as usize);
                 let (Some(&stream), Some(&stack)) = (stream, stack) else {
                     return Err("a trace entry names an unknown stack or stream".to_string());
                 };
-                self.entries.push(TraceEntry::new(
-                    entry.action(),
-                    entry.addr,
-                    entry.size,
-                    entry.time_us,
-                    stream,
-                    stack,
-                ));
+                entry.set_stream_index(stream);
+                entry.stack = stack;
+            }
+            if self.entries.is_empty() {
+                self.entries = part.entries;
+            } else {
+                self.entries
+                    .try_reserve_exact(part.entries.len())
+                    .map_err(|_| "out of memory holding the trace entries".to_string())?;
+                self.entries.extend_from_slice(&part.entries);
             }
         }
         self.ranges.push((start as u32, (start + total) as u32));

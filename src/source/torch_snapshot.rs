@@ -20,9 +20,10 @@ const MAX_THREADS: usize = 64;
 
 /// Threads for decoding one large snapshot: `OOMDOC_THREADS` when set (`0`: every core, up to
 /// 16), else one (the sequential decoder). More threads are faster on a machine with free
-/// cores but hold more memory at once (each thread's memo and tables, and the pre-scan's
-/// table of memo offsets: about 0.6 of the file on 16 threads against 0.4 on one,
-/// `scripts/bench_snapshot.sh`), so they are asked for, not assumed.
+/// cores but hold more memory at once (each thread's memo and tables, and what the allocator
+/// keeps of them once freed: about 0.64 of the file on 4 to 8 threads and 0.77 on 16, against
+/// 0.40 on one and 0.44 on two, `scripts/bench_snapshot.sh`), so they are asked for, not
+/// assumed.
 pub fn decode_threads() -> usize {
     let Some(threads) = std::env::var("OOMDOC_THREADS")
         .ok()

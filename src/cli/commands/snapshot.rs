@@ -17,6 +17,7 @@ use crate::cli::output::Output;
 use crate::cli::ExitStatus;
 use crate::model::bytes::parse_size_arg;
 use crate::model::Bytes;
+use crate::parse::pickle::profile;
 use crate::render::snapshot as render;
 use crate::render::style::Style;
 use crate::source::torch_snapshot;
@@ -111,7 +112,9 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     if args.top == 0 {
         anyhow::bail!("`--top` must be at least 1");
     }
+    let reading = profile::phase(|| "read the snapshot (all of it)".to_string());
     let snapshot = torch_snapshot::read(path)?;
+    drop(reading);
     let options = Options {
         total_memory: args.total_memory,
         top_sites: args.top,
@@ -121,11 +124,16 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
         },
         ..Options::default()
     };
+    let analysis = profile::phase(|| "analysis".to_string());
     let report = fragmentation::analyze(&snapshot, &options);
+    drop(analysis);
+    let dropping = profile::phase(|| "drop the snapshot".to_string());
     drop(snapshot);
+    drop(dropping);
     if let Some(total) = args.total_memory {
         fragmentation::check_total_memory(&report, total)?;
     }
+    let rendering = profile::phase(|| "render and write".to_string());
     let bytes = match args.output.format() {
         Format::Text => render::text(&report, Style::new(output.color_for(&args.output))),
         Format::Markdown => render::markdown(&report),
@@ -133,6 +141,8 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
         Format::Html => render::html(&report),
     };
     output.report(&args.output, &bytes)?;
+    drop(rendering);
+    profile::report();
     if report.devices.is_empty() {
         return Ok(ExitStatus::NothingFound);
     }

@@ -9,8 +9,8 @@ use super::memo::Memo;
 use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
 use super::parallel::{FileAt, Resolver};
 use super::{
-    Container, DictStorage, Finished, Fold, Limits, Merge, PickleError, Value, BUILDING, EXTERNAL,
-    MEMORY_FLOOR_BYTES,
+    profile, Container, DictStorage, Finished, Fold, Limits, Merge, PickleError, Value, BUILDING,
+    EXTERNAL, MEMORY_FLOOR_BYTES,
 };
 
 /// A container still being filled. Dict items are kept flat: key, value, key, value.
@@ -589,8 +589,10 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             return Err(self.malformed(format!("memo {index} was never stored")));
         };
         if let Some(value) = resolver.cached(index) {
+            profile::count(&profile::RESOLVE_HITS, 1);
             return Ok(value);
         }
+        profile::count(&profile::RESOLVED, 1);
         let Some(start) = resolver.start(index) else {
             return Err(self.malformed(format!("memo {index} was never stored")));
         };
@@ -609,7 +611,13 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             sub.memo.skip(index);
             sub.resolver = Some(Rc::clone(&resolver));
             sub.sub = Some(index);
-            sub.run()
+            let result = sub.run_until_splice();
+            profile::count(&profile::RESOLVED_BYTES, sub.offset.saturating_sub(start));
+            match result {
+                Ok(Step::Done(value)) => Ok(value),
+                Ok(Step::Splice) => Err(sub.malformed("stopped at a splice point")),
+                Err(error) => Err(error),
+            }
         };
         if depth == 1 {
             self.fold.nested(false);

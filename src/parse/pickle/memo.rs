@@ -1,6 +1,7 @@
 //! The pickle memo, kept compact for millions of trace entries.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 use super::{Value, BUILDING, EXTERNAL};
@@ -37,6 +38,40 @@ pub(super) struct Memo {
     /// parallel decoder and referenced again and again: the keys of every trace entry),
     /// direct-mapped by index, in front of `overridden`. Empty until the first one.
     recent: Vec<(usize, Value)>,
+    /// Slots `0..base` were made by another decoder of the same stream (a chunk of the
+    /// parallel decoder starts this way): each reads as `Handle(EXTERNAL, 0)` until
+    /// [`Memo::set`] stores its value in `resolved`. Kept apart from `runs`, so that the
+    /// chunk's own slots keep the fast paths of a memo without runs.
+    base: usize,
+    resolved: HashMap<usize, Value, BuildHasherDefault<IndexHasher>>,
+}
+
+/// A hash for memo indices: splitmix64's finalizer (every bit of the index moves the bucket,
+/// so indices chosen to collide under a plain multiply do not pile up in one).
+#[derive(Default)]
+pub(super) struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.0 ^= value as u64;
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 ^= value;
+    }
 }
 
 /// Entries of [`Memo::recent`].
@@ -67,10 +102,26 @@ impl Slot {
 impl Memo {
     #[inline]
     pub(super) fn len(&self) -> usize {
+        self.base + self.slots.len() + self.in_runs
+    }
+
+    /// Slots from `base` on.
+    #[inline]
+    fn local_len(&self) -> usize {
         self.slots.len() + self.in_runs
     }
 
-    /// Where memo `index` is: `Ok(slot index)` or `Err(handle)` inside a run.
+    /// The value stored over external slot `index` (below `base`), or its placeholder.
+    #[cold]
+    fn external(&self, index: usize) -> Value {
+        self.resolved
+            .get(&index)
+            .cloned()
+            .unwrap_or(Value::Handle(EXTERNAL, 0))
+    }
+
+    /// Where memo `index` (counted from `base`) is: `Ok(slot index)` or `Err(handle)` inside a
+    /// run.
     #[inline]
     fn locate(&self, index: usize) -> Option<Result<usize, Value>> {
         let Some(first) = self.runs.first() else {
@@ -107,7 +158,10 @@ impl Memo {
     /// reference).
     #[inline]
     pub(super) fn get(&self, index: usize) -> Option<Value> {
-        match self.locate(index)? {
+        let Some(local) = index.checked_sub(self.base) else {
+            return Some(self.external(index));
+        };
+        match self.locate(local)? {
             Ok(slot) => self.read(*self.slots.get(slot)?),
             Err(handle) => {
                 if let Some((at, value)) = self.recent.get(index % RECENT) {
@@ -124,10 +178,13 @@ impl Memo {
     /// one look-up, borrowed.
     #[inline]
     pub(super) fn explicit_ref(&self, index: usize) -> Option<&Value> {
+        let Some(local) = index.checked_sub(self.base) else {
+            return self.resolved.get(&index);
+        };
         if !self.runs.is_empty() {
             return None;
         }
-        let slot = *self.slots.get(index)?;
+        let slot = *self.slots.get(local)?;
         if slot.0 & SLOT_HANDLE != 0 {
             return None;
         }
@@ -138,8 +195,16 @@ impl Memo {
     /// container being built).
     #[inline]
     pub(super) fn handle_at(&self, index: usize) -> Option<(u32, u32)> {
+        let Some(local) = index.checked_sub(self.base) else {
+            return match self.resolved.get(&index)? {
+                &Value::Handle(kind, id) if kind != BUILDING && kind != EXTERNAL => {
+                    Some((kind, id))
+                }
+                _ => None,
+            };
+        };
         if self.runs.is_empty() {
-            let slot = *self.slots.get(index)?;
+            let slot = *self.slots.get(local)?;
             let kind = (slot.0 >> 32) & 0xffff;
             return (slot.0 & SLOT_HANDLE != 0 && kind != SLOT_BUILDING)
                 .then_some((kind as u32, slot.0 as u32));
@@ -194,7 +259,7 @@ impl Memo {
     #[inline]
     fn may_run(&self, kind: u32, id: u32) -> bool {
         let extends = self.runs.last().is_some_and(|run| {
-            run.start + run.len == self.len()
+            run.start + run.len == self.local_len()
                 && run.kind == kind
                 && run.first.checked_add(run.len as u32) == Some(id)
         });
@@ -210,7 +275,7 @@ impl Memo {
     fn push_general(&mut self, value: Value) -> bool {
         if let Value::Handle(kind, id) = value {
             if kind != BUILDING {
-                let len = self.len();
+                let len = self.local_len();
                 if let Some(run) = self.runs.last_mut() {
                     if run.start + run.len == len
                         && run.kind == kind
@@ -264,12 +329,16 @@ impl Memo {
         if n == 0 {
             return;
         }
+        if self.len() == 0 {
+            self.base = n;
+            return;
+        }
         let in_runs_before = self
             .runs
             .last()
             .map_or(0, |run| run.in_runs_before + run.len);
         self.runs.push(Run {
-            start: self.len(),
+            start: self.local_len(),
             kind: EXTERNAL,
             first: 0,
             len: n,
@@ -280,7 +349,10 @@ impl Memo {
 
     /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
     pub(super) fn set(&mut self, index: usize, value: Value) -> bool {
-        match self.locate(index) {
+        let Some(local) = index.checked_sub(self.base) else {
+            return self.resolved.insert(index, value).is_none();
+        };
+        match self.locate(local) {
             Some(Ok(slot)) => {
                 // A new value aside (an explicit slot may be shared by equal strs).
                 let new = match Slot::handle(&value) {
@@ -381,10 +453,17 @@ mod tests {
         /// The memo, with its fast pushes (a handle that neither extends nor starts a run, the
         /// last str again), reads back exactly what a plain list of the values would, after
         /// any mix of handles in and out of runs, shared and new strs, and re-PUTs.
+        ///
+        /// A memo may start with `base` slots made elsewhere (a chunk of the parallel
+        /// decoder): they read as external until set, and the fast look-ups agree with `get`.
         #[test]
-        fn memo_reads_back_what_was_stored(ops in proptest::collection::vec(op(), 0..200)) {
+        fn memo_reads_back_what_was_stored(
+            base in proptest::prop_oneof![proptest::strategy::Just(0usize), 1usize..5, 1000usize..5000],
+            ops in proptest::collection::vec(op(), 0..200),
+        ) {
             let mut memo = Memo::default();
-            let mut plain: Vec<Value> = Vec::new();
+            memo.skip(base);
+            let mut plain: Vec<Value> = vec![Value::Handle(EXTERNAL, 0); base];
             let mut last_str = s("first");
             let mut last_id = 0u32;
             for op in ops {
@@ -416,7 +495,22 @@ mod tests {
             }
             for (index, value) in plain.iter().enumerate() {
                 let read = memo.get(index);
+                if matches!(value, Value::Handle(EXTERNAL, _)) {
+                    proptest::prop_assert!(
+                        matches!(read, Some(Value::Handle(EXTERNAL, _))),
+                        "{}: {:?}", index, read
+                    );
+                    proptest::prop_assert_eq!(memo.explicit_ref(index), None);
+                    proptest::prop_assert_eq!(memo.handle_at(index), None);
+                    continue;
+                }
                 proptest::prop_assert_eq!(read.as_ref(), Some(value), "{}", index);
+                if let Some(borrowed) = memo.explicit_ref(index) {
+                    proptest::prop_assert_eq!(borrowed, value, "{}", index);
+                }
+                if let Some((kind, id)) = memo.handle_at(index) {
+                    proptest::prop_assert_eq!(&Value::Handle(kind, id), value, "{}", index);
+                }
             }
             proptest::prop_assert_eq!(memo.get(plain.len()), None);
         }

@@ -35,6 +35,7 @@ mod input;
 mod memo;
 mod opcodes;
 mod parallel;
+pub mod profile;
 mod scan;
 #[cfg(test)]
 mod tests;

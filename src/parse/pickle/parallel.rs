@@ -13,6 +13,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::File;
+use std::hash::BuildHasherDefault;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::rc::Rc;
@@ -21,8 +22,9 @@ use std::sync::Arc;
 
 use super::decoder::{Decoder, Step};
 use super::input::Input;
+use super::memo::IndexHasher;
 use super::scan::{self, Region};
-use super::{Limits, Merge, Value};
+use super::{profile, Limits, Merge, Value};
 
 /// Reads `file` from `position` up to `end` with positioned reads (no shared cursor, so
 /// threads read the one file at once).
@@ -56,20 +58,22 @@ impl Read for FileAt<'_> {
 }
 
 /// What a decoder needs to decode memo values another thread made: the file, where each
-/// memo value starts, and the values decoded so far on this thread.
+/// memo value that is read somewhere starts (`(index, offset)` by index: the pre-scan's
+/// table of every slot is dropped once this is made), and the values decoded so far on
+/// this thread.
 pub(super) struct Resolver {
     file: Arc<File>,
-    starts: Arc<Vec<u32>>,
-    cache: RefCell<HashMap<usize, Value>>,
+    starts: Arc<Vec<(u32, u32)>>,
+    cache: RefCell<HashMap<usize, Value, BuildHasherDefault<IndexHasher>>>,
     depth: Cell<u32>,
 }
 
 impl Resolver {
-    fn new(file: Arc<File>, starts: Arc<Vec<u32>>) -> Rc<Self> {
+    fn new(file: Arc<File>, starts: Arc<Vec<(u32, u32)>>) -> Rc<Self> {
         Rc::new(Resolver {
             file,
             starts,
-            cache: RefCell::new(HashMap::new()),
+            cache: RefCell::new(HashMap::default()),
             depth: Cell::new(0),
         })
     }
@@ -79,7 +83,12 @@ impl Resolver {
     }
 
     pub(super) fn start(&self, index: usize) -> Option<u64> {
-        self.starts.get(index).map(|&start| u64::from(start))
+        let index = u32::try_from(index).ok()?;
+        let at = self
+            .starts
+            .binary_search_by_key(&index, |&(slot, _)| slot)
+            .ok()?;
+        Some(u64::from(self.starts[at].1))
     }
 
     pub(super) fn cached(&self, index: usize) -> Option<Value> {
@@ -144,9 +153,13 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     make: M,
 ) -> Option<(Value, F)> {
     let len = file.metadata().ok()?.len();
+    let scanning = profile::phase(|| "pre-scan".to_string());
     let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
+    drop(scanning);
+    let starts = Arc::new(plan.read_starts());
     let region = plan.region?;
-    let starts = Arc::new(plan.starts);
+    drop(plan.starts);
+    drop(plan.read);
     let shared = Arc::new(file.try_clone().ok()?);
     let chunks = chunks_of(&region, parallel.chunks.max(parallel.threads));
     let next = AtomicUsize::new(0);
@@ -168,7 +181,11 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                         if failed.load(Ordering::Relaxed) {
                             return None;
                         }
+                        let timing = profile::phase(|| {
+                            format!("chunk {index} ({} MiB) decode", (end - start) >> 20)
+                        });
                         let part = decode_chunk(shared, starts, start, end, memo, limits, make());
+                        drop(timing);
                         match part {
                             Some(part) => parts.push((index, part)),
                             None => {
@@ -193,20 +210,25 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         let mut decoder = Decoder::new(Input::new(reader), limits, &mut fold);
         decoder.resolver = Some(resolver);
         decoder.splice_at = region.start();
+        let head = profile::phase(|| "main: decode before the list".to_string());
         match decoder.run_until_splice().ok()? {
             Step::Splice => {}
             Step::Done(_) => return None,
         }
+        drop(head);
         // The chunks, in order, once every thread is done.
+        let waiting = profile::phase(|| "main: wait for the chunks".to_string());
         let mut parts = Vec::with_capacity(chunks.len());
         for worker in workers {
             parts.extend(worker.join().ok()??);
         }
+        drop(waiting);
         if failed.load(Ordering::Relaxed) || parts.len() != chunks.len() {
             return None;
         }
         parts.sort_by_key(|(index, _)| *index);
         let parts = parts.into_iter().map(|(_, part)| part).collect();
+        let merging = profile::phase(|| "main: merge the chunks".to_string());
         decoder
             .splice(
                 parts,
@@ -215,10 +237,13 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                 region.end - region.start(),
             )
             .ok()?;
+        drop(merging);
+        let tail = profile::phase(|| "main: decode after the list".to_string());
         let value = match decoder.run_until_splice().ok()? {
             Step::Done(value) => value,
             Step::Splice => return None,
         };
+        drop(tail);
         drop(decoder);
         Some((value, fold))
     })
@@ -227,7 +252,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
 /// Decodes the batches in `start..end` (memo size `memo` at `start`) into `fold`'s part.
 fn decode_chunk<F: Merge>(
     file: &Arc<File>,
-    starts: &Arc<Vec<u32>>,
+    starts: &Arc<Vec<(u32, u32)>>,
     start: u64,
     end: u64,
     memo: u32,

@@ -18,6 +18,27 @@ pub(super) struct Plan {
     pub(super) starts: Vec<u32>,
     /// The list filled by the most bytes of batches, if one has two batches or more.
     pub(super) region: Option<Region>,
+    /// Which memo slots a `BINGET`/`LONG_BINGET` reads (a bit each, by index): the only
+    /// ones a chunk may need from before it.
+    pub(super) read: Vec<u64>,
+}
+
+impl Plan {
+    /// `(index, start)` of each memo slot that is read somewhere, by index.
+    pub(super) fn read_starts(&self) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        for (word_index, &word) in self.read.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let index = word_index * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let Some(&start) = self.starts.get(index) {
+                    out.push((index as u32, start));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// A list's batches: `MARK … APPENDS` groups written one after the other (with at most single
@@ -192,6 +213,14 @@ struct Scan {
     tracked: Vec<Tracked>,
     free: Vec<u32>,
     starts: Vec<u32>,
+    /// Memo slots read (see [`Plan::read`]).
+    read: Vec<u64>,
+    /// Memo indices a read may name: below this (the file's length, for a group that does
+    /// not know the memo size where it starts).
+    read_limit: u64,
+    /// A group's most `index - memo size there` over its reads: the memo size where the
+    /// group starts must exceed it (the whole-stream scan checks each read as it comes).
+    read_slack: i64,
     best: Option<Region>,
     best_bytes: u64,
     /// A group of a parallel scan: slot 0 is the list below it ([`BASE`]).
@@ -212,6 +241,9 @@ impl Scan {
             tracked: Vec::new(),
             free: Vec::new(),
             starts: Vec::new(),
+            read: Vec::new(),
+            read_limit: u64::MAX,
+            read_slack: i64::MIN,
             best: None,
             best_bytes: 0,
             group: false,
@@ -230,6 +262,24 @@ impl Scan {
             list: true,
         });
         scan
+    }
+
+    /// Records a read of memo `index`; `false` for one no stream may hold (not stored yet,
+    /// or past the group's limit).
+    #[inline]
+    fn mark(&mut self, index: u64) -> bool {
+        if (!self.group && index >= self.starts.len() as u64) || index >= self.read_limit {
+            return false;
+        }
+        if self.group {
+            self.read_slack = self.read_slack.max(index as i64 - self.starts.len() as i64);
+        }
+        let word = (index / 64) as usize;
+        if word >= self.read.len() {
+            self.read.resize(word + 1, 0);
+        }
+        self.read[word] |= 1 << (index % 64);
+        true
     }
 
     #[inline]
@@ -507,7 +557,10 @@ impl Scan {
                 self.starts.push(self.stack[top].start as u32);
             }
             b'h' | b'K' => {
-                input.le(1).ok_or(FAIL)?;
+                let index = input.le(1).ok_or(FAIL)?;
+                if op == b'h' && !self.mark(index) {
+                    return Err(FAIL);
+                }
                 self.push(offset);
             }
             b'M' => {
@@ -515,7 +568,10 @@ impl Scan {
                 self.push(offset);
             }
             b'j' | b'J' => {
-                input.le(4).ok_or(FAIL)?;
+                let index = input.le(4).ok_or(FAIL)?;
+                if op == b'j' && !self.mark(index) {
+                    return Err(FAIL);
+                }
                 self.push(offset);
             }
             b'G' => {
@@ -557,11 +613,35 @@ impl Scan {
     fn flat_dict<R: Read>(&mut self, input: &mut Reader<R>, offset: u64) -> bool {
         const WINDOW: usize = 4096;
         const MOST: usize = 32;
+        const MOST_READS: usize = 256;
         if offset + WINDOW as u64 >= u64::from(u32::MAX) {
             return false;
         }
         let _ = input.fill(WINDOW);
         let bytes = &input.buffer[input.position..input.end];
+        let mut reads = [0u32; MOST_READS];
+        let mut read_count = 0;
+        // The memo index after a `BINGET`/`LONG_BINGET` at `at`, recorded (checked once all
+        // is read).
+        let mut read = |at: usize, long: bool| {
+            if read_count == MOST_READS {
+                return false;
+            }
+            let index = if long {
+                match bytes.get(at + 1..at + 5) {
+                    Some(le) => u32::from_le_bytes([le[0], le[1], le[2], le[3]]),
+                    None => return false,
+                }
+            } else {
+                match bytes.get(at + 1) {
+                    Some(&byte) => u32::from(byte),
+                    None => return false,
+                }
+            };
+            reads[read_count] = index;
+            read_count += 1;
+            true
+        };
         let mut found = [0u32; MOST];
         let mut count = 0;
         let mut at = 0;
@@ -591,9 +671,21 @@ impl Scan {
                     at += 1;
                     break;
                 }
-                b'h' | b'K' => at += 2,
+                b'h' => {
+                    if !read(at, false) {
+                        return false;
+                    }
+                    at += 2;
+                }
+                b'K' => at += 2,
                 b'M' => at += 3,
-                b'j' | b'J' => at += 5,
+                b'j' => {
+                    if !read(at, true) {
+                        return false;
+                    }
+                    at += 5;
+                }
+                b'J' => at += 5,
                 b'G' => at += 9,
                 b'N' | 0x88 | 0x89 => at += 1,
                 0x8a => {
@@ -629,8 +721,18 @@ impl Scan {
                             at += 1;
                             loop {
                                 match bytes.get(at) {
-                                    Some(b'h') => at += 2,
-                                    Some(b'j') => at += 5,
+                                    Some(b'h') => {
+                                        if !read(at, false) {
+                                            return false;
+                                        }
+                                        at += 2;
+                                    }
+                                    Some(b'j') => {
+                                        if !read(at, true) {
+                                            return false;
+                                        }
+                                        at += 5;
+                                    }
                                     Some(b'e') => {
                                         at += 1;
                                         break;
@@ -639,8 +741,18 @@ impl Scan {
                                 }
                             }
                         }
-                        Some(b'h') if bytes.get(at + 2) == Some(&b'a') => at += 3,
-                        Some(b'j') if bytes.get(at + 5) == Some(&b'a') => at += 6,
+                        Some(b'h') if bytes.get(at + 2) == Some(&b'a') => {
+                            if !read(at, false) {
+                                return false;
+                            }
+                            at += 3;
+                        }
+                        Some(b'j') if bytes.get(at + 5) == Some(&b'a') => {
+                            if !read(at, true) {
+                                return false;
+                            }
+                            at += 6;
+                        }
                         _ => {}
                     }
                 }
@@ -649,6 +761,17 @@ impl Scan {
         }
         if at > bytes.len() || self.starts.len() + count >= u32::MAX as usize - 1 {
             return false;
+        }
+        // The reads name slots stored before this dict (its own come after them in the
+        // opcode-by-opcode scan's order only as `MEMOIZE`s, never read inside it).
+        let before = self.starts.len();
+        for &index in &reads[..read_count] {
+            if (!self.group && index as usize >= before) || u64::from(index) >= self.read_limit {
+                return false;
+            }
+        }
+        for &index in &reads[..read_count] {
+            self.mark(u64::from(index));
         }
         input.position += at;
         self.starts.extend_from_slice(&found[..count]);
@@ -666,11 +789,14 @@ impl Scan {
     }
 
     /// Adds what `group` scanned (which started where this scan stands, with this scan's top
-    /// list below it).
-    fn absorb(&mut self, mut group: Scan) {
+    /// list below it); `false` when one of its reads names a memo slot not stored by then.
+    fn absorb(&mut self, mut group: Scan) -> bool {
+        if group.read_slack >= self.starts.len() as i64 {
+            return false;
+        }
         let memo = self.starts.len() as u32;
         let Some(top) = self.stack.len().checked_sub(1) else {
-            return;
+            return true;
         };
         for event in std::mem::take(&mut group.base_events) {
             match event.mark {
@@ -686,6 +812,12 @@ impl Scan {
             }
         }
         self.starts.extend_from_slice(&group.starts);
+        if group.read.len() > self.read.len() {
+            self.read.resize(group.read.len(), 0);
+        }
+        for (word, &bits) in self.read.iter_mut().zip(&group.read) {
+            *word |= bits;
+        }
         for slot in group.stack.iter().skip(1) {
             let mut slot = *slot;
             if slot.track != NONE {
@@ -716,6 +848,7 @@ impl Scan {
                 self.best = Some(best);
             }
         }
+        true
     }
 }
 
@@ -729,6 +862,7 @@ pub(super) fn scan<R: Read>(reader: R) -> Option<Plan> {
         Outcome::Stop => Some(Plan {
             starts: scan.starts,
             region: scan.best,
+            read: scan.read,
         }),
         _ => None,
     }
@@ -758,6 +892,7 @@ pub(super) fn scan_file(file: &File, len: u64, threads: usize, min_bytes: u64) -
                 return Some(Plan {
                     starts: scan.starts,
                     region: scan.best,
+                    read: scan.read,
                 })
             }
             Outcome::Pause(at) => {
@@ -816,6 +951,7 @@ fn scan_groups(scan: &mut Scan, file: &File, at: u64, len: u64, threads: usize) 
                     .name("oomdoc-scan".to_string())
                     .spawn_scoped(scope, move || {
                         let mut group = Scan::new_group();
+                        group.read_limit = len;
                         let mut input = Reader::new(FileAt::new(file, start, u64::MAX), start);
                         let outcome = group.run(&mut input, end);
                         (group, outcome)
@@ -836,11 +972,15 @@ fn scan_groups(scan: &mut Scan, file: &File, at: u64, len: u64, threads: usize) 
         }
         match outcome {
             Outcome::End(end) => {
-                scan.absorb(group);
+                if !scan.absorb(group) {
+                    return None;
+                }
                 position = end;
             }
             Outcome::Underflow(end) => {
-                scan.absorb(group);
+                if !scan.absorb(group) {
+                    return None;
+                }
                 return Some(end);
             }
             _ => return None,
