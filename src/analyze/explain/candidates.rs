@@ -34,35 +34,77 @@ impl Scanner {
     }
 }
 
+/// The scanner of short texts and of the head of a long log: every marker.
 pub(super) fn scanner() -> &'static Scanner {
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
-    SCANNER.get_or_init(|| {
-        let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
-        patterns.extend_from_slice(engine_log::markers());
-        let anchored = Anchored::new(&patterns);
-        // Fallback: a full DFA (~330 literals leave no useful prefilter, and the DFA scans
-        // several times faster than the default NFA).
-        let automaton = if anchored.is_some() {
-            None
-        } else {
-            AhoCorasick::builder()
-                .match_kind(aho_corasick::MatchKind::Standard)
-                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                .prefilter(false)
-                .byte_classes(true)
-                .build(&patterns)
-                .or_else(|_| AhoCorasick::new(&patterns))
-                .ok()
-        };
-        let digits = DigitContexts::new(&patterns);
-        Scanner {
-            patterns,
-            anchored,
-            automaton,
-            oom_markers: OOM_MARKERS.len(),
-            digits,
+    SCANNER.get_or_init(|| build_scanner(false))
+}
+
+/// The scanner of the parsed parts of a long log past its head (the windows before a failure
+/// or an engine restart, the chunks after one, the tail): every marker but those that matter
+/// only in a short report (`engine_log::marker_for_reports_only`: the reporter's stage words,
+/// an engine named in a sentence). Those are most of the markers that ordinary serving and
+/// training lines hold by chance (`inference`, `Training`, `vllm`), and their handlers pass
+/// over a program's log lines anyway. Every OOM marker stays. The same marker indices as
+/// [`scanner`]; the chunk holding a failure is scanned by [`scanner`].
+pub(super) fn log_scanner() -> &'static Scanner {
+    static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    SCANNER.get_or_init(|| build_scanner(true))
+}
+
+/// Which scanner reads a block (see [`scanner`] and [`log_scanner`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum ScannerTier {
+    /// Every marker: a short text, the head of a long log, a chunk holding a failure.
+    #[default]
+    Full,
+    /// The markers of program logs: the other parsed parts of a long log.
+    Log,
+}
+
+impl ScannerTier {
+    pub(super) fn scanner(self) -> &'static Scanner {
+        match self {
+            ScannerTier::Full => scanner(),
+            ScannerTier::Log => log_scanner(),
         }
-    })
+    }
+}
+
+fn build_scanner(long_logs: bool) -> Scanner {
+    let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
+    patterns.extend_from_slice(engine_log::markers());
+    let held: Vec<usize> = (0..patterns.len())
+        .filter(|&index| {
+            !long_logs
+                || index
+                    .checked_sub(OOM_MARKERS.len())
+                    .is_none_or(|marker| !engine_log::marker_for_reports_only(marker))
+        })
+        .collect();
+    let anchored = Anchored::holding(&patterns, &held);
+    // Fallback: a full DFA (~330 literals leave no useful prefilter, and the DFA scans
+    // several times faster than the default NFA).
+    let automaton = if anchored.is_some() {
+        None
+    } else {
+        AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .prefilter(false)
+            .byte_classes(true)
+            .build(&patterns)
+            .or_else(|_| AhoCorasick::new(&patterns))
+            .ok()
+    };
+    let digits = DigitContexts::new(&patterns);
+    Scanner {
+        patterns,
+        anchored,
+        automaton,
+        oom_markers: OOM_MARKERS.len(),
+        digits,
+    }
 }
 
 /// The rare markers alone: those that start a failure message ([`OOM_MARKERS`]) and those
@@ -72,9 +114,9 @@ pub(super) fn scanner() -> &'static Scanner {
 pub(super) struct FailureScan {
     /// The markers searched for: those that hold no other one (a marker holding another
     /// cannot occur without it: "OOMKilled" and "OOM").
-    patterns: Vec<&'static str>,
+    pub(super) patterns: Vec<&'static str>,
     /// The fast path; `None` without SIMD Teddy.
-    anchored: Option<Anchored>,
+    pub(super) anchored: Option<Anchored>,
     /// The fallback: one automaton over the markers.
     automaton: Option<AhoCorasick>,
     /// The longest marker, in bytes.
@@ -287,7 +329,11 @@ impl Hits<'_> {
 /// the costly part of explaining a large log, and pure, so [`ScannedChunk::scan`] runs it on
 /// other threads.
 pub(super) fn find_candidates(block: &[u8], found: &mut Candidates) {
-    let scanner = scanner();
+    find_candidates_with(scanner(), block, found);
+}
+
+/// [`find_candidates`] with the given scanner.
+pub(super) fn find_candidates_with(scanner: &Scanner, block: &[u8], found: &mut Candidates) {
     found.lines.clear();
     found.markers.clear();
     let hits = match (&scanner.anchored, &scanner.automaton) {
@@ -528,8 +574,13 @@ pub(super) fn collect_candidates(
 
 /// Whether `line` holds an OOM marker, and its engine markers (for a line of a run, whose
 /// markers the block scan did not keep).
+#[cfg(test)]
 pub(super) fn line_markers(line: &[u8]) -> (bool, Vec<usize>) {
-    let scanner = scanner();
+    line_markers_with(scanner(), line)
+}
+
+/// [`line_markers`] with the given scanner.
+pub(super) fn line_markers_with(scanner: &Scanner, line: &[u8]) -> (bool, Vec<usize>) {
     let mut found = Vec::new();
     scanner.scan(line, &mut found);
     let oom = found

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 
 use anyhow::Context;
 
-use super::candidates::failure_scan;
+use super::candidates::{failure_scan, ScannerTier};
 use super::{Explainer, ScannedChunk};
 use crate::error::HintedError;
 
@@ -235,8 +235,10 @@ impl Tiered {
         across
     }
 
-    /// Hands the chunks kept in the window to the explainer, parsed.
+    /// Hands the chunks kept in the window to the explainer, parsed (with the scanner of
+    /// program logs: see `candidates::log_scanner`).
     fn parse_window(&mut self, explainer: &mut Explainer, recycle: &mpsc::Sender<ScannedChunk>) {
+        explainer.set_tier(ScannerTier::Log);
         while let Some(chunk) = self.window.pop_front() {
             explainer.push_bytes(&chunk.bytes);
             let _ = recycle.send(chunk);
@@ -252,8 +254,10 @@ impl Tiered {
     ) {
         let across = self.marker_across_seam(&chunk.bytes);
         if !chunk.failures_only || chunk.holds_failure || across {
-            // The head, or a failure: parse the window before it, then the chunk.
+            // The head, or a failure: parse the window before it, then the chunk (scanned
+            // with every marker, as a short text is).
             self.parse_window(explainer, recycle);
+            explainer.set_tier(ScannerTier::Full);
             explainer.push_scanned(&chunk);
             if chunk.failures_only {
                 self.follow = self.tiers.follow_chunks;
@@ -261,11 +265,13 @@ impl Tiered {
         } else if self.follow > 0 || explainer.wants_more() {
             self.follow = self.follow.saturating_sub(1);
             self.parse_window(explainer, recycle);
+            explainer.set_tier(ScannerTier::Log);
             explainer.push_bytes(&chunk.bytes);
         } else {
             self.window.push_back(chunk);
             if self.window.len() > self.tiers.window_chunks {
                 if let Some(old) = self.window.pop_front() {
+                    explainer.set_tier(ScannerTier::Log);
                     explainer.skip_chunk(&old.bytes, old.newlines);
                     let _ = recycle.send(old);
                 }
