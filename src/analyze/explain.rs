@@ -308,14 +308,18 @@ impl Explainer {
     /// Feeds a chunk after [`ScannedChunk::scan`] (on another thread); the same as
     /// [`Explainer::push_bytes`] on its bytes.
     pub fn push_scanned(&mut self, chunk: &ScannedChunk) {
-        let scanned = chunk.region.clone().map(|region| (region, &chunk.found));
+        let scanned = (chunk.region.clone()).map(|region| (region, &chunk.found, chunk.tier));
         self.push_chunk(&chunk.bytes, scanned);
     }
 
     /// [`Explainer::push_bytes`], with the marker matches of the chunk's complete lines when
     /// a worker found them already (`region` = the lines it assumed were complete; when that
     /// assumption was wrong the block is scanned here).
-    fn push_chunk(&mut self, chunk: &[u8], scanned: Option<(Range<usize>, &Candidates)>) {
+    fn push_chunk(
+        &mut self,
+        chunk: &[u8],
+        scanned: Option<(Range<usize>, &Candidates, ScannerTier)>,
+    ) {
         self.bytes += chunk.len() as u64;
         let mut from = 0;
         if !self.pending.is_empty() || self.skipping_long_line {
@@ -341,13 +345,12 @@ impl Explainer {
             Some(last) => {
                 let block = &rest[..=last];
                 match scanned {
-                    Some((region, found))
+                    Some((region, found, tier))
                         if region.start == from && region.end == from + last + 1 =>
                     {
                         // The scan may have stopped early (`MAX_CANDIDATES`): scan the rest here.
                         let (scanned, rest) = block.split_at(found.scanned);
-                        // A scan thread scans with every marker (`ScannedChunk::scan`).
-                        self.process_candidates(scanned, found, scanner());
+                        self.process_candidates(scanned, found, tier.scanner());
                         if !rest.is_empty() {
                             self.process_block(rest);
                         }

@@ -1,6 +1,30 @@
 //! The candidate scan of one block: the lines that hold a marker (an OOM marker or an
 //! engine-log marker), found by the anchored search, with the known-line shortcut for lines
 //! like a recent one; and [`ScannedChunk`], a block scanned on any thread.
+//!
+//! # Three scanners, and which markers each holds
+//!
+//! A long log (over 8 MiB, see `stream::Tiers`) is read by three searches; a short text (a
+//! report, an issue, a paste) by the first alone. What each holds is its cost on every byte
+//! it reads (`hot_path_tests` counts it; scripts/bench_explain.sh times it):
+//!
+//! - [`scanner`], every marker: short texts, the head of a long log (its first 4 MiB: startup,
+//!   engine, model, settings) and the chunk holding a failure or an engine start. A new
+//!   marker goes here, always.
+//! - [`log_scanner`], the parsed parts of a long log past its head (the windows before a
+//!   failure or restart, the chunk after one, the tail): every OOM marker and every marker of a
+//!   program's log lines (stages, figures, engines, frames), but not the markers that matter
+//!   only in a short report, `engine_log::marker_for_reports_only`: the reporter's stage words
+//!   (`parse::engine_log::prose`) and an engine named in a sentence (`engines::vocab`'s
+//!   `engine_in_prose`). Those are ordinary words (`training`, `inference`, `vllm`) that the
+//!   lines of a busy server hold by chance, and their handlers pass over a program's log lines
+//!   anyway. A marker added to `prose` stays out of this scanner without anything to do; a
+//!   marker of a new handler of sentences should be added to `marker_for_reports_only` too.
+//! - [`failure_scan`], the middle of a long log, every byte: the markers that start a
+//!   failure message (not the reporter's words, `oom_text::WORDS_MARKERS`) and those of an
+//!   engine start. Any marker added to `OOM_MARKERS` or given the `Start` role lands here:
+//!   keep it a program's own wording, at least four bytes, and rare in serving and training
+//!   lines.
 
 use super::*;
 
@@ -328,6 +352,7 @@ impl Hits<'_> {
 /// and joins the run without being searched: on a serving log most lines are such. This is
 /// the costly part of explaining a large log, and pure, so [`ScannedChunk::scan`] runs it on
 /// other threads.
+#[cfg(test)]
 pub(super) fn find_candidates(block: &[u8], found: &mut Candidates) {
     find_candidates_with(scanner(), block, found);
 }
@@ -610,6 +635,8 @@ pub struct ScannedChunk {
     pub(super) holds_failure: bool,
     /// The chunk's `\n` bytes (counted by a failures-only scan).
     pub(super) newlines: u64,
+    /// The scanner that found `found` (see [`log_scanner`]).
+    pub(super) tier: ScannerTier,
 }
 
 impl ScannedChunk {
@@ -630,6 +657,7 @@ impl ScannedChunk {
     /// input's first chunk); when it did not, the chunk's first line is finished by the
     /// explainer itself. A wrong guess costs time (the explainer scans again), not results.
     pub fn scan(&mut self, starts_line: bool) {
+        self.tier = ScannerTier::Full;
         if self.failures_only {
             self.holds_failure = failure_scan().finds(&self.bytes);
             if !self.holds_failure {
@@ -639,6 +667,18 @@ impl ScannedChunk {
             }
         }
         self.holds_failure = true;
+        self.find_candidates(starts_line);
+    }
+
+    /// Finds the candidate lines of the chunk's complete lines with the scanner of `tier`
+    /// (for a chunk kept by a failures-only scan and parsed after all: a window before a
+    /// failure, or the tail).
+    pub(super) fn scan_as(&mut self, starts_line: bool, tier: ScannerTier) {
+        self.tier = tier;
+        self.find_candidates(starts_line);
+    }
+
+    fn find_candidates(&mut self, starts_line: bool) {
         let bytes = &self.bytes;
         let start = if starts_line {
             Some(0)
@@ -648,7 +688,7 @@ impl ScannedChunk {
         let end = memchr::memrchr(b'\n', bytes).map(|newline| newline + 1);
         self.region = match (start, end) {
             (Some(start), Some(end)) if start < end => {
-                find_candidates(&bytes[start..end], &mut self.found);
+                find_candidates_with(self.tier.scanner(), &bytes[start..end], &mut self.found);
                 Some(start..end)
             }
             _ => None,
