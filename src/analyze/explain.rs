@@ -251,6 +251,8 @@ pub struct Explainer {
     collected: Collected,
     /// Scratch: what the scan found in the current block.
     candidates: Candidates,
+    /// The scanner of the blocks fed next (set by `stream` for the parts of a long log).
+    tier: ScannerTier,
 }
 
 impl Default for Explainer {
@@ -281,7 +283,13 @@ impl Explainer {
             names: Vec::new(),
             collected: Collected::default(),
             candidates: Candidates::default(),
+            tier: ScannerTier::Full,
         }
+    }
+
+    /// Scans the bytes fed next with the scanner of `tier` (see `candidates::log_scanner`).
+    fn set_tier(&mut self, tier: ScannerTier) {
+        self.tier = tier;
     }
 
     /// Names the input that the next bytes come from (`<stdin>`, a path). A partial last
@@ -300,14 +308,18 @@ impl Explainer {
     /// Feeds a chunk after [`ScannedChunk::scan`] (on another thread); the same as
     /// [`Explainer::push_bytes`] on its bytes.
     pub fn push_scanned(&mut self, chunk: &ScannedChunk) {
-        let scanned = chunk.region.clone().map(|region| (region, &chunk.found));
+        let scanned = (chunk.region.clone()).map(|region| (region, &chunk.found, chunk.tier));
         self.push_chunk(&chunk.bytes, scanned);
     }
 
     /// [`Explainer::push_bytes`], with the marker matches of the chunk's complete lines when
     /// a worker found them already (`region` = the lines it assumed were complete; when that
     /// assumption was wrong the block is scanned here).
-    fn push_chunk(&mut self, chunk: &[u8], scanned: Option<(Range<usize>, &Candidates)>) {
+    fn push_chunk(
+        &mut self,
+        chunk: &[u8],
+        scanned: Option<(Range<usize>, &Candidates, ScannerTier)>,
+    ) {
         self.bytes += chunk.len() as u64;
         let mut from = 0;
         if !self.pending.is_empty() || self.skipping_long_line {
@@ -333,12 +345,12 @@ impl Explainer {
             Some(last) => {
                 let block = &rest[..=last];
                 match scanned {
-                    Some((region, found))
+                    Some((region, found, tier))
                         if region.start == from && region.end == from + last + 1 =>
                     {
                         // The scan may have stopped early (`MAX_CANDIDATES`): scan the rest here.
                         let (scanned, rest) = block.split_at(found.scanned);
-                        self.process_candidates(scanned, found);
+                        self.process_candidates(scanned, found, tier.scanner());
                         if !rest.is_empty() {
                             self.process_block(rest);
                         }
@@ -469,15 +481,16 @@ impl Explainer {
     /// Processes complete lines (`block` ends with `\n`).
     fn process_block(&mut self, mut block: &[u8]) {
         let mut found = std::mem::take(&mut self.candidates);
+        let scanner = self.tier.scanner();
         while !block.is_empty() {
-            find_candidates(block, &mut found);
+            find_candidates_with(scanner, block, &mut found);
             if found.scanned == 0 {
                 // Unreachable (a scan covers at least one line); never loop forever.
                 debug_assert!(false, "a scan covered nothing");
                 break;
             }
             let (scanned, rest) = block.split_at(found.scanned);
-            self.process_candidates(scanned, &found);
+            self.process_candidates(scanned, &found, scanner);
             block = rest;
         }
         self.candidates = found;
@@ -488,7 +501,8 @@ impl Explainer {
     /// Only candidate lines are looked at, plus the lines an open OOM message still wants
     /// (walked one by one). A run of request/stats lines is counted in one step when the
     /// state allows it (see [`count_repeats`]), else line by line.
-    fn process_candidates(&mut self, block: &[u8], found: &Candidates) {
+    /// `scanner`: the one that found the candidates.
+    fn process_candidates(&mut self, block: &[u8], found: &Candidates, scanner: &Scanner) {
         let first_line = self.lines + 1;
         // The start of the next line not processed yet, and its index in the block.
         let (mut position, mut index) = (0, 0);
@@ -549,7 +563,7 @@ impl Explainer {
                 );
             } else if in_run.is_some() {
                 // A line of a run: the scan kept only its count, so find its markers again.
-                let (oom, markers) = line_markers(&block[position..end]);
+                let (oom, markers) = line_markers_with(scanner, &block[position..end]);
                 self.process_line(block, first_line, position, end, line_no, oom, &markers);
             } else {
                 self.process_line(block, first_line, position, end, line_no, false, &[]);
@@ -1376,5 +1390,7 @@ mod like_tests;
 #[cfg(test)]
 mod send_tests;
 
+#[cfg(test)]
+mod hot_path_tests;
 #[cfg(test)]
 mod tier_tests;

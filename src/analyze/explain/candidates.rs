@@ -1,6 +1,30 @@
 //! The candidate scan of one block: the lines that hold a marker (an OOM marker or an
 //! engine-log marker), found by the anchored search, with the known-line shortcut for lines
 //! like a recent one; and [`ScannedChunk`], a block scanned on any thread.
+//!
+//! # Three scanners, and which markers each holds
+//!
+//! A long log (over 8 MiB, see `stream::Tiers`) is read by three searches; a short text (a
+//! report, an issue, a paste) by the first alone. What each holds is its cost on every byte
+//! it reads (`hot_path_tests` counts it; scripts/bench_explain.sh times it):
+//!
+//! - [`scanner`], every marker: short texts, the head of a long log (its first 4 MiB: startup,
+//!   engine, model, settings) and the chunk holding a failure or an engine start. A new
+//!   marker goes here, always.
+//! - [`log_scanner`], the parsed parts of a long log past its head (the windows before a
+//!   failure or restart, the chunk after one, the tail): every OOM marker and every marker of a
+//!   program's log lines (stages, figures, engines, frames), but not the markers that matter
+//!   only in a short report, `engine_log::marker_for_reports_only`: the reporter's stage words
+//!   (`parse::engine_log::prose`) and an engine named in a sentence (`engines::vocab`'s
+//!   `engine_in_prose`). Those are ordinary words (`training`, `inference`, `vllm`) that the
+//!   lines of a busy server hold by chance, and their handlers pass over a program's log lines
+//!   anyway. A marker added to `prose` stays out of this scanner without anything to do; a
+//!   marker of a new handler of sentences should be added to `marker_for_reports_only` too.
+//! - [`failure_scan`], the middle of a long log, every byte: the markers that start a
+//!   failure message (not the reporter's words, `oom_text::WORDS_MARKERS`) and those of an
+//!   engine start. Any marker added to `OOM_MARKERS` or given the `Start` role lands here:
+//!   keep it a program's own wording, at least four bytes, and rare in serving and training
+//!   lines.
 
 use super::*;
 
@@ -34,35 +58,77 @@ impl Scanner {
     }
 }
 
+/// The scanner of short texts and of the head of a long log: every marker.
 pub(super) fn scanner() -> &'static Scanner {
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
-    SCANNER.get_or_init(|| {
-        let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
-        patterns.extend_from_slice(engine_log::markers());
-        let anchored = Anchored::new(&patterns);
-        // Fallback: a full DFA (~330 literals leave no useful prefilter, and the DFA scans
-        // several times faster than the default NFA).
-        let automaton = if anchored.is_some() {
-            None
-        } else {
-            AhoCorasick::builder()
-                .match_kind(aho_corasick::MatchKind::Standard)
-                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                .prefilter(false)
-                .byte_classes(true)
-                .build(&patterns)
-                .or_else(|_| AhoCorasick::new(&patterns))
-                .ok()
-        };
-        let digits = DigitContexts::new(&patterns);
-        Scanner {
-            patterns,
-            anchored,
-            automaton,
-            oom_markers: OOM_MARKERS.len(),
-            digits,
+    SCANNER.get_or_init(|| build_scanner(false))
+}
+
+/// The scanner of the parsed parts of a long log past its head (the windows before a failure
+/// or an engine restart, the chunks after one, the tail): every marker but those that matter
+/// only in a short report (`engine_log::marker_for_reports_only`: the reporter's stage words,
+/// an engine named in a sentence). Those are most of the markers that ordinary serving and
+/// training lines hold by chance (`inference`, `Training`, `vllm`), and their handlers pass
+/// over a program's log lines anyway. Every OOM marker stays. The same marker indices as
+/// [`scanner`]; the chunk holding a failure is scanned by [`scanner`].
+pub(super) fn log_scanner() -> &'static Scanner {
+    static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    SCANNER.get_or_init(|| build_scanner(true))
+}
+
+/// Which scanner reads a block (see [`scanner`] and [`log_scanner`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum ScannerTier {
+    /// Every marker: a short text, the head of a long log, a chunk holding a failure.
+    #[default]
+    Full,
+    /// The markers of program logs: the other parsed parts of a long log.
+    Log,
+}
+
+impl ScannerTier {
+    pub(super) fn scanner(self) -> &'static Scanner {
+        match self {
+            ScannerTier::Full => scanner(),
+            ScannerTier::Log => log_scanner(),
         }
-    })
+    }
+}
+
+fn build_scanner(long_logs: bool) -> Scanner {
+    let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
+    patterns.extend_from_slice(engine_log::markers());
+    let held: Vec<usize> = (0..patterns.len())
+        .filter(|&index| {
+            !long_logs
+                || index
+                    .checked_sub(OOM_MARKERS.len())
+                    .is_none_or(|marker| !engine_log::marker_for_reports_only(marker))
+        })
+        .collect();
+    let anchored = Anchored::holding(&patterns, &held);
+    // Fallback: a full DFA (~330 literals leave no useful prefilter, and the DFA scans
+    // several times faster than the default NFA).
+    let automaton = if anchored.is_some() {
+        None
+    } else {
+        AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .prefilter(false)
+            .byte_classes(true)
+            .build(&patterns)
+            .or_else(|_| AhoCorasick::new(&patterns))
+            .ok()
+    };
+    let digits = DigitContexts::new(&patterns);
+    Scanner {
+        patterns,
+        anchored,
+        automaton,
+        oom_markers: OOM_MARKERS.len(),
+        digits,
+    }
 }
 
 /// The rare markers alone: those that start a failure message ([`OOM_MARKERS`]) and those
@@ -72,9 +138,9 @@ pub(super) fn scanner() -> &'static Scanner {
 pub(super) struct FailureScan {
     /// The markers searched for: those that hold no other one (a marker holding another
     /// cannot occur without it: "OOMKilled" and "OOM").
-    patterns: Vec<&'static str>,
+    pub(super) patterns: Vec<&'static str>,
     /// The fast path; `None` without SIMD Teddy.
-    anchored: Option<Anchored>,
+    pub(super) anchored: Option<Anchored>,
     /// The fallback: one automaton over the markers.
     automaton: Option<AhoCorasick>,
     /// The longest marker, in bytes.
@@ -286,8 +352,13 @@ impl Hits<'_> {
 /// and joins the run without being searched: on a serving log most lines are such. This is
 /// the costly part of explaining a large log, and pure, so [`ScannedChunk::scan`] runs it on
 /// other threads.
+#[cfg(test)]
 pub(super) fn find_candidates(block: &[u8], found: &mut Candidates) {
-    let scanner = scanner();
+    find_candidates_with(scanner(), block, found);
+}
+
+/// [`find_candidates`] with the given scanner.
+pub(super) fn find_candidates_with(scanner: &Scanner, block: &[u8], found: &mut Candidates) {
     found.lines.clear();
     found.markers.clear();
     let hits = match (&scanner.anchored, &scanner.automaton) {
@@ -528,8 +599,13 @@ pub(super) fn collect_candidates(
 
 /// Whether `line` holds an OOM marker, and its engine markers (for a line of a run, whose
 /// markers the block scan did not keep).
+#[cfg(test)]
 pub(super) fn line_markers(line: &[u8]) -> (bool, Vec<usize>) {
-    let scanner = scanner();
+    line_markers_with(scanner(), line)
+}
+
+/// [`line_markers`] with the given scanner.
+pub(super) fn line_markers_with(scanner: &Scanner, line: &[u8]) -> (bool, Vec<usize>) {
     let mut found = Vec::new();
     scanner.scan(line, &mut found);
     let oom = found
@@ -559,6 +635,8 @@ pub struct ScannedChunk {
     pub(super) holds_failure: bool,
     /// The chunk's `\n` bytes (counted by a failures-only scan).
     pub(super) newlines: u64,
+    /// The scanner that found `found` (see [`log_scanner`]).
+    pub(super) tier: ScannerTier,
 }
 
 impl ScannedChunk {
@@ -579,6 +657,7 @@ impl ScannedChunk {
     /// input's first chunk); when it did not, the chunk's first line is finished by the
     /// explainer itself. A wrong guess costs time (the explainer scans again), not results.
     pub fn scan(&mut self, starts_line: bool) {
+        self.tier = ScannerTier::Full;
         if self.failures_only {
             self.holds_failure = failure_scan().finds(&self.bytes);
             if !self.holds_failure {
@@ -588,6 +667,18 @@ impl ScannedChunk {
             }
         }
         self.holds_failure = true;
+        self.find_candidates(starts_line);
+    }
+
+    /// Finds the candidate lines of the chunk's complete lines with the scanner of `tier`
+    /// (for a chunk kept by a failures-only scan and parsed after all: a window before a
+    /// failure, or the tail).
+    pub(super) fn scan_as(&mut self, starts_line: bool, tier: ScannerTier) {
+        self.tier = tier;
+        self.find_candidates(starts_line);
+    }
+
+    fn find_candidates(&mut self, starts_line: bool) {
         let bytes = &self.bytes;
         let start = if starts_line {
             Some(0)
@@ -597,7 +688,7 @@ impl ScannedChunk {
         let end = memchr::memrchr(b'\n', bytes).map(|newline| newline + 1);
         self.region = match (start, end) {
             (Some(start), Some(end)) if start < end => {
-                find_candidates(&bytes[start..end], &mut self.found);
+                find_candidates_with(self.tier.scanner(), &bytes[start..end], &mut self.found);
                 Some(start..end)
             }
             _ => None,

@@ -34,7 +34,11 @@ const COST_PER_ANCHOR: f64 = 0.01;
 /// levels, client addresses and ports, ids, English prompts, paths, figures, SGLang's
 /// `Decode batch` and TGI's request lines (without them "code" of `exit code 137` was an
 /// anchor: 1.1 M hits per GiB of a serving log with those engines, each a restart of the
-/// search). It holds no marker: it stands for the lines the scan must pass over quickly.
+/// search), and the pieces of the busiest lines of the engines of scripts/gen_serving_log.py
+/// (`prompt`, `cuda graph`, `lora_request`, `eval time`: anchors taken from them stopped the
+/// scan of a long log's parsed parts 8,000 times per MiB for nothing; see
+/// `hot_path_tests`). It stands for the lines the scan must pass over quickly (the few markers
+/// it holds, `Decode batch.`, are on every other line of a busy server).
 const TYPICAL_LOG: &str = "\
 2025-11-29T10:16:53.120456Z INFO 11-29 10:16:53 engine.py:267] handled cmpl-6600d6cfcc8f36a3f266b3f46a892b94.
 INFO:     127.0.0.1:31128 - \"GET /v1/models HTTP/1.1\" 200 OK
@@ -51,9 +55,18 @@ slot  print_timing: id  0 | task 1843 | n_tokens = 2048, t = 312.48 ms / 64 toke
   /usr/local/lib/python3.12/dist-packages/transformers/modeling_utils.py:4311: UserWarning: the value is deprecated
 The quick brown fox jumps over the lazy dog; summarize, translate and explain what this function does with the data.
 Request 7f3e9a2b-4c1d-4e8f-9a6b-2d5c8e1f0a3b took 1.234s (p50=0.98s, p99=2.31s), response size 18432 bytes.
-[2025-11-29 10:02:36 TP0] Decode batch. #running-req: 12, #token: 48211, token usage: 0.21, gen throughput (token/s): 812.44, #queue-req: 0
+[2025-11-29 10:02:36 TP0] Decode batch. #running-req: 12, #token: 48211, token usage: 0.21, cuda graph: True, \
+gen throughput (token/s): 812.44, #queue-req: 0
 2025-11-29T10:02:36.123456Z  INFO generate{parameters=GenerateParameters { best_of: None, temperature: Some(0.7), \
-max_new_tokens: Some(512), decoder_input_details: false, seed: None }}: text_generation_router::server: Success
+typical_p: None, do_sample: true, max_new_tokens: Some(512), decoder_input_details: false, seed: None }}: \
+text_generation_router::server: Success
+ prompt: 'the way', params: SamplingParams(n=1, temperature=0.7, top_p=0.95, max_tokens=2562, min_tokens=0, \
+logprobs=None, prompt_logprobs=None, skip_special_tokens=True, truncate_prompt_tokens=None), prompt_token_ids: \
+[128000, 9906], lora_request: None, prompt_adapter_request: None.
+2025-11-30T12:47:58.467989444Z INFO 11-29 12:47:58 [async_llm.py:270] request chatcmpl-1f2e done.
+slot      release: id  3 | task 5270 | new prompt, n_ctx_slot = 32768, n_keep = 0, prompt done, n_past = 812
+prompt eval time =     312.48 ms /    64 tokens (    4.88 ms per token,   204.81 tokens per second)
+       eval time =    4012.11 ms /   256 tokens (   15.67 ms per token,    63.81 tokens per second)
 ";
 
 /// The estimated frequency of each byte in log text: its share of [`TYPICAL_LOG`], every
@@ -183,18 +196,34 @@ enum Grouping {
 
 impl Anchored {
     /// `None` when a pattern is empty or Teddy is unavailable (no SIMD on this CPU).
+    #[cfg(test)]
     pub(super) fn new(patterns: &[&str]) -> Option<Anchored> {
-        Anchored::build(patterns, Grouping::OneLength)
+        Anchored::build(patterns, None, Grouping::OneLength)
+    }
+
+    /// An [`Anchored`] that finds only the patterns whose indices are in `held` (every
+    /// occurrence, reported with its index in `patterns`). `None` when a pattern is empty or Teddy is unavailable.
+    pub(super) fn holding(patterns: &[&str], held: &[usize]) -> Option<Anchored> {
+        Anchored::build(patterns, Some(held), Grouping::OneLength)
     }
 
     /// An [`Anchored`] for [`Anchored::finds_any`] alone, with fewer passes over the text:
-    /// anchors of three bytes or more share searchers. `None` as for [`Anchored::new`].
+    /// anchors of three bytes or more share searchers. `None` when a pattern is empty or Teddy is unavailable.
     pub(super) fn for_any(patterns: &[&str]) -> Option<Anchored> {
-        Anchored::build(patterns, Grouping::Mixed)
+        Anchored::build(patterns, None, Grouping::Mixed)
     }
 
-    fn build(patterns: &[&str], grouping: Grouping) -> Option<Anchored> {
-        if patterns.iter().any(|pattern| pattern.is_empty()) {
+    fn build(patterns: &[&str], held: Option<&[usize]>, grouping: Grouping) -> Option<Anchored> {
+        // The patterns searched for, by their index in `patterns`.
+        let held: Vec<usize> = match held {
+            Some(held) => held.to_vec(),
+            None => (0..patterns.len()).collect(),
+        };
+        let searched: Vec<&str> = held
+            .iter()
+            .map(|&index| patterns.get(index).copied())
+            .collect::<Option<_>>()?;
+        if searched.iter().any(|pattern| pattern.is_empty()) {
             return None;
         }
         // The Teddy mask length of a searcher is its shortest anchor's: a group of 1- or
@@ -204,10 +233,9 @@ impl Anchored {
             Grouping::Mixed => length.min(3),
         };
         let frequencies = byte_frequencies();
-        let (mut anchors, anchor_of) = choose_anchors(patterns, &frequencies);
+        let (mut anchors, anchor_of) = choose_anchors(&searched, &frequencies);
         let mut verify = vec![Vec::new(); anchors.len()];
-        for (index, pattern) in patterns.iter().enumerate() {
-            let anchor = anchor_of[index];
+        for ((pattern, &index), &anchor) in searched.iter().zip(&held).zip(&anchor_of) {
             let offset = memchr::memmem::find(pattern.as_bytes(), anchors.get(anchor)?)?;
             verify[anchor].push((index, offset));
         }
@@ -292,8 +320,65 @@ impl Anchored {
 
     /// The Teddy searchers (more than one when the markers need more anchors than one takes).
     #[cfg(test)]
-    fn searchers(&self) -> usize {
+    pub(super) fn searchers(&self) -> usize {
         self.searchers.len()
+    }
+
+    /// The anchors searched for.
+    #[cfg(test)]
+    pub(super) fn anchors(&self) -> usize {
+        self.verify.len()
+    }
+
+    /// The markers checked at the hits (each once, for an [`Anchored::holding`]).
+    #[cfg(test)]
+    pub(super) fn markers(&self) -> usize {
+        self.verify.iter().map(Vec::len).sum()
+    }
+
+    /// How many times the anchors occur in `hay` (each a stop of the search and a check of
+    /// the markers anchored there), and how many markers the checks find: what a scan of
+    /// `hay` costs beyond the SIMD pass, counted rather than timed.
+    #[cfg(test)]
+    pub(super) fn count_hits(&self, patterns: &[&str], hay: &[u8]) -> (usize, usize) {
+        let by_anchor = self.hits_by_anchor(patterns, hay);
+        let hits = by_anchor.iter().map(|anchor| anchor.1).sum();
+        (hits, by_anchor.iter().map(|anchor| anchor.2).sum())
+    }
+
+    /// [`Anchored::count_hits`] per anchor: (the anchor, its hits, the markers found at them,
+    /// the markers anchored on it), the most frequent first.
+    #[cfg(test)]
+    pub(super) fn hits_by_anchor<'p>(
+        &self,
+        patterns: &[&'p str],
+        hay: &[u8],
+    ) -> Vec<(String, usize, usize, Vec<&'p str>)> {
+        let mut counts = vec![(0, 0); self.verify.len()];
+        let mut found = Vec::new();
+        for which in 0..self.searchers.len() {
+            let mut at = 0;
+            while let Some(hit) = self.next_hit(which, hay, at) {
+                found.clear();
+                self.verify(patterns, hay, hit, &mut found);
+                counts[hit.1].0 += 1;
+                counts[hit.1].1 += found.len();
+                at = hit.0 + 1;
+            }
+        }
+        let mut by_anchor: Vec<_> = (self.verify.iter().zip(counts))
+            .map(|(checks, (hits, found))| {
+                let markers: Vec<&str> = checks.iter().map(|&(index, _)| patterns[index]).collect();
+                let anchor = checks.first().map_or(String::new(), |&(index, offset)| {
+                    let pattern = patterns[index];
+                    let end = (offset + ANCHOR_LEN).min(pattern.len());
+                    String::from_utf8_lossy(&pattern.as_bytes()[offset..end]).into_owned()
+                });
+                (anchor, hits, found, markers)
+            })
+            .collect();
+        by_anchor.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        by_anchor
     }
 
     /// The next hit of searcher `which` at or after `at`: (position, anchor).

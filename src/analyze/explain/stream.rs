@@ -10,7 +10,7 @@ use std::sync::mpsc;
 
 use anyhow::Context;
 
-use super::candidates::failure_scan;
+use super::candidates::{failure_scan, ScannerTier};
 use super::{Explainer, ScannedChunk};
 use crate::error::HintedError;
 
@@ -197,8 +197,11 @@ struct Tiered {
     tiers: Tiers,
     /// Chunks after a failure still to parse whole.
     follow: u64,
-    /// Chunks searched for failures only (none found) and not yet handed to the explainer.
-    window: VecDeque<ScannedChunk>,
+    /// Chunks searched for failures only (none found) and not yet handed to the explainer,
+    /// each with whether the chunk before it ended a line.
+    window: VecDeque<(ScannedChunk, bool)>,
+    /// Whether the last chunk taken ended a line (the input's start does).
+    ends_line: bool,
     /// The last bytes of the previous chunk, to find a marker cut by a chunk boundary.
     seam: Vec<u8>,
 }
@@ -209,6 +212,7 @@ impl Tiered {
             tiers,
             follow: 0,
             window: VecDeque::with_capacity(tiers.window_chunks + 1),
+            ends_line: true,
             seam: Vec::new(),
         }
     }
@@ -235,10 +239,32 @@ impl Tiered {
         across
     }
 
-    /// Hands the chunks kept in the window to the explainer, parsed.
+    /// Hands the chunks kept in the window to the explainer, parsed (with the scanner of
+    /// program logs: see `candidates::log_scanner`). The scan threads wait meanwhile (their
+    /// channels are full), so the window's chunks are scanned on threads of their own, the
+    /// first on this one, which explains it while the others are scanned.
     fn parse_window(&mut self, explainer: &mut Explainer, recycle: &mpsc::Sender<ScannedChunk>) {
-        while let Some(chunk) = self.window.pop_front() {
-            explainer.push_bytes(&chunk.bytes);
+        explainer.set_tier(ScannerTier::Log);
+        let mut chunks: Vec<(ScannedChunk, bool)> = self.window.drain(..).collect();
+        let first_len = chunks.len().min(1);
+        let (first, rest) = chunks.split_at_mut(first_len);
+        std::thread::scope(|scope| {
+            for (chunk, starts_line) in rest.iter_mut() {
+                let starts_line = *starts_line;
+                // Not started (no thread to be had): the chunk is scanned as it is explained.
+                let _ = std::thread::Builder::new()
+                    .name("oomdoc-window".into())
+                    .spawn_scoped(scope, move || chunk.scan_as(starts_line, ScannerTier::Log));
+            }
+            for (chunk, starts_line) in first.iter_mut() {
+                chunk.scan_as(*starts_line, ScannerTier::Log);
+                explainer.push_scanned(chunk);
+            }
+        });
+        for (chunk, _) in rest.iter() {
+            explainer.push_scanned(chunk);
+        }
+        for (chunk, _) in chunks {
             let _ = recycle.send(chunk);
         }
     }
@@ -251,9 +277,13 @@ impl Tiered {
         recycle: &mpsc::Sender<ScannedChunk>,
     ) {
         let across = self.marker_across_seam(&chunk.bytes);
+        let starts_line = self.ends_line;
+        self.ends_line = chunk.bytes.last() == Some(&b'\n');
         if !chunk.failures_only || chunk.holds_failure || across {
-            // The head, or a failure: parse the window before it, then the chunk.
+            // The head, or a failure: parse the window before it, then the chunk (scanned
+            // with every marker, as a short text is).
             self.parse_window(explainer, recycle);
+            explainer.set_tier(ScannerTier::Full);
             explainer.push_scanned(&chunk);
             if chunk.failures_only {
                 self.follow = self.tiers.follow_chunks;
@@ -261,11 +291,13 @@ impl Tiered {
         } else if self.follow > 0 || explainer.wants_more() {
             self.follow = self.follow.saturating_sub(1);
             self.parse_window(explainer, recycle);
+            explainer.set_tier(ScannerTier::Log);
             explainer.push_bytes(&chunk.bytes);
         } else {
-            self.window.push_back(chunk);
+            self.window.push_back((chunk, starts_line));
             if self.window.len() > self.tiers.window_chunks {
-                if let Some(old) = self.window.pop_front() {
+                if let Some((old, _)) = self.window.pop_front() {
+                    explainer.set_tier(ScannerTier::Log);
                     explainer.skip_chunk(&old.bytes, old.newlines);
                     let _ = recycle.send(old);
                 }

@@ -330,6 +330,12 @@ pub(super) const RULES: &[Rule] = &[
     name("mlc-llm", vocab::engine_in_prose),
 ];
 
+/// Whether `handler` reads the reporter's sentence (an engine named in prose): its markers
+/// matter only in short reports (`super::marker_for_reports_only`).
+pub(super) fn reads_a_sentence(handler: super::Handler) -> bool {
+    std::ptr::fn_addr_eq(handler, vocab::engine_in_prose as super::Handler)
+}
+
 fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Aphrodite, Certainty::Weak);
 }

@@ -287,6 +287,9 @@ struct Table {
     handlers: Vec<Handler>,
     /// For each marker, the index of its handler in `handlers` (deduplicated).
     handler_of: Vec<usize>,
+    /// For each marker, whether it matters only in a short report (see
+    /// [`marker_for_reports_only`]).
+    reports_only: Vec<bool>,
 }
 
 fn table() -> &'static Table {
@@ -296,6 +299,7 @@ fn table() -> &'static Table {
         let mut handlers: Vec<Handler> = Vec::new();
         let mut handler_of = Vec::new();
         let mut name_markers = Vec::new();
+        let mut reports_only = Vec::new();
         for rules in [
             vllm::RULES,
             sglang::RULES,
@@ -307,11 +311,13 @@ fn table() -> &'static Table {
             cmdline::RULES,
             prose::RULES,
         ] {
+            let prose = std::ptr::eq(rules, prose::RULES);
             for rule in rules {
                 markers.push(rule.marker);
                 if rule.names_only {
                     name_markers.push(rule.marker);
                 }
+                reports_only.push(prose || engines::reads_a_sentence(rule.handler));
                 let index = handlers
                     .iter()
                     .position(|h| std::ptr::fn_addr_eq(*h, rule.handler))
@@ -352,6 +358,7 @@ fn table() -> &'static Table {
             repeats,
             handlers,
             handler_of,
+            reports_only,
         }
     })
 }
@@ -360,6 +367,15 @@ fn table() -> &'static Table {
 /// passed back to [`parse_line`].
 pub fn markers() -> &'static [&'static str] {
     &table().markers
+}
+
+/// Whether a marker matters only in a short report, not in a program's long log: the
+/// reporter's own words (the stage words of `prose`, an engine named in a sentence). Such a
+/// line is a sentence of an issue, and both handlers pass over a program's log lines, so the
+/// parsed parts of a long log (past its head) are scanned without these markers
+/// (`analyze::explain`). A marker added to `prose` is one of them by default.
+pub fn marker_for_reports_only(marker: usize) -> bool {
+    table().reports_only.get(marker).copied().unwrap_or(false)
 }
 
 /// The role of a marker (start of a run, neutral setting, progress).
