@@ -25,11 +25,11 @@ use serde::Deserialize;
 /// eighth session's 91 blind public-issue texts, at 0.44 phase on first contact, from 0.87 to
 /// 0.81, and GPU OOM from 0.99 to 0.98; the ninth session's 101 blind public-issue texts, at
 /// 0.38 phase on first contact, from 0.82 to 0.77, GPU OOM to 0.97, unknown kept and cause
-/// to 0.94).
+/// to 0.94; the tenth session's phase mechanisms took phase from 0.776 to 0.782).
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.97),
     (Measure::Figures, 0.98),
-    (Measure::PhaseShown, 0.77),
+    (Measure::PhaseShown, 0.78),
     (Measure::Engine, 0.96),
     (Measure::UnknownKept, 0.94),
     (Measure::Cause, 0.94),
