@@ -226,7 +226,19 @@ struct Collected {
     /// Lines that may name the stage in the reporter's words (`analyze::phase::prose`), the
     /// first [`MAX_PROSE_LINES`].
     prose: Vec<(u64, String)>,
+    /// Lines just above the head of a failure's traceback that its context block does not
+    /// reach (a traceback longer than [`CONTEXT_BEFORE`]): the program's last lines before it
+    /// raised, read by the phase pass (`assemble::nearby_words`). Bounded: see
+    /// [`ABOVE_TRACEBACK_LINES`].
+    above_tracebacks: Vec<ContextLine>,
 }
+
+/// Lines kept above a failure's traceback head (see `Collected::above_tracebacks`), for a
+/// traceback that starts at most [`MAX_TRACEBACK_LINES`] lines above the failure.
+const ABOVE_TRACEBACK_LINES: u64 = 24;
+/// The longest traceback whose head's lines are kept (the labelled corpus: up to 97 lines
+/// from `Traceback (most recent call last):` to the message).
+const MAX_TRACEBACK_LINES: u64 = 200;
 
 /// Lines kept in `Collected::prose`: a title and the sentences of an issue come first.
 const MAX_PROSE_LINES: usize = 32;
@@ -744,6 +756,21 @@ impl Explainer {
                 failure_line: message.line,
                 lines,
             });
+            // The head of a long traceback lies above the context: keep the lines over it.
+            if let Some(&head) = collected.tracebacks.back() {
+                if head > 1 && head < from && message.line - head <= MAX_TRACEBACK_LINES {
+                    let above = head.saturating_sub(ABOVE_TRACEBACK_LINES).max(1);
+                    collected.above_tracebacks.extend(gather_context(
+                        &self.tail,
+                        block,
+                        first_line,
+                        end,
+                        line_no,
+                        above,
+                        head.min(from - 1),
+                    ));
+                }
+            }
         }
         if index < 20 {
             let text = engine_log::shorten(&message.text, 200);

@@ -25,6 +25,9 @@ pub struct Progress {
     pub first_request: Option<u64>,
     /// The line of the engine start (banner/config) of this run.
     pub started: Option<u64>,
+    /// Training lines seen (a start line, an epoch header, a step's line). One alone shows the
+    /// training started, not that a step completed.
+    pub training_lines: u32,
 }
 
 impl Progress {
@@ -75,6 +78,7 @@ impl Progress {
                 self.in_progress = Some((Phase::Inference, line));
             }
             K::TrainingStep => {
+                self.training_lines = self.training_lines.saturating_add(1);
                 self.complete(Phase::TrainingStep, line);
                 self.in_progress = Some((Phase::TrainingStep, line));
             }
@@ -149,7 +153,8 @@ mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
 pub use user_code::{
-    is_library_file, name_phase, node_phase, reports_error, statement_phase, words_phase,
+    evaluation_name, is_library_file, name_phase, node_phase, reports_error, statement_phase,
+    words_phase,
 };
 
 fn is_native_backward(function: &str, file: &str) -> bool {
@@ -244,7 +249,43 @@ pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
             }
         }
     }
+    evaluation_inside_training(frames, &mut verdict);
     verdict
+}
+
+/// An evaluation pass run from inside a training loop, told by a deeper frame no rule reads:
+/// the loop's own evaluation hooks (Lightning `_on_evaluation_epoch_end` → the module's
+/// `on_validation_epoch_end`) or the caller's `validate(…)` called from its `train()`. The
+/// innermost stage decides: the pass is inference (the training frame stays as what encloses
+/// it).
+static EVALUATION_IN_TRAINING: FrameRule = FrameRule {
+    function: "",
+    path: "",
+    phase: Phase::Inference,
+    role: Role::Serve,
+    engine: "evaluation inside training",
+};
+
+fn evaluation_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
+    let Some((decided, rule)) = verdict.decided else {
+        return;
+    };
+    if rule.phase != Phase::TrainingStep || rule.role != Role::Serve {
+        return;
+    }
+    let Some(at) = frames.iter().position(|frame| std::ptr::eq(frame, decided)) else {
+        return;
+    };
+    let deeper = frames[at + 1..].iter().rev().find(|frame| {
+        !frame.called
+            && frame_rule(&frame.function, &frame.file).is_none()
+            && evaluation_name(&frame.function, is_library_file(&frame.file))
+    });
+    if let Some(evaluation) = deeper {
+        verdict.around = Some(decided);
+        verdict.decided = Some((evaluation, &EVALUATION_IN_TRAINING));
+        verdict.enclosed = None;
+    }
 }
 
 /// The phase the failure message itself names, when its family is specific to one phase.
@@ -432,6 +473,57 @@ pub struct PhaseInputs<'a> {
     /// message logged with the traceback (`logger.exception`), or a statement printed above the
     /// error of a traceback cut before its frames (see `user_code::words_phase`).
     pub nearby: Option<(u64, Phase, &'static str, &'a str)>,
+    /// Whether the last training line shows a step done (a loss, a step count, a bar past
+    /// zero), not only the training's start (`Epoch 1/3`, `***** Running training *****`): see
+    /// [`shows_a_completed_step`].
+    pub training_step_shown: bool,
+}
+
+/// Whether a training line shows a step done: a loss figure, a count of steps, iterations or
+/// batches past zero (`9/20`, `step 120`), not an epoch header (`Epoch 1/3`, printed when the
+/// epoch starts) or a start line (`***** Running training *****`, `Starting training`).
+pub fn shows_a_completed_step(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '/' || c == '_'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    if words
+        .iter()
+        .any(|word| matches!(*word, "loss" | "train_loss" | "training_loss" | "grad_norm"))
+    {
+        return true;
+    }
+    let mut count_seen = false;
+    for (at, word) in words.iter().enumerate() {
+        let after_epoch = at > 0 && words[at - 1].starts_with("epoch");
+        // A zero-padded pair is a date (`06/09`), not a count.
+        let padded = |number: &str| number.len() > 1 && number.starts_with('0');
+        if let Some((done, total)) = word
+            .split_once('/')
+            .filter(|(done, total)| !padded(done) && !padded(total))
+        {
+            if let (Ok(done), Ok(_)) = (done.parse::<u64>(), total.parse::<u64>()) {
+                if !after_epoch {
+                    if done > 0 {
+                        return true;
+                    }
+                    count_seen = true;
+                }
+            }
+        }
+        let unit = matches!(
+            *word,
+            "step" | "steps" | "iter" | "iteration" | "batch" | "global_step"
+        );
+        if unit && !count_seen {
+            let number = words.get(at + 1).and_then(|next| next.parse::<u64>().ok());
+            if number.is_some_and(|number| number > 0) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Decides `failed_in`, `last_completed`, `server_was_ready` with evidence.
@@ -530,14 +622,24 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ),
         )
     });
+    // One training line that shows no step done (`Epoch 1/3`, `***** Running training *****`)
+    // shows the training started, not that a step completed.
+    let training_started_only = progress.training_lines <= 1
+        && !inputs.training_step_shown
+        && progress.last_completed.map(|(phase, _)| phase) == Some(Phase::TrainingStep);
     let from_progress = progress.in_progress.map(|(phase, line)| {
-        (
-            phase,
+        let why = if phase == Phase::TrainingStep && training_started_only {
+            format!(
+                "line {line}: training had started (no later line shows a step completed) and \
+                 the log shows no end of it"
+            )
+        } else {
             format!(
                 "line {line}: {} had started and the log shows no end of it",
                 phase.as_str()
-            ),
-        )
+            )
+        };
+        (phase, why)
     });
     let from_late = inputs.late.map(|(line, phase)| {
         (
@@ -566,6 +668,28 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         _ => None,
     };
 
+    // Evaluation run from inside a training loop, told by the program's own lines: the log's
+    // last stage is training, but a line printed after its last training line (a `validating
+    // …` status line, a bar of the evaluation, the app's words on the error's line) names an
+    // evaluation pass. The later line shows what ran when it failed.
+    let from_progress = match (from_progress, inputs.nearby) {
+        (Some((Phase::TrainingStep, _)), Some((line, Phase::Inference, what, words)))
+            if progress
+                .in_progress
+                .is_some_and(|(phase, at)| phase == Phase::TrainingStep && at < line) =>
+        {
+            let at = progress.in_progress.map_or(0, |(_, at)| at);
+            Some((
+                Phase::Inference,
+                format!(
+                    "line {line}: {what}, `{}`, names an evaluation pass, printed after the last \
+                     training line (line {at}): evaluation inside training",
+                    user_code::clip(words.trim())
+                ),
+            ))
+        }
+        (other, _) => other,
+    };
     // An explicit line of the engine beats the message family (llama.cpp's compute-buffer
     // failure is profiling at context creation, inference in `llama_kv_cache_update_impl`).
     let decided = from_hint
@@ -606,6 +730,8 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
                 phase
             })
         }
+        // The training's start line alone: nothing completed yet (said with the stage running).
+        Some((Phase::TrainingStep, _)) if training_started_only => None,
         Some((phase, line)) => {
             completed.push(format!(
                 "line {line}: the log shows {} completed",

@@ -231,6 +231,7 @@ fn read_phase(
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
     let nearby = failure.and_then(|message| nearby_words(collected, message, &frames));
+    let training_step_shown = training_step_shown(collected, progress);
     let phase = decide_phase(PhaseInputs {
         failure,
         progress,
@@ -238,8 +239,36 @@ fn read_phase(
         hint,
         late,
         nearby,
+        training_step_shown,
     });
     (phase, unseen)
+}
+
+/// Whether the run's last training line shows a step done (`phase::shows_a_completed_step`);
+/// a line whose text was not kept counts as one (what the report said before it was read).
+fn training_step_shown(collected: &Collected, progress: &Progress) -> bool {
+    let Some((Phase::TrainingStep, line)) = progress.last_completed else {
+        return true;
+    };
+    let kept = collected
+        .context
+        .iter()
+        .flat_map(|block| &block.lines)
+        .chain(&collected.above_tracebacks)
+        .find(|context| context.line == line)
+        .map(|context| context.text.as_str());
+    let event = || {
+        [collected.saved_segment.as_ref(), Some(&collected.segment)]
+            .into_iter()
+            .flatten()
+            .flat_map(|segment| segment.events())
+            .find(|event| event.line == line && event.kind == EventKind::TrainingStep)
+            .map(|event| event.text)
+    };
+    match kept {
+        Some(text) => crate::analyze::phase::shows_a_completed_step(text),
+        None => event().is_none_or(|text| crate::analyze::phase::shows_a_completed_step(&text)),
+    }
 }
 
 /// The phase shown at a later statement of the first GPU failure (see `build_report`): the
@@ -288,6 +317,7 @@ fn summary_phase(
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: training_step_shown(collected, &collected.progress),
     });
     if phase.failed_in != running {
         return None;
@@ -319,6 +349,7 @@ fn nearby_words<'a>(
             .context
             .iter()
             .flat_map(|block| &block.lines)
+            .chain(&collected.above_tracebacks)
             .find(|context| context.line == line)
             .map(|context| context.text.as_str())
     };
@@ -401,13 +432,24 @@ fn nearby_words<'a>(
         }
     }
     // The progress bar running when the traceback (or the error) was printed: a tqdm bar whose
-    // description names a stage and that had not reached its total.
+    // description names a stage and that had not reached its total; or the program's status
+    // line. Libraries print between it and the error (allocator warnings, a `UserWarning` and
+    // its `warnings.warn(` line, XLA's dump of the failing program): those lines say nothing of
+    // what the program was doing and are passed over (`is_library_noise`); any other line ends
+    // the search.
     let above = start.unwrap_or(message.line);
-    for line in (above.saturating_sub(3).max(1)..above).rev() {
+    let failure_lines: Vec<u64> = collected.ooms.iter().map(|oom| oom.line).collect();
+    for line in (above.saturating_sub(STATUS_SEARCH_LINES).max(1)..above).rev() {
         let Some(text) = text_of(line) else {
             break;
         };
         if text.trim().is_empty() {
+            continue;
+        }
+        if status_line_phase(text).is_none()
+            && last_progress_bar(text).is_none()
+            && (failure_lines.contains(&line) || is_library_noise(text))
+        {
             continue;
         }
         if let Some((description, done, total)) = last_progress_bar(text) {
@@ -474,6 +516,51 @@ fn nearby_words<'a>(
             .map(|(phase, _)| (line, phase, "the code shown just above the error", code));
     }
     None
+}
+
+/// How far above a failure (or its traceback's head) the program's last status line is looked
+/// for, over lines of library noise only (the labelled corpus: an evaluation line 20 lines of
+/// XLA allocator warnings and a program dump above its error).
+const STATUS_SEARCH_LINES: u64 = 48;
+
+/// A line a library prints between a program's own output and its error, saying nothing of what
+/// the program was doing: a warning (Python's `…Warning:` and the `warnings.warn(` line under
+/// it, a `WARNING`/`[W …]` level, glog's and absl's `W1202 01:33:04.004 … file.cc:371]` lines
+/// of any level), an indented line (code under a warning, a dump's body, frames), a line of
+/// symbols (a dump's brackets, `%name = …` lines, rules of dashes), or a short header that
+/// introduces the error list (`Failures (18):`).
+fn is_library_noise(text: &str) -> bool {
+    if text.starts_with([' ', '\t']) {
+        return true;
+    }
+    let trimmed = text.trim();
+    let Some(first) = trimmed.chars().next() else {
+        return true;
+    };
+    if !(first.is_alphanumeric() || first == '[') {
+        return true;
+    }
+    // glog / absl: a level letter, MMDD, a time, a thread id, `file.cc:line]`.
+    let bytes = trimmed.as_bytes();
+    let glog = bytes.len() > 20
+        && matches!(bytes[0], b'I' | b'W' | b'E')
+        && bytes[1..5].iter().all(u8::is_ascii_digit)
+        && bytes[5] == b' '
+        && bytes[6..8].iter().all(u8::is_ascii_digit)
+        && bytes[8] == b':';
+    if glog {
+        return true;
+    }
+    let warning = trimmed.contains("Warning:")
+        || trimmed.contains("WARNING")
+        || trimmed.contains("[W ")
+        || trimmed.starts_with("warnings.warn(")
+        || trimmed.contains(" WARN ")
+        || trimmed.starts_with("WARN ");
+    if warning {
+        return true;
+    }
+    trimmed.ends_with(':') && trimmed.split_whitespace().count() <= 3
 }
 
 /// The stage a program's own status line names when it is the last line printed before a
@@ -701,8 +788,101 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
 
 #[cfg(test)]
 mod tests {
-    use super::{last_progress_bar, status_line_phase};
+    use super::{is_library_noise, last_progress_bar, status_line_phase};
+    use crate::analyze::explain::explain_text;
     use crate::model::explain::Phase;
+
+    const OOM: &str =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.10 GiB. GPU \
+                       0 has a total capacity of 139.80 GiB of which 2.02 GiB is free.";
+
+    /// A status line, `between` lines, then a traceback of `frames` frames and the error.
+    fn status_then_traceback(status: &str, between: &[&str], frames: usize) -> String {
+        let mut text = String::from("INFO request a1: 8 queries\nINFO request a1 done\n");
+        text.push_str(status);
+        text.push('\n');
+        for line in between {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.push_str("Traceback (most recent call last):\n");
+        for n in 0..frames {
+            text.push_str(&format!(
+                "  File \"/x/site-packages/lib/mod{n}.py\", line {n}, in call{n}\n    out = f(x)\n"
+            ));
+        }
+        text.push_str(OOM);
+        text.push('\n');
+        text
+    }
+
+    #[test]
+    fn the_status_line_over_a_long_traceback_or_library_warnings_is_read() {
+        let status = "2026-12-02 01:29:16,731 INFO [rerank] request c3: 4096 queries";
+        // A traceback longer than the context kept before the error: its head's lines are kept.
+        let report = explain_text(&status_then_traceback(status, &[], 30));
+        assert_eq!(
+            report.phase.failed_in,
+            Phase::Inference,
+            "{:?}",
+            report.phase
+        );
+        assert!(
+            report.phase.evidence[0].contains("line 3"),
+            "{:?}",
+            report.phase
+        );
+        // Allocator and Python warnings between the status line and the traceback.
+        let warnings = [
+            "W1202 01:33:04.004333    3189 bfc_allocator.cc:371] Allocator (GPU_0_bfc) ran out",
+            "/x/site-packages/torch/_inductor/compile_fx.py:322: UserWarning: TF32 not enabled",
+            "  warnings.warn(",
+            "",
+            "Failures (18):",
+        ];
+        let report = explain_text(&status_then_traceback(status, &warnings, 3));
+        assert_eq!(
+            report.phase.failed_in,
+            Phase::Inference,
+            "{:?}",
+            report.phase
+        );
+        // The program's own line in between (not a library's) ends the search: unknown kept.
+        let report = explain_text(&status_then_traceback(
+            status,
+            &["request c3: tokenizing done, model switched to the large one"],
+            3,
+        ));
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+        // Too far above (beyond the bounded search) is not read.
+        let many: Vec<&str> = std::iter::repeat_n("  | dump line", 60).collect();
+        let report = explain_text(&status_then_traceback(status, &many, 3));
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+    }
+
+    #[test]
+    fn library_noise_is_told_from_a_programs_lines() {
+        for noise in [
+            "W1202 01:33:04.004333    3189 bfc_allocator.cc:371] Allocator ran out of memory",
+            "E1202 01:33:04.005354    3118 config_assigner.cc:536] Could not get config for HLO",
+            "/x/torch/_inductor/compile_fx.py:322: UserWarning: TensorFloat32 tensor cores",
+            "  warnings.warn(",
+            "}, metadata={op_name=\"jit(_fun)/dot_general\"}",
+            "%parameter_0 = f32[131072,4096]{1,0} parameter(0)",
+            "[W socket.cpp:663] [c10d] The client socket has failed to connect",
+            "Failures (18):",
+        ] {
+            assert!(is_library_noise(noise), "{noise}");
+        }
+        for line in [
+            "eval batch 1: 4096 examples",
+            "INFO request c3 done: top ids [1, 2]",
+            "When I run the script I get:",
+            "Epoch 1/3",
+        ] {
+            assert!(!is_library_noise(line), "{line}");
+        }
+    }
 
     #[test]
     fn a_status_line_names_the_stage_it_counts() {

@@ -32,6 +32,7 @@ fn deepest_mapped_frame_wins() {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
     });
     assert_eq!(report.failed_in, Phase::Profiling);
     assert_eq!(report.prompt_can_be_cause, Some(false));
@@ -53,6 +54,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
     });
     assert_eq!(report.failed_in, Phase::KvCacheAlloc);
     assert_eq!(report.last_completed, Some(Phase::Profiling));
@@ -71,9 +73,35 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
+    });
+    assert_eq!(report.failed_in, Phase::TrainingStep);
+    // One training line shows the training started, not a step completed.
+    assert_eq!(report.last_completed, None);
+    assert_eq!(
+        report.evidence,
+        ["line 7: training had started (no later line shows a step completed) and the log shows \
+          no end of it"]
+    );
+    progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 9);
+    let report = decide(PhaseInputs {
+        failure: None,
+        progress: &progress,
+        frames: &[],
+        hint: None,
+        late: None,
+        nearby: None,
+        training_step_shown: false,
     });
     assert_eq!(report.failed_in, Phase::TrainingStep);
     assert_eq!(report.last_completed, Some(Phase::TrainingStep));
+    assert_eq!(
+        report.evidence,
+        [
+            "line 9: the log shows training_step completed",
+            "line 9: training_step had started and the log shows no end of it"
+        ]
+    );
 }
 
 #[test]
@@ -85,6 +113,7 @@ fn nothing_shown_is_unknown() {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
     });
     assert_eq!(report.failed_in, Phase::Unknown);
     assert_eq!(report.server_was_ready, None);
@@ -103,6 +132,7 @@ fn ready_server_then_failure_is_inference() {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
     });
     assert_eq!(report.failed_in, Phase::Inference);
     assert_eq!(report.server_was_ready, Some(true));
@@ -117,6 +147,7 @@ fn failed_in(frames: &[Frame]) -> (Phase, Vec<String>) {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
     });
     (report.failed_in, report.evidence)
 }
@@ -239,6 +270,7 @@ fn wrappers_decide_only_when_nothing_else_does() {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
     });
     assert_eq!(report.failed_in, Phase::CudaGraphCapture);
 }
@@ -311,6 +343,129 @@ fn evaluation_inside_training_is_inference_and_says_so() {
         .0,
         Phase::WeightsLoad
     );
+}
+
+#[test]
+fn an_evaluation_hook_deeper_than_the_training_loop_decides() {
+    let loops = "/x/lightning/pytorch/loops/";
+    let call = "/x/lightning/pytorch/trainer/call.py";
+    // Lightning runs the validation epoch's end hook from inside `fit_loop`.
+    let (phase, evidence) = failed_in(&[
+        frame(1, "fit", "/x/lightning/pytorch/trainer/trainer.py"),
+        frame(2, "advance", &format!("{loops}fit_loop.py")),
+        frame(3, "run", &format!("{loops}training_epoch_loop.py")),
+        frame(
+            4,
+            "on_advance_end",
+            &format!("{loops}training_epoch_loop.py"),
+        ),
+        frame(5, "run", &format!("{loops}evaluation_loop.py")),
+        frame(
+            6,
+            "_on_evaluation_epoch_end",
+            &format!("{loops}evaluation_loop.py"),
+        ),
+        frame(7, "_call_lightning_module_hook", call),
+        frame(8, "on_validation_epoch_end", "/home/u/train_seg.py"),
+    ]);
+    assert_eq!(phase, Phase::Inference);
+    assert!(
+        evidence[0].contains("`on_validation_epoch_end`")
+            && evidence[0].contains("evaluation inside training (`advance`, line 2)"),
+        "{evidence:?}"
+    );
+    // The caller's `validate` called from its own training loop.
+    let (phase, _) = failed_in(&[
+        frame(1, "<module>", "train.py"),
+        frame(2, "train", "train.py"),
+        frame(3, "validate", "train.py"),
+        frame(
+            4,
+            "_call_impl",
+            "/x/site-packages/torch/nn/modules/module.py",
+        ),
+    ]);
+    assert_eq!(phase, Phase::Inference);
+    // Not evaluation: a diffusion loss's helper, a library checking its arguments, torch.compile's
+    // frame evaluation, a training step of its own.
+    for (function, file) in [
+        (
+            "predict_start_from_noise",
+            "/x/site-packages/diffusers/ddpm.py",
+        ),
+        (
+            "_validate_args",
+            "/x/site-packages/torch/distributions/distribution.py",
+        ),
+        ("_fn", "/x/site-packages/torch/_dynamo/eval_frame.py"),
+        ("compute_loss_and_validate_grads", "train.py"),
+        ("evaluate_and_backward", "train.py"),
+    ] {
+        let (phase, evidence) = failed_in(&[
+            frame(1, "train", "train.py"),
+            frame(2, function, file),
+            frame(
+                3,
+                "_call_impl",
+                "/x/site-packages/torch/nn/modules/module.py",
+            ),
+        ]);
+        assert_eq!(phase, Phase::TrainingStep, "{function}: {evidence:?}");
+    }
+    // Nothing around it is training: no training loop is claimed.
+    let (phase, evidence) = failed_in(&[
+        frame(1, "main", "run.py"),
+        frame(2, "on_validation_epoch_end", "run.py"),
+    ]);
+    assert_ne!(phase, Phase::TrainingStep);
+    assert!(
+        evidence
+            .iter()
+            .all(|line| !line.contains("inside training")),
+        "{evidence:?}"
+    );
+}
+
+#[test]
+fn an_evaluation_line_after_the_last_training_line_is_inference() {
+    let mut progress = Progress::default();
+    progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 3);
+    progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 8);
+    let decide_with = |nearby| {
+        decide(PhaseInputs {
+            failure: None,
+            progress: &progress,
+            frames: &[],
+            hint: None,
+            late: None,
+            nearby,
+            training_step_shown: false,
+        })
+    };
+    let status = "the program's status line printed just before it failed";
+    let report = decide_with(Some((
+        12,
+        Phase::Inference,
+        status,
+        "validating on full-resolution scans: 4/40",
+    )));
+    assert_eq!(report.failed_in, Phase::Inference);
+    assert!(
+        report
+            .evidence
+            .iter()
+            .any(|line| line.contains("evaluation inside training")
+                && line.contains("line 12")
+                && line.contains("(line 8)")),
+        "{:?}",
+        report.evidence
+    );
+    // Printed before the last training line: the training went on after it.
+    let report = decide_with(Some((5, Phase::Inference, status, "eval batch 3/10")));
+    assert_eq!(report.failed_in, Phase::TrainingStep);
+    // A later line naming another stage than evaluation changes nothing.
+    let report = decide_with(Some((12, Phase::WeightsLoad, status, "loading model 2/3")));
+    assert_eq!(report.failed_in, Phase::TrainingStep);
 }
 
 #[test]
@@ -540,6 +695,7 @@ fn a_library_rule_beats_the_callers_code() {
         hint: None,
         late: None,
         nearby: None,
+        training_step_shown: false,
     });
     assert_eq!(report.failed_in, Phase::Inference);
 }
@@ -559,6 +715,7 @@ fn the_callers_code_decides_when_no_library_rule_does_and_inputs_stay_unknown() 
             hint: None,
             late: None,
             nearby: None,
+            training_step_shown: false,
         })
     };
     assert_eq!(decide_on(&frames).failed_in, Phase::Unknown);
@@ -598,6 +755,7 @@ fn a_raw_cuda_error_from_the_first_module_move_is_context_creation() {
             hint: None,
             late: None,
             nearby: None,
+            training_step_shown: false,
         })
     };
     let report = decide_with(raw, &moved, &Progress::default());
@@ -703,4 +861,30 @@ fn fsdp_flattening_its_parameters_is_a_weights_load() {
         "/x/torch/distributed/fsdp/_runtime_utils.py",
     )];
     assert_ne!(failed_in(&step).0, Phase::WeightsLoad);
+}
+
+#[test]
+fn a_training_line_shows_a_step_done_or_only_the_start() {
+    for done in [
+        "Epoch 0/0  ━━━━━━━━━━╸     9/20 0:00:01 • 0:00:02 10.43it/s loss: 1.033",
+        "{'loss': 1.9, 'learning_rate': 2e-05, 'epoch': 0.01}",
+        "iter 3 step 1: loss 2.5",
+        "steps:   1%|          | 12/1600 [00:40<1:30:00, 3.40s/it]",
+        "Epoch 3 step 120 train loss 1.92",
+        "steps:   0%|      | 1/1600 [00:00<20:09,  1.32it/s, avr_loss=0.087]Traceback (most",
+        " | Epoch: [1][10003/10010]    Time 1.209  Data 0.000  Err 8.3525  top1  99.219",
+        "iter 3436 step 53: loss 2.9911, iter time: 400.10ms",
+    ] {
+        assert!(shows_a_completed_step(done), "{done}");
+    }
+    for started in [
+        "Epoch 1/3",
+        "***** Running training *****",
+        "Starting training...",
+        "steps:   0%|          | 0/1600 [00:00<?, ?it/s]",
+        "Training started: step 0",
+        "**ERROR [06/09 11:05:25 d2.engine.train_loop]**: Exception during training:",
+    ] {
+        assert!(!shows_a_completed_step(started), "{started}");
+    }
 }

@@ -346,6 +346,56 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     one_stage(training, inference, load)
 }
 
+/// Whether a frame's function is named for an evaluation pass (read only inside a training
+/// frame: see `read_frames`). Training loops run their evaluation from inside the loop
+/// (Lightning `fit_loop` → `val_loop.run` → `_evaluation_step` / `on_validation_epoch_end`,
+/// a script's `train()` → `validate(model, loader)`): the innermost frame says the stage. The
+/// words of the loop that run it (`epoch`, `step`, `end`) name no other stage there. A
+/// library's name needs an unambiguous word (`evaluation`, `validation`, `sanity`) or a short
+/// word with a loop word (`val_loop`, `test_step`, `predict_step`); `predict` alone is also a
+/// training loss's helper (`predict_noise`, `predict_start_from_noise` in diffusion training),
+/// `validate` alone a check of arguments.
+pub fn evaluation_name(function: &str, library: bool) -> bool {
+    const ALWAYS: &[&str] = &[
+        "evaluate",
+        "evaluation",
+        "evaluating",
+        "validation",
+        "sanity",
+    ];
+    const SHORT: &[&str] = &["eval", "val", "test", "testing", "predict", "prediction"];
+    const CALLER: &[&str] = &["validate", "validating", "valid", "eval", "val", "test"];
+    const LOOP: &[&str] = &[
+        "step",
+        "loop",
+        "epoch",
+        "batch",
+        "dataloader",
+        "impl",
+        "run",
+    ];
+    const OTHER: &[&str] = &[
+        "train",
+        "training",
+        "fit",
+        "finetune",
+        "backward",
+        "learn",
+        "load",
+        "loss",
+        "noise",
+        "grad",
+        "gradient",
+        "optimizer",
+    ];
+    let words = words(function);
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(OTHER) || has(STARTUP_WORDS) {
+        return false;
+    }
+    has(ALWAYS) || (has(SHORT) && has(LOOP)) || (!library && has(CALLER))
+}
+
 /// The stage free words name (an app's message around an error, the message logged with a
 /// traceback): `request 7f3a failed while running the model` → inference, `Error in training
 /// loop` → training_step, `Failed to load model` → weights_load. Bracketed parts (`[train.py:88]`,
