@@ -526,6 +526,11 @@ impl SnapshotFold {
 impl Merge for SnapshotFold {
     type Part = SnapshotPart;
 
+    /// Sizes the entries once (a failed reservation is left to the vector's growth).
+    fn expect_items(&mut self, items: usize) {
+        let _ = self.entries.try_reserve_exact(items);
+    }
+
     fn into_part(self, list: Value) -> Result<SnapshotPart, String> {
         let whole = match list {
             Value::Handle(ENTRIES, range) => self.ranges.get(range as usize).copied(),
