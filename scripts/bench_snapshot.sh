@@ -187,6 +187,17 @@
 #   Next: the merge made parallel (intern each part's frames and stacks once, renumber the
 #   parts' entries on their threads into one vector sized from the parts' counts) and the
 #   analysis' replay made cheaper or split; RSS with threads: the allocator's arenas (above).
+# Measured 2026-12-02 08:41-08:53 UTC, same 2-core VM, load 3.6-5.1, one run each, varied
+# file (604,871,735 bytes), OOMDOC_PROFILE=1; reports identical to the 1d0dfba baseline's and
+# across thread counts. The merge split in phases (thread CPU s of the merging thread) at 16
+# chunks, before -> after the merge of 837c32e (stacks turned into global frame ids and
+# entries renumbered on threads, frames interned by reference, their strings freed on the
+# threads): whole merge 0.150 -> 0.112-0.138; of it frames 0.053 -> 0.023, stacks interned
+# 0.007-0.012, append (the entries copied into one vector: page faults and memcpy, 115 MiB)
+# 0.076-0.089, now the largest serial part. On 16 free cores expect the merge at ~0.1 s (was
+# 0.23 s on the H200). Peak RSS by threads with each chunk's entries sized once from the
+# pre-scan's batch count (no growth copies left in the threads' arenas): 2 threads 258 MiB
+# (0df2bd7: 256), 4: 311 MiB (370), 16: 370 MiB (436-452; 1d0dfba 462): 0.61 of the file at 16.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

@@ -263,16 +263,31 @@ impl SnapshotFold {
         id
     }
 
+    /// The id of `frame`, interned (copied only when it is new).
+    fn intern_frame_ref(&mut self, frame: &Frame) -> u32 {
+        match self.frame_index.get(frame) {
+            Some(&id) => id,
+            None => self.intern_frame(frame.clone()),
+        }
+    }
+
     /// The id of the stack whose frame ids are in `self.scratch`, interned.
     fn intern_scratch(&mut self) -> u32 {
-        if let Some(&id) = self.stack_index.get(self.scratch.as_slice()) {
+        let scratch = std::mem::take(&mut self.scratch);
+        let id = self.intern_ids(&scratch);
+        self.scratch = scratch;
+        id
+    }
+
+    /// The id of the stack of frame ids `ids`, interned.
+    fn intern_ids(&mut self, ids: &[u32]) -> u32 {
+        if let Some(&id) = self.stack_index.get(ids) {
             return id;
         }
         let id = self.stacks.len() as u32;
-        self.interned_bytes += 8 * self.scratch.len() as u64 + 96;
-        self.stacks.push(self.scratch.clone());
-        self.stack_index
-            .insert(self.scratch.clone().into_boxed_slice(), id);
+        self.interned_bytes += 8 * ids.len() as u64 + 96;
+        self.stacks.push(ids.to_vec());
+        self.stack_index.insert(ids.into(), id);
         id
     }
 
@@ -511,6 +526,11 @@ impl SnapshotFold {
 impl Merge for SnapshotFold {
     type Part = SnapshotPart;
 
+    /// Sizes the entries once (a failed reservation is left to the vector's growth).
+    fn expect_items(&mut self, items: usize) {
+        let _ = self.entries.try_reserve_exact(items);
+    }
+
     fn into_part(self, list: Value) -> Result<SnapshotPart, String> {
         let whole = match list {
             Value::Handle(ENTRIES, range) => self.ranges.get(range as usize).copied(),
@@ -528,8 +548,11 @@ impl Merge for SnapshotFold {
     }
 
     /// Interns each part's frames, stacks and streams in order (so ids come out as the
-    /// sequential decoder gives them: by first appearance) and appends its entries.
-    fn merge(&mut self, list: &mut Vec<Value>, parts: Vec<SnapshotPart>) -> Result<(), String> {
+    /// sequential decoder gives them: by first appearance) and appends its entries. What
+    /// does not depend on the order runs on threads, one group of parts each: turning a
+    /// part's stacks into global frame ids, and renumbering its entries; the interning
+    /// itself (a hash look-up per distinct stack of each part) stays on this thread.
+    fn merge(&mut self, list: &mut Vec<Value>, mut parts: Vec<SnapshotPart>) -> Result<(), String> {
         if !list.is_empty() {
             return Err("the trace has items before its chunks".to_string());
         }
@@ -538,32 +561,57 @@ impl Merge for SnapshotFold {
         if start + total >= u32::MAX as usize {
             return Err("more trace entries than oomdoc can hold".to_string());
         }
-        for mut part in parts {
-            let frames: Vec<u32> = part
-                .frames
-                .into_iter()
-                .map(|frame| self.intern_frame(frame))
-                .collect();
-            let mut stacks = Vec::with_capacity(part.stacks.len());
-            for ids in &part.stacks {
-                self.scratch.clear();
-                for &id in ids {
-                    let id = frames
-                        .get(id as usize)
-                        .ok_or("a stack names an unknown frame")?;
-                    self.scratch.push(*id);
+        let timing = profile::phase(|| "merge: frames".to_string());
+        let frame_maps: Vec<Vec<u32>> = parts
+            .iter()
+            .map(|part| {
+                part.frames
+                    .iter()
+                    .map(|frame| self.intern_frame_ref(frame))
+                    .collect()
+            })
+            .collect();
+        drop(timing);
+        // Each part's stacks in global frame ids, flat, with where each stack ends.
+        let timing = profile::phase(|| "merge: stacks in global frame ids".to_string());
+        let translated = on_threads(&mut parts, &frame_maps, |part, frames| {
+            // The part's own frames (their strings) are freed here, off the merging thread.
+            drop(std::mem::take(&mut part.frames));
+            let stacks = std::mem::take(&mut part.stacks);
+            let mut ids = Vec::with_capacity(stacks.iter().map(Vec::len).sum());
+            let mut ends = Vec::with_capacity(stacks.len());
+            for stack in stacks {
+                for id in stack {
+                    ids.push(
+                        *frames
+                            .get(id as usize)
+                            .ok_or("a stack names an unknown frame")?,
+                    );
                 }
-                stacks.push(self.intern_scratch());
+                ends.push(ids.len());
             }
-            drop(part.stacks);
+            Ok::<_, String>((ids, ends))
+        });
+        drop(timing);
+        let timing = profile::phase(|| "merge: intern stacks and streams".to_string());
+        let mut maps = Vec::with_capacity(parts.len());
+        for (part, translated) in parts.iter().zip(translated) {
+            let (ids, ends) = translated?;
+            let mut stacks = Vec::with_capacity(ends.len());
+            let mut from = 0;
+            for end in ends {
+                stacks.push(self.intern_ids(&ids[from..end]));
+                from = end;
+            }
             let mut streams = Vec::with_capacity(part.streams.len());
             for &raw in &part.streams {
                 streams.push(self.stream(raw)?);
             }
-            // The part's entries are renumbered where they lie and then moved: the first
-            // part's vector becomes the trace's, and each later one is appended and freed
-            // at once, so the trace is never held twice (growing a vector this large moves
-            // its pages, not its bytes).
+            maps.push((stacks, streams));
+        }
+        drop(timing);
+        let timing = profile::phase(|| "merge: renumber entries".to_string());
+        let renumbered = on_threads(&mut parts, &maps, |part, (stacks, streams)| {
             for entry in &mut part.entries {
                 let stream = streams.get(entry.stream_index() as usize);
                 let stack = stacks.get(entry.stack as usize);
@@ -573,8 +621,21 @@ impl Merge for SnapshotFold {
                 entry.set_stream_index(stream);
                 entry.stack = stack;
             }
+            Ok(())
+        });
+        renumbered.into_iter().collect::<Result<(), String>>()?;
+        drop(maps);
+        drop(timing);
+        // The parts' entries are moved: the first part's vector becomes the trace's, and each
+        // later one is appended and freed at once, so the trace is never held twice (growing
+        // a vector this large moves its pages, not its bytes).
+        let timing = profile::phase(|| "merge: append entries".to_string());
+        for part in parts {
             if self.entries.is_empty() {
                 self.entries = part.entries;
+                self.entries
+                    .try_reserve_exact(start + total - self.entries.len())
+                    .map_err(|_| "out of memory holding the trace entries".to_string())?;
             } else {
                 self.entries
                     .try_reserve_exact(part.entries.len())
@@ -582,10 +643,54 @@ impl Merge for SnapshotFold {
                 self.entries.extend_from_slice(&part.entries);
             }
         }
+        drop(timing);
         self.ranges.push((start as u32, (start + total) as u32));
         list.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
         Ok(())
     }
+}
+
+/// `work(part, with)` for each part and its `with`, on up to as many threads as the machine
+/// has cores (contiguous groups of parts); the results in the parts' order.
+fn on_threads<P: Send, W: Sync, R: Send>(
+    parts: &mut [P],
+    with: &[W],
+    work: impl Fn(&mut P, &W) -> R + Sync,
+) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = cores.min(parts.len()).max(1);
+    if threads == 1 {
+        return parts
+            .iter_mut()
+            .zip(with)
+            .map(|(part, with)| work(part, with))
+            .collect();
+    }
+    let per = parts.len().div_ceil(threads);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .chunks_mut(per)
+            .zip(with.chunks(per))
+            .map(|(parts, with)| {
+                scope.spawn(move || {
+                    parts
+                        .iter_mut()
+                        .zip(with)
+                        .map(|(part, with)| work(part, with))
+                        .collect::<Vec<R>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 impl Fold for SnapshotFold {

@@ -475,6 +475,11 @@ pub trait Merge: Fold + Sized {
     /// it), as a part.
     fn into_part(self, list: Value) -> Result<Self::Part, String>;
 
+    /// A hint, before the chunk is decoded: its list will likely get about `items` items (so
+    /// a fold can size its vectors once, rather than grow them). Folds that keep nothing
+    /// per item ignore it.
+    fn expect_items(&mut self, _items: usize) {}
+
     /// Adds the parts' items, in order, to `list`, the items of the list they were cut from
     /// (what the sequential decoder would have made of those items, through
     /// [`Fold::append`]).

@@ -124,20 +124,23 @@ pub struct Parallel {
 /// What [`Parallel::scan_split_bytes`] usually is.
 pub const SCAN_SPLIT_BYTES: u64 = 16 << 20;
 
-/// The chunks of `region`: `(start, end, memo size at start)`, cut at batch boundaries into
-/// at most `chunks` pieces of about equal bytes.
-fn chunks_of(region: &Region, chunks: usize) -> Vec<(u64, u64, u32)> {
+/// The chunks of `region`: `(start, end, memo size at start, batches)`, cut at batch
+/// boundaries into at most `chunks` pieces of about equal bytes.
+fn chunks_of(region: &Region, chunks: usize) -> Vec<(u64, u64, u32, usize)> {
     let start = region.start();
     let total = region.end.saturating_sub(start).max(1);
     let chunks = chunks.max(1) as u64;
-    let mut out: Vec<(u64, u64, u32)> = Vec::new();
+    let mut out: Vec<(u64, u64, u32, usize)> = Vec::new();
     for &(offset, memo) in &region.batches {
         let due = (offset - start) as u128 * chunks as u128 / total as u128;
         if out.is_empty() || due >= out.len() as u128 {
             if let Some(last) = out.last_mut() {
                 last.1 = offset;
             }
-            out.push((offset, region.end, memo));
+            out.push((offset, region.end, memo, 0));
+        }
+        if let Some(last) = out.last_mut() {
+            last.3 += 1;
         }
     }
     out
@@ -175,7 +178,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                     let mut parts = Vec::new();
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(start, end, memo)) = chunks.get(index) else {
+                        let Some(&(start, end, memo, batches)) = chunks.get(index) else {
                             return Some(parts);
                         };
                         if failed.load(Ordering::Relaxed) {
@@ -184,7 +187,9 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                         let timing = profile::phase(|| {
                             format!("chunk {index} ({} MiB) decode", (end - start) >> 20)
                         });
-                        let part = decode_chunk(shared, starts, start, end, memo, limits, make());
+                        let mut fold = make();
+                        fold.expect_items(expected_items(batches, end - start));
+                        let part = decode_chunk(shared, starts, start, end, memo, limits, fold);
                         drop(timing);
                         match part {
                             Some(part) => parts.push((index, part)),
@@ -247,6 +252,15 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         drop(decoder);
         Some((value, fold))
     })
+}
+
+/// How many items a chunk of `batches` batches in `bytes` bytes likely holds: Python's
+/// pickler writes 1,000 items a batch; never more than one item per 64 bytes, so a file of
+/// small batches cannot make a chunk reserve more than a fraction of its size.
+fn expected_items(batches: usize, bytes: u64) -> usize {
+    batches
+        .saturating_mul(1000)
+        .min(usize::try_from(bytes / 64).unwrap_or(usize::MAX))
 }
 
 /// Decodes the batches in `start..end` (memo size `memo` at `start`) into `fold`'s part.
