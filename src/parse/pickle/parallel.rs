@@ -285,10 +285,12 @@ fn decode_chunk<F: Merge>(
     fold.into_part(value).ok()
 }
 
-/// Whether the pre-scan on `threads` threads (going parallel where `split` bytes are left)
-/// makes the plan the one-thread scan makes, and whether there is a region to split.
+/// How the pre-scan on `threads` threads (going parallel where `split` bytes are left)
+/// compares with the one-thread scan: the same plan, or no plan at all (it declined, so the
+/// sequential decoder reads the file), and whether the one-thread scan found a region to
+/// split.
 #[cfg(test)]
-pub(crate) fn scans_agree(file: &File, threads: usize, split: u64) -> (bool, bool) {
+pub(crate) fn scans_agree(file: &File, threads: usize, split: u64) -> ScanAgreement {
     use std::io::{Seek, SeekFrom};
     let len = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
     let parallel = scan::scan_file(file, len, threads, split);
@@ -298,5 +300,20 @@ pub(crate) fn scans_agree(file: &File, threads: usize, split: u64) -> (bool, boo
     let region = sequential
         .as_ref()
         .is_some_and(|plan| plan.region.is_some());
-    (parallel == sequential, region)
+    ScanAgreement {
+        same: parallel == sequential,
+        declined: parallel.is_none() && sequential.is_some(),
+        region,
+    }
+}
+
+/// See [`scans_agree`].
+#[cfg(test)]
+pub(crate) struct ScanAgreement {
+    /// Both scans made the same plan (or both none).
+    pub(crate) same: bool,
+    /// The parallel scan made no plan where the one-thread scan made one.
+    pub(crate) declined: bool,
+    /// The one-thread scan found a list to split.
+    pub(crate) region: bool,
 }

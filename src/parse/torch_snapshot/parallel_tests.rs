@@ -262,9 +262,9 @@ proptest::proptest! {
         let read = read_file(&file, Limits::default(), parallel(threads, chunks)).unwrap();
         proptest::prop_assert_eq!(format!("{read:?}"), format!("{sequential:?}"));
         // The pre-scan cut in pieces (anywhere the cut pattern shows) finds the same plan.
-        let (agree, region) = scans_agree(&file, threads + 1, 1);
-        proptest::prop_assert!(agree);
-        proptest::prop_assert_eq!(region, batches >= 2);
+        let scans = scans_agree(&file, threads + 1, 1);
+        proptest::prop_assert!(scans.same);
+        proptest::prop_assert_eq!(scans.region, batches >= 2);
     }
 
     /// A truncated file, or a bad byte anywhere (in any chunk), is declined by the parallel
@@ -289,8 +289,11 @@ proptest::proptest! {
         let sequential = parse(&bytes)
             .map(|snapshot| format!("{snapshot:?}"))
             .map_err(|error| error.to_string());
-        let (agree, _) = scans_agree(&temp_file(&bytes), chunks + 1, 1);
-        proptest::prop_assert!(agree);
+        // On a damaged file the parallel pre-scan makes the one-thread scan's plan, or
+        // declines (a read of a memo slot that a piece cannot check, a piece that does not
+        // join), and the sequential decoder then reads the file: never another plan.
+        let scans = scans_agree(&temp_file(&bytes), chunks + 1, 1);
+        proptest::prop_assert!(scans.same || scans.declined);
         if let Some(snapshot) = decode_parallel_result(&bytes, parallel(3, chunks)) {
             let snapshot = snapshot
                 .map(|snapshot| format!("{snapshot:?}"))
