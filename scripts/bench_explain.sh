@@ -79,6 +79,15 @@
 # all positions for checking, Fat's 16 far fewer; markers that hold another ("OOMKilled") are
 # not searched for; "code" (of `exit code 137`) is no longer an anchor: SGLang's `Decode batch`
 # and TGI's `decoder_input_details` gave it 1.1 M hits per GiB, each a restart of the search.
+# Tenth session, end (2026-12-02 09:12 UTC, 5881409, the 1d0dfba build alternated as BEFORE):
+# the long-log scanner without the reports-only markers, anchors chosen against busy serving
+# pieces and window chunks scanned on their own threads. This 2-core VM, idle (load 0.1-1.0):
+#   varied RUNS=7: grep 0.34 s, explain 0.60 s best / 0.65 s median, 1.76x wall (before 1.91x);
+#   varied RUNS=5: 1.86x (before 2.09x); serving RUNS=3: 0.42 s against grep's 0.23 s, 1.83x
+#   (before 1.61x: slower there, not yet explained); h200 RUNS=3: 2.00x (before 2.12x).
+# H200 host (16 cores, idle, RUNS=3): varied 0.31 s against grep's 0.28 s, 1.11x (before
+# 1.25x); h200 1.19x (before 1.52x); varied pinned to 2 cores (taskset -c 0,1) 1.93x (before
+# 2.04x); RSS 29-38 MiB.
 # The H200 run:
 #   SIZE_MIB=1024 RUNS=2 OOMDOC=target/release/oomdoc bash scripts/bench_explain.sh varied
 #

@@ -198,6 +198,13 @@
 # 0.23 s on the H200). Peak RSS by threads with each chunk's entries sized once from the
 # pre-scan's batch count (no growth copies left in the threads' arenas): 2 threads 258 MiB
 # (0df2bd7: 256), 4: 311 MiB (370), 16: 370 MiB (436-452; 1d0dfba 462): 0.61 of the file at 16.
+# H200 host (16 cores, load < 2), 2026-12-02 09:06 UTC, the tenth session's end (5881409),
+# OOMDOC_THREADS=16, RUNS=2, base 1d0dfba with the same threads: varied 576.9 MiB Python
+# 7.62-8.63 s, oomdoc 0.81-1.00 s wall / 4.87-5.19 s CPU, 9.4x, peak RSS 348.5 MiB (0.60;
+# base 1.02-1.12 s, 439.8 MiB); real 524.7 MiB Python 6.40-8.31 s, oomdoc 0.67-0.69 s, 9.6x,
+# RSS 256.0 MiB (0.49; base 328.5 MiB). Profile at 16 threads, varied: merge 0.14 s (append
+# 0.08 s), analysis 0.27 s on one thread. tests/device/snapshot_big (a real torch snapshot,
+# 398.9 MiB): Python 7.53 s, oomdoc 0.43 s wall, 17.5x; 15.4x in its 16-thread line; RSS 0.65.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
