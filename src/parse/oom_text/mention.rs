@@ -85,28 +85,13 @@ fn weak_mention(text: &str) -> Option<usize> {
     {
         return None;
     }
-    let recent: Vec<&str> = lower[..at.min(lower.len())]
-        .split_whitespace()
-        .rev()
-        .take(4)
-        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
-        .collect();
-    const PAST_OR_LESS: [&str; 12] = [
-        "used",
-        "previously",
-        "fixed",
-        "reduce",
-        "reduces",
-        "reducing",
-        "avoiding",
-        "fewer",
-        "less",
-        "possible",
-        "potential",
-        "any",
-    ];
+    let recent = last_words(&lower[..at.min(lower.len())], 4);
+    const PAST: [&str; 4] = ["used", "previously", "fixed", "any"];
     if recent.iter().any(|word| {
-        MENTION_DENY.contains(word) || ADVICE.contains(word) || PAST_OR_LESS.contains(word)
+        MENTION_DENY.contains(word)
+            || ADVICE.contains(word)
+            || PAST.contains(word)
+            || LESS.contains(word)
     }) {
         return None;
     }
@@ -370,22 +355,7 @@ fn oom_verb(rest: &str) -> Option<usize> {
 /// a negation (`to avoid OOM issues`, `no OOM problem`).
 fn oom_as_failure(before: &str, after: &str) -> bool {
     let lower = before.to_lowercase();
-    let recent: Vec<&str> = lower
-        .split_whitespace()
-        .rev()
-        .take(3)
-        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
-        .collect();
-    const LESS: [&str; 8] = [
-        "reduce",
-        "reduces",
-        "reducing",
-        "avoiding",
-        "fewer",
-        "less",
-        "possible",
-        "potential",
-    ];
+    let recent = last_words(&lower, 3);
     if recent
         .iter()
         .any(|word| MENTION_DENY.contains(word) || LESS.contains(word))
@@ -535,4 +505,26 @@ pub(super) fn is_mention(message: &OomMessage) -> bool {
             || APP_MENTIONS
                 .iter()
                 .any(|words| message.text.starts_with(words)))
+}
+
+/// Words just before an OOM mention that make it less than a failure of the reporter's job:
+/// advice to have fewer (`reduce`, `avoiding`), a possibility (`possible OOM`).
+const LESS: [&str; 8] = [
+    "reduce",
+    "reduces",
+    "reducing",
+    "avoiding",
+    "fewer",
+    "less",
+    "possible",
+    "potential",
+];
+
+/// The last `count` words of `text`, last first, without the punctuation around them.
+fn last_words(text: &str, count: usize) -> Vec<&str> {
+    text.split_whitespace()
+        .rev()
+        .take(count)
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
+        .collect()
 }
