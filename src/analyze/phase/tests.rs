@@ -12,6 +12,19 @@ fn frame(line: u64, function: &str, file: &str) -> Frame {
     }
 }
 
+/// The decision on log progress and traceback frames alone (no message, hint or nearby line).
+fn decide_from(progress: &Progress, frames: &[Frame]) -> PhaseReport {
+    decide(PhaseInputs {
+        failure: None,
+        progress,
+        frames,
+        hint: None,
+        late: None,
+        nearby: None,
+        training_step_shown: false,
+    })
+}
+
 #[test]
 fn deepest_mapped_frame_wins() {
     let frames = [
@@ -25,15 +38,7 @@ fn deepest_mapped_frame_wins() {
         frame(4, "_dummy_run", "/x/vllm/v1/worker/gpu_model_runner.py"),
         frame(5, "forward", "/x/vllm/model_executor/models/llama.py"),
     ];
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &Progress::default(),
-        frames: &frames,
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&Progress::default(), &frames);
     assert_eq!(report.failed_in, Phase::Profiling);
     assert_eq!(report.prompt_can_be_cause, Some(false));
 }
@@ -47,15 +52,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
     progress.observe(EventKind::KvConcurrency, Phase::KvCacheAlloc, 4);
     // The KV cache was sized, then a frame of its allocation failed.
     let frames = [frame(5, "initialize_cache", "/x/vllm/worker/worker.py")];
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &progress,
-        frames: &frames,
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&progress, &frames);
     assert_eq!(report.failed_in, Phase::KvCacheAlloc);
     assert_eq!(report.last_completed, Some(Phase::Profiling));
     assert!(report.evidence[0].contains("kv_cache_alloc had begun"));
@@ -66,15 +63,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
     // Steps repeat: a failing step comes after completed ones.
     let mut progress = Progress::default();
     progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 7);
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &progress,
-        frames: &[],
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&progress, &[]);
     assert_eq!(report.failed_in, Phase::TrainingStep);
     // One training line shows the training started, not a step completed.
     assert_eq!(report.last_completed, None);
@@ -84,15 +73,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
           no end of it"]
     );
     progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 9);
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &progress,
-        frames: &[],
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&progress, &[]);
     assert_eq!(report.failed_in, Phase::TrainingStep);
     assert_eq!(report.last_completed, Some(Phase::TrainingStep));
     assert_eq!(
@@ -106,15 +87,7 @@ fn a_startup_stage_that_failed_is_not_the_last_completed() {
 
 #[test]
 fn nothing_shown_is_unknown() {
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &Progress::default(),
-        frames: &[frame(1, "forward", "/x/model.py")],
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&Progress::default(), &[frame(1, "forward", "/x/model.py")]);
     assert_eq!(report.failed_in, Phase::Unknown);
     assert_eq!(report.server_was_ready, None);
 }
@@ -125,30 +98,14 @@ fn ready_server_then_failure_is_inference() {
     progress.observe(EventKind::EngineStart, Phase::Startup, 1);
     progress.observe(EventKind::WeightsLoaded, Phase::WeightsLoad, 5);
     progress.observe(EventKind::ServerReady, Phase::Inference, 9);
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &progress,
-        frames: &[],
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&progress, &[]);
     assert_eq!(report.failed_in, Phase::Inference);
     assert_eq!(report.server_was_ready, Some(true));
     assert_eq!(report.last_completed, Some(Phase::WeightsLoad));
 }
 
 fn failed_in(frames: &[Frame]) -> (Phase, Vec<String>) {
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &Progress::default(),
-        frames,
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&Progress::default(), frames);
     (report.failed_in, report.evidence)
 }
 
@@ -263,15 +220,7 @@ fn wrappers_decide_only_when_nothing_else_does() {
     let mut progress = Progress::default();
     progress.observe(EventKind::CudaGraphCaptureStart, Phase::CudaGraphCapture, 1);
     let frames = [frame(2, "_initialize_kv_caches", core)];
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &progress,
-        frames: &frames,
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&progress, &frames);
     assert_eq!(report.failed_in, Phase::CudaGraphCapture);
 }
 
@@ -692,15 +641,7 @@ fn a_library_rule_beats_the_callers_code() {
             "/v/lib/python3.11/site-packages/transformers/generation/utils.py",
         ),
     ];
-    let report = decide(PhaseInputs {
-        failure: None,
-        progress: &Progress::default(),
-        frames: &frames,
-        hint: None,
-        late: None,
-        nearby: None,
-        training_step_shown: false,
-    });
+    let report = decide_from(&Progress::default(), &frames);
     assert_eq!(report.failed_in, Phase::Inference);
 }
 
@@ -711,17 +652,7 @@ fn the_callers_code_decides_when_no_library_rule_does_and_inputs_stay_unknown() 
     let mut inner = frame(3, "run", "/home/me/loop.py");
     inner.code = Some("x = x.to(device)".into());
     let frames = [user.clone(), inner];
-    let decide_on = |frames: &[Frame]| {
-        decide(PhaseInputs {
-            failure: None,
-            progress: &Progress::default(),
-            frames,
-            hint: None,
-            late: None,
-            nearby: None,
-            training_step_shown: false,
-        })
-    };
+    let decide_on = |frames: &[Frame]| decide_from(&Progress::default(), frames);
     assert_eq!(decide_on(&frames).failed_in, Phase::Unknown);
     let mut loading = user;
     loading.code = Some("model = model.cuda()".into());

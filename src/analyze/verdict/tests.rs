@@ -29,6 +29,16 @@ fn message(kind: OomKind, figures: OomFigures) -> OomMessage {
 
 /// The cause for one message, with the engine and phase given.
 fn cause_of(failure: &OomMessage, engine: EngineName, phase: Phase) -> Cause {
+    cause_in(failure, engine, phase, &EngineMemory::default())
+}
+
+/// The cause for one message, with the engine, phase and the engine's own memory figures.
+fn cause_in(
+    failure: &OomMessage,
+    engine: EngineName,
+    phase: Phase,
+    memory: &EngineMemory,
+) -> Cause {
     let engine = EngineInfo {
         name: engine,
         version: None,
@@ -49,7 +59,7 @@ fn cause_of(failure: &OomMessage, engine: EngineName, phase: Phase) -> Cause {
         engine: &engine,
         config: &EngineConfig::default(),
         model: None,
-        memory: &EngineMemory::default(),
+        memory,
         versions: &versions,
         phase: &phase,
         timeline: &[],
@@ -334,35 +344,9 @@ fn a_cache_small_against_an_image_pipelines_request_is_not_fragmentation() {
     assert_eq!(cause, Cause::FragmentationPlausible);
 }
 
-/// The cause with the engine's own start-up figures given.
+/// The cause with the engine's own start-up figures given (while loading weights).
 fn cause_with_memory(failure: &OomMessage, engine: EngineName, memory: &EngineMemory) -> Cause {
-    let engine = EngineInfo {
-        name: engine,
-        version: None,
-        generation: None,
-        evidence_line: None,
-    };
-    let phase = PhaseReport {
-        failed_in: Phase::WeightsLoad,
-        last_completed: None,
-        server_was_ready: None,
-        prompt_can_be_cause: None,
-        evidence: Vec::new(),
-    };
-    let versions = BTreeMap::new();
-    let inputs = VerdictInputs {
-        failure: Some(failure),
-        messages: std::slice::from_ref(failure),
-        engine: &engine,
-        config: &EngineConfig::default(),
-        model: None,
-        memory,
-        versions: &versions,
-        phase: &phase,
-        timeline: &[],
-        shutdown_line: None,
-    };
-    decide(&inputs).cause
+    cause_in(failure, engine, Phase::WeightsLoad, memory)
 }
 
 #[test]
