@@ -3401,7 +3401,8 @@ print(out[0, prompt.shape[1]:].tolist())
 # boolean padding mask, a cuDNN LSTM, JAX growing on demand beside another job, a vmapped JAX
 # ensemble, `raise ... from e` in user code, rich tracebacks, a per-process memory fraction,
 # torchrun --tee line prefixes, Lightning's DDP strategy on one device, and look-alikes (a
-# DataLoader worker's bus error on a full /dev/shm, binary_cross_entropy without a sigmoid, NaN
+# DataLoader worker's failure
+# in a 64 MiB /dev/shm, binary_cross_entropy without a sigmoid, NaN
 # sampling probabilities in generate, a Triton gather with unreduced hashed ids)
 
 
@@ -4006,21 +4007,12 @@ if __name__ == "__main__":
 
 
 def dataloader_shm_bus():
-    # Not a GPU OOM: /dev/shm is nearly full (this wrapper takes all of it but 160 MiB with one
-    # file, standing in for other jobs' leftovers; a small container /dev/shm looks the same),
-    # and the DataLoader workers' 256 MiB batches cannot be put in shared memory: the worker
-    # dies of SIGBUS and the main process reports it.
-    import signal
+    # Not a GPU OOM: the job runs with a 64 MiB /dev/shm, as a container started without
+    # --shm-size has (this wrapper mounts one in a private mount namespace, leaving the machine's
+    # /dev/shm alone); the DataLoader workers' 384 MiB batches cannot be put in shared memory:
+    # a worker dies of SIGBUS and the main process reports it.
     import subprocess
 
-    shm = "/dev/shm"
-    filler = os.path.join(shm, f"oomdoc-shm-filler-{os.getpid()}")
-
-    def cleanup(*_):
-        if os.path.exists(filler):
-            os.remove(filler)
-
-    signal.signal(signal.SIGTERM, lambda *_: (cleanup(), sys.exit(143)))
     os.makedirs(WORK, exist_ok=True)
     path = os.path.join(WORK, "train_images.py")
     with open(path, "w", encoding="utf-8") as fh:
@@ -4042,28 +4034,25 @@ for step, frames in enumerate(loader):
     out = model(frames.cuda(non_blocking=True) / 255)
     print(f"step {step}: {tuple(out.shape)}", flush=True)
 """)
-    with open("/proc/mounts") as fh:
-        kinds = {line.split()[1]: line.split()[2] for line in fh if len(line.split()) > 2}
-    if kinds.get(shm) != "tmpfs":
-        sys.exit(f"{shm} is not a tmpfs here ({kinds.get(shm)}): dataloader_shm_bus cannot run")
-    st = os.statvfs(shm)
-    if st.f_bavail * st.f_frsize > 96 * GIB:
-        sys.exit(f"{shm} has more than 96 GiB free: filling it would take too much host memory")
+    if not hasattr(os, "unshare"):
+        sys.exit("os.unshare needs Python 3.12: dataloader_shm_bus cannot run")
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                           ctypes.c_char_p]
+    ms_rec, ms_private = 16384, 262144
     try:
-        st = os.statvfs(shm)
-        free = st.f_bavail * st.f_frsize
-        size = free - 160 * MIB
-        if size > 0:
-            fd = os.open(filler, os.O_CREAT | os.O_WRONLY, 0o600)
-            try:
-                os.posix_fallocate(fd, 0, size)
-            finally:
-                os.close(fd)
-        sys.stdout.flush()
-        rc = subprocess.call([sys.executable, path], cwd=WORK)
-    finally:
-        cleanup()
-    sys.exit(rc)
+        os.unshare(os.CLONE_NEWNS)
+    except OSError as error:
+        sys.exit(f"unshare(CLONE_NEWNS) failed ({error}): dataloader_shm_bus cannot run")
+    if libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0:
+        sys.exit(f"making / private failed (errno {ctypes.get_errno()})")
+    if libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", 0, b"size=64m,mode=1777") != 0:
+        sys.exit(f"mounting a 64 MiB /dev/shm failed (errno {ctypes.get_errno()})")
+    st = os.statvfs("/dev/shm")
+    if st.f_blocks * st.f_frsize > 128 * MIB:
+        sys.exit("the private /dev/shm is not the 64 MiB one")
+    sys.stdout.flush()
+    sys.exit(subprocess.call([sys.executable, path], cwd=WORK))
 
 
 def bce_no_sigmoid_assert():
