@@ -3401,9 +3401,8 @@ print(out[0, prompt.shape[1]:].tolist())
 # boolean padding mask, a cuDNN LSTM, JAX growing on demand beside another job, a vmapped JAX
 # ensemble, `raise ... from e` in user code, rich tracebacks, a per-process memory fraction,
 # torchrun --tee line prefixes, Lightning's DDP strategy on one device, and look-alikes (a
-# DataLoader worker's failure
-# in a 64 MiB /dev/shm, binary_cross_entropy without a sigmoid, NaN
-# sampling probabilities in generate, a Triton gather with unreduced hashed ids)
+# DataLoader worker in a 64 MiB /dev/shm, binary_cross_entropy without a sigmoid, NaN sampling
+# probabilities in generate, a Triton gather with unreduced hashed ids)
 
 
 def seq2seq_predict_generate():
