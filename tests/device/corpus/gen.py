@@ -3394,6 +3394,747 @@ print(out[0, prompt.shape[1]:].tolist())
 """.replace("@CKPT@", CKPT))
 
 
+# --------------------------------------------------------------------------- session 11 (blind):
+# Seq2SeqTrainer predict_with_generate, embedding resize after added tokens, a long sampled
+# decode, DDP wrapping under a single-process gloo group, a plain optimizer resume, a
+# hand-written int8 quantizer, torch.utils.checkpoint recomputation in backward, SDPA with a
+# boolean padding mask, a cuDNN LSTM, JAX growing on demand beside another job, a vmapped JAX
+# ensemble, `raise ... from e` in user code, rich tracebacks, a per-process memory fraction,
+# torchrun --tee line prefixes, Lightning's DDP strategy on one device, and look-alikes (a
+# DataLoader worker in a 64 MiB /dev/shm, binary_cross_entropy without a sigmoid, NaN sampling
+# probabilities in generate, a Triton gather with unreduced hashed ids)
+
+
+def seq2seq_predict_generate():
+    # Seq2SeqTrainer.predict with predict_with_generate, 8 beams and batch 64 for a random-weight
+    # T5 summarizer (built from its config, no download): the beams' cross-attention caches
+    # (12 layers x 512 x 512 x 1024 x 2) do not fit in the ~2 GiB left.
+    run_user_script("predict_summaries", """import torch
+from transformers import (Seq2SeqTrainer, Seq2SeqTrainingArguments, T5Config,
+                          T5ForConditionalGeneration)
+
+GIB = 1 << 30
+
+
+class Articles(torch.utils.data.Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, index):
+        g = torch.Generator().manual_seed(index)
+        ids = torch.randint(3, 32000, (512,), generator=g)
+        ids[-1] = 1  # </s>
+        labels = torch.randint(3, 32000, (64,), generator=g)
+        return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": labels}
+
+
+config = T5Config(vocab_size=32128, d_model=1024, d_kv=64, d_ff=4096, num_layers=12,
+                  num_decoder_layers=12, num_heads=16, decoder_start_token_id=0, pad_token_id=0,
+                  eos_token_id=1)
+torch.manual_seed(0)
+model = T5ForConditionalGeneration(config).to("cuda", torch.bfloat16)
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+doc_index = torch.empty(free - 2 * GIB, dtype=torch.uint8, device="cuda")
+
+args = Seq2SeqTrainingArguments(
+    output_dir="summaries-out",
+    per_device_eval_batch_size=64,
+    predict_with_generate=True,
+    generation_max_length=128,
+    generation_num_beams=8,
+    report_to="none",
+    dataloader_num_workers=0,
+)
+trainer = Seq2SeqTrainer(model=model, args=args)
+result = trainer.predict(Articles())
+print(result.metrics)
+print(result.predictions.shape)
+""")
+
+
+def hf_resize_embeddings():
+    # 256 new special tokens, then resize_token_embeddings(pad_to_multiple_of=64) of the bf16
+    # Llama already on the card, where an index of this process leaves 96 MiB: the new
+    # embedding matrix (and the mean-resizing statistics) do not fit.
+    run_user_script("add_special_tokens", _WORD_TOKENIZER + """
+import torch
+from transformers import AutoModelForCausalLM
+
+MIB = 1 << 20
+tokenizer = word_tokenizer()
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+retrieval_index = torch.empty(free - 96 * MIB, dtype=torch.uint8, device="cuda")
+
+new_tokens = [f"<|cell_{i}|>" for i in range(256)]
+added = tokenizer.add_tokens(new_tokens, special_tokens=True)
+print(f"added {added} tokens, tokenizer size {len(tokenizer)}", flush=True)
+embeddings = model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64)
+print("embedding rows:", embeddings.num_embeddings)
+""".replace("@CKPT@", CKPT))
+
+
+def hf_generate_long_decode():
+    # Sampled generation of long continuations (min_new_tokens = max_new_tokens = 3500) for 32
+    # prompts: the prefill fits, the KV cache grows ~2 MiB a step and runs out mid-decode.
+    run_user_script("long_stories", """import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+GIB = 1 << 30
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+reward_model_buffers = torch.empty(free - 1 * GIB, dtype=torch.uint8, device="cuda")
+
+torch.manual_seed(0)
+prompts = torch.randint(3, 32000, (32, 256), device="cuda")
+start = time.time()
+print(f"sampling 3500 tokens for {prompts.shape[0]} prompts", flush=True)
+with torch.inference_mode():
+    stories = model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts),
+                             do_sample=True, temperature=0.8, top_k=50, max_new_tokens=3500,
+                             min_new_tokens=3500, pad_token_id=0)
+print(f"{stories.shape} in {time.time() - start:.1f} s")
+""".replace("@CKPT@", CKPT))
+
+
+def ddp_wrap_gloo():
+    # A single-process "distributed" run (gloo, world size 1, started with plain python): the
+    # 2 GiB model is on the card, a feature cache leaves 1 GiB, and DistributedDataParallel's
+    # gradient buckets (as large as the parameters) do not fit.
+    run_user_script("train_ddp_single", """import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+GIB = 1 << 30
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29541")
+dist.init_process_group("gloo", rank=0, world_size=1)
+torch.cuda.set_device(0)
+print(f"rank {dist.get_rank()} of {dist.get_world_size()} ({dist.get_backend()})", flush=True)
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8192, 32768), nn.GELU(), nn.Linear(32768, 8192)).cuda()
+free, _ = torch.cuda.mem_get_info()
+feature_cache = torch.empty(free - 1 * GIB, dtype=torch.uint8, device="cuda")
+model = DDP(model, device_ids=[0])
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(100):
+    x = torch.randn(256, 8192, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 10 == 0:
+        print(f"step {step}: loss {loss.item():.4f}", flush=True)
+dist.destroy_process_group()
+""")
+
+
+def _resume_state(path):
+    """The checkpoint that resume_optimizer_state resumes from: a 134M-parameter MLP and its
+    AdamW state after one step, made on the CPU (no GPU memory)."""
+    import torch
+    import torch.nn as nn
+
+    if os.path.exists(path):
+        return
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randn(8, 4096)
+    nn.functional.mse_loss(model(x), x).backward()
+    optimizer.step()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": 4},
+               path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
+def resume_optimizer_state():
+    # A plain PyTorch resume: the model goes to the card and loads its weights; a hard-negative
+    # bank leaves 600 MiB; optimizer.load_state_dict moves AdamW's 1 GiB of state to the
+    # parameters' device and does not fit.
+    _resume_state(os.path.join(WORK, "checkpoints-mlp", "last.pt"))
+    run_user_script("resume_training", """import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MIB = 1 << 20
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+start_epoch = 0
+free, _ = torch.cuda.mem_get_info()
+negatives = torch.empty(free - 600 * MIB, dtype=torch.uint8, device="cuda")  # hard negatives
+
+path = os.path.join("checkpoints-mlp", "last.pt")
+if os.path.exists(path):
+    ckpt = torch.load(path, map_location="cpu")
+    model.load_state_dict(ckpt["model"])
+    optimizer.load_state_dict(ckpt["optimizer"])
+    start_epoch = ckpt["epoch"] + 1
+    print(f"resumed from {path} at epoch {start_epoch}", flush=True)
+
+for epoch in range(start_epoch, 10):
+    x = torch.randn(512, 4096, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    print(f"epoch {epoch}: loss {loss.item():.4f}", flush=True)
+""")
+
+
+def naive_int8_quantize():
+    # A hand-written weight-only int8 quantizer (no bitsandbytes): per-row absmax scales computed
+    # in fp32 on the GPU; a 1 GiB fp32 copy of a 16384 x 16384 weight plus its abs() do not fit
+    # in the 1.5 GiB left.
+    run_user_script("quantize_int8", """import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+GIB = 1 << 30
+
+
+def quantize_linear(layer):
+    w = layer.weight.data.float()
+    scale = w.abs().amax(dim=1, keepdim=True).clamp(min=1e-8) / 127.0
+    q = torch.round(w / scale).clamp_(-128, 127).to(torch.int8)
+    return q, scale.to(torch.float16)
+
+
+torch.manual_seed(0)
+model = nn.Sequential(*[nn.Linear(16384, 16384, bias=False, device="cuda", dtype=torch.bfloat16)
+                        for _ in range(6)])
+free, _ = torch.cuda.mem_get_info()
+kv_pool = torch.empty(free - 3 * GIB // 2, dtype=torch.uint8, device="cuda")  # serving KV pool
+print(f"model: {sum(p.numel() for p in model.parameters()) / 1e9:.2f}B params (bf16)",
+      flush=True)
+
+quantized = {}
+for name, module in tqdm(list(model.named_modules()), desc="quantize"):
+    if isinstance(module, nn.Linear):
+        quantized[name] = quantize_linear(module)
+        module.weight = None
+torch.save(quantized, "model-int8.pt")
+""")
+
+
+def checkpoint_recompute_backward():
+    # torch.utils.checkpoint (non-reentrant) around each residual MLP block: the forward keeps
+    # only the blocks' inputs and fits in the ~8.5 GiB left; the backward's recomputation of the
+    # last block plus its gradients (~10 GiB) does not.
+    run_user_script("train_ckpt_blocks", """import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+GIB = 1 << 30
+
+
+class Block(nn.Module):
+    def __init__(self, d=4096, hidden=16384):
+        super().__init__()
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.fc2(nn.functional.gelu(self.fc1(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, n_blocks=4):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block() for _ in range(n_blocks))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=False)
+        return x
+
+
+torch.manual_seed(0)
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+token_cache = torch.empty(free - 17 * GIB // 2, dtype=torch.uint8, device="cuda")
+
+for step in range(20):
+    x = torch.randn(32768, 4096, device="cuda")
+    loss = model(x).pow(2).mean()
+    print(f"step {step}: forward done, loss {loss.item():.4f}", flush=True)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+""")
+
+
+def sdpa_bool_mask():
+    # A long-document encoder passes a boolean padding-and-causal mask to
+    # F.scaled_dot_product_attention; documents of 2048 and 4096 tokens fit, at 16384 tokens the
+    # (4, 1, L, L) mask and the additive float mask SDPA makes from it do not (3 GiB left).
+    run_user_script("longdoc_encode", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+GIB = 1 << 30
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d=1024, heads=16):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x, lengths):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        pos = torch.arange(n, device=x.device)
+        keep = pos[None, :] < lengths[:, None]
+        mask = keep[:, None, None, :] & (pos[None, None, :, None] >= pos[None, None, None, :])
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.out(y.transpose(1, 2).reshape(b, n, d))
+
+
+torch.manual_seed(0)
+layer = SelfAttention().cuda().to(torch.bfloat16).eval()
+free, _ = torch.cuda.mem_get_info()
+doc_store = torch.empty(free - 3 * GIB, dtype=torch.uint8, device="cuda")
+
+with torch.no_grad():
+    for n in [2048, 4096, 16384]:
+        x = torch.randn(4, n, 1024, device="cuda", dtype=torch.bfloat16)
+        lengths = torch.tensor([n, n - 100, n // 2, n // 3], device="cuda")
+        y = layer(x, lengths)
+        print(f"{n} tokens: out norm {y.float().norm():.1f}", flush=True)
+""")
+
+
+def lstm_cudnn_train():
+    # A 4-layer cuDNN LSTM trained on 64 x 4096-step sequences: the training forward's reserve
+    # space and outputs are far more than the ~6 GiB left.
+    run_user_script("train_lstm_lm", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+GIB = 1 << 30
+torch.backends.cudnn.benchmark = True
+
+
+class LstmLM(nn.Module):
+    def __init__(self, vocab=8192, d=1024, hidden=2048, layers=4):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.lstm = nn.LSTM(d, hidden, num_layers=layers, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        out, _ = self.lstm(self.embed(tokens))
+        return self.head(out)
+
+
+torch.manual_seed(0)
+model = LstmLM().cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+corpus_on_gpu = torch.empty(free - 6 * GIB, dtype=torch.uint8, device="cuda")
+
+for step, seq_len in enumerate([64, 128, 4096]):
+    tokens = torch.randint(0, 8192, (64, seq_len + 1), device="cuda")
+    logits = model(tokens[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    print(f"step {step} (seq {seq_len}): loss {loss.item():.3f}", flush=True)
+""")
+
+
+def jax_on_demand_shared():
+    # run.sh: another process holds all of the card but 6 GiB, and XLA_PYTHON_CLIENT_PREALLOCATE
+    # =false makes JAX grow on demand; the jitted train step's batch grows until its buffers
+    # cannot be had from the driver.
+    run_user_script("jax_grow_batch", """import jax
+import jax.numpy as jnp
+
+
+def init(key, d=4096, hidden=16384):
+    k1, k2 = jax.random.split(key)
+    return {"w1": jax.random.normal(k1, (d, hidden)) * 0.01,
+            "w2": jax.random.normal(k2, (hidden, d)) * 0.01}
+
+
+def loss_fn(params, x):
+    h = jax.nn.gelu(x @ params["w1"])
+    return jnp.mean((h @ params["w2"] - x) ** 2)
+
+
+@jax.jit
+def train_step(params, x):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x)
+    return jax.tree_util.tree_map(lambda p, g: p - 1e-3 * g, params, grads), loss
+
+
+print("backend:", jax.default_backend(), jax.devices(), flush=True)
+params = init(jax.random.PRNGKey(0))
+for batch in [1024, 4096, 16384, 65536]:
+    x = jnp.ones((batch, 4096), dtype=jnp.float32)
+    params, loss = train_step(params, x)
+    print(f"batch {batch}: loss {float(loss):.5f}", flush=True)
+""")
+
+
+def jax_vmap_ensemble():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A deep ensemble of 64 MLPs
+    # evaluated with jit(vmap(...)) over one shared batch: the parameters (2 GiB) fit, the
+    # ensemble's hidden activations (64 x 8192 x 4096 floats, 8 GiB) do not.
+    run_user_script("ensemble_uncertainty", """import jax
+import jax.numpy as jnp
+
+N_MEMBERS = 64
+
+
+def init_member(key, d=1024, hidden=4096):
+    k1, k2 = jax.random.split(key)
+    return {"w1": jax.random.normal(k1, (d, hidden)) * 0.02,
+            "w2": jax.random.normal(k2, (hidden, d)) * 0.02}
+
+
+def predict(params, x):
+    return jnp.tanh(x @ params["w1"]) @ params["w2"]
+
+
+params = jax.vmap(init_member)(jax.random.split(jax.random.PRNGKey(0), N_MEMBERS))
+print("ensemble parameters:", sum(p.size for p in jax.tree_util.tree_leaves(params)), flush=True)
+ensemble_predict = jax.jit(jax.vmap(predict, in_axes=(0, None)))
+
+x = jnp.ones((8192, 1024), dtype=jnp.float32)
+preds = ensemble_predict(params, x)
+mean, std = preds.mean(axis=0), preds.std(axis=0)
+print(f"mean {float(mean.mean()):.4f}, epistemic std {float(std.mean()):.4f}")
+""")
+
+
+def raise_from_user():
+    # An embedding job wraps each shard's failure in its own exception, `raise ... from e`:
+    # the traceback shows the OOM, "The above exception was the direct cause", then the user's
+    # ShardFailed with its own message.
+    run_user_script("embed_corpus", """import logging
+
+import torch
+import torch.nn as nn
+
+GIB = 1 << 30
+logging.basicConfig(format="%(asctime)s | %(levelname)-8s | %(name)s - %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("embed_corpus")
+
+
+class ShardFailed(RuntimeError):
+    pass
+
+
+encoder = nn.Sequential(nn.Linear(1024, 8192), nn.GELU(), nn.Linear(8192, 768)).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+faiss_staging = torch.empty(free - 2 * GIB, dtype=torch.uint8, device="cuda")
+
+
+def embed_shard(shard_id, n_rows):
+    try:
+        with torch.no_grad():
+            x = torch.randn(n_rows, 1024, device="cuda")
+            return nn.functional.normalize(encoder(x), dim=-1).cpu()
+    except torch.OutOfMemoryError as e:
+        raise ShardFailed(f"shard {shard_id:05d} ({n_rows} rows) could not be embedded; "
+                          "lower --rows-per-shard") from e
+
+
+shards = [(i, 8192) for i in range(4)] + [(4, 131072)]
+for shard_id, n_rows in shards:
+    log.info("embedding shard %05d (%d rows)", shard_id, n_rows)
+    emb = embed_shard(shard_id, n_rows)
+    log.info("shard %05d done: %s", shard_id, tuple(emb.shape))
+""")
+
+
+def rich_traceback_train():
+    # A training script with rich's traceback handler installed: the OOM is printed as rich's
+    # boxed traceback, the message wrapped to the console width.
+    run_user_script("train_autoencoder", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from rich.console import Console
+from rich.traceback import install
+
+install(show_locals=False)
+console = Console()
+GIB = 1 << 30
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(2048, 8192), nn.ReLU(), nn.Linear(8192, 256), nn.ReLU(),
+                      nn.Linear(256, 8192), nn.ReLU(), nn.Linear(8192, 2048)).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+augment_buffers = torch.empty(free - 4 * GIB, dtype=torch.uint8, device="cuda")
+
+for epoch, batch in enumerate([4096, 8192, 65536]):
+    x = torch.randn(batch, 2048, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    console.log(f"epoch {epoch}: batch {batch}, loss {loss.item():.4f}")
+""")
+
+
+def memory_fraction_cap():
+    # The card is shared by convention: the script caps itself with
+    # set_per_process_memory_fraction(0.05) (~7 GiB of 140); the card has ~130 GiB free when its
+    # 8 GiB batch is refused.
+    run_user_script("capped_infer", """import torch
+import torch.nn as nn
+
+torch.cuda.set_per_process_memory_fraction(0.05, device=0)  # our share of the team's card
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda().eval()
+
+with torch.no_grad():
+    for batch in [1024, 8192, 65536]:
+        x = torch.randn(batch, 4096, device="cuda")
+        y = model(x)
+        print(f"batch {batch}: {tuple(y.shape)}, "
+              f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB peak", flush=True)
+""")
+
+
+def torchrun_tee_prefix():
+    # A single-GPU fine-tune started with `torchrun --nproc_per_node=1 --tee 3`: every line of
+    # the worker's output carries torchrun's prefix; a plain training loop with a tqdm bar OOMs
+    # at a long batch, and torchrun's ChildFailedError summary follows.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "finetune_tee.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("""import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+GIB = 1 << 30
+local_rank = int(os.environ.get("LOCAL_RANK", 0))
+torch.cuda.set_device(local_rank)
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+teacher_outputs = torch.empty(free - 4 * GIB, dtype=torch.uint8, device="cuda")
+
+lengths = [2048] * 20 + [65536]
+for step, n in enumerate(tqdm(lengths, desc=f"rank {local_rank}", mininterval=0)):
+    x = torch.randn(n, 4096, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+print("done")
+""")
+    sys.stdout.flush()
+    rc = subprocess.call(["torchrun", "--nproc_per_node=1", "--tee", "3",
+                          "--master_port=29547", path], cwd=WORK)
+    sys.exit(rc)
+
+
+def lightning_ddp_one_device():
+    # Lightning with strategy="ddp" on one GPU (what a multi-GPU config gives on a one-GPU box):
+    # the process group is set up in-process, and the DDP-wrapped training_step's forward of a
+    # 32768-row batch does not fit in the ~4 GiB left.
+    run_user_script("train_lit_ddp", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+GIB = 1 << 30
+
+
+class Vectors(Dataset):
+    def __len__(self):
+        return 32768 * 8
+
+    def __getitem__(self, i):
+        return torch.randn(4096)
+
+
+class Regressor(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096))
+
+    def training_step(self, batch, batch_idx):
+        loss = F.mse_loss(self.net(batch), batch)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+
+if __name__ == "__main__":
+    free, _ = torch.cuda.mem_get_info()
+    pinned_cache = torch.empty(free - 4 * GIB, dtype=torch.uint8, device="cuda")
+    trainer = L.Trainer(accelerator="gpu", devices=1, strategy="ddp", max_epochs=1,
+                        logger=False, enable_checkpointing=False)
+    trainer.fit(Regressor(), DataLoader(Vectors(), batch_size=32768, num_workers=0))
+""")
+
+
+# --------------------------------------------------------------------------- look-alikes
+
+
+def dataloader_shm_bus():
+    # Not a GPU OOM: the job runs with a 64 MiB /dev/shm, as a container started without
+    # --shm-size has (this wrapper mounts one in a private mount namespace, leaving the machine's
+    # /dev/shm alone); the DataLoader workers' 384 MiB batches cannot be put in shared memory:
+    # a worker dies of SIGBUS and the main process reports it.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "train_images.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("""import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 4096
+
+    def __getitem__(self, i):
+        return torch.rand(3, 512, 512) * 255
+
+
+model = torch.nn.Conv2d(3, 16, 3, padding=1).cuda()
+loader = DataLoader(Frames(), batch_size=128, num_workers=4, shuffle=True)
+for step, frames in enumerate(loader):
+    out = model(frames.cuda(non_blocking=True) / 255)
+    print(f"step {step}: {tuple(out.shape)}", flush=True)
+""")
+    if not hasattr(os, "unshare"):
+        sys.exit("os.unshare needs Python 3.12: dataloader_shm_bus cannot run")
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                           ctypes.c_char_p]
+    ms_rec, ms_private = 16384, 262144
+    try:
+        os.unshare(os.CLONE_NEWNS)
+    except OSError as error:
+        sys.exit(f"unshare(CLONE_NEWNS) failed ({error}): dataloader_shm_bus cannot run")
+    if libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0:
+        sys.exit(f"making / private failed (errno {ctypes.get_errno()})")
+    if libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", 0, b"size=64m,mode=1777") != 0:
+        sys.exit(f"mounting a 64 MiB /dev/shm failed (errno {ctypes.get_errno()})")
+    st = os.statvfs("/dev/shm")
+    if st.f_blocks * st.f_frsize > 128 * MIB:
+        sys.exit("the private /dev/shm is not the 64 MiB one")
+    sys.stdout.flush()
+    sys.exit(subprocess.call([sys.executable, path], cwd=WORK))
+
+
+def bce_no_sigmoid_assert():
+    # Not a GPU OOM: binary_cross_entropy on raw logits (the sigmoid was left out of the head);
+    # the CUDA kernel's input range assert fires and surfaces at loss.item().
+    run_user_script("train_multilabel", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(768, 1024), nn.ReLU(), nn.Linear(1024, 40)).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for step in range(50):
+    x = torch.randn(512, 768, device="cuda")
+    targets = (torch.rand(512, 40, device="cuda") > 0.8).float()
+    probs = model(x)  # the head's sigmoid is applied by the loss... isn't it?
+    loss = F.binary_cross_entropy(probs, targets)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    print(f"step {step}: loss {loss.item():.4f}", flush=True)
+""")
+
+
+def hf_generate_nan_sampling():
+    # Not a GPU OOM: a "task vector" merge divides by the norm of a zero difference (the
+    # fine-tuned weights are the base weights), so the merged weights are NaN; sampling in
+    # generate fails on the NaN probabilities.
+    run_user_script("merge_and_sample", """import torch
+from transformers import AutoModelForCausalLM
+
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+tuned = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+
+with torch.no_grad():
+    for (name, p), q in zip(base.named_parameters(), tuned.parameters()):
+        if "mlp" in name:
+            delta = q - p
+            p.add_(0.5 * delta / delta.norm())  # normalized task vector
+del tuned
+base.eval()
+prompt = torch.randint(3, 32000, (4, 32), device="cuda")
+out = base.generate(input_ids=prompt, attention_mask=torch.ones_like(prompt), do_sample=True,
+                    top_p=0.95, max_new_tokens=64, pad_token_id=0)
+print(out.shape)
+""".replace("@CKPT@", CKPT))
+
+
+def triton_hash_gather_illegal():
+    # Not a GPU OOM: a hand-written Triton embedding-bag gathers rows by hashed feature ids that
+    # were never reduced modulo the table size; the loads land far outside the table.
+    run_user_script("hashed_features", """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gather_rows_kernel(table_ptr, ids_ptr, out_ptr, dim, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < dim
+    idx = tl.load(ids_ptr + row)
+    vals = tl.load(table_ptr + idx * dim + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * dim + cols, vals, mask=mask)
+
+
+def gather_rows(table, ids):
+    out = torch.empty(ids.numel(), table.shape[1], device=table.device, dtype=table.dtype)
+    gather_rows_kernel[(ids.numel(),)](table, ids, out, table.shape[1],
+                                       BLOCK=triton.next_power_of_2(table.shape[1]))
+    return out
+
+
+NUM_BUCKETS = 1 << 20
+table = torch.randn(NUM_BUCKETS, 128, device="cuda")
+raw = torch.randint(0, NUM_BUCKETS, (4096,), device="cuda")
+print("bucketed ids ok:", gather_rows(table, raw).sum().item(), flush=True)
+hashed = torch.randint(1 << 40, 1 << 50, (4096,), device="cuda")  # user ids, hashed
+features = gather_rows(table, hashed)  # forgot: hashed % NUM_BUCKETS
+print("features", features.mean().item())
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -3514,6 +4255,26 @@ SCENARIOS = {
     "save_disk_full": save_disk_full,
     "safetensors_safe_open": safetensors_safe_open,
     "hf_assisted_generate": hf_assisted_generate,
+    "seq2seq_predict_generate": seq2seq_predict_generate,
+    "hf_resize_embeddings": hf_resize_embeddings,
+    "hf_generate_long_decode": hf_generate_long_decode,
+    "ddp_wrap_gloo": ddp_wrap_gloo,
+    "resume_optimizer_state": resume_optimizer_state,
+    "naive_int8_quantize": naive_int8_quantize,
+    "checkpoint_recompute_backward": checkpoint_recompute_backward,
+    "sdpa_bool_mask": sdpa_bool_mask,
+    "lstm_cudnn_train": lstm_cudnn_train,
+    "jax_on_demand_shared": jax_on_demand_shared,
+    "jax_vmap_ensemble": jax_vmap_ensemble,
+    "raise_from_user": raise_from_user,
+    "rich_traceback_train": rich_traceback_train,
+    "memory_fraction_cap": memory_fraction_cap,
+    "torchrun_tee_prefix": torchrun_tee_prefix,
+    "lightning_ddp_one_device": lightning_ddp_one_device,
+    "dataloader_shm_bus": dataloader_shm_bus,
+    "bce_no_sigmoid_assert": bce_no_sigmoid_assert,
+    "hf_generate_nan_sampling": hf_generate_nan_sampling,
+    "triton_hash_gather_illegal": triton_hash_gather_illegal,
 }
 
 

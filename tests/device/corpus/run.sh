@@ -96,7 +96,9 @@ run_one() {
   if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then return; fi
   local limit=${SCENARIO_TIMEOUT:-60} text="$OUT/$name.out" started rc reason=
   case $name in torch_compile|compiled_evaluate|compile_reduce_overhead|compile_dynamic_rerank|\
-    compile_autotune_serve|trainer_resume_optimizer|compiled_optimizer_step)
+    compile_autotune_serve|trainer_resume_optimizer|compiled_optimizer_step|\
+    seq2seq_predict_generate|lightning_ddp_one_device|torchrun_tee_prefix|dataloader_shm_bus|\
+    hf_generate_long_decode)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -259,4 +261,29 @@ run_one hf_vocab_assert "device-side assert" -
 run_one save_disk_full "No space left|file write failed|Errno 28" -
 run_one safetensors_safe_open "$OOM" -
 run_one hf_assisted_generate "$OOM" -
+# session 11 (blind): Seq2SeqTrainer predict_with_generate, embedding resize, a long sampled
+# decode, DDP wrapping under gloo (world 1), a plain optimizer resume, a hand-written int8
+# quantizer, checkpoint recomputation, SDPA with a boolean mask, a cuDNN LSTM, JAX growing on
+# demand beside another job, a vmapped JAX ensemble, raise ... from e, rich tracebacks, a
+# per-process memory fraction, torchrun --tee prefixes, Lightning DDP on one device, 4 look-alikes
+run_one seq2seq_predict_generate "$OOM" -
+run_one hf_resize_embeddings "$OOM" -
+run_one hf_generate_long_decode "$OOM" -
+run_one ddp_wrap_gloo "$OOM" -
+run_one resume_optimizer_state "$OOM" -
+run_one naive_int8_quantize "$OOM" -
+run_one checkpoint_recompute_backward "$OOM" -
+run_one sdpa_bool_mask "$OOM" -
+run_one lstm_cudnn_train "$OOM|CUDNN_STATUS" -
+run_one jax_on_demand_shared "RESOURCE_EXHAUSTED|Out of memory|out of memory" 6 XLA_PYTHON_CLIENT_PREALLOCATE=false
+run_one jax_vmap_ensemble "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one raise_from_user "$OOM" -
+run_one rich_traceback_train "OutOfMemoryError|$OOM" -
+run_one memory_fraction_cap "$OOM" -
+run_one torchrun_tee_prefix "$OOM" -
+run_one lightning_ddp_one_device "$OOM" -
+run_one dataloader_shm_bus "[Bb]us error|exited unexpectedly|shared memory" -
+run_one bce_no_sigmoid_assert "device-side assert" -
+run_one hf_generate_nan_sampling "probability tensor contains" -
+run_one triton_hash_gather_illegal "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
