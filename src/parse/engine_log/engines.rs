@@ -184,8 +184,6 @@ pub(super) const RULES: &[Rule] = &[
     // loaders"): the library has no other meaning.
     name("exllamav2", exllamav2_named),
     name("ExLlamaV2", exllamav2_named),
-    // OpenMMLab's environment table (`mmengine/utils/dl_utils/collect_env.py` "MMEngine:
-    // 0.10.3"; MMDetection's `mmdet/utils/collect_env.py` adds "MMDetection: 3.3.0+44ebd17").
     // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
     // Adaptive CFG = 7", "[Parameters] Seed = 123"; `extras/expansion.py`: "[Prompt Expansion]
     // …").
@@ -203,8 +201,23 @@ pub(super) const RULES: &[Rule] = &[
     // CTranslate2's own logger (spdlog: "[2024-01-01 12:00:00.000] [ctranslate2] [thread 1234]
     // [warning] …").
     rule("[ctranslate2]", ctranslate2_logger),
+    // OpenMMLab's environment table (`mmengine/utils/dl_utils/collect_env.py` "MMEngine:
+    // 0.10.3"; MMDetection's `mmdet/utils/collect_env.py` adds "MMDetection: 3.3.0+44ebd17";
+    // every key in `OPENMMLAB_ENV_KEYS`).
     rule("MMEngine: ", openmmlab_env),
+    rule("MMCV: ", openmmlab_env),
     rule("MMDetection: ", openmmlab_env),
+    rule("MMSegmentation: ", openmmlab_env),
+    rule("MMPose: ", openmmlab_env),
+    rule("MMPretrain: ", openmmlab_env),
+    rule("MMClassification: ", openmmlab_env),
+    rule("MMOCR: ", openmmlab_env),
+    rule("MMRotate: ", openmmlab_env),
+    rule("MMAction2: ", openmmlab_env),
+    rule("MMDetection3D: ", openmmlab_env),
+    rule("MMYOLO: ", openmmlab_env),
+    rule("MMagic: ", openmmlab_env),
+    rule("MMEditing: ", openmmlab_env),
     // ComfyUI's executor when a node raises (`execution.py`: `logging.error(f"!!! Exception
     // during processing !!! {ex}")`).
     rule("!!! Exception during processing", comfyui_own),
@@ -259,6 +272,29 @@ pub(super) const RULES: &[Rule] = &[
     name("PyTorch Lightning", vocab::engine_in_prose),
     name("pytorch-lightning", vocab::engine_in_prose),
     name("Comfy", vocab::engine_in_prose),
+    // OpenMMLab's toolboxes by name (`vocab::OPENMMLAB_NAMES`).
+    name("OpenMMLab", vocab::engine_in_prose),
+    name("mmdetection", vocab::engine_in_prose),
+    name("MMDetection", vocab::engine_in_prose),
+    name("mmsegmentation", vocab::engine_in_prose),
+    name("MMSegmentation", vocab::engine_in_prose),
+    name("mmpretrain", vocab::engine_in_prose),
+    name("MMPretrain", vocab::engine_in_prose),
+    name("mmpose", vocab::engine_in_prose),
+    name("MMPose", vocab::engine_in_prose),
+    name("mmocr", vocab::engine_in_prose),
+    name("MMOCR", vocab::engine_in_prose),
+    name("mmrotate", vocab::engine_in_prose),
+    name("MMRotate", vocab::engine_in_prose),
+    name("mmaction2", vocab::engine_in_prose),
+    name("MMAction2", vocab::engine_in_prose),
+    name("mmdet3d", vocab::engine_in_prose),
+    name("mmyolo", vocab::engine_in_prose),
+    name("MMYOLO", vocab::engine_in_prose),
+    name("mmengine", vocab::engine_in_prose),
+    name("MMEngine", vocab::engine_in_prose),
+    name("mmcv", vocab::engine_in_prose),
+    name("MMCV", vocab::engine_in_prose),
     // Engines and apps shown only by their own vocabulary (`engines/vocab.rs` cites each).
     name("got prompt", vocab::comfyui_got_prompt),
     name("Prompt executed in ", vocab::comfyui_executed),
@@ -566,9 +602,31 @@ fn ctranslate2_logger(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Ctranslate2, Certainty::Strong);
 }
 
+/// The keys of OpenMMLab's environment tables: MMEngine's and MMCV's `collect_env`, and each
+/// toolbox's own line (`mmdet/utils/collect_env.py` "MMDetection", `mmseg` "MMSegmentation",
+/// `mmpose` "MMPose", `mmpretrain` "MMPretrain", `mmcls` "MMClassification", `mmocr` "MMOCR",
+/// `mmrotate` "MMRotate", `mmaction` "MMAction2", `mmdet3d` "MMDetection3D", `mmyolo` "MMYOLO",
+/// `mmagic` "MMagic", `mmedit` "MMEditing"), each a `rule` marker above.
+const OPENMMLAB_ENV_KEYS: &[&str] = &[
+    "MMEngine: ",
+    "MMCV: ",
+    "MMDetection: ",
+    "MMSegmentation: ",
+    "MMPose: ",
+    "MMPretrain: ",
+    "MMClassification: ",
+    "MMOCR: ",
+    "MMRotate: ",
+    "MMAction2: ",
+    "MMDetection3D: ",
+    "MMYOLO: ",
+    "MMagic: ",
+    "MMEditing: ",
+];
+
 fn openmmlab_env(text: &str, facts: &mut LineFacts) {
     let line = text.trim_start();
-    let version = ["MMEngine: ", "MMDetection: "]
+    let version = OPENMMLAB_ENV_KEYS
         .iter()
         .find_map(|key| line.strip_prefix(key))
         .and_then(|rest| rest.split_whitespace().next())

@@ -295,6 +295,9 @@ fn applications_with_their_own_memory_settings() {
         ("detectron2              0.6 @/usr/local/lib/python3.8/dist-packages/detectron2", EngineName::Detectron2),
         ("[2024-03-01 10:00:00.123] [ctranslate2] [thread 5150] [warning] The compute type inferred from the saved model is float16", EngineName::Ctranslate2),
         ("MMDetection: 3.3.0+44ebd17", EngineName::Openmmlab),
+        ("MMCV: 2.1.0", EngineName::Openmmlab),
+        ("MMSegmentation: 1.2.2+c685fe6", EngineName::Openmmlab),
+        ("MMPretrain: 1.2.0+17a886c", EngineName::Openmmlab),
         ("!!! Exception during processing !!! Allocation on device", EngineName::Comfyui),
         (">> ESRGAN Parameters: False", EngineName::Invokeai),
         ("2023-11-01 16:19:17.812101: E tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed to allocate 127.99TiB", EngineName::Tensorflow),
@@ -316,7 +319,6 @@ fn applications_with_their_own_memory_settings() {
         "my_fooocus_clone is elsewhere",
         "I compared faster_whisper_benchmark.py results",
         "image: onerahmet/openai-whisper-asr-webservice:latest-gpu",
-        "MMEngine: see the docs",
         // YOLOv5's own repository (other flags), and prose about YOLO.
         "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size",
         "I trained yolo train-style models last year",
@@ -334,6 +336,12 @@ fn applications_with_their_own_memory_settings() {
     for line in not_named {
         assert_eq!(engine(line), None, "{line}");
     }
+    // An environment key without its version is the reporter's sentence naming the toolbox:
+    // no stronger than that.
+    assert_eq!(
+        engine("MMEngine: see the docs"),
+        Some((EngineName::Openmmlab, Certainty::Prose))
+    );
     let paths: &[(&str, Option<EngineName>)] = &[
         ("X:\\AI\\Fooocus_win64_2-1-791\\Fooocus\\modules\\patch.py", Some(EngineName::Fooocus)),
         ("/content/Fooocus/ldm_patched/modules/model_management.py", Some(EngineName::Fooocus)),
@@ -446,6 +454,10 @@ fn own_vocabulary_names_the_engine() {
         "never oom again, I hope",
         "my_invoke.py --fast",
         "ShardFailedTest",
+        // A program's own exception named like TGI's launcher errors is Python, not TGI.
+        "    raise ShardFailed(f\"shard {i} failed\") from e",
+        "__main__.ShardFailed: shard 3 could not be embedded",
+        "class ShardFailed(RuntimeError):",
     ];
     for line in none {
         let found = engine(line);
@@ -500,6 +512,14 @@ fn the_reporters_sentence_names_the_engine_weakly() {
         (
             "with diffusers 0.27 and an SDXL pipeline",
             Some(EngineName::Diffusers),
+        ),
+        (
+            "main branch (mmpretrain version)",
+            Some(EngineName::Openmmlab),
+        ),
+        (
+            "I train Mask R-CNN with mmdetection 3.x on my own dataset",
+            Some(EngineName::Openmmlab),
         ),
         ("the lightning fast path", None),
         // A comparison names no one engine.
@@ -560,6 +580,8 @@ fn a_link_to_the_engines_repository_names_it_weakly() {
         // Not an engine's repository; two engines' repositories.
         ("![image](https://github.com/user-attachments/assets/ba031b64)", None),
         ("https://github.com/pytorch/pytorch/issues/1", None),
+        ("same as https://github.com/open-mmlab/mmsegmentation/issues/3000", Some(EngineName::Openmmlab)),
+        ("https://github.com/ultralytics/yolov5/issues/100", Some(EngineName::Ultralytics)),
         ("compare https://github.com/vllm-project/vllm/pull/1 and https://github.com/sgl-project/sglang/pull/2", None),
     ];
     for (line, expected) in cases {

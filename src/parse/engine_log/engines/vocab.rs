@@ -356,6 +356,49 @@ const PROSE: &[(&[&str], EngineName)] = &[
     ),
     // "only 3 nodes in comfy": the reporter's short name for ComfyUI.
     (&["comfy", "Comfy"], EngineName::Comfyui),
+    // OpenMMLab's toolboxes as their issue forms and users name them ("main branch
+    // (mmpretrain version)", "I train Mask R-CNN with mmdetection 3.x").
+    (OPENMMLAB_NAMES, EngineName::Openmmlab),
+    // Ultralytics' YOLO (the `ultralytics` package and its YOLOv5 repository; YOLOv7 and YOLOX
+    // are other projects' and not named here).
+    (
+        &[
+            "ultralytics",
+            "Ultralytics",
+            "YOLOv8",
+            "YOLOv5",
+            "YOLO11",
+            "YOLOv11",
+        ],
+        EngineName::Ultralytics,
+    ),
+    (&["detectron2", "Detectron2"], EngineName::Detectron2),
+];
+
+/// OpenMMLab's toolboxes by the names their users write (each also a `name(…)` marker).
+pub(super) const OPENMMLAB_NAMES: &[&str] = &[
+    "OpenMMLab",
+    "mmdetection",
+    "MMDetection",
+    "mmsegmentation",
+    "MMSegmentation",
+    "mmpretrain",
+    "MMPretrain",
+    "mmpose",
+    "MMPose",
+    "mmocr",
+    "MMOCR",
+    "mmrotate",
+    "MMRotate",
+    "mmaction2",
+    "MMAction2",
+    "mmdet3d",
+    "mmyolo",
+    "MMYOLO",
+    "mmengine",
+    "MMEngine",
+    "mmcv",
+    "MMCV",
 ];
 
 /// The engine a reporter's sentence names ("I'm running vLLM 0.6.3", "with Ollama on a 3090",
@@ -465,6 +508,25 @@ const REPOSITORIES: &[(&str, EngineName)] = &[
     ("axolotl", EngineName::Transformers),
     ("unsloth", EngineName::Transformers),
     ("ms-swift", EngineName::Transformers),
+    // OpenMMLab's toolboxes (github.com/open-mmlab/<repo>), Ultralytics' and Detectron2's.
+    ("mmcv", EngineName::Openmmlab),
+    ("mmengine", EngineName::Openmmlab),
+    ("mmdetection", EngineName::Openmmlab),
+    ("mmdetection3d", EngineName::Openmmlab),
+    ("mmsegmentation", EngineName::Openmmlab),
+    ("mmpose", EngineName::Openmmlab),
+    ("mmpretrain", EngineName::Openmmlab),
+    ("mmclassification", EngineName::Openmmlab),
+    ("mmocr", EngineName::Openmmlab),
+    ("mmrotate", EngineName::Openmmlab),
+    ("mmaction2", EngineName::Openmmlab),
+    ("mmyolo", EngineName::Openmmlab),
+    ("mmagic", EngineName::Openmmlab),
+    ("mmediting", EngineName::Openmmlab),
+    ("mmtracking", EngineName::Openmmlab),
+    ("ultralytics", EngineName::Ultralytics),
+    ("yolov5", EngineName::Ultralytics),
+    ("detectron2", EngineName::Detectron2),
 ];
 
 /// A link to an engine's repository (`https://github.com/NVIDIA/TensorRT-LLM/issues/1156`, "same
@@ -502,7 +564,17 @@ pub(super) fn engine_repository(text: &str, facts: &mut LineFacts) {
 
 /// TGI's launcher errors (`launcher/src/main.rs` `enum LauncherError`, printed by `main` as
 /// `Error: ShardCannotStart`): `ShardCannotStart`, `ShardFailed`, `WebserverCannotStart`.
+/// A program's own exception of the same name (`raise ShardFailed(…) from e`, `class
+/// ShardFailed(Exception)`, `ShardFailed: shard 3`) is Python, not TGI's Rust launcher.
 pub(super) fn tgi_launcher_error(text: &str, facts: &mut LineFacts) {
+    let python = has(text, "raise ")
+        || has(text, "class ")
+        || ["ShardCannotStart", "ShardFailed", "WebserverCannotStart"]
+            .iter()
+            .any(|name| has(text, &format!("{name}(")) || has(text, &format!("{name}: ")));
+    if python {
+        return;
+    }
     let error = ["ShardCannotStart", "ShardFailed", "WebserverCannotStart"]
         .iter()
         .any(|name| word(text, name));
