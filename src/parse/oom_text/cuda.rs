@@ -39,6 +39,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::CudaError, found.start()));
     }
+    // bitsandbytes' `CUDA_CHECK_RETURN` (`csrc/ops.cuh`, 0.3x–0.4x): "Error %s at line %d in
+    // file %s" with `cudaGetErrorString` (`Error out of memory at line 529 in file
+    // /src/csrc/ops.cu`), then `exit(1)`.
+    if let Some(found) = regex!(r"\bError out of memory at line \d+ in file ").find(text) {
+        return Some((Family::CudaError, found.start()));
+    }
+    if let Some(position) = wrapped_runtime_error(text) {
+        return Some((Family::CudaError, position));
+    }
     // `CUDA error: out of memory` (also pasted as `CUDA error:out of memory`), ROCm's
     // `HIP error: …`, and the pre-1.0 THC `cuda runtime error (2) : out of memory at …`.
     // tinygrad/cuda-python `CUDA Error 2, out of memory` (tinygrad `runtime/ops_cuda.py`:
@@ -125,6 +134,44 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     None
 }
 
+/// TensorRT-LLM's `check_cuda_error` (`cpp/include/tensorrt_llm/common/cudaUtils.h` `check`,
+/// 0.x–1.x): "[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s" with the call and
+/// `cudaGetErrorString` (also the copies in TensorRT's samples and vLLM's kernels, `CUDA runtime
+/// error in %s: %s`), cut by a console's fixed width inside the status word (`…
+/// cudaMallocAsync(ptr, n, mCudaStream->get()): out of memo` / `ry (/home/…/tllmBuffers.h:125)`).
+/// The whole status is read by [`start_fallback`]; here only a status that is a cut `out of
+/// memory` (at least `out of m`) ending the line, whose rest the next line carries
+/// ([`cuda_error_continuation`]). The position of the wording.
+fn wrapped_runtime_error(text: &str) -> Option<usize> {
+    let position = super::find(text, "CUDA runtime error in ")?;
+    let rest = &text[position..];
+    let status = &rest[rest.find("): ")? + 3..];
+    let status = status.trim_end();
+    (status.len() >= "out of m".len() && status.len() < STATUS.len() && STATUS.starts_with(status))
+        .then(|| {
+            text[..position]
+                .rfind("[TensorRT-LLM][ERROR]")
+                .unwrap_or(position)
+        })
+}
+
+/// CUDA's string for `cudaErrorMemoryAllocation` (`cudaGetErrorString`).
+const STATUS: &str = "out of memory";
+
+/// The rest of a status word that a console cut at the line's end ([`wrapped_runtime_error`]):
+/// `ry (/home/…)` after `…: out of memo`.
+fn completes_status(open_text: &str, text: &str) -> bool {
+    let cut = open_text.trim_end();
+    let Some(at) = cut.rfind(": ") else {
+        return false;
+    };
+    let status = &cut[at + 2..];
+    if status.len() < "out of m".len() || !STATUS.starts_with(status) || status == STATUS {
+        return false;
+    }
+    text.trim_start().starts_with(&STATUS[status.len()..])
+}
+
 /// Any other "out of memory" that names a GPU and reads like an error (NCCL's
 /// `Cuda failure 'out of memory'`, cupy, triton …). Tried after every precise family.
 pub(super) fn start_fallback(text: &str) -> Option<(Family, usize)> {
@@ -188,7 +235,7 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
     if BOILERPLATE.iter().any(|b| text.contains(b)) {
         return Continuation::Skip;
     }
-    if text.contains("current device:") {
+    if text.contains("current device:") || (lines == 1 && completes_status(open_text, text)) {
         return Continuation::Append;
     }
     let after_device = open_text.contains("current device:");

@@ -20,7 +20,8 @@
 //!   `defaultAllocator.cpp` (`Requested amount of GPU memory (N bytes) could not be allocated.
 //!   There may not be enough free memory for allocation to succeed.`, `Error Code 1: Cuda Runtime
 //!   (out of memory)`); CuPy `cupy/cuda/memory.pyx` (`OutOfMemoryError: Out of memory allocating
-//!   N bytes (allocated so far: M bytes).`).
+//!   N bytes (allocated so far: M bytes).`); PaddlePaddle and ONNX Runtime (cited at their
+//!   patterns below).
 
 use super::{find, integer_of, parse_size, size_of, Continuation, Family, FrameworkKind, Parsed};
 use crate::model::failure::OomKind;
@@ -29,6 +30,28 @@ use crate::model::Bytes;
 
 /// Where a framework family starts on this line.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    // PaddlePaddle (`paddle/fluid/memory/allocation/cuda_allocator.cc` `CUDAAllocator::
+    // AllocateImpl`, `cuda_virtual_mem_allocator.cc`, Paddle 2.x; `PADDLE_THROW_BAD_ALLOC(
+    // errors::ResourceExhausted(…))`): "Out of memory error on GPU %d. Cannot allocate %s memory on
+    // GPU %d, %s memory has been allocated and available memory is only %s." (older releases
+    // without the allocated part; `GPU Virtual Memory %d` for the virtual-memory allocator).
+    if let Some(position) = find(text, "Out of memory error on GPU") {
+        return Some((Family::Framework(FrameworkKind::Paddle), position));
+    }
+    // ONNX Runtime (`onnxruntime/core/framework/bfc_arena.cc` `BFCArena::Extend`, 1.x): "Failed
+    // to allocate memory for requested buffer of size N", raised through `RUNTIME_EXCEPTION :
+    // Non-zero status code returned while running Conv node. … Status Message: …`.
+    if let Some(position) = find(
+        text,
+        "Failed to allocate memory for requested buffer of size",
+    ) {
+        // From the status's head, else the line's start: the provider named before it decides
+        // whose memory ([`parse`]).
+        let begin = text[..position]
+            .rfind("[ONNXRuntimeError]")
+            .unwrap_or_else(|| line_start(text));
+        return Some((Family::Framework(FrameworkKind::OnnxRuntime), begin));
+    }
     // XLA first: its cuMemAllocAsync line also holds `CUDA_ERROR_OUT_OF_MEMORY`.
     for needle in [
         "Out of memory while trying to allocate",
@@ -233,6 +256,9 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
                 || squeezed.contains("deviceordinal")
         }
         FrameworkKind::TfTensor => squeezed.contains("byallocator") || squeezed.contains("[["),
+        FrameworkKind::Paddle => {
+            regex!(r"availablememoryisonly\d+(?:\.\d+)?[kKMGTP]?B").is_match(squeezed)
+        }
         // NCCL's size comes on the next warning ([`continuation`]).
         FrameworkKind::Nccl => squeezed.contains("FailedtoCUDA"),
         // TensorRT-LLM's executor report names the component on a later line.
@@ -284,7 +310,15 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 regex!(r"failedtoallocate[^()]*\((\d+)bytes\)fromdevice"),
                 squeezed,
             )
-            .map(Bytes);
+            .map(Bytes)
+            // Releases that print only the rounded size (`port::HumanReadableNumBytes`):
+            // `failed to allocate 8.00G from device: hipError_t(1002)` (hipTensorFlow 2018).
+            .or_else(|| {
+                short_size(
+                    regex!(r"failedtoallocate(\d+(?:\.\d+)?[KMGT])(?:i?B)?fromdevice"),
+                    squeezed,
+                )
+            });
             parsed
         }
         FrameworkKind::Cudnn => {
@@ -322,6 +356,26 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             .map(Bytes);
             parsed
         }
+        FrameworkKind::Paddle => parse_paddle(squeezed),
+        FrameworkKind::DeviceRuntime => super::devices::parse(squeezed),
+        FrameworkKind::OnnxRuntime => {
+            // The same arena serves the CPU provider: a line that names the CPU is the host's.
+            let lower = squeezed.to_ascii_lowercase();
+            let host = ["cpuexecutionprovider", "cpu_", "cpuallocator", "(cpu)"]
+                .iter()
+                .any(|word| lower.contains(word));
+            let mut parsed = if host {
+                Parsed::new(OomKind::HostMemory, false)
+            } else {
+                Parsed::new(OomKind::OtherGpuOom, true)
+            };
+            parsed.figures.tried_to_allocate_bytes = integer_of(
+                regex!(r"Failedtoallocatememoryforrequestedbufferofsize(\d+)"),
+                squeezed,
+            )
+            .map(Bytes);
+            parsed
+        }
         FrameworkKind::Cupy => {
             let mut parsed = Parsed::new(OomKind::CupyOutOfMemory, true);
             let figures = &mut parsed.figures;
@@ -341,6 +395,36 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             parsed
         }
     }
+}
+
+/// PaddlePaddle's figures: the request, the device, what its allocator holds and what CUDA
+/// has free. Sizes are `string::HumanReadableSize` (`%f` of powers of 1024: `1.000000GB`,
+/// `716.750000MB`, `512.000000kB`).
+fn parse_paddle(s: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+    let figures = &mut parsed.figures;
+    let paddle_size = |pattern: &regex::Regex| {
+        pattern
+            .captures(s)
+            .and_then(|caps| caps.get(1))
+            .and_then(|m| parse_size(m.as_str()))
+    };
+    figures.gpu_index = integer_of(
+        regex!(r"OutofmemoryerroronGPU(?:VirtualMemory)?(\d{1,3})"),
+        s,
+    )
+    .and_then(|n| CudaOrdinal::try_from(n).ok());
+    figures.tried_to_allocate_bytes = paddle_size(regex!(
+        r"Cannotallocate(\d+(?:\.\d+)?(?:[kKMGT]B|B))memoryon"
+    ));
+    // What Paddle's allocator has handed out: the counterpart of PyTorch's allocated.
+    figures.allocated_by_pytorch_bytes = paddle_size(regex!(
+        r",(\d+(?:\.\d+)?(?:[kKMGT]B|B))memoryhas(?:been)?allocated"
+    ));
+    figures.free_bytes = paddle_size(regex!(
+        r"availablememoryisonly(\d+(?:\.\d+)?(?:[kKMGT]B|B))"
+    ));
+    parsed
 }
 
 /// A size as XLA/TSL print it: `4770354232` (bytes), `16.00GiB`, `256B`, `1.5KiB`.

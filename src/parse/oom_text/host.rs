@@ -78,6 +78,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = shell_killed(text) {
         return Some((Family::Host(HostKind::Killed), found));
     }
+    // The shell's `Killed` quoted by a reporter (``Getting out-of-memory (`Killed`) in a machine
+    // with over 1TB of RAM``, `the process just prints "Killed"`): the same kill, in prose.
+    if let Some(found) = regex!(r#"[`"'“‘]Killed[`"'”’]"#).find(text) {
+        return Some((Family::Host(HostKind::Killed), found.start() + 1));
+    }
     // A reporter's words for the kernel's kill (`I get a error : killed by OOM killer`, `the
     // process was killed by the oom-killer`): the host's memory, whatever `OOM` said before.
     if let Some(found) =

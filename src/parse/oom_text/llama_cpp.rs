@@ -36,6 +36,9 @@ fn is_failure_line(text: &str) -> bool {
         // ggml-metal: "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
         // after "command buffer N failed with status 5".
         || regex!(r"[:(]kIOGPUCommandBufferCallbackErrorOutOfMemory").is_match(text)
+        // ggml-sycl `ggml_backend_sycl_buffer_type_alloc_buffer`: "can't allocate %lu Bytes of
+        // memory on device" (then `failed to allocate SYCL0 buffer`).
+        || regex!(r"can't allocate \d+ Bytes of memory on device").is_match(text)
         || regex!(r"failed to allocate (?:\S+ )?buffer of size \d+").is_match(text)
         || regex!(r"unable to allocate \S+ buffer").is_match(text)
         || text.contains("failed to allocate buffer for kv cache")
@@ -104,6 +107,7 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
             .as_deref()
             .is_some_and(|name| name.starts_with("CPU") || name.ends_with("_Host"));
     let gpu_failure = s.contains("cudaMallocfailed")
+        || s.contains("Bytesofmemoryondevice")
         || s.contains("hipMallocfailed")
         || s.contains("ErrorOutOfDeviceMemory")
         || s.contains("Devicememoryallocationofsize")
@@ -124,6 +128,12 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
     // Exact bytes from "buffer of size N" beat the rounded "allocating X MiB".
     let exact = integer_of(regex!(r"buffer of size (\d+)"), text)
         .or_else(|| integer_of(regex!(r"Device memory allocation of size (\d+)"), text))
+        .or_else(|| {
+            integer_of(
+                regex!(r"can't allocate (\d+) Bytes of memory on device"),
+                text,
+            )
+        })
         .map(Bytes);
     let rounded = regex!(r"allocating ([\d.,]+) MiB on device")
         .captures(text)

@@ -32,6 +32,9 @@ pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = device_mention(text) {
         return Some((Family::OtherGpu, position));
     }
+    if let Some(position) = malloc_mention(text).or_else(|| class_mention(text)) {
+        return Some((Family::OtherGpu, position));
+    }
     gpu_memory_mention(text)
         .or_else(|| weak_mention(text))
         .map(|position| (Family::OtherGpu, position))
@@ -65,13 +68,7 @@ fn weak_mention(text: &str) -> Option<usize> {
     if asks_whether(&lower, at) || speculates_after(&lower, at) {
         return None;
     }
-    // A program's own pool named before it (SGLang's `alloc_req_slots runs out of memory`:
-    // its request slots, not the GPU) is that program's message, not the reporter's words.
-    let subject = lower[..at.min(lower.len())]
-        .split_whitespace()
-        .rev()
-        .find(|word| !matches!(*word, "runs" | "run" | "ran" | "running" | "is" | "was"));
-    if subject.is_some_and(|word| word.contains(['_', '.', '(', ')'])) {
+    if program_subject(&lower, at) {
         return None;
     }
     let words: Vec<&str> = lower
@@ -112,6 +109,16 @@ fn weak_mention(text: &str) -> Option<usize> {
     Some(text.len() - text.trim_start().len())
 }
 
+/// A program's own pool named as what ran out (SGLang's `alloc_req_slots runs out of memory`:
+/// its request slots, not the GPU): that program's message, not the reporter's words.
+fn program_subject(lower: &str, at: usize) -> bool {
+    let subject = lower[..at.min(lower.len())]
+        .split_whitespace()
+        .rev()
+        .find(|word| !matches!(*word, "runs" | "run" | "ran" | "running" | "is" | "was"));
+    subject.is_some_and(|word| word.contains(['_', '.', '(', ')']))
+}
+
 /// Whether a held mention is one of [`weak_mention`]'s: none of the other readings takes it.
 pub(super) fn is_weak(text: &str) -> bool {
     weak_mention(text) == Some(0)
@@ -120,6 +127,8 @@ pub(super) fn is_weak(text: &str) -> bool {
         && prose_mention(text).is_none()
         && cjk_mention(text).is_none()
         && device_mention(text).is_none()
+        && malloc_mention(text).is_none()
+        && class_mention(text).is_none()
         && gpu_memory_mention(text).is_none()
 }
 
@@ -179,7 +188,8 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .collect();
     let host = HOST_WORDS.iter().any(|word| words.contains(word));
-    (!denied && !host && !asks_whether(&lower, at) && !speculates_after(&lower, at))
+    let program = named.is_none() && program_subject(&lower, at);
+    (!denied && !host && !program && !asks_whether(&lower, at) && !speculates_after(&lower, at))
         .then_some(text.len() - text.trim_start().len())
 }
 
@@ -211,8 +221,10 @@ const HOST_WORDS: [&str; 9] = [
 
 /// A GPU named in a lower-cased sentence, as a whole word: the device, its memory, its
 /// runtime, or a data-centre or gaming card.
+/// A count of cards before the name (`2x3090`, `8xH100`) or a card named by its memory (`on a
+/// 24GB card`) counts too.
 fn has_gpu_word(lower: &str) -> bool {
-    regex!(r"(?:^|[^a-z0-9_])(?:gpus?|cuda|vram|rocm|mps|graphics card|rtx|gtx|[ahlv]100|h200|a6000|a10g?|l40s?|[2-5]0[6-9]0(?:\s?ti)?)(?:$|[^a-z0-9_])")
+    regex!(r"(?:^|[^a-z0-9_]|\dx)(?:gpus?|cuda|vram|rocm|mps|graphics card|video card|rtx|gtx|geforce|radeon|tesla|[ahlpv]100|[ah]800|h200|h20|a6000|a10g?|l40s?|[lt]4|[2-5]0[6-9]0(?:\s?ti)?|\d+\s?gb (?:cards?|gpus?))(?:$|[^a-z0-9_])")
         .is_match(lower)
 }
 
@@ -242,8 +254,23 @@ fn asks_whether(lower: &str, at: usize) -> bool {
 /// but without its message: `CUDA out of memory`, `[Bug] CUDA: out of memory on dual gpu`,
 /// `` `XPU out of memory` error with -tp=4 ``, `HIP out of memory`. The position of the device
 /// word (for `cuda`, as before) or of the line's first word.
+///
+/// `OOM` written in lower case after its device (`cuda oom when training`, `GPU oom`) is the
+/// same (upper case is [`oom_word`]'s).
 fn device_mention(text: &str) -> Option<usize> {
     let lower = text.to_ascii_lowercase();
+    if let Some(found) =
+        regex!(r"(?:^|[^A-Za-z0-9_])(?i:cuda|gpu|vram|xpu|hip)\s?[:\-]?\s?oom(?:$|[^A-Za-z0-9_])")
+            .find(text)
+    {
+        let recent = last_words(&lower[..found.start()], 3);
+        let denied = recent.iter().any(|word| {
+            MENTION_DENY.contains(word) || ADVICE.contains(word) || LESS.contains(word)
+        });
+        if !denied && !asks_whether(&lower, found.start()) {
+            return Some(text.len() - text.trim_start().len());
+        }
+    }
     let found =
         regex!(r"(?:^|[^a-z0-9_])(cuda|xpu|hip)\s?[:\-]?\s?out of memory").captures(&lower)?;
     let device = found.get(1)?;
@@ -262,6 +289,45 @@ fn device_mention(text: &str) -> Option<usize> {
     let denied = recent
         .iter()
         .any(|word| MENTION_DENY.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
+    (!denied).then_some(text.len() - text.trim_start().len())
+}
+
+/// CUDA's allocation named failing in a title or sentence (`CUDA malloc fails on newly
+/// supported models in 0.1.32`, `Cuda malloc error`, `cudaMalloc failure when loading`): the
+/// device's memory ran out, its message not pasted. Not advice, a negation or a question. The
+/// position of the line's first word.
+fn malloc_mention(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    let found = regex!(
+        r"(?:^|[^a-z0-9_])cuda ?malloc(?:async)?(?:\(\))? (?:fail(?:s|ed|ure|ing)?|errors?)\b"
+    )
+    .find(&lower)?;
+    if asks_whether(&lower, found.start()) {
+        return None;
+    }
+    let recent = last_words(&lower[..found.start()], 3);
+    let denied = recent
+        .iter()
+        .any(|word| MENTION_DENY.contains(word) || ADVICE.contains(word));
+    (!denied).then_some(text.len() - text.trim_start().len())
+}
+
+/// PyTorch's OOM class named in a title or sentence, its message not pasted
+/// (`torch.cuda.OutOfMemoryError when generating long videos`, `torch.OutOfMemoryError during
+/// eval on 2 GPUs`): a word of the sentence follows the class, not the message's `:` (read by
+/// `pytorch::start`) nor nothing (an exception's class alone, `class_only_start`). Not advice,
+/// a negation or a question. The position of the line's first word.
+fn class_mention(text: &str) -> Option<usize> {
+    let found =
+        regex!(r"(?:^|[^A-Za-z0-9_.])torch\.(?:cuda\.)?OutOfMemoryError\s+[a-z]").find(text)?;
+    let lower = text.to_ascii_lowercase();
+    if asks_whether(&lower, found.start()) {
+        return None;
+    }
+    let recent = last_words(&lower[..found.start()], 3);
+    let denied = recent
+        .iter()
+        .any(|word| MENTION_DENY.contains(word) || ADVICE.contains(word) || *word == "except");
     (!denied).then_some(text.len() - text.trim_start().len())
 }
 
@@ -286,7 +352,19 @@ fn cjk_mention(text: &str) -> Option<usize> {
         "GPUメモリ不足",
         "GPUメモリが不足",
     ];
-    let at = SHORT.iter().filter_map(|words| text.find(words)).min()?;
+    // The memory named by its device: 显卡内存 (the graphics card's memory), `GPU内存`,
+    // `CUDA内存` (内存 alone is the host's).
+    // Japanese `GPUのメモリが不足`, Korean `GPU 메모리 부족` / `VRAM 부족` the same way.
+    let qualified = || {
+        regex!(r"(?i)(?:显卡|gpu|cuda|vram)\s?(?:的)?内存(?:不足|不够|溢出|爆)|(?:gpu|vram|ビデオ)の?メモリ(?:が)?不足|(?:gpu|cuda|그래픽\s?카드)\s?메모리(?:가)?\s?부족|vram\s?(?:메모리(?:가)?\s?)?부족")
+            .find(text)
+            .map(|found| found.start())
+    };
+    let at = SHORT
+        .iter()
+        .filter_map(|words| text.find(words))
+        .min()
+        .or_else(qualified)?;
     let before: String = {
         let head: Vec<char> = text[..at].chars().collect();
         head[head.len().saturating_sub(6)..].iter().collect()
@@ -315,8 +393,11 @@ fn oom_word(text: &str) -> Option<usize> {
         return None;
     }
     let hosted = without_offload(text);
-    const HOST: [&str; 6] = ["killer", "Killed", "killed", "CPU", "RAM ", "host"];
-    if HOST.iter().any(|word| hosted.contains(word)) || rest.trim_start().starts_with("kill") {
+    const HOST: [&str; 5] = ["killer", "Killed", "killed", "CPU", "host"];
+    // `RAM` as a word (not the end of `VRAM`).
+    let ram = regex!(r"(?:^|[^A-Za-z0-9_])RAM(?:$|[^A-Za-z0-9_])").is_match(&hosted);
+    if ram || HOST.iter().any(|word| hosted.contains(word)) || rest.trim_start().starts_with("kill")
+    {
         return None;
     }
     const GPU: [&str; 14] = [
@@ -329,6 +410,7 @@ fn oom_word(text: &str) -> Option<usize> {
     (heading
         || verb.is_some()
         || GPU.iter().any(|word| text.contains(word))
+        || has_gpu_word(&text.to_ascii_lowercase())
         || oom_as_failure(&text[..at], rest))
     .then_some(text.len() - text.trim_start().len())
 }
@@ -391,10 +473,14 @@ fn oom_as_failure(before: &str, after: &str) -> bool {
 }
 
 /// The line without the offloading it names (`CPU offload`, `offload to CPU`, `cpu_offload`):
-/// offloading to the host is a way to save GPU memory, not the host's memory running out.
+/// offloading to the host is a way to save GPU memory, not the host's memory running out. A
+/// machine named as a pair (`OOM on "slow" GPU/CPU setup`) keeps only its GPU: the pair is the
+/// setup, not the host's memory.
 fn without_offload(text: &str) -> String {
-    regex!(r"(?i)cpu[ _-]?offload(?:ing)?|offload(?:ing|ed)?(?: \w+)? to (?:the )?cpu")
-        .replace_all(text, "")
+    let text = regex!(r"(?i)cpu[ _-]?offload(?:ing)?|offload(?:ing|ed)?(?: \w+)? to (?:the )?cpu")
+        .replace_all(text, "");
+    regex!(r"(?i)\bgpu ?/ ?cpu\b|\bcpu ?/ ?gpu\b")
+        .replace_all(&text, "GPU")
         .into_owned()
 }
 
@@ -472,7 +558,11 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 6] = [
+const APP_MENTIONS: [&str; 7] = [
+    // InvokeAI's model cache on `torch.cuda.OutOfMemoryError` while moving a model to the GPU
+    // (`invokeai/backend/model_manager/load/model_cache/model_cache.py` `lock`, 5.x): logs
+    // "Insufficient GPU memory to load model. Aborting" and raises the error again.
+    "Insufficient GPU memory to load model",
     "Ran out of memory when regular VAE decoding",
     "Got an OOM, unloading all loaded models",
     // Forge (stable-diffusion-webui-forge) after catching one in its sampler: `Encountered
@@ -499,6 +589,8 @@ pub(super) fn is_mention(message: &OomMessage) -> bool {
             || oom_word(&message.text) == Some(0)
             || prose_mention(&message.text) == Some(0)
             || cjk_mention(&message.text) == Some(0)
+            || malloc_mention(&message.text) == Some(0)
+            || class_mention(&message.text) == Some(0)
             || (gpu_memory_mention(&message.text) == Some(0)
                 && !super::starts_a_message(&message.text))
             || (is_weak(&message.text) && !super::starts_a_message(&message.text))

@@ -28,17 +28,23 @@ macro_rules! size {
 
 mod complete;
 mod cuda;
+mod devices;
 mod frameworks;
 mod host;
 mod llama_cpp;
 mod mention;
+mod normalize;
 mod not_oom;
 mod pytorch;
 mod sglang;
+mod size;
 mod tgi;
 mod vllm;
 
 pub use complete::completed_figures;
+pub use size::{is_not_available, parse_size};
+
+use normalize::{append_normalized, squeeze_into};
 
 use crate::model::failure::{EngineFigures, EngineName, OomFigures, OomKind, OomMessage};
 use crate::model::Bytes;
@@ -71,9 +77,16 @@ pub const OOM_MARKERS: &[&str] = &[
     "ut of GPU memory",
     "ut of gpu memory",
     "ut of video memory",
+    // CUDA's allocation named failing in a title (`CUDA malloc fails on …`, mention.rs).
+    "CUDA malloc",
+    "Cuda malloc",
+    "cuda malloc",
     "cudaErrorMemoryAllocation",
     // cudaMallocAsync backend.
     "would exceed allowed memory",
+    // TensorRT-LLM's `CUDA runtime error in <call>: out of memo` / `ry` cut by a console
+    // (cuda.rs).
+    "CUDA runtime error in",
     // cuBLAS handle/workspace allocation.
     "CUBLAS_STATUS_ALLOC_FAILED",
     "CUBLAS_STATUS_NOT_INITIALIZED",
@@ -96,6 +109,13 @@ pub const OOM_MARKERS: &[&str] = &[
     "failed to find KV cache slot",
     "KV cache is full",
     "llama_kv_cache_init() failed",
+    // Device runtimes (devices.rs): DirectML, Level Zero / Unified Runtime / Vulkan (the host's
+    // twin `…_OUT_OF_HOST_MEMORY` too), MLX's Metal allocator; ggml-sycl's buffer.
+    "not enough GPU video memory",
+    "_OUT_OF_DEVICE_MEMORY",
+    "_OUT_OF_HOST_MEMORY",
+    "[metal::malloc]",
+    "Bytes of memory on device",
     // Host memory (not GPU OOM).
     "DefaultCPUAllocator",
     "Cannot allocate memory",
@@ -147,6 +167,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "Attempting to reserve",
     "Requested amount of memory",
     "insufficient GPU memory",
+    // InvokeAI's model cache (mention.rs).
+    "Insufficient GPU memory",
     // TensorRT-LLM's `Insufficient memory for KV cache`, and a wrapper's lower-case one.
     "nsufficient memory for KV cache",
     "Resource exhausted",
@@ -165,6 +187,25 @@ pub const OOM_MARKERS: &[&str] = &[
     "显存溢出",
     "显存爆",
     "爆显存",
+    // The memory named by its device (显卡内存, GPU内存, CUDA内存; 内存 alone is the host's).
+    "显卡内存",
+    "GPU内存",
+    "gpu内存",
+    "CUDA内存",
+    "cuda内存",
+    // … Japanese and Korean (`GPUのメモリが不足`, `GPU 메모리 부족`, `VRAM 부족`).
+    "GPUのメモリ",
+    "메모리 부족",
+    "메모리가 부족",
+    "VRAM 부족",
+    // `OOM` in lower case after its device (`cuda oom`, `GPU oom`, [`mention::mention_start`]).
+    "cuda oom",
+    "Cuda oom",
+    "CUDA oom",
+    "gpu oom",
+    "GPU oom",
+    "VRAM oom",
+    "vram oom",
     // … and in Japanese.
     "VRAM不足",
     "GPUメモリ",
@@ -196,11 +237,30 @@ pub const WORDS_MARKERS: &[&str] = &[
     "ut of GPU memory",
     "ut of gpu memory",
     "ut of video memory",
+    "CUDA malloc",
+    "Cuda malloc",
+    "cuda malloc",
     "code -9",
     "code is -9",
     "code is 137",
     "VRAM不足",
     "GPUメモリ",
+    "显卡内存",
+    "GPU内存",
+    "gpu内存",
+    "CUDA内存",
+    "cuda内存",
+    "GPUのメモリ",
+    "메모리 부족",
+    "메모리가 부족",
+    "VRAM 부족",
+    "cuda oom",
+    "Cuda oom",
+    "CUDA oom",
+    "gpu oom",
+    "GPU oom",
+    "VRAM oom",
+    "vram oom",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
@@ -276,6 +336,12 @@ pub(crate) enum FrameworkKind {
     TensorRt,
     /// CuPy memory pool.
     Cupy,
+    /// PaddlePaddle's allocator (`Out of memory error on GPU 0. Cannot allocate …`).
+    Paddle,
+    /// ONNX Runtime's BFC arena (`Failed to allocate memory for requested buffer of size N`).
+    OnnxRuntime,
+    /// DirectML, Level Zero / Unified Runtime, Vulkan, Metal (devices.rs).
+    DeviceRuntime,
 }
 
 /// Not a memory shortage (not_oom.rs).
@@ -794,113 +860,6 @@ pub fn parse_text(text: &str) -> Vec<OomMessage> {
     messages
 }
 
-/// Parses one PyTorch/driver size as printed: `20.00 MiB`, `0 bytes`, `1024.00 KiB`,
-/// `17179869184.00 GiB` → exact bytes (value × unit, rounded); returns None for garbage.
-///
-/// Units are binary. `KB`/`MB`/`GB`/`TB` are read as binary too: the engines we parse print
-/// `GB` for 2^30 (vLLM ≤0.7 `Loading model weights took %.4f GB`, SGLang `avail mem=… GB`).
-/// A decimal comma (`636,18 MiB`, llama.cpp under some locales) is accepted. Values beyond
-/// `u64::MAX` (the NVML N/A sentinel `17179869184.00 GiB` = 2^64) saturate to `u64::MAX`.
-pub fn parse_size(text: &str) -> Option<Bytes> {
-    let text = text.trim();
-    let number_end = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(number_end);
-    let multiplier: u128 = match unit.trim_start() {
-        "bytes" | "byte" | "B" => 1,
-        "KiB" | "KB" | "kB" => 1 << 10,
-        "MiB" | "MB" => 1 << 20,
-        "GiB" | "GB" => 1 << 30,
-        "TiB" | "TB" => 1 << 40,
-        _ => return None,
-    };
-    let number = without_grouping(number, multiplier == 1)?;
-    let number = number.as_str();
-    let (integer, fraction) = match number.find('.') {
-        Some(position) => (&number[..position], &number[position + 1..]),
-        None => (number, ""),
-    };
-    let digits_ok = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if integer.is_empty()
-        || integer.len() > 24
-        || fraction.len() > 12
-        || !digits_ok(integer)
-        || !digits_ok(fraction)
-        || (number.len() > integer.len() && fraction.is_empty())
-    {
-        return None;
-    }
-    let scale = 10u128.pow(fraction.len() as u32);
-    let integer: u128 = integer.parse().ok()?;
-    let fraction: u128 = if fraction.is_empty() {
-        0
-    } else {
-        fraction.parse().ok()?
-    };
-    let mantissa = integer.checked_mul(scale)?.checked_add(fraction)?;
-    let bytes = mantissa
-        .checked_mul(multiplier)
-        .map(|product| (product + scale / 2) / scale)
-        .unwrap_or(u128::MAX);
-    Some(Bytes(u64::try_from(bytes).unwrap_or(u64::MAX)))
-}
-
-/// A number with its digit grouping removed and its decimal separator made a `.`: `1,024.00`
-/// and `1.024,00` (a locale's thousands separators) → `1024.00`, `636,18` (a decimal comma) →
-/// `636.18`, `6,291,456` → `6291456`. With two kinds of separator the last is the decimal one;
-/// several of one kind group digits; one comma is a decimal comma, except in a count of bytes
-/// (`6,291,456 bytes`, `8,192 bytes`), which has no fraction. None when a group is not three
-/// digits (`1,2.3`).
-fn without_grouping(number: &str, whole_bytes: bool) -> Option<String> {
-    let last = number.rfind(['.', ',']);
-    let Some(last) = last else {
-        return Some(number.to_string());
-    };
-    let decimal_char = number[last..].chars().next()?;
-    let other = if decimal_char == '.' { ',' } else { '.' };
-    let count = |c: char| number.matches(c).count();
-    let grouping = if count(other) > 0 {
-        Some(other)
-    } else if count(decimal_char) > 1 || (decimal_char == ',' && whole_bytes) {
-        Some(decimal_char)
-    } else {
-        None
-    };
-    let (whole, fraction) = match grouping {
-        Some(group) if group == decimal_char => (number, ""),
-        _ => (&number[..last], &number[last + 1..]),
-    };
-    let mut digits = String::with_capacity(number.len());
-    if let Some(group) = grouping {
-        let mut pieces = whole.split(group);
-        let head = pieces.next()?;
-        if head.is_empty() || head.len() > 3 {
-            return None;
-        }
-        digits.push_str(head);
-        for piece in pieces {
-            if piece.len() != 3 {
-                return None;
-            }
-            digits.push_str(piece);
-        }
-    } else {
-        digits.push_str(whole);
-    }
-    if !fraction.is_empty() || (grouping != Some(decimal_char) && last + 1 == number.len()) {
-        digits.push('.');
-        digits.push_str(fraction);
-    }
-    Some(digits)
-}
-
-/// NVML's "not available" (`usedGpuMemory = (unsigned long long)-1`) printed by PyTorch as
-/// `17179869184.00 GiB`, and cudaMallocAsync's "no fraction set" limit: anything ≥ 1.7e10 GiB.
-pub fn is_not_available(bytes: Bytes) -> bool {
-    bytes.get() >= 17_000_000_000u64.saturating_mul(crate::model::bytes::GIB)
-}
-
 /// The first position of `needle` in `text`, as `str::find` gives it, without building a
 /// searcher when `text` is too short (the start checks run on every OOM-marker line, and
 /// `str::find` prepares a Two-Way searcher for every call).
@@ -1006,6 +965,7 @@ fn message_start(text: &str) -> Option<(Family, usize)> {
         .or_else(|| llama_cpp::start(text))
         .or_else(|| pytorch::start(text))
         .or_else(|| frameworks::start(text))
+        .or_else(|| devices::start(text))
         .or_else(|| cuda::start(text))
         .or_else(|| host::start(text))
         .or_else(|| not_oom::start(text))
@@ -1251,134 +1211,6 @@ fn append_line(open: &mut Open, text: &str) {
     squeeze_into(&mut open.squeezed, text);
 }
 
-/// Appends `piece` with whitespace runs collapsed to one space, control bytes dropped, and
-/// long runs of spaces between two lowercase letters removed (terminal wrap: `reser     ved`).
-fn append_normalized(out: &mut String, piece: &str) {
-    if piece.is_ascii() {
-        append_normalized_ascii(out, piece);
-    } else {
-        append_normalized_chars(out, piece);
-    }
-}
-
-/// [`append_normalized`] character by character.
-fn append_normalized_chars(out: &mut String, piece: &str) {
-    let mut run = 0usize;
-    let mut previous: Option<char> = out.chars().next_back();
-    for c in piece.chars() {
-        if c.is_whitespace() {
-            run += 1;
-            continue;
-        }
-        if c.is_control() {
-            continue;
-        }
-        if run > 0 {
-            let joins_word = run >= 3
-                && previous.is_some_and(|p| p.is_ascii_lowercase())
-                && c.is_ascii_lowercase();
-            if !joins_word && previous.is_some_and(|p| p != ' ') {
-                out.push(' ');
-            }
-            run = 0;
-        }
-        out.push(c);
-        previous = Some(c);
-    }
-}
-
-/// Whether an ASCII byte is whitespace as `char::is_whitespace` has it (`u8`'s own test
-/// leaves out the vertical tab).
-fn is_space(byte: u8) -> bool {
-    byte.is_ascii_whitespace() || byte == 0x0b
-}
-
-/// [`append_normalized`] for an ASCII `piece` (the usual case), a run of plain bytes at a
-/// time.
-fn append_normalized_ascii(out: &mut String, piece: &str) {
-    let bytes = piece.as_bytes();
-    // The last character so far; anything not ASCII stands as 0x80 (neither a lowercase
-    // letter nor a space, all the rules ask).
-    let mut previous: Option<u8> = out
-        .chars()
-        .next_back()
-        .map(|c| u8::try_from(c).ok().filter(u8::is_ascii).unwrap_or(0x80));
-    let mut run = 0usize;
-    let mut at = 0;
-    while at < bytes.len() {
-        let byte = bytes[at];
-        if is_space(byte) {
-            run += 1;
-            at += 1;
-            continue;
-        }
-        if byte.is_ascii_control() {
-            at += 1;
-            continue;
-        }
-        if run > 0 {
-            let joins_word = run >= 3
-                && previous.is_some_and(|p| p.is_ascii_lowercase())
-                && byte.is_ascii_lowercase();
-            if !joins_word && previous.is_some_and(|p| p != b' ') {
-                out.push(' ');
-            }
-            run = 0;
-        }
-        let start = at;
-        while at < bytes.len() && !is_space(bytes[at]) && !bytes[at].is_ascii_control() {
-            at += 1;
-        }
-        out.push_str(&piece[start..at]);
-        previous = Some(bytes[at - 1]);
-    }
-}
-
-/// Appends `piece` without any whitespace (control bytes other than whitespace are kept:
-/// PyTorch 2.2/2.3 prints the GPU index as a raw byte). Escaped `\n`, `\t`, `\r` count as
-/// whitespace too: messages inside a string literal or repr keep them (TGI's Rust panic of the
-/// cudaMallocAsync block, `tests/fixtures/oom_text/tgi-0.9-malloc-async-in-rust-panic.txt`).
-fn squeeze_into(out: &mut String, piece: &str) {
-    if piece.is_ascii() {
-        // The usual case, a slice at a time: runs of bytes other than whitespace and `\`.
-        let bytes = piece.as_bytes();
-        let mut start = 0;
-        let mut at = 0;
-        while at < bytes.len() {
-            let byte = bytes[at];
-            let skip = match byte {
-                b'\\' if matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r')) => 2,
-                _ if is_space(byte) => 1,
-                _ => 0,
-            };
-            if skip == 0 {
-                at += 1;
-                continue;
-            }
-            out.push_str(&piece[start..at]);
-            at += skip;
-            start = at;
-        }
-        out.push_str(&piece[start..]);
-    } else {
-        squeeze_chars(out, piece);
-    }
-}
-
-/// [`squeeze_into`] character by character.
-fn squeeze_chars(out: &mut String, piece: &str) {
-    let mut chars = piece.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && matches!(chars.peek(), Some('n' | 't' | 'r')) {
-            chars.next();
-            continue;
-        }
-        if !c.is_whitespace() {
-            out.push(c);
-        }
-    }
-}
-
 /// The exception class printed before the message on its first line (`torch.OutOfMemoryError:`,
 /// `RuntimeError: Worker failed with error '`, `OutOfMemoryError('`): the last identifier ending in
 /// `Error`/`Exception` that is followed by `:` or `(`.
@@ -1551,3 +1383,5 @@ fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
 mod first_contact_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wordings_tests;

@@ -26,13 +26,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     // The same message cut right after "Allocation on device ": `c10::DeviceIndex` is streamed
     // as a raw byte, and a device 0 is a NUL that ends the string where ComfyUI and consoles
-    // print it (`torch.OutOfMemoryError: Allocation on device `).
+    // print it (`torch.OutOfMemoryError: Allocation on device `). An issue's title quotes it so,
+    // with a bracketed or dashed note after (`KSampler Allocation on device (ERROR Message)`).
     if let Some(position) = super::find(text, "Allocation on device") {
         let rest = &text[position + "Allocation on device".len()..];
-        if rest
-            .trim_matches(|c: char| c.is_whitespace() || c.is_control() || c.is_ascii_digit())
-            .is_empty()
-        {
+        let rest =
+            rest.trim_matches(|c: char| c.is_whitespace() || c.is_control() || c.is_ascii_digit());
+        if rest.is_empty() || rest.starts_with(['(', '[', '-', '–', '—', '|']) {
             return Some((Family::MallocAsync, position));
         }
     }

@@ -571,7 +571,7 @@ fn repeated_messages_parse_alike_and_changed_ones_anew() {
 }
 
 mod ascii_paths {
-    use super::super::{
+    use super::super::normalize::{
         append_normalized_ascii, append_normalized_chars, squeeze_chars, squeeze_into,
     };
     use proptest::prelude::*;

@@ -1,0 +1,74 @@
+//! GPU memory failures of device runtimes other than CUDA's and HIP's: DirectML (torch-directml
+//! on AMD and Intel cards under Windows), oneAPI's Level Zero and Unified Runtime (Intel XPUs,
+//! llama.cpp's SYCL backend), Vulkan, and Apple's Metal through MLX.
+//!
+//! Sources (wording as the code builds it):
+//! * torch-directml (`DmlAllocator`, 0.2.x): "Could not allocate tensor with %d bytes. There is
+//!   not enough GPU video memory available!" (quoted in lshqqytiger/stable-diffusion-webui-amdgpu
+//!   issue 291 and ComfyUI's `model_management.is_oom`).
+//! * oneAPI Unified Runtime `ur_api.h` (`UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`, 39 in its enum)
+//!   as SYCL prints it (`Native API failed. Native API returns: 39
+//!   (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)`, `level_zero backend failed with error: 39
+//!   (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)`), Level Zero `ze_api.h`
+//!   (`ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`), Vulkan `vulkan_core.h`
+//!   (`VK_ERROR_OUT_OF_DEVICE_MEMORY`). Their `…_OUT_OF_HOST_MEMORY` twins are the host's.
+//! * MLX `mlx/backend/metal/allocator.cpp` (`MetalAllocator::malloc`, 0.x): "[metal::malloc]
+//!   Attempting to allocate %zu bytes which is greater than the maximum allowed buffer size of
+//!   %zu bytes."
+
+use super::{find, integer_of, Family, FrameworkKind, Parsed};
+use crate::model::failure::OomKind;
+use crate::model::Bytes;
+
+/// Where a device runtime's failure starts on this line: the GPU's, or the host's twin status.
+pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    if let Some(position) = find(text, "There is not enough GPU video memory") {
+        let begin = text[..position]
+            .rfind("Could not allocate tensor")
+            .unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
+    for status in ["OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY"] {
+        if let Some(position) = find(text, status) {
+            // The status's own name (`UR_RESULT_ERROR_…`, `ZE_RESULT_ERROR_…`, `VK_ERROR_…`),
+            // not a word that holds it.
+            let name_start = text[..position]
+                .rfind(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                .map_or(0, |at| at + 1);
+            let name = &text[name_start..position];
+            if ![
+                "UR_RESULT_ERROR_",
+                "ZE_RESULT_ERROR_",
+                "VK_ERROR_",
+                "PI_ERROR_",
+            ]
+            .contains(&name)
+            {
+                continue;
+            }
+            let begin = text[..name_start]
+                .rfind("Native API failed")
+                .or_else(|| text[..name_start].rfind("level_zero backend failed"))
+                .unwrap_or(name_start);
+            return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+        }
+    }
+    if let Some(position) = find(text, "[metal::malloc] Attempting to allocate") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
+    None
+}
+
+/// A device runtime's failure: the GPU's memory, unless the status is the host's.
+pub(super) fn parse(squeezed: &str) -> Parsed {
+    if squeezed.contains("OUT_OF_HOST_MEMORY") && !squeezed.contains("OUT_OF_DEVICE_MEMORY") {
+        return Parsed::new(OomKind::HostMemory, false);
+    }
+    let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+    parsed.figures.tried_to_allocate_bytes = integer_of(
+        regex!(r"(?:Couldnotallocatetensorwith|\[metal::malloc\]Attemptingtoallocate)(\d+)bytes"),
+        squeezed,
+    )
+    .map(Bytes);
+    parsed
+}

@@ -1,0 +1,271 @@
+//! Unit tests of engine wordings read since the eleventh session: PaddlePaddle's allocator,
+//! ONNX Runtime's arena, bitsandbytes' CUDA check, TensorRT-LLM's runtime check cut by a console
+//! inside a word, InvokeAI's model cache, CUDA's allocation named failing in a title, and the
+//! look-alikes that must stay what they are (a quoted `Killed`, ggml's pinned host memory).
+
+use super::*;
+use crate::model::bytes::{GIB, MIB};
+use crate::model::gpu::CudaOrdinal;
+
+fn gpu(text: &str) -> Vec<OomMessage> {
+    parse_text(text)
+        .into_iter()
+        .filter(|message| message.is_gpu_oom)
+        .collect()
+}
+
+fn one_gpu(text: &str) -> OomMessage {
+    let mut messages = gpu(text);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    messages.remove(0)
+}
+
+/// PaddlePaddle 2.x `cuda_allocator.cc` (`CUDAAllocator::AllocateImpl`): the sizes are
+/// `string::HumanReadableSize` (`%f` of powers of 1024). Real line quoted in a ppdiffusers
+/// write-up (`Cannot allocate 1.000000GB memory on GPU 0, 7.084717GB memory has been allocated
+/// and available memory is only 716.750000MB.`).
+#[test]
+fn paddle_out_of_memory_error_on_gpu_with_its_figures() {
+    let text = "ResourceExhaustedError: \n\nOut of memory error on GPU 0. Cannot allocate 1.000000GB memory on GPU 0, 7.084717GB memory has been allocated and available memory is only 716.750000MB.\n\nPlease check whether there is any other process using GPU 0.\n1. If yes, please stop them, or start PaddlePaddle on another GPU.\n2. If no, please decrease the batch size of your model.\n";
+    let message = one_gpu(text);
+    assert_eq!(message.kind, OomKind::OtherGpuOom);
+    let figures = &message.figures;
+    assert_eq!(figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
+    assert_eq!(figures.gpu_index, Some(CudaOrdinal(0)));
+    assert_eq!(
+        figures.allocated_by_pytorch_bytes,
+        Some(Bytes((7.084717f64 * GIB as f64).round() as u64))
+    );
+    assert_eq!(figures.free_bytes, Some(Bytes(716 * MIB + 3 * MIB / 4)));
+    // The older wording without the allocated part, on GPU 3.
+    let old = "Out of memory error on GPU 3. Cannot allocate 512.000000kB memory on GPU 3, available memory is only 0.000000B.";
+    let message = one_gpu(old);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(512 * 1024))
+    );
+    assert_eq!(message.figures.free_bytes, Some(Bytes(0)));
+    assert_eq!(message.figures.gpu_index, Some(CudaOrdinal(3)));
+    // Advice naming the error is not it.
+    assert!(gpu("If you see an out of memory error on the CPU, lower the batch.").is_empty());
+}
+
+/// ONNX Runtime `bfc_arena.cc` (`BFCArena::Extend`), raised through the session's status
+/// (microsoft/onnxruntime issue reports of the CUDA provider).
+#[test]
+fn onnxruntime_arena_failure_is_a_gpu_oom_with_its_request() {
+    let text = "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_3' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2081488896";
+    let message = one_gpu(text);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(2081488896))
+    );
+    assert_eq!(
+        message.exception.as_deref(),
+        Some("onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException")
+    );
+    // The CPU provider's arena says the same: host memory when the line names it.
+    let host = "CPUExecutionProvider: bfc_arena.cc:376 Failed to allocate memory for requested buffer of size 17179869184";
+    assert!(gpu(host).is_empty());
+    assert!(parse_text(host)
+        .iter()
+        .any(|message| message.kind == OomKind::HostMemory));
+}
+
+/// bitsandbytes `csrc/ops.cuh` `CUDA_CHECK_RETURN`: `Error %s at line %d in file %s` with
+/// `cudaGetErrorString`.
+#[test]
+fn bitsandbytes_cuda_check_out_of_memory() {
+    let message = one_gpu("Error out of memory at line 529 in file /src/csrc/ops.cu\n");
+    assert_eq!(message.kind, OomKind::CudaErrorOutOfMemory);
+    // Another status of the same check is no OOM.
+    assert!(gpu("Error named symbol not found at line 529 in file /src/csrc/ops.cu\n").is_empty());
+}
+
+/// TensorRT-LLM `cudaUtils.h` `check`: `[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s`,
+/// hard-wrapped by a console inside `memory` (NVIDIA/TensorRT-LLM issue logs of
+/// `tllmBuffers.h:125`).
+#[test]
+fn tensorrt_llm_runtime_error_cut_inside_the_status_word() {
+    let text = "[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memo\nry (/home/jenkins/agent/workspace/LLM/main/L0_PostMerge/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:125)\n1       0x7f2f3c2e1b4e tensorrt_llm::common::throwRuntimeError(char const*, int, std::string const&) + 102\n";
+    let message = one_gpu(text);
+    assert_eq!(message.kind, OomKind::CudaErrorOutOfMemory);
+    assert_eq!(message.end_line, 2);
+    assert!(message
+        .text
+        .starts_with("[TensorRT-LLM][ERROR] CUDA runtime error in"));
+    // The whole status on one line is read too.
+    let whole = "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/src/tensorrt_llm/runtime/tllmBuffers.h:125)";
+    assert_eq!(gpu(whole).len(), 1);
+    // Another status cut the same way is not an OOM.
+    let other = "[TensorRT-LLM][ERROR] CUDA runtime error in cudaMemcpyAsync(dst, src, n, kind, stream): an illeg\nal memory access was encountered";
+    assert!(gpu(other).is_empty());
+    // Too little of the word to tell (`out of`) starts nothing.
+    assert!(
+        gpu("[TensorRT-LLM][ERROR] CUDA runtime error in cudaMalloc(&p, n): out of\n").is_empty()
+    );
+}
+
+/// InvokeAI `model_cache.py` `lock`: the warning before the re-raised `torch.cuda.
+/// OutOfMemoryError`; alone it names the GPU OOM, and the error after it replaces it.
+#[test]
+fn invokeai_insufficient_gpu_memory_to_load_model() {
+    let warning = "[2025-01-10 10:00:00,123]::[ModelManagerService]::WARNING --> Insufficient GPU memory to load model. Aborting";
+    let message = one_gpu(warning);
+    assert_eq!(message.kind, OomKind::NamedWithoutMessage);
+    let with_error = format!("{warning}\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 7.79 GiB of which 3.06 MiB is free.\n");
+    let message = one_gpu(&with_error);
+    assert_eq!(message.kind, OomKind::PytorchTotalCapacity);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(20 * MIB))
+    );
+}
+
+/// Titles naming CUDA's allocation failing (ollama/ollama issues 3711 and 8825), and their
+/// negations.
+#[test]
+fn cuda_malloc_failing_in_a_title() {
+    for title in [
+        "CUDA malloc fails on newly supported models in 0.1.32 (dual-GPU setup with 72GB VRAM and 128GB RAM)",
+        "Cuda malloc error",
+    ] {
+        let message = one_gpu(title);
+        assert_eq!(message.kind, OomKind::NamedWithoutMessage, "{title}");
+    }
+    for not in [
+        "How to avoid cuda malloc errors?",
+        "There is no CUDA malloc failure anymore with 0.1.33",
+    ] {
+        assert!(gpu(not).is_empty(), "{not}");
+    }
+}
+
+/// ComfyUI's popup title of PyTorch's cut cudaMallocAsync message (Comfy-Org/ComfyUI issue
+/// 8336: `KSampler Allocation on device (ERROR Message)`), not prose about allocations.
+#[test]
+fn allocation_on_device_in_a_title_with_a_note() {
+    let message = one_gpu("KSampler Allocation on device (ERROR Message)");
+    assert_eq!(message.kind, OomKind::CudaMallocAsync);
+    assert!(gpu("Allocation on device memory is slower than pinned host memory").is_empty());
+}
+
+/// A shell's `Killed` quoted in prose is the host's kill; it replaces the GPU reading of an
+/// `OOM` named before it (NVIDIA/TensorRT-LLM issue 2690, a build on a 1 TB host).
+#[test]
+fn quoted_killed_is_the_host_and_replaces_a_mention() {
+    let text = "(Memory leak) trtllm-build gets OOM without GPTAttentionPlugin\n\n- GPU name: NVIDIA A100-SXM4-40GB\n\n### actual behavior\n\nGetting out-of-memory (`Killed`) in a machine with over 1TB of RAM.\n";
+    assert!(gpu(text).is_empty(), "{:#?}", parse_text(text));
+    assert!(parse_text(text)
+        .iter()
+        .any(|message| message.kind == OomKind::KilledBySignal));
+    // A GPU message later in the text is still the failure.
+    let both = format!("{text}\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 39.39 GiB of which 1.06 GiB is free.\n");
+    assert_eq!(gpu(&both).len(), 1);
+}
+
+/// A title naming the machine as a pair (`GPU/CPU`) is not the host's memory
+/// (hashemsellat/video-anomaly-detection issue 2); the host named alone still is.
+#[test]
+fn gpu_cpu_pair_is_not_the_host() {
+    let message = one_gpu("OOM on \"slow\" GPU/CPU setup");
+    assert_eq!(message.kind, OomKind::NamedWithoutMessage);
+    assert!(gpu("OOM on the CPU when tokenizing").is_empty());
+}
+
+/// TensorFlow's ROCm stream executor in releases printing only the rounded size
+/// (ROCmSoftwarePlatform/hiptensorflow issue 62).
+#[test]
+fn hip_tensorflow_rounded_request() {
+    let message = one_gpu("mnist.py: failed to allocate 8.00G from device: hipError_t(1002)");
+    assert_eq!(message.kind, OomKind::HipRuntimeOutOfMemory);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(8 * GIB))
+    );
+}
+
+/// ggml's pinned host buffer falls back to pageable memory: a warning, not a GPU OOM.
+#[test]
+fn ggml_pinned_host_memory_stays_not_gpu() {
+    assert!(gpu(
+        "ggml_cuda_host_malloc: failed to allocate 0.00 MiB of pinned memory: out of memory\n"
+    )
+    .is_empty());
+}
+
+/// Device runtimes other than CUDA's: torch-directml, oneAPI Unified Runtime / Level Zero
+/// (Intel XPUs, llama.cpp's SYCL backend), Vulkan, MLX's Metal allocator; and their host
+/// twins.
+#[test]
+fn device_runtime_out_of_device_memory() {
+    let directml = one_gpu("RuntimeError: Could not allocate tensor with 377487360 bytes. There is not enough GPU video memory available!");
+    assert_eq!(
+        directml.figures.tried_to_allocate_bytes,
+        Some(Bytes(377487360))
+    );
+    for line in [
+        "RuntimeError: Native API failed. Native API returns: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
+        "RuntimeError: level_zero backend failed with error: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
+        "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+        "vkAllocateMemory failed: VK_ERROR_OUT_OF_DEVICE_MEMORY",
+    ] {
+        assert_eq!(one_gpu(line).kind, OomKind::OtherGpuOom, "{line}");
+    }
+    let mlx = one_gpu("libc++abi: terminating due to uncaught exception of type std::runtime_error: [metal::malloc] Attempting to allocate 137438953472 bytes which is greater than the maximum allowed buffer size of 77309411328 bytes.");
+    assert_eq!(
+        mlx.figures.tried_to_allocate_bytes,
+        Some(Bytes(137438953472))
+    );
+    let host = "RuntimeError: Native API failed. Native API returns: 6 (UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)";
+    assert!(gpu(host).is_empty());
+    assert!(parse_text(host)
+        .iter()
+        .any(|message| message.kind == OomKind::HostMemory));
+    // A word that only holds the status's name is not it.
+    assert!(gpu("MY_OUT_OF_DEVICE_MEMORY_COUNTER=0").is_empty());
+    // ggml-sycl's buffer (`ggml_backend_sycl_buffer_type_alloc_buffer`).
+    let sycl = one_gpu("ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3503030272 Bytes of memory on device\nllama_model_load: error loading model: failed to allocate SYCL0 buffer");
+    assert_eq!(
+        sycl.figures.tried_to_allocate_bytes,
+        Some(Bytes(3503030272))
+    );
+}
+
+/// The GPU named in titles the mention readers missed: lower-case `oom` after its device,
+/// a card by number or by memory, `VRAM OOM`, PyTorch's class in a sentence, CJK and Korean
+/// wordings that qualify 内存/메모리 by the GPU; the host's stay out.
+#[test]
+fn gpu_named_in_more_title_wordings() {
+    for title in [
+        "cuda oom when training",
+        "Cuda OOM with batch size 1",
+        "GPU oom",
+        "OOM on 4090 with flux dev",
+        "OOM on 24GB card",
+        "OOM with 2x3090",
+        "VRAM OOM at 1024x1024",
+        "Out of memory when training on T4 colab",
+        "torch.cuda.OutOfMemoryError when generating long videos",
+        "显卡内存不足",
+        "CUDA内存不足",
+        "GPUのメモリが不足しています",
+        "GPU 메모리 부족",
+    ] {
+        assert_eq!(gpu(title).len(), 1, "{title}");
+    }
+    for not in [
+        "RAM OOM while tokenizing",
+        "CPU OOM when loading 70B",
+        "内存不足",
+        "GPU 부족",
+        "How to avoid cuda oom?",
+        "reduce gpu oom risk with gradient checkpointing",
+        "except torch.cuda.OutOfMemoryError as e",
+        // A program's pool named as what ran out, a card named after it (sgl-project/sglang
+        // issue 10408).
+        "It crashes with alloc_req_slots runs out of memory. This happens on 4× NVIDIA L4.",
+    ] {
+        assert!(gpu(not).is_empty(), "{not}");
+    }
+}
