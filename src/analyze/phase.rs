@@ -82,6 +82,10 @@ impl Progress {
                 self.complete(Phase::TrainingStep, line);
                 self.in_progress = Some((Phase::TrainingStep, line));
             }
+            // An evaluation pass of a training job: the model runs without a backward pass.
+            K::Evaluation => self.in_progress = Some((Phase::Inference, line)),
+            // A checkpoint save is no GPU stage: what runs during it is not shown.
+            K::CheckpointSave => self.in_progress = None,
             K::Compile | K::Traceback | K::Failure | K::Shutdown | K::FailuresOnly => {}
         }
     }
