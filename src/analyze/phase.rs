@@ -572,13 +572,21 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     });
     let frames = read_frames(inputs.frames);
     let from_frames = frames.decided.map(|(frame, rule)| {
+        // The rules of phase `unknown` are checkpoint saves (`rules.rs`): no stage of the run.
+        let shows = |rule: &FrameRule| {
+            if rule.phase == Phase::Unknown {
+                "a checkpoint save, which is no stage of the run"
+            } else {
+                rule.phase.describe()
+            }
+        };
         let mut why = if frame.called {
             format!(
                 "line {}: the traceback's last frame ({}) calls `{}`, which is {}",
                 frame.line,
                 short_path(&frame.file),
                 frame.function,
-                rule.phase.describe()
+                shows(rule)
             )
         } else {
             format!(
@@ -586,7 +594,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
                 frame.line,
                 frame.function,
                 short_path(&frame.file),
-                rule.phase.describe()
+                shows(rule)
             )
         };
         if let Some(inner) = frames.enclosed {
