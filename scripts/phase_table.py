@@ -15,7 +15,7 @@ RULES = ROOT / "src/analyze/phase/rules.rs"
 DOC = ROOT / "docs/phases.md"
 PHASES = {"S": "startup", "W": "weights_load", "F": "format_conversion", "P": "profiling",
           "K": "kv_cache_alloc", "G": "cuda_graph_capture", "I": "inference",
-          "T": "training_step"}
+          "T": "training_step", "U": "unknown"}
 
 code = re.sub(r"//[^\n]*", "", RULES.read_text())
 start = code.index("pub static FRAME_RULES")

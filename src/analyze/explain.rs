@@ -1166,6 +1166,7 @@ fn coalesces(kind: EventKind) -> bool {
             | EventKind::WeightsLoadProgress
             | EventKind::CudaGraphCaptureStart
             | EventKind::TrainingStep
+            | EventKind::Evaluation
             | EventKind::KvPressure
             | EventKind::Compile
     )

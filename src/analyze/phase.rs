@@ -82,6 +82,10 @@ impl Progress {
                 self.complete(Phase::TrainingStep, line);
                 self.in_progress = Some((Phase::TrainingStep, line));
             }
+            // An evaluation pass of a training job: the model runs without a backward pass.
+            K::Evaluation => self.in_progress = Some((Phase::Inference, line)),
+            // A checkpoint save is no GPU stage: what runs during it is not shown.
+            K::CheckpointSave => self.in_progress = None,
             K::Compile | K::Traceback | K::Failure | K::Shutdown | K::FailuresOnly => {}
         }
     }
@@ -568,13 +572,21 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     });
     let frames = read_frames(inputs.frames);
     let from_frames = frames.decided.map(|(frame, rule)| {
+        // The rules of phase `unknown` are checkpoint saves (`rules.rs`): no stage of the run.
+        let shows = |rule: &FrameRule| {
+            if rule.phase == Phase::Unknown {
+                "a checkpoint save, which is no stage of the run"
+            } else {
+                rule.phase.describe()
+            }
+        };
         let mut why = if frame.called {
             format!(
                 "line {}: the traceback's last frame ({}) calls `{}`, which is {}",
                 frame.line,
                 short_path(&frame.file),
                 frame.function,
-                rule.phase.describe()
+                shows(rule)
             )
         } else {
             format!(
@@ -582,7 +594,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
                 frame.line,
                 frame.function,
                 short_path(&frame.file),
-                rule.phase.describe()
+                shows(rule)
             )
         };
         if let Some(inner) = frames.enclosed {

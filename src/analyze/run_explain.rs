@@ -203,7 +203,8 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
         | K::KvCachePlanned
         | K::Compile
         | K::Request
-        | K::TrainingStep => Boundary::Begin,
+        | K::TrainingStep
+        | K::Evaluation => Boundary::Begin,
         K::WeightsLoaded
         | K::ProfilingDone
         | K::KvCacheAllocated
@@ -221,6 +222,7 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
         | K::KvConcurrency
         | K::ServingStats
         | K::KvPressure
+        | K::CheckpointSave
         | K::Traceback
         | K::Failure
         | K::Shutdown

@@ -284,6 +284,11 @@ pub enum EventKind {
     /// A training step / iteration (`training_start` in the report's first hand-made records).
     #[serde(alias = "training_start")]
     TrainingStep,
+    /// An evaluation pass of a training job (validation, test or prediction loop): the model
+    /// runs on inputs without a backward pass.
+    Evaluation,
+    /// A training job saving a checkpoint (a save is no GPU stage: the phase is not shown).
+    CheckpointSave,
     /// A Python traceback started.
     Traceback,
     /// A failure message (OOM or other; `oom` in the report's first hand-made records).

@@ -39,6 +39,8 @@ fn kind_label(kind: EventKind) -> &'static str {
         EventKind::ServingStats => "serving stats",
         EventKind::KvPressure => "KV pressure",
         EventKind::TrainingStep => "training step",
+        EventKind::Evaluation => "evaluation",
+        EventKind::CheckpointSave => "checkpoint save",
         EventKind::Traceback => "traceback",
         EventKind::Failure => "FAILURE",
         EventKind::Shutdown => "engine failed",

@@ -23,7 +23,7 @@ const fn r(
 
 use Phase::{
     CudaGraphCapture as G, FormatConversion as F, Inference as I, KvCacheAlloc as K,
-    Profiling as P, Startup as S, TrainingStep as T, WeightsLoad as W,
+    Profiling as P, Startup as S, TrainingStep as T, Unknown as U, WeightsLoad as W,
 };
 use Role::{Move, Offload, Serve, Stage, Wrapper};
 
@@ -33,6 +33,73 @@ use Role::{Move, Offload, Serve, Stage, Wrapper};
 /// `_dummy_run` (vLLM V1 runs it from both `profile_run` and `capture_model`), `_apply`,
 /// `convert` and torch.compile's frames are not listed: their caller decides.
 pub static FRAME_RULES: &[FrameRule] = &[
+    // === Checkpoint saves: no GPU stage (the phase is not shown, as a save's failure is no
+    // stage's), and deeper than the training loop that calls them (`Trainer.train` →
+    // `_maybe_log_save_evaluate` → `_save_checkpoint`). transformers 4.x `trainer.py`
+    // `_save_checkpoint`, `save_model`, `modeling_utils.py` `save_pretrained` (PEFT's and
+    // diffusers' of the same name); torch `serialization.py` `save`; safetensors `torch.py`
+    // `save_file`; DeepSpeed `runtime/engine.py` `save_checkpoint`; Lightning
+    // `callbacks/model_checkpoint.py` `_save_checkpoint` and `trainer/trainer.py`
+    // `save_checkpoint`; MMEngine `hooks/checkpoint_hook.py` and mmcv 1.x
+    // `runner/hooks/checkpoint.py` (`CheckpointHook`: `after_train_epoch` / `after_train_iter`
+    // → `_save_checkpoint`, the whole file is the saving hook). ===
+    r(
+        "_save_checkpoint",
+        "transformers/trainer.py",
+        U,
+        Stage,
+        "transformers",
+    ),
+    r(
+        "save_model",
+        "transformers/trainer.py",
+        U,
+        Stage,
+        "transformers",
+    ),
+    r(
+        "save_pretrained",
+        "",
+        U,
+        Stage,
+        "transformers/peft/diffusers",
+    ),
+    r("save", "torch/serialization.py", U, Stage, "torch"),
+    r("save_file", "safetensors/torch.py", U, Stage, "safetensors"),
+    r(
+        "save_checkpoint",
+        "deepspeed/runtime/engine.py",
+        U,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_save_checkpoint",
+        "callbacks/model_checkpoint.py",
+        U,
+        Stage,
+        "lightning",
+    ),
+    r(
+        "save_checkpoint",
+        "trainer/trainer.py",
+        U,
+        Stage,
+        "lightning",
+    ),
+    r(
+        "",
+        "mmengine/hooks/checkpoint_hook.py",
+        U,
+        Stage,
+        "mmengine",
+    ),
+    r("", "mmcv/runner/hooks/checkpoint.py", U, Stage, "mmcv"),
+    // TabbyAPI 0.0.x `model.py` `ModelContainer.load_gen`: loads the modules (exllamav2's
+    // `load_gen`/`load_autosplit_gen`, deeper rules), builds the cache (`ExLlamaV2Cache`), then
+    // runs a warm-up forward (`self.model.forward(input_ids, cache=self.cache,
+    // preprocess_only=True)`); what no deeper rule reads is that warm-up.
+    r("load_gen", "tabbyAPI/model.py", P, Stage, "exllamav2"),
     // === Frameworks' and apps' stages, read from their sources (issue 13, tenth session;
     // docs/phases.md "Sources" lists file, function and version of each). Path-qualified, so
     // they come before the bare names below (`generate`, `train`, `evaluate`, `predict`). ===

@@ -17,6 +17,7 @@ mod llama_cpp;
 mod phases_other;
 mod prose;
 mod sglang;
+mod stages;
 mod tgi;
 mod training;
 mod vllm;
@@ -307,6 +308,7 @@ fn table() -> &'static Table {
             llama_cpp::RULES,
             training::RULES,
             phases_other::RULES,
+            stages::RULES,
             engines::RULES,
             cmdline::RULES,
             prose::RULES,

@@ -272,6 +272,9 @@ fn push_frame(facts: &mut LineFacts, function: &str, file: &str) {
 /// loss=0.523]`, Lightning's `Epoch 0: … v_num=0, train_loss=1.23]`, Keras `- loss: 2.30`):
 /// a training step ran. Evaluation bars are left out.
 fn progress_bar_step(text: &str, facts: &mut LineFacts) {
+    if super::stages::stage_bar(text.split('%').next().unwrap_or(text), facts) {
+        return;
+    }
     let bar = has(text, "it/s") || has(text, "s/it") || tqdm_rate(text) || has(text, " - loss: ");
     let evaluation = [
         "Validation",
@@ -370,8 +373,8 @@ fn detection_bar_step(text: &str, facts: &mut LineFacts) {
 ///   DataLoader 0:`, `Validation DataLoader 0:`, `Testing DataLoader 0:`, `Predicting
 ///   DataLoader 0:`; `Validation:` before a dataloader is named) and the ultralytics validator's
 ///   header bar (`engine/validator.py` `get_desc`: `Class  Images  Instances  Box(P  R  mAP50 …`).
-///   Printed under the failure (redrawn as the exception closes them), they show an evaluation
-///   running; they add no event, as a training job's evaluation is no served request;
+///   Before the failure they are an evaluation pass (`Evaluation`, not a served request);
+///   printed under it (redrawn as the exception closes them), they show an evaluation running;
 /// * torchtune's recipe bar (`recipes/*_finetune_*.py` `train`: `pbar.set_description(f"{epoch
 ///   + 1}|{global_step}|Loss: {loss}")`, 0.2–0.6): a training step;
 /// * AUTOMATIC1111's and Forge's generation bar (`modules/shared_total_tqdm.py` `TotalTQDM`,
@@ -397,7 +400,11 @@ fn framework_bar(text: &str, facts: &mut LineFacts) -> bool {
             && description.contains("mAP50")
     };
     if lightning_eval || yolo_val {
+        super::stages::evaluation(facts);
         facts.late_phase = Some(Phase::Inference);
+        return true;
+    }
+    if super::stages::stage_bar(description, facts) {
         return true;
     }
     let torchtune = description

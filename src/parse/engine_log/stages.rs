@@ -1,0 +1,504 @@
+//! Stage lines of training frameworks and apps, read from their sources (each handler names the
+//! project, file, function and version read): the evaluation passes of a training job, its
+//! checkpoint saves, the start of its loop, its distributed set-up, and llama.cpp's warm-up.
+//! A training job's evaluation is an `Evaluation` event (the model runs without a backward
+//! pass: inference), a save a `CheckpointSave` (no GPU stage: the phase is not shown).
+
+use super::common::has;
+use super::training::step;
+use super::{rule, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+
+pub(super) const RULES: &[Rule] = &[
+    rule("Running Evaluation *****", trainer_evaluation),
+    rule("Running Prediction *****", trainer_evaluation),
+    rule("Saving model checkpoint to ", checkpoint_save),
+    rule("Saving checkpoint to ", checkpoint_save),
+    rule("is about to be saved!", deepspeed_save),
+    rule("saving checkpoint: ", checkpoint_save),
+    rule(", saving model to ", lightning_checkpoint),
+    rule("Saving checkpoint at ", openmmlab_checkpoint),
+    rule(", skipped=", deepspeed_step),
+    rule("Starting training from iteration ", training_start),
+    rule("Start inference on ", detectron2_inference),
+    rule("Epoch(train)", openmmlab_train),
+    rule("Iter(train)", openmmlab_train),
+    rule("Epoch(val)", openmmlab_evaluation),
+    rule("Epoch(test)", openmmlab_evaluation),
+    rule("Iter(val)", openmmlab_evaluation),
+    rule("Iter(test)", openmmlab_evaluation),
+    rule("Epoch [", mmcv_train),
+    rule("Starting training for ", yolo_training_start),
+    rule(".pt...", ultralytics_final_validation),
+    rule(": GLOBAL_RANK: ", lightning_distributed),
+    rule("Distributed environment: ", accelerate_state),
+    rule("warming up the model", llama_warmup),
+    rule("Starting training...", training_start_dots),
+    rule("Loading model modules", tabby_modules),
+    rule("Loading draft modules", tabby_modules),
+    rule("Modules |", tabby_modules),
+    rule("OP_REQUIRES failed at ", tensorflow_kernel),
+];
+
+fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
+    facts.event(kind, phase, EventFigures::default());
+}
+
+/// An evaluation pass of a training job is running (the model's forward without a backward).
+pub(super) fn evaluation(facts: &mut LineFacts) {
+    if !facts.events.iter().any(|e| e.kind == EventKind::Evaluation) {
+        event(facts, EventKind::Evaluation, Phase::Inference);
+    }
+}
+
+fn save(facts: &mut LineFacts) {
+    event(facts, EventKind::CheckpointSave, Phase::Unknown);
+}
+
+/// transformers `Trainer.evaluation_loop` / `prediction_loop` (`trainer.py`, 4.x:
+/// `logger.info(f"\n***** Running {description} *****")` with `Evaluation` or `Prediction`),
+/// run by `evaluate()` (also from `_maybe_log_save_evaluate` inside `train()`) and `predict()`.
+fn trainer_evaluation(text: &str, facts: &mut LineFacts) {
+    if has(text, "***** Running ") {
+        evaluation(facts);
+    }
+}
+
+/// Checkpoint saves that print where they write: transformers `Trainer._save` (`trainer.py`,
+/// 4.x: `Saving model checkpoint to {output_dir}`, from `_save_checkpoint` / `save_model`),
+/// fvcore's `Checkpointer.save` as detectron2 runs it (`fvcore/common/checkpoint.py`: `Saving
+/// checkpoint to {save_file}`), kohya sd-scripts (`train_network.py` `save_model`: `saving
+/// checkpoint: {ckpt_file}`).
+fn checkpoint_save(text: &str, facts: &mut LineFacts) {
+    let kohya = text
+        .split("saving checkpoint: ")
+        .nth(1)
+        .is_some_and(|rest| !rest.trim().is_empty() && !rest.contains(' '));
+    if has(text, "Saving model checkpoint to ") || has(text, "Saving checkpoint to ") || kohya {
+        save(facts);
+    }
+}
+
+/// DeepSpeed's torch checkpoint engine (`deepspeed/runtime/checkpoint_engine/
+/// torch_checkpoint_engine.py` `create`, 0.9–0.16: `[Torch] Checkpoint {tag} is about to be
+/// saved!`), from `DeepSpeedEngine.save_checkpoint`.
+fn deepspeed_save(text: &str, facts: &mut LineFacts) {
+    if has(text, "Checkpoint ") {
+        save(facts);
+    }
+}
+
+/// Lightning's `ModelCheckpoint` with `verbose=True` (`callbacks/model_checkpoint.py`
+/// `_update_best_and_save`, 1.x–2.x: `Epoch 3, global step 400: 'val_loss' reached 0.51 (best
+/// 0.51), saving model to '/ckpt/epoch=3.ckpt' as top 1`).
+fn lightning_checkpoint(text: &str, facts: &mut LineFacts) {
+    if has(text, "global step ") && has(text, ", saving model to '") {
+        save(facts);
+    }
+}
+
+/// MMEngine's `CheckpointHook._save_checkpoint` (`mmengine/hooks/checkpoint_hook.py`, 0.x:
+/// `Saving checkpoint at 12 epochs` / `… iterations`); mmcv 1.x's hook prints the same.
+fn openmmlab_checkpoint(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.split("Saving checkpoint at ").nth(1) else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let unit = rest[digits..].trim_start();
+    if digits > 0 && (unit.starts_with("epochs") || unit.starts_with("iterations")) {
+        save(facts);
+    }
+}
+
+/// DeepSpeed's step report (`deepspeed/runtime/engine.py` `DeepSpeedEngine._take_model_step` →
+/// `report_progress`, 0.5–0.16: `[Rank 0] step=10, skipped=0, lr=[0.0001], mom=[…]`): a
+/// training step ran.
+fn deepspeed_step(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("step=") else {
+        return;
+    };
+    let rest = &text[at + "step=".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest[digits..].starts_with(", skipped=") && has(rest, "lr=") {
+        step(facts);
+    }
+}
+
+/// detectron2's `TrainerBase.train` (`detectron2/engine/train_loop.py`, 0.1–0.6: `Starting
+/// training from iteration {start_iter}`): the loop starts.
+fn training_start(text: &str, facts: &mut LineFacts) {
+    let rest = text
+        .split("Starting training from iteration ")
+        .nth(1)
+        .unwrap_or("");
+    if rest.starts_with(|c: char| c.is_ascii_digit()) {
+        step(facts);
+    }
+}
+
+/// detectron2's `inference_on_dataset` (`detectron2/evaluation/evaluator.py`, 0.1–0.6: `Start
+/// inference on {N} batches`; earlier `… images`), run by `DefaultTrainer.test` (also from the
+/// `EvalHook` inside training).
+fn detectron2_inference(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.split("Start inference on ").nth(1) else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let unit = rest[digits..].trim_start();
+    if digits > 0 && (unit.starts_with("batches") || unit.starts_with("images")) {
+        evaluation(facts);
+    }
+}
+
+/// MMEngine's `LogProcessor.get_log_after_iter` (`mmengine/runner/log_processor.py`, 0.x):
+/// `Epoch(train)  [1][ 50/500]  lr: … loss: …` by epoch, `Iter(train) [ 50/1000]` by
+/// iteration; `Epoch(val)`, `Epoch(test)`, `Iter(val)`, `Iter(test)` for the evaluation loops
+/// (mmcv 1.x's `TextLoggerHook` prints `Epoch(val) [1][500]` too).
+fn openmmlab_train(text: &str, facts: &mut LineFacts) {
+    if openmmlab_counter(text, "(train)") {
+        step(facts);
+    }
+}
+
+fn openmmlab_evaluation(text: &str, facts: &mut LineFacts) {
+    if openmmlab_counter(text, "(val)") || openmmlab_counter(text, "(test)") {
+        evaluation(facts);
+    }
+}
+
+/// `(mode)` followed by a bracketed counter (`[1][ 50/500]`, `[ 50/1000]`, `[1][500]`).
+fn openmmlab_counter(text: &str, mode: &str) -> bool {
+    text.split(mode).skip(1).any(|rest| {
+        let rest = rest.trim_start();
+        rest.strip_prefix('[')
+            .is_some_and(|inner| inner.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
+/// mmcv 1.x's `TextLoggerHook._log_info` (`mmcv/runner/hooks/logger/text.py`): a training
+/// iteration reads `Epoch [3][50/500]\tlr: 1.000e-02, eta: …, loss: 0.6`.
+fn mmcv_train(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.split("Epoch [").nth(1) else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(counter) = rest[digits..].strip_prefix("][") else {
+        return;
+    };
+    let done = counter.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && done > 0 && counter[done..].starts_with('/') {
+        step(facts);
+    }
+}
+
+/// ultralytics' `BaseTrainer._do_train` (`ultralytics/engine/trainer.py`, 8.x: `Starting
+/// training for {epochs} epochs...`) and YOLOv5's `train.py` (`Starting training for {epochs}
+/// epochs...`): the epochs start.
+fn yolo_training_start(text: &str, facts: &mut LineFacts) {
+    let rest = text.split("Starting training for ").nth(1).unwrap_or("");
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let epochs = digits > 0 && rest[digits..].trim_start().starts_with("epochs");
+    if epochs || rest.trim_start().starts_with("hours") {
+        step(facts);
+    }
+}
+
+/// ultralytics' `BaseTrainer.final_eval` (`ultralytics/engine/trainer.py`, 8.x: `Validating
+/// runs/detect/train/weights/best.pt...`): the best checkpoint is evaluated after training.
+fn ultralytics_final_validation(text: &str, facts: &mut LineFacts) {
+    if text.trim_start().starts_with("Validating ") && text.trim_end().ends_with(".pt...") {
+        evaluation(facts);
+    }
+}
+
+/// Lightning setting up its process group (1.x `plugins/training_type/ddp.py`
+/// `init_ddp_connection`: `initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/4`; 2.x
+/// `fabric/utilities/distributed.py` `_init_dist_connection`: `Initializing distributed:
+/// GLOBAL_RANK: 0, MEMBER: 1/4`): start-up, before any step.
+fn lightning_distributed(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    let setup = has(&lower, "initializing ddp: ") || has(&lower, "initializing distributed: ");
+    if setup && has(text, "MEMBER: ") {
+        event(facts, EventKind::DeviceInit, Phase::Startup);
+    }
+}
+
+/// accelerate's `AcceleratorState.__repr__` (`accelerate/state.py`, 0.x–1.x: `Distributed
+/// environment: MULTI_GPU  Backend: nccl`), which training scripts log once the `Accelerator`
+/// is built (diffusers' and accelerate's examples: `logger.info(accelerator.state)`).
+fn accelerate_state(text: &str, facts: &mut LineFacts) {
+    let rest = text.split("Distributed environment: ").nth(1).unwrap_or("");
+    let kind = rest.split_whitespace().next().unwrap_or("");
+    if !kind.is_empty()
+        && kind
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b == b'_' || b.is_ascii_digit())
+    {
+        event(facts, EventKind::DeviceInit, Phase::Startup);
+    }
+}
+
+/// llama.cpp's warm-up after creating the context (`common/common.cpp`
+/// `common_init_from_params`, earlier `llama_init_from_gpt_params`: `warming up the model with
+/// an empty run - please wait ... (--no-warmup to disable)`): one decode through the compute
+/// buffers.
+fn llama_warmup(text: &str, facts: &mut LineFacts) {
+    if has(text, "warming up the model with an empty run") {
+        event(facts, EventKind::ProfilingStart, Phase::Profiling);
+    }
+}
+
+/// A training loop announcing its start with these words: MMF (`mmf/trainers/core/
+/// training_loop.py` `TrainerTrainingLoopMixin.training_loop`: `Starting training...`) and
+/// hand-written loops alike; the batches run next.
+fn training_start_dots(text: &str, facts: &mut LineFacts) {
+    let rest = text.split("Starting training...").nth(1).unwrap_or("");
+    if rest.trim().is_empty() {
+        step(facts);
+    }
+}
+
+/// TabbyAPI's module loading bar: 0.0.x `main.py` (`IncrementalBar("Modules", max=…)` of the
+/// `progress` package: `Modules |████████| 163/163`), later `common/model.py` `load_model_gen`
+/// (a rich bar `Loading model modules ━━━━ 100% 163/163`, `Loading draft modules` for the
+/// draft model). Complete (`N/N`), the weights are on the GPU and TabbyAPI's warm-up forward
+/// comes next; before that, the weights are loading.
+fn tabby_modules(text: &str, facts: &mut LineFacts) {
+    let trimmed = text.trim_start();
+    let own = trimmed.starts_with("Modules |")
+        || trimmed.contains("Loading model modules")
+        || trimmed.contains("Loading draft modules");
+    let counter = text.split_whitespace().rev().find_map(|token| {
+        let (done, total) = token.split_once('/')?;
+        let done = done.trim_start_matches('|').parse::<u64>().ok()?;
+        let total = total.parse::<u64>().ok()?;
+        Some((done, total))
+    });
+    let Some((done, total)) = counter.filter(|_| own) else {
+        return;
+    };
+    if done == total && total > 0 {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    } else {
+        event(facts, EventKind::WeightsLoadProgress, Phase::WeightsLoad);
+    }
+}
+
+/// A TensorFlow kernel failing its allocation (`tensorflow/core/framework/op_kernel.cc`:
+/// `OP_REQUIRES failed at conv_grad_input_ops.cc:408 : RESOURCE_EXHAUSTED: OOM when allocating
+/// tensor …`) names the kernel's source file. The backward kernels have files of their own
+/// (`tensorflow/core/kernels/`: `conv_grad_input_ops.cc`, `conv_grad_filter_ops.cc`,
+/// `conv_grad_ops_3d.cc`, `depthwise_conv_grad_op.cc`, …) and the optimizers' update kernels
+/// live in `training_ops.cc` (`ResourceApplyAdam`, …): either is a training step.
+fn tensorflow_kernel(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.split("OP_REQUIRES failed at ").nth(1) else {
+        return;
+    };
+    let file = rest.split(':').next().unwrap_or("");
+    let file = file.rsplit('/').next().unwrap_or(file);
+    if !file.ends_with(".cc") {
+        return;
+    }
+    let stem = file.trim_end_matches(".cc");
+    let backward = stem.contains("_grad_") || stem.ends_with("_grad") || stem.ends_with("_grad_op");
+    if backward || stem == "training_ops" {
+        facts.late_phase = Some(Phase::TrainingStep);
+    }
+}
+
+/// Progress bars of training frameworks whose description names the stage (called from the
+/// tqdm bar handler with the text before the bar's percentage); returns whether it was one:
+/// * catalyst's `TqdmCallback` (`catalyst/callbacks/tqdm.py` / `core/callbacks/verbose.py`,
+///   20.x–22.x: `desc=f"{epoch}/{num_epochs} * Epoch ({loader_key})"`): a loader whose key
+///   starts with `train` trains (`runner.is_train_loader`), any other evaluates;
+/// * super-gradients' `Trainer` (`super_gradients/training/sg_trainer/sg_trainer.py`, 3.x:
+///   `Train epoch {epoch}`, `Validating epoch {epoch}`, `Testing`);
+/// * kohya sd-scripts (`train_network.py`, `train_db.py`: `tqdm(…, desc="steps")`).
+pub(super) fn stage_bar(description: &str, facts: &mut LineFacts) -> bool {
+    if let Some(rest) = description.split("* Epoch (").nth(1) {
+        let key = rest.split(')').next().unwrap_or("");
+        if !key.is_empty() {
+            if key.starts_with("train") {
+                step(facts);
+            } else {
+                evaluation(facts);
+                facts.late_phase = Some(Phase::Inference);
+            }
+            return true;
+        }
+    }
+    let description = description.trim_start();
+    let numbered = |prefix: &str| {
+        description
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    if numbered("Train epoch ") || description.starts_with("steps: ") {
+        step(facts);
+        return true;
+    }
+    if numbered("Validating epoch ") || numbered("Validation epoch ") {
+        evaluation(facts);
+        facts.late_phase = Some(Phase::Inference);
+        return true;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::{EventKind, Phase};
+
+    fn kinds(line: &str) -> Vec<EventKind> {
+        parse_line_scan(line)
+            .events
+            .iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    #[test]
+    fn evaluation_passes_of_training_jobs() {
+        for line in [
+            "[INFO|trainer.py:3512] 2024-05-01 >> ***** Running Evaluation *****",
+            "***** Running Prediction *****",
+            "[06/09 11:05:25 d2.evaluation.evaluator]: Start inference on 500 batches",
+            "2023/05/01 10:00:00 - mmengine - INFO - Epoch(val)  [1][ 50/500]    eta: 0:01:00",
+            "2023/05/01 10:00:00 - mmengine - INFO - Iter(test) [ 20/100]",
+            "Validating runs/detect/train/weights/best.pt...",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::Evaluation], "{line}");
+        }
+        for line in [
+            "Start inference on the server",
+            "Epoch(val) was skipped",
+            "Validating the config.pt... file",
+            "Running Evaluation ***** on a slide",
+        ] {
+            assert!(!kinds(line).contains(&EventKind::Evaluation), "{line}");
+        }
+    }
+
+    #[test]
+    fn checkpoint_saves() {
+        for line in [
+            "[INFO|trainer.py:3067] 2024-05-01 >> Saving model checkpoint to out/checkpoint-500",
+            "[06/09 11:05:25 fvcore.common.checkpoint]: Saving checkpoint to ./output/model_0004999.pth",
+            "[2024-01-01 10:00:00,000] [INFO] [torch_checkpoint_engine.py:21:save] [Torch] Checkpoint global_step100 is about to be saved!",
+            "saving checkpoint: /out/last-000002.safetensors",
+            "Epoch 3, global step 400: 'val_loss' reached 0.51000 (best 0.51000), saving model to '/c/epoch=3.ckpt' as top 1",
+            "2023/05/01 10:00:00 - mmengine - INFO - Saving checkpoint at 12 epochs",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::CheckpointSave], "{line}");
+        }
+        for line in [
+            "saving checkpoint: failed because the disk is full",
+            "Saving checkpoint at the end",
+            "The file is about to be saved!",
+        ] {
+            assert!(kinds(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn training_starts_and_steps() {
+        for line in [
+            "[2023-07-04 17:31:27,755] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]",
+            "[06/09 11:05:25 d2.engine.train_loop]: Starting training from iteration 0",
+            "2023/05/01 10:00:00 - mmengine - INFO - Epoch(train)  [1][ 50/500]  lr: 1.0e-02  loss: 0.61",
+            "2023/05/01 10:00:00 - mmengine - INFO - Iter(train) [  50/1000]  lr: 1.0e-02",
+            "2021-03-01 10:00:00,000 - mmdet - INFO - Epoch [3][50/500]\tlr: 1.000e-02, eta: 1:00:00",
+            "Starting training for 300 epochs...",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::TrainingStep], "{line}");
+        }
+        for line in [
+            "step=abc, skipped=0",
+            "Starting training from iteration counts",
+            "Epoch [3] done",
+            "Starting training for a while",
+        ] {
+            assert!(kinds(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn set_up_and_warm_up() {
+        for line in [
+            "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/4",
+            "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4",
+            "05/01/2024 10:00:00 - INFO - __main__ - Distributed environment: MULTI_GPU  Backend: nccl",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::DeviceInit], "{line}");
+        }
+        assert_eq!(
+            kinds("common_init_from_params: warming up the model with an empty run - please wait ... (--no-warmup to disable)"),
+            vec![EventKind::ProfilingStart]
+        );
+        assert!(kinds("Distributed environment: unknown to me").is_empty());
+        assert!(kinds("GLOBAL_RANK: 0").is_empty());
+    }
+
+    #[test]
+    fn training_loop_words_and_tensorflow_backward_kernels() {
+        assert_eq!(
+            kinds("2020-08-03T10:20:25 | mmf.trainers.core.training_loop: Starting training..."),
+            vec![EventKind::TrainingStep]
+        );
+        assert!(kinds("Starting training... failed, see below").is_empty());
+        assert_eq!(
+            kinds("Modules |████████████████████████████████| 163/163"),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert_eq!(
+            kinds("Loading model modules ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  41% 67/163 0:00:12"),
+            vec![EventKind::WeightsLoadProgress]
+        );
+        assert!(kinds("Loading model modules from disk").is_empty());
+        assert!(kinds("see the Modules | table 3/4").is_empty());
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        for line in [
+            "W tensorflow/core/framework/op_kernel.cc:1745] OP_REQUIRES failed at conv_grad_input_ops.cc:408 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[128,256,28,28]",
+            "W tensorflow/core/framework/op_kernel.cc:1502] OP_REQUIRES failed at training_ops.cc:3271 : Resource exhausted: OOM",
+            "OP_REQUIRES failed at depthwise_conv_grad_op.cc:12 : RESOURCE_EXHAUSTED",
+        ] {
+            assert_eq!(late(line), Some(Phase::TrainingStep), "{line}");
+        }
+        for line in [
+            "OP_REQUIRES failed at conv_ops.cc:1068 : RESOURCE_EXHAUSTED: OOM",
+            "OP_REQUIRES failed at gradient_checker.py:3 : x",
+        ] {
+            assert_eq!(late(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn stage_bars_of_training_frameworks() {
+        let facts = parse_line_scan(
+            "0/10 * Epoch (valid):   3% 1/32 [00:01<00:46,  1.50s/it, _fps=21.531, loss=1.656]",
+        );
+        assert_eq!(facts.late_phase, Some(Phase::Inference));
+        assert!(facts.events.iter().all(|e| e.kind == EventKind::Evaluation));
+        assert_eq!(
+            kinds("0/10 * Epoch (train): 100% 32/32 [00:41<00:00,  2.39s/it, _fps=11.486, loss=0.898]"),
+            vec![EventKind::TrainingStep]
+        );
+        assert_eq!(
+            kinds("Train epoch 0:   0%|          | 0/20 [00:00<?, ?it/s]"),
+            vec![EventKind::TrainingStep]
+        );
+        assert_eq!(
+            kinds("steps:  12%|█▏        | 120/1000 [01:00<07:20,  2.00it/s, avr_loss=0.1]"),
+            vec![EventKind::TrainingStep]
+        );
+        assert_eq!(
+            kinds("Validating epoch 3:  40%|████      | 8/20 [00:01<00:02,  5.00it/s]"),
+            vec![EventKind::Evaluation]
+        );
+        assert_eq!(
+            kinds("Validation DataLoader 0:  45%|████▌     | 9/20 [00:03<00:04,  2.61it/s]"),
+            vec![EventKind::Evaluation]
+        );
+    }
+}
