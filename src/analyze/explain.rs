@@ -116,6 +116,9 @@ struct FailurePoint {
     progress: Progress,
 }
 
+/// The lines above and below a pending line (see [`neighbours`]).
+type Around = (Box<[u8]>, Box<[u8]>);
+
 /// A line of the current run kept raw until the run turns out to matter.
 #[derive(Debug, Clone)]
 enum PendingLine {
@@ -125,6 +128,8 @@ enum PendingLine {
         line: u64,
         text: Box<[u8]>,
         code: Option<Box<[u8]>>,
+        /// The lines above and below a line of the reporter's words (see [`neighbours`]).
+        around: Option<Box<Around>>,
     },
     /// Consecutive request/stats lines, counted only.
     Repeat {
@@ -225,7 +230,7 @@ struct Collected {
     unseen: VecDeque<(u64, u64)>,
     /// Lines that may name the stage in the reporter's words (`analyze::phase::prose`), the
     /// first [`MAX_PROSE_LINES`].
-    prose: Vec<(u64, String)>,
+    prose: Vec<crate::analyze::phase::prose::ProseLine>,
     /// Lines just above the head of a failure's traceback that its context block does not
     /// reach (a traceback longer than [`CONTEXT_BEFORE`]): the program's last lines before it
     /// raised, read by the phase pass (`assemble::nearby_words`). Bounded: see
@@ -643,7 +648,15 @@ impl Explainer {
             begin_run_if_starting(&mut self.collected, engine_markers);
             if !self.collected.eager {
                 let code = code_line_after(block, end, raw);
-                defer(&mut self.collected, engine_markers, raw, code, line_no);
+                let around = reports_words(engine_markers).then(|| neighbours(block, start, end));
+                defer(
+                    &mut self.collected,
+                    engine_markers,
+                    raw,
+                    code,
+                    around,
+                    line_no,
+                );
                 return;
             }
             if repeat_kind_of(engine_markers)
@@ -674,6 +687,7 @@ impl Explainer {
             if !facts.is_empty() {
                 let run = self.collected.segment.id;
                 let frame_of = facts.frame.clone();
+                let around = reports_words(engine_markers).then(|| neighbours(block, start, end));
                 absorb(
                     &mut self.collected,
                     facts,
@@ -681,6 +695,7 @@ impl Explainer {
                     cleaned,
                     &text,
                     clean.stream.as_deref(),
+                    around,
                 );
                 if let Some((function, file)) = frame_of {
                     if let Some(code) = code_line_after(block, end, raw) {
@@ -870,6 +885,7 @@ fn absorb(
     cleaned: &str,
     raw: &str,
     stream: Option<&str>,
+    around: Option<(&[u8], &[u8])>,
 ) {
     let frozen = collected.first_gpu_failure.is_some();
     if let Some((name, certainty)) = facts.engine {
@@ -901,7 +917,21 @@ fn absorb(
     }
     if facts.stage_words && collected.prose.len() < MAX_PROSE_LINES {
         let text: String = cleaned.chars().take(MAX_CONTEXT_LINE_CHARS).collect();
-        collected.prose.push((line_no, text));
+        let line = |bytes: &[u8]| {
+            let text: String = String::from_utf8_lossy(bytes)
+                .chars()
+                .take(MAX_CONTEXT_LINE_CHARS)
+                .collect();
+            (!text.trim().is_empty()).then_some(text)
+        };
+        collected
+            .prose
+            .push(crate::analyze::phase::prose::ProseLine {
+                line: line_no,
+                text,
+                before: around.and_then(|(before, _)| line(before)),
+                after: around.and_then(|(_, after)| line(after)),
+            });
     }
     if let Some(phase) = facts.late_phase {
         if collected.late.len() >= 64 {
@@ -1049,6 +1079,7 @@ fn defer(
     markers: &[usize],
     raw: &[u8],
     code: Option<&[u8]>,
+    around: Option<(&[u8], &[u8])>,
     line_no: u64,
 ) {
     if let Some(kind) = repeat_kind_of(markers) {
@@ -1077,7 +1108,39 @@ fn defer(
         line: line_no,
         text: raw[..raw.len().min(MAX_PENDING_LINE_BYTES)].into(),
         code: code.map(|code| code[..code.len().min(MAX_PENDING_LINE_BYTES)].into()),
+        around: around.map(|(before, after)| Box::new((before.into(), after.into()))),
     });
+}
+
+/// Whether a line's markers hold one of the reporter's words (`engine_log::prose`).
+fn reports_words(markers: &[usize]) -> bool {
+    markers
+        .iter()
+        .any(|&marker| engine_log::marker_for_reports_only(marker))
+}
+
+/// The lines above and below `block[start..end]` in the block (empty at the block's edge), at
+/// most `MAX_PENDING_LINE_BYTES` each: a hard-wrapped sentence of the reporter's continues there.
+fn neighbours(block: &[u8], start: usize, end: usize) -> (&[u8], &[u8]) {
+    let trim = |line: &[u8]| line.len().min(MAX_PENDING_LINE_BYTES);
+    let before = match start.checked_sub(1) {
+        Some(newline) if block.get(newline) == Some(&b'\n') => {
+            let from = memchr::memrchr(b'\n', &block[..newline]).map_or(0, |at| at + 1);
+            let line = &block[from..newline];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            &line[line.len() - trim(line)..]
+        }
+        _ => &[],
+    };
+    let after = block
+        .get(end..)
+        .and_then(|rest| rest.strip_prefix(b"\n"))
+        .map_or(&[][..], |rest| {
+            let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            &line[..trim(line)]
+        });
+    (before, after)
 }
 
 /// Parses the pending lines of the current run, in order.
@@ -1089,7 +1152,12 @@ fn materialize(collected: &mut Collected) {
     for entry in collected.pending.take() {
         match entry {
             PendingLine::FailuresOnly(event) => collected.segment.push(event),
-            PendingLine::Line { line, text, code } => {
+            PendingLine::Line {
+                line,
+                text,
+                code,
+                around,
+            } => {
                 let mut found = Vec::new();
                 scanner.scan(&text, &mut found);
                 let markers: Vec<usize> = found
@@ -1113,6 +1181,9 @@ fn materialize(collected: &mut Collected) {
                         cleaned,
                         &raw,
                         clean.stream.as_deref(),
+                        around
+                            .as_deref()
+                            .map(|(before, after)| (&before[..], &after[..])),
                     );
                     if let (Some((function, file)), Some(code)) = (frame_of, code.as_deref()) {
                         push_called_frames(

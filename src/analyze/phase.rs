@@ -218,6 +218,10 @@ pub struct FramesVerdict<'a> {
     pub around: Option<&'a Frame>,
     /// The deepest wrapper frame (used only when nothing else shows the stage).
     pub wrapper: Option<(&'a Frame, &'static FrameRule)>,
+    /// A checkpoint save run from inside the training loop (`save_weights`, `_save_checkpoint`
+    /// under the trainer's `train`): no stage of the list, so the training frame decides
+    /// nothing.
+    pub saving: Option<&'a Frame>,
 }
 
 /// Reads the frames (outermost first): the deepest deciding frame wins, except that a serving
@@ -254,7 +258,40 @@ pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
         }
     }
     evaluation_inside_training(frames, &mut verdict);
+    save_inside_training(frames, &mut verdict);
     verdict
+}
+
+/// A checkpoint save run from inside a training loop, told by a deeper frame no rule reads
+/// whose name says it saves (`save_weights`, `_save_checkpoint`, `save_pretrained`,
+/// `save_file`, `torch.save`): writing a checkpoint is not a training step (and no other stage
+/// of the list), so the training frame around it does not decide.
+fn save_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
+    let Some((decided, rule)) = verdict.decided else {
+        return;
+    };
+    if rule.phase != Phase::TrainingStep || rule.role != Role::Serve {
+        return;
+    }
+    let Some(at) = frames.iter().position(|frame| std::ptr::eq(frame, decided)) else {
+        return;
+    };
+    let saves = |function: &str| {
+        function
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| word == "save" || word == "saving")
+    };
+    let deeper = frames[at + 1..].iter().find(|frame| {
+        !frame.called
+            && frame_rule(&frame.function, &frame.file).is_none()
+            && saves(&frame.function)
+    });
+    if let Some(save) = deeper {
+        verdict.decided = None;
+        verdict.enclosed = None;
+        verdict.around = None;
+        verdict.saving = Some(save);
+    }
 }
 
 /// An evaluation pass run from inside a training loop, told by a deeper frame no rule reads:
@@ -610,6 +647,20 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ));
         }
         (rule.phase, why)
+    });
+    let from_frames = from_frames.or_else(|| {
+        frames.saving.map(|save| {
+            (
+                Phase::Unknown,
+                format!(
+                    "line {}: traceback frame `{}` ({}) saves a checkpoint from inside the \
+                     training loop: writing it is not a training step, and no stage of the list",
+                    save.line,
+                    save.function,
+                    short_path(&save.file)
+                ),
+            )
+        })
     });
     // A raw CUDA out-of-memory error from `Module.to` before any GPU work: creating the CUDA
     // context failed (see `context_creation`).

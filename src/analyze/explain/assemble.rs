@@ -65,9 +65,12 @@ pub(super) fn build_report(
             phase = summary;
         }
     }
-    // The reporter's words, when no frame or log line decides the stage of a GPU OOM
-    // (`phase::prose`).
-    if collected.first_gpu_failure.is_some() {
+    // The reporter's words, when no frame or log line decides the stage (`phase::prose`): of a
+    // GPU OOM, or of another failure inside a run (a DataLoader worker's bus error, an illegal
+    // memory access, the host's OOM killer, or a failure told only in words); not of a full
+    // disk, which fails a write (a checkpoint, a cache), no stage of the run.
+    let inside_a_run = failure.is_none_or(|message| message.kind != OomKind::DiskFull);
+    if collected.first_gpu_failure.is_some() || inside_a_run {
         crate::analyze::phase::prose::fill_unknown(&mut phase, &collected.prose);
     }
     if let Some((first, last)) = unseen {

@@ -11,6 +11,8 @@
 
 use crate::model::explain::{Phase, PhaseReport};
 
+mod grammar;
+
 /// A phrase (lowercase) and the stage it names.
 const PHRASES: &[(&str, Phase)] = &[
     // Training and fine-tuning.
@@ -149,10 +151,62 @@ const PHRASES: &[(&str, Phase)] = &[
     ("추론", Phase::Inference),
     ("durante la inferencia", Phase::Inference),
     ("durante a inferência", Phase::Inference),
+    // More of the stage words ML users write in Chinese, Japanese, Korean, Russian, Spanish and
+    // Portuguese (`推理时`, `生成中`, `при обучении`, `cargando el modelo`).
+    ("生成图片", Phase::Inference),
+    ("生成图像", Phase::Inference),
+    ("生成视频", Phase::Inference),
+    ("生成时", Phase::Inference),
+    ("生成的时候", Phase::Inference),
+    ("测试时", Phase::Inference),
+    ("验证时", Phase::Inference),
+    ("载入模型", Phase::WeightsLoad),
+    ("加载权重", Phase::WeightsLoad),
+    ("生成中", Phase::Inference),
+    ("生成時", Phase::Inference),
+    ("画像生成", Phase::Inference),
+    ("ファインチューニング", Phase::TrainingStep),
+    ("微調整", Phase::TrainingStep),
+    ("モデルのロード", Phase::WeightsLoad),
+    ("ロード中", Phase::WeightsLoad),
+    ("훈련", Phase::TrainingStep),
+    ("파인튜닝", Phase::TrainingStep),
+    ("생성 중", Phase::Inference),
+    ("생성할 때", Phase::Inference),
+    ("이미지 생성", Phase::Inference),
+    ("모델 로딩", Phase::WeightsLoad),
+    ("при обучении", Phase::TrainingStep),
+    ("во время обучения", Phase::TrainingStep),
+    ("в процессе обучения", Phase::TrainingStep),
+    ("при дообучении", Phase::TrainingStep),
+    ("при тренировке", Phase::TrainingStep),
+    ("при инференсе", Phase::Inference),
+    ("при генерации", Phase::Inference),
+    ("во время генерации", Phase::Inference),
+    ("при загрузке модели", Phase::WeightsLoad),
+    ("загрузка модели", Phase::WeightsLoad),
+    ("entrenando", Phase::TrainingStep),
+    ("cargando el modelo", Phase::WeightsLoad),
+    ("al cargar el modelo", Phase::WeightsLoad),
+    ("al generar", Phase::Inference),
+    ("generando", Phase::Inference),
+    ("treinando", Phase::TrainingStep),
+    ("carregando o modelo", Phase::WeightsLoad),
+    ("gerando", Phase::Inference),
 ];
+
+/// Characters just before a CJK phrase that make it another word: `预训练` (pre-trained, as in
+/// `加载预训练模型`, loading the pre-trained model).
+const BEFORE_CJK: &[&str] = &["预", "預"];
 
 /// Words just before a phrase that deny it or put the failure outside the stage.
 const DENY: &[&str] = &[
+    "не",
+    "после",
+    "después",
+    "sin",
+    "depois",
+    "sem",
     "no",
     "not",
     "never",
@@ -179,32 +233,73 @@ const THEN: &[&str] = &["but then", "and then", "but after", "only after"];
 
 /// Characters after a CJK phrase that put the failure after the stage (`训练结束之后`,
 /// `训练完`, `训练后`).
-const AFTER_CJK: &[&str] = &["结束", "完", "后", "之後", "終了", "後"];
+/// `训练好的模型` (a trained model) and `学習済み` (trained) name a model, not a stage.
+const AFTER_CJK: &[&str] = &[
+    "结束",
+    "完",
+    "后",
+    "之後",
+    "終了",
+    "後",
+    "好的",
+    "済",
+    "된 모델",
+];
 
 /// Words of a line that name the failure itself.
 const OOM_WORDS: &[&str] = &["oom", "out of memory", "outofmemory", "显存", "メモリ不足"];
 
-/// The stage the reporter's words name, with the evidence: `lines` are (line number, text) of
-/// the lines marked as holding stage words, in order.
-pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
+/// A line holding stage words, with the lines of its paragraph around it (a hard-wrapped
+/// sentence puts `while` on one line and `loading the model` on the next).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProseLine {
+    /// The line number.
+    pub line: u64,
+    /// The line's text.
+    pub text: String,
+    /// The line above, when it is not blank.
+    pub before: Option<String>,
+    /// The line below, when it is not blank.
+    pub after: Option<String>,
+}
+
+impl ProseLine {
+    /// A line alone.
+    pub fn new(line: u64, text: &str) -> Self {
+        ProseLine {
+            line,
+            text: text.to_string(),
+            ..ProseLine::default()
+        }
+    }
+}
+
+/// The stage the reporter's words name, with the evidence: `lines` are the lines marked as
+/// holding stage words, in order.
+pub fn stage(lines: &[ProseLine]) -> Option<(Phase, String)> {
     let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
-    for (line, text) in lines {
-        if is_log_output(text) {
+    for prose in lines {
+        let text = prose.text.as_str();
+        // A quoted line (`> …`) is another person's words.
+        if is_log_output(text) || text.trim_start().starts_with('>') {
             continue;
         }
-        let lower = text.to_lowercase();
+        let (joined, span) = paragraph(prose);
+        let lower = joined.to_lowercase();
+        // Offsets of the lowered text are those of the text only when no character changed
+        // length; otherwise the line is read alone.
+        let (joined, lower, span) = if lower.len() == joined.len() {
+            (joined, lower, span)
+        } else {
+            (text.to_string(), text.to_lowercase(), 0..text.len())
+        };
         let oom = OOM_WORDS.iter().any(|word| lower.contains(word));
-        for (phrase, phase) in PHRASES {
-            let Some(at) = find_phrase(&lower, phrase) else {
-                continue;
-            };
-            if denied(&lower, at, phrase)
-                || stage_then_failure(&lower, at + phrase.len())
-                || names_a_path(&lower[at + phrase.len()..])
-            {
+        for (at, end, phase) in hits(&lower) {
+            // A hit must touch this line (one wholly in a neighbour is that line's own).
+            if end <= span.start || at >= span.end {
                 continue;
             }
-            found.push((*line, *phase, quote(text, &lower, at, phrase), oom));
+            found.push((prose.line, phase, quote(&joined, &lower, at, end), oom));
         }
     }
     let pick = found.iter().find(|(_, _, _, oom)| *oom).or_else(|| {
@@ -223,6 +318,71 @@ pub fn stage(lines: &[(u64, String)]) -> Option<(Phase, String)> {
             phase.as_str()
         ),
     ))
+}
+
+/// The line joined with the lines of its paragraph around it (those that are a person's words
+/// too, not a list item or heading starting below), and where the line lies in the joined text.
+fn paragraph(prose: &ProseLine) -> (String, std::ops::Range<usize>) {
+    let joins = |line: &str| {
+        let trimmed = line.trim();
+        !trimmed.is_empty()
+            && !is_log_output(line)
+            && !trimmed.starts_with(['#', '>', '`', '|'])
+            && trimmed.chars().any(char::is_alphabetic)
+    };
+    let starts_an_item = |line: &str| {
+        let trimmed = line.trim_start();
+        trimmed.starts_with(['-', '*', '#'])
+            || trimmed
+                .split_once(['.', ')'])
+                .is_some_and(|(number, _)| number.parse::<u32>().is_ok())
+    };
+    let text = prose.text.trim_end();
+    let mut joined = String::new();
+    if let Some(before) = prose
+        .before
+        .as_deref()
+        .filter(|line| joins(line) && !starts_an_item(text) && !text.trim_start().starts_with('#'))
+    {
+        joined.push_str(before.trim());
+        joined.push(' ');
+    }
+    let start = joined.len();
+    joined.push_str(text);
+    let end = joined.len();
+    if let Some(after) = prose
+        .after
+        .as_deref()
+        .filter(|line| joins(line) && !starts_an_item(line))
+    {
+        joined.push(' ');
+        joined.push_str(after.trim());
+    }
+    (joined, start..end)
+}
+
+/// The stage hits of a lowercase text: the phrases, then the grammar's (`grammar`), each as
+/// (start, end, phase), with the phrases' guards applied.
+fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    let mut out = Vec::new();
+    for (phrase, phase) in PHRASES {
+        let Some(at) = find_phrase(lower, phrase) else {
+            continue;
+        };
+        if denied(lower, at, phrase)
+            || stage_then_failure(lower, at + phrase.len())
+            || names_a_path(&lower[at + phrase.len()..])
+        {
+            continue;
+        }
+        out.push((at, at + phrase.len(), *phase));
+    }
+    for (at, end, phase) in grammar::hits(lower) {
+        if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
+            out.push((at, end, phase));
+        }
+    }
+    out
 }
 
 /// The stage one line's words name with the phrases above (no program-output filter): an app's
@@ -251,7 +411,7 @@ fn find_phrase(lower: &str, phrase: &str) -> Option<usize> {
 }
 
 /// Sets the stage of a report that none was found for, from the reporter's words.
-pub fn fill_unknown(report: &mut PhaseReport, lines: &[(u64, String)]) {
+pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine]) {
     if report.failed_in != Phase::Unknown {
         return;
     }
@@ -338,6 +498,9 @@ fn stage_then_failure(lower: &str, end: usize) -> bool {
 
 fn denied(lower: &str, at: usize, phrase: &str) -> bool {
     let after = &lower[at + phrase.len()..];
+    if !phrase.is_ascii() && BEFORE_CJK.iter().any(|word| lower[..at].ends_with(word)) {
+        return true;
+    }
     if !phrase.is_ascii() && AFTER_CJK.iter().any(|word| after.starts_with(word)) {
         return true;
     }
@@ -353,17 +516,20 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
         // `after` and `before` move the stage only right before it (`after starting an image
         // generation` is still the generation).
-        let moving = matches!(word, "after" | "before" | "finished" | "done");
+        let moving = matches!(
+            word,
+            "after" | "before" | "finished" | "done" | "после" | "después" | "depois"
+        );
         DENY.contains(&word) && (!moving || index == 0)
     })
 }
 
 /// The phrase with a few words around it, at most 80 characters, from the original text.
-fn quote(text: &str, lower: &str, at: usize, phrase: &str) -> String {
+fn quote(text: &str, lower: &str, at: usize, end_from: usize) -> String {
     // `to_lowercase` keeps byte offsets for the text it is used on only when no character
-    // changes length; fall back to the phrase itself otherwise.
-    if lower.len() != text.len() || !text.is_char_boundary(at) {
-        return phrase.to_string();
+    // changes length; fall back to the words themselves otherwise.
+    if lower.len() != text.len() || !text.is_char_boundary(at) || !text.is_char_boundary(end_from) {
+        return lower.get(at..end_from).unwrap_or_default().to_string();
     }
     // Up to about 30 characters each side, widened to whole words.
     let start = text[..at]
@@ -375,7 +541,6 @@ fn quote(text: &str, lower: &str, at: usize, phrase: &str) -> String {
     let start = text[..start]
         .rfind(char::is_whitespace)
         .map_or(0, |space| space + 1);
-    let end_from = at + phrase.len();
     let end = text[end_from..]
         .char_indices()
         .nth(30)
@@ -391,7 +556,11 @@ mod tests {
     use super::*;
 
     fn one(text: &str) -> Option<Phase> {
-        stage(&[(1, text.to_string())]).map(|(phase, _)| phase)
+        stage(&[ProseLine::new(1, text)]).map(|(phase, _)| phase)
+    }
+
+    fn two(first: &str, second: &str) -> Vec<ProseLine> {
+        vec![ProseLine::new(1, first), ProseLine::new(2, second)]
     }
 
     #[test]
@@ -469,7 +638,7 @@ mod tests {
             one("Error: an unknown error was encountered while running the model"),
             Some(Phase::Inference)
         );
-        let (_, why) = stage(&[(3, "CUDA OOM while training Llama".to_string())]).unwrap();
+        let (_, why) = stage(&[ProseLine::new(3, "CUDA OOM while training Llama")]).unwrap();
         assert!(
             why.contains("line 3") && why.contains("while training"),
             "{why}"
@@ -537,10 +706,10 @@ mod tests {
         assert_eq!(one("before loading the model the GPU is empty"), None);
         assert_eq!(one("the model loaded fine"), None);
         // Two stages, neither beside the out-of-memory words: nothing decides.
-        let lines = [
-            (1, "while training it works on one GPU".to_string()),
-            (2, "but it is slow during inference".to_string()),
-        ];
+        let lines = two(
+            "while training it works on one GPU",
+            "but it is slow during inference",
+        );
         assert_eq!(stage(&lines), None);
         // A stage passed before the failure (`but then`) is not the stage.
         assert_eq!(
@@ -552,13 +721,92 @@ mod tests {
             Some(Phase::Inference)
         );
         // The one beside them decides.
-        let lines = [
-            (1, "while training it works on one GPU".to_string()),
-            (2, "I get an OOM during inference".to_string()),
-        ];
+        let lines = two(
+            "while training it works on one GPU",
+            "I get an OOM during inference",
+        );
         assert_eq!(
             stage(&lines).map(|(phase, _)| phase),
             Some(Phase::Inference)
         );
+    }
+
+    #[test]
+    fn every_phrase_is_marked_for_the_collector() {
+        // The collector keeps only lines a marker of `parse::engine_log::prose` finds: each
+        // phrase must be found, lowercase and with its first letter capitalised.
+        let marked = |text: &str| crate::parse::engine_log::parse_line_scan(text).stage_words;
+        for (phrase, _) in PHRASES {
+            let mut chars = phrase.chars();
+            let capital: String = chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars).collect())
+                .unwrap_or_default();
+            for text in [phrase.to_string(), capital] {
+                assert!(marked(&format!("x {text} y")), "{text:?} is not marked");
+            }
+        }
+        for sentence in [
+            "this is happening only while decoding",
+            "I train models on 8 GPUs but I meet",
+            "then I clicked to generate another image",
+            "I'm getting an error trying to load deepseek",
+            "I'm getting OOMs after training for ~120+ steps",
+            "and reached 22000 iterations, it reported",
+            "After the first iteration it fails",
+            "при обучении модели",
+        ] {
+            assert!(marked(sentence), "{sentence:?} is not marked");
+        }
+    }
+
+    #[test]
+    fn a_hard_wrapped_sentence_is_read_across_its_lines() {
+        let wrapped = ProseLine {
+            before: Some("I get a CUDA out of memory error while".to_string()),
+            after: Some("on a 24 GB card.".to_string()),
+            ..ProseLine::new(2, "loading the model with device_map auto")
+        };
+        let (phase, why) = stage(&[wrapped]).unwrap();
+        assert_eq!(phase, Phase::WeightsLoad);
+        assert!(why.contains("line 2"), "{why}");
+        let wrapped = ProseLine {
+            after: Some("training a 7B model".to_string()),
+            ..ProseLine::new(4, "The OOM happens during")
+        };
+        assert_eq!(stage(&[wrapped]).map(|(p, _)| p), Some(Phase::TrainingStep));
+        // A list item below, a log line above: not the same paragraph.
+        let items = ProseLine {
+            before: Some("[INFO] 12:00:01 ready while".to_string()),
+            after: Some("- training a 7B model".to_string()),
+            ..ProseLine::new(4, "The OOM happens during")
+        };
+        assert_eq!(stage(&[items]), None);
+        // A stage wholly on the neighbour is that line's, not this one's.
+        let neighbour = ProseLine {
+            before: Some("we fine-tune later".to_string()),
+            ..ProseLine::new(4, "The server fails to start")
+        };
+        assert_eq!(stage(&[neighbour]).map(|(p, _)| p), Some(Phase::Startup));
+    }
+
+    #[test]
+    fn the_other_languages_stage_words() {
+        assert_eq!(one("при обучении модели OOM"), Some(Phase::TrainingStep));
+        assert_eq!(one("после обучения модели OOM"), None);
+        assert_eq!(
+            one("error de memoria entrenando un modelo"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("画像生成中にメモリ不足"), Some(Phase::Inference));
+        assert_eq!(one("이미지 생성 중 메모리 부족"), Some(Phase::Inference));
+        // `预训练模型` is a pre-trained model, not a training.
+        assert_eq!(one("加载预训练模型时显存不足"), None);
+        assert_eq!(one("推理时显存不足"), Some(Phase::Inference));
+    }
+
+    #[test]
+    fn quoted_lines_are_another_persons_words() {
+        assert_eq!(one("> I get an OOM while training"), None);
     }
 }

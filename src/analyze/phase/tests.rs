@@ -823,3 +823,28 @@ fn a_training_line_shows_a_step_done_or_only_the_start() {
         assert!(!shows_a_completed_step(started), "{started}");
     }
 }
+
+#[test]
+fn a_checkpoint_save_inside_training_is_no_training_step() {
+    let frames = [
+        frame(1, "train", "/app/simpletuner/helpers/training/trainer.py"),
+        frame(3, "save_weights", "/venv/site-packages/lycoris/wrapper.py"),
+        frame(5, "save_file", "/venv/site-packages/safetensors/torch.py"),
+    ];
+    let mut progress = Progress::default();
+    progress.observe(EventKind::TrainingStep, Phase::TrainingStep, 0);
+    let plain = decide_from(&Progress::default(), &frames[..1]);
+    let report = decide_from(&progress, &frames);
+    // The training frame alone decides; with the save under it, nothing does (not even the
+    // training lines of the log).
+    assert_eq!(plain.failed_in, Phase::TrainingStep);
+    assert_eq!(report.failed_in, Phase::Unknown, "{:?}", report.evidence);
+    assert!(
+        report
+            .evidence
+            .iter()
+            .any(|why| why.contains("save_weights")),
+        "{:?}",
+        report.evidence
+    );
+}

@@ -678,7 +678,24 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a generation, prediction or evaluation",
         ),
         (
-            called_name(code).is_some_and(|name| words(name).iter().any(|w| w == "pipe")),
+            // A pipeline or generator object called on its inputs (`images = pipe(prompt)`,
+            // `predictions = generator(prompts, …)`, transformers' `pipeline` objects, outlines'
+            // generators).
+            // (The object itself, not a module attribute: `self.proposal_generator(images)` and
+            // a GAN's `self.generator(z)` run a network's forward.)
+            called_name(code).is_some_and(|name| words(name).iter().any(|w| w == "pipe"))
+                || called_path(code).is_some_and(|path| {
+                    matches!(
+                        path,
+                        "pipeline"
+                            | "generator"
+                            | "predictor"
+                            | "summarizer"
+                            | "translator"
+                            | "transcriber"
+                            | "captioner"
+                    )
+                }),
             Phase::Inference,
             "a pipeline run",
         ),
@@ -763,8 +780,8 @@ fn callees(code: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The name a statement calls first at its top level: `images = pipe(prompt).images` → `pipe`.
-fn called_name(code: &str) -> Option<&str> {
+/// The dotted name a statement calls first at its top level: `x = self.pipe(p)` → `self.pipe`.
+fn called_path(code: &str) -> Option<&str> {
     let value = code
         .split_once('=')
         .filter(|(target, _)| !target.contains('(') && !target.ends_with(['=', '!', '<', '>']))
@@ -772,13 +789,17 @@ fn called_name(code: &str) -> Option<&str> {
         .trim_start()
         .trim_start_matches("return ")
         .trim_start_matches("await ");
-    let paren = value.find('(')?;
-    let name = &value[..paren];
+    let name = &value[..value.find('(')?];
     (!name.is_empty()
         && name
             .chars()
             .all(|c| c.is_alphanumeric() || c == '_' || c == '.'))
-    .then(|| last_name(name))
+    .then_some(name)
+}
+
+/// The name a statement calls first at its top level: `images = pipe(prompt).images` → `pipe`.
+fn called_name(code: &str) -> Option<&str> {
+    called_path(code).map(last_name)
 }
 
 /// The stage when exactly one of training, inference and loading is named; two or none decide
@@ -947,6 +968,17 @@ mod tests {
             (
                 "image = pipe(prompt, num_inference_steps=30).images[0]",
                 Some(Inference),
+            ),
+            (
+                "predictions = generator(formatted_prompts, max_tokens=8)",
+                Some(Inference),
+            ),
+            ("summary = summarizer(text)[0]", Some(Inference)),
+            // A network's forward named like one (a GAN's generator, a detector's proposals).
+            ("fake = self.generator(z)", None),
+            (
+                "proposals, losses = self.proposal_generator(images, features)",
+                None,
             ),
             ("model = AutoModel.from_pretrained(path)", Some(WeightsLoad)),
             ("params = jax.device_put(host_params)", Some(WeightsLoad)),

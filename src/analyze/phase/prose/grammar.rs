@@ -1,0 +1,566 @@
+//! The reporter's sentence read as a sentence, beyond the fixed phrases of `prose`: a stage verb
+//! in a clause that places the failure in it (`when I train`, `while I was generating`,
+//! `I clicked to generate another image`, `trying to load deepseek`, `I train models … but`),
+//! and how far a training had got (`after 2-3 steps`, `after training for ~120+ steps`,
+//! `reached 22000 iterations`, `at epoch 3`, `after the first iteration`).
+//!
+//! Guards keep a sentence that does not report this failure's stage out: advice and
+//! hypotheticals (`you should train with…`, `if you load the model in 8 bits`), a question
+//! without the failure in it, a negation (`I don't train`), and a stage that went well
+//! (`when I train it works fine`). Past forms (`trained`, `generated`, `loaded`) name a stage
+//! that ended and are not read.
+
+use crate::model::explain::Phase;
+
+/// One word of a lowercase sentence: where it starts and ends (bytes).
+#[derive(Debug, Clone, Copy)]
+struct Word<'a> {
+    text: &'a str,
+    start: usize,
+    end: usize,
+}
+
+fn words(lower: &str) -> Vec<Word<'_>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let is_word = |c: char| c.is_alphanumeric() || matches!(c, '\'' | '-' | '_' | '~' | '+');
+    for (at, c) in lower.char_indices() {
+        match (is_word(c), start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                out.push(Word {
+                    text: &lower[from..at],
+                    start: from,
+                    end: at,
+                });
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        out.push(Word {
+            text: &lower[from..],
+            start: from,
+            end: lower.len(),
+        });
+    }
+    out
+}
+
+/// A stage verb: its forms ending in `-ing` and its base forms.
+const VERBS: &[(&[&str], &[&str], Phase)] = &[
+    (
+        &[
+            "training",
+            "fine-tuning",
+            "finetuning",
+            "pretraining",
+            "pre-training",
+            "retraining",
+        ],
+        &["train", "fine-tune", "finetune", "pretrain", "retrain"],
+        Phase::TrainingStep,
+    ),
+    (
+        &[
+            "generating",
+            "inferencing",
+            "inferring",
+            "sampling",
+            "decoding",
+            "upscaling",
+            "transcribing",
+            "evaluating",
+            "validating",
+            "predicting",
+            "denoising",
+        ],
+        &[
+            "generate",
+            "infer",
+            "sample",
+            "decode",
+            "upscale",
+            "transcribe",
+            "evaluate",
+            "validate",
+            "predict",
+            "denoise",
+        ],
+        Phase::Inference,
+    ),
+    (&["loading"], &["load"], Phase::WeightsLoad),
+];
+
+/// Words just before an `-ing` form that place the failure in it (`when training`, `I was
+/// generating`, `started fine-tuning`).
+const ING_FRAME: &[&str] = &[
+    "when",
+    "while",
+    "whenever",
+    "during",
+    "upon",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "i'm",
+    "im",
+    "we're",
+    "been",
+    "start",
+    "started",
+    "starting",
+    "begin",
+    "began",
+    "keep",
+    "currently",
+];
+
+/// Words before a base form (`to` or a subject in between) that place the failure in it.
+const BASE_FRAME: &[&str] = &[
+    "try",
+    "tried",
+    "trying",
+    "tries",
+    "attempt",
+    "attempted",
+    "attempting",
+    "click",
+    "clicked",
+    "clicking",
+    "when",
+    "whenever",
+    "while",
+    "once",
+];
+
+/// What a loaded thing must not be for `load` to mean the weights: data, files, the GPU.
+const NOT_WEIGHTS: &[&str] = &[
+    "data",
+    "dataset",
+    "datasets",
+    "image",
+    "images",
+    "file",
+    "files",
+    "video",
+    "videos",
+    "audio",
+    "batch",
+    "batches",
+    "config",
+    "tokenizer",
+    "page",
+    "gpu",
+    "gpus",
+    "gpu's",
+    "memory",
+    "vram",
+    "it",
+    "them",
+    "and",
+    "in",
+    "on",
+    "into",
+    "onto",
+    "from",
+    "with",
+];
+
+/// Words before a hit in its sentence that make it advice, a hypothetical or a negation.
+const GUARD: &[&str] = &[
+    "if",
+    "you",
+    "you're",
+    "your",
+    "should",
+    "would",
+    "could",
+    "might",
+    "maybe",
+    "perhaps",
+    "suggest",
+    "recommend",
+    "please",
+    "not",
+    "no",
+    "never",
+    "don't",
+    "doesn't",
+    "didn't",
+    "can't",
+    "cannot",
+    "isn't",
+    "wasn't",
+    "without",
+    "how",
+];
+
+/// Words after a hit, in its clause, that say the stage went well.
+const WENT_WELL: &[&str] = &[
+    "works",
+    "worked",
+    "fine",
+    "ok",
+    "okay",
+    "successfully",
+    "perfectly",
+    "well",
+];
+
+/// Units of a training's progress.
+const UNITS: &[&str] = &[
+    "step",
+    "steps",
+    "iteration",
+    "iterations",
+    "iter",
+    "iters",
+    "epoch",
+    "epochs",
+    "batch",
+    "batches",
+];
+
+/// A count of progress: `120`, `~120+`, `2-3`, `22k`, `a few`, `several`, `the first`, `one`.
+fn is_count(word: &str) -> bool {
+    let digits = word.trim_start_matches('~').trim_end_matches('+');
+    let numeric = !digits.is_empty()
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '-' | 'k' | ',' | '.'));
+    numeric
+        || matches!(
+            word,
+            "few"
+                | "several"
+                | "some"
+                | "first"
+                | "second"
+                | "third"
+                | "one"
+                | "two"
+                | "three"
+                | "four"
+                | "five"
+                | "ten"
+                | "hundred"
+                | "thousand"
+                | "many"
+                | "couple"
+        )
+}
+
+/// Stage hits of the grammar in one lowercase line: (byte start, byte end, phase).
+pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    let words = words(lower);
+    let mut out = Vec::new();
+    for (index, word) in words.iter().enumerate() {
+        if let Some((phase, from)) = verb_hit(lower, &words, index) {
+            if !guarded(lower, &words, from, index) {
+                out.push((words[from].start, word.end, phase));
+            }
+        }
+        if let Some((from, to)) = progress_hit(&words, index) {
+            if !guarded(lower, &words, from, to) {
+                out.push((words[from].start, words[to].end, Phase::TrainingStep));
+            }
+        }
+    }
+    out
+}
+
+/// A stage verb in a frame that places the failure in it: (phase, index of the frame's first
+/// word).
+fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usize)> {
+    let word = words[index].text;
+    let at = |back: usize| index.checked_sub(back).map(|i| words[i].text);
+    let (ing, phase) = VERBS.iter().find_map(|(ings, bases, phase)| {
+        if ings.contains(&word) {
+            Some((true, *phase))
+        } else if bases.contains(&word) {
+            Some((false, *phase))
+        } else {
+            None
+        }
+    })?;
+    // The two words before must be in the same clause as the verb.
+    let joined = |back: usize| {
+        index
+            .checked_sub(back)
+            .is_some_and(|i| !lower[words[i].end..words[i + 1].start].contains([',', '.', ';']))
+    };
+    let from = if ing {
+        // `when training`, `while I was generating`, `I'm fine-tuning`.
+        let frame = (1..=3).find(|&back| {
+            (1..=back).all(joined) && at(back).is_some_and(|w| ING_FRAME.contains(&w))
+        })?;
+        index - frame
+    } else {
+        // `try to load`, `clicked to generate`, `when I train`, `whenever we generate`,
+        // `I train models`.
+        let subject = |w: Option<&str>| matches!(w, Some("i" | "we"));
+        if at(1) == Some("to") && joined(1) && joined(2) {
+            at(2).filter(|w| BASE_FRAME.contains(w))?;
+            index - 2
+        } else if subject(at(1)) && joined(1) {
+            if at(2).is_some_and(|w| BASE_FRAME.contains(&w)) && joined(2) {
+                index - 2
+            } else if (index == 1 || !joined(2)) && reports_a_failure(lower, words[index].end) {
+                // The subject opens the clause of a sentence that reports the failure: `I
+                // train models … but I meet this error` (not `Currently, we train the model
+                // on 8 GPUs`).
+                index - 1
+            } else {
+                return None;
+            }
+        } else {
+            return None;
+        }
+    };
+    if phase == Phase::WeightsLoad && !loads_weights(words, index) {
+        return None;
+    }
+    // `sampling steps`, `decoding strategy`: a setting named, not the stage running.
+    if words.get(index + 1).is_some_and(|next| {
+        matches!(
+            next.text,
+            "steps" | "strategy" | "method" | "params" | "parameters" | "settings"
+        )
+    }) {
+        return None;
+    }
+    Some((phase, from))
+}
+
+/// Whether the sentence from `end` on reports a failure (`… but I meet this error`).
+fn reports_a_failure(lower: &str, end: usize) -> bool {
+    let rest = &lower[end..];
+    let rest = &rest[..rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len())];
+    [
+        "oom",
+        "out of memory",
+        "error",
+        "crash",
+        "fail",
+        "kill",
+        "exception",
+        "meet",
+    ]
+    .iter()
+    .any(|word| rest.contains(word))
+}
+
+/// `load` followed by what it loads: the model, its weights or a model's name, not data.
+fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
+    let mut next = index + 1;
+    while words.get(next).is_some_and(|w| {
+        matches!(
+            w.text,
+            "the" | "a" | "an" | "my" | "this" | "that" | "our" | "these" | "those" | "up"
+        )
+    }) {
+        next += 1;
+    }
+    words
+        .get(next)
+        .is_some_and(|object| !NOT_WEIGHTS.contains(&object.text))
+}
+
+/// `after 120 steps`, `after training for ~120+ steps`, `reached 22000 iterations`, `after the
+/// first iteration`, `at epoch 3`, `in epoch 2`: (index of the first word, index of the last).
+fn progress_hit(words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
+    let word = words[index].text;
+    let text = |i: usize| words.get(i).map(|w| w.text);
+    // `at step 120`, `in epoch 2`, `during epoch 3`.
+    if matches!(word, "at" | "in" | "during")
+        && text(index + 1).is_some_and(|w| UNITS.contains(&w) && !w.ends_with('s'))
+        && text(index + 2).is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+    {
+        return (!of_another_stage(words, index + 2)).then_some((index, index + 2));
+    }
+    if !matches!(word, "after" | "reached" | "reaching" | "past") {
+        return None;
+    }
+    let mut next = index + 1;
+    // `after training for`, `after running for`.
+    if matches!(
+        text(next),
+        Some("training" | "running" | "fine-tuning" | "finetuning")
+    ) && text(next + 1) == Some("for")
+    {
+        next += 2;
+    }
+    while matches!(
+        text(next),
+        Some("the" | "a" | "about" | "around" | "roughly" | "approximately" | "almost" | "like")
+    ) {
+        next += 1;
+    }
+    if !text(next).is_some_and(is_count) {
+        return None;
+    }
+    next += 1;
+    // `a couple of steps`, `2 or 3 steps`, `a few hundred steps`.
+    while text(next).is_some_and(|w| is_count(w) || matches!(w, "of" | "or" | "to")) {
+        next += 1;
+    }
+    text(next).filter(|w| UNITS.contains(w))?;
+    (!of_another_stage(words, next)).then_some((index, next))
+}
+
+/// `… steps of sampling`, `… step 3 of the eval`: the steps of a generation or an evaluation.
+fn of_another_stage(words: &[Word<'_>], last: usize) -> bool {
+    let text = |i: usize| words.get(i).map(|w| w.text);
+    let mut next = last + 1;
+    if text(next) != Some("of") {
+        return false;
+    }
+    next += 1;
+    if text(next) == Some("the") {
+        next += 1;
+    }
+    text(next).is_some_and(|w| {
+        matches!(
+            w,
+            "sampling"
+                | "sampler"
+                | "generation"
+                | "inference"
+                | "denoising"
+                | "decoding"
+                | "eval"
+                | "evaluation"
+                | "validation"
+                | "test"
+        )
+    })
+}
+
+/// Whether the sentence around a hit (words `from..=to`) makes it advice, a hypothetical, a
+/// negation or a question without the failure, or says the stage went well.
+fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
+    let start = words[from].start;
+    let end = words[to].end;
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| end + at);
+    let guard = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= start)
+        .any(|w| GUARD.contains(&w.text));
+    if guard {
+        return true;
+    }
+    let oom = super::OOM_WORDS
+        .iter()
+        .any(|word| lower[sentence_start..sentence_end].contains(word));
+    let question = lower[sentence_end..].starts_with('?');
+    if question && !oom {
+        return true;
+    }
+    // The rest of the sentence, up to a `but` (which turns to the failure), says the stage
+    // went well (`when I finetune it on four A100s with the same config, there isn't any
+    // problem`).
+    let rest = &lower[end..sentence_end];
+    let rest = [" but ", " however", " although", " though"]
+        .iter()
+        .filter_map(|word| rest.find(word))
+        .min()
+        .map_or(rest, |at| &rest[..at]);
+    rest.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|word| WENT_WELL.contains(&word))
+        || WENT_WELL_PHRASES.iter().any(|phrase| rest.contains(phrase))
+}
+
+/// Phrases after a hit, in its sentence, that say the stage went well.
+const WENT_WELL_PHRASES: &[&str] = &[
+    "no problem",
+    "any problem",
+    "no issue",
+    "any issue",
+    "no error",
+    "any error",
+    "no oom",
+    "without problem",
+    "without issue",
+    "without error",
+    "without oom",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phases(text: &str) -> Vec<Phase> {
+        hits(&text.to_lowercase())
+            .into_iter()
+            .map(|(_, _, phase)| phase)
+            .collect()
+    }
+
+    #[test]
+    fn a_stage_verb_in_a_clause_that_places_the_failure() {
+        use Phase::*;
+        assert_eq!(
+            phases("I'm getting OOMs after training for ~120+ steps, any ideas?"),
+            [TrainingStep]
+        );
+        assert_eq!(
+            phases("then I clicked to generate another image but an error happened"),
+            [Inference]
+        );
+        assert_eq!(
+            phases("I'm getting an error trying to load deepseek using GPUs"),
+            [WeightsLoad]
+        );
+        assert_eq!(
+            phases("I train models on 8 GPUs but I meet"),
+            [TrainingStep]
+        );
+        assert_eq!(phases("the OOM comes when I train"), [TrainingStep]);
+        assert_eq!(phases("it crashes while I was generating"), [Inference]);
+        assert_eq!(
+            phases("and reached 22000 iterations, it reported cuda out of memory"),
+            [TrainingStep]
+        );
+        assert_eq!(phases("it dies after 2-3 steps"), [TrainingStep]);
+        assert_eq!(
+            phases("After the first iteration it prints"),
+            [TrainingStep]
+        );
+        assert_eq!(phases("OOM at epoch 3"), [TrainingStep]);
+    }
+
+    #[test]
+    fn advice_questions_negations_and_passed_stages_are_not_read() {
+        assert!(phases("you should try to load the model in 8 bits").is_empty());
+        assert!(phases("if you train with a smaller batch it fits").is_empty());
+        assert!(phases("how do I load the model on two GPUs?").is_empty());
+        assert!(phases("when I train it works fine").is_empty());
+        assert!(phases("I don't train, I only generate").is_empty());
+        assert!(phases("I trained the model and loaded it").is_empty());
+        assert!(phases("trying to load the dataset").is_empty());
+        assert!(phases("after 20 steps of sampling").is_empty());
+        assert!(phases("1. Generate one image and wait").is_empty());
+        assert!(phases("Currently, we train the model on 8 GPUs.").is_empty());
+        assert!(phases("Steps to reproduce").is_empty());
+        assert!(phases("when I set the sampling steps to 50").is_empty());
+        assert!(phases(
+            "when I finetune this model using x4 A100s with the same config, there isn't any \
+             problem"
+        )
+        .is_empty());
+        assert_eq!(
+            phases("when I train it works fine, but at step 3 of the eval it OOMs").len(),
+            0
+        );
+    }
+}
