@@ -90,6 +90,17 @@
 # 2.04x); RSS 29-38 MiB.
 # The H200 run:
 #   SIZE_MIB=1024 RUNS=2 OOMDOC=target/release/oomdoc bash scripts/bench_explain.sh varied
+# Eleventh session (2026-12-02 13:00-13:30): anchors chosen against a sample of ten kinds of busy
+# lines (src/analyze/explain/typical_lines.log), costed by the bytes Teddy tests first, with the
+# fewest searchers that pay; hot_path_tests count anchor hits on five excerpts
+# (tests/fixtures/bench). This VM was loaded by other builds (load 13-19): wall figures are
+# noise there, so instructions were counted instead (valgrind callgrind, `explain --json`, one
+# run each, 64 MiB logs; the start-of-session build, then this one):
+#   varied   1,246 M -> 1,288 M (+3.3 %: the failure search takes 56 anchors, not 35; its
+#            Teddy buckets pass more positions though its anchor hits fell from 278 to 201
+#            per MiB)
+#   serving    513 M ->   494 M (-3.6 %)      h200   1,472 M -> 1,387 M (-5.7 %)
+# Same JSON output as the start build on all 837 corpus texts.
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
 #   SOURCE_LOG  a real log whose last line is the failure (default: the bundled vLLM example)

@@ -18,9 +18,13 @@ Engines (one section each, every section starts with the engine's startup lines)
   tgi       text-generation-inference: tracing lines with spans and request parameters
   llamacpp  llama.cpp server: `slot launch_slot_` / `update_slots` / timings / `log_server_r`
   mixed     (default) all five one after the other (a node's log across engine restarts)
+  ollama    Ollama: `[GIN]` access lines, `level=DEBUG source=sched.go` lines (not in mixed)
+  trainer   training output: Trainer tqdm bars and loss dicts, Lightning bars, DeepSpeed and
+            Megatron step lines, a training loop's own STEP lines (not in mixed)
 The last section ends with a real failure: a CUDA out-of-memory traceback.
 
-Usage: gen_serving_log.py [--engine NAME] [--size-mib N] [--seed N] OUTPUT
+Usage: gen_serving_log.py [--engine NAME] [--size-mib N | --size-kib N] [--no-failure]
+                          [--seed N] OUTPUT
 Python 3 standard library only; the same arguments always give the same bytes.
 """
 
@@ -29,6 +33,9 @@ import random
 import sys
 
 ENGINES = ["vllm-v0", "sglang", "tgi", "llamacpp", "vllm-v1"]
+# Not in `mixed` (its bytes stay those of earlier benchmark figures): for excerpts and runs of
+# their own.
+OTHERS = ["ollama", "trainer"]
 
 OOM = (
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total "
@@ -385,6 +392,87 @@ class Gen:
                 n += len(line)
         return out, n
 
+    # --- Ollama -------------------------------------------------------------------------
+    def ollama_header(self):
+        t = lambda: "time=%sT%s.%03dZ level=INFO " % (self.date(), self.clock(), int(self.t % 1 * 1000))
+        lines = [
+            t() + 'source=routes.go:1259 msg="Listening on [::]:11434 (version 0.5.7)"',
+            t() + 'source=gpu.go:226 msg="looking for compatible GPUs"',
+            t() + 'source=types.go:131 msg="inference compute" id=GPU-6a2b1f0e library=cuda variant=v12 compute=9.0 driver=12.4 name="NVIDIA H100 80GB HBM3" total="79.1 GiB" available="78.6 GiB"',
+            t() + 'source=server.go:376 msg="starting llama server" cmd="/usr/lib/ollama/runners/cuda_v12_avx/ollama_llama_server runner --model /root/.ollama/models/blobs/sha256-667b0c1932bc --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 --threads 16 --parallel 4 --port 41729"',
+            t() + 'source=server.go:601 msg="llama runner started in 2.51 seconds"',
+        ]
+        return "".join(line + "\n" for line in lines)
+
+    def ollama_body(self, size):
+        r = self.rng
+        out, n = [], 0
+        while n < size:
+            self.tick(0.01, 2.0)
+            x = r.random()
+            if x < 0.7:
+                took = r.choice(["%.6fµs" % r.uniform(20, 999), "%.6fms" % r.uniform(1, 999), "%.9fs" % r.uniform(1, 90)])
+                host = self.client().rsplit(":", 1)[0].strip("[]")
+                line = '[GIN] %s - %s | %3d | %14s | %15s | %-7s "%s"' % (
+                    self.date().replace("-", "/"), self.clock(), r.choice([200, 200, 200, 200, 400, 499, 500]), took, host,
+                    r.choice(["POST", "POST", "GET", "HEAD"]), r.choice(["/api/chat", "/api/generate", "/api/tags", "/v1/chat/completions", "/api/embed", "/"]))
+            elif x < 0.85:
+                line = 'time=%sT%s.%03dZ level=DEBUG source=sched.go:%d msg="context for request finished" runner.name=registry.ollama.ai/library/%s runner.inference=cuda runner.devices=1 runner.size="%.1f GiB" runner.vram="%.1f GiB" runner.num_ctx=%d' % (
+                    self.date(), self.clock(), int(self.t % 1 * 1000), r.choice([407, 466, 575]), r.choice(["llama3.1:8b", "qwen2.5:32b", "mistral:7b"]), r.uniform(4, 40), r.uniform(4, 40), r.choice([2048, 8192, 32768]))
+            else:
+                line = 'time=%sT%s.%03dZ level=INFO source=server.go:%d msg="%s"' % (
+                    self.date(), self.clock(), int(self.t % 1 * 1000), r.choice([594, 601, 1043]), r.choice(["waiting for server to become available", "llama runner started in %.2f seconds" % r.uniform(1, 30), "loaded runners count=%d" % r.randint(1, 4)]))
+            line += "\n"
+            out.append(line)
+            n += len(line)
+        return out, n
+
+    # --- training (Trainer, Lightning, DeepSpeed, Megatron) ------------------------------
+    def trainer_header(self):
+        lines = [
+            "[2024-11-29 10:00:01,120] [INFO] [real_accelerator.py:219:get_accelerator] Setting ds_accelerator to cuda (auto detect)",
+            "[2024-11-29 10:00:04,881] [INFO] [comm.py:652:init_distributed] cdb=None",
+            "***** Running training *****",
+            "  Num examples = 1,204,331",
+            "  Num Epochs = 3",
+            "  Instantaneous batch size per device = 8",
+            "  Total optimization steps = 56,453",
+            "  Number of trainable parameters = 8,030,261,248",
+        ]
+        return "".join(line + "\n" for line in lines)
+
+    def trainer_body(self, size):
+        r = self.rng
+        out, n, step, epoch = [], 0, 0, 0
+        while n < size:
+            step += 1
+            total = 56453
+            rate = r.uniform(0.5, 4)
+            x = r.random()
+            if x < 0.45:
+                line = "%3d%%|%-10s| %d/%d [%02d:%02d<%02d:%02d, %5.2fit/s]" % (
+                    step * 100 // total, "█" * (step * 10 // total), step, total, step // 60 % 60, step % 60, r.randint(0, 59), r.randint(0, 59), rate)
+            elif x < 0.6:
+                line = "{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': %.4e, 'epoch': %.2f}" % (
+                    r.uniform(0.2, 3), r.uniform(0.1, 9), r.uniform(1e-6, 5e-5), step / 18818)
+            elif x < 0.75:
+                line = "Epoch %d:  %2d%%|%-10s| %d/%d [%02d:%02d<%02d:%02d, %5.2fit/s, v_num=%d, train_loss=%.3f]" % (
+                    epoch, step * 100 // total, "█" * (step * 10 // total), step, total, r.randint(0, 59), r.randint(0, 59), r.randint(0, 59), r.randint(0, 59), rate, r.randint(0, 9), r.uniform(0.1, 3))
+            elif x < 0.87:
+                line = "[%s %s,%03d] [INFO] [logging.py:128:log_dist] [Rank 0] step=%d, skipped=%d, lr=[%.6e], mom=[(0.9, 0.999)]" % (
+                    self.date(), self.clock(), r.randint(0, 999), step, r.choice([0, 0, r.randint(1, 9)]), r.uniform(1e-6, 5e-5))
+            elif x < 0.95:
+                line = " [%s %s] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: %.3E | global batch size: %5d | lm loss: %.6E | loss scale: 1.0 | grad norm: %.3f | number of skipped iterations: %3d | number of nan iterations: %3d |" % (
+                    self.date(), self.clock(), step, 500000, step * 512, r.uniform(300, 4000), r.uniform(1e-5, 3e-4), 512, r.uniform(1.5, 9), r.uniform(0.1, 5), 0, 0)
+            else:
+                line = "STEP %d loss=%.4f lr=%.2e tokens/s=%d mem_alloc=%.1fGiB mem_reserved=%.1fGiB time=%.3fs" % (
+                    step, r.uniform(0.2, 3), r.uniform(1e-6, 5e-5), r.randint(1000, 90000), r.uniform(10, 70), r.uniform(10, 79), r.uniform(0.1, 2))
+            self.tick(0.05, 2)
+            line += "\n"
+            out.append(line)
+            n += len(line)
+        return out, n
+
 
 def write_section(gen, engine, size, failing, write):
     if engine in ("vllm-v0", "vllm-v1"):
@@ -406,17 +494,20 @@ def write_section(gen, engine, size, failing, write):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--engine", default="mixed", choices=ENGINES + ["mixed"])
+    parser.add_argument("--engine", default="mixed", choices=ENGINES + OTHERS + ["mixed"])
     parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--size-kib", type=int, help="the size in KiB instead (for excerpts)")
+    parser.add_argument("--no-failure", action="store_true", help="without the failure at the end")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("output")
     args = parser.parse_args()
     gen = Gen(args.seed)
-    size = args.size_mib << 20
+    size = args.size_kib << 10 if args.size_kib else args.size_mib << 20
     engines = ENGINES if args.engine == "mixed" else [args.engine]
     with open(args.output, "w", encoding="utf-8", newline="\n") as out:
         for i, engine in enumerate(engines):
-            write_section(gen, engine, size // len(engines), i == len(engines) - 1, out.write)
+            failing = i == len(engines) - 1 and not args.no_failure
+            write_section(gen, engine, size // len(engines), failing, out.write)
 
 
 if __name__ == "__main__":

@@ -26,48 +26,31 @@ const FAT_ABOVE: usize = 16;
 
 /// What one more anchor costs, in expected hits per MiB of log text: an anchor shared by
 /// several markers is preferred to a slightly rarer anchor per marker (each anchor makes
-/// the SIMD search less selective, and more anchors need more searchers). Tried: 0.01 to
-/// 2; the least gave the fewest instructions per byte.
-const COST_PER_ANCHOR: f64 = 0.01;
+/// the SIMD search less selective, and more anchors need more searchers). Each is tried; the
+/// anchors kept are those of least [`PASS_COST`] per searcher plus expected hits (0.01 alone
+/// gave the fewest instructions per byte while the markers fitted in as many searchers).
+const COSTS_PER_ANCHOR: [f64; 6] = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0];
 
-/// Text like the bulk of a serving or training log, for [`byte_frequencies`]: timestamps,
-/// levels, client addresses and ports, ids, English prompts, paths, figures, SGLang's
-/// `Decode batch` and TGI's request lines (without them "code" of `exit code 137` was an
-/// anchor: 1.1 M hits per GiB of a serving log with those engines, each a restart of the
-/// search), and the pieces of the busiest lines of the engines of scripts/gen_serving_log.py
-/// (`prompt`, `cuda graph`, `lora_request`, `eval time`: anchors taken from them stopped the
-/// scan of a long log's parsed parts 8,000 times per MiB for nothing; see
-/// `hot_path_tests`). It stands for the lines the scan must pass over quickly (the few markers
-/// it holds, `Decode batch.`, are on every other line of a busy server).
-const TYPICAL_LOG: &str = "\
-2025-11-29T10:16:53.120456Z INFO 11-29 10:16:53 engine.py:267] handled cmpl-6600d6cfcc8f36a3f266b3f46a892b94.
-INFO:     127.0.0.1:31128 - \"GET /v1/models HTTP/1.1\" 200 OK
-INFO:     [2001:db8:34f5::d3e5:93bf]:54768 - \"GET /health HTTP/1.1\" 200 OK
-INFO:     10.219.83.193:44226 - \"GET /metrics HTTP/1.1\" 200 OK
-10.0.3.17 - - [29/Nov/2025:10:02:36 +0000] \"GET /index.html HTTP/1.1\" 304 0 \"-\" \"Mozilla/5.0\"
-[2025-11-29 10:07:22,481] [INFO] [logger.py:37] request chatcmpl-327b9fe73d46a37b: 'on where came many any they \
-way her show who up are your under the these tensor you most at help form low thing through could from'
-DEBUG 11-29 10:01:52 scheduler.py:1044] scheduled 12 sequences, 3 waiting, params: n=1, top_p=0.9, temperature=0.7
-I1129 10:02:36.123456 140234 server.cc:512] latency_ms=183.24 tokens=512 queue_time=0.0012 id=\"req-8f2c\"
-{\"ts\": \"2025-11-29T10:02:36.123Z\", \"level\": \"info\", \"msg\": \"done\", \"duration\": 0.482, \"user\": \"u-1932\"}
-slot  print_timing: id  0 | task 1843 | n_tokens = 2048, t = 312.48 ms / 64 tokens (4.88 ms per token, 204.81 per second)
-  2%|\u{258f}         | 20/1000 [00:12<09:48,  1.67it/s, lr=2.0e-05, grad_norm=0.873]
-  /usr/local/lib/python3.12/dist-packages/transformers/modeling_utils.py:4311: UserWarning: the value is deprecated
-The quick brown fox jumps over the lazy dog; summarize, translate and explain what this function does with the data.
-Request 7f3e9a2b-4c1d-4e8f-9a6b-2d5c8e1f0a3b took 1.234s (p50=0.98s, p99=2.31s), response size 18432 bytes.
-[2025-11-29 10:02:36 TP0] Decode batch. #running-req: 12, #token: 48211, token usage: 0.21, cuda graph: True, \
-gen throughput (token/s): 812.44, #queue-req: 0
-2025-11-29T10:02:36.123456Z  INFO generate{parameters=GenerateParameters { best_of: None, temperature: Some(0.7), \
-typical_p: None, do_sample: true, max_new_tokens: Some(512), decoder_input_details: false, seed: None }}: \
-text_generation_router::server: Success
- prompt: 'the way', params: SamplingParams(n=1, temperature=0.7, top_p=0.95, max_tokens=2562, min_tokens=0, \
-logprobs=None, prompt_logprobs=None, skip_special_tokens=True, truncate_prompt_tokens=None), prompt_token_ids: \
-[128000, 9906], lora_request: None, prompt_adapter_request: None.
-2025-11-30T12:47:58.467989444Z INFO 11-29 12:47:58 [async_llm.py:270] request chatcmpl-1f2e done.
-slot      release: id  3 | task 5270 | new prompt, n_ctx_slot = 32768, n_keep = 0, prompt done, n_past = 812
-prompt eval time =     312.48 ms /    64 tokens (    4.88 ms per token,   204.81 tokens per second)
-       eval time =    4012.11 ms /   256 tokens (   15.67 ms per token,    63.81 tokens per second)
-";
+/// What one more searcher (one more SIMD pass over the text) costs, in anchor hits per MiB:
+/// a Teddy pass reads a MiB in about 0.2 ms, a hit (a restart of the search and a check of
+/// its markers) takes about 50 ns.
+const PASS_COST: f64 = 4000.0;
+
+/// Lines like the bulk of serving and training logs, for [`byte_frequencies`] and for the
+/// counts of [`choose_anchors`]: the busiest lines of the engines and trainers this tool reads,
+/// written as their code prints them (vLLM's request, access and `Avg prompt throughput`
+/// metrics lines, V0 and V1; SGLang's `Prefill batch` / `Decode batch`; TGI's request spans;
+/// Ollama's `[GIN]` access and `level=` lines; llama.cpp's `slot` and timing lines; the
+/// Trainer's and Lightning's progress bars and loss dicts; DeepSpeed's and Megatron's step
+/// lines; `torch.cuda.memory_summary()` and `nvidia-smi` tables), with timestamps, client
+/// addresses, ids and prompts. A piece of these lines is a poor anchor however rare its bytes:
+/// `code` (of `exit code 137`) once had 1.1 M hits per GiB of SGLang and TGI lines, `ion thro`
+/// of vLLM's metrics lines stopped the failure search on each, and ` GPU` every line of a
+/// memory summary. It holds none of the failure markers: it stands for the lines the scan
+/// must pass over quickly (the few log-scanner markers it holds, `Decode batch.`,
+/// `Avg prompt throughput:`, are on every other line of a busy server). Add the busy lines of
+/// a new engine here; `hot_path_tests` counts what the anchors cost on longer excerpts.
+const TYPICAL_LOG: &str = include_str!("typical_lines.log");
 
 /// The estimated frequency of each byte in log text: its share of [`TYPICAL_LOG`], every
 /// byte counted once more so that none is estimated never to occur.
@@ -91,13 +74,24 @@ fn expected_hits(anchor: &[u8], frequencies: &[f64; 256]) -> f64 {
 }
 
 /// Chooses the anchors of `patterns`: returns the anchors and, for each pattern, the index
-/// of its anchor. A greedy weighted set cover: the next anchor is the one whose expected
-/// hits plus [`COST_PER_ANCHOR`], per pattern it newly anchors, is least. Deterministic.
+/// of its anchor. A greedy weighted set cover: the next anchor is the one whose cost (see
+/// below) plus a cost per anchor ([`COSTS_PER_ANCHOR`]), per pattern it newly anchors, is
+/// least; `passes` tells how many searchers some anchors need. Deterministic.
+///
+/// The cost of an anchor is its expected hits per MiB plus those of its first `filter` bytes:
+/// Teddy tests the first bytes of its shortest anchor at every position (`filter`: 3 when a
+/// 3-byte anchor shares the searcher) and checks each anchor starting there, so an anchor whose
+/// start is common (`ion ` of `generation throughput`) stops the SIMD loop often though it
+/// rarely occurs whole. Expected hits are the greater of the byte-frequency estimate and the
+/// count in [`TYPICAL_LOG`]: whatever occurs in a busy line costs at least one occurrence there.
 pub(super) fn choose_anchors(
     patterns: &[&str],
     frequencies: &[f64; 256],
+    filter: usize,
+    passes: impl Fn(&[Vec<u8>]) -> usize,
 ) -> (Vec<Vec<u8>>, Vec<usize>) {
-    use std::collections::HashMap;
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
     // Every substring of anchor length (the whole of a shorter pattern), numbered in order
     // of first appearance, with the patterns holding it, and the reverse.
     let mut number: HashMap<&[u8], usize> = HashMap::new();
@@ -120,43 +114,90 @@ pub(super) fn choose_anchors(
     }
     // A substring of the typical text is common whatever its bytes ("HTTP", "POST" in every
     // access line): its hits are estimated from its count there too.
+    let filter = filter.clamp(1, ANCHOR_LEN);
     let mut typical: HashMap<&[u8], f64> = HashMap::new();
-    for window in TYPICAL_LOG.as_bytes().windows(ANCHOR_LEN) {
-        *typical.entry(window).or_default() += (1u64 << 20) as f64 / TYPICAL_LOG.len() as f64;
+    // The sample mixes the lines of about ten kinds of logs; a long log is mostly one kind,
+    // whose pieces then occur about ten times as often as in the sample.
+    let per_occurrence = 10.0 * (1u64 << 20) as f64 / TYPICAL_LOG.len() as f64;
+    for length in [filter, ANCHOR_LEN] {
+        for window in TYPICAL_LOG.as_bytes().windows(length) {
+            *typical.entry(window).or_default() += per_occurrence;
+        }
+        if filter == ANCHOR_LEN {
+            break;
+        }
     }
+    let hits = |bytes: &[u8]| {
+        let seen = typical.get(bytes).copied().unwrap_or_default();
+        expected_hits(bytes, frequencies).max(seen)
+    };
     let costs: Vec<f64> = windows
         .iter()
         .map(|window| {
-            let seen = typical.get(window).copied().unwrap_or_default();
-            expected_hits(window, frequencies).max(seen) + COST_PER_ANCHOR
+            let start = &window[..filter.min(window.len())];
+            let start_hits = match start.len() < window.len() {
+                true => hits(start),
+                false => 0.0,
+            };
+            hits(window) + start_hits
         })
         .collect();
-    // For each window, the patterns holding it that have no anchor yet.
-    let mut new: Vec<usize> = holders.iter().map(Vec::len).collect();
-    let mut anchor_of = vec![usize::MAX; patterns.len()];
-    let mut anchors = Vec::new();
-    loop {
-        let best = (0..windows.len())
-            .filter(|&id| new[id] > 0)
-            .min_by(|&a, &b| {
-                (costs[a] / new[a] as f64)
-                    .total_cmp(&(costs[b] / new[b] as f64))
-                    .then_with(|| windows[a].cmp(windows[b]))
-            });
-        let Some(best) = best else {
-            break;
-        };
-        for &index in &holders[best] {
-            if anchor_of[index] == usize::MAX {
-                anchor_of[index] = anchors.len();
-                for &id in &held[index] {
-                    new[id] -= 1;
+    let cover = |per_anchor: f64| {
+        // For each window, the patterns holding it that have no anchor yet.
+        let mut new: Vec<usize> = holders.iter().map(Vec::len).collect();
+        let mut anchor_of = vec![usize::MAX; patterns.len()];
+        let mut anchors = Vec::new();
+        let mut hits = 0.0;
+        // The cost per newly anchored pattern (positive: its bits order as the numbers do),
+        // the window, its id. A window's cost only grows as its patterns get anchors, so the
+        // least in the heap is the least of all when it is up to date ("lazy" greedy: the
+        // same choice as a search of every window each time, at a fraction of the work).
+        let cost = |id: usize, new: &[usize]| ((costs[id] + per_anchor) / new[id] as f64).to_bits();
+        let mut heap: BinaryHeap<Reverse<(u64, &[u8], usize)>> = (0..windows.len())
+            .map(|id| Reverse((cost(id, &new), windows[id], id)))
+            .collect();
+        while let Some(Reverse((stored, window, best))) = heap.pop() {
+            if new[best] == 0 {
+                continue;
+            }
+            let now = cost(best, &new);
+            if now != stored {
+                heap.push(Reverse((now, window, best)));
+                continue;
+            }
+            for &index in &holders[best] {
+                if anchor_of[index] == usize::MAX {
+                    anchor_of[index] = anchors.len();
+                    for &id in &held[index] {
+                        new[id] -= 1;
+                    }
                 }
             }
+            anchors.push(windows[best].to_vec());
+            hits += costs[best];
         }
-        anchors.push(windows[best].to_vec());
+        let cost = passes(&anchors) as f64 * PASS_COST + hits;
+        (cost, anchors, anchor_of)
+    };
+    let mut best: Option<(f64, Vec<Vec<u8>>, Vec<usize>)> = None;
+    for per_anchor in COSTS_PER_ANCHOR {
+        let chosen = cover(per_anchor);
+        if best.as_ref().is_none_or(|best| chosen.0 < best.0) {
+            best = Some(chosen);
+        }
     }
-    (anchors, anchor_of)
+    best.map(|(_, anchors, anchor_of)| (anchors, anchor_of))
+        .unwrap_or_default()
+}
+
+/// How many searchers `anchors` need when grouped by `group` (of their lengths), at most
+/// [`ANCHORS_PER_SEARCHER`] each.
+fn searchers_needed(anchors: &[Vec<u8>], group: impl Fn(usize) -> usize) -> usize {
+    let mut lengths: Vec<usize> = anchors.iter().map(|anchor| group(anchor.len())).collect();
+    lengths.sort_unstable();
+    (lengths.chunk_by(|a, b| a == b))
+        .map(|same| same.len().div_ceil(ANCHORS_PER_SEARCHER))
+        .sum()
 }
 
 /// Finds every occurrence of every pattern: Teddy searches for the anchors, and a check of
@@ -233,7 +274,18 @@ impl Anchored {
             Grouping::Mixed => length.min(3),
         };
         let frequencies = byte_frequencies();
-        let (mut anchors, anchor_of) = choose_anchors(&searched, &frequencies);
+        // What Teddy tests at every position: the first bytes of the shortest anchor of the
+        // searcher (3 when a 3-byte marker, "OOM", shares the search for any marker).
+        let filter = match grouping {
+            Grouping::OneLength => ANCHOR_LEN,
+            Grouping::Mixed => (searched.iter())
+                .map(|pattern| pattern.len().min(ANCHOR_LEN))
+                .filter(|&length| length >= 3)
+                .min()
+                .unwrap_or(ANCHOR_LEN),
+        };
+        let passes = |anchors: &[Vec<u8>]| searchers_needed(anchors, group);
+        let (mut anchors, anchor_of) = choose_anchors(&searched, &frequencies, filter, passes);
         let mut verify = vec![Vec::new(); anchors.len()];
         for ((pattern, &index), &anchor) in searched.iter().zip(&held).zip(&anchor_of) {
             let offset = memchr::memmem::find(pattern.as_bytes(), anchors.get(anchor)?)?;
@@ -645,7 +697,8 @@ mod tests {
     #[test]
     fn every_pattern_gets_an_anchor_it_holds() {
         let patterns = ["out of memory", "Out of memory", "abc", "POST /v1/", "xyzw"];
-        let (anchors, anchor_of) = choose_anchors(&patterns, &byte_frequencies());
+        let (anchors, anchor_of) =
+            choose_anchors(&patterns, &byte_frequencies(), ANCHOR_LEN, |_| 1);
         for (pattern, &anchor) in patterns.iter().zip(&anchor_of) {
             let anchor = &anchors[anchor];
             assert!(anchor.len() == ANCHOR_LEN.min(pattern.len()), "{anchor:?}");
@@ -659,10 +712,10 @@ mod tests {
     fn rare_bytes_make_cheap_anchors() {
         let frequencies = byte_frequencies();
         assert!(expected_hits(b"QZXJ", &frequencies) < expected_hits(b"romp", &frequencies));
-        let (anchors, _) = choose_anchors(&["Received request "], &frequencies);
+        let (anchors, _) = choose_anchors(&["Received request "], &frequencies, ANCHOR_LEN, |_| 1);
         assert_eq!(anchors, [b"Rece".to_vec()]);
         // Common in typical text though made of rarer bytes: an access line's "HTTP".
-        let (anchors, _) = choose_anchors(&["HTTP/1.1\" 503"], &frequencies);
+        let (anchors, _) = choose_anchors(&["HTTP/1.1\" 503"], &frequencies, ANCHOR_LEN, |_| 1);
         assert!(!anchors.contains(&b"HTTP".to_vec()), "{anchors:?}");
     }
 
@@ -672,7 +725,7 @@ mod tests {
         let patterns = [
             "abc", "abcd1", "abcd2", "abcd3", "abcd4", "abcd5", "abcd6", "xy",
         ];
-        let (anchors, _) = choose_anchors(&patterns, &byte_frequencies());
+        let (anchors, _) = choose_anchors(&patterns, &byte_frequencies(), ANCHOR_LEN, |_| 1);
         assert!(anchors.contains(&b"abcd".to_vec()), "{anchors:?}");
         let (Some(every), Some(any)) = (Anchored::new(&patterns), Anchored::for_any(&patterns))
         else {
@@ -721,6 +774,26 @@ mod tests {
         for text in ["", "OO M", "out of mem", "xyz w", "Out Of Memory"] {
             assert!(!any.finds_any(&patterns, text.as_bytes()), "{text}");
         }
+    }
+
+    #[test]
+    fn a_searcher_testing_three_bytes_takes_anchors_of_rare_starts() {
+        // Teddy over "OOM" and 4-byte anchors tests 3-byte starts: `ion ` of `generation
+        // throughput` would pass it on every `…ion …` of a log though rare whole.
+        let count = |piece: &[u8]| {
+            (TYPICAL_LOG.as_bytes().windows(piece.len()))
+                .filter(|window| *window == piece)
+                .count()
+        };
+        let patterns = ["OOM", "generation throughput was low"];
+        let (anchors, anchor_of) = choose_anchors(&patterns, &byte_frequencies(), 3, |_| 1);
+        let anchor = &anchors[anchor_of[1]];
+        assert!(
+            count(&anchor[..3]) <= 1,
+            "{:?}",
+            String::from_utf8_lossy(anchor)
+        );
+        assert!(count(b"ion") > 10 && count(b"thr") > 1);
     }
 
     #[test]
