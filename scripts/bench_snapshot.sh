@@ -210,15 +210,17 @@
 # writes each entry's change of allocated memory; one walk sums them in order, replays the few
 # segment actions and finds the peak: exact, since allocated memory is always the sum of the
 # live blocks, and a sum past 64 bits falls back to one thread), growth by site and the segment
-# summary beside it; the merge maps the trace's pages on threads ahead of the copy, a quarter of
-# the trace at a time; the merge's frames looked up on threads; the snapshot freed beside the
+# summary beside it; the merge maps the trace's pages on threads ahead of the copy, a sixteenth
+# of the trace at a time; the merge's frames looked up on threads; the snapshot freed beside the
 # rendering. OOMDOC_PROFILE also prints RSS and peak RSS at each phase's end. Reports identical
 # to the baseline's, at 1, 8 and 16 threads.
 # H200 host, 13:14-13:17 UTC, run by the lead, RUNS=2, OOMDOC_THREADS=16 for both, oomdoc at
 # the first build of this session, base = main at the session's start (b86e9a3):
 #   SHAPE varied: Python 6.13-6.88 s; oomdoc 0.60-0.72 s wall, 365 MiB (0.63); base 0.69-0.91 s,
 #   345 MiB. 10.2x. SHAPE real: Python 6.11-7.84 s; oomdoc 0.69-0.75 s, 346 MiB (0.66, the
-#   trace's pages all mapped at once: since mapped a quarter at a time); base 0.77 s, 255 MiB.
+#   trace's pages all mapped at once: since mapped a sixteenth at a time); base 0.77 s, 255 MiB.
+#   On the 2-core VM, real shape, 16 threads, peak RSS: base 249 MiB (0.47), all at once 334
+#   MiB, a quarter at a time 276 MiB (0.53); a sixteenth is the final choice (not measured).
 #   Profile, varied, 16 threads (wall s): pre-scan 0.148, chunks 0.17-0.24 and the main thread's
 #   decode before the list 0.231 (the slowest of them), merge 0.099 (append 0.042, was 0.089
 #   without the pages mapped ahead), build 0.028, analysis 0.139 (0.297 on one thread: replay
