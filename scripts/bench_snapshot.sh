@@ -205,6 +205,31 @@
 # RSS 256.0 MiB (0.49; base 328.5 MiB). Profile at 16 threads, varied: merge 0.14 s (append
 # 0.08 s), analysis 0.27 s on one thread. tests/device/snapshot_big (a real torch snapshot,
 # 398.9 MiB): Python 7.53 s, oomdoc 0.43 s wall, 17.5x; 15.4x in its 16-thread line; RSS 0.65.
+# Eleventh session (2026-12-02 12:15-14:20 UTC). The analysis made parallel with OOMDOC_THREADS:
+# its first replay pass split by block address (each shard replays its blocks on a thread and
+# writes each entry's change of allocated memory; one walk sums them in order, replays the few
+# segment actions and finds the peak: exact, since allocated memory is always the sum of the
+# live blocks, and a sum past 64 bits falls back to one thread), growth by site and the segment
+# summary beside it; the merge maps the trace's pages on threads ahead of the copy, a sixteenth
+# of the trace at a time; the merge's frames looked up on threads; the snapshot freed beside the
+# rendering. OOMDOC_PROFILE also prints RSS and peak RSS at each phase's end. Reports identical
+# to the baseline's, at 1, 8 and 16 threads.
+# H200 host, 13:14-13:17 UTC, run by the lead, RUNS=2, OOMDOC_THREADS=16 for both, oomdoc at
+# the first build of this session, base = main at the session's start (b86e9a3):
+#   SHAPE varied: Python 6.13-6.88 s; oomdoc 0.60-0.72 s wall, 365 MiB (0.63); base 0.69-0.91 s,
+#   345 MiB. 10.2x. SHAPE real: Python 6.11-7.84 s; oomdoc 0.69-0.75 s, 346 MiB (0.66, the
+#   trace's pages all mapped at once: since mapped a sixteenth at a time); base 0.77 s, 255 MiB.
+#   On the 2-core VM, real shape, 16 threads, peak RSS: base 249 MiB (0.47), all at once 334
+#   MiB, a quarter at a time 276 MiB (0.53); a sixteenth is the final choice (not measured).
+#   Profile, varied, 16 threads (wall s): pre-scan 0.148, chunks 0.17-0.24 and the main thread's
+#   decode before the list 0.231 (the slowest of them), merge 0.099 (append 0.042, was 0.089
+#   without the pages mapped ahead), build 0.028, analysis 0.139 (0.297 on one thread: replay
+#   pass 1 0.083 against 0.123, growth off the path), render 0.029. Peak RSS is reached while
+#   the chunks decode (345 MiB). At 16 threads MALLOC_MMAP_THRESHOLD_=262144 gave 282 MiB
+#   (0.49 of the file) at 0.79 s wall against 0.71 s plain in one run each; MALLOC_ARENA_MAX=2
+#   1.63 s and 369 MiB; MALLOC_TOP_PAD_=64 MiB 516 MiB. Left for 20x (0.30 s): the pre-scan
+#   (0.148 s before any chunk starts), the slowest chunk or the decode before the list (0.24 s),
+#   the merge (0.10 s) and the analysis (0.14 s) still add up to about 0.6 s.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

@@ -23,10 +23,17 @@ use crate::error::HintedError;
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
-    OomAnalysis, Peak, PoolGroup, SegmentType, Site, SiteGrowth, SizeBucket, Snapshot,
-    SnapshotReport, StackId, TraceEntry, TraceSummary,
+    OomAnalysis, Peak, PoolGroup, SegmentType, Site, SizeBucket, Snapshot, SnapshotReport, StackId,
+    TraceEntry, TraceSummary,
 };
 use crate::model::{Bytes, Source};
+use crate::parse::pickle::profile;
+
+mod growth;
+mod sharded;
+
+use growth::{growth_by_stack, site_growth};
+use sharded::{beside, joined};
 
 /// Knobs of the analysis.
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +48,8 @@ pub struct Options {
     pub map_segments: usize,
     /// Points per memory timeline (the HTML page); 0 = no timelines.
     pub timeline_points: usize,
+    /// Threads a long trace may be analysed on (1: this thread only); the report is the same.
+    pub threads: usize,
 }
 
 impl Default for Options {
@@ -51,6 +60,7 @@ impl Default for Options {
             max_ooms: 20,
             map_segments: 48,
             timeline_points: 0,
+            threads: 1,
         }
     }
 }
@@ -83,26 +93,59 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
     let mut estimated_blocks = false;
     let mut any_trace = false;
     for device in devices {
-        let mut summary = summarize_device(snapshot, device, options, &mut sites);
         let trace = snapshot
             .traces
             .get(device.get() as usize)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        if !trace.is_empty() {
-            any_trace = true;
-            let replay = replay_device(snapshot, device, trace, options, &mut sites, &mut report);
-            estimated_blocks |= replay.estimated_blocks;
-            summary.trace = Some(replay.summary);
-            if options.timeline_points > 0 {
-                summary.timelines = snapshot_timeline::timelines(
+        // The trace's passes that name no site (the replay's first pass, growth by stack) run
+        // on threads of their own while this one summarizes the segments; sites are then named
+        // here in the order a walk on one thread names them, so the report is the same.
+        let summary = std::thread::scope(|scope| {
+            let threads = options.threads.min(MAX_ANALYSIS_THREADS);
+            let beside_here = threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES;
+            let first = beside_here
+                .then(|| beside(scope, move || first_pass(snapshot, device, trace, threads)));
+            let growth = beside_here.then(|| beside(scope, move || growth_by_stack(trace)));
+            let timing = profile::phase(|| "analysis: summarize".to_string());
+            let mut summary = summarize_device(snapshot, device, options, &mut sites);
+            drop(timing);
+            if !trace.is_empty() {
+                any_trace = true;
+                let first = match first {
+                    Some(first) => joined(first),
+                    None => first_pass(snapshot, device, trace, threads),
+                };
+                let replay = replay_device(
                     snapshot,
+                    device,
                     trace,
-                    summary.allocated_bytes.0,
-                    options.timeline_points,
+                    options,
+                    &mut sites,
+                    &mut report,
+                    first,
                 );
+                estimated_blocks |= replay.estimated_blocks;
+                let mut trace_summary = replay.summary;
+                let growth = match growth {
+                    Some(growth) => joined(growth),
+                    None => growth_by_stack(trace),
+                };
+                let timing = profile::phase(|| "analysis: growth by site".to_string());
+                trace_summary.growth = site_growth(growth, trace, &mut sites, options.top_sites);
+                drop(timing);
+                summary.trace = Some(trace_summary);
+                if options.timeline_points > 0 {
+                    summary.timelines = snapshot_timeline::timelines(
+                        snapshot,
+                        trace,
+                        summary.allocated_bytes.0,
+                        options.timeline_points,
+                    );
+                }
             }
-        }
+            summary
+        });
         report.devices.push(summary);
     }
 
@@ -592,6 +635,63 @@ struct Replay {
     estimated_blocks: bool,
 }
 
+/// Most threads the analysis of one device uses.
+const MAX_ANALYSIS_THREADS: usize = 16;
+
+/// Traces at least this long are analysed on several threads (shorter ones on this thread:
+/// the report is the same, a thread costs more than it saves).
+const THREADED_ANALYSIS_ENTRIES: usize = 100_000;
+
+/// What the replay's first pass learns: the peak `(allocated, reserved, index)`, each freed
+/// block's allocation stack (by the index of its `free_completed`), and the state's checks.
+#[derive(Debug, PartialEq, Eq)]
+struct FirstPass {
+    peak: (u64, u64, usize),
+    alloc_stacks: Vec<StackId>,
+    inconsistencies: u64,
+    estimated_blocks: bool,
+}
+
+/// Pass 1 over a non-empty trace: totals and the peak; learn each freed block's allocation
+/// stack. Split by block address over `threads` threads where the trace is long.
+fn first_pass(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &[TraceEntry],
+    threads: usize,
+) -> FirstPass {
+    let _timing = profile::phase(|| "analysis: replay pass 1".to_string());
+    if threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES {
+        if let Some(first) = sharded::first_pass_sharded(snapshot, device, trace, threads) {
+            return first;
+        }
+    }
+    first_pass_here(snapshot, device, trace)
+}
+
+/// [`first_pass`] on this thread alone.
+fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &[TraceEntry]) -> FirstPass {
+    let mut alloc_stacks = vec![u32::MAX; trace.len()];
+    let mut state = State::at_snapshot(snapshot, device);
+    let mut peak = (
+        state.allocated,
+        state.reserved,
+        trace.len().saturating_sub(1),
+    );
+    for index in (0..trace.len()).rev() {
+        if state.allocated >= peak.0 {
+            peak = (state.allocated, state.reserved, index);
+        }
+        state.undo(index, &trace[index], &mut alloc_stacks);
+    }
+    FirstPass {
+        peak,
+        alloc_stacks,
+        inconsistencies: state.inconsistencies,
+        estimated_blocks: state.estimated_blocks,
+    }
+}
+
 fn replay_device(
     snapshot: &Snapshot,
     device: CudaOrdinal,
@@ -599,6 +699,7 @@ fn replay_device(
     options: &Options,
     sites: &mut SiteNamer,
     report: &mut SnapshotReport,
+    first: FirstPass,
 ) -> Replay {
     let mut counts = [0u64; Action::COUNT];
     let mut oom_indices = Vec::new();
@@ -618,18 +719,13 @@ fn replay_device(
     let detailed: Vec<usize> = oom_indices.iter().copied().take(options.max_ooms).collect();
     report.ooms_not_analysed += (oom_indices.len() - detailed.len()) as u64;
 
-    // Pass 1: totals and the peak; learn each freed block's allocation stack.
-    let mut alloc_stacks = vec![u32::MAX; trace.len()];
-    let mut state = State::at_snapshot(snapshot, device);
-    let mut peak = (state.allocated, state.reserved, trace.len() - 1);
-    for index in (0..trace.len()).rev() {
-        if state.allocated >= peak.0 {
-            peak = (state.allocated, state.reserved, index);
-        }
-        state.undo(index, &trace[index], &mut alloc_stacks);
-    }
-    let inconsistencies = state.inconsistencies;
-    let mut estimated_blocks = state.estimated_blocks;
+    let FirstPass {
+        peak,
+        mut alloc_stacks,
+        inconsistencies,
+        mut estimated_blocks,
+    } = first;
+    let timing = profile::phase(|| "analysis: replay pass 2".to_string());
 
     // Pass 2: stop at each OOM and at the peak.
     let mut stops: Vec<usize> = detailed.clone();
@@ -658,6 +754,7 @@ fn replay_device(
         state.undo(index, &trace[index], &mut alloc_stacks);
     }
     estimated_blocks |= state.estimated_blocks;
+    drop(timing);
 
     for index in detailed {
         let entry = &trace[index];
@@ -700,106 +797,12 @@ fn replay_device(
             top_sites: peak_sites,
         }),
         inconsistencies,
-        growth: growth_by_site(trace, sites, options.top_sites),
+        growth: Vec::new(),
     };
     Replay {
         summary,
         estimated_blocks,
     }
-}
-
-/// Fewest never-freed allocations of one site that count as growth.
-const GROWTH_MIN_ALLOCATIONS: u64 = 4;
-/// Fewest quarters of the trace (by entry) they must be spread over: a site that allocates
-/// once (parameters at construction, optimizer state at the first step) or only at the end
-/// (the activations of the step in progress) is not growing.
-const GROWTH_MIN_QUARTERS: u32 = 3;
-
-/// Sites that allocate again and again over the trace without freeing: blocks allocated
-/// within the trace and not freed within it, grouped by site, kept when there are at least
-/// [`GROWTH_MIN_ALLOCATIONS`] spread over [`GROWTH_MIN_QUARTERS`] quarters; most bytes first.
-fn growth_by_site(trace: &[TraceEntry], sites: &mut SiteNamer, top: usize) -> Vec<SiteGrowth> {
-    struct Held {
-        stack: StackId,
-        size: u64,
-        index: usize,
-    }
-    let mut live: AddressMap<Held> = AddressMap::default();
-    let mut allocations: AddressMap<u64> = AddressMap::default();
-    for (index, entry) in trace.iter().enumerate() {
-        match entry.action() {
-            Action::Alloc => {
-                *allocations
-                    .entry(u64::from(sites.site(entry.stack)))
-                    .or_insert(0) += 1;
-                live.insert(
-                    entry.addr,
-                    Held {
-                        stack: entry.stack,
-                        size: entry.size,
-                        index,
-                    },
-                );
-            }
-            Action::FreeRequested | Action::FreeCompleted => {
-                live.remove(&entry.addr);
-            }
-            _ => {}
-        }
-    }
-    struct Kept {
-        count: u64,
-        bytes: u64,
-        quarters: u8,
-        first: usize,
-        last: usize,
-    }
-    let mut by_site: HashMap<u32, Kept> = HashMap::new();
-    let len = trace.len().max(1);
-    for held in live.values() {
-        let quarter = (held.index * 4 / len).min(3);
-        let kept = by_site.entry(sites.site(held.stack)).or_insert(Kept {
-            count: 0,
-            bytes: 0,
-            quarters: 0,
-            first: held.index,
-            last: held.index,
-        });
-        kept.count += 1;
-        kept.bytes = kept.bytes.saturating_add(held.size);
-        kept.quarters |= 1 << quarter;
-        kept.first = kept.first.min(held.index);
-        kept.last = kept.last.max(held.index);
-    }
-    let mut growing: Vec<(u32, Kept)> = by_site
-        .into_iter()
-        .filter(|(_, kept)| {
-            kept.count >= GROWTH_MIN_ALLOCATIONS
-                && kept.quarters.count_ones() >= GROWTH_MIN_QUARTERS
-        })
-        .collect();
-    growing.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(&b.0)));
-    growing
-        .into_iter()
-        .take(top)
-        .map(|(site, kept)| SiteGrowth {
-            site: sites.name(site),
-            python_frames: sites
-                .python_frames
-                .get(site as usize)
-                .cloned()
-                .unwrap_or_default(),
-            allocations: allocations
-                .get(&u64::from(site))
-                .copied()
-                .unwrap_or(kept.count),
-            never_freed: kept.count,
-            never_freed_bytes: Bytes(kept.bytes),
-            quarters: kept.quarters.count_ones(),
-            first_time_us: trace[kept.first].time_us,
-            last_time_us: trace[kept.last].time_us,
-        })
-        .collect()
 }
 
 #[expect(

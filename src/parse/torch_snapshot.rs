@@ -562,12 +562,25 @@ impl Merge for SnapshotFold {
             return Err("more trace entries than oomdoc can hold".to_string());
         }
         let timing = profile::phase(|| "merge: frames".to_string());
+        // Frames already interned (most are: the segments' stacks come first) are looked up on
+        // threads, the map only read; the new ones are then interned here in the parts' order,
+        // so ids come out as one thread gives them.
+        let known = &self.frame_index;
+        let nothing = vec![(); parts.len()];
+        let found = on_threads(&mut parts, &nothing, |part, _| {
+            part.frames
+                .iter()
+                .map(|frame| known.get(frame).copied())
+                .collect::<Vec<Option<u32>>>()
+        });
         let frame_maps: Vec<Vec<u32>> = parts
             .iter()
-            .map(|part| {
+            .zip(found)
+            .map(|(part, found)| {
                 part.frames
                     .iter()
-                    .map(|frame| self.intern_frame_ref(frame))
+                    .zip(found)
+                    .map(|(frame, id)| id.unwrap_or_else(|| self.intern_frame_ref(frame)))
                     .collect()
             })
             .collect();
@@ -630,24 +643,67 @@ impl Merge for SnapshotFold {
         // later one is appended and freed at once, so the trace is never held twice (growing
         // a vector this large moves its pages, not its bytes).
         let timing = profile::phase(|| "merge: append entries".to_string());
-        for part in parts {
-            if self.entries.is_empty() {
-                self.entries = part.entries;
-                self.entries
-                    .try_reserve_exact(start + total - self.entries.len())
-                    .map_err(|_| "out of memory holding the trace entries".to_string())?;
-            } else {
-                self.entries
-                    .try_reserve_exact(part.entries.len())
-                    .map_err(|_| "out of memory holding the trace entries".to_string())?;
-                self.entries.extend_from_slice(&part.entries);
+        let mut parts = parts.into_iter().map(|part| part.entries);
+        if self.entries.is_empty() {
+            if let Some(first) = parts.next() {
+                self.entries = first;
             }
+        }
+        self.entries
+            .try_reserve_exact((start + total).saturating_sub(self.entries.len()))
+            .map_err(|_| "out of memory holding the trace entries".to_string())?;
+        // The room is mapped a window at a time (a sixteenth of the trace, about a part at 16
+        // threads), each just before the parts that fill it are copied in and freed: the
+        // trace's memory grows by at most a window more than the parts free (a quarter at a
+        // time took a real-shaped file's peak RSS from 0.47 to 0.53 of the file at 16 threads).
+        let window = total.div_ceil(TOUCH_WINDOWS).max(1);
+        let mut touched = 0usize;
+        for entries in parts {
+            let len = self.entries.len();
+            let need = len + entries.len();
+            if need > touched {
+                let spare = self.entries.spare_capacity_mut();
+                let upto = (need.max(touched + window) - len).min(spare.len());
+                let from = touched.saturating_sub(len).min(upto);
+                touch_pages(&mut spare[from..upto]);
+                touched = len + upto;
+            }
+            self.entries.extend_from_slice(&entries);
         }
         drop(timing);
         self.ranges.push((start as u32, (start + total) as u32));
         list.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
         Ok(())
     }
+}
+
+/// Windows the trace's room is mapped in, ahead of the copy ([`touch_pages`]).
+const TOUCH_WINDOWS: usize = 16;
+
+/// Writes one entry in each page of `spare` (a vector's room not yet used) on up to as many
+/// threads as the machine has cores, so that the kernel maps those pages on all of them at
+/// once rather than one page at a time while the entries are copied in on one thread.
+fn touch_pages(spare: &mut [std::mem::MaybeUninit<TraceEntry>]) {
+    const PER_PAGE: usize = 4096 / std::mem::size_of::<TraceEntry>();
+    const LEAST_BYTES: usize = 4 << 20;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if cores < 2 || std::mem::size_of_val(spare) < LEAST_BYTES {
+        return;
+    }
+    let filler = TraceEntry::new(Action::Other, 0, 0, 0, 0, 0);
+    let per = spare.len().div_ceil(cores).div_ceil(PER_PAGE) * PER_PAGE;
+    std::thread::scope(|scope| {
+        for piece in spare.chunks_mut(per.max(PER_PAGE)) {
+            let touch = move || {
+                for slot in piece.iter_mut().step_by(PER_PAGE) {
+                    slot.write(filler);
+                }
+                std::hint::black_box(piece);
+            };
+            // Where no thread can be made the pages are simply mapped as the entries come.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, touch);
+        }
+    });
 }
 
 /// `work(part, with)` for each part and its `with`, on up to as many threads as the machine

@@ -18,8 +18,8 @@ pub const PARALLEL_MIN_BYTES: u64 = 32 << 20;
 /// Most threads the decoder uses.
 const MAX_THREADS: usize = 64;
 
-/// Threads for decoding one large snapshot: `OOMDOC_THREADS` when set (`0`: every core, up to
-/// 16), else one (the sequential decoder). More threads are faster on a machine with free
+/// Threads for decoding one large snapshot (and analysing its trace): `OOMDOC_THREADS` when
+/// set (`0`: every core, up to 16), else one (the sequential decoder). More threads are faster on a machine with free
 /// cores but hold more memory at once (each thread's memo and tables, and what the allocator
 /// keeps of them once freed: about 0.64 of the file on 4 to 8 threads and 0.77 on 16, against
 /// 0.40 on one and 0.44 on two, `scripts/bench_snapshot.sh`), so they are asked for, not

@@ -122,13 +122,18 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
             Format::Html => snapshot_timeline::DEFAULT_POINTS,
             _ => 0,
         },
+        threads: torch_snapshot::decode_threads(),
         ..Options::default()
     };
     let analysis = profile::phase(|| "analysis".to_string());
     let report = fragmentation::analyze(&snapshot, &options);
     drop(analysis);
+    // Freeing a large snapshot's many small allocations takes a while: it is done beside the
+    // rendering, on a thread of its own (or here, where none can be made).
     let dropping = profile::phase(|| "drop the snapshot".to_string());
-    drop(snapshot);
+    let freeing = std::thread::Builder::new()
+        .name("oomdoc-free".to_string())
+        .spawn(move || drop(snapshot));
     drop(dropping);
     if let Some(total) = args.total_memory {
         fragmentation::check_total_memory(&report, total)?;
@@ -142,6 +147,9 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     };
     output.report(&args.output, &bytes)?;
     drop(rendering);
+    if let Ok(freeing) = freeing {
+        let _ = freeing.join();
+    }
     profile::report();
     if report.devices.is_empty() {
         return Ok(ExitStatus::NothingFound);

@@ -25,6 +25,8 @@ struct Record {
     name: String,
     wall_ns: u64,
     cpu_ns: Option<u64>,
+    /// The process's resident and peak resident KiB when the phase ended.
+    rss_kib: Option<(u64, u64)>,
 }
 
 /// Whether `OOMDOC_PROFILE` asks for the breakdown.
@@ -58,6 +60,22 @@ fn process_cpu_ns() -> Option<u64> {
     Some(ticks * 10_000_000)
 }
 
+/// The process's resident and peak resident memory in KiB (`VmRSS`, `VmHWM` of
+/// `/proc/self/status`).
+fn rss_kib() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = text.lines().find(|line| line.starts_with(name))?;
+        line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
 /// One phase being timed; recorded when dropped.
 pub struct Phase {
     name: String,
@@ -89,6 +107,7 @@ impl Drop for Phase {
                 name: std::mem::take(&mut self.name),
                 wall_ns,
                 cpu_ns,
+                rss_kib: rss_kib(),
             });
         }
     }
@@ -113,16 +132,22 @@ pub fn report() {
         Err(_) => return,
     };
     let seconds = |ns: u64| ns as f64 / 1e9;
-    let mut out = String::from("oomdoc profile (OOMDOC_PROFILE): phase, wall s, thread CPU s\n");
+    let mut out = String::from(
+        "oomdoc profile (OOMDOC_PROFILE): phase, wall s, thread CPU s, RSS and peak RSS MiB at its end\n",
+    );
     for record in &records {
         let cpu = record
             .cpu_ns
             .map_or("-".to_string(), |ns| format!("{:.3}", seconds(ns)));
+        let rss = record.rss_kib.map_or("-".to_string(), |(now, peak)| {
+            format!("{:>6} {:>6}", now >> 10, peak >> 10)
+        });
         out.push_str(&format!(
-            "  {:<34} {:>8.3} {:>8}\n",
+            "  {:<34} {:>8.3} {:>8} {}\n",
             record.name,
             seconds(record.wall_ns),
-            cpu
+            cpu,
+            rss
         ));
     }
     let counter = |counter: &AtomicU64| counter.load(Ordering::Relaxed);

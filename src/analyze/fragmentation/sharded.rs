@@ -1,0 +1,444 @@
+//! The replay's first pass on several threads, split by block address (and how the analysis
+//! starts work beside its own thread).
+//!
+//! The first pass walks a device's trace backward from the snapshot to find the peak of
+//! allocated memory and each freed block's allocation stack. Every block action (`alloc`,
+//! `free_requested`, `free_completed`) reads and changes only the block at its own address,
+//! so the blocks are split into shards by address and each shard is replayed on a thread of
+//! its own, writing for each of its entries how much allocated memory the entry's undo adds or
+//! takes away. One walk on this thread then sums those changes in trace order, replays the
+//! segment actions (few, and they need every segment) and finds the peak.
+//!
+//! This gives what the one-thread pass gives: allocated memory is always the sum of the live
+//! unfreed blocks' sizes plus what the snapshot counted twice, so the one-thread pass never
+//! clamps it at zero nor saturates it unless a sum overflows 64 bits; the walk here does its
+//! sums checked and, where one overflows, gives up so the caller runs the one-thread pass.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::{round_size, AddressMap, FirstPass, Live, State};
+use crate::model::gpu::CudaOrdinal;
+use crate::model::snapshot::{Action, Snapshot, TraceEntry};
+
+/// Work started beside this thread: on a thread of its own, or (where none could be made)
+/// kept to run here when its result is wanted.
+pub(super) enum Beside<'scope, T, F> {
+    Thread(std::thread::ScopedJoinHandle<'scope, T>),
+    Here(F),
+}
+
+pub(super) fn beside<'scope, 'env, T: Send + 'scope, F: FnOnce() -> T + Send + Copy + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    work: F,
+) -> Beside<'scope, T, F> {
+    match std::thread::Builder::new()
+        .name("oomdoc-analysis".to_string())
+        .spawn_scoped(scope, work)
+    {
+        Ok(handle) => Beside::Thread(handle),
+        Err(_) => Beside::Here(work),
+    }
+}
+
+pub(super) fn joined<T, F: FnOnce() -> T>(work: Beside<'_, T, F>) -> T {
+    match work {
+        Beside::Thread(handle) => handle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        Beside::Here(work) => work(),
+    }
+}
+
+/// Most shards (threads) the pass is split into.
+const MAX_SHARDS: usize = 16;
+
+/// No change of allocated memory for this entry.
+const NO_CHANGE: u32 = 0;
+/// A change too large (or not a multiple of 512 bytes) for the table: in the shard's list.
+const LISTED: u32 = u32::MAX;
+
+/// The shard of a block address.
+fn shard_of(address: u64, shards: usize) -> usize {
+    let mixed = address.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((mixed >> 32) % shards as u64) as usize
+}
+
+/// How a change of `bytes` is written in the table (its list holds the ones that do not fit).
+fn encode(bytes: u64) -> u32 {
+    if bytes % 512 == 0 && bytes / 512 < u64::from(LISTED - 1) {
+        (bytes / 512) as u32 + 1
+    } else {
+        LISTED
+    }
+}
+
+/// What one shard learnt.
+struct Shard {
+    inconsistencies: u64,
+    estimated_blocks: bool,
+    /// `(entry index, bytes)` of changes [`encode`] could not write.
+    listed: Vec<(usize, u64)>,
+}
+
+/// The first pass over `trace` split into `shards` shards; `None` when it cannot give what
+/// the one-thread pass gives (a sum overflowed, or no thread could be made).
+pub(super) fn first_pass_sharded(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &[TraceEntry],
+    shards: usize,
+) -> Option<FirstPass> {
+    let shards = shards.clamp(1, MAX_SHARDS);
+    let mut state = State::at_snapshot(snapshot, device);
+    let blocks = std::mem::take(&mut state.blocks);
+    let changes: Vec<AtomicU32> = (0..trace.len())
+        .map(|_| AtomicU32::new(NO_CHANGE))
+        .collect();
+    let stacks: Vec<AtomicU32> = (0..trace.len()).map(|_| AtomicU32::new(u32::MAX)).collect();
+    let (blocks, changes_ref, stacks_ref) = (&blocks, &changes, &stacks);
+    let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(shards);
+        for shard in 0..shards {
+            let work = move || replay_shard(blocks, trace, shard, shards, changes_ref, stacks_ref);
+            handles.push(
+                std::thread::Builder::new()
+                    .name("oomdoc-replay".to_string())
+                    .spawn_scoped(scope, work)
+                    .ok(),
+            );
+        }
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+            })
+            .collect()
+    });
+    let learnt = learnt?;
+    let mut listed: AddressMap<u64> = AddressMap::default();
+    let mut inconsistencies = 0u64;
+    let mut estimated_blocks = false;
+    for shard in &learnt {
+        inconsistencies = inconsistencies.saturating_add(shard.inconsistencies);
+        estimated_blocks |= shard.estimated_blocks;
+        for &(index, bytes) in &shard.listed {
+            listed.insert(index as u64, bytes);
+        }
+    }
+    // The walk in trace order: allocated memory from the shards' changes, segments replayed.
+    let bytes_of = |index: usize, code: u32| -> u64 {
+        match code {
+            LISTED => listed.get(&(index as u64)).copied().unwrap_or(0),
+            code => u64::from(code - 1) * 512,
+        }
+    };
+    let mut allocated = state.allocated;
+    let mut peak = (allocated, state.reserved, trace.len().saturating_sub(1));
+    let (alloc, free_requested) = (Action::Alloc.code(), Action::FreeRequested.code());
+    let segment_codes = [
+        Action::SegmentAlloc.code(),
+        Action::SegmentFree.code(),
+        Action::SegmentMap.code(),
+        Action::SegmentUnmap.code(),
+    ];
+    for index in (0..trace.len()).rev() {
+        if allocated >= peak.0 {
+            peak = (allocated, state.reserved, index);
+        }
+        let entry = &trace[index];
+        let code = entry.action_code();
+        let change = changes[index].load(Ordering::Relaxed);
+        if change != NO_CHANGE {
+            let bytes = bytes_of(index, change);
+            if code == alloc {
+                allocated = allocated.checked_sub(bytes)?;
+            } else if code == free_requested {
+                allocated = allocated.checked_add(bytes)?;
+            }
+        } else if segment_codes.contains(&code) {
+            state.undo(index, entry, &mut []);
+        }
+    }
+    Some(FirstPass {
+        peak,
+        alloc_stacks: stacks.into_iter().map(AtomicU32::into_inner).collect(),
+        inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
+        estimated_blocks: estimated_blocks | state.estimated_blocks,
+    })
+}
+
+/// Replays the block actions of one shard backward, as [`State::undo`] does, writing each
+/// entry's change of allocated memory and each freed block's allocation stack.
+fn replay_shard(
+    at_snapshot: &AddressMap<Live>,
+    trace: &[TraceEntry],
+    shard: usize,
+    shards: usize,
+    changes: &[AtomicU32],
+    stacks: &[AtomicU32],
+) -> Shard {
+    let mut blocks: AddressMap<Live> = at_snapshot
+        .iter()
+        .filter(|(&address, _)| shard_of(address, shards) == shard)
+        .map(|(&address, &live)| (address, live))
+        .collect();
+    let mut out = Shard {
+        inconsistencies: 0,
+        estimated_blocks: false,
+        listed: Vec::new(),
+    };
+    let change = |index: usize, bytes: u64, out: &mut Shard| {
+        let code = encode(bytes);
+        if code == LISTED {
+            out.listed.push((index, bytes));
+        }
+        if let Some(slot) = changes.get(index) {
+            slot.store(code, Ordering::Relaxed);
+        }
+    };
+    let (alloc, free_requested, free_completed) = (
+        Action::Alloc.code(),
+        Action::FreeRequested.code(),
+        Action::FreeCompleted.code(),
+    );
+    for index in (0..trace.len()).rev() {
+        let entry = &trace[index];
+        let code = entry.action_code();
+        if (code != alloc && code != free_requested && code != free_completed)
+            || shard_of(entry.addr, shards) != shard
+        {
+            continue;
+        }
+        let addr = entry.addr;
+        if code == alloc {
+            match blocks.remove(&addr) {
+                Some(live) => {
+                    if !live.pending {
+                        change(index, live.size, &mut out);
+                    }
+                    if let Some(slot) = stacks.get(live.freed_at as usize) {
+                        slot.store(entry.stack, Ordering::Relaxed);
+                    }
+                }
+                None => out.inconsistencies += 1,
+            }
+        } else if code == free_requested {
+            match blocks.get_mut(&addr) {
+                Some(live) if live.pending => {
+                    live.pending = false;
+                    let size = live.size;
+                    change(index, size, &mut out);
+                }
+                Some(_) => out.inconsistencies += 1,
+                None => {
+                    let size = round_size(entry.size);
+                    out.estimated_blocks = true;
+                    change(index, size, &mut out);
+                    blocks.insert(
+                        addr,
+                        Live {
+                            size,
+                            stack: entry.stack,
+                            pending: false,
+                            freed_at: u32::MAX,
+                        },
+                    );
+                }
+            }
+        } else {
+            if blocks.contains_key(&addr) {
+                out.inconsistencies += 1;
+                continue;
+            }
+            out.estimated_blocks = true;
+            let stack = stacks
+                .get(index)
+                .map_or(entry.stack, |slot| slot.load(Ordering::Relaxed));
+            blocks.insert(
+                addr,
+                Live {
+                    size: round_size(entry.size),
+                    stack: if stack == u32::MAX {
+                        entry.stack
+                    } else {
+                        stack
+                    },
+                    pending: true,
+                    freed_at: index as u32,
+                },
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::first_pass_here;
+    use super::*;
+    use crate::model::snapshot::{Block, BlockState, Segment, SegmentType};
+    use crate::model::Bytes;
+
+    const ACTIONS: [Action; 9] = [
+        Action::Alloc,
+        Action::FreeRequested,
+        Action::FreeCompleted,
+        Action::SegmentAlloc,
+        Action::SegmentFree,
+        Action::SegmentMap,
+        Action::SegmentUnmap,
+        Action::Oom,
+        Action::Snapshot,
+    ];
+
+    /// A snapshot of one segment of `blocks` `(slot, size, state)` (addresses from a few
+    /// slots, so they collide) and a trace of `(action, slot, size, stack)`.
+    fn snapshot_of(blocks: &[(u8, u64, u8)], entries: &[(u8, u8, u64, u8)]) -> Snapshot {
+        let address = |slot: u8| 0x7f00_0000_0000 + u64::from(slot % 24) * 0x10_0000;
+        let states = [
+            BlockState::Inactive,
+            BlockState::ActiveAllocated,
+            BlockState::ActivePendingFree,
+        ];
+        let segment = Segment {
+            device: CudaOrdinal(0),
+            address: address(0),
+            total_size: Bytes(24 * 0x10_0000),
+            allocated_size: Bytes::ZERO,
+            active_size: Bytes::ZERO,
+            requested_size: Bytes::ZERO,
+            stream: 0,
+            segment_type: SegmentType::Large,
+            pool_id: (0, 0),
+            is_expandable: false,
+            stack: 0,
+            blocks: blocks
+                .iter()
+                .map(|&(slot, size, state)| Block {
+                    address: address(slot),
+                    size: Bytes(size),
+                    requested_size: Bytes(size),
+                    state: states[usize::from(state) % 3],
+                    stack: u32::from(slot),
+                })
+                .collect(),
+        };
+        let trace = entries
+            .iter()
+            .enumerate()
+            .map(|(time, &(action, slot, size, stack))| {
+                let action = ACTIONS[usize::from(action) % ACTIONS.len()];
+                TraceEntry::new(
+                    action,
+                    address(slot),
+                    size,
+                    time as i64,
+                    0,
+                    u32::from(stack),
+                )
+            })
+            .collect();
+        Snapshot {
+            segments: vec![segment],
+            traces: vec![trace],
+            ..Snapshot::default()
+        }
+    }
+
+    fn sizes() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            8 => (1u64..64).prop_map(|units| units * 512),
+            2 => 0u64..5000,
+            1 => Just(u64::MAX / 3),
+            1 => Just(1u64 << 45),
+        ]
+    }
+
+    proptest! {
+        /// Split into any number of shards, the first pass gives what one thread gives (or
+        /// declines, for a sum past 64 bits).
+        #[test]
+        fn sharded_first_pass_is_the_one_thread_pass(
+            blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
+            entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
+            shards in 1usize..9,
+        ) {
+            let snapshot = snapshot_of(&blocks, &entries);
+            let trace = &snapshot.traces[0];
+            let one = first_pass_here(&snapshot, CudaOrdinal(0), trace);
+            if let Some(split) = first_pass_sharded(&snapshot, CudaOrdinal(0), trace, shards) {
+                prop_assert_eq!(split, one);
+            } else {
+                let huge = blocks.iter().map(|b| b.1).chain(entries.iter().map(|e| e.2));
+                prop_assert!(huge.into_iter().any(|size| size >= 1 << 45));
+            }
+        }
+    }
+
+    /// The whole analysis of a trace long enough for threads is the same on one thread and on
+    /// several.
+    #[test]
+    fn analysis_is_the_same_on_any_number_of_threads() {
+        let mut entries = Vec::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        while entries.len() < super::super::THREADED_ANALYSIS_ENTRIES + 1000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let slot = (seed % 23) as u8;
+            let size = (seed >> 8) % 40 * 512 + 512;
+            entries.push((0u8, slot, size, (seed >> 20) as u8));
+            match (seed >> 32) % 10 {
+                0 => entries.push((7, slot, size, 1)),
+                1..=6 => {
+                    entries.push((1, slot, size, 0));
+                    entries.push((2, slot, size, 0));
+                }
+                _ => {}
+            }
+        }
+        let snapshot = snapshot_of(&[(1, 4096, 1), (2, 1024, 2), (3, 2048, 0)], &entries);
+        let report = |threads: usize| {
+            let options = super::super::Options {
+                threads,
+                ..super::super::Options::default()
+            };
+            format!("{:?}", super::super::analyze(&snapshot, &options))
+        };
+        let one = report(1);
+        assert!(one.contains("OomAnalysis"), "the trace has OOMs to judge");
+        for threads in [2, 3, 16] {
+            assert_eq!(report(threads), one, "{threads} threads");
+        }
+    }
+
+    /// A trace of allocations, most of them freed and completed in turn, replays on shards
+    /// to the same peak and stacks, and no sum declines it.
+    #[test]
+    fn sharded_first_pass_takes_a_consistent_trace() {
+        let mut entries = Vec::new();
+        for step in 0..400u32 {
+            let slot = (step % 20) as u8;
+            let size = u64::from(step % 7 + 1) * 512;
+            entries.push((0u8, slot, size, (step % 5) as u8));
+            if step % 3 != 0 {
+                entries.push((1, slot, size, 0));
+                entries.push((2, slot, size, 0));
+            }
+        }
+        let snapshot = snapshot_of(&[(30, 2048, 1), (31, 1024, 2)], &entries);
+        let trace = &snapshot.traces[0];
+        let one = first_pass_here(&snapshot, CudaOrdinal(0), trace);
+        for shards in [1, 2, 3, 8, 16] {
+            let split = first_pass_sharded(&snapshot, CudaOrdinal(0), trace, shards);
+            assert_eq!(split.as_ref(), Some(&one), "{shards} shards");
+        }
+        assert!(one.alloc_stacks.iter().any(|&stack| stack != u32::MAX));
+    }
+}
