@@ -297,6 +297,9 @@ const BUSY_MARKERS: &[&str] = &[
     "it/s]",
     "Epoch ",
     "| consumed samples:",
+    // DeepSpeed's step line (`[Rank 0] step=665, skipped=0, lr=[…]`), a training step as
+    // Megatron's is.
+    ", skipped=",
     "File \"",
     "\", line ",
 ];
