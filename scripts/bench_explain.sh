@@ -96,10 +96,14 @@
 # (tests/fixtures/bench). This VM was loaded by other builds (load 13-19): wall figures are
 # noise there, so instructions were counted instead (valgrind callgrind, `explain --json`, one
 # run each, 64 MiB logs; the start-of-session build, then this one):
-#   varied   1,246 M -> 1,288 M (+3.3 %: the failure search takes 56 anchors, not 35; its
-#            Teddy buckets pass more positions though its anchor hits fell from 278 to 201
-#            per MiB)
+#   varied   1,246 M -> 1,288 M (+3.3 %: the failure search 131 M -> 160 M, with 56 anchors
+#            instead of 35, though its anchor hits fell from 278 to 201 per MiB; charging
+#            each anchor ~150 hits in the choice gave 165 M: not the cause, still open)
 #   serving    513 M ->   494 M (-3.6 %)      h200   1,472 M -> 1,387 M (-5.7 %)
+# Wall, 1 GiB, RUNS=5 alternated with the start build, same loaded VM (best; ratio to grep):
+#   varied   load 13.9-15.8: explain 1.91 s (1.84x), start build 1.74 s (1.67x), grep 1.04 s
+#   serving  load 18.0-18.7: explain 0.86 s (1.76x), start build 0.85 s (1.73x), grep 0.49 s
+#   h200     load 15.9-16.7: explain 1.86 s (1.74x), start build 2.48 s (2.32x), grep 1.07 s
 # Same JSON output as the start build on all 837 corpus texts.
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
