@@ -104,6 +104,13 @@
 #   varied   load 13.9-15.8: explain 1.91 s (1.84x), start build 1.74 s (1.67x), grep 1.04 s
 #   serving  load 18.0-18.7: explain 0.86 s (1.76x), start build 0.85 s (1.73x), grep 0.49 s
 #   h200     load 15.9-16.7: explain 1.86 s (1.74x), start build 2.48 s (2.32x), grep 1.07 s
+# After the merge of that session's markers (new OOM wordings, stage lines), H200 host pinned to 2
+# cores (taskset -c 0,1), RUNS=3, idle: varied grep 0.29 s, explain 0.78 s (2.69x; start build
+# 1.83x); serving 0.32 s (1.78x; start 1.89x); varied on 16 cores 1.42x (start 1.30x). perf, one
+# core: the failure search's Fat Teddy went from 29 % to 40 % of the samples (56 anchors: more
+# positions pass its bucket test). With ANCHOR_COST (scan.rs), same 2-core VM idle, 1 GiB varied,
+# 3 runs alternated: 2 cores 0.75-0.82 s wall against 0.71-0.82 s for the start build; one core
+# 0.82-0.85 s user against 0.66-0.67 s (before the fix 0.82-0.96 s). Not re-run on the H200.
 # Same JSON output as the start build on all 837 corpus texts.
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
