@@ -110,7 +110,9 @@
 # core: the failure search's Fat Teddy went from 29 % to 40 % of the samples (56 anchors: more
 # positions pass its bucket test). With ANCHOR_COST (scan.rs), same 2-core VM idle, 1 GiB varied,
 # 3 runs alternated: 2 cores 0.75-0.82 s wall against 0.71-0.82 s for the start build; one core
-# 0.82-0.85 s user against 0.66-0.67 s (before the fix 0.82-0.96 s). Not re-run on the H200.
+# 0.82-0.85 s user against 0.66-0.67 s (before the fix 0.82-0.96 s). H200 pinned to 2 cores
+# again, RUNS=3, idle: varied grep 0.29 s, explain 0.62 s (2.14x; start build 0.56 s, 1.93x, in
+# the same loop); serving grep 0.19 s, explain 0.31 s (1.63x; start 1.84x).
 # Same JSON output as the start build on all 837 corpus texts.
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
