@@ -430,6 +430,16 @@ pub fn parse_line_raw(cleaned: &str, raw: &str, marker_indices: &[usize]) -> Lin
     facts
 }
 
+/// The kinds of the events one line gives, in order (for the tests of each engine's lines).
+#[cfg(test)]
+pub(crate) fn event_kinds(text: &str) -> Vec<EventKind> {
+    parse_line_scan(text)
+        .events
+        .iter()
+        .map(|e| e.kind)
+        .collect()
+}
+
 /// Parses a line by scanning for every marker itself (slow path for tests and small inputs).
 pub fn parse_line_scan(text: &str) -> LineFacts {
     let indices: Vec<usize> = markers()

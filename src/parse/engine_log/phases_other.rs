@@ -118,16 +118,8 @@ fn tensorrt_deserialized(text: &str, facts: &mut LineFacts) {
 
 #[cfg(test)]
 mod triton_tests {
-    use super::super::parse_line_scan;
+    use super::super::event_kinds as kinds;
     use crate::model::explain::EventKind;
-
-    fn kinds(line: &str) -> Vec<EventKind> {
-        parse_line_scan(line)
-            .events
-            .iter()
-            .map(|e| e.kind)
-            .collect()
-    }
 
     #[test]
     fn triton_model_loading_lines() {
@@ -155,16 +147,8 @@ mod triton_tests {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse_line_scan;
+    use super::super::event_kinds as kinds;
     use crate::model::explain::EventKind;
-
-    fn kinds(line: &str) -> Vec<EventKind> {
-        parse_line_scan(line)
-            .events
-            .iter()
-            .map(|e| e.kind)
-            .collect()
-    }
 
     #[test]
     fn trtllm_diffusers_comfyui_lines() {

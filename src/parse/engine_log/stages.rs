@@ -347,16 +347,8 @@ pub(super) fn stage_bar(description: &str, facts: &mut LineFacts) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse_line_scan;
+    use super::super::{event_kinds as kinds, parse_line_scan};
     use crate::model::explain::{EventKind, Phase};
-
-    fn kinds(line: &str) -> Vec<EventKind> {
-        parse_line_scan(line)
-            .events
-            .iter()
-            .map(|e| e.kind)
-            .collect()
-    }
 
     #[test]
     fn evaluation_passes_of_training_jobs() {

@@ -1142,16 +1142,8 @@ fn unsloth_training_banner(text: &str, facts: &mut LineFacts) {
 
 #[cfg(test)]
 mod framework_stage_tests {
-    use super::super::parse_line_scan;
+    use super::super::{event_kinds as kinds, parse_line_scan};
     use crate::model::explain::EventKind;
-
-    fn kinds(line: &str) -> Vec<EventKind> {
-        parse_line_scan(line)
-            .events
-            .iter()
-            .map(|e| e.kind)
-            .collect()
-    }
 
     fn is_step(line: &str) -> bool {
         kinds(line).contains(&EventKind::TrainingStep)
