@@ -262,18 +262,27 @@ pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
     verdict
 }
 
+/// The training-loop frame that decided the stage, if one did, and the frames deeper than it.
+fn under_training<'a>(
+    frames: &'a [Frame],
+    verdict: &FramesVerdict<'a>,
+) -> Option<(&'a Frame, &'a [Frame])> {
+    let (decided, rule) = verdict.decided?;
+    if rule.phase != Phase::TrainingStep || rule.role != Role::Serve {
+        return None;
+    }
+    let at = frames
+        .iter()
+        .position(|frame| std::ptr::eq(frame, decided))?;
+    Some((decided, &frames[at + 1..]))
+}
+
 /// A checkpoint save run from inside a training loop, told by a deeper frame no rule reads
 /// whose name says it saves (`save_weights`, `_save_checkpoint`, `save_pretrained`,
 /// `save_file`, `torch.save`): writing a checkpoint is not a training step (and no other stage
 /// of the list), so the training frame around it does not decide.
 fn save_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
-    let Some((decided, rule)) = verdict.decided else {
-        return;
-    };
-    if rule.phase != Phase::TrainingStep || rule.role != Role::Serve {
-        return;
-    }
-    let Some(at) = frames.iter().position(|frame| std::ptr::eq(frame, decided)) else {
+    let Some((_, under)) = under_training(frames, verdict) else {
         return;
     };
     let saves = |function: &str| {
@@ -281,7 +290,7 @@ fn save_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|word| word == "save" || word == "saving")
     };
-    let deeper = frames[at + 1..].iter().find(|frame| {
+    let deeper = under.iter().find(|frame| {
         !frame.called
             && frame_rule(&frame.function, &frame.file).is_none()
             && saves(&frame.function)
@@ -308,16 +317,10 @@ static EVALUATION_IN_TRAINING: FrameRule = FrameRule {
 };
 
 fn evaluation_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
-    let Some((decided, rule)) = verdict.decided else {
+    let Some((decided, under)) = under_training(frames, verdict) else {
         return;
     };
-    if rule.phase != Phase::TrainingStep || rule.role != Role::Serve {
-        return;
-    }
-    let Some(at) = frames.iter().position(|frame| std::ptr::eq(frame, decided)) else {
-        return;
-    };
-    let deeper = frames[at + 1..].iter().rev().find(|frame| {
+    let deeper = under.iter().rev().find(|frame| {
         !frame.called
             && frame_rule(&frame.function, &frame.file).is_none()
             && evaluation_name(&frame.function, is_library_file(&frame.file))
