@@ -81,7 +81,9 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // The shell's `Killed` quoted by a reporter (``Getting out-of-memory (`Killed`) in a machine
     // with over 1TB of RAM``, `the process just prints "Killed"`): the same kill, in prose.
     if let Some(found) = regex!(r#"[`"'“‘]Killed[`"'”’]"#).find(text) {
-        return Some((Family::Host(HostKind::Killed), found.start() + 1));
+        // The quote may be a multi-byte `“` or `‘`: start after it, on a char boundary.
+        let quote = found.as_str().chars().next().map_or(1, char::len_utf8);
+        return Some((Family::Host(HostKind::Killed), found.start() + quote));
     }
     // A reporter's words for the kernel's kill (`I get a error : killed by OOM killer`, `the
     // process was killed by the oom-killer`): the host's memory, whatever `OOM` said before.

@@ -389,6 +389,15 @@ mod properties {
         ) {
             let _ = parse_text(&text);
         }
+
+        /// Wordings next to multi-byte characters (typographic quotes, CJK, emoji): every
+        /// offset a reader returns must fall on a character boundary.
+        #[test]
+        fn parse_text_never_panics_beside_multibyte_characters(
+            text in "(“|”|‘|’|「|」|显存不足|❱|😀|Killed|OOM|out of memory|CUDA out of memory\\. |OutOfMemoryError|raise |Tried to allocate |1\\.00 GiB|`|\"|'|\n|[ \t]){0,30}"
+        ) {
+            let _ = parse_text(&text);
+        }
     }
 }
 

@@ -164,6 +164,28 @@ fn quoted_killed_is_the_host_and_replaces_a_mention() {
     assert_eq!(gpu(&both).len(), 1);
 }
 
+/// A `Killed` between typographic quotes (`“Killed”`, three bytes each) starts after the quote
+/// on a character boundary: a reporter's `**What does this mean “Killed”?**` under a
+/// convert-hf-to-gguf kill made the reader slice inside `“` and panic (ggml-org/llama.cpp
+/// issue 4552, session-12 blind batch).
+#[test]
+fn killed_in_typographic_quotes_is_the_host_and_does_not_panic() {
+    for text in [
+        "python convert-hf-to-gguf.py Qwen-72B-Chat\nKilled\n\n**What does this mean “Killed”?**\n",
+        "What does this mean “Killed”?",
+        "it only prints ‘Killed’ and exits",
+    ] {
+        let messages = parse_text(text);
+        assert!(gpu(text).is_empty(), "{messages:#?}");
+        assert!(
+            messages
+                .iter()
+                .any(|message| message.kind == OomKind::KilledBySignal),
+            "{text:?}: {messages:#?}"
+        );
+    }
+}
+
 /// A title naming the machine as a pair (`GPU/CPU`) is not the host's memory
 /// (hashemsellat/video-anomaly-detection issue 2); the host named alone still is.
 #[test]
