@@ -4138,9 +4138,8 @@ print("features", features.mean().item())
 
 # --------------------------------------------------------------------------- session 12 (blind):
 # a Trainer callback that exports an fp32 copy at every save, Lightning's learning-rate finder, a
-# custom loop failing in its loss over a 256k vocabulary, an IPython cell ("Cell In[3]"), a
-# FlexAttention block mask built per length bucket, an image upscaler at 4K under
-# inference_mode, JAX shard_map over a one-device mesh, JAX's platform allocator beside another
+# custom loop failing in its loss over a 256k vocabulary, a FlexAttention block mask built per
+# length bucket, an image upscaler at 4K under inference_mode, JAX shard_map over a one-device mesh, JAX's platform allocator beside another
 # job, FSDP2 fully_shard (world size 1), except-handlers that print torch.cuda.memory_summary()
 # or nvidia-smi before re-raising, a logging + tqdm recommender failing in backward (dense
 # embedding gradient), a whole dataset copied to the card, a WGAN-GP gradient penalty
@@ -4274,45 +4273,6 @@ for step, (batch, seq) in enumerate(schedule):
     optimizer.zero_grad(set_to_none=True)
     print(f"step {step} ({batch}x{seq}): loss {loss.item():.3f}", flush=True)
 """)
-
-
-def notebook_cell_ipython():
-    # Three notebook cells run by IPython's own shell, as Jupyter runs them: the third cell's
-    # fifth line fails and IPython prints its "Cell In[3], line 5" traceback.
-    run_user_script("run_cells", '''import sys
-
-from IPython.core.interactiveshell import InteractiveShell
-
-CELLS = [
-    """import torch
-import torch.nn as nn
-
-device = "cuda"
-torch.manual_seed(0)""",
-    """model = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(),
-                      nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
-                      nn.Conv2d(64, 3, 3, padding=1)).to(device).eval()
-free, total = torch.cuda.mem_get_info()
-frames = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device=device)  # decoded video
-print(f"{frames.numel() / 2**30:.1f} GiB of frames on the card")""",
-    """with torch.no_grad():
-    for size in [256, 512, 4096]:
-        x = torch.rand(8, 3, size, size, device=device)
-        print(size, flush=True)
-        y = model(x)
-        print(tuple(y.shape), flush=True)""",
-]
-
-try:
-    shell = InteractiveShell.instance(colors="nocolor")
-except Exception:
-    shell = InteractiveShell.instance()
-for cell in CELLS:
-    result = shell.run_cell(cell, store_history=True)
-    if not result.success:
-        sys.stdout.flush()
-        sys.exit(1)
-''')
 
 
 def flex_block_mask():
@@ -5025,7 +4985,6 @@ SCENARIOS = {
     "trainer_save_callback": trainer_save_callback,
     "lightning_lr_find": lightning_lr_find,
     "train_loop_ce_vocab": train_loop_ce_vocab,
-    "notebook_cell_ipython": notebook_cell_ipython,
     "flex_block_mask": flex_block_mask,
     "upscale_inference_mode": upscale_inference_mode,
     "jax_shard_map_mesh": jax_shard_map_mesh,

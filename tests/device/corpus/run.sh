@@ -287,14 +287,13 @@ run_one bce_no_sigmoid_assert "device-side assert" -
 run_one hf_generate_nan_sampling "probability tensor contains" -
 run_one triton_hash_gather_illegal "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
 # session 12 (blind): a Trainer on_save callback's fp32 export, Lightning's lr_find, a loss over a
-# 256k vocabulary, an IPython cell, FlexAttention block masks, a 4x upscaler under inference_mode,
+# 256k vocabulary, FlexAttention block masks, a 4x upscaler under inference_mode,
 # JAX shard_map and the platform allocator, FSDP2 fully_shard, handlers printing memory_summary()
 # or nvidia-smi, logging + tqdm with a dense embedding gradient, a dataset copied to the card, a
 # WGAN-GP penalty, a PEFT adapter load, MultiheadAttention weights, and 3 look-alikes
 run_one trainer_save_callback "$OOM" -
 run_one lightning_lr_find "$OOM" -
 run_one train_loop_ce_vocab "$OOM" -
-run_one notebook_cell_ipython "$OOM" -
 run_one flex_block_mask "$OOM" -
 run_one upscale_inference_mode "$OOM" -
 run_one jax_shard_map_mesh "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
