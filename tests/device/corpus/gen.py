@@ -4139,13 +4139,14 @@ print("features", features.mean().item())
 # --------------------------------------------------------------------------- session 12 (blind):
 # a Trainer callback that exports an fp32 copy at every save, Lightning's learning-rate finder, a
 # custom loop failing in its loss over a 256k vocabulary, a FlexAttention block mask built per
-# length bucket, an image upscaler at 4K under inference_mode, JAX shard_map over a one-device mesh, JAX's platform allocator beside another
-# job, FSDP2 fully_shard (world size 1), except-handlers that print torch.cuda.memory_summary()
-# or nvidia-smi before re-raising, a logging + tqdm recommender failing in backward (dense
-# embedding gradient), a whole dataset copied to the card, a WGAN-GP gradient penalty
-# (autograd.grad with create_graph), a PEFT adapter loaded onto a GPU model,
-# nn.MultiheadAttention returning its weights, and look-alikes (two NCCL ranks on one GPU, NaN
-# policy logits in torch.distributions, a DataLoader worker killed by a memory cgroup)
+# length bucket, an image upscaler at 4K under inference_mode, JAX shard_map over a one-device
+# mesh, JAX's platform allocator beside another job, FSDP2 fully_shard (world size 1),
+# except-handlers that print torch.cuda.memory_summary() or nvidia-smi before re-raising, a
+# logging + tqdm recommender failing in backward (dense embedding gradient), a whole dataset
+# copied to the card, a WGAN-GP gradient penalty (autograd.grad with create_graph), a PEFT adapter
+# loaded onto a GPU model, nn.MultiheadAttention returning its weights, and look-alikes (two NCCL
+# ranks on one GPU, NaN policy logits in torch.distributions, a DataLoader worker killed by a
+# memory cgroup)
 
 
 def trainer_save_callback():
