@@ -4135,6 +4135,714 @@ print("features", features.mean().item())
 """)
 
 
+
+# --------------------------------------------------------------------------- session 12 (blind):
+# a Trainer callback that exports an fp32 copy at every save, Lightning's learning-rate finder, a
+# custom loop failing in its loss over a 256k vocabulary, a FlexAttention block mask built per
+# length bucket, an image upscaler at 4K under inference_mode, JAX shard_map over a one-device
+# mesh, JAX's platform allocator beside another job, FSDP2 fully_shard (world size 1),
+# except-handlers that print torch.cuda.memory_summary() or nvidia-smi before re-raising, a
+# logging + tqdm recommender failing in backward (dense embedding gradient), a whole dataset
+# copied to the card, a WGAN-GP gradient penalty (autograd.grad with create_graph), a PEFT adapter
+# loaded onto a GPU model, nn.MultiheadAttention returning its weights, and look-alikes (two NCCL
+# ranks on one GPU, NaN policy logits in torch.distributions, a DataLoader worker killed by a
+# memory cgroup)
+
+
+def trainer_save_callback():
+    # A Trainer run with save_steps=5 and a callback that writes an fp32 EMA-style export of the
+    # weights next to every checkpoint: the SGD steps fit in the ~1.8 GiB left, the fp32 copy of
+    # the 550M-parameter model (2 GiB) made in on_save does not.
+    run_user_script("sft_with_export", """import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainerCallback, TrainingArguments
+""" + _random_token_dataset_source(4096, 256) + """
+
+class Fp32Export(TrainerCallback):
+    \"\"\"Writes an fp32 copy of the weights next to every checkpoint (for the eval cluster).\"\"\"
+
+    def on_save(self, args, state, control, model=None, **kwargs):
+        export = {name: t.detach().float().clone() for name, t in model.state_dict().items()}
+        torch.save(export, f"{args.output_dir}/fp32-export-{state.global_step}.pt")
+        print(f"exported fp32 weights at step {state.global_step}", flush=True)
+
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+free, total = torch.cuda.mem_get_info()
+reward_model_stub = torch.empty(free - 1843 * (1 << 20), dtype=torch.uint8, device="cuda")
+
+args = TrainingArguments(
+    output_dir="sft-export-run",
+    per_device_train_batch_size=2,
+    max_steps=30,
+    learning_rate=1e-5,
+    optim="sgd",
+    logging_steps=5,
+    save_strategy="steps",
+    save_steps=5,
+    bf16=True,
+    report_to="none",
+    dataloader_num_workers=0,
+)
+trainer = Trainer(model=model, args=args, train_dataset=RandomTokens(), callbacks=[Fp32Export()])
+trainer.train()
+""".replace("@CKPT@", CKPT))
+
+
+def lightning_lr_find():
+    # Lightning's learning-rate finder (Tuner.lr_find) runs training steps before fit: the first
+    # one, a 32768-row batch through a 4096x16384 MLP, does not fit in the ~3.5 GiB left.
+    run_user_script("tune_lr", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.tuner import Tuner
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Denoiser(L.LightningModule):
+    def __init__(self, lr=1e-3):
+        super().__init__()
+        self.lr = lr
+        self.net = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096))
+
+    def training_step(self, batch, batch_idx):
+        (x,) = batch
+        noisy = x + 0.1 * torch.randn_like(x)
+        loss = F.mse_loss(self.net(noisy), x)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=self.lr)
+
+
+if __name__ == "__main__":
+    data = TensorDataset(torch.randn(65536, 4096))
+    loader = DataLoader(data, batch_size=32768, shuffle=True)
+    free, _ = torch.cuda.mem_get_info()
+    replay_cache = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+    model = Denoiser()
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=5, logger=False,
+                        enable_checkpointing=False)
+    tuner = Tuner(trainer)
+    lr_finder = tuner.lr_find(model, train_dataloaders=loader, min_lr=1e-6, max_lr=1e-1)
+    print("suggested lr:", lr_finder.suggestion())
+    trainer.fit(model, loader)
+""")
+
+
+def train_loop_ce_vocab():
+    # A custom training loop of a small LM with a 256k vocabulary under bf16 autocast: the short
+    # warm-up batches pass; at 16 x 2048 tokens the 16 GiB bf16 logits fit, the loss's fp32
+    # log-softmax over them does not. Only the user's frames and torch's loss modules show.
+    run_user_script("train_lm", """import torch
+import torch.nn as nn
+
+VOCAB = 256000
+
+
+class TinyLM(nn.Module):
+    def __init__(self, d=1024):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, d)
+        self.mix = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, VOCAB, bias=False)
+
+    def forward(self, tokens):
+        h = self.embed(tokens)
+        h = h + self.mix(h)
+        return self.head(self.norm(h))
+
+
+torch.manual_seed(0)
+model = TinyLM().cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+loss_fn = nn.CrossEntropyLoss()
+free, _ = torch.cuda.mem_get_info()
+prefetched_shards = torch.empty(free - 30 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+schedule = [(4, 512), (4, 512), (16, 2048)]  # (batch, seq): warm-up, then the full length
+for step, (batch, seq) in enumerate(schedule):
+    tokens = torch.randint(0, VOCAB, (batch, seq + 1), device="cuda")
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        logits = model(inputs)
+        loss = loss_fn(logits.reshape(-1, VOCAB), targets.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    print(f"step {step} ({batch}x{seq}): loss {loss.item():.3f}", flush=True)
+""")
+
+
+def flex_block_mask():
+    # FlexAttention masks precomputed per length bucket with create_block_mask (not compiled, the
+    # default): the mask function is evaluated densely over Q x KV; at 262144 tokens the 64 GiB
+    # boolean grid does not fit in the ~8 GiB left.
+    run_user_script("build_doc_masks", """import torch
+from torch.nn.attention.flex_attention import create_block_mask
+
+BUCKETS = [4096, 16384, 262144]
+free, _ = torch.cuda.mem_get_info()
+kv_pool = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+masks = {}
+for seq_len in BUCKETS:
+    # packed documents of 1024 tokens: attend causally within one's own document
+    doc_ids = torch.arange(seq_len, device="cuda") // 1024
+
+    def doc_causal(b, h, q_idx, kv_idx):
+        return (doc_ids[q_idx] == doc_ids[kv_idx]) & (q_idx >= kv_idx)
+
+    masks[seq_len] = create_block_mask(doc_causal, B=None, H=None, Q_LEN=seq_len,
+                                       KV_LEN=seq_len, device="cuda")
+    print(f"bucket {seq_len}: sparsity {masks[seq_len].sparsity():.1f}%", flush=True)
+""")
+
+
+def upscale_inference_mode():
+    # A 4x image upscaler (residual conv blocks + PixelShuffle) in fp16 under
+    # torch.inference_mode over images of growing size; the 2160x3840 input's activations
+    # (1 GiB per 64-channel map, 4 GiB before the first shuffle) do not fit in the ~6 GiB left.
+    run_user_script("upscale_frames", """import torch
+import torch.nn as nn
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c=64):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.LeakyReLU(0.2),
+                                  nn.Conv2d(c, c, 3, padding=1))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+class Upscaler4x(nn.Module):
+    def __init__(self, c=64, blocks=8):
+        super().__init__()
+        self.head = nn.Conv2d(3, c, 3, padding=1)
+        self.body = nn.Sequential(*[ResBlock(c) for _ in range(blocks)])
+        self.up = nn.Sequential(nn.Conv2d(c, 4 * c, 3, padding=1), nn.PixelShuffle(2),
+                                nn.LeakyReLU(0.2), nn.Conv2d(c, 4 * c, 3, padding=1),
+                                nn.PixelShuffle(2), nn.LeakyReLU(0.2))
+        self.tail = nn.Conv2d(c, 3, 3, padding=1)
+
+    def forward(self, x):
+        feat = self.head(x)
+        feat = feat + self.body(feat)
+        return self.tail(self.up(feat)).clamp(0, 1)
+
+
+model = Upscaler4x().cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+decoded_frames = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+with torch.inference_mode():
+    for h, w in [(256, 256), (540, 960), (2160, 3840)]:
+        frame = torch.rand(1, 3, h, w, device="cuda", dtype=torch.float16)
+        out = model(frame)
+        print(f"{h}x{w} -> {out.shape[-2]}x{out.shape[-1]}", flush=True)
+""")
+
+
+def jax_shard_map_mesh():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A data-parallel loss written
+    # with shard_map over a Mesh of the local devices (one here), jitted; at 262144 rows the
+    # 8 GiB hidden activation does not fit.
+    run_user_script("sharded_eval", """import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+try:
+    from jax import shard_map
+except ImportError:
+    from jax.experimental.shard_map import shard_map
+
+mesh = Mesh(np.array(jax.devices()), ("data",))
+print("mesh:", mesh.shape, jax.devices(), flush=True)
+
+
+def local_loss(w, x):
+    h = jnp.tanh(x @ w)
+    return jax.lax.pmean(jnp.mean(h * h), "data")
+
+
+sharded_loss = jax.jit(shard_map(local_loss, mesh=mesh, in_specs=(P(), P("data")),
+                                 out_specs=P()))
+w = jax.random.normal(jax.random.PRNGKey(0), (4096, 8192)) * 0.01
+for rows in [4096, 16384, 262144]:
+    x = jax.device_put(jnp.ones((rows, 4096), dtype=jnp.float32),
+                       NamedSharding(mesh, P("data")))
+    print(f"{rows} rows: loss {float(sharded_loss(w, x)):.6f}", flush=True)
+""")
+
+
+def jax_platform_allocator():
+    # run.sh: another process holds all of the card but 6 GiB, and
+    # XLA_PYTHON_CLIENT_ALLOCATOR=platform makes JAX allocate exactly what it needs from the
+    # driver; a jitted pairwise-distance matrix of 65536 points (16 GiB) cannot be had.
+    run_user_script("dedup_embeddings", """import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def pairwise_sq_dists(x):
+    sq = jnp.sum(x * x, axis=1)
+    return sq[:, None] + sq[None, :] - 2.0 * (x @ x.T)
+
+
+print("backend:", jax.default_backend(), jax.devices(), flush=True)
+key = jax.random.PRNGKey(0)
+for n in [4096, 16384, 65536]:
+    emb = jax.random.normal(key, (n, 256), dtype=jnp.float32)
+    d = pairwise_sq_dists(emb)
+    near_dupes = int(jnp.sum(d < 1e-3)) - n
+    print(f"{n} embeddings: {near_dupes} near-duplicate pairs", flush=True)
+""")
+
+
+def fsdp2_fully_shard():
+    # FSDP2 (torch.distributed.fsdp.fully_shard) on a single-process NCCL group, started with
+    # plain python: the warm-up steps fit, the forward of a 131072-row batch (4 GiB hidden
+    # activation) does not fit in what is left.
+    run_user_script("train_fsdp2", """import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.fsdp import fully_shard
+
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29563")
+os.environ.setdefault("RANK", "0")
+os.environ.setdefault("WORLD_SIZE", "1")
+
+
+class Block(nn.Module):
+    def __init__(self, d=2048, hidden=8192):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
+
+
+torch.cuda.set_device(0)
+dist.init_process_group("nccl", device_id=torch.device("cuda", 0))
+rank = dist.get_rank()
+model = nn.Sequential(*[Block() for _ in range(4)]).cuda()
+for block in model:
+    fully_shard(block)
+fully_shard(model)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+activation_offload_pool = torch.empty(free - 5 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+for step, rows in enumerate([2048, 4096, 131072]):
+    x = torch.randn(rows, 2048, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if rank == 0:
+        print(f"step {step} ({rows} rows): loss {loss.item():.4f}", flush=True)
+dist.destroy_process_group()
+""")
+
+
+def memory_summary_reraise():
+    # A training script's except-handler prints torch.cuda.memory_summary() (abbreviated) to
+    # stderr and re-raises: the allocator's table comes before the traceback.
+    run_user_script("train_encoder", """import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+layer = nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096,
+                                   batch_first=True)
+model = nn.TransformerEncoder(layer, num_layers=6).cuda()
+head = nn.Linear(1024, 1024).cuda()
+optimizer = torch.optim.AdamW(list(model.parameters()) + list(head.parameters()), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+feature_store = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+step = 0
+try:
+    for step, seq in enumerate([512, 1024, 16384]):
+        x = torch.randn(8, seq, 1024, device="cuda")
+        loss = F.mse_loss(head(model(x)), x)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        print(f"step {step} (seq {seq}): loss {loss.item():.4f}", flush=True)
+except torch.OutOfMemoryError:
+    print(f"OOM at step {step}; allocator state:", file=sys.stderr)
+    print(torch.cuda.memory_summary(device=0, abbreviated=True), file=sys.stderr)
+    raise
+""")
+
+
+def nvidia_smi_in_handler():
+    # A batch image-inference script whose except-handler runs nvidia-smi when the error says
+    # "out of memory", then re-raises: the nvidia-smi table comes before the traceback.
+    run_user_script("batch_infer", """import subprocess
+
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(
+    nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+    nn.Conv2d(64, 128, 3, stride=2, padding=1), nn.BatchNorm2d(128), nn.ReLU(),
+    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 1000),
+).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+results_buffer = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+try:
+    with torch.no_grad():
+        for batch in [32, 128, 4096]:
+            images = torch.rand(batch, 3, 224, 224, device="cuda")
+            top1 = model(images).argmax(dim=1)
+            print(f"batch {batch}: {top1.shape[0]} predictions", flush=True)
+except RuntimeError as e:
+    if "out of memory" in str(e):
+        print("=== GPU state at failure ===", flush=True)
+        subprocess.run(["nvidia-smi"])
+    raise
+""")
+
+
+def logging_tqdm_backward():
+    # A two-tower recommender logged with `logging` (timestamps) and a tqdm bar: the item table
+    # (4M x 256 fp32, 3.8 GiB) is a dense nn.Embedding, so backward needs a dense 3.8 GiB
+    # gradient; the forward fits in the ~3 GiB left, the backward does not.
+    run_user_script("train_recsys", """import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    datefmt="%m/%d/%Y %H:%M:%S", level=logging.INFO)
+logger = logging.getLogger("train_recsys")
+
+
+class TwoTower(nn.Module):
+    def __init__(self, n_users=100_000, n_items=4_000_000, d=256):
+        super().__init__()
+        self.users = nn.Embedding(n_users, d)
+        self.items = nn.Embedding(n_items, d)
+
+    def forward(self, u, i):
+        return (self.users(u) * self.items(i)).sum(-1)
+
+
+model = TwoTower().cuda()
+logger.info("model: %.1fM parameters", sum(p.numel() for p in model.parameters()) / 1e6)
+free, _ = torch.cuda.mem_get_info()
+interaction_cache = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+logger.info("interaction cache: %.1f GiB on the card", interaction_cache.numel() / 2**30)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+logger.info("***** Running training *****")
+logger.info("  Num steps = %d, batch size = %d", 1000, 8192)
+for step in tqdm(range(1000), desc="train"):
+    u = torch.randint(0, 100_000, (8192,), device="cuda")
+    i = torch.randint(0, 4_000_000, (8192,), device="cuda")
+    clicked = torch.randint(0, 2, (8192,), device="cuda").float()
+    loss = F.binary_cross_entropy_with_logits(model(u, i), clicked)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 100 == 0:
+        logger.info("step %d: loss %.4f", step, loss.item())
+""")
+
+
+def preload_dataset_gpu():
+    # A tabular script copies its whole feature matrix (1.5M x 1024 float32, 5.7 GiB) to the card
+    # before training, where a frozen teacher already takes all but ~4 GiB.
+    run_user_script("train_tabular", """import numpy as np
+import torch
+import torch.nn as nn
+
+rng = np.random.default_rng(0)
+features = rng.random((1_500_000, 1024), dtype=np.float32)
+labels = rng.integers(0, 2, 1_500_000)
+print(f"loaded features {features.shape} ({features.nbytes / 2**30:.2f} GiB)", flush=True)
+
+student = nn.Sequential(nn.Linear(1024, 512), nn.ReLU(), nn.Linear(512, 2)).cuda()
+free, _ = torch.cuda.mem_get_info()
+teacher_weights = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+X = torch.tensor(features, device="cuda")
+y = torch.tensor(labels, device="cuda")
+optimizer = torch.optim.Adam(student.parameters(), lr=1e-3)
+for epoch in range(10):
+    perm = torch.randperm(X.shape[0], device="cuda")
+    for start in range(0, X.shape[0], 4096):
+        idx = perm[start:start + 4096]
+        loss = nn.functional.cross_entropy(student(X[idx]), y[idx])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    print(f"epoch {epoch}: loss {loss.item():.4f}", flush=True)
+""")
+
+
+def gradient_penalty_double_backward():
+    # WGAN-GP: the critic's gradient penalty takes torch.autograd.grad(..., create_graph=True);
+    # the small batches pass; at 65536 the three critic forwards (about 15 GiB kept, a 17 GiB
+    # peak) fit in the ~18 GiB left, the penalty's graph-building gradient (2 GiB buffers) does
+    # not.
+    run_user_script("train_wgan_gp", """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+critic = nn.Sequential(nn.Linear(4096, 8192), nn.ReLU(), nn.Linear(8192, 8192), nn.ReLU(),
+                       nn.Linear(8192, 1)).cuda()
+optimizer = torch.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.0, 0.9))
+
+
+def gradient_penalty(critic, real, fake):
+    alpha = torch.rand(real.shape[0], 1, device=real.device)
+    interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+    scores = critic(interp)
+    grads = torch.autograd.grad(outputs=scores, inputs=interp,
+                                grad_outputs=torch.ones_like(scores), create_graph=True)[0]
+    return ((grads.norm(2, dim=1) - 1) ** 2).mean()
+
+
+def critic_step(batch):
+    real = torch.randn(batch, 4096, device="cuda")
+    fake = torch.randn(batch, 4096, device="cuda")
+    loss = critic(fake).mean() - critic(real).mean() + 10 * gradient_penalty(critic, real, fake)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+print(f"warm-up critic loss {critic_step(256):.4f}", flush=True)
+free, _ = torch.cuda.mem_get_info()
+generator_and_samples = torch.empty(free - 18 * (1 << 30), dtype=torch.uint8, device="cuda")
+for it, batch in enumerate([2048, 8192, 65536]):
+    print(f"iter {it} (batch {batch}): critic loss {critic_step(batch):.4f}", flush=True)
+""")
+
+
+ADAPTER = os.path.join(WORK, "lora-r256")
+
+
+def _make_adapter():
+    """A LoRA adapter (r=256 on every projection of the checkpoint) saved from the CPU, for
+    peft_load_adapter; its output is not part of the text."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    if os.path.exists(os.path.join(ADAPTER, "adapter_config.json")):
+        return
+    base = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16)
+    lora = LoraConfig(r=256, lora_alpha=512, task_type="CAUSAL_LM",
+                      target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                      "up_proj", "down_proj"])
+    get_peft_model(base, lora).save_pretrained(ADAPTER)
+
+
+def peft_load_adapter():
+    # PeftModel.from_pretrained loads a rank-256 LoRA adapter (~80M parameters, fp32 by PEFT's
+    # default adapter dtype) onto the bf16 model already on the card, with ~128 MiB free.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "adapter-prep.log"), "w") as log:
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "_adapter"],
+                             stdout=log, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(f"preparing the adapter failed (exit {rc}); see {WORK}/adapter-prep.log")
+    run_user_script("chat_with_adapter", """import torch
+from peft import PeftModel
+from transformers import AutoModelForCausalLM
+
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+free, _ = torch.cuda.mem_get_info()
+kv_cache_pool = torch.empty(free - 128 * (1 << 20), dtype=torch.uint8, device="cuda")
+model = PeftModel.from_pretrained(base, "@ADAPTER@")
+model.eval()
+prompt = torch.randint(3, 32000, (1, 16), device="cuda")
+print(model.generate(input_ids=prompt, max_new_tokens=8, pad_token_id=0))
+""".replace("@CKPT@", CKPT).replace("@ADAPTER@", ADAPTER))
+
+
+def mha_need_weights():
+    # nn.MultiheadAttention called with its default need_weights=True (the maps are kept for a
+    # visualisation): the fast path is off and the (4*16, L, L) fp32 weights are materialized;
+    # at 8192 tokens (16 GiB) they do not fit in the ~6 GiB left.
+    run_user_script("attention_maps", """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+mha = nn.MultiheadAttention(embed_dim=1024, num_heads=16, batch_first=True).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+token_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+maps = []
+with torch.no_grad():
+    for seq in [512, 1024, 8192]:
+        x = torch.randn(4, seq, 1024, device="cuda")
+        out, weights = mha(x, x, x)
+        maps.append(weights[:, :64, :64].cpu())
+        print(f"seq {seq}: out {tuple(out.shape)}, maps {tuple(weights.shape)}", flush=True)
+""")
+
+
+# --------------------------------------------------------------------------- look-alikes
+
+
+def nccl_duplicate_gpu():
+    # Not a GPU OOM: `torchrun --nproc_per_node=2` on a one-GPU machine with the script's
+    # `LOCAL_RANK % device_count()`: both ranks land on cuda:0 and NCCL refuses the communicator
+    # at the first all_reduce (duplicate GPU); torchrun's ChildFailedError summary follows.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "sync_stats.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("""import os
+
+import torch
+import torch.distributed as dist
+
+local_rank = int(os.environ["LOCAL_RANK"])
+device = torch.device("cuda", local_rank % torch.cuda.device_count())
+torch.cuda.set_device(device)
+dist.init_process_group("nccl")
+print(f"rank {dist.get_rank()}/{dist.get_world_size()} on {device}", flush=True)
+stats = torch.ones(1024, device=device) * (dist.get_rank() + 1)
+dist.all_reduce(stats)
+print(f"rank {dist.get_rank()}: reduced {stats[0].item()}", flush=True)
+dist.destroy_process_group()
+""")
+    sys.stdout.flush()
+    rc = subprocess.call(["torchrun", "--nproc_per_node=2", "--master_port=29565", path],
+                         cwd=WORK)
+    sys.exit(rc)
+
+
+def policy_nan_categorical():
+    # Not a GPU OOM: a policy-gradient update normalizes advantages by their std, which is 0 while
+    # every reward is 0: NaN loss, NaN weights after Adam's step, and the next rollout's
+    # torch.distributions.Categorical rejects the NaN logits (ValueError).
+    run_user_script("train_policy", """import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+torch.manual_seed(0)
+policy = nn.Sequential(nn.Linear(64, 256), nn.Tanh(), nn.Linear(256, 8)).cuda()
+optimizer = torch.optim.Adam(policy.parameters(), lr=3e-4)
+
+
+def rollout(n=2048):
+    obs = torch.randn(n, 64, device="cuda")
+    pi = Categorical(logits=policy(obs))
+    actions = pi.sample()
+    rewards = torch.zeros(n, device="cuda")  # sparse reward: no episode reached the goal yet
+    return pi.log_prob(actions), rewards
+
+
+for update in range(100):
+    log_probs, returns = rollout()
+    advantages = (returns - returns.mean()) / returns.std()
+    loss = -(log_probs * advantages).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(f"update {update}: loss {loss.item():.4f}", flush=True)
+""")
+
+
+def dataloader_worker_cgroup_killed():
+    # Not a GPU OOM: the job runs in a memory cgroup of 6 GiB (as a container or a Slurm job with
+    # a memory limit); one volume's corrupt header makes a DataLoader worker fill an 8 GiB array,
+    # the kernel's OOM killer kills the worker, and the main process reports it. The cgroup is
+    # made here (cgroup v2) and removed afterwards; without one the scenario cannot run.
+    import subprocess
+
+    root = "/sys/fs/cgroup"
+    if not os.path.exists(os.path.join(root, "cgroup.controllers")):
+        sys.exit("no cgroup v2 hierarchy at /sys/fs/cgroup: dataloader_worker_cgroup_killed "
+                 "cannot run")
+    with open(os.path.join(root, "cgroup.subtree_control")) as fh:
+        enabled = fh.read().split()
+    if "memory" not in enabled:
+        try:
+            with open(os.path.join(root, "cgroup.subtree_control"), "w") as fh:
+                fh.write("+memory")
+        except OSError as error:
+            sys.exit(f"cannot enable the memory controller ({error}): cannot run")
+    group = os.path.join(root, f"oomdoc-corpus-{os.getpid()}")
+    try:
+        os.mkdir(group)
+        with open(os.path.join(group, "memory.max"), "w") as fh:
+            fh.write(str(6 * GIB))
+        if os.path.exists(os.path.join(group, "memory.swap.max")):
+            with open(os.path.join(group, "memory.swap.max"), "w") as fh:
+                fh.write("0")
+    except OSError as error:
+        sys.exit(f"cannot make a memory cgroup ({error}): cannot run")
+
+    def enter_group():
+        with open(os.path.join(group, "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "train_volumes.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("""import numpy as np
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Volumes(Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, i):
+        depth, height, width = (32, 256, 256) if i != 37 else (2048, 2048, 2048)  # header
+        vol = np.full((depth, height, width), 7, dtype=np.uint8)  # decode into the buffer
+        return torch.from_numpy(vol[:32, :256, :256].astype(np.float32) / 255)[None]
+
+
+model = nn.Conv3d(1, 8, 3, padding=1).cuda()
+loader = DataLoader(Volumes(), batch_size=4, num_workers=2)
+for step, vols in enumerate(loader):
+    out = model(vols.cuda(non_blocking=True))
+    print(f"step {step}: {tuple(out.shape)}", flush=True)
+""")
+    sys.stdout.flush()
+    try:
+        rc = subprocess.call([sys.executable, path], cwd=WORK, preexec_fn=enter_group)
+    finally:
+        time.sleep(0.5)
+        try:
+            os.rmdir(group)
+        except OSError:
+            pass
+    sys.exit(rc)
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -4275,6 +4983,24 @@ SCENARIOS = {
     "bce_no_sigmoid_assert": bce_no_sigmoid_assert,
     "hf_generate_nan_sampling": hf_generate_nan_sampling,
     "triton_hash_gather_illegal": triton_hash_gather_illegal,
+    "trainer_save_callback": trainer_save_callback,
+    "lightning_lr_find": lightning_lr_find,
+    "train_loop_ce_vocab": train_loop_ce_vocab,
+    "flex_block_mask": flex_block_mask,
+    "upscale_inference_mode": upscale_inference_mode,
+    "jax_shard_map_mesh": jax_shard_map_mesh,
+    "jax_platform_allocator": jax_platform_allocator,
+    "fsdp2_fully_shard": fsdp2_fully_shard,
+    "memory_summary_reraise": memory_summary_reraise,
+    "nvidia_smi_in_handler": nvidia_smi_in_handler,
+    "logging_tqdm_backward": logging_tqdm_backward,
+    "preload_dataset_gpu": preload_dataset_gpu,
+    "gradient_penalty_double_backward": gradient_penalty_double_backward,
+    "peft_load_adapter": peft_load_adapter,
+    "mha_need_weights": mha_need_weights,
+    "nccl_duplicate_gpu": nccl_duplicate_gpu,
+    "policy_nan_categorical": policy_nan_categorical,
+    "dataloader_worker_cgroup_killed": dataloader_worker_cgroup_killed,
 }
 
 
@@ -4283,6 +5009,8 @@ def main():
         setup()
     elif NAME == "_resume_ckpt":
         resume_checkpoint()
+    elif NAME == "_adapter":
+        _make_adapter()
     elif NAME == "_hold":
         hold(int(sys.argv[2]), sys.argv[3])
     elif NAME == "_list":

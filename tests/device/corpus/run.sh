@@ -98,7 +98,7 @@ run_one() {
   case $name in torch_compile|compiled_evaluate|compile_reduce_overhead|compile_dynamic_rerank|\
     compile_autotune_serve|trainer_resume_optimizer|compiled_optimizer_step|\
     seq2seq_predict_generate|lightning_ddp_one_device|torchrun_tee_prefix|dataloader_shm_bus|\
-    hf_generate_long_decode)
+    hf_generate_long_decode|trainer_save_callback|peft_load_adapter|nccl_duplicate_gpu)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -286,4 +286,27 @@ run_one dataloader_shm_bus "[Bb]us error|exited unexpectedly|shared memory" -
 run_one bce_no_sigmoid_assert "device-side assert" -
 run_one hf_generate_nan_sampling "probability tensor contains" -
 run_one triton_hash_gather_illegal "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
+# session 12 (blind): a Trainer on_save callback's fp32 export, Lightning's lr_find, a loss over a
+# 256k vocabulary, FlexAttention block masks, a 4x upscaler under inference_mode,
+# JAX shard_map and the platform allocator, FSDP2 fully_shard, handlers printing memory_summary()
+# or nvidia-smi, logging + tqdm with a dense embedding gradient, a dataset copied to the card, a
+# WGAN-GP penalty, a PEFT adapter load, MultiheadAttention weights, and 3 look-alikes
+run_one trainer_save_callback "$OOM" -
+run_one lightning_lr_find "$OOM" -
+run_one train_loop_ce_vocab "$OOM" -
+run_one flex_block_mask "$OOM" -
+run_one upscale_inference_mode "$OOM" -
+run_one jax_shard_map_mesh "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one jax_platform_allocator "RESOURCE_EXHAUSTED|Out of memory|out of memory" 6 XLA_PYTHON_CLIENT_ALLOCATOR=platform
+run_one fsdp2_fully_shard "$OOM" -
+run_one memory_summary_reraise "$OOM" -
+run_one nvidia_smi_in_handler "$OOM" -
+run_one logging_tqdm_backward "$OOM" -
+run_one preload_dataset_gpu "$OOM" -
+run_one gradient_penalty_double_backward "$OOM" -
+run_one peft_load_adapter "$OOM" -
+run_one mha_need_weights "$OOM" -
+run_one nccl_duplicate_gpu "NCCL|Duplicate GPU" -
+run_one policy_nan_categorical "found invalid values" -
+run_one dataloader_worker_cgroup_killed "killed by signal|exited unexpectedly" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
