@@ -167,7 +167,7 @@ fn quoted_killed_is_the_host_and_replaces_a_mention() {
 /// A `Killed` between typographic quotes (`“Killed”`, three bytes each) starts after the quote
 /// on a character boundary: a reporter's `**What does this mean “Killed”?**` under a
 /// convert-hf-to-gguf kill made the reader slice inside `“` and panic (ggml-org/llama.cpp
-/// issue 4552, session-12 blind batch).
+/// issue 5156, in the corpus).
 #[test]
 fn killed_in_typographic_quotes_is_the_host_and_does_not_panic() {
     for text in [
