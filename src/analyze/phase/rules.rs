@@ -98,6 +98,10 @@ const SEGMENTS: &[&[FrameRule]] = &[
     image::A1111_LOADING,
     speech::FASTER_WHISPER_BATCHED,
     serving::TENSORRT_RUNTIME,
+    // === Apps' frames read from their sources for reports of apps and runtimes. ===
+    others::AI_MODELS,
+    image::A1111_MEMORY_MONITOR,
+    training::ULTRALYTICS_PREDICTOR,
     training::BARE_NAMES,
 ];
 

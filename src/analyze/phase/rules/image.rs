@@ -359,3 +359,12 @@ pub(super) const A1111_LOADING: &[FrameRule] = &[
         "automatic1111",
     ),
 ];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const A1111_MEMORY_MONITOR: &[FrameRule] = &[
+    // --- AUTOMATIC1111 1.x and Forge `modules/memmon.py` `MemUsageMonitor.run`: the monitor
+    // thread polls `torch.cuda.mem_get_info` only while its flag is set, which
+    // `modules/call_queue.py` `wrap_gradio_gpu_call` sets for each GPU job of the UI (txt2img,
+    // img2img, extras) and clears when the job ends: an image is being generated. ---
+    r("run", "modules/memmon.py", I, Serve, "automatic1111"),
+];

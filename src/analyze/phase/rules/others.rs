@@ -3,7 +3,7 @@
 
 use super::r;
 use crate::analyze::phase::FrameRule;
-use crate::analyze::phase::Role::{Move, Serve, Stage};
+use crate::analyze::phase::Role::{Move, Serve, Stage, Wrapper};
 use crate::model::explain::Phase::{
     Inference as I, Startup as S, TrainingStep as T, WeightsLoad as W,
 };
@@ -93,4 +93,15 @@ pub(super) const FLAX_LINEN: &[FrameRule] = &[
     // creating the model's parameters on the device, before any step; `apply` runs them. ---
     r("init", "flax/linen/module.py", W, Stage, "flax"),
     r("init_with_output", "flax/linen/module.py", W, Stage, "flax"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const AI_MODELS: &[FrameRule] = &[
+    // --- ECMWF ai-models 0.x: `ai_models/__main__.py` `run` calls the plugin's `Model.run`
+    // (`ai_models_graphcast/model.py`, `ai_models_panguweather/model.py`,
+    // `ai_models_fourcastnet/model.py`, …), which builds the model (`load_model`: the weights,
+    // a deeper rule), prepares the input fields, then runs the forecast rollout (`output =
+    // self.model(…)`, a jitted apply or an ONNX session's run) and saves it: what no deeper
+    // frame shows is the forecast. ---
+    r("run", "ai_models_", I, Wrapper, "ai-models"),
 ];

@@ -7,7 +7,7 @@ use super::r;
 use crate::analyze::phase::FrameRule;
 use crate::analyze::phase::Role::{Move, Serve, Stage};
 use crate::model::explain::Phase::{
-    Inference as I, Startup as S, TrainingStep as T, WeightsLoad as W,
+    Inference as I, Profiling as P, Startup as S, TrainingStep as T, WeightsLoad as W,
 };
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
@@ -379,4 +379,15 @@ pub(super) const BARE_NAMES: &[FrameRule] = &[
     r("valid_one_epoch", "", I, Serve, "user code"),
     r("log_validation", "", I, Serve, "diffusers"),
     r("run_on_image", "", I, Serve, "detectron2"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const ULTRALYTICS_PREDICTOR: &[FrameRule] = &[
+    // --- ultralytics 8.x `engine/predictor.py` `BasePredictor.stream_inference` (a rule
+    // above) first runs `setup_model` (`nn/autobackend.py` `AutoBackend`: the weights loaded
+    // and moved to the device), then `AutoBackend.warmup` (a forward on a dummy image), then the
+    // model on each input; `engine/model.py` `Model.track` runs `predict` with a tracker. ---
+    r("setup_model", "ultralytics/", W, Stage, "ultralytics"),
+    r("warmup", "ultralytics/", P, Stage, "ultralytics"),
+    r("track", "ultralytics/", I, Serve, "ultralytics"),
 ];
