@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerates the frame-rule table of docs/phases.md from src/analyze/phase/rules.rs.
+"""Regenerates the frame-rule table of docs/phases.md from src/analyze/phase/rules.rs (the order
+of the segments, `SEGMENTS`) and src/analyze/phase/rules/*.rs (the segments' rules).
 
 Usage: python3 scripts/phase_table.py [--check]
   --check  exit 1 (writing nothing) when docs/phases.md is not up to date
@@ -17,11 +18,25 @@ PHASES = {"S": "startup", "W": "weights_load", "F": "format_conversion", "P": "p
           "K": "kv_cache_alloc", "G": "cuda_graph_capture", "I": "inference",
           "T": "training_step", "U": "unknown"}
 
-code = re.sub(r"//[^\n]*", "", RULES.read_text())
-start = code.index("pub static FRAME_RULES")
-body = code[start:code.index("\n];", start)]
-rules = re.findall(
-    r'\br\(\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,\s*([A-Z])\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*,?\s*\)', body)
+RULE = re.compile(
+    r'\br\(\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,\s*([A-Z])\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*,?\s*\)')
+
+
+def without_comments(path):
+    return re.sub(r"//[^\n]*", "", path.read_text())
+
+
+def block(code, opening):
+    start = code.index(opening)
+    return code[start:code.index("\n];", start)]
+
+
+order = block(without_comments(RULES), "const SEGMENTS:")
+rules = []
+for module, name in re.findall(r"\b(\w+)::(\w+)\s*,", order):
+    segment = block(without_comments(RULES.parent / "rules" / f"{module}.rs"),
+                    f"const {name}: &[FrameRule]")
+    rules += RULE.findall(segment)
 if not rules:
     sys.exit(f"error: no rules found in {RULES}")
 count = Counter()

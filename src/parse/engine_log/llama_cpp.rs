@@ -41,6 +41,9 @@ pub(super) const RULES: &[Rule] = &[
     rule(").reserveWorstCaseGraph(", ollama_reserve_frame),
     // koboldcpp (`gpttype_adapter.cpp`): `Processing Prompt [BLAS] (3584 / 5525 tokens)`.
     rule("Processing Prompt", kobold_prompt),
+    // koboldcpp's token loop (`gpttype_adapter.cpp` `gpttype_generate`): `Generating (12 / 512
+    // tokens)`.
+    rule("Generating (", kobold_prompt),
     rule("msg=\"starting llama server\"", ollama_start),
     rule("msg=\"Listening on ", ollama_listening),
     rule("llama runner started in", ollama_runner_started),
@@ -49,6 +52,9 @@ pub(super) const RULES: &[Rule] = &[
     rule(": failed to allocate compute buffers", compute_failed),
     rule(": failed to allocate compute pp buffers", compute_failed),
     rule("load_tensors: loading model tensors", load_tensors),
+    rule("llama_model_loader: - ", model_metadata),
+    rule("llm_load_print_meta: ", model_metadata),
+    rule("print_info: ", model_metadata),
     // Function prefixes only llama.cpp (and the ollama runner built from it) prints: the model
     // loader and context set-up across versions, the Metal and Vulkan backends, and the
     // dynamic backend loader (`load_backend: loaded CUDA backend from …/libggml-cuda.so`).
@@ -450,6 +456,33 @@ fn compute_failed(text: &str, facts: &mut LineFacts) {
         _ => return,
     };
     facts.failed_phase_hint = Some(phase);
+}
+
+/// The model loader reading the file before its tensors are placed (`src/llama.cpp`
+/// `llama_model_load`, 2023–2024: the `llama_model_loader` constructor prints each metadata key
+/// (`llama_model_loader: - kv  24: tokenizer.ggml.merges …`) and the tensor types (`- type
+/// f32:   66 tensors`), then `llm_load_print_meta` the hyper-parameters; 2025+
+/// `src/llama-model.cpp` `llama_model::print_info` prints them as `print_info: n_layer = 32`):
+/// the model is being loaded.
+fn model_metadata(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_start();
+    let prefix = [
+        "llama_model_loader: - ",
+        "llm_load_print_meta: ",
+        "print_info: ",
+    ]
+    .iter()
+    .find_map(|prefix| line.find(prefix).map(|at| &line[at + prefix.len()..]));
+    // `name = value` (or the loader's `kv N: key type = value`, `type f32: N tensors`).
+    let shaped = prefix.is_some_and(|rest| rest.contains(" = ") || rest.starts_with("type "));
+    if shaped {
+        llama(facts);
+        facts.event(
+            EventKind::WeightsLoadStart,
+            Phase::WeightsLoad,
+            EventFigures::default(),
+        );
+    }
 }
 
 /// `load_tensors: loading model tensors, this can take a while... (mmap = true)`

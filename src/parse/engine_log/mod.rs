@@ -16,6 +16,7 @@ pub mod engines;
 mod llama_cpp;
 mod phases_other;
 mod prose;
+mod runtimes;
 mod sglang;
 mod stages;
 mod tgi;
@@ -308,6 +309,7 @@ fn table() -> &'static Table {
             llama_cpp::RULES,
             training::RULES,
             phases_other::RULES,
+            runtimes::RULES,
             stages::RULES,
             engines::RULES,
             cmdline::RULES,

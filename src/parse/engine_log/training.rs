@@ -371,7 +371,10 @@ fn detection_bar_step(text: &str, facts: &mut LineFacts) {
 /// bars reach here through their tqdm rate, `it/s]` / `s/it]`; no marker of their own):
 /// * evaluation bars: Lightning 2.x `callbacks/progress/tqdm_progress.py` (`Sanity Checking
 ///   DataLoader 0:`, `Validation DataLoader 0:`, `Testing DataLoader 0:`, `Predicting
-///   DataLoader 0:`; `Validation:` before a dataloader is named) and the ultralytics validator's
+///   DataLoader 0:`; `Validation:` before a dataloader is named; 1.x `callbacks/progress.py`
+///   `ProgressBar.init_validation_tqdm` / `init_test_tqdm` / `init_predict_tqdm`: `Validating:`,
+///   `Testing:`, `Predicting:`, the descriptions scripts' own evaluation bars use too) and the
+///   ultralytics validator's
 ///   header bar (`engine/validator.py` `get_desc`: `Class  Images  Instances  Box(P  R  mAP50 …`).
 ///   Before the failure they are an evaluation pass (`Evaluation`, not a served request);
 ///   printed under it (redrawn as the exception closes them), they show an evaluation running;
@@ -390,6 +393,9 @@ fn framework_bar(text: &str, facts: &mut LineFacts) -> bool {
         "Predicting DataLoader ",
         "Sanity Checking: ",
         "Validation: ",
+        "Validating: ",
+        "Testing: ",
+        "Predicting: ",
     ]
     .iter()
     .any(|word| description.contains(word));

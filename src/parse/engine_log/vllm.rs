@@ -30,6 +30,11 @@ pub(super) const RULES: &[Rule] = &[
     rule("Loading weights took", weights_read),
     rule("Loading model weights took", weights_loaded),
     rule("Model loading took", weights_loaded),
+    rule(
+        "Starting profile run for multi-modal models",
+        multimodal_profiling,
+    ),
+    rule("of the maximum feature size", multimodal_profiling),
     rule("Memory profiling takes", profiling),
     rule("Memory profiling results:", profiling),
     rule("x gpu_memory_utilization (", profiling),
@@ -269,6 +274,24 @@ fn weights_loaded(text: &str, facts: &mut LineFacts) {
 fn gib(text: &str, key: &str) -> Option<Bytes> {
     let value = number_after(text, key)?;
     (value >= 0.0).then(|| Bytes::from_gib_f64(value))
+}
+
+/// The profiling run of a multi-modal model begins: V0 0.6.x `worker/enc_dec_model_runner.py`
+/// `EncoderDecoderModelRunner.profile_run` logs `Starting profile run for multi-modal models.`
+/// before its dummy batch; V1 0.7–0.11 `v1/worker/gpu_model_runner.py` `profile_run` logs
+/// `Encoder cache will be initialized with a budget of N tokens, and profiled with K image
+/// items of the maximum feature size.` before it runs the encoder on dummy items, then the
+/// dummy forward (where torch.compile compiles) that the memory profiling measures.
+fn multimodal_profiling(text: &str, facts: &mut LineFacts) {
+    let v1 = has(text, "Encoder cache will be initialized") && has(text, ", and profiled with ");
+    if has(text, "Starting profile run for multi-modal models") || v1 {
+        facts.engine(EngineName::Vllm, Certainty::Strong);
+        facts.event(
+            EventKind::ProfilingStart,
+            Phase::Profiling,
+            EventFigures::default(),
+        );
+    }
 }
 
 fn profiling(text: &str, facts: &mut LineFacts) {

@@ -760,3 +760,44 @@ mod framework_stage_tests {
         );
     }
 }
+
+/// The apps' frames read this session: ai-models' forecast run, the web UI's memory monitor,
+/// ultralytics' predictor set-up, warm-up and tracking.
+mod app_frame_tests {
+    use crate::analyze::phase::{frame_phase, frame_rule, Role};
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn ai_models_memory_monitor_and_ultralytics_predictor() {
+        let graphcast = "/x/site-packages/ai_models_graphcast/model.py";
+        assert_eq!(frame_phase("run", graphcast), Some(Phase::Inference));
+        assert_eq!(
+            frame_rule("run", graphcast).map(|rule| rule.role),
+            Some(Role::Wrapper)
+        );
+        // ai-models' own entry point runs the plugin: its frame decides nothing.
+        assert_eq!(
+            frame_phase("run", "/x/site-packages/ai_models/__main__.py"),
+            None
+        );
+        assert_eq!(
+            frame_phase("run", "D:\\webui\\modules\\memmon.py"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(frame_phase("run", "/x/modules/monitor.py"), None);
+        let predictor = "/x/site-packages/ultralytics/engine/predictor.py";
+        assert_eq!(
+            frame_phase("setup_model", predictor),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            frame_phase("warmup", "/x/site-packages/ultralytics/nn/autobackend.py"),
+            Some(Phase::Profiling)
+        );
+        assert_eq!(
+            frame_phase("track", "/x/site-packages/ultralytics/engine/model.py"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(frame_phase("setup_model", "/x/app/setup.py"), None);
+    }
+}

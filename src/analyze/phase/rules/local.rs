@@ -1,0 +1,55 @@
+//! The frame rules of local inference: ExLlamaV2 and TabbyAPI, text-generation-webui, MLC-LLM,
+//! MLX LM.
+//! `rules.rs` orders the segments into one table (the first rule that matches applies).
+
+use super::r;
+use crate::analyze::phase::FrameRule;
+use crate::analyze::phase::Role::{Serve, Stage};
+use crate::model::explain::Phase::{
+    Inference as I, KvCacheAlloc as K, Profiling as P, TrainingStep as T, WeightsLoad as W,
+};
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const TABBY_LOAD: &[FrameRule] = &[
+    // TabbyAPI 0.0.x `model.py` `ModelContainer.load_gen`: loads the modules (exllamav2's
+    // `load_gen`/`load_autosplit_gen`, deeper rules), builds the cache (`ExLlamaV2Cache`), then
+    // runs a warm-up forward (`self.model.forward(input_ids, cache=self.cache,
+    // preprocess_only=True)`); what no deeper rule reads is that warm-up.
+    r("load_gen", "tabbyAPI/model.py", P, Stage, "exllamav2"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_EXLLAMAV2: &[FrameRule] = &[
+    // --- ExLlamaV2 0.1–0.2 `generator/dynamic.py` `ExLlamaV2DynamicGenerator.iterate`. ---
+    r("iterate", "exllamav2/generator/", I, Serve, "exllamav2"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_MLX_LM: &[FrameRule] = &[
+    // --- MLX LM (ml-explore/mlx-examples `llms/mlx_lm`, then ml-explore/mlx-lm 0.1x–0.2x):
+    // `utils.py` `load`, `generate.py` `generate_step` / `stream_generate`,
+    // `tuner/trainer.py` `train` → `step`. ---
+    r("load", "mlx_lm/", W, Stage, "mlx"),
+    r("generate_step", "mlx_lm/", I, Serve, "mlx"),
+    r("stream_generate", "mlx_lm/", I, Serve, "mlx"),
+    r("step", "mlx_lm/tuner/", T, Serve, "mlx"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const EXLLAMAV2_TGWEBUI_MLC: &[FrameRule] = &[
+    // --- ExLlamaV2 (model.py, cache.py, generator/) ---
+    r("load", "exllamav2/", W, Stage, "exllamav2"),
+    r("load_autosplit", "", W, Stage, "exllamav2"),
+    r("load_gen", "exllamav2/", W, Stage, "exllamav2"),
+    r("__init__", "exllamav2/cache.py", K, Stage, "exllamav2"),
+    r("generate_simple", "", I, Serve, "exllamav2"),
+    // ExLlamaV3 (`exllamav3/model/model.py` `prefill`, `model_tp.py` `prefill_tp`: a prompt
+    // being prefilled, tensor-parallel or not).
+    r("prefill", "exllamav3/", I, Serve, "exllamav2"),
+    r("prefill_tp", "exllamav3/", I, Serve, "exllamav2"),
+    // --- text-generation-webui (modules/ui_model_menu.py, modules/models.py) ---
+    r("load_model_wrapper", "", W, Stage, "text-generation-webui"),
+    // --- MLC-LLM (python/mlc_chat/chat_module.py: `_reload` loads the model library and weights) ---
+    r("_reload", "mlc_chat/", W, Stage, "mlc_llm"),
+    r("_reload", "mlc_llm/", W, Stage, "mlc_llm"),
+];

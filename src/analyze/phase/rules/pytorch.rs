@@ -1,0 +1,213 @@
+//! The frame rules of PyTorch itself: CUDA initialisation, module moves, FSDP wrapping,
+//! TorchScript, reference models.
+//! `rules.rs` orders the segments into one table (the first rule that matches applies).
+
+use super::r;
+use crate::analyze::phase::FrameRule;
+use crate::analyze::phase::Role::{Move, Serve, Stage};
+use crate::model::explain::Phase::{
+    CudaGraphCapture as G, FormatConversion as F, Inference as I, Startup as S, TrainingStep as T,
+    WeightsLoad as W,
+};
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_FSDP2: &[FrameRule] = &[
+    // --- FSDP2 (torch 2.4 `distributed/_composable/fsdp/fully_shard.py`, 2.6+
+    // `distributed/fsdp/_fully_shard/_fully_shard.py`): `fully_shard` shards and places the
+    // parameters; ColossalAI `booster/booster.py` `Booster.boost` does the same. ---
+    r("fully_shard", "torch/distributed/", W, Stage, "torch"),
+    r("boost", "colossalai/booster/", W, Stage, "colossalai"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const TORCH: &[FrameRule] = &[
+    // --- torch ---
+    r("_lazy_init", "torch/cuda/", S, Stage, "torch"),
+    // torch ≤ 1.4 `torch/cuda/__init__.py`: the first `torch.cuda.*Tensor` runs `_lazy_new`,
+    // which runs `_lazy_init` (context creation).
+    r("_lazy_new", "torch/cuda/", S, Stage, "torch"),
+    r("set_device", "torch/cuda/", S, Stage, "torch"),
+    r("init_process_group", "torch/distributed", S, Stage, "torch"),
+    r("to", "torch/nn/modules/module.py", W, Move, "torch"),
+    // `convert` is the closure of `Module.to` (`.half()`/`.float()` pass lambdas).
+    r("convert", "torch/nn/modules/module.py", W, Move, "torch"),
+    r("to", "bitsandbytes/", W, Move, "bitsandbytes"),
+    r("cuda", "torch/nn/modules/module.py", W, Move, "torch"),
+    r("half", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("float", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("bfloat16", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("double", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r("type", "torch/nn/modules/module.py", F, Stage, "torch"),
+    r(
+        "load_state_dict",
+        "torch/nn/modules/module.py",
+        W,
+        Stage,
+        "torch",
+    ),
+    r("load", "torch/serialization.py", W, Stage, "torch"),
+    r("capture_begin", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("capture_end", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("__enter__", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("__exit__", "torch/cuda/graphs.py", G, Stage, "torch"),
+    r("make_graphed_callables", "", G, Stage, "torch"),
+    // torch.compile(mode="reduce-overhead") records CUDA graphs through inductor's CUDA-graph
+    // trees (`torch/_inductor/cudagraph_trees.py`): `cudagraphify` / `deferred_cudagraphify`
+    // build a graph for a new shape, `record_function` records it and `run_eager` is its
+    // warm-up run before recording (torch 2.1+; older releases: `compile_fx.py
+    // cudagraphify_impl`).
+    r("cudagraphify", "torch/_inductor/", G, Stage, "torch"),
+    r(
+        "deferred_cudagraphify",
+        "torch/_inductor/",
+        G,
+        Stage,
+        "torch",
+    ),
+    r("cudagraphify_impl", "torch/_inductor/", G, Stage, "torch"),
+    r(
+        "record_function",
+        "torch/_inductor/cudagraph_trees.py",
+        G,
+        Stage,
+        "torch",
+    ),
+    r(
+        "run_eager",
+        "torch/_inductor/cudagraph_trees.py",
+        G,
+        Stage,
+        "torch",
+    ),
+    // Activation checkpointing (`torch/utils/checkpoint.py`: `checkpoint`,
+    // `checkpoint_sequential`, the recomputation in backward `recompute_fn`/`unpack_hook`)
+    // saves memory for backward: it runs in training.
+    r("checkpoint", "torch/utils/checkpoint.py", T, Serve, "torch"),
+    r(
+        "checkpoint_sequential",
+        "torch/utils/checkpoint.py",
+        T,
+        Serve,
+        "torch",
+    ),
+    r(
+        "recompute_fn",
+        "torch/utils/checkpoint.py",
+        T,
+        Serve,
+        "torch",
+    ),
+    r(
+        "unpack_hook",
+        "torch/utils/checkpoint.py",
+        T,
+        Serve,
+        "torch",
+    ),
+    // safetensors `torch.py`: `load_file(filename, device="cuda:0")` / `load(...)` put a
+    // checkpoint's tensors straight on the GPU.
+    r("load_file", "safetensors/", W, Stage, "safetensors"),
+    r("backward", "", T, Serve, "torch"),
+    r("_engine_run_backward", "", T, Serve, "torch"),
+    r("run_backward", "", T, Serve, "torch"),
+    r("step", "/optim/", T, Serve, "torch"),
+    r("_use_grad", "/optim/", T, Serve, "torch"),
+    // Any function of torch.optim (`adamw`, `_single_tensor_adamw`, `_multi_tensor_adam`, …).
+    r("", "torch/optim/", T, Serve, "torch"),
+    r("clip_grad_norm_", "", T, Serve, "torch"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const FSDP: &[FrameRule] = &[
+    // --- FSDP: wrapping a module moves its parameters to the GPU (torch 2.x
+    // `torch/distributed/fsdp/_init_utils.py` `_init_param_handle_from_module` →
+    // `_move_module_to_device` → `_move_states_to_device`; FSDP2's `fully_shard` calls
+    // `_move_states_to_device` in `_fully_shard/_fsdp_init.py`) ---
+    r(
+        "_move_module_to_device",
+        "torch/distributed/fsdp/",
+        W,
+        Move,
+        "torch",
+    ),
+    r(
+        "_move_states_to_device",
+        "torch/distributed/fsdp/",
+        W,
+        Move,
+        "torch",
+    ),
+    // FSDP1's `FlatParamHandle._init_flat_param` (`torch/distributed/fsdp/flat_param.py`, run
+    // once from the handle's constructor while wrapping) flattens the module's parameters into
+    // one tensor on the device; the name is FSDP's alone, so a Rich box that wrapped its path
+    // (`…/fsdp/fla` │ `t_param.py:462 in _init_flat_param`) is still read.
+    r("_init_flat_param", "", W, Move, "torch"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const TORCHSCRIPT: &[FrameRule] = &[
+    // A TorchScript module's serialized code (`torch.jit.load` keeps it under `code/__torch__/`
+    // and its frames name that file): a scripted model shipped to run inputs through it.
+    r("forward", "code/__torch__/", I, Serve, "torchscript"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const GPT_OSS_FSDP1: &[FrameRule] = &[
+    // --- gpt-oss reference implementations (`gpt_oss/torch|triton/model.py`: `Transformer.
+    // from_checkpoint` loads the weights, `TokenGenerator.generate` and the model's `forward`
+    // generate; the repository has no training code). ---
+    r("from_checkpoint", "gpt_oss/", W, Stage, "gpt-oss"),
+    r("forward", "gpt_oss/", I, Serve, "gpt-oss"),
+    // --- FSDP1 wrapping (torch 2.0–2.6 `torch/distributed/fsdp/fully_sharded_data_parallel.py`
+    // `FullyShardedDataParallel.__init__` → `_wrap_utils.py` `_auto_wrap` → `wrap.py`
+    // `_recursive_wrap`, and `_init_utils.py` `_init_param_handle_from_module` →
+    // `_sync_module_params_and_buffers` → `torch/distributed/utils.py`
+    // `_sync_params_and_buffers`, which broadcasts rank 0's weights): the model is being
+    // sharded onto the GPUs before any step. DDP's constructor (`torch/nn/parallel/
+    // distributed.py` `__init__`) is not listed: besides broadcasting the weights
+    // (`_sync_module_states`, listed) it builds the gradient buckets of its reducer, which is
+    // set-up for training rather than a load. ---
+    r(
+        "__init__",
+        "torch/distributed/fsdp/fully_sharded_data_parallel.py",
+        W,
+        Stage,
+        "torch",
+    ),
+    r("_auto_wrap", "torch/distributed/fsdp/", W, Stage, "torch"),
+    r(
+        "_recursive_wrap",
+        "torch/distributed/fsdp/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_init_param_handle_from_module",
+        "torch/distributed/fsdp/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_sync_module_params_and_buffers",
+        "torch/distributed/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_sync_params_and_buffers",
+        "torch/distributed/",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_sync_module_states",
+        "torch/distributed/",
+        W,
+        Stage,
+        "torch",
+    ),
+];

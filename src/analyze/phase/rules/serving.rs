@@ -1,0 +1,394 @@
+//! The frame rules of serving engines and inference runtimes: vLLM, SGLang, TGI, LMDeploy,
+//! TensorRT-LLM, TensorRT, ONNX Runtime.
+//! `rules.rs` orders the segments into one table (the first rule that matches applies).
+
+use super::r;
+use crate::analyze::phase::FrameRule;
+use crate::analyze::phase::Role::{Serve, Stage, Wrapper};
+use crate::model::explain::Phase::{
+    CudaGraphCapture as G, FormatConversion as F, Inference as I, KvCacheAlloc as K,
+    Profiling as P, Startup as S, WeightsLoad as W,
+};
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
+    // --- vLLM V1 0.10–0.11+: `v1/worker/gpu_worker.py` `execute_dummy_batch` (a
+    // data-parallel rank with no requests runs `_dummy_run(1)` in step with the others, while
+    // serving); `sample_tokens` (0.11+, `gpu_model_runner.py`, the second half of a step). ---
+    r("execute_dummy_batch", "vllm/", I, Serve, "vllm"),
+    r("sample_tokens", "vllm/", I, Serve, "vllm"),
+    // --- SGLang 0.3–0.5 `srt/model_executor/model_runner.py`: `init_cublas` (a small matmul at
+    // start-up creating the cuBLAS handle), `forward_extend` / `forward_decode` /
+    // `forward_idle` (a batch). ---
+    r("init_cublas", "sglang/", S, Stage, "sglang"),
+    r(
+        "forward_extend",
+        "sglang/srt/model_executor/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "forward_decode",
+        "sglang/srt/model_executor/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "forward_idle",
+        "sglang/srt/model_executor/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    // --- LMDeploy 0.4–0.6 `turbomind/turbomind.py` `TurboMind._from_hf` /
+    // `_from_workspace` (build the engine and load weights). ---
+    r("_from_hf", "lmdeploy/", W, Stage, "lmdeploy"),
+    r("_from_workspace", "lmdeploy/", W, Stage, "lmdeploy"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_TRTLLM_CONVERSION: &[FrameRule] = &[
+    // --- TensorRT-LLM checkpoint conversion (0.8–0.1x `examples/*/convert_checkpoint.py`
+    // `convert_and_save_hf` → `models/*/model.py` `from_hugging_face`; `quantization/
+    // quantize_by_modelopt.py` `quantize_and_export`, calibration included). ---
+    r("convert_and_save_hf", "", F, Stage, "tensorrt_llm"),
+    r(
+        "from_hugging_face",
+        "tensorrt_llm/",
+        F,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "quantize_and_export",
+        "tensorrt_llm/",
+        F,
+        Stage,
+        "tensorrt_llm",
+    ),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_TRTLLM_PYTORCH_ORT: &[FrameRule] = &[
+    // --- TensorRT-LLM PyTorch backend (0.17–1.x `_torch/pyexecutor/model_engine.py`):
+    // `PyTorchModelEngine.__init__` → `_load_model` (builds the model and loads its weights). ---
+    r(
+        "_load_model",
+        "tensorrt_llm/_torch/",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "__init__",
+        "tensorrt_llm/_torch/pyexecutor/model_engine.py",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
+    // --- ONNX Runtime (`onnxruntime/capi/onnxruntime_inference_collection.py`):
+    // `InferenceSession.__init__` → `_create_inference_session` (initializers placed on the
+    // device), `run` (a request). ---
+    r(
+        "_create_inference_session",
+        "onnxruntime/",
+        W,
+        Stage,
+        "onnxruntime",
+    ),
+    r("run", "onnxruntime/capi/", I, Serve, "onnxruntime"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_TENSORRT_BUILDER: &[FrameRule] = &[
+    // --- TensorRT's builder (8.x–10.x `IBuilder.build_serialized_network`, ≤ 8.x
+    // `build_engine`): a native call, so any file; an engine build times tactics on the GPU, as
+    // TensorRT-LLM's `build_engine` above. ---
+    r("build_serialized_network", "", G, Stage, "tensorrt"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const VLLM_SGLANG_TGI: &[FrameRule] = &[
+    // --- vLLM (V0 worker/model_runner/llm_engine, V1 gpu_worker/gpu_model_runner/core) ---
+    r("init_device", "vllm/", S, Stage, "vllm"),
+    r("init_worker_distributed_environment", "", S, Stage, "vllm"),
+    r("init_distributed_environment", "", S, Stage, "vllm"),
+    r("ensure_model_parallel_initialized", "", S, Stage, "vllm"),
+    r("initialize_model_parallel", "", S, Stage, "vllm"),
+    r("load_model", "", W, Stage, "vllm/sglang/transformers"),
+    r("get_model", "", W, Stage, "vllm/tgi"),
+    r("load_weights", "", W, Stage, "vllm/sglang"),
+    r("_initialize_model", "", W, Stage, "vllm"),
+    r("initialize_model", "", W, Stage, "vllm"),
+    r("create_weights", "vllm/", W, Stage, "vllm"),
+    r("weight_loader", "", W, Stage, "vllm"),
+    r("weight_loader_v2", "", W, Stage, "vllm"),
+    r("default_weight_loader", "", W, Stage, "vllm"),
+    r("load_model_weights", "", W, Stage, "vllm"),
+    r("_load_weights", "", W, Stage, "vllm"),
+    r("safetensors_weights_iterator", "", W, Stage, "vllm"),
+    r("pt_weights_iterator", "", W, Stage, "vllm"),
+    r("np_cache_weights_iterator", "", W, Stage, "vllm"),
+    r("fastsafetensors_weights_iterator", "", W, Stage, "vllm"),
+    r("process_weights_after_loading", "", F, Stage, "vllm"),
+    r("_process_weights_after_loading", "", F, Stage, "vllm"),
+    r("gptq_marlin_repack", "", F, Stage, "vllm"),
+    r("awq_marlin_repack", "", F, Stage, "vllm"),
+    r("gptq_marlin_moe_repack", "", F, Stage, "vllm"),
+    r("prepare_fp8_layer_for_marlin", "", F, Stage, "vllm"),
+    r("prepare_moe_fp8_layer_for_marlin", "", F, Stage, "vllm"),
+    r("prepare_fp4_layer_for_marlin", "", F, Stage, "vllm"),
+    r("marlin_permute_scales", "", F, Stage, "vllm"),
+    r("requantize_with_max_scale", "", F, Stage, "vllm"),
+    r("normalize_e4m3fn_to_e4m3fnuz", "", F, Stage, "vllm"),
+    r("convert_to_channelwise", "", F, Stage, "vllm"),
+    r("repack", "", F, Stage, "vllm"),
+    r("quantize_", "", F, Stage, "torchao"),
+    r("convert_to_fp8", "", F, Stage, "vllm"),
+    r("profile_run", "", P, Stage, "vllm"),
+    r("_dummy_sampler_run", "", P, Stage, "vllm"),
+    r("_dummy_pooler_run", "", P, Stage, "vllm"),
+    r("determine_num_available_blocks", "", P, Stage, "vllm"),
+    r("determine_available_memory", "", P, Stage, "vllm"),
+    r("_initialize_kv_caches", "", K, Wrapper, "vllm"),
+    r("initialize_cache", "", K, Stage, "vllm"),
+    r("_init_cache", "", K, Stage, "vllm"),
+    r("_init_cache_engine", "", K, Stage, "vllm"),
+    r("__init__", "cache_engine", K, Stage, "vllm/lmdeploy"),
+    r("_allocate_kv_cache", "", K, Stage, "vllm"),
+    r("raise_if_cache_size_invalid", "", K, Stage, "vllm"),
+    r("initialize_from_config", "vllm/", K, Stage, "vllm"),
+    r("initialize_kv_cache", "", K, Stage, "vllm"),
+    r("initialize_kv_cache_tensors", "", K, Stage, "vllm"),
+    r("_allocate_kv_cache_tensors", "", K, Stage, "vllm"),
+    r("_reshape_kv_cache_tensors", "", K, Stage, "vllm"),
+    r("get_kv_cache_config", "", K, Stage, "vllm"),
+    r("get_kv_cache_configs", "", K, Stage, "vllm"),
+    r("check_enough_kv_cache_memory", "", K, Stage, "vllm"),
+    r("_check_enough_kv_cache_memory", "", K, Stage, "vllm"),
+    r("allocate_kv_cache", "", K, Stage, "vllm"),
+    r("compile_or_warm_up_model", "", G, Stage, "vllm"),
+    r("capture_model", "", G, Stage, "vllm"),
+    r("_capture_cudagraphs", "", G, Stage, "vllm"),
+    r("capture", "", G, Stage, "vllm/sglang"),
+    r("_capture", "", G, Stage, "vllm"),
+    r("capture_cuda_graph", "", G, Stage, "vllm"),
+    r("__init__", "cuda_graph_runner", G, Stage, "sglang"),
+    r("execute_model", "", I, Serve, "vllm"),
+    r("execute_model_async", "", I, Serve, "vllm"),
+    r("step", "llm_engine", I, Serve, "vllm"),
+    r("step", "engine/core.py", I, Serve, "vllm"),
+    r("step_with_batch_queue", "", I, Serve, "vllm"),
+    // V0 `worker/worker_base.py` `LocalOrDistributedWorkerBase.start_worker_execution_loop`: the
+    // decode loop of the non-driver workers; V1 `v1/engine/async_llm.py` `AsyncLLM.output_handler`:
+    // the API server's task pulling outputs of running requests from EngineCore.
+    r("start_worker_execution_loop", "", I, Serve, "vllm"),
+    r("output_handler", "vllm/v1/engine/", I, Serve, "vllm"),
+    r("step_async", "", I, Serve, "vllm"),
+    r("engine_step", "", I, Serve, "vllm"),
+    r("run_engine_loop", "", I, Serve, "vllm"),
+    r("run_busy_loop", "", I, Serve, "vllm"),
+    r("_process_engine_step", "", I, Serve, "vllm"),
+    r("_run_engine", "", I, Serve, "vllm"),
+    r("create_chat_completion", "", I, Serve, "vllm"),
+    r("create_completion", "", I, Serve, "vllm"),
+    r("chat_completion_stream_generator", "", I, Serve, "vllm"),
+    r("chat_completion_full_generator", "", I, Serve, "vllm"),
+    r("chat", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("encode", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("embed", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("score", "entrypoints/llm.py", I, Serve, "vllm"),
+    r("beam_search", "entrypoints/llm.py", I, Serve, "vllm"),
+    // --- SGLang (model_runner.py, cuda_graph_runner.py, scheduler.py, tp_worker.py) ---
+    r("init_torch_distributed", "", S, Stage, "sglang"),
+    r("profile_max_num_token", "", P, Stage, "sglang"),
+    r("kernel_warmup", "", P, Stage, "sglang"),
+    r("init_memory_pool", "", K, Stage, "sglang"),
+    r("_create_buffers", "mem_cache", K, Stage, "sglang"),
+    r("init_cuda_graphs", "", G, Stage, "sglang"),
+    r("init_device_graphs", "", G, Stage, "sglang"),
+    r("capture_one_batch_size", "", G, Stage, "sglang"),
+    r("event_loop_normal", "", I, Serve, "sglang"),
+    r("event_loop_overlap", "", I, Serve, "sglang"),
+    r("event_loop_pp", "", I, Serve, "sglang"),
+    r("run_batch", "", I, Serve, "sglang"),
+    r("forward_thread_func", "", I, Serve, "sglang"),
+    r("forward_thread_func_", "", I, Serve, "sglang"),
+    r("forward_batch_generation", "", I, Serve, "sglang"),
+    r("generate_request", "", I, Serve, "sglang"),
+    // --- TGI (server/text_generation_server) ---
+    r("init_kv_cache", "", K, Stage, "tgi"),
+    r("cuda_graph_warmup", "", G, Stage, "tgi"),
+    r("tunableop_warmup", "", P, Stage, "tgi"),
+    r("Warmup", "", P, Stage, "tgi"),
+    r("warmup", "", P, Stage, "tgi/lmdeploy"),
+    r("_warmup", "", P, Stage, "vllm"),
+    r("warmup_model", "", P, Stage, "vllm"),
+    r("get_tensor", "text_generation_server", W, Stage, "tgi"),
+    r("get_sharded", "text_generation_server", W, Stage, "tgi"),
+    r(
+        "get_multi_weights_col",
+        "text_generation_server",
+        W,
+        Stage,
+        "tgi",
+    ),
+    r("get_weights_col", "text_generation_server", W, Stage, "tgi"),
+    r("get_weights_row", "text_generation_server", W, Stage, "tgi"),
+    r("Prefill", "", I, Serve, "tgi"),
+    r("Decode", "", I, Serve, "tgi"),
+    r("generate_token", "", I, Serve, "tgi"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const LMDEPLOY: &[FrameRule] = &[
+    // --- LMDeploy (turbomind/turbomind.py, pytorch/engine) ---
+    r("allocate_gpu_cache", "", K, Stage, "lmdeploy"),
+    r("_build_model", "lmdeploy/", W, Stage, "lmdeploy"),
+    r("_load_weights", "lmdeploy/", W, Stage, "lmdeploy"),
+    r("stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),
+    r("async_stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const TRTLLM: &[FrameRule] = &[
+    // --- TensorRT-LLM (runtime/model_runner*.py, runtime/generation.py, _torch/pyexecutor) ---
+    r("from_dir", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
+    r("from_engine", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
+    r(
+        "setup",
+        "tensorrt_llm/runtime/generation.py",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_setup",
+        "tensorrt_llm/runtime/generation.py",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "estimate_max_tokens",
+        "tensorrt_llm/",
+        P,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r("build_managers", "tensorrt_llm/", K, Stage, "tensorrt_llm"),
+    r(
+        "_create_kv_cache_manager",
+        "tensorrt_llm/",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r("build", "tensorrt_llm/builder.py", G, Stage, "tensorrt_llm"),
+    r("build_engine", "tensorrt_llm/", G, Stage, "tensorrt_llm"),
+    // The PyTorch backend (`tensorrt_llm/_torch/pyexecutor/model_engine.py`, 0.19–1.x):
+    // `warmup` → `_run_cuda_graph_warmup` → `_capture_generation_cuda_graphs` /
+    // `_capture_piecewise_cuda_graphs` capture the decode graphs before serving;
+    // `py_executor.py` `_executor_loop` / `_executor_loop_overlap` → `_forward_step` serve.
+    r(
+        "_run_cuda_graph_warmup",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_capture_generation_cuda_graphs",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_capture_piecewise_cuda_graphs",
+        "tensorrt_llm/_torch/",
+        G,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r(
+        "_executor_loop",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+    r(
+        "_executor_loop_overlap",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+    r(
+        "_forward_step",
+        "tensorrt_llm/_torch/",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const SGLANG_DISAGGREGATION: &[FrameRule] = &[
+    // --- SGLang disaggregated serving (0.4.6–0.5 `srt/disaggregation/decode.py`
+    // `event_loop_normal_disagg_decode` / `event_loop_overlap_disagg_decode`,
+    // `srt/disaggregation/prefill.py` `event_loop_*_disagg_prefill`) and the scheduler's result
+    // handling (`srt/managers/scheduler_output_processor_mixin.py` `process_batch_result_decode`
+    // / `_prefill`); before 0.2 the worker was `srt/managers/router/model_rpc.py`
+    // (`forward_prefill_batch`, `forward_decode_batch`, `ScheduleBatch.sample` in
+    // `infer_batch.py`). All run requests. ---
+    r(
+        "",
+        "sglang/srt/disaggregation/decode.py",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "",
+        "sglang/srt/disaggregation/prefill.py",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "process_batch_result",
+        "sglang/srt/managers/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "process_batch_result_decode",
+        "sglang/srt/managers/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r(
+        "process_batch_result_prefill",
+        "sglang/srt/managers/",
+        I,
+        Serve,
+        "sglang",
+    ),
+    r("forward_decode_batch", "sglang/", I, Serve, "sglang"),
+    r("forward_prefill_batch", "sglang/", I, Serve, "sglang"),
+    r("sample", "sglang/srt/managers/", I, Serve, "sglang"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const TENSORRT_RUNTIME: &[FrameRule] = &[
+    // --- TensorRT's Python API (8.x–10.x `tensorrt.Runtime.deserialize_cuda_engine`): it puts a
+    // built engine's weights on the GPU. A native method, so it shows as the call under the last
+    // Python frame, from any file. ---
+    r("deserialize_cuda_engine", "", W, Stage, "tensorrt"),
+];

@@ -1,0 +1,393 @@
+//! The frame rules of training frameworks: Lightning, DeepSpeed, Megatron/NeMo, torchtune,
+//! ultralytics, detectron2, OpenMMLab, OpenNMT, RL trainers, and the bare names of training
+//! scripts.
+//! `rules.rs` orders the segments into one table (the first rule that matches applies).
+
+use super::r;
+use crate::analyze::phase::FrameRule;
+use crate::analyze::phase::Role::{Move, Serve, Stage};
+use crate::model::explain::Phase::{
+    Inference as I, Profiling as P, Startup as S, TrainingStep as T, WeightsLoad as W,
+};
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_LIGHTNING: &[FrameRule] = &[
+    // --- Lightning 2.x `loops/evaluation_loop.py` `_EvaluationLoop.run` → `_evaluation_step`,
+    // `on_run_end` → `_on_evaluation_epoch_end` (the `on_validation_epoch_end` hooks); 1.x
+    // `loops/dataloader/evaluation_loop.py` `EvaluationLoop.advance` and
+    // `loops/epoch/evaluation_epoch_loop.py` `_evaluation_step`; `loops/prediction_loop.py`
+    // `_PredictionLoop.run` → `_predict_step`; the fit loop's `run`s and the optimization loops
+    // (`loops/optimization/automatic.py`, `manual.py`: `run`, `_training_step`,
+    // `_optimizer_step`), which only train. Validation inside `fit` runs below
+    // `training_epoch_loop.on_advance_end`, so its deeper frames decide. ---
+    r("run", "loops/evaluation_loop", I, Serve, "lightning"),
+    r("on_run_end", "loops/evaluation_loop", I, Serve, "lightning"),
+    r("_on_evaluation_epoch_end", "loops/", I, Serve, "lightning"),
+    r("_evaluation_step", "loops/", I, Serve, "lightning"),
+    r(
+        "advance",
+        "loops/dataloader/evaluation_loop",
+        I,
+        Serve,
+        "lightning",
+    ),
+    r(
+        "advance",
+        "loops/epoch/evaluation_epoch_loop",
+        I,
+        Serve,
+        "lightning",
+    ),
+    r("run", "loops/prediction_loop", I, Serve, "lightning"),
+    r("_predict_step", "loops/", I, Serve, "lightning"),
+    r("run", "loops/fit_loop", T, Serve, "lightning"),
+    r("run", "loops/training_epoch_loop", T, Serve, "lightning"),
+    r("", "loops/optimization/", T, Serve, "lightning"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_DEEPSPEED: &[FrameRule] = &[
+    // --- DeepSpeed 0.1x: `__init__.py` `init_inference` → `inference/engine.py`
+    // `InferenceEngine.__init__` (kernel injection, TP sharding, weights to the GPU);
+    // `runtime/engine.py` `load_checkpoint` / `_load_checkpoint` (resume);
+    // `runtime/pipe/engine.py` `PipelineEngine.train_batch` / `eval_batch`. ---
+    r("init_inference", "deepspeed/", W, Stage, "deepspeed"),
+    r(
+        "__init__",
+        "deepspeed/inference/engine.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "load_checkpoint",
+        "deepspeed/runtime/engine.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_load_checkpoint",
+        "deepspeed/runtime/engine.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "train_batch",
+        "deepspeed/runtime/pipe/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
+    r(
+        "eval_batch",
+        "deepspeed/runtime/pipe/",
+        I,
+        Serve,
+        "deepspeed",
+    ),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_MEGATRON_TO_MMENGINE: &[FrameRule] = &[
+    // --- Megatron-LM / NeMo: `megatron/training/training.py` (`megatron/training.py` before
+    // core 0.5) `setup_model_and_optimizer`, `checkpointing.py` `load_checkpoint`,
+    // `evaluate_and_print_results` (evaluation between iterations); NeMo
+    // `core/classes/modelPT.py` `restore_from` and the ASR models' `transcribe`
+    // (`collections/asr/`). ---
+    r(
+        "setup_model_and_optimizer",
+        "megatron/",
+        W,
+        Stage,
+        "megatron",
+    ),
+    r("load_checkpoint", "megatron/", W, Stage, "megatron"),
+    r(
+        "evaluate_and_print_results",
+        "megatron/",
+        I,
+        Serve,
+        "megatron",
+    ),
+    r("restore_from", "nemo/", W, Stage, "nemo"),
+    r("transcribe", "nemo/collections/asr/", I, Serve, "nemo"),
+    // --- torchtune 0.3–0.6 recipes (`recipes/full_finetune_*.py`, `lora_finetune_*.py`):
+    // `setup` → `_setup_model` loads the checkpoint onto the device;
+    // `training/checkpointing/_checkpointer.py` `load_checkpoint`. ---
+    r("_setup_model", "recipes/", W, Stage, "torchtune"),
+    r("load_checkpoint", "torchtune/", W, Stage, "torchtune"),
+    // --- ultralytics 8.x `engine/trainer.py` (`yolo/engine/trainer.py` in 8.0)
+    // `BaseTrainer._do_train` (the epoch loop), `validate` → `engine/validator.py`
+    // `BaseValidator.__call__` (validation inside training, or `model.val()`),
+    // `engine/predictor.py` `BasePredictor.__call__` / `stream_inference`,
+    // `engine/model.py` `Model.val`. ---
+    r("_do_train", "ultralytics/", T, Serve, "ultralytics"),
+    r("validate", "ultralytics/", I, Serve, "ultralytics"),
+    r("__call__", "engine/validator.py", I, Serve, "ultralytics"),
+    r("__call__", "engine/predictor.py", I, Serve, "ultralytics"),
+    r("stream_inference", "ultralytics/", I, Serve, "ultralytics"),
+    r(
+        "val",
+        "ultralytics/engine/model.py",
+        I,
+        Serve,
+        "ultralytics",
+    ),
+    // --- detectron2 `evaluation/evaluator.py` `inference_on_dataset`, `engine/defaults.py`
+    // `DefaultTrainer.test` and `DefaultPredictor.__call__`, `engine/hooks.py` `EvalHook._do_eval`
+    // (evaluation inside training), `DefaultTrainer.resume_or_load`. (`build_model` is not a
+    // rule: it moves the model with `Module.to`, which decides.) ---
+    r(
+        "inference_on_dataset",
+        "detectron2/",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r(
+        "test",
+        "detectron2/engine/defaults.py",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r(
+        "__call__",
+        "detectron2/engine/defaults.py",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r(
+        "_do_eval",
+        "detectron2/engine/hooks.py",
+        I,
+        Serve,
+        "detectron2",
+    ),
+    r("resume_or_load", "detectron2/", W, Stage, "detectron2"),
+    // --- mmengine 0.x `runner/runner.py` `Runner.val` / `Runner.test` (`Runner.train` runs its
+    // validation below `EpochBasedTrainLoop.run_epoch`'s caller, and `val_step` decides);
+    // mmcv 1.x `runner/hooks/evaluation.py` `EvalHook._do_evaluate`. ---
+    r("val", "mmengine/runner/runner.py", I, Serve, "mmengine"),
+    r("test", "mmengine/runner/runner.py", I, Serve, "mmengine"),
+    r("_do_evaluate", "", I, Serve, "mmcv"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_OPENNMT_RL: &[FrameRule] = &[
+    // --- OpenNMT-py 2.x–3.x: `onmt/trainer.py` `Trainer.train` → `_gradient_accumulation`
+    // (`validate` is its evaluation), `onmt/translate/translator.py` `translate` →
+    // `translate_batch` → `_translate_batch_with_strategy`. ---
+    r("_gradient_accumulation", "onmt/", T, Serve, "opennmt"),
+    r("translate", "onmt/", I, Serve, "opennmt"),
+    r(
+        "_translate_batch_with_strategy",
+        "onmt/",
+        I,
+        Serve,
+        "opennmt",
+    ),
+    // --- RL trainers: a rollout (generation, environment steps) is part of a training step.
+    // stable-baselines3 2.x `common/on_policy_algorithm.py` `learn` → `collect_rollouts`;
+    // verl 0.3–0.5 `workers/fsdp_workers.py` `ActorRolloutRefWorker.init_model` (builds the
+    // actor and the rollout engine), `generate_sequences` (rollout), `update_actor`,
+    // `compute_log_prob`, `compute_ref_log_prob`; OpenRLHF 0.5–0.8
+    // `trainer/ppo_utils/experience_maker.py` `make_experience_list` (rollout),
+    // `trainer/ppo_trainer.py` `ppo_train`. ---
+    r("learn", "stable_baselines3/", T, Serve, "stable-baselines3"),
+    r(
+        "collect_rollouts",
+        "stable_baselines3/",
+        T,
+        Serve,
+        "stable-baselines3",
+    ),
+    r("init_model", "verl/", W, Stage, "verl"),
+    r("generate_sequences", "verl/", T, Stage, "verl"),
+    r("update_actor", "verl/", T, Serve, "verl"),
+    r("compute_log_prob", "verl/", T, Serve, "verl"),
+    r("compute_ref_log_prob", "verl/", T, Serve, "verl"),
+    r("make_experience_list", "openrlhf/", T, Stage, "openrlhf"),
+    r("ppo_train", "openrlhf/", T, Serve, "openrlhf"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_MEGATRON_HAIKU_INIT: &[FrameRule] = &[
+    // --- Megatron-LM `megatron/training/initialize.py` (`megatron/initialize.py` before core
+    // 0.5) `initialize_megatron`: distributed set-up and fused-kernel loading, before any model;
+    // Haiku `haiku/_src/transform.py` `init_fn` (parameters created, as Flax's `init`). ---
+    r("initialize_megatron", "megatron/", S, Stage, "megatron"),
+    r("init_fn", "haiku/_src/transform.py", W, Stage, "haiku"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const LIGHTNING: &[FrameRule] = &[
+    // --- Lightning (trainer/trainer.py, loops/, strategies/) ---
+    r("validation_step", "", I, Serve, "lightning"),
+    r("test_step", "", I, Serve, "lightning"),
+    r("predict_step", "", I, Serve, "lightning"),
+    // The caller's own loop, named as training and evaluation code is conventionally named
+    // (`def train_epoch(...)`, `def evaluate(model, loader)`): decides only when no library
+    // frame below it does.
+    r("train_epoch", "", T, Serve, "user code"),
+    r("train_one_epoch", "", T, Serve, "user code"),
+    r("train_loop", "", T, Serve, "user code"),
+    r("training_loop", "", T, Serve, "user code"),
+    r("evaluate", "", I, Serve, "user code"),
+    r("evaluation_step", "", I, Serve, "user code"),
+    r("eval_step", "", I, Serve, "user code"),
+    r("run_inference", "", I, Serve, "user code"),
+    // `predict(params, x)`: a model's prediction function (a jitted JAX `predict`, Keras and
+    // scikit-style `model.predict`); the library rules above come first.
+    r("predict", "", I, Serve, "user code"),
+    r("inference", "", I, Serve, "user code"),
+    r("_run_sanity_check", "", I, Serve, "lightning"),
+    r("advance", "loops/evaluation_loop", I, Serve, "lightning"),
+    r("advance", "loops/prediction_loop", I, Serve, "lightning"),
+    r(
+        "advance",
+        "loops/training_epoch_loop",
+        T,
+        Serve,
+        "lightning",
+    ),
+    r("advance", "loops/fit_loop", T, Serve, "lightning"),
+    r("run_training_epoch", "", T, Serve, "lightning"),
+    r("run_training_batch", "", T, Serve, "lightning"),
+    r("fit_loop", "", T, Serve, "lightning"),
+    r("model_to_device", "", W, Move, "lightning"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const DEEPSPEED: &[FrameRule] = &[
+    // --- DeepSpeed (runtime/engine.py, runtime/zero/) ---
+    r("_configure_distributed_model", "", W, Move, "deepspeed"),
+    // `deepspeed.initialize` builds the engine: optimizer (ZeRO partitions and fp32 master
+    // copies of the weights) before any step runs.
+    r("_configure_optimizer", "deepspeed/", W, Stage, "deepspeed"),
+    r("_configure_zero_optimizer", "", W, Stage, "deepspeed"),
+    r(
+        "_configure_basic_optimizer",
+        "deepspeed/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r("initialize", "deepspeed/__init__.py", W, Stage, "deepspeed"),
+    r("_post_init_method", "deepspeed/", W, Stage, "deepspeed"),
+    r("step", "deepspeed/runtime", T, Serve, "deepspeed"),
+    r("_take_model_step", "", T, Serve, "deepspeed"),
+    r("allreduce_gradients", "", T, Serve, "deepspeed"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const DEEPSPEED_ZERO3_STEP: &[FrameRule] = &[
+    // --- DeepSpeed ZeRO-3 (0.9–0.16 `deepspeed/runtime/zero/stage3.py`): `step` runs
+    // `_optimizer_step(sub_group_id)` per sub-group, which calls the wrapped `optimizer.step()` ---
+    r(
+        "_optimizer_step",
+        "deepspeed/runtime/zero/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const OPENMMLAB_DETECTRON2: &[FrameRule] = &[
+    // --- OpenMMLab: mmcv 1.x runners (`mmcv/runner/epoch_based_runner.py` /
+    // `iter_based_runner.py` `train` → `run_iter` → the model's `train_step`; `val` runs the
+    // validation) and mmengine 0.x loops (`mmengine/runner/loops.py` `EpochBasedTrainLoop.run_epoch`,
+    // `IterBasedTrainLoop.run_iter`; the model's `train_step` in `mmengine/model/`); the
+    // downstream `train_detector`/`train_segmentor` (`mmdet|mmseg/apis/train.py`) call them. ---
+    r("train", "mmcv/runner/", T, Serve, "mmcv"),
+    r("val", "mmcv/runner/", I, Serve, "mmcv"),
+    r("train_step", "mmcv/", T, Serve, "mmcv"),
+    r("val_step", "mmcv/", I, Serve, "mmcv"),
+    r(
+        "run_epoch",
+        "mmengine/runner/loops.py",
+        T,
+        Serve,
+        "mmengine",
+    ),
+    r("train_step", "mmengine/", T, Serve, "mmengine"),
+    r("val_step", "mmengine/", I, Serve, "mmengine"),
+    r("test_step", "mmengine/", I, Serve, "mmengine"),
+    r("train_detector", "", T, Serve, "mmdet"),
+    r("train_segmentor", "", T, Serve, "mmseg"),
+    // --- detectron2 (`detectron2/engine/train_loop.py`: `TrainerBase.train` → `run_step`, the
+    // SimpleTrainer/AMPTrainer step: data, forward, `losses.backward()`, optimizer step) ---
+    r("run_step", "detectron2/engine/", T, Serve, "detectron2"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const DEEPSPEED_ZERO3_SETUP: &[FrameRule] = &[
+    // --- DeepSpeed ZeRO-3 parameter set-up (0.9–0.16 `deepspeed/runtime/zero/
+    // parameter_offload.py` `DeepSpeedZeRoOffload.__init__` → `_convert_to_zero_parameters`,
+    // and `partition_parameters.py` `zero.Init`'s `_post_init_method` →
+    // `_convert_to_deepspeed_param`): each module's weights are turned into partitioned ZeRO
+    // parameters when the model is built or wrapped. (`_partition_param` and the gathers also
+    // run during steps, so they are not listed.) ---
+    r(
+        "__init__",
+        "deepspeed/runtime/zero/parameter_offload.py",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_convert_to_zero_parameters",
+        "deepspeed/runtime/zero/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_convert_to_deepspeed_param",
+        "deepspeed/runtime/zero/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+    r(
+        "_post_init_method",
+        "deepspeed/runtime/zero/",
+        W,
+        Stage,
+        "deepspeed",
+    ),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const BARE_NAMES: &[FrameRule] = &[
+    // --- Bare names of the tenth session's block (after every path-qualified rule): unsloth's
+    // patched trainer loop (`unsloth/models/_utils.py` rewrites `Trainer._inner_training_loop`
+    // as `_fast_inner_training_loop`, 2024.x–2025.x; `unsloth_train` in `unsloth/trainer.py`);
+    // the validation functions of training scripts (`validate` in pytorch/examples
+    // `imagenet/main.py` and timm `train.py`; `validate_one_epoch`, `val_one_epoch`,
+    // `valid_one_epoch`; diffusers' example scripts' `log_validation`); Detectron2's demo
+    // `VisualizationDemo.run_on_image` (`demo/predictor.py`). ---
+    r("_fast_inner_training_loop", "", T, Serve, "unsloth"),
+    r("unsloth_train", "", T, Serve, "unsloth"),
+    r("validate", "", I, Serve, "user code"),
+    r("validate_one_epoch", "", I, Serve, "user code"),
+    r("val_one_epoch", "", I, Serve, "user code"),
+    r("valid_one_epoch", "", I, Serve, "user code"),
+    r("log_validation", "", I, Serve, "diffusers"),
+    r("run_on_image", "", I, Serve, "detectron2"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const ULTRALYTICS_PREDICTOR: &[FrameRule] = &[
+    // --- ultralytics 8.x `engine/predictor.py` `BasePredictor.stream_inference` (a rule
+    // above) first runs `setup_model` (`nn/autobackend.py` `AutoBackend`: the weights loaded
+    // and moved to the device), then `AutoBackend.warmup` (a forward on a dummy image), then the
+    // model on each input; `engine/model.py` `Model.track` runs `predict` with a tracker. ---
+    r("setup_model", "ultralytics/", W, Stage, "ultralytics"),
+    r("warmup", "ultralytics/", P, Stage, "ultralytics"),
+    r("track", "ultralytics/", I, Serve, "ultralytics"),
+];

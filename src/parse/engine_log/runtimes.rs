@@ -1,0 +1,264 @@
+//! Stage lines of inference runtimes and apps without a module of their own, read from their
+//! sources (each handler names the project, file, function and version read): ONNX Runtime's
+//! kernel and session errors, the TVM backtrace of MLC-LLM's weight loading, ultralytics'
+//! per-image prediction lines, Aphrodite's loaded weights and Fooocus-API's failed task. They add timeline events or say which stage a failure is in;
+//! which engine a text belongs to is decided elsewhere.
+
+use super::common::{has, size_after};
+use super::{rule, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+
+pub(super) const RULES: &[Rule] = &[
+    rule("Non-zero status code returned while running ", ort_kernel),
+    rule("Exception during initialization", ort_initialization),
+    rule("NDArrayCache::Load", tvm_params_load),
+    rule("video 1/", ultralytics_prediction),
+    rule(" (frame ", ultralytics_prediction),
+    rule("image 1/", ultralytics_prediction),
+    rule(
+        "Model weights loaded. Memory usage:",
+        aphrodite_weights_loaded,
+    ),
+    rule("Finish task with error", fooocus_api_task_failed),
+];
+
+/// ONNX Runtime 1.x `onnxruntime/core/framework/sequential_executor.cc` `ExecuteKernel`: a
+/// kernel that failed while `InferenceSession::Run` executed the graph is reported as
+/// `Non-zero status code returned while running <OpType> node. Name:'<node>' Status Message:
+/// …` (the message the Python `InferenceSession.run` raises): the model is being run on inputs.
+fn ort_kernel(text: &str, facts: &mut LineFacts) {
+    let Some((_, rest)) = text.split_once("Non-zero status code returned while running ") else {
+        return;
+    };
+    let op = rest.split_whitespace().next().unwrap_or("");
+    let node = rest[op.len()..].trim_start().starts_with("node");
+    if !op.is_empty() && node {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// ONNX Runtime 1.x `onnxruntime/core/session/inference_session.cc`
+/// `InferenceSession::Initialize`: an exception while the session partitions the graph onto its
+/// execution providers, creates their kernels and places the initializers on the device is
+/// reported as `Exception during initialization: …` (logged from `inference_session.cc`, raised
+/// by the Python `InferenceSession.__init__` → `_create_inference_session`): the model is
+/// being loaded onto the device.
+fn ort_initialization(text: &str, facts: &mut LineFacts) {
+    if has(text, "Exception during initialization: ")
+        && (has(text, "onnxruntime") || has(text, "inference_session.cc"))
+    {
+        facts.failed_phase_hint = Some(Phase::WeightsLoad);
+    }
+}
+
+/// MLC-LLM (`cpp/serve/model.cc` `ModelImpl::LoadParams`, 0.1x) loads the weights' shards
+/// through TVM's `relax_vm::NDArrayCache::Load` (`src/runtime/relax_vm/ndarray_cache_support.cc`,
+/// which copies each shard's arrays to the device); a failure there prints TVM's backtrace
+/// with that frame (`  1: tvm::runtime::relax_vm::NDArrayCache::Load(…)`): the weights are
+/// being loaded.
+fn tvm_params_load(text: &str, facts: &mut LineFacts) {
+    let frame = text
+        .trim_start()
+        .split_once(": ")
+        .is_some_and(|(number, symbol)| {
+            !number.is_empty()
+                && number.bytes().all(|b| b.is_ascii_digit())
+                && symbol.starts_with("tvm::runtime::relax_vm::NDArrayCache::Load")
+        });
+    if frame {
+        facts.failed_phase_hint = Some(Phase::WeightsLoad);
+    }
+}
+
+/// ultralytics 8.x `engine/predictor.py` `BasePredictor.stream_inference` → `write_results`
+/// logs one line per image or video frame it ran the model on: the source's description from
+/// `data/loaders.py` `LoadImagesAndVideos.__next__` (`image 1/3 /data/bus.jpg: `, `video 1/1
+/// (frame 12/2647) /data/clip.mp4: `; 8.0: `video 1/1 (12/2647) …`), the input's size and the
+/// detections, then the model's time (`640x384 1 person, 2 cars, 9.6ms`). `predict` and
+/// `track` run the model on each: the model is running on inputs.
+fn ultralytics_prediction(text: &str, facts: &mut LineFacts) {
+    let line = text.trim();
+    let start = ["video ", "image "]
+        .iter()
+        .filter_map(|word| line.find(word).map(|at| &line[at + word.len()..]))
+        .next();
+    let Some(rest) = start else {
+        return;
+    };
+    let counted = |part: &str| {
+        part.split_once('/').is_some_and(|(done, total)| {
+            !done.is_empty()
+                && !total.is_empty()
+                && done.bytes().all(|b| b.is_ascii_digit())
+                && total.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    let Some((index, rest)) = rest.split_once(' ') else {
+        return;
+    };
+    let frame_ok = match rest.strip_prefix('(') {
+        Some(inner) => inner
+            .split_once(')')
+            .is_some_and(|(frame, _)| counted(frame.strip_prefix("frame ").unwrap_or(frame))),
+        None => true,
+    };
+    // The model's time closes the line: `…, 9.6ms`.
+    let timed = line.strip_suffix("ms").is_some_and(|head| {
+        let number = head.rsplit([' ', ',']).next().unwrap_or("");
+        !number.is_empty() && number.parse::<f64>().is_ok()
+    });
+    let sized = line.split_whitespace().any(|word| {
+        word.split_once('x').is_some_and(|(w, h)| {
+            !w.is_empty()
+                && !h.is_empty()
+                && w.bytes().all(|b| b.is_ascii_digit())
+                && h.bytes().all(|b| b.is_ascii_digit())
+        })
+    });
+    if counted(index) && frame_ok && timed && sized && line.contains(": ") {
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// Aphrodite engine 0.5.x `aphrodite/task_handler/model_runner.py` `ModelRunner.load_model`:
+/// `Model weights loaded. Memory usage: 17.15 GiB x 4 = 68.60 GiB` once the weights are on the
+/// GPU (per worker, then the tensor-parallel total); the engine then profiles the memory to
+/// size its KV cache.
+fn aphrodite_weights_loaded(text: &str, facts: &mut LineFacts) {
+    let bytes = size_after(text, "Memory usage:", true);
+    if bytes.is_some() {
+        facts.memory.weights = bytes;
+        facts.event(
+            EventKind::WeightsLoaded,
+            Phase::WeightsLoad,
+            EventFigures {
+                bytes,
+                ..EventFigures::default()
+            },
+        );
+    }
+}
+
+/// Fooocus-API (`fooocusapi/worker.py` `process_generate`, 0.4) runs each queued job (text to
+/// image, image prompt, upscale or vary, inpaint) and reports a failure as `[Task Queue] Finish
+/// task with error: <error>`: an image was being generated.
+fn fooocus_api_task_failed(text: &str, facts: &mut LineFacts) {
+    if has(text, "[Task Queue] Finish task with error") {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{event_kinds, parse_line_scan};
+    use crate::model::explain::{EventKind, Phase};
+
+    #[test]
+    fn onnx_runtime_names_the_run_or_the_session_set_up() {
+        let kernel = "[E:onnxruntime:, sequential_executor.cc:514 ExecuteKernel] Non-zero status \
+                      code returned while running ReduceSum node. Name:'ReduceSum_12' Status \
+                      Message: Failed to allocate memory for requested buffer of size 939524096";
+        assert_eq!(
+            parse_line_scan(kernel).failed_phase_hint,
+            Some(Phase::Inference)
+        );
+        let init = "Exception during initialization: /onnxruntime/core/providers/cuda/\
+                    cuda_call.cc:121 CUDA failure 2: out of memory";
+        assert_eq!(
+            parse_line_scan(init).failed_phase_hint,
+            Some(Phase::WeightsLoad)
+        );
+        // Other programs' words are not ONNX Runtime's.
+        assert_eq!(
+            parse_line_scan("Exception during initialization: plugin foo").failed_phase_hint,
+            None
+        );
+        assert_eq!(
+            parse_line_scan("Non-zero status code returned while running the job")
+                .failed_phase_hint,
+            None
+        );
+    }
+
+    #[test]
+    fn a_tvm_backtrace_frame_of_the_weights_cache_is_a_load() {
+        let frame = "  1: tvm::runtime::relax_vm::NDArrayCache::Load(std::__cxx11::basic_string<\
+                     char> const&, int, int)";
+        assert_eq!(
+            parse_line_scan(frame).failed_phase_hint,
+            Some(Phase::WeightsLoad)
+        );
+        let prose = "it fails in NDArrayCache::Load, I think";
+        assert_eq!(parse_line_scan(prose).failed_phase_hint, None);
+    }
+
+    #[test]
+    fn ultralytics_prediction_lines_are_inference() {
+        for line in [
+            "video 1/1 (1/2647) /tmp/clip.MOV: 640x384 1 circle, 2 mask3, 19.7ms",
+            "video 1/2 (frame 12/300) /data/a.mp4: 384x640 3 persons, 9.6ms",
+            "image 1/3 /data/bus.jpg: 640x480 4 persons, 1 bus, 12.3ms",
+            "video 1/1 (frame 5/90) /data/b.mp4: 384x640 (no detections), 8.1ms",
+        ] {
+            assert_eq!(event_kinds(line), vec![EventKind::Request], "{line}");
+        }
+        for line in [
+            "image 1/3 of the dataset looks wrong",
+            "video 1/1 (1/2647) /tmp/clip.MOV: loading",
+            "Upload image 1/2: done in 12ms",
+        ] {
+            assert!(!event_kinds(line).contains(&EventKind::Request), "{line}");
+        }
+    }
+
+    #[test]
+    fn aphrodite_loaded_weights_and_fooocus_api_task() {
+        let loaded = "INFO:     Model weights loaded. Memory usage: 17.15 GiB x 4 = 68.60 GiB";
+        assert_eq!(event_kinds(loaded), vec![EventKind::WeightsLoaded]);
+        let task = "ERROR    [Task Queue] Finish task with error: CUDA out of memory.";
+        assert_eq!(
+            parse_line_scan(task).failed_phase_hint,
+            Some(Phase::Inference)
+        );
+    }
+
+    /// Stage lines of other modules read this session: vLLM's multi-modal profile run,
+    /// Lightning 1.x's evaluation bars, llama.cpp's model loader and koboldcpp's token loop.
+    #[test]
+    fn stage_lines_of_vllm_lightning_llama_cpp_and_koboldcpp() {
+        for line in [
+            "INFO 09-27 11:18:35 enc_dec_model_runner.py:297] Starting profile run for \
+             multi-modal models.",
+            "INFO 10-18 09:53:21 [gpu_model_runner.py:3344] Encoder cache will be initialized \
+             with a budget of 8192 tokens, and profiled with 1 image items of the maximum \
+             feature size.",
+        ] {
+            assert_eq!(event_kinds(line), vec![EventKind::ProfilingStart], "{line}");
+        }
+        assert!(event_kinds("the maximum feature size is 1024").is_empty());
+        let bar = "Validating:  15%|██▎        | 513/3434 [2:04:33<16:18:51, 20.11s/it]";
+        assert_eq!(event_kinds(bar), vec![EventKind::Evaluation]);
+        for line in [
+            "llama_model_loader: - kv  26:   tokenizer.ggml.eos_token_id u32 = 128009",
+            "llama_model_loader: - type  f32:   66 tensors",
+            "llm_load_print_meta: n_layer          = 32",
+            "print_info: n_layer          = 32",
+        ] {
+            assert_eq!(
+                event_kinds(line),
+                vec![EventKind::WeightsLoadStart],
+                "{line}"
+            );
+        }
+        assert!(event_kinds("print_info: done").is_empty());
+        assert_eq!(
+            event_kinds("Generating (12 / 512 tokens)"),
+            vec![EventKind::Request]
+        );
+        assert!(event_kinds("Generating (please wait)").is_empty());
+    }
+}
