@@ -1380,7 +1380,11 @@ fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
 }
 
 #[cfg(test)]
+mod families_tests;
+#[cfg(test)]
 mod first_contact_tests;
+#[cfg(test)]
+mod mentions_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
