@@ -36,8 +36,8 @@ use serde::Deserialize;
 /// follow, except unknown kept: reading the reporter's sentences for the stage (+42 phase)
 /// gives a stage to three texts labelled unknown, 0.896, floor 0.89).
 const FLOORS: [(Measure, f64); 6] = [
-    (Measure::GpuOom, 0.97),
-    (Measure::Figures, 0.97),
+    (Measure::GpuOom, 0.98),
+    (Measure::Figures, 0.98),
     (Measure::PhaseShown, 0.78),
     (Measure::Engine, 0.95),
     (Measure::UnknownKept, 0.89),

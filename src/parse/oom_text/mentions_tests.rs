@@ -394,3 +394,120 @@ fn a_reported_kill_is_host_memory_and_outranks_an_oom_title() {
             .all(|m| m.kind != OomKind::KilledBySignal)
     );
 }
+
+fn gpu_oom_count(text: &str) -> usize {
+    parse_text(text).iter().filter(|m| m.is_gpu_oom).count()
+}
+
+/// Refusals and reporters' words read in the eleventh session's blind batch: SGLang's `Not
+/// enough memory` named in a title (sgl-project/sglang issue 4875), `OOM` glued to Chinese words
+/// (InternLM/lmdeploy issue 1332), the device's class named in a title (intel/llm-scaler),
+/// LM Studio's refusal to load a model (lmstudio-bug-tracker issue 1562), GPU memory said short
+/// (`not enough VRAM`), and 内存溢出 said of a job on a named card (QwenLM/Qwen issue 514).
+/// Each with the look-alikes that stay what they are.
+#[test]
+fn refusals_and_words_without_the_message_are_gpu_ooms() {
+    let sglang = "[Bug] Not enough memory\n\n[2025-03-29 18:18:34 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 1999, in run_scheduler_process\n";
+    assert_eq!(gpu_oom_count(sglang), 1);
+    // Windows' wording, and the same title over the host's kill, are not.
+    let windows = "Not enough memory resources are available to process this command.\nGPU 0: NVIDIA GeForce RTX 3090\n";
+    assert_eq!(gpu_oom_count(windows), 0);
+    assert_eq!(
+        gpu_oom_count("[Bug] Not enough memory\nvllm serve died\nthe job was Killed\n"),
+        0
+    );
+    let lmdeploy = "在cuda11.8环境上，在三卡2080ti 22G环境上运行如下示例代码，报OOM，似乎cache_max_entry_count=0.2没有生效\nGPU 0,1,2: NVIDIA GeForce RTX 2080 Ti\n";
+    assert_eq!(gpu_oom_count(lmdeploy), 1);
+    // The host's words glued to CJK ones are still the host's (a 7B model loading into RAM).
+    let host = "显卡时英伟达的6G内存，加载7B模型的时候，系统会OOM，并且一开始加载，CPU直接跑满，GPU完全不工作是什么情况？\n";
+    assert_eq!(gpu_oom_count(host), 0);
+    // An ASCII letter glued to it makes another word.
+    assert_eq!(
+        gpu_oom_count("BOOM, the demo crashed\nGPU 0: NVIDIA GeForce RTX 2080 Ti\n"),
+        0
+    );
+    let xpu = "[Bug] intel/llm-scaler-vllm:latest (1.4 / vLLM 0.14.0 / PyTorch 2.10): XPU OutOfMemoryError on first tensor allocation when 2x Arc B580 are visible";
+    assert_eq!(one(xpu).kind, OomKind::NamedWithoutMessage);
+    assert!(one(xpu).is_gpu_oom);
+    assert_eq!(
+        gpu_oom_count("How to handle XPU OutOfMemoryError gracefully"),
+        0
+    );
+    assert_eq!(
+        gpu_oom_count("java.lang.OutOfMemoryError: Java heap space"),
+        0
+    );
+    let lm_studio =
+        "Incorrect use of 'Not enough resources to load the model with the current settings'";
+    assert!(one(lm_studio).is_gpu_oom);
+    assert_eq!(
+        gpu_oom_count("CUDA error: too many resources requested for launch"),
+        0
+    );
+    assert!(one("LM Studio claims not enough VRAM to load models that loaded before").is_gpu_oom);
+    for not_a_failure in [
+        "If there is not enough VRAM, lower the GPU layers.",
+        "Make sure you have enough VRAM before loading.",
+    ] {
+        assert_eq!(gpu_oom_count(not_a_failure), 0, "{not_a_failure}");
+    }
+    let qwen = "我在用T4单卡跑7B int4的QLoRA微调，跑不了，显示内存溢出。报错信息如下：";
+    assert!(one(qwen).is_gpu_oom);
+    for host in ["训练时内存溢出，被系统Killed", "T4单卡训练，CPU内存溢出"] {
+        assert_eq!(gpu_oom_count(host), 0, "{host}");
+    }
+}
+
+/// A title naming an OOM with no word of whose memory takes the GPU from a distributed job's
+/// device set-up or an engine's model placement after it: Lightning's `LOCAL_RANK: 0 -
+/// CUDA_VISIBLE_DEVICES: […]`, vLLM's `Loading model weights took 19.9073 GB` (`model_runner.py`).
+#[test]
+fn a_weak_title_takes_the_gpu_from_device_setup_and_model_placement_lines() {
+    for body in [
+        "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1,2,3,4,5,6,7]",
+        "INFO 09-27 11:18:22 model_runner.py:1025] Loading model weights took 19.9073 GB",
+        "INFO 09-27 11:18:35 enc_dec_model_runner.py:297] Starting profile run for multi-modal models.",
+        "[rank0]: Traceback (most recent call last):",
+    ] {
+        let text = format!("Out of memory after some iterations of validation\n\n{body}\n");
+        assert_eq!(gpu_oom_count(&text), 1, "{text}");
+    }
+    let text = "Out of memory after some iterations of validation\nLoading the dataset index\n";
+    assert_eq!(gpu_oom_count(text), 0);
+}
+
+/// TensorFlow's stream executor (`stream_executor/cuda/cuda_driver.cc` `DeviceAllocate`) prints
+/// the request exactly in bytes after its rounded size.
+#[test]
+fn stream_executor_cuda_driver_failure_takes_the_exact_bytes() {
+    let message = one("failed to allocate 17.79G (19104890880 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+    assert!(message.is_gpu_oom);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(19_104_890_880))
+    );
+    assert_eq!(
+        one("CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+            .figures
+            .tried_to_allocate_bytes,
+        None
+    );
+}
+
+/// A title naming the OOM, the reporter's sentence naming it again, then the message (several
+/// ranks' interleaved): the message is the failure, and neither mention stays (hpcaitech/
+/// ColossalAI, the llama2 Gemini benchmark on eight A100s).
+#[test]
+fn a_mention_named_twice_still_yields_to_the_message() {
+    let text = "[BUG]: examples/language/llama2/scripts/benchmark_7B/gemini.sh 在八卡A100上测试out of memory\n\n按照脚本跑了一下，就报了out of memory，打印出来参数长这样：\n\n报错：\n```torch.cuda.OutOfMemoryErrortorch.cuda: torch.cuda.OutOfMemoryError.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 GiB (GPU 6; 79.20 GiB total capacity; 54.76 GiB already allocated; 22.56 GiB free; 55.44 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n";
+    let messages = parse_text(text);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert_eq!(messages[0].line, 6);
+    assert_eq!(messages[0].figures.gpu_index, Some(CudaOrdinal(6)));
+    // Without the message, the first mention is the one left.
+    let cut = text.split("```").next().expect("head");
+    let messages = parse_text(cut);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert_eq!(messages[0].line, 1);
+    assert!(messages[0].is_gpu_oom);
+}
