@@ -295,6 +295,13 @@ pub(super) const RULES: &[Rule] = &[
     name("MMEngine", vocab::engine_in_prose),
     name("mmcv", vocab::engine_in_prose),
     name("MMCV", vocab::engine_in_prose),
+    // … and by their error-report form and their configs' words (`vocab::openmmlab_form`).
+    name("What command or script did you run?", vocab::openmmlab_form),
+    name(
+        "Did you make any modifications on the code or config?",
+        vocab::openmmlab_form,
+    ),
+    name("samples_per_gpu", vocab::openmmlab_form),
     // Engines and apps shown only by their own vocabulary (`engines/vocab.rs` cites each).
     name("got prompt", vocab::comfyui_got_prompt),
     name("Prompt executed in ", vocab::comfyui_executed),

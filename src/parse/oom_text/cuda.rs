@@ -263,7 +263,20 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             }
             parsed
         }
-        Family::CudaDriver => Parsed::new(OomKind::CudaDriverOutOfMemory, true),
+        Family::CudaDriver => {
+            let mut parsed = Parsed::new(OomKind::CudaDriverOutOfMemory, true);
+            // TensorFlow's and XLA's stream executor (`stream_executor/cuda/cuda_driver.cc`
+            // `GpuDriver::DeviceAllocate`: "failed to allocate %s (%d bytes) from device: %s"):
+            // `failed to allocate 17.79G (19104890880 bytes) from device:
+            // CUDA_ERROR_OUT_OF_MEMORY: out of memory`. The exact count, not the rounded size.
+            parsed.figures.tried_to_allocate_bytes =
+                regex!(r"(?i:f)ailedtoallocate[^()]*\((\d+)bytes\)fromdevice")
+                    .captures(squeezed)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(crate::model::Bytes);
+            parsed
+        }
         Family::Cublas => {
             let mut parsed = Parsed::new(OomKind::CublasAlloc, true);
             // CNTK: `CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ;`.

@@ -417,8 +417,11 @@ fn parse_paddle(s: &str) -> Parsed {
     figures.tried_to_allocate_bytes = paddle_size(regex!(
         r"Cannotallocate(\d+(?:\.\d+)?(?:[kKMGT]B|B))memoryon"
     ));
-    // What Paddle's allocator has handed out: the counterpart of PyTorch's allocated.
-    figures.allocated_by_pytorch_bytes = paddle_size(regex!(
+    // `allocated = total - avail` (`AllocateImpl`): what the device had in use when the
+    // allocation failed. Paddle's allocators (auto-growth best-fit) keep the chunks they got
+    // from the device, freed tensors' included, so with the GPU to itself this is the process's
+    // pool: the counterpart of PyTorch's reserved in total, not of its allocated.
+    figures.reserved_total_bytes = paddle_size(regex!(
         r",(\d+(?:\.\d+)?(?:[kKMGT]B|B))memoryhas(?:been)?allocated"
     ));
     figures.free_bytes = paddle_size(regex!(

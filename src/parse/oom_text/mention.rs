@@ -54,25 +54,29 @@ fn weak_mention(text: &str) -> Option<usize> {
         .match_indices("OOM")
         .map(|(at, _)| at)
         .find(|&at| {
+            // A CJK sentence glues its words to `OOM` (`运行示例代码，报OOM`): only an ASCII
+            // letter or digit makes it part of another word.
             let before = text[..at].chars().next_back();
             let after = text[at + 3..].chars().next();
-            before.is_none_or(|c| !c.is_alphanumeric())
-                && (after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            before.is_none_or(|c| !c.is_ascii_alphanumeric())
+                && (after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
                     || oom_verb(&text[at + 3..]).is_some())
         })
         .or_else(|| {
             regex!(r"out[ -]of[ -]memory")
                 .find(&lower)
                 .map(|m| m.start())
-        })?;
+        })
+        .or_else(|| not_enough_memory(&lower))?;
     if asks_whether(&lower, at) || speculates_after(&lower, at) {
         return None;
     }
     if program_subject(&lower, at) {
         return None;
     }
+    // ASCII words: a CJK sentence glues them to its own (`CPU直接跑满`).
     let words: Vec<&str> = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .collect();
     if HOST_WORDS.iter().any(|word| words.contains(word))
         || words.contains(&"oom_killer")
@@ -109,6 +113,20 @@ fn weak_mention(text: &str) -> Option<usize> {
     Some(text.len() - text.trim_start().len())
 }
 
+/// `Not enough memory` said with no word of whose memory and no figure: SGLang's refusal
+/// (`Not enough memory. Please try to increase --mem-fraction-static.`,
+/// `sglang/srt/model_executor/model_runner.py`) or TGI's (`Not enough memory to handle …`)
+/// named in an issue title or a sentence without the message. Windows' `Not enough memory
+/// resources are available to process this command` and the engines' own messages (read by
+/// their families first) are not this.
+fn not_enough_memory(lower: &str) -> Option<usize> {
+    let found = regex!(r"(?:^|[^a-z0-9_])(not enough memory)(?:$|[^a-z0-9_])").captures(lower)?;
+    let words = found.get(1)?;
+    let rest = &lower[words.end()..];
+    let resources = rest.trim_start().starts_with("resources");
+    (!resources).then_some(words.start())
+}
+
 /// A program's own pool named as what ran out (SGLang's `alloc_req_slots runs out of memory`:
 /// its request slots, not the GPU): that program's message, not the reporter's words.
 fn program_subject(lower: &str, at: usize) -> bool {
@@ -133,12 +151,19 @@ pub(super) fn is_weak(text: &str) -> bool {
 }
 
 /// A line showing GPU work: a GPU, its runtime or libraries (`CUDA`, `cu118`, `cuDNN`, `NCCL`,
-/// `torch`), a GPU engine, `nvidia-smi`, a data-centre or gaming card.
+/// `torch`), a GPU engine, `nvidia-smi`, a data-centre or gaming card, a 显卡 (graphics card).
+///
+/// Or the device set-up of a distributed job and an engine's model placement in its own log
+/// lines: `CUDA_VISIBLE_DEVICES`, Lightning's `LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: […]`,
+/// vLLM's `Loading model weights took 19.9073 GB` and
+/// `Starting profile run for multi-modal models.` (`vllm/worker/model_runner.py`,
+/// `enc_dec_model_runner.py`), `Loading safetensors checkpoint shards`.
 pub(super) fn gpu_work_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     has_gpu_word(&lower)
-        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?)(?:$|[^a-z0-9_])")
+        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards)(?:$|[^a-z0-9_])")
             .is_match(&lower)
+        || line.contains("显卡")
 }
 
 /// A line showing the host's memory running out in words a message would not carry:
@@ -158,13 +183,18 @@ pub(super) fn host_memory_shown(line: &str) -> bool {
 /// RAM`, `killed`). The position of the line's first word: the whole sentence is the mention.
 fn gpu_memory_mention(text: &str) -> Option<usize> {
     let lower = without_offload(text).to_lowercase();
-    const GPU_MEMORY: [&str; 6] = [
+    const GPU_MEMORY: [&str; 10] = [
         "out of vram",
         "out of gpu memory",
         "out of gpu ram",
         "out of video memory",
         "out of graphics memory",
         "out of device memory",
+        // Left short of it: `LMstudio claims not enough VRAM to load models`.
+        "not enough vram",
+        "not enough gpu memory",
+        "not enough video memory",
+        "insufficient vram",
     ];
     let named = GPU_MEMORY
         .iter()
@@ -319,7 +349,8 @@ fn malloc_mention(text: &str) -> Option<usize> {
 /// a negation or a question. The position of the line's first word.
 fn class_mention(text: &str) -> Option<usize> {
     let found =
-        regex!(r"(?:^|[^A-Za-z0-9_.])torch\.(?:cuda\.)?OutOfMemoryError\s+[a-z]").find(text)?;
+        regex!(r"(?:^|[^A-Za-z0-9_.])(?:torch\.(?:cuda\.|xpu\.)?|(?:CUDA|XPU|HIP|MPS|GPU) )OutOfMemoryError\s+[a-z]")
+            .find(text)?;
     let lower = text.to_ascii_lowercase();
     if asks_whether(&lower, found.start()) {
         return None;
@@ -360,11 +391,25 @@ fn cjk_mention(text: &str) -> Option<usize> {
             .find(text)
             .map(|found| found.start())
     };
+    // 内存 (the host's memory in strict use) said of a job on a named card: `我在用T4单卡跑7B
+    // int4的QLoRA微调，跑不了，显示内存溢出` (many reporters write 内存 for the GPU's memory).
+    let on_a_card = || {
+        let at = regex!(r"内存(?:溢出|不足|不够)").find(text)?.start();
+        let lower = text.to_ascii_lowercase();
+        let card = has_gpu_word(&lower)
+            || ["显卡", "单卡", "多卡", "双卡"]
+                .iter()
+                .any(|w| text.contains(w));
+        let host =
+            regex!(r"(?i)(?:^|[^a-z])(?:cpu|ram)(?:$|[^a-z])|系统内存|主机内存").is_match(text);
+        (card && !host).then_some(at)
+    };
     let at = SHORT
         .iter()
         .filter_map(|words| text.find(words))
         .min()
-        .or_else(qualified)?;
+        .or_else(qualified)
+        .or_else(on_a_card)?;
     let before: String = {
         let head: Vec<char> = text[..at].chars().collect();
         head[head.len().saturating_sub(6)..].iter().collect()
@@ -558,7 +603,11 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 7] = [
+const APP_MENTIONS: [&str; 8] = [
+    // LM Studio's guardrail refusing to load a model that its estimate says does not fit the
+    // GPU's memory (and the host's): `Not enough resources to load the model with the current
+    // settings` (the app's own words, quoted in its bug tracker's reports; the app is closed).
+    "Not enough resources to load the model",
     // InvokeAI's model cache on `torch.cuda.OutOfMemoryError` while moving a model to the GPU
     // (`invokeai/backend/model_manager/load/model_cache/model_cache.py` `lock`, 5.x): logs
     // "Insufficient GPU memory to load model. Aborting" and raises the error again.

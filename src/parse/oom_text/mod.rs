@@ -77,6 +77,18 @@ pub const OOM_MARKERS: &[&str] = &[
     "ut of GPU memory",
     "ut of gpu memory",
     "ut of video memory",
+    // … or left short of it (`claims not enough VRAM to load models`).
+    "enough VRAM",
+    "enough vram",
+    "enough GPU memory",
+    "enough gpu memory",
+    // LM Studio's refusal to load a model (mention.rs).
+    "Not enough resources to load",
+    // GPU memory named short in Chinese prose by a job on a named card (`T4单卡…显示内存溢出`,
+    // [`mention::cjk_mention`]; 内存 alone is the host's).
+    "内存溢出",
+    "内存不足",
+    "内存不够",
     // CUDA's allocation named failing in a title (`CUDA malloc fails on …`, mention.rs).
     "CUDA malloc",
     "Cuda malloc",
@@ -237,6 +249,13 @@ pub const WORDS_MARKERS: &[&str] = &[
     "ut of GPU memory",
     "ut of gpu memory",
     "ut of video memory",
+    "enough VRAM",
+    "enough vram",
+    "enough GPU memory",
+    "enough gpu memory",
+    "内存溢出",
+    "内存不足",
+    "内存不够",
     "CUDA malloc",
     "Cuda malloc",
     "cuda malloc",
@@ -558,7 +577,13 @@ impl OomDetector {
             if line_no > weak.message.end_line + WEAK_CONTEXT_LINES {
                 done.extend(self.resolve_weak());
             } else if line_no > weak.message.end_line {
-                weak.gpu |= mention::gpu_work_shown(text);
+                // torchrun's `[rank0]:` prefix (removed into the stream) is a job on GPUs.
+                weak.gpu |= mention::gpu_work_shown(text)
+                    || line.stream.as_deref().is_some_and(|stream| {
+                        stream
+                            .strip_prefix("rank")
+                            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    });
                 weak.host |= mention::host_memory_shown(text);
             }
         }
@@ -781,9 +806,11 @@ impl OomDetector {
         if mention && mention::is_weak(&message.text) {
             if self.weak.is_none() {
                 message.is_gpu_oom = false;
+                // Its own line may show the GPU work (`OOM at step 3 under torchrun`).
+                let gpu = mention::gpu_work_shown(&message.text);
                 self.weak = Some(Weak {
                     message,
-                    gpu: false,
+                    gpu,
                     host: false,
                 });
             }
@@ -806,6 +833,20 @@ impl OomDetector {
                 None
             };
         if let Some((window, superseded)) = held {
+            // The same failure named again while a mention waits for its message (the title,
+            // then the reporter's `就报了out of memory`): the first stays, waiting as long as
+            // the second would.
+            if let Some(pending) = self
+                .pending_warmup
+                .as_mut()
+                .filter(|pending| mention && mention::is_mention(&pending.message))
+            {
+                let until = message.end_line + window;
+                pending.window = pending
+                    .window
+                    .max(until.saturating_sub(pending.message.end_line));
+                return;
+            }
             let previous = self.pending_warmup.replace(Pending {
                 message,
                 window,
@@ -1380,7 +1421,11 @@ fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> {
 }
 
 #[cfg(test)]
+mod families_tests;
+#[cfg(test)]
 mod first_contact_tests;
+#[cfg(test)]
+mod mentions_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -33,7 +33,7 @@ fn paddle_out_of_memory_error_on_gpu_with_its_figures() {
     assert_eq!(figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
     assert_eq!(figures.gpu_index, Some(CudaOrdinal(0)));
     assert_eq!(
-        figures.allocated_by_pytorch_bytes,
+        figures.reserved_total_bytes,
         Some(Bytes((7.084717f64 * GIB as f64).round() as u64))
     );
     assert_eq!(figures.free_bytes, Some(Bytes(716 * MIB + 3 * MIB / 4)));

@@ -590,3 +590,30 @@ fn a_link_to_the_engines_repository_names_it_weakly() {
         assert!(found.is_none_or(|e| e.1 == Certainty::Prose), "{line}");
     }
 }
+
+/// OpenMMLab's error-report form and mmcv 1.x's config key name the toolboxes weakly; the same
+/// words elsewhere do not.
+#[test]
+fn openmmlab_form_and_config_words_name_it_weakly() {
+    for line in [
+        "1. What command or script did you run?",
+        "2. Did you make any modifications on the code or config? Did you understand what you have modified?",
+        "2. samples_per_gpu = 4,num_workers=2, 2 gpus",
+    ] {
+        assert_eq!(
+            engine(line),
+            Some((EngineName::Openmmlab, Certainty::Prose)),
+            "{line}"
+        );
+    }
+    for line in [
+        "What command did you run?",
+        "per_device_train_batch_size=4, gradient_accumulation_steps=2",
+    ] {
+        assert_ne!(
+            engine(line).map(|(name, _)| name),
+            Some(EngineName::Openmmlab),
+            "{line}"
+        );
+    }
+}

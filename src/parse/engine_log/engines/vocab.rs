@@ -453,6 +453,17 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// OpenMMLab's toolboxes shown by their own issue form and config words, not by name: the
+/// error-report template's questions (`.github/ISSUE_TEMPLATE/error-report.md` of
+/// open-mmlab/mmdetection, copied by its sibling toolboxes: "1. What command or script did you
+/// run?", "2. Did you make any modifications on the code or config? Did you understand what you
+/// have modified?") and mmcv 1.x's data config key `samples_per_gpu` (`data = dict(
+/// samples_per_gpu=2, workers_per_gpu=2, …)` of mmdetection 2.x configs). Other projects copy
+/// the form, so it is the weakest claim ([`Certainty::Prose`]), as a name in a sentence.
+pub(super) fn openmmlab_form(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Openmmlab, Certainty::Prose);
+}
+
 // --- TensorFlow's device at start ----------------------------------------------------------
 
 /// "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 448 MB memory:  -> device:
