@@ -145,6 +145,20 @@ pub(super) struct FailureScan {
     automaton: Option<AhoCorasick>,
     /// The longest marker, in bytes.
     pub(super) longest: usize,
+    /// Per pattern: whether it only marks an engine start (no failure message starts with
+    /// it, and no failure marker holds it).
+    start_only: Vec<bool>,
+}
+
+/// What the failure search found in a stretch of input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FailureFind {
+    /// No failure marker and no engine start.
+    Nothing,
+    /// Engine starts only (a restart): no failure marker.
+    StartOnly,
+    /// A failure marker (perhaps beside engine starts).
+    Failure,
 }
 
 impl FailureScan {
@@ -162,6 +176,37 @@ impl FailureScan {
                 .find_overlapping_iter(hay)
                 .any(|found| keep(found.start(), self.patterns[found.pattern().as_usize()])),
             (None, None) => true,
+        }
+    }
+
+    /// Like [`FailureScan::finds`], telling a stretch that holds only engine starts from one
+    /// that holds a failure marker (the search then reads on past the starts).
+    pub(super) fn classify(&self, hay: &[u8]) -> FailureFind {
+        let saw_start = std::cell::Cell::new(false);
+        let failure = |start: usize, index: usize| {
+            let pattern = self.patterns[index];
+            if is_oom_counter(hay, start, pattern) {
+                return false;
+            }
+            if self.start_only.get(index).copied().unwrap_or(false) {
+                saw_start.set(true);
+                return false;
+            }
+            true
+        };
+        let found = match (&self.anchored, &self.automaton) {
+            (Some(anchored), _) => anchored.finds_any_where(&self.patterns, hay, failure),
+            (None, Some(automaton)) => automaton
+                .find_overlapping_iter(hay)
+                .any(|found| failure(found.start(), found.pattern().as_usize())),
+            (None, None) => true,
+        };
+        if found {
+            FailureFind::Failure
+        } else if saw_start.get() {
+            FailureFind::StartOnly
+        } else {
+            FailureFind::Nothing
         }
     }
 }
@@ -199,6 +244,15 @@ pub(super) fn failure_scan() -> &'static FailureScan {
             .max()
             .unwrap_or(0);
         let patterns = without_holders(patterns);
+        let oom: Vec<&str> = OOM_MARKERS
+            .iter()
+            .copied()
+            .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
+            .collect();
+        let start_only = patterns
+            .iter()
+            .map(|pattern| !oom.iter().any(|marker| marker.contains(pattern)))
+            .collect();
         let anchored = Anchored::for_any(&patterns);
         let automaton = match anchored {
             Some(_) => None,
@@ -209,6 +263,7 @@ pub(super) fn failure_scan() -> &'static FailureScan {
             anchored,
             automaton,
             longest,
+            start_only,
         }
     })
 }
@@ -633,6 +688,9 @@ pub struct ScannedChunk {
     /// Whether the chunk holds a failure marker or an engine start (known only after a
     /// failures-only scan; otherwise true).
     pub(super) holds_failure: bool,
+    /// Whether what the failures-only scan found is engine starts only (a restart, no
+    /// failure marker); false otherwise.
+    pub(super) start_only: bool,
     /// The chunk's `\n` bytes (counted by a failures-only scan).
     pub(super) newlines: u64,
     /// The scanner that found `found` (see [`log_scanner`]).
@@ -658,8 +716,11 @@ impl ScannedChunk {
     /// explainer itself. A wrong guess costs time (the explainer scans again), not results.
     pub fn scan(&mut self, starts_line: bool) {
         self.tier = ScannerTier::Full;
+        self.start_only = false;
         if self.failures_only {
-            self.holds_failure = failure_scan().finds(&self.bytes);
+            let find = failure_scan().classify(&self.bytes);
+            self.holds_failure = find != FailureFind::Nothing;
+            self.start_only = find == FailureFind::StartOnly;
             if !self.holds_failure {
                 self.newlines = memchr::memchr_iter(b'\n', &self.bytes).count() as u64;
                 self.region = None;

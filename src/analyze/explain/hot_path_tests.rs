@@ -390,6 +390,7 @@ const SMALL: Tiers = Tiers {
     chunk_bytes: 16 * 1024,
     head_chunks: 1,
     window_chunks: 2,
+    restart_window_chunks: 2,
     follow_chunks: 1,
 };
 

@@ -66,18 +66,23 @@ pub struct Tiers {
     pub window_chunks: usize,
     /// Chunks parsed whole after a chunk with a failure marker.
     pub follow_chunks: u64,
+    /// Chunks of the window parsed before a chunk that holds engine starts only (a restart,
+    /// no failure marker): the previous run's last lines, not the failure's context.
+    pub restart_window_chunks: usize,
 }
 
 impl Tiers {
-    /// The defaults: 4 MiB of head, a 4 MiB window (and tail: about 25,000 lines of a serving
-    /// log), 1 MiB after a failure or an engine start. Each parsed MiB costs about four times
-    /// what a searched one does, so on a 1 GiB log with a few restarts and failures the
-    /// parsed part stays a few percent.
+    /// The defaults: 4 MiB of head, a 4 MiB window before a failure (and tail: about 25,000
+    /// lines of a serving log), 1 MiB before an engine start that no failure marker comes
+    /// with (the previous run's last lines), 1 MiB after a failure or an engine start. Each
+    /// parsed MiB costs about four times what a searched one does, so on a 1 GiB log with a
+    /// few restarts and failures the parsed part stays a few percent.
     pub const DEFAULT: Tiers = Tiers {
         chunk_bytes: CHUNK_BYTES,
         head_chunks: 4,
         window_chunks: 4,
         follow_chunks: 1,
+        restart_window_chunks: 1,
     };
 
     /// Every line parsed, however long the input.
@@ -86,6 +91,7 @@ impl Tiers {
         head_chunks: u64::MAX,
         window_chunks: 0,
         follow_chunks: 0,
+        restart_window_chunks: 0,
     };
 }
 /// Most scan threads: the explainer takes the chunks in order on one thread, so more
@@ -269,6 +275,22 @@ impl Tiered {
         }
     }
 
+    /// Drops the oldest chunks of the window, searched only, until at most `keep` remain.
+    fn trim_window(
+        &mut self,
+        explainer: &mut Explainer,
+        recycle: &mpsc::Sender<ScannedChunk>,
+        keep: usize,
+    ) {
+        while self.window.len() > keep {
+            if let Some((old, _)) = self.window.pop_front() {
+                explainer.set_tier(ScannerTier::Log);
+                explainer.skip_chunk(&old.bytes, old.newlines);
+                let _ = recycle.send(old);
+            }
+        }
+    }
+
     /// Takes the next chunk of the input.
     fn take(
         &mut self,
@@ -280,6 +302,10 @@ impl Tiered {
         let starts_line = self.ends_line;
         self.ends_line = chunk.bytes.last() == Some(&b'\n');
         if !chunk.failures_only || chunk.holds_failure || across {
+            if chunk.failures_only && chunk.start_only && !across {
+                // A restart without a failure: only the previous run's last lines.
+                self.trim_window(explainer, recycle, self.tiers.restart_window_chunks);
+            }
             // The head, or a failure: parse the window before it, then the chunk (scanned
             // with every marker, as a short text is).
             self.parse_window(explainer, recycle);
@@ -295,13 +321,7 @@ impl Tiered {
             explainer.push_bytes(&chunk.bytes);
         } else {
             self.window.push_back((chunk, starts_line));
-            if self.window.len() > self.tiers.window_chunks {
-                if let Some((old, _)) = self.window.pop_front() {
-                    explainer.set_tier(ScannerTier::Log);
-                    explainer.skip_chunk(&old.bytes, old.newlines);
-                    let _ = recycle.send(old);
-                }
-            }
+            self.trim_window(explainer, recycle, self.tiers.window_chunks);
             return;
         }
         // The reader may have stopped (an error): a chunk nobody takes is dropped.

@@ -203,7 +203,40 @@ const SMALL: Tiers = Tiers {
     head_chunks: 1,
     window_chunks: 2,
     follow_chunks: 1,
+    restart_window_chunks: 1,
 };
+
+/// An engine restart with no failure marker far from the head: only the last chunk before it
+/// is parsed (the previous run's last lines), not the whole window a failure gets; the failure
+/// that comes later is read as the full parse reads it.
+#[test]
+fn a_restart_without_a_failure_parses_a_shorter_window() {
+    let restart = "INFO 11-29 13:00:01 api_server.py:585] vLLM API server version 0.6.4
+INFO 11-29 13:00:09 llm_engine.py:249] Initializing an LLM engine (v0.6.4) with config: model='meta-llama/Llama-3.1-70B-Instruct', dtype=torch.bfloat16, max_seq_len=32768
+";
+    let (failure, phase) = failure_block(0);
+    let mut log = build_log(11, 6_000, restart, 6_000);
+    log.extend_from_slice(&build_log(12, 0, failure, 2_000)[HEAD.len()..]);
+    let slow = full(&log);
+    let short = tiered(&log, SMALL);
+    let whole = tiered(
+        &log,
+        Tiers {
+            restart_window_chunks: SMALL.window_chunks,
+            ..SMALL
+        },
+    );
+    assert_same_failure_but_context(&short, &slow);
+    assert_same_failure_but_context(&whole, &slow);
+    assert_eq!(short.phase.failed_in, phase);
+    // One chunk fewer parsed before the restart: more lines searched for failures only.
+    assert!(
+        short.input.failures_only_lines > whole.input.failures_only_lines,
+        "{} vs {}",
+        short.input.failures_only_lines,
+        whole.input.failures_only_lines
+    );
+}
 
 #[test]
 fn a_failure_far_from_the_head_is_found_with_its_phase() {
@@ -318,6 +351,7 @@ fn a_marker_cut_by_a_chunk_boundary_is_found() {
             chunk_bytes: chunk,
             head_chunks: 1,
             window_chunks: 1,
+            restart_window_chunks: 1,
             follow_chunks: 1,
         };
         let fast = tiered(&log, tiers);
@@ -355,6 +389,7 @@ proptest! {
             chunk_bytes: chunk_kib * 1024,
             head_chunks,
             window_chunks,
+            restart_window_chunks: 1,
             follow_chunks,
         };
         let fast = tiered(&log, tiers);
