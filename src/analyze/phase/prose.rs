@@ -97,6 +97,18 @@ const PHRASES: &[(&str, Phase)] = &[
     ("running inference", Phase::Inference),
     ("run inference", Phase::Inference),
     ("at inference", Phase::Inference),
+    // The failure placed on the inference (`CUDA out of memory error on inference`, `OOM in
+    // inference`), an inference run named as the subject (`the inference of a video file`).
+    ("on inference", Phase::Inference),
+    ("in inference", Phase::Inference),
+    ("inference of", Phase::Inference),
+    ("inference problem", Phase::Inference),
+    ("inference error", Phase::Inference),
+    // A request to a server is served by the model (`when I make a request to the API`).
+    ("make a request", Phase::Inference),
+    ("send a request", Phase::Inference),
+    ("sending a request", Phase::Inference),
+    ("the first request", Phase::Inference),
     ("during generation", Phase::Inference),
     ("at generation", Phase::Inference),
     ("while running the model", Phase::Inference),
@@ -193,7 +205,42 @@ const PHRASES: &[(&str, Phase)] = &[
     ("treinando", Phase::TrainingStep),
     ("carregando o modelo", Phase::WeightsLoad),
     ("gerando", Phase::Inference),
+    // An evaluation pass (run alone, or from inside a training loop: the inner stage decides,
+    // see `INNER`) runs the model without a backward pass.
+    ("during validation", Phase::Inference),
+    ("in validation", Phase::Inference),
+    ("of validation", Phase::Inference),
+    ("validation step", Phase::Inference),
+    ("validation loop", Phase::Inference),
+    ("validation phase", Phase::Inference),
+    ("validation epoch", Phase::Inference),
+    ("during evaluation", Phase::Inference),
+    ("evaluation step", Phase::Inference),
+    ("evaluation loop", Phase::Inference),
+    ("evaluation phase", Phase::Inference),
+    ("during eval", Phase::Inference),
+    ("eval step", Phase::Inference),
+    ("eval loop", Phase::Inference),
+    ("验证时", Phase::Inference),
+    ("评估时", Phase::Inference),
+    // Writing a checkpoint is no stage of the list (the corpus labels a save inside training
+    // `unknown`): named inside a training sentence, it is the stage that ran.
+    ("saving a checkpoint", Phase::Unknown),
+    ("saving the checkpoint", Phase::Unknown),
+    ("saving checkpoint", Phase::Unknown),
+    ("saving the model", Phase::Unknown),
+    ("saving model", Phase::Unknown),
+    ("checkpoint saving", Phase::Unknown),
+    ("save a checkpoint", Phase::Unknown),
+    ("save the checkpoint", Phase::Unknown),
+    ("save the model", Phase::Unknown),
 ];
+
+/// Words of a hit that name a stage run from inside another (an evaluation pass or a checkpoint
+/// save inside a training loop): in one sentence with the outer stage, the inner one decides
+/// (`exit code 137 in validation step while training`, `when saving a checkpoint during
+/// training`).
+const INNER: &[&str] = &["validat", "evaluat", "eval ", "验证", "评估", "sav"];
 
 /// Characters just before a CJK phrase that make it another word: `预训练` (pre-trained, as in
 /// `加载预训练模型`, loading the pre-trained model).
@@ -225,6 +272,10 @@ const DENY: &[&str] = &[
     "finishing",
     "completes",
     "completed",
+    // What was expected, not what happened (`Should start training without OOM`).
+    "should",
+    "expected",
+    "supposed",
 ];
 
 /// Words after a phrase, before the out-of-memory words, that put the failure after the stage
@@ -294,11 +345,26 @@ pub fn stage(lines: &[ProseLine]) -> Option<(Phase, String)> {
             (text.to_string(), text.to_lowercase(), 0..text.len())
         };
         let oom = OOM_WORDS.iter().any(|word| lower.contains(word));
-        for (at, end, phase) in hits(&lower) {
-            // A hit must touch this line (one wholly in a neighbour is that line's own).
-            if end <= span.start || at >= span.end {
-                continue;
-            }
+        // A hit must touch this line (one wholly in a neighbour is that line's own).
+        let mut line_hits: Vec<(usize, usize, Phase)> = hits(&lower)
+            .into_iter()
+            .filter(|(at, end, _)| *end > span.start && *at < span.end)
+            .collect();
+        // An evaluation pass or a checkpoint save named with the training around it: the inner
+        // stage is the one that ran.
+        let inner = |(at, end, _): &(usize, usize, Phase)| {
+            let words = &lower[*at..*end];
+            INNER.iter().any(|word| words.contains(word))
+        };
+        let training = line_hits.iter().any(|hit| hit.2 == Phase::TrainingStep);
+        if line_hits.iter().any(inner) {
+            line_hits.retain(|hit| hit.2 != Phase::TrainingStep || inner(hit));
+        }
+        // A save alone (a trainer's `Saving model checkpoint to …`) says what the run did,
+        // not where it failed: it counts inside a training sentence or with the failure's
+        // words.
+        line_hits.retain(|hit| hit.2 != Phase::Unknown || training || oom);
+        for (at, end, phase) in line_hits {
             found.push((prose.line, phase, quote(&joined, &lower, at, end), oom));
         }
     }
@@ -310,12 +376,16 @@ pub fn stage(lines: &[ProseLine]) -> Option<(Phase, String)> {
             .then_some(first)
     })?;
     let (line, phase, words, _) = pick;
+    let names = if *phase == Phase::Unknown {
+        "name a checkpoint save, which is no stage of the list".to_string()
+    } else {
+        format!("name the stage {}", phase.as_str())
+    };
     Some((
         *phase,
         format!(
-            "line {line}: the words \"{words}\" name the stage {} (no traceback frame or log \
-             line shows it)",
-            phase.as_str()
+            "line {line}: the words \"{words}\" {names} (no traceback frame or log line shows \
+             it)"
         ),
     ))
 }
@@ -664,6 +734,66 @@ mod tests {
         );
         assert_eq!(line_stage("OOM while training and during inference"), None);
         assert_eq!(line_stage("Got an OOM, unloading all loaded models."), None);
+    }
+
+    #[test]
+    fn the_inner_stage_decides() {
+        // An evaluation pass inside training: the evaluation ran (a forward, no backward).
+        assert_eq!(
+            one("exit code 137 in validation step while training"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Out of memory after some iterations of validation"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("OOM while validating during training"),
+            Some(Phase::Inference)
+        );
+        // A checkpoint save inside training: no stage of the list.
+        let save = stage(&[ProseLine::new(
+            1,
+            "When saving a checkpoint during model training, an OSError is raised",
+        )]);
+        assert_eq!(save.as_ref().map(|(phase, _)| *phase), Some(Phase::Unknown));
+        assert!(save.is_some_and(|(_, why)| why.contains("checkpoint save")));
+        // A save alone (a trainer's status line) says nothing of where the run failed.
+        let lines = two(
+            "Saving model checkpoint to ./out/checkpoint-500",
+            "the OOM happens while training on 8 GPUs",
+        );
+        assert_eq!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::TrainingStep)
+        );
+        // Training alone is still training.
+        assert_eq!(one("OOM while training"), Some(Phase::TrainingStep));
+    }
+
+    #[test]
+    fn nouns_and_requests_name_the_stage() {
+        assert_eq!(
+            one("CUDA out of memory error on inference"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("when I try to make a request to API it stops working"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("We are now attempting to convert the Qwen2-72B model"),
+            Some(Phase::FormatConversion)
+        );
+        assert_eq!(one("Converting weights to fp16"), None);
+    }
+
+    #[test]
+    fn what_was_expected_is_not_the_stage() {
+        assert_eq!(
+            one("Should start training without OOM, like Llama factory."),
+            None
+        );
     }
 
     #[test]

@@ -91,6 +91,9 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
         Phase::Inference,
     ),
     (&["loading"], &["load"], Phase::WeightsLoad),
+    // Converting a checkpoint to the engine's format (TensorRT-LLM's `convert_checkpoint.py`,
+    // llama.cpp's `convert_hf_to_gguf.py`): `attempting to convert the model`.
+    (&["converting"], &["convert"], Phase::FormatConversion),
 ];
 
 /// Words just before an `-ing` form that place the failure in it (`when training`, `I was
