@@ -114,6 +114,21 @@
 # again, RUNS=3, idle: varied grep 0.29 s, explain 0.62 s (2.14x; start build 0.56 s, 1.93x, in
 # the same loop); serving grep 0.19 s, explain 0.31 s (1.63x; start 1.84x).
 # Same JSON output as the start build on all 837 corpus texts.
+# Twelfth session, where the time goes (valgrind callgrind, `explain --json`, the 1 GiB varied
+# log, the start build of the session; this VM's load was 14-20, so no wall figures): 5.68 G
+# instructions (grep -c: 0.53 per byte). The failure search of the middle 2.73 G (48 %): its Fat
+# Teddy costs 2.0-2.2 instructions per byte with no position passed to its check (Slim Teddy
+# 1.1-1.35: it reads 32 bytes per step, Fat 16), and about 55 per position passed (8,400 per
+# MiB, 0.8 % of the positions; hot_path_tests counts them). The parsed head, tail and windows
+# (44 MiB: five engine starts past the head, each with its 4 MiB window, its chunk and the
+# chunk after; the head; the tail) about 2.5 G, the log scanner's five Teddy passes 0.8 G of it,
+# the line parsers 0.84 G; the windows before the five restarts alone about 1.1 G. Counting the newlines of the chunks
+# searched only 0.27 G; redacting the 312 KB JSON report 0.13 G; building the three scanners
+# 0.1 G. Tried and left out: anchors as short as the 3-byte filter and a high cost per anchor
+# (27 anchors, one Slim searcher instead of 47 in a Fat one) took the failure search's
+# instructions down 22 % on varied serving lines, 35 % on vLLM access and metrics lines and
+# 25 % on Ollama's, but up 100 % on the h200 training lines (memory summaries hold `alloc` and
+# `memory` in every row) and raised anchor hits on trainer lines to 2,900 per MiB.
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
 #   SOURCE_LOG  a real log whose last line is the failure (default: the bundled vLLM example)

@@ -224,6 +224,12 @@ pub(super) struct Anchored {
     first_anchor: Vec<usize>,
     /// For each anchor: (pattern index, offset of the anchor in the pattern).
     verify: Vec<Vec<(usize, usize)>>,
+    /// The anchors, in the order the searchers were given them (for the counts of the tests).
+    #[cfg(test)]
+    anchors: Vec<Vec<u8>>,
+    /// For each searcher, Teddy's buckets (8 Slim, 16 Fat; 0 for memmem).
+    #[cfg(test)]
+    buckets: Vec<usize>,
 }
 
 /// One pass over the text for the anchors of one searcher.
@@ -316,6 +322,8 @@ impl Anchored {
         verify = order.iter().map(|&anchor| verify[anchor].clone()).collect();
         let mut searchers = Vec::new();
         let mut first_anchor = Vec::new();
+        #[cfg(test)]
+        let mut teddy_buckets = Vec::new();
         let mut first = 0;
         while first < anchors.len() {
             let length = group(anchors[first].len());
@@ -328,6 +336,8 @@ impl Anchored {
                 let finder = memchr::memmem::Finder::new(&anchors[first]).into_owned();
                 searchers.push(Pass::One(finder));
                 first_anchor.push(first);
+                #[cfg(test)]
+                teddy_buckets.push(0);
                 first = end;
                 continue;
             }
@@ -375,12 +385,18 @@ impl Anchored {
                 .build()?;
             searchers.push(Pass::Teddy(searcher));
             first_anchor.push(first);
+            #[cfg(test)]
+            teddy_buckets.push(buckets);
             first = end;
         }
         Some(Anchored {
             searchers,
             first_anchor,
             verify,
+            #[cfg(test)]
+            anchors,
+            #[cfg(test)]
+            buckets: teddy_buckets,
         })
     }
 
@@ -445,6 +461,90 @@ impl Anchored {
             .collect();
         by_anchor.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         by_anchor
+    }
+
+    /// The positions of `hay` that Teddy's filter passes to its exact check, per bucket of each
+    /// Teddy searcher (memmem passes have none): what a search of `hay` costs beyond Teddy's
+    /// fixed cost per byte and beyond the anchor hits ([`Anchored::hits_by_anchor`]), counted
+    /// rather than timed. Teddy tests at each position, for each bucket, whether each of the
+    /// first `mask` bytes there (`mask`: the shortest anchor of the searcher, at most 4) has
+    /// both halves (nibbles) among the halves of that byte in some anchor of the bucket; a
+    /// position passing for a bucket is checked against each anchor of the bucket. The buckets
+    /// are those aho-corasick's Teddy gives (packed/teddy/generic.rs, `Teddy::new`, 1.1):
+    /// anchors whose first `mask` bytes have the same low nibbles share one, the others go to
+    /// bucket `buckets - 1 - i % buckets` for the `i`th anchor. Returns, per bucket with
+    /// anchors: (the searcher, its anchors (indices), the positions passed).
+    #[cfg(test)]
+    pub(super) fn teddy_candidates(&self, hay: &[u8]) -> Vec<(usize, Vec<usize>, usize)> {
+        use std::collections::HashMap;
+        let mut out = Vec::new();
+        for (which, &buckets) in self.buckets.iter().enumerate() {
+            let first = self.first_anchor[which];
+            let end = (self.first_anchor.get(which + 1).copied()).unwrap_or(self.anchors.len());
+            let anchors = &self.anchors[first..end];
+            let mask = anchors
+                .iter()
+                .map(Vec::len)
+                .min()
+                .unwrap_or(0)
+                .min(ANCHOR_LEN);
+            if buckets == 0 || mask == 0 {
+                continue;
+            }
+            let mut bucket_of = Vec::with_capacity(anchors.len());
+            let mut by_low: HashMap<Vec<u8>, usize> = HashMap::new();
+            for (id, anchor) in anchors.iter().enumerate() {
+                let low: Vec<u8> = anchor[..mask].iter().map(|byte| byte & 15).collect();
+                bucket_of.push(*by_low.entry(low).or_insert(buckets - 1 - id % buckets));
+            }
+            // Per byte of the mask and nibble: the buckets admitting it (bit sets).
+            let mut low = vec![[0u16; 16]; mask];
+            let mut high = vec![[0u16; 16]; mask];
+            for (anchor, &bucket) in anchors.iter().zip(&bucket_of) {
+                for (at, &byte) in anchor[..mask].iter().enumerate() {
+                    low[at][usize::from(byte & 15)] |= 1 << bucket;
+                    high[at][usize::from(byte >> 4)] |= 1 << bucket;
+                }
+            }
+            let mut passed = vec![0usize; buckets];
+            for position in 0..(hay.len() + 1).saturating_sub(mask) {
+                let mut set = u16::MAX;
+                for at in 0..mask {
+                    let byte = hay[position + at];
+                    set &= low[at][usize::from(byte & 15)] & high[at][usize::from(byte >> 4)];
+                    if set == 0 {
+                        break;
+                    }
+                }
+                while set != 0 {
+                    passed[set.trailing_zeros() as usize] += 1;
+                    set &= set - 1;
+                }
+            }
+            for (bucket, passed) in passed.into_iter().enumerate() {
+                let members: Vec<usize> = (0..anchors.len())
+                    .filter(|&id| bucket_of[id] == bucket)
+                    .map(|id| first + id)
+                    .collect();
+                if !members.is_empty() {
+                    out.push((which, members, passed));
+                }
+            }
+        }
+        out
+    }
+
+    /// The anchor `index` (its bytes, as text) and the markers anchored on it.
+    #[cfg(test)]
+    pub(super) fn anchor<'p>(&self, patterns: &[&'p str], index: usize) -> (String, Vec<&'p str>) {
+        let anchor = self
+            .anchors
+            .get(index)
+            .map(|anchor| String::from_utf8_lossy(anchor));
+        let markers = (self.verify.get(index).into_iter().flatten())
+            .map(|&(pattern, _)| patterns[pattern])
+            .collect();
+        (anchor.unwrap_or_default().into_owned(), markers)
     }
 
     /// The next hit of searcher `which` at or after `at`: (position, anchor).
