@@ -230,6 +230,24 @@
 #   1.63 s and 369 MiB; MALLOC_TOP_PAD_=64 MiB 516 MiB. Left for 20x (0.30 s): the pre-scan
 #   (0.148 s before any chunk starts), the slowest chunk or the decode before the list (0.24 s),
 #   the merge (0.10 s) and the analysis (0.14 s) still add up to about 0.6 s.
+# Twelfth session (2026-12-02 15:10-17:00 UTC). The pre-scan keeps its threads' tables of memo
+# starts in parts (the main thread copied ~100 MB of them into one table): its serial CPU on the
+# 2-core VM 0.064-0.083 -> 0.023-0.029 s. A memo value decoded on demand first read 4 KiB and
+# then 1 byte more (the flat-dict reader's window from the value's second byte): 220,799 reads
+# for 110,552 values; a first read of 512 bytes made it 553,008 reads and cost 0.7 s more system
+# CPU on the H200 (16 threads: 5.74-5.91 s CPU against the base's 5.03-5.21; wall 0.71-0.72 s
+# against 0.65-0.70), so the first read is now 8 KiB (one read a value) and a small input grows
+# by doubling (it jumped to 1 MiB). A chunk's memo is reserved at once from the pre-scan's memo
+# counts. H200, 15:56 UTC, request 1 (parts + the 512-byte reads), RUNS=2, 16 threads: varied
+# Python 7.57-7.77 s, oomdoc 0.71-0.72 s (10.7x), base 0.65-0.70 s, RSS 349 MiB (0.61); real
+# Python 6.04-6.93 s, oomdoc 0.51-0.60 s (11.8x), base 0.55-0.62 s, RSS 267 MiB (0.51). Pre-scan
+# 0.102 s wall against the base's 0.126. At 16 threads MALLOC_MMAP_THRESHOLD_=262144 gave 280 and
+# 271 MiB (0.49, 0.47) and =33554432 296 and 286 MiB: a fixed threshold is what meets the RSS
+# target; mimalloc 0.1.52 (tried on the VM) peaked at 548 MiB (503 with MIMALLOC_PURGE_DELAY=0).
+# The final build on the 2-core VM (load 20+, 16 threads, one run each): 111,804 preads (start
+# 220,799), no memo growth left in the decode threads (perf probe on realloc), peak RSS 294-321
+# MiB (0.51-0.56) against 350-397 for request 1's build and 367-396 for the start's; reports
+# identical.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

@@ -916,8 +916,9 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
 
     /// Starts a chunk of the parallel decoder: the memo holds `memo` slots made elsewhere,
     /// and the list being filled is on the stack.
-    pub(super) fn start_chunk(&mut self, memo: usize) -> Result<(), PickleError> {
+    pub(super) fn start_chunk(&mut self, memo: usize, slots: usize) -> Result<(), PickleError> {
         self.memo.skip(memo);
+        self.memo.reserve(slots);
         self.push_building(false)
     }
 

@@ -323,6 +323,13 @@ impl Memo {
         true
     }
 
+    /// Room for about `n` more slots, reserved at once (a chunk of the parallel decoder
+    /// knows its memo size from the pre-scan): a memo grown by doubling leaves the buffers
+    /// it outgrew in the thread's allocator arena, which keeps them resident.
+    pub(super) fn reserve(&mut self, n: usize) {
+        let _ = self.slots.try_reserve_exact(n);
+    }
+
     /// Adds `n` slots whose values live elsewhere (made by another decoder of the same
     /// stream): each reads as `Handle(EXTERNAL, _)` until [`Memo::set`] stores its value.
     pub(super) fn skip(&mut self, n: usize) {

@@ -165,13 +165,20 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     drop(plan.read);
     let shared = Arc::new(file.try_clone().ok()?);
     let chunks = chunks_of(&region, parallel.chunks.max(parallel.threads));
+    // The memo size where each chunk ends: the next one's start, the region's end.
+    let memo_ends: Vec<u32> = chunks
+        .iter()
+        .skip(1)
+        .map(|chunk| chunk.2)
+        .chain([region.memo_end])
+        .collect();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let mut workers = Vec::new();
         for _ in 0..parallel.threads.clamp(1, chunks.len()) {
-            let (shared, starts, chunks, next, failed, make) =
-                (&shared, &starts, &chunks, &next, &failed, &make);
+            let (shared, starts, chunks, memo_ends, next, failed, make) =
+                (&shared, &starts, &chunks, &memo_ends, &next, &failed, &make);
             let spawned = std::thread::Builder::new()
                 .name("oomdoc-decode".to_string())
                 .spawn_scoped(scope, move || {
@@ -189,7 +196,16 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                         });
                         let mut fold = make();
                         fold.expect_items(expected_items(batches, end - start));
-                        let part = decode_chunk(shared, starts, start, end, memo, limits, fold);
+                        let slots = memo_ends
+                            .get(index)
+                            .map_or(0, |&to| to.saturating_sub(memo));
+                        let span = Span {
+                            start,
+                            end,
+                            memo,
+                            slots,
+                        };
+                        let part = decode_chunk(shared, starts, span, limits, fold);
                         drop(timing);
                         match part {
                             Some(part) => parts.push((index, part)),
@@ -263,23 +279,40 @@ fn expected_items(batches: usize, bytes: u64) -> usize {
         .min(usize::try_from(bytes / 64).unwrap_or(usize::MAX))
 }
 
-/// Decodes the batches in `start..end` (memo size `memo` at `start`) into `fold`'s part.
-fn decode_chunk<F: Merge>(
-    file: &Arc<File>,
-    starts: &Arc<Vec<(u32, u32)>>,
+/// A chunk: its bytes `start..end`, the memo size `memo` at `start`, and the memo slots it
+/// makes (`slots`, by the pre-scan).
+#[derive(Debug, Clone, Copy)]
+struct Span {
     start: u64,
     end: u64,
     memo: u32,
+    slots: u32,
+}
+
+/// Decodes the batches of `span` into `fold`'s part.
+fn decode_chunk<F: Merge>(
+    file: &Arc<File>,
+    starts: &Arc<Vec<(u32, u32)>>,
+    span: Span,
     limits: Limits,
     mut fold: F,
 ) -> Option<F::Part> {
+    let Span {
+        start,
+        end,
+        memo,
+        slots,
+    } = span;
+    // A memo slot takes at least two bytes of the chunk (a value and its `MEMOIZE`).
+    let bytes = end.saturating_sub(start) / 2;
+    let slots = (slots as usize).min(usize::try_from(bytes).unwrap_or(usize::MAX));
     let value = {
         let reader = FileAt::new(file, start, end).chain(&b"."[..]);
         let mut input = Input::new(reader);
         input.shift(start);
         let mut decoder = Decoder::new(input, limits, &mut fold);
         decoder.resolver = Some(Resolver::new(Arc::clone(file), Arc::clone(starts)));
-        decoder.start_chunk(memo as usize).ok()?;
+        decoder.start_chunk(memo as usize, slots).ok()?;
         decoder.run().ok()?
     };
     fold.into_part(value).ok()

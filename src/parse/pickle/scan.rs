@@ -12,10 +12,12 @@ use std::io::Read;
 use super::parallel::FileAt;
 
 /// What the pre-scan found.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub(super) struct Plan {
-    /// Byte offset of the opcode that starts the value of each memo entry, by memo index.
-    pub(super) starts: Vec<u32>,
+    /// Byte offset of the opcode that starts the value of each memo entry, by memo index, in
+    /// the parts the scan made them (one after the other; the parallel scan's pieces are not
+    /// copied into one table, ~4 bytes a memo slot).
+    pub(super) starts: Vec<Vec<u32>>,
     /// The list filled by the most bytes of batches, if one has two batches or more.
     pub(super) region: Option<Region>,
     /// Which memo slots a `BINGET`/`LONG_BINGET` reads (a bit each, by index): the only
@@ -27,19 +29,44 @@ impl Plan {
     /// `(index, start)` of each memo slot that is read somewhere, by index.
     pub(super) fn read_starts(&self) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
-        for (word_index, &word) in self.read.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let index = word_index * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if let Some(&start) = self.starts.get(index) {
-                    out.push((index as u32, start));
+        let mut base = 0usize;
+        for part in &self.starts {
+            let end = base + part.len();
+            // The read bits of indices base..end: whole words, the edges masked.
+            let mut word_index = base / 64;
+            while word_index * 64 < end {
+                let Some(&word) = self.read.get(word_index) else {
+                    break;
+                };
+                let mut bits = word;
+                while bits != 0 {
+                    let index = word_index * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if index >= base && index < end {
+                        out.push((index as u32, part[index - base]));
+                    }
                 }
+                word_index += 1;
             }
+            base = end;
         }
         out
     }
 }
+
+impl PartialEq for Plan {
+    fn eq(&self, other: &Plan) -> bool {
+        self.region == other.region
+            && self.read == other.read
+            && self
+                .starts
+                .iter()
+                .flatten()
+                .eq(other.starts.iter().flatten())
+    }
+}
+
+impl Eq for Plan {}
 
 /// A list's batches: `MARK … APPENDS` groups written one after the other (with at most single
 /// `APPEND`s among or after them), nothing else in between.
@@ -212,6 +239,10 @@ struct Scan {
     marks: Vec<Mark>,
     tracked: Vec<Tracked>,
     free: Vec<u32>,
+    /// Memo starts of earlier parts (see [`Plan::starts`]), then this scan's own.
+    parts: Vec<Vec<u32>>,
+    /// Memo slots in `parts`: `starts[0]` is slot `memo_base`.
+    memo_base: usize,
     starts: Vec<u32>,
     /// Memo slots read (see [`Plan::read`]).
     read: Vec<u64>,
@@ -240,6 +271,8 @@ impl Scan {
             marks: Vec::new(),
             tracked: Vec::new(),
             free: Vec::new(),
+            parts: Vec::new(),
+            memo_base: 0,
             starts: Vec::new(),
             read: Vec::new(),
             read_limit: u64::MAX,
@@ -268,11 +301,11 @@ impl Scan {
     /// or past the group's limit).
     #[inline]
     fn mark(&mut self, index: u64) -> bool {
-        if (!self.group && index >= self.starts.len() as u64) || index >= self.read_limit {
+        if (!self.group && index >= self.memo() as u64) || index >= self.read_limit {
             return false;
         }
         if self.group {
-            self.read_slack = self.read_slack.max(index as i64 - self.starts.len() as i64);
+            self.read_slack = self.read_slack.max(index as i64 - self.memo() as i64);
         }
         let word = (index / 64) as usize;
         if word >= self.read.len() {
@@ -280,6 +313,12 @@ impl Scan {
         }
         self.read[word] |= 1 << (index % 64);
         true
+    }
+
+    /// The memo size here.
+    #[inline]
+    fn memo(&self) -> usize {
+        self.memo_base + self.starts.len()
     }
 
     #[inline]
@@ -451,7 +490,7 @@ impl Scan {
             b'(' => self.marks.push(Mark {
                 position: self.stack.len(),
                 offset,
-                memo: self.starts.len() as u32,
+                memo: self.memo() as u32,
             }),
             b'0' => {
                 let top = self.stack.len().checked_sub(1).ok_or(FAIL)?;
@@ -482,7 +521,7 @@ impl Scan {
                         list: false,
                     }),
                     b'e' => {
-                        let memo = self.starts.len() as u32;
+                        let memo = self.memo() as u32;
                         let target = mark.position - 1;
                         let two = self.batch(target, mark, offset + 1, memo);
                         if two && offset + 1 >= self.pause_from && target + 1 == self.stack.len() {
@@ -526,7 +565,7 @@ impl Scan {
                 }
                 let start = self.stack[item].start;
                 self.truncate(item);
-                let memo = self.starts.len() as u32;
+                let memo = self.memo() as u32;
                 self.single(item - 1, start, offset + 1, memo);
             }
             b's' => {
@@ -541,17 +580,17 @@ impl Scan {
             }
             0x94 | b'q' | b'r' => {
                 if op == b'q' {
-                    if input.le(1).ok_or(FAIL)? != self.starts.len() as u64 {
+                    if input.le(1).ok_or(FAIL)? != self.memo() as u64 {
                         return Err(FAIL);
                     }
-                } else if op == b'r' && input.le(4).ok_or(FAIL)? != self.starts.len() as u64 {
+                } else if op == b'r' && input.le(4).ok_or(FAIL)? != self.memo() as u64 {
                     return Err(FAIL);
                 }
                 let top = self.stack.len().checked_sub(1).ok_or(FAIL)?;
                 if top < floor {
                     return Err(under);
                 }
-                if self.starts.len() >= u32::MAX as usize - 1 {
+                if self.memo() >= u32::MAX as usize - 1 {
                     return Err(FAIL);
                 }
                 self.starts.push(self.stack[top].start as u32);
@@ -759,12 +798,12 @@ impl Scan {
                 _ => return false,
             }
         }
-        if at > bytes.len() || self.starts.len() + count >= u32::MAX as usize - 1 {
+        if at > bytes.len() || self.memo() + count >= u32::MAX as usize - 1 {
             return false;
         }
         // The reads name slots stored before this dict (its own come after them in the
         // opcode-by-opcode scan's order only as `MEMOIZE`s, never read inside it).
-        let before = self.starts.len();
+        let before = self.memo();
         for &index in &reads[..read_count] {
             if (!self.group && index as usize >= before) || u64::from(index) >= self.read_limit {
                 return false;
@@ -779,6 +818,14 @@ impl Scan {
         true
     }
 
+    /// Every memo start, in parts ([`Plan::starts`]).
+    fn take_starts(&mut self) -> Vec<Vec<u32>> {
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.push(std::mem::take(&mut self.starts));
+        parts.retain(|part| !part.is_empty());
+        parts
+    }
+
     /// Whether a group that assumes a list on top with no mark above it may follow: the
     /// state at the end of what was scanned.
     fn list_on_top(&self) -> bool {
@@ -791,10 +838,10 @@ impl Scan {
     /// Adds what `group` scanned (which started where this scan stands, with this scan's top
     /// list below it); `false` when one of its reads names a memo slot not stored by then.
     fn absorb(&mut self, mut group: Scan) -> bool {
-        if group.read_slack >= self.starts.len() as i64 {
+        if group.read_slack >= self.memo() as i64 {
             return false;
         }
-        let memo = self.starts.len() as u32;
+        let memo = self.memo() as u32;
         let Some(top) = self.stack.len().checked_sub(1) else {
             return true;
         };
@@ -811,7 +858,10 @@ impl Scan {
                 None => self.single(top, event.item, event.end, event.memo_end + memo),
             }
         }
-        self.starts.extend_from_slice(&group.starts);
+        let own = std::mem::take(&mut self.starts);
+        self.memo_base += own.len() + group.starts.len();
+        self.parts.push(own);
+        self.parts.push(std::mem::take(&mut group.starts));
         if group.read.len() > self.read.len() {
             self.read.resize(group.read.len(), 0);
         }
@@ -860,7 +910,7 @@ pub(super) fn scan<R: Read>(reader: R) -> Option<Plan> {
     let mut input = Reader::new(reader, 0);
     match scan.run(&mut input, u64::MAX) {
         Outcome::Stop => Some(Plan {
-            starts: scan.starts,
+            starts: scan.take_starts(),
             region: scan.best,
             read: scan.read,
         }),
@@ -890,7 +940,7 @@ pub(super) fn scan_file(file: &File, len: u64, threads: usize, min_bytes: u64) -
         match scan.run(&mut input, u64::MAX) {
             Outcome::Stop => {
                 return Some(Plan {
-                    starts: scan.starts,
+                    starts: scan.take_starts(),
                     region: scan.best,
                     read: scan.read,
                 })
@@ -987,4 +1037,46 @@ fn scan_groups(scan: &mut Scan, file: &File, at: u64, len: u64, threads: usize) 
         }
     }
     Some(position)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+
+    /// `read_starts` over a table in parts gives what it gives over the same table in one
+    /// part: parts of every length around a 64-slot word's edges, reads scattered over them.
+    #[test]
+    fn read_starts_in_parts_equal_one_table() {
+        let lengths = [0usize, 1, 63, 64, 65, 2, 130, 0, 7];
+        let total: usize = lengths.iter().sum();
+        let flat: Vec<u32> = (0..total as u32).map(|slot| slot * 3 + 1).collect();
+        let mut parts = Vec::new();
+        let mut at = 0;
+        for &length in &lengths {
+            parts.push(flat[at..at + length].to_vec());
+            at += length;
+        }
+        // Every third slot read, the first and last too, and bits past the table.
+        let mut read = vec![0u64; total / 64 + 2];
+        for index in (0..total).step_by(3).chain([0, total - 1, total + 5]) {
+            read[index / 64] |= 1 << (index % 64);
+        }
+        let one = Plan {
+            starts: vec![flat.clone()],
+            region: None,
+            read: read.clone(),
+        };
+        let split = Plan {
+            starts: parts,
+            region: None,
+            read,
+        };
+        let expected: Vec<(u32, u32)> = (0..total)
+            .filter(|index| index % 3 == 0 || *index == total - 1)
+            .map(|index| (index as u32, flat[index]))
+            .collect();
+        assert_eq!(one.read_starts(), expected);
+        assert_eq!(split.read_starts(), expected);
+        assert_eq!(one, split);
+    }
 }
