@@ -7,7 +7,8 @@
 # per line, RUNS=5 alternated in one loop with grep and the earlier build (BEFORE=, the tree of
 # 2026-12-01 evening); best of 5 by wall, CPU = user+sys seconds; 1 GiB logs). A log over 8 MiB
 # is parsed at its start (4 MiB), its end (4 MiB) and around each failure or engine restart
-# (4 MiB before, 1 MiB after); the rest is searched for failure and engine-start markers only
+# (4 MiB before a failure, 1 MiB before a restart, 1 MiB after); the rest is searched for
+# failure and engine-start markers only
 # (src/analyze/explain/stream.rs `Tiers`; `explain --every-line` parses every line):
 # (seconds; the ratio is explain's wall over grep's, then the earlier build's)
 #   input           grep wall/cpu  explain wall/cpu  before wall/cpu  wall ratio     load
@@ -122,13 +123,19 @@
 # MiB, 0.8 % of the positions; hot_path_tests counts them). The parsed head, tail and windows
 # (44 MiB: five engine starts past the head, each with its 4 MiB window, its chunk and the
 # chunk after; the head; the tail) about 2.5 G, the log scanner's five Teddy passes 0.8 G of it,
-# the line parsers 0.84 G; the windows before the five restarts alone about 1.1 G. Counting the newlines of the chunks
-# searched only 0.27 G; redacting the 312 KB JSON report 0.13 G; building the three scanners
-# 0.1 G. Tried and left out: anchors as short as the 3-byte filter and a high cost per anchor
-# (27 anchors, one Slim searcher instead of 47 in a Fat one) took the failure search's
-# instructions down 22 % on varied serving lines, 35 % on vLLM access and metrics lines and
-# 25 % on Ollama's, but up 100 % on the h200 training lines (memory summaries hold `alloc` and
-# `memory` in every row) and raised anchor hits on trainer lines to 2,900 per MiB.
+# the line parsers 0.84 G; the windows before the five restarts alone about 1.1 G. Counting
+# the newlines of the chunks searched only 0.27 G; redacting the 312 KB JSON report 0.13 G;
+# building the three scanners 0.1 G. Tried and left out: anchors as short as the 3-byte filter and
+# a high cost per anchor (27 anchors, one Slim searcher instead of 47 in a Fat one) took the
+# failure search's instructions down 22 % on varied serving lines, 35 % on vLLM access and metrics
+# lines and 25 % on Ollama's, but up 100 % on the h200 training lines (memory summaries hold
+# `alloc` and `memory` in every row) and raised anchor hits on trainer lines to 2,900 per MiB.
+# Then an engine start that comes with no failure marker (a restart) got a window of one chunk
+# instead of four (stream.rs `restart_window_chunks`). The twelfth session's merged build (that
+# change, and the session's new stage and OOM markers) on the H200 pinned to 2 cores, idle,
+# RUNS=3, the session's start build in the same loop: varied grep 0.34 s, explain 0.79 s best /
+# 0.83 s median (2.32x; start build 0.83 s, 2.44x); serving grep 0.24 s, explain 0.37 s (1.54x;
+# start 1.54x); one core varied 0.97 s (2.85x). Still over the 2x goal on the varied log.
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
 #   SOURCE_LOG  a real log whose last line is the failure (default: the bundled vLLM example)

@@ -247,7 +247,12 @@
 # The final build on the 2-core VM (load 20+, 16 threads, one run each): 111,804 preads (start
 # 220,799), no memo growth left in the decode threads (perf probe on realloc), peak RSS 294-321
 # MiB (0.51-0.56) against 350-397 for request 1's build and 367-396 for the start's; reports
-# identical.
+# identical. The final build on the H200, 17:03 UTC, 16 threads, base = the session's start
+# build: varied RUNS=3 Python 6.91-8.96 s, oomdoc 0.64-0.70 s (10.8x), base 0.65-0.74 s, peak
+# RSS 301 MiB (0.52; base 346); real RUNS=2 Python 8.18-9.66 s, oomdoc 0.64-0.72 s (12.8x),
+# base 0.67 s, RSS 208 MiB (0.40; base 262). Profile (varied): pre-scan 0.114 s, the main
+# thread's head 0.186 s, wait for the chunks 0.085 s, merge 0.059 s, analysis 0.147 s, render
+# 0.046 s. 20x (about 0.35 s) is not met.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

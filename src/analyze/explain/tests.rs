@@ -508,3 +508,29 @@ fn a_failure_stated_before_its_log_takes_the_stage_the_log_ends_in() {
     let report = explain_text(&format!("{done}{oom}\n{capture}"));
     assert_ne!(report.phase.failed_in, Phase::CudaGraphCapture);
 }
+
+/// A llama.cpp loader prints every metadata key and hyper-parameter on a line of its own: the
+/// load is one timeline row (its lines merged), and the stage is still the weights load.
+#[test]
+fn llama_cpp_loader_lines_are_one_timeline_row() {
+    let mut log = String::from(
+        "llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from /models/x.gguf (version GGUF V3 (latest))\n",
+    );
+    for index in 0..30 {
+        log.push_str(&format!(
+            "llama_model_loader: - kv {index:3}:   general.key_{index} str = value {index}\n"
+        ));
+    }
+    for index in 0..40 {
+        log.push_str(&format!("print_info: n_param_{index}          = {index}\n"));
+    }
+    log.push_str("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory\n");
+    let report = explain_text(&log);
+    let rows = report
+        .timeline
+        .iter()
+        .filter(|event| event.kind == EventKind::WeightsLoadProgress)
+        .count();
+    assert_eq!(rows, 1, "{:#?}", report.timeline);
+    assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
+}

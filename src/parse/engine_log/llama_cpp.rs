@@ -463,7 +463,8 @@ fn compute_failed(text: &str, facts: &mut LineFacts) {
 /// (`llama_model_loader: - kv  24: tokenizer.ggml.merges …`) and the tensor types (`- type
 /// f32:   66 tensors`), then `llm_load_print_meta` the hyper-parameters; 2025+
 /// `src/llama-model.cpp` `llama_model::print_info` prints them as `print_info: n_layer = 32`):
-/// the model is being loaded.
+/// the model is being loaded. A loader prints a hundred such lines: each is progress of the
+/// load (one merged timeline row), not a new start.
 fn model_metadata(text: &str, facts: &mut LineFacts) {
     let line = text.trim_start();
     let prefix = [
@@ -478,7 +479,7 @@ fn model_metadata(text: &str, facts: &mut LineFacts) {
     if shaped {
         llama(facts);
         facts.event(
-            EventKind::WeightsLoadStart,
+            EventKind::WeightsLoadProgress,
             Phase::WeightsLoad,
             EventFigures::default(),
         );

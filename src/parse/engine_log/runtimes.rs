@@ -250,7 +250,7 @@ mod tests {
         ] {
             assert_eq!(
                 event_kinds(line),
-                vec![EventKind::WeightsLoadStart],
+                vec![EventKind::WeightsLoadProgress],
                 "{line}"
             );
         }
