@@ -167,14 +167,19 @@ impl FailureScan {
     /// `torch.cuda.memory_summary()`, printed every few steps by some training loops) starts
     /// no message: an occurrence of a marker followed by `s:` is not one.
     pub(super) fn finds(&self, hay: &[u8]) -> bool {
-        let keep = |start: usize, pattern: &str| !is_oom_counter(hay, start, pattern);
+        self.any_where(hay, |start, index| {
+            !is_oom_counter(hay, start, self.patterns[index])
+        })
+    }
+
+    /// Whether any marker occurrence satisfies `keep(start, pattern index)`, with whichever
+    /// searcher was built. Without any searcher, always true (the caller then reads every line).
+    fn any_where(&self, hay: &[u8], keep: impl Fn(usize, usize) -> bool) -> bool {
         match (&self.anchored, &self.automaton) {
-            (Some(anchored), _) => anchored.finds_any_where(&self.patterns, hay, |start, index| {
-                keep(start, self.patterns[index])
-            }),
+            (Some(anchored), _) => anchored.finds_any_where(&self.patterns, hay, keep),
             (None, Some(automaton)) => automaton
                 .find_overlapping_iter(hay)
-                .any(|found| keep(found.start(), self.patterns[found.pattern().as_usize()])),
+                .any(|found| keep(found.start(), found.pattern().as_usize())),
             (None, None) => true,
         }
     }
@@ -194,14 +199,7 @@ impl FailureScan {
             }
             true
         };
-        let found = match (&self.anchored, &self.automaton) {
-            (Some(anchored), _) => anchored.finds_any_where(&self.patterns, hay, failure),
-            (None, Some(automaton)) => automaton
-                .find_overlapping_iter(hay)
-                .any(|found| failure(found.start(), found.pattern().as_usize())),
-            (None, None) => true,
-        };
-        if found {
+        if self.any_where(hay, failure) {
             FailureFind::Failure
         } else if saw_start.get() {
             FailureFind::StartOnly
@@ -220,17 +218,23 @@ pub(super) fn is_oom_counter(hay: &[u8], start: usize, pattern: &str) -> bool {
 /// The markers of the failure search: those that start a program's failure message (not the
 /// reporter's words, `WORDS_MARKERS`) and those of an engine start.
 pub(super) fn failure_markers() -> Vec<&'static str> {
-    let mut patterns: Vec<&'static str> = OOM_MARKERS
-        .iter()
-        .copied()
-        .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
-        .collect();
+    let mut patterns = failure_oom_markers();
     patterns.extend(
         (engine_log::markers().iter().enumerate())
             .filter(|&(index, _)| engine_log::marker_role(index) == MarkerRole::Start)
             .map(|(_, marker)| *marker),
     );
     patterns
+}
+
+/// The OOM markers of a program's failure message: [`OOM_MARKERS`] without the reporter's
+/// words ([`crate::parse::oom_text::WORDS_MARKERS`]).
+fn failure_oom_markers() -> Vec<&'static str> {
+    OOM_MARKERS
+        .iter()
+        .copied()
+        .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
+        .collect()
 }
 
 pub(super) fn failure_scan() -> &'static FailureScan {
@@ -244,11 +248,7 @@ pub(super) fn failure_scan() -> &'static FailureScan {
             .max()
             .unwrap_or(0);
         let patterns = without_holders(patterns);
-        let oom: Vec<&str> = OOM_MARKERS
-            .iter()
-            .copied()
-            .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
-            .collect();
+        let oom = failure_oom_markers();
         let start_only = patterns
             .iter()
             .map(|pattern| !oom.iter().any(|marker| marker.contains(pattern)))
