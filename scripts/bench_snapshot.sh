@@ -253,6 +253,24 @@
 # base 0.67 s, RSS 208 MiB (0.40; base 262). Profile (varied): pre-scan 0.114 s, the main
 # thread's head 0.186 s, wait for the chunks 0.085 s, merge 0.059 s, analysis 0.147 s, render
 # 0.046 s. 20x (about 0.35 s) is not met.
+# Thirteenth session (2026-12-02 19:37-21:40 UTC, 2-core VM at load 10-20, 16 threads, runs
+# alternated with the session's start build (7d4eb7d); reports identical at 1 and 16 threads,
+# varied and real). A chunk's memo keeps only the slots read somewhere (the pre-scan's read bits
+# and a rank table; a trace makes ~3 slots an entry and reads few again), its resolved external
+# slots sit in a direct-mapped cache before their hash map, and the folds intern stacks in flat
+# tables (src/parse/torch_snapshot/stacks.rs; two small allocations a stack before).
+#   varied 576.9 MiB, 3 runs: peak RSS 294-309 -> 284-292 MiB (0.51-0.54 -> 0.49-0.51 of the
+#   file), the chunks' CPU 1.80-2.02 -> 1.75-1.81 s, process CPU 3.26-3.94 -> 3.22-3.35 s.
+#   real 524.7 MiB, 2 runs: peak RSS 225 -> 205 MiB (0.43 -> 0.39), chunks' CPU 0.97-0.99 ->
+#   0.81-0.83 s, process CPU 2.36-2.41 -> 2.14-2.19 s.
+#   Instructions (cachegrind, one thread, varied 60 MiB): flat stack tables 2,264.8M -> 2,254.4M.
+# The pre-scan's profile is split: one thread over the first 6 MiB (to the segments list's second
+# batch), then one parallel round of 16 pieces over the rest, all joined (nothing scanned twice).
+# Where the peak is now (varied, 16 threads): the analysis (+30 MiB over the 253 MiB held after
+# the build). Of those 253 MiB about 90 are what glibc keeps of memory freed by the chunk and
+# merge threads (MALLOC_MMAP_THRESHOLD_=262144: 163 MiB after the build, peak 236, 0.41): the
+# chunks' entries are not it (the merge's copy frees them without RSS growth); the chunk folds'
+# many middle-sized buffers, freed once the dynamic mmap threshold has risen, are.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

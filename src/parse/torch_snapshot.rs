@@ -8,7 +8,6 @@
 //! No I/O: the caller passes the reader (`source::file::open` handles gzip).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::rc::Rc;
 
@@ -160,8 +159,7 @@ const RUN: u32 = 5;
 struct SnapshotFold {
     frames: Vec<Frame>,
     frame_index: HashMap<Frame, u32>,
-    stacks: Vec<Vec<u32>>,
-    stack_index: HashMap<Box<[u32]>, u32, BuildHasherDefault<FrameIdsHasher>>,
+    stacks: StackTable,
     /// Frame ids of the list being folded (reused).
     scratch: Vec<u32>,
     streams: Vec<u64>,
@@ -182,21 +180,17 @@ struct SnapshotFold {
 /// entries, with frame, stack and stream ids of its own.
 struct SnapshotPart {
     frames: Vec<Frame>,
-    stacks: Vec<Vec<u32>>,
+    stacks: StackTable,
     streams: Vec<u64>,
     entries: Vec<TraceEntry>,
 }
 
 impl SnapshotFold {
     fn new() -> Self {
-        let mut stack_index: HashMap<Box<[u32]>, u32, BuildHasherDefault<FrameIdsHasher>> =
-            HashMap::default();
-        stack_index.insert(Box::default(), 0);
         SnapshotFold {
             frames: Vec::new(),
             frame_index: HashMap::new(),
-            stacks: vec![Vec::new()],
-            stack_index,
+            stacks: StackTable::default(),
             scratch: Vec::new(),
             streams: Vec::new(),
             stream_index: HashMap::new(),
@@ -281,14 +275,19 @@ impl SnapshotFold {
 
     /// The id of the stack of frame ids `ids`, interned.
     fn intern_ids(&mut self, ids: &[u32]) -> u32 {
-        if let Some(&id) = self.stack_index.get(ids) {
-            return id;
+        match self.stacks.intern(ids) {
+            Some((id, new)) => {
+                if new {
+                    // Counted as when each stack was a vector and a boxed key (a bound, not
+                    // an exact figure: the memory budget stays as it was).
+                    self.interned_bytes += 8 * ids.len() as u64 + 96;
+                }
+                id
+            }
+            // 2^32 stacks: the memory budget (96 bytes or more a stack) stops a file long
+            // before; the empty stack is what a stack that cannot be named reads as.
+            None => 0,
         }
-        let id = self.stacks.len() as u32;
-        self.interned_bytes += 8 * ids.len() as u64 + 96;
-        self.stacks.push(ids.to_vec());
-        self.stack_index.insert(ids.into(), id);
-        id
     }
 
     /// Folds a list of frames (all frame handles, at least one) into a stack handle.
@@ -412,7 +411,7 @@ impl SnapshotFold {
     fn build(self, root: Value) -> Result<Snapshot, TorchSnapshotError> {
         let mut snapshot = Snapshot {
             frames: self.frames,
-            stacks: self.stacks,
+            stacks: self.stacks.into_vecs(),
             streams: self.streams,
             ..Snapshot::default()
         };
@@ -591,19 +590,16 @@ impl Merge for SnapshotFold {
             // The part's own frames (their strings) are freed here, off the merging thread.
             drop(std::mem::take(&mut part.frames));
             let stacks = std::mem::take(&mut part.stacks);
-            let mut ids = Vec::with_capacity(stacks.iter().map(Vec::len).sum());
-            let mut ends = Vec::with_capacity(stacks.len());
-            for stack in stacks {
-                for id in stack {
-                    ids.push(
-                        *frames
-                            .get(id as usize)
-                            .ok_or("a stack names an unknown frame")?,
-                    );
-                }
-                ends.push(ids.len());
+            let (flat, ends) = stacks.flat();
+            let mut ids = Vec::with_capacity(flat.len());
+            for &id in flat {
+                ids.push(
+                    *frames
+                        .get(id as usize)
+                        .ok_or("a stack names an unknown frame")?,
+                );
             }
-            Ok::<_, String>((ids, ends))
+            Ok::<_, String>((ids, ends.to_vec()))
         });
         drop(timing);
         let timing = profile::phase(|| "merge: intern stacks and streams".to_string());
@@ -838,40 +834,6 @@ impl Fold for SnapshotFold {
             }
             other => Ok(other.into_value()),
         }
-    }
-}
-
-/// A fast hash for interned stacks (slices of frame ids; no input controls the ids, which
-/// are assigned densely by this fold): FxHash's multiply-rotate, a word at a time.
-#[derive(Default)]
-struct FrameIdsHasher(u64);
-
-impl Hasher for FrameIdsHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u32(&mut self, value: u32) {
-        self.add(u64::from(value));
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
-    }
-}
-
-impl FrameIdsHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -1127,6 +1089,9 @@ fn python_repr(value: &Value) -> String {
         other => format!("<{}>", other.type_name()),
     }
 }
+
+mod stacks;
+use stacks::StackTable;
 
 #[cfg(test)]
 mod parallel_tests;

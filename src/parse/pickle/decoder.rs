@@ -2,10 +2,11 @@
 
 use std::io::Read;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::flat::FastState;
 use super::input::Input;
-use super::memo::Memo;
+use super::memo::{Memo, ReadSlots};
 use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
 use super::parallel::{FileAt, Resolver};
 use super::{
@@ -916,9 +917,21 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
 
     /// Starts a chunk of the parallel decoder: the memo holds `memo` slots made elsewhere,
     /// and the list being filled is on the stack.
-    pub(super) fn start_chunk(&mut self, memo: usize, slots: usize) -> Result<(), PickleError> {
+    /// With `read` (the slots read anywhere in the stream), the chunk's memo keeps only those.
+    pub(super) fn start_chunk(
+        &mut self,
+        memo: usize,
+        slots: usize,
+        read: Option<Arc<ReadSlots>>,
+    ) -> Result<(), PickleError> {
         self.memo.skip(memo);
-        self.memo.reserve(slots);
+        self.memo.cache_resolved();
+        match read {
+            Some(read) => {
+                self.memo.keep_only_read(read, slots);
+            }
+            None => self.memo.reserve(slots),
+        }
         self.push_building(false)
     }
 

@@ -3,8 +3,75 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::{Value, BUILDING, EXTERNAL};
+
+/// Which memo slots of a stream are ever read (`BINGET`/`LONG_BINGET`, found by the pre-scan),
+/// a bit each by index, with the count of read slots before each 64-bit word: a chunk of the
+/// parallel decoder keeps only the slots that are read ([`Memo::keep_only_read`]), at the
+/// position `rank(index)` among them. A trace makes about three slots per entry (the entry,
+/// its frames list, its `'N/A'`) and reads few of them again (a `free_completed` entry's
+/// traceback, the keys): dropping the rest saves 8 bytes a slot while the chunks decode.
+#[derive(Debug, Default)]
+pub(super) struct ReadSlots {
+    bits: Vec<u64>,
+    /// Read slots in the words before each word.
+    before: Vec<u32>,
+    total: usize,
+}
+
+impl ReadSlots {
+    /// From the pre-scan's bits; `None` when there are too many reads to count in 32 bits.
+    pub(super) fn new(bits: Vec<u64>) -> Option<Self> {
+        let mut before = Vec::with_capacity(bits.len());
+        let mut total = 0u64;
+        for word in &bits {
+            before.push(u32::try_from(total).ok()?);
+            total += u64::from(word.count_ones());
+        }
+        Some(ReadSlots {
+            bits,
+            before,
+            total: usize::try_from(total).ok()?,
+        })
+    }
+
+    /// Whether slot `index` is read somewhere.
+    #[inline]
+    pub(super) fn is_read(&self, index: usize) -> bool {
+        self.bits
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
+    /// Read slots below `index`.
+    #[inline]
+    pub(super) fn rank(&self, index: usize) -> usize {
+        let word = index / 64;
+        match (self.bits.get(word), self.before.get(word)) {
+            (Some(bits), Some(&before)) => {
+                let below = bits & ((1u64 << (index % 64)) - 1);
+                before as usize + below.count_ones() as usize
+            }
+            _ => self.total,
+        }
+    }
+}
+
+/// A chunk's memo that keeps only read slots (see [`ReadSlots`]).
+#[derive(Debug)]
+struct Sparse {
+    read: Arc<ReadSlots>,
+    /// Read slots below the memo's `base`: the position of a read slot in `slots` is its rank
+    /// less this.
+    first: usize,
+    /// Slots pushed and dropped (never read).
+    dropped: usize,
+    /// Set when the memo was used in a way this mode does not keep (slots skipped after the
+    /// first push): every look-up then fails, and the caller decodes the file another way.
+    broken: bool,
+}
 
 /// A run of consecutive fold handles in the memo: indices `start..start + len` hold
 /// `Handle(kind, first)`, `Handle(kind, first + 1)`, ….
@@ -44,6 +111,14 @@ pub(super) struct Memo {
     /// chunk's own slots keep the fast paths of a memo without runs.
     base: usize,
     resolved: HashMap<usize, Value, BuildHasherDefault<IndexHasher>>,
+    /// The values of `resolved`, direct-mapped by index, in front of it: a chunk reads the
+    /// same few external slots (every trace entry's keys, shared frames) over and over, and a
+    /// hash probe per read cost 4 % of a 16-thread decode. Empty unless asked for
+    /// ([`Memo::cache_resolved`]: a chunk's memo, not the many short ones of values decoded
+    /// on demand).
+    resolved_recent: Vec<(usize, Value)>,
+    /// Set: only the slots read somewhere are kept, in `slots` (no runs are made).
+    sparse: Option<Box<Sparse>>,
 }
 
 /// A hash for memo indices: splitmix64's finalizer (every bit of the index moves the bucket,
@@ -76,6 +151,8 @@ impl Hasher for IndexHasher {
 
 /// Entries of [`Memo::recent`].
 const RECENT: usize = 4096;
+/// Entries of [`Memo::resolved_recent`].
+const RESOLVED_RECENT: usize = 4096;
 
 /// A memo slot: bit 63 set, a handle (kind in bits 32–47, `0xffff` for [`BUILDING`]; id
 /// in bits 0–31); clear, an index into `Memo::explicit`.
@@ -102,28 +179,96 @@ impl Slot {
 impl Memo {
     #[inline]
     pub(super) fn len(&self) -> usize {
-        self.base + self.slots.len() + self.in_runs
+        self.base + self.local_len()
     }
 
     /// Slots from `base` on.
     #[inline]
     fn local_len(&self) -> usize {
-        self.slots.len() + self.in_runs
+        self.slots.len() + self.in_runs + self.sparse.as_ref().map_or(0, |sparse| sparse.dropped)
+    }
+
+    /// From now on keeps only the slots `read` marks (a chunk of the parallel decoder, its
+    /// external slots skipped and nothing pushed yet), reserving room for the read ones among
+    /// the next `n`; `false` (and no change) otherwise.
+    pub(super) fn keep_only_read(&mut self, read: Arc<ReadSlots>, n: usize) -> bool {
+        if self.local_len() != 0 || self.sparse.is_some() {
+            return false;
+        }
+        let first = read.rank(self.base);
+        let kept = read.rank(self.base.saturating_add(n)).saturating_sub(first);
+        let _ = self.slots.try_reserve_exact(kept);
+        self.sparse = Some(Box::new(Sparse {
+            read,
+            first,
+            dropped: 0,
+            broken: false,
+        }));
+        true
+    }
+
+    /// Keeps the values stored over external slots in a direct-mapped cache too (for a memo
+    /// that reads them often: a chunk's).
+    pub(super) fn cache_resolved(&mut self) {
+        if self.resolved_recent.is_empty() {
+            self.resolved_recent = vec![(usize::MAX, Value::None); RESOLVED_RECENT];
+        }
+    }
+
+    /// Where local slot `local` of a sparse memo is in `slots` (`None`: dropped, or past the
+    /// end).
+    #[inline]
+    fn sparse_position(&self, local: usize) -> Option<usize> {
+        let sparse = self.sparse.as_deref()?;
+        let index = self.base + local;
+        if sparse.broken || local >= self.local_len() || !sparse.read.is_read(index) {
+            return None;
+        }
+        Some(sparse.read.rank(index) - sparse.first)
+    }
+
+    /// [`Memo::push`] for a sparse memo.
+    #[inline]
+    fn push_sparse(&mut self, value: Value) -> bool {
+        let index = self.len();
+        let Some(sparse) = self.sparse.as_deref_mut() else {
+            return false;
+        };
+        if !sparse.read.is_read(index) {
+            sparse.dropped += 1;
+            return false;
+        }
+        let slot = self.slot_for(value);
+        self.slots.push(slot);
+        true
     }
 
     /// The value stored over external slot `index` (below `base`), or its placeholder.
-    #[cold]
+    #[inline]
     fn external(&self, index: usize) -> Value {
-        self.resolved
-            .get(&index)
+        self.resolved_ref(index)
             .cloned()
             .unwrap_or(Value::Handle(EXTERNAL, 0))
+    }
+
+    /// The value stored over external slot `index` (below `base`), if any.
+    #[inline]
+    fn resolved_ref(&self, index: usize) -> Option<&Value> {
+        if let Some((at, value)) = self.resolved_recent.get(index % RESOLVED_RECENT) {
+            if *at == index {
+                return Some(value);
+            }
+        }
+        self.resolved.get(&index)
     }
 
     /// Where memo `index` (counted from `base`) is: `Ok(slot index)` or `Err(handle)` inside a
     /// run.
     #[inline]
     fn locate(&self, index: usize) -> Option<Result<usize, Value>> {
+        if self.sparse.is_some() {
+            return self.sparse_position(index).map(Ok);
+        }
         let Some(first) = self.runs.first() else {
             return (index < self.slots.len()).then_some(Ok(index));
         };
@@ -179,12 +324,15 @@ impl Memo {
     #[inline]
     pub(super) fn explicit_ref(&self, index: usize) -> Option<&Value> {
         let Some(local) = index.checked_sub(self.base) else {
-            return self.resolved.get(&index);
+            return self.resolved_ref(index);
         };
         if !self.runs.is_empty() {
             return None;
         }
-        let slot = *self.slots.get(local)?;
+        let slot = match self.sparse {
+            None => *self.slots.get(local)?,
+            Some(_) => *self.slots.get(self.sparse_position(local)?)?,
+        };
         if slot.0 & SLOT_HANDLE != 0 {
             return None;
         }
@@ -196,7 +344,7 @@ impl Memo {
     #[inline]
     pub(super) fn handle_at(&self, index: usize) -> Option<(u32, u32)> {
         let Some(local) = index.checked_sub(self.base) else {
-            return match self.resolved.get(&index)? {
+            return match self.resolved_ref(index)? {
                 &Value::Handle(kind, id) if kind != BUILDING && kind != EXTERNAL => {
                     Some((kind, id))
                 }
@@ -204,7 +352,10 @@ impl Memo {
             };
         };
         if self.runs.is_empty() {
-            let slot = *self.slots.get(local)?;
+            let slot = match self.sparse {
+                None => *self.slots.get(local)?,
+                Some(_) => *self.slots.get(self.sparse_position(local)?)?,
+            };
             let kind = (slot.0 >> 32) & 0xffff;
             return (slot.0 & SLOT_HANDLE != 0 && kind != SLOT_BUILDING)
                 .then_some((kind as u32, slot.0 as u32));
@@ -232,6 +383,9 @@ impl Memo {
     /// Appends a value; `true` when it took a slot of its own (not the extension of a run).
     #[inline]
     pub(super) fn push(&mut self, value: Value) -> bool {
+        if self.sparse.is_some() {
+            return self.push_sparse(value);
+        }
         // The commonest pushes of a trace, first: a fold handle that neither extends a run
         // nor starts one (a trace entry follows its predecessor's `frames`), and the str
         // kept aside last pushed again (every entry's interned `'N/A'`).
@@ -336,6 +490,11 @@ impl Memo {
         if n == 0 {
             return;
         }
+        if let Some(sparse) = self.sparse.as_deref_mut() {
+            // Not kept in this mode (a chunk skips only before its first push).
+            sparse.broken = true;
+            return;
+        }
         if self.len() == 0 {
             self.base = n;
             return;
@@ -357,6 +516,9 @@ impl Memo {
     /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
     pub(super) fn set(&mut self, index: usize, value: Value) -> bool {
         let Some(local) = index.checked_sub(self.base) else {
+            if let Some(cached) = self.resolved_recent.get_mut(index % RESOLVED_RECENT) {
+                *cached = (index, value.clone());
+            }
             return self.resolved.insert(index, value).is_none();
         };
         match self.locate(local) {
@@ -470,6 +632,9 @@ mod tests {
         ) {
             let mut memo = Memo::default();
             memo.skip(base);
+            if base % 2 == 1 {
+                memo.cache_resolved();
+            }
             let mut plain: Vec<Value> = vec![Value::Handle(EXTERNAL, 0); base];
             let mut last_str = s("first");
             let mut last_id = 0u32;
@@ -521,6 +686,79 @@ mod tests {
             }
             proptest::prop_assert_eq!(memo.get(plain.len()), None);
         }
+    }
+
+    proptest::proptest! {
+        /// A memo that keeps only the read slots (a chunk of the parallel decoder) reads back
+        /// every read slot as a plain list of the values would, by every look-up, keeps its
+        /// length, and refuses the slots it dropped (so a look-up the pre-scan missed fails
+        /// the parallel decode, never reads a wrong value).
+        #[test]
+        fn sparse_memo_reads_back_the_read_slots(
+            base in 0usize..300,
+            ops in proptest::collection::vec(op(), 0..300),
+            read_bits in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..12),
+        ) {
+            let read = Arc::new(ReadSlots::new(read_bits).expect("few reads"));
+            let mut memo = Memo::default();
+            memo.skip(base);
+            memo.cache_resolved();
+            proptest::prop_assert!(memo.keep_only_read(Arc::clone(&read), ops.len()));
+            let mut plain: Vec<Value> = vec![Value::Handle(EXTERNAL, 0); base];
+            let mut last_id = 0u32;
+            for (step, op) in ops.into_iter().enumerate() {
+                let value = match op {
+                    Op::Handle(kind, next, id) => {
+                        last_id = if next { last_id.wrapping_add(1) } else { id };
+                        Value::Handle(kind, last_id)
+                    }
+                    Op::Building(id) => Value::Handle(BUILDING, id),
+                    Op::Str(_) => s(&format!("s{step}")),
+                    Op::Int(number) => Value::Int(number),
+                    Op::Set(index, number) => {
+                        if plain.len() > base {
+                            let index = base + index.index(plain.len() - base);
+                            memo.set(index, Value::Int(number));
+                            plain[index] = Value::Int(number);
+                        }
+                        continue;
+                    }
+                };
+                memo.push(value.clone());
+                plain.push(value);
+                proptest::prop_assert_eq!(memo.len(), plain.len());
+            }
+            for (index, value) in plain.iter().enumerate().skip(base) {
+                if !read.is_read(index) {
+                    proptest::prop_assert_eq!(memo.get(index), None, "{}", index);
+                    proptest::prop_assert_eq!(memo.explicit_ref(index), None);
+                    proptest::prop_assert_eq!(memo.handle_at(index), None);
+                    continue;
+                }
+                let read_back = memo.get(index);
+                proptest::prop_assert_eq!(read_back.as_ref(), Some(value), "{}", index);
+                if let Some(borrowed) = memo.explicit_ref(index) {
+                    proptest::prop_assert_eq!(borrowed, value, "{}", index);
+                }
+                if let Some((kind, id)) = memo.handle_at(index) {
+                    proptest::prop_assert_eq!(&Value::Handle(kind, id), value, "{}", index);
+                }
+            }
+            proptest::prop_assert_eq!(memo.get(plain.len()), None);
+            let kept = (base..plain.len()).filter(|&index| read.is_read(index)).count();
+            proptest::prop_assert_eq!(memo.slots.len(), kept);
+        }
+    }
+
+    #[test]
+    fn read_slots_rank_counts_the_read_slots_below() {
+        let read = ReadSlots::new(vec![0b1011, 0, u64::MAX, 1 << 63]).expect("few reads");
+        let bits: Vec<usize> = (0..300).filter(|&index| read.is_read(index)).collect();
+        for index in 0..300 {
+            let below = bits.iter().filter(|&&bit| bit < index).count();
+            assert_eq!(read.rank(index), below, "{index}");
+        }
+        assert_eq!(read.rank(1 << 40), 3 + 64 + 1);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use super::decoder::{Decoder, Step};
 use super::input::Input;
-use super::memo::IndexHasher;
+use super::memo::{IndexHasher, ReadSlots};
 use super::scan::{self, Region};
 use super::{profile, Limits, Merge, Value};
 
@@ -162,7 +162,8 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     let starts = Arc::new(plan.read_starts());
     let region = plan.region?;
     drop(plan.starts);
-    drop(plan.read);
+    // The chunks keep only the memo slots that are read somewhere (None: keep them all).
+    let read = ReadSlots::new(plan.read).map(Arc::new);
     let shared = Arc::new(file.try_clone().ok()?);
     let chunks = chunks_of(&region, parallel.chunks.max(parallel.threads));
     // The memo size where each chunk ends: the next one's start, the region's end.
@@ -177,8 +178,9 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     std::thread::scope(|scope| {
         let mut workers = Vec::new();
         for _ in 0..parallel.threads.clamp(1, chunks.len()) {
-            let (shared, starts, chunks, memo_ends, next, failed, make) =
-                (&shared, &starts, &chunks, &memo_ends, &next, &failed, &make);
+            let (shared, starts, chunks, memo_ends, next, failed, make, read) = (
+                &shared, &starts, &chunks, &memo_ends, &next, &failed, &make, &read,
+            );
             let spawned = std::thread::Builder::new()
                 .name("oomdoc-decode".to_string())
                 .spawn_scoped(scope, move || {
@@ -205,7 +207,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                             memo,
                             slots,
                         };
-                        let part = decode_chunk(shared, starts, span, limits, fold);
+                        let part = decode_chunk(shared, starts, read.clone(), span, limits, fold);
                         drop(timing);
                         match part {
                             Some(part) => parts.push((index, part)),
@@ -293,6 +295,7 @@ struct Span {
 fn decode_chunk<F: Merge>(
     file: &Arc<File>,
     starts: &Arc<Vec<(u32, u32)>>,
+    read: Option<Arc<ReadSlots>>,
     span: Span,
     limits: Limits,
     mut fold: F,
@@ -312,7 +315,7 @@ fn decode_chunk<F: Merge>(
         input.shift(start);
         let mut decoder = Decoder::new(input, limits, &mut fold);
         decoder.resolver = Some(Resolver::new(Arc::clone(file), Arc::clone(starts)));
-        decoder.start_chunk(memo as usize, slots).ok()?;
+        decoder.start_chunk(memo as usize, slots, read).ok()?;
         decoder.run().ok()?
     };
     fold.into_part(value).ok()

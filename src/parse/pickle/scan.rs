@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::Read;
 
 use super::parallel::FileAt;
+use super::profile;
 
 /// What the pre-scan found.
 #[derive(Debug, Default)]
@@ -937,7 +938,10 @@ pub(super) fn scan_file(file: &File, len: u64, threads: usize, min_bytes: u64) -
     scan.pause_from = if threads > 1 { 0 } else { u64::MAX };
     loop {
         let mut input = Reader::new(FileAt::new(file, position, u64::MAX), position);
-        match scan.run(&mut input, u64::MAX) {
+        let serial = profile::phase(|| format!("pre-scan: one thread from {} MiB", position >> 20));
+        let outcome = scan.run(&mut input, u64::MAX);
+        drop(serial);
+        match outcome {
             Outcome::Stop => {
                 return Some(Plan {
                     starts: scan.take_starts(),
@@ -951,7 +955,11 @@ pub(super) fn scan_file(file: &File, len: u64, threads: usize, min_bytes: u64) -
                     scan.pause_from = u64::MAX;
                 } else {
                     if scan.list_on_top() {
+                        let pieces = profile::phase(|| {
+                            format!("pre-scan: {threads} pieces from {} MiB", at >> 20)
+                        });
                         position = scan_groups(&mut scan, file, at, len, threads)?;
+                        drop(pieces);
                     }
                     scan.pause_from = position.saturating_add(1);
                 }
