@@ -143,8 +143,6 @@ pub(super) struct FailureScan {
     pub(super) anchored: Option<Anchored>,
     /// The fallback: one automaton over the markers.
     automaton: Option<AhoCorasick>,
-    /// The longest marker, in bytes.
-    pub(super) longest: usize,
     /// Per pattern: whether it only marks an engine start (no failure message starts with
     /// it, and no failure marker holds it).
     start_only: Vec<bool>,
@@ -239,16 +237,21 @@ fn failure_oom_markers() -> Vec<&'static str> {
         .collect()
 }
 
+/// How far a failure marker cut by a chunk boundary reaches into the chunk after it: the
+/// longest marker of the failure search ([`failure_markers`]), less one byte; known without
+/// building the search.
+pub(super) fn failure_marker_reach() -> usize {
+    static REACH: OnceLock<usize> = OnceLock::new();
+    *REACH.get_or_init(|| {
+        let longest = failure_markers().iter().map(|marker| marker.len()).max();
+        longest.unwrap_or(0).saturating_sub(1)
+    })
+}
+
 pub(super) fn failure_scan() -> &'static FailureScan {
     static SCAN: OnceLock<FailureScan> = OnceLock::new();
     SCAN.get_or_init(|| {
         let patterns = failure_markers();
-        // The longest of them all: a marker cut by a chunk boundary is found within this.
-        let longest = patterns
-            .iter()
-            .map(|marker| marker.len())
-            .max()
-            .unwrap_or(0);
         let patterns = without_holders(patterns);
         let oom = failure_oom_markers();
         let start_only = patterns
@@ -264,7 +267,6 @@ pub(super) fn failure_scan() -> &'static FailureScan {
             patterns,
             anchored,
             automaton,
-            longest,
             start_only,
         }
     })

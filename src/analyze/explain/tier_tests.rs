@@ -547,3 +547,18 @@ INFO:     Application startup complete.
         );
     }
 }
+
+/// The reach of a marker cut by a chunk boundary, known without building the failure search
+/// (a one-chunk input never builds it), covers every marker the search holds, the longest
+/// whole.
+#[test]
+fn the_seam_reaches_across_every_failure_marker() {
+    let reach = candidates::failure_marker_reach();
+    let patterns = &candidates::failure_scan().patterns;
+    assert!(patterns.iter().all(|pattern| pattern.len() <= reach + 1));
+    let longest = candidates::failure_markers()
+        .into_iter()
+        .map(str::len)
+        .max();
+    assert_eq!(longest, Some(reach + 1));
+}
