@@ -136,6 +136,29 @@
 # RUNS=3, the session's start build in the same loop: varied grep 0.34 s, explain 0.79 s best /
 # 0.83 s median (2.32x; start build 0.83 s, 2.44x); serving grep 0.24 s, explain 0.37 s (1.54x;
 # start 1.54x); one core varied 0.97 s (2.85x). Still over the 2x goal on the varied log.
+# Thirteenth session (2026-12-02 evening; this VM loaded, load 8-13: instructions counted, no
+# wall figures; valgrind callgrind, `explain --json`, one run each, the 7d4eb7d build, then
+# this one): a restart (an engine start and no failure marker, past the head) is parsed from
+# its engine start's line with no window before it (was the chunk before it and the whole
+# chunk), and with no follow chunk when its chunk ends in the new run's requests or stats
+# lines; the line parsers' one-off substring searches build no memmem searcher per call
+# (`parse::text::find_in_line`: memmem's per-call setup was 457 M of the h200 run); building
+# the scanners hashes anchor windows with one multiply (was SipHash) and a one-chunk input
+# no longer builds the failure search (`oomdoc explain` on the 568-byte bundled example:
+# 79.2 M -> 55.5 M instructions):
+#   varied 256 MiB (mixed, 5 restarts)   2,167.5 M -> 1,783.1 M  (-17.7 %)
+#   vllm-v1 128 MiB (varied-vllm-v1)     1,663.4 M -> 1,519.1 M  (-8.7 %)
+#   trainer 128 MiB (varied-trainer)     1,159.4 M -> 1,094.9 M  (-5.6 %)
+#   h200 128 MiB                         1,613.0 M -> 1,300.8 M  (-19.4 %)
+#   serving 128 MiB                        652.7 M ->   629.6 M  (-3.5 %; no restart)
+# Same JSON output on all but varied, whose last run's timeline has the stretch searched for
+# failures only begin right after the restart's chunk (and more failures-only lines). What is
+# left on varied (1,783 M): the failure search of the middle 994 M (Fat Teddy 2.0 instructions
+# per byte with nothing passed, measured on 47 anchors of rare bytes; 2.7 with the real anchors,
+# whose passed positions a bucket order by counts on typical_lines.log instead of byte
+# frequencies would cut by 14 %: tried in a model, not built), the candidate scan of the parsed
+# head, restart chunks and tail 494 M, the line parsers 330 M, redacting the JSON report 115 M,
+# building the three scanners 66 M (88 M before).
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
 #   SOURCE_LOG  a real log whose last line is the failure (default: the bundled vLLM example)

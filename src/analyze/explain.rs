@@ -438,6 +438,18 @@ impl Explainer {
         self.detector.wants_more()
     }
 
+    /// Whether the last lines of the current run, kept unparsed (no failure in it yet), are
+    /// its repeat lines (requests, stats: `engine_log::repeat_kind`): the run is in its
+    /// serving or training loop, its startup over (for `stream::Tiers`).
+    pub(super) fn run_is_repeating(&self) -> bool {
+        let pending = &self.collected.pending;
+        !self.collected.eager
+            && matches!(
+                pending.tail.back().or(pending.head.last()),
+                Some(PendingLine::Repeat { .. })
+            )
+    }
+
     /// Passes over a chunk that holds no failure marker ([`ScannedChunk::holds_failure`]):
     /// its lines are counted, not parsed, and the timeline shows them as one
     /// [`EventKind::FailuresOnly`] row (adjacent chunks share it). A line that began in the

@@ -143,8 +143,6 @@ pub(super) struct FailureScan {
     pub(super) anchored: Option<Anchored>,
     /// The fallback: one automaton over the markers.
     automaton: Option<AhoCorasick>,
-    /// The longest marker, in bytes.
-    pub(super) longest: usize,
     /// Per pattern: whether it only marks an engine start (no failure message starts with
     /// it, and no failure marker holds it).
     start_only: Vec<bool>,
@@ -155,8 +153,9 @@ pub(super) struct FailureScan {
 pub(super) enum FailureFind {
     /// No failure marker and no engine start.
     Nothing,
-    /// Engine starts only (a restart): no failure marker.
-    StartOnly,
+    /// Engine starts only (a restart): no failure marker. `first`: where the first engine
+    /// start marker begins.
+    StartOnly { first: usize },
     /// A failure marker (perhaps beside engine starts).
     Failure,
 }
@@ -187,22 +186,23 @@ impl FailureScan {
     /// Like [`FailureScan::finds`], telling a stretch that holds only engine starts from one
     /// that holds a failure marker (the search then reads on past the starts).
     pub(super) fn classify(&self, hay: &[u8]) -> FailureFind {
-        let saw_start = std::cell::Cell::new(false);
+        let first_start = std::cell::Cell::new(None::<usize>);
         let failure = |start: usize, index: usize| {
             let pattern = self.patterns[index];
             if is_oom_counter(hay, start, pattern) {
                 return false;
             }
             if self.start_only.get(index).copied().unwrap_or(false) {
-                saw_start.set(true);
+                let first = first_start.get().map_or(start, |first| first.min(start));
+                first_start.set(Some(first));
                 return false;
             }
             true
         };
         if self.any_where(hay, failure) {
             FailureFind::Failure
-        } else if saw_start.get() {
-            FailureFind::StartOnly
+        } else if let Some(first) = first_start.get() {
+            FailureFind::StartOnly { first }
         } else {
             FailureFind::Nothing
         }
@@ -237,16 +237,21 @@ fn failure_oom_markers() -> Vec<&'static str> {
         .collect()
 }
 
+/// How far a failure marker cut by a chunk boundary reaches into the chunk after it: the
+/// longest marker of the failure search ([`failure_markers`]), less one byte; known without
+/// building the search.
+pub(super) fn failure_marker_reach() -> usize {
+    static REACH: OnceLock<usize> = OnceLock::new();
+    *REACH.get_or_init(|| {
+        let longest = failure_markers().iter().map(|marker| marker.len()).max();
+        longest.unwrap_or(0).saturating_sub(1)
+    })
+}
+
 pub(super) fn failure_scan() -> &'static FailureScan {
     static SCAN: OnceLock<FailureScan> = OnceLock::new();
     SCAN.get_or_init(|| {
         let patterns = failure_markers();
-        // The longest of them all: a marker cut by a chunk boundary is found within this.
-        let longest = patterns
-            .iter()
-            .map(|marker| marker.len())
-            .max()
-            .unwrap_or(0);
         let patterns = without_holders(patterns);
         let oom = failure_oom_markers();
         let start_only = patterns
@@ -262,7 +267,6 @@ pub(super) fn failure_scan() -> &'static FailureScan {
             patterns,
             anchored,
             automaton,
-            longest,
             start_only,
         }
     })
@@ -691,6 +695,10 @@ pub struct ScannedChunk {
     /// Whether what the failures-only scan found is engine starts only (a restart, no
     /// failure marker); false otherwise.
     pub(super) start_only: bool,
+    /// Where the line of the first engine start of a [`ScannedChunk::start_only`] chunk begins
+    /// (0 when it began in the previous chunk, and for every other chunk): the candidate lines
+    /// are found from there, the lines before it belonging to the run that ended.
+    pub(super) run_start: usize,
     /// The chunk's `\n` bytes (counted by a failures-only scan).
     pub(super) newlines: u64,
     /// The scanner that found `found` (see [`log_scanner`]).
@@ -717,10 +725,15 @@ impl ScannedChunk {
     pub fn scan(&mut self, starts_line: bool) {
         self.tier = ScannerTier::Full;
         self.start_only = false;
+        self.run_start = 0;
         if self.failures_only {
             let find = failure_scan().classify(&self.bytes);
             self.holds_failure = find != FailureFind::Nothing;
-            self.start_only = find == FailureFind::StartOnly;
+            if let FailureFind::StartOnly { first } = find {
+                self.start_only = true;
+                let before = &self.bytes[..first.min(self.bytes.len())];
+                self.run_start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
+            }
             if !self.holds_failure {
                 self.newlines = memchr::memchr_iter(b'\n', &self.bytes).count() as u64;
                 self.region = None;
@@ -741,7 +754,10 @@ impl ScannedChunk {
 
     fn find_candidates(&mut self, starts_line: bool) {
         let bytes = &self.bytes;
-        let start = if starts_line {
+        let start = if self.run_start > 0 {
+            // A line start: the byte before it is a newline.
+            Some(self.run_start)
+        } else if starts_line {
             Some(0)
         } else {
             memchr::memchr(b'\n', bytes).map(|newline| newline + 1)

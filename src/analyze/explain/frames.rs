@@ -36,7 +36,7 @@ pub(super) fn note_printed(collected: &mut Collected, line: u64, function: Strin
 /// The line after `block[..end]` when `raw` is a Python traceback frame (`File "…", line N, in
 /// f`) and the block holds that next line whole.
 pub(super) fn code_line_after<'a>(block: &'a [u8], end: usize, raw: &[u8]) -> Option<&'a [u8]> {
-    memchr::memmem::find(raw, b"File \"")?;
+    crate::parse::text::find_in_line(raw, b"File \"")?;
     let rest = block.get(end..)?.strip_prefix(b"\n")?;
     let stop = memchr::memchr(b'\n', rest)?;
     let line = &rest[..stop];

@@ -81,6 +81,40 @@ fn expected_hits(anchor: &[u8], frequencies: &[f64; 256]) -> f64 {
         * (1u64 << 20) as f64
 }
 
+/// A window of at most [`ANCHOR_LEN`] bytes as one number (its length, then its bytes): the
+/// key of the maps of [`choose_anchors`], hashed by [`WindowHasher`].
+fn window_key(window: &[u8]) -> u64 {
+    (window.iter()).fold(window.len() as u64, |key, &byte| key << 8 | u64::from(byte))
+}
+
+/// The hasher of [`window_key`]s: one multiply, the high half folded into the low (the map
+/// takes its buckets from the low bits). Building the scanners hashes every window of every
+/// marker and of [`TYPICAL_LOG`] several times: with the default SipHash that was about a
+/// fifth of the instructions of `oomdoc explain` on a short text (callgrind). The maps are
+/// only looked up, never iterated, so the hasher changes no choice.
+#[derive(Default)]
+struct WindowHasher(u64);
+
+impl std::hash::Hasher for WindowHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        let mixed = (self.0 ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = mixed ^ (mixed >> 32);
+    }
+}
+
+/// A map keyed by [`window_key`].
+type WindowMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<WindowHasher>>;
+
 /// Chooses the anchors of `patterns`: returns the anchors and, for each pattern, the index
 /// of its anchor. A greedy weighted set cover: the next anchor is the one whose cost (see
 /// below) plus a cost per anchor ([`COSTS_PER_ANCHOR`]), per pattern it newly anchors, is
@@ -99,17 +133,17 @@ pub(super) fn choose_anchors(
     passes: impl Fn(&[Vec<u8>]) -> usize,
 ) -> (Vec<Vec<u8>>, Vec<usize>) {
     use std::cmp::Reverse;
-    use std::collections::{BinaryHeap, HashMap};
+    use std::collections::BinaryHeap;
     // Every substring of anchor length (the whole of a shorter pattern), numbered in order
     // of first appearance, with the patterns holding it, and the reverse.
-    let mut number: HashMap<&[u8], usize> = HashMap::new();
+    let mut number: WindowMap<usize> = WindowMap::default();
     let mut windows: Vec<&[u8]> = Vec::new();
     let mut holders: Vec<Vec<usize>> = Vec::new();
     let mut held: Vec<Vec<usize>> = vec![Vec::new(); patterns.len()];
     for (index, pattern) in patterns.iter().enumerate() {
         let bytes = pattern.as_bytes();
         for window in bytes.windows(ANCHOR_LEN.min(bytes.len()).max(1)) {
-            let id = *number.entry(window).or_insert_with(|| {
+            let id = *number.entry(window_key(window)).or_insert_with(|| {
                 windows.push(window);
                 holders.push(Vec::new());
                 windows.len() - 1
@@ -123,20 +157,20 @@ pub(super) fn choose_anchors(
     // A substring of the typical text is common whatever its bytes ("HTTP", "POST" in every
     // access line): its hits are estimated from its count there too.
     let filter = filter.clamp(1, ANCHOR_LEN);
-    let mut typical: HashMap<&[u8], f64> = HashMap::new();
+    let mut typical: WindowMap<f64> = WindowMap::default();
     // The sample mixes the lines of about ten kinds of logs; a long log is mostly one kind,
     // whose pieces then occur about ten times as often as in the sample.
     let per_occurrence = 10.0 * (1u64 << 20) as f64 / TYPICAL_LOG.len() as f64;
     for length in [filter, ANCHOR_LEN] {
         for window in TYPICAL_LOG.as_bytes().windows(length) {
-            *typical.entry(window).or_default() += per_occurrence;
+            *typical.entry(window_key(window)).or_default() += per_occurrence;
         }
         if filter == ANCHOR_LEN {
             break;
         }
     }
     let hits = |bytes: &[u8]| {
-        let seen = typical.get(bytes).copied().unwrap_or_default();
+        let seen = typical.get(&window_key(bytes)).copied().unwrap_or_default();
         expected_hits(bytes, frequencies).max(seen)
     };
     let costs: Vec<f64> = windows

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 
 use anyhow::Context;
 
-use super::candidates::{failure_scan, ScannerTier};
+use super::candidates::{failure_marker_reach, failure_scan, ScannerTier};
 use super::{Explainer, ScannedChunk};
 use crate::error::HintedError;
 
@@ -64,25 +64,33 @@ pub struct Tiers {
     /// Chunks kept before the current one, parsed when a failure marker turns up (and at
     /// the end of the input: the tail). Memory holds them: `window_chunks * chunk_bytes`.
     pub window_chunks: usize,
-    /// Chunks parsed whole after a chunk with a failure marker.
+    /// Chunks parsed whole after a chunk with a failure marker or an engine start (none
+    /// after a restart whose chunk ends with the new run's requests or stats lines: its
+    /// startup is over, what follows is more of the same).
     pub follow_chunks: u64,
     /// Chunks of the window parsed before a chunk that holds engine starts only (a restart,
-    /// no failure marker): the previous run's last lines, not the failure's context.
+    /// no failure marker): the previous run's last lines, not the failure's context. With 0,
+    /// the lines of that chunk before its first engine start are not parsed either: a run's
+    /// timeline, phase and failures start at its engine start (`Explainer`'s
+    /// `begin_run_if_starting` drops the run before it unparsed), so those lines only end a
+    /// run that has no failure.
     pub restart_window_chunks: usize,
 }
 
 impl Tiers {
     /// The defaults: 4 MiB of head, a 4 MiB window before a failure (and tail: about 25,000
-    /// lines of a serving log), 1 MiB before an engine start that no failure marker comes
-    /// with (the previous run's last lines), 1 MiB after a failure or an engine start. Each
-    /// parsed MiB costs about four times what a searched one does, so on a 1 GiB log with a
-    /// few restarts and failures the parsed part stays a few percent.
+    /// lines of a serving log), nothing before an engine start that no failure marker comes
+    /// with (from the line of the engine start on), 1 MiB after a failure or an engine start
+    /// (none after a restart already serving, see [`Tiers::follow_chunks`]). Each parsed MiB
+    /// costs about twenty times what a searched one does (callgrind: about 50 instructions a
+    /// byte against 2.7), so on a 1 GiB log with a few restarts and failures the parsed part
+    /// stays a few percent.
     pub const DEFAULT: Tiers = Tiers {
         chunk_bytes: CHUNK_BYTES,
         head_chunks: 4,
         window_chunks: 4,
         follow_chunks: 1,
-        restart_window_chunks: 1,
+        restart_window_chunks: 0,
     };
 
     /// Every line parsed, however long the input.
@@ -226,12 +234,14 @@ impl Tiered {
     /// Whether a failure marker crosses from the previous chunk into `bytes`; remembers the
     /// end of `bytes` for the next chunk.
     fn marker_across_seam(&mut self, bytes: &[u8]) -> bool {
-        let scan = failure_scan();
-        let reach = scan.longest.saturating_sub(1);
+        // The failure search is built only for a second chunk: a short input (one chunk, a
+        // pasted error) never needs it (building it was a fifth of the instructions of
+        // `oomdoc explain` on a short text, callgrind).
+        let reach = failure_marker_reach();
         let across = !self.seam.is_empty() && {
             let mut joined = std::mem::take(&mut self.seam);
             joined.extend_from_slice(&bytes[..bytes.len().min(reach)]);
-            let found = scan.finds(&joined);
+            let found = failure_scan().finds(&joined);
             self.seam = joined;
             found
         };
@@ -302,17 +312,26 @@ impl Tiered {
         let starts_line = self.ends_line;
         self.ends_line = chunk.bytes.last() == Some(&b'\n');
         if !chunk.failures_only || chunk.holds_failure || across {
-            if chunk.failures_only && chunk.start_only && !across {
+            let restart = chunk.failures_only && chunk.start_only && !across;
+            if restart {
                 // A restart without a failure: only the previous run's last lines.
                 self.trim_window(explainer, recycle, self.tiers.restart_window_chunks);
             }
             // The head, or a failure: parse the window before it, then the chunk (scanned
             // with every marker, as a short text is).
             self.parse_window(explainer, recycle);
-            explainer.set_tier(ScannerTier::Full);
-            explainer.push_scanned(&chunk);
+            if restart {
+                self.push_restart(explainer, &chunk);
+            } else {
+                explainer.set_tier(ScannerTier::Full);
+                explainer.push_scanned(&chunk);
+            }
             if chunk.failures_only {
-                self.follow = self.tiers.follow_chunks;
+                // After a restart whose chunk ends in the new run's serving or training loop,
+                // the chunks that follow hold more of the same: searched for failures only
+                // (kept in the window, parsed if one comes).
+                let started = restart && explainer.run_is_repeating();
+                self.follow = if started { 0 } else { self.tiers.follow_chunks };
             }
         } else if self.follow > 0 || explainer.wants_more() {
             self.follow = self.follow.saturating_sub(1);
@@ -326,6 +345,37 @@ impl Tiered {
         }
         // The reader may have stopped (an error): a chunk nobody takes is dropped.
         let _ = recycle.send(chunk);
+    }
+
+    /// Hands a chunk holding engine starts and no failure marker (a restart) to the explainer.
+    /// Its candidate lines were found from the line of its first engine start
+    /// ([`ScannedChunk::run_start`]); the lines before it end the previous run: with no
+    /// window before a restart ([`Tiers::restart_window_chunks`] 0) they are counted only,
+    /// as the window's chunks are, else parsed here.
+    fn push_restart(&mut self, explainer: &mut Explainer, chunk: &ScannedChunk) {
+        let cut = chunk.run_start;
+        let (before, run) = chunk.bytes.split_at(cut.min(chunk.bytes.len()));
+        if !before.is_empty() {
+            if self.tiers.restart_window_chunks == 0 {
+                explainer.set_tier(ScannerTier::Log);
+                let newlines = memchr::memchr_iter(b'\n', before).count() as u64;
+                explainer.skip_chunk(before, newlines);
+            } else {
+                explainer.set_tier(ScannerTier::Full);
+                explainer.push_bytes(before);
+            }
+        }
+        explainer.set_tier(ScannerTier::Full);
+        let scanned = (chunk.region.clone())
+            .filter(|region| region.start >= cut)
+            .map(|region| {
+                (
+                    region.start - cut..region.end - cut,
+                    &chunk.found,
+                    chunk.tier,
+                )
+            });
+        explainer.push_chunk(run, scanned);
     }
 
     /// The end of the input: the window is its tail, parsed.

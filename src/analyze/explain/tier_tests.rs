@@ -226,9 +226,23 @@ INFO 11-29 13:00:09 llm_engine.py:249] Initializing an LLM engine (v0.6.4) with 
             ..SMALL
         },
     );
+    // No window, and the restart's chunk parsed from the engine start's line (the default).
+    let none = tiered(
+        &log,
+        Tiers {
+            restart_window_chunks: 0,
+            ..SMALL
+        },
+    );
     assert_same_failure_but_context(&short, &slow);
     assert_same_failure_but_context(&whole, &slow);
+    assert_same_failure_but_context(&none, &slow);
     assert_eq!(short.phase.failed_in, phase);
+    assert_eq!(none.phase, short.phase);
+    // The run that failed is read the same; the two runs are counted.
+    assert_eq!(none.timeline, short.timeline);
+    assert_eq!(none.input.engine_starts, slow.input.engine_starts);
+    assert_eq!(short.input.engine_starts, slow.input.engine_starts);
     // One chunk fewer parsed before the restart: more lines searched for failures only.
     assert!(
         short.input.failures_only_lines > whole.input.failures_only_lines,
@@ -236,6 +250,57 @@ INFO 11-29 13:00:09 llm_engine.py:249] Initializing an LLM engine (v0.6.4) with 
         short.input.failures_only_lines,
         whole.input.failures_only_lines
     );
+    assert!(
+        none.input.failures_only_lines > short.input.failures_only_lines,
+        "{} vs {}",
+        none.input.failures_only_lines,
+        short.input.failures_only_lines
+    );
+}
+
+/// A restart's engine start at any place of its chunk, the chunk after the head or later: the
+/// lines of that chunk before it are counted, not parsed (no window before a restart), and
+/// the run that follows and fails is read as with the window and as the full parse reads it.
+#[test]
+fn a_restart_is_parsed_from_its_engine_start() {
+    let restart = "INFO 11-29 13:00:01 api_server.py:585] vLLM API server version 0.6.4
+INFO 11-29 13:00:09 llm_engine.py:249] Initializing an LLM engine (v0.6.4) with config: model='meta-llama/Llama-3.1-70B-Instruct', dtype=torch.bfloat16, max_seq_len=32768
+INFO 11-29 13:00:12 model_runner.py:1072] Starting to load model meta-llama/Llama-3.1-70B-Instruct...
+INFO 11-29 13:00:41 model_runner.py:1077] Loading model weights took 14.9888 GB
+INFO:     Application startup complete.
+";
+    for (at, before) in [
+        (0u64, 150usize),
+        (1, 700),
+        (2, 1_500),
+        (3, 2_333),
+        (4, 3_100),
+    ] {
+        let (failure, phase) = failure_block(0);
+        let mut log = build_log(at + 20, before, restart, 900);
+        log.extend_from_slice(&build_log(at + 40, 0, failure, 300)[HEAD.len()..]);
+        let slow = full(&log);
+        let none = tiered(
+            &log,
+            Tiers {
+                restart_window_chunks: 0,
+                ..SMALL
+            },
+        );
+        let one = tiered(&log, SMALL);
+        assert_same_failure_but_context(&none, &slow);
+        assert_eq!(none.phase.failed_in, phase, "{before}");
+        assert_eq!(none.phase, one.phase, "{before}");
+        assert_eq!(none.timeline, one.timeline, "{before}");
+        assert_eq!(
+            none.input.engine_starts, slow.input.engine_starts,
+            "{before}"
+        );
+        assert!(
+            none.input.failures_only_lines >= one.input.failures_only_lines,
+            "{before}"
+        );
+    }
 }
 
 #[test]
@@ -375,6 +440,7 @@ proptest! {
         head_chunks in 1u64..3,
         window_chunks in 1usize..4,
         follow_chunks in 0u64..3,
+        restart_window_chunks in 0usize..2,
         twice in any::<bool>(),
     ) {
         let (block, _) = failure_block(which);
@@ -389,7 +455,7 @@ proptest! {
             chunk_bytes: chunk_kib * 1024,
             head_chunks,
             window_chunks,
-            restart_window_chunks: 1,
+            restart_window_chunks,
             follow_chunks,
         };
         let fast = tiered(&log, tiers);
@@ -433,4 +499,66 @@ proptest! {
         });
         prop_assert_eq!(candidates::failure_scan().finds(hay.as_bytes()), expected);
     }
+}
+
+/// A restart whose chunk ends with the new run's requests and stats lines (its startup over):
+/// the chunk after it is searched for failures only, not parsed (no follow chunk), and the
+/// failure that comes later is read as the full parse reads it.
+#[test]
+fn a_restart_in_its_serving_loop_gets_no_follow_chunk() {
+    let restart = "INFO 11-29 13:00:01 api_server.py:585] vLLM API server version 0.6.4
+INFO 11-29 13:00:09 llm_engine.py:249] Initializing an LLM engine (v0.6.4) with config: model='meta-llama/Llama-3.1-70B-Instruct', dtype=torch.bfloat16, max_seq_len=32768
+INFO 11-29 13:00:41 model_runner.py:1077] Loading model weights took 14.9888 GB
+INFO:     Application startup complete.
+";
+    let (failure, phase) = failure_block(0);
+    for before in [400usize, 1_100, 2_600] {
+        let mut log = build_log(before as u64, before, restart, 6_000);
+        log.extend_from_slice(&build_log(before as u64 + 1, 0, failure, 300)[HEAD.len()..]);
+        let text = String::from_utf8_lossy(&log).into_owned();
+        let Some(start) = text.find("13:00:01 api_server") else {
+            panic!("no restart");
+        };
+        let restart_line = text[..start].matches('\n').count() as u64 + 1;
+        let tiers = Tiers {
+            restart_window_chunks: 0,
+            ..SMALL
+        };
+        let fast = tiered(&log, tiers);
+        let slow = full(&log);
+        assert_same_failure_but_context(&fast, &slow);
+        assert_eq!(fast.phase.failed_in, phase);
+        assert_eq!(fast.input.engine_starts, slow.input.engine_starts);
+        // The stretch searched for failures only starts within a chunk of the restart.
+        let Some(skipped) = (fast.timeline.iter())
+            .find(|event| event.kind == EventKind::FailuresOnly && event.line > restart_line)
+        else {
+            panic!("no stretch searched for failures only: {:?}", fast.timeline);
+        };
+        let offset = |line: u64| {
+            (text.split_inclusive('\n').take(line as usize - 1))
+                .map(str::len)
+                .sum::<usize>()
+        };
+        assert!(
+            offset(skipped.line) - start < tiers.chunk_bytes,
+            "{before}: lines {restart_line}..{}",
+            skipped.line
+        );
+    }
+}
+
+/// The reach of a marker cut by a chunk boundary, known without building the failure search
+/// (a one-chunk input never builds it), covers every marker the search holds, the longest
+/// whole.
+#[test]
+fn the_seam_reaches_across_every_failure_marker() {
+    let reach = candidates::failure_marker_reach();
+    let patterns = &candidates::failure_scan().patterns;
+    assert!(patterns.iter().all(|pattern| pattern.len() <= reach + 1));
+    let longest = candidates::failure_markers()
+        .into_iter()
+        .map(str::len)
+        .max();
+    assert_eq!(longest, Some(reach + 1));
 }

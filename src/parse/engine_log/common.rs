@@ -152,12 +152,13 @@ pub fn after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     // memmem's one-shot search is much cheaper than `str::find` for these short lines
     // (measured with scripts/bench_explain.sh); the match is on a char boundary since `key`
     // is valid UTF-8.
-    memchr::memmem::find(text.as_bytes(), key.as_bytes()).and_then(|at| text.get(at + key.len()..))
+    crate::parse::text::find_in_line(text.as_bytes(), key.as_bytes())
+        .and_then(|at| text.get(at + key.len()..))
 }
 
 /// Whether `text` contains `needle` (memmem, see [`after`]).
 pub fn has(text: &str, needle: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some()
+    crate::parse::text::find_in_line(text.as_bytes(), needle.as_bytes()).is_some()
 }
 
 /// Parses a number at the start of `text` (spaces skipped; `,` thousands separators accepted

@@ -908,7 +908,7 @@ pub(crate) fn find(text: &str, needle: &str) -> Option<usize> {
     if needle.len() > text.len() {
         return None;
     }
-    memchr::memmem::find(text.as_bytes(), needle.as_bytes())
+    crate::parse::text::find_in_line(text.as_bytes(), needle.as_bytes())
 }
 
 /// First capture of `regex` in `haystack` as a size.

@@ -30,8 +30,24 @@ fn word_at(text: &str, at: usize, name: &str) -> bool {
 }
 
 fn word(text: &str, name: &str) -> bool {
-    text.match_indices(name)
-        .any(|(at, _)| word_at(text, at, name))
+    if name.is_empty() {
+        return text
+            .match_indices(name)
+            .any(|(at, _)| word_at(text, at, name));
+    }
+    // The occurrences `match_indices` gives (without overlaps), found without building a
+    // searcher per call (`text::find_in_line`).
+    let mut from = 0;
+    while let Some(at) = (text.as_bytes().get(from..))
+        .and_then(|rest| crate::parse::text::find_in_line(rest, name.as_bytes()))
+    {
+        let at = from + at;
+        if word_at(text, at, name) {
+            return true;
+        }
+        from = at + name.len();
+    }
+    false
 }
 
 /// The words after `marker` (the command's subcommand, a version).
