@@ -4851,14 +4851,16 @@ for step, vols in enumerate(loader):
 # jit without rematerialization, an allocator config already tuned, per-session KV caches kept
 # by a chat server, embeddings gathered on the card, a full-batch GNN, a torch.multiprocessing
 # worker, OOMs skipped then given up on, a 3D segmentation net under cudnn.benchmark, a manual
-# attention with empty_cache per batch, and look-alikes (a missing device, mixed devices, disk
-# offload without a folder, bitsandbytes absent, pinned host memory)
+# attention with empty_cache per batch, a running loss holding graphs, SDPA's math backend, an
+# EMA deepcopy, a perplexity loss's fp32 upcast, a runner printing only stderr's tail, and
+# look-alikes (a missing device, mixed devices, disk offload without a folder, bitsandbytes
+# absent, a shape error after memory_summary)
 
 
 def s13_lightning_outputs_leak():
-    # A LightningModule keeps each step's loss and logits (not detached) for an epoch-end metric:
-    # every step's autograd graph stays alive, ~160 MiB a step under 16-mixed, until the ~4 GiB
-    # left run out mid-epoch (progress bar, AMP lines).
+    # A LightningModule keeps each step's features, logits and loss (not detached, not moved to
+    # the CPU) for an epoch-end metric and prototype update: ~72 MiB a step under 16-mixed, until
+    # the ~4 GiB left run out mid-epoch (progress bar, AMP lines).
     run_user_script("train_classifier", """import lightning as L
 import torch
 import torch.nn as nn
@@ -4880,20 +4882,24 @@ class FeatureBatches(Dataset):
 class Classifier(L.LightningModule):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(4096, 8192), nn.ReLU(), nn.Linear(8192, 1000))
+        self.backbone = nn.Sequential(nn.Linear(4096, 8192), nn.ReLU())
+        self.head = nn.Linear(8192, 1000)
         self.step_outputs = []
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        logits = self.net(x)
+        features = self.backbone(x)
+        logits = self.head(features)
         loss = F.cross_entropy(logits, y)
-        self.step_outputs.append({"loss": loss, "logits": logits, "y": y})
+        self.step_outputs.append({"loss": loss, "logits": logits, "features": features, "y": y})
         self.log("train_loss", loss, prog_bar=True)
         return loss
 
     def on_train_epoch_end(self):
         logits = torch.cat([o["logits"] for o in self.step_outputs])
         y = torch.cat([o["y"] for o in self.step_outputs])
+        features = torch.cat([o["features"] for o in self.step_outputs])
+        self.prototypes = torch.stack([features[y == c].mean(0) for c in range(1000)])
         self.log("train_acc", (logits.argmax(-1) == y).float().mean())
         self.step_outputs.clear()
 
@@ -5727,6 +5733,108 @@ with sdpa_kernel(SDPBackend.MATH), torch.no_grad():
 """)
 
 
+
+def s13_ema_deepcopy():
+    # An EMA of the model made with copy.deepcopy once the warm-up ends (the timm ModelEma
+    # pattern), before zero_grad: weights, gradients and momentum (3 x 1.6 GiB) fit in the 4 GiB
+    # left beside the model, the copy (weights and .grad) does not; the OOM is raised inside
+    # copy.deepcopy / Tensor.__deepcopy__.
+    run_user_script("train_with_ema", """import copy
+
+import torch
+import torch.nn as nn
+
+WARMUP = 5
+
+
+def make_model():
+    return nn.Sequential(*[nn.Sequential(nn.Linear(4096, 4096), nn.GELU()) for _ in range(24)])
+
+
+model = make_model().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+free, _ = torch.cuda.mem_get_info()
+prefetch = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+ema = None
+for step in range(20):
+    x = torch.randn(64, 4096, device="cuda")
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    if step == WARMUP:
+        ema = copy.deepcopy(model).eval().requires_grad_(False)
+        print("EMA started", flush=True)
+    elif ema is not None:
+        with torch.no_grad():
+            for e, p in zip(ema.parameters(), model.parameters()):
+                e.lerp_(p, 1e-3)
+    optimizer.zero_grad(set_to_none=True)
+    print(f"step {step}: loss {loss.item():.5f}", flush=True)
+""")
+
+
+def s13_perplexity_eval_loss():
+    # A perplexity evaluation passes labels to the model at 8 x 4096 tokens: the logits fit in
+    # bf16, the loss's fp32 upcast inside transformers' causal-LM loss (plus its log-softmax)
+    # does not fit in the ~5 GiB left; transformers' loss frames show.
+    run_user_script("eval_ppl", """import math
+
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained(
+    "@CKPT@", dtype=torch.bfloat16, device_map="cuda"
+)
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+retrieval_index = torch.empty(free - 5 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+total_nll, total_tokens = 0.0, 0
+with torch.no_grad():
+    for batch, seq in [(8, 512), (8, 1024), (8, 4096)]:
+        ids = torch.randint(3, 32000, (batch, seq), device="cuda")
+        loss = model(input_ids=ids, labels=ids).loss
+        total_nll += loss.item() * batch * (seq - 1)
+        total_tokens += batch * (seq - 1)
+        print(f"context {seq}: ppl so far {math.exp(total_nll / total_tokens):.1f}", flush=True)
+""".replace("@CKPT@", CKPT))
+
+
+def s13_job_stderr_tail():
+    # A job runner (a CI step or a sweep driver) runs the training as a subprocess and, when it
+    # fails, prints only the exit status and the last 4 lines of its stderr: what the user sees
+    # is the OOM message's tail without the traceback above it.
+    run_user_script("sweep_driver", """import subprocess
+import sys
+
+TRIAL = '''
+import torch
+import torch.nn as nn
+free, _ = torch.cuda.mem_get_info()
+held = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+model = nn.Sequential(nn.Linear(4096, 16384), nn.ReLU(), nn.Linear(16384, 4096)).cuda()
+for step in range(5):
+    x = torch.randn(int(sys.argv[1]), 4096, device="cuda")
+    model(x).sum().backward()
+    print("step", step, flush=True)
+'''
+
+for batch in [256, 65536]:
+    print(f"[sweep] trial batch_size={batch}", flush=True)
+    proc = subprocess.run([sys.executable, "-c", "import sys\\n" + TRIAL, str(batch)],
+                          capture_output=True, text=True)
+    print(proc.stdout, end="", flush=True)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-4:]
+        print(f"[sweep] trial batch_size={batch} failed with exit code {proc.returncode}; "
+              "last lines of stderr:", flush=True)
+        for line in tail:
+            print("    " + line, flush=True)
+        sys.exit(f"[sweep] aborting: trial batch_size={batch} failed")
+    print(f"[sweep] trial batch_size={batch} ok", flush=True)
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -5910,6 +6018,9 @@ SCENARIOS = {
     "s13_shape_error_after_summary": s13_shape_error_after_summary,
     "s13_total_loss_graph_leak": s13_total_loss_graph_leak,
     "s13_sdpa_math_forced": s13_sdpa_math_forced,
+    "s13_ema_deepcopy": s13_ema_deepcopy,
+    "s13_perplexity_eval_loss": s13_perplexity_eval_loss,
+    "s13_job_stderr_tail": s13_job_stderr_tail,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -317,7 +317,8 @@ run_one dataloader_worker_cgroup_killed "killed by signal|exited unexpectedly" -
 # logged as one line and without remat, a tuned allocator config, per-session KV caches,
 # embeddings gathered on the card, a full-batch GNN, a spawned worker, skipped OOM batches, a 3D
 # net under cudnn.benchmark, manual attention, a running loss holding graphs, SDPA's math
-# backend, and 5 look-alikes
+# backend, an EMA deepcopy, a perplexity loss's fp32 upcast, a runner printing stderr's tail,
+# and 5 look-alikes
 run_one s13_lightning_outputs_leak "$OOM" -
 run_one s13_lightning_batch_finder_curriculum "$OOM" -
 run_one s13_dpo_reference_forward "$OOM" -
@@ -338,6 +339,9 @@ run_one s13_conv3d_benchmark_volume "$OOM|CUDNN_STATUS" -
 run_one s13_manual_attention_empty_cache "$OOM" -
 run_one s13_total_loss_graph_leak "$OOM" -
 run_one s13_sdpa_math_forced "$OOM" -
+run_one s13_ema_deepcopy "$OOM" -
+run_one s13_perplexity_eval_loss "$OOM" -
+run_one s13_job_stderr_tail "$OOM" -
 run_one s13_invalid_device_ordinal "invalid device ordinal" -
 run_one s13_device_mismatch "same device" -
 run_one s13_hf_offload_folder "offload" -
