@@ -4910,7 +4910,7 @@ class Classifier(L.LightningModule):
 if __name__ == "__main__":
     free, _ = torch.cuda.mem_get_info()
     feature_cache = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
-    loader = DataLoader(FeatureBatches(), batch_size=None, shuffle=True, num_workers=2)
+    loader = DataLoader(FeatureBatches(), batch_size=None, shuffle=True)
     trainer = L.Trainer(accelerator="gpu", devices=1, precision="16-mixed", max_epochs=3,
                         logger=False, enable_checkpointing=False)
     trainer.fit(Classifier(), loader)
