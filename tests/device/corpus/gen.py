@@ -4843,6 +4843,998 @@ for step, vols in enumerate(loader):
     sys.exit(rc)
 
 
+# --------------------------------------------------------------------------- session 13 (blind):
+# Lightning outputs kept with their graphs and the batch-size finder before a length curriculum,
+# a hand-written DPO step (policy + reference on one card), eager attention over packed 4096-token
+# blocks, a CLIP-style loss under accelerate, a LoRA of rank 1024 (Adam states), cuSOLVER and
+# cuDNN handles made after another job took the card, JAX errors logged as one line and a deep
+# jit without rematerialization, an allocator config already tuned, per-session KV caches kept
+# by a chat server, embeddings gathered on the card, a full-batch GNN, a torch.multiprocessing
+# worker, OOMs skipped then given up on, a 3D segmentation net under cudnn.benchmark, a manual
+# attention with empty_cache per batch, a running loss holding graphs, SDPA's math backend, an
+# EMA deepcopy, a perplexity loss's fp32 upcast, a runner printing only stderr's tail, and
+# look-alikes (a missing device, mixed devices, disk offload without a folder, bitsandbytes
+# absent, a shape error after memory_summary)
+
+
+def s13_lightning_outputs_leak():
+    # A LightningModule keeps each step's features, logits and loss (not detached, not moved to
+    # the CPU) for an epoch-end metric and prototype update: ~72 MiB a step under 16-mixed, until
+    # the ~4 GiB left run out mid-epoch (progress bar, AMP lines).
+    run_user_script("train_classifier", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class FeatureBatches(Dataset):
+    \"\"\"Precomputed backbone features, one shard (4096 rows) per item.\"\"\"
+
+    def __len__(self):
+        return 200
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(4096, 4096, generator=g), torch.randint(0, 1000, (4096,), generator=g)
+
+
+class Classifier(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(4096, 8192), nn.ReLU())
+        self.head = nn.Linear(8192, 1000)
+        self.step_outputs = []
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        features = self.backbone(x)
+        logits = self.head(features)
+        loss = F.cross_entropy(logits, y)
+        self.step_outputs.append({"loss": loss, "logits": logits, "features": features, "y": y})
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def on_train_epoch_end(self):
+        logits = torch.cat([o["logits"] for o in self.step_outputs])
+        y = torch.cat([o["y"] for o in self.step_outputs])
+        features = torch.cat([o["features"] for o in self.step_outputs])
+        self.prototypes = torch.stack([features[y == c].mean(0) for c in range(1000)])
+        self.log("train_acc", (logits.argmax(-1) == y).float().mean())
+        self.step_outputs.clear()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01, momentum=0.9)
+
+
+if __name__ == "__main__":
+    free, _ = torch.cuda.mem_get_info()
+    feature_cache = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+    loader = DataLoader(FeatureBatches(), batch_size=None, shuffle=True)
+    trainer = L.Trainer(accelerator="gpu", devices=1, precision="16-mixed", max_epochs=3,
+                        logger=False, enable_checkpointing=False)
+    trainer.fit(Classifier(), loader)
+""")
+
+
+def s13_lightning_batch_finder_curriculum():
+    # Tuner.scale_batch_size (power mode) finds the largest batch at the first epoch's 256 tokens;
+    # the model's length curriculum quadruples the sequence at epoch 1 and that batch no longer
+    # fits. The finder's own lines ("Batch size N succeeded, trying batch size 2N") come first.
+    run_user_script("train_curriculum", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.tuner import Tuner
+from torch.utils.data import DataLoader, Dataset
+
+VOCAB = 32000
+
+
+class Tokens(Dataset):
+    def __len__(self):
+        return 2048
+
+    def __getitem__(self, i):
+        return torch.randint(0, VOCAB, (1025,))
+
+
+class CurriculumLM(L.LightningModule):
+    def __init__(self, batch_size=2):
+        super().__init__()
+        self.batch_size = batch_size
+        self.embed = nn.Embedding(VOCAB, 1024)
+        layer = nn.TransformerEncoderLayer(1024, 16, 4096, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=4)
+        self.head = nn.Linear(1024, VOCAB)
+
+    def seq_len(self):
+        return 256 * 4 ** self.current_epoch  # 256, 1024 tokens
+
+    def training_step(self, batch, batch_idx):
+        seq = self.seq_len()
+        tokens = batch[:, : seq + 1]
+        mask = nn.Transformer.generate_square_subsequent_mask(seq, device=self.device)
+        h = self.encoder(self.embed(tokens[:, :-1]), mask=mask, is_causal=True)
+        loss = F.cross_entropy(self.head(h).flatten(0, 1), tokens[:, 1:].flatten())
+        self.log("loss", loss, prog_bar=True)
+        self.log("seq", float(seq), prog_bar=True)
+        return loss
+
+    def train_dataloader(self):
+        return DataLoader(Tokens(), batch_size=self.batch_size, shuffle=True, drop_last=True)
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=3e-4)
+
+
+if __name__ == "__main__":
+    free, _ = torch.cuda.mem_get_info()
+    teacher_logits_cache = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+    model = CurriculumLM()
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=3, logger=False,
+                        enable_checkpointing=False)
+    tuner = Tuner(trainer)
+    tuner.scale_batch_size(model, mode="power", steps_per_trial=3, init_val=2)
+    print(f"training with batch size {model.batch_size}", flush=True)
+    trainer.fit(model)
+""")
+
+
+def s13_dpo_reference_forward():
+    # A hand-written DPO loop: policy and frozen reference copies of the same 550M model on one
+    # card, chosen/rejected pairs; the short warm-up pairs pass, the first 2048-token pair does
+    # not fit in what the two models and AdamW leave.
+    run_user_script("dpo_train", """import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM
+
+BETA = 0.1
+policy = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+reference = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16,
+                                                 device_map="cuda")
+reference.eval().requires_grad_(False)
+optimizer = torch.optim.AdamW(policy.parameters(), lr=5e-7)
+free, _ = torch.cuda.mem_get_info()
+rollout_buffer = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+
+def sequence_logps(model, ids):
+    logits = model(input_ids=ids).logits[:, :-1].float()
+    return torch.gather(logits.log_softmax(-1), 2, ids[:, 1:, None]).squeeze(-1).sum(-1)
+
+
+for step, seq in enumerate([256, 256, 256, 2048]):
+    chosen = torch.randint(3, 32000, (4, seq), device="cuda")
+    rejected = torch.randint(3, 32000, (4, seq), device="cuda")
+    pair = torch.cat([chosen, rejected])
+    with torch.no_grad():
+        ref_chosen, ref_rejected = sequence_logps(reference, pair).chunk(2)
+    pol_chosen, pol_rejected = sequence_logps(policy, pair).chunk(2)
+    margin = BETA * ((pol_chosen - ref_chosen) - (pol_rejected - ref_rejected))
+    loss = -F.logsigmoid(margin).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    print(f"step {step} (pairs of {seq} tokens): loss {loss.item():.4f} "
+          f"reward acc {(margin > 0).float().mean().item():.2f}", flush=True)
+""".replace("@CKPT@", CKPT))
+
+
+def s13_eager_attention_packing():
+    # An SFT loop written by hand that packs documents into 4096-token blocks and loads the model
+    # with attn_implementation="eager" (for a custom mask it once needed): the 16 x 4096 x 4096
+    # attention probabilities of every layer are kept for backward and do not fit in ~12 GiB.
+    run_user_script("sft_packed", """import random
+
+import torch
+from tqdm import tqdm
+from transformers import AutoModelForCausalLM
+
+BLOCK = 4096
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda",
+                                             attn_implementation="eager")
+model.train()
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+free, _ = torch.cuda.mem_get_info()
+eval_cache = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+
+def packed_blocks(n_blocks, batch):
+    rng = random.Random(0)
+    buffer = []
+    for _ in range(n_blocks * batch):
+        while len(buffer) < BLOCK:
+            doc = [rng.randrange(3, 32000) for _ in range(rng.randrange(64, 1500))]
+            buffer.extend(doc + [2])
+        yield buffer[:BLOCK]
+        buffer = buffer[BLOCK:]
+
+
+blocks = list(packed_blocks(8, 4))
+bar = tqdm(range(0, len(blocks), 4), desc="sft", unit="step")
+for i in bar:
+    ids = torch.tensor(blocks[i:i + 4], device="cuda")
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    bar.set_postfix(loss=f"{loss.item():.3f}")
+""".replace("@CKPT@", CKPT))
+
+
+def s13_accelerate_clip_backward():
+    # A CLIP-style contrastive loss trained with accelerate (bf16), logged through
+    # accelerate.logging with timestamps: the symmetric cross-entropy over a 32768 x 32768
+    # similarity matrix fits forward in fp32 but its backward does not.
+    run_user_script("train_clip_head", """import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from accelerate import Accelerator
+from accelerate.logging import get_logger
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    datefmt="%m/%d/%Y %H:%M:%S", level=logging.INFO)
+logger = get_logger(__name__)
+
+
+class Tower(nn.Module):
+    def __init__(self, d_in):
+        super().__init__()
+        self.proj = nn.Sequential(nn.Linear(d_in, 4096), nn.GELU(), nn.Linear(4096, 512))
+
+    def forward(self, x):
+        return F.normalize(self.proj(x), dim=-1)
+
+
+accelerator = Accelerator(mixed_precision="bf16")
+image_tower, text_tower = Tower(1024), Tower(768)
+logit_scale = nn.Parameter(torch.tensor(2.659, device=accelerator.device))
+params = list(image_tower.parameters()) + list(text_tower.parameters()) + [logit_scale]
+optimizer = torch.optim.AdamW(params, lr=1e-4)
+image_tower, text_tower, optimizer = accelerator.prepare(image_tower, text_tower, optimizer)
+free, _ = torch.cuda.mem_get_info()
+feature_bank = torch.empty(free - 20 * (1 << 30), dtype=torch.uint8, device=accelerator.device)
+logger.info("feature bank on %s, global batch 32768", accelerator.device)
+
+for step in range(10):
+    images = torch.randn(32768, 1024, device=accelerator.device)
+    texts = torch.randn(32768, 768, device=accelerator.device)
+    logits = image_tower(images) @ text_tower(texts).t() * logit_scale.exp()
+    labels = torch.arange(logits.shape[0], device=logits.device)
+    loss_i = F.cross_entropy(logits.float(), labels)
+    loss_t = F.cross_entropy(logits.t().float(), labels)
+    loss = (loss_i + loss_t) / 2
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    logger.info("step %d: loss %.4f", step, loss.item())
+""")
+
+
+def s13_peft_high_rank_adam():
+    # LoRA of rank 1024 on every linear layer of the 550M model: ~300M fp32 adapter parameters;
+    # forward and backward fit, AdamW's first step (two fp32 states per parameter) does not.
+    run_user_script("lora_high_rank", """import torch
+from peft import LoraConfig, get_peft_model
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM
+
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+config = LoraConfig(r=1024, lora_alpha=2048, lora_dropout=0.0, task_type="CAUSAL_LM",
+                    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                    "up_proj", "down_proj"])
+model = get_peft_model(base, config)
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+dataset_on_gpu = torch.empty(free - 3584 * (1 << 20), dtype=torch.uint8, device="cuda")
+
+for step in tqdm(range(100), desc="lora"):
+    ids = torch.randint(3, 32000, (2, 256), device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+""".replace("@CKPT@", CKPT))
+
+
+def s13_cusolver_eigh_shared():
+    # PCA whitening: the feature covariance is computed on the card, then another job takes the
+    # rest of it before the first torch.linalg.eigh, whose cuSOLVER handle and workspace are
+    # this process's first: a CUSOLVER status or an OOM, as the driver answers.
+    import torch
+
+    torch.manual_seed(0)
+    feats = torch.randn(262144, 8192, device="cuda")
+    cov = feats.T @ feats / feats.shape[0]
+    scratch = torch.empty(256 * MIB, dtype=torch.uint8, device="cuda")
+    del scratch  # freed into this process's cache
+    print(f"covariance {tuple(cov.shape)} from {feats.shape[0]} features", flush=True)
+    _another_job_takes_the_card(0)
+    eigvals, eigvecs = torch.linalg.eigh(cov)
+    whitening = eigvecs / eigvals.clamp_min(1e-6).sqrt()
+    print("whitening ready", tuple(whitening.shape))
+
+
+def s13_cudnn_handle_full_card():
+    # A segmentation service preprocesses its first image on the card, then another job takes
+    # the rest of it before the model's first convolution (cudnn.benchmark on): this process's
+    # first cuDNN handle and the conv outputs past the cached 1 GiB cannot be had.
+    import torch
+    import torch.nn as nn
+
+    torch.backends.cudnn.benchmark = True
+    model = nn.Sequential(
+        nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(64, 2, 1),
+    ).cuda().eval()
+    image = torch.rand(1, 3, 2048, 2048, device="cuda")
+    staging = torch.empty(GIB, dtype=torch.uint8, device="cuda")
+    del staging  # the resize buffer, freed into this process's cache
+    print(f"model ready, first image {tuple(image.shape)}", flush=True)
+    _another_job_takes_the_card(0)
+    with torch.no_grad():
+        mask = model(image).argmax(1)
+    print(mask.shape)
+
+
+def s13_jax_logged_one_line():
+    # A JAX scoring job catches each batch's failure and logs str(e) on one line, then exits 1:
+    # a jitted pairwise-distance kernel over a growing batch runs past a 5% memory fraction.
+    run_user_script("score_pairs", """import logging
+import sys
+
+import jax
+import jax.numpy as jnp
+
+logging.basicConfig(format="[%(asctime)s] %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("score_pairs")
+
+
+@jax.jit
+def nearest(x):
+    d = jnp.sum(x * x, 1)[:, None] + jnp.sum(x * x, 1)[None, :] - 2 * x @ x.T
+    return jnp.argsort(d, axis=1)[:, 1:11]
+
+
+key = jax.random.PRNGKey(0)
+for n in [4096, 16384, 65536]:
+    try:
+        x = jax.random.normal(key, (n, 256))
+        idx = nearest(x).block_until_ready()
+        log.info("batch of %d: neighbours %s", n, idx.shape)
+    except Exception as e:
+        log.error("batch of %d failed: %s: %s", n, type(e).__name__, e)
+        sys.exit(1)
+""")
+
+
+def s13_jax_no_remat_layers():
+    # A 24-layer residual MLP trained with jax.value_and_grad under jit and no jax.checkpoint:
+    # all layers' activations of a 16384-row batch are kept for the backward pass (~12 GiB)
+    # beyond a 5% memory fraction.
+    run_user_script("train_deep_mlp", """import time
+
+import jax
+import jax.numpy as jnp
+
+D, LAYERS = 4096, 24
+
+
+def init(key):
+    keys = jax.random.split(key, LAYERS)
+    return [jax.random.normal(k, (D, D), jnp.float32) * D ** -0.5 for k in keys]
+
+
+def loss_fn(params, x):
+    h = x
+    for w in params:
+        h = h + jax.nn.gelu(h @ w)
+    return jnp.mean(h ** 2)
+
+
+@jax.jit
+def train_step(params, x):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x)
+    return [w - 1e-3 * g for w, g in zip(params, grads)], loss
+
+
+params = init(jax.random.PRNGKey(0))
+print("devices:", jax.devices(), flush=True)
+for step, batch in enumerate([256, 256, 16384]):
+    t0 = time.time()
+    x = jax.random.normal(jax.random.PRNGKey(step), (batch, D))
+    params, loss = train_step(params, x)
+    print(f"step {step} batch {batch}: loss {float(loss):.4f} ({time.time() - t0:.2f} s)",
+          flush=True)
+""")
+
+
+def s13_alloc_conf_tuned():
+    # The user already followed the message's advice (max_split_size_mb, a GC threshold, set at
+    # the top of the script) and still runs out: bucketed batches of growing length in a loop
+    # with timestamped logging; the longest bucket does not fit in the ~6 GiB left.
+    run_user_script("train_buckets", """import os
+
+os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF",
+                      "max_split_size_mb:128,garbage_collection_threshold:0.8")
+
+import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s [%(name)s] %(message)s", level=logging.INFO)
+log = logging.getLogger("train_buckets")
+log.info("PYTORCH_CUDA_ALLOC_CONF=%s", os.environ["PYTORCH_CUDA_ALLOC_CONF"])
+
+model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 4096), nn.GELU(),
+                      nn.Linear(4096, 1024)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+replay = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+buckets = [(64, 128), (32, 512), (64, 256), (16, 2048), (32, 4096), (64, 8192)]
+for step, (batch, length) in enumerate(buckets):
+    x = torch.randn(batch, length, 1024, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    log.info("step %d bucket %dx%d loss %.4f reserved %.2f GiB", step, batch, length, loss.item(),
+             torch.cuda.memory_reserved() / 2**30)
+""")
+
+
+def s13_kv_cache_sessions():
+    # A small chat server keeps each session's KV cache (past_key_values) on the card between
+    # turns and never evicts: each 2048-token session holds ~130 MiB, and a new session's
+    # prefill fails once ~4 GiB are used up.
+    run_user_script("chat_server", """import logging
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("chat_server")
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+other_tenants = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+sessions = {}
+
+
+@torch.no_grad()
+def chat_turn(session_id, prompt_ids, max_new_tokens=16):
+    past = sessions.get(session_id)
+    out = model(input_ids=prompt_ids, past_key_values=past, use_cache=True)
+    past, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+    reply = [token]
+    for _ in range(max_new_tokens - 1):
+        out = model(input_ids=token, past_key_values=past, use_cache=True)
+        past, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        reply.append(token)
+    sessions[session_id] = past
+    return torch.cat(reply, 1)
+
+
+for n in range(200):
+    prompt = torch.randint(3, 32000, (1, 2048), device="cuda")
+    reply = chat_turn(f"user-{n:04d}", prompt)
+    log.info("session user-%04d: replied %d tokens; %d sessions, %.2f GiB allocated", n,
+             reply.shape[1], len(sessions), torch.cuda.memory_allocated() / 2**30)
+""".replace("@CKPT@", CKPT))
+
+
+def s13_embed_corpus_cat():
+    # An embedding job keeps every batch's embeddings on the card in a list (no .cpu()) and
+    # concatenates them at the end: the loop's tqdm bar finishes, torch.cat needs as much again.
+    run_user_script("embed_all", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+encoder = nn.Sequential(nn.Linear(768, 4096), nn.GELU(), nn.Linear(4096, 4096)).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+index_shards = torch.empty(free - 20 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+all_embeddings = []
+with torch.no_grad():
+    for i in tqdm(range(200), desc="Batches", unit="batch"):
+        x = torch.randn(4096, 768, device="cuda")
+        all_embeddings.append(F.normalize(encoder(x), dim=-1))
+embeddings = torch.cat(all_embeddings)
+torch.save(embeddings.cpu(), "embeddings.pt")
+print("saved", tuple(embeddings.shape))
+""")
+
+
+def s13_gnn_full_batch_edges():
+    # Full-batch training of a two-layer message-passing GNN written with index_add_ over a graph
+    # of 2M nodes and 40M edges: the first layer's 64-wide messages (10 GiB) fit, the second
+    # layer's 256-wide messages (40 GiB) do not.
+    run_user_script("train_gnn", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+N_NODES, N_EDGES = 2_000_000, 40_000_000
+
+
+class MessagePassing(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.lin = nn.Linear(d_in, d_out)
+
+    def forward(self, x, edge_index):
+        src, dst = edge_index
+        messages = x[src]  # one row per edge
+        agg = torch.zeros_like(x).index_add_(0, dst, messages)
+        return self.lin(agg)
+
+
+class GNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = MessagePassing(64, 256)
+        self.conv2 = MessagePassing(256, 16)
+
+    def forward(self, x, edge_index):
+        return self.conv2(F.relu(self.conv1(x, edge_index)), edge_index)
+
+
+torch.manual_seed(0)
+x = torch.randn(N_NODES, 64, device="cuda")
+edge_index = torch.randint(0, N_NODES, (2, N_EDGES), device="cuda")
+y = torch.randint(0, 16, (N_NODES,), device="cuda")
+model = GNN().cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+free, _ = torch.cuda.mem_get_info()
+neighbor_cache = torch.empty(free - 24 * (1 << 30), dtype=torch.uint8, device="cuda")
+print(f"graph: {N_NODES} nodes, {N_EDGES} edges", flush=True)
+for epoch in range(100):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x, edge_index), y)
+    loss.backward()
+    optimizer.step()
+    print(f"epoch {epoch:03d} loss {loss.item():.4f}", flush=True)
+""")
+
+
+def s13_mp_spawn_worker():
+    # torch.multiprocessing.spawn with one worker: the worker's OOM reaches the parent as
+    # ProcessRaisedException, whose message carries the worker's whole traceback.
+    run_user_script("spawn_train", """import torch
+import torch.multiprocessing as mp
+import torch.nn as nn
+
+
+def worker(rank, world_size):
+    torch.cuda.set_device(rank)
+    model = nn.Sequential(nn.Linear(8192, 8192), nn.ReLU(), nn.Linear(8192, 8192)).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    free, _ = torch.cuda.mem_get_info()
+    shard = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+    for step in range(10):
+        x = torch.randn(65536, 8192, device="cuda")
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        print(f"[rank {rank}] step {step} loss {loss.item():.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    world_size = torch.cuda.device_count()
+    print(f"spawning {world_size} worker(s)", flush=True)
+    mp.spawn(worker, args=(world_size,), nprocs=world_size, join=True)
+""")
+
+
+def s13_skip_oom_batches():
+    # fairseq-style recovery: an OOM batch is logged as a warning and skipped (gradients dropped,
+    # cache emptied); after 3 such batches the loop gives up with its own error raised inside
+    # the handler ("During handling of the above exception, another exception occurred").
+    run_user_script("train_skip_oom", """import logging
+import random
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("trainer")
+
+model = nn.Sequential(nn.Linear(2048, 8192), nn.GELU(), nn.Linear(8192, 2048)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+encoder_states = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+rng = random.Random(0)
+max_tokens = [8192] * 20 + [262144] * 10
+rng.shuffle(max_tokens)
+ooms = 0
+for step, tokens in enumerate(max_tokens):
+    try:
+        x = torch.randn(tokens, 2048, device="cuda")
+        loss = F.mse_loss(model(x), x)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        log.info("step %d: %d tokens, loss %.4f", step, tokens, loss.item())
+    except torch.OutOfMemoryError as e:
+        ooms += 1
+        log.warning("attempting to recover from OOM in forward/backward pass (step %d, %d tokens)",
+                    step, tokens)
+        optimizer.zero_grad(set_to_none=True)
+        x = loss = None
+        torch.cuda.empty_cache()
+        if ooms >= 3:
+            raise RuntimeError(f"{ooms} OOMs in {step + 1} steps; lower --max-tokens")
+""")
+
+
+def s13_conv3d_benchmark_volume():
+    # A 3D segmentation net (fp16 autocast, cudnn.benchmark) validated on whole CT volumes
+    # instead of the 128^3 training patches: at 512 x 512 x 256 each 32-channel feature map is
+    # 4 GiB in fp16 and the ~10 GiB left run out in the first blocks.
+    run_user_script("validate_volumes", """import time
+
+import torch
+import torch.nn as nn
+
+torch.backends.cudnn.benchmark = True
+
+
+def block(c_in, c_out):
+    return nn.Sequential(nn.Conv3d(c_in, c_out, 3, padding=1), nn.InstanceNorm3d(c_out),
+                         nn.LeakyReLU(inplace=True))
+
+
+model = nn.Sequential(block(1, 32), block(32, 32), block(32, 64), nn.Conv3d(64, 3, 1)).cuda()
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+cached_patches = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+volumes = [("patch", (128, 128, 128)), ("patch", (128, 128, 128)), ("case_0007", (256, 512, 512))]
+with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
+    for name, shape in volumes:
+        t0 = time.time()
+        vol = torch.randn(1, 1, *shape, device="cuda")
+        seg = model(vol).argmax(1)
+        print(f"{name} {shape}: {seg.float().mean().item():.3f} in {time.time() - t0:.1f} s",
+              flush=True)
+""")
+
+
+def s13_manual_attention_empty_cache():
+    # A document-tagging service with a hand-written attention (q @ k^T, softmax) calls
+    # torch.cuda.empty_cache() after every batch and logs memory; one 32768-token document's
+    # 16 x 32768 x 32768 fp16 scores (32 GiB) do not fit in the ~16 GiB left.
+    run_user_script("tag_documents", """import logging
+import math
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s [%(levelname)s] %(message)s", datefmt="%H:%M:%S",
+                    level=logging.INFO)
+log = logging.getLogger(__name__)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d=1024, heads=16):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads)
+        return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d))
+
+
+tagger = nn.Sequential(SelfAttention(), nn.Linear(1024, 9)).cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+other_models = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+for doc_id, length in enumerate([512, 2048, 4096, 32768]):
+    with torch.no_grad():
+        x = torch.randn(1, length, 1024, device="cuda", dtype=torch.float16)
+        tags = tagger(x).argmax(-1)
+    torch.cuda.empty_cache()
+    log.info("doc %d (%d tokens): %d tags, allocated %.1f GiB, reserved %.1f GiB", doc_id, length,
+             tags.numel(), torch.cuda.memory_allocated() / 2**30,
+             torch.cuda.memory_reserved() / 2**30)
+""")
+
+
+# look-alikes (session 13)
+
+
+def s13_invalid_device_ordinal():
+    # Not a GPU OOM: a config written for a 2-GPU box puts the model on cuda:1; this machine has
+    # one GPU: "CUDA error: invalid device ordinal".
+    run_user_script("serve_ranker", """import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda:1", help="GPU for the ranker (cuda:0 is the LLM)")
+args = parser.parse_args()
+
+print(f"{torch.cuda.device_count()} GPU(s) visible; ranker on {args.device}", flush=True)
+ranker = nn.Sequential(nn.Linear(768, 768), nn.Tanh(), nn.Linear(768, 1))
+ranker.to(args.device)
+scores = ranker(torch.randn(32, 768, device=args.device))
+print(scores.squeeze(-1).tolist())
+""")
+
+
+def s13_device_mismatch():
+    # Not a GPU OOM: the model is on the card but its forward builds the position ids on the CPU:
+    # "Expected all tensors to be on the same device".
+    run_user_script("train_tagger", """import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, vocab=30000, d=512, max_len=2048, tags=17):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(max_len, d)
+        self.head = nn.Linear(d, tags)
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1])  # on the CPU
+        return self.head(self.tok(ids) + self.pos(positions))
+
+
+model = Tagger().cuda()
+ids = torch.randint(0, 30000, (8, 128), device="cuda")
+print(model(ids).shape)
+""")
+
+
+def _bin_checkpoint():
+    """A copy of the random-weight checkpoint as an older pytorch_model.bin (no safetensors):
+    transformers needs an offload_folder for disk offload only when the weights are not
+    safetensors (modeling_utils, the disk-offload check)."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file
+
+    path = os.path.join(WORK, "llama-550m-bin")
+    if not os.path.exists(os.path.join(path, "pytorch_model.bin")):
+        os.makedirs(path, exist_ok=True)
+        shutil.copy(os.path.join(CKPT, "config.json"), path)
+        state = {}
+        for name in sorted(os.listdir(CKPT)):
+            if name.endswith(".safetensors"):
+                state.update(load_file(os.path.join(CKPT, name)))
+        torch.save(state, os.path.join(path, "pytorch_model.bin"))
+    return path
+
+
+def s13_hf_offload_folder():
+    # Not a GPU OOM: an older .bin checkpoint loaded with device_map="auto" and a max_memory too
+    # small for the GPU and the CPU: the rest goes to disk and from_pretrained refuses without
+    # an offload_folder (a ValueError).
+    run_user_script("load_low_memory", """import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained(
+    "@CKPT@",
+    dtype=torch.bfloat16,
+    device_map="auto",
+    max_memory={0: "300MiB", "cpu": "400MiB"},
+)
+print(model.hf_device_map)
+""".replace("@CKPT@", _bin_checkpoint()))
+
+
+def s13_bnb_missing():
+    # Not a GPU OOM (on a machine without bitsandbytes): 4-bit loading, the usual answer to an
+    # OOM, fails because the quantization library is not installed (an ImportError). Where
+    # bitsandbytes is installed this loads and the scenario reports no error.
+    run_user_script("load_4bit", """import torch
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16,
+                           bnb_4bit_quant_type="nf4")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", quantization_config=quant,
+                                             device_map={"": 0})
+print(model.get_memory_footprint() / 2**30, "GiB")
+""".replace("@CKPT@", CKPT))
+
+
+def s13_shape_error_after_summary():
+    # Not a GPU OOM: a training script prints torch.cuda.memory_summary() at start-up (its table
+    # has "CUDA OOMs: 0" and "cudaMalloc retries: 0" rows) and then fails on a shape mismatch
+    # between a 1024-wide encoder output and a 768-wide head.
+    run_user_script("finetune_head", """import torch
+import torch.nn as nn
+
+encoder = nn.Sequential(nn.Linear(512, 1024), nn.GELU(), nn.Linear(1024, 1024)).cuda()
+head = nn.Linear(768, 10).cuda()
+warm = torch.randn(4096, 512, device="cuda")
+encoder(warm)
+print(torch.cuda.memory_summary(abbreviated=True), flush=True)
+
+optimizer = torch.optim.Adam(list(encoder.parameters()) + list(head.parameters()))
+for step in range(10):
+    x = torch.randn(64, 512, device="cuda")
+    y = torch.randint(0, 10, (64,), device="cuda")
+    loss = nn.functional.cross_entropy(head(encoder(x)), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    print(f"step {step}: loss {loss.item():.4f}")
+""")
+
+
+def s13_total_loss_graph_leak():
+    # The classic running-loss bug: `running_loss += loss` (not loss.item()) keeps every step's
+    # autograd graph, and with it the activations, alive; a tqdm bar shows the loss until the
+    # ~5 GiB left run out a few dozen steps into the epoch.
+    run_user_script("train_regressor", """import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+model = nn.Sequential(nn.Linear(1024, 8192), nn.Tanh(), nn.Linear(8192, 1)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+criterion = nn.MSELoss()
+free, _ = torch.cuda.mem_get_info()
+validation_set = torch.empty(free - 5 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+for epoch in range(3):
+    running_loss = 0.0
+    bar = tqdm(range(500), desc=f"epoch {epoch}")
+    for step in bar:
+        x = torch.randn(8192, 1024, device="cuda")
+        y = x[:, :1].sin()
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward(retain_graph=True)
+        optimizer.step()
+        running_loss += loss
+        bar.set_postfix(loss=f"{running_loss.item() / (step + 1):.4f}")
+""")
+
+
+def s13_sdpa_math_forced():
+    # F.scaled_dot_product_attention pinned to the math backend (sdpa_kernel(SDPBackend.MATH),
+    # set once for bit-exact comparisons) materialises the 16 x 16384 x 16384 scores and their
+    # softmax (8 GiB each in bf16) past the ~12 GiB left; the flash kernel needs neither.
+    run_user_script("long_context_eval", """import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+free, _ = torch.cuda.mem_get_info()
+kv_store = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+with sdpa_kernel(SDPBackend.MATH), torch.no_grad():
+    for seq in [1024, 4096, 16384]:
+        q, k, v = (torch.randn(1, 16, seq, 128, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        print(f"seq {seq}: out {tuple(out.shape)} norm {out.float().norm().item():.1f}",
+              flush=True)
+""")
+
+
+
+def s13_ema_deepcopy():
+    # An EMA of the model made with copy.deepcopy once the warm-up ends (the timm ModelEma
+    # pattern), before zero_grad: weights, gradients and momentum (3 x 1.6 GiB) fit in the 4 GiB
+    # left beside the model, the copy (weights and .grad) does not; the OOM is raised inside
+    # copy.deepcopy / Tensor.__deepcopy__.
+    run_user_script("train_with_ema", """import copy
+
+import torch
+import torch.nn as nn
+
+WARMUP = 5
+
+
+def make_model():
+    return nn.Sequential(*[nn.Sequential(nn.Linear(4096, 4096), nn.GELU()) for _ in range(24)])
+
+
+model = make_model().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+free, _ = torch.cuda.mem_get_info()
+prefetch = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+ema = None
+for step in range(20):
+    x = torch.randn(64, 4096, device="cuda")
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    if step == WARMUP:
+        ema = copy.deepcopy(model).eval().requires_grad_(False)
+        print("EMA started", flush=True)
+    elif ema is not None:
+        with torch.no_grad():
+            for e, p in zip(ema.parameters(), model.parameters()):
+                e.lerp_(p, 1e-3)
+    optimizer.zero_grad(set_to_none=True)
+    print(f"step {step}: loss {loss.item():.5f}", flush=True)
+""")
+
+
+def s13_perplexity_eval_loss():
+    # A perplexity evaluation passes labels to the model at 8 x 4096 tokens: the logits fit in
+    # bf16, the loss's fp32 upcast inside transformers' causal-LM loss (plus its log-softmax)
+    # does not fit in the ~5 GiB left; transformers' loss frames show.
+    run_user_script("eval_ppl", """import math
+
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained(
+    "@CKPT@", dtype=torch.bfloat16, device_map="cuda"
+)
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+retrieval_index = torch.empty(free - 5 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+total_nll, total_tokens = 0.0, 0
+with torch.no_grad():
+    for batch, seq in [(8, 512), (8, 1024), (8, 4096)]:
+        ids = torch.randint(3, 32000, (batch, seq), device="cuda")
+        loss = model(input_ids=ids, labels=ids).loss
+        total_nll += loss.item() * batch * (seq - 1)
+        total_tokens += batch * (seq - 1)
+        print(f"context {seq}: ppl so far {math.exp(total_nll / total_tokens):.1f}", flush=True)
+""".replace("@CKPT@", CKPT))
+
+
+def s13_job_stderr_tail():
+    # A job runner (a CI step or a sweep driver) runs the training as a subprocess and, when it
+    # fails, prints only the exit status and the last 4 lines of its stderr: what the user sees
+    # is the OOM message's tail without the traceback above it.
+    run_user_script("sweep_driver", """import subprocess
+import sys
+
+TRIAL = '''
+import torch
+import torch.nn as nn
+free, _ = torch.cuda.mem_get_info()
+held = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+model = nn.Sequential(nn.Linear(4096, 16384), nn.ReLU(), nn.Linear(16384, 4096)).cuda()
+for step in range(5):
+    x = torch.randn(int(sys.argv[1]), 4096, device="cuda")
+    model(x).sum().backward()
+    print("step", step, flush=True)
+'''
+
+for batch in [256, 65536]:
+    print(f"[sweep] trial batch_size={batch}", flush=True)
+    proc = subprocess.run([sys.executable, "-c", "import sys\\n" + TRIAL, str(batch)],
+                          capture_output=True, text=True)
+    print(proc.stdout, end="", flush=True)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-4:]
+        print(f"[sweep] trial batch_size={batch} failed with exit code {proc.returncode}; "
+              "last lines of stderr:", flush=True)
+        for line in tail:
+            print("    " + line, flush=True)
+        sys.exit(f"[sweep] aborting: trial batch_size={batch} failed")
+    print(f"[sweep] trial batch_size={batch} ok", flush=True)
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -5001,6 +5993,34 @@ SCENARIOS = {
     "nccl_duplicate_gpu": nccl_duplicate_gpu,
     "policy_nan_categorical": policy_nan_categorical,
     "dataloader_worker_cgroup_killed": dataloader_worker_cgroup_killed,
+    "s13_lightning_outputs_leak": s13_lightning_outputs_leak,
+    "s13_lightning_batch_finder_curriculum": s13_lightning_batch_finder_curriculum,
+    "s13_dpo_reference_forward": s13_dpo_reference_forward,
+    "s13_eager_attention_packing": s13_eager_attention_packing,
+    "s13_accelerate_clip_backward": s13_accelerate_clip_backward,
+    "s13_peft_high_rank_adam": s13_peft_high_rank_adam,
+    "s13_cusolver_eigh_shared": s13_cusolver_eigh_shared,
+    "s13_cudnn_handle_full_card": s13_cudnn_handle_full_card,
+    "s13_jax_logged_one_line": s13_jax_logged_one_line,
+    "s13_jax_no_remat_layers": s13_jax_no_remat_layers,
+    "s13_alloc_conf_tuned": s13_alloc_conf_tuned,
+    "s13_kv_cache_sessions": s13_kv_cache_sessions,
+    "s13_embed_corpus_cat": s13_embed_corpus_cat,
+    "s13_gnn_full_batch_edges": s13_gnn_full_batch_edges,
+    "s13_mp_spawn_worker": s13_mp_spawn_worker,
+    "s13_skip_oom_batches": s13_skip_oom_batches,
+    "s13_conv3d_benchmark_volume": s13_conv3d_benchmark_volume,
+    "s13_manual_attention_empty_cache": s13_manual_attention_empty_cache,
+    "s13_invalid_device_ordinal": s13_invalid_device_ordinal,
+    "s13_device_mismatch": s13_device_mismatch,
+    "s13_hf_offload_folder": s13_hf_offload_folder,
+    "s13_bnb_missing": s13_bnb_missing,
+    "s13_shape_error_after_summary": s13_shape_error_after_summary,
+    "s13_total_loss_graph_leak": s13_total_loss_graph_leak,
+    "s13_sdpa_math_forced": s13_sdpa_math_forced,
+    "s13_ema_deepcopy": s13_ema_deepcopy,
+    "s13_perplexity_eval_loss": s13_perplexity_eval_loss,
+    "s13_job_stderr_tail": s13_job_stderr_tail,
 }
 
 

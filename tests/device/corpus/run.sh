@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -98,7 +98,9 @@ run_one() {
   case $name in torch_compile|compiled_evaluate|compile_reduce_overhead|compile_dynamic_rerank|\
     compile_autotune_serve|trainer_resume_optimizer|compiled_optimizer_step|\
     seq2seq_predict_generate|lightning_ddp_one_device|torchrun_tee_prefix|dataloader_shm_bus|\
-    hf_generate_long_decode|trainer_save_callback|peft_load_adapter|nccl_duplicate_gpu)
+    hf_generate_long_decode|trainer_save_callback|peft_load_adapter|nccl_duplicate_gpu|\
+    s13_lightning_batch_finder_curriculum|s13_dpo_reference_forward|s13_hf_offload_folder|\
+    s13_conv3d_benchmark_volume|s13_mp_spawn_worker)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -309,4 +311,40 @@ run_one mha_need_weights "$OOM" -
 run_one nccl_duplicate_gpu "NCCL|Duplicate GPU" -
 run_one policy_nan_categorical "found invalid values" -
 run_one dataloader_worker_cgroup_killed "killed by signal|exited unexpectedly" -
+# session 13 (blind): Lightning outputs kept with their graphs and the batch-size finder before a
+# length curriculum, hand-written DPO, eager attention over packed blocks, a CLIP loss under
+# accelerate, a rank-1024 LoRA, cuSOLVER / cuDNN handles after another job took the card, JAX
+# logged as one line and without remat, a tuned allocator config, per-session KV caches,
+# embeddings gathered on the card, a full-batch GNN, a spawned worker, skipped OOM batches, a 3D
+# net under cudnn.benchmark, manual attention, a running loss holding graphs, SDPA's math
+# backend, an EMA deepcopy, a perplexity loss's fp32 upcast, a runner printing stderr's tail,
+# and 5 look-alikes
+run_one s13_lightning_outputs_leak "$OOM" -
+run_one s13_lightning_batch_finder_curriculum "$OOM" -
+run_one s13_dpo_reference_forward "$OOM" -
+run_one s13_eager_attention_packing "$OOM" -
+run_one s13_accelerate_clip_backward "$OOM" -
+run_one s13_peft_high_rank_adam "$OOM" -
+run_one s13_cusolver_eigh_shared "CUSOLVER|cusolver|$OOM" -
+run_one s13_cudnn_handle_full_card "CUDNN_STATUS|cuDNN error|$OOM" -
+run_one s13_jax_logged_one_line "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s13_jax_no_remat_layers "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s13_alloc_conf_tuned "$OOM" -
+run_one s13_kv_cache_sessions "$OOM" -
+run_one s13_embed_corpus_cat "$OOM" -
+run_one s13_gnn_full_batch_edges "$OOM" -
+run_one s13_mp_spawn_worker "$OOM" -
+run_one s13_skip_oom_batches "$OOM" -
+run_one s13_conv3d_benchmark_volume "$OOM|CUDNN_STATUS" -
+run_one s13_manual_attention_empty_cache "$OOM" -
+run_one s13_total_loss_graph_leak "$OOM" -
+run_one s13_sdpa_math_forced "$OOM" -
+run_one s13_ema_deepcopy "$OOM" -
+run_one s13_perplexity_eval_loss "$OOM" -
+run_one s13_job_stderr_tail "$OOM" -
+run_one s13_invalid_device_ordinal "invalid device ordinal" -
+run_one s13_device_mismatch "same device" -
+run_one s13_hf_offload_folder "offload" -
+run_one s13_bnb_missing "bitsandbytes" -
+run_one s13_shape_error_after_summary "cannot be multiplied" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
