@@ -60,6 +60,9 @@ const PHRASES: &[(&str, Phase)] = &[
     ("al entrenar", Phase::TrainingStep),
     ("durante o treinamento", Phase::TrainingStep),
     ("ao treinar", Phase::TrainingStep),
+    // QLoRA is a fine-tuning method (Dettmers et al. 2023, "QLoRA: Efficient Finetuning of
+    // Quantized LLMs"; PEFT's and axolotl's QLoRA recipes): a QLoRA run is a training.
+    ("qlora", Phase::TrainingStep),
     // Loading the weights.
     ("loading the model", Phase::WeightsLoad),
     ("loading model", Phase::WeightsLoad),
@@ -194,6 +197,9 @@ const PHRASES: &[(&str, Phase)] = &[
     // or CodeFormer run on each generated image) and a speech pipeline's speaker diarization
     // (whisperX `diarize`): models run on the outputs, part of the generation or transcription.
     ("restore face", Phase::Inference),
+    // An image given as the prompt of a generation (Fooocus's `Image Prompt`, IP-Adapter's
+    // image prompts in diffusers and ComfyUI).
+    ("image prompt", Phase::Inference),
     ("face restoration", Phase::Inference),
     ("diarization step", Phase::Inference),
     ("during diarization", Phase::Inference),
@@ -629,11 +635,17 @@ pub fn line_stage(text: &str) -> Option<Phase> {
 fn find_phrase(lower: &str, phrase: &str) -> Option<usize> {
     // A function's name (`train_step`) is a whole identifier, not a command line's option
     // (`--eval_steps 200`, `--train_step_ratio`).
-    let identifier = phrase.contains('_');
+    // A short word (`qlora`) is a whole word too.
+    let identifier = phrase.contains('_')
+        || (phrase.len() <= 5 && phrase.bytes().all(|b| b.is_ascii_lowercase()));
     lower.match_indices(phrase).map(|(at, _)| at).find(|&at| {
         let before = lower[..at].chars().next_back();
         let after = lower[at + phrase.len()..].chars().next();
-        let joined = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        // A letter of a script written without spaces (CJK, from U+2E80) is no part of an
+        // English word beside it (`换成qlora就不行了`).
+        let joined = |c: Option<char>| {
+            c.is_some_and(|c| (c.is_alphanumeric() && u32::from(c) < 0x2E80) || c == '_')
+        };
         (!phrase.is_ascii() || !joined(before))
             && (!identifier || (!joined(after) && before != Some('-')))
     })
@@ -744,6 +756,9 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         if AFTER_CJK.iter().any(|word| near.contains(word)) {
             return true;
         }
+        if korean_completed_past(after) || went_well_cjk(after) {
+            return true;
+        }
     }
     let before: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
     before.iter().enumerate().any(|(index, word)| {
@@ -755,6 +770,44 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
             "after" | "before" | "finished" | "done" | "после" | "después" | "depois"
         );
         DENY.contains(&word) && (!moving || index == 0)
+    })
+}
+
+/// Words after a CJK stage word, in its sentence, that say the stage went well (`训练时没问题`,
+/// `다시 학습을 진행하면 문제 없이 실행될 것`, `学習は問題なく`), as `grammar`'s `went well` does for
+/// English.
+fn went_well_cjk(after: &str) -> bool {
+    const WELL: &[&str] = &[
+        "没有问题",
+        "没问题",
+        "没有报错",
+        "不报错",
+        "正常运行",
+        "문제 없이",
+        "문제없이",
+        "문제가 없",
+        "問題なく",
+        "問題なし",
+        "問題ありません",
+    ];
+    let end = after
+        .find(['.', '。', '!', '！', '?', '？', ',', '，', '\n'])
+        .unwrap_or(after.len());
+    let sentence = &after[..end];
+    WELL.iter().any(|word| sentence.contains(word))
+}
+
+/// Korean's retrospective past after a stage word (`전에 학습이 돌아갔던 파라미터`, the parameters
+/// with which training had run before; `학습했던 모델`): a past-tense syllable (final consonant
+/// ㅆ, the merged `았`/`었`/`였`) followed by `던`, within the next few syllables. The stage
+/// named is one that ran before, not the one that failed. (`학습하던 중`, while training, has
+/// no past tense before `던`.)
+fn korean_completed_past(after: &str) -> bool {
+    let near: Vec<char> = after.chars().take(8).collect();
+    near.windows(2).any(|pair| {
+        let code = u32::from(pair[0]);
+        let past = (0xAC00..=0xD7A3).contains(&code) && (code - 0xAC00) % 28 == 20;
+        past && pair[1] == '던'
     })
 }
 
@@ -1096,6 +1149,13 @@ mod tests {
         assert_eq!(one("이미지 생성 중 메모리 부족"), Some(Phase::Inference));
         // `预训练模型` is a pre-trained model, not a training.
         assert_eq!(one("加载预训练模型时显存不足"), None);
+        // Korean's completed past (`…했던`, `…갔던`) names a stage that ran before; `하던 중`
+        // (while doing) is the stage running.
+        assert_eq!(one("전에 학습이 잘 돌아갔던 설정인데 OOM"), None);
+        assert_eq!(one("학습하던 중 메모리 부족"), Some(Phase::TrainingStep));
+        // The stage went well.
+        assert_eq!(one("训练时没问题，推理时显存不足"), Some(Phase::Inference));
+        assert_eq!(one("다시 학습을 진행하면 문제 없이 실행됩니다"), None);
         assert_eq!(one("推理时显存不足"), Some(Phase::Inference));
     }
 
@@ -1179,6 +1239,12 @@ mod tests {
         );
         assert_eq!(one("see compile_train_step below"), None);
         assert_eq!(one("OOM with --eval_steps 200 --train_step_ratio 2"), None);
+        assert_eq!(
+            one("Mistral QLoRA example using 300GB of memory"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("换成qlora就显存不足了"), Some(Phase::TrainingStep));
+        assert_eq!(one("see qloradapter"), None);
         assert_eq!(
             one("A long request raises CUDA OutOfMemoryError"),
             Some(Phase::Inference)

@@ -347,11 +347,40 @@ const LOAD_OBJECTS: &[&str] = &[
     "pretrained",
 ];
 
+/// Objects of `generate` that are tensors a forward builds, not a generation's output
+/// (`generate_qkv` in an attention patch, `generate_mask`, detectron2's `generate_anchors`).
+const BUILT_TENSORS: &[&str] = &[
+    "qkv",
+    "mask",
+    "masks",
+    "anchor",
+    "anchors",
+    "grid",
+    "grids",
+    "noise",
+    "positions",
+    "indices",
+    "boxes",
+    "coords",
+    "kernel",
+    "kernels",
+];
+
+/// `generate` with a tensor as its object (see [`BUILT_TENSORS`]).
+fn builds_a_tensor(words: &[String]) -> bool {
+    words.windows(2).any(|pair| {
+        matches!(pair[0].as_str(), "generate" | "gen") && BUILT_TENSORS.contains(&pair[1].as_str())
+    })
+}
+
 /// The stage a function's name says, when it says exactly one.
 pub fn name_phase(function: &str) -> Option<Phase> {
     let words = words(function);
     let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
     if has(STARTUP_WORDS) {
+        return None;
+    }
+    if builds_a_tensor(&words) {
         return None;
     }
     let training = has(TRAINING_WORDS);
@@ -387,7 +416,7 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     let words = words(function);
     let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
     // `register_full_backward_hook`: set-up for a stage, not the stage.
-    if has(STARTUP_WORDS) || has(&["register"]) {
+    if has(STARTUP_WORDS) || has(&["register"]) || builds_a_tensor(&words) {
         return None;
     }
     let training = has(TRAINING_WORDS);
@@ -945,6 +974,10 @@ mod tests {
             ("encode", None),
             ("warmup_generate", None),
             ("compile_train_step", None),
+            // A tensor built in a forward, not a generation.
+            ("generate_qkv", None),
+            ("generateMask", None),
+            ("generate_text", Some(Inference)),
         ] {
             assert_eq!(name_phase(name), phase, "{name}");
         }

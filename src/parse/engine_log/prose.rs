@@ -208,6 +208,12 @@ pub(super) const MARKERS: &[&str] = &[
     "iarization step",
     "uring diarization",
     "hile diarizing",
+    "mage prompt",
+    "mage Prompt",
+    "QLoRA",
+    "qlora",
+    "QLora",
+    "Qlora",
 ];
 
 /// One rule per marker, all with the same handler.
