@@ -29,6 +29,13 @@ const PHRASES: &[(&str, Phase)] = &[
     ("start training", Phase::TrainingStep),
     ("starting training", Phase::TrainingStep),
     ("training starts", Phase::TrainingStep),
+    // The training said to be under way when it failed (`The training has started, at such
+    // an early stage it crashes`).
+    ("training has started", Phase::TrainingStep),
+    ("training had started", Phase::TrainingStep),
+    ("training has begun", Phase::TrainingStep),
+    ("training is running", Phase::TrainingStep),
+    ("training was running", Phase::TrainingStep),
     ("training step", Phase::TrainingStep),
     ("training loop", Phase::TrainingStep),
     ("train step", Phase::TrainingStep),
@@ -1245,6 +1252,14 @@ mod tests {
         );
         assert_eq!(one("换成qlora就显存不足了"), Some(Phase::TrainingStep));
         assert_eq!(one("see qloradapter"), None);
+        assert_eq!(
+            one("The training has started, and at such an early stage it crashes"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("it crashes before the training has started"),
+            Some(Phase::Startup)
+        );
         assert_eq!(
             one("A long request raises CUDA OutOfMemoryError"),
             Some(Phase::Inference)

@@ -39,6 +39,19 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
                     ),
                 ));
             }
+            if inference_module(&frame.file) {
+                return Some((
+                    Phase::Inference,
+                    format!(
+                        "line {}: library file {} is a prediction module (no rule names `{}`; \
+                         no frame below it shows the stage): {}",
+                        frame.line,
+                        super::short_path(&frame.file),
+                        frame.function,
+                        noun(Phase::Inference)
+                    ),
+                ));
+            }
             continue;
         }
         let place = place(frame);
@@ -112,6 +125,24 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
                 || file.contains("autograd/grad_mode.py"))
     });
     loss_forward.filter(|_| !no_grad)
+}
+
+/// A library's module named for prediction (PaddleOCR's and PaddleDetection's
+/// `tools/infer/predict_rec.py`, `deploy/python/infer.py`, a package's `inference.py` /
+/// `predict.py`): its functions run a trained model on inputs. The name is the module's, whole
+/// (`infer.py`, `predict_det.py`, a file under `infer/`), not a word inside another
+/// (`onnxruntime_inference_collection.py`).
+fn inference_module(file: &str) -> bool {
+    let file = file.replace('\\', "/");
+    let mut parts = file.rsplit('/');
+    let Some(stem) = parts.next().and_then(|name| name.strip_suffix(".py")) else {
+        return false;
+    };
+    let parent = parts.next().unwrap_or_default();
+    matches!(stem, "infer" | "inference" | "predict" | "predictor")
+        || stem.starts_with("predict_")
+        || stem.starts_with("infer_")
+        || matches!(parent, "infer" | "inference")
 }
 
 /// A loss computed in the caller's code: a statement calling a loss (`loss = loss_fn(model, x,
@@ -1202,6 +1233,33 @@ mod tests {
             Some("losses.append(x.mean())"),
         )];
         assert_eq!(phase(&other), None);
+    }
+
+    #[test]
+    fn a_librarys_prediction_module_is_inference() {
+        let frames = [
+            frame(1, "<module>", "ocr_test.py", Some("result = ocr.ocr(path)")),
+            frame(
+                3,
+                "__call__",
+                r"C:\Python38\lib\site-packages\paddleocr\tools\infer\predict_system.py",
+                Some("rec = self.text_recognizer(crops)"),
+            ),
+            frame(
+                5,
+                "__call__",
+                "/v/lib/python3.10/site-packages/somepkg/predict_rec.py",
+                Some("self.predictor.run([batch])"),
+            ),
+        ];
+        let (phase, why) = user_code_phase(&frames).unwrap();
+        assert_eq!(phase, Phase::Inference);
+        assert!(why.contains("prediction module"), "{why}");
+        assert!(inference_module("/x/site-packages/pkg/infer.py"));
+        assert!(!inference_module(
+            "/x/site-packages/onnxruntime/capi/onnxruntime_inference_collection.py"
+        ));
+        assert!(!inference_module("/x/site-packages/pkg/predictions.py"));
     }
 
     #[test]
