@@ -763,9 +763,12 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         if AFTER_CJK.iter().any(|word| near.contains(word)) {
             return true;
         }
-        if korean_completed_past(after) || went_well_cjk(after) {
+        if korean_completed_past(after) || went_well_cjk(after) || asks_whether(lower, at, after) {
             return true;
         }
+    }
+    if modifies_a_noun(after) {
+        return true;
     }
     let before: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
     before.iter().enumerate().any(|(index, word)| {
@@ -802,6 +805,37 @@ fn went_well_cjk(after: &str) -> bool {
         .unwrap_or(after.len());
     let sentence = &after[..end];
     WELL.iter().any(|word| sentence.contains(word))
+}
+
+/// Chinese `X的Y`: the stage words modify the noun after them (`inference的convert`, the
+/// inference folder's convert script; `训练的数据`, the training data), unless that noun is a
+/// time or a stage (`训练的时候`, while training; `推理的过程中`, during inference).
+fn modifies_a_noun(after: &str) -> bool {
+    let Some(rest) = after.strip_prefix('的') else {
+        return false;
+    };
+    !["时", "過程", "过程", "阶段", "期间", "時"]
+        .iter()
+        .any(|word| rest.starts_with(word))
+}
+
+/// A Chinese question whether the failure will come (`推理baichuan-13b，1*A100（80G），会OOM？`,
+/// will inference of it run out of memory?): `会` (will) before the question mark of the
+/// stage's sentence. Asked, not reported; a question why it comes (`为什么…训练会出现OOM呢？`)
+/// reports it.
+fn asks_whether(lower: &str, at: usize, after: &str) -> bool {
+    const STOPS: [char; 5] = ['。', '.', '!', '！', '\n'];
+    let end = after.find(STOPS).unwrap_or(after.len());
+    let sentence = &after[..end];
+    let start = lower[..at].rfind(STOPS).map_or(0, |stop| {
+        stop + lower[stop..].chars().next().map_or(1, char::len_utf8)
+    });
+    let why = ["为什么", "为何", "怎么", "why"]
+        .iter()
+        .any(|word| lower[start..at].contains(word) || sentence.contains(word));
+    !why && sentence
+        .find(['?', '？'])
+        .is_some_and(|question| sentence[..question].contains('会'))
 }
 
 /// Korean's retrospective past after a stage word (`전에 학습이 돌아갔던 파라미터`, the parameters
@@ -1252,6 +1286,16 @@ mod tests {
         );
         assert_eq!(one("换成qlora就显存不足了"), Some(Phase::TrainingStep));
         assert_eq!(one("see qloradapter"), None);
+        // `X的Y`: the stage words modify a noun; `的时候` is still the time of the stage.
+        assert_eq!(one("运行inference的脚本就被killed了"), None);
+        assert_eq!(one("训练的时候显存不足"), Some(Phase::TrainingStep));
+        // Asked whether it will fail, not reported.
+        assert_eq!(one("推理7B模型，一张24G的卡会OOM？"), None);
+        assert_eq!(one("推理7B模型时OOM了，为什么？"), Some(Phase::Inference));
+        assert_eq!(
+            one("请问为什么我用batch=2进行训练会出现out of memory呢？"),
+            Some(Phase::TrainingStep)
+        );
         assert_eq!(
             one("The training has started, and at such an early stage it crashes"),
             Some(Phase::TrainingStep)
