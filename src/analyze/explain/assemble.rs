@@ -71,7 +71,11 @@ pub(super) fn build_report(
     // disk, which fails a write (a checkpoint, a cache), no stage of the run.
     let inside_a_run = failure.is_none_or(|message| message.kind != OomKind::DiskFull);
     if collected.first_gpu_failure.is_some() || inside_a_run {
-        crate::analyze::phase::prose::fill_unknown(&mut phase, &collected.prose);
+        crate::analyze::phase::prose::fill_unknown(
+            &mut phase,
+            &collected.prose,
+            host_memory(failure),
+        );
     }
     if let Some((first, last)) = unseen {
         phase.evidence.push(format!(
@@ -233,7 +237,17 @@ fn read_phase(
             .copied()
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
-    let nearby = failure.and_then(|message| nearby_words(collected, message, &frames));
+    // Of a host-memory failure, words naming a training without its progress show the job,
+    // not the stage (`prose::host_training_unshown`).
+    let nearby = failure
+        .and_then(|message| nearby_words(collected, message, &frames))
+        .filter(|(_, phase, _, words)| {
+            !crate::analyze::phase::prose::host_training_unshown(
+                host_memory(failure),
+                *phase,
+                words,
+            )
+        });
     let training_step_shown = training_step_shown(collected, progress);
     let phase = decide_phase(PhaseInputs {
         failure,
@@ -334,6 +348,14 @@ fn summary_phase(
         ),
     );
     Some(phase)
+}
+
+/// Whether the failure is of the host's memory: its allocator, the kernel's OOM killer, a kill
+/// by a signal.
+fn host_memory(failure: Option<&OomMessage>) -> bool {
+    failure.is_some_and(|message| {
+        matches!(message.kind, OomKind::HostMemory | OomKind::KilledBySignal)
+    })
 }
 
 /// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):

@@ -29,6 +29,13 @@ const PHRASES: &[(&str, Phase)] = &[
     ("start training", Phase::TrainingStep),
     ("starting training", Phase::TrainingStep),
     ("training starts", Phase::TrainingStep),
+    // The training said to be under way when it failed (`The training has started, at such
+    // an early stage it crashes`).
+    ("training has started", Phase::TrainingStep),
+    ("training had started", Phase::TrainingStep),
+    ("training has begun", Phase::TrainingStep),
+    ("training is running", Phase::TrainingStep),
+    ("training was running", Phase::TrainingStep),
     ("training step", Phase::TrainingStep),
     ("training loop", Phase::TrainingStep),
     ("train step", Phase::TrainingStep),
@@ -60,6 +67,9 @@ const PHRASES: &[(&str, Phase)] = &[
     ("al entrenar", Phase::TrainingStep),
     ("durante o treinamento", Phase::TrainingStep),
     ("ao treinar", Phase::TrainingStep),
+    // QLoRA is a fine-tuning method (Dettmers et al. 2023, "QLoRA: Efficient Finetuning of
+    // Quantized LLMs"; PEFT's and axolotl's QLoRA recipes): a QLoRA run is a training.
+    ("qlora", Phase::TrainingStep),
     // Loading the weights.
     ("loading the model", Phase::WeightsLoad),
     ("loading model", Phase::WeightsLoad),
@@ -158,6 +168,59 @@ const PHRASES: &[(&str, Phase)] = &[
     ("capturing cuda graph", Phase::CudaGraphCapture),
     ("cudagraph capture", Phase::CudaGraphCapture),
     ("capturing cudagraph", Phase::CudaGraphCapture),
+    // The hyphenated and plural spellings (`during deferred CUDA-graph capture`, `CUDA graphs
+    // capture`).
+    ("cuda-graph capture", Phase::CudaGraphCapture),
+    ("cuda graphs capture", Phase::CudaGraphCapture),
+    ("cuda-graphs capture", Phase::CudaGraphCapture),
+    ("capturing the cuda graph", Phase::CudaGraphCapture),
+    ("capturing cuda-graph", Phase::CudaGraphCapture),
+    // The conventional names of a step function written as they are in the reporter's words
+    // (`OOM when jax.jit compiles the train_step function`): Flax's and the JAX examples'
+    // `train_step` / `eval_step`, Lightning's `LightningModule.training_step` /
+    // `validation_step` / `test_step` / `predict_step`, torchvision's references'
+    // `train_one_epoch`.
+    ("train_step", Phase::TrainingStep),
+    ("training_step", Phase::TrainingStep),
+    ("train_one_epoch", Phase::TrainingStep),
+    ("train_epoch", Phase::TrainingStep),
+    ("eval_step", Phase::Inference),
+    ("validation_step", Phase::Inference),
+    ("test_step", Phase::Inference),
+    ("predict_step", Phase::Inference),
+    // A request named as what failed (`LoRA request raise CUDA OutOfMemoryError when input
+    // token > 8k`, `long requests fail with OOM`): a request is served by the model.
+    ("request raise", Phase::Inference),
+    ("request fails", Phase::Inference),
+    ("request failed", Phase::Inference),
+    ("requests fail", Phase::Inference),
+    ("request causes", Phase::Inference),
+    ("requests cause", Phase::Inference),
+    ("request crashes", Phase::Inference),
+    ("requests crash", Phase::Inference),
+    ("request triggers", Phase::Inference),
+    ("requests trigger", Phase::Inference),
+    // Post-processing of a generated image (AUTOMATIC1111's and InvokeAI's `Restore faces`, GFPGAN
+    // or CodeFormer run on each generated image) and a speech pipeline's speaker diarization
+    // (whisperX `diarize`): models run on the outputs, part of the generation or transcription.
+    ("restore face", Phase::Inference),
+    // An image given as the prompt of a generation (Fooocus's `Image Prompt`, IP-Adapter's
+    // image prompts in diffusers and ComfyUI).
+    ("image prompt", Phase::Inference),
+    ("face restoration", Phase::Inference),
+    ("diarization step", Phase::Inference),
+    ("during diarization", Phase::Inference),
+    ("while diarizing", Phase::Inference),
+    // Building the model places its weights on the device (`the model is initialised with
+    // every request`, `OOM when initializing the model`).
+    ("model is initialised", Phase::WeightsLoad),
+    ("model is initialized", Phase::WeightsLoad),
+    ("initializing the model", Phase::WeightsLoad),
+    ("initialising the model", Phase::WeightsLoad),
+    ("initialize the model", Phase::WeightsLoad),
+    ("initialise the model", Phase::WeightsLoad),
+    ("model initialization", Phase::WeightsLoad),
+    ("model initialisation", Phase::WeightsLoad),
     ("生成图", Phase::Inference),
     ("推論", Phase::Inference),
     ("추론", Phase::Inference),
@@ -325,10 +388,55 @@ impl ProseLine {
     }
 }
 
+/// Words of a training stage hit that show how far the training had got (`after 120 steps`,
+/// `in the second epoch`, `after 20% of training`, `the training loop`, `the backward pass`),
+/// not only that a training ran.
+const PROGRESS: &[&str] = &[
+    "step",
+    "epoch",
+    "iteration",
+    "iter",
+    "loop",
+    "backward",
+    "%",
+];
+
+/// Whether a training hit's words show the training's progress (see [`PROGRESS`]).
+pub fn shows_training_progress(words: &str) -> bool {
+    let lower = words.to_lowercase();
+    PROGRESS.iter().any(|word| lower.contains(word))
+}
+
+/// Whether the words next to a host-memory failure name training without its progress (`When
+/// I try to run the train code, I get a error: killed`): a training job's host memory is taken
+/// as much by loading and preparing its data, its checkpoint and its workers as by its steps,
+/// so such words show the job, not the stage (see [`stage_for`]).
+pub fn host_training_unshown(host_memory: bool, phase: Phase, words: &str) -> bool {
+    host_memory && phase == Phase::TrainingStep && !shows_training_progress(words)
+}
+
 /// The stage the reporter's words name, with the evidence: `lines` are the lines marked as
 /// holding stage words, in order.
 pub fn stage(lines: &[ProseLine]) -> Option<(Phase, String)> {
+    stage_for(lines, false).ok()
+}
+
+/// [`stage`] for a failure of the host's memory or not. Of a host-memory failure (a kill, the
+/// host allocator), words naming training decide only with its progress (`after 120 steps`,
+/// `in the second epoch`): `when the training starts, it uses up all memory` shows the job, and
+/// a training job's host memory goes as much to loading and preparing its data, its checkpoint
+/// and its DataLoader workers as to its steps. The corpus labels follow this rule
+/// (tests/fixtures/corpus/AUDIT.md, "host memory of a training job"). `Err` carries the
+/// evidence of such words when nothing else decided.
+pub fn stage_for(
+    lines: &[ProseLine],
+    host_memory: bool,
+) -> Result<(Phase, String), Option<String>> {
+    if let Some(found) = commented_statement(lines) {
+        return Ok(found);
+    }
     let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
+    let mut unshown: Option<(u64, String)> = None;
     for prose in lines {
         let text = prose.text.as_str();
         // A quoted line (`> …`) is another person's words.
@@ -365,29 +473,80 @@ pub fn stage(lines: &[ProseLine]) -> Option<(Phase, String)> {
         // words.
         line_hits.retain(|hit| hit.2 != Phase::Unknown || training || oom);
         for (at, end, phase) in line_hits {
-            found.push((prose.line, phase, quote(&joined, &lower, at, end), oom));
+            let words = quote(&joined, &lower, at, end);
+            if host_training_unshown(host_memory, phase, &lower[at..end]) {
+                unshown.get_or_insert((prose.line, words));
+                continue;
+            }
+            found.push((prose.line, phase, words, oom));
         }
     }
+    let unshown = || {
+        unshown.as_ref().map(|(line, words)| {
+            format!(
+                "line {line}: the reporter's words \"{words}\" name a training run, but not how \
+                 far it had got: host memory runs out loading or preparing a training's data as \
+                 often as in its steps"
+            )
+        })
+    };
     let pick = found.iter().find(|(_, _, _, oom)| *oom).or_else(|| {
         let first = found.first()?;
         found
             .iter()
             .all(|(_, phase, _, _)| *phase == first.1)
             .then_some(first)
-    })?;
-    let (line, phase, words, _) = pick;
+    });
+    let Some((line, phase, words, _)) = pick else {
+        return Err(unshown());
+    };
     let names = if *phase == Phase::Unknown {
         "name a checkpoint save, which is no stage of the list".to_string()
     } else {
         format!("name the stage {}", phase.as_str())
     };
-    Some((
+    Ok((
         *phase,
         format!(
-            "line {line}: the words \"{words}\" {names} (no traceback frame or log line shows \
-             it)"
+            "line {line}: the reporter's words \"{words}\" {names} (no traceback frame or log \
+             line shows it)"
         ),
     ))
+}
+
+/// A statement of the reporter's code whose comment names the failure (`test_res =
+/// trainer.test()  # => OOM error`, `out = model.generate(**x)  # OOM here`): the stage that
+/// statement runs (`user_code::statement_phase`), read on a marked line or its neighbours.
+fn commented_statement(lines: &[ProseLine]) -> Option<(Phase, String)> {
+    for prose in lines {
+        let around = [
+            (prose.line.saturating_sub(1), prose.before.as_deref()),
+            (prose.line, Some(prose.text.as_str())),
+            (prose.line + 1, prose.after.as_deref()),
+        ];
+        for (line, text) in around {
+            let Some((code, comment)) = text.and_then(|text| text.split_once('#')) else {
+                continue;
+            };
+            let comment = comment.to_lowercase();
+            if code.trim().is_empty() || !OOM_WORDS.iter().any(|word| comment.contains(word)) {
+                continue;
+            }
+            let Some((phase, what)) = super::user_code::statement_phase(code) else {
+                continue;
+            };
+            let code = code.trim();
+            return Some((
+                phase,
+                format!(
+                    "line {line}: the reporter's code `{code}` is marked as where the failure \
+                     came (its comment names it), {what}: {}",
+                    phase.as_str()
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// The line joined with the lines of its paragraph around it (those that are a person's words
@@ -452,6 +611,16 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             out.push((at, end, phase));
         }
     }
+    // A failure placed before the training began (`when the training is going to start`): the
+    // training named inside those words did not run.
+    let set_up: Vec<(usize, usize)> = out
+        .iter()
+        .filter(|hit| hit.2 == Phase::Startup)
+        .map(|hit| (hit.0, hit.1))
+        .collect();
+    out.retain(|(at, end, phase)| {
+        *phase != Phase::TrainingStep || !set_up.iter().any(|(from, to)| at < to && end > from)
+    });
     out
 }
 
@@ -471,22 +640,36 @@ pub fn line_stage(text: &str) -> Option<Phase> {
 /// Where a phrase starts a word in `lower` (`load the model` is not in `download the model`);
 /// a CJK phrase anywhere (those scripts put no spaces between words).
 fn find_phrase(lower: &str, phrase: &str) -> Option<usize> {
+    // A function's name (`train_step`) is a whole identifier, not a command line's option
+    // (`--eval_steps 200`, `--train_step_ratio`).
+    // A short word (`qlora`) is a whole word too.
+    let identifier = phrase.contains('_')
+        || (phrase.len() <= 5 && phrase.bytes().all(|b| b.is_ascii_lowercase()));
     lower.match_indices(phrase).map(|(at, _)| at).find(|&at| {
-        !phrase.is_ascii()
-            || !lower[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + phrase.len()..].chars().next();
+        // A letter of a script written without spaces (CJK, from U+2E80) is no part of an
+        // English word beside it (`换成qlora就不行了`).
+        let joined = |c: Option<char>| {
+            c.is_some_and(|c| (c.is_alphanumeric() && u32::from(c) < 0x2E80) || c == '_')
+        };
+        (!phrase.is_ascii() || !joined(before))
+            && (!identifier || (!joined(after) && before != Some('-')))
     })
 }
 
-/// Sets the stage of a report that none was found for, from the reporter's words.
-pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine]) {
+/// Sets the stage of a report that none was found for, from the reporter's words
+/// (`host_memory`: the failure is of the host's memory, see [`stage_for`]).
+pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: bool) {
     if report.failed_in != Phase::Unknown {
         return;
     }
-    let Some((phase, why)) = stage(lines) else {
-        return;
+    let (phase, why) = match stage_for(lines, host_memory) {
+        Ok(found) => found,
+        Err(note) => {
+            report.evidence.extend(note);
+            return;
+        }
     };
     report.failed_in = phase;
     report
@@ -580,6 +763,12 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         if AFTER_CJK.iter().any(|word| near.contains(word)) {
             return true;
         }
+        if korean_completed_past(after) || went_well_cjk(after) || asks_whether(lower, at, after) {
+            return true;
+        }
+    }
+    if modifies_a_noun(after) {
+        return true;
     }
     let before: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
     before.iter().enumerate().any(|(index, word)| {
@@ -591,6 +780,75 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
             "after" | "before" | "finished" | "done" | "после" | "después" | "depois"
         );
         DENY.contains(&word) && (!moving || index == 0)
+    })
+}
+
+/// Words after a CJK stage word, in its sentence, that say the stage went well (`训练时没问题`,
+/// `다시 학습을 진행하면 문제 없이 실행될 것`, `学習は問題なく`), as `grammar`'s `went well` does for
+/// English.
+fn went_well_cjk(after: &str) -> bool {
+    const WELL: &[&str] = &[
+        "没有问题",
+        "没问题",
+        "没有报错",
+        "不报错",
+        "正常运行",
+        "문제 없이",
+        "문제없이",
+        "문제가 없",
+        "問題なく",
+        "問題なし",
+        "問題ありません",
+    ];
+    let end = after
+        .find(['.', '。', '!', '！', '?', '？', ',', '，', '\n'])
+        .unwrap_or(after.len());
+    let sentence = &after[..end];
+    WELL.iter().any(|word| sentence.contains(word))
+}
+
+/// Chinese `X的Y`: the stage words modify the noun after them (`inference的convert`, the
+/// inference folder's convert script; `训练的数据`, the training data), unless that noun is a
+/// time or a stage (`训练的时候`, while training; `推理的过程中`, during inference).
+fn modifies_a_noun(after: &str) -> bool {
+    let Some(rest) = after.strip_prefix('的') else {
+        return false;
+    };
+    !["时", "過程", "过程", "阶段", "期间", "時"]
+        .iter()
+        .any(|word| rest.starts_with(word))
+}
+
+/// A Chinese question whether the failure will come (`推理baichuan-13b，1*A100（80G），会OOM？`,
+/// will inference of it run out of memory?): `会` (will) before the question mark of the
+/// stage's sentence. Asked, not reported; a question why it comes (`为什么…训练会出现OOM呢？`)
+/// reports it.
+fn asks_whether(lower: &str, at: usize, after: &str) -> bool {
+    const STOPS: [char; 5] = ['。', '.', '!', '！', '\n'];
+    let end = after.find(STOPS).unwrap_or(after.len());
+    let sentence = &after[..end];
+    let start = lower[..at].rfind(STOPS).map_or(0, |stop| {
+        stop + lower[stop..].chars().next().map_or(1, char::len_utf8)
+    });
+    let why = ["为什么", "为何", "怎么", "why"]
+        .iter()
+        .any(|word| lower[start..at].contains(word) || sentence.contains(word));
+    !why && sentence
+        .find(['?', '？'])
+        .is_some_and(|question| sentence[..question].contains('会'))
+}
+
+/// Korean's retrospective past after a stage word (`전에 학습이 돌아갔던 파라미터`, the parameters
+/// with which training had run before; `학습했던 모델`): a past-tense syllable (final consonant
+/// ㅆ, the merged `았`/`었`/`였`) followed by `던`, within the next few syllables. The stage
+/// named is one that ran before, not the one that failed. (`학습하던 중`, while training, has
+/// no past tense before `던`.)
+fn korean_completed_past(after: &str) -> bool {
+    let near: Vec<char> = after.chars().take(8).collect();
+    near.windows(2).any(|pair| {
+        let code = u32::from(pair[0]);
+        let past = (0xAC00..=0xD7A3).contains(&code) && (code - 0xAC00) % 28 == 20;
+        past && pair[1] == '던'
     })
 }
 
@@ -932,7 +1190,173 @@ mod tests {
         assert_eq!(one("이미지 생성 중 메모리 부족"), Some(Phase::Inference));
         // `预训练模型` is a pre-trained model, not a training.
         assert_eq!(one("加载预训练模型时显存不足"), None);
+        // Korean's completed past (`…했던`, `…갔던`) names a stage that ran before; `하던 중`
+        // (while doing) is the stage running.
+        assert_eq!(one("전에 학습이 잘 돌아갔던 설정인데 OOM"), None);
+        assert_eq!(one("학습하던 중 메모리 부족"), Some(Phase::TrainingStep));
+        // The stage went well.
+        assert_eq!(one("训练时没问题，推理时显存不足"), Some(Phase::Inference));
+        assert_eq!(one("다시 학습을 진행하면 문제 없이 실행됩니다"), None);
         assert_eq!(one("推理时显存不足"), Some(Phase::Inference));
+    }
+
+    #[test]
+    fn host_memory_needs_the_trainings_progress() {
+        let host = |text: &str| stage_for(&[ProseLine::new(2, text)], true);
+        // The training job named: the words show the job, not the stage.
+        let job = host("when the training starts, the process is killed for lack of RAM");
+        let note = job.expect_err("a job, not a stage").unwrap_or_default();
+        assert!(
+            note.contains("line 2") && note.contains("reporter's words"),
+            "{note}"
+        );
+        assert!(host("Killed while training a 3B model").is_err());
+        // Its progress, or another stage named: they decide.
+        assert_eq!(
+            host("the RAM fills and it is killed after 300 steps").map(|(p, _)| p),
+            Ok(Phase::TrainingStep)
+        );
+        assert_eq!(
+            host("killed in the second epoch of training").map(|(p, _)| p),
+            Ok(Phase::TrainingStep)
+        );
+        assert_eq!(
+            host("the host OOM killer fires while loading the model").map(|(p, _)| p),
+            Ok(Phase::WeightsLoad)
+        );
+        // A GPU OOM's training words still decide.
+        assert_eq!(
+            one("when the training starts, it runs out of memory"),
+            Some(Phase::TrainingStep)
+        );
+        assert!(host_training_unshown(
+            true,
+            Phase::TrainingStep,
+            "run the train code"
+        ));
+        assert!(!host_training_unshown(
+            true,
+            Phase::TrainingStep,
+            "at step 40"
+        ));
+        assert!(!host_training_unshown(
+            false,
+            Phase::TrainingStep,
+            "training"
+        ));
+    }
+
+    #[test]
+    fn more_stage_words() {
+        assert_eq!(
+            one("we hit an OOM during deferred CUDA-graph capture on 16 GPUs"),
+            Some(Phase::CudaGraphCapture)
+        );
+        assert_eq!(
+            one("the model is initialized again for each call, which runs out of memory"),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            one("the host OOMs while sharding, a crash before training can begin."),
+            Some(Phase::Startup)
+        );
+        assert_eq!(
+            one("when the fine-tuning is about to start, it says GPU 1 is out of memory"),
+            Some(Phase::Startup)
+        );
+        assert_eq!(one("before training starts the GPU is empty"), None);
+        assert_eq!(
+            one("it dies with an error at 35% of training"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("it used 35% of the GPU"), None);
+        assert_eq!(
+            one("OOM when XLA compiles my train_step function"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("the validation_step runs out of memory"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("see compile_train_step below"), None);
+        assert_eq!(one("OOM with --eval_steps 200 --train_step_ratio 2"), None);
+        assert_eq!(
+            one("Mistral QLoRA example using 300GB of memory"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("换成qlora就显存不足了"), Some(Phase::TrainingStep));
+        assert_eq!(one("see qloradapter"), None);
+        // `X的Y`: the stage words modify a noun; `的时候` is still the time of the stage.
+        assert_eq!(one("运行inference的脚本就被killed了"), None);
+        assert_eq!(one("训练的时候显存不足"), Some(Phase::TrainingStep));
+        // Asked whether it will fail, not reported.
+        assert_eq!(one("推理7B模型，一张24G的卡会OOM？"), None);
+        assert_eq!(one("推理7B模型时OOM了，为什么？"), Some(Phase::Inference));
+        assert_eq!(
+            one("请问为什么我用batch=2进行训练会出现out of memory呢？"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("The training has started, and at such an early stage it crashes"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("it crashes before the training has started"),
+            Some(Phase::Startup)
+        );
+        assert_eq!(
+            one("A long request raises CUDA OutOfMemoryError"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("With Restore faces on, a batch of 8 runs out of memory"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("out of memory at the diarization step"),
+            Some(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn a_stage_that_could_not_be_done() {
+        assert_eq!(
+            one("Cannot fine-tune a 13B model due to OOM on two T4"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("unable to generate images: CUDA out of memory"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("I want to train the 3B model on a 24 GB card, but there is not enough memory"),
+            Some(Phase::TrainingStep)
+        );
+        // No failure reported: a wish or a limit, not the stage that failed.
+        assert_eq!(one("I want to train a model on my own data."), None);
+        assert_eq!(one("we can not train on two nodes yet"), None);
+    }
+
+    #[test]
+    fn a_statement_whose_comment_names_the_failure() {
+        let lines = [ProseLine {
+            before: Some("model = build()".to_string()),
+            after: Some("scores = trainer.validate(model)   # <= OOM here".to_string()),
+            ..ProseLine::new(7, "trainer.fit(model)  # fine, during training 5 GB")
+        }];
+        let (phase, why) = stage(&lines).unwrap();
+        assert_eq!(phase, Phase::Inference);
+        assert!(why.starts_with("line 8: the reporter's code"), "{why}");
+        let generate = [ProseLine::new(
+            3,
+            "out = model.generate(**inputs)  # CUDA out of memory",
+        )];
+        assert_eq!(stage(&generate).map(|(p, _)| p), Some(Phase::Inference));
+        // A heading or an issue number is no statement.
+        assert_eq!(
+            one("## OOM during training #1234"),
+            Some(Phase::TrainingStep)
+        );
     }
 
     #[test]

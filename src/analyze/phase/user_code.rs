@@ -39,6 +39,19 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
                     ),
                 ));
             }
+            if inference_module(&frame.file) {
+                return Some((
+                    Phase::Inference,
+                    format!(
+                        "line {}: library file {} is a prediction module (no rule names `{}`; \
+                         no frame below it shows the stage): {}",
+                        frame.line,
+                        super::short_path(&frame.file),
+                        frame.function,
+                        noun(Phase::Inference)
+                    ),
+                ));
+            }
             continue;
         }
         let place = place(frame);
@@ -59,6 +72,20 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
         if is_pytest_test(frame) {
             loss_forward = None;
             continue;
+        }
+        if loss_forward.is_none() {
+            if let Some((what, shown)) = loss_computed(frame) {
+                loss_forward = Some((
+                    Phase::TrainingStep,
+                    format!(
+                        "line {}: your code{place} {what} `{}`, a loss computed (a training \
+                         step's; no frame around it names another stage): {}",
+                        frame.line + u64::from(what == "runs"),
+                        clip(shown),
+                        noun(Phase::TrainingStep)
+                    ),
+                ));
+            }
         }
         if loss_forward.is_none() {
             if let Some(code) = frame.code.as_deref().filter(|code| labelled_forward(code)) {
@@ -98,6 +125,60 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
                 || file.contains("autograd/grad_mode.py"))
     });
     loss_forward.filter(|_| !no_grad)
+}
+
+/// A library's module named for prediction (PaddleOCR's and PaddleDetection's
+/// `tools/infer/predict_rec.py`, `deploy/python/infer.py`, a package's `inference.py` /
+/// `predict.py`): its functions run a trained model on inputs. The name is the module's, whole
+/// (`infer.py`, `predict_det.py`, a file under `infer/`), not a word inside another
+/// (`onnxruntime_inference_collection.py`).
+fn inference_module(file: &str) -> bool {
+    let file = file.replace('\\', "/");
+    let mut parts = file.rsplit('/');
+    let Some(stem) = parts.next().and_then(|name| name.strip_suffix(".py")) else {
+        return false;
+    };
+    let parent = parts.next().unwrap_or_default();
+    matches!(stem, "infer" | "inference" | "predict" | "predictor")
+        || stem.starts_with("predict_")
+        || stem.starts_with("infer_")
+        || matches!(parent, "infer" | "inference")
+}
+
+/// A loss computed in the caller's code: a statement calling a loss (`loss = loss_fn(model, x,
+/// y)`, `criterion(out, y)`, `self.compute_loss(batch)`), a function named for one (`def
+/// get_loss`, `def ocr_loss`), or a module of a loss package (`src/loss/ocr_loss/encoder.py`,
+/// `losses.py`). The PyTorch tutorials' training loop computes `loss = loss_fn(pred, y)` before
+/// `loss.backward()`; an evaluation loop computes one too, inside a function named for it, which
+/// decides first. (What, shown.)
+fn loss_computed(frame: &Frame) -> Option<(&'static str, &str)> {
+    let lossy = |name: &str| {
+        let lower = name.to_ascii_lowercase();
+        let words = words(name);
+        words
+            .iter()
+            .any(|w| matches!(w.as_str(), "loss" | "losses" | "criterion"))
+            || lower == "loss_fn"
+            || lower.ends_with("_loss")
+            || lower.ends_with("loss_fn")
+    };
+    if let Some(code) = frame.code.as_deref() {
+        if called_name(code).is_some_and(lossy) {
+            return Some(("runs", code.trim()));
+        }
+    }
+    // A function named for one loss (`get_loss`, `computeLoss`), not one reading the losses
+    // kept for logging (`get_current_losses`, pix2pix's `BaseModel`).
+    let one_loss = |name: &str| words(name).iter().any(|w| w == "loss") || name.ends_with("_loss");
+    if frame.function != "<module>" && one_loss(&frame.function) {
+        return Some(("is in the function", frame.function.as_str()));
+    }
+    let file = frame.file.replace('\\', "/");
+    let mut parts = file.rsplit('/');
+    let stem = parts.next()?.trim_end_matches(".py");
+    let package = parts.take(3).any(|dir| matches!(dir, "loss" | "losses"));
+    (package || matches!(stem, "loss" | "losses"))
+        .then_some(("is in the loss module", frame.file.as_str()))
 }
 
 /// A forward of a model given the labels, outside generation: `outputs = model(input_ids=b,
@@ -297,11 +378,40 @@ const LOAD_OBJECTS: &[&str] = &[
     "pretrained",
 ];
 
+/// Objects of `generate` that are tensors a forward builds, not a generation's output
+/// (`generate_qkv` in an attention patch, `generate_mask`, detectron2's `generate_anchors`).
+const BUILT_TENSORS: &[&str] = &[
+    "qkv",
+    "mask",
+    "masks",
+    "anchor",
+    "anchors",
+    "grid",
+    "grids",
+    "noise",
+    "positions",
+    "indices",
+    "boxes",
+    "coords",
+    "kernel",
+    "kernels",
+];
+
+/// `generate` with a tensor as its object (see [`BUILT_TENSORS`]).
+fn builds_a_tensor(words: &[String]) -> bool {
+    words.windows(2).any(|pair| {
+        matches!(pair[0].as_str(), "generate" | "gen") && BUILT_TENSORS.contains(&pair[1].as_str())
+    })
+}
+
 /// The stage a function's name says, when it says exactly one.
 pub fn name_phase(function: &str) -> Option<Phase> {
     let words = words(function);
     let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
     if has(STARTUP_WORDS) {
+        return None;
+    }
+    if builds_a_tensor(&words) {
         return None;
     }
     let training = has(TRAINING_WORDS);
@@ -337,7 +447,7 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     let words = words(function);
     let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
     // `register_full_backward_hook`: set-up for a stage, not the stage.
-    if has(STARTUP_WORDS) || has(&["register"]) {
+    if has(STARTUP_WORDS) || has(&["register"]) || builds_a_tensor(&words) {
         return None;
     }
     let training = has(TRAINING_WORDS);
@@ -678,6 +788,16 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a generation, prediction or evaluation",
         ),
         (
+            // Lightning's `Trainer.test` / `Trainer.validate` (lightning `trainer/trainer.py`)
+            // run the test and validation loops: the model forward, no step.
+            ["test", "validate"].iter().any(|method| {
+                calls(code, method)
+                    .is_some_and(|at| words(&receiver(&code[..at])).iter().any(|w| w == "trainer"))
+            }),
+            Phase::Inference,
+            "a trainer's test or validation loop",
+        ),
+        (
             // A pipeline or generator object called on its inputs (`images = pipe(prompt)`,
             // `predictions = generator(prompts, …)`, transformers' `pipeline` objects, outlines'
             // generators).
@@ -885,6 +1005,10 @@ mod tests {
             ("encode", None),
             ("warmup_generate", None),
             ("compile_train_step", None),
+            // A tensor built in a forward, not a generation.
+            ("generate_qkv", None),
+            ("generateMask", None),
+            ("generate_text", Some(Inference)),
         ] {
             assert_eq!(name_phase(name), phase, "{name}");
         }
@@ -1048,6 +1172,108 @@ mod tests {
             why.starts_with("line 4: your code (me/run.py) runs `loss.backward()`"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_loss_computed_is_a_training_step_unless_a_frame_says_otherwise() {
+        let phase = |frames: &[Frame]| user_code_phase(frames).map(|(phase, _)| phase);
+        let torch = |line: u64| {
+            frame(
+                line,
+                "_call_impl",
+                "/v/lib/python3.12/site-packages/torch/nn/modules/module.py",
+                Some("return forward_call(*args, **kwargs)"),
+            )
+        };
+        for code in [
+            "loss = loss_fn(model, x.cuda(), y.cuda())",
+            "l = criterion(out, target)",
+            "total = self.compute_loss(batch)",
+            "loss = ctc_loss(logits, labels)",
+        ] {
+            let frames = [frame(1, "<module>", "fit_me.py", Some(code)), torch(5)];
+            assert_eq!(phase(&frames), Some(Phase::TrainingStep), "{code}");
+            let (_, why) = user_code_phase(&frames).unwrap();
+            assert!(why.contains("a loss computed"), "{why}");
+        }
+        // A function named for a loss, a module of a loss package.
+        let named = [
+            frame(4, "getLoss", "my/job.py", Some("h = net(x)")),
+            torch(8),
+        ];
+        assert_eq!(phase(&named), Some(Phase::TrainingStep));
+        let package = [
+            frame(
+                2,
+                "forward",
+                "/src/proj/losses/perceptual/vgg.py",
+                Some("y = self.f(x)"),
+            ),
+            torch(6),
+        ];
+        assert_eq!(phase(&package), Some(Phase::TrainingStep));
+        // An evaluation computes a loss too: its name decides; so does `no_grad`.
+        let evaluation = [
+            frame(1, "validate", "job.py", Some("run(x)")),
+            frame(3, "step", "job.py", Some("val = criterion(out, y)")),
+        ];
+        assert_eq!(phase(&evaluation), Some(Phase::Inference));
+        // Not a loss: a list of losses appended to, the losses read for logging.
+        let logged = [frame(
+            5,
+            "get_current_losses",
+            "models/base_model.py",
+            Some("errors[name] = float(getattr(self, 'loss_' + name))"),
+        )];
+        assert_eq!(phase(&logged), None);
+        let other = [frame(
+            1,
+            "<module>",
+            "job.py",
+            Some("losses.append(x.mean())"),
+        )];
+        assert_eq!(phase(&other), None);
+    }
+
+    #[test]
+    fn a_librarys_prediction_module_is_inference() {
+        let frames = [
+            frame(1, "<module>", "ocr_test.py", Some("result = ocr.ocr(path)")),
+            frame(
+                3,
+                "__call__",
+                r"C:\Python38\lib\site-packages\paddleocr\tools\infer\predict_system.py",
+                Some("rec = self.text_recognizer(crops)"),
+            ),
+            frame(
+                5,
+                "__call__",
+                "/v/lib/python3.10/site-packages/somepkg/predict_rec.py",
+                Some("self.predictor.run([batch])"),
+            ),
+        ];
+        let (phase, why) = user_code_phase(&frames).unwrap();
+        assert_eq!(phase, Phase::Inference);
+        assert!(why.contains("prediction module"), "{why}");
+        assert!(inference_module("/x/site-packages/pkg/infer.py"));
+        assert!(!inference_module(
+            "/x/site-packages/onnxruntime/capi/onnxruntime_inference_collection.py"
+        ));
+        assert!(!inference_module("/x/site-packages/pkg/predictions.py"));
+    }
+
+    #[test]
+    fn a_trainers_test_loop_is_inference() {
+        assert_eq!(
+            statement_phase("results = trainer.test(model, datamodule=dm)").map(|(p, _)| p),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            statement_phase("trainer.validate(model)").map(|(p, _)| p),
+            Some(Phase::Inference)
+        );
+        // A test of something else names no stage.
+        assert_eq!(statement_phase("suite.test(x)"), None);
     }
 
     #[test]

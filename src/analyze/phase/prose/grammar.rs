@@ -171,6 +171,16 @@ const NOT_WEIGHTS: &[&str] = &[
     "onto",
     "from",
     "with",
+    // `loading` as a noun, with nothing loaded named (`during the loading process`, `when the
+    // loading is complete`): a dataset's loading as much as a model's.
+    "process",
+    "is",
+    "was",
+    "phase",
+    "stage",
+    "time",
+    "bar",
+    "screen",
 ];
 
 /// Words before a hit in its sentence that make it advice, a hypothetical or a negation.
@@ -268,13 +278,85 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
-        if let Some((from, to)) = progress_hit(&words, index) {
+        if let Some((from, to)) = progress_hit(lower, &words, index) {
             if !guarded(lower, &words, from, to) {
                 out.push((words[from].start, words[to].end, Phase::TrainingStep));
             }
         }
+        if let Some((from, to)) = before_training_hit(&words, index) {
+            if !guarded(lower, &words, from, from)
+                && sentence_reports_a_failure(lower, words[from].start, words[to].end)
+            {
+                out.push((words[from].start, words[to].end, Phase::Startup));
+            }
+        }
     }
     out
+}
+
+/// The failure placed before a training's first step, in its set-up: `before training can
+/// begin`, `before the training starts`, `before the first iteration`, `when the training is
+/// going to start`, `the training was about to begin` (index of the first word, of the last).
+fn before_training_hit(words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
+    let text = |i: usize| words.get(i).map(|w| w.text);
+    let training = |w: Option<&str>| {
+        matches!(
+            w,
+            Some("training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training")
+        )
+    };
+    let starts = |w: Option<&str>| {
+        matches!(
+            w,
+            Some("start" | "starts" | "started" | "begin" | "begins" | "began" | "begun")
+        )
+    };
+    let mut next = index + 1;
+    if text(next) == Some("the") {
+        next += 1;
+    }
+    match text(index)? {
+        "before" | "until" => {
+            if text(next) == Some("first")
+                && matches!(
+                    text(next + 1),
+                    Some("step" | "iteration" | "epoch" | "training" | "batch")
+                )
+            {
+                return Some((index, next + 1));
+            }
+            if !training(text(next)) {
+                return None;
+            }
+            let mut last = next + 1;
+            if matches!(text(last), Some("can" | "could" | "has" | "had" | "even")) {
+                last += 1;
+            }
+            if starts(text(last)) {
+                Some((index, last))
+            } else if text(last).is_none_or(|w| !w.ends_with("ing")) {
+                // `before training, the model …` / `before training even` (no verb).
+                (text(last).is_none() || matches!(text(last), Some("even" | "any" | "at")))
+                    .then_some((index, next))
+            } else {
+                None
+            }
+        }
+        // `the training is going to start`, `training was about to begin`.
+        word if training(Some(word)) => {
+            let mut last = index + 1;
+            if !matches!(text(last), Some("is" | "was" | "were" | "are")) {
+                return None;
+            }
+            last += 1;
+            match (text(last), text(last + 1)) {
+                (Some("going" | "about"), Some("to")) => last += 2,
+                _ => return None,
+            }
+            starts(text(last)).then_some((index, last))
+        }
+        _ => None,
+    }
 }
 
 /// A stage verb in a frame that places the failure in it: (phase, index of the frame's first
@@ -307,7 +389,28 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
         // `try to load`, `clicked to generate`, `when I train`, `whenever we generate`,
         // `I train models`.
         let subject = |w: Option<&str>| matches!(w, Some("i" | "we"));
-        if at(1) == Some("to") && joined(1) && joined(2) {
+        // The stage that could not be done, in a sentence that reports the failure: `Can not
+        // train llama-7b due to OOM`, `unable to load the model: out of memory`, `it fails to
+        // generate with 24 GB`, `I want to train the 7B model, but it runs out of memory`.
+        let could_not = if at(1) == Some("to") && joined(1) && joined(2) {
+            at(2)
+                .filter(|w| {
+                    matches!(
+                        *w,
+                        "unable" | "fail" | "fails" | "failed" | "failing" | "want" | "wanted"
+                    )
+                })
+                .map(|_| 2)
+        } else if matches!(at(1), Some("cannot" | "can't" | "couldn't")) && joined(1) {
+            Some(1)
+        } else if at(1) == Some("not") && matches!(at(2), Some("can" | "could")) && joined(2) {
+            Some(2)
+        } else {
+            None
+        };
+        if let Some(back) = could_not.filter(|_| reports_a_failure(lower, words[index].end)) {
+            index - back
+        } else if at(1) == Some("to") && joined(1) && joined(2) {
             at(2).filter(|w| BASE_FRAME.contains(w))?;
             index - 2
         } else if subject(at(1)) && joined(1) {
@@ -340,22 +443,35 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
     Some((phase, from))
 }
 
+/// Whether the sentence around `start..end` reports a failure (`it crashes before training can
+/// begin`, `when the training is going to start, it runs out of memory`).
+fn sentence_reports_a_failure(lower: &str, start: usize, end: usize) -> bool {
+    let from = lower[..start]
+        .rfind(['.', '!', '?', '\n'])
+        .map_or(0, |at| at + 1);
+    let before = &lower[from..start];
+    reports_a_failure(lower, end) || FAILURE_WORDS.iter().any(|word| before.contains(word))
+}
+
+/// Words that report a failure (`reports_a_failure`).
+const FAILURE_WORDS: &[&str] = &[
+    "oom",
+    "out of memory",
+    "error",
+    "crash",
+    "fail",
+    "kill",
+    "exception",
+    "meet",
+    "not enough",
+    "insufficient",
+];
+
 /// Whether the sentence from `end` on reports a failure (`… but I meet this error`).
 fn reports_a_failure(lower: &str, end: usize) -> bool {
     let rest = &lower[end..];
     let rest = &rest[..rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len())];
-    [
-        "oom",
-        "out of memory",
-        "error",
-        "crash",
-        "fail",
-        "kill",
-        "exception",
-        "meet",
-    ]
-    .iter()
-    .any(|word| rest.contains(word))
+    FAILURE_WORDS.iter().any(|word| rest.contains(word))
 }
 
 /// `load` followed by what it loads: the model, its weights or a model's name, not data.
@@ -376,9 +492,32 @@ fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
 
 /// `after 120 steps`, `after training for ~120+ steps`, `reached 22000 iterations`, `after the
 /// first iteration`, `at epoch 3`, `in epoch 2`: (index of the first word, index of the last).
-fn progress_hit(words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
+fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
     let word = words[index].text;
     let text = |i: usize| words.get(i).map(|w| w.text);
+    // `after 20% of training`, `at 80% of the epoch`, `reached 50% of fine-tuning`.
+    if matches!(
+        word,
+        "after" | "at" | "reached" | "reaching" | "past" | "around" | "about"
+    ) {
+        let count = index + 1;
+        let percent = words.get(count).is_some_and(|w| {
+            w.text.starts_with(|c: char| c.is_ascii_digit()) && lower[w.end..].starts_with('%')
+        });
+        let mut next = count + 1;
+        if percent && text(next) == Some("of") {
+            next += 1;
+            if text(next) == Some("the") {
+                next += 1;
+            }
+            if matches!(
+                text(next),
+                Some("training" | "fine-tuning" | "finetuning" | "epoch" | "pretraining")
+            ) {
+                return Some((index, next));
+            }
+        }
+    }
     // `at step 120`, `in epoch 2`, `during epoch 3`.
     if matches!(word, "at" | "in" | "during")
         && text(index + 1).is_some_and(|w| UNITS.contains(&w) && !w.ends_with('s'))
@@ -551,6 +690,7 @@ mod tests {
         assert!(phases("I don't train, I only generate").is_empty());
         assert!(phases("I trained the model and loaded it").is_empty());
         assert!(phases("trying to load the dataset").is_empty());
+        assert!(phases("it fills the RAM during the loading process").is_empty());
         assert!(phases("after 20 steps of sampling").is_empty());
         assert!(phases("1. Generate one image and wait").is_empty());
         assert!(phases("Currently, we train the model on 8 GPUs.").is_empty());
