@@ -880,6 +880,16 @@ mod session13_app_frames {
     }
 
     #[test]
+    fn turbomind_weights_and_kv_pool() {
+        let tm = "/x/site-packages/lmdeploy/turbomind/turbomind.py";
+        assert_eq!(frame_phase("_create_weight", tm), W);
+        // The batch's creation holds the KV pool and working buffers: no one stage.
+        assert_eq!(frame_phase("_create_model_instance", tm), None);
+        assert_eq!(frame_phase("_create_engine", tm), None);
+        assert_eq!(frame_phase("_create_weight", "/x/app/db.py"), None);
+    }
+
+    #[test]
     fn gaussian_splatting_initialisation_is_a_load_before_training() {
         assert_eq!(
             decided(&[
