@@ -6,7 +6,7 @@
 use super::r;
 use crate::analyze::phase::FrameRule;
 use crate::analyze::phase::Role::{Serve, Stage};
-use crate::model::explain::Phase::{Inference as I, WeightsLoad as W};
+use crate::model::explain::Phase::{Inference as I, TrainingStep as T, WeightsLoad as W};
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
 pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
@@ -106,4 +106,108 @@ pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
         "3dgs",
     ),
     r("load_ply", "scene/gaussian_model.py", W, Stage, "3dgs"),
+    // --- nerfstudio (`nerfstudio/engine/trainer.py`, 0.x–1.x): `Trainer.train` loops over
+    // `train_iteration` ("Run one iteration with a batch of inputs": forward, losses, backward,
+    // optimizer step) and, every few steps, `eval_iteration` (the pipeline's evaluation losses
+    // and images: a forward without a step). `train_iteration` is also the name nerfbaselines'
+    // methods give one training step (`nerfbaselines/_method_utils.py` `Method.train_iteration`),
+    // so the bare name decides. ---
+    r("train_iteration", "", T, Serve, "nerfstudio"),
+    r("eval_iteration", "nerfstudio/", I, Serve, "nerfstudio"),
+    // --- text-generation-webui (oobabooga, `modules/models.py`: `load_model` dispatches to a
+    // loader, `huggingface_loader`, `llamacpp_loader`, `llamacpp_HF_loader`, `ExLlamav2_loader`,
+    // `ExLlamav2_HF_loader`, `ExLlamav3_HF_loader`, `TensorRT_LLM_loader`; `modules/
+    // text_generation.py` `generate_reply` → `_generate_reply` → `generate_reply_HF` /
+    // `generate_reply_custom`; `modules/chat.py` `chatbot_wrapper` / `generate_chat_reply`). ---
+    r(
+        "huggingface_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "llamacpp_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "llamacpp_HF_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "ExLlamav2_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "ExLlamav2_HF_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "ExLlamav3_HF_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "TensorRT_LLM_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_reply",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "_generate_reply",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_reply_HF",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_reply_custom",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "chatbot_wrapper",
+        "modules/chat.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_chat_reply",
+        "modules/chat.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
 ];

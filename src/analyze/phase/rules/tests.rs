@@ -880,6 +880,30 @@ mod session13_app_frames {
     }
 
     #[test]
+    fn nerfstudio_steps_and_text_generation_webui() {
+        let trainer = "/x/site-packages/nerfstudio/engine/trainer.py";
+        assert_eq!(
+            decided(&[("train", trainer), ("train_iteration", trainer)]),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            decided(&[("train", trainer), ("eval_iteration", trainer)]),
+            I
+        );
+        let models = "C:\\tgw\\modules\\models.py";
+        assert_eq!(frame_phase("huggingface_loader", models), W);
+        assert_eq!(frame_phase("llamacpp_HF_loader", models), W);
+        assert_eq!(
+            frame_phase("generate_reply_HF", "/tgw/modules/text_generation.py"),
+            I
+        );
+        assert_eq!(frame_phase("chatbot_wrapper", "/tgw/modules/chat.py"), I);
+        assert_eq!(frame_phase("eval_iteration", "/x/my/eval.py"), None);
+        assert_eq!(frame_phase("huggingface_loader", "/x/app/loaders.py"), None);
+        assert_eq!(frame_phase("chatbot_wrapper", "/x/bot/chat.py"), None);
+    }
+
+    #[test]
     fn turbomind_weights_and_kv_pool() {
         let tm = "/x/site-packages/lmdeploy/turbomind/turbomind.py";
         assert_eq!(frame_phase("_create_weight", tm), W);
