@@ -20,11 +20,10 @@ pub(super) const RULES: &[Rule] = &[
         aphrodite_weights_loaded,
     ),
     rule("Finish task with error", fooocus_api_task_failed),
-    // === Thirteenth session: LMDeploy TurboMind's KV-cache pool and Triton's model instances
-    // (handlers at the end of this file). ===
     rule("[BlockManager] max_block_count = ", turbomind_blocks),
     rule("LlamaBatch<T>::Start()", turbomind_batch_started),
-    rule("TRITONBACKEND_ModelInstanceInitialize: ", triton_instance),
+    // === Thirteenth session: LMDeploy TurboMind's KV-cache pool (handlers at the end of this
+    // file). ===
 ];
 
 /// ONNX Runtime 1.x `onnxruntime/core/framework/sequential_executor.cc` `ExecuteKernel`: a
@@ -188,33 +187,13 @@ fn turbomind_batch_started(text: &str, facts: &mut LineFacts) {
     }
 }
 
-/// Triton Inference Server backends log each model instance they create
-/// (`TRITONBACKEND_ModelInstanceInitialize: <name> (GPU device 0)`: triton-inference-server
-/// `python_backend` `src/python_be.cc`, `pytorch_backend` `src/libtorch.cc`,
-/// `tensorrt_backend` `src/tensorrt.cc`): the instance loads its model (a TorchScript module, an
-/// engine deserialized, the Python model's `initialize`), part of the model's load that
-/// `successfully loaded '…'` closes.
-fn triton_instance(text: &str, facts: &mut LineFacts) {
-    let named = text
-        .split("TRITONBACKEND_ModelInstanceInitialize: ")
-        .nth(1)
-        .is_some_and(|rest| rest.contains(" (") && rest.contains("device"));
-    if named {
-        facts.event(
-            EventKind::WeightsLoadProgress,
-            Phase::WeightsLoad,
-            EventFigures::default(),
-        );
-    }
-}
-
 #[cfg(test)]
 mod session13_tests {
     use super::super::event_kinds as kinds;
     use crate::model::explain::EventKind;
 
     #[test]
-    fn turbomind_pool_and_triton_instances() {
+    fn turbomind_pool_lines() {
         assert_eq!(
             kinds("[TM][INFO] [BlockManager] max_block_count = 159"),
             vec![EventKind::KvCachePlanned]
@@ -223,12 +202,7 @@ mod session13_tests {
             kinds("[TM][INFO] LlamaBatch<T>::Start()"),
             vec![EventKind::KvCacheAllocated]
         );
-        assert_eq!(
-            kinds("I0101 10:00:00.000 1 python_be.cc:2363] TRITONBACKEND_ModelInstanceInitialize: m_0_0 (GPU device 0)"),
-            vec![EventKind::WeightsLoadProgress]
-        );
         assert!(kinds("[BlockManager] max_block_count = unknown").is_empty());
-        assert!(kinds("see TRITONBACKEND_ModelInstanceInitialize: in the docs").is_empty());
     }
 }
 
