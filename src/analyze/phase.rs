@@ -86,6 +86,9 @@ impl Progress {
             K::Evaluation => self.in_progress = Some((Phase::Inference, line)),
             // A checkpoint save is no GPU stage: what runs during it is not shown.
             K::CheckpointSave => self.in_progress = None,
+            // An engine build runs until another stage shows; what fails in it has no stage of
+            // the list (`unknown`, told as a build in the evidence).
+            K::EngineBuild => self.in_progress = Some((Phase::Unknown, line)),
             K::Compile | K::Traceback | K::Failure | K::Shutdown | K::FailuresOnly => {}
         }
     }
@@ -694,7 +697,12 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         && !inputs.training_step_shown
         && progress.last_completed.map(|(phase, _)| phase) == Some(Phase::TrainingStep);
     let from_progress = progress.in_progress.map(|(phase, line)| {
-        let why = if phase == Phase::TrainingStep && training_started_only {
+        let why = if phase == Phase::Unknown {
+            format!(
+                "line {line}: an engine build had started and the log shows no end of it: \
+                 building an engine is none of the stages"
+            )
+        } else if phase == Phase::TrainingStep && training_started_only {
             format!(
                 "line {line}: training had started (no later line shows a step completed) and \
                  the log shows no end of it"

@@ -223,6 +223,7 @@ fn mark_of(event: &TimelineEvent) -> Option<PhaseMark> {
         | K::ServingStats
         | K::KvPressure
         | K::CheckpointSave
+        | K::EngineBuild
         | K::Traceback
         | K::Failure
         | K::Shutdown

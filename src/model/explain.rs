@@ -289,6 +289,9 @@ pub enum EventKind {
     Evaluation,
     /// A training job saving a checkpoint (a save is no GPU stage: the phase is not shown).
     CheckpointSave,
+    /// An inference engine being built (TensorRT-LLM `trtllm-build`, TensorRT `trtexec
+    /// --onnx`): no stage of the list, so a failure during it shows no phase.
+    EngineBuild,
     /// A Python traceback started.
     Traceback,
     /// A failure message (OOM or other; `oom` in the report's first hand-made records).

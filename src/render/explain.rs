@@ -41,6 +41,7 @@ fn kind_label(kind: EventKind) -> &'static str {
         EventKind::TrainingStep => "training step",
         EventKind::Evaluation => "evaluation",
         EventKind::CheckpointSave => "checkpoint save",
+        EventKind::EngineBuild => "engine build",
         EventKind::Traceback => "traceback",
         EventKind::Failure => "FAILURE",
         EventKind::Shutdown => "engine failed",

@@ -312,7 +312,9 @@ fn restated_phase<'a>(
 /// quoting the error, then the log pasted under it) and not stated again: the stage that log
 /// shows running where it ends. Only when nothing of the run was shown before the statement,
 /// the run did not restart after it, no stretch of it was searched for failures only, and a
-/// stage was still running at the end.
+/// stage was still running at the end. Start-up open at the end is not such a stage: a banner,
+/// a download or a device line opens it in any run (TensorFlow prints its device lines again for
+/// each session), so a log cut there does not show where the failure happened.
 fn summary_phase(
     collected: &Collected,
     primary: Option<&FailurePoint>,
@@ -324,6 +326,7 @@ fn summary_phase(
         || collected.segment.id != first.segment
         || collected.unseen.iter().any(|&(_, last)| last > first.line)
         || line <= first.line
+        || running == Phase::Startup
     {
         return None;
     }

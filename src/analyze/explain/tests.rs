@@ -507,6 +507,10 @@ fn a_failure_stated_before_its_log_takes_the_stage_the_log_ends_in() {
     // A log shown before the statement is read as usual, not at its end.
     let report = explain_text(&format!("{done}{oom}\n{capture}"));
     assert_ne!(report.phase.failed_in, Phase::CudaGraphCapture);
+    // A log cut in start-up (a banner only) does not show where the failure happened.
+    let banner = "INFO 04-02 21:42:50 api_server.py:1] vLLM API server version 0.6.3\n";
+    let report = explain_text(&format!("{head}{banner}"));
+    assert_eq!(report.phase.failed_in, Phase::Unknown);
 }
 
 /// A llama.cpp loader prints every metadata key and hyper-parameter on a line of its own: the

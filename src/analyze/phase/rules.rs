@@ -21,6 +21,7 @@ const fn r(
     }
 }
 
+mod apps;
 mod hf;
 mod image;
 mod local;
@@ -41,8 +42,8 @@ use Role::Serve;
 /// `convert` and torch.compile's frames are not listed: their caller decides.
 ///
 /// The table is kept by ecosystem in `rules/*.rs` (`saves`, `pytorch`, `hf`, `training`,
-/// `serving`, `local`, `image`, `speech`, `others`); `SEGMENTS` lists their segments in the
-/// order the table reads them, and `FRAME_RULES` is their concatenation.
+/// `serving`, `local`, `image`, `speech`, `others`, `apps`); `SEGMENTS` lists their segments in
+/// the order the table reads them, and `FRAME_RULES` is their concatenation.
 const SEGMENTS: &[&[FrameRule]] = &[
     saves::CHECKPOINT_SAVES,
     local::TABBY_LOAD,
@@ -56,6 +57,7 @@ const SEGMENTS: &[&[FrameRule]] = &[
     training::QUALIFIED_MEGATRON_TO_MMENGINE,
     hf::QUALIFIED_DIFFUSERS,
     image::QUALIFIED_KOHYA_TO_FORGE,
+    apps::QUALIFIED_APPS,
     serving::QUALIFIED_VLLM_SGLANG_LMDEPLOY,
     local::QUALIFIED_EXLLAMAV2,
     others::QUALIFIED_FLAX_KERAS_TF,

@@ -6,6 +6,7 @@
 
 use super::common::{after, has};
 use super::{rule, Certainty, LineFacts, Rule};
+use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
@@ -17,6 +18,14 @@ pub(super) const RULES: &[Rule] = &[
     rule("text-generation-inference:", tgi),
     rule("llama-server ", llama),
     rule("llama-cli ", llama),
+    // Checkpoint conversion scripts run from a shell (see `conversion_script`). The markers
+    // name the scripts: a bare `convert` marker made the log scan's SIMD filter pass far more
+    // positions of busy training logs (hot_path_tests `teddy_passes_few_positions_to_its_check`).
+    rule("convert_hf_to_gguf", conversion_script),
+    rule("convert_checkpoint", conversion_script),
+    rule("convert_weight", conversion_script),
+    rule("trtllm-build ", engine_build),
+    rule("trtexec ", engine_build),
 ];
 
 /// The value of `--flag value` or `--flag=value`, unquoted.
@@ -141,6 +150,90 @@ fn llama(text: &str, facts: &mut LineFacts) {
         .map(str::to_string);
 }
 
+/// A checkpoint conversion script started from a shell: `python convert_hf_to_gguf.py …`
+/// (llama.cpp `convert_hf_to_gguf.py`, mid-2024 on), `python examples/llama/convert_checkpoint.py
+/// …` (TensorRT-LLM 0.8+ checkpoint conversion), `mlc_llm convert_weight` (MLC-LLM
+/// `python/mlc_llm/cli/convert_weight.py`). The handler reads any `convert*.py` script (the
+/// legacy `convert.py`, DeepSeek-V3's `inference/convert.py`, Megatron-LM's
+/// `tools/checkpoint/convert.py`) on a line another marker brings. The script is a
+/// word of the command whose file name starts with `convert` and ends in `.py`, run by a Python
+/// launcher (`python`, `python3.10`, `py`, `torchrun`) earlier on the line; a script converting
+/// a data set (`convert_dataset.py`) is no checkpoint conversion. The conversion runs until the
+/// log shows another stage.
+fn conversion_script(text: &str, facts: &mut LineFacts) {
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .map(|word| word.trim_matches(['"', '\'', '`']))
+        .collect();
+    let base = |word: &str| -> String {
+        word.rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(word)
+            .to_ascii_lowercase()
+    };
+    // A notebook's `!python …` and a prompt glued to the command (`$python`) name it too.
+    let launcher = |word: &str| {
+        let name = base(word.trim_start_matches(['!', '$', '>']));
+        let name = name.strip_suffix(".exe").unwrap_or(&name);
+        name == "py"
+            || name == "torchrun"
+            || name
+                .strip_prefix("python")
+                .is_some_and(|version| version.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+    };
+    let script = |word: &str| {
+        let name = base(word);
+        name.strip_suffix(".py").is_some_and(|stem| {
+            stem.starts_with("convert") && !stem.contains("data") && !stem.contains("image")
+        })
+    };
+    let mlc = words
+        .windows(2)
+        .any(|pair| base(pair[0]).starts_with("mlc_llm") && pair[1] == "convert_weight");
+    let run = words
+        .iter()
+        .position(|word| script(word))
+        .is_some_and(|at| words[..at].iter().any(|word| launcher(word)));
+    if run || mlc {
+        facts.event(
+            EventKind::FormatConversion,
+            Phase::FormatConversion,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// An engine build started from a shell: TensorRT-LLM 0.8+ `trtllm-build --checkpoint_dir …`
+/// (the console script `tensorrt_llm/commands/build.py` `main`), TensorRT's `trtexec --onnx=…`
+/// (`samples/trtexec/trtexec.cpp`: a model given as ONNX is built into an engine; with
+/// `--loadEngine` it only runs one). A build is none of the stages (the corpus labels build
+/// failures `unknown`); the line ends a conversion run before it (`convert_checkpoint.py`, then
+/// `trtllm-build`). The command needs a flag after it, not the name in a sentence.
+fn engine_build(text: &str, facts: &mut LineFacts) {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some(at) = words.iter().position(|word| {
+        let name = word.rsplit('/').next().unwrap_or(word);
+        name == "trtllm-build" || name == "trtexec"
+    }) else {
+        return;
+    };
+    let flags = &words[at + 1..];
+    let trtexec = words[at].ends_with("trtexec");
+    let build = if trtexec {
+        flags.iter().any(|flag| flag.starts_with("--onnx="))
+            && !flags.iter().any(|flag| flag.starts_with("--loadEngine"))
+    } else {
+        flags.iter().any(|flag| flag.starts_with("--"))
+    };
+    if build {
+        facts.event(
+            EventKind::EngineBuild,
+            Phase::Unknown,
+            EventFigures::default(),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::parse_line_scan;
@@ -168,5 +261,47 @@ mod tests {
         assert_eq!(facts.engine_version.as_deref(), Some("3.2.1"));
         assert_eq!(facts.config.tensor_parallel_size, Some(4));
         assert_eq!(facts.config.max_num_batched_tokens, Some(31000));
+    }
+
+    #[test]
+    fn conversion_scripts_run_from_a_shell() {
+        use super::super::event_kinds as kinds;
+        let conversion = vec![EventKind::FormatConversion];
+        for line in [
+            "python convert_hf_to_gguf.py ./models/my-7b --outfile my-7b-f16.gguf --outtype f16",
+            "!python3.10 /content/llama.cpp/convert_hf_to_gguf.py models/7B/",
+            "CUDA_VISIBLE_DEVICES=0 python examples/llama/convert_checkpoint.py --model_dir m",
+            "C:\\venv\\Scripts\\python.exe convert_checkpoint.py --model_dir x",
+            "mlc_llm convert_weight ./dist/models/m --quantization q4f16_1 -o ./dist/m",
+        ] {
+            assert_eq!(kinds(line), conversion, "{line}");
+        }
+        for line in [
+            "I tried to convert the model to GGUF with convert_hf_to_gguf.py",
+            "python convert_checkpoint_dataset.py --input raw/ --output data/",
+            "from convert_checkpoint import load_weights",
+        ] {
+            assert!(kinds(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn engine_builds_run_from_a_shell() {
+        use super::super::event_kinds as kinds;
+        let build = vec![EventKind::EngineBuild];
+        for line in [
+            "trtllm-build --checkpoint_dir ./ckpt --output_dir ./engine --gemm_plugin float16",
+            "root@host:/app# trtllm-build --checkpoint_dir /tmp/ckpt --max_batch_size 8",
+            "/usr/src/tensorrt/bin/trtexec --onnx=model.onnx --saveEngine=model.plan --fp16",
+        ] {
+            assert_eq!(kinds(line), build, "{line}");
+        }
+        for line in [
+            "I ran trtllm-build and it used all the memory",
+            "trtexec --loadEngine=model.plan --onnx=model.onnx",
+            "trtexec --help",
+        ] {
+            assert!(kinds(line).is_empty(), "{line}");
+        }
     }
 }

@@ -823,6 +823,15 @@ fn invokeai(text: &str, facts: &mut LineFacts) {
         Certainty::Weak
     };
     facts.engine(EngineName::Invokeai, certainty);
+    // InvokeAI 3.x–5.x logs a session's per-node table when the session ends, a failed one too
+    // (`invokeai/app/services/invocation_stats/invocation_stats_common.py`
+    // `GraphExecutionStats.get_pretty_log`: `Graph stats: <session id>`, then one row per node
+    // type). A session is a graph of invocations (loaders, prompt encoding, denoising, decoding,
+    // upscaling): the models' forward, loading them included lazily inside the denoise node (a
+    // frame of the model cache says so). Printed under a failure, that session failed.
+    if has(text, "Graph stats: ") {
+        facts.late_phase = Some(Phase::Inference);
+    }
 }
 
 fn invokeai_console(text: &str, facts: &mut LineFacts) {

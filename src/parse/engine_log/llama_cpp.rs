@@ -50,6 +50,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("msg=\"offload to ", ollama_offload),
     rule("| POST ", gin_request),
     rule(": failed to allocate compute buffers", compute_failed),
+    rule("failed to allocate buffer for kv cache", kv_cache_failed),
+    rule("llama_kv_cache_init() failed", kv_cache_failed),
     rule(": failed to allocate compute pp buffers", compute_failed),
     rule("load_tensors: loading model tensors", load_tensors),
     rule("llama_model_loader: - ", model_metadata),
@@ -458,6 +460,18 @@ fn compute_failed(text: &str, facts: &mut LineFacts) {
     facts.failed_phase_hint = Some(phase);
 }
 
+/// The KV cache's allocation failed, in llama.cpp's words: `llama_kv_cache_init: failed to
+/// allocate buffer for kv cache` and `llama_new_context_with_model: llama_kv_cache_init() failed
+/// for self-attention cache` (`src/llama.cpp` 2024, `llama_kv_cache_init` /
+/// `llama_new_context_with_model`), `failed to allocate buffer for kv cache` thrown by the
+/// unified cache's constructor since 2025 (`src/llama-kv-cache*.cpp`). The buffer that failed
+/// just before (`ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size
+/// …`, which names no purpose) was the KV cache's, on whichever device.
+fn kv_cache_failed(_text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    facts.failed_phase_hint = Some(Phase::KvCacheAlloc);
+}
+
 /// The model loader reading the file before its tensors are placed (`src/llama.cpp`
 /// `llama_model_load`, 2023–2024: the `llama_model_loader` constructor prints each metadata key
 /// (`llama_model_loader: - kv  24: tokenizer.ggml.merges …`) and the tensor types (`- type
@@ -574,5 +588,25 @@ mod tests {
         assert_eq!(facts.failed_phase_hint, Some(Phase::Profiling));
         let facts = parse_line_scan("Processing Prompt [BLAS] (3584 / 5525 tokens)");
         assert!(facts.events.iter().any(|e| e.kind == EventKind::Request));
+    }
+
+    #[test]
+    fn kv_cache_allocation_failure_names_its_stage() {
+        for line in [
+            "llama_kv_cache_init: failed to allocate buffer for kv cache",
+            "llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache",
+            "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+        ] {
+            assert_eq!(
+                parse_line_scan(line).failed_phase_hint,
+                Some(Phase::KvCacheAlloc),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            parse_line_scan("llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB")
+                .failed_phase_hint,
+            None
+        );
     }
 }

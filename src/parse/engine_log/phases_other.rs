@@ -34,6 +34,12 @@ pub(super) const RULES: &[Rule] = &[
         "allocation in engine deserialization",
         tensorrt_deserialized,
     ),
+    // === AUTOMATIC1111 (and Forge) model loading and failed UI jobs (thirteenth session);
+    // handlers at the end of this file. ===
+    rule("Loading weights [", a1111_loading),
+    rule("Creating model from config: ", a1111_loading),
+    rule("Model loaded in ", a1111_loaded),
+    rule("Arguments: ('task(", a1111_failed_job),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -113,6 +119,81 @@ fn triton_loaded(text: &str, facts: &mut LineFacts) {
 fn tensorrt_deserialized(text: &str, facts: &mut LineFacts) {
     if text.contains("MemUsageChange") {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// AUTOMATIC1111 stable-diffusion-webui 1.x (`modules/sd_models.py`): `load_model` prints
+/// `Creating model from config: <yaml>` and `load_model_weights` `Loading weights [<hash>] from
+/// <file>` when a checkpoint starts loading.
+fn a1111_loading(text: &str, facts: &mut LineFacts) {
+    let weights = text
+        .split("Loading weights [")
+        .nth(1)
+        .is_some_and(|rest| rest.contains("] from "));
+    let config = text
+        .split("Creating model from config: ")
+        .nth(1)
+        .is_some_and(|rest| !rest.trim().is_empty() && !rest.trim().contains(' '));
+    if weights || config {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
+/// `Model loaded in 21.7s (calculate hash: 13.4s, load weights from disk: 0.3s, …).`:
+/// AUTOMATIC1111 and Forge `modules/sd_models.py` `load_model` print `Model loaded in
+/// {timer.summary()}.` once the checkpoint is on the device; a sampler's bar after it is a
+/// generation, not the load.
+fn a1111_loaded(text: &str, facts: &mut LineFacts) {
+    let timed = text.split("Model loaded in ").nth(1).is_some_and(|rest| {
+        let number = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b'.')
+            .count();
+        number > 0 && rest[number..].trim_start().starts_with('s')
+    });
+    if timed {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// AUTOMATIC1111 1.x `modules/call_queue.py` `wrap_gradio_call`: when a UI job raises, it
+/// prints `Error completing request`, then `Arguments: {args} {kwargs}`; a job started from the
+/// UI's buttons carries the task id `javascript/ui.js` `randomId()` makes (`task(…)`) as its
+/// first argument: txt2img, img2img, extras. Printed under a failure, the failure happened
+/// inside that job, as the generation footer (`Torch active/reserved:`) shows for a job that
+/// finished.
+fn a1111_failed_job(text: &str, facts: &mut LineFacts) {
+    if text.trim_start().starts_with("Arguments: ('task(") {
+        facts.late_phase = Some(Phase::Inference);
+    }
+}
+
+#[cfg(test)]
+mod a1111_tests {
+    use super::super::{event_kinds as kinds, parse_line_scan};
+    use crate::model::explain::{EventKind, Phase};
+
+    #[test]
+    fn webui_loading_lines_and_a_failed_job() {
+        assert_eq!(
+            kinds("Loading weights [6ce0161689] from /sd/models/Stable-diffusion/v1-5.safetensors"),
+            vec![EventKind::WeightsLoadStart]
+        );
+        assert_eq!(
+            kinds("Creating model from config: /sd/configs/v1-inference.yaml"),
+            vec![EventKind::WeightsLoadStart]
+        );
+        assert_eq!(
+            kinds("Model loaded in 5.2s (load weights from disk: 0.4s, create model: 1.1s)."),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert!(kinds("Loading weights [skipped] because of a flag").is_empty());
+        assert!(kinds("Model loaded in memory, starting the server").is_empty());
+        assert!(kinds("Creating model from config: see the docs for details").is_empty());
+        let job = parse_line_scan("Arguments: ('task(abc123def)', 'a cat', '', [], 20) {}");
+        assert_eq!(job.late_phase, Some(Phase::Inference));
+        let other = parse_line_scan("Arguments: (1, 2) {}");
+        assert_eq!(other.late_phase, None);
     }
 }
 

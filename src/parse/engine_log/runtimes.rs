@@ -20,6 +20,10 @@ pub(super) const RULES: &[Rule] = &[
         aphrodite_weights_loaded,
     ),
     rule("Finish task with error", fooocus_api_task_failed),
+    rule("[BlockManager] max_block_count = ", turbomind_blocks),
+    rule("LlamaBatch<T>::Start()", turbomind_batch_started),
+    // === Thirteenth session: LMDeploy TurboMind's KV-cache pool (handlers at the end of this
+    // file). ===
 ];
 
 /// ONNX Runtime 1.x `onnxruntime/core/framework/sequential_executor.cc` `ExecuteKernel`: a
@@ -149,6 +153,56 @@ fn aphrodite_weights_loaded(text: &str, facts: &mut LineFacts) {
 fn fooocus_api_task_failed(text: &str, facts: &mut LineFacts) {
     if has(text, "[Task Queue] Finish task with error") {
         facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// LMDeploy TurboMind (`src/turbomind/models/llama/BlockManager.cc` `BlockManager::BlockManager`,
+/// 0.1–0.6): `[TM][INFO] [BlockManager] max_block_count = 159` is logged when the KV-cache pool is
+/// sized, right before its first chunk (by default the whole pool) is allocated (`Malloc()`).
+fn turbomind_blocks(text: &str, facts: &mut LineFacts) {
+    let count = text
+        .split("max_block_count = ")
+        .nth(1)
+        .map(|rest| rest.trim().bytes().take_while(u8::is_ascii_digit).count())
+        .unwrap_or(0);
+    if count > 0 {
+        facts.event(
+            EventKind::KvCachePlanned,
+            Phase::KvCacheAlloc,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// TurboMind's batch loop started (`src/turbomind/models/llama/LlamaBatch.cc`
+/// `LlamaBatch<T>::Start`, logged as `[TM][INFO] LlamaBatch<T>::Start()`): the batch, its KV
+/// cache included, was created before it.
+fn turbomind_batch_started(text: &str, facts: &mut LineFacts) {
+    if text.contains("[TM]") {
+        facts.event(
+            EventKind::KvCacheAllocated,
+            Phase::KvCacheAlloc,
+            EventFigures::default(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod session13_tests {
+    use super::super::event_kinds as kinds;
+    use crate::model::explain::EventKind;
+
+    #[test]
+    fn turbomind_pool_lines() {
+        assert_eq!(
+            kinds("[TM][INFO] [BlockManager] max_block_count = 159"),
+            vec![EventKind::KvCachePlanned]
+        );
+        assert_eq!(
+            kinds("[TM][INFO] LlamaBatch<T>::Start()"),
+            vec![EventKind::KvCacheAllocated]
+        );
+        assert!(kinds("[BlockManager] max_block_count = unknown").is_empty());
     }
 }
 

@@ -63,6 +63,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Created TensorFlow device", tensorflow_device),
     rule("***** Running training *****", trainer_loop_start),
     rule("Num examples = ", unsloth_training_banner),
+    rule("Booster init max CUDA memory: ", colossalai_boosted),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
@@ -1143,6 +1144,36 @@ fn trainer_loop_start(_text: &str, facts: &mut LineFacts) {
 fn unsloth_training_banner(text: &str, facts: &mut LineFacts) {
     if has(text, "Num Epochs = ") {
         step(facts);
+    }
+}
+
+/// ColossalAI's training scripts (hpcaitech/ColossalAI `examples/language/llama/benchmark.py`,
+/// `pretrain.py`, `applications/ColossalChat/examples/training_scripts/train_*.py`, 0.3–0.4)
+/// print `Booster init max CUDA memory: 3770.59 MB` once `booster.boost(model, optimizer, …)`
+/// returned, then enter their training loop (`for step in tqdm(…, desc="Step")`, `booster.
+/// backward`, `optimizer.step()`): the model is placed, the batches run next.
+fn colossalai_boosted(text: &str, facts: &mut LineFacts) {
+    if text
+        .split("Booster init max CUDA memory: ")
+        .nth(1)
+        .is_some_and(|rest| rest.trim_end().ends_with("MB"))
+    {
+        step(facts);
+    }
+}
+
+#[cfg(test)]
+mod colossalai_tests {
+    use super::super::event_kinds as kinds;
+    use crate::model::explain::EventKind;
+
+    #[test]
+    fn booster_init_line_starts_the_training_loop() {
+        assert_eq!(
+            kinds("Booster init max CUDA memory: 3770.59 MB"),
+            vec![EventKind::TrainingStep]
+        );
+        assert!(kinds("Booster init max CUDA memory: unknown").is_empty());
     }
 }
 

@@ -46,6 +46,18 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // `_from_workspace` (build the engine and load weights). ---
     r("_from_hf", "lmdeploy/", W, Stage, "lmdeploy"),
     r("_from_workspace", "lmdeploy/", W, Stage, "lmdeploy"),
+    // --- LMDeploy TurboMind (thirteenth session): `turbomind/turbomind.py`
+    // `TurboMind._create_weight` (the weight buffers on each device, 0.4+). Not
+    // `TurboMindInstance._create_model_instance` (0.1–0.6) nor `TurboMind._create_engine`
+    // (0.7+): each builds the batch with its KV-cache pool and its working buffers, and a
+    // failure there does not say which of them (the corpus labels it `unknown`). ---
+    r(
+        "_create_weight",
+        "lmdeploy/turbomind/",
+        W,
+        Stage,
+        "lmdeploy",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

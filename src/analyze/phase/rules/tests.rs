@@ -801,3 +801,136 @@ mod app_frame_tests {
         assert_eq!(frame_phase("setup_model", "/x/app/setup.py"), None);
     }
 }
+
+/// The apps' frames read in the thirteenth session (`rules/apps.rs`): each fires on its
+/// project's file, stays silent on the same name elsewhere, and decides over the frames around
+/// it as its role says.
+mod session13_app_frames {
+    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::model::explain::Phase;
+
+    const I: Option<Phase> = Some(Phase::Inference);
+    const W: Option<Phase> = Some(Phase::WeightsLoad);
+
+    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
+        let frames: Vec<Frame> = frames
+            .iter()
+            .enumerate()
+            .map(|(at, (function, file))| Frame {
+                line: at as u64 + 1,
+                function: function.to_string(),
+                file: file.to_string(),
+                called: false,
+                code: None,
+            })
+            .collect();
+        read_frames(&frames).decided.map(|(_, rule)| rule.phase)
+    }
+
+    #[test]
+    fn paddle_predictors_run_and_are_built() {
+        let tools = "C:\\Py\\site-packages\\paddleocr\\tools\\infer\\";
+        assert_eq!(
+            frame_phase("__call__", &format!("{tools}predict_det.py")),
+            I
+        );
+        assert_eq!(
+            frame_phase("__call__", &format!("{tools}predict_system.py")),
+            I
+        );
+        assert_eq!(
+            frame_phase("ocr", "/x/site-packages/paddleocr/paddleocr.py"),
+            I
+        );
+        assert_eq!(
+            frame_phase("create_predictor", "/x/PaddleOCR/tools/infer/utility.py"),
+            W
+        );
+        let paddlex = "/x/site-packages/paddlex/inference/models/common/static_infer.py";
+        assert_eq!(frame_phase("__call__", paddlex), I);
+        assert_eq!(frame_phase("_create", paddlex), W);
+        // The same names elsewhere decide nothing.
+        assert_eq!(frame_phase("__call__", "/x/my_tools/infer.py"), None);
+        assert_eq!(frame_phase("ocr", "/x/app/ocr_service.py"), None);
+        assert_eq!(frame_phase("_create", "/x/app/factory.py"), None);
+    }
+
+    #[test]
+    fn kohya_caching_passes_are_forwards_inside_the_training_script() {
+        let util = "/x/sd-scripts/library/train_util.py";
+        assert_eq!(
+            decided(&[
+                ("train", "/x/sd-scripts/sdxl_train.py"),
+                ("cache_latents", util),
+                ("cache_latents", util),
+                ("cache_batch_latents", util),
+                ("forward", "/x/site-packages/torch/nn/modules/conv.py"),
+            ]),
+            I
+        );
+        assert_eq!(frame_phase("cache_text_encoder_outputs", util), I);
+        assert_eq!(
+            frame_phase(
+                "_default_cache_batch_latents",
+                "/x/sd-scripts/library/strategy_base.py"
+            ),
+            I
+        );
+        assert_eq!(frame_phase("cache_latents", "/x/my_project/cache.py"), None);
+    }
+
+    #[test]
+    fn nerfstudio_steps_and_text_generation_webui() {
+        let trainer = "/x/site-packages/nerfstudio/engine/trainer.py";
+        assert_eq!(
+            decided(&[("train", trainer), ("train_iteration", trainer)]),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            decided(&[("train", trainer), ("eval_iteration", trainer)]),
+            I
+        );
+        let models = "C:\\tgw\\modules\\models.py";
+        assert_eq!(frame_phase("huggingface_loader", models), W);
+        assert_eq!(frame_phase("llamacpp_HF_loader", models), W);
+        assert_eq!(
+            frame_phase("generate_reply_HF", "/tgw/modules/text_generation.py"),
+            I
+        );
+        assert_eq!(frame_phase("chatbot_wrapper", "/tgw/modules/chat.py"), I);
+        assert_eq!(frame_phase("eval_iteration", "/x/my/eval.py"), None);
+        assert_eq!(frame_phase("huggingface_loader", "/x/app/loaders.py"), None);
+        assert_eq!(frame_phase("chatbot_wrapper", "/x/bot/chat.py"), None);
+    }
+
+    #[test]
+    fn turbomind_weights_and_kv_pool() {
+        let tm = "/x/site-packages/lmdeploy/turbomind/turbomind.py";
+        assert_eq!(frame_phase("_create_weight", tm), W);
+        // The batch's creation holds the KV pool and working buffers: no one stage.
+        assert_eq!(frame_phase("_create_model_instance", tm), None);
+        assert_eq!(frame_phase("_create_engine", tm), None);
+        assert_eq!(frame_phase("_create_weight", "/x/app/db.py"), None);
+    }
+
+    #[test]
+    fn gaussian_splatting_initialisation_is_a_load_before_training() {
+        assert_eq!(
+            decided(&[
+                ("<module>", "train.py"),
+                ("training", "train.py"),
+                ("__init__", "D:\\gs\\scene\\__init__.py"),
+                ("create_from_pcd", "D:\\gs\\scene\\gaussian_model.py"),
+            ]),
+            W
+        );
+        assert_eq!(
+            frame_phase("load_ply", "/x/4dgs/scene/gaussian_model.py"),
+            W
+        );
+        assert_eq!(
+            frame_phase("create_from_pcd", "/x/pointcloud/utils.py"),
+            None
+        );
+    }
+}

@@ -46,6 +46,10 @@ fn wrappers_and_prefixes_name_the_engine() {
         Some(Phase::Inference)
     );
     assert_eq!(
+        facts("[2025-01-01 10:00:00,000]::[InvokeAI]::INFO --> Graph stats: 0a1b2c").late_phase,
+        Some(Phase::Inference)
+    );
+    assert_eq!(
         facts("A: 2.82 GB, R: 2.90 GB, Sys: 3.8/3.8125 GB (99.7%)").late_phase,
         Some(Phase::Inference)
     );

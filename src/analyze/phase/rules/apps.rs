@@ -1,0 +1,213 @@
+//! The frame rules of apps read in the thirteenth session: PaddleOCR and PaddleX (Paddle
+//! Inference predictors), kohya-ss sd-scripts' caching passes, and the 3D Gaussian Splatting
+//! code base (and the many projects built on its layout).
+//! `rules.rs` orders the segments into one table (the first rule that matches applies).
+
+use super::r;
+use crate::analyze::phase::FrameRule;
+use crate::analyze::phase::Role::{Serve, Stage};
+use crate::model::explain::Phase::{Inference as I, TrainingStep as T, WeightsLoad as W};
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
+    // --- PaddleOCR 2.x (PaddlePaddle/PaddleOCR, `paddleocr.py` `PaddleOCR.ocr`; the predictors
+    // of `tools/infer/`: `predict_system.py` `TextSystem.__call__`, `predict_det.py`
+    // `TextDetector.__call__`, `predict_rec.py` `TextRecognizer.__call__`, `predict_cls.py`
+    // `TextClassifier.__call__`, each feeding a batch to `self.predictor.run()`, the Paddle
+    // Inference predictor built in `utility.create_predictor` when the class is constructed).
+    // The pip package ships `tools/` under `paddleocr/`. ---
+    r("ocr", "paddleocr/paddleocr.py", I, Serve, "paddleocr"),
+    r("__call__", "tools/infer/predict_", I, Serve, "paddleocr"),
+    r(
+        "create_predictor",
+        "tools/infer/utility.py",
+        W,
+        Stage,
+        "paddleocr",
+    ),
+    // --- PaddleX 3.x (`paddlex/inference/models/common/static_infer.py`): `StaticInfer._create`
+    // builds the Paddle Inference predictor (`lazy_paddle.inference.create_predictor`: the
+    // model's parameters onto the device) when a model is created; `StaticInfer.__call__` runs
+    // it on a batch (`PaddleModelInfer.__call__` → `predictor.run`). ---
+    r(
+        "_create",
+        "paddlex/inference/models/common/static_infer.py",
+        W,
+        Stage,
+        "paddlex",
+    ),
+    r(
+        "__call__",
+        "paddlex/inference/models/common/static_infer.py",
+        I,
+        Serve,
+        "paddlex",
+    ),
+    // --- kohya-ss sd-scripts (`library/train_util.py`: `DatasetGroup.cache_latents` →
+    // `BaseDataset.cache_latents` → `cache_batch_latents`, which runs `vae.encode` on the
+    // training images; `cache_text_encoder_outputs` → `cache_batch_text_encoder_outputs` runs
+    // the text encoders on the captions; the sd3 branch's `new_cache_latents` /
+    // `new_cache_text_encoder_outputs` and `library/strategy_base.py`
+    // `LatentsCachingStrategy._default_cache_batch_latents`). A caching pass before the first
+    // step: the models' forward without a backward, not a training step. ---
+    r(
+        "cache_latents",
+        "library/train_util.py",
+        I,
+        Serve,
+        "kohya-ss",
+    ),
+    r(
+        "new_cache_latents",
+        "library/train_util.py",
+        I,
+        Serve,
+        "kohya-ss",
+    ),
+    r("cache_batch_latents", "library/", I, Serve, "kohya-ss"),
+    r(
+        "_default_cache_batch_latents",
+        "library/",
+        I,
+        Serve,
+        "kohya-ss",
+    ),
+    r(
+        "cache_text_encoder_outputs",
+        "library/train_util.py",
+        I,
+        Serve,
+        "kohya-ss",
+    ),
+    r(
+        "new_cache_text_encoder_outputs",
+        "library/train_util.py",
+        I,
+        Serve,
+        "kohya-ss",
+    ),
+    r(
+        "cache_batch_text_encoder_outputs",
+        "library/",
+        I,
+        Serve,
+        "kohya-ss",
+    ),
+    // --- 3D Gaussian Splatting (graphdeco-inria/gaussian-splatting `scene/gaussian_model.py`,
+    // kept by its derivatives: 4DGS, Scaffold-GS, …): `GaussianModel.create_from_pcd` builds
+    // the Gaussians' parameters on the GPU from the SfM point cloud (`distCUDA2` on the points)
+    // and `load_ply` reads trained ones, both from `Scene.__init__` before the first training
+    // iteration. ---
+    r(
+        "create_from_pcd",
+        "scene/gaussian_model.py",
+        W,
+        Stage,
+        "3dgs",
+    ),
+    r("load_ply", "scene/gaussian_model.py", W, Stage, "3dgs"),
+    // --- nerfstudio (`nerfstudio/engine/trainer.py`, 0.x–1.x): `Trainer.train` loops over
+    // `train_iteration` ("Run one iteration with a batch of inputs": forward, losses, backward,
+    // optimizer step) and, every few steps, `eval_iteration` (the pipeline's evaluation losses
+    // and images: a forward without a step). `train_iteration` is also the name nerfbaselines'
+    // methods give one training step (`nerfbaselines/_method_utils.py` `Method.train_iteration`),
+    // so the bare name decides. ---
+    r("train_iteration", "", T, Serve, "nerfstudio"),
+    r("eval_iteration", "nerfstudio/", I, Serve, "nerfstudio"),
+    // --- text-generation-webui (oobabooga, `modules/models.py`: `load_model` dispatches to a
+    // loader, `huggingface_loader`, `llamacpp_loader`, `llamacpp_HF_loader`, `ExLlamav2_loader`,
+    // `ExLlamav2_HF_loader`, `ExLlamav3_HF_loader`, `TensorRT_LLM_loader`; `modules/
+    // text_generation.py` `generate_reply` → `_generate_reply` → `generate_reply_HF` /
+    // `generate_reply_custom`; `modules/chat.py` `chatbot_wrapper` / `generate_chat_reply`). ---
+    r(
+        "huggingface_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "llamacpp_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "llamacpp_HF_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "ExLlamav2_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "ExLlamav2_HF_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "ExLlamav3_HF_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "TensorRT_LLM_loader",
+        "modules/models.py",
+        W,
+        Stage,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_reply",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "_generate_reply",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_reply_HF",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_reply_custom",
+        "modules/text_generation.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "chatbot_wrapper",
+        "modules/chat.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+    r(
+        "generate_chat_reply",
+        "modules/chat.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
+];
