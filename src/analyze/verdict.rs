@@ -77,6 +77,21 @@ pub(super) fn at_least(version: Option<&str>, minimum: &[u64], unknown_ok: bool)
     }
 }
 
+/// Whether the text logs the program at work (training steps, evaluations, served requests)
+/// before its failure: JAX creates its client and preallocates its pool at the first array
+/// operation (`jax/_src/xla_bridge.py` `backends()`, the pool in `xla/pjrt/gpu/se_gpu_pjrt_client.cc`
+/// `CreateBFCAllocator`), so once steps ran, the start is behind. A later `Failed to allocate
+/// device memory of …` is then the allocator growing at run time (`XLA_PYTHON_CLIENT_PREALLOCATE
+/// =false` or a pool extended by TSL's `BFCAllocator::Extend`), not a start that failed.
+fn jax_worked_before(inputs: &VerdictInputs<'_>, failure: &OomMessage) -> bool {
+    inputs.timeline.iter().any(|event| {
+        matches!(
+            event.kind,
+            EventKind::TrainingStep | EventKind::Evaluation | EventKind::Request
+        ) && event.line < failure.line
+    })
+}
+
 fn gib(bytes: Bytes) -> String {
     bytes.to_string()
 }
@@ -521,7 +536,7 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let jax_start = jax_start
         || (failure.kind == OomKind::XlaResourceExhausted
             && failure.details.requested_memory_bytes.is_some());
-    if jax_start {
+    if jax_start && !jax_worked_before(inputs, failure) {
         builder.fact("JAX failed while creating its CUDA context or preallocating its memory pool (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`): that memory was already held by another process".to_string());
         return Cause::FreeMemoryBelowRequested;
     }

@@ -199,6 +199,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "显存溢出",
     "显存爆",
     "爆显存",
+    "显存炸",
+    "炸显存",
     // The memory named by its device (显卡内存, GPU内存, CUDA内存; 内存 alone is the host's).
     "显卡内存",
     "GPU内存",

@@ -291,3 +291,63 @@ fn gpu_named_in_more_title_wordings() {
         assert!(gpu(not).is_empty(), "{not}");
     }
 }
+
+/// The TPU compiler's check of a program against the chip's HBM, in the wordings of its
+/// releases (`RESOURCE_EXHAUSTED:`, the older `Resource exhausted:` and `Compilation failure:`)
+/// and quoted alone in a title: a device-memory failure with the chip's HBM as the total.
+#[test]
+fn tpu_hbm_compile_check_is_a_device_oom_with_its_total() {
+    let text = "XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 12.50G of 8.00G hbm. Exceeded hbm capacity by 4.50G.";
+    let message = one_gpu(text);
+    assert_eq!(message.kind, OomKind::XlaResourceExhausted);
+    assert_eq!(message.figures.total_capacity_bytes, Some(Bytes(8 * GIB)));
+    assert_eq!(message.figures.tried_to_allocate_bytes, None);
+    let old = one_gpu("RuntimeError: Resource exhausted: Ran out of memory in memory space hbm. Used 9.50G of 16.00G hbm. Exceeded hbm capacity by 1.00G.");
+    assert_eq!(old.figures.total_capacity_bytes, Some(Bytes(16 * GIB)));
+    let compile = one_gpu(
+        "  Compilation failure: Ran out of memory in memory space hbm. Used 3.00G of 2.00G hbm.",
+    );
+    assert_eq!(compile.figures.total_capacity_bytes, Some(Bytes(2 * GIB)));
+    // A title quoting the first sentence only.
+    let title = one_gpu("Model X: \"Ran out of memory in memory space hbm.\" on a TPU v3");
+    assert_eq!(title.figures.total_capacity_bytes, None);
+    // The core's scratchpad (vmem) is a compile limit, not the device's memory.
+    assert!(gpu("Ran out of memory in memory space vmem while allocating on stack").is_empty());
+}
+
+/// CuPy's OOM class named in a title or sentence (`cupy/cuda/memory.pyx` raises it only for its
+/// device pool); its message may not be pasted.
+#[test]
+fn cupy_class_named_in_a_sentence_is_a_gpu_oom() {
+    let message = one_gpu("cupy.cuda.memory.OutOfMemoryError during the forward pass\n");
+    assert!(message.is_gpu_oom);
+    assert!(
+        gpu("to avoid cupy.cuda.memory.OutOfMemoryError when batching, free the pool").is_empty()
+    );
+}
+
+/// The allocator's message quoted after the reporter's own `out of memory` on one line: the
+/// message's figures, not a figureless mention.
+#[test]
+fn allocator_message_after_a_sentence_keeps_its_figures() {
+    let message = one_gpu(
+        "My job runs out of memory at epoch 2 (CUDA out of memory. Tried to allocate 1.50 GiB)",
+    );
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(3 * GIB / 2))
+    );
+    // The ≤2.0 message cut inside `already allocated` keeps that figure.
+    let cut = one_gpu("RuntimeError: CUDA out of memory. Tried to allocate 32.00 MiB (GPU 1; 10.00 GiB total capacity; 9.50 GiB already allocate");
+    assert_eq!(
+        cut.figures.allocated_by_pytorch_bytes,
+        Some(Bytes(9 * GIB + GIB / 2))
+    );
+}
+
+/// 炸显存 (blew up the GPU memory), slang like 爆显存, in a title; not after a negation.
+#[test]
+fn chinese_blew_up_gpu_memory_is_a_gpu_oom() {
+    assert!(one_gpu("[Bug] 升级之后推理命令炸显存\n").is_gpu_oom);
+    assert!(gpu("这样设置就不会炸显存了\n").is_empty());
+}
