@@ -51,6 +51,8 @@ pub struct VerdictInputs<'a> {
     pub timeline: &'a [TimelineEvent],
     /// A line where the engine said it failed (startup failed, shard crashed).
     pub shutdown_line: Option<u64>,
+    /// A line where the reporter says other programs held the GPU's memory.
+    pub holders_said: Option<u64>,
 }
 
 /// A dotted version as numbers (`0.6.3.post1` → [0, 6, 3]).
@@ -665,6 +667,21 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     //     loaded anything, so the rest was held by other processes from the start.
     if let Some(outside) = held_before_start(builder, failure) {
         return outside;
+    }
+
+    // 4d. The reporter's words: other programs held the memory (`solved, other programs occupy
+    //     memory`, `a second process loads another model`), when no figure above decided it.
+    //     Not when the message shows this process itself holding half the card or more.
+    let own = held_by_process(failure)
+        .map(|(bytes, _)| bytes)
+        .or(figures.allocated_by_pytorch_bytes);
+    let own_fills =
+        matches!((own, total), (Some(own), Some(total)) if own.get() >= total.get() / 2);
+    if let (Some(line), false) = (inputs.holders_said, own_fills) {
+        builder.fact(format!(
+            "line {line}: the reporter says other programs held the GPU's memory (their words, not a figure of the message)"
+        ));
+        return Cause::OtherProcessesHoldMemory;
     }
 
     // 5. Fragmentation: lead with it only when the cache PyTorch holds could take the request

@@ -64,6 +64,7 @@ fn cause_in(
         phase: &phase,
         timeline: &[],
         shutdown_line: None,
+        holders_said: None,
     };
     decide(&inputs).cause
 }
@@ -280,6 +281,7 @@ fn jax_oom_after_work_is_no_start_failure() {
             phase: &phase,
             timeline,
             shutdown_line: None,
+            holders_said: None,
         })
         .cause
     };
@@ -345,6 +347,7 @@ fn verdict_of(messages: &[OomMessage]) -> Verdict {
         phase: &phase,
         timeline: &[],
         shutdown_line: None,
+        holders_said: None,
     })
 }
 
@@ -486,9 +489,57 @@ fn automatic1111_advice_names_forges_own_memory_settings() {
         phase: &phase,
         timeline: &[],
         shutdown_line: None,
+        holders_said: None,
     };
     let steps = decide(&inputs).next_steps.join("\n");
     assert!(steps.contains("--medvram"), "{steps}");
     assert!(steps.contains("\"GPU Weights\""), "{steps}");
     assert!(steps.contains("\"Never OOM Integrated\""), "{steps}");
+}
+
+/// The reporter's words that other programs held the memory decide the cause when the figures
+/// do not; not when the message shows this process holding most of the card.
+#[test]
+fn reporter_saying_other_programs_held_memory() {
+    let failure = message(OomKind::OtherGpuOom, OomFigures::default());
+    let engine = EngineInfo {
+        name: EngineName::Pytorch,
+        version: None,
+        generation: None,
+        evidence_line: None,
+    };
+    let phase = PhaseReport {
+        failed_in: Phase::WeightsLoad,
+        last_completed: None,
+        server_was_ready: None,
+        prompt_can_be_cause: None,
+        evidence: Vec::new(),
+    };
+    let versions = BTreeMap::new();
+    let memory = EngineMemory::default();
+    let config = EngineConfig::default();
+    let cause_with = |failure: &OomMessage, holders_said: Option<u64>| {
+        decide(&VerdictInputs {
+            failure: Some(failure),
+            messages: std::slice::from_ref(failure),
+            engine: &engine,
+            config: &config,
+            model: None,
+            memory: &memory,
+            versions: &versions,
+            phase: &phase,
+            timeline: &[],
+            shutdown_line: None,
+            holders_said,
+        })
+        .cause
+    };
+    assert_eq!(cause_with(&failure, None), Cause::WeightsDoNotFit);
+    assert_eq!(
+        cause_with(&failure, Some(9)),
+        Cause::OtherProcessesHoldMemory
+    );
+    // 20 of 24 GiB held by this process: its own load fills the card.
+    let full = pytorch(1.0, 24.0, 0.5, 20.0, 0.5);
+    assert_ne!(cause_with(&full, Some(9)), Cause::OtherProcessesHoldMemory);
 }

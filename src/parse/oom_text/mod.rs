@@ -30,6 +30,7 @@ mod complete;
 mod cuda;
 mod devices;
 mod frameworks;
+mod holders;
 mod host;
 mod llama_cpp;
 mod mention;
@@ -238,6 +239,12 @@ pub const OOM_MARKERS: &[&str] = &[
     "device-side assert triggered",
     "OutOfResources",
     "out of resource:",
+    // The reporter's words that other programs held the memory (holders.rs): no message
+    // starts here, the detector notes the line for the verdict. `ther` takes other, Other
+    // and another.
+    "ther process",
+    "ther program",
+    "second process",
 ];
 
 /// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
@@ -282,7 +289,15 @@ pub const WORDS_MARKERS: &[&str] = &[
     "GPU oom",
     "VRAM oom",
     "vram oom",
+    "ther process",
+    "ther program",
+    "second process",
 ];
+
+/// The [`OOM_MARKERS`] of the reporter's words that other programs held the GPU's memory
+/// (holders.rs): they start no message and matter in a report only, so the scanner of a long
+/// log's parsed parts leaves them out too (as the failure search leaves out [`WORDS_MARKERS`]).
+pub const HOLDER_MARKERS: &[&str] = &["ther process", "ther program", "second process"];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
 /// enables the SIMD prefilter). Errors only if aho-corasick rejects the literal set.
@@ -490,6 +505,9 @@ pub struct OomDetector {
     /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
     /// off): a later XLA failure of this process ran in that smaller pool.
     xla_preallocation: Option<Bytes>,
+    /// The first line where the reporter says other programs held the GPU's memory
+    /// ([`holders::other_holders_said`]).
+    holders_said: Option<u64>,
     /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
     /// lines after it show whether the work was on a GPU.
     weak: Option<Weak>,
@@ -566,6 +584,9 @@ impl OomDetector {
     pub fn push(&mut self, line_no: u64, line: &CleanLine<'_>) -> Vec<OomMessage> {
         let mut done = Vec::new();
         let text: &str = &line.text;
+        if self.holders_said.is_none() && holders::other_holders_said(text) {
+            self.holders_said = Some(line_no);
+        }
         if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
         {
             let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -733,6 +754,12 @@ impl OomDetector {
             message.is_gpu_oom = true;
             message
         })
+    }
+
+    /// The first line where the reporter says other programs held the GPU's memory (`solved,
+    /// other programs occupy memory`), if any was read.
+    pub fn holders_said(&self) -> Option<u64> {
+        self.holders_said
     }
 
     /// Flush what is still open at end of input.
