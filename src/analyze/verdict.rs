@@ -542,6 +542,20 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         builder.fact("JAX failed while creating its CUDA context or preallocating its memory pool (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`): that memory was already held by another process".to_string());
         return Cause::FreeMemoryBelowRequested;
     }
+    // The TPU compiler's check of a program against the chip's HBM ("Ran out of memory in
+    // memory space hbm. Used 9.08G of 7.48G hbm.", quoted in sokrypton/ColabFold#62): the
+    // compiled program's own buffers need more than the chip has; a TPU is held by one
+    // process, so no other program shares that memory. A phase the text shows names it
+    // more closely (a training step's, an inference's memory), below.
+    if failure.kind == OomKind::XlaResourceExhausted
+        && failure
+            .text
+            .contains("Ran out of memory in memory space hbm")
+        && inputs.phase.failed_in == Phase::Unknown
+    {
+        builder.fact("the TPU compiler found the program's own buffers larger than the chip's HBM (framework error text): the program needs more than the device has".to_string());
+        return Cause::CapacityExhausted;
+    }
     // A request of a running XLA program that its own pool cannot hold (TSL's BFC allocator, or
     // the TPU runtime): JAX/TensorFlow reserved that pool at start (75 % of the card by default),
     // so what fills it is this program's own buffers (`BufferAssignment` lists them), not

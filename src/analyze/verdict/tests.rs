@@ -543,3 +543,21 @@ fn reporter_saying_other_programs_held_memory() {
     let full = pytorch(1.0, 24.0, 0.5, 20.0, 0.5);
     assert_ne!(cause_with(&full, Some(9)), Cause::OtherProcessesHoldMemory);
 }
+
+/// The TPU compiler's HBM check with no stage shown: the program's own buffers against the
+/// chip, capacity; with a stage shown, that stage's cause.
+#[test]
+fn tpu_hbm_check_is_capacity() {
+    let mut failure = message(OomKind::XlaResourceExhausted, OomFigures::default());
+    failure.text =
+        "RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 9.50G of 8.00G hbm."
+            .to_string();
+    assert_eq!(
+        cause_of(&failure, EngineName::Jax, Phase::Unknown),
+        Cause::CapacityExhausted
+    );
+    assert_eq!(
+        cause_of(&failure, EngineName::Jax, Phase::TrainingStep),
+        Cause::TrainingMemory
+    );
+}
