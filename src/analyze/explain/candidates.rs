@@ -103,7 +103,7 @@ fn build_scanner(long_logs: bool) -> Scanner {
         .filter(|&index| {
             !long_logs
                 || match index.checked_sub(OOM_MARKERS.len()) {
-                    None => !crate::parse::oom_text::HOLDER_MARKERS.contains(&patterns[index]),
+                    None => !crate::parse::oom_text::REPORT_ONLY_MARKERS.contains(&patterns[index]),
                     Some(marker) => !engine_log::marker_for_reports_only(marker),
                 }
         })

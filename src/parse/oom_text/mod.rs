@@ -127,6 +127,10 @@ pub const OOM_MARKERS: &[&str] = &[
     "not enough GPU video memory",
     "_OUT_OF_DEVICE_MEMORY",
     "_OUT_OF_HOST_MEMORY",
+    // DirectML's E_OUTOFMEMORY (devices.rs).
+    "8007000E",
+    // OpenCL's device allocation failure (devices.rs).
+    "OBJECT_ALLOCATION_FAILURE",
     "[metal::malloc]",
     "Bytes of memory on device",
     // Host memory (not GPU OOM).
@@ -292,12 +296,22 @@ pub const WORDS_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
+    "8007000E",
+    "OBJECT_ALLOCATION_FAILURE",
 ];
 
-/// The [`OOM_MARKERS`] of the reporter's words that other programs held the GPU's memory
-/// (holders.rs): they start no message and matter in a report only, so the scanner of a long
-/// log's parsed parts leaves them out too (as the failure search leaves out [`WORDS_MARKERS`]).
-pub const HOLDER_MARKERS: &[&str] = &["ther process", "ther program", "second process"];
+/// The [`OOM_MARKERS`] that matter in a report only, so the scanner of a long log's parsed
+/// parts leaves them out too (as the failure search leaves out [`WORDS_MARKERS`], which holds
+/// them): the reporter's words that other programs held the GPU's memory (holders.rs, they
+/// start no message), and the wordings of desktop runtimes pasted from a Windows or Mac
+/// session, not a server's log (DirectML's `8007000E`, OpenCL's allocation failure).
+pub const REPORT_ONLY_MARKERS: &[&str] = &[
+    "ther process",
+    "ther program",
+    "second process",
+    "8007000E",
+    "OBJECT_ALLOCATION_FAILURE",
+];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
 /// enables the SIMD prefilter). Errors only if aho-corasick rejects the literal set.

@@ -351,3 +351,73 @@ fn chinese_blew_up_gpu_memory_is_a_gpu_oom() {
     assert!(one_gpu("[Bug] 升级之后推理命令炸显存\n").is_gpu_oom);
     assert!(gpu("这样设置就不会炸显存了\n").is_empty());
 }
+
+/// PaddlePaddle's host allocator (`cpu_allocator.cc`, `posix_memalign` failing) raises the
+/// same `ResourceExhaustedError` class as its GPU allocator: its wording makes it the host's,
+/// with the size it asked for; the GPU allocator's wording stays a GPU OOM.
+#[test]
+fn paddle_host_allocator_is_not_a_gpu_oom() {
+    let host = parse_text("ResourceExhaustedError: Fail to alloc memory of 4294967296 size, error code is 12.\n  [Hint: Expected error == 0, but received error:12 != 0:0.]\n");
+    assert_eq!(host.len(), 1, "{host:#?}");
+    assert!(!host[0].is_gpu_oom);
+    assert_eq!(host[0].kind, OomKind::HostMemory);
+    assert_eq!(host[0].details.host_required_bytes, Some(Bytes(4 * GIB)));
+    // Paddle 2.x prints the class, a blank line, then the message.
+    let split = parse_text(
+        "ResourceExhaustedError: \n\nFail to alloc memory of 1024 size, error code is 12.\n",
+    );
+    assert!(
+        split.iter().all(|message| !message.is_gpu_oom),
+        "{split:#?}"
+    );
+    assert!(!gpu("Out of memory error on GPU 0. Cannot allocate 1.000000GB memory on GPU 0, available memory is only 10.000000MB.").is_empty());
+}
+
+/// ggml-metal's buffer that Metal would not allocate: a device OOM with its rounded size; the
+/// host's `posix_memalign` warning beside it is not one.
+#[test]
+fn ggml_metal_buffer_failure_is_a_gpu_oom() {
+    let message =
+        one_gpu("ggml_metal_buffer_init: error: failed to allocate buffer, size =  2048.00 MiB\n");
+    assert_eq!(message.kind, OomKind::LlamacppAlloc);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(2 * GIB))
+    );
+    let old = one_gpu("ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = 512.00 MiB\nllama_model_load: error loading model: unable to allocate Metal buffer\n");
+    assert_eq!(old.figures.tried_to_allocate_bytes, Some(Bytes(512 * MIB)));
+    assert!(gpu("the tokenizer failed to allocate buffer, size = 3 entries").is_empty());
+}
+
+/// OpenCL's buffer allocation failure is the device's memory, with or without its `CL_`
+/// prefix (pyopencl drops it and names its class `MemoryError`, which is not the host's here);
+/// `CL_OUT_OF_HOST_MEMORY` is the host's.
+#[test]
+fn opencl_buffer_allocation_failure_is_a_gpu_oom() {
+    assert!(one_gpu("clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE").is_gpu_oom);
+    let pyopencl = parse_text(
+        "pyopencl._cl.MemoryError: clEnqueueNDRangeKernel failed: MEM_OBJECT_ALLOCATION_FAILURE\n",
+    );
+    assert_eq!(pyopencl.len(), 1, "{pyopencl:#?}");
+    assert!(pyopencl[0].is_gpu_oom);
+    let host = parse_text("clCreateCommandQueue failed: CL_OUT_OF_HOST_MEMORY\n");
+    assert!(host.iter().all(|message| !message.is_gpu_oom), "{host:#?}");
+}
+
+/// MLX's Metal allocator with no buffer from Metal: a device OOM with its request; the CPU
+/// allocator's `[malloc]` twin is not one.
+#[test]
+fn mlx_metal_malloc_unable_to_allocate() {
+    let message = one_gpu("RuntimeError: [metal::malloc] Unable to allocate 1073741824 bytes.");
+    assert_eq!(message.figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
+    assert!(gpu("RuntimeError: [malloc] Unable to allocate 1073741824 bytes.").is_empty());
+}
+
+/// DirectML's E_OUTOFMEMORY from onnxruntime's DML provider: a device OOM; the HRESULT without
+/// DirectML on its line is not one.
+#[test]
+fn directml_e_outofmemory_is_a_gpu_oom() {
+    let text = r"Status Message: C:\src\onnxruntime\core\providers\dml\DmlExecutionProvider\src\BucketizedBufferAllocator.cpp(122)\onnxruntime_pybind11_state.pyd!00007FF000000000: (caller: 00007FF000000001) Exception(1) tid(1a2b) 8007000E Not enough memory resources are available to complete this operation.";
+    assert!(one_gpu(text).is_gpu_oom);
+    assert!(gpu("CoCreateInstance returned 8007000E").is_empty());
+}
