@@ -127,8 +127,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "not enough GPU video memory",
     "_OUT_OF_DEVICE_MEMORY",
     "_OUT_OF_HOST_MEMORY",
-    // DirectML's E_OUTOFMEMORY (devices.rs).
-    "8007000E",
+    // DirectML's E_OUTOFMEMORY (`8007000E Not enough memory resources …`, devices.rs).
+    "enough memory resources",
     // OpenCL's device allocation failure (devices.rs).
     "OBJECT_ALLOCATION_FAILURE",
     "[metal::malloc]",
@@ -296,7 +296,7 @@ pub const WORDS_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
-    "8007000E",
+    "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
 ];
 
@@ -304,12 +304,14 @@ pub const WORDS_MARKERS: &[&str] = &[
 /// parts leaves them out too (as the failure search leaves out [`WORDS_MARKERS`], which holds
 /// them): the reporter's words that other programs held the GPU's memory (holders.rs, they
 /// start no message), and the wordings of desktop runtimes pasted from a Windows or Mac
-/// session, not a server's log (DirectML's `8007000E`, OpenCL's allocation failure).
+/// session, not a server's log (DirectML's `8007000E Not enough memory resources …`, OpenCL's
+/// allocation failure). No marker starts with a digit: that would make every run of digits
+/// one a marker may cover (`shape::DigitContexts`).
 pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
-    "8007000E",
+    "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
 ];
 
