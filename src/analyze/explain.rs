@@ -224,6 +224,8 @@ struct Collected {
     later_gpu_failures: VecDeque<FailurePoint>,
     context: Vec<ContextBlock>,
     shutdown_line: Option<u64>,
+    /// The first line where the reporter says other programs held the GPU's memory.
+    holders_said: Option<u64>,
     /// Lines searched for failure messages only.
     failures_only_lines: u64,
     /// The last stretches of lines searched for failure messages only: (first, last).
@@ -689,6 +691,9 @@ impl Explainer {
         let messages = if has_oom_marker || wants_more {
             let messages = self.detector.push(line_no, &clean);
             self.collected.ooms_total += self.detector.take_counted();
+            if self.collected.holders_said.is_none() {
+                self.collected.holders_said = self.detector.holders_said();
+            }
             messages
         } else {
             Vec::new()

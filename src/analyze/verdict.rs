@@ -51,6 +51,8 @@ pub struct VerdictInputs<'a> {
     pub timeline: &'a [TimelineEvent],
     /// A line where the engine said it failed (startup failed, shard crashed).
     pub shutdown_line: Option<u64>,
+    /// A line where the reporter says other programs held the GPU's memory.
+    pub holders_said: Option<u64>,
 }
 
 /// A dotted version as numbers (`0.6.3.post1` → [0, 6, 3]).
@@ -75,6 +77,21 @@ pub(super) fn at_least(version: Option<&str>, minimum: &[u64], unknown_ok: bool)
         }
         None => unknown_ok,
     }
+}
+
+/// Whether the text logs the program at work (training steps, evaluations, served requests)
+/// before its failure: JAX creates its client and preallocates its pool at the first array
+/// operation (`jax/_src/xla_bridge.py` `backends()`, the pool in `xla/pjrt/gpu/se_gpu_pjrt_client.cc`
+/// `CreateBFCAllocator`), so once steps ran, the start is behind. A later `Failed to allocate
+/// device memory of …` is then the allocator growing at run time (`XLA_PYTHON_CLIENT_PREALLOCATE
+/// =false` or a pool extended by TSL's `BFCAllocator::Extend`), not a start that failed.
+fn jax_worked_before(inputs: &VerdictInputs<'_>, failure: &OomMessage) -> bool {
+    inputs.timeline.iter().any(|event| {
+        matches!(
+            event.kind,
+            EventKind::TrainingStep | EventKind::Evaluation | EventKind::Request
+        ) && event.line < failure.line
+    })
 }
 
 fn gib(bytes: Bytes) -> String {
@@ -521,9 +538,23 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     let jax_start = jax_start
         || (failure.kind == OomKind::XlaResourceExhausted
             && failure.details.requested_memory_bytes.is_some());
-    if jax_start {
+    if jax_start && !jax_worked_before(inputs, failure) {
         builder.fact("JAX failed while creating its CUDA context or preallocating its memory pool (75 % of the card by default, `XLA_PYTHON_CLIENT_MEM_FRACTION`): that memory was already held by another process".to_string());
         return Cause::FreeMemoryBelowRequested;
+    }
+    // The TPU compiler's check of a program against the chip's HBM ("Ran out of memory in
+    // memory space hbm. Used 9.08G of 7.48G hbm.", quoted in sokrypton/ColabFold#62): the
+    // compiled program's own buffers need more than the chip has; a TPU is held by one
+    // process, so no other program shares that memory. A phase the text shows names it
+    // more closely (a training step's, an inference's memory), below.
+    if failure.kind == OomKind::XlaResourceExhausted
+        && failure
+            .text
+            .contains("Ran out of memory in memory space hbm")
+        && inputs.phase.failed_in == Phase::Unknown
+    {
+        builder.fact("the TPU compiler found the program's own buffers larger than the chip's HBM (framework error text): the program needs more than the device has".to_string());
+        return Cause::CapacityExhausted;
     }
     // A request of a running XLA program that its own pool cannot hold (TSL's BFC allocator, or
     // the TPU runtime): JAX/TensorFlow reserved that pool at start (75 % of the card by default),
@@ -650,6 +681,21 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     //     loaded anything, so the rest was held by other processes from the start.
     if let Some(outside) = held_before_start(builder, failure) {
         return outside;
+    }
+
+    // 4d. The reporter's words: other programs held the memory (`solved, other programs occupy
+    //     memory`, `a second process loads another model`), when no figure above decided it.
+    //     Not when the message shows this process itself holding half the card or more.
+    let own = held_by_process(failure)
+        .map(|(bytes, _)| bytes)
+        .or(figures.allocated_by_pytorch_bytes);
+    let own_fills =
+        matches!((own, total), (Some(own), Some(total)) if own.get() >= total.get() / 2);
+    if let (Some(line), false) = (inputs.holders_said, own_fills) {
+        builder.fact(format!(
+            "line {line}: the reporter says other programs held the GPU's memory (their words, not a figure of the message)"
+        ));
+        return Cause::OtherProcessesHoldMemory;
     }
 
     // 5. Fragmentation: lead with it only when the cache PyTorch holds could take the request

@@ -124,6 +124,7 @@ pub(super) fn build_report(
         phase: &phase,
         timeline: &timeline,
         shutdown_line: collected.shutdown_line,
+        holders_said: collected.holders_said,
     });
 
     ExplainReport {

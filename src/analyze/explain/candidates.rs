@@ -98,12 +98,14 @@ impl ScannerTier {
 fn build_scanner(long_logs: bool) -> Scanner {
     let mut patterns: Vec<&'static str> = OOM_MARKERS.to_vec();
     patterns.extend_from_slice(engine_log::markers());
+    // The reporter's words that other programs held the memory matter in a report only.
     let held: Vec<usize> = (0..patterns.len())
         .filter(|&index| {
             !long_logs
-                || index
-                    .checked_sub(OOM_MARKERS.len())
-                    .is_none_or(|marker| !engine_log::marker_for_reports_only(marker))
+                || match index.checked_sub(OOM_MARKERS.len()) {
+                    None => !crate::parse::oom_text::REPORT_ONLY_MARKERS.contains(&patterns[index]),
+                    Some(marker) => !engine_log::marker_for_reports_only(marker),
+                }
         })
         .collect();
     let anchored = Anchored::holding(&patterns, &held);

@@ -64,6 +64,7 @@ fn cause_in(
         phase: &phase,
         timeline: &[],
         shutdown_line: None,
+        holders_said: None,
     };
     decide(&inputs).cause
 }
@@ -229,6 +230,87 @@ fn jax_failing_to_preallocate_is_memory_held_elsewhere() {
     assert_ne!(cause, Cause::FreeMemoryBelowRequested);
 }
 
+/// JAX's pool that backed off, then a jitted computation's request: a start failure unless
+/// steps were logged before it (then the program outgrew its pool).
+#[test]
+fn jax_oom_after_work_is_no_start_failure() {
+    let mut backoff = message(OomKind::XlaResourceExhausted, OomFigures::default());
+    backoff.text = "Failed to allocate device memory of 30.00GiB: RESOURCE_EXHAUSTED".to_string();
+    backoff.details.requested_memory_bytes = Some(Bytes(30 * GIB));
+    let mut late = message(OomKind::XlaResourceExhausted, OomFigures::default());
+    late.line = 40;
+    late.text = "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 123 bytes.".to_string();
+    let engine = EngineInfo {
+        name: EngineName::Jax,
+        version: None,
+        generation: None,
+        evidence_line: None,
+    };
+    let step = TimelineEvent {
+        kind: EventKind::TrainingStep,
+        phase: Phase::TrainingStep,
+        line: 20,
+        timestamp: None,
+        seconds_since_start: None,
+        stream: None,
+        figures: Default::default(),
+        count: 1,
+        last_line: None,
+        text: "step 10 loss 2.1".to_string(),
+        t_ms: None,
+    };
+    let phase = PhaseReport {
+        failed_in: Phase::Unknown,
+        last_completed: None,
+        server_was_ready: None,
+        prompt_can_be_cause: None,
+        evidence: Vec::new(),
+    };
+    let versions = BTreeMap::new();
+    let memory = EngineMemory::default();
+    let config = EngineConfig::default();
+    let cause_with = |failure: &OomMessage, messages: &[OomMessage], timeline: &[TimelineEvent]| {
+        decide(&VerdictInputs {
+            failure: Some(failure),
+            messages,
+            engine: &engine,
+            config: &config,
+            model: None,
+            memory: &memory,
+            versions: &versions,
+            phase: &phase,
+            timeline,
+            shutdown_line: None,
+            holders_said: None,
+        })
+        .cause
+    };
+    let both = [backoff.clone(), late.clone()];
+    // The pool backed off at start, then the first computation failed in it: held elsewhere.
+    assert_eq!(
+        cause_with(&late, &both, &[]),
+        Cause::FreeMemoryBelowRequested
+    );
+    // Steps were logged before the computation failed: the program outgrew its pool.
+    assert_eq!(
+        cause_with(&late, &both, std::slice::from_ref(&step)),
+        Cause::CapacityExhausted
+    );
+    // A bare CUDA error after logged steps: not the start either.
+    let mut bare = late.clone();
+    bare.text = "RESOURCE_EXHAUSTED: CUDA_ERROR_OUT_OF_MEMORY: out of memory \
+        xla/stream_executor/cuda/cuda_driver.cc:1"
+        .to_string();
+    assert_eq!(
+        cause_with(&bare, std::slice::from_ref(&bare), &[]),
+        Cause::FreeMemoryBelowRequested
+    );
+    assert_ne!(
+        cause_with(&bare, std::slice::from_ref(&bare), &[step]),
+        Cause::FreeMemoryBelowRequested
+    );
+}
+
 #[test]
 fn versions_compare() {
     assert!(at_least(Some("0.6.3.post1"), &[0, 5, 3], false));
@@ -265,6 +347,7 @@ fn verdict_of(messages: &[OomMessage]) -> Verdict {
         phase: &phase,
         timeline: &[],
         shutdown_line: None,
+        holders_said: None,
     })
 }
 
@@ -406,9 +489,75 @@ fn automatic1111_advice_names_forges_own_memory_settings() {
         phase: &phase,
         timeline: &[],
         shutdown_line: None,
+        holders_said: None,
     };
     let steps = decide(&inputs).next_steps.join("\n");
     assert!(steps.contains("--medvram"), "{steps}");
     assert!(steps.contains("\"GPU Weights\""), "{steps}");
     assert!(steps.contains("\"Never OOM Integrated\""), "{steps}");
+}
+
+/// The reporter's words that other programs held the memory decide the cause when the figures
+/// do not; not when the message shows this process holding most of the card.
+#[test]
+fn reporter_saying_other_programs_held_memory() {
+    let failure = message(OomKind::OtherGpuOom, OomFigures::default());
+    let engine = EngineInfo {
+        name: EngineName::Pytorch,
+        version: None,
+        generation: None,
+        evidence_line: None,
+    };
+    let phase = PhaseReport {
+        failed_in: Phase::WeightsLoad,
+        last_completed: None,
+        server_was_ready: None,
+        prompt_can_be_cause: None,
+        evidence: Vec::new(),
+    };
+    let versions = BTreeMap::new();
+    let memory = EngineMemory::default();
+    let config = EngineConfig::default();
+    let cause_with = |failure: &OomMessage, holders_said: Option<u64>| {
+        decide(&VerdictInputs {
+            failure: Some(failure),
+            messages: std::slice::from_ref(failure),
+            engine: &engine,
+            config: &config,
+            model: None,
+            memory: &memory,
+            versions: &versions,
+            phase: &phase,
+            timeline: &[],
+            shutdown_line: None,
+            holders_said,
+        })
+        .cause
+    };
+    assert_eq!(cause_with(&failure, None), Cause::WeightsDoNotFit);
+    assert_eq!(
+        cause_with(&failure, Some(9)),
+        Cause::OtherProcessesHoldMemory
+    );
+    // 20 of 24 GiB held by this process: its own load fills the card.
+    let full = pytorch(1.0, 24.0, 0.5, 20.0, 0.5);
+    assert_ne!(cause_with(&full, Some(9)), Cause::OtherProcessesHoldMemory);
+}
+
+/// The TPU compiler's HBM check with no stage shown: the program's own buffers against the
+/// chip, capacity; with a stage shown, that stage's cause.
+#[test]
+fn tpu_hbm_check_is_capacity() {
+    let mut failure = message(OomKind::XlaResourceExhausted, OomFigures::default());
+    failure.text =
+        "RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 9.50G of 8.00G hbm."
+            .to_string();
+    assert_eq!(
+        cause_of(&failure, EngineName::Jax, Phase::Unknown),
+        Cause::CapacityExhausted
+    );
+    assert_eq!(
+        cause_of(&failure, EngineName::Jax, Phase::TrainingStep),
+        Cause::TrainingMemory
+    );
 }

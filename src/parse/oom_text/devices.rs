@@ -12,6 +12,17 @@
 //!   (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)`), Level Zero `ze_api.h`
 //!   (`ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`), Vulkan `vulkan_core.h`
 //!   (`VK_ERROR_OUT_OF_DEVICE_MEMORY`). Their `…_OUT_OF_HOST_MEMORY` twins are the host's.
+//! * DirectML's `E_OUTOFMEMORY` (`0x8007000E`) as onnxruntime's DML execution provider
+//!   (`DmlExecutionProvider/src/BucketizedBufferAllocator.cpp`, `MLOperatorAuthorImpl.cpp`) and
+//!   torch-directml (`dml_heap_allocator.cc`) report a failed heap/buffer allocation: `…
+//!   Exception(1) tid(4790) 8007000E Not enough memory resources are available to complete this
+//!   operation.` (huggingface/diffusers#791, #552). Only with DirectML named on the line: the
+//!   code alone is any Windows allocation.
+//! * OpenCL `CL/cl.h` (Khronos): `CL_MEM_OBJECT_ALLOCATION_FAILURE` (-4), "a failure to
+//!   allocate memory for data store associated with image or buffer objects" (the device's),
+//!   as pyopencl prints it without the prefix (`clEnqueueNDRangeKernel failed:
+//!   MEM_OBJECT_ALLOCATION_FAILURE`, its class `pyopencl._cl.MemoryError`); `CL_OUT_OF_HOST_MEMORY`
+//!   is the host's.
 //! * MLX `mlx/backend/metal/allocator.cpp` (`MetalAllocator::malloc`, 0.x): "[metal::malloc]
 //!   Attempting to allocate %zu bytes which is greater than the maximum allowed buffer size of
 //!   %zu bytes."
@@ -20,12 +31,34 @@ use super::{find, integer_of, Family, FrameworkKind, Parsed};
 use crate::model::failure::OomKind;
 use crate::model::Bytes;
 
+/// First non-blank byte of the line.
+fn line_start(text: &str) -> usize {
+    text.len() - text.trim_start().len()
+}
+
 /// Where a device runtime's failure starts on this line: the GPU's, or the host's twin status.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "There is not enough GPU video memory") {
         let begin = text[..position]
             .rfind("Could not allocate tensor")
             .unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
+    if find(text, "8007000E").is_some() {
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("dml") || lower.contains("directml") {
+            return Some((
+                Family::Framework(FrameworkKind::DeviceRuntime),
+                line_start(text),
+            ));
+        }
+    }
+    if let Some(position) = find(text, "MEM_OBJECT_ALLOCATION_FAILURE") {
+        // From the failing call (`clCreateBuffer failed: …`), else the status.
+        let begin = text[..position]
+            .rfind(" failed")
+            .and_then(|failed| text[..failed].rfind(|c: char| c.is_whitespace() || c == ':'))
+            .map_or(position, |at| at + 1);
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     for status in ["OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY"] {
@@ -41,6 +74,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
                 "ZE_RESULT_ERROR_",
                 "VK_ERROR_",
                 "PI_ERROR_",
+                "CL_",
             ]
             .contains(&name)
             {
@@ -52,6 +86,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
                 .unwrap_or(name_start);
             return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
         }
+    }
+    // MLX's Metal allocator when Metal returns no buffer: "[metal::malloc] Unable to allocate N
+    // bytes." (as MLX callers' OOM checks quote it; its CPU twin `[malloc] Unable to
+    // allocate` is the host's and is not this).
+    if let Some(position) = find(text, "[metal::malloc] Unable to allocate") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
     if let Some(position) = find(text, "[metal::malloc] Attempting to allocate") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
@@ -66,7 +106,7 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     }
     let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
     parsed.figures.tried_to_allocate_bytes = integer_of(
-        regex!(r"(?:Couldnotallocatetensorwith|\[metal::malloc\]Attemptingtoallocate)(\d+)bytes"),
+        regex!(r"(?:Couldnotallocatetensorwith|\[metal::malloc\](?:Attempting|Unable)toallocate)(\d+)bytes"),
         squeezed,
     )
     .map(Bytes);

@@ -74,6 +74,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             xla_begin(text, position),
         ));
     }
+    // The TPU compiler's own check of a program against the chip's HBM (libtpu, through XLA's
+    // `RESOURCE_EXHAUSTED` / older `Resource exhausted:` / `Compilation failure:`): "Ran out of
+    // memory in memory space hbm. Used 9.08G of 7.48G hbm. Exceeded hbm capacity by 1.60G."
+    // (quoted in tensorflow/tpu#385, google/trax#270, sokrypton/ColabFold#62), also quoted
+    // alone in a title. Not `memory space vmem`: the TPU core's scratchpad, a compile limit
+    // like a GPU kernel's shared memory, not the device's memory.
+    if let Some(position) = find(text, "Ran out of memory in memory space hbm") {
+        return Some((
+            Family::Framework(FrameworkKind::Xla),
+            xla_begin(text, position),
+        ));
+    }
     if let Some(position) = find(text, "RESOURCE_EXHAUSTED") {
         let rest = &text[position..];
         // The TPU runtime under XRT (PyTorch/XLA ≤ 1.12, TF 2.x): "RESOURCE_EXHAUSTED:
@@ -251,7 +263,8 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
             squeezed.contains("free.")
         }
         FrameworkKind::Xla => {
-            squeezed.contains("bytes.")
+            squeezed.contains("Ranoutofmemoryinmemoryspace")
+                || squeezed.contains("bytes.")
                 || regex!(r"allocate\d+(?:\.\d+)?[KMGT]i?B\.").is_match(squeezed)
                 || squeezed.contains("deviceordinal")
         }
@@ -470,6 +483,11 @@ fn parse_xla(s: &str) -> Parsed {
                 .or_else(|| short_size(regex!(r"Attemptingtoreserve(\d+(?:\.\d+)?[KMGT])"), s));
     }
     figures.free_bytes = short_size(regex!(r"Thereare(\d+(?:\.\d+)?[KMGT])free"), s);
+    // The TPU compiler's "Used 9.08G of 7.48G hbm": the chip's HBM is the card's total.
+    figures.total_capacity_bytes = short_size(
+        regex!(r"Used\d+(?:\.\d+)?[KMGT]?of(\d+(?:\.\d+)?[KMGT])hbm"),
+        s,
+    );
     figures.gpu_index = integer_of(regex!(r"deviceordinal(\d+)"), s)
         .or_else(|| integer_of(regex!(r"^\[(\d+)\]"), s))
         .or_else(|| integer_of(regex!(r"ondevice(\d+)"), s))

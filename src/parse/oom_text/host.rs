@@ -21,6 +21,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position].rfind("[enforce fail").unwrap_or(position);
         return Some((Family::Host(HostKind::CpuAllocator), begin));
     }
+    // PaddlePaddle's host allocator (`paddle/fluid/memory/allocation/cpu_allocator.cc`
+    // `CPUAllocator::AllocateImpl`, 2.x): `posix_memalign` failed, raised as
+    // `ResourceExhaustedError: Fail to alloc memory of %ld size, error code is %d.` — the class
+    // Paddle's GPU allocator raises too, so the wording decides.
+    if let Some(position) = super::find(text, "Fail to alloc memory of") {
+        return Some((Family::Host(HostKind::CpuAllocator), position));
+    }
     if let Some(position) = super::find(text, "C10 Out of Memory") {
         return Some((Family::Host(HostKind::C10), position));
     }
@@ -184,7 +191,10 @@ fn is_kernel_line(text: &str) -> bool {
 
 pub(super) fn is_complete(kind: HostKind, squeezed: &str) -> bool {
     match kind {
-        HostKind::CpuAllocator => regex!(r"allocate(\d+)bytes").is_match(squeezed),
+        HostKind::CpuAllocator => {
+            regex!(r"allocate(\d+)bytes").is_match(squeezed)
+                || squeezed.contains("Failtoallocmemoryof")
+        }
         HostKind::C10 => regex!(r"allocate(\d+)").is_match(squeezed),
         _ => true,
     }
@@ -195,11 +205,12 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
     let details = &mut parsed.details;
     match kind {
         HostKind::CpuAllocator | HostKind::C10 => {
-            details.host_required_bytes = regex!(r"allocate(\d+)(?:bytes)?")
-                .captures(squeezed)
-                .and_then(|caps| caps.get(1))
-                .and_then(|m| m.as_str().parse().ok())
-                .map(Bytes);
+            details.host_required_bytes =
+                regex!(r"(?:allocate|Failtoallocmemoryof)(\d+)(?:bytes)?")
+                    .captures(squeezed)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(Bytes);
         }
         HostKind::SystemMemory => {
             parsed.engine_hint = Some(EngineName::Ollama);

@@ -36,6 +36,11 @@ fn is_failure_line(text: &str) -> bool {
         // ggml-metal: "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
         // after "command buffer N failed with status 5".
         || regex!(r"[:(]kIOGPUCommandBufferCallbackErrorOutOfMemory").is_match(text)
+        // ggml-metal's buffer (`ggml-metal.m` `ggml_backend_metal_buffer_type_alloc_buffer`,
+        // newer `ggml-metal-device.m` `ggml_metal_buffer_init` / `ggml_metal_buffer_map`):
+        // "%s: error: failed to allocate buffer, size = %8.2f MiB" when `newBufferWithLength`
+        // returns nil.
+        || is_metal_buffer_failure(text)
         // ggml-sycl `ggml_backend_sycl_buffer_type_alloc_buffer`: "can't allocate %lu Bytes of
         // memory on device" (then `failed to allocate SYCL0 buffer`).
         || regex!(r"can't allocate \d+ Bytes of memory on device").is_match(text)
@@ -47,11 +52,17 @@ fn is_failure_line(text: &str) -> bool {
         || text.contains("not enough space in the buffer")
 }
 
+/// ggml-metal's "…metal…: error: failed to allocate buffer, size = N MiB".
+fn is_metal_buffer_failure(text: &str) -> bool {
+    regex!(r"metal\w*: error: failed to allocate buffer, size =\s*[\d.]+ MiB").is_match(text)
+}
+
 /// The backend's allocation line that opens a failure (`…_buffer_type_alloc_buffer: …`).
 fn is_chain_head(text: &str) -> bool {
     text.contains("cudaMalloc failed")
         || text.contains("_buffer_type_alloc_buffer:")
         || text.contains("Device memory allocation of size")
+        || is_metal_buffer_failure(text)
 }
 
 /// A line that only names the source location of the line before (`" - llama_engine.cc:533"`,
@@ -111,7 +122,8 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         || s.contains("hipMallocfailed")
         || s.contains("ErrorOutOfDeviceMemory")
         || s.contains("Devicememoryallocationofsize")
-        || s.contains("kIOGPUCommandBufferCallbackErrorOutOfMemory");
+        || s.contains("kIOGPUCommandBufferCallbackErrorOutOfMemory")
+        || is_metal_buffer_failure(text);
     let mut parsed = if host_buffer && !gpu_failure {
         Parsed::new(OomKind::HostMemory, false)
     } else {
@@ -135,9 +147,9 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
             )
         })
         .map(Bytes);
-    let rounded = regex!(r"allocating ([\d.,]+) MiB on device")
+    let rounded = regex!(r"allocating ([\d.,]+) MiB on device|metal\w*: error: failed to allocate buffer, size =\s*([\d.]+) MiB")
         .captures(text)
-        .and_then(|caps| caps.get(1))
+        .and_then(|caps| caps.get(1).or_else(|| caps.get(2)))
         .and_then(|m| parse_size(&format!("{} MiB", m.as_str())));
     let needed = regex!(r"needed (\d+), available")
         .captures(text)

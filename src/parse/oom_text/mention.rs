@@ -346,10 +346,12 @@ fn malloc_mention(text: &str) -> Option<usize> {
 /// (`torch.cuda.OutOfMemoryError when generating long videos`, `torch.OutOfMemoryError during
 /// eval on 2 GPUs`): a word of the sentence follows the class, not the message's `:` (read by
 /// `pytorch::start`) nor nothing (an exception's class alone, `class_only_start`). Not advice,
-/// a negation or a question. The position of the line's first word.
+/// a negation or a question. The position of the line's first word. CuPy's class too
+/// (`cupy.cuda.memory.OutOfMemoryError in forward`): `cupy/cuda/memory.pyx` raises it only
+/// when its device memory pool cannot allocate (`MemoryPointer`/`_malloc`, CuPy 5–13).
 fn class_mention(text: &str) -> Option<usize> {
     let found =
-        regex!(r"(?:^|[^A-Za-z0-9_.])(?:torch\.(?:cuda\.|xpu\.)?|(?:CUDA|XPU|HIP|MPS|GPU) )OutOfMemoryError\s+[a-z]")
+        regex!(r"(?:^|[^A-Za-z0-9_.])(?:torch\.(?:cuda\.|xpu\.)?|cupy\.cuda\.memory\.|(?:CUDA|XPU|HIP|MPS|GPU) )OutOfMemoryError\s+[a-z]")
             .find(text)?;
     let lower = text.to_ascii_lowercase();
     if asks_whether(&lower, found.start()) {
@@ -369,16 +371,19 @@ const MENTION_DENY: [&str; 9] = [
 
 /// GPU memory running short in Chinese prose: 显存不足 / 显存不够 (not enough GPU memory),
 /// 显存溢出 (overflowed), 爆显存 / 显存爆了 (blew the GPU memory). 显存 is the GPU's memory
-/// (the host's is 内存). Japanese: VRAM不足, GPUメモリ不足. Not after a negation (没有, 不会) or advice (避免, 防止). The position of
+/// (the host's is 内存); 炸显存 the same as 爆显存. Japanese: VRAM不足, GPUメモリ不足. Not after a negation (没有, 不会) or advice (避免, 防止). The position of
 /// the line's first word: the whole sentence is the mention.
 fn cjk_mention(text: &str) -> Option<usize> {
     // Japanese writes the GPU's memory VRAM or GPUメモリ (メモリ不足 alone is any memory).
-    const SHORT: [&str; 8] = [
+    // 炸显存 / 显存炸了 (blew up the GPU memory): the same slang as 爆显存.
+    const SHORT: [&str; 10] = [
         "显存不足",
         "显存不够",
         "显存溢出",
         "爆显存",
         "显存爆",
+        "炸显存",
+        "显存炸",
         "VRAM不足",
         "GPUメモリ不足",
         "GPUメモリが不足",

@@ -30,6 +30,7 @@ mod complete;
 mod cuda;
 mod devices;
 mod frameworks;
+mod holders;
 mod host;
 mod llama_cpp;
 mod mention;
@@ -126,6 +127,10 @@ pub const OOM_MARKERS: &[&str] = &[
     "not enough GPU video memory",
     "_OUT_OF_DEVICE_MEMORY",
     "_OUT_OF_HOST_MEMORY",
+    // DirectML's E_OUTOFMEMORY (`8007000E Not enough memory resources …`, devices.rs).
+    "enough memory resources",
+    // OpenCL's device allocation failure (devices.rs).
+    "OBJECT_ALLOCATION_FAILURE",
     "[metal::malloc]",
     "Bytes of memory on device",
     // Host memory (not GPU OOM).
@@ -199,6 +204,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "显存溢出",
     "显存爆",
     "爆显存",
+    "显存炸",
+    "炸显存",
     // The memory named by its device (显卡内存, GPU内存, CUDA内存; 内存 alone is the host's).
     "显卡内存",
     "GPU内存",
@@ -236,6 +243,12 @@ pub const OOM_MARKERS: &[&str] = &[
     "device-side assert triggered",
     "OutOfResources",
     "out of resource:",
+    // The reporter's words that other programs held the memory (holders.rs): no message
+    // starts here, the detector notes the line for the verdict. `ther` takes other, Other
+    // and another.
+    "ther process",
+    "ther program",
+    "second process",
 ];
 
 /// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
@@ -280,6 +293,26 @@ pub const WORDS_MARKERS: &[&str] = &[
     "GPU oom",
     "VRAM oom",
     "vram oom",
+    "ther process",
+    "ther program",
+    "second process",
+    "enough memory resources",
+    "OBJECT_ALLOCATION_FAILURE",
+];
+
+/// The [`OOM_MARKERS`] that matter in a report only, so the scanner of a long log's parsed
+/// parts leaves them out too (as the failure search leaves out [`WORDS_MARKERS`], which holds
+/// them): the reporter's words that other programs held the GPU's memory (holders.rs, they
+/// start no message), and the wordings of desktop runtimes pasted from a Windows or Mac
+/// session, not a server's log (DirectML's `8007000E Not enough memory resources …`, OpenCL's
+/// allocation failure). No marker starts with a digit: that would make every run of digits
+/// one a marker may cover (`shape::DigitContexts`).
+pub const REPORT_ONLY_MARKERS: &[&str] = &[
+    "ther process",
+    "ther program",
+    "second process",
+    "enough memory resources",
+    "OBJECT_ALLOCATION_FAILURE",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
@@ -488,6 +521,9 @@ pub struct OomDetector {
     /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
     /// off): a later XLA failure of this process ran in that smaller pool.
     xla_preallocation: Option<Bytes>,
+    /// The first line where the reporter says other programs held the GPU's memory
+    /// ([`holders::other_holders_said`]).
+    holders_said: Option<u64>,
     /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
     /// lines after it show whether the work was on a GPU.
     weak: Option<Weak>,
@@ -564,6 +600,9 @@ impl OomDetector {
     pub fn push(&mut self, line_no: u64, line: &CleanLine<'_>) -> Vec<OomMessage> {
         let mut done = Vec::new();
         let text: &str = &line.text;
+        if self.holders_said.is_none() && holders::other_holders_said(text) {
+            self.holders_said = Some(line_no);
+        }
         if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
         {
             let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -731,6 +770,12 @@ impl OomDetector {
             message.is_gpu_oom = true;
             message
         })
+    }
+
+    /// The first line where the reporter says other programs held the GPU's memory (`solved,
+    /// other programs occupy memory`), if any was read.
+    pub fn holders_said(&self) -> Option<u64> {
+        self.holders_said
     }
 
     /// Flush what is still open at end of input.

@@ -80,21 +80,24 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));
         }
     }
-    let position = super::find(text, " out of memory")?;
-    let before = &text[..position];
-    for (word, accelerator) in [
-        ("CUDA", Accelerator::Cuda),
-        ("HIP", Accelerator::Hip),
-        ("XPU", Accelerator::Xpu),
-    ] {
-        // No word-boundary check: pastes glue the message to the word before it
-        // (`whyCUDA out of memory.`, pytorch-1.x-title-glued-word-gpu1.txt).
-        if before.ends_with(word) && text[position..].starts_with(" out of memory.") {
-            return Some((Family::TorchAllocator(accelerator), position - word.len()));
+    // Every ` out of memory` of the line: a sentence may say it before quoting the message
+    // (`it runs out of memory (CUDA out of memory. Tried to allocate 3.22 GiB)`).
+    for (position, _) in text.match_indices(" out of memory") {
+        let before = &text[..position];
+        for (word, accelerator) in [
+            ("CUDA", Accelerator::Cuda),
+            ("HIP", Accelerator::Hip),
+            ("XPU", Accelerator::Xpu),
+        ] {
+            // No word-boundary check: pastes glue the message to the word before it
+            // (`whyCUDA out of memory.`, pytorch-1.x-title-glued-word-gpu1.txt).
+            if before.ends_with(word) && text[position..].starts_with(" out of memory.") {
+                return Some((Family::TorchAllocator(accelerator), position - word.len()));
+            }
         }
-    }
-    if before.ends_with("MPS backend") {
-        return Some((Family::Mps, position - "MPS backend".len()));
+        if before.ends_with("MPS backend") {
+            return Some((Family::Mps, position - "MPS backend".len()));
+        }
     }
     None
 }
@@ -229,8 +232,9 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
             }
         });
 
-    if let Some(already) = size_of(regex!(concat!(size!(), "alreadyallocated")), s) {
-        // ≤2.0 wording.
+    // ≤2.0 wording; a message cut inside the phrase (`20.68 GiB already allocate`) still names
+    // the figure: the phrase is the only one of its shape.
+    if let Some(already) = size_of(regex!(concat!(size!(), "alreadyalloc")), s) {
         figures.allocated_by_pytorch_bytes = Some(already);
         if let Some(reserved) = reserved_in_total {
             figures.reserved_total_bytes = Some(reserved);

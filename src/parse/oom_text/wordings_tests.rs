@@ -291,3 +291,133 @@ fn gpu_named_in_more_title_wordings() {
         assert!(gpu(not).is_empty(), "{not}");
     }
 }
+
+/// The TPU compiler's check of a program against the chip's HBM, in the wordings of its
+/// releases (`RESOURCE_EXHAUSTED:`, the older `Resource exhausted:` and `Compilation failure:`)
+/// and quoted alone in a title: a device-memory failure with the chip's HBM as the total.
+#[test]
+fn tpu_hbm_compile_check_is_a_device_oom_with_its_total() {
+    let text = "XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 12.50G of 8.00G hbm. Exceeded hbm capacity by 4.50G.";
+    let message = one_gpu(text);
+    assert_eq!(message.kind, OomKind::XlaResourceExhausted);
+    assert_eq!(message.figures.total_capacity_bytes, Some(Bytes(8 * GIB)));
+    assert_eq!(message.figures.tried_to_allocate_bytes, None);
+    let old = one_gpu("RuntimeError: Resource exhausted: Ran out of memory in memory space hbm. Used 9.50G of 16.00G hbm. Exceeded hbm capacity by 1.00G.");
+    assert_eq!(old.figures.total_capacity_bytes, Some(Bytes(16 * GIB)));
+    let compile = one_gpu(
+        "  Compilation failure: Ran out of memory in memory space hbm. Used 3.00G of 2.00G hbm.",
+    );
+    assert_eq!(compile.figures.total_capacity_bytes, Some(Bytes(2 * GIB)));
+    // A title quoting the first sentence only.
+    let title = one_gpu("Model X: \"Ran out of memory in memory space hbm.\" on a TPU v3");
+    assert_eq!(title.figures.total_capacity_bytes, None);
+    // The core's scratchpad (vmem) is a compile limit, not the device's memory.
+    assert!(gpu("Ran out of memory in memory space vmem while allocating on stack").is_empty());
+}
+
+/// CuPy's OOM class named in a title or sentence (`cupy/cuda/memory.pyx` raises it only for its
+/// device pool); its message may not be pasted.
+#[test]
+fn cupy_class_named_in_a_sentence_is_a_gpu_oom() {
+    let message = one_gpu("cupy.cuda.memory.OutOfMemoryError during the forward pass\n");
+    assert!(message.is_gpu_oom);
+    assert!(
+        gpu("to avoid cupy.cuda.memory.OutOfMemoryError when batching, free the pool").is_empty()
+    );
+}
+
+/// The allocator's message quoted after the reporter's own `out of memory` on one line: the
+/// message's figures, not a figureless mention.
+#[test]
+fn allocator_message_after_a_sentence_keeps_its_figures() {
+    let message = one_gpu(
+        "My job runs out of memory at epoch 2 (CUDA out of memory. Tried to allocate 1.50 GiB)",
+    );
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(3 * GIB / 2))
+    );
+    // The ≤2.0 message cut inside `already allocated` keeps that figure.
+    let cut = one_gpu("RuntimeError: CUDA out of memory. Tried to allocate 32.00 MiB (GPU 1; 10.00 GiB total capacity; 9.50 GiB already allocate");
+    assert_eq!(
+        cut.figures.allocated_by_pytorch_bytes,
+        Some(Bytes(9 * GIB + GIB / 2))
+    );
+}
+
+/// 炸显存 (blew up the GPU memory), slang like 爆显存, in a title; not after a negation.
+#[test]
+fn chinese_blew_up_gpu_memory_is_a_gpu_oom() {
+    assert!(one_gpu("[Bug] 升级之后推理命令炸显存\n").is_gpu_oom);
+    assert!(gpu("这样设置就不会炸显存了\n").is_empty());
+}
+
+/// PaddlePaddle's host allocator (`cpu_allocator.cc`, `posix_memalign` failing) raises the
+/// same `ResourceExhaustedError` class as its GPU allocator: its wording makes it the host's,
+/// with the size it asked for; the GPU allocator's wording stays a GPU OOM.
+#[test]
+fn paddle_host_allocator_is_not_a_gpu_oom() {
+    let host = parse_text("ResourceExhaustedError: Fail to alloc memory of 4294967296 size, error code is 12.\n  [Hint: Expected error == 0, but received error:12 != 0:0.]\n");
+    assert_eq!(host.len(), 1, "{host:#?}");
+    assert!(!host[0].is_gpu_oom);
+    assert_eq!(host[0].kind, OomKind::HostMemory);
+    assert_eq!(host[0].details.host_required_bytes, Some(Bytes(4 * GIB)));
+    // Paddle 2.x prints the class, a blank line, then the message.
+    let split = parse_text(
+        "ResourceExhaustedError: \n\nFail to alloc memory of 1024 size, error code is 12.\n",
+    );
+    assert!(
+        split.iter().all(|message| !message.is_gpu_oom),
+        "{split:#?}"
+    );
+    assert!(!gpu("Out of memory error on GPU 0. Cannot allocate 1.000000GB memory on GPU 0, available memory is only 10.000000MB.").is_empty());
+}
+
+/// ggml-metal's buffer that Metal would not allocate: a device OOM with its rounded size; the
+/// host's `posix_memalign` warning beside it is not one.
+#[test]
+fn ggml_metal_buffer_failure_is_a_gpu_oom() {
+    let message =
+        one_gpu("ggml_metal_buffer_init: error: failed to allocate buffer, size =  2048.00 MiB\n");
+    assert_eq!(message.kind, OomKind::LlamacppAlloc);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(2 * GIB))
+    );
+    let old = one_gpu("ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = 512.00 MiB\nllama_model_load: error loading model: unable to allocate Metal buffer\n");
+    assert_eq!(old.figures.tried_to_allocate_bytes, Some(Bytes(512 * MIB)));
+    assert!(gpu("the tokenizer failed to allocate buffer, size = 3 entries").is_empty());
+}
+
+/// OpenCL's buffer allocation failure is the device's memory, with or without its `CL_`
+/// prefix (pyopencl drops it and names its class `MemoryError`, which is not the host's here);
+/// `CL_OUT_OF_HOST_MEMORY` is the host's.
+#[test]
+fn opencl_buffer_allocation_failure_is_a_gpu_oom() {
+    assert!(one_gpu("clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE").is_gpu_oom);
+    let pyopencl = parse_text(
+        "pyopencl._cl.MemoryError: clEnqueueNDRangeKernel failed: MEM_OBJECT_ALLOCATION_FAILURE\n",
+    );
+    assert_eq!(pyopencl.len(), 1, "{pyopencl:#?}");
+    assert!(pyopencl[0].is_gpu_oom);
+    let host = parse_text("clCreateCommandQueue failed: CL_OUT_OF_HOST_MEMORY\n");
+    assert!(host.iter().all(|message| !message.is_gpu_oom), "{host:#?}");
+}
+
+/// MLX's Metal allocator with no buffer from Metal: a device OOM with its request; the CPU
+/// allocator's `[malloc]` twin is not one.
+#[test]
+fn mlx_metal_malloc_unable_to_allocate() {
+    let message = one_gpu("RuntimeError: [metal::malloc] Unable to allocate 1073741824 bytes.");
+    assert_eq!(message.figures.tried_to_allocate_bytes, Some(Bytes(GIB)));
+    assert!(gpu("RuntimeError: [malloc] Unable to allocate 1073741824 bytes.").is_empty());
+}
+
+/// DirectML's E_OUTOFMEMORY from onnxruntime's DML provider: a device OOM; the HRESULT without
+/// DirectML on its line is not one.
+#[test]
+fn directml_e_outofmemory_is_a_gpu_oom() {
+    let text = r"Status Message: C:\src\onnxruntime\core\providers\dml\DmlExecutionProvider\src\BucketizedBufferAllocator.cpp(122)\onnxruntime_pybind11_state.pyd!00007FF000000000: (caller: 00007FF000000001) Exception(1) tid(1a2b) 8007000E Not enough memory resources are available to complete this operation.";
+    assert!(one_gpu(text).is_gpu_oom);
+    assert!(gpu("CoCreateInstance returned 8007000E").is_empty());
+}
