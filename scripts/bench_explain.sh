@@ -159,6 +159,14 @@
 # frequencies would cut by 14 %: tried in a model, not built), the candidate scan of the parsed
 # head, restart chunks and tail 494 M, the line parsers 330 M, redacting the JSON report 115 M,
 # building the three scanners 66 M (88 M before).
+# Fourteenth session's start (2026-12-03 01:52 UTC), the thirteenth session's merged work (main
+# at 8d74fde: the changes above plus that session's rules), H200 host pinned to 2 cores
+# (taskset -c 0,1), idle (load 0.3-0.6), 1 GiB logs, RUNS=3, the 7d4eb7d build in the same loop:
+#   varied   grep 0.25 s, explain 0.43 s best / 0.47 s median: 1.72x (7d4eb7d 0.48 s, 1.92x)
+#   serving  grep 0.16 s, explain 0.22 s: 1.38x (7d4eb7d 0.21 s, 1.31x)
+#   h200     grep 0.24 s, explain 0.37 s: 1.54x (7d4eb7d 0.39 s, 1.63x)
+#   one core (taskset to one CPU): varied 2.72x, serving 2.25x, h200 2.17x; peak RSS 21-28 MiB.
+# The 2x goal on two cores is met on all three shapes, the varied log included.
 #
 # Usage: scripts/bench_explain.sh [SOURCE_LOG | serving | h200 | varied | varied-ENGINE]
 #   SOURCE_LOG  a real log whose last line is the failure (default: the bundled vLLM example)
