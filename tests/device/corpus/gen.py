@@ -5834,7 +5834,7 @@ for batch in [256, 65536]:
     print(f"[sweep] trial batch_size={batch} ok", flush=True)
 """)
 # --------------------------------------------------------------------------- session 14 (blind):
-# Lightning callbacks (an EMA weight swap at validation, an fp32 export in on_save_checkpoint),
+# Lightning callbacks (an EMA weight swap at validation, SWA, an fp32 export on save),
 # trainer.test / trainer.predict / a rich-bar validation check, Trainer.evaluate with
 # preprocess_logits_for_metrics, a sampling pipeline over a generator, generate keeping scores and
 # logits, accelerate's fp32 output conversion, many LoRA adapters on one base, torch.compile's
@@ -5920,6 +5920,54 @@ if __name__ == "__main__":
                         enable_checkpointing=False, callbacks=[EMA()])
     trainer.fit(Classifier(), DataLoader(Shards(100), batch_size=None),
                 DataLoader(Shards(8), batch_size=None))
+""")
+
+
+def s14_lightning_swa_callback():
+    # Lightning's StochasticWeightAveraging callback deep-copies the module at setup (on the CPU)
+    # and moves the copy to the card when SWA starts (swa_epoch_start=2): the 1 GiB average model
+    # does not fit in the ~0.6 GiB that are left after the first epoch.
+    run_user_script("train_swa", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.callbacks import StochasticWeightAveraging
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        return torch.randn(512, 8192, generator=torch.Generator().manual_seed(i))
+
+
+class Denoiser(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8192, 16384), nn.GELU(), nn.Linear(16384, 8192))
+
+    def training_step(self, batch, batch_idx):
+        loss = F.mse_loss(self.net(batch + 0.1 * torch.randn_like(batch)), batch)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def on_train_epoch_end(self):
+        if self.current_epoch == 0:
+            free, _ = torch.cuda.mem_get_info()
+            self.noise_bank = torch.empty(free - 600 * (1 << 20), dtype=torch.uint8,
+                                          device=self.device)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=1e-3)
+
+
+if __name__ == "__main__":
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=4, logger=False,
+                        enable_checkpointing=False,
+                        callbacks=[StochasticWeightAveraging(swa_lrs=1e-4, swa_epoch_start=2)])
+    trainer.fit(Denoiser(), DataLoader(Frames(), batch_size=None))
 """)
 
 
@@ -6068,8 +6116,8 @@ class Retriever(L.LightningModule):
         self.encoder = nn.Sequential(nn.Linear(768, 2048), nn.GELU(), nn.Linear(2048, 1024))
 
     def on_train_start(self):
-        self.passages = F.normalize(torch.randn(4_000_000, 1024, device=self.device,
-                                                dtype=torch.float16), dim=-1)
+        self.passages = torch.randn(4_000_000, 1024, device=self.device, dtype=torch.float16)
+        self.passages /= self.passages.norm(dim=-1, keepdim=True)
         free, _ = torch.cuda.mem_get_info()
         self.hard_negatives = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8,
                                           device=self.device)
@@ -6103,8 +6151,8 @@ if __name__ == "__main__":
 
 def s14_lightning_checkpoint_fp32_export():
     # ModelCheckpoint every 10 steps of a bf16-true run; the module's on_save_checkpoint adds an
-    # fp32 copy of every weight for export. Training fits in ~2.5 GiB; the fp32 copies made
-    # inside trainer.save_checkpoint at step 10 (2 GiB) do not.
+    # fp32 copy of every weight for export. Training fits in the ~2 GiB left (1 GiB of bf16
+    # gradients); the fp32 copies made inside trainer.save_checkpoint at step 10 (2 GiB) do not.
     run_user_script("train_bf16_export", """import lightning as L
 import torch
 import torch.nn as nn
@@ -6129,8 +6177,9 @@ class AutoEncoder(L.LightningModule):
                                  nn.GELU(), nn.Linear(16384, 8192))
 
     def on_train_start(self):
+        torch.cuda.empty_cache()
         free, _ = torch.cuda.mem_get_info()
-        self.sample_bank = torch.empty(free - 2560 * (1 << 20), dtype=torch.uint8,
+        self.sample_bank = torch.empty(free - 2048 * (1 << 20), dtype=torch.uint8,
                                        device=self.device)
 
     def training_step(self, batch, batch_idx):
@@ -6680,9 +6729,10 @@ import os
 import torch
 import torch.distributed as dist
 
-logging.basicConfig(format="%(asctime)s %(levelname)s [rank%(rank)s] %(message)s",
+RANK = os.environ.get("RANK", "0")
+logging.basicConfig(format=f"%(asctime)s %(levelname)s [rank{RANK}] %(message)s",
                     level=logging.INFO)
-log = logging.LoggerAdapter(logging.getLogger("train"), {"rank": os.environ.get("RANK", "?")})
+log = logging.getLogger("train")
 
 local_rank = int(os.environ.get("LOCAL_RANK", 0))
 torch.cuda.set_device(local_rank)
@@ -6943,6 +6993,7 @@ SCENARIOS = {
     "s13_perplexity_eval_loss": s13_perplexity_eval_loss,
     "s13_job_stderr_tail": s13_job_stderr_tail,
     "s14_lightning_ema_validation_swap": s14_lightning_ema_validation_swap,
+    "s14_lightning_swa_callback": s14_lightning_swa_callback,
     "s14_lightning_test_confusion": s14_lightning_test_confusion,
     "s14_lightning_predict_mc_dropout": s14_lightning_predict_mc_dropout,
     "s14_lightning_rich_val_check": s14_lightning_rich_val_check,

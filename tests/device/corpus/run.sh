@@ -348,12 +348,13 @@ run_one s13_device_mismatch "same device" -
 run_one s13_hf_offload_folder "offload" -
 run_one s13_bnb_missing "bitsandbytes" -
 run_one s13_shape_error_after_summary "cannot be multiplied" -
-# session 14 (blind): Lightning callbacks (EMA swap at validation, fp32 export on save), test,
-# predict and a rich-bar validation check, Trainer.evaluate's preprocess_logits_for_metrics, a
-# sampling pipeline, generate keeping scores, accelerate's fp32 outputs, many LoRA adapters,
+# session 14 (blind): Lightning callbacks (EMA swap at validation, SWA, fp32 export on save),
+# test, predict and a rich-bar validation check, Trainer.evaluate's preprocess_logits_for_metrics,
+# a sampling pipeline, generate keeping scores, accelerate's fp32 outputs, many LoRA adapters,
 # torch.compile's first call, GradScaler's first step, a one-hot prep, torch.export, JSON logs, a
 # cache-less decode, JAX eval and Adam state, and 5 look-alikes
 run_one s14_lightning_ema_validation_swap "$OOM" -
+run_one s14_lightning_swa_callback "$OOM" -
 run_one s14_lightning_test_confusion "$OOM" -
 run_one s14_lightning_predict_mc_dropout "$OOM" -
 run_one s14_lightning_rich_val_check "$OOM" -
