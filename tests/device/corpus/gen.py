@@ -6242,6 +6242,7 @@ def compute_metrics(eval_pred):
 
 
 model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.config.use_cache = False
 free, _ = torch.cuda.mem_get_info()
 teacher_cache = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
 args = TrainingArguments(output_dir="eval-out", per_device_eval_batch_size=32, bf16=True,
@@ -6350,7 +6351,7 @@ logger.info("evaluating %d documents on %s", len(loader.dataset), accelerator.de
 correct = total = 0
 for ids in tqdm(loader, disable=not accelerator.is_local_main_process):
     with torch.no_grad():
-        logits = model(input_ids=ids).logits
+        logits = model(input_ids=ids, use_cache=False).logits
     preds = logits[:, :-1].argmax(-1)
     preds, targets = accelerator.gather_for_metrics((preds, ids[:, 1:]))
     correct += (preds == targets).sum().item()
