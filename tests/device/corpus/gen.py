@@ -5833,6 +5833,978 @@ for batch in [256, 65536]:
         sys.exit(f"[sweep] aborting: trial batch_size={batch} failed")
     print(f"[sweep] trial batch_size={batch} ok", flush=True)
 """)
+# --------------------------------------------------------------------------- session 14 (blind):
+# Lightning callbacks (an EMA weight swap at validation, SWA, an fp32 export on save),
+# trainer.test / trainer.predict / a rich-bar validation check, Trainer.evaluate with
+# preprocess_logits_for_metrics, a sampling pipeline over a generator, generate keeping scores and
+# logits, accelerate's fp32 output conversion, many LoRA adapters on one base, torch.compile's
+# first call, GradScaler's first step, a bag-of-words prep on the card, JAX eval and optimizer
+# state, torch.export, JSON logs, a cache-less decode loop, and 5 look-alikes
+
+
+def s14_lightning_ema_validation_swap():
+    # A hand-written EMA callback keeps a shadow state dict on the card and, at each validation
+    # check (val_check_interval=20), clones the live weights (1 GiB) as a backup before loading
+    # the EMA ones: training fits, the backup clone at the first check does not (~0.7 GiB left).
+    run_user_script("train_ema_callback", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Shards(Dataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(256, 8192, generator=g), torch.randint(0, 1000, (256,), generator=g)
+
+
+class EMA(L.Callback):
+    def __init__(self, decay=0.999):
+        self.decay = decay
+        self.shadow = None
+        self.backup = None
+
+    @torch.no_grad()
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if self.shadow is None:
+            self.shadow = {k: v.detach().clone() for k, v in pl_module.state_dict().items()}
+            return
+        for k, v in pl_module.state_dict().items():
+            self.shadow[k].mul_(self.decay).add_(v, alpha=1 - self.decay)
+
+    def on_validation_start(self, trainer, pl_module):
+        self.backup = {k: v.detach().clone() for k, v in pl_module.state_dict().items()}
+        pl_module.load_state_dict(self.shadow)
+
+    def on_validation_end(self, trainer, pl_module):
+        pl_module.load_state_dict(self.backup)
+        self.backup = None
+
+
+class Classifier(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8192, 16384), nn.GELU(), nn.Linear(16384, 8192),
+                                 nn.GELU(), nn.Linear(8192, 1000))
+
+    def on_train_batch_start(self, batch, batch_idx):
+        if batch_idx == 1:
+            free, _ = torch.cuda.mem_get_info()
+            self.replay = torch.empty(free - 700 * (1 << 20), dtype=torch.uint8,
+                                      device=self.device)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self.net(x), y)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", F.cross_entropy(self.net(x), y), prog_bar=True)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+if __name__ == "__main__":
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, val_check_interval=20,
+                        limit_val_batches=4, num_sanity_val_steps=0, logger=False,
+                        enable_checkpointing=False, callbacks=[EMA()])
+    trainer.fit(Classifier(), DataLoader(Shards(100), batch_size=None),
+                DataLoader(Shards(8), batch_size=None))
+""")
+
+
+def s14_lightning_swa_callback():
+    # Lightning's StochasticWeightAveraging callback deep-copies the module at setup (on the CPU)
+    # and moves the copy to the card when SWA starts (swa_epoch_start=2): the 1 GiB average model
+    # does not fit in the ~0.6 GiB that are left after the first epoch.
+    run_user_script("train_swa", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.callbacks import StochasticWeightAveraging
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        return torch.randn(512, 8192, generator=torch.Generator().manual_seed(i))
+
+
+class Denoiser(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8192, 16384), nn.GELU(), nn.Linear(16384, 8192))
+
+    def training_step(self, batch, batch_idx):
+        loss = F.mse_loss(self.net(batch + 0.1 * torch.randn_like(batch)), batch)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def on_train_epoch_end(self):
+        if self.current_epoch == 0:
+            free, _ = torch.cuda.mem_get_info()
+            self.noise_bank = torch.empty(free - 600 * (1 << 20), dtype=torch.uint8,
+                                          device=self.device)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=1e-3)
+
+
+if __name__ == "__main__":
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=4, logger=False,
+                        enable_checkpointing=False,
+                        callbacks=[StochasticWeightAveraging(swa_lrs=1e-4, swa_epoch_start=2)])
+    trainer.fit(Denoiser(), DataLoader(Frames(), batch_size=None))
+""")
+
+
+def s14_lightning_test_confusion():
+    # trainer.test of a segmentation net: test_step builds a 150-class confusion matrix from
+    # one-hot predictions and targets over 16 x 512 x 512 pixels; F.one_hot's int64 output (4.7 GiB)
+    # does not fit beside the logits in the ~6 GiB left.
+    run_user_script("test_segmenter", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+NUM_CLASSES = 150
+
+
+class Tiles(Dataset):
+    def __len__(self):
+        return 32
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return (torch.rand(16, 3, 512, 512, generator=g),
+                torch.randint(0, NUM_CLASSES, (16, 512, 512), generator=g))
+
+
+class Segmenter(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(),
+                                 nn.Conv2d(64, NUM_CLASSES, 1))
+        self.register_buffer("confusion", torch.zeros(NUM_CLASSES, NUM_CLASSES))
+
+    def on_test_start(self):
+        free, _ = torch.cuda.mem_get_info()
+        self.tile_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device=self.device)
+
+    def test_step(self, batch, batch_idx):
+        x, y = batch
+        preds = self.net(x).argmax(1)
+        onehot_pred = F.one_hot(preds.flatten(), NUM_CLASSES).float()
+        onehot_true = F.one_hot(y.flatten(), NUM_CLASSES).float()
+        self.confusion += onehot_true.T @ onehot_pred
+
+    def on_test_epoch_end(self):
+        iou = self.confusion.diag() / (self.confusion.sum(0) + self.confusion.sum(1)
+                                       - self.confusion.diag()).clamp_min(1)
+        self.log("test_miou", iou.mean())
+
+
+if __name__ == "__main__":
+    trainer = L.Trainer(accelerator="gpu", devices=1, logger=False)
+    trainer.test(Segmenter(), DataLoader(Tiles(), batch_size=None))
+""")
+
+
+def s14_lightning_predict_mc_dropout():
+    # trainer.predict with Monte-Carlo dropout: predict_step stacks 64 stochastic passes of a
+    # 50k-class head over a 4096-row batch before averaging (~780 MiB a pass); a prediction
+    # writer callback would save each batch, but the stack runs out of the ~12 GiB left first.
+    run_user_script("predict_uncertainty", """import os
+
+import lightning as L
+import torch
+import torch.nn as nn
+from lightning.pytorch.callbacks import BasePredictionWriter
+from torch.utils.data import DataLoader, Dataset
+
+
+class Features(Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return torch.randn(4096, 4096, generator=torch.Generator().manual_seed(i))
+
+
+class Writer(BasePredictionWriter):
+    def __init__(self, out_dir):
+        super().__init__(write_interval="batch")
+        self.out_dir = out_dir
+        os.makedirs(out_dir, exist_ok=True)
+
+    def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx,
+                           dataloader_idx):
+        torch.save({k: v.cpu() for k, v in prediction.items()},
+                   os.path.join(self.out_dir, f"batch_{batch_idx:05d}.pt"))
+
+
+class Tagger(L.LightningModule):
+    def __init__(self, samples=64):
+        super().__init__()
+        self.samples = samples
+        self.body = nn.Sequential(nn.Linear(4096, 4096), nn.GELU(), nn.Dropout(0.2))
+        self.head = nn.Linear(4096, 50000)
+
+    def on_predict_start(self):
+        free, _ = torch.cuda.mem_get_info()
+        self.label_index = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8,
+                                       device=self.device)
+
+    def predict_step(self, batch, batch_idx):
+        self.body.train()  # keep dropout on for MC sampling
+        probs = torch.stack([self.head(self.body(batch)).softmax(-1)
+                             for _ in range(self.samples)])
+        mean = probs.mean(0)
+        return {"label": mean.argmax(-1), "confidence": mean.max(-1).values,
+                "entropy": -(mean * mean.clamp_min(1e-9).log()).sum(-1)}
+
+
+if __name__ == "__main__":
+    trainer = L.Trainer(accelerator="gpu", devices=1, logger=False,
+                        callbacks=[Writer("predictions")])
+    trainer.predict(Tagger(), DataLoader(Features(), batch_size=None), return_predictions=False)
+""")
+
+
+def s14_lightning_rich_val_check():
+    # Lightning with RichProgressBar (16-mixed): validation every 10 training batches scores the
+    # queries against a 4M-passage embedding matrix on the card; the 1024 x 4M score matrix
+    # (8 GiB in fp16) of the first validation check does not fit in the ~6 GiB left.
+    run_user_script("train_retriever", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.callbacks import RichProgressBar
+from torch.utils.data import DataLoader, Dataset
+
+
+class Pairs(Dataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(1024, 768, generator=g), torch.randint(0, 4_000_000, (1024,),
+                                                                   generator=g)
+
+
+class Retriever(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(768, 2048), nn.GELU(), nn.Linear(2048, 1024))
+
+    def on_train_start(self):
+        self.passages = torch.randn(4_000_000, 1024, device=self.device, dtype=torch.float16)
+        self.passages /= self.passages.norm(dim=-1, keepdim=True)
+        free, _ = torch.cuda.mem_get_info()
+        self.hard_negatives = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8,
+                                          device=self.device)
+
+    def training_step(self, batch, batch_idx):
+        q, pos = batch
+        qe = F.normalize(self.encoder(q), dim=-1)
+        loss = -(qe * self.passages[pos]).sum(-1).mean()
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        q, pos = batch
+        qe = F.normalize(self.encoder(q), dim=-1).half()
+        scores = qe @ self.passages.T
+        top = scores.topk(100, dim=-1).indices
+        self.log("val_recall@100", (top == pos[:, None]).any(-1).float().mean(), prog_bar=True)
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+
+if __name__ == "__main__":
+    trainer = L.Trainer(accelerator="gpu", devices=1, precision="16-mixed", max_epochs=1,
+                        val_check_interval=10, limit_val_batches=5, num_sanity_val_steps=0,
+                        logger=False, enable_checkpointing=False, callbacks=[RichProgressBar()])
+    trainer.fit(Retriever(), DataLoader(Pairs(200), batch_size=None),
+                DataLoader(Pairs(5), batch_size=None))
+""")
+
+
+def s14_lightning_checkpoint_fp32_export():
+    # ModelCheckpoint every 10 steps of a bf16-true run; the module's on_save_checkpoint adds an
+    # fp32 copy of every weight for export. Training fits in the ~2 GiB left (1 GiB of bf16
+    # gradients); the fp32 copies made inside trainer.save_checkpoint at step 10 (2 GiB) do not.
+    run_user_script("train_bf16_export", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.callbacks import ModelCheckpoint
+from torch.utils.data import DataLoader, Dataset
+
+
+class Batches(Dataset):
+    def __len__(self):
+        return 50
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(512, 8192, generator=g)
+
+
+class AutoEncoder(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8192, 16384), nn.GELU(), nn.Linear(16384, 16384),
+                                 nn.GELU(), nn.Linear(16384, 8192))
+
+    def on_train_start(self):
+        torch.cuda.empty_cache()
+        free, _ = torch.cuda.mem_get_info()
+        self.sample_bank = torch.empty(free - 2048 * (1 << 20), dtype=torch.uint8,
+                                       device=self.device)
+
+    def training_step(self, batch, batch_idx):
+        loss = F.mse_loss(self.net(batch), batch)
+        self.log("loss", loss, prog_bar=True)
+        return loss
+
+    def on_save_checkpoint(self, checkpoint):
+        checkpoint["fp32_weights"] = {k: v.detach().float().clone()
+                                      for k, v in self.state_dict().items()}
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=1e-3)
+
+
+if __name__ == "__main__":
+    checkpoint = ModelCheckpoint(dirpath="ckpt-bf16", every_n_train_steps=10, save_top_k=-1)
+    trainer = L.Trainer(accelerator="gpu", devices=1, precision="bf16-true", max_epochs=1,
+                        logger=False, callbacks=[checkpoint])
+    trainer.fit(AutoEncoder(), DataLoader(Batches(), batch_size=None))
+""")
+
+
+def s14_hf_trainer_preprocess_logits():
+    # Trainer.evaluate with compute_metrics and a preprocess_logits_for_metrics that computes
+    # fp32 probabilities and a per-token entropy: the eval forward and its loss fit in the ~12 GiB
+    # left, the entropy's fp32 copies of a batch's logits (4 GiB each, 32 x 1024 x 32000) do not.
+    run_user_script("eval_lm", """import logging
+
+import numpy as np
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    datefmt="%m/%d/%Y %H:%M:%S", level=logging.INFO)
+transformers.utils.logging.set_verbosity_info()
+logger = logging.getLogger("eval_lm")
+
+
+class HeldOut(torch.utils.data.Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, i):
+        ids = torch.randint(3, 32000, (1024,), generator=torch.Generator().manual_seed(i))
+        return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+
+
+def preprocess_logits_for_metrics(logits, labels):
+    probs = logits.float().softmax(dim=-1)
+    entropy = -(probs * probs.clamp_min(1e-12).log()).sum(-1)
+    return probs.argmax(-1), entropy
+
+
+def compute_metrics(eval_pred):
+    (preds, entropy), labels = eval_pred.predictions, eval_pred.label_ids
+    acc = (preds[:, :-1] == labels[:, 1:]).mean()
+    return {"token_accuracy": float(acc), "mean_entropy": float(np.mean(entropy))}
+
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.config.use_cache = False
+free, _ = torch.cuda.mem_get_info()
+teacher_cache = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
+args = TrainingArguments(output_dir="eval-out", per_device_eval_batch_size=32, bf16=True,
+                         report_to="none", dataloader_num_workers=0)
+trainer = Trainer(model=model, args=args, eval_dataset=HeldOut(), compute_metrics=compute_metrics,
+                  preprocess_logits_for_metrics=preprocess_logits_for_metrics)
+metrics = trainer.evaluate()
+logger.info("eval metrics: %s", metrics)
+""".replace("@CKPT@", CKPT))
+
+
+def s14_hf_pipeline_sampling_generator():
+    # A text-generation pipeline fed by a generator (batch_size=16, 8 sampled continuations per
+    # prompt of ~1000 words, 512 new tokens): the prefill of 128 expanded sequences (KV cache
+    # ~8 GiB) runs past the ~4 GiB left, under a tqdm bar over the pipeline's outputs.
+    run_user_script("augment_corpus", _WORD_TOKENIZER + """
+import json
+
+import torch
+from tqdm import tqdm
+from transformers import pipeline
+
+tokenizer = word_tokenizer()
+tokenizer.padding_side = "left"
+generator = pipeline("text-generation", model="@CKPT@", tokenizer=tokenizer,
+                     dtype=torch.bfloat16, device=0)
+free, _ = torch.cuda.mem_get_info()
+reward_model_slot = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+
+def prompts(n=256):
+    for i in range(n):
+        yield " ".join(f"w{(i * 13 + j) % 31000 + 3}" for j in range(1000))
+
+
+with open("augmented.jsonl", "w") as out:
+    for result in tqdm(generator(prompts(), batch_size=16, num_return_sequences=8, do_sample=True,
+                                 top_p=0.95, max_new_tokens=512, min_new_tokens=512,
+                                 return_full_text=False),
+                       total=256):
+        out.write(json.dumps([r["generated_text"] for r in result]) + "\\n")
+""".replace("@CKPT@", CKPT))
+
+
+def s14_hf_generate_output_scores():
+    # generate(..., output_scores=True, output_logits=True, return_dict_in_generate=True) for a
+    # 64-prompt batch and 2048 new tokens: every step keeps a fp32 scores and a logits row per
+    # sequence (16 MiB a step) on the card, beside the KV cache, until the ~16 GiB left run out
+    # (some 800 steps in).
+    run_user_script("score_continuations", """import logging
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("score_continuations")
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+judge_slot = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+prompts = torch.randint(3, 32000, (64, 256), device="cuda")
+log.info("decoding %d prompts x %d new tokens with scores", prompts.shape[0], 2048)
+out = model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts), do_sample=True,
+                     max_new_tokens=2048, min_new_tokens=2048, output_scores=True,
+                     output_logits=True, return_dict_in_generate=True, pad_token_id=0)
+transition = model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True)
+log.info("mean logprob %.3f", transition.mean().item())
+""".replace("@CKPT@", CKPT))
+
+
+def s14_accelerate_eval_fp32_outputs():
+    # An accelerate evaluation loop (bf16 mixed precision): the prepared model's forward is wrapped
+    # to convert its outputs to fp32, so a 32 x 2048 batch's bf16 logits (4 GiB) are copied to
+    # fp32 (8 GiB) before gather_for_metrics; the ~9 GiB left do not hold both.
+    run_user_script("eval_accelerate", """import logging
+
+import torch
+from accelerate import Accelerator
+from accelerate.logging import get_logger
+from torch.utils.data import DataLoader, Dataset
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    datefmt="%m/%d/%Y %H:%M:%S", level=logging.INFO)
+logger = get_logger(__name__)
+
+
+class Docs(Dataset):
+    def __len__(self):
+        return 256
+
+    def __getitem__(self, i):
+        return torch.randint(3, 32000, (2048,), generator=torch.Generator().manual_seed(i))
+
+
+accelerator = Accelerator(mixed_precision="bf16")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+model, loader = accelerator.prepare(model, DataLoader(Docs(), batch_size=32))
+model.eval()
+free, _ = torch.cuda.mem_get_info()
+retrieval_index = torch.empty(free - 9 * (1 << 30), dtype=torch.uint8, device=accelerator.device)
+logger.info("evaluating %d documents on %s", len(loader.dataset), accelerator.device)
+
+correct = total = 0
+for ids in tqdm(loader, disable=not accelerator.is_local_main_process):
+    with torch.no_grad():
+        logits = model(input_ids=ids, use_cache=False).logits
+    preds = logits[:, :-1].argmax(-1)
+    preds, targets = accelerator.gather_for_metrics((preds, ids[:, 1:]))
+    correct += (preds == targets).sum().item()
+    total += targets.numel()
+logger.info("next-token accuracy %.4f", correct / total)
+""".replace("@CKPT@", CKPT))
+
+
+def s14_peft_multi_adapter_server():
+    # A multi-tenant LoRA server loads one rank-256 adapter per tenant onto one bf16 base with
+    # load_adapter (~320 MiB of fp32 adapter weights each, read onto the card first): a few
+    # tenants' adapters load, the next does not fit in the ~2 GiB left.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "adapter-prep.log"), "w") as log:
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "_adapter"],
+                             stdout=log, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(f"preparing the adapter failed (exit {rc}); see {WORK}/adapter-prep.log")
+    run_user_script("lora_server", """import logging
+
+import torch
+from peft import PeftModel
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s [%(levelname)s] %(name)s - %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("lora_server")
+
+TENANTS = [f"tenant-{i:02d}" for i in range(12)]
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+free, _ = torch.cuda.mem_get_info()
+kv_pool = torch.empty(free - 2048 * (1 << 20), dtype=torch.uint8, device="cuda")
+model = PeftModel.from_pretrained(base, "@ADAPTER@", adapter_name=TENANTS[0])
+log.info("base model and adapter %s ready", TENANTS[0])
+for tenant in TENANTS[1:]:
+    model.load_adapter("@ADAPTER@", adapter_name=tenant)
+    log.info("loaded adapter for %s (%.2f GiB allocated)", tenant,
+             torch.cuda.memory_allocated() / 2**30)
+log.info("serving %d adapters", len(TENANTS))
+""".replace("@CKPT@", CKPT).replace("@ADAPTER@", ADAPTER))
+
+
+def s14_compile_first_call():
+    # torch.compile (default mode) of an inference MLP: the first call compiles (Dynamo, Inductor)
+    # and then runs the generated code on a 262144-row batch, whose 16384-wide fp16 hidden
+    # activation (8 GiB) does not fit in the ~6 GiB left: the OOM is raised from Inductor's code.
+    run_user_script("serve_compiled", """import logging
+import time
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s | %(message)s", level=logging.INFO)
+log = logging.getLogger("serve_compiled")
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(4096, 16384)
+        self.down = nn.Linear(16384, 4096)
+        self.out = nn.Linear(4096, 1)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.up(x))
+        return self.out(torch.relu(self.down(h))).squeeze(-1)
+
+
+model = Scorer().cuda().half().eval()
+scorer = torch.compile(model)
+free, _ = torch.cuda.mem_get_info()
+feature_store = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+batch = torch.randn(262144, 4096, device="cuda", dtype=torch.float16)
+log.info("warming up the compiled scorer on %d rows", batch.shape[0])
+t0 = time.time()
+with torch.inference_mode():
+    scores = scorer(batch)
+log.info("first call took %.1f s, top score %.3f", time.time() - t0, scores.max().item())
+""")
+
+
+def s14_amp_gradscaler_first_step():
+    # fp16 AMP with GradScaler: unscale_, clip_grad_norm_, then scaler.step(optimizer): forward
+    # and backward of a 537M-parameter MLP stack fit, Adam's first step (two fp32 states per
+    # weight, 4 GiB) inside GradScaler.step does not fit in what is left.
+    run_user_script("train_amp", """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Sequential(*[nn.Sequential(nn.Linear(8192, 8192), nn.ReLU()) for _ in range(8)]).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=3e-4)
+scaler = torch.amp.GradScaler("cuda")
+free, _ = torch.cuda.mem_get_info()
+activation_cache = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+for step in range(100):
+    x = torch.randn(256, 8192, device="cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(x).float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+    print(f"step {step}: loss={loss.item():.5f} grad_norm={grad_norm.item():.3f} "
+          f"scale={scaler.get_scale():.0f}", flush=True)
+""")
+
+
+def s14_bow_onehot_prep():
+    # Data preparation on the card before any model: bag-of-words counts by summing F.one_hot of
+    # 2048 documents x 512 token ids over a 50257-word vocabulary; the int64 one-hot tensor asks
+    # for ~393 GiB at the first chunk.
+    run_user_script("build_features", """import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+VOCAB = 50257
+torch.manual_seed(0)
+print("tokenized corpus: 200000 documents x 512 tokens", flush=True)
+token_ids = torch.randint(0, VOCAB, (200000, 512), device="cuda")
+features = []
+for start in tqdm(range(0, token_ids.shape[0], 2048)):
+    chunk = token_ids[start:start + 2048]
+    counts = F.one_hot(chunk, num_classes=VOCAB).sum(dim=1).float()
+    features.append(torch.log1p(counts).to_sparse())
+torch.save(features, "bow_features.pt")
+""")
+
+
+def s14_torch_export_run():
+    # A model exported with torch.export (dynamic batch) and run through ExportedProgram.module():
+    # the exported graph's forward on a 131072-row batch asks for its 16384-wide fp32 hidden
+    # activation (8 GiB) with ~6 GiB left; the traceback runs through the generated graph code.
+    run_user_script("run_exported", """import torch
+import torch.nn as nn
+from torch.export import Dim, export
+
+
+class Ranker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4096, 16384)
+        self.fc2 = nn.Linear(16384, 256)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x))).logsumexp(-1)
+
+
+model = Ranker().cuda().eval()
+example = torch.randn(8, 4096, device="cuda")
+program = export(model, (example,), dynamic_shapes={"x": {0: Dim("batch", min=2, max=1 << 20)}})
+print(program.graph_signature.user_inputs, "->", program.graph_signature.user_outputs)
+runner = program.module()
+free, _ = torch.cuda.mem_get_info()
+candidate_pool = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+with torch.no_grad():
+    for n in (1024, 16384, 131072):
+        scores = runner(torch.randn(n, 4096, device="cuda"))
+        print(f"ranked {n} candidates, best {scores.max().item():.3f}", flush=True)
+""")
+
+
+def s14_json_log_oom():
+    # A training service logs JSON lines; its except-handler logs the error as one JSON object
+    # (type and str(e), no traceback) and exits 1: an 8-layer transformer encoder over growing
+    # token counts (batch 8) whose 4096-token step (~28 GiB of activations) does not fit in the
+    # ~12 GiB left.
+    run_user_script("train_service", """import json
+import logging
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record):
+        entry = {"ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"), "level": record.levelname,
+                 "logger": record.name, "msg": record.getMessage()}
+        entry.update(getattr(record, "extra_fields", {}))
+        return json.dumps(entry)
+
+
+handler = logging.StreamHandler(sys.stdout)
+handler.setFormatter(JsonFormatter())
+log = logging.getLogger("train_service")
+log.addHandler(handler)
+log.setLevel(logging.INFO)
+
+layer = nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True)
+model = nn.TransformerEncoder(layer, num_layers=8).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+frame_buffer = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
+try:
+    for step, tokens in enumerate([256, 576, 1024, 4096]):
+        t0 = time.time()
+        x = torch.randn(8, tokens, 1024, device="cuda")
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        log.info("step done", extra={"extra_fields": {"step": step, "tokens": tokens,
+                                                      "loss": round(loss.item(), 5),
+                                                      "secs": round(time.time() - t0, 3)}})
+except Exception as e:
+    log.error("training failed", extra={"extra_fields": {"error_type": type(e).__name__,
+                                                         "error": str(e), "step": step}})
+    sys.exit(1)
+""")
+
+
+def s14_decode_no_cache_argmax():
+    # A hand-written greedy decode without a KV cache: every step re-runs the whole sequence and
+    # takes `.logits[:, -1].argmax(-1)`; the full-sequence logits grow with each token until,
+    # some 20 steps in, they no longer fit (a bare tqdm bar over the new tokens, no stage word).
+    run_user_script("greedy_decode", """import torch
+from tqdm import tqdm
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+ids = torch.randint(3, 32000, (64, 1024), device="cuda")
+with torch.no_grad():
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    first = model(ids, use_cache=False).logits[:, -1].argmax(-1)
+    need = torch.cuda.max_memory_allocated() - base
+    torch.cuda.empty_cache()
+    free, _ = torch.cuda.mem_get_info()
+    prefetch = torch.empty(free - int(need * 1.02), dtype=torch.uint8, device="cuda")
+    ids = torch.cat([ids, first[:, None]], dim=1)
+    for _ in tqdm(range(255)):
+        next_ids = model(ids, use_cache=False).logits[:, -1].argmax(-1)
+        ids = torch.cat([ids, next_ids[:, None]], dim=1)
+print(ids.shape)
+""".replace("@CKPT@", CKPT))
+
+
+def s14_jax_eval_full_valset():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted train step on
+    # 256-row batches fits; the jitted eval step over the whole 65536-row validation set at once
+    # needs its 65536 x 32000 fp32 logits (7.8 GiB): RESOURCE_EXHAUSTED after the train lines.
+    run_user_script("train_jax_classifier", """import time
+
+import jax
+import jax.numpy as jnp
+
+D, H, C = 512, 2048, 32000
+
+
+def init(key):
+    k1, k2 = jax.random.split(key)
+    return {"w1": jax.random.normal(k1, (D, H)) * D ** -0.5,
+            "w2": jax.random.normal(k2, (H, C)) * H ** -0.5}
+
+
+def logits_fn(params, x):
+    return jax.nn.relu(x @ params["w1"]) @ params["w2"]
+
+
+def loss_fn(params, x, y):
+    logp = jax.nn.log_softmax(logits_fn(params, x))
+    return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+
+@jax.jit
+def train_step(params, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads), loss
+
+
+@jax.jit
+def eval_step(params, x, y):
+    logits = logits_fn(params, x)
+    return jnp.mean(jnp.argmax(logits, -1) == y), jnp.mean(jax.nn.logsumexp(logits, -1))
+
+
+key = jax.random.PRNGKey(0)
+params = init(key)
+for step in range(20):
+    kx, ky, key = jax.random.split(key, 3)
+    x = jax.random.normal(kx, (256, D))
+    y = jax.random.randint(ky, (256,), 0, C)
+    t0 = time.time()
+    params, loss = train_step(params, x, y)
+    if step % 5 == 4:
+        print(f"epoch 0 step {step + 1}: loss {float(loss):.4f} ({time.time() - t0:.3f}s)",
+              flush=True)
+kx, ky = jax.random.split(key)
+x_val = jax.random.normal(kx, (65536, D))
+y_val = jax.random.randint(ky, (65536,), 0, C)
+print(f"evaluating on {x_val.shape[0]} examples", flush=True)
+acc, lse = eval_step(params, x_val, y_val)
+print(f"val acc {float(acc):.4f} logsumexp {float(lse):.3f}")
+""")
+
+
+def s14_jax_adam_state_init():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A hand-written Adam (the optax
+    # pattern: init = two tree_map(jnp.zeros_like, params)) for a 40-layer, 671M-parameter fp32
+    # MLP: the parameters (2.5 GiB) and the first moment fit, the second moment does not.
+    run_user_script("train_jax_adam", """import jax
+import jax.numpy as jnp
+
+D, LAYERS = 4096, 40
+
+
+def init_params(key):
+    keys = jax.random.split(key, LAYERS)
+    return [{"w": jax.random.normal(k, (D, D)) * D ** -0.5, "b": jnp.zeros((D,))} for k in keys]
+
+
+def adam_init(params):
+    return {"step": jnp.zeros((), jnp.int32),
+            "mu": jax.tree_util.tree_map(jnp.zeros_like, params),
+            "nu": jax.tree_util.tree_map(jnp.zeros_like, params)}
+
+
+def forward(params, x):
+    for layer in params:
+        x = x + jax.nn.gelu(x @ layer["w"] + layer["b"])
+    return x
+
+
+params = init_params(jax.random.PRNGKey(0))
+n_params = sum(p.size for p in jax.tree_util.tree_leaves(params))
+print(f"model: {LAYERS} layers, {n_params / 1e6:.0f}M parameters on {jax.devices()[0]}", flush=True)
+opt_state = adam_init(params)
+print("optimizer state ready", flush=True)
+""")
+
+
+def s14_pandas_get_dummies_memoryerror():
+    # Not a GPU OOM: a recommender's feature prep one-hot encodes 12M user ids with
+    # pandas.get_dummies before the GPU model is built; numpy cannot allocate the 12M x 12M
+    # dummy matrix (MemoryError "Unable to allocate ... TiB", past the address space, so no
+    # overcommit). Without pandas on the machine, the same job written with numpy fails the same.
+    import importlib.util
+
+    if importlib.util.find_spec("pandas") is None:
+        run_user_script("prep_features", """import numpy as np
+import torch
+
+n_users = 12_000_000
+user_ids = np.random.randint(0, n_users, size=n_users)
+print(f"cuda: {torch.cuda.get_device_name(0)}; {user_ids.size} interactions", flush=True)
+one_hot = np.eye(n_users, dtype=np.float32)[user_ids]
+features = torch.from_numpy(one_hot).float().cuda()
+""")
+    run_user_script("prep_features", """import numpy as np
+import pandas as pd
+import torch
+
+n_users = 12_000_000
+df = pd.DataFrame({"user_id": np.arange(n_users), "clicks": np.random.poisson(3, n_users)})
+print(f"cuda: {torch.cuda.get_device_name(0)}; interactions: {df.shape}", flush=True)
+X = pd.get_dummies(df["user_id"], prefix="user", dtype=np.float32)
+features = torch.tensor(X.values, device="cuda")
+""")
+
+
+def s14_dist_store_timeout():
+    # Not a GPU OOM: rank 0 of a 2-node NCCL job (RANK=0, WORLD_SIZE=2 from run.sh's env) starts
+    # alone; init_process_group's TCPStore waits for the other rank and gives up after its 20 s
+    # timeout (DistStoreError "Timed out after ... waiting for clients. 1/2 clients joined").
+    run_user_script("train_multinode", """import datetime
+import logging
+import os
+
+import torch
+import torch.distributed as dist
+
+RANK = os.environ.get("RANK", "0")
+logging.basicConfig(format=f"%(asctime)s %(levelname)s [rank{RANK}] %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("train")
+
+local_rank = int(os.environ.get("LOCAL_RANK", 0))
+torch.cuda.set_device(local_rank)
+log.info("connecting to %s:%s, world size %s", os.environ["MASTER_ADDR"],
+         os.environ["MASTER_PORT"], os.environ["WORLD_SIZE"])
+dist.init_process_group(backend="nccl", timeout=datetime.timedelta(seconds=20))
+log.info("process group ready")
+""")
+
+
+def s14_no_cuda_visible():
+    # Not a GPU OOM: CUDA_VISIBLE_DEVICES is empty (run.sh), as a scheduler that gave the job no
+    # GPU leaves it; the script moves its model to "cuda" anyway: RuntimeError "No CUDA GPUs are
+    # available" from CUDA initialization.
+    run_user_script("finetune_head", """import torch
+import torch.nn as nn
+
+print(f"torch {torch.__version__}; cuda available: {torch.cuda.is_available()}", flush=True)
+device = torch.device("cuda")
+model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 10)).to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+x = torch.randn(64, 1024, device=device)
+loss = model(x).logsumexp(-1).mean()
+loss.backward()
+optimizer.step()
+""")
+
+
+def s14_storage_size_overflow():
+    # Not a GPU OOM (an absurd size that never reaches the allocator): a per-pixel relative
+    # position bias for 16384 x 16384 images asks for 8 x 16 x 2^28 x 2^28 elements; the size
+    # computation overflows and PyTorch refuses ("Storage size calculation overflowed").
+    run_user_script("superres_attention", """import torch
+
+H = W = 16384
+tokens = H * W
+heads, batch = 16, 8
+print(f"image {H}x{W}: {tokens} tokens, {heads} heads, batch {batch}", flush=True)
+bias = torch.zeros(batch, heads, tokens, tokens, device="cuda")
+print(bias.shape)
+""")
+
+
+def s14_graph_capture_sync():
+    # Not a GPU OOM: a NaN guard (`if not torch.isfinite(y).all()`) inside torch.cuda.graph capture
+    # synchronizes the capturing stream: "CUDA error: operation not permitted when stream is
+    # capturing", then the capture's own error while the first is handled.
+    run_user_script("graph_infer", """import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).cuda().eval()
+static_x = torch.randn(64, 1024, device="cuda")
+
+side = torch.cuda.Stream()
+side.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(side), torch.no_grad():
+    for _ in range(3):
+        model(static_x)
+torch.cuda.current_stream().wait_stream(side)
+print("warm-up done, capturing", flush=True)
+
+graph = torch.cuda.CUDAGraph()
+with torch.no_grad(), torch.cuda.graph(graph):
+    static_y = model(static_x)
+    if not torch.isfinite(static_y).all():
+        raise FloatingPointError("non-finite output during capture")
+for step in range(10):
+    static_x.copy_(torch.randn(64, 1024, device="cuda"))
+    graph.replay()
+    print(step, static_y.norm().item())
+""")
 
 
 SCENARIOS = {
@@ -6021,6 +6993,30 @@ SCENARIOS = {
     "s13_ema_deepcopy": s13_ema_deepcopy,
     "s13_perplexity_eval_loss": s13_perplexity_eval_loss,
     "s13_job_stderr_tail": s13_job_stderr_tail,
+    "s14_lightning_ema_validation_swap": s14_lightning_ema_validation_swap,
+    "s14_lightning_swa_callback": s14_lightning_swa_callback,
+    "s14_lightning_test_confusion": s14_lightning_test_confusion,
+    "s14_lightning_predict_mc_dropout": s14_lightning_predict_mc_dropout,
+    "s14_lightning_rich_val_check": s14_lightning_rich_val_check,
+    "s14_lightning_checkpoint_fp32_export": s14_lightning_checkpoint_fp32_export,
+    "s14_hf_trainer_preprocess_logits": s14_hf_trainer_preprocess_logits,
+    "s14_hf_pipeline_sampling_generator": s14_hf_pipeline_sampling_generator,
+    "s14_hf_generate_output_scores": s14_hf_generate_output_scores,
+    "s14_accelerate_eval_fp32_outputs": s14_accelerate_eval_fp32_outputs,
+    "s14_peft_multi_adapter_server": s14_peft_multi_adapter_server,
+    "s14_compile_first_call": s14_compile_first_call,
+    "s14_amp_gradscaler_first_step": s14_amp_gradscaler_first_step,
+    "s14_bow_onehot_prep": s14_bow_onehot_prep,
+    "s14_torch_export_run": s14_torch_export_run,
+    "s14_json_log_oom": s14_json_log_oom,
+    "s14_decode_no_cache_argmax": s14_decode_no_cache_argmax,
+    "s14_jax_eval_full_valset": s14_jax_eval_full_valset,
+    "s14_jax_adam_state_init": s14_jax_adam_state_init,
+    "s14_pandas_get_dummies_memoryerror": s14_pandas_get_dummies_memoryerror,
+    "s14_dist_store_timeout": s14_dist_store_timeout,
+    "s14_no_cuda_visible": s14_no_cuda_visible,
+    "s14_storage_size_overflow": s14_storage_size_overflow,
+    "s14_graph_capture_sync": s14_graph_capture_sync,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -100,7 +100,8 @@ run_one() {
     seq2seq_predict_generate|lightning_ddp_one_device|torchrun_tee_prefix|dataloader_shm_bus|\
     hf_generate_long_decode|trainer_save_callback|peft_load_adapter|nccl_duplicate_gpu|\
     s13_lightning_batch_finder_curriculum|s13_dpo_reference_forward|s13_hf_offload_folder|\
-    s13_conv3d_benchmark_volume|s13_mp_spawn_worker)
+    s13_conv3d_benchmark_volume|s13_mp_spawn_worker|s14_compile_first_call|\
+    s14_peft_multi_adapter_server|s14_hf_generate_output_scores|s14_pandas_get_dummies_memoryerror)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -347,4 +348,33 @@ run_one s13_device_mismatch "same device" -
 run_one s13_hf_offload_folder "offload" -
 run_one s13_bnb_missing "bitsandbytes" -
 run_one s13_shape_error_after_summary "cannot be multiplied" -
+# session 14 (blind): Lightning callbacks (EMA swap at validation, SWA, fp32 export on save),
+# test, predict and a rich-bar validation check, Trainer.evaluate's preprocess_logits_for_metrics,
+# a sampling pipeline, generate keeping scores, accelerate's fp32 outputs, many LoRA adapters,
+# torch.compile's first call, GradScaler's first step, a one-hot prep, torch.export, JSON logs, a
+# cache-less decode, JAX eval and Adam state, and 5 look-alikes
+run_one s14_lightning_ema_validation_swap "$OOM" -
+run_one s14_lightning_swa_callback "$OOM" -
+run_one s14_lightning_test_confusion "$OOM" -
+run_one s14_lightning_predict_mc_dropout "$OOM" -
+run_one s14_lightning_rich_val_check "$OOM" -
+run_one s14_lightning_checkpoint_fp32_export "$OOM" -
+run_one s14_hf_trainer_preprocess_logits "$OOM" -
+run_one s14_hf_pipeline_sampling_generator "$OOM" -
+run_one s14_hf_generate_output_scores "$OOM" -
+run_one s14_accelerate_eval_fp32_outputs "$OOM" -
+run_one s14_peft_multi_adapter_server "$OOM" -
+run_one s14_compile_first_call "$OOM" -
+run_one s14_amp_gradscaler_first_step "$OOM" -
+run_one s14_bow_onehot_prep "$OOM" -
+run_one s14_torch_export_run "$OOM" -
+run_one s14_json_log_oom "$OOM" -
+run_one s14_decode_no_cache_argmax "$OOM" -
+run_one s14_jax_eval_full_valset "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s14_jax_adam_state_init "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s14_pandas_get_dummies_memoryerror "MemoryError|Unable to allocate" -
+run_one s14_dist_store_timeout "Timed out|timed out|DistStoreError|TimeoutError" - MASTER_ADDR=127.0.0.1 MASTER_PORT=29517 RANK=0 LOCAL_RANK=0 WORLD_SIZE=2
+run_one s14_no_cuda_visible "No CUDA GPUs|no NVIDIA|CUDA driver" - CUDA_VISIBLE_DEVICES=
+run_one s14_storage_size_overflow "overflow" -
+run_one s14_graph_capture_sync "stream is capturing|StreamCapture|capture.*(invalid|failed)" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
