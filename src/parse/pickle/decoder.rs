@@ -10,8 +10,8 @@ use super::memo::{Memo, ReadSlots};
 use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
 use super::parallel::{FileAt, Resolver};
 use super::{
-    profile, Container, DictStorage, Finished, Fold, Limits, Merge, PickleError, Value, BUILDING,
-    EXTERNAL, MEMORY_FLOOR_BYTES,
+    profile, Container, DictStorage, Finished, Fold, Limits, Merge, Open, PickleError, Value,
+    BUILDING, EXTERNAL, MEMORY_FLOOR_BYTES,
 };
 
 /// A container still being filled. Dict items are kept flat: key, value, key, value.
@@ -276,6 +276,26 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             }
         };
         self.push(Value::Handle(BUILDING, index))
+    }
+
+    /// Offers the stack to [`Merge::prepare`] (at the splice, before the chunks are joined).
+    pub(super) fn prepare_fold(&mut self)
+    where
+        F: Merge,
+    {
+        let buildings = &self.buildings;
+        let view: Vec<Open<'_>> = self
+            .stack
+            .iter()
+            .map(|value| match value {
+                &Value::Handle(BUILDING, index) => match buildings.get(index as usize) {
+                    Some(building) if !building.is_dict => Open::List(&building.items),
+                    _ => Open::Dict,
+                },
+                value => Open::Value(value),
+            })
+            .collect();
+        self.fold.prepare(&view);
     }
 
     /// Puts `items` (key, value, …) into the dict being filled on top of the stack, as a

@@ -239,6 +239,9 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
             Step::Done(_) => return None,
         }
         drop(head);
+        let preparing = profile::phase(|| "main: read ahead, chunks decoding".to_string());
+        decoder.prepare_fold();
+        drop(preparing);
         // The chunks, in order, once every thread is done.
         let waiting = profile::phase(|| "main: wait for the chunks".to_string());
         let mut parts = Vec::with_capacity(chunks.len());
