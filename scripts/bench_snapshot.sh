@@ -283,7 +283,8 @@
 # threads, all threads 6,852.6M -> 6,508.7M. The segments are read (read_segment) while the
 # chunks decode: build 0.017-0.024 -> 0.008-0.012 s. Pass 1's walk over every entry (serial)
 # is summed in ranges on threads and joined exactly: pass 1 on the analysis thread 0.024-0.027 ->
-# 0.019-0.021 s (what is left: its tables, 0.014-0.017 s, and the shards). Peak RSS: varied
+# 0.019-0.041 s; its two tables (one slot an entry, 0.015-0.022 s) are then filled on threads
+# of their own: 0.002-0.004 s left on the analysis thread. Peak RSS: varied
 # 300 -> 294 MB (0.49 of the file), real 211 -> 213 MB (0.39). OOMDOC_CHUNKS=48 (more chunks
 # than threads): 3x the memo values decoded on demand, +47 % CPU, peak RSS 0.72: not kept as a
 # default. Not done (exactness): replay pass 2 in shards (the peak's holders name sites in the

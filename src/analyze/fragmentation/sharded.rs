@@ -91,12 +91,31 @@ pub(super) fn first_pass_sharded(
 ) -> Option<FirstPass> {
     let shards = shards.clamp(1, MAX_SHARDS);
     let timing = profile::phase(|| "analysis: pass 1 tables".to_string());
-    let mut state = State::at_snapshot(snapshot, device);
+    // The two tables (one slot an entry: their pages mapped as they are filled) are made on
+    // threads of their own while this one builds the state at the snapshot.
+    let filled = |value: u32| {
+        let len = trace.len();
+        move || -> Vec<AtomicU32> { (0..len).map(|_| AtomicU32::new(value)).collect() }
+    };
+    let (mut state, changes, stacks) = std::thread::scope(|scope| {
+        let spawn = |value: u32| {
+            std::thread::Builder::new()
+                .name("oomdoc-replay".to_string())
+                .spawn_scoped(scope, filled(value))
+                .ok()
+        };
+        let (changes, stacks) = (spawn(NO_CHANGE), spawn(u32::MAX));
+        let state = State::at_snapshot(snapshot, device);
+        let join = |handle: Option<std::thread::ScopedJoinHandle<'_, Vec<AtomicU32>>>,
+                    value: u32| match handle {
+            Some(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => filled(value)(),
+        };
+        (state, join(changes, NO_CHANGE), join(stacks, u32::MAX))
+    });
     let blocks = std::mem::take(&mut state.blocks);
-    let changes: Vec<AtomicU32> = (0..trace.len())
-        .map(|_| AtomicU32::new(NO_CHANGE))
-        .collect();
-    let stacks: Vec<AtomicU32> = (0..trace.len()).map(|_| AtomicU32::new(u32::MAX)).collect();
     let (blocks, changes_ref, stacks_ref) = (&blocks, &changes, &stacks);
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
