@@ -271,6 +271,25 @@
 # merge threads (MALLOC_MMAP_THRESHOLD_=262144: 163 MiB after the build, peak 236, 0.41): the
 # chunks' entries are not it (the merge's copy frees them without RSS growth); the chunk folds'
 # many middle-sized buffers, freed once the dynamic mmap threshold has risen, are.
+# Fourteenth session (2026-12-03 01:57-03:50 UTC, 2-core VM at load 9-14, 16 threads unless
+# said, against main's build at 8d74fde; reports byte-identical on varied 12/60/577 MiB and
+# real 525 MiB at 1 and 16 threads). The H200 profile of 8d74fde had the main thread's decode
+# before the trace (0.171 s) as long as the slowest chunk: a snapshot's block dicts were read
+# twice (the flat-dict path read each, the fold declined it, the general path read it again,
+# its frames list item by item). They now stay open on the stack with the items the flat path
+# read, as the general path leaves them. Thread CPU of that decode: varied 0.114-0.118 ->
+# 0.067-0.075 s, real 0.106 -> 0.052-0.056 s; instructions (cachegrind, one thread, varied
+# 18 MiB, whose first 8.6 MB are segments and blocks) 1,315.5M -> 975.0M; varied 60 MiB at 16
+# threads, all threads 6,852.6M -> 6,508.7M. The segments are read (read_segment) while the
+# chunks decode: build 0.017-0.024 -> 0.008-0.012 s. Pass 1's walk over every entry (serial)
+# is summed in ranges on threads and joined exactly: pass 1 on the analysis thread 0.024-0.027 ->
+# 0.019-0.041 s; its two tables (one slot an entry, 0.015-0.022 s) are then filled on threads
+# of their own: 0.002-0.004 s left on the analysis thread. Peak RSS: varied
+# 300 -> 294 MB (0.49 of the file), real 211 -> 213 MB (0.39). OOMDOC_CHUNKS=48 (more chunks
+# than threads): 3x the memo values decoded on demand, +47 % CPU, peak RSS 0.72: not kept as a
+# default. Not done (exactness): replay pass 2 in shards (the peak's holders name sites in the
+# order of the one-thread map, which the report's tie-breaks depend on); the merge's copy on
+# threads (a vector's room filled on threads needs unsafe code, which the crate denies).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

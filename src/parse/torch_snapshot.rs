@@ -12,7 +12,7 @@ use std::io::Read;
 use std::rc::Rc;
 
 use super::pickle::{
-    self, profile, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge,
+    self, profile, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge, Open,
     Parallel, PickleError, Value,
 };
 use crate::model::gpu::CudaOrdinal;
@@ -174,6 +174,37 @@ struct SnapshotFold {
     interned_bytes: u64,
     /// Decoding a memo value made by another thread's chunk (see [`Fold::nested`]).
     nested: bool,
+    /// The segments read ahead by [`Merge::prepare`], with the values they were read from.
+    prepared: Option<PreparedSegments>,
+}
+
+/// Segments read while the trace's chunks decode on other threads: `read_segment` of each of
+/// `items` in order (the first error), used by `build` only where the snapshot's segments
+/// are those very values.
+struct PreparedSegments {
+    items: Vec<Value>,
+    segments: Result<Vec<Segment>, TorchSnapshotError>,
+}
+
+/// `read_segment` of each segment value, in order; the first error.
+fn read_segments(items: &[Value]) -> Result<Vec<Segment>, TorchSnapshotError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, segment)| read_segment(segment, &format!("segments[{index}]")))
+        .collect()
+}
+
+/// Whether two lists hold the same values: the same containers (by identity), equal scalars.
+fn same_items(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|pair| match pair {
+            (Value::Dict(a), Value::Dict(b)) => Rc::ptr_eq(a, b),
+            (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => {
+                Rc::ptr_eq(a, b)
+            }
+            (a, b) => a == b,
+        })
 }
 
 /// What a chunk of the trace decoded on a thread of its own hands back ([`Merge`]): its
@@ -201,6 +232,7 @@ impl SnapshotFold {
             ranges: Vec::new(),
             interned_bytes: 0,
             nested: false,
+            prepared: None,
         }
     }
 
@@ -417,6 +449,7 @@ impl SnapshotFold {
         };
         let mut entries = self.entries;
         let ranges = self.ranges;
+        let prepared = self.prepared;
         let segments_value = match &root {
             Value::List(_) => Some(&root),
             Value::Dict(_) => root.get("segments"),
@@ -435,11 +468,10 @@ impl SnapshotFold {
                 format!("is {}", a_type(segments_value.type_name())),
             )
         })?;
-        for (index, segment) in segments.iter().enumerate() {
-            snapshot
-                .segments
-                .push(read_segment(segment, &format!("segments[{index}]"))?);
-        }
+        snapshot.segments = match prepared {
+            Some(prepared) if same_items(&prepared.items, segments) => prepared.segments?,
+            _ => read_segments(segments)?,
+        };
         if let Some(traces) = root.get("device_traces") {
             let traces = traces.as_seq().ok_or_else(|| {
                 shape(
@@ -524,6 +556,29 @@ impl SnapshotFold {
 
 impl Merge for SnapshotFold {
     type Part = SnapshotPart;
+
+    /// Reads the segments ahead (the list after a `'segments'` key, complete by the time the
+    /// trace starts in a snapshot): `build` uses them if the snapshot's segments are the same
+    /// values, so the result is what it would have read itself.
+    fn prepare(&mut self, stack: &[Open<'_>]) {
+        let found = stack.windows(2).find_map(|pair| match pair {
+            [Open::Value(Value::Str(key)), Open::List(items)] if key.as_str() == "segments" => {
+                Some(*items)
+            }
+            [Open::Value(Value::Str(key)), Open::Value(Value::List(list))]
+                if key.as_str() == "segments" =>
+            {
+                Some(list.items.as_slice())
+            }
+            _ => None,
+        });
+        if let Some(items) = found {
+            self.prepared = Some(PreparedSegments {
+                items: items.to_vec(),
+                segments: read_segments(items),
+            });
+        }
+    }
 
     /// Sizes the entries once (a failed reservation is left to the vector's growth).
     fn expect_items(&mut self, items: usize) {

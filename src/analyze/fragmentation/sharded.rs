@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::{round_size, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{Action, Snapshot, TraceEntry};
+use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
 /// kept to run here when its result is wanted.
@@ -89,13 +90,35 @@ pub(super) fn first_pass_sharded(
     shards: usize,
 ) -> Option<FirstPass> {
     let shards = shards.clamp(1, MAX_SHARDS);
-    let mut state = State::at_snapshot(snapshot, device);
+    let timing = profile::phase(|| "analysis: pass 1 tables".to_string());
+    // The two tables (one slot an entry: their pages mapped as they are filled) are made on
+    // threads of their own while this one builds the state at the snapshot.
+    let filled = |value: u32| {
+        let len = trace.len();
+        move || -> Vec<AtomicU32> { (0..len).map(|_| AtomicU32::new(value)).collect() }
+    };
+    let (mut state, changes, stacks) = std::thread::scope(|scope| {
+        let spawn = |value: u32| {
+            std::thread::Builder::new()
+                .name("oomdoc-replay".to_string())
+                .spawn_scoped(scope, filled(value))
+                .ok()
+        };
+        let (changes, stacks) = (spawn(NO_CHANGE), spawn(u32::MAX));
+        let state = State::at_snapshot(snapshot, device);
+        let join = |handle: Option<std::thread::ScopedJoinHandle<'_, Vec<AtomicU32>>>,
+                    value: u32| match handle {
+            Some(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => filled(value)(),
+        };
+        (state, join(changes, NO_CHANGE), join(stacks, u32::MAX))
+    });
     let blocks = std::mem::take(&mut state.blocks);
-    let changes: Vec<AtomicU32> = (0..trace.len())
-        .map(|_| AtomicU32::new(NO_CHANGE))
-        .collect();
-    let stacks: Vec<AtomicU32> = (0..trace.len()).map(|_| AtomicU32::new(u32::MAX)).collect();
     let (blocks, changes_ref, stacks_ref) = (&blocks, &changes, &stacks);
+    drop(timing);
+    let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(shards);
         for shard in 0..shards {
@@ -119,6 +142,8 @@ pub(super) fn first_pass_sharded(
             .collect()
     });
     let learnt = learnt?;
+    drop(timing);
+    let _timing = profile::phase(|| "analysis: pass 1 walk".to_string());
     let mut listed: AddressMap<u64> = AddressMap::default();
     let mut inconsistencies = 0u64;
     let mut estimated_blocks = false;
@@ -136,8 +161,120 @@ pub(super) fn first_pass_sharded(
             code => u64::from(code - 1) * 512,
         }
     };
-    let mut allocated = state.allocated;
-    let mut peak = (allocated, state.reserved, trace.len().saturating_sub(1));
+    let allocated = state.allocated;
+    // The walk, split in ranges of entries summed on threads (each range's change of
+    // allocated memory, its highest point and its lowest and highest sums), then joined here
+    // in trace order: the same peak, and the same overflow, as one walk over every entry.
+    let ranges = walk_ranges(trace, changes_ref, &bytes_of, shards);
+    let mut peak = (i128::from(allocated), trace.len().saturating_sub(1));
+    let mut at = i128::from(allocated);
+    for range in ranges.iter().rev() {
+        let (low, high) = (at + range.low, at + range.high);
+        if low < 0 || high > i128::from(u64::MAX) {
+            return None;
+        }
+        if let Some((top, index)) = range.top {
+            // Walking backward, a later `>=` wins: the lowest index at the highest point.
+            if at + top >= peak.0 {
+                peak = (at + top, index);
+            }
+        }
+        at += range.change;
+    }
+    // The segment actions replayed backward (few); reserved memory as it was at the peak's
+    // entry, once every segment action after it is undone.
+    let mut reserved_at_peak = None;
+    for range in ranges.iter().rev() {
+        for &index in &range.segments {
+            if index <= peak.1 && reserved_at_peak.is_none() {
+                reserved_at_peak = Some(state.reserved);
+            }
+            state.undo(index, &trace[index], &mut []);
+        }
+    }
+    let reserved = reserved_at_peak.unwrap_or(state.reserved);
+    let peak = (u64::try_from(peak.0).ok()?, reserved, peak.1);
+    Some(FirstPass {
+        peak,
+        alloc_stacks: stacks.into_iter().map(AtomicU32::into_inner).collect(),
+        inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
+        estimated_blocks: estimated_blocks | state.estimated_blocks,
+    })
+}
+
+/// What one range of entries adds to the walk of [`first_pass_sharded`], relative to the
+/// allocated memory where its walk starts (after its last entry).
+#[derive(Debug, Default)]
+struct RangeWalk {
+    /// Allocated memory after the range's walk, less where it started.
+    change: i128,
+    /// The lowest and highest sums after an entry's change (0 for an empty walk).
+    low: i128,
+    high: i128,
+    /// The highest sum seen before an entry's change, at the lowest such entry.
+    top: Option<(i128, usize)>,
+    /// Segment actions, in the walk's (descending) order.
+    segments: Vec<usize>,
+}
+
+/// Entries below this many are walked on this thread alone (in tests every trace of two
+/// entries or more is split, so the joining of ranges is what the tests check).
+const WALK_SPLIT_ENTRIES: usize = if cfg!(test) { 2 } else { 1 << 16 };
+
+/// The walk's ranges over `trace`, in trace order: `ranges` of them on threads (one range
+/// here where the trace is short or no thread could be made).
+fn walk_ranges(
+    trace: &[TraceEntry],
+    changes: &[AtomicU32],
+    bytes_of: &(impl Fn(usize, u32) -> u64 + Sync),
+    ranges: usize,
+) -> Vec<RangeWalk> {
+    let ranges = if trace.len() < WALK_SPLIT_ENTRIES {
+        1
+    } else {
+        ranges.max(1)
+    };
+    let per = trace.len().div_ceil(ranges).max(1);
+    let bounds: Vec<(usize, usize)> = (0..trace.len())
+        .step_by(per)
+        .map(|start| (start, (start + per).min(trace.len())))
+        .collect();
+    if bounds.len() <= 1 {
+        return vec![walk_range(trace, changes, bytes_of, 0, trace.len())];
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .iter()
+            .map(|&(start, end)| {
+                std::thread::Builder::new()
+                    .name("oomdoc-replay".to_string())
+                    .spawn_scoped(scope, move || {
+                        walk_range(trace, changes, bytes_of, start, end)
+                    })
+                    .ok()
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(&bounds)
+            .map(|(handle, &(start, end))| match handle {
+                Some(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => walk_range(trace, changes, bytes_of, start, end),
+            })
+            .collect()
+    })
+}
+
+/// The walk over `trace[start..end]`, backward, relative to where it starts.
+fn walk_range(
+    trace: &[TraceEntry],
+    changes: &[AtomicU32],
+    bytes_of: &impl Fn(usize, u32) -> u64,
+    start: usize,
+    end: usize,
+) -> RangeWalk {
     let (alloc, free_requested) = (Action::Alloc.code(), Action::FreeRequested.code());
     let segment_codes = [
         Action::SegmentAlloc.code(),
@@ -145,30 +282,33 @@ pub(super) fn first_pass_sharded(
         Action::SegmentMap.code(),
         Action::SegmentUnmap.code(),
     ];
-    for index in (0..trace.len()).rev() {
-        if allocated >= peak.0 {
-            peak = (allocated, state.reserved, index);
+    let mut out = RangeWalk::default();
+    let mut sum = 0i128;
+    let mut top: Option<(i128, usize)> = None;
+    for index in (start..end).rev() {
+        if top.is_none_or(|(value, _)| sum >= value) {
+            top = Some((sum, index));
         }
-        let entry = &trace[index];
-        let code = entry.action_code();
+        let code = trace[index].action_code();
         let change = changes[index].load(Ordering::Relaxed);
         if change != NO_CHANGE {
-            let bytes = bytes_of(index, change);
+            let bytes = i128::from(bytes_of(index, change));
             if code == alloc {
-                allocated = allocated.checked_sub(bytes)?;
+                sum -= bytes;
             } else if code == free_requested {
-                allocated = allocated.checked_add(bytes)?;
+                sum += bytes;
+            } else {
+                continue;
             }
+            out.low = out.low.min(sum);
+            out.high = out.high.max(sum);
         } else if segment_codes.contains(&code) {
-            state.undo(index, entry, &mut []);
+            out.segments.push(index);
         }
     }
-    Some(FirstPass {
-        peak,
-        alloc_stacks: stacks.into_iter().map(AtomicU32::into_inner).collect(),
-        inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
-        estimated_blocks: estimated_blocks | state.estimated_blocks,
-    })
+    out.change = sum;
+    out.top = top;
+    out
 }
 
 /// Replays the block actions of one shard backward, as [`State::undo`] does, writing each

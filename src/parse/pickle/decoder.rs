@@ -10,8 +10,8 @@ use super::memo::{Memo, ReadSlots};
 use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
 use super::parallel::{FileAt, Resolver};
 use super::{
-    profile, Container, DictStorage, Finished, Fold, Limits, Merge, PickleError, Value, BUILDING,
-    EXTERNAL, MEMORY_FLOOR_BYTES,
+    profile, Container, DictStorage, Finished, Fold, Limits, Merge, Open, PickleError, Value,
+    BUILDING, EXTERNAL, MEMORY_FLOOR_BYTES,
 };
 
 /// A container still being filled. Dict items are kept flat: key, value, key, value.
@@ -93,7 +93,7 @@ macro_rules! fixed {
     }};
 }
 
-fn max_depth(values: &[Value]) -> u32 {
+pub(super) fn max_depth(values: &[Value]) -> u32 {
     values.iter().map(Value::depth).max().unwrap_or(0)
 }
 
@@ -254,7 +254,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         Ok(())
     }
 
-    fn push_building(&mut self, is_dict: bool) -> Result<(), PickleError> {
+    pub(super) fn push_building(&mut self, is_dict: bool) -> Result<(), PickleError> {
         self.retained = self
             .retained
             .saturating_add(std::mem::size_of::<Building>() as u64 + 48);
@@ -276,6 +276,45 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             }
         };
         self.push(Value::Handle(BUILDING, index))
+    }
+
+    /// Offers the stack to [`Merge::prepare`] (at the splice, before the chunks are joined).
+    pub(super) fn prepare_fold(&mut self)
+    where
+        F: Merge,
+    {
+        let buildings = &self.buildings;
+        let view: Vec<Open<'_>> = self
+            .stack
+            .iter()
+            .map(|value| match value {
+                &Value::Handle(BUILDING, index) => match buildings.get(index as usize) {
+                    Some(building) if !building.is_dict => Open::List(&building.items),
+                    _ => Open::Dict,
+                },
+                value => Open::Value(value),
+            })
+            .collect();
+        self.fold.prepare(&view);
+    }
+
+    /// Puts `items` (key, value, …) into the dict being filled on top of the stack, as a
+    /// `SETITEMS` of those values does when the fold does not take the dict early.
+    pub(super) fn fill_top_dict(&mut self, items: Vec<Value>) -> Result<(), PickleError> {
+        let Some(&Value::Handle(BUILDING, index)) = self.stack.last() else {
+            return Err(self.malformed("no dict to set items in"));
+        };
+        let depth = 1 + max_depth(&items);
+        self.check_depth(depth)?;
+        self.check_len(items.len() / 2)?;
+        let count = items.len() as u64;
+        let Some(building) = self.buildings.get_mut(index as usize) else {
+            return Err(self.malformed("reference to an unknown container"));
+        };
+        building.depth = building.depth.max(depth);
+        building.items = items;
+        self.retained = self.retained.saturating_add(16 * count);
+        self.check_memory()
     }
 
     /// Finishes the container being filled at slab `index`: folds it, updates its memo
@@ -373,7 +412,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         Ok(mark)
     }
 
-    fn check_depth(&self, depth: u32) -> Result<(), PickleError> {
+    pub(super) fn check_depth(&self, depth: u32) -> Result<(), PickleError> {
         if depth > self.limits.max_depth {
             return Err(self.limit(
                 "nesting depth",
@@ -384,7 +423,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         Ok(())
     }
 
-    fn check_len(&self, len: usize) -> Result<(), PickleError> {
+    pub(super) fn check_len(&self, len: usize) -> Result<(), PickleError> {
         if len > self.limits.max_container_len {
             return Err(self.limit(
                 "container length",
@@ -487,7 +526,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         self.check_memory()
     }
 
-    fn memo_put(&mut self, index: u64) -> Result<(), PickleError> {
+    pub(super) fn memo_put(&mut self, index: u64) -> Result<(), PickleError> {
         if index >= self.limits.max_memo as u64 {
             return Err(self.limit("memo size", index + 1, self.limits.max_memo as u64));
         }

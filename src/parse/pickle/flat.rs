@@ -7,8 +7,8 @@ use std::io::Read;
 use super::decoder::Decoder;
 use super::opcodes::{opcode_name, small_long, str_value};
 use super::{
-    DictItems, Fold, ListItems, PickleError, Value, BUILDING, EXTERNAL, KIND_BOOL, KIND_FLOAT,
-    KIND_INLINE, KIND_INT, KIND_NONE, KIND_REF,
+    DictItems, Fold, Item, ListItems, PickleError, Value, BUILDING, EXTERNAL, KIND_BOOL,
+    KIND_FLOAT, KIND_INLINE, KIND_INT, KIND_NONE, KIND_REF,
 };
 
 const FLAT_ITEMS: usize = 24;
@@ -499,7 +499,25 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             reason,
         })?;
         let Some(value) = folded else {
-            return Ok(false);
+            // The fold does not take the dict (a snapshot's blocks and segments): it is left
+            // being filled on the stack with these items, just as the general path leaves it
+            // after its `SETITEMS`, and finished (and folded) where the general path would
+            // finish it; its inline lists are already folded, its memo slots made in order.
+            let values: Vec<Value> = (0..count).map(|index| item_value(&items, index)).collect();
+            self.input.position += at;
+            self.push_building(true)?;
+            if memoized {
+                self.memo_put(self.memo.len() as u64)?;
+            }
+            for (index, &memoized) in inline_memoized.iter().enumerate().take(inlined) {
+                if memoized {
+                    let value = std::mem::replace(&mut self.fast.inline[index], Value::None);
+                    self.memo_push(value)?;
+                }
+            }
+            self.objects = self.objects.saturating_add(inlined as u64);
+            self.fill_top_dict(values)?;
+            return Ok(true);
         };
         if matches!(value, Value::Handle(BUILDING, _)) {
             return Err(self.malformed("the fold returned a reserved handle"));
@@ -540,5 +558,16 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             self.retained = self.retained.saturating_add(16);
         }
         Ok(())
+    }
+}
+
+/// Item `index` of a flat dict as the value the general path pushes for the same opcode.
+fn item_value(items: &DictItems<'_>, index: usize) -> Value {
+    match items.get(index) {
+        Some(Item::Value(value)) => value.clone(),
+        Some(Item::Int(number)) => Value::Int(number),
+        Some(Item::Float(number)) => Value::Float(number),
+        Some(Item::Bool(flag)) => Value::Bool(flag),
+        Some(Item::None) | None => Value::None,
     }
 }

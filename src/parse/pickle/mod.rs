@@ -484,6 +484,22 @@ pub trait Merge: Fold + Sized {
     /// (what the sequential decoder would have made of those items, through
     /// [`Fold::append`]).
     fn merge(&mut self, list: &mut Vec<Value>, parts: Vec<Self::Part>) -> Result<(), String>;
+
+    /// Called once the decoder stopped where the chunks go, before it waits for them, with
+    /// its stack bottom up: a fold may do work ahead on what is decoded so far (read only),
+    /// as long as what it makes in the end is what it would have made without.
+    fn prepare(&mut self, _stack: &[Open<'_>]) {}
+}
+
+/// One place of the decoder's stack, offered to [`Merge::prepare`].
+#[derive(Debug, Clone, Copy)]
+pub enum Open<'a> {
+    /// A finished value.
+    Value(&'a Value),
+    /// A list still being filled: its items so far.
+    List(&'a [Value]),
+    /// A dict still being filled (its items are not offered).
+    Dict,
 }
 
 /// The fold that keeps every container as it is.

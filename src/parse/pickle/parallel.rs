@@ -165,7 +165,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     // The chunks keep only the memo slots that are read somewhere (None: keep them all).
     let read = ReadSlots::new(plan.read).map(Arc::new);
     let shared = Arc::new(file.try_clone().ok()?);
-    let chunks = chunks_of(&region, parallel.chunks.max(parallel.threads));
+    let chunks = chunks_of(&region, chunk_count(&parallel));
     // The memo size where each chunk ends: the next one's start, the region's end.
     let memo_ends: Vec<u32> = chunks
         .iter()
@@ -239,6 +239,9 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
             Step::Done(_) => return None,
         }
         drop(head);
+        let preparing = profile::phase(|| "main: read ahead, chunks decoding".to_string());
+        decoder.prepare_fold();
+        drop(preparing);
         // The chunks, in order, once every thread is done.
         let waiting = profile::phase(|| "main: wait for the chunks".to_string());
         let mut parts = Vec::with_capacity(chunks.len());
@@ -271,6 +274,23 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         Some((value, fold))
     })
 }
+
+/// Chunks the list is cut into: `OOMDOC_CHUNKS` where it is set (a knob for measuring on a
+/// machine with many cores: more chunks than threads balance chunks that decode at uneven
+/// speeds, at the cost of more memo values decoded on demand), else what the caller asked;
+/// never fewer than the threads.
+fn chunk_count(parallel: &Parallel) -> usize {
+    std::env::var("OOMDOC_CHUNKS")
+        .ok()
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .filter(|&chunks| chunks > 0)
+        .unwrap_or(parallel.chunks)
+        .min(MAX_CHUNKS)
+        .max(parallel.threads)
+}
+
+/// Most chunks [`chunk_count`] takes from the environment.
+const MAX_CHUNKS: usize = 1024;
 
 /// How many items a chunk of `batches` batches in `bytes` bytes likely holds: Python's
 /// pickler writes 1,000 items a batch; never more than one item per 64 bytes, so a file of

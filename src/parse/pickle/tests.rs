@@ -347,3 +347,26 @@ impl std::io::Read for FailingReader {
         Err(std::io::Error::other("disk on fire"))
     }
 }
+
+/// `[d, d]` where `d` is written in the flat-dict shape (`EMPTY_DICT MEMOIZE MARK … SETITEMS`),
+/// then given more items by a second `SETITEMS` and a `SETITEM`, then referenced again: a dict
+/// the fold does not take stays open after the fast path read it, as the general path leaves
+/// it, so the later items land in it and both references share it.
+#[test]
+fn flat_dict_the_fold_declines_stays_open() {
+    let bytes = b"\x80\x04](}\x94(\x8c\x01a\x94K\x01\x8c\x01b\x94\x88u(\x8c\x01cK\x02u\x8c\x01dK\x03sh\x00e.";
+    let value = parse(bytes).unwrap();
+    let items = value.as_seq().unwrap();
+    let expected = dict(vec![
+        (s("a"), Value::Int(1)),
+        (s("b"), Value::Bool(true)),
+        (s("c"), Value::Int(2)),
+        (s("d"), Value::Int(3)),
+    ]);
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0], expected);
+    match (&items[0], &items[1]) {
+        (Value::Dict(a), Value::Dict(b)) => assert!(Rc::ptr_eq(a, b)),
+        _ => panic!("expected dicts"),
+    }
+}

@@ -353,3 +353,71 @@ fn frames_defined_in_the_first_chunk_are_resolved_in_the_others() {
     assert_eq!(sequential.traces[0].len(), 400);
     assert_eq!(sequential.other_keys, ["prefix_frames", "extra"]);
 }
+
+/// The segments read ahead while the chunks decode (`Merge::prepare`) are the ones `build`
+/// reads: a snapshot with segments (and blocks) before the trace gives the sequential
+/// decoder's snapshot, and a damaged segment the sequential decoder's error.
+#[test]
+fn segments_read_ahead_are_the_segments_read_after() {
+    fn segment(out: &mut Vec<u8>, address: u32, total: &[u8]) {
+        let key = |out: &mut Vec<u8>, text: &str| {
+            out.extend([0x8c, text.len() as u8]);
+            out.extend(text.as_bytes());
+        };
+        out.extend(b"}(");
+        key(out, "address");
+        out.push(b'J');
+        out.extend(address.to_le_bytes());
+        key(out, "total_size");
+        out.extend(total);
+        key(out, "blocks");
+        out.extend(b"](}(");
+        key(out, "size");
+        out.extend(b"J\x00\x02\x00\x00");
+        key(out, "state");
+        key(out, "active_allocated");
+        out.extend(b"ue");
+        out.push(b'u');
+    }
+    let entries: Vec<GenEntry> = (0..200)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512,
+            stream: 0,
+            frames: Ok(vec![i % 40, 3]),
+        })
+        .collect();
+    let plain = snapshot_bytes(&[5], &entries, 10, After::Nothing);
+    let empty: &[u8] = b"\x8c\x08segments\x94]\x94";
+    let at = plain
+        .windows(empty.len())
+        .position(|window| window == empty)
+        .unwrap()
+        + empty.len();
+    for damaged in [false, true] {
+        let mut segments = b"(".to_vec();
+        segment(&mut segments, 1 << 20, b"J\x00\x00\x20\x00");
+        let total: &[u8] = if damaged {
+            b"\x8c\x01x"
+        } else {
+            b"J\x00\x00\x40\x00"
+        };
+        segment(&mut segments, 1 << 24, total);
+        segments.push(b'e');
+        let bytes = [&plain[..at], &segments, &plain[at..]].concat();
+        let sequential = parse(&bytes).map(|snapshot| format!("{snapshot:?}"));
+        let sequential = sequential.map_err(|error| error.to_string());
+        assert_eq!(sequential.is_err(), damaged);
+        for chunks in [2, 5] {
+            let snapshot = decode_parallel_result(&bytes, parallel(3, chunks))
+                .unwrap()
+                .map(|snapshot| format!("{snapshot:?}"))
+                .map_err(|error| error.to_string());
+            assert_eq!(snapshot, sequential);
+        }
+        if let Ok(text) = &sequential {
+            assert!(text.contains("16777216"), "{text}");
+        }
+    }
+}
