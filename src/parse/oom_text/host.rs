@@ -85,6 +85,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = shell_killed(text) {
         return Some((Family::Host(HostKind::Killed), found));
     }
+    // PyTorch's DataLoader when a worker died of SIGKILL (`torch/csrc/DataLoader.cpp`
+    // `_error_if_any_worker_fails`, 1.x–2.x: `DataLoader worker (pid N) is killed by signal: `
+    // then `strsignal(si_status)`, `Killed` for SIGKILL): the host's kill, as a shell's
+    // `Killed`. A bus error (`Bus error`) is the shared-memory case (not_oom.rs).
+    if let Some(found) = regex!(r"is killed by signal: Killed").find(text) {
+        let begin = text[..found.start()]
+            .rfind("DataLoader worker")
+            .unwrap_or(found.start());
+        return Some((Family::Host(HostKind::Killed), begin));
+    }
     // The shell's `Killed` quoted by a reporter (``Getting out-of-memory (`Killed`) in a machine
     // with over 1TB of RAM``, `the process just prints "Killed"`): the same kill, in prose.
     if let Some(found) = regex!(r#"[`"'“‘]Killed[`"'”’]"#).find(text) {

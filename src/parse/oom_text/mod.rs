@@ -64,8 +64,15 @@ pub const OOM_MARKERS: &[&str] = &[
     "out of memory",
     "Out of memory",
     "Out of Memory",
-    // A title's or a sentence's `Cuda out of Memory` ([`mention::mention_start`]).
+    // A title's or a sentence's `Cuda out of Memory`, `CUDA OUT OF MEMORY`
+    // ([`mention::mention_start`]).
     "out of Memory",
+    "OUT OF MEMORY",
+    // A sentence's `CUDA memory error` ([`mention::prose_mention`]).
+    "CUDA memory error",
+    "cuda memory error",
+    "GPU memory error",
+    "gpu memory error",
     "OUT_OF_MEMORY",
     // A sentence's `out-of-memory error` ([`mention::mention_start`]).
     "out-of-memory",
@@ -257,6 +264,10 @@ pub const OOM_MARKERS: &[&str] = &[
 /// failure search over the rest of a long log (`explain`'s stream) skips them, since every
 /// marker there costs on every byte and a program's own failure never needs them.
 pub const WORDS_MARKERS: &[&str] = &[
+    "CUDA memory error",
+    "cuda memory error",
+    "GPU memory error",
+    "gpu memory error",
     "ut of VRAM",
     "ut of vram",
     "ut of GPU memory",
@@ -892,12 +903,24 @@ impl OomDetector {
                     .max(until.saturating_sub(pending.message.end_line));
                 return;
             }
+            let line = message.line;
+            let gpu = message.is_gpu_oom;
             let previous = self.pending_warmup.replace(Pending {
                 message,
                 window,
                 superseded,
             });
-            done.extend(previous.map(|pending| pending.message));
+            // A mention or a class waiting for its message gives way to the message held now
+            // (vLLM's warm-up error after the title's `CUDA memory error`), as to any other.
+            done.extend(
+                previous
+                    .filter(|pending| {
+                        !(gpu
+                            && pending.superseded
+                            && line <= pending.message.end_line + pending.window)
+                    })
+                    .map(|pending| pending.message),
+            );
             return;
         }
         // A mention gives way to any message that follows it, a GPU one or not.
@@ -1471,6 +1494,8 @@ mod families_tests;
 mod first_contact_tests;
 #[cfg(test)]
 mod mentions_tests;
+#[cfg(test)]
+mod s14_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

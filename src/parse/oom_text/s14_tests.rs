@@ -1,0 +1,91 @@
+//! Unit tests of wordings added in session 14: retyped and shouted messages, the reporter's
+//! words for the allocator's error, guesses that are not reports, and the kills that are the
+//! host's memory. Every line is synthetic.
+
+use super::tests::{mib, one};
+use super::*;
+
+/// PyTorch's sentence retyped with an article slipped in keeps its figure.
+#[test]
+fn a_retyped_message_with_an_article_is_still_the_allocators() {
+    let message = one("RuntimeError: CUDA out of the memory. Tried to allocate 128.00 MiB");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.figures.tried_to_allocate_bytes, mib(128.0));
+}
+
+/// `CUDA OUT OF MEMORY` written in capitals in a sentence, and `a CUDA memory error`.
+#[test]
+fn shouted_and_named_device_errors_are_mentions() {
+    for text in [
+        "训练模型时，控制台显示CUDA OUT OF MEMORY，怎么办",
+        "When I start the app it fails with CUDA OUT OF MEMORY",
+        "the app starts but then stops because of a CUDA memory error.",
+        "Got a GPU memory error when the second model loads",
+    ] {
+        let messages = parse_text(text);
+        assert_eq!(messages.len(), 1, "{text}: {messages:#?}");
+        assert!(messages[0].is_gpu_oom, "{text}");
+    }
+    // Not advice, and not the host's memory.
+    for text in [
+        "to avoid a CUDA memory error, lower the batch size",
+        "a GPU memory error or a RAM shortage, not sure",
+    ] {
+        assert!(
+            parse_text(text).iter().all(|m| !m.is_gpu_oom),
+            "{text}: {:#?}",
+            parse_text(text)
+        );
+    }
+}
+
+/// A reply's guess (`probably an OOM`, checked with `dmesg`) is not a report of a GPU OOM.
+#[test]
+fn a_guess_at_an_oom_is_not_a_report() {
+    for text in [
+        "There's probably an OOM here. Check the log for this error.",
+        "Maybe OOM? Please run dmesg and look for the error.",
+        "Check with `dmesg -T` whether an OOM occurred after this error.",
+    ] {
+        assert!(
+            parse_text(text).iter().all(|m| !m.is_gpu_oom),
+            "{text}: {:#?}",
+            parse_text(text)
+        );
+    }
+    assert!(one("The A100 run OOMs at step 10 with this error.").is_gpu_oom);
+}
+
+/// PyTorch's DataLoader reports a worker killed by SIGKILL: the host's kill.
+#[test]
+fn a_dataloader_worker_killed_by_sigkill_is_the_hosts() {
+    let message = one("RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.");
+    assert!(!message.is_gpu_oom);
+    assert_eq!(message.kind, OomKind::KilledBySignal);
+    // A bus error is the shared-memory case, not this.
+    assert!(
+        parse_text("DataLoader worker (pid 4242) is killed by signal: Bus error.")
+            .iter()
+            .all(|m| m.kind != OomKind::KilledBySignal)
+    );
+}
+
+/// A title naming an OOM, then a JAX traceback cut before its message: the job ran on an
+/// accelerator, so the title's OOM is the accelerator's.
+#[test]
+fn a_title_oom_over_a_jax_traceback_is_a_gpu_oom() {
+    let text = "OOM with gradient accumulation\n\nTraceback (most recent call last):\n  File \"/opt/app/train.py\", line 10, in main\n    step = jax.jit(train_step)\n  File \"/usr/lib/python3/site-packages/jax/_src/pjit.py\", line 200, in compile\n    return lowered.compile()\n";
+    let messages = parse_text(text);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(messages[0].is_gpu_oom);
+}
+
+/// The reporter's words, then vLLM's warm-up error, then the allocator's message it wraps: the
+/// words give way, and the warm-up error (the first GPU failure) has the allocator's figures.
+#[test]
+fn a_mention_gives_way_to_a_held_warmup_error() {
+    let text = "It always fails with some CUDA memory error.\n\nRuntimeError: CUDA out of memory occurred when warming up sampler with 128 dummy requests.\n\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 7.50 GiB of which 20.00 MiB is free. Of the allocated memory 6.00 GiB is allocated by PyTorch, and 10.00 MiB is reserved by PyTorch but unallocated.\n";
+    let messages = parse_text(text);
+    assert_eq!(messages[0].kind, OomKind::VllmWarmupOom, "{messages:#?}");
+    assert_eq!(messages[0].figures.tried_to_allocate_bytes, mib(64.0));
+}
