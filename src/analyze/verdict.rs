@@ -516,6 +516,17 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             return Cause::RequestLargerThanGpu;
         }
     }
+    // The card's total not printed, but the request is more than any single GPU made has
+    // ([`LARGEST_GPU_BYTES`]): no card could serve it, whichever this one is.
+    if let (Some(tried), None) = (tried, total) {
+        if tried > LARGEST_GPU_BYTES {
+            builder.fact(format!(
+                "the request ({}) is larger than any single GPU's memory (the largest cards hold 288 GB) (framework error text): no allocator setting or freed memory can satisfy it on one GPU",
+                gib(tried)
+            ));
+            return Cause::RequestLargerThanGpu;
+        }
+    }
 
     // 3. Engine-specific memory errors.
     // JAX creates its CUDA context and preallocates 75 % of the card at start
@@ -820,6 +831,11 @@ fn startup_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         _ => Cause::FreeMemoryBelowRequested,
     }
 }
+
+/// 288 GB, the most memory one GPU has in 2025 (NVIDIA B300 and AMD Instinct MI355X, 288 GB
+/// HBM3E each, their datasheets), taken as binary GiB to stay on the safe side: a request above
+/// it fits on no single card.
+const LARGEST_GPU_BYTES: Bytes = Bytes(288 << 30);
 
 /// 16 TiB: more than any GPU has, by far; a request this large is an overflowed size.
 const OVERFLOW_BYTES: Bytes = Bytes(16 << 40);

@@ -219,6 +219,30 @@ fn exabytes_are_an_overflow_and_a_bit_over_the_card_is_not() {
 }
 
 #[test]
+fn a_request_beyond_any_card_is_larger_than_the_gpu_without_its_total() {
+    // 1,000 GiB asked, the card's total not printed: no GPU has that much.
+    let failure = message(
+        OomKind::PytorchTotalCapacity,
+        OomFigures {
+            tried_to_allocate_bytes: gib_f(1_000.0),
+            ..Default::default()
+        },
+    );
+    let cause = cause_of(&failure, EngineName::Pytorch, Phase::Inference);
+    assert_eq!(cause, Cause::RequestLargerThanGpu);
+    // 100 GiB without a total: a card of 141 GB could hold it, the rules below decide.
+    let failure = message(
+        OomKind::PytorchTotalCapacity,
+        OomFigures {
+            tried_to_allocate_bytes: gib_f(100.0),
+            ..Default::default()
+        },
+    );
+    let cause = cause_of(&failure, EngineName::Pytorch, Phase::Inference);
+    assert_ne!(cause, Cause::RequestLargerThanGpu);
+}
+
+#[test]
 fn jax_failing_to_preallocate_is_memory_held_elsewhere() {
     let mut failure = message(OomKind::XlaResourceExhausted, OomFigures::default());
     failure.text = "RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory === Source Location Trace: === external/xla+/xla/stream_executor/cuda/cuda_status.cc:45".to_string();

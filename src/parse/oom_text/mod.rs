@@ -858,6 +858,15 @@ impl OomDetector {
         }
         if mention {
             message.kind = OomKind::NamedWithoutMessage;
+            // A title quoting PyTorch's class before the device's words (`conv.py
+            // torch.OutOfMemoryError: HIP out of memory`): the class names who raised it.
+            if message.exception.is_none() {
+                message.exception =
+                    regex!(r"(?:^|[^A-Za-z0-9_.])(torch\.(?:cuda\.|xpu\.)?OutOfMemoryError)\s*:")
+                        .captures(&message.text)
+                        .and_then(|found| found.get(1))
+                        .map(|class| class.as_str().to_string());
+            }
         }
         if mention && mention::is_weak(&message.text) {
             if self.weak.is_none() {

@@ -89,3 +89,12 @@ fn a_mention_gives_way_to_a_held_warmup_error() {
     assert_eq!(messages[0].kind, OomKind::VllmWarmupOom, "{messages:#?}");
     assert_eq!(messages[0].figures.tried_to_allocate_bytes, mib(64.0));
 }
+
+/// A title quoting PyTorch's class and the device's words without the message keeps the class.
+#[test]
+fn a_mention_quoting_torchs_class_keeps_it() {
+    let message = one("nn/functional.py torch.OutOfMemoryError: HIP out of memory");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.exception.as_deref(), Some("torch.OutOfMemoryError"));
+    assert_eq!(one("GPU OOM when training with two cards").exception, None);
+}
