@@ -110,6 +110,12 @@ pub const OOM_MARKERS: &[&str] = &[
     // cuBLAS handle/workspace allocation.
     "CUBLAS_STATUS_ALLOC_FAILED",
     "CUBLAS_STATUS_NOT_INITIALIZED",
+    // cuRAND's allocation status (cuda.rs; the other libraries' end in `_ALLOC_FAILED`).
+    "CURAND_STATUS_ALLOCATION_FAILED",
+    // OpenCV's CUDA error (cuda.rs) holds `out of memory`; MindSpore's device allocator.
+    "memory isn't enough",
+    // RMM's device pool (cuda.rs), when printed without its `std::bad_alloc` head.
+    "RMM failure at",
     // vLLM.
     "Free memory on device",
     "No available memory for the cache blocks",

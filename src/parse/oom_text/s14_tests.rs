@@ -98,3 +98,34 @@ fn a_mention_quoting_torchs_class_keeps_it() {
     assert_eq!(message.exception.as_deref(), Some("torch.OutOfMemoryError"));
     assert_eq!(one("GPU OOM when training with two cards").exception, None);
 }
+
+/// The allocation statuses of the other CUDA libraries, OpenCV's CUDA error, RMM's device pool
+/// and MindSpore's device allocator are GPU OOMs (synthetic lines in each library's wording).
+#[test]
+fn library_allocation_failures_are_gpu_ooms() {
+    for text in [
+        "RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED",
+        "RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling `cusolverDnCreate(handle)`",
+        "cupy_backends.cuda.libs.cusparse.CuSparseError: CUSPARSE_STATUS_ALLOC_FAILED",
+        "curand error: CURAND_STATUS_ALLOCATION_FAILED",
+        "cv2.error: OpenCV(4.8.0) /src/modules/core/src/cuda/gpu_mat.cu:116: error: (-217:Gpu API call) out of memory in function 'allocate'",
+        "MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/env/include/rmm/mr/device/pool_memory_resource.hpp:200: Maximum pool size exceeded",
+    ] {
+        let message = one(text);
+        assert!(message.is_gpu_oom, "{text}: {message:#?}");
+    }
+    let mindspore = one("RuntimeError: Device(id:1) memory isn't enough and alloc failed, kernel name: Default/Conv2D-op7, alloc size: 536870912B.");
+    assert!(mindspore.is_gpu_oom);
+    assert_eq!(mindspore.figures.tried_to_allocate_bytes, mib(512.0));
+    assert_eq!(
+        mindspore.figures.gpu_index,
+        Some(crate::model::gpu::CudaOrdinal(1))
+    );
+    // The host's side of each stays the host's.
+    for text in [
+        "RuntimeError: Memory isn't enough and alloc failed, kernel name: Default/Add-op1, alloc size: 64B.",
+        "MemoryError: std::bad_alloc",
+    ] {
+        assert!(parse_text(text).iter().all(|m| !m.is_gpu_oom), "{text}");
+    }
+}
