@@ -53,6 +53,8 @@ pub struct VerdictInputs<'a> {
     pub shutdown_line: Option<u64>,
     /// A line where the reporter says other programs held the GPU's memory.
     pub holders_said: Option<u64>,
+    /// A line where the reporter or a maintainer says the GPU has too little memory for the job.
+    pub capacity_said: Option<u64>,
 }
 
 /// A dotted version as numbers (`0.6.3.post1` → [0, 6, 3]).
@@ -1034,6 +1036,18 @@ fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             builder.fact(format!(
                 "{} takes most of the card for its KV cache when it starts, and the text names no other process: the engine itself filled the card, so its memory budget against the card is the cause",
                 builder.inputs.engine.name.label()
+            ));
+            Cause::CapacityExhausted
+        }
+        // No figure decides, but the reporter or a maintainer says the card is too small for
+        // the job (`your GPU doesn't have enough VRAM`), and nobody names another holder.
+        _ if builder.inputs.capacity_said.is_some()
+            && builder.inputs.holders_said.is_none()
+            && figures.other_processes.is_empty() =>
+        {
+            builder.fact(format!(
+                "line {}: the text says the GPU has too little memory for this job (their words, not a figure of the message)",
+                builder.inputs.capacity_said.unwrap_or_default()
             ));
             Cause::CapacityExhausted
         }

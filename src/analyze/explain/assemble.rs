@@ -125,6 +125,7 @@ pub(super) fn build_report(
         timeline: &timeline,
         shutdown_line: collected.shutdown_line,
         holders_said: collected.holders_said,
+        capacity_said: collected.capacity_said,
     });
 
     ExplainReport {

@@ -96,6 +96,40 @@ pub(crate) fn other_holders_said(text: &str) -> bool {
     })
 }
 
+/// Whether the line says the GPU itself has too little memory for the job, in a reporter's or
+/// a maintainer's words (`Your 750 Ti doesnt have enough memory`, `your GPU doesn't have enough
+/// VRAM`, `Buy GPU with more memory or use smaller models`, `the card's VRAM is too small`): the
+/// reading "the job needs more than the card" when no figure of the message decides it. Not a
+/// question, a guess or advice conditioned on it (`if your GPU doesn't have enough VRAM, …`), and
+/// not the host's memory (`RAM`, `system memory`).
+pub(crate) fn capacity_said(text: &str) -> bool {
+    if text.len() > 1000 {
+        return false;
+    }
+    let lower = text.to_lowercase().replace(['’', '`'], "'");
+    if lower.trim_end().ends_with('?') {
+        return false;
+    }
+    // A GPU as the subject: the device, its memory, a card by name or number (`750 ti`).
+    let lacks = regex!(concat!(
+        r"(?:^|[^a-z0-9_])",
+        r"(?:gpus?|cards?|graphics card|video card|vram|\d{3,4} ?ti|rtx ?\d{4}|gtx ?\d{3,4}|[ahlptv]\d{1,3}|mi\d{3}x?)",
+        r"(?: \w+)? (?:does ?n'?t|does not|do ?n'?t|do not) have enough (?:gpu |video |graphics )?(?:memory|vram)",
+        r"|(?:gpu|card|vram)(?:'s)? (?:memory |vram )?is (?:too small|not enough|insufficient)",
+        r"|(?:buy|get|use|need|needs) (?:a |an )?(?:gpu|card|graphics card|video card) with more (?:memory|vram)"
+    ));
+    lacks.find(&lower).is_some_and(|found| {
+        let before = &lower[..found.start()];
+        let clause = before
+            .rsplit([',', '.', ';', '!', '('])
+            .next()
+            .unwrap_or(before);
+        !clause
+            .split_whitespace()
+            .any(|word| matches!(word, "if" | "whether" | "maybe" | "perhaps" | "unless"))
+    })
+}
+
 /// Whether the last words before a phrase deny it (advice, a guess, a negation).
 fn denied(before: &str) -> bool {
     // Only the clause the phrase is in.
@@ -126,6 +160,27 @@ mod tests {
             "Another process is holding 20 GB on the card",
         ] {
             assert!(other_holders_said(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_card_too_small_for_the_job_in_words() {
+        use super::capacity_said;
+        for line in [
+            "Your 1050 Ti doesnt have enough memory.",
+            "It comes from that your GPU doesn't have enough VRAM.",
+            "Buy a GPU with more memory or use smaller models.",
+            "the card's VRAM is too small for this model",
+        ] {
+            assert!(capacity_said(line), "{line}");
+        }
+        for line in [
+            "If your GPU doesn't have enough VRAM, use --lowvram.",
+            "Does my GPU not have enough memory?",
+            "My PC doesn't have enough memory to load it",
+            "maybe the card is too small",
+        ] {
+            assert!(!capacity_said(line), "{line}");
         }
     }
 

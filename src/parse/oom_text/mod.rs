@@ -262,6 +262,11 @@ pub const OOM_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
+    // The reporter's or a maintainer's words that the card is too small (holders.rs).
+    "have enough memory",
+    "with more memory",
+    "with more VRAM",
+    "is too small",
 ];
 
 /// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
@@ -315,6 +320,10 @@ pub const WORDS_MARKERS: &[&str] = &[
     "second process",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "have enough memory",
+    "with more memory",
+    "with more VRAM",
+    "is too small",
 ];
 
 /// The [`OOM_MARKERS`] that matter in a report only, so the scanner of a long log's parsed
@@ -330,6 +339,10 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "second process",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "have enough memory",
+    "with more memory",
+    "with more VRAM",
+    "is too small",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
@@ -541,6 +554,9 @@ pub struct OomDetector {
     /// The first line where the reporter says other programs held the GPU's memory
     /// ([`holders::other_holders_said`]).
     holders_said: Option<u64>,
+    /// The first line where the reporter or a maintainer says the GPU has too little memory for
+    /// the job ([`holders::capacity_said`]).
+    capacity_said: Option<u64>,
     /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
     /// lines after it show whether the work was on a GPU.
     weak: Option<Weak>,
@@ -619,6 +635,9 @@ impl OomDetector {
         let text: &str = &line.text;
         if self.holders_said.is_none() && holders::other_holders_said(text) {
             self.holders_said = Some(line_no);
+        }
+        if self.capacity_said.is_none() && holders::capacity_said(text) {
+            self.capacity_said = Some(line_no);
         }
         if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
         {
@@ -793,6 +812,12 @@ impl OomDetector {
     /// other programs occupy memory`), if any was read.
     pub fn holders_said(&self) -> Option<u64> {
         self.holders_said
+    }
+
+    /// The first line where the reporter or a maintainer says the GPU has too little memory
+    /// for the job (`your GPU doesn't have enough VRAM`), if any was read.
+    pub fn capacity_said(&self) -> Option<u64> {
+        self.capacity_said
     }
 
     /// Flush what is still open at end of input.
