@@ -118,6 +118,29 @@ pub(crate) fn capacity_said(text: &str) -> bool {
         r"|(?:gpu|card|vram)(?:'s)? (?:memory |vram )?is (?:too small|not enough|insufficient)",
         r"|(?:buy|get|use|need|needs) (?:a |an )?(?:gpu|card|graphics card|video card) with more (?:memory|vram)"
     ));
+    // The failure comes with larger inputs only (`with a bigger batch size it fails`, `longer
+    // sentences give this error`, 单句稍微长一点，或者batch大一点，就会报这个错误): the job's own
+    // activations outgrow the card. `if`/`when` is how such a sentence is said, so only a guess
+    // denies it.
+    let larger = regex!(concat!(
+        r"(?:with|using|at|use) (?:a |the )?(?:bigger|larger|higher) batch",
+        r"|(?:increas|rais)(?:e|es|ed|ing) (?:the )?batch",
+        r"|(?:longer|larger|bigger) (?:input|sentence|sequence|image|prompt|context)s?\b",
+        r"|batch\S{0,6}(?:大一点|大一些|调大|增大|加大)",
+        r"|(?:句子?|序列|输入)\S{0,4}(?:长一点|长一些|更长)"
+    ));
+    if let Some(found) = larger.find(&lower) {
+        let clause = lower[..found.start()]
+            .rsplit([',', '.', ';', '!', '('])
+            .next()
+            .unwrap_or("");
+        if !clause
+            .split_whitespace()
+            .any(|word| matches!(word, "maybe" | "perhaps" | "whether" | "unless" | "try"))
+        {
+            return true;
+        }
+    }
     lacks.find(&lower).is_some_and(|found| {
         let before = &lower[..found.start()];
         let clause = before
@@ -171,6 +194,9 @@ mod tests {
             "It comes from that your GPU doesn't have enough VRAM.",
             "Buy a GPU with more memory or use smaller models.",
             "the card's VRAM is too small for this model",
+            "It works with batch size 1, but with a bigger batch it fails.",
+            "when I increase the batch size to 8 this error appears",
+            "句子稍微长一点，或者batch大一点，就会报这个错误。",
         ] {
             assert!(capacity_said(line), "{line}");
         }
@@ -179,6 +205,8 @@ mod tests {
             "Does my GPU not have enough memory?",
             "My PC doesn't have enough memory to load it",
             "maybe the card is too small",
+            "Try a smaller batch size.",
+            "How can I use longer prompts?",
         ] {
             assert!(!capacity_said(line), "{line}");
         }

@@ -262,11 +262,29 @@ pub const OOM_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
-    // The reporter's or a maintainer's words that the card is too small (holders.rs).
+    // The reporter's or a maintainer's words that the card is too small for the job, or that
+    // only larger inputs fail (holders.rs `capacity_said`): no message starts here either.
     "have enough memory",
     "with more memory",
     "with more VRAM",
     "is too small",
+    "bigger batch",
+    "larger batch",
+    "higher batch",
+    "increase the batch",
+    "increase batch",
+    "increasing the batch",
+    "longer input",
+    "longer sentence",
+    "longer sequence",
+    "larger input",
+    "larger image",
+    "bigger image",
+    "longer prompt",
+    "longer context",
+    "batch大",
+    "长一点",
+    "长一些",
 ];
 
 /// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
@@ -324,6 +342,23 @@ pub const WORDS_MARKERS: &[&str] = &[
     "with more memory",
     "with more VRAM",
     "is too small",
+    "bigger batch",
+    "larger batch",
+    "higher batch",
+    "increase the batch",
+    "increase batch",
+    "increasing the batch",
+    "longer input",
+    "longer sentence",
+    "longer sequence",
+    "larger input",
+    "larger image",
+    "bigger image",
+    "longer prompt",
+    "longer context",
+    "batch大",
+    "长一点",
+    "长一些",
 ];
 
 /// The [`OOM_MARKERS`] that matter in a report only, so the scanner of a long log's parsed
@@ -343,6 +378,23 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "with more memory",
     "with more VRAM",
     "is too small",
+    "bigger batch",
+    "larger batch",
+    "higher batch",
+    "increase the batch",
+    "increase batch",
+    "increasing the batch",
+    "longer input",
+    "longer sentence",
+    "longer sequence",
+    "larger input",
+    "larger image",
+    "bigger image",
+    "longer prompt",
+    "longer context",
+    "batch大",
+    "长一点",
+    "长一些",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
