@@ -538,3 +538,17 @@ fn llama_cpp_loader_lines_are_one_timeline_row() {
     assert_eq!(rows, 1, "{:#?}", report.timeline);
     assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
 }
+
+/// PyTorch's allocator message on ROCm without the `torch.` class, and a title quoting the
+/// class before a HIP mention: PyTorch either way.
+#[test]
+fn pytorchs_hip_wordings_name_pytorch() {
+    let report = explain_text("RuntimeError: HIP out of memory. Tried to allocate 64.00 MiB (GPU 0; 15.98 GiB total capacity; 15.00 GiB already allocated; 10.00 MiB free; 15.50 GiB reserved in total by PyTorch)\n");
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.engine.name, EngineName::Pytorch);
+    let report = explain_text(
+        "layers.py torch.OutOfMemoryError: HIP out of memory\n\nI am on a 16GB card\n",
+    );
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.engine.name, EngineName::Pytorch);
+}
