@@ -552,3 +552,14 @@ fn pytorchs_hip_wordings_name_pytorch() {
     assert!(report.is_gpu_oom);
     assert_eq!(report.engine.name, EngineName::Pytorch);
 }
+
+/// AUTOMATIC1111's line naming its attention code (`InvokeAI` there is an implementation, not
+/// the app) shows the webui.
+#[test]
+fn a1111_attention_optimization_line_names_the_webui() {
+    let report = explain_text("Applying optimization: InvokeAI... done.\nModel loaded in 5.1s\nRuntimeError: Could not allocate tensor with 52428800 bytes. There is not enough GPU video memory available!\n");
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.engine.name, EngineName::Automatic1111);
+    let report = explain_text("Applying attention optimization: Doggettx... done.\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 7.79 GiB of which 1.00 GiB is free.\n");
+    assert_eq!(report.engine.name, EngineName::Automatic1111);
+}
