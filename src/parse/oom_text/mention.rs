@@ -160,11 +160,13 @@ pub(super) fn is_weak(text: &str) -> bool {
 /// `enc_dec_model_runner.py`), `Loading safetensors checkpoint shards`.
 ///
 /// Or JAX/XLA (`jax`, `jaxlib`, `flax`, `xla`, a `tpu`): they place a program on an
-/// accelerator, and an XLA out-of-memory is the accelerator's (`RESOURCE_EXHAUSTED`).
+/// accelerator, and an XLA out-of-memory is the accelerator's (`RESOURCE_EXHAUSTED`). Or a
+/// network's `backward pass` / `forward pass` named as where it ran out: autograd's activations
+/// and gradients, the memory of a training step on an accelerator.
 pub(super) fn gpu_work_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     has_gpu_word(&lower)
-        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu)(?:$|[^a-z0-9_])")
+        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
             .is_match(&lower)
         || line.contains("显卡")
 }

@@ -129,3 +129,15 @@ fn library_allocation_failures_are_gpu_ooms() {
         assert!(parse_text(text).iter().all(|m| !m.is_gpu_oom), "{text}");
     }
 }
+
+/// A title naming an out-of-memory on a network's backward pass is a GPU job's.
+#[test]
+fn out_of_memory_on_the_backward_pass_is_a_gpu_oom() {
+    let messages = parse_text(
+        "Fine-tuning runs out of memory on the backward pass of epoch 3\n\nLoading data: 100%\n",
+    );
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(messages[0].is_gpu_oom);
+    let host = parse_text("Training runs out of memory on the backward pass, RAM usage climbs\n");
+    assert!(host.iter().all(|m| !m.is_gpu_oom), "{host:#?}");
+}
