@@ -64,7 +64,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find_oom_killed(text) {
         return Some((Family::Host(HostKind::OomKiller), position));
     }
-    if let Some(position) = super::find(text, "Cannot allocate memory") {
+    // llama.cpp's warning when `--mlock` cannot pin the mapped model (`llama-mmap.cpp`
+    // `llama_mlock::raw_lock`: `warning: failed to mlock N-byte buffer (after previously locking
+    // M bytes): Cannot allocate memory` then `Try increasing RLIMIT_MEMLOCK`): the lock limit,
+    // not the host's memory running out, and the load goes on.
+    if let Some(position) = super::find(text, "Cannot allocate memory")
+        .filter(|_| super::find(text, "failed to mlock").is_none())
+    {
         let begin = text[..position]
             .rfind("[Errno")
             .or_else(|| text[..position].rfind("OSError"))

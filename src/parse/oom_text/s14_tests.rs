@@ -141,3 +141,11 @@ fn out_of_memory_on_the_backward_pass_is_a_gpu_oom() {
     let host = parse_text("Training runs out of memory on the backward pass, RAM usage climbs\n");
     assert!(host.iter().all(|m| !m.is_gpu_oom), "{host:#?}");
 }
+
+/// llama.cpp's `--mlock` warning names errno 12 but is the lock limit, not a failure.
+#[test]
+fn an_mlock_warning_is_not_a_host_oom() {
+    let text = "warning: failed to mlock 268435456-byte buffer (after previously locking 0 bytes): Cannot allocate memory\nTry increasing RLIMIT_MEMLOCK ('ulimit -l' as root).\n";
+    assert!(parse_text(text).is_empty(), "{:#?}", parse_text(text));
+    assert!(!one("OSError: [Errno 12] Cannot allocate memory").is_gpu_oom);
+}
