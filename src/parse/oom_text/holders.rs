@@ -66,6 +66,17 @@ pub(crate) fn other_holders_said(text: &str) -> bool {
     {
         return true;
     }
+    // A process left behind by an earlier run (`a zombie process was holding the memory`,
+    // `killed the leftover python processes and it works`), or the card's memory reset by an
+    // administrator before it worked again (`reset the GPU memory of the node`, Korean `GPU
+    // 메모리를 초기화하였습니다`): memory held outside the job that failed.
+    if let Some(found) = regex!(r"(?:zombie|leftover|left-over|stale|orphan(?:ed)?|dangling|defunct) (?:python |worker |training |gpu )?process(?:es)?|reset (?:the )?(?:gpu|card)(?:'s)? memory|(?:gpu|card)(?:'s)? memory (?:was |has been )?reset|(?i:gpu)[^.]{0,24}메모리를 초기화")
+        .find(&lower)
+    {
+        if !denied(&lower[..found.start()]) {
+            return true;
+        }
+    }
     HOLDERS.iter().any(|holder| {
         lower.match_indices(holder).any(|(at, _)| {
             let end = at + holder.len();
@@ -181,6 +192,9 @@ mod tests {
             "the memory was occupied by other programs",
             "it tells GPU 0 is out of memory (because there is already a training on GPU 0)",
             "Another process is holding 20 GB on the card",
+            "There was a zombie python process holding 10 GB.",
+            "I killed the leftover processes and now it works",
+            "The admin reset the GPU memory of that node; training runs again.",
         ] {
             assert!(other_holders_said(line), "{line}");
         }
@@ -224,6 +238,8 @@ mod tests {
             "Close other programs that use VRAM before launching.",
             "Decrease GPU memory utilization or reduce GPU memory used by other processes.",
             "nothing else: I don't have any other process holding memory",
+            "Check for zombie processes with nvidia-smi.",
+            "Maybe a stale process holds it",
         ] {
             assert!(!other_holders_said(line), "{line}");
         }
