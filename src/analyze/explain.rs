@@ -226,6 +226,8 @@ struct Collected {
     shutdown_line: Option<u64>,
     /// The first line where the reporter says other programs held the GPU's memory.
     holders_said: Option<u64>,
+    /// The first line where the reporter or a maintainer says the GPU is too small for the job.
+    capacity_said: Option<u64>,
     /// Lines searched for failure messages only.
     failures_only_lines: u64,
     /// The last stretches of lines searched for failure messages only: (first, last).
@@ -693,6 +695,9 @@ impl Explainer {
             self.collected.ooms_total += self.detector.take_counted();
             if self.collected.holders_said.is_none() {
                 self.collected.holders_said = self.detector.holders_said();
+            }
+            if self.collected.capacity_said.is_none() {
+                self.collected.capacity_said = self.detector.capacity_said();
             }
             messages
         } else {

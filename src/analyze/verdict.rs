@@ -53,6 +53,8 @@ pub struct VerdictInputs<'a> {
     pub shutdown_line: Option<u64>,
     /// A line where the reporter says other programs held the GPU's memory.
     pub holders_said: Option<u64>,
+    /// A line where the reporter or a maintainer says the GPU has too little memory for the job.
+    pub capacity_said: Option<u64>,
 }
 
 /// A dotted version as numbers (`0.6.3.post1` → [0, 6, 3]).
@@ -516,6 +518,17 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             return Cause::RequestLargerThanGpu;
         }
     }
+    // The card's total not printed, but the request is more than any single GPU made has
+    // ([`LARGEST_GPU_BYTES`]): no card could serve it, whichever this one is.
+    if let (Some(tried), None) = (tried, total) {
+        if tried > LARGEST_GPU_BYTES {
+            builder.fact(format!(
+                "the request ({}) is larger than any single GPU's memory (the largest cards hold 288 GB) (framework error text): no allocator setting or freed memory can satisfy it on one GPU",
+                gib(tried)
+            ));
+            return Cause::RequestLargerThanGpu;
+        }
+    }
 
     // 3. Engine-specific memory errors.
     // JAX creates its CUDA context and preallocates 75 % of the card at start
@@ -821,6 +834,11 @@ fn startup_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     }
 }
 
+/// 288 GB, the most memory one GPU has in 2025 (NVIDIA B300 and AMD Instinct MI355X, 288 GB
+/// HBM3E each, their datasheets), taken as binary GiB to stay on the safe side: a request above
+/// it fits on no single card.
+const LARGEST_GPU_BYTES: Bytes = Bytes(288 << 30);
+
 /// 16 TiB: more than any GPU has, by far; a request this large is an overflowed size.
 const OVERFLOW_BYTES: Bytes = Bytes(16 << 40);
 
@@ -1018,6 +1036,18 @@ fn fallback_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             builder.fact(format!(
                 "{} takes most of the card for its KV cache when it starts, and the text names no other process: the engine itself filled the card, so its memory budget against the card is the cause",
                 builder.inputs.engine.name.label()
+            ));
+            Cause::CapacityExhausted
+        }
+        // No figure decides, but the reporter or a maintainer says the card is too small for
+        // the job (`your GPU doesn't have enough VRAM`), and nobody names another holder.
+        _ if builder.inputs.capacity_said.is_some()
+            && builder.inputs.holders_said.is_none()
+            && figures.other_processes.is_empty() =>
+        {
+            builder.fact(format!(
+                "line {}: the text says the GPU has too little memory for this job (their words, not a figure of the message)",
+                builder.inputs.capacity_said.unwrap_or_default()
             ));
             Cause::CapacityExhausted
         }

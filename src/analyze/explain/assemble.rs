@@ -125,6 +125,7 @@ pub(super) fn build_report(
         timeline: &timeline,
         shutdown_line: collected.shutdown_line,
         holders_said: collected.holders_said,
+        capacity_said: collected.capacity_said,
     });
 
     ExplainReport {
@@ -802,6 +803,9 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
                     // out of memory … PYTORCH_MPS_HIGH_WATERMARK_RATIO").
                     | OomKind::XpuOutOfMemory
                     | OomKind::MpsOutOfMemory
+                    // … and its ROCm build's (`HIP out of memory. Tried to allocate …`, the
+                    // caching allocator hipified: `c10/hip/HIPCachingAllocator.cpp`).
+                    | OomKind::HipOutOfMemory
             )
             || m.text.contains("TORCH_USE_CUDA_DSA")
             // c10's host allocator (`[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator`).

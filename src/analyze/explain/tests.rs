@@ -538,3 +538,28 @@ fn llama_cpp_loader_lines_are_one_timeline_row() {
     assert_eq!(rows, 1, "{:#?}", report.timeline);
     assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
 }
+
+/// PyTorch's allocator message on ROCm without the `torch.` class, and a title quoting the
+/// class before a HIP mention: PyTorch either way.
+#[test]
+fn pytorchs_hip_wordings_name_pytorch() {
+    let report = explain_text("RuntimeError: HIP out of memory. Tried to allocate 64.00 MiB (GPU 0; 15.98 GiB total capacity; 15.00 GiB already allocated; 10.00 MiB free; 15.50 GiB reserved in total by PyTorch)\n");
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.engine.name, EngineName::Pytorch);
+    let report = explain_text(
+        "layers.py torch.OutOfMemoryError: HIP out of memory\n\nI am on a 16GB card\n",
+    );
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.engine.name, EngineName::Pytorch);
+}
+
+/// AUTOMATIC1111's line naming its attention code (`InvokeAI` there is an implementation, not
+/// the app) shows the webui.
+#[test]
+fn a1111_attention_optimization_line_names_the_webui() {
+    let report = explain_text("Applying optimization: InvokeAI... done.\nModel loaded in 5.1s\nRuntimeError: Could not allocate tensor with 52428800 bytes. There is not enough GPU video memory available!\n");
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.engine.name, EngineName::Automatic1111);
+    let report = explain_text("Applying attention optimization: Doggettx... done.\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 7.79 GiB of which 1.00 GiB is free.\n");
+    assert_eq!(report.engine.name, EngineName::Automatic1111);
+}

@@ -65,6 +65,7 @@ fn cause_in(
         timeline: &[],
         shutdown_line: None,
         holders_said: None,
+        capacity_said: None,
     };
     decide(&inputs).cause
 }
@@ -219,6 +220,30 @@ fn exabytes_are_an_overflow_and_a_bit_over_the_card_is_not() {
 }
 
 #[test]
+fn a_request_beyond_any_card_is_larger_than_the_gpu_without_its_total() {
+    // 1,000 GiB asked, the card's total not printed: no GPU has that much.
+    let failure = message(
+        OomKind::PytorchTotalCapacity,
+        OomFigures {
+            tried_to_allocate_bytes: gib_f(1_000.0),
+            ..Default::default()
+        },
+    );
+    let cause = cause_of(&failure, EngineName::Pytorch, Phase::Inference);
+    assert_eq!(cause, Cause::RequestLargerThanGpu);
+    // 100 GiB without a total: a card of 141 GB could hold it, the rules below decide.
+    let failure = message(
+        OomKind::PytorchTotalCapacity,
+        OomFigures {
+            tried_to_allocate_bytes: gib_f(100.0),
+            ..Default::default()
+        },
+    );
+    let cause = cause_of(&failure, EngineName::Pytorch, Phase::Inference);
+    assert_ne!(cause, Cause::RequestLargerThanGpu);
+}
+
+#[test]
 fn jax_failing_to_preallocate_is_memory_held_elsewhere() {
     let mut failure = message(OomKind::XlaResourceExhausted, OomFigures::default());
     failure.text = "RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory === Source Location Trace: === external/xla+/xla/stream_executor/cuda/cuda_status.cc:45".to_string();
@@ -282,6 +307,7 @@ fn jax_oom_after_work_is_no_start_failure() {
             timeline,
             shutdown_line: None,
             holders_said: None,
+            capacity_said: None,
         })
         .cause
     };
@@ -348,6 +374,7 @@ fn verdict_of(messages: &[OomMessage]) -> Verdict {
         timeline: &[],
         shutdown_line: None,
         holders_said: None,
+        capacity_said: None,
     })
 }
 
@@ -490,6 +517,7 @@ fn automatic1111_advice_names_forges_own_memory_settings() {
         timeline: &[],
         shutdown_line: None,
         holders_said: None,
+        capacity_said: None,
     };
     let steps = decide(&inputs).next_steps.join("\n");
     assert!(steps.contains("--medvram"), "{steps}");
@@ -531,6 +559,7 @@ fn reporter_saying_other_programs_held_memory() {
             timeline: &[],
             shutdown_line: None,
             holders_said,
+            capacity_said: None,
         })
         .cause
     };
@@ -559,5 +588,51 @@ fn tpu_hbm_check_is_capacity() {
     assert_eq!(
         cause_of(&failure, EngineName::Jax, Phase::TrainingStep),
         Cause::TrainingMemory
+    );
+}
+
+/// The text saying the card is too small decides a cause no figure decides; not against a
+/// reporter naming other holders.
+#[test]
+fn words_that_the_card_is_too_small() {
+    let failure = message(OomKind::CudaErrorOutOfMemory, OomFigures::default());
+    let engine = EngineInfo {
+        name: EngineName::Pytorch,
+        version: None,
+        generation: None,
+        evidence_line: None,
+    };
+    let phase = PhaseReport {
+        failed_in: Phase::Unknown,
+        last_completed: None,
+        server_was_ready: None,
+        prompt_can_be_cause: None,
+        evidence: Vec::new(),
+    };
+    let versions = BTreeMap::new();
+    let memory = EngineMemory::default();
+    let config = EngineConfig::default();
+    let cause_with = |capacity_said: Option<u64>, holders_said: Option<u64>| {
+        decide(&VerdictInputs {
+            failure: Some(&failure),
+            messages: std::slice::from_ref(&failure),
+            engine: &engine,
+            config: &config,
+            model: None,
+            memory: &memory,
+            versions: &versions,
+            phase: &phase,
+            timeline: &[],
+            shutdown_line: None,
+            holders_said,
+            capacity_said,
+        })
+        .cause
+    };
+    assert_eq!(cause_with(None, None), Cause::Unknown);
+    assert_eq!(cause_with(Some(9), None), Cause::CapacityExhausted);
+    assert_eq!(
+        cause_with(Some(9), Some(4)),
+        Cause::OtherProcessesHoldMemory
     );
 }

@@ -317,6 +317,7 @@ pub(super) const RULES: &[Rule] = &[
         "Launching Web UI with arguments",
         vocab::automatic1111_launch,
     ),
+    name("ptimization: ", vocab::automatic1111_optimization),
     name("[GPU Setting] You will use", vocab::forge_own),
     name("[Memory Management] Target", vocab::forge_own),
     name("[Unload] Trying to free", vocab::forge_own),

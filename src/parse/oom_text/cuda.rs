@@ -112,6 +112,49 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Cublas, error_begin(text, position)));
         }
     }
+    // The other CUDA libraries' allocation statuses, as PyTorch and CuPy print them: cuFFT
+    // (`aten/src/ATen/native/cuda/CuFFTUtils.h` `CUFFT_CHECK`: `cuFFT error: CUFFT_ALLOC_FAILED`;
+    // CuPy `CuFFTError: CUFFT_ALLOC_FAILED`), cuSOLVER (`aten/src/ATen/cuda/Exceptions.h`
+    // `TORCH_CUSOLVER_CHECK`: `cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling …`),
+    // cuSPARSE (`TORCH_CUDASPARSE_CHECK`), cuRAND (`CURAND_STATUS_ALLOCATION_FAILED`) and cuTENSOR:
+    // each library's handle or workspace could not get device memory (`cufft.h`, `cusolver_common.h`,
+    // `cusparse.h`, `curand.h`, `cutensor/types.h`: "resource allocation failed").
+    for needle in [
+        "CUFFT_ALLOC_FAILED",
+        "CUSOLVER_STATUS_ALLOC_FAILED",
+        "CUSPARSE_STATUS_ALLOC_FAILED",
+        "CURAND_STATUS_ALLOCATION_FAILED",
+        "CUTENSOR_STATUS_ALLOC_FAILED",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            return Some((Family::OtherGpu, line_begin(text, position)));
+        }
+    }
+    // OpenCV's CUDA modules (`modules/core/include/opencv2/core/private.cuda.hpp`
+    // `checkCudaError` → `cv::error(Error::GpuApiCallError, cudaGetErrorString(err), …)`, 3.x–4.x):
+    // `error: (-217:Gpu API call) out of memory in function 'copy'`.
+    if let Some(position) = super::find(text, "(-217:Gpu API call) out of memory") {
+        return Some((Family::CudaError, line_begin(text, position)));
+    }
+    // RAPIDS RMM's device memory resources (`rmm/detail/error.hpp` `RMM_CUDA_TRY_ALLOC`:
+    // `out_of_memory: CUDA error at: <file>:<line>: cudaErrorMemoryAllocation out of memory`;
+    // `pool_memory_resource.hpp` / `arena.hpp`: `RMM_FAIL("Maximum pool size exceeded", …)` →
+    // `RMM failure at: <file>:<line>: Maximum pool size exceeded`), raised in Python by cuDF,
+    // cuML and XGBoost as `MemoryError: std::bad_alloc: …`: the GPU's memory, not the host's.
+    if let Some(position) = super::find(text, "RMM failure at") {
+        if text.contains("Maximum pool size exceeded") || text.contains("out_of_memory") {
+            return Some((Family::OtherGpu, line_begin(text, position)));
+        }
+    }
+    // MindSpore's runtime (`mindspore/ccsrc/runtime/graph_scheduler/actor/*.cc`, 2.x):
+    // `Device(id:0) memory isn't enough and alloc failed, kernel name: …, alloc size: 1024B.`,
+    // older `Device memory isn't enough and alloc failed, alloc size:1024`; its CPU device writes
+    // `Memory isn't enough …` without `Device`.
+    if let Some(found) =
+        regex!(r"Device(?:\(id:\d+\))? memory isn't enough and alloc failed").find(text)
+    {
+        return Some((Family::OtherGpu, line_begin(text, found.start())));
+    }
     // accelerate `find_executable_batch_size`: every batch size down to 1 failed with an OOM
     // (`should_reduce_batch_size`), then `RuntimeError("No executable batch size found, reached
     // zero.")`.
@@ -301,6 +344,21 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
                 .captures(squeezed)
                 .and_then(|caps| caps.get(1))
                 .and_then(|m| m.as_str().parse().ok());
+            // MindSpore: `Device(id:0) memory isn't enough and alloc failed, …, alloc size: NB.`
+            if let Some(caps) = regex!(
+                r"Device(?:\(id:(\d{1,3})\))?memoryisn'tenoughandallocfailed.*?allocsize:(\d+)"
+            )
+            .captures(squeezed)
+            {
+                parsed.figures.gpu_index = caps
+                    .get(1)
+                    .and_then(|m| m.as_str().parse().ok())
+                    .or(parsed.figures.gpu_index);
+                parsed.figures.tried_to_allocate_bytes = caps
+                    .get(2)
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(crate::model::Bytes);
+            }
             parsed
         }
     }

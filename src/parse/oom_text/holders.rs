@@ -66,6 +66,17 @@ pub(crate) fn other_holders_said(text: &str) -> bool {
     {
         return true;
     }
+    // A process left behind by an earlier run (`a zombie process was holding the memory`,
+    // `killed the leftover python processes and it works`), or the card's memory reset by an
+    // administrator before it worked again (`reset the GPU memory of the node`, Korean `GPU
+    // 메모리를 초기화하였습니다`): memory held outside the job that failed.
+    if let Some(found) = regex!(r"(?:zombie|leftover|left-over|stale|orphan(?:ed)?|dangling|defunct) (?:python |worker |training |gpu )?process(?:es)?|reset (?:the )?(?:gpu|card)(?:'s)? memory|(?:gpu|card)(?:'s)? memory (?:was |has been )?reset|(?i:gpu)[^.]{0,24}메모리를 초기화")
+        .find(&lower)
+    {
+        if !denied(&lower[..found.start()]) {
+            return true;
+        }
+    }
     HOLDERS.iter().any(|holder| {
         lower.match_indices(holder).any(|(at, _)| {
             let end = at + holder.len();
@@ -93,6 +104,63 @@ pub(crate) fn other_holders_said(text: &str) -> bool {
                     && HOLDING.iter().any(|word| clause.contains(word)));
             whole && holding && !denied(&lower[..at])
         })
+    })
+}
+
+/// Whether the line says the GPU itself has too little memory for the job, in a reporter's or
+/// a maintainer's words (`Your 750 Ti doesnt have enough memory`, `your GPU doesn't have enough
+/// VRAM`, `Buy GPU with more memory or use smaller models`, `the card's VRAM is too small`): the
+/// reading "the job needs more than the card" when no figure of the message decides it. Not a
+/// question, a guess or advice conditioned on it (`if your GPU doesn't have enough VRAM, …`), and
+/// not the host's memory (`RAM`, `system memory`).
+pub(crate) fn capacity_said(text: &str) -> bool {
+    if text.len() > 1000 {
+        return false;
+    }
+    let lower = text.to_lowercase().replace(['’', '`'], "'");
+    if lower.trim_end().ends_with('?') {
+        return false;
+    }
+    // A GPU as the subject: the device, its memory, a card by name or number (`750 ti`).
+    let lacks = regex!(concat!(
+        r"(?:^|[^a-z0-9_])",
+        r"(?:gpus?|cards?|graphics card|video card|vram|\d{3,4} ?ti|rtx ?\d{4}|gtx ?\d{3,4}|[ahlptv]\d{1,3}|mi\d{3}x?)",
+        r"(?: \w+)? (?:does ?n'?t|does not|do ?n'?t|do not) have enough (?:gpu |video |graphics )?(?:memory|vram)",
+        r"|(?:gpu|card|vram)(?:'s)? (?:memory |vram )?is (?:too small|not enough|insufficient)",
+        r"|(?:buy|get|use|need|needs) (?:a |an )?(?:gpu|card|graphics card|video card) with more (?:memory|vram)"
+    ));
+    // The failure comes with larger inputs only (`with a bigger batch size it fails`, `longer
+    // sentences give this error`, 单句稍微长一点，或者batch大一点，就会报这个错误): the job's own
+    // activations outgrow the card. `if`/`when` is how such a sentence is said, so only a guess
+    // denies it.
+    let larger = regex!(concat!(
+        r"(?:with|using|at|use) (?:a |the )?(?:bigger|larger|higher) batch",
+        r"|(?:increas|rais)(?:e|es|ed|ing) (?:the )?batch",
+        r"|(?:longer|larger|bigger) (?:input|sentence|sequence|image|prompt|context)s?\b",
+        r"|batch\S{0,6}(?:大一点|大一些|调大|增大|加大)",
+        r"|(?:句子?|序列|输入)\S{0,4}(?:长一点|长一些|更长)"
+    ));
+    if let Some(found) = larger.find(&lower) {
+        let clause = lower[..found.start()]
+            .rsplit([',', '.', ';', '!', '('])
+            .next()
+            .unwrap_or("");
+        if !clause
+            .split_whitespace()
+            .any(|word| matches!(word, "maybe" | "perhaps" | "whether" | "unless" | "try"))
+        {
+            return true;
+        }
+    }
+    lacks.find(&lower).is_some_and(|found| {
+        let before = &lower[..found.start()];
+        let clause = before
+            .rsplit([',', '.', ';', '!', '('])
+            .next()
+            .unwrap_or(before);
+        !clause
+            .split_whitespace()
+            .any(|word| matches!(word, "if" | "whether" | "maybe" | "perhaps" | "unless"))
     })
 }
 
@@ -124,8 +192,37 @@ mod tests {
             "the memory was occupied by other programs",
             "it tells GPU 0 is out of memory (because there is already a training on GPU 0)",
             "Another process is holding 20 GB on the card",
+            "There was a zombie python process holding 10 GB.",
+            "I killed the leftover processes and now it works",
+            "The admin reset the GPU memory of that node; training runs again.",
         ] {
             assert!(other_holders_said(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_card_too_small_for_the_job_in_words() {
+        use super::capacity_said;
+        for line in [
+            "Your 1050 Ti doesnt have enough memory.",
+            "It comes from that your GPU doesn't have enough VRAM.",
+            "Buy a GPU with more memory or use smaller models.",
+            "the card's VRAM is too small for this model",
+            "It works with batch size 1, but with a bigger batch it fails.",
+            "when I increase the batch size to 8 this error appears",
+            "句子稍微长一点，或者batch大一点，就会报这个错误。",
+        ] {
+            assert!(capacity_said(line), "{line}");
+        }
+        for line in [
+            "If your GPU doesn't have enough VRAM, use --lowvram.",
+            "Does my GPU not have enough memory?",
+            "My PC doesn't have enough memory to load it",
+            "maybe the card is too small",
+            "Try a smaller batch size.",
+            "How can I use longer prompts?",
+        ] {
+            assert!(!capacity_said(line), "{line}");
         }
     }
 
@@ -141,6 +238,8 @@ mod tests {
             "Close other programs that use VRAM before launching.",
             "Decrease GPU memory utilization or reduce GPU memory used by other processes.",
             "nothing else: I don't have any other process holding memory",
+            "Check for zombie processes with nvidia-smi.",
+            "Maybe a stale process holds it",
         ] {
             assert!(!other_holders_said(line), "{line}");
         }

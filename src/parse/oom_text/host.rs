@@ -64,7 +64,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find_oom_killed(text) {
         return Some((Family::Host(HostKind::OomKiller), position));
     }
-    if let Some(position) = super::find(text, "Cannot allocate memory") {
+    // llama.cpp's warning when `--mlock` cannot pin the mapped model (`llama-mmap.cpp`
+    // `llama_mlock::raw_lock`: `warning: failed to mlock N-byte buffer (after previously locking
+    // M bytes): Cannot allocate memory` then `Try increasing RLIMIT_MEMLOCK`): the lock limit,
+    // not the host's memory running out, and the load goes on.
+    if let Some(position) = super::find(text, "Cannot allocate memory")
+        .filter(|_| super::find(text, "failed to mlock").is_none())
+    {
         let begin = text[..position]
             .rfind("[Errno")
             .or_else(|| text[..position].rfind("OSError"))
@@ -84,6 +90,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     if let Some(found) = shell_killed(text) {
         return Some((Family::Host(HostKind::Killed), found));
+    }
+    // PyTorch's DataLoader when a worker died of SIGKILL (`torch/csrc/DataLoader.cpp`
+    // `_error_if_any_worker_fails`, 1.x–2.x: `DataLoader worker (pid N) is killed by signal: `
+    // then `strsignal(si_status)`, `Killed` for SIGKILL): the host's kill, as a shell's
+    // `Killed`. A bus error (`Bus error`) is the shared-memory case (not_oom.rs).
+    if let Some(found) = regex!(r"is killed by signal: Killed").find(text) {
+        let begin = text[..found.start()]
+            .rfind("DataLoader worker")
+            .unwrap_or(found.start());
+        return Some((Family::Host(HostKind::Killed), begin));
     }
     // The shell's `Killed` quoted by a reporter (``Getting out-of-memory (`Killed`) in a machine
     // with over 1TB of RAM``, `the process just prints "Killed"`): the same kill, in prose.

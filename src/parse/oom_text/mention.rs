@@ -158,10 +158,15 @@ pub(super) fn is_weak(text: &str) -> bool {
 /// vLLM's `Loading model weights took 19.9073 GB` and
 /// `Starting profile run for multi-modal models.` (`vllm/worker/model_runner.py`,
 /// `enc_dec_model_runner.py`), `Loading safetensors checkpoint shards`.
+///
+/// Or JAX/XLA (`jax`, `jaxlib`, `flax`, `xla`, a `tpu`): they place a program on an
+/// accelerator, and an XLA out-of-memory is the accelerator's (`RESOURCE_EXHAUSTED`). Or a
+/// network's `backward pass` / `forward pass` named as where it ran out: autograd's activations
+/// and gradients, the memory of a training step on an accelerator.
 pub(super) fn gpu_work_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     has_gpu_word(&lower)
-        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards)(?:$|[^a-z0-9_])")
+        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
             .is_match(&lower)
         || line.contains("显卡")
 }
@@ -364,6 +369,9 @@ fn class_mention(text: &str) -> Option<usize> {
     (!denied).then_some(text.len() - text.trim_start().len())
 }
 
+/// Words just before an `OOM` that make it a guess, not a report (`probably an OOM`).
+const GUESS: [&str; 4] = ["probably", "maybe", "perhaps", "likely"];
+
 /// Words just before a mention that make it advice, a negation or a question of what to do.
 const MENTION_DENY: [&str; 9] = [
     "if", "no", "not", "avoid", "prevent", "without", "never", "address", "handle",
@@ -442,8 +450,19 @@ fn oom_word(text: &str) -> Option<usize> {
     if asks_whether(&text.to_ascii_lowercase(), at) {
         return None;
     }
+    // A guess at what happened (`There's probably an OOM`, `maybe OOM?`): not a report.
+    let guess = last_words(&text[..at].to_ascii_lowercase(), 3)
+        .iter()
+        .any(|word| GUESS.contains(word));
+    if guess {
+        return None;
+    }
     let hosted = without_offload(text);
-    const HOST: [&str; 5] = ["killer", "Killed", "killed", "CPU", "host"];
+    // `dmesg` is the kernel's log, where the host's OOM killer reports (`use dmesg -T to
+    // verify whether OOM occurred`).
+    const HOST: [&str; 7] = [
+        "killer", "Killed", "killed", "CPU", "host", "dmesg", "DMESG",
+    ];
     // `RAM` as a word (not the end of `VRAM`).
     let ram = regex!(r"(?:^|[^A-Za-z0-9_])RAM(?:$|[^A-Za-z0-9_])").is_match(&hosted);
     if ram || HOST.iter().any(|word| hosted.contains(word)) || rest.trim_start().starts_with("kill")
@@ -547,12 +566,16 @@ fn prose_mention(text: &str) -> Option<usize> {
         .to_lowercase()
         .replace(" (oom)", "")
         .replace(['"', '`', '“', '”'], "");
-    const PHRASES: [&str; 5] = [
+    // A device's memory named failing (`it starts but stops for a CUDA memory error`): the
+    // reporter's name for the allocator's error, whose message is not pasted.
+    const PHRASES: [&str; 7] = [
         "out of memory error",
         "out-of-memory error",
         "outofmemory error",
         "error out of memory",
         "oom error",
+        "cuda memory error",
+        "gpu memory error",
     ];
     let at = PHRASES
         .iter()

@@ -64,8 +64,15 @@ pub const OOM_MARKERS: &[&str] = &[
     "out of memory",
     "Out of memory",
     "Out of Memory",
-    // A title's or a sentence's `Cuda out of Memory` ([`mention::mention_start`]).
+    // A title's or a sentence's `Cuda out of Memory`, `CUDA OUT OF MEMORY`
+    // ([`mention::mention_start`]).
     "out of Memory",
+    "OUT OF MEMORY",
+    // A sentence's `CUDA memory error` ([`mention::prose_mention`]).
+    "CUDA memory error",
+    "cuda memory error",
+    "GPU memory error",
+    "gpu memory error",
     "OUT_OF_MEMORY",
     // A sentence's `out-of-memory error` ([`mention::mention_start`]).
     "out-of-memory",
@@ -103,6 +110,12 @@ pub const OOM_MARKERS: &[&str] = &[
     // cuBLAS handle/workspace allocation.
     "CUBLAS_STATUS_ALLOC_FAILED",
     "CUBLAS_STATUS_NOT_INITIALIZED",
+    // cuRAND's allocation status (cuda.rs; the other libraries' end in `_ALLOC_FAILED`).
+    "CURAND_STATUS_ALLOCATION_FAILED",
+    // OpenCV's CUDA error (cuda.rs) holds `out of memory`; MindSpore's device allocator.
+    "memory isn't enough",
+    // RMM's device pool (cuda.rs), when printed without its `std::bad_alloc` head.
+    "RMM failure at",
     // vLLM.
     "Free memory on device",
     "No available memory for the cache blocks",
@@ -249,6 +262,40 @@ pub const OOM_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
+    "zombie",
+    "leftover",
+    "left-over",
+    "stale process",
+    "orphan",
+    "dangling process",
+    "defunct",
+    "memory reset",
+    "reset the GPU",
+    "reset the gpu",
+    "메모리를 초기화",
+    // The reporter's or a maintainer's words that the card is too small for the job, or that
+    // only larger inputs fail (holders.rs `capacity_said`): no message starts here either.
+    "have enough memory",
+    "with more memory",
+    "with more VRAM",
+    "is too small",
+    "bigger batch",
+    "larger batch",
+    "higher batch",
+    "increase the batch",
+    "increase batch",
+    "increasing the batch",
+    "longer input",
+    "longer sentence",
+    "longer sequence",
+    "larger input",
+    "larger image",
+    "bigger image",
+    "longer prompt",
+    "longer context",
+    "batch大",
+    "长一点",
+    "长一些",
 ];
 
 /// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
@@ -257,6 +304,10 @@ pub const OOM_MARKERS: &[&str] = &[
 /// failure search over the rest of a long log (`explain`'s stream) skips them, since every
 /// marker there costs on every byte and a program's own failure never needs them.
 pub const WORDS_MARKERS: &[&str] = &[
+    "CUDA memory error",
+    "cuda memory error",
+    "GPU memory error",
+    "gpu memory error",
     "ut of VRAM",
     "ut of vram",
     "ut of GPU memory",
@@ -296,8 +347,40 @@ pub const WORDS_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
+    "zombie",
+    "leftover",
+    "left-over",
+    "stale process",
+    "orphan",
+    "dangling process",
+    "defunct",
+    "memory reset",
+    "reset the GPU",
+    "reset the gpu",
+    "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "have enough memory",
+    "with more memory",
+    "with more VRAM",
+    "is too small",
+    "bigger batch",
+    "larger batch",
+    "higher batch",
+    "increase the batch",
+    "increase batch",
+    "increasing the batch",
+    "longer input",
+    "longer sentence",
+    "longer sequence",
+    "larger input",
+    "larger image",
+    "bigger image",
+    "longer prompt",
+    "longer context",
+    "batch大",
+    "长一点",
+    "长一些",
 ];
 
 /// The [`OOM_MARKERS`] that matter in a report only, so the scanner of a long log's parsed
@@ -311,8 +394,40 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "ther process",
     "ther program",
     "second process",
+    "zombie",
+    "leftover",
+    "left-over",
+    "stale process",
+    "orphan",
+    "dangling process",
+    "defunct",
+    "memory reset",
+    "reset the GPU",
+    "reset the gpu",
+    "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "have enough memory",
+    "with more memory",
+    "with more VRAM",
+    "is too small",
+    "bigger batch",
+    "larger batch",
+    "higher batch",
+    "increase the batch",
+    "increase batch",
+    "increasing the batch",
+    "longer input",
+    "longer sentence",
+    "longer sequence",
+    "larger input",
+    "larger image",
+    "bigger image",
+    "longer prompt",
+    "longer context",
+    "batch大",
+    "长一点",
+    "长一些",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
@@ -524,6 +639,9 @@ pub struct OomDetector {
     /// The first line where the reporter says other programs held the GPU's memory
     /// ([`holders::other_holders_said`]).
     holders_said: Option<u64>,
+    /// The first line where the reporter or a maintainer says the GPU has too little memory for
+    /// the job ([`holders::capacity_said`]).
+    capacity_said: Option<u64>,
     /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
     /// lines after it show whether the work was on a GPU.
     weak: Option<Weak>,
@@ -602,6 +720,9 @@ impl OomDetector {
         let text: &str = &line.text;
         if self.holders_said.is_none() && holders::other_holders_said(text) {
             self.holders_said = Some(line_no);
+        }
+        if self.capacity_said.is_none() && holders::capacity_said(text) {
+            self.capacity_said = Some(line_no);
         }
         if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
         {
@@ -778,6 +899,12 @@ impl OomDetector {
         self.holders_said
     }
 
+    /// The first line where the reporter or a maintainer says the GPU has too little memory
+    /// for the job (`your GPU doesn't have enough VRAM`), if any was read.
+    pub fn capacity_said(&self) -> Option<u64> {
+        self.capacity_said
+    }
+
     /// Flush what is still open at end of input.
     pub fn finish(&mut self) -> Vec<OomMessage> {
         let mut done = Vec::new();
@@ -847,6 +974,15 @@ impl OomDetector {
         }
         if mention {
             message.kind = OomKind::NamedWithoutMessage;
+            // A title quoting PyTorch's class before the device's words (`conv.py
+            // torch.OutOfMemoryError: HIP out of memory`): the class names who raised it.
+            if message.exception.is_none() {
+                message.exception =
+                    regex!(r"(?:^|[^A-Za-z0-9_.])(torch\.(?:cuda\.|xpu\.)?OutOfMemoryError)\s*:")
+                        .captures(&message.text)
+                        .and_then(|found| found.get(1))
+                        .map(|class| class.as_str().to_string());
+            }
         }
         if mention && mention::is_weak(&message.text) {
             if self.weak.is_none() {
@@ -892,12 +1028,24 @@ impl OomDetector {
                     .max(until.saturating_sub(pending.message.end_line));
                 return;
             }
+            let line = message.line;
+            let gpu = message.is_gpu_oom;
             let previous = self.pending_warmup.replace(Pending {
                 message,
                 window,
                 superseded,
             });
-            done.extend(previous.map(|pending| pending.message));
+            // A mention or a class waiting for its message gives way to the message held now
+            // (vLLM's warm-up error after the title's `CUDA memory error`), as to any other.
+            done.extend(
+                previous
+                    .filter(|pending| {
+                        !(gpu
+                            && pending.superseded
+                            && line <= pending.message.end_line + pending.window)
+                    })
+                    .map(|pending| pending.message),
+            );
             return;
         }
         // A mention gives way to any message that follows it, a GPU one or not.
@@ -1471,6 +1619,8 @@ mod families_tests;
 mod first_contact_tests;
 #[cfg(test)]
 mod mentions_tests;
+#[cfg(test)]
+mod s14_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

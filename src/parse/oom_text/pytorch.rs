@@ -72,9 +72,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     // The message retyped in lower case (`cuda out of memory. tried to allocate 50MiB(GPU 0;
     // 1.96GiB totalcapacity; …`): still the allocator's figures ([`canonical_case`]).
-    // Retyped with a comma too (`cuda out of memory, tried to allocate 50MiB(GPU 0; …`).
+    // Retyped with a comma too (`cuda out of memory, tried to allocate 50MiB(GPU 0; …`), or
+    // with an article slipped in (`CUDA out of the memory. Tried to allocate 360.00 MiB`).
     let lower = text.to_ascii_lowercase();
-    if let Some(found) = regex!(r"cuda out of memory[.,;:]? ?tried to allocate").find(&lower) {
+    if let Some(found) =
+        regex!(r"cuda out of (?:the )?memory[.,;:]? ?tried to allocate").find(&lower)
+    {
         let position = found.start();
         if !text[position..].starts_with("CUDA out of memory. Tried") {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));

@@ -117,6 +117,29 @@ pub(super) fn automatic1111_launch(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Automatic1111, Certainty::Strong);
 }
 
+/// AUTOMATIC1111's choice of cross-attention code at model load (`modules/sd_hijack.py`
+/// `apply_optimizations`, 1.2+: `Applying attention optimization: Doggettx... done.`; earlier
+/// releases and forks such as the DirectML one: `Applying optimization: InvokeAI... done.`). The
+/// name after it is an attention implementation (`InvokeAI`, `sub-quadratic`, `xformers`), not
+/// the app.
+pub(super) fn automatic1111_optimization(text: &str, facts: &mut LineFacts) {
+    let own = [
+        "Applying attention optimization: ",
+        "Applying cross attention optimization: ",
+        "Applying optimization: ",
+    ]
+    .iter()
+    .any(|words| {
+        text.split_once(words).is_some_and(|(_, name)| {
+            name.split_once("...")
+                .is_some_and(|(name, _)| !name.is_empty() && !name.contains(' '))
+        })
+    });
+    if own {
+        facts.engine(EngineName::Automatic1111, Certainty::Strong);
+    }
+}
+
 /// Forge (lllyasviel/stable-diffusion-webui-forge): `backend/memory_management.py` and
 /// `modules_forge/main_entry.py` print "[GPU Setting] You will use …% GPU memory (… MB) to load
 /// weights", "[Memory Management] Target: …", "[Unload] Trying to free …"; its UI's "GPU
