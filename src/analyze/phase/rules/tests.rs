@@ -991,3 +991,28 @@ mod session14_stage_frames {
         assert_eq!(read_frames(&eval).decided.map(|(_, rule)| rule.phase), I);
     }
 }
+
+/// Special methods as Markdown shows them outside a code block (`in init` for `in __init__`).
+mod eaten_dunders {
+    use crate::analyze::phase::frame_phase;
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn a_constructor_or_call_whose_underscores_were_eaten_keeps_its_stage() {
+        let whisper = "faster_whisper\\transcribe.py";
+        assert_eq!(
+            frame_phase("init", whisper),
+            frame_phase("__init__", whisper)
+        );
+        assert_eq!(frame_phase("init", whisper), Some(Phase::WeightsLoad));
+        let pipe = "/x/site-packages/diffusers/pipelines/flux/pipeline_flux.py";
+        assert_eq!(frame_phase("call", pipe), Some(Phase::Inference));
+        assert_eq!(
+            frame_phase("enter", "/x/torch/cuda/graphs.py"),
+            Some(Phase::CudaGraphCapture)
+        );
+        // Elsewhere `init` and `call` are ordinary names (Flax's `init` has its own rule).
+        assert_eq!(frame_phase("init", "/x/my_app/model.py"), None);
+        assert_eq!(frame_phase("call", "/x/keras/layers/core.py"), None);
+    }
+}
