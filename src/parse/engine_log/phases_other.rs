@@ -44,7 +44,6 @@ pub(super) const RULES: &[Rule] = &[
     // === The web UI's API and its job queue (session 14); handlers at the end of this file. ===
     rule("API error: ", webui_api_error),
     rule("[AgentScheduler] Task ", agent_scheduler_task_failed),
-    rule("Error while invoking session ", invokeai_invocation_error),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -218,43 +217,6 @@ fn agent_scheduler_task_failed(text: &str, facts: &mut LineFacts) {
     }
 }
 
-/// InvokeAI 3.x–5.x (`invokeai/app/services/session_processor/session_processor_default.py`,
-/// the node runner's error handler) logs a failed node as `Error while invoking session {id},
-/// invocation {id} ({invocation.get_type()}): {error}` (3.x: the error on the next line). The
-/// type names the node: denoising (`denoise_latents`, `flux_denoise`, `sd3_denoise`), the VAE
-/// (`l2i`, `i2l`, `flux_vae_decode`), the text encoders (`compel`, `sdxl_compel_prompt`,
-/// `flux_text_encoder`) and upscalers (`esrgan`, `spandrel_image_to_image`) run the models on
-/// inputs. The node also asks the model cache for its model, so a frame of that load
-/// (`model_on_device`) still decides: the line is read as printed under the failure.
-fn invokeai_invocation_error(text: &str, facts: &mut LineFacts) {
-    let Some((_, rest)) = text.split_once("Error while invoking session ") else {
-        return;
-    };
-    let Some((_, rest)) = rest.split_once(", invocation ") else {
-        return;
-    };
-    let kind = rest
-        .split_once(" (")
-        .and_then(|(_, rest)| rest.split_once(')'))
-        .map_or("", |(kind, _)| kind);
-    let runs_a_model = [
-        "denoise",
-        "l2i",
-        "i2l",
-        "vae_decode",
-        "vae_encode",
-        "compel",
-        "text_encoder",
-        "esrgan",
-        "spandrel",
-    ]
-    .iter()
-    .any(|part| kind.contains(part));
-    if runs_a_model && !kind.contains("loader") {
-        facts.late_phase = Some(Phase::Inference);
-    }
-}
-
 #[cfg(test)]
 mod webui_api_tests {
     use super::super::parse_line_scan;
@@ -292,27 +254,6 @@ mod webui_api_tests {
             Some(Phase::Inference)
         );
         assert_eq!(hint("[AgentScheduler] Task 1f2e3d finished"), None);
-    }
-
-    #[test]
-    fn an_invokeai_node_that_runs_a_model() {
-        let late = |line: &str| parse_line_scan(line).late_phase;
-        assert_eq!(
-            late(
-                "[2025-01-02 10:00:00,000]::[InvokeAI]::ERROR --> Error while invoking session \
-                  3f2e, invocation 9a1b (denoise_latents): CUDA out of memory."
-            ),
-            Some(Phase::Inference)
-        );
-        assert_eq!(
-            late("Error while invoking session 3f2e, invocation 9a1b (flux_vae_decode):"),
-            Some(Phase::Inference)
-        );
-        assert_eq!(
-            late("Error while invoking session 3f2e, invocation 9a1b (main_model_loader): x"),
-            None
-        );
-        assert_eq!(late("Error while invoking session: see the log"), None);
     }
 }
 
