@@ -1,7 +1,7 @@
 //! Stage lines of training frameworks and apps, read from their sources (each handler names the
 //! project, file, function and version read): the evaluation passes of a training job, its
 //! checkpoint saves, the start of its loop, its distributed set-up, llama.cpp's warm-up, and
-//! kohya-ss sd-scripts' caching and training start, DeepSpeed ZeRO's optimizer set-up.
+//! kohya-ss sd-scripts' caching and training start.
 //! A training job's evaluation is an `Evaluation` event (the model runs without a backward
 //! pass: inference), a save a `CheckpointSave` (no GPU stage: the phase is not shown).
 
@@ -43,11 +43,6 @@ pub(super) const RULES: &[Rule] = &[
     rule("running training / ", kohya_training_start),
     rule("caching latents", kohya_caching),
     rule("caching text encoder outputs", kohya_caching),
-    // === DeepSpeed ZeRO's optimizer set-up (session 14); handler at the end of this file. ===
-    rule("Stage 3 initialize beginning", zero_optimizer_setup),
-    rule("Before creating fp16 partitions", zero_optimizer_setup),
-    rule("Before initializing optimizer states", zero_optimizer_setup),
-    rule("After initializing ZeRO optimizer", zero_optimizer_setup),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -379,56 +374,6 @@ fn kohya_caching(text: &str, facts: &mut LineFacts) {
     let line = line.strip_prefix("INFO").unwrap_or(line).trim_start();
     if line.starts_with("caching latents") || line.starts_with("caching text encoder outputs") {
         evaluation(facts);
-    }
-}
-
-/// DeepSpeed ZeRO building its optimizer (`deepspeed/runtime/zero/stage_1_and_2.py`
-/// `DeepSpeedZeroOptimizer.__init__`, `stage3.py` `DeepSpeedZeroOptimizer_Stage3.__init__`,
-/// 0.6–0.16): `see_memory_usage` logs `Stage 3 initialize beginning`, `Before creating fp16
-/// partitions`, `Before initializing optimizer states` while the parameters are partitioned and
-/// the fp32 copies and optimizer states are allocated on the devices, and `After initializing
-/// ZeRO optimizer` once done (`[INFO] [utils.py:781:see_memory_usage] …`, or the bare words). The
-/// frames of that set-up (`_configure_zero_optimizer`) read as weights_load; so do these lines.
-fn zero_optimizer_setup(text: &str, facts: &mut LineFacts) {
-    let line = text.trim();
-    let line = line
-        .split_once("see_memory_usage] ")
-        .map_or(line, |(_, rest)| rest.trim());
-    if line.starts_with("After initializing ZeRO optimizer") {
-        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
-    } else if [
-        "Stage 3 initialize beginning",
-        "Before creating fp16 partitions",
-        "Before initializing optimizer states",
-    ]
-    .iter()
-    .any(|words| line.starts_with(words))
-    {
-        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
-    }
-}
-
-#[cfg(test)]
-mod zero_tests {
-    use super::super::event_kinds as kinds;
-    use crate::model::explain::EventKind;
-
-    #[test]
-    fn zero_optimizer_set_up_lines() {
-        let at = "[2025-01-01 10:00:00,000] [INFO] [utils.py:781:see_memory_usage] ";
-        assert_eq!(
-            kinds(&format!("{at}Before initializing optimizer states")),
-            vec![EventKind::WeightsLoadStart]
-        );
-        assert_eq!(
-            kinds("Stage 3 initialize beginning"),
-            vec![EventKind::WeightsLoadStart]
-        );
-        assert_eq!(
-            kinds(&format!("{at}After initializing ZeRO optimizer")),
-            vec![EventKind::WeightsLoaded]
-        );
-        assert!(kinds("it hangs right after initializing ZeRO optimizer").is_empty());
     }
 }
 
