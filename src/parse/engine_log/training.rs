@@ -64,9 +64,6 @@ pub(super) const RULES: &[Rule] = &[
     rule("***** Running training *****", trainer_loop_start),
     rule("Num examples = ", unsloth_training_banner),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
-    // === A training metric printed by its logger's key (session 14); handler at the end of
-    // this file. ===
-    rule("train/loss", train_loss_metric),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
@@ -1315,59 +1312,5 @@ mod framework_stage_tests {
             vec![EventKind::DeviceInit]
         );
         assert!(kinds("Found device driver outdated").is_empty());
-    }
-}
-
-/// A training loss printed under its metric key, `train/loss` or a part of it
-/// (`train/loss/dyn`), with its value: DreamerV3's terminal output (`embodied/core/logger.py`
-/// `TerminalOutput`: `episode/score 0.1 / train/loss/con 0.04 / train/loss/dyn 5.41 / …`) and the
-/// many loops that log TensorBoard- or wandb-style keys to the console (`train/loss: 0.52`,
-/// `{'train/loss': 0.52}`, `train/loss=0.52`). Logged under `train/`, it is a training step's
-/// loss; `val/loss` and a sentence about the curve are not.
-fn train_loss_metric(text: &str, facts: &mut LineFacts) {
-    let valued = text.match_indices("train/loss").any(|(at, key)| {
-        let starts_key = text[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '/'));
-        let rest = &text[at + key.len()..];
-        let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || "_/".contains(c));
-        let value = rest.trim_start_matches(['\'', '"', ':', '=', ' ']);
-        let separated = value.len() < rest.len();
-        starts_key
-            && separated
-            && value.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
-            && value
-                .trim_start_matches('-')
-                .starts_with(|c: char| c.is_ascii_digit() || c == '.')
-    });
-    if valued {
-        step(facts);
-    }
-}
-
-#[cfg(test)]
-mod train_loss_metric_tests {
-    use super::super::event_kinds as kinds;
-    use crate::model::explain::EventKind;
-
-    #[test]
-    fn a_loss_logged_under_its_train_key_is_a_step() {
-        for line in [
-            "episode/score 0.1 / episode/length 34 / train/loss/con 0.04 / train/loss/dyn 5.41",
-            "step 120 | train/loss: 0.5231 | lr: 1e-4",
-            "{'train/loss': 2.31, 'train/lr': 0.0001}",
-            "train/loss=-0.12",
-        ] {
-            assert_eq!(kinds(line), vec![EventKind::TrainingStep], "{line}");
-        }
-        for line in [
-            "my train/loss curve goes up after epoch 3",
-            "val/loss 0.52",
-            "pretrain/loss 0.52",
-            "train/loss: nan?",
-        ] {
-            assert!(!kinds(line).contains(&EventKind::TrainingStep), "{line}");
-        }
     }
 }
