@@ -1,7 +1,6 @@
 //! Stage lines of training frameworks and apps, read from their sources (each handler names the
 //! project, file, function and version read): the evaluation passes of a training job, its
-//! checkpoint saves, the start of its loop, its distributed set-up, llama.cpp's warm-up, and
-//! kohya-ss sd-scripts' caching and training start.
+//! checkpoint saves, the start of its loop, its distributed set-up, and llama.cpp's warm-up.
 //! A training job's evaluation is an `Evaluation` event (the model runs without a backward
 //! pass: inference), a save a `CheckpointSave` (no GPU stage: the phase is not shown).
 
@@ -39,10 +38,6 @@ pub(super) const RULES: &[Rule] = &[
     rule("Loading draft modules", tabby_modules),
     rule("Modules |", tabby_modules),
     rule("OP_REQUIRES failed at ", tensorflow_kernel),
-    // === kohya-ss sd-scripts' stage lines (session 14); handlers at the end of this file. ===
-    rule("running training / ", kohya_training_start),
-    rule("caching latents", kohya_caching),
-    rule("caching text encoder outputs", kohya_caching),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -348,56 +343,6 @@ pub(super) fn stage_bar(description: &str, facts: &mut LineFacts) -> bool {
         return true;
     }
     false
-}
-
-/// kohya-ss sd-scripts (`train_network.py`, `train_db.py`, `fine_tune.py`, `sdxl_train*.py`,
-/// 2023–2025) print `running training / 学習開始` once the model, optimizer and data loader are
-/// prepared, then the run's counts and the `steps` bar: the training loop starts.
-fn kohya_training_start(text: &str, facts: &mut LineFacts) {
-    if has(text, "running training / 学習開始") {
-        step(facts);
-    }
-}
-
-/// kohya-ss sd-scripts `library/train_util.py` `BaseDataset.cache_latents` logs `caching
-/// latents.` (`caching latents with caching strategy.` from 2024-10), then runs the VAE's
-/// encoder over the dataset's images; `cache_text_encoder_outputs` logs `caching text encoder
-/// outputs.` and runs the text encoders: models run forward without a backward pass, before
-/// `running training` (inference, as the `cache_latents` frames read). The words open the line
-/// (after a log record's level): a sentence that mentions caching latents is not the log.
-fn kohya_caching(text: &str, facts: &mut LineFacts) {
-    let line = text.trim_start();
-    let line = line
-        .split_once(" INFO ")
-        .map_or(line, |(_, rest)| rest)
-        .trim_start();
-    let line = line.strip_prefix("INFO").unwrap_or(line).trim_start();
-    if line.starts_with("caching latents") || line.starts_with("caching text encoder outputs") {
-        evaluation(facts);
-    }
-}
-
-#[cfg(test)]
-mod kohya_tests {
-    use super::super::event_kinds as kinds;
-    use crate::model::explain::EventKind;
-
-    #[test]
-    fn kohya_caching_and_training_start() {
-        assert_eq!(
-            kinds("running training / 学習開始"),
-            vec![EventKind::TrainingStep]
-        );
-        for line in [
-            "caching latents.",
-            "2024-05-01 10:00:00 INFO     caching latents with caching strategy.   train_util.py:1041",
-            "INFO     caching text encoder outputs.                   train_util.py:2071",
-        ] {
-            assert_eq!(kinds(line), vec![EventKind::Evaluation], "{line}");
-        }
-        assert!(kinds("I turned off caching latents to save VRAM").is_empty());
-        assert!(kinds("is it still running training / or not").is_empty());
-    }
 }
 
 #[cfg(test)]
