@@ -25,7 +25,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("LlamaBatch<T>::Start()", turbomind_batch_started),
     // === Thirteenth session: LMDeploy TurboMind's KV-cache pool (handlers at the end of this
     // file). ===
-    rule("batch_handler.py:", infinity_batch_error),
+    // Marked by the logger's name and level: the source location (`batch_handler.py:574`)
+    // shares its bytes with every log line's `file.py:N`, which the scan must pass quickly.
+    rule("infinity_emb ERROR", infinity_batch_error),
 ];
 
 /// infinity (michaelfeil/infinity, `libs/infinity_emb/infinity_emb/inference/batch_handler.py`,
