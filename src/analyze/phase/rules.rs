@@ -25,6 +25,7 @@ mod apps;
 mod hf;
 mod image;
 mod local;
+mod markdown;
 mod others;
 mod pytorch;
 mod saves;
@@ -42,8 +43,8 @@ use Role::Serve;
 /// `convert` and torch.compile's frames are not listed: their caller decides.
 ///
 /// The table is kept by ecosystem in `rules/*.rs` (`saves`, `pytorch`, `hf`, `training`,
-/// `serving`, `local`, `image`, `speech`, `others`, `apps`); `SEGMENTS` lists their segments in
-/// the order the table reads them, and `FRAME_RULES` is their concatenation.
+/// `serving`, `local`, `image`, `speech`, `others`, `apps`, `markdown`); `SEGMENTS` lists their
+/// segments in the order the table reads them, and `FRAME_RULES` is their concatenation.
 const SEGMENTS: &[&[FrameRule]] = &[
     saves::CHECKPOINT_SAVES,
     local::TABBY_LOAD,
@@ -105,6 +106,8 @@ const SEGMENTS: &[&[FrameRule]] = &[
     image::A1111_MEMORY_MONITOR,
     training::ULTRALYTICS_PREDICTOR,
     training::BARE_NAMES,
+    // === Special methods whose underscores Markdown ate (`in init` for `in __init__`). ===
+    markdown::EATEN_DUNDERS,
 ];
 
 /// The frame rules in the order they are tried: the segments of `SEGMENTS`, one after another.

@@ -3,8 +3,9 @@
 //! `cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp`, as quoted in TensorRT-LLM's
 //! `docs/source/reference/memory.md`), diffusers' pipeline loading bar
 //! (`src/diffusers/pipelines/pipeline_utils.py` `DiffusionPipeline.from_pretrained`) and
-//! ComfyUI's model loading (`comfy/model_management.py` `load_models_gpu`). They only add
-//! timeline events; which engine a text belongs to is decided elsewhere.
+//! ComfyUI's model loading (`comfy/model_management.py` `load_models_gpu`), the web UI's
+//! loading lines, failed jobs, API errors and queue. They add timeline events or say which stage
+//! a failure is in; which engine a text belongs to is decided elsewhere.
 
 use super::{rule, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
@@ -40,6 +41,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("Creating model from config: ", a1111_loading),
     rule("Model loaded in ", a1111_loaded),
     rule("Arguments: ('task(", a1111_failed_job),
+    // === The web UI's API and its job queue (session 14); handlers at the end of this file. ===
+    rule("API error: ", webui_api_error),
+    rule("[AgentScheduler] Task ", agent_scheduler_task_failed),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -165,6 +169,91 @@ fn a1111_loaded(text: &str, facts: &mut LineFacts) {
 fn a1111_failed_job(text: &str, facts: &mut LineFacts) {
     if text.trim_start().starts_with("Arguments: ('task(") {
         facts.late_phase = Some(Phase::Inference);
+    }
+}
+
+/// AUTOMATIC1111 1.x `modules/api/api.py` `api_middleware` → `handle_exception` (kept by Forge
+/// and SD.Next `modules/api/middleware.py`): a request that raised is printed as `API error:
+/// {request.method}: {request.url} {err}`, the error's text inside `err`. The request names what
+/// ran: `/sdapi/v1/txt2img` and `/sdapi/v1/img2img` generate (`text2imgapi`, `img2imgapi`),
+/// `/sdapi/v1/extra-single-image` and `/sdapi/v1/extra-batch-images` upscale and restore faces
+/// (`extras_*_api`), `/sdapi/v1/interrogate` captions with CLIP or DeepBooru: the models run on
+/// inputs; `/sdapi/v1/reload-checkpoint` (`reloadapi`) loads the checkpoint again. Other routes
+/// (`/internal/progress`, `/sdapi/v1/options`) name no stage.
+fn webui_api_error(text: &str, facts: &mut LineFacts) {
+    let Some((_, rest)) = text.split_once("API error: ") else {
+        return;
+    };
+    let url = rest
+        .split_whitespace()
+        .find(|word| word.starts_with("http"))
+        .unwrap_or("");
+    let route = url.split_once("/sdapi/v1/").map_or("", |(_, route)| route);
+    let route = route.split(['?', '/', ' ']).next().unwrap_or("");
+    let phase = match route {
+        "txt2img" | "img2img" | "extra-single-image" | "extra-batch-images" | "interrogate" => {
+            Some(Phase::Inference)
+        }
+        "reload-checkpoint" => Some(Phase::WeightsLoad),
+        _ => None,
+    };
+    if phase.is_some() {
+        facts.failed_phase_hint = phase;
+    }
+}
+
+/// The web UI's queue extension (ArtVentureX/sd-webui-agent-scheduler 0.x,
+/// `agent_scheduler/task_runner.py` `TaskRunner.execute_pending_tasks`) runs each queued txt2img
+/// or img2img task and logs a failed one as `[AgentScheduler] Task {task_id} failed: {res}` (`…
+/// failed: CUDA OOM. Queue will be paused.` for an out-of-memory error): an image was being
+/// generated.
+fn agent_scheduler_task_failed(text: &str, facts: &mut LineFacts) {
+    let failed = text
+        .split_once("[AgentScheduler] Task ")
+        .and_then(|(_, rest)| rest.split_once(' '))
+        .is_some_and(|(id, rest)| !id.is_empty() && rest.starts_with("failed: "));
+    if failed {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+#[cfg(test)]
+mod webui_api_tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn the_api_route_and_the_queue_name_the_job() {
+        let hint = |line: &str| parse_line_scan(line).failed_phase_hint;
+        assert_eq!(
+            hint(
+                "12:00:01-123456 ERROR    API error: POST: http://127.0.0.1:7860/sdapi/v1/txt2img \
+                  {'error': 'OutOfMemoryError', 'detail': ''}"
+            ),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            hint(
+                "API error: POST: http://localhost:7861/sdapi/v1/extra-single-image {'error': 'x'}"
+            ),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            hint(
+                "API error: POST: http://localhost:7861/sdapi/v1/reload-checkpoint {'error': 'x'}"
+            ),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            hint("API error: GET: http://127.0.0.1:7860/internal/progress {'error': 'x'}"),
+            None
+        );
+        assert_eq!(hint("API error: the txt2img call failed"), None);
+        assert_eq!(
+            hint("[AgentScheduler] Task 1f2e3d failed: CUDA OOM. Queue will be paused."),
+            Some(Phase::Inference)
+        );
+        assert_eq!(hint("[AgentScheduler] Task 1f2e3d finished"), None);
     }
 }
 

@@ -1,7 +1,8 @@
 //! Stage lines of inference runtimes and apps without a module of their own, read from their
 //! sources (each handler names the project, file, function and version read): ONNX Runtime's
 //! kernel and session errors, the TVM backtrace of MLC-LLM's weight loading, ultralytics'
-//! per-image prediction lines, Aphrodite's loaded weights and Fooocus-API's failed task. They add timeline events or say which stage a failure is in;
+//! per-image prediction lines, Aphrodite's loaded weights, Fooocus-API's failed task and infinity's
+//! batch handler. They add timeline events or say which stage a failure is in;
 //! which engine a text belongs to is decided elsewhere.
 
 use super::common::{has, size_after};
@@ -24,7 +25,25 @@ pub(super) const RULES: &[Rule] = &[
     rule("LlamaBatch<T>::Start()", turbomind_batch_started),
     // === Thirteenth session: LMDeploy TurboMind's KV-cache pool (handlers at the end of this
     // file). ===
+    // Marked by the logger's name and level: the source location (`batch_handler.py:574`)
+    // shares its bytes with every log line's `file.py:N`, which the scan must pass quickly.
+    rule("infinity_emb ERROR", infinity_batch_error),
 ];
+
+/// infinity (michaelfeil/infinity, `libs/infinity_emb/infinity_emb/inference/batch_handler.py`,
+/// 0.0.5x–0.0.7x): the batching engine's threads (`BatchHandler._publish_towards_model`,
+/// `_subscribe_to_model`, `ModelWorker._preprocess_batch` / `_core_batch` (the forward pass,
+/// `encode_core`) / `_postprocess_batch`) log what stops them with `logger.exception(ex)`; the
+/// `infinity_emb` logger prints the source location (`infinity_emb ERROR: CUDA out of memory. …
+/// batch_handler.py:574`). An error logged there happened while request batches were embedded.
+fn infinity_batch_error(text: &str, facts: &mut LineFacts) {
+    let logged = text
+        .split_once("infinity_emb ERROR")
+        .is_some_and(|(_, rest)| has(rest, "batch_handler.py:"));
+    if logged {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
 
 /// ONNX Runtime 1.x `onnxruntime/core/framework/sequential_executor.cc` `ExecuteKernel`: a
 /// kernel that failed while `InferenceSession::Run` executed the graph is reported as
@@ -267,6 +286,23 @@ mod tests {
         ] {
             assert!(!event_kinds(line).contains(&EventKind::Request), "{line}");
         }
+    }
+
+    #[test]
+    fn an_error_logged_by_infinitys_batch_handler_is_inference() {
+        let line = "ERROR    2025-01-02 10:11:12,345 infinity_emb ERROR: CUDA out of memory.   \
+                    batch_handler.py:420";
+        assert_eq!(
+            parse_line_scan(line).failed_phase_hint,
+            Some(Phase::Inference)
+        );
+        let other = "INFO     2025-01-02 10:11:12,345 infinity_emb INFO: ready to batch requests. \
+                     batch_handler.py:312";
+        assert_eq!(parse_line_scan(other).failed_phase_hint, None);
+        assert_eq!(
+            parse_line_scan("ERROR: my_app batch_handler.py:10 failed").failed_phase_hint,
+            None
+        );
     }
 
     #[test]

@@ -934,3 +934,85 @@ mod session13_app_frames {
         );
     }
 }
+
+/// The frames read in session 14: Lightning 1.x's own loops and the VITS family's epoch.
+mod session14_stage_frames {
+    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::model::explain::Phase;
+
+    const I: Option<Phase> = Some(Phase::Inference);
+    const T: Option<Phase> = Some(Phase::TrainingStep);
+
+    fn frames(list: &[(&str, &str)]) -> Vec<Frame> {
+        list.iter()
+            .enumerate()
+            .map(|(at, (function, file))| Frame {
+                line: at as u64 + 1,
+                function: function.to_string(),
+                file: file.to_string(),
+                called: false,
+                code: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lightning_1x_loops_in_its_trainer_file() {
+        let trainer = "/opt/conda/lib/python3.8/site-packages/pytorch_lightning/trainer/trainer.py";
+        // The sanity check runs inside `run_train`: its deeper frame decides.
+        let sanity = frames(&[
+            ("fit", trainer),
+            ("run_train", trainer),
+            ("run_sanity_check", trainer),
+            ("validation_step", "/x/model.py"),
+        ]);
+        let decided = read_frames(&sanity).decided.map(|(_, rule)| rule.phase);
+        assert_eq!(decided, I);
+        let epochs = frames(&[("fit", trainer), ("run_train", trainer)]);
+        let decided = read_frames(&epochs).decided.map(|(_, rule)| rule.phase);
+        assert_eq!(decided, T);
+        assert_eq!(frame_phase("_run_train", trainer), T);
+        assert_eq!(frame_phase("_run_evaluate", trainer), I);
+        assert_eq!(frame_phase("run_evaluation", trainer), I);
+        assert_eq!(frame_phase("run_predict", trainer), I);
+        assert_eq!(frame_phase("run_train", "/x/my_app/trainer.py"), None);
+        assert_eq!(frame_phase("run_evaluation", "/x/my_app/eval.py"), None);
+    }
+
+    #[test]
+    fn the_vits_epoch_trains_and_its_evaluation_is_inference() {
+        let train = "C:\\vits\\train.py";
+        assert_eq!(frame_phase("train_and_evaluate", train), T);
+        let eval = frames(&[
+            ("run", train),
+            ("train_and_evaluate", train),
+            ("evaluate", train),
+        ]);
+        assert_eq!(read_frames(&eval).decided.map(|(_, rule)| rule.phase), I);
+    }
+}
+
+/// Special methods as Markdown shows them outside a code block (`in init` for `in __init__`).
+mod eaten_dunders {
+    use crate::analyze::phase::frame_phase;
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn a_constructor_or_call_whose_underscores_were_eaten_keeps_its_stage() {
+        let whisper = "faster_whisper\\transcribe.py";
+        assert_eq!(
+            frame_phase("init", whisper),
+            frame_phase("__init__", whisper)
+        );
+        assert_eq!(frame_phase("init", whisper), Some(Phase::WeightsLoad));
+        let pipe = "/x/site-packages/diffusers/pipelines/flux/pipeline_flux.py";
+        assert_eq!(frame_phase("call", pipe), Some(Phase::Inference));
+        assert_eq!(
+            frame_phase("enter", "/x/torch/cuda/graphs.py"),
+            Some(Phase::CudaGraphCapture)
+        );
+        // Elsewhere `init` and `call` are ordinary names (Flax's `init` has its own rule).
+        assert_eq!(frame_phase("init", "/x/my_app/model.py"), None);
+        assert_eq!(frame_phase("call", "/x/keras/layers/core.py"), None);
+    }
+}

@@ -41,6 +41,30 @@ pub(super) const QUALIFIED_LIGHTNING: &[FrameRule] = &[
     r("run", "loops/prediction_loop", I, Serve, "lightning"),
     r("_predict_step", "loops/", I, Serve, "lightning"),
     r("run", "loops/fit_loop", T, Serve, "lightning"),
+    // Lightning 1.0–1.5 `trainer/trainer.py`, before the loops moved out: 1.2 `run_train`
+    // (restore, sanity check, then the epochs), `run_evaluation`, `run_test`, `run_predict`,
+    // `run_sanity_check`; 1.4–1.5 `_run_train`, `_run_evaluate`, `_run_predict`. The sanity
+    // check runs inside `run_train`, so its deeper frame decides.
+    r("run_train", "trainer/trainer.py", T, Serve, "lightning"),
+    r("_run_train", "trainer/trainer.py", T, Serve, "lightning"),
+    r(
+        "run_evaluation",
+        "trainer/trainer.py",
+        I,
+        Serve,
+        "lightning",
+    ),
+    r("_run_evaluate", "trainer/trainer.py", I, Serve, "lightning"),
+    r("run_test", "trainer/trainer.py", I, Serve, "lightning"),
+    r("run_predict", "trainer/trainer.py", I, Serve, "lightning"),
+    r("_run_predict", "trainer/trainer.py", I, Serve, "lightning"),
+    r(
+        "run_sanity_check",
+        "trainer/trainer.py",
+        I,
+        Serve,
+        "lightning",
+    ),
     r("run", "loops/training_epoch_loop", T, Serve, "lightning"),
     r("", "loops/optimization/", T, Serve, "lightning"),
 ];
@@ -236,6 +260,11 @@ pub(super) const LIGHTNING: &[FrameRule] = &[
     r("train_one_epoch", "", T, Serve, "user code"),
     r("train_loop", "", T, Serve, "user code"),
     r("training_loop", "", T, Serve, "user code"),
+    // The VITS family's epoch (jaywalnut310/vits `train.py` `train_and_evaluate`, copied by
+    // so-vits-svc, Bert-VITS2, GPT-SoVITS `s2_train.py` and RVC `train/train.py`): the batches
+    // of one epoch, calling `evaluate(…)` every `eval_interval` steps (a deeper frame, which then
+    // decides); TensorFlow's `tf.estimator.train_and_evaluate` likewise trains.
+    r("train_and_evaluate", "", T, Serve, "user code"),
     r("evaluate", "", I, Serve, "user code"),
     r("evaluation_step", "", I, Serve, "user code"),
     r("eval_step", "", I, Serve, "user code"),
