@@ -214,6 +214,23 @@ pub(super) const MARKERS: &[&str] = &[
     "qlora",
     "QLora",
     "Qlora",
+    // Session 14 (`analyze::phase::prose`): a prediction pass,
+    // Korean loading, apps run on media, a launch.
+    "rediction st",
+    "uring prediction",
+    "모델을 로",
+    "불러오",
+    "nterpolat",
+    "aptioning",
+    "o caption",
+    "ranslat",
+    "ummariz",
+    "o chat",
+    "I chat",
+    "chatting",
+    "aunching",
+    "o launch",
+    "I launch",
 ];
 
 /// One rule per marker, all with the same handler.

@@ -75,6 +75,13 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "validating",
             "predicting",
             "denoising",
+            // Apps that run a model on the user's media or text: a frame interpolator (RIFE in
+            // Flowframes), a captioner, a translator, a summariser, a chat front end.
+            "interpolating",
+            "captioning",
+            "translating",
+            "summarizing",
+            "chatting",
         ],
         &[
             "generate",
@@ -87,9 +94,18 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "validate",
             "predict",
             "denoise",
+            "interpolate",
+            "caption",
+            "translate",
+            "summarize",
+            "chat",
         ],
         Phase::Inference,
     ),
+    // Starting an app or a server (`when launching XTTS`, `when I launch the server`): its
+    // start-up, before it serves; a training launched is the job, not its moment (see
+    // `launches_an_app`).
+    (&["launching"], &["launch"], Phase::Startup),
     (&["loading"], &["load"], Phase::WeightsLoad),
     // Converting a checkpoint to the engine's format (TensorRT-LLM's `convert_checkpoint.py`,
     // llama.cpp's `convert_hf_to_gguf.py`): `attempting to convert the model`.
@@ -431,6 +447,9 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
     if phase == Phase::WeightsLoad && !loads_weights(words, index) {
         return None;
     }
+    if phase == Phase::Startup && !launches_an_app(words, index) {
+        return None;
+    }
     // `sampling steps`, `decoding strategy`: a setting named, not the stage running.
     if words.get(index + 1).is_some_and(|next| {
         matches!(
@@ -472,6 +491,28 @@ fn reports_a_failure(lower: &str, end: usize) -> bool {
     let rest = &lower[end..];
     let rest = &rest[..rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len())];
     FAILURE_WORDS.iter().any(|word| rest.contains(word))
+}
+
+/// `launch` followed by an app or a server, not a training run or a script (`launching the
+/// training`, `launch train.py with torchrun`: the job named, not the moment it failed).
+fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
+    !words.iter().skip(index + 1).take(3).any(|w| {
+        w.text.contains("train")
+            || w.text.contains("fine-tun")
+            || w.text.contains("finetun")
+            || matches!(
+                w.text,
+                "py" | "sh"
+                    | "torchrun"
+                    | "accelerate"
+                    | "deepspeed"
+                    | "job"
+                    | "jobs"
+                    | "script"
+                    | "it"
+                    | "this"
+            )
+    })
 }
 
 /// `load` followed by what it loads: the model, its weights or a model's name, not data.
