@@ -398,9 +398,9 @@ fn names_the_failure(lower: &str) -> bool {
 /// A CJK training word that names the job, not the moment it failed (the corpus convention:
 /// `跑检测模型的训练`, running the detector's training, is the job; `训练时`, `训练过程中`,
 /// `学習中`, `학습하던 중` are the moment): a noun it modifies follows (`训练代码`, the training
-/// code; `学習データ`; `학습 예제`, a training example), or it stands bare, with no word of time
-/// after it (`时`, `的时候`, `过程中`, `中`, `時`, `중`, `할 때`), no `开始` (start) beside it and no
-/// failure (`报错`, `显存`, `에러`) in its sentence.
+/// code; `学習データ`; `학습 예제`, a training example), or, with no word of time after it (`时`,
+/// `的时候`, `过程中`, `中`, `時`, `중`, `할 때`), no `开始` (start) beside it and no failure (`报错`,
+/// `显存`, `에러`) in its sentence, it is written as a thing named (see the forms below).
 fn cjk_job_word(lower: &str, at: usize, phrase: &str) -> bool {
     if phrase.is_ascii() {
         return false;
@@ -519,7 +519,28 @@ fn cjk_job_word(lower: &str, at: usize, phrase: &str) -> bool {
         .find(STOPS)
         .map_or(lower.len(), |stop| at + phrase.len() + stop);
     let sentence = &lower[start..end];
-    !(names_the_failure(sentence) || FAILS.iter().any(|word| sentence.contains(word)))
+    if names_the_failure(sentence) || FAILS.iter().any(|word| sentence.contains(word)) {
+        return false;
+    }
+    // The forms that make it a thing named, not a time: `X的训练` / `Xの学習` (the training of
+    // X), `终止训练` (the training stopped), `学習を続行` / `학습을 진행` (the training as the
+    // object of a verb), Korean `…하는 예제` (an example that does it).
+    let before = lower[..at].trim_end();
+    let adnominal = after
+        .strip_prefix("](")
+        .and_then(|link| link.split_once(')'))
+        .map_or(after, |(_, rest)| rest);
+    ["的", "の", "终止", "停止", "结束", "中止"]
+        .iter()
+        .any(|word| before.ends_with(word))
+        || ["を", "을", "를", " 을", " 를"]
+            .iter()
+            .any(|marker| after.starts_with(marker))
+        || adnominal.strip_prefix("하는").is_some_and(|rest| {
+            NOUNS
+                .iter()
+                .any(|noun| rest.starts_with(noun) && noun.starts_with(' '))
+        })
 }
 
 /// An English stage word written with a CJK word of time right after it, as code-mixed issue
@@ -1023,6 +1044,9 @@ fn went_well_cjk(after: &str) -> bool {
         "문제가 없",
         "問題なく",
         "問題なし",
+        // `开启训练成功`, `학습 성공`: the stage succeeded.
+        "成功",
+        "성공",
         "問題ありません",
     ];
     let end = after
@@ -1586,12 +1610,22 @@ mod tests {
 
     #[test]
     fn a_cjk_training_word_naming_the_job_is_not_the_moment() {
-        // The job: a noun after it, or bare with no time and no failure in its sentence.
+        // The job: a noun after it, or a thing named (`X的训练`, `终止训练`, `学習を…`,
+        // `…하는 예제`) with no time and no failure in its sentence.
         assert_eq!(one("照着教程跑了目标检测模型的训练"), None);
         assert_eq!(one("在服务器上运行训练代码时出现这个错误"), None);
         assert_eq!(one("これは学習データの一覧です"), None);
         assert_eq!(one("제가 올린 학습 예제를 봐 주세요"), None);
         assert_eq!(one("配置文件已更新 终止训练！"), None);
+        assert_eq!(one("画像はキャプションなしで学習を続行します"), None);
+        assert_eq!(
+            one("[파인튜닝](https://x.y/z)하는 예제를 실행해 봤습니다"),
+            None
+        );
+        // The stage succeeded (`成功`).
+        assert_eq!(one("开启训练成功！"), None);
+        // Bare, the reporter's own report: still read.
+        assert_eq!(one("我用四张卡做SFT训练"), Some(Phase::TrainingStep));
         // The moment, or the failure in its sentence.
         assert_eq!(one("训练时显存不足"), Some(Phase::TrainingStep));
         assert_eq!(one("我在训练ResNet的时候报错"), Some(Phase::TrainingStep));
@@ -1611,8 +1645,13 @@ mod tests {
         // `OOM 없이` (without OOM) and `without OOM` say the run went through: the sentence
         // naming the stage that failed is another.
         let lines = two(
-            "작은 모델로 학습했더니 OOM 없이 끝났습니다",
-            "모델을 로딩하는 부분에서 오류가 생깁니다",
+            "while training there was no OOM",
+            "it fails when I load the model",
+        );
+        assert_eq!(stage(&lines), None);
+        let lines = two(
+            "학습 목적으로 작은 모델을 돌렸더니 OOM 없이 끝났습니다",
+            "베이스 모델을 로딩하는 부분에서 오류가 생깁니다",
         );
         assert_eq!(stage(&lines).map(|(p, _)| p), Some(Phase::WeightsLoad));
         assert!(!names_the_failure("it trained without oom"));
