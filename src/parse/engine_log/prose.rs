@@ -231,6 +231,27 @@ pub(super) const MARKERS: &[&str] = &[
     "aunching",
     "o launch",
     "I launch",
+    // A count glued to its unit (`1epoch이`, `200steps后`).
+    "0epoch",
+    "1epoch",
+    "2epoch",
+    "3epoch",
+    "4epoch",
+    "5epoch",
+    "6epoch",
+    "7epoch",
+    "8epoch",
+    "9epoch",
+    "0steps",
+    "1steps",
+    "2steps",
+    "3steps",
+    "4steps",
+    "5steps",
+    "6steps",
+    "7steps",
+    "8steps",
+    "9steps",
 ];
 
 /// One rule per marker, all with the same handler.

@@ -299,6 +299,12 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, words[to].end, Phase::TrainingStep));
             }
         }
+        if glued_progress(word.text)
+            && !guarded(lower, &words, index, index)
+            && sentence_reports_a_failure(lower, word.start, word.end)
+        {
+            out.push((word.start, word.end, Phase::TrainingStep));
+        }
         if let Some((from, to)) = before_training_hit(&words, index) {
             if !guarded(lower, &words, from, from)
                 && sentence_reports_a_failure(lower, words[from].start, words[to].end)
@@ -308,6 +314,22 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out
+}
+
+/// A count glued to its unit, as code-mixed threads write it (`1epoch이 돌아가는 경우`, an
+/// epoch that ran; `训练到3epoch`, `200steps后`): a training's progress. The unit ends the
+/// word's ASCII part (`1epoch`, `20steps`), a CJK particle may follow.
+fn glued_progress(word: &str) -> bool {
+    let ascii_end = word.find(|c: char| !c.is_ascii()).unwrap_or(word.len());
+    let (ascii, rest) = word.split_at(ascii_end);
+    let digits = ascii.len() - ascii.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let unit = &ascii[digits..];
+    digits > 0
+        && (rest.is_empty() || !rest.starts_with(|c: char| c.is_alphanumeric() && c.is_ascii()))
+        && matches!(
+            unit,
+            "epoch" | "epochs" | "step" | "steps" | "iter" | "iters" | "iteration" | "iterations"
+        )
 }
 
 /// The failure placed before a training's first step, in its set-up: `before training can
@@ -720,6 +742,13 @@ mod tests {
             [TrainingStep]
         );
         assert_eq!(phases("OOM at epoch 3"), [TrainingStep]);
+        // A count glued to its unit, in a sentence that reports the failure.
+        assert_eq!(
+            phases("가끔 1epoch이 돌아가고, 가끔 CUDA out of memory 에러가 뜹니다"),
+            [TrainingStep]
+        );
+        assert!(phases("we set 3epochs for the run").is_empty());
+        assert!(phases("see model_1epoch.pt, it fails").is_empty());
     }
 
     #[test]
