@@ -803,9 +803,20 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a trainer's training run",
         ),
         (
-            ["generate", "predict", "transcribe", "infer", "evaluate"]
-                .iter()
-                .any(|method| calls(code, method).is_some()),
+            // (`chat`: vLLM's `LLM.chat` (vllm/entrypoints/llm.py) and the chat models'
+            // `model.chat(tokenizer, query)` / `stream_chat` (ChatGLM's and Qwen's modeling
+            // files) generate a reply.)
+            [
+                "generate",
+                "predict",
+                "transcribe",
+                "infer",
+                "evaluate",
+                "chat",
+                "stream_chat",
+            ]
+            .iter()
+            .any(|method| calls(code, method).is_some()),
             Phase::Inference,
             "a generation, prediction or evaluation",
         ),
@@ -967,6 +978,20 @@ mod tests {
             called: false,
             code: code.map(str::to_string),
         }
+    }
+
+    #[test]
+    fn a_chat_call_generates() {
+        assert_eq!(
+            statement_phase("response, history = model.chat(tokenizer, query, history=[])")
+                .map(|(p, _)| p),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            statement_phase("outs = llm.chat(messages, sampling_params)").map(|(p, _)| p),
+            Some(Phase::Inference)
+        );
+        assert_eq!(statement_phase("chat = build_chat(x)"), None);
     }
 
     #[test]

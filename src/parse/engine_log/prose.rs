@@ -252,6 +252,7 @@ pub(super) const MARKERS: &[&str] = &[
     "7steps",
     "8steps",
     "9steps",
+    "个epoch",
 ];
 
 /// One rule per marker, all with the same handler.

@@ -301,7 +301,7 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
         if glued_progress(word.text)
             && !guarded(lower, &words, index, index)
-            && sentence_reports_a_failure(lower, word.start, word.end)
+            && sentence_reports_a_failure(lower, word.start, word.start)
         {
             out.push((word.start, word.end, Phase::TrainingStep));
         }
@@ -317,19 +317,44 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
 }
 
 /// A count glued to its unit, as code-mixed threads write it (`1epoch이 돌아가는 경우`, an
-/// epoch that ran; `训练到3epoch`, `200steps后`): a training's progress. The unit ends the
-/// word's ASCII part (`1epoch`, `20steps`), a CJK particle may follow.
+/// epoch that ran; `训练到3epoch`, `200steps后`, `第3个epoch时`): a training's progress. The
+/// count starts the word or follows a CJK letter; the unit is ASCII, and a CJK letter or nothing
+/// follows it (`model_1epoch.pt` is a file name).
 fn glued_progress(word: &str) -> bool {
-    let ascii_end = word.find(|c: char| !c.is_ascii()).unwrap_or(word.len());
-    let (ascii, rest) = word.split_at(ascii_end);
-    let digits = ascii.len() - ascii.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    let unit = &ascii[digits..];
-    digits > 0
-        && (rest.is_empty() || !rest.starts_with(|c: char| c.is_alphanumeric() && c.is_ascii()))
-        && matches!(
-            unit,
-            "epoch" | "epochs" | "step" | "steps" | "iter" | "iters" | "iteration" | "iterations"
-        )
+    word.char_indices().any(|(at, c)| {
+        let starts = c.is_ascii_digit()
+            && word[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|before| !before.is_ascii());
+        if !starts {
+            return false;
+        }
+        let rest = &word[at..];
+        let after = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let ordinal = word[..at].ends_with('第');
+        let after = if ordinal {
+            after.trim_start_matches(['个', '個'])
+        } else {
+            after
+        };
+        let unit_end = after
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(after.len());
+        let (unit, tail) = after.split_at(unit_end);
+        tail.chars().next().is_none_or(|next| !next.is_ascii())
+            && matches!(
+                unit,
+                "epoch"
+                    | "epochs"
+                    | "step"
+                    | "steps"
+                    | "iter"
+                    | "iters"
+                    | "iteration"
+                    | "iterations"
+            )
+    })
 }
 
 /// The failure placed before a training's first step, in its set-up: `before training can
@@ -748,6 +773,8 @@ mod tests {
             [TrainingStep]
         );
         assert!(phases("we set 3epochs for the run").is_empty());
+        assert_eq!(phases("在第3个epoch时报错OOM"), [TrainingStep]);
+        assert!(phases("第3个问题报错").is_empty());
         assert!(phases("see model_1epoch.pt, it fails").is_empty());
     }
 
