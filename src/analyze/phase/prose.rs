@@ -286,6 +286,17 @@ const PHRASES: &[(&str, Phase)] = &[
     ("eval loop", Phase::Inference),
     ("验证时", Phase::Inference),
     ("评估时", Phase::Inference),
+    // A prediction pass (ColabFold's and AlphaFold's `predict` stage, Keras `model.predict`,
+    // Lightning's `predict` loop) runs the model without a step.
+    ("prediction step", Phase::Inference),
+    ("prediction stage", Phase::Inference),
+    ("during prediction", Phase::Inference),
+    // Korean: the model as the object of loading (`베이스 모델을 로딩하는 부분에서`, at the part
+    // that loads the base model; `모델을 불러오는 중`).
+    ("모델을 로딩", Phase::WeightsLoad),
+    ("모델을 로드", Phase::WeightsLoad),
+    ("모델을 불러오", Phase::WeightsLoad),
+    ("모델 불러오", Phase::WeightsLoad),
     // Writing a checkpoint is no stage of the list (the corpus labels a save inside training
     // `unknown`): named inside a training sentence, it is the stage that ran.
     ("saving a checkpoint", Phase::Unknown),
@@ -358,10 +369,239 @@ const AFTER_CJK: &[&str] = &[
     "好的",
     "済",
     "된 모델",
+    // The resultative complement: `训练出来的模型`, `这样训练出来部署` (what the training
+    // produced), a training that ended.
+    "出来",
 ];
 
 /// Words of a line that name the failure itself.
 const OOM_WORDS: &[&str] = &["oom", "out of memory", "outofmemory", "显存", "メモリ不足"];
+
+/// Whether a lowercase text names the failure (an [`OOM_WORDS`] word) other than to deny it:
+/// `without OOM`, `no OOM`, Korean `OOM 없이` (without OOM), Chinese `没有OOM`, Japanese
+/// `メモリ不足なく` say the run went through.
+fn names_the_failure(lower: &str) -> bool {
+    const BEFORE: &[&str] = &[
+        "without ", "no ", "not ", "never ", "没有", "没", "不会", "无",
+    ];
+    const AFTER: &[&str] = &["없이", "없", "なし", "なく", "が出ない", "出ない"];
+    OOM_WORDS.iter().any(|word| {
+        lower.match_indices(word).any(|(at, _)| {
+            let before = &lower[..at];
+            let after = lower[at + word.len()..].trim_start();
+            !BEFORE.iter().any(|deny| before.ends_with(deny))
+                && !AFTER.iter().any(|deny| after.starts_with(deny))
+        })
+    })
+}
+
+/// A CJK training word that names the job, not the moment it failed (the corpus convention:
+/// `跑检测模型的训练`, running the detector's training, is the job; `训练时`, `训练过程中`,
+/// `学習中`, `학습하던 중` are the moment): a noun it modifies follows (`训练代码`, the training
+/// code; `学習データ`; `학습 예제`, a training example), or, with no word of time after it (`时`,
+/// `的时候`, `过程中`, `中`, `時`, `중`, `할 때`), no `开始` (start) beside it and no failure (`报错`,
+/// `显存`, `에러`) in its sentence, it is written as a thing named (see the forms below).
+fn cjk_job_word(lower: &str, at: usize, phrase: &str) -> bool {
+    if phrase.is_ascii() {
+        return false;
+    }
+    const NOUNS: &[&str] = &[
+        "代码",
+        "脚本",
+        "数据",
+        "集",
+        "参数",
+        "配置",
+        "文件",
+        "程序",
+        "命令",
+        "日志",
+        "环境",
+        "机器",
+        "样本",
+        "任务",
+        "教程",
+        "示例",
+        "例子",
+        "コード",
+        "スクリプト",
+        "データ",
+        "用",
+        "設定",
+        " 데이터",
+        "데이터",
+        " 코드",
+        " 예제",
+        "예제",
+        " 스크립트",
+        " 목적",
+        "용",
+        " 환경",
+        " 설정",
+    ];
+    const TIME_NEXT: &[&str] = &[
+        "中",
+        "时",
+        "時",
+        "过程",
+        "過程",
+        "期间",
+        "期間",
+        "阶段",
+        "階段",
+        "途中",
+        "の際",
+        "開始",
+        "开始",
+        "到",
+        "하는데",
+        "하는 중",
+        "하던 중",
+        " 중",
+        "중",
+        "할 때",
+        "하다가",
+        "시",
+        " 도중",
+        "도중",
+        " 과정",
+        "과정",
+    ];
+    const TIME_CLAUSE: &[&str] = &["时", "時", "的时候", "过程中", "期间", "阶段", "的時候"];
+    const FAILS: &[&str] = &[
+        "报错",
+        "報錯",
+        "错误",
+        "錯誤",
+        "出错",
+        "异常",
+        "崩溃",
+        "溢出",
+        "爆",
+        "不足",
+        "不够",
+        "失败",
+        "エラー",
+        "落ち",
+        "에러",
+        "오류",
+        "실패",
+        "error",
+        "killed",
+        "crash",
+        "fail",
+    ];
+    let after = &lower[at + phrase.len()..];
+    if NOUNS.iter().any(|noun| after.starts_with(noun)) {
+        return true;
+    }
+    if TIME_NEXT.iter().any(|word| after.starts_with(word))
+        || ["开始", "開始"]
+            .iter()
+            .any(|word| lower[..at].ends_with(word))
+    {
+        return false;
+    }
+    const STOPS: [char; 7] = ['。', '！', '？', '!', '?', '\n', '；'];
+    let clause_end = after
+        .find(|c: char| STOPS.contains(&c) || c == '，' || c == ',')
+        .unwrap_or(after.len());
+    if TIME_CLAUSE
+        .iter()
+        .any(|word| after[..clause_end].contains(word))
+    {
+        return false;
+    }
+    let start = lower[..at].rfind(STOPS).map_or(0, |stop| {
+        stop + lower[stop..].chars().next().map_or(1, char::len_utf8)
+    });
+    let end = after
+        .find(STOPS)
+        .map_or(lower.len(), |stop| at + phrase.len() + stop);
+    let sentence = &lower[start..end];
+    if names_the_failure(sentence) || FAILS.iter().any(|word| sentence.contains(word)) {
+        return false;
+    }
+    // The forms that make it a thing named, not a time: `X的训练` / `Xの学習` (the training of
+    // X), `终止训练` (the training stopped), `学習を続行` / `학습을 진행` (the training as the
+    // object of a verb), Korean `…하는 예제` (an example that does it).
+    let before = lower[..at].trim_end();
+    let adnominal = after
+        .strip_prefix("](")
+        .and_then(|link| link.split_once(')'))
+        .map_or(after, |(_, rest)| rest);
+    ["的", "の", "终止", "停止", "结束", "中止"]
+        .iter()
+        .any(|word| before.ends_with(word))
+        || ["を", "을", "를", " 을", " 를"]
+            .iter()
+            .any(|marker| after.starts_with(marker))
+        || adnominal.strip_prefix("하는").is_some_and(|rest| {
+            NOUNS
+                .iter()
+                .any(|noun| rest.starts_with(noun) && noun.starts_with(' '))
+        })
+}
+
+/// An English stage word written with a CJK word of time right after it, as code-mixed issue
+/// threads write them (`training的时候`, `inference时`, `KoAlpaca를 training하는데 OOM`,
+/// `finetuning 중에`): the stage, as `训练时` is.
+fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const WORDS: &[(&str, Phase)] = &[
+        ("training", Phase::TrainingStep),
+        ("fine-tuning", Phase::TrainingStep),
+        ("finetuning", Phase::TrainingStep),
+        ("finetune", Phase::TrainingStep),
+        ("train", Phase::TrainingStep),
+        ("inference", Phase::Inference),
+        ("infer", Phase::Inference),
+        ("generation", Phase::Inference),
+        ("generate", Phase::Inference),
+        ("predict", Phase::Inference),
+        ("eval", Phase::Inference),
+        ("evaluation", Phase::Inference),
+    ];
+    const TIME: &[&str] = &[
+        "的时候",
+        "时候",
+        "时",
+        "過程中",
+        "过程中",
+        "中",
+        "時",
+        "の時",
+        "中に",
+        "하는데",
+        "하는 중",
+        "하던 중",
+        "할 때",
+        "하다가",
+        "중",
+        "시",
+        "도중",
+    ];
+    let mut out = Vec::new();
+    for (word, phase) in WORDS {
+        for (at, _) in lower.match_indices(word) {
+            let end = at + word.len();
+            let before = lower[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                continue;
+            }
+            let after = &lower[end..];
+            // At most one space between (`training 중에`), and a CJK word right there.
+            let rest = after.strip_prefix(' ').unwrap_or(after);
+            if rest.starts_with(|c: char| c.is_ascii()) || after.starts_with("  ") {
+                continue;
+            }
+            if TIME.iter().any(|time| rest.starts_with(time)) && !denied(lower, at, word) {
+                out.push((at, end, *phase));
+                break;
+            }
+        }
+    }
+    out
+}
 
 /// A line holding stage words, with the lines of its paragraph around it (a hard-wrapped
 /// sentence puts `while` on one line and `loading the model` on the next).
@@ -452,7 +692,7 @@ pub fn stage_for(
         } else {
             (text.to_string(), text.to_lowercase(), 0..text.len())
         };
-        let oom = OOM_WORDS.iter().any(|word| lower.contains(word));
+        let oom = names_the_failure(&lower);
         // A hit must touch this line (one wholly in a neighbour is that line's own).
         let mut line_hits: Vec<(usize, usize, Phase)> = hits(&lower)
             .into_iter()
@@ -595,17 +835,19 @@ fn paragraph(prose: &ProseLine) -> (String, std::ops::Range<usize>) {
 fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     let mut out = Vec::new();
     for (phrase, phase) in PHRASES {
-        let Some(at) = find_phrase(lower, phrase) else {
-            continue;
-        };
-        if denied(lower, at, phrase)
-            || stage_then_failure(lower, at + phrase.len())
-            || names_a_path(&lower[at + phrase.len()..])
-        {
-            continue;
+        // The first place the phrase is read as the stage: a denied one (`训练代码`, the
+        // training code) does not hide a later one in the line (`训练过程中`).
+        let found = phrase_starts(lower, phrase).find(|&at| {
+            !(denied(lower, at, phrase)
+                || stage_then_failure(lower, at + phrase.len())
+                || names_a_path(&lower[at + phrase.len()..])
+                || (*phase == Phase::TrainingStep && cjk_job_word(lower, at, phrase)))
+        });
+        if let Some(at) = found {
+            out.push((at, at + phrase.len(), *phase));
         }
-        out.push((at, at + phrase.len(), *phase));
     }
+    out.extend(mixed_script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
             out.push((at, end, phase));
@@ -630,32 +872,36 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
 pub fn line_stage(text: &str) -> Option<Phase> {
     let lower = text.to_lowercase();
     let mut found = PHRASES.iter().filter_map(|(phrase, phase)| {
-        let at = find_phrase(&lower, phrase)?;
-        (!denied(&lower, at, phrase)).then_some(*phase)
+        phrase_starts(&lower, phrase)
+            .any(|at| !denied(&lower, at, phrase))
+            .then_some(*phase)
     });
     let first = found.next()?;
     found.all(|phase| phase == first).then_some(first)
 }
 
-/// Where a phrase starts a word in `lower` (`load the model` is not in `download the model`);
-/// a CJK phrase anywhere (those scripts put no spaces between words).
-fn find_phrase(lower: &str, phrase: &str) -> Option<usize> {
+/// Where a phrase starts a word in `lower`, each place in turn (`load the model` is not in
+/// `download the model`); a CJK phrase anywhere (those scripts put no spaces between words).
+fn phrase_starts<'a>(lower: &'a str, phrase: &'a str) -> impl Iterator<Item = usize> + 'a {
     // A function's name (`train_step`) is a whole identifier, not a command line's option
     // (`--eval_steps 200`, `--train_step_ratio`).
     // A short word (`qlora`) is a whole word too.
     let identifier = phrase.contains('_')
         || (phrase.len() <= 5 && phrase.bytes().all(|b| b.is_ascii_lowercase()));
-    lower.match_indices(phrase).map(|(at, _)| at).find(|&at| {
-        let before = lower[..at].chars().next_back();
-        let after = lower[at + phrase.len()..].chars().next();
-        // A letter of a script written without spaces (CJK, from U+2E80) is no part of an
-        // English word beside it (`换成qlora就不行了`).
-        let joined = |c: Option<char>| {
-            c.is_some_and(|c| (c.is_alphanumeric() && u32::from(c) < 0x2E80) || c == '_')
-        };
-        (!phrase.is_ascii() || !joined(before))
-            && (!identifier || (!joined(after) && before != Some('-')))
-    })
+    lower
+        .match_indices(phrase)
+        .map(|(at, _)| at)
+        .filter(move |&at| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + phrase.len()..].chars().next();
+            // A letter of a script written without spaces (CJK, from U+2E80) is no part of an
+            // English word beside it (`换成qlora就不行了`).
+            let joined = |c: Option<char>| {
+                c.is_some_and(|c| (c.is_alphanumeric() && u32::from(c) < 0x2E80) || c == '_')
+            };
+            (!phrase.is_ascii() || !joined(before))
+                && (!identifier || (!joined(after) && before != Some('-')))
+        })
 }
 
 /// Sets the stage of a report that none was found for, from the reporter's words
@@ -798,6 +1044,9 @@ fn went_well_cjk(after: &str) -> bool {
         "문제가 없",
         "問題なく",
         "問題なし",
+        // `开启训练成功`, `학습 성공`: the stage succeeded.
+        "成功",
+        "성공",
         "問題ありません",
     ];
     let end = after
@@ -844,7 +1093,7 @@ fn asks_whether(lower: &str, at: usize, after: &str) -> bool {
 /// named is one that ran before, not the one that failed. (`학습하던 중`, while training, has
 /// no past tense before `던`.)
 fn korean_completed_past(after: &str) -> bool {
-    let near: Vec<char> = after.chars().take(8).collect();
+    let near: Vec<char> = after.chars().take(12).collect();
     near.windows(2).any(|pair| {
         let code = u32::from(pair[0]);
         let past = (0xAC00..=0xD7A3).contains(&code) && (code - 0xAC00) % 28 == 20;
@@ -1357,6 +1606,96 @@ mod tests {
             one("## OOM during training #1234"),
             Some(Phase::TrainingStep)
         );
+    }
+
+    #[test]
+    fn a_cjk_training_word_naming_the_job_is_not_the_moment() {
+        // The job: a noun after it, or a thing named (`X的训练`, `终止训练`, `学習を…`,
+        // `…하는 예제`) with no time and no failure in its sentence.
+        assert_eq!(one("照着教程跑了目标检测模型的训练"), None);
+        assert_eq!(one("在服务器上运行训练代码时出现这个错误"), None);
+        assert_eq!(one("これは学習データの一覧です"), None);
+        assert_eq!(one("제가 올린 학습 예제를 봐 주세요"), None);
+        assert_eq!(one("配置文件已更新 终止训练！"), None);
+        assert_eq!(one("画像はキャプションなしで学習を続行します"), None);
+        assert_eq!(
+            one("[파인튜닝](https://x.y/z)하는 예제를 실행해 봤습니다"),
+            None
+        );
+        // The stage succeeded (`成功`).
+        assert_eq!(one("开启训练成功！"), None);
+        // Bare, the reporter's own report: still read.
+        assert_eq!(one("我用四张卡做SFT训练"), Some(Phase::TrainingStep));
+        // The moment, or the failure in its sentence.
+        assert_eq!(one("训练时显存不足"), Some(Phase::TrainingStep));
+        assert_eq!(one("我在训练ResNet的时候报错"), Some(Phase::TrainingStep));
+        assert_eq!(one("训练一个检测模型显存溢出"), Some(Phase::TrainingStep));
+        assert_eq!(one("学習中にエラーが出ます"), Some(Phase::TrainingStep));
+        // A denied place does not hide a later one in the line.
+        assert_eq!(
+            one("训练环境：默认环境。问题描述：训练过程中提示错误"),
+            Some(Phase::TrainingStep)
+        );
+        // The resultative `出来`: what a training produced.
+        assert_eq!(one("这样训练出来的模型太耗显存"), None);
+    }
+
+    #[test]
+    fn a_denied_failure_does_not_mark_the_sentence() {
+        // `OOM 없이` (without OOM) and `without OOM` say the run went through: the sentence
+        // naming the stage that failed is another.
+        let lines = two(
+            "while training there was no OOM",
+            "it fails when I load the model",
+        );
+        assert_eq!(stage(&lines), None);
+        let lines = two(
+            "학습 목적으로 작은 모델을 돌렸더니 OOM 없이 끝났습니다",
+            "베이스 모델을 로딩하는 부분에서 오류가 생깁니다",
+        );
+        assert_eq!(stage(&lines).map(|(p, _)| p), Some(Phase::WeightsLoad));
+        assert!(!names_the_failure("it trained without oom"));
+        assert!(!names_the_failure("oom 없이 실행됩니다"));
+        assert!(names_the_failure("then it hit an oom"));
+    }
+
+    #[test]
+    fn an_english_stage_word_with_a_cjk_time_word() {
+        assert_eq!(
+            one("모델을 training하는데 CUDA out of memory가 떠요"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("inference时显存一直增长"), Some(Phase::Inference));
+        assert_eq!(
+            one("finetuning 중에 메모리 부족"),
+            Some(Phase::TrainingStep)
+        );
+        // A noun modified (`inference的脚本`), an English word after: not the moment.
+        assert_eq!(one("运行inference的脚本就被killed了"), None);
+        assert_eq!(one("pretraining时"), None);
+    }
+
+    #[test]
+    fn a_prediction_an_app_run_on_media_a_launch() {
+        assert_eq!(
+            one("the notebook failed at the prediction step"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("no error during prediction"), None);
+        assert_eq!(
+            one("I get this error when trying to interpolate a video"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Out of memory when launching the app"),
+            Some(Phase::Startup)
+        );
+        // A training launched: the job, not the app's start-up.
+        assert_ne!(
+            one("Out of memory when launching the training"),
+            Some(Phase::Startup)
+        );
+        assert_eq!(one("you could try launching it with --lowvram"), None);
     }
 
     #[test]

@@ -414,10 +414,29 @@ pub fn name_phase(function: &str) -> Option<Phase> {
     if builds_a_tensor(&words) {
         return None;
     }
+    if trains_then_evaluates(&words) {
+        return Some(Phase::TrainingStep);
+    }
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE_WORDS);
     let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
     one_stage(training, inference, load)
+}
+
+/// A training loop named with the evaluation it runs between its steps: `train_and_evaluate`
+/// (VITS and its forks, `jaywalnut310/vits` `train.py`: each epoch trains, and every
+/// `eval_interval` steps rank 0 calls `evaluate`), `train_and_eval`, `train_and_validate`,
+/// `fit_and_evaluate`. The evaluation is a call of its own, which a deeper frame names when the
+/// failure is in it; the frame of the loop itself is the training.
+fn trains_then_evaluates(words: &[String]) -> bool {
+    words.windows(3).any(|three| {
+        matches!(three[0].as_str(), "train" | "training" | "fit" | "finetune")
+            && three[1] == "and"
+            && matches!(
+                three[2].as_str(),
+                "eval" | "evaluate" | "evaluation" | "val" | "valid" | "validate" | "test"
+            )
+    })
 }
 
 /// The stage a library function's name says (a library without frame rules). Fewer words than
@@ -449,6 +468,9 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     // `register_full_backward_hook`: set-up for a stage, not the stage.
     if has(STARTUP_WORDS) || has(&["register"]) || builds_a_tensor(&words) {
         return None;
+    }
+    if trains_then_evaluates(&words) {
+        return Some(Phase::TrainingStep);
     }
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE);
@@ -781,9 +803,20 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a trainer's training run",
         ),
         (
-            ["generate", "predict", "transcribe", "infer", "evaluate"]
-                .iter()
-                .any(|method| calls(code, method).is_some()),
+            // (`chat`: vLLM's `LLM.chat` (vllm/entrypoints/llm.py) and the chat models'
+            // `model.chat(tokenizer, query)` / `stream_chat` (ChatGLM's and Qwen's modeling
+            // files) generate a reply.)
+            [
+                "generate",
+                "predict",
+                "transcribe",
+                "infer",
+                "evaluate",
+                "chat",
+                "stream_chat",
+            ]
+            .iter()
+            .any(|method| calls(code, method).is_some()),
             Phase::Inference,
             "a generation, prediction or evaluation",
         ),
@@ -948,6 +981,32 @@ mod tests {
     }
 
     #[test]
+    fn a_chat_call_generates() {
+        assert_eq!(
+            statement_phase("response, history = model.chat(tokenizer, query, history=[])")
+                .map(|(p, _)| p),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            statement_phase("outs = llm.chat(messages, sampling_params)").map(|(p, _)| p),
+            Some(Phase::Inference)
+        );
+        assert_eq!(statement_phase("chat = build_chat(x)"), None);
+    }
+
+    #[test]
+    fn a_training_loop_named_with_its_evaluation() {
+        assert_eq!(name_phase("train_and_evaluate"), Some(Phase::TrainingStep));
+        assert_eq!(
+            statement_phase("train_and_eval(rank, epoch, hps, [net_g, net_d])").map(|(p, _)| p),
+            Some(Phase::TrainingStep)
+        );
+        // Both words without the loop's `and`: neither decides.
+        assert_eq!(name_phase("train_eval_split"), None);
+        assert_eq!(name_phase("evaluate_and_train"), None);
+    }
+
+    #[test]
     fn library_files_are_told_from_the_callers() {
         for file in [
             "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py",
@@ -992,8 +1051,9 @@ mod tests {
             ("build_model", Some(WeightsLoad)),
             ("setupModel", Some(WeightsLoad)),
             ("restore", Some(WeightsLoad)),
+            // A training loop named with the evaluation it runs between steps.
+            ("train_and_evaluate", Some(TrainingStep)),
             // Two stages at once, or none.
-            ("train_and_evaluate", None),
             ("val_epoch", None),
             ("load_model_for_training", None),
             ("forward", None),

@@ -75,6 +75,13 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "validating",
             "predicting",
             "denoising",
+            // Apps that run a model on the user's media or text: a frame interpolator (RIFE in
+            // Flowframes), a captioner, a translator, a summariser, a chat front end.
+            "interpolating",
+            "captioning",
+            "translating",
+            "summarizing",
+            "chatting",
         ],
         &[
             "generate",
@@ -87,9 +94,18 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "validate",
             "predict",
             "denoise",
+            "interpolate",
+            "caption",
+            "translate",
+            "summarize",
+            "chat",
         ],
         Phase::Inference,
     ),
+    // Starting an app or a server (`when launching XTTS`, `when I launch the server`): its
+    // start-up, before it serves; a training launched is the job, not its moment (see
+    // `launches_an_app`).
+    (&["launching"], &["launch"], Phase::Startup),
     (&["loading"], &["load"], Phase::WeightsLoad),
     // Converting a checkpoint to the engine's format (TensorRT-LLM's `convert_checkpoint.py`,
     // llama.cpp's `convert_hf_to_gguf.py`): `attempting to convert the model`.
@@ -283,6 +299,12 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, words[to].end, Phase::TrainingStep));
             }
         }
+        if glued_progress(word.text)
+            && !guarded(lower, &words, index, index)
+            && sentence_reports_a_failure(lower, word.start, word.start)
+        {
+            out.push((word.start, word.end, Phase::TrainingStep));
+        }
         if let Some((from, to)) = before_training_hit(&words, index) {
             if !guarded(lower, &words, from, from)
                 && sentence_reports_a_failure(lower, words[from].start, words[to].end)
@@ -292,6 +314,47 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out
+}
+
+/// A count glued to its unit, as code-mixed threads write it (`1epoch이 돌아가는 경우`, an
+/// epoch that ran; `训练到3epoch`, `200steps后`, `第3个epoch时`): a training's progress. The
+/// count starts the word or follows a CJK letter; the unit is ASCII, and a CJK letter or nothing
+/// follows it (`model_1epoch.pt` is a file name).
+fn glued_progress(word: &str) -> bool {
+    word.char_indices().any(|(at, c)| {
+        let starts = c.is_ascii_digit()
+            && word[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|before| !before.is_ascii());
+        if !starts {
+            return false;
+        }
+        let rest = &word[at..];
+        let after = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let ordinal = word[..at].ends_with('第');
+        let after = if ordinal {
+            after.trim_start_matches(['个', '個'])
+        } else {
+            after
+        };
+        let unit_end = after
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(after.len());
+        let (unit, tail) = after.split_at(unit_end);
+        tail.chars().next().is_none_or(|next| !next.is_ascii())
+            && matches!(
+                unit,
+                "epoch"
+                    | "epochs"
+                    | "step"
+                    | "steps"
+                    | "iter"
+                    | "iters"
+                    | "iteration"
+                    | "iterations"
+            )
+    })
 }
 
 /// The failure placed before a training's first step, in its set-up: `before training can
@@ -431,6 +494,9 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
     if phase == Phase::WeightsLoad && !loads_weights(words, index) {
         return None;
     }
+    if phase == Phase::Startup && !launches_an_app(words, index) {
+        return None;
+    }
     // `sampling steps`, `decoding strategy`: a setting named, not the stage running.
     if words.get(index + 1).is_some_and(|next| {
         matches!(
@@ -472,6 +538,28 @@ fn reports_a_failure(lower: &str, end: usize) -> bool {
     let rest = &lower[end..];
     let rest = &rest[..rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len())];
     FAILURE_WORDS.iter().any(|word| rest.contains(word))
+}
+
+/// `launch` followed by an app or a server, not a training run or a script (`launching the
+/// training`, `launch train.py with torchrun`: the job named, not the moment it failed).
+fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
+    !words.iter().skip(index + 1).take(3).any(|w| {
+        w.text.contains("train")
+            || w.text.contains("fine-tun")
+            || w.text.contains("finetun")
+            || matches!(
+                w.text,
+                "py" | "sh"
+                    | "torchrun"
+                    | "accelerate"
+                    | "deepspeed"
+                    | "job"
+                    | "jobs"
+                    | "script"
+                    | "it"
+                    | "this"
+            )
+    })
 }
 
 /// `load` followed by what it loads: the model, its weights or a model's name, not data.
@@ -679,6 +767,15 @@ mod tests {
             [TrainingStep]
         );
         assert_eq!(phases("OOM at epoch 3"), [TrainingStep]);
+        // A count glued to its unit, in a sentence that reports the failure.
+        assert_eq!(
+            phases("가끔 1epoch이 돌아가고, 가끔 CUDA out of memory 에러가 뜹니다"),
+            [TrainingStep]
+        );
+        assert!(phases("we set 3epochs for the run").is_empty());
+        assert_eq!(phases("在第3个epoch时报错OOM"), [TrainingStep]);
+        assert!(phases("第3个问题报错").is_empty());
+        assert!(phases("see model_1epoch.pt, it fails").is_empty());
     }
 
     #[test]
