@@ -238,6 +238,11 @@ struct Collected {
     /// raised, read by the phase pass (`assemble::nearby_words`). Bounded: see
     /// [`ABOVE_TRACEBACK_LINES`].
     above_tracebacks: Vec<ContextLine>,
+    /// The run's progress when the message the detector holds open was printed: its
+    /// continuation lines may hold log lines of a later moment (an issue's title quotes the
+    /// error, the log of the run follows), which say nothing of where it failed. Set on the
+    /// first line a pending message wants, cleared when messages are recorded.
+    progress_at_pending: Option<Progress>,
 }
 
 /// Lines kept above a failure's traceback head (see `Collected::above_tracebacks`), for a
@@ -681,6 +686,11 @@ impl Explainer {
         } else if !engine_markers.is_empty() {
             begin_run_if_starting(&mut self.collected, engine_markers);
         }
+        // A line an open message wants comes after the message's first line: the progress
+        // seen so far is the run's progress when the message was printed.
+        if wants_more && self.collected.progress_at_pending.is_none() {
+            self.collected.progress_at_pending = Some(self.collected.progress.clone());
+        }
         // This line is parsed now, so every earlier line of the run must be first.
         materialize(&mut self.collected);
         let text = String::from_utf8_lossy(raw);
@@ -726,8 +736,12 @@ impl Explainer {
                 }
             }
         }
+        let recorded = !messages.is_empty();
         for message in messages {
             self.record_message(message, block, first_line, end, line_no);
+        }
+        if recorded || !self.detector.wants_more() {
+            self.collected.progress_at_pending = None;
         }
     }
 
@@ -753,11 +767,18 @@ impl Explainer {
             return;
         }
         let index = collected.ooms.len();
+        // A message completed on a later line than its first: the progress when it was printed.
+        let progress = collected
+            .progress_at_pending
+            .as_ref()
+            .filter(|_| message.line < line_no)
+            .unwrap_or(&collected.progress)
+            .clone();
         let point = FailurePoint {
             message_index: index,
             line: message.line,
             segment: collected.segment.id,
-            progress: collected.progress.clone(),
+            progress,
         };
         if collected.first_failure.is_none() {
             collected.first_failure = Some(point.clone());

@@ -28,6 +28,11 @@ pub struct Progress {
     /// Training lines seen (a start line, an epoch header, a step's line). One alone shows the
     /// training started, not that a step completed.
     pub training_lines: u32,
+    /// The last training line when it is a progress bar drawn at its total (`8/8`, 100 %): the
+    /// loop it counts had ended (tqdm draws its total only when the iterable is exhausted; an
+    /// exception leaves the bar where it was). Set by the reader of the line's text, not by
+    /// [`Progress::observe`].
+    pub training_ended: Option<u64>,
 }
 
 impl Progress {
@@ -696,25 +701,42 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     let training_started_only = progress.training_lines <= 1
         && !inputs.training_step_shown
         && progress.last_completed.map(|(phase, _)| phase) == Some(Phase::TrainingStep);
-    let from_progress = progress.in_progress.map(|(phase, line)| {
-        let why = if phase == Phase::Unknown {
-            format!(
-                "line {line}: an engine build had started and the log shows no end of it: \
+    // A training loop whose bar reached its total had ended: what ran after it (a save, an
+    // evaluation, the teardown) is not shown, so the training does not decide.
+    let ended = progress
+        .in_progress
+        .filter(|&(phase, line)| {
+            phase == Phase::TrainingStep && progress.training_ended == Some(line)
+        })
+        .map(|(_, line)| line);
+    if let Some(line) = ended {
+        evidence.push(format!(
+            "line {line}: the training's progress bar reached its total: the loop had ended, \
+             and no line shows what ran after it"
+        ));
+    }
+    let from_progress = progress
+        .in_progress
+        .filter(|_| ended.is_none())
+        .map(|(phase, line)| {
+            let why = if phase == Phase::Unknown {
+                format!(
+                    "line {line}: an engine build had started and the log shows no end of it: \
                  building an engine is none of the stages"
-            )
-        } else if phase == Phase::TrainingStep && training_started_only {
-            format!(
-                "line {line}: training had started (no later line shows a step completed) and \
+                )
+            } else if phase == Phase::TrainingStep && training_started_only {
+                format!(
+                    "line {line}: training had started (no later line shows a step completed) and \
                  the log shows no end of it"
-            )
-        } else {
-            format!(
-                "line {line}: {} had started and the log shows no end of it",
-                phase.as_str()
-            )
-        };
-        (phase, why)
-    });
+                )
+            } else {
+                format!(
+                    "line {line}: {} had started and the log shows no end of it",
+                    phase.as_str()
+                )
+            };
+            (phase, why)
+        });
     let from_late = inputs.late.map(|(line, phase)| {
         (
             phase,
@@ -763,6 +785,25 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ))
         }
         (other, _) => other,
+    };
+    // A full disk fails a write (a checkpoint, a cache, a log, a download), none of the stages:
+    // the stage the log shows running, a line under the failure or the words next to it say
+    // what the run was doing, not which write failed. Only a frame, the engine's own line or
+    // the message decides (a checkpoint save inside training is told by its frame, above).
+    let (from_progress, from_late, from_nearby, from_serving) = match inputs.failure {
+        Some(message) if message.kind == OomKind::DiskFull => {
+            let read = [&from_progress, &from_late, &from_nearby, &from_serving];
+            if read.iter().any(|found| found.is_some()) {
+                evidence.push(format!(
+                    "line {}: a full disk fails a write (a checkpoint, a cache, a log), which is \
+                     none of the stages; the stage the log shows running does not say which \
+                     write failed",
+                    message.line
+                ));
+            }
+            (None, None, None, None)
+        }
+        _ => (from_progress, from_late, from_nearby, from_serving),
     };
     // An explicit line of the engine beats the message family (llama.cpp's compute-buffer
     // failure is profiling at context creation, inference in `llama_kv_cache_update_impl`).

@@ -238,6 +238,17 @@ fn read_phase(
             .copied()
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
+    // A run whose log goes on past that line (a stage line further down: the bar redrawn to a
+    // later count, the next stage) was not stopped by this failure there: the failure was
+    // stated before the log (an issue's title, a summary), and the line is the log's, not one
+    // printed under the failure.
+    let late = late.filter(|(line, _)| {
+        let last = [
+            collected.progress.in_progress.map(|(_, at)| at),
+            collected.progress.last_completed.map(|(_, at)| at),
+        ];
+        last.into_iter().flatten().all(|at| at <= *line)
+    });
     // Of a host-memory failure, words naming a training without its progress show the job,
     // not the stage (`prose::host_training_unshown`).
     let nearby = failure
@@ -250,9 +261,11 @@ fn read_phase(
             )
         });
     let training_step_shown = training_step_shown(collected, progress);
+    let mut progress = progress.clone();
+    progress.training_ended = training_ended(collected, &progress);
     let phase = decide_phase(PhaseInputs {
         failure,
-        progress,
+        progress: &progress,
         frames: &frames,
         hint,
         late,
@@ -260,6 +273,28 @@ fn read_phase(
         training_step_shown,
     });
     (phase, unseen)
+}
+
+/// The run's last training line, when it is still the stage in progress and its text is a
+/// progress bar drawn at its total (`Train epoch [3/3]: 100%|██| 8/8`): the loop had ended.
+fn training_ended(collected: &Collected, progress: &Progress) -> Option<u64> {
+    let (Phase::TrainingStep, line) = progress.in_progress? else {
+        return None;
+    };
+    let text = kept_text(collected, line)?;
+    let (_, done, total) = last_progress_bar(text)?;
+    (total > 0 && done == total).then_some(line)
+}
+
+/// The text of a line kept around a failure or above a traceback.
+fn kept_text(collected: &Collected, line: u64) -> Option<&str> {
+    collected
+        .context
+        .iter()
+        .flat_map(|block| &block.lines)
+        .chain(&collected.above_tracebacks)
+        .find(|context| context.line == line)
+        .map(|context| context.text.as_str())
 }
 
 /// Whether the run's last training line shows a step done (`phase::shows_a_completed_step`);
@@ -331,9 +366,11 @@ fn summary_phase(
     {
         return None;
     }
+    let mut progress = collected.progress.clone();
+    progress.training_ended = training_ended(collected, &progress);
     let mut phase = decide_phase(PhaseInputs {
         failure,
-        progress: &collected.progress,
+        progress: &progress,
         frames: &[],
         hint: None,
         late: None,
@@ -887,6 +924,85 @@ mod tests {
         let many: Vec<&str> = std::iter::repeat_n("  | dump line", 60).collect();
         let report = explain_text(&status_then_traceback(status, &many, 3));
         assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+    }
+
+    fn phase_of(text: &str) -> Phase {
+        explain_text(text).phase.failed_in
+    }
+
+    #[test]
+    fn a_failure_stated_before_its_log_takes_no_stage_from_the_log_under_it() {
+        // A title quoting the error, then the launcher's log cut at its download step: the
+        // message's continuation lines are the log of an earlier moment, not the failure's.
+        let title = "torch.OutOfMemoryError: CUDA out of memory\n\n\
+            2024-03-02T10:11:12.000001Z  INFO text_generation_launcher: Args { model_id: \"o/m\" }\n\
+            2024-03-02T10:11:12.000002Z  INFO download: text_generation_launcher: Starting \
+            download process.\n";
+        assert_eq!(phase_of(title), Phase::Unknown);
+        // A title naming the failure, then the training bar running to its end and a cut
+        // traceback: the bar is the log leading to the failure, not a line printed under it.
+        let mut text = String::from("CUDA OOM once the run is over\n\n");
+        for done in 1..=4 {
+            text.push_str(&format!(
+                "Train epoch [1/1]: {}%|█████     | {done}/4 [00:0{done}<00:01,  1.0s/it]\n",
+                done * 25
+            ));
+        }
+        text.push_str("Traceback (most recent call last):\n  File \"/srv/job/run.py\", line 4\n");
+        assert_eq!(phase_of(&text), Phase::Unknown);
+    }
+
+    #[test]
+    fn a_training_bar_at_its_total_shows_the_loop_ended() {
+        let bar = |done: u32| {
+            format!(
+                "Train epoch [2/2]: {}%|███████▌  | {done}/4 [00:04<00:01,  1.2s/it, loss=0.31]\n",
+                done * 25
+            )
+        };
+        let failure = "Traceback (most recent call last):\n\
+            \x20 File \"/srv/job/run.py\", line 40, in <module>\n    finish(model)\n\
+            \x20 File \"/srv/job/run.py\", line 31, in finish\n    out = merge(model)\n\
+            torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a \
+            total capacity of 79.10 GiB of which 1.50 GiB is free.\n";
+        // The bar stopped short of its total: the step running failed.
+        let running = format!("{}{failure}", bar(3));
+        assert_eq!(phase_of(&running), Phase::TrainingStep);
+        // The bar drawn at its total: the loop had ended; what ran after it is not shown.
+        let ended = format!("{}{}{failure}", bar(3), bar(4));
+        let report = explain_text(&ended);
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+        assert!(
+            report
+                .phase
+                .evidence
+                .iter()
+                .any(|line| line.contains("reached its total")),
+            "{:?}",
+            report.phase
+        );
+    }
+
+    #[test]
+    fn a_full_disk_takes_no_stage_from_the_log() {
+        let log = "05/01/2024 10:00:00 - INFO - __main__ -   ***** Running training *****\n\
+            05/01/2024 10:00:00 - INFO - __main__ -     Num examples = 1200\n\
+            05/01/2024 10:02:00 - INFO - __main__ -   step 100/900 | train_loss 0.91\n";
+        let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 \
+            has a total capacity of 79.10 GiB of which 1.50 GiB is free.\n";
+        assert_eq!(phase_of(&format!("{log}{oom}")), Phase::TrainingStep);
+        let disk = "OSError: [Errno 28] No space left on device\n";
+        let report = explain_text(&format!("{log}{disk}"));
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+        assert!(
+            report
+                .phase
+                .evidence
+                .iter()
+                .any(|line| line.contains("full disk")),
+            "{:?}",
+            report.phase
+        );
     }
 
     #[test]
