@@ -29,8 +29,9 @@ pub struct Progress {
     /// training started, not that a step completed.
     pub training_lines: u32,
     /// The last training line when it is a progress bar drawn at its total (`8/8`, 100 %): the
-    /// loop it counts had ended (tqdm draws its total only when the iterable is exhausted; an
-    /// exception leaves the bar where it was). Set by the reader of the line's text, not by
+    /// loop it counts had ended: tqdm counts an item after the loop's body returns (`tqdm/std.py`
+    /// `tqdm.__iter__`, 4.x: `for obj in iterable: yield obj; n += 1`), so an exception in the
+    /// body leaves the bar short of its total. Set by the reader of the line's text, not by
     /// [`Progress::observe`].
     pub training_ended: Option<u64>,
 }
@@ -239,10 +240,21 @@ pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
     let mut verdict = FramesVerdict::default();
     let mut offload = false;
     let mut training: Option<&Frame> = None;
+    // Inside the model's forward of a training step: the caller's functions named like an
+    // evaluation below it (`forward` → `score = self.predict(xs)`, the scores the loss is taken
+    // of) are part of that forward, not an evaluation pass (which runs the forward, not the
+    // other way round).
+    let mut training_forward = false;
     for frame in frames {
+        if training.is_some() && is_forward(frame) {
+            training_forward = true;
+        }
         let Some(rule) = frame_rule(&frame.function, &frame.file) else {
             continue;
         };
+        if training_forward && rule.phase == Phase::Inference && rule.engine == "user code" {
+            continue;
+        }
         let enclosing_stage = verdict
             .decided
             .is_some_and(|(_, decided)| matches!(decided.role, Role::Stage | Role::Move));
@@ -324,15 +336,32 @@ static EVALUATION_IN_TRAINING: FrameRule = FrameRule {
     engine: "evaluation inside training",
 };
 
+/// A model's forward pass frame (`forward`, PyTorch's `Module.__call__` / `_call_impl`), as
+/// printed by the traceback.
+fn is_forward(frame: &Frame) -> bool {
+    !frame.called
+        && matches!(
+            frame.function.as_str(),
+            "forward" | "_call_impl" | "__call__"
+        )
+}
+
 fn evaluation_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
     let Some((decided, under)) = under_training(frames, verdict) else {
         return;
     };
-    let deeper = under.iter().rev().find(|frame| {
-        !frame.called
-            && frame_rule(&frame.function, &frame.file).is_none()
-            && evaluation_name(&frame.function, is_library_file(&frame.file))
-    });
+    // An evaluation pass runs the model's forward, not the other way round: a function named
+    // like one below a `forward` (`forward` → `self.predict(xs)` computing the scores the loss
+    // is taken of) is part of the training step's forward pass.
+    let deeper = under
+        .iter()
+        .take_while(|frame| !is_forward(frame))
+        .filter(|frame| {
+            !frame.called
+                && frame_rule(&frame.function, &frame.file).is_none()
+                && evaluation_name(&frame.function, is_library_file(&frame.file))
+        })
+        .last();
     if let Some(evaluation) = deeper {
         verdict.around = Some(decided);
         verdict.decided = Some((evaluation, &EVALUATION_IN_TRAINING));

@@ -983,6 +983,68 @@ mod tests {
         );
     }
 
+    /// A traceback of `(file, function, statement)` frames, outermost first, then the error.
+    fn traceback(frames: &[(&str, &str, &str)]) -> String {
+        let mut text = String::from("Traceback (most recent call last):\n");
+        for (n, (file, function, statement)) in frames.iter().enumerate() {
+            text.push_str(&format!(
+                "  File \"{file}\", line {}, in {function}\n    {statement}\n",
+                10 + n
+            ));
+        }
+        text.push_str(OOM);
+        text.push('\n');
+        text
+    }
+
+    #[test]
+    fn a_function_named_like_an_evaluation_inside_the_training_forward_is_the_forward() {
+        // `fit` → the model's `forward` → its `predict` (the scores the loss is taken of).
+        let inside_forward = traceback(&[
+            ("run_lm.py", "<module>", "trainer.fit(xs, ts, max_epoch=5)"),
+            (
+                "lib/trainer.py",
+                "fit",
+                "loss = model.forward(batch_x, batch_t)",
+            ),
+            ("nets/lm.py", "forward", "score = self.predict(xs)"),
+            ("nets/lm.py", "predict", "xs = layer.forward(xs)"),
+            ("lib/layers.py", "forward", "out = xs @ self.w"),
+        ]);
+        let report = explain_text(&inside_forward);
+        assert_eq!(
+            report.phase.failed_in,
+            Phase::TrainingStep,
+            "{:?}",
+            report.phase
+        );
+        // The same with a helper no rule names (read by its name only).
+        let helper = traceback(&[
+            ("run_lm.py", "<module>", "trainer.fit(xs, ts, max_epoch=5)"),
+            (
+                "lib/trainer.py",
+                "fit",
+                "loss = model.forward(batch_x, batch_t)",
+            ),
+            (
+                "nets/lm.py",
+                "forward",
+                "score = self.validation_scores(xs)",
+            ),
+            ("nets/lm.py", "validation_scores", "xs = layer.forward(xs)"),
+            ("lib/layers.py", "forward", "out = xs @ self.w"),
+        ]);
+        assert_eq!(phase_of(&helper), Phase::TrainingStep);
+        // Called from the loop itself, not from a forward: an evaluation pass.
+        let from_the_loop = traceback(&[
+            ("run_lm.py", "<module>", "trainer.fit(xs, ts, max_epoch=5)"),
+            ("lib/trainer.py", "fit", "preds = model.predict(val_x)"),
+            ("nets/lm.py", "predict", "xs = layer.forward(xs)"),
+            ("lib/layers.py", "forward", "out = xs @ self.w"),
+        ]);
+        assert_eq!(phase_of(&from_the_loop), Phase::Inference);
+    }
+
     #[test]
     fn a_full_disk_takes_no_stage_from_the_log() {
         let log = "05/01/2024 10:00:00 - INFO - __main__ -   ***** Running training *****\n\
