@@ -47,8 +47,17 @@ impl Progress {
                     self.in_progress = Some((Phase::Startup, line));
                 }
             }
-            K::WeightsLoadStart | K::WeightsLoadProgress | K::WeightsRead => {
+            K::WeightsLoadStart | K::WeightsLoadProgress => {
                 self.in_progress = Some((Phase::WeightsLoad, line));
+            }
+            // vLLM's `Loading weights took N seconds` ends `load_weights`, which reads the
+            // weights onto the device; the model loader then runs the quantization method's
+            // `process_weights_after_loading` (a repack, a conversion, or nothing), which logs no
+            // line of its own (`model_loader/base_loader.py` `BaseModelLoader.load_model`,
+            // 0.8–0.12): the weights are loaded, what runs next is not shown.
+            K::WeightsRead => {
+                self.complete(Phase::WeightsLoad, line);
+                self.in_progress = None;
             }
             K::FormatConversion => self.in_progress = Some((Phase::FormatConversion, line)),
             K::ProfilingStart => self.in_progress = Some((Phase::Profiling, line)),

@@ -1046,6 +1046,25 @@ mod tests {
     }
 
     #[test]
+    fn vllm_weights_read_in_full_end_the_load_and_show_no_next_stage() {
+        let log = |line: &str| {
+            format!(
+                "INFO 01-02 03:04:05 [core.py:58] Initializing a V1 LLM engine (v0.10.1) with \
+                 config: model='org/m-8b'\nINFO 01-02 03:04:09 [default_loader.py:262] {line}\n\
+                 {OOM}\n"
+            )
+        };
+        // The shards still being read: the load failed.
+        let reading =
+            log("Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:05<00:05]");
+        assert_eq!(phase_of(&reading), Phase::WeightsLoad);
+        // `load_weights` done: the post-load processing that follows logs nothing.
+        let report = explain_text(&log("Loading weights took 12.34 seconds"));
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+        assert_eq!(report.phase.last_completed, Some(Phase::WeightsLoad));
+    }
+
+    #[test]
     fn a_full_disk_takes_no_stage_from_the_log() {
         let log = "05/01/2024 10:00:00 - INFO - __main__ -   ***** Running training *****\n\
             05/01/2024 10:00:00 - INFO - __main__ -     Num examples = 1200\n\
