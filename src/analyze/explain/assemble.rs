@@ -238,16 +238,19 @@ fn read_phase(
             .copied()
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
-    // A run whose log goes on past that line (a stage line further down: the bar redrawn to a
-    // later count, the next stage) was not stopped by this failure there: the failure was
-    // stated before the log (an issue's title, a summary), and the line is the log's, not one
-    // printed under the failure.
+    // A failure stated without a traceback above it (an issue's title, a summary line) whose
+    // run's log goes on past that line (a stage line further down: the bar redrawn to a later
+    // count, the next stage) was stated before the log: the line is the log's, not one printed
+    // under the failure. (Under a traceback, a footer or a bar redrawn below it is the
+    // failure's, even when the program runs on and logs more.)
+    let under_a_traceback =
+        primary.is_some_and(|point| frames.iter().any(|frame| frame.line < point.line));
     let late = late.filter(|(line, _)| {
         let last = [
             collected.progress.in_progress.map(|(_, at)| at),
             collected.progress.last_completed.map(|(_, at)| at),
         ];
-        last.into_iter().flatten().all(|at| at <= *line)
+        under_a_traceback || last.into_iter().flatten().all(|at| at <= *line)
     });
     // Of a host-memory failure, words naming a training without its progress show the job,
     // not the stage (`prose::host_training_unshown`).
@@ -950,6 +953,14 @@ mod tests {
         }
         text.push_str("Traceback (most recent call last):\n  File \"/srv/job/run.py\", line 4\n");
         assert_eq!(phase_of(&text), Phase::Unknown);
+        // Under a traceback, a bar drawn below the error is the failure's, even when the
+        // program goes on to a later stage.
+        let under = traceback(&[
+            ("/srv/job/run.py", "<module>", "main()"),
+            ("/srv/job/run.py", "main", "out = work(x)"),
+        ]) + "Validating epoch 1:  40%|████      | 2/5 [00:02<00:03,  1.0s/it]\n\
+              Train epoch 2:  10%|█         | 1/10 [00:01<00:09,  1.0s/it]\n";
+        assert_eq!(phase_of(&under), Phase::Inference);
     }
 
     #[test]
