@@ -240,6 +240,11 @@ struct Collected {
     /// raised, read by the phase pass (`assemble::nearby_words`). Bounded: see
     /// [`ABOVE_TRACEBACK_LINES`].
     above_tracebacks: Vec<ContextLine>,
+    /// The run's progress and segment when the message the detector holds open was printed:
+    /// its continuation lines may hold log lines of a later moment (an issue's title quotes the
+    /// error, the log of the run follows; a restart), which say nothing of where it failed. Set
+    /// on the first line a pending message wants, cleared when messages are recorded.
+    at_pending: Option<(Progress, u64)>,
 }
 
 /// Lines kept above a failure's traceback head (see `Collected::above_tracebacks`), for a
@@ -652,6 +657,13 @@ impl Explainer {
         engine_markers: &[usize],
     ) {
         let wants_more = self.detector.wants_more();
+        // A line an open message wants comes after the message's first line: the run and its
+        // progress so far are those of the moment the message was printed (this line may start
+        // another run or show a later stage).
+        if wants_more && self.collected.at_pending.is_none() {
+            self.collected.at_pending =
+                Some((self.collected.progress.clone(), self.collected.segment.id));
+        }
         let mut raw = &block[start..end];
         if raw.last() == Some(&b'\r') {
             raw = &raw[..raw.len() - 1];
@@ -731,8 +743,12 @@ impl Explainer {
                 }
             }
         }
+        let recorded = !messages.is_empty();
         for message in messages {
             self.record_message(message, block, first_line, end, line_no);
+        }
+        if recorded || !self.detector.wants_more() {
+            self.collected.at_pending = None;
         }
     }
 
@@ -758,11 +774,17 @@ impl Explainer {
             return;
         }
         let index = collected.ooms.len();
+        // A message completed on a later line than its first: the run and its progress when it
+        // was printed.
+        let (progress, segment) = match collected.at_pending.as_ref() {
+            Some((progress, segment)) if message.line < line_no => (progress.clone(), *segment),
+            _ => (collected.progress.clone(), collected.segment.id),
+        };
         let point = FailurePoint {
             message_index: index,
             line: message.line,
-            segment: collected.segment.id,
-            progress: collected.progress.clone(),
+            segment,
+            progress,
         };
         if collected.first_failure.is_none() {
             collected.first_failure = Some(point.clone());

@@ -28,6 +28,12 @@ pub struct Progress {
     /// Training lines seen (a start line, an epoch header, a step's line). One alone shows the
     /// training started, not that a step completed.
     pub training_lines: u32,
+    /// The last training line when it is a progress bar drawn at its total (`8/8`, 100 %): the
+    /// loop it counts had ended: tqdm counts an item after the loop's body returns (`tqdm/std.py`
+    /// `tqdm.__iter__`, 4.x: `for obj in iterable: yield obj; n += 1`), so an exception in the
+    /// body leaves the bar short of its total. Set by the reader of the line's text, not by
+    /// [`Progress::observe`].
+    pub training_ended: Option<u64>,
 }
 
 impl Progress {
@@ -41,8 +47,17 @@ impl Progress {
                     self.in_progress = Some((Phase::Startup, line));
                 }
             }
-            K::WeightsLoadStart | K::WeightsLoadProgress | K::WeightsRead => {
+            K::WeightsLoadStart | K::WeightsLoadProgress => {
                 self.in_progress = Some((Phase::WeightsLoad, line));
+            }
+            // vLLM's `Loading weights took N seconds` ends `load_weights`, which reads the
+            // weights onto the device; the model loader then runs the quantization method's
+            // `process_weights_after_loading` (a repack, a conversion, or nothing), which logs no
+            // line of its own (`model_loader/base_loader.py` `BaseModelLoader.load_model`,
+            // 0.8–0.12): the weights are loaded, what runs next is not shown.
+            K::WeightsRead => {
+                self.complete(Phase::WeightsLoad, line);
+                self.in_progress = None;
             }
             K::FormatConversion => self.in_progress = Some((Phase::FormatConversion, line)),
             K::ProfilingStart => self.in_progress = Some((Phase::Profiling, line)),
@@ -234,10 +249,21 @@ pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
     let mut verdict = FramesVerdict::default();
     let mut offload = false;
     let mut training: Option<&Frame> = None;
+    // Inside the model's forward of a training step: the caller's functions named like an
+    // evaluation below it (`forward` → `score = self.predict(xs)`, the scores the loss is taken
+    // of) are part of that forward, not an evaluation pass (which runs the forward, not the
+    // other way round).
+    let mut training_forward = false;
     for frame in frames {
+        if training.is_some() && is_forward(frame) {
+            training_forward = true;
+        }
         let Some(rule) = frame_rule(&frame.function, &frame.file) else {
             continue;
         };
+        if training_forward && rule.phase == Phase::Inference && rule.engine == "user code" {
+            continue;
+        }
         let enclosing_stage = verdict
             .decided
             .is_some_and(|(_, decided)| matches!(decided.role, Role::Stage | Role::Move));
@@ -319,15 +345,32 @@ static EVALUATION_IN_TRAINING: FrameRule = FrameRule {
     engine: "evaluation inside training",
 };
 
+/// A model's forward pass frame (`forward`, PyTorch's `Module.__call__` / `_call_impl`), as
+/// printed by the traceback.
+fn is_forward(frame: &Frame) -> bool {
+    !frame.called
+        && matches!(
+            frame.function.as_str(),
+            "forward" | "_call_impl" | "__call__"
+        )
+}
+
 fn evaluation_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
     let Some((decided, under)) = under_training(frames, verdict) else {
         return;
     };
-    let deeper = under.iter().rev().find(|frame| {
-        !frame.called
-            && frame_rule(&frame.function, &frame.file).is_none()
-            && evaluation_name(&frame.function, is_library_file(&frame.file))
-    });
+    // An evaluation pass runs the model's forward, not the other way round: a function named
+    // like one below a `forward` (`forward` → `self.predict(xs)` computing the scores the loss
+    // is taken of) is part of the training step's forward pass.
+    let deeper = under
+        .iter()
+        .take_while(|frame| !is_forward(frame))
+        .filter(|frame| {
+            !frame.called
+                && frame_rule(&frame.function, &frame.file).is_none()
+                && evaluation_name(&frame.function, is_library_file(&frame.file))
+        })
+        .last();
     if let Some(evaluation) = deeper {
         verdict.around = Some(decided);
         verdict.decided = Some((evaluation, &EVALUATION_IN_TRAINING));
@@ -696,25 +739,42 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     let training_started_only = progress.training_lines <= 1
         && !inputs.training_step_shown
         && progress.last_completed.map(|(phase, _)| phase) == Some(Phase::TrainingStep);
-    let from_progress = progress.in_progress.map(|(phase, line)| {
-        let why = if phase == Phase::Unknown {
-            format!(
-                "line {line}: an engine build had started and the log shows no end of it: \
+    // A training loop whose bar reached its total had ended: what ran after it (a save, an
+    // evaluation, the teardown) is not shown, so the training does not decide.
+    let ended = progress
+        .in_progress
+        .filter(|&(phase, line)| {
+            phase == Phase::TrainingStep && progress.training_ended == Some(line)
+        })
+        .map(|(_, line)| line);
+    if let Some(line) = ended {
+        evidence.push(format!(
+            "line {line}: the training's progress bar reached its total: the loop had ended, \
+             and no line shows what ran after it"
+        ));
+    }
+    let from_progress = progress
+        .in_progress
+        .filter(|_| ended.is_none())
+        .map(|(phase, line)| {
+            let why = if phase == Phase::Unknown {
+                format!(
+                    "line {line}: an engine build had started and the log shows no end of it: \
                  building an engine is none of the stages"
-            )
-        } else if phase == Phase::TrainingStep && training_started_only {
-            format!(
-                "line {line}: training had started (no later line shows a step completed) and \
+                )
+            } else if phase == Phase::TrainingStep && training_started_only {
+                format!(
+                    "line {line}: training had started (no later line shows a step completed) and \
                  the log shows no end of it"
-            )
-        } else {
-            format!(
-                "line {line}: {} had started and the log shows no end of it",
-                phase.as_str()
-            )
-        };
-        (phase, why)
-    });
+                )
+            } else {
+                format!(
+                    "line {line}: {} had started and the log shows no end of it",
+                    phase.as_str()
+                )
+            };
+            (phase, why)
+        });
     let from_late = inputs.late.map(|(line, phase)| {
         (
             phase,
@@ -763,6 +823,25 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             ))
         }
         (other, _) => other,
+    };
+    // A full disk fails a write (a checkpoint, a cache, a log, a download), none of the stages:
+    // the stage the log shows running, a line under the failure or the words next to it say
+    // what the run was doing, not which write failed. Only a frame, the engine's own line or
+    // the message decides (a checkpoint save inside training is told by its frame, above).
+    let (from_progress, from_late, from_nearby, from_serving) = match inputs.failure {
+        Some(message) if message.kind == OomKind::DiskFull => {
+            let read = [&from_progress, &from_late, &from_nearby, &from_serving];
+            if read.iter().any(|found| found.is_some()) {
+                evidence.push(format!(
+                    "line {}: a full disk fails a write (a checkpoint, a cache, a log), which is \
+                     none of the stages; the stage the log shows running does not say which \
+                     write failed",
+                    message.line
+                ));
+            }
+            (None, None, None, None)
+        }
+        _ => (from_progress, from_late, from_nearby, from_serving),
     };
     // An explicit line of the engine beats the message family (llama.cpp's compute-buffer
     // failure is profiling at context creation, inference in `llama_kv_cache_update_impl`).

@@ -239,6 +239,20 @@ fn read_phase(
             .copied()
             .find(|(line, _)| *line >= point.line && *line <= end + LATE_LINES)
     });
+    // A failure stated without a traceback above it (an issue's title, a summary line) whose
+    // run's log goes on past that line (a stage line further down: the bar redrawn to a later
+    // count, the next stage) was stated before the log: the line is the log's, not one printed
+    // under the failure. (Under a traceback, a footer or a bar redrawn below it is the
+    // failure's, even when the program runs on and logs more.)
+    let under_a_traceback =
+        primary.is_some_and(|point| frames.iter().any(|frame| frame.line < point.line));
+    let late = late.filter(|(line, _)| {
+        let last = [
+            collected.progress.in_progress.map(|(_, at)| at),
+            collected.progress.last_completed.map(|(_, at)| at),
+        ];
+        under_a_traceback || last.into_iter().flatten().all(|at| at <= *line)
+    });
     // Of a host-memory failure, words naming a training without its progress show the job,
     // not the stage (`prose::host_training_unshown`).
     let nearby = failure
@@ -251,9 +265,11 @@ fn read_phase(
             )
         });
     let training_step_shown = training_step_shown(collected, progress);
+    let mut progress = progress.clone();
+    progress.training_ended = training_ended(collected, &progress);
     let phase = decide_phase(PhaseInputs {
         failure,
-        progress,
+        progress: &progress,
         frames: &frames,
         hint,
         late,
@@ -261,6 +277,28 @@ fn read_phase(
         training_step_shown,
     });
     (phase, unseen)
+}
+
+/// The run's last training line, when it is still the stage in progress and its text is a
+/// progress bar drawn at its total (`Train epoch [3/3]: 100%|██| 8/8`): the loop had ended.
+fn training_ended(collected: &Collected, progress: &Progress) -> Option<u64> {
+    let (Phase::TrainingStep, line) = progress.in_progress? else {
+        return None;
+    };
+    let text = kept_text(collected, line)?;
+    let (_, done, total) = last_progress_bar(text)?;
+    (total > 0 && done == total).then_some(line)
+}
+
+/// The text of a line kept around a failure or above a traceback.
+fn kept_text(collected: &Collected, line: u64) -> Option<&str> {
+    collected
+        .context
+        .iter()
+        .flat_map(|block| &block.lines)
+        .chain(&collected.above_tracebacks)
+        .find(|context| context.line == line)
+        .map(|context| context.text.as_str())
 }
 
 /// Whether the run's last training line shows a step done (`phase::shows_a_completed_step`);
@@ -332,9 +370,11 @@ fn summary_phase(
     {
         return None;
     }
+    let mut progress = collected.progress.clone();
+    progress.training_ended = training_ended(collected, &progress);
     let mut phase = decide_phase(PhaseInputs {
         failure,
-        progress: &collected.progress,
+        progress: &progress,
         frames: &[],
         hint: None,
         late: None,
@@ -891,6 +931,174 @@ mod tests {
         let many: Vec<&str> = std::iter::repeat_n("  | dump line", 60).collect();
         let report = explain_text(&status_then_traceback(status, &many, 3));
         assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+    }
+
+    fn phase_of(text: &str) -> Phase {
+        explain_text(text).phase.failed_in
+    }
+
+    #[test]
+    fn a_failure_stated_before_its_log_takes_no_stage_from_the_log_under_it() {
+        // A title quoting the error, then the launcher's log cut at its download step: the
+        // message's continuation lines are the log of an earlier moment, not the failure's.
+        let title = "torch.OutOfMemoryError: CUDA out of memory\n\n\
+            2024-03-02T10:11:12.000001Z  INFO text_generation_launcher: Args { model_id: \"o/m\" }\n\
+            2024-03-02T10:11:12.000002Z  INFO download: text_generation_launcher: Starting \
+            download process.\n";
+        assert_eq!(phase_of(title), Phase::Unknown);
+        // A title naming the failure, then the training bar running to its end and a cut
+        // traceback: the bar is the log leading to the failure, not a line printed under it.
+        let mut text = String::from("CUDA OOM once the run is over\n\n");
+        for done in 1..=4 {
+            text.push_str(&format!(
+                "Train epoch [1/1]: {}%|█████     | {done}/4 [00:0{done}<00:01,  1.0s/it]\n",
+                done * 25
+            ));
+        }
+        text.push_str("Traceback (most recent call last):\n  File \"/srv/job/run.py\", line 4\n");
+        assert_eq!(phase_of(&text), Phase::Unknown);
+        // Under a traceback, a bar drawn below the error is the failure's, even when the
+        // program goes on to a later stage.
+        let under = traceback(&[
+            ("/srv/job/run.py", "<module>", "main()"),
+            ("/srv/job/run.py", "main", "out = work(x)"),
+        ]) + "Validating epoch 1:  40%|████      | 2/5 [00:02<00:03,  1.0s/it]\n\
+              Train epoch 2:  10%|█         | 1/10 [00:01<00:09,  1.0s/it]\n";
+        assert_eq!(phase_of(&under), Phase::Inference);
+    }
+
+    #[test]
+    fn a_training_bar_at_its_total_shows_the_loop_ended() {
+        let bar = |done: u32| {
+            format!(
+                "Train epoch [2/2]: {}%|███████▌  | {done}/4 [00:04<00:01,  1.2s/it, loss=0.31]\n",
+                done * 25
+            )
+        };
+        let failure = "Traceback (most recent call last):\n\
+            \x20 File \"/srv/job/run.py\", line 40, in <module>\n    finish(model)\n\
+            \x20 File \"/srv/job/run.py\", line 31, in finish\n    out = merge(model)\n\
+            torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a \
+            total capacity of 79.10 GiB of which 1.50 GiB is free.\n";
+        // The bar stopped short of its total: the step running failed.
+        let running = format!("{}{failure}", bar(3));
+        assert_eq!(phase_of(&running), Phase::TrainingStep);
+        // The bar drawn at its total: the loop had ended; what ran after it is not shown.
+        let ended = format!("{}{}{failure}", bar(3), bar(4));
+        let report = explain_text(&ended);
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+        assert!(
+            report
+                .phase
+                .evidence
+                .iter()
+                .any(|line| line.contains("reached its total")),
+            "{:?}",
+            report.phase
+        );
+    }
+
+    /// A traceback of `(file, function, statement)` frames, outermost first, then the error.
+    fn traceback(frames: &[(&str, &str, &str)]) -> String {
+        let mut text = String::from("Traceback (most recent call last):\n");
+        for (n, (file, function, statement)) in frames.iter().enumerate() {
+            text.push_str(&format!(
+                "  File \"{file}\", line {}, in {function}\n    {statement}\n",
+                10 + n
+            ));
+        }
+        text.push_str(OOM);
+        text.push('\n');
+        text
+    }
+
+    #[test]
+    fn a_function_named_like_an_evaluation_inside_the_training_forward_is_the_forward() {
+        // `fit` → the model's `forward` → its `predict` (the scores the loss is taken of).
+        let inside_forward = traceback(&[
+            ("run_lm.py", "<module>", "trainer.fit(xs, ts, max_epoch=5)"),
+            (
+                "lib/trainer.py",
+                "fit",
+                "loss = model.forward(batch_x, batch_t)",
+            ),
+            ("nets/lm.py", "forward", "score = self.predict(xs)"),
+            ("nets/lm.py", "predict", "xs = layer.forward(xs)"),
+            ("lib/layers.py", "forward", "out = xs @ self.w"),
+        ]);
+        let report = explain_text(&inside_forward);
+        assert_eq!(
+            report.phase.failed_in,
+            Phase::TrainingStep,
+            "{:?}",
+            report.phase
+        );
+        // The same with a helper no rule names (read by its name only).
+        let helper = traceback(&[
+            ("run_lm.py", "<module>", "trainer.fit(xs, ts, max_epoch=5)"),
+            (
+                "lib/trainer.py",
+                "fit",
+                "loss = model.forward(batch_x, batch_t)",
+            ),
+            (
+                "nets/lm.py",
+                "forward",
+                "score = self.validation_scores(xs)",
+            ),
+            ("nets/lm.py", "validation_scores", "xs = layer.forward(xs)"),
+            ("lib/layers.py", "forward", "out = xs @ self.w"),
+        ]);
+        assert_eq!(phase_of(&helper), Phase::TrainingStep);
+        // Called from the loop itself, not from a forward: an evaluation pass.
+        let from_the_loop = traceback(&[
+            ("run_lm.py", "<module>", "trainer.fit(xs, ts, max_epoch=5)"),
+            ("lib/trainer.py", "fit", "preds = model.predict(val_x)"),
+            ("nets/lm.py", "predict", "xs = layer.forward(xs)"),
+            ("lib/layers.py", "forward", "out = xs @ self.w"),
+        ]);
+        assert_eq!(phase_of(&from_the_loop), Phase::Inference);
+    }
+
+    #[test]
+    fn vllm_weights_read_in_full_end_the_load_and_show_no_next_stage() {
+        let log = |line: &str| {
+            format!(
+                "INFO 01-02 03:04:05 [core.py:58] Initializing a V1 LLM engine (v0.10.1) with \
+                 config: model='org/m-8b'\nINFO 01-02 03:04:09 [default_loader.py:262] {line}\n\
+                 {OOM}\n"
+            )
+        };
+        // The shards still being read: the load failed.
+        let reading =
+            log("Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:05<00:05]");
+        assert_eq!(phase_of(&reading), Phase::WeightsLoad);
+        // `load_weights` done: the post-load processing that follows logs nothing.
+        let report = explain_text(&log("Loading weights took 12.34 seconds"));
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+        assert_eq!(report.phase.last_completed, Some(Phase::WeightsLoad));
+    }
+
+    #[test]
+    fn a_full_disk_takes_no_stage_from_the_log() {
+        let log = "05/01/2024 10:00:00 - INFO - __main__ -   ***** Running training *****\n\
+            05/01/2024 10:00:00 - INFO - __main__ -     Num examples = 1200\n\
+            05/01/2024 10:02:00 - INFO - __main__ -   step 100/900 | train_loss 0.91\n";
+        let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 \
+            has a total capacity of 79.10 GiB of which 1.50 GiB is free.\n";
+        assert_eq!(phase_of(&format!("{log}{oom}")), Phase::TrainingStep);
+        let disk = "OSError: [Errno 28] No space left on device\n";
+        let report = explain_text(&format!("{log}{disk}"));
+        assert_eq!(report.phase.failed_in, Phase::Unknown, "{:?}", report.phase);
+        assert!(
+            report
+                .phase
+                .evidence
+                .iter()
+                .any(|line| line.contains("full disk")),
+            "{:?}",
+            report.phase
+        );
     }
 
     #[test]
