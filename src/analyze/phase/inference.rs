@@ -91,8 +91,10 @@ pub fn evidence(inputs: &InferenceInputs<'_>) -> Option<String> {
     }
     request(inputs)
         .or_else(|| generation_bar(inputs))
+        .or_else(|| job_line(inputs))
         .or_else(|| served_after_start(inputs))
         .or_else(|| entry_script(inputs))
+        .or_else(|| run_call(inputs))
 }
 
 /// The line that shows training around the failure, if any: a training or evaluation event of
@@ -402,6 +404,124 @@ fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
     ))
 }
 
+/// A line an app prints while it runs a model on one input, or when it has finished one, with
+/// where it comes from; `true` when the run was in progress (`false`: one had completed).
+const JOB_LINES: &[(&str, bool, &str)] = &[
+    (
+        "Processing audio with duration",
+        true,
+        "faster-whisper `WhisperModel.transcribe` (`faster_whisper/transcribe.py`)",
+    ),
+    (
+        "Detecting language using up to the first 30 seconds",
+        true,
+        "openai-whisper `transcribe` (`whisper/transcribe.py`)",
+    ),
+    (
+        "Detected language:",
+        true,
+        "openai-whisper `transcribe` (`whisper/transcribe.py`)",
+    ),
+    (
+        "Prompt executed in",
+        false,
+        "ComfyUI's prompt worker (`main.py` `prompt_worker`)",
+    ),
+    (
+        "Output generated in",
+        false,
+        "text-generation-webui `generate_reply_HF` (`modules/text_generation.py`)",
+    ),
+    (
+        "Running on local URL:",
+        false,
+        "gradio `Blocks.launch`: the app's UI accepts inputs",
+    ),
+    (
+        "To see the GUI go to:",
+        false,
+        "ComfyUI `server.py` start: the server accepts prompts",
+    ),
+    (
+        "Uvicorn running on",
+        false,
+        "uvicorn's start: the API accepts requests",
+    ),
+    (
+        "Application startup complete",
+        false,
+        "uvicorn/Starlette's start: the API accepts requests",
+    ),
+];
+
+/// Ultralytics' line for one source it predicts on (`ultralytics/data/loaders.py`
+/// `LoadImagesAndVideos.__next__`: `image 3/10 /p/a.jpg: `, `video 1/1 (frame 5/300) /p/v.mp4: `;
+/// YOLOv5's `video 1/1 (5/300) …`).
+fn prediction_line(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    let Some(rest) = trimmed
+        .strip_prefix("image ")
+        .or_else(|| trimmed.strip_prefix("video "))
+    else {
+        return false;
+    };
+    let count = rest.split(' ').next().unwrap_or_default();
+    count.split_once('/').is_some_and(|(done, total)| {
+        !done.is_empty()
+            && done.bytes().all(|b| b.is_ascii_digit())
+            && !total.is_empty()
+            && total.bytes().all(|b| b.is_ascii_digit())
+    }) && rest.contains(": ")
+}
+
+/// Evidence: an app's line that it was running a model on an input, or had finished one (a
+/// generation done, the UI or API up), before the failure with no load line after it.
+fn job_line(inputs: &InferenceInputs<'_>) -> Option<String> {
+    let failure = inputs.failure_line;
+    let before: Vec<&&ContextLine> = inputs
+        .lines
+        .iter()
+        .filter(|line| line.line < failure)
+        .collect();
+    let (at, line, running, what) = before.iter().enumerate().rev().find_map(|(at, line)| {
+        if prediction_line(&line.text) {
+            return Some((
+                at,
+                line,
+                true,
+                "Ultralytics' line for one source predicted on (`ultralytics/data/loaders.py`)",
+            ));
+        }
+        JOB_LINES
+            .iter()
+            .find(|(phrase, _, _)| line.text.contains(phrase))
+            .map(|(_, running, source)| (at, line, *running, *source))
+    })?;
+    if before[at + 1..].iter().any(|later| loads(&later.text)) {
+        return None;
+    }
+    // After a run done, models unloaded (ComfyUI `Got an OOM, unloading all loaded models.`) or
+    // a new prompt taken (`got prompt`, whose loader nodes may read a checkpoint without a line)
+    // may mean the next run loads again.
+    let reloads = |text: &str| {
+        let lower = text.to_ascii_lowercase();
+        lower.contains("unload") || lower.contains("got prompt")
+    };
+    if !running && before[at..].iter().any(|later| reloads(&later.text)) {
+        return None;
+    }
+    let said = if running {
+        "a model was running on an input"
+    } else {
+        "the app was serving (a run done or its UI/API up)"
+    };
+    Some(format!(
+        "line {}: {what}: {said}; line {failure}: the failure came after it with nothing loaded \
+         in between, while running the model: inference",
+        line.line
+    ))
+}
+
 /// Whether the engine only loads a model and then serves it: what fails after its start-up
 /// runs the model on inputs.
 fn serves_only(engine: EngineName) -> bool {
@@ -427,7 +547,12 @@ fn serves_only(engine: EngineName) -> bool {
 /// Evidence 3: the last stage line before the failure says the start-up completed, in an app
 /// that only serves.
 fn served_after_start(inputs: &InferenceInputs<'_>) -> Option<String> {
-    if !serves_only(inputs.engine) {
+    let module = inputs
+        .lines
+        .iter()
+        .filter(|line| line.line < inputs.failure_line)
+        .find_map(|line| serving_module(&line.text).map(|module| (line.line, module)));
+    if !serves_only(inputs.engine) && module.is_none() {
         return None;
     }
     let last = inputs
@@ -450,11 +575,15 @@ fn served_after_start(inputs: &InferenceInputs<'_>) -> Option<String> {
             | EngineName::Whisper
             | EngineName::Ctranslate2
     );
-    let what = match last.kind {
-        EventKind::ServerReady => "the API accepts requests",
-        EventKind::EngineReady => "the engine finished initialising",
-        EventKind::WeightsLoaded if loaded_app => {
-            "the model is loaded (the app's start-up ends there)"
+    let what = match (last.kind, module) {
+        (EventKind::ServerReady, _) => "the API accepts requests".to_string(),
+        (EventKind::EngineReady, _) => "the engine finished initialising".to_string(),
+        (EventKind::WeightsLoaded, Some((line, module))) if line < last.line => format!(
+            "the model is loaded by `{module}` (line {line}), a program that loads a model and \
+             then answers prompts"
+        ),
+        (EventKind::WeightsLoaded, _) if loaded_app => {
+            "the model is loaded (the app's start-up ends there)".to_string()
         }
         _ => return None,
     };
@@ -515,15 +644,42 @@ pub fn inference_script(file: &str) -> bool {
 /// A shell line running a Python script (`python infer.py …`, `python3 demo.py`, `accelerate
 /// launch eval.py`, `torchrun … test.py`): the script's path.
 fn shell_script(text: &str) -> Option<&str> {
-    let mut words = text.split_whitespace();
+    launched(text)?
+        .take_while(|word| !word.contains("--do_train"))
+        .find(|word| word.ends_with(".py"))
+        .filter(|_| !trains(text))
+}
+
+/// The words after a launcher (`python`, `python3`, `torchrun`, `accelerate launch`,
+/// `deepspeed`) on a shell line, quotes and backticks around them removed.
+fn launched(text: &str) -> Option<impl Iterator<Item = &str>> {
+    let mut words = text
+        .split_whitespace()
+        .map(|word| word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`')));
     let launcher = words.by_ref().position(|word| {
         let word = word.rsplit(['/', '\\']).next().unwrap_or_default();
         word.starts_with("python") || matches!(word, "torchrun" | "launch" | "deepspeed")
     });
-    launcher?;
-    words
-        .take_while(|word| !word.contains("--do_train"))
-        .find(|word| word.ends_with(".py"))
+    launcher.map(|_| words)
+}
+
+/// A shell line running a Python module that serves or chats (`python3 -m fastchat.serve.cli`,
+/// `python -m llava.serve.cli`, `python -m x.api_server`): the module's path. Such a program
+/// loads a model and then answers prompts (FastChat `fastchat/serve/cli.py` `main` →
+/// `chat_loop`: `load_model`, then a `Human:` / `USER:` prompt per turn).
+fn serving_module(text: &str) -> Option<&str> {
+    let mut words = launched(text)?;
+    words.by_ref().find(|word| *word == "-m")?;
+    let module = words.next()?;
+    module
+        .split('.')
+        .any(|part| {
+            matches!(
+                part,
+                "serve" | "server" | "serving" | "api_server" | "openai_api_server" | "chat"
+            )
+        })
+        .then_some(module)
         .filter(|_| !trains(text))
 }
 
@@ -561,6 +717,79 @@ fn entry_script(inputs: &InferenceInputs<'_>) -> Option<String> {
             )
         },
     )
+}
+
+/// Methods that run a model on inputs, by the receiver's name they need (empty: any) and where
+/// they come from.
+const RUN_METHODS: &[(&str, &[&str], &str)] = &[
+    (
+        ".track(",
+        &["model", "yolo", "detector", "tracker"],
+        "Ultralytics `Model.track` (`ultralytics/engine/model.py`): prediction with tracking",
+    ),
+    (
+        ".stream_chat(",
+        &[],
+        "a chat model's streaming answer (ChatGLM's `stream_chat` in its `modeling_chatglm.py`)",
+    ),
+    (
+        ".chat(",
+        &["model", "llm"],
+        "a chat model's answer (`model.chat(tokenizer, query)` of ChatGLM/Qwen's \
+         `modeling_*.py`)",
+    ),
+    (
+        ".encode(",
+        &["embed", "sbert", "sentence", "retriever"],
+        "sentence-transformers `SentenceTransformer.encode` (`sentence_transformers/\
+         SentenceTransformer.py`): embedding inputs",
+    ),
+    (
+        ".embed_documents(",
+        &[],
+        "an embeddings client (LangChain `Embeddings.embed_documents`): embedding inputs",
+    ),
+    (
+        ".embed_query(",
+        &[],
+        "an embeddings client (LangChain `Embeddings.embed_query`): embedding inputs",
+    ),
+];
+
+/// Evidence: the caller's own statement (the innermost user frame's) runs a model on inputs
+/// through a method no other reading names (`results = model.track(frame, persist=True)`,
+/// `response, history = model.chat(tokenizer, query)`, `emb = embedder.encode(texts)`).
+fn run_call(inputs: &InferenceInputs<'_>) -> Option<String> {
+    let (frame, code, source) = inputs
+        .frames
+        .iter()
+        .rev()
+        .filter(|frame| !frame.called && !super::is_library_file(&frame.file))
+        .find_map(|frame| {
+            let code = frame.code.as_deref()?;
+            RUN_METHODS.iter().find_map(|(method, receivers, source)| {
+                let at = code.find(method)?;
+                let receiver = code[..at]
+                    .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                let named =
+                    receivers.is_empty() || receivers.iter().any(|word| receiver.contains(word));
+                let not_a_tokenizer = !["tokenizer", "vae", "autoencoder", "processor"]
+                    .iter()
+                    .any(|word| receiver.contains(word));
+                (named && not_a_tokenizer && !receiver.is_empty()).then_some((frame, code, *source))
+            })
+        })?;
+    Some(format!(
+        "line {}: your code ({}) runs `{}`: {source}; line {}: the failure came under it: \
+         inference",
+        frame.line + 1,
+        super::short_path(&frame.file),
+        super::user_code::clip(code),
+        inputs.failure_line
+    ))
 }
 
 /// Whether the traceback runs under pytest (its frames in `_pytest/`): a test checks code, its

@@ -262,7 +262,7 @@ fn bars_that_load_or_train_or_come_bare_elsewhere_show_nothing() {
 
 #[test]
 fn a_finished_start_up_of_a_serving_app_shows_inference() {
-    let texts = ["INFO: Application startup complete.", "some line", OOM];
+    let texts = ["INFO: ready to serve", "some line", OOM];
     let why = read(
         &texts,
         &[event(EventKind::ServerReady, 1)],
@@ -496,5 +496,208 @@ fn fill_unknown_keeps_a_decided_phase_and_never_panics() {
         "python ü.py",
     ] {
         let _ = read(&[text, OOM], &[], &[], EngineName::Comfyui);
+    }
+}
+
+#[test]
+fn an_apps_line_of_a_run_or_of_a_run_done_shows_inference() {
+    let why = read(
+        &["Processing audio with duration 01:02.500", "Traceback", OOM],
+        &[],
+        &[],
+        EngineName::Ctranslate2,
+    )
+    .expect("a transcription running");
+    assert!(why.contains("line 1: faster-whisper"), "{why}");
+    let why = read(
+        &[
+            "video 1/1 (frame 12/300) /data/a.mp4: 384x640 2 persons, 9.1ms",
+            OOM,
+        ],
+        &[],
+        &[],
+        EngineName::Ultralytics,
+    )
+    .expect("a prediction running");
+    assert!(why.contains("Ultralytics"), "{why}");
+    let why = read(
+        &[
+            "Output generated in 6.34 seconds (9.3 tokens/s, 59 tokens, context 12, seed 1)",
+            OOM,
+        ],
+        &[],
+        &[],
+        EngineName::Other,
+    )
+    .expect("a generation done before");
+    assert!(why.contains("the app was serving"), "{why}");
+    let why = read(
+        &["* Running on local URL:  http://127.0.0.1:7860", OOM],
+        &[],
+        &[],
+        EngineName::Other,
+    )
+    .expect("a gradio UI up");
+    assert!(why.contains("gradio"), "{why}");
+}
+
+#[test]
+fn an_apps_line_then_a_load_or_training_shows_nothing() {
+    // A load after it: the next prompt's model being loaded.
+    assert_eq!(
+        read(
+            &[
+                "Prompt executed in 12.31 seconds",
+                "got prompt",
+                "Requested to load SDXL",
+                OOM
+            ],
+            &[],
+            &[],
+            EngineName::Comfyui,
+        ),
+        None
+    );
+    // A new prompt after a run done, or the models unloaded: the next run may load them.
+    assert_eq!(
+        read(
+            &["Prompt executed in 12.31 seconds", "got prompt", OOM],
+            &[],
+            &[],
+            EngineName::Comfyui
+        ),
+        None
+    );
+    assert_eq!(
+        read(
+            &[
+                "Output generated in 6.34 seconds",
+                "Unloading all models",
+                OOM
+            ],
+            &[],
+            &[],
+            EngineName::Other
+        ),
+        None
+    );
+    // A training GUI: its training lines cancel the UI's start.
+    assert_eq!(
+        read(
+            &[
+                "Running on local URL:  http://0.0.0.0:7860",
+                "epoch 1, step 10: loss 0.3",
+                OOM
+            ],
+            &[],
+            &[],
+            EngineName::Other,
+        ),
+        None
+    );
+    // A dataset line is no prediction line.
+    assert!(!prediction_line("image size 640/480"));
+    assert!(!prediction_line("video 1/x a: b"));
+    assert!(prediction_line("image 3/10 /p/a.jpg: 640x480 1 bus, 5.0ms"));
+}
+
+#[test]
+fn a_chat_program_that_loaded_its_model_then_failed_was_answering() {
+    let texts = [
+        "$ python3 -m fastchat.serve.cli --model-path m/",
+        "Loading checkpoint shards: 100%|███| 3/3 [00:06<00:00]",
+        "USER: hello",
+        OOM,
+    ];
+    let why = read(
+        &texts,
+        &[event(EventKind::WeightsLoaded, 2)],
+        &[],
+        EngineName::Transformers,
+    )
+    .expect("a chat program's model loaded");
+    assert!(why.contains("`fastchat.serve.cli`"), "{why}");
+    // Still loading: no stage completed.
+    assert_eq!(
+        read(
+            &texts,
+            &[event(EventKind::WeightsLoadProgress, 2)],
+            &[],
+            EngineName::Transformers
+        ),
+        None
+    );
+    // A module that trains.
+    assert_eq!(
+        read(
+            &[
+                "python -m llava.train.train_mem",
+                "Loading checkpoint shards: 100%",
+                OOM
+            ],
+            &[event(EventKind::WeightsLoaded, 2)],
+            &[],
+            EngineName::Transformers,
+        ),
+        None
+    );
+    // The same load without a serving program: a training script's load reads the same.
+    assert_eq!(
+        read(
+            &texts[1..],
+            &[event(EventKind::WeightsLoaded, 1)],
+            &[],
+            EngineName::Transformers
+        ),
+        None
+    );
+}
+
+#[test]
+fn a_user_statement_that_runs_a_model_shows_inference() {
+    let frames = [
+        frame(
+            2,
+            "<module>",
+            "/home/u/app/track_video.py",
+            Some("results = model.track(frame, persist=True)"),
+        ),
+        frame(
+            4,
+            "track",
+            "/v/site-packages/ultralytics/engine/model.py",
+            None,
+        ),
+    ];
+    let why = read(
+        &["", "", "", "", OOM],
+        &[],
+        &frames,
+        EngineName::Ultralytics,
+    )
+    .expect("a tracking call");
+    assert!(
+        why.contains("runs `results = model.track(frame, persist=True)`"),
+        "{why}"
+    );
+    let frames = [frame(
+        2,
+        "answer",
+        "/srv/bot.py",
+        Some("emb = embedder.encode(texts, batch_size=64)"),
+    )];
+    assert!(read(&["", "", OOM], &[], &frames, EngineName::Pytorch).is_some());
+    // A tokenizer's or a VAE's encode runs no model on inputs here (or a training's).
+    for code in [
+        "ids = tokenizer.encode(text)",
+        "latents = vae.encode(x)",
+        "z = model.encode(x); loss.backward()",
+    ] {
+        let frames = [frame(2, "run", "/srv/app.py", Some(code))];
+        assert_eq!(
+            read(&["", "", OOM], &[], &frames, EngineName::Pytorch),
+            None,
+            "{code}"
+        );
     }
 }
