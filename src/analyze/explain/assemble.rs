@@ -302,6 +302,7 @@ fn inference_reading(
             events: timeline,
             frames: &frames,
             engine,
+            host_memory: host_memory(failure),
         };
         crate::analyze::phase::inference::fill_unknown(phase, &inputs);
         if phase.failed_in != Phase::Unknown {

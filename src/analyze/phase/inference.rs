@@ -58,6 +58,8 @@ pub struct InferenceInputs<'a> {
     pub frames: &'a [Frame],
     /// The engine or app the report names.
     pub engine: EngineName,
+    /// Whether the failure is of the host's memory (its allocator, the OOM killer, a kill).
+    pub host_memory: bool,
 }
 
 /// How far under the failure an access or error line may report the request that failed.
@@ -683,8 +685,14 @@ fn serving_module(text: &str) -> Option<&str> {
         .filter(|_| !trains(text))
 }
 
-/// Evidence 4: the entry script is named for running a model.
+/// Evidence 4: the entry script is named for running a model. Not of a host-memory failure: a
+/// script's host memory is taken by reading its checkpoint and data as much as by running the
+/// model (the rule the corpus audit applies to training scripts, `AUDIT.md`, session 13), so its
+/// name does not show the stage.
 fn entry_script(inputs: &InferenceInputs<'_>) -> Option<String> {
+    if inputs.host_memory {
+        return None;
+    }
     let entry = inputs.frames.iter().find(|frame| !frame.called);
     if let Some(frame) = entry.filter(|frame| {
         matches!(frame.function.as_str(), "<module>" | "main")

@@ -57,6 +57,7 @@ fn read(
         events,
         frames,
         engine,
+        host_memory: false,
     })
 }
 
@@ -381,6 +382,18 @@ fn an_entry_script_named_for_running_a_model_shows_inference() {
     )
     .expect("a command running a prediction script");
     assert!(why.contains("runs `predict.py`"), "{why}");
+    // A host-memory failure of such a script: its checkpoint and data take host memory too.
+    let owned = lines(&["$ python3 tools/predict.py --input a.jpg", OOM]);
+    let refs: Vec<&ContextLine> = owned.iter().collect();
+    let host = InferenceInputs {
+        failure_line: 2,
+        lines: &refs,
+        events: &[],
+        frames: &frames,
+        engine: EngineName::Pytorch,
+        host_memory: true,
+    };
+    assert_eq!(evidence(&host), None);
 }
 
 #[test]
@@ -478,6 +491,7 @@ fn fill_unknown_keeps_a_decided_phase_and_never_panics() {
         events: &[],
         frames: &[],
         engine: EngineName::Vllm,
+        host_memory: false,
     };
     fill_unknown(&mut report, &inputs);
     assert_eq!(report.failed_in, Phase::WeightsLoad);
