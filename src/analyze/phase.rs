@@ -169,6 +169,7 @@ pub struct FrameRule {
     pub engine: &'static str,
 }
 
+pub mod inference;
 pub mod prose;
 mod rules;
 mod user_code;

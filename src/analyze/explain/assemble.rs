@@ -65,6 +65,12 @@ pub(super) fn build_report(
             phase = summary;
         }
     }
+    // A model being run on inputs, told by the lines around the failure (a request, a sampler's
+    // bar, a finished start-up, the entry script's name): below every frame and engine line,
+    // above the reporter's prose (`phase::inference`).
+    if phase.failed_in == Phase::Unknown && unseen.is_none() {
+        inference_reading(collected, primary, failure, &timeline, &mut phase);
+    }
     // The reporter's words, when no frame or log line decides the stage (`phase::prose`): of a
     // GPU OOM, or of another failure inside a run (a DataLoader worker's bus error, an illegal
     // memory access, the host's OOM killer, or a failure told only in words); not of a full
@@ -299,6 +305,49 @@ fn kept_text(collected: &Collected, line: u64) -> Option<&str> {
         .chain(&collected.above_tracebacks)
         .find(|context| context.line == line)
         .map(|context| context.text.as_str())
+}
+
+/// Reads the lines around the failure's statements (the first, then its restatements in the
+/// same run) for a model being run on inputs (`phase::inference`).
+fn inference_reading(
+    collected: &Collected,
+    primary: Option<&FailurePoint>,
+    failure: Option<&OomMessage>,
+    timeline: &[crate::model::explain::TimelineEvent],
+    phase: &mut PhaseReport,
+) {
+    let Some(first) = primary else {
+        return;
+    };
+    let engine = choose_engine(collected, failure);
+    let later = collected
+        .later_gpu_failures
+        .iter()
+        .filter(|later| later.segment == first.segment && later.line > first.line);
+    for point in std::iter::once(first).chain(later) {
+        let mut lines: Vec<&ContextLine> = collected
+            .context
+            .iter()
+            .filter(|block| block.failure_line == point.line)
+            .flat_map(|block| &block.lines)
+            .chain(&collected.above_tracebacks)
+            .collect();
+        lines.sort_by_key(|line| line.line);
+        lines.dedup_by_key(|line| line.line);
+        let frames = failure_frames(collected, Some(point.line));
+        let inputs = crate::analyze::phase::inference::InferenceInputs {
+            failure_line: point.line,
+            lines: &lines,
+            events: timeline,
+            frames: &frames,
+            engine,
+            host_memory: host_memory(failure),
+        };
+        crate::analyze::phase::inference::fill_unknown(phase, &inputs);
+        if phase.failed_in != Phase::Unknown {
+            return;
+        }
+    }
 }
 
 /// Whether the run's last training line shows a step done (`phase::shows_a_completed_step`);
