@@ -41,14 +41,18 @@ use serde::Deserialize;
 /// then took GPU OOM to 0.977, figures to 0.980, phase to 0.778 and cause to 0.942, and the
 /// floors follow; the thirteenth session's 112 blind public-issue texts and 28 blind H200 texts
 /// (0.58 and 0.54 phase on first contact) and its merged work left GPU OOM at 0.971, figures
-/// 0.991, phase 0.791, engine 0.963, unknown kept 0.903 and cause 0.945, and the floors follow.
+/// 0.991, phase 0.791, engine 0.963, unknown kept 0.903 and cause 0.945, and the floors follow;
+/// the fourteenth session's 115 blind public-issue texts and 21 blind H200 texts (0.67 and 0.71
+/// phase, 0.73 and 1.00 unknown kept on first contact) took unknown kept to 0.880; the session's
+/// merged work then left GPU OOM at 0.976, figures 0.992, phase 0.807, engine 0.962, unknown
+/// kept 0.900 and cause 0.956, and the floors follow.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.97),
     (Measure::Figures, 0.98),
-    (Measure::PhaseShown, 0.78),
+    (Measure::PhaseShown, 0.80),
     (Measure::Engine, 0.96),
     (Measure::UnknownKept, 0.90),
-    (Measure::Cause, 0.94),
+    (Measure::Cause, 0.95),
 ];
 
 /// One label file.
