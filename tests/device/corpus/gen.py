@@ -6807,6 +6807,764 @@ for step in range(10):
 """)
 
 
+# --------------------------------------------------------------------------- session 15 (blind):
+# plain user code running a model on inputs (embeddings, retrieval top-k, segmentation argmax,
+# candidate scoring, a feature-extraction pipeline), loss statements of hand-written loops
+# (label smoothing, in-batch contrastive), loading cut mid-way (fp32 from shards), weights
+# converted in place (fp8 by hand, a float upcast, DoRA's init), start-up (NCCL init on a full
+# card), Lightning's configure_model and Fabric's backward, a JAX sampler, an NCCL gather, audio
+# features, a custom error raised `from None`, and 3 look-alikes (pinned host memory, anomaly
+# NaN, a truncated safetensors file)
+
+SHARDS = os.path.join(WORK, "llama-550m-shards")
+PARTIAL = os.path.join(WORK, "llama-550m-partial")
+
+
+def _make_shards():
+    """The checkpoint re-saved in ~150 MB shards (from the CPU), for s15_hf_sharded_fp32_load."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if os.path.exists(os.path.join(SHARDS, "config.json")):
+        return
+    model = AutoModelForCausalLM.from_pretrained(CKPT, dtype=torch.bfloat16)
+    model.save_pretrained(SHARDS, max_shard_size="150MB")
+
+
+def s15_hf_embed_mean_pool():
+    # Plain user code embeds documents with the base model (AutoModel, no LM head), mean-pools the
+    # last hidden state and logs each length bucket's embeddings: buckets of 64 docs at 128, 512
+    # and 2048 tokens fit in the ~8 GiB left, the 8192-token bucket's MLP activations do not.
+    run_user_script("embed_docs", """import logging
+
+import torch
+import torch.nn.functional as F
+from transformers import AutoModel
+
+logging.basicConfig(format="%(asctime)s | %(levelname)-8s | %(name)s | %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("embed_docs")
+
+encoder = AutoModel.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda").eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+ann_index = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+log.info("encoder ready: %d layers, hidden %d", encoder.config.num_hidden_layers,
+         encoder.config.hidden_size)
+for bucket, seq in enumerate([128, 512, 2048, 8192]):
+    ids = torch.randint(3, 32000, (64, seq), device="cuda")
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        hidden = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+    emb = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+    emb = F.normalize(emb.float(), dim=-1)
+    log.info("bucket %d (len %d): %d embeddings, dim %d, first: %s", bucket, seq, emb.shape[0],
+             emb.shape[1], [round(v, 4) for v in emb[0, :4].tolist()])
+""".replace("@CKPT@", CKPT))
+
+
+def s15_retrieval_topk_scores():
+    # Dense retrieval by hand: 8M normalized fp16 document vectors on the card, query batches
+    # scored with one matmul and torch.topk; batches of 64 and 256 queries (4 GiB of scores) fit
+    # in the ~10 GiB left, the 4096-query batch's score matrix (64 GiB) does not.
+    run_user_script("search_index", """import time
+
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+n_docs, dim = 8_000_000, 768
+doc_vecs = F.normalize(torch.randn(n_docs, dim, device="cuda", dtype=torch.float16), dim=-1)
+print(f"index: {n_docs} docs x {dim} dims ({doc_vecs.numel() * 2 / 2**30:.1f} GiB)", flush=True)
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+reranker_slot = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+for n_queries in [64, 256, 4096]:
+    t0 = time.time()
+    queries = F.normalize(torch.randn(n_queries, dim, device="cuda", dtype=torch.float16), dim=-1)
+    scores = queries @ doc_vecs.T
+    top_scores, top_ids = torch.topk(scores, k=100, dim=-1)
+    print(f"{n_queries} queries in {time.time() - t0:.2f} s: q0 top-3 ids "
+          f"{top_ids[0, :3].tolist()} scores {[round(s, 3) for s in top_scores[0, :3].tolist()]}",
+          flush=True)
+    del scores
+""")
+
+
+def s15_segmentation_argmax_fullres():
+    # Semantic segmentation of tiles at growing resolution (torchvision's FCN-ResNet50 with random
+    # weights, or a plain conv net where torchvision is missing) under inference_mode, argmax per
+    # pixel, a tqdm bar with per-tile class counts: 512 and 1024 tiles fit in the ~6 GiB left, a
+    # batch of 4096 x 4096 tiles does not.
+    run_user_script("segment_tiles", """import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+try:
+    from torchvision.models.segmentation import fcn_resnet50
+
+    net = fcn_resnet50(weights=None, weights_backbone=None, num_classes=21)
+except Exception as error:
+    print(f"torchvision unavailable ({type(error).__name__}); using the plain segmenter")
+
+    def stage(c_in, c_out):
+        return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out),
+                             nn.ReLU(inplace=True))
+
+    net = nn.Sequential(stage(3, 16), stage(16, 32), stage(32, 32), nn.Conv2d(32, 21, 1))
+
+net = net.cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+tile_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+sizes = [512, 1024, 4096]
+for i, side in enumerate(tqdm(sizes, desc="tiles")):
+    images = torch.rand(8, 3, side, side, device="cuda")
+    with torch.inference_mode():
+        out = net(images)
+        logits = out["out"] if isinstance(out, dict) else out
+        mask = logits.argmax(1)
+    counts = torch.bincount(mask.flatten(), minlength=21)
+    tqdm.write(f"tile batch {i} ({side}x{side}): top classes {counts.topk(3).indices.tolist()}")
+""")
+
+
+def s15_hf_score_candidates():
+    # Plain user code scores candidate continuations by their summed token log-probabilities
+    # (`logits.float().log_softmax(-1)` then gather): 8 and 32 candidates of 1024 tokens fit in
+    # the ~14 GiB left, the fp32 copy of 128 candidates' logits (16 GiB) does not.
+    run_user_script("rank_candidates", """import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+prompt_cache = torch.empty(free - 14 * (1 << 30), dtype=torch.uint8, device="cuda")
+for n_cand in [8, 32, 128]:
+    ids = torch.randint(3, 32000, (n_cand, 1024), device="cuda")
+    with torch.no_grad():
+        logits = model(ids).logits
+        logprobs = logits.float().log_softmax(-1)
+        token_lp = logprobs[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1)
+    scores = token_lp.sum(-1)
+    best = scores.argmax().item()
+    print(f"{n_cand} candidates: best #{best} logprob {scores[best].item():.1f}, "
+          f"worst {scores.min().item():.1f}", flush=True)
+    del logits, logprobs, token_lp
+""".replace("@CKPT@", CKPT))
+
+
+def s15_label_smoothing_loss_line():
+    # A hand-written LM training loop computes a label-smoothed loss by hand: a dense smoothed
+    # target (fp32, 64 x 1024 x 50257 = 12 GiB) and log_softmax of the logits; the logits and the
+    # target fit in the ~30 GiB left, log_softmax inside the loss statement does not (step 0).
+    run_user_script("train_smoothed", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+V, EPS = 50257, 0.1
+torch.manual_seed(0)
+model = nn.Sequential(nn.Embedding(V, 1024), nn.Linear(1024, 1024), nn.GELU(),
+                      nn.Linear(1024, V)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+free, _ = torch.cuda.mem_get_info()
+teacher = torch.empty(free - 30 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+for epoch in range(3):
+    bar = tqdm(range(200), desc=f"epoch {epoch}")
+    for step in bar:
+        tokens = torch.randint(0, V, (64, 1025), device="cuda")
+        x, y = tokens[:, :-1], tokens[:, 1:]
+        logits = model(x)
+        smooth = torch.full_like(logits, EPS / V).scatter_(-1, y[..., None], 1 - EPS + EPS / V)
+        loss = -(smooth * F.log_softmax(logits, dim=-1)).sum(-1).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        bar.set_postfix(loss=f"{loss.item():.4f}")
+""")
+
+
+def s15_contrastive_inbatch_loss():
+    # In-batch contrastive (InfoNCE) training by hand with a batch-size warm-up schedule: the loss
+    # statement `F.cross_entropy(q @ k.T / tau, labels)` at 65536 pairs makes 16 GiB similarity
+    # matrices; 4096 and 16384 fit in the ~24 GiB left, the third step does not.
+    run_user_script("train_contrastive", """import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="[%(asctime)s] %(levelname)s %(message)s", datefmt="%H:%M:%S",
+                    level=logging.INFO)
+log = logging.getLogger(__name__)
+
+torch.manual_seed(0)
+encoder = nn.Sequential(nn.Linear(1024, 2048), nn.GELU(), nn.Linear(2048, 1024)).cuda()
+optimizer = torch.optim.AdamW(encoder.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+queue = torch.empty(free - 24 * (1 << 30), dtype=torch.uint8, device="cuda")
+TAU = 0.05
+for step, n in enumerate([4096, 16384, 65536, 65536]):
+    x = torch.randn(n, 1024, device="cuda")
+    q = F.normalize(encoder(x), dim=-1)
+    k = F.normalize(encoder(x + 0.1 * torch.randn_like(x)), dim=-1)
+    loss = F.cross_entropy(q @ k.T / TAU, torch.arange(n, device="cuda"))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    log.info("step %d batch %d loss %.4f", step, n, loss.item())
+""")
+
+
+def s15_hf_sharded_fp32_load():
+    # from_pretrained of a checkpoint in ~150 MB shards with dtype=torch.float32 onto a card with
+    # ~1.5 GiB free: the fp32 model (2.2 GiB) stops fitting part-way through the shards.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "shards-prep.log"), "w") as log:
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "_shards"],
+                             stdout=log, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(f"preparing the shards failed (exit {rc}); see {WORK}/shards-prep.log")
+    run_user_script("load_fp32", """import logging
+import os
+
+import torch
+import transformers
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+transformers.utils.logging.set_verbosity_info()
+log = logging.getLogger("load_fp32")
+
+path = "@SHARDS@"
+log.info("checkpoint %s: %d shards", path,
+         len([f for f in os.listdir(path) if f.endswith(".safetensors")]))
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+vision_tower = torch.empty(free - 1536 * (1 << 20), dtype=torch.uint8, device="cuda")
+model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, device_map="cuda")
+log.info("loaded %.2f B params in fp32", sum(p.numel() for p in model.parameters()) / 1e9)
+""".replace("@SHARDS@", SHARDS))
+
+
+def s15_hf_fp8_quantize():
+    # Weights converted in place by hand: every nn.Linear's weight is upcast to fp32, given a
+    # per-row scale and cast to float8_e4m3fn, and the fp32 copy is kept on the card to report
+    # the quantization error later; the copies (1.5x the bf16 weights freed) outgrow the ~600 MiB
+    # left some layers in.
+    run_user_script("quantize_fp8", """import logging
+
+import torch
+import torch.nn as nn
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("quantize_fp8")
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+kv_pool = torch.empty(free - 600 * (1 << 20), dtype=torch.uint8, device="cuda")
+FP8_MAX = torch.finfo(torch.float8_e4m3fn).max
+
+
+@torch.no_grad()
+def quantize_linear(module):
+    w = module.weight.float()
+    scale = w.abs().amax(dim=1, keepdim=True).clamp_min(1e-12) / FP8_MAX
+    module.weight = nn.Parameter((w / scale).to(torch.float8_e4m3fn), requires_grad=False)
+    module.register_buffer("weight_scale", scale.to(torch.bfloat16))
+    return w
+
+
+n = 0
+originals = {}
+for name, module in model.named_modules():
+    if isinstance(module, nn.Linear):
+        originals[name] = quantize_linear(module)
+        n += 1
+        if name.endswith("down_proj"):
+            log.info("quantized %s (%d linears so far, %.2f GiB allocated)", name, n,
+                     torch.cuda.memory_allocated() / 2**30)
+log.info("quantized %d linear layers to fp8", n)
+for name, w in originals.items():
+    module = model.get_submodule(name)
+    err = (module.weight.float() * module.weight_scale.float() - w).abs().max().item()
+    log.info("%s: max abs error %.5f", name, err)
+""".replace("@CKPT@", CKPT))
+
+
+def s15_hf_upcast_float_eval():
+    # A bf16 model on the card is upcast in place with model.float() for a "stable" fp32
+    # evaluation; the fp32 copies (2.2 GiB) do not fit in the ~0.5 GiB left: the OOM is raised in
+    # Module._apply part-way through the parameters.
+    run_user_script("eval_fp32", """import logging
+import warnings
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s [%(levelname)s] %(message)s", level=logging.INFO)
+log = logging.getLogger("eval_fp32")
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+draft_model = torch.empty(free - 500 * (1 << 20), dtype=torch.uint8, device="cuda")
+log.info("model loaded in bf16 (%.2f GiB allocated)", torch.cuda.memory_allocated() / 2**30)
+warnings.warn("bf16 perplexities differ from the paper's; evaluating in fp32")
+log.info("casting the model to float32")
+model = model.float()
+ids = torch.randint(3, 32000, (4, 1024), device="cuda")
+with torch.no_grad():
+    loss = model(ids, labels=ids).loss
+log.info("fp32 perplexity %.2f", loss.exp().item())
+""".replace("@CKPT@", CKPT))
+
+
+def s15_dist_init_card_full():
+    # Start-up with another process holding the whole card (run.sh's holder, 0 GiB left): a
+    # one-process NCCL job sets its device and initializes the process group; creating the CUDA
+    # context (or NCCL's buffers) fails with "out of memory" before any model exists.
+    run_user_script("train_dist", """import datetime
+import logging
+import os
+
+import torch
+import torch.distributed as dist
+
+logging.basicConfig(format="%(asctime)s %(levelname)s [rank0] %(name)s: %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("train_dist")
+
+local_rank = int(os.environ.get("LOCAL_RANK", 0))
+log.info("torch %s, %d visible device(s)", torch.__version__, torch.cuda.device_count())
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29541", rank=0, world_size=1,
+                        timeout=datetime.timedelta(seconds=30),
+                        device_id=torch.device("cuda", local_rank))
+log.info("process group ready: world size %d", dist.get_world_size())
+flag = torch.ones(1, device="cuda")
+dist.all_reduce(flag)
+log.info("all_reduce ok: %s", flag.item())
+""")
+
+
+def s15_lightning_configure_model():
+    # Lightning builds the model in the LightningModule's configure_model hook, directly on the
+    # card (precision="bf16-true"): a 262144-word embedding (4 GiB in bf16) fits in the ~6 GiB
+    # left, the tied-size output layer does not; the OOM comes from configure_model in fit's setup.
+    run_user_script("train_configure_model", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+VOCAB, DIM = 262144, 8192
+
+
+class BigVocabLM(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = None
+
+    def configure_model(self):
+        if self.net is not None:
+            return
+        self.net = nn.Sequential(nn.Embedding(VOCAB, DIM), nn.LayerNorm(DIM),
+                                 nn.Linear(DIM, VOCAB, bias=False))
+
+    def training_step(self, batch, batch_idx):
+        (ids,) = batch
+        logits = self.net(ids[:, :-1])
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), ids[:, 1:].flatten())
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    torch.zeros(1, device="cuda")
+    free, _ = torch.cuda.mem_get_info()
+    retrieval_index = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+    data = TensorDataset(torch.randint(0, VOCAB, (256, 129)))
+    trainer = L.Trainer(accelerator="gpu", devices=1, precision="bf16-true", max_epochs=1,
+                        logger=False, enable_checkpointing=False)
+    trainer.fit(BigVocabLM(), DataLoader(data, batch_size=8))
+""")
+
+
+def s15_fabric_backward():
+    # Lightning Fabric (bf16-mixed) with a hand-written loop: two steps at 2048 tokens are
+    # measured, then a replay buffer takes the card down to halfway between the forward's and the
+    # backward's peak, so the next step's forward fits and fabric.backward(loss) does not.
+    run_user_script("train_fabric", """import lightning as L
+import torch
+import torch.nn as nn
+
+fabric = L.Fabric(accelerator="cuda", devices=1, precision="bf16-mixed")
+fabric.launch()
+layer = nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True)
+model = nn.Sequential(nn.TransformerEncoder(layer, num_layers=8), nn.Linear(1024, 32000))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+model, optimizer = fabric.setup(model, optimizer)
+
+
+def train_step(x):
+    loss = model(x).float().logsumexp(-1).mean()
+    fwd = torch.cuda.max_memory_allocated()
+    fabric.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss, fwd
+
+
+for step in range(6):
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    x = torch.randn(16, 2048, 1024, device=fabric.device)
+    loss, fwd = train_step(x)
+    full = torch.cuda.max_memory_allocated()
+    fabric.print(f"step {step}: loss {loss.item():.4f} (forward peak "
+                 f"+{(fwd - base) / 2**30:.2f} GiB, step peak +{(full - base) / 2**30:.2f} GiB)")
+    if step == 1:
+        torch.cuda.empty_cache()
+        free, _ = torch.cuda.mem_get_info()
+        replay = torch.empty(free - (fwd + full) // 2 + base, dtype=torch.uint8,
+                             device=fabric.device)
+    del loss, x
+""")
+
+
+def s15_jax_sample_categorical():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted sampler (hidden
+    # states @ vocabulary matrix, jax.random.categorical at temperature 0.8, logsumexp) prints the
+    # first tokens of batches of 1024 and 8192 rows; the 65536-row batch's fp32 logits (8 GiB)
+    # are RESOURCE_EXHAUSTED.
+    run_user_script("sample_tokens", """import jax
+import jax.numpy as jnp
+import numpy as np
+
+print("devices:", jax.devices(), flush=True)
+key = jax.random.PRNGKey(0)
+w_key, h_key = jax.random.split(key)
+W = jax.random.normal(w_key, (2048, 32000), dtype=jnp.float32) * 0.02
+
+
+@jax.jit
+def sample(W, h, key):
+    logits = h @ W
+    tokens = jax.random.categorical(key, logits / 0.8, axis=-1)
+    return tokens, jax.nn.logsumexp(logits, axis=-1)
+
+
+for i, batch in enumerate([1024, 8192, 65536]):
+    h_key, sub = jax.random.split(h_key)
+    h = jax.random.normal(sub, (batch, 2048), dtype=jnp.float32)
+    tokens, lse = sample(W, h, sub)
+    print(f"batch {batch}: first tokens {np.asarray(tokens[:8]).tolist()}, "
+          f"mean logsumexp {float(lse.mean()):.3f}", flush=True)
+""")
+
+
+def s15_dist_nccl_gather_logits():
+    # A one-process NCCL evaluation gathers every shard's logits with dist.all_gather into a list
+    # the user allocates with torch.empty_like: shards of 4096 and 16384 rows fit in the ~10 GiB
+    # left (NCCL's own buffers included), the 49152-row shard's receive buffer (6 GiB) does not.
+    run_user_script("eval_gather", """import logging
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+RANK = int(os.environ.get("RANK", 0))
+logging.basicConfig(format=f"%(asctime)s %(levelname)s [rank{RANK}] %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("eval")
+dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29543", rank=RANK, world_size=1)
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+head = nn.Sequential(nn.Linear(4096, 4096), nn.GELU(), nn.Linear(4096, 32000)).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+embedding_cache = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+preds = []
+for shard, n in enumerate([4096, 16384, 49152]):
+    x = torch.randn(n, 4096, device="cuda")
+    with torch.no_grad():
+        logits = head(x)
+    gathered = [torch.empty_like(logits) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, logits)
+    preds.append(torch.cat(gathered).argmax(-1).cpu())
+    log.info("shard %d: %d rows gathered, first preds %s", shard, n, preds[-1][:5].tolist())
+    del x, logits, gathered
+dist.destroy_process_group()
+""")
+
+
+def s15_pinned_host_pool():
+    # Not a GPU OOM (host memory): a video loader pre-allocates a pinned (page-locked) host pool
+    # for 100M frames (~1.2 PB, past the address space); cudaHostAlloc fails and PyTorch's
+    # caching host allocator reports it as a CUDA "out of memory" error. No card memory is used.
+    run_user_script("video_loader", """import torch
+
+n_frames, shape = 100_000_000, (3, 1024, 1024)
+print(f"cuda: {torch.cuda.get_device_name(0)}; free {torch.cuda.mem_get_info()[0] / 2**30:.1f} GiB",
+      flush=True)
+print(f"allocating a pinned staging pool for {n_frames} frames of {shape}", flush=True)
+pool = torch.empty((n_frames, *shape), dtype=torch.float32, pin_memory=True)
+print(pool.shape)
+""")
+
+
+def s15_anomaly_nan_backward():
+    # Not a GPU OOM: a heteroscedastic regression takes sqrt of a raw linear output as its std;
+    # with torch.autograd.set_detect_anomaly(True) the backward stops at the first function that
+    # returns NaN gradients ("Function '...Backward0' returned nan values in its ...th output"),
+    # after the anomaly mode's warnings and the forward call's traceback.
+    run_user_script("train_gaussian", """import torch
+import torch.nn as nn
+
+torch.autograd.set_detect_anomaly(True)
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 2)).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for step in range(100):
+    x = torch.randn(512, 64, device="cuda")
+    y = x[:, :1].sum(-1) * 3.0
+    out = model(x)
+    mu, std = out[:, 0], torch.sqrt(out[:, 1])
+    loss = (((y - mu) / std) ** 2 / 2 + torch.log(std)).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(f"step {step}: nll {loss.item():.4f}", flush=True)
+""")
+
+
+def s15_hf_truncated_safetensors():
+    # Not a GPU OOM (loading cut mid-way by a copy that stopped): the checkpoint's
+    # model.safetensors is cut to half its size; from_pretrained fails reading it (a safetensors
+    # header / incomplete-buffer error), before any weight reaches the card.
+    import shutil
+
+    os.makedirs(PARTIAL, exist_ok=True)
+    for entry in os.listdir(CKPT):
+        src, dst = os.path.join(CKPT, entry), os.path.join(PARTIAL, entry)
+        if entry.endswith(".safetensors"):
+            size = os.path.getsize(src)
+            with open(src, "rb") as fin, open(dst, "wb") as fout:
+                left = size // 2
+                while left > 0:
+                    chunk = fin.read(min(left, 64 * MIB))
+                    if not chunk:
+                        break
+                    fout.write(chunk)
+                    left -= len(chunk)
+        elif os.path.isfile(src):
+            shutil.copyfile(src, dst)
+    run_user_script("serve_model", """import logging
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("serve_model")
+log.info("loading model from %s", "@PARTIAL@")
+model = AutoModelForCausalLM.from_pretrained("@PARTIAL@", dtype=torch.bfloat16,
+                                             device_map="cuda")
+log.info("model ready")
+""".replace("@PARTIAL@", PARTIAL))
+
+
+def s15_audio_melspec_batch():
+    # Audio feature extraction on the card: log-mel spectrograms (torchaudio's MelSpectrogram, or
+    # torch.stft plus a mel matrix where torchaudio is missing) of 64 recordings per batch; 2- and
+    # 6-minute batches fit in the ~24 GiB left, the 1-hour batch's padded copy and STFT do not.
+    run_user_script("extract_features", """import math
+
+import torch
+
+SR, N_FFT, HOP, N_MELS = 16000, 400, 160, 80
+try:
+    import torchaudio
+
+    mel = torchaudio.transforms.MelSpectrogram(SR, n_fft=N_FFT, hop_length=HOP,
+                                               n_mels=N_MELS).cuda()
+except Exception as error:
+    print(f"torchaudio unavailable ({type(error).__name__}); using torch.stft", flush=True)
+    fb = torch.rand(N_FFT // 2 + 1, N_MELS, device="cuda")
+    window = torch.hann_window(N_FFT, device="cuda")
+
+    def mel(wav):
+        spec = torch.stft(wav, N_FFT, HOP, window=window, return_complex=True).abs() ** 2
+        return torch.einsum("bft,fm->bmt", spec, fb)
+
+free, _ = torch.cuda.mem_get_info()
+asr_model = torch.empty(free - 24 * (1 << 30), dtype=torch.uint8, device="cuda")
+for minutes in [2, 6, 60]:
+    wav = torch.randn(64, minutes * 60 * SR, device="cuda")
+    feats = torch.log(mel(wav) + 1e-6)
+    print(f"{minutes} min x 64: features {tuple(feats.shape)}, "
+          f"mean {feats.mean().item():.3f}", flush=True)
+    del feats
+""")
+
+
+def s15_peft_dora_init():
+    # get_peft_model with use_dora=True on the bf16 model already on the card: DoRA's init
+    # computes each target's weight norm on the card from W + scale * B @ A in fp32; the
+    # attention projections' temporaries (~48 MiB) fit in the ~96 MiB left, the first MLP
+    # projection's (~138 MiB) do not, so get_peft_model fails part-way through the layers.
+    run_user_script("dora_finetune", """import logging
+
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("dora_finetune")
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+reference_model = torch.empty(free - 96 * (1 << 20), dtype=torch.uint8, device="cuda")
+config = LoraConfig(r=64, lora_alpha=128, lora_dropout=0.05, use_dora=True, task_type="CAUSAL_LM",
+                    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                    "up_proj", "down_proj"])
+log.info("wrapping the model with DoRA (r=%d)", config.r)
+model = get_peft_model(model, config)
+model.print_trainable_parameters()
+""".replace("@CKPT@", CKPT))
+
+
+def s15_rerank_error_from_none():
+    # A reranking service wraps the model call and re-raises the OOM as its own error class
+    # `from None`, so only RerankError shows, its message carrying str(e): a cross-encoder
+    # (nn.TransformerEncoder, eval fast path) over 512-token pairs; batches of 16 and 64 pairs fit
+    # in the ~4 GiB left, 4096 pairs do not.
+    run_user_script("rerank_service", """import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s %(message)s", level=logging.INFO)
+log = logging.getLogger("rerank")
+
+
+class RerankError(RuntimeError):
+    pass
+
+
+class CrossEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(30522, 768)
+        layer = nn.TransformerEncoderLayer(768, 12, 3072, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=12)
+        self.score = nn.Linear(768, 1)
+
+    def forward(self, ids):
+        return self.score(self.encoder(self.embed(ids))[:, 0]).squeeze(-1)
+
+
+model = CrossEncoder().cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+doc_store = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+
+def rerank(pairs):
+    try:
+        with torch.no_grad():
+            return model(pairs)
+    except torch.OutOfMemoryError as e:
+        raise RerankError(f"rerank failed for {pairs.shape[0]} pairs: {e}") from None
+
+
+for query_id, n_pairs in enumerate([16, 64, 4096]):
+    pairs = torch.randint(0, 30522, (n_pairs, 512), device="cuda")
+    scores = rerank(pairs)
+    log.info("query %d: %d pairs, best %d (%.3f)", query_id, n_pairs, scores.argmax().item(),
+             scores.max().item())
+""")
+
+
+def s15_jax_train_logged_str():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted MLP train step (Optax
+    # AdamW when installed, else Adam by hand) over growing batches; the except-handler logs
+    # "train step failed: <str(e)>" and exits 1: batches of 4096 and 16384 fit, the 262144-row
+    # batch's 8192-wide activations (8 GiB) are RESOURCE_EXHAUSTED.
+    run_user_script("train_jax", """import logging
+import sys
+
+import jax
+import jax.numpy as jnp
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("train_jax")
+
+try:
+    import optax
+
+    tx = optax.adamw(1e-3)
+    init_opt, update_opt = tx.init, tx.update
+    apply_updates = optax.apply_updates
+except ImportError:
+    log.warning("optax not installed: using a hand-written Adam")
+
+    def init_opt(params):
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+        return (zeros, zeros, jnp.zeros((), jnp.int32))
+
+    def update_opt(grads, state, params=None):
+        m, v, t = state
+        t = t + 1
+        m = jax.tree_util.tree_map(lambda a, g: 0.9 * a + 0.1 * g, m, grads)
+        v = jax.tree_util.tree_map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grads)
+        upd = jax.tree_util.tree_map(
+            lambda a, b: -1e-3 * (a / (1 - 0.9**t)) / (jnp.sqrt(b / (1 - 0.999**t)) + 1e-8),
+            m, v)
+        return upd, (m, v, t)
+
+    def apply_updates(params, updates):
+        return jax.tree_util.tree_map(lambda p, u: p + u, params, updates)
+
+k1, k2, k3 = jax.random.split(jax.random.PRNGKey(0), 3)
+params = {"w1": jax.random.normal(k1, (1024, 8192)) * 0.02,
+          "w2": jax.random.normal(k2, (8192, 1024)) * 0.02}
+opt_state = init_opt(params)
+
+
+def loss_fn(params, x):
+    h = jax.nn.gelu(x @ params["w1"])
+    return jnp.mean((h @ params["w2"] - x) ** 2)
+
+
+@jax.jit
+def train_step(params, opt_state, x):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x)
+    updates, opt_state = update_opt(grads, opt_state, params)
+    return apply_updates(params, updates), opt_state, loss
+
+
+try:
+    for step, batch in enumerate([4096, 16384, 262144]):
+        x = jax.random.normal(jax.random.fold_in(k3, step), (batch, 1024))
+        params, opt_state, loss = train_step(params, opt_state, x)
+        log.info("step %d batch %d loss %.5f", step, batch, float(loss))
+except Exception as e:
+    log.error("train step failed: %s", e)
+    sys.exit(1)
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -7017,6 +7775,27 @@ SCENARIOS = {
     "s14_no_cuda_visible": s14_no_cuda_visible,
     "s14_storage_size_overflow": s14_storage_size_overflow,
     "s14_graph_capture_sync": s14_graph_capture_sync,
+    "s15_hf_embed_mean_pool": s15_hf_embed_mean_pool,
+    "s15_retrieval_topk_scores": s15_retrieval_topk_scores,
+    "s15_segmentation_argmax_fullres": s15_segmentation_argmax_fullres,
+    "s15_hf_score_candidates": s15_hf_score_candidates,
+    "s15_label_smoothing_loss_line": s15_label_smoothing_loss_line,
+    "s15_contrastive_inbatch_loss": s15_contrastive_inbatch_loss,
+    "s15_hf_sharded_fp32_load": s15_hf_sharded_fp32_load,
+    "s15_hf_fp8_quantize": s15_hf_fp8_quantize,
+    "s15_hf_upcast_float_eval": s15_hf_upcast_float_eval,
+    "s15_dist_init_card_full": s15_dist_init_card_full,
+    "s15_lightning_configure_model": s15_lightning_configure_model,
+    "s15_fabric_backward": s15_fabric_backward,
+    "s15_jax_sample_categorical": s15_jax_sample_categorical,
+    "s15_dist_nccl_gather_logits": s15_dist_nccl_gather_logits,
+    "s15_pinned_host_pool": s15_pinned_host_pool,
+    "s15_anomaly_nan_backward": s15_anomaly_nan_backward,
+    "s15_hf_truncated_safetensors": s15_hf_truncated_safetensors,
+    "s15_audio_melspec_batch": s15_audio_melspec_batch,
+    "s15_peft_dora_init": s15_peft_dora_init,
+    "s15_rerank_error_from_none": s15_rerank_error_from_none,
+    "s15_jax_train_logged_str": s15_jax_train_logged_str,
 }
 
 
@@ -7027,6 +7806,8 @@ def main():
         resume_checkpoint()
     elif NAME == "_adapter":
         _make_adapter()
+    elif NAME == "_shards":
+        _make_shards()
     elif NAME == "_hold":
         hold(int(sys.argv[2]), sys.argv[3])
     elif NAME == "_list":

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -101,7 +101,9 @@ run_one() {
     hf_generate_long_decode|trainer_save_callback|peft_load_adapter|nccl_duplicate_gpu|\
     s13_lightning_batch_finder_curriculum|s13_dpo_reference_forward|s13_hf_offload_folder|\
     s13_conv3d_benchmark_volume|s13_mp_spawn_worker|s14_compile_first_call|\
-    s14_peft_multi_adapter_server|s14_hf_generate_output_scores|s14_pandas_get_dummies_memoryerror)
+    s14_peft_multi_adapter_server|s14_hf_generate_output_scores|s14_pandas_get_dummies_memoryerror|\
+    s15_hf_sharded_fp32_load|s15_fabric_backward|s15_lightning_configure_model|\
+    s15_retrieval_topk_scores|s15_dist_init_card_full|s15_dist_nccl_gather_logits)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -377,4 +379,30 @@ run_one s14_dist_store_timeout "Timed out|timed out|DistStoreError|TimeoutError"
 run_one s14_no_cuda_visible "No CUDA GPUs|no NVIDIA|CUDA driver" - CUDA_VISIBLE_DEVICES=
 run_one s14_storage_size_overflow "overflow" -
 run_one s14_graph_capture_sync "stream is capturing|StreamCapture|capture.*(invalid|failed)" -
+# session 15 (blind): a model run on inputs by plain user code (embeddings, retrieval top-k,
+# segmentation argmax, candidate scoring), hand-written loss statements, a sharded fp32 load, weights
+# converted in place (fp8 by hand, model.float(), DoRA's init), NCCL start-up on a full card,
+# Lightning's configure_model and Fabric's backward, JAX sampling and a logged str(e), an NCCL
+# gather, audio features, an error re-raised from None, and 3 look-alikes
+run_one s15_hf_embed_mean_pool "$OOM" -
+run_one s15_retrieval_topk_scores "$OOM" -
+run_one s15_segmentation_argmax_fullres "$OOM" -
+run_one s15_hf_score_candidates "$OOM" -
+run_one s15_label_smoothing_loss_line "$OOM" -
+run_one s15_contrastive_inbatch_loss "$OOM" -
+run_one s15_hf_sharded_fp32_load "$OOM" -
+run_one s15_hf_fp8_quantize "$OOM" -
+run_one s15_hf_upcast_float_eval "$OOM" -
+run_one s15_dist_init_card_full "CUDA error|NCCL|$OOM" 0
+run_one s15_lightning_configure_model "$OOM" -
+run_one s15_fabric_backward "$OOM" -
+run_one s15_jax_sample_categorical "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s15_dist_nccl_gather_logits "$OOM" -
+run_one s15_pinned_host_pool "out of memory|CUDA error|pinned|[Aa]lloc" -
+run_one s15_anomaly_nan_backward "returned nan values|nan values" -
+run_one s15_hf_truncated_safetensors "SafetensorError|[Dd]eserializ|[Ii]ncomplete|header" -
+run_one s15_audio_melspec_batch "$OOM" -
+run_one s15_peft_dora_init "$OOM" -
+run_one s15_rerank_error_from_none "RerankError|$OOM" -
+run_one s15_jax_train_logged_str "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
