@@ -400,7 +400,7 @@ run_one s15_jax_sample_categorical "RESOURCE_EXHAUSTED|Out of memory|out of memo
 run_one s15_dist_nccl_gather_logits "$OOM" -
 run_one s15_pinned_host_pool "out of memory|CUDA error|pinned|[Aa]lloc" -
 run_one s15_anomaly_nan_backward "returned nan values|nan values" -
-run_one s15_hf_truncated_safetensors "SafetensorError|[Dd]eserializ|[Ii]ncomplete|header" -
+run_one s15_hf_truncated_safetensors "SafetensorError|[Dd]eserializ|[Ii]ncomplete|header|Unable to load|OSError" -
 run_one s15_audio_melspec_batch "$OOM" -
 run_one s15_peft_dora_init "$OOM" -
 run_one s15_rerank_error_from_none "RerankError|$OOM" -
