@@ -7575,6 +7575,99 @@ except Exception as e:
 """)
 
 
+
+def s15_hf_generate_streamer_long_context():
+    # generate with a TextStreamer (batch 1): a short chat turn streams its tokens to stdout, then
+    # a 65536-token document is summarized; the prefill's KV cache (4 GiB in bf16) and MLP
+    # activations do not fit in the ~3 GiB left (after the max-length reminder warning).
+    run_user_script("chat_stream", _WORD_TOKENIZER + """
+import torch
+from transformers import AutoModelForCausalLM, TextStreamer
+
+tokenizer = word_tokenizer()
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+streamer = TextStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True)
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+speech_model = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+turns = [" ".join(f"w{(7 * j) % 31000 + 3}" for j in range(64)),
+         " ".join(f"w{(13 * j) % 31000 + 3}" for j in range(65536))]
+for turn, text in enumerate(turns):
+    inputs = tokenizer(text, return_tensors="pt").to("cuda")
+    print(f"\\n[turn {turn}] user: {inputs.input_ids.shape[1]} tokens\\nassistant:", flush=True)
+    model.generate(input_ids=inputs.input_ids, attention_mask=inputs.attention_mask,
+                   streamer=streamer, max_new_tokens=32, do_sample=False, pad_token_id=0)
+""".replace("@CKPT@", CKPT))
+
+
+def s15_subprocess_last_line():
+    # A sweep driver runs each trial as a child process with capture_output and, when a trial
+    # fails, raises its own error carrying only the last line of the child's stderr: the child's
+    # OOM (a 16384-wide MLP over 131072 rows with ~4 GiB left) shows as that one quoted line.
+    run_user_script("sweep", """import subprocess
+import sys
+import textwrap
+
+TRIAL = textwrap.dedent('''
+    import sys
+    import torch
+    import torch.nn as nn
+
+    width, rows = int(sys.argv[1]), int(sys.argv[2])
+    model = nn.Sequential(nn.Linear(4096, width), nn.GELU(), nn.Linear(width, 4096)).cuda()
+    free, _ = torch.cuda.mem_get_info()
+    other_trials = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+    x = torch.randn(rows, 4096, device="cuda")
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    print(f"trial ok: loss {loss.item():.4f}")
+''')
+
+
+class TrialFailed(Exception):
+    pass
+
+
+for width, rows in [(4096, 8192), (16384, 131072)]:
+    proc = subprocess.run([sys.executable, "-c", TRIAL, str(width), str(rows)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "(no stderr)"
+        raise TrialFailed(f"trial width={width} rows={rows} exited {proc.returncode}: {last}")
+    print(f"width={width} rows={rows}: {proc.stdout.strip()}", flush=True)
+""")
+
+
+def s15_accelerate_cpu_offload_forward():
+    # accelerate's cpu_offload keeps the weights on the CPU and moves each module's weights to
+    # the card in its pre-forward hook: with ~64 MiB free (another model holds the rest), moving
+    # the 32000 x 2048 embedding (125 MiB) in the first hook fails inside accelerate's hooks.
+    run_user_script("offload_infer", """import logging
+
+import torch
+from accelerate import cpu_offload
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("offload_infer")
+
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+vision_encoder = torch.empty(free - 64 * (1 << 20), dtype=torch.uint8, device="cuda")
+log.info("%.1f GiB free on the card: offloading the language model to the CPU",
+         torch.cuda.mem_get_info()[0] / 2**30)
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+model = cpu_offload(model, execution_device=torch.device("cuda", 0))
+ids = torch.randint(3, 32000, (1, 256), device="cuda")
+with torch.no_grad():
+    logits = model(ids).logits
+log.info("next token %d", logits[0, -1].argmax().item())
+""".replace("@CKPT@", CKPT))
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -7806,6 +7899,9 @@ SCENARIOS = {
     "s15_peft_dora_init": s15_peft_dora_init,
     "s15_rerank_error_from_none": s15_rerank_error_from_none,
     "s15_jax_train_logged_str": s15_jax_train_logged_str,
+    "s15_hf_generate_streamer_long_context": s15_hf_generate_streamer_long_context,
+    "s15_subprocess_last_line": s15_subprocess_last_line,
+    "s15_accelerate_cpu_offload_forward": s15_accelerate_cpu_offload_forward,
 }
 
 

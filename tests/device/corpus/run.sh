@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -103,7 +103,8 @@ run_one() {
     s13_conv3d_benchmark_volume|s13_mp_spawn_worker|s14_compile_first_call|\
     s14_peft_multi_adapter_server|s14_hf_generate_output_scores|s14_pandas_get_dummies_memoryerror|\
     s15_hf_sharded_fp32_load|s15_fabric_backward|s15_lightning_configure_model|\
-    s15_retrieval_topk_scores|s15_dist_init_card_full|s15_dist_nccl_gather_logits)
+    s15_retrieval_topk_scores|s15_dist_init_card_full|s15_dist_nccl_gather_logits|\
+    s15_subprocess_last_line)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -383,7 +384,9 @@ run_one s14_graph_capture_sync "stream is capturing|StreamCapture|capture.*(inva
 # segmentation argmax, candidate scoring), hand-written loss statements, a sharded fp32 load, weights
 # converted in place (fp8 by hand, model.float(), DoRA's init), NCCL start-up on a full card,
 # Lightning's configure_model and Fabric's backward, JAX sampling and a logged str(e), an NCCL
-# gather, audio features, an error re-raised from None, and 3 look-alikes
+# gather, audio features, an error re-raised from None, a streamed chat turn before a long
+# context, a child's last stderr line in a driver's error, accelerate's cpu_offload hooks, and 3
+# look-alikes
 run_one s15_hf_embed_mean_pool "$OOM" -
 run_one s15_retrieval_topk_scores "$OOM" -
 run_one s15_segmentation_argmax_fullres "$OOM" -
@@ -405,4 +408,7 @@ run_one s15_audio_melspec_batch "$OOM" -
 run_one s15_peft_dora_init "$OOM" -
 run_one s15_rerank_error_from_none "RerankError|$OOM" -
 run_one s15_jax_train_logged_str "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s15_hf_generate_streamer_long_context "$OOM" -
+run_one s15_subprocess_last_line "$OOM" -
+run_one s15_accelerate_cpu_offload_forward "$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
