@@ -342,6 +342,7 @@ pub(super) const RULES: &[Rule] = &[
     name("[TRT-LLM]", vocab::tensorrt_llm_own),
     name("mlc::llm::", vocab::mlc_llm_own),
     name("mlc_llm ", vocab::mlc_llm_own),
+    name("mlc_chat", vocab::mlc_llm_own),
     name("llamafactory", vocab::trainer_cli),
     name("LlamaFactory", vocab::trainer_cli),
     name("LLaMA-Factory", vocab::trainer_cli),
@@ -1323,6 +1324,12 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
         || has(text, "jaxlib.")
     {
         return Some(EngineName::Jax);
+    }
+    // PaddlePaddle raises its allocator's "Out of memory error on GPU %d. …" as its own
+    // `ResourceExhaustedError` (`paddle/fluid/platform/enforce.h` `PADDLE_THROW_BAD_ALLOC(
+    // errors::ResourceExhausted(…))`, `cuda_allocator.cc`): the class is not TensorFlow's.
+    if has(text, "Out of memory error on GPU") || has(text, "PaddlePaddle") {
+        return None;
     }
     if has(exception, "ResourceExhaustedError")
         || has(exception, "tensorflow")

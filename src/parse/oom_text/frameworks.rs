@@ -183,6 +183,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::TensorRt), line_start(text)));
         }
     }
+    // TensorRT-LLM's KV-cache manager when the blocks that free memory allows cannot hold one
+    // sequence: `TLLM_CHECK_WITH_INFO(maxNumTokens >= …, "maxTokensInPagedKvCache (%d) must be
+    // large enough to process at least 1 sequence to completion (i.e. must be larger than
+    // beam_width (%d) * tokensPerBlock (%d) * maxBlocksPerSeq (%d))")`
+    // (NVIDIA/TensorRT-LLM `cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp`,
+    // `KVCacheManager::KVCacheManager`, 0.7–0.12; older builds print it without the figures).
+    if let Some(position) = find(text, "maxTokensInPagedKvCache") {
+        if text[position..].contains("must be large enough to process") {
+            return Some((Family::Framework(FrameworkKind::TensorRt), line_start(text)));
+        }
+    }
     if let Some(position) = find(text, "Cuda Runtime (out of memory)") {
         let begin = text[..position].rfind("Error Code").unwrap_or(position);
         return Some((Family::Framework(FrameworkKind::TensorRt), begin));

@@ -201,6 +201,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "Insufficient GPU memory",
     // TensorRT-LLM's `Insufficient memory for KV cache`, and a wrapper's lower-case one.
     "nsufficient memory for KV cache",
+    // TensorRT-LLM's KV-cache manager: one sequence does not fit (frameworks.rs).
+    "maxTokensInPagedKvCache",
     "Resource exhausted",
     // ggml-vulkan, PyTorch's cut cudaMallocAsync message and allocator fragments, accelerate.
     "Device memory allocation of size",
@@ -1621,6 +1623,8 @@ mod first_contact_tests;
 mod mentions_tests;
 #[cfg(test)]
 mod s14_tests;
+#[cfg(test)]
+mod s15_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
