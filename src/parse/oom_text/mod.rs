@@ -1233,6 +1233,19 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
             continue;
         };
         let before = &text[..position];
+        let rest = text[position + class.len()..].trim();
+        // Ray re-raises a task's exception as a class named after it (`python/ray/
+        // exceptions.py` `RayTaskError.make_dual_exception_type`: `name =
+        // f"RayTaskError({cause_cls.__name__})"`), printed `ray.exceptions.RayTaskError(
+        // OutOfMemoryError): ray::Worker.execute_model() (pid=…, ip=…)`: the task's own
+        // OutOfMemoryError, whose message (when pasted) comes later in the worker's traceback.
+        if before.ends_with("RayTaskError(") && rest.starts_with(')') {
+            let wrapper = position - "RayTaskError(".len();
+            let begin = text[..wrapper]
+                .rfind(char::is_whitespace)
+                .map_or(0, |at| at + 1);
+            return Some((Family::OtherGpu, begin));
+        }
         if before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
             || before.ends_with("lang.")
             || ["java", "import ", "except", "raise "]
@@ -1241,7 +1254,6 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
         {
             continue;
         }
-        let rest = text[position + class.len()..].trim();
         let class_only = rest.is_empty()
             || rest.starts_with("Traceback (most recent call last)")
             || (class == "ResourceExhaustedError"

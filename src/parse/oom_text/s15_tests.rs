@@ -24,3 +24,29 @@ fn tensorrt_llm_paged_kv_cache_too_small_for_one_sequence_is_a_gpu_oom() {
             .all(|m| !m.is_gpu_oom)
     );
 }
+
+/// Ray re-raises a task's OutOfMemoryError as `RayTaskError(OutOfMemoryError)`: a GPU OOM, which
+/// the worker's own message (when pasted) replaces.
+#[test]
+fn a_ray_task_error_of_an_out_of_memory_error_is_a_gpu_oom() {
+    let message = one(
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::Worker.run_step() (pid=4321, \
+         ip=10.1.2.3, actor_id=abc)",
+    );
+    assert!(message.is_gpu_oom, "{message:#?}");
+    let messages = parse_text(
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::Trainer.fit() (pid=77)\n\
+         Traceback (most recent call last):\n\
+         torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a \
+         total capacity of 23.64 GiB of which 10.81 MiB is free.\n",
+    );
+    assert!(messages.iter().any(
+        |m| m.is_gpu_oom && m.figures.tried_to_allocate_bytes == Some(Bytes(64 * 1024 * 1024))
+    ));
+    // Another class wrapped is not this.
+    assert!(
+        parse_text("ray.exceptions.RayTaskError(ValueError): ray::f() (pid=1)")
+            .iter()
+            .all(|m| !m.is_gpu_oom)
+    );
+}
