@@ -91,9 +91,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         // The TPU runtime under XRT (PyTorch/XLA ≤ 1.12, TF 2.x): "RESOURCE_EXHAUSTED:
         // Attempting to reserve 6.48G at the bottom of memory. That was not possible. There are
         // 6.78G free, 0B reserved, and 3.33G reservable." (quoted in pytorch/xla#3470).
+        // The TPU runtime behind PJRT without its `Error allocating device buffer:` head (libtpu
+        // through jaxlib 0.1.x–0.3.x): "RESOURCE_EXHAUSTED: Attempting to allocate 31.06M. That
+        // was not possible. There are 58.64M free. Due to fragmentation, the largest contiguous
+        // region of free memory is 30.56M.; (0x0x0_HBM0)" (quoted in google/trax#431).
         if rest.contains("OUT_OF_MEMORY")
             || rest.contains("out of memory")
             || rest.contains("Attempting to reserve")
+            || (rest.contains("Attempting to allocate") && rest.contains("That was not possible"))
         {
             return Some((Family::Framework(FrameworkKind::Xla), position));
         }

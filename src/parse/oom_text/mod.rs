@@ -195,6 +195,8 @@ pub const OOM_MARKERS: &[&str] = &[
     // The same runtime under XRT: `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom
     // of memory. That was not possible.` (frameworks.rs).
     "Attempting to reserve",
+    // … and its `Attempting to allocate 31.06M. That was not possible.` (frameworks.rs).
+    "Attempting to allocate",
     "Requested amount of memory",
     "insufficient GPU memory",
     // InvokeAI's model cache (mention.rs).

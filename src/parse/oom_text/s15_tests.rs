@@ -50,3 +50,29 @@ fn a_ray_task_error_of_an_out_of_memory_error_is_a_gpu_oom() {
             .all(|m| !m.is_gpu_oom)
     );
 }
+
+/// The TPU runtime's refusal without its `Error allocating device buffer:` head keeps its
+/// figures; a sentence that only says `Attempting to allocate` is not it.
+#[test]
+fn tpu_runtime_attempting_to_allocate_without_its_head_keeps_its_figures() {
+    let message = one(
+        "RuntimeError: RESOURCE_EXHAUSTED: Attempting to allocate 12.50M. That was not \
+         possible. There are 40.25M free. Due to fragmentation, the largest contiguous region \
+         of free memory is 10.00M.; (0x0x0_HBM0)",
+    );
+    assert!(message.is_gpu_oom, "{message:#?}");
+    assert_eq!(message.kind, OomKind::XlaResourceExhausted);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes((12.5 * 1024.0 * 1024.0) as u64))
+    );
+    assert_eq!(
+        message.figures.free_bytes,
+        Some(Bytes((40.25 * 1024.0 * 1024.0) as u64))
+    );
+    assert!(
+        parse_text("INFO: Attempting to allocate the KV pool on startup")
+            .iter()
+            .all(|m| !m.is_gpu_oom)
+    );
+}
