@@ -206,6 +206,22 @@ fn messages_of_non_pytorch_engines() {
         engine_of_message("OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", None),
         Some(EngineName::Tensorflow)
     );
+    assert_eq!(
+        engine_of_message(
+            "train.py: failed to allocate 3.50G from device: hipError_t(2)",
+            None
+        ),
+        Some(EngineName::Tensorflow)
+    );
+    assert_eq!(
+        engine("llm = LLM(\"org/model-7b\", gpu_memory_utilization=0.85, max_model_len=8192)")
+            .map(|e| e.0),
+        Some(EngineName::Vllm)
+    );
+    assert_eq!(
+        engine("cfg = MyLLM(gpu_memory_utilization=0.5)").map(|e| e.0),
+        None
+    );
     // PaddlePaddle's allocator raised as its own `ResourceExhaustedError` is not TensorFlow.
     assert_eq!(
         engine_of_message(
