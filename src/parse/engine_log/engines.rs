@@ -183,6 +183,10 @@ pub(super) const RULES: &[Rule] = &[
     // ExLlamaV2 by name in a sentence ("I like to test the exllamav2 or exllamav2_hf model
     // loaders"): the library has no other meaning.
     name("exllamav2", exllamav2_named),
+    // vLLM's offline API in pasted code (`vllm/entrypoints/llm.py` `LLM.__init__(…,
+    // gpu_memory_utilization=0.9, …)`): the keyword is vLLM's (SGLang's is
+    // `mem_fraction_static`, TensorRT-LLM's `free_gpu_memory_fraction`).
+    name("gpu_memory_utilization=", vllm_llm_code),
     name("ExLlamaV2", exllamav2_named),
     // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
     // Adaptive CFG = 7", "[Parameters] Seed = 123"; `extras/expansion.py`: "[Prompt Expansion]
@@ -342,6 +346,7 @@ pub(super) const RULES: &[Rule] = &[
     name("[TRT-LLM]", vocab::tensorrt_llm_own),
     name("mlc::llm::", vocab::mlc_llm_own),
     name("mlc_llm ", vocab::mlc_llm_own),
+    name("mlc_chat", vocab::mlc_llm_own),
     name("llamafactory", vocab::trainer_cli),
     name("LlamaFactory", vocab::trainer_cli),
     name("LLaMA-Factory", vocab::trainer_cli),
@@ -791,6 +796,18 @@ fn unsloth_banner(text: &str, facts: &mut LineFacts) {
 
 fn transformers_generate(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Transformers, Certainty::Weak);
+}
+
+fn vllm_llm_code(text: &str, facts: &mut LineFacts) {
+    let call = text.match_indices("LLM(").any(|(at, _)| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+    });
+    if call {
+        facts.engine(EngineName::Vllm, Certainty::Weak);
+    }
 }
 
 fn vllm(_text: &str, facts: &mut LineFacts) {
@@ -1323,6 +1340,19 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
         || has(text, "jaxlib.")
     {
         return Some(EngineName::Jax);
+    }
+    // PaddlePaddle raises its allocator's "Out of memory error on GPU %d. …" as its own
+    // `ResourceExhaustedError` (`paddle/fluid/platform/enforce.h` `PADDLE_THROW_BAD_ALLOC(
+    // errors::ResourceExhausted(…))`, `cuda_allocator.cc`): the class is not TensorFlow's.
+    if has(text, "Out of memory error on GPU") || has(text, "PaddlePaddle") {
+        return None;
+    }
+    // TensorFlow's ROCm stream executor in the releases that print the HIP status as a number
+    // (hipTensorFlow, TF-ROCm 1.x `stream_executor/rocm/rocm_driver.cc` `GpuDriver::
+    // DeviceAllocate`: "failed to allocate 8.00G from device: hipError_t(1002)"); XLA's later
+    // copy (JAX on ROCm) prints the status by name.
+    if has(text, "from device: hipError_t(") {
+        return Some(EngineName::Tensorflow);
     }
     if has(exception, "ResourceExhaustedError")
         || has(exception, "tensorflow")

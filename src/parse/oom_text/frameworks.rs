@@ -91,9 +91,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         // The TPU runtime under XRT (PyTorch/XLA ≤ 1.12, TF 2.x): "RESOURCE_EXHAUSTED:
         // Attempting to reserve 6.48G at the bottom of memory. That was not possible. There are
         // 6.78G free, 0B reserved, and 3.33G reservable." (quoted in pytorch/xla#3470).
+        // The TPU runtime behind PJRT without its `Error allocating device buffer:` head (libtpu
+        // through jaxlib 0.1.x–0.3.x): "RESOURCE_EXHAUSTED: Attempting to allocate 31.06M. That
+        // was not possible. There are 58.64M free. Due to fragmentation, the largest contiguous
+        // region of free memory is 30.56M.; (0x0x0_HBM0)" (quoted in google/trax#431).
         if rest.contains("OUT_OF_MEMORY")
             || rest.contains("out of memory")
             || rest.contains("Attempting to reserve")
+            || (rest.contains("Attempting to allocate") && rest.contains("That was not possible"))
         {
             return Some((Family::Framework(FrameworkKind::Xla), position));
         }
@@ -180,6 +185,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "insufficient memory for KV cache",
     ] {
         if find(text, needle).is_some() {
+            return Some((Family::Framework(FrameworkKind::TensorRt), line_start(text)));
+        }
+    }
+    // TensorRT-LLM's KV-cache manager when the blocks that free memory allows cannot hold one
+    // sequence: `TLLM_CHECK_WITH_INFO(maxNumTokens >= …, "maxTokensInPagedKvCache (%d) must be
+    // large enough to process at least 1 sequence to completion (i.e. must be larger than
+    // beam_width (%d) * tokensPerBlock (%d) * maxBlocksPerSeq (%d))")`
+    // (NVIDIA/TensorRT-LLM `cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp`,
+    // `KVCacheManager::KVCacheManager`, 0.7–0.12; older builds print it without the figures).
+    if let Some(position) = find(text, "maxTokensInPagedKvCache") {
+        if text[position..].contains("must be large enough to process") {
             return Some((Family::Framework(FrameworkKind::TensorRt), line_start(text)));
         }
     }

@@ -195,12 +195,16 @@ pub const OOM_MARKERS: &[&str] = &[
     // The same runtime under XRT: `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom
     // of memory. That was not possible.` (frameworks.rs).
     "Attempting to reserve",
+    // … and its `Attempting to allocate 31.06M. That was not possible.` (frameworks.rs).
+    "Attempting to allocate",
     "Requested amount of memory",
     "insufficient GPU memory",
     // InvokeAI's model cache (mention.rs).
     "Insufficient GPU memory",
     // TensorRT-LLM's `Insufficient memory for KV cache`, and a wrapper's lower-case one.
     "nsufficient memory for KV cache",
+    // TensorRT-LLM's KV-cache manager: one sequence does not fit (frameworks.rs).
+    "maxTokensInPagedKvCache",
     "Resource exhausted",
     // ggml-vulkan, PyTorch's cut cudaMallocAsync message and allocator fragments, accelerate.
     "Device memory allocation of size",
@@ -1231,6 +1235,19 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
             continue;
         };
         let before = &text[..position];
+        let rest = text[position + class.len()..].trim();
+        // Ray re-raises a task's exception as a class named after it (`python/ray/
+        // exceptions.py` `RayTaskError.make_dual_exception_type`: `name =
+        // f"RayTaskError({cause_cls.__name__})"`), printed `ray.exceptions.RayTaskError(
+        // OutOfMemoryError): ray::Worker.execute_model() (pid=…, ip=…)`: the task's own
+        // OutOfMemoryError, whose message (when pasted) comes later in the worker's traceback.
+        if before.ends_with("RayTaskError(") && rest.starts_with(')') {
+            let wrapper = position - "RayTaskError(".len();
+            let begin = text[..wrapper]
+                .rfind(char::is_whitespace)
+                .map_or(0, |at| at + 1);
+            return Some((Family::OtherGpu, begin));
+        }
         if before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
             || before.ends_with("lang.")
             || ["java", "import ", "except", "raise "]
@@ -1239,7 +1256,6 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
         {
             continue;
         }
-        let rest = text[position + class.len()..].trim();
         let class_only = rest.is_empty()
             || rest.starts_with("Traceback (most recent call last)")
             || (class == "ResourceExhaustedError"
@@ -1621,6 +1637,8 @@ mod first_contact_tests;
 mod mentions_tests;
 #[cfg(test)]
 mod s14_tests;
+#[cfg(test)]
+mod s15_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -206,6 +206,30 @@ fn messages_of_non_pytorch_engines() {
         engine_of_message("OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", None),
         Some(EngineName::Tensorflow)
     );
+    assert_eq!(
+        engine_of_message(
+            "train.py: failed to allocate 3.50G from device: hipError_t(2)",
+            None
+        ),
+        Some(EngineName::Tensorflow)
+    );
+    assert_eq!(
+        engine("llm = LLM(\"org/model-7b\", gpu_memory_utilization=0.85, max_model_len=8192)")
+            .map(|e| e.0),
+        Some(EngineName::Vllm)
+    );
+    assert_eq!(
+        engine("cfg = MyLLM(gpu_memory_utilization=0.5)").map(|e| e.0),
+        None
+    );
+    // PaddlePaddle's allocator raised as its own `ResourceExhaustedError` is not TensorFlow.
+    assert_eq!(
+        engine_of_message(
+            "Out of memory error on GPU 1. Cannot allocate 256.000000MB memory on GPU 1",
+            Some("ResourceExhaustedError")
+        ),
+        None
+    );
     // XRT (TensorFlow, PyTorch/XLA 1.x) is not JAX.
     assert_eq!(
         engine_of_message(
@@ -412,6 +436,9 @@ fn own_vocabulary_names_the_engine() {
         ("trtllm-serve meta-llama/Llama-3.1-8B --backend pytorch", EngineName::TensorrtLlm),
         ("  13: mlc::llm::serve::ThreadedEngineImpl::RunBackgroundLoop()", EngineName::MlcLlm),
         ("mlc_llm serve HF://mlc-ai/Llama-3-8B-Instruct-q4f16_1-MLC --mode server", EngineName::MlcLlm),
+        ("C:\\work>mlc_chat_cli.exe --local-id demo-q4f16_0", EngineName::MlcLlm),
+        ("from mlc_chat import ChatModule", EngineName::MlcLlm),
+        ("python -m mlc_chat gen_config ./w --quantization q4f16_1", EngineName::MlcLlm),
         ("llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml", EngineName::Transformers),
         ("06/17/2024 10:00:00 - INFO - llamafactory.hparams.parser - Process rank: 0", EngineName::Transformers),
         ("accelerate launch -m axolotl.cli.train config.yml", EngineName::Transformers),
@@ -454,6 +481,8 @@ fn own_vocabulary_names_the_engine() {
         "the swift language",
         "ollama_model_path = get_path()",
         "the mlc_llm_helper module",
+        "my_mlc_chat_cli_wrapper --help",
+        "see mlc_chat_notes.md",
         "my trtllm_utils.py script",
         "never oom again, I hope",
         "my_invoke.py --fast",

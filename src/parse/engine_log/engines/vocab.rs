@@ -250,8 +250,23 @@ pub(super) fn tensorrt_llm_own(text: &str, facts: &mut LineFacts) {
 
 /// MLC-LLM's C++ engine in a TVM backtrace (`cpp/serve/threaded_engine.cc`:
 /// `mlc::llm::serve::ThreadedEngineImpl::RunBackgroundLoop()`) and its CLI (`python/mlc_llm/
-/// __main__.py`: `mlc_llm serve|chat|compile|convert_weight|gen_config|package|bench`).
+/// __main__.py`: `mlc_llm serve|chat|compile|convert_weight|gen_config|package|bench`); before
+/// the 2024 rename, its C++ chat binary (`cpp/cli_main.cc`, built as `mlc_chat_cli`) and its
+/// Python package (`python/mlc_chat/`: `python -m mlc_chat`, `from mlc_chat import
+/// ChatModule`).
 pub(super) fn mlc_llm_own(text: &str, facts: &mut LineFacts) {
+    let old_name = text.match_indices("mlc_chat").any(|(at, _)| {
+        let rest = &text[at + "mlc_chat".len()..];
+        let own = rest.starts_with("_cli")
+            || rest.starts_with(" import")
+            || rest.starts_with(".chat_module")
+            || rest.starts_with(".interface");
+        (word_start(text, at) && own) || text[..at].ends_with("-m ")
+    });
+    if old_name {
+        facts.engine(EngineName::MlcLlm, Certainty::Strong);
+        return;
+    }
     const COMMANDS: [&str; 8] = [
         "serve",
         "chat",
