@@ -210,6 +210,14 @@ fn gradients_off(inputs: &InferenceInputs<'_>, at: usize) -> Option<String> {
             frame.line
         ));
     }
+    if let Some(frame) = compiled_inference_graph(&inputs.frames[at..]) {
+        return Some(format!(
+            "line {}: the compiled module runs AOTAutograd's inference graph (no \
+             `autograd.Function` frame between its runtime wrapper and the compiled code: no \
+             gradient was needed)",
+            frame.line
+        ));
+    }
     inputs
         .lines
         .iter()
@@ -222,6 +230,32 @@ fn gradients_off(inputs: &InferenceInputs<'_>, at: usize) -> Option<String> {
                 clip(line.text.trim())
             )
         })
+}
+
+/// A compiled module run without gradients: AOTAutograd compiles an inference graph when no
+/// input needs a gradient or grad mode is off (torch `torch/_functorch/aot_autograd.py`
+/// `create_aot_dispatcher_function`: `needs_autograd = any(x.requires_grad …) and
+/// torch.is_grad_enabled()`, else `aot_dispatch_base`), and wraps a training graph in an
+/// `autograd.Function` (`CompiledFunction`, whose `apply` is a `torch/autograd/function.py`
+/// frame) otherwise. Read only when the frames run from the runtime wrapper
+/// (`_aot_autograd/runtime_wrappers.py` `runtime_wrapper`) down to the compiled code
+/// (`inner_fn`, `torch/_inductor/output_code.py`), so that an `apply` frame would show. The
+/// runtime wrapper's frame.
+fn compiled_inference_graph(frames: &[Frame]) -> Option<&Frame> {
+    let normal = |frame: &Frame| frame.file.replace('\\', "/");
+    let start = frames.iter().position(|frame| {
+        frame.function == "runtime_wrapper"
+            && normal(frame).ends_with("_aot_autograd/runtime_wrappers.py")
+    })?;
+    let reached = frames[start..].iter().position(|frame| {
+        let file = normal(frame);
+        (frame.function == "inner_fn" && file.ends_with("_aot_autograd/runtime_wrappers.py"))
+            || file.ends_with("torch/_inductor/output_code.py")
+    })?;
+    let autograd = frames[start..start + reached]
+        .iter()
+        .any(|frame| normal(frame).ends_with("torch/autograd/function.py"));
+    (!autograd).then_some(&frames[start])
 }
 
 /// A line that turns gradients off: `with torch.no_grad():`, `with torch.inference_mode():`,
@@ -364,10 +398,50 @@ fn failing_statement<'a>(inputs: &InferenceInputs<'a>) -> Option<(usize, &'a Fra
     caller_statement(inputs.frames)
 }
 
+/// The statement of an interactive session (`>>> output = resnet(t)` above a traceback whose
+/// caller frame is `<stdin>` and prints no statement): the session shows every statement run,
+/// so with no training among them the model run is the program's whole work. The statement, the
+/// `<stdin>` frame's index and the prompt line.
+fn session_statement<'a>(inputs: &InferenceInputs<'a>) -> Option<(usize, &'a Frame, &'a str, u64)> {
+    if asynchronous_error(inputs) {
+        return None;
+    }
+    let (at, frame) = inputs
+        .frames
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, frame)| !frame.called && !is_library_file(&frame.file))?;
+    if frame.file != "<stdin>" || frame.code.is_some() {
+        return None;
+    }
+    let prompt = inputs
+        .lines
+        .iter()
+        .rev()
+        .filter(|line| line.line < inputs.failure_line)
+        .find(|line| line.text.trim_start().starts_with(">>> "))?;
+    let code = prompt.text.trim_start().strip_prefix(">>> ")?.trim();
+    (!code.is_empty()).then_some((at, frame, code, prompt.line))
+}
+
+/// Reading 1 in an interactive session (see [`session_statement`]).
+fn session_forward(inputs: &InferenceInputs<'_>) -> Option<String> {
+    let (at, _, code, line) = session_statement(inputs)?;
+    let (path, _) = runs_model(inputs.frames, at, code)?;
+    Some(format!(
+        "line {line}: your interactive session runs the model `{path}` on inputs (`{}`); it shows \
+         every statement run and none trains: inference",
+        clip(code)
+    ))
+}
+
 /// Reading 1: the caller's statement runs a model for its outputs (the caller already checked
 /// that no training is shown).
 pub(super) fn forward_for_outputs(inputs: &InferenceInputs<'_>) -> Option<String> {
-    let (at, frame, code) = failing_statement(inputs)?;
+    let Some((at, frame, code)) = failing_statement(inputs) else {
+        return session_forward(inputs);
+    };
     let results = || {
         result_lines(inputs).map(|line| {
             format!(

@@ -362,3 +362,110 @@ fn an_asynchronous_kernel_error_reads_no_statement() {
         Some(Phase::Inference)
     );
 }
+
+/// A compiled module's frames from dynamo down to the compiled code, with or without the
+/// `autograd.Function` AOTAutograd wraps a training graph in.
+fn compiled_frames(code: &str, training_graph: bool) -> Vec<Frame> {
+    const SITE: &str = "/venv/lib/python3.12/site-packages/torch/";
+    let mut frames = script_frames(Some(code), false);
+    let mut push = |function: &str, file: &str| {
+        let line = 30 + 2 * frames.len() as u64;
+        frames.push(frame(
+            line,
+            function,
+            &format!("{SITE}{file}"),
+            Some("return f(x)"),
+        ));
+    };
+    push("__call__", "_dynamo/eval_frame.py");
+    push("_fn", "_dynamo/eval_frame.py");
+    push("forward", "_functorch/aot_autograd.py");
+    push(
+        "runtime_wrapper",
+        "_functorch/_aot_autograd/runtime_wrappers.py",
+    );
+    push(
+        "call_func_at_runtime_with_args",
+        "_functorch/_aot_autograd/utils.py",
+    );
+    if training_graph {
+        push("apply", "autograd/function.py");
+        push("forward", "_functorch/_aot_autograd/runtime_wrappers.py");
+    }
+    push("inner_fn", "_functorch/_aot_autograd/runtime_wrappers.py");
+    push("__call__", "_inductor/output_code.py");
+    frames
+}
+
+#[test]
+fn a_compiled_module_run_on_its_inference_graph_is_inference() {
+    let frames = compiled_frames("scores = runner(batch)", false);
+    let (phase, why) =
+        read(&["Traceback (most recent call last):", OOM], &frames).expect("inference graph");
+    assert_eq!(phase, Phase::Inference);
+    assert!(why.contains("inference graph"), "{why}");
+    // The training graph (an `autograd.Function` frame): a bare call decides nothing.
+    let frames = compiled_frames("scores = runner(batch)", true);
+    assert_eq!(
+        read(&["Traceback (most recent call last):", OOM], &frames),
+        None
+    );
+    // Frames cut before the compiled code: nothing to tell the graphs apart.
+    let mut frames = compiled_frames("scores = runner(batch)", false);
+    frames.truncate(frames.len() - 2);
+    assert_eq!(
+        read(&["Traceback (most recent call last):", OOM], &frames),
+        None
+    );
+}
+
+#[test]
+fn an_interactive_session_that_only_runs_a_model_is_inference() {
+    let frames = vec![
+        frame(4, "<module>", "<stdin>", None),
+        frame(
+            5,
+            "__call__",
+            MODULE,
+            Some("result = self.forward(*input, **kwargs)"),
+        ),
+        frame(
+            7,
+            "forward",
+            LINEAR,
+            Some("return F.linear(input, self.weight)"),
+        ),
+    ];
+    let session = [
+        ">>> net = MyNet().cuda()",
+        ">>> out = net(x)",
+        "Traceback (most recent call last):",
+        "  File \"<stdin>\", line 1, in <module>",
+        "  File \"/venv/torch/nn/modules/module.py\", line 532, in __call__",
+        OOM,
+    ];
+    let (phase, why) = read(&session, &frames).expect("session");
+    assert_eq!(phase, Phase::Inference);
+    assert!(
+        why.starts_with("line 2: your interactive session runs the model `net`"),
+        "{why}"
+    );
+    // A session that trains, or whose last statement builds a tensor: nothing.
+    let training = [
+        ">>> loss = net(x).sum()",
+        ">>> loss.backward()",
+        "Traceback",
+        OOM,
+    ];
+    assert_ne!(
+        read(&training, &frames).map(|(p, _)| p),
+        Some(Phase::Inference)
+    );
+    let tensor = [
+        ">>> a = torch.zeros(1 << 30, device='cuda')",
+        "Traceback",
+        OOM,
+    ];
+    let frames = vec![frame(4, "<module>", "<stdin>", None)];
+    assert_eq!(read(&tensor, &frames), None);
+}
