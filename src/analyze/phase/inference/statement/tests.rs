@@ -469,3 +469,40 @@ fn an_interactive_session_that_only_runs_a_model_is_inference() {
     let frames = vec![frame(4, "<module>", "<stdin>", None)];
     assert_eq!(read(&tensor, &frames), None);
 }
+
+#[test]
+fn an_evaluation_loop_inside_training_is_neither_reading() {
+    // `train` → `evaluate` → the failing statement, with the training's lines before it.
+    let frames_for = |code: &str| {
+        vec![
+            frame(10, "<module>", "/home/u/work/run.py", Some("train(cfg)")),
+            frame(
+                12,
+                "train",
+                "/home/u/work/run.py",
+                Some("evaluate(model, val_loader)"),
+            ),
+            frame(14, "evaluate", "/home/u/work/run.py", Some(code)),
+            frame(
+                16,
+                "_wrapped_call_impl",
+                MODULE,
+                Some("return self._call_impl(*a)"),
+            ),
+        ]
+    };
+    let lines = [
+        "Epoch 1: loss 0.31",
+        "batch 3: out (4, 10)",
+        "Traceback (most recent call last):",
+        OOM,
+    ];
+    assert_eq!(
+        read(&lines, &frames_for("loss = criterion(model(x), y)")),
+        None
+    );
+    assert_eq!(
+        read(&lines, &frames_for("preds = model(x).argmax(1)")),
+        None
+    );
+}
