@@ -258,21 +258,30 @@ fn compiled_inference_graph(frames: &[Frame]) -> Option<&Frame> {
     (!autograd).then_some(&frames[start])
 }
 
-/// A line that turns gradients off: `with torch.no_grad():`, `with torch.inference_mode():`,
-/// the decorators, `torch.set_grad_enabled(False)`.
+/// A source line as written, without the margin a traceback prints before it: IPython's line
+/// number and arrow (`      4 with torch.no_grad():`, `----> 5     pred = net(x)`), Rich's box
+/// and number (`│   12 │ with torch.no_grad():`, `❱ 13 │ …`).
+fn source_text(text: &str) -> &str {
+    text.trim_start_matches(|c: char| {
+        c.is_whitespace() || c.is_ascii_digit() || matches!(c, '-' | '>' | '│' | '❱' | '|')
+    })
+}
+
+/// A line that turns gradients off: `with torch.no_grad():`, `with torch.inference_mode():`
+/// (or the names imported bare), the decorators, `torch.set_grad_enabled(False)`.
 fn no_grad_line(text: &str) -> bool {
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let compact: String = source_text(text)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
     let compact = compact
         .strip_prefix("with")
         .or_else(|| compact.strip_prefix('@'))
         .unwrap_or(&compact);
-    [
-        "torch.no_grad(",
-        "torch.inference_mode(",
-        "torch.set_grad_enabled(False)",
-    ]
-    .iter()
-    .any(|call| compact.starts_with(call))
+    let compact = compact.strip_prefix("torch.").unwrap_or(compact);
+    ["no_grad(", "inference_mode(", "set_grad_enabled(False)"]
+        .iter()
+        .any(|call| compact.starts_with(call))
 }
 
 /// Item words of a progress line that count training steps, devices or loads, not inputs.
@@ -527,7 +536,10 @@ fn accumulates<'a>(inputs: &'a InferenceInputs<'_>) -> Option<&'a ContextLine> {
         .iter()
         .filter(|line| line.line < inputs.failure_line)
         .find(|line| {
-            let compact: String = line.text.chars().filter(|c| !c.is_whitespace()).collect();
+            let compact: String = source_text(&line.text)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
             compact.starts_with("with") && compact.contains(".accumulate(")
         })
         .copied()

@@ -506,3 +506,35 @@ fn an_evaluation_loop_inside_training_is_neither_reading() {
         None
     );
 }
+
+#[test]
+fn context_lines_of_a_notebook_or_rich_traceback_are_read_as_source() {
+    for line in [
+        "      4 with torch.no_grad():",
+        "----> 4 with torch.inference_mode():",
+        "│   12 │     with torch.no_grad():",
+        "@torch.no_grad()",
+        "with no_grad():",
+    ] {
+        assert!(no_grad_line(line), "{line}");
+    }
+    for line in [
+        "      4 x = torch.no_grad_fn",
+        "print(torch.is_grad_enabled())",
+        "torch.set_grad_enabled(True)",
+    ] {
+        assert!(!no_grad_line(line), "{line}");
+    }
+    let frames = script_frames(Some("outputs = model(**batch)"), true);
+    let (phase, _) = read(
+        &[
+            "     41 with accelerator.accumulate(model):",
+            "---> 42     outputs = model(**batch)",
+            "Traceback (most recent call last):",
+            OOM,
+        ],
+        &frames,
+    )
+    .expect("accumulate in a notebook's context lines");
+    assert_eq!(phase, Phase::TrainingStep);
+}
