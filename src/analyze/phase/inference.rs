@@ -38,8 +38,13 @@
 //!    `eval*.py`, `test*.py` (not a pytest test), or the shell line above the failure runs such
 //!    a script (`python infer.py …`), and no frame or statement shows training.
 //!
+//! 5. **The caller's failing statement runs a model for its outputs** (`statement.rs`): a model
+//!    call with a prediction read off it, gradients off around it, or lines printing one result
+//!    per input. When no inference reading holds, the same statement computing a loss (outside
+//!    any evaluation shown) gives training_step.
+//!
 //! Any training shown around the failure (a training line in the timeline, a loss, an epoch, an
-//! optimizer step, `backward`) cancels all four.
+//! optimizer step, `backward`) cancels the inference readings.
 
 use super::Frame;
 use crate::model::explain::{ContextLine, EventKind, Phase, PhaseReport, TimelineEvent};
@@ -71,18 +76,23 @@ pub fn fill_unknown(report: &mut PhaseReport, inputs: &InferenceInputs<'_>) {
     if report.failed_in != Phase::Unknown {
         return;
     }
-    let Some(why) = evidence(inputs) else {
+    let Some((phase, why)) = evidence(inputs)
+        .map(|why| (Phase::Inference, why))
+        .or_else(|| statement::loss_for_training(inputs).map(|why| (Phase::TrainingStep, why)))
+    else {
         return;
     };
-    report.failed_in = Phase::Inference;
+    report.failed_in = phase;
     report
         .evidence
         .retain(|line| !line.starts_with("neither the log nor a traceback"));
     report.evidence.push(why);
     report.prompt_can_be_cause = if report.server_was_ready == Some(false) {
         Some(false)
-    } else {
+    } else if phase == Phase::Inference {
         Some(true)
+    } else {
+        None
     };
 }
 
@@ -97,6 +107,7 @@ pub fn evidence(inputs: &InferenceInputs<'_>) -> Option<String> {
         .or_else(|| served_after_start(inputs))
         .or_else(|| entry_script(inputs))
         .or_else(|| run_call(inputs))
+        .or_else(|| statement::forward_for_outputs(inputs))
 }
 
 /// The line that shows training around the failure, if any: a training or evaluation event of
@@ -807,6 +818,8 @@ fn pytest_run(frames: &[Frame]) -> bool {
         .iter()
         .any(|frame| frame.file.replace('\\', "/").contains("/_pytest/"))
 }
+
+mod statement;
 
 #[cfg(test)]
 mod tests;

@@ -280,7 +280,7 @@ pub fn is_library_file(file: &str) -> bool {
 }
 
 /// The words of an identifier: `train_one_epoch` → train, one, epoch; `trainStep` → train, step.
-fn words(name: &str) -> Vec<String> {
+pub(super) fn words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut previous_lower = false;
@@ -658,7 +658,7 @@ pub fn reports_error(text: &str) -> bool {
 
 /// Receivers that name a model (or a part of one) rather than its input: `model`, `self.unet`,
 /// `text_encoder`, `resnet`, `MyNet(...)`.
-fn module_like(receiver: &str) -> bool {
+pub(super) fn module_like(receiver: &str) -> bool {
     const MODULES: &[&str] = &[
         "model",
         "models",
@@ -742,7 +742,7 @@ fn last_path(expr: &str) -> &str {
 }
 
 /// The last identifier of a dotted name: `self.model` → `model`.
-fn last_name(path: &str) -> &str {
+pub(super) fn last_name(path: &str) -> &str {
     path.trim_end_matches('(')
         .rsplit('.')
         .next()
@@ -853,6 +853,25 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a pipeline run",
         ),
         (
+            // `with torch.cuda.graph(g):` (torch `torch/cuda/graphs.py` `class graph`:
+            // `capture_begin` on enter, `capture_end` on exit; an error raised on exit is shown
+            // at the `with` line), `torch.cuda.make_graphed_callables(…)` and the `CUDAGraph`
+            // methods capture a CUDA graph.
+            captures_graph(code),
+            Phase::CudaGraphCapture,
+            "a CUDA graph capture",
+        ),
+        (
+            converts_weights(code),
+            Phase::FormatConversion,
+            "a conversion of the model's weights",
+        ),
+        (
+            reads_safetensors(code),
+            Phase::WeightsLoad,
+            "a tensor read from a checkpoint file",
+        ),
+        (
             ["from_pretrained", "from_single_file", "from_preset"]
                 .iter()
                 .any(|method| calls(code, method).is_some())
@@ -905,6 +924,66 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
         .then_some(first)
 }
 
+/// Whether a statement captures a CUDA graph (see `statement_phase`).
+fn captures_graph(code: &str) -> bool {
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    [
+        "cuda.graph(",
+        "make_graphed_callables(",
+        ".capture_begin(",
+        ".capture_end(",
+    ]
+    .iter()
+    .any(|call| compact.contains(call))
+}
+
+/// Whether a statement converts a model's weights after loading: transformers'
+/// `PreTrainedModel.resize_token_embeddings` (`modeling_utils.py`: a new embedding matrix, the
+/// old rows copied in), a function named for quantizing any object (`quantize_int8(w)`,
+/// `dequantize_layer(l)`), or one named for converting, casting or repacking the weights
+/// themselves (`convert_to_fp8(layer.weight)`, `repack_weights(sd)`; not
+/// `convert_tokens_to_ids`).
+fn converts_weights(code: &str) -> bool {
+    const WEIGHTS: &[&str] = &[
+        "weight",
+        "weights",
+        "state",
+        "params",
+        "parameters",
+        "layer",
+        "layers",
+        "linear",
+        "tensor",
+        "tensors",
+    ];
+    let weights = words(code)
+        .iter()
+        .any(|word| WEIGHTS.contains(&word.as_str()));
+    callees(code).any(|name| {
+        let words = words(name);
+        let verb = words.first().map(String::as_str).unwrap_or_default();
+        name == "resize_token_embeddings"
+            || matches!(verb, "quantize" | "quantise" | "dequantize" | "requantize")
+            || (matches!(verb, "convert" | "cast" | "repack" | "pack") && weights)
+    })
+}
+
+/// Whether a statement reads tensors from a safetensors checkpoint: `safe_open(path,
+/// framework="pt", device="cuda")` and the handle's `get_tensor` / `get_slice`
+/// (`safetensors` `safe_open`), `safetensors.torch.load_file(path, device=…)`. A TFLite
+/// interpreter's `get_tensor` reads an output, not a checkpoint.
+fn reads_safetensors(code: &str) -> bool {
+    let handle = [".get_tensor(", ".get_slice("].iter().any(|call| {
+        code.match_indices(call).any(|(at, _)| {
+            let receiver = last_name(&receiver(&code[..at])).to_ascii_lowercase();
+            !receiver.is_empty() && !receiver.contains("interp")
+        })
+    });
+    handle
+        || code.contains("safe_open(")
+        || (code.contains("safetensors") && code.contains("load_file("))
+}
+
 /// The stages the functions a statement calls are named for (`inner_training_loop()`,
 /// `run_evaluation(model)`, `pipe.load_lora_weights(p)`), with a library's plainer words (a
 /// callee may be anyone's); `model.train()` / `model.eval()` only switch a mode.
@@ -934,7 +1013,7 @@ fn callees(code: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The dotted name a statement calls first at its top level: `x = self.pipe(p)` → `self.pipe`.
-fn called_path(code: &str) -> Option<&str> {
+pub(super) fn called_path(code: &str) -> Option<&str> {
     let value = code
         .split_once('=')
         .filter(|(target, _)| !target.contains('(') && !target.ends_with(['=', '!', '<', '>']))
@@ -1682,5 +1761,46 @@ GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.";
             phase_of("Map:  40%|████      | 40/100 [00:19<00:30, 2.1it/s]").failed_in,
             Phase::Unknown
         );
+    }
+
+    #[test]
+    fn statements_that_name_a_start_up_stage() {
+        use Phase::*;
+        for (code, phase) in [
+            (
+                "with torch.cuda.graph(g, pool=pool):",
+                Some(CudaGraphCapture),
+            ),
+            (
+                "step = torch.cuda.make_graphed_callables(step, (x,))",
+                Some(CudaGraphCapture),
+            ),
+            ("g.capture_end()", Some(CudaGraphCapture)),
+            (
+                "model.resize_token_embeddings(len(tokenizer))",
+                Some(FormatConversion),
+            ),
+            ("q, s = quantize_int8(layer.weight)", Some(FormatConversion)),
+            ("sd[k] = convert_to_fp8(v.weight)", Some(FormatConversion)),
+            ("ids = tokenizer.convert_tokens_to_ids(toks)", None),
+            ("img = convert_rgb(img)", None),
+            ("tensors[k] = f.get_tensor(k)", Some(WeightsLoad)),
+            (
+                "with safe_open(p, framework=\"pt\", device=\"cuda\") as f:",
+                Some(WeightsLoad),
+            ),
+            (
+                "sd = safetensors.torch.load_file(p, device=\"cuda\")",
+                Some(WeightsLoad),
+            ),
+            ("out = interpreter.get_tensor(idx)", None),
+            (
+                "optimizer.load_state_dict(ckpt[\"optimizer\"])",
+                Some(WeightsLoad),
+            ),
+            ("y = model(x)", None),
+        ] {
+            assert_eq!(statement_phase(code).map(|(p, _)| p), phase, "{code}");
+        }
     }
 }
