@@ -64,6 +64,18 @@ pub(super) const RULES: &[Rule] = &[
     rule("***** Running training *****", trainer_loop_start),
     rule("Num examples = ", unsloth_training_banner),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
+    // === Training progress lines of more trainers (session 15); handlers at the end. ===
+    rule("iter: ", detectron2_metrics),
+    rule("loss\": ", json_step),
+    rule("Epoch ", keras_epoch),
+    // transformers' `WandbCallback.setup` (`integrations/integration_utils.py`, 4.3x–4.5x),
+    // called from `on_train_begin` as `_inner_training_loop` starts its epochs, warns
+    // `The \`run_name\` is currently set to the same value as \`TrainingArguments.output_dir\``:
+    // the loop has begun (as `***** Running training *****`).
+    rule(
+        "is currently set to the same value as `TrainingArguments.output_dir`",
+        trainer_loop_start,
+    ),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
@@ -1312,5 +1324,148 @@ mod framework_stage_tests {
             vec![EventKind::DeviceInit]
         );
         assert!(kinds("Found device driver outdated").is_empty());
+    }
+}
+
+/// detectron2's metrics line (`detectron2/utils/events.py` `CommonMetricPrinter.write`, 0.1–0.6:
+/// `" {eta}iter: {iter}  {losses}  {time}{data_time}lr: {lr}  {memory}"`, the losses as
+/// `total_loss: 3.513  loss_cls: 1.88 …`), written every 20 iterations of
+/// `SimpleTrainer.run_step` and once more when the loop ends (`PeriodicWriter.after_train`): an
+/// iteration count, then a loss with its value. The `TrainingStep` it marks is the loop running.
+fn detectron2_metrics(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "iter: ") else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return;
+    }
+    let losses = rest[digits..].trim_start();
+    let loss = losses.split_once(": ").is_some_and(|(name, value)| {
+        !name.contains(char::is_whitespace)
+            && name.contains("loss")
+            && !name.starts_with("val")
+            && !name.starts_with("eval")
+            && value.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+    });
+    if loss {
+        step(facts);
+    }
+}
+
+/// A training log record written as JSON, one object a line: mmengine's `LocalVisBackend`
+/// (`mmengine/visualization/vis_backend.py` `add_scalars`, `scalars.json`: `{"lr": 0.01, "loss":
+/// 0.61, "epoch": 1, "iter": 50, "step": 50}`), transformers' `trainer_state.json`
+/// `log_history` entries (`trainer_callback.py` `TrainerState`: `{"epoch": 0.1, "loss": 1.2,
+/// "step": 10}`) and JSON loggers of hand-written loops. A loss key (`"loss"`, `"train/loss"`,
+/// `"train_loss"`; not an evaluation's `eval_loss` / `val_loss`) with a number, and a counter
+/// key (`step`, `global_step`, `iter`, `iteration`, `epoch`) with a number: a training step ran.
+fn json_step(text: &str, facts: &mut LineFacts) {
+    let number = |value: &str| {
+        value
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+    };
+    let keys = text.split('"').collect::<Vec<_>>();
+    // `"key": value`: a key is followed by a piece that starts with `:`.
+    let pairs = keys.windows(2).filter_map(|pair| {
+        let value = pair[1].strip_prefix(':')?;
+        Some((pair[0], value))
+    });
+    let mut loss = false;
+    let mut counter = false;
+    for (key, value) in pairs {
+        if !number(value) {
+            continue;
+        }
+        let name = key.rsplit('/').next().unwrap_or(key);
+        let evaluation = ["eval", "val", "test"]
+            .iter()
+            .any(|word| key.starts_with(word) || name.starts_with(word));
+        if !evaluation && (name == "loss" || name == "train_loss" || name == "total_loss") {
+            loss = true;
+        }
+        if matches!(
+            name,
+            "step" | "global_step" | "iter" | "iteration" | "epoch"
+        ) {
+            counter = true;
+        }
+    }
+    if loss && counter {
+        step(facts);
+    }
+}
+
+/// Keras's epoch line (`keras/callbacks.py` `ProgbarLogger.on_epoch_begin`, Keras 2.x
+/// `print('Epoch %d/%d' % (epoch + 1, self.epochs))`, tf.keras 2.x and Keras 3
+/// `io_utils.print_msg(f"Epoch {epoch + 1}/{self.epochs}")`): printed as `fit` starts an
+/// epoch, before its first batch. The whole line is `Epoch N/M`, nothing else: a training epoch
+/// is running (its batches are the steps).
+fn keras_epoch(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.trim().strip_prefix("Epoch ") else {
+        return;
+    };
+    let Some((done, total)) = rest.split_once('/') else {
+        return;
+    };
+    let count = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if count(done) && count(total) {
+        step(facts);
+    }
+}
+
+#[cfg(test)]
+mod progress_line_tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::EventKind;
+
+    fn steps(line: &str) -> bool {
+        parse_line_scan(line)
+            .events
+            .iter()
+            .any(|event| event.kind == EventKind::TrainingStep)
+    }
+
+    #[test]
+    fn detectron2_metrics_lines_are_steps() {
+        assert!(steps(
+            "[01/02 10:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.1  \
+             loss_cls: 0.9  time: 0.4  lr: 0.0002  max_mem: 3000M"
+        ));
+        assert!(!steps(
+            "[01/02 10:00:00 d2.utils.events]:  iter: 19  lr: 0.0002"
+        ));
+        assert!(!steps("max iter: 90000 (set in the config)"));
+    }
+
+    #[test]
+    fn json_training_records_are_steps() {
+        assert!(steps(
+            r#"{"lr": 0.001, "loss": 0.52, "epoch": 2, "iter": 40, "step": 40}"#
+        ));
+        assert!(steps(r#"{"train/loss": 1.25, "train/global_step": 300}"#));
+        assert!(!steps(r#"{"eval_loss": 0.9, "step": 500}"#));
+        assert!(!steps(r#"{"loss": 0.4, "accuracy": 0.9}"#));
+        assert!(!steps(r#"{"loss": "mse", "epoch": 3}"#));
+    }
+
+    #[test]
+    fn the_trainers_wandb_start_warning_is_the_loop() {
+        assert!(steps(
+            "wandb: WARNING The `run_name` is currently set to the same value as \
+             `TrainingArguments.output_dir`. If this was not intended, please specify a \
+             different run name by setting the `TrainingArguments.run_name` parameter."
+        ));
+        assert!(!steps("wandb: WARNING Saving files without folders."));
+    }
+
+    #[test]
+    fn keras_epoch_lines_are_steps() {
+        assert!(steps("Epoch 1/10"));
+        assert!(steps("  Epoch 3/50  "));
+        assert!(!steps("Epoch 1/10 took 3 minutes, the loss was fine"));
+        assert!(!steps("Epoch 1 done"));
+        assert!(!steps("Epoch /10"));
     }
 }
