@@ -68,6 +68,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("iter: ", detectron2_metrics),
     rule("loss\": ", json_step),
     rule("Epoch ", keras_epoch),
+    rule("train/loss", train_loss_metric),
     // transformers' `WandbCallback.setup` (`integrations/integration_utils.py`, 4.3x–4.5x),
     // called from `on_train_begin` as `_inner_training_loop` starts its epochs, warns
     // `The \`run_name\` is currently set to the same value as \`TrainingArguments.output_dir\``:
@@ -507,9 +508,13 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
                     return false;
                 }
             }
-            let optimizer = rest
-                .strip_prefix('/')
-                .is_some_and(|scope| scope.starts_with(|c: char| c.is_ascii_uppercase()));
+            // The optimizer's class (`Adam`), or its name lowercased as a retyped or
+            // lowercased paste shows it (`training/adam/mul_73`).
+            let optimizer = rest.strip_prefix('/').is_some_and(|scope| {
+                let class = scope.split(['/', '_']).next().unwrap_or("");
+                scope.starts_with(|c: char| c.is_ascii_uppercase())
+                    || KERAS_OPTIMIZERS.contains(&class)
+            });
             starts && optimizer
         })
     });
@@ -519,20 +524,33 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
     // `tf.gradients` under `gradients/` or `gradients_N/` (`python/ops/gradients_util.py`
     // `_GradientsHelper`, `ops.name_scope(name, "gradients", …)`): a backward pass, i.e. a
     // training step (`gradient_tape/model/conv2d/Conv2D/Conv2DBackpropInput`).
+    // `tf.gradients` opens its scope inside the caller's (`ops.name_scope` nests), so the
+    // scope may stand under the model's own (`network/train-operation/gradients/AddN_14`): any
+    // segment but the last.
     let gradient = text.split("[[").skip(1).any(|rest| {
         let name = rest
             .trim_start_matches("{{node ")
             .trim_start_matches("Node: ");
-        let scope = name.split('/').next().unwrap_or("");
-        let numbered = scope
-            .strip_prefix("gradients_")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        name.contains('/') && (scope == "gradient_tape" || scope == "gradients" || numbered)
+        let name = name.split(['}', ' ', ']']).next().unwrap_or("");
+        let segments: Vec<&str> = name.split('/').collect();
+        let scopes = &segments[..segments.len().saturating_sub(1)];
+        scopes.iter().any(|scope| {
+            let numbered = scope
+                .strip_prefix("gradients_")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            *scope == "gradient_tape" || *scope == "gradients" || numbered
+        })
     });
     if training || gradient {
         facts.late_phase = Some(Phase::TrainingStep);
     }
 }
+
+/// Keras optimizers' class names, lowercased (`keras/optimizers.py`, Keras 2.x: `SGD`,
+/// `RMSprop`, `Adagrad`, `Adadelta`, `Adam`, `Adamax`, `Nadam`; TF's `Ftrl`, `AdamW`).
+const KERAS_OPTIMIZERS: &[&str] = &[
+    "sgd", "rmsprop", "adagrad", "adadelta", "adam", "adamax", "nadam", "ftrl", "adamw",
+];
 
 /// LitGPT's fine-tuning and pre-training scripts (`litgpt/finetune/*.py`, `litgpt/pretrain.py`
 /// `fit`): `iter 3436 step 53: loss 2.9911, iter time: 400.10ms` (newer: `iter 5 | step 1: loss`).
@@ -950,6 +968,12 @@ mod tests {
             late("\t [[Node: training_10/Adam/mul_23 = Mul[T=DT_FLOAT]()]]"),
             training
         );
+        // A retyped, lowercased optimizer scope.
+        assert_eq!(
+            late("[[{{node training/adam/mul_73}} Mul[T=DT_float]"),
+            training
+        );
+        assert_eq!(late("[[{{node training/augment/flip_3}}]]"), None);
         assert_eq!(
             late("\t [[{{node batch_normalization_v2/cond/then/_0/FusedBatchNorm}}]]"),
             None
@@ -1291,6 +1315,8 @@ mod framework_stage_tests {
             "\t [[{{node gradient_tape/sequential/conv2d/Conv2D/Conv2DBackpropInput}}]]",
             "\t [[Node: gradients/conv1/Conv2D_grad/Conv2DBackpropFilter = Conv2DBackpropFilter[T=DT_FLOAT]]]",
             "\t [[{{node gradients_1/dense/MatMul_grad/MatMul}}]]",
+            // `tf.gradients` called inside the model's own name scope.
+            "\t [[Node: net/train-op/gradients/AddN_3-0-TransposeNHWCToNCHW = Transpose[T=DT_FLOAT]]]",
         ] {
             assert_eq!(late(line), Some(Phase::TrainingStep), "{line}");
         }
@@ -1415,6 +1441,33 @@ fn keras_epoch(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// A training metric printed with its value: `train/loss 1.78`, `train/loss/dyn 5.41`,
+/// `train/loss: 0.52`, `train/loss=0.52` (the `train/` namespace of a metrics logger: DreamerV3's
+/// `embodied/core/logger.py` `TerminalOutput` prints `key value / key value …`; TensorBoard- and
+/// W&B-style keys printed by hand-written loops). An evaluation's keys (`eval/loss`, `val/loss`)
+/// are not under `train/`.
+fn train_loss_metric(text: &str, facts: &mut LineFacts) {
+    let found = text.match_indices("train/loss").any(|(at, key)| {
+        let starts = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '/'));
+        let rest = &text[at + key.len()..];
+        // A sub-key (`/dyn`) may follow.
+        let rest = rest
+            .strip_prefix('/')
+            .map(|sub| sub.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest);
+        let value = rest.trim_start_matches([':', '=', ' ']);
+        starts
+            && rest.len() > value.len()
+            && value.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+    });
+    if found {
+        step(facts);
+    }
+}
+
 #[cfg(test)]
 mod progress_line_tests {
     use super::super::parse_line_scan;
@@ -1458,6 +1511,16 @@ mod progress_line_tests {
              different run name by setting the `TrainingArguments.run_name` parameter."
         ));
         assert!(!steps("wandb: WARNING Saving files without folders."));
+    }
+
+    #[test]
+    fn train_loss_metrics_are_steps() {
+        assert!(steps(
+            "episode/score 0.1 / train/loss/dyn 5.41 / train/loss/rep 2.2 / fps 30"
+        ));
+        assert!(steps("step 120 | train/loss: 0.52 | lr 1e-4"));
+        assert!(!steps("logging train/loss and eval/loss to wandb"));
+        assert!(!steps("eval/train/loss 0.5"));
     }
 
     #[test]
