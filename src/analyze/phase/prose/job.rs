@@ -301,6 +301,22 @@ mod tests {
     }
 
     #[test]
+    fn no_panic_at_any_char_boundary() {
+        let lower = "训练时。a100，when i train: qwen2.5 时候？ 你 ё 학습 중 .".to_string();
+        let bounds: Vec<usize> = lower
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([lower.len()])
+            .collect();
+        for &at in &bounds {
+            for &end in bounds.iter().filter(|&&end| end >= at) {
+                let _ = names_the_job(&lower, at, end);
+                let _ = asks_another(&lower, at, end);
+            }
+        }
+    }
+
+    #[test]
     fn hardware_is_read_from_model_names() {
         for word in [
             "a100", "8xa100", "40ga100", "rtx3090", "gtx1080", "4090", "2080ti", "t4",
