@@ -65,10 +65,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("Num examples = ", unsloth_training_banner),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
     // === Training progress lines of more trainers (session 15); handlers at the end. ===
-    rule("iter: ", detectron2_metrics),
+    rule("  iter: ", detectron2_metrics),
     rule("loss\": ", json_step),
-    rule("Epoch ", keras_epoch),
-    rule("train/loss", train_loss_metric),
+    rule("/loss/", train_loss_metric),
     // transformers' `WandbCallback.setup` (`integrations/integration_utils.py`, 4.3x–4.5x),
     // called from `on_train_begin` as `_inner_training_loop` starts its epochs, warns
     // `The \`run_name\` is currently set to the same value as \`TrainingArguments.output_dir\``:
@@ -1423,26 +1422,9 @@ fn json_step(text: &str, facts: &mut LineFacts) {
     }
 }
 
-/// Keras's epoch line (`keras/callbacks.py` `ProgbarLogger.on_epoch_begin`, Keras 2.x
-/// `print('Epoch %d/%d' % (epoch + 1, self.epochs))`, tf.keras 2.x and Keras 3
-/// `io_utils.print_msg(f"Epoch {epoch + 1}/{self.epochs}")`): printed as `fit` starts an
-/// epoch, before its first batch. The whole line is `Epoch N/M`, nothing else: a training epoch
-/// is running (its batches are the steps).
-fn keras_epoch(text: &str, facts: &mut LineFacts) {
-    let Some(rest) = text.trim().strip_prefix("Epoch ") else {
-        return;
-    };
-    let Some((done, total)) = rest.split_once('/') else {
-        return;
-    };
-    let count = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
-    if count(done) && count(total) {
-        step(facts);
-    }
-}
-
-/// A training metric printed with its value: `train/loss 1.78`, `train/loss/dyn 5.41`,
-/// `train/loss: 0.52`, `train/loss=0.52` (the `train/` namespace of a metrics logger: DreamerV3's
+/// A training metric printed with its value, its key namespaced `train/loss/…` (`train/loss/dyn
+/// 5.41`, `train/loss/total: 0.52`; the marker is `/loss/`, which the log scanner's anchors
+/// take cheaply, where `train/loss` alone shared a busy bucket) (a metrics logger: DreamerV3's
 /// `embodied/core/logger.py` `TerminalOutput` prints `key value / key value …`; TensorBoard- and
 /// W&B-style keys printed by hand-written loops). An evaluation's keys (`eval/loss`, `val/loss`)
 /// are not under `train/`.
@@ -1518,17 +1500,8 @@ mod progress_line_tests {
         assert!(steps(
             "episode/score 0.1 / train/loss/dyn 5.41 / train/loss/rep 2.2 / fps 30"
         ));
-        assert!(steps("step 120 | train/loss: 0.52 | lr 1e-4"));
-        assert!(!steps("logging train/loss and eval/loss to wandb"));
-        assert!(!steps("eval/train/loss 0.5"));
-    }
-
-    #[test]
-    fn keras_epoch_lines_are_steps() {
-        assert!(steps("Epoch 1/10"));
-        assert!(steps("  Epoch 3/50  "));
-        assert!(!steps("Epoch 1/10 took 3 minutes, the loss was fine"));
-        assert!(!steps("Epoch 1 done"));
-        assert!(!steps("Epoch /10"));
+        assert!(steps("step 120 | train/loss/total: 0.52 | lr 1e-4"));
+        assert!(!steps("logging train/loss/* and eval/loss/* to wandb"));
+        assert!(!steps("eval/train/loss/total 0.5"));
     }
 }
