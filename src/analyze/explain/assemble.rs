@@ -259,16 +259,12 @@ fn read_phase(
         ];
         under_a_traceback || last.into_iter().flatten().all(|at| at <= *line)
     });
-    // Of a host-memory failure, words naming a training without its progress show the job,
-    // not the stage (`prose::host_training_unshown`).
+    // Words naming a training's job without its progress (and, of a host-memory failure, any
+    // training without its progress) show the job, not the stage (`prose::words_unshown`).
     let nearby = failure
         .and_then(|message| nearby_words(collected, message, &frames))
         .filter(|(_, phase, _, words)| {
-            !crate::analyze::phase::prose::host_training_unshown(
-                host_memory(failure),
-                *phase,
-                words,
-            )
+            !crate::analyze::phase::prose::words_unshown(host_memory(failure), *phase, words)
         });
     let training_step_shown = training_step_shown(collected, progress);
     let mut progress = progress.clone();

@@ -12,6 +12,7 @@
 use crate::model::explain::{Phase, PhaseReport};
 
 mod grammar;
+mod job;
 
 /// A phrase (lowercase) and the stage it names.
 const PHRASES: &[(&str, Phase)] = &[
@@ -29,6 +30,13 @@ const PHRASES: &[(&str, Phase)] = &[
     ("start training", Phase::TrainingStep),
     ("starting training", Phase::TrainingStep),
     ("training starts", Phase::TrainingStep),
+    // The training's first moments, a moment of its course (`Errors encountered at the
+    // beginning of training`): its first steps (AUDIT.md, "the job or the stage", 2c).
+    ("at the beginning of training", Phase::TrainingStep),
+    ("at the beginning of the training", Phase::TrainingStep),
+    ("at the very beginning of training", Phase::TrainingStep),
+    ("at the start of training", Phase::TrainingStep),
+    ("at the start of the training", Phase::TrainingStep),
     // The training said to be under way when it failed (`The training has started, at such
     // an early stage it crashes`).
     ("training has started", Phase::TrainingStep),
@@ -655,6 +663,34 @@ pub fn host_training_unshown(host_memory: bool, phase: Phase, words: &str) -> bo
     host_memory && phase == Phase::TrainingStep && !shows_training_progress(words)
 }
 
+/// Whether a training hit `at..end` of `lower` names the job, not the stage, with nothing of
+/// the training's progress in it (`job::names_the_job`; tests/fixtures/corpus/AUDIT.md,
+/// "Session 15: the job or the stage").
+fn names_the_job(phase: Phase, lower: &str, at: usize, end: usize) -> bool {
+    phase == Phase::TrainingStep
+        && !shows_training_progress(&lower[at..end])
+        && job::names_the_job(lower, at, end)
+}
+
+/// Whether the words next to a failure that name `phase` show no stage: a training's job
+/// without its progress (`when I finetune Llama on 4 A100s: CUDA out of memory`, and any
+/// training words of a host-memory failure, [`host_training_unshown`]), or a question put to
+/// another person (`请问您在训练的时候有没有遇到过cuda out of memory的情况？`).
+pub fn words_unshown(host_memory: bool, phase: Phase, words: &str) -> bool {
+    if host_training_unshown(host_memory, phase, words) {
+        return true;
+    }
+    let lower = words.to_lowercase();
+    let of_phase: Vec<(usize, usize, Phase)> = hits(&lower)
+        .into_iter()
+        .filter(|hit| hit.2 == phase)
+        .collect();
+    !of_phase.is_empty()
+        && of_phase.iter().all(|&(at, end, phase)| {
+            job::asks_another(&lower, at, end) || names_the_job(phase, &lower, at, end)
+        })
+}
+
 /// The stage the reporter's words name, with the evidence: `lines` are the lines marked as
 /// holding stage words, in order.
 pub fn stage(lines: &[ProseLine]) -> Option<(Phase, String)> {
@@ -676,7 +712,8 @@ pub fn stage_for(
         return Ok(found);
     }
     let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
-    let mut unshown: Option<(u64, String)> = None;
+    // Training words that show the job, not how far it had got: (line, words, of host memory).
+    let mut unshown: Option<(u64, String, bool)> = None;
     for prose in lines {
         let text = prose.text.as_str();
         // A quoted line (`> …`) is another person's words.
@@ -714,20 +751,35 @@ pub fn stage_for(
         line_hits.retain(|hit| hit.2 != Phase::Unknown || training || oom);
         for (at, end, phase) in line_hits {
             let words = quote(&joined, &lower, at, end);
+            if job::asks_another(&lower, at, end) {
+                continue;
+            }
             if host_training_unshown(host_memory, phase, &lower[at..end]) {
-                unshown.get_or_insert((prose.line, words));
+                unshown.get_or_insert((prose.line, words, true));
+                continue;
+            }
+            if names_the_job(phase, &lower, at, end) {
+                unshown.get_or_insert((prose.line, words, false));
                 continue;
             }
             found.push((prose.line, phase, words, oom));
         }
     }
     let unshown = || {
-        unshown.as_ref().map(|(line, words)| {
-            format!(
-                "line {line}: the reporter's words \"{words}\" name a training run, but not how \
-                 far it had got: host memory runs out loading or preparing a training's data as \
-                 often as in its steps"
-            )
+        unshown.as_ref().map(|(line, words, host)| {
+            if *host {
+                format!(
+                    "line {line}: the reporter's words \"{words}\" name a training run, but not \
+                     how far it had got: host memory runs out loading or preparing a training's \
+                     data as often as in its steps"
+                )
+            } else {
+                format!(
+                    "line {line}: the reporter's words \"{words}\" name the training job and what \
+                     it ran on or with, not how far it had got: a training also runs out of \
+                     memory loading, sharding or wrapping its model, before any step"
+                )
+            }
         })
     };
     let pick = found.iter().find(|(_, _, _, oom)| *oom).or_else(|| {
@@ -1569,8 +1621,14 @@ mod tests {
 
     #[test]
     fn a_stage_that_could_not_be_done() {
+        // The set-up named with it (two T4 cards), no word of time: the job (AUDIT.md, "the
+        // job or the stage").
         assert_eq!(
             one("Cannot fine-tune a 13B model due to OOM on two T4"),
+            None
+        );
+        assert_eq!(
+            one("Cannot fine-tune a 13B model due to OOM"),
             Some(Phase::TrainingStep)
         );
         assert_eq!(
@@ -1580,6 +1638,12 @@ mod tests {
         assert_eq!(
             one("I want to train the 3B model on a 24 GB card, but there is not enough memory"),
             Some(Phase::TrainingStep)
+        );
+        // With the GPU's model named and no word of time: the job (AUDIT.md, "the job or the
+        // stage").
+        assert_eq!(
+            one("I want to train the 3B model on an RTX 3090, but there is not enough memory"),
+            None
         );
         // No failure reported: a wish or a limit, not the stage that failed.
         assert_eq!(one("I want to train a model on my own data."), None);

@@ -64,6 +64,18 @@ pub(super) const RULES: &[Rule] = &[
     rule("***** Running training *****", trainer_loop_start),
     rule("Num examples = ", unsloth_training_banner),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
+    // === Training progress lines of more trainers (session 15); handlers at the end. ===
+    rule("  iter: ", detectron2_metrics),
+    rule("loss\": ", json_step),
+    rule("/loss/", train_loss_metric),
+    // transformers' `WandbCallback.setup` (`integrations/integration_utils.py`, 4.3x–4.5x),
+    // called from `on_train_begin` as `_inner_training_loop` starts its epochs, warns
+    // `The \`run_name\` is currently set to the same value as \`TrainingArguments.output_dir\``:
+    // the loop has begun (as `***** Running training *****`).
+    rule(
+        "is currently set to the same value as `TrainingArguments.output_dir`",
+        trainer_loop_start,
+    ),
 ];
 
 fn traceback(_text: &str, facts: &mut LineFacts) {
@@ -495,9 +507,13 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
                     return false;
                 }
             }
-            let optimizer = rest
-                .strip_prefix('/')
-                .is_some_and(|scope| scope.starts_with(|c: char| c.is_ascii_uppercase()));
+            // The optimizer's class (`Adam`), or its name lowercased as a retyped or
+            // lowercased paste shows it (`training/adam/mul_73`).
+            let optimizer = rest.strip_prefix('/').is_some_and(|scope| {
+                let class = scope.split(['/', '_']).next().unwrap_or("");
+                scope.starts_with(|c: char| c.is_ascii_uppercase())
+                    || KERAS_OPTIMIZERS.contains(&class)
+            });
             starts && optimizer
         })
     });
@@ -507,20 +523,33 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
     // `tf.gradients` under `gradients/` or `gradients_N/` (`python/ops/gradients_util.py`
     // `_GradientsHelper`, `ops.name_scope(name, "gradients", …)`): a backward pass, i.e. a
     // training step (`gradient_tape/model/conv2d/Conv2D/Conv2DBackpropInput`).
+    // `tf.gradients` opens its scope inside the caller's (`ops.name_scope` nests), so the
+    // scope may stand under the model's own (`network/train-operation/gradients/AddN_14`): any
+    // segment but the last.
     let gradient = text.split("[[").skip(1).any(|rest| {
         let name = rest
             .trim_start_matches("{{node ")
             .trim_start_matches("Node: ");
-        let scope = name.split('/').next().unwrap_or("");
-        let numbered = scope
-            .strip_prefix("gradients_")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        name.contains('/') && (scope == "gradient_tape" || scope == "gradients" || numbered)
+        let name = name.split(['}', ' ', ']']).next().unwrap_or("");
+        let segments: Vec<&str> = name.split('/').collect();
+        let scopes = &segments[..segments.len().saturating_sub(1)];
+        scopes.iter().any(|scope| {
+            let numbered = scope
+                .strip_prefix("gradients_")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            *scope == "gradient_tape" || *scope == "gradients" || numbered
+        })
     });
     if training || gradient {
         facts.late_phase = Some(Phase::TrainingStep);
     }
 }
+
+/// Keras optimizers' class names, lowercased (`keras/optimizers.py`, Keras 2.x: `SGD`,
+/// `RMSprop`, `Adagrad`, `Adadelta`, `Adam`, `Adamax`, `Nadam`; TF's `Ftrl`, `AdamW`).
+const KERAS_OPTIMIZERS: &[&str] = &[
+    "sgd", "rmsprop", "adagrad", "adadelta", "adam", "adamax", "nadam", "ftrl", "adamw",
+];
 
 /// LitGPT's fine-tuning and pre-training scripts (`litgpt/finetune/*.py`, `litgpt/pretrain.py`
 /// `fit`): `iter 3436 step 53: loss 2.9911, iter time: 400.10ms` (newer: `iter 5 | step 1: loss`).
@@ -938,6 +967,12 @@ mod tests {
             late("\t [[Node: training_10/Adam/mul_23 = Mul[T=DT_FLOAT]()]]"),
             training
         );
+        // A retyped, lowercased optimizer scope.
+        assert_eq!(
+            late("[[{{node training/adam/mul_73}} Mul[T=DT_float]"),
+            training
+        );
+        assert_eq!(late("[[{{node training/augment/flip_3}}]]"), None);
         assert_eq!(
             late("\t [[{{node batch_normalization_v2/cond/then/_0/FusedBatchNorm}}]]"),
             None
@@ -1279,6 +1314,8 @@ mod framework_stage_tests {
             "\t [[{{node gradient_tape/sequential/conv2d/Conv2D/Conv2DBackpropInput}}]]",
             "\t [[Node: gradients/conv1/Conv2D_grad/Conv2DBackpropFilter = Conv2DBackpropFilter[T=DT_FLOAT]]]",
             "\t [[{{node gradients_1/dense/MatMul_grad/MatMul}}]]",
+            // `tf.gradients` called inside the model's own name scope.
+            "\t [[Node: net/train-op/gradients/AddN_3-0-TransposeNHWCToNCHW = Transpose[T=DT_FLOAT]]]",
         ] {
             assert_eq!(late(line), Some(Phase::TrainingStep), "{line}");
         }
@@ -1312,5 +1349,159 @@ mod framework_stage_tests {
             vec![EventKind::DeviceInit]
         );
         assert!(kinds("Found device driver outdated").is_empty());
+    }
+}
+
+/// detectron2's metrics line (`detectron2/utils/events.py` `CommonMetricPrinter.write`, 0.1–0.6:
+/// `" {eta}iter: {iter}  {losses}  {time}{data_time}lr: {lr}  {memory}"`, the losses as
+/// `total_loss: 3.513  loss_cls: 1.88 …`), written every 20 iterations of
+/// `SimpleTrainer.run_step` and once more when the loop ends (`PeriodicWriter.after_train`): an
+/// iteration count, then a loss with its value. The `TrainingStep` it marks is the loop running.
+fn detectron2_metrics(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "iter: ") else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return;
+    }
+    let losses = rest[digits..].trim_start();
+    let loss = losses.split_once(": ").is_some_and(|(name, value)| {
+        !name.contains(char::is_whitespace)
+            && name.contains("loss")
+            && !name.starts_with("val")
+            && !name.starts_with("eval")
+            && value.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+    });
+    if loss {
+        step(facts);
+    }
+}
+
+/// A training log record written as JSON, one object a line: mmengine's `LocalVisBackend`
+/// (`mmengine/visualization/vis_backend.py` `add_scalars`, `scalars.json`: `{"lr": 0.01, "loss":
+/// 0.61, "epoch": 1, "iter": 50, "step": 50}`), transformers' `trainer_state.json`
+/// `log_history` entries (`trainer_callback.py` `TrainerState`: `{"epoch": 0.1, "loss": 1.2,
+/// "step": 10}`) and JSON loggers of hand-written loops. A loss key (`"loss"`, `"train/loss"`,
+/// `"train_loss"`; not an evaluation's `eval_loss` / `val_loss`) with a number, and a counter
+/// key (`step`, `global_step`, `iter`, `iteration`, `epoch`) with a number: a training step ran.
+fn json_step(text: &str, facts: &mut LineFacts) {
+    let number = |value: &str| {
+        value
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+    };
+    let keys = text.split('"').collect::<Vec<_>>();
+    // `"key": value`: a key is followed by a piece that starts with `:`.
+    let pairs = keys.windows(2).filter_map(|pair| {
+        let value = pair[1].strip_prefix(':')?;
+        Some((pair[0], value))
+    });
+    let mut loss = false;
+    let mut counter = false;
+    for (key, value) in pairs {
+        if !number(value) {
+            continue;
+        }
+        let name = key.rsplit('/').next().unwrap_or(key);
+        let evaluation = ["eval", "val", "test"]
+            .iter()
+            .any(|word| key.starts_with(word) || name.starts_with(word));
+        if !evaluation && (name == "loss" || name == "train_loss" || name == "total_loss") {
+            loss = true;
+        }
+        if matches!(
+            name,
+            "step" | "global_step" | "iter" | "iteration" | "epoch"
+        ) {
+            counter = true;
+        }
+    }
+    if loss && counter {
+        step(facts);
+    }
+}
+
+/// A training metric printed with its value, its key namespaced `train/loss/…` (`train/loss/dyn
+/// 5.41`, `train/loss/total: 0.52`; the marker is `/loss/`, which the log scanner's anchors
+/// take cheaply, where `train/loss` alone shared a busy bucket) (a metrics logger: DreamerV3's
+/// `embodied/core/logger.py` `TerminalOutput` prints `key value / key value …`; TensorBoard- and
+/// W&B-style keys printed by hand-written loops). An evaluation's keys (`eval/loss`, `val/loss`)
+/// are not under `train/`.
+fn train_loss_metric(text: &str, facts: &mut LineFacts) {
+    let found = text.match_indices("train/loss").any(|(at, key)| {
+        let starts = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '/'));
+        let rest = &text[at + key.len()..];
+        // A sub-key (`/dyn`) may follow.
+        let rest = rest
+            .strip_prefix('/')
+            .map(|sub| sub.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest);
+        let value = rest.trim_start_matches([':', '=', ' ']);
+        starts
+            && rest.len() > value.len()
+            && value.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+    });
+    if found {
+        step(facts);
+    }
+}
+
+#[cfg(test)]
+mod progress_line_tests {
+    use super::super::parse_line_scan;
+    use crate::model::explain::EventKind;
+
+    fn steps(line: &str) -> bool {
+        parse_line_scan(line)
+            .events
+            .iter()
+            .any(|event| event.kind == EventKind::TrainingStep)
+    }
+
+    #[test]
+    fn detectron2_metrics_lines_are_steps() {
+        assert!(steps(
+            "[01/02 10:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.1  \
+             loss_cls: 0.9  time: 0.4  lr: 0.0002  max_mem: 3000M"
+        ));
+        assert!(!steps(
+            "[01/02 10:00:00 d2.utils.events]:  iter: 19  lr: 0.0002"
+        ));
+        assert!(!steps("max iter: 90000 (set in the config)"));
+    }
+
+    #[test]
+    fn json_training_records_are_steps() {
+        assert!(steps(
+            r#"{"lr": 0.001, "loss": 0.52, "epoch": 2, "iter": 40, "step": 40}"#
+        ));
+        assert!(steps(r#"{"train/loss": 1.25, "train/global_step": 300}"#));
+        assert!(!steps(r#"{"eval_loss": 0.9, "step": 500}"#));
+        assert!(!steps(r#"{"loss": 0.4, "accuracy": 0.9}"#));
+        assert!(!steps(r#"{"loss": "mse", "epoch": 3}"#));
+    }
+
+    #[test]
+    fn the_trainers_wandb_start_warning_is_the_loop() {
+        assert!(steps(
+            "wandb: WARNING The `run_name` is currently set to the same value as \
+             `TrainingArguments.output_dir`. If this was not intended, please specify a \
+             different run name by setting the `TrainingArguments.run_name` parameter."
+        ));
+        assert!(!steps("wandb: WARNING Saving files without folders."));
+    }
+
+    #[test]
+    fn train_loss_metrics_are_steps() {
+        assert!(steps(
+            "episode/score 0.1 / train/loss/dyn 5.41 / train/loss/rep 2.2 / fps 30"
+        ));
+        assert!(steps("step 120 | train/loss/total: 0.52 | lr 1e-4"));
+        assert!(!steps("logging train/loss/* and eval/loss/* to wandb"));
+        assert!(!steps("eval/train/loss/total 0.5"));
     }
 }

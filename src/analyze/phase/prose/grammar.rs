@@ -476,6 +476,13 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
         } else if at(1) == Some("to") && joined(1) && joined(2) {
             at(2).filter(|w| BASE_FRAME.contains(w))?;
             index - 2
+        } else if matches!(at(1), Some("when" | "while" | "whenever"))
+            && joined(1)
+            && !lower[words[index].end..].starts_with(['.', '_', '/', '-'])
+        {
+            // A title's `OOM when finetune`, `error when generate`: the subject dropped, as
+            // issue titles drop it (the verb is not a script's name: `when train.py runs`).
+            index - 1
         } else if subject(at(1)) && joined(1) {
             if at(2).is_some_and(|w| BASE_FRAME.contains(&w)) && joined(2) {
                 index - 2
@@ -756,6 +763,10 @@ mod tests {
             [TrainingStep]
         );
         assert_eq!(phases("the OOM comes when I train"), [TrainingStep]);
+        // A title that drops the subject.
+        assert_eq!(phases("RuntimeError when finetune"), [TrainingStep]);
+        assert_eq!(phases("OOM error when generate"), [Inference]);
+        assert!(phases("it fails when train.py starts").is_empty());
         assert_eq!(phases("it crashes while I was generating"), [Inference]);
         assert_eq!(
             phases("and reached 22000 iterations, it reported cuda out of memory"),
