@@ -1016,3 +1016,121 @@ mod eaten_dunders {
         assert_eq!(frame_phase("call", "/x/keras/layers/core.py"), None);
     }
 }
+
+/// Conversions and quantizers run as their own job (session 15): each rule fires on its
+/// library's file, encloses the calibration forward below it, and stays silent on a user's
+/// function of the same name.
+mod conversion_frame_tests {
+    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::model::explain::Phase;
+
+    fn frame(line: u64, function: &str, file: &str) -> Frame {
+        Frame {
+            line,
+            function: function.to_string(),
+            file: file.to_string(),
+            called: false,
+            code: None,
+        }
+    }
+
+    #[test]
+    fn converters_and_quantizers_are_format_conversions() {
+        let conversion = Some(Phase::FormatConversion);
+        for (function, file) in [
+            ("modify_tensors", "/work/llama.cpp/convert_hf_to_gguf.py"),
+            ("write_tensors", "C:\\llama.cpp\\convert-hf-to-gguf.py"),
+            (
+                "quantize",
+                "/venv/lib/python3.10/site-packages/auto_gptq/modeling/_base.py",
+            ),
+            (
+                "fasterquant",
+                "/venv/site-packages/auto_gptq/quantization/gptq.py",
+            ),
+            ("quantize", "/venv/site-packages/gptqmodel/models/base.py"),
+            ("quantize", "/venv/site-packages/awq/models/base.py"),
+            ("quantize", "/venv/site-packages/awq/quantize/quantizer.py"),
+            (
+                "oneshot",
+                "/venv/site-packages/llmcompressor/entrypoints/oneshot.py",
+            ),
+            (
+                "measure_quant",
+                "/src/exllamav2/exllamav2/conversion/measure.py",
+            ),
+            (
+                "merge_and_unload",
+                "/venv/site-packages/peft/tuners/lora/model.py",
+            ),
+            (
+                "_unload_and_optionally_merge",
+                "/venv/site-packages/peft/tuners/tuners_utils.py",
+            ),
+            ("export", "/venv/site-packages/torch/onnx/utils.py"),
+            ("_export", "/venv/site-packages/torch/onnx/utils.py"),
+            (
+                "export_pytorch",
+                "/venv/site-packages/optimum/exporters/onnx/convert.py",
+            ),
+            (
+                "convert_weight",
+                "/venv/site-packages/mlc_llm/interface/convert_weight.py",
+            ),
+        ] {
+            assert_eq!(
+                frame_phase(function, file),
+                conversion,
+                "{function} in {file}"
+            );
+        }
+        // The same names in the caller's code, or in a library that serves, show no conversion.
+        for (function, file) in [
+            ("quantize", "/home/me/project/quant.py"),
+            ("export", "/home/me/project/export.py"),
+            (
+                "quantize",
+                "/venv/site-packages/vllm/model_executor/layers/quantization/awq.py",
+            ),
+        ] {
+            assert_ne!(
+                frame_phase(function, file),
+                conversion,
+                "{function} in {file}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_quantizers_calibration_forward_is_the_conversion() {
+        let frames = [
+            frame(1, "<module>", "/home/me/quant.py"),
+            frame(2, "quantize", "/venv/site-packages/awq/models/base.py"),
+            frame(
+                3,
+                "quantize",
+                "/venv/site-packages/awq/quantize/quantizer.py",
+            ),
+            frame(
+                4,
+                "forward",
+                "/venv/site-packages/transformers/models/llama/modeling_llama.py",
+            ),
+        ];
+        let verdict = read_frames(&frames);
+        let (_, rule) = verdict.decided.expect("a frame decides");
+        assert_eq!(rule.phase, Phase::FormatConversion);
+        // A serving traceback under the caller's own `quantize` helper is not a conversion.
+        let serving = [
+            frame(1, "quantize", "/home/me/app.py"),
+            frame(
+                2,
+                "generate",
+                "/venv/site-packages/transformers/generation/utils.py",
+            ),
+        ];
+        let verdict = read_frames(&serving);
+        let phase = verdict.decided.map(|(_, rule)| rule.phase);
+        assert_ne!(phase, Some(Phase::FormatConversion));
+    }
+}
