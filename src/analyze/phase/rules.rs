@@ -32,6 +32,7 @@ mod pytorch;
 mod saves;
 mod serving;
 mod speech;
+mod startup;
 mod training;
 
 use Phase::TrainingStep as T;
@@ -43,7 +44,7 @@ use Role::Serve;
 /// `_dummy_run` (vLLM V1 runs it from both `profile_run` and `capture_model`), `_apply`,
 /// `convert` and torch.compile's frames are not listed: their caller decides.
 ///
-/// The table is kept by ecosystem in `rules/*.rs` (`saves`, `conversion`, `pytorch`, `hf`, `training`,
+/// The table is kept by ecosystem in `rules/*.rs` (`saves`, `conversion`, `startup`, `pytorch`, `hf`, `training`,
 /// `serving`, `local`, `image`, `speech`, `others`, `apps`, `markdown`); `SEGMENTS` lists their
 /// segments in the order the table reads them, and `FRAME_RULES` is their concatenation.
 const SEGMENTS: &[&[FrameRule]] = &[
@@ -52,6 +53,7 @@ const SEGMENTS: &[&[FrameRule]] = &[
     // Conversions and quantizers run as their own job (session 15), before the libraries'
     // bare names (`load` of ExLlamaV2, `forward`, `generate`) they call.
     conversion::CONVERSIONS,
+    startup::DISTRIBUTED_SETUP,
     // === Frameworks' and apps' stages, read from their sources (issue 13, tenth session;
     // docs/phases.md "Sources" lists file, function and version of each). Path-qualified, so
     // they come before the bare names below (`generate`, `train`, `evaluate`, `predict`). ===

@@ -1134,3 +1134,96 @@ mod conversion_frame_tests {
         assert_ne!(phase, Some(Phase::FormatConversion));
     }
 }
+
+/// The distributed set-up of the libraries that wrap `init_process_group` (session 15): each
+/// rule fires on its library's file and stays silent on a look-alike elsewhere.
+mod distributed_setup_tests {
+    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn the_libraries_set_up_is_start_up() {
+        let startup = Some(Phase::Startup);
+        for (function, file) in [
+            (
+                "init_distributed",
+                "/venv/site-packages/deepspeed/comm/comm.py",
+            ),
+            (
+                "init_distributed",
+                "/venv/site-packages/deepspeed/utils/distributed.py",
+            ),
+            ("__init__", "/venv/site-packages/accelerate/state.py"),
+            (
+                "init_ddp_connection",
+                "/venv/site-packages/pytorch_lightning/plugins/training_type/ddp.py",
+            ),
+            (
+                "init_dist_connection",
+                "/venv/site-packages/pytorch_lightning/utilities/distributed.py",
+            ),
+            (
+                "_init_dist_connection",
+                "/venv/site-packages/lightning/fabric/utilities/distributed.py",
+            ),
+            (
+                "setup_distributed",
+                "/venv/site-packages/lightning/pytorch/strategies/ddp.py",
+            ),
+            (
+                "new_group",
+                "/venv/site-packages/torch/distributed/distributed_c10d.py",
+            ),
+        ] {
+            assert_eq!(frame_phase(function, file), startup, "{function} in {file}");
+        }
+        for (function, file) in [
+            ("init_distributed", "/home/me/train.py"),
+            ("__init__", "/venv/site-packages/accelerate/accelerator.py"),
+            ("setup_distributed", "/home/me/lightning_helpers.py"),
+            ("new_group", "/home/me/groups.py"),
+        ] {
+            assert_ne!(frame_phase(function, file), startup, "{function} in {file}");
+        }
+    }
+
+    #[test]
+    fn a_set_up_inside_fit_is_start_up_and_a_step_after_it_is_not() {
+        let frame = |line: u64, function: &str, file: &str| Frame {
+            line,
+            function: function.to_string(),
+            file: file.to_string(),
+            called: false,
+            code: None,
+        };
+        let setup = [
+            frame(
+                1,
+                "fit",
+                "/venv/site-packages/pytorch_lightning/trainer/trainer.py",
+            ),
+            frame(
+                2,
+                "setup_environment",
+                "/venv/site-packages/pytorch_lightning/strategies/ddp.py",
+            ),
+            frame(
+                3,
+                "setup_distributed",
+                "/venv/site-packages/pytorch_lightning/strategies/ddp.py",
+            ),
+        ];
+        let decided = read_frames(&setup).decided.map(|(_, rule)| rule.phase);
+        assert_eq!(decided, Some(Phase::Startup));
+        let step = [
+            frame(
+                1,
+                "fit",
+                "/venv/site-packages/pytorch_lightning/trainer/trainer.py",
+            ),
+            frame(2, "training_step", "/home/me/model.py"),
+        ];
+        let decided = read_frames(&step).decided.map(|(_, rule)| rule.phase);
+        assert_ne!(decided, Some(Phase::Startup));
+    }
+}
