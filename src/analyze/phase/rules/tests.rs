@@ -1227,3 +1227,78 @@ mod distributed_setup_tests {
         assert_ne!(decided, Some(Phase::Startup));
     }
 }
+
+/// Batch-size probes (session 15): the trial steps of ultralytics' AutoBatch and Lightning's
+/// batch-size finder are profiling, and their names elsewhere show nothing.
+mod batch_size_probe_tests {
+    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn autobatch_and_the_batch_size_finder_are_profiling() {
+        let profiling = Some(Phase::Profiling);
+        for (function, file) in [
+            (
+                "check_train_batch_size",
+                "/venv/site-packages/ultralytics/utils/autobatch.py",
+            ),
+            (
+                "autobatch",
+                "/venv/site-packages/ultralytics/utils/autobatch.py",
+            ),
+            ("autobatch", "/content/yolov5/utils/autobatch.py"),
+            (
+                "_run_power_scaling",
+                "/venv/site-packages/lightning/pytorch/tuner/batch_size_scaling.py",
+            ),
+            (
+                "scale_batch_size",
+                "/venv/site-packages/pytorch_lightning/tuner/batch_size_scaling.py",
+            ),
+        ] {
+            assert_eq!(
+                frame_phase(function, file),
+                profiling,
+                "{function} in {file}"
+            );
+        }
+        for (function, file) in [
+            ("autobatch", "/home/me/utils.py"),
+            ("_run_power_scaling", "/home/me/tuner.py"),
+        ] {
+            assert_ne!(
+                frame_phase(function, file),
+                profiling,
+                "{function} in {file}"
+            );
+        }
+        let frame = |line: u64, function: &str, file: &str| Frame {
+            line,
+            function: function.to_string(),
+            file: file.to_string(),
+            called: false,
+            code: None,
+        };
+        // The finder's trial fit runs the training step: the probe encloses it.
+        let trial = [
+            frame(
+                1,
+                "fit",
+                "/venv/site-packages/lightning/pytorch/trainer/trainer.py",
+            ),
+            frame(
+                2,
+                "_run_power_scaling",
+                "/venv/site-packages/lightning/pytorch/tuner/batch_size_scaling.py",
+            ),
+            frame(
+                3,
+                "_try_loop_run",
+                "/venv/site-packages/lightning/pytorch/tuner/batch_size_scaling.py",
+            ),
+            frame(4, "training_step", "/home/me/model.py"),
+        ];
+        let decided = read_frames(&trial).decided.map(|(_, rule)| rule.phase);
+        assert_eq!(decided, Some(Phase::Profiling));
+    }
+}
