@@ -22,15 +22,18 @@ const fn r(
 }
 
 mod apps;
+mod conversion;
 mod hf;
 mod image;
 mod local;
 mod markdown;
 mod others;
+mod probes;
 mod pytorch;
 mod saves;
 mod serving;
 mod speech;
+mod startup;
 mod training;
 
 use Phase::TrainingStep as T;
@@ -42,12 +45,18 @@ use Role::Serve;
 /// `_dummy_run` (vLLM V1 runs it from both `profile_run` and `capture_model`), `_apply`,
 /// `convert` and torch.compile's frames are not listed: their caller decides.
 ///
-/// The table is kept by ecosystem in `rules/*.rs` (`saves`, `pytorch`, `hf`, `training`,
-/// `serving`, `local`, `image`, `speech`, `others`, `apps`, `markdown`); `SEGMENTS` lists their
-/// segments in the order the table reads them, and `FRAME_RULES` is their concatenation.
+/// The table is kept by ecosystem in `rules/*.rs` (`saves`, `conversion`, `startup`, `probes`,
+/// `pytorch`, `hf`, `training`, `serving`, `local`, `image`, `speech`, `others`, `apps`,
+/// `markdown`); `SEGMENTS` lists their segments in the order the table reads them, and
+/// `FRAME_RULES` is their concatenation.
 const SEGMENTS: &[&[FrameRule]] = &[
     saves::CHECKPOINT_SAVES,
     local::TABBY_LOAD,
+    // Conversions and quantizers run as their own job (session 15), before the libraries'
+    // bare names (`load` of ExLlamaV2, `forward`, `generate`) they call.
+    conversion::CONVERSIONS,
+    startup::DISTRIBUTED_SETUP,
+    probes::BATCH_SIZE_PROBES,
     // === Frameworks' and apps' stages, read from their sources (issue 13, tenth session;
     // docs/phases.md "Sources" lists file, function and version of each). Path-qualified, so
     // they come before the bare names below (`generate`, `train`, `evaluate`, `predict`). ===

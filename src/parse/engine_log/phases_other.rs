@@ -31,6 +31,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("loading: ", triton_loading),
     rule("successfully loaded '", triton_loaded),
     rule("failed to load '", triton_loading),
+    rule("] warmup error: ", triton_warmup_failed),
+    rule("failed to run warmup sample '", triton_warmup_failed),
     rule(
         "allocation in engine deserialization",
         tensorrt_deserialized,
@@ -44,6 +46,11 @@ pub(super) const RULES: &[Rule] = &[
     // === The web UI's API and its job queue (session 14); handlers at the end of this file. ===
     rule("API error: ", webui_api_error),
     rule("[AgentScheduler] Task ", agent_scheduler_task_failed),
+    // === text-generation-webui's model loading (session 15); handlers at the end of this
+    // file. ===
+    rule("Loading ", textgen_loading),
+    rule("Loaded the model in ", textgen_loaded),
+    rule("Loaded \"", textgen_loaded),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -108,6 +115,26 @@ fn triton_loading(text: &str, facts: &mut LineFacts) {
     let failed = text.contains("failed to load '") && text.contains("' version ");
     if loading || failed {
         event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
+/// Triton Inference Server runs a model's configured warm-up samples (`model_warmup` in its
+/// `config.pbtxt`) on each instance as it loads, before the model serves: an error of a sample
+/// was logged as `warmup error: <error>` (`core/src/triton_model_instance.cc`
+/// `WarmupResponseComplete`, `LOG_TRITONSERVER_ERROR(…, "warmup error")`, to 22.05) and is
+/// returned as `failed to run warmup sample '<name>': <error>` since (`core/src/
+/// backend_model_instance.cc` `TritonModelInstance::WarmUp`, 22.06 on). The failure is the
+/// warm-up's run, a profiling pass of the list (as TGI's warm-up).
+fn triton_warmup_failed(text: &str, facts: &mut LineFacts) {
+    let glog = text
+        .split_once("] warmup error: ")
+        .is_some_and(|(location, _)| {
+            location.rsplit_once(".cc:").is_some_and(|(_, line)| {
+                !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit())
+            })
+        });
+    if glog || text.contains("failed to run warmup sample '") {
+        facts.failed_phase_hint = Some(Phase::Profiling);
     }
 }
 
@@ -217,6 +244,156 @@ fn agent_scheduler_task_failed(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// text-generation-webui (oobabooga, `modules/models.py` `load_model`) announces the model it
+/// loads before dispatching to its loader (transformers, ExLlama, GPTQ-for-LLaMa, llama.cpp…):
+/// `print(f"Loading {model_name}...")` (Feb.–May 2023), then through its logger
+/// `logger.info(f"Loading {model_name}...")` (`INFO:Loading …`, `2023-10-01 12:00:00
+/// INFO:Loading …`), `Loading {model_name}` (Dec. 2023) and `Loading "{model_name}"` (Feb.
+/// 2024 on, Rich's `12:00:00-123456 INFO     Loading "…"`). The name is one word (the
+/// folder under `models/`) that looks like a model's (a digit or one of `-_/.`), alone after the
+/// prefix; the bare form needs the logger's level before it.
+fn textgen_loading(text: &str, facts: &mut LineFacts) {
+    let line = text.trim();
+    let Some(at) = line.find("Loading ") else {
+        return;
+    };
+    let prefix = line[..at].trim_end();
+    let logged = prefix.ends_with("INFO:") || prefix.ends_with("INFO");
+    if !prefix.is_empty() && !logged {
+        return;
+    }
+    let rest = line[at + "Loading ".len()..].trim_end();
+    let name = if let Some(quoted) = rest.strip_prefix('"') {
+        quoted.strip_suffix('"')
+    } else if let Some(stem) = rest.strip_suffix("...") {
+        Some(stem)
+    } else if logged {
+        Some(rest)
+    } else {
+        None
+    };
+    let model_like = |name: &str| {
+        let lower = name.to_ascii_lowercase();
+        !name.is_empty()
+            && !name.contains(char::is_whitespace)
+            && !name.contains(['"', '\'', ':'])
+            && !name.starts_with('.')
+            && name
+                .bytes()
+                .any(|b| b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'/' | b'.'))
+            && ![
+                ".json", ".jsonl", ".txt", ".csv", ".yaml", ".yml", ".parquet", ".py",
+            ]
+            .iter()
+            .any(|ext| lower.ends_with(ext))
+    };
+    if name.is_some_and(model_like) {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
+/// text-generation-webui's `load_model` once the loader returned: `Loaded the model in {t:.2f}
+/// seconds.` (2023), `Loaded "{model_name}" in {t:.2f} seconds.` (May 2024 on).
+fn textgen_loaded(text: &str, facts: &mut LineFacts) {
+    let rest = if let Some(rest) = text.split("Loaded the model in ").nth(1) {
+        rest
+    } else if let Some(quoted) = text.split("Loaded \"").nth(1) {
+        match quoted.split_once("\" in ") {
+            Some((name, rest)) if !name.is_empty() && !name.contains(' ') => rest,
+            _ => return,
+        }
+    } else {
+        return;
+    };
+    let digits = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b'.')
+        .count();
+    if digits > 0 && rest[digits..].trim_start().starts_with("seconds") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+#[cfg(test)]
+mod textgen_tests {
+    use super::super::event_kinds as kinds;
+    use crate::analyze::explain::explain_text;
+    use crate::model::explain::{EventKind, Phase};
+
+    #[test]
+    fn the_web_uis_load_lines_open_and_close_the_load() {
+        for line in [
+            "Loading acme-7b-GPTQ-4bit-32g...",
+            "INFO:Loading Acme_Model-13B-GPTQ...",
+            "2023-10-01 12:00:00 INFO:Loading Acme_Model-13B-GPTQ",
+            "12:00:00-123456 INFO     Loading \"acme_model-7b\"",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::WeightsLoadStart], "{line}");
+        }
+        for line in [
+            "Loaded the model in 12.34 seconds.",
+            "12:00:09-123456 INFO     Loaded \"acme_model-7b\" in 9.87 seconds.",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::WeightsLoaded], "{line}");
+        }
+        for line in [
+            "Loading dataset...",
+            "Loading data from disk...",
+            "Loading config.json...",
+            "Loading acme-7b",
+            "Now Loading acme-7b...",
+            "Loaded the model in memory",
+            "Loaded \"the model\" in 3 seconds.",
+        ] {
+            assert!(kinds(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_load_line_shows_the_stage_only_until_the_load_ends() {
+        let oom = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB \
+                   (GPU 0; 4.00 GiB total capacity; 3.10 GiB already allocated)\n";
+        let during = format!("INFO:Loading acme-13b-GPTQ-4bit...\n{oom}");
+        assert_eq!(explain_text(&during).phase.failed_in, Phase::WeightsLoad);
+        // The same line long before a failure after the load ended is not the stage.
+        let after = format!(
+            "INFO:Loading acme-13b-GPTQ-4bit...\nINFO:Loaded the model in 8.10 seconds.\n\
+             Running on local URL:  http://127.0.0.1:7860\n{oom}"
+        );
+        assert_ne!(explain_text(&after).phase.failed_in, Phase::WeightsLoad);
+    }
+}
+
+#[cfg(test)]
+mod triton_warmup_tests {
+    use crate::analyze::explain::explain_text;
+    use crate::model::explain::Phase;
+
+    #[test]
+    fn a_warm_up_error_is_profiling_only_for_its_own_failure() {
+        let warmup = "E0504 19:31:21.415679 91 backend_model_instance.cc:99] warmup error: \
+                      Internal - 2 root error(s) found. (0) Resource exhausted: OOM when allocating \
+                      tensor with shape[128,3,299,299]\n";
+        assert_eq!(explain_text(warmup).phase.failed_in, Phase::Profiling);
+        // Far above a later failure of the caller's own code, it says nothing of that one.
+        let mut text = String::from(
+            "E0504 19:31:21.415679 91 backend_model_instance.cc:99] \
+                                     warmup error: Internal - model not ready\n",
+        );
+        for n in 0..500 {
+            text.push_str(&format!(
+                "I0504 19:40:00.000000 91 http_server.cc:1] request {n}\n"
+            ));
+        }
+        text.push_str(
+            "Traceback (most recent call last):\n  File \"/srv/client.py\", line 9, in <module>\n    \
+             out = model.generate(prompts)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
+             allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n",
+        );
+        assert_ne!(explain_text(&text).phase.failed_in, Phase::Profiling);
+    }
+}
+
 #[cfg(test)]
 mod webui_api_tests {
     use super::super::parse_line_scan;
@@ -308,6 +485,19 @@ mod triton_tests {
         assert!(kinds("loading: please wait").is_empty());
         assert!(kinds("Downloading: 100%").is_empty());
         assert!(kinds("failed to load 'config.json'").is_empty());
+        let hint = |line: &str| super::super::parse_line_scan(line).failed_phase_hint;
+        assert_eq!(
+            hint("E0504 19:31:21.415679 91 backend_model_instance.cc:99] warmup error: Internal - OOM"),
+            Some(crate::model::explain::Phase::Profiling)
+        );
+        assert_eq!(
+            hint(
+                "E0601 10:00:00.000000 1 model_lifecycle.cc:626] failed to load 'm' version 1: \
+                  Invalid argument: failed to run warmup sample 'zeros': out of memory"
+            ),
+            Some(crate::model::explain::Phase::Profiling)
+        );
+        assert_eq!(hint("The docs say: ] warmup error: see below"), None);
         assert_eq!(
             kinds("[TRT] [I] [MemUsageChange] TensorRT-managed allocation in engine deserialization: CPU +0, GPU +244, now: CPU 0, GPU 244 (MiB)"),
             vec![EventKind::WeightsLoaded]

@@ -69,6 +69,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Engine core initialization failed", shutdown),
     rule("WorkerProc failed to start", shutdown),
     rule("Failed to load model - not enough GPU memory", load_failed),
+    rule("Error in memory profiling. ", profiling_check_failed),
     // V0 `executor/multiproc_worker_utils.py` `_run_worker_process`: "Exception in worker %s
     // while processing method %s." — the worker method that raised.
     rule("while processing method load_model", worker_method_failed),
@@ -543,6 +544,22 @@ fn load_failed(_text: &str, facts: &mut LineFacts) {
     facts.failed_phase_hint = Some(Phase::WeightsLoad);
 }
 
+/// vLLM's check after its profiling run that the run used memory: V0 `worker/worker.py`
+/// `Worker.determine_num_available_blocks` (0.4–0.10: `assert peak_memory > 0, "Error in memory
+/// profiling. Initial free memory …, current free memory …. This happens when the GPU memory was
+/// not properly cleaned up before initializing the vLLM instance."`), V1 `v1/worker/gpu_worker.py`
+/// `Worker.determine_available_memory` (0.8–0.11: `… This happens when other processes sharing
+/// the same container release GPU memory while vLLM is profiling during initialization.`).
+/// The assertion fails in the profiling pass (as when TRL or MS-Swift start a vLLM engine next to
+/// a training job that frees memory meanwhile).
+fn profiling_check_failed(text: &str, facts: &mut LineFacts) {
+    let figures = after(text, "Error in memory profiling. ")
+        .is_some_and(|rest| has(rest, "Initial free memory") || has(rest, "Initial used memory"));
+    if figures {
+        facts.failed_phase_hint = Some(Phase::Profiling);
+    }
+}
+
 fn request(text: &str, facts: &mut LineFacts) {
     if has(text, "Processed prompts:") {
         facts.engine(EngineName::Vllm, Certainty::Weak);
@@ -584,6 +601,47 @@ fn collect_env(text: &str, facts: &mut LineFacts) {
 mod tests {
     use super::super::parse_line_scan;
     use super::*;
+
+    #[test]
+    fn the_profiling_check_names_its_stage() {
+        let hint = |line: &str| parse_line_scan(line).failed_phase_hint;
+        assert_eq!(
+            hint(
+                "AssertionError: Error in memory profiling. Initial free memory 41.19 GiB, \
+                  current free memory 41.64 GiB. This happens when other processes sharing the \
+                  same container release GPU memory while vLLM is profiling during initialization."
+            ),
+            Some(Phase::Profiling)
+        );
+        assert_eq!(
+            hint("AssertionError: Error in memory profiling. Initial free memory 7340032, current \
+                  free memory 8388608. This happens when the GPU memory was not properly cleaned up"),
+            Some(Phase::Profiling)
+        );
+        assert_eq!(
+            hint("See also: Error in memory profiling. (a known issue)"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_profiling_check_far_above_a_later_failure_is_not_its_stage() {
+        use crate::analyze::explain::explain_text;
+        let check = "AssertionError: Error in memory profiling. Initial free memory 41.19 GiB, \
+                     current free memory 41.64 GiB.\n";
+        let mut text = String::from(check);
+        for n in 0..500 {
+            text.push_str(&format!(
+                "INFO 01-02 10:00:00 [loggers.py:1] Engine 000: line {n}\n"
+            ));
+        }
+        text.push_str(
+            "Traceback (most recent call last):\n  File \"/srv/app.py\", line 9, in <module>\n    \
+             out = model.generate(prompts)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
+             allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n",
+        );
+        assert_ne!(explain_text(&text).phase.failed_in, Phase::Profiling);
+    }
 
     #[test]
     fn v1_engine_config() {

@@ -1,0 +1,33 @@
+//! The frame rules of a job's distributed and device set-up by the libraries that wrap
+//! `torch.distributed.init_process_group` and `torch.cuda.set_device` (the bare torch frames are
+//! in `pytorch.rs`): a failure there is start-up, before any weights or step.
+//! `rules.rs` orders the segments into one table (the first rule that matches applies).
+
+use super::r;
+use crate::analyze::phase::FrameRule;
+use crate::analyze::phase::Role::Stage;
+use crate::model::explain::Phase::Startup as S;
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const DISTRIBUTED_SETUP: &[FrameRule] = &[
+    // --- DeepSpeed 0.8–0.16 `deepspeed/comm/comm.py` `init_distributed` (earlier
+    // `deepspeed/utils/distributed.py`), run by `deepspeed.initialize` and the launchers'
+    // scripts: MPI discovery, `TorchBackend` → `init_process_group`. ---
+    r("init_distributed", "deepspeed/", S, Stage, "deepspeed"),
+    // --- accelerate 0.17–1.x `accelerate/state.py` `PartialState.__init__` (and
+    // `AcceleratorState.__init__` around it), built by `Accelerator()`: the process group and
+    // `torch.cuda.set_device`. ---
+    r("__init__", "accelerate/state.py", S, Stage, "accelerate"),
+    // --- Lightning: 1.2–1.5 `plugins/training_type/ddp.py` `init_ddp_connection`, 1.6–1.9
+    // `utilities/distributed.py` `init_dist_connection`, 2.x `lightning/fabric/utilities/
+    // distributed.py` `_init_dist_connection`, the strategies' `setup_distributed` (1.6 on,
+    // `strategies/ddp.py`, `deepspeed.py`, `fsdp.py`). ---
+    r("init_ddp_connection", "lightning/", S, Stage, "lightning"),
+    r("init_dist_connection", "lightning/", S, Stage, "lightning"),
+    r("_init_dist_connection", "lightning/", S, Stage, "lightning"),
+    r("setup_distributed", "lightning/", S, Stage, "lightning"),
+    // --- torch 1.x–2.x `torch/distributed/distributed_c10d.py` `new_group` (sub-groups of
+    // tensor / pipeline parallelism, created at set-up by Megatron's `initialize_model_parallel`,
+    // DeepSpeed, ColossalAI). ---
+    r("new_group", "torch/distributed/", S, Stage, "torch"),
+];
