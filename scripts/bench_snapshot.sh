@@ -290,6 +290,39 @@
 # default. Not done (exactness): replay pass 2 in shards (the peak's holders name sites in the
 # order of the one-thread map, which the report's tie-breaks depend on); the merge's copy on
 # threads (a vector's room filled on threads needs unsafe code, which the crate denies).
+# Fifteenth session (2026-12-03 06:55-08:45 UTC, 2-core VM at load 9-12: wall clocks there are
+# waiting for a core, so the figures are instructions and thread CPU; reports byte-identical to
+# main's build at 69b5594 on varied 60/577 MiB and real 200 MiB at 1 and 16 threads).
+# The H200 profile of 69b5594 (16 threads, varied, best of 3: 0.37 s wall, 13.9x; real 0.49 s,
+# 12.3x): pre-scan 0.080 s (real 0.108), 0.013-0.017 s between the pre-scan and the chunks not
+# in any phase, chunks 0.09-0.10 s of CPU each but the slowest 0.13-0.15 s of wall, the main
+# thread's head 0.062 s of CPU in 0.108 s (17 busy threads on 16 cores), merge 0.050 s (append
+# 0.037-0.041), build 0.009, analysis 0.055-0.063 (real 0.116-0.122: replay pass 2 0.064),
+# render 0.017. What this session changed, on that serial path:
+#   - the pre-scan skips a trace entry with one check of its largest memo read (was a check, a
+#     slack update and a table resize per read: a stack is 20-90 reads) and reads a frames
+#     list's BINGET/LONG_BINGET items with one bounds check each. Instructions (cachegrind,
+#     varied 60 MiB, 2 threads, whole run): 3,361.9M -> 3,114.2M; of them the scan ~800M ->
+#     ~585M (-27 %).
+#   - the cut search before the pieces (15 searches one after the other) reads 64 KiB, and the
+#     rest of its 1 MiB window only where no cut is in them.
+#   - the gap was the table of read memo starts (a cache miss per read slot in a ~44 MB table,
+#     one thread) and freeing the full table of starts: the table is now filled on threads, each
+#     its own stretch of one vector counted first (pieces made on the threads and copied kept
+#     ~9 MB more in their arenas: peak RSS 278 -> 287 MiB on the VM, so not kept), and the full
+#     table is freed on a thread of its own. Main-thread CPU of that step (new OOMDOC_PROFILE
+#     phase "main: plan the chunks"): 0.023 -> 0.012 s on the VM.
+#   - pass 1's shard of a block address is a multiply and a shift (was `%`, a 64-bit division
+#     per entry in each of the 16 shards, every shard scanning every entry).
+#   - OOMDOC_THREADS is capped at the cores less one (this thread decodes the file's head while
+#     the chunks decode and summarizes while the shards replay): on the H200 16 threads become
+#     15 chunks of 1/15 each, and no chunk shares a core with the head. On a 2-core machine that
+#     is one thread (the sequential decoder), so the parallel path is checked there by the unit
+#     tests and proptests (decode_file with explicit threads), not by the CLI.
+# Not measured here on free cores: the lead's H200 run after the merge decides. Left for 20x:
+# the chunks (0.10 s of CPU each), the merge's copy (0.04 s: a parallel copy needs the room
+# initialised first, a serial write as long as the copy, or unsafe code), replay pass 2 (exact
+# order of the one-thread map, see above; 0.064 s on the real shape), render 0.017 s.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

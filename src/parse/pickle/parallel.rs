@@ -159,9 +159,16 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     let scanning = profile::phase(|| "pre-scan".to_string());
     let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
     drop(scanning);
-    let starts = Arc::new(plan.read_starts());
+    let planning = profile::phase(|| "main: plan the chunks".to_string());
+    let starts = Arc::new(plan.read_starts_on(parallel.threads));
     let region = plan.region?;
-    drop(plan.starts);
+    // The table of every memo start (tens of MB for a large trace) is freed on a thread of
+    // its own, beside the chunks (here it held up their start).
+    // Where no thread can be made, the table is dropped here with the closure.
+    let all_starts = plan.starts;
+    let _ = std::thread::Builder::new()
+        .name("oomdoc-free".to_string())
+        .spawn(move || drop(all_starts));
     // The chunks keep only the memo slots that are read somewhere (None: keep them all).
     let read = ReadSlots::new(plan.read).map(Arc::new);
     let shared = Arc::new(file.try_clone().ok()?);
@@ -175,6 +182,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         .collect();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
+    drop(planning);
     std::thread::scope(|scope| {
         let mut workers = Vec::new();
         for _ in 0..parallel.threads.clamp(1, chunks.len()) {
@@ -270,7 +278,9 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
             Step::Splice => return None,
         };
         drop(tail);
+        let dropping = profile::phase(|| "main: drop the decoder".to_string());
         drop(decoder);
+        drop(dropping);
         Some((value, fold))
     })
 }

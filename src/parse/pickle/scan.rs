@@ -28,31 +28,116 @@ pub(super) struct Plan {
 
 impl Plan {
     /// `(index, start)` of each memo slot that is read somewhere, by index.
+    #[cfg(test)]
     pub(super) fn read_starts(&self) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
         let mut base = 0usize;
         for part in &self.starts {
-            let end = base + part.len();
-            // The read bits of indices base..end: whole words, the edges masked.
-            let mut word_index = base / 64;
-            while word_index * 64 < end {
-                let Some(&word) = self.read.get(word_index) else {
-                    break;
-                };
-                let mut bits = word;
-                while bits != 0 {
-                    let index = word_index * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    if index >= base && index < end {
-                        out.push((index as u32, part[index - base]));
-                    }
-                }
-                word_index += 1;
-            }
-            base = end;
+            read_starts_of(&self.read, base, part, &mut out);
+            base += part.len();
         }
         out
     }
+
+    /// [`Plan::read_starts`] with the parts looked at on up to `threads` threads (each
+    /// look-up of a start is a cache miss in a table of ~4 bytes a memo slot: tens of MB
+    /// for a large trace): the slots of each part are counted first, then each thread writes
+    /// its parts' entries into its own stretch of the one table (pieces made on the threads
+    /// and copied would stay in their allocator arenas once freed: ~9 MB more peak RSS).
+    pub(super) fn read_starts_on(&self, threads: usize) -> Vec<(u32, u32)> {
+        let mut bases = Vec::with_capacity(self.starts.len());
+        let mut counts = Vec::with_capacity(self.starts.len());
+        let mut base = 0usize;
+        for part in &self.starts {
+            bases.push(base);
+            let mut count = 0usize;
+            for_each_read(&self.read, base, base + part.len(), |_| count += 1);
+            counts.push(count);
+            base += part.len();
+        }
+        let mut out = vec![(0u32, 0u32); counts.iter().sum()];
+        let read = &self.read;
+        let fill = |parts: &[Vec<u32>], bases: &[usize], out: &mut [(u32, u32)]| {
+            let mut at = 0usize;
+            for (part, &base) in parts.iter().zip(bases) {
+                for_each_read(read, base, base + part.len(), |index| {
+                    if let Some(slot) = out.get_mut(at) {
+                        *slot = (index as u32, part[index - base]);
+                    }
+                    at += 1;
+                });
+            }
+        };
+        let threads = threads.min(self.starts.len()).max(1);
+        if threads == 1 {
+            fill(&self.starts, &bases, &mut out);
+            return out;
+        }
+        let per = self.starts.len().div_ceil(threads).max(1);
+        // Each group of parts: its parts, their bases, and its stretch of the table.
+        let mut groups = Vec::with_capacity(threads);
+        let mut at = 0usize;
+        for ((parts, bases), counts) in self
+            .starts
+            .chunks(per)
+            .zip(bases.chunks(per))
+            .zip(counts.chunks(per))
+        {
+            let len: usize = counts.iter().sum();
+            groups.push((parts, bases, at..at + len));
+            at += len;
+        }
+        let mut unmade = Vec::new();
+        std::thread::scope(|scope| {
+            let fill = &fill;
+            let mut rest: &mut [(u32, u32)] = &mut out;
+            for (group, (parts, bases, stretch)) in groups.iter().enumerate() {
+                let (mine, tail) = std::mem::take(&mut rest).split_at_mut(stretch.len());
+                rest = tail;
+                let spawned = std::thread::Builder::new()
+                    .name("oomdoc-scan".to_string())
+                    .spawn_scoped(scope, move || fill(parts, bases, mine));
+                if spawned.is_err() {
+                    unmade.push(group);
+                }
+            }
+        });
+        // Where no thread could be made, the group's parts are looked at here.
+        for group in unmade {
+            let (parts, bases, stretch) = &groups[group];
+            fill(parts, bases, &mut out[stretch.clone()]);
+        }
+        out
+    }
+}
+
+/// Calls `each` with the index of each memo slot in `base..end` that `read` marks, in order.
+#[inline]
+fn for_each_read(read: &[u64], base: usize, end: usize, mut each: impl FnMut(usize)) {
+    // The read bits of indices base..end: whole words, the edges masked.
+    let mut word_index = base / 64;
+    while word_index * 64 < end {
+        let Some(&word) = read.get(word_index) else {
+            break;
+        };
+        let mut bits = word;
+        while bits != 0 {
+            let index = word_index * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if index >= base && index < end {
+                each(index);
+            }
+        }
+        word_index += 1;
+    }
+}
+
+/// Appends `(index, start)` of each memo slot of `part` (slots `base..`) that `read` marks.
+#[cfg(test)]
+fn read_starts_of(read: &[u64], base: usize, part: &[u32], out: &mut Vec<(u32, u32)>) {
+    for_each_read(read, base, base + part.len(), |index| {
+        out.push((index as u32, part[index - base]));
+    });
 }
 
 impl PartialEq for Plan {
@@ -263,6 +348,8 @@ struct Scan {
     /// Whether trace entries are skipped in one go ([`Scan::flat_dict`]; the tests compare
     /// with the opcode-by-opcode scan).
     flat: bool,
+    /// The memo reads of the dict [`Scan::flat_dict`] is skipping (kept for its room).
+    flat_reads: Vec<u32>,
 }
 
 impl Scan {
@@ -284,6 +371,7 @@ impl Scan {
             base_events: Vec::new(),
             pause_from: u64::MAX,
             flat: true,
+            flat_reads: Vec::new(),
         }
     }
 
@@ -647,175 +735,57 @@ impl Scan {
     /// The commonest shape, a trace entry: a dict written as `EMPTY_DICT [MEMOIZE] MARK
     /// (key value)… SETITEMS` whose items are memo references, scalars, short strs and lists
     /// of memo references, skipped in one go (the `EMPTY_DICT` at `offset` just read). The
-    /// memo starts are the ones the opcode-by-opcode scan records; `false` (nothing read)
-    /// for any other shape.
+    /// memo starts and reads are the ones the opcode-by-opcode scan records; `false`
+    /// (nothing read) for any other shape.
     #[inline]
     fn flat_dict<R: Read>(&mut self, input: &mut Reader<R>, offset: u64) -> bool {
-        const WINDOW: usize = 4096;
-        const MOST: usize = 32;
-        const MOST_READS: usize = 256;
-        if offset + WINDOW as u64 >= u64::from(u32::MAX) {
+        if offset + FLAT_WINDOW as u64 >= u64::from(u32::MAX) {
             return false;
         }
-        let _ = input.fill(WINDOW);
+        let _ = input.fill(FLAT_WINDOW);
         let bytes = &input.buffer[input.position..input.end];
-        let mut reads = [0u32; MOST_READS];
-        let mut read_count = 0;
-        // The memo index after a `BINGET`/`LONG_BINGET` at `at`, recorded (checked once all
-        // is read).
-        let mut read = |at: usize, long: bool| {
-            if read_count == MOST_READS {
-                return false;
-            }
-            let index = if long {
-                match bytes.get(at + 1..at + 5) {
-                    Some(le) => u32::from_le_bytes([le[0], le[1], le[2], le[3]]),
-                    None => return false,
-                }
-            } else {
-                match bytes.get(at + 1) {
-                    Some(&byte) => u32::from(byte),
-                    None => return false,
-                }
-            };
-            reads[read_count] = index;
-            read_count += 1;
-            true
-        };
-        let mut found = [0u32; MOST];
-        let mut count = 0;
-        let mut at = 0;
-        if bytes.first() == Some(&0x94) {
-            found[0] = offset as u32;
-            count = 1;
-            at = 1;
+        let mut reads = std::mem::take(&mut self.flat_reads);
+        let mut found = [0u32; FLAT_MOST_STARTS];
+        let skipped = skip_flat_dict(bytes, offset, &mut reads, &mut found);
+        let taken = skipped.is_some_and(|skipped| self.take_flat_dict(skipped, &reads, &found));
+        self.flat_reads = reads;
+        if let Some(skipped) = skipped.filter(|_| taken) {
+            input.position += skipped.len;
+            self.push(offset);
         }
-        let mut record = |relative: usize| {
-            if count == MOST {
-                return false;
-            }
-            found[count] = (offset + 1 + relative as u64) as u32;
-            count += 1;
-            true
-        };
-        if bytes.get(at) != Some(&b'(') {
-            return false;
-        }
-        at += 1;
-        loop {
-            let Some(&op) = bytes.get(at) else {
-                return false;
-            };
-            match op {
-                b'u' => {
-                    at += 1;
-                    break;
-                }
-                b'h' => {
-                    if !read(at, false) {
-                        return false;
-                    }
-                    at += 2;
-                }
-                b'K' => at += 2,
-                b'M' => at += 3,
-                b'j' => {
-                    if !read(at, true) {
-                        return false;
-                    }
-                    at += 5;
-                }
-                b'J' => at += 5,
-                b'G' => at += 9,
-                b'N' | 0x88 | 0x89 => at += 1,
-                0x8a => {
-                    let Some(&n) = bytes.get(at + 1) else {
-                        return false;
-                    };
-                    at += 2 + usize::from(n);
-                }
-                0x8c => {
-                    let Some(&n) = bytes.get(at + 1) else {
-                        return false;
-                    };
-                    let start = at;
-                    at += 2 + usize::from(n);
-                    if bytes.get(at) == Some(&0x94) {
-                        if !record(start) {
-                            return false;
-                        }
-                        at += 1;
-                    }
-                }
-                b']' => {
-                    let start = at;
-                    at += 1;
-                    if bytes.get(at) == Some(&0x94) {
-                        if !record(start) {
-                            return false;
-                        }
-                        at += 1;
-                    }
-                    match bytes.get(at) {
-                        Some(b'(') => {
-                            at += 1;
-                            loop {
-                                match bytes.get(at) {
-                                    Some(b'h') => {
-                                        if !read(at, false) {
-                                            return false;
-                                        }
-                                        at += 2;
-                                    }
-                                    Some(b'j') => {
-                                        if !read(at, true) {
-                                            return false;
-                                        }
-                                        at += 5;
-                                    }
-                                    Some(b'e') => {
-                                        at += 1;
-                                        break;
-                                    }
-                                    _ => return false,
-                                }
-                            }
-                        }
-                        Some(b'h') if bytes.get(at + 2) == Some(&b'a') => {
-                            if !read(at, false) {
-                                return false;
-                            }
-                            at += 3;
-                        }
-                        Some(b'j') if bytes.get(at + 5) == Some(&b'a') => {
-                            if !read(at, true) {
-                                return false;
-                            }
-                            at += 6;
-                        }
-                        _ => {}
-                    }
-                }
-                _ => return false,
-            }
-        }
-        if at > bytes.len() || self.memo() + count >= u32::MAX as usize - 1 {
-            return false;
-        }
-        // The reads name slots stored before this dict (its own come after them in the
-        // opcode-by-opcode scan's order only as `MEMOIZE`s, never read inside it).
+        taken
+    }
+
+    /// Records what [`skip_flat_dict`] found: its memo starts and reads, all checked first
+    /// (as the opcode-by-opcode scan checks each read where it comes: every read names a
+    /// slot stored before the dict, since its own slots come after them only as
+    /// `MEMOIZE`s, never read inside it); `false` (nothing recorded) where one fails.
+    #[inline]
+    fn take_flat_dict(&mut self, skipped: FlatDict, reads: &[u32], found: &[u32]) -> bool {
         let before = self.memo();
-        for &index in &reads[..read_count] {
-            if (!self.group && index as usize >= before) || u64::from(index) >= self.read_limit {
+        if before + skipped.starts >= u32::MAX as usize - 1 {
+            return false;
+        }
+        if let Some(most) = skipped.most_read {
+            // The largest index decides every read's checks, the group's slack and the
+            // read table's length, as each read's [`Scan::mark`] would one by one.
+            if (!self.group && most as usize >= before) || u64::from(most) >= self.read_limit {
                 return false;
             }
+            if self.group {
+                self.read_slack = self.read_slack.max(i64::from(most) - before as i64);
+            }
+            let words = most as usize / 64 + 1;
+            if words > self.read.len() {
+                self.read.resize(words, 0);
+            }
+            for &index in reads {
+                if let Some(word) = self.read.get_mut(index as usize / 64) {
+                    *word |= 1 << (index % 64);
+                }
+            }
         }
-        for &index in &reads[..read_count] {
-            self.mark(u64::from(index));
-        }
-        input.position += at;
-        self.starts.extend_from_slice(&found[..count]);
-        self.push(offset);
+        self.starts.extend_from_slice(&found[..skipped.starts]);
         true
     }
 
@@ -919,6 +889,158 @@ pub(super) fn scan<R: Read>(reader: R) -> Option<Plan> {
     }
 }
 
+/// Bytes [`Scan::flat_dict`] looks at for one dict (a trace entry takes a few hundred).
+const FLAT_WINDOW: usize = 4096;
+/// Most memo starts one dict skipped by [`Scan::flat_dict`] may hold.
+const FLAT_MOST_STARTS: usize = 32;
+
+/// What [`skip_flat_dict`] skipped.
+#[derive(Debug, Clone, Copy)]
+struct FlatDict {
+    /// Bytes from the one after `EMPTY_DICT` to the end of `SETITEMS`.
+    len: usize,
+    /// Memo starts written to `found`.
+    starts: usize,
+    /// The largest memo index read (`None`: no reads).
+    most_read: Option<u32>,
+}
+
+/// Skips the dict of [`Scan::flat_dict`] in `bytes` (from the byte after its `EMPTY_DICT`
+/// at `offset`): its memo reads go to `reads` (cleared first), its memo starts to `found`;
+/// `None` for any other shape or a dict that does not end within `bytes`.
+#[inline]
+fn skip_flat_dict(
+    bytes: &[u8],
+    offset: u64,
+    reads: &mut Vec<u32>,
+    found: &mut [u32; FLAT_MOST_STARTS],
+) -> Option<FlatDict> {
+    reads.clear();
+    let mut most = 0u32;
+    // The memo index after a `BINGET` (`long`: `LONG_BINGET`) at `at`, recorded.
+    let read = |at: usize, long: bool, reads: &mut Vec<u32>, most: &mut u32| -> Option<()> {
+        let index = if long {
+            let le = bytes.get(at + 1..at + 5)?;
+            u32::from_le_bytes([le[0], le[1], le[2], le[3]])
+        } else {
+            u32::from(*bytes.get(at + 1)?)
+        };
+        reads.push(index);
+        *most = (*most).max(index);
+        Some(())
+    };
+    let mut count = 0;
+    let mut at = 0;
+    if bytes.first() == Some(&0x94) {
+        found[0] = offset as u32;
+        count = 1;
+        at = 1;
+    }
+    // The memo start of a value at `relative` (then `MEMOIZE`d).
+    let mut record = |relative: usize| -> Option<()> {
+        *found.get_mut(count)? = (offset + 1 + relative as u64) as u32;
+        count += 1;
+        Some(())
+    };
+    if bytes.get(at) != Some(&b'(') {
+        return None;
+    }
+    at += 1;
+    loop {
+        match *bytes.get(at)? {
+            b'u' => {
+                at += 1;
+                break;
+            }
+            b'h' => {
+                read(at, false, reads, &mut most)?;
+                at += 2;
+            }
+            b'K' => at += 2,
+            b'M' => at += 3,
+            b'j' => {
+                read(at, true, reads, &mut most)?;
+                at += 5;
+            }
+            b'J' => at += 5,
+            b'G' => at += 9,
+            b'N' | 0x88 | 0x89 => at += 1,
+            0x8a => at += 2 + usize::from(*bytes.get(at + 1)?),
+            0x8c => {
+                let start = at;
+                at += 2 + usize::from(*bytes.get(at + 1)?);
+                if bytes.get(at) == Some(&0x94) {
+                    record(start)?;
+                    at += 1;
+                }
+            }
+            b']' => {
+                let start = at;
+                at += 1;
+                if bytes.get(at) == Some(&0x94) {
+                    record(start)?;
+                    at += 1;
+                }
+                match bytes.get(at) {
+                    Some(b'(') => {
+                        at += 1;
+                        loop {
+                            // The items (frames memoized in earlier entries) read with
+                            // one bounds check each where five bytes are left.
+                            match bytes.get(at..at + 5) {
+                                Some(&[b'j', a, b, c, d]) => {
+                                    let index = u32::from_le_bytes([a, b, c, d]);
+                                    reads.push(index);
+                                    most = most.max(index);
+                                    at += 5;
+                                    continue;
+                                }
+                                Some(&[b'h', index, ..]) => {
+                                    let index = u32::from(index);
+                                    reads.push(index);
+                                    most = most.max(index);
+                                    at += 2;
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                            match *bytes.get(at)? {
+                                b'h' => {
+                                    read(at, false, reads, &mut most)?;
+                                    at += 2;
+                                }
+                                b'e' => {
+                                    at += 1;
+                                    break;
+                                }
+                                _ => return None,
+                            }
+                        }
+                    }
+                    Some(b'h') if bytes.get(at + 2) == Some(&b'a') => {
+                        read(at, false, reads, &mut most)?;
+                        at += 3;
+                    }
+                    Some(b'j') if bytes.get(at + 5) == Some(&b'a') => {
+                        read(at, true, reads, &mut most)?;
+                        at += 6;
+                    }
+                    _ => {}
+                }
+            }
+            _ => return None,
+        }
+    }
+    if at > bytes.len() {
+        return None;
+    }
+    Some(FlatDict {
+        len: at,
+        starts: count,
+        most_read: (!reads.is_empty()).then_some(most),
+    })
+}
+
 /// What the pattern search looks for to cut a long list for the parallel scan: the end of a
 /// batch and the start of the next one whose first item is a memoized dict (a trace entry).
 /// A cut found inside a string or a number is harmless: its group fails to line up with the
@@ -971,9 +1093,35 @@ pub(super) fn scan_file(file: &File, len: u64, threads: usize, min_bytes: u64) -
 
 /// The first likely batch boundary ([`CUT`]) within 1 MiB from `from`: the offset of its
 /// `MARK`.
+///
+/// The window is read in two steps, its first [`CUT_FIRST_READ`] bytes and then the rest only
+/// when they hold no cut (a batch of a trace is a few hundred KiB at most, so a cut is most
+/// often in the first step): the first cut in the first step is the window's first cut, since
+/// a cut that starts before it ends before it too. The cuts are found one after the other on
+/// the scanning thread, before the pieces start.
 fn find_cut(file: &File, from: u64) -> Option<u64> {
-    let mut window = vec![0u8; 1 << 20];
-    let mut read = 0;
+    let mut window = vec![0u8; CUT_FIRST_READ];
+    let read = read_window(file, from, &mut window, 0)?;
+    if let Some(at) = memchr::memmem::find(&window[..read], CUT) {
+        return Some(from + at as u64 + 1);
+    }
+    if read < window.len() {
+        return None;
+    }
+    window.resize(CUT_WINDOW, 0);
+    let read = read_window(file, from, &mut window, read)?;
+    let at = memchr::memmem::find(&window[..read], CUT)?;
+    Some(from + at as u64 + 1)
+}
+
+/// Bytes [`find_cut`] searches for a cut from where it starts.
+const CUT_WINDOW: usize = 1 << 20;
+/// Bytes [`find_cut`] reads first.
+const CUT_FIRST_READ: usize = 64 << 10;
+
+/// Fills `window` from `read` on with the file's bytes from `from + read`, up to the window's
+/// end or the file's; the bytes held then.
+fn read_window(file: &File, from: u64, window: &mut [u8], mut read: usize) -> Option<usize> {
     while read < window.len() {
         match std::os::unix::fs::FileExt::read_at(file, &mut window[read..], from + read as u64) {
             Ok(0) => break,
@@ -982,8 +1130,7 @@ fn find_cut(file: &File, from: u64) -> Option<u64> {
             Err(_) => return None,
         }
     }
-    let at = memchr::memmem::find(&window[..read], CUT)?;
-    Some(from + at as u64 + 1)
+    Some(read)
 }
 
 /// Scans the file from `at` (just after a batch of the list on top of `scan`) in pieces on
@@ -1051,6 +1198,87 @@ fn scan_groups(scan: &mut Scan, file: &File, at: u64, len: u64, threads: usize) 
 mod tests {
     use super::Plan;
 
+    /// A trace-entry-shaped dict is skipped in one go: its memo starts (the dict's, a str's
+    /// and a list's `MEMOIZE`s), every read in order (one-byte and four-byte indices, in a
+    /// list and as single values) and the largest; a list item cut short by the window's
+    /// end, or an opcode the shape never holds, declines it.
+    #[test]
+    fn skip_flat_dict_reads_every_memo_reference() {
+        use super::{skip_flat_dict, FlatDict, FLAT_MOST_STARTS};
+        // `}` at offset 40 was read; these bytes follow it.
+        let mut bytes = vec![0x94, b'('];
+        bytes.extend_from_slice(&[0x8c, 1, b'k', 0x94, b'K', 7]); // 'k': 7
+        bytes.extend_from_slice(&[b'h', 3, b'J', 1, 0, 0, 0]); // memo[3]: 1
+        bytes.extend_from_slice(&[0x8c, 1, b'f', 0x94, b']', 0x94, b'(']); // 'f': [
+        bytes.extend_from_slice(&[b'j', 0x10, 0x27, 0, 0, b'h', 9, b'h', 200]);
+        bytes.extend_from_slice(&[b'j', 0x20, 0x4e, 0, 0, b'e']); // ]
+        bytes.extend_from_slice(&[b'h', 4, b']', b'h', 5, b'a', b'u']); // memo[4]: [memo[5]]
+        let mut reads = vec![99];
+        let mut found = [0u32; FLAT_MOST_STARTS];
+        let skipped: Option<FlatDict> = skip_flat_dict(&bytes, 40, &mut reads, &mut found);
+        let skipped = skipped.expect("a flat dict");
+        assert_eq!(skipped.len, bytes.len());
+        assert_eq!(skipped.starts, 4);
+        assert_eq!(&found[..4], &[40, 43, 56, 60]);
+        assert_eq!(reads, vec![3, 10_000, 9, 200, 20_000, 4, 5]);
+        assert_eq!(skipped.most_read, Some(20_000));
+        // The last list item cut short: declined, as is an opcode the shape never holds.
+        let cut = bytes
+            .iter()
+            .position(|&byte| byte == 0x20)
+            .expect("the second j");
+        assert!(skip_flat_dict(&bytes[..cut + 1], 40, &mut reads, &mut found).is_none());
+        let mut odd = bytes.clone();
+        odd[6] = b'c';
+        assert!(skip_flat_dict(&odd, 40, &mut reads, &mut found).is_none());
+        // No reads: no largest.
+        let plain = [b'(', 0x8c, 1, b'k', b'K', 1, b'u'];
+        let skipped = skip_flat_dict(&plain, 0, &mut reads, &mut found).expect("flat");
+        assert_eq!(
+            (skipped.len, skipped.starts, skipped.most_read),
+            (7, 0, None)
+        );
+        assert!(reads.is_empty());
+    }
+
+    /// `find_cut` gives the first cut within the window from where it starts, wherever it
+    /// lies against its first read: inside it, across its end, after it, or none at all.
+    #[test]
+    fn find_cut_finds_the_first_cut_in_the_window() {
+        use super::{find_cut, CUT, CUT_FIRST_READ, CUT_WINDOW};
+        use std::io::Write;
+        let from = 100u64;
+        for at in [
+            0,
+            17,
+            CUT_FIRST_READ - CUT.len() - 1,
+            CUT_FIRST_READ - CUT.len(),
+            CUT_FIRST_READ - 2,
+            CUT_FIRST_READ,
+            CUT_FIRST_READ + 5000,
+            CUT_WINDOW - CUT.len(),
+            CUT_WINDOW - 2,
+        ] {
+            let mut bytes = vec![b'x'; from as usize + CUT_WINDOW + 64];
+            let place = from as usize + at;
+            bytes[place..place + CUT.len()].copy_from_slice(CUT);
+            // A later cut, which must not be the one found.
+            let later = (place + CUT.len() + 7).min(bytes.len() - CUT.len());
+            bytes[later..later + CUT.len()].copy_from_slice(CUT);
+            let mut file = tempfile::tempfile().expect("temp file");
+            file.write_all(&bytes).expect("write");
+            let expected = (at + CUT.len() <= CUT_WINDOW).then_some(from + at as u64 + 1);
+            assert_eq!(find_cut(&file, from), expected, "cut at {at}");
+        }
+        let mut file = tempfile::tempfile().expect("temp file");
+        file.write_all(&vec![b'x'; 3 * CUT_FIRST_READ])
+            .expect("write");
+        assert_eq!(find_cut(&file, 0), None);
+        let mut short = tempfile::tempfile().expect("temp file");
+        short.write_all(b"xxe(}\x94(yy").expect("write");
+        assert_eq!(find_cut(&short, 0), Some(3));
+    }
+
     /// `read_starts` over a table in parts gives what it gives over the same table in one
     /// part: parts of every length around a 64-slot word's edges, reads scattered over them.
     #[test]
@@ -1086,5 +1314,9 @@ mod tests {
         assert_eq!(one.read_starts(), expected);
         assert_eq!(split.read_starts(), expected);
         assert_eq!(one, split);
+        for threads in [1, 2, 3, 4, 9, 16] {
+            assert_eq!(split.read_starts_on(threads), expected, "{threads} threads");
+            assert_eq!(one.read_starts_on(threads), expected, "{threads} threads");
+        }
     }
 }
