@@ -323,6 +323,17 @@
 # the chunks (0.10 s of CPU each), the merge's copy (0.04 s: a parallel copy needs the room
 # initialised first, a serial write as long as the copy, or unsafe code), replay pass 2 (exact
 # order of the one-thread map, see above; 0.064 s on the real shape), render 0.017 s.
+# H200 host, 2026-12-03 (16 cores, idle, OOMDOC_THREADS=16, RUNS=3, the two builds alternated).
+# 07:05 UTC, main at 69b5594 (the fourteenth session's decoder): varied 576.9 MiB: Python
+# 5.16-5.58 s, oomdoc 0.37-0.46 s = 13.9x, peak RSS 290.8 MiB (0.50); real 524.7 MiB: Python
+# 6.02-6.12 s, oomdoc 0.49-0.54 s = 12.3x, RSS 0.39. 08:40 UTC, the fifteenth session's build
+# (cheaper pre-scan, threads capped at the cores less one) against 69b5594 on one lent host that
+# was slower all round (Python 9.49-11.35 s on varied): varied oomdoc 0.64-0.65 s, base
+# 0.66-0.74 s, 14.8x, RSS 289.0 MiB (0.50); real 0.56-0.72 s, base 0.60-0.81 s, 13.8x, RSS 0.39.
+# Reports byte-identical to the base at 1 and 16 threads, JSON and text, both shapes. The ratio
+# moves with the host's Python speed; against the same build on the same host the change is
+# 3-7 %. 20x is still not met: the chunks (~0.10 s each), the merge's copy (~0.04 s) and replay
+# pass 2 (0.06 s on the real shape) remain on the serial path.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
