@@ -459,15 +459,7 @@ fn nearby_words<'a>(
     message: &OomMessage,
     frames: &[Frame],
 ) -> Option<(u64, Phase, &'static str, &'a str)> {
-    let text_of = |line: u64| {
-        collected
-            .context
-            .iter()
-            .flat_map(|block| &block.lines)
-            .chain(&collected.above_tracebacks)
-            .find(|context| context.line == line)
-            .map(|context| context.text.as_str())
-    };
+    let text_of = |line: u64| kept_text(collected, line);
     // The app's words before the error on its own line, without the exception's class.
     if let Some(text) = text_of(message.line) {
         let head: String = message.text.chars().take(24).collect();
