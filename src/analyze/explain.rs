@@ -1534,6 +1534,8 @@ mod like_tests;
 mod send_tests;
 
 #[cfg(test)]
+mod engine_line_tests;
+#[cfg(test)]
 mod hot_path_tests;
 #[cfg(test)]
 mod tier_tests;

@@ -317,8 +317,7 @@ fn textgen_loaded(text: &str, facts: &mut LineFacts) {
 #[cfg(test)]
 mod textgen_tests {
     use super::super::event_kinds as kinds;
-    use crate::analyze::explain::explain_text;
-    use crate::model::explain::{EventKind, Phase};
+    use crate::model::explain::EventKind;
 
     #[test]
     fn the_web_uis_load_lines_open_and_close_the_load() {
@@ -347,50 +346,6 @@ mod textgen_tests {
         ] {
             assert!(kinds(line).is_empty(), "{line}");
         }
-    }
-
-    #[test]
-    fn a_load_line_shows_the_stage_only_until_the_load_ends() {
-        let oom = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB \
-                   (GPU 0; 4.00 GiB total capacity; 3.10 GiB already allocated)\n";
-        let during = format!("INFO:Loading acme-13b-GPTQ-4bit...\n{oom}");
-        assert_eq!(explain_text(&during).phase.failed_in, Phase::WeightsLoad);
-        // The same line long before a failure after the load ended is not the stage.
-        let after = format!(
-            "INFO:Loading acme-13b-GPTQ-4bit...\nINFO:Loaded the model in 8.10 seconds.\n\
-             Running on local URL:  http://127.0.0.1:7860\n{oom}"
-        );
-        assert_ne!(explain_text(&after).phase.failed_in, Phase::WeightsLoad);
-    }
-}
-
-#[cfg(test)]
-mod triton_warmup_tests {
-    use crate::analyze::explain::explain_text;
-    use crate::model::explain::Phase;
-
-    #[test]
-    fn a_warm_up_error_is_profiling_only_for_its_own_failure() {
-        let warmup = "E0504 19:31:21.415679 91 backend_model_instance.cc:99] warmup error: \
-                      Internal - 2 root error(s) found. (0) Resource exhausted: OOM when allocating \
-                      tensor with shape[128,3,299,299]\n";
-        assert_eq!(explain_text(warmup).phase.failed_in, Phase::Profiling);
-        // Far above a later failure of the caller's own code, it says nothing of that one.
-        let mut text = String::from(
-            "E0504 19:31:21.415679 91 backend_model_instance.cc:99] \
-                                     warmup error: Internal - model not ready\n",
-        );
-        for n in 0..500 {
-            text.push_str(&format!(
-                "I0504 19:40:00.000000 91 http_server.cc:1] request {n}\n"
-            ));
-        }
-        text.push_str(
-            "Traceback (most recent call last):\n  File \"/srv/client.py\", line 9, in <module>\n    \
-             out = model.generate(prompts)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
-             allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n",
-        );
-        assert_ne!(explain_text(&text).phase.failed_in, Phase::Profiling);
     }
 }
 

@@ -625,25 +625,6 @@ mod tests {
     }
 
     #[test]
-    fn the_profiling_check_far_above_a_later_failure_is_not_its_stage() {
-        use crate::analyze::explain::explain_text;
-        let check = "AssertionError: Error in memory profiling. Initial free memory 41.19 GiB, \
-                     current free memory 41.64 GiB.\n";
-        let mut text = String::from(check);
-        for n in 0..500 {
-            text.push_str(&format!(
-                "INFO 01-02 10:00:00 [loggers.py:1] Engine 000: line {n}\n"
-            ));
-        }
-        text.push_str(
-            "Traceback (most recent call last):\n  File \"/srv/app.py\", line 9, in <module>\n    \
-             out = model.generate(prompts)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
-             allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n",
-        );
-        assert_ne!(explain_text(&text).phase.failed_in, Phase::Profiling);
-    }
-
-    #[test]
     fn v1_engine_config() {
         let facts = parse_line_scan("INFO 04-28 10:00:00 [core.py:58] Initializing a V1 LLM engine (v0.8.5) with config: model='Qwen/Qwen2.5-7B', speculative_config=None, dtype=torch.bfloat16, max_seq_len=32768, tensor_parallel_size=1, quantization=None, enforce_eager=False, kv_cache_dtype=auto");
         assert_eq!(facts.engine, Some((EngineName::Vllm, Certainty::Banner)));
