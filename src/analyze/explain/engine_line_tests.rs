@@ -25,19 +25,10 @@ fn a_warm_up_error_is_profiling_only_for_its_own_failure() {
                   tensor with shape[128,3,299,299]\n";
     assert_eq!(explain_text(warmup).phase.failed_in, Phase::Profiling);
     // Far above a later failure of the caller's own code, it says nothing of that one.
-    let mut text = String::from(
-        "E0504 19:31:21.415679 91 backend_model_instance.cc:99] \
-                                 warmup error: Internal - model not ready\n",
-    );
-    for n in 0..500 {
-        text.push_str(&format!(
-            "I0504 19:40:00.000000 91 http_server.cc:1] request {n}\n"
-        ));
-    }
-    text.push_str(
-        "Traceback (most recent call last):\n  File \"/srv/client.py\", line 9, in <module>\n    \
-         out = model.generate(prompts)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
-         allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n",
+    let text = far_above_a_later_failure(
+        "E0504 19:31:21.415679 91 backend_model_instance.cc:99] warmup error: Internal - model \
+         not ready",
+        |n| format!("I0504 19:40:00.000000 91 http_server.cc:1] request {n}"),
     );
     assert_ne!(explain_text(&text).phase.failed_in, Phase::Profiling);
 }
@@ -46,16 +37,23 @@ fn a_warm_up_error_is_profiling_only_for_its_own_failure() {
 fn the_profiling_check_far_above_a_later_failure_is_not_its_stage() {
     let check = "AssertionError: Error in memory profiling. Initial free memory 41.19 GiB, \
                  current free memory 41.64 GiB.\n";
-    let mut text = String::from(check);
+    let text = far_above_a_later_failure(check.trim_end(), |n| {
+        format!("INFO 01-02 10:00:00 [loggers.py:1] Engine 000: line {n}")
+    });
+    assert_ne!(explain_text(&text).phase.failed_in, Phase::Profiling);
+}
+
+/// A stage line, then 500 lines of another kind, then a failure of the caller's own code.
+fn far_above_a_later_failure(stage_line: &str, filler: impl Fn(usize) -> String) -> String {
+    let mut text = format!("{stage_line}\n");
     for n in 0..500 {
-        text.push_str(&format!(
-            "INFO 01-02 10:00:00 [loggers.py:1] Engine 000: line {n}\n"
-        ));
+        text.push_str(&filler(n));
+        text.push('\n');
     }
     text.push_str(
         "Traceback (most recent call last):\n  File \"/srv/app.py\", line 9, in <module>\n    \
          out = model.generate(prompts)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
          allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n",
     );
-    assert_ne!(explain_text(&text).phase.failed_in, Phase::Profiling);
+    text
 }
