@@ -7668,6 +7668,893 @@ log.info("next token %d", logits[0, -1].argmax().item())
 """.replace("@CKPT@", CKPT))
 
 
+# --------------------------------------------------------------------------- session 16 (blind):
+# inference by plain user code (a diffusion-style sampler and its decode, a ViT at high resolution,
+# sentence embeddings with JSON logs, test-time augmentation, mask post-processing, vocabulary
+# similarity, attention probes), library helpers (generate's num_return_sequences,
+# Trainer.predict, accelerate's load_checkpoint_in_model, PEFT's SVD adapter merge), evaluation
+# after logged training steps, loading (meta-device to_empty, torch.load without map_location),
+# start-up (a preallocated KV cache), Lightning's long padded batch, JAX conv and SVD, error
+# shapes (an OOM inside the OOM handler, only a traceback's last lines), and 6 look-alikes (an OOM
+# recovered from then a save error, CUDA in a forked worker, ENOMEM from mmap, a low-memory
+# warning then a dtype error, a child killed by SIGKILL, a dense adjacency is a real OOM)
+
+
+def s16_diffusion_sample_decode():
+    # A diffusion-style sampler written by hand: 30 denoising steps over 16 fp16 latents of
+    # 128 x 128 (tqdm bar) fit easily; the final decode upsamples them 8x to 1024 x 1024 with
+    # 512/256-channel convs, and its activations (2-8 GiB each) outgrow the ~6 GiB left.
+    run_user_script("sample_images", """import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+torch.manual_seed(0)
+
+
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(4, 128, 3, padding=1), nn.SiLU(),
+                                 nn.Conv2d(128, 128, 3, padding=1), nn.SiLU(),
+                                 nn.Conv2d(128, 4, 3, padding=1))
+
+    def forward(self, x, t):
+        return self.net(x) * (1.0 - t)
+
+
+def up(c_in, c_out):
+    return nn.Sequential(nn.Upsample(scale_factor=2, mode="nearest"),
+                         nn.Conv2d(c_in, c_out, 3, padding=1), nn.SiLU())
+
+
+decoder = nn.Sequential(nn.Conv2d(4, 512, 3, padding=1), up(512, 512), up(512, 256),
+                        up(256, 128), nn.Conv2d(128, 3, 3, padding=1))
+unet = Denoiser().cuda().half().eval()
+vae_decoder = decoder.cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+text_encoder = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+latents = torch.randn(16, 4, 128, 128, device="cuda", dtype=torch.float16)
+timesteps = torch.linspace(1.0, 0.0, 30)
+with torch.inference_mode():
+    for t in tqdm(timesteps, desc="sampling"):
+        latents = latents - 0.02 * unet(latents, float(t))
+    print(f"latents ready: {tuple(latents.shape)}, std {latents.float().std().item():.3f}")
+    images = vae_decoder(latents / 0.18215)
+    images = (images.clamp(-1, 1) + 1) / 2
+print(f"decoded {images.shape[0]} images of {images.shape[-1]} px")
+""")
+
+
+def s16_vit_highres_attention():
+    # A ViT-B/16 written by hand (explicit q @ k.T attention, fp16, no_grad) run on images of
+    # growing size: 224, 512 and 1024 px fit in the ~16 GiB left; at 2048 px the 16384 tokens'
+    # attention scores (8 x 12 x 16384^2 fp16 = 48 GiB) do not.
+    run_user_script("vit_features", """import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim=768, heads=12):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        B, N, D = x.shape
+        q, k, v = self.qkv(self.norm1(x)).reshape(B, N, 3, self.heads, D // self.heads).permute(
+            2, 0, 3, 1, 4)
+        attn = (q @ k.transpose(-2, -1)) * (D // self.heads) ** -0.5
+        attn = attn.softmax(dim=-1)
+        x = x + self.proj((attn @ v).transpose(1, 2).reshape(B, N, D))
+        return x + self.mlp(self.norm2(x))
+
+
+class ViT(nn.Module):
+    def __init__(self, depth=12):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 768, 16, stride=16)
+        self.blocks = nn.Sequential(*[Block() for _ in range(depth)])
+        self.norm = nn.LayerNorm(768)
+
+    def forward(self, images):
+        x = self.patch(images).flatten(2).transpose(1, 2)
+        return self.norm(self.blocks(x)).mean(1)
+
+
+model = ViT().cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+feature_bank = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+for side in [224, 512, 1024, 2048]:
+    images = torch.randn(8, 3, side, side, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        feats = model(images)
+    tokens = (side // 16) ** 2
+    print(f"{side}px ({tokens} tokens): features {tuple(feats.shape)}, "
+          f"norm {feats.float().norm(dim=-1).mean().item():.2f}")
+""")
+
+
+def s16_sentence_embed_json_logs():
+    # A sentence-embedding job (nn.TransformerEncoder in eval, fp16, no_grad) that logs one JSON
+    # object per line; batches of 512 sentences bucketed by length: 32-512 tokens fit in the
+    # ~12 GiB left, the 4096-token bucket does not; the handler logs str(e) as a JSON error
+    # record and exits 1.
+    run_user_script("embed_sentences", """import json
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+
+def log(level, event, **fields):
+    print(json.dumps({"ts": round(time.time(), 3), "level": level, "event": event, **fields}),
+          flush=True)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(30522, 1024)
+        layer = nn.TransformerEncoderLayer(1024, 16, 4096, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=12)
+
+    def forward(self, ids):
+        return nn.functional.normalize(self.encoder(self.embed(ids)).mean(1), dim=-1)
+
+
+model = Encoder().cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+faiss_gpu_index = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
+log("INFO", "model_ready", params=sum(p.numel() for p in model.parameters()),
+    free_bytes=torch.cuda.mem_get_info()[0])
+done = 0
+for bucket, seq_len in enumerate([32, 128, 512, 4096]):
+    ids = torch.randint(0, 30522, (512, seq_len), device="cuda")
+    t0 = time.time()
+    try:
+        with torch.no_grad():
+            emb = model(ids)
+    except RuntimeError as e:
+        log("ERROR", "embed_failed", bucket=bucket, seq_len=seq_len, batch=512,
+            error_type=type(e).__name__, error=str(e))
+        sys.exit(1)
+    done += emb.shape[0]
+    log("INFO", "batch_done", bucket=bucket, seq_len=seq_len, batch=emb.shape[0], done=done,
+        secs=round(time.time() - t0, 3))
+""")
+
+
+def s16_train_then_eval_large_batch():
+    # A hand-written LM training loop logs 30 steps (batch 8 x 1024 tokens), then evaluates with
+    # an eval batch 16x larger under no_grad: the eval batch's fp32 logits (128 x 1024 x 32000 =
+    # 16 GiB) do not fit in the ~16 GiB left (with the Adam state), where training's peak did.
+    run_user_script("train_lm", """import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("train_lm")
+V, D, T = 32000, 1024, 1024
+TRAIN_BS, EVAL_BS = 8, 128
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(V, D)
+        layer = nn.TransformerEncoderLayer(D, 16, 4 * D, dropout=0.0, batch_first=True,
+                                           norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, num_layers=4)
+        self.head = nn.Linear(D, V)
+
+    def forward(self, ids):
+        mask = nn.Transformer.generate_square_subsequent_mask(ids.shape[1], device=ids.device)
+        return self.head(self.blocks(self.embed(ids), mask=mask, is_causal=True))
+
+
+torch.manual_seed(0)
+model = LM().cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+free, _ = torch.cuda.mem_get_info()
+replay_buffer = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+log.info("model: %.1fM params; train batch %d, eval batch %d",
+         sum(p.numel() for p in model.parameters()) / 1e6, TRAIN_BS, EVAL_BS)
+t0 = time.time()
+for step in range(1, 31):
+    ids = torch.randint(0, V, (TRAIN_BS, T + 1), device="cuda")
+    logits = model(ids[:, :-1])
+    loss = F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if step % 10 == 0:
+        log.info("step %d/30 loss %.4f (%.3f s/step)", step, loss.item(), (time.time() - t0) / step)
+del logits, loss
+
+log.info("running evaluation on 2048 held-out sequences")
+model.eval()
+total, n = 0.0, 0
+with torch.no_grad():
+    for i in range(2048 // EVAL_BS):
+        ids = torch.randint(0, V, (EVAL_BS, T + 1), device="cuda")
+        logits = model(ids[:, :-1])
+        total += F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten()).item()
+        n += 1
+log.info("eval loss %.4f", total / n)
+""")
+
+
+def s16_meta_to_empty_load():
+    # Loading by hand: a 48-layer 8192-wide MLP (12 GiB in fp32) is built on the meta device and
+    # materialized with model.to_empty(device="cuda") before its weights are read; the ~8 GiB left
+    # run out part-way through the layers (Module._apply), before any checkpoint is opened.
+    run_user_script("restore_mlp", """import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s | %(levelname)s | %(message)s", level=logging.INFO)
+log = logging.getLogger("restore")
+
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+serving_model = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+with torch.device("meta"):
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8192, 8192), nn.GELU()) for _ in range(48)])
+n_params = sum(p.numel() for p in model.parameters())
+log.info("built %.2fB params on the meta device (%.1f GiB in fp32)", n_params / 1e9,
+         n_params * 4 / 2**30)
+log.info("materializing on cuda:0")
+model.to_empty(device="cuda")
+state = torch.load("checkpoints/mlp-48x8192.pt", map_location="cuda", mmap=True)
+model.load_state_dict(state)
+log.info("restored")
+""")
+
+
+def s16_accelerate_load_checkpoint_in_model():
+    # accelerate by hand: init_empty_weights, then load_checkpoint_in_model with
+    # device_map={"": 0} puts every weight of the checkpoint on the card, where another model
+    # leaves ~600 MiB: the 1.1 GB bf16 checkpoint stops fitting part-way through.
+    run_user_script("load_reference", """import torch
+from accelerate import init_empty_weights, load_checkpoint_in_model
+from transformers import AutoConfig, AutoModelForCausalLM
+
+config = AutoConfig.from_pretrained("@CKPT@")
+with init_empty_weights():
+    model = AutoModelForCausalLM.from_config(config)
+print(f"empty model: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params", flush=True)
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+policy_model = torch.empty(free - 600 * (1 << 20), dtype=torch.uint8, device="cuda")
+print(f"free on cuda:0: {torch.cuda.mem_get_info()[0] / 2**20:.0f} MiB", flush=True)
+load_checkpoint_in_model(model, "@CKPT@", device_map={"": 0}, dtype=torch.bfloat16)
+model.eval()
+print("reference model ready", flush=True)
+""".replace("@CKPT@", CKPT))
+
+
+def s16_peft_svd_weighted_adapter():
+    # PEFT: two LoRA adapters on the fp32 model, combined with add_weighted_adapter(...,
+    # combination_type="svd"), which forms each target's delta weight on the card and takes its
+    # SVD (torch.linalg.svd); with ~64 MiB left the deltas / SVD workspace do not fit.
+    run_user_script("merge_adapters", """import logging
+
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("merge_adapters")
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.float32, device_map="cuda")
+
+
+def lora():
+    return LoraConfig(r=64, lora_alpha=128, target_modules=["q_proj", "v_proj", "down_proj"],
+                      task_type="CAUSAL_LM")
+
+
+model = get_peft_model(model, lora(), adapter_name="math")
+model.add_adapter("code", lora())
+log.info("adapters: %s", list(model.peft_config))
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+eval_cache = torch.empty(free - 64 * (1 << 20), dtype=torch.uint8, device="cuda")
+log.info("combining adapters with SVD (%.0f MiB free)", torch.cuda.mem_get_info()[0] / 2**20)
+model.add_weighted_adapter(["math", "code"], [0.6, 0.4], "math_code", combination_type="svd")
+model.set_adapter("math_code")
+log.info("combined adapter ready")
+""".replace("@CKPT@", CKPT))
+
+
+def s16_hf_generate_return_sequences():
+    # generate with do_sample=True and num_return_sequences=32 for 8 prompts of 512 tokens: the
+    # batch grows to 256 sequences; their prefill KV cache (~8 GiB) does not fit in the ~4 GiB
+    # left. Logged with timestamps.
+    run_user_script("sample_candidates", """import logging
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s [%(levelname)s] %(name)s: %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("sample_candidates")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+reward_model = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+prompts = torch.randint(3, 32000, (8, 512), device="cuda")
+log.info("sampling 32 continuations for each of %d prompts (%d tokens)", *prompts.shape)
+out = model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts), do_sample=True,
+                     top_p=0.95, temperature=0.8, num_return_sequences=32, max_new_tokens=256,
+                     pad_token_id=0)
+log.info("got %d candidates of %d tokens", *out.shape)
+""".replace("@CKPT@", CKPT))
+
+
+def s16_hf_trainer_predict_seqcls():
+    # Trainer.predict with a sequence-classification head on the Llama checkpoint (the load report
+    # warns that `score.weight` is newly initialized): eval batches of 64 x 2048 tokens; the
+    # MLP activations of one batch (~1.4 GiB each) do not fit in the ~3 GiB left.
+    run_user_script("predict_labels", """import torch
+from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+
+class Documents(torch.utils.data.Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, index):
+        g = torch.Generator().manual_seed(index)
+        ids = torch.randint(3, 32000, (2048,), generator=g)
+        return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+model = AutoModelForSequenceClassification.from_pretrained("@CKPT@", num_labels=3,
+                                                           dtype=torch.bfloat16)
+model.config.pad_token_id = 0
+args = TrainingArguments(output_dir="@WORK@/predict-out", per_device_eval_batch_size=64,
+                         bf16=True, report_to="none", dataloader_num_workers=0)
+trainer = Trainer(model=model, args=args)
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+embedding_index = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+output = trainer.predict(Documents())
+print(output.predictions.argmax(-1)[:20])
+""".replace("@CKPT@", CKPT).replace("@WORK@", WORK))
+
+
+def s16_hf_output_attentions_probe():
+    # An interpretability probe: the model loaded with attn_implementation="eager" and run with
+    # output_attentions=True on documents of 1024, 2048 and 4096 tokens, printing each layer's
+    # attention entropy; at 4096 tokens the 8 layers' kept attention maps (512 MiB each, plus the
+    # fp32 softmax) outgrow the ~3 GiB left.
+    run_user_script("attention_probe", """import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda",
+                                             attn_implementation="eager")
+model.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+sae_weights = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+for length in [1024, 2048, 4096]:
+    ids = torch.randint(3, 32000, (1, length), device="cuda")
+    with torch.no_grad():
+        out = model(ids, output_attentions=True)
+    entropy = [-(a.float() * a.float().clamp_min(1e-9).log()).sum(-1).mean().item()
+               for a in out.attentions]
+    print(f"{length} tokens: attention entropy per layer "
+          f"{[round(e, 2) for e in entropy]}", flush=True)
+    del out
+""".replace("@CKPT@", CKPT))
+
+
+def s16_hf_vocab_similarity():
+    # Plain user code over a loaded model's input embeddings: nearest neighbours of probe tokens by
+    # cosine similarity of the whole vocabulary against itself (32000^2 fp32 = 3.8 GiB), with
+    # ~2 GiB left after the model.
+    run_user_script("embedding_neighbours", """import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+other_runs = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+emb = F.normalize(model.get_input_embeddings().weight.float(), dim=-1)
+print(f"embeddings: {tuple(emb.shape)}", flush=True)
+sim = emb @ emb.T
+sim.fill_diagonal_(-1)
+scores, neighbours = sim.topk(5, dim=-1)
+for token in [3, 100, 1000, 31999]:
+    print(token, neighbours[token].tolist(), [round(s, 3) for s in scores[token].tolist()])
+""".replace("@CKPT@", CKPT))
+
+
+def s16_lightning_long_sample_batch():
+    # Lightning fit (TQDM bar, train_loss on the bar) of a small LM over a dataset whose samples
+    # are 512 tokens but one of 16384; batches are padded to their longest sample, so batch 12's
+    # activations and logits (16 x 16384 x 32000 fp32 = 32 GiB) fail in training_step where the
+    # ~16 GiB left held the first 12 batches.
+    run_user_script("train_lightning_lm", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.utils.rnn import pad_sequence
+from torch.utils.data import DataLoader, Dataset
+
+V = 32000
+
+
+class Texts(Dataset):
+    def __len__(self):
+        return 400
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randint(1, V, (16384 if i == 200 else 512,), generator=g)
+
+
+def collate(batch):
+    return pad_sequence(batch, batch_first=True, padding_value=0)
+
+
+class LM(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(V, 1024)
+        layer = nn.TransformerEncoderLayer(1024, 16, 4096, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=6)
+        self.head = nn.Linear(1024, V)
+
+    def training_step(self, batch, batch_idx):
+        logits = self.head(self.encoder(self.embed(batch[:, :-1])))
+        loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten(), ignore_index=0)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=3e-4)
+
+
+if __name__ == "__main__":
+    torch.zeros(1, device="cuda")
+    free, _ = torch.cuda.mem_get_info()
+    teacher = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                        enable_checkpointing=False, log_every_n_steps=5)
+    trainer.fit(LM(), DataLoader(Texts(), batch_size=16, collate_fn=collate))
+""")
+
+
+def s16_jax_conv_resolution():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted 3-layer conv net
+    # (lax.conv_general_dilated, NHWC, 64 channels) over batches of 16 images, tqdm bar over
+    # resolutions: 256 and 512 px fit, the 2048 px batch's activations (16 GiB each) are
+    # RESOURCE_EXHAUSTED.
+    run_user_script("jax_conv_features", """import jax
+import jax.numpy as jnp
+from tqdm import tqdm
+
+key = jax.random.PRNGKey(0)
+keys = jax.random.split(key, 4)
+weights = [jax.random.normal(k, (3, 3, c_in, 64), dtype=jnp.float32) * 0.05
+           for k, c_in in zip(keys[:3], [3, 64, 64])]
+
+
+@jax.jit
+def features(weights, x):
+    for w in weights:
+        x = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        x = jax.nn.relu(x)
+    return x.mean(axis=(1, 2))
+
+
+bar = tqdm([256, 512, 2048], desc="resolutions")
+for side in bar:
+    x = jax.random.normal(keys[3], (16, side, side, 3), dtype=jnp.float32)
+    f = features(weights, x).block_until_ready()
+    bar.set_postfix(side=side, norm=f"{float(jnp.linalg.norm(f, axis=-1).mean()):.3f}")
+""")
+
+
+def s16_jax_pca_svd():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. PCA of feature matrices by a
+    # jitted center + jnp.linalg.svd(full_matrices=False), logged: 16384 x 1024 and 32768 x 2048
+    # fit; the 131072 x 8192 matrix (4 GiB) with its centered copy and U is RESOURCE_EXHAUSTED.
+    run_user_script("pca_whiten", """import logging
+
+import jax
+import jax.numpy as jnp
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("pca")
+
+
+@jax.jit
+def pca(x):
+    xc = x - x.mean(axis=0)
+    u, s, vt = jnp.linalg.svd(xc, full_matrices=False)
+    return s, vt
+
+
+key = jax.random.PRNGKey(0)
+for n_rows, dim in [(16384, 1024), (32768, 2048), (131072, 8192)]:
+    base = jax.random.normal(key, (8192, dim), dtype=jnp.float32)
+    x = jnp.tile(base, (n_rows // 8192, 1))
+    log.info("features %s (%.2f GiB)", x.shape, x.size * 4 / 2**30)
+    s, vt = pca(x)
+    explained = s[:16] ** 2 / (s ** 2).sum()
+    log.info("top-16 components explain %.3f of the variance", float(explained.sum()))
+""")
+
+
+def s16_sparse_adjacency_dense():
+    # Graph preprocessing by hand: a symmetric-normalized adjacency built as a sparse COO tensor
+    # on the card and made dense with to_dense(): Cora- and PubMed-sized graphs fit in the ~24 GiB
+    # left, an arxiv-sized one (169343^2 fp32 = 107 GiB) does not.
+    run_user_script("prep_graphs", """import torch
+
+torch.manual_seed(0)
+free, _ = torch.cuda.mem_get_info()
+node_features = torch.empty(free - 24 * (1 << 30), dtype=torch.uint8, device="cuda")
+for name, n in [("cora", 2708), ("pubmed", 19717), ("arxiv", 169343)]:
+    edges = torch.randint(0, n, (2, 12 * n), device="cuda")
+    edges = torch.cat([edges, edges.flip(0)], dim=1)
+    values = torch.ones(edges.shape[1], device="cuda")
+    adj = torch.sparse_coo_tensor(edges, values, (n, n)).coalesce()
+    dense = adj.to_dense() + torch.eye(n, device="cuda")
+    d = dense.sum(1).pow(-0.5)
+    norm_adj = d[:, None] * dense * d[None, :]
+    print(f"{name}: {n} nodes, {adj._nnz()} edges, mean degree {dense.sum(1).mean().item():.1f}")
+    del dense, norm_adj
+""")
+
+
+def s16_mask_upsample_postprocess():
+    # Instance-segmentation post-processing by hand: each image's 256 x 256 mask logits are
+    # upsampled with F.interpolate(bilinear) to the 4000 x 6000 photo and thresholded; images with
+    # 12 and 35 instances fit in the ~10 GiB left, one with 300 instances (27 GiB) does not.
+    run_user_script("postprocess_masks", """import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+free, _ = torch.cuda.mem_get_info()
+detector = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+H, W = 4000, 6000
+results = []
+for image_id, n_instances in enumerate(tqdm([12, 35, 300], desc="images")):
+    mask_logits = torch.randn(n_instances, 1, 256, 256, device="cuda")
+    masks = F.interpolate(mask_logits, size=(H, W), mode="bilinear", align_corners=False)
+    binary = masks.sigmoid_() > 0.5
+    areas = binary.flatten(1).sum(1)
+    results.append(areas.cpu())
+    tqdm.write(f"image {image_id}: {n_instances} instances, "
+               f"mean area {areas.float().mean():.0f} px")
+    del masks, binary
+""")
+
+
+def s16_oom_recovered_then_save_error():
+    # Look-alike (the OOMs were recovered from): a loop catches torch.OutOfMemoryError, logs a
+    # warning with the message's first line and halves the batch until it fits, trains 20 steps,
+    # then fails saving to a directory that does not exist (RuntimeError: Parent directory ...
+    # does not exist). The last error is not an OOM.
+    run_user_script("auto_batch_train", """import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("train")
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+other_job = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+batch_size, step = 262144, 0
+while step < 20:
+    oom = False
+    try:
+        x = torch.randn(batch_size, 4096, device="cuda")
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+    except torch.OutOfMemoryError as e:
+        oom = True
+        log.warning("OOM at batch size %d: %s", batch_size, str(e).splitlines()[0][:160])
+    optimizer.zero_grad(set_to_none=True)
+    x = loss = None
+    if oom:
+        torch.cuda.empty_cache()
+        batch_size //= 2
+        log.warning("retrying with batch size %d", batch_size)
+        continue
+    step += 1
+    if step % 5 == 0:
+        log.info("step %d batch %d ok", step, batch_size)
+log.info("training done; saving to /checkpoints/run-17/final.pt")
+torch.save(model.state_dict(), "/checkpoints/run-17/final.pt")
+""")
+
+
+def s16_fork_worker_cuda_init():
+    # Look-alike (not an OOM): a Dataset that makes its crops on the card, read by DataLoader
+    # workers started with fork after the parent has initialized CUDA: worker 0 fails with
+    # "Cannot re-initialize CUDA in forked subprocess", re-raised by the DataLoader.
+    run_user_script("train_crops", """import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+
+class GpuCrops(Dataset):
+    def __len__(self):
+        return 1024
+
+    def __getitem__(self, i):
+        image = torch.rand(3, 256, 256, device="cuda")
+        return image[:, 16:240, 16:240], i % 10
+
+
+model = nn.Sequential(nn.Conv2d(3, 32, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(32, 10)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(GpuCrops(), batch_size=32, num_workers=4, multiprocessing_context="fork")
+for images, labels in tqdm(loader, desc="epoch 0"):
+    loss = nn.functional.cross_entropy(model(images), labels.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+""")
+
+
+def s16_mmap_replay_buffer_enomem():
+    # Look-alike (host memory, not the card): a replay buffer for 10 billion 84 x 84 x 4 frames
+    # mapped with mmap.mmap(-1, size) (~257 TiB, past the process's address space) fails with
+    # OSError: [Errno 12] Cannot allocate memory; the card is named in the log but never filled.
+    run_user_script("replay_buffer", """import logging
+import mmap
+
+import torch
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("replay")
+log.info("learner on %s (%.1f GiB free)", torch.cuda.get_device_name(0),
+         torch.cuda.mem_get_info()[0] / 2**30)
+capacity, frame_bytes = 10_000_000_000, 84 * 84 * 4
+log.info("allocating a shared replay buffer: %d frames x %d bytes", capacity, frame_bytes)
+buffer = mmap.mmap(-1, capacity * frame_bytes)
+log.info("replay buffer ready")
+""")
+
+
+def s16_low_memory_warning_dtype_error():
+    # Look-alike: the script warns that the card is nearly full and that "CUDA out of memory"
+    # errors are likely, then fails on a dtype mismatch (a float32 batch into a bf16 model:
+    # "mat1 and mat2 must have the same dtype").
+    run_user_script("score_batch", """import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("score")
+model = nn.Sequential(nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 1)).cuda()
+model = model.to(torch.bfloat16).eval()
+free, total = torch.cuda.mem_get_info()
+index = torch.empty(free - 1800 * (1 << 20), dtype=torch.uint8, device="cuda")
+free, total = torch.cuda.mem_get_info()
+if free < 4 * (1 << 30):
+    log.warning("only %.1f GiB of %.1f GiB free on cuda:0; CUDA out of memory errors are likely "
+                "with batch_size=%d", free / 2**30, total / 2**30, 256)
+x = torch.randn(256, 4096, device="cuda")
+with torch.no_grad():
+    scores = model(x)
+log.info("scores: %s", scores[:4].flatten().tolist())
+""")
+
+
+def s16_child_killed_sigkill():
+    # Look-alike (a "Killed" exit, as the host's OOM killer leaves): a driver runs a featurizing
+    # worker through bash; the worker prints its progress and dies by SIGKILL; bash prints
+    # "... Killed ..." and the driver's subprocess.run(check=True) raises CalledProcessError
+    # (exit status 137). No CUDA memory is involved.
+    run_user_script("run_featurize", """import subprocess
+import sys
+import textwrap
+
+WORKER = textwrap.dedent('''
+    import os
+    import signal
+    import numpy as np
+
+    print("[featurize] loading 64 shards", flush=True)
+    tables = []
+    for shard in range(4):
+        tables.append(np.ones((64, 1 << 20), dtype=np.float32))
+        print(f"[featurize] shard {shard}: rss {len(tables) * 256} MiB", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+''')
+with open("featurize_worker.py", "w") as fh:
+    fh.write(WORKER)
+print("starting featurize_worker.py", flush=True)
+cmd = f"{sys.executable} featurize_worker.py --shards 64; status=$?; exit $status"
+subprocess.run(["bash", "-c", cmd], check=True)
+print("features ready")
+""")
+
+
+def s16_oom_inside_oom_handler():
+    # The OOM handler itself runs out of memory: a training step of an 8-layer 8192-wide MLP
+    # (2 GiB of fp32 weights) fails in the forward (2 GiB activations, ~8 GiB left); the except
+    # block logs and clones the state dict on the card for an emergency checkpoint, which needs
+    # 2 GiB more than is free: two chained OOM tracebacks ("During handling of the above
+    # exception, another exception occurred").
+    run_user_script("train_safe", """import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("train_safe")
+model = nn.Sequential(*[nn.Sequential(nn.Linear(8192, 8192), nn.GELU()) for _ in range(8)]).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+data_cache = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+for step, batch in enumerate([1024, 4096, 65536]):
+    try:
+        x = torch.randn(batch, 8192, device="cuda")
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        log.info("step %d (batch %d): loss %.5f", step, batch, loss.item())
+    except torch.OutOfMemoryError:
+        log.error("OOM at step %d (batch %d); writing an emergency checkpoint", step, batch)
+        snapshot = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        torch.save(snapshot, "emergency.pt")
+        raise
+""")
+
+
+def s16_runner_last_lines():
+    # Output shape: a job runner catches the failure and prints only the last 3 lines of the
+    # traceback with a prefix, then exits 1. The workload: a Conv1d(64 -> 256) over 16 series of
+    # 2M steps, whose output (32 GiB) does not fit in the ~24 GiB left.
+    run_user_script("forecast_runner", """import sys
+import traceback
+
+import torch
+import torch.nn as nn
+
+
+def run_task():
+    model = nn.Sequential(nn.Conv1d(64, 256, 9, padding=4), nn.GELU(),
+                          nn.Conv1d(256, 1, 1)).cuda().eval()
+    free, _ = torch.cuda.mem_get_info()
+    history = torch.empty(free - 24 * (1 << 30), dtype=torch.uint8, device="cuda")
+    series = torch.randn(16, 64, 2 * 1024 * 1024, device="cuda")
+    with torch.no_grad():
+        return model(series)
+
+
+print("[runner] task forecast-7 started", flush=True)
+try:
+    out = run_task()
+    print(f"[runner] task forecast-7 done: {tuple(out.shape)}")
+except Exception:
+    lines = traceback.format_exc().rstrip().splitlines()
+    print("[runner] task forecast-7 FAILED; last lines of its traceback:")
+    for line in lines[-3:]:
+        print("[runner]   " + line)
+    sys.exit(1)
+""")
+
+
+def s16_kv_cache_prealloc_startup():
+    # Start-up of a hand-written inference server: after the weights (standing in: all but
+    # ~40 GiB of the card), it preallocates a paged KV cache layer by layer (32 layers x 2 GiB for
+    # 64 sequences x 8192 tokens); layer ~19's blocks do not fit, before any request is served.
+    run_user_script("serve_llm", """import logging
+
+import torch
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("server")
+LAYERS, KV_HEADS, HEAD_DIM, MAX_SEQS, MAX_LEN = 32, 8, 128, 64, 8192
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+weights = torch.empty(free - 40 * (1 << 30), dtype=torch.uint8, device="cuda")
+log.info("weights loaded; %.1f GiB free", torch.cuda.mem_get_info()[0] / 2**30)
+per_layer = 2 * MAX_SEQS * KV_HEADS * MAX_LEN * HEAD_DIM * 2
+log.info("allocating KV cache: %d layers x %.1f GiB (%d seqs x %d tokens)", LAYERS,
+         per_layer / 2**30, MAX_SEQS, MAX_LEN)
+kv_cache = []
+for layer in range(LAYERS):
+    k = torch.empty(MAX_SEQS, KV_HEADS, MAX_LEN, HEAD_DIM, dtype=torch.bfloat16, device="cuda")
+    v = torch.empty_like(k)
+    kv_cache.append((k, v))
+log.info("KV cache ready; serving on :8000")
+""")
+
+
+def s16_tta_flip_ensemble():
+    # Test-time augmentation by hand: 8 flipped / rotated copies of each batch are stacked and run
+    # through a fp16 conv classifier under no_grad; 32 images at 512 px fit in the ~16 GiB left,
+    # at 1024 px the first conv's output (256 x 32 x 1024^2 fp16 = 16 GiB) does not.
+    run_user_script("predict_tta", """import torch
+import torch.nn as nn
+
+
+def tta(x):
+    views = [x, x.flip(-1), x.flip(-2), x.flip(-1, -2)]
+    views += [v.transpose(-1, -2) for v in views]
+    return torch.cat(views)
+
+
+model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 64, 3, stride=2),
+                      nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(64, 1000)).cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+gallery = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+for batch_idx, side in enumerate([512, 512, 1024]):
+    images = torch.rand(32, 3, side, side, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        logits = model(tta(images)).float()
+    probs = logits.softmax(-1).view(8, 32, -1).mean(0)
+    print(f"batch {batch_idx} ({side}px): mean max-prob {probs.max(-1).values.mean().item():.4f}")
+""")
+
+
+def s16_torch_load_default_device():
+    # Resuming by hand without map_location: the checkpoint was saved from the card (weights and
+    # Adam state, 3 GiB), so torch.load puts every tensor back on cuda:0, beside the freshly
+    # built model, where ~2 GiB are left.
+    run_user_script("resume_train", """import os
+
+import torch
+import torch.nn as nn
+
+
+def build():
+    return nn.Sequential(*[nn.Sequential(nn.Linear(8192, 8192), nn.GELU()) for _ in range(4)])
+
+
+if not os.path.exists("mlp-ckpt.pt"):
+    model = build().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    model(torch.randn(64, 8192, device="cuda")).mean().backward()
+    optimizer.step()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 1},
+               "mlp-ckpt.pt")
+    print("saved mlp-ckpt.pt", flush=True)
+    del model, optimizer
+    torch.cuda.empty_cache()
+
+model = build().cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+prefetch = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+print("resuming from mlp-ckpt.pt", flush=True)
+ckpt = torch.load("mlp-ckpt.pt")
+model.load_state_dict(ckpt["model"])
+optimizer.load_state_dict(ckpt["optimizer"])
+print(f"resumed at step {ckpt['step']}")
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -7902,6 +8789,32 @@ SCENARIOS = {
     "s15_hf_generate_streamer_long_context": s15_hf_generate_streamer_long_context,
     "s15_subprocess_last_line": s15_subprocess_last_line,
     "s15_accelerate_cpu_offload_forward": s15_accelerate_cpu_offload_forward,
+    "s16_diffusion_sample_decode": s16_diffusion_sample_decode,
+    "s16_vit_highres_attention": s16_vit_highres_attention,
+    "s16_sentence_embed_json_logs": s16_sentence_embed_json_logs,
+    "s16_train_then_eval_large_batch": s16_train_then_eval_large_batch,
+    "s16_meta_to_empty_load": s16_meta_to_empty_load,
+    "s16_accelerate_load_checkpoint_in_model": s16_accelerate_load_checkpoint_in_model,
+    "s16_peft_svd_weighted_adapter": s16_peft_svd_weighted_adapter,
+    "s16_hf_generate_return_sequences": s16_hf_generate_return_sequences,
+    "s16_hf_trainer_predict_seqcls": s16_hf_trainer_predict_seqcls,
+    "s16_hf_output_attentions_probe": s16_hf_output_attentions_probe,
+    "s16_hf_vocab_similarity": s16_hf_vocab_similarity,
+    "s16_lightning_long_sample_batch": s16_lightning_long_sample_batch,
+    "s16_jax_conv_resolution": s16_jax_conv_resolution,
+    "s16_jax_pca_svd": s16_jax_pca_svd,
+    "s16_sparse_adjacency_dense": s16_sparse_adjacency_dense,
+    "s16_mask_upsample_postprocess": s16_mask_upsample_postprocess,
+    "s16_oom_recovered_then_save_error": s16_oom_recovered_then_save_error,
+    "s16_fork_worker_cuda_init": s16_fork_worker_cuda_init,
+    "s16_mmap_replay_buffer_enomem": s16_mmap_replay_buffer_enomem,
+    "s16_low_memory_warning_dtype_error": s16_low_memory_warning_dtype_error,
+    "s16_child_killed_sigkill": s16_child_killed_sigkill,
+    "s16_oom_inside_oom_handler": s16_oom_inside_oom_handler,
+    "s16_runner_last_lines": s16_runner_last_lines,
+    "s16_kv_cache_prealloc_startup": s16_kv_cache_prealloc_startup,
+    "s16_tta_flip_ensemble": s16_tta_flip_ensemble,
+    "s16_torch_load_default_device": s16_torch_load_default_device,
 }
 
 

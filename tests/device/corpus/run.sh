@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -104,7 +104,8 @@ run_one() {
     s14_peft_multi_adapter_server|s14_hf_generate_output_scores|s14_pandas_get_dummies_memoryerror|\
     s15_hf_sharded_fp32_load|s15_fabric_backward|s15_lightning_configure_model|\
     s15_retrieval_topk_scores|s15_dist_init_card_full|s15_dist_nccl_gather_logits|\
-    s15_subprocess_last_line)
+    s15_subprocess_last_line|s16_hf_trainer_predict_seqcls|s16_peft_svd_weighted_adapter|\
+    s16_lightning_long_sample_batch|s16_torch_load_default_device|s16_jax_pca_svd)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -411,4 +412,36 @@ run_one s15_jax_train_logged_str "RESOURCE_EXHAUSTED|Out of memory|out of memory
 run_one s15_hf_generate_streamer_long_context "$OOM" -
 run_one s15_subprocess_last_line "$OOM" -
 run_one s15_accelerate_cpu_offload_forward "$OOM" -
+# session 16 (blind): inference by plain user code (diffusion sampling + decode, a ViT at high
+# resolution, JSON-logged sentence embeddings, test-time augmentation, mask post-processing,
+# vocabulary similarity, attention probes), library helpers (num_return_sequences, Trainer.predict,
+# load_checkpoint_in_model, PEFT's SVD adapter merge), eval after logged training, loading
+# (to_empty, torch.load without map_location), a preallocated KV cache, Lightning's long padded
+# batch, JAX conv and SVD, an OOM inside the OOM handler, a runner's last lines, and 6 look-alikes
+run_one s16_diffusion_sample_decode "$OOM|CUDNN_STATUS" -
+run_one s16_vit_highres_attention "$OOM" -
+run_one s16_sentence_embed_json_logs "$OOM" -
+run_one s16_train_then_eval_large_batch "$OOM" -
+run_one s16_meta_to_empty_load "$OOM" -
+run_one s16_accelerate_load_checkpoint_in_model "$OOM" -
+run_one s16_peft_svd_weighted_adapter "CUSOLVER|cusolver|$OOM" -
+run_one s16_hf_generate_return_sequences "$OOM" -
+run_one s16_hf_trainer_predict_seqcls "$OOM" -
+run_one s16_hf_output_attentions_probe "$OOM" -
+run_one s16_hf_vocab_similarity "$OOM" -
+run_one s16_lightning_long_sample_batch "$OOM" -
+run_one s16_jax_conv_resolution "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s16_jax_pca_svd "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s16_sparse_adjacency_dense "$OOM" -
+run_one s16_mask_upsample_postprocess "$OOM" -
+run_one s16_oom_recovered_then_save_error "does not exist" -
+run_one s16_fork_worker_cuda_init "re-initialize CUDA|forked subprocess" -
+run_one s16_mmap_replay_buffer_enomem "Cannot allocate memory|Errno 12" -
+run_one s16_low_memory_warning_dtype_error "same dtype" -
+run_one s16_child_killed_sigkill "Killed|status 137" -
+run_one s16_oom_inside_oom_handler "$OOM" -
+run_one s16_runner_last_lines "$OOM" -
+run_one s16_kv_cache_prealloc_startup "$OOM" -
+run_one s16_tta_flip_ensemble "$OOM|CUDNN_STATUS" -
+run_one s16_torch_load_default_device "$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
