@@ -7675,9 +7675,9 @@ log.info("next token %d", logits[0, -1].argmax().item())
 # Trainer.predict, accelerate's load_checkpoint_in_model, PEFT's SVD adapter merge), evaluation
 # after logged training steps, loading (meta-device to_empty, torch.load without map_location),
 # start-up (a preallocated KV cache), Lightning's long padded batch, JAX conv and SVD, error
-# shapes (an OOM inside the OOM handler, only a traceback's last lines), and 6 look-alikes (an OOM
-# recovered from then a save error, CUDA in a forked worker, ENOMEM from mmap, a low-memory
-# warning then a dtype error, a child killed by SIGKILL, a dense adjacency is a real OOM)
+# shapes (an OOM inside the OOM handler, only a traceback's last lines, JSON logs), and 5
+# look-alikes (OOMs recovered from then a save error, CUDA in a forked worker, ENOMEM from mmap, a
+# low-memory warning then a dtype error, a child killed by SIGKILL)
 
 
 def s16_diffusion_sample_decode():

@@ -417,7 +417,7 @@ run_one s15_accelerate_cpu_offload_forward "$OOM" -
 # vocabulary similarity, attention probes), library helpers (num_return_sequences, Trainer.predict,
 # load_checkpoint_in_model, PEFT's SVD adapter merge), eval after logged training, loading
 # (to_empty, torch.load without map_location), a preallocated KV cache, Lightning's long padded
-# batch, JAX conv and SVD, an OOM inside the OOM handler, a runner's last lines, and 6 look-alikes
+# batch, JAX conv and SVD, an OOM inside the OOM handler, a runner's last lines, 5 look-alikes
 run_one s16_diffusion_sample_decode "$OOM|CUDNN_STATUS" -
 run_one s16_vit_highres_attention "$OOM" -
 run_one s16_sentence_embed_json_logs "$OOM" -
