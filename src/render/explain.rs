@@ -7,7 +7,7 @@ use super::style::Style;
 use crate::model::explain::{AccountingLine, EventKind, ExplainReport, Phase, TimelineEvent};
 use crate::model::failure::{EngineName, OomKind};
 use crate::render::markdown::escape as md_escape;
-use crate::render::wrap::{cut, wrap};
+use crate::render::wrap::{cut, visible_width, wrap};
 
 /// Engine name as people write it.
 pub fn engine_label(name: EngineName) -> &'static str {
@@ -356,7 +356,7 @@ pub fn text(report: &ExplainReport, style: Style, verbose: bool) -> Vec<u8> {
                 format!("{label}  {}", row.figures)
             };
             let whole = format!("{prefix}{text}");
-            let lines = if whole.chars().count() <= TEXT_WIDTH {
+            let lines = if visible_width(&whole) <= TEXT_WIDTH {
                 vec![whole]
             } else {
                 wrap(&text, &prefix, indent)

@@ -6,6 +6,7 @@ use crate::model::checkpoint::{Budget, CheckpointKind, FitReport, FitVerdict, Ll
 use crate::model::{Bytes, Source};
 use crate::render::html;
 use crate::render::style::Style;
+use crate::render::wrap::visible_width;
 
 fn exact(bytes: Bytes) -> String {
     if bytes.get() < 1024 {
@@ -442,11 +443,11 @@ const WIDTH: usize = 100;
 fn wrap(text: &str, indent: usize) -> Vec<String> {
     let body = text.trim_start_matches(' ');
     let mut line = text[..text.len() - body.len()].to_string();
-    let mut columns = line.chars().count();
+    let mut columns = visible_width(&line);
     let mut fresh = true;
     let mut lines = Vec::new();
     for word in body.split(' ') {
-        let width = word.chars().count();
+        let width = visible_width(word);
         if !fresh && columns + 1 + width > WIDTH {
             lines.push(std::mem::take(&mut line));
             line = " ".repeat(indent);

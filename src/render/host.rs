@@ -4,6 +4,7 @@
 
 use crate::model::host::{advice_text, evidence_text, peak_figure_text, HostOomFinding};
 use crate::model::run::HostRecord;
+use crate::render::wrap::visible_width;
 
 /// The verdict as lines of at most 100 columns; empty when the child was not killed.
 pub fn finding_lines(finding: &HostOomFinding) -> Vec<String> {
@@ -113,11 +114,11 @@ const WIDTH: usize = 100;
 /// `text` after `prefix`, wrapped at spaces to [`WIDTH`] columns; continuation lines are
 /// indented under the text.
 fn push_wrapped(lines: &mut Vec<String>, prefix: &str, text: &str) {
-    let indent = " ".repeat(prefix.chars().count());
+    let indent = " ".repeat(visible_width(prefix));
     let mut line = prefix.to_string();
     let mut empty = true;
     for word in text.split(' ') {
-        let width = line.chars().count() + usize::from(!empty) + word.chars().count();
+        let width = visible_width(&line) + usize::from(!empty) + visible_width(word);
         if !empty && width > WIDTH {
             lines.push(std::mem::replace(&mut line, indent.clone()));
             empty = true;

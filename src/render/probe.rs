@@ -367,7 +367,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split(' ') {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+        if !line.is_empty() && wrap::visible_width(&line) + 1 + wrap::visible_width(word) > width {
             lines.push(std::mem::take(&mut line));
         }
         if !line.is_empty() {

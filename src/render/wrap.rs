@@ -3,14 +3,23 @@
 //! hanging indent and keeps a number on the line of its unit; [`fit_quoting`] (report, diff)
 //! cuts a quoted line (a log line after `| `, a timeline row quoting the log) with `…` and wraps
 //! prose under its bullet, step number or value column. A word longer than a line is split.
-//! Widths are counted in characters with colour sequences (`ESC [ … m`, from `render::style`)
-//! left out, so a coloured report wraps where the plain one does.
+//! Widths are counted in terminal columns (a CJK character takes two, a combining mark none) with
+//! colour sequences (`ESC [ … m`, from `render::style`) left out, so a coloured report wraps
+//! where the plain one does and a Chinese or Japanese quote fits the same 100 columns.
 
-/// Widest line of a text report, in characters. Only a quoted log line may be longer, and it
+use unicode_width::UnicodeWidthChar;
+
+/// Widest line of a text report, in terminal columns. Only a quoted log line may be longer, and it
 /// is cut with `…` (the full line is in `--json` and `-v`).
 pub const TEXT_WIDTH: usize = 100;
 
-/// Characters of `text` a terminal shows: colour (SGR) sequences are not counted.
+/// Columns a terminal gives `c`: two for wide (CJK, full-width) characters, none for combining
+/// marks; a control character counts as one (it is shown escaped or as a space).
+pub fn char_columns(c: char) -> usize {
+    c.width().unwrap_or(1)
+}
+
+/// Columns of `text` a terminal shows: colour (SGR) sequences are not counted.
 pub fn visible_width(text: &str) -> usize {
     let mut width = 0;
     let mut rest = text;
@@ -21,7 +30,7 @@ pub fn visible_width(text: &str) -> usize {
                 continue;
             }
         }
-        width += 1;
+        width += char_columns(c);
         rest = &rest[c.len_utf8()..];
     }
     width
@@ -37,7 +46,7 @@ fn sgr_length(text: &str) -> Option<usize> {
     (body.as_bytes().get(digits) == Some(&b'm')).then_some(2 + digits + 1)
 }
 
-/// `text` cut to `width` visible characters with `…` at the end; colour sequences are kept
+/// `text` cut to `width` visible columns with `…` at the end; colour sequences are kept
 /// (and reset when one was cut short).
 pub fn cut(text: &str, width: usize) -> String {
     if visible_width(text) <= width {
@@ -54,11 +63,12 @@ pub fn cut(text: &str, width: usize) -> String {
             rest = &rest[length..];
             continue;
         }
-        if count + 1 >= width {
+        let columns = char_columns(c);
+        if count + columns + 1 > width {
             break;
         }
         out.push(c);
-        count += 1;
+        count += columns;
         rest = &rest[c.len_utf8()..];
     }
     out.push('…');
@@ -172,21 +182,29 @@ pub fn wrap(text: &str, first: &str, indent: usize) -> Vec<String> {
     lines
 }
 
-/// Byte index in `word` after `count` visible characters (colour sequences are kept whole).
+/// Byte index in `word` after at most `count` visible columns (colour sequences are kept whole;
+/// a wide character that would pass `count` stays for the next piece). At least one character
+/// is taken, so a caller that splits in a loop always moves on.
 fn split_at_visible(word: &str, count: usize) -> usize {
     let mut seen = 0;
     let mut index = 0;
-    while index < word.len() && seen < count {
+    let mut taken = false;
+    while index < word.len() && (seen < count || !taken) {
         let rest = &word[index..];
         if let Some(length) = sgr_length(rest) {
             index += length;
             continue;
         }
-        let c = rest.chars().next().map_or(1, char::len_utf8);
-        index += c;
-        seen += 1;
+        let Some(c) = rest.chars().next() else { break };
+        let columns = char_columns(c);
+        if taken && seen + columns > count {
+            break;
+        }
+        index += c.len_utf8();
+        seen += columns;
+        taken = true;
     }
-    index.max(1).min(word.len())
+    index
 }
 
 /// Column where the continuation of `line` starts: under the text after a `- ` bullet, under
@@ -359,10 +377,7 @@ fn wrap_under_column(line: &str, width: usize) -> Vec<String> {
         // A word wider than a fresh line: pieces of what fits.
         while used + usize::from(!empty) + size > width && size > 0 {
             let room = width.saturating_sub(used + usize::from(!empty)).max(1);
-            let split = word
-                .char_indices()
-                .nth(room)
-                .map_or(word.len(), |(index, _)| index);
+            let split = split_at_visible(&word, room);
             if !empty {
                 current.push(' ');
             }
@@ -508,5 +523,56 @@ mod tests {
         let cut_line = cut(&format!("\u{1b}[31m| {}", "c".repeat(200)), 50);
         assert_eq!(visible_width(&cut_line), 50);
         assert!(cut_line.ends_with("…\u{1b}[0m"));
+    }
+
+    #[test]
+    fn wide_characters_count_two_columns() {
+        assert_eq!(visible_width("显存不足"), 8);
+        assert_eq!(visible_width("a\u{301}"), 1);
+        assert_eq!(visible_width("\u{1b}[1mメモリ\u{1b}[0m"), 6);
+    }
+
+    #[test]
+    fn a_chinese_quote_wraps_within_the_width() {
+        // A reporter's sentence without spaces, as evidence under a bullet.
+        let quote =
+            "我们直接跑脚本之后，在加载预训练模型时，三张显卡会同时加到八十吉字节，然后报显存不足";
+        let text = format!("  - line 8: the reporter's words \"{quote}{quote}\" name the stage\n");
+        let fitted = fit(&text);
+        assert!(widest(&fitted) <= TEXT_WIDTH, "{fitted}");
+        let quoted = fit_quoting(&text);
+        assert!(widest(&quoted) <= TEXT_WIDTH, "{quoted}");
+        // Nothing is lost.
+        let joined = |t: &str| t.split_whitespace().collect::<String>();
+        assert_eq!(joined(&fitted), joined(&text));
+        assert_eq!(joined(&quoted), joined(&text));
+        let lines = wrap(&format!("{quote}{quote}{quote}"), "  ", 4);
+        assert!(
+            lines.iter().all(|l| visible_width(l) <= TEXT_WIDTH),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_wide_quote_is_cut_within_the_width() {
+        let line = format!("     12 | {}", "显存".repeat(80));
+        let cut_line = cut(&line, TEXT_WIDTH);
+        assert!(visible_width(&cut_line) <= TEXT_WIDTH, "{cut_line}");
+        assert!(visible_width(&cut_line) >= TEXT_WIDTH - 1, "{cut_line}");
+        assert!(cut_line.ends_with('…'));
+        let quoted = format!("    | {}", "显存".repeat(80));
+        assert_eq!(
+            fit_quoting(&format!("{quoted}\n")),
+            format!("{}\n", cut(&quoted, TEXT_WIDTH))
+        );
+    }
+
+    #[test]
+    fn splitting_never_lands_inside_a_character() {
+        for room in 0..6 {
+            let split = split_at_visible("显a存", room);
+            assert!("显a存".is_char_boundary(split));
+            assert!(split > 0);
+        }
     }
 }
