@@ -338,6 +338,7 @@ pub(super) const RULES: &[Rule] = &[
     name("KoboldCPP", vocab::koboldcpp_named),
     name("ollama ", vocab::ollama_cli),
     name("OLLAMA_", vocab::ollama_cli),
+    name("num_gpu", vocab::ollama_cli),
     name("[TM][", vocab::lmdeploy_own),
     name("lmdeploy ", vocab::lmdeploy_own),
     name("turbomind", vocab::lmdeploy_own),

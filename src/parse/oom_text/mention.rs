@@ -67,6 +67,7 @@ fn weak_mention(text: &str) -> Option<usize> {
                 .find(&lower)
                 .map(|m| m.start())
         })
+        .or_else(|| bare_class(&lower))
         .or_else(|| not_enough_memory(&lower))?;
     if asks_whether(&lower, at) || speculates_after(&lower, at) {
         return None;
@@ -127,6 +128,17 @@ fn not_enough_memory(lower: &str) -> Option<usize> {
     (!resources).then_some(words.start())
 }
 
+/// The OOM class named bare in a title or a sentence (lower-cased), without its module or
+/// message (`OutOfMemoryError for LLaMa-2 70b running on …`): PyTorch's `torch.OutOfMemoryError`,
+/// but also Java's heap (`java.lang.OutOfMemoryError`, which [`weak_mention`] turns away by
+/// its `java`) or Ray's, so held like `OOM` until the lines after it show GPU work. Not a
+/// traceback's class line (`OutOfMemoryError: …`, `OutOfMemoryError  Traceback`, read by the
+/// families) nor one with its module (`torch.…`, [`class_mention`]).
+fn bare_class(lower: &str) -> Option<usize> {
+    let found = regex!(r"(?:^|[\s(\[])outofmemoryerrors?\s+[a-z]").find(lower)?;
+    Some(found.start() + found.as_str().find('o').unwrap_or(0))
+}
+
 /// A program's own pool named as what ran out (SGLang's `alloc_req_slots runs out of memory`:
 /// its request slots, not the GPU): that program's message, not the reporter's words.
 fn program_subject(lower: &str, at: usize) -> bool {
@@ -166,7 +178,7 @@ pub(super) fn is_weak(text: &str) -> bool {
 pub(super) fn gpu_work_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     has_gpu_word(&lower)
-        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
+        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|text_generation_launcher|text_generation_server|text-generation-inference|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
             .is_match(&lower)
         || line.contains("显卡")
 }
@@ -355,9 +367,15 @@ fn malloc_mention(text: &str) -> Option<usize> {
 /// (`cupy.cuda.memory.OutOfMemoryError in forward`): `cupy/cuda/memory.pyx` raises it only
 /// when its device memory pool cannot allocate (`MemoryPointer`/`_malloc`, CuPy 5–13).
 fn class_mention(text: &str) -> Option<usize> {
+    // Or the class quoted as code and closed (a title's `vllm not starting due to
+    // \`torch.OutOfMemoryError\``): the quote ends the name, so no word needs to follow.
     let found =
         regex!(r"(?:^|[^A-Za-z0-9_.])(?:torch\.(?:cuda\.|xpu\.)?|cupy\.cuda\.memory\.|(?:CUDA|XPU|HIP|MPS|GPU) )OutOfMemoryError\s+[a-z]")
-            .find(text)?;
+            .find(text)
+            .or_else(|| {
+                regex!(r"(?:^|[^A-Za-z0-9_.])[`'\x22]torch\.(?:cuda\.|xpu\.)?OutOfMemoryError[`'\x22]")
+                    .find(text)
+            })?;
     let lower = text.to_ascii_lowercase();
     if asks_whether(&lower, found.start()) {
         return None;

@@ -146,6 +146,12 @@ pub const OOM_MARKERS: &[&str] = &[
     "OBJECT_ALLOCATION_FAILURE",
     "[metal::malloc]",
     "Bytes of memory on device",
+    // PyTorch's MPS allocator refusing a buffer larger than the Metal device allows
+    // (pytorch.rs `mps_buffer_start`), pasted from a Mac session.
+    "Invalid buffer size",
+    // llama.cpp's `unable to allocate CUDA0 buffer` retyped in an issue title
+    // (llama_cpp.rs).
+    "Unable to allocate",
     // Host memory (not GPU OOM).
     "DefaultCPUAllocator",
     "Cannot allocate memory",
@@ -364,6 +370,8 @@ pub const WORDS_MARKERS: &[&str] = &[
     "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "Invalid buffer size",
+    "Unable to allocate",
     "have enough memory",
     "with more memory",
     "with more VRAM",
@@ -392,7 +400,8 @@ pub const WORDS_MARKERS: &[&str] = &[
 /// them): the reporter's words that other programs held the GPU's memory (holders.rs, they
 /// start no message), and the wordings of desktop runtimes pasted from a Windows or Mac
 /// session, not a server's log (DirectML's `8007000E Not enough memory resources …`, OpenCL's
-/// allocation failure). No marker starts with a digit: that would make every run of digits
+/// allocation failure, PyTorch MPS's `Invalid buffer size: 3.57 GB`), and an engine's line
+/// retyped in a title (`Unable to allocate CUDA0 buffer`). No marker starts with a digit: that would make every run of digits
 /// one a marker may cover (`shape::DigitContexts`).
 pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "ther process",
@@ -411,6 +420,8 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "Invalid buffer size",
+    "Unable to allocate",
     "have enough memory",
     "with more memory",
     "with more VRAM",
@@ -1639,6 +1650,8 @@ mod mentions_tests;
 mod s14_tests;
 #[cfg(test)]
 mod s15_tests;
+#[cfg(test)]
+mod s16_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -190,7 +190,9 @@ pub(super) fn koboldcpp_named(text: &str, facts: &mut LineFacts) {
 
 /// Ollama's CLI (`cmd/cmd.go`: `ollama serve`, `ollama run <model>`, `ollama ps`) and its
 /// settings (`envconfig/config.go`: `OLLAMA_NUM_PARALLEL`, `OLLAMA_FLASH_ATTENTION`,
-/// `OLLAMA_HOST`, …).
+/// `OLLAMA_HOST`, …), and its model option `num_gpu` (`api/types.go` `Runner.NumGPU`,
+/// `json:"num_gpu"`, a Modelfile's `PARAMETER num_gpu`): llama.cpp names it `n_gpu_layers` /
+/// `-ngl`, Ray and DeepSpeed `num_gpus`.
 pub(super) fn ollama_cli(text: &str, facts: &mut LineFacts) {
     const COMMANDS: [&str; 6] = ["serve", "run", "ps", "pull", "create", "show"];
     let command = text.match_indices("ollama ").any(|(at, _)| {
@@ -201,7 +203,8 @@ pub(super) fn ollama_cli(text: &str, facts: &mut LineFacts) {
     });
     let setting = text
         .match_indices("OLLAMA_")
-        .any(|(at, _)| text[at + "OLLAMA_".len()..].starts_with(|c: char| c.is_ascii_uppercase()));
+        .any(|(at, _)| text[at + "OLLAMA_".len()..].starts_with(|c: char| c.is_ascii_uppercase()))
+        || word(text, "num_gpu");
     if command {
         facts.engine(EngineName::Ollama, Certainty::Strong);
     } else if setting {
