@@ -36,6 +36,7 @@ mod llama_cpp;
 mod mention;
 mod normalize;
 mod not_oom;
+mod pinned;
 mod pytorch;
 mod sglang;
 mod size;
@@ -146,12 +147,19 @@ pub const OOM_MARKERS: &[&str] = &[
     "OBJECT_ALLOCATION_FAILURE",
     "[metal::malloc]",
     "Bytes of memory on device",
-    // PyTorch's MPS allocator refusing a buffer larger than the Metal device allows
-    // (pytorch.rs `mps_buffer_start`), pasted from a Mac session.
-    "Invalid buffer size",
     // llama.cpp's `unable to allocate CUDA0 buffer` retyped in an issue title
     // (llama_cpp.rs).
     "Unable to allocate",
+    // A pinned host allocation around a raw CUDA error (pinned.rs): no message starts here,
+    // the detector notes the line (`.pin_memory()`, the DataLoader's pin thread, the host
+    // allocator's frames, CuPy's pinned pool).
+    "pin_memory",
+    "pin memory thread",
+    "HostAllocator",
+    "cudaHostAlloc",
+    "cudaMallocHost",
+    "cudaHostRegister",
+    "pinned_memory",
     // Host memory (not GPU OOM).
     "DefaultCPUAllocator",
     "Cannot allocate memory",
@@ -370,8 +378,14 @@ pub const WORDS_MARKERS: &[&str] = &[
     "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
-    "Invalid buffer size",
     "Unable to allocate",
+    "pin_memory",
+    "pin memory thread",
+    "HostAllocator",
+    "cudaHostAlloc",
+    "cudaMallocHost",
+    "cudaHostRegister",
+    "pinned_memory",
     "have enough memory",
     "with more memory",
     "with more VRAM",
@@ -400,8 +414,8 @@ pub const WORDS_MARKERS: &[&str] = &[
 /// them): the reporter's words that other programs held the GPU's memory (holders.rs, they
 /// start no message), and the wordings of desktop runtimes pasted from a Windows or Mac
 /// session, not a server's log (DirectML's `8007000E Not enough memory resources …`, OpenCL's
-/// allocation failure, PyTorch MPS's `Invalid buffer size: 3.57 GB`), and an engine's line
-/// retyped in a title (`Unable to allocate CUDA0 buffer`). No marker starts with a digit: that would make every run of digits
+/// allocation failure), an engine's line retyped in a title (`Unable to allocate CUDA0
+/// buffer`), and the pinned host allocation read around a raw CUDA error (pinned.rs). No marker starts with a digit: that would make every run of digits
 /// one a marker may cover (`shape::DigitContexts`).
 pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "ther process",
@@ -420,8 +434,14 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
-    "Invalid buffer size",
     "Unable to allocate",
+    "pin_memory",
+    "pin memory thread",
+    "HostAllocator",
+    "cudaHostAlloc",
+    "cudaMallocHost",
+    "cudaHostRegister",
+    "pinned_memory",
     "have enough memory",
     "with more memory",
     "with more VRAM",
@@ -660,6 +680,10 @@ pub struct OomDetector {
     /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
     /// lines after it show whether the work was on a GPU.
     weak: Option<Weak>,
+    /// The last line showing a pinned host allocation ([`pinned::pinned_frame`]).
+    pinned_frame: Option<u64>,
+    /// The last line of the DataLoader's pin thread re-raising ([`pinned::pin_thread`]).
+    pin_thread: Option<u64>,
 }
 
 /// A weak mention waiting for the lines after it ([`OomDetector::weak`]).
@@ -738,6 +762,12 @@ impl OomDetector {
         }
         if self.capacity_said.is_none() && holders::capacity_said(text) {
             self.capacity_said = Some(line_no);
+        }
+        if pinned::pinned_frame(text) {
+            self.pinned_frame = Some(line_no);
+        }
+        if pinned::pin_thread(text) {
+            self.pin_thread = Some(line_no);
         }
         if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
         {
@@ -966,6 +996,26 @@ impl OomDetector {
         }
     }
 
+    /// A raw CUDA out-of-memory (no allocator figures) raised by a pinned host allocation
+    /// ([`pinned`]): the pinning call is the innermost frame right before it, the pin thread
+    /// re-raised it, or the message's own frames name the host allocator.
+    fn pinned_host(&self, message: &OomMessage) -> bool {
+        let raw = matches!(
+            message.kind,
+            OomKind::CudaErrorOutOfMemory | OomKind::CudaDriverOutOfMemory
+        ) || (message.kind == OomKind::OtherGpuOom
+            && message.text.contains("cudaErrorMemoryAllocation"));
+        if !raw || message.figures.tried_to_allocate_bytes.is_some() {
+            return false;
+        }
+        let before = |seen: Option<u64>, lines: u64| {
+            seen.is_some_and(|at| at <= message.line && message.line - at <= lines)
+        };
+        before(self.pinned_frame, pinned::FRAME_LINES)
+            || before(self.pin_thread, pinned::THREAD_LINES)
+            || pinned::pinned_frame(&message.text)
+    }
+
     /// vLLM's warm-up error (`_dummy_sampler_run`: `raise RuntimeError("CUDA out of memory
     /// occurred when warming up sampler …") from e`) carries no figures; the allocator message it
     /// wraps does. Printed in that order (a paste that quotes the RuntimeError first), the
@@ -974,6 +1024,10 @@ impl OomDetector {
     /// A message that is only an exception's class (`OutOfMemoryError` without its text) is
     /// held the same way and dropped when the message itself follows.
     fn pair_warmup(&mut self, mut message: OomMessage, done: &mut Vec<OomMessage>) {
+        if self.pinned_host(&message) {
+            message.kind = OomKind::HostMemory;
+            message.is_gpu_oom = false;
+        }
         if message.kind == OomKind::XlaResourceExhausted
             && message.details.requested_memory_bytes.is_none()
         {

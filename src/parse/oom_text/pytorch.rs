@@ -102,20 +102,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Mps, position - "MPS backend".len()));
         }
     }
-    mps_buffer_start(text).map(|position| (Family::Mps, position))
-}
-
-/// PyTorch's MPS allocator refusing one buffer larger than the Metal device allows
-/// (`aten/src/ATen/mps/MPSAllocator.mm` `MPSHeapAllocatorImpl::alloc_buffer_block`, 1.13 to
-/// 2.x: `TORCH_CHECK(size < m_max_buffer_size, "Invalid buffer size: ", format_size(size))`,
-/// `m_max_buffer_size` the device's `maxBufferLength`; `format_size` in `MPSAllocator.h`
-/// prints `3.57 GB`, binary units): the GPU cannot hold the tensor, an MPS out-of-memory. Only
-/// with the size in `format_size`'s units: other programs say `Invalid buffer size` of audio
-/// or socket buffers with a bare count.
-fn mps_buffer_start(text: &str) -> Option<usize> {
-    regex!(r"Invalid buffer size: \d+(?:\.\d+)? (?:bytes|KB|MB|GB|TB)(?:$|[^A-Za-z0-9_])")
-        .find(text)
-        .map(|found| found.start())
+    None
 }
 
 /// Whether the figures part of the message has been read completely.
@@ -126,10 +113,7 @@ pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
             size!()
         ))
         .is_match(squeezed),
-        Family::Mps => {
-            (squeezed.contains("Triedtoallocate") && regex!(r"pool\.").is_match(squeezed))
-                || regex!(concat!("Invalidbuffersize:", size!())).is_match(squeezed)
-        }
+        Family::Mps => squeezed.contains("Triedtoallocate") && regex!(r"pool\.").is_match(squeezed),
         _ => {
             squeezed.contains("isreservedbyPyTorchbutunallocated")
                 || squeezed.contains("reservedintotalbyPyTorch)")
@@ -343,8 +327,6 @@ fn parse_mps(s: &str) -> Parsed {
     parsed.details.mps_other_allocations_bytes =
         size_of(regex!(concat!("otherallocations:", size!())), s);
     figures.allowed_bytes = size_of(regex!(concat!("maxallowed:", size!())), s);
-    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
-        // The buffer refused as larger than the device allows ([`mps_buffer_start`]).
-        .or_else(|| size_of(regex!(concat!("Invalidbuffersize:", size!())), s));
+    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s);
     parsed
 }

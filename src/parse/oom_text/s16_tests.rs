@@ -1,27 +1,8 @@
-//! Unit tests of wordings added in session 16: GPU OOMs named in titles and a Mac's own
-//! allocator refusal. Every line is synthetic.
+//! Unit tests of wordings added in session 16: GPU OOMs named in titles, pinned host memory.
+//! Every line is synthetic.
 
 use super::tests::one;
 use super::*;
-
-/// PyTorch's MPS allocator refuses a buffer larger than the device's `maxBufferLength`: a GPU
-/// OOM whose size is the request; a bare count of another program's buffer is not.
-#[test]
-fn mps_invalid_buffer_size_is_a_gpu_oom_with_its_request() {
-    let message = one("RuntimeError: Invalid buffer size: 5.25 GB");
-    assert!(message.is_gpu_oom, "{message:#?}");
-    assert_eq!(message.kind, OomKind::MpsOutOfMemory);
-    assert_eq!(
-        message.figures.tried_to_allocate_bytes,
-        Some(Bytes((5.25 * 1024.0 * 1024.0 * 1024.0) as u64))
-    );
-    for text in [
-        "E/AudioTrack: Invalid buffer size: 4096",
-        "warning: Invalid buffer size: -1, using the default",
-    ] {
-        assert!(parse_text(text).iter().all(|m| !m.is_gpu_oom), "{text}");
-    }
-}
 
 /// llama.cpp's `unable to allocate CUDA0 buffer` retyped with a capital in a title is its
 /// failure; numpy's host `Unable to allocate … for an array` is not a GPU OOM.
@@ -65,4 +46,40 @@ fn a_bare_oom_class_in_a_title_needs_gpu_work_after_it() {
         "java.lang.OutOfMemoryError in the spark driver\nINFO text_generation_launcher: up\n",
     );
     assert!(java.iter().all(|m| !m.is_gpu_oom), "{java:#?}");
+}
+
+/// A raw CUDA out-of-memory raised where host memory is pinned is the host's, not the GPU's:
+/// the pinning call as the innermost frame, the DataLoader's pin thread, or the host
+/// allocator's frames in the message.
+#[test]
+fn a_raw_cuda_oom_of_a_pinned_host_allocation_is_not_a_gpu_oom() {
+    for text in [
+        "Traceback (most recent call last):\n  File \"prefetch.py\", line 12, in stage\n    \
+         buf = batch.pin_memory()\nRuntimeError: CUDA error: out of memory\n",
+        "  File \"cache.py\", line 40, in alloc\n    staging = torch.empty(n, dtype=torch.uint8, \
+         pin_memory=True)\nRuntimeError: CUDA error: out of memory\nCUDA kernel errors might be \
+         asynchronously reported at some other API call.\n",
+        "RuntimeError: Caught RuntimeError in pin memory thread for device 0.\nOriginal \
+         Traceback (most recent call last):\n  File \"/usr/lib/torch/utils/data/_utils/worker.py\", \
+         line 30, in do_one_step\n    data = fetch()\n  File \"/usr/lib/x/collate.py\", line 9, in \
+         run\n    return out\nRuntimeError: CUDA error: out of memory\n",
+    ] {
+        let messages = parse_text(text);
+        assert!(!messages.is_empty(), "{text}");
+        assert!(messages.iter().all(|m| !m.is_gpu_oom), "{text}: {messages:#?}");
+        assert!(
+            messages.iter().any(|m| m.kind == OomKind::HostMemory),
+            "{text}: {messages:#?}"
+        );
+    }
+    // A DataLoader built with pin_memory=True far above a device OOM changes nothing, nor does
+    // a sentence about the setting.
+    let device = parse_text(
+        "loader = DataLoader(ds, batch_size=8, pin_memory=True)\nepoch 1\nstep 1\nstep 2\n\
+         step 3\nstep 4\n  File \"train.py\", line 88, in step\n    out = model(x)\n\
+         RuntimeError: CUDA error: out of memory\n",
+    );
+    assert!(device.iter().any(|m| m.is_gpu_oom), "{device:#?}");
+    let prose = parse_text("I set pin_memory to False\nRuntimeError: CUDA error: out of memory\n");
+    assert!(prose.iter().any(|m| m.is_gpu_oom), "{prose:#?}");
 }
