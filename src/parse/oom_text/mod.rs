@@ -26,6 +26,7 @@ macro_rules! size {
     };
 }
 
+mod advice_clause;
 mod complete;
 mod cuda;
 mod devices;
@@ -1215,7 +1216,13 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
         let rest = text.get(from..)?;
         let (family, offset) = detect_start_once(rest)?;
         let absolute = from + offset;
-        if !text[from..absolute].contains("raise ") {
+        // A GPU wording in a clause of advice (`If you get CUDA out of memory, set …`) reports
+        // nothing; the host's, a kill's or a not-OOM failure's is read as before.
+        let advice = !matches!(
+            family,
+            Family::Host(_) | Family::NotOom(_) | Family::IllegalAccess
+        ) && advice_clause::in_advice_clause(text, absolute);
+        if !text[from..absolute].contains("raise ") && !advice {
             return Some((family, absolute));
         }
         let skip = rest[offset..].chars().next().map_or(1, char::len_utf8);

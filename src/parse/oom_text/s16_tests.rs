@@ -83,3 +83,37 @@ fn a_raw_cuda_oom_of_a_pinned_host_allocation_is_not_a_gpu_oom() {
     let prose = parse_text("I set pin_memory to False\nRuntimeError: CUDA error: out of memory\n");
     assert!(prose.iter().any(|m| m.is_gpu_oom), "{prose:#?}");
 }
+
+/// A failure's wording in a conditional clause of advice (a README's or a reply's `If you get
+/// …, set …`) reports nothing; the same wording in a report (first person, no advice) does.
+#[test]
+fn a_failure_wording_in_a_clause_of_advice_is_not_a_failure() {
+    for text in [
+        "If you get CUDA out of memory, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "Tip: when you see torch.cuda.OutOfMemoryError: CUDA out of memory, reduce the batch",
+        "> If you run into \"CUDA out of memory\" errors, try a smaller resolution.",
+        "Note: if CUDA error: out of memory happens, lower gpu_memory_utilization",
+        "To avoid OOM, use --medvram",
+        "In case of CUDA OOM errors, reduce the batch size",
+        "The model loads fine. If you see cudaErrorMemoryAllocation, reduce n_gpu_layers",
+    ] {
+        let messages = parse_text(text);
+        assert!(
+            messages.iter().all(|m| !m.is_gpu_oom),
+            "{text}: {messages:#?}"
+        );
+    }
+    for text in [
+        "When I raise the batch to 16, I get CUDA out of memory on the 3090",
+        "When running SDXL at 1024px: CUDA out of memory",
+        "RuntimeError: CUDA error: out of memory",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a \
+         total capacity of 7.79 GiB of which 3.31 MiB is free.",
+    ] {
+        let messages = parse_text(text);
+        assert!(
+            messages.iter().any(|m| m.is_gpu_oom),
+            "{text}: {messages:#?}"
+        );
+    }
+}
