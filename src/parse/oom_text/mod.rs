@@ -26,7 +26,6 @@ macro_rules! size {
     };
 }
 
-mod advice_clause;
 mod complete;
 mod cuda;
 mod devices;
@@ -34,6 +33,7 @@ mod frameworks;
 mod holders;
 mod host;
 mod llama_cpp;
+mod look_alike;
 mod mention;
 mod normalize;
 mod not_oom;
@@ -793,6 +793,21 @@ impl OomDetector {
                 weak.host |= mention::host_memory_shown(text);
             }
         }
+        // The paste's own error, of a class that is never a memory failure, after a mention
+        // that waits for its message: the mention named what the reporter took it for
+        // ([`look_alike::unrelated_error`]).
+        if look_alike::unrelated_error(text) {
+            if self.pending_warmup.as_ref().is_some_and(|pending| {
+                pending.superseded
+                    && line_no > pending.message.end_line
+                    && pending.message.kind == OomKind::NamedWithoutMessage
+            }) {
+                self.pending_warmup = None;
+            }
+            if let Some(weak) = self.weak.as_mut() {
+                weak.host |= line_no > weak.message.end_line;
+            }
+        }
         if self
             .pending_warmup
             .as_ref()
@@ -1221,7 +1236,7 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
         let advice = !matches!(
             family,
             Family::Host(_) | Family::NotOom(_) | Family::IllegalAccess
-        ) && advice_clause::in_advice_clause(text, absolute);
+        ) && look_alike::in_advice_clause(text, absolute);
         if !text[from..absolute].contains("raise ") && !advice {
             return Some((family, absolute));
         }

@@ -117,3 +117,26 @@ fn a_failure_wording_in_a_clause_of_advice_is_not_a_failure() {
         );
     }
 }
+
+/// A title's `CUDA out of memory` whose paste ends in an error of another kind (a `ValueError`
+/// with no memory word) is not a GPU OOM; a wrapper or a memory word keeps it.
+#[test]
+fn a_titled_oom_whose_paste_ends_in_another_error_is_not_a_gpu_oom() {
+    let other = parse_text(
+        "CUDA out of memory when running the demo\n\nTraceback (most recent call last):\n  \
+         File \"demo.py\", line 3, in <module>\n    run(x)\nValueError: shapes (4,) and (8,) \
+         do not match\n",
+    );
+    assert!(other.iter().all(|m| !m.is_gpu_oom), "{other:#?}");
+    let wrapper = parse_text(
+        "CUDA out of memory when running the demo\n\nTraceback (most recent call last):\n  \
+         File \"demo.py\", line 3, in <module>\n    run(x)\nRuntimeError: Engine core \
+         initialization failed. See root cause above.\n",
+    );
+    assert!(wrapper.iter().any(|m| m.is_gpu_oom), "{wrapper:#?}");
+    let memory = parse_text(
+        "CUDA out of memory when loading in 4 bit\nValueError: Some modules are dispatched on \
+         the CPU; make sure you have enough GPU RAM to fit the quantized model\n",
+    );
+    assert!(memory.iter().any(|m| m.is_gpu_oom), "{memory:#?}");
+}
