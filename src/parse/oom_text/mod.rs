@@ -94,6 +94,9 @@ pub const OOM_MARKERS: &[&str] = &[
     "enough gpu memory",
     // LM Studio's refusal to load a model (mention.rs).
     "Not enough resources to load",
+    // Ollama's scheduler giving up on placing a model's layers (mention.rs), as the CLI or
+    // the API's reply prints it.
+    "memory layout cannot be allocated",
     // GPU memory named short in Chinese prose by a job on a named card (`T4单卡…显示内存溢出`,
     // [`mention::cjk_mention`]; 内存 alone is the host's).
     "内存溢出",
@@ -260,6 +263,32 @@ pub const OOM_MARKERS: &[&str] = &[
     // … and in Japanese.
     "VRAM不足",
     "GPUメモリ",
+    // … and in European languages ([`mention::european_mention`]): Russian, Spanish,
+    // Portuguese, Italian, French, German.
+    "видеопамят",
+    "памяти GPU",
+    "памяти gpu",
+    "памяти видеокарт",
+    "памяти на GPU",
+    "emoria de GPU",
+    "emoria de la GPU",
+    "emoria GPU",
+    "emoria della GPU",
+    "emória da GPU",
+    "emória na GPU",
+    "emória de GPU",
+    "émoire GPU",
+    "émoire vidéo",
+    "nsuficiente",
+    "nsufficiente",
+    "nsuffisante",
+    "de VRAM",
+    "genügend VRAM",
+    "genug VRAM",
+    "wenig VRAM",
+    "GPU-Speicher",
+    "Grafikspeicher",
+    "Videospeicher",
     // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
     "Available KV cache memory: -",
     // … V0's wordings of it, and V1's check without its `max seq len` head (vllm.rs).
@@ -380,6 +409,31 @@ pub const WORDS_MARKERS: &[&str] = &[
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
     "Unable to allocate",
+    "memory layout cannot be allocated",
+    "видеопамят",
+    "памяти GPU",
+    "памяти gpu",
+    "памяти видеокарт",
+    "памяти на GPU",
+    "emoria de GPU",
+    "emoria de la GPU",
+    "emoria GPU",
+    "emoria della GPU",
+    "emória da GPU",
+    "emória na GPU",
+    "emória de GPU",
+    "émoire GPU",
+    "émoire vidéo",
+    "nsuficiente",
+    "nsufficiente",
+    "nsuffisante",
+    "de VRAM",
+    "genügend VRAM",
+    "genug VRAM",
+    "wenig VRAM",
+    "GPU-Speicher",
+    "Grafikspeicher",
+    "Videospeicher",
     "pin_memory",
     "pin memory thread",
     "HostAllocator",
@@ -416,7 +470,8 @@ pub const WORDS_MARKERS: &[&str] = &[
 /// start no message), and the wordings of desktop runtimes pasted from a Windows or Mac
 /// session, not a server's log (DirectML's `8007000E Not enough memory resources …`, OpenCL's
 /// allocation failure), an engine's line retyped in a title (`Unable to allocate CUDA0
-/// buffer`), and the pinned host allocation read around a raw CUDA error (pinned.rs). No marker starts with a digit: that would make every run of digits
+/// buffer`), an app's refusal as its CLI or API reply prints it (ollama's `memory layout cannot
+/// be allocated`), and the pinned host allocation read around a raw CUDA error (pinned.rs). No marker starts with a digit: that would make every run of digits
 /// one a marker may cover (`shape::DigitContexts`).
 pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "ther process",
@@ -436,6 +491,31 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
     "Unable to allocate",
+    "memory layout cannot be allocated",
+    "видеопамят",
+    "памяти GPU",
+    "памяти gpu",
+    "памяти видеокарт",
+    "памяти на GPU",
+    "emoria de GPU",
+    "emoria de la GPU",
+    "emoria GPU",
+    "emoria della GPU",
+    "emória da GPU",
+    "emória na GPU",
+    "emória de GPU",
+    "émoire GPU",
+    "émoire vidéo",
+    "nsuficiente",
+    "nsufficiente",
+    "nsuffisante",
+    "de VRAM",
+    "genügend VRAM",
+    "genug VRAM",
+    "wenig VRAM",
+    "GPU-Speicher",
+    "Grafikspeicher",
+    "Videospeicher",
     "pin_memory",
     "pin memory thread",
     "HostAllocator",
@@ -1615,7 +1695,10 @@ fn engine_from_wording(text: &str) -> Option<EngineName> {
     if text.contains("mem-fraction-static") || text.contains("sglang") {
         return Some(EngineName::Sglang);
     }
-    if text.contains("ollama") || text.contains("llama runner") {
+    if text.contains("ollama")
+        || text.contains("llama runner")
+        || text.contains("memory layout cannot be allocated")
+    {
         return Some(EngineName::Ollama);
     }
     // llama.cpp's server loop (`tools/server/server.cpp` `update_slots`, `llama_decode`).

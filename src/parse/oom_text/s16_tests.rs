@@ -140,3 +140,49 @@ fn a_titled_oom_whose_paste_ends_in_another_error_is_not_a_gpu_oom() {
     );
     assert!(memory.iter().any(|m| m.is_gpu_oom), "{memory:#?}");
 }
+
+/// Ollama's scheduler giving up on placing the layers (`memory layout cannot be allocated`):
+/// a GPU OOM in the app's words, named ollama's.
+#[test]
+fn ollama_memory_layout_cannot_be_allocated_is_a_gpu_oom() {
+    for text in [
+        "Error: 500 Internal Server Error: memory layout cannot be allocated with num_gpu = 40",
+        "level=WARN source=server.go:900 msg=\"memory layout cannot be allocated\" memory=1",
+    ] {
+        let message = one(text);
+        assert!(message.is_gpu_oom, "{text}: {message:#?}");
+        assert_eq!(message.engine_hint, Some(EngineName::Ollama), "{text}");
+    }
+}
+
+/// The GPU's memory named short in a European language's question or title is a mention; the
+/// memory alone (the host's as often) is not.
+#[test]
+fn gpu_memory_named_short_in_european_languages_is_a_mention() {
+    for text in [
+        "При запуске на RTX 3060 не хватает видеопамяти",
+        "Ошибка: недостаточно памяти GPU при загрузке модели",
+        "Al generar imágenes me quedo sin memoria de GPU",
+        "Erro: memória insuficiente na GPU ao treinar",
+        "Errore: memoria GPU insufficiente con batch 8",
+        "Erreur : mémoire GPU insuffisante pendant l'entraînement",
+        "Beim Training: nicht genügend VRAM auf der Karte",
+    ] {
+        let messages = parse_text(text);
+        assert!(
+            messages.iter().any(|m| m.is_gpu_oom),
+            "{text}: {messages:#?}"
+        );
+    }
+    for text in [
+        "Ошибка: недостаточно памяти",
+        "Error: memoria insuficiente",
+        "nicht genügend Arbeitsspeicher",
+    ] {
+        let messages = parse_text(text);
+        assert!(
+            messages.iter().all(|m| !m.is_gpu_oom),
+            "{text}: {messages:#?}"
+        );
+    }
+}
