@@ -329,6 +329,10 @@ pub(super) const RULES: &[Rule] = &[
     name("GPU Weights", vocab::forge_own),
     name("--medvram", vocab::automatic1111_flags),
     name("COMMANDLINE_ARGS", vocab::automatic1111_flags),
+    name(
+        "What browsers do you use to access",
+        vocab::automatic1111_form,
+    ),
     name("llm_load_print_meta", vocab::llamacpp_own),
     name("llama_new_context_with_model", vocab::llamacpp_own),
     name("ggml_backend_cuda_buffer_type", vocab::llamacpp_own),

@@ -169,6 +169,21 @@ pub(super) fn automatic1111_flags(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// AUTOMATIC1111's bug-report form (`.github/ISSUE_TEMPLATE/bug_report.yml`, 2022 on: "What
+/// browsers do you use to access the UI ?", earlier "… access UI ?"), kept by its forks (Forge,
+/// SD.Next), which the corpus names automatic1111.
+pub(super) fn automatic1111_form(text: &str, facts: &mut LineFacts) {
+    const QUESTION: &str = "What browsers do you use to access";
+    let form = text.find(QUESTION).is_some_and(|at| {
+        let rest = text[at + QUESTION.len()..].trim_start();
+        let rest = rest.strip_prefix("the ").unwrap_or(rest);
+        rest.starts_with("UI ?") || rest.starts_with("UI?")
+    });
+    if form {
+        facts.engine(EngineName::Automatic1111, Certainty::Weak);
+    }
+}
+
 // --- llama.cpp and its apps ----------------------------------------------------------------
 
 /// llama.cpp's loader and context lines (`src/llama.cpp` before b3800 `llm_load_print_meta:`,
