@@ -344,6 +344,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "batch大",
     "长一点",
     "长一些",
+    // Forge's estimate before it moves a model to the GPU (holders.rs `capacity_said`).
+    "Model Require:",
 ];
 
 /// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
@@ -462,6 +464,7 @@ pub const WORDS_MARKERS: &[&str] = &[
     "batch大",
     "长一点",
     "长一些",
+    "Model Require:",
 ];
 
 /// The [`OOM_MARKERS`] that matter in a report only, so the scanner of a long log's parsed
@@ -544,6 +547,7 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "batch大",
     "长一点",
     "长一些",
+    "Model Require:",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
