@@ -530,6 +530,23 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         }
     }
 
+    // The allocator's own reading that its free memory is split: enough is free in total,
+    // but its largest contiguous region is smaller than the request (the TPU runtime's
+    // `There are 58.64M free. Due to fragmentation, the largest contiguous region of free
+    // memory is 30.56M.`). That is fragmentation on data (largest free block < request), not
+    // a guess from reserved figures.
+    if let (Some(tried), Some(free), Some(largest)) =
+        (tried, free, failure.details.largest_free_block_bytes)
+    {
+        if free >= tried && largest < tried {
+            builder.fact(format!(
+                "{} was free, but its largest contiguous region ({}) is smaller than the request ({}) (framework error text): the free memory is fragmented",
+                gib(free), gib(largest), gib(tried)
+            ));
+            return Cause::FragmentationPlausible;
+        }
+    }
+
     // 3. Engine-specific memory errors.
     // JAX creates its CUDA context and preallocates 75 % of the card at start
     // (https://docs.jax.dev/en/latest/gpu_memory_allocation.html): when that fails, the

@@ -186,3 +186,17 @@ fn gpu_memory_named_short_in_european_languages_is_a_mention() {
         );
     }
 }
+
+/// The TPU runtime's largest contiguous free region is kept beside its free total.
+#[test]
+fn tpu_runtime_largest_contiguous_region_is_kept() {
+    let message = one(
+        "RuntimeError: RESOURCE_EXHAUSTED: Attempting to allocate 12.00M. That was not \
+         possible. There are 20.00M free. Due to fragmentation, the largest contiguous region \
+         of free memory is 8.00M.; (0x0x0_HBM0)",
+    );
+    assert_eq!(
+        message.details.largest_free_block_bytes,
+        Some(Bytes(8 * 1024 * 1024))
+    );
+}
