@@ -658,3 +658,24 @@ fn a_largest_free_region_below_the_request_is_fragmentation() {
         Cause::FragmentationPlausible
     );
 }
+
+/// A raw CUDA out-of-memory read as pinned host memory gets the pinning advice first.
+#[test]
+fn pinned_host_memory_gets_pinning_advice() {
+    let mut failure = message(OomKind::HostMemory, OomFigures::default());
+    failure.is_gpu_oom = false;
+    failure.text = "RuntimeError: CUDA error: out of memory".to_string();
+    let steps = super::host_memory_steps(&failure);
+    assert!(
+        steps
+            .first()
+            .is_some_and(|step| step.contains("pin_memory")),
+        "{steps:?}"
+    );
+    failure.text = "MemoryError: Unable to allocate 2.00 GiB".to_string();
+    let steps = super::host_memory_steps(&failure);
+    assert!(
+        steps.iter().all(|step| !step.contains("pin_memory")),
+        "{steps:?}"
+    );
+}
