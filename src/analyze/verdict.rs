@@ -344,6 +344,11 @@ fn host_memory_facts(builder: &mut Builder<'_>, failure: &OomMessage) {
     } else {
         format!("line {}", failure.line)
     };
+    if pinned_host(failure) {
+        builder.fact(format!(
+            "{line}: the CUDA runtime's out-of-memory was raised while pinning host memory (a `pin_memory` call, the DataLoader's pin thread or the host allocator's frames): page-locked host RAM ran out, not the GPU's memory"
+        ));
+    }
     if let Some(pid) = details.killed_pid {
         let name = details
             .killed_process
@@ -424,9 +429,26 @@ fn host_memory_facts(builder: &mut Builder<'_>, failure: &OomMessage) {
 
 /// The generic steps for host memory, less those the figures already answered (a cgroup
 /// limit's own step comes from [`host_memory_facts`]; the kernel's line is already there).
+/// A raw CUDA out-of-memory read as the host's: the parser found it raised by a pinned
+/// (page-locked) host allocation (`parse/oom_text/pinned.rs`).
+fn pinned_host(failure: &OomMessage) -> bool {
+    failure.kind == OomKind::HostMemory
+        && [
+            "CUDA error",
+            "cudaErrorMemoryAllocation",
+            "CUDA driver error",
+            "cuda runtime error",
+        ]
+        .iter()
+        .any(|words| failure.text.contains(words))
+}
+
 fn host_memory_steps(failure: &OomMessage) -> Vec<String> {
     let details = &failure.details;
     let mut steps = Vec::new();
+    if pinned_host(failure) {
+        steps.push("the allocation that failed was page-locked (pinned) host memory: turn `pin_memory` off (DataLoader, `tensor.pin_memory()`) or pin smaller buffers, and check the locked-memory limit (`ulimit -l`, docker `--ulimit memlock=-1`)".to_string());
+    }
     if details.oom_constraint.as_deref() != Some("CONSTRAINT_MEMCG") {
         steps.push("give the process or container more host RAM (docker `--memory`, Kubernetes `resources.limits.memory`), or add swap".to_string());
     }
@@ -527,6 +549,23 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
                 gib(tried)
             ));
             return Cause::RequestLargerThanGpu;
+        }
+    }
+
+    // The allocator's own reading that its free memory is split: enough is free in total,
+    // but its largest contiguous region is smaller than the request (the TPU runtime's
+    // `There are 58.64M free. Due to fragmentation, the largest contiguous region of free
+    // memory is 30.56M.`). That is fragmentation on data (largest free block < request), not
+    // a guess from reserved figures.
+    if let (Some(tried), Some(free), Some(largest)) =
+        (tried, free, failure.details.largest_free_block_bytes)
+    {
+        if free >= tried && largest < tried {
+            builder.fact(format!(
+                "{} was free, but its largest contiguous region ({}) is smaller than the request ({}) (framework error text): the free memory is fragmented",
+                gib(free), gib(largest), gib(tried)
+            ));
+            return Cause::FragmentationPlausible;
         }
     }
 

@@ -284,6 +284,10 @@ pub struct EngineFigures {
     /// vLLM: memory the utilization asks for (total × utilization).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_memory_bytes: Option<Bytes>,
+    /// The largest contiguous free region the allocator reports beside its free total (the TPU
+    /// runtime's `Due to fragmentation, the largest contiguous region of free memory is 30.56M.`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_free_block_bytes: Option<Bytes>,
     /// vLLM: dummy requests of the sampler/pooler warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_requests: Option<u64>,

@@ -636,3 +636,46 @@ fn words_that_the_card_is_too_small() {
         Cause::OtherProcessesHoldMemory
     );
 }
+
+/// The allocator reporting enough free in total but a largest contiguous region below the
+/// request is fragmentation whatever the stage; a largest region above it says nothing.
+#[test]
+fn a_largest_free_region_below_the_request_is_fragmentation() {
+    let figures = OomFigures {
+        tried_to_allocate_bytes: gib_f(0.5),
+        free_bytes: gib_f(0.9),
+        ..OomFigures::default()
+    };
+    let mut failure = message(OomKind::XlaResourceExhausted, figures);
+    failure.details.largest_free_block_bytes = gib_f(0.4);
+    assert_eq!(
+        cause_of(&failure, EngineName::Jax, Phase::TrainingStep),
+        Cause::FragmentationPlausible
+    );
+    failure.details.largest_free_block_bytes = gib_f(0.6);
+    assert_ne!(
+        cause_of(&failure, EngineName::Jax, Phase::TrainingStep),
+        Cause::FragmentationPlausible
+    );
+}
+
+/// A raw CUDA out-of-memory read as pinned host memory gets the pinning advice first.
+#[test]
+fn pinned_host_memory_gets_pinning_advice() {
+    let mut failure = message(OomKind::HostMemory, OomFigures::default());
+    failure.is_gpu_oom = false;
+    failure.text = "RuntimeError: CUDA error: out of memory".to_string();
+    let steps = super::host_memory_steps(&failure);
+    assert!(
+        steps
+            .first()
+            .is_some_and(|step| step.contains("pin_memory")),
+        "{steps:?}"
+    );
+    failure.text = "MemoryError: Unable to allocate 2.00 GiB".to_string();
+    let steps = super::host_memory_steps(&failure);
+    assert!(
+        steps.iter().all(|step| !step.contains("pin_memory")),
+        "{steps:?}"
+    );
+}

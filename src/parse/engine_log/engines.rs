@@ -329,6 +329,10 @@ pub(super) const RULES: &[Rule] = &[
     name("GPU Weights", vocab::forge_own),
     name("--medvram", vocab::automatic1111_flags),
     name("COMMANDLINE_ARGS", vocab::automatic1111_flags),
+    name(
+        "What browsers do you use to access",
+        vocab::automatic1111_form,
+    ),
     name("llm_load_print_meta", vocab::llamacpp_own),
     name("llama_new_context_with_model", vocab::llamacpp_own),
     name("ggml_backend_cuda_buffer_type", vocab::llamacpp_own),
@@ -338,6 +342,7 @@ pub(super) const RULES: &[Rule] = &[
     name("KoboldCPP", vocab::koboldcpp_named),
     name("ollama ", vocab::ollama_cli),
     name("OLLAMA_", vocab::ollama_cli),
+    name("num_gpu", vocab::ollama_cli),
     name("[TM][", vocab::lmdeploy_own),
     name("lmdeploy ", vocab::lmdeploy_own),
     name("turbomind", vocab::lmdeploy_own),

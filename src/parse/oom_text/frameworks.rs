@@ -499,6 +499,12 @@ fn parse_xla(s: &str) -> Parsed {
                 .or_else(|| short_size(regex!(r"Attemptingtoreserve(\d+(?:\.\d+)?[KMGT])"), s));
     }
     figures.free_bytes = short_size(regex!(r"Thereare(\d+(?:\.\d+)?[KMGT])free"), s);
+    // The TPU runtime's own reading of its free memory (google/trax#431 quotes it): "Due to
+    // fragmentation, the largest contiguous region of free memory is 30.56M."
+    parsed.details.largest_free_block_bytes = short_size(
+        regex!(r"largestcontiguousregionoffreememoryis(\d+(?:\.\d+)?[KMGT])"),
+        s,
+    );
     // The TPU compiler's "Used 9.08G of 7.48G hbm": the chip's HBM is the card's total.
     figures.total_capacity_bytes = short_size(
         regex!(r"Used\d+(?:\.\d+)?[KMGT]?of(\d+(?:\.\d+)?[KMGT])hbm"),

@@ -117,6 +117,9 @@ pub(crate) fn capacity_said(text: &str) -> bool {
     if text.len() > 1000 {
         return false;
     }
+    if forge_model_exceeds_free(text) {
+        return true;
+    }
     let lower = text.to_lowercase().replace(['’', '`'], "'");
     if lower.trim_end().ends_with('?') {
         return false;
@@ -164,6 +167,25 @@ pub(crate) fn capacity_said(text: &str) -> bool {
     })
 }
 
+/// Forge's own estimate before it moves a model to the GPU (`backend/memory_management.py`
+/// `load_models_gpu`: `[Memory Management] Target: …, Free GPU: {free} MB, Model Require:
+/// {model} MB, Previously Loaded: …, Inference Require: …, Remaining: {free - model -
+/// inference} MB`) with the model alone larger than what is free: the app says the job needs
+/// more than the card has, and only swaps part of it in.
+fn forge_model_exceeds_free(text: &str) -> bool {
+    let Some(found) =
+        regex!(r"Free GPU: (\d+(?:\.\d+)?) MB, Model Require: (\d+(?:\.\d+)?) MB").captures(text)
+    else {
+        return false;
+    };
+    let number = |index: usize| {
+        found
+            .get(index)
+            .and_then(|value| value.as_str().parse::<f64>().ok())
+    };
+    matches!((number(1), number(2)), (Some(free), Some(model)) if model > free)
+}
+
 /// Whether the last words before a phrase deny it (advice, a guess, a negation).
 fn denied(before: &str) -> bool {
     // Only the clause the phrase is in.
@@ -177,6 +199,27 @@ fn denied(before: &str) -> bool {
         .take(5)
         .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
         .any(|word| DENY.contains(&word) || word.ends_with("n't"))
+}
+
+#[cfg(test)]
+mod forge_tests {
+    use super::capacity_said;
+
+    /// Forge's estimate with the model larger than the free memory says the card is too small;
+    /// with room for it, it says nothing.
+    #[test]
+    fn forge_model_larger_than_free_is_capacity_said() {
+        assert!(capacity_said(
+            "[Memory Management] Target: KModel, Free GPU: 2000.50 MB, Model Require: 6400.00 \
+             MB, Previously Loaded: 0.00 MB, Inference Require: 1024.00 MB, Remaining: -5424.50 \
+             MB, "
+        ));
+        assert!(!capacity_said(
+            "[Memory Management] Target: JointTextEncoder, Free GPU: 9000.00 MB, Model Require: \
+             5000.00 MB, Previously Loaded: 0.00 MB, Inference Require: 1024.00 MB, Remaining: \
+             2976.00 MB, "
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -46,6 +46,12 @@ fn is_failure_line(text: &str) -> bool {
         || regex!(r"can't allocate \d+ Bytes of memory on device").is_match(text)
         || regex!(r"failed to allocate (?:\S+ )?buffer of size \d+").is_match(text)
         || regex!(r"unable to allocate \S+ buffer").is_match(text)
+        // The same line retyped in an issue title (`Unable to allocate CUDA0 buffer when …`,
+        // llama.cpp `src/llama-model.cpp` `load_tensors`: `"unable to allocate %s buffer"`
+        // with `ggml_backend_buft_name`): only a GPU backend's buffer, since numpy's host
+        // `Unable to allocate 3.1 GiB for an array` starts the same way.
+        || regex!(r"Unable to allocate (?:CUDA|ROCm|Vulkan|SYCL|Metal|MUSA|CANN)\d* buffer")
+            .is_match(text)
         || text.contains("failed to allocate buffer for kv cache")
         || text.contains("llama_kv_cache_init() failed")
         || text.contains("failed to allocate compute")

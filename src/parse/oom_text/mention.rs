@@ -26,7 +26,7 @@ pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = prose_mention(text) {
         return Some((Family::OtherGpu, position));
     }
-    if let Some(position) = cjk_mention(text) {
+    if let Some(position) = cjk_mention(text).or_else(|| european_mention(text)) {
         return Some((Family::OtherGpu, position));
     }
     if let Some(position) = device_mention(text) {
@@ -67,6 +67,7 @@ fn weak_mention(text: &str) -> Option<usize> {
                 .find(&lower)
                 .map(|m| m.start())
         })
+        .or_else(|| bare_class(&lower))
         .or_else(|| not_enough_memory(&lower))?;
     if asks_whether(&lower, at) || speculates_after(&lower, at) {
         return None;
@@ -127,6 +128,17 @@ fn not_enough_memory(lower: &str) -> Option<usize> {
     (!resources).then_some(words.start())
 }
 
+/// The OOM class named bare in a title or a sentence (lower-cased), without its module or
+/// message (`OutOfMemoryError for LLaMa-2 70b running on …`): PyTorch's `torch.OutOfMemoryError`,
+/// but also Java's heap (`java.lang.OutOfMemoryError`, which [`weak_mention`] turns away by
+/// its `java`) or Ray's, so held like `OOM` until the lines after it show GPU work. Not a
+/// traceback's class line (`OutOfMemoryError: …`, `OutOfMemoryError  Traceback`, read by the
+/// families) nor one with its module (`torch.…`, [`class_mention`]).
+fn bare_class(lower: &str) -> Option<usize> {
+    let found = regex!(r"(?:^|[\s(\[])outofmemoryerrors?\s+[a-z]").find(lower)?;
+    Some(found.start() + found.as_str().find('o').unwrap_or(0))
+}
+
 /// A program's own pool named as what ran out (SGLang's `alloc_req_slots runs out of memory`:
 /// its request slots, not the GPU): that program's message, not the reporter's words.
 fn program_subject(lower: &str, at: usize) -> bool {
@@ -144,6 +156,7 @@ pub(super) fn is_weak(text: &str) -> bool {
         && oom_word(text).is_none()
         && prose_mention(text).is_none()
         && cjk_mention(text).is_none()
+        && european_mention(text).is_none()
         && device_mention(text).is_none()
         && malloc_mention(text).is_none()
         && class_mention(text).is_none()
@@ -166,7 +179,7 @@ pub(super) fn is_weak(text: &str) -> bool {
 pub(super) fn gpu_work_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     has_gpu_word(&lower)
-        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
+        || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|text_generation_launcher|text_generation_server|text-generation-inference|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
             .is_match(&lower)
         || line.contains("显卡")
 }
@@ -355,9 +368,15 @@ fn malloc_mention(text: &str) -> Option<usize> {
 /// (`cupy.cuda.memory.OutOfMemoryError in forward`): `cupy/cuda/memory.pyx` raises it only
 /// when its device memory pool cannot allocate (`MemoryPointer`/`_malloc`, CuPy 5–13).
 fn class_mention(text: &str) -> Option<usize> {
+    // Or the class quoted as code and closed (a title's `vllm not starting due to
+    // \`torch.OutOfMemoryError\``): the quote ends the name, so no word needs to follow.
     let found =
         regex!(r"(?:^|[^A-Za-z0-9_.])(?:torch\.(?:cuda\.|xpu\.)?|cupy\.cuda\.memory\.|(?:CUDA|XPU|HIP|MPS|GPU) )OutOfMemoryError\s+[a-z]")
-            .find(text)?;
+            .find(text)
+            .or_else(|| {
+                regex!(r"(?:^|[^A-Za-z0-9_.])[`'\x22]torch\.(?:cuda\.|xpu\.)?OutOfMemoryError[`'\x22]")
+                    .find(text)
+            })?;
     let lower = text.to_ascii_lowercase();
     if asks_whether(&lower, found.start()) {
         return None;
@@ -625,13 +644,50 @@ fn prose_mention(text: &str) -> Option<usize> {
     (!host && !denied && !asks_whether(&lower, at)).then_some(text.len() - text.trim_start().len())
 }
 
+/// The GPU's memory named short in a European language's sentence, the memory named by its
+/// device (as [`cjk_mention`] asks): Russian `не хватает видеопамяти` / `недостаточно памяти
+/// GPU` (video memory, the GPU's memory), Spanish `me quedo sin memoria de GPU`, Portuguese
+/// `memória insuficiente na GPU`, Italian `memoria GPU insufficiente`, French `mémoire GPU
+/// insuffisante` / `manque de VRAM`, German `nicht genügend VRAM` / `Grafikspeicher voll`.
+/// The memory alone (`памяти`, `memoria`, `Speicher`) is the host's as often, and is not this.
+/// The position of the line's first word: the whole sentence is the mention.
+fn european_mention(text: &str) -> Option<usize> {
+    // The GPU's memory, by language.
+    const RU: &str = r"(?:видеопамят\w*|памяти\s+(?:на\s+)?(?:gpu|видеокарт\w*|cuda|гпу))";
+    const ROMANCE: &str = r"(?:memoria|memória|mémoire)\s+(?:de\s+(?:la\s+)?|da\s+|na\s+|della\s+|en\s+la\s+)?(?:gpu|vram|v[íi]deo|vid[ée]o)";
+    const DE: &str = r"(?:vram|gpu-speicher|grafikspeicher|videospeicher|grafikkartenspeicher)";
+    static SHORT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        let alternatives = [
+            format!(r"(?:не\s+хватает|недостаточно|нехватк\w*|закончил\w*|кончил\w*|переполн\w*)\s+(?:\w+\s+)?{RU}"),
+            format!(r"{RU}\s+(?:не\s+хватает|недостаточно|закончил\w*|кончил\w*|переполнен\w*)"),
+            format!(r"(?:sin|sem|senza)\s+{ROMANCE}"),
+            format!(r"{ROMANCE}\s+(?:insuficiente|insufficiente|insuffisante|esaurita|agotada|esgotada|pleine|llena|cheia)"),
+            r"(?:memoria|memória|mémoire)\s+insu(?:ficiente|fficiente|ffisante)\s+(?:en\s+la|na|da|de\s+la|della|sur\s+la|du|de)\s+(?:gpu|vram)".to_string(),
+            r"(?:^|[^\w])(?:vram|gpu)\s+insu(?:ficiente|fficiente|ffisante)".to_string(),
+            r"(?:manque|plus)\s+de\s+(?:vram|m[ée]moire\s+(?:gpu|vid[ée]o))".to_string(),
+            format!(r"(?:nicht\s+genügend|nicht\s+genug|zu\s+wenig)\s+{DE}"),
+            format!(r"{DE}\s+(?:ist\s+)?(?:voll|reicht\s+nicht|zu\s+klein|erschöpft)"),
+        ];
+        super::compile(&alternatives.join("|"))
+    });
+    let lower = text.to_lowercase();
+    SHORT
+        .is_match(&lower)
+        .then_some(text.len() - text.trim_start().len())
+}
+
 /// A CJK ideograph or kana (sentences that glue English terms to their words).
 fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
 }
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 8] = [
+const APP_MENTIONS: [&str; 9] = [
+    // Ollama's runner (`llm/server.go` `(*ollamaServer).Load`, 0.11+): the layout of the
+    // model's layers on the GPUs could not be allocated even after backing off its estimate
+    // of free memory: `errors.New("memory layout cannot be allocated")`, or
+    // `"memory layout cannot be allocated with num_gpu = %v"` when the layer count was set.
+    "memory layout cannot be allocated",
     // LM Studio's guardrail refusing to load a model that its estimate says does not fit the
     // GPU's memory (and the host's): `Not enough resources to load the model with the current
     // settings` (the app's own words, quoted in its bug tracker's reports; the app is closed).
@@ -666,6 +722,7 @@ pub(super) fn is_mention(message: &OomMessage) -> bool {
             || oom_word(&message.text) == Some(0)
             || prose_mention(&message.text) == Some(0)
             || cjk_mention(&message.text) == Some(0)
+            || european_mention(&message.text) == Some(0)
             || malloc_mention(&message.text) == Some(0)
             || class_mention(&message.text) == Some(0)
             || (gpu_memory_mention(&message.text) == Some(0)

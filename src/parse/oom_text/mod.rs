@@ -33,9 +33,11 @@ mod frameworks;
 mod holders;
 mod host;
 mod llama_cpp;
+mod look_alike;
 mod mention;
 mod normalize;
 mod not_oom;
+mod pinned;
 mod pytorch;
 mod sglang;
 mod size;
@@ -92,6 +94,9 @@ pub const OOM_MARKERS: &[&str] = &[
     "enough gpu memory",
     // LM Studio's refusal to load a model (mention.rs).
     "Not enough resources to load",
+    // Ollama's scheduler giving up on placing a model's layers (mention.rs), as the CLI or
+    // the API's reply prints it.
+    "memory layout cannot be allocated",
     // GPU memory named short in Chinese prose by a job on a named card (`T4单卡…显示内存溢出`,
     // [`mention::cjk_mention`]; 内存 alone is the host's).
     "内存溢出",
@@ -146,6 +151,19 @@ pub const OOM_MARKERS: &[&str] = &[
     "OBJECT_ALLOCATION_FAILURE",
     "[metal::malloc]",
     "Bytes of memory on device",
+    // llama.cpp's `unable to allocate CUDA0 buffer` retyped in an issue title
+    // (llama_cpp.rs).
+    "Unable to allocate",
+    // A pinned host allocation around a raw CUDA error (pinned.rs): no message starts here,
+    // the detector notes the line (`.pin_memory()`, the DataLoader's pin thread, the host
+    // allocator's frames, CuPy's pinned pool).
+    "pin_memory",
+    "pin memory thread",
+    "HostAllocator",
+    "cudaHostAlloc",
+    "cudaMallocHost",
+    "cudaHostRegister",
+    "pinned_memory",
     // Host memory (not GPU OOM).
     "DefaultCPUAllocator",
     "Cannot allocate memory",
@@ -245,6 +263,32 @@ pub const OOM_MARKERS: &[&str] = &[
     // … and in Japanese.
     "VRAM不足",
     "GPUメモリ",
+    // … and in European languages ([`mention::european_mention`]): Russian, Spanish,
+    // Portuguese, Italian, French, German.
+    "видеопамят",
+    "памяти GPU",
+    "памяти gpu",
+    "памяти видеокарт",
+    "памяти на GPU",
+    "emoria de GPU",
+    "emoria de la GPU",
+    "emoria GPU",
+    "emoria della GPU",
+    "emória da GPU",
+    "emória na GPU",
+    "emória de GPU",
+    "émoire GPU",
+    "émoire vidéo",
+    "nsuficiente",
+    "nsufficiente",
+    "nsuffisante",
+    "de VRAM",
+    "genügend VRAM",
+    "genug VRAM",
+    "wenig VRAM",
+    "GPU-Speicher",
+    "Grafikspeicher",
+    "Videospeicher",
     // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
     "Available KV cache memory: -",
     // … V0's wordings of it, and V1's check without its `max seq len` head (vllm.rs).
@@ -300,6 +344,8 @@ pub const OOM_MARKERS: &[&str] = &[
     "batch大",
     "长一点",
     "长一些",
+    // Forge's estimate before it moves a model to the GPU (holders.rs `capacity_said`).
+    "Model Require:",
 ];
 
 /// The [`OOM_MARKERS`] of a reporter's words rather than a program's message (a GPU "out of
@@ -364,6 +410,39 @@ pub const WORDS_MARKERS: &[&str] = &[
     "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "Unable to allocate",
+    "memory layout cannot be allocated",
+    "видеопамят",
+    "памяти GPU",
+    "памяти gpu",
+    "памяти видеокарт",
+    "памяти на GPU",
+    "emoria de GPU",
+    "emoria de la GPU",
+    "emoria GPU",
+    "emoria della GPU",
+    "emória da GPU",
+    "emória na GPU",
+    "emória de GPU",
+    "émoire GPU",
+    "émoire vidéo",
+    "nsuficiente",
+    "nsufficiente",
+    "nsuffisante",
+    "de VRAM",
+    "genügend VRAM",
+    "genug VRAM",
+    "wenig VRAM",
+    "GPU-Speicher",
+    "Grafikspeicher",
+    "Videospeicher",
+    "pin_memory",
+    "pin memory thread",
+    "HostAllocator",
+    "cudaHostAlloc",
+    "cudaMallocHost",
+    "cudaHostRegister",
+    "pinned_memory",
     "have enough memory",
     "with more memory",
     "with more VRAM",
@@ -385,6 +464,7 @@ pub const WORDS_MARKERS: &[&str] = &[
     "batch大",
     "长一点",
     "长一些",
+    "Model Require:",
 ];
 
 /// The [`OOM_MARKERS`] that matter in a report only, so the scanner of a long log's parsed
@@ -392,7 +472,9 @@ pub const WORDS_MARKERS: &[&str] = &[
 /// them): the reporter's words that other programs held the GPU's memory (holders.rs, they
 /// start no message), and the wordings of desktop runtimes pasted from a Windows or Mac
 /// session, not a server's log (DirectML's `8007000E Not enough memory resources …`, OpenCL's
-/// allocation failure). No marker starts with a digit: that would make every run of digits
+/// allocation failure), an engine's line retyped in a title (`Unable to allocate CUDA0
+/// buffer`), an app's refusal as its CLI or API reply prints it (ollama's `memory layout cannot
+/// be allocated`), and the pinned host allocation read around a raw CUDA error (pinned.rs). No marker starts with a digit: that would make every run of digits
 /// one a marker may cover (`shape::DigitContexts`).
 pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "ther process",
@@ -411,6 +493,39 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "메모리를 초기화",
     "enough memory resources",
     "OBJECT_ALLOCATION_FAILURE",
+    "Unable to allocate",
+    "memory layout cannot be allocated",
+    "видеопамят",
+    "памяти GPU",
+    "памяти gpu",
+    "памяти видеокарт",
+    "памяти на GPU",
+    "emoria de GPU",
+    "emoria de la GPU",
+    "emoria GPU",
+    "emoria della GPU",
+    "emória da GPU",
+    "emória na GPU",
+    "emória de GPU",
+    "émoire GPU",
+    "émoire vidéo",
+    "nsuficiente",
+    "nsufficiente",
+    "nsuffisante",
+    "de VRAM",
+    "genügend VRAM",
+    "genug VRAM",
+    "wenig VRAM",
+    "GPU-Speicher",
+    "Grafikspeicher",
+    "Videospeicher",
+    "pin_memory",
+    "pin memory thread",
+    "HostAllocator",
+    "cudaHostAlloc",
+    "cudaMallocHost",
+    "cudaHostRegister",
+    "pinned_memory",
     "have enough memory",
     "with more memory",
     "with more VRAM",
@@ -432,6 +547,7 @@ pub const REPORT_ONLY_MARKERS: &[&str] = &[
     "batch大",
     "长一点",
     "长一些",
+    "Model Require:",
 ];
 
 /// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
@@ -649,6 +765,10 @@ pub struct OomDetector {
     /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
     /// lines after it show whether the work was on a GPU.
     weak: Option<Weak>,
+    /// The last line showing a pinned host allocation ([`pinned::pinned_frame`]).
+    pinned_frame: Option<u64>,
+    /// The last line of the DataLoader's pin thread re-raising ([`pinned::pin_thread`]).
+    pin_thread: Option<u64>,
 }
 
 /// A weak mention waiting for the lines after it ([`OomDetector::weak`]).
@@ -728,6 +848,12 @@ impl OomDetector {
         if self.capacity_said.is_none() && holders::capacity_said(text) {
             self.capacity_said = Some(line_no);
         }
+        if pinned::pinned_frame(text) {
+            self.pinned_frame = Some(line_no);
+        }
+        if pinned::pin_thread(text) {
+            self.pin_thread = Some(line_no);
+        }
         if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
         {
             let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -749,6 +875,21 @@ impl OomDetector {
                             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
                     });
                 weak.host |= mention::host_memory_shown(text);
+            }
+        }
+        // The paste's own error, of a class that is never a memory failure, after a mention
+        // that waits for its message: the mention named what the reporter took it for
+        // ([`look_alike::unrelated_error`]).
+        if look_alike::unrelated_error(text) {
+            if self.pending_warmup.as_ref().is_some_and(|pending| {
+                pending.superseded
+                    && line_no > pending.message.end_line
+                    && pending.message.kind == OomKind::NamedWithoutMessage
+            }) {
+                self.pending_warmup = None;
+            }
+            if let Some(weak) = self.weak.as_mut() {
+                weak.host |= line_no > weak.message.end_line;
             }
         }
         if self
@@ -955,6 +1096,26 @@ impl OomDetector {
         }
     }
 
+    /// A raw CUDA out-of-memory (no allocator figures) raised by a pinned host allocation
+    /// ([`pinned`]): the pinning call is the innermost frame right before it, the pin thread
+    /// re-raised it, or the message's own frames name the host allocator.
+    fn pinned_host(&self, message: &OomMessage) -> bool {
+        let raw = matches!(
+            message.kind,
+            OomKind::CudaErrorOutOfMemory | OomKind::CudaDriverOutOfMemory
+        ) || (message.kind == OomKind::OtherGpuOom
+            && message.text.contains("cudaErrorMemoryAllocation"));
+        if !raw || message.figures.tried_to_allocate_bytes.is_some() {
+            return false;
+        }
+        let before = |seen: Option<u64>, lines: u64| {
+            seen.is_some_and(|at| at <= message.line && message.line - at <= lines)
+        };
+        before(self.pinned_frame, pinned::FRAME_LINES)
+            || before(self.pin_thread, pinned::THREAD_LINES)
+            || pinned::pinned_frame(&message.text)
+    }
+
     /// vLLM's warm-up error (`_dummy_sampler_run`: `raise RuntimeError("CUDA out of memory
     /// occurred when warming up sampler …") from e`) carries no figures; the allocator message it
     /// wraps does. Printed in that order (a paste that quotes the RuntimeError first), the
@@ -963,6 +1124,10 @@ impl OomDetector {
     /// A message that is only an exception's class (`OutOfMemoryError` without its text) is
     /// held the same way and dropped when the message itself follows.
     fn pair_warmup(&mut self, mut message: OomMessage, done: &mut Vec<OomMessage>) {
+        if self.pinned_host(&message) {
+            message.kind = OomKind::HostMemory;
+            message.is_gpu_oom = false;
+        }
         if message.kind == OomKind::XlaResourceExhausted
             && message.details.requested_memory_bytes.is_none()
         {
@@ -1150,7 +1315,13 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
         let rest = text.get(from..)?;
         let (family, offset) = detect_start_once(rest)?;
         let absolute = from + offset;
-        if !text[from..absolute].contains("raise ") {
+        // A GPU wording in a clause of advice (`If you get CUDA out of memory, set …`) reports
+        // nothing; the host's, a kill's or a not-OOM failure's is read as before.
+        let advice = !matches!(
+            family,
+            Family::Host(_) | Family::NotOom(_) | Family::IllegalAccess
+        ) && look_alike::in_advice_clause(text, absolute);
+        if !text[from..absolute].contains("raise ") && !advice {
             return Some((family, absolute));
         }
         let skip = rest[offset..].chars().next().map_or(1, char::len_utf8);
@@ -1528,7 +1699,10 @@ fn engine_from_wording(text: &str) -> Option<EngineName> {
     if text.contains("mem-fraction-static") || text.contains("sglang") {
         return Some(EngineName::Sglang);
     }
-    if text.contains("ollama") || text.contains("llama runner") {
+    if text.contains("ollama")
+        || text.contains("llama runner")
+        || text.contains("memory layout cannot be allocated")
+    {
         return Some(EngineName::Ollama);
     }
     // llama.cpp's server loop (`tools/server/server.cpp` `update_slots`, `llama_decode`).
@@ -1639,6 +1813,8 @@ mod mentions_tests;
 mod s14_tests;
 #[cfg(test)]
 mod s15_tests;
+#[cfg(test)]
+mod s16_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -169,6 +169,21 @@ pub(super) fn automatic1111_flags(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// AUTOMATIC1111's bug-report form (`.github/ISSUE_TEMPLATE/bug_report.yml`, 2022 on: "What
+/// browsers do you use to access the UI ?", earlier "… access UI ?"), kept by its forks (Forge,
+/// SD.Next), which the corpus names automatic1111.
+pub(super) fn automatic1111_form(text: &str, facts: &mut LineFacts) {
+    const QUESTION: &str = "What browsers do you use to access";
+    let form = text.find(QUESTION).is_some_and(|at| {
+        let rest = text[at + QUESTION.len()..].trim_start();
+        let rest = rest.strip_prefix("the ").unwrap_or(rest);
+        rest.starts_with("UI ?") || rest.starts_with("UI?")
+    });
+    if form {
+        facts.engine(EngineName::Automatic1111, Certainty::Weak);
+    }
+}
+
 // --- llama.cpp and its apps ----------------------------------------------------------------
 
 /// llama.cpp's loader and context lines (`src/llama.cpp` before b3800 `llm_load_print_meta:`,
@@ -190,7 +205,9 @@ pub(super) fn koboldcpp_named(text: &str, facts: &mut LineFacts) {
 
 /// Ollama's CLI (`cmd/cmd.go`: `ollama serve`, `ollama run <model>`, `ollama ps`) and its
 /// settings (`envconfig/config.go`: `OLLAMA_NUM_PARALLEL`, `OLLAMA_FLASH_ATTENTION`,
-/// `OLLAMA_HOST`, …).
+/// `OLLAMA_HOST`, …), and its model option `num_gpu` (`api/types.go` `Runner.NumGPU`,
+/// `json:"num_gpu"`, a Modelfile's `PARAMETER num_gpu`): llama.cpp names it `n_gpu_layers` /
+/// `-ngl`, Ray and DeepSpeed `num_gpus`.
 pub(super) fn ollama_cli(text: &str, facts: &mut LineFacts) {
     const COMMANDS: [&str; 6] = ["serve", "run", "ps", "pull", "create", "show"];
     let command = text.match_indices("ollama ").any(|(at, _)| {
@@ -201,7 +218,8 @@ pub(super) fn ollama_cli(text: &str, facts: &mut LineFacts) {
     });
     let setting = text
         .match_indices("OLLAMA_")
-        .any(|(at, _)| text[at + "OLLAMA_".len()..].starts_with(|c: char| c.is_ascii_uppercase()));
+        .any(|(at, _)| text[at + "OLLAMA_".len()..].starts_with(|c: char| c.is_ascii_uppercase()))
+        || word(text, "num_gpu");
     if command {
         facts.engine(EngineName::Ollama, Certainty::Strong);
     } else if setting {

@@ -1,0 +1,81 @@
+//! Look-alikes of a GPU OOM in words.
+//!
+//! A failure's wording inside a conditional clause of advice: `If you get CUDA out of memory,
+//! set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, `When you see torch.cuda.
+//! OutOfMemoryError, lower the batch size`, `To avoid OOM, use --medvram`. A README, a FAQ or
+//! a maintainer's reply says what to do should it happen; it reports nothing. The general
+//! reading convention: a sentence that opens with a condition (`if`, `when`, `whenever`, `in
+//! case`, `should you`) and has no first person before the wording (`If I raise the batch to
+//! 16 I get CUDA out of memory` reports), addressed to the reader (`you`) or followed by an
+//! instruction; or a purpose clause (`to avoid`, `to prevent`) in front of it.
+//!
+//! And a title's OOM whose paste ends in an error of another kind ([`unrelated_error`]).
+
+/// Whether the failure's wording read from `from` in `text` stands in such a clause. A
+/// mention's start is its line's first word (the whole sentence is the mention), so the clause
+/// is judged at the wording itself: the first `out of memory`, `OOM`, `OutOfMemoryError`,
+/// `cudaErrorMemoryAllocation`, `not enough …`, `insufficient …` at or after `from`.
+pub(super) fn in_advice_clause(text: &str, from: usize) -> bool {
+    let Some(tail) = text.get(from..) else {
+        return false;
+    };
+    let at = from
+        + regex!(r"(?i)out[ -]of[ -](?:memory|vram)|\boom|outofmem|memoryallocation|_alloc_failed|not enough|insufficient|resource_?exhausted")
+            .find(tail)
+            .map_or(0, |found| found.start());
+    let Some(head) = text.get(..at) else {
+        return false;
+    };
+    // The sentence holding the wording: after the last `. `, `! `, `? ` or `;` before it.
+    let sentence_start = regex!(r"[.!?;](?:\s|$)")
+        .find_iter(head)
+        .last()
+        .map_or(0, |found| found.end());
+    let prefix = head[sentence_start..].to_lowercase();
+    let prefix = prefix
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '>' | '-' | '*' | '#'))
+        .trim_start();
+    // A label in front of the sentence (`Tip:`, `Note:`, `NB:`).
+    let prefix = regex!(r"^(?:tip|tips|note|hint|nb|ps|faq|troubleshooting)\s*:\s*")
+        .find(prefix)
+        .map_or(prefix, |label| &prefix[label.end()..]);
+    if regex!(r"^(?:to avoid|to prevent|in order to avoid|in order to prevent)\b").is_match(prefix)
+    {
+        return true;
+    }
+    if !regex!(r"^(?:if|when|whenever|in case|should you|in the event)\b").is_match(prefix) {
+        return false;
+    }
+    let words: Vec<&str> = prefix
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|word| !word.is_empty())
+        .collect();
+    const FIRST_PERSON: [&str; 11] = [
+        "i", "i'm", "i've", "im", "me", "my", "we", "we're", "we've", "our", "us",
+    ];
+    if words.iter().any(|word| FIRST_PERSON.contains(word)) {
+        return false;
+    }
+    let reader = words
+        .iter()
+        .any(|word| matches!(*word, "you" | "your" | "you're"));
+    let rest = text[at..].to_lowercase();
+    // The instruction after the clause: `, set …`, `, try …`, `then lower …`.
+    let instruction = regex!(r"(?:,|:|\bthen)\s*(?:please\s+|just\s+)?(?:set|try|use|reduce|lower|decrease|enable|disable|add|pass|restart|increase|switch|see|check|install|upgrade|downgrade|export|call|close|free|consider|make|you can|you should|you may|you might|you need|you'll need|refer)\b")
+        .is_match(&rest);
+    reader || instruction
+}
+
+/// A traceback's last line raising an exception of a class that is never a memory failure
+/// (Python's built-in `ValueError`, `KeyError`, `TypeError`, …, and `json`'s and HTTP
+/// clients' errors), its words naming no memory: the paste shows the error that ended the run,
+/// and it is not an out-of-memory. A title's or a sentence's `CUDA out of memory` before it
+/// names what the reporter took the failure for (or a failure the paste does not show), so the
+/// mention gives way to it. A memory word in the line keeps the mention (`ValueError: …
+/// make sure you have enough GPU RAM`), as does a wrapper class that re-raises another
+/// process's failure (`RuntimeError`, `ChildFailedError`, `RayTaskError`, not in the list).
+pub(super) fn unrelated_error(text: &str) -> bool {
+    let found = regex!(r"^\s*(?:[A-Za-z_][\w.]*\.)?(?:ValueError|KeyError|TypeError|AttributeError|IndexError|ImportError|ModuleNotFoundError|NameError|FileNotFoundError|NotImplementedError|AssertionError|SyntaxError|IndentationError|UnicodeDecodeError|UnicodeEncodeError|ZeroDivisionError|JSONDecodeError|PermissionError|ConnectionRefusedError|ConnectionError|TimeoutError|HTTPError|RecursionError)(?::\s|:?\s*$)")
+        .is_match(text);
+    found && !regex!(r"(?i)memory|vram|\boom|alloc|resource|cuda|gpu|显存|内存").is_match(text)
+}
