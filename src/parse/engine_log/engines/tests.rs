@@ -465,6 +465,9 @@ fn own_vocabulary_names_the_engine() {
         ("### What browsers do you use to access the UI ?", EngineName::Automatic1111),
         ("OLLAMA_NUM_PARALLEL=4 OLLAMA_FLASH_ATTENTION=1", EngineName::Ollama),
         ("curl localhost:11434/api/generate -d '{\"options\": {\"num_gpu\": 20}}'", EngineName::Ollama),
+        ("PARAMETER num_gpu 24", EngineName::Ollama),
+        (">>> /set parameter num_gpu 10", EngineName::Ollama),
+        ("Unable to allocate a buffer when num_gpu > 1", EngineName::Ollama),
         ("the turbomind backend crashes", EngineName::Lmdeploy),
         ("I run it with KoboldCpp on Windows", EngineName::Llamacpp),
         ("[rank1]:   File \"/home/owen/miniconda3/envs/axolotl/lib/python3.11/site-packages/torch/_tensor.py\",", EngineName::Transformers),
@@ -493,6 +496,10 @@ fn own_vocabulary_names_the_engine() {
         "    raise ShardFailed(f\"shard {i} failed\") from e",
         "__main__.ShardFailed: shard 3 could not be embedded",
         "class ShardFailed(RuntimeError):",
+        // A training script's own flag named like Ollama's option.
+        "flags.DEFINE_integer('num_gpu', 1, 'number of gpus for distributed training')",
+        "python train.py --num_gpu 2",
+        "trainer = Trainer(num_gpu=2)",
     ];
     for line in none {
         let found = engine(line);

@@ -219,12 +219,32 @@ pub(super) fn ollama_cli(text: &str, facts: &mut LineFacts) {
     let setting = text
         .match_indices("OLLAMA_")
         .any(|(at, _)| text[at + "OLLAMA_".len()..].starts_with(|c: char| c.is_ascii_uppercase()))
-        || word(text, "num_gpu");
+        || ollama_num_gpu(text);
     if command {
         facts.engine(EngineName::Ollama, Certainty::Strong);
     } else if setting {
         facts.engine(EngineName::Ollama, Certainty::Weak);
     }
+}
+
+/// Ollama's `num_gpu` as Ollama's users write it: a request's JSON option (`"num_gpu": 20`), a
+/// Modelfile's `PARAMETER num_gpu 20`, the REPL's `/set parameter num_gpu 20`, or the bare word
+/// in prose ("fails when num_gpu > 1"). Not a script's own flag of that name: quoted or
+/// dashed as an argument (TensorFlow's `flags.DEFINE_integer('num_gpu', …)`, `--num_gpu 2`)
+/// or assigned (`num_gpu=2`).
+fn ollama_num_gpu(text: &str) -> bool {
+    const NAME: &str = "num_gpu";
+    text.match_indices(NAME).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + NAME.len()..].trim_start();
+        if before == Some('"') {
+            return text[at + NAME.len()..].starts_with('"')
+                && after[1..].trim_start().starts_with(':');
+        }
+        word_at(text, at, NAME)
+            && !matches!(before, Some('\'' | '-'))
+            && !after.starts_with(['=', '\''])
+    })
 }
 
 // --- LMDeploy / TurboMind ------------------------------------------------------------------
