@@ -24,7 +24,7 @@ use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
     OomAnalysis, Peak, PoolGroup, SegmentType, Site, SizeBucket, Snapshot, SnapshotReport, StackId,
-    TraceEntry, TraceSummary,
+    Trace, TraceEntry, TraceSummary,
 };
 use crate::model::{Bytes, Source};
 use crate::parse::pickle::profile;
@@ -93,11 +93,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
     let mut estimated_blocks = false;
     let mut any_trace = false;
     for device in devices {
-        let trace = snapshot
-            .traces
-            .get(device.get() as usize)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let trace = snapshot.trace(device.get() as usize);
         // The trace's passes that name no site (the replay's first pass, growth by stack) run
         // on threads of their own while this one summarizes the segments; sites are then named
         // here in the order a walk on one thread names them, so the report is the same.
@@ -657,7 +653,7 @@ struct FirstPass {
 fn first_pass(
     snapshot: &Snapshot,
     device: CudaOrdinal,
-    trace: &[TraceEntry],
+    trace: &Trace,
     threads: usize,
 ) -> FirstPass {
     let _timing = profile::phase(|| "analysis: replay pass 1".to_string());
@@ -670,7 +666,7 @@ fn first_pass(
 }
 
 /// [`first_pass`] on this thread alone.
-fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &[TraceEntry]) -> FirstPass {
+fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &Trace) -> FirstPass {
     let mut alloc_stacks = vec![u32::MAX; trace.len()];
     let mut state = State::at_snapshot(snapshot, device);
     let mut peak = (
@@ -678,11 +674,11 @@ fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &[TraceEntry
         state.reserved,
         trace.len().saturating_sub(1),
     );
-    for index in (0..trace.len()).rev() {
+    for (index, entry) in trace.range(0, trace.len()).rev() {
         if state.allocated >= peak.0 {
             peak = (state.allocated, state.reserved, index);
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     FirstPass {
         peak,
@@ -695,7 +691,7 @@ fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &[TraceEntry
 fn replay_device(
     snapshot: &Snapshot,
     device: CudaOrdinal,
-    trace: &[TraceEntry],
+    trace: &Trace,
     options: &Options,
     sites: &mut SiteNamer,
     report: &mut SnapshotReport,
@@ -738,7 +734,7 @@ fn replay_device(
     let mut oom_states: HashMap<usize, (AllocatorState, Vec<Site>)> = HashMap::new();
     let earliest = stops.first().copied().unwrap_or(0);
     let mut next_stop = stops.len();
-    for index in (earliest..trace.len()).rev() {
+    for (index, entry) in trace.range(earliest, trace.len()).rev() {
         if next_stop > 0 && stops[next_stop - 1] == index {
             next_stop -= 1;
             if index == peak.2 {
@@ -751,7 +747,7 @@ fn replay_device(
                 );
             }
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     estimated_blocks |= state.estimated_blocks;
     drop(timing);
@@ -991,11 +987,7 @@ impl State {
 /// The allocated blocks of `device` at its peak and at its first OOM (or the snapshot), by
 /// the same backward replay as [`analyze`].
 pub(crate) fn moments(snapshot: &Snapshot, device: CudaOrdinal) -> Moments {
-    let trace = snapshot
-        .traces
-        .get(device.get() as usize)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let trace = snapshot.trace(device.get() as usize);
     let at_end = State::at_snapshot(snapshot, device);
     if trace.is_empty() {
         return Moments {
@@ -1012,11 +1004,11 @@ pub(crate) fn moments(snapshot: &Snapshot, device: CudaOrdinal) -> Moments {
     let mut alloc_stacks = vec![u32::MAX; trace.len()];
     let mut state = State::at_snapshot(snapshot, device);
     let mut peak = (state.allocated, trace.len() - 1);
-    for index in (0..trace.len()).rev() {
+    for (index, entry) in trace.range(0, trace.len()).rev() {
         if state.allocated >= peak.0 {
             peak = (state.allocated, index);
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     let mut state = at_end;
     let mut moments = Moments {
@@ -1030,14 +1022,14 @@ pub(crate) fn moments(snapshot: &Snapshot, device: CudaOrdinal) -> Moments {
         moments.last = (trace[trace.len() - 1].time_us, state.live());
     }
     let earliest = first_oom.map_or(peak.1, |oom| oom.min(peak.1));
-    for index in (earliest..trace.len()).rev() {
+    for (index, entry) in trace.range(earliest, trace.len()).rev() {
         if index == peak.1 {
-            moments.peak = Some((trace[index].time_us, state.live()));
+            moments.peak = Some((entry.time_us, state.live()));
         }
         if Some(index) == first_oom {
-            moments.last = (trace[index].time_us, state.live());
+            moments.last = (entry.time_us, state.live());
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     moments
 }

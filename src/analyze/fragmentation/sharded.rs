@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{round_size, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
-use crate::model::snapshot::{Action, Snapshot, TraceEntry};
+use crate::model::snapshot::{Action, Snapshot, Trace};
 use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
@@ -88,7 +88,7 @@ struct Shard {
 pub(super) fn first_pass_sharded(
     snapshot: &Snapshot,
     device: CudaOrdinal,
-    trace: &[TraceEntry],
+    trace: &Trace,
     shards: usize,
 ) -> Option<FirstPass> {
     let shards = shards.clamp(1, MAX_SHARDS);
@@ -226,7 +226,7 @@ const WALK_SPLIT_ENTRIES: usize = if cfg!(test) { 2 } else { 1 << 16 };
 /// The walk's ranges over `trace`, in trace order: `ranges` of them on threads (one range
 /// here where the trace is short or no thread could be made).
 fn walk_ranges(
-    trace: &[TraceEntry],
+    trace: &Trace,
     changes: &[AtomicU32],
     bytes_of: &(impl Fn(usize, u32) -> u64 + Sync),
     ranges: usize,
@@ -271,7 +271,7 @@ fn walk_ranges(
 
 /// The walk over `trace[start..end]`, backward, relative to where it starts.
 fn walk_range(
-    trace: &[TraceEntry],
+    trace: &Trace,
     changes: &[AtomicU32],
     bytes_of: &impl Fn(usize, u32) -> u64,
     start: usize,
@@ -287,11 +287,11 @@ fn walk_range(
     let mut out = RangeWalk::default();
     let mut sum = 0i128;
     let mut top: Option<(i128, usize)> = None;
-    for index in (start..end).rev() {
+    for (index, entry) in trace.range(start, end).rev() {
         if top.is_none_or(|(value, _)| sum >= value) {
             top = Some((sum, index));
         }
-        let code = trace[index].action_code();
+        let code = entry.action_code();
         let change = changes[index].load(Ordering::Relaxed);
         if change != NO_CHANGE {
             let bytes = i128::from(bytes_of(index, change));
@@ -317,7 +317,7 @@ fn walk_range(
 /// entry's change of allocated memory and each freed block's allocation stack.
 fn replay_shard(
     at_snapshot: &AddressMap<Live>,
-    trace: &[TraceEntry],
+    trace: &Trace,
     shard: usize,
     shards: usize,
     changes: &[AtomicU32],
@@ -347,8 +347,7 @@ fn replay_shard(
         Action::FreeRequested.code(),
         Action::FreeCompleted.code(),
     );
-    for index in (0..trace.len()).rev() {
-        let entry = &trace[index];
+    for (index, entry) in trace.range(0, trace.len()).rev() {
         let code = entry.action_code();
         if (code != alloc && code != free_requested && code != free_completed)
             || shard_of(entry.addr, shards) != shard
@@ -424,7 +423,7 @@ mod tests {
 
     use super::super::first_pass_here;
     use super::*;
-    use crate::model::snapshot::{Block, BlockState, Segment, SegmentType};
+    use crate::model::snapshot::{Block, BlockState, Segment, SegmentType, TraceEntry};
     use crate::model::Bytes;
 
     /// Every address lands in one shard below the count, and 512-byte-aligned addresses (as
@@ -491,7 +490,7 @@ mod tests {
                 })
                 .collect(),
         };
-        let trace = entries
+        let trace: Vec<TraceEntry> = entries
             .iter()
             .enumerate()
             .map(|(time, &(action, slot, size, stack))| {
@@ -506,9 +505,11 @@ mod tests {
                 )
             })
             .collect();
+        // In parts of a few entries each, as a trace decoded on several threads is held.
+        let parts = trace.chunks(37).map(<[TraceEntry]>::to_vec);
         Snapshot {
             segments: vec![segment],
-            traces: vec![trace],
+            traces: vec![Trace::from_parts(parts)],
             ..Snapshot::default()
         }
     }
