@@ -29,6 +29,7 @@ use crate::model::snapshot::{
 use crate::model::{Bytes, Source};
 use crate::parse::pickle::profile;
 
+mod ahead;
 mod growth;
 mod sharded;
 
@@ -94,14 +95,29 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
     let mut any_trace = false;
     for device in devices {
         let trace = snapshot.trace(device.get() as usize);
+        let signal = ahead::PeakSignal::new();
         // The trace's passes that name no site (the replay's first pass, growth by stack) run
         // on threads of their own while this one summarizes the segments; sites are then named
         // here in the order a walk on one thread names them, so the report is the same.
         let summary = std::thread::scope(|scope| {
             let threads = options.threads.min(MAX_ANALYSIS_THREADS);
             let beside_here = threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES;
-            let first = beside_here
-                .then(|| beside(scope, move || first_pass(snapshot, device, trace, threads)));
+            // Pass 2 starts from the end at once, beside pass 1 (see `ahead`): it learns the
+            // peak as soon as pass 1 has found it.
+            let signal = &signal;
+            let max_ooms = options.max_ooms;
+            let ahead = beside_here.then(|| {
+                beside(scope, move || {
+                    ahead::replay_ahead(snapshot, device, trace, max_ooms, signal)
+                })
+            });
+            let first = beside_here.then(|| {
+                beside(scope, move || {
+                    let first = first_pass(snapshot, device, trace, threads);
+                    signal.publish(first.peak.2);
+                    first
+                })
+            });
             let growth = beside_here.then(|| beside(scope, move || growth_by_stack(trace)));
             let timing = profile::phase(|| "analysis: summarize".to_string());
             let mut summary = summarize_device(snapshot, device, options, &mut sites);
@@ -112,6 +128,8 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                     Some(first) => joined(first),
                     None => first_pass(snapshot, device, trace, threads),
                 };
+                signal.publish(first.peak.2);
+                let ahead = ahead.and_then(joined);
                 let replay = replay_device(
                     snapshot,
                     device,
@@ -120,6 +138,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                     &mut sites,
                     &mut report,
                     first,
+                    ahead,
                 );
                 estimated_blocks |= replay.estimated_blocks;
                 let mut trace_summary = replay.summary;
@@ -688,6 +707,10 @@ fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &Trace) -> F
     }
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the analysis' state and the two passes' results"
+)]
 fn replay_device(
     snapshot: &Snapshot,
     device: CudaOrdinal,
@@ -696,6 +719,7 @@ fn replay_device(
     sites: &mut SiteNamer,
     report: &mut SnapshotReport,
     first: FirstPass,
+    ahead: Option<ahead::Ahead>,
 ) -> Replay {
     let mut counts = [0u64; Action::COUNT];
     let mut oom_indices = Vec::new();
@@ -728,10 +752,50 @@ fn replay_device(
     stops.push(peak.2);
     stops.sort_unstable();
     stops.dedup();
-    let mut state = State::at_snapshot(snapshot, device);
-    // Pass 2 writes the same allocation stacks as pass 1 did, so it can share them.
     let mut peak_sites = Vec::new();
     let mut oom_states: HashMap<usize, (AllocatorState, Vec<Site>)> = HashMap::new();
+    if let Some(ahead) = ahead.filter(|ahead| ahead.peak.0 == peak.2) {
+        // Pass 2 ran beside pass 1: its stops' blocks are named here, in the order the
+        // replay below names them (stops from the last; at one index the peak first).
+        let mut ooms: HashMap<usize, (AllocatorState, Vec<ahead::Held>)> = ahead
+            .ooms
+            .into_iter()
+            .map(|(index, view, held)| (index, (view, held)))
+            .collect();
+        for &index in stops.iter().rev() {
+            if index == peak.2 {
+                peak_sites = held_sites(&ahead.peak.1, &alloc_stacks, sites, options.top_sites);
+            }
+            if detailed.contains(&index) {
+                if let Some((view, held)) = ooms.remove(&index) {
+                    let top = held_sites(&held, &alloc_stacks, sites, options.top_sites);
+                    oom_states.insert(index, (view, top));
+                }
+            }
+        }
+        estimated_blocks |= ahead.estimated_blocks;
+        drop(timing);
+        drop(profile::phase(|| "analysis: pass 2 was ahead".to_string()));
+        return finish_replay(
+            snapshot,
+            device,
+            trace,
+            options,
+            sites,
+            report,
+            Finish {
+                detailed,
+                oom_states,
+                peak_sites,
+                peak,
+                actions,
+                inconsistencies,
+                estimated_blocks,
+            },
+        );
+    }
+    let mut state = State::at_snapshot(snapshot, device);
+    // Pass 2 writes the same allocation stacks as pass 1 did, so it can share them.
     let earliest = stops.first().copied().unwrap_or(0);
     let mut next_stop = stops.len();
     for (index, entry) in trace.range(earliest, trace.len()).rev() {
@@ -751,7 +815,70 @@ fn replay_device(
     }
     estimated_blocks |= state.estimated_blocks;
     drop(timing);
+    finish_replay(
+        snapshot,
+        device,
+        trace,
+        options,
+        sites,
+        report,
+        Finish {
+            detailed,
+            oom_states,
+            peak_sites,
+            peak,
+            actions,
+            inconsistencies,
+            estimated_blocks,
+        },
+    )
+}
 
+/// What pass 2 found, for [`finish_replay`].
+struct Finish {
+    detailed: Vec<usize>,
+    oom_states: HashMap<usize, (AllocatorState, Vec<Site>)>,
+    peak_sites: Vec<Site>,
+    peak: (u64, u64, usize),
+    actions: BTreeMap<Action, u64>,
+    inconsistencies: u64,
+    estimated_blocks: bool,
+}
+
+/// The sites holding most of the blocks `held`, named in their order (as
+/// [`State::holders`] names a map's blocks).
+fn held_sites(
+    held: &[ahead::Held],
+    alloc_stacks: &[StackId],
+    sites: &mut SiteNamer,
+    top: usize,
+) -> Vec<Site> {
+    let mut totals = SiteTotals::default();
+    for block in held {
+        totals.add(sites.site(ahead::stack_of(block, alloc_stacks)), block.2);
+    }
+    totals.top(sites, top)
+}
+
+/// The OOMs judged and the trace's summary, after pass 2.
+fn finish_replay(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &Trace,
+    options: &Options,
+    sites: &mut SiteNamer,
+    report: &mut SnapshotReport,
+    finish: Finish,
+) -> Replay {
+    let Finish {
+        detailed,
+        mut oom_states,
+        peak_sites,
+        peak,
+        actions,
+        inconsistencies,
+        estimated_blocks,
+    } = finish;
     for index in detailed {
         let entry = &trace[index];
         let Some((at_oom, top_sites)) = oom_states.remove(&index) else {

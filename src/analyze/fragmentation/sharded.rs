@@ -524,6 +524,18 @@ mod tests {
     }
 
     proptest! {
+        /// See [`ahead_is_pass_2`].
+        #[test]
+        fn pass_2_ahead_is_pass_2_after_pass_1(
+            blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
+            entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
+            publish in any::<bool>(),
+        ) {
+            ahead_is_pass_2(&snapshot_of(&blocks, &entries), publish)?;
+        }
+    }
+
+    proptest! {
         /// Split into any number of shards, the first pass gives what one thread gives (or
         /// declines, for a sum past 64 bits).
         #[test]
@@ -542,6 +554,55 @@ mod tests {
                 prop_assert!(huge.into_iter().any(|size| size >= 1 << 45));
             }
         }
+    }
+
+    /// Pass 2 run ahead (beside pass 1, the peak learnt before or while it replays) names
+    /// the same sites in the same order, judges the same OOMs and gives the same summary as
+    /// pass 2 after pass 1; and it gives up where it never learns the peak.
+    fn ahead_is_pass_2(snapshot: &Snapshot, publish: bool) -> Result<(), TestCaseError> {
+        use super::super::ahead::{replay_ahead, PeakSignal};
+        use super::super::{replay_device, Options, SiteNamer};
+        use crate::model::snapshot::SnapshotReport;
+        let trace = &snapshot.traces[0];
+        let options = Options::default();
+        let empty_report = || SnapshotReport {
+            source: crate::model::Source::Snapshot,
+            devices: Vec::new(),
+            ooms: Vec::new(),
+            ooms_not_analysed: 0,
+            allocator_settings: None,
+            total_memory_bytes: None,
+            annotations: Vec::new(),
+            limitations: Vec::new(),
+        };
+        let device = CudaOrdinal(0);
+        let signal = PeakSignal::new();
+        if publish {
+            signal.publish(first_pass_here(snapshot, device, trace).peak.2);
+        }
+        let ahead = replay_ahead(snapshot, device, trace, options.max_ooms, &signal);
+        prop_assert_eq!(ahead.is_some(), publish);
+        let run = |ahead| {
+            let mut sites = SiteNamer::new(snapshot);
+            let mut report = empty_report();
+            let first = first_pass_here(snapshot, device, trace);
+            let replay = replay_device(
+                snapshot,
+                device,
+                trace,
+                &options,
+                &mut sites,
+                &mut report,
+                first,
+                ahead,
+            );
+            format!(
+                "{:?} {} {:?} {:?}",
+                replay.summary, replay.estimated_blocks, report, sites.names
+            )
+        };
+        prop_assert_eq!(run(ahead), run(None));
+        Ok(())
     }
 
     /// The whole analysis of a trace long enough for threads is the same on one thread and on
