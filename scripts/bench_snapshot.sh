@@ -358,8 +358,16 @@
 #     155,865 of 301,271) pass 1's 16 shards on 2 cores were slower than the replay, which
 #     passed the peak and gave up; on 16 free cores pass 1 (0.044 s) ends before a replay from
 #     the end reaches the middle of the trace (pass 2 took 0.064 s for that half).
+#   - the JSON report's redaction (src/redact.rs `json_text`, run on every `--json` document)
+#     redacts each distinct string literal once: the varied 60 MiB file's report holds 2,146
+#     literals, 111 distinct (frames repeat under many sites), each of which went through
+#     every redaction pattern.
+# Peak RSS on the 16-thread path was not measured here (the CLI reads sequentially on 2
+# cores); sequential runs: varied 60 MiB 52-53 MiB, as main's build.
 # Left for 20x: the pre-scan (0.08-0.11 s before any chunk starts), the chunks (~0.10 s of
-# CPU each), pass 1 (0.03-0.04 s), render and the JSON redaction (0.017-0.019 s).
+# CPU each), pass 1 (0.03-0.04 s), and pass 2 where the replay beside pass 1 passes the peak
+# before pass 1 ends (the peak then lies in the stretch replayed meanwhile: pass 2 after pass 1
+# costs at most about pass 1's time again).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
