@@ -334,6 +334,45 @@
 # moves with the host's Python speed; against the same build on the same host the change is
 # 3-7 %. 20x is still not met: the chunks (~0.10 s each), the merge's copy (~0.04 s) and replay
 # pass 2 (0.06 s on the real shape) remain on the serial path.
+# Sixteenth session (2026-12-03 09:20-11:20 UTC, 2-core VM at load 6-14; OOMDOC_THREADS is
+# capped at the cores less one, so the CLI reads sequentially here: the 16-thread path was
+# checked through an ignored test that decodes and analyses a given file on 16 threads
+# whatever the cores, `OOMDOC_COMPARE_SNAPSHOT=FILE cargo test --lib -- --ignored
+# a_large_snapshot`, which asserts the 16-thread report equals the one-thread one and writes
+# both JSON reports beside the file). Reports byte-identical to main's build (9774e8f): CLI
+# --json and text on varied 12/60 MiB and real 60 MiB; the 16-thread JSON (redacted as the
+# CLI does) equals main's CLI JSON on the same files. On the serial path of the H200 profile:
+#   - a segmented trace: the chunks' entry vectors are kept as the trace's parts
+#     (model::snapshot::Trace; one part when decoded on one thread) and the analysis walks
+#     indexed ranges of them: the merge's copy of every entry into one vector ("merge: append
+#     entries", 0.035-0.041 s on the H200) is gone ("merge: keep the parts" 0.000 s), and
+#     with it the window of pages mapped ahead of the copy (peak RSS at the merge +6 MiB).
+#   - replay pass 2 starts beside pass 1, from the end, before the peak is known
+#     (fragmentation/ahead.rs): it keeps each stop's blocks as data in the map's order and
+#     the sites are named afterwards on the analysis thread in pass 2's order (so the report's
+#     tie-breaks are unchanged); a freed block's allocation stack is looked up in pass 1's
+#     table then. Where pass 1 finds a peak the replay has already passed, it gives up and
+#     pass 2 runs after pass 1 as before. On the varied 60 MiB file (peak at entry 264 of
+#     334,381) it was ahead: the analysis thread's pass 2 is the naming alone (debug build,
+#     2 cores: 0.087 -> 0.011 s of thread CPU). On the real 60 MiB file (peak at entry
+#     155,865 of 301,271) pass 1's 16 shards on 2 cores were slower than the replay, which
+#     passed the peak and gave up; on 16 free cores pass 1 (0.044 s) ends before a replay from
+#     the end reaches the middle of the trace (pass 2 took 0.064 s for that half).
+#   - the JSON report's redaction (src/redact.rs `json_text`, run on every `--json` document)
+#     redacts each distinct string literal once: the varied 60 MiB file's report holds 2,146
+#     literals, 111 distinct (frames repeat under many sites), each of which went through
+#     every redaction pattern.
+# The 16-thread test in a release build, OOMDOC_PROFILE=1, 2 cores, 10:57 UTC: varied 60 MiB
+# "merge: keep the parts" 0.000 s; pass 2 was ahead, the analysis thread's pass 2 (naming the
+# sites) 0.002 s of CPU against 0.008 s for the one-thread replay in the same run; real 60 MiB
+# also ahead this time (the release replay reached the peak after pass 1 ended): 0.000 against
+# 0.008 s. (The debug runs above are the other outcome: the replay passed the peak on real.)
+# Peak RSS on the 16-thread path was not measured here (the CLI reads sequentially on 2
+# cores); sequential runs: varied 60 MiB 52-53 MiB, as main's build.
+# Left for 20x: the pre-scan (0.08-0.11 s before any chunk starts), the chunks (~0.10 s of
+# CPU each), pass 1 (0.03-0.04 s), and pass 2 where the replay beside pass 1 passes the peak
+# before pass 1 ends (the peak then lies in the stretch replayed meanwhile: pass 2 after pass 1
+# costs at most about pass 1's time again).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

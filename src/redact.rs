@@ -259,14 +259,26 @@ impl Redactor {
     /// Redacts every string literal of serialised JSON as text, leaving the rest as written.
     /// A literal that does not read back as a JSON string is redacted as raw text (a
     /// replacement never holds a quote or a backslash, so the document stays valid).
+    /// Each distinct literal is redacted once (a report repeats its strings: the same frames
+    /// under many sites).
     pub fn json_text(&self, json: &str) -> String {
         let mut out = String::with_capacity(json.len());
         let mut rest = json;
+        // Literals already redacted: where each one's redacted form starts and ends in `out`.
+        let mut seen: std::collections::HashMap<&str, (usize, usize)> =
+            std::collections::HashMap::new();
         while let Some(start) = rest.find('"') {
             out.push_str(&rest[..start]);
             let literal = &rest[start..];
             let end = string_literal_end(literal);
             let (quoted, after) = literal.split_at(end);
+            rest = after;
+            if let Some(&(from, to)) = seen.get(quoted) {
+                let again = out[from..to].to_owned();
+                out.push_str(&again);
+                continue;
+            }
+            let from = out.len();
             match serde_json::from_str::<String>(quoted) {
                 Ok(text) => {
                     let redacted = self.text(&text);
@@ -281,7 +293,7 @@ impl Redactor {
                 }
                 Err(_) => out.push_str(&self.text(quoted)),
             }
-            rest = after;
+            seen.insert(quoted, (from, out.len()));
         }
         out.push_str(rest);
         out
@@ -643,6 +655,11 @@ mod tests {
         assert_eq!(value["a"][2], "keep");
         // An unterminated literal is redacted as raw text, never dropped.
         assert_eq!(alice().json_text("[\"/home/alice"), "[\"~");
+        // A literal met again reads as it did the first time (it is redacted once).
+        assert_eq!(
+            alice().json_text("[\"/home/alice/a\", \"k\", \"/home/alice/a\", \"k\", \"/home/alice"),
+            "[\"~/a\", \"k\", \"~/a\", \"k\", \"~"
+        );
     }
 
     #[test]

@@ -24,11 +24,12 @@ use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, AllocatorSettings, AllocatorState, BlockState, Cause, DeviceSummary, MapSegment,
     OomAnalysis, Peak, PoolGroup, SegmentType, Site, SizeBucket, Snapshot, SnapshotReport, StackId,
-    TraceEntry, TraceSummary,
+    Trace, TraceEntry, TraceSummary,
 };
 use crate::model::{Bytes, Source};
 use crate::parse::pickle::profile;
 
+mod ahead;
 mod growth;
 mod sharded;
 
@@ -93,19 +94,30 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
     let mut estimated_blocks = false;
     let mut any_trace = false;
     for device in devices {
-        let trace = snapshot
-            .traces
-            .get(device.get() as usize)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let trace = snapshot.trace(device.get() as usize);
+        let signal = ahead::PeakSignal::new();
         // The trace's passes that name no site (the replay's first pass, growth by stack) run
         // on threads of their own while this one summarizes the segments; sites are then named
         // here in the order a walk on one thread names them, so the report is the same.
         let summary = std::thread::scope(|scope| {
             let threads = options.threads.min(MAX_ANALYSIS_THREADS);
             let beside_here = threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES;
-            let first = beside_here
-                .then(|| beside(scope, move || first_pass(snapshot, device, trace, threads)));
+            // Pass 2 starts from the end at once, beside pass 1 (see `ahead`): it learns the
+            // peak as soon as pass 1 has found it.
+            let signal = &signal;
+            let max_ooms = options.max_ooms;
+            let ahead = beside_here.then(|| {
+                beside(scope, move || {
+                    ahead::replay_ahead(snapshot, device, trace, max_ooms, signal)
+                })
+            });
+            let first = beside_here.then(|| {
+                beside(scope, move || {
+                    let first = first_pass(snapshot, device, trace, threads);
+                    signal.publish(first.peak.2);
+                    first
+                })
+            });
             let growth = beside_here.then(|| beside(scope, move || growth_by_stack(trace)));
             let timing = profile::phase(|| "analysis: summarize".to_string());
             let mut summary = summarize_device(snapshot, device, options, &mut sites);
@@ -116,6 +128,8 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                     Some(first) => joined(first),
                     None => first_pass(snapshot, device, trace, threads),
                 };
+                signal.publish(first.peak.2);
+                let ahead = ahead.and_then(joined);
                 let replay = replay_device(
                     snapshot,
                     device,
@@ -124,6 +138,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                     &mut sites,
                     &mut report,
                     first,
+                    ahead,
                 );
                 estimated_blocks |= replay.estimated_blocks;
                 let mut trace_summary = replay.summary;
@@ -657,7 +672,7 @@ struct FirstPass {
 fn first_pass(
     snapshot: &Snapshot,
     device: CudaOrdinal,
-    trace: &[TraceEntry],
+    trace: &Trace,
     threads: usize,
 ) -> FirstPass {
     let _timing = profile::phase(|| "analysis: replay pass 1".to_string());
@@ -670,7 +685,7 @@ fn first_pass(
 }
 
 /// [`first_pass`] on this thread alone.
-fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &[TraceEntry]) -> FirstPass {
+fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &Trace) -> FirstPass {
     let mut alloc_stacks = vec![u32::MAX; trace.len()];
     let mut state = State::at_snapshot(snapshot, device);
     let mut peak = (
@@ -678,11 +693,11 @@ fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &[TraceEntry
         state.reserved,
         trace.len().saturating_sub(1),
     );
-    for index in (0..trace.len()).rev() {
+    for (index, entry) in trace.range(0, trace.len()).rev() {
         if state.allocated >= peak.0 {
             peak = (state.allocated, state.reserved, index);
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     FirstPass {
         peak,
@@ -692,14 +707,19 @@ fn first_pass_here(snapshot: &Snapshot, device: CudaOrdinal, trace: &[TraceEntry
     }
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the analysis' state and the two passes' results"
+)]
 fn replay_device(
     snapshot: &Snapshot,
     device: CudaOrdinal,
-    trace: &[TraceEntry],
+    trace: &Trace,
     options: &Options,
     sites: &mut SiteNamer,
     report: &mut SnapshotReport,
     first: FirstPass,
+    ahead: Option<ahead::Ahead>,
 ) -> Replay {
     let mut counts = [0u64; Action::COUNT];
     let mut oom_indices = Vec::new();
@@ -732,13 +752,53 @@ fn replay_device(
     stops.push(peak.2);
     stops.sort_unstable();
     stops.dedup();
-    let mut state = State::at_snapshot(snapshot, device);
-    // Pass 2 writes the same allocation stacks as pass 1 did, so it can share them.
     let mut peak_sites = Vec::new();
     let mut oom_states: HashMap<usize, (AllocatorState, Vec<Site>)> = HashMap::new();
+    if let Some(ahead) = ahead.filter(|ahead| ahead.peak.0 == peak.2) {
+        // Pass 2 ran beside pass 1: its stops' blocks are named here, in the order the
+        // replay below names them (stops from the last; at one index the peak first).
+        let mut ooms: HashMap<usize, (AllocatorState, Vec<ahead::Held>)> = ahead
+            .ooms
+            .into_iter()
+            .map(|(index, view, held)| (index, (view, held)))
+            .collect();
+        for &index in stops.iter().rev() {
+            if index == peak.2 {
+                peak_sites = held_sites(&ahead.peak.1, &alloc_stacks, sites, options.top_sites);
+            }
+            if detailed.contains(&index) {
+                if let Some((view, held)) = ooms.remove(&index) {
+                    let top = held_sites(&held, &alloc_stacks, sites, options.top_sites);
+                    oom_states.insert(index, (view, top));
+                }
+            }
+        }
+        estimated_blocks |= ahead.estimated_blocks;
+        drop(timing);
+        drop(profile::phase(|| "analysis: pass 2 was ahead".to_string()));
+        return finish_replay(
+            snapshot,
+            device,
+            trace,
+            options,
+            sites,
+            report,
+            Finish {
+                detailed,
+                oom_states,
+                peak_sites,
+                peak,
+                actions,
+                inconsistencies,
+                estimated_blocks,
+            },
+        );
+    }
+    let mut state = State::at_snapshot(snapshot, device);
+    // Pass 2 writes the same allocation stacks as pass 1 did, so it can share them.
     let earliest = stops.first().copied().unwrap_or(0);
     let mut next_stop = stops.len();
-    for index in (earliest..trace.len()).rev() {
+    for (index, entry) in trace.range(earliest, trace.len()).rev() {
         if next_stop > 0 && stops[next_stop - 1] == index {
             next_stop -= 1;
             if index == peak.2 {
@@ -751,11 +811,74 @@ fn replay_device(
                 );
             }
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     estimated_blocks |= state.estimated_blocks;
     drop(timing);
+    finish_replay(
+        snapshot,
+        device,
+        trace,
+        options,
+        sites,
+        report,
+        Finish {
+            detailed,
+            oom_states,
+            peak_sites,
+            peak,
+            actions,
+            inconsistencies,
+            estimated_blocks,
+        },
+    )
+}
 
+/// What pass 2 found, for [`finish_replay`].
+struct Finish {
+    detailed: Vec<usize>,
+    oom_states: HashMap<usize, (AllocatorState, Vec<Site>)>,
+    peak_sites: Vec<Site>,
+    peak: (u64, u64, usize),
+    actions: BTreeMap<Action, u64>,
+    inconsistencies: u64,
+    estimated_blocks: bool,
+}
+
+/// The sites holding most of the blocks `held`, named in their order (as
+/// [`State::holders`] names a map's blocks).
+fn held_sites(
+    held: &[ahead::Held],
+    alloc_stacks: &[StackId],
+    sites: &mut SiteNamer,
+    top: usize,
+) -> Vec<Site> {
+    let mut totals = SiteTotals::default();
+    for block in held {
+        totals.add(sites.site(ahead::stack_of(block, alloc_stacks)), block.2);
+    }
+    totals.top(sites, top)
+}
+
+/// The OOMs judged and the trace's summary, after pass 2.
+fn finish_replay(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &Trace,
+    options: &Options,
+    sites: &mut SiteNamer,
+    report: &mut SnapshotReport,
+    finish: Finish,
+) -> Replay {
+    let Finish {
+        detailed,
+        mut oom_states,
+        peak_sites,
+        peak,
+        actions,
+        inconsistencies,
+        estimated_blocks,
+    } = finish;
     for index in detailed {
         let entry = &trace[index];
         let Some((at_oom, top_sites)) = oom_states.remove(&index) else {
@@ -991,11 +1114,7 @@ impl State {
 /// The allocated blocks of `device` at its peak and at its first OOM (or the snapshot), by
 /// the same backward replay as [`analyze`].
 pub(crate) fn moments(snapshot: &Snapshot, device: CudaOrdinal) -> Moments {
-    let trace = snapshot
-        .traces
-        .get(device.get() as usize)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let trace = snapshot.trace(device.get() as usize);
     let at_end = State::at_snapshot(snapshot, device);
     if trace.is_empty() {
         return Moments {
@@ -1012,11 +1131,11 @@ pub(crate) fn moments(snapshot: &Snapshot, device: CudaOrdinal) -> Moments {
     let mut alloc_stacks = vec![u32::MAX; trace.len()];
     let mut state = State::at_snapshot(snapshot, device);
     let mut peak = (state.allocated, trace.len() - 1);
-    for index in (0..trace.len()).rev() {
+    for (index, entry) in trace.range(0, trace.len()).rev() {
         if state.allocated >= peak.0 {
             peak = (state.allocated, index);
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     let mut state = at_end;
     let mut moments = Moments {
@@ -1030,14 +1149,14 @@ pub(crate) fn moments(snapshot: &Snapshot, device: CudaOrdinal) -> Moments {
         moments.last = (trace[trace.len() - 1].time_us, state.live());
     }
     let earliest = first_oom.map_or(peak.1, |oom| oom.min(peak.1));
-    for index in (earliest..trace.len()).rev() {
+    for (index, entry) in trace.range(earliest, trace.len()).rev() {
         if index == peak.1 {
-            moments.peak = Some((trace[index].time_us, state.live()));
+            moments.peak = Some((entry.time_us, state.live()));
         }
         if Some(index) == first_oom {
-            moments.last = (trace[index].time_us, state.live());
+            moments.last = (entry.time_us, state.live());
         }
-        state.undo(index, &trace[index], &mut alloc_stacks);
+        state.undo(index, entry, &mut alloc_stacks);
     }
     moments
 }

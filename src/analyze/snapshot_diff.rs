@@ -12,8 +12,7 @@ use crate::analyze::annotations::{self, Sweep};
 use crate::analyze::fragmentation::{self, LiveBlock, Sites};
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
-    Action, CategoryRule, DiffMoment, DiffRow, Frame, NamedRange, Snapshot, SnapshotDiff,
-    TraceEntry,
+    Action, CategoryRule, DiffMoment, DiffRow, Frame, NamedRange, Snapshot, SnapshotDiff, Trace,
 };
 use crate::model::{Bytes, Source};
 
@@ -286,7 +285,7 @@ fn devices(snapshot: &Snapshot) -> Vec<CudaOrdinal> {
 /// One snapshot's side of a device: its classifier, trace and named ranges.
 struct SideOf<'s> {
     classifier: Classifier<'s>,
-    trace: &'s [TraceEntry],
+    trace: &'s Trace,
     ranges: &'s [NamedRange],
     device: CudaOrdinal,
     /// For each entry index `i`, the first index `≥ i` that ends a backward (a stack outside
@@ -307,11 +306,7 @@ impl<'s> SideOf<'s> {
     fn new(snapshot: &'s Snapshot, device: CudaOrdinal, ranges: &'s [NamedRange]) -> Self {
         SideOf {
             classifier: Classifier::new(snapshot, device),
-            trace: snapshot
-                .traces
-                .get(device.get() as usize)
-                .map(Vec::as_slice)
-                .unwrap_or(&[]),
+            trace: snapshot.trace(device.get() as usize),
             ranges,
             device,
             backward_end_from: None,
@@ -660,7 +655,7 @@ mod tests {
     /// temporary; one freed only under the optimizer, or never, is a gradient.
     #[test]
     fn backward_blocks_split_by_lifetime() {
-        use crate::model::snapshot::{Block, BlockState, Segment, SegmentType};
+        use crate::model::snapshot::{Block, BlockState, Segment, SegmentType, TraceEntry};
         let torch = "/usr/lib/python3/site-packages/torch";
         let base = 0x1000u64;
         let block = |address: u64, size: u64, state: BlockState, stack: u32| Block {
@@ -702,7 +697,8 @@ mod tests {
                 entry(Action::Alloc, base, 512, 6, 2),
                 entry(Action::FreeRequested, base + 512, 1024, 7, 2),
                 entry(Action::FreeCompleted, base + 512, 1024, 8, 2),
-            ]],
+            ]
+            .into()],
             frames: vec![
                 frame("backward", &format!("{torch}/_tensor.py")),
                 frame("zero_grad", &format!("{torch}/optim/optimizer.py")),

@@ -11,7 +11,7 @@
 use crate::analyze::fragmentation::{AddressMap, Sites};
 use crate::analyze::snapshot_diff::{self, Category};
 use crate::model::snapshot::{
-    Action, MemoryTimeline, Snapshot, TimelineGroup, TimelinePoint, TraceEntry,
+    Action, MemoryTimeline, Snapshot, TimelineGroup, TimelinePoint, Trace,
 };
 use crate::model::Bytes;
 
@@ -27,7 +27,7 @@ const NOT_FREED: u32 = u32::MAX;
 /// trace is.
 pub fn timelines(
     snapshot: &Snapshot,
-    trace: &[TraceEntry],
+    trace: &Trace,
     allocated_at_end: u64,
     max_points: usize,
 ) -> Vec<MemoryTimeline> {
@@ -119,7 +119,7 @@ struct Lives {
 }
 
 impl Lives {
-    fn of(trace: &[TraceEntry], allocated_at_end: u64) -> Lives {
+    fn of(trace: &Trace, allocated_at_end: u64) -> Lives {
         let mut free_of = vec![NOT_FREED; trace.len()];
         let mut alloc_of = vec![NOT_FREED; trace.len()];
         let mut live: AddressMap<u32> = AddressMap::default();
@@ -156,7 +156,7 @@ impl Lives {
     /// maps an `alloc` entry to its column. Returns the signed change of the total.
     fn apply(
         &self,
-        trace: &[TraceEntry],
+        trace: &Trace,
         index: usize,
         column: impl Fn(usize) -> usize,
         bytes: &mut [u64],
@@ -186,7 +186,7 @@ impl Lives {
 
 /// For each entry index `i`, the first index `≥ i` whose stack is outside a backward (or an
 /// `oom`): where a backward that was running at `i` ended.
-fn backward_ends(snapshot: &Snapshot, trace: &[TraceEntry]) -> Vec<u32> {
+fn backward_ends(snapshot: &Snapshot, trace: &Trace) -> Vec<u32> {
     let mut in_backward: AddressMap<bool> = AddressMap::default();
     let mut ends = vec![trace.len() as u32; trace.len() + 1];
     for index in (0..trace.len()).rev() {
@@ -211,7 +211,7 @@ fn backward_ends(snapshot: &Snapshot, trace: &[TraceEntry]) -> Vec<u32> {
 /// One timeline from each `alloc` entry's group (`group_of[i]` for entry `i`).
 fn build(
     grouping: &str,
-    trace: &[TraceEntry],
+    trace: &Trace,
     lives: &Lives,
     group_of: &[u32],
     mut names: Vec<(String, Vec<String>)>,

@@ -22,7 +22,7 @@ pub struct Snapshot {
     /// Every segment of every device, at snapshot time.
     pub segments: Vec<Segment>,
     /// `device_traces`: one trace per device ordinal (the index).
-    pub traces: Vec<Vec<TraceEntry>>,
+    pub traces: Vec<Trace>,
     /// `allocator_settings` (2.11 has it; older snapshots do not).
     pub allocator_settings: Option<AllocatorSettings>,
     /// Interned frames.
@@ -38,6 +38,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The trace of device ordinal `device` (empty where none was recorded).
+    pub fn trace(&self, device: usize) -> &Trace {
+        static NONE: Trace = Trace::new();
+        self.traces.get(device).unwrap_or(&NONE)
+    }
+
     /// The frames of an interned stack, innermost first; empty for an unknown stack id.
     pub fn stack_frames(&self, stack: StackId) -> Vec<&Frame> {
         self.stacks
@@ -260,6 +266,166 @@ impl Action {
         Action::Oom,
         Action::Other,
     ];
+}
+
+/// One device's trace: its entries in order, held in parts. A trace decoded on several threads
+/// keeps each thread's part as it was made (copying millions of entries into one vector was
+/// a serial step as long as a tenth of the whole decode); a trace decoded on one thread is one
+/// part. Entries are named by their index in the whole trace.
+#[derive(Clone, Default)]
+pub struct Trace {
+    /// The parts, none empty.
+    parts: Vec<Vec<TraceEntry>>,
+    /// The index of each part's first entry.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl Trace {
+    /// An empty trace.
+    pub const fn new() -> Trace {
+        Trace {
+            parts: Vec::new(),
+            starts: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// The trace of `parts`' entries, in order (empty parts are dropped).
+    pub fn from_parts(parts: impl IntoIterator<Item = Vec<TraceEntry>>) -> Trace {
+        let mut trace = Trace::default();
+        for part in parts {
+            trace.push_part(part);
+        }
+        trace
+    }
+
+    /// Appends `part`'s entries (kept as they are, no copy).
+    pub fn push_part(&mut self, part: Vec<TraceEntry>) {
+        if part.is_empty() {
+            return;
+        }
+        self.starts.push(self.len);
+        self.len += part.len();
+        self.parts.push(part);
+    }
+
+    /// How many entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The parts with the index of each one's first entry, in order.
+    pub fn parts(&self) -> impl DoubleEndedIterator<Item = (usize, &[TraceEntry])> + Clone {
+        self.starts
+            .iter()
+            .zip(&self.parts)
+            .map(|(&start, part)| (start, part.as_slice()))
+    }
+
+    /// The entry at `index`.
+    #[inline]
+    pub fn get(&self, index: usize) -> Option<&TraceEntry> {
+        if let [only] = self.parts.as_slice() {
+            return only.get(index);
+        }
+        let part = self.starts.partition_point(|&start| start <= index);
+        let part = part.checked_sub(1)?;
+        self.parts.get(part)?.get(index - self.starts[part])
+    }
+
+    /// The first entry.
+    pub fn first(&self) -> Option<&TraceEntry> {
+        self.parts.first().and_then(|part| part.first())
+    }
+
+    /// The last entry.
+    pub fn last(&self) -> Option<&TraceEntry> {
+        self.parts.last().and_then(|part| part.last())
+    }
+
+    /// Every entry, in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &TraceEntry> + Clone {
+        self.parts.iter().flat_map(|part| part.iter())
+    }
+
+    /// The entries of `start..end` (cut to the trace) as slices in order, each with the
+    /// index of its first entry.
+    pub fn slices(
+        &self,
+        start: usize,
+        end: usize,
+    ) -> impl DoubleEndedIterator<Item = (usize, &[TraceEntry])> + Clone {
+        let end = end.min(self.len);
+        self.parts().filter_map(move |(first, part)| {
+            let from = start.max(first);
+            let to = end.min(first + part.len());
+            (from < to).then(|| (from, &part[from - first..to - first]))
+        })
+    }
+
+    /// The entries of `start..end` (cut to the trace) with their indices, in order.
+    pub fn range(
+        &self,
+        start: usize,
+        end: usize,
+    ) -> impl DoubleEndedIterator<Item = (usize, &TraceEntry)> + Clone {
+        self.slices(start, end).flat_map(|(first, slice)| {
+            slice
+                .iter()
+                .enumerate()
+                .map(move |(offset, entry)| (first + offset, entry))
+        })
+    }
+
+    /// The entries of `start..end` (cut to the trace) copied into one vector.
+    pub fn to_vec(&self, start: usize, end: usize) -> Vec<TraceEntry> {
+        let mut out = Vec::with_capacity(end.min(self.len).saturating_sub(start));
+        for (_, slice) in self.slices(start, end) {
+            out.extend_from_slice(slice);
+        }
+        out
+    }
+}
+
+impl std::ops::Index<usize> for Trace {
+    type Output = TraceEntry;
+
+    /// The entry at `index`; panics past the end, as a slice does.
+    #[inline]
+    fn index(&self, index: usize) -> &TraceEntry {
+        match self.get(index) {
+            Some(entry) => entry,
+            None => panic!("trace index {index} out of range for {} entries", self.len),
+        }
+    }
+}
+
+impl From<Vec<TraceEntry>> for Trace {
+    fn from(entries: Vec<TraceEntry>) -> Trace {
+        Trace::from_parts([entries])
+    }
+}
+
+/// Equal entries in order, however they are split into parts.
+impl PartialEq for Trace {
+    fn eq(&self, other: &Trace) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Trace {}
+
+/// As a list of entries (the parts are not shown).
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 /// One entry of `device_traces[d]`, packed into 32 bytes (a long run has millions).
@@ -734,4 +900,57 @@ pub struct DiffRow {
     /// For a site: its Python frames, innermost first (up to six).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub frames: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn entry(index: usize) -> TraceEntry {
+        TraceEntry::new(Action::Alloc, index as u64 * 512, 512, index as i64, 0, 0)
+    }
+
+    proptest! {
+        /// A trace in any parts reads as one vector of its entries does: by index, in order,
+        /// forward and backward, in any range.
+        #[test]
+        fn a_trace_in_parts_reads_as_one_vector(
+            lens in prop::collection::vec(0usize..9, 0..7),
+            start in 0usize..60,
+            end in 0usize..60,
+        ) {
+            let mut next = 0;
+            let parts: Vec<Vec<TraceEntry>> = lens
+                .iter()
+                .map(|&len| {
+                    next += len;
+                    (next - len..next).map(entry).collect()
+                })
+                .collect();
+            let flat: Vec<TraceEntry> = parts.concat();
+            let trace = Trace::from_parts(parts);
+            prop_assert_eq!(trace.len(), flat.len());
+            prop_assert_eq!(trace.is_empty(), flat.is_empty());
+            prop_assert_eq!(trace.first(), flat.first());
+            prop_assert_eq!(trace.last(), flat.last());
+            for index in 0..flat.len() + 3 {
+                prop_assert_eq!(trace.get(index), flat.get(index));
+            }
+            prop_assert!(trace.iter().eq(flat.iter()));
+            prop_assert!(trace.iter().rev().eq(flat.iter().rev()));
+            let cut = end.min(flat.len());
+            let want: Vec<(usize, &TraceEntry)> =
+                flat.iter().enumerate().take(cut).skip(start).collect();
+            prop_assert_eq!(trace.range(start, end).collect::<Vec<_>>(), want.clone());
+            let mut backward: Vec<_> = trace.range(start, end).rev().collect();
+            backward.reverse();
+            prop_assert_eq!(backward, want.clone());
+            let copied: Vec<TraceEntry> = want.iter().map(|(_, entry)| **entry).collect();
+            prop_assert_eq!(trace.to_vec(start, end), copied);
+            prop_assert_eq!(&trace, &Trace::from(flat.clone()));
+            prop_assert_eq!(format!("{trace:?}"), format!("{flat:?}"));
+        }
+    }
 }

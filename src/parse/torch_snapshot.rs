@@ -18,7 +18,7 @@ use super::pickle::{
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
     Action, AllocatorSettings, Annotation, Block, BlockState, Frame, Segment, SegmentType,
-    Snapshot, StackId, TraceEntry,
+    Snapshot, StackId, Trace, TraceEntry,
 };
 use crate::model::Bytes;
 
@@ -167,8 +167,13 @@ struct SnapshotFold {
     last_stream: Option<(u64, u32)>,
     key_cache: [(Option<Rc<String>>, Field); 16],
     action_cache: Vec<(Rc<String>, Action)>,
+    /// Entries of the trace's earlier parts: those decoded before a merge, then each merged
+    /// chunk's, kept as they were made (see [`Trace`]); `entries` follow them.
+    done: Trace,
+    /// Bytes `done`'s parts hold (for the memory budget).
+    done_bytes: u64,
     entries: Vec<TraceEntry>,
-    /// Ranges of `entries` that were one list.
+    /// Ranges of entries (by index in `done` then `entries`) that were one list.
     ranges: Vec<(u32, u32)>,
     /// Bytes held by frames, stacks and streams (entries and ranges are counted by length).
     interned_bytes: u64,
@@ -228,6 +233,8 @@ impl SnapshotFold {
             last_stream: None,
             key_cache: std::array::from_fn(|_| (None, Field::Other)),
             action_cache: Vec::new(),
+            done: Trace::default(),
+            done_bytes: 0,
             entries: Vec::new(),
             ranges: Vec::new(),
             interned_bytes: 0,
@@ -380,7 +387,8 @@ impl SnapshotFold {
             return Err("a trace entry is referenced from another part of the trace".to_string());
         }
         let stream = self.stream(stream)?;
-        if self.entries.len() >= u32::MAX as usize {
+        let id = self.done.len() + self.entries.len();
+        if id >= u32::MAX as usize {
             return Err("more trace entries than oomdoc can hold".to_string());
         }
         if self.entries.len() == self.entries.capacity() {
@@ -394,7 +402,7 @@ impl SnapshotFold {
         }
         self.entries
             .push(TraceEntry::new(action, addr, size, time_us, stream, stack));
-        Ok(Value::Handle(ENTRY, (self.entries.len() - 1) as u32))
+        Ok(Value::Handle(ENTRY, id as u32))
     }
 
     /// The field a key names, remembered for the `pair`th key of later entries.
@@ -440,6 +448,12 @@ impl SnapshotFold {
         }
     }
 
+    /// Keeps `entries` as the next part of the trace.
+    fn keep(&mut self, entries: Vec<TraceEntry>) {
+        self.done_bytes += (entries.capacity() * std::mem::size_of::<TraceEntry>()) as u64;
+        self.done.push_part(entries);
+    }
+
     fn build(self, root: Value) -> Result<Snapshot, TorchSnapshotError> {
         let mut snapshot = Snapshot {
             frames: self.frames,
@@ -447,7 +461,9 @@ impl SnapshotFold {
             streams: self.streams,
             ..Snapshot::default()
         };
-        let mut entries = self.entries;
+        // Every entry, in order: the merged parts, then those decoded after them.
+        let mut entries = self.done;
+        entries.push_part(self.entries);
         let ranges = self.ranges;
         let prepared = self.prepared;
         let segments_value = match &root {
@@ -487,14 +503,14 @@ impl SnapshotFold {
                             .get(*range as usize)
                             .copied()
                             .ok_or_else(|| shape(&path, "refers to nothing".to_string()))?;
-                        if start == 0 && end as usize == entries.len() {
+                        let (start, end) = (start as usize, end as usize);
+                        if start == 0 && end == entries.len() {
                             // The usual case, one device: hand over the entries without a copy.
                             std::mem::take(&mut entries)
+                        } else if start <= end && end <= entries.len() {
+                            Trace::from(entries.to_vec(start, end))
                         } else {
-                            entries
-                                .get(start as usize..end as usize)
-                                .map(<[TraceEntry]>::to_vec)
-                                .unwrap_or_default()
+                            Trace::default()
                         }
                     }
                     Value::List(list) => {
@@ -508,11 +524,12 @@ impl SnapshotFold {
                                 }
                                 Value::Handle(RUN, run) => {
                                     if let Some(&(start, end)) = ranges.get(*run as usize) {
-                                        out.extend(
-                                            entries
-                                                .get(start as usize..end as usize)
-                                                .unwrap_or(&[]),
-                                        );
+                                        let (start, end) = (start as usize, end as usize);
+                                        if start <= end && end <= entries.len() {
+                                            for (_, slice) in entries.slices(start, end) {
+                                                out.extend_from_slice(slice);
+                                            }
+                                        }
                                     }
                                 }
                                 other => {
@@ -526,7 +543,7 @@ impl SnapshotFold {
                                 }
                             }
                         }
-                        out
+                        Trace::from(out)
                     }
                     other => return Err(shape(&path, format!("is {}", a_type(other.type_name())))),
                 };
@@ -590,7 +607,7 @@ impl Merge for SnapshotFold {
             Value::Handle(ENTRIES, range) => self.ranges.get(range as usize).copied(),
             _ => None,
         };
-        if whole != Some((0, self.entries.len() as u32)) {
+        if !self.done.is_empty() || whole != Some((0, self.entries.len() as u32)) {
             return Err("a chunk of the trace holds more than its entries".to_string());
         }
         Ok(SnapshotPart {
@@ -610,7 +627,7 @@ impl Merge for SnapshotFold {
         if !list.is_empty() {
             return Err("the trace has items before its chunks".to_string());
         }
-        let start = self.entries.len();
+        let start = self.done.len() + self.entries.len();
         let total: usize = parts.iter().map(|part| part.entries.len()).sum();
         if start + total >= u32::MAX as usize {
             return Err("more trace entries than oomdoc can hold".to_string());
@@ -690,71 +707,19 @@ impl Merge for SnapshotFold {
         renumbered.into_iter().collect::<Result<(), String>>()?;
         drop(maps);
         drop(timing);
-        // The parts' entries are moved: the first part's vector becomes the trace's, and each
-        // later one is appended and freed at once, so the trace is never held twice (growing
-        // a vector this large moves its pages, not its bytes).
-        let timing = profile::phase(|| "merge: append entries".to_string());
-        let mut parts = parts.into_iter().map(|part| part.entries);
-        if self.entries.is_empty() {
-            if let Some(first) = parts.next() {
-                self.entries = first;
-            }
-        }
-        self.entries
-            .try_reserve_exact((start + total).saturating_sub(self.entries.len()))
-            .map_err(|_| "out of memory holding the trace entries".to_string())?;
-        // The room is mapped a window at a time (a sixteenth of the trace, about a part at 16
-        // threads), each just before the parts that fill it are copied in and freed: the
-        // trace's memory grows by at most a window more than the parts free (a quarter at a
-        // time took a real-shaped file's peak RSS from 0.47 to 0.53 of the file at 16 threads).
-        let window = total.div_ceil(TOUCH_WINDOWS).max(1);
-        let mut touched = 0usize;
-        for entries in parts {
-            let len = self.entries.len();
-            let need = len + entries.len();
-            if need > touched {
-                let spare = self.entries.spare_capacity_mut();
-                let upto = (need.max(touched + window) - len).min(spare.len());
-                let from = touched.saturating_sub(len).min(upto);
-                touch_pages(&mut spare[from..upto]);
-                touched = len + upto;
-            }
-            self.entries.extend_from_slice(&entries);
+        // The parts' entries are kept as they are, each a part of the trace (no copy), after
+        // the entries decoded before them.
+        let timing = profile::phase(|| "merge: keep the parts".to_string());
+        let before = std::mem::take(&mut self.entries);
+        self.keep(before);
+        for part in parts {
+            self.keep(part.entries);
         }
         drop(timing);
         self.ranges.push((start as u32, (start + total) as u32));
         list.push(Value::Handle(RUN, (self.ranges.len() - 1) as u32));
         Ok(())
     }
-}
-
-/// Windows the trace's room is mapped in, ahead of the copy ([`touch_pages`]).
-const TOUCH_WINDOWS: usize = 16;
-
-/// Writes one entry in each page of `spare` (a vector's room not yet used) on up to as many
-/// threads as the machine has cores, so that the kernel maps those pages on all of them at
-/// once rather than one page at a time while the entries are copied in on one thread.
-fn touch_pages(spare: &mut [std::mem::MaybeUninit<TraceEntry>]) {
-    const PER_PAGE: usize = 4096 / std::mem::size_of::<TraceEntry>();
-    const LEAST_BYTES: usize = 4 << 20;
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if cores < 2 || std::mem::size_of_val(spare) < LEAST_BYTES {
-        return;
-    }
-    let filler = TraceEntry::new(Action::Other, 0, 0, 0, 0, 0);
-    let per = spare.len().div_ceil(cores).div_ceil(PER_PAGE) * PER_PAGE;
-    std::thread::scope(|scope| {
-        for piece in spare.chunks_mut(per.max(PER_PAGE)) {
-            let touch = move || {
-                for slot in piece.iter_mut().step_by(PER_PAGE) {
-                    slot.write(filler);
-                }
-                std::hint::black_box(piece);
-            };
-            // Where no thread can be made the pages are simply mapped as the entries come.
-            let _ = std::thread::Builder::new().spawn_scoped(scope, touch);
-        }
-    });
 }
 
 /// `work(part, with)` for each part and its `with`, on up to as many threads as the machine
@@ -856,6 +821,7 @@ impl Fold for SnapshotFold {
 
     fn retained_bytes(&self) -> u64 {
         self.interned_bytes
+            + self.done_bytes
             + (self.entries.capacity() * std::mem::size_of::<TraceEntry>()) as u64
             + (self.ranges.capacity() * 8) as u64
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{AddressMap, SiteNamer};
-use crate::model::snapshot::{Action, SiteGrowth, StackId, TraceEntry};
+use crate::model::snapshot::{Action, SiteGrowth, StackId, Trace};
 use crate::model::Bytes;
 
 /// Fewest never-freed allocations of one site that count as growth.
@@ -43,7 +43,7 @@ pub(super) struct StackGrowth {
     kept: Vec<(StackId, Kept)>,
 }
 
-pub(super) fn growth_by_stack(trace: &[TraceEntry]) -> StackGrowth {
+pub(super) fn growth_by_stack(trace: &Trace) -> StackGrowth {
     struct Held {
         stack: StackId,
         size: u64,
@@ -53,7 +53,7 @@ pub(super) fn growth_by_stack(trace: &[TraceEntry]) -> StackGrowth {
     // Index of each stack in `allocations`.
     let mut slots: AddressMap<u32> = AddressMap::default();
     let mut allocations: Vec<(StackId, u64)> = Vec::new();
-    for (index, entry) in trace.iter().enumerate() {
+    for (index, entry) in trace.range(0, trace.len()) {
         match entry.action() {
             Action::Alloc => {
                 let slot = *slots.entry(u64::from(entry.stack)).or_insert_with(|| {
@@ -115,7 +115,7 @@ pub(super) fn growth_by_stack(trace: &[TraceEntry]) -> StackGrowth {
 /// break ties, come out as one walk over the trace gives them).
 pub(super) fn site_growth(
     growth: StackGrowth,
-    trace: &[TraceEntry],
+    trace: &Trace,
     sites: &mut SiteNamer,
     top: usize,
 ) -> Vec<SiteGrowth> {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{round_size, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
-use crate::model::snapshot::{Action, Snapshot, TraceEntry};
+use crate::model::snapshot::{Action, Snapshot, Trace};
 use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
@@ -88,7 +88,7 @@ struct Shard {
 pub(super) fn first_pass_sharded(
     snapshot: &Snapshot,
     device: CudaOrdinal,
-    trace: &[TraceEntry],
+    trace: &Trace,
     shards: usize,
 ) -> Option<FirstPass> {
     let shards = shards.clamp(1, MAX_SHARDS);
@@ -226,7 +226,7 @@ const WALK_SPLIT_ENTRIES: usize = if cfg!(test) { 2 } else { 1 << 16 };
 /// The walk's ranges over `trace`, in trace order: `ranges` of them on threads (one range
 /// here where the trace is short or no thread could be made).
 fn walk_ranges(
-    trace: &[TraceEntry],
+    trace: &Trace,
     changes: &[AtomicU32],
     bytes_of: &(impl Fn(usize, u32) -> u64 + Sync),
     ranges: usize,
@@ -271,7 +271,7 @@ fn walk_ranges(
 
 /// The walk over `trace[start..end]`, backward, relative to where it starts.
 fn walk_range(
-    trace: &[TraceEntry],
+    trace: &Trace,
     changes: &[AtomicU32],
     bytes_of: &impl Fn(usize, u32) -> u64,
     start: usize,
@@ -287,11 +287,11 @@ fn walk_range(
     let mut out = RangeWalk::default();
     let mut sum = 0i128;
     let mut top: Option<(i128, usize)> = None;
-    for index in (start..end).rev() {
+    for (index, entry) in trace.range(start, end).rev() {
         if top.is_none_or(|(value, _)| sum >= value) {
             top = Some((sum, index));
         }
-        let code = trace[index].action_code();
+        let code = entry.action_code();
         let change = changes[index].load(Ordering::Relaxed);
         if change != NO_CHANGE {
             let bytes = i128::from(bytes_of(index, change));
@@ -317,7 +317,7 @@ fn walk_range(
 /// entry's change of allocated memory and each freed block's allocation stack.
 fn replay_shard(
     at_snapshot: &AddressMap<Live>,
-    trace: &[TraceEntry],
+    trace: &Trace,
     shard: usize,
     shards: usize,
     changes: &[AtomicU32],
@@ -347,8 +347,7 @@ fn replay_shard(
         Action::FreeRequested.code(),
         Action::FreeCompleted.code(),
     );
-    for index in (0..trace.len()).rev() {
-        let entry = &trace[index];
+    for (index, entry) in trace.range(0, trace.len()).rev() {
         let code = entry.action_code();
         if (code != alloc && code != free_requested && code != free_completed)
             || shard_of(entry.addr, shards) != shard
@@ -424,7 +423,7 @@ mod tests {
 
     use super::super::first_pass_here;
     use super::*;
-    use crate::model::snapshot::{Block, BlockState, Segment, SegmentType};
+    use crate::model::snapshot::{Block, BlockState, Segment, SegmentType, TraceEntry};
     use crate::model::Bytes;
 
     /// Every address lands in one shard below the count, and 512-byte-aligned addresses (as
@@ -491,7 +490,7 @@ mod tests {
                 })
                 .collect(),
         };
-        let trace = entries
+        let trace: Vec<TraceEntry> = entries
             .iter()
             .enumerate()
             .map(|(time, &(action, slot, size, stack))| {
@@ -506,9 +505,11 @@ mod tests {
                 )
             })
             .collect();
+        // In parts of a few entries each, as a trace decoded on several threads is held.
+        let parts = trace.chunks(37).map(<[TraceEntry]>::to_vec);
         Snapshot {
             segments: vec![segment],
-            traces: vec![trace],
+            traces: vec![Trace::from_parts(parts)],
             ..Snapshot::default()
         }
     }
@@ -520,6 +521,18 @@ mod tests {
             1 => Just(u64::MAX / 3),
             1 => Just(1u64 << 45),
         ]
+    }
+
+    proptest! {
+        /// See [`ahead_is_pass_2`].
+        #[test]
+        fn pass_2_ahead_is_pass_2_after_pass_1(
+            blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
+            entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
+            publish in any::<bool>(),
+        ) {
+            ahead_is_pass_2(&snapshot_of(&blocks, &entries), publish)?;
+        }
     }
 
     proptest! {
@@ -541,6 +554,55 @@ mod tests {
                 prop_assert!(huge.into_iter().any(|size| size >= 1 << 45));
             }
         }
+    }
+
+    /// Pass 2 run ahead (beside pass 1, the peak learnt before or while it replays) names
+    /// the same sites in the same order, judges the same OOMs and gives the same summary as
+    /// pass 2 after pass 1; and it gives up where it never learns the peak.
+    fn ahead_is_pass_2(snapshot: &Snapshot, publish: bool) -> Result<(), TestCaseError> {
+        use super::super::ahead::{replay_ahead, PeakSignal};
+        use super::super::{replay_device, Options, SiteNamer};
+        use crate::model::snapshot::SnapshotReport;
+        let trace = &snapshot.traces[0];
+        let options = Options::default();
+        let empty_report = || SnapshotReport {
+            source: crate::model::Source::Snapshot,
+            devices: Vec::new(),
+            ooms: Vec::new(),
+            ooms_not_analysed: 0,
+            allocator_settings: None,
+            total_memory_bytes: None,
+            annotations: Vec::new(),
+            limitations: Vec::new(),
+        };
+        let device = CudaOrdinal(0);
+        let signal = PeakSignal::new();
+        if publish {
+            signal.publish(first_pass_here(snapshot, device, trace).peak.2);
+        }
+        let ahead = replay_ahead(snapshot, device, trace, options.max_ooms, &signal);
+        prop_assert_eq!(ahead.is_some(), publish);
+        let run = |ahead| {
+            let mut sites = SiteNamer::new(snapshot);
+            let mut report = empty_report();
+            let first = first_pass_here(snapshot, device, trace);
+            let replay = replay_device(
+                snapshot,
+                device,
+                trace,
+                &options,
+                &mut sites,
+                &mut report,
+                first,
+                ahead,
+            );
+            format!(
+                "{:?} {} {:?} {:?}",
+                replay.summary, replay.estimated_blocks, report, sites.names
+            )
+        };
+        prop_assert_eq!(run(ahead), run(None));
+        Ok(())
     }
 
     /// The whole analysis of a trace long enough for threads is the same on one thread and on

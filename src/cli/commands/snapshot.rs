@@ -156,3 +156,57 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     }
     Ok(ExitStatus::Success)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::analyze::fragmentation::{self, Options};
+    use crate::parse::pickle::{profile, Parallel, SCAN_SPLIT_BYTES};
+    use crate::parse::torch_snapshot;
+    use crate::render::snapshot as render;
+    use crate::render::style::Style;
+
+    /// A large snapshot (`OOMDOC_COMPARE_SNAPSHOT`, e.g. from `scripts/gen_snapshot.py`) gives
+    /// the same report decoded and analysed on 16 threads as on one, whatever the machine's
+    /// cores (the CLI caps its threads at the cores less one). Writes both JSON reports beside
+    /// the file, for a byte comparison with another build's `oomdoc snapshot --json`.
+    #[test]
+    #[ignore = "needs a large snapshot file: OOMDOC_COMPARE_SNAPSHOT"]
+    fn a_large_snapshot_reads_the_same_on_16_threads() {
+        let Ok(path) = std::env::var("OOMDOC_COMPARE_SNAPSHOT") else {
+            return;
+        };
+        let report = |threads: usize| {
+            let file = std::fs::File::open(&path).unwrap();
+            let limits = torch_snapshot::limits_for(file.metadata().ok().map(|m| m.len()));
+            // No threads: the sequential decoder.
+            let decoders = if threads > 1 { threads } else { 0 };
+            let parallel = Parallel {
+                threads: decoders,
+                chunks: decoders,
+                scan_split_bytes: SCAN_SPLIT_BYTES,
+            };
+            let snapshot = torch_snapshot::read_file(&file, limits, parallel).unwrap();
+            let parts = snapshot
+                .traces
+                .first()
+                .map_or(0, |trace| trace.parts().count());
+            let options = Options {
+                threads,
+                ..Options::default()
+            };
+            let report = fragmentation::analyze(&snapshot, &options);
+            let json = render::json(&report).unwrap();
+            let text = render::text(&report, Style::new(false));
+            (json, text, parts)
+        };
+        let one = report(1);
+        let many = report(16);
+        // With OOMDOC_PROFILE=1, each phase of both reads (one thread, then 16).
+        profile::report();
+        assert!(many.2 > 1, "the trace was not decoded in parts");
+        std::fs::write(format!("{path}.1.json"), &one.0).unwrap();
+        std::fs::write(format!("{path}.16.json"), &many.0).unwrap();
+        assert!(one.0 == many.0, "JSON differs");
+        assert!(one.1 == many.1, "text differs");
+    }
+}
