@@ -37,6 +37,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("Loading model modules", tabby_modules),
     rule("Loading draft modules", tabby_modules),
     rule("Modules |", tabby_modules),
+    rule("Loading with autosplit", tabby_load_lines),
+    rule("Loading with tensor parallel", tabby_load_lines),
+    rule("Loading with a manual GPU split", tabby_load_lines),
+    rule("Model successfully loaded.", tabby_load_lines),
     rule("OP_REQUIRES failed at ", tensorflow_kernel),
 ];
 
@@ -258,6 +262,28 @@ fn training_start_dots(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// TabbyAPI's ExLlamaV2 / ExLlamaV3 back-ends (`backends/exllamav2/model.py` and
+/// `backends/exllamav3/model.py` `load_model_sync`, 0.0.x–2026) log how they place the layers
+/// before loading them: `Loading with autosplit` (the cache is created first, lazily, and filled
+/// as the layers go on the GPUs), `Loading with tensor parallel`, `Loading with a manual GPU
+/// split (or a one GPU setup)`; `load_gen` logs `Model successfully loaded.` once the layers, the
+/// cache, the warm-up forward and the generator are done. Each phrase ends the logger's line.
+fn tabby_load_lines(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_end();
+    let placing = [
+        "Loading with autosplit",
+        "Loading with tensor parallel",
+        "Loading with a manual GPU split (or a one GPU setup)",
+    ]
+    .iter()
+    .any(|phrase| line.ends_with(phrase));
+    if placing {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    } else if line.ends_with("Model successfully loaded.") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
 /// TabbyAPI's module loading bar: 0.0.x `main.py` (`IncrementalBar("Modules", max=…)` of the
 /// `progress` package: `Modules |████████| 163/163`), later `common/model.py` `load_model_gen`
 /// (a rich bar `Loading model modules ━━━━ 100% 163/163`, `Loading draft modules` for the
@@ -448,6 +474,19 @@ mod tests {
             vec![EventKind::WeightsLoadProgress]
         );
         assert!(kinds("Loading model modules from disk").is_empty());
+        for line in [
+            "INFO:     Loading with autosplit",
+            "2026-01-02 10:00:00.000 INFO:     Loading with tensor parallel",
+            "INFO:     Loading with a manual GPU split (or a one GPU setup)",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::WeightsLoadStart], "{line}");
+        }
+        assert_eq!(
+            kinds("INFO:     Model successfully loaded."),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert!(kinds("Loading with autosplit fails on my two GPUs").is_empty());
+        assert!(kinds("Model successfully loaded. Then the first request failed").is_empty());
         assert!(kinds("see the Modules | table 3/4").is_empty());
         let late = |line: &str| parse_line_scan(line).late_phase;
         for line in [
