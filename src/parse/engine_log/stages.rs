@@ -42,6 +42,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("Loading with a manual GPU split", tabby_load_lines),
     rule("Model successfully loaded.", tabby_load_lines),
     rule("OP_REQUIRES failed at ", tensorflow_kernel),
+    rule("[Memory Management] Target", forge_model_moves),
+    rule("Moving model(s) has taken ", forge_model_moves),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -284,6 +286,21 @@ fn tabby_load_lines(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// Stable Diffusion WebUI Forge moving models onto the GPU (lllyasviel/stable-diffusion-webui-
+/// forge 2024–2025 `backend/memory_management.py` `load_models_gpu`): for each model it prints
+/// `[Memory Management] Target: KModel, Free GPU: … MB, Model Require: … MB, Previously Loaded:
+/// … MB, Inference Require: … MB, Remaining: … MB, ` with no newline, then loads it
+/// (`loaded_model.model_load`), and once all are on the GPU prints `Moving model(s) has taken
+/// N seconds`, usually on the same console line. A failure printed after the target line
+/// without that ending came while the weights went to the GPU.
+fn forge_model_moves(text: &str, facts: &mut LineFacts) {
+    if has(text, "Moving model(s) has taken ") && has(text, " seconds") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    } else if has(text, "[Memory Management] Target: ") && has(text, ", Model Require: ") {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
 /// TabbyAPI's module loading bar: 0.0.x `main.py` (`IncrementalBar("Modules", max=…)` of the
 /// `progress` package: `Modules |████████| 163/163`), later `common/model.py` `load_model_gen`
 /// (a rich bar `Loading model modules ━━━━ 100% 163/163`, `Loading draft modules` for the
@@ -488,6 +505,20 @@ mod tests {
         assert!(kinds("Loading with autosplit fails on my two GPUs").is_empty());
         assert!(kinds("Model successfully loaded. Then the first request failed").is_empty());
         assert!(kinds("see the Modules | table 3/4").is_empty());
+        // Forge's model moves: the target line opens a load; its ending closes it.
+        let target = "[Memory Management] Target: JointTextEncoder, Free GPU: 7011.20 MB, Model \
+                      Require: 1559.68 MB, Previously Loaded: 0.00 MB, Inference Require: 1024.00 \
+                      MB, Remaining: 4427.52 MB, ";
+        assert_eq!(kinds(target), vec![EventKind::WeightsLoadStart]);
+        assert_eq!(
+            kinds(&format!("{target}Moving model(s) has taken 0.52 seconds")),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert_eq!(
+            kinds("Moving model(s) has taken 3.10 seconds"),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert!(kinds("what does [Memory Management] Target mean in the console?").is_empty());
         let late = |line: &str| parse_line_scan(line).late_phase;
         for line in [
             "W tensorflow/core/framework/op_kernel.cc:1745] OP_REQUIRES failed at conv_grad_input_ops.cc:408 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[128,256,28,28]",
