@@ -191,6 +191,20 @@
 # (so the failure comes at the very end, after ~1 GiB of engine lines). Both commands run
 # once to warm up, then RUNS times (default 5) alternately on a warm page cache; the fastest
 # run of each is reported, and the median.
+# 2026-12-03 10:20-10:26 (sixteenth session), same 2-core VM, load 5.0-6.6, the session-start
+# build (9774e8f) alternated as BEFORE, after the Teddy buckets were packed against the typical
+# lines' windows (src/analyze/explain/scan.rs bucket_order) and 10 markers more:
+#   varied RUNS=5:  grep 0.51 s, explain 1.53 s best (1.56 s median) / 0.95 s cpu, before 1.12 s
+#                   (1.61 s) / 1.12 s cpu; RUNS=7: grep 0.47 s, explain 1.56 s (1.66 s) / 0.90 s
+#                   cpu, before 1.41 s (1.72 s) / 0.95 s cpu: wall noise-bound at this load (3.0x
+#                   vs 2.2-3.0x grep for both builds), CPU 5-15 % less
+#   h200 256 MiB RUNS=5: grep 0.12 s, explain 0.46 s (0.51 s) / 0.32 s cpu, before 0.40 s
+#                   (0.47 s) / 0.31 s cpu: the same
+# (Those runs counted every window of the sample; the committed build counts the windows seen
+# more than once: Teddy passes 11-17k -> 14-23k per MiB of the excerpts, still under the
+# session start's 13-41k; not timed at 1 GiB.) Building the scanners (a short text, 30 runs of
+# a 568-byte log): 20 -> 26 ms of CPU per run (36 ms counting every window). The 2x goal
+# wants a quiet VM or the H200.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

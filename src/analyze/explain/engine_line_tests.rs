@@ -57,3 +57,44 @@ fn far_above_a_later_failure(stage_line: &str, filler: impl Fn(usize) -> String)
     );
     text
 }
+
+#[test]
+fn tabbys_placing_line_is_the_stage_until_the_model_is_loaded() {
+    let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 \
+               has a total capacity of 23.57 GiB of which 20.06 MiB is free.\n";
+    let during = format!(
+        "INFO:     Loading model: /models/acme-70b-exl2\nINFO:     Loading with autosplit\n{oom}"
+    );
+    assert_eq!(explain_text(&during).phase.failed_in, Phase::WeightsLoad);
+    let after = format!(
+        "INFO:     Loading with autosplit\nINFO:     Model successfully loaded.\n\
+         INFO:     127.0.0.1:5000 - \"POST /v1/completions HTTP/1.1\" 200\n{oom}"
+    );
+    assert_ne!(explain_text(&after).phase.failed_in, Phase::WeightsLoad);
+    // Far above a later failure of the caller's own code, it says nothing of that one.
+    let text = far_above_a_later_failure("INFO:     Loading with autosplit", |n| {
+        format!("INFO:     127.0.0.1:5000 - \"POST /v1/completions HTTP/1.1\" 200 {n}")
+    });
+    assert_ne!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+}
+
+#[test]
+fn forges_model_move_is_the_stage_until_it_has_taken_its_seconds() {
+    let target = "[Memory Management] Target: KModel, Free GPU: 3000.00 MB, Model Require: \
+                  9000.00 MB, Previously Loaded: 0.00 MB, Inference Require: 1024.00 MB, \
+                  Remaining: -7024.00 MB, ";
+    let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. GPU 0 \
+               has a total capacity of 4.00 GiB of which 12.00 MiB is free.";
+    // The error printed on the same console line, after the target.
+    let during = format!("{target}{oom}\n");
+    assert_eq!(explain_text(&during).phase.failed_in, Phase::WeightsLoad);
+    let during = format!("{target}\n{oom}\n");
+    assert_eq!(explain_text(&during).phase.failed_in, Phase::WeightsLoad);
+    let after = format!(
+        "{target}Moving model(s) has taken 1.20 seconds\n  0%|          | 0/20 [00:00<?, ?it/s]\n\
+         {oom}\n"
+    );
+    assert_ne!(explain_text(&after).phase.failed_in, Phase::WeightsLoad);
+    let text = far_above_a_later_failure(target, |n| format!("INFO: 127.0.0.1 GET /queue {n}"));
+    assert_ne!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+}

@@ -433,7 +433,16 @@ fn teddy_passes(anchored: &Anchored, patterns: &[&str], text: &[u8]) -> (usize, 
 /// position costs about 55 instructions (callgrind, 1 GiB varied serving log: 0.47 M per MiB
 /// beyond the searcher's 2.2 per byte with none passed). The log scanner's, its five
 /// searchers' summed: 34,031 per MiB of varied, 31,528 of trainer, 31,478 of vllm-metrics,
-/// 28,168 of ollama, 15,118 of h200-training.
+/// 28,168 of ollama, 15,118 of h200-training. Since the buckets are packed against the windows
+/// of the typical lines counted, not only their byte frequencies (`scan::bucket_order`,
+/// 2026-12-03, 907 markers): log scanner 40,760 -> 10,960 per MiB of varied, 40,438 -> 15,525
+/// of trainer, 18,396 -> 14,522 of vllm-metrics, 36,750 -> 9,442 of ollama, 13,527 -> 6,655 of
+/// h200-training (a marker more had packed a bucket passing every `=` of its memory summaries:
+/// 78,125); failure search 8,396 -> 3,615 of varied, 8,174 -> 2,712 of h200-training. With
+/// only the windows seen more than once counted (the count over all doubled the time of
+/// building the scanners for a short text, 17 -> 36 ms of CPU; now 26 ms), 915 markers: log
+/// scanner 17,444 of varied, 14,538 of vllm-metrics, 21,528 of ollama, 22,729 of trainer,
+/// 14,431 of h200-training; failure search 3,374, 64, 2,340, 1,657, 1,880.
 const BUDGET_FAILURE_PASSED_PER_MIB: usize = 12_000;
 const BUDGET_LOG_PASSED_PER_MIB: usize = 48_000;
 

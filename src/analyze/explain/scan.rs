@@ -755,23 +755,89 @@ impl HitCursor {
     }
 }
 
-/// The order to hand `anchors` (all of one length) to Teddy in so that similar anchors share
-/// a bucket. Teddy puts anchor `i` of `n` in bucket `buckets - 1 - i % buckets` and reports
-/// a position to check when, for each of the anchor-length bytes there, both halves (nibbles)
-/// of the byte are among the halves of that byte in some anchor of a bucket: a bucket of
-/// unlike anchors ("d re", "POST") passes many positions that hold none of them ("d EE",
-/// "POre"). `buckets`: 8 (Slim Teddy) or 16 (Fat). Greedy: the most frequent anchors first, each into the bucket with room whose
-/// estimated pass rate ([`byte_frequencies`]) grows least.
+/// The windows of `length` bytes that [`TYPICAL_LOG`] holds more than once (the repeated
+/// pieces of busy lines: borders, runs of one byte, common words), each once, with their
+/// expected occurrences per MiB of a long log of that kind (as [`choose_anchors`] counts them).
+/// A piece seen once is left to the byte-frequency estimate: with them, the count took twice
+/// the time of building the scanners for a short text (4,597 windows of 4 bytes, against
+/// 1,573 seen more than once).
+fn typical_windows(length: usize) -> Vec<([u8; ANCHOR_LEN], f64)> {
+    let length = length.clamp(1, ANCHOR_LEN);
+    let per_occurrence = 10.0 * (1u64 << 20) as f64 / TYPICAL_LOG.len() as f64;
+    let mut number: WindowMap<usize> = WindowMap::default();
+    let mut windows: Vec<([u8; ANCHOR_LEN], f64)> = Vec::new();
+    for window in TYPICAL_LOG.as_bytes().windows(length) {
+        let id = *number.entry(window_key(window)).or_insert_with(|| {
+            let mut bytes = [0u8; ANCHOR_LEN];
+            bytes[..length].copy_from_slice(window);
+            windows.push((bytes, 0.0));
+            windows.len() - 1
+        });
+        windows[id].1 += per_occurrence;
+    }
+    windows.retain(|&(_, weight)| weight > 1.5 * per_occurrence);
+    windows
+}
+
+/// The order to hand `anchors` to one Teddy searcher in so that similar anchors share a
+/// bucket, and what Teddy tests at each position lets few positions through.
+///
+/// How Teddy buckets its patterns (BurntSushi/aho-corasick 1.1 `src/packed/teddy/generic.rs`,
+/// `Teddy::new`): it tests the first `mask` bytes at each position (`mask`: the shortest
+/// pattern, at most 4); patterns whose first `mask` bytes have the same low nibbles share a
+/// bucket, the bucket of the first of them; the first of each such group, the `i`th pattern
+/// given, goes to bucket `buckets - 1 - i % buckets` (`buckets`: 8 Slim, 16 Fat). A position
+/// passes a bucket's test when, for each of the `mask` bytes there, both halves (nibbles) of
+/// the byte are among the halves of that byte in some pattern of the bucket: a bucket of
+/// unlike anchors (`lm==`, `=137`, `(137`, `y_wi`) passes bytes none of them holds at that
+/// place (`=` is `3D`: the `3` of a digit and the `D` of `m` or `=`).
+///
+/// The pass rate of a bucket is estimated twice, and the greater taken: from the byte
+/// frequencies ([`byte_frequencies`], each byte independent of the next), and by counting the
+/// windows of [`TYPICAL_LOG`] that pass it. The first alone misses runs of one byte (the
+/// `|====|` borders of a memory summary, dashes, spaces), which pass a bucket at every
+/// position of the run once it admits the byte at each place, though the product of the
+/// byte's frequency over four places is tiny. Greedy: the groups of anchors that share their
+/// low nibbles (one bucket each, as Teddy makes them), the most frequent first, each into the
+/// bucket with room whose estimated pass rate grows least. The first anchor of each group is
+/// given first (its position picks the bucket), the others after every group's first.
 fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256], buckets: usize) -> Vec<usize> {
+    const ALL: u16 = u16::MAX;
     let count = anchors.len();
-    let length = anchors.iter().map(Vec::len).min().unwrap_or(0);
+    let length = anchors
+        .iter()
+        .map(Vec::len)
+        .min()
+        .unwrap_or(0)
+        .min(ANCHOR_LEN);
+    if count == 0 || length == 0 {
+        return (0..count).collect();
+    }
+    // The groups Teddy makes: anchors of the same low nibbles, in the order given.
+    let low_key = |anchor: &[u8]| -> u32 {
+        (anchor[..length].iter()).fold(0, |key, &byte| key << 4 | u32::from(byte & 15))
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of_key: std::collections::HashMap<u32, usize> = Default::default();
+    for (id, anchor) in anchors.iter().enumerate() {
+        let group = *group_of_key.entry(low_key(anchor)).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[group].push(id);
+    }
+    // The first anchor of each group takes positions 0.. (its position picks the bucket).
+    let heads = groups.len();
     let mut room = vec![0usize; buckets];
-    for id in 0..count {
+    for id in 0..heads {
         room[buckets - 1 - id % buckets] += 1;
     }
     // Per bucket and byte of the anchors: the set of low and of high nibbles (bit sets).
     let mut low = vec![vec![0u16; length]; buckets];
     let mut high = vec![vec![0u16; length]; buckets];
+    // Per byte of the anchors and nibble: the set of buckets admitting it (Teddy's tables).
+    let mut low_buckets = vec![[0u16; 16]; length];
+    let mut high_buckets = vec![[0u16; 16]; length];
     // How often a byte passes a bucket's test at one offset.
     let passes = |low: u16, high: u16| -> f64 {
         let mut sum = 0.0;
@@ -783,24 +849,73 @@ fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256], buckets: usize) -
         sum
     };
     let rate = |low: &[u16], high: &[u16]| -> f64 {
-        low.iter().zip(high).map(|(&l, &h)| passes(l, h)).product()
+        let product: f64 = low.iter().zip(high).map(|(&l, &h)| passes(l, h)).product();
+        product * (1u64 << 20) as f64
     };
-    let mut rates = vec![0.0; buckets];
+    let windows = typical_windows(length);
+    // Per bucket: the estimate from the byte frequencies, and the windows counted.
+    let mut rates = vec![0.0f64; buckets];
+    let mut counted = vec![0.0f64; buckets];
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); buckets];
-    let mut by_frequency: Vec<usize> = (0..count).collect();
-    by_frequency.sort_by(|&a, &b| {
-        expected_hits(&anchors[b], frequencies).total_cmp(&expected_hits(&anchors[a], frequencies))
-    });
-    for &anchor in &by_frequency {
-        let bytes = &anchors[anchor][..length];
+    let group_hits = |group: &[usize]| -> f64 {
+        (group.iter())
+            .map(|&id| expected_hits(&anchors[id], frequencies))
+            .sum()
+    };
+    let mut by_frequency: Vec<usize> = (0..heads).collect();
+    by_frequency.sort_by(|&a, &b| group_hits(&groups[b]).total_cmp(&group_hits(&groups[a])));
+    let mut growth_counted = vec![0.0f64; buckets];
+    for &group in &by_frequency {
+        // The nibbles the group adds at each byte: one low nibble, its high nibbles.
+        let first = &anchors[groups[group][0]];
+        let added_low: Vec<u8> = first[..length].iter().map(|byte| byte & 15).collect();
+        let mut added_high = vec![0u16; length];
+        for &id in &groups[group] {
+            for (at, &byte) in anchors[id][..length].iter().enumerate() {
+                added_high[at] |= 1 << (byte >> 4);
+            }
+        }
+        // The windows of the sample that the group would newly let through, per bucket.
+        growth_counted.fill(0.0);
+        for (window, weight) in &windows {
+            let (mut now, mut with) = (ALL, ALL);
+            for at in 0..length {
+                let (l, h) = (usize::from(window[at] & 15), usize::from(window[at] >> 4));
+                let (in_low, in_high) = (low_buckets[at][l], high_buckets[at][h]);
+                now &= in_low & in_high;
+                let in_low = if added_low[at] == window[at] & 15 {
+                    ALL
+                } else {
+                    in_low
+                };
+                let in_high = match added_high[at] >> h & 1 {
+                    1 => ALL,
+                    _ => in_high,
+                };
+                with &= in_low & in_high;
+                if with == 0 {
+                    break;
+                }
+            }
+            let mut new = with & !now;
+            while new != 0 {
+                let bucket = new.trailing_zeros() as usize;
+                if bucket < buckets {
+                    growth_counted[bucket] += weight;
+                }
+                new &= new - 1;
+            }
+        }
         let mut best: Option<(f64, usize)> = None;
         for bucket in (0..buckets).filter(|&bucket| members[bucket].len() < room[bucket]) {
             let (mut l, mut h) = (low[bucket].clone(), high[bucket].clone());
-            for (at, &byte) in bytes.iter().enumerate() {
-                l[at] |= 1 << (byte & 15);
-                h[at] |= 1 << (byte >> 4);
+            for at in 0..length {
+                l[at] |= 1 << added_low[at];
+                h[at] |= added_high[at];
             }
-            let growth = rate(&l, &h) - rates[bucket];
+            let before = rates[bucket].max(counted[bucket]);
+            let after = rate(&l, &h).max(counted[bucket] + growth_counted[bucket]);
+            let growth = after - before;
             if best.is_none_or(|(least, _)| growth < least) {
                 best = Some((growth, bucket));
             }
@@ -808,21 +923,35 @@ fn bucket_order(anchors: &[Vec<u8>], frequencies: &[f64; 256], buckets: usize) -
         let Some((_, bucket)) = best else {
             break;
         };
-        for (at, &byte) in bytes.iter().enumerate() {
-            low[bucket][at] |= 1 << (byte & 15);
-            high[bucket][at] |= 1 << (byte >> 4);
+        for at in 0..length {
+            low[bucket][at] |= 1 << added_low[at];
+            high[bucket][at] |= added_high[at];
+            low_buckets[at][usize::from(added_low[at])] |= 1 << bucket;
+            for h in (0..16).filter(|h| added_high[at] >> h & 1 == 1) {
+                high_buckets[at][h] |= 1 << bucket;
+            }
         }
         rates[bucket] = rate(&low[bucket], &high[bucket]);
-        members[bucket].push(anchor);
+        counted[bucket] += growth_counted[bucket];
+        members[bucket].push(group);
     }
+    // The heads at positions 0.., each where Teddy gives its bucket; the rest after them.
     let mut taken = vec![0usize; buckets];
-    (0..count)
-        .map(|id| {
+    let mut order: Vec<usize> = (0..heads)
+        .filter_map(|id| {
             let bucket = buckets - 1 - id % buckets;
             taken[bucket] += 1;
-            members[bucket][taken[bucket] - 1]
+            members[bucket]
+                .get(taken[bucket] - 1)
+                .map(|&group| groups[group][0])
         })
-        .collect()
+        .collect();
+    order.extend(groups.iter().flat_map(|group| group[1..].iter().copied()));
+    // Every anchor once, whatever happened above.
+    let mut seen = vec![false; count];
+    order.retain(|&id| !std::mem::replace(&mut seen[id], true));
+    order.extend((0..count).filter(|&id| !seen[id]));
+    order
 }
 
 /// Puts the matches of one line in the order of aho-corasick's overlapping search (by end,
@@ -942,6 +1071,73 @@ mod tests {
             String::from_utf8_lossy(anchor)
         );
         assert!(count(b"ion") > 10 && count(b"thr") > 1);
+    }
+
+    #[test]
+    fn a_run_of_one_byte_passes_no_bucket_of_unlike_anchors() {
+        // The 64 anchors of one searcher of the log scanner (2026-12-03). Each is rare, but
+        // together they hold the nibbles of `=` (3D) at every place (the `D` of `m`, `-`, `]`,
+        // `=`; the `3` of digits): packed by byte frequencies alone, one bucket (`lm==`,
+        // `=137`, `(137`, `y_wi`) let every position of a `|====|` border through.
+        let patterns = [
+            "ive/", "d_al", "[ctr", "yolo", "Mode", "l_nu", "d2.d", "ch [", "lm==", "llm-", "ate(",
+            "vide", "och:", "rigg", "d2.u", "ng l", "ing/", "dvra", "Batc", "quir", "m-ki", "loc]",
+            "Dist", "ama[", "=137", "ploy", "Args", "Outp", "_gpu", "king", "/it]", "; ac", "gqui",
+            "Conn", "Ultr", "woul", "back", "-of-", "Sys:", "h.py", "(137", "xlla", "hub.", "xitc",
+            "TTP ", "_inf", "Dyna", "MMPo", "MMag", "Comm", "Cann", "Webs", "f-ck", " OOM", "CTra",
+            "tOfM", "y_wi", "swif", "aph(", "xamp", "MMPr", "[Par", "MMSe", "Queu",
+        ];
+        let Some(anchored) = Anchored::new(&patterns) else {
+            return; // no SIMD Teddy on this CPU
+        };
+        let border = format!("|{}|\n", "=".repeat(75)).repeat(40);
+        let passed: usize = (anchored.teddy_candidates(border.as_bytes()).iter())
+            .map(|bucket| bucket.2)
+            .sum();
+        assert!(passed * 100 < border.len(), "{passed} of {}", border.len());
+        // Every occurrence is still found.
+        let text = format!("{border} lm== =137 (137 y_wi Queu");
+        let automaton = aho_corasick::AhoCorasick::new(patterns).unwrap();
+        let expected: Vec<(usize, usize)> = automaton
+            .find_overlapping_iter(&text)
+            .map(|found| (found.start(), found.pattern().as_usize()))
+            .collect();
+        let mut found = Vec::new();
+        anchored.scan(&patterns, text.as_bytes(), &mut found);
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn anchors_sharing_low_nibbles_share_the_bucket_planned() {
+        // `OOM!` and `oom!` (and `Oom!`) have the same low nibbles: Teddy puts them in one
+        // bucket, that of the first given; the order keeps each group's first ahead of it.
+        let mut patterns: Vec<String> = ["OOM!", "oom!", "Oom!"].map(String::from).to_vec();
+        for n in 0..40u8 {
+            // Distinct low nibbles: `0`..`?` are 30..3F.
+            patterns.push(format!(
+                "Z{}{}k",
+                char::from(b'0' + n % 16),
+                char::from(b'0' + n / 16)
+            ));
+        }
+        let owned: Vec<Vec<u8>> = patterns.iter().map(|p| p.as_bytes().to_vec()).collect();
+        let order = bucket_order(&owned, &byte_frequencies(), 16);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..owned.len()).collect::<Vec<_>>());
+        let at = |id: usize| order.iter().position(|&o| o == id).unwrap();
+        // One of the three comes before every anchor not its own group's first.
+        let first = [0, 1, 2].into_iter().map(at).min().unwrap();
+        let heads = owned.len() - 2;
+        assert!(first < heads, "{order:?}");
+        assert!(
+            [0, 1, 2]
+                .into_iter()
+                .map(at)
+                .filter(|&p| p >= heads)
+                .count()
+                == 2
+        );
     }
 
     #[test]

@@ -115,6 +115,8 @@ const SEGMENTS: &[&[FrameRule]] = &[
     image::A1111_MEMORY_MONITOR,
     training::ULTRALYTICS_PREDICTOR,
     training::BARE_NAMES,
+    // === A web server's worker boot (gunicorn, uvicorn's gunicorn worker). ===
+    startup::WORKER_BOOT,
     // === Special methods whose underscores Markdown ate (`in init` for `in __init__`). ===
     markdown::EATEN_DUNDERS,
 ];

@@ -24,6 +24,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("convert_hf_to_gguf", conversion_script),
     rule("convert_checkpoint", conversion_script),
     rule("convert_weight", conversion_script),
+    // DeepSeek-V3's and -R1's `inference/convert.py` (its `__main__`: `--hf-ckpt-path`,
+    // `--save-path`, `--n-experts`, `--model-parallel`) reshards a Hugging Face checkpoint for
+    // the demo's model-parallel ranks; the generic `convert.py` shares no marker of its own.
+    rule("--hf-ckpt-path", conversion_script),
     rule("trtllm-build ", engine_build),
     rule("trtexec ", engine_build),
 ];
@@ -273,6 +277,8 @@ mod tests {
             "CUDA_VISIBLE_DEVICES=0 python examples/llama/convert_checkpoint.py --model_dir m",
             "C:\\venv\\Scripts\\python.exe convert_checkpoint.py --model_dir x",
             "mlc_llm convert_weight ./dist/models/m --quantization q4f16_1 -o ./dist/m",
+            "python inference/convert.py --hf-ckpt-path /m/hf --save-path /m/demo --n-experts 8 \
+             --model-parallel 2",
         ] {
             assert_eq!(kinds(line), conversion, "{line}");
         }
@@ -280,6 +286,8 @@ mod tests {
             "I tried to convert the model to GGUF with convert_hf_to_gguf.py",
             "python convert_checkpoint_dataset.py --input raw/ --output data/",
             "from convert_checkpoint import load_weights",
+            "torchrun generate.py --ckpt-path /m/demo --config configs/config_671B.json",
+            "the --hf-ckpt-path flag of convert.py takes the folder",
         ] {
             assert!(kinds(line).is_empty(), "{line}");
         }

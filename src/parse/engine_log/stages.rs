@@ -37,7 +37,13 @@ pub(super) const RULES: &[Rule] = &[
     rule("Loading model modules", tabby_modules),
     rule("Loading draft modules", tabby_modules),
     rule("Modules |", tabby_modules),
+    rule("Loading with autosplit", tabby_load_lines),
+    rule("Loading with tensor parallel", tabby_load_lines),
+    rule("Loading with a manual GPU split", tabby_load_lines),
+    rule("Model successfully loaded.", tabby_load_lines),
     rule("OP_REQUIRES failed at ", tensorflow_kernel),
+    rule("[Memory Management] Target", forge_model_moves),
+    rule("Moving model(s) has taken ", forge_model_moves),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -258,6 +264,43 @@ fn training_start_dots(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// TabbyAPI's ExLlamaV2 / ExLlamaV3 back-ends (`backends/exllamav2/model.py` and
+/// `backends/exllamav3/model.py` `load_model_sync`, 0.0.x–2026) log how they place the layers
+/// before loading them: `Loading with autosplit` (the cache is created first, lazily, and filled
+/// as the layers go on the GPUs), `Loading with tensor parallel`, `Loading with a manual GPU
+/// split (or a one GPU setup)`; `load_gen` logs `Model successfully loaded.` once the layers, the
+/// cache, the warm-up forward and the generator are done. Each phrase ends the logger's line.
+fn tabby_load_lines(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_end();
+    let placing = [
+        "Loading with autosplit",
+        "Loading with tensor parallel",
+        "Loading with a manual GPU split (or a one GPU setup)",
+    ]
+    .iter()
+    .any(|phrase| line.ends_with(phrase));
+    if placing {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    } else if line.ends_with("Model successfully loaded.") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// Stable Diffusion WebUI Forge moving models onto the GPU (lllyasviel/stable-diffusion-webui-
+/// forge 2024–2025 `backend/memory_management.py` `load_models_gpu`): for each model it prints
+/// `[Memory Management] Target: KModel, Free GPU: … MB, Model Require: … MB, Previously Loaded:
+/// … MB, Inference Require: … MB, Remaining: … MB, ` with no newline, then loads it
+/// (`loaded_model.model_load`), and once all are on the GPU prints `Moving model(s) has taken
+/// N seconds`, usually on the same console line. A failure printed after the target line
+/// without that ending came while the weights went to the GPU.
+fn forge_model_moves(text: &str, facts: &mut LineFacts) {
+    if has(text, "Moving model(s) has taken ") && has(text, " seconds") {
+        event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    } else if has(text, "[Memory Management] Target: ") && has(text, ", Model Require: ") {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
 /// TabbyAPI's module loading bar: 0.0.x `main.py` (`IncrementalBar("Modules", max=…)` of the
 /// `progress` package: `Modules |████████| 163/163`), later `common/model.py` `load_model_gen`
 /// (a rich bar `Loading model modules ━━━━ 100% 163/163`, `Loading draft modules` for the
@@ -448,7 +491,34 @@ mod tests {
             vec![EventKind::WeightsLoadProgress]
         );
         assert!(kinds("Loading model modules from disk").is_empty());
+        for line in [
+            "INFO:     Loading with autosplit",
+            "2026-01-02 10:00:00.000 INFO:     Loading with tensor parallel",
+            "INFO:     Loading with a manual GPU split (or a one GPU setup)",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::WeightsLoadStart], "{line}");
+        }
+        assert_eq!(
+            kinds("INFO:     Model successfully loaded."),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert!(kinds("Loading with autosplit fails on my two GPUs").is_empty());
+        assert!(kinds("Model successfully loaded. Then the first request failed").is_empty());
         assert!(kinds("see the Modules | table 3/4").is_empty());
+        // Forge's model moves: the target line opens a load; its ending closes it.
+        let target = "[Memory Management] Target: JointTextEncoder, Free GPU: 7011.20 MB, Model \
+                      Require: 1559.68 MB, Previously Loaded: 0.00 MB, Inference Require: 1024.00 \
+                      MB, Remaining: 4427.52 MB, ";
+        assert_eq!(kinds(target), vec![EventKind::WeightsLoadStart]);
+        assert_eq!(
+            kinds(&format!("{target}Moving model(s) has taken 0.52 seconds")),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert_eq!(
+            kinds("Moving model(s) has taken 3.10 seconds"),
+            vec![EventKind::WeightsLoaded]
+        );
+        assert!(kinds("what does [Memory Management] Target mean in the console?").is_empty());
         let late = |line: &str| parse_line_scan(line).late_phase;
         for line in [
             "W tensorflow/core/framework/op_kernel.cc:1745] OP_REQUIRES failed at conv_grad_input_ops.cc:408 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[128,256,28,28]",

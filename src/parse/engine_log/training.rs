@@ -19,6 +19,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("---> ", jupyter_call),
     rule("frame #", native_frame),
     rule("\u{2502} ", rich_frame),
+    // A rich frame whose padding a narrow console dropped: `│/path/x.py:187 in func`.
+    rule("\u{2502}/", rich_frame),
     rule("loss=", progress_bar_step),
     rule(" - loss: ", progress_bar_step),
     rule("it/s]", detection_bar_step),
@@ -857,6 +859,15 @@ mod tests {
             ),
             None
         );
+        // Its padding dropped by a narrow console (SD.Next's log).
+        assert_eq!(
+            frame_of("\u{2502}/srv/sdnext/modules/processing_diffusers.py:187 in process_base"),
+            pair(
+                "process_base",
+                "/srv/sdnext/modules/processing_diffusers.py"
+            )
+        );
+        assert_eq!(frame_of("\u{2502}/srv/data \u{2502} 187 rows"), None);
     }
 
     #[test]

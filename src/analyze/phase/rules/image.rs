@@ -257,6 +257,38 @@ pub(super) const A1111_WEBUI: &[FrameRule] = &[
         Serve,
         "automatic1111",
     ),
+    // --- SD.Next (vladmandic/sdnext, 2024–2025 `modules/processing_diffusers.py`:
+    // `process_diffusers` runs a generation's passes, `process_base` the pipeline call of the
+    // first, `process_hires` the hires-fix pass, `process_refine` the refiner and the decode;
+    // its RuntimeError handler logs `Processing: …` through `errors.display`). ---
+    r(
+        "process_diffusers",
+        "modules/processing_diffusers.py",
+        I,
+        Serve,
+        "sdnext",
+    ),
+    r(
+        "process_base",
+        "modules/processing_diffusers.py",
+        I,
+        Serve,
+        "sdnext",
+    ),
+    r(
+        "process_hires",
+        "modules/processing_diffusers.py",
+        I,
+        Serve,
+        "sdnext",
+    ),
+    r(
+        "process_refine",
+        "modules/processing_diffusers.py",
+        I,
+        Serve,
+        "sdnext",
+    ),
     r(
         "sample",
         "modules/sd_samplers_kdiffusion.py",

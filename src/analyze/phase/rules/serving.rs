@@ -17,6 +17,26 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // serving); `sample_tokens` (0.11+, `gpu_model_runner.py`, the second half of a step). ---
     r("execute_dummy_batch", "vllm/", I, Serve, "vllm"),
     r("sample_tokens", "vllm/", I, Serve, "vllm"),
+    // --- vLLM V1 0.8–0.11+ `v1/engine/core_client.py` `EngineCoreClient.make_async_mp_client`
+    // (the API server's `AsyncLLM.__init__`; traced as the "Overall Loading" span from 0.11) and
+    // `make_client` (`LLMEngine.__init__`): they start the engine core processes and wait for
+    // them to be ready (`MPClient.__init__` → `launch_core_engines` → `wait_for_engine_startup`),
+    // so the core's load, profiling, KV-cache sizing and graph capture all run under them. A
+    // wrapper: the core's own frames or log lines, when shown, name the stage. ---
+    r(
+        "make_async_mp_client",
+        "vllm/v1/engine/core_client.py",
+        S,
+        Wrapper,
+        "vllm",
+    ),
+    r(
+        "make_client",
+        "vllm/v1/engine/core_client.py",
+        S,
+        Wrapper,
+        "vllm",
+    ),
     // --- SGLang 0.3–0.5 `srt/model_executor/model_runner.py`: `init_cublas` (a small matmul at
     // start-up creating the cuBLAS handle), `forward_extend` / `forward_decode` /
     // `forward_idle` (a batch). ---

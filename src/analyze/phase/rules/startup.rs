@@ -5,7 +5,7 @@
 
 use super::r;
 use crate::analyze::phase::FrameRule;
-use crate::analyze::phase::Role::Stage;
+use crate::analyze::phase::Role::{Stage, Wrapper};
 use crate::model::explain::Phase::Startup as S;
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
@@ -30,4 +30,31 @@ pub(super) const DISTRIBUTED_SETUP: &[FrameRule] = &[
     // tensor / pipeline parallelism, created at set-up by Megatron's `initialize_model_parallel`,
     // DeepSpeed, ColossalAI). ---
     r("new_group", "torch/distributed/", S, Stage, "torch"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const WORKER_BOOT: &[FrameRule] = &[
+    // --- gunicorn 19–23 `gunicorn/arbiter.py` `Arbiter.spawn_worker` forks a worker and runs
+    // `worker.init_process()` (logging `Exception in worker process` when it raises);
+    // `gunicorn/workers/base.py` `Worker.init_process` (and uvicorn's `uvicorn/workers.py`
+    // `UvicornWorker.init_process`, which calls it) sets the worker up, imports the app
+    // (`load_wsgi`: a model loaded at import time loads here), then runs its loop, whose
+    // requests' errors are caught and logged by the worker. Wrappers: a deeper frame (a model's
+    // load) names the stage. ---
+    r(
+        "spawn_worker",
+        "gunicorn/arbiter.py",
+        S,
+        Wrapper,
+        "gunicorn",
+    ),
+    r("init_process", "gunicorn/workers/", S, Wrapper, "gunicorn"),
+    r("init_process", "uvicorn/workers.py", S, Wrapper, "gunicorn"),
+    r(
+        "load_wsgi",
+        "gunicorn/workers/base.py",
+        S,
+        Stage,
+        "gunicorn",
+    ),
 ];

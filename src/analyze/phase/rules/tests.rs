@@ -1302,3 +1302,116 @@ mod batch_size_probe_tests {
         assert_eq!(decided, Some(Phase::Profiling));
     }
 }
+
+/// Session 16: a serving engine's client start, SD.Next's generation passes, a web server's
+/// worker boot.
+mod session16_frame_tests {
+    use crate::analyze::phase::{frame_phase, frame_rule, read_frames, Frame, Role};
+    use crate::model::explain::Phase;
+
+    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
+        let frames: Vec<Frame> = (frames.iter().enumerate())
+            .map(|(at, (function, file))| Frame {
+                line: at as u64 + 1,
+                function: function.to_string(),
+                file: file.to_string(),
+                called: false,
+                code: None,
+            })
+            .collect();
+        // A wrapper decides only when nothing else does.
+        let verdict = read_frames(&frames);
+        (verdict.decided.or(verdict.wrapper)).map(|(_, rule)| rule.phase)
+    }
+
+    const SP: &str = "/srv/venv/lib/python3.12/site-packages/";
+
+    #[test]
+    fn vllm_v1_client_start_is_start_up_unless_a_deeper_frame_names_the_stage() {
+        let client = format!("{SP}vllm/v1/engine/core_client.py");
+        let llm = format!("{SP}vllm/v1/engine/async_llm.py");
+        assert_eq!(
+            frame_rule("make_async_mp_client", &client).map(|rule| rule.role),
+            Some(Role::Wrapper)
+        );
+        assert_eq!(
+            decided(&[
+                ("__init__", &llm),
+                ("make_async_mp_client", &client),
+                ("__init__", &client),
+            ]),
+            Some(Phase::Startup)
+        );
+        assert_eq!(
+            decided(&[
+                ("make_client", &client),
+                (
+                    "load_model",
+                    &format!("{SP}vllm/v1/worker/gpu_model_runner.py")
+                ),
+            ]),
+            Some(Phase::WeightsLoad)
+        );
+        // A function of that name elsewhere is not vLLM's.
+        assert_eq!(frame_phase("make_client", "/home/me/rpc/client.py"), None);
+    }
+
+    #[test]
+    fn sdnext_generation_passes_are_inference() {
+        let file = "/mnt/data/sdnext/modules/processing_diffusers.py";
+        for function in [
+            "process_diffusers",
+            "process_base",
+            "process_hires",
+            "process_refine",
+        ] {
+            assert_eq!(
+                frame_phase(function, file),
+                Some(Phase::Inference),
+                "{function}"
+            );
+        }
+        assert_eq!(frame_phase("process_base", "/home/me/pipeline.py"), None);
+        // A model load under a pass (the pipeline moved to the GPU) still decides.
+        assert_eq!(
+            decided(&[
+                ("process_base", file),
+                (
+                    "load_model",
+                    &format!("{SP}diffusers/pipelines/pipeline_utils.py")
+                ),
+            ]),
+            Some(Phase::WeightsLoad)
+        );
+    }
+
+    #[test]
+    fn a_gunicorn_worker_boot_is_start_up() {
+        let arbiter = format!("{SP}gunicorn/arbiter.py");
+        let base = format!("{SP}gunicorn/workers/base.py");
+        let uvicorn = format!("{SP}uvicorn/workers.py");
+        assert_eq!(
+            decided(&[
+                ("spawn_worker", &arbiter),
+                ("init_process", &uvicorn),
+                ("init_process", &base),
+            ]),
+            Some(Phase::Startup)
+        );
+        assert_eq!(frame_phase("load_wsgi", &base), Some(Phase::Startup));
+        // The app's model load under the import names the stage.
+        assert_eq!(
+            decided(&[
+                ("spawn_worker", &arbiter),
+                ("init_process", &base),
+                ("load_wsgi", &base),
+                (
+                    "from_pretrained",
+                    &format!("{SP}transformers/modeling_utils.py")
+                ),
+            ]),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(frame_phase("init_process", "/home/me/pool.py"), None);
+    }
+}
