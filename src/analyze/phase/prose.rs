@@ -925,6 +925,86 @@ fn cjk_apply_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
+/// An evaluation's or a prediction's script that the reporter says they ran (`Run python
+/// eval.py --config …`, `running predict.py on my images`): the job of applying a model, as
+/// `phase::inference` reads the shell line that runs it (`inference::inference_script`; here
+/// only `eval*.py`, `evaluate*.py`, `test*.py`, `predict*.py`, `infer*.py`, not a pytest module
+/// nor a name with a training word). It decides only when no other words name a stage, and the
+/// bare progress words beside it (`after 13 iterations`) are the evaluation's.
+fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const RUNS: &[&str] = &[
+        "python",
+        "python3",
+        "run",
+        "running",
+        "ran",
+        "runs",
+        "execute",
+        "executing",
+        "使用",
+        "运行",
+        "执行",
+        "跑",
+        "用",
+    ];
+    let mut out = Vec::new();
+    for (dot, _) in lower.match_indices(".py") {
+        let end = dot + 3;
+        if lower[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let start = lower[..dot]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| {
+                !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\'))
+            })
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let file = &lower[start..end];
+        // An evaluation's or a prediction's script by its first word (`eval.py`,
+        // `test_net.py` is a pytest name and refused below, `predict_video.py`); not a demo's
+        // or a generation's (`web_demo.py`, `demo_img2vid.py` load or build their model first,
+        // and fail there as often), nor `run_sft_and_eval.py` (a training job's last stage).
+        let stem = file.rsplit(['/', '\\']).next().unwrap_or_default();
+        let first = stem
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or_default();
+        let evaluates = matches!(
+            first,
+            "eval"
+                | "evaluate"
+                | "evaluation"
+                | "test"
+                | "predict"
+                | "prediction"
+                | "infer"
+                | "inference"
+        );
+        if !evaluates || !super::inference::inference_script(file) {
+            continue;
+        }
+        let before = lower[..start].trim_end_matches([' ', '`', '"', '\'']);
+        let launched = RUNS.iter().any(|word| {
+            before.ends_with(word)
+                && (!word.is_ascii()
+                    || before[..before.len() - word.len()]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !c.is_ascii_alphanumeric()))
+        });
+        if launched && !denied(lower, start, file) {
+            out.push((start, end, Phase::Inference));
+            break;
+        }
+    }
+    out
+}
+
 /// A line holding stage words, with the lines of its paragraph around it (a hard-wrapped
 /// sentence puts `while` on one line and `loading the model` on the next).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -985,6 +1065,7 @@ fn apply_words(words: &str) -> bool {
     APPLY_PHRASES
         .iter()
         .any(|(phrase, _)| lower.contains(phrase))
+        || !script_hits(&lower).is_empty()
         || grammar::names_an_apply_verb(&lower)
         || !cjk_apply_hits(&lower).is_empty()
 }
@@ -995,6 +1076,24 @@ fn apply_words(words: &str) -> bool {
 /// stage (as training words without progress do, [`host_training_unshown`]).
 pub fn host_apply_unshown(host_memory: bool, phase: Phase, words: &str) -> bool {
     host_memory && phase == Phase::Inference && apply_words(words)
+}
+
+/// Whether words name a training itself, not only its progress (`after 13 iterations`).
+fn names_training(lower: &str) -> bool {
+    [
+        "train",
+        "fine-tun",
+        "finetun",
+        "训练",
+        "微调",
+        "学習",
+        "학습",
+        "обучен",
+        "entren",
+        "trein",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
 }
 
 /// Whether a training hit `at..end` of `lower` names the job, not the stage, with nothing of
@@ -1102,6 +1201,21 @@ pub fn stage_for(
                 continue;
             }
             found.push((prose.line, phase, words, oom));
+        }
+    }
+    // The iterations of an evaluation script the reporter ran (`Run python eval.py …`, then
+    // `the same error after 13 iterations`) are the evaluation's, not a training's.
+    // A script names the job: it decides only when no other words name a stage.
+    let script = |words: &str| !script_hits(&words.to_lowercase()).is_empty();
+    if found
+        .iter()
+        .any(|(_, phase, words, _)| *phase == Phase::Inference && script(words))
+    {
+        found.retain(|(_, phase, words, _)| {
+            *phase != Phase::TrainingStep || names_training(&words.to_lowercase())
+        });
+        if found.iter().any(|(_, _, words, _)| !script(words)) {
+            found.retain(|(_, _, words, _)| !script(words));
         }
     }
     let unshown = || {
@@ -1250,6 +1364,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     }
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
+    out.extend(script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
             out.push((at, end, phase));
@@ -1832,6 +1947,44 @@ mod tests {
         assert_eq!(
             stage_for(&lines, false).map(|(phase, _)| phase),
             Ok(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn an_evaluation_script_run_names_inference_when_nothing_else_does() {
+        let lines = two(
+            "Run python eval.py --config config/cocostuff.yaml",
+            "I reduced the batch size and still get the error after 13 iterations.",
+        );
+        assert_eq!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("running predict_video.py on my clips"),
+            Some(Phase::Inference)
+        );
+        // A demo or a training pipeline's script, a pytest module: no evaluation named.
+        assert_eq!(one("streamlit run web_demo.py"), None);
+        assert_eq!(
+            one("python pipeline/run_sft_and_eval.py --stages sft"),
+            None
+        );
+        assert_eq!(one("pytest test_model.py"), None);
+        // Other words naming a stage decide.
+        let lines = two(
+            "python eval.py --ckpt last.pt",
+            "OOM while loading the model",
+        );
+        assert_eq!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::WeightsLoad)
+        );
+        // Training named with its progress is a training's.
+        let lines = two("python test.py", "OOM after 100 steps of training");
+        assert_ne!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::Inference)
         );
     }
 

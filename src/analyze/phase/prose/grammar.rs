@@ -334,7 +334,13 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     let words = words(lower);
     let mut out = Vec::new();
     for (index, word) in words.iter().enumerate() {
-        if let Some((phase, from)) = verb_hit(lower, &words, index) {
+        let verb = verb_hit(lower, &words, index);
+        if verb.is_none() {
+            if let Some(from) = job_hit(lower, &words, index) {
+                out.push((words[from].start, word.end, Phase::Inference));
+            }
+        }
+        if let Some((phase, from)) = verb {
             let general =
                 APPLY_VERBS.contains(&word.text) && general_case(lower, words[from].start);
             if !guarded(lower, &words, from, index) && !general {
@@ -361,6 +367,172 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out
+}
+
+/// The `-ing` forms of a model applied to inputs that name the stage with no frame around them
+/// (`Transcribing a 2-hour file runs out of memory`, `CUDA OOM translating documents with NLLB`):
+/// an app or script that applies a model has loading as its one other stage, named by its own
+/// words (tests/fixtures/corpus/AUDIT.md, "Session 16: a model applied to inputs"). Not
+/// `decoding` / `sampling` (settings' names: `speculative decoding`, `sampling params`), not
+/// `embedding` (a layer: `resize the embedding`), not `evaluating` / `validating` (a check of a
+/// value as often as a model's evaluation).
+const JOB_INGS: &[&str] = &[
+    "transcribing",
+    "translating",
+    "generating",
+    "upscaling",
+    "inpainting",
+    "outpainting",
+    "detecting",
+    "tracking",
+    "segmenting",
+    "recognizing",
+    "recognising",
+    "classifying",
+    "captioning",
+    "summarizing",
+    "interpolating",
+    "denoising",
+    "predicting",
+    "inferencing",
+    "inferring",
+    "super-resolving",
+    "colorizing",
+    "synthesizing",
+    "vectorizing",
+    "processing",
+    "parsing",
+    "querying",
+];
+
+/// The base forms of [`JOB_INGS`] after `to` (`I use whisper to transcribe long audio and it
+/// runs out of memory`), and `embed` (`to embed the corpus`).
+const JOB_BASES: &[&str] = &[
+    "transcribe",
+    "translate",
+    "generate",
+    "upscale",
+    "inpaint",
+    "outpaint",
+    "detect",
+    "track",
+    "segment",
+    "recognize",
+    "recognise",
+    "classify",
+    "caption",
+    "summarize",
+    "interpolate",
+    "denoise",
+    "predict",
+    "infer",
+    "embed",
+    "super-resolve",
+    "colorize",
+    "synthesize",
+    "vectorize",
+    "process",
+    "parse",
+    "query",
+];
+
+/// Words of a sentence that name another stage (training, loading): the act of applying a model
+/// in it is then no evidence of its own (the other stage's words are read by their rules).
+const OTHER_STAGE_WORDS: &[&str] = &[
+    "train",
+    "training",
+    "trained",
+    "fine-tune",
+    "fine-tuning",
+    "finetune",
+    "finetuning",
+    "load",
+    "loading",
+    "loaded",
+    "loads",
+    "epoch",
+    "epochs",
+    "backward",
+];
+
+/// The act of applying a model named without a frame, in a sentence that reports the failure
+/// and names no other stage (measured: without the failure in its sentence, the `-ing` forms
+/// were read in replies' advice, in nouns such as `assertion tracking was not enabled`, and in
+/// code comments): an `-ing` form of [`JOB_INGS`] or `to` with a base of
+/// [`JOB_BASES`], whose object is not the machine or the failure (index of the first word).
+fn job_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    let word = words[index].text;
+    let from = if JOB_INGS.contains(&word) {
+        index
+    } else if JOB_BASES.contains(&word)
+        && index
+            .checked_sub(1)
+            .is_some_and(|before| words[before].text == "to")
+    {
+        index - 1
+    } else {
+        return None;
+    };
+    // A script's or a function's name (`generate.py`, `processing_utils`), a setting named
+    // (`generating steps`).
+    if lower[words[index].end..].starts_with(['.', '_', '/', '(', '='])
+        && !lower[words[index].end..].starts_with(". ")
+    {
+        return None;
+    }
+    if words.get(index + 1).is_some_and(|next| {
+        matches!(
+            next.text,
+            "steps" | "strategy" | "method" | "params" | "parameters" | "settings" | "config"
+        )
+    }) {
+        return None;
+    }
+    if !applies_to_inputs_strict(lower, words, index) {
+        return None;
+    }
+    let (start, end) = (words[from].start, words[index].end);
+    if !sentence_reports_a_failure(lower, start, end) || sentence_guarded(lower, start, end) {
+        return None;
+    }
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| end + at);
+    let other_stage = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
+    (!other_stage).then_some(from)
+}
+
+/// [`applies_to_inputs`] for every verb of [`JOB_INGS`] / [`JOB_BASES`], not only the
+/// session's [`APPLY_VERBS`].
+fn applies_to_inputs_strict(lower: &str, words: &[Word<'_>], index: usize) -> bool {
+    let mut next = index + 1;
+    while words.get(next).is_some_and(|w| {
+        matches!(
+            w.text,
+            "the" | "a" | "an" | "my" | "this" | "that" | "our" | "these" | "those" | "some"
+        )
+    }) {
+        next += 1;
+    }
+    let object = words
+        .get(next)
+        .filter(|w| !lower[words[index].end..w.start].contains([',', '.', ';', ':', '!', '?']))
+        .map(|w| w.text);
+    if object.is_some_and(|w| NOT_INPUTS.contains(&w))
+        || matches!(
+            words.get(index + 1).map(|w| w.text),
+            Some("it" | "this" | "that")
+        )
+    {
+        return false;
+    }
+    applies_to_inputs(lower, words, index)
 }
 
 /// A count glued to its unit, as code-mixed threads write it (`1epoch이 돌아가는 경우`, an
@@ -1133,6 +1305,34 @@ mod tests {
         // A test or an encoding is no model at work by itself.
         assert!(phases("when I test it with a smaller batch it still OOMs").is_empty());
         assert!(phases("OOM when encoding the video with ffmpeg").is_empty());
+    }
+
+    #[test]
+    fn the_act_of_applying_a_model_in_a_sentence_that_reports_the_failure() {
+        use Phase::*;
+        assert_eq!(
+            phases("Transcribing a 2-hour file with large-v3 gives an OOM"),
+            [Inference]
+        );
+        assert_eq!(
+            phases("I use whisper to transcribe long audio and it crashes"),
+            [Inference]
+        );
+        assert_eq!(
+            phases("CUDA OOM translating documents with NLLB"),
+            [Inference]
+        );
+        // Without the failure in its sentence, a reply's advice or a noun is no evidence.
+        assert!(phases("To generate larger images you will need more memory").is_empty());
+        assert!(phases("Device-side assertion tracking was not enabled by user.").is_empty());
+        assert!(phases("Transcribing long files works on the CPU.").is_empty());
+        // Another stage in the sentence: its own words decide.
+        assert_eq!(
+            phases("OOM when loading the model for transcribing"),
+            [WeightsLoad]
+        );
+        // A script's name, a setting.
+        assert!(phases("generate.py fails with OOM").is_empty());
     }
 
     #[test]
