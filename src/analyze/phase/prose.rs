@@ -323,7 +323,7 @@ const PHRASES: &[(&str, Phase)] = &[
 /// or script that only applies a model has loading as its one other stage, and loading is named
 /// by its own words when it failed there. Read with the sentence's guards of the grammar
 /// (advice, hypotheticals, negations, a general case: `One common case is running the
-/// evaluation`), and not of a host-memory failure (`apply_words_unshown`).
+/// evaluation`), and not of a host-memory failure (`host_apply_unshown`).
 const APPLY_PHRASES: &[(&str, Phase)] = &[
     // A face swapped or changed in an image (roop, FaceFusion, InstantID, ReActor).
     ("face swap", Phase::Inference),
@@ -1100,9 +1100,13 @@ fn names_training(lower: &str) -> bool {
 /// the training's progress in it (`job::names_the_job`; tests/fixtures/corpus/AUDIT.md,
 /// "Session 15: the job or the stage").
 fn names_the_job(phase: Phase, lower: &str, at: usize, end: usize) -> bool {
-    phase == Phase::TrainingStep
-        && !shows_training_progress(&lower[at..end])
-        && job::names_the_job(lower, at, end)
+    let training = phase == Phase::TrainingStep && !shows_training_progress(&lower[at..end]);
+    // The bare noun of inference (`vllm 推理v2.6 在一张3090 报错`, inference of a model on a
+    // card) names the job on its set-up as `Training on T4:` does: a server's inference job
+    // also loads its model, and nothing says which failed (AUDIT.md, session 16).
+    let inference = phase == Phase::Inference
+        && matches!(&lower[at..end], "推理" | "推論" | "추론" | "inference");
+    (training || inference) && job::names_the_job(lower, at, end)
 }
 
 /// Whether the words next to a failure that name `phase` show no stage: a training's job
@@ -1147,8 +1151,8 @@ pub fn stage_for(
         return Ok(found);
     }
     let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
-    // Training words that show the job, not how far it had got: (line, words, of host memory).
-    let mut unshown: Option<(u64, String, bool)> = None;
+    // Words that show the job, not how far it had got: (line, words, phase, of host memory).
+    let mut unshown: Option<(u64, String, Phase, bool)> = None;
     for prose in lines {
         let text = prose.text.as_str();
         // A quoted line (`> …`) is another person's words.
@@ -1190,14 +1194,15 @@ pub fn stage_for(
                 continue;
             }
             if host_training_unshown(host_memory, phase, &lower[at..end]) {
-                unshown.get_or_insert((prose.line, words, true));
+                unshown.get_or_insert((prose.line, words, phase, true));
                 continue;
             }
             if host_apply_unshown(host_memory, phase, &lower[at..end]) {
+                unshown.get_or_insert((prose.line, words, phase, true));
                 continue;
             }
             if names_the_job(phase, &lower, at, end) {
-                unshown.get_or_insert((prose.line, words, false));
+                unshown.get_or_insert((prose.line, words, phase, false));
                 continue;
             }
             found.push((prose.line, phase, words, oom));
@@ -1219,8 +1224,21 @@ pub fn stage_for(
         }
     }
     let unshown = || {
-        unshown.as_ref().map(|(line, words, host)| {
-            if *host {
+        unshown.as_ref().map(|(line, words, phase, host)| {
+            let inference = *phase == Phase::Inference;
+            if *host && inference {
+                format!(
+                    "line {line}: the reporter's words \"{words}\" name a model applied to \
+                     inputs, but host memory runs out reading, decoding and batching the inputs \
+                     as often as while the model runs"
+                )
+            } else if inference {
+                format!(
+                    "line {line}: the reporter's words \"{words}\" name the inference job and \
+                     what it ran on or with, not the moment it failed: the job also loads its \
+                     model before it runs it"
+                )
+            } else if *host {
                 format!(
                     "line {line}: the reporter's words \"{words}\" name a training run, but not \
                      how far it had got: host memory runs out loading or preparing a training's \
@@ -1947,6 +1965,25 @@ mod tests {
         assert_eq!(
             stage_for(&lines, false).map(|(phase, _)| phase),
             Ok(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn inference_named_with_its_set_up_and_no_time_is_the_job() {
+        // The bare noun on a card: the job (it also loads its model).
+        assert_eq!(one("vllm 推理v2.6 在一张3090 报错显存不够"), None);
+        let err = stage_for(
+            &[ProseLine::new(2, "vllm 推理v2.6 在一张3090 报错显存不够")],
+            false,
+        )
+        .expect_err("the job, no stage");
+        assert!(err.is_some_and(|why| why.contains("inference job")));
+        // A word of time, or no set-up: the stage.
+        assert_eq!(one("在3090上推理时显存不够"), Some(Phase::Inference));
+        assert_eq!(one("推理报错显存不够"), Some(Phase::Inference));
+        assert_eq!(
+            one("OOM during inference on an A100"),
+            Some(Phase::Inference)
         );
     }
 
