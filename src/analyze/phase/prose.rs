@@ -511,6 +511,11 @@ const DENY: &[&str] = &[
     "completed",
     // What was expected, not what happened (`Should start training without OOM`).
     "should",
+    // What the run could do before, not where it failed (`Two days ago i could load a model in
+    // exl2 at 36,000 tokens`, `I was able to generate`). (Not `can`: `I can run inference but
+    // then I get back a black image and this error` names the stage that failed.)
+    "could",
+    "able",
     "expected",
     "supposed",
 ];
@@ -1965,6 +1970,28 @@ mod tests {
         assert_eq!(
             stage_for(&lines, false).map(|(phase, _)| phase),
             Ok(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn what_the_run_could_do_before_is_no_stage() {
+        assert_eq!(
+            one("Two days ago I could load a model in exl2 at 36,000 tokens"),
+            None
+        );
+        assert_eq!(
+            one("Last week I was able to generate images at 1024px"),
+            None
+        );
+        // `can` before the stage that then failed still names it.
+        assert_eq!(
+            one("I can run inference but then I get back a black image and this error"),
+            Some(Phase::Inference)
+        );
+        // A stage that could not be done, with the failure: that stage (the grammar's).
+        assert_eq!(
+            one("I could not load the model: OOM"),
+            Some(Phase::WeightsLoad)
         );
     }
 
