@@ -1071,6 +1071,8 @@ fn apply_words(words: &str) -> bool {
         .iter()
         .any(|(phrase, _)| lower.contains(phrase))
         || !script_hits(&lower).is_empty()
+        // A script hit's own words are the file (`evaluate.py`).
+        || lower.trim_end().ends_with(".py")
         || grammar::names_an_apply_verb(&lower)
         || !cjk_apply_hits(&lower).is_empty()
 }
@@ -2035,6 +2037,12 @@ mod tests {
             None
         );
         assert_eq!(one("pytest test_model.py"), None);
+        // Of a host-memory failure, the script names the job (its data is read there too).
+        let lines = [ProseLine::new(
+            1,
+            "When I tried run the command \"python evaluate.py -d 1\"",
+        )];
+        assert!(stage_for(&lines, true).is_err());
         // Other words naming a stage decide.
         let lines = two(
             "python eval.py --ckpt last.pt",
