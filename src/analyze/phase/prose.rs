@@ -318,6 +318,161 @@ const PHRASES: &[(&str, Phase)] = &[
     ("save the model", Phase::Unknown),
 ];
 
+/// Session 16: a trained model applied to the user's inputs, named by the act or the inputs
+/// (tests/fixtures/corpus/AUDIT.md, "Session 16: a model applied to inputs"): inference. An app
+/// or script that only applies a model has loading as its one other stage, and loading is named
+/// by its own words when it failed there. Read with the sentence's guards of the grammar
+/// (advice, hypotheticals, negations, a general case: `One common case is running the
+/// evaluation`), and not of a host-memory failure (`host_apply_unshown`).
+const APPLY_PHRASES: &[(&str, Phase)] = &[
+    // A face swapped or changed in an image (roop, FaceFusion, InstantID, ReActor).
+    ("face swap", Phase::Inference),
+    ("faceswap", Phase::Inference),
+    ("swap faces", Phase::Inference),
+    ("swapping faces", Phase::Inference),
+    ("change faces", Phase::Inference),
+    ("changing faces", Phase::Inference),
+    // AUTOMATIC1111's generation tabs (`modules/txt2img.py`, `modules/img2img.py`) used.
+    ("in img2img", Phase::Inference),
+    ("in txt2img", Phase::Inference),
+    ("using img2img", Phase::Inference),
+    ("using txt2img", Phase::Inference),
+    ("with img2img", Phase::Inference),
+    ("img2img generation", Phase::Inference),
+    ("txt2img generation", Phase::Inference),
+    // A demo or the model run on inputs, an evaluation or a test done.
+    ("run the demo", Phase::Inference),
+    ("running the demo", Phase::Inference),
+    ("run demo", Phase::Inference),
+    ("running demo", Phase::Inference),
+    ("run the model on", Phase::Inference),
+    ("running the model on", Phase::Inference),
+    ("run the inference", Phase::Inference),
+    ("running the inference", Phase::Inference),
+    ("do inference", Phase::Inference),
+    ("doing inference", Phase::Inference),
+    ("do the inference", Phase::Inference),
+    ("run detection", Phase::Inference),
+    ("running detection", Phase::Inference),
+    ("run ocr", Phase::Inference),
+    ("running ocr", Phase::Inference),
+    ("run segmentation", Phase::Inference),
+    ("running segmentation", Phase::Inference),
+    ("run transcription", Phase::Inference),
+    ("running transcription", Phase::Inference),
+    ("run prediction", Phase::Inference),
+    ("running prediction", Phase::Inference),
+    ("make predictions", Phase::Inference),
+    ("making predictions", Phase::Inference),
+    ("run evaluation", Phase::Inference),
+    ("running evaluation", Phase::Inference),
+    ("run the evaluation", Phase::Inference),
+    ("running the evaluation", Phase::Inference),
+    ("do the validation", Phase::Inference),
+    ("do validation", Phase::Inference),
+    ("doing validation", Phase::Inference),
+    ("do the evaluation", Phase::Inference),
+    ("do evaluation", Phase::Inference),
+    ("doing evaluation", Phase::Inference),
+    // `when it comes to evaluation`: the evaluation pass of a training job.
+    ("comes to evaluat", Phase::Inference),
+    ("comes to validat", Phase::Inference),
+    ("comes to inference", Phase::Inference),
+    ("comes to test", Phase::Inference),
+    ("during transcription", Phase::Inference),
+    ("during translation", Phase::Inference),
+    ("during detection", Phase::Inference),
+    ("during tracking", Phase::Inference),
+    ("during segmentation", Phase::Inference),
+    ("during ocr", Phase::Inference),
+    ("during embedding", Phase::Inference),
+    ("during inpainting", Phase::Inference),
+    ("during testing", Phase::Inference),
+    ("during test", Phase::Inference),
+    ("at test time", Phase::Inference),
+    ("test phase", Phase::Inference),
+    ("testing phase", Phase::Inference),
+    ("test stage", Phase::Inference),
+    ("inference phase", Phase::Inference),
+    ("inference stage", Phase::Inference),
+    ("inference time", Phase::Inference),
+    // A diffusion model's latents decoded to pixels (a ComfyUI latent decoder node), or cached
+    // before a training by a no-grad VAE pass (kohya-ss sd-scripts `cache_latents`, diffusers'
+    // training examples' `--cache_latents`): the VAE applied to images.
+    ("latent decod", Phase::Inference),
+    ("caching latents", Phase::Inference),
+    ("cache latents", Phase::Inference),
+    ("caching the latents", Phase::Inference),
+    ("latent cach", Phase::Inference),
+    ("latents cach", Phase::Inference),
+    // A request's size or the server's load, which only matter when the model is run on
+    // requests: `with long inputs`, `for long context`, `on some queries`, `with high
+    // concurrency`.
+    ("long input", Phase::Inference),
+    ("long prompt", Phase::Inference),
+    ("long queries", Phase::Inference),
+    ("long query", Phase::Inference),
+    ("for long context", Phase::Inference),
+    ("with long context", Phase::Inference),
+    ("long-context request", Phase::Inference),
+    ("long context request", Phase::Inference),
+    ("on queries", Phase::Inference),
+    ("some queries", Phase::Inference),
+    ("certain queries", Phase::Inference),
+    ("high concurrency", Phase::Inference),
+    ("concurrent requests", Phase::Inference),
+    ("parallel requests", Phase::Inference),
+    ("multiple requests", Phase::Inference),
+    ("many requests", Phase::Inference),
+    ("send requests", Phase::Inference),
+    ("sending requests", Phase::Inference),
+    ("sent a request", Phase::Inference),
+    ("sent requests", Phase::Inference),
+    ("super resolution", Phase::Inference),
+    ("super-resolution", Phase::Inference),
+    ("高并发", Phase::Inference),
+    ("并发请求", Phase::Inference),
+    ("超分", Phase::Inference),
+    ("换脸", Phase::Inference),
+    ("при распознавании", Phase::Inference),
+    ("при транскрибации", Phase::Inference),
+    ("при транскрипции", Phase::Inference),
+    ("при переводе", Phase::Inference),
+    ("при детекции", Phase::Inference),
+    ("при обработке", Phase::Inference),
+    ("при сегментации", Phase::Inference),
+    ("при тестировании", Phase::Inference),
+    ("при предсказании", Phase::Inference),
+    ("во время инференса", Phase::Inference),
+    ("во время распознавания", Phase::Inference),
+    ("во время обработки", Phase::Inference),
+    ("при использовании модели", Phase::Inference),
+    ("al transcribir", Phase::Inference),
+    ("transcribiendo", Phase::Inference),
+    ("al traducir", Phase::Inference),
+    ("traduciendo", Phase::Inference),
+    ("al procesar", Phase::Inference),
+    ("procesando", Phase::Inference),
+    ("al detectar", Phase::Inference),
+    ("al segmentar", Phase::Inference),
+    ("al usar el modelo", Phase::Inference),
+    ("al ejecutar el modelo", Phase::Inference),
+    ("al probar el modelo", Phase::Inference),
+    ("durante la transcripción", Phase::Inference),
+    ("durante la traducción", Phase::Inference),
+    ("ao transcrever", Phase::Inference),
+    ("transcrevendo", Phase::Inference),
+    ("ao traduzir", Phase::Inference),
+    ("traduzindo", Phase::Inference),
+    ("ao processar", Phase::Inference),
+    ("processando", Phase::Inference),
+    ("ao detectar", Phase::Inference),
+    ("ao usar o modelo", Phase::Inference),
+    ("ao executar o modelo", Phase::Inference),
+    ("ao testar o modelo", Phase::Inference),
+    ("durante a transcrição", Phase::Inference),
+];
+
 /// Words of a hit that name a stage run from inside another (an evaluation pass or a checkpoint
 /// save inside a training loop): in one sentence with the outer stage, the inner one decides
 /// (`exit code 137 in validation step while training`, `when saving a checkpoint during
@@ -356,6 +511,11 @@ const DENY: &[&str] = &[
     "completed",
     // What was expected, not what happened (`Should start training without OOM`).
     "should",
+    // What the run could do before, not where it failed (`Two days ago i could load a model in
+    // exl2 at 36,000 tokens`, `I was able to generate`). (Not `can`: `I can run inference but
+    // then I get back a black image and this error` names the stage that failed.)
+    "could",
+    "able",
     "expected",
     "supposed",
 ];
@@ -611,6 +771,245 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
+/// A CJK verb of a model applied to inputs with a word of time after it in its clause, as the
+/// threads write them (`识别图片时`, recognizing images; `在使用简体中文模型时`, while using the
+/// model; `翻訳中`, `문서 인식 중`): inference (session 16). The verb alone names the job or a
+/// thing (`检测模型`, a detection model; `识别率`, the recognition rate), so a word of time is
+/// needed; `使用` (using) and `调用` (calling) need `模型` (the model) before the time word, `处理` (processing)
+/// needs inputs (`视频`, `图片`, `文档`, `请求`), and a training word in between (`使用LoRA微调…
+/// 时`) leaves it to the training's words.
+fn cjk_apply_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const VERBS: &[&str] = &[
+        "识别",
+        "檢測",
+        "检测",
+        "翻译",
+        "翻譯",
+        "转录",
+        "转写",
+        "分割",
+        "跟踪",
+        "追踪",
+        "预测",
+        "預測",
+        "解析",
+        "编码",
+        "向量化",
+        "抠图",
+        "上色",
+        "处理",
+        "處理",
+        "使用",
+        "调用",
+        "文字起こし",
+        "翻訳",
+        "検出",
+        "認識",
+        "予測",
+        "번역",
+        "인식",
+        "탐지",
+        "검출",
+        "예측",
+        "전사",
+        "처리",
+    ];
+    const TIME: &[&str] = &[
+        "的时候",
+        "时候",
+        "时",
+        "過程中",
+        "过程中",
+        "期间",
+        "時",
+        "中",
+        "の際",
+        "際",
+        "する際",
+        "すると",
+        " 중",
+        "중",
+        "할 때",
+        "할때",
+        "하는데",
+        "하는 중",
+        "하던 중",
+        "하다가",
+        "시",
+    ];
+    const INPUTS: &[&str] = &[
+        "视频",
+        "影片",
+        "图片",
+        "图像",
+        "照片",
+        "文档",
+        "音频",
+        "请求",
+        "pdf",
+        "文本",
+        "動画",
+        "画像",
+        "文書",
+        "音声",
+        "영상",
+        "이미지",
+        "문서",
+        "음성",
+        "요청",
+    ];
+    const TRAINING: &[&str] = &["训练", "微调", "学習", "학습", "훈련", "train", "tun"];
+    const STOPS: &[char] = &[
+        '，', ',', '。', '.', '；', ';', '！', '!', '？', '?', '\n', '、',
+    ];
+    let mut out = Vec::new();
+    for verb in VERBS {
+        for (at, _) in lower.match_indices(verb) {
+            let after = &lower[at + verb.len()..];
+            let clause = &after[..after.find(STOPS).unwrap_or(after.len())];
+            // The word of time within a few characters of the verb (its object between). `中`
+            // is `during` only at the clause's end or before the failure (`识别中文` is
+            // recognizing Chinese); `时` is no time in `时间` (duration).
+            let is_time = |i: usize, time: &str| {
+                let next = clause[i + time.len()..].trim_start();
+                match time {
+                    "中" => {
+                        next.is_empty()
+                            || [
+                                "报",
+                                "出",
+                                "显存",
+                                "爆",
+                                "oom",
+                                "out of",
+                                "エラー",
+                                "に",
+                                "で",
+                            ]
+                            .iter()
+                            .any(|word| next.starts_with(word))
+                    }
+                    "时" | "時" => !next.starts_with(['间', '間', '代', '刻']),
+                    // Korean `시` / `중` end a word (`인식 시에`, `처리 중`), not start one (`시스템`,
+                    // `중국`).
+                    "시" | "중" | " 중" => next.chars().next().is_none_or(|c| {
+                        !('\u{AC00}'..='\u{D7A3}').contains(&c) || "에이".contains(c)
+                    }),
+                    _ => true,
+                }
+            };
+            let Some((gap, time)) = clause.char_indices().take(16).find_map(|(i, _)| {
+                TIME.iter()
+                    .find(|t| clause[i..].starts_with(*t) && is_time(i, t))
+                    .map(|t| (i, *t))
+            }) else {
+                continue;
+            };
+            let between = &clause[..gap];
+            if TRAINING
+                .iter()
+                .any(|word| between.contains(word) || lower[..at].ends_with(word))
+            {
+                continue;
+            }
+            let needs_model = matches!(*verb, "使用" | "调用");
+            if needs_model && !between.contains("模型") && !between.contains("model") {
+                continue;
+            }
+            let needs_inputs = matches!(*verb, "处理" | "處理" | "처리");
+            if needs_inputs && !INPUTS.iter().any(|word| between.contains(word)) {
+                continue;
+            }
+            if denied(lower, at, verb) {
+                continue;
+            }
+            out.push((at, at + verb.len() + gap + time.len(), Phase::Inference));
+            break;
+        }
+    }
+    out
+}
+
+/// An evaluation's or a prediction's script that the reporter says they ran (`Run python
+/// eval.py --config …`, `running predict.py on my images`): the job of applying a model, as
+/// `phase::inference` reads the shell line that runs it (`inference::inference_script`; here
+/// only `eval*.py`, `evaluate*.py`, `test*.py`, `predict*.py`, `infer*.py`, not a pytest module
+/// nor a name with a training word). It decides only when no other words name a stage, and the
+/// bare progress words beside it (`after 13 iterations`) are the evaluation's.
+fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const RUNS: &[&str] = &[
+        "python",
+        "python3",
+        "run",
+        "running",
+        "ran",
+        "runs",
+        "execute",
+        "executing",
+        "使用",
+        "运行",
+        "执行",
+        "跑",
+        "用",
+    ];
+    let mut out = Vec::new();
+    for (dot, _) in lower.match_indices(".py") {
+        let end = dot + 3;
+        if lower[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let start = lower[..dot]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| {
+                !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\'))
+            })
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let file = &lower[start..end];
+        // An evaluation's or a prediction's script by its first word (`eval.py`,
+        // `test_net.py` is a pytest name and refused below, `predict_video.py`); not a demo's
+        // or a generation's (`web_demo.py`, `demo_img2vid.py` load or build their model first,
+        // and fail there as often), nor `run_sft_and_eval.py` (a training job's last stage).
+        let stem = file.rsplit(['/', '\\']).next().unwrap_or_default();
+        let first = stem
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or_default();
+        let evaluates = matches!(
+            first,
+            "eval"
+                | "evaluate"
+                | "evaluation"
+                | "test"
+                | "predict"
+                | "prediction"
+                | "infer"
+                | "inference"
+        );
+        if !evaluates || !super::inference::inference_script(file) {
+            continue;
+        }
+        let before = lower[..start].trim_end_matches([' ', '`', '"', '\'']);
+        let launched = RUNS.iter().any(|word| {
+            before.ends_with(word)
+                && (!word.is_ascii()
+                    || before[..before.len() - word.len()]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !c.is_ascii_alphanumeric()))
+        });
+        if launched && !denied(lower, start, file) {
+            out.push((start, end, Phase::Inference));
+            break;
+        }
+    }
+    out
+}
+
 /// A line holding stage words, with the lines of its paragraph around it (a hard-wrapped
 /// sentence puts `while` on one line and `loading the model` on the next).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -663,13 +1062,58 @@ pub fn host_training_unshown(host_memory: bool, phase: Phase, words: &str) -> bo
     host_memory && phase == Phase::TrainingStep && !shows_training_progress(words)
 }
 
+/// Whether the words of an inference hit name a model applied to inputs (the session-16
+/// vocabulary: [`APPLY_PHRASES`], the grammar's verbs of it, the CJK verbs of
+/// [`cjk_apply_hits`]).
+fn apply_words(words: &str) -> bool {
+    let lower = words.to_lowercase();
+    APPLY_PHRASES
+        .iter()
+        .any(|(phrase, _)| lower.contains(phrase))
+        || !script_hits(&lower).is_empty()
+        // A script hit's own words are the file (`evaluate.py`).
+        || lower.trim_end().ends_with(".py")
+        || grammar::names_an_apply_verb(&lower)
+        || !cjk_apply_hits(&lower).is_empty()
+}
+
+/// Whether the words next to a host-memory failure name a model applied to inputs (`when i
+/// testing on dexycb, i have some problem`): of the host's memory, the inputs are read,
+/// decoded and batched there as much as the model runs, so such words show the job, not the
+/// stage (as training words without progress do, [`host_training_unshown`]).
+pub fn host_apply_unshown(host_memory: bool, phase: Phase, words: &str) -> bool {
+    host_memory && phase == Phase::Inference && apply_words(words)
+}
+
+/// Whether words name a training itself, not only its progress (`after 13 iterations`).
+fn names_training(lower: &str) -> bool {
+    [
+        "train",
+        "fine-tun",
+        "finetun",
+        "训练",
+        "微调",
+        "学習",
+        "학습",
+        "обучен",
+        "entren",
+        "trein",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+}
+
 /// Whether a training hit `at..end` of `lower` names the job, not the stage, with nothing of
 /// the training's progress in it (`job::names_the_job`; tests/fixtures/corpus/AUDIT.md,
 /// "Session 15: the job or the stage").
 fn names_the_job(phase: Phase, lower: &str, at: usize, end: usize) -> bool {
-    phase == Phase::TrainingStep
-        && !shows_training_progress(&lower[at..end])
-        && job::names_the_job(lower, at, end)
+    let training = phase == Phase::TrainingStep && !shows_training_progress(&lower[at..end]);
+    // The bare noun of inference (`vllm 推理v2.6 在一张3090 报错`, inference of a model on a
+    // card) names the job on its set-up as `Training on T4:` does: a server's inference job
+    // also loads its model, and nothing says which failed (AUDIT.md, session 16).
+    let inference = phase == Phase::Inference
+        && matches!(&lower[at..end], "推理" | "推論" | "추론" | "inference");
+    (training || inference) && job::names_the_job(lower, at, end)
 }
 
 /// Whether the words next to a failure that name `phase` show no stage: a training's job
@@ -677,7 +1121,9 @@ fn names_the_job(phase: Phase, lower: &str, at: usize, end: usize) -> bool {
 /// training words of a host-memory failure, [`host_training_unshown`]), or a question put to
 /// another person (`请问您在训练的时候有没有遇到过cuda out of memory的情况？`).
 pub fn words_unshown(host_memory: bool, phase: Phase, words: &str) -> bool {
-    if host_training_unshown(host_memory, phase, words) {
+    if host_training_unshown(host_memory, phase, words)
+        || host_apply_unshown(host_memory, phase, words)
+    {
         return true;
     }
     let lower = words.to_lowercase();
@@ -712,8 +1158,8 @@ pub fn stage_for(
         return Ok(found);
     }
     let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
-    // Training words that show the job, not how far it had got: (line, words, of host memory).
-    let mut unshown: Option<(u64, String, bool)> = None;
+    // Words that show the job, not how far it had got: (line, words, phase, of host memory).
+    let mut unshown: Option<(u64, String, Phase, bool)> = None;
     for prose in lines {
         let text = prose.text.as_str();
         // A quoted line (`> …`) is another person's words.
@@ -755,19 +1201,51 @@ pub fn stage_for(
                 continue;
             }
             if host_training_unshown(host_memory, phase, &lower[at..end]) {
-                unshown.get_or_insert((prose.line, words, true));
+                unshown.get_or_insert((prose.line, words, phase, true));
+                continue;
+            }
+            if host_apply_unshown(host_memory, phase, &lower[at..end]) {
+                unshown.get_or_insert((prose.line, words, phase, true));
                 continue;
             }
             if names_the_job(phase, &lower, at, end) {
-                unshown.get_or_insert((prose.line, words, false));
+                unshown.get_or_insert((prose.line, words, phase, false));
                 continue;
             }
             found.push((prose.line, phase, words, oom));
         }
     }
+    // The iterations of an evaluation script the reporter ran (`Run python eval.py …`, then
+    // `the same error after 13 iterations`) are the evaluation's, not a training's.
+    // A script names the job: it decides only when no other words name a stage.
+    let script = |words: &str| !script_hits(&words.to_lowercase()).is_empty();
+    if found
+        .iter()
+        .any(|(_, phase, words, _)| *phase == Phase::Inference && script(words))
+    {
+        found.retain(|(_, phase, words, _)| {
+            *phase != Phase::TrainingStep || names_training(&words.to_lowercase())
+        });
+        if found.iter().any(|(_, _, words, _)| !script(words)) {
+            found.retain(|(_, _, words, _)| !script(words));
+        }
+    }
     let unshown = || {
-        unshown.as_ref().map(|(line, words, host)| {
-            if *host {
+        unshown.as_ref().map(|(line, words, phase, host)| {
+            let inference = *phase == Phase::Inference;
+            if *host && inference {
+                format!(
+                    "line {line}: the reporter's words \"{words}\" name a model applied to \
+                     inputs, but host memory runs out reading, decoding and batching the inputs \
+                     as often as while the model runs"
+                )
+            } else if inference {
+                format!(
+                    "line {line}: the reporter's words \"{words}\" name the inference job and \
+                     what it ran on or with, not the moment it failed: the job also loads its \
+                     model before it runs it"
+                )
+            } else if *host {
                 format!(
                     "line {line}: the reporter's words \"{words}\" name a training run, but not \
                      how far it had got: host memory runs out loading or preparing a training's \
@@ -886,6 +1364,16 @@ fn paragraph(prose: &ProseLine) -> (String, std::ops::Range<usize>) {
 /// (start, end, phase), with the phrases' guards applied.
 fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     let mut out = Vec::new();
+    for (phrase, phase) in APPLY_PHRASES {
+        let found = phrase_starts(lower, phrase).find(|&at| {
+            !(denied(lower, at, phrase)
+                || stage_then_failure(lower, at + phrase.len())
+                || grammar::sentence_guarded(lower, at, at + phrase.len()))
+        });
+        if let Some(at) = found {
+            out.push((at, at + phrase.len(), *phase));
+        }
+    }
     for (phrase, phase) in PHRASES {
         // The first place the phrase is read as the stage: a denied one (`训练代码`, the
         // training code) does not hide a later one in the line (`训练过程中`).
@@ -900,6 +1388,8 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out.extend(mixed_script_hits(lower));
+    out.extend(cjk_apply_hits(lower));
+    out.extend(script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
             out.push((at, end, phase));
@@ -1421,11 +1911,161 @@ mod tests {
     }
 
     #[test]
+    fn a_model_applied_to_inputs_is_inference() {
+        for text in [
+            "When I use instant ID to change faces, I get CUDA out of memory",
+            "OOM on the latent decoder node on every second run",
+            "device-side assert with long inputs",
+            "For long context, I am getting this error",
+            "vLLM crashes with high concurrency",
+            "OOM comes while caching latents, before the training starts",
+            "When I finish the epoch and do the validation, the CUDA out of memory appeared",
+            "CUDA OOM when it comes to evaluation",
+            "在使用简体中文模型时，单句稍微长一点就会报错",
+            "识别图片的时候显存不足",
+            "高并发的时候显存溢出",
+            "動画を翻訳中にエラーが出ます",
+            "문서 인식 중 CUDA out of memory",
+            "Ошибка при распознавании длинного аудио",
+            "Sale out of memory al transcribir audios largos",
+            "Dá erro ao processar vídeos longos",
+        ] {
+            assert_eq!(one(text), Some(Phase::Inference), "{text}");
+        }
+        let (_, why) =
+            stage(&[ProseLine::new(4, "OOM when running the demo on a photo")]).expect("a stage");
+        assert!(
+            why.contains("line 4") && why.contains("running the demo"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_model_applied_to_inputs_needs_this_failure_and_the_act() {
+        for text in [
+            // The verb alone names a thing or the job (a detection model, the recognition rate).
+            "检测模型的显存不足",
+            "识别率很低",
+            "识别中文的模型",
+            // Advice, a question, a negation, a general case, another's setup.
+            "you should not run the demo with long inputs",
+            "Does it OOM with high concurrency?",
+            "no OOM with long inputs",
+            "One common case is running the evaluation on a large test set",
+            "For example when running the demo on 4K images it uses more memory.",
+            // A result named, not the act (`识别后`, after recognizing).
+            "识别后显存没有释放",
+        ] {
+            assert_eq!(one(text), None, "{text}");
+        }
+        // A training word between: the training's words decide, not the model's use.
+        assert_eq!(
+            one("在使用LoRA微调大模型的时候出现了显存爆炸的问题"),
+            Some(Phase::TrainingStep)
+        );
+        // Of the host's memory, the inputs are read and batched there: the job, not the stage.
+        let lines = [ProseLine::new(
+            1,
+            "Hello, when I was parsing the documents it got killed",
+        )];
+        assert!(stage_for(&lines, true).is_err());
+        assert_eq!(
+            stage_for(&lines, false).map(|(phase, _)| phase),
+            Ok(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn what_the_run_could_do_before_is_no_stage() {
+        assert_eq!(
+            one("Two days ago I could load a model in exl2 at 36,000 tokens"),
+            None
+        );
+        assert_eq!(
+            one("Last week I was able to generate images at 1024px"),
+            None
+        );
+        // `can` before the stage that then failed still names it.
+        assert_eq!(
+            one("I can run inference but then I get back a black image and this error"),
+            Some(Phase::Inference)
+        );
+        // A stage that could not be done, with the failure: that stage (the grammar's).
+        assert_eq!(
+            one("I could not load the model: OOM"),
+            Some(Phase::WeightsLoad)
+        );
+    }
+
+    #[test]
+    fn inference_named_with_its_set_up_and_no_time_is_the_job() {
+        // The bare noun on a card: the job (it also loads its model).
+        assert_eq!(one("vllm 推理v2.6 在一张3090 报错显存不够"), None);
+        let err = stage_for(
+            &[ProseLine::new(2, "vllm 推理v2.6 在一张3090 报错显存不够")],
+            false,
+        )
+        .expect_err("the job, no stage");
+        assert!(err.is_some_and(|why| why.contains("inference job")));
+        // A word of time, or no set-up: the stage.
+        assert_eq!(one("在3090上推理时显存不够"), Some(Phase::Inference));
+        assert_eq!(one("推理报错显存不够"), Some(Phase::Inference));
+        assert_eq!(
+            one("OOM during inference on an A100"),
+            Some(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn an_evaluation_script_run_names_inference_when_nothing_else_does() {
+        let lines = two(
+            "Run python eval.py --config config/cocostuff.yaml",
+            "I reduced the batch size and still get the error after 13 iterations.",
+        );
+        assert_eq!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("running predict_video.py on my clips"),
+            Some(Phase::Inference)
+        );
+        // A demo or a training pipeline's script, a pytest module: no evaluation named.
+        assert_eq!(one("streamlit run web_demo.py"), None);
+        assert_eq!(
+            one("python pipeline/run_sft_and_eval.py --stages sft"),
+            None
+        );
+        assert_eq!(one("pytest test_model.py"), None);
+        // Of a host-memory failure, the script names the job (its data is read there too).
+        let lines = [ProseLine::new(
+            1,
+            "When I tried run the command \"python evaluate.py -d 1\"",
+        )];
+        assert!(stage_for(&lines, true).is_err());
+        // Other words naming a stage decide.
+        let lines = two(
+            "python eval.py --ckpt last.pt",
+            "OOM while loading the model",
+        );
+        assert_eq!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::WeightsLoad)
+        );
+        // Training named with its progress is a training's.
+        let lines = two("python test.py", "OOM after 100 steps of training");
+        assert_ne!(
+            stage(&lines).map(|(phase, _)| phase),
+            Some(Phase::Inference)
+        );
+    }
+
+    #[test]
     fn every_phrase_is_marked_for_the_collector() {
         // The collector keeps only lines a marker of `parse::engine_log::prose` finds: each
         // phrase must be found, lowercase and with its first letter capitalised.
         let marked = |text: &str| crate::parse::engine_log::parse_line_scan(text).stage_words;
-        for (phrase, _) in PHRASES {
+        for (phrase, _) in PHRASES.iter().chain(APPLY_PHRASES) {
             let mut chars = phrase.chars();
             let capital: String = chars
                 .next()

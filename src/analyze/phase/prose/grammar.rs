@@ -82,6 +82,33 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "translating",
             "summarizing",
             "chatting",
+            // A trained model applied to the user's inputs (session 16): an image edited by a
+            // diffusion model (AUTOMATIC1111's and InvokeAI's inpaint / outpaint tabs), sentences
+            // or records encoded into vectors (sentence-transformers `encode`, an embedding
+            // model), objects detected, tracked or segmented (Ultralytics `predict` / `track`,
+            // Detectron2, SAM), text read off pages (OCR), an image super-resolved (Real-ESRGAN),
+            // speech synthesised (TTS), a model queried. Each runs the model's forward without a
+            // step; loading and training are named by their own words. (Not `test` / `encode`:
+            // the reporter testing a fix or a set-up, a text's or a video's encoding; measured,
+            // they turned more `unknown` labels than they found the stage.)
+            "inpainting",
+            "outpainting",
+            "embedding",
+            "vectorizing",
+            "detecting",
+            "tracking",
+            "segmenting",
+            "recognizing",
+            "recognising",
+            "classifying",
+            "super-resolving",
+            "colorizing",
+            "synthesizing",
+            "reranking",
+            "querying",
+            "requesting",
+            "processing",
+            "parsing",
         ],
         &[
             "generate",
@@ -99,6 +126,24 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "translate",
             "summarize",
             "chat",
+            "inpaint",
+            "outpaint",
+            "embed",
+            "vectorize",
+            "detect",
+            "track",
+            "segment",
+            "recognize",
+            "recognise",
+            "classify",
+            "super-resolve",
+            "colorize",
+            "synthesize",
+            "rerank",
+            "ocr",
+            "query",
+            "process",
+            "parse",
         ],
         Phase::Inference,
     ),
@@ -289,8 +334,16 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     let words = words(lower);
     let mut out = Vec::new();
     for (index, word) in words.iter().enumerate() {
-        if let Some((phase, from)) = verb_hit(lower, &words, index) {
-            if !guarded(lower, &words, from, index) {
+        let verb = verb_hit(lower, &words, index);
+        if verb.is_none() {
+            if let Some(from) = job_hit(lower, &words, index) {
+                out.push((words[from].start, word.end, Phase::Inference));
+            }
+        }
+        if let Some((phase, from)) = verb {
+            let general =
+                APPLY_VERBS.contains(&word.text) && general_case(lower, words[from].start);
+            if !guarded(lower, &words, from, index) && !general {
                 out.push((words[from].start, word.end, phase));
             }
         }
@@ -314,6 +367,172 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out
+}
+
+/// The `-ing` forms of a model applied to inputs that name the stage with no frame around them
+/// (`Transcribing a 2-hour file runs out of memory`, `CUDA OOM translating documents with NLLB`):
+/// an app or script that applies a model has loading as its one other stage, named by its own
+/// words (tests/fixtures/corpus/AUDIT.md, "Session 16: a model applied to inputs"). Not
+/// `decoding` / `sampling` (settings' names: `speculative decoding`, `sampling params`), not
+/// `embedding` (a layer: `resize the embedding`), not `evaluating` / `validating` (a check of a
+/// value as often as a model's evaluation).
+const JOB_INGS: &[&str] = &[
+    "transcribing",
+    "translating",
+    "generating",
+    "upscaling",
+    "inpainting",
+    "outpainting",
+    "detecting",
+    "tracking",
+    "segmenting",
+    "recognizing",
+    "recognising",
+    "classifying",
+    "captioning",
+    "summarizing",
+    "interpolating",
+    "denoising",
+    "predicting",
+    "inferencing",
+    "inferring",
+    "super-resolving",
+    "colorizing",
+    "synthesizing",
+    "vectorizing",
+    "processing",
+    "parsing",
+    "querying",
+];
+
+/// The base forms of [`JOB_INGS`] after `to` (`I use whisper to transcribe long audio and it
+/// runs out of memory`), and `embed` (`to embed the corpus`).
+const JOB_BASES: &[&str] = &[
+    "transcribe",
+    "translate",
+    "generate",
+    "upscale",
+    "inpaint",
+    "outpaint",
+    "detect",
+    "track",
+    "segment",
+    "recognize",
+    "recognise",
+    "classify",
+    "caption",
+    "summarize",
+    "interpolate",
+    "denoise",
+    "predict",
+    "infer",
+    "embed",
+    "super-resolve",
+    "colorize",
+    "synthesize",
+    "vectorize",
+    "process",
+    "parse",
+    "query",
+];
+
+/// Words of a sentence that name another stage (training, loading): the act of applying a model
+/// in it is then no evidence of its own (the other stage's words are read by their rules).
+const OTHER_STAGE_WORDS: &[&str] = &[
+    "train",
+    "training",
+    "trained",
+    "fine-tune",
+    "fine-tuning",
+    "finetune",
+    "finetuning",
+    "load",
+    "loading",
+    "loaded",
+    "loads",
+    "epoch",
+    "epochs",
+    "backward",
+];
+
+/// The act of applying a model named without a frame, in a sentence that reports the failure
+/// and names no other stage (measured: without the failure in its sentence, the `-ing` forms
+/// were read in replies' advice, in nouns such as `assertion tracking was not enabled`, and in
+/// code comments): an `-ing` form of [`JOB_INGS`] or `to` with a base of
+/// [`JOB_BASES`], whose object is not the machine or the failure (index of the first word).
+fn job_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    let word = words[index].text;
+    let from = if JOB_INGS.contains(&word) {
+        index
+    } else if JOB_BASES.contains(&word)
+        && index
+            .checked_sub(1)
+            .is_some_and(|before| words[before].text == "to")
+    {
+        index - 1
+    } else {
+        return None;
+    };
+    // A script's or a function's name (`generate.py`, `processing_utils`), a setting named
+    // (`generating steps`).
+    if lower[words[index].end..].starts_with(['.', '_', '/', '(', '='])
+        && !lower[words[index].end..].starts_with(". ")
+    {
+        return None;
+    }
+    if words.get(index + 1).is_some_and(|next| {
+        matches!(
+            next.text,
+            "steps" | "strategy" | "method" | "params" | "parameters" | "settings" | "config"
+        )
+    }) {
+        return None;
+    }
+    if !applies_to_inputs_strict(lower, words, index) {
+        return None;
+    }
+    let (start, end) = (words[from].start, words[index].end);
+    if !sentence_reports_a_failure(lower, start, end) || sentence_guarded(lower, start, end) {
+        return None;
+    }
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| end + at);
+    let other_stage = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
+    (!other_stage).then_some(from)
+}
+
+/// [`applies_to_inputs`] for every verb of [`JOB_INGS`] / [`JOB_BASES`], not only the
+/// session's [`APPLY_VERBS`].
+fn applies_to_inputs_strict(lower: &str, words: &[Word<'_>], index: usize) -> bool {
+    let mut next = index + 1;
+    while words.get(next).is_some_and(|w| {
+        matches!(
+            w.text,
+            "the" | "a" | "an" | "my" | "this" | "that" | "our" | "these" | "those" | "some"
+        )
+    }) {
+        next += 1;
+    }
+    let object = words
+        .get(next)
+        .filter(|w| !lower[words[index].end..w.start].contains([',', '.', ';', ':', '!', '?']))
+        .map(|w| w.text);
+    if object.is_some_and(|w| NOT_INPUTS.contains(&w))
+        || matches!(
+            words.get(index + 1).map(|w| w.text),
+            Some("it" | "this" | "that")
+        )
+    {
+        return false;
+    }
+    applies_to_inputs(lower, words, index)
 }
 
 /// A count glued to its unit, as code-mixed threads write it (`1epoch이 돌아가는 경우`, an
@@ -504,6 +723,9 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
     if phase == Phase::Startup && !launches_an_app(words, index) {
         return None;
     }
+    if phase == Phase::Inference && !applies_to_inputs(lower, words, index) {
+        return None;
+    }
     // `sampling steps`, `decoding strategy`: a setting named, not the stage running.
     if words.get(index + 1).is_some_and(|next| {
         matches!(
@@ -567,6 +789,189 @@ fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
                     | "this"
             )
     })
+}
+
+/// The verbs of a model applied to inputs added in session 16: their object must not be the
+/// machine or the failure ([`NOT_INPUTS`]).
+const APPLY_VERBS: &[&str] = &[
+    "inpainting",
+    "outpainting",
+    "embedding",
+    "vectorizing",
+    "detecting",
+    "tracking",
+    "segmenting",
+    "recognizing",
+    "recognising",
+    "classifying",
+    "super-resolving",
+    "colorizing",
+    "synthesizing",
+    "reranking",
+    "querying",
+    "requesting",
+    "processing",
+    "parsing",
+    "inpaint",
+    "outpaint",
+    "embed",
+    "vectorize",
+    "detect",
+    "track",
+    "segment",
+    "recognize",
+    "recognise",
+    "classify",
+    "super-resolve",
+    "colorize",
+    "synthesize",
+    "rerank",
+    "ocr",
+    "query",
+    "process",
+    "parse",
+];
+
+/// Verbs that name applying a model only with the inputs as their object (`processing the
+/// video`, `parse the PDFs`): alone they name any program's work (`processing the dataset`,
+/// `parsing the config`).
+const NEEDS_INPUTS: &[&str] = &["processing", "process", "parsing", "parse"];
+
+/// What a model is applied to: media, documents, requests (the objects of [`NEEDS_INPUTS`]).
+const INPUTS: &[&str] = &[
+    "image",
+    "images",
+    "video",
+    "videos",
+    "frame",
+    "frames",
+    "audio",
+    "audios",
+    "clip",
+    "clips",
+    "photo",
+    "photos",
+    "picture",
+    "pictures",
+    "document",
+    "documents",
+    "doc",
+    "docs",
+    "pdf",
+    "pdfs",
+    "page",
+    "pages",
+    "request",
+    "requests",
+    "prompt",
+    "prompts",
+    "query",
+    "queries",
+    "sentence",
+    "sentences",
+    "recording",
+    "recordings",
+    "speech",
+];
+
+/// What an inference verb must not have as its object: the machine or the failure itself
+/// (`trying to detect the GPU`, `tracking the memory`, `testing a fix`, `test it with a smaller
+/// batch`: the reporter's debugging, not the model at work).
+const NOT_INPUTS: &[&str] = &[
+    "gpu",
+    "gpus",
+    "gpu's",
+    "cuda",
+    "device",
+    "devices",
+    "memory",
+    "vram",
+    "leak",
+    "leaks",
+    "fix",
+    "patch",
+    "issue",
+    "issues",
+    "bug",
+    "bugs",
+    "error",
+    "errors",
+    "problem",
+    "problems",
+    "cause",
+    "version",
+    "versions",
+    "it",
+    "this",
+    "that",
+    "environment",
+    "setup",
+    "install",
+    "installation",
+    "branch",
+    "build",
+    "code",
+    "script",
+    "pr",
+    "usage",
+    "utilization",
+    "speed",
+    "performance",
+    "changes",
+    "commit",
+];
+
+/// Whether an inference verb at `index` names the model applied to inputs: its object is not
+/// the machine or the failure ([`NOT_INPUTS`]), and the verbs that need one have inputs as
+/// their object ([`NEEDS_INPUTS`], [`INPUTS`]). `with the same`, `on a 4090` are no objects.
+fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -> bool {
+    if !APPLY_VERBS.contains(&words[index].text) {
+        return true;
+    }
+    let mut next = index + 1;
+    while words.get(next).is_some_and(|w| {
+        matches!(
+            w.text,
+            "the"
+                | "a"
+                | "an"
+                | "my"
+                | "this"
+                | "that"
+                | "our"
+                | "these"
+                | "those"
+                | "some"
+                | "long"
+                | "large"
+                | "many"
+                | "multiple"
+                | "several"
+                | "all"
+        )
+    }) {
+        next += 1;
+    }
+    // The object is in the verb's clause (`when testing, it fails`: `it` is the next clause's).
+    let object = words
+        .get(next)
+        .filter(|w| !lower[words[index].end..w.start].contains([',', '.', ';', ':', '!', '?']))
+        .map(|w| w.text);
+    // `testing this on a 4090`: the determiner is itself the object.
+    let bare_pronoun = matches!(words.get(index + 1).map(|w| w.text), Some("this" | "that"))
+        && object.is_none_or(|w| {
+            matches!(
+                w,
+                "on" | "with" | "in" | "and" | "but" | "for" | "at" | "to" | "i" | "we" | "again"
+            )
+        });
+    if object.is_some_and(|w| NOT_INPUTS.contains(&w)) || bare_pronoun {
+        return false;
+    }
+    if NEEDS_INPUTS.contains(&words[index].text) {
+        return object.is_some_and(|w| INPUTS.contains(&w));
+    }
+    true
 }
 
 /// `load` followed by what it loads: the model, its weights or a model's name, not data.
@@ -717,6 +1122,80 @@ fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
         || WENT_WELL_PHRASES.iter().any(|phrase| rest.contains(phrase))
 }
 
+/// Words before a hit in its sentence that make it a general case, not this failure (`One
+/// common case is running the evaluation`, `usually when processing images`, `for example when
+/// testing`): read for the verbs and phrases of a model applied to inputs.
+const GENERAL_CASE: &[&str] = &[
+    "common case",
+    "one case",
+    "usually",
+    "typically",
+    "generally",
+    "in general",
+    "for example",
+    "for instance",
+    "e.g.",
+];
+
+/// Whether the sentence around `start..end` makes a hit advice, a hypothetical, a negation, a
+/// question without the failure, a stage that went well ([`guarded`]) or a general case
+/// ([`GENERAL_CASE`]).
+pub(super) fn sentence_guarded(lower: &str, start: usize, end: usize) -> bool {
+    let words = words(lower);
+    let (Some(from), Some(to)) = (
+        words.iter().position(|w| w.end > start),
+        words.iter().rposition(|w| w.start < end),
+    ) else {
+        return false;
+    };
+    from > to
+        || guarded(lower, &words, from, to)
+        || general_case(lower, start)
+        || asks_whether(lower, &words, from, to)
+}
+
+/// Whether the hit stands in a yes/no question (`Does it OOM with high concurrency?`, `Will a
+/// 24 GB card fit long inputs?`): whether it fails is asked, not reported.
+fn asks_whether(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
+    let start = words[from].start;
+    let end = words[to].end;
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let question = lower[end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .is_some_and(|at| lower[end + at..].starts_with('?'));
+    let first = words
+        .iter()
+        .find(|w| w.start >= sentence_start)
+        .map(|w| w.text);
+    question
+        && first.is_some_and(|w| {
+            matches!(
+                w,
+                "does" | "do" | "will" | "would" | "can" | "could" | "is" | "are" | "should"
+            )
+        })
+}
+
+/// Whether a [`GENERAL_CASE`] word stands before `start` in its sentence.
+fn general_case(lower: &str, start: usize) -> bool {
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    GENERAL_CASE
+        .iter()
+        .any(|word| lower[sentence_start..start].contains(word))
+}
+
+/// Whether lowercase words hold one of the verbs of a model applied to inputs
+/// ([`APPLY_VERBS`]) as a whole word.
+pub(super) fn names_an_apply_verb(lower: &str) -> bool {
+    words(lower)
+        .iter()
+        .any(|word| APPLY_VERBS.contains(&word.text))
+}
+
 /// Phrases after a hit, in its sentence, that say the stage went well.
 const WENT_WELL_PHRASES: &[&str] = &[
     "no problem",
@@ -787,6 +1266,73 @@ mod tests {
         assert_eq!(phases("在第3个epoch时报错OOM"), [TrainingStep]);
         assert!(phases("第3个问题报错").is_empty());
         assert!(phases("see model_1epoch.pt, it fails").is_empty());
+    }
+
+    #[test]
+    fn a_model_applied_to_inputs_is_inference() {
+        use Phase::*;
+        assert_eq!(
+            phases("I can't inpaint anymore because of CUDA out of memory"),
+            [Inference]
+        );
+        assert_eq!(phases("OOM while embedding 2M sentences"), [Inference]);
+        assert_eq!(
+            phases("it crashes when tracking objects in a 4K video"),
+            [Inference]
+        );
+        assert_eq!(phases("the OOM comes when I detect faces"), [Inference]);
+        assert_eq!(
+            phases("CUDA error while processing the video frames"),
+            [Inference]
+        );
+        assert_eq!(phases("OOM when trying to parse the PDFs"), [Inference]);
+        assert_eq!(
+            phases("OOM while super-resolving a 1080p clip"),
+            [Inference]
+        );
+        // Processing and parsing need inputs as their object.
+        assert!(phases("OOM while processing the dataset").is_empty());
+        assert!(phases("it fails while parsing the config").is_empty());
+        assert!(phases("Exception during processing !!!").is_empty());
+        // The machine or the failure as the object: the reporter's debugging.
+        assert!(phases("when trying to detect the GPU it fails with OOM").is_empty());
+        assert!(phases("I was tracking the memory when it OOMed").is_empty());
+        // Advice, a question, a negation, a general case.
+        assert!(phases("you should try to embed fewer sentences at once").is_empty());
+        assert!(phases("how do I detect objects on two GPUs?").is_empty());
+        assert!(phases("I don't detect anything, it just OOMs").is_empty());
+        assert!(phases("One common case is processing the images with a large batch").is_empty());
+        // A test or an encoding is no model at work by itself.
+        assert!(phases("when I test it with a smaller batch it still OOMs").is_empty());
+        assert!(phases("OOM when encoding the video with ffmpeg").is_empty());
+    }
+
+    #[test]
+    fn the_act_of_applying_a_model_in_a_sentence_that_reports_the_failure() {
+        use Phase::*;
+        assert_eq!(
+            phases("Transcribing a 2-hour file with large-v3 gives an OOM"),
+            [Inference]
+        );
+        assert_eq!(
+            phases("I use whisper to transcribe long audio and it crashes"),
+            [Inference]
+        );
+        assert_eq!(
+            phases("CUDA OOM translating documents with NLLB"),
+            [Inference]
+        );
+        // Without the failure in its sentence, a reply's advice or a noun is no evidence.
+        assert!(phases("To generate larger images you will need more memory").is_empty());
+        assert!(phases("Device-side assertion tracking was not enabled by user.").is_empty());
+        assert!(phases("Transcribing long files works on the CPU.").is_empty());
+        // Another stage in the sentence: its own words decide.
+        assert_eq!(
+            phases("OOM when loading the model for transcribing"),
+            [WeightsLoad]
+        );
+        // A script's name, a setting.
+        assert!(phases("generate.py fails with OOM").is_empty());
     }
 
     #[test]
