@@ -308,26 +308,16 @@ const NOT_INPUTS: &[&str] = &[
     "warning",
 ];
 
-/// A line printing one result per input (see the module's notes): `<item> <n>[/<m>]: <shape or
-/// count>`.
+/// A line printing one result per input (see the module's notes): a head that names the input
+/// by its number, `<item> <n>[/<m>]`, `<n> <unit>`, `<n><unit> (<n> <unit>)` (`doc 3`, `1024
+/// tokens`, `224px (196 tokens)`), then `: ` and a shape, a count of things or a row of three
+/// or more values (`[5.61, 5.63, 5.64]`).
 fn result_line(text: &str) -> bool {
     let trimmed = text.trim();
     let Some((head, rest)) = trimmed.split_once(": ") else {
         return false;
     };
-    let mut parts = head.split_whitespace();
-    let (Some(item), Some(number), None) = (parts.next(), parts.next(), parts.next()) else {
-        return false;
-    };
-    let item_ok = item.len() >= 2
-        && item.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
-        && !NOT_INPUTS.contains(&item.to_ascii_lowercase().as_str());
-    let number = number.trim_start_matches('#');
-    let number_ok = !number.is_empty()
-        && number
-            .split('/')
-            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
-    if !item_ok || !number_ok || super::trains(rest) {
+    if !input_head(head) || super::trains(rest) {
         return false;
     }
     let lower = rest.to_ascii_lowercase();
@@ -351,6 +341,12 @@ fn result_line(text: &str) -> bool {
                     .iter()
                     .all(|dim| !dim.is_empty() && dim.bytes().all(|b| b.is_ascii_digit()))
         });
+    // A row of values, one per head, layer or class (`[5.61, 5.63, 5.64]`).
+    let values = rest.match_indices('[').any(|(at, _)| {
+        let inner = rest[at + 1..].split(']').next().unwrap_or_default();
+        let items: Vec<&str> = inner.split(',').map(str::trim).collect();
+        items.len() >= 3 && items.iter().all(|item| item.parse::<f64>().is_ok())
+    });
     let mut tokens = rest.split_whitespace();
     let count = matches!(
         (tokens.next(), tokens.next()),
@@ -359,7 +355,49 @@ fn result_line(text: &str) -> bool {
             && noun.ends_with('s')
             && noun.bytes().all(|b| b.is_ascii_alphabetic())
     );
-    shape || count
+    shape || values || count
+}
+
+/// The head of a result line: at most four words, one a number (`3`, `#3`, `4/9`, `224px`),
+/// the others words that name an input, not a training step, a device or a load
+/// ([`NOT_INPUTS`]); a parenthesis may say the same in other units (`224px (196 tokens)`).
+/// Not a log prefix: no clock time or date (`12:00:01`, `2024-05-01`), no level word.
+fn input_head(head: &str) -> bool {
+    let words: Vec<&str> = head
+        .split_whitespace()
+        .map(|word| word.trim_matches(['(', ')', ',']))
+        .filter(|word| !word.is_empty())
+        .collect();
+    if words.is_empty() || words.len() > 4 || head.len() > 40 {
+        return false;
+    }
+    let number = |word: &str| {
+        let word = word.trim_start_matches('#');
+        let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return false;
+        }
+        let tail = &word[digits..];
+        let fraction = tail
+            .strip_prefix('/')
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()));
+        // A unit glued to the number (`224px`, `16k`, `4x`), never a clock or a date.
+        let unit = tail.len() <= 3 && tail.bytes().all(|b| b.is_ascii_alphabetic());
+        fraction || unit
+    };
+    let name = |word: &str| {
+        let lower = word.to_ascii_lowercase();
+        word.len() >= 2
+            && word.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+            && !NOT_INPUTS.contains(&lower.as_str())
+            && !NOT_INPUTS.contains(&lower.trim_end_matches('s'))
+            && !matches!(
+                lower.as_str(),
+                "info" | "warn" | "warning" | "debug" | "error" | "critical" | "note"
+            )
+    };
+    let numbers = words.iter().filter(|word| number(word)).count();
+    numbers >= 1 && words.iter().all(|word| number(word) || name(word))
 }
 
 /// The first line before the failure printing one result per input.

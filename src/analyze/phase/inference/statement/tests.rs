@@ -135,7 +135,14 @@ fn result_lines_before_the_failure_show_a_forward_for_outputs() {
         why.contains("line 1: `seq 128: out (4, 128, 1024)`"),
         "{why}"
     );
-    for line in ["doc 3: 12 tags", "image 4/9: torch.Size([3, 512, 512])"] {
+    for line in [
+        "doc 3: 12 tags",
+        "image 4/9: torch.Size([3, 512, 512])",
+        // The number first, a unit glued to it, the same in other units in parentheses.
+        "2048 tokens: attention entropy per layer [6.3, 6.32, 6.32, 6.33]",
+        "512px (1024 tokens): features (8, 768), norm 15.19",
+        "#7: 3 boxes",
+    ] {
         assert!(result_line(line), "{line}");
     }
     for line in [
@@ -146,6 +153,14 @@ fn result_lines_before_the_failure_show_a_forward_for_outputs() {
         "batch 4: loaded (4, 8)",
         "Note: see (1, 2)",
         "batch 4: done",
+        // Steps, devices and log prefixes are not inputs; values need a row of three.
+        "300 steps: loss [0.5, 0.4, 0.3]",
+        "2 GPUs: (8, 8)",
+        "12:00:01 INFO: out (4, 8)",
+        "2024-05-01 run: [1, 2, 3]",
+        "1024 tokens: entropy [5.61, 5.63]",
+        "epochs 3: [0.1, 0.2, 0.3]",
+        "WARNING 3: (4, 8)",
     ] {
         assert!(!result_line(line), "{line}");
     }
