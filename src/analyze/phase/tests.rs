@@ -448,6 +448,14 @@ fn module_moves_and_casts() {
         (to, half, lazy),
         (Phase::WeightsLoad, Phase::FormatConversion, Phase::Startup)
     );
+    // A meta-device model given its storage on the GPU (`to_empty` → `_apply` → the lambda).
+    let materialized = failed_in(&[
+        frame(1, "to_empty", module),
+        frame(2, "_apply", module),
+        frame(3, "<lambda>", module),
+        frame(4, "empty_like", "/x/torch/_refs/__init__.py"),
+    ]);
+    assert_eq!(materialized.0, Phase::WeightsLoad);
     // Windows paths.
     let windows = r"C:\Users\u\miniconda3\Lib\site-packages\torch\nn\modules\module.py";
     assert_eq!(failed_in(&[frame(1, "to", windows)]).0, Phase::WeightsLoad);

@@ -33,6 +33,10 @@ pub(super) const TORCH: &[FrameRule] = &[
     r("convert", "torch/nn/modules/module.py", W, Move, "torch"),
     r("to", "bitsandbytes/", W, Move, "bitsandbytes"),
     r("cuda", "torch/nn/modules/module.py", W, Move, "torch"),
+    // `Module.to_empty(device=…)` (torch 1.10+ `nn/modules/module.py`) gives a module built on
+    // the meta device its parameters' storage on the device (`_apply` of `torch.empty_like`),
+    // the placement step of a meta-device load before the state dict is copied in.
+    r("to_empty", "torch/nn/modules/module.py", W, Move, "torch"),
     r("half", "torch/nn/modules/module.py", F, Stage, "torch"),
     r("float", "torch/nn/modules/module.py", F, Stage, "torch"),
     r("bfloat16", "torch/nn/modules/module.py", F, Stage, "torch"),
