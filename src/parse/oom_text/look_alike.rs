@@ -9,6 +9,9 @@
 //! 16 I get CUDA out of memory` reports), addressed to the reader (`you`) or followed by an
 //! instruction; or a purpose clause (`to avoid`, `to prevent`) in front of it.
 //!
+//! A failure's wording in a forecast ([`in_forecast`]): `CUDA out of memory errors are likely
+//! with batch_size=256`, `this may cause OOM`, `at risk of running out of memory`.
+//!
 //! And a title's OOM whose paste ends in an error of another kind ([`unrelated_error`]).
 
 /// Whether the failure's wording read from `from` in `text` stands in such a clause. A
@@ -64,6 +67,43 @@ pub(super) fn in_advice_clause(text: &str, from: usize) -> bool {
     let instruction = regex!(r"(?:,|:|\bthen)\s*(?:please\s+|just\s+)?(?:set|try|use|reduce|lower|decrease|enable|disable|add|pass|restart|increase|switch|see|check|install|upgrade|downgrade|export|call|close|free|consider|make|you can|you should|you may|you might|you need|you'll need|refer)\b")
         .is_match(&rest);
     reader || instruction
+}
+
+/// Whether the failure's wording read from `from` in `text` is forecast, not reported: the
+/// sentence around it says it may come (`… CUDA out of memory errors are likely with
+/// batch_size=256`, `OOM may occur`, `this might cause out of memory`, `at risk of running out
+/// of memory`). A warning before a run (a script's own free-memory check, an engine's `… which
+/// may cause OOM`) predicts; a failure message states what happened and never hedges. The
+/// wording is found as in [`in_advice_clause`].
+pub(super) fn in_forecast(text: &str, from: usize) -> bool {
+    let Some(tail) = text.get(from..) else {
+        return false;
+    };
+    let Some(found) =
+        regex!(r"(?i)out[ -]of[ -](?:memory|vram)|\boom\b|outofmem|memoryallocation").find(tail)
+    else {
+        return false;
+    };
+    let (at, end) = (from + found.start(), from + found.end());
+    let (Some(head), Some(rest)) = (text.get(..at), text.get(end..)) else {
+        return false;
+    };
+    // The sentence around the wording: from the last `. `/`; `/line break before it to the
+    // next one after it.
+    let sentence_start = regex!(r"[.!?;](?:\s|$)|\n")
+        .find_iter(head)
+        .last()
+        .map_or(0, |found| found.end());
+    let before = head[sentence_start..].to_lowercase();
+    let sentence_end = regex!(r"[.!?;](?:\s|$)|\n")
+        .find(rest)
+        .map_or(rest.len(), |found| found.start());
+    let after = rest[..sentence_end].to_lowercase();
+    let cause_ahead = regex!(r"\b(?:may|might|could|can|would|will)\s+(?:likely\s+)?(?:cause|lead\s+to|result\s+in|trigger)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}$|\brisk\s+of\s+(?:an?\s+|running\s+|going\s+)?(?:\w+\s+){0,2}$")
+        .is_match(&before);
+    let hedged_after = regex!(r"^\W*(?:\w+\W+){0,3}?(?:(?:are|is)\s+(?:likely|possible|expected|probable)|(?:may|might|could|can|will\s+likely)\s+(?:occur|happen|arise|result|follow))\b")
+        .is_match(&after);
+    cause_ahead || hedged_after
 }
 
 /// A traceback's last line raising an exception of a class that is never a memory failure

@@ -1320,7 +1320,8 @@ fn detect_start(text: &str) -> Option<(Family, usize)> {
         let advice = !matches!(
             family,
             Family::Host(_) | Family::NotOom(_) | Family::IllegalAccess
-        ) && look_alike::in_advice_clause(text, absolute);
+        ) && (look_alike::in_advice_clause(text, absolute)
+            || look_alike::in_forecast(text, absolute));
         if !text[from..absolute].contains("raise ") && !advice {
             return Some((family, absolute));
         }

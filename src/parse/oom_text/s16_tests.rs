@@ -200,3 +200,35 @@ fn tpu_runtime_largest_contiguous_region_is_kept() {
         Some(Bytes(8 * 1024 * 1024))
     );
 }
+
+/// A failure's wording in a forecast (a warning before a run, an engine's caution) reports
+/// nothing; a report that says it happened does, hedged words elsewhere or not.
+#[test]
+fn a_failure_wording_in_a_forecast_is_not_a_failure() {
+    for text in [
+        "2026-01-05 10:00:01,003 WARNING score: only 1.8 GiB free on cuda:0; CUDA out of memory \
+         errors are likely with batch_size=256",
+        "WARNING: max_model_len is large, which may cause OOM during profiling",
+        "This might lead to out of memory on smaller cards.",
+        "[warn] the cache is at risk of running out of memory",
+        "Note: CUDA OOM may occur when the resolution is above 2048",
+    ] {
+        let messages = parse_text(text);
+        assert!(
+            messages.iter().all(|m| !m.is_gpu_oom),
+            "{text}: {messages:#?}"
+        );
+    }
+    for text in [
+        "It is likely a bug: RuntimeError: CUDA error: out of memory",
+        "I get CUDA out of memory when the batch is 64, which is likely too big",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a \
+         total capacity of 79.19 GiB of which 1.10 GiB is free.",
+    ] {
+        let messages = parse_text(text);
+        assert!(
+            messages.iter().any(|m| m.is_gpu_oom),
+            "{text}: {messages:#?}"
+        );
+    }
+}
