@@ -373,6 +373,18 @@
 # CPU each), pass 1 (0.03-0.04 s), and pass 2 where the replay beside pass 1 passes the peak
 # before pass 1 ends (the peak then lies in the stretch replayed meanwhile: pass 2 after pass 1
 # costs at most about pass 1's time again).
+# H200 host, 2026-12-03 11:30 UTC (16 cores, OOMDOC_THREADS=16, RUNS=3, run by the lead after
+# the merge), the sixteenth session's build (segmented trace, pass 2 beside pass 1, redaction
+# once per distinct string) against the fifteenth's (OOMDOC_BASE), alternated: varied 576.9
+# MiB Python 6.13-9.55 s, oomdoc 0.46-0.49 s, base 0.47-0.51 s: 13.3x, peak RSS 288.3 MiB
+# (0.50; base 292.2); real 524.7 MiB Python 6.11-7.09 s, oomdoc 0.40-0.47 s, base 0.49-0.56
+# s: 15.3x, RSS 0.39. Reports byte-identical to the base at 1 and 16 threads, JSON and text,
+# both shapes. OOMDOC_PROFILE (varied): "main: decode before the list" 0.13-0.14 s on the main
+# thread (the head of the file, segments and blocks, while the chunks decode), "wait for the
+# chunks" 0.07-0.08 s, pre-scan 0.09 s, merge 0.013-0.015 s (its copy gone), analysis 0.094 s
+# of which pass 2 beside pass 1 0.044-0.049 s and, the replay having passed the peak, pass 2
+# again 0.031 s. 20x (~0.30 s) is not met: the head's decode on threads of its own and the
+# pass-2 fallback on varied are the next steps.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
