@@ -8555,6 +8555,1095 @@ print(f"resumed at step {ckpt['step']}")
 """)
 
 
+def s17_hf_export_fp32_state_dict():
+    # Conversion with stage logs: a bf16 checkpoint loaded on the card is exported as fp32; each
+    # tensor of the state dict is cast with .to(torch.float32) on the card (2.2 GB in all), where
+    # another job leaves ~1 GiB: the cast runs out part-way through the tensors.
+    run_user_script("export_fp32", """import logging
+
+import torch
+from safetensors.torch import save_file
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("export")
+log.info("[1/4] loading shards from @CKPT@")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+n = sum(p.numel() for p in model.parameters())
+log.info("[2/4] loaded %.0fM params (%s) on %s", n / 1e6, model.dtype, model.device)
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+eval_job = torch.empty(free - (1 << 30), dtype=torch.uint8, device="cuda")
+log.info("[3/4] casting the state dict to float32 for export")
+fp32 = {}
+for name, tensor in model.state_dict().items():
+    fp32[name] = tensor.to(torch.float32)
+log.info("[4/4] writing model.fp32.safetensors (%d tensors)", len(fp32))
+save_file({k: v.cpu() for k, v in fp32.items()}, "model.fp32.safetensors")
+log.info("export done")
+""".replace("@CKPT@", CKPT))
+
+
+def s17_peft_lora_train_sampling_pass():
+    # A hand-written LoRA fine-tune (PEFT, bf16, tqdm bar, loss lines) of the Llama checkpoint
+    # with batches of 4 x 256 tokens fits in the ~6 GiB left; at step 20 it samples 8 completions
+    # for each of 64 eval prompts of 1024 tokens with generate: the 512 expanded sequences'
+    # prefill (MLP activations ~6 GiB, KV cache 32 GiB) does not fit.
+    run_user_script("lora_sft", """import torch
+from peft import LoraConfig, get_peft_model
+from tqdm import tqdm
+from transformers import AutoModelForCausalLM
+
+torch.manual_seed(0)
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05,
+                                         target_modules=["q_proj", "v_proj"],
+                                         task_type="CAUSAL_LM"))
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+reward_model = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+bar = tqdm(range(1, 41), desc="train")
+for step in bar:
+    ids = torch.randint(3, 32000, (4, 256), device="cuda")
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    bar.set_postfix(loss=f"{loss.item():.4f}")
+    if step % 10 == 0:
+        tqdm.write(f"step {step}: loss {loss.item():.4f}")
+    if step == 20:
+        tqdm.write("sampling 8 completions for each of 64 eval prompts (1024 tokens)")
+        model.eval()
+        prompts = torch.randint(3, 32000, (64, 1024), device="cuda")
+        with torch.no_grad():
+            samples = model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts),
+                                     do_sample=True, top_p=0.9, num_return_sequences=8,
+                                     max_new_tokens=128, pad_token_id=0)
+        tqdm.write(f"samples: {tuple(samples.shape)}")
+        model.train()
+""".replace("@CKPT@", CKPT))
+
+
+def s17_torchrun_record_summary():
+    # torchrun --nproc_per_node=1 of a script whose main() is wrapped in torch.distributed.elastic's
+    # @record: training steps of an MLP fit in the ~6 GiB left; the evaluation of 131072 rows at
+    # once (hidden activations 8 GiB) does not; @record writes the error file and torchrun's
+    # ChildFailedError summary carries the child's traceback as its root cause.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "train_ddp_record.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("""import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.elastic.multiprocessing.errors import record
+
+
+@record
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    rank = dist.get_rank()
+    model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda()
+    model = nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    free, _ = torch.cuda.mem_get_info()
+    prefetch_buffer = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+    for step in range(1, 31):
+        x = torch.randn(2048, 4096, device="cuda")
+        loss = F.mse_loss(model(x), x)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if step % 10 == 0 and rank == 0:
+            print(f"[rank{rank}] step {step} loss {loss.item():.5f}", flush=True)
+    if rank == 0:
+        print(f"[rank{rank}] evaluating on 131072 validation rows", flush=True)
+    model.eval()
+    val_x = torch.randn(131072, 4096, device="cuda")
+    with torch.no_grad():
+        val_loss = F.mse_loss(model(val_x), val_x)
+    print(f"[rank{rank}] val loss {val_loss.item():.5f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+""")
+    sys.stdout.flush()
+    rc = subprocess.call(["torchrun", "--nproc_per_node=1", "--master_port=29571", path], cwd=WORK)
+    sys.exit(rc)
+
+
+def s17_ulimit_v_cuda_init():
+    # Look-alike shape (a host limit, not the card): a job script caps the virtual address space
+    # with `ulimit -v` (as some clusters do) and starts training; the CUDA driver cannot reserve
+    # its address range at the first CUDA call, so the error (an "out of memory" CUDA error, or a
+    # driver initialization failure) comes from the cap, with the card empty. The wrapper prints
+    # the child's exit status.
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "train_small.py"), "w", encoding="utf-8") as fh:
+        fh.write("""import torch
+import torch.nn as nn
+
+print(f"torch {torch.__version__}, cuda available: {torch.cuda.is_available()}", flush=True)
+model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 10)).to("cuda")
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    x = torch.randn(256, 1024, device="cuda")
+    loss = model(x).logsumexp(-1).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+print(f"final loss {loss.item():.4f}")
+""")
+    script = os.path.join(WORK, "job_ulimit.sh")
+    with open(script, "w", encoding="utf-8") as fh:
+        fh.write("""#!/usr/bin/env bash
+# job script: the cluster's per-job memory cap, then training
+set -u
+ulimit -v 12000000
+echo "[job] virtual memory limit: $(ulimit -v) KiB"
+echo "[job] starting train_small.py"
+python3 train_small.py
+status=$?
+echo "[job] train_small.py exited with status $status"
+exit $status
+""")
+    sys.stdout.flush()
+    os.chdir(WORK)
+    os.execv("/bin/bash", ["bash", script])
+
+
+def s17_bash_rss_guard_killed():
+    # Look-alike (host memory, a "Killed" exit): a wrapper shell script runs an indexing job in the
+    # background under a resident-memory guard (3 GiB, polled from /proc, logged to a file only);
+    # the job encodes shards on the card but keeps every shard's embeddings in host memory, and the
+    # guard kills it with SIGKILL: bash reports "Killed" and the wrapper exits 137.
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "build_index.py"), "w", encoding="utf-8") as fh:
+        fh.write("""import time
+
+import torch
+
+encoder = torch.nn.Linear(1024, 1024).cuda().half()
+print(f"encoder on {torch.cuda.get_device_name(0)}", flush=True)
+shards = []
+for shard in range(32):
+    x = torch.randn(131072, 1024, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        emb = encoder(x).float().cpu()
+    shards.append(emb)
+    print(f"shard {shard:02d}: {emb.shape[0]} vectors, {len(shards) * 512} MiB in host memory",
+          flush=True)
+    time.sleep(0.5)
+torch.save(torch.cat(shards), "index.pt")
+print("index written")
+""")
+    script = os.path.join(WORK, "run_index.sh")
+    with open(script, "w", encoding="utf-8") as fh:
+        fh.write("""#!/usr/bin/env bash
+set -u
+LIMIT_KB=$((3 * 1024 * 1024))
+echo "$(date -u +%FT%TZ) run_index: starting build_index.py (memory limit ${LIMIT_KB} kB)"
+python3 build_index.py &
+pid=$!
+while kill -0 "$pid" 2> /dev/null; do
+  rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2> /dev/null)
+  if [ -n "$rss" ] && [ "$rss" -gt "$LIMIT_KB" ]; then
+    echo "$(date -u +%FT%TZ) rss ${rss} kB over ${LIMIT_KB} kB: kill -9 $pid" >> guard.log
+    kill -9 "$pid"
+  fi
+  sleep 0.1
+done
+wait "$pid"
+status=$?
+echo "$(date -u +%FT%TZ) run_index: build_index.py exit status $status"
+exit $status
+""")
+    sys.stdout.flush()
+    os.chdir(WORK)
+    os.execv("/bin/bash", ["bash", script])
+
+
+def s17_subprocess_died_sigkill():
+    # Look-alike (host memory, a child killed by SIGKILL): a pipeline driver (timestamped logging)
+    # runs its tokenize stage as a child with subprocess; the child keeps every shard in host
+    # memory (tqdm bar) and a resident-memory watchdog in the driver kills it (SIGKILL) past
+    # 3 GiB without a word; the driver raises CalledProcessError ("died with <Signals.SIGKILL:
+    # 9>"). No CUDA at all.
+    run_user_script("pipeline", """import logging
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("pipeline")
+CHILD = textwrap.dedent('''
+    import time
+    import numpy as np
+    from tqdm import tqdm
+
+    shards = []
+    for shard in tqdm(range(48), desc="tokenize", mininterval=0):
+        shards.append(np.ones((128, 1 << 20), dtype=np.float32))
+        time.sleep(0.3)
+    np.save("tokens.npy", np.concatenate(shards))
+''')
+with open("tokenize_stage.py", "w") as fh:
+    fh.write(CHILD)
+
+
+def watchdog(proc, limit_kb):
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as fh:
+                rss = next(int(l.split()[1]) for l in fh if l.startswith("VmRSS"))
+        except (OSError, StopIteration):
+            rss = 0
+        if rss > limit_kb:
+            proc.kill()
+            return
+        time.sleep(0.1)
+
+
+for stage in ["tokenize"]:
+    log.info("stage 1/3 %s: starting", stage)
+    cmd = [sys.executable, "tokenize_stage.py", "--shards", "48"]
+    proc = subprocess.Popen(cmd)
+    threading.Thread(target=watchdog, args=(proc, 3 * 1024 * 1024), daemon=True).start()
+    rc = proc.wait()
+    if rc != 0:
+        raise subprocess.CalledProcessError(rc, cmd)
+    log.info("stage 1/3 %s: done", stage)
+""")
+
+
+def s17_compile_recompile_card_full():
+    # torch.compile of a small MLP: the first call (batch 64) compiles and runs; then the script
+    # takes every byte the caching allocator can get for a feature cache (in 1 GiB / 64 MiB /
+    # 2 MiB blocks until it is refused); the next call with batch 96 recompiles (dynamic shapes)
+    # and its kernels' load or buffers fail with nothing left on the card.
+    run_user_script("compiled_scoring", """import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(2048, 8192), nn.GELU(), nn.Linear(8192, 2048)).cuda().eval()
+scorer = torch.compile(model)
+with torch.no_grad():
+    warm = scorer(torch.randn(64, 2048, device="cuda"))
+print(f"compiled and warmed up: {tuple(warm.shape)}", flush=True)
+batch = torch.randn(96, 2048, device="cuda")
+cache = []
+for block in (1 << 30, 64 << 20, 2 << 20):
+    while True:
+        try:
+            cache.append(torch.empty(block, dtype=torch.uint8, device="cuda"))
+        except torch.OutOfMemoryError:
+            break
+print(f"feature cache: {sum(t.numel() for t in cache) / 2**30:.1f} GiB in {len(cache)} blocks",
+      flush=True)
+with torch.no_grad():
+    scores = scorer(batch)
+print(f"scores {tuple(scores.shape)}")
+""")
+
+
+def s17_jax_knn_topk_json():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. Retrieval by hand, no grad: a
+    # jitted squared-distance + lax.top_k of query batches against 262144 database vectors, one
+    # JSON log line per batch; 256 and 1024 queries fit, 16384 queries' distance matrix (16 GiB)
+    # is RESOURCE_EXHAUSTED.
+    run_user_script("knn_search", """import json
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def log(level, event, **fields):
+    print(json.dumps({"ts": round(time.time(), 3), "level": level, "event": event, **fields}),
+          flush=True)
+
+
+@jax.jit
+def search(q, db):
+    d = (q ** 2).sum(1)[:, None] - 2.0 * q @ db.T + (db ** 2).sum(1)[None, :]
+    return jax.lax.top_k(-d, 10)
+
+
+key_db, key_q = jax.random.split(jax.random.PRNGKey(0))
+db = jax.random.normal(key_db, (262144, 256), dtype=jnp.float32)
+log("INFO", "index_loaded", vectors=db.shape[0], dim=db.shape[1], device=str(db.devices()))
+for batch, n_queries in enumerate([256, 1024, 16384]):
+    q = jax.random.normal(jax.random.fold_in(key_q, batch), (n_queries, 256), dtype=jnp.float32)
+    t0 = time.time()
+    scores, ids = search(q, db)
+    ids.block_until_ready()
+    log("INFO", "batch_done", batch=batch, queries=n_queries, top1_mean=float(-scores[:, 0].mean()),
+        secs=round(time.time() - t0, 3))
+""")
+
+
+def s17_jax_grad_mlp_batches():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted jax.value_and_grad
+    # train step of a 4096-16384-4096 MLP with plain SGD; print lines per 10 steps; batches of 256
+    # and 1024 fit, a batch of 131072 rows (hidden activations 8 GiB, kept for the backward) is
+    # RESOURCE_EXHAUSTED.
+    run_user_script("jax_regress", """import jax
+import jax.numpy as jnp
+
+
+def init(key):
+    k1, k2 = jax.random.split(key)
+    return {"w1": jax.random.normal(k1, (4096, 16384)) * 0.01,
+            "w2": jax.random.normal(k2, (16384, 4096)) * 0.01}
+
+
+def loss_fn(params, x, y):
+    h = jax.nn.gelu(x @ params["w1"])
+    return jnp.mean((h @ params["w2"] - y) ** 2)
+
+
+@jax.jit
+def train_step(params, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    return jax.tree_util.tree_map(lambda p, g: p - 1e-3 * g, params, grads), loss
+
+
+key = jax.random.PRNGKey(0)
+params = init(key)
+schedule = [256] * 10 + [1024] * 10 + [131072]
+for step, batch in enumerate(schedule, start=1):
+    x = jax.random.normal(jax.random.fold_in(key, step), (batch, 4096))
+    params, loss = train_step(params, x, x)
+    if step % 10 == 0 or batch > 1024:
+        print(f"step {step} batch {batch} loss {float(loss):.6f}")
+""")
+
+
+def s17_tts_vocoder_long_utterance():
+    # A TTS vocoder loop written by hand (HiFi-GAN-like ConvTranspose1d upsampling x256, fp16,
+    # inference_mode, timestamped logging): utterances of 400-1200 mel frames fit in the ~4 GiB
+    # left; a 240000-frame one (a whole chapter, ~46 min) needs 1-4 GiB per activation and fails;
+    # the script wraps the error in its own SynthesisError (raise ... from e).
+    run_user_script("synthesize", """import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("tts")
+HOP, SR = 256, 22050
+
+
+class SynthesisError(RuntimeError):
+    pass
+
+
+class Vocoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = nn.Conv1d(80, 512, 7, padding=3)
+        chans = [512, 256, 128, 64]
+        self.ups = nn.ModuleList([nn.ConvTranspose1d(chans[0], chans[1], 16, 8, 4),
+                                  nn.ConvTranspose1d(chans[1], chans[2], 16, 8, 4),
+                                  nn.ConvTranspose1d(chans[2], chans[3], 8, 4, 2)])
+        self.res = nn.ModuleList([nn.Conv1d(c, c, 3, padding=1) for c in chans[1:]])
+        self.post = nn.Conv1d(64, 1, 7, padding=3)
+
+    def forward(self, mel):
+        x = self.pre(mel)
+        for up, res in zip(self.ups, self.res):
+            x = F.leaky_relu(up(F.leaky_relu(x, 0.1)), 0.1)
+            x = x + res(x)
+        return torch.tanh(self.post(x)).squeeze(1)
+
+
+vocoder = Vocoder().cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+acoustic_model = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+utterances = [("utt_0001", 400), ("utt_0002", 860), ("utt_0003", 1200), ("chapter_07", 240000)]
+log.info("synthesizing %d utterances", len(utterances))
+for uid, frames in utterances:
+    mel = torch.randn(1, 80, frames, device="cuda", dtype=torch.float16)
+    t0 = time.time()
+    try:
+        with torch.inference_mode():
+            wav = vocoder(mel)
+    except RuntimeError as e:
+        raise SynthesisError(f"vocoder failed on {uid} ({frames} frames)") from e
+    secs = wav.shape[-1] / SR
+    log.info("%s: %d frames -> %.1f s of audio (RTF %.4f)", uid, frames, secs,
+             (time.time() - t0) / secs)
+""")
+
+
+def s17_detection_pairwise_iou_nms():
+    # Detection post-processing by hand: a "fast NMS" over each image's candidate boxes builds the
+    # full pairwise IoU matrix on the card; 1200 and 5000 boxes fit in the ~8 GiB left, 60000
+    # boxes (the N x N x 2 corner tensors are 29 GB) do not; the loop logs str(e) on one line and
+    # exits 1.
+    run_user_script("postprocess_boxes", """import logging
+import sys
+
+import torch
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("nms")
+
+
+def box_iou(a, b):
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    lt = torch.max(a[:, None, :2], b[None, :, :2])
+    rb = torch.min(a[:, None, 2:], b[None, :, 2:])
+    wh = (rb - lt).clamp(min=0)
+    inter = wh[..., 0] * wh[..., 1]
+    return inter / (area_a[:, None] + area_b[None, :] - inter)
+
+
+def fast_nms(boxes, scores, threshold=0.5):
+    order = scores.argsort(descending=True)
+    boxes = boxes[order]
+    iou = box_iou(boxes, boxes).triu_(diagonal=1)
+    keep = iou.max(dim=0).values < threshold
+    return order[keep]
+
+
+free, _ = torch.cuda.mem_get_info()
+detector = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+torch.manual_seed(0)
+for name, n in [("img_000117.jpg", 1200), ("img_000118.jpg", 5000), ("img_000119.jpg", 60000)]:
+    xy = torch.rand(n, 2, device="cuda") * 4000
+    wh = torch.rand(n, 2, device="cuda") * 300 + 10
+    boxes = torch.cat([xy, xy + wh], dim=1)
+    scores = torch.rand(n, device="cuda")
+    try:
+        keep = fast_nms(boxes, scores)
+    except RuntimeError as e:
+        log.error("%s: NMS failed on %d boxes: %s", name, n, e)
+        sys.exit(1)
+    log.info("%s: %d candidate boxes, %d kept", name, n, keep.numel())
+""")
+
+
+def s17_hf_caption_inputs_embeds():
+    # Captioning by hand, LLaVA-style: a conv patch encoder + projector make 576 image tokens per
+    # image, prepended to a prompt's embeddings and passed to generate(inputs_embeds=...) of the
+    # Llama checkpoint; batches of 8 and 16 images fit in the ~4 GiB left, 256 images' prefill
+    # (KV cache 9 GiB) do not. One print line per batch.
+    run_user_script("caption_images", """import torch
+import torch.nn as nn
+from transformers import AutoModelForCausalLM
+
+torch.manual_seed(0)
+lm = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+lm.eval()
+vision = nn.Sequential(nn.Conv2d(3, 1024, 14, stride=14), nn.GELU()).cuda().to(torch.bfloat16)
+projector = nn.Linear(1024, 2048).cuda().to(torch.bfloat16)
+prompt = torch.randint(3, 32000, (1, 10), device="cuda")
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+image_cache = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+for batch_idx, n_images in enumerate([8, 16, 256]):
+    images = torch.rand(n_images, 3, 336, 336, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        prefix = projector(vision(images).flatten(2).transpose(1, 2))
+        text = lm.get_input_embeddings()(prompt).expand(n_images, -1, -1)
+        embeds = torch.cat([prefix, text], dim=1)
+        mask = torch.ones(embeds.shape[:2], dtype=torch.long, device="cuda")
+        captions = lm.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=32,
+                               do_sample=False, pad_token_id=0)
+    print(f"batch {batch_idx}: {n_images} images ({embeds.shape[1]} input tokens each) -> "
+          f"captions of {captions.shape[1]} tokens")
+""".replace("@CKPT@", CKPT))
+
+
+def s17_hf_reward_hidden_states():
+    # Reward scoring by hand: AutoModelForSequenceClassification (num_labels=1; the load warns
+    # that score.weight is newly initialized) run with output_hidden_states=True to also keep a
+    # last-token feature; one JSON line per batch; 32 x 512 tokens fit in the ~4 GiB left, the
+    # 32 x 4096 batch's nine kept hidden states (4.5 GiB) do not.
+    run_user_script("score_rewards", """import json
+
+import torch
+from transformers import AutoModelForSequenceClassification
+
+model = AutoModelForSequenceClassification.from_pretrained("@CKPT@", num_labels=1,
+                                                           dtype=torch.bfloat16,
+                                                           device_map="cuda")
+model.config.pad_token_id = 0
+model.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+policy = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+features = []
+for batch_idx, seq_len in enumerate([512, 512, 1024, 4096]):
+    ids = torch.randint(3, 32000, (32, seq_len), device="cuda")
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
+    features.append(out.hidden_states[-1][:, -1].float().cpu())
+    rewards = out.logits.squeeze(-1).float()
+    print(json.dumps({"batch": batch_idx, "seq_len": seq_len, "n": ids.shape[0],
+                      "reward_mean": round(rewards.mean().item(), 4),
+                      "reward_std": round(rewards.std().item(), 4)}), flush=True)
+""".replace("@CKPT@", CKPT))
+
+
+def s17_hf_compile_loaded_model():
+    # Conversion for serving: the Llama checkpoint is wrapped in torch.compile and warmed up at
+    # the serving shape (16 x 4096 tokens, no_grad); the compiled graph's logits buffer
+    # (16 x 4096 x 32000 bf16 = 4 GiB) does not fit in the ~2 GiB left: the OOM comes from
+    # inside Inductor's generated code. Stage lines printed by the script.
+    run_user_script("compile_server", """import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+print("[serve] loading model", flush=True)
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+print("[serve] compiling model (torch.compile, mode=default)", flush=True)
+compiled = torch.compile(model)
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+kv_pool = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+ids = torch.randint(3, 32000, (16, 4096), device="cuda")
+print(f"[serve] warm-up at the serving shape {tuple(ids.shape)}", flush=True)
+t0 = time.time()
+with torch.no_grad():
+    logits = compiled(input_ids=ids).logits
+print(f"[serve] warm-up done in {time.time() - t0:.1f} s; ready", flush=True)
+""".replace("@CKPT@", CKPT))
+
+
+def s17_lightning_sample_callback():
+    # Lightning fit (TQDM bar with train_loss) of a small LM with batches of 8 x 512; a user
+    # Callback's on_train_batch_end samples at batch 20 by running the model on 256 prompts of
+    # 2048 tokens: the fp32 logits (64 GiB) do not fit in the ~16 GiB left.
+    run_user_script("train_with_samples", """import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+V = 32000
+
+
+class Texts(Dataset):
+    def __len__(self):
+        return 800
+
+    def __getitem__(self, i):
+        return torch.randint(1, V, (513,), generator=torch.Generator().manual_seed(i))
+
+
+class LM(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(V, 512)
+        layer = nn.TransformerEncoderLayer(512, 8, 2048, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=4)
+        self.head = nn.Linear(512, V)
+
+    def forward(self, ids):
+        return self.head(self.encoder(self.embed(ids)))
+
+    def training_step(self, batch, batch_idx):
+        logits = self(batch[:, :-1])
+        loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=3e-4)
+
+
+class SampleTable(L.Callback):
+    def __init__(self, every=20, n=256, length=2048):
+        self.every, self.n, self.length = every, n, length
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if batch_idx == 0 or batch_idx % self.every:
+            return
+        pl_module.print(f"sampling {self.n} sequences of {self.length} tokens for the table")
+        with torch.no_grad():
+            prompts = torch.randint(1, V, (self.n, self.length), device=pl_module.device)
+            tokens = pl_module(prompts).argmax(-1)
+        pl_module.print(f"sampled {tuple(tokens.shape)}")
+
+
+if __name__ == "__main__":
+    torch.zeros(1, device="cuda")
+    free, _ = torch.cuda.mem_get_info()
+    teacher = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                        enable_checkpointing=False, log_every_n_steps=5,
+                        callbacks=[SampleTable()])
+    trainer.fit(LM(), DataLoader(Texts(), batch_size=8))
+""")
+
+
+def s17_accelerate_init_card_held():
+    # Start-up with another process holding every byte of the card (run.sh's holder, 0 GiB left):
+    # an accelerate script logs its start, builds Accelerator(mixed_precision="bf16") and
+    # prepares a model; the first CUDA call (context creation) fails.
+    run_user_script("accel_train", """import logging
+
+import torch
+import torch.nn as nn
+from accelerate import Accelerator
+from accelerate.logging import get_logger
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+logger = get_logger(__name__)
+accelerator = Accelerator(mixed_precision="bf16")
+logger.info(accelerator.state, main_process_only=False)
+model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+logger.info("preparing model and optimizer")
+model, optimizer = accelerator.prepare(model, optimizer)
+for step in range(100):
+    x = torch.randn(64, 1024, device=accelerator.device)
+    loss = model(x).pow(2).mean()
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+logger.info("done")
+""")
+
+
+def s17_dataloader_too_many_open_files():
+    # Look-alike (file descriptors, not memory): a job script lowers the open-file limit
+    # (`ulimit -n 256`, as some clusters set it); the training script caches every decoded batch
+    # from a 4-worker DataLoader for later epochs; with the default file_descriptor sharing
+    # strategy each cached tensor keeps a descriptor open, and receiving the next batch fails
+    # ("received 0 items of ancdata" / "Too many open files").
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "train_cached.py"), "w", encoding="utf-8") as fh:
+        fh.write("""import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+
+class Features(Dataset):
+    def __len__(self):
+        return 100000
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return {f"field_{k}": torch.randn(16, generator=g) for k in range(8)} | {"label": i % 2}
+
+
+model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 1)).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+loader = DataLoader(Features(), batch_size=64, num_workers=4)
+cache = []
+for batch in tqdm(loader, desc="epoch 0 (caching)"):
+    cache.append(batch)
+    x = torch.cat([batch[f"field_{k}"] for k in range(8)], dim=1).cuda()
+    y = batch["label"].float().cuda()
+    loss = nn.functional.binary_cross_entropy_with_logits(model(x).squeeze(1), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+print(f"cached {len(cache)} batches")
+""")
+    script = os.path.join(WORK, "job_nofile.sh")
+    with open(script, "w", encoding="utf-8") as fh:
+        fh.write("""#!/usr/bin/env bash
+set -u
+ulimit -n 256
+echo "[job] open files limit: $(ulimit -n)"
+python3 train_cached.py
+status=$?
+echo "[job] train_cached.py exited with status $status"
+exit $status
+""")
+    sys.stdout.flush()
+    os.chdir(WORK)
+    os.execv("/bin/bash", ["bash", script])
+
+
+def s17_nan_loss_after_memory_report():
+    # Look-alike (memory is fine; the loss is not): a training loop logs the card's memory every
+    # 10 steps (allocated / reserved / total near the card's size, with a "high memory usage"
+    # warning); a corrupt sample (an inf feature) at iteration 37 makes the loss NaN and the loop
+    # raises FloatingPointError("Loss became infinite or NaN at iteration=37!").
+    run_user_script("train_detector", """import logging
+import math
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="[%(asctime)s] %(name)s %(levelname)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("trainer")
+model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 80)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+free, total = torch.cuda.mem_get_info()
+feature_cache = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+for it in range(1, 101):
+    x = torch.randn(256, 1024, device="cuda")
+    if it == 37:
+        x[3, 17] = float("inf")
+    y = torch.randint(0, 80, (256,), device="cuda")
+    loss = nn.functional.cross_entropy(model(x), y)
+    if not math.isfinite(loss.item()):
+        raise FloatingPointError(f"Loss became infinite or NaN at iteration={it}!\\n"
+                                 f"loss_dict = {{'loss_cls': {loss.item()}}}")
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if it % 10 == 0:
+        alloc, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        log.info("iter: %d  loss: %.4f  max_mem: %.0fM  reserved: %.0fM  total: %.0fM", it,
+                 loss.item(), torch.cuda.max_memory_allocated() / 2**20, reserved / 2**20,
+                 total / 2**20)
+        if reserved / total > 0.9:
+            log.warning("high GPU memory usage: %.0f%% of the card reserved",
+                        100 * reserved / total)
+""")
+
+
+def s17_asr_long_file_manual_attention():
+    # ASR by hand: a small conformer-like encoder (conv subsampling x4, manual softmax(q k^T)
+    # attention, fp16, inference_mode) and greedy CTC decoding per file, with timestamped logs;
+    # 30 s and 5 min files fit in the ~8 GiB left; a 2-hour lecture sent whole (180000 frames:
+    # attention scores 4 x 180000^2 fp16 = 241 GiB) does not.
+    run_user_script("transcribe", """import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("asr")
+
+
+class Block(nn.Module):
+    def __init__(self, d=256, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        T, D = x.shape[1], x.shape[2]
+        q, k, v = self.qkv(self.norm1(x)).view(1, T, 3, self.heads, D // self.heads).unbind(2)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-1, -2)) / (D // self.heads) ** 0.5
+        x = x + self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(1, T, D))
+        return x + self.ff(self.norm2(x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=128):
+        super().__init__()
+        self.subsample = nn.Sequential(nn.Conv1d(80, 256, 3, stride=2, padding=1), nn.SiLU(),
+                                       nn.Conv1d(256, 256, 3, stride=2, padding=1), nn.SiLU())
+        self.blocks = nn.Sequential(*[Block() for _ in range(6)])
+        self.ctc = nn.Linear(256, vocab)
+
+    def forward(self, feats):
+        return self.ctc(self.blocks(self.subsample(feats).transpose(1, 2)))
+
+
+model = Encoder().cuda().half().eval()
+free, _ = torch.cuda.mem_get_info()
+lm_rescorer = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+files = [("call_0412.wav", 30.0), ("meeting_0019.wav", 300.0), ("lecture_02.wav", 7200.0)]
+for name, seconds in files:
+    frames = int(seconds * 100)
+    log.info("decoding %s (%.1f s, %d feature frames)", name, seconds, frames)
+    feats = torch.randn(1, 80, frames, device="cuda", dtype=torch.float16)
+    with torch.inference_mode():
+        ids = model(feats).argmax(-1)[0]
+    tokens = torch.unique_consecutive(ids)
+    log.info("%s: %d tokens after CTC collapse", name, int((tokens != 0).sum()))
+""")
+
+
+def s17_video_frames_float_cast():
+    # Video features by hand (tqdm over videos): frames decoded on the card as uint8 (stand-in for
+    # a GPU decoder), converted with .float().div(255) and run through a frame encoder; 300 and 600
+    # frames of 720p fit in the ~16 GiB left; 1200 frames of 1080p (7.5 GB as uint8) fit, but
+    # their float32 copy (30 GB) does not.
+    run_user_script("video_embed", """import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+encoder = nn.Sequential(nn.Conv2d(3, 16, 7, stride=4, padding=3), nn.ReLU(),
+                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 128)).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+clip_model = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+
+def decode(n_frames, height, width):
+    return torch.randint(0, 256, (n_frames, 3, height, width), dtype=torch.uint8, device="cuda")
+
+
+videos = [("v_0001.mp4", 300, 720, 1280), ("v_0002.mp4", 600, 720, 1280),
+          ("v_0003.mp4", 1200, 1080, 1920)]
+for name, n, h, w in tqdm(videos, desc="videos"):
+    frames = decode(n, h, w)
+    clip = frames.float().div_(255)
+    with torch.no_grad():
+        emb = torch.cat([encoder(chunk) for chunk in clip.split(64)]).mean(0)
+    tqdm.write(f"{name}: {n} frames {w}x{h}, embedding norm {emb.norm().item():.3f}")
+    del frames, clip
+""")
+
+
+def s17_train_mid_epoch_eval_cat():
+    # A hand-written multi-label training loop (tqdm bar with loss) that evaluates mid-epoch at
+    # step 50: it keeps every eval batch's logits on the card (48 x 4096 x 20000 fp32 = 15.7 GB,
+    # which fits in the ~20 GiB left) and then torch.cat's them for the metric, which needs
+    # another 15.7 GB.
+    run_user_script("train_multilabel", """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+LABELS = 20000
+model = nn.Sequential(nn.Linear(2048, 4096), nn.ReLU(), nn.Linear(4096, LABELS)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+text_encoder = torch.empty(free - 20 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+
+def evaluate():
+    model.eval()
+    all_logits = []
+    with torch.no_grad():
+        for _ in tqdm(range(48), desc="eval", leave=False):
+            x = torch.randn(4096, 2048, device="cuda")
+            all_logits.append(model(x))
+    logits = torch.cat(all_logits)
+    model.train()
+    return (logits > 0).float().mean().item()
+
+
+bar = tqdm(range(1, 201), desc="train")
+for step in bar:
+    x = torch.randn(256, 2048, device="cuda")
+    y = (torch.rand(256, LABELS, device="cuda") < 0.001).float()
+    loss = F.binary_cross_entropy_with_logits(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    bar.set_postfix(loss=f"{loss.item():.4f}")
+    if step % 50 == 0:
+        tqdm.write(f"step {step}: starting evaluation")
+        tqdm.write(f"step {step}: eval accuracy {evaluate():.4f}")
+""")
+
+
+def s17_hf_gptq_calibration_hooks():
+    # Quantization by hand (GPTQ-like): forward hooks on every nn.Linear of the Llama checkpoint
+    # cache each layer's calibration input upcast to fp32 (for the X^T X statistics) while 32 x
+    # 2048 calibration tokens run through the model; the cached inputs (~4.9 GiB a layer: q, k and
+    # v each keep their own fp32 copy) outgrow the ~6 GiB left in the second layer, inside the
+    # hooked forward. Stage logs.
+    run_user_script("quantize_gptq", """import logging
+from collections import defaultdict
+
+import torch
+import torch.nn as nn
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("gptq")
+log.info("loading @CKPT@")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+other_model = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+inputs = defaultdict(list)
+
+
+def cache_input(name):
+    def hook(module, args):
+        inputs[name].append(args[0].detach().flatten(0, -2).float())
+    return hook
+
+
+linears = {n: m for n, m in model.named_modules()
+           if isinstance(m, nn.Linear) and n.startswith("model.layers.")}
+handles = [m.register_forward_pre_hook(cache_input(n)) for n, m in linears.items()]
+calib = torch.randint(3, 32000, (32, 2048), device="cuda")
+log.info("calibrating: collecting the inputs of %d linear layers on %d x %d tokens",
+         len(linears), *calib.shape)
+with torch.no_grad():
+    model(input_ids=calib)
+for h in handles:
+    h.remove()
+log.info("quantizing %d layers to 4 bits", len(inputs))
+for name, xs in inputs.items():
+    x = torch.cat(xs)
+    hessian = x.T @ x / x.shape[0]
+    log.info("%s: H %s", name, tuple(hessian.shape))
+""".replace("@CKPT@", CKPT))
+
+
+def s17_amp_deprecated_warnings_backward():
+    # Warnings above the error: a training script with the deprecated torch.cuda.amp.autocast /
+    # GradScaler spellings (FutureWarnings printed first) trains a conv net on 256 px crops, then
+    # switches to 1024 px crops (batch 16) at step 11, whose fp16 activations (2 GiB each, kept
+    # for the backward) do not fit in the ~6 GiB left: the forward under autocast fails.
+    run_user_script("train_denoiser", """import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(),
+                      nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
+                      nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
+                      nn.Conv2d(64, 3, 3, padding=1)).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+scaler = torch.cuda.amp.GradScaler()
+free, _ = torch.cuda.mem_get_info()
+dataset_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+for step in range(1, 31):
+    crop = 256 if step <= 10 else 1024
+    clean = torch.rand(16, 3, crop, crop, device="cuda")
+    noisy = clean + 0.1 * torch.randn_like(clean)
+    with torch.cuda.amp.autocast():
+        loss = nn.functional.mse_loss(model(noisy), clean)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+    print(f"step {step:3d} crop {crop} loss {loss.item():.5f}")
+""")
+
+
+def s17_dist_flat_grad_allreduce():
+    # A hand-written data-parallel step (NCCL process group, world size 1, env:// in-process,
+    # rank-prefixed logging): the gradients of an 8-layer 8192-wide MLP (2 GiB) are flattened
+    # with torch.cat for one all_reduce; the flat copy needs 2 GiB more than the ~1 GiB left
+    # after the backward.
+    run_user_script("ddp_by_hand", """import logging
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29583")
+os.environ.setdefault("RANK", "0")
+os.environ.setdefault("WORLD_SIZE", "1")
+rank = int(os.environ["RANK"])
+logging.basicConfig(format=f"%(asctime)s [rank{rank}] %(levelname)s: %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("ddp")
+torch.cuda.set_device(0)
+dist.init_process_group("nccl", device_id=torch.device("cuda", 0))
+dist.barrier()
+log.info("process group ready: world size %d", dist.get_world_size())
+model = nn.Sequential(*[nn.Sequential(nn.Linear(8192, 8192), nn.GELU()) for _ in range(8)]).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+activation_cache = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+for step in range(1, 11):
+    x = torch.randn(64, 8192, device="cuda")
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    grads = [p.grad for p in model.parameters()]
+    flat = torch.cat([g.flatten() for g in grads])
+    dist.all_reduce(flat)
+    flat /= dist.get_world_size()
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset:offset + g.numel()].view_as(g))
+        offset += g.numel()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    log.info("step %d loss %.6f", step, loss.item())
+dist.destroy_process_group()
+""")
+
+
+def s17_recsys_embedding_tables():
+    # Start-up of a recommender (rich traceback installed): embedding tables are built directly
+    # on the card with nn.EmbeddingBag(..., device="cuda"); tables of 1M, 5M and 10M rows x 128
+    # fit in the ~16 GiB left, the 40M-row user_id table (19 GiB) does not.
+    run_user_script("build_recsys", """import logging
+
+import torch
+import torch.nn as nn
+from rich.traceback import install
+
+install(show_locals=False)
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("recsys")
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+dense_tower = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+TABLES = {"category_id": 1_000_000, "item_id": 5_000_000, "seller_id": 10_000_000,
+          "user_id": 40_000_000}
+DIM = 128
+tables = nn.ModuleDict()
+for name, rows in TABLES.items():
+    log.info("allocating embedding table %s: %d x %d (%.1f GiB)", name, rows, DIM,
+             rows * DIM * 4 / 2**30)
+    tables[name] = nn.EmbeddingBag(rows, DIM, mode="sum", device="cuda")
+log.info("model ready: %.1fB embedding parameters",
+         sum(p.numel() for p in tables.parameters()) / 1e9)
+""")
+
+
+def s17_jax_dpsgd_per_example_grads():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. DP-SGD by hand: per-example
+    # gradients with jax.vmap(jax.grad(loss)) of a 4096 x 4096 layer, clipped and averaged, in a
+    # jitted step; batches of 16 fit (1 GiB of per-example grads), a batch of 512 (32 GiB) is
+    # RESOURCE_EXHAUSTED. Logged with timestamps.
+    run_user_script("dp_train", """import logging
+
+import jax
+import jax.numpy as jnp
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("dpsgd")
+
+
+def loss(w, x, y):
+    return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
+
+
+@jax.jit
+def dp_step(w, xs, ys, key):
+    grads = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
+    norms = jnp.sqrt((grads ** 2).sum(axis=(1, 2), keepdims=True))
+    grads = grads / jnp.maximum(1.0, norms / 1.0)
+    noise = jax.random.normal(key, w.shape) * 1.1 / xs.shape[0]
+    return w - 0.1 * (grads.mean(0) + noise), norms.mean()
+
+
+key = jax.random.PRNGKey(0)
+w = jax.random.normal(key, (4096, 4096)) * 0.01
+for step, batch in enumerate([16] * 5 + [512], start=1):
+    k1, k2, k3 = jax.random.split(jax.random.fold_in(key, step), 3)
+    xs = jax.random.normal(k1, (batch, 1, 4096))
+    ys = jax.random.normal(k2, (batch, 1, 4096))
+    w, mean_norm = dp_step(w, xs, ys, k3)
+    log.info("step %d batch %d mean grad norm %.4f", step, batch, float(mean_norm))
+""")
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -8815,6 +9904,32 @@ SCENARIOS = {
     "s16_kv_cache_prealloc_startup": s16_kv_cache_prealloc_startup,
     "s16_tta_flip_ensemble": s16_tta_flip_ensemble,
     "s16_torch_load_default_device": s16_torch_load_default_device,
+    "s17_hf_export_fp32_state_dict": s17_hf_export_fp32_state_dict,
+    "s17_peft_lora_train_sampling_pass": s17_peft_lora_train_sampling_pass,
+    "s17_torchrun_record_summary": s17_torchrun_record_summary,
+    "s17_ulimit_v_cuda_init": s17_ulimit_v_cuda_init,
+    "s17_bash_rss_guard_killed": s17_bash_rss_guard_killed,
+    "s17_subprocess_died_sigkill": s17_subprocess_died_sigkill,
+    "s17_compile_recompile_card_full": s17_compile_recompile_card_full,
+    "s17_jax_knn_topk_json": s17_jax_knn_topk_json,
+    "s17_jax_grad_mlp_batches": s17_jax_grad_mlp_batches,
+    "s17_tts_vocoder_long_utterance": s17_tts_vocoder_long_utterance,
+    "s17_detection_pairwise_iou_nms": s17_detection_pairwise_iou_nms,
+    "s17_hf_caption_inputs_embeds": s17_hf_caption_inputs_embeds,
+    "s17_hf_reward_hidden_states": s17_hf_reward_hidden_states,
+    "s17_hf_compile_loaded_model": s17_hf_compile_loaded_model,
+    "s17_lightning_sample_callback": s17_lightning_sample_callback,
+    "s17_accelerate_init_card_held": s17_accelerate_init_card_held,
+    "s17_dataloader_too_many_open_files": s17_dataloader_too_many_open_files,
+    "s17_nan_loss_after_memory_report": s17_nan_loss_after_memory_report,
+    "s17_asr_long_file_manual_attention": s17_asr_long_file_manual_attention,
+    "s17_video_frames_float_cast": s17_video_frames_float_cast,
+    "s17_train_mid_epoch_eval_cat": s17_train_mid_epoch_eval_cat,
+    "s17_hf_gptq_calibration_hooks": s17_hf_gptq_calibration_hooks,
+    "s17_amp_deprecated_warnings_backward": s17_amp_deprecated_warnings_backward,
+    "s17_dist_flat_grad_allreduce": s17_dist_flat_grad_allreduce,
+    "s17_recsys_embedding_tables": s17_recsys_embedding_tables,
+    "s17_jax_dpsgd_per_example_grads": s17_jax_dpsgd_per_example_grads,
 }
 
 

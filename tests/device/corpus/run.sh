@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -105,7 +105,10 @@ run_one() {
     s15_hf_sharded_fp32_load|s15_fabric_backward|s15_lightning_configure_model|\
     s15_retrieval_topk_scores|s15_dist_init_card_full|s15_dist_nccl_gather_logits|\
     s15_subprocess_last_line|s16_hf_trainer_predict_seqcls|s16_peft_svd_weighted_adapter|\
-    s16_lightning_long_sample_batch|s16_torch_load_default_device|s16_jax_pca_svd)
+    s16_lightning_long_sample_batch|s16_torch_load_default_device|s16_jax_pca_svd|\
+    s17_hf_compile_loaded_model|s17_compile_recompile_card_full|s17_torchrun_record_summary|\
+    s17_peft_lora_train_sampling_pass|s17_lightning_sample_callback|\
+    s17_hf_gptq_calibration_hooks|s17_dataloader_too_many_open_files)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -444,4 +447,37 @@ run_one s16_runner_last_lines "$OOM" -
 run_one s16_kv_cache_prealloc_startup "$OOM" -
 run_one s16_tta_flip_ensemble "$OOM|CUDNN_STATUS" -
 run_one s16_torch_load_default_device "$OOM" -
+# session 17 (blind): inference by plain user code (TTS vocoder, ASR, captioning by
+# inputs_embeds, reward scoring with hidden states, NMS, video frames), stage-logged conversions
+# (fp32 export, GPTQ-like calibration, torch.compile of a loaded model), training with a sampling
+# or evaluation pass in the middle, start-up (accelerate on a held card, recsys tables), a
+# hand-written gradient all-reduce, torchrun's @record summary, JAX with and without grad, and
+# host-side or other look-alikes (ulimit -v, an RSS guard's Killed, a child died by SIGKILL, too
+# many open files, a NaN loss under a memory report)
+run_one s17_hf_export_fp32_state_dict "$OOM" -
+run_one s17_peft_lora_train_sampling_pass "$OOM" -
+run_one s17_torchrun_record_summary "$OOM" -
+run_one s17_ulimit_v_cuda_init "CUDA|out of memory|MemoryError|Error" -
+run_one s17_bash_rss_guard_killed "Killed|status 137" -
+run_one s17_subprocess_died_sigkill "SIGKILL|died with|status -9" -
+run_one s17_compile_recompile_card_full "$OOM|Triton Error" -
+run_one s17_jax_knn_topk_json "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s17_jax_grad_mlp_batches "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s17_tts_vocoder_long_utterance "$OOM|CUDNN_STATUS" -
+run_one s17_detection_pairwise_iou_nms "$OOM" -
+run_one s17_hf_caption_inputs_embeds "$OOM" -
+run_one s17_hf_reward_hidden_states "$OOM" -
+run_one s17_hf_compile_loaded_model "$OOM|Triton Error" -
+run_one s17_lightning_sample_callback "$OOM" -
+run_one s17_accelerate_init_card_held "CUDA error|$OOM" 0
+run_one s17_dataloader_too_many_open_files "ancdata|Too many open files|Errno 24|open files" -
+run_one s17_nan_loss_after_memory_report "Loss became infinite or NaN" -
+run_one s17_asr_long_file_manual_attention "$OOM" -
+run_one s17_video_frames_float_cast "$OOM" -
+run_one s17_train_mid_epoch_eval_cat "$OOM" -
+run_one s17_hf_gptq_calibration_hooks "$OOM" -
+run_one s17_amp_deprecated_warnings_backward "$OOM|CUDNN_STATUS" -
+run_one s17_dist_flat_grad_allreduce "$OOM" -
+run_one s17_recsys_embedding_tables "$OOM" -
+run_one s17_jax_dpsgd_per_example_grads "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
