@@ -2,8 +2,9 @@
 
 use super::*;
 use crate::model::bytes::{GIB, MIB};
-use crate::model::failure::OtherProcess;
+use crate::model::failure::{OomMessage, OtherProcess};
 use crate::model::gpu::CudaOrdinal;
+use crate::parse::text::clean_line;
 
 pub(super) fn one(text: &str) -> OomMessage {
     let messages = parse_text(text);
