@@ -266,6 +266,8 @@ mod s15_tests;
 #[cfg(test)]
 mod s16_tests;
 #[cfg(test)]
+mod s17_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;
