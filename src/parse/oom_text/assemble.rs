@@ -120,6 +120,21 @@ pub(super) fn engine_from_wording(text: &str) -> Option<EngineName> {
     None
 }
 
+/// PyTorch named by its own wording of a GPU OOM raised as Python's `RuntimeError`, when
+/// nothing more specific names the engine (a weak hint: an application or library seen
+/// elsewhere in the text outranks it): the caching allocator's `CUDA out of memory`
+/// (`c10/cuda/CUDACachingAllocator.cpp`, `"CUDA out of memory. Tried to allocate "`, raised as
+/// `RuntimeError` before 1.13), cut before its figures; or the CUDA runtime's `CUDA error: out
+/// of memory`, which is c10's check of a CUDA call (`c10/cuda/CUDAException.cpp` `c10_cuda_check_implementation`: `"CUDA error: "`
+/// and `cudaGetErrorString`; ggml and darknet print theirs from C, CuPy raises
+/// `CUDARuntimeError: cudaErrorMemoryAllocation`).
+fn torch_wording(text: &str, exception: Option<&str>) -> Option<EngineName> {
+    let raised = exception == Some("RuntimeError");
+    let allocator = text.starts_with("CUDA out of memory");
+    let checked = text.starts_with("CUDA error: out of memory");
+    (raised && (allocator || checked)).then_some(EngineName::Pytorch)
+}
+
 /// vLLM's process prefixes name the engine (`(EngineCore_DP0 pid=…)`, `(VllmWorker rank=…)`).
 pub(super) fn engine_from_stream(line: &CleanLine<'_>) -> Option<EngineName> {
     let stream = line.stream.as_deref()?;
@@ -185,7 +200,9 @@ pub(super) fn build(mut open: Open, memo: &mut ParseMemo) -> Option<OomMessage> 
     if let Some(quote) = open.quote {
         cut_at_closing_quote(&mut open.text, quote);
     }
-    let wording = engine_from_wording(&open.text).or(open.prefix_hint);
+    let wording = engine_from_wording(&open.text)
+        .or(open.prefix_hint)
+        .or_else(|| torch_wording(&open.text, open.exception.as_deref()));
     // ollama runs llama.cpp: its wording wins over the llama.cpp shape of the message.
     let engine_hint = match (parsed.engine_hint, wording) {
         (Some(EngineName::Llamacpp), Some(EngineName::Ollama)) => Some(EngineName::Ollama),

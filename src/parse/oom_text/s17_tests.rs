@@ -55,3 +55,24 @@ fn a_scripts_kill_report_names_the_process_and_its_exit_status() {
     assert_eq!(job.details.killed_pid, None);
     assert_eq!(job.details.exit_code, Some(-9));
 }
+
+/// PyTorch's own wordings of a GPU OOM raised as `RuntimeError` hint at PyTorch; the CUDA
+/// runtime's words printed by a C program, or the words alone in a sentence, do not.
+#[test]
+fn pytorchs_wordings_hint_at_pytorch() {
+    use crate::model::failure::EngineName;
+    for text in [
+        "RuntimeError: CUDA out of memory",
+        "RuntimeError: CUDA error: out of memory",
+    ] {
+        let message = one(text);
+        assert_eq!(message.engine_hint, Some(EngineName::Pytorch), "{text}");
+    }
+    for text in [
+        "my_kernel.cu:42: CUDA error: out of memory",
+        "CUDA out of memory when I train with batch 64 on a T4",
+    ] {
+        let message = one(text);
+        assert_eq!(message.engine_hint, None, "{message:#?}");
+    }
+}
