@@ -464,6 +464,12 @@ fn host_memory_steps(failure: &OomMessage) -> Vec<String> {
 
 /// A kill by signal (SIGKILL, exit code 137 or -9) with nothing in the text that says why.
 fn killed_by_signal(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict {
+    if let Some(pid) = failure.details.killed_pid {
+        builder.fact(format!(
+            "line {}: the shell reports process {pid} killed by SIGKILL (its exit status is 137)",
+            failure.line
+        ));
+    }
     builder.fact(
         "nothing in the text says who sent the signal: no kernel OOM-killer line, no `OOMKilled`, no memory error".to_string(),
     );

@@ -12,21 +12,24 @@
 //!   engine, model, settings) and the chunk holding a failure or an engine start. A new
 //!   marker goes here, always.
 //! - [`log_scanner`], the parsed parts of a long log past its head (the windows before a
-//!   failure or restart, the chunk after one, the tail): every OOM marker and every marker of a
-//!   program's log lines (stages, figures, engines, frames), but not the markers that matter
-//!   only in a short report, `engine_log::marker_for_reports_only`: the reporter's stage words
+//!   failure or restart, the chunk after one, the tail): every OOM marker but those of the
+//!   `ReportOnly` role (`oom_text::OomMarkerRole`) and every marker of a program's log lines
+//!   (stages, figures, engines, frames), but not the markers that matter only in a short
+//!   report, `engine_log::marker_for_reports_only`: the reporter's stage words
 //!   (`parse::engine_log::prose`) and an engine named in a sentence (`engines::vocab`'s
 //!   `engine_in_prose`). Those are ordinary words (`training`, `inference`, `vllm`) that the
 //!   lines of a busy server hold by chance, and their handlers pass over a program's log lines
 //!   anyway. A marker added to `prose` stays out of this scanner without anything to do; a
 //!   marker of a new handler of sentences should be added to `marker_for_reports_only` too.
 //! - [`failure_scan`], the middle of a long log, every byte: the markers that start a
-//!   failure message (not the reporter's words, `oom_text::WORDS_MARKERS`) and those of an
-//!   engine start. Any marker added to `OOM_MARKERS` or given the `Start` role lands here:
+//!   failure message (the `Message` role of `oom_text::OOM_MARKER_TABLE`, not the reporter's
+//!   words) and those of an engine start. Any OOM marker given the `Message` role or engine
+//!   marker given the `Start` role lands here:
 //!   keep it a program's own wording, at least four bytes, and rare in serving and training
 //!   lines.
 
 use super::*;
+use crate::parse::oom_text::{self, OomMarkerRole};
 
 pub(super) struct Scanner {
     /// Every marker: patterns `0..oom_markers` are OOM markers; the rest engine-log markers.
@@ -103,7 +106,9 @@ fn build_scanner(long_logs: bool) -> Scanner {
         .filter(|&index| {
             !long_logs
                 || match index.checked_sub(OOM_MARKERS.len()) {
-                    None => !crate::parse::oom_text::REPORT_ONLY_MARKERS.contains(&patterns[index]),
+                    None => {
+                        oom_text::oom_marker_role(index).is_some_and(OomMarkerRole::in_long_logs)
+                    }
                     Some(marker) => !engine_log::marker_for_reports_only(marker),
                 }
         })
@@ -218,7 +223,7 @@ pub(super) fn is_oom_counter(hay: &[u8], start: usize, pattern: &str) -> bool {
 }
 
 /// The markers of the failure search: those that start a program's failure message (not the
-/// reporter's words, `WORDS_MARKERS`) and those of an engine start.
+/// reporter's words, see [`OomMarkerRole`]) and those of an engine start.
 pub(super) fn failure_markers() -> Vec<&'static str> {
     let mut patterns = failure_oom_markers();
     patterns.extend(
@@ -230,12 +235,11 @@ pub(super) fn failure_markers() -> Vec<&'static str> {
 }
 
 /// The OOM markers of a program's failure message: [`OOM_MARKERS`] without the reporter's
-/// words ([`crate::parse::oom_text::WORDS_MARKERS`]).
+/// words (those whose [`OomMarkerRole`] keeps them out of the failure search).
 fn failure_oom_markers() -> Vec<&'static str> {
-    OOM_MARKERS
-        .iter()
-        .copied()
-        .filter(|marker| !crate::parse::oom_text::WORDS_MARKERS.contains(marker))
+    (oom_text::OOM_MARKER_TABLE.iter())
+        .filter(|(_, role)| role.in_failure_search())
+        .map(|&(marker, _)| marker)
         .collect()
 }
 

@@ -113,7 +113,8 @@ fn the_log_scanner_holds_every_marker_but_the_reporters_words() {
     for (index, pattern) in log.patterns.iter().enumerate() {
         let reports_only = match index.checked_sub(log.oom_markers) {
             // The reporter's words that other programs held the memory.
-            None => crate::parse::oom_text::REPORT_ONLY_MARKERS.contains(pattern),
+            None => crate::parse::oom_text::oom_marker_role(index)
+                .is_some_and(|role| !role.in_long_logs()),
             Some(marker) => engine_log::marker_for_reports_only(marker),
         };
         let mut found = Vec::new();

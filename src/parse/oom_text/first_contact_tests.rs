@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::model::bytes::GIB;
+use crate::model::failure::OomMessage;
 
 fn one(text: &str) -> OomMessage {
     let messages = parse_text(text);

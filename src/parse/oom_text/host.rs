@@ -139,14 +139,32 @@ fn find_oom_killed(text: &str) -> Option<usize> {
 /// A shell's report of a process killed by SIGKILL: bash `Killed` alone on its line, with a job
 /// number (`[1]+  Killed   python train.py`) or from a script (`line 3: 4242 Killed   python
 /// x.py`), macOS `Killed: 9`, or glued to the tqdm bar it interrupted (`2.83s/it]Killed`). Not
-/// the word inside prose.
+/// the word inside prose. A script's report starts at the killed process's id (see
+/// [`script_kill`]).
 fn shell_killed(text: &str) -> Option<usize> {
     let found = regex!(
         r"^\s*(?:\[\d+\][+-]?\s+)?Killed(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|\d(?:it/s|s/it)\]Killed\s*$"
     )
     .find(text)?;
-    let offset = text[found.start()..].find("Killed").unwrap_or(0);
+    let found_text = &text[found.start()..];
+    let offset = match regex!(r"^line \d+:\s+(\d)").captures(found_text) {
+        Some(caps) => caps.get(1).map_or(0, |pid| pid.start()),
+        None => found_text.find("Killed").unwrap_or(0),
+    };
     Some(found.start() + offset)
+}
+
+/// The process id and exit status of bash's report on a command of a script (or `bash -c`)
+/// killed by SIGKILL: `bash: line 1:  2152 Killed    python x.py`. Bash prints it from
+/// `notify_of_job_status` (`jobs.c`: `"%s: line %d: "`, then `pretty_print_job` with
+/// `JLIST_NONINTERACTIVE`, the long format: the pid, `%5ld`, then the signal's name), and gives
+/// the command the exit status 128 + 9 = 137 (bash manual, "EXIT STATUS": a command that
+/// terminates on a fatal signal N has the status 128+N).
+fn script_kill(text: &str) -> Option<u32> {
+    // The message is read from the raw line by [`shell_killed`]; its normalized text may glue
+    // the command to `Killed` (the column padding removed).
+    let caps = regex!(r"^(\d+)\s+Killed").captures(text)?;
+    caps.get(1)?.as_str().parse().ok()
 }
 
 /// Python's `MemoryError` or numpy's `_ArrayMemoryError` raised (not quoted in an `except`
@@ -238,7 +256,9 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
         HostKind::OomKiller => oom_killer_figures(text, details),
         HostKind::Killed => {
             parsed.kind = OomKind::KilledBySignal;
-            details.exit_code = if text.contains("137") {
+            let script = script_kill(text);
+            details.killed_pid = script;
+            details.exit_code = if script.is_some() || text.contains("137") {
                 Some(137)
             } else if text.contains("-9") || text.contains("SIGKILL") || text.contains("Killed") {
                 Some(-9)

@@ -442,12 +442,16 @@ fn cjk_mention(text: &str) -> Option<usize> {
         .min()
         .or_else(qualified)
         .or_else(on_a_card)?;
-    let before: String = {
-        let head: Vec<char> = text[..at].chars().collect();
-        head[head.len().saturating_sub(6)..].iter().collect()
-    };
+    (!cjk_denied(&text[..at])).then_some(text.len() - text.trim_start().len())
+}
+
+/// Whether the Chinese words just before a mention (its last six characters) deny or avoid it
+/// (`没有显存不足`, `避免OOM`, `防止`, `不会`, `不再`, `解决`): not a failure of the job.
+fn cjk_denied(before: &str) -> bool {
+    let head: Vec<char> = before.chars().collect();
+    let near: String = head[head.len().saturating_sub(6)..].iter().collect();
     const DENY: [&str; 6] = ["没有", "不会", "避免", "防止", "不再", "解决"];
-    (!DENY.iter().any(|word| before.contains(word))).then_some(text.len() - text.trim_start().len())
+    DENY.iter().any(|word| near.contains(word))
 }
 
 /// The word `OOM` in a title or a sentence about a GPU job (`EXAONE-4.0-32B with VSWA causes
@@ -455,13 +459,19 @@ fn cjk_mention(text: &str) -> Option<usize> {
 /// the host's OOM killer (`OOMKilled`, `oom-kill`, `OOM killer`). The position of the line's
 /// first word: the whole sentence is the mention.
 fn oom_word(text: &str) -> Option<usize> {
+    // A CJK sentence glues its words to `OOM` (`所用显存…导致OOM`, `显存不够会OOM吗`): only an
+    // ASCII letter or digit makes it part of another word, as in [`weak_mention`]; the Chinese
+    // words of denial before it then keep it from being a report.
     let at = text.match_indices("OOM").map(|(at, _)| at).find(|&at| {
         let before = text[..at].chars().next_back();
         let after = text[at + 3..].chars().next();
-        before.is_none_or(|c| !c.is_alphanumeric())
-            && (after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        before.is_none_or(|c| !c.is_ascii_alphanumeric())
+            && (after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
                 || oom_verb(&text[at + 3..]).is_some())
     })?;
+    if cjk_denied(&text[..at]) {
+        return None;
+    }
     // `it OOMs at step 100`, `the run OOMed`, `OOMing on the second batch`, `OOM'd`: the job
     // hit it, a failure whatever the words around.
     let verb = oom_verb(&text[at + 3..]);

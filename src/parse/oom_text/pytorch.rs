@@ -210,8 +210,22 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         .or_else(|| size_of(regex!(concat!("Attemptingtoallocate", size!())), s));
     figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
         .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s));
+    // PyTorch 2.1+ (`c10/cuda/CUDACachingAllocator.cpp`, `CUDAAllocator::malloc`'s OOM
+    // message): `GPU 0 has a total capacity of X of which Y is free.` A paste or a log
+    // shipper may cut the message inside `is free` (`… of which 22.25 GiB i`): the size after
+    // `of which` is still the free memory, the only figure that clause prints.
     figures.free_bytes = size_of(regex!(concat!(size!(), "free;")), s)
-        .or_else(|| size_of(regex!(concat!("ofwhich", size!(), "isfree")), s));
+        .or_else(|| size_of(regex!(concat!("ofwhich", size!(), "isfree")), s))
+        .or_else(|| {
+            size_of(
+                regex!(concat!(
+                    "ofwhich",
+                    size!(),
+                    r"(?:i(?:s(?:f(?:r(?:e)?)?)?)?)?$"
+                )),
+                s,
+            )
+        });
     figures.allowed_bytes = size_of(regex!(concat!(size!(), "allowed;")), s);
 
     for caps in regex!(concat!(r"Process(\d+)has", size!(), "memoryinuse")).captures_iter(s) {

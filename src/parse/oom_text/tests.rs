@@ -2,8 +2,9 @@
 
 use super::*;
 use crate::model::bytes::{GIB, MIB};
-use crate::model::failure::OtherProcess;
+use crate::model::failure::{OomMessage, OtherProcess};
 use crate::model::gpu::CudaOrdinal;
+use crate::parse::text::clean_line;
 
 pub(super) fn one(text: &str) -> OomMessage {
     let messages = parse_text(text);
@@ -603,4 +604,27 @@ mod ascii_paths {
             prop_assert_eq!(fast, slow);
         }
     }
+}
+
+/// The one marker table: each marker once, its texts the view the scanners build on, in the
+/// table's order (their automata bucket patterns in the order given).
+#[test]
+fn the_marker_table_lists_each_marker_once_in_order() {
+    assert_eq!(OOM_MARKERS.len(), OOM_MARKER_TABLE.len());
+    for (index, (marker, role)) in OOM_MARKER_TABLE.iter().enumerate() {
+        assert_eq!(OOM_MARKERS[index], *marker);
+        assert_eq!(oom_marker_role(index), Some(*role));
+        assert!(!marker.is_empty());
+        assert!(
+            !marker.starts_with(|c: char| c.is_ascii_digit()),
+            "{marker:?}"
+        );
+        assert_eq!(OOM_MARKERS.iter().position(|m| m == marker), Some(index));
+        // What a long log's scanner leaves out, the failure search leaves out too.
+        assert!(
+            role.in_long_logs() || !role.in_failure_search(),
+            "{marker:?}"
+        );
+    }
+    assert_eq!(oom_marker_role(OOM_MARKERS.len()), None);
 }

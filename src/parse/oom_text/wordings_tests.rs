@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::model::bytes::{GIB, MIB};
+use crate::model::failure::OomMessage;
 use crate::model::gpu::CudaOrdinal;
 
 fn gpu(text: &str) -> Vec<OomMessage> {

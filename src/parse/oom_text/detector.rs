@@ -1,0 +1,686 @@
+//! The streaming detector: one open message per stream, the lines that continue it, and the
+//! messages it holds back (a figureless warm-up error, an exception class, a weak mention).
+
+use super::assemble::{
+    build, engine_from_stream, engine_from_wording, exception_class, opening_quote, ParseMemo,
+};
+use super::normalize::{append_normalized, squeeze_into};
+use super::start::{detect_start, is_class_only, quoted_raise_start};
+use super::{
+    cuda, frameworks, holders, host, integer_of, llama_cpp, look_alike, mention, pinned, pytorch,
+    sglang, tgi, vllm, Accelerator, Continuation, Family, HostKind,
+};
+use crate::model::failure::{EngineName, OomFigures, OomKind, OomMessage};
+use crate::model::Bytes;
+use crate::parse::text::{clean_line, CleanLine};
+
+/// How many lines an open message may grow to before it is closed anyway.
+const MAX_MESSAGE_LINES: u32 = 16;
+/// How many input lines (any stream) an open message may wait for its continuation.
+const MAX_WAIT_LINES: u64 = 64;
+
+/// A message being read.
+#[derive(Debug)]
+pub(super) struct Open {
+    pub(super) family: Family,
+    pub(super) start_line: u64,
+    pub(super) end_line: u64,
+    pub(super) stream: Option<String>,
+    pub(super) exception: Option<String>,
+    /// The quote that opened a repr (`OutOfMemoryError('…')`), cut at its closing twin.
+    pub(super) quote: Option<char>,
+    /// Wording outside the message on its first line that names the engine.
+    pub(super) prefix_hint: Option<EngineName>,
+    pub(super) text: String,
+    pub(super) squeezed: String,
+    pub(super) lines: u32,
+    /// Blank lines skipped since the last appended one (console pastes, [`torch_continuation`]).
+    pub(super) blank_lines: u32,
+    /// The wording is quoted by the `raise` statement of a traceback ([`quoted_raise_start`]).
+    pub(super) quoted: bool,
+}
+
+/// Streaming detector: feed cleaned lines, get completed messages.
+#[derive(Debug, Default)]
+pub struct OomDetector {
+    open: Vec<Open>,
+    memo: ParseMemo,
+    /// Messages are counted, not parsed (see [`OomDetector::count_only`]): host-memory ones,
+    /// and with `count_only_gpu` GPU ones too.
+    count_only: bool,
+    count_only_gpu: bool,
+    /// Messages counted and not returned since [`OomDetector::take_counted`].
+    counted: u64,
+    /// A message without figures that announces the real one (see [`Pending`]), held until
+    /// that one arrives or its window ends.
+    pending_warmup: Option<Pending>,
+    /// A message other than a mention ([`mention::mention_start`]) was read: later mentions are
+    /// prose about it, not failures of their own.
+    seen_message: bool,
+    /// The first size XLA's start-up preallocation asked for and could not get (`[0] Failed to
+    /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
+    /// off): a later XLA failure of this process ran in that smaller pool.
+    xla_preallocation: Option<Bytes>,
+    /// The first line where the reporter says other programs held the GPU's memory
+    /// ([`holders::other_holders_said`]).
+    holders_said: Option<u64>,
+    /// The first line where the reporter or a maintainer says the GPU has too little memory for
+    /// the job ([`holders::capacity_said`]).
+    capacity_said: Option<u64>,
+    /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
+    /// lines after it show whether the work was on a GPU.
+    weak: Option<Weak>,
+    /// The last line showing a pinned host allocation ([`pinned::pinned_frame`]).
+    pinned_frame: Option<u64>,
+    /// The last line of the DataLoader's pin thread re-raising ([`pinned::pin_thread`]).
+    pin_thread: Option<u64>,
+}
+
+/// A weak mention waiting for the lines after it ([`OomDetector::weak`]).
+#[derive(Debug)]
+struct Weak {
+    message: OomMessage,
+    /// A line after it showed GPU work ([`mention::gpu_work_shown`]).
+    gpu: bool,
+    /// A line after it showed the host's memory running out ([`mention::host_memory_shown`]).
+    host: bool,
+}
+
+/// How many lines after a weak mention are read for GPU work or host memory.
+const WEAK_CONTEXT_LINES: u64 = 200;
+
+/// A figureless message held back a few lines: vLLM's sampler/pooler warm-up error read before
+/// the allocator's message it wraps (a paste that quotes `RuntimeError: CUDA out of memory
+/// occurred when warming up sampler …` first), or only an exception's class
+/// (`OutOfMemoryError   Traceback (most recent call last)` of IPython, a webui's `task:
+/// OutOfMemoryError`, TensorFlow's `ResourceExhaustedError: 2 root error(s) found.`) whose
+/// message comes at the end of the traceback.
+#[derive(Debug)]
+struct Pending {
+    message: OomMessage,
+    /// Lines after the held message's end within which the real message may start.
+    window: u64,
+    /// The real message replaces it (a class) or lends it its figures (vLLM's warm-up).
+    superseded: bool,
+}
+
+/// How many lines after vLLM's warm-up error the allocator message it wraps may start.
+const WARMUP_PAIR_LINES: u64 = 12;
+/// How many lines after an exception's class its message may come (a traceback in between).
+const CLASS_ONLY_LINES: u64 = 400;
+
+impl OomDetector {
+    /// A detector with nothing open.
+    pub fn new() -> Self {
+        OomDetector::default()
+    }
+
+    /// Feed one cleaned line, `line_no` 1-based. Returns messages completed by this line
+    /// (ordered by their start line).
+    pub fn push(&mut self, line_no: u64, line: &CleanLine<'_>) -> Vec<OomMessage> {
+        let mut done = Vec::new();
+        let text: &str = &line.text;
+        if self.holders_said.is_none() && holders::other_holders_said(text) {
+            self.holders_said = Some(line_no);
+        }
+        if self.capacity_said.is_none() && holders::capacity_said(text) {
+            self.capacity_said = Some(line_no);
+        }
+        if pinned::pinned_frame(text) {
+            self.pinned_frame = Some(line_no);
+        }
+        if pinned::pin_thread(text) {
+            self.pin_thread = Some(line_no);
+        }
+        if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
+        {
+            let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            self.xla_preallocation = integer_of(
+                regex!(r"Failedtoallocatedevicememoryof[^()]*\((\d+)bytes\)"),
+                &squeezed,
+            )
+            .map(Bytes);
+        }
+        if let Some(weak) = self.weak.as_mut() {
+            if line_no > weak.message.end_line + WEAK_CONTEXT_LINES {
+                done.extend(self.resolve_weak());
+            } else if line_no > weak.message.end_line {
+                // torchrun's `[rank0]:` prefix (removed into the stream) is a job on GPUs.
+                weak.gpu |= mention::gpu_work_shown(text)
+                    || line.stream.as_deref().is_some_and(|stream| {
+                        stream
+                            .strip_prefix("rank")
+                            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    });
+                weak.host |= mention::host_memory_shown(text);
+            }
+        }
+        // The paste's own error, of a class that is never a memory failure, after a mention
+        // that waits for its message: the mention named what the reporter took it for
+        // ([`look_alike::unrelated_error`]).
+        if look_alike::unrelated_error(text) {
+            if self.pending_warmup.as_ref().is_some_and(|pending| {
+                pending.superseded
+                    && line_no > pending.message.end_line
+                    && pending.message.kind == OomKind::NamedWithoutMessage
+            }) {
+                self.pending_warmup = None;
+            }
+            if let Some(weak) = self.weak.as_mut() {
+                weak.host |= line_no > weak.message.end_line;
+            }
+        }
+        if self
+            .pending_warmup
+            .as_ref()
+            .is_some_and(|pending| line_no > pending.message.end_line + pending.window)
+        {
+            done.extend(self.pending_warmup.take().map(|pending| pending.message));
+        }
+
+        // Close messages that waited too long for a continuation (so `wants_more` turns false).
+        let mut index = 0;
+        while index < self.open.len() {
+            if line_no.saturating_sub(self.open[index].end_line) > MAX_WAIT_LINES {
+                let open = self.open.swap_remove(index);
+                self.close(open, &mut done);
+            } else {
+                index += 1;
+            }
+        }
+
+        let mut quoted = false;
+        let start = detect_start(text).or_else(|| {
+            quoted = true;
+            quoted_raise_start(text)
+        });
+        let mut wrapped = false;
+        let position = self
+            .open
+            .iter()
+            .position(|o| o.stream == line.stream)
+            .or_else(|| self.wrapped_without_prefix(line_no, line));
+        if let Some(position) = position {
+            let chain = start.is_some_and(|(family, offset)| {
+                (is_chain(family) && family == self.open[position].family) || {
+                    wrapped = is_wrapped_figures(&self.open[position], family, &text[offset..]);
+                    wrapped
+                }
+            });
+            if start.is_some() && !chain {
+                let open = self.open.swap_remove(position);
+                self.close(open, &mut done);
+            } else {
+                match continuation(&self.open[position], text) {
+                    Continuation::Append => {
+                        let open = &mut self.open[position];
+                        open.blank_lines = 0;
+                        append_line(open, text);
+                        open.end_line = line_no;
+                        open.lines += 1;
+                        if is_complete(open) || open.lines >= MAX_MESSAGE_LINES {
+                            let open = self.open.swap_remove(position);
+                            self.close(open, &mut done);
+                        }
+                    }
+                    Continuation::Skip => {
+                        let open = &mut self.open[position];
+                        if text.trim().is_empty() {
+                            open.blank_lines += 1;
+                        } else {
+                            open.end_line = line_no;
+                        }
+                        open.lines += 1;
+                        if open.lines >= MAX_MESSAGE_LINES {
+                            let open = self.open.swap_remove(position);
+                            self.close(open, &mut done);
+                        }
+                    }
+                    Continuation::Close => {
+                        let open = self.open.swap_remove(position);
+                        self.close(open, &mut done);
+                    }
+                }
+            }
+        }
+
+        let continued_chain = wrapped
+            || start.is_some_and(|(family, _)| is_chain(family))
+                && self
+                    .open
+                    .iter()
+                    .any(|o| o.stream == line.stream && o.end_line == line_no);
+        if let Some((family, offset)) = start.filter(|_| !continued_chain) {
+            let prefix = &text[..offset];
+            let message_text = &text[offset..];
+            let mut open = Open {
+                family,
+                start_line: line_no,
+                end_line: line_no,
+                stream: line.stream.clone(),
+                exception: exception_class(prefix),
+                quote: opening_quote(prefix),
+                prefix_hint: engine_from_wording(text).or_else(|| engine_from_stream(line)),
+                text: String::with_capacity(message_text.len()),
+                squeezed: String::with_capacity(message_text.len()),
+                lines: 1,
+                blank_lines: 0,
+                quoted,
+            };
+            append_normalized(&mut open.text, message_text);
+            squeeze_into(&mut open.squeezed, message_text);
+            if is_complete(&open) {
+                self.close(open, &mut done);
+            } else {
+                self.open.push(open);
+            }
+        }
+
+        done.sort_by_key(|message| message.line);
+        done
+    }
+
+    /// The open allocator message that a line without a stream prefix continues: a console
+    /// hard-wrapped a prefixed line (`[rank1]: torch.OutOfMemoryError: … Of the allocated memory
+    /// 4` / `0.30 GiB is allocated by PyTorch, …`), and the rest carries no prefix. Only for
+    /// the line right after it, and only while the message is unfinished.
+    fn wrapped_without_prefix(&self, line_no: u64, line: &CleanLine<'_>) -> Option<usize> {
+        if line.stream.is_some() {
+            return None;
+        }
+        self.open.iter().position(|open| {
+            open.stream.is_some()
+                && open.end_line + 1 == line_no
+                && matches!(open.family, Family::TorchAllocator(_))
+                && !self.open.iter().any(|other| other.stream.is_none())
+        })
+    }
+
+    /// True while a message is open and following lines may continue it (hard-wrapped text,
+    /// the multi-line cudaMallocAsync block, llama.cpp's lines); the driver then feeds the next lines.
+    pub fn wants_more(&self) -> bool {
+        !self.open.is_empty() || self.pending_warmup.is_some() || self.weak.is_some()
+    }
+
+    /// A weak mention's window ended (or the input did): a GPU OOM when the lines after it
+    /// showed GPU work and no host memory, else nothing.
+    fn resolve_weak(&mut self) -> Option<OomMessage> {
+        let Weak {
+            mut message,
+            gpu,
+            host,
+        } = self.weak.take()?;
+        (gpu && !host && !self.seen_message).then(|| {
+            message.is_gpu_oom = true;
+            message
+        })
+    }
+
+    /// The first line where the reporter says other programs held the GPU's memory (`solved,
+    /// other programs occupy memory`), if any was read.
+    pub fn holders_said(&self) -> Option<u64> {
+        self.holders_said
+    }
+
+    /// The first line where the reporter or a maintainer says the GPU has too little memory
+    /// for the job (`your GPU doesn't have enough VRAM`), if any was read.
+    pub fn capacity_said(&self) -> Option<u64> {
+        self.capacity_said
+    }
+
+    /// Flush what is still open at end of input.
+    pub fn finish(&mut self) -> Vec<OomMessage> {
+        let mut done = Vec::new();
+        for open in std::mem::take(&mut self.open) {
+            self.close(open, &mut done);
+        }
+        done.extend(self.pending_warmup.take().map(|pending| pending.message));
+        done.extend(self.resolve_weak());
+        done.sort_by_key(|message| message.line);
+        done
+    }
+
+    /// From now on messages are still found, and counted ([`OomDetector::take_counted`]), but
+    /// not parsed nor returned: for a caller that keeps no more of them (parsing one costs
+    /// microseconds; a log can hold millions). Host-memory messages only (they are never GPU
+    /// OOMs), or with `gpu_too` every message but vLLM's, whose parser decides whether the
+    /// text is a message at all.
+    pub fn count_only(&mut self, gpu_too: bool) {
+        self.count_only = true;
+        self.count_only_gpu |= gpu_too;
+    }
+
+    /// Messages counted but not returned since the last call.
+    pub fn take_counted(&mut self) -> u64 {
+        std::mem::take(&mut self.counted)
+    }
+
+    /// A message is complete: parse it into `done`, or only count it.
+    fn close(&mut self, open: Open, done: &mut Vec<OomMessage>) {
+        let counted = match open.family {
+            Family::VllmStartupFree
+            | Family::VllmNoCacheBlocks
+            | Family::VllmMaxSeqLen
+            | Family::VllmWarmup => false,
+            Family::Host(_) | Family::NotOom(_) => self.count_only,
+            _ => self.count_only_gpu,
+        };
+        if counted {
+            self.counted += 1;
+            return;
+        }
+        if let Some(message) = build(open, &mut self.memo) {
+            self.pair_warmup(message, done);
+        }
+    }
+
+    /// A raw CUDA out-of-memory (no allocator figures) raised by a pinned host allocation
+    /// ([`pinned`]): the pinning call is the innermost frame right before it, the pin thread
+    /// re-raised it, or the message's own frames name the host allocator.
+    fn pinned_host(&self, message: &OomMessage) -> bool {
+        let raw = matches!(
+            message.kind,
+            OomKind::CudaErrorOutOfMemory | OomKind::CudaDriverOutOfMemory
+        ) || (message.kind == OomKind::OtherGpuOom
+            && message.text.contains("cudaErrorMemoryAllocation"));
+        if !raw || message.figures.tried_to_allocate_bytes.is_some() {
+            return false;
+        }
+        let before = |seen: Option<u64>, lines: u64| {
+            seen.is_some_and(|at| at <= message.line && message.line - at <= lines)
+        };
+        before(self.pinned_frame, pinned::FRAME_LINES)
+            || before(self.pin_thread, pinned::THREAD_LINES)
+            || pinned::pinned_frame(&message.text)
+    }
+
+    /// vLLM's warm-up error (`_dummy_sampler_run`: `raise RuntimeError("CUDA out of memory
+    /// occurred when warming up sampler …") from e`) carries no figures; the allocator message it
+    /// wraps does. Printed in that order (a paste that quotes the RuntimeError first), the
+    /// allocator's figures are copied onto it, so the first GPU failure has them.
+    ///
+    /// A message that is only an exception's class (`OutOfMemoryError` without its text) is
+    /// held the same way and dropped when the message itself follows.
+    fn pair_warmup(&mut self, mut message: OomMessage, done: &mut Vec<OomMessage>) {
+        if self.pinned_host(&message) {
+            message.kind = OomKind::HostMemory;
+            message.is_gpu_oom = false;
+        }
+        if message.kind == OomKind::XlaResourceExhausted
+            && message.details.requested_memory_bytes.is_none()
+        {
+            message.details.requested_memory_bytes = self.xla_preallocation;
+        }
+        let figureless = message.figures == OomFigures::default();
+        let mention = matches!(
+            message.kind,
+            OomKind::OtherGpuOom | OomKind::NamedWithoutMessage
+        ) && mention::is_mention(&message);
+        if mention && self.seen_message {
+            return;
+        }
+        if mention {
+            message.kind = OomKind::NamedWithoutMessage;
+            // A title quoting PyTorch's class before the device's words (`conv.py
+            // torch.OutOfMemoryError: HIP out of memory`): the class names who raised it.
+            if message.exception.is_none() {
+                message.exception =
+                    regex!(r"(?:^|[^A-Za-z0-9_.])(torch\.(?:cuda\.|xpu\.)?OutOfMemoryError)\s*:")
+                        .captures(&message.text)
+                        .and_then(|found| found.get(1))
+                        .map(|class| class.as_str().to_string());
+            }
+        }
+        if mention && mention::is_weak(&message.text) {
+            if self.weak.is_none() {
+                message.is_gpu_oom = false;
+                // Its own line may show the GPU work (`OOM at step 3 under torchrun`).
+                let gpu = mention::gpu_work_shown(&message.text);
+                self.weak = Some(Weak {
+                    message,
+                    gpu,
+                    host: false,
+                });
+            }
+            return;
+        }
+        // A message of its own, or a mention that names the GPU, follows the weak mention: it
+        // is what failed (or, from the host, what shows it was not the GPU).
+        self.weak = None;
+        self.seen_message |= !mention;
+        // A logger-prefixed stream prints the chained traceback whole (the allocator's message
+        // first): only a plain paste quotes the warm-up error before it.
+        let held =
+            if message.kind == OomKind::VllmWarmupOom && figureless && message.stream.is_none() {
+                Some((WARMUP_PAIR_LINES, false))
+            } else if mention
+                || (message.kind == OomKind::OtherGpuOom && is_class_only(&message.text))
+            {
+                Some((CLASS_ONLY_LINES, true))
+            } else {
+                None
+            };
+        if let Some((window, superseded)) = held {
+            // The same failure named again while a mention waits for its message (the title,
+            // then the reporter's `就报了out of memory`): the first stays, waiting as long as
+            // the second would.
+            if let Some(pending) = self
+                .pending_warmup
+                .as_mut()
+                .filter(|pending| mention && mention::is_mention(&pending.message))
+            {
+                let until = message.end_line + window;
+                pending.window = pending
+                    .window
+                    .max(until.saturating_sub(pending.message.end_line));
+                return;
+            }
+            let line = message.line;
+            let gpu = message.is_gpu_oom;
+            let previous = self.pending_warmup.replace(Pending {
+                message,
+                window,
+                superseded,
+            });
+            // A mention or a class waiting for its message gives way to the message held now
+            // (vLLM's warm-up error after the title's `CUDA memory error`), as to any other.
+            done.extend(
+                previous
+                    .filter(|pending| {
+                        !(gpu
+                            && pending.superseded
+                            && line <= pending.message.end_line + pending.window)
+                    })
+                    .map(|pending| pending.message),
+            );
+            return;
+        }
+        // A mention gives way to any message that follows it, a GPU one or not.
+        if !message.is_gpu_oom
+            && self.pending_warmup.as_ref().is_some_and(|pending| {
+                mention::is_mention(&pending.message)
+                    && message.line <= pending.message.end_line + pending.window
+            })
+        {
+            self.pending_warmup = None;
+        }
+        if message.is_gpu_oom {
+            let allocator = matches!(
+                message.kind,
+                OomKind::PytorchCached
+                    | OomKind::PytorchReservedInTotal
+                    | OomKind::PytorchTotalCapacity
+            );
+            if let Some(mut pending) = self.pending_warmup.take() {
+                let near = message.line <= pending.message.end_line + pending.window;
+                if !(pending.superseded && near) {
+                    // Only the same process's message (another rank's figures are not its).
+                    if near && allocator && !figureless && pending.message.stream == message.stream
+                    {
+                        pending.message.figures = message.figures.clone();
+                    }
+                    done.push(pending.message);
+                }
+            }
+        }
+        done.push(message);
+    }
+}
+
+/// Convenience: the whole text at once (clean + detect every line). Messages in order of
+/// their first line.
+pub fn parse_text(text: &str) -> Vec<OomMessage> {
+    let mut detector = OomDetector::new();
+    let mut messages = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = clean_line(raw);
+        messages.extend(detector.push(index as u64 + 1, &line));
+    }
+    messages.extend(detector.finish());
+    messages.sort_by_key(|message| message.line);
+    messages
+}
+
+/// Families printed as a chain of lines that each look like a start (llama.cpp's failure
+/// lines, the kernel's OOM-killer lines): a start of the same family continues the message.
+fn is_chain(family: Family) -> bool {
+    matches!(
+        family,
+        Family::LlamaChain | Family::Host(HostKind::OomKiller)
+    )
+}
+
+/// A line that starts like a fragment of the allocator message (`Tried to allocate …. GPU`)
+/// right after an unfinished one: the console wrapped the message there.
+fn is_wrapped_figures(open: &Open, family: Family, message: &str) -> bool {
+    // `DefaultCPUAllocator: can't allocate memory: you` / `tried to allocate N bytes. Error
+    // code 12 (Cannot allocate memory)`: the errno words of the wrapped half are not a new
+    // message.
+    if matches!(open.family, Family::Host(HostKind::CpuAllocator))
+        && family == Family::Host(HostKind::Errno)
+        && !is_complete(open)
+    {
+        return true;
+    }
+    matches!(open.family, Family::TorchAllocator(_))
+        && family == Family::TorchAllocator(Accelerator::Cuda)
+        && message.starts_with("Tried to allocate")
+        && !open.squeezed.contains("Triedtoallocate")
+}
+
+fn is_complete(open: &Open) -> bool {
+    let squeezed = open.squeezed.as_str();
+    match open.family {
+        Family::TorchAllocator(_) | Family::Mps => pytorch::is_complete(open.family, squeezed),
+        Family::MallocAsync => pytorch::is_complete(open.family, squeezed),
+        Family::CudaError => false,
+        Family::CudaDriver | Family::Cublas | Family::IllegalAccess | Family::OtherGpu => true,
+        Family::Host(HostKind::OomKiller) => false,
+        Family::Host(kind) => host::is_complete(kind, squeezed),
+        Family::VllmStartupFree
+        | Family::VllmNoCacheBlocks
+        | Family::VllmMaxSeqLen
+        | Family::VllmWarmup => vllm::is_complete(open.family, squeezed),
+        Family::Tgi => tgi::is_complete(squeezed),
+        Family::Sglang => sglang::is_complete(squeezed),
+        Family::LlamaChain => false,
+        Family::Framework(kind) => frameworks::is_complete(kind, squeezed),
+        Family::NotOom(_) => true,
+    }
+}
+
+fn continuation(open: &Open, text: &str) -> Continuation {
+    match open.family {
+        Family::MallocAsync => pytorch::malloc_async_continuation(text),
+        Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
+        Family::LlamaChain => llama_cpp::continuation(&open.text, text),
+        Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(&open.text, text),
+        Family::Framework(kind) => frameworks::continuation(kind, text),
+        Family::TorchAllocator(_) => torch_continuation(open, text),
+        _ => {
+            if is_wrap_continuation(text) {
+                Continuation::Append
+            } else {
+                Continuation::Close
+            }
+        }
+    }
+}
+
+/// A console paste may split the allocator message over blank lines: they are skipped, and
+/// the line after them continues the message only when it reads like its figures.
+fn torch_continuation(open: &Open, text: &str) -> Continuation {
+    if text.trim().is_empty() {
+        return if open.blank_lines < 2 {
+            Continuation::Skip
+        } else {
+            Continuation::Close
+        };
+    }
+    if !is_wrap_continuation(text) {
+        return Continuation::Close;
+    }
+    if open.blank_lines == 0 {
+        return Continuation::Append;
+    }
+    const FIGURE_WORDS: [&str; 8] = [
+        "allocated",
+        "reserved",
+        "capacity",
+        "free",
+        "PyTorch",
+        "GiB",
+        "MiB",
+        "memory",
+    ];
+    if FIGURE_WORDS.iter().any(|word| text.contains(word)) {
+        Continuation::Append
+    } else {
+        Continuation::Close
+    }
+}
+
+/// Whether a line can be the hard-wrapped rest of an unfinished message: not empty, not a
+/// traceback line, not the start of a new log record.
+pub(super) fn is_wrap_continuation(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return false;
+    }
+    const NOT_WRAP: [&str; 12] = [
+        "Traceback",
+        "File \"",
+        "During handling",
+        "The above exception",
+        "INFO",
+        "WARNING",
+        "WARN ",
+        "ERROR",
+        "DEBUG",
+        "CRITICAL",
+        "^^^",
+        "~~~",
+    ];
+    if NOT_WRAP.iter().any(|p| trimmed.starts_with(p)) {
+        return false;
+    }
+    !starts_with_timestamp(trimmed)
+}
+
+/// `2024-05-01…`, `05-01 12:00:00`, `12:00:00`, `[2024-…`: a log record starts here.
+fn starts_with_timestamp(text: &str) -> bool {
+    let bytes = text.strip_prefix('[').unwrap_or(text).as_bytes();
+    let digit = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
+    let at = |i: usize, c: u8| bytes.get(i) == Some(&c);
+    (digit(0) && digit(1) && digit(2) && digit(3) && at(4, b'-') && digit(5))
+        || (digit(0) && digit(1) && at(2, b'-') && digit(3) && digit(4) && at(5, b' '))
+        || (digit(0) && digit(1) && at(2, b':') && digit(3) && digit(4) && at(5, b':'))
+}
+
+fn append_line(open: &mut Open, text: &str) {
+    if !open.text.is_empty() && !open.text.ends_with(' ') {
+        open.text.push(' ');
+    }
+    append_normalized(&mut open.text, text.trim());
+    squeeze_into(&mut open.squeezed, text);
+}

@@ -1,0 +1,367 @@
+//! The GPU-OOM markers: one table of literal substrings with their roles, from which the
+//! scanners of `explain` are built (a raw line holding none of them starts no message).
+
+/// Who writes the words an OOM marker finds, which decides the scanners that hold it (a marker
+/// costs on every byte each of them reads; `analyze::explain::candidates` says which scanner
+/// reads what).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OomMarkerRole {
+    /// A program's own failure message (or a line read beside one): held by every scanner,
+    /// the failure search over the middle of a long log too. Keep it a program's own wording,
+    /// rare in serving and training lines.
+    Message,
+    /// A reporter's words rather than a program's message (a GPU "out of VRAM" in a sentence,
+    /// a kill's "exit code is -9"). They start a message in a report short enough to be read
+    /// whole and in the parsed head, tail and failure windows of a long log; the failure
+    /// search over the rest of a long log (`explain`'s stream) skips them, since every marker
+    /// there costs on every byte and a program's own failure never needs them.
+    Words,
+    /// Matters in a report only, so the scanner of a long log's parsed parts leaves it out
+    /// too (and the failure search, as for [`OomMarkerRole::Words`]): the reporter's words that
+    /// other programs held the GPU's memory (holders.rs, they start no message), and the
+    /// wordings of desktop runtimes pasted from a Windows or Mac session, not a server's log
+    /// (DirectML's `8007000E Not enough memory resources …`, OpenCL's allocation failure), an
+    /// engine's line retyped in a title (`Unable to allocate CUDA0 buffer`), an app's refusal
+    /// as its CLI or API reply prints it (ollama's `memory layout cannot be allocated`), and
+    /// the pinned host allocation read around a raw CUDA error (pinned.rs).
+    ReportOnly,
+}
+
+impl OomMarkerRole {
+    /// Whether the failure search over the middle of a long log holds the marker.
+    pub const fn in_failure_search(self) -> bool {
+        matches!(self, OomMarkerRole::Message)
+    }
+
+    /// Whether the scanner of a long log's parsed parts (past its head) holds the marker.
+    pub const fn in_long_logs(self) -> bool {
+        !matches!(self, OomMarkerRole::ReportOnly)
+    }
+}
+
+/// Every OOM marker with its role, each written once: literal substrings, a raw line
+/// containing none of them can never start an OOM message. The explain driver uses these with
+/// aho-corasick to prefilter a 1 GB log at memchr speed. Matching is case-sensitive; every case
+/// variant we start on is listed. No marker starts with a digit: that would make every run of
+/// digits one a marker may cover (`shape::DigitContexts`).
+///
+/// The order is the scanners' (their automata bucket patterns in the order given): a marker
+/// added in another place changes how fast a long log is read (`hot_path_tests`).
+pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
+    use OomMarkerRole::{Message, ReportOnly, Words};
+    &[
+        // PyTorch allocator (CUDA/HIP/XPU/MPS), raw CUDA errors, llama.cpp cudaMalloc, generic.
+        ("out of memory", Message),
+        ("Out of memory", Message),
+        ("Out of Memory", Message),
+        // A title's or a sentence's `Cuda out of Memory`, `CUDA OUT OF MEMORY`
+        // ([`mention::mention_start`]).
+        ("out of Memory", Message),
+        ("OUT OF MEMORY", Message),
+        // A sentence's `CUDA memory error` ([`mention::prose_mention`]).
+        ("CUDA memory error", Words),
+        ("cuda memory error", Words),
+        ("GPU memory error", Words),
+        ("gpu memory error", Words),
+        ("OUT_OF_MEMORY", Message),
+        // A sentence's `out-of-memory error` ([`mention::mention_start`]).
+        ("out-of-memory", Message),
+        // `OOM` in a title or sentence ([`mention::mention_start`]).
+        ("OOM", Message),
+        // A GPU's memory running out in a reporter's words (`ran out of VRAM`, `runs out of GPU
+        // memory`, [`mention::mention_start`]); `ut of` takes `Out of` too.
+        ("ut of VRAM", Words),
+        ("ut of vram", Words),
+        ("ut of GPU memory", Words),
+        ("ut of gpu memory", Words),
+        ("ut of video memory", Words),
+        // … or left short of it (`claims not enough VRAM to load models`).
+        ("enough VRAM", Words),
+        ("enough vram", Words),
+        ("enough GPU memory", Words),
+        ("enough gpu memory", Words),
+        // LM Studio's refusal to load a model (mention.rs).
+        ("Not enough resources to load", Message),
+        // Ollama's scheduler giving up on placing a model's layers (mention.rs), as the CLI or
+        // the API's reply prints it.
+        ("memory layout cannot be allocated", ReportOnly),
+        // GPU memory named short in Chinese prose by a job on a named card (`T4单卡…显示内存溢出`,
+        // [`mention::cjk_mention`]; 内存 alone is the host's).
+        ("内存溢出", Words),
+        ("内存不足", Words),
+        ("内存不够", Words),
+        // CUDA's allocation named failing in a title (`CUDA malloc fails on …`, mention.rs).
+        ("CUDA malloc", Words),
+        ("Cuda malloc", Words),
+        ("cuda malloc", Words),
+        ("cudaErrorMemoryAllocation", Message),
+        // cudaMallocAsync backend.
+        ("would exceed allowed memory", Message),
+        // TensorRT-LLM's `CUDA runtime error in <call>: out of memo` / `ry` cut by a console
+        // (cuda.rs).
+        ("CUDA runtime error in", Message),
+        // cuBLAS handle/workspace allocation.
+        ("CUBLAS_STATUS_ALLOC_FAILED", Message),
+        ("CUBLAS_STATUS_NOT_INITIALIZED", Message),
+        // cuRAND's allocation status (cuda.rs; the other libraries' end in `_ALLOC_FAILED`).
+        ("CURAND_STATUS_ALLOCATION_FAILED", Message),
+        // OpenCV's CUDA error (cuda.rs) holds `out of memory`; MindSpore's device allocator.
+        ("memory isn't enough", Message),
+        // RMM's device pool (cuda.rs), when printed without its `std::bad_alloc` head.
+        ("RMM failure at", Message),
+        // vLLM.
+        ("Free memory on device", Message),
+        ("No available memory for the cache blocks", Message),
+        ("max seq len", Message),
+        // TGI and SGLang.
+        ("Not enough memory", Message),
+        ("not enough memory", Message),
+        ("leave no GPU memory", Message),
+        // llama.cpp / ollama.
+        ("cudaMalloc failed", Message),
+        ("failed to allocate", Message),
+        ("unable to allocate", Message),
+        ("not enough space in the buffer", Message),
+        // llama.cpp's KV cells are all taken (not_oom.rs: the context is full, not the GPU).
+        ("free space in the KV cache", Message),
+        ("failed to find a memory slot", Message),
+        ("failed to find KV cache slot", Message),
+        ("KV cache is full", Message),
+        ("llama_kv_cache_init() failed", Message),
+        // Device runtimes (devices.rs): DirectML, Level Zero / Unified Runtime / Vulkan (the host's
+        // twin `…_OUT_OF_HOST_MEMORY` too), MLX's Metal allocator; ggml-sycl's buffer.
+        ("not enough GPU video memory", Message),
+        ("_OUT_OF_DEVICE_MEMORY", Message),
+        ("_OUT_OF_HOST_MEMORY", Message),
+        // DirectML's E_OUTOFMEMORY (`8007000E Not enough memory resources …`, devices.rs).
+        ("enough memory resources", ReportOnly),
+        // OpenCL's device allocation failure (devices.rs).
+        ("OBJECT_ALLOCATION_FAILURE", ReportOnly),
+        ("[metal::malloc]", Message),
+        ("Bytes of memory on device", Message),
+        // llama.cpp's `unable to allocate CUDA0 buffer` retyped in an issue title
+        // (llama_cpp.rs).
+        ("Unable to allocate", ReportOnly),
+        // A pinned host allocation around a raw CUDA error (pinned.rs): no message starts here,
+        // the detector notes the line (`.pin_memory()`, the DataLoader's pin thread, the host
+        // allocator's frames, CuPy's pinned pool).
+        ("pin_memory", ReportOnly),
+        ("pin memory thread", ReportOnly),
+        ("HostAllocator", ReportOnly),
+        ("cudaHostAlloc", ReportOnly),
+        ("cudaMallocHost", ReportOnly),
+        ("cudaHostRegister", ReportOnly),
+        ("pinned_memory", ReportOnly),
+        // Host memory (not GPU OOM).
+        ("DefaultCPUAllocator", Message),
+        ("Cannot allocate memory", Message),
+        ("requires more system memory", Message),
+        // Ray's memory monitor (`raylet/node_manager.cc`, `ray.exceptions.OutOfMemoryError`).
+        ("killed due to memory pressure", Message),
+        ("running low on memory", Message),
+        ("Killed", Message),
+        ("oom-kill", Message),
+        ("OOMKilled", Message),
+        // `exited with code 137`, kubectl describe `Exit Code:    137`, `exitCode: 137`, docker
+        // inspect `"ExitCode": 137`, `exit status 137` (the exit-status regex in host.rs decides).
+        ("code 137", Message),
+        ("code: 137", Message),
+        ("code (137)", Message),
+        ("Code: 137", Message),
+        ("Code:    137", Message),
+        ("Code\": 137", Message),
+        ("code=137", Message),
+        // `exit code is -9`, `exit code -9`, `status code is 137` (a reporter's words; `killed by
+        // OOM killer` holds `OOM`, and lower-case `oom killer` is left out: its anchor `kill` is
+        // common in logs).
+        ("code -9", Words),
+        ("code is -9", Words),
+        ("code is 137", Words),
+        ("status 137", Message),
+        ("status: 137", Message),
+        ("exitcode", Message),
+        ("SIGKILL", Message),
+        // Not OOM: memory-access bugs.
+        ("illegal memory access", Message),
+        ("misaligned address", Message),
+        ("unspecified launch failure", Message),
+        // JAX/XLA, TensorFlow, HIP runtime, cuDNN, TensorRT, CuPy (frameworks.rs; the others hold
+        // `out of memory`, `Out of memory` or `OUT_OF_MEMORY`).
+        ("Failed to allocate", Message),
+        ("OOM when allocating", Message),
+        // Also an exception's class cut short (`torch.cuda.OutOfMem`, `OutOfMemoryErro`).
+        ("OutOfMem", Message),
+        ("_ALLOC_FAILED", Message),
+        // TensorFlow's OOM status class without an `OOM when allocating` line (`failed to allocate
+        // memory`, `2 root error(s) found.`, IPython's header).
+        ("ResourceExhaustedError", Message),
+        ("Requested amount of GPU memory", Message),
+        // The TPU runtime's `Error allocating device buffer: Attempting to allocate …`.
+        ("Error allocating device buffer", Message),
+        // The same runtime under XRT: `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom
+        // of memory. That was not possible.` (frameworks.rs).
+        ("Attempting to reserve", Message),
+        // … and its `Attempting to allocate 31.06M. That was not possible.` (frameworks.rs).
+        ("Attempting to allocate", Message),
+        ("Requested amount of memory", Message),
+        ("insufficient GPU memory", Message),
+        // InvokeAI's model cache (mention.rs).
+        ("Insufficient GPU memory", Message),
+        // TensorRT-LLM's `Insufficient memory for KV cache`, and a wrapper's lower-case one.
+        ("nsufficient memory for KV cache", Message),
+        // TensorRT-LLM's KV-cache manager: one sequence does not fit (frameworks.rs).
+        ("maxTokensInPagedKvCache", Message),
+        ("Resource exhausted", Message),
+        // ggml-vulkan, PyTorch's cut cudaMallocAsync message and allocator fragments, accelerate.
+        ("Device memory allocation of size", Message),
+        ("ErrorOutOfDeviceMemory", Message),
+        ("Allocation on device", Message),
+        ("Tried to allocate", Message),
+        ("No executable batch size found", Message),
+        // XLA's peak-buffer dump pasted without its message ([`mention::mention_start`]).
+        ("Peak buffers:", Message),
+        ("XLA Label:", Message),
+        ("XLA label:", Message),
+        // GPU memory named short in Chinese prose ([`mention::cjk_mention`]).
+        ("显存不", Message),
+        ("显存溢出", Message),
+        ("显存爆", Message),
+        ("爆显存", Message),
+        ("显存炸", Message),
+        ("炸显存", Message),
+        // The memory named by its device (显卡内存, GPU内存, CUDA内存; 内存 alone is the host's).
+        ("显卡内存", Words),
+        ("GPU内存", Words),
+        ("gpu内存", Words),
+        ("CUDA内存", Words),
+        ("cuda内存", Words),
+        // … Japanese and Korean (`GPUのメモリが不足`, `GPU 메모리 부족`, `VRAM 부족`).
+        ("GPUのメモリ", Words),
+        ("메모리 부족", Words),
+        ("메모리가 부족", Words),
+        ("VRAM 부족", Words),
+        // `OOM` in lower case after its device (`cuda oom`, `GPU oom`, [`mention::mention_start`]).
+        ("cuda oom", Words),
+        ("Cuda oom", Words),
+        ("CUDA oom", Words),
+        ("gpu oom", Words),
+        ("GPU oom", Words),
+        ("VRAM oom", Words),
+        ("vram oom", Words),
+        // … and in Japanese.
+        ("VRAM不足", Words),
+        ("GPUメモリ", Words),
+        // … and in European languages ([`mention::european_mention`]): Russian, Spanish,
+        // Portuguese, Italian, French, German.
+        ("видеопамят", ReportOnly),
+        ("памяти GPU", ReportOnly),
+        ("памяти gpu", ReportOnly),
+        ("памяти видеокарт", ReportOnly),
+        ("памяти на GPU", ReportOnly),
+        ("emoria de GPU", ReportOnly),
+        ("emoria de la GPU", ReportOnly),
+        ("emoria GPU", ReportOnly),
+        ("emoria della GPU", ReportOnly),
+        ("emória da GPU", ReportOnly),
+        ("emória na GPU", ReportOnly),
+        ("emória de GPU", ReportOnly),
+        ("émoire GPU", ReportOnly),
+        ("émoire vidéo", ReportOnly),
+        ("nsuficiente", ReportOnly),
+        ("nsufficiente", ReportOnly),
+        ("nsuffisante", ReportOnly),
+        ("de VRAM", ReportOnly),
+        ("genügend VRAM", ReportOnly),
+        ("genug VRAM", ReportOnly),
+        ("wenig VRAM", ReportOnly),
+        ("GPU-Speicher", ReportOnly),
+        ("Grafikspeicher", ReportOnly),
+        ("Videospeicher", ReportOnly),
+        // vLLM V1 profiling left nothing (or less than nothing) for the KV cache.
+        ("Available KV cache memory: -", Message),
+        // … V0's wordings of it, and V1's check without its `max seq len` head (vllm.rs).
+        ("for KV Cache is -", Message),
+        ("kv_cache_size=-", Message),
+        ("KV cache is needed", Message),
+        // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
+        ("MemoryError", Message),
+        ("bad_alloc", Message),
+        // Not OOM (not_oom.rs): shared memory, disk, device-side assert, Triton resources.
+        ("insufficient shared memory", Message),
+        ("No space left on device", Message),
+        ("device-side assert triggered", Message),
+        ("OutOfResources", Message),
+        ("out of resource:", Message),
+        // The reporter's words that other programs held the memory (holders.rs): no message
+        // starts here, the detector notes the line for the verdict. `ther` takes other, Other
+        // and another.
+        ("ther process", ReportOnly),
+        ("ther program", ReportOnly),
+        ("second process", ReportOnly),
+        ("zombie", ReportOnly),
+        ("leftover", ReportOnly),
+        ("left-over", ReportOnly),
+        ("stale process", ReportOnly),
+        ("orphan", ReportOnly),
+        ("dangling process", ReportOnly),
+        ("defunct", ReportOnly),
+        ("memory reset", ReportOnly),
+        ("reset the GPU", ReportOnly),
+        ("reset the gpu", ReportOnly),
+        ("메모리를 초기화", ReportOnly),
+        // The reporter's or a maintainer's words that the card is too small for the job, or that
+        // only larger inputs fail (holders.rs `capacity_said`): no message starts here either.
+        ("have enough memory", ReportOnly),
+        ("with more memory", ReportOnly),
+        ("with more VRAM", ReportOnly),
+        ("is too small", ReportOnly),
+        ("bigger batch", ReportOnly),
+        ("larger batch", ReportOnly),
+        ("higher batch", ReportOnly),
+        ("increase the batch", ReportOnly),
+        ("increase batch", ReportOnly),
+        ("increasing the batch", ReportOnly),
+        ("longer input", ReportOnly),
+        ("longer sentence", ReportOnly),
+        ("longer sequence", ReportOnly),
+        ("larger input", ReportOnly),
+        ("larger image", ReportOnly),
+        ("bigger image", ReportOnly),
+        ("longer prompt", ReportOnly),
+        ("longer context", ReportOnly),
+        ("batch大", ReportOnly),
+        ("长一点", ReportOnly),
+        ("长一些", ReportOnly),
+        // Forge's estimate before it moves a model to the GPU (holders.rs `capacity_said`).
+        ("Model Require:", ReportOnly),
+    ]
+};
+
+/// The texts of [`OOM_MARKER_TABLE`], in its order.
+///
+/// Build the automaton with `MatchKind::LeftmostFirst` (or use [`marker_finder`]): only the
+/// leftmost kinds enable aho-corasick's SIMD "Teddy" prefilter. Measured on 100 MiB of vLLM-like
+/// log on this project's build host: 52 ms leftmost-first vs 420 ms with the default
+/// `MatchKind::Standard`, and 28 ms for a single `memmem` of "out of memory".
+pub const OOM_MARKERS: &[&str] = &{
+    let mut texts = [""; OOM_MARKER_TABLE.len()];
+    let mut index = 0;
+    while index < texts.len() {
+        texts[index] = OOM_MARKER_TABLE[index].0;
+        index += 1;
+    }
+    texts
+};
+
+/// The role of the marker at `index` in [`OOM_MARKERS`]; `None` past its end.
+pub fn oom_marker_role(index: usize) -> Option<OomMarkerRole> {
+    OOM_MARKER_TABLE.get(index).map(|&(_, role)| role)
+}
+
+/// An aho-corasick automaton over [`OOM_MARKERS`], built the fast way (leftmost-first, which
+/// enables the SIMD prefilter). Errors only if aho-corasick rejects the literal set.
+pub fn marker_finder() -> Result<aho_corasick::AhoCorasick, aho_corasick::BuildError> {
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(OOM_MARKERS)
+}

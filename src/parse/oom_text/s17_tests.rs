@@ -1,0 +1,78 @@
+//! Unit tests of wordings added in session 17: cut messages, kills reported by a shell.
+//! Every line is synthetic.
+
+use super::tests::one;
+use super::*;
+use crate::model::bytes::GIB;
+
+/// PyTorch's message cut inside `is free` keeps its free figure; a size cut before its unit
+/// gives none.
+#[test]
+fn a_message_cut_inside_is_free_keeps_the_free_figure() {
+    let message = one(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a \
+         total capacity of 23.50 GiB of which 1.50 GiB i",
+    );
+    assert_eq!(message.figures.free_bytes, Some(Bytes(GIB + GIB / 2)));
+    assert_eq!(message.figures.gpu_index.map(|gpu| gpu.0), Some(1));
+    let cut = one(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a \
+         total capacity of 23.50 GiB of which 1.5",
+    );
+    assert_eq!(cut.figures.free_bytes, None);
+}
+
+/// `OOM` glued to the Chinese words of a sentence about GPU memory (显存) is a report; the
+/// same sentence that avoids it is not, and a Latin word holding `OOM` is no mention.
+#[test]
+fn oom_glued_to_chinese_words_is_a_mention() {
+    let messages = parse_text("微调模型时显存占用太高导致OOM了");
+    assert!(messages.iter().any(|m| m.is_gpu_oom), "{messages:#?}");
+    let avoided = parse_text("调小batch可以避免OOM，显存够用");
+    assert!(avoided.iter().all(|m| !m.is_gpu_oom), "{avoided:#?}");
+    let word = parse_text("the ZOOMER model on an A100");
+    assert!(word.iter().all(|m| !m.is_gpu_oom), "{word:#?}");
+}
+
+/// Bash's report on a script's command killed by SIGKILL names its process and gives it the
+/// exit status 137; the interactive job report names no process.
+#[test]
+fn a_scripts_kill_report_names_the_process_and_its_exit_status() {
+    let messages =
+        parse_text("train.sh: line 12:  4242 Killed                  python train.py --epochs 3");
+    let kill = messages
+        .iter()
+        .find(|m| m.kind == OomKind::KilledBySignal)
+        .unwrap_or_else(|| panic!("{messages:#?}"));
+    assert!(!kill.is_gpu_oom);
+    assert_eq!(kill.details.killed_pid, Some(4242));
+    assert_eq!(kill.details.exit_code, Some(137));
+    let job = parse_text("[1]+  Killed                  python train.py");
+    let job = job
+        .iter()
+        .find(|m| m.kind == OomKind::KilledBySignal)
+        .unwrap_or_else(|| panic!("{job:#?}"));
+    assert_eq!(job.details.killed_pid, None);
+    assert_eq!(job.details.exit_code, Some(-9));
+}
+
+/// PyTorch's own wordings of a GPU OOM raised as `RuntimeError` hint at PyTorch; the CUDA
+/// runtime's words printed by a C program, or the words alone in a sentence, do not.
+#[test]
+fn pytorchs_wordings_hint_at_pytorch() {
+    use crate::model::failure::EngineName;
+    for text in [
+        "RuntimeError: CUDA out of memory",
+        "RuntimeError: CUDA error: out of memory",
+    ] {
+        let message = one(text);
+        assert_eq!(message.engine_hint, Some(EngineName::Pytorch), "{text}");
+    }
+    for text in [
+        "my_kernel.cu:42: CUDA error: out of memory",
+        "CUDA out of memory when I train with batch 64 on a T4",
+    ] {
+        let message = one(text);
+        assert_eq!(message.engine_hint, None, "{message:#?}");
+    }
+}
