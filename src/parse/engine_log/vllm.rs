@@ -85,6 +85,7 @@ pub(super) const RULES: &[Rule] = &[
     // `start_worker_execution_loop`, …).
     rule("Error executing method", worker_method_frame),
     rule("while processing method", worker_method_frame),
+    rule("input of failed execution to", failed_execution_dump),
     rule("\"POST /v1/", request),
     rule("\"POST /generate", request),
     rule("Received request ", request),
@@ -539,6 +540,37 @@ fn worker_method_frame(text: &str, facts: &mut LineFacts) {
 /// The file of a frame read from a worker's "Error executing method X" line.
 const WORKER_METHOD: &str = "<worker method>";
 
+/// The file of a frame read from the input dump of a failed execution (below).
+const FAILED_EXECUTION_DUMP: &str = "<input dump of a failed execution>";
+
+/// V0 0.6.4–0.6.6 `worker/model_runner_base.py` `dump_input_when_exception` wraps
+/// `ModelRunner.execute_model` (`worker/model_runner.py`): when it raises, the wrapper logs
+/// `Writing input of failed execution to /tmp/err_{func.__name__}_input_{timestamp}.pkl...`,
+/// pickles the inputs (`Failed to pickle inputs of failed execution: …` when the device is
+/// broken; `Completed writing input of failed execution to ….` when done) and re-raises. The
+/// file name names the function that failed: it counts as a traceback frame of it, which the
+/// frame rules read (`execute_model`: a serving step, unless the traceback shows the
+/// `profile_run` that also calls it, or the worker line names `determine_num_available_blocks`).
+fn failed_execution_dump(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "Writing input of failed execution to ")
+        .or_else(|| after(text, "Completed writing input of failed execution to "))
+    else {
+        return;
+    };
+    let Some(name) = rest
+        .split_once("/err_")
+        .and_then(|(_, name)| name.split_once("_input_"))
+        .map(|(name, _)| name)
+        .filter(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    else {
+        return;
+    };
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.frame = Some((name.to_string(), FAILED_EXECUTION_DUMP.to_string()));
+}
+
 fn load_failed(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
     facts.failed_phase_hint = Some(Phase::WeightsLoad);
@@ -622,6 +654,39 @@ mod tests {
             hint("See also: Error in memory profiling. (a known issue)"),
             None
         );
+    }
+
+    #[test]
+    fn a_failed_executions_dump_names_the_function_and_the_engine() {
+        let facts = parse_line_scan(
+            "INFO 03-01 10:00:00 model_runner_base.py:120] Writing input of failed execution to \
+             /tmp/err_execute_model_input_20250301-100000.pkl...",
+        );
+        assert_eq!(facts.engine, Some((EngineName::Vllm, Certainty::Strong)));
+        assert_eq!(
+            facts.frame,
+            Some((
+                "execute_model".to_string(),
+                FAILED_EXECUTION_DUMP.to_string()
+            ))
+        );
+        let done = parse_line_scan(
+            "(VllmWorkerProcess pid=7) INFO 03-01 10:00:00 model_runner_base.py:149] Completed \
+             writing input of failed execution to /tmp/err_execute_model_input_20250301-1.pkl.",
+        );
+        assert_eq!(
+            done.frame.map(|(name, _)| name).as_deref(),
+            Some("execute_model")
+        );
+        // The pickling failure names no function; a sentence about the feature names none.
+        for line in [
+            "WARNING 03-01 10:00:00 model_runner_base.py:143] Failed to pickle inputs of failed \
+             execution: CUDA error: an illegal memory access was encountered",
+            "Is there a way to stop writing input of failed execution to disk?",
+            "Writing input of failed execution to /tmp/err_ä_input_1.pkl",
+        ] {
+            assert_eq!(parse_line_scan(line).frame, None, "{line}");
+        }
     }
 
     #[test]

@@ -17,6 +17,40 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // serving); `sample_tokens` (0.11+, `gpu_model_runner.py`, the second half of a step). ---
     r("execute_dummy_batch", "vllm/", I, Serve, "vllm"),
     r("sample_tokens", "vllm/", I, Serve, "vllm"),
+    // --- vLLM V0 0.4–0.10 sampler (`model_executor/layers/sampler.py` `Sampler.forward` →
+    // `_init_sampling_tensors` → `model_executor/sampling_metadata.py`
+    // `SamplingTensors.from_sampling_metadata` → `from_lists`): the tokens of a step are
+    // sampled from its logits. `ModelRunner.execute_model` calls it (`self.model.sample`), so
+    // it serves as that frame does: `profile_run` (which runs `execute_model` on dummy
+    // sequences) encloses it when the traceback shows it. ---
+    r(
+        "forward",
+        "vllm/model_executor/layers/sampler.py",
+        I,
+        Serve,
+        "vllm",
+    ),
+    r(
+        "_init_sampling_tensors",
+        "vllm/model_executor/layers/sampler.py",
+        I,
+        Serve,
+        "vllm",
+    ),
+    r(
+        "from_sampling_metadata",
+        "vllm/model_executor/sampling_metadata.py",
+        I,
+        Serve,
+        "vllm",
+    ),
+    r(
+        "from_lists",
+        "vllm/model_executor/sampling_metadata.py",
+        I,
+        Serve,
+        "vllm",
+    ),
     // --- vLLM V1 0.8–0.11+ `v1/engine/core_client.py` `EngineCoreClient.make_async_mp_client`
     // (the API server's `AsyncLLM.__init__`; traced as the "Overall Loading" span from 0.11) and
     // `make_client` (`LLMEngine.__init__`): they start the engine core processes and wait for

@@ -1415,3 +1415,108 @@ mod session16_frame_tests {
         assert_eq!(frame_phase("init_process", "/home/me/pool.py"), None);
     }
 }
+
+/// The frames added in the seventeenth session (engines' and libraries' stages the open texts
+/// showed without a rule).
+mod session17_frame_tests {
+    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::model::explain::Phase;
+
+    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
+        let frames: Vec<Frame> = frames
+            .iter()
+            .enumerate()
+            .map(|(at, (function, file))| Frame {
+                line: at as u64 + 1,
+                function: function.to_string(),
+                file: file.to_string(),
+                called: false,
+                code: None,
+            })
+            .collect();
+        read_frames(&frames).decided.map(|(_, rule)| rule.phase)
+    }
+
+    const SP: &str = "/opt/venv/lib/python3.11/site-packages/";
+
+    #[test]
+    fn vllm_v0_sampler_serves_a_step_unless_profiling_encloses_it() {
+        let sampler = format!("{SP}vllm/model_executor/layers/sampler.py");
+        let metadata = format!("{SP}vllm/model_executor/sampling_metadata.py");
+        let torch = format!("{SP}torch/nn/modules/module.py");
+        assert_eq!(
+            decided(&[
+                ("_call_impl", &torch),
+                ("forward", &sampler),
+                ("_init_sampling_tensors", &sampler),
+                ("from_sampling_metadata", &metadata),
+                ("from_lists", &metadata),
+            ]),
+            Some(Phase::Inference)
+        );
+        // The profiling run samples its dummy sequences too.
+        let runner = format!("{SP}vllm/worker/model_runner.py");
+        assert_eq!(
+            decided(&[
+                ("profile_run", &runner),
+                ("execute_model", &runner),
+                ("forward", &sampler),
+            ]),
+            Some(Phase::Profiling)
+        );
+        // Another project's sampler module, or a `forward` elsewhere in vLLM, is not it.
+        assert_eq!(frame_phase("forward", "/home/me/llm/sampler.py"), None);
+        assert_eq!(frame_phase("from_lists", "/home/me/tensors.py"), None);
+        assert_eq!(
+            frame_phase(
+                "forward",
+                &format!("{SP}vllm/model_executor/layers/linear.py")
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_failed_execution_dump_reads_as_its_function() {
+        // The frame `parse::engine_log` makes of vLLM's "Writing input of failed execution to
+        // /tmp/err_execute_model_input_….pkl" line.
+        let dump = "<input dump of a failed execution>";
+        assert_eq!(decided(&[("execute_model", dump)]), Some(Phase::Inference));
+        let runner = format!("{SP}vllm/worker/model_runner.py");
+        assert_eq!(
+            decided(&[("profile_run", &runner), ("execute_model", dump)]),
+            Some(Phase::Profiling)
+        );
+    }
+
+    #[test]
+    fn peft_weighted_adapter_combination_is_a_conversion() {
+        let lora = format!("{SP}peft/tuners/lora/model.py");
+        assert_eq!(
+            decided(&[
+                ("<module>", "/work/merge.py"),
+                ("add_weighted_adapter", &lora)
+            ]),
+            Some(Phase::FormatConversion)
+        );
+        assert_eq!(
+            decided(&[
+                ("add_weighted_adapter", &lora),
+                ("_svd_generalized_task_arithmetic_weighted_adapter", &lora),
+            ]),
+            Some(Phase::FormatConversion)
+        );
+        assert_eq!(
+            frame_phase(
+                "add_weighted_adapter",
+                &format!("{SP}peft/tuners/ia3/model.py")
+            ),
+            Some(Phase::FormatConversion)
+        );
+        // A project's own method of that name is not PEFT's.
+        assert_eq!(
+            frame_phase("add_weighted_adapter", "/home/me/mixer.py"),
+            None
+        );
+    }
+}
