@@ -71,6 +71,25 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
         Wrapper,
         "vllm",
     ),
+    // --- vLLM V1 0.8–0.11+ engine core start-up: `v1/engine/core.py` `EngineCore.__init__` (and
+    // `EngineCoreProc.__init__`, which calls it) builds the executor (load), then
+    // `_initialize_kv_caches` (profiling, KV-cache sizing and allocation, graph capture); the
+    // client waits for it in `MPClient._wait_for_engine_startup` (0.8, `core_client.py`) or
+    // `v1/engine/utils.py` `launch_core_engines` → `wait_for_engine_startup` (0.9+), which raise
+    // `Engine core initialization failed` when a core dies starting. Wrappers: start-up, unless a
+    // deeper frame or a log line names the stage. `EngineCore.execute_model_with_error_logging`
+    // (0.10+) runs a scheduled step (`step`, `step_with_batch_queue`). ---
+    r("__init__", "vllm/v1/engine/core.py", S, Wrapper, "vllm"),
+    r("_wait_for_engine_startup", "vllm/", S, Wrapper, "vllm"),
+    r("wait_for_engine_startup", "vllm/", S, Wrapper, "vllm"),
+    r("launch_core_engines", "vllm/", S, Wrapper, "vllm"),
+    r(
+        "execute_model_with_error_logging",
+        "vllm/",
+        I,
+        Serve,
+        "vllm",
+    ),
     // --- SGLang 0.3–0.5 `srt/model_executor/model_runner.py`: `init_cublas` (a small matmul at
     // start-up creating the cuBLAS handle), `forward_extend` / `forward_decode` /
     // `forward_idle` (a batch). ---

@@ -1519,4 +1519,60 @@ mod session17_frame_tests {
             None
         );
     }
+
+    #[test]
+    fn vllm_v1_core_start_up_encloses_its_stages() {
+        let decided_or_wrapper = |frames: &[(&str, &str)]| {
+            let frames: Vec<Frame> = frames
+                .iter()
+                .enumerate()
+                .map(|(at, (function, file))| Frame {
+                    line: at as u64 + 1,
+                    function: function.to_string(),
+                    file: file.to_string(),
+                    called: false,
+                    code: None,
+                })
+                .collect();
+            let verdict = read_frames(&frames);
+            (verdict.decided.or(verdict.wrapper)).map(|(_, rule)| rule.phase)
+        };
+        let core = format!("{SP}vllm/v1/engine/core.py");
+        let utils = format!("{SP}vllm/v1/engine/utils.py");
+        // Cut at the core's constructor, or the client waiting for it: start-up.
+        assert_eq!(
+            decided_or_wrapper(&[("run_engine_core", &core), ("__init__", &core)]),
+            Some(Phase::Startup)
+        );
+        assert_eq!(
+            decided_or_wrapper(&[
+                ("launch_core_engines", &utils),
+                ("wait_for_engine_startup", &utils)
+            ]),
+            Some(Phase::Startup)
+        );
+        // A deeper stage decides.
+        let worker = format!("{SP}vllm/v1/worker/gpu_worker.py");
+        assert_eq!(
+            decided_or_wrapper(&[
+                ("__init__", &core),
+                ("_initialize_kv_caches", &core),
+                ("determine_available_memory", &worker),
+            ]),
+            Some(Phase::Profiling)
+        );
+        assert_eq!(
+            decided(&[
+                ("run_busy_loop", &core),
+                ("execute_model_with_error_logging", &core)
+            ]),
+            Some(Phase::Inference)
+        );
+        // Another project's constructor in a `core.py` is not vLLM's.
+        assert_eq!(frame_phase("__init__", "/home/me/app/engine/core.py"), None);
+        assert_eq!(
+            frame_phase("wait_for_engine_startup", "/home/me/x.py"),
+            None
+        );
+    }
 }
