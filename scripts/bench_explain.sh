@@ -205,6 +205,11 @@
 # session start's 13-41k; not timed at 1 GiB.) Building the scanners (a short text, 30 runs of
 # a 568-byte log): 20 -> 26 ms of CPU per run (36 ms counting every window). The 2x goal
 # wants a quiet VM or the H200.
+# 2026-12-03 12:40 (seventeenth session), same VM, load 7.2-7.5, RUNS=5, the session's start
+# build alternated as BEFORE, after two markers more (vLLM's `input of failed execution to`,
+# JAX's `op_name="pmap(`) and the XLA name-stack reader on `op_name=` lines: varied grep 0.30 s,
+# explain 0.75 s best (0.85 s median) / 0.59 s cpu, before 0.98 s (1.01 s) / 0.68 s cpu: no
+# slower (2.50x grep at this load, 3.27x for the start build in the same loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

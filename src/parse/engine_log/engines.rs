@@ -245,6 +245,7 @@ pub(super) const RULES: &[Rule] = &[
     // (`op_name="pjit(train_step)/jit(main)/…"`); TensorFlow's ops are named by their graph.
     rule("op_name=\"pjit(", jax_op_name),
     rule("op_name=\"jit(", jax_op_name),
+    rule("op_name=\"pmap(", jax_op_name),
     // AutoTrain's loguru location (`autotrain.trainers.common:wrapper:121 - …`).
     rule("autotrain.", autotrain_logger),
     // TensorFlow's device creation (`tensorflow/core/common_runtime/gpu/gpu_device.cc`
@@ -540,8 +541,10 @@ fn torch_call(text: &str, facts: &mut LineFacts) {
     }
 }
 
-fn jax_op_name(_text: &str, facts: &mut LineFacts) {
+/// Names JAX; the program's name stack may show the stage (`xla::program_stage`).
+fn jax_op_name(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Jax, Certainty::Strong);
+    super::xla::program_stage(text, facts);
 }
 
 fn autotrain_logger(text: &str, facts: &mut LineFacts) {

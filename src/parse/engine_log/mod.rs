@@ -22,6 +22,7 @@ mod stages;
 mod tgi;
 mod training;
 mod vllm;
+mod xla;
 
 use std::sync::OnceLock;
 

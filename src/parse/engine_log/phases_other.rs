@@ -7,8 +7,9 @@
 //! loading lines, failed jobs, API errors and queue. They add timeline events or say which stage
 //! a failure is in; which engine a text belongs to is decided elsewhere.
 
-use super::{rule, LineFacts, Rule};
+use super::{rule, Certainty, LineFacts, Rule};
 use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::failure::EngineName;
 
 pub(super) const RULES: &[Rule] = &[
     // TensorRT-LLM: `[TensorRT-LLM][INFO] Loaded engine size: 6695 MiB`.
@@ -206,7 +207,9 @@ fn a1111_failed_job(text: &str, facts: &mut LineFacts) {
 /// `/sdapi/v1/extra-single-image` and `/sdapi/v1/extra-batch-images` upscale and restore faces
 /// (`extras_*_api`), `/sdapi/v1/interrogate` captions with CLIP or DeepBooru: the models run on
 /// inputs; `/sdapi/v1/reload-checkpoint` (`reloadapi`) loads the checkpoint again. Other routes
-/// (`/internal/progress`, `/sdapi/v1/options`) name no stage.
+/// (`/internal/progress`, `/sdapi/v1/options`) name no stage. The server's own line for a route
+/// of its API (`/sdapi/v1/…`, `modules/api/api.py` `Api.__init__` `add_api_route`) names the web
+/// UI (AUTOMATIC1111, or the forks that kept its API: Forge, SD.Next).
 fn webui_api_error(text: &str, facts: &mut LineFacts) {
     let Some((_, rest)) = text.split_once("API error: ") else {
         return;
@@ -216,6 +219,9 @@ fn webui_api_error(text: &str, facts: &mut LineFacts) {
         .find(|word| word.starts_with("http"))
         .unwrap_or("");
     let route = url.split_once("/sdapi/v1/").map_or("", |(_, route)| route);
+    if url.contains("/sdapi/v1/") {
+        facts.engine(EngineName::Automatic1111, Certainty::Strong);
+    }
     let route = route.split(['?', '/', ' ']).next().unwrap_or("");
     let phase = match route {
         "txt2img" | "img2img" | "extra-single-image" | "extra-batch-images" | "interrogate" => {
@@ -381,6 +387,16 @@ mod webui_api_tests {
             None
         );
         assert_eq!(hint("API error: the txt2img call failed"), None);
+        // The web UI's API route names it; another server's failed request does not.
+        let engine = |line: &str| parse_line_scan(line).engine.map(|(name, _)| name);
+        assert_eq!(
+            engine("API error: POST: http://127.0.0.1:7860/sdapi/v1/img2img {'error': 'x'}"),
+            Some(crate::model::failure::EngineName::Automatic1111)
+        );
+        assert_eq!(
+            engine("API error: POST: http://127.0.0.1:8000/v1/chat/completions {'error': 'x'}"),
+            None
+        );
         assert_eq!(
             hint("[AgentScheduler] Task 1f2e3d failed: CUDA OOM. Queue will be paused."),
             Some(Phase::Inference)

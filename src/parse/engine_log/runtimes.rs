@@ -149,8 +149,12 @@ fn ultralytics_prediction(text: &str, facts: &mut LineFacts) {
 
 /// Aphrodite engine 0.5.x `aphrodite/task_handler/model_runner.py` `ModelRunner.load_model`:
 /// `Model weights loaded. Memory usage: 17.15 GiB x 4 = 68.60 GiB` once the weights are on the
-/// GPU (per worker, then the tensor-parallel total); the engine then profiles the memory to
-/// size its KV cache.
+/// GPU (per worker, then the tensor-parallel total; `get_model` has run the quantization's
+/// post-processing by then). The engine's constructor (`aphrodite/engine/aphrodite_engine.py`
+/// `AphroditeEngine.__init__`: `_init_workers` runs `load_model` on every worker, then
+/// `_init_cache` runs `profile_num_available_blocks`, the profiling pass) profiles the memory to
+/// size its KV cache next: the profiling starts, until `# GPU blocks: …` (its result, logged
+/// before the cache is allocated) or a later stage shows.
 fn aphrodite_weights_loaded(text: &str, facts: &mut LineFacts) {
     let bytes = size_after(text, "Memory usage:", true);
     if bytes.is_some() {
@@ -162,6 +166,11 @@ fn aphrodite_weights_loaded(text: &str, facts: &mut LineFacts) {
                 bytes,
                 ..EventFigures::default()
             },
+        );
+        facts.event(
+            EventKind::ProfilingStart,
+            Phase::Profiling,
+            EventFigures::default(),
         );
     }
 }
@@ -308,7 +317,11 @@ mod tests {
     #[test]
     fn aphrodite_loaded_weights_and_fooocus_api_task() {
         let loaded = "INFO:     Model weights loaded. Memory usage: 17.15 GiB x 4 = 68.60 GiB";
-        assert_eq!(event_kinds(loaded), vec![EventKind::WeightsLoaded]);
+        // Loaded, and the profiling pass that sizes the KV cache is what runs next.
+        assert_eq!(
+            event_kinds(loaded),
+            vec![EventKind::WeightsLoaded, EventKind::ProfilingStart]
+        );
         let task = "ERROR    [Task Queue] Finish task with error: CUDA out of memory.";
         assert_eq!(
             parse_line_scan(task).failed_phase_hint,

@@ -23,6 +23,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Cuda Graphs are enabled for sizes", cuda_graphs),
     rule(": Connected", connected),
     rule("failed to start", failed),
+    rule("Error: ShardCannotStart", failed),
     rule("Webserver Crashed", failed),
     rule("batch{batch_size=", router_span),
     // The shard's gRPC interceptor (`server/text_generation_server/interceptor.py`
@@ -189,8 +190,13 @@ fn failed(text: &str, facts: &mut LineFacts) {
         facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
     }
     // launcher/src/main.rs: `Shard {rank} failed to start` (`ShardCannotStart`): the shard
-    // process died before it reported ready, i.e. during its start-up.
-    if has(text, "Shard") && has(text, "failed to start") {
+    // process died before it reported ready, i.e. during its start-up. The launcher's `main`
+    // returns that error, which Rust prints as `Error: ShardCannotStart` when it exits
+    // (`fn main() -> Result<(), LauncherError>`, 0.9–3.x; `spawn_shards` returns it for a shard
+    // that exits or is signalled before `Shard ready`).
+    let cannot_start =
+        has(text, "Shard") && has(text, "failed to start") || has(text, "Error: ShardCannotStart");
+    if cannot_start {
         facts.late_phase = Some(Phase::Startup);
     }
 }
@@ -262,5 +268,27 @@ mod tests {
         assert_eq!(facts.events[0].kind, EventKind::ServerReady);
         let facts = parse_line_scan("2024-06-17T13:18:29Z  INFO shard-manager: text_generation_launcher: Shard ready in 12.5s rank=0");
         assert_eq!(facts.events[0].figures.seconds, Some(12.5));
+    }
+
+    #[test]
+    fn a_shard_that_cannot_start_shows_start_up_under_the_failure() {
+        for line in [
+            "2024-06-17T13:18:29Z ERROR text_generation_launcher: Shard 0 failed to start",
+            "Error: ShardCannotStart",
+            "Shard process was signaled to shutdown with signal 4 rank=0 Error: ShardCannotStart",
+        ] {
+            let facts = parse_line_scan(line);
+            assert_eq!(facts.late_phase, Some(Phase::Startup), "{line}");
+            assert_eq!(facts.engine.map(|(name, _)| name), Some(EngineName::Tgi));
+        }
+        // The webserver's failure, or the error named in code, is not a shard's start-up.
+        assert_eq!(
+            parse_line_scan("ERROR text_generation_launcher: Webserver Crashed").late_phase,
+            None
+        );
+        assert_eq!(
+            parse_line_scan("return Err(LauncherError::ShardCannotStart);").late_phase,
+            None
+        );
     }
 }

@@ -66,7 +66,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Uvicorn running on", server_ready),
     rule("Application startup failed", shutdown),
     rule("EngineCore failed to start", shutdown),
-    rule("Engine core initialization failed", shutdown),
+    rule("Engine core initialization failed", engine_core_failed),
     rule("WorkerProc failed to start", shutdown),
     rule("Failed to load model - not enough GPU memory", load_failed),
     rule("Error in memory profiling. ", profiling_check_failed),
@@ -85,6 +85,7 @@ pub(super) const RULES: &[Rule] = &[
     // `start_worker_execution_loop`, …).
     rule("Error executing method", worker_method_frame),
     rule("while processing method", worker_method_frame),
+    rule("input of failed execution to", failed_execution_dump),
     rule("\"POST /v1/", request),
     rule("\"POST /generate", request),
     rule("Received request ", request),
@@ -166,7 +167,24 @@ fn config_settings(text: &str, facts: &mut LineFacts) {
     config.cpu_offload_gb = setting_number(text, "cpu_offload_gb").or(config.cpu_offload_gb);
 }
 
+/// `non-default args: {…}` (V1 0.8+ `entrypoints/utils.py` `log_non_default_args`) and the
+/// older servers' `args: Namespace(…)` (`entrypoints/openai/api_server.py`, 0.2–0.7:
+/// `logger.info("args: %s", args)`). Any argparse script prints `args: Namespace(…)`: only one
+/// holding vLLM's own engine settings (`vllm/engine/arg_utils.py` `EngineArgs`) is vLLM's.
 fn args(text: &str, facts: &mut LineFacts) {
+    if has(text, "args: Namespace(") && !has(text, "non-default args:") {
+        let own = [
+            ", gpu_memory_utilization=",
+            "(gpu_memory_utilization=",
+            ", swap_space=",
+            ", max_num_seqs=",
+        ]
+        .iter()
+        .any(|key| has(text, key));
+        if !own {
+            return;
+        }
+    }
     facts.engine(EngineName::Vllm, Certainty::Strong);
     config_settings(text, facts);
 }
@@ -512,6 +530,18 @@ fn shutdown(_text: &str, facts: &mut LineFacts) {
     facts.event(EventKind::Shutdown, Phase::Unknown, EventFigures::default());
 }
 
+/// V1 0.8–0.11+: the client's `RuntimeError: Engine core initialization failed. See root cause
+/// above.` (`v1/engine/core_client.py` `MPClient._wait_for_engine_startup` in 0.8,
+/// `v1/engine/utils.py` `wait_for_engine_startup` from 0.9), raised when an engine core process
+/// dies before its start-up handshake completes. It names vLLM, and ends the run; which stage
+/// the core was in is for its own frames and log lines to say (the client's frames are start-up
+/// wrappers, `analyze::phase` rules): after the weights loaded, "start-up" would say less than
+/// the log.
+fn engine_core_failed(text: &str, facts: &mut LineFacts) {
+    shutdown(text, facts);
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+}
+
 fn worker_method_failed(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
     if has(text, "method load_model") {
@@ -538,6 +568,37 @@ fn worker_method_frame(text: &str, facts: &mut LineFacts) {
 
 /// The file of a frame read from a worker's "Error executing method X" line.
 const WORKER_METHOD: &str = "<worker method>";
+
+/// The file of a frame read from the input dump of a failed execution (below).
+const FAILED_EXECUTION_DUMP: &str = "<input dump of a failed execution>";
+
+/// V0 0.6.4–0.6.6 `worker/model_runner_base.py` `dump_input_when_exception` wraps
+/// `ModelRunner.execute_model` (`worker/model_runner.py`): when it raises, the wrapper logs
+/// `Writing input of failed execution to /tmp/err_{func.__name__}_input_{timestamp}.pkl...`,
+/// pickles the inputs (`Failed to pickle inputs of failed execution: …` when the device is
+/// broken; `Completed writing input of failed execution to ….` when done) and re-raises. The
+/// file name names the function that failed: it counts as a traceback frame of it, which the
+/// frame rules read (`execute_model`: a serving step, unless the traceback shows the
+/// `profile_run` that also calls it, or the worker line names `determine_num_available_blocks`).
+fn failed_execution_dump(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "Writing input of failed execution to ")
+        .or_else(|| after(text, "Completed writing input of failed execution to "))
+    else {
+        return;
+    };
+    let Some(name) = rest
+        .split_once("/err_")
+        .and_then(|(_, name)| name.split_once("_input_"))
+        .map(|(name, _)| name)
+        .filter(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    else {
+        return;
+    };
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.frame = Some((name.to_string(), FAILED_EXECUTION_DUMP.to_string()));
+}
 
 fn load_failed(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
@@ -620,6 +681,70 @@ mod tests {
         );
         assert_eq!(
             hint("See also: Error in memory profiling. (a known issue)"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_failed_executions_dump_names_the_function_and_the_engine() {
+        let facts = parse_line_scan(
+            "INFO 03-01 10:00:00 model_runner_base.py:120] Writing input of failed execution to \
+             /tmp/err_execute_model_input_20250301-100000.pkl...",
+        );
+        assert_eq!(facts.engine, Some((EngineName::Vllm, Certainty::Strong)));
+        assert_eq!(
+            facts.frame,
+            Some((
+                "execute_model".to_string(),
+                FAILED_EXECUTION_DUMP.to_string()
+            ))
+        );
+        let done = parse_line_scan(
+            "(VllmWorkerProcess pid=7) INFO 03-01 10:00:00 model_runner_base.py:149] Completed \
+             writing input of failed execution to /tmp/err_execute_model_input_20250301-1.pkl.",
+        );
+        assert_eq!(
+            done.frame.map(|(name, _)| name).as_deref(),
+            Some("execute_model")
+        );
+        // The pickling failure names no function; a sentence about the feature names none.
+        for line in [
+            "WARNING 03-01 10:00:00 model_runner_base.py:143] Failed to pickle inputs of failed \
+             execution: CUDA error: an illegal memory access was encountered",
+            "Is there a way to stop writing input of failed execution to disk?",
+            "Writing input of failed execution to /tmp/err_ä_input_1.pkl",
+        ] {
+            assert_eq!(parse_line_scan(line).frame, None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_core_that_died_starting_names_vllm() {
+        let facts = parse_line_scan(
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core \
+             proc(s): {'EngineCore_DP0': 1}",
+        );
+        assert_eq!(facts.engine, Some((EngineName::Vllm, Certainty::Strong)));
+        assert_eq!(facts.events[0].kind, EventKind::Shutdown);
+        assert_eq!(facts.late_phase, None);
+    }
+
+    #[test]
+    fn only_a_namespace_of_vllms_settings_names_vllm() {
+        let engine = |line: &str| parse_line_scan(line).engine.map(|(name, _)| name);
+        assert_eq!(
+            engine(
+                "INFO 01-01 00:00:00 api_server.py:1] args: Namespace(host=None, port=8000, \
+                 model='m', tensor_parallel_size=2, gpu_memory_utilization=0.9, swap_space=4)"
+            ),
+            Some(EngineName::Vllm)
+        );
+        // Any script's argparse namespace, even one passing settings on to vLLM.
+        assert_eq!(
+            engine(
+                "args: Namespace(config='7b', plugin='gemini', batch_size=16, tp=4, pp=2, \
+                 vllm_gpu_memory_utilization=0.5)"
+            ),
             None
         );
     }

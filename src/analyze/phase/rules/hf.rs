@@ -101,6 +101,26 @@ pub(super) const QUALIFIED_HF: &[FrameRule] = &[
     r("merge", "peft/tuners/", F, Stage, "peft"),
     r("unmerge", "peft/tuners/", F, Stage, "peft"),
     r("dequantize_bnb_weight", "peft/", F, Stage, "peft"),
+    // --- PEFT 0.6–0.18 `tuners/lora/model.py` `LoraModel.add_weighted_adapter` (also
+    // `tuners/ia3/model.py`): a new adapter made of existing ones (`svd`, `cat`, `linear`,
+    // `ties`, `dare_*`, `magnitude_prune*` combinations), through
+    // `_svd_generalized_task_arithmetic_weighted_adapter` / `_generalized_task_arithmetic_
+    // weighted_adapter`: the adapters' weights are converted into another one, as a merge. ---
+    r("add_weighted_adapter", "peft/", F, Stage, "peft"),
+    r(
+        "_svd_generalized_task_arithmetic_weighted_adapter",
+        "peft/",
+        F,
+        Stage,
+        "peft",
+    ),
+    r(
+        "_generalized_task_arithmetic_weighted_adapter",
+        "peft/",
+        F,
+        Stage,
+        "peft",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

@@ -17,6 +17,40 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // serving); `sample_tokens` (0.11+, `gpu_model_runner.py`, the second half of a step). ---
     r("execute_dummy_batch", "vllm/", I, Serve, "vllm"),
     r("sample_tokens", "vllm/", I, Serve, "vllm"),
+    // --- vLLM V0 0.4–0.10 sampler (`model_executor/layers/sampler.py` `Sampler.forward` →
+    // `_init_sampling_tensors` → `model_executor/sampling_metadata.py`
+    // `SamplingTensors.from_sampling_metadata` → `from_lists`): the tokens of a step are
+    // sampled from its logits. `ModelRunner.execute_model` calls it (`self.model.sample`), so
+    // it serves as that frame does: `profile_run` (which runs `execute_model` on dummy
+    // sequences) encloses it when the traceback shows it. ---
+    r(
+        "forward",
+        "vllm/model_executor/layers/sampler.py",
+        I,
+        Serve,
+        "vllm",
+    ),
+    r(
+        "_init_sampling_tensors",
+        "vllm/model_executor/layers/sampler.py",
+        I,
+        Serve,
+        "vllm",
+    ),
+    r(
+        "from_sampling_metadata",
+        "vllm/model_executor/sampling_metadata.py",
+        I,
+        Serve,
+        "vllm",
+    ),
+    r(
+        "from_lists",
+        "vllm/model_executor/sampling_metadata.py",
+        I,
+        Serve,
+        "vllm",
+    ),
     // --- vLLM V1 0.8–0.11+ `v1/engine/core_client.py` `EngineCoreClient.make_async_mp_client`
     // (the API server's `AsyncLLM.__init__`; traced as the "Overall Loading" span from 0.11) and
     // `make_client` (`LLMEngine.__init__`): they start the engine core processes and wait for
@@ -35,6 +69,25 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
         "vllm/v1/engine/core_client.py",
         S,
         Wrapper,
+        "vllm",
+    ),
+    // --- vLLM V1 0.8–0.11+ engine core start-up: `v1/engine/core.py` `EngineCore.__init__` (and
+    // `EngineCoreProc.__init__`, which calls it) builds the executor (load), then
+    // `_initialize_kv_caches` (profiling, KV-cache sizing and allocation, graph capture); the
+    // client waits for it in `MPClient._wait_for_engine_startup` (0.8, `core_client.py`) or
+    // `v1/engine/utils.py` `launch_core_engines` → `wait_for_engine_startup` (0.9+), which raise
+    // `Engine core initialization failed` when a core dies starting. Wrappers: start-up, unless a
+    // deeper frame or a log line names the stage. `EngineCore.execute_model_with_error_logging`
+    // (0.10+) runs a scheduled step (`step`, `step_with_batch_queue`). ---
+    r("__init__", "vllm/v1/engine/core.py", S, Wrapper, "vllm"),
+    r("_wait_for_engine_startup", "vllm/", S, Wrapper, "vllm"),
+    r("wait_for_engine_startup", "vllm/", S, Wrapper, "vllm"),
+    r("launch_core_engines", "vllm/", S, Wrapper, "vllm"),
+    r(
+        "execute_model_with_error_logging",
+        "vllm/",
+        I,
+        Serve,
         "vllm",
     ),
     // --- SGLang 0.3–0.5 `srt/model_executor/model_runner.py`: `init_cublas` (a small matmul at
