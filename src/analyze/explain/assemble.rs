@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analyze::phase::{
-    decide as decide_phase, name_phase, node_phase, read_frames, reports_error, statement_phase,
-    words_phase, wrapping_phrase,
+    decide as decide_phase, name_phase, node_phase, read_frames, reports_error, stage_line_phase,
+    statement_phase, words_phase, wrapping_phrase,
 };
 use crate::model::explain::PhaseReport;
 
@@ -576,6 +576,14 @@ fn nearby_words<'a>(
                 phase,
                 "the program's status line printed just before it failed",
                 text.trim(),
+            ));
+        } else if let Some((phase, words)) = stage_line_phase(text) {
+            return Some((
+                line,
+                phase,
+                "the program's log line announcing the stage it started, printed just before \
+                 it failed",
+                words,
             ));
         }
         break;
