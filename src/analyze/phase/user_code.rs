@@ -565,6 +565,9 @@ pub fn words_phase(text: &str) -> Option<Phase> {
         "evaluation",
         "evaluating",
         "validation",
+        // The verb of a model at work on sentences or images (sentence-transformers
+        // `encode`, an embeddings endpoint's `embed`; the noun `embedding` also names a layer).
+        "embed",
     ];
     const LOADING: &[&str] = &["load", "loading", "loaded"];
     const LOADED: &[&str] = &[
