@@ -371,6 +371,12 @@ const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("do the validation", Phase::Inference),
     ("do validation", Phase::Inference),
     ("doing validation", Phase::Inference),
+    // A function or script named for testing a trained model, run (session 16, rule 4, in
+    // words: `The error is while running the test function`).
+    ("running the test function", Phase::Inference),
+    ("run the test function", Phase::Inference),
+    ("running the test script", Phase::Inference),
+    ("run the test script", Phase::Inference),
     ("do the evaluation", Phase::Inference),
     ("do evaluation", Phase::Inference),
     ("doing evaluation", Phase::Inference),
@@ -735,6 +741,11 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         "时",
         "過程中",
         "过程中",
+        // `在train的过程仍然中断` (in the course of train, it still breaks).
+        "的过程",
+        "的過程",
+        "过程",
+        "過程",
         "中",
         "時",
         "の時",
@@ -756,8 +767,15 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                 continue;
             }
-            let after = &lower[end..];
-            // At most one space between (`training 중에`), and a CJK word right there.
+            // A script's or function's name that starts with the word (`在执行train_multi过程中`,
+            // while running train_multi): its identifier's tail, then the word of time.
+            let tail = lower[end..].strip_prefix('_').map_or(0, |rest| {
+                1 + rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len())
+            });
+            let after = &lower[end + tail..];
+            // At most one space between (`training 中に`), and a CJK word right there.
             let rest = after.strip_prefix(' ').unwrap_or(after);
             if rest.starts_with(|c: char| c.is_ascii()) || after.starts_with("  ") {
                 continue;
@@ -1452,6 +1470,10 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
     if report.failed_in != Phase::Unknown {
         return;
     }
+    // A model run on the CPU computes in the host's memory: there its stage's words are read as
+    // for a GPU failure (the caveat of a GPU job's host memory, taken by its data and
+    // checkpoint as much as by its steps, does not hold).
+    let host_memory = host_memory && !lines.iter().any(|line| runs_on_the_cpu(&line.text));
     let (phase, why) = match stage_for(lines, host_memory) {
         Ok(found) => found,
         Err(note) => {
@@ -1472,6 +1494,26 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
     } else {
         None
     };
+}
+
+/// Whether the reporter says the model runs on the CPU (`I am using my CPU instead of my GPU`,
+/// `running on CPU only`, `I don't have a GPU`).
+fn runs_on_the_cpu(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "using my cpu",
+        "using the cpu",
+        "using cpu instead",
+        "on cpu only",
+        "on the cpu only",
+        "cpu-only",
+        "cpu only mode",
+        "don't have a gpu",
+        "do not have a gpu",
+        "without a gpu",
+    ]
+    .iter()
+    .any(|phrase| lower.contains(phrase))
 }
 
 /// A line a program printed rather than a person wrote: a progress bar, a logger's line
@@ -2364,6 +2406,31 @@ mod tests {
     }
 
     #[test]
+    fn a_test_function_run_on_the_cpu_is_inference() {
+        let words = "The error is while running the test function (below 2 lines).";
+        assert_eq!(one(words), Some(Phase::Inference));
+        // Of the host's memory, the words name the job (its inputs are read there too)…
+        assert_eq!(
+            stage_for(&[ProseLine::new(1, words)], true)
+                .ok()
+                .map(|(p, _)| p),
+            None
+        );
+        // … unless the model itself runs on the CPU.
+        let mut report = PhaseReport::default();
+        let lines = [
+            ProseLine::new(1, "I am using my CPU instead of my GPU."),
+            ProseLine::new(2, words),
+        ];
+        fill_unknown(&mut report, &lines, true);
+        assert_eq!(report.failed_in, Phase::Inference);
+        let mut report = PhaseReport::default();
+        fill_unknown(&mut report, &lines[1..], true);
+        assert_eq!(report.failed_in, Phase::Unknown);
+        assert_eq!(one("I ran the unit test function suite"), None);
+    }
+
+    #[test]
     fn an_english_stage_word_with_a_cjk_time_word() {
         assert_eq!(
             one("모델을 training하는데 CUDA out of memory가 떠요"),
@@ -2374,6 +2441,16 @@ mod tests {
             one("finetuning 중에 메모리 부족"),
             Some(Phase::TrainingStep)
         );
+        // In the course of it (`的过程`), or of a script named for it (`train_x过程中`).
+        assert_eq!(
+            one("视频缩短后在train的过程仍然中断"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("在执行train_video过程中抛出错误：out of memory"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("运行trainer_x的脚本报错"), None);
         // A noun modified (`inference的脚本`), an English word after: not the moment.
         assert_eq!(one("运行inference的脚本就被killed了"), None);
         assert_eq!(one("pretraining时"), None);
