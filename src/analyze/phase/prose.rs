@@ -717,6 +717,33 @@ fn cjk_job_word(lower: &str, at: usize, phrase: &str) -> bool {
         })
 }
 
+/// A title that is the training's noun and the failure alone (`Training OOM`, `finetuning -
+/// Out of Memory Error`): the training named with no set-up (AUDIT.md, session 15, rule 2b).
+fn training_titled(lower: &str) -> Option<(usize, usize, Phase)> {
+    const NOUNS: &[&str] = &["training", "finetuning", "fine-tuning", "fine tuning"];
+    const FAILURE: &[&str] = &[
+        "oom", "cuda", "gpu", "out", "of", "memory", "error", "errors", "issue", "-", ":",
+    ];
+    let trimmed = lower.trim();
+    let noun = NOUNS.iter().find(|noun| trimmed.starts_with(*noun))?;
+    let rest = &trimmed[noun.len()..];
+    if rest.starts_with(|c: char| c.is_alphanumeric()) {
+        return None;
+    }
+    let words: Vec<&str> = rest
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let failure = words.iter().any(|word| *word == "oom" || *word == "memory");
+    (failure && words.iter().all(|word| FAILURE.contains(word))).then(|| {
+        (
+            lower.len() - lower.trim_start().len(),
+            lower.len(),
+            Phase::TrainingStep,
+        )
+    })
+}
+
 /// An English stage word written with a CJK word of time right after it, as code-mixed issue
 /// threads write them (`training的时候`, `inference时`, `KoAlpaca를 training하는데 OOM`,
 /// `finetuning 중에`): the stage, as `训练时` is.
@@ -1405,6 +1432,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             out.push((at, at + phrase.len(), *phase));
         }
     }
+    out.extend(training_titled(lower));
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
     out.extend(script_hits(lower));
@@ -2403,6 +2431,21 @@ mod tests {
         assert!(!names_the_failure("it trained without oom"));
         assert!(!names_the_failure("oom 없이 실행됩니다"));
         assert!(names_the_failure("then it hit an oom"));
+    }
+
+    #[test]
+    fn a_title_of_the_training_and_the_failure_alone_is_the_stage() {
+        for title in [
+            "Training OOM",
+            "finetuning - Out of Memory Error",
+            "Fine-tuning: CUDA out of memory",
+        ] {
+            assert_eq!(one(title), Some(Phase::TrainingStep), "{title}");
+        }
+        // With a set-up or other words: the job (or another reading).
+        assert_eq!(one("Training llama-7b on a T4 OOM"), None);
+        assert_eq!(one("Training data out of memory"), None);
+        assert_eq!(one("trainingset oom"), None);
     }
 
     #[test]
