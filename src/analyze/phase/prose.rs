@@ -717,6 +717,30 @@ fn cjk_job_word(lower: &str, at: usize, phrase: &str) -> bool {
         })
 }
 
+/// A CJK verb of loading with the model's name between it and `模型` / `权重` (`加载gpt oss
+/// 120b模型时`, while loading the gpt-oss-120b model): `加载模型` with a name inside.
+fn named_model_load(lower: &str) -> Option<(usize, usize, Phase)> {
+    ["加载", "載入", "载入"].iter().find_map(|verb| {
+        lower.match_indices(verb).find_map(|(at, _)| {
+            let after = &lower[at + verb.len()..];
+            let name = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '.' | '_')))
+                .unwrap_or(after.len());
+            let rest = &after[name..];
+            let object = ["模型", "权重", "權重"]
+                .iter()
+                .find(|object| rest.starts_with(*object))?;
+            (name > 0 && after[..name].trim().len() > 1 && !denied(lower, at, verb)).then(|| {
+                (
+                    at,
+                    at + verb.len() + name + object.len(),
+                    Phase::WeightsLoad,
+                )
+            })
+        })
+    })
+}
+
 /// A title that is the training's noun and the failure alone (`Training OOM`, `finetuning -
 /// Out of Memory Error`): the training named with no set-up (AUDIT.md, session 15, rule 2b).
 fn training_titled(lower: &str) -> Option<(usize, usize, Phase)> {
@@ -1433,6 +1457,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out.extend(training_titled(lower));
+    out.extend(named_model_load(lower));
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
     out.extend(script_hits(lower));
@@ -2201,6 +2226,12 @@ mod tests {
         assert_eq!(one("이미지 생성 중 메모리 부족"), Some(Phase::Inference));
         // `预训练模型` is a pre-trained model, not a training.
         assert_eq!(one("加载预训练模型时显存不足"), None);
+        // The model's name between the verb and `模型`.
+        assert_eq!(
+            one("[BUG]加载qwen2.5-72b模型时内存异常增长导致OOM"),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(one("加载数据集时OOM"), None);
         // Korean's completed past (`…했던`, `…갔던`) names a stage that ran before; `하던 중`
         // (while doing) is the stage running.
         assert_eq!(one("전에 학습이 잘 돌아갔던 설정인데 OOM"), None);
