@@ -1646,7 +1646,11 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         if AFTER_CJK.iter().any(|word| near.contains(word)) {
             return true;
         }
-        if korean_completed_past(after) || went_well_cjk(after) || asks_whether(lower, at, after) {
+        if korean_completed_past(after)
+            || went_well_cjk(after)
+            || asks_whether(lower, at, after)
+            || advice_cjk(lower, at)
+        {
             return true;
         }
     }
@@ -1664,6 +1668,36 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         );
         DENY.contains(&word) && (!moving || index == 0)
     })
+}
+
+/// Whether the Chinese sentence holding a stage word (at `at`) gives advice (AUDIT.md, session
+/// 15, rule 4: not the reporter's stage): a clause of it opens with `请` (please: `…太小了，
+/// 请检查一下你的显卡，或者使用多卡训练`), or it says `建议` (suggest), `不妨` (you might as
+/// well), or bids the reader check or try (`看一下`, `检查一下`, `试一下`, `试试`: `重新训练的时候，
+/// 看一下你的显存…`); not a sentence of the reporter's own (`我`).
+fn advice_cjk(lower: &str, at: usize) -> bool {
+    const BREAKS: [char; 6] = ['。', '！', '？', '!', '?', '\n'];
+    let start = lower[..at].rfind(BREAKS).map_or(0, |found| {
+        found + lower[found..].chars().next().map_or(0, char::len_utf8)
+    });
+    let end = lower[at..]
+        .find(BREAKS)
+        .map_or(lower.len(), |found| at + found);
+    let sentence = lower[start..end]
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '>' | '"' | '“' | '*'));
+    // The reporter's own sentence (`我`, I): a request (`您可以帮忙查看下…吗`), not advice.
+    if sentence.contains('我') {
+        return false;
+    }
+    // A clause before the stage word opening with `请` (not `请问`, may I ask, nor a program's
+    // `请稍后`, please wait, after it).
+    let before = &lower[(end - sentence.len()).min(at)..at];
+    before.split(['，', ',', '；', ';']).any(|clause| {
+        let clause = clause.trim_start();
+        clause.starts_with('请') && !clause.starts_with("请问")
+    }) || ["建议", "不妨", "看一下", "检查一下", "试一下", "试试"]
+        .iter()
+        .any(|word| sentence.contains(word))
 }
 
 /// Words after a CJK stage word, in its sentence, that say the stage went well (`训练时没问题`,
@@ -2226,6 +2260,26 @@ mod tests {
         assert_eq!(one("이미지 생성 중 메모리 부족"), Some(Phase::Inference));
         // `预训练模型` is a pre-trained model, not a training.
         assert_eq!(one("加载预训练模型时显存不足"), None);
+        // Advice to the reporter is not the reporter's stage.
+        assert_eq!(
+            one("显存太小了，请检查一下你的显卡，或者使用多卡训练呢。"),
+            None
+        );
+        assert_eq!(one("建议用deepspeed训练时开offload"), None);
+        assert_eq!(one("2. 重新训练的时候，看一下你的显存有没有被清空。"), None);
+        assert_eq!(
+            one("我试了一下，训练时还是显存不足"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("您好，我在训练时显存不足，您可以帮忙查看下吗？"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("正在加载模型，耗时需要几分钟，请稍后..."),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(one("我用两张卡训练时显存不足。"), Some(Phase::TrainingStep));
         // The model's name between the verb and `模型`.
         assert_eq!(
             one("[BUG]加载qwen2.5-72b模型时内存异常增长导致OOM"),
