@@ -172,9 +172,11 @@ pub struct FrameRule {
 pub mod inference;
 pub mod prose;
 mod rules;
+mod stage_line;
 mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
+pub use stage_line::stage_line_phase;
 pub use user_code::{
     evaluation_name, is_library_file, name_phase, node_phase, reports_error, statement_phase,
     words_phase,

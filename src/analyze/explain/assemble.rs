@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analyze::phase::{
-    decide as decide_phase, name_phase, node_phase, read_frames, reports_error, statement_phase,
-    words_phase, wrapping_phrase,
+    decide as decide_phase, name_phase, node_phase, read_frames, reports_error, stage_line_phase,
+    statement_phase, words_phase, wrapping_phrase,
 };
 use crate::model::explain::PhaseReport;
 
@@ -476,6 +476,20 @@ fn nearby_words<'a>(
             }
         }
     }
+    // A JSON log event that carries the error in a field (`{"event": "embed_failed", …,
+    // "error": "CUDA out of memory …"}`, as structlog's `JSONRenderer` and python-json-logger
+    // write one): the event's name says what failed.
+    if let Some((name, phase)) = text_of(message.line)
+        .and_then(json_event_name)
+        .and_then(|name| words_phase(name).map(|phase| (name, phase)))
+    {
+        return Some((
+            message.line,
+            phase,
+            "the name of the JSON log event that carries the error",
+            name,
+        ));
+    }
     // An app's own line that names the failure without its message names the stage with it
     // (Forge `Encountered Out of Memory during Sampling; Unloading all Models...`).
     if message.kind == OomKind::NamedWithoutMessage {
@@ -577,6 +591,14 @@ fn nearby_words<'a>(
                 "the program's status line printed just before it failed",
                 text.trim(),
             ));
+        } else if let Some((phase, words)) = stage_line_phase(text) {
+            return Some((
+                line,
+                phase,
+                "the program's log line announcing the stage it started, printed just before \
+                 it failed",
+                words,
+            ));
         }
         break;
     }
@@ -623,6 +645,35 @@ fn nearby_words<'a>(
             .map(|(phase, _)| (line, phase, "the code shown just above the error", code));
     }
     None
+}
+
+/// The name of the event a JSON log line records (its `event`, `msg`, `message` or `action`
+/// field: structlog `processors.JSONRenderer` names it `event`, python-json-logger `message`),
+/// when the line is one JSON object and the name is a short identifier-like word group
+/// (`embed_failed`, `batch_done`, `request failed while embedding`), not the error's own text.
+fn json_event_name(text: &str) -> Option<&str> {
+    let trimmed = text.trim();
+    if !(trimmed.starts_with('{') && trimmed.ends_with('}')) {
+        return None;
+    }
+    ["event", "msg", "message", "action"]
+        .iter()
+        .find_map(|key| {
+            let quoted = format!("\"{key}\"");
+            let at = trimmed.find(&quoted)? + quoted.len();
+            let value = trimmed[at..].trim_start().strip_prefix(':')?.trim_start();
+            let value = value.strip_prefix('"')?;
+            let name = &value[..value.find('"')?];
+            let lower = name.to_ascii_lowercase();
+            (!name.is_empty()
+                && name.len() <= 60
+                && !lower.contains("memory")
+                && !lower.contains("error")
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ' ')))
+            .then_some(name)
+        })
 }
 
 /// How far above a failure (or its traceback's head) the program's last status line is looked
@@ -924,6 +975,80 @@ mod tests {
         text.push_str(OOM);
         text.push('\n');
         text
+    }
+
+    #[test]
+    fn a_stage_line_over_the_traceback_is_read() {
+        for (line, phase) in [
+            (
+                "2025-01-02 10:00:01,001 INFO llm: allocating KV cache: 40 layers",
+                Phase::KvCacheAlloc,
+            ),
+            (
+                "2025-01-02 10:00:01,001 - INFO - export - merging LoRA weights into the base",
+                Phase::FormatConversion,
+            ),
+        ] {
+            let report = explain_text(&status_then_traceback(line, &[], 2));
+            assert_eq!(report.phase.failed_in, phase, "{:?}", report.phase);
+            assert!(
+                report.phase.evidence[0].contains("announcing the stage"),
+                "{:?}",
+                report.phase
+            );
+        }
+        // A training run's step lines, then its evaluation announced: evaluation inside it.
+        let text = status_then_traceback(
+            "INFO lm: step 20/20 loss 3.1\nINFO lm: running evaluation on 640 sequences",
+            &[],
+            2,
+        );
+        let report = explain_text(&text);
+        assert_eq!(
+            report.phase.failed_in,
+            Phase::Inference,
+            "{:?}",
+            report.phase
+        );
+        // A finished stage says nothing of the next.
+        let report = explain_text(&status_then_traceback(
+            "INFO llm: allocating KV cache: done",
+            &[],
+            2,
+        ));
+        assert_ne!(report.phase.failed_in, Phase::KvCacheAlloc);
+    }
+
+    #[test]
+    fn a_json_log_event_carrying_the_error_names_its_stage() {
+        let error = "CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total \
+                     capacity of 79.15 GiB of which 8.17 GiB is free.";
+        let text = format!(
+            "{{\"level\": \"INFO\", \"event\": \"batch_done\", \"batch\": 64}}\n\
+             {{\"level\": \"ERROR\", \"event\": \"embed_failed\", \"error\": \"{error}\"}}\n"
+        );
+        let report = explain_text(&text);
+        assert_eq!(
+            report.phase.failed_in,
+            Phase::Inference,
+            "{:?}",
+            report.phase
+        );
+        assert!(
+            report.phase.evidence[0].contains("`embed_failed`"),
+            "{:?}",
+            report.phase
+        );
+        assert_eq!(
+            super::json_event_name(r#"{"ts": 1, "event": "train_step_failed", "error": "x"}"#),
+            Some("train_step_failed")
+        );
+        // Not an object, or the error's own text as the message: no name.
+        assert_eq!(super::json_event_name(r#"event: "embed_failed""#), None);
+        assert_eq!(
+            super::json_event_name(r#"{"message": "CUDA out of memory. Tried to allocate 2 GiB"}"#),
+            None
+        );
     }
 
     #[test]

@@ -371,6 +371,12 @@ const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("do the validation", Phase::Inference),
     ("do validation", Phase::Inference),
     ("doing validation", Phase::Inference),
+    // A function or script named for testing a trained model, run (session 16, rule 4, in
+    // words: `The error is while running the test function`).
+    ("running the test function", Phase::Inference),
+    ("run the test function", Phase::Inference),
+    ("running the test script", Phase::Inference),
+    ("run the test script", Phase::Inference),
     ("do the evaluation", Phase::Inference),
     ("do evaluation", Phase::Inference),
     ("doing evaluation", Phase::Inference),
@@ -711,6 +717,57 @@ fn cjk_job_word(lower: &str, at: usize, phrase: &str) -> bool {
         })
 }
 
+/// A CJK verb of loading with the model's name between it and `模型` / `权重` (`加载gpt oss
+/// 120b模型时`, while loading the gpt-oss-120b model): `加载模型` with a name inside.
+fn named_model_load(lower: &str) -> Option<(usize, usize, Phase)> {
+    ["加载", "載入", "载入"].iter().find_map(|verb| {
+        lower.match_indices(verb).find_map(|(at, _)| {
+            let after = &lower[at + verb.len()..];
+            let name = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '.' | '_')))
+                .unwrap_or(after.len());
+            let rest = &after[name..];
+            let object = ["模型", "权重", "權重"]
+                .iter()
+                .find(|object| rest.starts_with(*object))?;
+            (name > 0 && after[..name].trim().len() > 1 && !denied(lower, at, verb)).then(|| {
+                (
+                    at,
+                    at + verb.len() + name + object.len(),
+                    Phase::WeightsLoad,
+                )
+            })
+        })
+    })
+}
+
+/// A title that is the training's noun and the failure alone (`Training OOM`, `finetuning -
+/// Out of Memory Error`): the training named with no set-up (AUDIT.md, session 15, rule 2b).
+fn training_titled(lower: &str) -> Option<(usize, usize, Phase)> {
+    const NOUNS: &[&str] = &["training", "finetuning", "fine-tuning", "fine tuning"];
+    const FAILURE: &[&str] = &[
+        "oom", "cuda", "gpu", "out", "of", "memory", "error", "errors", "issue", "-", ":",
+    ];
+    let trimmed = lower.trim();
+    let noun = NOUNS.iter().find(|noun| trimmed.starts_with(*noun))?;
+    let rest = &trimmed[noun.len()..];
+    if rest.starts_with(|c: char| c.is_alphanumeric()) {
+        return None;
+    }
+    let words: Vec<&str> = rest
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let failure = words.iter().any(|word| *word == "oom" || *word == "memory");
+    (failure && words.iter().all(|word| FAILURE.contains(word))).then(|| {
+        (
+            lower.len() - lower.trim_start().len(),
+            lower.len(),
+            Phase::TrainingStep,
+        )
+    })
+}
+
 /// An English stage word written with a CJK word of time right after it, as code-mixed issue
 /// threads write them (`training的时候`, `inference时`, `KoAlpaca를 training하는데 OOM`,
 /// `finetuning 중에`): the stage, as `训练时` is.
@@ -735,6 +792,11 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         "时",
         "過程中",
         "过程中",
+        // `在train的过程仍然中断` (in the course of train, it still breaks).
+        "的过程",
+        "的過程",
+        "过程",
+        "過程",
         "中",
         "時",
         "の時",
@@ -756,8 +818,15 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                 continue;
             }
-            let after = &lower[end..];
-            // At most one space between (`training 중에`), and a CJK word right there.
+            // A script's or function's name that starts with the word (`在执行train_multi过程中`,
+            // while running train_multi): its identifier's tail, then the word of time.
+            let tail = lower[end..].strip_prefix('_').map_or(0, |rest| {
+                1 + rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len())
+            });
+            let after = &lower[end + tail..];
+            // At most one space between (`training 中に`), and a CJK word right there.
             let rest = after.strip_prefix(' ').unwrap_or(after);
             if rest.starts_with(|c: char| c.is_ascii()) || after.starts_with("  ") {
                 continue;
@@ -1387,6 +1456,8 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             out.push((at, at + phrase.len(), *phase));
         }
     }
+    out.extend(training_titled(lower));
+    out.extend(named_model_load(lower));
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
     out.extend(script_hits(lower));
@@ -1452,6 +1523,10 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
     if report.failed_in != Phase::Unknown {
         return;
     }
+    // A model run on the CPU computes in the host's memory: there its stage's words are read as
+    // for a GPU failure (the caveat of a GPU job's host memory, taken by its data and
+    // checkpoint as much as by its steps, does not hold).
+    let host_memory = host_memory && !lines.iter().any(|line| runs_on_the_cpu(&line.text));
     let (phase, why) = match stage_for(lines, host_memory) {
         Ok(found) => found,
         Err(note) => {
@@ -1472,6 +1547,26 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
     } else {
         None
     };
+}
+
+/// Whether the reporter says the model runs on the CPU (`I am using my CPU instead of my GPU`,
+/// `running on CPU only`, `I don't have a GPU`).
+fn runs_on_the_cpu(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "using my cpu",
+        "using the cpu",
+        "using cpu instead",
+        "on cpu only",
+        "on the cpu only",
+        "cpu-only",
+        "cpu only mode",
+        "don't have a gpu",
+        "do not have a gpu",
+        "without a gpu",
+    ]
+    .iter()
+    .any(|phrase| lower.contains(phrase))
 }
 
 /// A line a program printed rather than a person wrote: a progress bar, a logger's line
@@ -1551,7 +1646,11 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         if AFTER_CJK.iter().any(|word| near.contains(word)) {
             return true;
         }
-        if korean_completed_past(after) || went_well_cjk(after) || asks_whether(lower, at, after) {
+        if korean_completed_past(after)
+            || went_well_cjk(after)
+            || asks_whether(lower, at, after)
+            || advice_cjk(lower, at)
+        {
             return true;
         }
     }
@@ -1569,6 +1668,36 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         );
         DENY.contains(&word) && (!moving || index == 0)
     })
+}
+
+/// Whether the Chinese sentence holding a stage word (at `at`) gives advice (AUDIT.md, session
+/// 15, rule 4: not the reporter's stage): a clause of it opens with `请` (please: `…太小了，
+/// 请检查一下你的显卡，或者使用多卡训练`), or it says `建议` (suggest), `不妨` (you might as
+/// well), or bids the reader check or try (`看一下`, `检查一下`, `试一下`, `试试`: `重新训练的时候，
+/// 看一下你的显存…`); not a sentence of the reporter's own (`我`).
+fn advice_cjk(lower: &str, at: usize) -> bool {
+    const BREAKS: [char; 6] = ['。', '！', '？', '!', '?', '\n'];
+    let start = lower[..at].rfind(BREAKS).map_or(0, |found| {
+        found + lower[found..].chars().next().map_or(0, char::len_utf8)
+    });
+    let end = lower[at..]
+        .find(BREAKS)
+        .map_or(lower.len(), |found| at + found);
+    let sentence = lower[start..end]
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '>' | '"' | '“' | '*'));
+    // The reporter's own sentence (`我`, I): a request (`您可以帮忙查看下…吗`), not advice.
+    if sentence.contains('我') {
+        return false;
+    }
+    // A clause before the stage word opening with `请` (not `请问`, may I ask, nor a program's
+    // `请稍后`, please wait, after it).
+    let before = &lower[(end - sentence.len()).min(at)..at];
+    before.split(['，', ',', '；', ';']).any(|clause| {
+        let clause = clause.trim_start();
+        clause.starts_with('请') && !clause.starts_with("请问")
+    }) || ["建议", "不妨", "看一下", "检查一下", "试一下", "试试"]
+        .iter()
+        .any(|word| sentence.contains(word))
 }
 
 /// Words after a CJK stage word, in its sentence, that say the stage went well (`训练时没问题`,
@@ -2131,6 +2260,32 @@ mod tests {
         assert_eq!(one("이미지 생성 중 메모리 부족"), Some(Phase::Inference));
         // `预训练模型` is a pre-trained model, not a training.
         assert_eq!(one("加载预训练模型时显存不足"), None);
+        // Advice to the reporter is not the reporter's stage.
+        assert_eq!(
+            one("显存太小了，请检查一下你的显卡，或者使用多卡训练呢。"),
+            None
+        );
+        assert_eq!(one("建议用deepspeed训练时开offload"), None);
+        assert_eq!(one("2. 重新训练的时候，看一下你的显存有没有被清空。"), None);
+        assert_eq!(
+            one("我试了一下，训练时还是显存不足"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("您好，我在训练时显存不足，您可以帮忙查看下吗？"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("正在加载模型，耗时需要几分钟，请稍后..."),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(one("我用两张卡训练时显存不足。"), Some(Phase::TrainingStep));
+        // The model's name between the verb and `模型`.
+        assert_eq!(
+            one("[BUG]加载qwen2.5-72b模型时内存异常增长导致OOM"),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(one("加载数据集时OOM"), None);
         // Korean's completed past (`…했던`, `…갔던`) names a stage that ran before; `하던 중`
         // (while doing) is the stage running.
         assert_eq!(one("전에 학습이 잘 돌아갔던 설정인데 OOM"), None);
@@ -2364,6 +2519,46 @@ mod tests {
     }
 
     #[test]
+    fn a_title_of_the_training_and_the_failure_alone_is_the_stage() {
+        for title in [
+            "Training OOM",
+            "finetuning - Out of Memory Error",
+            "Fine-tuning: CUDA out of memory",
+        ] {
+            assert_eq!(one(title), Some(Phase::TrainingStep), "{title}");
+        }
+        // With a set-up or other words: the job (or another reading).
+        assert_eq!(one("Training llama-7b on a T4 OOM"), None);
+        assert_eq!(one("Training data out of memory"), None);
+        assert_eq!(one("trainingset oom"), None);
+    }
+
+    #[test]
+    fn a_test_function_run_on_the_cpu_is_inference() {
+        let words = "The error is while running the test function (below 2 lines).";
+        assert_eq!(one(words), Some(Phase::Inference));
+        // Of the host's memory, the words name the job (its inputs are read there too)…
+        assert_eq!(
+            stage_for(&[ProseLine::new(1, words)], true)
+                .ok()
+                .map(|(p, _)| p),
+            None
+        );
+        // … unless the model itself runs on the CPU.
+        let mut report = PhaseReport::default();
+        let lines = [
+            ProseLine::new(1, "I am using my CPU instead of my GPU."),
+            ProseLine::new(2, words),
+        ];
+        fill_unknown(&mut report, &lines, true);
+        assert_eq!(report.failed_in, Phase::Inference);
+        let mut report = PhaseReport::default();
+        fill_unknown(&mut report, &lines[1..], true);
+        assert_eq!(report.failed_in, Phase::Unknown);
+        assert_eq!(one("I ran the unit test function suite"), None);
+    }
+
+    #[test]
     fn an_english_stage_word_with_a_cjk_time_word() {
         assert_eq!(
             one("모델을 training하는데 CUDA out of memory가 떠요"),
@@ -2374,6 +2569,16 @@ mod tests {
             one("finetuning 중에 메모리 부족"),
             Some(Phase::TrainingStep)
         );
+        // In the course of it (`的过程`), or of a script named for it (`train_x过程中`).
+        assert_eq!(
+            one("视频缩短后在train的过程仍然中断"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("在执行train_video过程中抛出错误：out of memory"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("运行trainer_x的脚本报错"), None);
         // A noun modified (`inference的脚本`), an English word after: not the moment.
         assert_eq!(one("运行inference的脚本就被killed了"), None);
         assert_eq!(one("pretraining时"), None);

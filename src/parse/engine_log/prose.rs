@@ -323,6 +323,20 @@ pub(super) const MARKERS: &[&str] = &[
     "uring segmentation",
     "uring embedding",
     "uring test",
+    // A model run on the CPU (`I am using my CPU instead of my GPU`): its host memory is the
+    // model's, read with the stage's words (`analyze::phase::prose::fill_unknown`).
+    "my CPU",
+    "the CPU",
+    "CPU only",
+    "CPU-only",
+    "cpu only",
+    "have a GPU",
+    "out a GPU",
+    "test function",
+    "test script",
+    // `在train的过程仍然中断` (in the course of train, it still breaks).
+    "的过程",
+    "的過程",
     "est time",
     "est phase",
     "est stage",

@@ -26,6 +26,15 @@
 //!      4096)`, `seq 512: out (4, 512, 1024)`, `doc 3: 12 tags`): an item and its number, then
 //!      a shape or a count of things, no loss and no memory figure.
 //!
+//!    - the output is named for a prediction or a representation (`scores = model(x)`,
+//!      `all_logits = net(batch)`, `hidden = encoder(ids).last_hidden_state`, a field such as
+//!      `.last_hidden_state` / `.logits` / `.image_embeds` read off it: transformers
+//!      `modeling_outputs.py`), and no caller frame is named for training or a start-up pass
+//!      (`train.py`, `train_step`, `warmup`, `profile_run`, `dummy`) and no compiled module
+//!      runs its training graph (below): a variable is named for
+//!      what the program keeps of it; a generic name (`y`, `yhat`, `out`, `outputs`) says
+//!      nothing.
+//!
 //!    The statement that gathers a loop's outputs (`torch.cat(all_embeddings)`,
 //!    `torch.stack(preds)`) reads the same with the last two signs.
 //! 2. **A loss computed → training_step.** The statement assigns a loss (`loss =
@@ -42,7 +51,7 @@
 
 use super::super::user_code::{called_path, clip, is_library_file, last_name, module_like, words};
 use super::{Frame, InferenceInputs};
-use crate::model::explain::ContextLine;
+use crate::model::explain::{ContextLine, Phase};
 
 /// The caller's statement at the failure: the innermost frame of the caller's own code outside
 /// a model's `forward` (a user module's forward is part of the call its caller made), with its
@@ -155,6 +164,125 @@ fn prediction_read(code: &str, open: usize) -> Option<&'static str> {
         .then_some("the last position's logits (`.logits[:, -1]`), a decode step's next token")
 }
 
+/// Names of a model's outputs that say what the run wants from it: a prediction (`scores`,
+/// `logits`, `probs`, `preds`, `masks`, `boxes`, `captions`) or a representation (`embeddings`,
+/// `feats`, `hidden`), as the variable's last word (`all_scores`, `hidden_states`). Generic
+/// names (`y`, `yhat`, `out`, `outputs`, `result`) say nothing: a training step's forward is
+/// written the same way.
+const PREDICTION_NAMES: &[&str] = &[
+    "scores",
+    "logits",
+    "probs",
+    "probabilities",
+    "preds",
+    "pred",
+    "predictions",
+    "prediction",
+    "embeddings",
+    "embedding",
+    "embeds",
+    "emb",
+    "embs",
+    "features",
+    "feats",
+    "hidden",
+    "states",
+    "captions",
+    "detections",
+    "dets",
+    "masks",
+    "boxes",
+    "answers",
+    "answer",
+    "completions",
+];
+
+/// Fields read off a model's output that are its prediction or representation (transformers'
+/// `ModelOutput` classes, `modeling_outputs.py`: `last_hidden_state`, `pooler_output`,
+/// `hidden_states`, `logits`; CLIP's `image_embeds` / `text_embeds`), not its `.loss`.
+const OUTPUT_FIELDS: &[&str] = &[
+    ".last_hidden_state",
+    ".pooler_output",
+    ".hidden_states",
+    ".logits",
+    ".image_embeds",
+    ".text_embeds",
+];
+
+/// The statement names the model's output for a prediction or reads one off it (see
+/// [`PREDICTION_NAMES`], [`OUTPUT_FIELDS`]): what it names.
+fn named_output(code: &str, open: usize) -> Option<String> {
+    let target = code
+        .split_once('=')
+        .filter(|(target, value)| {
+            !target.contains('(')
+                && !target.ends_with(['=', '!', '<', '>', '+', '-', '*', '/'])
+                && !value.starts_with('=')
+        })
+        .map(|(target, _)| target.trim());
+    let named = target.and_then(|target| {
+        target.split(',').map(str::trim).find(|name| {
+            words(last_name(name))
+                .last()
+                .is_some_and(|word| PREDICTION_NAMES.contains(&word.as_str()))
+        })
+    });
+    if let Some(name) = named {
+        return Some(format!("its output is named for a prediction (`{name}`)"));
+    }
+    let after = &code[open..];
+    OUTPUT_FIELDS
+        .iter()
+        .find(|field| {
+            after.match_indices(*field).any(|(at, word)| {
+                !after[at + word.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            })
+        })
+        .map(|field| format!("it reads `{field}` off the output, a prediction, not a loss"))
+}
+
+/// Whether the caller's code is named for training (a file `train.py` / `finetune_lora.py`, a
+/// function `train_step`) or for a start-up pass (`warmup`, `profile_run`, `dummy`,
+/// `capture`): a forward there is the training's, or a warm-up's, however its output is named.
+fn caller_named_otherwise(frames: &[Frame], code: &str) -> bool {
+    frames
+        .iter()
+        .filter(|frame| !is_library_file(&frame.file))
+        .any(|frame| {
+            let base = frame.file.rsplit(['/', '\\']).next().unwrap_or_default();
+            let stem = base.strip_suffix(".py").unwrap_or(base);
+            super::trains(&stem.replace(['-', '.', '_'], " "))
+                || super::trains(&frame.function.replace('_', " "))
+                || super::super::name_phase(&frame.function) == Some(Phase::TrainingStep)
+                || startup_named(&frame.function)
+                || startup_named(stem)
+        })
+        || startup_named(code)
+}
+
+/// Whether a callee is an array library's function (`torch.log`, `F.interpolate`,
+/// `np.concatenate`, `jnp.dot`), not a model: the module called inside its arguments may be a
+/// transform whose output the function takes further.
+fn array_function(path: &str) -> bool {
+    let first = path.split('.').next().unwrap_or_default();
+    path.contains('.')
+        && matches!(
+            first,
+            "torch" | "F" | "nn" | "np" | "numpy" | "jnp" | "jax" | "tf" | "math" | "scipy"
+        )
+}
+
+/// Words of a start-up pass (a warm-up, a profile, a capture, a dummy input) in a name or a
+/// statement.
+fn startup_named(text: &str) -> bool {
+    words(text).iter().any(|word| {
+        matches!(
+            word.as_str(),
+            "warmup" | "warm" | "profile" | "profiling" | "dummy" | "capture" | "graph"
+        )
+    })
+}
+
 /// The statement gathers a loop's outputs (`torch.cat(all_embeddings)`, `torch.stack(preds,
 /// 0)`, `np.concatenate(outputs)`): the name gathered.
 fn gathers_outputs(code: &str) -> Option<&str> {
@@ -242,6 +370,13 @@ fn gradients_off(inputs: &InferenceInputs<'_>, at: usize) -> Option<String> {
 /// (`inner_fn`, `torch/_inductor/output_code.py`), so that an `apply` frame would show. The
 /// runtime wrapper's frame.
 fn compiled_inference_graph(frames: &[Frame]) -> Option<&Frame> {
+    compiled_graph(frames).and_then(|(frame, training)| (!training).then_some(frame))
+}
+
+/// The runtime wrapper's frame of a compiled module whose frames reach its compiled code (see
+/// [`compiled_inference_graph`]), and whether it runs the training graph (an
+/// `autograd.Function` frame between them: gradients were needed).
+fn compiled_graph(frames: &[Frame]) -> Option<(&Frame, bool)> {
     let normal = |frame: &Frame| frame.file.replace('\\', "/");
     let start = frames.iter().position(|frame| {
         frame.function == "runtime_wrapper"
@@ -255,7 +390,7 @@ fn compiled_inference_graph(frames: &[Frame]) -> Option<&Frame> {
     let autograd = frames[start..start + reached]
         .iter()
         .any(|frame| normal(frame).ends_with("torch/autograd/function.py"));
-    (!autograd).then_some(&frames[start])
+    Some((&frames[start], autograd))
 }
 
 /// A source line as written, without the margin a traceback prints before it: IPython's line
@@ -313,7 +448,7 @@ const NOT_INPUTS: &[&str] = &[
 /// tokens`, `224px (196 tokens)`), then `: ` and a shape, a count of things or a row of three
 /// or more values (`[5.61, 5.63, 5.64]`).
 fn result_line(text: &str) -> bool {
-    let trimmed = text.trim();
+    let trimmed = after_bar(text).trim();
     let Some((head, rest)) = trimmed.split_once(": ") else {
         return false;
     };
@@ -351,11 +486,26 @@ fn result_line(text: &str) -> bool {
     let count = matches!(
         (tokens.next(), tokens.next()),
         (Some(n), Some(noun)) if n.bytes().all(|b| b.is_ascii_digit())
-            && noun.len() > 2
-            && noun.ends_with('s')
-            && noun.bytes().all(|b| b.is_ascii_alphabetic())
+            && {
+                let noun = noun.trim_end_matches([',', ';']);
+                noun.len() > 2
+                    && noun.ends_with('s')
+                    && noun.bytes().all(|b| b.is_ascii_alphabetic())
+            }
     );
     shape || values || count
+}
+
+/// What a line prints after the tqdm bars drawn before it on the same line (a bar redrawn with
+/// `\r` and a `tqdm.write`/`print` after it: `images:  33%|███▎ | 1/3 [00:00<00:00]   image 0:
+/// 12 instances`); the whole line when it holds no bar.
+fn after_bar(text: &str) -> &str {
+    let Some(bar) = text.rfind("%|") else {
+        return text;
+    };
+    text[bar..]
+        .find(']')
+        .map_or(text, |end| &text[bar + end + 1..])
 }
 
 /// The head of a result line: at most four words, one a number (`3`, `#3`, `4/9`, `224px`),
@@ -398,6 +548,34 @@ fn input_head(head: &str) -> bool {
     };
     let numbers = words.iter().filter(|word| number(word)).count();
     numbers >= 1 && words.iter().all(|word| number(word) || name(word))
+}
+
+/// The last line before the failure that draws a tqdm bar short of its total (its last redraw
+/// on the line: `images:  33%|███▎      | 1/3 [00:00<00:00, 13.49it/s]`): a loop still running.
+fn running_bar<'a>(inputs: &'a InferenceInputs<'_>) -> Option<&'a ContextLine> {
+    let short = |text: &str| {
+        let Some(at) = text.rfind("%|") else {
+            return false;
+        };
+        let rest = &text[at + 2..];
+        let Some(end) = rest.find('|') else {
+            return false;
+        };
+        let counts = rest[end + 1..]
+            .split_whitespace()
+            .next()
+            .unwrap_or_default();
+        counts.split_once('/').is_some_and(|(done, total)| {
+            matches!((done.parse::<u64>(), total.parse::<u64>()), (Ok(done), Ok(total)) if done < total)
+        })
+    };
+    inputs
+        .lines
+        .iter()
+        .rev()
+        .filter(|line| line.line < inputs.failure_line)
+        .find(|line| short(&line.text))
+        .copied()
 }
 
 /// The first line before the failure printing one result per input.
@@ -494,20 +672,38 @@ pub(super) fn forward_for_outputs(inputs: &InferenceInputs<'_>) -> Option<String
             format!(
                 "line {}: `{}` prints one result per input",
                 line.line,
-                clip(line.text.trim())
+                clip(after_bar(&line.text).trim())
             )
         })
     };
     let what = if let Some((path, open)) = runs_model(inputs.frames, at, code) {
+        let named = || {
+            named_output(code, open).filter(|_| {
+                !array_function(path)
+                    && !caller_named_otherwise(inputs.frames, code)
+                    && !compiled_graph(&inputs.frames[at..]).is_some_and(|(_, training)| training)
+            })
+        };
         let sign = prediction_read(code, open)
             .map(str::to_string)
             .or_else(|| gradients_off(inputs, at))
-            .or_else(results)?;
+            .or_else(results)
+            .or_else(named)?;
         format!("runs the model `{path}` on inputs with no training shown; {sign}")
-    } else {
-        let gathered = gathers_outputs(code)?;
+    } else if let Some(gathered) = gathers_outputs(code) {
         let sign = gradients_off(inputs, at).or_else(results)?;
         format!("gathers the outputs `{gathered}` with no training shown; {sign}")
+    } else {
+        // A loop over inputs whose progress bar was still running and that printed one result
+        // per input, failing in its own code between two results (post-processing a
+        // prediction, preparing the next input).
+        let bar = running_bar(inputs)?;
+        let sign = results()?;
+        format!(
+            "runs in a loop over inputs, whose bar was still running (line {}) and that printed \
+             one result per input, with no training shown; {sign}",
+            bar.line
+        )
     };
     Some(format!(
         "line {}: your code ({}) `{}` {what}: inference",

@@ -1025,10 +1025,29 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
     {
         return (!of_another_stage(words, index + 2)).then_some((index, index + 2));
     }
-    if !matches!(word, "after" | "reached" | "reaching" | "past") {
+    // `when I trained to 2000 iterations`, `it trained for 300 steps, then`: a past form with
+    // the count it got to (the present, `I train for 300 epochs`, says what was asked).
+    // A doer before it (`I`, `we`, `it`): `a model trained for 300 epochs` describes a model.
+    let doer = index
+        .checked_sub(1)
+        .and_then(text)
+        .is_some_and(|w| matches!(w, "i" | "we" | "it" | "i've" | "we've" | "had" | "has"));
+    let got_to = doer
+        && matches!(word, "trained" | "ran")
+        && matches!(
+            text(index + 1),
+            Some("to" | "for" | "until" | "till" | "up")
+        );
+    if !matches!(word, "after" | "reached" | "reaching" | "past") && !got_to {
         return None;
     }
     let mut next = index + 1;
+    if got_to {
+        next += 1;
+        if text(next) == Some("to") {
+            next += 1;
+        }
+    }
     // `after training for`, `after running for`.
     if matches!(
         text(next),
@@ -1251,6 +1270,16 @@ mod tests {
             phases("and reached 22000 iterations, it reported cuda out of memory"),
             [TrainingStep]
         );
+        assert_eq!(
+            phases("when I trained to 2000 iterations, OOM happened"),
+            vec![Phase::TrainingStep]
+        );
+        assert_eq!(
+            phases("it trained up to 3 epochs and then it ran out of memory"),
+            vec![Phase::TrainingStep]
+        );
+        // A model described, not how far the run got.
+        assert!(phases("using a checkpoint trained for 300 epochs as the base").is_empty());
         assert_eq!(phases("it dies after 2-3 steps"), [TrainingStep]);
         assert_eq!(
             phases("After the first iteration it prints"),

@@ -118,6 +118,69 @@ fn a_bare_forward_decides_nothing() {
 }
 
 #[test]
+fn a_forward_whose_output_is_named_for_a_prediction_is_inference() {
+    for code in [
+        "scores = model(x)",
+        "all_logits = net(batch)",
+        "hidden = encoder(ids, attention_mask=m).last_hidden_state",
+        "out = model(ids).logits",
+        "img_emb, txt_emb = clip_model(pixels, ids)",
+    ] {
+        let frames = script_frames(Some(code), true);
+        let (phase, why) = read(&["Traceback (most recent call last):", OOM], &frames)
+            .unwrap_or_else(|| panic!("{code}"));
+        assert_eq!(phase, Phase::Inference, "{code}");
+        assert!(
+            why.contains("named for a prediction") || why.contains("off the output"),
+            "{why}"
+        );
+    }
+    // Generic names, a loss, a file or function named for training or a warm-up: nothing.
+    for code in [
+        "y = model(x)",
+        "yhat = model(X)",
+        "outputs = model(**batch)",
+        "loss = model(x, labels=y)",
+        "warmup_logits = model(dummy_ids)",
+        // An array library's function over a transform's output.
+        "feats = torch.log(spec(wav) + 1e-6)",
+    ] {
+        let frames = script_frames(Some(code), true);
+        let read = read(&["Traceback (most recent call last):", OOM], &frames);
+        assert!(
+            read.as_ref()
+                .is_none_or(|(phase, _)| *phase != Phase::Inference),
+            "{code}: {read:?}"
+        );
+    }
+    let mut frames = script_frames(Some("logits = model(x)"), true);
+    frames[1].file = "/home/u/work/train.py".to_string();
+    assert_eq!(
+        read(&["Traceback (most recent call last):", OOM], &frames),
+        None
+    );
+    let mut frames = script_frames(Some("logits = model(x)"), true);
+    frames[1].function = "warmup".to_string();
+    assert_eq!(
+        read(&["Traceback (most recent call last):", OOM], &frames),
+        None
+    );
+    // The same forward inside a training loop shown by its loss line.
+    let frames = script_frames(Some("logits = model(x)"), true);
+    assert_eq!(
+        read(
+            &[
+                "step 3/100 loss 2.31",
+                "Traceback (most recent call last):",
+                OOM
+            ],
+            &frames
+        ),
+        None
+    );
+}
+
+#[test]
 fn result_lines_before_the_failure_show_a_forward_for_outputs() {
     let frames = script_frames(Some("out, w = mha(x, x, x)"), true);
     let (phase, why) = read(
@@ -217,6 +280,48 @@ fn training_shown_anywhere_cancels_the_forward_reading() {
         read(
             &[
                 "step 3: loss 0.2",
+                "Traceback (most recent call last):",
+                OOM
+            ],
+            &frames
+        ),
+        None
+    );
+}
+
+#[test]
+fn a_loop_over_inputs_printing_results_is_inference() {
+    // The result printed after the loop's bar on the same line (`tqdm.write` under `\r`).
+    let frames = script_frames(Some("areas = binary.flatten(1).sum(1)"), false);
+    let (phase, why) = read(
+        &[
+            "scans:  50%|#####     | 1/2 [00:01<00:01,  1.2s/it]   scan 0: 7 regions, mean 410 px",
+            "Traceback (most recent call last):",
+            OOM,
+        ],
+        &frames,
+    )
+    .expect("a loop over inputs");
+    assert_eq!(phase, Phase::Inference);
+    assert!(why.contains("scan 0: 7 regions"), "{why}");
+    // No bar still running (the bar at its total, or none), or no result line: nothing.
+    for first in [
+        "scans: 100%|##########| 2/2 [00:02<00:00,  1.2s/it]   scan 0: 7 regions, mean 410 px",
+        "scan 0: 7 regions, mean 410 px",
+        "scans:  50%|#####     | 1/2 [00:01<00:01,  1.2s/it]",
+    ] {
+        assert_eq!(
+            read(&[first, "Traceback (most recent call last):", OOM], &frames),
+            None,
+            "{first}"
+        );
+    }
+    // The same loop in a training run.
+    assert_eq!(
+        read(
+            &[
+                "epoch 1 loss 0.52",
+                "scans:  50%|#####     | 1/2 [00:01<00:01,  1.2s/it]   scan 0: 7 regions",
                 "Traceback (most recent call last):",
                 OOM
             ],
@@ -425,8 +530,8 @@ fn a_compiled_module_run_on_its_inference_graph_is_inference() {
         read(&["Traceback (most recent call last):", OOM], &frames),
         None
     );
-    // Frames cut before the compiled code: nothing to tell the graphs apart.
-    let mut frames = compiled_frames("scores = runner(batch)", false);
+    // Frames cut before the compiled code: nothing to tell the graphs apart (a generic name).
+    let mut frames = compiled_frames("y = runner(batch)", false);
     frames.truncate(frames.len() - 2);
     assert_eq!(
         read(&["Traceback (most recent call last):", OOM], &frames),

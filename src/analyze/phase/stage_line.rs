@@ -1,0 +1,276 @@
+//! A program's own log line announcing the stage it is starting, read when it is the last line
+//! the program printed before its failure (`nearby_words` in `analyze::explain::assemble`):
+//! `INFO server: allocating KV cache: 32 layers x 2.0 GiB` → kv_cache_alloc, `- INFO - merge -
+//! combining adapters with SVD` → format_conversion, `INFO train: running evaluation on 2048
+//! sequences` → inference, `Loading weights from ckpt/…` → weights_load.
+//!
+//! A general reading convention of program logs: a message that opens with a verb in its
+//! progressive form (`Loading …`, `Allocating …`, `Running evaluation …`) is written before the
+//! work it names (Python `logging`'s `logger.info("loading weights …")`, or a `print`), and one
+//! that reports a result (`loaded`, `done`, `took 3.2 s`) after it. The message is read after
+//! the logger's prefix: Python `logging`'s default and common formats (`%(asctime)s
+//! %(levelname)s %(name)s: %(message)s`, `%(asctime)s - %(levelname)s - %(name)s -
+//! %(message)s`, `lib/logging/__init__.py`), loguru's `time | LEVEL | module:function:line -
+//! message` (`loguru/_defaults.py` `LOGURU_FORMAT`), or the whole line of a `print`.
+
+use crate::model::explain::Phase;
+
+/// Log levels a logger prints before its message; an error level reports a failure, not a
+/// stage begun.
+const LEVELS: &[&str] = &["INFO", "DEBUG", "NOTICE", "WARNING", "WARN"];
+
+/// The message of a log line after the logger's prefix (see the module's notes), or the whole
+/// line when it has none; `None` for an indented line (code, a frame, a dump).
+fn message(text: &str) -> Option<&str> {
+    if text.starts_with([' ', '\t']) {
+        return None;
+    }
+    let trimmed = text.trim();
+    let level = trimmed
+        .match_indices(|c: char| c.is_ascii_uppercase())
+        .find_map(|(at, _)| {
+            let before_ok = at == 0
+                || trimmed[..at].ends_with([' ', '|', '[', '-', ':'])
+                || trimmed[..at].ends_with("] ");
+            let rest = &trimmed[at..];
+            LEVELS
+                .iter()
+                .find(|level| {
+                    rest.starts_with(*level)
+                        && !rest[level.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+                })
+                .filter(|_| before_ok)
+                .map(|level| at + level.len())
+        });
+    let Some(after) = level else {
+        return Some(trimmed);
+    };
+    let rest = trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']);
+    // A logger's name (`server:`, `merge_adapters -`, `module:function:12 -`, `[train]`).
+    let first = rest.split_whitespace().next().unwrap_or_default();
+    let named = (first.len() > 1 && first.ends_with(':'))
+        || (first.starts_with('[') && first.ends_with(']'));
+    let rest = if named {
+        &rest[first.len()..]
+    } else if rest[first.len()..].trim_start().starts_with("- ") {
+        rest[first.len()..].trim_start().trim_start_matches('-')
+    } else {
+        rest
+    };
+    Some(rest.trim())
+}
+
+/// A stage's verbs (progressive forms) and the objects that make them that stage; an empty list
+/// of objects: the verb alone names it.
+const STAGES: &[(Phase, &[&str], &[&str])] = &[
+    (
+        Phase::KvCacheAlloc,
+        &[
+            "allocating",
+            "preallocating",
+            "pre-allocating",
+            "reserving",
+            "initializing",
+            "initialising",
+            "creating",
+            "building",
+        ],
+        &[
+            "kv cache",
+            "kv-cache",
+            "kv_cache",
+            "kvcache",
+            "key-value cache",
+            "kv blocks",
+        ],
+    ),
+    (
+        Phase::FormatConversion,
+        &[
+            "merging",
+            "combining",
+            "fusing",
+            "converting",
+            "quantizing",
+            "quantising",
+            "dequantizing",
+            "repacking",
+        ],
+        &[
+            "adapter",
+            "adapters",
+            "lora",
+            "loras",
+            "weights",
+            "checkpoint",
+            "checkpoints",
+            "model",
+            "models",
+            "deltas",
+        ],
+    ),
+    (
+        Phase::WeightsLoad,
+        &["loading", "reading", "restoring"],
+        &[
+            "weights",
+            "shards",
+            "checkpoint",
+            "checkpoints",
+            "model",
+            "state dict",
+            "state_dict",
+            "parameters",
+            "params",
+            "safetensors",
+        ],
+    ),
+    (
+        Phase::Inference,
+        &["running", "starting", "doing", "performing"],
+        &[
+            "evaluation",
+            "eval",
+            "inference",
+            "prediction",
+            "predictions",
+            "validation",
+        ],
+    ),
+    (
+        Phase::Inference,
+        &["evaluating", "validating", "predicting", "inferring"],
+        &[],
+    ),
+];
+
+/// Words that report a stage finished or failed (the line comes after its work, not before).
+const FINISHED: &[&str] = &[
+    "done",
+    "finished",
+    "complete",
+    "completed",
+    "took",
+    "loaded",
+    "merged",
+    "allocated",
+    "failed",
+    "error",
+    "skipping",
+    "skipped",
+];
+
+/// How many words after the verb its object may come (`allocating the paged KV cache`,
+/// `merging the LoRA weights`).
+const OBJECT_WINDOW: usize = 4;
+
+/// The stage a program's log line says it is starting (see the module's notes), with the
+/// message read.
+pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
+    let message = message(text)?;
+    if message.len() > 160 || message.ends_with('?') {
+        return None;
+    }
+    let lower = message.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let verb = *words.first()?;
+    if words.iter().any(|word| FINISHED.contains(word)) {
+        return None;
+    }
+    let phase = STAGES.iter().find_map(|(phase, verbs, objects)| {
+        if !verbs.contains(&verb) {
+            return None;
+        }
+        if objects.is_empty() {
+            return Some(*phase);
+        }
+        let window = words[1..]
+            .iter()
+            .take(OBJECT_WINDOW + 1)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        objects
+            .iter()
+            .any(|object| {
+                window
+                    .match_indices(object)
+                    .any(|(at, _)| word_bounded(&window, at, object.len()))
+            })
+            .then_some(*phase)
+    })?;
+    Some((phase, message))
+}
+
+/// Whether `text[at..at + len]` stands as whole words.
+fn word_bounded(text: &str, at: usize, len: usize) -> bool {
+    let before = text[..at].chars().next_back();
+    let after = text[at + len..].chars().next();
+    before.is_none_or(|c| c == ' ') && after.is_none_or(|c| c == ' ')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(text: &str) -> Option<Phase> {
+        stage_line_phase(text).map(|(phase, _)| phase)
+    }
+
+    #[test]
+    fn a_log_line_announcing_a_stage_names_it() {
+        assert_eq!(
+            phase("2025-01-02 10:00:01,001 INFO llm_server: allocating KV cache: 40 layers"),
+            Some(Phase::KvCacheAlloc)
+        );
+        assert_eq!(
+            phase("Pre-allocating the KV cache for 16 sequences..."),
+            Some(Phase::KvCacheAlloc)
+        );
+        assert_eq!(
+            phase("2025-01-02 10:00:01,001 - INFO - export - merging the LoRA weights into base"),
+            Some(Phase::FormatConversion)
+        );
+        assert_eq!(
+            phase("[12:00:01] INFO combining adapters ['a', 'b'] with ties"),
+            Some(Phase::FormatConversion)
+        );
+        assert_eq!(
+            phase("2025-01-02 10:00:01.123 | INFO     | app.main:run:40 - Loading weights from /m"),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            phase("Running evaluation on 512 held-out documents ..."),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            phase("INFO finetune: Evaluating on the dev split (1200 examples)"),
+            Some(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn other_lines_name_no_stage() {
+        // A stage reported finished, or failed.
+        assert_eq!(phase("INFO server: loading weights took 3.2 s"), None);
+        assert_eq!(phase("allocating KV cache: done"), None);
+        assert_eq!(phase("INFO merging adapters failed, retrying on CPU"), None);
+        // No object of the stage.
+        assert_eq!(phase("INFO data: merging the two datasets"), None);
+        assert_eq!(phase("converting labels to one-hot"), None);
+        assert_eq!(phase("running sanity checks on 4 files"), None);
+        // The verb not first: a sentence, code, an error.
+        assert_eq!(phase("I am merging adapters and it fails"), None);
+        assert_eq!(phase("    loading_model = True"), None);
+        assert_eq!(
+            phase("ERROR server: allocating KV cache: out of memory"),
+            None
+        );
+        assert_eq!(phase("Why is loading the model so slow?"), None);
+        assert_eq!(phase(""), None);
+        assert_eq!(phase("INFO"), None);
+    }
+}

@@ -1,0 +1,400 @@
+//! The stage a name says: a function of the caller's (`train_one_epoch`, `evaluate`,
+//! `load_model`), a library's, an app's node (`KSampler`, `VAEDecode`), or free words next to a
+//! failure (`request 7f3a failed while running the model`).
+
+use crate::model::explain::Phase;
+
+/// The words of an identifier: `train_one_epoch` → train, one, epoch; `trainStep` → train, step.
+pub(in crate::analyze::phase) fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+pub(in crate::analyze::phase) const TRAINING_WORDS: &[&str] = &[
+    "train",
+    "training",
+    "fit",
+    "finetune",
+    "finetuning",
+    "pretrain",
+    "pretraining",
+    "epoch",
+    "backward",
+    "learn",
+];
+pub(in crate::analyze::phase) const INFERENCE_WORDS: &[&str] = &[
+    "eval",
+    "evaluate",
+    "evaluation",
+    "evaluating",
+    "val",
+    "valid",
+    "validate",
+    "validation",
+    "test",
+    "testing",
+    "predict",
+    "prediction",
+    "infer",
+    "inference",
+    "generate",
+    "generation",
+    "transcribe",
+    "detect",
+    "chat",
+];
+/// Words of start-up stages (`_capture_generation_cuda_graphs`, `warmup_generate`,
+/// `profile_run`, `compile_train_step`): a name with one of them says a start-up stage the
+/// other words do not name, so it decides nothing here.
+pub(in crate::analyze::phase) const STARTUP_WORDS: &[&str] = &[
+    "capture",
+    "graph",
+    "graphs",
+    "warmup",
+    "warm",
+    "profile",
+    "profiling",
+    "compile",
+    "dummy",
+];
+pub(in crate::analyze::phase) const LOAD_VERBS: &[&str] = &[
+    "load",
+    "build",
+    "setup",
+    "init",
+    "initialize",
+    "create",
+    "get",
+    "prepare",
+    "instantiate",
+    "make",
+    "restore",
+];
+pub(in crate::analyze::phase) const LOAD_OBJECTS: &[&str] = &[
+    "model",
+    "models",
+    "weights",
+    "checkpoint",
+    "ckpt",
+    "pipeline",
+    "pipe",
+    "network",
+    "net",
+    "llm",
+    "pretrained",
+];
+
+/// Objects of `generate` that are tensors a forward builds, not a generation's output
+/// (`generate_qkv` in an attention patch, `generate_mask`, detectron2's `generate_anchors`).
+pub(in crate::analyze::phase) const BUILT_TENSORS: &[&str] = &[
+    "qkv",
+    "mask",
+    "masks",
+    "anchor",
+    "anchors",
+    "grid",
+    "grids",
+    "noise",
+    "positions",
+    "indices",
+    "boxes",
+    "coords",
+    "kernel",
+    "kernels",
+];
+
+/// `generate` with a tensor as its object (see [`BUILT_TENSORS`]).
+pub(in crate::analyze::phase) fn builds_a_tensor(words: &[String]) -> bool {
+    words.windows(2).any(|pair| {
+        matches!(pair[0].as_str(), "generate" | "gen") && BUILT_TENSORS.contains(&pair[1].as_str())
+    })
+}
+
+/// The stage a function's name says, when it says exactly one.
+pub fn name_phase(function: &str) -> Option<Phase> {
+    let words = words(function);
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(STARTUP_WORDS) {
+        return None;
+    }
+    if builds_a_tensor(&words) {
+        return None;
+    }
+    if trains_then_evaluates(&words) {
+        return Some(Phase::TrainingStep);
+    }
+    let training = has(TRAINING_WORDS);
+    let inference = has(INFERENCE_WORDS);
+    let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
+    one_stage(training, inference, load)
+}
+
+/// A training loop named with the evaluation it runs between its steps: `train_and_evaluate`
+/// (VITS and its forks, `jaywalnut310/vits` `train.py`: each epoch trains, and every
+/// `eval_interval` steps rank 0 calls `evaluate`), `train_and_eval`, `train_and_validate`,
+/// `fit_and_evaluate`. The evaluation is a call of its own, which a deeper frame names when the
+/// failure is in it; the frame of the loop itself is the training.
+pub(in crate::analyze::phase) fn trains_then_evaluates(words: &[String]) -> bool {
+    words.windows(3).any(|three| {
+        matches!(three[0].as_str(), "train" | "training" | "fit" | "finetune")
+            && three[1] == "and"
+            && matches!(
+                three[2].as_str(),
+                "eval" | "evaluate" | "evaluation" | "val" | "valid" | "validate" | "test"
+            )
+    })
+}
+
+/// The stage a library function's name says (a library without frame rules). Fewer words than
+/// for the caller's code: libraries `validate` and `test` their arguments, `detect` formats,
+/// `build` and `get` many things; loading needs `load` or `restore` with the weights named.
+pub fn library_name_phase(function: &str) -> Option<Phase> {
+    const INFERENCE: &[&str] = &[
+        "eval",
+        "evaluate",
+        "evaluation",
+        "predict",
+        "prediction",
+        "infer",
+        "inference",
+        "generate",
+        "generation",
+        "transcribe",
+    ];
+    const LOADED: &[&str] = &[
+        "model",
+        "weights",
+        "checkpoint",
+        "ckpt",
+        "pretrained",
+        "state",
+    ];
+    let words = words(function);
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    // `register_full_backward_hook`: set-up for a stage, not the stage.
+    if has(STARTUP_WORDS) || has(&["register"]) || builds_a_tensor(&words) {
+        return None;
+    }
+    if trains_then_evaluates(&words) {
+        return Some(Phase::TrainingStep);
+    }
+    let training = has(TRAINING_WORDS);
+    let inference = has(INFERENCE);
+    let load = has(&["load", "restore"]) && has(LOADED);
+    one_stage(training, inference, load)
+}
+
+/// Whether a frame's function is named for an evaluation pass (read only inside a training
+/// frame: see `read_frames`). Training loops run their evaluation from inside the loop
+/// (Lightning `fit_loop` → `val_loop.run` → `_evaluation_step` / `on_validation_epoch_end`,
+/// a script's `train()` → `validate(model, loader)`): the innermost frame says the stage. The
+/// words of the loop that run it (`epoch`, `step`, `end`) name no other stage there. A
+/// library's name needs an unambiguous word (`evaluation`, `validation`, `sanity`) or a short
+/// word with a loop word (`val_loop`, `test_step`, `predict_step`); `predict` alone is also a
+/// training loss's helper (`predict_noise`, `predict_start_from_noise` in diffusion training),
+/// `validate` alone a check of arguments.
+pub fn evaluation_name(function: &str, library: bool) -> bool {
+    const ALWAYS: &[&str] = &[
+        "evaluate",
+        "evaluation",
+        "evaluating",
+        "validation",
+        "sanity",
+    ];
+    const SHORT: &[&str] = &["eval", "val", "test", "testing", "predict", "prediction"];
+    const CALLER: &[&str] = &["validate", "validating", "valid", "eval", "val", "test"];
+    const LOOP: &[&str] = &[
+        "step",
+        "loop",
+        "epoch",
+        "batch",
+        "dataloader",
+        "impl",
+        "run",
+    ];
+    const OTHER: &[&str] = &[
+        "train",
+        "training",
+        "fit",
+        "finetune",
+        "backward",
+        "learn",
+        "load",
+        "loss",
+        "noise",
+        "grad",
+        "gradient",
+        "optimizer",
+    ];
+    let words = words(function);
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(OTHER) || has(STARTUP_WORDS) {
+        return false;
+    }
+    has(ALWAYS) || (has(SHORT) && has(LOOP)) || (!library && has(CALLER))
+}
+
+/// The stage free words name (an app's message around an error, the message logged with a
+/// traceback): `request 7f3a failed while running the model` → inference, `Error in training
+/// loop` → training_step, `Failed to load model` → weights_load. Bracketed parts (`[train.py:88]`,
+/// `[inference_server]`: logger names and places) and file names are left out; one stage or none.
+pub fn words_phase(text: &str) -> Option<Phase> {
+    const TRAINING: &[&str] = &[
+        "train",
+        "training",
+        "epoch",
+        "finetune",
+        "finetuning",
+        "backward",
+    ];
+    const INFERENCE: &[&str] = &[
+        "request",
+        "requests",
+        "generate",
+        "generating",
+        "generation",
+        "inference",
+        "infer",
+        "predict",
+        "predicting",
+        "prediction",
+        "sampling",
+        "transcribe",
+        "transcribing",
+        "transcription",
+        "denoise",
+        "denoising",
+        "chat",
+        "completion",
+        "completions",
+        "eval",
+        "evaluation",
+        "evaluating",
+        "validation",
+        // The verb of a model at work on sentences or images (sentence-transformers
+        // `encode`, an embeddings endpoint's `embed`; the noun `embedding` also names a layer).
+        "embed",
+    ];
+    const LOADING: &[&str] = &["load", "loading", "loaded"];
+    const LOADED: &[&str] = &[
+        "model",
+        "models",
+        "weights",
+        "checkpoint",
+        "ckpt",
+        "shards",
+        "pretrained",
+        "pipeline",
+    ];
+    let mut kept = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => kept.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<String> = kept
+        .split_whitespace()
+        .filter(|token| !token.contains(".py") && !token.contains('/') && !token.contains('\\'))
+        .flat_map(words)
+        .collect();
+    let has = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    if has(STARTUP_WORDS) || has(&["compiling", "capturing"]) {
+        return None;
+    }
+    let training = has(TRAINING);
+    let inference = has(INFERENCE);
+    let load = has(LOADING) && has(LOADED);
+    one_stage(training, inference, load)
+}
+
+/// The stage an app's node or invocation type is named for: ComfyUI's node classes
+/// (`nodes.py`: `KSampler`, `VAEDecode`, `CLIPTextEncode`, `CheckpointLoaderSimple`,
+/// `UNETLoader`, `LoraLoader`; custom nodes follow them: `NunchakuQwenImageDiTLoader`,
+/// `SamplerCustomAdvanced`) and InvokeAI's invocation types (`invokeai/app/invocations/`:
+/// `denoise_latents`, `l2i`, `i2l`, `main_model_loader`). A sampler, a denoise, a VAE/text
+/// encode or decode runs a generation → inference; a loader of a model (not of an image, a mask,
+/// a latent or a video: `LoadImage`, `ImageLoader`) → weights_load; both or neither → nothing.
+pub fn node_phase(name: &str) -> Option<Phase> {
+    let lower = name.to_ascii_lowercase();
+    let words = words(name);
+    let word = |w: &str| words.iter().any(|x| x == w);
+    const RUNS: &[&str] = &[
+        "sampler", "sample", "sampling", "denoise", "decode", "encode",
+    ];
+    let inference = RUNS.iter().any(|part| lower.contains(part)) || word("l2i") || word("i2l");
+    const MEDIA: &[&str] = &[
+        "image", "mask", "latent", "video", "audio", "text", "prompt",
+    ];
+    const MODELS: &[&str] = &[
+        "model",
+        "checkpoint",
+        "ckpt",
+        "unet",
+        "clip",
+        "vae",
+        "lora",
+        "dit",
+        "diffusion",
+        "weights",
+        "controlnet",
+        "gguf",
+    ];
+    let loader = lower.contains("loader")
+        || (lower.contains("load") && MODELS.iter().any(|model| lower.contains(model)));
+    // `LoadImage`, `ImageLoader`, `LoadLatent`: a file read, no model.
+    let media = MEDIA.iter().any(|media| {
+        let joined = lower.replace('_', "");
+        joined.contains(&format!("load{media}")) || joined.contains(&format!("{media}loader"))
+    });
+    let load = loader && !media;
+    one_stage(false, inference, load)
+}
+
+/// Whether a log line reports an error (the message `logger.exception` prints above its
+/// traceback says so in its own words).
+pub fn reports_error(text: &str) -> bool {
+    words(text).iter().any(|word| {
+        matches!(
+            word.as_str(),
+            "error" | "errors" | "exception" | "failed" | "fail" | "failure" | "crashed"
+        )
+    })
+}
+
+/// The stage when exactly one of training, inference and loading is named; two or none decide
+/// nothing.
+pub(in crate::analyze::phase) fn one_stage(
+    training: bool,
+    inference: bool,
+    load: bool,
+) -> Option<Phase> {
+    match (training, inference, load) {
+        (true, false, false) => Some(Phase::TrainingStep),
+        (false, true, false) => Some(Phase::Inference),
+        (false, false, true) => Some(Phase::WeightsLoad),
+        _ => None,
+    }
+}

@@ -1,0 +1,386 @@
+//! The stage a statement of the caller's says by what it calls (`model =
+//! AutoModel.from_pretrained(…)`, `loss.backward()`, `outputs = model.generate(…)`), and the
+//! pieces of a statement other readings use (the callee, the receiver, a model's name).
+
+use super::names::*;
+use crate::model::explain::Phase;
+
+/// Receivers that name a model (or a part of one) rather than its input: `model`, `self.unet`,
+/// `text_encoder`, `resnet`, `MyNet(...)`.
+pub(in crate::analyze::phase) fn module_like(receiver: &str) -> bool {
+    const MODULES: &[&str] = &[
+        "model",
+        "models",
+        "net",
+        "network",
+        "module",
+        "pipe",
+        "pipeline",
+        "unet",
+        "vae",
+        "encoder",
+        "decoder",
+        "transformer",
+        "llm",
+        "backbone",
+        "classifier",
+        "generator",
+        "discriminator",
+        "teacher",
+        "student",
+    ];
+    words(receiver).iter().any(|word| {
+        MODULES.contains(&word.as_str())
+            || (word.len() > 3 && (word.ends_with("net") || word.ends_with("model")))
+    })
+}
+
+/// The expression a method is called on: `self.model.half()` before `.to(` → `self.model`
+/// (calls that only change a dtype or mode are skipped); a constructor call `Linear(…)` is kept
+/// as `Linear(`.
+pub(in crate::analyze::phase) fn receiver(before: &str) -> String {
+    let mut expr = before.trim_end();
+    loop {
+        let stripped = [
+            ".half()",
+            ".float()",
+            ".bfloat16()",
+            ".eval()",
+            ".train()",
+            ".cpu()",
+        ]
+        .iter()
+        .find_map(|call| expr.strip_suffix(call));
+        match stripped {
+            Some(rest) => expr = rest,
+            None => break,
+        }
+    }
+    if let Some(open) = expr.strip_suffix(')').and_then(|_| matching_open(expr)) {
+        // A call's result: keep the callee's name with its `(`.
+        let callee = last_path(&expr[..open]);
+        return format!("{callee}(");
+    }
+    last_path(expr).to_string()
+}
+
+/// The `(` that opens the call ending `expr`.
+pub(in crate::analyze::phase) fn matching_open(expr: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (at, c) in expr.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The trailing dotted name of an expression: `x = self.model` → `self.model`.
+pub(in crate::analyze::phase) fn last_path(expr: &str) -> &str {
+    let start = expr
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |at| at + 1);
+    &expr[start..]
+}
+
+/// The last identifier of a dotted name: `self.model` → `model`.
+pub(in crate::analyze::phase) fn last_name(path: &str) -> &str {
+    path.trim_end_matches('(')
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+}
+
+/// Where `code` calls `.method(`.
+pub(in crate::analyze::phase) fn calls(code: &str, method: &str) -> Option<usize> {
+    let pattern = format!(".{method}(");
+    code.find(&pattern)
+}
+
+/// The stage a statement runs, with what in it shows that.
+pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
+    let code = code.trim();
+    // `for i, (x, y) in enumerate(train_loader):` — a loop over the training (or evaluation)
+    // data.
+    if let Some(iterable) = code
+        .strip_prefix("for ")
+        .and_then(|rest| rest.split_once(" in "))
+        .map(|(_, iterable)| iterable)
+    {
+        let train = words(iterable)
+            .iter()
+            .any(|w| w == "train" || w == "training");
+        let eval = words(iterable)
+            .iter()
+            .any(|w| INFERENCE_WORDS.contains(&w.as_str()));
+        return match (train, eval) {
+            (true, false) => Some((Phase::TrainingStep, "a loop over the training data")),
+            (false, true) => Some((Phase::Inference, "a loop over evaluation data")),
+            _ => None,
+        };
+    }
+    let found: Vec<(Phase, &'static str)> = [
+        (
+            callees(code).any(|name| name.ends_with("backward")),
+            Phase::TrainingStep,
+            "a backward pass",
+        ),
+        (
+            calls(code, "step").is_some_and(|at| {
+                let name = last_name(&receiver(&code[..at])).to_ascii_lowercase();
+                name.contains("optim") || name.contains("scaler") || name == "opt"
+            }),
+            Phase::TrainingStep,
+            "an optimizer step",
+        ),
+        (
+            calls(code, "fit").is_some() || calls(code, "learn").is_some(),
+            Phase::TrainingStep,
+            "a training run",
+        ),
+        (
+            calls(code, "train")
+                .is_some_and(|at| words(&receiver(&code[..at])).iter().any(|w| w == "trainer")),
+            Phase::TrainingStep,
+            "a trainer's training run",
+        ),
+        (
+            // (`chat`: vLLM's `LLM.chat` (vllm/entrypoints/llm.py) and the chat models'
+            // `model.chat(tokenizer, query)` / `stream_chat` (ChatGLM's and Qwen's modeling
+            // files) generate a reply.)
+            [
+                "generate",
+                "predict",
+                "transcribe",
+                "infer",
+                "evaluate",
+                "chat",
+                "stream_chat",
+            ]
+            .iter()
+            .any(|method| calls(code, method).is_some()),
+            Phase::Inference,
+            "a generation, prediction or evaluation",
+        ),
+        (
+            // Lightning's `Trainer.test` / `Trainer.validate` (lightning `trainer/trainer.py`)
+            // run the test and validation loops: the model forward, no step.
+            ["test", "validate"].iter().any(|method| {
+                calls(code, method)
+                    .is_some_and(|at| words(&receiver(&code[..at])).iter().any(|w| w == "trainer"))
+            }),
+            Phase::Inference,
+            "a trainer's test or validation loop",
+        ),
+        (
+            // A pipeline or generator object called on its inputs (`images = pipe(prompt)`,
+            // `predictions = generator(prompts, …)`, transformers' `pipeline` objects, outlines'
+            // generators).
+            // (The object itself, not a module attribute: `self.proposal_generator(images)` and
+            // a GAN's `self.generator(z)` run a network's forward.)
+            called_name(code).is_some_and(|name| words(name).iter().any(|w| w == "pipe"))
+                || called_path(code).is_some_and(|path| {
+                    matches!(
+                        path,
+                        "pipeline"
+                            | "generator"
+                            | "predictor"
+                            | "summarizer"
+                            | "translator"
+                            | "transcriber"
+                            | "captioner"
+                    )
+                }),
+            Phase::Inference,
+            "a pipeline run",
+        ),
+        (
+            // `with torch.cuda.graph(g):` (torch `torch/cuda/graphs.py` `class graph`:
+            // `capture_begin` on enter, `capture_end` on exit; an error raised on exit is shown
+            // at the `with` line), `torch.cuda.make_graphed_callables(…)` and the `CUDAGraph`
+            // methods capture a CUDA graph.
+            captures_graph(code),
+            Phase::CudaGraphCapture,
+            "a CUDA graph capture",
+        ),
+        (
+            converts_weights(code),
+            Phase::FormatConversion,
+            "a conversion of the model's weights",
+        ),
+        (
+            reads_safetensors(code),
+            Phase::WeightsLoad,
+            "a tensor read from a checkpoint file",
+        ),
+        (
+            ["from_pretrained", "from_single_file", "from_preset"]
+                .iter()
+                .any(|method| calls(code, method).is_some())
+                || code.contains("load_state_dict(")
+                || code.contains("torch.load("),
+            Phase::WeightsLoad,
+            "a weights load",
+        ),
+        (
+            // JAX has no module to move: a model's parameters reach the GPU through
+            // `jax.device_put` (`params = jax.device_put(restored)`, Flax's `variables`);
+            // a batch put on the device (`jax.device_put(batch)`) names no weights.
+            calls(code, "device_put").is_some()
+                && words(code).iter().any(|w| {
+                    [
+                        "params",
+                        "parameters",
+                        "weights",
+                        "variables",
+                        "checkpoint",
+                        "ckpt",
+                    ]
+                    .contains(&w.as_str())
+                }),
+            Phase::WeightsLoad,
+            "parameters put on the device",
+        ),
+        (
+            [".to(", ".cuda("].iter().any(|call| {
+                code.match_indices(call).any(|(at, _)| {
+                    let receiver = receiver(&code[..at]);
+                    let callee_class = receiver.ends_with('(')
+                        && last_name(&receiver).starts_with(|c: char| c.is_ascii_uppercase());
+                    callee_class || (!receiver.ends_with('(') && module_like(&receiver))
+                })
+            }),
+            Phase::WeightsLoad,
+            "a model moved to the device",
+        ),
+    ]
+    .into_iter()
+    .filter(|(hit, _, _)| *hit)
+    .map(|(_, phase, what)| (phase, what))
+    .chain(named_calls(code))
+    .collect();
+    let first = *found.first()?;
+    found
+        .iter()
+        .all(|(phase, _)| *phase == first.0)
+        .then_some(first)
+}
+
+/// Whether a statement captures a CUDA graph (see `statement_phase`).
+pub(in crate::analyze::phase) fn captures_graph(code: &str) -> bool {
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    [
+        "cuda.graph(",
+        "make_graphed_callables(",
+        ".capture_begin(",
+        ".capture_end(",
+    ]
+    .iter()
+    .any(|call| compact.contains(call))
+}
+
+/// Whether a statement converts a model's weights after loading: transformers'
+/// `PreTrainedModel.resize_token_embeddings` (`modeling_utils.py`: a new embedding matrix, the
+/// old rows copied in), a function named for quantizing any object (`quantize_int8(w)`,
+/// `dequantize_layer(l)`), or one named for converting, casting or repacking the weights
+/// themselves (`convert_to_fp8(layer.weight)`, `repack_weights(sd)`; not
+/// `convert_tokens_to_ids`).
+pub(in crate::analyze::phase) fn converts_weights(code: &str) -> bool {
+    const WEIGHTS: &[&str] = &[
+        "weight",
+        "weights",
+        "state",
+        "params",
+        "parameters",
+        "layer",
+        "layers",
+        "linear",
+        "tensor",
+        "tensors",
+    ];
+    let weights = words(code)
+        .iter()
+        .any(|word| WEIGHTS.contains(&word.as_str()));
+    callees(code).any(|name| {
+        let words = words(name);
+        let verb = words.first().map(String::as_str).unwrap_or_default();
+        name == "resize_token_embeddings"
+            || matches!(verb, "quantize" | "quantise" | "dequantize" | "requantize")
+            || (matches!(verb, "convert" | "cast" | "repack" | "pack") && weights)
+    })
+}
+
+/// Whether a statement reads tensors from a safetensors checkpoint: `safe_open(path,
+/// framework="pt", device="cuda")` and the handle's `get_tensor` / `get_slice`
+/// (`safetensors` `safe_open`), `safetensors.torch.load_file(path, device=…)`. A TFLite
+/// interpreter's `get_tensor` reads an output, not a checkpoint.
+pub(in crate::analyze::phase) fn reads_safetensors(code: &str) -> bool {
+    let handle = [".get_tensor(", ".get_slice("].iter().any(|call| {
+        code.match_indices(call).any(|(at, _)| {
+            let receiver = last_name(&receiver(&code[..at])).to_ascii_lowercase();
+            !receiver.is_empty() && !receiver.contains("interp")
+        })
+    });
+    handle
+        || code.contains("safe_open(")
+        || (code.contains("safetensors") && code.contains("load_file("))
+}
+
+/// The stages the functions a statement calls are named for (`inner_training_loop()`,
+/// `run_evaluation(model)`, `pipe.load_lora_weights(p)`), with a library's plainer words (a
+/// callee may be anyone's); `model.train()` / `model.eval()` only switch a mode.
+pub(in crate::analyze::phase) fn named_calls(
+    code: &str,
+) -> impl Iterator<Item = (Phase, &'static str)> + '_ {
+    code.match_indices('(').filter_map(move |(paren, _)| {
+        let start = code[..paren]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |at| at + 1);
+        let name = &code[start..paren];
+        let mode_switch = matches!(name, "train" | "eval") && code[paren..].starts_with("()");
+        if name.is_empty() || mode_switch {
+            return None;
+        }
+        library_name_phase(name).map(|phase| (phase, "a call of a function named for it"))
+    })
+}
+
+/// The names a statement calls: `Variable._execution_engine.run_backward(` → `run_backward`.
+pub(in crate::analyze::phase) fn callees(code: &str) -> impl Iterator<Item = &str> {
+    code.match_indices('(').filter_map(|(paren, _)| {
+        let start = code[..paren]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |at| at + 1);
+        let name = &code[start..paren];
+        (!name.is_empty()).then_some(name)
+    })
+}
+
+/// The dotted name a statement calls first at its top level: `x = self.pipe(p)` → `self.pipe`.
+pub(in crate::analyze::phase) fn called_path(code: &str) -> Option<&str> {
+    let value = code
+        .split_once('=')
+        .filter(|(target, _)| !target.contains('(') && !target.ends_with(['=', '!', '<', '>']))
+        .map_or(code, |(_, value)| value)
+        .trim_start()
+        .trim_start_matches("return ")
+        .trim_start_matches("await ");
+    let name = &value[..value.find('(')?];
+    (!name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.'))
+    .then_some(name)
+}
+
+/// The name a statement calls first at its top level: `images = pipe(prompt).images` → `pipe`.
+pub(in crate::analyze::phase) fn called_name(code: &str) -> Option<&str> {
+    called_path(code).map(last_name)
+}
