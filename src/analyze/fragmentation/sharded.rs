@@ -57,6 +57,10 @@ const MAX_SHARDS: usize = 16;
 const NO_CHANGE: u32 = 0;
 /// A change too large (or not a multiple of 512 bytes) for the table: in the shard's list.
 const LISTED: u32 = u32::MAX;
+/// Before the shards replay, a block action's slot holds `MARKED + ` its shard (see
+/// [`mark_range`]); every shard writes its entries' slots over (a change or [`NO_CHANGE`]),
+/// so no mark is left for the walk. Changes are coded below the marks.
+const MARKED: u32 = LISTED - MAX_SHARDS as u32;
 
 /// The shard of a block address: the high half of a multiplicative hash scaled to
 /// `shards` by a multiply and a shift (every shard scans every entry, so a division per
@@ -68,7 +72,7 @@ fn shard_of(address: u64, shards: usize) -> usize {
 
 /// How a change of `bytes` is written in the table (its list holds the ones that do not fit).
 fn encode(bytes: u64) -> u32 {
-    if bytes % 512 == 0 && bytes / 512 < u64::from(LISTED - 1) {
+    if bytes % 512 == 0 && bytes / 512 < u64::from(MARKED - 1) {
         (bytes / 512) as u32 + 1
     } else {
         LISTED
@@ -99,7 +103,7 @@ pub(super) fn first_pass_sharded(
         let len = trace.len();
         move || -> Vec<AtomicU32> { (0..len).map(|_| AtomicU32::new(value)).collect() }
     };
-    let (mut state, changes, stacks) = std::thread::scope(|scope| {
+    let (mut state, parts, changes, stacks) = std::thread::scope(|scope| {
         let spawn = |value: u32| {
             std::thread::Builder::new()
                 .name("oomdoc-replay".to_string())
@@ -107,7 +111,16 @@ pub(super) fn first_pass_sharded(
                 .ok()
         };
         let (changes, stacks) = (spawn(NO_CHANGE), spawn(u32::MAX));
-        let state = State::at_snapshot(snapshot, device);
+        let mut state = State::at_snapshot(snapshot, device);
+        // Each shard's blocks, split here while the tables fill: the state's map is freed
+        // before the shards start (each shard filtered the whole map on its thread, and the
+        // map stayed while they replayed).
+        let mut parts: Vec<AddressMap<Live>> = (0..shards).map(|_| AddressMap::default()).collect();
+        for (address, live) in std::mem::take(&mut state.blocks) {
+            if let Some(part) = parts.get_mut(shard_of(address, shards)) {
+                part.insert(address, live);
+            }
+        }
         let join = |handle: Option<std::thread::ScopedJoinHandle<'_, Vec<AtomicU32>>>,
                     value: u32| match handle {
             Some(handle) => handle
@@ -115,16 +128,23 @@ pub(super) fn first_pass_sharded(
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             None => filled(value)(),
         };
-        (state, join(changes, NO_CHANGE), join(stacks, u32::MAX))
+        (
+            state,
+            parts,
+            join(changes, NO_CHANGE),
+            join(stacks, u32::MAX),
+        )
     });
-    let blocks = std::mem::take(&mut state.blocks);
-    let (blocks, changes_ref, stacks_ref) = (&blocks, &changes, &stacks);
+    let (changes_ref, stacks_ref) = (&changes, &stacks);
+    drop(timing);
+    let timing = profile::phase(|| "analysis: pass 1 marks".to_string());
+    mark_ranges(trace, changes_ref, shards);
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(shards);
-        for shard in 0..shards {
-            let work = move || replay_shard(blocks, trace, shard, shards, changes_ref, stacks_ref);
+        for (shard, blocks) in parts.into_iter().enumerate() {
+            let work = move || replay_shard(blocks, trace, shard, changes_ref, stacks_ref);
             handles.push(
                 std::thread::Builder::new()
                     .name("oomdoc-replay".to_string())
@@ -202,6 +222,63 @@ pub(super) fn first_pass_sharded(
         inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
         estimated_blocks: estimated_blocks | state.estimated_blocks,
     })
+}
+
+/// Marks each block action's slot of `changes` with its shard, in ranges of entries on
+/// threads (here where none can be made): each shard then reads the table, 4 bytes an
+/// entry, and only its own entries, where it read every entry's action and address (32
+/// bytes) and hashed the address of each block action.
+fn mark_ranges(trace: &Trace, changes: &[AtomicU32], shards: usize) {
+    let per = trace.len().div_ceil(shards.max(1)).max(1);
+    let bounds: Vec<(usize, usize)> = (0..trace.len())
+        .step_by(per)
+        .map(|start| (start, (start + per).min(trace.len())))
+        .collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .iter()
+            .skip(1)
+            .map(|&(start, end)| {
+                std::thread::Builder::new()
+                    .name("oomdoc-replay".to_string())
+                    .spawn_scoped(scope, move || {
+                        mark_range(trace, changes, shards, start, end)
+                    })
+                    .ok()
+            })
+            .collect();
+        if let Some(&(start, end)) = bounds.first() {
+            mark_range(trace, changes, shards, start, end);
+        }
+        for (handle, &(start, end)) in handles.into_iter().zip(bounds.iter().skip(1)) {
+            match handle {
+                Some(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => mark_range(trace, changes, shards, start, end),
+            }
+        }
+    });
+}
+
+/// [`mark_ranges`] over `trace[start..end]`.
+fn mark_range(trace: &Trace, changes: &[AtomicU32], shards: usize, start: usize, end: usize) {
+    let (alloc, free_requested, free_completed) = (
+        Action::Alloc.code(),
+        Action::FreeRequested.code(),
+        Action::FreeCompleted.code(),
+    );
+    for (index, entry) in trace.range(start, end) {
+        let code = entry.action_code();
+        if code == alloc || code == free_requested || code == free_completed {
+            if let Some(slot) = changes.get(index) {
+                slot.store(
+                    MARKED + shard_of(entry.addr, shards) as u32,
+                    Ordering::Relaxed,
+                );
+            }
+        }
+    }
 }
 
 /// What one range of entries adds to the walk of [`first_pass_sharded`], relative to the
@@ -316,18 +393,12 @@ fn walk_range(
 /// Replays the block actions of one shard backward, as [`State::undo`] does, writing each
 /// entry's change of allocated memory and each freed block's allocation stack.
 fn replay_shard(
-    at_snapshot: &AddressMap<Live>,
+    mut blocks: AddressMap<Live>,
     trace: &Trace,
     shard: usize,
-    shards: usize,
     changes: &[AtomicU32],
     stacks: &[AtomicU32],
 ) -> Shard {
-    let mut blocks: AddressMap<Live> = at_snapshot
-        .iter()
-        .filter(|(&address, _)| shard_of(address, shards) == shard)
-        .map(|(&address, &live)| (address, live))
-        .collect();
     let mut out = Shard {
         inconsistencies: 0,
         estimated_blocks: false,
@@ -342,18 +413,18 @@ fn replay_shard(
             slot.store(code, Ordering::Relaxed);
         }
     };
-    let (alloc, free_requested, free_completed) = (
-        Action::Alloc.code(),
-        Action::FreeRequested.code(),
-        Action::FreeCompleted.code(),
-    );
+    let (alloc, free_requested) = (Action::Alloc.code(), Action::FreeRequested.code());
+    // The block actions of this shard, as `mark_ranges` marked them.
+    let mark = MARKED + shard as u32;
     for (index, entry) in trace.range(0, trace.len()).rev() {
-        let code = entry.action_code();
-        if (code != alloc && code != free_requested && code != free_completed)
-            || shard_of(entry.addr, shards) != shard
-        {
+        let Some(slot) = changes.get(index) else {
+            continue;
+        };
+        if slot.load(Ordering::Relaxed) != mark {
             continue;
         }
+        slot.store(NO_CHANGE, Ordering::Relaxed);
+        let code = entry.action_code();
         let addr = entry.addr;
         if code == alloc {
             match blocks.remove(&addr) {
@@ -530,8 +601,9 @@ mod tests {
             blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
             entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
             publish in any::<bool>(),
+            late in prop::option::of((0usize..400, 1usize..40)),
         ) {
-            ahead_is_pass_2(&snapshot_of(&blocks, &entries), publish)?;
+            ahead_is_pass_2(&snapshot_of(&blocks, &entries), publish, late)?;
         }
     }
 
@@ -556,11 +628,16 @@ mod tests {
         }
     }
 
-    /// Pass 2 run ahead (beside pass 1, the peak learnt before or while it replays) names
-    /// the same sites in the same order, judges the same OOMs and gives the same summary as
-    /// pass 2 after pass 1; and it gives up where it never learns the peak.
-    fn ahead_is_pass_2(snapshot: &Snapshot, publish: bool) -> Result<(), TestCaseError> {
-        use super::super::ahead::{replay_ahead, PeakSignal};
+    /// Pass 2 run ahead (beside pass 1, the peak learnt before it replays, while it replays
+    /// after `late.0` entries, or after it ended) names the same sites in the same order,
+    /// judges the same OOMs and gives the same summary as pass 2 after pass 1, with copies
+    /// of its state taken every `late.1` entries at most.
+    fn ahead_is_pass_2(
+        snapshot: &Snapshot,
+        publish: bool,
+        late: Option<(usize, usize)>,
+    ) -> Result<(), TestCaseError> {
+        use super::super::ahead::{replay_ahead_with, AheadPeak, PeakSignal};
         use super::super::{replay_device, Options, SiteNamer};
         use crate::model::snapshot::SnapshotReport;
         let trace = &snapshot.traces[0];
@@ -576,12 +653,25 @@ mod tests {
             limitations: Vec::new(),
         };
         let device = CudaOrdinal(0);
-        let signal = PeakSignal::new();
-        if publish {
-            signal.publish(first_pass_here(snapshot, device, trace).peak.2);
+        let peak = first_pass_here(snapshot, device, trace).peak.2;
+        let (signal, span) = match late {
+            Some((reads, span)) => (PeakSignal::late(peak, reads), span),
+            None => (PeakSignal::new(), 1 << 16),
+        };
+        if publish && late.is_none() {
+            signal.publish(peak);
         }
-        let ahead = replay_ahead(snapshot, device, trace, options.max_ooms, &signal);
-        prop_assert_eq!(ahead.is_some(), publish);
+        let ahead = replay_ahead_with(snapshot, device, trace, options.max_ooms, &signal, span);
+        // Pass 1's peak is always the replay's best where the replay went past it: the
+        // replay gives the peak's blocks, whenever it learnt the peak.
+        let Some(mut ahead) = ahead else {
+            return Err(TestCaseError::fail("the replay gave up"));
+        };
+        let Some(blocks) = ahead.peak_blocks(peak, snapshot, device, trace) else {
+            return Err(TestCaseError::fail("no blocks at the peak"));
+        };
+        ahead.peak = AheadPeak::Held(peak, blocks);
+        let ahead = Some(ahead);
         let run = |ahead| {
             let mut sites = SiteNamer::new(snapshot);
             let mut report = empty_report();
