@@ -6,7 +6,8 @@
 //! `free_requested`, `free_completed`) reads and changes only the block at its own address,
 //! so the blocks are split into shards by address and each shard is replayed on a thread of
 //! its own, writing for each of its entries how much allocated memory the entry's undo adds or
-//! takes away. One walk on this thread then sums those changes in trace order, replays the
+//! takes away. Which entries are a shard's is written first (a byte an entry, on threads),
+//! so a shard reads a byte an entry and only its own entries in full. One walk on this thread then sums those changes in trace order, replays the
 //! segment actions (few, and they need every segment) and finds the peak.
 //!
 //! This gives what the one-thread pass gives: allocated memory is always the sum of the live
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{round_size, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
-use crate::model::snapshot::{Action, Snapshot, Trace};
+use crate::model::snapshot::{Action, Snapshot, Trace, TraceEntry};
 use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
@@ -57,10 +58,6 @@ const MAX_SHARDS: usize = 16;
 const NO_CHANGE: u32 = 0;
 /// A change too large (or not a multiple of 512 bytes) for the table: in the shard's list.
 const LISTED: u32 = u32::MAX;
-/// Before the shards replay, a block action's slot holds `MARKED + ` its shard (see
-/// [`mark_range`]); every shard writes its entries' slots over (a change or [`NO_CHANGE`]),
-/// so no mark is left for the walk. Changes are coded below the marks.
-const MARKED: u32 = LISTED - MAX_SHARDS as u32;
 
 /// The shard of a block address: the high half of a multiplicative hash scaled to
 /// `shards` by a multiply and a shift (every shard scans every entry, so a division per
@@ -72,7 +69,7 @@ fn shard_of(address: u64, shards: usize) -> usize {
 
 /// How a change of `bytes` is written in the table (its list holds the ones that do not fit).
 fn encode(bytes: u64) -> u32 {
-    if bytes % 512 == 0 && bytes / 512 < u64::from(MARKED - 1) {
+    if bytes % 512 == 0 && bytes / 512 < u64::from(LISTED - 1) {
         (bytes / 512) as u32 + 1
     } else {
         LISTED
@@ -138,13 +135,14 @@ pub(super) fn first_pass_sharded(
     let (changes_ref, stacks_ref) = (&changes, &stacks);
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 marks".to_string());
-    mark_ranges(trace, changes_ref, shards);
+    let marks = Marks::new(trace, shards);
+    let marks = &marks;
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(shards);
         for (shard, blocks) in parts.into_iter().enumerate() {
-            let work = move || replay_shard(blocks, trace, shard, changes_ref, stacks_ref);
+            let work = move || replay_shard(blocks, trace, marks, shard, changes_ref, stacks_ref);
             handles.push(
                 std::thread::Builder::new()
                     .name("oomdoc-replay".to_string())
@@ -224,61 +222,90 @@ pub(super) fn first_pass_sharded(
     })
 }
 
-/// Marks each block action's slot of `changes` with its shard, in ranges of entries on
-/// threads (here where none can be made): each shard then reads the table, 4 bytes an
-/// entry, and only its own entries, where it read every entry's action and address (32
-/// bytes) and hashed the address of each block action.
-fn mark_ranges(trace: &Trace, changes: &[AtomicU32], shards: usize) {
-    let per = trace.len().div_ceil(shards.max(1)).max(1);
-    let bounds: Vec<(usize, usize)> = (0..trace.len())
-        .step_by(per)
-        .map(|start| (start, (start + per).min(trace.len())))
-        .collect();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = bounds
-            .iter()
-            .skip(1)
-            .map(|&(start, end)| {
-                std::thread::Builder::new()
-                    .name("oomdoc-replay".to_string())
-                    .spawn_scoped(scope, move || {
-                        mark_range(trace, changes, shards, start, end)
-                    })
-                    .ok()
-            })
-            .collect();
-        if let Some(&(start, end)) = bounds.first() {
-            mark_range(trace, changes, shards, start, end);
-        }
-        for (handle, &(start, end)) in handles.into_iter().zip(bounds.iter().skip(1)) {
-            match handle {
-                Some(handle) => handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                None => mark_range(trace, changes, shards, start, end),
-            }
-        }
-    });
+/// Each entry's shard, a byte an entry: 0 for an entry that is no block action, else its
+/// block's shard plus one; made in pieces (within the trace's parts) on threads. A shard
+/// then reads a byte an entry and only its own entries in full, where it read every entry's
+/// action and address (32 bytes) and hashed the address of each block action. The bytes
+/// are only read while the shards replay (a table they also wrote would bounce between
+/// their cores).
+struct Marks {
+    /// `(part, offset, marks)`: the marks of the part's entries from `offset` on, in order.
+    pieces: Vec<(usize, usize, Vec<u8>)>,
 }
 
-/// [`mark_ranges`] over `trace[start..end]`.
-fn mark_range(trace: &Trace, changes: &[AtomicU32], shards: usize, start: usize, end: usize) {
+impl Marks {
+    fn new(trace: &Trace, shards: usize) -> Marks {
+        let per = trace.len().div_ceil(shards.max(1)).max(1);
+        let bounds: Vec<(usize, usize, usize)> = trace
+            .parts()
+            .enumerate()
+            .flat_map(|(part, (_, entries))| {
+                (0..entries.len())
+                    .step_by(per)
+                    .map(move |offset| (part, offset, (offset + per).min(entries.len())))
+            })
+            .collect();
+        let parts: Vec<&[TraceEntry]> = trace.parts().map(|(_, entries)| entries).collect();
+        let piece_marks = |&(part, offset, end): &(usize, usize, usize)| -> Vec<u8> {
+            parts
+                .get(part)
+                .and_then(|entries| entries.get(offset..end))
+                .map_or_else(Vec::new, |entries| marks_of(entries, shards))
+        };
+        let pieces = std::thread::scope(|scope| {
+            let handles: Vec<_> = bounds
+                .iter()
+                .skip(1)
+                .map(|piece| {
+                    std::thread::Builder::new()
+                        .name("oomdoc-replay".to_string())
+                        .spawn_scoped(scope, move || piece_marks(piece))
+                        .ok()
+                })
+                .collect();
+            let mut pieces = Vec::with_capacity(bounds.len());
+            if let Some(piece) = bounds.first() {
+                pieces.push(piece_marks(piece));
+            }
+            for (handle, piece) in handles.into_iter().zip(bounds.iter().skip(1)) {
+                pieces.push(match handle {
+                    Some(handle) => handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    None => piece_marks(piece),
+                });
+            }
+            pieces
+        });
+        Marks {
+            pieces: bounds
+                .iter()
+                .zip(pieces)
+                .map(|(&(part, offset, _), marks)| (part, offset, marks))
+                .collect(),
+        }
+    }
+}
+
+/// The marks of `entries` (see [`Marks`]).
+fn marks_of(entries: &[TraceEntry], shards: usize) -> Vec<u8> {
     let (alloc, free_requested, free_completed) = (
         Action::Alloc.code(),
         Action::FreeRequested.code(),
         Action::FreeCompleted.code(),
     );
-    for (index, entry) in trace.range(start, end) {
-        let code = entry.action_code();
-        if code == alloc || code == free_requested || code == free_completed {
-            if let Some(slot) = changes.get(index) {
-                slot.store(
-                    MARKED + shard_of(entry.addr, shards) as u32,
-                    Ordering::Relaxed,
-                );
+    entries
+        .iter()
+        .map(|entry| {
+            let code = entry.action_code();
+            if code == alloc || code == free_requested || code == free_completed {
+                // Below MAX_SHARDS (16): fits a byte.
+                shard_of(entry.addr, shards) as u8 + 1
+            } else {
+                0
             }
-        }
-    }
+        })
+        .collect()
 }
 
 /// What one range of entries adds to the walk of [`first_pass_sharded`], relative to the
@@ -395,6 +422,7 @@ fn walk_range(
 fn replay_shard(
     mut blocks: AddressMap<Live>,
     trace: &Trace,
+    marks: &Marks,
     shard: usize,
     changes: &[AtomicU32],
     stacks: &[AtomicU32],
@@ -414,16 +442,22 @@ fn replay_shard(
         }
     };
     let (alloc, free_requested) = (Action::Alloc.code(), Action::FreeRequested.code());
-    // The block actions of this shard, as `mark_ranges` marked them.
-    let mark = MARKED + shard as u32;
-    for (index, entry) in trace.range(0, trace.len()).rev() {
-        let Some(slot) = changes.get(index) else {
-            continue;
-        };
-        if slot.load(Ordering::Relaxed) != mark {
-            continue;
-        }
-        slot.store(NO_CHANGE, Ordering::Relaxed);
+    // The block actions of this shard, as `Marks` marked them, walking backward.
+    let mark = shard as u8 + 1;
+    let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
+    let entries = marks.pieces.iter().rev().flat_map(|(part, offset, marks)| {
+        let (first, entries) = parts.get(*part).copied().unwrap_or((0, &[]));
+        marks
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(move |(_, &marked)| marked == mark)
+            .filter_map(move |(at, _)| {
+                let at = offset + at;
+                Some((first + at, entries.get(at)?))
+            })
+    });
+    for (index, entry) in entries {
         let code = entry.action_code();
         let addr = entry.addr;
         if code == alloc {
