@@ -16,9 +16,9 @@
 //! has replayed: a peak pass 1 finds in that stretch is the replay's own best so far. And it
 //! keeps a copy of its state at most [`SPAN`] entries after that best: the state at the
 //! snapshot, or a clone taken where a new best lay farther than that from the copy. A clone
-//! of the state keeps the blocks map's layout (std's `HashMap` clones its table bucket for
-//! bucket: hashbrown 0.17 `src/raw.rs`, `RawTable::clone` and `clone_from` copy the control
-//! bytes and put each element at its own index, with the counts of items and room), and the
+//! of the state keeps the blocks map's layout (std's `HashMap` is hashbrown's, 0.16.1 in
+//! Rust 1.95: `src/raw/mod.rs`, `RawTable::clone` and `clone_from` copy the control bytes
+//! and put each element at its own index, with the counts of items and room), and the
 //! same undos on the same layout give the same layout, so the copy replayed on to the peak
 //! lists the peak's blocks in the one-thread map's order. The copy costs one map (a few MB)
 //! where a new best lies far back, and at most [`SPAN`] undos once the peak is known.

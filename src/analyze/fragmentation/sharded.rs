@@ -7,8 +7,9 @@
 //! so the blocks are split into shards by address and each shard is replayed on a thread of
 //! its own, writing for each of its entries how much allocated memory the entry's undo adds or
 //! takes away. Which entries are a shard's is written first (a byte an entry, on threads),
-//! so a shard reads a byte an entry and only its own entries in full. One walk on this thread then sums those changes in trace order, replays the
-//! segment actions (few, and they need every segment) and finds the peak.
+//! so a shard reads a byte an entry and only its own entries in full. One walk on this
+//! thread then sums those changes in trace order, replays the segment actions (few, and they
+//! need every segment) and finds the peak.
 //!
 //! This gives what the one-thread pass gives: allocated memory is always the sum of the live
 //! unfreed blocks' sizes plus what the snapshot counted twice, so the one-thread pass never
@@ -135,8 +136,8 @@ pub(super) fn first_pass_sharded(
     let (changes_ref, stacks_ref) = (&changes, &stacks);
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 marks".to_string());
-    let marks = Marks::new(trace, shards);
-    let marks = &marks;
+    let marks_table = Marks::new(trace, shards);
+    let marks = &marks_table;
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
@@ -161,6 +162,8 @@ pub(super) fn first_pass_sharded(
             })
             .collect()
     });
+    // The marks are freed before the walk (they are only the shards').
+    drop(marks_table);
     let learnt = learnt?;
     drop(timing);
     let _timing = profile::phase(|| "analysis: pass 1 walk".to_string());
@@ -649,11 +652,18 @@ mod tests {
             blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
             entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
             shards in 1usize..9,
+            cut in 0usize..300,
         ) {
             let snapshot = snapshot_of(&blocks, &entries);
             let trace = &snapshot.traces[0];
             let one = first_pass_here(&snapshot, CudaOrdinal(0), trace);
+            // The same entries in two parts (as decoded in chunks): the marks' pieces stay
+            // within a part.
+            let cut = cut.min(trace.len());
+            let parted = Trace::from_parts([trace.to_vec(0, cut), trace.to_vec(cut, trace.len())]);
             if let Some(split) = first_pass_sharded(&snapshot, CudaOrdinal(0), trace, shards) {
+                let again = first_pass_sharded(&snapshot, CudaOrdinal(0), &parted, shards);
+                prop_assert_eq!(again.as_ref(), Some(&split));
                 prop_assert_eq!(split, one);
             } else {
                 let huge = blocks.iter().map(|b| b.1).chain(entries.iter().map(|e| e.2));
