@@ -385,6 +385,43 @@
 # of which pass 2 beside pass 1 0.044-0.049 s and, the replay having passed the peak, pass 2
 # again 0.031 s. 20x (~0.30 s) is not met: the head's decode on threads of its own and the
 # pass-2 fallback on varied are the next steps.
+# Seventeenth session (2026-12-03 11:55-13:45 UTC, 2-core VM at load 5-12: the analysis on 16
+# threads checked and counted through the ignored test `a_large_snapshot` in a release build,
+# reports byte-identical: 16 threads = 1 thread, and the 16-thread JSON (home directory
+# redacted as the CLI does) = main's CLI JSON (7fa45a9), on varied TARGET_MIB 60 and 690 (58
+# and 577 MiB) and real 60 and 690 (53 and 525 MiB); main's and this CLI (one thread here)
+# agree in JSON and text on the 60 MiB files). Two steps of the analysis' serial path:
+#   - pass 2 beside pass 1 no longer starts again from the end where it went past the peak
+#     (0.031 s on the H200, varied). Until pass 1 publishes the peak, the replay keeps pass
+#     1's rule itself (the earliest entry of the most allocated memory, walking backward) and
+#     a copy of its state at most 65,536 entries after that best (the state at the snapshot,
+#     or a clone: a HashMap clone copies its table bucket for bucket, so the copy replayed on
+#     lists the blocks in the one-thread map's order). A peak it passed is its own best: the
+#     copy is replayed on to it. On the VM (16 threads) the replay passed the peak on varied
+#     58/577 MiB and real 53 MiB: "analysis: pass 2 from its copy" 0.000 s, then "pass 2 was
+#     ahead"; main's build ran pass 2 again there (0.010-0.099 s of wall on 577 MiB). On real
+#     525 MiB the replay stopped at the peak itself (no copy needed).
+#   - pass 1's shards read a byte an entry: each block action's shard is written first into
+#     a byte table (pieces within the trace's parts, on threads), and a shard reads only its
+#     own entries in full (each of the 16 shards read all 3.8M entries, 32 bytes each, and
+#     hashed every block action's address). The state's blocks are split by shard while the
+#     tables fill, and the whole map is freed before the shards start. A first version kept
+#     the marks in the changes table the shards write: they then read lines the others were
+#     writing, slower on the VM, so the marks have a table of their own, only read.
+# Instructions (cachegrind, the 16-thread test on varied 58 MiB, both reads in one process),
+# main's 7fa45a9 -> this session: the shards' replay 132.1M -> 40.8M, State::undo 90.8M ->
+# 51.1M (the second pass 2 gone), the whole run 8,163.6M -> 8,055.8M. On 3.8M entries expect
+# pass 1's shards at about a third of the H200's 0.028 s and the 0.031 s of pass 2 again gone
+# on varied: the analysis ~0.094 -> ~0.04-0.05 s. Peak RSS on the 16-thread path could not be
+# told apart on the VM (the test's one-thread read shares the process; the analysis phases'
+# RSS 309-340 MiB for main, 311-339 for this build); the copy is one blocks map (a few MB)
+# where the replay's best lies far back, the byte table 3.7 MB while the shards run, the
+# state's map at the snapshot (freed before the shards now) a few MB.
+# To time on the H200: this script, OOMDOC_THREADS=16, RUNS=3, OOMDOC_BASE = main's build, both
+# shapes, and one OOMDOC_PROFILE=1 run each (see "analysis: pass 1 marks/shards" and "pass 2
+# from its copy"). Also worth one run each: OOMDOC_THREADS=13 and 14 (15 chunk threads and the
+# main thread's head fill the 16 cores; the analysis runs 15 shards beside the replay, growth
+# and summary threads: the slowest thread sets the wall).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

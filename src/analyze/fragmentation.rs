@@ -396,6 +396,10 @@ struct Seg {
     expandable: bool,
 }
 
+/// The replay's state. Its `Clone` keeps the blocks map's layout (a `HashMap` clone copies
+/// its table bucket for bucket), so a copy replayed on iterates its blocks in the order the
+/// original would: pass 2 beside pass 1 relies on it (see `ahead`).
+#[derive(Clone)]
 struct State {
     segments: BTreeMap<u64, Seg>,
     blocks: AddressMap<Live>,
@@ -754,7 +758,11 @@ fn replay_device(
     stops.dedup();
     let mut peak_sites = Vec::new();
     let mut oom_states: HashMap<usize, (AllocatorState, Vec<Site>)> = HashMap::new();
-    if let Some(ahead) = ahead.filter(|ahead| ahead.peak.0 == peak.2) {
+    let ahead = ahead.and_then(|mut ahead| {
+        let held = ahead.peak_blocks(peak.2, snapshot, device, trace)?;
+        Some((ahead, held))
+    });
+    if let Some((ahead, peak_held)) = ahead {
         // Pass 2 ran beside pass 1: its stops' blocks are named here, in the order the
         // replay below names them (stops from the last; at one index the peak first).
         let mut ooms: HashMap<usize, (AllocatorState, Vec<ahead::Held>)> = ahead
@@ -764,7 +772,7 @@ fn replay_device(
             .collect();
         for &index in stops.iter().rev() {
             if index == peak.2 {
-                peak_sites = held_sites(&ahead.peak.1, &alloc_stacks, sites, options.top_sites);
+                peak_sites = held_sites(&peak_held, &alloc_stacks, sites, options.top_sites);
             }
             if detailed.contains(&index) {
                 if let Some((view, held)) = ooms.remove(&index) {

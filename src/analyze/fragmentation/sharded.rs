@@ -6,8 +6,10 @@
 //! `free_requested`, `free_completed`) reads and changes only the block at its own address,
 //! so the blocks are split into shards by address and each shard is replayed on a thread of
 //! its own, writing for each of its entries how much allocated memory the entry's undo adds or
-//! takes away. One walk on this thread then sums those changes in trace order, replays the
-//! segment actions (few, and they need every segment) and finds the peak.
+//! takes away. Which entries are a shard's is written first (a byte an entry, on threads),
+//! so a shard reads a byte an entry and only its own entries in full. One walk on this
+//! thread then sums those changes in trace order, replays the segment actions (few, and they
+//! need every segment) and finds the peak.
 //!
 //! This gives what the one-thread pass gives: allocated memory is always the sum of the live
 //! unfreed blocks' sizes plus what the snapshot counted twice, so the one-thread pass never
@@ -18,7 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{round_size, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
-use crate::model::snapshot::{Action, Snapshot, Trace};
+use crate::model::snapshot::{Action, Snapshot, Trace, TraceEntry};
 use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
@@ -99,7 +101,7 @@ pub(super) fn first_pass_sharded(
         let len = trace.len();
         move || -> Vec<AtomicU32> { (0..len).map(|_| AtomicU32::new(value)).collect() }
     };
-    let (mut state, changes, stacks) = std::thread::scope(|scope| {
+    let (mut state, parts, changes, stacks) = std::thread::scope(|scope| {
         let spawn = |value: u32| {
             std::thread::Builder::new()
                 .name("oomdoc-replay".to_string())
@@ -107,7 +109,16 @@ pub(super) fn first_pass_sharded(
                 .ok()
         };
         let (changes, stacks) = (spawn(NO_CHANGE), spawn(u32::MAX));
-        let state = State::at_snapshot(snapshot, device);
+        let mut state = State::at_snapshot(snapshot, device);
+        // Each shard's blocks, split here while the tables fill: the state's map is freed
+        // before the shards start (each shard filtered the whole map on its thread, and the
+        // map stayed while they replayed).
+        let mut parts: Vec<AddressMap<Live>> = (0..shards).map(|_| AddressMap::default()).collect();
+        for (address, live) in std::mem::take(&mut state.blocks) {
+            if let Some(part) = parts.get_mut(shard_of(address, shards)) {
+                part.insert(address, live);
+            }
+        }
         let join = |handle: Option<std::thread::ScopedJoinHandle<'_, Vec<AtomicU32>>>,
                     value: u32| match handle {
             Some(handle) => handle
@@ -115,16 +126,24 @@ pub(super) fn first_pass_sharded(
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             None => filled(value)(),
         };
-        (state, join(changes, NO_CHANGE), join(stacks, u32::MAX))
+        (
+            state,
+            parts,
+            join(changes, NO_CHANGE),
+            join(stacks, u32::MAX),
+        )
     });
-    let blocks = std::mem::take(&mut state.blocks);
-    let (blocks, changes_ref, stacks_ref) = (&blocks, &changes, &stacks);
+    let (changes_ref, stacks_ref) = (&changes, &stacks);
+    drop(timing);
+    let timing = profile::phase(|| "analysis: pass 1 marks".to_string());
+    let marks_table = Marks::new(trace, shards);
+    let marks = &marks_table;
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(shards);
-        for shard in 0..shards {
-            let work = move || replay_shard(blocks, trace, shard, shards, changes_ref, stacks_ref);
+        for (shard, blocks) in parts.into_iter().enumerate() {
+            let work = move || replay_shard(blocks, trace, marks, shard, changes_ref, stacks_ref);
             handles.push(
                 std::thread::Builder::new()
                     .name("oomdoc-replay".to_string())
@@ -143,6 +162,8 @@ pub(super) fn first_pass_sharded(
             })
             .collect()
     });
+    // The marks are freed before the walk (they are only the shards').
+    drop(marks_table);
     let learnt = learnt?;
     drop(timing);
     let _timing = profile::phase(|| "analysis: pass 1 walk".to_string());
@@ -202,6 +223,92 @@ pub(super) fn first_pass_sharded(
         inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
         estimated_blocks: estimated_blocks | state.estimated_blocks,
     })
+}
+
+/// Each entry's shard, a byte an entry: 0 for an entry that is no block action, else its
+/// block's shard plus one; made in pieces (within the trace's parts) on threads. A shard
+/// then reads a byte an entry and only its own entries in full, where it read every entry's
+/// action and address (32 bytes) and hashed the address of each block action. The bytes
+/// are only read while the shards replay (a table they also wrote would bounce between
+/// their cores).
+struct Marks {
+    /// `(part, offset, marks)`: the marks of the part's entries from `offset` on, in order.
+    pieces: Vec<(usize, usize, Vec<u8>)>,
+}
+
+impl Marks {
+    fn new(trace: &Trace, shards: usize) -> Marks {
+        let per = trace.len().div_ceil(shards.max(1)).max(1);
+        let bounds: Vec<(usize, usize, usize)> = trace
+            .parts()
+            .enumerate()
+            .flat_map(|(part, (_, entries))| {
+                (0..entries.len())
+                    .step_by(per)
+                    .map(move |offset| (part, offset, (offset + per).min(entries.len())))
+            })
+            .collect();
+        let parts: Vec<&[TraceEntry]> = trace.parts().map(|(_, entries)| entries).collect();
+        let piece_marks = |&(part, offset, end): &(usize, usize, usize)| -> Vec<u8> {
+            parts
+                .get(part)
+                .and_then(|entries| entries.get(offset..end))
+                .map_or_else(Vec::new, |entries| marks_of(entries, shards))
+        };
+        let pieces = std::thread::scope(|scope| {
+            let handles: Vec<_> = bounds
+                .iter()
+                .skip(1)
+                .map(|piece| {
+                    std::thread::Builder::new()
+                        .name("oomdoc-replay".to_string())
+                        .spawn_scoped(scope, move || piece_marks(piece))
+                        .ok()
+                })
+                .collect();
+            let mut pieces = Vec::with_capacity(bounds.len());
+            if let Some(piece) = bounds.first() {
+                pieces.push(piece_marks(piece));
+            }
+            for (handle, piece) in handles.into_iter().zip(bounds.iter().skip(1)) {
+                pieces.push(match handle {
+                    Some(handle) => handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    None => piece_marks(piece),
+                });
+            }
+            pieces
+        });
+        Marks {
+            pieces: bounds
+                .iter()
+                .zip(pieces)
+                .map(|(&(part, offset, _), marks)| (part, offset, marks))
+                .collect(),
+        }
+    }
+}
+
+/// The marks of `entries` (see [`Marks`]).
+fn marks_of(entries: &[TraceEntry], shards: usize) -> Vec<u8> {
+    let (alloc, free_requested, free_completed) = (
+        Action::Alloc.code(),
+        Action::FreeRequested.code(),
+        Action::FreeCompleted.code(),
+    );
+    entries
+        .iter()
+        .map(|entry| {
+            let code = entry.action_code();
+            if code == alloc || code == free_requested || code == free_completed {
+                // Below MAX_SHARDS (16): fits a byte.
+                shard_of(entry.addr, shards) as u8 + 1
+            } else {
+                0
+            }
+        })
+        .collect()
 }
 
 /// What one range of entries adds to the walk of [`first_pass_sharded`], relative to the
@@ -316,18 +423,13 @@ fn walk_range(
 /// Replays the block actions of one shard backward, as [`State::undo`] does, writing each
 /// entry's change of allocated memory and each freed block's allocation stack.
 fn replay_shard(
-    at_snapshot: &AddressMap<Live>,
+    mut blocks: AddressMap<Live>,
     trace: &Trace,
+    marks: &Marks,
     shard: usize,
-    shards: usize,
     changes: &[AtomicU32],
     stacks: &[AtomicU32],
 ) -> Shard {
-    let mut blocks: AddressMap<Live> = at_snapshot
-        .iter()
-        .filter(|(&address, _)| shard_of(address, shards) == shard)
-        .map(|(&address, &live)| (address, live))
-        .collect();
     let mut out = Shard {
         inconsistencies: 0,
         estimated_blocks: false,
@@ -342,18 +444,24 @@ fn replay_shard(
             slot.store(code, Ordering::Relaxed);
         }
     };
-    let (alloc, free_requested, free_completed) = (
-        Action::Alloc.code(),
-        Action::FreeRequested.code(),
-        Action::FreeCompleted.code(),
-    );
-    for (index, entry) in trace.range(0, trace.len()).rev() {
+    let (alloc, free_requested) = (Action::Alloc.code(), Action::FreeRequested.code());
+    // The block actions of this shard, as `Marks` marked them, walking backward.
+    let mark = shard as u8 + 1;
+    let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
+    let entries = marks.pieces.iter().rev().flat_map(|(part, offset, marks)| {
+        let (first, entries) = parts.get(*part).copied().unwrap_or((0, &[]));
+        marks
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(move |(_, &marked)| marked == mark)
+            .filter_map(move |(at, _)| {
+                let at = offset + at;
+                Some((first + at, entries.get(at)?))
+            })
+    });
+    for (index, entry) in entries {
         let code = entry.action_code();
-        if (code != alloc && code != free_requested && code != free_completed)
-            || shard_of(entry.addr, shards) != shard
-        {
-            continue;
-        }
         let addr = entry.addr;
         if code == alloc {
             match blocks.remove(&addr) {
@@ -530,8 +638,9 @@ mod tests {
             blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
             entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
             publish in any::<bool>(),
+            late in prop::option::of((0usize..400, 1usize..40)),
         ) {
-            ahead_is_pass_2(&snapshot_of(&blocks, &entries), publish)?;
+            ahead_is_pass_2(&snapshot_of(&blocks, &entries), publish, late)?;
         }
     }
 
@@ -543,11 +652,18 @@ mod tests {
             blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
             entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
             shards in 1usize..9,
+            cut in 0usize..300,
         ) {
             let snapshot = snapshot_of(&blocks, &entries);
             let trace = &snapshot.traces[0];
             let one = first_pass_here(&snapshot, CudaOrdinal(0), trace);
+            // The same entries in two parts (as decoded in chunks): the marks' pieces stay
+            // within a part.
+            let cut = cut.min(trace.len());
+            let parted = Trace::from_parts([trace.to_vec(0, cut), trace.to_vec(cut, trace.len())]);
             if let Some(split) = first_pass_sharded(&snapshot, CudaOrdinal(0), trace, shards) {
+                let again = first_pass_sharded(&snapshot, CudaOrdinal(0), &parted, shards);
+                prop_assert_eq!(again.as_ref(), Some(&split));
                 prop_assert_eq!(split, one);
             } else {
                 let huge = blocks.iter().map(|b| b.1).chain(entries.iter().map(|e| e.2));
@@ -556,11 +672,16 @@ mod tests {
         }
     }
 
-    /// Pass 2 run ahead (beside pass 1, the peak learnt before or while it replays) names
-    /// the same sites in the same order, judges the same OOMs and gives the same summary as
-    /// pass 2 after pass 1; and it gives up where it never learns the peak.
-    fn ahead_is_pass_2(snapshot: &Snapshot, publish: bool) -> Result<(), TestCaseError> {
-        use super::super::ahead::{replay_ahead, PeakSignal};
+    /// Pass 2 run ahead (beside pass 1, the peak learnt before it replays, while it replays
+    /// after `late.0` entries, or after it ended) names the same sites in the same order,
+    /// judges the same OOMs and gives the same summary as pass 2 after pass 1, with copies
+    /// of its state taken every `late.1` entries at most.
+    fn ahead_is_pass_2(
+        snapshot: &Snapshot,
+        publish: bool,
+        late: Option<(usize, usize)>,
+    ) -> Result<(), TestCaseError> {
+        use super::super::ahead::{replay_ahead_with, AheadPeak, PeakSignal};
         use super::super::{replay_device, Options, SiteNamer};
         use crate::model::snapshot::SnapshotReport;
         let trace = &snapshot.traces[0];
@@ -576,12 +697,25 @@ mod tests {
             limitations: Vec::new(),
         };
         let device = CudaOrdinal(0);
-        let signal = PeakSignal::new();
-        if publish {
-            signal.publish(first_pass_here(snapshot, device, trace).peak.2);
+        let peak = first_pass_here(snapshot, device, trace).peak.2;
+        let (signal, span) = match late {
+            Some((reads, span)) => (PeakSignal::late(peak, reads), span),
+            None => (PeakSignal::new(), 1 << 16),
+        };
+        if publish && late.is_none() {
+            signal.publish(peak);
         }
-        let ahead = replay_ahead(snapshot, device, trace, options.max_ooms, &signal);
-        prop_assert_eq!(ahead.is_some(), publish);
+        let ahead = replay_ahead_with(snapshot, device, trace, options.max_ooms, &signal, span);
+        // Pass 1's peak is always the replay's best where the replay went past it: the
+        // replay gives the peak's blocks, whenever it learnt the peak.
+        let Some(mut ahead) = ahead else {
+            return Err(TestCaseError::fail("the replay gave up"));
+        };
+        let Some(blocks) = ahead.peak_blocks(peak, snapshot, device, trace) else {
+            return Err(TestCaseError::fail("no blocks at the peak"));
+        };
+        ahead.peak = AheadPeak::Held(peak, blocks);
+        let ahead = Some(ahead);
         let run = |ahead| {
             let mut sites = SiteNamer::new(snapshot);
             let mut report = empty_report();
