@@ -217,6 +217,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("ErrorOutOfDeviceMemory", Message),
         ("Allocation on device", Message),
         ("Tried to allocate", Message),
+        // MPS: one request larger than the device's largest buffer (pytorch.rs).
+        ("Invalid buffer size", Message),
         ("No executable batch size found", Message),
         // XLA's peak-buffer dump pasted without its message ([`mention::mention_start`]).
         ("Peak buffers:", Message),

@@ -11,7 +11,7 @@ use crate::model::failure::{OomFigures, OomKind, OtherProcess};
 use crate::model::gpu::CudaOrdinal;
 
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
-/// `would exceed allowed memory`, `MPS backend out of memory`.
+/// `would exceed allowed memory`, `MPS backend out of memory`, MPS `Invalid buffer size: …`.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // Some pastes print the block's first line as `would exceed memory. (out of memory)` (a
     // ComfyUI custom node's report of `Allocation on device 0 would exceed allowed memory`).
@@ -83,6 +83,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));
         }
     }
+    // MPS: one request at least the device's largest buffer (`aten/src/ATen/mps/
+    // MPSAllocator.mm`, `MPSHeapAllocatorImpl::alloc_buffer_block`: `TORCH_CHECK(size <
+    // m_max_buffer_size, "Invalid buffer size: ", format_size(size))`, `format_size` printing
+    // `bytes`, `KB`, `MB` or `GB` with two decimals). Only with its size: the words alone are
+    // other libraries' too.
+    if let Some(found) =
+        regex!(r"Invalid buffer size: ?\d+(?:\.\d+)? ?(?:bytes|KB|MB|GB)\b").find(text)
+    {
+        return Some((Family::Mps, found.start()));
+    }
     // Every ` out of memory` of the line: a sentence may say it before quoting the message
     // (`it runs out of memory (CUDA out of memory. Tried to allocate 3.22 GiB)`).
     for (position, _) in text.match_indices(" out of memory") {
@@ -113,7 +123,10 @@ pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
             size!()
         ))
         .is_match(squeezed),
-        Family::Mps => squeezed.contains("Triedtoallocate") && regex!(r"pool\.").is_match(squeezed),
+        Family::Mps => {
+            (squeezed.contains("Triedtoallocate") && regex!(r"pool\.").is_match(squeezed))
+                || squeezed.contains("Invalidbuffersize:")
+        }
         _ => {
             squeezed.contains("isreservedbyPyTorchbutunallocated")
                 || squeezed.contains("reservedintotalbyPyTorch)")
@@ -341,6 +354,9 @@ fn parse_mps(s: &str) -> Parsed {
     parsed.details.mps_other_allocations_bytes =
         size_of(regex!(concat!("otherallocations:", size!())), s);
     figures.allowed_bytes = size_of(regex!(concat!("maxallowed:", size!())), s);
-    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s);
+    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
+        // `Invalid buffer size: 3.57 GB`: the one request larger than any buffer the device
+        // gives (alloc_buffer_block's check, before any pool is searched).
+        .or_else(|| size_of(regex!(concat!("Invalidbuffersize:", size!())), s));
     parsed
 }

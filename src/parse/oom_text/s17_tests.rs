@@ -76,3 +76,22 @@ fn pytorchs_wordings_hint_at_pytorch() {
         assert_eq!(message.engine_hint, None, "{message:#?}");
     }
 }
+
+/// PyTorch's MPS allocator refusing one request larger than the device's largest buffer is a
+/// GPU OOM of that size (GB read as 2^30, as `format_size` prints it); the words without a size
+/// are no message.
+#[test]
+fn mps_invalid_buffer_size_is_a_gpu_oom_of_one_request() {
+    let message = one("RuntimeError: Invalid buffer size: 3.57 GB");
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.kind, OomKind::MpsOutOfMemory);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        // 3.57 × 2^30 = 3,833,258,311.68, rounded.
+        Some(Bytes(3_833_258_312))
+    );
+    let title = parse_text("[bug]: RuntimeError: Invalid buffer size: 2.25 GB");
+    assert!(title.iter().any(|m| m.is_gpu_oom), "{title:#?}");
+    let words = parse_text("ValueError: Invalid buffer size for the ring (expected a power of 2)");
+    assert!(words.iter().all(|m| !m.is_gpu_oom), "{words:#?}");
+}
