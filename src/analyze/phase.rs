@@ -645,7 +645,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
                 format!(
                     "line {}: the message itself is raised while {}",
                     message.line,
-                    phase.describe()
+                    phase.short()
                 ),
             )
         })
@@ -655,7 +655,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             phase,
             format!(
                 "line {line}: the engine says the failure happened while {}",
-                phase.describe()
+                phase.short()
             ),
         )
     });

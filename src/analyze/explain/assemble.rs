@@ -490,8 +490,9 @@ fn nearby_words<'a>(
             name,
         ));
     }
-    // An app's own line that names the failure without its message names the stage with it
-    // (Forge `Encountered Out of Memory during Sampling; Unloading all Models...`).
+    // An app's own line (or a reporter's title) that names the failure without its message
+    // names the stage with it (Forge `Encountered Out of Memory during Sampling; Unloading all
+    // Models...`, `Resource exhausted error during training on GPU`).
     if message.kind == OomKind::NamedWithoutMessage {
         let line = text_of(message.line);
         if let Some((text, phase)) = line.and_then(|text| {
@@ -500,7 +501,7 @@ fn nearby_words<'a>(
             return Some((
                 message.line,
                 phase,
-                "the app's line naming the failure",
+                "the line naming the failure without its message",
                 text,
             ));
         }

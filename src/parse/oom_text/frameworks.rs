@@ -38,6 +38,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Out of memory error on GPU") {
         return Some((Family::Framework(FrameworkKind::Paddle), position));
     }
+    // PaddlePaddle Fluid 0.x–1.x (`paddle/fluid/platform/gpu_info.cc` `GpuMaxChunkSize`:
+    // `PADDLE_ENFORCE_LE(allocating, available)`, the chunk the buddy allocator asks of the
+    // device against what CUDA reports free), printed by the old enforce as "enforce allocating
+    // <= available failed, 10513462067 > 1369702144" (bytes).
+    if let Some(position) = find(text, "enforce allocating <= available failed") {
+        return Some((Family::Framework(FrameworkKind::Paddle), position));
+    }
     // ONNX Runtime (`onnxruntime/core/framework/bfc_arena.cc` `BFCArena::Extend`, 1.x): "Failed
     // to allocate memory for requested buffer of size N", raised through `RUNTIME_EXCEPTION :
     // Non-zero status code returned while running Conv node. … Status Message: …`.
@@ -287,6 +294,7 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
         FrameworkKind::TfTensor => squeezed.contains("byallocator") || squeezed.contains("[["),
         FrameworkKind::Paddle => {
             regex!(r"availablememoryisonly\d+(?:\.\d+)?[kKMGTP]?B").is_match(squeezed)
+                || regex!(r"allocating<=availablefailed,\d+>\d+").is_match(squeezed)
         }
         // NCCL's size comes on the next warning ([`continuation`]).
         FrameworkKind::Nccl => squeezed.contains("FailedtoCUDA"),
@@ -456,6 +464,16 @@ fn parse_paddle(s: &str) -> Parsed {
     figures.free_bytes = paddle_size(regex!(
         r"availablememoryisonly(\d+(?:\.\d+)?(?:[kKMGT]B|B))"
     ));
+    // Fluid's enforce: the chunk asked for, then what CUDA had free, in bytes.
+    if let Some(caps) = regex!(r"allocating<=availablefailed,(\d+)>(\d+)").captures(s) {
+        let bytes = |at: usize| {
+            caps.get(at)
+                .and_then(|m| m.as_str().parse().ok())
+                .map(Bytes)
+        };
+        figures.tried_to_allocate_bytes = figures.tried_to_allocate_bytes.or(bytes(1));
+        figures.free_bytes = figures.free_bytes.or(bytes(2));
+    }
     parsed
 }
 

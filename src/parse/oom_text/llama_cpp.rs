@@ -31,8 +31,11 @@ fn is_failure_line(text: &str) -> bool {
         // ("vk::Device::allocateMemory: ErrorOutOfDeviceMemory").
         || text.contains("Device memory allocation of size")
         // (the Kompute backend of older llama.cpp forks: "Error allocating memory
-        // ErrorOutOfDeviceMemory"); not prose that names the error in backticks.
-        || regex!(r"(?::\s*|allocating memory )ErrorOutOfDeviceMemory").is_match(text)
+        // ErrorOutOfDeviceMemory"), or a title that quotes the error in brackets after the
+        // failure (`Vulkan Device memory allocation failed (ErrorOutOfDeviceMemory )`); not prose
+        // that names the error in backticks.
+        || regex!(r"(?::\s*|allocating memory |allocation failed \(\s*)ErrorOutOfDeviceMemory")
+            .is_match(text)
         // ggml-metal: "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
         // after "command buffer N failed with status 5".
         || regex!(r"[:(]kIOGPUCommandBufferCallbackErrorOutOfMemory").is_match(text)

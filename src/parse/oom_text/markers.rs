@@ -94,6 +94,16 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("CUDA malloc", Words),
         ("Cuda malloc", Words),
         ("cuda malloc", Words),
+        // … HIP's (`hipMalloc fails even though there is enough memory`).
+        ("hipMalloc fail", Words),
+        ("hipMalloc error", Words),
+        // TensorFlow's OOM status named in a sentence (`I am getting resource exhausted error`,
+        // [`mention::prose_mention`]).
+        ("esource exhausted error", Words),
+        ("esource Exhausted Error", Words),
+        ("esource exhausted ERROR", Words),
+        // `OOM` in lower case after a verb (`still getting oom`, [`mention::mention_start`]).
+        (" oom", Words),
         ("cudaErrorMemoryAllocation", Message),
         // cudaMallocAsync backend.
         ("would exceed allowed memory", Message),
@@ -196,6 +206,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // memory`, `2 root error(s) found.`, IPython's header).
         ("ResourceExhaustedError", Message),
         ("Requested amount of GPU memory", Message),
+        // PaddlePaddle Fluid's old enforce of a chunk against CUDA's free memory (frameworks.rs).
+        ("allocating <= available", Message),
         // The TPU runtime's `Error allocating device buffer: Attempting to allocate …`.
         ("Error allocating device buffer", Message),
         // The same runtime under XRT: `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom

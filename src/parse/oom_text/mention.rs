@@ -340,14 +340,15 @@ fn device_mention(text: &str) -> Option<usize> {
     (!denied).then_some(text.len() - text.trim_start().len())
 }
 
-/// CUDA's allocation named failing in a title or sentence (`CUDA malloc fails on newly
-/// supported models in 0.1.32`, `Cuda malloc error`, `cudaMalloc failure when loading`): the
+/// CUDA's or HIP's allocation named failing in a title or sentence (`CUDA malloc fails on newly
+/// supported models in 0.1.32`, `Cuda malloc error`, `cudaMalloc failure when loading`,
+/// `hipMalloc fails even though there is enough memory`): the
 /// device's memory ran out, its message not pasted. Not advice, a negation or a question. The
 /// position of the line's first word.
 fn malloc_mention(text: &str) -> Option<usize> {
     let lower = text.to_ascii_lowercase();
     let found = regex!(
-        r"(?:^|[^a-z0-9_])cuda ?malloc(?:async)?(?:\(\))? (?:fail(?:s|ed|ure|ing)?|errors?)\b"
+        r"(?:^|[^a-z0-9_])(?:cuda|hip) ?malloc(?:async)?(?:\(\))? (?:fail(?:s|ed|ure|ing)?|errors?)\b"
     )
     .find(&lower)?;
     if asks_whether(&lower, found.start()) {
@@ -462,7 +463,7 @@ fn oom_word(text: &str) -> Option<usize> {
     // A CJK sentence glues its words to `OOM` (`所用显存…导致OOM`, `显存不够会OOM吗`): only an
     // ASCII letter or digit makes it part of another word, as in [`weak_mention`]; the Chinese
     // words of denial before it then keep it from being a report.
-    let at = text.match_indices("OOM").map(|(at, _)| at).find(|&at| {
+    let at = oom_positions(text).into_iter().find(|&at| {
         let before = text[..at].chars().next_back();
         let after = text[at + 3..].chars().next();
         before.is_none_or(|c| !c.is_ascii_alphanumeric())
@@ -486,7 +487,9 @@ fn oom_word(text: &str) -> Option<usize> {
     if guess {
         return None;
     }
-    let hosted = without_offload(text);
+    // The host's words count in the sentence that says `OOM` (`The script works on a large-RAM
+    // CPU. However, on GPU (V100 16GB) I got an OOM error`: the CPU ran it fine).
+    let hosted = without_offload(sentence_around(text, at));
     // `dmesg` is the kernel's log, where the host's OOM killer reports (`use dmesg -T to
     // verify whether OOM occurred`).
     const HOST: [&str; 7] = [
@@ -512,6 +515,50 @@ fn oom_word(text: &str) -> Option<usize> {
         || oom_as_failure(&text[..at], rest))
     .then_some(text.len() - text.trim_start().len())
 }
+
+/// Where the word `OOM` stands in the text: in capitals, or in lower case right after a verb
+/// that hits it (`but still getting oom`, `I got oom on a 3090`), as reporters type it; lower
+/// case alone is the end of other words (`room`, `zoom`, `bloom`) or the host's killer
+/// (`oom-kill`, `oom_score_adj`), which the callers' word checks leave out.
+fn oom_positions(text: &str) -> Vec<usize> {
+    let mut positions: Vec<usize> = text.match_indices("OOM").map(|(at, _)| at).collect();
+    for (at, _) in text.match_indices(" oom") {
+        let at = at + 1;
+        let after = text[at + 3..].chars().next();
+        let word_ends = after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
+        let before = text[..at].to_lowercase();
+        let verb = last_words(&before, 1)
+            .first()
+            .is_some_and(|word| OOM_VERBS.contains(word));
+        if word_ends && verb {
+            positions.push(at);
+        }
+    }
+    positions.sort_unstable();
+    positions
+}
+
+/// The sentence of `text` around byte `at`: from after the last `. `, `! ` or `? ` before it to
+/// the next one after it.
+fn sentence_around(text: &str, at: usize) -> &str {
+    let ends = |c: char| matches!(c, '.' | '!' | '?');
+    let begin = text[..at]
+        .char_indices()
+        .rev()
+        .find(|&(i, c)| ends(c) && text[i + 1..].starts_with(' '))
+        .map_or(0, |(i, _)| i + 1);
+    let end = text[at..]
+        .char_indices()
+        .find(|&(i, c)| ends(c) && (text[at + i + 1..].starts_with(' ')))
+        .map_or(text.len(), |(i, _)| at + i + 1);
+    &text[begin..end]
+}
+
+/// Verbs that hit an `OOM` ([`oom_as_failure`]; a lower-case `oom` counts after one only).
+const OOM_VERBS: [&str; 20] = [
+    "running", "run", "runs", "ran", "into", "get", "gets", "got", "getting", "hit", "hits",
+    "hitting", "throws", "threw", "throw", "causes", "caused", "causing", "goes", "went",
+];
 
 /// The length of a verb ending glued to `OOM` (`s`, `ed`, `ing`, `'d`) at the start of `rest`,
 /// when a word ends there. Not a counter's label (`CUDA OOMs: 0` of `torch.cuda.
@@ -542,10 +589,7 @@ fn oom_as_failure(before: &str, after: &str) -> bool {
     {
         return false;
     }
-    const VERBS: [&str; 20] = [
-        "running", "run", "runs", "ran", "into", "get", "gets", "got", "getting", "hit", "hits",
-        "hitting", "throws", "threw", "throw", "causes", "caused", "causing", "goes", "went",
-    ];
+    const VERBS: [&str; 20] = OOM_VERBS;
     // The verb right before, or before an article (`throws an OOM exception`).
     let verb = match recent.as_slice() {
         [first, ..] if VERBS.contains(first) => true,
@@ -597,7 +641,7 @@ fn prose_mention(text: &str) -> Option<usize> {
         .replace(['"', '`', '“', '”'], "");
     // A device's memory named failing (`it starts but stops for a CUDA memory error`): the
     // reporter's name for the allocator's error, whose message is not pasted.
-    const PHRASES: [&str; 7] = [
+    const PHRASES: [&str; 8] = [
         "out of memory error",
         "out-of-memory error",
         "outofmemory error",
@@ -605,6 +649,8 @@ fn prose_mention(text: &str) -> Option<usize> {
         "oom error",
         "cuda memory error",
         "gpu memory error",
+        // TensorFlow's OOM status (`ResourceExhaustedError`) in the reporter's words.
+        "resource exhausted error",
     ];
     let at = PHRASES
         .iter()

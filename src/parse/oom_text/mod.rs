@@ -268,6 +268,8 @@ mod s16_tests;
 #[cfg(test)]
 mod s17_tests;
 #[cfg(test)]
+mod s18_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -1,0 +1,84 @@
+//! Unit tests of wordings added in session 18: old PaddlePaddle's enforce, a Vulkan title, HIP's
+//! allocation in a title, `OOM` in the reporter's lower case and sentences. Every line is
+//! synthetic.
+
+use super::tests::one;
+use super::*;
+
+/// PaddlePaddle Fluid's enforce of a chunk against CUDA's free memory: the request and the
+/// free memory, in bytes.
+#[test]
+fn paddle_fluid_enforce_allocating_available_reads_both_figures() {
+    let message = one(
+        "paddle.fluid.core.EnforceNotMet: enforce allocating <= available failed, 10513462067 > \
+         1369702144",
+    );
+    assert!(message.is_gpu_oom);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(10_513_462_067))
+    );
+    assert_eq!(message.figures.free_bytes, Some(Bytes(1_369_702_144)));
+}
+
+/// A title quoting Vulkan's error in brackets after the failure is a GPU OOM; the error's name
+/// in prose is not.
+#[test]
+fn a_vulkan_title_quoting_the_error_in_brackets_is_a_gpu_oom() {
+    let title = parse_text("Vulkan Device memory allocation failed (ErrorOutOfDeviceMemory )");
+    assert!(title.iter().any(|m| m.is_gpu_oom), "{title:#?}");
+    let prose = parse_text("the docs list `ErrorOutOfDeviceMemory` among Vulkan's results");
+    assert!(prose.iter().all(|m| !m.is_gpu_oom), "{prose:#?}");
+}
+
+/// HIP's allocation named failing in a title, as CUDA's is; not a question or advice.
+#[test]
+fn hip_malloc_failing_in_a_title_is_a_gpu_oom() {
+    let title = parse_text("[Issue]: hipMalloc fails even though there is enough memory");
+    assert!(title.iter().any(|m| m.is_gpu_oom), "{title:#?}");
+    let question = parse_text("Can hipMalloc fail when the pointer is not aligned?");
+    assert!(question.iter().all(|m| !m.is_gpu_oom), "{question:#?}");
+}
+
+/// `oom` in lower case right after a verb that hits it is the reporter's OOM; the end of
+/// another word, the host's killer, and lower case without such a verb are not.
+#[test]
+fn lower_case_oom_after_a_verb_is_a_mention() {
+    let got =
+        parse_text("i tested many optimizers with the new commit on my 3060 but still getting oom");
+    assert!(got.iter().any(|m| m.is_gpu_oom), "{got:#?}");
+    for line in [
+        "the zoom on the 3060 preview is broken",
+        "the process was killed by the oom-killer on the GPU node",
+        "set a larger batch on the GPU, oom is unlikely",
+    ] {
+        let messages = parse_text(line);
+        assert!(
+            messages.iter().all(|m| !m.is_gpu_oom),
+            "{line}: {messages:#?}"
+        );
+    }
+}
+
+/// TensorFlow's OOM status in the reporter's words is a GPU OOM; advice about it is not.
+#[test]
+fn resource_exhausted_error_in_a_sentence_is_a_mention() {
+    let got =
+        parse_text("while training with Tensorflow GPU i am getting resource exhausted error");
+    assert!(got.iter().any(|m| m.is_gpu_oom), "{got:#?}");
+    let advice = parse_text("lower the batch size to avoid a resource exhausted error on the GPU");
+    assert!(advice.iter().all(|m| !m.is_gpu_oom), "{advice:#?}");
+}
+
+/// The host's words count in the sentence that says `OOM`: a run fine on a large-RAM CPU then
+/// an OOM on the GPU is the GPU's; RAM in the OOM's own sentence keeps it the host's.
+#[test]
+fn host_words_count_in_the_ooms_own_sentence() {
+    let gpu = parse_text(
+        "The script works well on a large-RAM CPU. However, on GPU (V100 16GB) I got an OOM \
+         error related to constant folding.",
+    );
+    assert!(gpu.iter().any(|m| m.is_gpu_oom), "{gpu:#?}");
+    let host = parse_text("On the GPU box with 16GB RAM I got an OOM error while tokenizing.");
+    assert!(host.iter().all(|m| !m.is_gpu_oom), "{host:#?}");
+}
