@@ -177,6 +177,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("WhisperModel(", ctranslate2_code),
     name("faster-whisper", ctranslate2_named),
     name("faster_whisper", ctranslate2_named),
+    name("Faster Whisper", ctranslate2_named),
+    name("Faster-Whisper", ctranslate2_named),
     name("CTranslate2", ctranslate2_named),
     name("whisper-ctranslate2", ctranslate2_named),
     name("openai-whisper", whisper_named),
@@ -275,6 +277,10 @@ pub(super) const RULES: &[Rule] = &[
     name("diffusers", vocab::engine_in_prose),
     name("Diffusers", vocab::engine_in_prose),
     name("PyTorch Lightning", vocab::engine_in_prose),
+    name("TensorFlow", vocab::engine_in_prose),
+    name("Tensorflow", vocab::engine_in_prose),
+    name("JAX", vocab::engine_in_prose),
+    name("Flax", vocab::engine_in_prose),
     name("pytorch-lightning", vocab::engine_in_prose),
     name("Comfy", vocab::engine_in_prose),
     // OpenMMLab's toolboxes by name (`vocab::OPENMMLAB_NAMES`).
@@ -673,6 +679,9 @@ fn ctranslate2_named(text: &str, facts: &mut LineFacts) {
     let named = [
         "faster-whisper",
         "faster_whisper",
+        // The reporter's spelling of it ("I've been using Faster Whisper from the start").
+        "Faster Whisper",
+        "Faster-Whisper",
         "CTranslate2",
         "whisper-ctranslate2",
     ]

@@ -659,3 +659,34 @@ fn openmmlab_form_and_config_words_name_it_weakly() {
         );
     }
 }
+
+/// The frameworks named capitalised in the reporter's sentence name them weakly; a longer word
+/// holding the name and a framework the reporter only asks about do not.
+#[test]
+fn frameworks_named_in_a_sentence_name_them_weakly() {
+    let cases: &[(&str, Option<EngineName>)] = &[
+        (
+            "while training with Tensorflow GPU i am getting an error",
+            Some(EngineName::Tensorflow),
+        ),
+        (
+            "It ran fine on TensorFlow 2.2 for 46 epochs",
+            Some(EngineName::Tensorflow),
+        ),
+        ("[Flax] Add Textual Inversion", Some(EngineName::Jax)),
+        ("the same model in JAX on a V100", Some(EngineName::Jax)),
+        (
+            "And if we reproduce this in TensorFlow will it be faster?",
+            None,
+        ),
+        ("the TensorFlowLite converter's docs", None),
+    ];
+    for (line, expected) in cases {
+        let found = engine(line);
+        assert_eq!(found.map(|e| e.0), *expected, "{line}");
+        assert!(found.is_none_or(|e| e.1 == Certainty::Prose), "{line}");
+    }
+    // faster-whisper as users spell it names CTranslate2.
+    let whisper = engine("I've been using Faster Whisper from the start");
+    assert_eq!(whisper.map(|e| e.0), Some(EngineName::Ctranslate2));
+}

@@ -465,6 +465,11 @@ const PROSE: &[(&[&str], EngineName)] = &[
         EngineName::Ultralytics,
     ),
     (&["detectron2", "Detectron2"], EngineName::Detectron2),
+    // The frameworks by the names their users write ("while training with Tensorflow GPU",
+    // "[Flax] Add Textual Inversion"), capitalised: the lower-case names are the packages' paths
+    // and imports, which the frames and paths read.
+    (&["TensorFlow", "Tensorflow"], EngineName::Tensorflow),
+    (&["JAX", "Flax"], EngineName::Jax),
 ];
 
 /// OpenMMLab's toolboxes by the names their users write (each also a `name(…)` marker).
@@ -533,7 +538,20 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
     }
     let mut named: Option<EngineName> = None;
     for (spellings, engine) in PROSE {
-        if spellings.iter().any(|name| word(line, name)) {
+        // A framework named in a question is one the reporter considers ("if we reproduce this
+        // in TensorFlow will it be faster?"), not the one that ran.
+        let framework = matches!(engine, EngineName::Tensorflow | EngineName::Jax);
+        let asked = |name: &&str| {
+            line.find(*name).is_some_and(|at| {
+                line[at..]
+                    .find(['.', '!', '?'])
+                    .is_some_and(|end| line[at + end..].starts_with('?'))
+            })
+        };
+        if spellings
+            .iter()
+            .any(|name| word(line, name) && !(framework && asked(name)))
+        {
             if named.is_some_and(|other| other != *engine) {
                 return;
             }
