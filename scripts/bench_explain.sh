@@ -210,6 +210,11 @@
 # JAX's `op_name="pmap(`) and the XLA name-stack reader on `op_name=` lines: varied grep 0.30 s,
 # explain 0.75 s best (0.85 s median) / 0.59 s cpu, before 0.98 s (1.01 s) / 0.68 s cpu: no
 # slower (2.50x grep at this load, 3.27x for the start build in the same loop).
+# 2026-12-03 14:16 (eighteenth session), the H200 host pinned to two cores (taskset -c 0,1), load
+# 1.7-1.8, RUNS=3, 1 GiB varied, the merged build e3df1cb against 7fa45a9 (sixteenth session) as
+# BEFORE: grep 0.34 s, explain 0.81 s best (0.83 s median) / 1.14 s CPU, 33 MiB RSS, before 0.78 s
+# (0.79 s) / 1.08 s: 2.38x grep (2.29x before), the session's markers within the runs' noise;
+# one core 1.28 s (3.76x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -422,6 +422,19 @@
 # from its copy"). Also worth one run each: OOMDOC_THREADS=13 and 14 (15 chunk threads and the
 # main thread's head fill the 16 cores; the analysis runs 15 shards beside the replay, growth
 # and summary threads: the slowest thread sets the wall).
+# Timed on the H200 host (eighteenth session, 2026-12-03 14:15-14:17 UTC, 16 cores, load 0.6-0.8,
+# the merged build e3df1cb against the sixteenth session's 7fa45a9 as OOMDOC_BASE, both stripped,
+# OOMDOC_THREADS=16, RUNS=3 alternated with Python; reports identical):
+#   varied (576.9 MiB, 3,844,669 entries): Python 6.36-9.19 s, oomdoc 0.42-0.48 s wall / 4.05-4.69
+#     s CPU, 290.6 MiB (base 0.42-0.48 s, 288.6 MiB): 15.1x wall, RSS 0.50 of the file.
+#   real (524.7 MiB, 3,458,484 entries): Python 5.64-7.69 s, oomdoc 0.39-0.41 s / 3.29-3.52 s CPU,
+#     208.6 MiB (base 0.39-0.41 s, 205.6 MiB): 14.5x, RSS 0.40.
+#   OOMDOC_PROFILE=1 (one run each): "analysis" 0.072 s (base 0.069) on varied, 0.096 s (0.087)
+#     on real; pass 1's shards 0.037/0.026 s (0.029/0.027), "pass 2 from its copy" 0.000 s on
+#     varied, but "replay pass 2 beside pass 1" 0.054/0.080 s (0.042/0.071): the replay beside
+#     pass 1, not pass 1, sets the analysis' wall, and the analysis is a sixth of the run: the read
+#     ("read the snapshot (all of it)" 0.36 s varied, 0.28 s real) is where 20x must come from.
+#   OOMDOC_THREADS=13 and 14 on varied: 0.44 and 0.43 s wall, no better than 16.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
