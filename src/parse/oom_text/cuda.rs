@@ -39,6 +39,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::CudaError, found.start()));
     }
+    // Caffe's `CUDA_CHECK` (`include/caffe/util/device_alternate.hpp`: `CHECK_EQ(error,
+    // cudaSuccess) << " " << cudaGetErrorString(error)`), printed by glog as `Check failed:
+    // error == cudaSuccess (2 vs. 0)  out of memory` (status 2, `cudaErrorMemoryAllocation`).
+    if let Some(found) =
+        regex!(r"Check failed: \w+ == cudaSuccess \(2 vs\. 0\)\s+out of memory").find(text)
+    {
+        return Some((Family::CudaError, found.start()));
+    }
     // bitsandbytes' `CUDA_CHECK_RETURN` (`csrc/ops.cuh`, 0.3x–0.4x): "Error %s at line %d in
     // file %s" with `cudaGetErrorString` (`Error out of memory at line 529 in file
     // /src/csrc/ops.cu`), then `exit(1)`.

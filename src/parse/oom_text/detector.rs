@@ -380,7 +380,9 @@ impl OomDetector {
     fn pinned_host(&self, message: &OomMessage) -> bool {
         let raw = matches!(
             message.kind,
-            OomKind::CudaErrorOutOfMemory | OomKind::CudaDriverOutOfMemory
+            OomKind::CudaErrorOutOfMemory
+                | OomKind::CudaDriverOutOfMemory
+                | OomKind::HipRuntimeOutOfMemory
         ) || (message.kind == OomKind::OtherGpuOom
             && message.text.contains("cudaErrorMemoryAllocation"));
         if !raw || message.figures.tried_to_allocate_bytes.is_some() {

@@ -121,6 +121,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         if !rest.is_empty() && (wording.starts_with(&rest) || rest.starts_with(wording)) {
             return Some((Family::Framework(FrameworkKind::Xla), position));
         }
+        // TensorFlow 1.x's status of a failed device allocation, as its root-error list prints
+        // it (`(0) Resource exhausted: failed to allocate memory`, the `RESOURCE_EXHAUSTED`
+        // code's `Status::ToString`): an OOM without the tensor's shape.
+        if rest.starts_with("failedtoallocatememory") {
+            return Some((Family::Framework(FrameworkKind::TfBfc), position));
+        }
     }
     if let Some(position) = find(text, "OOM when allocating tensor") {
         return Some((Family::Framework(FrameworkKind::TfTensor), position));
@@ -145,6 +151,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         || regex!(r"from device: hipError_t\((?:2|1002)\)").is_match(text)
     {
         return Some((Family::Framework(FrameworkKind::Hip), line_start(text)));
+    }
+    // MIOpen's device buffer (`src/hip/handlehip.cpp` `Handle::Create`/`Allocate`:
+    // `MIOPEN_THROW("Memory not available to allocate buffer: " + std::to_string(sz))`, 1.x–2.x),
+    // with the request in bytes.
+    if let Some(position) = find(text, "Memory not available to allocate buffer:") {
+        return Some((
+            Family::Framework(FrameworkKind::Hip),
+            line_start(text).min(position),
+        ));
     }
     if find(text, "CUDNN_STATUS_ALLOC_FAILED").is_some() {
         return Some((Family::Framework(FrameworkKind::Cudnn), line_start(text)));
@@ -355,6 +370,14 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                     regex!(r"failedtoallocate(\d+(?:\.\d+)?[KMGT])(?:i?B)?fromdevice"),
                     squeezed,
                 )
+            })
+            // MIOpen: `Memory not available to allocate buffer: 655360000` (bytes).
+            .or_else(|| {
+                integer_of(
+                    regex!(r"Memorynotavailabletoallocatebuffer:(\d+)"),
+                    squeezed,
+                )
+                .map(Bytes)
             });
             parsed
         }

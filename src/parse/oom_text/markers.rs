@@ -161,6 +161,11 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("cudaHostAlloc", ReportOnly),
         ("cudaMallocHost", ReportOnly),
         ("cudaHostRegister", ReportOnly),
+        ("hipHostMalloc", ReportOnly),
+        ("hipHostRegister", ReportOnly),
+        ("hipHostAlloc", ReportOnly),
+        ("hipMallocHost", ReportOnly),
+        ("Mem.HostBuffer", ReportOnly),
         ("pinned_memory", ReportOnly),
         // Host memory (not GPU OOM).
         ("DefaultCPUAllocator", Message),
@@ -206,6 +211,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // memory`, `2 root error(s) found.`, IPython's header).
         ("ResourceExhaustedError", Message),
         ("Requested amount of GPU memory", Message),
+        // MIOpen's device buffer (frameworks.rs).
+        ("Memory not available to allocate", Message),
+        // Caffe's CUDA check (cuda.rs) holds `out of memory`.
         // PaddlePaddle Fluid's old enforce of a chunk against CUDA's free memory (frameworks.rs).
         ("allocating <= available", Message),
         // The TPU runtime's `Error allocating device buffer: Attempting to allocate …`.

@@ -9,13 +9,15 @@
 //! _utils/pin_memory.py`, whose `ExceptionWrapper` says `Caught RuntimeError in pin memory
 //! thread for device 0.`), the allocator's own frames (`CachingHostAllocator`,
 //! `at::native::_pin_memory`), or CuPy's pinned pool (`cupy/cuda/pinned_memory.pyx`
-//! `alloc_pinned_memory` → `runtime.hostAlloc`).
+//! `alloc_pinned_memory` → `runtime.hostAlloc`). HIP's twins fail the same way with
+//! `hipErrorOutOfMemory` (`hipHostMalloc`, `hipHostRegister`, `hipHostAlloc`, `hipMallocHost` of
+//! `hip_runtime_api.h`), as does the page-locked `Mem.HostBuffer` of AMDGPU.jl and CUDA.jl.
 
 /// A line showing a pinned host allocation: the innermost frame's call, or the allocator's
 /// frames. Not prose that names the setting (`set pin_memory=False`), which needs a call or a
 /// frame around it: only a code-like use (`.pin_memory(`, `pin_memory=True)` inside a call).
 pub(super) fn pinned_frame(text: &str) -> bool {
-    regex!(r"\.pin_memory\(|\bpin_memory\.py\b|\b_pin_memory\b|\(.*\bpin_memory\s*=\s*True|\bcudaHostAlloc\b|\bcudaMallocHost\b|\bcudaHostRegister\b|CachingHostAllocator|HostAllocator::|getPinnedMemoryAllocator|\bpinned_memory\.pyx\b|\balloc_pinned_memory\b")
+    regex!(r"\.pin_memory\(|\bpin_memory\.py\b|\b_pin_memory\b|\(.*\bpin_memory\s*=\s*True|\bcudaHostAlloc\b|\bcudaMallocHost\b|\bcudaHostRegister\b|\bhipHost(?:Malloc|Register|Alloc)\b|\bhipMallocHost\b|\bMem\.HostBuffer\b|CachingHostAllocator|HostAllocator::|getPinnedMemoryAllocator|\bpinned_memory\.pyx\b|\balloc_pinned_memory\b")
         .is_match(text)
 }
 

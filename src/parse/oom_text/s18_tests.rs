@@ -82,3 +82,63 @@ fn host_words_count_in_the_ooms_own_sentence() {
     let host = parse_text("On the GPU box with 16GB RAM I got an OOM error while tokenizing.");
     assert!(host.iter().all(|m| !m.is_gpu_oom), "{host:#?}");
 }
+
+/// HIP's pinned host allocation failing with `hipErrorOutOfMemory` is the host's page-locked
+/// memory, as CUDA's is; the same error after a device allocation stays the GPU's.
+#[test]
+fn hip_pinned_host_allocation_is_not_the_gpus_memory() {
+    let pinned = parse_text(
+        "On MI-25, hipMalloc is OK, but I see hipHostRegister returns 2:\nhipErrorOutOfMemory",
+    );
+    assert!(pinned.iter().all(|m| !m.is_gpu_oom), "{pinned:#?}");
+    let device = parse_text("hipMalloc(&ptr, size) returned:\nhipErrorOutOfMemory");
+    assert!(device.iter().any(|m| m.is_gpu_oom), "{device:#?}");
+}
+
+/// A status code's definition pasted from a runtime's header names the error without
+/// reporting it.
+#[test]
+fn a_status_definition_from_a_header_is_no_message() {
+    for line in [
+        "    hipErrorOutOfMemory = 2,",
+        "    cudaErrorMemoryAllocation = 2,  ///< The API call failed because it was unable to",
+    ] {
+        let messages = parse_text(line);
+        assert!(
+            messages.iter().all(|m| !m.is_gpu_oom),
+            "{line}: {messages:#?}"
+        );
+    }
+    let reported = parse_text("hipMalloc returned hipErrorOutOfMemory = 2 on the second call");
+    assert!(reported.iter().any(|m| m.is_gpu_oom), "{reported:#?}");
+}
+
+/// Caffe's CUDA check, MIOpen's buffer and TensorFlow 1.x's root error without a shape are GPU
+/// OOMs; MIOpen's gives its request in bytes.
+#[test]
+fn caffe_miopen_and_tensorflow_root_errors_are_gpu_ooms() {
+    let caffe = one(
+        "F1109 18:20:40.511134 28312 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. \
+         0)  out of memory",
+    );
+    assert!(caffe.is_gpu_oom);
+    let other_status = parse_text(
+        "F1109 18:20:40.511134 28312 math_functions.cu:79] Check failed: error == cudaSuccess (9 \
+         vs. 0)  invalid configuration argument",
+    );
+    assert!(
+        other_status.iter().all(|m| !m.is_gpu_oom),
+        "{other_status:#?}"
+    );
+    let miopen = one(
+        "MIOpen Error: /data/repo/MIOpen/src/hip/handlehip.cpp:70: Memory not available to \
+         allocate buffer: 655360000",
+    );
+    assert!(miopen.is_gpu_oom);
+    assert_eq!(
+        miopen.figures.tried_to_allocate_bytes,
+        Some(Bytes(655_360_000))
+    );
+    let tf = one("(0) Resource exhausted: failed to allocate memory");
+    assert!(tf.is_gpu_oom);
+}

@@ -60,7 +60,7 @@ pub(super) fn quoted_raise_start(text: &str) -> Option<(Family, usize)> {
 }
 
 fn detect_start_once(text: &str) -> Option<(Family, usize)> {
-    if frameworks::is_retried_allocation(text) {
+    if frameworks::is_retried_allocation(text) || is_status_definition(text) {
         return None;
     }
     message_start(text).or_else(|| mention::mention_start(text))
@@ -186,4 +186,12 @@ pub(super) fn is_class_only(text: &str) -> bool {
     class == "OutOfMemoryError"
         || class == "ResourceExhaustedError"
         || cut_class_start(text) == Some(0)
+}
+
+/// A runtime's status code defined in its header, pasted from `hip_runtime_api.h` or
+/// `driver_types.h` (`hipErrorOutOfMemory = 2,  ///< …`, `cudaErrorMemoryAllocation = 2`): the
+/// name of the error, not the error.
+fn is_status_definition(text: &str) -> bool {
+    regex!(r"^\s*(?:cuda|hip|CUDA_|HIP_|CUBLAS_|CUDNN_|CURAND_)\w*\s*=\s*\d+\s*,?\s*(?:/[/*].*)?$")
+        .is_match(text)
 }
