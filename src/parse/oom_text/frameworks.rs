@@ -582,7 +582,15 @@ fn dtype_size(name: &str) -> Option<u64> {
 }
 
 fn parse_tf_tensor(s: &str) -> Parsed {
-    let mut parsed = Parsed::new(OomKind::TensorflowOomTensor, true);
+    // The op placed on the CPU (`on /job:localhost/replica:0/task:0/device:CPU:0 by allocator
+    // cpu`, `OpKernelContext::allocate_tensor`'s message names the device and the allocator): the
+    // host's memory, a CPU-only run or an op TensorFlow put on the host.
+    let host = regex!(r"device:CPU:\d|byallocator(?:cpu|mklcpu)\b").is_match(s);
+    let mut parsed = if host {
+        Parsed::new(OomKind::HostMemory, false)
+    } else {
+        Parsed::new(OomKind::TensorflowOomTensor, true)
+    };
     let figures = &mut parsed.figures;
     figures.gpu_index = integer_of(regex!(r"device:GPU:(\d+)"), s)
         .or_else(|| integer_of(regex!(r"GPU_(\d+)_bfc"), s))

@@ -142,3 +142,19 @@ fn caffe_miopen_and_tensorflow_root_errors_are_gpu_ooms() {
     let tf = one("(0) Resource exhausted: failed to allocate memory");
     assert!(tf.is_gpu_oom);
 }
+
+/// TensorFlow's `OOM when allocating tensor` on the CPU device is the host's memory; on a GPU
+/// it stays the GPU's.
+#[test]
+fn tensorflow_oom_on_the_cpu_device_is_the_hosts() {
+    let cpu = parse_text(
+        "ResourceExhaustedError: OOM when allocating tensor with shape[1024,50257] and type float \
+         on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu",
+    );
+    assert!(cpu.iter().all(|m| !m.is_gpu_oom), "{cpu:#?}");
+    let gpu = one(
+        "ResourceExhaustedError: OOM when allocating tensor with shape[1024,50257] and type float \
+         on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+    );
+    assert!(gpu.is_gpu_oom);
+}
