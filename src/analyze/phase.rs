@@ -726,14 +726,21 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         None
     };
     let from_wrapper = frames.wrapper.map(|(frame, rule)| {
+        // A start-up wrapper encloses all of an engine's start (its loads, profiling and
+        // captures too): not only the device checks that `Phase::describe` names.
+        let encloses = if rule.phase == Phase::Startup {
+            "start-up"
+        } else {
+            rule.phase.describe()
+        };
         (
             rule.phase,
             format!(
-                "line {}: traceback frame `{}` ({}) encloses {} (no deeper frame shows more)",
+                "line {}: traceback frame `{}` ({}) encloses {encloses} (no deeper frame shows \
+                 more)",
                 frame.line,
                 frame.function,
                 short_path(&frame.file),
-                rule.phase.describe()
             ),
         )
     });
