@@ -102,8 +102,12 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("esource exhausted error", Words),
         ("esource Exhausted Error", Words),
         ("esource exhausted ERROR", Words),
-        // `OOM` in lower case after a verb (`still getting oom`, [`mention::mention_start`]).
+        // `OOM` in lower case after a verb (`still getting oom`, [`mention::mention_start`]),
+        // or glued to the Chinese verb before it (`训练中途报oom错误`, `出现oom`, `导致oom`).
         (" oom", Words),
+        ("报oom", Words),
+        ("现oom", Words),
+        ("致oom", Words),
         ("cudaErrorMemoryAllocation", Message),
         // cudaMallocAsync backend.
         ("would exceed allowed memory", Message),
@@ -127,6 +131,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("Not enough memory", Message),
         ("not enough memory", Message),
         ("leave no GPU memory", Message),
+        // SGLang's profiled KV-cache budget below zero (sglang.rs).
+        ("the profiled value -", Message),
         // llama.cpp / ollama.
         ("cudaMalloc failed", Message),
         ("failed to allocate", Message),

@@ -50,9 +50,8 @@ pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
 /// not the host's words on the same line (`OOM killer`, `RAM`).
 fn weak_mention(text: &str) -> Option<usize> {
     let lower = without_offload(text).to_lowercase();
-    let at = text
-        .match_indices("OOM")
-        .map(|(at, _)| at)
+    let at = oom_positions(text)
+        .into_iter()
         .find(|&at| {
             // A CJK sentence glues its words to `OOM` (`运行示例代码，报OOM`): only an ASCII
             // letter or digit makes it part of another word.
@@ -522,6 +521,16 @@ fn oom_word(text: &str) -> Option<usize> {
 /// (`oom-kill`, `oom_score_adj`), which the callers' word checks leave out.
 fn oom_positions(text: &str) -> Vec<usize> {
     let mut positions: Vec<usize> = text.match_indices("OOM").map(|(at, _)| at).collect();
+    // Glued to a Chinese verb (`报oom`, `出现oom`, `导致oom`): a report, as the capitals are.
+    for (at, _) in text.match_indices("oom") {
+        let before = text[..at].chars().next_back();
+        let after = text[at + 3..].chars().next();
+        if before.is_some_and(|c| matches!(c, '报' | '现' | '致'))
+            && after.is_none_or(|c| !c.is_ascii_alphanumeric())
+        {
+            positions.push(at);
+        }
+    }
     for (at, _) in text.match_indices(" oom") {
         let at = at + 1;
         let after = text[at + 3..].chars().next();

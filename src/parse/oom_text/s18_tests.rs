@@ -158,3 +158,32 @@ fn tensorflow_oom_on_the_cpu_device_is_the_hosts() {
     );
     assert!(gpu.is_gpu_oom);
 }
+
+/// SGLang's profiled KV-cache budget below zero is its `Not enough memory` failure; a positive
+/// one is only its warning.
+#[test]
+fn sglang_negative_profiled_value_is_its_memory_failure() {
+    let negative = one(
+        "[2025-07-02 07:41:59 DP0 TP0] max_total_tokens=131072 is larger than the profiled value \
+         -561981. Use the profiled value instead.",
+    );
+    assert!(negative.is_gpu_oom);
+    assert_eq!(negative.kind, OomKind::SglangMemory);
+    let positive = parse_text(
+        "[2025-07-02 07:41:59 TP0] max_total_tokens=131072 is larger than the profiled value \
+         90112. Use the profiled value instead.",
+    );
+    assert!(positive.iter().all(|m| !m.is_gpu_oom), "{positive:#?}");
+}
+
+/// `oom` in lower case glued to the Chinese verb before it is a report; inside a Latin word it
+/// is not.
+#[test]
+fn lower_case_oom_glued_to_a_chinese_verb_is_a_mention() {
+    let got = parse_text(
+        "自定义loss进行训练的时候，训练中途报oom错误。\n[rank1]: Traceback (most recent call last):",
+    );
+    assert!(got.iter().any(|m| m.is_gpu_oom), "{got:#?}");
+    let word = parse_text("训练时出现zoom效果");
+    assert!(word.iter().all(|m| !m.is_gpu_oom), "{word:#?}");
+}

@@ -28,12 +28,21 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Sglang, position));
         }
     }
+    // `ModelRunner.init_memory_pool`: "max_total_tokens={…} is larger than the profiled value
+    // {…}. Use the profiled value instead." then, when the profiled value is not positive,
+    // `raise RuntimeError("Not enough memory. Please try to increase --mem-fraction-static.")`:
+    // a negative profiled value is that failure, whether or not the paste reaches the raise.
+    if let Some(found) = regex!(r"is larger than the profiled value -\d").find(text) {
+        let begin = super::find(text, "max_total_tokens").unwrap_or(found.start());
+        return Some((Family::Sglang, begin.min(found.start())));
+    }
     let position = super::find(text, "Prefill out of memory")?;
     Some((Family::Sglang, position))
 }
 
 pub(super) fn is_complete(s: &str) -> bool {
     s.contains("mem-fraction-static")
+        || s.contains("theprofiledvalue-")
         || s.contains("Prefilloutofmemory")
         || s.contains("allocateKVcache.")
 }
