@@ -275,6 +275,13 @@ pub fn is_library_file(file: &str) -> bool {
         return true;
     }
     let parts: Vec<&str> = lower.split('/').collect();
+    // The code TorchInductor generates for a compiled graph, written to its cache directory
+    // (`torch/_inductor/runtime/cache_dir_utils.py` `default_cache_dir`, PyTorch 2.5+:
+    // `<tmp>/torchinductor_<user>/`, the `call` of each output module): PyTorch's code, not the
+    // caller's.
+    if parts.iter().any(|part| part.starts_with("torchinductor_")) {
+        return true;
+    }
     parts.windows(2).any(|pair| {
         // `…/lib/python3.10/runpy.py`, `C:\Python310\lib\runpy.py`, `…/bin/torchrun`.
         (pair[0] == "lib" && pair[1].starts_with("python"))

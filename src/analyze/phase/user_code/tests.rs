@@ -48,6 +48,9 @@ fn library_files_are_told_from_the_callers() {
         "<frozen importlib._bootstrap>",
         "<string>",
         "/x/torch/lib/libtorch_cuda.so",
+        // TorchInductor's generated code in its cache directory.
+        "/tmp/torchinductor_root/d6/cd6lc62bpuh62bq757omtgmc27nvf.py",
+        "C:\\Users\\me\\AppData\\Local\\Temp\\torchinductor_me\\ab\\cab12.py",
     ] {
         assert!(is_library_file(file), "{file}");
     }
@@ -59,6 +62,8 @@ fn library_files_are_told_from_the_callers() {
         "/tmp/ipykernel_1234/3301.py",
         "<call>",
         "C:\\work\\ComfyUI\\execution.py",
+        "/home/me/inductor_notes/run.py",
+        "/tmp/oomdoc-corpus/serve_compiled.py",
     ] {
         assert!(!is_library_file(file), "{file}");
     }
