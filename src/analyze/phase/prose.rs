@@ -165,6 +165,47 @@ const PHRASES: &[(&str, Phase)] = &[
     ("when evaluating", Phase::Inference),
     ("评估", Phase::Inference),
     ("评测", Phase::Inference),
+    // A server's warm-up before it serves, the pass that sizes its memory with dummy inputs:
+    // vLLM V1's sampler warm-up (`v1/worker/gpu_model_runner.py` `_dummy_sampler_run`, whose
+    // error says `CUDA out of memory occurred when warming up sampler`; `gpu_worker.py`
+    // `compile_or_warm_up_model`), TGI's `warmup` (`server/text_generation_server/server.py`
+    // `Warmup`, the launcher's `Unable to warmup model`) (`CUDA OOM during sampler warmup`,
+    // `gemma-7b warmup encountered an error`). Not `after warmup` (denied, the warm-up passed).
+    ("sampler warmup", Phase::Profiling),
+    ("sampler warm-up", Phase::Profiling),
+    ("warming up sampler", Phase::Profiling),
+    ("warming up the sampler", Phase::Profiling),
+    ("warmup encountered", Phase::Profiling),
+    ("warm-up encountered", Phase::Profiling),
+    ("during warmup", Phase::Profiling),
+    ("during the warmup", Phase::Profiling),
+    ("during warm-up", Phase::Profiling),
+    ("during the warm-up", Phase::Profiling),
+    ("during model warmup", Phase::Profiling),
+    // A training's course named by how far it had got without a count (`OOM part way through
+    // epoch`, `halfway through training`) or by its iterations going on (`CUDA out of memory
+    // with training iterations`, `memory grows as training progresses`) (AUDIT.md, session 15,
+    // rule 2c).
+    ("way through epoch", Phase::TrainingStep),
+    ("way through the epoch", Phase::TrainingStep),
+    ("way through an epoch", Phase::TrainingStep),
+    ("way through training", Phase::TrainingStep),
+    ("way through the training", Phase::TrainingStep),
+    ("halfway through epoch", Phase::TrainingStep),
+    ("halfway through the epoch", Phase::TrainingStep),
+    ("halfway through training", Phase::TrainingStep),
+    ("halfway through the training", Phase::TrainingStep),
+    ("midway through training", Phase::TrainingStep),
+    ("midway through the training", Phase::TrainingStep),
+    ("middle of an epoch", Phase::TrainingStep),
+    ("middle of the epoch", Phase::TrainingStep),
+    ("with training iterations", Phase::TrainingStep),
+    ("with the training iterations", Phase::TrainingStep),
+    ("with training steps", Phase::TrainingStep),
+    ("as training progresses", Phase::TrainingStep),
+    ("as the training progresses", Phase::TrainingStep),
+    ("as training goes on", Phase::TrainingStep),
+    ("as the training goes on", Phase::TrainingStep),
     // An engine's start-up before it serves (`the shard fails to start`), and its CUDA-graph
     // capture.
     ("at startup", Phase::Startup),
@@ -1115,6 +1156,13 @@ const PROGRESS: &[&str] = &[
     "loop",
     "backward",
     "%",
+    "halfway",
+    "way through",
+    "midway",
+    "progresses",
+    "goes on",
+    "after some time",
+    "after a while",
 ];
 
 /// Whether a training hit's words show the training's progress (see [`PROGRESS`]).
@@ -1226,7 +1274,8 @@ pub fn stage_for(
     if let Some(found) = commented_statement(lines) {
         return Ok(found);
     }
-    let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
+    // (line, phase, words, the failure named in the hit's line, … in the hit's sentence).
+    let mut found: Vec<(u64, Phase, String, bool, bool)> = Vec::new();
     // Words that show the job, not how far it had got: (line, words, phase, of host memory).
     let mut unshown: Option<(u64, String, Phase, bool)> = None;
     for prose in lines {
@@ -1257,8 +1306,21 @@ pub fn stage_for(
             INNER.iter().any(|word| words.contains(word))
         };
         let training = line_hits.iter().any(|hit| hit.2 == Phase::TrainingStep);
+        // (Not a training hit whose own sentence names the failure when the inner stage's
+        // does not: `… up to 29% in validation. However, the training was cut off halfway
+        // through, indicating CUDA out of memory`.)
+        let in_failing_sentence = |(at, end, _): &(usize, usize, Phase)| {
+            names_the_failure(sentence_around(&lower, *at, *end))
+        };
         if line_hits.iter().any(inner) {
-            line_hits.retain(|hit| hit.2 != Phase::TrainingStep || inner(hit));
+            let inner_fails = line_hits
+                .iter()
+                .any(|hit| inner(hit) && in_failing_sentence(hit));
+            line_hits.retain(|hit| {
+                hit.2 != Phase::TrainingStep
+                    || inner(hit)
+                    || (!inner_fails && in_failing_sentence(hit))
+            });
         }
         // A save alone (a trainer's `Saving model checkpoint to …`) says what the run did,
         // not where it failed: it counts inside a training sentence or with the failure's
@@ -1281,7 +1343,16 @@ pub fn stage_for(
                 unshown.get_or_insert((prose.line, words, phase, false));
                 continue;
             }
-            found.push((prose.line, phase, words, oom));
+            let sentence = oom && names_the_failure(sentence_around(&lower, at, end));
+            found.push((prose.line, phase, words, oom, sentence));
+        }
+        // Code named as where the failure came (`named_code`), in a sentence of this line.
+        let own_sentence = !named_code(text).is_empty();
+        for (at, end, phase) in named_code(&joined).into_iter().filter(|_| own_sentence) {
+            if end <= span.start || at >= span.end || !oom {
+                continue;
+            }
+            found.push((prose.line, phase, quote(&joined, &lower, at, end), oom, oom));
         }
     }
     // The iterations of an evaluation script the reporter ran (`Run python eval.py …`, then
@@ -1290,13 +1361,13 @@ pub fn stage_for(
     let script = |words: &str| !script_hits(&words.to_lowercase()).is_empty();
     if found
         .iter()
-        .any(|(_, phase, words, _)| *phase == Phase::Inference && script(words))
+        .any(|(_, phase, words, _, _)| *phase == Phase::Inference && script(words))
     {
-        found.retain(|(_, phase, words, _)| {
+        found.retain(|(_, phase, words, _, _)| {
             *phase != Phase::TrainingStep || names_training(&words.to_lowercase())
         });
-        if found.iter().any(|(_, _, words, _)| !script(words)) {
-            found.retain(|(_, _, words, _)| !script(words));
+        if found.iter().any(|(_, _, words, _, _)| !script(words)) {
+            found.retain(|(_, _, words, _, _)| !script(words));
         }
     }
     let unshown = || {
@@ -1329,14 +1400,21 @@ pub fn stage_for(
             }
         })
     };
-    let pick = found.iter().find(|(_, _, _, oom)| *oom).or_else(|| {
-        let first = found.first()?;
-        found
-            .iter()
-            .all(|(_, phase, _, _)| *phase == first.1)
-            .then_some(first)
-    });
-    let Some((line, phase, words, _)) = pick else {
+    // The stage in the sentence naming the failure, then in its line (`… reaching up to 29% in
+    // validation. However, the training was cut off halfway through, indicating CUDA out of
+    // memory`: the training's), then stages that agree.
+    let pick = found
+        .iter()
+        .find(|(_, _, _, _, sentence)| *sentence)
+        .or_else(|| found.iter().find(|(_, _, _, oom, _)| *oom))
+        .or_else(|| {
+            let first = found.first()?;
+            found
+                .iter()
+                .all(|(_, phase, _, _, _)| *phase == first.1)
+                .then_some(first)
+        });
+    let Some((line, phase, words, _, _)) = pick else {
         return Err(unshown());
     };
     let names = if *phase == Phase::Unknown {
@@ -1351,6 +1429,122 @@ pub fn stage_for(
              line shows it)"
         ),
     ))
+}
+
+/// The sentence of `lower` around `at..end` (to the nearest `.`, `!`, `?`, `;` or line break,
+/// a CJK full stop or mark).
+fn sentence_around(lower: &str, at: usize, end: usize) -> &str {
+    const BREAKS: [char; 8] = ['.', '!', '?', ';', '\n', '。', '！', '？'];
+    // A full stop inside a word (`v2.6`, `engine.py`) breaks nothing.
+    let breaks = |text: &str, index: usize, c: char| {
+        BREAKS.contains(&c)
+            && (c != '.'
+                || text[index + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace))
+    };
+    let start = lower[..at]
+        .char_indices()
+        .rev()
+        .find(|&(index, c)| breaks(lower, index, c))
+        .map_or(0, |(index, c)| index + c.len_utf8());
+    let stop = lower[end..]
+        .char_indices()
+        .find(|&(index, c)| breaks(lower, end + index, c))
+        .map_or(lower.len(), |(index, _)| end + index);
+    &lower[start..stop]
+}
+
+/// Code the reporter names as where the failure came (`triggers an immediate CUDA OOM … at the
+/// FastLanguageModel.from_pretrained()`, `the program error location is … engine.py (if not
+/// self.dont_change_device: self.module.to(self.device))`, `# OOM in
+/// `set_module_tensor_to_device``), in a line whose paragraph names the failure: a call read
+/// as the caller's statement is (`user_code::statement_phase`: a `from_pretrained`, a model's
+/// `.to(device)`), or a function's name in backticks that the frame rules map to one stage
+/// (accelerate's `set_module_tensor_to_device`, `rules/hf.rs`). Only in a person's sentence
+/// (three words or more outside the code): a traceback's source line is the frames' to read.
+/// (start, end, phase).
+fn named_code(text: &str) -> Vec<(usize, usize, Phase)> {
+    let mut out = Vec::new();
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    // Calls: a dotted name and its balanced parentheses.
+    let bytes = text.as_bytes();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (open, _) in text.match_indices('(') {
+        let start = text[..open]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_ident(c))
+            .last()
+            .map_or(open, |(index, _)| index);
+        let name = &text[start..open];
+        if !name.contains('.') && !name.contains('_') {
+            continue;
+        }
+        let mut depth = 0usize;
+        let close = text[open..].char_indices().find_map(|(index, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(open + index + 1);
+                    }
+                }
+                _ => {}
+            }
+            None
+        });
+        if let Some(close) = close {
+            // Outermost calls only (`a.to(b.device())` is one).
+            let inside = spans.last().is_some_and(|&(_, end)| start < end);
+            if start < open && bytes[start].is_ascii_alphabetic() && !inside {
+                spans.push((start, close));
+            }
+        }
+    }
+    let outside_words = {
+        let mut rest = text.to_string();
+        for &(start, end) in spans.iter().rev() {
+            rest.replace_range(start..end, " ");
+        }
+        rest.split_whitespace()
+            .filter(|word| word.len() > 1 && word.chars().all(char::is_alphabetic))
+            .count()
+    };
+    if outside_words < 3 {
+        return out;
+    }
+    for (start, end) in spans {
+        if let Some((phase, _)) = super::user_code::statement_phase(&text[start..end]) {
+            out.push((start, end, phase));
+        }
+    }
+    // A function's name in backticks.
+    let mut ticks = text.match_indices('`').map(|(at, _)| at);
+    while let (Some(open), Some(close)) = (ticks.next(), ticks.next()) {
+        let name = &text[open + 1..close];
+        if name.len() < 10
+            || !name.contains('_')
+            || name.starts_with('_') && name.ends_with('_')
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let mut phases = super::FRAME_RULES
+            .iter()
+            .filter(|rule| rule.function == name && rule.role != super::Role::Offload)
+            .filter(|rule| rule.role != super::Role::Wrapper)
+            .map(|rule| rule.phase);
+        let Some(first) = phases.next() else {
+            continue;
+        };
+        if phases.all(|phase| phase == first) && first != Phase::Unknown {
+            out.push((open, close + 1, first));
+        }
+    }
+    out
 }
 
 /// A statement of the reporter's code whose comment names the failure (`test_res =
@@ -2610,5 +2804,111 @@ mod tests {
     #[test]
     fn quoted_lines_are_another_persons_words() {
         assert_eq!(one("> I get an OOM while training"), None);
+    }
+
+    #[test]
+    fn a_servers_warm_up_is_profiling() {
+        for text in [
+            "[Bug]: CUDA OOM during sampler warmup with DeepSeek-V3.2 on vLLM Nightly",
+            "gemma-7b warmup encountered an error",
+            "the server crashes during the warm-up",
+        ] {
+            assert_eq!(one(text), Some(Phase::Profiling), "{text}");
+        }
+        // The warm-up passed; advice.
+        assert_eq!(
+            one("CUDA OutOfMemory even after warmup phase succeeded"),
+            None
+        );
+        assert_eq!(one("no OOM during warmup, it fails later"), None);
+    }
+
+    #[test]
+    fn a_trainings_course_without_a_count() {
+        for text in [
+            "OOM part way through epoch using llama3.2 vision finetuning distributed recipe",
+            "It crashes halfway through the training with CUDA out of memory",
+            "CUDA out of memory with training iterations",
+            "However, the training was cut off halfway through, indicating CUDA out of memory",
+            "the training stops after some time with an error like:",
+        ] {
+            assert_eq!(one(text), Some(Phase::TrainingStep), "{text}");
+        }
+        // No failure in the sentence, the training's end named, another subject.
+        assert_eq!(one("the training was cut off halfway through"), None);
+        assert_eq!(
+            one("after training stops after some time I get an OOM"),
+            None
+        );
+        assert_eq!(
+            one("the download stops after some time with an error"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_stage_in_the_sentence_naming_the_failure_wins() {
+        let text = "The accuracy reaches 29% in validation. However, the training was cut off \
+                    halfway through, indicating CUDA out of memory.";
+        assert_eq!(one(text), Some(Phase::TrainingStep));
+        // The evaluation named with the failure still decides inside a training.
+        assert_eq!(
+            one("During training, I get CUDA out of memory in validation."),
+            Some(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn inference_written_as_a_verb() {
+        assert_eq!(
+            one("When trying to inference one image using the default predictor, I get a cuda oom"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Cuda out of memory while inference for Qwen3-VL-4B-Instruct"),
+            Some(Phase::Inference)
+        );
+        // The job named by how it was run (a script), as a training's job is.
+        assert_eq!(one("CUDA OOM when inference using python script"), None);
+    }
+
+    #[test]
+    fn code_named_as_where_the_failure_came() {
+        for (text, phase) in [
+            (
+                "Enabling the standby triggers an immediate CUDA OOM on RTX 4090 (24GB) at the \
+                 FastLanguageModel.from_pretrained().",
+                Phase::WeightsLoad,
+            ),
+            (
+                "I get an out of memory error, the error location is engine.py (if not \
+                 self.dont_change_device: self.module.to(self.device))",
+                Phase::WeightsLoad,
+            ),
+            (
+                "# OOM in `set_module_tensor_to_device` of my loading script",
+                Phase::WeightsLoad,
+            ),
+        ] {
+            assert_eq!(one(text), Some(phase), "{text}");
+        }
+        // A traceback's source line is the frames' to read; no failure named; a call no rule
+        // reads; a function name that no frame rule maps.
+        assert_eq!(
+            stage(&two(
+                "    self.module.to(self.device)",
+                "torch.cuda.OutOfMemoryError: CUDA out of memory here and there"
+            )),
+            None
+        );
+        assert_eq!(
+            one("I load it with AutoModel.from_pretrained() and it works"),
+            None
+        );
+        assert_eq!(
+            one("I get an OOM error when I call foo.bar_baz(x) here"),
+            None
+        );
+        assert_eq!(one("# OOM in `my_helper_function_name` of my script"), None);
     }
 }

@@ -113,6 +113,9 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
         &[
             "generate",
             "infer",
+            // The noun written as the verb, as reporters often write it (`When trying to
+            // inference one image`, `when I inference the model`).
+            "inference",
             "sample",
             "decode",
             "upscale",
@@ -726,6 +729,18 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
     if phase == Phase::Inference && !applies_to_inputs(lower, words, index) {
         return None;
     }
+    // The noun written as the verb with the job's set-up in its clause (`OOM when inference
+    // using python script`): the inference job named by how it was run, as `Training on T4:`
+    // names the training's (AUDIT.md, session 15, rule 1; session 16, rule 5).
+    if word == "inference" {
+        let rest = &lower[words[index].end..];
+        let clause = &rest[..rest
+            .find([',', '.', ';', ':', '!', '?', '\n'])
+            .unwrap_or(rest.len())];
+        if super::job::names_a_set_up(clause) {
+            return None;
+        }
+    }
     // `sampling steps`, `decoding strategy`: a setting named, not the stage running.
     if words.get(index + 1).is_some_and(|next| {
         matches!(
@@ -995,6 +1010,9 @@ fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
 fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
     let word = words[index].text;
     let text = |i: usize| words.get(i).map(|w| w.text);
+    if let Some(from) = training_went_on(lower, words, index) {
+        return Some((from, index));
+    }
     // `after 20% of training`, `at 80% of the epoch`, `reached 50% of fine-tuning`.
     if matches!(
         word,
@@ -1072,6 +1090,49 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
     }
     text(next).filter(|w| UNITS.contains(w))?;
     (!of_another_stage(words, next)).then_some((index, next))
+}
+
+/// A training named, then how far it went without a count, in its clause: `the training was cut
+/// off halfway through`, `training crashes midway`, `the training stops after some time`, `the
+/// fine-tuning dies after a while` (AUDIT.md, session 15, rule 2c; session 18). `index` is the
+/// last word of the progress (`halfway`, `time`, `while`); the index of the training's noun.
+fn training_went_on(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    let text = |i: usize| words.get(i).map(|w| w.text);
+    let progress_from = match words[index].text {
+        "halfway" | "midway" | "partway" => index,
+        "time"
+            if text(index.wrapping_sub(1)) == Some("some")
+                && text(index.wrapping_sub(2)) == Some("after") =>
+        {
+            index - 2
+        }
+        "sometime" if text(index.wrapping_sub(1)) == Some("after") => index - 1,
+        "while"
+            if text(index.wrapping_sub(1)) == Some("a")
+                && text(index.wrapping_sub(2)) == Some("after") =>
+        {
+            index - 2
+        }
+        _ => return None,
+    };
+    // The training's noun within the five words before, in the same clause.
+    let first = progress_from.saturating_sub(5);
+    let training = (first..progress_from).rev().find(|&i| {
+        matches!(
+            words[i].text,
+            "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training"
+        )
+    })?;
+    let between = &lower[words[training].end..words[progress_from].start];
+    if between.contains([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    // Not a setting (`training steps after a while`), nor the training's start or end named
+    // (`before training`, `after training`).
+    if training > 0 && matches!(words[training - 1].text, "before" | "after") {
+        return None;
+    }
+    sentence_reports_a_failure(lower, words[training].start, words[index].end).then_some(training)
 }
 
 /// `… steps of sampling`, `… step 3 of the eval`: the steps of a generation or an evaluation.
