@@ -1179,27 +1179,15 @@ pub fn host_training_unshown(host_memory: bool, phase: Phase, words: &str) -> bo
     host_memory && phase == Phase::TrainingStep && !shows_training_progress(words)
 }
 
-/// Whether the words of an inference hit name a model applied to inputs (the session-16
-/// vocabulary: [`APPLY_PHRASES`], the grammar's verbs of it, the CJK verbs of
-/// [`cjk_apply_hits`]).
-fn apply_words(words: &str) -> bool {
-    let lower = words.to_lowercase();
-    APPLY_PHRASES
-        .iter()
-        .any(|(phrase, _)| lower.contains(phrase))
-        || !script_hits(&lower).is_empty()
-        // A script hit's own words are the file (`evaluate.py`).
-        || lower.trim_end().ends_with(".py")
-        || grammar::names_an_apply_verb(&lower)
-        || !cjk_apply_hits(&lower).is_empty()
-}
-
 /// Whether the words next to a host-memory failure name a model applied to inputs (`when i
 /// testing on dexycb, i have some problem`): of the host's memory, the inputs are read,
 /// decoded and batched there as much as the model runs, so such words show the job, not the
-/// stage (as training words without progress do, [`host_training_unshown`]).
-pub fn host_apply_unshown(host_memory: bool, phase: Phase, words: &str) -> bool {
-    host_memory && phase == Phase::Inference && apply_words(words)
+/// stage (as training words without progress do, [`host_training_unshown`]). Session 18: any
+/// words of inference, evaluation or validation (`Getting exit code 137 in validation step
+/// while training`), not only the session-16 verbs: an evaluation's host memory is its data
+/// loader's and its gathered outputs' as much as the model's (AUDIT.md, session 16, rule 3).
+pub fn host_apply_unshown(host_memory: bool, phase: Phase, _words: &str) -> bool {
+    host_memory && phase == Phase::Inference
 }
 
 /// Whether words name a training itself, not only its progress (`after 13 iterations`).
@@ -2295,6 +2283,25 @@ mod tests {
         assert_eq!(
             stage_for(&lines, false).map(|(phase, _)| phase),
             Ok(Phase::Inference)
+        );
+        // Any words of an evaluation or inference too (session 18); a training's progress and
+        // a load still decide.
+        for text in [
+            "[Bug] Getting exit code 137 in validation step while training",
+            "the process is killed during inference",
+        ] {
+            let lines = [ProseLine::new(1, text)];
+            assert!(stage_for(&lines, true).is_err(), "{text}");
+            assert_eq!(
+                stage_for(&lines, false).map(|(phase, _)| phase),
+                Ok(Phase::Inference),
+                "{text}"
+            );
+        }
+        let lines = [ProseLine::new(1, "killed while loading the model")];
+        assert_eq!(
+            stage_for(&lines, true).map(|(phase, _)| phase),
+            Ok(Phase::WeightsLoad)
         );
     }
 

@@ -1268,14 +1268,6 @@ fn general_case(lower: &str, start: usize) -> bool {
         .any(|word| lower[sentence_start..start].contains(word))
 }
 
-/// Whether lowercase words hold one of the verbs of a model applied to inputs
-/// ([`APPLY_VERBS`]) as a whole word.
-pub(super) fn names_an_apply_verb(lower: &str) -> bool {
-    words(lower)
-        .iter()
-        .any(|word| APPLY_VERBS.contains(&word.text))
-}
-
 /// Phrases after a hit, in its sentence, that say the stage went well.
 const WENT_WELL_PHRASES: &[&str] = &[
     "no problem",
