@@ -2880,6 +2880,21 @@ mod tests {
     }
 
     #[test]
+    fn an_act_named_as_what_failed() {
+        assert_eq!(
+            one("Inpainting gives Out of memory (1080 TI), without Inpainting no problems, why?"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Upscaling crashes with CUDA out of memory"),
+            Some(Phase::Inference)
+        );
+        // No failure, another subject.
+        assert_eq!(one("Inpainting gives nice results"), None);
+        assert_eq!(one("The setting gives out of memory"), None);
+    }
+
+    #[test]
     fn code_named_as_where_the_failure_came() {
         for (text, phase) in [
             (

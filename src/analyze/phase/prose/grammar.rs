@@ -491,7 +491,9 @@ fn job_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
     }) {
         return None;
     }
-    if !applies_to_inputs_strict(lower, words, index) {
+    if !applies_to_inputs_strict(lower, words, index)
+        && !subject_of_the_failure(lower, words, index)
+    {
         return None;
     }
     let (start, end) = (words[from].start, words[index].end);
@@ -509,6 +511,34 @@ fn job_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
         .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
         .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
     (!other_stage).then_some(from)
+}
+
+/// The `-ing` form opens its sentence as the subject of a verb of failing (`Inpainting gives
+/// Out of memory (1080 TI)`, `Upscaling crashes with OOM`): the act named as what failed, as a
+/// title names the training (`Training OOM`, AUDIT.md session 15, rule 2b), whatever its object.
+fn subject_of_the_failure(lower: &str, words: &[Word<'_>], index: usize) -> bool {
+    let opens = lower[..words[index].start]
+        .trim_end_matches([' ', '\t', '#', '*', '"', '\''])
+        .chars()
+        .next_back()
+        .is_none_or(|c| matches!(c, '.' | '!' | '?' | ':' | '\n' | ']'));
+    opens
+        && words[index].text.ends_with("ing")
+        && words.get(index + 1).is_some_and(|next| {
+            matches!(
+                next.text,
+                "gives"
+                    | "give"
+                    | "causes"
+                    | "throws"
+                    | "raises"
+                    | "crashes"
+                    | "fails"
+                    | "triggers"
+                    | "results"
+                    | "leads"
+            )
+        })
 }
 
 /// [`applies_to_inputs`] for every verb of [`JOB_INGS`] / [`JOB_BASES`], not only the
@@ -1193,6 +1223,13 @@ fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
     // problem`).
     let rest = &lower[end..sentence_end];
     let rest = [" but ", " however", " although", " though"]
+        .iter()
+        .filter_map(|word| rest.find(word))
+        .min()
+        .map_or(rest, |at| &rest[..at]);
+    // Words after the failure is reported are of another case (`Inpainting gives Out of memory
+    // (1080 TI), without Inpainting no problems`).
+    let rest = super::OOM_WORDS
         .iter()
         .filter_map(|word| rest.find(word))
         .min()
