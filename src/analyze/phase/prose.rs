@@ -881,6 +881,51 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
+/// Chinese `启动` (starting a server or an app) placed as the failure's moment: a word of time in
+/// its clause (`启动vllm server 的时候显存爆了`, `启动时`, `启动过程中`) or the failure right after it
+/// (`…Qwen2.5-32B启动出现OOM`): start-up, as English `fails to start` / `at startup` are (session
+/// 18). Not the job named (`使用vllm启动总是报错`, `vllm api方式启动，报显存不足`: no word of time,
+/// the corpus labels leave them unknown), a training started (`启动训练`, `启动13B模型训练`), the
+/// launch's settings (`启动参数`, `启动命令`, `启动配置`, `启动日志`), a negation (`不启动`).
+fn cjk_startup_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const WORD: &str = "启动";
+    let mut out = Vec::new();
+    for (at, _) in lower.match_indices(WORD) {
+        let end = at + WORD.len();
+        let before = &lower[..at];
+        let after = &lower[end..];
+        if before.ends_with('不') || before.ends_with("没有") || before.ends_with('没') {
+            continue;
+        }
+        if ["参数", "命令", "配置", "日志", "脚本", "方式"]
+            .iter()
+            .any(|word| after.starts_with(word))
+        {
+            continue;
+        }
+        let clause_end = after
+            .find(['，', ',', '。', '；', ';', '！', '？', '!', '?', '\n'])
+            .unwrap_or(after.len());
+        let clause = &after[..clause_end];
+        if clause.contains("训练") || clause.contains("微调") {
+            continue;
+        }
+        let timed = ["的时候", "时候", "过程中", "时"]
+            .iter()
+            .filter_map(|word| clause.find(word))
+            .min();
+        let right_after = ["出现", "就报", "报错", "爆显存", "oom", "失败"]
+            .iter()
+            .any(|word| after.trim_start().starts_with(word));
+        if let Some(time) = timed {
+            out.push((at, end + time, Phase::Startup));
+        } else if right_after {
+            out.push((at, end, Phase::Startup));
+        }
+    }
+    out
+}
+
 /// A CJK verb of a model applied to inputs with a word of time after it in its clause, as the
 /// threads write them (`识别图片时`, recognizing images; `在使用简体中文模型时`, while using the
 /// model; `翻訳中`, `문서 인식 중`): inference (session 16). The verb alone names the job or a
@@ -1642,6 +1687,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(named_model_load(lower));
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
+    out.extend(cjk_startup_hits(lower));
     out.extend(script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
@@ -2892,6 +2938,26 @@ mod tests {
         // No failure, another subject.
         assert_eq!(one("Inpainting gives nice results"), None);
         assert_eq!(one("The setting gives out of memory"), None);
+    }
+
+    #[test]
+    fn chinese_start_up_placed_as_the_failures_moment() {
+        for text in [
+            "启动vllm server 的时候显存爆了，显卡是GTX4060ti (16G)",
+            "[Bug] 从0.6.0开始，24G显存运行AWQ量化后的Qwen2.5-32B启动出现OOM",
+            "服务启动时报显存不足",
+        ] {
+            assert_eq!(one(text), Some(Phase::Startup), "{text}");
+        }
+        for text in [
+            "4卡T4服务器，使用vllm启动总是报错显存不够",
+            "[vllm] - 一张A10，vllm api方式启动，报显存不足",
+            "启动训练的时候显存爆了",
+            "补充下启动命令是",
+            "不启动deepspeed就不会报显存不足",
+        ] {
+            assert_ne!(one(text), Some(Phase::Startup), "{text}");
+        }
     }
 
     #[test]
