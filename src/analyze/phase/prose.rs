@@ -2961,6 +2961,25 @@ mod tests {
     }
 
     #[test]
+    fn a_training_run_as_the_object_of_a_word_of_time() {
+        for text in [
+            "When I encountered the following error while performing the training, can someone \
+             help me?",
+            "Getting the error CUBLAS_STATUS_ALLOC_FAILED while starting epoch.",
+            "OOM while running the fine-tuning on my data",
+        ] {
+            assert_eq!(one(text), Some(Phase::TrainingStep), "{text}");
+        }
+        // No word of time; advice; a question about the stage (not a request for help).
+        assert_eq!(one("did it crash while running the training?"), None);
+        assert_eq!(one("I am performing the training on a 3090"), None);
+        assert_eq!(
+            one("you should lower the batch while running training"),
+            None
+        );
+    }
+
+    #[test]
     fn code_named_as_where_the_failure_came() {
         for (text, phase) in [
             (

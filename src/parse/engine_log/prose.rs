@@ -66,6 +66,7 @@ pub(super) const MARKERS: &[&str] = &[
     "ay through",
     "alfway",
     "idway",
+    "g epoch",
     "iddle of an epoch",
     "iddle of the epoch",
     "raining iterations",

@@ -350,6 +350,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
+        if let Some(from) = running_the_training(lower, &words, index) {
+            if !guarded(lower, &words, from, index) {
+                out.push((words[from].start, word.end, Phase::TrainingStep));
+            }
+        }
         if let Some((from, to)) = progress_hit(lower, &words, index) {
             if !guarded(lower, &words, from, to) {
                 out.push((words[from].start, words[to].end, Phase::TrainingStep));
@@ -1122,6 +1127,42 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
     (!of_another_stage(words, next)).then_some((index, next))
 }
 
+/// A word of time, a verb of running and the training as its object (`while performing the
+/// training`, `while running training`, `while starting epoch`): the training's course, as
+/// `while training` is (AUDIT.md, session 15, rule 2a; session 18). Not `launching` (a
+/// training launched is the job, session 14). `index` is the training's noun; the index of the
+/// word of time.
+fn running_the_training(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(
+        words[index].text,
+        "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training" | "epoch"
+    ) {
+        return None;
+    }
+    let mut verb = index.checked_sub(1)?;
+    if matches!(
+        words[verb].text,
+        "the" | "a" | "an" | "my" | "our" | "this" | "its"
+    ) {
+        verb = verb.checked_sub(1)?;
+    }
+    if !matches!(
+        words[verb].text,
+        "running" | "performing" | "doing" | "starting" | "executing" | "beginning"
+    ) {
+        return None;
+    }
+    let frame = verb.checked_sub(1)?;
+    if !matches!(
+        words[frame].text,
+        "while" | "when" | "during" | "upon" | "whilst"
+    ) {
+        return None;
+    }
+    let span = &lower[words[frame].start..words[index].start];
+    (!span.contains([',', '.', ';', ':', '!', '?'])).then_some(frame)
+}
+
 /// A training named, then how far it went without a count, in its clause: `the training was cut
 /// off halfway through`, `training crashes midway`, `the training stops after some time`, `the
 /// fine-tuning dies after a while` (AUDIT.md, session 15, rule 2c; session 18). `index` is the
@@ -1214,7 +1255,15 @@ fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
     let oom = super::OOM_WORDS
         .iter()
         .any(|word| lower[sentence_start..sentence_end].contains(word));
-    let question = lower[sentence_end..].starts_with('?');
+    // A request for help closing the sentence after a comma (`When I encountered the following
+    // error while performing the training, can someone help me?`) asks nothing of the stage.
+    let asks_help = lower[end..sentence_end].rfind(',').is_some_and(|comma| {
+        let tail = &lower[end + comma..sentence_end];
+        ["help", "someone", "anyone", "any idea", "solve", "fix"]
+            .iter()
+            .any(|word| tail.contains(word))
+    });
+    let question = lower[sentence_end..].starts_with('?') && !asks_help;
     if question && !oom {
         return true;
     }
