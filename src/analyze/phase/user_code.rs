@@ -167,7 +167,18 @@ fn loss_computed(frame: &Frame) -> Option<(&'static str, &str)> {
             || lower.ends_with("loss_fn")
     };
     if let Some(code) = frame.code.as_deref() {
-        if called_name(code).is_some_and(lossy) {
+        // A loss kept as an evaluation's (`val_loss = F.mse_loss(model(val_x), val_x)`,
+        // `eval_loss = criterion(out, y)`): the validation's forward, not a training step's.
+        let evaluation_target = code.split_once('=').is_some_and(|(target, value)| {
+            !value.starts_with('=')
+                && words(target).iter().any(|w| {
+                    matches!(
+                        w.as_str(),
+                        "val" | "valid" | "validation" | "eval" | "evaluation" | "test" | "ppl"
+                    )
+                })
+        });
+        if called_name(code).is_some_and(lossy) && !evaluation_target {
             return Some(("runs", code.trim()));
         }
     }

@@ -291,6 +291,14 @@ fn a_loss_computed_is_a_training_step_unless_a_frame_says_otherwise() {
         let (_, why) = user_code_phase(&frames).unwrap();
         assert!(why.contains("a loss computed"), "{why}");
     }
+    // A loss kept as an evaluation's (session 18): no training step by itself.
+    for code in [
+        "val_loss = F.mse_loss(model(val_x), val_x)",
+        "eval_loss = criterion(out, target)",
+    ] {
+        let frames = [frame(1, "<module>", "fit_me.py", Some(code)), torch(5)];
+        assert_ne!(phase(&frames), Some(Phase::TrainingStep), "{code}");
+    }
     // A function named for a loss, a module of a loss package.
     let named = [
         frame(4, "getLoss", "my/job.py", Some("h = net(x)")),
