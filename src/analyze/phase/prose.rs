@@ -565,6 +565,9 @@ const DENY: &[&str] = &[
     "able",
     "expected",
     "supposed",
+    // A hypothetical (`- If during training, check the number of Gaussians`, `if you load the
+    // model in 8 bits`): advice, not this failure (session 16, rule 2).
+    "if",
 ];
 
 /// Words after a phrase, before the out-of-memory words, that put the failure after the stage
@@ -1894,7 +1897,15 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
             word,
             "after" | "before" | "finished" | "done" | "после" | "después" | "depois"
         );
-        DENY.contains(&word) && (!moving || index == 0)
+        // `I get CUDA OOM if I try to train this model`: the failure reported before the `if`
+        // is the reporter's own, under that condition.
+        let reported_if = word == "if" && {
+            let sentence_start = lower[..at]
+                .rfind(['.', '!', '?', '\n', '。'])
+                .map_or(0, |found| found + 1);
+            names_the_failure(&lower[sentence_start..at])
+        };
+        DENY.contains(&word) && (!moving || index == 0) && !reported_if
     })
 }
 
@@ -2976,6 +2987,27 @@ mod tests {
         assert_eq!(
             one("you should lower the batch while running training"),
             None
+        );
+    }
+
+    #[test]
+    fn a_hypothetical_is_no_stage_unless_the_failure_is_reported_first() {
+        assert_eq!(
+            one("- If during training, check if there are too many Gaussians"),
+            None
+        );
+        assert_eq!(
+            one("I get CUDA OOM if I try to train this model"),
+            Some(Phase::TrainingStep)
+        );
+        // An experiment launched is the job, an app launched its start-up.
+        assert_eq!(
+            one("Cuda error occured, while launching a small-scale baseline"),
+            None
+        );
+        assert_eq!(
+            one("Out of memory when launching the server"),
+            Some(Phase::Startup)
         );
     }
 

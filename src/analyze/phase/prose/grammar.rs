@@ -834,6 +834,12 @@ fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
                     | "deepspeed"
                     | "job"
                     | "jobs"
+                    // An experiment launched (`while launching a small-scale baseline`): the
+                    // job, as a training launched is.
+                    | "baseline"
+                    | "baselines"
+                    | "experiment"
+                    | "experiments"
                     | "script"
                     | "it"
                     | "this"
