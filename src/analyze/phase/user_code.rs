@@ -30,6 +30,13 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
             continue;
         }
         if is_library_file(&frame.file) {
+            // Gradio's event dispatch (`gradio/queueing.py` `call_prediction` in 3.x,
+            // `route_utils.call_process_api`, `blocks.py` `process_api` / `call_function`) runs
+            // whatever the app bound to a button, a model's load as much as its use: its
+            // "prediction" is the handler's output, no stage.
+            if frame.file.replace('\\', "/").contains("/gradio/") {
+                continue;
+            }
             if let Some(phase) = library_name_phase(&frame.function) {
                 return Some((
                     phase,

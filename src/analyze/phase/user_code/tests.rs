@@ -762,3 +762,25 @@ fn statements_that_name_a_start_up_stage() {
         assert_eq!(statement_phase(code).map(|(p, _)| p), phase, "{code}");
     }
 }
+
+#[test]
+fn gradios_event_dispatch_names_no_stage() {
+    let gradio = frame(
+        3,
+        "call_prediction",
+        "/venv/lib/python3.10/site-packages/gradio/queueing.py",
+        Some("output = await route_utils.call_process_api("),
+    );
+    assert_eq!(user_code_phase(std::slice::from_ref(&gradio)), None);
+    // Another library's function named for a prediction still reads as one.
+    let other = frame(
+        3,
+        "call_prediction",
+        "/venv/lib/python3.10/site-packages/myserve/queue.py",
+        Some("return fn(x)"),
+    );
+    assert_eq!(
+        user_code_phase(&[other]).map(|(phase, _)| phase),
+        Some(Phase::Inference)
+    );
+}
