@@ -1905,7 +1905,14 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
                 .map_or(0, |found| found + 1);
             names_the_failure(&lower[sentence_start..at])
         };
-        DENY.contains(&word) && (!moving || index == 0) && !reported_if
+        // `before the KSampler can proceed`: the stage not reached yet, with its article.
+        let article_between = index == 1
+            && word == "before"
+            && matches!(
+                before[0].trim_matches(|c: char| !c.is_alphanumeric()),
+                "the" | "a" | "an"
+            );
+        DENY.contains(&word) && (!moving || index == 0 || article_between) && !reported_if
     })
 }
 
@@ -3009,6 +3016,17 @@ mod tests {
             one("Out of memory when launching the server"),
             Some(Phase::Startup)
         );
+    }
+
+    #[test]
+    fn a_stage_not_reached_yet_is_no_stage() {
+        assert_eq!(
+            one("is the whole video stored in VRAM before the ksampler can proceed? it OOMs"),
+            None
+        );
+        // Right before it, or another word between: as before.
+        assert_eq!(one("it OOMs before ksampler runs"), None);
+        assert_eq!(one("it OOMs in the ksampler"), Some(Phase::Inference));
     }
 
     #[test]
