@@ -124,6 +124,9 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "quantising",
             "dequantizing",
             "repacking",
+            // A dtype cast of the weights after the load (`casting the state dict to float32
+            // for export`).
+            "casting",
         ],
         &[
             "adapter",
@@ -136,8 +139,16 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "model",
             "models",
             "deltas",
+            "state dict",
+            "state_dict",
+            "parameters",
+            "params",
         ],
     ),
+    // A quantizer's calibration pass (GPTQ's and AWQ's: the layers' inputs collected on
+    // calibration samples before the weights are quantized; AutoGPTQ / GPTQModel `quantize`,
+    // llm-compressor `oneshot`): part of converting the weights.
+    (Phase::FormatConversion, &["calibrating"], &[]),
     (
         Phase::WeightsLoad,
         &["loading", "reading", "restoring"],
@@ -279,6 +290,15 @@ mod tests {
             phase("INFO finetune: Evaluating on the dev split (1200 examples)"),
             Some(Phase::Inference)
         );
+        // A cast of the weights, a quantizer's calibration.
+        assert_eq!(
+            phase("2026-12-03 12:18:46,861 INFO export: [3/4] casting the state dict to float32"),
+            Some(Phase::FormatConversion)
+        );
+        assert_eq!(
+            phase("2026-12-03 12:21:47,383 INFO gptq: calibrating: collecting the inputs of 56"),
+            Some(Phase::FormatConversion)
+        );
         // A rank's tag or the loop's counter before the message.
         assert_eq!(
             phase("[rank0] evaluating on 131072 validation rows"),
@@ -299,6 +319,7 @@ mod tests {
         // No object of the stage.
         assert_eq!(phase("INFO data: merging the two datasets"), None);
         assert_eq!(phase("converting labels to one-hot"), None);
+        assert_eq!(phase("casting the inputs to float16"), None);
         assert_eq!(phase("running sanity checks on 4 files"), None);
         // The verb not first: a sentence, code, an error.
         assert_eq!(phase("I am merging adapters and it fails"), None);
