@@ -784,3 +784,21 @@ fn gradios_event_dispatch_names_no_stage() {
         Some(Phase::Inference)
     );
 }
+
+#[test]
+fn a_torch_nn_module_built_on_the_device_creates_weights() {
+    for code in [
+        "tables[name] = nn.EmbeddingBag(rows, DIM, mode=\"sum\", device=\"cuda\"",
+        "self.proj = torch.nn.Linear(4096, 4096, device=device)",
+    ] {
+        assert_eq!(
+            statement_phase(code).map(|(phase, _)| phase),
+            Some(Phase::WeightsLoad),
+            "{code}"
+        );
+    }
+    // Not on a device, not a module, not torch.nn.
+    assert_eq!(statement_phase("emb = nn.Embedding(rows, dim)"), None);
+    assert_eq!(statement_phase("x = torch.zeros(4, device=\"cuda\")"), None);
+    assert_eq!(statement_phase("net = MyNet(device=\"cuda\")"), None);
+}
