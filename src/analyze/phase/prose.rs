@@ -40,6 +40,7 @@ const PHRASES: &[(&str, Phase)] = &[
     // The training said to be under way when it failed (`The training has started, at such
     // an early stage it crashes`).
     ("training has started", Phase::TrainingStep),
+    ("training started", Phase::TrainingStep),
     ("training had started", Phase::TrainingStep),
     ("training has begun", Phase::TrainingStep),
     ("training is running", Phase::TrainingStep),
@@ -3027,6 +3028,27 @@ mod tests {
         // Right before it, or another word between: as before.
         assert_eq!(one("it OOMs before ksampler runs"), None);
         assert_eq!(one("it OOMs in the ksampler"), Some(Phase::Inference));
+    }
+
+    #[test]
+    fn lora_as_a_verb_and_a_started_training() {
+        assert_eq!(
+            one("CUDA OOM trying to LoRA a 7B model on distributed setting"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("training started but before saving the model file it show this error"),
+            Some(Phase::TrainingStep)
+        );
+        // LoRA as a noun; a training that has not started.
+        assert_ne!(
+            one("I load the LoRA and get an OOM"),
+            Some(Phase::TrainingStep)
+        );
+        assert_ne!(
+            one("the OOM comes before the training started"),
+            Some(Phase::TrainingStep)
+        );
     }
 
     #[test]

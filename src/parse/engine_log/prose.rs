@@ -52,6 +52,14 @@ pub(super) const MARKERS: &[&str] = &[
     ".to(self.",
     ".to(device)",
     "_to_device`",
+    // A title's verb after `when` / `while` with its subject dropped (`OMM error in V100*8 when
+    // pretrain`), LoRA written as the verb (`trying to LoRA a 7B model`).
+    "hen train",
+    "hile train",
+    "hen pretrain",
+    "hile pretrain",
+    "to LoRA",
+    "to lora",
     "ampler warmup",
     "ampler warm-up",
     "arming up sampler",

@@ -59,7 +59,16 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "pre-training",
             "retraining",
         ],
-        &["train", "fine-tune", "finetune", "pretrain", "retrain"],
+        // (`lora`: LoRA is a fine-tuning method, Hu et al. 2021, written as the verb after a
+        // frame: `CUDA OOM trying to LoRA a 7B model`.)
+        &[
+            "train",
+            "fine-tune",
+            "finetune",
+            "pretrain",
+            "retrain",
+            "lora",
+        ],
         Phase::TrainingStep,
     ),
     (
