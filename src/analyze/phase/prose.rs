@@ -3052,6 +3052,21 @@ mod tests {
     }
 
     #[test]
+    fn how_far_the_training_got_and_others_asked_about_this_error() {
+        assert_eq!(
+            one("I get an error on the \"train.log\" when 35406 steps."),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("Anyone with this error while running training?"),
+            Some(Phase::TrainingStep)
+        );
+        // A question put to another person; a count of sampling steps.
+        assert_eq!(one("did you get this error while running training?"), None);
+        assert_eq!(one("it fails when 30 steps of sampling run"), None);
+    }
+
+    #[test]
     fn code_named_as_where_the_failure_came() {
         for (text, phase) in [
             (

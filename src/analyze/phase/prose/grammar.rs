@@ -1086,6 +1086,14 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
             }
         }
     }
+    // `when 35406 steps` (how far the training had got when it failed).
+    if word == "when"
+        && text(index + 1)
+            .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()) && is_count(w))
+        && text(index + 2).is_some_and(|w| matches!(w, "steps" | "iterations" | "iters" | "epochs"))
+    {
+        return (!of_another_stage(words, index + 2)).then_some((index, index + 2));
+    }
     // `at step 120`, `in epoch 2`, `during epoch 3`.
     if matches!(word, "at" | "in" | "during")
         && text(index + 1).is_some_and(|w| UNITS.contains(&w) && !w.ends_with('s'))
@@ -1272,12 +1280,20 @@ fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
         .any(|word| lower[sentence_start..sentence_end].contains(word));
     // A request for help closing the sentence after a comma (`When I encountered the following
     // error while performing the training, can someone help me?`) asks nothing of the stage.
-    let asks_help = lower[end..sentence_end].rfind(',').is_some_and(|comma| {
-        let tail = &lower[end + comma..sentence_end];
-        ["help", "someone", "anyone", "any idea", "solve", "fix"]
+    // `Anyone with this error while running training?`: others asked about the reporter's own
+    // failure (`this error`, `the same error`), not whether it fails.
+    let sentence = &lower[sentence_start..sentence_end];
+    let asks_others = sentence.trim_start().starts_with("anyone")
+        && ["this error", "the same error", "this issue", "this problem"]
             .iter()
-            .any(|word| tail.contains(word))
-    });
+            .any(|words| sentence.contains(words));
+    let asks_help = asks_others
+        || lower[end..sentence_end].rfind(',').is_some_and(|comma| {
+            let tail = &lower[end + comma..sentence_end];
+            ["help", "someone", "anyone", "any idea", "solve", "fix"]
+                .iter()
+                .any(|word| tail.contains(word))
+        });
     let question = lower[sentence_end..].starts_with('?') && !asks_help;
     if question && !oom {
         return true;
