@@ -1265,9 +1265,34 @@ fn names_the_job(phase: Phase, lower: &str, at: usize, end: usize) -> bool {
     // The bare noun of inference (`vllm 推理v2.6 在一张3090 报错`, inference of a model on a
     // card) names the job on its set-up as `Training on T4:` does: a server's inference job
     // also loads its model, and nothing says which failed (AUDIT.md, session 16).
+    // A count of inputs right after it (`4090单卡推理1张都会爆显存`, inferring even one image)
+    // ties the failure to the model applied to them, as a per-step setting does a training's
+    // (session 18).
     let inference = phase == Phase::Inference
-        && matches!(&lower[at..end], "推理" | "推論" | "추론" | "inference");
+        && matches!(&lower[at..end], "推理" | "推論" | "추론" | "inference")
+        && !inputs_counted(&lower[end..]);
     (training || inference) && job::names_the_job(lower, at, end)
+}
+
+/// A count of inputs opening `after` (`1张`, `一张图`, `单帧`, `两幅`): a count and the measure
+/// word of images or frames, not of cards (`一张3090`, `一张A10`, `一张16G的卡`: a card's name
+/// or size follows).
+fn inputs_counted(after: &str) -> bool {
+    let after = after.trim_start();
+    let count_end = after
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || matches!(c, '一' | '单' | '两' | '几')))
+        .map_or(after.len(), |(index, _)| index);
+    if count_end == 0 {
+        return false;
+    }
+    let rest = &after[count_end..];
+    let Some(measure) = rest.chars().next() else {
+        return false;
+    };
+    let next = rest[measure.len_utf8()..].chars().next();
+    matches!(measure, '张' | '幅' | '帧')
+        && next.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '卡' && c != '显')
 }
 
 /// Whether the words next to a failure that name `phase` show no stage: a training's job
@@ -3064,6 +3089,28 @@ mod tests {
         // A question put to another person; a count of sampling steps.
         assert_eq!(one("did you get this error while running training?"), None);
         assert_eq!(one("it fails when 30 steps of sampling run"), None);
+    }
+
+    #[test]
+    fn inference_on_a_card_with_a_count_of_inputs_is_the_stage() {
+        assert_eq!(one("4090单卡推理1张都会爆显存"), Some(Phase::Inference));
+        // The job on its card, the count a card's.
+        assert_eq!(one("vllm 推理v2.6 在一张3090 报错显存不够"), None);
+        assert_eq!(one("4090单卡推理一张3090都会爆显存"), None);
+    }
+
+    #[test]
+    fn encoding_inputs_into_vectors_is_inference() {
+        assert_eq!(
+            one("I am trying to encode around 100 million records using SentenceTransformer"),
+            Some(Phase::Inference)
+        );
+        // A text's or a video's encoding.
+        assert_eq!(
+            one("I am trying to encode the video with ffmpeg and get an OOM"),
+            None
+        );
+        assert_eq!(one("OOM while encoding the config"), None);
     }
 
     #[test]

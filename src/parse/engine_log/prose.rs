@@ -54,6 +54,9 @@ pub(super) const MARKERS: &[&str] = &[
     "_to_device`",
     // A title's verb after `when` / `while` with its subject dropped (`OMM error in V100*8 when
     // pretrain`), LoRA written as the verb (`trying to LoRA a 7B model`).
+    "to encode",
+    "hen encoding",
+    "hile encoding",
     "hen train",
     "hile train",
     "hen pretrain",

@@ -118,6 +118,7 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "requesting",
             "processing",
             "parsing",
+            "encoding",
         ],
         &[
             "generate",
@@ -156,6 +157,7 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "query",
             "process",
             "parse",
+            "encode",
         ],
         Phase::Inference,
     ),
@@ -895,12 +897,24 @@ const APPLY_VERBS: &[&str] = &[
     "query",
     "process",
     "parse",
+    // Sentences or records encoded into vectors (sentence-transformers `SentenceTransformer.
+    // encode`), only with inputs as the object (session 18; alone `encode` names a text's or a
+    // video's encoding, which session 16 measured and dropped).
+    "encoding",
+    "encode",
 ];
 
 /// Verbs that name applying a model only with the inputs as their object (`processing the
-/// video`, `parse the PDFs`): alone they name any program's work (`processing the dataset`,
-/// `parsing the config`).
-const NEEDS_INPUTS: &[&str] = &["processing", "process", "parsing", "parse"];
+/// video`, `parse the PDFs`, `encode around 100 million records`): alone they name any
+/// program's work (`processing the dataset`, `parsing the config`, `encoding the video`).
+const NEEDS_INPUTS: &[&str] = &[
+    "processing",
+    "process",
+    "parsing",
+    "parse",
+    "encoding",
+    "encode",
+];
 
 /// What a model is applied to: media, documents, requests (the objects of [`NEEDS_INPUTS`]).
 const INPUTS: &[&str] = &[
@@ -934,6 +948,8 @@ const INPUTS: &[&str] = &[
     "queries",
     "sentence",
     "sentences",
+    "record",
+    "records",
     "recording",
     "recordings",
     "speech",
@@ -1013,7 +1029,19 @@ fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -> bool {
                 | "multiple"
                 | "several"
                 | "all"
-        )
+                // A count of the inputs (`around 100 million records`).
+                | "around"
+                | "about"
+                | "over"
+                | "nearly"
+                | "million"
+                | "millions"
+                | "thousand"
+                | "thousands"
+                | "hundred"
+                | "hundreds"
+                | "of"
+        ) || w.text.starts_with(|c: char| c.is_ascii_digit())
     }) {
         next += 1;
     }
@@ -1032,6 +1060,26 @@ fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -> bool {
         });
     if object.is_some_and(|w| NOT_INPUTS.contains(&w)) || bare_pronoun {
         return false;
+    }
+    // Encoded into vectors: texts (a video's or an audio's encoding is a codec's).
+    if matches!(words[index].text, "encode" | "encoding") {
+        return object.is_some_and(|w| {
+            matches!(
+                w,
+                "sentence"
+                    | "sentences"
+                    | "record"
+                    | "records"
+                    | "document"
+                    | "documents"
+                    | "docs"
+                    | "query"
+                    | "queries"
+                    | "passage"
+                    | "passages"
+                    | "texts"
+            )
+        });
     }
     if NEEDS_INPUTS.contains(&words[index].text) {
         return object.is_some_and(|w| INPUTS.contains(&w));
