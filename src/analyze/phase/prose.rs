@@ -385,6 +385,10 @@ const APPLY_PHRASES: &[(&str, Phase)] = &[
     // A demo or the model run on inputs, an evaluation or a test done.
     ("run the demo", Phase::Inference),
     ("running the demo", Phase::Inference),
+    // A demo tested is a demo run (`when testing the demo`); `test` alone is the reporter's
+    // debugging as often (session 16).
+    ("testing the demo", Phase::Inference),
+    ("test the demo", Phase::Inference),
     ("run demo", Phase::Inference),
     ("running demo", Phase::Inference),
     ("run the model on", Phase::Inference),
@@ -3111,6 +3115,29 @@ mod tests {
             None
         );
         assert_eq!(one("OOM while encoding the config"), None);
+    }
+
+    #[test]
+    fn a_training_told_in_the_past_with_the_failure() {
+        assert_eq!(
+            one("When I trained large-scale datasets, the GPU ran out of memory"),
+            Some(Phase::TrainingStep)
+        );
+        // No failure in the sentence; a model described.
+        assert_eq!(one("When I trained it last year it was fine."), None);
+        assert_eq!(
+            one("a checkpoint trained for 300 epochs gives an OOM"),
+            None
+        );
+    }
+
+    #[test]
+    fn others_asked_about_the_reporters_failure_in_a_demo() {
+        assert_eq!(
+            one("Has anyone encountered the above issue when testing the demo?"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("Is testing the demo supported?"), None);
     }
 
     #[test]

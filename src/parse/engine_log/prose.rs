@@ -54,6 +54,8 @@ pub(super) const MARKERS: &[&str] = &[
     "_to_device`",
     // A title's verb after `when` / `while` with its subject dropped (`OMM error in V100*8 when
     // pretrain`), LoRA written as the verb (`trying to LoRA a 7B model`).
+    "esting the demo",
+    "est the demo",
     "to encode",
     "hen encoding",
     "hile encoding",

@@ -361,6 +361,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
+        if let Some(from) = told_in_the_past(lower, &words, index) {
+            if !guarded(lower, &words, from, index) {
+                out.push((words[from].start, word.end, Phase::TrainingStep));
+            }
+        }
         if let Some(from) = running_the_training(lower, &words, index) {
             if !guarded(lower, &words, from, index) {
                 out.push((words[from].start, word.end, Phase::TrainingStep));
@@ -1198,6 +1203,37 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
     (!of_another_stage(words, next)).then_some((index, next))
 }
 
+/// A training told in the past with a word of time, in a sentence that reports the failure
+/// (`When I trained large-scale datasets, the GPU ran out of memory`): the whole story told in
+/// the past, the training was running when it failed (session 15, rule 2a). A past form alone
+/// (`a model trained for 300 epochs`) still names a stage that ended.
+fn told_in_the_past(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(
+        words[index].text,
+        "trained" | "finetuned" | "fine-tuned" | "pretrained"
+    ) {
+        return None;
+    }
+    let subject = index.checked_sub(1)?;
+    let frame = subject.checked_sub(1)?;
+    if !matches!(words[subject].text, "i" | "we")
+        || !matches!(words[frame].text, "when" | "while" | "whenever")
+    {
+        return None;
+    }
+    // `when I trained to 600 iterations` is the progress reading's (`progress_hit`).
+    if matches!(
+        words.get(index + 1).map(|w| w.text),
+        Some("to" | "for" | "until" | "till" | "up")
+    ) {
+        return None;
+    }
+    let span = &lower[words[frame].start..words[index].end];
+    (!span.contains([',', '.', ';', ':'])
+        && sentence_reports_a_failure(lower, words[frame].start, words[index].end))
+    .then_some(frame)
+}
+
 /// A word of time, a verb of running and the training as its object (`while performing the
 /// training`, `while running training`, `while starting epoch`): the training's course, as
 /// `while training` is (AUDIT.md, session 15, rule 2a; session 18). Not `launching` (a
@@ -1331,10 +1367,20 @@ fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
     // `Anyone with this error while running training?`: others asked about the reporter's own
     // failure (`this error`, `the same error`), not whether it fails.
     let sentence = &lower[sentence_start..sentence_end];
-    let asks_others = sentence.trim_start().starts_with("anyone")
-        && ["this error", "the same error", "this issue", "this problem"]
-            .iter()
-            .any(|words| sentence.contains(words));
+    let opening = sentence.trim_start();
+    let asks_others = ["anyone", "has anyone", "does anyone", "did anyone"]
+        .iter()
+        .any(|words| opening.starts_with(words))
+        && [
+            "this error",
+            "the same error",
+            "this issue",
+            "this problem",
+            "the above issue",
+            "the above error",
+        ]
+        .iter()
+        .any(|words| sentence.contains(words));
     let asks_help = asks_others
         || lower[end..sentence_end].rfind(',').is_some_and(|comma| {
             let tail = &lower[end + comma..sentence_end];
