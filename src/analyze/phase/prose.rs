@@ -3141,6 +3141,27 @@ mod tests {
     }
 
     #[test]
+    fn a_model_run_on_media_with_the_failure() {
+        assert_eq!(
+            one(
+                "However, when I run DAV2 using the same image and model on Windows with \
+                 ComfyUI, I encounter a torch.OutOfMemoryError."
+            ),
+            Some(Phase::Inference)
+        );
+        // No failure in the sentence; a training run on images; advice.
+        assert_eq!(one("I run DAV2 on the image every day"), None);
+        assert_ne!(
+            one("I run training on images and get an OOM"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("you could run the code on the images with lower resolution, OOM"),
+            None
+        );
+    }
+
+    #[test]
     fn code_named_as_where_the_failure_came() {
         for (text, phase) in [
             (

@@ -54,6 +54,11 @@ pub(super) const MARKERS: &[&str] = &[
     "_to_device`",
     // A title's verb after `when` / `while` with its subject dropped (`OMM error in V100*8 when
     // pretrain`), LoRA written as the verb (`trying to LoRA a 7B model`).
+    "sing the same image",
+    "sing the image",
+    "n the image",
+    "n the frame",
+    "n the video",
     "esting the demo",
     "est the demo",
     "to encode",

@@ -361,6 +361,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
+        if let Some(to) = run_on_inputs(lower, &words, index) {
+            if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, Phase::Inference));
+            }
+        }
         if let Some(from) = told_in_the_past(lower, &words, index) {
             if !guarded(lower, &words, from, index) {
                 out.push((words[from].start, word.end, Phase::TrainingStep));
@@ -831,8 +836,19 @@ const FAILURE_WORDS: &[&str] = &[
 /// Whether the sentence from `end` on reports a failure (`… but I meet this error`).
 fn reports_a_failure(lower: &str, end: usize) -> bool {
     let rest = &lower[end..];
-    let rest = &rest[..rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len())];
-    FAILURE_WORDS.iter().any(|word| rest.contains(word))
+    // A full stop inside a name (`torch.OutOfMemoryError`, `train.py`) ends no sentence.
+    let stop = rest
+        .char_indices()
+        .find(|&(at, c)| {
+            matches!(c, '!' | '?' | '\n')
+                || (c == '.'
+                    && rest[at + 1..]
+                        .chars()
+                        .next()
+                        .is_none_or(|next| !next.is_ascii_alphanumeric()))
+        })
+        .map_or(rest.len(), |(at, _)| at);
+    FAILURE_WORDS.iter().any(|word| rest[..stop].contains(word))
 }
 
 /// `launch` followed by an app or a server, not a training run or a script (`launching the
@@ -1201,6 +1217,67 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
     }
     text(next).filter(|w| UNITS.contains(w))?;
     (!of_another_stage(words, next)).then_some((index, next))
+}
+
+/// A model run on the user's media in a sentence that reports the failure and names no other
+/// stage (`when I run DAV2 using the same image and model … I encounter a torch.OutOfMemoryError`,
+/// `# Run YOLO11 tracking on the frame`): `run` / `running` / `ran`, up to three words of what
+/// ran, then `on` / `using` / `with` and an image, a video, an audio or a document (session 16,
+/// rule 1: the model applied to inputs). The index of the input's word.
+fn run_on_inputs(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(words[index].text, "run" | "running" | "ran") {
+        return None;
+    }
+    let media = |w: &str| {
+        matches!(
+            w,
+            "image"
+                | "images"
+                | "video"
+                | "videos"
+                | "audio"
+                | "photo"
+                | "photos"
+                | "picture"
+                | "pictures"
+                | "frame"
+                | "frames"
+                | "document"
+                | "documents"
+                | "pdf"
+                | "pdfs"
+        )
+    };
+    let preposition = (index + 1..(index + 5).min(words.len()))
+        .find(|&i| matches!(words[i].text, "on" | "using" | "with"))?;
+    let mut next = preposition + 1;
+    while words.get(next).is_some_and(|w| {
+        matches!(
+            w.text,
+            "the" | "a" | "an" | "my" | "this" | "same" | "some" | "each" | "every"
+        )
+    }) {
+        next += 1;
+    }
+    let input = words.get(next).filter(|w| media(w.text))?;
+    let span = &lower[words[index].start..input.end];
+    if span.contains([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    if !sentence_reports_a_failure(lower, words[index].start, input.end) {
+        return None;
+    }
+    let sentence_start = lower[..words[index].start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[input.end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| input.end + at);
+    let other_stage = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
+    (!other_stage).then_some(next)
 }
 
 /// A training told in the past with a word of time, in a sentence that reports the failure
