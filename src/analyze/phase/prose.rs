@@ -3162,6 +3162,16 @@ mod tests {
     }
 
     #[test]
+    fn a_training_that_could_not_be_done_at_a_per_step_setting() {
+        assert_eq!(
+            one("Post update I can't even train batch size 1 at size 768,768"),
+            Some(Phase::TrainingStep)
+        );
+        // Without a setting or the failure: nothing said of the stage.
+        assert_eq!(one("Post update I can't even train in kohya anymore"), None);
+    }
+
+    #[test]
     fn code_named_as_where_the_failure_came() {
         for (text, phase) in [
             (

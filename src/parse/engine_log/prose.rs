@@ -59,6 +59,7 @@ pub(super) const MARKERS: &[&str] = &[
     "n the image",
     "n the frame",
     "n the video",
+    "even train",
     "esting the demo",
     "est the demo",
     "to encode",

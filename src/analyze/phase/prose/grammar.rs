@@ -744,12 +744,28 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
                 .map(|_| 2)
         } else if matches!(at(1), Some("cannot" | "can't" | "couldn't")) && joined(1) {
             Some(1)
+        } else if at(1) == Some("even")
+            && matches!(at(2), Some("cannot" | "can't" | "couldn't"))
+            && joined(2)
+        {
+            // `I can't even train batch size 1 at size 768,768`.
+            Some(2)
         } else if at(1) == Some("not") && matches!(at(2), Some("can" | "could")) && joined(2) {
             Some(2)
         } else {
             None
         };
-        if let Some(back) = could_not.filter(|_| reports_a_failure(lower, words[index].end)) {
+        // The failure reported in the sentence, or for a training a per-step setting there
+        // (`Post update I can't even train batch size 1`: AUDIT.md session 15, rule 2e).
+        let tied = |_: &usize| {
+            reports_a_failure(lower, words[index].end)
+                || (phase == Phase::TrainingStep && {
+                    let rest = &lower[words[index].end..];
+                    let stop = rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len());
+                    super::job::per_step_setting(&rest[..stop])
+                })
+        };
+        if let Some(back) = could_not.filter(tied) {
             index - back
         } else if at(1) == Some("to") && joined(1) && joined(2) {
             at(2).filter(|w| BASE_FRAME.contains(w))?;
