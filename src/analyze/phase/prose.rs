@@ -3172,6 +3172,27 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_went_on_for_a_while() {
+        for text in [
+            "I have tried it on two GPUs, but after running for a period of time, it starts to \
+             report errors; the issue occurs 100% of the time.",
+            "I am getting `cuda failed with error out of memory` after sometime of running",
+        ] {
+            assert_eq!(one(text), Some(Phase::Inference), "{text}");
+        }
+        // A training named; no failure; advice.
+        assert_ne!(
+            one("after running for a while the training crashes with OOM"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("after running for a while it gets slow"), None);
+        assert_eq!(
+            one("if it fails after running for a while, lower the batch"),
+            None
+        );
+    }
+
+    #[test]
     fn code_named_as_where_the_failure_came() {
         for (text, phase) in [
             (

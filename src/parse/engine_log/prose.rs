@@ -59,6 +59,8 @@ pub(super) const MARKERS: &[&str] = &[
     "n the image",
     "n the frame",
     "n the video",
+    "fter running for",
+    "of running",
     "even train",
     "esting the demo",
     "est the demo",

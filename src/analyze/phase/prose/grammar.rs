@@ -361,6 +361,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
+        if let Some(to) = ran_for_a_while(lower, &words, index) {
+            if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, Phase::Inference));
+            }
+        }
         if let Some(to) = run_on_inputs(lower, &words, index) {
             if !guarded(lower, &words, index, to) {
                 out.push((word.start, words[to].end, Phase::Inference));
@@ -1233,6 +1238,53 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
     }
     text(next).filter(|w| UNITS.contains(w))?;
     (!of_another_stage(words, next)).then_some((index, next))
+}
+
+/// A run that went on for a while before failing, with no training or load named in its
+/// sentence (`after running for a period of time, it starts to report errors`, `cuda failed with
+/// error out of memory after sometime of running`): it had loaded and was running its model on
+/// what it was given, a server's requests or an app's inputs (session 18). The index of the
+/// last word.
+fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if words[index].text != "after" {
+        return None;
+    }
+    let text = |i: usize| words.get(i).map(|w| w.text);
+    let duration_from = |i: usize| -> Option<usize> {
+        match (text(i), text(i + 1), text(i + 2), text(i + 3)) {
+            (Some("sometime"), _, _, _) => Some(i),
+            (Some("some"), Some("time"), _, _) => Some(i + 1),
+            (Some("a"), Some("while"), _, _) => Some(i + 1),
+            (Some("a"), Some("period"), Some("of"), Some("time")) => Some(i + 3),
+            (Some("a"), Some("few"), Some("hours" | "minutes"), _) => Some(i + 2),
+            _ => None,
+        }
+    };
+    let last = if matches!(text(index + 1), Some("running" | "serving" | "working"))
+        && text(index + 2) == Some("for")
+    {
+        duration_from(index + 3)?
+    } else {
+        let end = duration_from(index + 1)?;
+        if text(end + 1) != Some("of") || !matches!(text(end + 2), Some("running" | "serving")) {
+            return None;
+        }
+        end + 2
+    };
+    if !sentence_reports_a_failure(lower, words[index].start, words[last].end) {
+        return None;
+    }
+    let sentence_start = lower[..words[index].start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[words[last].end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| words[last].end + at);
+    let other_stage = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
+    (!other_stage).then_some(last)
 }
 
 /// A model run on the user's media in a sentence that reports the failure and names no other
