@@ -889,6 +889,43 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
+/// Chinese words of a run that went on for a while (`持续运行时显存一直缓慢增长直到oom`, memory
+/// grows while it keeps running until the OOM; `运行一段时间后报错`), in a sentence that names
+/// the failure and no training or load: inference, as English `after running for a while`
+/// (session 18).
+fn cjk_ran_for_a_while(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const WORDS: &[&str] = &[
+        "持续运行",
+        "运行一段时间",
+        "运行了一段时间",
+        "跑一段时间",
+        "跑了一段时间",
+    ];
+    const BREAKS: [char; 6] = ['。', '！', '？', '!', '?', '\n'];
+    let mut out = Vec::new();
+    for word in WORDS {
+        for (at, _) in lower.match_indices(word) {
+            let start = lower[..at].rfind(BREAKS).map_or(0, |found| {
+                found + lower[found..].chars().next().map_or(1, char::len_utf8)
+            });
+            let stop = lower[at..]
+                .find(BREAKS)
+                .map_or(lower.len(), |found| at + found);
+            let sentence = &lower[start..stop];
+            let fails = ["oom", "显存", "报错", "错误", "out of memory"]
+                .iter()
+                .any(|failure| sentence.contains(failure));
+            let other = ["训练", "微调", "加载", "train"]
+                .iter()
+                .any(|stage| sentence.contains(stage));
+            if fails && !other {
+                out.push((at, at + word.len(), Phase::Inference));
+            }
+        }
+    }
+    out
+}
+
 /// Chinese `启动` (starting a server or an app) placed as the failure's moment: a word of time in
 /// its clause (`启动vllm server 的时候显存爆了`, `启动时`, `启动过程中`) or the failure right after it
 /// (`…Qwen2.5-32B启动出现OOM`): start-up, as English `fails to start` / `at startup` are (session
@@ -1721,6 +1758,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
     out.extend(cjk_startup_hits(lower));
+    out.extend(cjk_ran_for_a_while(lower));
     out.extend(script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
@@ -1932,7 +1970,9 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         let reported_if = word == "if" && {
             let sentence_start = lower[..at]
                 .rfind(['.', '!', '?', '\n', '。'])
-                .map_or(0, |found| found + 1);
+                .map_or(0, |found| {
+                    found + lower[found..].chars().next().map_or(1, char::len_utf8)
+                });
             names_the_failure(&lower[sentence_start..at])
         };
         // `before the KSampler can proceed`: the stage not reached yet, with its article.
@@ -3029,6 +3069,7 @@ mod tests {
 
     #[test]
     fn a_hypothetical_is_no_stage_unless_the_failure_is_reported_first() {
+        assert_eq!(one("显存不足。 if during training it fails"), None);
         assert_eq!(
             one("- If during training, check if there are too many Gaussians"),
             None
@@ -3188,6 +3229,24 @@ mod tests {
         assert_eq!(one("after running for a while it gets slow"), None);
         assert_eq!(
             one("if it fails after running for a while, lower the batch"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_run_that_went_on_for_a_while_in_chinese() {
+        assert_eq!(
+            one("设置tp=4，持续运行时显存一直缓慢增长直到oom，如何排查问题？"),
+            Some(Phase::Inference)
+        );
+        // A training named; no failure.
+        assert_ne!(
+            one("训练持续运行一段时间后报显存不足"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("运行一段时间后电脑就卡死了"), None);
+        assert_eq!(
+            one("显示显存不足。 然后我想使用方法加载，但是分了10000多块？并且运行一段时间后电脑就卡死了。"),
             None
         );
     }
