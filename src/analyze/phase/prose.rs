@@ -3131,6 +3131,11 @@ mod tests {
             one("Anyone with this error while running training?"),
             Some(Phase::TrainingStep)
         );
+        assert_eq!(
+            one("when the train epoch reaches start_epoch of the SWA, I always got the error"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("the epoch reached 10 and the loss is fine"), None);
         // A question put to another person; a count of sampling steps.
         assert_eq!(one("did you get this error while running training?"), None);
         assert_eq!(one("it fails when 30 steps of sampling run"), None);

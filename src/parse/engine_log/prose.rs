@@ -61,6 +61,8 @@ pub(super) const MARKERS: &[&str] = &[
     "n the video",
     "fter running for",
     "of running",
+    "poch reaches",
+    "poch reached",
     "even train",
     "esting the demo",
     "est the demo",

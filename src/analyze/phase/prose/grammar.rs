@@ -1176,6 +1176,20 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
             }
         }
     }
+    // `when the train epoch reaches start_epoch of the SWA, I always got the error`: the
+    // training's counter reaching a point, in a sentence that reports the failure.
+    if matches!(word, "reaches" | "reached" | "gets" | "got")
+        && index.checked_sub(1).and_then(text).is_some_and(|w| {
+            matches!(
+                w,
+                "epoch" | "epochs" | "iteration" | "iterations" | "step" | "steps" | "training"
+            )
+        })
+        && (!matches!(word, "gets" | "got") || text(index + 1) == Some("to"))
+        && sentence_reports_a_failure(lower, words[index - 1].start, words[index].end)
+    {
+        return Some((index - 1, index));
+    }
     // `when 35406 steps` (how far the training had got when it failed).
     if word == "when"
         && text(index + 1)
