@@ -3257,6 +3257,19 @@ mod tests {
     }
 
     #[test]
+    fn the_trainings_common_misspellings() {
+        assert_eq!(
+            one("Hello got OOM when tryning traning SDXL lora even try dataset 512px"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("I am trianing a LoRA and get OOM"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("the trainning data is 20 images"), None);
+    }
+
+    #[test]
     fn code_named_as_where_the_failure_came() {
         for (text, phase) in [
             (

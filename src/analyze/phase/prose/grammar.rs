@@ -58,6 +58,12 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "pretraining",
             "pre-training",
             "retraining",
+            // Its common misspellings in issue threads (`SDXL Traning OOM`, `I am trianing 20
+            // images`, `trainning`).
+            "traning",
+            "trainning",
+            "trianing",
+            "trainig",
         ],
         // (`lora`: LoRA is a fine-tuning method, Hu et al. 2021, written as the verb after a
         // frame: `CUDA OOM trying to LoRA a 7B model`.)
