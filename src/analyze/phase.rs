@@ -309,6 +309,13 @@ fn under_training<'a>(
     Some((decided, &frames[at + 1..]))
 }
 
+/// Whether a function's name says it saves (`save_weights`, `_save_checkpoint`, `on_save`).
+fn names_a_save(function: &str) -> bool {
+    function
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| word == "save" || word == "saving")
+}
+
 /// A checkpoint save run from inside a training loop, told by a deeper frame no rule reads
 /// whose name says it saves (`save_weights`, `_save_checkpoint`, `save_pretrained`,
 /// `save_file`, `torch.save`): writing a checkpoint is not a training step (and no other stage
@@ -317,15 +324,10 @@ fn save_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>
     let Some((_, under)) = under_training(frames, verdict) else {
         return;
     };
-    let saves = |function: &str| {
-        function
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|word| word == "save" || word == "saving")
-    };
     let deeper = under.iter().find(|frame| {
         !frame.called
             && frame_rule(&frame.function, &frame.file).is_none()
-            && saves(&frame.function)
+            && names_a_save(&frame.function)
     });
     if let Some(save) = deeper {
         verdict.decided = None;
@@ -374,6 +376,18 @@ fn evaluation_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdi
                 && evaluation_name(&frame.function, is_library_file(&frame.file))
         })
         .last();
+    // A save deeper than the evaluation-named frame (transformers `_maybe_log_save_evaluate` →
+    // `callback_handler.on_save` → a callback's `on_save`: the function logs, saves and
+    // evaluates, and the save is what ran) is read as a save (`save_inside_training`).
+    let position = |found: &Frame| under.iter().position(|frame| std::ptr::eq(frame, found));
+    let deepest_save = under
+        .iter()
+        .rposition(|frame| !frame.called && names_a_save(&frame.function));
+    if let (Some(evaluation), Some(save)) = (deeper, deepest_save) {
+        if position(evaluation).is_some_and(|at| save > at) {
+            return;
+        }
+    }
     if let Some(evaluation) = deeper {
         verdict.around = Some(decided);
         verdict.decided = Some((evaluation, &EVALUATION_IN_TRAINING));

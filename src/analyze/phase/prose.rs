@@ -40,6 +40,7 @@ const PHRASES: &[(&str, Phase)] = &[
     // The training said to be under way when it failed (`The training has started, at such
     // an early stage it crashes`).
     ("training has started", Phase::TrainingStep),
+    ("training started", Phase::TrainingStep),
     ("training had started", Phase::TrainingStep),
     ("training has begun", Phase::TrainingStep),
     ("training is running", Phase::TrainingStep),
@@ -165,6 +166,47 @@ const PHRASES: &[(&str, Phase)] = &[
     ("when evaluating", Phase::Inference),
     ("评估", Phase::Inference),
     ("评测", Phase::Inference),
+    // A server's warm-up before it serves, the pass that sizes its memory with dummy inputs:
+    // vLLM V1's sampler warm-up (`v1/worker/gpu_model_runner.py` `_dummy_sampler_run`, whose
+    // error says `CUDA out of memory occurred when warming up sampler`; `gpu_worker.py`
+    // `compile_or_warm_up_model`), TGI's `warmup` (`server/text_generation_server/server.py`
+    // `Warmup`, the launcher's `Unable to warmup model`) (`CUDA OOM during sampler warmup`,
+    // `gemma-7b warmup encountered an error`). Not `after warmup` (denied, the warm-up passed).
+    ("sampler warmup", Phase::Profiling),
+    ("sampler warm-up", Phase::Profiling),
+    ("warming up sampler", Phase::Profiling),
+    ("warming up the sampler", Phase::Profiling),
+    ("warmup encountered", Phase::Profiling),
+    ("warm-up encountered", Phase::Profiling),
+    ("during warmup", Phase::Profiling),
+    ("during the warmup", Phase::Profiling),
+    ("during warm-up", Phase::Profiling),
+    ("during the warm-up", Phase::Profiling),
+    ("during model warmup", Phase::Profiling),
+    // A training's course named by how far it had got without a count (`OOM part way through
+    // epoch`, `halfway through training`) or by its iterations going on (`CUDA out of memory
+    // with training iterations`, `memory grows as training progresses`) (AUDIT.md, session 15,
+    // rule 2c).
+    ("way through epoch", Phase::TrainingStep),
+    ("way through the epoch", Phase::TrainingStep),
+    ("way through an epoch", Phase::TrainingStep),
+    ("way through training", Phase::TrainingStep),
+    ("way through the training", Phase::TrainingStep),
+    ("halfway through epoch", Phase::TrainingStep),
+    ("halfway through the epoch", Phase::TrainingStep),
+    ("halfway through training", Phase::TrainingStep),
+    ("halfway through the training", Phase::TrainingStep),
+    ("midway through training", Phase::TrainingStep),
+    ("midway through the training", Phase::TrainingStep),
+    ("middle of an epoch", Phase::TrainingStep),
+    ("middle of the epoch", Phase::TrainingStep),
+    ("with training iterations", Phase::TrainingStep),
+    ("with the training iterations", Phase::TrainingStep),
+    ("with training steps", Phase::TrainingStep),
+    ("as training progresses", Phase::TrainingStep),
+    ("as the training progresses", Phase::TrainingStep),
+    ("as training goes on", Phase::TrainingStep),
+    ("as the training goes on", Phase::TrainingStep),
     // An engine's start-up before it serves (`the shard fails to start`), and its CUDA-graph
     // capture.
     ("at startup", Phase::Startup),
@@ -343,6 +385,10 @@ const APPLY_PHRASES: &[(&str, Phase)] = &[
     // A demo or the model run on inputs, an evaluation or a test done.
     ("run the demo", Phase::Inference),
     ("running the demo", Phase::Inference),
+    // A demo tested is a demo run (`when testing the demo`); `test` alone is the reporter's
+    // debugging as often (session 16).
+    ("testing the demo", Phase::Inference),
+    ("test the demo", Phase::Inference),
     ("run demo", Phase::Inference),
     ("running demo", Phase::Inference),
     ("run the model on", Phase::Inference),
@@ -524,6 +570,9 @@ const DENY: &[&str] = &[
     "able",
     "expected",
     "supposed",
+    // A hypothetical (`- If during training, check the number of Gaussians`, `if you load the
+    // model in 8 bits`): advice, not this failure (session 16, rule 2).
+    "if",
 ];
 
 /// Words after a phrase, before the out-of-memory words, that put the failure after the stage
@@ -840,6 +889,88 @@ fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
+/// Chinese words of a run that went on for a while (`持续运行时显存一直缓慢增长直到oom`, memory
+/// grows while it keeps running until the OOM; `运行一段时间后报错`), in a sentence that names
+/// the failure and no training or load: inference, as English `after running for a while`
+/// (session 18).
+fn cjk_ran_for_a_while(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const WORDS: &[&str] = &[
+        "持续运行",
+        "运行一段时间",
+        "运行了一段时间",
+        "跑一段时间",
+        "跑了一段时间",
+    ];
+    const BREAKS: [char; 6] = ['。', '！', '？', '!', '?', '\n'];
+    let mut out = Vec::new();
+    for word in WORDS {
+        for (at, _) in lower.match_indices(word) {
+            let start = lower[..at].rfind(BREAKS).map_or(0, |found| {
+                found + lower[found..].chars().next().map_or(1, char::len_utf8)
+            });
+            let stop = lower[at..]
+                .find(BREAKS)
+                .map_or(lower.len(), |found| at + found);
+            let sentence = &lower[start..stop];
+            let fails = ["oom", "显存", "报错", "错误", "out of memory"]
+                .iter()
+                .any(|failure| sentence.contains(failure));
+            let other = ["训练", "微调", "加载", "train"]
+                .iter()
+                .any(|stage| sentence.contains(stage));
+            if fails && !other {
+                out.push((at, at + word.len(), Phase::Inference));
+            }
+        }
+    }
+    out
+}
+
+/// Chinese `启动` (starting a server or an app) placed as the failure's moment: a word of time in
+/// its clause (`启动vllm server 的时候显存爆了`, `启动时`, `启动过程中`) or the failure right after it
+/// (`…Qwen2.5-32B启动出现OOM`): start-up, as English `fails to start` / `at startup` are (session
+/// 18). Not the job named (`使用vllm启动总是报错`, `vllm api方式启动，报显存不足`: no word of time,
+/// the corpus labels leave them unknown), a training started (`启动训练`, `启动13B模型训练`), the
+/// launch's settings (`启动参数`, `启动命令`, `启动配置`, `启动日志`), a negation (`不启动`).
+fn cjk_startup_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const WORD: &str = "启动";
+    let mut out = Vec::new();
+    for (at, _) in lower.match_indices(WORD) {
+        let end = at + WORD.len();
+        let before = &lower[..at];
+        let after = &lower[end..];
+        if before.ends_with('不') || before.ends_with("没有") || before.ends_with('没') {
+            continue;
+        }
+        if ["参数", "命令", "配置", "日志", "脚本", "方式"]
+            .iter()
+            .any(|word| after.starts_with(word))
+        {
+            continue;
+        }
+        let clause_end = after
+            .find(['，', ',', '。', '；', ';', '！', '？', '!', '?', '\n'])
+            .unwrap_or(after.len());
+        let clause = &after[..clause_end];
+        if clause.contains("训练") || clause.contains("微调") {
+            continue;
+        }
+        let timed = ["的时候", "时候", "过程中", "时"]
+            .iter()
+            .filter_map(|word| clause.find(word))
+            .min();
+        let right_after = ["出现", "就报", "报错", "爆显存", "oom", "失败"]
+            .iter()
+            .any(|word| after.trim_start().starts_with(word));
+        if let Some(time) = timed {
+            out.push((at, end + time, Phase::Startup));
+        } else if right_after {
+            out.push((at, end, Phase::Startup));
+        }
+    }
+    out
+}
+
 /// A CJK verb of a model applied to inputs with a word of time after it in its clause, as the
 /// threads write them (`识别图片时`, recognizing images; `在使用简体中文模型时`, while using the
 /// model; `翻訳中`, `문서 인식 중`): inference (session 16). The verb alone names the job or a
@@ -1115,6 +1246,13 @@ const PROGRESS: &[&str] = &[
     "loop",
     "backward",
     "%",
+    "halfway",
+    "way through",
+    "midway",
+    "progresses",
+    "goes on",
+    "after some time",
+    "after a while",
 ];
 
 /// Whether a training hit's words show the training's progress (see [`PROGRESS`]).
@@ -1131,27 +1269,15 @@ pub fn host_training_unshown(host_memory: bool, phase: Phase, words: &str) -> bo
     host_memory && phase == Phase::TrainingStep && !shows_training_progress(words)
 }
 
-/// Whether the words of an inference hit name a model applied to inputs (the session-16
-/// vocabulary: [`APPLY_PHRASES`], the grammar's verbs of it, the CJK verbs of
-/// [`cjk_apply_hits`]).
-fn apply_words(words: &str) -> bool {
-    let lower = words.to_lowercase();
-    APPLY_PHRASES
-        .iter()
-        .any(|(phrase, _)| lower.contains(phrase))
-        || !script_hits(&lower).is_empty()
-        // A script hit's own words are the file (`evaluate.py`).
-        || lower.trim_end().ends_with(".py")
-        || grammar::names_an_apply_verb(&lower)
-        || !cjk_apply_hits(&lower).is_empty()
-}
-
 /// Whether the words next to a host-memory failure name a model applied to inputs (`when i
 /// testing on dexycb, i have some problem`): of the host's memory, the inputs are read,
 /// decoded and batched there as much as the model runs, so such words show the job, not the
-/// stage (as training words without progress do, [`host_training_unshown`]).
-pub fn host_apply_unshown(host_memory: bool, phase: Phase, words: &str) -> bool {
-    host_memory && phase == Phase::Inference && apply_words(words)
+/// stage (as training words without progress do, [`host_training_unshown`]). Session 18: any
+/// words of inference, evaluation or validation (`Getting exit code 137 in validation step
+/// while training`), not only the session-16 verbs: an evaluation's host memory is its data
+/// loader's and its gathered outputs' as much as the model's (AUDIT.md, session 16, rule 3).
+pub fn host_apply_unshown(host_memory: bool, phase: Phase, _words: &str) -> bool {
+    host_memory && phase == Phase::Inference
 }
 
 /// Whether words name a training itself, not only its progress (`after 13 iterations`).
@@ -1180,9 +1306,34 @@ fn names_the_job(phase: Phase, lower: &str, at: usize, end: usize) -> bool {
     // The bare noun of inference (`vllm 推理v2.6 在一张3090 报错`, inference of a model on a
     // card) names the job on its set-up as `Training on T4:` does: a server's inference job
     // also loads its model, and nothing says which failed (AUDIT.md, session 16).
+    // A count of inputs right after it (`4090单卡推理1张都会爆显存`, inferring even one image)
+    // ties the failure to the model applied to them, as a per-step setting does a training's
+    // (session 18).
     let inference = phase == Phase::Inference
-        && matches!(&lower[at..end], "推理" | "推論" | "추론" | "inference");
+        && matches!(&lower[at..end], "推理" | "推論" | "추론" | "inference")
+        && !inputs_counted(&lower[end..]);
     (training || inference) && job::names_the_job(lower, at, end)
+}
+
+/// A count of inputs opening `after` (`1张`, `一张图`, `单帧`, `两幅`): a count and the measure
+/// word of images or frames, not of cards (`一张3090`, `一张A10`, `一张16G的卡`: a card's name
+/// or size follows).
+fn inputs_counted(after: &str) -> bool {
+    let after = after.trim_start();
+    let count_end = after
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || matches!(c, '一' | '单' | '两' | '几')))
+        .map_or(after.len(), |(index, _)| index);
+    if count_end == 0 {
+        return false;
+    }
+    let rest = &after[count_end..];
+    let Some(measure) = rest.chars().next() else {
+        return false;
+    };
+    let next = rest[measure.len_utf8()..].chars().next();
+    matches!(measure, '张' | '幅' | '帧')
+        && next.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '卡' && c != '显')
 }
 
 /// Whether the words next to a failure that name `phase` show no stage: a training's job
@@ -1226,7 +1377,8 @@ pub fn stage_for(
     if let Some(found) = commented_statement(lines) {
         return Ok(found);
     }
-    let mut found: Vec<(u64, Phase, String, bool)> = Vec::new();
+    // (line, phase, words, the failure named in the hit's line, … in the hit's sentence).
+    let mut found: Vec<(u64, Phase, String, bool, bool)> = Vec::new();
     // Words that show the job, not how far it had got: (line, words, phase, of host memory).
     let mut unshown: Option<(u64, String, Phase, bool)> = None;
     for prose in lines {
@@ -1257,8 +1409,21 @@ pub fn stage_for(
             INNER.iter().any(|word| words.contains(word))
         };
         let training = line_hits.iter().any(|hit| hit.2 == Phase::TrainingStep);
+        // (Not a training hit whose own sentence names the failure when the inner stage's
+        // does not: `… up to 29% in validation. However, the training was cut off halfway
+        // through, indicating CUDA out of memory`.)
+        let in_failing_sentence = |(at, end, _): &(usize, usize, Phase)| {
+            names_the_failure(sentence_around(&lower, *at, *end))
+        };
         if line_hits.iter().any(inner) {
-            line_hits.retain(|hit| hit.2 != Phase::TrainingStep || inner(hit));
+            let inner_fails = line_hits
+                .iter()
+                .any(|hit| inner(hit) && in_failing_sentence(hit));
+            line_hits.retain(|hit| {
+                hit.2 != Phase::TrainingStep
+                    || inner(hit)
+                    || (!inner_fails && in_failing_sentence(hit))
+            });
         }
         // A save alone (a trainer's `Saving model checkpoint to …`) says what the run did,
         // not where it failed: it counts inside a training sentence or with the failure's
@@ -1281,7 +1446,16 @@ pub fn stage_for(
                 unshown.get_or_insert((prose.line, words, phase, false));
                 continue;
             }
-            found.push((prose.line, phase, words, oom));
+            let sentence = oom && names_the_failure(sentence_around(&lower, at, end));
+            found.push((prose.line, phase, words, oom, sentence));
+        }
+        // Code named as where the failure came (`named_code`), in a sentence of this line.
+        let own_sentence = !named_code(text).is_empty();
+        for (at, end, phase) in named_code(&joined).into_iter().filter(|_| own_sentence) {
+            if end <= span.start || at >= span.end || !oom {
+                continue;
+            }
+            found.push((prose.line, phase, quote(&joined, &lower, at, end), oom, oom));
         }
     }
     // The iterations of an evaluation script the reporter ran (`Run python eval.py …`, then
@@ -1290,13 +1464,13 @@ pub fn stage_for(
     let script = |words: &str| !script_hits(&words.to_lowercase()).is_empty();
     if found
         .iter()
-        .any(|(_, phase, words, _)| *phase == Phase::Inference && script(words))
+        .any(|(_, phase, words, _, _)| *phase == Phase::Inference && script(words))
     {
-        found.retain(|(_, phase, words, _)| {
+        found.retain(|(_, phase, words, _, _)| {
             *phase != Phase::TrainingStep || names_training(&words.to_lowercase())
         });
-        if found.iter().any(|(_, _, words, _)| !script(words)) {
-            found.retain(|(_, _, words, _)| !script(words));
+        if found.iter().any(|(_, _, words, _, _)| !script(words)) {
+            found.retain(|(_, _, words, _, _)| !script(words));
         }
     }
     let unshown = || {
@@ -1329,14 +1503,21 @@ pub fn stage_for(
             }
         })
     };
-    let pick = found.iter().find(|(_, _, _, oom)| *oom).or_else(|| {
-        let first = found.first()?;
-        found
-            .iter()
-            .all(|(_, phase, _, _)| *phase == first.1)
-            .then_some(first)
-    });
-    let Some((line, phase, words, _)) = pick else {
+    // The stage in the sentence naming the failure, then in its line (`… reaching up to 29% in
+    // validation. However, the training was cut off halfway through, indicating CUDA out of
+    // memory`: the training's), then stages that agree.
+    let pick = found
+        .iter()
+        .find(|(_, _, _, _, sentence)| *sentence)
+        .or_else(|| found.iter().find(|(_, _, _, oom, _)| *oom))
+        .or_else(|| {
+            let first = found.first()?;
+            found
+                .iter()
+                .all(|(_, phase, _, _, _)| *phase == first.1)
+                .then_some(first)
+        });
+    let Some((line, phase, words, _, _)) = pick else {
         return Err(unshown());
     };
     let names = if *phase == Phase::Unknown {
@@ -1351,6 +1532,122 @@ pub fn stage_for(
              line shows it)"
         ),
     ))
+}
+
+/// The sentence of `lower` around `at..end` (to the nearest `.`, `!`, `?`, `;` or line break,
+/// a CJK full stop or mark).
+fn sentence_around(lower: &str, at: usize, end: usize) -> &str {
+    const BREAKS: [char; 8] = ['.', '!', '?', ';', '\n', '。', '！', '？'];
+    // A full stop inside a word (`v2.6`, `engine.py`) breaks nothing.
+    let breaks = |text: &str, index: usize, c: char| {
+        BREAKS.contains(&c)
+            && (c != '.'
+                || text[index + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace))
+    };
+    let start = lower[..at]
+        .char_indices()
+        .rev()
+        .find(|&(index, c)| breaks(lower, index, c))
+        .map_or(0, |(index, c)| index + c.len_utf8());
+    let stop = lower[end..]
+        .char_indices()
+        .find(|&(index, c)| breaks(lower, end + index, c))
+        .map_or(lower.len(), |(index, _)| end + index);
+    &lower[start..stop]
+}
+
+/// Code the reporter names as where the failure came (`triggers an immediate CUDA OOM … at the
+/// FastLanguageModel.from_pretrained()`, `the program error location is … engine.py (if not
+/// self.dont_change_device: self.module.to(self.device))`, `# OOM in
+/// `set_module_tensor_to_device``), in a line whose paragraph names the failure: a call read
+/// as the caller's statement is (`user_code::statement_phase`: a `from_pretrained`, a model's
+/// `.to(device)`), or a function's name in backticks that the frame rules map to one stage
+/// (accelerate's `set_module_tensor_to_device`, `rules/hf.rs`). Only in a person's sentence
+/// (three words or more outside the code): a traceback's source line is the frames' to read.
+/// (start, end, phase).
+fn named_code(text: &str) -> Vec<(usize, usize, Phase)> {
+    let mut out = Vec::new();
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    // Calls: a dotted name and its balanced parentheses.
+    let bytes = text.as_bytes();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (open, _) in text.match_indices('(') {
+        let start = text[..open]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_ident(c))
+            .last()
+            .map_or(open, |(index, _)| index);
+        let name = &text[start..open];
+        if !name.contains('.') && !name.contains('_') {
+            continue;
+        }
+        let mut depth = 0usize;
+        let close = text[open..].char_indices().find_map(|(index, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(open + index + 1);
+                    }
+                }
+                _ => {}
+            }
+            None
+        });
+        if let Some(close) = close {
+            // Outermost calls only (`a.to(b.device())` is one).
+            let inside = spans.last().is_some_and(|&(_, end)| start < end);
+            if start < open && bytes[start].is_ascii_alphabetic() && !inside {
+                spans.push((start, close));
+            }
+        }
+    }
+    let outside_words = {
+        let mut rest = text.to_string();
+        for &(start, end) in spans.iter().rev() {
+            rest.replace_range(start..end, " ");
+        }
+        rest.split_whitespace()
+            .filter(|word| word.len() > 1 && word.chars().all(char::is_alphabetic))
+            .count()
+    };
+    if outside_words < 3 {
+        return out;
+    }
+    for (start, end) in spans {
+        if let Some((phase, _)) = super::user_code::statement_phase(&text[start..end]) {
+            out.push((start, end, phase));
+        }
+    }
+    // A function's name in backticks.
+    let mut ticks = text.match_indices('`').map(|(at, _)| at);
+    while let (Some(open), Some(close)) = (ticks.next(), ticks.next()) {
+        let name = &text[open + 1..close];
+        if name.len() < 10
+            || !name.contains('_')
+            || name.starts_with('_') && name.ends_with('_')
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let mut phases = super::FRAME_RULES
+            .iter()
+            .filter(|rule| rule.function == name && rule.role != super::Role::Offload)
+            .filter(|rule| rule.role != super::Role::Wrapper)
+            .map(|rule| rule.phase);
+        let Some(first) = phases.next() else {
+            continue;
+        };
+        if phases.all(|phase| phase == first) && first != Phase::Unknown {
+            out.push((open, close + 1, first));
+        }
+    }
+    out
 }
 
 /// A statement of the reporter's code whose comment names the failure (`test_res =
@@ -1460,6 +1757,8 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(named_model_load(lower));
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
+    out.extend(cjk_startup_hits(lower));
+    out.extend(cjk_ran_for_a_while(lower));
     out.extend(script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
@@ -1666,7 +1965,24 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
             word,
             "after" | "before" | "finished" | "done" | "после" | "después" | "depois"
         );
-        DENY.contains(&word) && (!moving || index == 0)
+        // `I get CUDA OOM if I try to train this model`: the failure reported before the `if`
+        // is the reporter's own, under that condition.
+        let reported_if = word == "if" && {
+            let sentence_start = lower[..at]
+                .rfind(['.', '!', '?', '\n', '。'])
+                .map_or(0, |found| {
+                    found + lower[found..].chars().next().map_or(1, char::len_utf8)
+                });
+            names_the_failure(&lower[sentence_start..at])
+        };
+        // `before the KSampler can proceed`: the stage not reached yet, with its article.
+        let article_between = index == 1
+            && word == "before"
+            && matches!(
+                before[0].trim_matches(|c: char| !c.is_alphanumeric()),
+                "the" | "a" | "an"
+            );
+        DENY.contains(&word) && (!moving || index == 0 || article_between) && !reported_if
     })
 }
 
@@ -2101,6 +2417,25 @@ mod tests {
         assert_eq!(
             stage_for(&lines, false).map(|(phase, _)| phase),
             Ok(Phase::Inference)
+        );
+        // Any words of an evaluation or inference too (session 18); a training's progress and
+        // a load still decide.
+        for text in [
+            "[Bug] Getting exit code 137 in validation step while training",
+            "the process is killed during inference",
+        ] {
+            let lines = [ProseLine::new(1, text)];
+            assert!(stage_for(&lines, true).is_err(), "{text}");
+            assert_eq!(
+                stage_for(&lines, false).map(|(phase, _)| phase),
+                Ok(Phase::Inference),
+                "{text}"
+            );
+        }
+        let lines = [ProseLine::new(1, "killed while loading the model")];
+        assert_eq!(
+            stage_for(&lines, true).map(|(phase, _)| phase),
+            Ok(Phase::WeightsLoad)
         );
     }
 
@@ -2610,5 +2945,367 @@ mod tests {
     #[test]
     fn quoted_lines_are_another_persons_words() {
         assert_eq!(one("> I get an OOM while training"), None);
+    }
+
+    #[test]
+    fn a_servers_warm_up_is_profiling() {
+        for text in [
+            "[Bug]: CUDA OOM during sampler warmup with DeepSeek-V3.2 on vLLM Nightly",
+            "gemma-7b warmup encountered an error",
+            "the server crashes during the warm-up",
+        ] {
+            assert_eq!(one(text), Some(Phase::Profiling), "{text}");
+        }
+        // The warm-up passed; advice.
+        assert_eq!(
+            one("CUDA OutOfMemory even after warmup phase succeeded"),
+            None
+        );
+        assert_eq!(one("no OOM during warmup, it fails later"), None);
+    }
+
+    #[test]
+    fn a_trainings_course_without_a_count() {
+        for text in [
+            "OOM part way through epoch using llama3.2 vision finetuning distributed recipe",
+            "It crashes halfway through the training with CUDA out of memory",
+            "CUDA out of memory with training iterations",
+            "However, the training was cut off halfway through, indicating CUDA out of memory",
+            "the training stops after some time with an error like:",
+        ] {
+            assert_eq!(one(text), Some(Phase::TrainingStep), "{text}");
+        }
+        // No failure in the sentence, the training's end named, another subject.
+        assert_eq!(one("the training was cut off halfway through"), None);
+        assert_eq!(
+            one("after training stops after some time I get an OOM"),
+            None
+        );
+        assert_eq!(
+            one("the download stops after some time with an error"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_stage_in_the_sentence_naming_the_failure_wins() {
+        let text = "The accuracy reaches 29% in validation. However, the training was cut off \
+                    halfway through, indicating CUDA out of memory.";
+        assert_eq!(one(text), Some(Phase::TrainingStep));
+        // The evaluation named with the failure still decides inside a training.
+        assert_eq!(
+            one("During training, I get CUDA out of memory in validation."),
+            Some(Phase::Inference)
+        );
+    }
+
+    #[test]
+    fn inference_written_as_a_verb() {
+        assert_eq!(
+            one("When trying to inference one image using the default predictor, I get a cuda oom"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Cuda out of memory while inference for Qwen3-VL-4B-Instruct"),
+            Some(Phase::Inference)
+        );
+        // The job named by how it was run (a script), as a training's job is.
+        assert_eq!(one("CUDA OOM when inference using python script"), None);
+    }
+
+    #[test]
+    fn an_act_named_as_what_failed() {
+        assert_eq!(
+            one("Inpainting gives Out of memory (1080 TI), without Inpainting no problems, why?"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("Upscaling crashes with CUDA out of memory"),
+            Some(Phase::Inference)
+        );
+        // No failure, another subject.
+        assert_eq!(one("Inpainting gives nice results"), None);
+        assert_eq!(one("The setting gives out of memory"), None);
+    }
+
+    #[test]
+    fn chinese_start_up_placed_as_the_failures_moment() {
+        for text in [
+            "启动vllm server 的时候显存爆了，显卡是GTX4060ti (16G)",
+            "[Bug] 从0.6.0开始，24G显存运行AWQ量化后的Qwen2.5-32B启动出现OOM",
+            "服务启动时报显存不足",
+        ] {
+            assert_eq!(one(text), Some(Phase::Startup), "{text}");
+        }
+        for text in [
+            "4卡T4服务器，使用vllm启动总是报错显存不够",
+            "[vllm] - 一张A10，vllm api方式启动，报显存不足",
+            "启动训练的时候显存爆了",
+            "补充下启动命令是",
+            "不启动deepspeed就不会报显存不足",
+        ] {
+            assert_ne!(one(text), Some(Phase::Startup), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_training_run_as_the_object_of_a_word_of_time() {
+        for text in [
+            "When I encountered the following error while performing the training, can someone \
+             help me?",
+            "Getting the error CUBLAS_STATUS_ALLOC_FAILED while starting epoch.",
+            "OOM while running the fine-tuning on my data",
+        ] {
+            assert_eq!(one(text), Some(Phase::TrainingStep), "{text}");
+        }
+        // No word of time; advice; a question about the stage (not a request for help).
+        assert_eq!(one("did it crash while running the training?"), None);
+        assert_eq!(one("I am performing the training on a 3090"), None);
+        assert_eq!(
+            one("you should lower the batch while running training"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_hypothetical_is_no_stage_unless_the_failure_is_reported_first() {
+        assert_eq!(one("显存不足。 if during training it fails"), None);
+        assert_eq!(
+            one("- If during training, check if there are too many Gaussians"),
+            None
+        );
+        assert_eq!(
+            one("I get CUDA OOM if I try to train this model"),
+            Some(Phase::TrainingStep)
+        );
+        // An experiment launched is the job, an app launched its start-up.
+        assert_eq!(
+            one("Cuda error occured, while launching a small-scale baseline"),
+            None
+        );
+        assert_eq!(
+            one("Out of memory when launching the server"),
+            Some(Phase::Startup)
+        );
+    }
+
+    #[test]
+    fn a_stage_not_reached_yet_is_no_stage() {
+        assert_eq!(
+            one("is the whole video stored in VRAM before the ksampler can proceed? it OOMs"),
+            None
+        );
+        // Right before it, or another word between: as before.
+        assert_eq!(one("it OOMs before ksampler runs"), None);
+        assert_eq!(one("it OOMs in the ksampler"), Some(Phase::Inference));
+    }
+
+    #[test]
+    fn lora_as_a_verb_and_a_started_training() {
+        assert_eq!(
+            one("CUDA OOM trying to LoRA a 7B model on distributed setting"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("training started but before saving the model file it show this error"),
+            Some(Phase::TrainingStep)
+        );
+        // LoRA as a noun; a training that has not started.
+        assert_ne!(
+            one("I load the LoRA and get an OOM"),
+            Some(Phase::TrainingStep)
+        );
+        assert_ne!(
+            one("the OOM comes before the training started"),
+            Some(Phase::TrainingStep)
+        );
+    }
+
+    #[test]
+    fn how_far_the_training_got_and_others_asked_about_this_error() {
+        assert_eq!(
+            one("I get an error on the \"train.log\" when 35406 steps."),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("Anyone with this error while running training?"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("when the train epoch reaches start_epoch of the SWA, I always got the error"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("the epoch reached 10 and the loss is fine"), None);
+        // A question put to another person; a count of sampling steps.
+        assert_eq!(one("did you get this error while running training?"), None);
+        assert_eq!(one("it fails when 30 steps of sampling run"), None);
+    }
+
+    #[test]
+    fn inference_on_a_card_with_a_count_of_inputs_is_the_stage() {
+        assert_eq!(one("4090单卡推理1张都会爆显存"), Some(Phase::Inference));
+        // The job on its card, the count a card's.
+        assert_eq!(one("vllm 推理v2.6 在一张3090 报错显存不够"), None);
+        assert_eq!(one("4090单卡推理一张3090都会爆显存"), None);
+    }
+
+    #[test]
+    fn encoding_inputs_into_vectors_is_inference() {
+        assert_eq!(
+            one("I am trying to encode around 100 million records using SentenceTransformer"),
+            Some(Phase::Inference)
+        );
+        // A text's or a video's encoding.
+        assert_eq!(
+            one("I am trying to encode the video with ffmpeg and get an OOM"),
+            None
+        );
+        assert_eq!(one("OOM while encoding the config"), None);
+    }
+
+    #[test]
+    fn a_training_told_in_the_past_with_the_failure() {
+        assert_eq!(
+            one("When I trained large-scale datasets, the GPU ran out of memory"),
+            Some(Phase::TrainingStep)
+        );
+        // No failure in the sentence; a model described.
+        assert_eq!(one("When I trained it last year it was fine."), None);
+        assert_eq!(
+            one("a checkpoint trained for 300 epochs gives an OOM"),
+            None
+        );
+    }
+
+    #[test]
+    fn others_asked_about_the_reporters_failure_in_a_demo() {
+        assert_eq!(
+            one("Has anyone encountered the above issue when testing the demo?"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("Is testing the demo supported?"), None);
+    }
+
+    #[test]
+    fn a_model_run_on_media_with_the_failure() {
+        assert_eq!(
+            one(
+                "However, when I run DAV2 using the same image and model on Windows with \
+                 ComfyUI, I encounter a torch.OutOfMemoryError."
+            ),
+            Some(Phase::Inference)
+        );
+        // No failure in the sentence; a training run on images; advice.
+        assert_eq!(one("I run DAV2 on the image every day"), None);
+        assert_ne!(
+            one("I run training on images and get an OOM"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            one("you could run the code on the images with lower resolution, OOM"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_training_that_could_not_be_done_at_a_per_step_setting() {
+        assert_eq!(
+            one("Post update I can't even train batch size 1 at size 768,768"),
+            Some(Phase::TrainingStep)
+        );
+        // Without a setting or the failure: nothing said of the stage.
+        assert_eq!(one("Post update I can't even train in kohya anymore"), None);
+    }
+
+    #[test]
+    fn a_run_that_went_on_for_a_while() {
+        for text in [
+            "I have tried it on two GPUs, but after running for a period of time, it starts to \
+             report errors; the issue occurs 100% of the time.",
+            "I am getting `cuda failed with error out of memory` after sometime of running",
+        ] {
+            assert_eq!(one(text), Some(Phase::Inference), "{text}");
+        }
+        // A training named; no failure; advice.
+        assert_ne!(
+            one("after running for a while the training crashes with OOM"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("after running for a while it gets slow"), None);
+        assert_eq!(
+            one("if it fails after running for a while, lower the batch"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_run_that_went_on_for_a_while_in_chinese() {
+        assert_eq!(
+            one("设置tp=4，持续运行时显存一直缓慢增长直到oom，如何排查问题？"),
+            Some(Phase::Inference)
+        );
+        // A training named; no failure.
+        assert_ne!(
+            one("训练持续运行一段时间后报显存不足"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(one("运行一段时间后电脑就卡死了"), None);
+        assert_eq!(
+            one("显示显存不足。 然后我想使用方法加载，但是分了10000多块？并且运行一段时间后电脑就卡死了。"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_trainings_common_misspellings() {
+        assert_eq!(
+            one("Hello got OOM when tryning traning SDXL lora even try dataset 512px"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            one("I am trianing a LoRA and get OOM"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(one("the trainning data is 20 images"), None);
+    }
+
+    #[test]
+    fn code_named_as_where_the_failure_came() {
+        for (text, phase) in [
+            (
+                "Enabling the standby triggers an immediate CUDA OOM on RTX 4090 (24GB) at the \
+                 FastLanguageModel.from_pretrained().",
+                Phase::WeightsLoad,
+            ),
+            (
+                "I get an out of memory error, the error location is engine.py (if not \
+                 self.dont_change_device: self.module.to(self.device))",
+                Phase::WeightsLoad,
+            ),
+            (
+                "# OOM in `set_module_tensor_to_device` of my loading script",
+                Phase::WeightsLoad,
+            ),
+        ] {
+            assert_eq!(one(text), Some(phase), "{text}");
+        }
+        // A traceback's source line is the frames' to read; no failure named; a call no rule
+        // reads; a function name that no frame rule maps.
+        assert_eq!(
+            stage(&two(
+                "    self.module.to(self.device)",
+                "torch.cuda.OutOfMemoryError: CUDA out of memory here and there"
+            )),
+            None
+        );
+        assert_eq!(
+            one("I load it with AutoModel.from_pretrained() and it works"),
+            None
+        );
+        assert_eq!(
+            one("I get an OOM error when I call foo.bar_baz(x) here"),
+            None
+        );
+        assert_eq!(one("# OOM in `my_helper_function_name` of my script"), None);
     }
 }

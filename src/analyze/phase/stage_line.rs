@@ -43,7 +43,7 @@ fn message(text: &str) -> Option<&str> {
                 .map(|level| at + level.len())
         });
     let Some(after) = level else {
-        return Some(trimmed);
+        return Some(without_tag(trimmed));
     };
     let rest = trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']);
     // A logger's name (`server:`, `merge_adapters -`, `module:function:12 -`, `[train]`).
@@ -57,7 +57,36 @@ fn message(text: &str) -> Option<&str> {
     } else {
         rest
     };
-    Some(rest.trim())
+    Some(without_tag(rest.trim()))
+}
+
+/// A `print`ed line after its program's tag: a rank's (`[rank0] evaluating on …`, as torchrun's
+/// `--log-line-prefix-template` / `--tee` and scripts' own `f"[rank{rank}] …"` write it) or
+/// the loop's counter (`epoch 0: validating on …`, `step 30: …`).
+fn without_tag(line: &str) -> &str {
+    let line = line.trim_start();
+    if let Some(rest) = line
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .filter(|(tag, _)| !tag.is_empty() && !tag.contains(' ') && tag.len() <= 16)
+        .map(|(_, rest)| rest.trim_start_matches(':').trim_start())
+    {
+        return rest;
+    }
+    let mut words = line.splitn(3, ' ');
+    if let (Some(unit), Some(count), Some(rest)) = (words.next(), words.next(), words.next()) {
+        let counter = matches!(
+            unit.to_ascii_lowercase().as_str(),
+            "epoch" | "step" | "iter" | "iteration" | "round"
+        );
+        let number = count
+            .strip_suffix(':')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '/'));
+        if counter && number {
+            return rest.trim_start();
+        }
+    }
+    line
 }
 
 /// A stage's verbs (progressive forms) and the objects that make them that stage; an empty list
@@ -95,6 +124,9 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "quantising",
             "dequantizing",
             "repacking",
+            // A dtype cast of the weights after the load (`casting the state dict to float32
+            // for export`).
+            "casting",
         ],
         &[
             "adapter",
@@ -107,8 +139,16 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "model",
             "models",
             "deltas",
+            "state dict",
+            "state_dict",
+            "parameters",
+            "params",
         ],
     ),
+    // A quantizer's calibration pass (GPTQ's and AWQ's: the layers' inputs collected on
+    // calibration samples before the weights are quantized; AutoGPTQ / GPTQModel `quantize`,
+    // llm-compressor `oneshot`): part of converting the weights.
+    (Phase::FormatConversion, &["calibrating"], &[]),
     (
         Phase::WeightsLoad,
         &["loading", "reading", "restoring"],
@@ -250,6 +290,24 @@ mod tests {
             phase("INFO finetune: Evaluating on the dev split (1200 examples)"),
             Some(Phase::Inference)
         );
+        // A cast of the weights, a quantizer's calibration.
+        assert_eq!(
+            phase("2026-12-03 12:18:46,861 INFO export: [3/4] casting the state dict to float32"),
+            Some(Phase::FormatConversion)
+        );
+        assert_eq!(
+            phase("2026-12-03 12:21:47,383 INFO gptq: calibrating: collecting the inputs of 56"),
+            Some(Phase::FormatConversion)
+        );
+        // A rank's tag or the loop's counter before the message.
+        assert_eq!(
+            phase("[rank0] evaluating on 131072 validation rows"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            phase("2026-12-02 04:19:42,778 INFO     epoch 0: validating on 16 scans (4096x4096)"),
+            Some(Phase::Inference)
+        );
     }
 
     #[test]
@@ -261,6 +319,7 @@ mod tests {
         // No object of the stage.
         assert_eq!(phase("INFO data: merging the two datasets"), None);
         assert_eq!(phase("converting labels to one-hot"), None);
+        assert_eq!(phase("casting the inputs to float16"), None);
         assert_eq!(phase("running sanity checks on 4 files"), None);
         // The verb not first: a sentence, code, an error.
         assert_eq!(phase("I am merging adapters and it fails"), None);
@@ -272,5 +331,8 @@ mod tests {
         assert_eq!(phase("Why is loading the model so slow?"), None);
         assert_eq!(phase(""), None);
         assert_eq!(phase("INFO"), None);
+        // A counter without its colon, a tag with words in it.
+        assert_eq!(phase("epoch 0 validating loss 0.3"), None);
+        assert_eq!(phase("[a long note] evaluating on 4 rows"), None);
     }
 }

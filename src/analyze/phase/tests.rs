@@ -857,3 +857,32 @@ fn a_checkpoint_save_inside_training_is_no_training_step() {
         report.evidence
     );
 }
+
+#[test]
+fn a_save_below_the_log_save_evaluate_hook_is_a_save() {
+    let trainer = "/x/transformers/trainer.py";
+    let callbacks = "/x/transformers/trainer_callback.py";
+    // `_maybe_log_save_evaluate` → the callbacks' `on_save` → a user's `on_save`: the save ran.
+    let (phase, evidence) = failed_in(&[
+        frame(1, "train", trainer),
+        frame(2, "_inner_training_loop", trainer),
+        frame(3, "_maybe_log_save_evaluate", trainer),
+        frame(4, "on_save", callbacks),
+        frame(5, "call_event", callbacks),
+        frame(6, "on_save", "/home/me/sft_with_export.py"),
+    ]);
+    assert_eq!(phase, Phase::Unknown, "{evidence:?}");
+    assert!(
+        evidence
+            .iter()
+            .any(|why| why.contains("saves a checkpoint")),
+        "{evidence:?}"
+    );
+    // With no save below it, an evaluation named under the training is still the evaluation.
+    let (phase, _) = failed_in(&[
+        frame(1, "train", trainer),
+        frame(2, "_inner_training_loop", trainer),
+        frame(3, "run_validation", "/home/me/loop.py"),
+    ]);
+    assert_eq!(phase, Phase::Inference);
+}

@@ -30,6 +30,13 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
             continue;
         }
         if is_library_file(&frame.file) {
+            // Gradio's event dispatch (`gradio/queueing.py` `call_prediction` in 3.x,
+            // `route_utils.call_process_api`, `blocks.py` `process_api` / `call_function`) runs
+            // whatever the app bound to a button, a model's load as much as its use: its
+            // "prediction" is the handler's output, no stage.
+            if frame.file.replace('\\', "/").contains("/gradio/") {
+                continue;
+            }
             if let Some(phase) = library_name_phase(&frame.function) {
                 return Some((
                     phase,
@@ -167,7 +174,18 @@ fn loss_computed(frame: &Frame) -> Option<(&'static str, &str)> {
             || lower.ends_with("loss_fn")
     };
     if let Some(code) = frame.code.as_deref() {
-        if called_name(code).is_some_and(lossy) {
+        // A loss kept as an evaluation's (`val_loss = F.mse_loss(model(val_x), val_x)`,
+        // `eval_loss = criterion(out, y)`): the validation's forward, not a training step's.
+        let evaluation_target = code.split_once('=').is_some_and(|(target, value)| {
+            !value.starts_with('=')
+                && words(target).iter().any(|w| {
+                    matches!(
+                        w.as_str(),
+                        "val" | "valid" | "validation" | "eval" | "evaluation" | "test" | "ppl"
+                    )
+                })
+        });
+        if called_name(code).is_some_and(lossy) && !evaluation_target {
             return Some(("runs", code.trim()));
         }
     }
@@ -275,6 +293,13 @@ pub fn is_library_file(file: &str) -> bool {
         return true;
     }
     let parts: Vec<&str> = lower.split('/').collect();
+    // The code TorchInductor generates for a compiled graph, written to its cache directory
+    // (`torch/_inductor/runtime/cache_dir_utils.py` `default_cache_dir`, PyTorch 2.5+:
+    // `<tmp>/torchinductor_<user>/`, the `call` of each output module): PyTorch's code, not the
+    // caller's.
+    if parts.iter().any(|part| part.starts_with("torchinductor_")) {
+        return true;
+    }
     parts.windows(2).any(|pair| {
         // `…/lib/python3.10/runpy.py`, `C:\Python310\lib\runpy.py`, `…/bin/torchrun`.
         (pair[0] == "lib" && pair[1].starts_with("python"))

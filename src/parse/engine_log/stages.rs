@@ -34,6 +34,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("Distributed environment: ", accelerate_state),
     rule("warming up the model", llama_warmup),
     rule("Starting training...", training_start_dots),
+    rule("evaluating on ", evaluation_announced),
+    rule("Evaluating on ", evaluation_announced),
+    rule("validating on ", evaluation_announced),
+    rule("Validating on ", evaluation_announced),
     rule("Loading model modules", tabby_modules),
     rule("Loading draft modules", tabby_modules),
     rule("Modules |", tabby_modules),
@@ -66,6 +70,39 @@ fn save(facts: &mut LineFacts) {
 /// run by `evaluate()` (also from `_maybe_log_save_evaluate` inside `train()`) and `predict()`.
 fn trainer_evaluation(text: &str, facts: &mut LineFacts) {
     if has(text, "***** Running ") {
+        evaluation(facts);
+    }
+}
+
+/// A program's own line announcing an evaluation it starts (`[rank0] evaluating on 131072
+/// validation rows`, `INFO epoch 0: validating on 16 full-resolution scans`, `Evaluating on the
+/// dev split`): a progressive verb opening the message after the logger's prefix (a
+/// timestamp, a level, a logger's or rank's tag, the loop's counter) is written before the work
+/// it names (`analyze::phase::stage_line`, session 17). An evaluation event, so that a
+/// training's last step line before it no longer holds the stage open.
+fn evaluation_announced(text: &str, facts: &mut LineFacts) {
+    if text.starts_with([' ', '\t']) {
+        return;
+    }
+    let lower = text.to_ascii_lowercase();
+    let Some(at) = ["evaluating on ", "validating on "]
+        .iter()
+        .filter_map(|verb| lower.find(verb))
+        .min()
+    else {
+        return;
+    };
+    let before = lower[..at].trim_end();
+    let prefixed = before.is_empty()
+        || before.ends_with([':', ']', '-', '|'])
+        || ["info", "debug"]
+            .iter()
+            .any(|level| before.ends_with(level));
+    let after = &lower[at..];
+    let finished = ["done", "finished", "complete", "took", "failed", "error"]
+        .iter()
+        .any(|word| after.contains(word));
+    if prefixed && !finished && after.len() <= 160 {
         evaluation(facts);
     }
 }
@@ -402,6 +439,10 @@ mod tests {
             "2023/05/01 10:00:00 - mmengine - INFO - Epoch(val)  [1][ 50/500]    eta: 0:01:00",
             "2023/05/01 10:00:00 - mmengine - INFO - Iter(test) [ 20/100]",
             "Validating runs/detect/train/weights/best.pt...",
+            // A program's own line announcing its evaluation (session 18).
+            "[rank0] evaluating on 131072 validation rows",
+            "2026-12-02 04:19:42,778 INFO     epoch 0: validating on 16 scans (4096x4096)",
+            "Evaluating on the dev split (1200 examples)",
         ] {
             assert_eq!(kinds(line), vec![EventKind::Evaluation], "{line}");
         }
@@ -410,6 +451,10 @@ mod tests {
             "Epoch(val) was skipped",
             "Validating the config.pt... file",
             "Running Evaluation ***** on a slide",
+            // A sentence, a result, indented code.
+            "I keep evaluating on the test set and it fails",
+            "[rank0] evaluating on 4096 rows done in 3.1 s",
+            "    evaluating on = True",
         ] {
             assert!(!kinds(line).contains(&EventKind::Evaluation), "{line}");
         }

@@ -195,6 +195,12 @@ const PREDICTION_NAMES: &[&str] = &[
     "answers",
     "answer",
     "completions",
+    // A vocoder's or a TTS model's output, the speech it synthesised (`wav = vocoder(mel)`).
+    "wav",
+    "wavs",
+    "waveform",
+    "waveforms",
+    "audio",
 ];
 
 /// Fields read off a model's output that are its prediction or representation (transformers'

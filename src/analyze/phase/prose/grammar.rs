@@ -58,8 +58,23 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "pretraining",
             "pre-training",
             "retraining",
+            // Its common misspellings in issue threads (`SDXL Traning OOM`, `I am trianing 20
+            // images`, `trainning`).
+            "traning",
+            "trainning",
+            "trianing",
+            "trainig",
         ],
-        &["train", "fine-tune", "finetune", "pretrain", "retrain"],
+        // (`lora`: LoRA is a fine-tuning method, Hu et al. 2021, written as the verb after a
+        // frame: `CUDA OOM trying to LoRA a 7B model`.)
+        &[
+            "train",
+            "fine-tune",
+            "finetune",
+            "pretrain",
+            "retrain",
+            "lora",
+        ],
         Phase::TrainingStep,
     ),
     (
@@ -109,10 +124,14 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "requesting",
             "processing",
             "parsing",
+            "encoding",
         ],
         &[
             "generate",
             "infer",
+            // The noun written as the verb, as reporters often write it (`When trying to
+            // inference one image`, `when I inference the model`).
+            "inference",
             "sample",
             "decode",
             "upscale",
@@ -144,6 +163,7 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "query",
             "process",
             "parse",
+            "encode",
         ],
         Phase::Inference,
     ),
@@ -347,6 +367,26 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
+        if let Some(to) = ran_for_a_while(lower, &words, index) {
+            if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, Phase::Inference));
+            }
+        }
+        if let Some(to) = run_on_inputs(lower, &words, index) {
+            if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, Phase::Inference));
+            }
+        }
+        if let Some(from) = told_in_the_past(lower, &words, index) {
+            if !guarded(lower, &words, from, index) {
+                out.push((words[from].start, word.end, Phase::TrainingStep));
+            }
+        }
+        if let Some(from) = running_the_training(lower, &words, index) {
+            if !guarded(lower, &words, from, index) {
+                out.push((words[from].start, word.end, Phase::TrainingStep));
+            }
+        }
         if let Some((from, to)) = progress_hit(lower, &words, index) {
             if !guarded(lower, &words, from, to) {
                 out.push((words[from].start, words[to].end, Phase::TrainingStep));
@@ -488,7 +528,9 @@ fn job_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
     }) {
         return None;
     }
-    if !applies_to_inputs_strict(lower, words, index) {
+    if !applies_to_inputs_strict(lower, words, index)
+        && !subject_of_the_failure(lower, words, index)
+    {
         return None;
     }
     let (start, end) = (words[from].start, words[index].end);
@@ -506,6 +548,34 @@ fn job_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
         .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
         .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
     (!other_stage).then_some(from)
+}
+
+/// The `-ing` form opens its sentence as the subject of a verb of failing (`Inpainting gives
+/// Out of memory (1080 TI)`, `Upscaling crashes with OOM`): the act named as what failed, as a
+/// title names the training (`Training OOM`, AUDIT.md session 15, rule 2b), whatever its object.
+fn subject_of_the_failure(lower: &str, words: &[Word<'_>], index: usize) -> bool {
+    let opens = lower[..words[index].start]
+        .trim_end_matches([' ', '\t', '#', '*', '"', '\''])
+        .chars()
+        .next_back()
+        .is_none_or(|c| matches!(c, '.' | '!' | '?' | ':' | '\n' | ']'));
+    opens
+        && words[index].text.ends_with("ing")
+        && words.get(index + 1).is_some_and(|next| {
+            matches!(
+                next.text,
+                "gives"
+                    | "give"
+                    | "causes"
+                    | "throws"
+                    | "raises"
+                    | "crashes"
+                    | "fails"
+                    | "triggers"
+                    | "results"
+                    | "leads"
+            )
+        })
 }
 
 /// [`applies_to_inputs`] for every verb of [`JOB_INGS`] / [`JOB_BASES`], not only the
@@ -685,12 +755,28 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
                 .map(|_| 2)
         } else if matches!(at(1), Some("cannot" | "can't" | "couldn't")) && joined(1) {
             Some(1)
+        } else if at(1) == Some("even")
+            && matches!(at(2), Some("cannot" | "can't" | "couldn't"))
+            && joined(2)
+        {
+            // `I can't even train batch size 1 at size 768,768`.
+            Some(2)
         } else if at(1) == Some("not") && matches!(at(2), Some("can" | "could")) && joined(2) {
             Some(2)
         } else {
             None
         };
-        if let Some(back) = could_not.filter(|_| reports_a_failure(lower, words[index].end)) {
+        // The failure reported in the sentence, or for a training a per-step setting there
+        // (`Post update I can't even train batch size 1`: AUDIT.md session 15, rule 2e).
+        let tied = |_: &usize| {
+            reports_a_failure(lower, words[index].end)
+                || (phase == Phase::TrainingStep && {
+                    let rest = &lower[words[index].end..];
+                    let stop = rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len());
+                    super::job::per_step_setting(&rest[..stop])
+                })
+        };
+        if let Some(back) = could_not.filter(tied) {
             index - back
         } else if at(1) == Some("to") && joined(1) && joined(2) {
             at(2).filter(|w| BASE_FRAME.contains(w))?;
@@ -725,6 +811,18 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
     }
     if phase == Phase::Inference && !applies_to_inputs(lower, words, index) {
         return None;
+    }
+    // The noun written as the verb with the job's set-up in its clause (`OOM when inference
+    // using python script`): the inference job named by how it was run, as `Training on T4:`
+    // names the training's (AUDIT.md, session 15, rule 1; session 16, rule 5).
+    if word == "inference" {
+        let rest = &lower[words[index].end..];
+        let clause = &rest[..rest
+            .find([',', '.', ';', ':', '!', '?', '\n'])
+            .unwrap_or(rest.len())];
+        if super::job::names_a_set_up(clause) {
+            return None;
+        }
     }
     // `sampling steps`, `decoding strategy`: a setting named, not the stage running.
     if words.get(index + 1).is_some_and(|next| {
@@ -765,8 +863,19 @@ const FAILURE_WORDS: &[&str] = &[
 /// Whether the sentence from `end` on reports a failure (`… but I meet this error`).
 fn reports_a_failure(lower: &str, end: usize) -> bool {
     let rest = &lower[end..];
-    let rest = &rest[..rest.find(['.', '!', '?', '\n']).unwrap_or(rest.len())];
-    FAILURE_WORDS.iter().any(|word| rest.contains(word))
+    // A full stop inside a name (`torch.OutOfMemoryError`, `train.py`) ends no sentence.
+    let stop = rest
+        .char_indices()
+        .find(|&(at, c)| {
+            matches!(c, '!' | '?' | '\n')
+                || (c == '.'
+                    && rest[at + 1..]
+                        .chars()
+                        .next()
+                        .is_none_or(|next| !next.is_ascii_alphanumeric()))
+        })
+        .map_or(rest.len(), |(at, _)| at);
+    FAILURE_WORDS.iter().any(|word| rest[..stop].contains(word))
 }
 
 /// `launch` followed by an app or a server, not a training run or a script (`launching the
@@ -784,6 +893,12 @@ fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
                     | "deepspeed"
                     | "job"
                     | "jobs"
+                    // An experiment launched (`while launching a small-scale baseline`): the
+                    // job, as a training launched is.
+                    | "baseline"
+                    | "baselines"
+                    | "experiment"
+                    | "experiments"
                     | "script"
                     | "it"
                     | "this"
@@ -830,12 +945,24 @@ const APPLY_VERBS: &[&str] = &[
     "query",
     "process",
     "parse",
+    // Sentences or records encoded into vectors (sentence-transformers `SentenceTransformer.
+    // encode`), only with inputs as the object (session 18; alone `encode` names a text's or a
+    // video's encoding, which session 16 measured and dropped).
+    "encoding",
+    "encode",
 ];
 
 /// Verbs that name applying a model only with the inputs as their object (`processing the
-/// video`, `parse the PDFs`): alone they name any program's work (`processing the dataset`,
-/// `parsing the config`).
-const NEEDS_INPUTS: &[&str] = &["processing", "process", "parsing", "parse"];
+/// video`, `parse the PDFs`, `encode around 100 million records`): alone they name any
+/// program's work (`processing the dataset`, `parsing the config`, `encoding the video`).
+const NEEDS_INPUTS: &[&str] = &[
+    "processing",
+    "process",
+    "parsing",
+    "parse",
+    "encoding",
+    "encode",
+];
 
 /// What a model is applied to: media, documents, requests (the objects of [`NEEDS_INPUTS`]).
 const INPUTS: &[&str] = &[
@@ -869,6 +996,8 @@ const INPUTS: &[&str] = &[
     "queries",
     "sentence",
     "sentences",
+    "record",
+    "records",
     "recording",
     "recordings",
     "speech",
@@ -948,7 +1077,19 @@ fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -> bool {
                 | "multiple"
                 | "several"
                 | "all"
-        )
+                // A count of the inputs (`around 100 million records`).
+                | "around"
+                | "about"
+                | "over"
+                | "nearly"
+                | "million"
+                | "millions"
+                | "thousand"
+                | "thousands"
+                | "hundred"
+                | "hundreds"
+                | "of"
+        ) || w.text.starts_with(|c: char| c.is_ascii_digit())
     }) {
         next += 1;
     }
@@ -967,6 +1108,26 @@ fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -> bool {
         });
     if object.is_some_and(|w| NOT_INPUTS.contains(&w)) || bare_pronoun {
         return false;
+    }
+    // Encoded into vectors: texts (a video's or an audio's encoding is a codec's).
+    if matches!(words[index].text, "encode" | "encoding") {
+        return object.is_some_and(|w| {
+            matches!(
+                w,
+                "sentence"
+                    | "sentences"
+                    | "record"
+                    | "records"
+                    | "document"
+                    | "documents"
+                    | "docs"
+                    | "query"
+                    | "queries"
+                    | "passage"
+                    | "passages"
+                    | "texts"
+            )
+        });
     }
     if NEEDS_INPUTS.contains(&words[index].text) {
         return object.is_some_and(|w| INPUTS.contains(&w));
@@ -995,6 +1156,9 @@ fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
 fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
     let word = words[index].text;
     let text = |i: usize| words.get(i).map(|w| w.text);
+    if let Some(from) = training_went_on(lower, words, index) {
+        return Some((from, index));
+    }
     // `after 20% of training`, `at 80% of the epoch`, `reached 50% of fine-tuning`.
     if matches!(
         word,
@@ -1017,6 +1181,28 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
                 return Some((index, next));
             }
         }
+    }
+    // `when the train epoch reaches start_epoch of the SWA, I always got the error`: the
+    // training's counter reaching a point, in a sentence that reports the failure.
+    if matches!(word, "reaches" | "reached" | "gets" | "got")
+        && index.checked_sub(1).and_then(text).is_some_and(|w| {
+            matches!(
+                w,
+                "epoch" | "epochs" | "iteration" | "iterations" | "step" | "steps" | "training"
+            )
+        })
+        && (!matches!(word, "gets" | "got") || text(index + 1) == Some("to"))
+        && sentence_reports_a_failure(lower, words[index - 1].start, words[index].end)
+    {
+        return Some((index - 1, index));
+    }
+    // `when 35406 steps` (how far the training had got when it failed).
+    if word == "when"
+        && text(index + 1)
+            .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()) && is_count(w))
+        && text(index + 2).is_some_and(|w| matches!(w, "steps" | "iterations" | "iters" | "epochs"))
+    {
+        return (!of_another_stage(words, index + 2)).then_some((index, index + 2));
     }
     // `at step 120`, `in epoch 2`, `during epoch 3`.
     if matches!(word, "at" | "in" | "during")
@@ -1074,6 +1260,224 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
     (!of_another_stage(words, next)).then_some((index, next))
 }
 
+/// A run that went on for a while before failing, with no training or load named in its
+/// sentence (`after running for a period of time, it starts to report errors`, `cuda failed with
+/// error out of memory after sometime of running`): it had loaded and was running its model on
+/// what it was given, a server's requests or an app's inputs (session 18). The index of the
+/// last word.
+fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if words[index].text != "after" {
+        return None;
+    }
+    let text = |i: usize| words.get(i).map(|w| w.text);
+    let duration_from = |i: usize| -> Option<usize> {
+        match (text(i), text(i + 1), text(i + 2), text(i + 3)) {
+            (Some("sometime"), _, _, _) => Some(i),
+            (Some("some"), Some("time"), _, _) => Some(i + 1),
+            (Some("a"), Some("while"), _, _) => Some(i + 1),
+            (Some("a"), Some("period"), Some("of"), Some("time")) => Some(i + 3),
+            (Some("a"), Some("few"), Some("hours" | "minutes"), _) => Some(i + 2),
+            _ => None,
+        }
+    };
+    let last = if matches!(text(index + 1), Some("running" | "serving" | "working"))
+        && text(index + 2) == Some("for")
+    {
+        duration_from(index + 3)?
+    } else {
+        let end = duration_from(index + 1)?;
+        if text(end + 1) != Some("of") || !matches!(text(end + 2), Some("running" | "serving")) {
+            return None;
+        }
+        end + 2
+    };
+    if !sentence_reports_a_failure(lower, words[index].start, words[last].end) {
+        return None;
+    }
+    let sentence_start = lower[..words[index].start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[words[last].end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| words[last].end + at);
+    let other_stage = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
+    (!other_stage).then_some(last)
+}
+
+/// A model run on the user's media in a sentence that reports the failure and names no other
+/// stage (`when I run DAV2 using the same image and model … I encounter a torch.OutOfMemoryError`,
+/// `# Run YOLO11 tracking on the frame`): `run` / `running` / `ran`, up to three words of what
+/// ran, then `on` / `using` / `with` and an image, a video, an audio or a document (session 16,
+/// rule 1: the model applied to inputs). The index of the input's word.
+fn run_on_inputs(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(words[index].text, "run" | "running" | "ran") {
+        return None;
+    }
+    let media = |w: &str| {
+        matches!(
+            w,
+            "image"
+                | "images"
+                | "video"
+                | "videos"
+                | "audio"
+                | "photo"
+                | "photos"
+                | "picture"
+                | "pictures"
+                | "frame"
+                | "frames"
+                | "document"
+                | "documents"
+                | "pdf"
+                | "pdfs"
+        )
+    };
+    let preposition = (index + 1..(index + 5).min(words.len()))
+        .find(|&i| matches!(words[i].text, "on" | "using" | "with"))?;
+    let mut next = preposition + 1;
+    while words.get(next).is_some_and(|w| {
+        matches!(
+            w.text,
+            "the" | "a" | "an" | "my" | "this" | "same" | "some" | "each" | "every"
+        )
+    }) {
+        next += 1;
+    }
+    let input = words.get(next).filter(|w| media(w.text))?;
+    let span = &lower[words[index].start..input.end];
+    if span.contains([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    if !sentence_reports_a_failure(lower, words[index].start, input.end) {
+        return None;
+    }
+    let sentence_start = lower[..words[index].start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[input.end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| input.end + at);
+    let other_stage = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
+    (!other_stage).then_some(next)
+}
+
+/// A training told in the past with a word of time, in a sentence that reports the failure
+/// (`When I trained large-scale datasets, the GPU ran out of memory`): the whole story told in
+/// the past, the training was running when it failed (session 15, rule 2a). A past form alone
+/// (`a model trained for 300 epochs`) still names a stage that ended.
+fn told_in_the_past(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(
+        words[index].text,
+        "trained" | "finetuned" | "fine-tuned" | "pretrained"
+    ) {
+        return None;
+    }
+    let subject = index.checked_sub(1)?;
+    let frame = subject.checked_sub(1)?;
+    if !matches!(words[subject].text, "i" | "we")
+        || !matches!(words[frame].text, "when" | "while" | "whenever")
+    {
+        return None;
+    }
+    // `when I trained to 600 iterations` is the progress reading's (`progress_hit`).
+    if matches!(
+        words.get(index + 1).map(|w| w.text),
+        Some("to" | "for" | "until" | "till" | "up")
+    ) {
+        return None;
+    }
+    let span = &lower[words[frame].start..words[index].end];
+    (!span.contains([',', '.', ';', ':'])
+        && sentence_reports_a_failure(lower, words[frame].start, words[index].end))
+    .then_some(frame)
+}
+
+/// A word of time, a verb of running and the training as its object (`while performing the
+/// training`, `while running training`, `while starting epoch`): the training's course, as
+/// `while training` is (AUDIT.md, session 15, rule 2a; session 18). Not `launching` (a
+/// training launched is the job, session 14). `index` is the training's noun; the index of the
+/// word of time.
+fn running_the_training(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(
+        words[index].text,
+        "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training" | "epoch"
+    ) {
+        return None;
+    }
+    let mut verb = index.checked_sub(1)?;
+    if matches!(
+        words[verb].text,
+        "the" | "a" | "an" | "my" | "our" | "this" | "its"
+    ) {
+        verb = verb.checked_sub(1)?;
+    }
+    if !matches!(
+        words[verb].text,
+        "running" | "performing" | "doing" | "starting" | "executing" | "beginning"
+    ) {
+        return None;
+    }
+    let frame = verb.checked_sub(1)?;
+    if !matches!(
+        words[frame].text,
+        "while" | "when" | "during" | "upon" | "whilst"
+    ) {
+        return None;
+    }
+    let span = &lower[words[frame].start..words[index].start];
+    (!span.contains([',', '.', ';', ':', '!', '?'])).then_some(frame)
+}
+
+/// A training named, then how far it went without a count, in its clause: `the training was cut
+/// off halfway through`, `training crashes midway`, `the training stops after some time`, `the
+/// fine-tuning dies after a while` (AUDIT.md, session 15, rule 2c; session 18). `index` is the
+/// last word of the progress (`halfway`, `time`, `while`); the index of the training's noun.
+fn training_went_on(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    let text = |i: usize| words.get(i).map(|w| w.text);
+    let progress_from = match words[index].text {
+        "halfway" | "midway" | "partway" => index,
+        "time"
+            if text(index.wrapping_sub(1)) == Some("some")
+                && text(index.wrapping_sub(2)) == Some("after") =>
+        {
+            index - 2
+        }
+        "sometime" if text(index.wrapping_sub(1)) == Some("after") => index - 1,
+        "while"
+            if text(index.wrapping_sub(1)) == Some("a")
+                && text(index.wrapping_sub(2)) == Some("after") =>
+        {
+            index - 2
+        }
+        _ => return None,
+    };
+    // The training's noun within the five words before, in the same clause.
+    let first = progress_from.saturating_sub(5);
+    let training = (first..progress_from).rev().find(|&i| {
+        matches!(
+            words[i].text,
+            "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training"
+        )
+    })?;
+    let between = &lower[words[training].end..words[progress_from].start];
+    if between.contains([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    // Not a setting (`training steps after a while`), nor the training's start or end named
+    // (`before training`, `after training`).
+    if training > 0 && matches!(words[training - 1].text, "before" | "after") {
+        return None;
+    }
+    sentence_reports_a_failure(lower, words[training].start, words[index].end).then_some(training)
+}
+
 /// `… steps of sampling`, `… step 3 of the eval`: the steps of a generation or an evaluation.
 fn of_another_stage(words: &[Word<'_>], last: usize) -> bool {
     let text = |i: usize| words.get(i).map(|w| w.text);
@@ -1123,7 +1527,33 @@ fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
     let oom = super::OOM_WORDS
         .iter()
         .any(|word| lower[sentence_start..sentence_end].contains(word));
-    let question = lower[sentence_end..].starts_with('?');
+    // A request for help closing the sentence after a comma (`When I encountered the following
+    // error while performing the training, can someone help me?`) asks nothing of the stage.
+    // `Anyone with this error while running training?`: others asked about the reporter's own
+    // failure (`this error`, `the same error`), not whether it fails.
+    let sentence = &lower[sentence_start..sentence_end];
+    let opening = sentence.trim_start();
+    let asks_others = ["anyone", "has anyone", "does anyone", "did anyone"]
+        .iter()
+        .any(|words| opening.starts_with(words))
+        && [
+            "this error",
+            "the same error",
+            "this issue",
+            "this problem",
+            "the above issue",
+            "the above error",
+        ]
+        .iter()
+        .any(|words| sentence.contains(words));
+    let asks_help = asks_others
+        || lower[end..sentence_end].rfind(',').is_some_and(|comma| {
+            let tail = &lower[end + comma..sentence_end];
+            ["help", "someone", "anyone", "any idea", "solve", "fix"]
+                .iter()
+                .any(|word| tail.contains(word))
+        });
+    let question = lower[sentence_end..].starts_with('?') && !asks_help;
     if question && !oom {
         return true;
     }
@@ -1132,6 +1562,13 @@ fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
     // problem`).
     let rest = &lower[end..sentence_end];
     let rest = [" but ", " however", " although", " though"]
+        .iter()
+        .filter_map(|word| rest.find(word))
+        .min()
+        .map_or(rest, |at| &rest[..at]);
+    // Words after the failure is reported are of another case (`Inpainting gives Out of memory
+    // (1080 TI), without Inpainting no problems`).
+    let rest = super::OOM_WORDS
         .iter()
         .filter_map(|word| rest.find(word))
         .min()
@@ -1205,14 +1642,6 @@ fn general_case(lower: &str, start: usize) -> bool {
     GENERAL_CASE
         .iter()
         .any(|word| lower[sentence_start..start].contains(word))
-}
-
-/// Whether lowercase words hold one of the verbs of a model applied to inputs
-/// ([`APPLY_VERBS`]) as a whole word.
-pub(super) fn names_an_apply_verb(lower: &str) -> bool {
-    words(lower)
-        .iter()
-        .any(|word| APPLY_VERBS.contains(&word.text))
 }
 
 /// Phrases after a hit, in its sentence, that say the stage went well.

@@ -129,7 +129,7 @@ const SET_UP_SUFFIXES: &[&str] = &[".yaml", ".yml", ".json", ".py", ".sh", ".tom
 /// Whether the clause names the job's set-up (a GPU model, a tool, a script, a config, a
 /// dataset). (Not CJK words such as `使用` / `显卡`, nor a GPU named only as `gpu` / `card`: on
 /// the corpus they named the stage's context as often as the job.)
-fn names_a_set_up(clause: &str) -> bool {
+pub(super) fn names_a_set_up(clause: &str) -> bool {
     ascii_words(clause).any(|word| SET_UP_WORDS.contains(&word) || names_hardware(word))
         || SET_UP_SUFFIXES.iter().any(|suffix| clause.contains(suffix))
 }

@@ -80,6 +80,17 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // deeper frame or a log line names the stage. `EngineCore.execute_model_with_error_logging`
     // (0.10+) runs a scheduled step (`step`, `step_with_batch_queue`). ---
     r("__init__", "vllm/v1/engine/core.py", S, Wrapper, "vllm"),
+    // --- vLLM 0.4–0.11 `distributed/device_communicators/pynccl.py`
+    // `PyNcclCommunicator.__init__`: creates the NCCL communicator, then runs "a small
+    // all_reduce for warmup" (`data = torch.zeros(1, device=device); self.all_reduce(data)`)
+    // while the workers start, before any weight is loaded. ---
+    r(
+        "__init__",
+        "vllm/distributed/device_communicators/pynccl.py",
+        S,
+        Stage,
+        "vllm",
+    ),
     r("_wait_for_engine_startup", "vllm/", S, Wrapper, "vllm"),
     r("wait_for_engine_startup", "vllm/", S, Wrapper, "vllm"),
     r("launch_core_engines", "vllm/", S, Wrapper, "vllm"),

@@ -21,6 +21,16 @@ pub(super) const QUALIFIED_LIGHTNING: &[FrameRule] = &[
     // `_optimizer_step`), which only train. Validation inside `fit` runs below
     // `training_epoch_loop.on_advance_end`, so its deeper frames decide. ---
     r("run", "loops/evaluation_loop", I, Serve, "lightning"),
+    // --- Lightning 2.1+ `trainer/call.py` `_call_configure_model` runs the LightningModule's
+    // `configure_model` hook, where the model's layers are created (in the strategy's and
+    // precision's init context: `Trainer._run`, before the loops): its weights made. ---
+    r(
+        "_call_configure_model",
+        "lightning/pytorch/trainer/call.py",
+        W,
+        Stage,
+        "lightning",
+    ),
     r("on_run_end", "loops/evaluation_loop", I, Serve, "lightning"),
     r("_on_evaluation_epoch_end", "loops/", I, Serve, "lightning"),
     r("_evaluation_step", "loops/", I, Serve, "lightning"),

@@ -249,6 +249,17 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "parameters put on the device",
         ),
         (
+            // A `torch.nn` module built on the device (`nn.EmbeddingBag(rows, dim,
+            // device="cuda")`: the factory keyword of `torch/nn/modules/*`, PyTorch 1.9+,
+            // allocates its parameters there): the model's weights created on the GPU.
+            called_path(code).is_some_and(|path| {
+                (path.starts_with("nn.") || path.starts_with("torch.nn."))
+                    && last_name(path).starts_with(|c: char| c.is_ascii_uppercase())
+            }) && code.replace(' ', "").contains("device="),
+            Phase::WeightsLoad,
+            "a module's weights created on the device",
+        ),
+        (
             [".to(", ".cuda("].iter().any(|call| {
                 code.match_indices(call).any(|(at, _)| {
                     let receiver = receiver(&code[..at]);

@@ -48,6 +48,9 @@ fn library_files_are_told_from_the_callers() {
         "<frozen importlib._bootstrap>",
         "<string>",
         "/x/torch/lib/libtorch_cuda.so",
+        // TorchInductor's generated code in its cache directory.
+        "/tmp/torchinductor_root/d6/cd6lc62bpuh62bq757omtgmc27nvf.py",
+        "C:\\Users\\me\\AppData\\Local\\Temp\\torchinductor_me\\ab\\cab12.py",
     ] {
         assert!(is_library_file(file), "{file}");
     }
@@ -59,6 +62,8 @@ fn library_files_are_told_from_the_callers() {
         "/tmp/ipykernel_1234/3301.py",
         "<call>",
         "C:\\work\\ComfyUI\\execution.py",
+        "/home/me/inductor_notes/run.py",
+        "/tmp/oomdoc-corpus/serve_compiled.py",
     ] {
         assert!(!is_library_file(file), "{file}");
     }
@@ -285,6 +290,14 @@ fn a_loss_computed_is_a_training_step_unless_a_frame_says_otherwise() {
         assert_eq!(phase(&frames), Some(Phase::TrainingStep), "{code}");
         let (_, why) = user_code_phase(&frames).unwrap();
         assert!(why.contains("a loss computed"), "{why}");
+    }
+    // A loss kept as an evaluation's (session 18): no training step by itself.
+    for code in [
+        "val_loss = F.mse_loss(model(val_x), val_x)",
+        "eval_loss = criterion(out, target)",
+    ] {
+        let frames = [frame(1, "<module>", "fit_me.py", Some(code)), torch(5)];
+        assert_ne!(phase(&frames), Some(Phase::TrainingStep), "{code}");
     }
     // A function named for a loss, a module of a loss package.
     let named = [
@@ -748,4 +761,44 @@ fn statements_that_name_a_start_up_stage() {
     ] {
         assert_eq!(statement_phase(code).map(|(p, _)| p), phase, "{code}");
     }
+}
+
+#[test]
+fn gradios_event_dispatch_names_no_stage() {
+    let gradio = frame(
+        3,
+        "call_prediction",
+        "/venv/lib/python3.10/site-packages/gradio/queueing.py",
+        Some("output = await route_utils.call_process_api("),
+    );
+    assert_eq!(user_code_phase(std::slice::from_ref(&gradio)), None);
+    // Another library's function named for a prediction still reads as one.
+    let other = frame(
+        3,
+        "call_prediction",
+        "/venv/lib/python3.10/site-packages/myserve/queue.py",
+        Some("return fn(x)"),
+    );
+    assert_eq!(
+        user_code_phase(&[other]).map(|(phase, _)| phase),
+        Some(Phase::Inference)
+    );
+}
+
+#[test]
+fn a_torch_nn_module_built_on_the_device_creates_weights() {
+    for code in [
+        "tables[name] = nn.EmbeddingBag(rows, DIM, mode=\"sum\", device=\"cuda\"",
+        "self.proj = torch.nn.Linear(4096, 4096, device=device)",
+    ] {
+        assert_eq!(
+            statement_phase(code).map(|(phase, _)| phase),
+            Some(Phase::WeightsLoad),
+            "{code}"
+        );
+    }
+    // Not on a device, not a module, not torch.nn.
+    assert_eq!(statement_phase("emb = nn.Embedding(rows, dim)"), None);
+    assert_eq!(statement_phase("x = torch.zeros(4, device=\"cuda\")"), None);
+    assert_eq!(statement_phase("net = MyNet(device=\"cuda\")"), None);
 }

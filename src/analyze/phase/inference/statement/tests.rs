@@ -125,6 +125,9 @@ fn a_forward_whose_output_is_named_for_a_prediction_is_inference() {
         "hidden = encoder(ids, attention_mask=m).last_hidden_state",
         "out = model(ids).logits",
         "img_emb, txt_emb = clip_model(pixels, ids)",
+        // A vocoder's speech.
+        "wav = vocoder(mel)",
+        "audio = tts_model(tokens)",
     ] {
         let frames = script_frames(Some(code), true);
         let (phase, why) = read(&["Traceback (most recent call last):", OOM], &frames)
@@ -144,6 +147,7 @@ fn a_forward_whose_output_is_named_for_a_prediction_is_inference() {
         "warmup_logits = model(dummy_ids)",
         // An array library's function over a transform's output.
         "feats = torch.log(spec(wav) + 1e-6)",
+        "wav_loss = vocoder(mel)",
     ] {
         let frames = script_frames(Some(code), true);
         let read = read(&["Traceback (most recent call last):", OOM], &frames);
@@ -530,6 +534,19 @@ fn a_compiled_module_run_on_its_inference_graph_is_inference() {
         read(&["Traceback (most recent call last):", OOM], &frames),
         None
     );
+    // TorchInductor's generated `call` below the compiled code is PyTorch's, not the
+    // caller's: the caller's statement is still the one read.
+    let mut frames = compiled_frames("scores = runner(batch)", false);
+    frames.push(frame(
+        90,
+        "call",
+        "/tmp/torchinductor_root/d6/cd6lc62bpuh62bq757omtgmc27n.py",
+        Some("buf0 = empty_strided_cuda((262144, 16384), (16384, 1), torch.float16)"),
+    ));
+    let (phase, why) =
+        read(&["Traceback (most recent call last):", OOM], &frames).expect("generated code");
+    assert_eq!(phase, Phase::Inference);
+    assert!(why.contains("scores = runner(batch)"), "{why}");
     // Frames cut before the compiled code: nothing to tell the graphs apart (a generic name).
     let mut frames = compiled_frames("y = runner(batch)", false);
     frames.truncate(frames.len() - 2);

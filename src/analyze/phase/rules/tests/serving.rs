@@ -273,4 +273,22 @@ mod session17_frame_tests {
             None
         );
     }
+
+    #[test]
+    fn vllm_pynccl_warm_up_all_reduce_is_startup() {
+        let pynccl = format!("{SP}vllm/distributed/device_communicators/pynccl.py");
+        assert_eq!(
+            decided(&[("__init__", &pynccl), ("all_reduce", &pynccl)]),
+            Some(Phase::Startup)
+        );
+        // Another `__init__` of vLLM's communicators, or another project's pynccl.py, is not it.
+        assert_eq!(
+            frame_phase(
+                "__init__",
+                &format!("{SP}vllm/distributed/device_communicators/custom_all_reduce.py")
+            ),
+            None
+        );
+        assert_eq!(frame_phase("__init__", "/home/me/pynccl.py"), None);
+    }
 }
