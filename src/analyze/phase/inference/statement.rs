@@ -215,17 +215,22 @@ const OUTPUT_FIELDS: &[&str] = &[
     ".text_embeds",
 ];
 
-/// The statement names the model's output for a prediction or reads one off it (see
-/// [`PREDICTION_NAMES`], [`OUTPUT_FIELDS`]): what it names.
-fn named_output(code: &str, open: usize) -> Option<String> {
-    let target = code
-        .split_once('=')
+/// What a plain assignment statement assigns to (`preds, scores = …`: `preds, scores `), not a
+/// comparison (`==`, `<=`), an augmented assignment (`+=`) or a keyword argument inside a call.
+fn assignment_target(code: &str) -> Option<&str> {
+    code.split_once('=')
         .filter(|(target, value)| {
             !target.contains('(')
                 && !target.ends_with(['=', '!', '<', '>', '+', '-', '*', '/'])
                 && !value.starts_with('=')
         })
-        .map(|(target, _)| target.trim());
+        .map(|(target, _)| target)
+}
+
+/// The statement names the model's output for a prediction or reads one off it (see
+/// [`PREDICTION_NAMES`], [`OUTPUT_FIELDS`]): what it names.
+fn named_output(code: &str, open: usize) -> Option<String> {
+    let target = assignment_target(code).map(str::trim);
     let named = target.and_then(|target| {
         target.split(',').map(str::trim).find(|name| {
             words(last_name(name))
@@ -743,14 +748,7 @@ fn evaluation_words(text: &str) -> bool {
 /// The loss the statement computes, if it computes one (see the module's notes).
 fn loss_statement(code: &str) -> Option<&'static str> {
     let called = called_path(code)?;
-    let target = code
-        .split_once('=')
-        .filter(|(target, value)| {
-            !target.contains('(')
-                && !target.ends_with(['=', '!', '<', '>', '+', '-', '*', '/'])
-                && !value.starts_with('=')
-        })
-        .map(|(target, _)| target);
+    let target = assignment_target(code);
     let assigns = target.is_some_and(|target| {
         target.split(',').any(|name| {
             let name = last_name(name.trim());

@@ -46,26 +46,13 @@ mod app_frame_tests {
 /// project's file, stays silent on the same name elsewhere, and decides over the frames around
 /// it as its role says.
 mod session13_app_frames {
-    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::analyze::phase::frame_phase;
     use crate::model::explain::Phase;
 
     const I: Option<Phase> = Some(Phase::Inference);
     const W: Option<Phase> = Some(Phase::WeightsLoad);
 
-    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
-        let frames: Vec<Frame> = frames
-            .iter()
-            .enumerate()
-            .map(|(at, (function, file))| Frame {
-                line: at as u64 + 1,
-                function: function.to_string(),
-                file: file.to_string(),
-                called: false,
-                code: None,
-            })
-            .collect();
-        read_frames(&frames).decided.map(|(_, rule)| rule.phase)
-    }
+    use super::super::decided;
 
     #[test]
     fn paddle_predictors_run_and_are_built() {

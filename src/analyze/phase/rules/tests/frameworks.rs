@@ -35,22 +35,14 @@ mod blind_batch_tests {
 /// The frames of the frameworks and apps block (issue 13, second blind batch): each rule
 /// fires on its framework's file and stays silent on a look-alike elsewhere.
 mod framework_frame_tests {
-    use crate::analyze::phase::{frame_phase, read_frames, wrapping_phrase, Frame};
+    use crate::analyze::phase::{frame_phase, read_frames, wrapping_phrase};
     use crate::model::explain::Phase;
 
     const I: Option<Phase> = Some(Phase::Inference);
     const W: Option<Phase> = Some(Phase::WeightsLoad);
     const T: Option<Phase> = Some(Phase::TrainingStep);
 
-    fn frame(line: u64, function: &str, file: &str) -> Frame {
-        Frame {
-            line,
-            function: function.to_string(),
-            file: file.to_string(),
-            called: false,
-            code: None,
-        }
-    }
+    use super::super::frame;
 
     #[test]
     fn automatic1111_generation_and_its_training_tabs() {
@@ -275,7 +267,7 @@ mod framework_frame_tests {
 /// The tenth session's framework block: each rule fires on its framework's file, stays silent
 /// on a look-alike elsewhere, and a frame shared by two stages does not over-call.
 mod framework_stage_tests {
-    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::analyze::phase::frame_phase;
     use crate::model::explain::Phase;
 
     const I: Option<Phase> = Some(Phase::Inference);
@@ -284,25 +276,7 @@ mod framework_stage_tests {
     const F: Option<Phase> = Some(Phase::FormatConversion);
     const S: Option<Phase> = Some(Phase::Startup);
 
-    fn frame(line: u64, function: &str, file: &str) -> Frame {
-        Frame {
-            line,
-            function: function.to_string(),
-            file: file.to_string(),
-            called: false,
-            code: None,
-        }
-    }
-
-    /// The phase the frames decide, read outermost first as a traceback prints them.
-    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
-        let frames: Vec<Frame> = frames
-            .iter()
-            .enumerate()
-            .map(|(at, (function, file))| frame(at as u64 + 1, function, file))
-            .collect();
-        read_frames(&frames).decided.map(|(_, rule)| rule.phase)
-    }
+    use super::super::decided;
 
     const SP: &str = "/opt/conda/lib/python3.10/site-packages/";
 

@@ -4,23 +4,10 @@
 /// Session 16: a serving engine's client start, SD.Next's generation passes, a web server's
 /// worker boot.
 mod session16_frame_tests {
-    use crate::analyze::phase::{frame_phase, frame_rule, read_frames, Frame, Role};
+    use crate::analyze::phase::{frame_phase, frame_rule, Role};
     use crate::model::explain::Phase;
 
-    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
-        let frames: Vec<Frame> = (frames.iter().enumerate())
-            .map(|(at, (function, file))| Frame {
-                line: at as u64 + 1,
-                function: function.to_string(),
-                file: file.to_string(),
-                called: false,
-                code: None,
-            })
-            .collect();
-        // A wrapper decides only when nothing else does.
-        let verdict = read_frames(&frames);
-        (verdict.decided.or(verdict.wrapper)).map(|(_, rule)| rule.phase)
-    }
+    use super::super::decided_or_wrapper as decided;
 
     const SP: &str = "/srv/venv/lib/python3.12/site-packages/";
 
@@ -117,23 +104,10 @@ mod session16_frame_tests {
 /// The frames added in the seventeenth session (engines' and libraries' stages the open texts
 /// showed without a rule).
 mod session17_frame_tests {
-    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::analyze::phase::frame_phase;
     use crate::model::explain::Phase;
 
-    fn decided(frames: &[(&str, &str)]) -> Option<Phase> {
-        let frames: Vec<Frame> = frames
-            .iter()
-            .enumerate()
-            .map(|(at, (function, file))| Frame {
-                line: at as u64 + 1,
-                function: function.to_string(),
-                file: file.to_string(),
-                called: false,
-                code: None,
-            })
-            .collect();
-        read_frames(&frames).decided.map(|(_, rule)| rule.phase)
-    }
+    use super::super::{decided, decided_or_wrapper};
 
     const SP: &str = "/opt/venv/lib/python3.11/site-packages/";
 
@@ -220,21 +194,6 @@ mod session17_frame_tests {
 
     #[test]
     fn vllm_v1_core_start_up_encloses_its_stages() {
-        let decided_or_wrapper = |frames: &[(&str, &str)]| {
-            let frames: Vec<Frame> = frames
-                .iter()
-                .enumerate()
-                .map(|(at, (function, file))| Frame {
-                    line: at as u64 + 1,
-                    function: function.to_string(),
-                    file: file.to_string(),
-                    called: false,
-                    code: None,
-                })
-                .collect();
-            let verdict = read_frames(&frames);
-            (verdict.decided.or(verdict.wrapper)).map(|(_, rule)| rule.phase)
-        };
         let core = format!("{SP}vllm/v1/engine/core.py");
         let utils = format!("{SP}vllm/v1/engine/utils.py");
         // Cut at the core's constructor, or the client waiting for it: start-up.

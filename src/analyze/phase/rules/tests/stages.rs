@@ -5,18 +5,10 @@
 /// library's file, encloses the calibration forward below it, and stays silent on a user's
 /// function of the same name.
 mod conversion_frame_tests {
-    use crate::analyze::phase::{frame_phase, read_frames, Frame};
+    use crate::analyze::phase::{frame_phase, read_frames};
     use crate::model::explain::Phase;
 
-    fn frame(line: u64, function: &str, file: &str) -> Frame {
-        Frame {
-            line,
-            function: function.to_string(),
-            file: file.to_string(),
-            called: false,
-            code: None,
-        }
-    }
+    use super::super::frame;
 
     #[test]
     fn converters_and_quantizers_are_format_conversions() {
