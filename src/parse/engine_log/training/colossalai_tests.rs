@@ -1,4 +1,3 @@
-
 use super::super::event_kinds as kinds;
 use crate::model::explain::EventKind;
 

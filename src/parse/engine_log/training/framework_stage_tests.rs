@@ -1,4 +1,3 @@
-
 use super::super::{event_kinds as kinds, parse_line_scan};
 use crate::model::explain::EventKind;
 

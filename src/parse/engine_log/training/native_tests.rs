@@ -1,4 +1,3 @@
-
 use super::super::parse_line_scan;
 use crate::model::explain::EventKind;
 

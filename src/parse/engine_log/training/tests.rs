@@ -1,4 +1,3 @@
-
 use super::super::parse_line_scan;
 
 #[test]

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn phases(text: &str) -> Vec<Phase> {
