@@ -103,6 +103,7 @@ pub fn is_caching_allocator(kind: OomKind) -> bool {
             | OomKind::PytorchFractionRejected
             | OomKind::HipOutOfMemory
             | OomKind::XpuOutOfMemory
+            | OomKind::NpuOutOfMemory
     )
 }
 

@@ -10,6 +10,14 @@ use crate::model::failure::{EngineName, OomKind, OomMessage};
 use crate::model::Bytes;
 
 fn allocator_step(builder: &mut Builder<'_>, failure: &OomMessage) {
+    // torch_npu's caching allocator reads a variable of its own (`PYTORCH_NPU_ALLOC_CONF`, with
+    // `expandable_segments`, `max_split_size_mb` and `garbage_collection_threshold` as CUDA's).
+    if failure.kind == OomKind::NpuOutOfMemory {
+        builder.step(
+            "set `PYTORCH_NPU_ALLOC_CONF=expandable_segments:True` (torch_npu reads this name, not `PYTORCH_CUDA_ALLOC_CONF`) so freed blocks can be remapped instead of stranded; on older torch_npu `max_split_size_mb:128`",
+        );
+        return;
+    }
     let torch = torch_from_wording(failure, builder.inputs.versions);
     match torch.as_deref() {
         Some(version) if at_least(Some(version), &[2, 10], false) => builder.step(

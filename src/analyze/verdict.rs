@@ -1222,11 +1222,17 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
     } else {
         format!(" while {}", phase.short())
     };
+    // An Ascend NPU is named as its message names it (`NPU 2`).
+    let device = if failure.kind == OomKind::NpuOutOfMemory {
+        "NPU"
+    } else {
+        "GPU"
+    };
     let gpu = failure
         .figures
         .gpu_index
-        .map(|ordinal| format!("GPU {ordinal}"))
-        .unwrap_or_else(|| "the GPU".to_string());
+        .map(|ordinal| format!("{device} {ordinal}"))
+        .unwrap_or_else(|| format!("the {device}"));
     match cause {
         Cause::RequestLargerThanGpu => format!("one allocation asks for more than {gpu} has in total"),
         Cause::SizeOverflow => format!("one allocation asks for an impossible size on {gpu}: an overflowed or wrong shape, not a lack of memory"),

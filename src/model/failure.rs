@@ -153,6 +153,8 @@ pub enum OomKind {
     HipOutOfMemory,
     /// XPU out of memory.
     XpuOutOfMemory,
+    /// NPU out of memory (Huawei Ascend, `torch_npu`'s caching allocator).
+    NpuOutOfMemory,
     /// Not a GPU OOM: host RAM exhausted (DefaultCPUAllocator, OOM killer, "requires more system memory").
     HostMemory,
     /// Not a GPU OOM: illegal memory access / invalid address (a bug, not a capacity problem).

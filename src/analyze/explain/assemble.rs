@@ -931,6 +931,7 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
                     // ("XPU out of memory") and `aten/src/ATen/mps/MPSAllocator.mm` ("MPS backend
                     // out of memory … PYTORCH_MPS_HIGH_WATERMARK_RATIO").
                     | OomKind::XpuOutOfMemory
+                    | OomKind::NpuOutOfMemory
                     | OomKind::MpsOutOfMemory
                     // … and its ROCm build's (`HIP out of memory. Tried to allocate …`, the
                     // caching allocator hipified: `c10/hip/HIPCachingAllocator.cpp`).

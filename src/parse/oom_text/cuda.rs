@@ -47,6 +47,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::CudaError, found.start()));
     }
+    // MXNet's GPU storage managers (`src/storage/pooled_storage_manager.h`,
+    // `GPUPooledStorageManager::Alloc`: `LOG(FATAL) << "cudaMalloc failed: " <<
+    // cudaGetErrorString(e)`, raised as `mxnet.base.MXNetError`): the CUDA runtime's status, as
+    // ggml-cuda words it (read there, with its size, when the line is ggml's).
+    if let Some(found) =
+        regex!(r"(?:storage_manager|storage)\.(?:h|cc):\d+\]?:? ?cudaMalloc failed: ?out of memory")
+            .find(text)
+    {
+        return Some((Family::CudaError, line_begin(text, found.start())));
+    }
     // bitsandbytes' `CUDA_CHECK_RETURN` (`csrc/ops.cuh`, 0.3x–0.4x): "Error %s at line %d in
     // file %s" with `cudaGetErrorString` (`Error out of memory at line 529 in file
     // /src/csrc/ops.cu`), then `exit(1)`.

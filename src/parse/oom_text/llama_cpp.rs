@@ -24,7 +24,7 @@ fn is_failure_line(text: &str) -> bool {
         // falls back to pageable memory.
         return false;
     }
-    text.contains("cudaMalloc failed")
+    is_ggml_cuda_malloc(text)
         || text.contains("hipMalloc failed")
         // ggml-vulkan `ggml_vk_create_buffer`: "ggml_vulkan: Device memory allocation of size N
         // failed." then "ggml_vulkan: " + `vk::SystemError::what()`
@@ -66,9 +66,19 @@ fn is_metal_buffer_failure(text: &str) -> bool {
     regex!(r"metal\w*: error: failed to allocate buffer, size =\s*[\d.]+ MiB").is_match(text)
 }
 
+/// ggml-cuda's `cudaMalloc failed: out of memory`; not MXNet's storage manager, which prints
+/// the same words after its own source location (`src/storage/./pooled_storage_manager.h:157:
+/// cudaMalloc failed: out of memory`, `mxnet.base.MXNetError`): a CUDA runtime error there.
+fn is_ggml_cuda_malloc(text: &str) -> bool {
+    text.contains("cudaMalloc failed")
+        && !regex!(r"(?:storage_manager|storage)\.(?:h|cc):\d+\]?:? ?cudaMalloc failed")
+            .is_match(text)
+        && !text.contains("MXNetError")
+}
+
 /// The backend's allocation line that opens a failure (`…_buffer_type_alloc_buffer: …`).
 fn is_chain_head(text: &str) -> bool {
-    text.contains("cudaMalloc failed")
+    is_ggml_cuda_malloc(text)
         || text.contains("_buffer_type_alloc_buffer:")
         || text.contains("Device memory allocation of size")
         || is_metal_buffer_failure(text)
@@ -138,13 +148,19 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
     } else {
         Parsed::new(OomKind::LlamacppAlloc, true)
     };
-    parsed.engine_hint = Some(
-        if text.contains("ollama") || text.contains("llama runner") {
-            EngineName::Ollama
-        } else {
-            EngineName::Llamacpp
-        },
-    );
+    // A bare `cudaMalloc failed: out of memory` (a sentence or a title quoting it, with no
+    // ggml function, buffer or size around it) is the CUDA runtime's words, which other
+    // programs print too: no engine from it.
+    let bare = text.contains("cudaMalloc failed")
+        && !regex!(r"(?i)ggml|llama|buffer|allocating|on device|metal|sycl|vulkan|vk::")
+            .is_match(text);
+    parsed.engine_hint = if text.contains("ollama") || text.contains("llama runner") {
+        Some(EngineName::Ollama)
+    } else if bare {
+        None
+    } else {
+        Some(EngineName::Llamacpp)
+    };
 
     // Exact bytes from "buffer of size N" beat the rounded "allocating X MiB".
     let exact = integer_of(regex!(r"buffer of size (\d+)"), text)

@@ -105,6 +105,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // `OOM` in lower case after a verb (`still getting oom`, [`mention::mention_start`]),
         // or glued to the Chinese verb before it (`训练中途报oom错误`, `出现oom`, `导致oom`).
         (" oom", Words),
+        // … or as the subject of a verb of happening after markdown's emphasis (`**oom occurs**`).
+        ("oom occur", Words),
+        ("oom happen", Words),
         ("报oom", Words),
         ("现oom", Words),
         ("致oom", Words),
@@ -126,6 +129,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // vLLM.
         ("Free memory on device", Message),
         ("No available memory for the cache blocks", Message),
+        // The same error retyped in lower case in a report.
+        ("no available memory for the cache blocks", Words),
         ("max seq len", Message),
         // TGI and SGLang.
         ("Not enough memory", Message),

@@ -83,6 +83,7 @@ fn weak_mention(text: &str) -> Option<usize> {
         || lower.contains("system memory")
         || lower.contains("java")
         || lower.contains("kill")
+        || ray_oom(&lower)
     {
         return None;
     }
@@ -234,7 +235,7 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
     let words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .collect();
-    let host = HOST_WORDS.iter().any(|word| words.contains(word));
+    let host = HOST_WORDS.iter().any(|word| words.contains(word)) || ray_oom(&lower);
     let program = named.is_none() && program_subject(&lower, at);
     (!denied && !host && !program && !asks_whether(&lower, at) && !speculates_after(&lower, at))
         .then_some(text.len() - text.trim_start().len())
@@ -260,6 +261,12 @@ fn speculates_after(lower: &str, at: usize) -> bool {
 const ADVICE: [&str; 8] = [
     "prevent", "prevents", "reduce", "reduces", "chance", "risk", "might", "may",
 ];
+
+/// `Ray OOM`: Ray's memory monitor, which kills workers when the node's host memory runs low
+/// (`ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory`).
+fn ray_oom(lower: &str) -> bool {
+    regex!(r"(?:^|[^a-z0-9_])ray oom").is_match(lower)
+}
 
 /// Words for the host's memory, whole words of a lower-cased sentence.
 const HOST_WORDS: [&str; 9] = [
@@ -392,8 +399,9 @@ fn class_mention(text: &str) -> Option<usize> {
 const GUESS: [&str; 4] = ["probably", "maybe", "perhaps", "likely"];
 
 /// Words just before a mention that make it advice, a negation or a question of what to do.
-const MENTION_DENY: [&str; 9] = [
-    "if", "no", "not", "avoid", "prevent", "without", "never", "address", "handle",
+const MENTION_DENY: [&str; 11] = [
+    "if", "no", "not", "avoid", "prevent", "without", "never", "address", "handle", "whether",
+    "unless",
 ];
 
 /// GPU memory running short in Chinese prose: 显存不足 / 显存不够 (not enough GPU memory),
@@ -531,15 +539,28 @@ fn oom_positions(text: &str) -> Vec<usize> {
             positions.push(at);
         }
     }
-    for (at, _) in text.match_indices(" oom") {
-        let at = at + 1;
+    for (at, _) in text.match_indices("oom") {
+        // A word of its own: after a space, or markdown's emphasis or a quote (`**oom occurs**`).
+        if !text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| matches!(c, ' ' | '*' | '_' | '`' | '"' | '\''))
+        {
+            continue;
+        }
         let after = text[at + 3..].chars().next();
         let word_ends = after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
         let before = text[..at].to_lowercase();
         let verb = last_words(&before, 1)
             .first()
             .is_some_and(|word| OOM_VERBS.contains(word));
-        if word_ends && verb {
+        // Or the subject of a verb of happening (`when inference, batch size = 4, oom occurs`).
+        let next = text[at + 3..]
+            .split_whitespace()
+            .next()
+            .map(|word| word.trim_end_matches(|c: char| !c.is_alphanumeric()));
+        let happens = next.is_some_and(|word| OOM_HAPPENS.contains(&word));
+        if word_ends && (verb || happens) {
             positions.push(at);
         }
     }
@@ -567,6 +588,11 @@ fn sentence_around(text: &str, at: usize) -> &str {
 const OOM_VERBS: [&str; 20] = [
     "running", "run", "runs", "ran", "into", "get", "gets", "got", "getting", "hit", "hits",
     "hitting", "throws", "threw", "throw", "causes", "caused", "causing", "goes", "went",
+];
+
+/// Verbs of happening whose subject is a lower-case `oom` ([`oom_positions`]).
+const OOM_HAPPENS: [&str; 8] = [
+    "occurs", "occurred", "occured", "occur", "happens", "happened", "happen", "appears",
 ];
 
 /// The length of a verb ending glued to `OOM` (`s`, `ed`, `ing`, `'d`) at the start of `rest`,
@@ -620,7 +646,8 @@ fn oom_as_failure(before: &str, after: &str) -> bool {
         "problems",
         "crash",
     ];
-    verb || NOUNS.contains(&next.as_str())
+    // `OOM` as the subject of a verb of happening (`oom occurs`, `an OOM happened`).
+    verb || NOUNS.contains(&next.as_str()) || OOM_HAPPENS.contains(&next.as_str())
 }
 
 /// The line without the offloading it names (`CPU offload`, `offload to CPU`, `cpu_offload`):

@@ -151,6 +151,8 @@ pub(crate) enum Accelerator {
     Hip,
     /// `XPU out of memory.` (Intel).
     Xpu,
+    /// `NPU out of memory.` (Huawei Ascend, the `torch_npu` plug-in's caching allocator).
+    Npu,
 }
 
 /// Kinds of host-memory failure.
@@ -269,6 +271,8 @@ mod s16_tests;
 mod s17_tests;
 #[cfg(test)]
 mod s18_tests;
+#[cfg(test)]
+mod s19_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -1,9 +1,12 @@
-//! PyTorch allocator messages: the caching allocator text of every version (CUDA, HIP, XPU),
-//! the cudaMallocAsync block and the MPS backend.
+//! PyTorch allocator messages: the caching allocator text of every version (CUDA, HIP, XPU, and
+//! Ascend NPUs through `torch_npu`), the cudaMallocAsync block and the MPS backend.
 //!
 //! Source: `pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp` (`DeviceCachingAllocator::malloc`,
 //! `reportProcessMemoryInfo`), `c10/cuda/CUDAMallocAsyncAllocator.cpp`,
-//! `c10/xpu/XPUCachingAllocator.cpp`; wording by version in `c10/cuda/CUDACachingAllocator.cpp` of each version.
+//! `c10/xpu/XPUCachingAllocator.cpp`, `Ascend/pytorch:torch_npu/csrc/core/npu/NPUCachingAllocator.cpp`
+//! (`NPU out of memory. Tried to allocate X (NPU n; T total capacity; A already allocated; C
+//! current active; F free; R reserved in total by PyTorch)`, PyTorch 2.0's layout with the active
+//! bytes added); wording by version in `c10/cuda/CUDACachingAllocator.cpp` of each version.
 //! Patterns run on squeezed text (no whitespace), so `20.00 MiB` reads `20.00MiB`.
 
 use super::{is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
@@ -101,6 +104,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             ("CUDA", Accelerator::Cuda),
             ("HIP", Accelerator::Hip),
             ("XPU", Accelerator::Xpu),
+            ("NPU", Accelerator::Npu),
         ] {
             // No word-boundary check: pastes glue the message to the word before it
             // (`whyCUDA out of memory.`, pytorch-1.x-title-glued-word-gpu1.txt).
@@ -196,16 +200,20 @@ fn canonical_case(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
-    let old_wording = s.contains("(GPU"); // ≤2.0: "(GPU 0; 15.90 GiB total capacity; …)"
+    // ≤2.0: "(GPU 0; 15.90 GiB total capacity; …)"; torch_npu keeps that layout: "(NPU 2; …)".
+    let old_wording = s.contains("(GPU") || s.contains("(NPU");
     let new_wording = regex!(r"hasatotalcapac").is_match(s); // 2.1+ ("capacty" in 2.1)
     let cached = size_of(regex!(concat!(size!(), r"cached\)")), s);
     let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s)
         .or_else(|| size_of(regex!(concat!(size!(), "totalreservedbyPyTorch")), s));
 
     let kind = match accelerator {
+        // Every device allocator copies CUDA's refusal of an absurd size (`NPU out of memory.
+        // Tried to allocate more than 1EB memory`).
+        _ if s.contains("morethan1EBmemory") => OomKind::PytorchAbsurdSize,
         Accelerator::Hip => OomKind::HipOutOfMemory,
         Accelerator::Xpu => OomKind::XpuOutOfMemory,
-        Accelerator::Cuda if s.contains("morethan1EBmemory") => OomKind::PytorchAbsurdSize,
+        Accelerator::Npu => OomKind::NpuOutOfMemory,
         Accelerator::Cuda if s.contains("preemptivelyrejected") => OomKind::PytorchFractionRejected,
         Accelerator::Cuda if cached.is_some() => OomKind::PytorchCached,
         Accelerator::Cuda if old_wording || reserved_in_total.is_some() => {
@@ -311,7 +319,7 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
 /// `(GPU 0; …` (≤2.0), `GPU 0 has a total capacity` (2.1, 2.4+), or the raw byte of 2.2/2.3
 /// (`GPU \x00 has`: `c10::DeviceIndex` streamed without a cast, PyTorch 2.x's message).
 fn cuda_ordinal(s: &str) -> Option<CudaOrdinal> {
-    if let Some(caps) = regex!(r"\(GPU(\d+);").captures(s) {
+    if let Some(caps) = regex!(r"\((?:GPU|NPU)(\d+);").captures(s) {
         return caps.get(1).and_then(|m| m.as_str().parse().ok());
     }
     let caps = regex!(r"GPU(\d+|[\x00-\x1f])?hasatotalcapac").captures(s)?;

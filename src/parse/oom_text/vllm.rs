@@ -20,7 +20,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "Free memory on device") {
         return Some((Family::VllmStartupFree, position));
     }
-    if let Some(position) = super::find(text, "No available memory for the cache blocks") {
+    // (Retyped in lower case in a report: `received the error no available memory for the
+    // cache blocks during allocation`.)
+    if let Some(position) = super::find(text, "No available memory for the cache blocks")
+        .or_else(|| super::find(text, "no available memory for the cache blocks"))
+    {
         return Some((Family::VllmNoCacheBlocks, position));
     }
     // V1 `gpu_worker.py` logs "Available KV cache memory: -2.77 GiB" when the profiled peak
