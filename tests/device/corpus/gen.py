@@ -9644,6 +9644,891 @@ for step, batch in enumerate([16] * 5 + [512], start=1):
 """)
 
 
+# --------------------------------------------------------------------------- session 19 (blind):
+# a uvicorn-style embedding server and a paged KV pool that grows, a feature-extraction pipeline,
+# PEFT with modules_to_save, Trainer's eval_on_start, a pinned-memory DataLoader with progressive
+# resizing (expandable segments), a best-weights deepcopy, timm and torchvision models, CuPy and
+# Numba allocations, Flax and Equinox under JAX, a torch.func Hessian, a Lightning resume on a
+# card another job holds, sentence-transformers' encode, fp32 master weights, an OOM logged by a
+# gradient-accumulation loop, a collapsed MoE router, and 5 look-alikes (a gloo collective
+# timeout, a kernel launch out of registers, a host MemoryError in scikit-learn, torch.quantile's
+# size limit, a donated JAX buffer)
+
+
+def s19_uvicorn_embed_request_log():
+    # An embedding service logged the way uvicorn logs (level prefix, access lines), replaying a
+    # request log: small requests answer 200; a request of 32 texts x 4096 tokens makes the
+    # model's attention scores (16 GiB fp16) with ~6 GiB left, logged as "Exception in ASGI
+    # application" with a 500 line; the replay then shuts down and exits 1.
+    run_user_script("serve_embed", '''import logging
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LevelPrefix(logging.Filter):
+    def filter(self, record):
+        record.levelprefix = f"{record.levelname}:".ljust(10)
+        return True
+
+
+handler = logging.StreamHandler(sys.stdout)
+handler.addFilter(LevelPrefix())
+handler.setFormatter(logging.Formatter("%(levelprefix)s%(message)s"))
+logging.basicConfig(level=logging.INFO, handlers=[handler])
+log = logging.getLogger("uvicorn.error")
+access = logging.getLogger("uvicorn.access")
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=32000, dim=1024, heads=16):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-1, -2)) / (d // self.heads) ** 0.5
+        x = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d)
+        return F.normalize(self.out(x).mean(1), dim=-1)
+
+
+model = None
+response_cache = None
+
+
+def startup():
+    global model, response_cache
+    log.info("Waiting for application startup.")
+    model = Encoder().cuda().half().eval()
+    free, _ = torch.cuda.mem_get_info()
+    response_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+    log.info("Application startup complete.")
+    log.info("Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)")
+
+
+@torch.inference_mode()
+def embed_texts(request):
+    ids = torch.randint(3, 32000, (request["n"], request["tokens"]), device="cuda")
+    return model(ids).float().cpu()
+
+
+def handle(client, request):
+    try:
+        vectors = embed_texts(request)
+        status = "200 OK"
+    except Exception:
+        log.exception("Exception in ASGI application\\n")
+        status = "500 Internal Server Error"
+    access.info('%s - "POST /v1/embeddings HTTP/1.1" %s', client, status)
+    return status
+
+
+REPLAY = [("127.0.0.1:53122", {"n": 8, "tokens": 512}),
+          ("127.0.0.1:53124", {"n": 32, "tokens": 512}),
+          ("10.0.3.17:41876", {"n": 16, "tokens": 1024}),
+          ("127.0.0.1:53130", {"n": 8, "tokens": 2048}),
+          ("10.0.3.17:41880", {"n": 32, "tokens": 4096}),
+          ("127.0.0.1:53136", {"n": 8, "tokens": 512})]
+
+if __name__ == "__main__":
+    log.info("Started server process [%d]", os.getpid())
+    startup()
+    failed = sum(handle(client, request) != "200 OK" for client, request in REPLAY)
+    log.info("Shutting down")
+    log.info("Waiting for application shutdown.")
+    log.info("Application shutdown complete.")
+    log.info("Finished server process [%d]", os.getpid())
+    sys.exit(1 if failed else 0)
+''')
+
+
+def s19_paged_kv_pool_grow():
+    # A hand-written paged KV cache for a serving loop: a pool of 4096 blocks (2 MiB each, 8 GiB)
+    # beside the weights; requests are admitted (logged) until the pool is full, and the loop
+    # doubles the pool: the new 16 GiB pool does not fit in the ~12 GiB left.
+    run_user_script("kvserve", '''import logging
+import random
+
+import torch
+
+logging.basicConfig(format="%(asctime)s %(levelname)s kvserve: %(message)s", level=logging.INFO)
+log = logging.getLogger("kvserve")
+LAYERS, KV_HEADS, HEAD_DIM, BLOCK = 32, 8, 128, 16
+BLOCK_BYTES = 2 * LAYERS * BLOCK * KV_HEADS * HEAD_DIM * 2
+
+
+def new_pool(n_blocks):
+    return torch.empty((n_blocks, 2, LAYERS, BLOCK, KV_HEADS, HEAD_DIM), dtype=torch.float16,
+                       device="cuda")
+
+
+def grow_pool(pool):
+    n = pool.shape[0]
+    log.info("KV pool full (%d blocks in use), growing to %d blocks (%.1f GiB)", n, 2 * n,
+             2 * n * BLOCK_BYTES / 2**30)
+    bigger = new_pool(2 * n)
+    bigger[:n].copy_(pool)
+    return bigger
+
+
+free, total = torch.cuda.mem_get_info()
+weights = torch.empty(free - 20 * (1 << 30), dtype=torch.uint8, device="cuda")
+log.info("model weights resident: %.1f GiB of %.1f GiB", weights.numel() / 2**30, total / 2**30)
+pool = new_pool(4096)
+log.info("KV pool: %d blocks of %d tokens (%.1f GiB)", pool.shape[0], BLOCK,
+         pool.shape[0] * BLOCK_BYTES / 2**30)
+rng = random.Random(7)
+used = 0
+for i in range(40):
+    prompt = rng.randint(500, 7000)
+    need = -(-(prompt + 256) // BLOCK)
+    if used + need > pool.shape[0]:
+        pool = grow_pool(pool)
+    used += need
+    log.info("request r-%04d admitted: prompt %d tokens, %d blocks (pool %d/%d)", i, prompt, need,
+             used, pool.shape[0])
+''')
+
+
+def s19_hf_pipeline_feature_extraction():
+    # A feature-extraction pipeline (LlamaModel from the causal-LM checkpoint: the load report
+    # names the unused lm_head) embeds 512 passages of 2000 words 64 at a time, with ~1.5 GiB
+    # left beside an index buffer: the first batch's MLP does not fit.
+    run_user_script("embed_passages", _WORD_TOKENIZER + '''
+import torch
+from transformers import pipeline
+
+extractor = pipeline("feature-extraction", model="@CKPT@", tokenizer=word_tokenizer(),
+                     dtype=torch.bfloat16, device=0)
+free, _ = torch.cuda.mem_get_info()
+index_buffer = torch.empty(free - 1536 * (1 << 20), dtype=torch.uint8, device="cuda")
+passages = [" ".join(f"w{(i * 13 + j) % 31990 + 3}" for j in range(2000)) for i in range(512)]
+print(f"embedding {len(passages)} passages with {type(extractor.model).__name__}", flush=True)
+features = extractor(passages, batch_size=64, return_tensors=True,
+                     tokenize_kwargs={"truncation": True, "max_length": 2048})
+print(len(features), features[0].shape)
+'''.replace("@CKPT@", CKPT))
+
+
+def s19_peft_modules_to_save_first_step():
+    # LoRA with modules_to_save=["embed_tokens", "lm_head"] (131M trainable parameters, full
+    # copies of both matrices); with ~700 MiB left the forward and backward fit, the first AdamW
+    # step (state and foreach temporaries for 131M bf16 parameters) does not.
+    run_user_script("lora_new_tokens", '''import torch
+from peft import LoraConfig, get_peft_model
+from tqdm import tqdm
+from transformers import AutoModelForCausalLM
+
+torch.manual_seed(0)
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+config = LoraConfig(r=16, lora_alpha=32, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+                    modules_to_save=["embed_tokens", "lm_head"], task_type="CAUSAL_LM")
+model = get_peft_model(model, config)
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+teacher_cache = torch.empty(free - 700 * (1 << 20), dtype=torch.uint8, device="cuda")
+bar = tqdm(range(1, 201), desc="sft")
+for step in bar:
+    ids = torch.randint(3, 32000, (1, 256), device="cuda")
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    bar.set_postfix(loss=f"{loss.item():.4f}")
+'''.replace("@CKPT@", CKPT))
+
+
+def s19_hf_trainer_eval_on_start():
+    # Trainer with eval_on_start=True: the evaluation before the first training step runs eval
+    # batches of 64 x 2048 tokens; their logits (8 GiB bf16) do not fit in the ~6 GiB left.
+    run_user_script("sft_eval_first", '''import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+class Tokens(torch.utils.data.Dataset):
+    def __init__(self, n, seq, seed):
+        g = torch.Generator().manual_seed(seed)
+        self.ids = torch.randint(3, 32000, (n, seq), generator=g)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i], "labels": self.ids[i]}
+
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+args = TrainingArguments(output_dir="sft-eval-first", per_device_train_batch_size=4,
+                         per_device_eval_batch_size=64, eval_strategy="steps", eval_steps=50,
+                         eval_on_start=True, max_steps=200, logging_steps=10, bf16=True,
+                         save_strategy="no", report_to="none")
+trainer = Trainer(model=model, args=args, train_dataset=Tokens(1024, 512, 0),
+                  eval_dataset=Tokens(512, 2048, 1))
+free, _ = torch.cuda.mem_get_info()
+reference_logprobs = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+trainer.train()
+'''.replace("@CKPT@", CKPT))
+
+
+def s19_dataloader_pin_memory_progressive():
+    # Progressive resizing with a pinned-memory DataLoader (2 workers, whole batches of float
+    # images made on the CPU) and expandable segments set by the script; the batch at 1536 px
+    # (1.7 GiB) cannot be copied to the card with ~1.5 GiB left: the OOM is the `.to("cuda",
+    # non_blocking=True)` line under a tqdm bar.
+    run_user_script("train_progressive", '''import os
+
+os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+SIZES = [256, 320, 384, 512, 640, 768, 1024, 1536, 2048]
+
+
+class ProgressiveImages(Dataset):
+    def __len__(self):
+        return len(SIZES)
+
+    def __getitem__(self, i):
+        s = SIZES[i]
+        images = torch.empty(64, 3, s, s)
+        masks = torch.randint(0, 21, (64, s // 8, s // 8))
+        return images, masks
+
+
+model = nn.Sequential(nn.Conv2d(3, 8, 8, stride=8), nn.ReLU(), nn.Conv2d(8, 21, 1)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+loader = DataLoader(ProgressiveImages(), batch_size=None, num_workers=2, pin_memory=True)
+free, _ = torch.cuda.mem_get_info()
+feature_store = torch.empty(free - 1536 * (1 << 20), dtype=torch.uint8, device="cuda")
+print(f"progressive resizing {SIZES[0]} -> {SIZES[-1]} px, pin_memory=True", flush=True)
+for images, masks in tqdm(loader, desc="epoch 0"):
+    images = images.to("cuda", non_blocking=True)
+    masks = masks.to("cuda", non_blocking=True)
+    loss = F.cross_entropy(model(images), masks)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    tqdm.write(f"size {images.shape[-1]}: loss {loss.item():.4f}")
+''')
+
+
+def s19_best_state_deepcopy():
+    # Keeping the best weights and optimizer state in memory with copy.deepcopy of the state
+    # dicts after a validation: the card holds the training set, the 2 GiB model, fused Adam's
+    # 4 GiB state and the last gradients; the GPU-side copy does not fit in what is left.
+    run_user_script("train_keep_best", '''import copy
+import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="[%(asctime)s] %(levelname)s - %(message)s", level=logging.INFO)
+log = logging.getLogger("train")
+model = nn.Sequential(nn.Linear(8192, 32768), nn.GELU(), nn.Linear(32768, 8192)).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=3e-4, fused=True)
+free, _ = torch.cuda.mem_get_info()
+rows = (free - 8 * (1 << 30)) // (8192 * 4)
+train_x = torch.randn(rows, 8192, device="cuda")
+log.info("train set on GPU: %d rows x 8192 (%.1f GiB)", rows, train_x.numel() * 4 / 2**30)
+best_loss, best_state = float("inf"), None
+for epoch in range(3):
+    model.train()
+    for step in range(20):
+        x = train_x[torch.randint(0, rows, (256,), device="cuda")]
+        loss = F.mse_loss(model(x), x)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        val_loss = F.mse_loss(model(train_x[:4096]), train_x[:4096]).item()
+    log.info("epoch %d: train_loss %.5f val_loss %.5f", epoch, loss.item(), val_loss)
+    if val_loss < best_loss:
+        best_loss = val_loss
+        log.info("new best val_loss %.5f: keeping a copy of the model and optimizer state",
+                 val_loss)
+        best_state = copy.deepcopy({"model": model.state_dict(),
+                                    "optimizer": optimizer.state_dict()})
+torch.save(best_state, "best.pt")
+''')
+
+
+def s19_timm_vit_train():
+    # timm's vit_base_patch16_384 trained from scratch under bf16 autocast with batches of 256;
+    # ~10 GiB are left beside a prefetch buffer: the first forward's saved activations do not fit.
+    run_user_script("train_vit", '''import timm
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+model = timm.create_model("vit_base_patch16_384", pretrained=False, num_classes=1000).cuda()
+print(f"vit_base_patch16_384: {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params",
+      flush=True)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
+free, _ = torch.cuda.mem_get_info()
+prefetch = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+for step in tqdm(range(100), desc="train"):
+    x = torch.randn(256, 3, 384, 384, device="cuda")
+    y = torch.randint(0, 1000, (256,), device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+''')
+
+
+def s19_torchvision_maskrcnn_tiles():
+    # torchvision's Mask R-CNN (random weights) with min_size=2048 on 16 aerial tiles of
+    # 2048x3072 at once under inference_mode: the backbone's first conv output (6 GiB) does not
+    # fit in the ~3.5 GiB left after the transform.
+    run_user_script("detect_tiles", '''import torch
+from torchvision.models.detection import maskrcnn_resnet50_fpn
+
+model = maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=5, min_size=2048,
+                              max_size=4096).cuda().eval()
+tiles = [torch.rand(3, 2048, 3072, device="cuda") for _ in range(16)]
+free, _ = torch.cuda.mem_get_info()
+tile_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+print(f"scanning {len(tiles)} tiles of 2048x3072 (site_0412)", flush=True)
+with torch.inference_mode():
+    detections = model(tiles)
+print(sum(len(d["boxes"]) for d in detections), "objects")
+''')
+
+
+def s19_cupy_stft_archive():
+    # CuPy spectrograms (strided frames x window, rfft) of recordings, beside an archive of
+    # decoded audio that leaves ~8 GiB: a 60 s and a 120 s file work, the 3600 s file's frames
+    # (44 GB) do not: CuPy's OutOfMemoryError with "allocated so far".
+    run_user_script("spectrograms", '''import logging
+
+import cupy as cp
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("stft")
+SR, N_FFT, HOP = 48000, 4096, 64
+free, total = cp.cuda.runtime.memGetInfo()
+archive = cp.empty(free - 8 * (1 << 30), dtype=cp.uint8)
+log.info("decoded audio archive on the GPU: %.1f GiB", archive.nbytes / 2**30)
+window = cp.hanning(N_FFT).astype(cp.float32)
+for name, seconds in [("call_001.flac", 60), ("call_002.flac", 120), ("board_meeting.flac", 3600)]:
+    signal = cp.random.standard_normal(seconds * SR, dtype=cp.float32)
+    n_frames = 1 + (signal.size - N_FFT) // HOP
+    frames = cp.lib.stride_tricks.as_strided(signal, shape=(n_frames, N_FFT), strides=(HOP * 4, 4))
+    spec = cp.abs(cp.fft.rfft(frames * window, axis=-1)) ** 2
+    log.info("%s: %d frames, power spectrogram %s", name, n_frames, spec.shape)
+    del spec
+''')
+
+
+def s19_numba_density_grid():
+    # Numba CUDA device arrays for a particle-mesh code: particles and a halo catalogue leave
+    # ~6 GiB; a 1024^3 float32 grid (4 GiB) is allocated, the 2048^3 grid (32 GiB) is refused by
+    # cuMemAlloc (CUDA_ERROR_OUT_OF_MEMORY through numba's CudaAPIError).
+    run_user_script("pm_density", '''import logging
+
+import numpy as np
+from numba import cuda
+
+logging.basicConfig(format="%(asctime)s [%(levelname)s] pm: %(message)s", level=logging.INFO)
+log = logging.getLogger("pm")
+ctx = cuda.current_context()
+free, total = ctx.get_memory_info()
+log.info("CUDA context ready: %.1f GiB free of %.1f GiB", free / 2**30, total / 2**30)
+particles = cuda.to_device(np.zeros((2_000_000, 8), dtype=np.float32))
+free, _ = ctx.get_memory_info()
+halo_catalog = cuda.device_array(free - 6 * (1 << 30), dtype=np.uint8)
+log.info("particles: 2000000 x 8 float32; halo catalogue %.1f GiB", halo_catalog.nbytes / 2**30)
+for n in (1024, 2048):
+    log.info("allocating density grid %d^3 float32 (%.1f GiB)", n, n ** 3 * 4 / 2**30)
+    density = cuda.device_array((n, n, n), dtype=np.float32)
+    log.info("density grid %d^3 ready", n)
+''')
+
+
+def s19_flax_trainstate_curriculum():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A Flax linen MLP in a
+    # TrainState with optax.adamw, a jitted train step and a batch-size curriculum; batches of
+    # 1024 and 8192 fit, 65536 x 8192 hidden activations do not.
+    run_user_script("flax_curriculum", '''import logging
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+from flax.training import train_state
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("train")
+
+
+class MLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.gelu(nn.Dense(8192)(x))
+        x = nn.gelu(nn.Dense(8192)(x))
+        return nn.Dense(10)(x)
+
+
+@jax.jit
+def train_step(state, x, y):
+    def loss_fn(params):
+        logits = state.apply_fn({"params": params}, x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    return state.apply_gradients(grads=grads), loss
+
+
+key = jax.random.PRNGKey(0)
+model = MLP()
+params = model.init(key, jnp.ones((1, 1024)))["params"]
+state = train_state.TrainState.create(apply_fn=model.apply, params=params, tx=optax.adamw(1e-3))
+log.info("params: %d", sum(p.size for p in jax.tree_util.tree_leaves(params)))
+step = 0
+for stage, batch in enumerate([1024, 8192, 65536, 262144]):
+    for _ in range(5):
+        step += 1
+        k1, k2 = jax.random.split(jax.random.fold_in(key, step))
+        x = jax.random.normal(k1, (batch, 1024))
+        y = jax.random.randint(k2, (batch,), 0, 10)
+        state, loss = train_step(state, x, y)
+    log.info("stage %d: batch %d, step %d, loss %.4f", stage, batch, step, float(loss))
+''')
+
+
+def s19_equinox_field_eval_logged():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh). An Equinox MLP (a neural field) evaluated with
+    # eqx.filter_jit over point sets; the loop logs errors and exits, so the text has only the
+    # log lines and the XLA error string (no traceback).
+    run_user_script("eval_field", '''import logging
+import sys
+
+import equinox as eqx
+import jax
+
+logging.basicConfig(format="%(asctime)s %(name)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("eval")
+key = jax.random.PRNGKey(0)
+model = eqx.nn.MLP(in_size=3, out_size=1, width_size=4096, depth=4, activation=jax.nn.softplus,
+                   key=key)
+
+
+@eqx.filter_jit
+def predict(model, points):
+    return jax.vmap(model)(points)
+
+
+log.info("loaded field model (depth 4, width 4096)")
+for name, n in [("val_coarse", 65536), ("val_fine", 131072), ("val_dense", 8_388_608)]:
+    points = jax.random.uniform(jax.random.fold_in(key, n), (n, 3))
+    try:
+        sdf = predict(model, points)
+        sdf.block_until_ready()
+    except Exception as error:
+        log.error("evaluation on %s (%d points) failed: %s", name, n, error)
+        sys.exit(1)
+    log.info("%s: %d points, mean sdf %.4f", name, n, float(sdf.mean()))
+''')
+
+
+def s19_func_hessian_influence():
+    # Influence analysis: torch.func.hessian of a classifier head's loss w.r.t. its 61560
+    # flattened parameters; jacfwd's basis / batched products need far more than the ~8 GiB left.
+    run_user_script("influence", '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.func import hessian
+
+torch.manual_seed(0)
+backbone = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 512)).cuda().eval()
+head = nn.Linear(512, 120).cuda()
+x = torch.randn(4096, 512, device="cuda")
+y = torch.randint(0, 120, (4096,), device="cuda")
+with torch.no_grad():
+    feats = backbone(x)
+free, _ = torch.cuda.mem_get_info()
+feature_cache = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+flat = torch.cat([head.weight.detach().flatten(), head.bias.detach()])
+n = flat.numel()
+print(f"influence: head has {n} parameters; computing the {n}x{n} Hessian of the training loss",
+      flush=True)
+
+
+def loss_fn(theta):
+    w, b = theta[: 512 * 120].view(120, 512), theta[512 * 120:]
+    return F.cross_entropy(feats @ w.T + b, y)
+
+
+H = hessian(loss_fn)(flat)
+print("eigenvalues:", torch.linalg.eigvalsh(H)[-5:])
+''')
+
+
+_LIGHTNING_RESUME = '''import argparse
+
+import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.callbacks import ModelCheckpoint
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Regressor(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8192, 8192), nn.GELU(), nn.Linear(8192, 8192))
+
+    def training_step(self, batch, batch_idx):
+        (x,) = batch
+        loss = F.mse_loss(self.net(x), x)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accelerator", default="gpu")
+    parser.add_argument("--max-steps", type=int, default=2000)
+    parser.add_argument("--resume", default=None)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    data = DataLoader(TensorDataset(torch.randn(4096, 8192)), batch_size=32)
+    checkpoint = ModelCheckpoint(dirpath="resume_run/checkpoints", every_n_train_steps=2,
+                                 save_last=True)
+    trainer = L.Trainer(accelerator=args.accelerator, devices=1, max_steps=args.max_steps,
+                        logger=False, default_root_dir="resume_run", callbacks=[checkpoint])
+    trainer.fit(Regressor(), data, ckpt_path=args.resume)
+'''
+
+
+def s19_lightning_resume_card_shared():
+    # run.sh's holder leaves 2 GiB of the card to this job. A Lightning run resumed with
+    # fit(ckpt_path=...last.ckpt): the checkpoint was written by an earlier short run on the CPU
+    # (made here first, its output not shown); the model (512 MiB) fits, moving AdamW's restored
+    # state (1 GiB) to the card does not. The memory is held by another process.
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "train_regressor.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(_LIGHTNING_RESUME)
+    subprocess.run([sys.executable, path, "--accelerator", "cpu", "--max-steps", "2"], cwd=WORK,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    sys.stdout.flush()
+    os.chdir(WORK)
+    os.execv(sys.executable, [sys.executable, path, "--resume", "resume_run/checkpoints/last.ckpt"])
+
+
+def s19_hf_sentence_transformers_encode():
+    # sentence-transformers over the Llama checkpoint (fp32, mean pooling, a word-level tokenizer
+    # saved beside it): encode() of 1024 long passages 128 at a time with ~2 GiB left; the first
+    # batch's MLP (fp32) does not fit, under the "Batches" bar.
+    run_user_script("encode_corpus", _WORD_TOKENIZER + '''
+import torch
+from sentence_transformers import SentenceTransformer, models
+
+word_tokenizer().save_pretrained("word-tokenizer")
+word = models.Transformer("@CKPT@", max_seq_length=2048, tokenizer_name_or_path="word-tokenizer")
+pooling = models.Pooling(word.get_word_embedding_dimension(), pooling_mode="mean")
+encoder = SentenceTransformer(modules=[word, pooling], device="cuda")
+free, _ = torch.cuda.mem_get_info()
+ann_index = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+passages = [" ".join(f"w{(i * 31 + j) % 31990 + 3}" for j in range(1800)) for i in range(1024)]
+embeddings = encoder.encode(passages, batch_size=128, show_progress_bar=True,
+                            convert_to_tensor=True)
+print(embeddings.shape)
+'''.replace("@CKPT@", CKPT))
+
+
+def s19_fp16_master_weights():
+    # Hand-written mixed precision in the old apex "O2" way: a 1.6B-parameter fp32 stack made on
+    # the card, cast to fp16 in place, then fp32 master copies of every weight (6.4 GB) with only
+    # ~5 GiB free.
+    run_user_script("amp_o2_by_hand", '''import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s - %(name)s - %(levelname)s - %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("amp")
+model = nn.Sequential(*[nn.Linear(8192, 8192, device="cuda") for _ in range(24)])
+n_params = sum(p.numel() for p in model.parameters())
+log.info("model built on cuda: %.2fB parameters (float32)", n_params / 1e9)
+free, _ = torch.cuda.mem_get_info()
+activation_arena = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+log.info("casting model to float16")
+model.half()
+log.info("keeping float32 master weights for %d tensors", len(list(model.parameters())))
+master_params = [p.detach().clone().float() for p in model.parameters()]
+for p in master_params:
+    p.requires_grad_(True)
+optimizer = torch.optim.SGD(master_params, lr=1e-3, momentum=0.9)
+log.info("ready")
+''')
+
+
+def s19_grad_accum_logged_only():
+    # Gradient accumulation over 8 micro-batches of a 12-layer TransformerEncoder; the loop
+    # catches torch.OutOfMemoryError and logs it in one line before exiting: micro-batch 6 of
+    # step 4 is 4 x 8192 tokens and its saved activations do not fit in the ~8 GiB left.
+    run_user_script("pretrain_accum", '''import logging
+import sys
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s | %(levelname)-8s | %(message)s", level=logging.INFO)
+log = logging.getLogger("train")
+ACCUM = 8
+layer = nn.TransformerEncoderLayer(1024, 16, 4096, batch_first=True)
+model = nn.TransformerEncoder(layer, 12, enable_nested_tensor=False).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+free, _ = torch.cuda.mem_get_info()
+token_buffer = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+for step in range(1, 11):
+    total = 0.0
+    for micro in range(ACCUM):
+        seq = 8192 if (step, micro) == (4, 5) else 512
+        try:
+            x = torch.randn(4, seq, 1024, device="cuda")
+            loss = model(x).pow(2).mean() / ACCUM
+            loss.backward()
+        except torch.OutOfMemoryError as error:
+            log.error("step %d micro-batch %d/%d (4 x %d tokens): %s", step, micro + 1, ACCUM,
+                      seq, error)
+            sys.exit(1)
+        total += loss.item()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    log.info("step %d | loss %.4f | micro-batches %d", step, total, ACCUM)
+''')
+
+
+def s19_moe_router_collapse():
+    # A hand-written mixture of experts (64 experts, capacity = the busiest expert's load, no
+    # token dropping); after a new data shard the router sends almost every token to one expert
+    # (logged load), and the dispatch buffer of 64 x capacity x 1024 (16 GB) does not fit.
+    run_user_script("train_moe", '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MoE(nn.Module):
+    def __init__(self, experts=64, dim=1024, hidden=2048):
+        super().__init__()
+        self.experts = experts
+        self.router = nn.Linear(dim, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, dim, hidden) * dim ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, hidden, dim) * hidden ** -0.5)
+
+    def forward(self, x):
+        tokens = x.shape[0]
+        expert = self.router(x).argmax(-1)
+        load = torch.bincount(expert, minlength=self.experts)
+        capacity = int(load.max())
+        order = torch.argsort(expert, stable=True)
+        sorted_expert = expert[order]
+        start = torch.cumsum(load, 0) - load
+        slot = torch.arange(tokens, device=x.device) - start[sorted_expert]
+        dispatch = x.new_zeros(self.experts, capacity, x.shape[1])
+        dispatch[sorted_expert, slot] = x[order]
+        y = torch.bmm(F.gelu(torch.bmm(dispatch, self.w1)), self.w2)
+        out = torch.empty_like(x)
+        out[order] = y[sorted_expert, slot]
+        return out, load
+
+
+torch.manual_seed(0)
+moe = MoE().cuda()
+optimizer = torch.optim.AdamW([moe.w1, moe.w2], lr=1e-4)
+free, _ = torch.cuda.mem_get_info()
+attention_stack = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+shift = 16 * moe.router.weight[17].detach() / moe.router.weight[17].detach().norm()
+for step in range(1, 61):
+    if step == 31:
+        print("loading shard 2 (source: code)", flush=True)
+    x = torch.randn(65536, 1024, device="cuda")
+    if step > 30:
+        x = x + shift
+    out, load = moe(x)
+    loss = F.mse_loss(out, x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if step % 10 == 0 or step > 30:
+        print(f"step {step} loss {loss.item():.4f} max expert load "
+              f"{100 * load.max().item() / x.shape[0]:.1f}%", flush=True)
+''')
+
+
+# ---- session 19 look-alikes
+
+
+def s19_gloo_allreduce_timeout():
+    # Not a memory failure: two processes (mp.spawn, gloo, 5 s timeout) all-reduce gradients;
+    # rank 1 stalls reading a shard at step 3 and rank 0's all_reduce times out; mp.spawn
+    # re-raises rank 0's error.
+    run_user_script("ddp_gloo", '''import datetime
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def worker(rank, world):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = "29593"
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=5))
+    grads = torch.randn(1 << 20)
+    for step in range(1, 6):
+        if rank == 1 and step == 3:
+            print(f"[rank{rank}] step {step}: reading /data/shards/shard-00003.bin", flush=True)
+            time.sleep(60)
+        dist.all_reduce(grads)
+        print(f"[rank{rank}] step {step}: all_reduce ok", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(2,), nprocs=2)
+''')
+
+
+def s19_cupy_launch_out_of_resources():
+    # Not a memory failure: a CuPy RawKernel keeping 160 accumulators per thread in registers is
+    # launched with 1024 threads a block: too many registers for one block, so the launch fails
+    # with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ("too many resources requested for launch").
+    run_user_script("smooth_channels", '''import cupy as cp
+
+SOURCE = r"""
+extern "C" __global__ void smooth(const float* x, float* y, int n) {
+    float acc[160];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    #pragma unroll
+    for (int k = 0; k < 160; ++k) acc[k] = x[(i + k) % n];
+    for (int it = 0; it < 64; ++it) {
+        #pragma unroll
+        for (int k = 0; k < 160; ++k) acc[k] = acc[k] * 0.999f + x[(i + it * 160 + k) % n] * 0.001f;
+    }
+    float s = 0.0f;
+    #pragma unroll
+    for (int k = 0; k < 160; ++k) s += acc[k] * (k + 1);
+    if (i < n) y[i] = s;
+}
+"""
+smooth = cp.RawKernel(SOURCE, "smooth")
+for channel in range(4):
+    x = cp.random.standard_normal(1 << 22, dtype=cp.float32)
+    y = cp.empty_like(x)
+    print(f"channel {channel}: smoothing {x.size} samples, block 1024", flush=True)
+    smooth(((x.size + 1023) // 1024,), (1024,), (x, y, cp.int32(x.size)))
+    print(f"channel {channel}: mean {float(y.mean()):.4f}", flush=True)
+''')
+
+
+def s19_sklearn_pairwise_memoryerror():
+    # Not a GPU OOM: passages are encoded on the card shard by shard, then deduplicated on the host
+    # with scikit-learn's pairwise_distances over 12M vectors: numpy cannot allocate the 12M x 12M
+    # float32 matrix (past the address space): MemoryError "Unable to allocate ... TiB".
+    run_user_script("dedup_passages", '''import logging
+
+import numpy as np
+import torch
+from sklearn.metrics import pairwise_distances
+
+logging.basicConfig(format="%(asctime)s %(levelname)s dedup: %(message)s", level=logging.INFO)
+log = logging.getLogger("dedup")
+encoder = torch.nn.Linear(768, 64).cuda().half()
+embeddings = []
+for shard in range(8):
+    x = torch.randn(1_500_000, 768, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        embeddings.append(encoder(x).float().cpu().numpy())
+    log.info("encoded shard %d: %d passages on %s", shard, x.shape[0],
+             torch.cuda.get_device_name(0))
+embeddings = np.concatenate(embeddings)
+log.info("deduplicating %d passages (pairwise cosine distances)", len(embeddings))
+distances = pairwise_distances(embeddings, metric="cosine", n_jobs=1)
+duplicates = (distances < 0.05).sum() - len(embeddings)
+log.info("%d near-duplicate pairs", duplicates // 2)
+''')
+
+
+def s19_quantile_input_too_large():
+    # Not a memory failure: anomaly scores of a validation set (6144 x 64 x 64 on the card) and a
+    # threshold taken with torch.quantile, which refuses inputs over 2**24 elements.
+    run_user_script("anomaly_threshold", '''import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 3, 3, padding=1))
+model = model.cuda().eval()
+scores = []
+with torch.no_grad():
+    for batch in range(24):
+        x = torch.rand(256, 3, 64, 64, device="cuda")
+        scores.append((model(x) - x).pow(2).mean(1))
+scores = torch.cat(scores)
+print(f"collected anomaly scores: {tuple(scores.shape)} ({scores.numel()} pixels)", flush=True)
+threshold = torch.quantile(scores.flatten(), 0.995)
+print(f"threshold at 99.5%: {threshold.item():.5f}")
+''')
+
+
+def s19_jax_donated_buffer_reuse():
+    # Not a memory failure: a jitted SGD update donates its params argument (donate_argnums) and
+    # an EMA still refers to the donated arrays: "Array has been deleted".
+    run_user_script("jax_ema", '''from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, donate_argnums=(0,))
+def sgd_update(params, grads):
+    return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+
+
+@jax.jit
+def grad_fn(params, x):
+    return jax.grad(lambda p: jnp.mean((x @ p["w"] + p["b"]) ** 2))(params)
+
+
+key = jax.random.PRNGKey(0)
+params = {"w": jax.random.normal(key, (1024, 1024)) * 0.02, "b": jnp.zeros((1024,))}
+ema = params
+for step in range(1, 4):
+    x = jax.random.normal(jax.random.fold_in(key, step), (256, 1024))
+    params = sgd_update(params, grad_fn(params, x))
+    ema = jax.tree_util.tree_map(lambda e, p: 0.99 * e + 0.01 * p, ema, params)
+    print(f"step {step}: |w| {float(jnp.linalg.norm(params['w'])):.4f}", flush=True)
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -9930,6 +10815,30 @@ SCENARIOS = {
     "s17_dist_flat_grad_allreduce": s17_dist_flat_grad_allreduce,
     "s17_recsys_embedding_tables": s17_recsys_embedding_tables,
     "s17_jax_dpsgd_per_example_grads": s17_jax_dpsgd_per_example_grads,
+    "s19_uvicorn_embed_request_log": s19_uvicorn_embed_request_log,
+    "s19_paged_kv_pool_grow": s19_paged_kv_pool_grow,
+    "s19_hf_pipeline_feature_extraction": s19_hf_pipeline_feature_extraction,
+    "s19_peft_modules_to_save_first_step": s19_peft_modules_to_save_first_step,
+    "s19_hf_trainer_eval_on_start": s19_hf_trainer_eval_on_start,
+    "s19_dataloader_pin_memory_progressive": s19_dataloader_pin_memory_progressive,
+    "s19_best_state_deepcopy": s19_best_state_deepcopy,
+    "s19_timm_vit_train": s19_timm_vit_train,
+    "s19_torchvision_maskrcnn_tiles": s19_torchvision_maskrcnn_tiles,
+    "s19_cupy_stft_archive": s19_cupy_stft_archive,
+    "s19_numba_density_grid": s19_numba_density_grid,
+    "s19_flax_trainstate_curriculum": s19_flax_trainstate_curriculum,
+    "s19_equinox_field_eval_logged": s19_equinox_field_eval_logged,
+    "s19_func_hessian_influence": s19_func_hessian_influence,
+    "s19_lightning_resume_card_shared": s19_lightning_resume_card_shared,
+    "s19_hf_sentence_transformers_encode": s19_hf_sentence_transformers_encode,
+    "s19_fp16_master_weights": s19_fp16_master_weights,
+    "s19_grad_accum_logged_only": s19_grad_accum_logged_only,
+    "s19_moe_router_collapse": s19_moe_router_collapse,
+    "s19_gloo_allreduce_timeout": s19_gloo_allreduce_timeout,
+    "s19_cupy_launch_out_of_resources": s19_cupy_launch_out_of_resources,
+    "s19_sklearn_pairwise_memoryerror": s19_sklearn_pairwise_memoryerror,
+    "s19_quantile_input_too_large": s19_quantile_input_too_large,
+    "s19_jax_donated_buffer_reuse": s19_jax_donated_buffer_reuse,
 }
 
 
