@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -480,4 +480,31 @@ run_one s17_amp_deprecated_warnings_backward "$OOM|CUDNN_STATUS" -
 run_one s17_dist_flat_grad_allreduce "$OOM" -
 run_one s17_recsys_embedding_tables "$OOM" -
 run_one s17_jax_dpsgd_per_example_grads "RESOURCE_EXHAUSTED|Out of memory|out of memory" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+# session 19 (blind batch; the look-alikes and the CuPy, Numba, Equinox and sentence-transformers
+# scenarios below the timm/torchvision lines have not run on a device yet)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s19_hf_trainer_eval_on_start "$OOM" -
+run_one s19_hf_pipeline_feature_extraction "$OOM" -
+run_one s19_peft_modules_to_save_first_step "$OOM" -
+run_one s19_uvicorn_embed_request_log "$OOM" -
+run_one s19_paged_kv_pool_grow "$OOM" -
+run_one s19_grad_accum_logged_only "$OOM" -
+run_one s19_best_state_deepcopy "$OOM" -
+run_one s19_fp16_master_weights "$OOM" -
+run_one s19_moe_router_collapse "$OOM" -
+run_one s19_func_hessian_influence "$OOM" -
+run_one s19_dataloader_pin_memory_progressive "$OOM" -
+run_one s19_timm_vit_train "$OOM" -
+run_one s19_torchvision_maskrcnn_tiles "$OOM|CUDNN_STATUS" -
+run_one s19_lightning_resume_card_shared "$OOM" 2
+run_one s19_flax_trainstate_curriculum "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s19_equinox_field_eval_logged "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s19_cupy_stft_archive "OutOfMemoryError|Out of memory|out of memory" -
+run_one s19_numba_density_grid "CUDA_ERROR_OUT_OF_MEMORY|out of memory" -
+run_one s19_quantile_input_too_large "too large" -
+run_one s19_jax_donated_buffer_reuse "deleted|donat" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s19_sklearn_pairwise_memoryerror "MemoryError|Unable to allocate" -
+run_one s19_cupy_launch_out_of_resources "too many resources|OUT_OF_RESOURCES|CUDA_ERROR" -
+run_one s19_gloo_allreduce_timeout "[Tt]imed out|[Tt]imeout|ProcessRaisedException|Connection closed" -
+run_one s19_hf_sentence_transformers_encode "$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
