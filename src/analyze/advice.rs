@@ -70,7 +70,7 @@ pub(super) fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomM
         EngineName::Vllm | EngineName::Aphrodite => {
             vllm_steps(builder, cause, phase, config, version, failure)
         }
-        EngineName::Sglang => sglang_steps(builder, cause, phase),
+        EngineName::Sglang => sglang_steps(builder, cause, phase, failure),
         EngineName::Tgi => tgi_steps(builder, cause, phase),
         EngineName::Llamacpp => llama_steps(builder, cause, phase, false),
         EngineName::Ollama => llama_steps(builder, cause, phase, true),
@@ -409,7 +409,13 @@ fn vllm_steps(
     }
 }
 
-fn sglang_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase) {
+fn sglang_steps(builder: &mut Builder<'_>, cause: Cause, phase: Phase, failure: &OomMessage) {
+    // The scheduler's KV-cache token pool ran out for the batch (`alloc_token_slots`): the
+    // pool is the size `--mem-fraction-static` gave it; the batch is what the limits let in.
+    if crate::parse::oom_text::sglang_token_pool_exhausted(&failure.text) {
+        builder.step("the KV cache's token pool ran out for the running batch: lower `--max-running-requests` and `--chunked-prefill-size`, or raise `--mem-fraction-static` for a larger pool if the GPU has room");
+        return;
+    }
     match cause {
         Cause::KvCacheBudget => {
             builder.step("raise `--mem-fraction-static` if nothing else uses the GPU, or lower `--context-length`");

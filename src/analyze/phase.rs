@@ -176,7 +176,7 @@ mod stage_line;
 mod user_code;
 pub use rules::FRAME_RULES;
 use rules::NATIVE_BACKWARD;
-pub use stage_line::stage_line_phase;
+pub use stage_line::{details_stage, stage_line_phase};
 pub use user_code::{
     evaluation_name, is_library_file, name_phase, node_phase, reports_error, statement_phase,
     words_phase,
@@ -437,6 +437,12 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         }
         OomKind::SglangMemory if message.text.contains("mem-fraction-static") => {
             Some(Phase::KvCacheAlloc)
+        }
+        // The scheduler ran out of KV-cache tokens for a batch of requests being served.
+        OomKind::SglangMemory
+            if crate::parse::oom_text::sglang_token_pool_exhausted(&message.text) =>
+        {
+            Some(Phase::Inference)
         }
         // A ggml host buffer (`CPU`, `CUDA_Host` pinned memory) that could not be allocated: host
         // RAM, but its purpose says the stage as for a device buffer.

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analyze::phase::{
-    decide as decide_phase, name_phase, node_phase, read_frames, reports_error, stage_line_phase,
-    statement_phase, words_phase, wrapping_phrase,
+    decide as decide_phase, details_stage, name_phase, node_phase, read_frames, reports_error,
+    stage_line_phase, statement_phase, words_phase, wrapping_phrase,
 };
 use crate::model::explain::PhaseReport;
 
@@ -49,7 +49,9 @@ pub(super) fn build_report(
     // the traceback that show the stage; another rank's complete traceback under a cut one):
     // when the first statement shows no stage, the later statements of the same run are read,
     // the last first.
-    if phase.failed_in == Phase::Unknown && collected.first_gpu_failure.is_some() {
+    // A failure that is no GPU OOM (an illegal memory access, the host's kill) quoted in a title
+    // over the log of its run is read the same way.
+    if phase.failed_in == Phase::Unknown && primary.is_some() {
         if let Some((restated, point)) = restated_phase(collected, primary) {
             phase = restated;
             unseen = None;
@@ -62,7 +64,13 @@ pub(super) fn build_report(
                 ),
             );
         } else if let Some(summary) = summary_phase(collected, primary, failure) {
-            phase = summary;
+            // Of a failure that is no GPU OOM, only a run serving or training at the end of its
+            // log: a kernel's fault or a kill is told in a title over a log often cut long
+            // before it (a load's bar), where no allocation ties it to the stage.
+            let gpu = collected.first_gpu_failure.is_some();
+            if gpu || matches!(summary.failed_in, Phase::Inference | Phase::TrainingStep) {
+                phase = summary;
+            }
         }
     }
     // A model being run on inputs, told by the lines around the failure (a request, a sampler's
@@ -600,6 +608,31 @@ fn nearby_words<'a>(
                  it failed",
                 words,
             ));
+        } else {
+            // The announcement a line or two above, the lines after it its details (the same
+            // logger, no result in them).
+            let mut details = vec![text];
+            for earlier in (line.saturating_sub(2).max(1)..line).rev() {
+                let Some(announced) = text_of(earlier) else {
+                    break;
+                };
+                if !details
+                    .iter()
+                    .all(|detail| details_stage(detail, announced))
+                {
+                    break;
+                }
+                if let Some((phase, words)) = stage_line_phase(announced) {
+                    return Some((
+                        earlier,
+                        phase,
+                        "the program's log line announcing the stage it started, its details \
+                         printed after it until it failed",
+                        words,
+                    ));
+                }
+                details.push(announced);
+            }
         }
         break;
     }

@@ -245,6 +245,33 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
     Some((phase, message))
 }
 
+/// Whether `line` is a detail of the stage `announced` on a line before it: both from one
+/// logger (the same prefix once its digits, the time, are set aside), and `line` neither reports
+/// a result nor starts a stage of its own (`- amp - INFO - casting model to float16`, then `-
+/// amp - INFO - keeping float32 master weights for 48 tensors`: still the cast).
+pub fn details_stage(line: &str, announced: &str) -> bool {
+    let (Some(message_line), Some(message_announced)) = (message(line), message(announced)) else {
+        return false;
+    };
+    let prefix = |text: &'_ str, message: &str| -> Option<String> {
+        let at = text.find(message)?;
+        Some(text[..at].chars().filter(|c| !c.is_ascii_digit()).collect())
+    };
+    let (Some(a), Some(b)) = (
+        prefix(line, message_line),
+        prefix(announced, message_announced),
+    ) else {
+        return false;
+    };
+    // Only a logger's lines: a level word in the prefix (a bare `print` has no prefix).
+    let logged = LEVELS.iter().any(|level| a.contains(level));
+    let lower = message_line.to_ascii_lowercase();
+    let result = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .any(|word| FINISHED.contains(&word));
+    logged && a == b && !result && stage_line_phase(line).is_none()
+}
+
 /// Whether `text[at..at + len]` stands as whole words.
 fn word_bounded(text: &str, at: usize, len: usize) -> bool {
     let before = text[..at].chars().next_back();
@@ -320,6 +347,25 @@ mod tests {
         assert_eq!(phase("INFO data: merging the two datasets"), None);
         assert_eq!(phase("converting labels to one-hot"), None);
         assert_eq!(phase("casting the inputs to float16"), None);
+        // A detail line of the same logger after the stage's announcement.
+        let cast = "2026-12-03 16:18:48,529 - amp - INFO - casting model to float16";
+        assert!(details_stage(
+            "2026-12-03 16:18:48,541 - amp - INFO - keeping float32 master weights for 48 tensors",
+            cast
+        ));
+        // Not a result, another logger, or a print.
+        assert!(!details_stage(
+            "2026-12-03 16:18:48,541 - amp - INFO - cast done in 0.2 s",
+            cast
+        ));
+        assert!(!details_stage(
+            "2026-12-03 16:18:48,541 - data - INFO - keeping 48 shards",
+            cast
+        ));
+        assert!(!details_stage(
+            "keeping float32 master weights",
+            "casting model to float16"
+        ));
         assert_eq!(phase("running sanity checks on 4 files"), None);
         // The verb not first: a sentence, code, an error.
         assert_eq!(phase("I am merging adapters and it fails"), None);

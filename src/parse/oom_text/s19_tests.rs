@@ -118,3 +118,21 @@ fn a_hypothetical_oom_that_occurs_is_not_a_mention() {
         assert!(parse_text(text).iter().all(|m| !m.is_gpu_oom), "{text}");
     }
 }
+
+/// SGLang's scheduler running out of KV-cache tokens for a batch, in its three wordings.
+#[test]
+fn sglang_token_pool_exhaustion_in_every_wording() {
+    for text in [
+        "RuntimeError: Decode out of memory. Try to lower your batch size.",
+        "Prefill out of memory. Try to lower your batch size.",
+        "RuntimeError: Out of memory. Try to lower your batch size.",
+    ] {
+        let message = one(text);
+        assert!(message.is_gpu_oom, "{text}");
+        assert_eq!(message.kind, OomKind::SglangMemory, "{text}");
+        assert!(sglang::is_token_pool_exhausted(&message.text), "{text}");
+    }
+    assert!(!sglang::is_token_pool_exhausted(
+        "Not enough memory. Please try to increase --mem-fraction-static."
+    ));
+}

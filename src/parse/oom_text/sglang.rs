@@ -1,7 +1,7 @@
 //! SGLang memory errors (`sglang/srt/model_executor/model_runner.py`): `Not enough memory. Please try to increase
 //! --mem-fraction-static.` (`srt/model_executor/model_runner.py`; 0.5 adds ` Current value:
-//! mem_fraction_static={v}` from `pool_configurator.py`) and `Prefill out of memory` from the
-//! scheduler.
+//! mem_fraction_static={v}` from `pool_configurator.py`) and the scheduler's `Prefill out of
+//! memory`, `Decode out of memory`, `Out of memory. Try to lower your batch size.`
 
 use super::{float_of, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
@@ -36,14 +36,36 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = super::find(text, "max_total_tokens").unwrap_or(found.start());
         return Some((Family::Sglang, begin.min(found.start())));
     }
-    let position = super::find(text, "Prefill out of memory")?;
-    Some((Family::Sglang, position))
+    // The scheduler's token pool (`managers/schedule_batch.py` `alloc_token_slots`): "{Prefill,
+    // Decode} out of memory. Try to lower your batch size." (0.3–0.4, `phase_str` by the batch's
+    // forward mode), "Out of memory. Try to lower your batch size." then "Try to allocate N
+    // tokens." (0.5+, `mem_cache/common.py`): the KV cache's tokens ran out while serving.
+    for needle in [
+        "Prefill out of memory",
+        "Decode out of memory",
+        "Out of memory. Try to lower your batch size",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            return Some((Family::Sglang, position));
+        }
+    }
+    None
+}
+
+/// Whether the message is the scheduler's: the KV cache's token pool ran out while requests
+/// were served (see [`start`]).
+pub fn is_token_pool_exhausted(text: &str) -> bool {
+    text.contains("Prefill out of memory")
+        || text.contains("Decode out of memory")
+        || text.contains("ut of memory. Try to lower your batch size")
 }
 
 pub(super) fn is_complete(s: &str) -> bool {
     s.contains("mem-fraction-static")
         || s.contains("theprofiledvalue-")
         || s.contains("Prefilloutofmemory")
+        || s.contains("Decodeoutofmemory")
+        || s.contains("Trytoloweryourbatchsize")
         || s.contains("allocateKVcache.")
 }
 
