@@ -971,6 +971,9 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
                     | OomKind::HipOutOfMemory
             )
             || m.text.contains("TORCH_USE_CUDA_DSA")
+            // The caching allocator's sentence cut before its figures (`CUDA out of memory.
+            // Tried to allocate 7.41 GiB`): no other program words it so.
+            || m.text.contains("out of memory. Tried to allocate")
             // c10's host allocator (`[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator`).
             || m.text.contains("DefaultCPUAllocator")
             || m.text.contains("_ALLOC_CONF")

@@ -131,7 +131,10 @@ pub(super) fn engine_from_wording(text: &str) -> Option<EngineName> {
 fn torch_wording(text: &str, exception: Option<&str>) -> Option<EngineName> {
     let raised = exception == Some("RuntimeError");
     let allocator = text.starts_with("CUDA out of memory");
-    let checked = text.starts_with("CUDA error: out of memory");
+    // (Pasted without its space too: `RuntimeError: CUDA error:out of memory`.)
+    let checked = text
+        .strip_prefix("CUDA error:")
+        .is_some_and(|rest| rest.trim_start().starts_with("out of memory"));
     (raised && (allocator || checked)).then_some(EngineName::Pytorch)
 }
 

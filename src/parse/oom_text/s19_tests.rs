@@ -136,3 +136,15 @@ fn sglang_token_pool_exhaustion_in_every_wording() {
         "Not enough memory. Please try to increase --mem-fraction-static."
     ));
 }
+
+/// c10's CUDA check raised as `RuntimeError` names PyTorch, with or without the space after
+/// the colon.
+#[test]
+fn a_runtime_error_of_cuda_error_without_its_space_names_pytorch() {
+    for text in [
+        "RuntimeError: CUDA error: out of memory",
+        "RuntimeError: CUDA error:out of memory",
+    ] {
+        assert_eq!(one(text).engine_hint, Some(EngineName::Pytorch), "{text}");
+    }
+}
