@@ -12,6 +12,7 @@ use crate::model::explain::{EventFigures, EventKind, Phase};
 pub(super) const RULES: &[Rule] = &[
     rule("Non-zero status code returned while running ", ort_kernel),
     rule("Exception during initialization", ort_initialization),
+    rule("] Begin execution", ort_run_begins),
     rule("NDArrayCache::Load", tvm_params_load),
     rule("video 1/", ultralytics_prediction),
     rule(" (frame ", ultralytics_prediction),
@@ -57,6 +58,20 @@ fn ort_kernel(text: &str, facts: &mut LineFacts) {
     let node = rest[op.len()..].trim_start().starts_with("node");
     if !op.is_empty() && node {
         facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// ONNX Runtime 1.x `onnxruntime/core/framework/sequential_executor.cc` (`ExecuteThePlan`:
+/// `LOGS(logger, VERBOSE) << "Begin execution"`), printed at the verbose level when
+/// `InferenceSession::Run` starts executing the graph on a request's inputs: `[I:onnxruntime:,
+/// sequential_executor.cc:155 Execute] Begin execution`.
+fn ort_run_begins(text: &str, facts: &mut LineFacts) {
+    if has(text, "sequential_executor.cc") || has(text, "onnxruntime") {
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
     }
 }
 
@@ -231,6 +246,20 @@ mod session13_tests {
             vec![EventKind::KvCacheAllocated]
         );
         assert!(kinds("[BlockManager] max_block_count = unknown").is_empty());
+    }
+
+    /// ONNX Runtime's verbose `Begin execution`: a run of the graph on inputs; the words alone
+    /// in another program's line are not.
+    #[test]
+    fn onnx_runtime_begin_execution_is_a_run() {
+        assert_eq!(
+            kinds(
+                "2022-01-07 07:17:51.915355558 [I:onnxruntime:, sequential_executor.cc:155 \
+                 Execute] Begin execution"
+            ),
+            vec![EventKind::Request]
+        );
+        assert!(kinds("[worker] Begin execution of the batch job").is_empty());
     }
 }
 
