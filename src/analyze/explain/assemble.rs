@@ -78,6 +78,11 @@ pub(super) fn build_report(
     // above the reporter's prose (`phase::inference`).
     if phase.failed_in == Phase::Unknown && unseen.is_none() {
         inference_reading(collected, primary, failure, &timeline, &mut phase);
+        // An error that is no failure oomdoc names (a dtype mismatch, a shape error): the
+        // caller's statement of its last traceback is read the same way.
+        if primary.is_none() && phase.failed_in == Phase::Unknown {
+            traceback_reading(collected, &timeline, &mut phase);
+        }
     }
     // The reporter's words, when no frame or log line decides the stage (`phase::prose`): of a
     // GPU OOM, or of another failure inside a run (a DataLoader worker's bus error, an illegal
@@ -352,6 +357,45 @@ fn inference_reading(
             return;
         }
     }
+}
+
+/// [`inference_reading`] of the last traceback when no failure was found: its error line is
+/// taken to follow its innermost frame's statement.
+fn traceback_reading(
+    collected: &Collected,
+    timeline: &[crate::model::explain::TimelineEvent],
+    phase: &mut PhaseReport,
+) {
+    let Some(last) = collected.frames.back() else {
+        return;
+    };
+    let Some(start) = collected
+        .tracebacks
+        .iter()
+        .rev()
+        .copied()
+        .find(|start| *start < last.line)
+    else {
+        return;
+    };
+    // The line after the innermost frame and the statement (and carets) printed under it.
+    let failure_line = last.line + 3;
+    let frames = failure_frames(collected, Some(failure_line));
+    if frames.is_empty() || frames.iter().any(|frame| frame.line <= start) {
+        return;
+    }
+    let mut lines: Vec<&ContextLine> = collected.above_tracebacks.iter().collect();
+    lines.sort_by_key(|line| line.line);
+    lines.dedup_by_key(|line| line.line);
+    let inputs = crate::analyze::phase::inference::InferenceInputs {
+        failure_line,
+        lines: &lines,
+        events: timeline,
+        frames: &frames,
+        engine: choose_engine(collected, None),
+        host_memory: false,
+    };
+    crate::analyze::phase::inference::fill_from_statement(phase, &inputs);
 }
 
 /// Whether the run's last training line shows a step done (`phase::shows_a_completed_step`);

@@ -563,3 +563,35 @@ fn a1111_attention_optimization_line_names_the_webui() {
     let report = explain_text("Applying attention optimization: Doggettx... done.\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 7.79 GiB of which 1.00 GiB is free.\n");
     assert_eq!(report.engine.name, EngineName::Automatic1111);
 }
+
+/// An error oomdoc does not name (a dtype mismatch): the caller's statement of its traceback
+/// still says the stage, as it would for an OOM; a bare call says nothing.
+#[test]
+fn the_stage_of_an_unnamed_error_is_read_from_its_traceback() {
+    let traceback = |statement: &str| {
+        format!(
+            "Traceback (most recent call last):\n  File \"/work/score_batch.py\", line 18, in \
+             <module>\n    {statement}\n  File \"/venv/lib/python3.12/site-packages/torch/nn/\
+             modules/module.py\", line 1779, in _wrapped_call_impl\n    return \
+             self._call_impl(*args, **kwargs)\n  File \"/venv/lib/python3.12/site-packages/torch/\
+             nn/modules/linear.py\", line 134, in forward\n    return F.linear(input, \
+             self.weight, self.bias)\nRuntimeError: mat1 and mat2 must have the same dtype, but \
+             got Float and BFloat16\n"
+        )
+    };
+    let report = explain_text(&traceback("scores = model(x)"));
+    assert!(!report.is_gpu_oom);
+    assert_eq!(
+        report.phase.failed_in,
+        Phase::Inference,
+        "{:#?}",
+        report.phase
+    );
+    let report = explain_text(&traceback("y = model(x)"));
+    assert_eq!(
+        report.phase.failed_in,
+        Phase::Unknown,
+        "{:#?}",
+        report.phase
+    );
+}

@@ -76,7 +76,25 @@ pub fn fill_unknown(report: &mut PhaseReport, inputs: &InferenceInputs<'_>) {
     if report.failed_in != Phase::Unknown {
         return;
     }
-    let Some((phase, why)) = evidence(inputs)
+    fill(report, evidence(inputs), inputs);
+}
+
+/// [`fill_unknown`] from the caller's failing statement alone (a forward run for its outputs,
+/// a loss computed): for an error no failure message names, where the lines around a
+/// traceback (the entry script's name, a request) do not tie it to the error.
+pub fn fill_from_statement(report: &mut PhaseReport, inputs: &InferenceInputs<'_>) {
+    if report.failed_in != Phase::Unknown {
+        return;
+    }
+    let forward = training_shown(inputs)
+        .is_none()
+        .then(|| statement::forward_for_outputs(inputs))
+        .flatten();
+    fill(report, forward, inputs);
+}
+
+fn fill(report: &mut PhaseReport, inference: Option<String>, inputs: &InferenceInputs<'_>) {
+    let Some((phase, why)) = inference
         .map(|why| (Phase::Inference, why))
         .or_else(|| statement::loss_for_training(inputs).map(|why| (Phase::TrainingStep, why)))
     else {
