@@ -72,7 +72,14 @@ impl<'a> CleanLine<'a> {
 pub fn clean_line(raw: &str) -> CleanLine<'_> {
     let mut text: Cow<'_, str> = Cow::Borrowed(raw);
 
-    if needs_escape_pass(raw) {
+    // A pager's view pasted as text spells ESC out (`ESC[2m2024-07-20T03:34:19ZESC[0m
+    // ESC[31mERRORESC[0m`, `less` without `-R`): read as the escapes it stands for.
+    if memchr::memmem::find(raw.as_bytes(), b"ESC[").is_some() {
+        let spelled = raw.replace("ESC[", "\x1b[");
+        if let Some(stripped) = strip_escapes(&spelled) {
+            text = Cow::Owned(stripped);
+        }
+    } else if needs_escape_pass(raw) {
         if let Some(stripped) = strip_escapes(raw) {
             text = Cow::Owned(stripped);
         }
@@ -635,6 +642,16 @@ mod tests {
         assert!(matches!(line.text, Cow::Borrowed(_)));
         assert_eq!(line.text, "CUDA out of memory.");
         assert_eq!(line.stream, None);
+    }
+
+    #[test]
+    fn strips_escapes_spelled_out_by_a_pager() {
+        assert_eq!(
+            clean("ESC[2m2024-07-20T03:34:19.641538ZESC[0m ESC[31mERRORESC[0m ESC[1membedESC[0m").0,
+            "2024-07-20T03:34:19.641538Z ERROR embed"
+        );
+        // The letters alone are words.
+        assert_eq!(clean("ESCAPE key pressed").0, "ESCAPE key pressed");
     }
 
     #[test]

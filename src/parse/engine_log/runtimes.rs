@@ -13,6 +13,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("Non-zero status code returned while running ", ort_kernel),
     rule("Exception during initialization", ort_initialization),
     rule("] Begin execution", ort_run_begins),
+    rule("driver version is insufficient", insufficient_driver),
+    rule("cudaErrorInsufficientDriver", insufficient_driver),
     rule("NDArrayCache::Load", tvm_params_load),
     rule("video 1/", ultralytics_prediction),
     rule(" (frame ", ultralytics_prediction),
@@ -58,6 +60,18 @@ fn ort_kernel(text: &str, facts: &mut LineFacts) {
     let node = rest[op.len()..].trim_start().starts_with("node");
     if !op.is_empty() && node {
         facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// The CUDA runtime refusing a driver older than itself: `cudaErrorInsufficientDriver` (35,
+/// `driver_types.h`: "CUDA driver version is insufficient for CUDA runtime version"), returned
+/// by the first runtime call that initialises the driver (`cudaGetDeviceCount`, `cudaSetDevice`,
+/// PyTorch's `THCudaInit` / lazy CUDA init, ONNX Runtime's CUDA provider): start-up, before any
+/// model work.
+fn insufficient_driver(text: &str, facts: &mut LineFacts) {
+    if has(text, "CUDA driver version is insufficient") || has(text, "cudaErrorInsufficientDriver")
+    {
+        facts.failed_phase_hint = Some(Phase::Startup);
     }
 }
 
@@ -233,7 +247,7 @@ fn turbomind_batch_started(text: &str, facts: &mut LineFacts) {
 #[cfg(test)]
 mod session13_tests {
     use super::super::event_kinds as kinds;
-    use crate::model::explain::EventKind;
+    use crate::model::explain::{EventKind, Phase};
 
     #[test]
     fn turbomind_pool_lines() {
@@ -260,6 +274,20 @@ mod session13_tests {
             vec![EventKind::Request]
         );
         assert!(kinds("[worker] Begin execution of the batch job").is_empty());
+    }
+
+    /// A driver older than the CUDA runtime fails the first CUDA call: start-up.
+    #[test]
+    fn an_insufficient_driver_fails_at_start_up() {
+        for line in [
+            "RuntimeError: cuda runtime error (35) : CUDA driver version is insufficient for CUDA \
+             runtime version at /pytorch/aten/src/THC/THCGeneral.cpp:70",
+            "CUDA error at bandwidthTest.cu:255 code=35(cudaErrorInsufficientDriver) \
+             \"cudaSetDevice(currentDevice)\"",
+        ] {
+            let facts = super::super::parse_line_scan(line);
+            assert_eq!(facts.failed_phase_hint, Some(Phase::Startup), "{line}");
+        }
     }
 }
 

@@ -26,6 +26,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("Error: ShardCannotStart", failed),
     rule("Webserver Crashed", failed),
     rule("batch{batch_size=", router_span),
+    rule("embed_pooled{", embedding_span),
+    rule("embed_all{", embedding_span),
+    rule("embed_sparse{", embedding_span),
     // The shard's gRPC interceptor (`server/text_generation_server/interceptor.py`
     // `ExceptionInterceptor`: "Method {Warmup,Prefill,Decode} encountered an error.") names
     // the call that raised.
@@ -210,6 +213,16 @@ fn router_span(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// text-embeddings-inference's router spans (`router/src/http/server.rs` handlers `embed`,
+/// `embed_all`, `embed_sparse` over `core/src/infer.rs` `Infer::embed_pooled` / `embed_all` /
+/// `embed_sparse`, `#[instrument(skip_all)]` with the request's `inputs` as a field): an error
+/// logged in one happened while a request's inputs were embedded.
+fn embedding_span(text: &str, facts: &mut LineFacts) {
+    if has(text, "ERROR") && (has(text, ":embed_") || text.trim_start().starts_with("embed_")) {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
 fn init_error(text: &str, facts: &mut LineFacts) {
     if has(text, "text_generation") || has(text, "shard-manager") || has(text, "ERROR") {
         tgi(facts);
@@ -268,6 +281,20 @@ mod tests {
         assert_eq!(facts.events[0].kind, EventKind::ServerReady);
         let facts = parse_line_scan("2024-06-17T13:18:29Z  INFO shard-manager: text_generation_launcher: Shard ready in 12.5s rank=0");
         assert_eq!(facts.events[0].figures.seconds, Some(12.5));
+    }
+
+    /// text-embeddings-inference's embedding spans under an error: a request being embedded.
+    #[test]
+    fn an_error_in_an_embedding_span_is_a_request() {
+        let line = "2024-07-20T03:34:19.641538Z ERROR embed:embed_pooled{inputs=String(\"Dalam\") \
+                    truncate=false}: text_embeddings_core::infer: core/src/infer.rs:330: \
+                    Server error: CUDA error: out of memory";
+        assert_eq!(
+            parse_line_scan(line).failed_phase_hint,
+            Some(Phase::Inference)
+        );
+        let info = "2024-07-20T03:34:19Z  INFO embed:embed_pooled{inputs=String(\"x\")}: done";
+        assert_eq!(parse_line_scan(info).failed_phase_hint, None);
     }
 
     #[test]

@@ -64,6 +64,13 @@ pub(super) const RULES: &[Rule] = &[
     rule("Creating TensorFlow device", tensorflow_device),
     rule("Created TensorFlow device", tensorflow_device),
     rule("***** Running training *****", trainer_loop_start),
+    rule("begin training epoch ", fairseq_epoch_start),
+    rule("Skipping batch", fairseq_train_oom),
+    rule(
+        "recover from OOM in forward/backward pass",
+        fairseq_train_oom,
+    ),
+    rule("ran out of memory in validation step", fairseq_valid_oom),
     rule("Num examples = ", unsloth_training_banner),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
     // === Training progress lines of more trainers (session 15); handlers at the end. ===
@@ -848,6 +855,41 @@ fn tensorflow_device(text: &str, facts: &mut LineFacts) {
 /// optimization steps`): the optimizer is built and the model wrapped; the batches run next.
 fn trainer_loop_start(_text: &str, facts: &mut LineFacts) {
     step(facts);
+}
+
+/// fairseq's and metaseq's training loop (`fairseq_cli/train.py` `train`, 0.9–0.12; metaseq
+/// `metaseq_cli/train.py`: `logger.info("begin training epoch {}")`, then `Start iterating over
+/// samples`): the epoch's batches run next.
+fn fairseq_epoch_start(text: &str, facts: &mut LineFacts) {
+    let rest = text
+        .split_once("begin training epoch ")
+        .map_or("", |(_, rest)| rest.trim());
+    if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+        step(facts);
+    }
+}
+
+/// fairseq's trainer catching an OOM in a training step (`fairseq/trainer.py` `train_step`: 0.6–0.8
+/// `print("| WARNING: ran out of memory with exception: {};\n Skipping batch")`, 0.9+
+/// `logger.warning("attempting to recover from OOM in forward/backward pass")`; metaseq's copy):
+/// the failure happened in the training step. Its validation step says `ran out of memory in
+/// validation step, retrying batch` instead (below).
+fn fairseq_train_oom(text: &str, facts: &mut LineFacts) {
+    let skipping = text.trim() == "Skipping batch" || has(text, "; Skipping batch");
+    if skipping
+        || has(
+            text,
+            "attempting to recover from OOM in forward/backward pass",
+        )
+    {
+        facts.failed_phase_hint = Some(Phase::TrainingStep);
+    }
+}
+
+/// fairseq's `valid_step` catching an OOM (`fairseq/trainer.py`: `ran out of memory in
+/// validation step, retrying batch`): an evaluation pass.
+fn fairseq_valid_oom(_text: &str, facts: &mut LineFacts) {
+    facts.failed_phase_hint = Some(Phase::Inference);
 }
 
 /// Unsloth's banner printed in place of the `Trainer`'s when its patched training loop starts

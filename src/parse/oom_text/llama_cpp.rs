@@ -154,9 +154,13 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
     let bare = text.contains("cudaMalloc failed")
         && !regex!(r"(?i)ggml|llama|buffer|allocating|on device|metal|sycl|vulkan|vk::")
             .is_match(text);
+    // MLX raises Metal's refusal in its own words (`mlx/backend/metal/eval.cpp`: `[METAL] Command
+    // buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallback
+    // ErrorOutOfMemory)`): the same device error as ggml-metal's, another program.
+    let mlx = text.contains("[METAL] Command buffer execution failed");
     parsed.engine_hint = if text.contains("ollama") || text.contains("llama runner") {
         Some(EngineName::Ollama)
-    } else if bare {
+    } else if bare || mlx {
         None
     } else {
         Some(EngineName::Llamacpp)

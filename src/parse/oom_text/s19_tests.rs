@@ -148,3 +148,15 @@ fn a_runtime_error_of_cuda_error_without_its_space_names_pytorch() {
         assert_eq!(one(text).engine_hint, Some(EngineName::Pytorch), "{text}");
     }
 }
+
+/// MLX's Metal refusal is a GPU OOM of the Apple GPU, not llama.cpp's.
+#[test]
+fn mlx_metal_insufficient_memory_names_no_llama_cpp() {
+    let message = one(
+        "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] \
+         Command buffer execution failed: Insufficient Memory \
+         (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+    );
+    assert!(message.is_gpu_oom);
+    assert_eq!(message.engine_hint, None);
+}
