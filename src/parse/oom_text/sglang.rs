@@ -9,10 +9,17 @@ use crate::model::failure::{EngineName, OomKind};
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // 2026 wordings: `Not enough memory to allocate KV cache.` (sglang#23181) and
     // `Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=…`.
+    // The scheduler's token pool (`managers/schedule_batch.py` `alloc_token_slots`): "{Prefill,
+    // Decode} out of memory. Try to lower your batch size." (0.3–0.4, `phase_str` by the batch's
+    // forward mode), "Out of memory. Try to lower your batch size." then "Try to allocate N
+    // tokens." (0.5+, `mem_cache/common.py`): the KV cache's tokens ran out while serving.
     for needle in [
         "Not enough memory to allocate KV cache",
         "Loaded weights leave no GPU memory for the KV cache",
         "leave no GPU memory for the KV cache",
+        "Prefill out of memory",
+        "Decode out of memory",
+        "Out of memory. Try to lower your batch size",
     ] {
         if let Some(position) = super::find(text, needle) {
             return Some((Family::Sglang, position));
@@ -35,19 +42,6 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = regex!(r"is larger than the profiled value -\d").find(text) {
         let begin = super::find(text, "max_total_tokens").unwrap_or(found.start());
         return Some((Family::Sglang, begin.min(found.start())));
-    }
-    // The scheduler's token pool (`managers/schedule_batch.py` `alloc_token_slots`): "{Prefill,
-    // Decode} out of memory. Try to lower your batch size." (0.3–0.4, `phase_str` by the batch's
-    // forward mode), "Out of memory. Try to lower your batch size." then "Try to allocate N
-    // tokens." (0.5+, `mem_cache/common.py`): the KV cache's tokens ran out while serving.
-    for needle in [
-        "Prefill out of memory",
-        "Decode out of memory",
-        "Out of memory. Try to lower your batch size",
-    ] {
-        if let Some(position) = super::find(text, needle) {
-            return Some((Family::Sglang, position));
-        }
     }
     None
 }
