@@ -24,6 +24,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::CudaDriver, begin));
         }
     }
+    // PyCUDA's guarded driver calls (`src/cpp/cuda.hpp` `CUDAPP_CALL_GUARDED`: the call's name
+    // and the driver's status text, `cuMemAlloc failed: out of memory`, raised as
+    // `pycuda._driver.MemoryError` for `CUDA_ERROR_OUT_OF_MEMORY`): the device's memory, not the
+    // host's, whatever the class is called.
+    if let Some(found) = regex!(r"\bcuMem\w* failed: out of memory").find(text) {
+        let begin = text[..found.start()]
+            .rfind("pycuda.")
+            .unwrap_or(found.start());
+        return Some((Family::CudaDriver, begin));
+    }
     // CTranslate2 (faster-whisper, whisper-ctranslate2): `RuntimeError: CUDA failed with error out
     // of memory` (`include/ctranslate2/utils.h` `THROW_RUNTIME_ERROR("CUDA failed with error " +
     // cudaGetErrorString(status))` in its `CUDA_CHECK`).

@@ -160,3 +160,12 @@ fn mlx_metal_insufficient_memory_names_no_llama_cpp() {
     assert!(message.is_gpu_oom);
     assert_eq!(message.engine_hint, None);
 }
+
+/// PyCUDA raises the driver's out-of-memory status as its own `MemoryError`: the GPU's memory.
+#[test]
+fn pycuda_memory_error_of_cu_mem_alloc_is_the_gpus() {
+    let message = one("pycuda._driver.MemoryError: cuMemAlloc failed: out of memory");
+    assert!(message.is_gpu_oom, "{message:#?}");
+    let host = one("MemoryError: Unable to allocate 3.1 GiB for an array");
+    assert!(!host.is_gpu_oom);
+}

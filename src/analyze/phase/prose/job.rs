@@ -123,6 +123,9 @@ const SET_UP_WORDS: &[&str] = &[
     "config",
     "dataset",
     "samples",
+    // A recipe or a tutorial followed as given (`train a model using the librispeech recipe`).
+    "recipe",
+    "tutorial",
 ];
 const SET_UP_SUFFIXES: &[&str] = &[".yaml", ".yml", ".json", ".py", ".sh", ".toml"];
 
@@ -259,6 +262,10 @@ mod tests {
         assert!(job("4xA800 lora微调一个70B模型，显存溢出", "微调"));
         assert!(job("单卡4090进行微调，出现OOM", "微调"));
         assert!(job("我在微调readme里的config.yaml，报OOM", "微调"));
+        assert!(job(
+            "i am trying to train a model using the librispeech recipe, just to understand the flow.",
+            "train"
+        ));
         assert!(job(
             "fine-tuning with deepspeed zero3 gives OOM",
             "fine-tuning with "
