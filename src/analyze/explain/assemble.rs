@@ -369,24 +369,17 @@ fn traceback_reading(
     let Some(last) = collected.frames.back() else {
         return;
     };
-    let Some(start) = collected
-        .tracebacks
-        .iter()
-        .rev()
-        .copied()
-        .find(|start| *start < last.line)
-    else {
+    if !collected.tracebacks.iter().any(|start| *start < last.line) {
         return;
-    };
+    }
     // The line after the innermost frame and the statement (and carets) printed under it.
     let failure_line = last.line + 3;
     let frames = failure_frames(collected, Some(failure_line));
-    if frames.is_empty() || frames.iter().any(|frame| frame.line <= start) {
+    if frames.is_empty() {
         return;
     }
     let mut lines: Vec<&ContextLine> = collected.above_tracebacks.iter().collect();
     lines.sort_by_key(|line| line.line);
-    lines.dedup_by_key(|line| line.line);
     let inputs = crate::analyze::phase::inference::InferenceInputs {
         failure_line,
         lines: &lines,
