@@ -74,7 +74,9 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
 
     // A pager's view pasted as text spells ESC out (`ESC[2m2024-07-20T03:34:19ZESC[0m
     // ESC[31mERRORESC[0m`, `less` without `-R`): read as the escapes it stands for.
-    if memchr::memmem::find(raw.as_bytes(), b"ESC[").is_some() {
+    static SPELLED_ESC: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("ESC["));
+    if SPELLED_ESC.find(raw.as_bytes()).is_some() {
         let spelled = raw.replace("ESC[", "\x1b[");
         if let Some(stripped) = strip_escapes(&spelled) {
             text = Cow::Owned(stripped);

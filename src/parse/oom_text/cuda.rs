@@ -61,11 +61,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // `GPUPooledStorageManager::Alloc`: `LOG(FATAL) << "cudaMalloc failed: " <<
     // cudaGetErrorString(e)`, raised as `mxnet.base.MXNetError`): the CUDA runtime's status, as
     // ggml-cuda words it (read there, with its size, when the line is ggml's).
-    if let Some(found) =
-        regex!(r"(?:storage_manager|storage)\.(?:h|cc):\d+\]?:? ?cudaMalloc failed: ?out of memory")
-            .find(text)
+    if let Some(at) = mxnet_storage_failure(text)
+        .filter(|&at| regex!(r"cudaMalloc failed: ?out of memory").is_match(&text[at..]))
     {
-        return Some((Family::CudaError, line_begin(text, found.start())));
+        return Some((Family::CudaError, line_begin(text, at)));
     }
     // bitsandbytes' `CUDA_CHECK_RETURN` (`csrc/ops.cuh`, 0.3x–0.4x): "Error %s at line %d in
     // file %s" with `cudaGetErrorString` (`Error out of memory at line 529 in file
@@ -279,6 +278,15 @@ fn error_begin(text: &str, position: usize) -> usize {
 }
 
 /// Start of the exception (`RuntimeError: …`) holding `position`, else the line start.
+/// Where MXNet's storage manager reports a failed `cudaMalloc` after its own source location
+/// (`src/storage/./pooled_storage_manager.h:157: cudaMalloc failed: out of memory`, `storage.cc`):
+/// the CUDA runtime's status, which ggml-cuda words the same way (`llama_cpp` leaves it here).
+pub(super) fn mxnet_storage_failure(text: &str) -> Option<usize> {
+    regex!(r"storage(?:_manager)?\.(?:h|cc):\d+\]?:? ?cudaMalloc failed")
+        .find(text)
+        .map(|found| found.start())
+}
+
 fn line_begin(text: &str, position: usize) -> usize {
     let before = &text[..position];
     let trimmed = text.len() - text.trim_start().len();

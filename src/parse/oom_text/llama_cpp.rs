@@ -71,8 +71,7 @@ fn is_metal_buffer_failure(text: &str) -> bool {
 /// cudaMalloc failed: out of memory`, `mxnet.base.MXNetError`): a CUDA runtime error there.
 fn is_ggml_cuda_malloc(text: &str) -> bool {
     text.contains("cudaMalloc failed")
-        && !regex!(r"(?:storage_manager|storage)\.(?:h|cc):\d+\]?:? ?cudaMalloc failed")
-            .is_match(text)
+        && super::cuda::mxnet_storage_failure(text).is_none()
         && !text.contains("MXNetError")
 }
 
