@@ -10529,6 +10529,751 @@ for step in range(1, 4):
 ''')
 
 
+# --------------------------------------------------------------------------- session 20 (blind):
+# a reward model loaded next to another job, beam search in an IPython cell, a Trainer logged by
+# a logging callback, `accelerate launch` of a LoRA run whose merge fails, Lightning's validation
+# inside fit with plain logs, a weight-normed vocoder under FutureWarnings, torchrun without
+# @record, an OOM handler that raises NameError, JAX with unfiltered tracebacks and a tqdm eval,
+# cuBLAS at a serving warm-up, context creation in Trainer, and 4 look-alikes (a killed DataLoader
+# worker under Lightning, a logged-and-recovered OOM before a shape error, an embedding assert in
+# Lightning, gRPC's RESOURCE_EXHAUSTED)
+
+
+def s20_hf_reward_load_card_shared():
+    # run.sh's holder leaves 1 GiB of the card: an RLHF script logs that the policy's rollout
+    # workers share GPU 0, then loads the reward model with from_pretrained(torch_dtype=float32,
+    # device_map="cuda:0") (the deprecation line shows); 2.2 GB of fp32 weights do not fit: weights_load.
+    run_user_script("load_reward", '''import logging
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+logger = logging.getLogger("rlhf.reward")
+logger.info("rollout workers use GPU 0 for the policy; loading the reward model on the same GPU")
+free, total = torch.cuda.mem_get_info()
+logger.info("GPU 0: %.2f GiB free of %.2f GiB", free / 2**30, total / 2**30)
+reward_model = AutoModelForCausalLM.from_pretrained("@CKPT@", torch_dtype=torch.float32,
+                                                    device_map="cuda:0")
+reward_model.eval()
+logger.info("reward model ready: %s", type(reward_model).__name__)
+'''.replace("@CKPT@", CKPT))
+
+
+def s20_hf_ipython_generate_beams():
+    # A notebook session replayed through IPython's InteractiveShell (no colours): cell 1 loads
+    # the model, cell 2 builds an embedding cache leaving ~4 GiB, cell 3 runs generate with
+    # num_beams=8, num_return_sequences=8 on 16 prompts of 2048 tokens; the 128-sequence prefill's
+    # KV cache does not fit: the traceback is IPython's "Cell In[3], line 2" style (inference).
+    # Without IPython it prints NO-ERROR and exits 3.
+    run_user_script("notebook_session", '''import os
+import sys
+
+os.environ.setdefault("IPYTHONDIR", os.path.join(os.getcwd(), ".ipython"))
+try:
+    from IPython.core.interactiveshell import InteractiveShell
+except ImportError:
+    print("NO-ERROR: IPython is not installed: s20_hf_ipython_generate_beams cannot run",
+          file=sys.stderr)
+    sys.exit(3)
+
+CELLS = [
+    """import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+print(model.config.num_hidden_layers, "layers on", model.device)""",
+    """free, total = torch.cuda.mem_get_info()
+embedding_cache = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+print(f"{torch.cuda.mem_get_info()[0] / 2**30:.1f} GiB free")""",
+    """prompts = torch.randint(3, 32000, (16, 2048), device="cuda")
+out = model.generate(prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=64,
+                     num_beams=8, num_return_sequences=8, early_stopping=True, pad_token_id=0)
+out.shape""",
+]
+shell = InteractiveShell.instance()
+for colors in ("NoColor", "nocolor"):
+    try:
+        shell.colors = colors
+        break
+    except Exception:
+        pass
+for cell in CELLS:
+    result = shell.run_cell(cell, store_history=True)
+    if not result.success:
+        sys.exit(1)
+'''.replace("@CKPT@", CKPT))
+
+
+def s20_hf_trainer_logging_long_doc():
+    # Trainer fine-tune (bf16 weights, batches of 8 padded to the longest) with a TrainerCallback
+    # that logs "Epoch 0.03 step 12 loss=..." through the logging module beside the tqdm bar; ~8
+    # GiB are left; 2% of the documents are 4096 tokens and the first batch holding one does not
+    # fit: training_step.
+    run_user_script("finetune_docs", '''import logging
+
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainerCallback, TrainingArguments
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+logger = logging.getLogger(__name__)
+
+
+class Documents(torch.utils.data.Dataset):
+    def __init__(self, n=2000, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.lengths = [4096 if i % 50 == 7 else int(torch.randint(128, 384, (1,), generator=g))
+                        for i in range(n)]
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, i):
+        return {"input_ids": torch.randint(3, 32000, (self.lengths[i],))}
+
+
+def collate(features):
+    longest = max(len(f["input_ids"]) for f in features)
+    ids = torch.zeros(len(features), longest, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, f in enumerate(features):
+        ids[row, : len(f["input_ids"])] = f["input_ids"]
+        mask[row, : len(f["input_ids"])] = 1
+    return {"input_ids": ids, "attention_mask": mask, "labels": ids.masked_fill(mask == 0, -100)}
+
+
+class LogCallback(TrainerCallback):
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            logger.info("Epoch %.2f step %d loss=%.4f lr=%.2e", state.epoch or 0.0,
+                        state.global_step, logs["loss"], logs.get("learning_rate", 0.0))
+
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+args = TrainingArguments(output_dir="finetune-docs", per_device_train_batch_size=8,
+                         max_steps=300, logging_steps=2, learning_rate=2e-5, bf16=True,
+                         save_strategy="no", report_to="none", dataloader_num_workers=0)
+trainer = Trainer(model=model, args=args, train_dataset=Documents(), data_collator=collate,
+                  callbacks=[LogCallback()])
+free, _ = torch.cuda.mem_get_info()
+retrieval_index = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+logger.info("starting training: %d documents, %d of them 4096 tokens", len(trainer.train_dataset),
+            sum(n == 4096 for n in trainer.train_dataset.lengths))
+trainer.train()
+'''.replace("@CKPT@", CKPT))
+
+
+def s20_accelerate_launch_lora_merge():
+    # `accelerate launch --num_processes 1 --mixed_precision bf16` of a LoRA (r=64, all linear
+    # layers) fine-tune: 20 steps train and log; then the script merges the adapter on the GPU
+    # beside a cache that leaves ~4 MiB; merge_and_unload's first delta weight does not fit
+    # (format_conversion) and the launcher adds its subprocess.CalledProcessError.
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "finetune_lora.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write('''import logging
+
+import torch
+from accelerate import Accelerator
+from accelerate.logging import get_logger
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+logger = get_logger(__name__)
+accelerator = Accelerator()
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+config = LoraConfig(r=64, lora_alpha=128, lora_dropout=0.05, task_type="CAUSAL_LM",
+                    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                    "up_proj", "down_proj"])
+model = get_peft_model(model, config)
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+model, optimizer = accelerator.prepare(model, optimizer)
+for step in range(1, 21):
+    ids = torch.randint(3, 32000, (4, 256), device=accelerator.device)
+    loss = model(input_ids=ids, labels=ids).loss
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 5 == 0:
+        logger.info("step %d: loss %.4f", step, loss.item())
+logger.info("training done, merging the LoRA weights into the base model")
+model = accelerator.unwrap_model(model)
+del optimizer
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+eval_cache = torch.empty(free - 4 * (1 << 20), dtype=torch.uint8, device=accelerator.device)
+merged = model.merge_and_unload(progressbar=True)
+merged.save_pretrained("lora-merged")
+logger.info("saved lora-merged")
+'''.replace("@CKPT@", CKPT))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(WORK)
+    os.execvp("accelerate", ["accelerate", "launch", "--num_processes", "1", "--num_machines", "1",
+                             "--mixed_precision", "bf16", "--dynamo_backend", "no", path])
+
+
+def s20_lightning_fit_plain_logs_val():
+    # Lightning fit of a small segmentation net with the progress bar off and the module logging
+    # "Epoch 0 step 20 loss=..." lines; a feature bank made in on_fit_start leaves ~6 GiB; after
+    # epoch 0's 30 training batches of 256 px, the first validation batch (16 x 2048 px) does not
+    # fit in validation_step: the validation loop inside fit.
+    run_user_script("train_segmenter", '''import logging
+
+import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(message)s", level=logging.INFO)
+log = logging.getLogger("segmenter")
+
+
+class Tiles(Dataset):
+    def __init__(self, n, size):
+        self.n, self.size = n, size
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return torch.randn(3, self.size, self.size), torch.randint(0, 21, (self.size, self.size))
+
+
+class Segmenter(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(),
+                                 nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 21, 1))
+
+    def on_fit_start(self):
+        free, _ = torch.cuda.mem_get_info()
+        self.feature_bank = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8,
+                                        device=self.device)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self.net(x), y)
+        self.log("train_loss", loss)
+        if batch_idx % 10 == 0:
+            log.info("Epoch %d step %d loss=%.4f", self.current_epoch, self.global_step,
+                     loss.item())
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self.net(x)
+        miou_proxy = (logits.argmax(1) == y).float().mean()
+        self.log("val_acc", miou_proxy)
+
+    def on_validation_epoch_end(self):
+        log.info("Epoch %d validation done", self.current_epoch)
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=1e-3)
+
+
+train = DataLoader(Tiles(480, 256), batch_size=16, shuffle=True)
+val = DataLoader(Tiles(64, 2048), batch_size=16)
+trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=3, enable_progress_bar=False,
+                    logger=False, enable_checkpointing=False, num_sanity_val_steps=0,
+                    limit_train_batches=30)
+trainer.fit(Segmenter(), train, val)
+''')
+
+
+def s20_vocoder_weight_norm_warnings():
+    # A HiFi-GAN-like vocoder built with torch.nn.utils.weight_norm and trained under the old
+    # torch.cuda.amp.autocast: the FutureWarning lines come first, then 5 steps of 16 x 32-frame
+    # segments; step 6 is a bucket of 32 whole utterances (2000 frames, 512k samples) whose
+    # upsampled activations do not fit in the ~6 GiB left: training_step (forward).
+    run_user_script("train_vocoder", '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.utils import weight_norm
+
+
+class ResBlock(nn.Module):
+    def __init__(self, ch, dilation):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(ch, ch, 7, padding=3 * dilation, dilation=dilation))
+
+    def forward(self, x):
+        return x + self.conv(F.leaky_relu(x, 0.1))
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = weight_norm(nn.Conv1d(80, 512, 7, padding=3))
+        layers, ch = [], 512
+        for factor in (8, 8, 2, 2):
+            layers.append(weight_norm(nn.ConvTranspose1d(ch, ch // 2, 2 * factor, factor,
+                                                         padding=factor // 2)))
+            ch //= 2
+            layers += [ResBlock(ch, d) for d in (1, 3, 5)]
+        self.ups = nn.Sequential(*layers)
+        self.post = weight_norm(nn.Conv1d(ch, 1, 7, padding=3))
+
+    def forward(self, mel):
+        return torch.tanh(self.post(F.leaky_relu(self.ups(self.pre(mel)), 0.1)))
+
+
+generator = Generator().cuda()
+optimizer = torch.optim.AdamW(generator.parameters(), lr=2e-4, betas=(0.8, 0.99))
+free, _ = torch.cuda.mem_get_info()
+discriminator_buffers = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+schedule = [(16, 32)] * 5 + [(32, 2000)]
+for step, (batch, frames) in enumerate(schedule, 1):
+    mel = torch.randn(batch, 80, frames, device="cuda")
+    audio = torch.randn(batch, 1, frames * 256, device="cuda")
+    with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+        fake = generator(mel)
+        loss = F.l1_loss(fake.float(), audio)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    print(f"step {step}: batch {batch} x {frames} frames, l1 {loss.item():.4f}", flush=True)
+''')
+
+
+def s20_torchrun_ddp_no_record():
+    # `torchrun --standalone --nproc_per_node=1` of a DDP (NCCL) MLP fine-tune without @record:
+    # the worker's traceback on its own stderr, then torchrun's ChildFailedError summary with
+    # "error_file: <N/A>" and the "To enable traceback" link; steps of 1024-4096 rows fit, the
+    # step of 65536 rows (8 GiB hidden activations) does not: training_step.
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "ddp_finetune.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write('''import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(8192, 32768), nn.GELU(), nn.Linear(32768, 8192)).cuda()
+    model = DDP(net, device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    free, _ = torch.cuda.mem_get_info()
+    replay = torch.empty(free - 16 * (1 << 30), dtype=torch.uint8, device="cuda")
+    for step, rows in enumerate([1024, 2048, 4096, 4096, 65536, 4096], 1):
+        x = torch.randn(rows, 8192, device="cuda")
+        loss = F.mse_loss(model(x), x)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if rank == 0:
+            print(f"[rank{rank}] step {step} rows {rows} loss {loss.item():.4f}", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+''')
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(WORK)
+    os.execvp("torchrun", ["torchrun", "--standalone", "--nproc_per_node=1", path])
+
+
+def s20_oom_handler_nameerror():
+    # A batched scoring loop under a tqdm bar catches torch.OutOfMemoryError to report the batch,
+    # but the handler names an undefined variable: the OOM traceback (131072 rows, ~3 GiB left),
+    # "During handling of the above exception, another exception occurred:", then a NameError.
+    # The job's real failure is the OOM in the no_grad forward: inference.
+    run_user_script("score_shards", '''import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+encoder = nn.Sequential(nn.Linear(1024, 16384), nn.GELU(), nn.Linear(16384, 1024)).cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+ann_index = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+batch_sizes = [4096] * 12 + [131072] + [4096] * 8
+scores = []
+for batch_idx, rows in enumerate(tqdm(batch_sizes, desc="scoring")):
+    try:
+        with torch.no_grad():
+            x = torch.randn(rows, 1024, device="cuda")
+            scores.append(encoder(x).norm(dim=1).cpu())
+    except torch.OutOfMemoryError:
+        print(f"OOM in shard {shard_name}, batch {batch_idx} ({rows} rows)")
+        raise
+print(torch.cat(scores).mean())
+''')
+
+
+def s20_jax_scan_accum_unfiltered():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 and JAX_TRACEBACK_FILTERING=off (run.sh): ~7 GiB for
+    # JAX and the full traceback with JAX's internal frames. A jitted train step scans
+    # value_and_grad over 4 micro-batches; "Epoch 1 step 20 loss=..." logging lines; epoch 3's
+    # micro-batch of 262144 rows needs 8 GiB of hidden activations: training_step.
+    run_user_script("jax_accum", '''import logging
+
+import jax
+import jax.numpy as jnp
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(message)s", level=logging.INFO)
+log = logging.getLogger("train")
+D, H, ACCUM = 512, 8192, 4
+
+
+def init(key):
+    k1, k2 = jax.random.split(key)
+    return {"w1": jax.random.normal(k1, (D, H)) * D ** -0.5,
+            "w2": jax.random.normal(k2, (H, D)) * H ** -0.5}
+
+
+def loss_fn(params, x):
+    h = jax.nn.gelu(x @ params["w1"])
+    return jnp.mean((h @ params["w2"] - x) ** 2)
+
+
+@jax.jit
+def train_step(params, batch):
+    def micro_step(grads, x):
+        loss, g = jax.value_and_grad(loss_fn)(params, x)
+        return jax.tree_util.tree_map(jnp.add, grads, g), loss
+
+    zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+    grads, losses = jax.lax.scan(micro_step, zeros, batch)
+    params = jax.tree_util.tree_map(lambda p, g: p - 1e-2 * g / ACCUM, params, grads)
+    return params, losses.mean()
+
+
+key = jax.random.PRNGKey(0)
+params = init(key)
+step = 0
+for epoch, micro in enumerate([8192, 32768, 262144], 1):
+    log.info("Epoch %d: micro-batch %d rows x %d accumulation steps", epoch, micro, ACCUM)
+    for _ in range(20):
+        step += 1
+        batch = jax.random.normal(jax.random.fold_in(key, step), (ACCUM, micro, D))
+        params, loss = train_step(params, batch)
+        if step % 10 == 0:
+            log.info("Epoch %d step %d loss=%.4f", epoch, step, float(loss))
+''')
+
+
+def s20_jax_eval_tqdm_logits():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A jitted eval step over 64
+    # validation batches under a tqdm bar keeps every batch's 1024 x 32000 fp32 logits on the
+    # device "for calibration later"; around batch 50 the next logits do not fit: inference.
+    run_user_script("jax_eval_calibration", '''import jax
+import jax.numpy as jnp
+from tqdm import tqdm
+
+D, H, C = 512, 2048, 32000
+
+
+def init(key):
+    k1, k2 = jax.random.split(key)
+    return {"w1": jax.random.normal(k1, (D, H)) * D ** -0.5,
+            "w2": jax.random.normal(k2, (H, C)) * H ** -0.5}
+
+
+@jax.jit
+def eval_step(params, x):
+    return jax.nn.relu(x @ params["w1"]) @ params["w2"]
+
+
+key = jax.random.PRNGKey(0)
+params = init(key)
+all_logits = []
+for i in tqdm(range(64), desc="eval"):
+    x = jax.random.normal(jax.random.fold_in(key, i), (1024, D))
+    all_logits.append(eval_step(params, x))
+logits = jnp.concatenate(all_logits)
+probs = jax.nn.softmax(logits, axis=-1)
+print("mean max prob", float(probs.max(-1).mean()))
+''')
+
+
+def s20_hf_first_forward_cublas():
+    # A serving script loads the bf16 model, reserves every remaining byte of the card for its
+    # KV pool (torch tensors, then raw cuMemAlloc for what is below 2 MiB; the small-block pool
+    # keeps its free room), then runs a warm-up forward of 8 tokens: the first q_proj matmul
+    # cannot create its cuBLAS handle (CUBLAS_STATUS_ALLOC_FAILED or an OOM): warm-up at start-up.
+    run_user_script("serve_warmup", '''import ctypes
+import logging
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s [serve] %(message)s", level=logging.INFO)
+log = logging.getLogger("serve")
+
+
+def reserve_kv_pool():
+    pool = []
+    for size in (8 << 30, 1 << 30, 128 << 20, 16 << 20, 2 << 20):
+        while True:
+            try:
+                pool.append(torch.empty(size, dtype=torch.uint8, device="cuda"))
+            except torch.OutOfMemoryError:
+                break
+    try:
+        libcuda = ctypes.CDLL("libcuda.so.1")
+        alloc = libcuda.cuMemAlloc_v2
+        alloc.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        alloc.restype = ctypes.c_int
+        ptr = ctypes.c_uint64()
+        for size in (1 << 20, 64 << 10, 4 << 10):
+            while alloc(ctypes.byref(ptr), size) == 0:
+                pool.append(ptr.value)
+    except OSError:
+        pass
+    return pool
+
+
+log.info("loading model")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+kv_pool = reserve_kv_pool()
+log.info("KV pool reserved: %.1f GiB", sum(t.numel() for t in kv_pool if torch.is_tensor(t)) / 2**30)
+log.info("warming up")
+with torch.no_grad():
+    warmup_ids = torch.tensor([[1, 450, 4996, 17354, 1701, 432, 17204, 975]], device="cuda")
+    logits = model(input_ids=warmup_ids, use_cache=False).logits
+log.info("warm-up done: %s", tuple(logits.shape))
+'''.replace("@CKPT@", CKPT))
+
+
+def s20_hf_trainer_init_card_held():
+    # Start-up with another process holding every byte of the card (run.sh's holder, 0 GiB
+    # left): the script prints that CUDA is available, loads the model on the CPU and builds a
+    # bf16 Trainer; the first CUDA call (bf16 check or moving the model to cuda:0 in Trainer)
+    # fails at context creation: startup.
+    run_user_script("sft_train", '''import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+class Tokens(torch.utils.data.Dataset):
+    def __len__(self):
+        return 1024
+
+    def __getitem__(self, i):
+        ids = torch.randint(3, 32000, (512,))
+        return {"input_ids": ids, "labels": ids}
+
+
+print(f"torch {torch.__version__}, cuda available: {torch.cuda.is_available()}, "
+      f"devices: {torch.cuda.device_count()}", flush=True)
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+args = TrainingArguments(output_dir="sft-out", per_device_train_batch_size=8, bf16=True,
+                         max_steps=100, logging_steps=10, save_strategy="no", report_to="none")
+trainer = Trainer(model=model, args=args, train_dataset=Tokens())
+trainer.train()
+'''.replace("@CKPT@", CKPT))
+
+
+# ---- session 20 look-alikes
+
+
+def s20_lightning_worker_killed():
+    # Not a GPU OOM: Lightning fit (tqdm bar) with 2 DataLoader workers; the worker decoding
+    # sample 300 is SIGKILLed (standing in for the kernel's OOM killer on host RAM), and the main
+    # process raises "DataLoader worker (pid N) is killed by signal: Killed." then "exited
+    # unexpectedly".
+    run_user_script("train_scans", '''import os
+import signal
+
+import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Scans(Dataset):
+    def __len__(self):
+        return 2048
+
+    def __getitem__(self, i):
+        if i == 300:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return torch.randn(1, 64, 64), torch.tensor(float(i % 2))
+
+
+class Classifier(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 1))
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.binary_cross_entropy_with_logits(self.net(x).squeeze(1), y)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+
+
+loader = DataLoader(Scans(), batch_size=32, num_workers=2, shuffle=False)
+trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                    enable_checkpointing=False)
+trainer.fit(Classifier(), loader)
+''')
+
+
+def s20_oom_logged_then_shape_mismatch():
+    # Not a GPU OOM at the end: a hand-written batch-size search logs three full
+    # torch.OutOfMemoryError messages as WARNING lines while halving the batch (recovered), trains
+    # 10 steps, and then a linear probe built for 1024 features gets 4096: "mat1 and mat2 shapes
+    # cannot be multiplied".
+    run_user_script("probe_train", '''import logging
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(message)s", level=logging.INFO)
+log = logging.getLogger("probe")
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda()
+head = nn.Linear(1024, 10).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+shared_cache = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device="cuda")
+batch_size = 262144
+while True:
+    try:
+        x = torch.randn(batch_size, 4096, device="cuda")
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        break
+    except torch.OutOfMemoryError as error:
+        log.warning("batch size %d does not fit, halving: %s", batch_size, error)
+        x = loss = None
+        optimizer.zero_grad(set_to_none=True)
+        torch.cuda.empty_cache()
+        batch_size //= 2
+optimizer.zero_grad(set_to_none=True)
+log.info("using batch size %d", batch_size)
+for step in range(1, 11):
+    x = torch.randn(batch_size, 4096, device="cuda")
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    log.info("step %d loss %.5f", step, loss.item())
+log.info("fitting the linear probe")
+with torch.no_grad():
+    features = model(torch.randn(512, 4096, device="cuda"))
+predictions = head(features).argmax(-1)
+log.info("probe predictions: %s", predictions[:8].tolist())
+''')
+
+
+def s20_lightning_embedding_assert():
+    # Not a GPU OOM: a Lightning recommender (user and item nn.Embedding tables, 50000 items)
+    # trained on interactions whose later rows come from a refreshed catalogue with item ids up
+    # to 60000: the index_select kernel's assertion lines, then "device-side assert triggered"
+    # surfacing at a later synchronising call under the progress bar.
+    run_user_script("train_recsys", '''import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Interactions(Dataset):
+    def __init__(self, n=4096):
+        g = torch.Generator().manual_seed(0)
+        self.users = torch.randint(0, 100000, (n,), generator=g)
+        self.items = torch.cat([torch.randint(0, 50000, (640,), generator=g),
+                                torch.randint(0, 60000, (n - 640,), generator=g)])
+        self.clicks = torch.randint(0, 2, (n,), generator=g).float()
+
+    def __len__(self):
+        return len(self.users)
+
+    def __getitem__(self, i):
+        return self.users[i], self.items[i], self.clicks[i]
+
+
+class Recommender(L.LightningModule):
+    def __init__(self, n_users=100000, n_items=50000, dim=256):
+        super().__init__()
+        self.users = nn.Embedding(n_users, dim)
+        self.items = nn.Embedding(n_items, dim)
+
+    def training_step(self, batch, batch_idx):
+        u, i, y = batch
+        logits = (self.users(u) * self.items(i)).sum(-1)
+        loss = F.binary_cross_entropy_with_logits(logits, y)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+
+
+trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                    enable_checkpointing=False)
+trainer.fit(Recommender(), DataLoader(Interactions(), batch_size=32))
+''')
+
+
+def s20_grpc_resource_exhausted():
+    # Not a GPU OOM: embeddings computed on the GPU are pushed to a feature store over gRPC (an
+    # in-process server with the default 4 MiB receive limit); the 2048-row shard (6 MiB) is
+    # refused: grpc's _InactiveRpcError with StatusCode.RESOURCE_EXHAUSTED "Received message
+    # larger than max". Without grpcio it prints NO-ERROR and exits 3.
+    run_user_script("push_embeddings", '''import logging
+import sys
+from concurrent import futures
+
+try:
+    import grpc
+except ImportError:
+    print("NO-ERROR: grpcio is not installed: s20_grpc_resource_exhausted cannot run",
+          file=sys.stderr)
+    sys.exit(3)
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("push_embeddings")
+
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+    "featurestore.FeatureStore",
+    {"PutEmbeddings": grpc.unary_unary_rpc_method_handler(lambda request, context: b"ok")}),))
+port = server.add_insecure_port("127.0.0.1:0")
+server.start()
+channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+put_embeddings = channel.unary_unary("/featurestore.FeatureStore/PutEmbeddings")
+
+encoder = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 768)).cuda().eval()
+log.info("encoder on %s, %.2f GiB allocated", torch.cuda.get_device_name(0),
+         torch.cuda.memory_allocated() / 2**30)
+for shard, rows in enumerate([256, 512, 1024, 2048, 4096]):
+    with torch.no_grad():
+        vectors = encoder(torch.randn(rows, 1024, device="cuda")).float().cpu().numpy()
+    payload = vectors.tobytes()
+    log.info("shard %d: %d vectors, %.1f MiB", shard, rows, len(payload) / 2**20)
+    put_embeddings(payload, timeout=30)
+    log.info("shard %d stored", shard)
+server.stop(None)
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -10839,6 +11584,22 @@ SCENARIOS = {
     "s19_sklearn_pairwise_memoryerror": s19_sklearn_pairwise_memoryerror,
     "s19_quantile_input_too_large": s19_quantile_input_too_large,
     "s19_jax_donated_buffer_reuse": s19_jax_donated_buffer_reuse,
+    "s20_hf_reward_load_card_shared": s20_hf_reward_load_card_shared,
+    "s20_hf_ipython_generate_beams": s20_hf_ipython_generate_beams,
+    "s20_hf_trainer_logging_long_doc": s20_hf_trainer_logging_long_doc,
+    "s20_accelerate_launch_lora_merge": s20_accelerate_launch_lora_merge,
+    "s20_lightning_fit_plain_logs_val": s20_lightning_fit_plain_logs_val,
+    "s20_vocoder_weight_norm_warnings": s20_vocoder_weight_norm_warnings,
+    "s20_torchrun_ddp_no_record": s20_torchrun_ddp_no_record,
+    "s20_oom_handler_nameerror": s20_oom_handler_nameerror,
+    "s20_jax_scan_accum_unfiltered": s20_jax_scan_accum_unfiltered,
+    "s20_jax_eval_tqdm_logits": s20_jax_eval_tqdm_logits,
+    "s20_hf_first_forward_cublas": s20_hf_first_forward_cublas,
+    "s20_hf_trainer_init_card_held": s20_hf_trainer_init_card_held,
+    "s20_lightning_worker_killed": s20_lightning_worker_killed,
+    "s20_oom_logged_then_shape_mismatch": s20_oom_logged_then_shape_mismatch,
+    "s20_lightning_embedding_assert": s20_lightning_embedding_assert,
+    "s20_grpc_resource_exhausted": s20_grpc_resource_exhausted,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -108,7 +108,9 @@ run_one() {
     s16_lightning_long_sample_batch|s16_torch_load_default_device|s16_jax_pca_svd|\
     s17_hf_compile_loaded_model|s17_compile_recompile_card_full|s17_torchrun_record_summary|\
     s17_peft_lora_train_sampling_pass|s17_lightning_sample_callback|\
-    s17_hf_gptq_calibration_hooks|s17_dataloader_too_many_open_files)
+    s17_hf_gptq_calibration_hooks|s17_dataloader_too_many_open_files|\
+    s20_accelerate_launch_lora_merge|s20_torchrun_ddp_no_record|s20_hf_trainer_logging_long_doc|\
+    s20_hf_ipython_generate_beams)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -507,4 +509,26 @@ run_one s19_sklearn_pairwise_memoryerror "MemoryError|Unable to allocate" -
 run_one s19_cupy_launch_out_of_resources "too many resources|OUT_OF_RESOURCES|CUDA_ERROR" -
 run_one s19_gloo_allreduce_timeout "[Tt]imed out|[Tt]imeout|ProcessRaisedException|Connection closed" -
 run_one s19_hf_sentence_transformers_encode "$OOM" -
+# session 20 (blind): a reward model loaded beside another job, beam search in an IPython cell,
+# a Trainer with a logging callback, `accelerate launch` of a LoRA merge, Lightning validation in
+# fit with plain logs, a weight-normed vocoder under FutureWarnings, torchrun without @record, an
+# OOM handler's NameError, JAX unfiltered and tqdm eval, cuBLAS at a warm-up, context creation in
+# Trainer, and 4 look-alikes (killed worker, recovered OOM then a shape error, embedding assert,
+# gRPC RESOURCE_EXHAUSTED)
+run_one s20_hf_reward_load_card_shared "$OOM" 1
+run_one s20_hf_ipython_generate_beams "$OOM" -
+run_one s20_hf_trainer_logging_long_doc "$OOM" -
+run_one s20_accelerate_launch_lora_merge "$OOM" -
+run_one s20_lightning_fit_plain_logs_val "$OOM|CUDNN_STATUS" -
+run_one s20_vocoder_weight_norm_warnings "$OOM|CUDNN_STATUS" -
+run_one s20_torchrun_ddp_no_record "$OOM" -
+run_one s20_oom_handler_nameerror "$OOM" -
+run_one s20_jax_scan_accum_unfiltered "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05 JAX_TRACEBACK_FILTERING=off
+run_one s20_jax_eval_tqdm_logits "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s20_hf_first_forward_cublas "CUBLAS_STATUS|CUDA error|$OOM" -
+run_one s20_hf_trainer_init_card_held "CUDA error|$OOM" 0
+run_one s20_lightning_worker_killed "killed by signal|exited unexpectedly" -
+run_one s20_oom_logged_then_shape_mismatch "cannot be multiplied" -
+run_one s20_lightning_embedding_assert "device-side assert" -
+run_one s20_grpc_resource_exhausted "RESOURCE_EXHAUSTED" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
