@@ -435,6 +435,26 @@
 #     pass 1, not pass 1, sets the analysis' wall, and the analysis is a sixth of the run: the read
 #     ("read the snapshot (all of it)" 0.36 s varied, 0.28 s real) is where 20x must come from.
 #   OOMDOC_THREADS=13 and 14 on varied: 0.44 and 0.43 s wall, no better than 16.
+# Twentieth session, H200 host (2026-12-03 18:56-18:58 UTC, 16 cores, load 0.15 at the start,
+# OOMDOC_THREADS=16, 3 rounds, Python alternated with 5 oomdoc variants, stripped binaries, main
+# at 4e4f51a): the allocator experiment of branch m19 (mimalloc as the global allocator), reports
+# byte-identical for every variant.
+#   varied (604,871,735 bytes): Python 8.51-9.71 s wall, 2,504 MB RSS; glibc malloc 0.48-0.53 s
+#     (3.93-4.62 s user), 296-299 MB peak; glibc with top_pad=64 MiB 0.45-0.54 s; glibc with
+#     hugetlb=1 (THP for malloc) 0.47-0.53 s; mimalloc 0.41-0.55 s, 586-614 MB; mimalloc with
+#     MIMALLOC_ARENA_EAGER_COMMIT=0 MIMALLOC_PURGE_DELAY=0 0.45-0.56 s, 256-267 MB.
+#   real (550,192,490 bytes): Python 6.95-8.47 s, 2,395 MB; glibc 0.46-0.50 s, 213-214 MB;
+#     top_pad 0.43-0.52 s; hugetlb 0.45-0.51 s; mimalloc 0.41-0.50 s, 358-389 MB; mimalloc lazy
+#     0.47-0.58 s, 175-176 MB.
+#   Best against best: glibc 17.7x varied, 15.1x real. No allocator setting moves the wall
+#   clock beyond the run-to-run spread (0.41-0.55 s for one binary); mimalloc doubles the peak
+#   RSS unless its lazy options are set, and the crate sets them only through unsafe calls (the
+#   crate denies unsafe code) or the environment. Not merged. OOMDOC_PROFILE (varied, glibc):
+#   pre-scan 0.093 s (15 pieces scanning, 0.010 s CPU on the main thread), chunk decodes
+#   0.139-0.214 s each for 37 MiB chunks of equal size (the spread is contention, not content),
+#   wait for the slowest 0.108 s, merge 0.014 s, read in all 0.359 s, analysis ~0.05 s. 20x needs
+#   the pre-scan folded into the chunks' decode or the chunks balanced without decoding memo
+#   values twice (48 chunks did that at +47 % CPU in the fourteenth session).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

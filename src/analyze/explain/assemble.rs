@@ -90,6 +90,15 @@ pub(super) fn build_report(
     // disk, which fails a write (a checkpoint, a cache), no stage of the run.
     let inside_a_run = failure.is_none_or(|message| message.kind != OomKind::DiskFull);
     if collected.first_gpu_failure.is_some() || inside_a_run {
+        let raw_cuda_error = failure.is_some_and(|message| {
+            message.kind == OomKind::CudaErrorOutOfMemory
+                && message.text.contains("CUDA error: out of memory")
+        });
+        crate::analyze::phase::prose::fill_first_cuda_work(
+            &mut phase,
+            &collected.prose,
+            raw_cuda_error,
+        );
         crate::analyze::phase::prose::fill_unknown(
             &mut phase,
             &collected.prose,

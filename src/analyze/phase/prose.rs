@@ -11,6 +11,7 @@
 
 use crate::model::explain::{Phase, PhaseReport};
 
+mod first_cuda;
 mod grammar;
 mod job;
 
@@ -225,6 +226,11 @@ const PHRASES: &[(&str, Phase)] = &[
     ("cuda-graphs capture", Phase::CudaGraphCapture),
     ("capturing the cuda graph", Phase::CudaGraphCapture),
     ("capturing cuda-graph", Phase::CudaGraphCapture),
+    // SGLang's own words when its capture raises (`cuda_graph_runner.py` `CudaGraphRunner.__init__`:
+    // `Capture cuda graph failed: …`, `Capture CUDA graph failed`), retyped in titles.
+    ("capture cuda graph", Phase::CudaGraphCapture),
+    ("capture cuda-graph", Phase::CudaGraphCapture),
+    ("capture cudagraph", Phase::CudaGraphCapture),
     // The conventional names of a step function written as they are in the reporter's words
     // (`OOM when jax.jit compiles the train_step function`): Flax's and the JAX examples'
     // `train_step` / `eval_step`, Lightning's `LightningModule.training_step` /
@@ -261,6 +267,23 @@ const PHRASES: &[(&str, Phase)] = &[
     ("diarization step", Phase::Inference),
     ("during diarization", Phase::Inference),
     ("while diarizing", Phase::Inference),
+    // Merging an adapter into the base weights (PEFT `merge_and_unload`, LLaMA-Factory's
+    // export, ms-swift `export --merge_lora`) rewrites the weights: a format conversion
+    // (`合并QLoRA权重报Cuda out of memory`, `OOM when merging the LoRA`).
+    ("merge_and_unload", Phase::FormatConversion),
+    ("merge lora", Phase::FormatConversion),
+    ("merging lora", Phase::FormatConversion),
+    ("merge the lora", Phase::FormatConversion),
+    ("merging the lora", Phase::FormatConversion),
+    ("merge the adapter", Phase::FormatConversion),
+    ("merging the adapter", Phase::FormatConversion),
+    ("merge adapter", Phase::FormatConversion),
+    ("merging adapter", Phase::FormatConversion),
+    ("合并lora", Phase::FormatConversion),
+    ("合并qlora", Phase::FormatConversion),
+    ("合并权重", Phase::FormatConversion),
+    ("lora合并", Phase::FormatConversion),
+    ("权重合并", Phase::FormatConversion),
     // Building the model places its weights on the device (`the model is initialised with
     // every request`, `OOM when initializing the model`).
     ("model is initialised", Phase::WeightsLoad),
@@ -1624,10 +1647,18 @@ fn named_code(text: &str) -> Vec<(usize, usize, Phase)> {
             out.push((start, end, phase));
         }
     }
-    // A function's name in backticks.
+    out.extend(ticked_functions(text));
+    out
+}
+
+/// Functions' names in backticks (`` `determine_num_available_blocks` ``, `` `capture_model()` ``)
+/// that the frame rules map to one stage: where each lies, and the stage.
+fn ticked_functions(text: &str) -> Vec<(usize, usize, Phase)> {
+    let mut out = Vec::new();
     let mut ticks = text.match_indices('`').map(|(at, _)| at);
     while let (Some(open), Some(close)) = (ticks.next(), ticks.next()) {
-        let name = &text[open + 1..close];
+        // A call written with its parentheses (`capture_model()`) names the same function.
+        let name = text[open + 1..close].trim_end_matches("()");
         if name.len() < 10
             || !name.contains('_')
             || name.starts_with('_') && name.ends_with('_')
@@ -1775,6 +1806,16 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.retain(|(at, end, phase)| {
         *phase != Phase::TrainingStep || !set_up.iter().any(|(from, to)| at < to && end > from)
     });
+    // An adapter being merged (`合并QLoRA权重`, `merging the LoRA`): the training word inside
+    // names the adapter, not a training that ran.
+    let merges: Vec<(usize, usize)> = out
+        .iter()
+        .filter(|hit| hit.2 == Phase::FormatConversion)
+        .map(|hit| (hit.0, hit.1))
+        .collect();
+    out.retain(|(at, end, phase)| {
+        *phase != Phase::TrainingStep || !merges.iter().any(|(from, to)| at < to && end > from)
+    });
     out
 }
 
@@ -1783,11 +1824,18 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
 /// Unloading all Models...`); one stage or none.
 pub fn line_stage(text: &str) -> Option<Phase> {
     let lower = text.to_lowercase();
-    let mut found = PHRASES.iter().filter_map(|(phrase, phase)| {
-        phrase_starts(&lower, phrase)
-            .any(|at| !denied(&lower, at, phrase))
-            .then_some(*phase)
-    });
+    let mut found = PHRASES
+        .iter()
+        .filter_map(|(phrase, phase)| {
+            phrase_starts(&lower, phrase)
+                .any(|at| !denied(&lower, at, phrase))
+                .then_some(*phase)
+        })
+        .chain(
+            ticked_functions(text)
+                .into_iter()
+                .map(|(_, _, phase)| phase),
+        );
     let first = found.next()?;
     found.all(|phase| phase == first).then_some(first)
 }
@@ -1814,6 +1862,24 @@ fn phrase_starts<'a>(lower: &'a str, phrase: &'a str) -> impl Iterator<Item = us
             (!phrase.is_ascii() || !joined(before))
                 && (!identifier || (!joined(after) && before != Some('-')))
         })
+}
+
+/// Sets start-up on a report that no stage was found for, when the reporter names the
+/// process's first CUDA work as where the CUDA runtime's own out-of-memory error came
+/// (`raw_cuda_error`; see `first_cuda`), and no stage is shown completed before it.
+pub fn fill_first_cuda_work(report: &mut PhaseReport, lines: &[ProseLine], raw_cuda_error: bool) {
+    if report.failed_in != Phase::Unknown || report.last_completed.is_some() {
+        return;
+    }
+    let Some((phase, why)) = first_cuda::first_cuda_work(lines, raw_cuda_error) else {
+        return;
+    };
+    report.failed_in = phase;
+    report
+        .evidence
+        .retain(|line| !line.starts_with("neither the log nor a traceback"));
+    report.evidence.push(why);
+    report.prompt_can_be_cause = Some(false);
 }
 
 /// Sets the stage of a report that none was found for, from the reporter's words

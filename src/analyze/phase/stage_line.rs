@@ -165,6 +165,15 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "safetensors",
         ],
     ),
+    // A server's warm-up before it serves (`INFO [serve] warming up`, `running warmup with 4
+    // dummy batches`): the pass that sizes its memory with dummy inputs, as vLLM's and TGI's are
+    // read (not a learning rate's warm-up: see `stage_line_phase`).
+    (Phase::Profiling, &["warming"], &["up"]),
+    (
+        Phase::Profiling,
+        &["running", "starting", "doing", "performing"],
+        &["warmup", "warm-up"],
+    ),
     (
         Phase::Inference,
         &["running", "starting", "doing", "performing"],
@@ -242,6 +251,13 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
             })
             .then_some(*phase)
     })?;
+    // A learning rate's or a scheduler's warm-up is a training's.
+    let training = words
+        .iter()
+        .any(|word| matches!(*word, "lr" | "learning" | "scheduler" | "epoch" | "epochs"));
+    if phase == Phase::Profiling && training {
+        return None;
+    }
     Some((phase, message))
 }
 
@@ -285,6 +301,16 @@ mod tests {
 
     fn phase(text: &str) -> Option<Phase> {
         stage_line_phase(text).map(|(phase, _)| phase)
+    }
+
+    #[test]
+    fn a_servers_warm_up_line_is_profiling() {
+        for line in [
+            "2026-12-03 19:06:56,222 INFO [serve] warming up",
+            "INFO server: running warmup with 4 dummy batches",
+        ] {
+            assert_eq!(phase(line), Some(Phase::Profiling), "{line}");
+        }
     }
 
     #[test]
@@ -341,6 +367,10 @@ mod tests {
     fn other_lines_name_no_stage() {
         // A stage reported finished, or failed.
         assert_eq!(phase("INFO server: loading weights took 3.2 s"), None);
+        assert_eq!(
+            phase("INFO trainer: warming up the learning rate for 500 steps"),
+            None
+        );
         assert_eq!(phase("allocating KV cache: done"), None);
         assert_eq!(phase("INFO merging adapters failed, retrying on CPU"), None);
         // No object of the stage.

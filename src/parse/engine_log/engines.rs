@@ -200,6 +200,7 @@ pub(super) const RULES: &[Rule] = &[
     // own repository prints `obj_loss` instead of `dfl_loss`) and its CLI (`yolo detect train
     // data=coco8.yaml model=yolov8n.pt`, `ultralytics/cfg/__init__.py` `entrypoint`).
     rule("GPU_mem", ultralytics_table),
+    rule("Box(P", ultralytics_table),
     rule("yolo ", ultralytics_cli),
     // Detectron2's environment table (`detectron2/utils/collect_env.py`: "detectron2   0.6
     // @/usr/local/lib/python3.8/dist-packages/detectron2").
@@ -242,6 +243,15 @@ pub(super) const RULES: &[Rule] = &[
     rule("DistBackendError", pytorch_named),
     rule("ProcessGroupNCCL", pytorch_named),
     rule("torch/csrc/", pytorch_named),
+    // PyTorch's legacy CUDA back end (THC, 0.1–1.x: `RuntimeError: cuda runtime error (2) : out
+    // of memory at /pytorch/aten/src/THC/THCTensorRandom.cu:25`, `THCudaCheck FAIL
+    // file=…/torch/lib/THC/generic/THCStorage.cu`); Lua Torch's cutorch built THC too (from
+    // `luarocks_cutorch-…/lib/THC/`), which is not PyTorch.
+    rule("/THC/", pytorch_thc),
+    // ATen's cuDNN check (`aten/src/ATen/cudnn/Exceptions.h` `AT_CUDNN_CHECK`: `cuDNN error: `
+    // and the status, a `RuntimeError` in Python), also retyped in lower case.
+    rule("cuDNN error", pytorch_cudnn),
+    rule("cudnn error", pytorch_cudnn),
     rule("torch.", torch_call),
     // XLA's buffer listing names the JAX transformation that made each buffer
     // (`op_name="pjit(train_step)/jit(main)/…"`); TensorFlow's ops are named by their graph.
@@ -525,6 +535,28 @@ fn pytorch_named(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Pytorch, Certainty::Weak);
 }
 
+fn pytorch_thc(text: &str, facts: &mut LineFacts) {
+    let lua = has(text, "cutorch") || has(text, "luarocks") || has(text, "torch7");
+    let pytorch =
+        has(text, "pytorch") || has(text, "/aten/src/THC/") || has(text, "/torch/lib/THC/");
+    if pytorch && !lua {
+        facts.engine(EngineName::Pytorch, Certainty::Weak);
+    }
+}
+
+fn pytorch_cudnn(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    let raised = lower.find("cudnn error").is_some_and(|at| {
+        lower[..at]
+            .trim_end()
+            .trim_end_matches(':')
+            .ends_with("runtimeerror")
+    });
+    if raised {
+        facts.engine(EngineName::Pytorch, Certainty::Weak);
+    }
+}
+
 fn torch_call(text: &str, facts: &mut LineFacts) {
     // `torch.<function>(` or `torch.cuda.<function>(`: code calling torch (not
     // `torch.OutOfMemoryError:` named in a message, nor a module path such as TensorRT's layer
@@ -577,7 +609,10 @@ fn fooocus_parameters(text: &str, facts: &mut LineFacts) {
 }
 
 fn ultralytics_table(text: &str, facts: &mut LineFacts) {
-    if has(text, "Epoch") && has(text, "box_loss") && has(text, "dfl_loss") {
+    // The training table's header, or the validation bar's (`detect/val.py` `get_desc`).
+    let training = has(text, "Epoch") && has(text, "box_loss") && has(text, "dfl_loss");
+    let validation = has(text, "Instances") && has(text, "Box(P") && has(text, "mAP50");
+    if training || validation {
         facts.engine(EngineName::Ultralytics, Certainty::Strong);
     }
 }
@@ -1066,6 +1101,21 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
         }
     }));
     let path = normal.as_str();
+    // An installed package's path: the package is what follows `site-packages/` (or
+    // `dist-packages/`). The folders above it are the environment's: an application's own
+    // (`stable-diffusion-webui/venv/…`, `kohya_ss/venv/…`) names the application, but a
+    // framework's name there (`/opt/torch/.venv/lib/…`) only names the environment, not the
+    // code that ran (`numba_cuda/…`).
+    let package = match path.rfind("-packages/") {
+        Some(at) => &path[at + "-packages".len()..],
+        None => path,
+    };
+    let framework = |name: EngineName| {
+        matches!(
+            name,
+            EngineName::Pytorch | EngineName::Jax | EngineName::Tensorflow
+        )
+    };
     // The most specific first: applications, then wrappers, then libraries, then frameworks.
     const TABLE: &[(&[&str], EngineName)] = &[
         (&["/aphrodite/"], EngineName::Aphrodite),
@@ -1225,11 +1275,16 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
             &["/tensorflow/", "/keras/", "/tf_keras/"],
             EngineName::Tensorflow,
         ),
-        (&["/torch/"], EngineName::Pytorch),
+        // Triton's compiler and launcher come with PyTorch (its dependency, inductor's back end)
+        // and run on its tensors.
+        (&["/torch/", "/triton/"], EngineName::Pytorch),
     ];
     TABLE
         .iter()
-        .find(|(needles, _)| needles.iter().any(|needle| has(path, needle)))
+        .find(|(needles, name)| {
+            let within = if framework(*name) { package } else { path };
+            needles.iter().any(|needle| has(within, needle))
+        })
         .map(|(_, name)| *name)
 }
 

@@ -19,6 +19,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("video 1/", ultralytics_prediction),
     rule(" (frame ", ultralytics_prediction),
     rule("image 1/", ultralytics_prediction),
+    rule("mAP50-95)", ultralytics_validation),
+    // TensorRT-LLM's PyTorch back end loading modules on threads.
+    rule("Error executing ", trtllm_concurrent_call),
     rule(
         "Model weights loaded. Memory usage:",
         aphrodite_weights_loaded,
@@ -32,6 +35,42 @@ pub(super) const RULES: &[Rule] = &[
     // shares its bytes with every log line's `file.py:N`, which the scan must pass quickly.
     rule("infinity_emb ERROR", infinity_batch_error),
 ];
+
+/// Ultralytics' validation bar (`ultralytics/models/yolo/detect/val.py`
+/// `DetectionValidator.get_desc`, 8.0 → 8.3: `Class  Images  Instances  Box(P  R  mAP50
+/// mAP50-95)`, a `tqdm` bar under `BaseValidator.__call__`; segmentation adds `Mask(P …`): the
+/// model runs on the validation images, after an epoch or under `yolo val`.
+fn ultralytics_validation(text: &str, facts: &mut LineFacts) {
+    let counted = facts.events.iter().any(|e| e.kind == EventKind::Evaluation);
+    if !counted && has(text, "Instances") && has(text, "Box(P") && has(text, "mAP50") {
+        facts.event(
+            EventKind::Evaluation,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// TensorRT-LLM's PyTorch back end (`tensorrt_llm/_torch/models/modeling_utils.py`
+/// `run_concurrently`, 0.21 → 1.x: `logger.error(f"Error executing {func.__name__} with args
+/// {arg}: {str(e)}")`), which loads the model's modules on a thread pool (`load_weights` →
+/// `load_single_module`): the function named is a frame of the failure, which the frame rules
+/// read.
+fn trtllm_concurrent_call(text: &str, facts: &mut LineFacts) {
+    let Some((_, rest)) = text.split_once("Error executing ") else {
+        return;
+    };
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if !name.is_empty() && rest[name.len()..].starts_with(" with args ") {
+        facts.frame = Some((name, TRTLLM_CONCURRENT_CALL.to_string()));
+    }
+}
+
+/// The file of a frame read from TensorRT-LLM's "Error executing X with args" line.
+const TRTLLM_CONCURRENT_CALL: &str = "tensorrt_llm/_torch/models/modeling_utils.py";
 
 /// infinity (michaelfeil/infinity, `libs/infinity_emb/infinity_emb/inference/batch_handler.py`,
 /// 0.0.5x–0.0.7x): the batching engine's threads (`BatchHandler._publish_towards_model`,
@@ -352,6 +391,31 @@ mod tests {
         ] {
             assert!(!event_kinds(line).contains(&EventKind::Request), "{line}");
         }
+    }
+
+    #[test]
+    fn ultralytics_validation_bar_is_inference() {
+        let line =
+            "                 Class     Images  Instances      Box(P          R      mAP50  \
+                    mAP50-95):   0%|          | 0/21 [03:11<?, ?it/s]";
+        assert_eq!(event_kinds(line), vec![EventKind::Evaluation]);
+        assert!(event_kinds("mAP50-95) of our model is 0.52").is_empty());
+    }
+
+    #[test]
+    fn trtllms_concurrent_load_names_its_function() {
+        let facts = parse_line_scan(
+            "[09/17/2025-21:24:19] [TRT-LLM] [RANK 2] [E] Error executing load_single_module \
+             with args ('model.layers.9.mlp.gate_up_proj', Linear()): CUDA out of memory.",
+        );
+        assert_eq!(
+            facts.frame.map(|(name, _)| name).as_deref(),
+            Some("load_single_module")
+        );
+        assert_eq!(
+            parse_line_scan("Error executing method 'load_model'").frame,
+            Some(("load_model".to_string(), "<worker method>".to_string()))
+        );
     }
 
     #[test]

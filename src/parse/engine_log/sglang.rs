@@ -22,6 +22,14 @@ pub(super) const RULES: &[Rule] = &[
     rule("max_total_num_tokens=", scheduler_config),
     rule("uda graph begin", graph_begin),
     rule("UDA graph begin", graph_begin),
+    // The capture's progress bar (`cuda_graph_runner.py` `CudaGraphRunner.capture`:
+    // `Capturing batches (bs=160 avail_mem=70.44 GB)`, 0.4.x without `bs=`;
+    // `piecewise_cuda_graph_runner.py`: `Capturing num tokens (num_tokens=3968 avail_mem=0.05
+    // GB)`), whose begin line a paste often leaves out.
+    rule("Capture cuda graph failed", graph_failed),
+    rule("Capture CUDA graph failed", graph_failed),
+    rule("Capturing batches (", graph_bar),
+    rule("Capturing num tokens (", graph_bar),
     rule("uda graph end", graph_end),
     rule("UDA graph end", graph_end),
     rule("The server is fired up and ready to roll", ready),
@@ -178,6 +186,34 @@ fn graph_begin(text: &str, facts: &mut LineFacts) {
     );
 }
 
+/// The capture's own error (`cuda_graph_runner.py` `CudaGraphRunner.__init__`: `raise
+/// Exception(f"Capture cuda graph failed: {e}\n{CUDA_GRAPH_CAPTURE_FAILED_MSG}")`, 0.4 → 0.5;
+/// later `Capture CUDA graph failed`): whatever it wraps failed in the capture.
+fn graph_failed(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.failed_phase_hint = Some(Phase::CudaGraphCapture);
+}
+
+/// A capture bar's line; a console keeps every update of the bar on one line, the last is the
+/// latest (its free memory the nearest to a failure).
+fn graph_bar(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text
+        .rfind("Capturing batches (")
+        .max(text.rfind("Capturing num tokens ("))
+    else {
+        return;
+    };
+    facts.engine(EngineName::Sglang, Certainty::Strong);
+    facts.event(
+        EventKind::CudaGraphCaptureStart,
+        Phase::CudaGraphCapture,
+        EventFigures {
+            available_bytes: gib(&text[at..], "avail_mem="),
+            ..EventFigures::default()
+        },
+    );
+}
+
 fn graph_end(text: &str, facts: &mut LineFacts) {
     if !has(text, "Capture") {
         return;
@@ -245,6 +281,42 @@ fn version(text: &str, facts: &mut LineFacts) {
 mod tests {
     use super::super::parse_line_scan;
     use super::*;
+
+    #[test]
+    fn the_captures_own_error_names_the_capture() {
+        for line in [
+            "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 448.00 MiB.",
+            "[2025-08-01 10:00:00 TP0] Exception: Capture CUDA graph failed: unsupported size",
+        ] {
+            let facts = parse_line_scan(line);
+            assert_eq!(facts.engine, Some((EngineName::Sglang, Certainty::Strong)));
+            assert_eq!(facts.failed_phase_hint, Some(Phase::CudaGraphCapture));
+        }
+    }
+
+    #[test]
+    fn a_capture_bar_is_the_capture() {
+        for (line, free) in [
+            (
+                "Capturing batches (bs=160 avail_mem=70.44 GB):  12%|#  | 3/23 [00:01<00:09]",
+                70.44,
+            ),
+            (
+                "Capturing num tokens (num_tokens=8192 avail_mem=40.62 GB):   0%|  | 0/58 \
+                 [00:00<?, ?it/s]Capturing num tokens (num_tokens=3968 avail_mem=0.05 GB):   2%|\
+                 | 1/58 [00:00<00:56,  1.01it/s]Traceback (most re",
+                0.05,
+            ),
+        ] {
+            let facts = parse_line_scan(line);
+            assert_eq!(facts.engine, Some((EngineName::Sglang, Certainty::Strong)));
+            assert_eq!(facts.events[0].phase, Phase::CudaGraphCapture);
+            assert_eq!(
+                facts.events[0].figures.available_bytes,
+                Some(Bytes::from_gib_f64(free))
+            );
+        }
+    }
 
     #[test]
     fn load_and_kv() {

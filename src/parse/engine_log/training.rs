@@ -120,8 +120,16 @@ fn frame(text: &str, facts: &mut LineFacts) {
 /// logger at 80 columns, as TabbyAPI prints it in docker: `ERROR:      File` then
 /// `"/usr/local/lib/python3.10/dist-packages/exllamav2/linear.py", line 138, in load`). When
 /// the function name went to a third line too, the frame is not read.
+///
+/// Also a frame whose start a paste cut off (`/miniconda3/envs/x/lib/python3.6/site-packages/
+/// torch/nn/modules/module.py", line 605, in convert`, the first line of a quoted excerpt): an
+/// absolute or home path to a `.py` file, then the frame's own `", line N, in name`.
 fn wrapped_frame(text: &str, facts: &mut LineFacts) {
-    let Some(rest) = text.trim_start().strip_prefix('"') else {
+    let trimmed = text.trim_start();
+    let Some(rest) = trimmed
+        .strip_prefix('"')
+        .or_else(|| cut_frame_start(trimmed))
+    else {
         return;
     };
     let Some(end) = rest.find('"') else {
@@ -134,6 +142,22 @@ fn wrapped_frame(text: &str, facts: &mut LineFacts) {
     if let Some(function) = after(tail, ", in ").and_then(function_name) {
         push_frame(facts, function, file);
     }
+}
+
+/// A frame line cut before its `File "`: the path itself, absolute (`/…`, `~/…`, `C:\…`), to a
+/// `.py` file, with no quote before the frame's own `", line `.
+fn cut_frame_start(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let drive = bytes.len() > 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && (bytes[2] == b'\\' || bytes[2] == b'/');
+    if !(text.starts_with('/') || text.starts_with("~/") || drive) {
+        return None;
+    }
+    let end = text.find("\", line ")?;
+    let path = &text[..end];
+    (path.ends_with(".py") && !path.contains('"')).then_some(text)
 }
 
 /// IPython 8: `File /path/x.py:123, in func(a, b)` or `File ~/x.py:12, in f()`.

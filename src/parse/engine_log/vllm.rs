@@ -86,6 +86,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("Error executing method", worker_method_frame),
     rule("while processing method", worker_method_frame),
     rule("input of failed execution to", failed_execution_dump),
+    rule("Dumping input data", v1_execution_dump),
+    rule(
+        "Dumping scheduler output for model execution",
+        v1_execution_dump,
+    ),
+    rule("Dumping scheduler stats", v1_execution_dump),
     rule("\"POST /v1/", request),
     rule("\"POST /generate", request),
     rule("Received request ", request),
@@ -600,6 +606,27 @@ fn failed_execution_dump(text: &str, facts: &mut LineFacts) {
     facts.frame = Some((name.to_string(), FAILED_EXECUTION_DUMP.to_string()));
 }
 
+/// V1's dump of the step that raised (`v1/engine/core.py`
+/// `EngineCore.execute_model_with_error_logging` calls `logging_utils/dump_input.py`
+/// `dump_engine_exception` when the model's execution raises, 0.9 → 0.11: `Dumping input data for
+/// V1 LLM engine (v…) with config: …`, `Dumping scheduler output for model execution: …`,
+/// `Dumping scheduler stats: …`; 0.8.5 logs `Dumping input data` alone, then the engine line):
+/// the failure came in `execute_model`, serving the scheduled requests.
+fn v1_execution_dump(text: &str, facts: &mut LineFacts) {
+    let ours = has(text, "dump_input.py")
+        || has(text, "Dumping input data for V1 LLM engine")
+        || has(text, "Dumping scheduler output for model execution")
+        || has(text, "Dumping scheduler stats: SchedulerStats(");
+    if !ours {
+        return;
+    }
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.frame = Some((
+        "execute_model".to_string(),
+        FAILED_EXECUTION_DUMP.to_string(),
+    ));
+}
+
 fn load_failed(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Strong);
     facts.failed_phase_hint = Some(Phase::WeightsLoad);
@@ -716,6 +743,32 @@ mod tests {
         ] {
             assert_eq!(parse_line_scan(line).frame, None, "{line}");
         }
+    }
+
+    #[test]
+    fn v1s_dump_of_a_failed_step_names_execute_model() {
+        for line in [
+            "(EngineCore_DP0 pid=2647451) ERROR 05-20 10:42:56 [dump_input.py:81] Dumping \
+             scheduler stats: SchedulerStats(num_running_reqs=809, num_waiting_reqs=0)",
+            "(EngineCore pid=176) ERROR 04-23 21:09:12 [dump_input.py:79] Dumping scheduler \
+             output for model execution: SchedulerOutput(scheduled_new_reqs=[])",
+            "ERROR 04-01 10:00:00 [dump_input.py:69] Dumping input data for V1 LLM engine \
+             (v0.9.1) with config: model='m'",
+        ] {
+            let facts = parse_line_scan(line);
+            assert_eq!(
+                facts.engine,
+                Some((EngineName::Vllm, Certainty::Strong)),
+                "{line}"
+            );
+            assert_eq!(
+                facts.frame.map(|(name, _)| name).as_deref(),
+                Some("execute_model"),
+                "{line}"
+            );
+        }
+        // Another program's words about dumping input data name no stage.
+        assert_eq!(parse_line_scan("Dumping input data to disk").frame, None);
     }
 
     #[test]

@@ -121,6 +121,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         if !rest.is_empty() && (wording.starts_with(&rest) || rest.starts_with(wording)) {
             return Some((Family::Framework(FrameworkKind::Xla), position));
         }
+        // The TPU runtime's words under TensorFlow's older status spelling (PyTorch/XLA 1.x on
+        // a TPU VM, through `tpu_execute_op.cc`: "OP_REQUIRES failed at tpu_execute_op.cc:266 :
+        // Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not
+        // possible. There are 14.74G free, 0B reserve…").
+        if (rest.starts_with("Attemptingtoreserve") || rest.starts_with("Attemptingtoallocate"))
+            && rest.contains("Thatwasnotpossible")
+        {
+            return Some((Family::Framework(FrameworkKind::Xla), position));
+        }
         // TensorFlow 1.x's status of a failed device allocation, as its root-error list prints
         // it (`(0) Resource exhausted: failed to allocate memory`, the `RESOURCE_EXHAUSTED`
         // code's `Status::ToString`): an OOM without the tensor's shape.
@@ -161,7 +170,9 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             line_start(text).min(position),
         ));
     }
-    if find(text, "CUDNN_STATUS_ALLOC_FAILED").is_some() {
+    if find(text, "CUDNN_STATUS_ALLOC_FAILED").is_some()
+        || find(text, "cudnn_status_alloc_failed").is_some()
+    {
         return Some((Family::Framework(FrameworkKind::Cudnn), line_start(text)));
     }
     if let Some(position) = find(text, "Cuda failure") {

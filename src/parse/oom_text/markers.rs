@@ -218,6 +218,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Also an exception's class cut short (`torch.cuda.OutOfMem`, `OutOfMemoryErro`).
         ("OutOfMem", Message),
         ("_ALLOC_FAILED", Message),
+        // cuDNN's status retyped in lower case in a title (`RuntimeError cudnn error
+        // cudnn_status_alloc_failed`; frameworks.rs).
+        ("cudnn_status_alloc_failed", ReportOnly),
         // TensorFlow's OOM status class without an `OOM when allocating` line (`failed to allocate
         // memory`, `2 root error(s) found.`, IPython's header).
         ("ResourceExhaustedError", Message),

@@ -275,6 +275,8 @@ mod s18_tests;
 #[cfg(test)]
 mod s19_tests;
 #[cfg(test)]
+mod s20_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -155,10 +155,15 @@ fn cut_class_start(text: &str) -> Option<usize> {
     const MESSAGE: &str = "CUDA out of memory.";
     let position = find(text, "OutOfMem")?;
     let rest = text[position..].trim_end_matches(['.', '…', ' ']);
+    // Nothing after the colon: the class whose message was cut off altogether (a traceback's
+    // last line `torch.OutOfMemoryError:` where a paste ends), not code (`except
+    // torch.cuda.OutOfMemoryError:`): the class starts the line or follows a log prefix.
+    let mut bare = false;
     let cut = if let Some(message) = rest.strip_prefix("OutOfMemoryError:") {
         // The message cut before `out of memory` is whole (else `pytorch::start` read it).
         let message = message.trim_start();
-        !message.is_empty() && message.len() < MESSAGE.len() && MESSAGE.starts_with(message)
+        bare = message.is_empty();
+        message.len() < MESSAGE.len() && MESSAGE.starts_with(message)
     } else {
         rest.len() < CLASS.len() && CLASS.starts_with(rest)
     };
@@ -170,7 +175,12 @@ fn cut_class_start(text: &str) -> Option<usize> {
         .rsplit(|c: char| c.is_whitespace() || c == '(' || c == '\'' || c == '"')
         .next()
         .unwrap_or("");
-    matches!(owner, "" | "torch." | "torch.cuda.").then_some(position - owner.len())
+    let start = position - owner.len();
+    let lead = text[..start].trim_end();
+    if bare && !(lead.is_empty() || lead.ends_with([':', ']', '>', '|'])) {
+        return None;
+    }
+    matches!(owner, "" | "torch." | "torch.cuda.").then_some(start)
 }
 
 /// Whether a message is only an exception class ([`class_only_start`]).

@@ -1280,7 +1280,30 @@ fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usiz
             _ => None,
         }
     };
-    let last = if matches!(text(index + 1), Some("running" | "serving" | "working"))
+    // `after several inference`, `after 20 requests`, `after a few generations`: runs of the
+    // model counted.
+    let runs = |i: usize| {
+        matches!(
+            text(i),
+            Some(
+                "inference"
+                    | "inferences"
+                    | "predictions"
+                    | "requests"
+                    | "generations"
+                    | "queries"
+                    | "calls"
+            )
+        )
+    };
+    let counted = if text(index + 1) == Some("a") && text(index + 2) == Some("few") {
+        Some(index + 3)
+    } else {
+        text(index + 1).is_some_and(is_count).then_some(index + 2)
+    };
+    let last = if let Some(unit) = counted.filter(|&unit| runs(unit)) {
+        unit
+    } else if matches!(text(index + 1), Some("running" | "serving" | "working"))
         && text(index + 2) == Some("for")
     {
         duration_from(index + 3)?

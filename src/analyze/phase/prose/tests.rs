@@ -1104,6 +1104,8 @@ fn a_run_that_went_on_for_a_while() {
         "I have tried it on two GPUs, but after running for a period of time, it starts to \
              report errors; the issue occurs 100% of the time.",
         "I am getting `cuda failed with error out of memory` after sometime of running",
+        "after several inference,i met this error",
+        "The server returns CUDA out of memory after 20 requests",
     ] {
         assert_eq!(one(text), Some(Phase::Inference), "{text}");
     }
@@ -1113,6 +1115,7 @@ fn a_run_that_went_on_for_a_while() {
         Some(Phase::Inference)
     );
     assert_eq!(one("after running for a while it gets slow"), None);
+    assert_eq!(one("after several requests it gets slow"), None);
     assert_eq!(
         one("if it fails after running for a while, lower the batch"),
         None
@@ -1188,4 +1191,18 @@ fn code_named_as_where_the_failure_came() {
         None
     );
     assert_eq!(one("# OOM in `my_helper_function_name` of my script"), None);
+}
+
+#[test]
+fn merging_an_adapter_is_a_conversion() {
+    for text in [
+        "合并QLoRA权重报Cuda out of memory",
+        "I get CUDA out of memory when merging the LoRA into the base model",
+    ] {
+        assert_eq!(one(text), Some(Phase::FormatConversion), "{text}");
+    }
+    assert_eq!(
+        one("CUDA out of memory while training the LoRA"),
+        Some(Phase::TrainingStep)
+    );
 }

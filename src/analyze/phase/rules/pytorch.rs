@@ -116,6 +116,19 @@ pub(super) const TORCH: &[FrameRule] = &[
     r("run_backward", "", T, Serve, "torch"),
     r("step", "/optim/", T, Serve, "torch"),
     r("_use_grad", "/optim/", T, Serve, "torch"),
+    // `Optimizer.load_state_dict` (torch `optim/optimizer.py`, 2.1 → 2.11: `_cast` →
+    // `_process_value_according_to_param_policy` moves each saved state tensor to its
+    // parameter's device) restores a checkpoint's optimizer state (Lightning's
+    // `restore_optimizers`, a resumed Trainer) before any step: a load.
+    r("load_state_dict", "torch/optim/", W, Stage, "torch"),
+    r("_cast", "torch/optim/optimizer.py", W, Stage, "torch"),
+    r(
+        "_process_value_according_to_param_policy",
+        "torch/optim/optimizer.py",
+        W,
+        Stage,
+        "torch",
+    ),
     // Any function of torch.optim (`adamw`, `_single_tensor_adamw`, `_multi_tensor_adam`, …).
     r("", "torch/optim/", T, Serve, "torch"),
     r("clip_grad_norm_", "", T, Serve, "torch"),

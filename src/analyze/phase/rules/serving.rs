@@ -80,6 +80,13 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // deeper frame or a log line names the stage. `EngineCore.execute_model_with_error_logging`
     // (0.10+) runs a scheduled step (`step`, `step_with_batch_queue`). ---
     r("__init__", "vllm/v1/engine/core.py", S, Wrapper, "vllm"),
+    // --- vLLM 0.2–0.11 `model_executor/layers/` and `model_executor/models/` constructors:
+    // the model is built (`model_loader` `initialize_model` / `_initialize_model` under
+    // `load_model`), each layer creating its parameters on the GPU (`torch.empty(…)` under the
+    // default-device context: `VocabParallelEmbedding.__init__`, `ColumnParallelLinear.
+    // create_weights`), before the checkpoint is read into them. ---
+    r("__init__", "vllm/model_executor/layers/", W, Stage, "vllm"),
+    r("__init__", "vllm/model_executor/models/", W, Stage, "vllm"),
     // --- vLLM 0.4–0.11 `distributed/device_communicators/pynccl.py`
     // `PyNcclCommunicator.__init__`: creates the NCCL communicator, then runs "a small
     // all_reduce for warmup" (`data = torch.zeros(1, device=device); self.all_reduce(data)`)
@@ -352,6 +359,15 @@ pub(super) const LMDEPLOY: &[FrameRule] = &[
 pub(super) const TRTLLM: &[FrameRule] = &[
     // --- TensorRT-LLM (runtime/model_runner*.py, runtime/generation.py, _torch/pyexecutor) ---
     r("from_dir", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
+    // The PyTorch back end's concurrent module load (`_torch/models/modeling_utils.py`
+    // `load_weights` → `run_concurrently(load_single_module, …)`, 0.21 → 1.x).
+    r(
+        "load_single_module",
+        "tensorrt_llm/",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
     r("from_engine", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
     r(
         "setup",

@@ -110,6 +110,11 @@ fn paths_name_the_engine_on_any_platform() {
         ("/ws/LLaMA-Factory/src/llamafactory/train/tuner.py", Some(EngineName::Transformers)),
         ("/ws/ms-swift/swift/cli/rlhf.py", Some(EngineName::Transformers)),
         ("/data1/kohya_ss/venv/lib/python3.10/site-packages/torch/nn/parallel/distributed.py", Some(EngineName::Accelerate)),
+        // A framework's name in the environment's folders is not the package that ran.
+        ("/opt/torch/.venv/lib/python3.12/site-packages/numba_cuda/numba/cuda/cudadrv/driver.py", None),
+        ("/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/module.py", Some(EngineName::Pytorch)),
+        ("/home/me/jax/env/lib/python3.11/site-packages/sklearn/utils/extmath.py", None),
+        ("/opt/torch/.venv/lib/python3.12/site-packages/triton/runtime/autotuner.py", Some(EngineName::Pytorch)),
     ];
     for (path, expected) in cases {
         assert_eq!(engine_of_path(path), *expected, "{path}");
@@ -689,4 +694,32 @@ fn frameworks_named_in_a_sentence_name_them_weakly() {
     // faster-whisper as users spell it names CTranslate2.
     let whisper = engine("I've been using Faster Whisper from the start");
     assert_eq!(whisper.map(|e| e.0), Some(EngineName::Ctranslate2));
+}
+
+#[test]
+fn pytorchs_legacy_thc_sources_name_it_and_lua_torchs_do_not() {
+    for line in [
+        "RuntimeError: cuda runtime error (2) : out of memory at C:/Users/a/win-wheel/pytorch/aten/src/THC/THCTensorRandom.cu:25",
+        "RuntimeError: cuda runtime error (2) : out of memory at /opt/conda/conda-bld/pytorch_1513363039688/work/torch/lib/THC/generic/THCStorage.cu:58",
+    ] {
+        assert_eq!(engine(line), Some((EngineName::Pytorch, Certainty::Weak)), "{line}");
+    }
+    for line in [
+        "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+        "RuntimeError cudnn error cudnn_status_alloc_failed",
+    ] {
+        assert_eq!(
+            engine(line),
+            Some((EngineName::Pytorch, Certainty::Weak)),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        engine("F0101 cudnn_conv_layer.cu:28] cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
+        None
+    );
+    assert_eq!(
+        engine("THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-1234/cutorch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory"),
+        None
+    );
 }
