@@ -230,6 +230,17 @@ pub struct PhaseReport {
     pub evidence: Vec<String>,
 }
 
+impl PhaseReport {
+    /// Records the stage found for a report that had none: `phase`, with `why` in place of the
+    /// line saying that nothing shows the stage.
+    pub fn found(&mut self, phase: Phase, why: String) {
+        self.failed_in = phase;
+        self.evidence
+            .retain(|line| !line.starts_with("neither the log nor a traceback"));
+        self.evidence.push(why);
+    }
+}
+
 /// What happened at one line of the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -100,11 +100,7 @@ fn fill(report: &mut PhaseReport, inference: Option<String>, inputs: &InferenceI
     else {
         return;
     };
-    report.failed_in = phase;
-    report
-        .evidence
-        .retain(|line| !line.starts_with("neither the log nor a traceback"));
-    report.evidence.push(why);
+    report.found(phase, why);
     report.prompt_can_be_cause = if report.server_was_ready == Some(false) {
         Some(false)
     } else if phase == Phase::Inference {

@@ -1874,11 +1874,7 @@ pub fn fill_first_cuda_work(report: &mut PhaseReport, lines: &[ProseLine], raw_c
     let Some((phase, why)) = first_cuda::first_cuda_work(lines, raw_cuda_error) else {
         return;
     };
-    report.failed_in = phase;
-    report
-        .evidence
-        .retain(|line| !line.starts_with("neither the log nor a traceback"));
-    report.evidence.push(why);
+    report.found(phase, why);
     report.prompt_can_be_cause = Some(false);
 }
 
@@ -1899,11 +1895,7 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
             return;
         }
     };
-    report.failed_in = phase;
-    report
-        .evidence
-        .retain(|line| !line.starts_with("neither the log nor a traceback"));
-    report.evidence.push(why);
+    report.found(phase, why);
     // As `decide` does: a startup stage cannot have been caused by a prompt.
     report.prompt_can_be_cause = if phase.is_startup() || report.server_was_ready == Some(false) {
         Some(false)

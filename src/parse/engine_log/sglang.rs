@@ -175,12 +175,17 @@ fn graph_begin(text: &str, facts: &mut LineFacts) {
     if !has(text, "Capture") {
         return;
     }
+    capture_started(facts, gib(text, "avail mem="));
+}
+
+/// SGLang's CUDA-graph capture started, with the free memory its line printed.
+fn capture_started(facts: &mut LineFacts, available: Option<Bytes>) {
     facts.engine(EngineName::Sglang, Certainty::Strong);
     facts.event(
         EventKind::CudaGraphCaptureStart,
         Phase::CudaGraphCapture,
         EventFigures {
-            available_bytes: gib(text, "avail mem="),
+            available_bytes: available,
             ..EventFigures::default()
         },
     );
@@ -203,15 +208,7 @@ fn graph_bar(text: &str, facts: &mut LineFacts) {
     else {
         return;
     };
-    facts.engine(EngineName::Sglang, Certainty::Strong);
-    facts.event(
-        EventKind::CudaGraphCaptureStart,
-        Phase::CudaGraphCapture,
-        EventFigures {
-            available_bytes: gib(&text[at..], "avail_mem="),
-            ..EventFigures::default()
-        },
-    );
+    capture_started(facts, gib(&text[at..], "avail_mem="));
 }
 
 fn graph_end(text: &str, facts: &mut LineFacts) {

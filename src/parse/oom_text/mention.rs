@@ -17,6 +17,9 @@ use crate::model::failure::{OomFigures, OomKind, OomMessage};
 /// (Fooocus keeps the line in its copy, `ldm_patched/modules/sd.py`), and `execution.py` logs
 /// "Got an OOM, unloading all loaded models." before it reports the node's error.
 pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
+    if names_a_topic(text) {
+        return None;
+    }
     if let Some(position) = APP_MENTIONS.iter().find_map(|words| find(text, words)) {
         return Some((Family::OtherGpu, position));
     }
@@ -38,6 +41,34 @@ pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
     gpu_memory_mention(text)
         .or_else(|| weak_mention(text))
         .map(|position| (Family::OtherGpu, position))
+}
+
+/// A guide's heading or a topic named, not a failure (`### CUDA Out of Memory Solutions`, `OOM
+/// troubleshooting`, `CUDA OOM tips`): the out-of-memory words followed by what is written about
+/// them.
+fn names_a_topic(text: &str) -> bool {
+    const TOPIC: [&str; 9] = [
+        "solutions",
+        "solution",
+        "tips",
+        "guide",
+        "troubleshooting",
+        "faq",
+        "checklist",
+        "explained",
+        "fixes",
+    ];
+    let lower = text.to_ascii_lowercase();
+    ["out of memory", "oom"].iter().any(|words| {
+        lower.match_indices(words).any(|(at, _)| {
+            let mut rest = lower[at + words.len()..].split_whitespace();
+            let mut next = rest.next().unwrap_or("");
+            if matches!(next, "error" | "errors") {
+                next = rest.next().unwrap_or("");
+            }
+            TOPIC.contains(&next.trim_end_matches([':', '.', '?', '!']))
+        })
+    })
 }
 
 /// An out-of-memory failure named with no word of whose memory: an issue's title or the

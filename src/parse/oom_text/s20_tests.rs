@@ -59,3 +59,16 @@ fn the_tpu_runtimes_reserve_under_tensorflows_old_spelling_is_xlas() {
             .all(|message| !message.is_gpu_oom)
     );
 }
+
+/// A guide's heading names a topic, not a failure.
+#[test]
+fn a_topic_heading_is_not_a_failure() {
+    for text in [
+        "### CUDA Out of Memory Solutions",
+        "CUDA OOM error troubleshooting",
+        "Out of memory tips: reduce the batch size",
+    ] {
+        assert!(parse_text(text).is_empty(), "{text}");
+    }
+    assert!(!parse_text("CUDA out of memory when training on 2 GPUs").is_empty());
+}
