@@ -1796,25 +1796,16 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             out.push((at, end, phase));
         }
     }
-    // A failure placed before the training began (`when the training is going to start`): the
-    // training named inside those words did not run.
-    let set_up: Vec<(usize, usize)> = out
+    // A training word inside the words of another stage names no training that ran: a failure
+    // placed before the training began (`when the training is going to start`), an adapter
+    // being merged (`合并QLoRA权重`, `merging the LoRA`: the training word names the adapter).
+    let around: Vec<(usize, usize)> = out
         .iter()
-        .filter(|hit| hit.2 == Phase::Startup)
+        .filter(|hit| matches!(hit.2, Phase::Startup | Phase::FormatConversion))
         .map(|hit| (hit.0, hit.1))
         .collect();
     out.retain(|(at, end, phase)| {
-        *phase != Phase::TrainingStep || !set_up.iter().any(|(from, to)| at < to && end > from)
-    });
-    // An adapter being merged (`合并QLoRA权重`, `merging the LoRA`): the training word inside
-    // names the adapter, not a training that ran.
-    let merges: Vec<(usize, usize)> = out
-        .iter()
-        .filter(|hit| hit.2 == Phase::FormatConversion)
-        .map(|hit| (hit.0, hit.1))
-        .collect();
-    out.retain(|(at, end, phase)| {
-        *phase != Phase::TrainingStep || !merges.iter().any(|(from, to)| at < to && end > from)
+        *phase != Phase::TrainingStep || !around.iter().any(|(from, to)| at < to && end > from)
     });
     out
 }
