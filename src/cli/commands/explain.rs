@@ -18,6 +18,7 @@ use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
 use crate::cli::ExitStatus;
 use crate::error::HintedError;
+use crate::model::explain::ExplainReport;
 use crate::redact::Redactor;
 use crate::render::style::Style;
 use crate::source::file;
@@ -55,6 +56,71 @@ fn paste_prompt(stdin_is_terminal: bool) -> Option<&'static str> {
     })
 }
 
+/// Reads one input into `explainer` as `oomdoc explain` does (gzip and UTF-16 undone, long logs
+/// read in tiers); `note` hears what a person should know about the input. Returns the bytes
+/// read.
+fn feed(
+    explainer: &mut Explainer,
+    reader: Box<dyn std::io::BufRead + Send>,
+    name: &str,
+    tiers: Tiers,
+    note: &mut dyn FnMut(&str),
+) -> anyhow::Result<u64> {
+    let (reader, encoding) =
+        file::text(reader).with_context(|| format!("failed to read `{name}`"))?;
+    if let Some(encoding) = encoding {
+        note(&format!(
+            "`{name}` is {} text, read as UTF-8",
+            encoding.name()
+        ));
+    }
+    feed_with(explainer, reader, name, tiers)
+}
+
+/// The finished report, redacted: quoted log lines, paths and names are redacted before any
+/// format sees them.
+fn redacted(explainer: Explainer) -> anyhow::Result<ExplainReport> {
+    let (home, user) = local_identity();
+    Redactor::new(home, user)
+        .typed(&explainer.finish())
+        .context("failed to redact the report")
+}
+
+/// The report in `format` (HTML is refused before any input is read).
+fn render(
+    report: &ExplainReport,
+    format: Format,
+    style: Style,
+    verbose: bool,
+) -> anyhow::Result<Vec<u8>> {
+    Ok(match format {
+        Format::Json => {
+            crate::render::explain::json(report).context("failed to serialise the report")?
+        }
+        Format::Markdown => crate::render::explain::markdown(report, verbose),
+        Format::Text | Format::Html => crate::render::explain::text(report, style, verbose),
+    })
+}
+
+/// What `oomdoc explain [-v] FILE` writes on stdout for one file in `format`, without colour
+/// and without the notes it writes on stderr, and whether it found anything to diagnose: the
+/// command's own steps in one call, for tools and tests that explain many files in one
+/// process (the command itself starts once per run and builds its scanners each time).
+pub fn explain_file(path: &Path, format: Format, verbose: bool) -> anyhow::Result<(Vec<u8>, bool)> {
+    let mut explainer = Explainer::new();
+    let name = path.display().to_string();
+    feed(
+        &mut explainer,
+        file::open(path)?,
+        &name,
+        Tiers::DEFAULT,
+        &mut |_| {},
+    )?;
+    let report = redacted(explainer)?;
+    let bytes = render(&report, format, Style::new(false), verbose)?;
+    Ok((bytes, has_findings(&report)))
+}
+
 /// Runs `oomdoc explain`.
 pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus> {
     if args.output.format() == Format::Html {
@@ -81,20 +147,14 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
             let reader = file::open(path)?;
             (reader, path.display().to_string())
         };
-        let (reader, encoding) =
-            file::text(reader).with_context(|| format!("failed to read `{name}`"))?;
-        if let Some(encoding) = encoding {
-            output.note(&format!(
-                "`{name}` is {} text, read as UTF-8",
-                encoding.name()
-            ));
-        }
         let tiers = if args.every_line {
             Tiers::FULL
         } else {
             Tiers::DEFAULT
         };
-        let read = feed_with(&mut explainer, reader, &name, tiers)?;
+        let read = feed(&mut explainer, reader, &name, tiers, &mut |note| {
+            output.note(note)
+        })?;
         if read == 0 && inputs.len() > 1 {
             output.warn(&format!("`{name}` is empty"));
         }
@@ -117,24 +177,10 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
         ));
         return Ok(ExitStatus::NothingFound);
     }
-    // Quoted log lines, paths and names are redacted before any format sees them.
-    let (home, user) = local_identity();
-    let report = Redactor::new(home, user)
-        .typed(&explainer.finish())
-        .context("failed to redact the report")?;
+    let report = redacted(explainer)?;
     let found = has_findings(&report);
-    let bytes = match args.output.format() {
-        Format::Json => {
-            crate::render::explain::json(&report).context("failed to serialise the report")?
-        }
-        Format::Markdown => crate::render::explain::markdown(&report, args.verbose),
-        // HTML was refused above.
-        Format::Text | Format::Html => crate::render::explain::text(
-            &report,
-            Style::new(output.color_for(&args.output)),
-            args.verbose,
-        ),
-    };
+    let style = Style::new(output.color_for(&args.output));
+    let bytes = render(&report, args.output.format(), style, args.verbose)?;
     output.report(&args.output, &bytes)?;
     if found {
         Ok(ExitStatus::Success)
