@@ -11274,6 +11274,832 @@ server.stop(None)
 ''')
 
 
+# --------------------------------------------------------------------------- session 21 (blind):
+# an L-BFGS inverse problem, a training loop that dumps a memory-history snapshot, a
+# torch.utils.benchmark sweep, torch.profiler's memory table before a bigger batch, a
+# side-stream batch prefetcher, ZeroRedundancyOptimizer's first step, a sweep building models
+# under `with torch.device("cuda")`, a BERT MLM Trainer, accelerate's notebook_launcher, PEFT
+# with gradient checkpointing and logits_to_keep, Lightning's SimpleProfiler under 16-mixed and a
+# DataModule's transfer_batch_to_device hook, JAX GP regression and a Flax NNX init, n-gram dedup
+# with torch.unique, and 3 look-alikes (a too-small max_split_size_mb, a memory fraction above
+# 1, a Triton grid over 65535 rows)
+
+
+def s21_lbfgs_field_fit():
+    # An inverse problem: a 16384 x 16384 fp32 field (1 GiB) fitted to observations with
+    # torch.optim.LBFGS(history_size=100, line_search_fn="strong_wolfe"); the closure prints each
+    # evaluation's loss; a solver cache leaves ~14 GiB; the L-BFGS state (flat gradients, the
+    # direction, two new 1 GiB curvature vectors per iteration) outgrows it inside the first
+    # optimizer.step(closure).
+    run_user_script("invert_field", '''import time
+
+import torch
+
+torch.manual_seed(0)
+N = 16384
+observed = torch.randn(N, N, device="cuda")
+field = torch.zeros(N, N, device="cuda", requires_grad=True)
+free, _ = torch.cuda.mem_get_info()
+solver_cache = torch.empty(free - 14 * (1 << 30), dtype=torch.uint8, device="cuda")
+optimizer = torch.optim.LBFGS([field], lr=1.0, max_iter=50, history_size=100,
+                              line_search_fn="strong_wolfe")
+evals = 0
+start = time.time()
+
+
+def closure():
+    global evals
+    optimizer.zero_grad()
+    misfit = (field - observed).pow(2).mean()
+    smoothness = (field[1:] - field[:-1]).pow(2).mean() + (field[:, 1:] - field[:, :-1]).pow(2).mean()
+    loss = misfit + 0.1 * smoothness
+    loss.backward()
+    evals += 1
+    print(f"eval {evals:3d}  loss {loss.item():.6f}  ({time.time() - start:.1f} s)", flush=True)
+    return loss
+
+
+for outer in range(10):
+    loss = optimizer.step(closure)
+    print(f"outer step {outer}: loss {loss.item():.6f}", flush=True)
+''')
+
+
+def s21_memory_history_snapshot():
+    # The user debugs an earlier OOM: _record_memory_history(stacks="python") at the top, a
+    # 12-layer nn.TransformerEncoder trained under bf16 autocast on a growing sequence length with
+    # timestamped log lines; a feature store leaves ~11 GiB; at seq_len 2048 the step does not
+    # fit; the except block dumps the snapshot, logs its path and re-raises.
+    run_user_script("train_encoder_debug", '''import logging
+import os
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="[%(asctime)s] %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger(__name__)
+SNAPSHOT = os.path.abspath("oom_snapshot.pickle")
+
+torch.cuda.memory._record_memory_history(max_entries=100000, stacks="python")
+layer = nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True,
+                                   norm_first=True)
+model = nn.TransformerEncoder(layer, num_layers=12, enable_nested_tensor=False).cuda()
+head = nn.Linear(1024, 1).cuda()
+optimizer = torch.optim.AdamW(list(model.parameters()) + list(head.parameters()), lr=3e-4)
+free, _ = torch.cuda.mem_get_info()
+feature_store = torch.empty(free - 11 * (1 << 30), dtype=torch.uint8, device="cuda")
+try:
+    for step, seq_len in enumerate([256, 512, 1024, 2048, 4096, 8192], 1):
+        x = torch.randn(8, seq_len, 1024, device="cuda")
+        y = torch.randn(8, 1, device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            pooled = model(x).mean(dim=1)
+            loss = nn.functional.mse_loss(head(pooled).float(), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        log.info("step %d seq_len %d loss %.4f max allocated %.2f GiB", step, seq_len, loss.item(),
+                 torch.cuda.max_memory_allocated() / 2**30)
+except torch.OutOfMemoryError:
+    torch.cuda.memory._dump_snapshot(SNAPSHOT)
+    log.error("CUDA OOM at seq_len %d; memory snapshot written to %s "
+              "(drag it onto https://pytorch.org/memory_viz)", seq_len, SNAPSHOT)
+    raise
+finally:
+    torch.cuda.memory._record_memory_history(enabled=None)
+''')
+
+
+def s21_benchmark_attention_sweep():
+    # A torch.utils.benchmark sweep, SDPA against a naive softmax(QK^T)V, fp16, 4 x 16 heads,
+    # sequence 1024..16384, each Measurement printed as it comes; the model under test leaves
+    # ~24 GiB; naive attention at 16384 needs 32 GiB of scores: the OOM comes from inside
+    # Timer.blocked_autorange (the <timeit-src> frame).
+    run_user_script("bench_attention", '''import torch
+import torch.nn.functional as F
+from torch.utils import benchmark
+
+
+def naive_attention(q, k, v):
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
+free, _ = torch.cuda.mem_get_info()
+model_under_test = torch.empty(free - 24 * (1 << 30), dtype=torch.uint8, device="cuda")
+results = []
+for seq_len in [1024, 2048, 4096, 8192, 16384]:
+    q, k, v = (torch.randn(4, 16, seq_len, 128, device="cuda", dtype=torch.float16)
+               for _ in range(3))
+    for label, fn in [("sdpa", sdpa), ("naive", naive_attention)]:
+        timer = benchmark.Timer(stmt="fn(q, k, v)", globals={"fn": fn, "q": q, "k": k, "v": v},
+                                label="attention forward", sub_label=f"seq_len={seq_len}",
+                                description=label)
+        measurement = timer.blocked_autorange(min_run_time=0.2)
+        print(measurement, flush=True)
+        results.append(measurement)
+benchmark.Compare(results).print()
+''')
+
+
+def s21_profiler_memory_table():
+    # torch.profiler with profile_memory=True and schedule(wait=1, warmup=1, active=3) around an
+    # MLP's training steps; on_trace_ready prints key_averages() sorted by self CUDA memory (a
+    # table full of memory columns) after step 5; a data cache leaves ~8 GiB; step 7's 262144-row
+    # batch does not fit, inside the `with profile(...)` block.
+    run_user_script("profile_train", '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+
+def print_table(prof):
+    print(prof.key_averages().table(sort_by="self_cuda_memory_usage", row_limit=10), flush=True)
+
+
+model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 4096), nn.GELU(),
+                      nn.Linear(4096, 1024)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+free, _ = torch.cuda.mem_get_info()
+data_cache = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+batches = [8192] * 6 + [262144] + [8192] * 3
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], profile_memory=True,
+             record_shapes=True, schedule=schedule(wait=1, warmup=1, active=3, repeat=1),
+             on_trace_ready=print_table) as prof:
+    for step, rows in enumerate(batches, 1):
+        x = torch.randn(rows, 1024, device="cuda")
+        with record_function("train_step"):
+            loss = F.mse_loss(model(x), x)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        print(f"step {step}: {rows} rows, loss {loss.item():.4f}", flush=True)
+        prof.step()
+''')
+
+
+def s21_stream_prefetcher_fullres():
+    # The apex-style data prefetcher: the next batch's pinned uint8 images are copied with
+    # .cuda(non_blocking=True) on a side stream and normalised there; 20 iterations at 224 px log
+    # loss and img/s; the full-resolution stage's first batch (64 x 3 x 4096^2 uint8, 3 GiB)
+    # does not fit in the ~2 GiB a feature cache leaves: the OOM is in the prefetcher's preload,
+    # reached from next() in the training loop.
+    run_user_script("train_prefetch", '''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CUDAPrefetcher:
+    """Overlaps the next batch's host-to-device copy with the current step."""
+
+    def __init__(self, loader, mean, std):
+        self.loader = iter(loader)
+        self.stream = torch.cuda.Stream()
+        self.mean = torch.tensor(mean, device="cuda").view(1, 3, 1, 1) * 255
+        self.std = torch.tensor(std, device="cuda").view(1, 3, 1, 1) * 255
+        self.preload()
+
+    def preload(self):
+        try:
+            self.next_images, self.next_labels = next(self.loader)
+        except StopIteration:
+            self.next_images = self.next_labels = None
+            return
+        with torch.cuda.stream(self.stream):
+            self.next_images = self.next_images.cuda(non_blocking=True)
+            self.next_labels = self.next_labels.cuda(non_blocking=True)
+            self.next_images = self.next_images.float().sub_(self.mean).div_(self.std)
+
+    def next(self):
+        torch.cuda.current_stream().wait_stream(self.stream)
+        images, labels = self.next_images, self.next_labels
+        if images is not None:
+            images.record_stream(torch.cuda.current_stream())
+            labels.record_stream(torch.cuda.current_stream())
+        self.preload()
+        return images, labels
+
+
+def loader(batch_size=64):
+    for it in range(200):
+        size = 224 if it < 20 else 4096  # stage 2: fine-tune at full resolution
+        images = torch.empty(batch_size, 3, size, size, dtype=torch.uint8).pin_memory()
+        labels = torch.randint(0, 1000, (batch_size,)).pin_memory()
+        yield images, labels
+
+
+model = nn.Sequential(nn.Conv2d(3, 64, 16, stride=16), nn.GELU(), nn.AdaptiveAvgPool2d(1),
+                      nn.Flatten(), nn.Linear(64, 1000)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+free, _ = torch.cuda.mem_get_info()
+feature_cache = torch.empty(free - 2 * (1 << 30), dtype=torch.uint8, device="cuda")
+prefetcher = CUDAPrefetcher(loader(), mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
+images, labels = prefetcher.next()
+it, start = 0, time.time()
+while images is not None:
+    loss = F.cross_entropy(model(images), labels)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    it += 1
+    if it % 5 == 0:
+        print(f"iter {it:4d}  loss {loss.item():.4f}  {it * images.shape[0] / (time.time() - start):.0f} img/s",
+              flush=True)
+    images, labels = prefetcher.next()
+''')
+
+
+def s21_zero_redundancy_adamw():
+    # DDP (NCCL, world size 1 through a file:// init) with torch.distributed.optim's
+    # ZeroRedundancyOptimizer over AdamW for an 8192 <-> 32768 MLP (537M fp32 params); a
+    # replay buffer leaves ~4.5 GiB; forward and backward fit, the first optimizer.step()'s AdamW
+    # state (4 GiB) does not.
+    run_user_script("zero_finetune", '''import os
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.optim import ZeroRedundancyOptimizer
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+rank = int(os.environ.get("RANK", 0))
+world_size = int(os.environ.get("WORLD_SIZE", 1))
+init_file = os.path.join(tempfile.gettempdir(), f"zero_finetune.{os.getpid()}.init")
+torch.cuda.set_device(rank)
+dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank,
+                        world_size=world_size)
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(8192, 32768), nn.GELU(), nn.Linear(32768, 8192)).cuda()
+model = DDP(net, device_ids=[rank])
+optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW,
+                                    lr=1e-4, weight_decay=0.01)
+n_params = sum(p.numel() for p in net.parameters())
+print(f"[rank{rank}] ZeroRedundancyOptimizer(AdamW) over {n_params / 1e6:.0f}M parameters, "
+      f"world size {world_size}", flush=True)
+free, _ = torch.cuda.mem_get_info()
+replay = torch.empty(free - 9 * (1 << 29), dtype=torch.uint8, device="cuda")
+for step in range(1, 101):
+    x = torch.randn(256, 8192, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if step % 10 == 0:
+        print(f"[rank{rank}] step {step} loss {loss.item():.5f}", flush=True)
+dist.destroy_process_group()
+''')
+
+
+def s21_device_context_sweep():
+    # A width sweep that builds each 12-layer MLP directly on the card with
+    # `with torch.device("cuda"):` and keeps every trained model in a dict for a later ensemble;
+    # cached validation features leave ~11 GiB; widths 2048, 4096, 8192 train 20 SGD steps and
+    # print a result line; building width 16384 (10 GiB of weights) fails in nn.Linear's
+    # constructor under the device context.
+    run_user_script("width_sweep", '''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def make_mlp(width, depth, d_in=1024):
+    layers = [nn.Linear(d_in, width), nn.ReLU()]
+    for _ in range(depth - 2):
+        layers += [nn.Linear(width, width), nn.ReLU()]
+    layers.append(nn.Linear(width, d_in))
+    return nn.Sequential(*layers)
+
+
+torch.manual_seed(0)
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+val_features = torch.empty(free - 11 * (1 << 30), dtype=torch.uint8, device="cuda")
+trained = {}
+print(f"{'trial':>5} {'width':>6} {'params':>8} {'loss':>8} {'time':>6}", flush=True)
+for trial, width in enumerate([2048, 4096, 8192, 16384, 32768]):
+    start = time.time()
+    with torch.device("cuda"):
+        model = make_mlp(width, depth=12)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9, nesterov=True)
+    for step in range(20):
+        x = torch.randn(512, 1024, device="cuda")
+        loss = F.mse_loss(model(x), x)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{trial:>5} {width:>6} {n_params / 1e6:>7.0f}M {loss.item():>8.4f} "
+          f"{time.time() - start:>5.1f}s", flush=True)
+    del optimizer
+    model.zero_grad(set_to_none=True)
+    trained[width] = model
+''')
+
+
+def s21_hf_bert_mlm_trainer():
+    # MLM pre-training from scratch: a BertForMaskedLM built from a BertConfig (no download), a
+    # word-level tokenizer made in the script, DataCollatorForLanguageModeling and a bf16
+    # Trainer with batches of 256 sequences up to 512 tokens; an embedding cache leaves ~6 GiB;
+    # the first training step does not fit.
+    run_user_script("pretrain_mlm", '''import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import (BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling,
+                          PreTrainedTokenizerFast, Trainer, TrainingArguments)
+
+VOCAB = 30522
+vocab = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}
+vocab.update({f"w{i}": i for i in range(5, VOCAB)})
+backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+backend.pre_tokenizer = pre_tokenizers.Whitespace()
+tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                    cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+
+
+class Corpus(torch.utils.data.Dataset):
+    def __init__(self, n=4000, max_len=512):
+        g = torch.Generator().manual_seed(0)
+        lengths = torch.randint(64, max_len - 1, (n,), generator=g)
+        self.examples = [torch.randint(5, VOCAB, (int(k),), generator=g).tolist() for k in lengths]
+
+    def __len__(self):
+        return len(self.examples)
+
+    def __getitem__(self, i):
+        return {"input_ids": [2] + self.examples[i][:510] + [3]}
+
+
+config = BertConfig(vocab_size=VOCAB, hidden_size=768, num_hidden_layers=12,
+                    num_attention_heads=12, intermediate_size=3072, max_position_embeddings=512)
+model = BertForMaskedLM(config)
+print(f"BertForMaskedLM: {model.num_parameters() / 1e6:.1f}M parameters", flush=True)
+collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm_probability=0.15,
+                                           pad_to_multiple_of=8)
+args = TrainingArguments(output_dir="mlm-out", per_device_train_batch_size=256, learning_rate=1e-4,
+                         warmup_steps=100, max_steps=2000, logging_steps=10, bf16=True,
+                         save_strategy="no", report_to="none", dataloader_num_workers=0)
+trainer = Trainer(model=model, args=args, train_dataset=Corpus(), data_collator=collator)
+free, _ = torch.cuda.mem_get_info()
+embedding_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+trainer.train()
+''')
+
+
+def s21_accelerate_notebook_launcher():
+    # A notebook exported to a script: accelerate's notebook_launcher(training_function,
+    # num_processes=1) prints "Launching training on one GPU." and calls the function, which
+    # prepares a ViT-B-like patch classifier with bf16 mixed precision, prints the free memory,
+    # takes all but ~10 GiB for a replay cache and trains on 64 images of 512 px (1024 tokens):
+    # the first forward does not fit.
+    run_user_script("train_vit_notebook", '''# exported from train_vit.ipynb
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from accelerate import Accelerator, notebook_launcher
+from accelerate.utils import set_seed
+
+
+class PatchClassifier(nn.Module):
+    def __init__(self, patch=16, dim=768, depth=12, classes=1000):
+        super().__init__()
+        self.patch = patch
+        self.embed = nn.Linear(3 * patch * patch, dim)
+        layer = nn.TransformerEncoderLayer(dim, 12, 4 * dim, batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, depth)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, images):
+        p = self.patch
+        patches = images.unfold(2, p, p).unfold(3, p, p).permute(0, 2, 3, 1, 4, 5)
+        tokens = self.embed(patches.flatten(3).flatten(1, 2))
+        return self.head(self.blocks(tokens).mean(dim=1))
+
+
+def training_function(image_size, batch_size, epochs):
+    set_seed(42)
+    accelerator = Accelerator(mixed_precision="bf16")
+    model = PatchClassifier()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.05)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    free, _ = torch.cuda.mem_get_info()
+    accelerator.print(f"{free / 2**30:.1f} GiB free on {accelerator.device}")
+    replay_cache = torch.empty(free - 10 * (1 << 30), dtype=torch.uint8, device=accelerator.device)
+    for epoch in range(epochs):
+        model.train()
+        for step in range(50):
+            images = torch.randn(batch_size, 3, image_size, image_size, device=accelerator.device)
+            labels = torch.randint(0, 1000, (batch_size,), device=accelerator.device)
+            loss = F.cross_entropy(model(images), labels)
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+            if step % 10 == 0:
+                accelerator.print(f"epoch {epoch} step {step}: loss {loss.item():.4f}")
+
+
+notebook_launcher(training_function, args=(512, 64, 3), num_processes=1)
+''')
+
+
+def s21_peft_gc_logits_to_keep():
+    # A GRPO-like LoRA step written by hand: gradient_checkpointing_enable(use_reentrant=True)
+    # plus enable_input_require_grads, get_peft_model (q_proj, v_proj), a tqdm loop over groups of
+    # 4 completions of 512 tokens after 15872-token prompts, forward with logits_to_keep=513 and
+    # a policy-gradient loss on the completion's log-probs; a reference-logprob cache leaves
+    # ~6 GiB; the first step (forward under checkpointing, then backward recomputing each layer)
+    # does not fit.
+    run_user_script("grpo_lora_step", '''import torch
+from peft import LoraConfig, get_peft_model
+from tqdm import trange
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
+model.enable_input_require_grads()
+model.config.use_cache = False
+model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05,
+                                         target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
+free, _ = torch.cuda.mem_get_info()
+ref_logprob_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device="cuda")
+PROMPT, COMPLETION, GROUP = 15872, 512, 4
+bar = trange(200, desc="grpo")
+for step in bar:
+    ids = torch.randint(3, 32000, (GROUP, PROMPT + COMPLETION), device="cuda")
+    logits = model(input_ids=ids, logits_to_keep=COMPLETION + 1).logits[:, :-1]
+    logps = torch.log_softmax(logits.float(), dim=-1)
+    logps = logps.gather(-1, ids[:, -COMPLETION:, None]).squeeze(-1)
+    advantages = torch.randn(GROUP, 1, device="cuda")
+    loss = -(logps * advantages).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    bar.set_postfix(loss=f"{loss.item():.4f}")
+'''.replace("@CKPT@", CKPT))
+
+
+def s21_lightning_simple_profiler_fp16():
+    # Lightning fit with precision="16-mixed", profiler="simple", a CSVLogger,
+    # accumulate_grad_batches=4 and gradient clipping; a text classifier (embedding + 6-layer
+    # encoder) on batches sorted by length (2 each of 128, 256, 512, then 4096 tokens x 32); a
+    # label-embedding bank made in on_fit_start leaves ~6 GiB; the first 4096-token batch does
+    # not fit.
+    run_user_script("train_textcls", '''import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.loggers import CSVLogger
+from torch.utils.data import DataLoader, Dataset
+
+
+class SortedByLength(Dataset):
+    """Pre-bucketed batches, shortest first (less padding)."""
+
+    def __init__(self, batch_size=32):
+        self.batches = [(batch_size, length) for length in (128, 128, 256, 256, 512, 512, 4096, 4096)]
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __getitem__(self, i):
+        b, length = self.batches[i]
+        return torch.randint(1, 50000, (b, length)), torch.randint(0, 20, (b,))
+
+
+class TextClassifier(L.LightningModule):
+    def __init__(self, vocab=50000, dim=512, depth=6, classes=20):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        layer = nn.TransformerEncoderLayer(dim, 8, 4 * dim, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
+        self.head = nn.Linear(dim, classes)
+
+    def on_fit_start(self):
+        free, _ = torch.cuda.mem_get_info()
+        self.label_bank = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8, device=self.device)
+
+    def training_step(self, batch, batch_idx):
+        tokens, labels = batch
+        logits = self.head(self.encoder(self.embed(tokens)).mean(dim=1))
+        loss = F.cross_entropy(logits, labels)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=5e-4)
+
+
+trainer = L.Trainer(accelerator="gpu", devices=1, precision="16-mixed", profiler="simple",
+                    logger=CSVLogger("logs", name="textcls"), accumulate_grad_batches=4,
+                    gradient_clip_val=1.0, max_epochs=2, enable_checkpointing=False,
+                    log_every_n_steps=1)
+trainer.fit(TextClassifier(), DataLoader(SortedByLength(), batch_size=None, shuffle=False))
+''')
+
+
+def s21_lightning_transfer_batch_mask():
+    # A LightningDataModule overrides transfer_batch_to_device to move a protein-like batch and
+    # build the (B, heads, L, L) fp32 key-padding bias on the device; batches of 16 crops of 256,
+    # 512 then 2048 residues; a template cache made in setup leaves ~3 GiB; the 2048-residue
+    # batch's 4 GiB bias does not fit inside the hook.
+    run_user_script("train_pairformer", '''import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+HEADS = 16
+
+
+class Crops(Dataset):
+    def __init__(self):
+        self.lengths = [256] * 12 + [512] * 12 + [2048] * 12
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, i):
+        length = self.lengths[i]
+        residues = torch.randint(0, 21, (16, length))
+        mask = torch.ones(16, length, dtype=torch.bool)
+        mask[:, length - length // 8:] = False
+        return {"residues": residues, "mask": mask, "target": torch.randn(16, length, 3)}
+
+
+class CropData(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(Crops(), batch_size=None, num_workers=0)
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+        n = batch["mask"].shape[1]
+        pair = batch["mask"][:, None, :].expand(-1, n, -1)  # padded keys get -inf
+        bias = torch.zeros(pair.shape[0], HEADS, pair.shape[1], pair.shape[2], device=device)
+        batch["pair_bias"] = bias.masked_fill_(~pair[:, None], float("-inf"))
+        return batch
+
+
+class PairFormer(L.LightningModule):
+    def __init__(self, dim=256):
+        super().__init__()
+        self.embed = nn.Embedding(21, dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, 3)
+
+    def setup(self, stage):
+        free, _ = torch.cuda.mem_get_info()
+        self.template_cache = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+
+    def training_step(self, batch, batch_idx):
+        h = self.embed(batch["residues"])
+        b, n, d = h.shape
+        q, k, v = self.qkv(h).view(b, n, 3, HEADS, d // HEADS).permute(2, 0, 3, 1, 4)
+        attn = F.scaled_dot_product_attention(q, k, v, attn_mask=batch["pair_bias"])
+        coords = self.out(attn.transpose(1, 2).reshape(b, n, d))
+        loss = F.mse_loss(coords[batch["mask"]], batch["target"][batch["mask"]])
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+
+
+trainer = L.Trainer(accelerator="gpu", devices=1, max_epochs=1, logger=False,
+                    enable_checkpointing=False)
+trainer.fit(PairFormer(), datamodule=CropData())
+''')
+
+
+def s21_jax_gp_cholesky():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. Exact GP regression: a jitted
+    # log marginal likelihood builds the n x n RBF kernel and its Cholesky factor; n=4000 and
+    # n=16000 print their values, n=48000's 9 GiB kernel matrix does not fit.
+    run_user_script("gp_regression", '''import time
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+
+
+def rbf(x1, x2, lengthscale, variance):
+    sq = jnp.sum(x1 ** 2, 1)[:, None] + jnp.sum(x2 ** 2, 1)[None, :] - 2 * x1 @ x2.T
+    return variance * jnp.exp(-0.5 * sq / lengthscale ** 2)
+
+
+@jax.jit
+def log_marginal_likelihood(x, y, lengthscale, variance, noise):
+    n = x.shape[0]
+    K = rbf(x, x, lengthscale, variance) + noise * jnp.eye(n)
+    L = jnp.linalg.cholesky(K)
+    alpha = jsl.cho_solve((L, True), y)
+    return -0.5 * y @ alpha - jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * n * jnp.log(2 * jnp.pi)
+
+
+key = jax.random.PRNGKey(0)
+print("devices:", jax.devices(), flush=True)
+for n in (4000, 16000, 48000):
+    kx, ky = jax.random.split(jax.random.fold_in(key, n))
+    x = jax.random.uniform(kx, (n, 8))
+    y = jnp.sin(x.sum(1)) + 0.1 * jax.random.normal(ky, (n,))
+    start = time.time()
+    lml = log_marginal_likelihood(x, y, 0.5, 1.0, 1e-2)
+    print(f"n={n}: log marginal likelihood {float(lml):.2f} ({time.time() - start:.1f} s)",
+          flush=True)
+''')
+
+
+def s21_flax_nnx_embedding_init():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A Flax NNX two-tower
+    # recommender is constructed eagerly with nnx.Rngs(0): 6M users x 256 and 3M items x 256
+    # fp32 embedding tables (5.7 + 2.9 GiB); initialising the tables does not fit. Without flax
+    # (or without nnx) it prints NO-ERROR and exits 3.
+    run_user_script("two_tower_nnx", '''import sys
+
+import jax
+import jax.numpy as jnp
+
+try:
+    from flax import nnx
+except ImportError:
+    print("NO-ERROR: flax.nnx is not importable: s21_flax_nnx_embedding_init cannot run",
+          file=sys.stderr)
+    sys.exit(3)
+
+
+class TwoTower(nnx.Module):
+    def __init__(self, n_users, n_items, dim, *, rngs: nnx.Rngs):
+        self.user_tower = nnx.Linear(dim, dim, rngs=rngs)
+        self.item_tower = nnx.Linear(dim, dim, rngs=rngs)
+        self.user_emb = nnx.Embed(n_users, dim, rngs=rngs)
+        self.item_emb = nnx.Embed(n_items, dim, rngs=rngs)
+
+    def __call__(self, users, items):
+        u = self.user_tower(self.user_emb(users))
+        v = self.item_tower(self.item_emb(items))
+        return jnp.sum(u * v, axis=-1)
+
+
+N_USERS, N_ITEMS, DIM = 6_000_000, 3_000_000, 256
+print(f"jax {jax.__version__} on {jax.devices()[0]}", flush=True)
+print(f"building TwoTower: {N_USERS:,} users, {N_ITEMS:,} items, dim {DIM} "
+      f"({(N_USERS + N_ITEMS) * DIM * 4 / 2**30:.1f} GiB of fp32 embeddings)", flush=True)
+model = TwoTower(N_USERS, N_ITEMS, DIM, rngs=nnx.Rngs(0))
+scores = model(jnp.arange(8), jnp.arange(8))
+print("smoke test scores:", scores)
+''')
+
+
+def s21_ngram_dedup_unique():
+    # Corpus dedup on the GPU with loguru-like log lines: 8 shards of 128M int32 tokens are made
+    # under a tqdm bar and concatenated (4 GiB), 13-gram rolling hashes are computed in place
+    # (int64, 8 GiB), then torch.unique(return_inverse=True, return_counts=True) over 1G hashes
+    # needs far more than the ~24 GiB an embedding model's workspace leaves.
+    run_user_script("dedup_ngrams", '''import logging
+import time
+
+import torch
+from tqdm import tqdm
+
+logging.basicConfig(format="%(asctime)s | %(levelname)-8s | %(name)s:%(lineno)d - %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("dedup")
+N_SHARDS, SHARD_TOKENS, NGRAM, P = 8, 128 * 2**20, 13, 1_000_003
+
+torch.zeros(1, device="cuda")
+free, _ = torch.cuda.mem_get_info()
+embedder_workspace = torch.empty(free - 32 * (1 << 30), dtype=torch.uint8, device="cuda")
+log.info("semantic embedder loaded; %.1f GiB free for exact dedup", torch.cuda.mem_get_info()[0] / 2**30)
+shards = []
+for i in tqdm(range(N_SHARDS), desc="loading shards", unit="shard"):
+    g = torch.Generator(device="cuda").manual_seed(i)
+    shards.append(torch.randint(0, 50257, (SHARD_TOKENS,), dtype=torch.int32, device="cuda",
+                                generator=g))
+tokens = torch.cat(shards)
+del shards
+n = tokens.numel() - NGRAM + 1
+log.info("%d tokens, hashing %d %d-grams", tokens.numel(), n, NGRAM)
+start = time.time()
+hashes = torch.zeros(n, dtype=torch.int64, device="cuda")
+for k in range(NGRAM):
+    hashes.mul_(P).add_(tokens[k:k + n])
+torch.cuda.synchronize()
+log.info("hashed in %.2f s", time.time() - start)
+del tokens
+unique_hashes, inverse, counts = torch.unique(hashes, return_inverse=True, return_counts=True)
+duplicates = (counts[inverse] > 1).sum().item()
+log.info("%d unique 13-grams, %d positions inside a duplicated 13-gram", unique_hashes.numel(), duplicates)
+''')
+
+
+# ---- session 21 look-alikes
+
+
+def s21_alloc_conf_split_too_small():
+    # Not a GPU OOM: after an earlier OOM the user sets PYTORCH_CUDA_ALLOC_CONF to
+    # "max_split_size_mb:16" at the top of the script (below the allocator's 20 MiB minimum);
+    # the first CUDA allocation (moving the model) fails parsing the option: "CachingAllocator
+    # option max_split_size_mb too small".
+    run_user_script("finetune_lowmem", '''import os
+
+# fix for "CUDA out of memory ... try setting max_split_size_mb to avoid fragmentation"
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:16"
+
+import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("finetune")
+log.info("PYTORCH_CUDA_ALLOC_CONF=%s", os.environ["PYTORCH_CUDA_ALLOC_CONF"])
+log.info("torch %s on %s", torch.__version__, torch.cuda.get_device_name(0))
+model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).to("cuda")
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for step in range(1, 101):
+    x = torch.randn(1024, 4096, device="cuda")
+    loss = F.mse_loss(model(x), x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if step % 20 == 0:
+        log.info("step %d loss %.5f", step, loss.item())
+''')
+
+
+def s21_memory_fraction_over_one():
+    # Not a GPU OOM: a serving script caps its share of the card with
+    # set_per_process_memory_fraction(budget / total), but takes the "150 GB" budget as GiB
+    # (161 GB) against the H200's 150.1 GB total: ValueError "Invalid fraction value: 1.07...
+    # Allowed range: 0~1", after log lines full of GPU memory figures.
+    run_user_script("serve_budget", '''import logging
+import os
+
+import torch
+
+logging.basicConfig(format="%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("serve.memory")
+budget_gb = float(os.environ.get("GPU_MEMORY_BUDGET_GB", "150"))
+props = torch.cuda.get_device_properties(0)
+free, total = torch.cuda.mem_get_info()
+log.info("GPU 0: %s, %.1f GB total, %.1f GB free", props.name, total / 1e9, free / 1e9)
+fraction = budget_gb * 2**30 / props.total_memory
+log.info("memory budget %.0f GB -> per-process memory fraction %.3f", budget_gb, fraction)
+torch.cuda.set_per_process_memory_fraction(fraction, 0)
+log.info("allocator capped; starting workers")
+''')
+
+
+def s21_triton_grid_y_invalid():
+    # Not a GPU OOM: a hand-written Triton kernel that scales rows launches one program per
+    # (column block, row) with the rows on the grid's second axis; batches of 4096 and 32768 rows
+    # work, 131072 rows exceed CUDA's 65535 limit for grid dimension y and the launch fails with
+    # "Triton Error [CUDA]: invalid argument".
+    run_user_script("row_scale_triton", '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows_kernel(x_ptr, scale_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    pid_col = tl.program_id(0)
+    row = tl.program_id(1)
+    cols = pid_col * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    s = tl.load(scale_ptr + row)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask)
+    tl.store(out_ptr + row * n_cols + cols, x * s, mask=mask)
+
+
+def scale_rows(x, scale, block=1024):
+    out = torch.empty_like(x)
+    n_rows, n_cols = x.shape
+    grid = (triton.cdiv(n_cols, block), n_rows)
+    scale_rows_kernel[grid](x, scale, out, n_cols, BLOCK=block)
+    return out
+
+
+for n_rows in (4096, 32768, 131072):
+    x = torch.randn(n_rows, 1024, device="cuda")
+    scale = torch.rand(n_rows, device="cuda")
+    out = scale_rows(x, scale)
+    err = (out - x * scale[:, None]).abs().max().item()
+    print(f"{n_rows:>7} rows: max abs error {err:.2e}", flush=True)
+''')
+
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -11600,6 +12426,24 @@ SCENARIOS = {
     "s20_oom_logged_then_shape_mismatch": s20_oom_logged_then_shape_mismatch,
     "s20_lightning_embedding_assert": s20_lightning_embedding_assert,
     "s20_grpc_resource_exhausted": s20_grpc_resource_exhausted,
+    "s21_lbfgs_field_fit": s21_lbfgs_field_fit,
+    "s21_memory_history_snapshot": s21_memory_history_snapshot,
+    "s21_benchmark_attention_sweep": s21_benchmark_attention_sweep,
+    "s21_profiler_memory_table": s21_profiler_memory_table,
+    "s21_stream_prefetcher_fullres": s21_stream_prefetcher_fullres,
+    "s21_zero_redundancy_adamw": s21_zero_redundancy_adamw,
+    "s21_device_context_sweep": s21_device_context_sweep,
+    "s21_hf_bert_mlm_trainer": s21_hf_bert_mlm_trainer,
+    "s21_accelerate_notebook_launcher": s21_accelerate_notebook_launcher,
+    "s21_peft_gc_logits_to_keep": s21_peft_gc_logits_to_keep,
+    "s21_lightning_simple_profiler_fp16": s21_lightning_simple_profiler_fp16,
+    "s21_lightning_transfer_batch_mask": s21_lightning_transfer_batch_mask,
+    "s21_jax_gp_cholesky": s21_jax_gp_cholesky,
+    "s21_flax_nnx_embedding_init": s21_flax_nnx_embedding_init,
+    "s21_ngram_dedup_unique": s21_ngram_dedup_unique,
+    "s21_alloc_conf_split_too_small": s21_alloc_conf_split_too_small,
+    "s21_memory_fraction_over_one": s21_memory_fraction_over_one,
+    "s21_triton_grid_y_invalid": s21_triton_grid_y_invalid,
 }
 
 

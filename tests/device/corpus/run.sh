@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -110,7 +110,10 @@ run_one() {
     s17_peft_lora_train_sampling_pass|s17_lightning_sample_callback|\
     s17_hf_gptq_calibration_hooks|s17_dataloader_too_many_open_files|\
     s20_accelerate_launch_lora_merge|s20_torchrun_ddp_no_record|s20_hf_trainer_logging_long_doc|\
-    s20_hf_ipython_generate_beams)
+    s20_hf_ipython_generate_beams|s21_zero_redundancy_adamw|s21_hf_bert_mlm_trainer|\
+    s21_peft_gc_logits_to_keep|s21_lightning_simple_profiler_fp16|s21_lightning_transfer_batch_mask|\
+    s21_profiler_memory_table|s21_benchmark_attention_sweep|s21_memory_history_snapshot|\
+    s21_accelerate_notebook_launcher)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -531,4 +534,31 @@ run_one s20_lightning_worker_killed "killed by signal|exited unexpectedly" -
 run_one s20_oom_logged_then_shape_mismatch "cannot be multiplied" -
 run_one s20_lightning_embedding_assert "device-side assert" -
 run_one s20_grpc_resource_exhausted "RESOURCE_EXHAUSTED" -
+# session 21 (blind): an L-BFGS inverse problem, a memory-history snapshot dumped in the OOM
+# handler, a torch.utils.benchmark sweep, torch.profiler's memory table, a side-stream batch
+# prefetcher, ZeroRedundancyOptimizer's first step, models built under `with torch.device("cuda")`,
+# a BERT MLM Trainer, accelerate's notebook_launcher, PEFT with gradient checkpointing and
+# logits_to_keep, Lightning's SimpleProfiler under 16-mixed and a DataModule's
+# transfer_batch_to_device, JAX GP regression, a Flax NNX init, n-gram dedup with torch.unique,
+# and 3 look-alikes (max_split_size_mb below the minimum, a memory fraction above 1, a Triton grid
+# over 65535 rows)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s21_lbfgs_field_fit "$OOM" -
+run_one s21_memory_history_snapshot "$OOM" -
+run_one s21_benchmark_attention_sweep "$OOM" -
+run_one s21_profiler_memory_table "$OOM" -
+run_one s21_stream_prefetcher_fullres "$OOM" -
+run_one s21_zero_redundancy_adamw "$OOM" -
+run_one s21_device_context_sweep "$OOM" -
+run_one s21_hf_bert_mlm_trainer "$OOM" -
+run_one s21_accelerate_notebook_launcher "$OOM" -
+run_one s21_peft_gc_logits_to_keep "$OOM" -
+run_one s21_lightning_simple_profiler_fp16 "$OOM" -
+run_one s21_lightning_transfer_batch_mask "$OOM" -
+run_one s21_jax_gp_cholesky "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s21_flax_nnx_embedding_init "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s21_ngram_dedup_unique "$OOM" -
+run_one s21_alloc_conf_split_too_small "max_split_size_mb too small|CachingAllocator option" -
+run_one s21_memory_fraction_over_one "Invalid fraction|fraction value|Allowed range" -
+run_one s21_triton_grid_y_invalid "invalid argument|Triton Error|invalid configuration" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
