@@ -1538,4 +1538,6 @@ mod engine_line_tests;
 #[cfg(test)]
 mod hot_path_tests;
 #[cfg(test)]
+mod s21_tests;
+#[cfg(test)]
 mod tier_tests;

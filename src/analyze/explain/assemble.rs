@@ -1024,6 +1024,9 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
             || m.text.contains("DefaultCPUAllocator")
             || m.text.contains("_ALLOC_CONF")
     });
+    // Or torch named with its version in the text (`torch==1.3.1` of a pip list, an
+    // environment dump) and nothing else.
+    let torch = torch || collected.versions.contains_key("torch");
     if torch {
         EngineName::Pytorch
     } else {

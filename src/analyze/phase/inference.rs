@@ -178,6 +178,13 @@ fn trains(text: &str) -> bool {
                     | "lr_scheduler"
             ) || word.starts_with("train_")
                 || word.ends_with("_loss")
+                // PEFT's `print_trainable_parameters` ("trainable params: 1,048,576 || all
+                // params: …"), and the fine-tuning methods by their names, alone or in a
+                // script's or a bar's (`grpo_lora_step.py`, `dpo_train`, `sft`): TRL's
+                // `GRPOTrainer`, `DPOTrainer`, `PPOTrainer`, `SFTTrainer`.
+                || word
+                    .split('_')
+                    .any(|part| matches!(part, "trainable" | "grpo" | "dpo" | "ppo" | "sft" | "rlhf"))
         })
 }
 

@@ -284,6 +284,41 @@ const PHRASES: &[(&str, Phase)] = &[
     ("合并权重", Phase::FormatConversion),
     ("lora合并", Phase::FormatConversion),
     ("权重合并", Phase::FormatConversion),
+    // Quantizing a model's weights (GPTQ's and AWQ's calibration, ExLlamaV2's `convert.py`,
+    // llama.cpp's `quantize`, lit-llama's `quantize.py`) rewrites them in another format: the
+    // act, not a quantized model in use (`training a quantized model`, `QLoRA` read as
+    // training): `CUDA OOM when quantizing Llama-3-8B`, `OOM on VRAM during quantization`,
+    // `I am unable to quantize the new model`, 量化时显存不足.
+    ("when quantizing", Phase::FormatConversion),
+    ("while quantizing", Phase::FormatConversion),
+    ("during quantizing", Phase::FormatConversion),
+    ("during quantization", Phase::FormatConversion),
+    ("during the quantization", Phase::FormatConversion),
+    ("quantization process", Phase::FormatConversion),
+    ("quantizing the model", Phase::FormatConversion),
+    ("quantizing a model", Phase::FormatConversion),
+    ("quantizing my model", Phase::FormatConversion),
+    ("trying to quantize", Phase::FormatConversion),
+    ("try to quantize", Phase::FormatConversion),
+    ("tried to quantize", Phase::FormatConversion),
+    ("unable to quantize", Phase::FormatConversion),
+    ("quantize with", Phase::FormatConversion),
+    ("量化时", Phase::FormatConversion),
+    ("量化过程", Phase::FormatConversion),
+    ("量化模型时", Phase::FormatConversion),
+    // A checkpoint converted to another format (`OOM while trying to convert a 70B model to
+    // 4.75 bits`, `when converting the checkpoint to GGUF`).
+    ("trying to convert", Phase::FormatConversion),
+    ("when converting", Phase::FormatConversion),
+    ("while converting", Phase::FormatConversion),
+    ("during conversion", Phase::FormatConversion),
+    ("during the conversion", Phase::FormatConversion),
+    // A request through a server's API is served by the model (`an out of memory error when
+    // attempting to run from the API`, `OOM on API requests`).
+    ("from the api", Phase::Inference),
+    ("via the api", Phase::Inference),
+    ("through the api", Phase::Inference),
+    ("api request", Phase::Inference),
     // Building the model places its weights on the device (`the model is initialised with
     // every request`, `OOM when initializing the model`).
     ("model is initialised", Phase::WeightsLoad),

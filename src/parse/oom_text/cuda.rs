@@ -103,6 +103,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
                         after
                             .find(": out of memory")
                             .map_or("", |at| &after[at + 2..])
+                    } else if after.len() < rest.len() && rest.starts_with("2 ") {
+                        // Its place elided by the reporter (`CUDA error 2 [...] out of
+                        // memory`, status 2 = `cudaErrorMemoryAllocation`).
+                        let elided = after.trim_start();
+                        ["[...]", "[…]", "...", "…"]
+                            .iter()
+                            .find_map(|mark| elided.strip_prefix(mark))
+                            .map_or("", str::trim_start)
                     } else {
                         ""
                     }

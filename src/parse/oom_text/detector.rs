@@ -407,6 +407,13 @@ impl OomDetector {
         if self.pinned_host(&message) {
             message.kind = OomKind::HostMemory;
             message.is_gpu_oom = false;
+            // The stream executor's pinned allocation names its size (`failed to alloc
+            // 1073741824 bytes on host`).
+            message.details.host_required_bytes = regex!(r"alloc (\d+) bytes on host")
+                .captures(&message.text)
+                .and_then(|caps| caps.get(1)?.as_str().parse().ok())
+                .map(crate::model::Bytes)
+                .or(message.details.host_required_bytes);
         }
         if message.kind == OomKind::XlaResourceExhausted
             && message.details.requested_memory_bytes.is_none()

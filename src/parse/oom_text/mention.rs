@@ -102,6 +102,14 @@ fn weak_mention(text: &str) -> Option<usize> {
     if asks_whether(&lower, at) || speculates_after(&lower, at) {
         return None;
     }
+    // Chinese advice or a negation glued before it (`调小batch可以避免OOM`, `不会OOM`).
+    let before: String = text.get(..at).unwrap_or("").chars().rev().take(4).collect();
+    if ["免避", "止防", "会不", "有没", "再不"]
+        .iter()
+        .any(|words| before.contains(words))
+    {
+        return None;
+    }
     if program_subject(&lower, at) {
         return None;
     }
@@ -177,7 +185,13 @@ fn program_subject(lower: &str, at: usize) -> bool {
         .split_whitespace()
         .rev()
         .find(|word| !matches!(*word, "runs" | "run" | "ran" | "running" | "is" | "was"));
-    subject.is_some_and(|word| word.contains(['_', '.', '(', ')']))
+    // A version names the program, not a pool of it (`vllm 0.8.5.dev468+g98834fefa.precompiled
+    // OOM on Qwen3-32B`).
+    let version = |word: &str| {
+        word.trim_start_matches('v')
+            .starts_with(|c: char| c.is_ascii_digit())
+    };
+    subject.is_some_and(|word| word.contains(['_', '.', '(', ')']) && !version(word))
 }
 
 /// Whether a held mention is one of [`weak_mention`]'s: none of the other readings takes it.
@@ -213,6 +227,10 @@ pub(super) fn gpu_work_shown(line: &str) -> bool {
         || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|text_generation_launcher|text_generation_server|text-generation-inference|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
             .is_match(&lower)
         || line.contains("显卡")
+        // 显存, the GPU's memory (`显存报错如下`), and CUDA's own identifiers in a C++ stack or
+        // a setting (`CUDAAllocator`, `cudaMalloc`, `CUDAPlace(0)`).
+        || line.contains("显存")
+        || regex!(r"(?:^|[^A-Za-z0-9_])(?:cuda|CUDA)[A-Z_a-z]").is_match(line)
 }
 
 /// A line showing the host's memory running out in words a message would not carry:
@@ -591,7 +609,13 @@ fn oom_positions(text: &str) -> Vec<usize> {
             .next()
             .map(|word| word.trim_end_matches(|c: char| !c.is_alphanumeric()));
         let happens = next.is_some_and(|word| OOM_HAPPENS.contains(&word));
-        if word_ends && (verb || happens) {
+        // Or the last word of a title or a sentence, what it ends on (`serve
+        // Llama-3.2-11B-Vision-Instruct with 2 A10 oom`).
+        let last = text[at + 3..]
+            .trim_end()
+            .trim_end_matches(['.', '!'])
+            .is_empty();
+        if word_ends && (verb || happens || last) {
             positions.push(at);
         }
     }

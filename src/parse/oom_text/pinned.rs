@@ -12,12 +12,16 @@
 //! `alloc_pinned_memory` → `runtime.hostAlloc`). HIP's twins fail the same way with
 //! `hipErrorOutOfMemory` (`hipHostMalloc`, `hipHostRegister`, `hipHostAlloc`, `hipMallocHost` of
 //! `hip_runtime_api.h`), as does the page-locked `Mem.HostBuffer` of AMDGPU.jl and CUDA.jl.
+//! TensorFlow's and XLA's stream executor say it on the line (`cuda_driver.cc`
+//! `GpuDriver::HostAllocate`: "failed to alloc 1073741824 bytes on host:
+//! CUDA_ERROR_OUT_OF_MEMORY", then `device_host_allocator.h` "could not allocate pinned host
+//! memory of size: …").
 
 /// A line showing a pinned host allocation: the innermost frame's call, or the allocator's
 /// frames. Not prose that names the setting (`set pin_memory=False`), which needs a call or a
 /// frame around it: only a code-like use (`.pin_memory(`, `pin_memory=True)` inside a call).
 pub(super) fn pinned_frame(text: &str) -> bool {
-    regex!(r"\.pin_memory\(|\bpin_memory\.py\b|\b_pin_memory\b|\(.*\bpin_memory\s*=\s*True|\bcudaHostAlloc\b|\bcudaMallocHost\b|\bcudaHostRegister\b|\bhipHost(?:Malloc|Register|Alloc)\b|\bhipMallocHost\b|\bMem\.HostBuffer\b|CachingHostAllocator|HostAllocator::|getPinnedMemoryAllocator|\bpinned_memory\.pyx\b|\balloc_pinned_memory\b")
+    regex!(r"\.pin_memory\(|\bpin_memory\.py\b|\b_pin_memory\b|\(.*\bpin_memory\s*=\s*True|\bcudaHostAlloc\b|\bcudaMallocHost\b|\bcudaHostRegister\b|\bhipHost(?:Malloc|Register|Alloc)\b|\bhipMallocHost\b|\bMem\.HostBuffer\b|CachingHostAllocator|HostAllocator::|getPinnedMemoryAllocator|\bpinned_memory\.pyx\b|\balloc_pinned_memory\b|\bbytes on host: |pinned host memory of size")
         .is_match(text)
 }
 

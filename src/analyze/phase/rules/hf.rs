@@ -149,6 +149,23 @@ pub(super) const TRANSFORMERS_ACCELERATE_PEFT: &[FrameRule] = &[
         "transformers/peft/diffusers",
     ),
     r("_from_config", "", W, Stage, "transformers"),
+    // `PreTrainedModel.resize_token_embeddings` (`modeling_utils.py`): a new embedding matrix
+    // (`_get_resized_embeddings` builds an `nn.Embedding` and copies the old rows in), the
+    // weights rewritten for a new vocabulary.
+    r(
+        "resize_token_embeddings",
+        "transformers/modeling_utils.py",
+        F,
+        Stage,
+        "transformers",
+    ),
+    r(
+        "_resize_token_embeddings",
+        "transformers/modeling_utils.py",
+        F,
+        Stage,
+        "transformers",
+    ),
     r("_load_pretrained_model", "", W, Stage, "transformers"),
     r("load_state_dict", "", W, Stage, "transformers"),
     r("_load_state_dict_into_model", "", W, Stage, "transformers"),

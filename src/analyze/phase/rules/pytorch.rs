@@ -37,6 +37,13 @@ pub(super) const TORCH: &[FrameRule] = &[
     // the meta device its parameters' storage on the device (`_apply` of `torch.empty_like`),
     // the placement step of a meta-device load before the state dict is copied in.
     r("to_empty", "torch/nn/modules/module.py", W, Move, "torch"),
+    // A layer's constructor (`nn.Linear.__init__`, `nn.Embedding.__init__`, `nn.Conv2d`'s
+    // `_ConvNd.__init__`: `torch.empty(…, **factory_kwargs)`) allocates its parameters where
+    // the module is built: on the GPU under `with torch.device("cuda")` (`torch/utils/
+    // _device.py` `__torch_function__`) or with `device="cuda"`: the weights created there.
+    // As a serving frame, so that a stage around it keeps the failure (transformers
+    // `resize_token_embeddings` builds the new `nn.Embedding`: a conversion of the weights).
+    r("__init__", "torch/nn/modules/", W, Serve, "torch"),
     r("half", "torch/nn/modules/module.py", F, Stage, "torch"),
     r("float", "torch/nn/modules/module.py", F, Stage, "torch"),
     r("bfloat16", "torch/nn/modules/module.py", F, Stage, "torch"),

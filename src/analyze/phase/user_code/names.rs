@@ -40,6 +40,12 @@ pub(in crate::analyze::phase) const TRAINING_WORDS: &[&str] = &[
     "epoch",
     "backward",
     "learn",
+    // The fine-tuning methods by their names (TRL's `GRPOTrainer`, `DPOTrainer`, `PPOTrainer`,
+    // `SFTTrainer`; `grpo_step`, `dpo_loss`).
+    "grpo",
+    "dpo",
+    "ppo",
+    "sft",
 ];
 pub(in crate::analyze::phase) const INFERENCE_WORDS: &[&str] = &[
     "eval",
@@ -265,6 +271,11 @@ pub fn words_phase(text: &str) -> Option<Phase> {
         "finetune",
         "finetuning",
         "backward",
+        // A bar or a line named for a fine-tuning method (`grpo: 0/200`, `dpo epoch 1`).
+        "grpo",
+        "dpo",
+        "ppo",
+        "sft",
     ];
     const INFERENCE: &[&str] = &[
         "request",
