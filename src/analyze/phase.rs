@@ -398,6 +398,17 @@ fn evaluation_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdi
 /// The phase the failure message itself names, when its family is specific to one phase.
 pub fn message_phase(message: &OomMessage) -> Option<Phase> {
     match message.kind {
+        // TensorRT-LLM's KV-cache manager refusing the blocks free memory allows
+        // (`batch_manager/kvCacheManager.cpp` `KVCacheManager::KVCacheManager`, 0.7–0.12:
+        // "maxTokensInPagedKvCache (%d) must be large enough to process at least 1 sequence"):
+        // raised while the cache is sized and allocated.
+        _ if message.text.contains("maxTokensInPagedKvCache") => Some(Phase::KvCacheAlloc),
+        // THC (PyTorch ≤ 1.0) setting up the device's random generator at CUDA's lazy
+        // initialisation (`THCTensorRandom.cu:25` `initializeGenerator`: curand's states), before
+        // any model work.
+        OomKind::CudaErrorOutOfMemory if message.text.contains("THCTensorRandom.cu") => {
+            Some(Phase::Startup)
+        }
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
@@ -959,8 +970,12 @@ fn context_creation(
     progress: &Progress,
 ) -> Option<(Phase, String)> {
     let message = failure?;
+    // Or THC's (PyTorch ≤ 1.0) at the generator's set-up, which the first CUDA use runs
+    // (`THCTensorRandom.cu` `initializeGenerator`, curand's states: `cuda runtime error (2) : out
+    // of memory at /pytorch/aten/src/THC/THCTensorRandom.cu:25`).
     let raw = message.kind == OomKind::CudaErrorOutOfMemory
-        && message.text.contains("CUDA error: out of memory");
+        && (message.text.contains("CUDA error: out of memory")
+            || message.text.contains("THCTensorRandom.cu"));
     let (frame, rule) = verdict.decided?;
     let torch_move = |rule: &FrameRule| rule.role == Role::Move && rule.engine == "torch";
     let only_torch_moves = frames

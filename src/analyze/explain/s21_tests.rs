@@ -189,3 +189,20 @@ fn a_layers_constructor_creates_weights_unless_a_stage_around_it_says_otherwise(
         Phase::FormatConversion
     );
 }
+
+#[test]
+fn thcs_generator_set_up_is_startup_and_trtllms_cache_refusal_its_allocation() {
+    let thc = "RuntimeError: cuda runtime error (2) : out of memory at \
+               /pytorch/aten/src/THC/THCTensorRandom.cu:25\n";
+    assert_eq!(explain_text(thc).phase.failed_in, Phase::Startup);
+    // THC's storage allocation is no generator's set-up.
+    let storage = "RuntimeError: cuda runtime error (2) : out of memory at \
+                   /pytorch/aten/src/THC/generic/THCStorage.cu:58\n";
+    assert_ne!(explain_text(storage).phase.failed_in, Phase::Startup);
+    let trt = "[TensorRT-LLM][INFO] Allocate 956301312 bytes for k/v cache.\n\
+               E0306 16:40:07.708802 117 backend_model.cc:691] ERROR: Failed to create instance: \
+               maxTokensInPagedKvCache (29184) must be large enough to process at least 1 \
+               sequence to completion (i.e. must be larger than beam_width (1) * tokensPerBlock \
+               (128) * maxBlocksPerSeq (272))\n";
+    assert_eq!(explain_text(trt).phase.failed_in, Phase::KvCacheAlloc);
+}
