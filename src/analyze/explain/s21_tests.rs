@@ -206,3 +206,31 @@ fn thcs_generator_set_up_is_startup_and_trtllms_cache_refusal_its_allocation() {
                (128) * maxBlocksPerSeq (272))\n";
     assert_eq!(explain_text(trt).phase.failed_in, Phase::KvCacheAlloc);
 }
+
+#[test]
+fn a_stage_named_with_its_kind_and_the_allocators_cap_set_at_start() {
+    for (title, phase) in [
+        (
+            "CUDA OOM during compiled inference, despite plenty of memory",
+            Phase::Inference,
+        ),
+        (
+            "OOM during distributed training on 8 GPUs",
+            Phase::TrainingStep,
+        ),
+    ] {
+        let report = explain_text(&format!("{title}\n\n{OOM}\n"));
+        assert_eq!(report.phase.failed_in, phase, "{title}");
+    }
+    let denied = explain_text(&format!(
+        "no OOM during batched inference, only at load\n\n{OOM}\n"
+    ));
+    assert_ne!(denied.phase.failed_in, Phase::Inference);
+    let cap =
+        "Traceback (most recent call last):\n  File \"/tmp/serve.py\", line 15, in <module>\n    \
+               torch.cuda.set_per_process_memory_fraction(fraction, 0)\n  File \"/venv/lib/\
+               python3.12/site-packages/torch/cuda/memory.py\", line 191, in \
+               set_per_process_memory_fraction\n    raise ValueError(f\"Invalid fraction value\")\n\
+               ValueError: Invalid fraction value: 1.07. Allowed range: 0~1\n";
+    assert_eq!(explain_text(cap).phase.failed_in, Phase::Startup);
+}

@@ -367,6 +367,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
+        if let Some((to, phase)) = during_a_kind_of(&words, index) {
+            if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, phase));
+            }
+        }
         if let Some(to) = ran_for_a_while(lower, &words, index) {
             if !guarded(lower, &words, index, to) {
                 out.push((word.start, words[to].end, Phase::Inference));
@@ -407,6 +412,42 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out
+}
+
+/// `during` and a stage named with one word of its kind between them (`CUDA OOM during compiled
+/// inference`, `OOM during distributed training`, `during LoRA fine-tuning`): the stage as the
+/// fixed phrases read `during inference`. Returns the noun's index and its stage.
+fn during_a_kind_of(words: &[Word<'_>], index: usize) -> Option<(usize, Phase)> {
+    const STAGES: &[(&str, Phase)] = &[
+        ("inference", Phase::Inference),
+        ("generation", Phase::Inference),
+        ("prediction", Phase::Inference),
+        ("evaluation", Phase::Inference),
+        ("validation", Phase::Inference),
+        ("training", Phase::TrainingStep),
+        ("fine-tuning", Phase::TrainingStep),
+        ("finetuning", Phase::TrainingStep),
+        ("quantization", Phase::FormatConversion),
+    ];
+    if words.get(index)?.text != "during" {
+        return None;
+    }
+    let kind = words.get(index + 1)?.text;
+    let noun = words.get(index + 2)?.text;
+    let stage = |word: &str| {
+        STAGES
+            .iter()
+            .find(|(name, _)| *name == word)
+            .map(|(_, p)| *p)
+    };
+    // Not two stages (`during training inference`), nor a count or a negation.
+    if stage(kind).is_some()
+        || kind.bytes().all(|b| b.is_ascii_digit())
+        || matches!(kind, "no" | "not" | "non")
+    {
+        return None;
+    }
+    stage(noun).map(|phase| (index + 2, phase))
 }
 
 /// The `-ing` forms of a model applied to inputs that name the stage with no frame around them

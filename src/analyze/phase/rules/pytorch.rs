@@ -27,6 +27,16 @@ pub(super) const TORCH: &[FrameRule] = &[
     // which runs `_lazy_init` (context creation).
     r("_lazy_new", "torch/cuda/", S, Stage, "torch"),
     r("set_device", "torch/cuda/", S, Stage, "torch"),
+    // `torch.cuda.set_per_process_memory_fraction` (`cuda/memory.py`) caps the caching
+    // allocator before the job allocates: the device's set-up (it raises `Invalid fraction
+    // value: … Allowed range: 0~1` there).
+    r(
+        "set_per_process_memory_fraction",
+        "torch/cuda/",
+        S,
+        Stage,
+        "torch",
+    ),
     r("init_process_group", "torch/distributed", S, Stage, "torch"),
     r("to", "torch/nn/modules/module.py", W, Move, "torch"),
     // `convert` is the closure of `Module.to` (`.half()`/`.float()` pass lambdas).
