@@ -1023,6 +1023,15 @@ fn choose_engine(collected: &Collected, failure: Option<&OomMessage>) -> EngineN
             // c10's host allocator (`[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator`).
             || m.text.contains("DefaultCPUAllocator")
             || m.text.contains("_ALLOC_CONF")
+            // ATen's cuBLAS check (`aten/src/ATen/cuda/Exceptions.h` `TORCH_CUDABLAS_CHECK`:
+            // "CUDA error: " + status + " when calling `" #EXPR "`").
+            || (m.text.contains("CUBLAS_STATUS_") && m.text.contains(" when calling `"))
+            // The DataLoader's workers (`torch/csrc/DataLoader.cpp`: "ERROR: Unexpected bus error
+            // encountered in worker. This might be caused by insufficient shared memory (shm).";
+            // `torch/utils/data/dataloader.py`: "DataLoader worker (pid 1234) is killed by
+            // signal").
+            || m.text.contains("Unexpected bus error encountered in worker")
+            || m.text.contains("DataLoader worker (pid")
     });
     // Or torch named with its version in the text (`torch==1.3.1` of a pip list, an
     // environment dump) and nothing else.

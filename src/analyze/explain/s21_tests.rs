@@ -234,3 +234,14 @@ fn a_stage_named_with_its_kind_and_the_allocators_cap_set_at_start() {
                ValueError: Invalid fraction value: 1.07. Allowed range: 0~1\n";
     assert_eq!(explain_text(cap).phase.failed_in, Phase::Startup);
 }
+
+#[test]
+fn atens_cublas_check_and_the_dataloaders_bus_error_name_pytorch() {
+    for text in [
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient \
+         shared memory (shm).\n",
+    ] {
+        assert_eq!(explain_text(text).engine.name, EngineName::Pytorch, "{text}");
+    }
+}
