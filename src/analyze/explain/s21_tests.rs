@@ -245,3 +245,13 @@ fn atens_cublas_check_and_the_dataloaders_bus_error_name_pytorch() {
         assert_eq!(explain_text(text).engine.name, EngineName::Pytorch, "{text}");
     }
 }
+
+#[test]
+fn detectron2s_training_time_under_a_failure_ends_a_training() {
+    let text = format!(
+        "Traceback (most recent call last):\n  File \"/x/site-packages/detectron2/layers/\
+         wrappers.py\", line 88, in forward\n    x = F.conv2d(x, self.weight)\n{OOM}\n\
+         [08/14 07:32:25 d2.engine.hooks]: Total training time: 0:00:01 (0:00:00 on hooks)\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+}

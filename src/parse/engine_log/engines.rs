@@ -502,6 +502,12 @@ fn detectron2_own(text: &str, facts: &mut LineFacts) {
     });
     if named {
         facts.engine(EngineName::Detectron2, Certainty::Strong);
+        // `engine/hooks.py` `IterationTimer.after_train` logs "Total training time: …" when the
+        // training loop ends, also on an exception (`TrainerBase.train`'s `finally` runs
+        // `after_train`): printed under a failure, the failure ended the training.
+        if has(text, "]: Total training time: ") {
+            facts.late_phase = Some(Phase::TrainingStep);
+        }
     }
 }
 
