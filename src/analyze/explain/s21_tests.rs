@@ -255,3 +255,19 @@ fn detectron2s_training_time_under_a_failure_ends_a_training() {
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
 }
+
+#[test]
+fn the_training_announced_alone_before_a_failure() {
+    for (line, phase) in [
+        ("Training...", Some(Phase::TrainingStep)),
+        ("Fine-tuning…", Some(Phase::TrainingStep)),
+        ("Training data: 5000 samples", None),
+    ] {
+        let text = format!("INFO loading data\n{line}\n{OOM}\n");
+        let found = explain_text(&text).phase.failed_in;
+        match phase {
+            Some(phase) => assert_eq!(found, phase, "{line}"),
+            None => assert_eq!(found, Phase::Unknown, "{line}"),
+        }
+    }
+}

@@ -229,6 +229,21 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
     if words.iter().any(|word| FINISHED.contains(word)) {
         return None;
     }
+    // The training announced alone, its work to follow (`print("Training...")`, `Fine-tuning…`):
+    // the word and an ellipsis, nothing else (`Training data: 5000 samples` names a data set).
+    let alone = message
+        .trim_end()
+        .trim_end_matches(['.', '…'])
+        .trim_end()
+        .to_ascii_lowercase();
+    if message.trim_end().ends_with(['.', '…'])
+        && matches!(
+            alone.as_str(),
+            "training" | "fine-tuning" | "finetuning" | "training the model"
+        )
+    {
+        return Some((Phase::TrainingStep, message));
+    }
     let phase = STAGES.iter().find_map(|(phase, verbs, objects)| {
         if !verbs.contains(&verb) {
             return None;
