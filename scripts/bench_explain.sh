@@ -215,6 +215,12 @@
 # BEFORE: grep 0.34 s, explain 0.81 s best (0.83 s median) / 1.14 s CPU, 33 MiB RSS, before 0.78 s
 # (0.79 s) / 1.08 s: 2.38x grep (2.29x before), the session's markers within the runs' noise;
 # one core 1.28 s (3.76x).
+# 2026-12-03 23:32 (twenty-first session), the 2-core VM, load 2.2, RUNS=5, 1 GiB varied, this
+# session's build (about 20 markers more: quantizing, conversion and API phrases, ExLlamaV2's
+# quantizer, the web UI's footer and folder, NCCL pod lines, accelerate launch) against the
+# session's start build 1d37e90 as BEFORE: grep 0.24 s, explain 0.66 s best (0.69 s median) /
+# 0.92 s CPU, 34 MiB RSS; before 0.67 s (0.69 s) / 0.94 s: 2.75x grep (2.79x before), the new
+# markers within the noise; one core 0.96 s (4.00x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
