@@ -954,6 +954,14 @@ fn absorb(
     if let Some((function, file)) = facts.frame {
         frames::note_printed(collected, line_no, function, file);
     }
+    if let Some(function) = facts.frame_function {
+        // A rich frame's function on the line under its path.
+        if let Some(frame) = collected.frames.back_mut() {
+            if frame.function.is_empty() && frame.line + 1 == line_no {
+                frame.function = function;
+            }
+        }
+    }
     if let Some(phase) = facts.failed_phase_hint {
         if collected.hints.len() < 16 {
             collected.hints.push((line_no, phase));

@@ -271,3 +271,32 @@ fn the_training_announced_alone_before_a_failure() {
         }
     }
 }
+
+#[test]
+fn a_rich_frame_whose_path_fills_the_box_names_its_function_below() {
+    let text = format!(
+        "╭───────────── Traceback (most recent call last) ─────────────╮\n\
+         │ /tmp/build.py:20 in <module>                                 │\n\
+         │                                                              │\n\
+         │ /opt/venv/lib/python3.12/site-packages/torch/nn/modules/sparse.py:403 │\n\
+         │ in __init__                                                  │\n\
+         │                                                              │\n\
+         ╰──────────────────────────────────────────────────────────────╯\n{OOM}\n"
+    );
+    let report = explain_text(&text);
+    assert_eq!(
+        report.phase.failed_in,
+        Phase::WeightsLoad,
+        "{:?}",
+        report.phase
+    );
+    // A line of the box that is not the function under a path names none.
+    let text = format!(
+        "╭───────────── Traceback (most recent call last) ─────────────╮\n\
+         │ /opt/venv/lib/python3.12/site-packages/torch/nn/modules/sparse.py:403 │\n\
+         │                                                              │\n\
+         │ in __init__                                                  │\n\
+         ╰──────────────────────────────────────────────────────────────╯\n{OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Unknown);
+}

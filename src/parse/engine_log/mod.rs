@@ -120,6 +120,9 @@ pub struct LineFacts {
     pub memory: EngineMemory,
     /// A traceback frame: (function, file).
     pub frame: Option<(String, String)>,
+    /// The function of a rich traceback's frame whose path filled the line above
+    /// (`│ /venv/…/torch/nn/modules/sparse.py:403 │` then `│ in __init__ │`).
+    pub frame_function: Option<String>,
     /// The line says explicitly which phase failed (vLLM ≥0.14 "Failed to load model").
     pub failed_phase_hint: Option<Phase>,
     /// The stage the line shows running, counted for a failure printed just before it (a

@@ -274,21 +274,39 @@ fn keras_fit_continuation(code: &str, facts: &mut LineFacts) {
     }
 }
 
-/// Rich tracebacks (Lightning, Typer): `│ /path/x.py:123 in func   │`.
+/// Rich tracebacks (Lightning, Typer): `│ /path/x.py:123 in func   │`. A path that fills the
+/// box's width leaves the function for the next line (`│ /opt/…/torch/nn/modules/sparse.py:403 │`
+/// then `│ in __init__ │`): the frame is kept without it and the next line names it.
 fn rich_frame(text: &str, facts: &mut LineFacts) {
     let Some(at) = memchr::memmem::find(text.as_bytes(), b".py:") else {
+        let inner = text.trim().trim_matches('\u{2502}').trim();
+        if let Some(function) = inner.strip_prefix("in ").and_then(function_name) {
+            if inner.len() == "in ".len() + function.len() {
+                facts.frame_function = Some(function.to_string());
+            }
+        }
         return;
     };
     let head = &text[..at + ".py".len()];
     let file = head.rsplit(['\u{2502}', ' ']).next().unwrap_or(head);
     let rest = &text[at + ".py:".len()..];
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let Some(after_line) = rest[digits..].strip_prefix(" in ") else {
-        return;
-    };
     if digits == 0 || file.is_empty() {
         return;
     }
+    // (The line holds a box-drawing bar: the rule's markers.)
+    let wrapped = rest[digits..]
+        .trim()
+        .trim_end_matches('\u{2502}')
+        .trim()
+        .is_empty();
+    if wrapped {
+        push_frame(facts, "", file);
+        return;
+    }
+    let Some(after_line) = rest[digits..].strip_prefix(" in ") else {
+        return;
+    };
     if let Some(function) = function_name(after_line) {
         push_frame(facts, function, file);
     }
