@@ -35,6 +35,7 @@ use crate::parse::text::clean_line;
 
 mod assemble;
 mod candidates;
+mod engine_choice;
 mod frames;
 mod scan;
 mod shape;

@@ -18,9 +18,10 @@
 
 use super::common::{has, word_after};
 use super::{name, rule, Certainty, LineFacts, Rule};
-use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
 
+mod own;
 mod vocab;
 
 pub(super) const RULES: &[Rule] = &[
@@ -196,26 +197,26 @@ pub(super) const RULES: &[Rule] = &[
     // accelerate's launcher (`accelerate/commands/launch.py`) starting the job
     // (`accelerate launch --num_cpu_threads_per_process=2 "train_db.py" …`): the job runs under
     // accelerate, whatever script it starts (an app's package named there says more).
-    rule("accelerate launch ", accelerate_launch),
-    rule("rfn_error: ", exllamav2_conversion),
+    rule("accelerate launch ", own::accelerate_launch),
+    rule("rfn_error: ", own::exllamav2_conversion),
     // Its `convert.py` job header (" -- Target bits per weight: 4.25 (decoder), 6 (head)").
-    rule(" -- Target bits per weight: ", exllamav2_conversion),
+    rule(" -- Target bits per weight: ", own::exllamav2_conversion),
     // AUTOMATIC1111's footer (`modules/ui.py` `versions_html`: "version: v1.10.1 • python:
     // 3.10.6 • torch: 2.1.2+cu121 • xformers: … • gradio: 3.41.2 • checkpoint: …"), kept by
     // its Forge forks ("version: [neo] • python: 3.13.13 • torch: …"); the web UI's folder in
     // any path (`/home/me/stable-diffusion-webui-forge/models/…` in a dumped dict).
-    rule("gradio: ", automatic1111_versions),
-    rule("stable-diffusion-webui", automatic1111_folder),
+    rule("gradio: ", own::automatic1111_versions),
+    rule("stable-diffusion-webui", own::automatic1111_folder),
     // Forge's model selection (`modules_forge/main_entry.py` "Model selected: {…}", and
     // "Loading Model: {'checkpoint_info': {'filename': …}, 'additional_modules': […]}" when it
     // reloads): the dict of its checkpoint record.
-    rule("{'checkpoint_info': ", forge_checkpoint_record),
+    rule("{'checkpoint_info': ", own::forge_checkpoint_record),
     // PyTorch's caching allocator by its class or source (`INTERNAL ASSERT FAILED at
     // "…/c10/cuda/CUDACachingAllocator.cpp":1154`).
     rule("CUDACachingAllocator", pytorch_named),
     // An NCCL line of a Kubernetes pod: its host name is the pod's, named after the deployment
     // (`lmdeploy-7666548865-hbpt4:1:1 [0] NCCL INFO Bootstrap : …`).
-    rule(" NCCL INFO ", nccl_pod_host),
+    rule(" NCCL INFO ", own::nccl_pod_host),
     // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
     // Adaptive CFG = 7", "[Parameters] Seed = 123"; `extras/expansion.py`: "[Prompt Expansion]
     // …").
@@ -561,63 +562,6 @@ fn tensorflow_cpp_location(text: &str, facts: &mut LineFacts) {
     if named {
         facts.engine(EngineName::Tensorflow, Certainty::Strong);
     }
-}
-
-fn exllamav2_conversion(text: &str, facts: &mut LineFacts) {
-    if has(text, " bpw ") || has(text, "Module quantized") || has(text, "(decoder)") {
-        facts.engine(EngineName::Exllamav2, Certainty::Strong);
-        facts.event(
-            EventKind::FormatConversion,
-            Phase::FormatConversion,
-            EventFigures::default(),
-        );
-    }
-}
-
-fn automatic1111_versions(text: &str, facts: &mut LineFacts) {
-    if ["version: ", "python: ", "torch: ", "gradio: "]
-        .iter()
-        .all(|field| has(text, field))
-    {
-        facts.engine(EngineName::Automatic1111, Certainty::Banner);
-    }
-}
-
-/// The web UI's folder in a path (`/home/me/stable-diffusion-webui-forge/extensions/…`), not a
-/// model kept in its `models/` folder (`accelerate launch train_db.py
-/// --pretrained_model_name_or_path="E:/stable-diffusion-webui/models/…"`, `load StableDiffusion
-/// checkpoint: /sd/stable-diffusion-webui/models/…`: other programs read models kept there).
-fn automatic1111_folder(text: &str, facts: &mut LineFacts) {
-    let folder = text.match_indices("stable-diffusion-webui").any(|(at, _)| {
-        let rest = text[at + "stable-diffusion-webui".len()..]
-            .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        text[..at].ends_with(['/', '\\'])
-            && rest.starts_with(['/', '\\'])
-            && !rest[1..].starts_with("models")
-    });
-    if folder {
-        facts.engine(EngineName::Automatic1111, Certainty::Weak);
-    }
-}
-
-/// The engine a pod's host name starts with (`vllm-…`, `sglang-…`, `lmdeploy-…`): Kubernetes
-/// names a deployment's pods `<deployment>-<hash>-<id>`, and NCCL starts its lines with the
-/// host name (`<host>:<pid>:<tid> [<device>] NCCL INFO …`).
-fn nccl_pod_host(text: &str, facts: &mut LineFacts) {
-    let host = text.trim_start().split(':').next().unwrap_or("");
-    let Some((first, _)) = host.split_once('-') else {
-        return;
-    };
-    let engine = match first.to_ascii_lowercase().as_str() {
-        "vllm" => EngineName::Vllm,
-        "sglang" => EngineName::Sglang,
-        "lmdeploy" => EngineName::Lmdeploy,
-        "tgi" => EngineName::Tgi,
-        "ollama" => EngineName::Ollama,
-        "trtllm" | "tensorrt" => EngineName::TensorrtLlm,
-        _ => return,
-    };
-    facts.engine(engine, Certainty::Weak);
 }
 
 fn pytorch_named(_text: &str, facts: &mut LineFacts) {
@@ -1033,25 +977,6 @@ fn automatic1111(text: &str, facts: &mut LineFacts) {
         // output: the failure it follows happened while generating.
         facts.late_phase = Some(Phase::Inference);
     }
-}
-
-fn accelerate_launch(text: &str, facts: &mut LineFacts) {
-    // A command: the launcher first on the line, after a shell prompt or variables set for it
-    // (`$ `, `!`, `CUDA_VISIBLE_DEVICES=0 `), not the words in a sentence.
-    let command = text
-        .trim_start()
-        .trim_start_matches(['$', '!', '>', '`', ' '])
-        .split_whitespace()
-        .skip_while(|word| word.contains('=') && !word.starts_with('-'))
-        .take(2)
-        .eq(["accelerate", "launch"]);
-    if command {
-        facts.engine(EngineName::Accelerate, Certainty::Weak);
-    }
-}
-
-fn forge_checkpoint_record(_text: &str, facts: &mut LineFacts) {
-    facts.engine(EngineName::Automatic1111, Certainty::Strong);
 }
 
 fn automatic1111_vram(text: &str, facts: &mut LineFacts) {

@@ -1,0 +1,84 @@
+//! Engines and apps named by their own lines and commands:
+//! ExLlamaV2's quantizer, AUTOMATIC1111's footer, Forge's checkpoint record and the web UI's
+//! folder, a Kubernetes pod's host name on an NCCL line, accelerate's launcher.
+
+use super::super::common::has;
+use super::super::{Certainty, LineFacts};
+use crate::model::explain::{EventFigures, EventKind, Phase};
+use crate::model::failure::EngineName;
+
+pub(super) fn exllamav2_conversion(text: &str, facts: &mut LineFacts) {
+    if has(text, " bpw ") || has(text, "Module quantized") || has(text, "(decoder)") {
+        facts.engine(EngineName::Exllamav2, Certainty::Strong);
+        facts.event(
+            EventKind::FormatConversion,
+            Phase::FormatConversion,
+            EventFigures::default(),
+        );
+    }
+}
+
+pub(super) fn automatic1111_versions(text: &str, facts: &mut LineFacts) {
+    if ["version: ", "python: ", "torch: ", "gradio: "]
+        .iter()
+        .all(|field| has(text, field))
+    {
+        facts.engine(EngineName::Automatic1111, Certainty::Banner);
+    }
+}
+
+/// The web UI's folder in a path (`/home/me/stable-diffusion-webui-forge/extensions/…`), not a
+/// model kept in its `models/` folder (`accelerate launch train_db.py
+/// --pretrained_model_name_or_path="E:/stable-diffusion-webui/models/…"`, `load StableDiffusion
+/// checkpoint: /sd/stable-diffusion-webui/models/…`: other programs read models kept there).
+pub(super) fn automatic1111_folder(text: &str, facts: &mut LineFacts) {
+    let folder = text.match_indices("stable-diffusion-webui").any(|(at, _)| {
+        let rest = text[at + "stable-diffusion-webui".len()..]
+            .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        text[..at].ends_with(['/', '\\'])
+            && rest.starts_with(['/', '\\'])
+            && !rest[1..].starts_with("models")
+    });
+    if folder {
+        facts.engine(EngineName::Automatic1111, Certainty::Weak);
+    }
+}
+
+/// The engine a pod's host name starts with (`vllm-…`, `sglang-…`, `lmdeploy-…`): Kubernetes
+/// names a deployment's pods `<deployment>-<hash>-<id>`, and NCCL starts its lines with the
+/// host name (`<host>:<pid>:<tid> [<device>] NCCL INFO …`).
+pub(super) fn nccl_pod_host(text: &str, facts: &mut LineFacts) {
+    let host = text.trim_start().split(':').next().unwrap_or("");
+    let Some((first, _)) = host.split_once('-') else {
+        return;
+    };
+    let engine = match first.to_ascii_lowercase().as_str() {
+        "vllm" => EngineName::Vllm,
+        "sglang" => EngineName::Sglang,
+        "lmdeploy" => EngineName::Lmdeploy,
+        "tgi" => EngineName::Tgi,
+        "ollama" => EngineName::Ollama,
+        "trtllm" | "tensorrt" => EngineName::TensorrtLlm,
+        _ => return,
+    };
+    facts.engine(engine, Certainty::Weak);
+}
+
+pub(super) fn accelerate_launch(text: &str, facts: &mut LineFacts) {
+    // A command: the launcher first on the line, after a shell prompt or variables set for it
+    // (`$ `, `!`, `CUDA_VISIBLE_DEVICES=0 `), not the words in a sentence.
+    let command = text
+        .trim_start()
+        .trim_start_matches(['$', '!', '>', '`', ' '])
+        .split_whitespace()
+        .skip_while(|word| word.contains('=') && !word.starts_with('-'))
+        .take(2)
+        .eq(["accelerate", "launch"]);
+    if command {
+        facts.engine(EngineName::Accelerate, Certainty::Weak);
+    }
+}
+
+pub(super) fn forge_checkpoint_record(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Automatic1111, Certainty::Strong);
+}
