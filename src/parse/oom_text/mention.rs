@@ -103,11 +103,7 @@ fn weak_mention(text: &str) -> Option<usize> {
         return None;
     }
     // Chinese advice or a negation glued before it (`调小batch可以避免OOM`, `不会OOM`).
-    let before: String = text.get(..at).unwrap_or("").chars().rev().take(4).collect();
-    if ["免避", "止防", "会不", "有没", "再不"]
-        .iter()
-        .any(|words| before.contains(words))
-    {
+    if cjk_denied(text.get(..at).unwrap_or("")) {
         return None;
     }
     if program_subject(&lower, at) {
