@@ -18,41 +18,47 @@ pub const PARALLEL_MIN_BYTES: u64 = 32 << 20;
 /// Most threads the decoder uses.
 const MAX_THREADS: usize = 64;
 
-/// Threads for decoding one large snapshot (and analysing its trace): `OOMDOC_THREADS` when
-/// set (`0`: every core, up to 16), else one (the sequential decoder). More threads are faster on a machine with free
-/// cores but hold more memory at once (each thread's memo and tables, and what the allocator
-/// keeps of them once freed: about 0.64 of the file on 4 to 8 threads and 0.77 on 16, against
-/// 0.40 on one and 0.44 on two, `scripts/bench_snapshot.sh`), so they are asked for, not
-/// assumed. Never more than the cores less one: this thread works beside the others (the
-/// file's head while the chunks decode, the segments' summary while the trace replays on
-/// shards), and one busy thread too many puts two on a core, so the slowest chunk, which every
-/// later step waits for, gets half of one (a 16-core host at 16 threads: the head's thread ran
-/// 0.062 s of CPU in 0.108 s, a chunk 0.088 s in 0.140 s against 0.10 s for the others).
-pub fn decode_threads() -> usize {
-    let Some(threads) = std::env::var("OOMDOC_THREADS")
-        .ok()
-        .and_then(|value| value.trim().parse::<usize>().ok())
-    else {
-        return 1;
-    };
+/// Most threads chosen by default (more gave no faster reading on a 16-core host).
+const DEFAULT_MAX_THREADS: usize = 16;
+
+/// Threads for decoding one large snapshot (and analysing its trace): `requested` (the
+/// command's `--threads`) when given, else `OOMDOC_THREADS` when set, else every core less
+/// one, up to 16; `0` asks for that default too. One thread is the sequential decoder, the
+/// least memory at once (about 0.40 of a large file's size against about 0.50 on 16 threads,
+/// `scripts/bench_snapshot.sh`). Never more than the cores less one: this thread works beside
+/// the others (the file's head while the chunks decode, the segments' summary while the trace
+/// replays on shards), and one busy thread too many puts two on a core, so the slowest chunk,
+/// which every later step waits for, gets half of one (a 16-core host at 16 threads: the
+/// head's thread ran 0.062 s of CPU in 0.108 s, a chunk 0.088 s in 0.140 s against 0.10 s for
+/// the others).
+pub fn decode_threads(requested: Option<usize>) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let threads = if threads == 0 {
-        cores.min(16)
-    } else {
-        threads.min(MAX_THREADS)
+    let requested = requested.or_else(|| {
+        std::env::var("OOMDOC_THREADS")
+            .ok()
+            .and_then(|value| value.trim().parse::<usize>().ok())
+    });
+    threads_for(requested, cores)
+}
+
+/// The choice of `decode_threads` on a machine of `cores` cores.
+fn threads_for(requested: Option<usize>, cores: usize) -> usize {
+    let threads = match requested {
+        None | Some(0) => cores.min(DEFAULT_MAX_THREADS),
+        Some(threads) => threads.min(MAX_THREADS),
     };
     threads.min(cores.saturating_sub(1).max(1))
 }
 
 /// Reads one snapshot from `path` (`-`: stdin), each error naming where it came from.
-pub fn read(path: &Path) -> anyhow::Result<Snapshot> {
+/// `threads` as `decode_threads` chose them.
+pub fn read(path: &Path, threads: usize) -> anyhow::Result<Snapshot> {
     if path.as_os_str() == "-" {
         return torch_snapshot::read(file::stdin())
             .context("failed to read a memory snapshot from stdin");
     }
     let stored = std::fs::metadata(path).ok().map(|metadata| metadata.len());
     let limits = torch_snapshot::limits_for(stored);
-    let threads = decode_threads();
     if threads > 1 && stored.is_some_and(|size| size >= PARALLEL_MIN_BYTES) {
         let file = file::open_regular(path)?;
         let mut first = [0u8; 1];
@@ -70,4 +76,28 @@ pub fn read(path: &Path) -> anyhow::Result<Snapshot> {
     let reader = file::open_file(path)?;
     torch_snapshot::read_with_limits(reader, limits)
         .with_context(|| format!("failed to read memory snapshot `{}`", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threads_for;
+
+    #[test]
+    fn threads_default_to_the_cores_less_one_up_to_sixteen() {
+        assert_eq!(threads_for(None, 1), 1);
+        assert_eq!(threads_for(None, 2), 1);
+        assert_eq!(threads_for(None, 8), 7);
+        assert_eq!(threads_for(None, 17), 16);
+        assert_eq!(threads_for(None, 128), 16);
+        assert_eq!(threads_for(Some(0), 128), 16);
+    }
+
+    #[test]
+    fn asked_threads_are_capped_by_the_cores_less_one() {
+        assert_eq!(threads_for(Some(1), 64), 1);
+        assert_eq!(threads_for(Some(4), 64), 4);
+        assert_eq!(threads_for(Some(32), 16), 15);
+        assert_eq!(threads_for(Some(1000), 256), 64);
+        assert_eq!(threads_for(Some(8), 2), 1);
+    }
 }

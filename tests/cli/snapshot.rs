@@ -575,3 +575,23 @@ proptest::proptest! {
         whole_pipeline(&mutate(snapshot_bytes(name), &edits));
     }
 }
+
+#[test]
+fn threads_flag_keeps_the_report_and_refuses_a_non_number() {
+    let default = json("capacity", &[]);
+    for threads in ["1", "4", "0"] {
+        assert_eq!(
+            json("capacity", &["--threads", threads]),
+            default,
+            "--threads {threads}"
+        );
+    }
+    assert_eq!(json("capacity", &["-j", "2"]), default);
+    let output = run("capacity", &["--threads", "many"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("invalid value 'many' for '--threads <N>'"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -39,6 +39,11 @@ pub struct SnapshotArgs {
     /// How many allocation sites to list per table
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
+    /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
+    /// core less one, up to 16 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
+    /// least memory at once
+    #[arg(long, short = 'j', value_name = "N")]
+    pub threads: Option<usize>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -68,6 +73,11 @@ pub struct SnapshotDiffArgs {
     /// (default: site, category, pool, and annotation when named ranges were recorded)
     #[arg(long, value_name = "GROUPING", value_enum, value_delimiter = ',')]
     pub group_by: Vec<snapshot_diff::Grouping>,
+    /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
+    /// core less one, up to 16 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
+    /// least memory at once
+    #[arg(long, short = 'j', value_name = "N")]
+    pub threads: Option<usize>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -77,8 +87,9 @@ fn run_diff(args: SnapshotDiffArgs, output: &mut Output) -> anyhow::Result<ExitS
     if args.top == 0 {
         anyhow::bail!("`--top` must be at least 1");
     }
-    let a = torch_snapshot::read(&args.a)?;
-    let b = torch_snapshot::read(&args.b)?;
+    let threads = torch_snapshot::decode_threads(args.threads);
+    let a = torch_snapshot::read(&args.a, threads)?;
+    let b = torch_snapshot::read(&args.b, threads)?;
     let diff = snapshot_diff::diff(
         &a,
         &args.a.display().to_string(),
@@ -113,7 +124,8 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
         anyhow::bail!("`--top` must be at least 1");
     }
     let reading = profile::phase(|| "read the snapshot (all of it)".to_string());
-    let snapshot = torch_snapshot::read(path)?;
+    let threads = torch_snapshot::decode_threads(args.threads);
+    let snapshot = torch_snapshot::read(path, threads)?;
     drop(reading);
     let options = Options {
         total_memory: args.total_memory,
@@ -122,7 +134,7 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
             Format::Html => snapshot_timeline::DEFAULT_POINTS,
             _ => 0,
         },
-        threads: torch_snapshot::decode_threads(),
+        threads,
         ..Options::default()
     };
     let analysis = profile::phase(|| "analysis".to_string());
