@@ -455,6 +455,26 @@
 #   wait for the slowest 0.108 s, merge 0.014 s, read in all 0.359 s, analysis ~0.05 s. 20x needs
 #   the pre-scan folded into the chunks' decode or the chunks balanced without decoding memo
 #   values twice (48 chunks did that at +47 % CPU in the fourteenth session).
+# Twenty-second session, H200 host (2026-12-04 01:30 UTC, 16 cores, 1 thread a core, load 0.7,
+# RUNS=3 alternated with Python; stripped binaries): the threads are now the default (every core
+# less one, up to 16: 15 here; `--threads N` or OOMDOC_THREADS chooses), so this script's plain
+# run measures what a user gets. Base = the session's start build (5e0dafd's parent), whose
+# default was one thread; reports identical.
+#   varied (576.9 MiB, 3,844,669 entries): Python 8.25-9.04 s, oomdoc 0.44-0.47 s wall / 4.37-4.70
+#     s CPU, 291.5 MiB (0.51 of the file); base 1.86-2.35 s, 230.9 MiB: 18.8x (base 4.4x).
+#   real (524.7 MiB, 3,458,484 entries): Python 7.23-7.37 s, oomdoc 0.44-0.45 s / 3.56-4.08 s CPU,
+#     209.0 MiB (0.40); base 1.74-2.55 s, 205.9 MiB: 16.4x (base 4.2x).
+#   --threads sweep, varied, one run each (wall, peak RSS): 1: 1.49 s, 231 MiB (0.40); 8: 0.65 s,
+#     245 MiB (0.42); 12: 0.50 s, 272 MiB (0.47); 15: 0.45 s, 291 MiB (0.51); 16: the same 15.
+#   OOMDOC_PROFILE (default threads): varied: pre-scan 0.089 s, chunks 0.157-0.213 s each (37 MiB;
+#     the head 0.122 s beside them), merge 0.013 s, read 0.352 s, analysis 0.080 s (pass 2 beside
+#     pass 1 0.056 s), render 0.012 s; 103,641 memo values decoded on demand (each chunk decodes
+#     the ~6,900 frames it meets again). real: pre-scan 0.113 s (0.021 s of it the first 6 MiB on
+#     one thread), chunks 0.088-0.159 s, read 0.313 s, analysis 0.110 s (pass 2 0.089 s serial).
+#   Left for 20x (0.41 s varied, 0.36 s real): the chunks' per-chunk cost (15 chunks spend ~2.9 s
+#     of CPU where one thread decodes all in ~1.2 s: each meets every frame again), the pre-scan
+#     before any chunk starts, and on real the serial replay pass 2. The peak RSS (varied) is
+#     reached in the analysis' pass 1 (two tables of a u32 an entry, +30 MiB over the snapshot).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
