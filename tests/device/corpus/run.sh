@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -113,7 +113,9 @@ run_one() {
     s20_hf_ipython_generate_beams|s21_zero_redundancy_adamw|s21_hf_bert_mlm_trainer|\
     s21_peft_gc_logits_to_keep|s21_lightning_simple_profiler_fp16|s21_lightning_transfer_batch_mask|\
     s21_profiler_memory_table|s21_benchmark_attention_sweep|s21_memory_history_snapshot|\
-    s21_accelerate_notebook_launcher)
+    s21_accelerate_notebook_launcher|s22_hf_pytest_prefill_batches|s22_lightning_fsdp_one_device|\
+    s22_numpyro_predictive_draws|s22_mp_queue_cuda_ipc_writer|s22_pyg_gat_full_batch|\
+    s22_gpytorch_grid_predict)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -561,4 +563,31 @@ run_one s21_ngram_dedup_unique "$OOM" -
 run_one s21_alloc_conf_split_too_small "max_split_size_mb too small|CachingAllocator option" -
 run_one s21_memory_fraction_over_one "Invalid fraction|fraction value|Allowed range" -
 run_one s21_triton_grid_y_invalid "invalid argument|Triton Error|invalid configuration" -
+# session 22 (blind): a GPU test file under pytest, an asyncio micro-batching server, PEFT's PiSSA
+# init, Lightning with detect_anomaly and with strategy="fsdp" on one device, torchmetrics' AUROC
+# state at compute(), PyG's GATConv on a full graph, GPyTorch prediction on a grid, torchdiffeq
+# with a finer fixed step, NumPyro's Predictive, JAX's default preallocation beside a PyTorch
+# encoder in one process, a float64 JAX Newton step, CUDA tensors held by a consumer process
+# through a torch.multiprocessing queue, a batch sized from the card's total memory while another
+# job holds it, an all-pairs optical-flow correlation, and 3 look-alikes (a truncated torch.save
+# archive, the cuBLAS determinism check, PIL's decompression-bomb limit in a DataLoader worker)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s22_hf_pytest_prefill_batches "$OOM" -
+run_one s22_hf_asyncio_microbatcher "$OOM" -
+run_one s22_peft_pissa_init "CUSOLVER|cusolver|$OOM" -
+run_one s22_lightning_detect_anomaly_embedding "$OOM" -
+run_one s22_lightning_fsdp_one_device "$OOM" -
+run_one s22_torchmetrics_auroc_compute "$OOM" -
+run_one s22_pyg_gat_full_batch "$OOM" -
+run_one s22_gpytorch_grid_predict "$OOM" -
+run_one s22_torchdiffeq_rk4_refine "$OOM" -
+run_one s22_numpyro_predictive_draws "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s22_jax_prealloc_torch_encoder "$OOM" -
+run_one s22_jax_newton_hessian_x64 "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s22_mp_queue_cuda_ipc_writer "$OOM" -
+run_one s22_embed_batch_from_total_memory "$OOM|CUDNN_STATUS" 6
+run_one s22_optical_flow_corr_volume "$OOM" -
+run_one s22_torch_load_truncated_checkpoint "PytorchStreamReader|failed reading zip archive|central directory" -
+run_one s22_deterministic_cublas_workspace "CUBLAS_WORKSPACE_CONFIG" -
+run_one s22_pil_decompression_bomb_worker "DecompressionBombError|decompression bomb" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
