@@ -1549,4 +1549,6 @@ mod hot_path_tests;
 #[cfg(test)]
 mod s21_tests;
 #[cfg(test)]
+mod s22_tests;
+#[cfg(test)]
 mod tier_tests;

@@ -191,6 +191,29 @@ fn read_phase(
     failure: Option<&OomMessage>,
 ) -> (PhaseReport, Option<(u64, u64)>) {
     let progress = primary.map_or(&collected.progress, |point| &point.progress);
+    // An OOM named without its message (an issue's title, the reporter's sentence) above the
+    // log they pasted, which shows nothing of the run before it: when that log runs past its
+    // start (a stage completed, or one after the start-up begun), the paste is the run that
+    // failed, cut where it failed, so its progress at its end is the failure's. A log of the
+    // start-up alone (an engine's arguments) may be only the head of a longer run. Words on the
+    // naming line itself that say the stage (`OOM during inference`) still decide first.
+    let after_the_mention = |seen: Option<(Phase, u64)>, point: &FailurePoint| {
+        seen.filter(|&(_, line)| line > point.line)
+    };
+    let progress = match (primary, failure) {
+        (Some(point), Some(message))
+            if message.kind == OomKind::NamedWithoutMessage
+                && crate::analyze::phase::prose::line_stage(&message.text).is_none()
+                && point.progress.in_progress.is_none()
+                && point.progress.last_completed.is_none()
+                && (after_the_mention(collected.progress.last_completed, point).is_some()
+                    || after_the_mention(collected.progress.in_progress, point)
+                        .is_some_and(|(phase, _)| phase != Phase::Startup)) =>
+        {
+            &collected.progress
+        }
+        _ => progress,
+    };
     // Lines searched for failures only after the last line that showed the run's progress:
     // what ran at the failure may have changed there (a restart, the server becoming ready),
     // so the progress seen before them decides nothing.

@@ -626,7 +626,8 @@ fn cjk_apply_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
 /// An evaluation's or a prediction's script that the reporter says they ran (`Run python
 /// eval.py --config …`, `running predict.py on my images`): the job of applying a model, as
 /// `phase::inference` reads the shell line that runs it (`inference::inference_script`; here
-/// only `eval*.py`, `evaluate*.py`, `test*.py`, `predict*.py`, `infer*.py`, not a pytest module
+/// only `eval*.py`, `evaluate*.py`, `test*.py`, `predict*.py`, `infer*.py`, `*_infer.py`,
+/// `*_predict.py`, not a pytest module
 /// nor a name with a training word). It decides only when no other words name a stage, and the
 /// bare progress words beside it (`after 13 iterations`) are the evaluation's.
 fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
@@ -683,7 +684,16 @@ fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 | "infer"
                 | "inference"
         );
-        if !evaluates || !super::inference::inference_script(file) {
+        // Or by its last word when that word is the model applied (`ssd_infer.py`,
+        // `batch_predict.py`): an evaluation's last word is often a training job's last
+        // stage (`run_sft_and_eval.py`), so only these.
+        let last = stem
+            .trim_end_matches(".py")
+            .rsplit(|c: char| !c.is_ascii_alphabetic())
+            .find(|word| !word.is_empty())
+            .unwrap_or_default();
+        let applies = matches!(last, "infer" | "inference" | "predict" | "prediction");
+        if !(evaluates || applies) || !super::inference::inference_script(file) {
             continue;
         }
         let before = lower[..start].trim_end_matches([' ', '`', '"', '\'']);
@@ -881,7 +891,12 @@ pub fn stage_for(
             continue;
         }
         let (joined, span) = paragraph(prose);
-        let lower = joined.to_lowercase();
+        // The stage verbs written as two words (`when i am fine tuning GPTJ`, `pre training`)
+        // read as their hyphenated forms: the same length, so offsets stay the text's.
+        let lower = joined
+            .to_lowercase()
+            .replace("fine tun", "fine-tun")
+            .replace("pre train", "pre-train");
         // Offsets of the lowered text are those of the text only when no character changed
         // length; otherwise the line is read alone.
         let (joined, lower, span) = if lower.len() == joined.len() {

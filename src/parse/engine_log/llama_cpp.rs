@@ -21,6 +21,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("llama_kv_cache: size =", kv_size),
     rule("llama_kv_cache_unified: size =", kv_size),
     rule("n_ctx ", context),
+    rule("_new_context_with_model: n_ctx", context_start),
+    rule("llama_context: n_ctx", context_start),
     rule("n_batch ", context),
     rule("server is listening on", listening),
     rule("HTTP server listening", listening),
@@ -48,6 +50,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("msg=\"Listening on ", ollama_listening),
     rule("llama runner started in", ollama_runner_started),
     rule("msg=\"offload to ", ollama_offload),
+    rule("msg=load request=", ollama_load_request),
     rule("| POST ", gin_request),
     rule(": failed to allocate compute buffers", compute_failed),
     rule("failed to allocate buffer for kv cache", kv_cache_failed),
@@ -255,6 +258,22 @@ fn kv_size(text: &str, facts: &mut LineFacts) {
     );
 }
 
+/// The context's creation prints its settings first and then allocates, the KV cache before
+/// the compute buffers (`src/llama.cpp` `llama_new_context_with_model`, 2023-2024: `n_ctx`,
+/// `n_batch`, `freq_base` then `llama_kv_cache_init`; `src/llama-context.cpp`
+/// `llama_context::llama_context`, 2025: `n_ctx` … then the memory module and
+/// `graph_reserve`): a context's `n_ctx` line (`llama_new_context_with_model: n_ctx = 16384`,
+/// or cut after its key) starts the KV cache's allocation, which its `KV self size` /
+/// `llama_kv_cache…: size =` line ends.
+fn context_start(_text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    facts.event(
+        EventKind::KvCachePlanned,
+        Phase::KvCacheAlloc,
+        EventFigures::default(),
+    );
+}
+
 /// `llama_context: n_ctx         = 4096` / `llama_new_context_with_model: n_batch    = 2048`.
 fn context(text: &str, facts: &mut LineFacts) {
     for (key, is_ctx) in [("n_ctx ", true), ("n_batch ", false)] {
@@ -418,6 +437,24 @@ fn ollama_offload(text: &str, facts: &mut LineFacts) {
     if let Some(available) = after(text, "memory.available=\"[").and_then(|v| leading_size(v, true))
     {
         facts.memory.free_at_start = Some(available);
+    }
+}
+
+/// ollama's runner placing the model (`runner/ollamarunner/runner.go` `load`, 0.11+: `msg="load
+/// request" request="{Operation:fit …}"`, then `Operation:alloc` to allocate the weights' and the
+/// cache's buffers and `Operation:commit` to read the weights into them): the model is being
+/// loaded.
+fn ollama_load_request(text: &str, facts: &mut LineFacts) {
+    if ["{Operation:fit", "{Operation:alloc", "{Operation:commit"]
+        .iter()
+        .any(|operation| has(text, operation))
+    {
+        ollama(facts);
+        facts.event(
+            EventKind::WeightsLoadStart,
+            Phase::WeightsLoad,
+            EventFigures::default(),
+        );
     }
 }
 

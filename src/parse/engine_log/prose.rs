@@ -20,6 +20,9 @@ pub(super) const MARKERS: &[&str] = &[
     "Fine-tun",
     "finetun",
     "Finetun",
+    // … written as two words (`when i am fine tuning GPTJ`).
+    "fine tun",
+    "Fine tun",
     "oading the",
     "oading model",
     "oading a ",

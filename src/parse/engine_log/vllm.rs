@@ -259,8 +259,14 @@ fn shards(text: &str, facts: &mut LineFacts) {
     let complete = after(text, "shards:")
         .and_then(super::common::leading_number)
         .is_some_and(|percent| percent >= 100.0);
+    // vLLM's bar counts a shard once its tensors were all handed to the model's `load_weights`
+    // (`model_executor/model_loader/weight_utils.py` `safetensors_weights_iterator`: tqdm counts
+    // a file after the loop's body, which yields its tensors): at 100 % every weight was read,
+    // as its later `Loading weights took` says, and what runs next is not shown.
     let kind = if complete && has(text, "Loading checkpoint shards:") {
         EventKind::WeightsLoaded
+    } else if complete {
+        EventKind::WeightsRead
     } else {
         EventKind::WeightsLoadProgress
     };

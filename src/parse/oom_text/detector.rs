@@ -74,6 +74,35 @@ pub struct OomDetector {
     pinned_frame: Option<u64>,
     /// The last line of the DataLoader's pin thread re-raising ([`pinned::pin_thread`]).
     pin_thread: Option<u64>,
+    /// A bare Python `MemoryError` held a few lines: PaddlePaddle raises its allocator's
+    /// failures (`RESOURCE_EXHAUSTED`) as `MemoryError` with its C++ stack as the message, so
+    /// a GPU kernel's frame below it makes it the GPU's ([`paddle_gpu_frame`]).
+    held_memory_error: Option<OomMessage>,
+}
+
+/// How many lines after a bare `MemoryError` Paddle's C++ stack may show a GPU kernel.
+const PADDLE_STACK_LINES: u64 = 24;
+
+/// A frame of PaddlePaddle's C++ stack that runs on a GPU (`void phi::HardSwishKernel<float,
+/// phi::GPUContext>(phi::GPUContext const&, …)`, `paddle::platform::CUDAPlace`, its CUDA
+/// allocator).
+fn paddle_gpu_frame(text: &str) -> bool {
+    (text.contains("phi::") || text.contains("paddle::"))
+        && (text.contains("GPUContext")
+            || text.contains("GPUPlace")
+            || text.contains("CUDAPlace")
+            || text.contains("CUDAAllocator"))
+}
+
+/// A `MemoryError` raised with nothing after its name (`MemoryError`, `MemoryError: `, VS Code's
+/// `Exception has occurred: MemoryError`): its message, if any, is on the lines below.
+fn bare_memory_error(message: &OomMessage) -> bool {
+    message.kind == OomKind::HostMemory
+        && message
+            .text
+            .trim_end()
+            .trim_end_matches(':')
+            .ends_with("MemoryError")
 }
 
 /// A weak mention waiting for the lines after it ([`OomDetector::weak`]).
@@ -131,6 +160,17 @@ impl OomDetector {
         }
         if pinned::pin_thread(text) {
             self.pin_thread = Some(line_no);
+        }
+        if let Some(held) = self.held_memory_error.as_mut() {
+            if paddle_gpu_frame(text) {
+                held.kind = OomKind::OtherGpuOom;
+                held.is_gpu_oom = true;
+                held.exception
+                    .get_or_insert_with(|| "MemoryError".to_string());
+                done.extend(self.held_memory_error.take());
+            } else if line_no > held.end_line + PADDLE_STACK_LINES {
+                done.extend(self.held_memory_error.take());
+            }
         }
         if self.xla_preallocation.is_none() && text.contains("Failed to allocate device memory of")
         {
@@ -299,7 +339,10 @@ impl OomDetector {
     /// True while a message is open and following lines may continue it (hard-wrapped text,
     /// the multi-line cudaMallocAsync block, llama.cpp's lines); the driver then feeds the next lines.
     pub fn wants_more(&self) -> bool {
-        !self.open.is_empty() || self.pending_warmup.is_some() || self.weak.is_some()
+        !self.open.is_empty()
+            || self.pending_warmup.is_some()
+            || self.weak.is_some()
+            || self.held_memory_error.is_some()
     }
 
     /// A weak mention's window ended (or the input did): a GPU OOM when the lines after it
@@ -336,6 +379,7 @@ impl OomDetector {
         }
         done.extend(self.pending_warmup.take().map(|pending| pending.message));
         done.extend(self.resolve_weak());
+        done.extend(self.held_memory_error.take());
         done.sort_by_key(|message| message.line);
         done
     }
@@ -404,6 +448,10 @@ impl OomDetector {
     /// A message that is only an exception's class (`OutOfMemoryError` without its text) is
     /// held the same way and dropped when the message itself follows.
     fn pair_warmup(&mut self, mut message: OomMessage, done: &mut Vec<OomMessage>) {
+        if bare_memory_error(&message) && self.held_memory_error.is_none() {
+            self.held_memory_error = Some(message);
+            return;
+        }
         if self.pinned_host(&message) {
             message.kind = OomKind::HostMemory;
             message.is_gpu_oom = false;

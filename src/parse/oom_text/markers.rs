@@ -68,6 +68,11 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("out-of-memory", Message),
         // `OOM` in a title or sentence ([`mention::mention_start`]).
         ("OOM", Message),
+        // … typed `OoM` by some reporters (`I end up with a CUDA OoM:`).
+        ("OoM", Words),
+        // jetson-utils' mapped (zero-copy) buffer refused (`jetson.utils -- cudaAllocMapped()
+        // failed to allocate memory`, [`mention::malloc_mention`]).
+        ("cudaAllocMapped", Words),
         // A GPU's memory running out in a reporter's words (`ran out of VRAM`, `runs out of GPU
         // memory`, [`mention::mention_start`]); `ut of` takes `Out of` too.
         ("ut of VRAM", Words),

@@ -17,7 +17,10 @@ use crate::model::failure::{OomFigures, OomKind, OomMessage};
 /// (Fooocus keeps the line in its copy, `ldm_patched/modules/sd.py`), and `execution.py` logs
 /// "Got an OOM, unloading all loaded models." before it reports the node's error.
 pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
-    if names_a_topic(text) {
+    // ggml's pinned host buffer refused (`ggml_cuda_host_malloc: failed to allocate 31393.86
+    // MiB of pinned memory: out of memory`, `ggml-cuda.cu`): a warning about the host's memory,
+    // after which ggml takes pageable memory instead (`cuda::start_fallback` skips it too).
+    if names_a_topic(text) || text.contains("of pinned memory") {
         return None;
     }
     if let Some(position) = APP_MENTIONS.iter().find_map(|words| find(text, words)) {
@@ -393,13 +396,15 @@ fn device_mention(text: &str) -> Option<usize> {
 
 /// CUDA's or HIP's allocation named failing in a title or sentence (`CUDA malloc fails on newly
 /// supported models in 0.1.32`, `Cuda malloc error`, `cudaMalloc failure when loading`,
-/// `hipMalloc fails even though there is enough memory`): the
+/// `hipMalloc fails even though there is enough memory`), or jetson-utils' mapped buffer
+/// (`jetson.utils -- cudaAllocMapped() failed to allocate memory`, `jetson-utils/cuda/
+/// cudaMappedMemory.h`: the Jetson's shared memory, the GPU's there): the
 /// device's memory ran out, its message not pasted. Not advice, a negation or a question. The
 /// position of the line's first word.
 fn malloc_mention(text: &str) -> Option<usize> {
     let lower = text.to_ascii_lowercase();
     let found = regex!(
-        r"(?:^|[^a-z0-9_])(?:cuda|hip) ?malloc(?:async)?(?:\(\))? (?:fail(?:s|ed|ure|ing)?|errors?)\b"
+        r"(?:^|[^a-z0-9_])(?:(?:cuda|hip) ?malloc(?:async)?|cudaallocmapped)(?:\(\))? (?:fail(?:s|ed|ure|ing)?|errors?)\b"
     )
     .find(&lower)?;
     if asks_whether(&lower, found.start()) {
@@ -573,7 +578,12 @@ fn oom_word(text: &str) -> Option<usize> {
 /// case alone is the end of other words (`room`, `zoom`, `bloom`) or the host's killer
 /// (`oom-kill`, `oom_score_adj`), which the callers' word checks leave out.
 fn oom_positions(text: &str) -> Vec<usize> {
-    let mut positions: Vec<usize> = text.match_indices("OOM").map(|(at, _)| at).collect();
+    // `OoM` as some reporters type it (`I end up with a CUDA OoM:`).
+    let mut positions: Vec<usize> = text
+        .match_indices("OOM")
+        .chain(text.match_indices("OoM"))
+        .map(|(at, _)| at)
+        .collect();
     // Glued to a Chinese verb (`报oom`, `出现oom`, `导致oom`): a report, as the capitals are.
     for (at, _) in text.match_indices("oom") {
         let before = text[..at].chars().next_back();
@@ -656,7 +666,13 @@ fn oom_verb(rest: &str) -> Option<usize> {
             .chars()
             .next()
             .is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
-        let label = after.trim_start().starts_with([':', '=']);
+        // A counter's label is followed by its count (`CUDA OOMs: 0`, `num_ooms=1`); a verb
+        // may end its sentence on a colon before the pasted error (`it OOMs:`).
+        let value = after.trim_start();
+        let label = value.starts_with('=')
+            || value
+                .strip_prefix(':')
+                .is_some_and(|count| count.trim_start().starts_with(|c: char| c.is_ascii_digit()));
         (word_ends && !label).then_some(ending.len())
     })
 }

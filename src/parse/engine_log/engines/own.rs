@@ -1,6 +1,7 @@
 //! Engines and apps named by their own lines and commands:
 //! ExLlamaV2's quantizer, AUTOMATIC1111's footer, Forge's checkpoint record and the web UI's
-//! folder, a Kubernetes pod's host name on an NCCL line, accelerate's launcher.
+//! folder, a Kubernetes pod's host name on an NCCL line, accelerate's launcher, DeepSpeed's
+//! KV cache, Paddle Inference's predictor.
 
 use super::super::common::has;
 use super::super::{Certainty, LineFacts};
@@ -81,4 +82,29 @@ pub(super) fn accelerate_launch(text: &str, facts: &mut LineFacts) {
 
 pub(super) fn forge_checkpoint_record(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Automatic1111, Certainty::Strong);
+}
+
+/// DeepSpeed's ragged inference engine (DeepSpeed-MII's v2 pipelines) sizing its KV cache in its
+/// logger's format (`[INFO] [kv_cache.py:135:__init__] Allocating KV-cache 0 with shape: (32,
+/// 6352, 64, 2, 16, 96) consisting of 6352 blocks.`, `deepspeed/inference/v2/ragged/
+/// kv_cache.py` `BlockedKVCache.__init__`): the cache's tensors are allocated right after.
+pub(super) fn deepspeed_kv_cache(text: &str, facts: &mut LineFacts) {
+    if has(text, "kv_cache.py") && has(text, " blocks") {
+        facts.engine(EngineName::Deepspeed, Certainty::Strong);
+        facts.event(
+            EventKind::KvCachePlanned,
+            Phase::KvCacheAlloc,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// Paddle Inference's predictor running the model in a C++ stack (`0
+/// paddle::AnalysisPredictor::ZeroCopyRun()`, `paddle::AnalysisPredictor::Run(…)`:
+/// `paddle/fluid/inference/api/analysis_predictor.cc`, what PaddleOCR's and PaddleDetection's
+/// deployed models call per input): the failure came while the model ran on an input.
+pub(super) fn paddle_predictor_run(text: &str, facts: &mut LineFacts) {
+    if has(text, "AnalysisPredictor::ZeroCopyRun") || has(text, "AnalysisPredictor::Run(") {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
 }
