@@ -217,7 +217,7 @@ pub(super) const RULES: &[Rule] = &[
     // An NCCL line of a Kubernetes pod: its host name is the pod's, named after the deployment
     // (`lmdeploy-7666548865-hbpt4:1:1 [0] NCCL INFO Bootstrap : …`).
     rule(" NCCL INFO ", own::nccl_pod_host),
-    rule("] Allocating KV-cache ", own::deepspeed_kv_cache),
+    rule("Allocating KV-cache ", own::deepspeed_kv_cache),
     rule("AnalysisPredictor::", own::paddle_predictor_run),
     // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
     // Adaptive CFG = 7", "[Parameters] Seed = 123"; `extras/expansion.py`: "[Prompt Expansion]
