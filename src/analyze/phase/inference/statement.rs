@@ -185,6 +185,9 @@ const PREDICTION_NAMES: &[&str] = &[
     "embs",
     "features",
     "feats",
+    // Vectors of an encoder's outputs (`item_vecs = encoder(catalogue)`, `doc_vectors`).
+    "vecs",
+    "vectors",
     "hidden",
     "states",
     "captions",
