@@ -80,6 +80,11 @@ pub(super) fn choose_engine(collected: &Collected, failure: Option<&OomMessage>)
             // signal").
             || m.text.contains("Unexpected bus error encountered in worker")
             || m.text.contains("DataLoader worker (pid")
+            // `torch.compile` named beside a GPU OOM named without its message (a title's
+            // `torch.compile with max-autotune … creates memory leak until OOM`): PyTorch's own
+            // compiler. (The allocator's phrase alone, `CUDA out of memory`, is left: apps built
+            // on PyTorch name it so, and the app is what the report is about.)
+            || (m.kind == OomKind::NamedWithoutMessage && m.text.contains("torch.compile"))
     });
     // Or torch named with its version in the text (`torch==1.3.1` of a pip list, an
     // environment dump) and nothing else.

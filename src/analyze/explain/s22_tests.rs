@@ -127,3 +127,26 @@ fn ollamas_load_request_is_the_models_load() {
     assert!(report.is_gpu_oom);
     assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
 }
+
+#[test]
+fn torch_compile_named_beside_a_named_oom_is_pytorch() {
+    let text =
+        "# torch.compile with max-autotune or reduce-overhead creates memory leak until OOM\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    assert_eq!(
+        report.engine.name,
+        crate::model::failure::EngineName::Pytorch
+    );
+}
+
+#[test]
+fn an_encoders_output_named_as_vectors_is_inference() {
+    let text = "Traceback (most recent call last):\n  File \"rank_catalogue.py\", line 25, in \
+                <module>\n    item_vecs = encoder(catalogue)\n  File \"/usr/lib/python3/site-\
+                packages/torch/nn/modules/module.py\", line 1776, in _wrapped_call_impl\n    \
+                return self._call_impl(*args, **kwargs)\n\
+                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 24.00 GiB. GPU 0 \
+                has a total capacity of 139.80 GiB of which 3.12 GiB is free.\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::Inference);
+}
