@@ -18,12 +18,16 @@ pub const PARALLEL_MIN_BYTES: u64 = 32 << 20;
 /// Most threads the decoder uses.
 const MAX_THREADS: usize = 64;
 
-/// Most threads chosen by default (more gave no faster reading on a 16-core host).
-const DEFAULT_MAX_THREADS: usize = 16;
+/// Most threads chosen by default. Peak RSS grows with the threads (each keeps its memo and
+/// tables, and the allocator keeps what they freed) while more than 14 read no faster: on the
+/// 16-core H200 host, a 577 MiB snapshot read on 12 / 13 / 14 / 15 threads took 0.55 / 0.54 /
+/// 0.51 / 0.51 s at best with a peak of 0.47 / 0.48 / 0.49 / 0.50 of the file
+/// (`scripts/bench_snapshot.sh`, twenty-second session).
+const DEFAULT_MAX_THREADS: usize = 14;
 
 /// Threads for decoding one large snapshot (and analysing its trace): `requested` (the
 /// command's `--threads`) when given, else `OOMDOC_THREADS` when set, else every core less
-/// one, up to 16; `0` asks for that default too. One thread is the sequential decoder, the
+/// one, up to 14; `0` asks for that default too. One thread is the sequential decoder, the
 /// least memory at once (about 0.40 of a large file's size against about 0.50 on 16 threads,
 /// `scripts/bench_snapshot.sh`). Never more than the cores less one: this thread works beside
 /// the others (the file's head while the chunks decode, the segments' summary while the trace
@@ -83,13 +87,13 @@ mod tests {
     use super::threads_for;
 
     #[test]
-    fn threads_default_to_the_cores_less_one_up_to_sixteen() {
+    fn threads_default_to_the_cores_less_one_up_to_fourteen() {
         assert_eq!(threads_for(None, 1), 1);
         assert_eq!(threads_for(None, 2), 1);
         assert_eq!(threads_for(None, 8), 7);
-        assert_eq!(threads_for(None, 17), 16);
-        assert_eq!(threads_for(None, 128), 16);
-        assert_eq!(threads_for(Some(0), 128), 16);
+        assert_eq!(threads_for(None, 16), 14);
+        assert_eq!(threads_for(None, 128), 14);
+        assert_eq!(threads_for(Some(0), 128), 14);
     }
 
     #[test]

@@ -150,3 +150,36 @@ fn an_encoders_output_named_as_vectors_is_inference() {
                 has a total capacity of 139.80 GiB of which 3.12 GiB is free.\n";
     assert_eq!(explain_text(text).phase.failed_in, Phase::Inference);
 }
+
+#[test]
+fn a_pinned_host_allocator_on_the_failing_line_is_host_memory() {
+    let text = "[ERROR] MD(14433,7fea2effd700,python):2021-12-12-14:13:43.932.181 \
+                [mindspore/ccsrc/minddata/dataset/util/arena.cc:250] Init] cudaHostAlloc failed, \
+                ret[2], out of memory\n";
+    assert!(!explain_text(text).is_gpu_oom);
+}
+
+#[test]
+fn lmdeploys_early_weight_creation_is_the_weights_load() {
+    let text = "  File \"/env/lib/python3.10/site-packages/lmdeploy/turbomind/turbomind.py\", \
+                line 199, in _create_weight_func\n    model_comm.create_shared_weights(device_id, \
+                rank)\nRuntimeError: [TM][ERROR] CUDA runtime error: out of memory \
+                /lmdeploy/src/turbomind/utils/memory_utils.cu:32\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
+}
+
+#[test]
+fn paddles_host_allocator_is_not_tensorflow() {
+    let text =
+        "ResourceExhaustedError: Fail to alloc memory of 564023296 size, error code is 12.\n  \
+                [Hint: Expected error == 0, but received error:12 != 0:0.] (at \
+                /paddle/paddle/fluid/memory/detail/system_allocator.cc:66)\n  [operator < conv2d \
+                > error]\n";
+    let report = explain_text(text);
+    assert_ne!(
+        report.engine.name,
+        crate::model::failure::EngineName::Tensorflow
+    );
+}

@@ -40,7 +40,7 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
     /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
-    /// core less one, up to 16 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
+    /// core less one, up to 14 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
     /// least memory at once
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,
@@ -74,7 +74,7 @@ pub struct SnapshotDiffArgs {
     #[arg(long, value_name = "GROUPING", value_enum, value_delimiter = ',')]
     pub group_by: Vec<snapshot_diff::Grouping>,
     /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
-    /// core less one, up to 16 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
+    /// core less one, up to 14 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
     /// least memory at once
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,

@@ -1451,7 +1451,13 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
     // PaddlePaddle raises its allocator's "Out of memory error on GPU %d. …" as its own
     // `ResourceExhaustedError` (`paddle/fluid/platform/enforce.h` `PADDLE_THROW_BAD_ALLOC(
     // errors::ResourceExhausted(…))`, `cuda_allocator.cc`): the class is not TensorFlow's.
-    if has(text, "Out of memory error on GPU") || has(text, "PaddlePaddle") {
+    // Its host allocator too (`paddle/fluid/memory/detail/system_allocator.cc`: "Fail to
+    // alloc memory of N size, error code is 12."), by its wording or its source path.
+    if has(text, "Out of memory error on GPU")
+        || has(text, "PaddlePaddle")
+        || has(text, "Fail to alloc memory of")
+        || has(text, "paddle/fluid/")
+    {
         return None;
     }
     // TensorFlow's ROCm stream executor in the releases that print the HIP status as a number

@@ -428,7 +428,11 @@ impl OomDetector {
                 | OomKind::CudaDriverOutOfMemory
                 | OomKind::HipRuntimeOutOfMemory
         ) || (message.kind == OomKind::OtherGpuOom
-            && message.text.contains("cudaErrorMemoryAllocation"));
+            && (message.text.contains("cudaErrorMemoryAllocation")
+                // CUDA's pinned host allocators named on the failing line (MindSpore's
+                // dataset arena: `cudaHostAlloc failed, ret[2], out of memory`).
+                || message.text.contains("cudaHostAlloc")
+                || message.text.contains("cudaMallocHost")));
         if !raw || message.figures.tried_to_allocate_bytes.is_some() {
             return false;
         }

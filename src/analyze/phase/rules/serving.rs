@@ -149,6 +149,15 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
         Stage,
         "lmdeploy",
     ),
+    // Its 0.1–0.2 form (`TurboMind._create_weight_func(device_id, …)` calls
+    // `model_comm.create_shared_weights(device_id, rank)`, the C++ weights of one device).
+    r(
+        "_create_weight_func",
+        "lmdeploy/turbomind/",
+        W,
+        Stage,
+        "lmdeploy",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
