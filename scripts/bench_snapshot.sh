@@ -457,8 +457,8 @@
 #   values twice (48 chunks did that at +47 % CPU in the fourteenth session).
 # Twenty-second session, H200 host (2026-12-04 01:30 UTC, 16 cores, 1 thread a core, load 0.7,
 # RUNS=3 alternated with Python; stripped binaries): the threads are now the default (every core
-# less one, up to 16: 15 here; `--threads N` or OOMDOC_THREADS chooses), so this script's plain
-# run measures what a user gets. Base = the session's start build (5e0dafd's parent), whose
+# less one, up to 16 at first, 14 since (below); `--threads N` or OOMDOC_THREADS chooses), so
+# this script's plain run measures what a user gets. Base = the session's start build (5e0dafd's parent), whose
 # default was one thread; reports identical.
 #   varied (576.9 MiB, 3,844,669 entries): Python 8.25-9.04 s, oomdoc 0.44-0.47 s wall / 4.37-4.70
 #     s CPU, 291.5 MiB (0.51 of the file); base 1.86-2.35 s, 230.9 MiB: 18.8x (base 4.4x).
@@ -471,6 +471,15 @@
 #     pass 1 0.056 s), render 0.012 s; 103,641 memo values decoded on demand (each chunk decodes
 #     the ~6,900 frames it meets again). real: pre-scan 0.113 s (0.021 s of it the first 6 MiB on
 #     one thread), chunks 0.088-0.159 s, read 0.313 s, analysis 0.110 s (pass 2 0.089 s serial).
+#   The same host later (a fresh machine, 02:05 UTC): 12 / 13 / 14 / 15 threads, 3 runs each,
+#   varied best 0.55 / 0.54 / 0.51 / 0.51 s with peak RSS 271 / 276 / 283 / 290 MiB (0.47 /
+#   0.48 / 0.49 / 0.50), real 0.56 / 0.52 / 0.48 / 0.51 s with 203-209 MiB; reports identical at
+#   every count. So the default stops at 14 threads: as fast as 15, under half the file.
+#   Final build (c9f6dff, default 14 threads, RUNS=3, base = the session's start build, one
+#   thread): varied Python 7.89-9.59 s, oomdoc 0.42-0.51 s wall / 3.93-5.14 s CPU, 284.1 MiB
+#   (0.49 of the file), base 1.67-2.31 s: 18.8x; real Python 6.36-9.00 s, oomdoc 0.40-0.54 s,
+#   207.0 MiB (0.39), base 1.42-1.78 s: 15.9x. Profile (varied): pre-scan 0.114 s, chunk 0
+#   0.251 s, wait for the chunks 0.108 s, read 0.446 s, analysis 0.099 s, render 0.013 s.
 #   Left for 20x (0.41 s varied, 0.36 s real): the chunks' per-chunk cost (15 chunks spend ~2.9 s
 #     of CPU where one thread decodes all in ~1.2 s: each meets every frame again), the pre-scan
 #     before any chunk starts, and on real the serial replay pass 2. The peak RSS (varied) is
