@@ -183,3 +183,14 @@ fn paddles_host_allocator_is_not_tensorflow() {
         crate::model::failure::EngineName::Tensorflow
     );
 }
+
+#[test]
+fn tensorrt_llm_named_in_lower_case_in_a_sentence_is_the_engine() {
+    let text = "cannot load llama7b engine which is convert by tensorrt-llm, is that normal?\n\
+                CUDA out of memory\n";
+    let report = explain_text(text);
+    assert_eq!(
+        report.engine.name,
+        crate::model::failure::EngineName::TensorrtLlm
+    );
+}

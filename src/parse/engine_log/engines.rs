@@ -307,6 +307,7 @@ pub(super) const RULES: &[Rule] = &[
     name("TabbyAPI", vocab::engine_in_prose),
     name("tabbyAPI", vocab::engine_in_prose),
     name("ExLlama", vocab::engine_in_prose),
+    name("tensorrt-llm", vocab::engine_in_prose),
     name("A1111", vocab::engine_in_prose),
     name("Automatic1111", vocab::engine_in_prose),
     name("automatic1111", vocab::engine_in_prose),

@@ -423,7 +423,7 @@ const PROSE: &[(&[&str], EngineName)] = &[
         EngineName::Llamacpp,
     ),
     (
-        &["TensorRT-LLM", "TRT-LLM", "TensorRT LLM"],
+        &["TensorRT-LLM", "TRT-LLM", "TensorRT LLM", "tensorrt-llm"],
         EngineName::TensorrtLlm,
     ),
     (&["LMDeploy", "lmdeploy"], EngineName::Lmdeploy),
