@@ -13050,6 +13050,830 @@ for epoch in range(3):
 ''')
 
 
+# --------------------------------------------------------------------------- session 22, second
+# H200 batch (blind): beam search keeping its scores, a Trainer's in-training evaluation with
+# compute_metrics, torch.compile's max-autotune at the first call, a PEFT model upcast to fp32
+# before merging, a server's KV pool sized from max batch x max length beside another job, DDP
+# (NCCL, world size 1) at the first backward, per-example gradients for data scoring and an
+# empirical NTK in JAX, a Lightning prediction writer buffering on the card, a UNet on a whole
+# 8192 x 8192 scene, a CTC loss on a long-utterance bucket, and 3 look-alikes (a device-side
+# assert from an index_put_ with a void label, a host MemoryError for a dense adjacency matrix, a
+# rendezvous port already in use)
+
+
+def s22e_hf_beam_scores_backtranslate():
+    # Back-translation for data augmentation: generate() with num_beams=8,
+    # num_return_sequences=4, max_new_tokens=512, output_scores=True and
+    # return_dict_in_generate=True (for compute_transition_scores) on shards of 16 prompts of
+    # ~320-384 tokens (128 beams); a dedup index leaves ~8 GiB. The prefill's KV cache (~3 GiB)
+    # fits; each step keeps a 128 x 32000 fp32 scores row (16 MiB) and grows the cache (8 MiB),
+    # until the memory runs out some 150 steps into the first shard.
+    run_user_script("backtranslate", '''import logging
+import time
+
+import torch
+from transformers import AutoModelForCausalLM, GenerationConfig
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("backtranslate")
+N_SEGMENTS, N_SHARDS = 16, 24
+
+start = time.time()
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+log.info("reverse model loaded in %.1f s (%.2f GiB)", time.time() - start,
+         torch.cuda.memory_allocated() / 2**30)
+free, _ = torch.cuda.mem_get_info()
+dedup_index = torch.empty(free - 8 * (1 << 30), dtype=torch.uint8, device="cuda")
+gen_config = GenerationConfig(num_beams=8, num_return_sequences=4, max_new_tokens=512,
+                              do_sample=False, length_penalty=1.0, early_stopping=False,
+                              output_scores=True, return_dict_in_generate=True,
+                              bos_token_id=1, eos_token_id=2, pad_token_id=0)
+log.info("generation: %s beams, %s returned, up to %s new tokens", gen_config.num_beams,
+         gen_config.num_return_sequences, gen_config.max_new_tokens)
+
+g = torch.Generator().manual_seed(0)
+kept = 0
+for shard in range(N_SHARDS):
+    lengths = (384 - torch.randint(0, 64, (N_SEGMENTS,), generator=g)).tolist()
+    longest = max(lengths)
+    ids = torch.zeros(N_SEGMENTS, longest, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, n in enumerate(lengths):
+        ids[row, longest - n:] = torch.randint(3, 32000, (n,), generator=g)
+        mask[row, longest - n:] = 1
+    log.info("shard %d/%d: %d segments, longest %d tokens", shard + 1, N_SHARDS, N_SEGMENTS,
+             longest)
+    t0 = time.time()
+    with torch.inference_mode():
+        out = model.generate(input_ids=ids.cuda(), attention_mask=mask.cuda(),
+                             generation_config=gen_config)
+        transition = model.compute_transition_scores(out.sequences, out.scores, out.beam_indices,
+                                                     normalize_logits=False)
+    avg_logprob = transition.sum(-1) / (transition < 0).sum(-1).clamp_min(1)
+    keep = avg_logprob > -6.0
+    kept += int(keep.sum())
+    log.info("shard %d: %d candidates, %d kept (%.1f s)", shard + 1, len(avg_logprob),
+             int(keep.sum()), time.time() - t0)
+log.info("done: %d synthetic sources", kept)
+'''.replace("@CKPT@", CKPT))
+
+
+def s22e_hf_trainer_eval_logits_midtrain():
+    # Trainer.train with eval_strategy="steps" (eval_steps=10) and a compute_metrics that needs
+    # the logits (token accuracy), eval_accumulation_steps unset: the first in-training
+    # evaluation keeps every eval batch's logits (8 x 512 x 32000 bf16, 250 MiB) on the card and
+    # concatenates them; a kNN datastore leaves ~14 GiB, training uses about half of it, and the
+    # accumulated logits of the 512-block eval set (16 GiB) do not fit, some 20 batches in.
+    run_user_script("finetune_lm", '''import logging
+
+import numpy as np
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    datefmt="%m/%d/%Y %H:%M:%S", level=logging.INFO)
+transformers.utils.logging.set_verbosity_warning()
+logger = logging.getLogger("finetune_lm")
+
+
+class Blocks(torch.utils.data.Dataset):
+    def __init__(self, n, seed):
+        self.n, self.seed = n, seed
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(self.seed + i)
+        ids = torch.randint(3, 32000, (512,), generator=g)
+        return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+
+
+def compute_metrics(eval_pred):
+    logits, labels = eval_pred.predictions, eval_pred.label_ids
+    preds = logits[:, :-1].argmax(-1)
+    targets = labels[:, 1:]
+    valid = targets != -100
+    return {"token_accuracy": float((preds[valid] == targets[valid]).mean())}
+
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+logger.info("model: %.0fM parameters", sum(p.numel() for p in model.parameters()) / 1e6)
+free, _ = torch.cuda.mem_get_info()
+knn_datastore = torch.empty(free - 14 * (1 << 30), dtype=torch.uint8, device="cuda")
+args = TrainingArguments(
+    output_dir="lm-finetune", per_device_train_batch_size=4, per_device_eval_batch_size=8,
+    max_steps=300, learning_rate=2e-5, warmup_steps=10, eval_strategy="steps", eval_steps=10,
+    logging_steps=5, save_strategy="no", bf16=True, report_to="none", dataloader_num_workers=0,
+)
+trainer = Trainer(model=model, args=args, train_dataset=Blocks(20000, 0),
+                  eval_dataset=Blocks(512, 10**6), compute_metrics=compute_metrics)
+trainer.train()
+logger.info("final eval: %s", trainer.evaluate())
+'''.replace("@CKPT@", CKPT))
+
+
+def s22e_compile_max_autotune_ffn():
+    # torch.compile(model, mode="max-autotune") of a 4-block fp16 feed-forward scorer, first
+    # called with the production batch of 131072 rows; a cache leaves ~4 GiB. Inductor
+    # autotunes the matmuls on example buffers of the real shapes (the up projection's output
+    # alone is 4 GiB) and then runs them: either way the memory runs out in the first call.
+    run_user_script("score_offline", '''import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("score_offline")
+BATCH, DIM, HIDDEN = 131072, 4096, 16384
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.up = nn.Linear(dim, hidden)
+        self.down = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+class Scorer(nn.Module):
+    def __init__(self, depth=4):
+        super().__init__()
+        self.blocks = nn.Sequential(*[FeedForward(DIM, HIDDEN) for _ in range(depth)])
+        self.head = nn.Linear(DIM, 1)
+
+    def forward(self, x):
+        return self.head(self.blocks(x)).squeeze(-1)
+
+
+torch.manual_seed(0)
+model = Scorer().cuda().half().eval()
+log.info("scorer: %.0fM parameters on %s", sum(p.numel() for p in model.parameters()) / 1e6,
+         torch.cuda.get_device_name(0))
+free, _ = torch.cuda.mem_get_info()
+candidate_cache = torch.empty(free - 4 * (1 << 30), dtype=torch.uint8, device="cuda")
+compiled = torch.compile(model, mode="max-autotune")
+for shard in range(64):
+    x = torch.randn(BATCH, DIM, device="cuda", dtype=torch.half)
+    start = time.time()
+    with torch.no_grad():
+        scores = compiled(x)
+    torch.cuda.synchronize()
+    log.info("shard %d: %d rows, mean score %.4f (%.2f s)", shard, BATCH, scores.float().mean(),
+             time.time() - start)
+''')
+
+
+def s22e_peft_fp32_upcast_merge():
+    # A LoRA fine-tune (r=16 on q_proj/v_proj) of the bf16 checkpoint trains 20 steps (logged);
+    # the script then keeps the base model's reference logits on the card (all but ~600 MiB
+    # after empty_cache) and upcasts the PEFT model with model.float() "for an exact merge"
+    # before merge_and_unload: the fp32 copies of the weights (+1.1 GiB) run out mid-way
+    # through nn.Module._apply.
+    run_user_script("lora_merge_fp32", '''import logging
+import time
+
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+logger = logging.getLogger("lora")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+config = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=["q_proj", "v_proj"],
+                    task_type="CAUSAL_LM")
+model = get_peft_model(model, config)
+model.print_trainable_parameters()
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+g = torch.Generator().manual_seed(0)
+start = time.time()
+for step in range(1, 21):
+    ids = torch.randint(3, 32000, (4, 512), generator=g).cuda()
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 5 == 0:
+        logger.info("step %d: loss %.4f (%.1f s)", step, loss.item(), time.time() - start)
+del optimizer
+torch.cuda.empty_cache()
+free, _ = torch.cuda.mem_get_info()
+reference_logits = torch.empty(free - 600 * (1 << 20), dtype=torch.uint8, device="cuda")
+logger.info("upcasting to float32 before merging the adapter")
+model = model.float()
+merged = model.merge_and_unload()
+merged.save_pretrained("merged-fp32")
+logger.info("saved merged model to merged-fp32")
+'''.replace("@CKPT@", CKPT))
+
+
+def s22e_hf_kv_pool_server_start():
+    # run.sh's holder leaves 40 GiB of the card (another job). A hand-written LM server starts:
+    # argparse defaults --max-num-seqs 256 --max-model-len 4096, the weights load (1 GiB), and
+    # the KV pool is allocated in one torch.zeros from the config (layers x 2 x seqs x kv heads
+    # x len x head_dim, bf16 = 64 GiB), logged "allocating KV cache for 256 sequences": that
+    # single allocation does not fit.
+    run_user_script("lm_server", '''import argparse
+import logging
+import time
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM
+
+parser = argparse.ArgumentParser(description="LM completion server")
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--host", default="0.0.0.0")
+parser.add_argument("--port", type=int, default=8080)
+parser.add_argument("--max-num-seqs", type=int, default=256)
+parser.add_argument("--max-model-len", type=int, default=4096)
+args = parser.parse_args()
+
+logging.basicConfig(format="%(asctime)s | %(levelname)-7s | %(name)s | %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("lm_server")
+log.info("args: %s", vars(args))
+config = AutoConfig.from_pretrained(args.model)
+start = time.time()
+model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+log.info("weights loaded in %.1f s: %.2f GiB on %s", time.time() - start,
+         torch.cuda.memory_allocated() / 2**30, torch.cuda.get_device_name(0))
+head_dim = config.hidden_size // config.num_attention_heads
+shape = (config.num_hidden_layers, 2, args.max_num_seqs, config.num_key_value_heads,
+         args.max_model_len, head_dim)
+size_gib = torch.Size(shape).numel() * 2 / 2**30
+log.info("allocating KV cache for %d sequences x %d tokens (%.1f GiB)", args.max_num_seqs,
+         args.max_model_len, size_gib)
+kv_cache = torch.zeros(shape, dtype=torch.bfloat16, device="cuda")
+free_slots = list(range(args.max_num_seqs))
+log.info("KV cache ready: %d slots", len(free_slots))
+log.info("listening on http://%s:%d", args.host, args.port)
+'''.replace("@CKPT@", CKPT))
+
+
+def s22e_ddp_nccl_first_backward():
+    # A DDP script run with plain python (NCCL, tcp:// init, rank 0 of 1): a 16-layer 8192-wide
+    # MLP (4.3 GB fp32) is wrapped by DistributedDataParallel (its buckets take as much again),
+    # a feature store leaves ~3 GiB, the first forward fits and the first backward's parameter
+    # gradients (4.3 GB, gradient_as_bucket_view off) do not: the OOM comes out of
+    # loss.backward().
+    run_user_script("train_ddp", '''import datetime
+import logging
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("train_ddp")
+
+
+def main():
+    rank = int(os.environ.get("RANK", 0))
+    world_size = int(os.environ.get("WORLD_SIZE", 1))
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29611", rank=rank,
+                            world_size=world_size, timeout=datetime.timedelta(minutes=10))
+    log.info("[rank %d/%d] process group ready (%s)", rank, world_size, dist.get_backend())
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = nn.Sequential(*[nn.Sequential(nn.Linear(8192, 8192), nn.ReLU())
+                                for _ in range(16)], nn.Linear(8192, 1000))
+    n_params = sum(p.numel() for p in model.parameters())
+    model = DDP(model, device_ids=[local_rank], bucket_cap_mb=100)
+    log.info("[rank %d] DDP model: %.2fB parameters", rank, n_params / 1e9)
+    free, _ = torch.cuda.mem_get_info()
+    feature_store = torch.empty(free - 3 * (1 << 30), dtype=torch.uint8, device="cuda")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    start = time.time()
+    for step in range(1, 1001):
+        x = torch.randn(256, 8192, device="cuda")
+        y = torch.randint(0, 1000, (256,), device="cuda")
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if step % 50 == 0 and rank == 0:
+            log.info("step %d: loss %.4f (%.1f s)", step, loss.item(), time.time() - start)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s22e_jax_per_example_grad_scores():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. A training loop in plain JAX
+    # (3072-4096-4096-100 MLP, jitted SGD steps, logged) scores the training set every 100 steps
+    # for data pruning by per-example gradient norms: jit(vmap(grad)) returns the per-example
+    # gradients of a chunk of 128 examples (128 x 119 MB = 15 GB), which is RESOURCE_EXHAUSTED
+    # at the first scoring pass.
+    run_user_script("grand_pruning", '''import time
+
+import jax
+import jax.numpy as jnp
+
+SIZES = (3072, 4096, 4096, 100)
+N_TRAIN, BATCH, SCORE_CHUNK = 16384, 256, 128
+
+
+def init(key):
+    params = []
+    for k, (d_in, d_out) in zip(jax.random.split(key, len(SIZES) - 1), zip(SIZES, SIZES[1:])):
+        params.append((jax.random.normal(k, (d_in, d_out)) * jnp.sqrt(2.0 / d_in),
+                       jnp.zeros(d_out)))
+    return params
+
+
+def forward(params, x):
+    for w, b in params[:-1]:
+        x = jax.nn.relu(x @ w + b)
+    w, b = params[-1]
+    return x @ w + b
+
+
+def loss_fn(params, x, y):
+    logits = forward(params, x)
+    return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[..., None], axis=-1))
+
+
+@jax.jit
+def train_step(params, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    return jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, grads), loss
+
+
+def example_loss(params, x, y):
+    return loss_fn(params, x[None], y[None])
+
+
+per_example_grads = jax.jit(jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0)))
+
+
+@jax.jit
+def grad_norms(grads):
+    leaves = jax.tree_util.tree_leaves(grads)
+    return jnp.sqrt(sum(jnp.sum(g.reshape(g.shape[0], -1) ** 2, axis=1) for g in leaves))
+
+
+key = jax.random.PRNGKey(0)
+k_params, k_x, k_y = jax.random.split(key, 3)
+params = init(k_params)
+X = jax.random.normal(k_x, (N_TRAIN, SIZES[0]))
+Y = jax.random.randint(k_y, (N_TRAIN,), 0, SIZES[-1])
+print(f"{N_TRAIN} examples, {sum(p.size for p in jax.tree_util.tree_leaves(params)) / 1e6:.1f}M "
+      f"parameters on {jax.devices()[0]}", flush=True)
+start = time.time()
+for step in range(1, 1001):
+    idx = jax.random.randint(jax.random.fold_in(key, step), (BATCH,), 0, N_TRAIN)
+    params, loss = train_step(params, X[idx], Y[idx])
+    if step % 25 == 0:
+        print(f"step {step}: loss {float(loss):.4f} ({time.time() - start:.1f} s)", flush=True)
+    if step % 100 == 0:
+        scores = []
+        for lo in range(0, N_TRAIN, SCORE_CHUNK):
+            grads = per_example_grads(params, X[lo:lo + SCORE_CHUNK], Y[lo:lo + SCORE_CHUNK])
+            scores.append(grad_norms(grads))
+        scores = jnp.concatenate(scores)
+        keep = jnp.argsort(scores)[N_TRAIN // 4:]
+        print(f"step {step}: GraNd scores mean {float(scores.mean()):.3f}, "
+              f"keeping {keep.shape[0]} examples", flush=True)
+''')
+
+
+def s22e_jax_empirical_ntk():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. The empirical neural tangent
+    # kernel by Jacobian contraction (the JAX cookbook's way): jit of jax.jacrev of a
+    # 3072-2048-2048-10 MLP for both inputs, then einsum. A probe of 2 x 2 images prints its
+    # kernel; the 64-train x 16-test kernel needs the 64 x 10 x 10.5M-parameter Jacobian
+    # (27 GB): RESOURCE_EXHAUSTED.
+    run_user_script("ntk_analysis", '''import time
+
+import jax
+import jax.numpy as jnp
+
+SIZES = (3072, 2048, 2048, 10)
+
+
+def init(key):
+    params = []
+    for k, (d_in, d_out) in zip(jax.random.split(key, len(SIZES) - 1), zip(SIZES, SIZES[1:])):
+        params.append({"w": jax.random.normal(k, (d_in, d_out)) / jnp.sqrt(d_in),
+                       "b": jnp.zeros(d_out)})
+    return params
+
+
+def f(params, x):
+    for layer in params[:-1]:
+        x = jnp.tanh(x @ layer["w"] + layer["b"])
+    return x @ params[-1]["w"] + params[-1]["b"]
+
+
+@jax.jit
+def empirical_ntk(params, x1, x2):
+    jac1 = jax.tree_util.tree_leaves(jax.jacrev(f)(params, x1))
+    jac2 = jax.tree_util.tree_leaves(jax.jacrev(f)(params, x2))
+    jac1 = [j.reshape(j.shape[0], j.shape[1], -1) for j in jac1]
+    jac2 = [j.reshape(j.shape[0], j.shape[1], -1) for j in jac2]
+    return sum(jnp.einsum("Naf,Mbf->NMab", a, b) for a, b in zip(jac1, jac2))
+
+
+key = jax.random.PRNGKey(0)
+k_p, k_train, k_test = jax.random.split(key, 3)
+params = init(k_p)
+x_train = jax.random.normal(k_train, (50000, 3072))
+x_test = jax.random.normal(k_test, (10000, 3072))
+n_params = sum(p.size for p in jax.tree_util.tree_leaves(params))
+print(f"MLP {SIZES}: {n_params / 1e6:.1f}M parameters on {jax.devices()[0]}", flush=True)
+for n_train, n_test in ((2, 2), (64, 16), (512, 128)):
+    start = time.time()
+    kernel = empirical_ntk(params, x_train[:n_train], x_test[:n_test])
+    trace = jnp.trace(kernel, axis1=2, axis2=3)
+    print(f"NTK {n_train} x {n_test}: shape {kernel.shape}, mean trace {float(trace.mean()):.2f} "
+          f"({time.time() - start:.1f} s)", flush=True)
+''')
+
+
+def s22e_lightning_prediction_writer_buffer():
+    # Lightning trainer.predict(..., return_predictions=False) with a BasePredictionWriter
+    # (write_interval="batch") that buffers each batch's prediction in a list and saves a shard
+    # every 256 batches: the predictions (4096 x 8192 fp32, 128 MiB a batch) stay on the card,
+    # and with ~6 GiB left by a cache made in on_predict_start they run out some 40 batches
+    # into the predict loop.
+    run_user_script("embed_catalogue", '''import os
+
+import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.callbacks import BasePredictionWriter
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class ShardWriter(BasePredictionWriter):
+    def __init__(self, out_dir, batches_per_shard=256):
+        super().__init__(write_interval="batch")
+        self.out_dir = out_dir
+        self.batches_per_shard = batches_per_shard
+        self.buffer = []
+        self.shard = 0
+        os.makedirs(out_dir, exist_ok=True)
+
+    def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx,
+                           dataloader_idx):
+        self.buffer.append(prediction)
+        if len(self.buffer) == self.batches_per_shard:
+            self.flush()
+
+    def on_predict_epoch_end(self, trainer, pl_module):
+        if self.buffer:
+            self.flush()
+
+    def flush(self):
+        path = os.path.join(self.out_dir, f"embeddings_{self.shard:05d}.pt")
+        torch.save(torch.cat(self.buffer).cpu(), path)
+        self.buffer.clear()
+        self.shard += 1
+
+
+class Encoder(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(512, 4096), nn.GELU(), nn.Linear(4096, 8192))
+
+    def on_predict_start(self):
+        free, _ = torch.cuda.mem_get_info()
+        self.item_cache = torch.empty(free - 6 * (1 << 30), dtype=torch.uint8,
+                                      device=self.device)
+
+    def predict_step(self, batch, batch_idx):
+        (x,) = batch
+        return F.normalize(self.net(x), dim=-1)
+
+
+torch.manual_seed(0)
+items = TensorDataset(torch.randn(400_000, 512))
+trainer = L.Trainer(accelerator="gpu", devices=1, logger=False,
+                    callbacks=[ShardWriter("catalogue_embeddings")])
+trainer.predict(Encoder(), DataLoader(items, batch_size=4096), return_predictions=False)
+print("wrote", len(os.listdir("catalogue_embeddings")), "shards")
+''')
+
+
+def s22e_unet_whole_scene_nograd():
+    # Land-cover inference with a UNet-like net (additive skips, widths 16-128, fp32) under
+    # torch.no_grad(): scenes up to MAX_SIDE=8192 px are run whole, larger ones in tiles; the
+    # 2048 and 4096 px scenes pass (logged with tqdm), the 8192 x 8192 mosaic's full-resolution
+    # decoder maps (4 GiB each for 16 channels) do not fit in the ~12 GiB a scene cache leaves.
+    run_user_script("landcover_infer", '''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+MAX_SIDE = 8192  # scenes up to this size are run whole, larger ones in tiles
+TILE = 4096
+
+
+def block(c_in, c_out):
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out),
+                         nn.ReLU(inplace=True), nn.Conv2d(c_out, c_out, 3, padding=1),
+                         nn.BatchNorm2d(c_out), nn.ReLU(inplace=True))
+
+
+class UNet(nn.Module):
+    def __init__(self, in_ch=4, n_classes=9, widths=(16, 32, 64, 128)):
+        super().__init__()
+        self.stem = block(in_ch, widths[0])
+        self.downs = nn.ModuleList(block(widths[i], widths[i + 1]) for i in range(3))
+        self.ups = nn.ModuleList(nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2)
+                                 for i in reversed(range(3)))
+        self.decs = nn.ModuleList(block(widths[i], widths[i]) for i in reversed(range(3)))
+        self.head = nn.Conv2d(widths[0], n_classes, 1)
+
+    def forward(self, x):
+        skips = [self.stem(x)]
+        for down in self.downs:
+            skips.append(down(F.max_pool2d(skips[-1], 2)))
+        h = skips.pop()
+        for up, dec in zip(self.ups, self.decs):
+            h = dec(up(h) + skips.pop())
+        return self.head(h)
+
+
+def predict(model, scene):
+    side = max(scene.shape[-2:])
+    if side <= MAX_SIDE:
+        return model(scene).argmax(1)
+    out = torch.empty(scene.shape[0], *scene.shape[-2:], dtype=torch.long, device=scene.device)
+    for top in range(0, scene.shape[-2], TILE):
+        for left in range(0, scene.shape[-1], TILE):
+            tile = scene[..., top:top + TILE, left:left + TILE]
+            out[..., top:top + TILE, left:left + TILE] = model(tile).argmax(1)
+    return out
+
+
+model = UNet().cuda().eval()
+free, _ = torch.cuda.mem_get_info()
+scene_cache = torch.empty(free - 12 * (1 << 30), dtype=torch.uint8, device="cuda")
+scenes = [("S2A_T31TCJ_20240612_r2048", 2048), ("S2B_T31TCJ_20240617_r4096", 4096),
+          ("S2A_T31TCJ_20240622_r4096", 4096), ("mosaic_T31TCJ_2024Q2", 8192),
+          ("S2B_T31TDJ_20240627_r4096", 4096)]
+bar = tqdm(scenes, desc="scenes", unit="scene")
+for name, side in bar:
+    start = time.time()
+    scene = torch.rand(1, 4, side, side, device="cuda")
+    with torch.no_grad():
+        classes = predict(model, scene)
+    counts = torch.bincount(classes.flatten(), minlength=9)
+    bar.write(f"{name}: {side}x{side}, dominant class {int(counts.argmax())} "
+              f"({time.time() - start:.2f} s)")
+''')
+
+
+def s22e_asr_ctc_sortagrad_buckets():
+    # An ASR model (strided 1-D conv front end and conv blocks, 32 output symbols) trained with
+    # F.ctc_loss; the first epoch runs length buckets shortest first (SortaGrad): 10 s, 20 s and
+    # 40 s buckets of 32 utterances train (tqdm bar); at the 160 s bucket (8000 frames, targets
+    # up to 2600 symbols) the activations (~5.5 GiB) and CTC's alpha table (32 x 8000 x 5201
+    # fp32, 5 GiB) fit in the ~13 GiB a feature cache leaves, and the backward's beta table of
+    # the same size does not.
+    run_user_script("train_ctc", '''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+VOCAB = 32  # blank, space, apostrophe, a-z, 3 punctuation marks
+N_MELS, BATCH = 80, 32
+
+
+class ConvCTC(nn.Module):
+    def __init__(self, channels=256, depth=5):
+        super().__init__()
+        self.front = nn.Conv1d(N_MELS, channels, 11, stride=2, padding=5)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Conv1d(channels, channels, 11, padding=5, groups=channels),
+                          nn.Conv1d(channels, channels, 1), nn.BatchNorm1d(channels), nn.GELU())
+            for _ in range(depth))
+        self.out = nn.Conv1d(channels, VOCAB, 1)
+
+    def forward(self, mels):
+        x = F.gelu(self.front(mels))
+        for block in self.blocks:
+            x = x + block(x)
+        return self.out(x).permute(2, 0, 1).log_softmax(-1)  # (T, B, V)
+
+
+model = ConvCTC().cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4)
+free, _ = torch.cuda.mem_get_info()
+feature_cache = torch.empty(free - 13 * (1 << 30), dtype=torch.uint8, device="cuda")
+# SortaGrad: the first epoch goes through the length buckets shortest first
+buckets = ([(10, 500, 150)] * 4 + [(20, 1000, 300)] * 4 + [(40, 2000, 650)] * 4
+           + [(160, 8000, 2600)] * 4)
+g = torch.Generator(device="cuda").manual_seed(0)
+bar = tqdm(buckets, desc="epoch 0 (sortagrad)")
+for seconds, frames, max_target in bar:
+    start = time.time()
+    mels = torch.randn(BATCH, N_MELS, 2 * frames, device="cuda", generator=g)
+    targets = torch.randint(1, VOCAB, (BATCH, max_target), device="cuda", generator=g)
+    target_lengths = torch.randint(max_target * 3 // 4, max_target + 1, (BATCH,), device="cuda",
+                                   generator=g)
+    log_probs = model(mels)
+    input_lengths = torch.full((BATCH,), log_probs.shape[0], dtype=torch.long, device="cuda")
+    loss = F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
+                      zero_infinity=True)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+    optimizer.step()
+    bar.set_postfix(sec=seconds, loss=f"{loss.item():.2f}", it_s=f"{time.time() - start:.2f}")
+''')
+
+
+# ---- session 22, second H200 batch: look-alikes
+
+
+def s22e_dice_onehot_void_label_assert():
+    # Not a GPU OOM: run.sh sets CUDA_LAUNCH_BLOCKING=1. A segmentation training loop with a Dice
+    # loss builds its one-hot targets by advanced-index assignment (onehot[rows, labels] = 1,
+    # an index_put_ on the card); from step 24 the batches come from a shard whose annotation
+    # tool marked the image borders with the void label 255, out of range for 19 classes: the
+    # index kernel's "index out of bounds" assertion and "CUDA error: device-side assert
+    # triggered" at that line.
+    run_user_script("train_seg_dice", '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+N_CLASSES = 19
+VOID = 255  # pixels the annotators left unlabeled
+
+
+def one_hot_pixels(labels, n_classes):
+    flat = labels.reshape(-1)
+    onehot = torch.zeros(flat.numel(), n_classes, device=labels.device)
+    onehot[torch.arange(flat.numel(), device=labels.device), flat] = 1.0
+    return onehot.reshape(*labels.shape, n_classes).permute(0, 3, 1, 2)
+
+
+def dice_loss(logits, labels, eps=1.0):
+    probs = logits.softmax(dim=1)
+    target = one_hot_pixels(labels, N_CLASSES)
+    inter = (probs * target).sum(dim=(0, 2, 3))
+    union = probs.sum(dim=(0, 2, 3)) + target.sum(dim=(0, 2, 3))
+    return 1 - ((2 * inter + eps) / (union + eps)).mean()
+
+
+model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 64, 3, padding=1),
+                      nn.ReLU(), nn.Conv2d(64, N_CLASSES, 1)).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+g = torch.Generator().manual_seed(0)
+bar = tqdm(range(1, 201), desc="train")
+for step in bar:
+    images = torch.rand(8, 3, 256, 256, generator=g)
+    labels = torch.randint(0, N_CLASSES, (8, 256, 256), generator=g)
+    if step >= 24:  # the "fine" shard: borders are void
+        labels[:, :6, :] = VOID
+        labels[:, :, :6] = VOID
+    images, labels = images.cuda(non_blocking=True), labels.cuda(non_blocking=True)
+    logits = model(images)
+    loss = F.cross_entropy(logits, labels, ignore_index=VOID) + dice_loss(logits, labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    bar.set_postfix(loss=f"{loss.item():.4f}")
+''')
+
+
+def s22e_citation_graph_dense_adjacency():
+    # Not a GPU OOM: data preparation for a GCN on a citation graph (1.2M papers, 5.4M
+    # citations) builds a dense adjacency with numpy.zeros((n, n)) before converting to torch:
+    # numpy's host allocation of 5.24 TiB fails (_ArrayMemoryError "Unable to allocate ...")
+    # after the model is already on the card.
+    run_user_script("prepare_gcn", '''import logging
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("prepare_gcn")
+N_PAPERS, N_CITATIONS, N_FEATURES, N_FIELDS = 1_200_000, 5_400_000, 128, 40
+
+start = time.time()
+rng = np.random.default_rng(0)
+src = rng.integers(0, N_PAPERS, N_CITATIONS)
+dst = rng.integers(0, N_PAPERS, N_CITATIONS)
+features = rng.standard_normal((N_PAPERS, N_FEATURES), dtype=np.float32)
+log.info("citation graph: %d papers, %d citations, %d features (%.1f s)", N_PAPERS, N_CITATIONS,
+         N_FEATURES, time.time() - start)
+
+
+class GCN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin1 = nn.Linear(N_FEATURES, 256)
+        self.lin2 = nn.Linear(256, N_FIELDS)
+
+    def forward(self, adj, x):
+        x = torch.relu(torch.sparse.mm(adj, self.lin1(x)))
+        return torch.sparse.mm(adj, self.lin2(x))
+
+
+device = torch.device("cuda")
+model = GCN().to(device)
+log.info("model on %s", torch.cuda.get_device_name(device))
+log.info("building normalized adjacency")
+adj = np.zeros((N_PAPERS, N_PAPERS), dtype=np.float32)
+adj[src, dst] = 1.0
+adj[dst, src] = 1.0
+adj += np.eye(N_PAPERS, dtype=np.float32)
+deg = adj.sum(axis=1)
+adj = adj / np.sqrt(deg)[:, None] / np.sqrt(deg)[None, :]
+adj_t = torch.from_numpy(adj).to_sparse().to(device)
+log.info("adjacency: %d non-zeros", adj_t._nnz())
+''')
+
+
+_PORT_SQUATTER = """import os
+import socket
+import sys
+import time
+
+parent, port = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for family, host in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((host, port))
+        sock.listen(16)
+        held.append(sock)
+    except OSError:
+        pass
+print(len(held), flush=True)
+while os.getppid() == parent:
+    time.sleep(0.2)
+"""
+
+
+def s22e_dist_port_in_use():
+    # Not a GPU OOM: a single-node training script run by hand (RANK=0, WORLD_SIZE=1 defaults,
+    # MASTER_PORT 29500) loads its model onto the card, then init_process_group("nccl") finds
+    # the rendezvous port still held by an earlier job (here a small process of this scenario
+    # that listens on 29500 until the script exits): the TCPStore server cannot listen
+    # (DistNetworkError, EADDRINUSE / address already in use).
+    import subprocess
+
+    squatter = subprocess.Popen([sys.executable, "-c", _PORT_SQUATTER, str(os.getpid()), "29500"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    squatter.stdout.readline()  # listening (or the port was taken already)
+    run_user_script("train_single_node", '''import logging
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("train")
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29500")
+os.environ.setdefault("RANK", "0")
+os.environ.setdefault("WORLD_SIZE", "1")
+rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).cuda()
+log.info("rank %d/%d: model on %s, %.1f MiB allocated", rank, world_size,
+         torch.cuda.get_device_name(0), torch.cuda.memory_allocated() / 2**20)
+log.info("init_process_group(nccl) at %s:%s", os.environ["MASTER_ADDR"],
+         os.environ["MASTER_PORT"])
+dist.init_process_group("nccl")
+model = nn.parallel.DistributedDataParallel(model)
+log.info("ready")
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -13412,6 +14236,20 @@ SCENARIOS = {
     "s22_torch_load_truncated_checkpoint": s22_torch_load_truncated_checkpoint,
     "s22_deterministic_cublas_workspace": s22_deterministic_cublas_workspace,
     "s22_pil_decompression_bomb_worker": s22_pil_decompression_bomb_worker,
+    "s22e_hf_beam_scores_backtranslate": s22e_hf_beam_scores_backtranslate,
+    "s22e_hf_trainer_eval_logits_midtrain": s22e_hf_trainer_eval_logits_midtrain,
+    "s22e_compile_max_autotune_ffn": s22e_compile_max_autotune_ffn,
+    "s22e_peft_fp32_upcast_merge": s22e_peft_fp32_upcast_merge,
+    "s22e_hf_kv_pool_server_start": s22e_hf_kv_pool_server_start,
+    "s22e_ddp_nccl_first_backward": s22e_ddp_nccl_first_backward,
+    "s22e_jax_per_example_grad_scores": s22e_jax_per_example_grad_scores,
+    "s22e_jax_empirical_ntk": s22e_jax_empirical_ntk,
+    "s22e_lightning_prediction_writer_buffer": s22e_lightning_prediction_writer_buffer,
+    "s22e_unet_whole_scene_nograd": s22e_unet_whole_scene_nograd,
+    "s22e_asr_ctc_sortagrad_buckets": s22e_asr_ctc_sortagrad_buckets,
+    "s22e_dice_onehot_void_label_assert": s22e_dice_onehot_void_label_assert,
+    "s22e_citation_graph_dense_adjacency": s22e_citation_graph_dense_adjacency,
+    "s22e_dist_port_in_use": s22e_dist_port_in_use,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -115,7 +115,8 @@ run_one() {
     s21_profiler_memory_table|s21_benchmark_attention_sweep|s21_memory_history_snapshot|\
     s21_accelerate_notebook_launcher|s22_hf_pytest_prefill_batches|s22_lightning_fsdp_one_device|\
     s22_numpyro_predictive_draws|s22_mp_queue_cuda_ipc_writer|s22_pyg_gat_full_batch|\
-    s22_gpytorch_grid_predict)
+    s22_gpytorch_grid_predict|s22e_hf_beam_scores_backtranslate|s22e_hf_trainer_eval_logits_midtrain|\
+    s22e_compile_max_autotune_ffn|s22e_ddp_nccl_first_backward|s22e_lightning_prediction_writer_buffer)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -590,4 +591,27 @@ run_one s22_optical_flow_corr_volume "$OOM" -
 run_one s22_torch_load_truncated_checkpoint "PytorchStreamReader|failed reading zip archive|central directory" -
 run_one s22_deterministic_cublas_workspace "CUBLAS_WORKSPACE_CONFIG" -
 run_one s22_pil_decompression_bomb_worker "DecompressionBombError|decompression bomb" -
+# session 22, second H200 batch (blind): beam search keeping its scores for back-translation, a
+# Trainer's in-training evaluation with compute_metrics and no eval_accumulation_steps,
+# torch.compile's max-autotune at the first call, a PEFT model upcast to fp32 before merging, a
+# server's KV pool sized from max batch x max length while another job holds the card, DDP over
+# NCCL (world size 1) at the first backward, per-example gradients for data scoring and an
+# empirical NTK in JAX, a Lightning prediction writer buffering on the card, a UNet on a whole
+# 8192 x 8192 scene, a CTC loss on a long-utterance bucket, and 3 look-alikes (a device-side
+# assert from an index_put_ with a void label, a host MemoryError for a dense adjacency matrix, a
+# rendezvous port already in use)
+run_one s22e_hf_beam_scores_backtranslate "$OOM" -
+run_one s22e_hf_trainer_eval_logits_midtrain "$OOM" -
+run_one s22e_compile_max_autotune_ffn "$OOM" -
+run_one s22e_peft_fp32_upcast_merge "$OOM" -
+run_one s22e_hf_kv_pool_server_start "$OOM" 40
+run_one s22e_ddp_nccl_first_backward "$OOM" -
+run_one s22e_jax_per_example_grad_scores "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s22e_jax_empirical_ntk "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s22e_lightning_prediction_writer_buffer "$OOM" -
+run_one s22e_unet_whole_scene_nograd "$OOM|CUDNN_STATUS" -
+run_one s22e_asr_ctc_sortagrad_buckets "$OOM|CUDNN_STATUS" -
+run_one s22e_dice_onehot_void_label_assert "device-side assert|index out of bounds|illegal memory access" - CUDA_LAUNCH_BLOCKING=1
+run_one s22e_citation_graph_dense_adjacency "MemoryError|Unable to allocate" -
+run_one s22e_dist_port_in_use "EADDRINUSE|address already in use|failed to listen" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
