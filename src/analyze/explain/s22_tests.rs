@@ -194,3 +194,17 @@ fn tensorrt_llm_named_in_lower_case_in_a_sentence_is_the_engine() {
         crate::model::failure::EngineName::TensorrtLlm
     );
 }
+
+#[test]
+fn a_piped_loggers_stage_line_over_the_traceback_is_read() {
+    let text = "2026-12-04 02:20:28,437 | INFO    | lm_server | weights loaded in 0.7 s\n\
+                2026-12-04 02:20:28,437 | INFO    | lm_server | allocating KV cache for 256 \
+                sequences x 4096 tokens (64.0 GiB)\n\
+                Traceback (most recent call last):\n  File \"lm_server.py\", line 32, in <module>\n\
+                \x20   kv_cache = torch.zeros(shape, dtype=torch.bfloat16, device=\"cuda\")\n\
+                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 GiB. GPU 0 \
+                has a total capacity of 139.80 GiB of which 39.12 GiB is free.\n";
+    let report = explain_text(text);
+    assert_eq!(report.phase.failed_in, Phase::KvCacheAlloc);
+    assert!(report.phase.evidence[0].contains("announcing the stage"));
+}

@@ -46,14 +46,18 @@ fn message(text: &str) -> Option<&str> {
         return Some(without_tag(trimmed));
     };
     let rest = trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']);
-    // A logger's name (`server:`, `merge_adapters -`, `module:function:12 -`, `[train]`).
+    // A logger's name (`server:`, `merge_adapters -`, `module:function:12 -`, `[train]`, a
+    // piped format's `lm_server | `).
     let first = rest.split_whitespace().next().unwrap_or_default();
     let named = (first.len() > 1 && first.ends_with(':'))
         || (first.starts_with('[') && first.ends_with(']'));
+    let after_name = rest[first.len()..].trim_start();
     let rest = if named {
         &rest[first.len()..]
-    } else if rest[first.len()..].trim_start().starts_with("- ") {
-        rest[first.len()..].trim_start().trim_start_matches('-')
+    } else if after_name.starts_with("- ") {
+        after_name.trim_start_matches('-')
+    } else if after_name.starts_with("| ") {
+        after_name.trim_start_matches('|')
     } else {
         rest
     };
