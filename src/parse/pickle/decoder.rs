@@ -578,6 +578,11 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         self.check_memory()
     }
 
+    /// Whether memo slot `index` holds a container still being filled.
+    pub(super) fn memo_is_open(&self, index: usize) -> bool {
+        matches!(self.memo.get(index), Some(Value::Handle(BUILDING, _)))
+    }
+
     #[inline]
     fn memo_get(&mut self, index: u64) -> Result<(), PickleError> {
         match self.memo.get(index as usize) {

@@ -99,6 +99,11 @@ impl Resolver {
         self.cache.borrow_mut().insert(index, value);
     }
 
+    /// The memo slots made by another decoder that this thread decoded on demand.
+    fn resolved(&self) -> Vec<usize> {
+        self.cache.borrow().keys().copied().collect()
+    }
+
     /// One more level of values decoded on demand; returns the new depth.
     pub(super) fn enter(&self) -> u32 {
         self.depth.set(self.depth.get() + 1);
@@ -260,8 +265,19 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         if failed.load(Ordering::Relaxed) || parts.len() != chunks.len() {
             return None;
         }
+        // A chunk that referred to a container still being filled where the list is (the
+        // list itself or a dict around it: a damaged or recursive file) read a value the
+        // sequential decoder never gives: it freezes the container at the reference and then
+        // refuses to fill it. Declined, so the sequential decoder reads the file and says so.
+        if parts
+            .iter()
+            .flat_map(|(_, (_, resolved))| resolved)
+            .any(|&slot| decoder.memo_is_open(slot))
+        {
+            return None;
+        }
         parts.sort_by_key(|(index, _)| *index);
-        let parts = parts.into_iter().map(|(_, part)| part).collect();
+        let parts = parts.into_iter().map(|(_, (part, _))| part).collect();
         let merging = profile::phase(|| "main: merge the chunks".to_string());
         decoder
             .splice(
@@ -329,7 +345,7 @@ fn decode_chunk<F: Merge>(
     span: Span,
     limits: Limits,
     mut fold: F,
-) -> Option<F::Part> {
+) -> Option<(F::Part, Vec<usize>)> {
     let Span {
         start,
         end,
@@ -344,11 +360,14 @@ fn decode_chunk<F: Merge>(
         let mut input = Input::new(reader);
         input.shift(start);
         let mut decoder = Decoder::new(input, limits, &mut fold);
-        decoder.resolver = Some(Resolver::new(Arc::clone(file), Arc::clone(starts)));
+        let resolver = Resolver::new(Arc::clone(file), Arc::clone(starts));
+        decoder.resolver = Some(Rc::clone(&resolver));
         decoder.start_chunk(memo as usize, slots, read).ok()?;
-        decoder.run().ok()?
+        let value = decoder.run().ok()?;
+        (value, resolver.resolved())
     };
-    fold.into_part(value).ok()
+    let (value, resolved) = value;
+    Some((fold.into_part(value).ok()?, resolved))
 }
 
 /// How the pre-scan on `threads` threads (going parallel where `split` bytes are left)
