@@ -28,7 +28,7 @@ const DEFAULT_MAX_THREADS: usize = 14;
 /// Threads for decoding one large snapshot (and analysing its trace): `requested` (the
 /// command's `--threads`) when given, else `OOMDOC_THREADS` when set, else every core less
 /// one, up to 14; `0` asks for that default too. One thread is the sequential decoder, the
-/// least memory at once (about 0.40 of a large file's size against about 0.50 on 16 threads,
+/// least memory at once (about 0.40 of a large file's size against about 0.49 on 14 threads,
 /// `scripts/bench_snapshot.sh`). Never more than the cores less one: this thread works beside
 /// the others (the file's head while the chunks decode, the segments' summary while the trace
 /// replays on shards), and one busy thread too many puts two on a core, so the slowest chunk,

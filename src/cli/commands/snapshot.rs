@@ -39,14 +39,29 @@ pub struct SnapshotArgs {
     /// How many allocation sites to list per table
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
-    /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
-    /// core less one, up to 14 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
-    /// least memory at once
-    #[arg(long, short = 'j', value_name = "N")]
-    pub threads: Option<usize>,
+    /// How many threads read the snapshot.
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The threads a large snapshot is read on (both `oomdoc snapshot` and `snapshot diff`).
+#[derive(Debug, Args)]
+pub struct ThreadsArgs {
+    /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
+    /// core less one, up to 14 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
+    /// least memory at once
+    #[arg(long = "threads", short = 'j', value_name = "N")]
+    pub requested: Option<usize>,
+}
+
+impl ThreadsArgs {
+    /// The threads `source::torch_snapshot::decode_threads` chooses for this request.
+    fn chosen(&self) -> usize {
+        torch_snapshot::decode_threads(self.requested)
+    }
 }
 
 /// What `oomdoc snapshot` does besides reading one snapshot.
@@ -73,11 +88,9 @@ pub struct SnapshotDiffArgs {
     /// (default: site, category, pool, and annotation when named ranges were recorded)
     #[arg(long, value_name = "GROUPING", value_enum, value_delimiter = ',')]
     pub group_by: Vec<snapshot_diff::Grouping>,
-    /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
-    /// core less one, up to 14 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
-    /// least memory at once
-    #[arg(long, short = 'j', value_name = "N")]
-    pub threads: Option<usize>,
+    /// How many threads read the snapshot.
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -87,7 +100,7 @@ fn run_diff(args: SnapshotDiffArgs, output: &mut Output) -> anyhow::Result<ExitS
     if args.top == 0 {
         anyhow::bail!("`--top` must be at least 1");
     }
-    let threads = torch_snapshot::decode_threads(args.threads);
+    let threads = args.threads.chosen();
     let a = torch_snapshot::read(&args.a, threads)?;
     let b = torch_snapshot::read(&args.b, threads)?;
     let diff = snapshot_diff::diff(
@@ -124,7 +137,7 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
         anyhow::bail!("`--top` must be at least 1");
     }
     let reading = profile::phase(|| "read the snapshot (all of it)".to_string());
-    let threads = torch_snapshot::decode_threads(args.threads);
+    let threads = args.threads.chosen();
     let snapshot = torch_snapshot::read(path, threads)?;
     drop(reading);
     let options = Options {

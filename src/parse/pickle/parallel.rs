@@ -355,7 +355,7 @@ fn decode_chunk<F: Merge>(
     // A memo slot takes at least two bytes of the chunk (a value and its `MEMOIZE`).
     let bytes = end.saturating_sub(start) / 2;
     let slots = (slots as usize).min(usize::try_from(bytes).unwrap_or(usize::MAX));
-    let value = {
+    let (value, resolved) = {
         let reader = FileAt::new(file, start, end).chain(&b"."[..]);
         let mut input = Input::new(reader);
         input.shift(start);
@@ -366,7 +366,6 @@ fn decode_chunk<F: Merge>(
         let value = decoder.run().ok()?;
         (value, resolver.resolved())
     };
-    let (value, resolved) = value;
     Some((fold.into_part(value).ok()?, resolved))
 }
 
