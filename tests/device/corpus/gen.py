@@ -13874,6 +13874,1074 @@ log.info("ready")
 ''')
 
 
+# --------------------------------------------------------------------------- session 23 (blind):
+# packing-free SFT through DataCollatorWithFlattening, a pairwise reward model under accelerate,
+# Lightning's ddp_spawn (the child's error re-raised by the parent), GPU augmentation inside
+# spawned DataLoader workers, a hand-written decode loop growing its KV cache with torch.cat,
+# nucleus sampling over a 256k vocabulary, a diffrax ensemble saving every step, an e3nn
+# interatomic potential on a large radius graph, all_gather_object of the predictions under NCCL,
+# a NeRF validation render with a too-large chunk, BoTorch's optimize_acqf on a 40k-point GP,
+# CuPy k-means codebook sweeps, optax's L-BFGS on a large image, and 5 look-alikes (multinomial
+# over more than 2^24 items, save_pretrained on a full disk, a CUDA graph replayed with a larger
+# batch, torch.load's weights_only refusal, a negative tensor size from an int32 overflow)
+
+
+def s23_hf_flattening_collator_sft():
+    # run.sh's holder leaves 16 GiB (another job on the card). Packing-free SFT: the Trainer gets
+    # DataCollatorWithFlattening, which concatenates the whole batch of 24 instruction documents
+    # (256-4096 tokens each) into one row of ~50k tokens with restarting position_ids; the bf16
+    # model's activations and logits for that row do not fit in the first training step.
+    run_user_script("sft_flatten", '''import logging
+import sys
+
+import torch
+import transformers
+from transformers import (AutoModelForCausalLM, DataCollatorWithFlattening, Trainer,
+                          TrainingArguments)
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    datefmt="%m/%d/%Y %H:%M:%S", handlers=[logging.StreamHandler(sys.stdout)],
+                    level=logging.INFO)
+transformers.utils.logging.set_verbosity_warning()
+logger = logging.getLogger("sft")
+MODEL = "@CKPT@"
+
+
+class InstructionDocs(torch.utils.data.Dataset):
+    """Pre-tokenized prompt+response documents; no padding, the collator flattens them."""
+
+    def __init__(self, n, seed):
+        g = torch.Generator().manual_seed(seed)
+        self.lengths = torch.randint(256, 4097, (n,), generator=g).tolist()
+        self.seed = seed
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + i)
+        ids = torch.randint(3, 32000, (self.lengths[i],), generator=g).tolist()
+        prompt = min(128, len(ids) // 4)
+        return {"input_ids": ids, "labels": [-100] * prompt + ids[prompt:]}
+
+
+train = InstructionDocs(48_000, seed=1)
+logger.info("train docs: %d, mean length %.0f tokens", len(train),
+            sum(train.lengths) / len(train.lengths))
+model = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.bfloat16)
+logger.info("attention implementation: %s", model.config._attn_implementation)
+args = TrainingArguments(
+    output_dir="sft-flatten", per_device_train_batch_size=24, gradient_accumulation_steps=1,
+    learning_rate=1e-5, lr_scheduler_type="cosine", warmup_steps=100, num_train_epochs=1,
+    logging_steps=10, save_strategy="steps", save_steps=500, bf16=True, report_to="none",
+    remove_unused_columns=False, dataloader_num_workers=0,
+)
+trainer = Trainer(model=model, args=args, train_dataset=train,
+                  data_collator=DataCollatorWithFlattening())
+trainer.train()
+trainer.save_model("sft-flatten/final")
+'''.replace("@CKPT@", CKPT))
+
+
+def s23_accelerate_reward_pairwise():
+    # run.sh's holder leaves 20 GiB. A reward model (the bf16 checkpoint as
+    # AutoModelForSequenceClassification, num_labels=1: the new score head is reported) trained
+    # with a Bradley-Terry loss under accelerate (bf16, gradient accumulation 4): each step runs
+    # 16 chosen + 16 rejected responses padded to ~2048 tokens in one forward; the activations of
+    # the 32 x 2048 batch do not fit in the first step.
+    run_user_script("train_reward", '''import logging
+import time
+
+import torch
+import torch.nn.functional as F
+from accelerate import Accelerator
+from accelerate.logging import get_logger
+from torch.utils.data import DataLoader, Dataset
+from transformers import AutoModelForSequenceClassification
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    datefmt="%m/%d/%Y %H:%M:%S", level=logging.INFO)
+logger = get_logger(__name__)
+MAX_LEN, PAD = 2048, 0
+
+
+class Preferences(Dataset):
+    def __init__(self, n=20_000):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        prompt = torch.randint(3, 32000, (int(torch.randint(64, 1024, (1,), generator=g)),),
+                               generator=g)
+        chosen = torch.randint(3, 32000, (int(torch.randint(256, 1024, (1,), generator=g)),),
+                               generator=g)
+        rejected = torch.randint(3, 32000, (int(torch.randint(256, 1024, (1,), generator=g)),),
+                                 generator=g)
+        return (torch.cat([prompt, chosen])[:MAX_LEN], torch.cat([prompt, rejected])[:MAX_LEN])
+
+
+def collate(pairs):
+    seqs = [c for c, _ in pairs] + [r for _, r in pairs]
+    longest = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), longest), PAD, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, s in enumerate(seqs):
+        ids[row, :len(s)] = s
+        mask[row, :len(s)] = 1
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=4)
+model = AutoModelForSequenceClassification.from_pretrained("@CKPT@", num_labels=1,
+                                                           dtype=torch.bfloat16)
+model.config.pad_token_id = PAD
+optimizer = torch.optim.AdamW(model.parameters(), lr=9e-6, weight_decay=0.0)
+loader = DataLoader(Preferences(), batch_size=16, shuffle=True, collate_fn=collate)
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+logger.info("reward model on %s, %d pairs per micro-batch, %d processes", accelerator.device,
+            16, accelerator.num_processes)
+model.train()
+start = time.time()
+for step, batch in enumerate(loader):
+    with accelerator.accumulate(model):
+        rewards = model(**batch).logits.squeeze(-1).float()
+        chosen, rejected = rewards.chunk(2)
+        loss = -F.logsigmoid(chosen - rejected).mean()
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+    if step % 20 == 0:
+        acc = (chosen > rejected).float().mean()
+        logger.info("step %d loss %.4f acc %.3f (%.1f s)", step, loss.item(), acc.item(),
+                    time.time() - start)
+'''.replace("@CKPT@", CKPT))
+
+
+def s23_lightning_ddp_spawn_oom():
+    # run.sh's holder leaves 8 GiB. A Lightning image classifier (torchvision ResNet-50,
+    # 16-mixed) is fit with strategy="ddp_spawn" on devices=1 (the multi-GPU config run as is):
+    # the training step of 192 images at 448 px runs out of memory inside the spawned process,
+    # and the parent re-raises it as torch.multiprocessing's ProcessRaisedException with the
+    # child's traceback as text.
+    run_user_script("train_classifier", '''import lightning as L
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch.utils.data import DataLoader, Dataset
+
+IMAGE_SIZE, N_CLASSES = 448, 200
+
+
+class RandomBirds(Dataset):
+    def __len__(self):
+        return 6000
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.rand(3, IMAGE_SIZE, IMAGE_SIZE, generator=g), i % N_CLASSES
+
+
+class Classifier(L.LightningModule):
+    def __init__(self, lr=1e-3):
+        super().__init__()
+        self.save_hyperparameters()
+        self.net = torchvision.models.resnet50(weights=None, num_classes=N_CLASSES)
+        self.net = self.net.to(memory_format=torch.channels_last)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self.net(x.to(memory_format=torch.channels_last)), y)
+        self.log("train/loss", loss, prog_bar=True, sync_dist=True)
+        return loss
+
+    def configure_optimizers(self):
+        opt = torch.optim.SGD(self.parameters(), lr=self.hparams.lr, momentum=0.9,
+                              weight_decay=1e-4)
+        return [opt], [torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=30)]
+
+
+def main():
+    trainer = L.Trainer(accelerator="gpu", devices=1, strategy="ddp_spawn",
+                        precision="16-mixed", max_epochs=30, logger=False,
+                        enable_checkpointing=False, log_every_n_steps=10)
+    loader = DataLoader(RandomBirds(), batch_size=192, shuffle=True, num_workers=0)
+    trainer.fit(Classifier(), loader)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s23_dataloader_worker_cuda_augment():
+    # run.sh's holder leaves 3 GiB. A 3D segmentation loader does its augmentation on the GPU
+    # inside 4 DataLoader workers (multiprocessing_context="spawn", since workers touch CUDA):
+    # each worker makes its own CUDA context at its first .cuda() and then a resampling grid of
+    # ~1 GiB. On the H200 (2026-12) worker 0's first .cuda() failed ("CUDA error: out of memory",
+    # a torch.AcceleratorError) and the main process re-raised it as "Caught AcceleratorError in
+    # DataLoader worker process 0"; an OutOfMemoryError from the grid is the other outcome.
+    run_user_script("train_ct_seg", '''import logging
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(processName)s %(message)s",
+                    level=logging.INFO)
+log = logging.getLogger("train_ct_seg")
+PATCH = (96, 512, 512)
+OUT = (128, 640, 640)
+
+
+class CTVolumes(Dataset):
+    """Decoded on the CPU, augmented on the GPU (random rotation + rescale via grid_sample)."""
+
+    def __len__(self):
+        return 400
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        volume = torch.randint(-1024, 3072, (1, 1, *PATCH), generator=g, dtype=torch.int16)
+        x = volume.cuda().float().div_(1024.0)
+        angle = float(torch.rand(1, generator=g)) * 0.3
+        scale = 0.9 + 0.2 * float(torch.rand(1, generator=g))
+        theta = torch.tensor([[[scale * math.cos(angle), -math.sin(angle), 0.0, 0.0],
+                               [math.sin(angle), scale * math.cos(angle), 0.0, 0.0],
+                               [0.0, 0.0, scale, 0.0]]], device="cuda")
+        grid = F.affine_grid(theta, (1, 1, *OUT), align_corners=False)
+        x = F.grid_sample(x, grid, mode="bilinear", align_corners=False)
+        label = (x > 0.2).to(torch.uint8)
+        return x[0].half().cpu(), label[0, 0].cpu()
+
+
+def main():
+    model = nn.Sequential(nn.Conv3d(1, 16, 3, padding=1), nn.ReLU(), nn.Conv3d(16, 2, 1)).cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    loader = DataLoader(CTVolumes(), batch_size=1, shuffle=True, num_workers=4,
+                        multiprocessing_context="spawn", persistent_workers=True,
+                        pin_memory=True, prefetch_factor=2)
+    log.info("model on %s, %d workers", torch.cuda.get_device_name(0), loader.num_workers)
+    for epoch in range(100):
+        for step, (x, y) in enumerate(loader):
+            x, y = x.cuda(non_blocking=True).float(), y.cuda(non_blocking=True).long()
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            if step % 10 == 0:
+                log.info("epoch %d step %d loss %.4f", epoch, step, loss.item())
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s23_manual_kv_cat_decode():
+    # run.sh's holder leaves 10 GiB. A nanoGPT-style fp16 model (24 layers, d=1536) samples 96
+    # stories in parallel with a hand-written decode loop whose per-layer KV cache grows by
+    # torch.cat each token; the cache and the copies torch.cat makes use up the memory some
+    # hundreds of tokens in (tqdm bar), in the torch.cat of one layer.
+    run_user_script("sample_stories", '''import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+N_LAYER, D, N_HEAD, VOCAB, BLOCK = 24, 1536, 16, 50304, 8192
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.proj = nn.Linear(D, D)
+        self.mlp = nn.Sequential(nn.Linear(D, 4 * D), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * D, D))
+
+    def forward(self, x, cache=None):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
+        q, k, v = (z.view(b, t, N_HEAD, D // N_HEAD).transpose(1, 2) for z in (q, k, v))
+        if cache is not None:
+            k = torch.cat([cache[0], k], dim=2)
+            v = torch.cat([cache[1], v], dim=2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=cache is None)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, D))
+        x = x + self.mlp(self.ln2(x))
+        return x, (k, v)
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(VOCAB, D), nn.Embedding(BLOCK, D)
+        self.blocks = nn.ModuleList(Block() for _ in range(N_LAYER))
+        self.ln_f = nn.LayerNorm(D)
+        self.lm_head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, idx, caches=None, start=0):
+        pos = torch.arange(start, start + idx.shape[1], device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        new_caches = []
+        for i, block in enumerate(self.blocks):
+            x, kv = block(x, None if caches is None else caches[i])
+            new_caches.append(kv)
+        return self.lm_head(self.ln_f(x[:, -1])), new_caches
+
+
+@torch.no_grad()
+def generate(model, prompt, max_new_tokens, temperature=0.9):
+    logits, caches = model(prompt)
+    out = [prompt]
+    pos = prompt.shape[1]
+    for _ in tqdm(range(max_new_tokens), desc="sampling", unit="tok", mininterval=0.5):
+        probs = F.softmax(logits.float() / temperature, dim=-1)
+        nxt = torch.multinomial(probs, 1)
+        out.append(nxt)
+        logits, caches = model(nxt, caches, start=pos)
+        pos += 1
+    return torch.cat(out, dim=1)
+
+
+torch.manual_seed(1337)
+model = GPT().cuda().half().eval()
+print(f"number of parameters: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M")
+prompts = torch.randint(0, VOCAB, (96, 256), device="cuda")
+start = time.time()
+samples = generate(model, prompts, max_new_tokens=4096)
+print(f"sampled {samples.shape} in {time.time() - start:.1f} s")
+torch.save(samples.cpu(), "samples.pt")
+''')
+
+
+def s23_topp_sort_large_vocab():
+    # run.sh's holder leaves 6 GiB. Synthetic-data generation with a recurrent LM over a 256k
+    # SentencePiece vocabulary: 1024 sequences sampled in parallel with a hand-written top-p
+    # (nucleus) sampler that softmaxes in fp32 and sorts the whole vocabulary; the first step's
+    # sort (values + int64 indices, ~3 GiB) does not fit beside the fp32 probabilities.
+    run_user_script("synth_generate", '''import argparse
+import logging
+import time
+
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--num-samples", type=int, default=1024)
+parser.add_argument("--max-new-tokens", type=int, default=512)
+parser.add_argument("--top-p", type=float, default=0.95)
+parser.add_argument("--temperature", type=float, default=0.8)
+args = parser.parse_args()
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("synth")
+VOCAB, DIM = 256_000, 2048
+
+
+class RecurrentLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, DIM)
+        self.rnn = nn.GRU(DIM, DIM, num_layers=2, batch_first=True)
+        self.head = nn.Linear(DIM, VOCAB, bias=False)
+
+    def forward(self, tokens, state=None):
+        h, state = self.rnn(self.embed(tokens), state)
+        return self.head(h[:, -1]), state
+
+
+def sample_top_p(logits, top_p, temperature):
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    sorted_probs, sorted_idx = torch.sort(probs, dim=-1, descending=True)
+    cumulative = torch.cumsum(sorted_probs, dim=-1)
+    sorted_probs[cumulative - sorted_probs > top_p] = 0.0
+    sorted_probs.div_(sorted_probs.sum(dim=-1, keepdim=True))
+    choice = torch.multinomial(sorted_probs, num_samples=1)
+    return torch.gather(sorted_idx, -1, choice)
+
+
+log.info("args: %s", vars(args))
+model = RecurrentLM().cuda().half().eval()
+log.info("model: %.0fM parameters, %.2f GiB allocated", sum(p.numel() for p in model.parameters())
+         / 1e6, torch.cuda.memory_allocated() / 2**30)
+tokens = torch.full((args.num_samples, 1), 2, dtype=torch.long, device="cuda")  # <bos>
+state, out = None, []
+start = time.time()
+with torch.inference_mode():
+    for _ in tqdm(range(args.max_new_tokens), desc="generating", unit="tok"):
+        logits, state = model(tokens, state)
+        tokens = sample_top_p(logits, args.top_p, args.temperature)
+        out.append(tokens)
+log.info("generated %d x %d tokens in %.1f s", args.num_samples, len(out), time.time() - start)
+''')
+
+
+def s23_diffrax_saveat_steps():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. An ensemble forecast of the
+    # Lorenz-96 system with diffrax: diffeqsolve under jax.vmap with an adaptive Tsit5 step and
+    # SaveAt(steps=True), which preallocates max_steps=16384 saved states per member; 256 members
+    # run, the 8192-member ensemble's output buffers (~21 GB) do not fit: RESOURCE_EXHAUSTED.
+    run_user_script("l96_ensemble", '''import time
+
+import diffrax
+import jax
+import jax.numpy as jnp
+
+DIM, FORCING = 40, 8.0
+
+
+def lorenz96(t, y, args):
+    return (jnp.roll(y, -1) - jnp.roll(y, 2)) * jnp.roll(y, 1) - y + FORCING
+
+
+term = diffrax.ODETerm(lorenz96)
+solver = diffrax.Tsit5()
+controller = diffrax.PIDController(rtol=1e-5, atol=1e-7)
+
+
+@jax.jit
+def forecast(y0s):
+    def member(y0):
+        sol = diffrax.diffeqsolve(term, solver, t0=0.0, t1=10.0, dt0=0.01, y0=y0,
+                                  saveat=diffrax.SaveAt(steps=True),
+                                  stepsize_controller=controller, max_steps=16384)
+        return sol.ts, sol.ys, sol.stats["num_accepted_steps"]
+
+    return jax.vmap(member)(y0s)
+
+
+key = jax.random.PRNGKey(0)
+print(f"diffrax {diffrax.__version__} on {jax.devices()[0]}", flush=True)
+for members in (256, 8192):
+    y0s = FORCING + 0.01 * jax.random.normal(jax.random.fold_in(key, members), (members, DIM))
+    start = time.time()
+    ts, ys, steps = forecast(y0s)
+    ys.block_until_ready()
+    print(f"{members} members: {int(steps.max())} steps max, saved {ys.shape} "
+          f"({ys.nbytes / 2**30:.2f} GiB) in {time.time() - start:.1f} s", flush=True)
+''')
+
+
+def s23_e3nn_tensor_product_edges():
+    # run.sh's holder leaves 20 GiB. An equivariant interatomic potential with e3nn (NequIP-like
+    # interaction: spherical harmonics of the edge vectors, a radial MLP giving per-edge weights,
+    # FullyConnectedTensorProduct with shared_weights=False) trains on energies and forces;
+    # two batches of ~100k edges train (logged with their peak memory), then a batch of ~770k
+    # edges (32 neighbours per atom) does not fit: on the H200 the first layer's per-edge
+    # weights (the radial MLP's last matmul in e3nn's FullyConnectedNet, 8 GiB) ran out.
+    run_user_script("train_potential", '''import logging
+import time
+
+import torch
+import torch.nn as nn
+from e3nn import o3
+from e3nn.math import soft_one_hot_linspace
+from e3nn.nn import FullyConnectedNet
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("potential")
+CUTOFF, N_BASIS, N_SPECIES = 6.0, 8, 10
+
+
+class Interaction(nn.Module):
+    def __init__(self, irreps_node, irreps_sh):
+        super().__init__()
+        self.tp = o3.FullyConnectedTensorProduct(irreps_node, irreps_sh, irreps_node,
+                                                 shared_weights=False)
+        self.radial = FullyConnectedNet([N_BASIS, 64, 64, self.tp.weight_numel],
+                                        torch.nn.functional.silu)
+
+    def forward(self, x, src, dst, sh, emb):
+        msg = self.tp(x[src], sh, self.radial(emb))
+        return x + torch.zeros_like(x).index_add_(0, dst, msg) / 40.0
+
+
+class Potential(nn.Module):
+    def __init__(self, layers=3):
+        super().__init__()
+        self.irreps_node = o3.Irreps("16x0e + 16x1o + 16x2e")
+        self.irreps_sh = o3.Irreps.spherical_harmonics(2)
+        self.embed = nn.Embedding(N_SPECIES, self.irreps_node.dim)
+        self.layers = nn.ModuleList(Interaction(self.irreps_node, self.irreps_sh)
+                                    for _ in range(layers))
+        self.readout = o3.Linear(self.irreps_node, "1x0e")
+
+    def forward(self, species, pos, src, dst):
+        vec = pos[dst] - pos[src]
+        sh = o3.spherical_harmonics(self.irreps_sh, vec, normalize=True,
+                                    normalization="component")
+        emb = soft_one_hot_linspace(vec.norm(dim=-1), 0.0, CUTOFF, N_BASIS,
+                                    basis="smooth_finite", cutoff=True) * N_BASIS ** 0.5
+        x = self.embed(species)
+        for layer in self.layers:
+            x = layer(x, src, dst, sh, emb)
+        return self.readout(x).sum()
+
+
+def radius_graph(n_atoms, avg_neighbors, g):
+    src = torch.arange(n_atoms).repeat_interleave(avg_neighbors)
+    dst = (src + torch.randint(1, 400, (len(src),), generator=g)) % n_atoms
+    return src, dst
+
+
+device = torch.device("cuda")
+model = Potential().to(device)
+log.info("%s tensor product weights per edge: %d", model.irreps_node,
+         model.layers[0].tp.weight_numel)
+optimizer = torch.optim.Adam(model.parameters(), lr=5e-3)
+g = torch.Generator().manual_seed(0)
+for step, (n_atoms, neighbors) in enumerate([(12_000, 8), (12_000, 8), (24_000, 32),
+                                             (24_500, 32)]):
+    start = time.time()
+    src, dst = radius_graph(n_atoms, neighbors, g)
+    species = torch.randint(0, N_SPECIES, (n_atoms,), generator=g).to(device)
+    pos = (torch.rand(n_atoms, 3, generator=g) * 80.0).to(device).requires_grad_(True)
+    src, dst = src.to(device), dst.to(device)
+    energy = model(species, pos, src, dst)
+    forces = -torch.autograd.grad(energy, pos, create_graph=True)[0]
+    loss = (energy / n_atoms) ** 2 + forces.pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    log.info("batch %d: %d atoms, %d edges (cutoff %.1f A), loss %.4f, %.1f s, peak %.1f GiB",
+             step, n_atoms, len(src), CUTOFF, loss.item(), time.time() - start,
+             torch.cuda.max_memory_allocated() / 2**30)
+''')
+
+
+def s23_dist_all_gather_object_preds():
+    # run.sh's holder leaves 3 GiB. A retrieval evaluation script run as rank 0 of 1 (NCCL,
+    # env:// defaults) scores 2M queries against a passage index on the card, keeps the top-100
+    # ids and scores as numpy arrays, then collects them with dist.all_gather_object: the
+    # pickled predictions (~2.4 GB) are copied into a CUDA byte tensor for NCCL, which does not
+    # fit in what the other job leaves.
+    run_user_script("eval_retrieval", '''import logging
+import os
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29533")
+os.environ.setdefault("RANK", "0")
+os.environ.setdefault("WORLD_SIZE", "1")
+os.environ.setdefault("LOCAL_RANK", "0")
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+log = logging.getLogger(f"eval.rank{rank}")
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+dist.init_process_group("nccl")
+log.info("process group ready: world size %d, backend %s", world, dist.get_backend())
+
+N_QUERIES, N_PASSAGES, DIM, TOPK = 2_000_000, 200_000, 256, 100
+g = torch.Generator(device="cuda").manual_seed(0)
+passages = F.normalize(torch.randn(N_PASSAGES, DIM, device="cuda", generator=g), dim=-1).half()
+my_queries = range(rank, N_QUERIES, world)
+ids = np.empty((len(my_queries), TOPK), dtype=np.int64)
+scores = np.empty((len(my_queries), TOPK), dtype=np.float32)
+start = time.time()
+for lo in range(0, len(my_queries), 2_000):
+    hi = min(lo + 2_000, len(my_queries))
+    q = F.normalize(torch.randn(hi - lo, DIM, device="cuda", generator=g), dim=-1).half()
+    top = (q @ passages.T).topk(TOPK, dim=-1)
+    ids[lo:hi] = top.indices.cpu().numpy()
+    scores[lo:hi] = top.values.float().cpu().numpy()
+log.info("scored %d queries in %.1f s", len(my_queries), time.time() - start)
+predictions = {"rank": rank, "query_ids": np.arange(rank, N_QUERIES, world), "ids": ids,
+               "scores": scores}
+gathered = [None] * world
+dist.all_gather_object(gathered, predictions)
+if rank == 0:
+    all_ids = np.concatenate([p["ids"] for p in gathered])
+    log.info("gathered %d rankings", len(all_ids))
+dist.destroy_process_group()
+''')
+
+
+def s23_nerf_render_chunk():
+    # run.sh's holder leaves 16 GiB. A NeRF-style training script (8 x 256 MLP with positional
+    # encoding, 192 samples per ray) trains 300 steps on 1024-ray batches (tqdm), then renders a
+    # validation view in chunks of --chunk 131072 rays (meant as points): one chunk is 25M points
+    # and the first hidden layer's output (~24 GiB fp32) does not fit under torch.no_grad().
+    run_user_script("run_nerf", '''import argparse
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import trange
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--N_rand", type=int, default=1024, help="rays per training batch")
+parser.add_argument("--N_samples", type=int, default=192)
+parser.add_argument("--chunk", type=int, default=1024 * 128, help="points sent through the net at once")
+parser.add_argument("--i_val", type=int, default=300)
+parser.add_argument("--H", type=int, default=800)
+parser.add_argument("--W", type=int, default=800)
+args = parser.parse_args()
+
+
+def posenc(x, n_freqs):
+    out = [x]
+    for i in range(n_freqs):
+        out += [torch.sin(2.0 ** i * x), torch.cos(2.0 ** i * x)]
+    return torch.cat(out, dim=-1)
+
+
+class NeRF(nn.Module):
+    def __init__(self, width=256):
+        super().__init__()
+        self.pts = nn.ModuleList([nn.Linear(63, width)] + [nn.Linear(width, width) for _ in range(3)]
+                                 + [nn.Linear(width + 63, width)]
+                                 + [nn.Linear(width, width) for _ in range(3)])
+        self.sigma = nn.Linear(width, 1)
+        self.feat = nn.Linear(width, width)
+        self.rgb = nn.Sequential(nn.Linear(width + 27, width // 2), nn.ReLU(),
+                                 nn.Linear(width // 2, 3))
+
+    def forward(self, x, d):
+        px, pd = posenc(x, 10), posenc(d, 4)
+        h = px
+        for i, layer in enumerate(self.pts):
+            if i == 4:
+                h = torch.cat([h, px], dim=-1)
+            h = F.relu(layer(h))
+        return torch.sigmoid(self.rgb(torch.cat([self.feat(h), pd], -1))), F.relu(self.sigma(h))
+
+
+def render_rays(model, rays_o, rays_d, n_samples):
+    t = torch.linspace(2.0, 6.0, n_samples, device=rays_o.device).expand(len(rays_o), n_samples)
+    pts = rays_o[:, None] + rays_d[:, None] * t[..., None]
+    dirs = F.normalize(rays_d, dim=-1)[:, None].expand_as(pts)
+    rgb, sigma = model(pts.reshape(-1, 3), dirs.reshape(-1, 3))
+    rgb, sigma = rgb.view(*pts.shape[:2], 3), sigma.view(*pts.shape[:2])
+    delta = torch.full_like(sigma, 4.0 / n_samples)
+    alpha = 1.0 - torch.exp(-sigma * delta)
+    trans = torch.cumprod(torch.cat([torch.ones_like(alpha[:, :1]), 1.0 - alpha + 1e-10], -1), -1)
+    return ((alpha * trans[:, :-1])[..., None] * rgb).sum(1)
+
+
+def rays(n, g):
+    o = torch.randn(n, 3, device="cuda", generator=g) * 0.1 + torch.tensor([0.0, 0.0, 4.0], device="cuda")
+    d = F.normalize(torch.randn(n, 3, device="cuda", generator=g) * 0.3 - torch.tensor([0.0, 0.0, 1.0], device="cuda"), dim=-1)
+    return o, d
+
+
+model = NeRF().cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=5e-4)
+g = torch.Generator(device="cuda").manual_seed(0)
+for i in trange(1, args.i_val + 1):
+    o, d = rays(args.N_rand, g)
+    target = torch.rand(args.N_rand, 3, device="cuda", generator=g)
+    loss = F.mse_loss(render_rays(model, o, d, args.N_samples), target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if i % 100 == 0:
+        psnr = -10.0 * torch.log10(loss)
+        tqdm_msg = f"[TRAIN] Iter: {i} Loss: {loss.item():.5f}  PSNR: {psnr.item():.2f}"
+        print(tqdm_msg, flush=True)
+
+print(f"[VAL] rendering view 0 ({args.H}x{args.W}), chunk {args.chunk}", flush=True)
+start = time.time()
+o, d = rays(args.H * args.W, g)
+with torch.no_grad():
+    frame = torch.cat([render_rays(model, o[j:j + args.chunk], d[j:j + args.chunk], args.N_samples)
+                       for j in range(0, len(o), args.chunk)])
+print(f"[VAL] done in {time.time() - start:.1f} s: {tuple(frame.shape)}")
+''')
+
+
+def s23_botorch_optimize_acqf():
+    # run.sh's holder leaves 10 GiB. A Bayesian-optimisation loop with BoTorch: a SingleTaskGP in
+    # float64 on the card over all 40000 evaluations collected so far (12 parameters), and
+    # optimize_acqf of qLogExpectedImprovement (q=8, 4096 raw samples): evaluating the
+    # acquisition needs the dense 40000 x 40000 train covariance (12.8 GB), which does not fit.
+    run_user_script("bo_round", '''import logging
+import math
+import time
+import warnings
+
+import torch
+from botorch.acquisition.logei import qLogExpectedImprovement
+from botorch.models import SingleTaskGP
+from botorch.optim import optimize_acqf
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("bo")
+tkwargs = {"device": torch.device("cuda"), "dtype": torch.double}
+D, Q = 12, 8
+
+
+def objective(x):
+    return -(x - 0.3).pow(2).sum(-1, keepdim=True) + 0.1 * torch.sin(6 * math.pi * x).sum(-1, keepdim=True)
+
+
+torch.manual_seed(0)
+train_x = torch.rand(40_000, D, **tkwargs)
+train_y = objective(train_x) + 0.01 * torch.randn(len(train_x), 1, **tkwargs)
+log.info("round 51: %d observations, best %.4f", len(train_x), train_y.max().item())
+model = SingleTaskGP(train_x, train_y)
+model.eval()
+acqf = qLogExpectedImprovement(model, best_f=train_y.max())
+bounds = torch.stack([torch.zeros(D, **tkwargs), torch.ones(D, **tkwargs)])
+start = time.time()
+candidates, value = optimize_acqf(acqf, bounds=bounds, q=Q, num_restarts=16, raw_samples=4096,
+                                  options={"batch_limit": 8, "maxiter": 200})
+log.info("proposed %d candidates (acq value %.4f) in %.1f s", Q, value.item(), time.time() - start)
+''')
+
+
+def s23_cupy_kmeans_distances():
+    # run.sh's holder leaves 8 GiB. Product-quantisation codebook sweep in CuPy: Lloyd's k-means
+    # over 1M 256-d embeddings, distances computed for 65536 rows at a time; k=1024 and k=4096
+    # run (their distance blocks are 0.25 and 1 GiB), the k=16384 blocks (4 GiB each, several
+    # alive at once in the expression) do not fit:
+    # cupy.cuda.memory.OutOfMemoryError, after the memory pool's figures are logged.
+    run_user_script("pq_codebooks", '''import time
+
+import cupy as cp
+
+N, DIM, ROWS = 1_000_000, 256, 65_536
+pool = cp.get_default_memory_pool()
+
+
+def kmeans(x, k, iters=5, seed=0):
+    rs = cp.random.RandomState(seed)
+    centroids = x[rs.permutation(len(x))[:k]].copy()
+    x_sq = (x * x).sum(axis=1)
+    for it in range(iters):
+        assign = cp.empty(len(x), dtype=cp.int32)
+        c_sq = (centroids * centroids).sum(axis=1)
+        for lo in range(0, len(x), ROWS):
+            block = x[lo:lo + ROWS]
+            dist = x_sq[lo:lo + ROWS, None] - 2.0 * block @ centroids.T + c_sq[None, :]
+            assign[lo:lo + ROWS] = dist.argmin(axis=1)
+            del dist
+        sums = cp.zeros_like(centroids)
+        cp.add.at(sums, assign, x)
+        counts = cp.bincount(assign, minlength=k).astype(cp.float32)
+        centroids = sums / cp.maximum(counts, 1.0)[:, None]
+    return centroids, assign
+
+
+x = cp.random.standard_normal((N, DIM), dtype=cp.float32)
+print(f"embeddings: {x.shape}, {x.nbytes / 2**30:.2f} GiB; device {cp.cuda.Device().id}: "
+      f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
+for k in (1024, 4096, 16384):
+    start = time.time()
+    centroids, assign = kmeans(x, k)
+    cp.cuda.Stream.null.synchronize()
+    print(f"k={k}: {time.time() - start:.1f} s, empty clusters "
+          f"{int((cp.bincount(assign, minlength=k) == 0).sum())}, pool used "
+          f"{pool.used_bytes() / 2**30:.2f} GiB / total {pool.total_bytes() / 2**30:.2f} GiB",
+          flush=True)
+''')
+
+
+def s23_optax_lbfgs_deblur():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. Image deconvolution with
+    # optax.lbfgs (memory_size=10) on an 8192 x 8192 RGB image (0.8 GB of parameters): a
+    # 1024-px crop runs 20 iterations, then the full image's L-BFGS state (two 10-deep
+    # histories, 8 GB each) cannot be allocated: RESOURCE_EXHAUSTED. On the H200 (2026-12) it did
+    # not reproduce within 60 s: XLA's BFC allocator logged the 7.5 GiB failure (after a ~10 s
+    # retry) and the process had not exited when the time limit ran out (run.sh now gives it
+    # twice the limit).
+    run_user_script("deblur_lbfgs", '''import time
+
+import jax
+import jax.numpy as jnp
+import optax
+
+
+def blur(img, kernel_fft):
+    return jnp.fft.irfft2(jnp.fft.rfft2(img, axes=(0, 1)) * kernel_fft[..., None],
+                          s=img.shape[:2], axes=(0, 1))
+
+
+def make_kernel_fft(h, w, sigma=3.0):
+    y = jnp.fft.fftfreq(h)[:, None] * h
+    x = jnp.fft.fftfreq(w)[None, :] * w
+    k = jnp.exp(-(x ** 2 + y ** 2) / (2 * sigma ** 2))
+    return jnp.fft.rfft2(k / k.sum())
+
+
+def deblur(observed, iters=20):
+    kernel_fft = make_kernel_fft(*observed.shape[:2])
+
+    def loss(img):
+        tv = jnp.abs(jnp.diff(img, axis=0)).mean() + jnp.abs(jnp.diff(img, axis=1)).mean()
+        return jnp.mean((blur(img, kernel_fft) - observed) ** 2) + 1e-3 * tv
+
+    opt = optax.lbfgs(memory_size=10)
+    value_and_grad = optax.value_and_grad_from_state(loss)
+
+    @jax.jit
+    def step(img, state):
+        value, grad = value_and_grad(img, state=state)
+        updates, state = opt.update(grad, state, img, value=value, grad=grad, value_fn=loss)
+        return optax.apply_updates(img, updates), state, value
+
+    img, state = observed, opt.init(observed)
+    for it in range(iters):
+        img, state, value = step(img, state)
+    return img, float(value)
+
+
+key = jax.random.PRNGKey(0)
+for side in (1024, 8192):
+    observed = jax.random.uniform(jax.random.fold_in(key, side), (side, side, 3))
+    start = time.time()
+    restored, final = deblur(observed)
+    print(f"{side}x{side}: final loss {final:.6f} after 20 L-BFGS iterations "
+          f"({time.time() - start:.1f} s)", flush=True)
+''')
+
+
+# ---- session 23 look-alikes
+
+
+def s23_multinomial_negative_sampling_categories():
+    # Not a GPU OOM: a two-tower recommender samples popularity-weighted negatives with
+    # torch.multinomial on the card; epoch 0 runs on a 12M-item catalogue, the catalogue refresh
+    # before epoch 1 brings it to 20.1M items, and torch.multinomial refuses more than 2^24
+    # categories ("number of categories cannot exceed 2^24"), after a memory log line.
+    run_user_script("train_two_tower_negatives", '''import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("two_tower")
+DIM, BATCH, N_NEG = 64, 4096, 64
+
+
+def load_catalogue(snapshot):
+    n_items = {"2024-11-30": 12_000_000, "2024-12-07": 20_100_000}[snapshot]
+    g = torch.Generator().manual_seed(len(snapshot))
+    counts = torch.randint(1, 10_000, (n_items,), generator=g).float()
+    return n_items, counts.cuda()
+
+
+class Tower(nn.Module):
+    def __init__(self, n, dim=DIM):
+        super().__init__()
+        self.emb = nn.Embedding(n, dim, sparse=True)
+
+    def forward(self, ids):
+        return F.normalize(self.emb(ids), dim=-1)
+
+
+users = Tower(2_000_000).cuda()
+for epoch, snapshot in enumerate(["2024-11-30", "2024-12-07"]):
+    n_items, counts = load_catalogue(snapshot)
+    items = Tower(n_items).cuda()
+    optimizer = torch.optim.SparseAdam(list(users.parameters()) + list(items.parameters()), lr=1e-3)
+    sampling_weights = counts.pow(0.75)
+    log.info("epoch %d: catalogue %s, %d items; %.2f GiB allocated", epoch, snapshot, n_items,
+             torch.cuda.memory_allocated() / 2**30)
+    start = time.time()
+    for step in range(200):
+        u = torch.randint(0, 2_000_000, (BATCH,), device="cuda")
+        pos = torch.randint(0, n_items, (BATCH,), device="cuda")
+        neg = torch.multinomial(sampling_weights, BATCH * N_NEG, replacement=True).view(BATCH, N_NEG)
+        uv = users(u)
+        logits = torch.cat([(uv * items(pos)).sum(-1, keepdim=True),
+                            torch.einsum("bd,bnd->bn", uv, items(neg))], dim=1) / 0.05
+        loss = F.cross_entropy(logits, torch.zeros(BATCH, dtype=torch.long, device="cuda"))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    log.info("epoch %d done: loss %.4f (%.1f s)", epoch, loss.item(), time.time() - start)
+''')
+
+
+def s23_hf_save_pretrained_disk_full():
+    # Not a GPU OOM: a short fine-tune of the bf16 checkpoint on the card, then
+    # model.save_pretrained("exports/...") onto a volume that is too small (the scenario mounts a
+    # 512 MB tmpfs on exports/, or, where it cannot mount, points the weights file at /dev/full):
+    # safetensors fails writing ("No space left on device", os error 28).
+    import subprocess
+
+    exports = os.path.join(WORK, "exports")
+    os.makedirs(exports, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", exports],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    target_dir = os.path.join(exports, "llama-550m-sft-step200")
+    os.makedirs(target_dir, exist_ok=True)
+    if not mounted:
+        weights = os.path.join(target_dir, "model.safetensors")
+        if os.path.lexists(weights):
+            os.remove(weights)
+        os.symlink("/dev/full", weights)
+    run_user_script("finetune_and_export", '''import logging
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                    level=logging.INFO)
+logger = logging.getLogger("finetune")
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+g = torch.Generator().manual_seed(0)
+start = time.time()
+for step in range(1, 201):
+    ids = torch.randint(3, 32000, (8, 512), generator=g).cuda()
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if step % 50 == 0:
+        logger.info("step %d loss %.4f (%.1f s, %.2f GiB peak)", step, loss.item(),
+                    time.time() - start, torch.cuda.max_memory_allocated() / 2**30)
+out = "exports/llama-550m-sft-step200"
+logger.info("saving to %s", out)
+model.save_pretrained(out)
+logger.info("saved")
+'''.replace("@CKPT@", CKPT))
+
+
+def s23_cuda_graph_replay_grown_batch():
+    # Not a GPU OOM: a ranking service captures its scorer in a CUDA graph at the configured
+    # max batch of 64 (static input, private memory pool, logged); traffic is padded up to the
+    # static batch, until a burst batch of 96 requests arrives and static_input.copy_(batch)
+    # fails with a size mismatch ("The size of tensor a (64) must match the size of tensor b (96)").
+    run_user_script("rank_service", '''import logging
+import time
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("rank_service")
+MAX_BATCH, FEATURES = 64, 1024
+
+model = nn.Sequential(nn.Linear(FEATURES, 4096), nn.GELU(), nn.Linear(4096, 4096), nn.GELU(),
+                      nn.Linear(4096, 1)).cuda().half().eval()
+static_input = torch.zeros(MAX_BATCH, FEATURES, device="cuda", dtype=torch.half)
+side = torch.cuda.Stream()
+side.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(side), torch.no_grad():
+    for _ in range(3):  # warm-up before capture
+        model(static_input)
+torch.cuda.current_stream().wait_stream(side)
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph), torch.no_grad():
+    static_output = model(static_input)
+log.info("captured CUDA graph for batch %d; %.1f MiB reserved", MAX_BATCH,
+         torch.cuda.memory_reserved() / 2**20)
+
+
+def score(batch):
+    n = batch.shape[0]
+    if n < MAX_BATCH:
+        batch = torch.cat([batch, batch.new_zeros(MAX_BATCH - n, FEATURES)])
+    static_input.copy_(batch)
+    graph.replay()
+    return static_output[:n].float().squeeze(-1).clone()
+
+
+g = torch.Generator().manual_seed(0)
+traffic = [17, 64, 40, 5, 64, 63, 96, 12]
+for i, n in enumerate(traffic):
+    start = time.perf_counter()
+    requests = torch.randn(n, FEATURES, generator=g).cuda().half()
+    scores = score(requests)
+    log.info("request batch %d: %d items, top score %.3f, %.2f ms", i, n, scores.max().item(),
+             1000 * (time.perf_counter() - start))
+''')
+
+
+def s23_torch_load_weights_only_numpy():
+    # Not a GPU OOM: a fine-tuning script resumes from a checkpoint an older training script
+    # wrote with numpy values in it (best metric as np.float64, the numpy RNG state); since
+    # PyTorch 2.6, torch.load(map_location="cuda") defaults to weights_only=True and refuses the
+    # numpy globals ("Weights only load failed ... Unsupported global"), after the model is on
+    # the card.
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+    ckpt_dir = os.path.join(WORK, "runs", "resnet-ft")
+    os.makedirs(ckpt_dir, exist_ok=True)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2048, 1024), nn.ReLU(), nn.Linear(1024, 100))
+    torch.save({"epoch": 11, "model": model.state_dict(), "best_acc": np.float64(0.8132),
+                "numpy_rng": np.random.get_state(), "val_history": np.linspace(0.4, 0.81, 12)},
+               os.path.join(ckpt_dir, "checkpoint_best.pth"))
+    run_user_script("finetune_head", '''import argparse
+import logging
+import os
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--resume", default="runs/resnet-ft/checkpoint_best.pth")
+parser.add_argument("--epochs", type=int, default=30)
+args = parser.parse_args()
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("finetune_head")
+device = torch.device("cuda")
+model = nn.Sequential(nn.Linear(2048, 1024), nn.ReLU(), nn.Linear(1024, 100)).to(device)
+log.info("model on %s (%.1f MiB allocated)", torch.cuda.get_device_name(device),
+         torch.cuda.memory_allocated() / 2**20)
+start_epoch, best_acc = 0, 0.0
+if args.resume and os.path.isfile(args.resume):
+    log.info("=> loading checkpoint '%s'", args.resume)
+    checkpoint = torch.load(args.resume, map_location=device)
+    model.load_state_dict(checkpoint["model"])
+    start_epoch, best_acc = checkpoint["epoch"] + 1, float(checkpoint["best_acc"])
+    log.info("=> loaded checkpoint (epoch %d, best acc %.4f)", checkpoint["epoch"], best_acc)
+for epoch in range(start_epoch, args.epochs):
+    pass
+''')
+
+
+def s23_negative_dim_int32_overflow():
+    # Not a GPU OOM: a feature-extraction job preallocates its output buffer on the card from
+    # sizes read out of an int32 .npy index (n_videos x frames_per_video); the numpy int32
+    # product overflows (RuntimeWarning), and torch.empty refuses the negative row count
+    # ("Trying to create tensor with negative dimension").
+    import numpy as np
+
+    os.makedirs(os.path.join(WORK, "index"), exist_ok=True)
+    np.save(os.path.join(WORK, "index", "shard_meta.npy"),
+            np.array([1_310_720, 2_048, 768], dtype=np.int32))
+    run_user_script("extract_clip_features", '''import logging
+
+import numpy as np
+import torch
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("extract")
+n_videos, frames_per_video, dim = np.load("index/shard_meta.npy")
+free, total = torch.cuda.mem_get_info()
+log.info("shard: %d videos x %d frames, dim %d; GPU %.1f GiB free of %.1f GiB", n_videos,
+         frames_per_video, dim, free / 2**30, total / 2**30)
+n_rows = n_videos * frames_per_video
+log.info("preallocating feature buffer: %d rows", n_rows)
+features = torch.empty((n_rows, dim), dtype=torch.float16, device="cuda")
+log.info("buffer ready: %.1f GiB", features.numel() * 2 / 2**30)
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -14250,6 +15318,24 @@ SCENARIOS = {
     "s22e_dice_onehot_void_label_assert": s22e_dice_onehot_void_label_assert,
     "s22e_citation_graph_dense_adjacency": s22e_citation_graph_dense_adjacency,
     "s22e_dist_port_in_use": s22e_dist_port_in_use,
+    "s23_hf_flattening_collator_sft": s23_hf_flattening_collator_sft,
+    "s23_accelerate_reward_pairwise": s23_accelerate_reward_pairwise,
+    "s23_lightning_ddp_spawn_oom": s23_lightning_ddp_spawn_oom,
+    "s23_dataloader_worker_cuda_augment": s23_dataloader_worker_cuda_augment,
+    "s23_manual_kv_cat_decode": s23_manual_kv_cat_decode,
+    "s23_topp_sort_large_vocab": s23_topp_sort_large_vocab,
+    "s23_diffrax_saveat_steps": s23_diffrax_saveat_steps,
+    "s23_e3nn_tensor_product_edges": s23_e3nn_tensor_product_edges,
+    "s23_dist_all_gather_object_preds": s23_dist_all_gather_object_preds,
+    "s23_nerf_render_chunk": s23_nerf_render_chunk,
+    "s23_botorch_optimize_acqf": s23_botorch_optimize_acqf,
+    "s23_cupy_kmeans_distances": s23_cupy_kmeans_distances,
+    "s23_optax_lbfgs_deblur": s23_optax_lbfgs_deblur,
+    "s23_multinomial_negative_sampling_categories": s23_multinomial_negative_sampling_categories,
+    "s23_hf_save_pretrained_disk_full": s23_hf_save_pretrained_disk_full,
+    "s23_cuda_graph_replay_grown_batch": s23_cuda_graph_replay_grown_batch,
+    "s23_torch_load_weights_only_numpy": s23_torch_load_weights_only_numpy,
+    "s23_negative_dim_int32_overflow": s23_negative_dim_int32_overflow,
 }
 
 

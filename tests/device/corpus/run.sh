@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -116,7 +116,9 @@ run_one() {
     s21_accelerate_notebook_launcher|s22_hf_pytest_prefill_batches|s22_lightning_fsdp_one_device|\
     s22_numpyro_predictive_draws|s22_mp_queue_cuda_ipc_writer|s22_pyg_gat_full_batch|\
     s22_gpytorch_grid_predict|s22e_hf_beam_scores_backtranslate|s22e_hf_trainer_eval_logits_midtrain|\
-    s22e_compile_max_autotune_ffn|s22e_ddp_nccl_first_backward|s22e_lightning_prediction_writer_buffer)
+    s22e_compile_max_autotune_ffn|s22e_ddp_nccl_first_backward|s22e_lightning_prediction_writer_buffer|\
+    s23_lightning_ddp_spawn_oom|s23_dataloader_worker_cuda_augment|s23_diffrax_saveat_steps|\
+    s23_hf_save_pretrained_disk_full|s23_optax_lbfgs_deblur)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -614,4 +616,32 @@ run_one s22e_asr_ctc_sortagrad_buckets "$OOM|CUDNN_STATUS" -
 run_one s22e_dice_onehot_void_label_assert "device-side assert|index out of bounds|illegal memory access" - CUDA_LAUNCH_BLOCKING=1
 run_one s22e_citation_graph_dense_adjacency "MemoryError|Unable to allocate" -
 run_one s22e_dist_port_in_use "EADDRINUSE|address already in use|failed to listen" -
+# session 23 (blind): packing-free SFT with DataCollatorWithFlattening, a pairwise reward model
+# under accelerate, Lightning's ddp_spawn on one device, GPU augmentation in spawned DataLoader
+# workers, a hand-written decode loop growing its KV cache by torch.cat, top-p sampling over a
+# 256k vocabulary, a diffrax ensemble with SaveAt(steps=True), an e3nn potential on a large radius
+# graph, all_gather_object of numpy predictions under NCCL, a NeRF validation render in too-large
+# chunks, BoTorch's optimize_acqf on a 40k-point GP, CuPy k-means codebooks, optax's L-BFGS on a
+# large image (most beside another job's holder), and 5 look-alikes (multinomial over more than
+# 2^24 items, save_pretrained onto a full disk, a CUDA graph replayed with a larger batch,
+# torch.load's weights_only refusal, a negative tensor size from an int32 overflow)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s23_hf_flattening_collator_sft "$OOM" 16
+run_one s23_accelerate_reward_pairwise "$OOM" 20
+run_one s23_lightning_ddp_spawn_oom "$OOM" 8
+run_one s23_dataloader_worker_cuda_augment "$OOM" 3
+run_one s23_manual_kv_cat_decode "$OOM" 10
+run_one s23_topp_sort_large_vocab "$OOM" 6
+run_one s23_diffrax_saveat_steps "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s23_e3nn_tensor_product_edges "$OOM" 20
+run_one s23_dist_all_gather_object_preds "$OOM" 3
+run_one s23_nerf_render_chunk "$OOM" 16
+run_one s23_botorch_optimize_acqf "$OOM" 10
+run_one s23_cupy_kmeans_distances "OutOfMemoryError|Out of memory|out of memory" 8
+run_one s23_optax_lbfgs_deblur "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s23_multinomial_negative_sampling_categories "number of categories cannot exceed" -
+run_one s23_hf_save_pretrained_disk_full "No space left|os error 28|Errno 28|StorageFull" -
+run_one s23_cuda_graph_replay_grown_batch "must match the size of tensor" -
+run_one s23_torch_load_weights_only_numpy "Weights only load failed|weights_only" -
+run_one s23_negative_dim_int32_overflow "negative dimension" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
