@@ -1281,6 +1281,18 @@ fn materialize(collected: &mut Collected) {
     }
 }
 
+/// A model loader's metadata line: llama.cpp's `llama_model_loader: - kv 12: …` / `- type
+/// f32: 66 tensors`, `llm_load_print_meta: n_layer = 32`, `print_info: n_layer = 32`.
+fn is_loader_metadata(text: &str) -> bool {
+    [
+        "llama_model_loader: - ",
+        "llm_load_print_meta: ",
+        "print_info: ",
+    ]
+    .iter()
+    .any(|prefix| text.contains(prefix))
+}
+
 /// Events merged when they repeat back to back (requests, progress bars, stats lines).
 fn coalesces(kind: EventKind) -> bool {
     matches!(
@@ -1334,6 +1346,9 @@ fn push_event(
         collected.segment.progressed = true;
     }
     collected.progress.observe(kind, phase, line);
+    if kind == EventKind::WeightsLoadProgress && is_loader_metadata(cleaned) {
+        collected.progress.loader_metadata = Some(line);
+    }
     if coalesces(kind) {
         if let Some(last) = collected.segment.last_mut() {
             if last.kind == kind {
@@ -1550,5 +1565,7 @@ mod hot_path_tests;
 mod s21_tests;
 #[cfg(test)]
 mod s22_tests;
+#[cfg(test)]
+mod s23_tests;
 #[cfg(test)]
 mod tier_tests;

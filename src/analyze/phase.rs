@@ -34,9 +34,23 @@ pub struct Progress {
     /// body leaves the bar short of its total. Set by the reader of the line's text, not by
     /// [`Progress::observe`].
     pub training_ended: Option<u64>,
+    /// The line of the last model-loader metadata line (llama.cpp's `llama_model_loader: - kv
+    /// 12: …`, `print_info: n_layer = 32`) that showed the weights' load in progress. The
+    /// loader prints a hundred of them while it reads the file's header, before it allocates
+    /// anything: a pasted log that ends among them was cut there, and does not show where
+    /// the failure stated above it happened. Set by the reader of the line's text.
+    pub loader_metadata: Option<u64>,
 }
 
 impl Progress {
+    /// Whether the stage in progress was last shown by a model loader's metadata line (see
+    /// [`Progress::loader_metadata`]).
+    pub fn cut_in_loader_metadata(&self) -> bool {
+        self.in_progress.is_some_and(|(phase, line)| {
+            phase == Phase::WeightsLoad && self.loader_metadata == Some(line)
+        })
+    }
+
     /// Takes one timeline event into account.
     pub fn observe(&mut self, kind: EventKind, phase: Phase, line: u64) {
         use EventKind as K;

@@ -208,7 +208,8 @@ fn read_phase(
                 && point.progress.last_completed.is_none()
                 && (after_the_mention(collected.progress.last_completed, point).is_some()
                     || after_the_mention(collected.progress.in_progress, point)
-                        .is_some_and(|(phase, _)| phase != Phase::Startup)) =>
+                        .is_some_and(|(phase, _)| phase != Phase::Startup)
+                        && !collected.progress.cut_in_loader_metadata()) =>
         {
             &collected.progress
         }
@@ -315,6 +316,15 @@ fn read_phase(
     let training_step_shown = training_step_shown(collected, progress);
     let mut progress = progress.clone();
     progress.training_ended = training_ended(collected, &progress);
+    // A log pasted under the failure's statement and cut in the model loader's header dump
+    // does not show where the failure happened (see `Progress::loader_metadata`).
+    if progress.cut_in_loader_metadata()
+        && progress
+            .in_progress
+            .is_some_and(|(_, line)| primary.is_none_or(|point| point.line < line))
+    {
+        progress.in_progress = None;
+    }
     let phase = decide_phase(PhaseInputs {
         failure,
         progress: &progress,
@@ -477,7 +487,8 @@ fn restated_phase<'a>(
 /// the run did not restart after it, no stretch of it was searched for failures only, and a
 /// stage was still running at the end. Start-up open at the end is not such a stage: a banner,
 /// a download or a device line opens it in any run (TensorFlow prints its device lines again for
-/// each session), so a log cut there does not show where the failure happened.
+/// each session), so a log cut there does not show where the failure happened. Nor is a load
+/// last shown by the model loader's metadata lines (a log cut in llama.cpp's header dump).
 fn summary_phase(
     collected: &Collected,
     primary: Option<&FailurePoint>,
@@ -490,6 +501,7 @@ fn summary_phase(
         || collected.unseen.iter().any(|&(_, last)| last > first.line)
         || line <= first.line
         || running == Phase::Startup
+        || collected.progress.cut_in_loader_metadata()
     {
         return None;
     }

@@ -38,6 +38,19 @@ pub(super) fn not_gpu(mut builder: Builder<'_>, failure: &OomMessage) -> Verdict
             ],
             "This is not a GPU memory shortage but a software fault (an illegal memory access in a kernel). More or bigger GPUs will not fix it; it needs a different software version, kernel or setting.",
         ),
+        // NCCL's shared-memory transport between the ranks of one host (`src/misc/shmutils.cc`
+        // `ncclShmOpen`; `NCCL_SHM_DISABLE=1` makes NCCL use another transport, documented in
+        // NCCL's environment variables).
+        OomKind::SharedMemory if failure.text.contains("creating shared memory segment") => (
+            Cause::SharedMemory,
+            "not a GPU out-of-memory error: NCCL could not create its shared-memory segment in /dev/shm",
+            vec![
+                "give the container more shared memory: docker `--shm-size=8g` or `--ipc=host`, Kubernetes an `emptyDir` with `medium: Memory` mounted at /dev/shm".to_string(),
+                "or set `NCCL_SHM_DISABLE=1` so NCCL passes data between the processes another way (slower)".to_string(),
+                "`df -h /dev/shm` shows its size and use".to_string(),
+            ],
+            "This is not a GPU problem: NCCL could not create a segment in the shared-memory filesystem (/dev/shm) it uses between the processes of one machine (too small, or not writable). More GPU memory will not help; raise the container's shm size or share the host's.",
+        ),
         OomKind::SharedMemory => (
             Cause::SharedMemory,
             "not a GPU out-of-memory error: shared memory (/dev/shm) ran out for the DataLoader workers",

@@ -54,6 +54,11 @@ pub(super) const RULES: &[Rule] = &[
     rule("| POST ", gin_request),
     rule(": failed to allocate compute buffers", compute_failed),
     rule("failed to allocate buffer for kv cache", kv_cache_failed),
+    // A batch's decode failed: `llama_decode: failed to decode, ret = -3` (llama-context.cpp
+    // `llama_decode`), ollama's runner `panic: failed to decode batch: llama_decode failed
+    // with code -3` (`runner/llamarunner/runner.go` `processBatch`), the server's
+    // `update_slots: failed to decode the batch` (`tools/server/server.cpp`).
+    rule("failed to decode", decode_failed),
     rule("llama_kv_cache_init() failed", kv_cache_failed),
     rule(": failed to allocate compute pp buffers", compute_failed),
     rule("load_tensors: loading model tensors", load_tensors),
@@ -495,6 +500,18 @@ fn compute_failed(text: &str, facts: &mut LineFacts) {
         _ => return,
     };
     facts.failed_phase_hint = Some(phase);
+}
+
+/// `llama_decode: failed to decode, ret = -3` and the callers' words for it: a batch of a
+/// prompt or of generated tokens was being evaluated.
+fn decode_failed(text: &str, facts: &mut LineFacts) {
+    if text.contains("llama_decode")
+        || text.contains("failed to decode batch")
+        || text.contains("failed to decode the batch")
+    {
+        llama(facts);
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
 }
 
 /// The KV cache's allocation failed, in llama.cpp's words: `llama_kv_cache_init: failed to

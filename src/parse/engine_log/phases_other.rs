@@ -52,6 +52,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("Loading ", textgen_loading),
     rule("Loaded the model in ", textgen_loaded),
     rule("Loaded \"", textgen_loaded),
+    // === A request answered with the error (session 23); handlers at the end of this file. ===
+    rule("\"object\":\"error\"", request_error),
+    rule("\"object\": \"error\"", request_error),
+    rule("mistralrs_core::engine", mistralrs_step),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -508,5 +512,27 @@ mod tests {
             vec![EventKind::WeightsLoaded]
         );
         assert!(kinds("Requested to load the page again").is_empty());
+    }
+}
+
+/// A request answered with the failure: an OpenAI-compatible server's error object
+/// (`{"object":"error","message":"CUDA out of memory. …"}`: vLLM's `ErrorResponse`
+/// (`vllm/entrypoints/openai/protocol.py`), FastChat's `openai_api_server.py`
+/// `create_error_response`, whose message holds the worker's `SERVER_ERROR_MSG` ("**NETWORK
+/// ERROR DUE TO HIGH TRAFFIC. …**", `fastchat/constants.py`) and the CUDA error that
+/// `model_worker.py` `generate_stream_gate` caught): the request was being generated when
+/// memory ran out.
+fn request_error(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("out of memory") || lower.contains("outofmemory") {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// mistral.rs's engine loop (`mistralrs_core::engine`, the module its log target names): a
+/// step of the running sequences failed, `ERROR mistralrs_core::engine: step - Model failed with error: …`.
+fn mistralrs_step(text: &str, facts: &mut LineFacts) {
+    if text.contains("step - Model failed") {
+        facts.failed_phase_hint = Some(Phase::Inference);
     }
 }

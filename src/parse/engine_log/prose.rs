@@ -452,6 +452,8 @@ pub(super) const MARKERS: &[&str] = &[
     "queries",
     "oncurren",
     "requests",
+    // `after 1 or 2 generations` (`prose::grammar::ran_for_a_while`).
+    "generations",
     "ent a request",
     "高并发",
     "并发请求",

@@ -38,6 +38,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Evaluating on ", evaluation_announced),
     rule("validating on ", evaluation_announced),
     rule("Validating on ", evaluation_announced),
+    rule("[VAL]", validation_tag),
     rule("Loading model modules", tabby_modules),
     rule("Loading draft modules", tabby_modules),
     rule("Modules |", tabby_modules),
@@ -103,6 +104,36 @@ fn evaluation_announced(text: &str, facts: &mut LineFacts) {
         .iter()
         .any(|word| after.contains(word));
     if prefixed && !finished && after.len() <= 160 {
+        evaluation(facts);
+    }
+}
+
+/// A program's own line tagged as its validation's (`[VAL] rendering view 0 (800x800)`), as
+/// hand-written loops tag their phases beside `[TRAIN]`: the evaluation runs, unless the line reports it done or its result
+/// (`[VAL] loss 0.31`, `[val] done in 3.2 s`).
+fn validation_tag(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    let Some(at) = ["[val]", "[eval]"]
+        .iter()
+        .filter_map(|tag| lower.find(tag))
+        .min()
+    else {
+        return;
+    };
+    let before = lower[..at].trim_end();
+    let prefixed = before.is_empty()
+        || before.ends_with([':', ']', '-', '|'])
+        || ["info", "debug"]
+            .iter()
+            .any(|level| before.ends_with(level));
+    let after = &lower[at..];
+    let result = [
+        "done", "finished", "complete", "took", "failed", "error", "loss", "acc", "psnr", "score",
+        "metric", "=",
+    ]
+    .iter()
+    .any(|word| after.contains(word));
+    if prefixed && !result && after.len() <= 160 {
         evaluation(facts);
     }
 }

@@ -621,9 +621,10 @@ fn litgpt_step(text: &str, facts: &mut LineFacts) {
     }
 }
 
-/// A training loop's own log line: a step (or iteration/epoch) number, then a loss with its
-/// value, as hand-written loops print them with `print`/`logging` (`step 12 batch 4096 loss
-/// 1.0394`, `Epoch 3 Step 120: loss: 0.52`, `[iter 800] Loss 2.31`). Keras and the progress bars
+/// A training loop's own log line: a step (or iteration/epoch/batch) number, then a loss with
+/// its value, as hand-written loops print them with `print`/`logging` (`step 12 batch 4096 loss
+/// 1.0394`, `Epoch 3 Step 120: loss: 0.52`, `[iter 800] Loss 2.31`, `batch 7: 12000 atoms, loss
+/// 0.41`). An evaluation's loss has its own name (`val_loss`, `eval_loss`). Keras and the progress bars
 /// have their own rules; a line without both parts is not a step.
 fn logged_step(text: &str, facts: &mut LineFacts) {
     if has(text, " - loss: ") || has(text, "val_loss") || has(text, "eval_loss") {
@@ -638,13 +639,15 @@ fn logged_step(text: &str, facts: &mut LineFacts) {
         return;
     }
     let before = &lower[..loss_at];
-    let counted = ["step", "iter", "iteration", "epoch"].iter().any(|word| {
-        before.match_indices(word).any(|(at, _)| {
-            let starts_word = at == 0 || !before.as_bytes()[at - 1].is_ascii_alphabetic();
-            let rest = before[at + word.len()..].trim_start_matches([' ', ':', '=', '#', '[']);
-            starts_word && rest.starts_with(|c: char| c.is_ascii_digit())
-        })
-    });
+    let counted = ["step", "iter", "iteration", "epoch", "batch"]
+        .iter()
+        .any(|word| {
+            before.match_indices(word).any(|(at, _)| {
+                let starts_word = at == 0 || !before.as_bytes()[at - 1].is_ascii_alphabetic();
+                let rest = before[at + word.len()..].trim_start_matches([' ', ':', '=', '#', '[']);
+                starts_word && rest.starts_with(|c: char| c.is_ascii_digit())
+            })
+        });
     if counted {
         step(facts);
     }
@@ -917,7 +920,9 @@ fn fairseq_epoch_start(text: &str, facts: &mut LineFacts) {
 /// the failure happened in the training step. Its validation step says `ran out of memory in
 /// validation step, retrying batch` instead (below).
 fn fairseq_train_oom(text: &str, facts: &mut LineFacts) {
-    let skipping = text.trim() == "Skipping batch" || has(text, "; Skipping batch");
+    // Pasted as markdown the line may keep the italics' underscores (`Skipping batch_`).
+    let skipping =
+        text.trim().trim_matches(['_', '*']) == "Skipping batch" || has(text, "; Skipping batch");
     if skipping
         || has(
             text,

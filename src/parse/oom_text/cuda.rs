@@ -181,6 +181,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
+    // RMM before 0.11 (`include/rmm/rmm.h` `RMM_CHECK_CUDA`, `rmmError_t`: `ERROR: RMM call in
+    // line 68of file …/managed_allocator.cuh failed with result RMM_ERROR_OUT_OF_MEMORY (4)
+    // Attempted to allocate: 4000000000 bytes.`), cuDF's allocator then.
+    if let Some(position) = super::find(text, "RMM_ERROR_OUT_OF_MEMORY") {
+        return Some((Family::OtherGpu, line_begin(text, position)));
+    }
     // MindSpore's runtime (`mindspore/ccsrc/runtime/graph_scheduler/actor/*.cc`, 2.x):
     // `Device(id:0) memory isn't enough and alloc failed, kernel name: …, alloc size: 1024B.`,
     // older `Device memory isn't enough and alloc failed, alloc size:1024`; its CPU device writes
@@ -388,6 +394,15 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
                 .captures(squeezed)
                 .and_then(|caps| caps.get(1))
                 .and_then(|m| m.as_str().parse().ok());
+            // Old RMM: `… RMM_ERROR_OUT_OF_MEMORY (4)  Attempted to allocate: 4000000000 bytes.`
+            if let Some(bytes) =
+                regex!(r"RMM_ERROR_OUT_OF_MEMORY\(\d+\)Attemptedtoallocate:(\d+)bytes")
+                    .captures(squeezed)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| m.as_str().parse().ok())
+            {
+                parsed.figures.tried_to_allocate_bytes = Some(crate::model::Bytes(bytes));
+            }
             // MindSpore: `Device(id:0) memory isn't enough and alloc failed, …, alloc size: NB.`
             if let Some(caps) = regex!(
                 r"Device(?:\(id:(\d{1,3})\))?memoryisn'tenoughandallocfailed.*?allocsize:(\d+)"

@@ -131,6 +131,7 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("memory isn't enough", Message),
         // RMM's device pool (cuda.rs), when printed without its `std::bad_alloc` head.
         ("RMM failure at", Message),
+        ("RMM_ERROR_OUT_OF_MEMORY", Message),
         // vLLM.
         ("Free memory on device", Message),
         ("No available memory for the cache blocks", Message),
@@ -329,6 +330,7 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("bad_alloc", Message),
         // Not OOM (not_oom.rs): shared memory, disk, device-side assert, Triton resources.
         ("insufficient shared memory", Message),
+        ("Error while creating shared memory segment", Message),
         ("No space left on device", Message),
         ("device-side assert triggered", Message),
         ("OutOfResources", Message),

@@ -25,6 +25,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position].rfind("ERROR:").unwrap_or(position);
         return Some((Family::NotOom(NotOomKind::Shm), begin));
     }
+    // NCCL's shared-memory transport (`src/misc/shmutils.cc` `ncclShmOpen`: "Error while
+    // creating shared memory segment %s (size %zu)"): `/dev/shm` too small for it (docker's
+    // default 64 MB).
+    if let Some(position) = find(text, "Error while creating shared memory segment") {
+        return Some((Family::NotOom(NotOomKind::Shm), line_start(text, position)));
+    }
     if let Some(position) = find(text, "No space left on device") {
         let before = &text[..position];
         let begin = before
@@ -69,4 +75,9 @@ pub(super) fn parse(kind: NotOomKind) -> Parsed {
         NotOomKind::ContextFull => OomKind::ContextFull,
     };
     Parsed::new(kind, false)
+}
+
+/// Where the line holding `position` starts.
+fn line_start(text: &str, position: usize) -> usize {
+    text[..position].rfind('\n').map_or(0, |at| at + 1)
 }

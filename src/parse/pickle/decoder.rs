@@ -8,7 +8,7 @@ use super::flat::FastState;
 use super::input::Input;
 use super::memo::{Memo, ReadSlots};
 use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
-use super::parallel::{FileAt, Resolver};
+use super::parallel::Resolver;
 use super::{
     profile, Container, DictStorage, Finished, Fold, Limits, Merge, Open, PickleError, Value,
     BUILDING, EXTERNAL, MEMORY_FLOOR_BYTES,
@@ -650,7 +650,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             self.fold.nested(true);
         }
         let result = {
-            let mut input = Input::small(FileAt::new(resolver.file(), start, u64::MAX));
+            let mut input = Input::small(resolver.reader_at(start));
             input.shift(start);
             let mut sub = Decoder::new(input, self.limits, &mut *self.fold);
             sub.memo.skip(index);

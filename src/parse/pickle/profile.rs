@@ -3,8 +3,10 @@
 //! thread that ran it) and a few counters are printed to stderr when the command ends. Off, a
 //! phase costs one relaxed load.
 //!
-//! Thread CPU time comes from `/proc/thread-self/schedstat` (nanoseconds run on a CPU); where it
-//! is missing the CPU column says `-`.
+//! Thread CPU time comes from `/proc/thread-self/schedstat` (nanoseconds run on a CPU), and so
+//! does the time the thread was ready but waited for a CPU (its second field: a wall clock
+//! longer than CPU + wait is time blocked, in a page fault or a read); where it is missing the
+//! columns say `-`.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
@@ -25,6 +27,8 @@ struct Record {
     name: String,
     wall_ns: u64,
     cpu_ns: Option<u64>,
+    /// Time the thread waited on a run queue.
+    wait_ns: Option<u64>,
     /// The process's resident and peak resident KiB when the phase ended.
     rss_kib: Option<(u64, u64)>,
 }
@@ -43,10 +47,11 @@ pub fn enabled() -> bool {
     }
 }
 
-/// CPU nanoseconds the calling thread has run.
-fn thread_cpu_ns() -> Option<u64> {
+/// Nanoseconds the calling thread has run on a CPU, and has waited on a run queue.
+fn thread_cpu_ns() -> Option<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().next()?.parse().ok()
+    let mut fields = text.split_whitespace();
+    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
 }
 
 /// CPU nanoseconds of the whole process (user + system, from `/proc/self/stat`).
@@ -80,7 +85,7 @@ fn rss_kib() -> Option<(u64, u64)> {
 pub struct Phase {
     name: String,
     start: Instant,
-    cpu: Option<u64>,
+    cpu: Option<(u64, u64)>,
 }
 
 /// Starts timing `name` on this thread (`None` when profiling is off).
@@ -98,15 +103,19 @@ pub fn phase(name: impl FnOnce() -> String) -> Option<Phase> {
 impl Drop for Phase {
     fn drop(&mut self) {
         let wall_ns = self.start.elapsed().as_nanos() as u64;
-        let cpu_ns = match (self.cpu, thread_cpu_ns()) {
-            (Some(start), Some(end)) => Some(end.saturating_sub(start)),
-            _ => None,
+        let (cpu_ns, wait_ns) = match (self.cpu, thread_cpu_ns()) {
+            (Some(start), Some(end)) => (
+                Some(end.0.saturating_sub(start.0)),
+                Some(end.1.saturating_sub(start.1)),
+            ),
+            _ => (None, None),
         };
         if let Ok(mut records) = RECORDS.lock() {
             records.push(Record {
                 name: std::mem::take(&mut self.name),
                 wall_ns,
                 cpu_ns,
+                wait_ns,
                 rss_kib: rss_kib(),
             });
         }
@@ -133,20 +142,25 @@ pub fn report() {
     };
     let seconds = |ns: u64| ns as f64 / 1e9;
     let mut out = String::from(
-        "oomdoc profile (OOMDOC_PROFILE): phase, wall s, thread CPU s, RSS and peak RSS MiB at its end\n",
+        "oomdoc profile (OOMDOC_PROFILE): phase, wall s, thread CPU s, run-queue wait s, RSS and peak \
+         RSS MiB at its end\n",
     );
     for record in &records {
         let cpu = record
             .cpu_ns
             .map_or("-".to_string(), |ns| format!("{:.3}", seconds(ns)));
+        let wait = record
+            .wait_ns
+            .map_or("-".to_string(), |ns| format!("{:.3}", seconds(ns)));
         let rss = record.rss_kib.map_or("-".to_string(), |(now, peak)| {
             format!("{:>6} {:>6}", now >> 10, peak >> 10)
         });
         out.push_str(&format!(
-            "  {:<34} {:>8.3} {:>8} {}\n",
+            "  {:<34} {:>8.3} {:>8} {:>8} {}\n",
             record.name,
             seconds(record.wall_ns),
             cpu,
+            wait,
             rss
         ));
     }

@@ -1339,6 +1339,12 @@ fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usiz
     };
     let counted = if text(index + 1) == Some("a") && text(index + 2) == Some("few") {
         Some(index + 3)
+    } else if text(index + 1).is_some_and(is_count)
+        && matches!(text(index + 2), Some("or" | "to"))
+        && text(index + 3).is_some_and(is_count)
+    {
+        // `after 1 or 2 generations`, `after 3 to 5 requests`.
+        Some(index + 4)
     } else {
         text(index + 1).is_some_and(is_count).then_some(index + 2)
     };

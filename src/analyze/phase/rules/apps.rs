@@ -1,6 +1,6 @@
 //! The frame rules of apps read in the thirteenth session: PaddleOCR and PaddleX (Paddle
 //! Inference predictors), kohya-ss sd-scripts' caching passes, and the 3D Gaussian Splatting
-//! code base (and the many projects built on its layout).
+//! code base (and the many projects built on its layout); LangChain's chains (session 23).
 //! `rules.rs` orders the segments into one table (the first rule that matches applies).
 
 use super::r;
@@ -42,6 +42,26 @@ pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
         I,
         Serve,
         "paddlex",
+    ),
+    // --- LangChain (`langchain/chains/base.py` `Chain.__call__` / `Chain.invoke` /
+    // `Chain.run`, 0.0.x–0.3; `langchain_core/runnables/base.py` `RunnableSequence.invoke`):
+    // a chain answering its input, its model (a local LLM's generate, an embedding model's
+    // forward) applied to a query. ---
+    r(
+        "__call__",
+        "langchain/chains/base.py",
+        I,
+        Serve,
+        "langchain",
+    ),
+    r("invoke", "langchain/chains/base.py", I, Serve, "langchain"),
+    r("run", "langchain/chains/base.py", I, Serve, "langchain"),
+    r(
+        "invoke",
+        "langchain_core/runnables/base.py",
+        I,
+        Serve,
+        "langchain",
     ),
     // --- kohya-ss sd-scripts (`library/train_util.py`: `DatasetGroup.cache_latents` →
     // `BaseDataset.cache_latents` → `cache_batch_latents`, which runs `vae.encode` on the
