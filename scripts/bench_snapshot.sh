@@ -491,6 +491,43 @@
 #     of CPU where one thread decodes all in ~1.2 s: each meets every frame again), the pre-scan
 #     before any chunk starts, and on real the serial replay pass 2. The peak RSS (varied) is
 #     reached in the analysis' pass 1 (two tables of a u32 an entry, +30 MiB over the snapshot).
+# Twenty-third session (2026-12-04). Memo values a chunk decodes on demand (the frames it meets
+# again, nearly all in the file's first 2 MiB: strace of the varied 577 MiB file, 95,158 of
+# 96,732 reads there) are read through blocks of 64 KiB of the file kept once for all threads
+# (`parse::pickle::parallel::Blocks`, at most a sixty-fourth of the file): the parallel read's
+# system calls 98,025 -> 1,327 (strace -c -f, 2-core VM, 14 threads forced). OOMDOC_PROFILE also
+# prints each phase's run-queue wait (schedstat's second field).
+# H200 host (05:38 UTC, 16 cores, 1 thread a core, 1 NUMA node, load < 0.5), stripped binaries,
+# default threads (14), RUNS=2 alternated, base = main at the session's start (10d4d20d); reports
+# identical:
+#   varied (576.9 MiB): Python 5.90-6.43 s (this host's Python is fast: earlier hosts 7.9-9.6 s),
+#     oomdoc 0.39-0.40 s wall / 3.48-3.81 s CPU, 285.7 MiB (0.50 of the file); base 0.41-0.43 s,
+#     283.8 MiB: 15.1x best against best.
+#   real (524.7 MiB): Python 5.65-5.68 s, oomdoc 0.40-0.42 s, 207.7 MiB (0.40); base 0.41-0.45 s:
+#     14.1x.
+#   A second round (3 runs each, same host): varied 0.43 s x3 against base 0.43-0.45 s; real
+#     0.40-0.45 s against 0.42-0.45 s. The blocks are worth a few per cent at most on this host.
+#   OOMDOC_PROFILE, varied: every chunk's wall is its CPU and its run-queue wait is 0.000 s, yet
+#     chunks of equal bytes take 0.113-0.216 s of CPU (base 0.112-0.203 s): no thread waits for
+#     a core (lscpu: 16 cores, one thread each, one NUMA node); the spread is what the threads
+#     cost one another (memory traffic, the host's other tenants), not scheduling. Pre-scan 0.101
+#     s, wait for the chunks 0.081 s, analysis 0.060 s. Real: pre-scan 0.118 s (0.021 s of it the
+#     first 6 MiB on one thread), chunks 0.083-0.151 s, analysis 0.130 s.
+#   More chunks than threads (OOMDOC_CHUNKS, 3 runs each, wall / peak RSS): varied 14: 0.43 s,
+#     286-293 MiB; 21: 0.49-0.52 s; 28: 0.48-0.49 s, 294-308 MiB; 42: 0.54-0.56 s, 340 MiB. Real
+#     14: 0.40-0.45 s; 21: 0.40-0.44 s; 28: 0.41-0.44 s; 42: 0.43-0.46 s. Each chunk decodes the
+#     ~6,900 frames it meets again, so finer chunks cost more than they balance.
+#   Instructions (cachegrind, varied 60 MiB, 14 threads forced on the VM): 5,771M -> 5,907M with
+#     the blocks (a value's bytes are copied from a block in pieces where one system call read
+#     them before; the calls' kernel work is not counted). Of both, ~14 % was memset: each value
+#     decoded on demand zeroed its input's 8 KiB first buffer (96,630 values). A thread now keeps
+#     a few such buffers and uses them again (`Resolver::take_buffer`): 5,907M -> 5,045M
+#     instructions (base 5,771M), reports identical. On the VM (577 MiB, 14 threads forced, 3
+#     runs alternated, thread CPU of a chunk on average): 0.117-0.150 s -> 0.105-0.126 s, process
+#     CPU 3.00-3.67 s -> 2.77-3.40 s.
+#   20x on this host would need ~0.30 s: the chunks (~0.11-0.22 s each, the slowest sets the
+#     wall), the pre-scan (~0.10 s before any chunk starts) and the analysis (0.06-0.13 s) are
+#     each too long for it.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

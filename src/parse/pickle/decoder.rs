@@ -650,7 +650,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             self.fold.nested(true);
         }
         let result = {
-            let mut input = Input::small(resolver.reader_at(start));
+            let mut input = Input::small_in(resolver.reader_at(start), resolver.take_buffer());
             input.shift(start);
             let mut sub = Decoder::new(input, self.limits, &mut *self.fold);
             sub.memo.skip(index);
@@ -658,6 +658,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             sub.sub = Some(index);
             let result = sub.run_until_splice();
             profile::count(&profile::RESOLVED_BYTES, sub.offset.saturating_sub(start));
+            resolver.keep_buffer(sub.input.take_buffer());
             match result {
                 Ok(Step::Done(value)) => Ok(value),
                 Ok(Step::Splice) => Err(sub.malformed("stopped at a splice point")),

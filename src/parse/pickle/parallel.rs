@@ -158,7 +158,13 @@ pub(super) struct Resolver {
     starts: Arc<Vec<(u32, u32)>>,
     cache: RefCell<HashMap<usize, Value, BuildHasherDefault<IndexHasher>>>,
     depth: Cell<u32>,
+    /// Input buffers of values decoded on demand, to use again (one a level of nesting).
+    buffers: RefCell<Vec<Vec<u8>>>,
 }
+
+/// Most buffers a [`Resolver`] keeps, and the largest it keeps.
+const KEPT_BUFFERS: usize = 8;
+const KEPT_BUFFER_BYTES: usize = 64 << 10;
 
 impl Resolver {
     fn new(blocks: Arc<Blocks>, starts: Arc<Vec<(u32, u32)>>) -> Rc<Self> {
@@ -167,7 +173,22 @@ impl Resolver {
             starts,
             cache: RefCell::new(HashMap::default()),
             depth: Cell::new(0),
+            buffers: RefCell::new(Vec::new()),
         })
+    }
+
+    /// A buffer used before for a value's input (empty when none is kept).
+    pub(super) fn take_buffer(&self) -> Vec<u8> {
+        self.buffers.borrow_mut().pop().unwrap_or_default()
+    }
+
+    /// Keeps `buffer` for the next value, unless enough are kept or it grew large (a long
+    /// string's).
+    pub(super) fn keep_buffer(&self, buffer: Vec<u8>) {
+        let mut buffers = self.buffers.borrow_mut();
+        if buffers.len() < KEPT_BUFFERS && buffer.len() <= KEPT_BUFFER_BYTES {
+            buffers.push(buffer);
+        }
     }
 
     /// The file from `position` on.
