@@ -159,3 +159,19 @@ fn nccls_shared_memory_segment_is_dev_shm_and_a_vllm_image_names_vllm() {
     let sglang = format!("docker run --gpus all --ipc=host lmsysorg/sglang:latest\n{OOM}\n");
     assert_eq!(explain_text(&sglang).engine.name, EngineName::Sglang);
 }
+
+#[test]
+fn a_fitted_gps_posterior_is_inference() {
+    let text = format!(
+        "Traceback (most recent call last):\n  File \"/work/bo_round.py\", line 30, in <module>\n    \
+         candidates, value = optimize_acqf(acqf, bounds=bounds, q=Q)\n  File \
+         \"/venv/lib/python3.12/site-packages/botorch/models/gpytorch.py\", line 585, in \
+         posterior\n    mvn = self(X)\n  File \
+         \"/venv/lib/python3.12/site-packages/gpytorch/models/exact_gp.py\", line 325, in \
+         __call__\n    predictive_mean, predictive_covar = self.prediction_strategy.exact_prediction(\n  \
+         File \"/venv/lib/python3.12/site-packages/gpytorch/models/\
+         exact_prediction_strategies.py\", line 367, in exact_prediction\n    \
+         self.exact_predictive_mean(test_mean, test_train_covar)\n{OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}

@@ -1,6 +1,7 @@
 //! The frame rules of apps read in the thirteenth session: PaddleOCR and PaddleX (Paddle
 //! Inference predictors), kohya-ss sd-scripts' caching passes, and the 3D Gaussian Splatting
-//! code base (and the many projects built on its layout); LangChain's chains (session 23).
+//! code base (and the many projects built on its layout); LangChain's chains, GPyTorch's and
+//! BoTorch's predictions (session 23).
 //! `rules.rs` orders the segments into one table (the first rule that matches applies).
 
 use super::r;
@@ -63,6 +64,20 @@ pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
         Serve,
         "langchain",
     ),
+    // --- GPyTorch (`gpytorch/models/exact_prediction_strategies.py`
+    // `DefaultPredictionStrategy.exact_prediction`, 1.x: the predictive mean and covariance of
+    // a fitted exact GP at test points, reached from `ExactGP.__call__` in eval mode only) and
+    // BoTorch (`botorch/models/gpytorch.py` `GPyTorchModel.posterior` /
+    // `BatchedMultiOutputGPyTorchModel.posterior`, 0.x: the posterior at candidate points, which
+    // every acquisition function evaluates): a fitted model applied to inputs. ---
+    r(
+        "exact_prediction",
+        "gpytorch/models/exact_prediction_strategies.py",
+        I,
+        Serve,
+        "gpytorch",
+    ),
+    r("posterior", "botorch/models/", I, Serve, "botorch"),
     // --- kohya-ss sd-scripts (`library/train_util.py`: `DatasetGroup.cache_latents` →
     // `BaseDataset.cache_latents` → `cache_batch_latents`, which runs `vae.encode` on the
     // training images; `cache_text_encoder_outputs` → `cache_batch_text_encoder_outputs` runs
