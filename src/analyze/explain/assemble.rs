@@ -100,11 +100,20 @@ pub(super) fn build_report(
             &collected.prose,
             raw_cuda_error,
         );
-        crate::analyze::phase::prose::fill_unknown(
-            &mut phase,
-            &collected.prose,
-            host_memory(failure),
-        );
+        // An engine build the log shows running is none of the stages (`Progress::observe`):
+        // the reporter's words about the commands before it (a converter they ran first) do
+        // not name what failed.
+        let building = collected
+            .progress
+            .in_progress
+            .is_some_and(|(running, _)| running == Phase::Unknown);
+        if !building {
+            crate::analyze::phase::prose::fill_unknown(
+                &mut phase,
+                &collected.prose,
+                host_memory(failure),
+            );
+        }
     }
     if let Some((first, last)) = unseen {
         phase.evidence.push(format!(

@@ -156,8 +156,6 @@ fn nccls_shared_memory_segment_is_dev_shm_and_a_vllm_image_names_vllm() {
                     system error\nLast error:\nError while creating shared memory segment \
                     /dev/shm/nccl-F9ffgB (size 9637888)`\n";
     assert_eq!(explain_text(deployed).engine.name, EngineName::Vllm);
-    let sglang = format!("docker run --gpus all --ipc=host lmsysorg/sglang:latest\n{OOM}\n");
-    assert_eq!(explain_text(&sglang).engine.name, EngineName::Sglang);
 }
 
 #[test]
@@ -174,4 +172,27 @@ fn a_fitted_gps_posterior_is_inference() {
          self.exact_predictive_mean(test_mean, test_train_covar)\n{OOM}\n"
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}
+
+#[test]
+fn a_checkpoint_converter_is_a_format_conversion() {
+    // TensorRT-LLM's converter read and converted the weights; saving them was killed.
+    let text = "```\n[TensorRT-LLM] TensorRT-LLM version: 0.12.0\n286it [00:50, 5.63it/s]\n\
+                Total time of reading and converting 52.12702465057373 s\nKilled\n```\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::FormatConversion);
+    // NIM's builder says the same per rank, then builds an engine: not a conversion running.
+    let built = "INFO 2025-11-07 17:37:10.695 build_utils.py:239] Total time of reading and \
+                 converting rank0 checkpoint: 32.43 s\n[11/07/2025-17:42:27] [TRT] [E] \
+                 [resizingAllocator.cpp::allocate::78] Error Code 1: Cuda Runtime (out of \
+                 memory)\n";
+    assert_ne!(explain_text(built).phase.failed_in, Phase::FormatConversion);
+    // The converter's script named in the reporter's command, and bash's `Killed` in Chinese.
+    let script =
+        "# 执行python scripts/convert_checkpoint.py --model_size 7B时，运行过程会被kill掉\n\
+                  \x20 0%|          | 0/1 [00:00<?, ?it/s]已杀死\n";
+    let report = explain_text(script);
+    assert_eq!(report.ooms[0].kind, OomKind::KilledBySignal);
+    assert_eq!(report.phase.failed_in, Phase::FormatConversion);
 }

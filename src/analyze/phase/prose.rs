@@ -382,7 +382,11 @@ fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             .find(|word| !word.is_empty())
             .unwrap_or_default();
         let applies = matches!(last, "infer" | "inference" | "predict" | "prediction");
-        if !(evaluates || applies) || !super::inference::inference_script(file) {
+        // A checkpoint converter (`convert_checkpoint.py` of TensorRT-LLM's examples and of
+        // lit-llama, llama.cpp's `convert_hf_to_gguf.py`, transformers'
+        // `convert_llama_weights_to_hf.py`): the job converts a model's weights.
+        let converts = first == "convert";
+        if !converts && (!(evaluates || applies) || !super::inference::inference_script(file)) {
             continue;
         }
         let before = lower[..start].trim_end_matches([' ', '`', '"', '\'']);
@@ -394,8 +398,13 @@ fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                         .next_back()
                         .is_none_or(|c| !c.is_ascii_alphanumeric()))
         });
-        if launched && !denied(lower, start, file) {
-            out.push((start, end, Phase::Inference));
+        if launched && (converts || !denied(lower, start, file)) {
+            let phase = if converts {
+                Phase::FormatConversion
+            } else {
+                Phase::Inference
+            };
+            out.push((start, end, phase));
             break;
         }
     }

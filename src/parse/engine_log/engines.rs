@@ -37,13 +37,10 @@ pub(super) const RULES: &[Rule] = &[
     // TensorRT-LLM: the banner of `import tensorrt_llm` ("[TensorRT-LLM] TensorRT-LLM version:
     // 0.12.0"), the builder's "[TRT-LLM] [E] Engine building failed" (`tensorrt_llm/commands/
     // build.py`), the C++ runtime's "[TensorRT-LLM][INFO] MPI size: 1".
-    // The engines' container images, as a deployment names them (`image: vllm/vllm-openai:
-    // v0.8.5`, `repository: "vllm/vllm-openai"`, `docker run … lmsysorg/sglang:latest`,
-    // `ollama/ollama`): the image is the engine that ran (the Docker Hub names of each
-    // project's README).
+    // vLLM's container image, as a deployment names it (`image: vllm/vllm-openai:v0.8.5`,
+    // `repository: "vllm/vllm-openai"`; the Docker Hub name of vLLM's docs): the image is the
+    // engine that ran.
     rule("vllm/vllm-openai", vllm_image),
-    rule("lmsysorg/sglang", engine_image),
-    rule("ollama/ollama", engine_image),
     rule("TensorRT-LLM version", tensorrt_llm),
     rule("Engine building failed", tensorrt_llm),
     rule("[TensorRT-LLM][INFO] MPI size", tensorrt_llm),
@@ -914,22 +911,6 @@ fn vllm(_text: &str, facts: &mut LineFacts) {
 
 fn vllm_image(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Vllm, Certainty::Weak);
-}
-
-/// An engine's container image (see the rule): the image's name, not a path that holds it.
-fn engine_image(text: &str, facts: &mut LineFacts) {
-    let name = if has(text, "lmsysorg/sglang") {
-        EngineName::Sglang
-    } else if text
-        .match_indices("ollama/ollama")
-        .any(|(at, _)| !text[..at].ends_with(['/', '.']) && !text[at + 13..].starts_with('/'))
-    {
-        // `ollama/ollama` the image, not the GitHub path `github.com/ollama/ollama/llm/…`.
-        EngineName::Ollama
-    } else {
-        return;
-    };
-    facts.engine(name, Certainty::Weak);
 }
 
 fn tensorrt_llm(text: &str, facts: &mut LineFacts) {

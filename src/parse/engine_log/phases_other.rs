@@ -14,6 +14,10 @@ use crate::model::failure::EngineName;
 pub(super) const RULES: &[Rule] = &[
     // TensorRT-LLM: `[TensorRT-LLM][INFO] Loaded engine size: 6695 MiB`.
     rule("Loaded engine size:", trtllm_engine_loaded),
+    // TensorRT-LLM's checkpoint converters (`examples/*/convert_checkpoint.py`
+    // `convert_and_save_rank`, 0.9+): `Total time of reading and converting: 52.127 s` after
+    // the Hugging Face weights were read and converted, then the converted checkpoint is saved.
+    rule("Total time of reading and converting", trtllm_converted),
     // `[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: 79.10 GiB, available: 70.48 GiB`.
     rule(
         "Memory usage when calculating max tokens in paged kv cache",
@@ -65,6 +69,16 @@ fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
 fn trtllm_engine_loaded(text: &str, facts: &mut LineFacts) {
     if text.contains("TensorRT-LLM") {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// The converter's own line: the conversion ran and its checkpoint is being saved, still the
+/// conversion's job. NIM's engine builder prints the same words per rank (`build_utils.py`:
+/// `Total time of reading and converting rank0 checkpoint: 0.18 s`) and then builds an engine:
+/// not this.
+fn trtllm_converted(text: &str, facts: &mut LineFacts) {
+    if !text.contains(" checkpoint:") {
+        event(facts, EventKind::FormatConversion, Phase::FormatConversion);
     }
 }
 

@@ -138,18 +138,21 @@ fn find_oom_killed(text: &str) -> Option<usize> {
 
 /// A shell's report of a process killed by SIGKILL: bash `Killed` alone on its line, with a job
 /// number (`[1]+  Killed   python train.py`) or from a script (`line 3: 4242 Killed   python
-/// x.py`), macOS `Killed: 9`, or glued to the tqdm bar it interrupted (`2.83s/it]Killed`). Not
-/// the word inside prose. A script's report starts at the killed process's id (see
+/// x.py`), macOS `Killed: 9`, or glued to the tqdm bar it interrupted (`2.83s/it]Killed`,
+/// `?it/s]已杀死`: bash's word in a Chinese locale). Not the word inside prose. A script's report starts at the killed process's id (see
 /// [`script_kill`]).
 fn shell_killed(text: &str) -> Option<usize> {
     let found = regex!(
-        r"^\s*(?:\[\d+\][+-]?\s+)?Killed(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|\d(?:it/s|s/it)\]Killed\s*$"
+        r"^\s*(?:\[\d+\][+-]?\s+)?(?:Killed|已杀死)(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$"
     )
     .find(text)?;
     let found_text = &text[found.start()..];
     let offset = match regex!(r"^line \d+:\s+(\d)").captures(found_text) {
         Some(caps) => caps.get(1).map_or(0, |pid| pid.start()),
-        None => found_text.find("Killed").unwrap_or(0),
+        None => found_text
+            .find("Killed")
+            .or_else(|| found_text.find("已杀死"))
+            .unwrap_or(0),
     };
     Some(found.start() + offset)
 }

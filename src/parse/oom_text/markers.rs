@@ -192,6 +192,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("killed due to memory pressure", Message),
         ("running low on memory", Message),
         ("Killed", Message),
+        // bash's `Killed` in a Chinese locale (its zh_CN message catalogue).
+        ("已杀死", Message),
         ("oom-kill", Message),
         ("OOMKilled", Message),
         // `exited with code 137`, kubectl describe `Exit Code:    137`, `exitCode: 137`, docker
