@@ -196,3 +196,14 @@ fn a_checkpoint_converter_is_a_format_conversion() {
     assert_eq!(report.ooms[0].kind, OomKind::KilledBySignal);
     assert_eq!(report.phase.failed_in, Phase::FormatConversion);
 }
+
+#[test]
+fn a_full_disk_in_gos_lower_case_is_a_full_disk() {
+    let text = "Sep 28 08:46:26 orangepi5 ollama[2563639]: time=2024-09-28T08:46:26.830+08:00 \
+                level=ERROR source=common.go:214 msg=\"failed to extract files\" error=\"copy \
+                payload linux/arm64/cuda_v12/libggml.so: write /tmp/ollama2127264499/runners/\
+                cuda_v12/libggml.so: no space left on device\"\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom);
+    assert_eq!(report.ooms[0].kind, OomKind::DiskFull);
+}

@@ -334,6 +334,7 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("insufficient shared memory", Message),
         ("Error while creating shared memory segment", Message),
         ("No space left on device", Message),
+        ("no space left on device", Message),
         ("device-side assert triggered", Message),
         ("OutOfResources", Message),
         ("out of resource:", Message),

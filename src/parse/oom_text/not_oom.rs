@@ -31,7 +31,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Error while creating shared memory segment") {
         return Some((Family::NotOom(NotOomKind::Shm), line_start(text, position)));
     }
-    if let Some(position) = find(text, "No space left on device") {
+    // The C library's `strerror(ENOSPC)`; Go's and Rust's errors write it in lower case
+    // (`write /tmp/ollama…/libggml.so: no space left on device`).
+    if let Some(position) =
+        find(text, "No space left on device").or_else(|| find(text, "no space left on device"))
+    {
         let before = &text[..position];
         let begin = before
             .rfind("OSError")
