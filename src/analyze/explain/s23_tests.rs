@@ -207,3 +207,16 @@ fn a_full_disk_in_gos_lower_case_is_a_full_disk() {
     assert!(!report.is_gpu_oom);
     assert_eq!(report.ooms[0].kind, OomKind::DiskFull);
 }
+
+#[test]
+fn metals_insufficient_memory_is_the_gpus() {
+    for line in [
+        "Fatal error: MetalExecutionError: Error Domain=MTLCommandBufferErrorDomain Code=8 \
+         \"Insufficient Memory (IOAF code 8)\" UserInfo={NSLocalizedDescription=Insufficient \
+         Memory (IOAF code 8)}",
+        "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] \
+         Command buffer execution failed: Insufficient Memory",
+    ] {
+        assert!(explain_text(&format!("{line}\n")).is_gpu_oom, "{line}");
+    }
+}

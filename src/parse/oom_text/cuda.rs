@@ -181,6 +181,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
+    // Apple's Metal when a command buffer could not get the GPU's memory: `MTLCommandBuffer
+    // ErrorDomain Code=8 "Insufficient Memory (IOAF code 8)"` (older macOS), MLX's `[METAL]
+    // Command buffer execution failed: Insufficient Memory` (`mlx/backend/metal/eval.cpp`,
+    // with `kIOGPUCommandBufferCallbackErrorOutOfMemory` after it when not cut).
+    for needle in [
+        "Insufficient Memory (IOAF code 8)",
+        "Command buffer execution failed: Insufficient Memory",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            return Some((Family::OtherGpu, line_begin(text, position)));
+        }
+    }
     // RMM before 0.11 (`include/rmm/rmm.h` `RMM_CHECK_CUDA`, `rmmError_t`: `ERROR: RMM call in
     // line 68of file …/managed_allocator.cuh failed with result RMM_ERROR_OUT_OF_MEMORY (4)
     // Attempted to allocate: 4000000000 bytes.`), cuDF's allocator then.
