@@ -525,7 +525,14 @@
 #     instructions (base 5,771M), reports identical. On the VM (577 MiB, 14 threads forced, 3
 #     runs alternated, thread CPU of a chunk on average): 0.117-0.150 s -> 0.105-0.126 s, process
 #     CPU 3.00-3.67 s -> 2.77-3.40 s.
-#   20x on this host would need ~0.30 s: the chunks (~0.11-0.22 s each, the slowest sets the
+#   Final build (input buffers kept, 8f4c47bd) on another lent H200 host (06:41 UTC, fresh
+#   machine, load 1-2, slower all round), RUNS=3 alternated with the session's start build:
+#   varied Python 9.67-11.35 s, oomdoc 0.56-0.68 s wall / 5.31-5.59 s CPU, 278.0 MiB (0.48);
+#   base 0.55-0.72 s / 5.44-5.87 s CPU, 283.4 MiB: 17.3x. Real Python 8.83-9.67 s, oomdoc
+#   0.45-0.53 s / 3.87-4.53 s CPU, 207.4 MiB (0.40); base 0.44-0.53 s / 4.10-4.45 s: 19.6x.
+#   Reports identical. Profile (varied): chunks 0.17-0.24 s of CPU each, all about equal here,
+#   run-queue wait 0; pre-scan 0.107 s; analysis 0.091 s.
+#   20x on the first host would need ~0.30 s: the chunks (~0.11-0.22 s each, the slowest sets the
 #     wall), the pre-scan (~0.10 s before any chunk starts) and the analysis (0.06-0.13 s) are
 #     each too long for it.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
