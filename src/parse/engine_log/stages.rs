@@ -85,40 +85,19 @@ fn evaluation_announced(text: &str, facts: &mut LineFacts) {
     if text.starts_with([' ', '\t']) {
         return;
     }
-    let lower = text.to_ascii_lowercase();
-    let Some(at) = ["evaluating on ", "validating on "]
-        .iter()
-        .filter_map(|verb| lower.find(verb))
-        .min()
-    else {
-        return;
-    };
-    let before = lower[..at].trim_end();
-    let prefixed = before.is_empty()
-        || before.ends_with([':', ']', '-', '|'])
-        || ["info", "debug"]
-            .iter()
-            .any(|level| before.ends_with(level));
-    let after = &lower[at..];
-    let finished = ["done", "finished", "complete", "took", "failed", "error"]
-        .iter()
-        .any(|word| after.contains(word));
-    if prefixed && !finished && after.len() <= 160 {
+    let finished: &[&str] = &["done", "finished", "complete", "took", "failed", "error"];
+    if opens_the_message(text, &["evaluating on ", "validating on "], finished) {
         evaluation(facts);
     }
 }
 
-/// A program's own line tagged as its validation's (`[VAL] rendering view 0 (800x800)`), as
-/// hand-written loops tag their phases beside `[TRAIN]`: the evaluation runs, unless the line reports it done or its result
-/// (`[VAL] loss 0.31`, `[val] done in 3.2 s`).
-fn validation_tag(text: &str, facts: &mut LineFacts) {
+/// Whether one of `words` opens the message of `text` (nothing before it but the logger's
+/// prefix: a timestamp, a level, a tag) and what follows it, at most 160 bytes, holds none of
+/// `ended` (the pass reported done, or its result).
+fn opens_the_message(text: &str, words: &[&str], ended: &[&str]) -> bool {
     let lower = text.to_ascii_lowercase();
-    let Some(at) = ["[val]", "[eval]"]
-        .iter()
-        .filter_map(|tag| lower.find(tag))
-        .min()
-    else {
-        return;
+    let Some(at) = words.iter().filter_map(|word| lower.find(word)).min() else {
+        return false;
     };
     let before = lower[..at].trim_end();
     let prefixed = before.is_empty()
@@ -127,13 +106,18 @@ fn validation_tag(text: &str, facts: &mut LineFacts) {
             .iter()
             .any(|level| before.ends_with(level));
     let after = &lower[at..];
-    let result = [
+    prefixed && !ended.iter().any(|word| after.contains(word)) && after.len() <= 160
+}
+
+/// A program's own line tagged as its validation's (`[VAL] rendering view 0 (800x800)`), as
+/// hand-written loops tag their phases beside `[TRAIN]`: the evaluation runs, unless the line
+/// reports it done or its result (`[VAL] loss 0.31`, `[VAL] done in 3.2 s`).
+fn validation_tag(text: &str, facts: &mut LineFacts) {
+    let ended: &[&str] = &[
         "done", "finished", "complete", "took", "failed", "error", "loss", "acc", "psnr", "score",
         "metric", "=",
-    ]
-    .iter()
-    .any(|word| after.contains(word));
-    if prefixed && !result && after.len() <= 160 {
+    ];
+    if opens_the_message(text, &["[val]"], ended) {
         evaluation(facts);
     }
 }

@@ -154,12 +154,19 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // cuSPARSE (`TORCH_CUDASPARSE_CHECK`), cuRAND (`CURAND_STATUS_ALLOCATION_FAILED`) and cuTENSOR:
     // each library's handle or workspace could not get device memory (`cufft.h`, `cusolver_common.h`,
     // `cusparse.h`, `curand.h`, `cutensor/types.h`: "resource allocation failed").
+    // Also Apple's Metal when a command buffer could not get the GPU's memory:
+    // `MTLCommandBufferErrorDomain Code=8 "Insufficient Memory (IOAF code 8)"` (older macOS),
+    // MLX's `[METAL] Command buffer execution failed: Insufficient Memory`
+    // (`mlx/backend/metal/eval.cpp`, `kIOGPUCommandBufferCallbackErrorOutOfMemory` after it when
+    // not cut).
     for needle in [
         "CUFFT_ALLOC_FAILED",
         "CUSOLVER_STATUS_ALLOC_FAILED",
         "CUSPARSE_STATUS_ALLOC_FAILED",
         "CURAND_STATUS_ALLOCATION_FAILED",
         "CUTENSOR_STATUS_ALLOC_FAILED",
+        "Insufficient Memory (IOAF code 8)",
+        "Command buffer execution failed: Insufficient Memory",
     ] {
         if let Some(position) = super::find(text, needle) {
             return Some((Family::OtherGpu, line_begin(text, position)));
@@ -178,18 +185,6 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // cuML and XGBoost as `MemoryError: std::bad_alloc: …`: the GPU's memory, not the host's.
     if let Some(position) = super::find(text, "RMM failure at") {
         if text.contains("Maximum pool size exceeded") || text.contains("out_of_memory") {
-            return Some((Family::OtherGpu, line_begin(text, position)));
-        }
-    }
-    // Apple's Metal when a command buffer could not get the GPU's memory: `MTLCommandBuffer
-    // ErrorDomain Code=8 "Insufficient Memory (IOAF code 8)"` (older macOS), MLX's `[METAL]
-    // Command buffer execution failed: Insufficient Memory` (`mlx/backend/metal/eval.cpp`,
-    // with `kIOGPUCommandBufferCallbackErrorOutOfMemory` after it when not cut).
-    for needle in [
-        "Insufficient Memory (IOAF code 8)",
-        "Command buffer execution failed: Insufficient Memory",
-    ] {
-        if let Some(position) = super::find(text, needle) {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
