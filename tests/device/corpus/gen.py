@@ -14942,6 +14942,982 @@ log.info("buffer ready: %.1f GiB", features.numel() * 2 / 2**30)
 ''')
 
 
+# --------------------------------------------------------------------------- session 23, second
+# H200 batch (blind): a ViT throughput eval under no_grad with a huge batch, truncated BPTT with
+# the hidden state never detached (backward(retain_graph=True)), torch.utils.checkpoint over a
+# 16k-token hand-written attention, a custom autograd Function for a symmetric InfoNCE under
+# GradScaler, speculative decoding written by hand, an unrolled log-domain Sinkhorn loss, a
+# patch-MLP denoiser through F.unfold on 4K frames, a JAX wave-equation inversion (lax.scan under
+# value_and_grad), CuPy starting on a card another job holds (most beside another job's holder),
+# and 3 look-alikes (numpy padding a manifest into a float64 array, a DataLoader worker whose
+# sample cache is killed with SIGKILL, an illegal address from a Triton voxel scatter under
+# CUDA_LAUNCH_BLOCKING=1)
+
+
+def s23e_vit_eval_nograd_batch():
+    # run.sh's holder leaves 10 GiB. A throughput/accuracy eval of torchvision's ViT-B/16 under
+    # torch.no_grad() and bf16 autocast with --batch-size 4096 ("no grad, so a big batch is
+    # fine"): the 4096 x 197 x 768 activations (fp32 after the class-token cat and the LayerNorm)
+    # and the qkv / MLP projections of the first encoder block do not fit.
+    run_user_script("eval_vit", '''import argparse
+import time
+
+import torch
+import torchvision
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+parser = argparse.ArgumentParser(description="ViT-B/16 ImageNet-val throughput and top-1")
+parser.add_argument("--batch-size", type=int, default=4096)
+parser.add_argument("--workers", type=int, default=0)
+parser.add_argument("--amp", action="store_true", default=True)
+args = parser.parse_args()
+
+
+class PreprocessedVal(Dataset):
+    """Val images already resized to 256, center-cropped to 224 and normalized (cached tensors)."""
+
+    def __init__(self, n=50_000, cache=256):
+        g = torch.Generator().manual_seed(0)
+        self.n = n
+        self.cache = torch.randn(cache, 3, 224, 224, generator=g)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return self.cache[i % len(self.cache)], i % 1000
+
+
+torch.backends.cuda.matmul.allow_tf32 = True
+device = torch.device("cuda")
+model = torchvision.models.vit_b_16(weights=None).to(device).eval()
+print(f"vit_b_16: {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params, "
+      f"batch {args.batch_size}, amp={args.amp}")
+loader = DataLoader(PreprocessedVal(), batch_size=args.batch_size, shuffle=False,
+                    num_workers=args.workers, pin_memory=True)
+correct = seen = 0
+start = time.time()
+with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.amp):
+    for images, labels in tqdm(loader, desc="eval", unit="batch"):
+        images = images.to(device, non_blocking=True)
+        logits = model(images)
+        correct += (logits.argmax(dim=-1).cpu() == labels).sum().item()
+        seen += labels.numel()
+elapsed = time.time() - start
+print(f"top-1 {100 * correct / seen:.2f}% on {seen} images, {seen / elapsed:.0f} img/s")
+''')
+
+
+def s23e_tbptt_hidden_retain_graph():
+    # run.sh's holder leaves 12 GiB. pytorch/examples' word-language-model loop (2-layer LSTM,
+    # 1500 hidden, bptt 140, batch 80, 33k vocabulary) with the repackage_hidden() call removed
+    # and backward(retain_graph=True) put in to silence "Trying to backward through the graph a
+    # second time": every batch's LSTM graph (cuDNN reserve, saved inputs) stays reachable
+    # through the hidden state, memory grows each batch, and a batch some steps in runs out
+    # (the log lines before show the batches that went through).
+    import numpy as np
+
+    os.makedirs(os.path.join(WORK, "data", "wikitext-2"), exist_ok=True)
+    rng = np.random.default_rng(0)
+    ids = rng.zipf(1.3, size=2_088_628) % 33278
+    np.save(os.path.join(WORK, "data", "wikitext-2", "train.ids.npy"), ids.astype(np.int64))
+    run_user_script("word_lm_main", '''# coding: utf-8
+import argparse
+import math
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser(description="PyTorch Wikitext-2 RNN/LSTM Language Model")
+parser.add_argument("--data", type=str, default="./data/wikitext-2")
+parser.add_argument("--emsize", type=int, default=1500)
+parser.add_argument("--nhid", type=int, default=1500)
+parser.add_argument("--nlayers", type=int, default=2)
+parser.add_argument("--lr", type=float, default=20)
+parser.add_argument("--clip", type=float, default=0.25)
+parser.add_argument("--epochs", type=int, default=40)
+parser.add_argument("--batch_size", type=int, default=80)
+parser.add_argument("--bptt", type=int, default=140)
+parser.add_argument("--dropout", type=float, default=0.65)
+parser.add_argument("--seed", type=int, default=1111)
+parser.add_argument("--log-interval", type=int, default=2)
+args = parser.parse_args()
+torch.manual_seed(args.seed)
+device = torch.device("cuda")
+NTOKENS = 33278
+
+
+class RNNModel(nn.Module):
+    def __init__(self, ntoken, ninp, nhid, nlayers, dropout=0.5):
+        super().__init__()
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+        self.nhid, self.nlayers = nhid, nlayers
+
+    def forward(self, input, hidden):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb, hidden)
+        output = self.drop(output)
+        decoded = self.decoder(output).view(-1, self.decoder.out_features)
+        return F.log_softmax(decoded, dim=1), hidden
+
+    def init_hidden(self, bsz):
+        weight = next(self.parameters())
+        return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                weight.new_zeros(self.nlayers, bsz, self.nhid))
+
+
+def batchify(data, bsz):
+    nbatch = data.size(0) // bsz
+    data = data.narrow(0, 0, nbatch * bsz)
+    return data.view(bsz, -1).t().contiguous().to(device)
+
+
+def get_batch(source, i):
+    seq_len = min(args.bptt, len(source) - 1 - i)
+    return source[i:i + seq_len], source[i + 1:i + 1 + seq_len].reshape(-1)
+
+
+train_data = batchify(torch.from_numpy(np.load(f"{args.data}/train.ids.npy")), args.batch_size)
+model = RNNModel(NTOKENS, args.emsize, args.nhid, args.nlayers, args.dropout).to(device)
+criterion = nn.NLLLoss()
+lr = args.lr
+
+
+def train(epoch):
+    model.train()
+    total_loss = 0.0
+    start_time = time.time()
+    hidden = model.init_hidden(args.batch_size)
+    for batch, i in enumerate(range(0, train_data.size(0) - 1, args.bptt)):
+        data, targets = get_batch(train_data, i)
+        # hidden = repackage_hidden(hidden)  # TODO: breaks the gradient flow between batches?
+        model.zero_grad()
+        output, hidden = model(data, hidden)
+        loss = criterion(output, targets)
+        loss.backward(retain_graph=True)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+        total_loss += loss.item()
+        if batch % args.log_interval == 0 and batch > 0:
+            cur_loss = total_loss / args.log_interval
+            elapsed = time.time() - start_time
+            print("| epoch {:3d} | {:5d}/{:5d} batches | lr {:02.2f} | ms/batch {:5.2f} | "
+                  "loss {:5.2f} | ppl {:8.2f}".format(
+                      epoch, batch, len(train_data) // args.bptt, lr,
+                      elapsed * 1000 / args.log_interval, cur_loss, math.exp(cur_loss)))
+            total_loss = 0
+            start_time = time.time()
+
+
+for epoch in range(1, args.epochs + 1):
+    epoch_start_time = time.time()
+    train(epoch)
+    print("-" * 89)
+    print("| end of epoch {:3d} | time: {:5.2f}s".format(epoch, time.time() - epoch_start_time))
+    print("-" * 89)
+''')
+
+
+def s23e_checkpoint_long_dna_attention():
+    # run.sh's holder leaves 20 GiB. A nanoGPT-style DNA language model in pure bf16 with the
+    # hand-written attention path (att = q @ k^T, masked_fill, softmax) on 16384-bp windows, each
+    # block wrapped in torch.utils.checkpoint (use_reentrant=False) "so the long context fits".
+    # Planned: the OOM in the backward's recomputation. On the H200 (2026-12) it came in the
+    # first forward instead, inside checkpoint(): each of the 8 blocks keeps its own 16384^2
+    # causal-mask buffer (512 MiB in bf16, 4 GiB in all), so the second 8 GiB score tensor
+    # (q @ k^T, then * scale) did not fit beside them.
+    run_user_script("train_dna_lm", '''import argparse
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+from tqdm import tqdm
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--block-size", type=int, default=16384)
+parser.add_argument("--n-layer", type=int, default=8)
+parser.add_argument("--n-head", type=int, default=16)
+parser.add_argument("--n-embd", type=int, default=1024)
+parser.add_argument("--batch-size", type=int, default=1)
+parser.add_argument("--grad-ckpt", action="store_true", default=True)
+args = parser.parse_args()
+VOCAB = 16  # A C G T N + specials
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout=0.0):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=False)
+        self.c_proj = nn.Linear(n_embd, n_embd, bias=False)
+        self.n_head, self.dropout = n_head, dropout
+        self.attn_dropout = nn.Dropout(dropout)
+        # kept on the manual path: the motif probes read the attention maps
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size))
+                             .view(1, 1, block_size, block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        if self.training and self.dropout > 0:
+            att = self.attn_dropout(att)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class Block(nn.Module):
+    def __init__(self, n_embd, n_head, block_size):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+        self.attn = CausalSelfAttention(n_embd, n_head, block_size)
+        self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd, bias=False), nn.GELU(),
+                                 nn.Linear(4 * n_embd, n_embd, bias=False))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class DNALM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, args.n_embd)
+        self.wpe = nn.Embedding(args.block_size, args.n_embd)
+        self.h = nn.ModuleList(Block(args.n_embd, args.n_head, args.block_size)
+                               for _ in range(args.n_layer))
+        self.ln_f = nn.LayerNorm(args.n_embd)
+        self.lm_head = nn.Linear(args.n_embd, VOCAB, bias=False)
+
+    def forward(self, idx, targets):
+        pos = torch.arange(idx.size(1), device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        for block in self.h:
+            if args.grad_ckpt and self.training:
+                x = checkpoint(block, x, use_reentrant=False)
+            else:
+                x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, VOCAB).float(), targets.view(-1))
+
+
+def windows(n_steps, g):
+    genome = torch.randint(0, 5, (50_000_000,), generator=g, dtype=torch.uint8)
+    for _ in range(n_steps):
+        starts = torch.randint(0, genome.numel() - args.block_size - 1, (args.batch_size,),
+                               generator=g)
+        chunk = torch.stack([genome[s:s + args.block_size + 1] for s in starts.tolist()]).long()
+        yield chunk[:, :-1], chunk[:, 1:]
+
+
+torch.manual_seed(0)
+model = DNALM().cuda().to(torch.bfloat16)
+n_params = sum(p.numel() for p in model.parameters())
+print(f"number of parameters: {n_params / 1e6:.2f}M, context {args.block_size} bp, "
+      f"gradient checkpointing={args.grad_ckpt}, dtype=bfloat16")
+optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1)
+model.train()
+t0 = time.time()
+bar = tqdm(windows(20_000, torch.Generator().manual_seed(1)), total=20_000, desc="train")
+for it, (x, y) in enumerate(bar):
+    x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+    loss = model(x, y)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    if it % 10 == 0:
+        bar.set_postfix(loss=f"{loss.item():.4f}", mem=f"{torch.cuda.max_memory_allocated() / 2**30:.1f}G")
+''')
+
+
+def s23e_clip_custom_function_backward():
+    # run.sh's holder leaves 15 GiB. Contrastive image-text alignment of frozen features with a
+    # global batch of 32768 pairs, fp16 autocast and GradScaler; the symmetric InfoNCE is a
+    # hand-written torch.autograd.Function (custom_fwd casting to fp32) that saves both N x N
+    # softmax matrices (4 GiB each) for its backward. The forward fits; the Function's
+    # backward clones them into gradient matrices and runs out at the second clone, inside
+    # scaler.scale(loss).backward().
+    run_user_script("train_clip_heads", '''import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.amp import custom_bwd, custom_fwd
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("clip_heads")
+BATCH, IMG_DIM, TXT_DIM, EMB = 32768, 1024, 768, 512
+
+
+class SymmetricInfoNCE(torch.autograd.Function):
+    """InfoNCE over rows and columns with a hand-derived backward (saves the two softmaxes
+    instead of letting autograd keep logits, exp and the log-softmax buffers)."""
+
+    @staticmethod
+    @custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+    def forward(ctx, img, txt, temperature):
+        logits = img @ txt.t() / temperature
+        p_rows = torch.softmax(logits, dim=1)
+        p_cols = torch.softmax(logits, dim=0)
+        loss = -0.5 * (p_rows.diagonal().log().mean() + p_cols.diagonal().log().mean())
+        ctx.save_for_backward(img, txt, p_rows, p_cols)
+        ctx.temperature = temperature
+        return loss
+
+    @staticmethod
+    @custom_bwd(device_type="cuda")
+    def backward(ctx, grad_out):
+        img, txt, p_rows, p_cols = ctx.saved_tensors
+        n = p_rows.shape[0]
+        g_rows = p_rows.clone()
+        g_rows.diagonal().sub_(1.0)
+        g_cols = p_cols.clone()
+        g_cols.diagonal().sub_(1.0)
+        g = (g_rows + g_cols).mul_(0.5 * grad_out / (n * ctx.temperature))
+        return g @ txt, g.t() @ img, None
+
+
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.img = nn.Sequential(nn.Linear(IMG_DIM, 2048), nn.GELU(), nn.Linear(2048, EMB))
+        self.txt = nn.Sequential(nn.Linear(TXT_DIM, 2048), nn.GELU(), nn.Linear(2048, EMB))
+
+    def forward(self, img_feats, txt_feats):
+        return F.normalize(self.img(img_feats), dim=-1), F.normalize(self.txt(txt_feats), dim=-1)
+
+
+def feature_batches(steps, g):
+    for _ in range(steps):
+        yield (torch.randn(BATCH, IMG_DIM, generator=g).half(),
+               torch.randn(BATCH, TXT_DIM, generator=g).half())
+
+
+device = torch.device("cuda")
+heads = Heads().to(device)
+optimizer = torch.optim.AdamW(heads.parameters(), lr=5e-4, weight_decay=0.2)
+scaler = torch.amp.GradScaler("cuda")
+log.info("global batch %d pairs, temperature 0.07, fp16 autocast + GradScaler", BATCH)
+start = time.time()
+for step, (img_feats, txt_feats) in enumerate(feature_batches(10_000, torch.Generator().manual_seed(0))):
+    img_feats = img_feats.to(device, non_blocking=True)
+    txt_feats = txt_feats.to(device, non_blocking=True)
+    with torch.autocast("cuda", dtype=torch.float16):
+        img_emb, txt_emb = heads(img_feats, txt_feats)
+        loss = SymmetricInfoNCE.apply(img_emb, txt_emb, 0.07)
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    if step % 50 == 0:
+        log.info("step %d loss %.4f scale %.0f (%.1f s)", step, loss.item(), scaler.get_scale(),
+                 time.time() - start)
+''')
+
+
+def s23e_speculative_decode_verify():
+    # run.sh's holder leaves 12 GiB. Speculative sampling written by hand (draft GPT of 6 layers,
+    # target GPT of ~1B params, fp16, no KV cache: each call re-runs the whole sequence, as in
+    # the from-scratch tutorials) for 64 documents of 1024 prompt tokens: the draft proposes 4
+    # tokens, and the target's verification takes softmax over the full-sequence logits in fp32
+    # (64 x 1028 x 50304). On the H200 (2026-12) the first round's target lm_head (6.17 GiB of
+    # fp16 logits) did not fit: 6.09 GiB sat reserved but unallocated, the draft's freed logits.
+    run_user_script("speculative_sampling", '''import argparse
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+
+@dataclass
+class GPTConfig:
+    n_layer: int
+    n_head: int
+    n_embd: int
+    vocab_size: int = 50304
+    block_size: int = 2048
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(cfg.n_embd), nn.LayerNorm(cfg.n_embd)
+        self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)
+        self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+        self.mlp = nn.Sequential(nn.Linear(cfg.n_embd, 4 * cfg.n_embd), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * cfg.n_embd, cfg.n_embd))
+        self.n_head = cfg.n_head
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.h = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.n_embd)
+        self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+@torch.inference_mode()
+def speculative_generate(target, draft, x, max_new_tokens, k=4, temperature=1.0):
+    accepted_total = proposed_total = 0
+    bar = tqdm(total=max_new_tokens, desc="speculative", unit="tok")
+    while bar.n < max_new_tokens:
+        draft_x, q_probs = x, []
+        for _ in range(k):
+            q = F.softmax(draft(draft_x)[:, -1, :].float() / temperature, dim=-1)
+            q_probs.append(q)
+            draft_x = torch.cat([draft_x, torch.multinomial(q, 1)], dim=1)
+        p = F.softmax(target(draft_x).float() / temperature, dim=-1)
+        n_prefix = x.shape[1]
+        n_accept = k
+        for i in range(k):
+            tok = draft_x[:, n_prefix + i]
+            p_tok = p[:, n_prefix + i - 1].gather(1, tok[:, None]).squeeze(1)
+            q_tok = q_probs[i].gather(1, tok[:, None]).squeeze(1)
+            if (torch.rand_like(p_tok) > (p_tok / q_tok).clamp(max=1.0)).any():
+                n_accept = i
+                break
+        residual = (p[:, n_prefix + n_accept - 1] - (q_probs[n_accept] if n_accept < k else 0)).clamp(min=0)
+        nxt = torch.multinomial(residual / residual.sum(-1, keepdim=True), 1)
+        x = torch.cat([draft_x[:, :n_prefix + n_accept], nxt], dim=1)
+        accepted_total += n_accept
+        proposed_total += k
+        bar.update(n_accept + 1)
+        bar.set_postfix(acceptance=f"{accepted_total / proposed_total:.2f}")
+    bar.close()
+    return x
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch", type=int, default=64)
+parser.add_argument("--prompt-len", type=int, default=1024)
+parser.add_argument("--max-new-tokens", type=int, default=256)
+parser.add_argument("--k", type=int, default=4)
+args = parser.parse_args()
+
+torch.manual_seed(0)
+torch.set_default_dtype(torch.float16)
+with torch.device("cuda"):
+    target = GPT(GPTConfig(n_layer=16, n_head=16, n_embd=2048)).eval()
+    draft = GPT(GPTConfig(n_layer=6, n_head=12, n_embd=768)).eval()
+for name, m in (("target", target), ("draft", draft)):
+    print(f"{name}: {sum(p.numel() for p in m.parameters()) / 1e6:.1f}M params")
+prompts = torch.randint(0, 50257, (args.batch, args.prompt_len), device="cuda")
+start = time.time()
+out = speculative_generate(target, draft, prompts, args.max_new_tokens, k=args.k)
+print(f"generated {out.shape[1] - args.prompt_len} tokens x {args.batch} in {time.time() - start:.1f} s")
+''')
+
+
+def s23e_sinkhorn_unrolled_da_loss():
+    # run.sh's holder leaves 16 GiB. Unsupervised domain adaptation with an optimal-transport
+    # loss between 20000 source and 20000 target features: a hand-written log-domain Sinkhorn
+    # (100 iterations, eps 0.05) unrolled under autograd, so every iteration keeps its 20000 x
+    # 20000 fp32 logsumexp input for the backward; memory runs out a few iterations into the
+    # first step's forward.
+    run_user_script("train_ot_adapt", '''import logging
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="[%(asctime)s] %(levelname)s - %(message)s", level=logging.INFO)
+log = logging.getLogger(__name__)
+N_SRC = N_TGT = 20_000
+FEAT, EMB, N_CLASSES = 2048, 256, 65
+
+
+def sinkhorn_loss(x, y, eps=0.05, n_iters=100):
+    """Entropic OT cost between two uniform point clouds, log-domain Sinkhorn iterations."""
+    C = torch.cdist(x, y, p=2) ** 2
+    n, m = C.shape
+    log_a = torch.full((n,), -math.log(n), device=x.device)
+    log_b = torch.full((m,), -math.log(m), device=x.device)
+    f = torch.zeros(n, device=x.device)
+    g = torch.zeros(m, device=x.device)
+    for _ in range(n_iters):
+        f = -eps * torch.logsumexp((g[None, :] - C) / eps + log_b[None, :], dim=1)
+        g = -eps * torch.logsumexp((f[:, None] - C) / eps + log_a[:, None], dim=0)
+    P = torch.exp((f[:, None] + g[None, :] - C) / eps + log_a[:, None] + log_b[None, :])
+    return (P * C).sum()
+
+
+class Adapter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(FEAT, 1024), nn.ReLU(), nn.Linear(1024, EMB))
+        self.classifier = nn.Linear(EMB, N_CLASSES)
+
+    def forward(self, x):
+        z = self.encoder(x)
+        return z, self.classifier(z)
+
+
+device = torch.device("cuda")
+g = torch.Generator().manual_seed(0)
+src_x = torch.randn(N_SRC, FEAT, generator=g).to(device)  # Office-Home Art features (ResNet-50)
+src_y = torch.randint(0, N_CLASSES, (N_SRC,), generator=g).to(device)
+tgt_x = (torch.randn(N_TGT, FEAT, generator=g) * 1.3 + 0.2).to(device)  # Real World, unlabelled
+model = Adapter().to(device)
+opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+log.info("source %s target %s, Sinkhorn eps=0.05, 100 iterations, full-batch OT",
+         tuple(src_x.shape), tuple(tgt_x.shape))
+for epoch in range(200):
+    start = time.time()
+    zs, logits = model(src_x)
+    zt, _ = model(tgt_x)
+    ce = F.cross_entropy(logits, src_y)
+    ot = sinkhorn_loss(F.normalize(zs, dim=1), F.normalize(zt, dim=1))
+    loss = ce + 0.1 * ot
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    log.info("epoch %d: ce %.4f ot %.4f (%.1f s)", epoch, ce.item(), ot.item(), time.time() - start)
+''')
+
+
+def s23e_unfold_patch_denoise_4k():
+    # run.sh's holder leaves 16 GiB. A patch-MLP video denoiser (9x9 patches -> centre pixel,
+    # fp16, torch.inference_mode) applied to whole 3840x2160 frames through F.unfold: the 243 x
+    # 8.3M patch matrix (4 GB), its transposed copy and the first Linear's 512-wide output do not
+    # fit, on the first frame (tqdm bar at 0).
+    run_user_script("denoise_clip", '''import argparse
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+parser = argparse.ArgumentParser(description="patch-MLP denoiser over a 4K clip")
+parser.add_argument("--input", default="footage/A012_C007_night.mov")
+parser.add_argument("--patch", type=int, default=9)
+parser.add_argument("--frames", type=int, default=240)
+args = parser.parse_args()
+P = args.patch
+
+
+class PatchMLP(nn.Module):
+    def __init__(self, patch):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(3 * patch * patch, 512), nn.GELU(),
+                                 nn.Linear(512, 512), nn.GELU(), nn.Linear(512, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def read_frames(path, n, h=2160, w=3840):
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 255, size=(h, w, 3), dtype=np.uint8)
+    for i in range(n):
+        noise = rng.normal(0, 12, size=(h // 8, w // 8, 3)).repeat(8, 0).repeat(8, 1)
+        yield np.clip(base + noise, 0, 255).astype(np.uint8)
+
+
+@torch.inference_mode()
+def denoise(model, frame):
+    h, w = frame.shape[-2:]
+    padded = F.pad(frame, (P // 2, P // 2, P // 2, P // 2), mode="reflect")
+    patches = F.unfold(padded, kernel_size=P)                 # 1 x 3P^2 x HW
+    x = patches.transpose(1, 2).reshape(-1, 3 * P * P)         # HW x 3P^2
+    out = model(x)                                             # HW x 3
+    return out.t().reshape(1, 3, h, w).clamp_(0, 1)
+
+
+device = torch.device("cuda")
+model = PatchMLP(P).to(device).half().eval()
+print(f"denoising {args.input}: {args.frames} frames 3840x2160, patch {P}x{P}")
+start = time.time()
+for i, rgb in enumerate(tqdm(read_frames(args.input, args.frames), total=args.frames, unit="frame")):
+    frame = torch.from_numpy(rgb).to(device).permute(2, 0, 1)[None].half().div_(255)
+    clean = denoise(model, frame)
+    out = (clean[0].permute(1, 2, 0) * 255).byte().cpu().numpy()
+print(f"done in {time.time() - start:.1f} s")
+''')
+
+
+def s23e_jax_fwi_scan_grad():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (run.sh): ~7 GiB for JAX. Full-waveform inversion of a
+    # 2D acoustic model (1024 x 1024 grid, 3000 time steps) with jax.lax.scan under
+    # jax.value_and_grad: the forward modelling of the observed shot runs, the gradient needs
+    # the scan's residuals for every time step (~12 GB per saved wavefield stack):
+    # RESOURCE_EXHAUSTED at the first gradient.
+    run_user_script("fwi_marmousi", '''import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+NZ, NX, NT = 1024, 1024, 3000
+DX, DT, F0 = 10.0, 1e-3, 8.0
+SRC_Z, REC_Z = 4, 4
+
+
+def ricker(f0, nt, dt):
+    t = jnp.arange(nt) * dt - 1.2 / f0
+    a = (jnp.pi * f0 * t) ** 2
+    return (1 - 2 * a) * jnp.exp(-a)
+
+
+def model_shot(vel, src_x, wavelet):
+    c2 = (vel * DT / DX) ** 2
+
+    def step(carry, amp):
+        p_prev, p = carry
+        lap = (jnp.roll(p, 1, 0) + jnp.roll(p, -1, 0) + jnp.roll(p, 1, 1) + jnp.roll(p, -1, 1)
+               - 4.0 * p)
+        p_next = 2.0 * p - p_prev + c2 * lap
+        p_next = p_next.at[SRC_Z, src_x].add(amp)
+        return (p, p_next), p_next[REC_Z, :]
+
+    zero = jnp.zeros((NZ, NX), jnp.float32)
+    _, traces = jax.lax.scan(step, (zero, zero), wavelet)
+    return traces
+
+
+def misfit(vel, src_x, wavelet, observed):
+    return 0.5 * jnp.sum((model_shot(vel, src_x, wavelet) - observed) ** 2)
+
+
+forward = jax.jit(model_shot)
+grad_fn = jax.jit(jax.value_and_grad(misfit))
+
+z = np.linspace(0, 1, NZ)[:, None]
+true_vel = jnp.asarray(1500.0 + 3000.0 * z + 200.0 * np.sin(np.linspace(0, 12, NX))[None, :] * z,
+                       dtype=jnp.float32)
+init_vel = jnp.asarray(1500.0 + 3000.0 * z * np.ones((1, NX)), dtype=jnp.float32)
+wavelet = ricker(F0, NT, DT)
+print(f"devices: {jax.devices()}; grid {NZ}x{NX}, {NT} steps, dt={DT}", flush=True)
+vel = init_vel
+for it in range(30):
+    for shot, src_x in enumerate(range(32, NX, 128)):
+        start = time.time()
+        observed = forward(true_vel, src_x, wavelet)
+        observed.block_until_ready()
+        print(f"iter {it} shot {shot}: observed data {observed.shape} in {time.time() - start:.1f} s",
+              flush=True)
+        loss, g = grad_fn(vel, src_x, wavelet, observed)
+        vel = vel - 1e3 * g / jnp.abs(g).max()
+        print(f"iter {it} shot {shot}: misfit {float(loss):.4e}", flush=True)
+''')
+
+
+def s23e_cupy_tiles_card_held():
+    # run.sh's holder takes every byte of the card (another job). A CuPy preprocessing job for
+    # microscopy tiles logs the CuPy/CUDA versions and the device count (no context needed),
+    # then its first cp.asarray must create the CUDA context and allocate: it fails at once.
+    run_user_script("preprocess_tiles", '''import logging
+import time
+
+import cupy as cp
+import numpy as np
+from cupyx.scipy import ndimage as cndi
+
+logging.basicConfig(format="%(asctime)s [%(levelname)s] %(message)s", level=logging.INFO)
+log = logging.getLogger("tiles")
+N_TILES, SIDE = 1200, 4096
+
+log.info("CuPy %s, CUDA runtime %d, %d GPU(s) visible", cp.__version__,
+         cp.cuda.runtime.runtimeGetVersion(), cp.cuda.runtime.getDeviceCount())
+rng = np.random.default_rng(0)
+start = time.time()
+for i in range(N_TILES):
+    tile = rng.random((SIDE, SIDE), dtype=np.float32)
+    g = cp.asarray(tile)
+    background = cndi.gaussian_filter(g, sigma=64)
+    flat = (g - background) / (background.std() + 1e-6)
+    mask = cndi.binary_opening(flat > 2.5, iterations=2)
+    labels, n = cndi.label(mask)
+    if i % 50 == 0:
+        log.info("tile %d: %d objects (%.1f s)", i, n, time.time() - start)
+''')
+
+
+# ---- session 23, second H200 batch: look-alikes
+
+
+def s23e_audio_manifest_pad_memoryerror():
+    # Not a GPU OOM: an ASR fine-tuning script puts its conformer-like encoder on the card
+    # (logged), then pads the whole training manifest into one numpy array to compute
+    # normalisation statistics; one entry is a 10-hour recording, and np.zeros (default float64)
+    # of 120000 x 575M samples is refused on the host ("Unable to allocate ... TiB").
+    import json
+    import random
+
+    os.makedirs(os.path.join(WORK, "manifests"), exist_ok=True)
+    rnd = random.Random(0)
+    with open(os.path.join(WORK, "manifests", "train_clean_other.jsonl"), "w") as fh:
+        for i in range(120_000):
+            duration = 35_940.2 if i == 81_337 else round(rnd.uniform(1.2, 19.8), 2)
+            fh.write(json.dumps({"audio_filepath": f"/data/asr/train/{i // 1000:03d}/utt{i:06d}.flac",
+                                 "duration": duration, "text": "placeholder transcript"}) + "\n")
+    run_user_script("prepare_and_train_asr", '''import json
+import logging
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s %(levelname)s [%(name)s] %(message)s", level=logging.INFO)
+log = logging.getLogger("asr")
+SAMPLE_RATE = 16_000
+MANIFEST = "manifests/train_clean_other.jsonl"
+
+
+class ConvSubsampling(nn.Module):
+    def __init__(self, d_model=512):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv1d(80, d_model, 3, stride=2), nn.GELU(),
+                                  nn.Conv1d(d_model, d_model, 3, stride=2), nn.GELU())
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+model = nn.ModuleDict({
+    "subsampling": ConvSubsampling(),
+    "encoder": nn.TransformerEncoder(nn.TransformerEncoderLayer(512, 8, 2048, batch_first=True),
+                                     num_layers=12, enable_nested_tensor=False),
+    "ctc_head": nn.Linear(512, 1025),
+}).cuda()
+log.info("model on %s: %.1fM params", torch.cuda.get_device_name(0),
+         sum(p.numel() for p in model.parameters()) / 1e6)
+
+with open(MANIFEST) as fh:
+    entries = [json.loads(line) for line in fh]
+durations = np.array([e["duration"] for e in entries])
+log.info("manifest %s: %d utterances, %.1f h total, max %.1f s", MANIFEST, len(entries),
+         durations.sum() / 3600, durations.max())
+max_len = int(durations.max() * SAMPLE_RATE)
+log.info("padding all utterances to %d samples for global mean/std", max_len)
+audio = np.zeros((len(entries), max_len))
+lengths = np.zeros(len(entries), dtype=np.int64)
+for i, e in enumerate(entries):
+    n = int(e["duration"] * SAMPLE_RATE)
+    audio[i, :n] = np.random.default_rng(i).normal(0, 0.1, n)
+    lengths[i] = n
+mean, std = audio.sum() / lengths.sum(), audio.std()
+log.info("global mean %.5f std %.5f", mean, std)
+''')
+
+
+def _rss_watchdog(root, grow_limit):
+    """A stand-in for the kernel's OOM killer on a memory-limited host: SIGKILL any child of
+    `root` whose resident memory has grown by more than `grow_limit` bytes since first seen.
+    Prints nothing (the OOM killer writes only to the kernel log). Exits with its parent."""
+    import signal
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    me = os.getpid()
+    baseline = {}
+    while os.getppid() == root:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+                if ppid != root:
+                    continue
+                with open(f"/proc/{entry}/statm") as fh:
+                    rss = int(fh.read().split()[1]) * page
+            except (OSError, ValueError, IndexError):
+                continue
+            first = baseline.setdefault(entry, rss)
+            if rss - first > grow_limit:
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(0.1)
+    os._exit(0)
+
+
+def s23e_dataloader_cache_worker_killed():
+    # Not a GPU OOM: a segmentation training loop (small UNet-ish net on the card, tqdm bar)
+    # whose Dataset memoizes every decoded 3 x 1024 x 1024 float32 image in a dict, so each of
+    # the 4 fork-started DataLoader workers grows by 12 MB a sample; a memory watchdog standing in
+    # for the host's OOM killer (started here, silent) SIGKILLs the first worker that grows by
+    # 2 GiB, and the main process raises "DataLoader worker (pid N) is killed by signal:
+    # Killed." then "exited unexpectedly".
+    parent = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() == 0:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        try:
+            _rss_watchdog(parent, 2 * GIB)
+        finally:
+            os._exit(0)
+    run_user_script("train_seg", '''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+
+class AerialTiles(Dataset):
+    """Decodes a 1024x1024 RGB tile + mask; decoded tiles are memoized (decoding is slow)."""
+
+    def __init__(self, n=20_000, crop=512):
+        self.n, self.crop = n, crop
+        self._cache = {}
+
+    def __len__(self):
+        return self.n
+
+    def _decode(self, i):
+        g = torch.Generator().manual_seed(i)
+        image = torch.rand(3, 1024, 1024, generator=g)
+        mask = (image[0] > 0.7).long()
+        return image, mask
+
+    def __getitem__(self, i):
+        if i not in self._cache:
+            self._cache[i] = self._decode(i)
+        image, mask = self._cache[i]
+        y, x = torch.randint(0, 1024 - self.crop, (2,)).tolist()
+        return image[:, y:y + self.crop, x:x + self.crop], mask[y:y + self.crop, x:x + self.crop]
+
+
+def block(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+model = nn.Sequential(block(3, 32), block(32, 64), block(64, 64), nn.Conv2d(64, 2, 1)).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+loader = DataLoader(AerialTiles(), batch_size=16, shuffle=True, num_workers=4, pin_memory=True,
+                    persistent_workers=True)
+for epoch in range(50):
+    start = time.time()
+    bar = tqdm(loader, desc=f"epoch {epoch}", unit="batch")
+    for image, mask in bar:
+        image, mask = image.cuda(non_blocking=True), mask.cuda(non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(image), mask)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        bar.set_postfix(loss=f"{loss.item():.4f}")
+    print(f"epoch {epoch} done in {time.time() - start:.0f} s")
+''')
+
+
+def s23e_triton_voxel_scatter_illegal():
+    # Not a GPU OOM: a LiDAR preprocessing job voxelizes point-cloud frames on the card with a
+    # hand-written Triton scatter kernel (atomic counts per voxel, no bounds check: "the driver
+    # crops to the ROI"); frame 37 carries a few glitched returns at 3e7 m, whose int64 voxel
+    # index lands far outside the grid: an illegal memory access, reported at the launch or
+    # the next call under CUDA_LAUNCH_BLOCKING=1 (run.sh sets it, as a user debugging would).
+    run_user_script("voxelize_frames", '''import logging
+import os
+
+import torch
+import triton
+import triton.language as tl
+from tqdm import tqdm
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("voxelize")
+X_RANGE, Y_RANGE, Z_RANGE, VOXEL = (-51.2, 51.2), (-51.2, 51.2), (-5.0, 3.0), 0.1
+NX = round((X_RANGE[1] - X_RANGE[0]) / VOXEL)
+NY = round((Y_RANGE[1] - Y_RANGE[0]) / VOXEL)
+NZ = round((Z_RANGE[1] - Z_RANGE[0]) / VOXEL)
+
+
+@triton.jit
+def voxel_count_kernel(pts_ptr, grid_ptr, n_points, x0, y0, z0, inv_voxel, nx, ny,
+                       BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n_points
+    x = tl.load(pts_ptr + offs * 4 + 0, mask=m, other=0.0)
+    y = tl.load(pts_ptr + offs * 4 + 1, mask=m, other=0.0)
+    z = tl.load(pts_ptr + offs * 4 + 2, mask=m, other=0.0)
+    ix = ((x - x0) * inv_voxel).to(tl.int64)
+    iy = ((y - y0) * inv_voxel).to(tl.int64)
+    iz = ((z - z0) * inv_voxel).to(tl.int64)
+    idx = (iz * ny + iy) * nx + ix  # points are cropped to the ROI by the driver
+    tl.atomic_add(grid_ptr + idx, 1, mask=m)
+
+
+def voxelize(points, grid):
+    grid.zero_()
+    n = points.shape[0]
+    voxel_count_kernel[(triton.cdiv(n, 1024),)](points, grid, n, X_RANGE[0], Y_RANGE[0], Z_RANGE[0],
+                                                1.0 / VOXEL, NX, NY, BLOCK=1024)
+    return grid
+
+
+def load_frame(i, g):
+    n = 120_000
+    pts = torch.empty(n, 4)
+    pts[:, 0].uniform_(X_RANGE[0], X_RANGE[1] - 0.01, generator=g)
+    pts[:, 1].uniform_(Y_RANGE[0], Y_RANGE[1] - 0.01, generator=g)
+    pts[:, 2].uniform_(Z_RANGE[0], Z_RANGE[1] - 0.01, generator=g)
+    pts[:, 3].uniform_(0, 1, generator=g)
+    if i == 37:  # sensor glitch in this drive: a few returns at absurd range
+        pts[1000:1004, :3] = 3.0e7
+    return pts
+
+
+log.info("CUDA_LAUNCH_BLOCKING=%s; grid %d x %d x %d voxels", os.environ.get("CUDA_LAUNCH_BLOCKING"),
+         NX, NY, NZ)
+grid = torch.zeros(NZ * NY * NX, dtype=torch.int32, device="cuda")
+g = torch.Generator().manual_seed(0)
+occupancy = []
+for i in tqdm(range(200), desc="drive_0042", unit="frame"):
+    pts = load_frame(i, g).cuda()
+    counts = voxelize(pts, grid)
+    occupancy.append((counts > 0).sum().item())
+log.info("mean occupied voxels per frame: %.0f", sum(occupancy) / len(occupancy))
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -15336,6 +16312,18 @@ SCENARIOS = {
     "s23_cuda_graph_replay_grown_batch": s23_cuda_graph_replay_grown_batch,
     "s23_torch_load_weights_only_numpy": s23_torch_load_weights_only_numpy,
     "s23_negative_dim_int32_overflow": s23_negative_dim_int32_overflow,
+    "s23e_vit_eval_nograd_batch": s23e_vit_eval_nograd_batch,
+    "s23e_tbptt_hidden_retain_graph": s23e_tbptt_hidden_retain_graph,
+    "s23e_checkpoint_long_dna_attention": s23e_checkpoint_long_dna_attention,
+    "s23e_clip_custom_function_backward": s23e_clip_custom_function_backward,
+    "s23e_speculative_decode_verify": s23e_speculative_decode_verify,
+    "s23e_sinkhorn_unrolled_da_loss": s23e_sinkhorn_unrolled_da_loss,
+    "s23e_unfold_patch_denoise_4k": s23e_unfold_patch_denoise_4k,
+    "s23e_jax_fwi_scan_grad": s23e_jax_fwi_scan_grad,
+    "s23e_cupy_tiles_card_held": s23e_cupy_tiles_card_held,
+    "s23e_audio_manifest_pad_memoryerror": s23e_audio_manifest_pad_memoryerror,
+    "s23e_dataloader_cache_worker_killed": s23e_dataloader_cache_worker_killed,
+    "s23e_triton_voxel_scatter_illegal": s23e_triton_voxel_scatter_illegal,
 }
 
 

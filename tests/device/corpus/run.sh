@@ -644,4 +644,26 @@ run_one s23_hf_save_pretrained_disk_full "No space left|os error 28|Errno 28|Sto
 run_one s23_cuda_graph_replay_grown_batch "must match the size of tensor" -
 run_one s23_torch_load_weights_only_numpy "Weights only load failed|weights_only" -
 run_one s23_negative_dim_int32_overflow "negative dimension" -
+# session 23, second H200 batch (blind): a ViT-B/16 eval under no_grad with batch 4096, the
+# word-language-model loop with the hidden state never detached (backward(retain_graph=True)),
+# torch.utils.checkpoint over 16k-token hand-written attention (OOM in the forward, inside
+# checkpoint), a custom autograd Function's backward under GradScaler, speculative decoding
+# by hand, an unrolled log-domain Sinkhorn loss, F.unfold of 4K frames, a JAX wave-equation
+# inversion (lax.scan under value_and_grad), CuPy's first allocation on a card another job holds
+# (most beside another job's holder), and 3 look-alikes (numpy's float64 padding of a manifest,
+# a DataLoader worker SIGKILLed by a host-memory watchdog, an illegal address from a Triton
+# voxel scatter under CUDA_LAUNCH_BLOCKING=1)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s23e_vit_eval_nograd_batch "$OOM" 10
+run_one s23e_tbptt_hidden_retain_graph "$OOM" 12
+run_one s23e_checkpoint_long_dna_attention "$OOM" 20
+run_one s23e_clip_custom_function_backward "$OOM" 15
+run_one s23e_speculative_decode_verify "$OOM" 12
+run_one s23e_sinkhorn_unrolled_da_loss "$OOM" 16
+run_one s23e_unfold_patch_denoise_4k "$OOM" 16
+run_one s23e_jax_fwi_scan_grad "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s23e_cupy_tiles_card_held "OutOfMemoryError|out of memory|cudaError|CUDA_ERROR" 0
+run_one s23e_audio_manifest_pad_memoryerror "MemoryError|Unable to allocate" -
+run_one s23e_dataloader_cache_worker_killed "killed by signal|exited unexpectedly" -
+run_one s23e_triton_voxel_scatter_illegal "illegal memory access|illegal address|ILLEGAL_ADDRESS" - CUDA_LAUNCH_BLOCKING=1
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
