@@ -1284,13 +1284,9 @@ fn materialize(collected: &mut Collected) {
 /// A model loader's metadata line: llama.cpp's `llama_model_loader: - kv 12: …` / `- type
 /// f32: 66 tensors`, `llm_load_print_meta: n_layer = 32`, `print_info: n_layer = 32`.
 fn is_loader_metadata(text: &str) -> bool {
-    [
-        "llama_model_loader: - ",
-        "llm_load_print_meta: ",
-        "print_info: ",
-    ]
-    .iter()
-    .any(|prefix| text.contains(prefix))
+    engine_log::LOADER_METADATA
+        .iter()
+        .any(|prefix| text.contains(prefix))
 }
 
 /// Events merged when they repeat back to back (requests, progress bars, stats lines).

@@ -533,15 +533,18 @@ fn kv_cache_failed(_text: &str, facts: &mut LineFacts) {
 /// `src/llama-model.cpp` `llama_model::print_info` prints them as `print_info: n_layer = 32`):
 /// the model is being loaded. A loader prints a hundred such lines: each is progress of the
 /// load (one merged timeline row), not a new start.
+/// The prefixes of the model loader's metadata lines (see [`model_metadata`]).
+pub const LOADER_METADATA: [&str; 3] = [
+    "llama_model_loader: - ",
+    "llm_load_print_meta: ",
+    "print_info: ",
+];
+
 fn model_metadata(text: &str, facts: &mut LineFacts) {
     let line = text.trim_start();
-    let prefix = [
-        "llama_model_loader: - ",
-        "llm_load_print_meta: ",
-        "print_info: ",
-    ]
-    .iter()
-    .find_map(|prefix| line.find(prefix).map(|at| &line[at + prefix.len()..]));
+    let prefix = LOADER_METADATA
+        .iter()
+        .find_map(|prefix| line.find(prefix).map(|at| &line[at + prefix.len()..]));
     // `name = value` (or the loader's `kv N: key type = value`, `type f32: N tensors`).
     let shaped = prefix.is_some_and(|rest| rest.contains(" = ") || rest.starts_with("type "));
     if shaped {

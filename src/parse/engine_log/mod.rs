@@ -14,6 +14,7 @@ mod cmdline;
 mod common;
 pub mod engines;
 mod llama_cpp;
+pub use llama_cpp::LOADER_METADATA;
 mod phases_other;
 mod prose;
 mod runtimes;
