@@ -106,17 +106,10 @@ impl Blocks {
                     })
                     .ok()?;
                 let start = index as u64 * BLOCK;
-                let mut bytes = vec![0; BLOCK as usize];
-                let mut read = 0;
-                while read < bytes.len() {
-                    match self.file.read_at(&mut bytes[read..], start + read as u64) {
-                        Ok(0) => break,
-                        Ok(n) => read += n,
-                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => return None,
-                    }
-                }
-                bytes.truncate(read);
+                let mut bytes = Vec::with_capacity(BLOCK as usize);
+                FileAt::new(&self.file, start, start + BLOCK)
+                    .read_to_end(&mut bytes)
+                    .ok()?;
                 Some(bytes.into_boxed_slice())
             })
             .as_deref()
