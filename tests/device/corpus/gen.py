@@ -15918,6 +15918,953 @@ log.info("mean occupied voxels per frame: %.0f", sum(occupancy) / len(occupancy)
 ''')
 
 
+# --------------------------------------------------------------------------- session 24 (blind)
+# Loading a Lightning checkpoint with map_location="cuda" (optimizer state comes along), a model
+# soup averaged on the card, a serving engine's profile run, a DQN replay buffer on the device, a
+# batch summarization job with one outlier request, a timm ViT's periodic evaluation, optax's
+# MultiSteps in JAX, GRPO group log-probs, second-order MAML, a hand-written Shampoo's first step
+# (most beside another job's holder), and 4 look-alikes (a Rust tokenizer aborting under a
+# ulimit, a learned positional table indexed past its end, torch.compile on a full cache
+# volume, a GP's Cholesky on duplicated sites)
+
+_S24_LITMODELS = '''import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TicketClassifier(L.LightningModule):
+    """Routes support tickets to one of the queues (transformer encoder over word pieces)."""
+
+    def __init__(self, vocab_size=50_000, d_model=1024, n_layers=12, n_heads=16, n_queues=48,
+                 max_len=512, lr=2e-4, weight_decay=0.01):
+        super().__init__()
+        self.save_hyperparameters()
+        self.embed = nn.Embedding(vocab_size, d_model, padding_idx=0)
+        self.pos = nn.Embedding(max_len, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, n_heads, 4 * d_model, dropout=0.1,
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, n_queues)
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        h = self.encoder(self.embed(ids) + self.pos(positions), src_key_padding_mask=ids.eq(0))
+        return self.head(self.norm(h[:, 0]))
+
+    def training_step(self, batch, batch_idx):
+        loss = F.cross_entropy(self(batch["ids"]), batch["queue"])
+        self.log("train_loss", loss)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=self.hparams.lr,
+                                 weight_decay=self.hparams.weight_decay)
+'''
+
+
+def s24_lightning_load_ckpt_map_location():
+    # run.sh's holder leaves 2 GiB. An inference script restores a Lightning classifier with
+    # TicketClassifier.load_from_checkpoint(last.ckpt, map_location="cuda"): the .ckpt written by
+    # ModelCheckpoint holds the 202M fp32 weights and AdamW's exp_avg / exp_avg_sq (3x the
+    # weights); torch.load puts every tensor of it on the card before the model is even built,
+    # and the optimizer state does not fit beside the other job.
+    import torch
+
+    os.makedirs(os.path.join(WORK, "checkpoints"), exist_ok=True)
+    with open(os.path.join(WORK, "litmodels.py"), "w", encoding="utf-8") as fh:
+        fh.write(_S24_LITMODELS)
+    ckpt = os.path.join(WORK, "checkpoints", "epoch=7-step=42000.ckpt")
+    if not os.path.exists(ckpt):
+        sys.path.insert(0, WORK)
+        import lightning
+        from litmodels import TicketClassifier
+
+        torch.manual_seed(0)
+        model = TicketClassifier()
+        params = list(model.parameters())
+        state = {i: {"step": torch.tensor(42000.0), "exp_avg": torch.zeros_like(p),
+                     "exp_avg_sq": torch.zeros_like(p)} for i, p in enumerate(params)}
+        groups = [{"lr": 2e-4, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01,
+                   "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                   "differentiable": False, "fused": None, "decoupled_weight_decay": True,
+                   "params": list(range(len(params)))}]
+        torch.save({
+            "epoch": 7, "global_step": 42000, "pytorch-lightning_version": lightning.__version__,
+            "state_dict": model.state_dict(), "loops": {}, "callbacks": {},
+            "optimizer_states": [{"state": state, "param_groups": groups}],
+            "lr_schedulers": [], "hparams_name": "kwargs",
+            "hyper_parameters": dict(model.hparams),
+        }, ckpt)
+        del model, params, state
+    run_user_script("predict_tickets", '''import argparse
+import json
+import time
+
+import torch
+
+from litmodels import TicketClassifier
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ckpt", default="checkpoints/epoch=7-step=42000.ckpt")
+parser.add_argument("--batch-size", type=int, default=256)
+parser.add_argument("--out", default="predictions.jsonl")
+args = parser.parse_args()
+
+print(f"[predict] restoring {args.ckpt}", flush=True)
+start = time.time()
+model = TicketClassifier.load_from_checkpoint(args.ckpt, map_location="cuda")
+model.eval()
+print(f"[predict] model ready in {time.time() - start:.1f} s: {dict(model.hparams)}", flush=True)
+g = torch.Generator().manual_seed(0)
+with torch.inference_mode(), open(args.out, "w") as out:
+    for b in range(40):
+        ids = torch.randint(1, model.hparams.vocab_size, (args.batch_size, 256), generator=g)
+        queues = model(ids.cuda()).argmax(-1).tolist()
+        for i, q in enumerate(queues):
+            out.write(json.dumps({"ticket": b * args.batch_size + i, "queue": q}) + "\\n")
+print("[predict] done", flush=True)
+''')
+
+
+def s24_hf_model_soup_average():
+    # run.sh's holder leaves 6 GiB. A "model soup" script loads four fine-tuned runs' bf16
+    # safetensors straight onto the card (load_file(device="cuda"), ~1 GiB each), then averages
+    # them key by key in float32 (torch.stack of the four upcast copies): the first large key,
+    # the 32000 x 2048 output embedding, needs ~2 GiB of fp32 temporaries beside the four loaded
+    # states and the other job.
+    runs = os.path.join(WORK, "runs")
+    for seed in range(4):
+        d = os.path.join(runs, f"sft-lr2e-5-seed{seed}", "checkpoint-3000")
+        os.makedirs(d, exist_ok=True)
+        link = os.path.join(d, "model.safetensors")
+        if not os.path.lexists(link):
+            os.symlink(os.path.join(CKPT, "model.safetensors"), link)
+    run_user_script("make_soup", '''import glob
+import logging
+import os
+
+import torch
+from safetensors.torch import load_file, save_file
+from tqdm import tqdm
+
+logging.basicConfig(format="%(asctime)s | %(levelname)s | %(message)s", level=logging.INFO)
+log = logging.getLogger("soup")
+
+paths = sorted(glob.glob("runs/sft-lr2e-5-seed*/checkpoint-3000/model.safetensors"))
+log.info("uniform soup of %d runs", len(paths))
+states = []
+for path in paths:
+    states.append(load_file(path, device="cuda"))
+    log.info("loaded %s (%d tensors)", path, len(states[-1]))
+
+soup = {}
+for key in tqdm(list(states[0]), desc="averaging", unit="tensor"):
+    stacked = torch.stack([s[key].float() for s in states])
+    soup[key] = stacked.mean(dim=0).to(torch.bfloat16)
+    del stacked
+os.makedirs("runs/soup-uniform", exist_ok=True)
+save_file({k: v.cpu() for k, v in soup.items()}, "runs/soup-uniform/model.safetensors",
+          metadata={"format": "pt"})
+log.info("wrote runs/soup-uniform/model.safetensors")
+''')
+
+
+def s24_hf_engine_profile_run():
+    # run.sh's holder leaves 16 GiB. A small home-made serving engine starts: loads the bf16
+    # checkpoint, then "profiles" peak memory with a dummy batch of max_num_seqs x max_model_len
+    # (64 x 4096 = 262144 tokens) in one forward, to size its KV cache afterwards; that warm-up
+    # forward runs out in a decoder layer's MLP (a 2.75 GiB gate/up activation, with ~3.5 GiB
+    # reserved but unallocated), before it would reach the 15.6 GiB logits.
+    run_user_script("engine", '''import argparse
+import logging
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s:%(lineno)d] %(message)s",
+                    datefmt="%m-%d %H:%M:%S", level=logging.INFO)
+logger = logging.getLogger("engine")
+
+
+class LLMEngine:
+    def __init__(self, model, max_model_len, max_num_seqs, gpu_memory_utilization):
+        self.max_model_len, self.max_num_seqs = max_model_len, max_num_seqs
+        self.gpu_memory_utilization = gpu_memory_utilization
+        start = time.time()
+        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.bfloat16,
+                                                          device_map="cuda").eval()
+        logger.info("Loading model weights took %.2f GiB and %.2f seconds",
+                    torch.cuda.memory_allocated() / 2**30, time.time() - start)
+        self.num_gpu_blocks = self.determine_num_blocks()
+
+    @torch.inference_mode()
+    def profile_run(self):
+        ids = torch.randint(3, 32000, (self.max_num_seqs, self.max_model_len), device="cuda")
+        self.model(input_ids=ids, use_cache=False)
+        torch.cuda.synchronize()
+
+    def determine_num_blocks(self, block_size=16):
+        torch.cuda.reset_peak_memory_stats()
+        self.profile_run()
+        free, total = torch.cuda.mem_get_info()
+        peak = torch.cuda.max_memory_allocated()
+        cfg = self.model.config
+        per_block = 2 * cfg.num_hidden_layers * block_size * cfg.hidden_size * 2
+        blocks = int((total * self.gpu_memory_utilization - peak) // per_block)
+        logger.info("# GPU blocks: %d, peak %.2f GiB", blocks, peak / 2**30)
+        return blocks
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--max-model-len", type=int, default=4096)
+parser.add_argument("--max-num-seqs", type=int, default=64)
+parser.add_argument("--gpu-memory-utilization", type=float, default=0.90)
+args = parser.parse_args()
+logger.info("Initializing engine with config: model=%r, max_model_len=%d, max_num_seqs=%d, "
+            "gpu_memory_utilization=%.2f", args.model, args.max_model_len, args.max_num_seqs,
+            args.gpu_memory_utilization)
+engine = LLMEngine(args.model, args.max_model_len, args.max_num_seqs, args.gpu_memory_utilization)
+logger.info("engine ready")
+'''.replace("@CKPT@", CKPT))
+
+
+def s24_dqn_replay_buffer_device():
+    # run.sh's holder leaves 40 GiB. A DQN learner keeps its 1M-transition replay buffer on the
+    # card (obs and next_obs as uint8 1M x 4 x 84 x 84, 26.3 GiB each); obs fits beside the other
+    # job, next_obs does not. main() is wrapped in the user's try/except that logs only
+    # "training aborted: <message>" and exits 1: no traceback, no stage in the log.
+    run_user_script("dqn_atari", '''import argparse
+import logging
+import random
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s [%(name)s] %(levelname)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("dqn")
+
+
+class QNetwork(nn.Module):
+    def __init__(self, n_actions):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(4, 32, 8, stride=4), nn.ReLU(), nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(), nn.Flatten(),
+            nn.Linear(3136, 512), nn.ReLU(), nn.Linear(512, n_actions))
+
+    def forward(self, x):
+        return self.net(x / 255.0)
+
+
+class ReplayBuffer:
+    def __init__(self, capacity, obs_shape, device):
+        self.capacity, self.pos, self.full = capacity, 0, False
+        self.obs = torch.zeros((capacity, *obs_shape), dtype=torch.uint8, device=device)
+        self.next_obs = torch.zeros((capacity, *obs_shape), dtype=torch.uint8, device=device)
+        self.actions = torch.zeros(capacity, dtype=torch.long, device=device)
+        self.rewards = torch.zeros(capacity, dtype=torch.float32, device=device)
+        self.dones = torch.zeros(capacity, dtype=torch.bool, device=device)
+
+
+def main(args):
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    device = torch.device("cuda")
+    q = QNetwork(args.n_actions).to(device)
+    target = QNetwork(args.n_actions).to(device)
+    target.load_state_dict(q.state_dict())
+    optimizer = torch.optim.Adam(q.parameters(), lr=args.lr, eps=1.5e-4)
+    rb = ReplayBuffer(args.buffer_size, (4, 84, 84), device)
+    log.info("learning starts after %d steps", args.learning_starts)
+    for step in range(args.total_timesteps):
+        pass
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--env-id", default="BreakoutNoFrameskip-v4")
+    p.add_argument("--total-timesteps", type=int, default=10_000_000)
+    p.add_argument("--buffer-size", type=int, default=1_000_000)
+    p.add_argument("--learning-starts", type=int, default=80_000)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--n-actions", type=int, default=4)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    log.info("run dqn_atari__%s__%d: %s", args.env_id, args.seed, vars(args))
+    try:
+        main(args)
+    except Exception as e:
+        log.error("training aborted: %s", e)
+        sys.exit(1)
+''')
+
+
+def s24_hf_batch_summarize_outlier():
+    # run.sh's holder leaves 12 GiB. A nightly batch job summarizes a JSONL of support threads in
+    # fixed batches of 16 in arrival order (left padding, generate with max_new_tokens=64); the
+    # first two batches go through, the third holds one 24000-word thread, so all 16 rows are
+    # padded to ~24k tokens and the prefill's 4-D SDPA mask (16 x 24k x 24k bool, 8.6 GiB) does
+    # not fit. The script catches the OOM and raises its own BatchFailed from it.
+    import json
+    import random
+
+    os.makedirs(os.path.join(WORK, "inbox"), exist_ok=True)
+    rng = random.Random(7)
+    with open(os.path.join(WORK, "inbox", "threads-2026-12-03.jsonl"), "w") as fh:
+        for i in range(96):
+            n = 24_000 if i == 37 else rng.randint(250, 900)
+            text = " ".join(f"w{rng.randint(3, 31999)}" for _ in range(n))
+            fh.write(json.dumps({"id": f"T-{81200 + i}", "text": text}) + "\n")
+    run_user_script("summarize_threads", _WORD_TOKENIZER + '''
+import json
+import logging
+import sys
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO,
+                    stream=sys.stdout)
+log = logging.getLogger("summarize")
+BATCH = 16
+
+
+class BatchFailed(RuntimeError):
+    pass
+
+
+def summarize(model, tokenizer, batch):
+    enc = tokenizer([r["text"] for r in batch], return_tensors="pt", padding=True).to("cuda")
+    try:
+        with torch.inference_mode():
+            out = model.generate(**enc, max_new_tokens=64, do_sample=False,
+                                 pad_token_id=tokenizer.pad_token_id)
+    except torch.cuda.OutOfMemoryError as e:
+        ids = [r["id"] for r in batch]
+        raise BatchFailed(f"summarization failed for batch {ids[0]}..{ids[-1]}") from e
+    return tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+
+
+tokenizer = word_tokenizer()
+tokenizer.padding_side = "left"
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+with open("inbox/threads-2026-12-03.jsonl") as fh:
+    requests = [json.loads(line) for line in fh]
+log.info("%d threads to summarize, batch size %d", len(requests), BATCH)
+with open("summaries.jsonl", "w") as out:
+    for start in range(0, len(requests), BATCH):
+        batch = requests[start:start + BATCH]
+        t0 = time.time()
+        for r, summary in zip(batch, summarize(model, tokenizer, batch)):
+            out.write(json.dumps({"id": r["id"], "summary": summary}) + "\\n")
+        log.info("batch %d/%d done in %.1f s", start // BATCH + 1,
+                 (len(requests) + BATCH - 1) // BATCH, time.time() - t0)
+log.info("all done")
+'''.replace("@CKPT@", CKPT))
+
+
+def s24_timm_vit_periodic_eval():
+    # run.sh's holder leaves 20 GiB. A timm ViT-S/16 fine-tune (bf16 autocast) trains 40 steps
+    # fine, then its periodic evaluation runs the val loader in model.eval() but without
+    # torch.no_grad(), appending each batch's logits (with their autograd graph) to a list for the
+    # metrics: every val batch's activations stay alive and the evaluation runs out in the
+    # second val batch of 256 (the bars show 39 train steps and 1 of 40 val batches).
+    run_user_script("finetune_vit", '''import time
+
+import timm
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+
+class CachedImages(Dataset):
+    def __init__(self, n, seed):
+        g = torch.Generator().manual_seed(seed)
+        self.n = n
+        self.bank = torch.randn(64, 3, 224, 224, generator=g)
+        self.labels = torch.randint(0, 200, (n,), generator=g)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return self.bank[i % 64], self.labels[i]
+
+
+def evaluate(model, loader):
+    model.eval()
+    all_logits, all_labels = [], []
+    for images, labels in tqdm(loader, desc="val", leave=False):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(images.cuda(non_blocking=True))
+        all_logits.append(logits)
+        all_labels.append(labels.cuda())
+    logits, labels = torch.cat(all_logits), torch.cat(all_labels)
+    model.train()
+    return F.cross_entropy(logits.float(), labels).item(), (logits.argmax(-1) == labels).float().mean().item()
+
+
+model = timm.create_model("vit_small_patch16_224", pretrained=False, num_classes=200).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.05)
+train_loader = DataLoader(CachedImages(100_000, 0), batch_size=128, shuffle=True, num_workers=0,
+                          drop_last=True)
+val_loader = DataLoader(CachedImages(10_000, 1), batch_size=256, num_workers=0)
+EVAL_EVERY = 40
+step, start = 0, time.time()
+for epoch in range(30):
+    for images, labels in tqdm(train_loader, desc=f"epoch {epoch}"):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(images.cuda(non_blocking=True)), labels.cuda())
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        step += 1
+        if step % EVAL_EVERY == 0:
+            val_loss, val_acc = evaluate(model, val_loader)
+            print(f"step {step}: train_loss {loss.item():.4f} val_loss {val_loss:.4f} "
+                  f"val_acc {val_acc:.4f} ({time.time() - start:.0f} s)")
+''')
+
+
+def s24_jax_optax_multisteps():
+    # JAX with a 5% memory fraction (~7 GiB, run.sh sets it). A plain-JAX language model of 332M
+    # fp32 parameters trained with optax.MultiSteps(adamw, every_k_schedule=8) for gradient
+    # accumulation: params + Adam's mu and nu + MultiSteps' accumulated gradients (4 x 1.3 GB) fit
+    # at init; the first call of the jitted update fails while XLA compiles it: the GEMM
+    # autotuner cannot get its profiling buffers from the nearly full pool (bfc_allocator
+    # warnings, every config RESOURCE_EXHAUSTED), and JAX raises JaxRuntimeError NOT_FOUND
+    # "Failed to get configs" listing those failures.
+    run_user_script("train_lm_jax", '''import time
+
+import jax
+import jax.numpy as jnp
+import optax
+
+VOCAB, D, FF, LAYERS, SEQ, BATCH = 32000, 2048, 8192, 6, 1024, 8
+
+
+def init(key):
+    keys = jax.random.split(key, 2 * LAYERS + 2)
+    params = {"embed": jax.random.normal(keys[0], (VOCAB, D)) * 0.02,
+              "head": jax.random.normal(keys[1], (D, VOCAB)) * 0.02, "layers": []}
+    for i in range(LAYERS):
+        params["layers"].append({
+            "w_in": jax.random.normal(keys[2 + 2 * i], (D, FF)) * 0.02,
+            "w_out": jax.random.normal(keys[3 + 2 * i], (FF, D)) * 0.02,
+            "scale": jnp.ones((D,)),
+        })
+    return params
+
+
+def forward(params, tokens):
+    x = params["embed"][tokens]
+    for layer in params["layers"]:
+        h = x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6) * layer["scale"]
+        x = x + jax.nn.gelu(h @ layer["w_in"]) @ layer["w_out"]
+    return x @ params["head"]
+
+
+def loss_fn(params, tokens):
+    logits = forward(params, tokens[:, :-1])
+    return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
+
+
+tx = optax.MultiSteps(optax.adamw(3e-4, weight_decay=0.1), every_k_schedule=8)
+
+
+@jax.jit
+def train_step(params, opt_state, tokens):
+    loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
+params = init(jax.random.PRNGKey(0))
+print(f"devices: {jax.devices()}")
+print(f"params: {sum(x.size for x in jax.tree_util.tree_leaves(params)) / 1e6:.1f}M")
+opt_state = tx.init(params)
+key = jax.random.PRNGKey(1)
+start = time.time()
+for step in range(2000):
+    key, sub = jax.random.split(key)
+    tokens = jax.random.randint(sub, (BATCH, SEQ + 1), 0, VOCAB)
+    params, opt_state, loss = train_step(params, opt_state, tokens)
+    if step % 50 == 0:
+        print(f"step {step} loss {float(loss):.4f} ({time.time() - start:.1f} s)")
+''')
+
+
+def s24_hf_grpo_group_logprobs():
+    # run.sh's holder leaves 20 GiB. A hand-written GRPO step: 8 prompts x 16 sampled completions
+    # (128 x 640 tokens) from the policy, the reference model's log-probs under no_grad, then the
+    # policy's forward with grad over the whole group in one batch (82k tokens): its saved
+    # activations do not fit beside the two models and the other job.
+    run_user_script("grpo_step", '''import logging
+import time
+
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("grpo")
+MODEL, GROUP, PROMPTS, PROMPT_LEN, NEW = "@CKPT@", 16, 8, 512, 128
+
+policy = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.bfloat16, device_map="cuda")
+ref = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.bfloat16, device_map="cuda").eval()
+ref.requires_grad_(False)
+optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-6)
+
+
+def token_logps(model, seqs, n_prompt):
+    logits = model(input_ids=seqs).logits[:, n_prompt - 1:-1]
+    logps = F.log_softmax(logits.float(), dim=-1)
+    return torch.gather(logps, 2, seqs[:, n_prompt:, None]).squeeze(-1)
+
+
+g = torch.Generator().manual_seed(0)
+for it in range(200):
+    t0 = time.time()
+    prompts = torch.randint(3, 32000, (PROMPTS, PROMPT_LEN), generator=g).cuda()
+    with torch.no_grad():
+        seqs = policy.generate(prompts.repeat_interleave(GROUP, 0), do_sample=True,
+                               temperature=1.0, max_new_tokens=NEW, min_new_tokens=NEW,
+                               pad_token_id=0)
+    rewards = torch.rand(PROMPTS, GROUP, device="cuda")
+    adv = ((rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-4))
+    log.info("iter %d: sampled %s in %.1f s, mean reward %.3f", it, tuple(seqs.shape),
+             time.time() - t0, rewards.mean().item())
+    with torch.no_grad():
+        ref_logps = token_logps(ref, seqs, PROMPT_LEN)
+    logps = token_logps(policy, seqs, PROMPT_LEN)
+    ratio = torch.exp(logps - logps.detach())
+    kl = torch.exp(ref_logps - logps) - (ref_logps - logps) - 1
+    loss = (-(ratio * adv.reshape(-1, 1)) + 0.04 * kl).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    log.info("iter %d: loss %.4f kl %.4f", it, loss.item(), kl.mean().item())
+'''.replace("@CKPT@", CKPT))
+
+
+def s24_maml_inner_loop():
+    # run.sh's holder leaves 16 GiB. Second-order MAML on miniImageNet-sized tasks (5-way 5-shot,
+    # 15 queries, 84 x 84, a Conv-4 with 128 channels) with 5 inner steps under
+    # torch.autograd.grad(create_graph=True) and a meta-batch of 8 tasks whose query losses are
+    # summed before one outer backward: every task's unrolled inner loop stays in the graph and
+    # the first meta-iteration runs out in an inner step's forward (batch_norm) a few tasks in,
+    # before any progress line.
+    run_user_script("maml_train", '''import argparse
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.func import functional_call
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ways", type=int, default=5)
+parser.add_argument("--shots", type=int, default=5)
+parser.add_argument("--queries", type=int, default=15)
+parser.add_argument("--meta-batch", type=int, default=8)
+parser.add_argument("--inner-steps", type=int, default=5)
+parser.add_argument("--inner-lr", type=float, default=0.01)
+parser.add_argument("--hidden", type=int, default=128)
+parser.add_argument("--first-order", action="store_true")
+args = parser.parse_args()
+
+
+def conv_block(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout, track_running_stats=False),
+                         nn.ReLU(), nn.MaxPool2d(2))
+
+
+net = nn.Sequential(conv_block(3, args.hidden), conv_block(args.hidden, args.hidden),
+                    conv_block(args.hidden, args.hidden), conv_block(args.hidden, args.hidden),
+                    nn.Flatten(), nn.Linear(args.hidden * 5 * 5, args.ways)).cuda()
+meta_opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+g = torch.Generator().manual_seed(0)
+
+
+def sample_task():
+    n_s, n_q = args.ways * args.shots, args.ways * args.queries
+    xs = torch.randn(n_s, 3, 84, 84, generator=g).cuda()
+    xq = torch.randn(n_q, 3, 84, 84, generator=g).cuda()
+    ys = torch.arange(args.ways).repeat_interleave(args.shots).cuda()
+    yq = torch.arange(args.ways).repeat_interleave(args.queries).cuda()
+    return xs, ys, xq, yq
+
+
+print(f"MAML {args.ways}-way {args.shots}-shot, meta-batch {args.meta_batch}, "
+      f"{args.inner_steps} inner steps, second order: {not args.first_order}", flush=True)
+for it in range(60000):
+    t0 = time.time()
+    meta_loss, accs = 0.0, []
+    for t in range(args.meta_batch):
+        xs, ys, xq, yq = sample_task()
+        fast = dict(net.named_parameters())
+        for _ in range(args.inner_steps):
+            loss = F.cross_entropy(functional_call(net, fast, (xs,)), ys)
+            grads = torch.autograd.grad(loss, list(fast.values()), create_graph=not args.first_order)
+            fast = {n: p - args.inner_lr * g_ for (n, p), g_ in zip(fast.items(), grads)}
+        logits = functional_call(net, fast, (xq,))
+        meta_loss = meta_loss + F.cross_entropy(logits, yq)
+        accs.append((logits.argmax(-1) == yq).float().mean().item())
+    meta_opt.zero_grad()
+    (meta_loss / args.meta_batch).backward()
+    meta_opt.step()
+    if it % 10 == 0:
+        print(f"it {it}: meta loss {meta_loss.item() / args.meta_batch:.4f} "
+              f"acc {sum(accs) / len(accs):.3f} ({time.time() - t0:.2f} s/it)", flush=True)
+''')
+
+
+def s24_shampoo_first_step():
+    # run.sh's holder leaves 10 GiB. A language model (8 x 2048-wide encoder layers, 32000-word
+    # embedding and head, fp32) trained with a hand-written Shampoo optimizer: forward and
+    # backward go through, and the first optimizer.step() lazily creates each parameter's
+    # Kronecker preconditioners and their inverse roots, dim x dim for every dimension (32000 x
+    # 32000 fp32 for the embedding and the head); the states do not fit.
+    run_user_script("train_shampoo", '''import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Shampoo(torch.optim.Optimizer):
+    """Shampoo (Gupta et al. 2018): one preconditioner per tensor dimension."""
+
+    def __init__(self, params, lr=1e-3, momentum=0.9, eps=1e-6, update_freq=20):
+        super().__init__(params, dict(lr=lr, momentum=momentum, eps=eps, update_freq=update_freq))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad, state = p.grad, self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["momentum"] = torch.zeros_like(p)
+                    for dim, size in enumerate(grad.shape):
+                        state[f"precond_{dim}"] = group["eps"] * torch.eye(size, device=p.device)
+                        state[f"inv_precond_{dim}"] = torch.eye(size, device=p.device)
+                state["momentum"].mul_(group["momentum"]).add_(grad)
+                g = state["momentum"]
+                order = grad.ndimension()
+                for dim, size in enumerate(grad.shape):
+                    precond, inv = state[f"precond_{dim}"], state[f"inv_precond_{dim}"]
+                    g = g.transpose(0, dim).contiguous()
+                    shape = g.shape
+                    g = g.view(size, -1)
+                    precond.add_(g @ g.T)
+                    if state["step"] % group["update_freq"] == 0:
+                        eigvals, eigvecs = torch.linalg.eigh(precond)
+                        inv.copy_(eigvecs @ torch.diag(eigvals.clamp_min(1e-12).pow(-1 / (2 * order))) @ eigvecs.T)
+                    g = (inv @ g).view(shape).transpose(0, dim)
+                state["step"] += 1
+                p.add_(g, alpha=-group["lr"])
+
+
+class LM(nn.Module):
+    def __init__(self, vocab=32000, d=2048, layers=8, heads=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True,
+                                           norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        mask = nn.Transformer.generate_square_subsequent_mask(ids.shape[1], device=ids.device)
+        return self.head(self.blocks(self.embed(ids), mask=mask, is_causal=True))
+
+
+model = LM().cuda()
+print(f"{sum(p.numel() for p in model.parameters()) / 1e6:.0f}M parameters", flush=True)
+optimizer = Shampoo(model.parameters(), lr=3e-4)
+g = torch.Generator().manual_seed(0)
+start = time.time()
+for step in range(10000):
+    ids = torch.randint(0, 32000, (8, 513), generator=g).cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        logits = model(ids[:, :-1])
+    loss = F.cross_entropy(logits.float().flatten(0, 1), ids[:, 1:].flatten())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if step % 10 == 0:
+        print(f"step {step} loss {loss.item():.3f} ppl {math.exp(loss.item()):.1f} "
+              f"({time.time() - start:.1f} s)", flush=True)
+''')
+
+
+def s24_tokenize_corpus_job():
+    # Not a GPU OOM: a batch job (prep_job.sh, with the cluster's `ulimit -v 8388608`, 8 GiB of
+    # address space) tokenizes a 1 GiB raw text dump by reading it into one string and calling
+    # the Rust tokenizer's encode() on it; the tokenizer's per-byte alignment vector outgrows the
+    # address-space limit and Rust aborts the process ("memory allocation of N bytes failed");
+    # bash reports "Aborted" and the job exits 134. No GPU is touched.
+    import random
+
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    raw = os.path.join(WORK, "data", "raw")
+    os.makedirs(raw, exist_ok=True)
+    vocab = {"[UNK]": 0, "[BOS]": 1, "[EOS]": 2}
+    vocab.update({f"w{i}": i for i in range(3, 32000)})
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(os.path.join(WORK, "data", "tokenizer.json"))
+    rng = random.Random(0)
+    block = (" ".join(f"w{rng.randint(3, 31999)}" for _ in range(200_000)) + "\n").encode()
+    for part in range(4):
+        path = os.path.join(raw, f"crawl-2026-11-part-{part:05d}.txt")
+        if os.path.exists(path) and os.path.getsize(path) >= 256 * MIB:
+            continue
+        with open(path, "wb") as fh:
+            written = 0
+            while written < 256 * MIB:
+                fh.write(block)
+                written += len(block)
+    with open(os.path.join(WORK, "prepare_corpus.py"), "w", encoding="utf-8") as fh:
+        fh.write('''import argparse
+import glob
+import time
+
+import numpy as np
+from tokenizers import Tokenizer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--raw", default="data/raw")
+parser.add_argument("--tokenizer", default="data/tokenizer.json")
+parser.add_argument("--out", default="data/tokens.bin")
+args = parser.parse_args()
+
+tokenizer = Tokenizer.from_file(args.tokenizer)
+files = sorted(glob.glob(f"{args.raw}/*.txt"))
+start = time.time()
+text = "\\n".join(open(f, encoding="utf-8").read() for f in files)
+print(f"read {len(files)} files, {len(text) / 2**30:.2f} GiB of text in {time.time() - start:.1f} s",
+      flush=True)
+enc = tokenizer.encode(text)
+ids = np.asarray(enc.ids, dtype=np.uint16)
+ids.tofile(args.out)
+print(f"wrote {ids.size} tokens to {args.out}", flush=True)
+''')
+    with open(os.path.join(WORK, "prep_job.sh"), "w", encoding="utf-8") as fh:
+        fh.write('''#!/bin/bash
+# tokenize the raw crawl dump before pretraining (per-job memory limit: 8 GiB of address space)
+ulimit -c 0
+ulimit -v 8388608
+echo "[$(date -u +%FT%TZ)] job $$ on $(hostname): tokenizing data/raw"
+python3 prepare_corpus.py --raw data/raw --out data/tokens.bin
+status=$?
+echo "[$(date -u +%FT%TZ)] prepare_corpus.py exited with status $status"
+exit $status
+''')
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(WORK)
+    os.execv("/bin/bash", ["bash", "prep_job.sh"])
+
+
+def s24_audio_encoder_long_clip():
+    # Not a GPU OOM: a batch transcription script runs a CTC speech encoder whose learned
+    # positional table has 1500 rows (30 s at 50 frames/s); the 10th clip of the manifest is
+    # 41.7 s long, so the position lookup indexes past the table: the index kernel's
+    # assertion lines and "CUDA error: device-side assert triggered", reported at the next
+    # synchronising call (no CUDA_LAUNCH_BLOCKING).
+    import json
+
+    os.makedirs(os.path.join(WORK, "manifests"), exist_ok=True)
+    durations = [12.3, 28.0, 7.5, 19.9, 3.2, 25.6, 14.1, 9.8, 22.4, 41.7, 5.5, 17.0]
+    with open(os.path.join(WORK, "manifests", "call_center_dec.jsonl"), "w") as fh:
+        for i, d in enumerate(durations):
+            fh.write(json.dumps({"audio": f"audio/call_{1000 + i}.flac", "duration": d}) + "\n")
+    run_user_script("transcribe_calls", '''import json
+import logging
+
+import torch
+import torch.nn as nn
+import torchaudio
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("transcribe")
+SR, MAX_FRAMES = 16_000, 1500
+VOCAB = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [" ", "'"]
+
+
+class SpeechEncoder(nn.Module):
+    def __init__(self, n_mels=80, d=512, layers=6, heads=8):
+        super().__init__()
+        self.subsample = nn.Sequential(nn.Conv1d(n_mels, d, 3, padding=1), nn.GELU(),
+                                       nn.Conv1d(d, d, 3, stride=2, padding=1), nn.GELU())
+        self.pos = nn.Embedding(MAX_FRAMES, d)
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(d, heads, 4 * d, batch_first=True, norm_first=True), layers,
+            enable_nested_tensor=False)
+        self.ctc = nn.Linear(d, len(VOCAB) + 1)
+
+    def forward(self, mels):
+        x = self.subsample(mels).transpose(1, 2)
+        x = x + self.pos(torch.arange(x.shape[1], device=x.device))
+        return self.ctc(self.encoder(x))
+
+
+def greedy_ctc(logits):
+    ids = logits.argmax(-1).tolist()
+    out, prev = [], None
+    for i in ids:
+        if i != prev and i != 0:
+            out.append(VOCAB[i - 1])
+        prev = i
+    return "".join(out)
+
+
+device = torch.device("cuda")
+model = SpeechEncoder().to(device).eval()
+mel = torchaudio.transforms.MelSpectrogram(SR, n_fft=400, hop_length=160, n_mels=80).to(device)
+with open("manifests/call_center_dec.jsonl") as fh:
+    clips = [json.loads(line) for line in fh]
+log.info("%d clips to transcribe", len(clips))
+g = torch.Generator().manual_seed(0)
+with torch.inference_mode():
+    for clip in clips:
+        wav = torch.randn(int(clip["duration"] * SR), generator=g).mul_(0.05).to(device)
+        feats = (mel(wav) + 1e-6).log()[None]
+        logits = model(feats)[0]
+        text = greedy_ctc(logits)
+        log.info("%s %.1f s -> %d chars", clip["audio"], clip["duration"], len(text))
+''')
+
+
+def s24_compile_shared_node_tmp():
+    # Not a GPU OOM: a torch.compile'd model on a node whose inductor cache directory
+    # (/tmp/torchinductor_<user>) sits on a small volume that is already full (the scenario
+    # mounts a 4 MiB tmpfs there in a private mount namespace and fills it, leaving the machine's
+    # /tmp alone); the first compiled call fails writing the generated code: "[Errno 28] No
+    # space left on device", wrapped by dynamo/inductor.
+    import getpass
+
+    if not hasattr(os, "unshare"):
+        sys.exit("os.unshare needs Python 3.12: s24_compile_shared_node_tmp cannot run")
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                           ctypes.c_char_p]
+    ms_rec, ms_private = 16384, 262144
+    try:
+        os.unshare(os.CLONE_NEWNS)
+    except OSError as error:
+        sys.exit(f"unshare(CLONE_NEWNS) failed ({error}): s24_compile_shared_node_tmp cannot run")
+    if libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0:
+        sys.exit(f"making / private failed (errno {ctypes.get_errno()})")
+    cache = f"/tmp/torchinductor_{getpass.getuser()}"
+    os.makedirs(cache, exist_ok=True)
+    if libc.mount(b"tmpfs", cache.encode(), b"tmpfs", 0, b"size=4m,mode=0755") != 0:
+        sys.exit(f"mounting a 4 MiB tmpfs on {cache} failed (errno {ctypes.get_errno()})")
+    try:
+        with open(os.path.join(cache, ".stale-autotune-results"), "wb") as fh:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+    except OSError:
+        pass
+    run_user_script("bench_compiled", '''import time
+
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d=1024):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        return x + self.ff(self.norm(x))
+
+
+model = nn.Sequential(*[Block() for _ in range(4)]).cuda().eval()
+compiled = torch.compile(model)
+x = torch.randn(64, 512, 1024, device="cuda")
+print(f"torch {torch.__version__}, compiling {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M "
+      "param model", flush=True)
+with torch.inference_mode():
+    t0 = time.time()
+    compiled(x)
+    torch.cuda.synchronize()
+    print(f"first call (compile) {time.time() - t0:.1f} s", flush=True)
+    t0 = time.time()
+    for _ in range(50):
+        compiled(x)
+    torch.cuda.synchronize()
+    print(f"{(time.time() - t0) / 50 * 1e3:.2f} ms/iter", flush=True)
+''')
+
+
+def s24_gpytorch_duplicate_sites():
+    # Not a GPU OOM: an exact GP (gpytorch, float32 on the card) fitted to 100 monitoring sites
+    # measured 5 times each (duplicated inputs), targets in raw units (variance ~1e8), the noise
+    # pinned near zero ("the simulator is deterministic") and the output scale set to the
+    # targets' variance: the 500 x 500 kernel matrix is numerically singular, and the first
+    # marginal-likelihood evaluation fails with linear_operator's NotPSDError after adding
+    # jitter up to 1e-4 (NumericalWarnings first).
+    run_user_script("fit_gp_sites", '''import gpytorch
+import torch
+
+
+class SiteGP(gpytorch.models.ExactGP):
+    def __init__(self, x, y, likelihood):
+        super().__init__(x, y, likelihood)
+        self.mean_module = gpytorch.means.ConstantMean()
+        self.covar_module = gpytorch.kernels.ScaleKernel(gpytorch.kernels.RBFKernel(ard_num_dims=2))
+
+    def forward(self, x):
+        return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+
+g = torch.Generator().manual_seed(0)
+sites = torch.rand(100, 2, generator=g)
+train_x = sites.repeat_interleave(5, 0).cuda()  # 5 measurement campaigns per site
+train_y = (2e4 * torch.sin(6 * sites[:, 0]) * torch.cos(4 * sites[:, 1]) + 5e4).repeat_interleave(5).cuda()
+print(f"{train_x.shape[0]} observations at {sites.shape[0]} sites, y variance {train_y.var().item():.3e}")
+
+likelihood = gpytorch.likelihoods.GaussianLikelihood(
+    noise_constraint=gpytorch.constraints.GreaterThan(1e-10)).cuda()
+likelihood.noise = 1e-8  # deterministic simulator output
+model = SiteGP(train_x, train_y, likelihood).cuda()
+model.covar_module.outputscale = train_y.var()
+model.mean_module.constant.data.fill_(train_y.mean())
+model.train()
+likelihood.train()
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
+for i in range(200):
+    optimizer.zero_grad()
+    loss = -mll(model(train_x), train_y)
+    loss.backward()
+    optimizer.step()
+    if i % 20 == 0:
+        print(f"iter {i}: loss {loss.item():.3f} lengthscale "
+              f"{model.covar_module.base_kernel.lengthscale.squeeze().tolist()}")
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -16324,6 +17271,20 @@ SCENARIOS = {
     "s23e_audio_manifest_pad_memoryerror": s23e_audio_manifest_pad_memoryerror,
     "s23e_dataloader_cache_worker_killed": s23e_dataloader_cache_worker_killed,
     "s23e_triton_voxel_scatter_illegal": s23e_triton_voxel_scatter_illegal,
+    "s24_lightning_load_ckpt_map_location": s24_lightning_load_ckpt_map_location,
+    "s24_hf_model_soup_average": s24_hf_model_soup_average,
+    "s24_hf_engine_profile_run": s24_hf_engine_profile_run,
+    "s24_dqn_replay_buffer_device": s24_dqn_replay_buffer_device,
+    "s24_hf_batch_summarize_outlier": s24_hf_batch_summarize_outlier,
+    "s24_timm_vit_periodic_eval": s24_timm_vit_periodic_eval,
+    "s24_jax_optax_multisteps": s24_jax_optax_multisteps,
+    "s24_hf_grpo_group_logprobs": s24_hf_grpo_group_logprobs,
+    "s24_maml_inner_loop": s24_maml_inner_loop,
+    "s24_shampoo_first_step": s24_shampoo_first_step,
+    "s24_tokenize_corpus_job": s24_tokenize_corpus_job,
+    "s24_audio_encoder_long_clip": s24_audio_encoder_long_clip,
+    "s24_compile_shared_node_tmp": s24_compile_shared_node_tmp,
+    "s24_gpytorch_duplicate_sites": s24_gpytorch_duplicate_sites,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -118,7 +118,9 @@ run_one() {
     s22_gpytorch_grid_predict|s22e_hf_beam_scores_backtranslate|s22e_hf_trainer_eval_logits_midtrain|\
     s22e_compile_max_autotune_ffn|s22e_ddp_nccl_first_backward|s22e_lightning_prediction_writer_buffer|\
     s23_lightning_ddp_spawn_oom|s23_dataloader_worker_cuda_augment|s23_diffrax_saveat_steps|\
-    s23_hf_save_pretrained_disk_full|s23_optax_lbfgs_deblur)
+    s23_hf_save_pretrained_disk_full|s23_optax_lbfgs_deblur|s24_lightning_load_ckpt_map_location|\
+    s24_hf_batch_summarize_outlier|s24_hf_grpo_group_logprobs|s24_tokenize_corpus_job|\
+    s24_compile_shared_node_tmp|s24_timm_vit_periodic_eval)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -666,4 +668,28 @@ run_one s23e_cupy_tiles_card_held "OutOfMemoryError|out of memory|cudaError|CUDA
 run_one s23e_audio_manifest_pad_memoryerror "MemoryError|Unable to allocate" -
 run_one s23e_dataloader_cache_worker_killed "killed by signal|exited unexpectedly" -
 run_one s23e_triton_voxel_scatter_illegal "illegal memory access|illegal address|ILLEGAL_ADDRESS" - CUDA_LAUNCH_BLOCKING=1
+# session 24 (blind): a Lightning checkpoint restored with map_location="cuda" (its AdamW state
+# comes along), a model soup averaged on the card in float32, a home-made serving engine's
+# profile run with a max_num_seqs x max_model_len dummy batch, a DQN replay buffer allocated on
+# the device (the user's handler logs only the message), a batch summarization job whose third
+# batch holds one 24k-word thread (the user's own BatchFailed raised from the OOM), a timm ViT's
+# periodic evaluation, optax.MultiSteps in plain JAX, a GRPO step's group log-probs, second-order
+# MAML, a hand-written Shampoo's first step (most beside another job's holder), and 4 look-alikes
+# (a Rust tokenizer aborting under `ulimit -v`, a learned positional table indexed past its end,
+# torch.compile with a full inductor cache volume, a GP's Cholesky on duplicated sites)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s24_lightning_load_ckpt_map_location "$OOM" 2
+run_one s24_hf_model_soup_average "$OOM" 6
+run_one s24_hf_engine_profile_run "$OOM" 16
+run_one s24_dqn_replay_buffer_device "$OOM" 40
+run_one s24_hf_batch_summarize_outlier "$OOM" 12
+run_one s24_timm_vit_periodic_eval "$OOM" 20
+run_one s24_jax_optax_multisteps "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s24_hf_grpo_group_logprobs "$OOM" 20
+run_one s24_maml_inner_loop "$OOM" 16
+run_one s24_shampoo_first_step "$OOM" 10
+run_one s24_tokenize_corpus_job "memory allocation of [0-9]+ bytes failed" -
+run_one s24_audio_encoder_long_clip "device-side assert" -
+run_one s24_compile_shared_node_tmp "No space left|Errno 28" -
+run_one s24_gpytorch_duplicate_sites "NotPSDError|not positive definite" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
