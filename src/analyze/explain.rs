@@ -18,7 +18,9 @@ use std::sync::OnceLock;
 use aho_corasick::AhoCorasick;
 
 use assemble::build_report;
-use frames::{code_line_after, failure_frames, push_called_frames, rewrapped_cause_frames};
+use frames::{
+    code_line_after, failure_frames, push_called_frames, rewrapped_cause_frames, wrapped_frame_rest,
+};
 use scan::{sort_matches, Anchored, HitCursor};
 
 use super::phase::{Frame, PhaseInputs, Progress, Role};
@@ -669,14 +671,27 @@ impl Explainer {
         if raw.last() == Some(&b'\r') {
             raw = &raw[..raw.len() - 1];
         }
-        let raw = &raw[..raw.len().min(MAX_LINE_BYTES)];
+        let mut raw = &raw[..raw.len().min(MAX_LINE_BYTES)];
+        // A frame line a console wrapped before its function (`…", line 4` then `9, in
+        // _init_executor`): read joined, with the statement under its second part.
+        let joined: Vec<u8>;
+        let mut code_after = end;
+        if !engine_markers.is_empty() {
+            if let Some((rest, next_end)) = wrapped_frame_rest(block, end, raw) {
+                let head = raw.trim_ascii_end();
+                let space: &[u8] = if head.ends_with(b",") { b" " } else { b"" };
+                joined = [head, space, rest].concat();
+                raw = &joined;
+                code_after = next_end;
+            }
+        }
         if !has_oom_marker && !wants_more {
             if engine_markers.is_empty() {
                 return;
             }
             begin_run_if_starting(&mut self.collected, engine_markers);
             if !self.collected.eager {
-                let code = code_line_after(block, end, raw);
+                let code = code_line_after(block, code_after, raw);
                 let around = reports_words(engine_markers).then(|| neighbours(block, start, end));
                 defer(
                     &mut self.collected,
@@ -733,7 +748,7 @@ impl Explainer {
                     around,
                 );
                 if let Some((function, file)) = frame_of {
-                    if let Some(code) = code_line_after(block, end, raw) {
+                    if let Some(code) = code_line_after(block, code_after, raw) {
                         let caller = (function.as_str(), file.as_str());
                         push_called_frames(&mut self.collected, &text, code, caller, line_no);
                     }
@@ -1563,5 +1578,7 @@ mod s21_tests;
 mod s22_tests;
 #[cfg(test)]
 mod s23_tests;
+#[cfg(test)]
+mod s24_tests;
 #[cfg(test)]
 mod tier_tests;

@@ -18,7 +18,10 @@ fn keep(collected: &mut Collected, frame: Frame) {
 /// A frame the traceback printed. A deeper printed frame makes the calls read from the
 /// statement above it (see [`push_called_frames`]) repeat it: they go.
 pub(super) fn note_printed(collected: &mut Collected, line: u64, function: String, file: String) {
-    while collected.frames.back().is_some_and(|frame| frame.called) {
+    // The dispatcher a worker's method was handed to ([`RPC_DISPATCHERS`]) does not show the
+    // method: the one named in the call above it stays.
+    let dispatcher = RPC_DISPATCHERS.contains(&function.as_str());
+    while !dispatcher && collected.frames.back().is_some_and(|frame| frame.called) {
         collected.frames.pop_back();
     }
     keep(
@@ -31,6 +34,39 @@ pub(super) fn note_printed(collected: &mut Collected, line: u64, function: Strin
             code: None,
         },
     );
+}
+
+/// The rest of a frame line a console wrapped before its function, on the line after
+/// `block[..end]` (`9, in _init_executor` under `…", line 4`, `in __init__` under `…", line
+/// 54,`): that line trimmed, and where it ends. `raw` must be a frame line with its line number
+/// and no function.
+pub(super) fn wrapped_frame_rest<'a>(
+    block: &'a [u8],
+    end: usize,
+    raw: &[u8],
+) -> Option<(&'a [u8], usize)> {
+    let at = crate::parse::text::find_in_line(raw, b"File \"")?;
+    let tail = &raw[at..];
+    let number = &tail[memchr::memmem::find(tail, b"\", line ")? + b"\", line ".len()..];
+    let number = number.trim_ascii_end();
+    let number = number.strip_suffix(b",").unwrap_or(number);
+    if number.is_empty() || !number.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let rest = block.get(end..)?.strip_prefix(b"\n")?;
+    let stop = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+    let line = rest[..stop].trim_ascii();
+    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
+    let after = &line[digits..];
+    let after = after.strip_prefix(b", ").unwrap_or(after);
+    let name = after.strip_prefix(b"in ")?;
+    let valid = !name.is_empty()
+        && name
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'<' | b'>'));
+    // `in f` alone follows a number ending in `,`; digits go on a number cut short.
+    let fits = (digits == 0) == raw.trim_ascii_end().ends_with(b",");
+    (valid && fits).then_some((line, end + 1 + stop))
 }
 
 /// The line after `block[..end]` when `raw` is a Python traceback frame (`File "…", line N, in
@@ -98,6 +134,10 @@ pub(super) fn push_called_frames(
         if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
             continue;
         }
+        // A call that hands a method to workers by its name (vLLM's executors:
+        // `self.collective_rpc("load_model")`, V0's `self._run_workers("load_model")`, the
+        // Ray workers' `execute_method("load_model")`): the named method is what runs.
+        let name = rpc_method(name, &code[paren + 1..]).unwrap_or(name);
         if frame_rule(name, file).is_some_and(|rule| rule.function == name) {
             keep(
                 collected,
@@ -111,6 +151,37 @@ pub(super) fn push_called_frames(
             );
         }
     }
+}
+
+/// The functions that run a method of every worker given by its name: vLLM's executors
+/// (`vllm/executor/executor_base.py` and `vllm/v1/executor/abstract.py` `collective_rpc`, V0's
+/// `_run_workers`), its workers' `execute_method` / `run_method` (`vllm/worker/worker_base.py`,
+/// `vllm/utils.py`).
+pub(super) const RPC_DISPATCHERS: &[&str] = &[
+    "collective_rpc",
+    "_run_workers",
+    "execute_method",
+    "run_method",
+];
+
+/// The method a dispatcher of [`RPC_DISPATCHERS`] is asked to run: its first argument when that
+/// is a string literal (`"load_model"`, `'determine_num_available_blocks'`).
+fn rpc_method<'a>(callee: &str, arguments: &'a str) -> Option<&'a str> {
+    if !RPC_DISPATCHERS.contains(&callee) {
+        return None;
+    }
+    let arguments = arguments.trim_start();
+    let quote = arguments
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '"' | '\''))?;
+    let rest = &arguments[1..];
+    let method = &rest[..rest.find(quote)?];
+    (!method.is_empty()
+        && method
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+    .then_some(method)
 }
 
 /// Frames of the traceback that belongs to the failure: from the last `Traceback` line

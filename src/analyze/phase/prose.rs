@@ -831,6 +831,59 @@ fn named_code(text: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out.extend(ticked_functions(text));
+    out.extend(bare_functions(text));
+    out
+}
+
+/// The shortest function name [`bare_functions`] reads: shorter ones (`load_model`) are words
+/// the phrases read, or too common to name a frame.
+const BARE_FUNCTION_CHARS: usize = 11;
+
+/// Functions' names written without backticks (a title's `… fails during
+/// determine_available_memory on …`) that the frame rules map to one stage, as
+/// [`ticked_functions`] reads them; only long names with an underscore, not part of a path, an
+/// option (`--max_num_batched_tokens`), an assignment or a dotted name.
+fn bare_functions(text: &str) -> Vec<(usize, usize, Phase)> {
+    let mut out = Vec::new();
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut at = 0;
+    while at < text.len() {
+        let Some(start) = text[at..].find(|c: char| ident(c)).map(|i| at + i) else {
+            break;
+        };
+        let end = text[start..]
+            .find(|c: char| !ident(c))
+            .map_or(text.len(), |i| start + i);
+        at = end;
+        let name = &text[start..end];
+        let before = text[..start].chars().next_back();
+        let after = text[end..].chars().next();
+        if name.len() < BARE_FUNCTION_CHARS
+            || !name.contains('_')
+            || name.starts_with('_')
+            || !name.starts_with(|c: char| c.is_ascii_lowercase())
+            || matches!(before, Some('`' | '-' | '/' | '\\' | '.' | '=' | '$' | '{'))
+            || matches!(after, Some('`' | '/' | '\\' | '=' | '}'))
+            || (after == Some('.')
+                && text[end + 1..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_'))
+        {
+            continue;
+        }
+        let mut phases = super::FRAME_RULES
+            .iter()
+            .filter(|rule| rule.function == name && rule.role != super::Role::Offload)
+            .filter(|rule| rule.role != super::Role::Wrapper)
+            .map(|rule| rule.phase);
+        let Some(first) = phases.next() else {
+            continue;
+        };
+        if phases.all(|phase| phase == first) && first != Phase::Unknown {
+            out.push((start, end, first));
+        }
+    }
     out
 }
 
@@ -968,6 +1021,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out.extend(training_titled(lower));
+    out.extend(conversion_named(lower));
     out.extend(named_model_load(lower));
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
@@ -990,6 +1044,47 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.retain(|(at, end, phase)| {
         *phase != Phase::TrainingStep || !around.iter().any(|(from, to)| at < to && end > from)
     });
+    out
+}
+
+/// Words a conversion of the weights may be qualified by between `during the` and its noun.
+const CONVERSION_QUALIFIERS: usize = 5;
+
+/// A conversion of the weights named as a noun with what it converts in between (`during the
+/// FP8 to FP4 MoE conversion`, `during the GGUF conversion`, `during int8 quantization`): the
+/// weights rewritten into another format. At most [`CONVERSION_QUALIFIERS`] words between,
+/// none ending a clause.
+fn conversion_named(lower: &str) -> Vec<(usize, usize, Phase)> {
+    let mut out = Vec::new();
+    for (at, _) in lower.match_indices("during ") {
+        if lower[..at]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+        {
+            continue;
+        }
+        let rest = &lower[at + "during ".len()..];
+        let mut offset = at + "during ".len();
+        for (index, word) in rest.split(' ').enumerate() {
+            if index > CONVERSION_QUALIFIERS + 1 || word.is_empty() {
+                break;
+            }
+            let bare = word.trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
+            if matches!(
+                bare,
+                "conversion" | "quantization" | "quantisation" | "repacking" | "repack"
+            ) && index > 0
+            {
+                out.push((at, offset + bare.len(), Phase::FormatConversion));
+                break;
+            }
+            if bare.len() != word.len() {
+                break;
+            }
+            offset += word.len() + 1;
+        }
+    }
     out
 }
 

@@ -78,6 +78,18 @@ pub(super) const MARKERS: &[&str] = &[
     "uantiz",
     "量化",
     "o convert",
+    // The KV cache being made or mapped back (`during KV cache initialization`, `OOM when
+    // resume the KV cache`), a load named as a noun (`during weight load`), and serving
+    // engines' stage functions named in a title without backticks (`fails during
+    // determine_available_memory`).
+    "V cache",
+    "v cache",
+    "V-cache",
+    "v-cache",
+    "uring weight",
+    "uring the weight",
+    "determine_available_memory",
+    "determine_num_available_blocks",
     "onverting",
     "onversion",
     "the API",

@@ -18,6 +18,7 @@ pub(super) const RULES: &[Rule] = &[
     rule(".py in ", ipython7_frame),
     rule("---> ", jupyter_call),
     rule("frame #", native_frame),
+    rule("In call to configurable '", gin_configurable),
     rule("\u{2502} ", rich_frame),
     // A rich frame whose padding a narrow console dropped: `│/path/x.py:187 in func`.
     rule("\u{2502}/", rich_frame),
@@ -115,6 +116,26 @@ fn frame(text: &str, facts: &mut LineFacts) {
     };
     push_frame(facts, function, file);
 }
+
+/// The function gin-config names under an error raised inside a configurable function: gin
+/// appends `In call to configurable 'train' (<function train at 0x…>)` to the exception's
+/// message (`gin/config.py` `_decorate_fn_or_cls` → `utils.augment_exception_message_and_reraise`),
+/// so a paste of the message alone still names the function that was running.
+fn gin_configurable(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "In call to configurable '") else {
+        return;
+    };
+    let Some(name) = rest.split('\'').next().filter(|_| rest.contains('\'')) else {
+        return;
+    };
+    let name = name.rsplit(['.', '/']).next().unwrap_or(name);
+    if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        facts.frame = Some((name.to_string(), GIN_CONFIGURABLE.to_string()));
+    }
+}
+
+/// The file of a frame read from gin-config's line (no path is printed).
+pub const GIN_CONFIGURABLE: &str = "<gin configurable>";
 
 /// The second line of a frame a console wrapped after `File` (Rich's traceback through a
 /// logger at 80 columns, as TabbyAPI prints it in docker: `ERROR:      File` then

@@ -1,6 +1,6 @@
 //! Host-RAM failures that people mistake for GPU OOM: PyTorch's CPU allocator, errno 12,
-//! Python's `MemoryError` and numpy's `_ArrayMemoryError`, C++ `std::bad_alloc`,
-//! the Linux OOM killer, exit code 137 / SIGKILL, and ollama's "requires more system memory".
+//! Python's `MemoryError` and numpy's `_ArrayMemoryError`, C++ `std::bad_alloc`, Rust's
+//! `memory allocation of N bytes failed`, the Linux OOM killer, exit code 137 / SIGKILL, and ollama's "requires more system memory".
 //! All have `is_gpu_oom = false`.
 //!
 //! Sources: `c10/core/impl/alloc_cpu.cpp` (`DefaultCPUAllocator: can't allocate memory: you
@@ -79,6 +79,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     if let Some(position) = find_memory_error(text) {
         return Some((Family::Host(HostKind::MemoryError), position));
+    }
+    // Rust's default allocation-error handler (`std::alloc::handle_alloc_error` →
+    // `default_alloc_error_hook`, library/std/src/alloc.rs: `memory allocation of {} bytes
+    // failed`, then the process aborts: SIGABRT, exit 134): a Rust program or extension (the
+    // Hugging Face `tokenizers`, candle, mistral.rs, TEI, polars) that could not get host memory.
+    if let Some(found) = regex!(r"memory allocation of \d+ bytes failed").find(text) {
+        return Some((Family::Host(HostKind::RustAlloc), found.start()));
     }
     if let Some(position) = super::find(text, "bad_alloc") {
         let before = &text[..position];
@@ -284,6 +291,15 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                     caps.get(2)?.as_str()
                 ))
             });
+        }
+        HostKind::RustAlloc => {
+            details.host_required_bytes = regex!(r"memoryallocationof(\d+)bytesfailed")
+                .captures(squeezed)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| m.as_str().parse().ok())
+                .map(Bytes);
+            // The handler then aborts the process: SIGABRT, which a shell reports as 134.
+            details.exit_code = Some(134);
         }
         HostKind::Errno | HostKind::BadAlloc | HostKind::RayMemoryMonitor => {}
     }

@@ -333,6 +333,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Host memory: Python `MemoryError`, numpy `_ArrayMemoryError`, C++ `std::bad_alloc`.
         ("MemoryError", Message),
         ("bad_alloc", Message),
+        // Rust's allocation failure, `memory allocation of N bytes failed` (host.rs).
+        ("bytes failed", Message),
         // Not OOM (not_oom.rs): shared memory, disk, device-side assert, Triton resources.
         ("insufficient shared memory", Message),
         ("Error while creating shared memory segment", Message),

@@ -175,6 +175,8 @@ pub(crate) enum HostKind {
     MemoryError,
     /// C++ `std::bad_alloc`.
     BadAlloc,
+    /// Rust's allocation failure: `memory allocation of N bytes failed`, then an abort.
+    RustAlloc,
     /// Ray's memory monitor killed workers: node memory above its threshold (host RAM).
     RayMemoryMonitor,
 }

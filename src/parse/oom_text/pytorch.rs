@@ -172,6 +172,29 @@ pub(super) fn parse(family: Family, squeezed: &str) -> Parsed {
     }
 }
 
+/// The first size of the pre-2.1 message's parentheses, `(GPU 0; 23.65 GiB total capacity; …`,
+/// when the paste garbled or cut the words after it (`(GPU 0; 23.65 GiBry Management …`): that
+/// place holds the card's total capacity in every wording of that message. Not a size followed
+/// by another figure's words.
+fn cut_capacity(s: &str) -> Option<crate::model::Bytes> {
+    let head = regex!(concat!(r"\(GPU\d+;", size!()));
+    let after = &s[head.find(s)?.end()..];
+    let other = [
+        "alreadyallocated",
+        "free",
+        "reserved",
+        "cached",
+        "allocated",
+        "inuse",
+    ]
+    .iter()
+    .any(|words| after.starts_with(words));
+    if other {
+        return None;
+    }
+    size_of(head, s)
+}
+
 /// The allocator's words and units in their printed case, for a message retyped in lower
 /// case (`triedtoallocate50mib(gpu0;1.96gibtotalcapacity;…`); a message already in that case
 /// is returned as it is.
@@ -230,7 +253,8 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s))
         .or_else(|| size_of(regex!(concat!("Attemptingtoallocate", size!())), s));
     figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
-        .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s));
+        .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s))
+        .or_else(|| cut_capacity(s));
     // PyTorch 2.1+ (`c10/cuda/CUDACachingAllocator.cpp`, `CUDAAllocator::malloc`'s OOM
     // message): `GPU 0 has a total capacity of X of which Y is free.` A paste or a log
     // shipper may cut the message inside `is free` (`… of which 22.25 GiB i`): the size after

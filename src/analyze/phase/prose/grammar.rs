@@ -350,20 +350,46 @@ fn is_count(word: &str) -> bool {
 }
 
 /// Stage hits of the grammar in one lowercase line: (byte start, byte end, phase).
+/// Whether the verb at `index` acts on the device's memory, not on inputs to a model (`when
+/// vLLM attempts to query available GPU memory`, `processing the free memory`): its object,
+/// past an article and a few qualifiers, is memory or the device.
+fn memory_object(words: &[Word<'_>], index: usize) -> bool {
+    words
+        .iter()
+        .skip(index + 1)
+        .take(4)
+        .map(|word| word.text)
+        .find(|word| {
+            !matches!(
+                *word,
+                "the" | "a" | "an" | "available" | "free" | "total" | "current" | "used"
+            )
+        })
+        .is_some_and(|word| {
+            matches!(
+                word,
+                "gpu" | "gpus" | "memory" | "vram" | "device" | "devices" | "cuda" | "nvml"
+            )
+        })
+}
+
 pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     let words = words(lower);
     let mut out = Vec::new();
     for (index, word) in words.iter().enumerate() {
         let verb = verb_hit(lower, &words, index);
         if verb.is_none() {
-            if let Some(from) = job_hit(lower, &words, index) {
+            if let Some(from) =
+                job_hit(lower, &words, index).filter(|_| !memory_object(&words, index))
+            {
                 out.push((words[from].start, word.end, Phase::Inference));
             }
         }
         if let Some((phase, from)) = verb {
             let general =
                 APPLY_VERBS.contains(&word.text) && general_case(lower, words[from].start);
-            if !guarded(lower, &words, from, index) && !general {
+            let of_memory = phase == Phase::Inference && memory_object(&words, index);
+            if !guarded(lower, &words, from, index) && !general && !of_memory {
                 out.push((words[from].start, word.end, phase));
             }
         }

@@ -301,6 +301,29 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("while converting", Phase::FormatConversion),
     ("during conversion", Phase::FormatConversion),
     ("during the conversion", Phase::FormatConversion),
+    // The KV cache being made or mapped back (vLLM's `initialize_kv_cache`, SGLang's
+    // `init_memory_pool`, torch_memory_saver's `resume` of a paused pool in RL frameworks):
+    // `The error occurs during KV cache initialization`, `OOM when resume the KV cache`.
+    ("kv cache initialization", Phase::KvCacheAlloc),
+    ("kv cache initialisation", Phase::KvCacheAlloc),
+    ("kv cache allocation", Phase::KvCacheAlloc),
+    ("kv-cache initialization", Phase::KvCacheAlloc),
+    ("kv-cache allocation", Phase::KvCacheAlloc),
+    ("allocating the kv cache", Phase::KvCacheAlloc),
+    ("allocating kv cache", Phase::KvCacheAlloc),
+    ("initializing the kv cache", Phase::KvCacheAlloc),
+    ("initializing kv cache", Phase::KvCacheAlloc),
+    ("initialising the kv cache", Phase::KvCacheAlloc),
+    ("creating the kv cache", Phase::KvCacheAlloc),
+    ("kv cache creation", Phase::KvCacheAlloc),
+    ("resume the kv cache", Phase::KvCacheAlloc),
+    ("resume kv cache", Phase::KvCacheAlloc),
+    ("resuming the kv cache", Phase::KvCacheAlloc),
+    ("resuming kv cache", Phase::KvCacheAlloc),
+    // The weights' load named as a noun (`OOM-killed during weight load`).
+    ("during weight load", Phase::WeightsLoad),
+    ("during weights load", Phase::WeightsLoad),
+    ("during the weight load", Phase::WeightsLoad),
     // A request through a server's API is served by the model (`an out of memory error when
     // attempting to run from the API`, `OOM on API requests`).
     ("from the api", Phase::Inference),
