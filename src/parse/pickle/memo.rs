@@ -73,6 +73,20 @@ struct Sparse {
     broken: bool,
 }
 
+/// A memo's slot tables, empty, to use again in another memo (their room kept).
+#[derive(Debug, Default)]
+pub(super) struct MemoTables {
+    slots: Vec<Slot>,
+    explicit: Vec<Value>,
+}
+
+impl MemoTables {
+    /// The most items they have room for.
+    pub(super) fn capacity(&self) -> usize {
+        self.slots.capacity().max(self.explicit.capacity())
+    }
+}
+
 /// A run of consecutive fold handles in the memo: indices `start..start + len` hold
 /// `Handle(kind, first)`, `Handle(kind, first + 1)`, ….
 #[derive(Debug, Clone, Copy)]
@@ -186,6 +200,27 @@ impl Memo {
     #[inline]
     fn local_len(&self) -> usize {
         self.slots.len() + self.in_runs + self.sparse.as_ref().map_or(0, |sparse| sparse.dropped)
+    }
+
+    /// Its slot tables, emptied (the memo is then left without them).
+    pub(super) fn take_tables(&mut self) -> MemoTables {
+        let mut tables = MemoTables {
+            slots: std::mem::take(&mut self.slots),
+            explicit: std::mem::take(&mut self.explicit),
+        };
+        tables.slots.clear();
+        tables.explicit.clear();
+        tables
+    }
+
+    /// Uses `tables` (empty, from [`Memo::take_tables`]) for a new memo's slot tables.
+    pub(super) fn use_tables(&mut self, tables: MemoTables) {
+        if self.slots.capacity() == 0 && self.explicit.capacity() == 0 {
+            self.slots = tables.slots;
+            self.explicit = tables.explicit;
+            self.slots.clear();
+            self.explicit.clear();
+        }
     }
 
     /// From now on keeps only the slots `read` marks (a chunk of the parallel decoder, its
