@@ -78,12 +78,18 @@ struct Sparse {
 pub(super) struct MemoTables {
     slots: Vec<Slot>,
     explicit: Vec<Value>,
+    /// The values stored over slots made by another decoder (a value decoded on demand
+    /// stores the keys it reads there).
+    resolved: HashMap<usize, Value, BuildHasherDefault<IndexHasher>>,
 }
 
 impl MemoTables {
     /// The most items they have room for.
     pub(super) fn capacity(&self) -> usize {
-        self.slots.capacity().max(self.explicit.capacity())
+        self.slots
+            .capacity()
+            .max(self.explicit.capacity())
+            .max(self.resolved.capacity())
     }
 }
 
@@ -207,19 +213,26 @@ impl Memo {
         let mut tables = MemoTables {
             slots: std::mem::take(&mut self.slots),
             explicit: std::mem::take(&mut self.explicit),
+            resolved: std::mem::take(&mut self.resolved),
         };
         tables.slots.clear();
         tables.explicit.clear();
+        tables.resolved.clear();
         tables
     }
 
     /// Uses `tables` (empty, from [`Memo::take_tables`]) for a new memo's slot tables.
     pub(super) fn use_tables(&mut self, tables: MemoTables) {
-        if self.slots.capacity() == 0 && self.explicit.capacity() == 0 {
+        if self.slots.capacity() == 0
+            && self.explicit.capacity() == 0
+            && self.resolved.capacity() == 0
+        {
             self.slots = tables.slots;
             self.explicit = tables.explicit;
+            self.resolved = tables.resolved;
             self.slots.clear();
             self.explicit.clear();
+            self.resolved.clear();
         }
     }
 
@@ -352,6 +365,28 @@ impl Memo {
                 Some(self.overridden.get(&index).cloned().unwrap_or(handle))
             }
         }
+    }
+
+    /// Whether memo `index` holds a container being built or a slot made by another decoder
+    /// (`get` gives `Handle(BUILDING | EXTERNAL, _)`), looked at in place where the memo is
+    /// plain (a value decoded on demand asks before each opcode).
+    #[inline]
+    pub(super) fn is_pending(&self, index: usize) -> bool {
+        if self.runs.is_empty() && self.sparse.is_none() {
+            if let Some(local) = index.checked_sub(self.base) {
+                let Some(slot) = self.slots.get(local) else {
+                    return false;
+                };
+                if slot.0 & SLOT_HANDLE != 0 {
+                    return (slot.0 >> 32) & 0xffff == SLOT_BUILDING;
+                }
+                return matches!(
+                    self.explicit.get(slot.0 as usize),
+                    Some(Value::Handle(BUILDING | EXTERNAL, _))
+                );
+            }
+        }
+        matches!(self.get(index), Some(Value::Handle(BUILDING | EXTERNAL, _)))
     }
 
     /// The value at memo `index` when it is kept aside (not a packed handle, not in a run):
@@ -551,8 +586,13 @@ impl Memo {
     /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
     pub(super) fn set(&mut self, index: usize, value: Value) -> bool {
         let Some(local) = index.checked_sub(self.base) else {
+            // A cached entry is kept until its own slot is stored again: the first values a
+            // chunk stores (a trace entry's keys, read by every entry after) are not pushed
+            // out by the thousands of frames it stores later, each read far less often.
             if let Some(cached) = self.resolved_recent.get_mut(index % RESOLVED_RECENT) {
-                *cached = (index, value.clone());
+                if cached.0 == index || cached.0 == usize::MAX {
+                    *cached = (index, value.clone());
+                }
             }
             return self.resolved.insert(index, value).is_none();
         };
@@ -702,6 +742,11 @@ mod tests {
             }
             for (index, value) in plain.iter().enumerate() {
                 let read = memo.get(index);
+                proptest::prop_assert_eq!(
+                    memo.is_pending(index),
+                    matches!(read, Some(Value::Handle(BUILDING | EXTERNAL, _))),
+                    "{}", index
+                );
                 if matches!(value, Value::Handle(EXTERNAL, _)) {
                     proptest::prop_assert!(
                         matches!(read, Some(Value::Handle(EXTERNAL, _))),
@@ -764,6 +809,11 @@ mod tests {
                 proptest::prop_assert_eq!(memo.len(), plain.len());
             }
             for (index, value) in plain.iter().enumerate().skip(base) {
+                proptest::prop_assert_eq!(
+                    memo.is_pending(index),
+                    matches!(memo.get(index), Some(Value::Handle(BUILDING | EXTERNAL, _))),
+                    "{}", index
+                );
                 if !read.is_read(index) {
                     proptest::prop_assert_eq!(memo.get(index), None, "{}", index);
                     proptest::prop_assert_eq!(memo.explicit_ref(index), None);
