@@ -777,7 +777,12 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 return Err(self.malformed("the parallel decoder's plan does not fit"));
             }
             if let Some(index) = self.sub {
-                if self.memo.len() > index && !self.memo.is_pending(index) {
+                if self.memo.len() > index
+                    && !matches!(
+                        self.memo.get(index),
+                        Some(Value::Handle(BUILDING | EXTERNAL, _))
+                    )
+                {
                     return self.sub_done(index).map(Step::Done);
                 }
             }

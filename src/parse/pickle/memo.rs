@@ -367,28 +367,6 @@ impl Memo {
         }
     }
 
-    /// Whether memo `index` holds a container being built or a slot made by another decoder
-    /// (`get` gives `Handle(BUILDING | EXTERNAL, _)`), looked at in place where the memo is
-    /// plain (a value decoded on demand asks before each opcode).
-    #[inline]
-    pub(super) fn is_pending(&self, index: usize) -> bool {
-        if self.runs.is_empty() && self.sparse.is_none() {
-            if let Some(local) = index.checked_sub(self.base) {
-                let Some(slot) = self.slots.get(local) else {
-                    return false;
-                };
-                if slot.0 & SLOT_HANDLE != 0 {
-                    return (slot.0 >> 32) & 0xffff == SLOT_BUILDING;
-                }
-                return matches!(
-                    self.explicit.get(slot.0 as usize),
-                    Some(Value::Handle(BUILDING | EXTERNAL, _))
-                );
-            }
-        }
-        matches!(self.get(index), Some(Value::Handle(BUILDING | EXTERNAL, _)))
-    }
-
     /// The value at memo `index` when it is kept aside (not a packed handle, not in a run):
     /// one look-up, borrowed.
     #[inline]
@@ -742,11 +720,6 @@ mod tests {
             }
             for (index, value) in plain.iter().enumerate() {
                 let read = memo.get(index);
-                proptest::prop_assert_eq!(
-                    memo.is_pending(index),
-                    matches!(read, Some(Value::Handle(BUILDING | EXTERNAL, _))),
-                    "{}", index
-                );
                 if matches!(value, Value::Handle(EXTERNAL, _)) {
                     proptest::prop_assert!(
                         matches!(read, Some(Value::Handle(EXTERNAL, _))),
@@ -809,11 +782,6 @@ mod tests {
                 proptest::prop_assert_eq!(memo.len(), plain.len());
             }
             for (index, value) in plain.iter().enumerate().skip(base) {
-                proptest::prop_assert_eq!(
-                    memo.is_pending(index),
-                    matches!(memo.get(index), Some(Value::Handle(BUILDING | EXTERNAL, _))),
-                    "{}", index
-                );
                 if !read.is_read(index) {
                     proptest::prop_assert_eq!(memo.get(index), None, "{}", index);
                     proptest::prop_assert_eq!(memo.explicit_ref(index), None);
