@@ -535,6 +535,53 @@
 #   20x on the first host would need ~0.30 s: the chunks (~0.11-0.22 s each, the slowest sets the
 #     wall), the pre-scan (~0.10 s before any chunk starts) and the analysis (0.06-0.13 s) are
 #     each too long for it.
+# Twenty-fourth session (2026-12-04), 2-core VM shared with other builds (load 3-8: wall
+# clocks there mean little, so instruction counts first). Base = main at the session's start
+# (238dea87); every binary built with the local uncapping patch (env OOMDOC_PROFILE_UNCAPPED,
+# never committed) to force 14 threads. Reports byte-identical to the base at 1 and 14
+# threads, JSON and text, on varied 58 and 577 MiB and real 53 MiB (TARGET_MIB 60, SHAPE=real).
+# Four changes to the chunks' per-chunk cost and the pre-scan (cachegrind, varied 58 MiB, 14
+# threads forced, whole run, in order):
+#   - frames interned through an index of ids (hashbrown's HashTable, foldhash seeded per
+#     process) instead of a SipHash `HashMap<Frame, u32>` holding a copy of every frame: a
+#     frame met again is looked up without copying its strings, a new one copied once; strs
+#     checked by the whole-slice UTF-8 validation before the lossy decode: 5,008M -> 4,657M.
+#   - the decoders of memo values decoded on demand (~96,600, each a decoder of its own) take
+#     their stack, marks, memo tables, buildings and the fast path's vectors from the
+#     thread's Resolver and give them back emptied (`decoder::Scratch`): 4,657M -> 4,514M.
+#   - the pre-scan marks a trace entry's memo reads as it skips them (each checked against
+#     the limit the dict's reads must keep first), not into a list walked again: Scan::run
+#     602M -> 515M; 4,514M -> 4,426M.
+#   - a chunk's direct-mapped cache of values stored over other decoders' slots keeps an
+#     entry until that slot is stored again: the trace entries' keys, stored first and read
+#     by every entry, were pushed out by the thousands of frames stored after them (each read
+#     then a hash probe): Memo::explicit_ref 179M -> 64M, 4,426M -> 4,289M; the resolved map
+#     of a value decoded on demand kept in its Scratch too: 4,264M.
+#   In all: varied 58 MiB at 14 threads 5,008M -> 4,264M (-15 %; the values decoded on demand,
+#   `Decoder::resolve` inclusive, 1,612M -> ~1,200M, the same count at every file size, so
+#   ~30M instructions less per chunk); real 53 MiB 2,492M -> 2,373M (-5 %); one thread
+#   varied 1,908M -> 1,887M, real 1,668M -> 1,667M.
+#   577 MiB varied, 14 threads forced, 5 runs alternated: process CPU best 3.29 s, median 3.49
+#   s -> best 2.95 s, median 3.15 s; peak RSS 288 -> 275 MiB (a frame's strings held once);
+#   OOMDOC_PROFILE, 3 runs:
+#   a chunk's thread CPU 0.114-0.124 s (mean) / 0.121-0.131 s (slowest) -> 0.099-0.103 s /
+#   0.107-0.110 s. One thread: 1.53-1.68 s CPU for both.
+#   Tried and dropped: a Scratch holding the whole Memo and FastState (moved by value: memcpy
+#   +84M ate most of what the allocations saved, 4,589M against 4,514M for the vectors
+#   alone); `Memo::is_pending` (the check before each opcode of a value decoded on demand read
+#   in place, Memo::get -51M) changed the opcode loop's code: one thread +34M (in
+#   run_until_splice, with the check inlined or not), real 14 threads +29M.
+#   perf on the 577 MiB file (14 threads forced) after these: the chunks' leading costs are the
+#   opcode loop, the list cache's key comparison (memcmp of a trace entry's frame ids against
+#   the cached list's, ~5 % of all samples: a hit is confirmed in full, by design) and the
+#   chunk's own memo look-ups; the pre-scan's loop is 13 % and the analysis' shards 14 %.
+#   Expected on the H200: chunks ~10-15 % shorter (the slowest sets the wall), the pre-scan
+#   ~10 % shorter; the serial analysis unchanged. To time: this script with OOMDOC_BASE =
+#   238dea87's build, RUNS=3, both shapes, and one OOMDOC_PROFILE=1 run each.
+#   The `pickle` fuzz target (parallel against sequential, cuts anywhere), seeded with the
+#   H200 fixtures: ~57,000 runs in 8 minutes, no failure (one LeakSanitizer report of 32 bytes
+#   from __cxa_thread_atexit_impl, a thread's TLS list, that the input alone does not repeat).
+#   fuzz/Cargo.lock gains foldhash and hashbrown when the fuzz crate is next built.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

@@ -158,7 +158,7 @@ const RUN: u32 = 5;
 
 struct SnapshotFold {
     frames: Vec<Frame>,
-    frame_index: HashMap<Frame, u32>,
+    frame_index: FrameIndex,
     stacks: StackTable,
     /// Frame ids of the list being folded (reused).
     scratch: Vec<u32>,
@@ -212,6 +212,57 @@ fn same_items(a: &[Value], b: &[Value]) -> bool {
         })
 }
 
+/// The frames of a fold by content: ids into its `frames` (each frame's strings held once,
+/// there), with a fast hash seeded per process. Frames are interned millions of times over
+/// a large trace's chunks (each chunk meets the frames it refers to again).
+#[derive(Default)]
+struct FrameIndex {
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl FrameIndex {
+    fn hash(&self, name: &str, filename: &str, line: i64) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one((name, filename, line))
+    }
+
+    /// The id of the frame with this content and `hash`, if `frames` has it.
+    fn find(
+        &self,
+        frames: &[Frame],
+        hash: u64,
+        name: &str,
+        filename: &str,
+        line: i64,
+    ) -> Option<u32> {
+        self.table
+            .find(hash, |&id| {
+                frames.get(id as usize).is_some_and(|frame| {
+                    frame.line == line && frame.name == name && frame.filename == filename
+                })
+            })
+            .copied()
+    }
+
+    /// The id of `frame`'s content in `frames`, if it has one.
+    fn get(&self, frames: &[Frame], frame: &Frame) -> Option<u32> {
+        let hash = self.hash(&frame.name, &frame.filename, frame.line);
+        self.find(frames, hash, &frame.name, &frame.filename, frame.line)
+    }
+
+    /// Adds `id` (a frame of `frames`, not in the index yet) with its `hash`.
+    fn insert(&mut self, frames: &[Frame], hash: u64, id: u32) {
+        let FrameIndex { table, hasher } = self;
+        table.insert_unique(hash, id, |&id| {
+            use std::hash::BuildHasher;
+            frames.get(id as usize).map_or(0, |frame| {
+                hasher.hash_one((frame.name.as_str(), frame.filename.as_str(), frame.line))
+            })
+        });
+    }
+}
+
 /// What a chunk of the trace decoded on a thread of its own hands back ([`Merge`]): its
 /// entries, with frame, stack and stream ids of its own.
 struct SnapshotPart {
@@ -225,7 +276,7 @@ impl SnapshotFold {
     fn new() -> Self {
         SnapshotFold {
             frames: Vec::new(),
-            frame_index: HashMap::new(),
+            frame_index: FrameIndex::default(),
             stacks: StackTable::default(),
             scratch: Vec::new(),
             streams: Vec::new(),
@@ -275,33 +326,36 @@ impl SnapshotFold {
                 _ => {}
             }
         }
-        let frame = Frame {
-            name: name?.to_string(),
-            filename: filename?.to_string(),
-            line: line.unwrap_or(0),
-        };
-        Some(self.intern_frame(frame))
+        Some(self.intern_frame(name?, filename?, line.unwrap_or(0)))
     }
 
-    /// The id of `frame`, interned by content.
-    fn intern_frame(&mut self, frame: Frame) -> u32 {
-        if let Some(&id) = self.frame_index.get(&frame) {
+    /// The id of the frame `name`, `filename`, `line`, interned by content (its strings
+    /// copied only when it is new).
+    fn intern_frame(&mut self, name: &str, filename: &str, line: i64) -> u32 {
+        let hash = self.frame_index.hash(name, filename, line);
+        if let Some(id) = self
+            .frame_index
+            .find(&self.frames, hash, name, filename, line)
+        {
             return id;
         }
         let id = self.frames.len() as u32;
-        // Held twice (list and index): the strings, the struct, the map's slot.
-        self.interned_bytes += 2 * (frame.name.len() + frame.filename.len()) as u64 + 160;
-        self.frames.push(frame.clone());
-        self.frame_index.insert(frame, id);
+        // Counted as when the index held a copy of each frame: the strings twice, the
+        // struct, the map's slot (a bound, not an exact figure: the memory budget stays as
+        // it was).
+        self.interned_bytes += 2 * (name.len() + filename.len()) as u64 + 160;
+        self.frames.push(Frame {
+            name: name.to_string(),
+            filename: filename.to_string(),
+            line,
+        });
+        self.frame_index.insert(&self.frames, hash, id);
         id
     }
 
     /// The id of `frame`, interned (copied only when it is new).
     fn intern_frame_ref(&mut self, frame: &Frame) -> u32 {
-        match self.frame_index.get(frame) {
-            Some(&id) => id,
-            None => self.intern_frame(frame.clone()),
-        }
+        self.intern_frame(&frame.name, &frame.filename, frame.line)
     }
 
     /// The id of the stack whose frame ids are in `self.scratch`, interned.
@@ -636,12 +690,12 @@ impl Merge for SnapshotFold {
         // Frames already interned (most are: the segments' stacks come first) are looked up on
         // threads, the map only read; the new ones are then interned here in the parts' order,
         // so ids come out as one thread gives them.
-        let known = &self.frame_index;
+        let (known, frames) = (&self.frame_index, &self.frames);
         let nothing = vec![(); parts.len()];
         let found = on_threads(&mut parts, &nothing, |part, _| {
             part.frames
                 .iter()
-                .map(|frame| known.get(frame).copied())
+                .map(|frame| known.get(frames, frame))
                 .collect::<Vec<Option<u32>>>()
         });
         let frame_maps: Vec<Vec<u32>> = parts

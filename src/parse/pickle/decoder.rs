@@ -4,9 +4,9 @@ use std::io::Read;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::flat::FastState;
+use super::flat::{FastState, FastVectors};
 use super::input::Input;
-use super::memo::{Memo, ReadSlots};
+use super::memo::{Memo, MemoTables, ReadSlots};
 use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
 use super::parallel::Resolver;
 use super::{
@@ -25,6 +25,36 @@ struct Building {
     /// Memo indices that refer to it (usually one).
     memo_first: Option<u32>,
     memo_rest: Vec<u32>,
+}
+
+/// The containers of a decoder, empty, kept by a [`Resolver`] between the memo values it
+/// decodes on demand (each a decoder of its own: a chunk of a large trace decodes thousands,
+/// and each one's fresh stack, marks and memo cost an allocation and a free apiece).
+/// Only vectors, so that handing them over copies a few words.
+#[derive(Default)]
+pub(super) struct Scratch {
+    stack: Vec<Value>,
+    marks: Vec<usize>,
+    memo: MemoTables,
+    buildings: Vec<Building>,
+    free_buildings: Vec<u32>,
+    fast: FastVectors,
+}
+
+/// Most items a kept [`Scratch`]'s containers may have room for (one that grew past it, a
+/// large value's, is dropped instead).
+const SCRATCH_MOST_ITEMS: usize = 4096;
+
+impl Scratch {
+    /// Whether its containers are small enough to keep.
+    pub(super) fn small(&self) -> bool {
+        self.stack.capacity() <= SCRATCH_MOST_ITEMS
+            && self.marks.capacity() <= SCRATCH_MOST_ITEMS
+            && self.buildings.capacity() <= SCRATCH_MOST_ITEMS
+            && self.free_buildings.capacity() <= SCRATCH_MOST_ITEMS
+            && self.memo.capacity() <= SCRATCH_MOST_ITEMS
+            && self.fast.capacity() <= SCRATCH_MOST_ITEMS
+    }
 }
 
 /// The decoder's state while it reads one pickle.
@@ -117,6 +147,45 @@ impl<'f, R: Read, F: Fold> Decoder<'f, R, F> {
             sub: None,
             splice_at: u64::MAX,
         }
+    }
+
+    /// [`Decoder::new`] with the containers of `scratch` (empty), for a value decoded on
+    /// demand.
+    #[inline]
+    pub(super) fn with_scratch(
+        input: Input<R>,
+        limits: Limits,
+        fold: &'f mut F,
+        scratch: Scratch,
+    ) -> Self {
+        let mut decoder = Decoder::new(input, limits, fold);
+        decoder.stack = scratch.stack;
+        decoder.marks = scratch.marks;
+        decoder.memo.use_tables(scratch.memo);
+        decoder.buildings = scratch.buildings;
+        decoder.free_buildings = scratch.free_buildings;
+        decoder.fast.use_vectors(scratch.fast);
+        decoder
+    }
+
+    /// The decoder's containers, emptied as a new decoder has them (their room kept), and
+    /// its input's buffer.
+    #[inline]
+    pub(super) fn into_scratch(mut self) -> (Scratch, Vec<u8>) {
+        let buffer = self.input.take_buffer();
+        let mut scratch = Scratch {
+            stack: std::mem::take(&mut self.stack),
+            marks: std::mem::take(&mut self.marks),
+            memo: self.memo.take_tables(),
+            buildings: std::mem::take(&mut self.buildings),
+            free_buildings: std::mem::take(&mut self.free_buildings),
+            fast: self.fast.take_vectors(),
+        };
+        scratch.stack.clear();
+        scratch.marks.clear();
+        scratch.buildings.clear();
+        scratch.free_buildings.clear();
+        (scratch, buffer)
     }
 }
 
@@ -652,18 +721,22 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         let result = {
             let mut input = Input::small_in(resolver.reader_at(start), resolver.take_buffer());
             input.shift(start);
-            let mut sub = Decoder::new(input, self.limits, &mut *self.fold);
+            let scratch = resolver.take_scratch();
+            let mut sub = Decoder::with_scratch(input, self.limits, &mut *self.fold, scratch);
             sub.memo.skip(index);
             sub.resolver = Some(Rc::clone(&resolver));
             sub.sub = Some(index);
             let result = sub.run_until_splice();
             profile::count(&profile::RESOLVED_BYTES, sub.offset.saturating_sub(start));
-            resolver.keep_buffer(sub.input.take_buffer());
-            match result {
+            let result = match result {
                 Ok(Step::Done(value)) => Ok(value),
                 Ok(Step::Splice) => Err(sub.malformed("stopped at a splice point")),
                 Err(error) => Err(error),
-            }
+            };
+            let (scratch, buffer) = sub.into_scratch();
+            resolver.keep_buffer(buffer);
+            resolver.keep_scratch(scratch);
+            result
         };
         if depth == 1 {
             self.fold.nested(false);

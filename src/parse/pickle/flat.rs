@@ -41,6 +41,43 @@ pub(super) struct FastState {
     inline: Vec<Value>,
 }
 
+/// The reused vectors of a [`FastState`], empty, to use again in another one.
+#[derive(Default)]
+pub(super) struct FastVectors {
+    owned: Vec<Value>,
+    inline: Vec<Value>,
+}
+
+impl FastVectors {
+    /// The most items they have room for.
+    pub(super) fn capacity(&self) -> usize {
+        self.owned.capacity().max(self.inline.capacity())
+    }
+}
+
+impl FastState {
+    /// Its reused vectors, emptied (it is then left without them).
+    pub(super) fn take_vectors(&mut self) -> FastVectors {
+        let mut vectors = FastVectors {
+            owned: std::mem::take(&mut self.owned),
+            inline: std::mem::take(&mut self.inline),
+        };
+        vectors.owned.clear();
+        vectors.inline.clear();
+        vectors
+    }
+
+    /// Uses `vectors` (empty, from [`FastState::take_vectors`]) for a new state's.
+    pub(super) fn use_vectors(&mut self, vectors: FastVectors) {
+        if self.owned.capacity() == 0 && self.inline.capacity() == 0 {
+            self.owned = vectors.owned;
+            self.inline = vectors.inline;
+            self.owned.clear();
+            self.inline.clear();
+        }
+    }
+}
+
 /// What [`Fold::list`] made of a list of memo references, keyed by the memo ids of its
 /// items (a trace entry's `frames` is a new list of `BINGET`s of frame dicts that every
 /// allocation at one call site repeats): the same ids of the same memo slots fold the same

@@ -73,6 +73,26 @@ struct Sparse {
     broken: bool,
 }
 
+/// A memo's slot tables, empty, to use again in another memo (their room kept).
+#[derive(Debug, Default)]
+pub(super) struct MemoTables {
+    slots: Vec<Slot>,
+    explicit: Vec<Value>,
+    /// The values stored over slots made by another decoder (a value decoded on demand
+    /// stores the keys it reads there).
+    resolved: HashMap<usize, Value, BuildHasherDefault<IndexHasher>>,
+}
+
+impl MemoTables {
+    /// The most items they have room for.
+    pub(super) fn capacity(&self) -> usize {
+        self.slots
+            .capacity()
+            .max(self.explicit.capacity())
+            .max(self.resolved.capacity())
+    }
+}
+
 /// A run of consecutive fold handles in the memo: indices `start..start + len` hold
 /// `Handle(kind, first)`, `Handle(kind, first + 1)`, ….
 #[derive(Debug, Clone, Copy)]
@@ -186,6 +206,34 @@ impl Memo {
     #[inline]
     fn local_len(&self) -> usize {
         self.slots.len() + self.in_runs + self.sparse.as_ref().map_or(0, |sparse| sparse.dropped)
+    }
+
+    /// Its slot tables, emptied (the memo is then left without them).
+    pub(super) fn take_tables(&mut self) -> MemoTables {
+        let mut tables = MemoTables {
+            slots: std::mem::take(&mut self.slots),
+            explicit: std::mem::take(&mut self.explicit),
+            resolved: std::mem::take(&mut self.resolved),
+        };
+        tables.slots.clear();
+        tables.explicit.clear();
+        tables.resolved.clear();
+        tables
+    }
+
+    /// Uses `tables` (empty, from [`Memo::take_tables`]) for a new memo's slot tables.
+    pub(super) fn use_tables(&mut self, tables: MemoTables) {
+        if self.slots.capacity() == 0
+            && self.explicit.capacity() == 0
+            && self.resolved.capacity() == 0
+        {
+            self.slots = tables.slots;
+            self.explicit = tables.explicit;
+            self.resolved = tables.resolved;
+            self.slots.clear();
+            self.explicit.clear();
+            self.resolved.clear();
+        }
     }
 
     /// From now on keeps only the slots `read` marks (a chunk of the parallel decoder, its
@@ -516,8 +564,13 @@ impl Memo {
     /// Replaces memo `index` (which exists); `true` when that took a new slot aside.
     pub(super) fn set(&mut self, index: usize, value: Value) -> bool {
         let Some(local) = index.checked_sub(self.base) else {
+            // A cached entry is kept until its own slot is stored again: the first values a
+            // chunk stores (a trace entry's keys, read by every entry after) are not pushed
+            // out by the thousands of frames it stores later, each read far less often.
             if let Some(cached) = self.resolved_recent.get_mut(index % RESOLVED_RECENT) {
-                *cached = (index, value.clone());
+                if cached.0 == index || cached.0 == usize::MAX {
+                    *cached = (index, value.clone());
+                }
             }
             return self.resolved.insert(index, value).is_none();
         };

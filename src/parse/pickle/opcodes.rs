@@ -53,7 +53,13 @@ pub(super) fn opcode_name(op: u8) -> &'static str {
 }
 
 pub(super) fn str_value(bytes: &[u8]) -> Value {
-    Value::Str(Rc::new(String::from_utf8_lossy(bytes).into_owned()))
+    // Valid UTF-8 (nearly every str) is checked by the faster whole-slice validation; the
+    // lossy decoding, which gives the same text for it, only where that fails.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    Value::Str(Rc::new(text))
 }
 
 pub(super) fn bytes_value(bytes: &[u8]) -> Value {

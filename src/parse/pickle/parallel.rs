@@ -20,7 +20,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::decoder::{Decoder, Step};
+use super::decoder::{Decoder, Scratch, Step};
 use super::input::Input;
 use super::memo::{IndexHasher, ReadSlots};
 use super::scan::{self, Region};
@@ -153,6 +153,8 @@ pub(super) struct Resolver {
     depth: Cell<u32>,
     /// Input buffers of values decoded on demand, to use again (one a level of nesting).
     buffers: RefCell<Vec<Vec<u8>>>,
+    /// Containers of the decoders of values decoded on demand, to use again (the same).
+    scratches: RefCell<Vec<Scratch>>,
 }
 
 /// Most buffers a [`Resolver`] keeps, and the largest it keeps.
@@ -167,7 +169,21 @@ impl Resolver {
             cache: RefCell::new(HashMap::default()),
             depth: Cell::new(0),
             buffers: RefCell::new(Vec::new()),
+            scratches: RefCell::new(Vec::new()),
         })
+    }
+
+    /// A decoder's containers used before, empty (new ones when none is kept).
+    pub(super) fn take_scratch(&self) -> Scratch {
+        self.scratches.borrow_mut().pop().unwrap_or_default()
+    }
+
+    /// Keeps `scratch` (emptied) for the next value, unless enough are kept or it grew large.
+    pub(super) fn keep_scratch(&self, scratch: Scratch) {
+        let mut scratches = self.scratches.borrow_mut();
+        if scratches.len() < KEPT_BUFFERS && scratch.small() {
+            scratches.push(scratch);
+        }
     }
 
     /// A buffer used before for a value's input (empty when none is kept).

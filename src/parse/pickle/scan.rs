@@ -348,8 +348,6 @@ struct Scan {
     /// Whether trace entries are skipped in one go ([`Scan::flat_dict`]; the tests compare
     /// with the opcode-by-opcode scan).
     flat: bool,
-    /// The memo reads of the dict [`Scan::flat_dict`] is skipping (kept for its room).
-    flat_reads: Vec<u32>,
 }
 
 impl Scan {
@@ -371,7 +369,6 @@ impl Scan {
             base_events: Vec::new(),
             pause_from: u64::MAX,
             flat: true,
-            flat_reads: Vec::new(),
         }
     }
 
@@ -744,11 +741,31 @@ impl Scan {
         }
         let _ = input.fill(FLAT_WINDOW);
         let bytes = &input.buffer[input.position..input.end];
-        let mut reads = std::mem::take(&mut self.flat_reads);
         let mut found = [0u32; FLAT_MOST_STARTS];
-        let skipped = skip_flat_dict(bytes, offset, &mut reads, &mut found);
-        let taken = skipped.is_some_and(|skipped| self.take_flat_dict(skipped, &reads, &found));
-        self.flat_reads = reads;
+        // Each read is marked as it is met, once checked against the limit every read of the
+        // dict must keep (the table grows as [`Scan::mark`] grows it). Where the dict is then
+        // declined, the opcode-by-opcode scan reads it again and marks every one of its reads
+        // (these among them) or fails the scan (a group's table is then dropped): the marks
+        // come out as that scan makes them.
+        let limit = if self.group {
+            self.read_limit
+        } else {
+            self.read_limit.min(self.memo() as u64)
+        };
+        let table = &mut self.read;
+        let mut mark = |index: u32| -> bool {
+            if u64::from(index) >= limit {
+                return false;
+            }
+            let word = index as usize / 64;
+            if word >= table.len() {
+                table.resize(word + 1, 0);
+            }
+            table[word] |= 1 << (index % 64);
+            true
+        };
+        let skipped = skip_flat_dict(bytes, offset, &mut mark, &mut found);
+        let taken = skipped.is_some_and(|skipped| self.take_flat_dict(skipped, &found));
         if let Some(skipped) = skipped.filter(|_| taken) {
             input.position += skipped.len;
             self.push(offset);
@@ -756,12 +773,13 @@ impl Scan {
         taken
     }
 
-    /// Records what [`skip_flat_dict`] found: its memo starts and reads, all checked first
-    /// (as the opcode-by-opcode scan checks each read where it comes: every read names a
-    /// slot stored before the dict, since its own slots come after them only as
-    /// `MEMOIZE`s, never read inside it); `false` (nothing recorded) where one fails.
+    /// Records what [`skip_flat_dict`] found (its reads marked already, each checked as the
+    /// opcode-by-opcode scan checks it where it comes: every read names a slot stored before
+    /// the dict, since its own slots come after them only as `MEMOIZE`s, never read inside
+    /// it): its memo starts and the group's slack; `false` (no starts recorded) where a check
+    /// fails.
     #[inline]
-    fn take_flat_dict(&mut self, skipped: FlatDict, reads: &[u32], found: &[u32]) -> bool {
+    fn take_flat_dict(&mut self, skipped: FlatDict, found: &[u32]) -> bool {
         let before = self.memo();
         if before + skipped.starts >= u32::MAX as usize - 1 {
             return false;
@@ -774,15 +792,6 @@ impl Scan {
             }
             if self.group {
                 self.read_slack = self.read_slack.max(i64::from(most) - before as i64);
-            }
-            let words = most as usize / 64 + 1;
-            if words > self.read.len() {
-                self.read.resize(words, 0);
-            }
-            for &index in reads {
-                if let Some(word) = self.read.get_mut(index as usize / 64) {
-                    *word |= 1 << (index % 64);
-                }
             }
         }
         self.starts.extend_from_slice(&found[..skipped.starts]);
@@ -906,28 +915,43 @@ struct FlatDict {
 }
 
 /// Skips the dict of [`Scan::flat_dict`] in `bytes` (from the byte after its `EMPTY_DICT`
-/// at `offset`): its memo reads go to `reads` (cleared first), its memo starts to `found`;
-/// `None` for any other shape or a dict that does not end within `bytes`.
+/// at `offset`): each memo index it reads goes to `reads`, in order, its memo starts to
+/// `found`; `None` for any other shape, a dict that does not end within `bytes`, or a read
+/// `reads` refuses (returns `false` for; it stops there).
 #[inline]
 fn skip_flat_dict(
     bytes: &[u8],
     offset: u64,
-    reads: &mut Vec<u32>,
+    reads: &mut impl FnMut(u32) -> bool,
     found: &mut [u32; FLAT_MOST_STARTS],
 ) -> Option<FlatDict> {
-    reads.clear();
     let mut most = 0u32;
+    let mut any = false;
     // The memo index after a `BINGET` (`long`: `LONG_BINGET`) at `at`, recorded.
-    let read = |at: usize, long: bool, reads: &mut Vec<u32>, most: &mut u32| -> Option<()> {
+    #[inline(always)]
+    fn read_one(
+        bytes: &[u8],
+        at: usize,
+        long: bool,
+        reads: &mut impl FnMut(u32) -> bool,
+        most: &mut u32,
+        any: &mut bool,
+    ) -> Option<()> {
         let index = if long {
             let le = bytes.get(at + 1..at + 5)?;
             u32::from_le_bytes([le[0], le[1], le[2], le[3]])
         } else {
             u32::from(*bytes.get(at + 1)?)
         };
-        reads.push(index);
+        if !reads(index) {
+            return None;
+        }
         *most = (*most).max(index);
+        *any = true;
         Some(())
+    }
+    let read = |at: usize, long: bool, reads: &mut _, most: &mut u32, any: &mut bool| {
+        read_one(bytes, at, long, reads, most, any)
     };
     let mut count = 0;
     let mut at = 0;
@@ -953,13 +977,13 @@ fn skip_flat_dict(
                 break;
             }
             b'h' => {
-                read(at, false, reads, &mut most)?;
+                read(at, false, reads, &mut most, &mut any)?;
                 at += 2;
             }
             b'K' => at += 2,
             b'M' => at += 3,
             b'j' => {
-                read(at, true, reads, &mut most)?;
+                read(at, true, reads, &mut most, &mut any)?;
                 at += 5;
             }
             b'J' => at += 5,
@@ -990,15 +1014,21 @@ fn skip_flat_dict(
                             match bytes.get(at..at + 5) {
                                 Some(&[b'j', a, b, c, d]) => {
                                     let index = u32::from_le_bytes([a, b, c, d]);
-                                    reads.push(index);
+                                    if !reads(index) {
+                                        return None;
+                                    }
                                     most = most.max(index);
+                                    any = true;
                                     at += 5;
                                     continue;
                                 }
                                 Some(&[b'h', index, ..]) => {
                                     let index = u32::from(index);
-                                    reads.push(index);
+                                    if !reads(index) {
+                                        return None;
+                                    }
                                     most = most.max(index);
+                                    any = true;
                                     at += 2;
                                     continue;
                                 }
@@ -1006,7 +1036,7 @@ fn skip_flat_dict(
                             }
                             match *bytes.get(at)? {
                                 b'h' => {
-                                    read(at, false, reads, &mut most)?;
+                                    read(at, false, reads, &mut most, &mut any)?;
                                     at += 2;
                                 }
                                 b'e' => {
@@ -1018,11 +1048,11 @@ fn skip_flat_dict(
                         }
                     }
                     Some(b'h') if bytes.get(at + 2) == Some(&b'a') => {
-                        read(at, false, reads, &mut most)?;
+                        read(at, false, reads, &mut most, &mut any)?;
                         at += 3;
                     }
                     Some(b'j') if bytes.get(at + 5) == Some(&b'a') => {
-                        read(at, true, reads, &mut most)?;
+                        read(at, true, reads, &mut most, &mut any)?;
                         at += 6;
                     }
                     _ => {}
@@ -1037,7 +1067,7 @@ fn skip_flat_dict(
     Some(FlatDict {
         len: at,
         starts: count,
-        most_read: (!reads.is_empty()).then_some(most),
+        most_read: any.then_some(most),
     })
 }
 
@@ -1213,32 +1243,45 @@ mod tests {
         bytes.extend_from_slice(&[b'j', 0x10, 0x27, 0, 0, b'h', 9, b'h', 200]);
         bytes.extend_from_slice(&[b'j', 0x20, 0x4e, 0, 0, b'e']); // ]
         bytes.extend_from_slice(&[b'h', 4, b']', b'h', 5, b'a', b'u']); // memo[4]: [memo[5]]
-        let mut reads = vec![99];
+        let mut reads = Vec::new();
         let mut found = [0u32; FLAT_MOST_STARTS];
-        let skipped: Option<FlatDict> = skip_flat_dict(&bytes, 40, &mut reads, &mut found);
+        let mut push = |index: u32| {
+            reads.push(index);
+            true
+        };
+        let skipped: Option<FlatDict> = skip_flat_dict(&bytes, 40, &mut push, &mut found);
         let skipped = skipped.expect("a flat dict");
         assert_eq!(skipped.len, bytes.len());
         assert_eq!(skipped.starts, 4);
         assert_eq!(&found[..4], &[40, 43, 56, 60]);
         assert_eq!(reads, vec![3, 10_000, 9, 200, 20_000, 4, 5]);
         assert_eq!(skipped.most_read, Some(20_000));
+        let mut any = |_: u32| true;
         // The last list item cut short: declined, as is an opcode the shape never holds.
         let cut = bytes
             .iter()
             .position(|&byte| byte == 0x20)
             .expect("the second j");
-        assert!(skip_flat_dict(&bytes[..cut + 1], 40, &mut reads, &mut found).is_none());
+        assert!(skip_flat_dict(&bytes[..cut + 1], 40, &mut any, &mut found).is_none());
         let mut odd = bytes.clone();
         odd[6] = b'c';
-        assert!(skip_flat_dict(&odd, 40, &mut reads, &mut found).is_none());
+        assert!(skip_flat_dict(&odd, 40, &mut any, &mut found).is_none());
+        // A read refused (past a limit): declined, no read after it looked at.
+        let mut seen = Vec::new();
+        let mut below = |index: u32| {
+            seen.push(index);
+            index < 10_000
+        };
+        assert!(skip_flat_dict(&bytes, 40, &mut below, &mut found).is_none());
+        assert_eq!(seen, vec![3, 10_000]);
         // No reads: no largest.
         let plain = [b'(', 0x8c, 1, b'k', b'K', 1, b'u'];
-        let skipped = skip_flat_dict(&plain, 0, &mut reads, &mut found).expect("flat");
+        let mut none = |_: u32| -> bool { unreachable!("no read") };
+        let skipped = skip_flat_dict(&plain, 0, &mut none, &mut found).expect("flat");
         assert_eq!(
             (skipped.len, skipped.starts, skipped.most_read),
             (7, 0, None)
         );
-        assert!(reads.is_empty());
     }
 
     /// `find_cut` gives the first cut within the window from where it starts, wherever it
