@@ -582,6 +582,16 @@
 #   H200 fixtures: ~57,000 runs in 8 minutes, no failure (one LeakSanitizer report of 32 bytes
 #   from __cxa_thread_atexit_impl, a thread's TLS list, that the input alone does not repeat).
 #   fuzz/Cargo.lock gains foldhash and hashbrown when the fuzz crate is next built.
+# H200 host (10:33 UTC, fresh machine, 16 cores, load ~1), stripped binaries, default threads
+# (14), RUNS=3 alternated, base = main at the session's start (238dea87); reports identical:
+#   varied (576.9 MiB): Python 6.41-10.03 s, oomdoc 0.43-0.44 s wall / 4.29-4.33 s CPU, 269.3
+#     MiB (0.47 of the file); base 0.46-0.48 s / 4.58-4.74 s, 278.2 MiB: 14.9x best against
+#     best (Python's own spread on this host is 1.6x from run to run).
+#   real (524.7 MiB): Python 7.85-8.87 s, oomdoc 0.46-0.54 s / 3.85-4.09 s CPU, 208.0 MiB
+#     (0.40); base 0.48-0.60 s / 4.16-4.48 s: 17.1x.
+#   Profile (varied, after the runs): pre-scan 0.142 s, chunks 0.20-0.25 s of CPU each, wait
+#     for the chunks 0.097 s, read 0.459 s, analysis 0.141 s. 20x is still not met: the pre-scan
+#     before any chunk starts, the slowest chunk and the analysis each remain too long for it.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
