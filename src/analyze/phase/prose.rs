@@ -872,19 +872,23 @@ fn bare_functions(text: &str) -> Vec<(usize, usize, Phase)> {
         {
             continue;
         }
-        let mut phases = super::FRAME_RULES
-            .iter()
-            .filter(|rule| rule.function == name && rule.role != super::Role::Offload)
-            .filter(|rule| rule.role != super::Role::Wrapper)
-            .map(|rule| rule.phase);
-        let Some(first) = phases.next() else {
-            continue;
-        };
-        if phases.all(|phase| phase == first) && first != Phase::Unknown {
-            out.push((start, end, first));
+        if let Some(phase) = named_function_stage(name) {
+            out.push((start, end, phase));
         }
     }
     out
+}
+
+/// The stage the frame rules give a function named in words, when every rule of that name that
+/// shows a stage (not an offload hook or a wrapper) gives the same one.
+fn named_function_stage(name: &str) -> Option<Phase> {
+    let mut phases = super::FRAME_RULES
+        .iter()
+        .filter(|rule| rule.function == name && rule.role != super::Role::Offload)
+        .filter(|rule| rule.role != super::Role::Wrapper)
+        .map(|rule| rule.phase);
+    let first = phases.next()?;
+    (phases.all(|phase| phase == first) && first != Phase::Unknown).then_some(first)
 }
 
 /// Functions' names in backticks (`` `determine_num_available_blocks` ``, `` `capture_model()` ``)
@@ -902,16 +906,8 @@ fn ticked_functions(text: &str) -> Vec<(usize, usize, Phase)> {
         {
             continue;
         }
-        let mut phases = super::FRAME_RULES
-            .iter()
-            .filter(|rule| rule.function == name && rule.role != super::Role::Offload)
-            .filter(|rule| rule.role != super::Role::Wrapper)
-            .map(|rule| rule.phase);
-        let Some(first) = phases.next() else {
-            continue;
-        };
-        if phases.all(|phase| phase == first) && first != Phase::Unknown {
-            out.push((open, close + 1, first));
+        if let Some(phase) = named_function_stage(name) {
+            out.push((open, close + 1, phase));
         }
     }
     out
