@@ -221,6 +221,12 @@
 # session's start build 1d37e90 as BEFORE: grep 0.24 s, explain 0.66 s best (0.69 s median) /
 # 0.92 s CPU, 34 MiB RSS; before 0.67 s (0.69 s) / 0.94 s: 2.75x grep (2.79x before), the new
 # markers within the noise; one core 0.96 s (4.00x).
+# 2026-12-04 10:45 (twenty-fourth session), the 2-core VM (AMD EPYC), load 1.3-1.6, RUNS=5, 1
+# GiB varied, this session's build (a gin-config marker and Rust's `bytes failed` in the failure
+# search) against the session's start build 238dea87 as BEFORE: grep 0.20 s (0.20 s median),
+# explain 0.50 s (0.54 s) / 0.69 s CPU, 34 MiB RSS; before 0.50 s (0.57 s) / 0.69 s: 2.50x grep
+# for both builds. The ratio moved with grep on this machine (0.20 s here, 0.24-0.38 s on
+# earlier sessions' VMs), not with the markers; 2x is not met here. One core 0.71 s (3.55x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
