@@ -125,7 +125,7 @@ fn gin_configurable(text: &str, facts: &mut LineFacts) {
     let Some(rest) = after(text, "In call to configurable '") else {
         return;
     };
-    let Some(name) = rest.split('\'').next().filter(|_| rest.contains('\'')) else {
+    let Some((name, _)) = rest.split_once('\'') else {
         return;
     };
     let name = name.rsplit(['.', '/']).next().unwrap_or(name);
@@ -135,7 +135,7 @@ fn gin_configurable(text: &str, facts: &mut LineFacts) {
 }
 
 /// The file of a frame read from gin-config's line (no path is printed).
-pub const GIN_CONFIGURABLE: &str = "<gin configurable>";
+const GIN_CONFIGURABLE: &str = "<gin configurable>";
 
 /// The second line of a frame a console wrapped after `File` (Rich's traceback through a
 /// logger at 80 columns, as TabbyAPI prints it in docker: `ERROR:      File` then

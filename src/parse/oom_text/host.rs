@@ -1,6 +1,7 @@
 //! Host-RAM failures that people mistake for GPU OOM: PyTorch's CPU allocator, errno 12,
 //! Python's `MemoryError` and numpy's `_ArrayMemoryError`, C++ `std::bad_alloc`, Rust's
-//! `memory allocation of N bytes failed`, the Linux OOM killer, exit code 137 / SIGKILL, and ollama's "requires more system memory".
+//! `memory allocation of N bytes failed`, the Linux OOM killer, exit code 137 / SIGKILL, and
+//! ollama's "requires more system memory".
 //! All have `is_gpu_oom = false`.
 //!
 //! Sources: `c10/core/impl/alloc_cpu.cpp` (`DefaultCPUAllocator: can't allocate memory: you

@@ -349,7 +349,6 @@ fn is_count(word: &str) -> bool {
         )
 }
 
-/// Stage hits of the grammar in one lowercase line: (byte start, byte end, phase).
 /// Whether the verb at `index` acts on the device's memory, not on inputs to a model (`when
 /// vLLM attempts to query available GPU memory`, `processing the free memory`): its object,
 /// past an article and a few qualifiers, is memory or the device.
@@ -373,6 +372,7 @@ fn memory_object(words: &[Word<'_>], index: usize) -> bool {
         })
 }
 
+/// Stage hits of the grammar in one lowercase line: (byte start, byte end, phase).
 pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     let words = words(lower);
     let mut out = Vec::new();
