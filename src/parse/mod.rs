@@ -12,6 +12,7 @@ pub mod oom_text;
 pub mod pickle;
 pub mod proc;
 pub mod prometheus;
+pub mod read_at;
 pub mod run_record;
 pub mod text;
 pub mod torch_snapshot;

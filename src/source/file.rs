@@ -9,6 +9,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::parse::encoding::{self, Encoding, Transcoder};
+use crate::parse::read_at::read_full_at;
 
 /// Where an input came from, for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +165,52 @@ fn decode(path: &Path, file: File) -> Result<Box<dyn BufRead + Send>, InputError
     } else {
         Ok(Box::new(reader))
     }
+}
+
+/// An input opened for `explain`.
+pub enum TextInput {
+    /// A regular file of UTF-8 text (not gzip, not a converted encoding), read in place by
+    /// offset: its text starts at `start`, past a byte-order mark.
+    File {
+        /// The open file.
+        file: File,
+        /// Where its text starts.
+        start: u64,
+    },
+    /// Anything else, streamed: a pipe, a device, a gzip file or text converted to UTF-8, with
+    /// the encoding converted from.
+    Stream(Box<dyn BufRead + Send>, Option<Encoding>),
+}
+
+/// Opens `path` for `explain`: a regular file of UTF-8 text as [`TextInput::File`], anything
+/// else (a pipe, gzip, UTF-16, Windows-1252) as [`open`] and [`text`] stream it.
+pub fn open_text(path: &Path) -> Result<TextInput, InputError> {
+    let open_error = |source| InputError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    if path.is_dir() {
+        return Err(InputError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    let file = File::open(path).map_err(open_error)?;
+    if file.metadata().map_err(open_error)?.is_file() {
+        let mut start = [0; encoding::SNIFF_BYTES];
+        let read = read_full_at(&file, &mut start, 0).map_err(open_error)?;
+        let start = &start[..read];
+        let sniffed = encoding::sniff(start);
+        if !start.starts_with(&GZIP_MAGIC) && sniffed.encoding == Encoding::Utf8 {
+            return Ok(TextInput::File {
+                file,
+                start: sniffed.bom_len as u64,
+            });
+        }
+    }
+    // Reading by offset leaves the position at the start, except on Windows.
+    io::Seek::rewind(&mut &file).map_err(open_error)?;
+    let (reader, encoding) = text(decode(path, file)?).map_err(open_error)?;
+    Ok(TextInput::Stream(reader, encoding))
 }
 
 /// Standard input, buffered.

@@ -1,8 +1,11 @@
-//! The reading pipeline of `oomdoc explain` for one input: a reader thread reads chunks, scan
-//! threads find the markers in them, and the caller's thread explains the scanned chunks in
-//! order. Past the head of a long input, chunks are searched for failure markers only and
-//! parsed only near a failure and at the end (see [`Tiers`]). The input arrives as an open reader (files and stdin are opened in `source::file`);
-//! nothing here knows about paths or the terminal.
+//! The reading pipeline of `oomdoc explain` for one input: scan threads find the markers in
+//! chunks of it, and the caller's thread explains the scanned chunks in order. A stream (stdin,
+//! a pipe, gzip, converted text) is read by a reader thread that hands the chunks out; a plain
+//! file is read by the scan threads themselves, each its own chunks by offset, so that a chunk
+//! is scanned while it is still in the cache of the core that read it. Past the head of a long
+//! input, chunks are searched for failure markers only and parsed only near a failure and at
+//! the end (see [`Tiers`]). The input arrives opened (files and stdin are opened in
+//! `source::file`); nothing here knows about paths or the terminal.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -13,6 +16,7 @@ use anyhow::Context;
 use super::candidates::{failure_marker_reach, failure_scan, ScannerTier};
 use super::{Explainer, ScannedChunk};
 use crate::error::HintedError;
+use crate::parse::read_at::read_full_at;
 
 /// How much of the start of an input is checked for binary content.
 const SNIFF_BYTES: usize = 8192;
@@ -147,11 +151,7 @@ pub fn feed_with(
         return Ok(0);
     }
     if looks_binary(start) {
-        return Err(HintedError::new(
-            format!("`{name}` looks like binary data, not a text log"),
-            "pass the log or the error text itself (plain text or .gz); `oomdoc snapshot` reads memory snapshots",
-        )
-        .into());
+        return Err(binary_input(name));
     }
     let threads = scan_threads();
     std::thread::scope(|scope| {
@@ -183,16 +183,7 @@ pub fn feed_with(
                 read_chunks(&mut reader, &to_scanners, &recycled, tiers)
             })
             .context("failed to start a thread")?;
-        // Chunk `i` went to scanner `i % threads`: taking them in turn keeps the order.
-        let mut tiered = Tiered::new(tiers);
-        for from_scanner in from_scanners.iter().cycle() {
-            let Ok(chunk) = from_scanner.recv() else {
-                break;
-            };
-            tiered.take(explainer, chunk, &recycle);
-        }
-        tiered.finish(explainer, &recycle);
-        drop(recycle);
+        take_in_order(explainer, from_scanners, recycle, tiers);
         let read = reader.join();
         let scanned_all = scanners.into_iter().all(|scanner| scanner.join().is_ok());
         match read {
@@ -203,6 +194,124 @@ pub fn feed_with(
             )),
         }
     })
+}
+
+/// Takes the scanned chunks in order (chunk `i` from scanner `i % threads`) into the
+/// explainer, up to the first chunk shorter than a whole one (the input's end) or until a
+/// scanner stops sending; returns the bytes taken. The scanners' channels are closed on
+/// return, so a scanner still holding a chunk stops.
+fn take_in_order(
+    explainer: &mut Explainer,
+    from_scanners: Vec<mpsc::Receiver<ScannedChunk>>,
+    recycle: mpsc::Sender<ScannedChunk>,
+    tiers: Tiers,
+) -> u64 {
+    let mut tiered = Tiered::new(tiers);
+    let mut taken = 0u64;
+    for from_scanner in from_scanners.iter().cycle() {
+        let Ok(chunk) = from_scanner.recv() else {
+            break;
+        };
+        let len = chunk.bytes.len();
+        taken += len as u64;
+        tiered.take(explainer, chunk, &recycle);
+        if len < tiers.chunk_bytes.max(1) {
+            break;
+        }
+    }
+    tiered.finish(explainer, &recycle);
+    taken
+}
+
+/// [`feed_with`] for a regular file read in place from `start` (past a byte-order mark, say):
+/// each scan thread reads its own chunks by offset and scans them while they are still in its
+/// core's cache, with no reader thread copying every byte across to another core. A file
+/// that grows meanwhile (a live log) is read up to the first chunk found short.
+pub fn feed_file(
+    explainer: &mut Explainer,
+    file: &std::fs::File,
+    start: u64,
+    name: &str,
+    tiers: Tiers,
+) -> anyhow::Result<u64> {
+    let read_error = || format!("failed to read `{name}`");
+    explainer.start_input(name);
+    let mut head = vec![0; SNIFF_BYTES];
+    let sniffed = read_full_at(file, &mut head, start).with_context(read_error)?;
+    if sniffed == 0 {
+        return Ok(0);
+    }
+    if looks_binary(&head[..sniffed]) {
+        return Err(binary_input(name));
+    }
+    let threads = scan_threads();
+    let chunk_bytes = tiers.chunk_bytes.max(1);
+    let (recycle, recycled) = mpsc::channel::<ScannedChunk>();
+    let recycled = std::sync::Mutex::new(recycled);
+    let recycled = &recycled;
+    std::thread::scope(|scope| {
+        let mut from_scanners = Vec::with_capacity(threads);
+        let mut scanners = Vec::with_capacity(threads);
+        for first in 0..threads {
+            let (scanned, from_scanner) = mpsc::sync_channel::<ScannedChunk>(1);
+            let scanner = std::thread::Builder::new()
+                .name("oomdoc-scan".into())
+                .spawn_scoped(scope, move || -> std::io::Result<()> {
+                    for index in (first as u64..).step_by(threads) {
+                        let reused = recycled.lock().ok().and_then(|r| r.try_recv().ok());
+                        let mut chunk = reused.unwrap_or_default();
+                        chunk.failures_only = index >= tiers.head_chunks;
+                        let offset = start + index * chunk_bytes as u64;
+                        let starts_line = index == 0 || {
+                            let mut before = [0u8];
+                            read_full_at(file, &mut before, offset - 1)? == 1 && before[0] == b'\n'
+                        };
+                        let buffer = chunk.bytes_mut();
+                        buffer.resize(chunk_bytes, 0);
+                        let filled = read_full_at(file, buffer, offset)?;
+                        buffer.truncate(filled);
+                        if filled == 0 {
+                            break;
+                        }
+                        chunk.scan(starts_line);
+                        if scanned.send(chunk).is_err() || filled < chunk_bytes {
+                            break;
+                        }
+                    }
+                    Ok(())
+                })
+                .context("failed to start a thread")?;
+            scanners.push(scanner);
+            from_scanners.push(from_scanner);
+        }
+        let taken = take_in_order(explainer, from_scanners, recycle, tiers);
+        let mut outcome = Ok(taken);
+        for scanner in scanners {
+            match scanner.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    if outcome.is_ok() {
+                        outcome = Err(anyhow::Error::new(error).context(read_error()));
+                    }
+                }
+                Err(_) => {
+                    outcome = Err(anyhow::anyhow!(
+                        "internal error: a thread reading `{name}` stopped unexpectedly"
+                    ));
+                }
+            }
+        }
+        outcome
+    })
+}
+
+/// The error for an input that is not text.
+fn binary_input(name: &str) -> anyhow::Error {
+    HintedError::new(
+        format!("`{name}` looks like binary data, not a text log"),
+        "pass the log or the error text itself (plain text or .gz); `oomdoc snapshot` reads memory snapshots",
+    )
+    .into()
 }
 
 /// The explaining side of [`feed_with`]: takes the scanned chunks in order and decides, by
@@ -488,6 +597,49 @@ mod tests {
         );
         assert_eq!(read.ok(), Some(log.len() as u64));
         assert_eq!(piped.finish(), sequential);
+    }
+
+    #[test]
+    fn a_file_read_by_offset_explains_as_one_thread_does() {
+        let log = large_log();
+        let mut sequential = Explainer::new();
+        sequential.start_input("log");
+        for chunk in log.chunks(4096) {
+            sequential.push_bytes(chunk);
+        }
+        let sequential = sequential.finish();
+        // A byte-order mark before the text: read from past it.
+        let mut file = tempfile::tempfile().expect("a temporary file");
+        std::io::Write::write_all(&mut file, b"\xEF\xBB\xBF").expect("written");
+        std::io::Write::write_all(&mut file, &log).expect("written");
+        for tiers in [Tiers::DEFAULT, Tiers::FULL] {
+            let mut explainer = Explainer::new();
+            let read = feed_file(&mut explainer, &file, 3, "log", tiers);
+            assert_eq!(read.ok(), Some(log.len() as u64));
+            let report = explainer.finish();
+            if tiers == Tiers::FULL {
+                assert_eq!(report, sequential);
+            } else {
+                assert_eq!(report.oom, sequential.oom);
+                assert_eq!(report.input.lines, sequential.input.lines);
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_or_binary_file_read_by_offset() {
+        let file = tempfile::tempfile().expect("a temporary file");
+        let mut explainer = Explainer::new();
+        let read = feed_file(&mut explainer, &file, 0, "empty.log", Tiers::DEFAULT);
+        assert_eq!(read.ok(), Some(0));
+        let mut file = tempfile::tempfile().expect("a temporary file");
+        std::io::Write::write_all(&mut file, b"\x80\x04\x95\x00\x00PK\x00\x00").expect("written");
+        let error = feed_file(&mut explainer, &file, 0, "snap.pickle", Tiers::DEFAULT).err();
+        let text = error.map(|error| format!("{error:#}")).unwrap_or_default();
+        assert!(
+            text.contains("`snap.pickle` looks like binary data"),
+            "{text}"
+        );
     }
 
     /// A reader that fails after some bytes.

@@ -2,7 +2,7 @@
 //! markers only must find every failure the full parse finds, with the same phase and
 //! figures when what shows the phase lies within the window parsed before the failure.
 
-use super::stream::{feed_with, Tiers};
+use super::stream::{feed_file, feed_with, Tiers};
 use super::*;
 use proptest::prelude::*;
 
@@ -165,6 +165,7 @@ fn full(log: &[u8]) -> ExplainReport {
     explainer.finish()
 }
 
+/// The log read in tiers from a stream, and from a file by offset (which must say the same).
 fn tiered(log: &[u8], tiers: Tiers) -> ExplainReport {
     let mut explainer = Explainer::new();
     let read = feed_with(
@@ -174,7 +175,14 @@ fn tiered(log: &[u8], tiers: Tiers) -> ExplainReport {
         tiers,
     );
     assert_eq!(read.ok(), Some(log.len() as u64));
-    explainer.finish()
+    let streamed = explainer.finish();
+    let mut file = tempfile::tempfile().expect("a temporary file");
+    std::io::Write::write_all(&mut file, log).expect("the log written");
+    let mut explainer = Explainer::new();
+    let read = feed_file(&mut explainer, &file, 0, "log", tiers);
+    assert_eq!(read.ok(), Some(log.len() as u64));
+    assert_eq!(explainer.finish(), streamed, "read from a file by offset");
+    streamed
 }
 
 /// What must not change: the failures, their figures, the phase and the engine (and the

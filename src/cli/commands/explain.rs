@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
-use crate::analyze::explain::stream::{feed_with, Tiers};
+use crate::analyze::explain::stream::{feed_file, feed_with, Tiers};
 use crate::analyze::explain::{has_findings, Explainer};
 use crate::cli::args::{Format, OutputArgs};
 use crate::cli::output::Output;
@@ -21,7 +21,7 @@ use crate::error::HintedError;
 use crate::model::explain::ExplainReport;
 use crate::redact::Redactor;
 use crate::render::style::Style;
-use crate::source::file;
+use crate::source::file::{self, TextInput};
 use crate::source::process::local_identity;
 
 /// Arguments of `oomdoc explain`.
@@ -57,24 +57,33 @@ fn paste_prompt(stdin_is_terminal: bool) -> Option<&'static str> {
 }
 
 /// Reads one input into `explainer` as `oomdoc explain` does (gzip and UTF-16 undone, long logs
-/// read in tiers); `note` hears what a person should know about the input. Returns the bytes
-/// read.
+/// read in tiers, a plain file read in place); `note` hears what a person should know about
+/// the input. Returns the bytes read.
 fn feed(
     explainer: &mut Explainer,
-    reader: Box<dyn std::io::BufRead + Send>,
+    input: TextInput,
     name: &str,
     tiers: Tiers,
     note: &mut dyn FnMut(&str),
 ) -> anyhow::Result<u64> {
-    let (reader, encoding) =
-        file::text(reader).with_context(|| format!("failed to read `{name}`"))?;
-    if let Some(encoding) = encoding {
-        note(&format!(
-            "`{name}` is {} text, read as UTF-8",
-            encoding.name()
-        ));
+    match input {
+        TextInput::File { file, start } => feed_file(explainer, &file, start, name, tiers),
+        TextInput::Stream(reader, encoding) => {
+            if let Some(encoding) = encoding {
+                note(&format!(
+                    "`{name}` is {} text, read as UTF-8",
+                    encoding.name()
+                ));
+            }
+            feed_with(explainer, reader, name, tiers)
+        }
     }
-    feed_with(explainer, reader, name, tiers)
+}
+
+/// Standard input as `oomdoc explain` reads it (UTF-16 and other encodings converted).
+fn stdin_text() -> anyhow::Result<TextInput> {
+    let (reader, encoding) = file::text(file::stdin()).context("failed to read `<stdin>`")?;
+    Ok(TextInput::Stream(reader, encoding))
 }
 
 /// The finished report, redacted: quoted log lines, paths and names are redacted before any
@@ -111,7 +120,7 @@ pub fn explain_file(path: &Path, format: Format, verbose: bool) -> anyhow::Resul
     let name = path.display().to_string();
     feed(
         &mut explainer,
-        file::open(path)?,
+        file::open_text(path)?,
         &name,
         Tiers::DEFAULT,
         &mut |_| {},
@@ -142,10 +151,9 @@ pub fn run(args: ExplainArgs, output: &mut Output) -> anyhow::Result<ExitStatus>
             if let Some(prompt) = paste_prompt(std::io::stdin().is_terminal()) {
                 output.note(prompt);
             }
-            (file::stdin(), "<stdin>".to_string())
+            (stdin_text()?, "<stdin>".to_string())
         } else {
-            let reader = file::open(path)?;
-            (reader, path.display().to_string())
+            (file::open_text(path)?, path.display().to_string())
         };
         let tiers = if args.every_line {
             Tiers::FULL
