@@ -1581,4 +1581,6 @@ mod s23_tests;
 #[cfg(test)]
 mod s24_tests;
 #[cfg(test)]
+mod s25_tests;
+#[cfg(test)]
 mod tier_tests;

@@ -808,7 +808,7 @@ const STATUS_SEARCH_LINES: u64 = 48;
 
 /// A line a library prints between a program's own output and its error, saying nothing of what
 /// the program was doing: a warning (Python's `…Warning:` and the `warnings.warn(` line under
-/// it, a `WARNING`/`[W …]` level, glog's and absl's `W1202 01:33:04.004 … file.cc:371]` lines
+/// it, a `WARNING`/`[W …]` level, TensorRT's `[TRT] [I]` lines, glog's and absl's `W1202 01:33:04.004 … file.cc:371]` lines
 /// of any level), an indented line (code under a warning, a dump's body, frames), a line of
 /// symbols (a dump's brackets, `%name = …` lines, rules of dashes), or a short header that
 /// introduces the error list (`Failures (18):`).
@@ -839,7 +839,12 @@ fn is_library_noise(text: &str) -> bool {
         || trimmed.contains("[W ")
         || trimmed.starts_with("warnings.warn(")
         || trimmed.contains(" WARN ")
-        || trimmed.starts_with("WARN ");
+        || trimmed.starts_with("WARN ")
+        // TensorRT's logger below a Python program (`[04/25/2022-11:25:21] [TRT] [I]
+        // [MemUsageChange] Init cuDNN …`): its informational, verbose and warning levels.
+        || ["[TRT] [I]", "[TRT] [V]", "[TRT] [W]"]
+            .iter()
+            .any(|level| trimmed.contains(level));
     if warning {
         return true;
     }

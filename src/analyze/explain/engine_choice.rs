@@ -45,7 +45,10 @@ pub(super) fn choose_engine(collected: &Collected, failure: Option<&OomMessage>)
     // PyTorch's own wording: its exception classes, the caching allocator's message families
     // and the `TORCH_USE_CUDA_DSA` / `PYTORCH_…_ALLOC_CONF` hints it appends.
     let torch = collected.ooms.iter().any(|m| {
-        m.exception.as_deref().is_some_and(|e| e.contains("torch"))
+        // An exception class of torch's (`torch.OutOfMemoryError`), not a path that holds
+        // the word (Torch7's `…/torch/install/share/lua/5.1/cudnn/init.lua:118:` before a Lua
+        // error).
+        m.exception.as_deref().is_some_and(|e| e.contains("torch") && !e.contains('/'))
             || matches!(
                 m.kind,
                 OomKind::PytorchCached

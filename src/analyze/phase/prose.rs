@@ -287,28 +287,109 @@ fn named_model_load(lower: &str) -> Option<(usize, usize, Phase)> {
 
 /// A title that is the training's noun and the failure alone (`Training OOM`, `finetuning -
 /// Out of Memory Error`): the training named with no set-up (AUDIT.md, session 15, rule 2b).
+/// An issue's title as a markdown heading may also name what was trained (`# Training Hindi
+/// TTS`, `# Fine-tuning Llama-3 8B OOM`): the training named with no set-up still (a set-up
+/// in it, `# Training on 8xA100 with DeepSpeed`, makes it the job, as `job` decides), unless
+/// another stage or the training's surroundings are named in it (`# Training data loading
+/// OOM`, `# Training script fails at checkpoint save`).
 fn training_titled(lower: &str) -> Option<(usize, usize, Phase)> {
     const NOUNS: &[&str] = &["training", "finetuning", "fine-tuning", "fine tuning"];
     const FAILURE: &[&str] = &[
         "oom", "cuda", "gpu", "out", "of", "memory", "error", "errors", "issue", "-", ":",
     ];
+    // Words of a heading that name something other than the training's steps.
+    const ELSEWHERE: &[&str] = &[
+        "data",
+        "dataset",
+        "datasets",
+        "dataloader",
+        "loader",
+        "loading",
+        "load",
+        "loads",
+        "saving",
+        "save",
+        "saves",
+        "checkpoint",
+        "checkpoints",
+        "resume",
+        "resuming",
+        "eval",
+        "evaluation",
+        "validation",
+        "inference",
+        "predict",
+        "prediction",
+        "generate",
+        "generation",
+        "export",
+        "exporting",
+        "convert",
+        "conversion",
+        "merge",
+        "merging",
+        "quantize",
+        "quantization",
+        "start",
+        "startup",
+        "init",
+        "initialization",
+        "launch",
+        "script",
+        "scripts",
+        "code",
+        "config",
+        "example",
+        "examples",
+        "tutorial",
+        "docs",
+        "documentation",
+        "speed",
+        "slow",
+        "time",
+        "loss",
+        "nan",
+        "accuracy",
+        "results",
+        "question",
+        "help",
+        "support",
+        "feature",
+        "request",
+        "completed",
+        "finished",
+        "done",
+        "after",
+        "before",
+        "without",
+        "instead",
+        "vs",
+        "or",
+    ];
     let trimmed = lower.trim();
-    let noun = NOUNS.iter().find(|noun| trimmed.starts_with(*noun))?;
-    let rest = &trimmed[noun.len()..];
+    let heading = trimmed
+        .strip_prefix('#')
+        .map(|title| title.trim_start_matches('#').trim_start());
+    let text = heading.unwrap_or(trimmed);
+    let noun = NOUNS.iter().find(|noun| text.starts_with(*noun))?;
+    let rest = &text[noun.len()..];
     if rest.starts_with(|c: char| c.is_alphanumeric()) {
         return None;
     }
     let words: Vec<&str> = rest
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!'))
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | '?' | '(' | ')'))
         .filter(|word| !word.is_empty())
         .collect();
     let failure = words.iter().any(|word| *word == "oom" || *word == "memory");
-    (failure && words.iter().all(|word| FAILURE.contains(word))).then(|| {
-        (
-            lower.len() - lower.trim_start().len(),
-            lower.len(),
-            Phase::TrainingStep,
-        )
+    let failure_alone = failure && words.iter().all(|word| FAILURE.contains(word));
+    let subject_titled = heading.is_some()
+        && !words.is_empty()
+        && words.len() <= 6
+        && !words.iter().any(|word| ELSEWHERE.contains(word));
+    (failure_alone || subject_titled).then(|| {
+        let at = lower.len() - lower.trim_start().len();
+        let at = at + lower[at..].find(*noun).unwrap_or(0);
+        (at, lower.len(), Phase::TrainingStep)
     })
 }
 

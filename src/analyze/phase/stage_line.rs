@@ -77,6 +77,17 @@ fn without_tag(line: &str) -> &str {
     {
         return rest;
     }
+    // A program's or a library's name as its prefix (`Unsloth: Merging 4bit and LoRA weights
+    // to 16bit...`; YOLOv5's and ultralytics' `colorstr` prefixes, `TensorRT: building FP32
+    // engine in yolov5s.engine`, `ONNX: starting export with onnx 1.14.0...`).
+    if let Some((name, rest)) = line.split_once(": ") {
+        let named = (2..=16).contains(&name.len())
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name.chars().all(|c| c.is_ascii_alphanumeric());
+        if named && rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return rest;
+        }
+    }
     let mut words = line.splitn(3, ' ');
     if let (Some(unit), Some(count), Some(rest)) = (words.next(), words.next(), words.next()) {
         let counter = matches!(
@@ -149,6 +160,15 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "params",
         ],
     ),
+    // A model exported to another format: YOLOv5's `export.py` and ultralytics 8.x
+    // `engine/exporter.py` (`TensorRT: building FP16 engine as yolov8n.engine`, every format's
+    // `starting export with …`).
+    (
+        Phase::FormatConversion,
+        &["building"],
+        &["fp32 engine", "fp16 engine", "int8 engine"],
+    ),
+    (Phase::FormatConversion, &["starting"], &["export"]),
     // A quantizer's calibration pass (GPTQ's and AWQ's: the layers' inputs collected on
     // calibration samples before the weights are quantized; AutoGPTQ / GPTQModel `quantize`,
     // llm-compressor `oneshot`): part of converting the weights.

@@ -82,6 +82,19 @@ pub(super) const MARKERS: &[&str] = &[
     // resume the KV cache`), a load named as a noun (`during weight load`), and serving
     // engines' stage functions named in a title without backticks (`fails during
     // determine_available_memory`).
+    // A model exported (`when exporting yolov8n to TensorRT`, `during export`), the exporters'
+    // lines (`starting export with onnx`, `building FP32 engine in …`), the model as the subject
+    // of its load (`while model is loading`).
+    "xporting",
+    "uring export",
+    "uring the export",
+    "tarting export",
+    "uilding fp",
+    "uilding FP",
+    "uilding int8",
+    "uilding INT8",
+    "odel is loading",
+    "odel was loading",
     "V cache",
     "v cache",
     "V-cache",

@@ -16,6 +16,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("File ~", ipython_frame),
     rule("File [", ipython_frame),
     rule(".py in ", ipython7_frame),
+    rule(".py](", colab_frame),
+    rule(".lua:", lua_frame),
     rule("---> ", jupyter_call),
     rule("frame #", native_frame),
     rule("In call to configurable '", gin_configurable),
@@ -73,6 +75,7 @@ pub(super) const RULES: &[Rule] = &[
     ),
     rule("ran out of memory in validation step", fairseq_valid_oom),
     rule("Num examples = ", unsloth_training_banner),
+    rule("-- GLOBAL_STEP: ", coqui_step),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
     // === Training progress lines of more trainers (session 15); handlers at the end. ===
     rule("  iter: ", detectron2_metrics),
@@ -233,6 +236,58 @@ fn ipython7_frame(text: &str, facts: &mut LineFacts) {
     // The IPython 7 header is `path in func(args)`: the name is followed by its arguments.
     if rest[function.len()..].starts_with('(') {
         push_frame(facts, function, file);
+    }
+}
+
+/// Colab's IPython 7 header, the path a markdown link: `[/usr/local/lib/python3.11/dist-packages/
+/// unsloth/save.py](https://localhost:8080/#) in _merge_lora(layer, name)`.
+fn colab_frame(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.trim_start().strip_prefix('[') else {
+        return;
+    };
+    let Some((file, tail)) = rest.split_once("](") else {
+        return;
+    };
+    let Some((_, after)) = tail.split_once(") in ") else {
+        return;
+    };
+    let script = file.ends_with(".py") && !file.contains(' ');
+    let Some(function) = function_name(after).filter(|_| script) else {
+        return;
+    };
+    if after[function.len()..].starts_with('(') {
+        push_frame(facts, function, file);
+    }
+}
+
+/// A Lua traceback's frame (Torch7 and its `luajit`, `stack traceback:`): `/usr/local/share/
+/// lua/5.1/torch/File.lua:351: in function 'readObject'`, a method as `in method 'forward'`
+/// (Lua 5.2+), an anonymous one as `in function <file:line>` (no name: no frame).
+fn lua_frame(text: &str, facts: &mut LineFacts) {
+    let trimmed = text.trim_start();
+    let Some(at) = trimmed.find(".lua:") else {
+        return;
+    };
+    let file = &trimmed[..at + ".lua".len()];
+    let rest = &trimmed[at + ".lua:".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(rest) = rest[digits..].strip_prefix(": in ").filter(|_| digits > 0) else {
+        return;
+    };
+    let named = ["function '", "method '", "upvalue '", "local '", "field '"]
+        .iter()
+        .find_map(|kind| rest.strip_prefix(kind));
+    let Some(name) = named
+        .and_then(|name| name.split_once('\''))
+        .map(|(name, _)| name)
+    else {
+        return;
+    };
+    // Torch7's files (`…/lua/5.1/torch/File.lua`) name no engine of this tool's: PyTorch's
+    // paths are Python's.
+    let whole = function_name(name).filter(|function| function.len() == name.len());
+    if let Some(function) = whole.filter(|_| !file.contains(' ')) {
+        facts.frame = Some((function.to_string(), file.to_string()));
     }
 }
 
@@ -967,6 +1022,16 @@ fn fairseq_valid_oom(_text: &str, facts: &mut LineFacts) {
 /// instead, without these counts.
 fn unsloth_training_banner(text: &str, facts: &mut LineFacts) {
     if has(text, "Num Epochs = ") {
+        step(facts);
+    }
+}
+
+/// Coqui TTS's (and Mozilla TTS's) console logger (`TTS/utils/console_logger.py` /
+/// coqui-ai Trainer `trainer/logging/console_logger.py` `print_train_step`, 0.x):
+/// `   --> STEP: 10/13 -- GLOBAL_STEP: 25` above the step's losses; its evaluation steps
+/// (`print_eval_step`) print `--> STEP: 3` without the global step.
+fn coqui_step(text: &str, facts: &mut LineFacts) {
+    if has(text, "--> STEP: ") {
         step(facts);
     }
 }

@@ -23,6 +23,14 @@
 //!   as pyopencl prints it without the prefix (`clEnqueueNDRangeKernel failed:
 //!   MEM_OBJECT_ALLOCATION_FAILURE`, its class `pyopencl._cl.MemoryError`); `CL_OUT_OF_HOST_MEMORY`
 //!   is the host's.
+//! * Huawei Ascend's CANN runtime, error code EL0004 (`Memory_Allocation_Failure(EL0004): Failed
+//!   to allocate memory.` then `Possible Cause: Available memory is insufficient.`, as torch_npu
+//!   and MindSpore relay the runtime's recent error message; its inner lines name the device's
+//!   `allocate device memory failed`, `MemoryPoolManager`, the `GE module`), and MindSpore's
+//!   device memory pool (`mindspore/ccsrc/backend/common/mem_reuse/mem_dynamic_allocator.cc`,
+//!   2.x: `TotalUsedMemStatistics : U plus TotalUsedByEventMemStatistics : E and plus alloc size
+//!   : S is more than total mem size : T.`; its `memory isn't enough and alloc failed` is read
+//!   in `cuda.rs`).
 //! * MLX `mlx/backend/metal/allocator.cpp` (`MetalAllocator::malloc`, 0.x): "[metal::malloc]
 //!   Attempting to allocate %zu bytes which is greater than the maximum allowed buffer size of
 //!   %zu bytes."
@@ -87,6 +95,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
         }
     }
+    if let Some(position) = find(text, "Memory_Allocation_Failure") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
+    if let Some(position) = find(text, "TotalUsedMemStatistics") {
+        if find(text, "is more than total mem size").is_some() {
+            return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+        }
+    }
     // MLX's Metal allocator when Metal returns no buffer: "[metal::malloc] Unable to allocate N
     // bytes." (as MLX callers' OOM checks quote it; its CPU twin `[malloc] Unable to
     // allocate` is the host's and is not this).
@@ -109,6 +125,9 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
         regex!(r"(?:Couldnotallocatetensorwith|\[metal::malloc\](?:Attempting|Unable)toallocate)(\d+)bytes"),
         squeezed,
     )
+    .or_else(|| integer_of(regex!(r"plusallocsize:(\d+)ismorethantotalmemsize"), squeezed))
     .map(Bytes);
+    parsed.figures.total_capacity_bytes =
+        integer_of(regex!(r"ismorethantotalmemsize:(\d+)"), squeezed).map(Bytes);
     parsed
 }

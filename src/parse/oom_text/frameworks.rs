@@ -632,14 +632,22 @@ fn parse_tf_bfc(s: &str) -> Parsed {
     let figures = &mut parsed.figures;
     figures.gpu_index =
         integer_of(regex!(r"GPU_(\d+)_bfc"), s).and_then(|n| CudaOrdinal::try_from(n).ok());
-    // `(rounded to 1289748480)` is exact; `1.20GiB` is rounded for display.
-    figures.tried_to_allocate_bytes = integer_of(regex!(r"\(roundedto(\d+)\)"), s)
-        .map(Bytes)
-        .or_else(|| {
-            regex!(r"trying(?:to)?allocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B)?)(?:,|\.(?:\D|$)|with|from|\(|$)")
-                .captures(s)
-                .and_then(|caps| caps.get(1))
-                .and_then(|m| xla_size(m.as_str()))
-        });
+    // A request printed in bytes is the request (Intel's ITEX BFC allocator: `trying to
+    // allocate 10529419660 Bytes (rounded to 10529419776 Bytes)`); `(rounded to 1289748480)`
+    // is exact where the request is `1.20GiB`, rounded for display.
+    figures.tried_to_allocate_bytes = integer_of(
+        regex!(r"tryingtoallocate(\d+)(?:[Bb]ytes|B)?\(roundedto"),
+        s,
+    )
+    .or_else(|| integer_of(regex!(r"\(roundedto(\d+)(?:[Bb]ytes|B)?\)"), s))
+    .map(Bytes)
+    .or_else(|| {
+        regex!(
+            r"trying(?:to)?allocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B)?)(?:,|\.(?:\D|$)|with|from|\(|$)"
+        )
+        .captures(s)
+        .and_then(|caps| caps.get(1))
+        .and_then(|m| xla_size(m.as_str()))
+    });
     parsed
 }

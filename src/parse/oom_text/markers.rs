@@ -168,6 +168,10 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // OpenCL's device allocation failure (devices.rs).
         ("OBJECT_ALLOCATION_FAILURE", ReportOnly),
         ("[metal::malloc]", Message),
+        // Huawei Ascend: CANN's device allocation failure and MindSpore's memory pool
+        // (devices.rs).
+        ("Memory_Allocation_Failure", Message),
+        ("TotalUsedMemStatistics", Message),
         ("Bytes of memory on device", Message),
         // llama.cpp's `unable to allocate CUDA0 buffer` retyped in an issue title
         // (llama_cpp.rs).

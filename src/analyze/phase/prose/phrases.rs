@@ -69,6 +69,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     // Quantized LLMs"; PEFT's and axolotl's QLoRA recipes): a QLoRA run is a training.
     ("qlora", Phase::TrainingStep),
     // Loading the weights.
+    // The model as the subject of its load (`killed … while model is loading`, `it fails
+    // while the model was loading`).
+    ("model is loading", Phase::WeightsLoad),
+    ("model was loading", Phase::WeightsLoad),
+    ("model loading", Phase::WeightsLoad),
     ("loading the model", Phase::WeightsLoad),
     ("loading model", Phase::WeightsLoad),
     ("loading a model", Phase::WeightsLoad),
@@ -255,6 +260,19 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("diarization step", Phase::Inference),
     ("during diarization", Phase::Inference),
     ("while diarizing", Phase::Inference),
+    // A model exported to another format (`when exporting yolov8n to tensorrt`, `error
+    // during export to ONNX`), and the export's own log lines: YOLOv5's `export.py`
+    // `export_engine` (`TensorRT: building FP32 engine in yolov5s.engine`), ultralytics 8.x
+    // `engine/exporter.py` (`TensorRT: building FP16 engine as yolov8n.engine`, each format's
+    // `starting export with …`).
+    ("when exporting", Phase::FormatConversion),
+    ("while exporting", Phase::FormatConversion),
+    ("during export", Phase::FormatConversion),
+    ("during the export", Phase::FormatConversion),
+    ("starting export with", Phase::FormatConversion),
+    ("building fp32 engine", Phase::FormatConversion),
+    ("building fp16 engine", Phase::FormatConversion),
+    ("building int8 engine", Phase::FormatConversion),
     // Merging an adapter into the base weights (PEFT `merge_and_unload`, LLaMA-Factory's
     // export, ms-swift `export --merge_lora`) rewrites the weights: a format conversion
     // (`合并QLoRA权重报Cuda out of memory`, `OOM when merging the LoRA`).

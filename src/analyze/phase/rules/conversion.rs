@@ -34,6 +34,16 @@ pub(super) const CONVERSIONS: &[FrameRule] = &[
     // bare rule in `hf.rs`) → `_unload_and_optionally_merge`: the adapters are merged into the
     // base weights. ---
     r("_unload_and_optionally_merge", "peft/", F, Stage, "peft"),
+    // --- Unsloth 2024.x–2025.x `unsloth/save.py`: every function of it merges the LoRA
+    // adapters into 16-bit weights (`unsloth_save_model` → `_merge_lora`) and writes them,
+    // or converts them on to GGUF (`save_to_gguf`); the model's methods it patches in
+    // (`model.save_pretrained_merged`, `push_to_hub_merged`, `save_pretrained_gguf`,
+    // `push_to_hub_gguf`) are its entry points, named so by no other library. ---
+    r("", "unsloth/save.py", F, Stage, "unsloth"),
+    r("save_pretrained_merged", "", F, Stage, "unsloth"),
+    r("push_to_hub_merged", "", F, Stage, "unsloth"),
+    r("save_pretrained_gguf", "", F, Stage, "unsloth"),
+    r("push_to_hub_gguf", "", F, Stage, "unsloth"),
     // --- ONNX export: torch 1.x–2.x `torch/onnx/utils.py` `export` → `_export` (traces the
     // model and writes the graph; `torch/onnx/__init__.py` `export` wraps it), optimum 1.x
     // `optimum/exporters/onnx/convert.py` `export_pytorch`; MLC-LLM 0.1x

@@ -67,6 +67,9 @@ pub(super) const TORCH: &[FrameRule] = &[
         "torch",
     ),
     r("load", "torch/serialization.py", W, Stage, "torch"),
+    // Torch7 (Lua, 2014–2018) `torch/File.lua`: `torch.load` reads a saved object back
+    // (`readObject`), a model's tensors onto the GPU when they were saved from it.
+    r("readObject", "torch/File.lua", W, Stage, "torch7"),
     r("capture_begin", "torch/cuda/graphs.py", G, Stage, "torch"),
     r("capture_end", "torch/cuda/graphs.py", G, Stage, "torch"),
     r("__enter__", "torch/cuda/graphs.py", G, Stage, "torch"),
