@@ -155,3 +155,31 @@ fn the_model_as_the_subject_of_its_load_is_the_load() {
         );
     }
 }
+
+#[test]
+fn xlas_status_raised_by_pytorch_xla_or_iree_is_not_jax() {
+    let engine = |text: &str| explain_text(text).engine.name;
+    assert_eq!(
+        engine(
+            "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: Error allocating device \
+             buffer: Attempting to allocate 196.00M. That was not possible. There are 134.44M \
+             free.; (1x0x0_HBM0)\n"
+        ),
+        EngineName::Pytorch
+    );
+    assert_eq!(
+        engine(
+            "RESOURCE_EXHAUSTED; HIP driver error 'hipErrorOutOfMemory' (2): out of memory; \
+             while invoking native function hal.device.queue.alloca; while calling import;\n"
+        ),
+        EngineName::Other
+    );
+    // JAX before 0.4 raised the same status as a RuntimeError.
+    assert_eq!(
+        engine(
+            "UnfilteredStackTrace: RuntimeError: RESOURCE_EXHAUSTED: Attempting to allocate \
+             31.06M. That was not possible. There are 58.64M free.\n"
+        ),
+        EngineName::Jax
+    );
+}

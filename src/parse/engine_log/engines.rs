@@ -289,6 +289,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("cuDNN error", pytorch_cudnn),
     rule("cudnn error", pytorch_cudnn),
     rule("torch.", torch_call),
+    // PyTorch/XLA's C++ bindings raise an XLA status as `RuntimeError: Bad StatusOr access:
+    // RESOURCE_EXHAUSTED: …` (JAX raises `XlaRuntimeError`).
+    rule("Bad StatusOr access", torch_xla_status),
     // XLA's buffer listing names the JAX transformation that made each buffer
     // (`op_name="pjit(train_step)/jit(main)/…"`); TensorFlow's ops are named by their graph.
     rule("op_name=\"pjit(", jax_op_name),
@@ -620,6 +623,10 @@ fn torch_call(text: &str, facts: &mut LineFacts) {
     if called {
         facts.engine(EngineName::Pytorch, Certainty::Weak);
     }
+}
+
+fn torch_xla_status(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Pytorch, Certainty::Strong);
 }
 
 /// Names JAX; the program's name stack may show the stage (`xla::program_stage`).
@@ -1296,6 +1303,17 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
         return Some(EngineName::Ctranslate2);
     }
     if has(text, "Out of memory while trying to allocate") || has(text, "RESOURCE_EXHAUSTED") {
+        // PyTorch/XLA raises XLA's status as a `RuntimeError: Bad StatusOr access:
+        // RESOURCE_EXHAUSTED: …` (torch_xla's C++ bindings; JAX raises `XlaRuntimeError`,
+        // TensorFlow `ResourceExhaustedError`);
+        // IREE's runtime prints the same status code for its own HAL (`…; while invoking native
+        // function hal.device.queue.alloca; …`): neither is JAX.
+        if has(text, "Bad StatusOr access") {
+            return Some(EngineName::Pytorch);
+        }
+        if has(text, "native function hal.") {
+            return None;
+        }
         return Some(EngineName::Jax);
     }
     None
