@@ -288,7 +288,14 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
 ) -> Option<(Value, F)> {
     let len = file.metadata().ok()?.len();
     let scanning = profile::phase(|| "pre-scan".to_string());
-    let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
+    // The pre-scan's pieces run while this thread only waits for them: one piece more than
+    // the decoding threads.
+    let pieces = if parallel.threads > 1 {
+        parallel.threads + 1
+    } else {
+        parallel.threads
+    };
+    let plan = scan::scan_file(file, len, pieces, parallel.scan_split_bytes)?;
     drop(scanning);
     let planning = profile::phase(|| "main: plan the chunks".to_string());
     let starts = Arc::new(plan.read_starts_on(parallel.threads));
