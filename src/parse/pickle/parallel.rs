@@ -5,7 +5,9 @@
 //! at batch boundaries and each chunk is decoded on a thread of its own, into a fold of its
 //! own, starting with the memo size the whole stream has there: a reference to a memo slot
 //! made before the chunk decodes that value from its own bytes ([`Resolver`]), once per
-//! thread. Meanwhile this thread decodes the rest of the file; where the list's batches
+//! thread, unless another thread's fold already shared what it made of it ([`SharedValues`]:
+//! a snapshot's frames and stacks, which the fold takes up by content). Meanwhile this
+//! thread decodes the rest of the file; where the list's batches
 //! start it waits for the chunks and the fold joins them in order ([`Merge`]), so the result
 //! is what the sequential decoder gives. The decoder stays data-only: every chunk, and every
 //! value decoded on demand, goes through the same opcode loop and limits.
