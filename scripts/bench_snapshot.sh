@@ -593,9 +593,10 @@
 #     for the chunks 0.097 s, read 0.459 s, analysis 0.141 s. 20x is still not met: the pre-scan
 #     before any chunk starts, the slowest chunk and the analysis each remain too long for it.
 # Twenty-fifth session (2026-12-04 11:25-13:50 UTC, helper H25S; base = main at 1a25f12a; reports
-# byte-identical to the base's at 1 and 14 threads, JSON and text, on varied 58 and 577 MiB and
-# real 53 and 525 MiB, on the VM and on the H200). Instruction counts first (cachegrind, 2-core VM,
-# 14 threads forced by the local uncapping patch, whole run):
+# byte-identical to the base's, JSON and text, at 1 and 14 threads: on varied 58 MiB and real 53
+# MiB on the VM (and the 16-thread test `a_large_snapshot` on both), on varied 577 MiB (JSON, 14
+# threads) on the VM, and on varied 577 and real 525 MiB on the H200). Instruction counts first
+# (cachegrind, 2-core VM, 14 threads forced by the local uncapping patch, whole run):
 #   - the pre-scan marks a read that falls within its table without first checking it against
 #     the limit (the dict's largest read is checked after it, declining the dict: a read at or
 #     past the limit is then read again by the opcode-by-opcode scan, which marks it or fails the
@@ -606,7 +607,8 @@
 #     (`parse::pickle::parallel::SharedValues`, by memo index, 64 locks); another fold takes it
 #     up (`Fold::adopt`: interned by content, as decoding the same bytes interns it) instead of
 #     decoding it again. Varied 58 MiB: values decoded on demand 96,630 -> 7,112 (89,518 taken
-#     up), the whole run 4,263.4M -> 3,255.1M; 577 MiB: 21,724M -> 20,060M (one thread: 13,871M).
+#     up), the whole run 4,263.4M -> 3,255.1M; 577 MiB, both changes: 21,724M -> 20,060M (one
+#     thread: 13,871M).
 #     On the H200: 7,144-7,150 decoded and 89,583-89,588 taken up (varied), 428-442 and 2,748-2,753
 #     (real; the base decoded 3,202).
 #   - nothing waits for the snapshot's drop: its thread is left to the process's exit (with
@@ -641,8 +643,20 @@
 #     the one-thread replay from the snapshot back to the peak (mid-trace, ~1.7M undos) is the
 #     largest serial piece, and on this host it was 2-3x slower an entry than on varied.
 # Tried and dropped: the scan's frames-list items read eight bytes at a time (Scan::run +55M on
-# varied 58 MiB); a look-up of the entry 16 ahead in the replay beside pass 1, to bring its
-# bucket in early (its CPU 0.127-0.134 -> 0.144-0.155 s on the VM, real 525 MiB).
+# varied 58 MiB); a look-up of the entry 8, 16 or 32 ahead in the replay beside pass 1, to bring
+# its map bucket in early (perf on the VM, real: 65 % of State::undo's samples fall on one
+# instruction, the bucket's key compared once the control bytes matched, a cache miss):
+# CPU 0.127-0.134 -> 0.144-0.155 s on the VM (ahead 16, real 525 MiB); H200 run 3 (12:46-12:48
+# UTC, a fresh and slower machine: walls 0.54-0.71 s, load up to 3.0), 5 rounds alternated,
+# "replay pass 2 beside pass 1" on real: none 0.138-0.163 s, ahead 8 0.160-0.209 s, ahead 32
+# 0.169-0.208 s; varied 0.090-0.125 / 0.104-0.128 / 0.085-0.123 s; reports identical. The ids of
+# a frames list hashed two at a time in the list cache (half the chain of dependent multiplies):
+# -0.5 % of instructions (one thread, varied 58 MiB), no time difference above the VM's noise.
+# The `pickle` fuzz target (parallel against sequential, cuts anywhere), seeded with the H200
+# fixtures, on the final build: 15,354 runs with leak detection, stopped by one LeakSanitizer
+# report of 64 bytes from __cxa_thread_atexit_impl (a thread's TLS list, as in the twenty-fourth
+# session; the input alone does not repeat it), then 39,252 runs in 8 minutes with
+# -detect_leaks=0: no failure.
 # 20x: met once on varied (run 1, 20.9x, against a slow Python run: 8.57 s), not in run 2 (18.3x)
 # nor on real (16.2-16.5x). Left: on real, the replay beside pass 1 (0.09-0.17 s, one thread, the
 # map's undos), then the pre-scan (0.08-0.10 s before any chunk), the chunks (bounded by the
