@@ -592,6 +592,77 @@
 #   Profile (varied, after the runs): pre-scan 0.142 s, chunks 0.20-0.25 s of CPU each, wait
 #     for the chunks 0.097 s, read 0.459 s, analysis 0.141 s. 20x is still not met: the pre-scan
 #     before any chunk starts, the slowest chunk and the analysis each remain too long for it.
+# Twenty-fifth session (2026-12-04 11:25-13:50 UTC, helper H25S; base = main at 1a25f12a; reports
+# byte-identical to the base's, JSON and text, at 1 and 14 threads: on varied 58 MiB and real 53
+# MiB on the VM (and the 16-thread test `a_large_snapshot` on both), on varied 577 MiB (JSON, 14
+# threads) on the VM, and on varied 577 and real 525 MiB on the H200). Instruction counts first
+# (cachegrind, 2-core VM, 14 threads forced by the local uncapping patch, whole run):
+#   - the pre-scan marks a read that falls within its table without first checking it against
+#     the limit (the dict's largest read is checked after it, declining the dict: a read at or
+#     past the limit is then read again by the opcode-by-opcode scan, which marks it or fails the
+#     scan); the pieces are one more than the decoding threads (this thread only waits for them:
+#     15 pieces on the H200). Scan::run 515.2M -> 474.4M on varied 58 MiB (5,017M -> 4,596M on
+#     577 MiB).
+#   - a frame or a stack that one thread's fold decoded on demand is shared with every thread
+#     (`parse::pickle::parallel::SharedValues`, by memo index, 64 locks); another fold takes it
+#     up (`Fold::adopt`: interned by content, as decoding the same bytes interns it) instead of
+#     decoding it again. Varied 58 MiB: values decoded on demand 96,630 -> 7,112 (89,518 taken
+#     up), the whole run 4,263.4M -> 3,255.1M; 577 MiB, both changes: 21,724M -> 20,060M (one
+#     thread: 13,871M).
+#     On the H200: 7,144-7,150 decoded and 89,583-89,588 taken up (varied), 428-442 and 2,748-2,753
+#     (real; the base decoded 3,202).
+#   - nothing waits for the snapshot's drop: its thread is left to the process's exit (with
+#     OOMDOC_PROFILE it is waited for and timed: "wait for the snapshot's drop", 0.011-0.012 s on
+#     varied and 0.007-0.012 s on real on the H200).
+# H200 host, run 1 (12:11-12:13 UTC, fresh machine, 16 cores, 1 thread a core, load 0.8-1.7,
+# default threads (14), RUNS=3 alternated, stripped binaries), the first two changes (0f3237b3):
+#   varied (576.9 MiB, 3,844,669 entries): Python 8.57-10.87 s, oomdoc 0.41-0.42 s wall / 3.84-3.97
+#     s CPU, 271.4 MiB (0.47 of the file); base 0.42-0.48 s / 3.91-4.36 s, 269.0 MiB: 20.9x.
+#   real (524.7 MiB, 3,458,484 entries): Python 7.11-8.21 s, oomdoc 0.43-0.44 s / 3.54-3.60 s CPU,
+#     208.8 MiB (0.40); base 0.41-0.45 s / 3.64-3.71 s, 207.3 MiB: 16.5x.
+#   OOMDOC_CHUNKS (now that a chunk takes up the frames others decoded), 3 runs each, wall: varied
+#     14: 0.40-0.42 s, 21: 0.40-0.45, 28: 0.42-0.45 (peak RSS 300 MiB, 0.52), 42: 0.47-0.50 (327
+#     MiB); real 14: 0.45-0.46, 21: 0.44-0.50, 28: 0.45-0.46, 42: 0.44-0.47. Still no gain: at 28
+#     chunks on real (few frames, little warm-up a chunk) the second round's chunks all took
+#     0.069-0.084 s against 0.048 s for the fastest of the first: every thread slows when all
+#     are busy (the all-core throughput is the limit), so finer chunks do not balance it.
+#   Profile (varied): pre-scan 0.078 s (15 pieces 0.066 s), chunks 0.112-0.195 s of CPU in two
+#     groups (5 at 0.11-0.12 s, 9 at 0.17-0.195 s, same bytes), wait for the chunks 0.096 s, read
+#     0.315 s, analysis 0.083 s (replay pass 2 beside pass 1 0.044 s). Real: pre-scan 0.081 s,
+#     chunks 0.084-0.150 s, read 0.261 s, analysis 0.110 s (replay pass 2 beside pass 1 0.089 s).
+# H200 host, run 2 (12:35-12:38 UTC, another fresh machine, load 0.2-2.8, default threads (14),
+# RUNS=3 alternated), the final build (all three changes) against the base:
+#   varied: Python 7.13-11.12 s, oomdoc 0.39-0.41 s wall / 3.68-3.80 s CPU, 272.2 MiB (0.47); base
+#     0.41-0.43 s / 3.85-4.10 s, 269.8 MiB: 18.3x.
+#   real: Python 6.65-8.08 s, oomdoc 0.41-0.42 s / 3.48-3.72 s CPU, 210.0 MiB (0.40); base
+#     0.41-0.47 s / 3.20-4.03 s, 207.4 MiB: 16.2x.
+#   Five more rounds, the final build, 0f3237b3 and the base alternated (wall s): varied 0.41-0.42 /
+#     0.42-0.45 / 0.43-0.46; real 0.40-0.48 / 0.40-0.48 / 0.44-0.48.
+#   Profile: varied read 0.314-0.317 s, analysis 0.087-0.097 s; real read 0.308 s, analysis
+#     0.160-0.188 s, of it replay pass 2 beside pass 1 0.138-0.166 s (0.089 s in run 1): on real
+#     the one-thread replay from the snapshot back to the peak (mid-trace, ~1.7M undos) is the
+#     largest serial piece, and on this host it was 2-3x slower an entry than on varied.
+# Tried and dropped: the scan's frames-list items read eight bytes at a time (Scan::run +55M on
+# varied 58 MiB); a look-up of the entry 8, 16 or 32 ahead in the replay beside pass 1, to bring
+# its map bucket in early (perf on the VM, real: 65 % of State::undo's samples fall on one
+# instruction, the bucket's key compared once the control bytes matched, a cache miss):
+# CPU 0.127-0.134 -> 0.144-0.155 s on the VM (ahead 16, real 525 MiB); H200 run 3 (12:46-12:48
+# UTC, a fresh and slower machine: walls 0.54-0.71 s, load up to 3.0), 5 rounds alternated,
+# "replay pass 2 beside pass 1" on real: none 0.138-0.163 s, ahead 8 0.160-0.209 s, ahead 32
+# 0.169-0.208 s; varied 0.090-0.125 / 0.104-0.128 / 0.085-0.123 s; reports identical. The ids of
+# a frames list hashed two at a time in the list cache (half the chain of dependent multiplies):
+# -0.5 % of instructions (one thread, varied 58 MiB), no time difference above the VM's noise.
+# The `pickle` fuzz target (parallel against sequential, cuts anywhere), seeded with the H200
+# fixtures, on the final build: 15,354 runs with leak detection, stopped by one LeakSanitizer
+# report of 64 bytes from __cxa_thread_atexit_impl (a thread's TLS list, as in the twenty-fourth
+# session; the input alone does not repeat it), then 39,252 runs in 8 minutes with
+# -detect_leaks=0: no failure.
+# 20x: met once on varied (run 1, 20.9x, against a slow Python run: 8.57 s), not in run 2 (18.3x)
+# nor on real (16.2-16.5x). Left: on real, the replay beside pass 1 (0.09-0.17 s, one thread, the
+# map's undos), then the pre-scan (0.08-0.10 s before any chunk), the chunks (bounded by the
+# host's all-core throughput: the work itself must shrink), and the serial tail after the chunks
+# (merge 0.011, decode after the list 0.007-0.010, build 0.012-0.017 s: "build" is mostly the
+# drop of the segments' pickle values, Rc trees that cannot move to another thread).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

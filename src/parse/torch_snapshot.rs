@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use super::pickle::{
     self, profile, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge, Open,
-    Parallel, PickleError, Value,
+    Parallel, PickleError, Shared, Value,
 };
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
@@ -873,6 +873,44 @@ impl Fold for SnapshotFold {
         Ok(Some(Value::Handle(STACK, self.intern_scratch())))
     }
 
+    /// A frame or a stack decoded on demand, by content (see [`SharedHandle`]).
+    fn share(&self, value: &Value) -> Option<Shared> {
+        let handle = match *value {
+            Value::Handle(FRAME, id) => SharedHandle::Frame(self.frames.get(id as usize)?.clone()),
+            Value::Handle(STACK, id) => {
+                let ids = self.stacks.get(id as usize)?;
+                let frames = ids
+                    .iter()
+                    .map(|&frame| self.frames.get(frame as usize).cloned())
+                    .collect::<Option<Vec<Frame>>>()?;
+                if frames.is_empty() {
+                    return None;
+                }
+                SharedHandle::Stack(frames)
+            }
+            _ => return None,
+        };
+        Some(std::sync::Arc::new(handle))
+    }
+
+    /// Interns what [`SnapshotFold::share`] gave, as decoding the value would (see
+    /// [`SharedHandle`]).
+    fn adopt(&mut self, shared: &Shared) -> Option<Value> {
+        match shared.downcast_ref::<SharedHandle>()? {
+            SharedHandle::Frame(frame) => Some(Value::Handle(FRAME, self.intern_frame_ref(frame))),
+            SharedHandle::Stack(frames) => {
+                let ids: Vec<u32> = frames
+                    .iter()
+                    .map(|frame| self.intern_frame_ref(frame))
+                    .collect();
+                if ids.is_empty() {
+                    return None;
+                }
+                Some(Value::Handle(STACK, self.intern_ids(&ids)))
+            }
+        }
+    }
+
     fn retained_bytes(&self) -> u64 {
         self.interned_bytes
             + self.done_bytes
@@ -910,6 +948,18 @@ impl Fold for SnapshotFold {
             other => Ok(other.into_value()),
         }
     }
+}
+
+/// A memo value another thread's fold made into a frame or a stack handle, by content, for
+/// the fold of a thread that meets it again ([`Fold::share`], [`Fold::adopt`]). Decoding that
+/// value's bytes in a fold gives the same: a frame dict becomes a frame handle whatever the
+/// fold (its keys and strings decide), interned by content (`intern_frame`), and a list of
+/// frames a stack handle, its frames interned in order and then the stack of their ids
+/// (`stack_of`); so adopting interns the same frames and stack, in the same order, with the
+/// same memory count, and gives the handle that decoding gives.
+enum SharedHandle {
+    Frame(Frame),
+    Stack(Vec<Frame>),
 }
 
 /// `(start, end)` when the list is entries `start..end` in order.

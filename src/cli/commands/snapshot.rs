@@ -154,7 +154,8 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     let report = fragmentation::analyze(&snapshot, &options);
     drop(analysis);
     // Freeing a large snapshot's many small allocations takes a while: it is done beside the
-    // rendering, on a thread of its own (or here, where none can be made).
+    // rendering and the process's exit, on a thread of its own that nothing waits for (or
+    // here, where none can be made). With `OOMDOC_PROFILE` it is waited for, and timed.
     let dropping = profile::phase(|| "drop the snapshot".to_string());
     let freeing = std::thread::Builder::new()
         .name("oomdoc-free".to_string())
@@ -172,8 +173,11 @@ pub fn run(args: SnapshotArgs, output: &mut Output) -> anyhow::Result<ExitStatus
     };
     output.report(&args.output, &bytes)?;
     drop(rendering);
-    if let Ok(freeing) = freeing {
-        let _ = freeing.join();
+    if profile::enabled() {
+        let _waiting = profile::phase(|| "wait for the snapshot's drop".to_string());
+        if let Ok(freeing) = freeing {
+            let _ = freeing.join();
+        }
     }
     profile::report();
     if report.devices.is_empty() {

@@ -706,6 +706,15 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
             profile::count(&profile::RESOLVE_HITS, 1);
             return Ok(value);
         }
+        // What another thread's fold made of this value, taken up without decoding it.
+        if let Some(value) = resolver
+            .shared(index)
+            .and_then(|shared| self.fold.adopt(&shared))
+        {
+            profile::count(&profile::ADOPTED, 1);
+            resolver.store(index, value.clone());
+            return Ok(value);
+        }
         profile::count(&profile::RESOLVED, 1);
         let Some(start) = resolver.start(index) else {
             return Err(self.malformed(format!("memo {index} was never stored")));
@@ -743,6 +752,7 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
         }
         resolver.leave();
         let value = result?;
+        resolver.publish(index, || self.fold.share(&value));
         resolver.store(index, value.clone());
         Ok(value)
     }

@@ -463,7 +463,27 @@ pub trait Fold {
     fn retained_bytes(&self) -> u64 {
         0
     }
+
+    /// A memo value decoded on demand (made by another decoder of the stream, parallel
+    /// decoding) in a form the folds of other threads take up with [`Fold::adopt`] rather
+    /// than decode the same bytes again: only what the fold made of it (its own handles),
+    /// `None` for anything else. The default shares nothing.
+    fn share(&self, value: &Value) -> Option<Shared> {
+        let _ = value;
+        None
+    }
+
+    /// Takes up what [`Fold::share`] of another fold gave for a memo value, instead of
+    /// decoding that value: the value decoding it would give, the fold left as that decoding
+    /// would leave it; `None` to have it decoded.
+    fn adopt(&mut self, shared: &Shared) -> Option<Value> {
+        let _ = shared;
+        None
+    }
 }
+
+/// What [`Fold::share`] gives, for other threads' folds.
+pub type Shared = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 /// A fold whose work on chunks of one list, each decoded by a fold of its own on a thread of
 /// its own, can be joined into the fold of the whole stream ([`decode_file`]).

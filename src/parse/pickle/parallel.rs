@@ -5,7 +5,9 @@
 //! at batch boundaries and each chunk is decoded on a thread of its own, into a fold of its
 //! own, starting with the memo size the whole stream has there: a reference to a memo slot
 //! made before the chunk decodes that value from its own bytes ([`Resolver`]), once per
-//! thread. Meanwhile this thread decodes the rest of the file; where the list's batches
+//! thread, unless another thread's fold already shared what it made of it ([`SharedValues`]:
+//! a snapshot's frames and stacks, which the fold takes up by content). Meanwhile this
+//! thread decodes the rest of the file; where the list's batches
 //! start it waits for the chunks and the fold joins them in order ([`Merge`]), so the result
 //! is what the sequential decoder gives. The decoder stays data-only: every chunk, and every
 //! value decoded on demand, goes through the same opcode loop and limits.
@@ -18,13 +20,13 @@ use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::decoder::{Decoder, Scratch, Step};
 use super::input::Input;
 use super::memo::{IndexHasher, ReadSlots};
 use super::scan::{self, Region};
-use super::{profile, Limits, Merge, Value};
+use super::{profile, Limits, Merge, Shared, Value};
 
 /// Reads `file` from `position` up to `end` with positioned reads (no shared cursor, so
 /// threads read the one file at once).
@@ -142,13 +144,66 @@ impl Read for BlocksAt<'_> {
     }
 }
 
+/// Memo values decoded on demand, as their decoders' folds shared them ([`Fold::share`]),
+/// by memo index, for every thread: a chunk meets again the values the others meet (a
+/// snapshot's frames: each of 14 chunks of a 577 MiB file decoded ~6,900 of them, the same
+/// ones), and a fold takes one up ([`Fold::adopt`]) for much less than decoding it.
+///
+/// [`Fold::share`]: super::Fold::share
+/// [`Fold::adopt`]: super::Fold::adopt
+pub(super) struct SharedValues {
+    shards: Vec<Mutex<HashMap<usize, Shared, BuildHasherDefault<IndexHasher>>>>,
+}
+
+/// Locks of a [`SharedValues`] (a power of two).
+const SHARED_SHARDS: usize = 64;
+
+impl SharedValues {
+    pub(super) fn new() -> Arc<Self> {
+        Arc::new(SharedValues {
+            shards: (0..SHARED_SHARDS)
+                .map(|_| Mutex::new(HashMap::default()))
+                .collect(),
+        })
+    }
+
+    fn shard(
+        &self,
+        index: usize,
+    ) -> Option<&Mutex<HashMap<usize, Shared, BuildHasherDefault<IndexHasher>>>> {
+        let mixed = (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.shards.get((mixed >> 58) as usize % SHARED_SHARDS)
+    }
+
+    /// What a fold shared for memo slot `index`, if one did.
+    fn get(&self, index: usize) -> Option<Shared> {
+        let shard = self.shard(index)?.lock().ok()?;
+        shard.get(&index).cloned()
+    }
+
+    /// Whether a fold shared memo slot `index` already.
+    fn has(&self, index: usize) -> bool {
+        self.shard(index)
+            .and_then(|shard| shard.lock().ok())
+            .is_some_and(|shard| shard.contains_key(&index))
+    }
+
+    /// Keeps `shared` for memo slot `index` (the first one kept stays).
+    fn publish(&self, index: usize, shared: Shared) {
+        if let Some(mut shard) = self.shard(index).and_then(|shard| shard.lock().ok()) {
+            shard.entry(index).or_insert(shared);
+        }
+    }
+}
+
 /// What a decoder needs to decode memo values another thread made: the file (through the
 /// shared [`Blocks`]), where each memo value that is read somewhere starts (`(index,
-/// offset)` by index: the pre-scan's table of every slot is dropped once this is made), and
-/// the values decoded so far on this thread.
+/// offset)` by index: the pre-scan's table of every slot is dropped once this is made), the
+/// values decoded so far on this thread, and those every thread's folds shared.
 pub(super) struct Resolver {
     blocks: Arc<Blocks>,
     starts: Arc<Vec<(u32, u32)>>,
+    shared: Arc<SharedValues>,
     cache: RefCell<HashMap<usize, Value, BuildHasherDefault<IndexHasher>>>,
     depth: Cell<u32>,
     /// Input buffers of values decoded on demand, to use again (one a level of nesting).
@@ -162,10 +217,15 @@ const KEPT_BUFFERS: usize = 8;
 const KEPT_BUFFER_BYTES: usize = 64 << 10;
 
 impl Resolver {
-    fn new(blocks: Arc<Blocks>, starts: Arc<Vec<(u32, u32)>>) -> Rc<Self> {
+    fn new(
+        blocks: Arc<Blocks>,
+        starts: Arc<Vec<(u32, u32)>>,
+        shared: Arc<SharedValues>,
+    ) -> Rc<Self> {
         Rc::new(Resolver {
             blocks,
             starts,
+            shared,
             cache: RefCell::new(HashMap::default()),
             depth: Cell::new(0),
             buffers: RefCell::new(Vec::new()),
@@ -223,6 +283,21 @@ impl Resolver {
 
     pub(super) fn store(&self, index: usize, value: Value) {
         self.cache.borrow_mut().insert(index, value);
+    }
+
+    /// What another thread's fold shared for memo slot `index` ([`SharedValues`]).
+    pub(super) fn shared(&self, index: usize) -> Option<Shared> {
+        self.shared.get(index)
+    }
+
+    /// Shares what `share` gives for memo slot `index`, unless a fold shared it already.
+    pub(super) fn publish(&self, index: usize, share: impl FnOnce() -> Option<Shared>) {
+        if self.shared.has(index) {
+            return;
+        }
+        if let Some(shared) = share() {
+            self.shared.publish(index, shared);
+        }
     }
 
     /// The memo slots made by another decoder that this thread decoded on demand.
@@ -288,7 +363,14 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
 ) -> Option<(Value, F)> {
     let len = file.metadata().ok()?.len();
     let scanning = profile::phase(|| "pre-scan".to_string());
-    let plan = scan::scan_file(file, len, parallel.threads, parallel.scan_split_bytes)?;
+    // The pre-scan's pieces run while this thread only waits for them: one piece more than
+    // the decoding threads.
+    let pieces = if parallel.threads > 1 {
+        parallel.threads + 1
+    } else {
+        parallel.threads
+    };
+    let plan = scan::scan_file(file, len, pieces, parallel.scan_split_bytes)?;
     drop(scanning);
     let planning = profile::phase(|| "main: plan the chunks".to_string());
     let starts = Arc::new(plan.read_starts_on(parallel.threads));
@@ -304,6 +386,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     let read = ReadSlots::new(plan.read).map(Arc::new);
     let shared = Arc::new(file.try_clone().ok()?);
     let blocks = Blocks::new(Arc::clone(&shared), len);
+    let values = SharedValues::new();
     let chunks = chunks_of(&region, chunk_count(&parallel));
     // The memo size where each chunk ends: the next one's start, the region's end.
     let memo_ends: Vec<u32> = chunks
@@ -321,6 +404,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
             let (shared, blocks, starts, chunks, memo_ends, next, failed, make, read) = (
                 &shared, &blocks, &starts, &chunks, &memo_ends, &next, &failed, &make, &read,
             );
+            let values = &values;
             let spawned = std::thread::Builder::new()
                 .name("oomdoc-decode".to_string())
                 .spawn_scoped(scope, move || {
@@ -347,7 +431,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
                             memo,
                             slots,
                         };
-                        let files = (shared, blocks);
+                        let files = (shared, blocks, values);
                         let part = decode_chunk(files, starts, read.clone(), span, limits, fold);
                         drop(timing);
                         match part {
@@ -365,7 +449,11 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
             }
         }
         let mut fold = make();
-        let resolver = Resolver::new(Arc::clone(&blocks), Arc::clone(&starts));
+        let resolver = Resolver::new(
+            Arc::clone(&blocks),
+            Arc::clone(&starts),
+            Arc::clone(&values),
+        );
         let reader = FileAt::new(&shared, 0, region.start()).chain(FileAt::new(
             &shared,
             region.end,
@@ -467,7 +555,7 @@ struct Span {
 
 /// Decodes the batches of `span` into `fold`'s part.
 fn decode_chunk<F: Merge>(
-    (file, blocks): (&Arc<File>, &Arc<Blocks>),
+    (file, blocks, values): (&Arc<File>, &Arc<Blocks>, &Arc<SharedValues>),
     starts: &Arc<Vec<(u32, u32)>>,
     read: Option<Arc<ReadSlots>>,
     span: Span,
@@ -488,7 +576,7 @@ fn decode_chunk<F: Merge>(
         let mut input = Input::new(reader);
         input.shift(start);
         let mut decoder = Decoder::new(input, limits, &mut fold);
-        let resolver = Resolver::new(Arc::clone(blocks), Arc::clone(starts));
+        let resolver = Resolver::new(Arc::clone(blocks), Arc::clone(starts), Arc::clone(values));
         decoder.resolver = Some(Rc::clone(&resolver));
         decoder.start_chunk(memo as usize, slots, read).ok()?;
         let value = decoder.run().ok()?;

@@ -22,6 +22,8 @@ pub static RESOLVED: AtomicU64 = AtomicU64::new(0);
 pub static RESOLVE_HITS: AtomicU64 = AtomicU64::new(0);
 /// Bytes read to decode memo values on demand.
 pub static RESOLVED_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Memo values another thread made, taken up from what another thread's fold shared.
+pub static ADOPTED: AtomicU64 = AtomicU64::new(0);
 
 struct Record {
     name: String,
@@ -166,10 +168,12 @@ pub fn report() {
     }
     let counter = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     out.push_str(&format!(
-        "  memo values decoded on demand: {} ({} bytes read), found in a thread's cache: {}\n",
+        "  memo values decoded on demand: {} ({} bytes read), found in a thread's cache: {}, \
+         taken up from another thread's fold: {}\n",
         counter(&RESOLVED),
         counter(&RESOLVED_BYTES),
-        counter(&RESOLVE_HITS)
+        counter(&RESOLVE_HITS),
+        counter(&ADOPTED)
     ));
     if let Some(ns) = process_cpu_ns() {
         out.push_str(&format!(

@@ -742,11 +742,14 @@ impl Scan {
         let _ = input.fill(FLAT_WINDOW);
         let bytes = &input.buffer[input.position..input.end];
         let mut found = [0u32; FLAT_MOST_STARTS];
-        // Each read is marked as it is met, once checked against the limit every read of the
-        // dict must keep (the table grows as [`Scan::mark`] grows it). Where the dict is then
-        // declined, the opcode-by-opcode scan reads it again and marks every one of its reads
-        // (these among them) or fails the scan (a group's table is then dropped): the marks
-        // come out as that scan makes them.
+        // Each read is marked as it is met. A read within the table is marked at once: one at
+        // or past the limit every read of the dict must keep (the table's last word may reach
+        // past it) is then the dict's largest read, which `take_flat_dict` checks, declining
+        // the dict. A read past the table is checked first (the table grows as [`Scan::mark`]
+        // grows it, never past the limit). Where the dict is declined, the opcode-by-opcode
+        // scan reads it again and marks every one of its reads (these among them) or fails
+        // the scan (a group's table is then dropped): the marks come out as that scan makes
+        // them.
         let limit = if self.group {
             self.read_limit
         } else {
@@ -754,14 +757,17 @@ impl Scan {
         };
         let table = &mut self.read;
         let mut mark = |index: u32| -> bool {
+            let word = index as usize / 64;
+            let bit = 1u64 << (index % 64);
+            if let Some(slot) = table.get_mut(word) {
+                *slot |= bit;
+                return true;
+            }
             if u64::from(index) >= limit {
                 return false;
             }
-            let word = index as usize / 64;
-            if word >= table.len() {
-                table.resize(word + 1, 0);
-            }
-            table[word] |= 1 << (index % 64);
+            table.resize(word + 1, 0);
+            table[word] |= bit;
             true
         };
         let skipped = skip_flat_dict(bytes, offset, &mut mark, &mut found);
@@ -1360,6 +1366,36 @@ mod tests {
         for threads in [1, 2, 3, 4, 9, 16] {
             assert_eq!(split.read_starts_on(threads), expected, "{threads} threads");
             assert_eq!(one.read_starts_on(threads), expected, "{threads} threads");
+        }
+    }
+
+    /// A trace-like dict whose read lies at or past its limit (the dict's own slot, then a
+    /// slot never stored) while the read table already holds that index's word: the dict
+    /// skipped in one go is declined, and the scan makes the opcode-by-opcode scan's plan
+    /// (read bits included), or none where that scan makes none.
+    #[test]
+    fn a_read_at_the_limit_within_the_table_makes_the_opcode_scans_plan() {
+        use super::{scan, scan_file};
+        use std::io::Write;
+        let pickle = |read: u8| -> Vec<u8> {
+            // [ (slot 0), {'k' (slot 2): memo[0]} (slot 1), {memo[2]: memo[read]} (slot 3)
+            let mut bytes = vec![0x80, 4, b']', 0x94, b'('];
+            bytes.extend_from_slice(&[b'}', 0x94, b'(', 0x8c, 1, b'k', 0x94, b'h', 0, b'u']);
+            bytes.extend_from_slice(&[b'}', 0x94, b'(', b'h', 2, b'h', read, b'u']);
+            bytes.extend_from_slice(b"e.");
+            bytes
+        };
+        for (read, plan) in [(3u8, true), (4, false), (63, false), (64, false)] {
+            let bytes = pickle(read);
+            let mut file = tempfile::tempfile().expect("temp file");
+            file.write_all(&bytes).expect("write");
+            let flat = scan_file(&file, bytes.len() as u64, 1, u64::MAX);
+            let opcodes = scan(&bytes[..]);
+            assert_eq!(flat, opcodes, "read of slot {read}");
+            assert_eq!(flat.is_some(), plan, "read of slot {read}");
+            if let Some(flat) = flat {
+                assert_eq!(flat.read, vec![0b1101], "read of slot {read}");
+            }
         }
     }
 }

@@ -178,6 +178,80 @@ fn snapshot_bytes(prefix: &[usize], entries: &[GenEntry], batch: usize, after: A
     w.out
 }
 
+/// A pickle of a frame dict of frame `id` (as `snapshot_bytes` writes it), or of a list of
+/// such dicts.
+fn frames_pickle(ids: &[usize], list: bool) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.out.extend(b"\x80\x04");
+    if list {
+        w.out.push(b']');
+        w.memoize();
+        w.out.push(b'(');
+    }
+    for &id in ids {
+        w.out.push(b'}');
+        w.memoize();
+        w.out.push(b'(');
+        w.str("name");
+        w.str(&format!("f{id}"));
+        w.str("filename");
+        w.str(&format!("file{}.py", id % 7));
+        w.str("line");
+        w.int(id as u32 * 3);
+        w.out.push(b'u');
+    }
+    if list {
+        w.out.push(b'e');
+    }
+    w.out.push(b'.');
+    w.out
+}
+
+/// A frame or a stack that one thread's fold decoded on demand and shared, taken up by
+/// another fold, gives what decoding the same bytes in that fold gives: the same handle, and
+/// the fold left with the same frames, stacks and memory count (new frames interned in the
+/// same order, among frames and stacks it held before).
+#[test]
+fn an_adopted_frame_or_stack_is_what_decoding_it_gives() {
+    let decode = |fold: &mut SnapshotFold, bytes: &[u8]| -> Value {
+        pickle::decode(bytes, Limits::default(), fold).unwrap()
+    };
+    let (stack, frame) = (
+        frames_pickle(&[3, 1, 8, 3], true),
+        frames_pickle(&[5], false),
+    );
+    let mut maker = SnapshotFold::new();
+    decode(&mut maker, &frames_pickle(&[8, 2], true));
+    let made = [decode(&mut maker, &stack), decode(&mut maker, &frame)];
+    assert!(matches!(made[0], Value::Handle(STACK, _)), "{:?}", made[0]);
+    assert!(matches!(made[1], Value::Handle(FRAME, _)), "{:?}", made[1]);
+    let shared: Vec<Shared> = made
+        .iter()
+        .map(|value| maker.share(value).expect("a handle to share"))
+        .collect();
+    // Two folds that start alike (a frame and a stack of their own, another frame known).
+    let start = || {
+        let mut fold = SnapshotFold::new();
+        decode(&mut fold, &frames_pickle(&[9, 1], true));
+        decode(&mut fold, &frames_pickle(&[4], false));
+        fold
+    };
+    let (mut adopting, mut decoding) = (start(), start());
+    let adopted: Vec<Value> = shared
+        .iter()
+        .map(|shared| adopting.adopt(shared).expect("taken up"))
+        .collect();
+    let decoded = vec![decode(&mut decoding, &stack), decode(&mut decoding, &frame)];
+    assert_eq!(adopted, decoded);
+    assert_eq!(adopting.frames, decoding.frames);
+    assert_eq!(adopting.interned_bytes, decoding.interned_bytes);
+    // Anything else is not shared, and nothing else is taken up.
+    assert!(maker.share(&Value::Int(3)).is_none());
+    let other: Shared = std::sync::Arc::new(7u8);
+    assert!(adopting.adopt(&other).is_none());
+    assert_eq!(adopting.stacks.into_vecs(), decoding.stacks.into_vecs());
+}
+
 fn temp_file(bytes: &[u8]) -> std::fs::File {
     let mut file = tempfile::tempfile().unwrap();
     file.write_all(bytes).unwrap();
