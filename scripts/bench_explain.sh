@@ -227,6 +227,18 @@
 # explain 0.50 s (0.54 s) / 0.69 s CPU, 34 MiB RSS; before 0.50 s (0.57 s) / 0.69 s: 2.50x grep
 # for both builds. The ratio moved with grep on this machine (0.20 s here, 0.24-0.38 s on
 # earlier sessions' VMs), not with the markers; 2x is not met here. One core 0.71 s (3.55x).
+# Twenty-fifth session (2026-12-04 13:12 UTC): a plain file is read by the scan threads
+# themselves, each its own chunks by offset, scanned while still in that core's cache (no
+# reader thread copying every byte to another core; streams, gzip and converted text as
+# before); the log scanner's anchors chosen for at most five passes. BEFORE = the session's
+# start build 1a25f12a, RUNS=5, 1 GiB varied:
+#   H200 host pinned to two cores (`taskset -c 0,1` on the script, Intel Xeon, load 0.4-0.5,
+#   fresh machine, log generated there): grep 0.28 s (0.29 s median), explain 0.53 s (0.54 s) /
+#   0.76 s CPU, 31 MiB RSS: 1.89x grep; before 0.61 s (0.65 s) / 0.85 s: 2.18x. One core 0.71 s
+#   (2.54x). All 16 cores (RUNS=3): 0.37 s, 1.32x (before 0.41 s, 1.46x).
+#   The 2-core VM (AMD EPYC, load 0.5-0.6): grep 0.27 s (0.29 s), explain 0.44 s (0.54 s) / 0.69 s
+#   CPU, 30 MiB: 1.63x; before 0.60 s (0.64 s) / 0.85 s: 2.22x. One core 0.80 s (2.96x).
+# The 2x goal is met on both 2-core machines, the varied log included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
