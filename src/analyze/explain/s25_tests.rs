@@ -183,3 +183,14 @@ fn xlas_status_raised_by_pytorch_xla_or_iree_is_not_jax() {
         EngineName::Jax
     );
 }
+
+#[test]
+fn vllm_omnis_dummy_run_at_start_is_its_warm_up() {
+    let text = "Traceback (most recent call last):\n  File \"/root/vllm-omni/vllm_omni/diffusion/\
+                diffusion_engine.py\", line 84, in __init__\n    self._dummy_run()\n  File \
+                \"/root/vllm-omni/vllm_omni/diffusion/diffusion_engine.py\", line 382, in \
+                _dummy_run\n    raise RuntimeError(f\"Dummy run failed: {output.error}\")\n\
+                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 \
+                has a total capacity of 79.19 GiB of which 1.00 MiB is free.\n";
+    assert_eq!(phase(text), Phase::Profiling);
+}

@@ -16,6 +16,10 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // data-parallel rank with no requests runs `_dummy_run(1)` in step with the others, while
     // serving); `sample_tokens` (0.11+, `gpu_model_runner.py`, the second half of a step). ---
     r("execute_dummy_batch", "vllm/", I, Serve, "vllm"),
+    // --- vLLM-Omni 0.x `vllm_omni/diffusion/diffusion_engine.py`: `DiffusionEngine.__init__`
+    // runs `_dummy_run` (a generation on a dummy request, `Dummy run failed: …` when it
+    // fails) to warm the pipeline up before it serves. ---
+    r("_dummy_run", "vllm_omni/diffusion/", P, Stage, "vllm"),
     r("sample_tokens", "vllm/", I, Serve, "vllm"),
     // --- vLLM V0 0.4–0.10 sampler (`model_executor/layers/sampler.py` `Sampler.forward` →
     // `_init_sampling_tensors` → `model_executor/sampling_metadata.py`
