@@ -579,15 +579,20 @@ mod tests {
         log
     }
 
-    #[test]
-    fn the_pipeline_explains_as_one_thread_does() {
-        let log = large_log();
+    /// The log explained on this thread, every line parsed, in pieces as a reader hands them.
+    fn explained_in_one_thread(log: &[u8]) -> crate::model::explain::ExplainReport {
         let mut sequential = Explainer::new();
         sequential.start_input("log");
         for chunk in log.chunks(4096) {
             sequential.push_bytes(chunk);
         }
-        let sequential = sequential.finish();
+        sequential.finish()
+    }
+
+    #[test]
+    fn the_pipeline_explains_as_one_thread_does() {
+        let log = large_log();
+        let sequential = explained_in_one_thread(&log);
         assert!(sequential.is_gpu_oom);
         let mut piped = Explainer::new();
         let read = feed(
@@ -602,12 +607,7 @@ mod tests {
     #[test]
     fn a_file_read_by_offset_explains_as_one_thread_does() {
         let log = large_log();
-        let mut sequential = Explainer::new();
-        sequential.start_input("log");
-        for chunk in log.chunks(4096) {
-            sequential.push_bytes(chunk);
-        }
-        let sequential = sequential.finish();
+        let sequential = explained_in_one_thread(&log);
         // A byte-order mark before the text: read from past it.
         let mut file = tempfile::tempfile().expect("a temporary file");
         std::io::Write::write_all(&mut file, b"\xEF\xBB\xBF").expect("written");

@@ -49,6 +49,21 @@ impl Writer {
     }
 }
 
+/// A frame dict (`name`, `filename`, `line`) of frame `id`, memoized; returns its memo index.
+fn frame_dict(w: &mut Writer, id: usize) -> usize {
+    w.out.push(b'}');
+    let index = w.memoize();
+    w.out.push(b'(');
+    w.str("name");
+    w.str(&format!("f{id}"));
+    w.str("filename");
+    w.str(&format!("file{}.py", id % 7));
+    w.str("line");
+    w.int(id as u32 * 3);
+    w.out.push(b'u');
+    index
+}
+
 /// One trace entry of a generated snapshot.
 #[derive(Debug, Clone)]
 struct GenEntry {
@@ -83,16 +98,7 @@ fn snapshot_bytes(prefix: &[usize], entries: &[GenEntry], batch: usize, after: A
         if let Some(&index) = memo.get(&id) {
             return w.get(index);
         }
-        w.out.push(b'}');
-        let index = w.memoize();
-        w.out.push(b'(');
-        w.str("name");
-        w.str(&format!("f{id}"));
-        w.str("filename");
-        w.str(&format!("file{}.py", id % 7));
-        w.str("line");
-        w.int(id as u32 * 3);
-        w.out.push(b'u');
+        let index = frame_dict(w, id);
         memo.insert(id, index);
     };
     w.out.extend(b"\x80\x04}");
@@ -189,16 +195,7 @@ fn frames_pickle(ids: &[usize], list: bool) -> Vec<u8> {
         w.out.push(b'(');
     }
     for &id in ids {
-        w.out.push(b'}');
-        w.memoize();
-        w.out.push(b'(');
-        w.str("name");
-        w.str(&format!("f{id}"));
-        w.str("filename");
-        w.str(&format!("file{}.py", id % 7));
-        w.str("line");
-        w.int(id as u32 * 3);
-        w.out.push(b'u');
+        frame_dict(&mut w, id);
     }
     if list {
         w.out.push(b'e');
