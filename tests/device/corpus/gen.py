@@ -16865,6 +16865,1112 @@ for i in range(200):
 ''')
 
 
+# --------------------------------------------------------------------------- session 25 (blind):
+# a Lightning UNet whose example_input_array is an inference-sized batch, a Mamba LM trained with
+# the pure-PyTorch reference selective scan, a bf16 pretraining loop with an fp32 EMA, a
+# lottery-ticket run's global magnitude pruning, a width x lr sweep in one process, integrated
+# gradients for a ViT, a JAX particle-mesh N-body step, a guided DDIM upsampler that keeps its
+# intermediates, a logit-lens probe, a resume through torch.distributed.checkpoint's state-dict
+# helpers, and 3 look-alikes (Arrow's allocator under `ulimit -v`, the kernel's OOM killer in a
+# memory cgroup, a GCN over 1-based edge ids)
+
+
+def s25_lightning_landcover_tiles():
+    # run.sh's holder leaves 6 GiB. A Lightning land-cover UNet trains on 256 x 256 crops in
+    # batches of 8, but its example_input_array is the inference service's batch (16 full
+    # 1024 x 1024 tiles, 4 bands): Lightning's ModelSummary runs it through the model at the
+    # start of fit (no_grad, eval mode), before the sanity check, and the first block's 4 GiB
+    # activations do not fit.
+    run_user_script("train_landcover", '''import argparse
+
+import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+CLASSES = ["water", "trees", "grass", "flooded_veg", "crops", "shrub", "built", "bare", "snow"]
+
+
+def double_conv(cin, cout):
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+        nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class UNet(nn.Module):
+    def __init__(self, in_ch=4, n_classes=len(CLASSES), widths=(64, 128, 256, 512)):
+        super().__init__()
+        self.downs = nn.ModuleList()
+        ch = in_ch
+        for w in widths:
+            self.downs.append(double_conv(ch, w))
+            ch = w
+        self.bottleneck = double_conv(ch, 2 * ch)
+        ch = 2 * ch
+        self.ups, self.up_convs = nn.ModuleList(), nn.ModuleList()
+        for w in reversed(widths):
+            self.ups.append(nn.ConvTranspose2d(ch, w, 2, stride=2))
+            self.up_convs.append(double_conv(2 * w, w))
+            ch = w
+        self.head = nn.Conv2d(ch, n_classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for down in self.downs:
+            x = down(x)
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = self.bottleneck(x)
+        for up, conv, skip in zip(self.ups, self.up_convs, reversed(skips)):
+            x = conv(torch.cat([up(x), skip], dim=1))
+        return self.head(x)
+
+
+class LandCoverModule(L.LightningModule):
+    def __init__(self, lr=1e-3, tile=1024, serve_batch=16):
+        super().__init__()
+        self.save_hyperparameters()
+        self.net = UNet()
+        self.example_input_array = torch.zeros(serve_batch, 4, tile, tile)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("train/loss", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        self.log("val/loss", F.cross_entropy(logits, y), prog_bar=True)
+        self.log("val/acc", (logits.argmax(1) == y).float().mean(), prog_bar=True)
+
+    def configure_optimizers(self):
+        opt = torch.optim.AdamW(self.parameters(), lr=self.hparams.lr, weight_decay=1e-4)
+        return {"optimizer": opt,
+                "lr_scheduler": torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=50)}
+
+
+class Crops(Dataset):
+    """Random 256 x 256 crops of the Sentinel-2 mosaics (RGB + NIR, int16 reflectance / 1e4)."""
+
+    def __init__(self, n, seed):
+        self.n, self.seed = n, seed
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + i)
+        x = torch.rand(4, 256, 256, generator=g)
+        y = torch.randint(0, len(CLASSES), (256, 256), generator=g)
+        return x, y
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=50)
+parser.add_argument("--batch-size", type=int, default=8)
+parser.add_argument("--lr", type=float, default=1e-3)
+args = parser.parse_args()
+
+L.seed_everything(42)
+model = LandCoverModule(lr=args.lr)
+train = DataLoader(Crops(4000, 0), batch_size=args.batch_size, shuffle=True, num_workers=4)
+val = DataLoader(Crops(400, 1), batch_size=args.batch_size, num_workers=4)
+trainer = L.Trainer(max_epochs=args.epochs, accelerator="gpu", devices=1, log_every_n_steps=20)
+trainer.fit(model, train, val)
+''')
+
+
+def s25_mamba_reference_lm():
+    # run.sh's holder leaves 16 GiB. A Mamba language model (24 blocks, d_model 1024) trained in
+    # fp32 with the pure-PyTorch reference selective scan (no CUDA kernels installed): each block
+    # materialises deltaA and deltaB_u as (batch, d_inner, seqlen, d_state) and keeps every
+    # step's state for backward, ~8 GiB a block at 4 x 4096 tokens, so the first forward runs
+    # out a couple of blocks in.
+    run_user_script("train_mamba", '''import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from einops import rearrange, repeat
+from tqdm import tqdm
+
+
+def selective_scan_ref(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False):
+    """u, delta, z: (b, d, l); A: (d, n); B, C: (b, n, l); D: (d,). Reference implementation."""
+    dtype_in = u.dtype
+    u, delta = u.float(), delta.float()
+    if delta_bias is not None:
+        delta = delta + delta_bias[..., None].float()
+    if delta_softplus:
+        delta = F.softplus(delta)
+    batch, dim, dstate = u.shape[0], A.shape[0], A.shape[1]
+    B, C = B.float(), C.float()
+    x = A.new_zeros((batch, dim, dstate))
+    ys = []
+    deltaA = torch.exp(torch.einsum("bdl,dn->bdln", delta, A))
+    deltaB_u = torch.einsum("bdl,bnl,bdl->bdln", delta, B, u)
+    for i in range(u.shape[2]):
+        x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
+        ys.append(torch.einsum("bdn,bn->bd", x, C[:, :, i]))
+    y = torch.stack(ys, dim=2)
+    out = y if D is None else y + u * rearrange(D, "d -> d 1")
+    if z is not None:
+        out = out * F.silu(z.float())
+    return out.to(dtype=dtype_in)
+
+
+class Mixer(nn.Module):
+    def __init__(self, d_model, d_state=16, d_conv=4, expand=2):
+        super().__init__()
+        self.d_inner, self.d_state = expand * d_model, d_state
+        self.dt_rank = math.ceil(d_model / 16)
+        self.in_proj = nn.Linear(d_model, 2 * self.d_inner, bias=False)
+        self.conv1d = nn.Conv1d(self.d_inner, self.d_inner, d_conv, groups=self.d_inner,
+                                padding=d_conv - 1)
+        self.x_proj = nn.Linear(self.d_inner, self.dt_rank + 2 * d_state, bias=False)
+        self.dt_proj = nn.Linear(self.dt_rank, self.d_inner, bias=True)
+        A = repeat(torch.arange(1, d_state + 1, dtype=torch.float32), "n -> d n", d=self.d_inner)
+        self.A_log = nn.Parameter(torch.log(A))
+        self.D = nn.Parameter(torch.ones(self.d_inner))
+        self.out_proj = nn.Linear(self.d_inner, d_model, bias=False)
+
+    def forward(self, hidden_states):
+        seqlen = hidden_states.shape[1]
+        xz = rearrange(self.in_proj(hidden_states), "b l d -> b d l")
+        x, z = xz.chunk(2, dim=1)
+        x = F.silu(self.conv1d(x)[..., :seqlen])
+        x_dbl = self.x_proj(rearrange(x, "b d l -> (b l) d"))
+        dt, B, C = torch.split(x_dbl, [self.dt_rank, self.d_state, self.d_state], dim=-1)
+        dt = rearrange(self.dt_proj.weight @ dt.t(), "d (b l) -> b d l", l=seqlen)
+        B = rearrange(B, "(b l) n -> b n l", l=seqlen).contiguous()
+        C = rearrange(C, "(b l) n -> b n l", l=seqlen).contiguous()
+        A = -torch.exp(self.A_log.float())
+        y = selective_scan_ref(x, dt, A, B, C, self.D.float(), z=z,
+                               delta_bias=self.dt_proj.bias.float(), delta_softplus=True)
+        return self.out_proj(rearrange(y, "b d l -> b l d"))
+
+
+class Block(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.norm = nn.RMSNorm(d_model)
+        self.mixer = Mixer(d_model)
+
+    def forward(self, x):
+        return x + self.mixer(self.norm(x))
+
+
+class MambaLM(nn.Module):
+    def __init__(self, vocab_size=50280, d_model=1024, n_layer=24):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, d_model)
+        self.layers = nn.ModuleList(Block(d_model) for _ in range(n_layer))
+        self.norm_f = nn.RMSNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        self.lm_head.weight = self.embedding.weight
+
+    def forward(self, input_ids):
+        h = self.embedding(input_ids)
+        for layer in self.layers:
+            h = layer(h)
+        return self.lm_head(self.norm_f(h))
+
+
+SEQ, BATCH, STEPS = 4096, 4, 20000
+torch.manual_seed(0)
+model = MambaLM().cuda()
+print(f"MambaLM: {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params, "
+      f"{len(model.layers)} layers, selective scan: reference (pure PyTorch)", flush=True)
+print(f"seq_len {SEQ}, batch {BATCH}, {SEQ * BATCH} tokens/step", flush=True)
+optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1)
+data = torch.randint(0, 50280, (2_000_000,))
+start = time.time()
+for step in tqdm(range(STEPS), desc="train", dynamic_ncols=True):
+    ix = torch.randint(0, data.numel() - SEQ - 1, (BATCH,))
+    batch = torch.stack([data[i:i + SEQ + 1] for i in ix]).cuda()
+    logits = model(batch[:, :-1])
+    loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if step % 50 == 0:
+        tqdm.write(f"step {step}: loss {loss.item():.4f} ({time.time() - start:.0f} s)")
+''')
+
+
+def s25_ema_bf16_pretrain():
+    # run.sh's holder leaves 13 GiB. A 0.94B-parameter causal LM pretrained in pure bf16
+    # (AdamW with foreach=False, states bf16) keeps an fp32 EMA of its weights; the EMA update
+    # after each optimizer step builds fp32 copies of every parameter in one list before
+    # torch._foreach_lerp_: forward, backward and the first step fit, the EMA update of step 0
+    # does not.
+    run_user_script("pretrain", '''import logging
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("pretrain")
+VOCAB, D, LAYERS, HEADS, SEQ, BATCH = 32000, 2048, 16, 16, 1024, 2
+
+
+class CausalLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, D)
+        layer = nn.TransformerEncoderLayer(D, HEADS, 4 * D, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(D)
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, ids):
+        mask = nn.Transformer.generate_square_subsequent_mask(ids.shape[1], device=ids.device,
+                                                              dtype=torch.bfloat16)
+        return self.head(self.norm(self.blocks(self.embed(ids), mask=mask, is_causal=True)))
+
+
+class EMA:
+    def __init__(self, model, decay=0.9999):
+        self.decay = decay
+        self.shadow = [p.detach().float().clone() for p in model.parameters()]
+
+    @torch.no_grad()
+    def update(self, model):
+        params = [p.detach().float() for p in model.parameters()]
+        torch._foreach_lerp_(self.shadow, params, 1.0 - self.decay)
+
+
+torch.manual_seed(0)
+with torch.device("cuda"):
+    model = CausalLM()
+model.to(torch.bfloat16)
+n_params = sum(p.numel() for p in model.parameters())
+log.info("model: %.2fB parameters (bf16)", n_params / 1e9)
+ema = EMA(model)
+log.info("EMA: decay %.4f, fp32 shadow of %.2f GB", ema.decay, 4 * n_params / 1e9)
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1,
+                              foreach=False)
+g = torch.Generator().manual_seed(0)
+start = time.time()
+for step in range(100_000):
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ + 1), generator=g).cuda()
+    optimizer.zero_grad(set_to_none=True)
+    logits = model(ids[:, :-1])
+    loss = F.cross_entropy(logits.float().flatten(0, 1), ids[:, 1:].flatten())
+    loss.backward()
+    optimizer.step()
+    ema.update(model)
+    if step % 20 == 0:
+        log.info("step %d loss %.4f ppl %.1f (%.1f s)", step, loss.item(), math.exp(loss.item()),
+                 time.time() - start)
+''')
+
+
+def s25_lottery_ticket_rounds():
+    # run.sh's holder leaves 10 GiB. A lottery-ticket experiment: a BERT-large-sized encoder
+    # (24 layers, d 1024, SGD with momentum) trains a few steps of masked-LM, then round 1 prunes
+    # 20% of all linear weights by global magnitude with torch.nn.utils.prune.global_unstructured:
+    # its flat importance and mask vectors, the boolean indexing and topk over 302M weights do not
+    # fit beside the model, its gradients and momentum.
+    run_user_script("lottery_ticket", '''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.nn.utils.prune as prune
+
+VOCAB, D, LAYERS, HEADS = 30522, 1024, 24, 16
+ROUNDS, PRUNE_PER_ROUND, STEPS_PER_ROUND = 10, 0.2, 30
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, D)
+        self.pos = nn.Embedding(512, D)
+        layer = nn.TransformerEncoderLayer(D, HEADS, 4 * D, dropout=0.1, activation="gelu",
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+        self.mlm = nn.Linear(D, VOCAB)
+
+    def forward(self, ids):
+        h = self.embed(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+        return self.mlm(self.encoder(h))
+
+
+def prunable(model):
+    out = []
+    for m in model.encoder.modules():
+        if isinstance(m, nn.MultiheadAttention):
+            out.append((m, "in_proj_weight"))
+        elif isinstance(m, nn.Linear):
+            out.append((m, "weight"))
+    return out
+
+
+def sparsity(params):
+    zeros = sum(int((getattr(m, n) == 0).sum()) for m, n in params)
+    return zeros / sum(getattr(m, n).numel() for m, n in params)
+
+
+def train(model, optimizer, steps, g):
+    model.train()
+    for step in range(steps):
+        ids = torch.randint(5, VOCAB, (16, 128), generator=g).cuda()
+        labels = ids.clone()
+        masked = torch.rand(ids.shape, generator=g).cuda() < 0.15
+        ids = ids.masked_fill(masked, 4)
+        labels = labels.masked_fill(~masked, -100)
+        loss = F.cross_entropy(model(ids).flatten(0, 1), labels.flatten(), ignore_index=-100)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+
+torch.manual_seed(0)
+model = Encoder().cuda()
+init_state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+params = prunable(model)
+print(f"{sum(p.numel() for p in model.parameters()) / 1e6:.0f}M parameters, "
+      f"{sum(getattr(m, n).numel() for m, n in params) / 1e6:.0f}M prunable in {len(params)} tensors",
+      flush=True)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+g = torch.Generator().manual_seed(0)
+for r in range(ROUNDS):
+    t0 = time.time()
+    loss = train(model, optimizer, STEPS_PER_ROUND, g)
+    print(f"round {r}: trained {STEPS_PER_ROUND} steps, loss {loss:.4f} ({time.time() - t0:.1f} s)",
+          flush=True)
+    prune.global_unstructured(params, pruning_method=prune.L1Unstructured, amount=PRUNE_PER_ROUND)
+    print(f"round {r}: global sparsity {sparsity(params):.1%}", flush=True)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            key = name.replace("_orig", "")
+            if key in init_state:
+                p.copy_(init_state[key])
+''')
+
+
+def s25_width_lr_sweep():
+    # run.sh's holder leaves 12 GiB. A width x learning-rate sweep runs every trial in one
+    # process and keeps each trial's model and optimizer in the results list (to save the best at
+    # the end): the first trials finish, and a later one runs out once the earlier trials'
+    # weights, gradients and Adam states have piled up (1.75 GiB for each d_model 1024 trial,
+    # 3.7 GiB for each 1536 one).
+    run_user_script("sweep", '''import itertools
+import json
+import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="[%(asctime)s] [%(levelname)s] %(message)s", level=logging.INFO)
+log = logging.getLogger("sweep")
+VOCAB, SEQ, LAYERS, STEPS = 16000, 256, 8, 15
+
+
+class LM(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, d_model // 64, 4 * d_model, dropout=0.0,
+                                           batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, VOCAB, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.head(self.blocks(self.embed(ids), is_causal=True,
+                                     mask=nn.Transformer.generate_square_subsequent_mask(
+                                         ids.shape[1], device=ids.device)))
+
+
+def run_trial(cfg, g):
+    model = LM(cfg["d_model"]).cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+    for step in range(STEPS):
+        ids = torch.randint(0, VOCAB, (16, SEQ + 1), generator=g).cuda()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(ids[:, :-1])
+        loss = F.cross_entropy(logits.float().flatten(0, 1), ids[:, 1:].flatten())
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        ids = torch.randint(0, VOCAB, (16, SEQ + 1), generator=g).cuda()
+        val = F.cross_entropy(model(ids[:, :-1]).float().flatten(0, 1), ids[:, 1:].flatten())
+    return model, optimizer, val.item()
+
+
+grid = [{"d_model": d, "lr": lr} for d, lr in itertools.product([1024, 1536, 2048], [1e-4, 3e-4, 1e-3])]
+log.info("sweep over %d configurations: %s", len(grid), json.dumps(grid))
+results, g = [], torch.Generator().manual_seed(0)
+for trial, cfg in enumerate(grid):
+    t0 = time.time()
+    model, optimizer, val = run_trial(cfg, g)
+    results.append({"trial": trial, "cfg": cfg, "val_loss": val, "model": model, "optimizer": optimizer})
+    best = min(results, key=lambda r: r["val_loss"])
+    log.info("Trial %d finished with value: %.4f and parameters: %s in %.1f s. Best is trial %d with "
+             "value: %.4f.", trial, val, cfg, time.time() - t0, best["trial"], best["val_loss"])
+best = min(results, key=lambda r: r["val_loss"])
+torch.save(best["model"].state_dict(), f"best_d{best['cfg']['d_model']}.pt")
+''')
+
+
+def s25_vit_attributions():
+    # No holder: the whole card. An explainability script computes integrated-gradients maps for
+    # a ViT-B/16 (timm, random weights), 64 interpolation steps for a batch of 32 images, and
+    # puts all 2048 interpolated images through the model in one forward with grad w.r.t. the
+    # inputs: the forward's saved activations exceed the card in the middle of the blocks.
+    run_user_script("explain_vit", '''import argparse
+import os
+
+import timm
+import torch
+from tqdm import tqdm
+
+
+def integrated_gradients(model, images, targets, steps=64):
+    baseline = torch.zeros_like(images)
+    alphas = torch.linspace(0, 1, steps, device=images.device).view(steps, 1, 1, 1, 1)
+    path = (baseline[None] + alphas * (images - baseline)[None]).flatten(0, 1)
+    path.requires_grad_(True)
+    logits = model(path)
+    picked = logits.gather(1, targets.repeat(steps)[:, None]).sum()
+    (grads,) = torch.autograd.grad(picked, path)
+    avg = grads.view(steps, *images.shape).mean(0)
+    return ((images - baseline) * avg).sum(1)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="vit_base_patch16_224")
+parser.add_argument("--images", type=int, default=512)
+parser.add_argument("--batch-size", type=int, default=32)
+parser.add_argument("--steps", type=int, default=64)
+parser.add_argument("--out", default="attributions")
+args = parser.parse_args()
+
+model = timm.create_model(args.model, pretrained=False, num_classes=1000).cuda().eval()
+cfg = model.pretrained_cfg
+print(f"{args.model}: input {cfg['input_size']}, mean {cfg['mean']}, std {cfg['std']}")
+os.makedirs(args.out, exist_ok=True)
+g = torch.Generator().manual_seed(0)
+for b in tqdm(range(args.images // args.batch_size), desc="IG batches"):
+    images = torch.randn(args.batch_size, 3, 224, 224, generator=g).cuda()
+    with torch.no_grad():
+        targets = model(images).argmax(-1)
+    maps = integrated_gradients(model, images, targets, steps=args.steps)
+    torch.save({"maps": maps.cpu(), "targets": targets.cpu()}, f"{args.out}/batch_{b:04d}.pt")
+''')
+
+
+def s25_jax_pm_nbody():
+    # JAX with a 5% memory fraction (~7 GiB, run.sh sets it). A particle-mesh N-body run: 512^3
+    # particles on a 512^3 mesh; the initial conditions (positions and velocities, 3.2 GB) fit,
+    # and the first jitted leapfrog step (CIC painting, FFT Poisson solve, three force meshes
+    # read back at the particles) cannot get its buffers.
+    run_user_script("pm_nbody", '''import time
+
+import jax
+import jax.numpy as jnp
+
+MESH, NSIDE, BOX = 512, 512, 1000.0  # cells, particles per side, Mpc/h
+OMEGA_M, A_INIT, A_FINAL, N_STEPS = 0.3, 0.02, 1.0, 40
+
+
+def cic_weights(pos):
+    i0 = jnp.floor(pos).astype(jnp.int32)
+    f = pos - i0
+    for dx in (0, 1):
+        for dy in (0, 1):
+            for dz in (0, 1):
+                w = ((f[:, 0] if dx else 1 - f[:, 0]) * (f[:, 1] if dy else 1 - f[:, 1])
+                     * (f[:, 2] if dz else 1 - f[:, 2]))
+                idx = (i0 + jnp.array([dx, dy, dz], dtype=jnp.int32)) % MESH
+                yield idx, w
+
+
+def cic_paint(pos):
+    mesh = jnp.zeros((MESH, MESH, MESH), jnp.float32)
+    for idx, w in cic_weights(pos):
+        mesh = mesh.at[idx[:, 0], idx[:, 1], idx[:, 2]].add(w)
+    return mesh
+
+
+def cic_read(grid, pos):
+    out = jnp.zeros(pos.shape[0], jnp.float32)
+    for idx, w in cic_weights(pos):
+        out = out + grid[idx[:, 0], idx[:, 1], idx[:, 2]] * w
+    return out
+
+
+def pm_accel(pos):
+    delta = cic_paint(pos) * (MESH ** 3 / NSIDE ** 3) - 1.0
+    delta_k = jnp.fft.rfftn(delta)
+    k = 2 * jnp.pi * jnp.fft.fftfreq(MESH)
+    kz = 2 * jnp.pi * jnp.fft.rfftfreq(MESH)
+    kx, ky, kz = k[:, None, None], k[None, :, None], kz[None, None, :]
+    k2 = kx ** 2 + ky ** 2 + kz ** 2
+    phi_k = jnp.where(k2 > 0, -delta_k / jnp.where(k2 > 0, k2, 1.0), 0.0)
+    acc = [cic_read(jnp.fft.irfftn(-1j * ki * phi_k, s=(MESH, MESH, MESH)), pos)
+           for ki in (kx, ky, kz)]
+    return jnp.stack(acc, axis=-1)
+
+
+@jax.jit
+def initial_conditions(key):
+    q = (jnp.arange(NSIDE, dtype=jnp.float32) + 0.5) * (MESH / NSIDE)
+    lattice = jnp.stack(jnp.meshgrid(q, q, q, indexing="ij"), axis=-1).reshape(-1, 3)
+    disp = 0.2 * jax.random.normal(key, lattice.shape, jnp.float32)
+    return (lattice + disp) % MESH, disp * 0.05
+
+
+@jax.jit
+def leapfrog(pos, vel, a, da):
+    vel = vel + 1.5 * OMEGA_M / a ** 2 * pm_accel(pos) * da
+    pos = (pos + vel * da) % MESH
+    return pos, vel
+
+
+print(f"jax {jax.__version__} on {jax.devices()}")
+print(f"{NSIDE}^3 particles, {MESH}^3 mesh, box {BOX} Mpc/h, a = {A_INIT} -> {A_FINAL} "
+      f"in {N_STEPS} steps")
+t0 = time.time()
+pos, vel = initial_conditions(jax.random.PRNGKey(2026))
+pos.block_until_ready()
+print(f"initial conditions: {pos.shape[0]:,} particles in {time.time() - t0:.1f} s")
+a_grid = jnp.linspace(A_INIT, A_FINAL, N_STEPS + 1)
+for i in range(N_STEPS):
+    t0 = time.time()
+    a, da = a_grid[i], a_grid[i + 1] - a_grid[i]
+    pos, vel = leapfrog(pos, vel, a, da)
+    pos.block_until_ready()
+    print(f"step {i + 1}/{N_STEPS}: a = {float(a_grid[i + 1]):.3f} ({time.time() - t0:.2f} s)")
+''')
+
+
+def s25_ddim_guided_upsampler():
+    # run.sh's holder leaves 12 GiB. A cascaded-diffusion super-resolution stage (256 -> 1024,
+    # patchified UNet under bf16 autocast) samples 8 images with DDIM and classifier-free
+    # guidance (the batch doubled for the unconditional half) and keeps, for a progress video,
+    # x_t, pred_x0 and both guidance branches' eps of every step on the card in fp32 (400 MB a
+    # step): sampling runs out part-way through the 50 steps.
+    run_user_script("sample_sr", '''import argparse
+import math
+import os
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+
+class ResBlock(nn.Module):
+    def __init__(self, cin, cout, temb):
+        super().__init__()
+        self.norm1, self.conv1 = nn.GroupNorm(32, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.emb = nn.Linear(temb, cout)
+        self.norm2, self.conv2 = nn.GroupNorm(32, cout), nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x, emb):
+        h = self.conv1(F.silu(self.norm1(x))) + self.emb(emb)[:, :, None, None]
+        return self.conv2(F.silu(self.norm2(h))) + self.skip(x)
+
+
+class SRUNet(nn.Module):
+    """Super-resolution stage: noisy 1024^2 image + bicubic-upsampled 256^2 image, pixel-unshuffled by 4."""
+
+    def __init__(self, widths=(128, 256, 256), n_classes=1000, temb=512):
+        super().__init__()
+        self.temb = temb
+        self.t_mlp = nn.Sequential(nn.Linear(temb, temb), nn.SiLU(), nn.Linear(temb, temb))
+        self.label = nn.Embedding(n_classes + 1, temb)
+        self.inp = nn.Sequential(nn.PixelUnshuffle(4), nn.Conv2d(6 * 16, widths[0], 3, padding=1))
+        self.down, self.up = nn.ModuleList(), nn.ModuleList()
+        ch = widths[0]
+        for w in widths:
+            self.down.append(ResBlock(ch, w, temb))
+            ch = w
+        self.mid = ResBlock(ch, ch, temb)
+        for w in reversed(widths):
+            self.up.append(ResBlock(ch + w, w, temb))
+            ch = w
+        self.out = nn.Sequential(nn.GroupNorm(32, ch), nn.SiLU(), nn.Conv2d(ch, 3 * 16, 3, padding=1),
+                                 nn.PixelShuffle(4))
+
+    def timestep_embedding(self, t):
+        half = self.temb // 2
+        freqs = torch.exp(-math.log(10000) * torch.arange(half, device=t.device) / half)
+        args = t.float()[:, None] * freqs[None]
+        return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+    def forward(self, x, low_res_up, t, y):
+        emb = self.t_mlp(self.timestep_embedding(t)) + self.label(y)
+        h = self.inp(torch.cat([x, low_res_up], dim=1))
+        skips = []
+        for i, block in enumerate(self.down):
+            h = block(h, emb)
+            skips.append(h)
+            if i < len(self.down) - 1:
+                h = F.avg_pool2d(h, 2)
+        h = self.mid(h, emb)
+        for i, block in enumerate(self.up):
+            skip = skips.pop()
+            if h.shape[-1] != skip.shape[-1]:
+                h = F.interpolate(h, size=skip.shape[-2:], mode="nearest")
+            h = block(torch.cat([h, skip], dim=1), emb)
+        return self.out(h)
+
+
+def cosine_alphas_cumprod(T=1000, s=0.008):
+    t = torch.linspace(0, T, T + 1, dtype=torch.float64)
+    f = torch.cos((t / T + s) / (1 + s) * math.pi / 2) ** 2
+    return (f[1:] / f[0]).clamp(1e-5, 1.0).float()
+
+
+@torch.no_grad()
+def ddim_sample(model, low_res, labels, steps=50, guidance=4.0, return_intermediates=False):
+    b, device = low_res.shape[0], low_res.device
+    cond = F.interpolate(low_res, scale_factor=4, mode="bicubic", align_corners=False)
+    ac = cosine_alphas_cumprod().to(device)
+    ts = torch.linspace(999, 0, steps, device=device).long()
+    x = torch.randn(b, 3, cond.shape[2], cond.shape[3], device=device)
+    null = torch.full_like(labels, 1000)
+    inter = {"x_t": [], "pred_x0": [], "eps_cond": [], "eps_uncond": []}
+    for i, t in enumerate(tqdm(ts, desc="DDIM Sampler", total=steps)):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            eps = model(torch.cat([x, x]), torch.cat([cond, cond]), t.repeat(2 * b),
+                        torch.cat([labels, null]))
+        eps_c, eps_u = eps.float().chunk(2)
+        eps = eps_u + guidance * (eps_c - eps_u)
+        a_t = ac[t]
+        a_prev = ac[ts[i + 1]] if i + 1 < steps else torch.ones((), device=device)
+        pred_x0 = ((x - (1 - a_t).sqrt() * eps) / a_t.sqrt()).clamp(-1, 1)
+        x = a_prev.sqrt() * pred_x0 + (1 - a_prev).sqrt() * eps
+        if return_intermediates:
+            inter["x_t"].append(x)
+            inter["pred_x0"].append(pred_x0)
+            inter["eps_cond"].append(eps_c)
+            inter["eps_uncond"].append(eps_u)
+    return x, inter
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch-size", type=int, default=8)
+parser.add_argument("--steps", type=int, default=50)
+parser.add_argument("--guidance", type=float, default=4.0)
+parser.add_argument("--save-video", action="store_true", default=True)
+parser.add_argument("--out", default="samples/sr1024")
+args = parser.parse_args()
+
+torch.manual_seed(0)
+model = SRUNet().cuda().eval()
+print(f"SR stage: {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params, "
+      f"256 -> 1024, guidance {args.guidance}, {args.steps} DDIM steps", flush=True)
+os.makedirs(args.out, exist_ok=True)
+low_res = torch.rand(args.batch_size, 3, 256, 256, device="cuda") * 2 - 1
+labels = torch.randint(0, 1000, (args.batch_size,), device="cuda")
+t0 = time.time()
+images, inter = ddim_sample(model, low_res, labels, steps=args.steps, guidance=args.guidance,
+                            return_intermediates=args.save_video)
+print(f"sampled {images.shape[0]} images in {time.time() - t0:.1f} s", flush=True)
+torch.save({"images": images.cpu(), **{k: torch.stack(v).cpu() for k, v in inter.items()}},
+           f"{args.out}/batch0.pt")
+''')
+
+
+def s25_hf_logit_lens_probe():
+    # run.sh's holder leaves 12 GiB. An interpretability script loads the bf16 checkpoint, runs 8
+    # prompts of 2048 tokens with output_hidden_states=True under no_grad, then projects every
+    # layer's hidden state through the final norm and lm_head and keeps each layer's fp32
+    # log-softmax over the 32000-word vocabulary (2 GiB a layer) in a list to stack: it runs out
+    # a few layers into the list.
+    run_user_script("logit_lens", _WORD_TOKENIZER + '''
+import argparse
+import logging
+import random
+
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
+log = logging.getLogger("logit_lens")
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--n-prompts", type=int, default=8)
+parser.add_argument("--length", type=int, default=2048)
+args = parser.parse_args()
+
+tokenizer = word_tokenizer()
+model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+log.info("loaded %s: %d layers, vocab %d", args.model, model.config.num_hidden_layers,
+         model.config.vocab_size)
+rng = random.Random(0)
+prompts = [" ".join(f"w{rng.randint(3, 31999)}" for _ in range(args.length))
+           for _ in range(args.n_prompts)]
+enc = tokenizer(prompts, return_tensors="pt", truncation=True, max_length=args.length).to("cuda")
+log.info("batch %s", tuple(enc["input_ids"].shape))
+with torch.no_grad():
+    out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                output_hidden_states=True)
+    log.info("%d hidden states, final logits %s", len(out.hidden_states), tuple(out.logits.shape))
+    lens = torch.stack([F.log_softmax(model.lm_head(model.model.norm(h)).float(), dim=-1)
+                        for h in out.hidden_states])
+    target = enc["input_ids"][:, 1:]
+    nll = -lens[:, :, :-1].gather(-1, target[None, :, :, None].expand(lens.shape[0], -1, -1, 1))
+    for layer, value in enumerate(nll.mean(dim=(1, 2, 3)).tolist()):
+        log.info("layer %2d: next-token NLL %.3f", layer, value)
+'''.replace("@CKPT@", CKPT))
+
+
+def s25_dcp_resume_run():
+    # run.sh's holder leaves 10 GiB. A training script (single-process NCCL group, 1.14B fp32
+    # parameters built on the card, fused AdamW) resumes through torch.distributed.checkpoint:
+    # get_state_dict(model, optimizer) first initialises the still-empty optimizer state with a
+    # zero-gradient step (zero grads for every parameter, then AdamW's exp_avg / exp_avg_sq), and
+    # that does not fit beside the other job before anything is read from the checkpoint.
+    os.makedirs(os.path.join(WORK, "checkpoints", "step_00012000"), exist_ok=True)
+    run_user_script("train_dcp", '''import argparse
+import glob
+import logging
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+logging.basicConfig(format="%(asctime)s [rank0] %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("train")
+VOCAB, D, LAYERS, HEADS, SEQ = 32000, 2048, 20, 16, 2048
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, D)
+        layer = nn.TransformerEncoderLayer(D, HEADS, 4 * D, dropout=0.0, batch_first=True,
+                                           norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, ids):
+        mask = nn.Transformer.generate_square_subsequent_mask(ids.shape[1], device=ids.device)
+        return self.head(self.blocks(self.embed(ids), mask=mask, is_causal=True))
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ckpt-dir", default="checkpoints")
+parser.add_argument("--batch-size", type=int, default=4)
+parser.add_argument("--lr", type=float, default=2e-4)
+args = parser.parse_args()
+
+if not dist.is_initialized():
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29531", world_size=1, rank=0)
+torch.cuda.set_device(0)
+with torch.device("cuda"):
+    model = LM()
+log.info("model: %.2fB parameters", sum(p.numel() for p in model.parameters()) / 1e9)
+optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1, fused=True)
+step = 0
+ckpts = sorted(glob.glob(os.path.join(args.ckpt_dir, "step_*")))
+if ckpts:
+    log.info("resuming from %s", ckpts[-1])
+    t0 = time.time()
+    model_sd, optim_sd = get_state_dict(model, optimizer)
+    state = {"model": model_sd, "optim": optim_sd}
+    dcp.load(state, checkpoint_id=ckpts[-1])
+    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    step = int(ckpts[-1].rsplit("_", 1)[1])
+    log.info("resumed at step %d in %.1f s", step, time.time() - t0)
+g = torch.Generator().manual_seed(step)
+while step < 200_000:
+    ids = torch.randint(0, VOCAB, (args.batch_size, SEQ + 1), generator=g).cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(ids[:, :-1]).float().flatten(0, 1), ids[:, 1:].flatten())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    step += 1
+    if step % 100 == 0:
+        log.info("step %d loss %.4f", step, loss.item())
+    if step % 2000 == 0:
+        model_sd, optim_sd = get_state_dict(model, optimizer)
+        dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=f"{args.ckpt_dir}/step_{step:08d}")
+dist.destroy_process_group()
+''')
+
+
+def s25_events_parquet_merge():
+    # Not a GPU OOM: a data-preparation job (merge_events.sh, `ulimit -v 5242880`, 5 GiB of
+    # address space) reads 6 Parquet shards of click events (96M rows, 2.6 GiB in memory) to
+    # combine and sort them by user: under the limit Arrow's allocator fails while the shards are
+    # still being read (seen on the H200 machine; combine_chunks() would need a second copy) and
+    # pyarrow raises ArrowMemoryError. No GPU is touched.
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = 16_000_000
+    rng = np.random.default_rng(0)
+    columns = {
+        "user_id": pa.array(rng.integers(0, 40_000_000, rows, dtype=np.int64)),
+        "item_id": pa.array(rng.integers(0, 5_000_000, rows, dtype=np.int64)),
+        "dwell_ms": pa.array(rng.integers(0, 600_000, rows, dtype=np.int32)),
+        "clicked": pa.array(rng.random(rows) < 0.05),
+    }
+    for day in range(6):
+        d = os.path.join(WORK, "data", "events", f"day=2026-11-{day + 21:02d}")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "part-00000.parquet")
+        if os.path.exists(path):
+            continue
+        start = 1_795_000_000_000 + day * 86_400_000
+        ts = pa.array(start + np.arange(rows, dtype=np.int64) * 5, pa.timestamp("ms"))
+        table = pa.table({"user_id": columns["user_id"], "item_id": columns["item_id"], "ts": ts,
+                          "dwell_ms": columns["dwell_ms"], "clicked": columns["clicked"]})
+        pq.write_table(table, path, compression="snappy", use_dictionary=False,
+                       row_group_size=2_000_000)
+        del table, ts
+    with open(os.path.join(WORK, "merge_events.py"), "w", encoding="utf-8") as fh:
+        fh.write('''import glob
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+files = sorted(glob.glob("data/events/day=*/part-*.parquet"))
+t0 = time.time()
+table = pa.concat_tables([pq.read_table(f) for f in files])
+print(f"read {len(files)} shards: {table.num_rows:,} rows, {table.nbytes / 2**30:.2f} GiB "
+      f"in {time.time() - t0:.1f} s", flush=True)
+table = table.combine_chunks()
+order = pc.sort_indices(table, sort_keys=[("user_id", "ascending"), ("ts", "ascending")])
+table = table.take(order)
+pq.write_table(table, "data/events_by_user.parquet", row_group_size=1_000_000)
+print(f"wrote data/events_by_user.parquet ({time.time() - t0:.1f} s)", flush=True)
+''')
+    with open(os.path.join(WORK, "merge_events.sh"), "w", encoding="utf-8") as fh:
+        fh.write('''#!/bin/bash
+# merge the daily click-event shards into one file sorted by user (job limit: 5 GiB of address space)
+ulimit -c 0
+ulimit -v 5242880
+echo "[$(date -u +%FT%TZ)] merge_events: $(ls data/events/day=*/part-*.parquet | wc -l) shards"
+python3 merge_events.py
+status=$?
+echo "[$(date -u +%FT%TZ)] merge_events.py exited with status $status"
+exit $status
+''')
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(WORK)
+    os.execv("/bin/bash", ["bash", "merge_events.sh"])
+
+
+def s25_embedding_feature_job():
+    # Not a GPU OOM: a feature-extraction job runs in a memory cgroup of 4 GiB (as a container or
+    # a batch job with a memory limit; made here under cgroup v2 and removed afterwards). It
+    # encodes images with a ResNet-50 on the card and keeps every batch's un-pooled layer4 maps
+    # (256 x 2048 x 7 x 7 fp32, 98 MiB) in a host list; the kernel's OOM killer kills python3,
+    # bash reports "Killed", and the wrapper prints the kernel log's OOM lines.
+    import subprocess
+
+    root = "/sys/fs/cgroup"
+    if not os.path.exists(os.path.join(root, "cgroup.controllers")):
+        sys.exit("no cgroup v2 hierarchy at /sys/fs/cgroup: s25_embedding_feature_job cannot run")
+    with open(os.path.join(root, "cgroup.subtree_control")) as fh:
+        enabled = fh.read().split()
+    if "memory" not in enabled:
+        try:
+            with open(os.path.join(root, "cgroup.subtree_control"), "w") as fh:
+                fh.write("+memory")
+        except OSError as error:
+            sys.exit(f"cannot enable the memory controller ({error}): cannot run")
+    group = os.path.join(root, f"features-job-{os.getpid()}")
+    try:
+        os.mkdir(group)
+        with open(os.path.join(group, "memory.max"), "w") as fh:
+            fh.write(str(4 * GIB))
+        if os.path.exists(os.path.join(group, "memory.swap.max")):
+            with open(os.path.join(group, "memory.swap.max"), "w") as fh:
+                fh.write("0")
+    except OSError as error:
+        sys.exit(f"cannot make a memory cgroup ({error}): cannot run")
+
+    def enter_group():
+        with open(os.path.join(group, "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+
+    os.makedirs(os.path.join(WORK, "features"), exist_ok=True)
+    with open(os.path.join(WORK, "extract_features.py"), "w", encoding="utf-8") as fh:
+        fh.write('''import argparse
+import time
+
+import numpy as np
+import torch
+import torchvision
+from torch.utils.data import DataLoader, Dataset
+
+
+class Catalog(Dataset):
+    """Product photos, already resized to 224 x 224 and normalised."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(3, 224, 224, generator=g)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--split", default="train")
+parser.add_argument("--out", default="features/train.npy")
+parser.add_argument("--batch-size", type=int, default=256)
+args = parser.parse_args()
+
+model = torchvision.models.resnet50(weights=None).cuda().eval()
+backbone = torch.nn.Sequential(*list(model.children())[:-2])
+loader = DataLoader(Catalog(120_000), batch_size=args.batch_size, num_workers=0)
+print(f"{args.split}: {len(loader.dataset)} images, {len(loader)} batches on "
+      f"{torch.cuda.get_device_name(0)}", flush=True)
+feats, t0 = [], time.time()
+with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
+    for i, images in enumerate(loader):
+        fmap = backbone(images.cuda(non_blocking=True))
+        feats.append(fmap.float().cpu().numpy())
+        if i % 5 == 0:
+            held = sum(f.nbytes for f in feats) / 2**30
+            print(f"batch {i}/{len(loader)}: {held:.2f} GiB of features ({time.time() - t0:.1f} s)",
+                  flush=True)
+np.save(args.out, np.concatenate(feats))
+print(f"saved {args.out}")
+''')
+    with open(os.path.join(WORK, "run_features.sh"), "w", encoding="utf-8") as fh:
+        fh.write('''#!/usr/bin/env bash
+set -u
+echo "[$(date -u +%FT%TZ)] extract_features: split=train (job $$)"
+python3 extract_features.py --split train --out features/train.npy
+status=$?
+echo "[$(date -u +%FT%TZ)] extract_features.py exited with status $status"
+if [ "$status" -ne 0 ]; then
+  echo "---- kernel log ----"
+  dmesg 2> /dev/null | grep -iE "oom|killed process" | tail -n 8
+fi
+exit $status
+''')
+    sys.stdout.flush()
+    try:
+        rc = subprocess.call(["bash", "run_features.sh"], cwd=WORK, preexec_fn=enter_group)
+    finally:
+        time.sleep(0.5)
+        try:
+            os.rmdir(group)
+        except OSError:
+            pass
+    sys.exit(rc)
+
+
+def s25_pyg_citation_gcn():
+    # Not a GPU OOM: a two-layer GCN (torch_geometric) on a 50000-node citation graph whose edge
+    # list was exported with 1-based node ids, so the largest id equals the node count: the
+    # scatter / index kernels in GCNConv's normalisation and message passing index past the node
+    # table, the device-side assertion fires, and the error surfaces at the next synchronising
+    # call (no CUDA_LAUNCH_BLOCKING).
+    import numpy as np
+
+    d = os.path.join(WORK, "data", "citations")
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(3)
+    n, m = 50_000, 400_000
+    np.save(os.path.join(d, "features.npy"), rng.standard_normal((n, 128), dtype=np.float32))
+    np.save(os.path.join(d, "labels.npy"), rng.integers(0, 40, n))
+    src = rng.integers(1, n + 1, m)
+    dst = rng.integers(1, n + 1, m)
+    with open(os.path.join(d, "edges.csv"), "w") as fh:
+        fh.write("citing_paper,cited_paper\n")
+        fh.write("\n".join(f"{a},{b}" for a, b in zip(src.tolist(), dst.tolist())))
+        fh.write("\n")
+    run_user_script("train_gcn", '''import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch_geometric.data import Data
+from torch_geometric.nn import GCNConv
+
+
+class GCN(torch.nn.Module):
+    def __init__(self, dim_in, hidden, n_classes):
+        super().__init__()
+        self.conv1 = GCNConv(dim_in, hidden)
+        self.conv2 = GCNConv(hidden, n_classes)
+
+    def forward(self, x, edge_index):
+        x = F.dropout(x, p=0.5, training=self.training)
+        x = F.relu(self.conv1(x, edge_index))
+        x = F.dropout(x, p=0.5, training=self.training)
+        return self.conv2(x, edge_index)
+
+
+x = torch.from_numpy(np.load("data/citations/features.npy"))
+y = torch.from_numpy(np.load("data/citations/labels.npy"))
+edges = np.loadtxt("data/citations/edges.csv", delimiter=",", skiprows=1, dtype=np.int64)
+edge_index = torch.from_numpy(edges.T.copy())
+g = torch.Generator().manual_seed(0)
+perm = torch.randperm(x.shape[0], generator=g)
+train_mask = torch.zeros(x.shape[0], dtype=torch.bool)
+train_mask[perm[:20_000]] = True
+data = Data(x=x, edge_index=edge_index, y=y, train_mask=train_mask, val_mask=~train_mask)
+print(data)
+device = torch.device("cuda")
+data = data.to(device)
+model = GCN(data.num_features, 256, int(y.max()) + 1).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
+t0 = time.time()
+for epoch in range(1, 201):
+    model.train()
+    optimizer.zero_grad()
+    out = model(data.x, data.edge_index)
+    loss = F.cross_entropy(out[data.train_mask], data.y[data.train_mask])
+    loss.backward()
+    optimizer.step()
+    if epoch % 10 == 0:
+        model.eval()
+        with torch.no_grad():
+            pred = model(data.x, data.edge_index).argmax(-1)
+        acc = (pred[data.val_mask] == data.y[data.val_mask]).float().mean()
+        print(f"Epoch: {epoch:03d}, Loss: {loss.item():.4f}, Val: {acc.item():.4f} ({time.time() - t0:.1f} s)")
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -17285,6 +18391,19 @@ SCENARIOS = {
     "s24_audio_encoder_long_clip": s24_audio_encoder_long_clip,
     "s24_compile_shared_node_tmp": s24_compile_shared_node_tmp,
     "s24_gpytorch_duplicate_sites": s24_gpytorch_duplicate_sites,
+    "s25_lightning_landcover_tiles": s25_lightning_landcover_tiles,
+    "s25_mamba_reference_lm": s25_mamba_reference_lm,
+    "s25_ema_bf16_pretrain": s25_ema_bf16_pretrain,
+    "s25_lottery_ticket_rounds": s25_lottery_ticket_rounds,
+    "s25_width_lr_sweep": s25_width_lr_sweep,
+    "s25_vit_attributions": s25_vit_attributions,
+    "s25_jax_pm_nbody": s25_jax_pm_nbody,
+    "s25_ddim_guided_upsampler": s25_ddim_guided_upsampler,
+    "s25_hf_logit_lens_probe": s25_hf_logit_lens_probe,
+    "s25_dcp_resume_run": s25_dcp_resume_run,
+    "s25_events_parquet_merge": s25_events_parquet_merge,
+    "s25_embedding_feature_job": s25_embedding_feature_job,
+    "s25_pyg_citation_gcn": s25_pyg_citation_gcn,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -120,7 +120,9 @@ run_one() {
     s23_lightning_ddp_spawn_oom|s23_dataloader_worker_cuda_augment|s23_diffrax_saveat_steps|\
     s23_hf_save_pretrained_disk_full|s23_optax_lbfgs_deblur|s24_lightning_load_ckpt_map_location|\
     s24_hf_batch_summarize_outlier|s24_hf_grpo_group_logprobs|s24_tokenize_corpus_job|\
-    s24_compile_shared_node_tmp|s24_timm_vit_periodic_eval)
+    s24_compile_shared_node_tmp|s24_timm_vit_periodic_eval|s25_width_lr_sweep|\
+    s25_jax_pm_nbody|s25_hf_logit_lens_probe|s25_events_parquet_merge|\
+    s25_embedding_feature_job|s25_lightning_landcover_tiles)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -135,13 +137,15 @@ run_one() {
     rc=-1; cp "$OUT/.holder.log" "$text" 2> /dev/null || : > "$text"
   fi
   stop_holder
+  local secs=$(( $(date +%s) - started ))
   if [ -z "$reason" ]; then
-    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then reason="timed out after $limit s"
+    # 137 before the limit is the scenario's own SIGKILL (an OOM killer, a guard), not a timeout
+    if { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$secs" -ge "$limit" ]; then
+      reason="timed out after $limit s"
     elif [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; then reason="finished without an error (exit $rc)"
     elif ! grep -Eq "$regex" "$text"; then reason="failed (exit $rc) but the text lacks /$regex/"
     fi
   fi
-  local secs=$(( $(date +%s) - started ))
   if [ -z "$reason" ]; then
     mv "$text" "$OUT/$name.txt"
     echo "$name: TEXT exit $rc in $secs s: $(grep -E -m1 -o "$regex.{0,80}" "$OUT/$name.txt")" | tee -a "$summary"
@@ -692,4 +696,26 @@ run_one s24_tokenize_corpus_job "memory allocation of [0-9]+ bytes failed" -
 run_one s24_audio_encoder_long_clip "device-side assert" -
 run_one s24_compile_shared_node_tmp "No space left|Errno 28" -
 run_one s24_gpytorch_duplicate_sites "NotPSDError|not positive definite" -
+# session 25 (blind): a Lightning UNet whose example_input_array is the serving batch (run by the
+# model summary at the start of fit), a Mamba LM on the pure-PyTorch reference selective scan, a
+# bf16 pretraining loop with an fp32 EMA, a lottery-ticket run's global magnitude pruning, a width
+# x lr sweep keeping every trial's model, integrated gradients for a ViT on the whole card, a JAX
+# particle-mesh N-body step, a guided DDIM upsampler keeping its intermediates, a logit-lens probe,
+# a resume through torch.distributed.checkpoint's get_state_dict (most beside another job's
+# holder), and 3 look-alikes (Arrow's allocator under `ulimit -v`, the kernel's OOM killer in a
+# memory cgroup, a GCN over 1-based edge ids)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s25_lightning_landcover_tiles "$OOM" 6
+run_one s25_mamba_reference_lm "$OOM" 16
+run_one s25_ema_bf16_pretrain "$OOM" 13
+run_one s25_lottery_ticket_rounds "$OOM" 10
+run_one s25_width_lr_sweep "$OOM" 12
+run_one s25_vit_attributions "$OOM" -
+run_one s25_jax_pm_nbody "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s25_ddim_guided_upsampler "$OOM" 12
+run_one s25_hf_logit_lens_probe "$OOM" 12
+run_one s25_dcp_resume_run "$OOM" 10
+run_one s25_events_parquet_merge "ArrowMemoryError|MemoryError|malloc of size" -
+run_one s25_embedding_feature_job "Killed|status 137" -
+run_one s25_pyg_citation_gcn "device-side assert|index out of bounds|illegal memory access" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
