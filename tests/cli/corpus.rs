@@ -84,8 +84,10 @@ use serde::Deserialize;
 /// 0.949, unknown kept 0.895 and cause 0.945 on 2390 texts: the floors stay; the twenty-fifth
 /// session's 40 blind public texts, most of them excerpts cut mid-traceback from niche projects
 /// (15/33 phase, 35/40 GPU OOM, 15/19 figures on first contact; 21/33, 38/40 and 17/19 after
-/// its rules) left GPU OOM at 0.969, figures 0.980, phase 0.828, engine 0.947, unknown kept
-/// 0.896 and cause 0.944 on 2430 texts: the phase floor follows them down to 0.82.
+/// its rules) and 13 blind H200 texts (3/10 phase, 13/13 GPU OOM and engine on first contact,
+/// 5/10 after; two labellers agreed on 11 of the 13 phases) left GPU OOM at 0.969, figures
+/// 0.981, phase 0.827, engine 0.948, unknown kept 0.897 and cause 0.945 on 2443 texts: the
+/// phase floor follows them down to 0.82.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.96),
     (Measure::Figures, 0.98),

@@ -194,3 +194,41 @@ fn vllm_omnis_dummy_run_at_start_is_its_warm_up() {
                 has a total capacity of 79.19 GiB of which 1.00 MiB is free.\n";
     assert_eq!(phase(text), Phase::Profiling);
 }
+
+#[test]
+fn lightnings_model_summary_forward_is_a_sizing_pass_and_an_ema_update_a_step() {
+    let text = format!(
+        "Traceback (most recent call last):\n  File \"/x/site-packages/lightning/pytorch/trainer/\
+         trainer.py\", line 584, in fit\n    call._call_and_handle_interrupt(\n  File \"/x/\
+         site-packages/lightning/pytorch/utilities/model_summary/model_summary.py\", line 371, \
+         in _forward_example_input\n    model(input_)\n{OLD_OOM}\n"
+    );
+    assert_eq!(phase(&text), Phase::Profiling);
+    let text = format!(
+        "Traceback (most recent call last):\n  File \"/tmp/pretrain.py\", line 60, in <module>\n\
+         \x20   ema.update(model)\n  File \"/tmp/pretrain.py\", line 37, in update\n    shadow = \
+         [p.float() for p in params]\n{OLD_OOM}\n"
+    );
+    assert_eq!(phase(&text), Phase::TrainingStep);
+}
+
+#[test]
+fn arrows_memory_error_and_a_message_cut_after_its_reserved_figure() {
+    let report = explain_text("pyarrow.lib.ArrowMemoryError: malloc of size 16777216 failed\n");
+    assert!(!report.is_gpu_oom);
+    let details = report.ooms.first().map(|oom| oom.details.clone());
+    assert_eq!(
+        details.and_then(|details| details.host_required_bytes),
+        Some(Bytes(16_777_216))
+    );
+    let text = "RuntimeError: CUDA out of memory. Tried to allocate 93.75 GiB (GPU 4; 79.17 GiB \
+                total capacity; 1.52 GiB already allocated; 74.14 GiB free; 1.54 GiB reserved in \
+                total\n";
+    let figures = explain_text(text).oom.expect("figures");
+    assert_eq!(
+        figures
+            .reserved_total_bytes
+            .map(|bytes| bytes.0 / (1 << 20)),
+        Some(1576)
+    );
+}

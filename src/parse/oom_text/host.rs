@@ -178,7 +178,7 @@ fn script_kill(text: &str) -> Option<u32> {
     caps.get(1)?.as_str().parse().ok()
 }
 
-/// Python's `MemoryError` or numpy's `_ArrayMemoryError` raised (not quoted in an `except`
+/// Python's `MemoryError`, numpy's `_ArrayMemoryError` or pyarrow's `ArrowMemoryError` raised (not quoted in an `except`
 /// clause, not part of `OutOfMemoryError`): the start of the class name (`numpy.core.…`).
 fn find_memory_error(text: &str) -> Option<usize> {
     let position = super::find(text, "MemoryError")?;
@@ -195,13 +195,14 @@ fn find_memory_error(text: &str) -> Option<usize> {
     if !(after.is_empty() || after.starts_with([':', '('])) {
         return None;
     }
-    // Only `MemoryError`, `_ArrayMemoryError` and their module paths.
+    // Only `MemoryError`, `_ArrayMemoryError`, pyarrow's `ArrowMemoryError` (Arrow's host
+    // memory pools) and their module paths.
     let class_start = before
         .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
         .map_or(0, |index| index + 1);
     let own = &before[class_start..];
     let class = own.rsplit('.').next().unwrap_or("");
-    (class.is_empty() || class == "_Array").then_some(class_start)
+    (class.is_empty() || class == "_Array" || class == "Arrow").then_some(class_start)
 }
 
 /// The kernel prints the kill over several lines (`… invoked oom-killer`, a dump of the
@@ -291,6 +292,15 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                     caps.get(1)?.as_str(),
                     caps.get(2)?.as_str()
                 ))
+            })
+            // Apache Arrow's memory pools (`cpp/src/arrow/memory_pool.cc`: `malloc of size N
+            // failed`, `realloc of size N failed`), raised in Python as `ArrowMemoryError`.
+            .or_else(|| {
+                regex!(r"(?:malloc|realloc)ofsize(\d+)failed")
+                    .captures(squeezed)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(Bytes)
             });
         }
         HostKind::RustAlloc => {

@@ -228,7 +228,10 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     let new_wording = regex!(r"hasatotalcapac").is_match(s); // 2.1+ ("capacty" in 2.1)
     let cached = size_of(regex!(concat!(size!(), r"cached\)")), s);
     let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s)
-        .or_else(|| size_of(regex!(concat!(size!(), "totalreservedbyPyTorch")), s));
+        .or_else(|| size_of(regex!(concat!(size!(), "totalreservedbyPyTorch")), s))
+        // The message cut right after the figure's words (`…; 1.54 GiB reserved in total`, a
+        // pasted line wrapped or trimmed before `by PyTorch)`).
+        .or_else(|| size_of(regex!(concat!(size!(), "reservedintotal(?:by)?$")), s));
 
     let kind = match accelerator {
         // Every device allocator copies CUDA's refusal of an absurd size (`NPU out of memory.

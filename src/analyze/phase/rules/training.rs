@@ -21,6 +21,17 @@ pub(super) const QUALIFIED_LIGHTNING: &[FrameRule] = &[
     // `_optimizer_step`), which only train. Validation inside `fit` runs below
     // `training_epoch_loop.on_advance_end`, so its deeper frames decide. ---
     r("run", "loops/evaluation_loop", I, Serve, "lightning"),
+    // --- Lightning 1.5–2.x `utilities/model_summary/model_summary.py` (`ModelSummary.
+    // _forward_example_input`, called by the `ModelSummary` callback's `on_fit_start`): the
+    // model run once on its `example_input_array` to record the layers' input and output
+    // sizes, before the sanity check or any step: a dummy pass that sizes the model. ---
+    r(
+        "_forward_example_input",
+        "model_summary",
+        P,
+        Stage,
+        "lightning",
+    ),
     // --- Lightning 2.1+ `trainer/call.py` `_call_configure_model` runs the LightningModule's
     // `configure_model` hook, where the model's layers are created (in the strategy's and
     // precision's init context: `Trainer._run`, before the loops): its weights made. ---

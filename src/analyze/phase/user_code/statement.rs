@@ -141,6 +141,23 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "an optimizer step",
         ),
         (
+            // An exponential moving average of the weights, updated after each optimizer
+            // step (timm `ModelEmaV2.update`, diffusers `EMAModel.step`, torch
+            // `AveragedModel.update_parameters`, and the scripts' own `ema.update(model)`):
+            // part of a training step.
+            ["update", "step", "update_parameters"]
+                .iter()
+                .any(|method| {
+                    calls(code, method).is_some_and(|at| {
+                        words(&receiver(&code[..at]))
+                            .iter()
+                            .any(|w| w == "ema" || w == "swa")
+                    })
+                }),
+            Phase::TrainingStep,
+            "an update of the weights' moving average",
+        ),
+        (
             calls(code, "fit").is_some() || calls(code, "learn").is_some(),
             Phase::TrainingStep,
             "a training run",
