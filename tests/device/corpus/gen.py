@@ -25,6 +25,39 @@ MIB = 1 << 20
 CKPT = os.environ.get("OOMDOC_CORPUS_CKPT", "/tmp/oomdoc-corpus/llama-550m")
 WORK = os.path.dirname(CKPT)
 
+
+def memory_cgroup(scenario, name, limit):
+    """A cgroup v2 memory group `name` under /sys/fs/cgroup limited to `limit` bytes, no swap
+    (the memory controller enabled first when it is not); returns its path and a function that
+    moves the calling process into it. Exits naming `scenario` when the machine cannot."""
+    root = "/sys/fs/cgroup"
+    if not os.path.exists(os.path.join(root, "cgroup.controllers")):
+        sys.exit(f"no cgroup v2 hierarchy at /sys/fs/cgroup: {scenario} cannot run")
+    with open(os.path.join(root, "cgroup.subtree_control")) as fh:
+        enabled = fh.read().split()
+    if "memory" not in enabled:
+        try:
+            with open(os.path.join(root, "cgroup.subtree_control"), "w") as fh:
+                fh.write("+memory")
+        except OSError as error:
+            sys.exit(f"cannot enable the memory controller ({error}): cannot run")
+    group = os.path.join(root, name)
+    try:
+        os.mkdir(group)
+        with open(os.path.join(group, "memory.max"), "w") as fh:
+            fh.write(str(limit))
+        if os.path.exists(os.path.join(group, "memory.swap.max")):
+            with open(os.path.join(group, "memory.swap.max"), "w") as fh:
+                fh.write("0")
+    except OSError as error:
+        sys.exit(f"cannot make a memory cgroup ({error}): cannot run")
+
+    def enter_group():
+        with open(os.path.join(group, "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+
+    return group, enter_group
+
 NAME = sys.argv[1] if len(sys.argv) > 1 else ""
 
 _FILLER = []  # tensors and raw pointers kept alive to hold memory
@@ -4779,32 +4812,8 @@ def dataloader_worker_cgroup_killed():
     # made here (cgroup v2) and removed afterwards; without one the scenario cannot run.
     import subprocess
 
-    root = "/sys/fs/cgroup"
-    if not os.path.exists(os.path.join(root, "cgroup.controllers")):
-        sys.exit("no cgroup v2 hierarchy at /sys/fs/cgroup: dataloader_worker_cgroup_killed "
-                 "cannot run")
-    with open(os.path.join(root, "cgroup.subtree_control")) as fh:
-        enabled = fh.read().split()
-    if "memory" not in enabled:
-        try:
-            with open(os.path.join(root, "cgroup.subtree_control"), "w") as fh:
-                fh.write("+memory")
-        except OSError as error:
-            sys.exit(f"cannot enable the memory controller ({error}): cannot run")
-    group = os.path.join(root, f"oomdoc-corpus-{os.getpid()}")
-    try:
-        os.mkdir(group)
-        with open(os.path.join(group, "memory.max"), "w") as fh:
-            fh.write(str(6 * GIB))
-        if os.path.exists(os.path.join(group, "memory.swap.max")):
-            with open(os.path.join(group, "memory.swap.max"), "w") as fh:
-                fh.write("0")
-    except OSError as error:
-        sys.exit(f"cannot make a memory cgroup ({error}): cannot run")
-
-    def enter_group():
-        with open(os.path.join(group, "cgroup.procs"), "w") as fh:
-            fh.write(str(os.getpid()))
+    group, enter_group = memory_cgroup(
+        "dataloader_worker_cgroup_killed", f"oomdoc-corpus-{os.getpid()}", 6 * GIB)
 
     os.makedirs(WORK, exist_ok=True)
     path = os.path.join(WORK, "train_volumes.py")
@@ -17799,31 +17808,8 @@ def s25_embedding_feature_job():
     # bash reports "Killed", and the wrapper prints the kernel log's OOM lines.
     import subprocess
 
-    root = "/sys/fs/cgroup"
-    if not os.path.exists(os.path.join(root, "cgroup.controllers")):
-        sys.exit("no cgroup v2 hierarchy at /sys/fs/cgroup: s25_embedding_feature_job cannot run")
-    with open(os.path.join(root, "cgroup.subtree_control")) as fh:
-        enabled = fh.read().split()
-    if "memory" not in enabled:
-        try:
-            with open(os.path.join(root, "cgroup.subtree_control"), "w") as fh:
-                fh.write("+memory")
-        except OSError as error:
-            sys.exit(f"cannot enable the memory controller ({error}): cannot run")
-    group = os.path.join(root, f"features-job-{os.getpid()}")
-    try:
-        os.mkdir(group)
-        with open(os.path.join(group, "memory.max"), "w") as fh:
-            fh.write(str(4 * GIB))
-        if os.path.exists(os.path.join(group, "memory.swap.max")):
-            with open(os.path.join(group, "memory.swap.max"), "w") as fh:
-                fh.write("0")
-    except OSError as error:
-        sys.exit(f"cannot make a memory cgroup ({error}): cannot run")
-
-    def enter_group():
-        with open(os.path.join(group, "cgroup.procs"), "w") as fh:
-            fh.write(str(os.getpid()))
+    group, enter_group = memory_cgroup(
+        "s25_embedding_feature_job", f"features-job-{os.getpid()}", 4 * GIB)
 
     os.makedirs(os.path.join(WORK, "features"), exist_ok=True)
     with open(os.path.join(WORK, "extract_features.py"), "w", encoding="utf-8") as fh:
