@@ -5,7 +5,7 @@
 //! each is complete, so a trace of millions of entries never exists as a tree of dicts.
 //! Schema: `torch/cuda/memory.py` `_snapshot()` (2.11 measured); a bare list of segments
 //! (`torch.cuda.memory_snapshot()`) is accepted too, as `_memory_viz.py` does.
-//! No I/O: the caller passes the reader (`source::file::open` handles gzip).
+//! No I/O: the caller passes the reader (`source::file::open_file` handles gzip).
 
 use std::collections::HashMap;
 use std::io::Read;

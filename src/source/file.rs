@@ -129,21 +129,6 @@ pub fn open_regular(path: &Path) -> Result<File, InputError> {
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Opens a file or pipe for streaming (`explain` reads pipes, as `cat` does); gzip files
-/// (by magic bytes) are decompressed on the fly.
-pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
-    if path.is_dir() {
-        return Err(InputError::IsDirectory {
-            path: path.to_path_buf(),
-        });
-    }
-    let file = File::open(path).map_err(|source| InputError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    decode(path, file)
-}
-
 /// Opens a regular file ([`open_regular`]) for streaming, gzip decompressed on the fly.
 pub fn open_file(path: &Path) -> Result<Box<dyn BufRead + Send>, InputError> {
     decode(path, open_regular(path)?)
@@ -182,8 +167,9 @@ pub enum TextInput {
     Stream(Box<dyn BufRead + Send>, Option<Encoding>),
 }
 
-/// Opens `path` for `explain`: a regular file of UTF-8 text as [`TextInput::File`], anything
-/// else (a pipe, gzip, UTF-16, Windows-1252) as [`open`] and [`text`] stream it.
+/// Opens `path` for `explain`, which reads pipes as `cat` does: a regular file of UTF-8 text as
+/// [`TextInput::File`], anything else streamed (a pipe; gzip, by its magic bytes, decompressed
+/// on the fly; UTF-16 and Windows-1252 converted by [`text`]).
 pub fn open_text(path: &Path) -> Result<TextInput, InputError> {
     let open_error = |source| InputError::Open {
         path: path.to_path_buf(),

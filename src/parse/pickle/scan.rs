@@ -1157,16 +1157,9 @@ const CUT_FIRST_READ: usize = 64 << 10;
 
 /// Fills `window` from `read` on with the file's bytes from `from + read`, up to the window's
 /// end or the file's; the bytes held then.
-fn read_window(file: &File, from: u64, window: &mut [u8], mut read: usize) -> Option<usize> {
-    while read < window.len() {
-        match std::os::unix::fs::FileExt::read_at(file, &mut window[read..], from + read as u64) {
-            Ok(0) => break,
-            Ok(n) => read += n,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    Some(read)
+fn read_window(file: &File, from: u64, window: &mut [u8], read: usize) -> Option<usize> {
+    let more = crate::parse::read_at::read_full_at(file, &mut window[read..], from + read as u64);
+    more.ok().map(|more| read + more)
 }
 
 /// Scans the file from `at` (just after a batch of the list on top of `scan`) in pieces on
