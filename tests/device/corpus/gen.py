@@ -17957,6 +17957,871 @@ for epoch in range(1, 201):
 ''')
 
 
+# --------------------------------------------------------------------------- session 26 (blind)
+# Session 26's H200 batch (helper H26D): a checkpoint converter fusing QKV / gate-up into fp32 on
+# the card, a log-likelihood eval harness scoring its longest requests first, a notebook-style
+# LoRA fine-tune with gradient checkpointing, a Lightning MoCo run whose negative queue is never
+# trimmed, a JAX sampler at full resolution, a torchrun job killed by a memory cgroup while it
+# reads its token file, a CuPy histogram kernel whose int32 pixel index overflows, a service
+# loading three fp32 models at startup, an accelerate fine-tune's first optimizer step, a ViT
+# fine-tune whose own batch-size finder leaves no room for AdamW's state, a shard worker that logs
+# only the exception, a JAX sweep harness that prints a summary table, and numba's context
+# creation on a card another job holds.
+
+
+def s26_hf_qkv_fuse_export():
+    # run.sh's holder leaves 3 GiB. A conversion script reads every tensor of the bf16 Llama
+    # checkpoint onto the card with safetensors' safe_open(device="cuda"), then builds the serving
+    # engine's layout (fused wqkv and w13) in float32 while the bf16 originals stay in the dict:
+    # a few layers in, the float32 copies no longer fit.
+    run_user_script("convert_to_engine", '''"""Convert a Hugging Face Llama checkpoint to the engine's layout (fused QKV, fused gate/up).
+
+The engine calibrates its fp8 scales from a float32 master copy, so everything is written as
+float32.
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--src", default="@CKPT@")
+parser.add_argument("--dst", default="engine-ckpt")
+parser.add_argument("--device", default="cuda")
+parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+args = parser.parse_args()
+
+with open(os.path.join(args.src, "config.json")) as fh:
+    cfg = json.load(fh)
+n_layers = cfg["num_hidden_layers"]
+print(f"[convert] src={args.src}", flush=True)
+print(f"[convert] llama: {n_layers} layers, hidden {cfg['hidden_size']}, heads "
+      f"{cfg['num_attention_heads']}/{cfg['num_key_value_heads']}, vocab {cfg['vocab_size']}", flush=True)
+print(f"[convert] target dtype={args.dtype} device={args.device}", flush=True)
+
+t0 = time.time()
+tensors = {}
+for name in sorted(f for f in os.listdir(args.src) if f.endswith(".safetensors")):
+    with safe_open(os.path.join(args.src, name), framework="pt", device=args.device) as fh:
+        for key in fh.keys():
+            tensors[key] = fh.get_tensor(key)
+size = sum(t.numel() * t.element_size() for t in tensors.values())
+print(f"[convert] read {len(tensors)} tensors ({size / 2**30:.2f} GiB) in {time.time() - t0:.1f} s", flush=True)
+
+dtype = getattr(torch, args.dtype)
+out = {"tok_embeddings.weight": tensors["model.embed_tokens.weight"].to(dtype)}
+for i in range(n_layers):
+    p = f"model.layers.{i}."
+    q = tensors[p + "self_attn.q_proj.weight"]
+    k = tensors[p + "self_attn.k_proj.weight"]
+    v = tensors[p + "self_attn.v_proj.weight"]
+    out[f"layers.{i}.attention.wqkv.weight"] = torch.cat([q, k, v], dim=0).to(dtype)
+    out[f"layers.{i}.attention.wo.weight"] = tensors[p + "self_attn.o_proj.weight"].to(dtype)
+    gate = tensors[p + "mlp.gate_proj.weight"]
+    up = tensors[p + "mlp.up_proj.weight"]
+    out[f"layers.{i}.feed_forward.w13.weight"] = torch.cat([gate, up], dim=0).to(dtype)
+    out[f"layers.{i}.feed_forward.w2.weight"] = tensors[p + "mlp.down_proj.weight"].to(dtype)
+    out[f"layers.{i}.attention_norm.weight"] = tensors[p + "input_layernorm.weight"].to(dtype)
+    out[f"layers.{i}.ffn_norm.weight"] = tensors[p + "post_attention_layernorm.weight"].to(dtype)
+    print(f"[convert] layer {i + 1}/{n_layers} fused "
+          f"({torch.cuda.memory_allocated() / 2**30:.2f} GiB on {args.device})", flush=True)
+out["norm.weight"] = tensors["model.norm.weight"].to(dtype)
+out["output.weight"] = tensors["lm_head.weight"].to(dtype)
+os.makedirs(args.dst, exist_ok=True)
+save_file({k: v.contiguous().cpu() for k, v in out.items()}, os.path.join(args.dst, "model.safetensors"))
+print(f"[convert] wrote {args.dst}/model.safetensors in {time.time() - t0:.1f} s")
+'''.replace("@CKPT@", CKPT))
+
+
+def s26_hf_loglik_harness():
+    # run.sh's holder leaves 8 GiB. A log-likelihood evaluation harness (multiple-choice tasks
+    # scored by summing the continuation's token log-probabilities) sorts its requests longest
+    # first, as such harnesses do, and scores them in batches of 32: the first batch's logits of
+    # 32 x 2048 x 32000 in bf16 fit, their float32 log_softmax does not.
+    run_user_script("eval_loglik", _WORD_TOKENIZER + '''
+import argparse
+import random
+import time
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+from transformers import AutoModelForCausalLM
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--tasks", default="piqa_synth,arc_synth,hella_synth")
+parser.add_argument("--batch-size", type=int, default=32)
+parser.add_argument("--max-length", type=int, default=2048)
+args = parser.parse_args()
+
+tokenizer = word_tokenizer()
+model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+print(f"model: {args.model} ({sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params, bf16)")
+
+rng = random.Random(1234)
+requests = []
+for task in args.tasks.split(","):
+    n_docs = 150
+    for doc in range(n_docs):
+        ctx_len = rng.randint(64, args.max_length - 16)
+        context = " ".join(f"w{rng.randint(3, 31999)}" for _ in range(ctx_len))
+        for choice in range(4):
+            cont = " ".join(f"w{rng.randint(3, 31999)}" for _ in range(rng.randint(2, 12)))
+            requests.append((task, doc, choice, context, cont))
+    print(f"Task: {task}; number of docs: {n_docs}; number of requests: {n_docs * 4}")
+
+encoded = []
+for task, doc, choice, context, cont in requests:
+    ctx_ids = tokenizer(context, add_special_tokens=False)["input_ids"]
+    cont_ids = tokenizer(cont, add_special_tokens=False)["input_ids"]
+    ids = (ctx_ids + cont_ids)[-args.max_length:]
+    encoded.append((task, doc, choice, ids, len(cont_ids)))
+encoded.sort(key=lambda r: -len(r[3]))
+print(f"Running loglikelihood requests ({len(encoded)} total, longest {len(encoded[0][3])} tokens)")
+
+results = []
+start = time.time()
+with torch.no_grad():
+    for i in tqdm(range(0, len(encoded), args.batch_size), desc="Running loglikelihood requests"):
+        chunk = encoded[i:i + args.batch_size]
+        width = max(len(r[3]) for r in chunk)
+        batch = torch.zeros(len(chunk), width, dtype=torch.long)
+        for row, r in enumerate(chunk):
+            batch[row, :len(r[3])] = torch.tensor(r[3])
+        batch = batch.cuda()
+        logits = model(batch).logits
+        logprobs = F.log_softmax(logits.float(), dim=-1)
+        for row, (task, doc, choice, ids, n_cont) in enumerate(chunk):
+            n = len(ids)
+            target = batch[row, n - n_cont:n]
+            lp = logprobs[row, n - n_cont - 1:n - 1].gather(-1, target[:, None]).sum().item()
+            results.append((task, doc, choice, lp))
+print(f"scored {len(results)} requests in {time.time() - start:.1f} s")
+'''.replace("@CKPT@", CKPT))
+
+
+def s26_peft_notebook_lora_backward():
+    # run.sh's holder leaves 15 GiB. A notebook exported as a script (cells printing as they go)
+    # fine-tunes the bf16 checkpoint with LoRA on all linear layers, gradient checkpointing on,
+    # 8 x 4096-token sequences: the forward fits, the backward of the float32 loss over the
+    # 32000-word vocabulary is planned to run out.
+    run_user_script("lora_finetune_notebook", '''# Exported from lora_finetune.ipynb
+# %% [markdown]
+# # LoRA fine-tune on the support-ticket corpus (long context)
+
+# %%
+import math
+import time
+
+import torch
+from peft import LoraConfig, get_peft_model
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM
+
+MODEL = "@CKPT@"
+SEQ_LEN, BATCH, STEPS, LR = 4096, 8, 300, 2e-4
+print(torch.__version__, torch.cuda.get_device_name(0))
+
+# %%
+model = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.bfloat16, device_map={"": 0})
+model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+model.config.use_cache = False
+config = LoraConfig(r=64, lora_alpha=128, lora_dropout=0.05, target_modules="all-linear",
+                    task_type="CAUSAL_LM")
+model = get_peft_model(model, config)
+model.print_trainable_parameters()
+
+# %%
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=LR)
+g = torch.Generator().manual_seed(0)
+
+
+def get_batch():
+    ids = torch.randint(3, 32000, (BATCH, SEQ_LEN), generator=g)
+    return ids.cuda(), torch.ones(BATCH, SEQ_LEN, dtype=torch.long, device="cuda")
+
+
+print(f"memory after setup: {torch.cuda.memory_allocated() / 2**30:.2f} GiB allocated")
+
+# %%
+model.train()
+bar = tqdm(range(STEPS), desc="lora")
+t0 = time.time()
+for step in bar:
+    input_ids, attention_mask = get_batch()
+    out = model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids)
+    out.loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    bar.set_postfix(loss=f"{out.loss.item():.3f}", ppl=f"{math.exp(min(out.loss.item(), 20)):.1f}")
+print(f"done in {time.time() - t0:.0f} s")
+'''.replace("@CKPT@", CKPT))
+
+
+def s26_lightning_moco_queue_growth():
+    # run.sh's holder leaves 6 GiB. A Lightning MoCo-style contrastive run over precomputed
+    # 512-d features (batch 8192) concatenates each step's keys onto its negative queue but never
+    # trims it, so the q @ queue.T logits grow by 256 MiB a step: a few steps into epoch 0 the
+    # training step's forward/backward runs out, under Lightning's progress bar.
+    run_user_script("train_moco_features", '''import copy
+
+import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class MoCo(L.LightningModule):
+    def __init__(self, dim_in=512, dim=128, queue_size=8192, momentum=0.999, temperature=0.07,
+                 lr=0.03):
+        super().__init__()
+        self.save_hyperparameters()
+        self.encoder_q = nn.Sequential(nn.Linear(dim_in, 2048), nn.BatchNorm1d(2048), nn.ReLU(),
+                                       nn.Linear(2048, dim))
+        self.encoder_k = copy.deepcopy(self.encoder_q)
+        for p in self.encoder_k.parameters():
+            p.requires_grad = False
+        self.register_buffer("queue", F.normalize(torch.randn(queue_size, dim), dim=1))
+
+    @torch.no_grad()
+    def _momentum_update(self):
+        m = self.hparams.momentum
+        for pq, pk in zip(self.encoder_q.parameters(), self.encoder_k.parameters()):
+            pk.mul_(m).add_(pq.detach(), alpha=1 - m)
+
+    def training_step(self, batch, batch_idx):
+        (x,) = batch
+        view1 = x + 0.1 * torch.randn_like(x)
+        view2 = x + 0.1 * torch.randn_like(x)
+        q = F.normalize(self.encoder_q(view1), dim=1)
+        with torch.no_grad():
+            self._momentum_update()
+            k = F.normalize(self.encoder_k(view2), dim=1)
+        l_pos = (q * k).sum(dim=1, keepdim=True)
+        l_neg = q @ self.queue.T
+        logits = torch.cat([l_pos, l_neg], dim=1) / self.hparams.temperature
+        labels = torch.zeros(logits.shape[0], dtype=torch.long, device=self.device)
+        loss = F.cross_entropy(logits, labels)
+        self.queue = torch.cat([self.queue, k], dim=0)  # enqueue
+        self.log("train/loss", loss, prog_bar=True)
+        self.log("queue", float(self.queue.shape[0]), prog_bar=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.encoder_q.parameters(), lr=self.hparams.lr, momentum=0.9,
+                               weight_decay=1e-4)
+
+
+if __name__ == "__main__":
+    L.seed_everything(7)
+    features = torch.randn(200_000, 512)
+    loader = DataLoader(TensorDataset(features), batch_size=8192, shuffle=True, drop_last=True)
+    trainer = L.Trainer(max_epochs=100, accelerator="gpu", devices=1, log_every_n_steps=5,
+                        enable_checkpointing=False, logger=False)
+    trainer.fit(MoCo(), loader)
+''')
+
+
+def s26_jax_score_sampler():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (about 7 GiB). A pure-JAX score-based sampler (a small
+    # convolutional score network, Euler-Maruyama steps in lax.fori_loop, jitted) is asked for 64
+    # samples at 512 x 512: one 128-channel activation alone is 8 GiB, and the jitted sampler's
+    # first call fails with RESOURCE_EXHAUSTED.
+    run_user_script("sample_sde", '''import argparse
+import logging
+import time
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+logging.basicConfig(format="%(asctime)s %(levelname)s [sample_sde] %(message)s", level=logging.INFO)
+log = logging.getLogger("sample_sde")
+
+
+def conv(x, w):
+    return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def init_params(key, channels=128, depth=4):
+    params = []
+    cin = 4  # image + noise-level channel
+    for i in range(depth):
+        key, sub = jax.random.split(key)
+        params.append(jax.random.normal(sub, (3, 3, cin, channels)) * (2 / (9 * cin)) ** 0.5)
+        cin = channels
+    key, sub = jax.random.split(key)
+    params.append(jax.random.normal(sub, (3, 3, channels, 3)) * 1e-3)
+    return params
+
+
+def score_fn(params, x, sigma):
+    h = jnp.concatenate([x, jnp.broadcast_to(jnp.log(sigma), x.shape[:3] + (1,))], axis=-1)
+    for w in params[:-1]:
+        h = jax.nn.silu(conv(h, w))
+    return conv(h, params[-1]) / sigma
+
+
+@partial(jax.jit, static_argnames=("steps",))
+def sample(params, key, x_init, steps=500, sigma_min=0.01, sigma_max=50.0):
+    def body(i, carry):
+        x, key = carry
+        t = 1.0 - i / steps
+        sigma = sigma_min * (sigma_max / sigma_min) ** t
+        g2 = sigma ** 2 * 2 * jnp.log(sigma_max / sigma_min)
+        key, sub = jax.random.split(key)
+        x = x + g2 * score_fn(params, x, sigma) / steps
+        x = x + jnp.sqrt(g2 / steps) * jax.random.normal(sub, x.shape)
+        return x, key
+
+    x, _ = jax.lax.fori_loop(0, steps, body, (x_init, key))
+    return x
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--n", type=int, default=64)
+parser.add_argument("--size", type=int, default=512)
+parser.add_argument("--steps", type=int, default=500)
+args = parser.parse_args()
+
+log.info("devices: %s", jax.devices())
+key = jax.random.PRNGKey(0)
+params = init_params(key)
+log.info("score net: %d conv layers, %d parameters", len(params),
+         sum(int(np.prod(p.shape)) for p in params))
+x_init = 50.0 * jax.random.normal(jax.random.PRNGKey(1), (args.n, args.size, args.size, 3))
+log.info("sampling %d images at %dx%d, %d steps", args.n, args.size, args.size, args.steps)
+t0 = time.time()
+images = sample(params, jax.random.PRNGKey(2), x_init, steps=args.steps)
+images.block_until_ready()
+log.info("done in %.1f s", time.time() - t0)
+np.save("samples.npy", np.asarray(images))
+''')
+
+
+def s26_host_torchrun_tokens_cgroup():
+    # Not a GPU OOM: a pretraining job runs in a memory cgroup of 4 GiB (a container's limit;
+    # made here under cgroup v2 and removed afterwards) and is started through torchrun
+    # (--standalone, one process). Rank 0 reads its 8 GiB uint16 token file with np.load (not
+    # mmap) before building the model: the kernel's OOM killer sends SIGKILL to the worker and
+    # torchrun reports the child's exit code -9.
+    import subprocess
+
+    import numpy as np
+
+    group, enter_group = memory_cgroup(
+        "s26_host_torchrun_tokens_cgroup", f"pretrain-job-{os.getpid()}", 4 * GIB)
+    data = os.path.join(WORK, "data")
+    os.makedirs(data, exist_ok=True)
+    path = os.path.join(data, "tokens_train.npy")
+    if not os.path.exists(path):
+        # a sparse file: only the header is written, the 8 GiB of tokens read back as zeros
+        np.lib.format.open_memmap(path, mode="w+", dtype=np.uint16, shape=(4 * GIB,)).flush()
+    with open(os.path.join(WORK, "pretrain.py"), "w", encoding="utf-8") as fh:
+        fh.write('''import argparse
+import os
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+def log(msg):
+    print(f"[rank{os.environ.get('RANK', '0')}] {time.strftime('%H:%M:%S')} {msg}", flush=True)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data", default="data/tokens_train.npy")
+parser.add_argument("--seq-len", type=int, default=2048)
+parser.add_argument("--batch-size", type=int, default=8)
+args = parser.parse_args()
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+log(f"world size {dist.get_world_size()}, device {torch.cuda.get_device_name(local_rank)}")
+t0 = time.time()
+log(f"loading {args.data} ({os.path.getsize(args.data) / 2**30:.1f} GiB)")
+tokens = np.load(args.data)
+log(f"{tokens.size:,} tokens in {time.time() - t0:.1f} s")
+model = nn.Transformer(d_model=1024, nhead=16, num_encoder_layers=12, batch_first=True).cuda()
+model = nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+log("model ready")
+''')
+    with open(os.path.join(WORK, "launch_pretrain.sh"), "w", encoding="utf-8") as fh:
+        fh.write('''#!/usr/bin/env bash
+set -u
+echo "[$(date -u +%FT%TZ)] launch_pretrain: 1 node x 1 GPU"
+python3 -m torch.distributed.run --standalone --nnodes=1 --nproc_per_node=1 pretrain.py \\
+  --data data/tokens_train.npy --seq-len 2048 --batch-size 8
+status=$?
+echo "[$(date -u +%FT%TZ)] torchrun exited with status $status"
+exit $status
+''')
+    sys.stdout.flush()
+    try:
+        rc = subprocess.call(["bash", "launch_pretrain.sh"], cwd=WORK, preexec_fn=enter_group)
+    finally:
+        time.sleep(0.5)
+        try:
+            os.rmdir(group)
+        except OSError:
+            pass
+    sys.exit(rc)
+
+
+def s26_cupy_mosaic_hist_int32_illegal():
+    # Not an OOM: a CuPy RawKernel builds the histogram of a 60000 x 60000 8-bit orthomosaic
+    # from per-row start offsets computed with numpy in int32 (y * width wraps silently past row
+    # 35791 to negative offsets): the kernel reads up to 2 GiB before the image, and the next
+    # synchronising call reports an illegal memory access.
+    run_user_script("mosaic_equalize", '''import sys
+import time
+
+import cupy as cp
+import numpy as np
+
+HIST = cp.RawKernel(r"""
+extern "C" __global__
+void hist_u8(const unsigned char* img, const int* row_offset, int width, int height,
+             unsigned int* hist) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y;
+    if (x >= width || y >= height) return;
+    atomicAdd(&hist[img[row_offset[y] + x]], 1u);
+}
+""", "hist_u8")
+
+
+def equalize_lut(img):
+    h, w = img.shape
+    # start of each row in the flat image, computed once per mosaic size
+    row_offset = cp.asarray(np.arange(h, dtype=np.int32) * np.int32(w))
+    hist = cp.zeros(256, dtype=cp.uint32)
+    threads = 256
+    HIST(((w + threads - 1) // threads, h), (threads,),
+         (img, row_offset, np.int32(w), np.int32(h), hist))
+    cdf = cp.cumsum(hist.astype(cp.float64))
+    cdf = (cdf - cdf[0]) / (cdf[-1] - cdf[0])
+    return (cdf * 255).astype(cp.uint8)
+
+
+name = sys.argv[1] if len(sys.argv) > 1 else "mosaic_2026-11-30_red.tif"
+t0 = time.time()
+height, width = 60000, 60000
+print(f"{name}: {width} x {height} px, uint8 ({width * height / 2**30:.2f} GiB)", flush=True)
+img = cp.zeros((height, width), dtype=cp.uint8)
+img += cp.arange(width, dtype=cp.uint16).astype(cp.uint8)[None, :]
+print(f"decoded to the device in {time.time() - t0:.1f} s; computing histogram", flush=True)
+lut = equalize_lut(img)
+print("LUT:", cp.asnumpy(lut[:8]), "...", flush=True)
+out = lut[img]
+print(f"equalized in {time.time() - t0:.1f} s", flush=True)
+''')
+
+
+def s26_hf_service_startup_models():
+    # run.sh's holder leaves 5 GiB. An inference service's startup loads its three models onto the
+    # card in float32 as its config says (a generator, a safety classifier and a query rewriter,
+    # all from the same base checkpoint here): the first fits, the next one runs out while its
+    # weights are loaded. Timestamped logs, then the unhandled traceback.
+    run_user_script("serve_app", '''import logging
+import os
+import sys
+import time
+
+import torch
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+logging.basicConfig(format="%(asctime)s | %(levelname)-7s | %(name)s | %(message)s",
+                    level=logging.INFO, stream=sys.stdout)
+log = logging.getLogger("app.startup")
+
+BASE = "@CKPT@"
+CONFIG = {
+    "generator": {"path": BASE, "kind": "causal-lm", "dtype": "float32"},
+    "safety": {"path": BASE, "kind": "classifier", "dtype": "float32", "num_labels": 3},
+    "rewriter": {"path": BASE, "kind": "causal-lm", "dtype": "float32"},
+}
+MODELS = {}
+
+
+def load(name, spec):
+    t0 = time.time()
+    dtype = getattr(torch, spec["dtype"])
+    log.info("loading %s from %s (%s, %s) on cuda:0", name, spec["path"], spec["kind"], spec["dtype"])
+    if spec["kind"] == "classifier":
+        model = AutoModelForSequenceClassification.from_pretrained(
+            spec["path"], num_labels=spec["num_labels"], dtype=dtype, device_map="cuda:0")
+    else:
+        model = AutoModelForCausalLM.from_pretrained(spec["path"], dtype=dtype, device_map="cuda:0")
+    model.eval()
+    log.info("%s ready in %.1f s (%.2f GiB allocated on cuda:0)", name, time.time() - t0,
+             torch.cuda.memory_allocated() / 2**30)
+    return model
+
+
+def startup():
+    log.info("starting worker pid=%d, torch %s, %s", os.getpid(), torch.__version__,
+             torch.cuda.get_device_name(0))
+    for name, spec in CONFIG.items():
+        MODELS[name] = load(name, spec)
+    log.info("all %d models loaded; listening on 0.0.0.0:8080", len(MODELS))
+
+
+if __name__ == "__main__":
+    startup()
+'''.replace("@CKPT@", CKPT))
+
+
+def s26_accelerate_first_optimizer_step():
+    # run.sh's holder leaves 9 GiB. A full fine-tune under accelerate (mixed_precision="bf16",
+    # float32 weights, torch AdamW): the first forward and backward fit beside the other job,
+    # then optimizer.step() creates AdamW's two float32 states for 0.55B parameters and its
+    # foreach temporaries, and that does not fit.
+    run_user_script("finetune_accelerate", '''import argparse
+import math
+
+import torch
+import torch.nn.functional as F
+from accelerate import Accelerator
+from accelerate.utils import set_seed
+from torch.utils.data import DataLoader, Dataset
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM, get_cosine_schedule_with_warmup
+
+
+class Chunks(Dataset):
+    def __init__(self, n, seq, seed=0):
+        self.n, self.seq, self.seed = n, seq, seed
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(self.seed * 7919 + i)
+        return torch.randint(3, 32000, (self.seq,), generator=g)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--seq-len", type=int, default=1024)
+parser.add_argument("--batch-size", type=int, default=2)
+parser.add_argument("--epochs", type=int, default=2)
+parser.add_argument("--lr", type=float, default=1e-5)
+args = parser.parse_args()
+
+accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=1)
+set_seed(17)
+model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
+optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+loader = DataLoader(Chunks(20_000, args.seq_len), batch_size=args.batch_size, shuffle=True)
+scheduler = get_cosine_schedule_with_warmup(optimizer, 100, args.epochs * len(loader))
+model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
+accelerator.print(f"params {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M, "
+                  f"mixed precision {accelerator.mixed_precision}, {len(loader)} steps/epoch")
+bar = tqdm(total=args.epochs * len(loader), disable=not accelerator.is_local_main_process)
+for epoch in range(args.epochs):
+    model.train()
+    for ids in loader:
+        with accelerator.accumulate(model):
+            logits = model(input_ids=ids).logits
+            loss = F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+            accelerator.backward(loss)
+            accelerator.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+        bar.update(1)
+        bar.set_postfix(epoch=epoch, loss=f"{loss.item():.3f}", ppl=f"{math.exp(loss.item()):.0f}")
+'''.replace("@CKPT@", CKPT))
+
+
+def s26_vit_autobatch_then_adamw():
+    # run.sh's holder leaves 16 GiB. A ViT-L/16 fine-tuning CLI picks its batch size with its own
+    # finder (forward + backward probes, doubling then bisecting, OOMs caught), before AdamW
+    # exists: step 1 trains at the found size, optimizer.step() then adds 2.4 GB of AdamW state
+    # that the probes never held, and step 2 runs out of memory.
+    run_user_script("vitft", '''import argparse
+import time
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+VERSION = "0.4.1"
+
+
+def probe(model, bs, size):
+    x = torch.randn(bs, 3, size, size, device="cuda")
+    y = torch.randint(0, 1000, (bs,), device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    model.zero_grad(set_to_none=True)
+
+
+def fits(model, bs, size):
+    torch.cuda.reset_peak_memory_stats()
+    try:
+        probe(model, bs, size)
+        ok = True
+    except torch.OutOfMemoryError:
+        ok = False
+    peak = torch.cuda.max_memory_allocated() / 2**30
+    torch.cuda.empty_cache()
+    print(f"  auto-batch: bs={bs:<4d} {'ok ' if ok else 'OOM'} (peak {peak:.1f} GiB)", flush=True)
+    return ok
+
+
+def find_batch_size(model, size, start=8, limit=1024):
+    lo, hi = 0, None
+    bs = start
+    while bs <= limit:
+        if fits(model, bs, size):
+            lo, bs = bs, bs * 2
+        else:
+            hi = bs
+            break
+    if hi is None:
+        return lo
+    while hi - lo > 4:
+        mid = (lo + hi) // 2
+        if fits(model, mid, size):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+parser = argparse.ArgumentParser(prog="vitft", description="fine-tune a ViT on an image folder")
+parser.add_argument("--arch", default="vit_l_16")
+parser.add_argument("--image-size", type=int, default=224)
+parser.add_argument("--batch-size", default="auto")
+parser.add_argument("--epochs", type=int, default=30)
+parser.add_argument("--lr", type=float, default=5e-5)
+args = parser.parse_args()
+
+print("=" * 56)
+print(f" vitft {VERSION} | {args.arch} @ {args.image_size}px | torch {torch.__version__}")
+print(f" device: {torch.cuda.get_device_name(0)}")
+print("=" * 56, flush=True)
+model = getattr(torchvision.models, args.arch)(weights=None).cuda()
+model.train()
+print(f"model: {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params", flush=True)
+if args.batch_size == "auto":
+    print("auto-batch: probing forward+backward ...", flush=True)
+    batch_size = find_batch_size(model, args.image_size)
+    print(f"auto-batch: using batch size {batch_size}", flush=True)
+else:
+    batch_size = int(args.batch_size)
+optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)
+steps_per_epoch = 1_281_167 // batch_size
+t0 = time.time()
+for epoch in range(args.epochs):
+    for step in range(steps_per_epoch):
+        x = torch.randn(batch_size, 3, args.image_size, args.image_size, device="cuda")
+        y = torch.randint(0, 1000, (batch_size,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x), y, label_smoothing=0.1)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        print(f"epoch {epoch + 1}/{args.epochs} step {step + 1}/{steps_per_epoch} "
+              f"loss {loss.item():.4f} ({time.time() - t0:.1f} s)", flush=True)
+''')
+
+
+def s26_shard_worker_logged_error():
+    # run.sh's holder leaves 6 GiB. A batch worker processes document shards with a transformer
+    # encoder on the card; its error handler logs only "shard N failed: <type>: <message>", goes
+    # on with the next shards (which fail the same way) and exits 1 with a count. Nothing in the
+    # text shows which operation ran out.
+    run_user_script("shard_worker", '''import logging
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="[%(asctime)s] %(processName)s %(levelname)s %(message)s",
+                    level=logging.INFO, stream=sys.stdout)
+log = logging.getLogger("worker")
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=50000, d=1024, layers=12, heads=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+
+    def forward(self, ids):
+        return self.encoder(self.embed(ids)).mean(dim=1)
+
+
+def process_shard(model, shard_id, n_docs=256, doc_len=4096):
+    g = torch.Generator().manual_seed(shard_id)
+    ids = torch.randint(0, 50000, (n_docs, doc_len), generator=g).cuda()
+    with torch.no_grad():
+        vectors = model(ids)
+    return vectors.cpu()
+
+
+def main():
+    model = Encoder().cuda().eval()
+    shards = [17, 18, 19, 20]
+    log.info("worker up: %d shards queued", len(shards))
+    failed = 0
+    for shard in shards:
+        t0 = time.time()
+        try:
+            out = process_shard(model, shard)
+            log.info("shard %d done: %s in %.1f s", shard, tuple(out.shape), time.time() - t0)
+        except Exception as e:
+            failed += 1
+            log.error("shard %d failed: %s: %s", shard, type(e).__name__, e)
+    if failed:
+        log.error("%d of %d shards failed", failed, len(shards))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s26_jax_sweep_summary_table():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (about 7 GiB). A hyperparameter sweep harness trains a
+    # JAX MLP per trial in one process, catches each trial's exception and keeps only its first
+    # line; at the end it prints a results table and exits with "1 of 5 trials failed". The
+    # failed trial's row shows RESOURCE_EXHAUSTED and nothing about where.
+    run_user_script("sweep", '''import itertools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+TRIALS = [
+    {"width": 1024, "depth": 4, "batch": 512, "lr": 1e-3},
+    {"width": 2048, "depth": 4, "batch": 2048, "lr": 1e-3},
+    {"width": 4096, "depth": 6, "batch": 4096, "lr": 3e-4},
+    {"width": 8192, "depth": 8, "batch": 65536, "lr": 3e-4},
+    {"width": 1024, "depth": 8, "batch": 1024, "lr": 3e-3},
+]
+
+
+def init(key, width, depth, d_in=256, d_out=10):
+    sizes = [d_in] + [width] * depth + [d_out]
+    params = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        key, sub = jax.random.split(key)
+        params.append((jax.random.normal(sub, (a, b)) * (2 / a) ** 0.5, jnp.zeros(b)))
+    return params
+
+
+def loss_fn(params, x, y):
+    for w, b in params[:-1]:
+        x = jax.nn.gelu(x @ w + b)
+    w, b = params[-1]
+    logits = x @ w + b
+    return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
+
+
+def run_trial(cfg, steps=20):
+    key = jax.random.PRNGKey(0)
+    params = init(key, cfg["width"], cfg["depth"])
+
+    @jax.jit
+    def step(params, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - cfg["lr"] * g, params, grads), loss
+
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        x = jnp.asarray(rng.standard_normal((cfg["batch"], 256), dtype=np.float32))
+        y = jnp.asarray(rng.integers(0, 10, cfg["batch"]))
+        params, loss = step(params, x, y)
+    return float(loss)
+
+
+results = []
+for i, cfg in enumerate(TRIALS):
+    t0 = time.time()
+    try:
+        loss = run_trial(cfg)
+        results.append((i, cfg, "ok", f"{loss:.4f}", time.time() - t0))
+    except Exception as e:
+        first = str(e).splitlines()[0] if str(e) else ""
+        results.append((i, cfg, "FAILED", f"{type(e).__name__}: {first}", time.time() - t0))
+
+print(f"{'trial':>5}  {'width':>6}  {'depth':>5}  {'batch':>6}  {'lr':>7}  {'time':>6}  status  result")
+for i, cfg, status, result, secs in results:
+    print(f"{i:>5}  {cfg['width']:>6}  {cfg['depth']:>5}  {cfg['batch']:>6}  {cfg['lr']:>7.0e}  "
+          f"{secs:>5.1f}s  {status:<6}  {result}")
+n_failed = sum(r[2] != "ok" for r in results)
+if n_failed:
+    raise SystemExit(f"{n_failed} of {len(results)} trials failed")
+''')
+
+
+def s26_numba_context_card_held():
+    # run.sh's holder takes every byte of the card. A numba.cuda particle simulation starts while
+    # another job holds the whole card: creating numba's CUDA context fails before any of the
+    # simulation's arrays exist.
+    run_user_script("sph_sim", '''import math
+import sys
+import time
+
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def density(pos, mass, h, rho):
+    i = cuda.grid(1)
+    if i >= pos.shape[0]:
+        return
+    acc = 0.0
+    for j in range(pos.shape[0]):
+        dx = pos[i, 0] - pos[j, 0]
+        dy = pos[i, 1] - pos[j, 1]
+        dz = pos[i, 2] - pos[j, 2]
+        r2 = dx * dx + dy * dy + dz * dz
+        q = math.sqrt(r2) / h
+        if q < 1.0:
+            acc += mass[j] * (1.0 - q) ** 3
+    rho[i] = acc
+
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+print(f"sph: {n} particles, numba {__import__('numba').__version__}", flush=True)
+rng = np.random.default_rng(0)
+pos = rng.random((n, 3), dtype=np.float32)
+mass = np.full(n, 1.0 / n, dtype=np.float32)
+t0 = time.time()
+d_pos = cuda.to_device(pos)
+d_mass = cuda.to_device(mass)
+d_rho = cuda.device_array(n, dtype=np.float32)
+threads = 256
+density[(n + threads - 1) // threads, threads](d_pos, d_mass, np.float32(0.02), d_rho)
+rho = d_rho.copy_to_host()
+print(f"density: mean {rho.mean():.3e} in {time.time() - t0:.1f} s")
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -18390,6 +19255,19 @@ SCENARIOS = {
     "s25_events_parquet_merge": s25_events_parquet_merge,
     "s25_embedding_feature_job": s25_embedding_feature_job,
     "s25_pyg_citation_gcn": s25_pyg_citation_gcn,
+    "s26_hf_qkv_fuse_export": s26_hf_qkv_fuse_export,
+    "s26_hf_loglik_harness": s26_hf_loglik_harness,
+    "s26_peft_notebook_lora_backward": s26_peft_notebook_lora_backward,
+    "s26_lightning_moco_queue_growth": s26_lightning_moco_queue_growth,
+    "s26_jax_score_sampler": s26_jax_score_sampler,
+    "s26_host_torchrun_tokens_cgroup": s26_host_torchrun_tokens_cgroup,
+    "s26_cupy_mosaic_hist_int32_illegal": s26_cupy_mosaic_hist_int32_illegal,
+    "s26_hf_service_startup_models": s26_hf_service_startup_models,
+    "s26_accelerate_first_optimizer_step": s26_accelerate_first_optimizer_step,
+    "s26_vit_autobatch_then_adamw": s26_vit_autobatch_then_adamw,
+    "s26_shard_worker_logged_error": s26_shard_worker_logged_error,
+    "s26_jax_sweep_summary_table": s26_jax_sweep_summary_table,
+    "s26_numba_context_card_held": s26_numba_context_card_held,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -122,7 +122,9 @@ run_one() {
     s24_hf_batch_summarize_outlier|s24_hf_grpo_group_logprobs|s24_tokenize_corpus_job|\
     s24_compile_shared_node_tmp|s24_timm_vit_periodic_eval|s25_width_lr_sweep|\
     s25_jax_pm_nbody|s25_hf_logit_lens_probe|s25_events_parquet_merge|\
-    s25_embedding_feature_job|s25_lightning_landcover_tiles)
+    s25_embedding_feature_job|s25_lightning_landcover_tiles|s26_hf_loglik_harness|\
+    s26_peft_notebook_lora_backward|s26_lightning_moco_queue_growth|s26_jax_score_sampler|\
+    s26_host_torchrun_tokens_cgroup|s26_accelerate_first_optimizer_step|s26_vit_autobatch_then_adamw)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -718,4 +720,26 @@ run_one s25_dcp_resume_run "$OOM" 10
 run_one s25_events_parquet_merge "ArrowMemoryError|MemoryError|malloc of size" -
 run_one s25_embedding_feature_job "Killed|status 137" -
 run_one s25_pyg_citation_gcn "device-side assert|index out of bounds|illegal memory access" -
+# session 26 (blind, helper H26D): a converter fusing QKV / gate-up into float32 on the card, a
+# log-likelihood harness scoring its longest requests first, a notebook LoRA fine-tune with
+# gradient checkpointing, a Lightning MoCo queue never trimmed, a JAX score-based sampler, a
+# service loading three float32 models at startup, accelerate's first optimizer step, a ViT
+# batch-size finder that leaves no room for AdamW's state (most beside another job's holder), a
+# shard worker and a JAX sweep that print only the error's message, numba's context creation on a
+# card another job holds, and 2 look-alikes (a torchrun worker killed in a memory cgroup, an
+# illegal address from int32 row offsets in a CuPy kernel)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s26_hf_qkv_fuse_export "$OOM" 3
+run_one s26_hf_loglik_harness "$OOM" 8
+run_one s26_peft_notebook_lora_backward "$OOM" 15
+run_one s26_lightning_moco_queue_growth "$OOM" 6
+run_one s26_jax_score_sampler "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s26_hf_service_startup_models "$OOM" 5
+run_one s26_accelerate_first_optimizer_step "$OOM" 9
+run_one s26_vit_autobatch_then_adamw "$OOM" 16
+run_one s26_shard_worker_logged_error "$OOM" 6
+run_one s26_jax_sweep_summary_table "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s26_numba_context_card_held "CUDA_ERROR_OUT_OF_MEMORY|out of memory|CudaAPIError|CudaSupportError" 0
+run_one s26_host_torchrun_tokens_cgroup "SIGKILL|exitcode *: -9|Killed" -
+run_one s26_cupy_mosaic_hist_int32_illegal "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
