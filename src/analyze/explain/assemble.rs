@@ -321,6 +321,15 @@ fn read_phase(
         .and_then(|message| nearby_words(collected, message, &frames))
         .filter(|(_, phase, _, words)| {
             !crate::analyze::phase::prose::words_unshown(host_memory(failure), *phase, words)
+        })
+        // A training announced as it starts (`Start training for 300 epochs`) and then a kill
+        // or the host's allocator failing: its data loader's workers take host memory as its
+        // first steps do, so the start shows the job, not the stage (the rule of
+        // `words_unshown` for a training's words without its progress).
+        .filter(|(_, phase, what, _)| {
+            !(host_memory(failure)
+                && *phase == Phase::TrainingStep
+                && what.starts_with("the program's log line announcing"))
         });
     let training_step_shown = training_step_shown(collected, progress);
     let mut progress = progress.clone();

@@ -76,7 +76,118 @@ pub fn fill_unknown(report: &mut PhaseReport, inputs: &InferenceInputs<'_>) {
     if report.failed_in != Phase::Unknown {
         return;
     }
+    if let Some(why) = conversion_entry(inputs) {
+        report.found(Phase::FormatConversion, why);
+        return;
+    }
     fill(report, evidence(inputs), inputs);
+}
+
+/// Words of a script's name that say it converts: `convert`, `export`, `merge` also name data
+/// conversions (`convert_coco_to_yolo.py`, `export_embeddings.py`, `merge_events.py`), so they
+/// need a word of a model's weights or format beside them; quantizing or fusing is done to
+/// weights.
+const CONVERSION_WORDS: &[&str] = &[
+    "convert",
+    "conversion",
+    "converter",
+    "export",
+    "exporter",
+    "merge",
+];
+
+/// Words of a script's name that say it converts a model's weights on their own.
+const WEIGHTS_CONVERSION_WORDS: &[&str] = &["quantize", "quantise", "quantization", "fuse"];
+
+/// Words of a script's name that name a model's weights or one of their formats.
+const WEIGHTS_WORDS: &[&str] = &[
+    "model",
+    "models",
+    "weights",
+    "weight",
+    "checkpoint",
+    "checkpoints",
+    "ckpt",
+    "lora",
+    "adapter",
+    "adapters",
+    "peft",
+    "hf",
+    "gguf",
+    "ggml",
+    "onnx",
+    "trt",
+    "tensorrt",
+    "engine",
+    "safetensors",
+    "torchscript",
+    "coreml",
+    "tflite",
+    "openvino",
+    "awq",
+    "gptq",
+    "fp8",
+    "int8",
+    "int4",
+    "qkv",
+];
+
+/// Whether a script's file name says it converts a model's weights: a word of
+/// [`WEIGHTS_CONVERSION_WORDS`], or of [`CONVERSION_WORDS`] with a word of [`WEIGHTS_WORDS`]
+/// in the stem, as its first or last word (`convert_checkpoint.py` of TensorRT-LLM's
+/// examples, transformers' `convert_llama_weights_to_hf.py`, `merge_lora.py`,
+/// `export_onnx.py`, `quantize.py`, `fuse_qkv.py`), and no training word in it.
+pub fn conversion_script(file: &str) -> bool {
+    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
+    let Some(stem) = base.strip_suffix(".py") else {
+        return false;
+    };
+    let lower = stem.to_ascii_lowercase();
+    if lower.starts_with("test_") || lower.ends_with("_test") {
+        return false;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    let ends = [words.first(), words.last()];
+    let alone = ends
+        .iter()
+        .flatten()
+        .any(|word| WEIGHTS_CONVERSION_WORDS.contains(word));
+    let with_weights = ends
+        .iter()
+        .flatten()
+        .any(|word| CONVERSION_WORDS.contains(word))
+        && words.iter().any(|word| WEIGHTS_WORDS.contains(word));
+    (alone || with_weights) && !trains(&lower.replace(['-', '.'], "_").replace('_', " "))
+}
+
+/// The program's entry script (the outermost frame, `<module>` or `main`, outside any library)
+/// is named for converting a model's weights, and nothing around the failure shows training:
+/// the job is a conversion, whatever statement of it failed (reading, fusing, casting or
+/// writing the tensors).
+fn conversion_entry(inputs: &InferenceInputs<'_>) -> Option<String> {
+    // Of the host's memory, a converter's reading of the checkpoint is its job as much as the
+    // conversion (as of an inference script, `entry_script`).
+    if inputs.host_memory || training_shown(inputs).is_some() {
+        return None;
+    }
+    let entry = inputs.frames.iter().find(|frame| !frame.called)?;
+    let named = matches!(entry.function.as_str(), "<module>" | "main")
+        && !super::is_library_file(&entry.file)
+        && conversion_script(&entry.file)
+        && !pytest_run(inputs.frames);
+    named.then(|| {
+        format!(
+            "line {}: the program's entry script {} is named for converting a model's weights \
+             (no frame or statement shows training); line {}: the failure came under it: \
+             format conversion",
+            entry.line,
+            super::short_path(&entry.file),
+            inputs.failure_line
+        )
+    })
 }
 
 /// [`fill_unknown`] from the caller's failing statement alone (a forward run for its outputs,

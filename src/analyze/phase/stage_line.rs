@@ -173,6 +173,10 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
     // calibration samples before the weights are quantized; AutoGPTQ / GPTQModel `quantize`,
     // llm-compressor `oneshot`): part of converting the weights.
     (Phase::FormatConversion, &["calibrating"], &[]),
+    // A model's weights quantized, its name as the object (`Quantizing Mistral`, `Quantizing
+    // transformer`: ostris/ai-toolkit's `quantize_model` log line): only weights are quantized
+    // by a stage a program announces.
+    (Phase::FormatConversion, &["quantizing", "quantising"], &[]),
     (
         Phase::WeightsLoad,
         &["loading", "reading", "restoring"],
@@ -214,6 +218,48 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
         Phase::Inference,
         &["evaluating", "validating", "predicting", "inferring"],
         &[],
+    ),
+    // A model's outputs made for the user: a diffusion or language model sampling or generating
+    // what it is named for (`Sampling captions:` above a sampler's bar, `Generating 4 images`,
+    // `generating the response`); not a data set's split (`Generating train split`, Hugging Face
+    // `datasets`), which names none of these.
+    (
+        Phase::Inference,
+        &[
+            "sampling",
+            "generating",
+            "synthesizing",
+            "synthesising",
+            "denoising",
+        ],
+        &[
+            "image",
+            "images",
+            "video",
+            "videos",
+            "frames",
+            "sample",
+            "samples",
+            "audio",
+            "speech",
+            "text",
+            "tokens",
+            "response",
+            "responses",
+            "completion",
+            "completions",
+            "captions",
+            "outputs",
+        ],
+    ),
+    // The training loop announced as it starts (`maskrcnn_benchmark.trainer INFO: Start
+    // training`, `Starting training`, `Beginning fine-tuning`): its first step runs next. Not the
+    // training data named after the word (`Starting training data preprocessing`: see
+    // `stage_line_phase`).
+    (
+        Phase::TrainingStep,
+        &["start", "starting", "begin", "beginning"],
+        &["training", "fine-tuning", "finetuning"],
     ),
 ];
 
@@ -290,6 +336,18 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
             })
             .then_some(*phase)
     })?;
+    // The training's data or set named, not the loop (`Starting training data preprocessing`).
+    if phase == Phase::TrainingStep
+        && words.windows(2).any(|pair| {
+            matches!(pair[0], "training" | "fine-tuning" | "finetuning")
+                && matches!(
+                    pair[1],
+                    "data" | "dataset" | "datasets" | "set" | "split" | "samples"
+                )
+        })
+    {
+        return None;
+    }
     // A learning rate's or a scheduler's warm-up is a training's.
     let training = words
         .iter()
@@ -400,6 +458,18 @@ mod tests {
             phase("2026-12-02 04:19:42,778 INFO     epoch 0: validating on 16 scans (4096x4096)"),
             Some(Phase::Inference)
         );
+        // A sampler's or a generator's outputs; the training loop starting.
+        assert_eq!(
+            phase("[2025-01-12 09:47:20] INFO: Sampling captions:"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(phase("Generating 4 images ..."), Some(Phase::Inference));
+        assert_eq!(
+            phase("2019-12-11 05:25:21,147 maskrcnn_benchmark.trainer INFO: Start training"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(phase("Starting training..."), Some(Phase::TrainingStep));
+        assert_eq!(phase("Quantizing Mistral"), Some(Phase::FormatConversion));
     }
 
     #[test]
@@ -436,6 +506,11 @@ mod tests {
             "casting model to float16"
         ));
         assert_eq!(phase("running sanity checks on 4 files"), None);
+        // A data set's split generated, the training's data prepared, a training finished.
+        assert_eq!(phase("Generating train split: 1000 examples"), None);
+        assert_eq!(phase("Starting training data preprocessing"), None);
+        assert_eq!(phase("Training finished, starting export"), None);
+        assert_eq!(phase("sampling negatives from the queue"), None);
         // The verb not first: a sentence, code, an error.
         assert_eq!(phase("I am merging adapters and it fails"), None);
         assert_eq!(phase("    loading_model = True"), None);

@@ -589,7 +589,18 @@ pub fn xla_executable_phase(text: &str) -> Option<Phase> {
         .split('\'')
         .next()?
         .to_ascii_lowercase();
-    if name.contains("train") || name.contains("update_step") {
+    // A jitted function named for a step or an update alone (`@jax.jit def step(params,
+    // opt_state, batch)`, optax's `update`): the training step of JAX's own examples and of
+    // most hand-written loops; a sampler's step names its sampling (`jit_sample_step`).
+    let bare = name
+        .trim_start_matches("jit_")
+        .trim_start_matches("pmap_")
+        .trim_start_matches('_');
+    let step = matches!(
+        bare,
+        "step" | "update" | "step_fn" | "update_fn" | "sgd_step" | "opt_step" | "grad_step"
+    ) || name.contains("apply_gradients");
+    if name.contains("train") || name.contains("update_step") || step {
         Some(Phase::TrainingStep)
     } else if ["generate", "sample", "decode", "predict", "infer"]
         .iter()

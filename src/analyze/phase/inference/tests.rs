@@ -715,3 +715,63 @@ fn a_user_statement_that_runs_a_model_shows_inference() {
         );
     }
 }
+
+#[test]
+fn an_entry_script_named_for_converting_weights_shows_format_conversion() {
+    for name in [
+        "convert_to_engine.py",
+        "convert_llama_weights_to_hf.py",
+        "export_onnx.py",
+        "merge_lora.py",
+        "scripts/fuse_qkv.py",
+        "model_quantize.py",
+    ] {
+        assert!(conversion_script(name), "{name}");
+    }
+    for name in [
+        "train.py",
+        "convert_and_train.py",
+        "test_convert.py",
+        "converter_test.py",
+        "convert.sh",
+        "data_export_helper.py",
+        "export_embeddings.py",
+        "merge_events.py",
+        "convert_coco_to_yolo.py",
+    ] {
+        assert!(!conversion_script(name), "{name}");
+    }
+    let owned = lines(&["[convert] layer 5/8 fused", "Traceback", "", OOM]);
+    let refs: Vec<&ContextLine> = owned.iter().collect();
+    let frames = [frame(
+        3,
+        "<module>",
+        "/tmp/work/convert_to_engine.py",
+        Some("out[k] = torch.cat([gate, up], dim=0).to(dtype)"),
+    )];
+    let inputs = InferenceInputs {
+        failure_line: 4,
+        lines: &refs,
+        events: &[],
+        frames: &frames,
+        engine: EngineName::Pytorch,
+        host_memory: false,
+    };
+    let mut report = PhaseReport::default();
+    fill_unknown(&mut report, &inputs);
+    assert_eq!(report.failed_in, Phase::FormatConversion);
+    // Training shown around it: not a conversion.
+    let frames = [frame(
+        3,
+        "<module>",
+        "/tmp/work/convert_to_engine.py",
+        Some("loss.backward()"),
+    )];
+    let inputs = InferenceInputs {
+        frames: &frames,
+        ..inputs
+    };
+    let mut report = PhaseReport::default();
+    fill_unknown(&mut report, &inputs);
+    assert_ne!(report.failed_in, Phase::FormatConversion);
+}

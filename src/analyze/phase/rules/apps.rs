@@ -11,6 +11,14 @@ use crate::model::explain::Phase::{Inference as I, TrainingStep as T, WeightsLoa
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
 pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
+    // --- SAM 2 (facebookresearch/sam2, 2024–2025): `sam2/sam2_video_predictor.py`
+    // `SAM2VideoPredictor.init_state` reads the input video's frames onto the device
+    // (`sam2/utils/misc.py` `load_video_frames`, `image.cuda()` unless `offload_video_to_cpu`)
+    // before the first prompt: part of segmenting that video; `propagate_in_video` runs the
+    // model frame by frame. ---
+    r("init_state", "sam2/", I, Serve, "sam2"),
+    r("load_video_frames", "sam2/", I, Serve, "sam2"),
+    r("propagate_in_video", "sam2/", I, Serve, "sam2"),
     // --- PaddleOCR 2.x (PaddlePaddle/PaddleOCR, `paddleocr.py` `PaddleOCR.ocr`; the predictors
     // of `tools/infer/`: `predict_system.py` `TextSystem.__call__`, `predict_det.py`
     // `TextDetector.__call__`, `predict_rec.py` `TextRecognizer.__call__`, `predict_cls.py`

@@ -26,6 +26,25 @@ pub(super) const TORCH: &[FrameRule] = &[
     // torch ≤ 1.4 `torch/cuda/__init__.py`: the first `torch.cuda.*Tensor` runs `_lazy_new`,
     // which runs `_lazy_init` (context creation).
     r("_lazy_new", "torch/cuda/", S, Stage, "torch"),
+    // Numba's CUDA target (numba 0.5x `numba/cuda/cudadrv/devices.py`, and the numba-cuda
+    // package's `numba_cuda/numba/cuda/cudadrv/devices.py`): the first CUDA call of a program
+    // (`cuda.to_device`, a kernel launch) runs `_require_cuda_context` → `ensure_context` →
+    // `get_or_create_context`, which creates the device's primary context
+    // (`driver.py` `Device.get_primary_context`): the process's CUDA start-up.
+    r(
+        "get_or_create_context",
+        "numba/cuda/cudadrv/",
+        S,
+        Stage,
+        "numba",
+    ),
+    r(
+        "get_primary_context",
+        "numba/cuda/cudadrv/",
+        S,
+        Stage,
+        "numba",
+    ),
     r("set_device", "torch/cuda/", S, Stage, "torch"),
     // `torch.cuda.set_per_process_memory_fraction` (`cuda/memory.py`) caps the caching
     // allocator before the job allocates: the device's set-up (it raises `Invalid fraction

@@ -277,6 +277,16 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a module's weights created on the device",
         ),
         (
+            // torch's own statement of `Module.to` (`torch/nn/modules/module.py` `convert`, 1.x
+            // and 2.x: `return t.to(device, dtype if t.is_floating_point() or t.is_complex()
+            // else None, non_blocking)`), left alone above the error when a paste keeps only
+            // the last line of the traceback: each of the module's tensors moved to the device.
+            code.replace(' ', "")
+                .contains("t.to(device,dtypeift.is_floating_point()"),
+            Phase::WeightsLoad,
+            "a module's tensors moved to the device (torch's Module.to)",
+        ),
+        (
             [".to(", ".cuda("].iter().any(|call| {
                 code.match_indices(call).any(|(at, _)| {
                     let receiver = receiver(&code[..at]);

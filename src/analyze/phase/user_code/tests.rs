@@ -170,6 +170,12 @@ fn statements_say_the_stage_they_run() {
             Some(TrainingStep),
         ),
         ("model.register_full_backward_hook(hook)", None),
+        (
+            "return t.to(device, dtype if t.is_floating_point() or t.is_complex() else None, \
+             non_blocking)",
+            Some(WeightsLoad),
+        ),
+        ("x = t.to(device)", None),
         ("self.optimizer.step()", Some(TrainingStep)),
         ("scaler.step(optimizer)", Some(TrainingStep)),
         (

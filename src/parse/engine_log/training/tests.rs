@@ -228,6 +228,14 @@ fn detection_bars_xla_programs_and_keras_training_nodes_show_the_stage() {
         Some(crate::model::explain::Phase::Inference)
     );
     assert_eq!(late("[executable_name='jit_fn']"), None);
+    // A step or an update alone: a training step; a step of something else: nothing.
+    assert_eq!(late("[executable_name='jit_step']"), training);
+    assert_eq!(late("[executable_name='jit_update']"), training);
+    assert_eq!(late("[executable_name='jit_render_step']"), None);
+    assert_eq!(
+        late("[executable_name='jit_sample_step']"),
+        Some(crate::model::explain::Phase::Inference)
+    );
     assert_eq!(
         late("\t [[GroupCrossDeviceControlEdges_0/training/Adam/Adam/Const/_343]]"),
         training

@@ -55,6 +55,36 @@ mod session13_app_frames {
     use super::super::decided;
 
     #[test]
+    fn numbas_context_creation_is_start_up() {
+        let devices = "/v/site-packages/numba_cuda/numba/cuda/cudadrv/devices.py";
+        assert_eq!(
+            frame_phase("get_or_create_context", devices),
+            Some(crate::model::explain::Phase::Startup)
+        );
+        assert_eq!(
+            frame_phase(
+                "get_primary_context",
+                "/v/site-packages/numba/cuda/cudadrv/driver.py"
+            ),
+            Some(crate::model::explain::Phase::Startup)
+        );
+    }
+
+    #[test]
+    fn sam2s_video_predictor_segments_its_input() {
+        let misc = "/content/segment-anything-2-main/sam2/utils/misc.py";
+        assert_eq!(frame_phase("load_video_frames", misc), I);
+        assert_eq!(
+            frame_phase(
+                "init_state",
+                "/x/site-packages/sam2/sam2_video_predictor.py"
+            ),
+            I
+        );
+        assert_eq!(frame_phase("init_state", "/x/my_app/state.py"), None);
+    }
+
+    #[test]
     fn paddle_predictors_run_and_are_built() {
         let tools = "C:\\Py\\site-packages\\paddleocr\\tools\\infer\\";
         assert_eq!(
