@@ -426,6 +426,9 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
+        // ExLlama's autosplit raises it while placing the layers (and their cache) on the
+        // GPUs in turn: the model's load.
+        OomKind::ExllamaSplit => Some(Phase::WeightsLoad),
         // llama.cpp fills its KV cells only while decoding requests (its warm-up decodes one
         // token): the context ran full while serving.
         OomKind::ContextFull => Some(Phase::Inference),

@@ -376,6 +376,10 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
             ));
             return Cause::WarmupPeak;
         }
+        OomKind::ExllamaSplit => {
+            builder.fact("ExLlama's autosplit places the layers and their share of the cache on each allowed GPU in turn (keeping the reserve given per GPU); the last GPU filled before the model and its cache were placed: the cache size (context length, cache mode) or the model's size is more than the GPUs hold".to_string());
+            return Cause::KvCacheBudget;
+        }
         OomKind::SglangMemory
             if failure.text.contains("mem-fraction-static")
                 || failure.text.contains("mem_fraction_static") =>

@@ -145,6 +145,8 @@ pub enum OomKind {
     VllmWarmupOom,
     /// TGI warm-up "Not enough memory to handle …".
     TgiWarmup,
+    /// ExLlamaV2 / ExLlamaV3 autosplit: "Insufficient VRAM (in split) for model and cache".
+    ExllamaSplit,
     /// SGLang memory errors (not enough memory for KV cache, etc.).
     SglangMemory,
     /// llama.cpp / ggml: `cudaMalloc failed`, `failed to allocate CUDA0 buffer of size N`.

@@ -716,13 +716,15 @@ fn nearby_words<'a>(
                 let Some(announced) = text_of(earlier) else {
                     break;
                 };
-                if !details
-                    .iter()
-                    .all(|detail| details_stage(detail, announced))
-                {
+                let announced_phase = stage_line_phase(announced);
+                if !details.iter().all(|detail| {
+                    details_stage(detail, announced)
+                        || (announced_phase.is_some_and(|(phase, _)| phase == Phase::Inference)
+                            && item_done_short_of_total(detail))
+                }) {
                     break;
                 }
-                if let Some((phase, words)) = stage_line_phase(announced) {
+                if let Some((phase, words)) = announced_phase {
                     return Some((
                         earlier,
                         phase,
@@ -867,6 +869,56 @@ fn is_library_noise(text: &str) -> bool {
 /// (`3/50`, `batch 1`, `step 120`) and whose words name one stage (`user_code::words_phase`). A line that reports a
 /// stage finished (`loaded`, `done`, `took`) shows what ran before, not what failed; a command
 /// line (`$ …`, `… --flag`) shows what was asked, not where it failed.
+/// Whether a line reports one input of a run done with more to come: a count short of its
+/// total (`Predicted structure for hipAB-750 with length 765, … 1 / 5 completed.`, ESMFold's
+/// `esm/scripts/fold.py`; `[3/10] done`), not a loss, an epoch or a step of training. Under
+/// an announced prediction (`Starting Predictions`) such lines are its run's progress: the
+/// next input is running.
+fn item_done_short_of_total(text: &str) -> bool {
+    if text.starts_with([' ', '\t']) || text.len() > 300 {
+        return false;
+    }
+    let lower = text.to_ascii_lowercase();
+    if ["loss", "epoch", "step", "lr", "grad"].iter().any(|word| {
+        lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == *word)
+    }) {
+        return false;
+    }
+    // `N/M` or `N / M`, neither side part of a date, a time, a path or a version.
+    let bytes = lower.as_bytes();
+    let joins = |b: u8| b.is_ascii_digit() || matches!(b, b'/' | b'.' | b':' | b'-');
+    lower.match_indices('/').any(|(at, _)| {
+        let mut end = at;
+        if end > 0 && bytes[end - 1] == b' ' {
+            end -= 1;
+        }
+        let start = bytes[..end]
+            .iter()
+            .rposition(|b| !b.is_ascii_digit())
+            .map_or(0, |p| p + 1);
+        let mut begin = at + 1;
+        if bytes.get(begin) == Some(&b' ') {
+            begin += 1;
+        }
+        let stop = bytes[begin..]
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .map_or(bytes.len(), |p| begin + p);
+        if start == end || begin == stop {
+            return false;
+        }
+        let before_ok = start == 0 || !joins(bytes[start - 1]);
+        let after_ok = stop == bytes.len() || !joins(bytes[stop]);
+        let done = lower[start..end].parse::<u64>().ok();
+        let total = lower[begin..stop].parse::<u64>().ok();
+        before_ok
+            && after_ok
+            && matches!((done, total), (Some(done), Some(total)) if done > 0 && done < total)
+    })
+}
+
 fn status_line_phase(text: &str) -> Option<Phase> {
     let trimmed = text.trim();
     if text.starts_with([' ', '\t'])
@@ -1016,7 +1068,7 @@ fn after_log_prefix(text: &str, phase: Phase) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_library_noise, last_progress_bar, status_line_phase};
+    use super::{is_library_noise, item_done_short_of_total, last_progress_bar, status_line_phase};
     use crate::analyze::explain::explain_text;
     use crate::model::explain::Phase;
 
@@ -1352,6 +1404,24 @@ mod tests {
         ] {
             assert!(!is_library_noise(line), "{line}");
         }
+    }
+
+    #[test]
+    fn an_input_done_short_of_the_total_is_a_runs_progress() {
+        assert!(item_done_short_of_total(
+            "22/11/10 13:59:12 | INFO | root | Predicted structure for hipAB-750 with length \
+             765, pLDDT 51.2, pTM 0.264 in 105.6s. 1 / 5 completed."
+        ));
+        assert!(item_done_short_of_total("[3/10] done: out_3.png"));
+        // All done, none done, a date, a training's progress.
+        assert!(!item_done_short_of_total("5 / 5 completed."));
+        assert!(!item_done_short_of_total("0/5 completed"));
+        assert!(!item_done_short_of_total(
+            "22/11/10 13:59:12 | INFO | root | Loading model"
+        ));
+        assert!(!item_done_short_of_total(
+            "epoch 1: 3/10 batches, loss 0.41"
+        ));
     }
 
     #[test]

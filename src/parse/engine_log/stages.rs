@@ -49,7 +49,39 @@ pub(super) const RULES: &[Rule] = &[
     rule("OP_REQUIRES failed at ", tensorflow_kernel),
     rule("[Memory Management] Target", forge_model_moves),
     rule("Moving model(s) has taken ", forge_model_moves),
+    rule("Generation failed", stage_failed),
+    rule("generation failed", stage_failed),
+    rule("Inference failed", stage_failed),
+    rule("inference failed", stage_failed),
+    rule("Prediction failed", stage_failed),
+    rule("prediction failed", stage_failed),
 ];
+
+/// An app's own line reporting the stage that failed, printed under the error it caught (`Job
+/// job_17…: Generation failed Error: No audio files generated`, `ERROR inference failed for
+/// request 12`, `Prediction failed: CUDA out of memory`): under a failure, that stage was
+/// running. The stage's noun opens the message (after the logger's prefix or the job's name
+/// and a colon), so a sentence that only mentions it (`if generation failed, retry`) is not
+/// read.
+fn stage_failed(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    let Some(at) = ["generation failed", "inference failed", "prediction failed"]
+        .iter()
+        .filter_map(|phrase| lower.find(phrase))
+        .min()
+    else {
+        return;
+    };
+    let before = lower[..at].trim_end();
+    let opens = before.is_empty()
+        || before.ends_with([':', ']', '-', '|', '!'])
+        || ["error", "info", "warning"]
+            .iter()
+            .any(|level| before.ends_with(level));
+    if opens {
+        facts.late_phase = Some(Phase::Inference);
+    }
+}
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
     facts.event(kind, phase, EventFigures::default());
@@ -472,6 +504,24 @@ mod tests {
             "    evaluating on = True",
         ] {
             assert!(!kinds(line).contains(&EventKind::Evaluation), "{line}");
+        }
+    }
+
+    #[test]
+    fn an_apps_line_reporting_its_stage_failed() {
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        for line in [
+            "Job job_1777397675540_3kfy6mq: Generation failed Error: No audio files generated",
+            "2026-01-02 10:00:00 ERROR inference failed for request 12",
+            "[server] Prediction failed: CUDA out of memory",
+        ] {
+            assert_eq!(late(line), Some(Phase::Inference), "{line}");
+        }
+        for line in [
+            "if generation failed, the job is retried",
+            "The model's generation failed after 3 tries, why?",
+        ] {
+            assert_eq!(late(line), None, "{line}");
         }
     }
 

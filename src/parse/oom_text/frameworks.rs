@@ -24,7 +24,7 @@
 //!   patterns below).
 
 use super::{find, integer_of, parse_size, size_of, Continuation, Family, FrameworkKind, Parsed};
-use crate::model::failure::OomKind;
+use crate::model::failure::{EngineName, OomKind};
 use crate::model::gpu::CudaOrdinal;
 use crate::model::Bytes;
 
@@ -236,6 +236,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position].rfind("Error Code").unwrap_or(position);
         return Some((Family::Framework(FrameworkKind::TensorRt), begin));
     }
+    // ExLlamaV2 `exllamav2/model.py` `load_autosplit_gen` ("Insufficient VRAM for model and
+    // cache") and ExLlamaV3 `exllamav3/model/model_ls.py` ("Insufficient VRAM in split for model
+    // and cache"): the autosplit placed layers and cache on each allowed GPU in turn and ran
+    // out of GPUs (TabbyAPI relays the message).
+    for needle in [
+        "Insufficient VRAM for model and cache",
+        "Insufficient VRAM in split for model and cache",
+    ] {
+        if let Some(position) = find(text, needle) {
+            return Some((Family::Framework(FrameworkKind::ExllamaSplit), position));
+        }
+    }
     // CuPy `memory.pyx`: "Out of memory allocating N bytes (allocated so far: M bytes[, limit
     // set to: L bytes])."; CuPy ≤4: "out of memory to allocate N bytes (total M bytes)".
     for needle in ["Out of memory allocating", "out of memory to allocate"] {
@@ -445,6 +457,11 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 squeezed,
             )
             .map(Bytes);
+            parsed
+        }
+        FrameworkKind::ExllamaSplit => {
+            let mut parsed = Parsed::new(OomKind::ExllamaSplit, true);
+            parsed.engine_hint = Some(EngineName::Exllamav2);
             parsed
         }
         FrameworkKind::Cupy => {

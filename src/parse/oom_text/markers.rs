@@ -135,6 +135,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Metal's command buffer out of the GPU's memory (cuda.rs).
         ("Insufficient Memory (IOAF", Message),
         ("execution failed: Insufficient Memory", Message),
+        // ExLlama's autosplit (frameworks.rs).
+        ("Insufficient VRAM for model and cache", Message),
+        ("Insufficient VRAM in split for model and cache", Message),
         // vLLM.
         ("Free memory on device", Message),
         ("No available memory for the cache blocks", Message),

@@ -120,6 +120,9 @@ pub(crate) enum FrameworkKind {
     TensorRt,
     /// CuPy memory pool.
     Cupy,
+    /// ExLlamaV2's and ExLlamaV3's autosplit loader: the model and its cache do not fit on the
+    /// GPUs it may use.
+    ExllamaSplit,
     /// PaddlePaddle's allocator (`Out of memory error on GPU 0. Cannot allocate …`).
     Paddle,
     /// ONNX Runtime's BFC arena (`Failed to allocate memory for requested buffer of size N`).

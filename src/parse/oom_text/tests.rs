@@ -282,6 +282,19 @@ fn vllm_errors() {
 }
 
 #[test]
+fn exllamas_autosplit_running_out_of_gpus() {
+    for text in [
+        "RuntimeError: Insufficient VRAM for model and cache",
+        "2026-09-12 10:01:02.345 ERROR:    RuntimeError: Insufficient VRAM in split for model and \
+         cache",
+    ] {
+        let message = one(text);
+        assert_eq!(message.kind, OomKind::ExllamaSplit, "{text}");
+        assert_eq!(message.engine_hint, Some(EngineName::Exllamav2), "{text}");
+    }
+}
+
+#[test]
 fn tgi_sglang_llama_cpp() {
     let message = one("RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`");
     assert_eq!(message.kind, OomKind::TgiWarmup);
