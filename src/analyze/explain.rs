@@ -1583,4 +1583,6 @@ mod s24_tests;
 #[cfg(test)]
 mod s25_tests;
 #[cfg(test)]
+mod s26_tests;
+#[cfg(test)]
 mod tier_tests;

@@ -437,6 +437,9 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::HostMemory if message.text.contains("requires more system memory") => {
             Some(Phase::WeightsLoad)
         }
+        // A checkpoint file the host could not map into memory (`unable to mmap N bytes from
+        // file <model-00001-of-00002.safetensors>: Cannot allocate memory`): the weights' read.
+        OomKind::HostMemory if maps_a_weights_file(&message.text) => Some(Phase::WeightsLoad),
         // TensorRT-LLM's executor report names the component whose creation failed
         // (`_ExecutorCreationStage` values in `_torch/pyexecutor/py_executor_creator.py`, 1.0):
         // `Model` / `Draft model for speculative decoding` (the `PyTorchModelEngine`, which loads
@@ -665,6 +668,27 @@ pub fn shows_a_completed_step(text: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether a host-memory message is a checkpoint file failing to map (`unable to mmap N bytes
+/// from file <….safetensors>`, a `.gguf`, `.bin`, `.pt`, `.pth`, `.ckpt` file).
+fn maps_a_weights_file(text: &str) -> bool {
+    let Some(at) = text.find("unable to mmap") else {
+        return false;
+    };
+    let rest = &text[at..];
+    let file = rest.split_once(" from file ").map(|(_, file)| file);
+    file.is_some_and(|file| {
+        let name = file
+            .split([':', '>', '\'', '"', ' '])
+            .find(|part| !part.is_empty() && *part != "<")
+            .unwrap_or_default()
+            .trim_start_matches('<')
+            .to_ascii_lowercase();
+        [".safetensors", ".gguf", ".bin", ".pt", ".pth", ".ckpt"]
+            .iter()
+            .any(|extension| name.ends_with(extension))
+    })
 }
 
 /// Decides `failed_in`, `last_completed`, `server_was_ready` with evidence.

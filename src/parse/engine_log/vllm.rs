@@ -35,6 +35,10 @@ pub(super) const RULES: &[Rule] = &[
         multimodal_profiling,
     ),
     rule("of the maximum feature size", multimodal_profiling),
+    rule(
+        "The sequence length used for profiling",
+        multimodal_profiling,
+    ),
     rule("Memory profiling takes", profiling),
     rule("Memory profiling results:", profiling),
     rule("x gpu_memory_utilization (", profiling),
@@ -312,10 +316,16 @@ fn gib(text: &str, key: &str) -> Option<Bytes> {
 /// before its dummy batch; V1 0.7–0.11 `v1/worker/gpu_model_runner.py` `profile_run` logs
 /// `Encoder cache will be initialized with a budget of N tokens, and profiled with K image
 /// items of the maximum feature size.` before it runs the encoder on dummy items, then the
-/// dummy forward (where torch.compile compiles) that the memory profiling measures.
+/// dummy forward (where torch.compile compiles) that the memory profiling measures. 0.7–0.9
+/// `multimodal/profiling.py` `MultiModalProfiler.get_decoder_dummy_data` warns while it builds
+/// that dummy batch when the profiled sequence cannot hold the worst-case multi-modal
+/// embeddings (`The sequence length used for profiling (max_num_batched_tokens / max_num_seqs =
+/// N) is too short to hold the multi-modal embeddings in the worst case …`).
 fn multimodal_profiling(text: &str, facts: &mut LineFacts) {
     let v1 = has(text, "Encoder cache will be initialized") && has(text, ", and profiled with ");
-    if has(text, "Starting profile run for multi-modal models") || v1 {
+    let dummy = has(text, "The sequence length used for profiling (")
+        && has(text, "is too short to hold the multi-modal embeddings");
+    if has(text, "Starting profile run for multi-modal models") || v1 || dummy {
         facts.engine(EngineName::Vllm, Certainty::Strong);
         facts.event(
             EventKind::ProfilingStart,

@@ -188,7 +188,7 @@ fn parse_family(open: &Open) -> Option<Parsed> {
         Family::Sglang => Some(sglang::parse(squeezed)),
         Family::LlamaChain => Some(llama_cpp::parse(&open.text, squeezed)),
         Family::Framework(kind) => Some(frameworks::parse(kind, squeezed)),
-        Family::NotOom(kind) => Some(not_oom::parse(kind)),
+        Family::NotOom(kind) => Some(not_oom::parse(kind, squeezed)),
     }
 }
 

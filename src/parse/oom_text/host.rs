@@ -75,6 +75,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position]
             .rfind("[Errno")
             .or_else(|| text[..position].rfind("OSError"))
+            .or_else(|| text[..position].rfind("unable to mmap"))
             .unwrap_or(position);
         return Some((Family::Host(HostKind::Errno), begin));
     }
@@ -265,6 +266,16 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
             details.host_available_bytes =
                 size_of(regex!(concat!(r"available\(", size!(), r"\)")), squeezed);
         }
+        // A file mapped into memory that the host could not map (`unable to mmap 4965799096
+        // bytes from file <model-00001-of-00002.safetensors>: Cannot allocate memory`): the
+        // mapping's size is what was asked.
+        HostKind::Errno => {
+            details.host_required_bytes = regex!(r"unabletommap(\d+)bytes")
+                .captures(squeezed)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| m.as_str().parse().ok())
+                .map(Bytes);
+        }
         HostKind::OomKiller => oom_killer_figures(text, details),
         HostKind::Killed => {
             parsed.kind = OomKind::KilledBySignal;
@@ -312,7 +323,7 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
             // The handler then aborts the process: SIGABRT, which a shell reports as 134.
             details.exit_code = Some(134);
         }
-        HostKind::Errno | HostKind::BadAlloc | HostKind::RayMemoryMonitor => {}
+        HostKind::BadAlloc | HostKind::RayMemoryMonitor => {}
     }
     parsed
 }

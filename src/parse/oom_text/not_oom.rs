@@ -18,7 +18,7 @@
 //! The cells are the context (`n_ctx`, shared by the server's slots): it is full, the GPU is not.
 
 use super::{find, Family, NotOomKind, Parsed};
-use crate::model::failure::OomKind;
+use crate::model::failure::{EngineName, OomKind};
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "insufficient shared memory") {
@@ -70,7 +70,8 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     None
 }
 
-pub(super) fn parse(kind: NotOomKind) -> Parsed {
+pub(super) fn parse(kind: NotOomKind, squeezed: &str) -> Parsed {
+    let context_full = kind == NotOomKind::ContextFull;
     let kind = match kind {
         NotOomKind::Shm => OomKind::SharedMemory,
         NotOomKind::Disk => OomKind::DiskFull,
@@ -78,7 +79,18 @@ pub(super) fn parse(kind: NotOomKind) -> Parsed {
         NotOomKind::Triton => OomKind::TritonOutOfResources,
         NotOomKind::ContextFull => OomKind::ContextFull,
     };
-    Parsed::new(kind, false)
+    let mut parsed = Parsed::new(kind, false);
+    // llama.cpp's own wording (`src/llama-context.cpp` `llama_context::decode`: "failed to find
+    // free space in the KV cache, retrying with smaller batch size", `llama_decode`: "failed to
+    // find a memory slot for batch of size N"): the engine is llama.cpp, or an app over it
+    // that names itself elsewhere (ollama's runner prints the same lines).
+    if context_full
+        && (squeezed.contains("failedtofindfreespaceintheKVcache")
+            || squeezed.contains("failedtofindamemoryslotforbatch"))
+    {
+        parsed.engine_hint = Some(EngineName::Llamacpp);
+    }
+    parsed
 }
 
 /// Where the line holding `position` starts.

@@ -1,0 +1,55 @@
+//! Whole-text checks of what session 26's blind batches showed missing. Every text is
+//! synthetic.
+
+use super::explain_text;
+use crate::model::explain::Phase;
+use crate::model::failure::EngineName;
+use crate::model::Bytes;
+
+const NEW_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 800.00 MiB. \
+     GPU 0 has a total capacity of 15.56 GiB of which 442.62 MiB is free. Including non-PyTorch \
+     memory, this process has 15.12 GiB memory in use. Of the allocated memory 14.88 GiB is \
+     allocated by PyTorch, and 38.19 MiB is reserved by PyTorch but unallocated.";
+
+#[test]
+fn vllms_multimodal_profiling_warning_starts_the_profiling() {
+    let text = format!(
+        "INFO 04-27 16:27:40 [model_runner.py:1146] Model loading took 7.16 GiB\n\
+         WARNING 04-27 16:27:59 [profiling.py:245] The sequence length used for profiling \
+         (max_num_batched_tokens / max_num_seqs = 20000) is too short to hold the multi-modal \
+         embeddings in the worst case (98304 tokens in total, out of which {{'image': 81920}} \
+         are reserved for multi-modal embeddings).\n\
+         ERROR 04-27 16:28:02 [engine.py:448] {NEW_OOM}\n"
+    );
+    let report = explain_text(&text);
+    assert_eq!(report.phase.failed_in, Phase::Profiling);
+    assert_eq!(report.engine.name, EngineName::Vllm);
+}
+
+#[test]
+fn a_weights_file_the_host_cannot_map_is_the_weights_load() {
+    let text = "Failed to load model with Error: unable to mmap 4965799096 bytes from file \
+                <Llama-3.2-3B-Instruct/model-00001-of-00002.safetensors>: Cannot allocate \
+                memory (12)\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
+    let first = report.ooms.first().expect("the host's failure");
+    assert_eq!(first.details.host_required_bytes, Some(Bytes(4965799096)));
+    // A data file that cannot be mapped is not the weights.
+    let text = "unable to mmap 4965799096 bytes from file <shards/train-00001.arrow>: Cannot \
+                allocate memory\n";
+    assert_ne!(explain_text(text).phase.failed_in, Phase::WeightsLoad);
+}
+
+#[test]
+fn llama_cpps_full_kv_cells_name_llama_cpp() {
+    let text = "[37723] 52.17.233.232 W srv        decode: failed to find free space in the KV \
+                cache, retrying with smaller batch size, off = 760, n_batch = 64, ret = 1\n\
+                [37723] 52.17.239.030 E init_batch: failed to prepare attention ubatches\n\
+                [37723] 52.17.239.038 W decode: failed to find a memory slot for batch of size \
+                64\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom);
+    assert_eq!(report.engine.name, EngineName::Llamacpp);
+}
