@@ -138,6 +138,26 @@ const WEIGHTS_WORDS: &[&str] = &[
 /// examples, transformers' `convert_llama_weights_to_hf.py`, `merge_lora.py`,
 /// `export_onnx.py`, `quantize.py`, `fuse_qkv.py`), and no training word in it.
 pub fn conversion_script(file: &str) -> bool {
+    named_script(file, |words| {
+        let ends = [words.first(), words.last()];
+        let alone = ends
+            .iter()
+            .flatten()
+            .any(|word| WEIGHTS_CONVERSION_WORDS.contains(word));
+        let with_weights = ends
+            .iter()
+            .flatten()
+            .any(|word| CONVERSION_WORDS.contains(word))
+            && words.iter().any(|word| WEIGHTS_WORDS.contains(word));
+        alone || with_weights
+    })
+}
+
+/// Whether a Python script's file name (`…/infer_sd.py`) passes `named` on the words of its
+/// stem (lower case, digits trimmed from their ends: `demo2` → `demo`), is not a pytest module
+/// (`test_*.py`, `*_test.py`: a suite's test, not a run) and holds no training word
+/// (`demo_finetune.py`).
+fn named_script(file: &str, named: impl Fn(&[&str]) -> bool) -> bool {
     let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
     let Some(stem) = base.strip_suffix(".py") else {
         return false;
@@ -149,18 +169,9 @@ pub fn conversion_script(file: &str) -> bool {
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|word| !word.is_empty())
+        .map(|word| word.trim_end_matches(|c: char| c.is_ascii_digit()))
         .collect();
-    let ends = [words.first(), words.last()];
-    let alone = ends
-        .iter()
-        .flatten()
-        .any(|word| WEIGHTS_CONVERSION_WORDS.contains(word));
-    let with_weights = ends
-        .iter()
-        .flatten()
-        .any(|word| CONVERSION_WORDS.contains(word))
-        && words.iter().any(|word| WEIGHTS_WORDS.contains(word));
-    (alone || with_weights) && !trains(&lower.replace(['-', '.'], "_").replace('_', " "))
+    named(&words) && !trains(&lower.replace(['-', '.'], "_").replace('_', " "))
 }
 
 /// The program's entry script (the outermost frame, `<module>` or `main`, outside any library)
@@ -765,25 +776,12 @@ const SCRIPT_WORDS: &[&str] = &[
 /// or last word (`infer.py`, `infer_sd.py`, `run_inference.py`, `demo2.py`), and no training word
 /// in it (`test_train.py`, `demo_finetune.py`).
 pub fn inference_script(file: &str) -> bool {
-    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
-    let Some(stem) = base.strip_suffix(".py") else {
-        return false;
-    };
-    let lower = stem.to_ascii_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(|word| word.trim_end_matches(|c: char| c.is_ascii_digit()))
-        .collect();
-    // pytest's naming of test modules (`test_*.py`, `*_test.py`): a suite's test, not a run.
-    if lower.starts_with("test_") || lower.ends_with("_test") {
-        return false;
-    }
-    let named = [words.first(), words.last()]
-        .into_iter()
-        .flatten()
-        .any(|word| SCRIPT_WORDS.contains(word));
-    named && !trains(&lower.replace(['-', '.'], "_").replace('_', " "))
+    named_script(file, |words| {
+        [words.first(), words.last()]
+            .into_iter()
+            .flatten()
+            .any(|word| SCRIPT_WORDS.contains(word))
+    })
 }
 
 /// A shell line running a Python script (`python infer.py …`, `python3 demo.py`, `accelerate
