@@ -225,6 +225,10 @@ struct Collected {
     /// The GPU failures stated after the first one (the last [`MAX_LATER_FAILURES`]): the same
     /// failure restated by its traceback under a title, or by another rank.
     later_gpu_failures: VecDeque<FailurePoint>,
+    /// The failures that are no GPU OOM stated after the first failure while no GPU OOM was
+    /// seen (the last [`MAX_LATER_FAILURES`]): a title quoting a DataLoader worker's bus error,
+    /// then the log of the run that printed it.
+    later_failures: VecDeque<FailurePoint>,
     context: Vec<ContextBlock>,
     shutdown_line: Option<u64>,
     /// The first line where the reporter says other programs held the GPU's memory.
@@ -804,6 +808,11 @@ impl Explainer {
         };
         if collected.first_failure.is_none() {
             collected.first_failure = Some(point.clone());
+        } else if !message.is_gpu_oom && collected.first_gpu_failure.is_none() {
+            if collected.later_failures.len() >= MAX_LATER_FAILURES {
+                collected.later_failures.pop_front();
+            }
+            collected.later_failures.push_back(point.clone());
         }
         if message.is_gpu_oom && collected.first_gpu_failure.is_none() {
             collected.first_gpu_failure = Some(point);

@@ -14,6 +14,14 @@ use std::borrow::Cow;
 /// Lines up to this long are searched by [`find_in_line`] without building a searcher.
 const SHORT_LINE: usize = 512;
 
+/// Where the text after the character found at byte `at` of `text` begins (`at` is the start
+/// of a character, as `str::find` / `str::rfind` with a character predicate return it): `at`
+/// plus that character's length, which is more than one byte for a character outside ASCII
+/// (`、`, a no-break space), or `text.len()` at the end.
+pub fn after_char_at(text: &str, at: usize) -> usize {
+    at + text[at..].chars().next().map_or(0, char::len_utf8)
+}
+
 /// The first position of `needle` in `hay`, as `memchr::memmem::find` gives it, for the line
 /// parsers' many one-off searches of one short line each. `memmem::find` builds a searcher
 /// per call (rare-byte tables, a Two-Way table) on a haystack of 64 bytes or more: about 850

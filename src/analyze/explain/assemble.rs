@@ -487,9 +487,24 @@ fn restated_phase<'a>(
     primary: Option<&FailurePoint>,
 ) -> Option<(PhaseReport, &'a FailurePoint)> {
     let first = primary?;
+    // A failure that is no GPU OOM is restated by a later one of its kind (a title quoting a
+    // DataLoader worker's bus error, then the run's log printing it).
+    let kind = collected
+        .ooms
+        .get(first.message_index)
+        .map(|message| message.kind);
+    let same_kind = collected.later_failures.iter().filter(|later| {
+        collected.first_gpu_failure.is_none()
+            && collected
+                .ooms
+                .get(later.message_index)
+                .map(|message| message.kind)
+                == kind
+    });
     collected
         .later_gpu_failures
         .iter()
+        .chain(same_kind)
         .rev()
         .filter(|later| later.segment == first.segment && later.line > first.line)
         .find_map(|later| {
@@ -831,8 +846,10 @@ fn is_library_noise(text: &str) -> bool {
     let Some(first) = trimmed.chars().next() else {
         return true;
     };
+    // (A program's own arrow or bullet before its words announcing a stage, `==> verifying
+    // merged model on 16 x 4096 tokens`, is the program's line.)
     if !(first.is_alphanumeric() || first == '[') {
-        return true;
+        return stage_line_phase(trimmed).is_none();
     }
     // glog / absl: a level letter, MMDD, a time, a thread id, `file.cc:line]`.
     let bytes = trimmed.as_bytes();

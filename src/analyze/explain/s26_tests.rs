@@ -53,3 +53,38 @@ fn llama_cpps_full_kv_cells_name_llama_cpp() {
     assert!(!report.is_gpu_oom);
     assert_eq!(report.engine.name, EngineName::Llamacpp);
 }
+
+#[test]
+fn characters_outside_ascii_before_a_call_or_a_name_never_split() {
+    // A statement, a path and a message whose separators are wider than a byte (an ideographic
+    // comma, a no-break space, an ideographic space) before a call, a name or a class.
+    for text in [
+        "特定後、原因のtorch.unique(labels)を検証\nRuntimeError: CUDA error: device-side assert \
+         triggered\n",
+        "    out = model(x)、y = net(z)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
+         allocate 2.00 MiB.\n",
+        "erreur\u{a0}MemoryError: Unable to allocate 8.00 GiB\n",
+        "échec\u{3000}RayTaskError(OutOfMemoryError): ray::Worker.execute_model()\n",
+        "ÉVK_ERROR_OUT_OF_DEVICE_MEMORY\n",
+        "x\u{a0}clCreateBuffer failed: MEM_OBJECT_ALLOCATION_FAILURE\n",
+        "W\u{a0}external/xla/xla/service/gpu.cc:123] something\nRESOURCE_EXHAUSTED: Out of \
+         memory while trying to allocate 1.00GiB.\n",
+        "ä\u{a0}Error: CUDA error: out of memory\n",
+    ] {
+        let report = explain_text(text);
+        assert!(
+            !report.ooms.is_empty() || report.phase.failed_in == Phase::Unknown,
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_programs_arrow_before_its_stage_line_keeps_the_line() {
+    let text = "==> saving merged model to merged-model\n\
+                ==> verifying merged model on 16 x 4096 tokens\n\
+                Traceback (most recent call last):\n  File \"/tmp/x.py\", line 36, in <module>\n\
+                \x20   y = foo(ids)\n\
+                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 704.00 MiB.\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::Inference);
+}

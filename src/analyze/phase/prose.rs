@@ -1508,7 +1508,7 @@ fn quote(text: &str, lower: &str, at: usize, end_from: usize) -> String {
         .map_or(at, |(index, _)| index);
     let start = text[..start]
         .rfind(char::is_whitespace)
-        .map_or(0, |space| space + 1);
+        .map_or(0, |space| crate::parse::text::after_char_at(text, space));
     let end = text[end_from..]
         .char_indices()
         .nth(30)

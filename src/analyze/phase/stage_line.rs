@@ -45,7 +45,19 @@ fn message(text: &str) -> Option<&str> {
     let Some(after) = level else {
         return Some(without_tag(trimmed));
     };
-    let rest = trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']);
+    let mut rest = trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']);
+    // The time after the level (vLLM's `INFO 12-04 14:43:06.832 [engine] …`, glog-like
+    // formats): tokens of digits and their separators.
+    while let Some((token, after_token)) = rest.split_once(' ') {
+        let stamp = token.bytes().any(|b| b.is_ascii_digit())
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'/' | b','));
+        if !stamp {
+            break;
+        }
+        rest = after_token.trim_start();
+    }
     // A logger's name (`server:`, `merge_adapters -`, `module:function:12 -`, `[train]`, a
     // piped format's `lm_server | `).
     let first = rest.split_whitespace().next().unwrap_or_default();
@@ -197,6 +209,23 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
     // dummy batches`): the pass that sizes its memory with dummy inputs, as vLLM's and TGI's are
     // read (not a learning rate's warm-up: see `stage_line_phase`).
     (Phase::Profiling, &["warming"], &["up"]),
+    // The warm-up named first (`INFO | vector_service | warm-up query`, `warmup: 4 dummy
+    // batches`), not a learning rate's (`see stage_line_phase`).
+    (Phase::Profiling, &["warm-up", "warmup"], &[]),
+    // A CUDA graph capture announced (`[engine] capturing CUDA graphs for decode, batch sizes
+    // [512, 384, …]`, as vLLM's `Capturing cudagraphs for decoding` and SGLang's `Capture cuda
+    // graph begin` announce theirs): the capture of each batch size, its warm-up run included.
+    (
+        Phase::CudaGraphCapture,
+        &["capturing"],
+        &[
+            "cuda graph",
+            "cuda graphs",
+            "cudagraph",
+            "cudagraphs",
+            "graphs",
+        ],
+    ),
     (
         Phase::Profiling,
         &["running", "starting", "doing", "performing"],
@@ -216,8 +245,46 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
     ),
     (
         Phase::Inference,
-        &["evaluating", "validating", "predicting", "inferring"],
+        &[
+            "evaluating",
+            "validating",
+            "predicting",
+            "inferring",
+            "transcribing",
+        ],
         &[],
+    ),
+    // Inputs run through an encoder for their embeddings (`embedding 12 shards with 1 GPU
+    // worker`, `[1/5] Encoding prompt...`): not the word as a noun (`embedding dim: 768`, which
+    // names none of these).
+    (
+        Phase::Inference,
+        &["embedding", "encoding"],
+        &[
+            "shards",
+            "shard",
+            "documents",
+            "docs",
+            "images",
+            "texts",
+            "text",
+            "queries",
+            "passages",
+            "chunks",
+            "batches",
+            "sentences",
+            "corpus",
+            "prompt",
+            "prompts",
+            "files",
+            "frames",
+        ],
+    ),
+    // A model checked by running it (`==> verifying merged model on 16 x 4096 tokens`).
+    (
+        Phase::Inference,
+        &["verifying", "testing"],
+        &["model", "merged model", "outputs"],
     ),
     // A model's outputs made for the user: a diffusion or language model sampling or generating
     // what it is named for (`Sampling captions:` above a sampler's bar, `Generating 4 images`,
@@ -296,7 +363,21 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
         .filter(|word| !word.is_empty())
         .collect();
     let verb = *words.first()?;
-    if words.iter().any(|word| FINISHED.contains(word)) {
+    // A finished word before what it describes is an adjective (`verifying merged model`,
+    // `testing the loaded weights`), not a result.
+    let adjective = |at: usize| {
+        words.get(at + 1).is_some_and(|next| {
+            matches!(
+                *next,
+                "model" | "models" | "weights" | "checkpoint" | "adapter" | "adapters" | "lora"
+            )
+        })
+    };
+    if words
+        .iter()
+        .enumerate()
+        .any(|(at, word)| FINISHED.contains(word) && !adjective(at))
+    {
         return None;
     }
     // The training announced alone, its work to follow (`print("Training...")`, `Fine-tuning…`):
@@ -349,9 +430,12 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
         return None;
     }
     // A learning rate's or a scheduler's warm-up is a training's.
-    let training = words
-        .iter()
-        .any(|word| matches!(*word, "lr" | "learning" | "scheduler" | "epoch" | "epochs"));
+    let training = words.iter().any(|word| {
+        matches!(
+            *word,
+            "lr" | "learning" | "scheduler" | "epoch" | "epochs" | "steps" | "ratio"
+        )
+    });
     if phase == Phase::Profiling && training {
         return None;
     }
@@ -470,6 +554,24 @@ mod tests {
         );
         assert_eq!(phase("Starting training..."), Some(Phase::TrainingStep));
         assert_eq!(phase("Quantizing Mistral"), Some(Phase::FormatConversion));
+        // A warm-up named first, a graph capture, inputs embedded, a model checked.
+        assert_eq!(
+            phase("2026-12-04 14:45:20,561 | INFO    | vector_service | warm-up query"),
+            Some(Phase::Profiling)
+        );
+        assert_eq!(
+            phase("INFO 12-04 14:43:06.832 [engine] capturing CUDA graphs for decode, batch 512"),
+            Some(Phase::CudaGraphCapture)
+        );
+        assert_eq!(
+            phase("embedding 12 shards with 1 GPU worker"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(phase("[1/5] Encoding prompt..."), Some(Phase::Inference));
+        assert_eq!(
+            phase("==> verifying merged model on 16 x 4096 tokens"),
+            Some(Phase::Inference)
+        );
     }
 
     #[test]
@@ -511,6 +613,10 @@ mod tests {
         assert_eq!(phase("Starting training data preprocessing"), None);
         assert_eq!(phase("Training finished, starting export"), None);
         assert_eq!(phase("sampling negatives from the queue"), None);
+        assert_eq!(phase("warmup steps: 500"), None);
+        assert_eq!(phase("warmup_ratio = 0.03"), None);
+        assert_eq!(phase("embedding dim: 768"), None);
+        assert_eq!(phase("encoding: utf-8"), None);
         // The verb not first: a sentence, code, an error.
         assert_eq!(phase("I am merging adapters and it fails"), None);
         assert_eq!(phase("    loading_model = True"), None);

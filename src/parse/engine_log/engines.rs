@@ -558,7 +558,7 @@ fn tensorflow_cpp_location(text: &str, facts: &mut LineFacts) {
     let named = text.match_indices(".cc:").any(|(at, _)| {
         let start = text[..at]
             .rfind(|c: char| c.is_whitespace())
-            .map_or(0, |space| space + 1);
+            .map_or(0, |space| crate::parse::text::after_char_at(text, space));
         let path = text[start..at].replace('\\', "/");
         let digits = text[at + 4..]
             .bytes()

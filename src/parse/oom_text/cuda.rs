@@ -316,7 +316,7 @@ fn line_begin(text: &str, position: usize) -> usize {
         .and_then(|end| {
             before[..end]
                 .rfind(|c: char| c.is_whitespace())
-                .map(|s| s + 1)
+                .map(|s| crate::parse::text::after_char_at(before, s))
         })
         .unwrap_or(trimmed)
         .min(position)

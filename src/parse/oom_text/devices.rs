@@ -66,7 +66,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position]
             .rfind(" failed")
             .and_then(|failed| text[..failed].rfind(|c: char| c.is_whitespace() || c == ':'))
-            .map_or(position, |at| at + 1);
+            .map_or(position, |at| crate::parse::text::after_char_at(text, at));
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     for status in ["OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY"] {
@@ -75,7 +75,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             // not a word that holds it.
             let name_start = text[..position]
                 .rfind(|c: char| !(c.is_ascii_uppercase() || c == '_'))
-                .map_or(0, |at| at + 1);
+                .map_or(0, |at| crate::parse::text::after_char_at(text, at));
             let name = &text[name_start..position];
             if ![
                 "UR_RESULT_ERROR_",

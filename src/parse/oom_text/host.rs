@@ -200,7 +200,7 @@ fn find_memory_error(text: &str) -> Option<usize> {
     // memory pools) and their module paths.
     let class_start = before
         .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |index| index + 1);
+        .map_or(0, |index| crate::parse::text::after_char_at(before, index));
     let own = &before[class_start..];
     let class = own.rsplit('.').next().unwrap_or("");
     (class.is_empty() || class == "_Array" || class == "Arrow").then_some(class_start)

@@ -116,7 +116,7 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
             let wrapper = position - "RayTaskError(".len();
             let begin = text[..wrapper]
                 .rfind(char::is_whitespace)
-                .map_or(0, |at| at + 1);
+                .map_or(0, |at| crate::parse::text::after_char_at(text, at));
             return Some((Family::OtherGpu, begin));
         }
         if before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
@@ -137,7 +137,7 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
         if class_only {
             let begin = before
                 .rfind(|c: char| c.is_whitespace() || c == '(')
-                .map_or(0, |at| at + 1);
+                .map_or(0, |at| crate::parse::text::after_char_at(before, at));
             return Some((Family::OtherGpu, begin));
         }
     }

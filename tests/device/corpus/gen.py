@@ -18822,6 +18822,950 @@ print(f"density: mean {rho.mean():.3e} in {time.time() - t0:.1f} s")
 ''')
 
 
+# --------------------------------------------------------------------------- session 26 b (H26E)
+
+
+def s26b_unet_cfg_sampler():
+    # run.sh's holder leaves 6 GiB. A hand-written latent-diffusion sampler (a small UNet with
+    # spatial self-attention written out as q @ k^T, fp16, inference_mode) draws 8 images at
+    # 1024 x 1024 (128 x 128 latents) with classifier-free guidance: the conditional and
+    # unconditional halves go through the UNet as one batch of 16, and the first step's
+    # attention over the 64 x 64 = 4096 tokens of the middle resolution (16 x 8 heads x 4096^2
+    # scores, 4 GiB in fp16) plus its softmax do not fit.
+    run_user_script("sample_cfg", r'''import argparse
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+
+def timestep_embedding(t, dim):
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000) * torch.arange(half, device=t.device) / half)
+    args = t[:, None].float() * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+
+class ResBlock(nn.Module):
+    def __init__(self, cin, cout, temb):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(32, cin)
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+        self.emb = nn.Linear(temb, cout)
+        self.norm2 = nn.GroupNorm(32, cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x, emb):
+        h = self.conv1(F.silu(self.norm1(x)))
+        h = h + self.emb(emb)[:, :, None, None]
+        h = self.conv2(F.silu(self.norm2(h)))
+        return h + self.skip(x)
+
+
+class SpatialAttention(nn.Module):
+    def __init__(self, ch, heads=8):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.GroupNorm(32, ch)
+        self.qkv = nn.Linear(ch, 3 * ch)
+        self.proj = nn.Linear(ch, ch)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        tokens = self.norm(x).flatten(2).transpose(1, 2)
+        q, k, v = self.qkv(tokens).chunk(3, dim=-1)
+        q, k, v = (t.reshape(b, h * w, self.heads, c // self.heads).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-1, -2)) * (c // self.heads) ** -0.5
+        attn = scores.softmax(dim=-1)
+        out = (attn @ v).transpose(1, 2).reshape(b, h * w, c)
+        return x + self.proj(out).transpose(1, 2).reshape(b, c, h, w)
+
+
+class UNet(nn.Module):
+    def __init__(self, ch=320, cond_dim=768, temb=1280):
+        super().__init__()
+        self.temb = nn.Sequential(nn.Linear(ch, temb), nn.SiLU(), nn.Linear(temb, temb))
+        self.cond = nn.Linear(cond_dim, temb)
+        self.conv_in = nn.Conv2d(4, ch, 3, padding=1)
+        self.down1 = ResBlock(ch, ch, temb)
+        self.pool1 = nn.Conv2d(ch, ch, 3, stride=2, padding=1)
+        self.down2 = ResBlock(ch, 2 * ch, temb)
+        self.attn2 = SpatialAttention(2 * ch)
+        self.pool2 = nn.Conv2d(2 * ch, 2 * ch, 3, stride=2, padding=1)
+        self.mid = ResBlock(2 * ch, 4 * ch, temb)
+        self.mid_attn = SpatialAttention(4 * ch)
+        self.up2 = ResBlock(4 * ch + 2 * ch, 2 * ch, temb)
+        self.up_attn2 = SpatialAttention(2 * ch)
+        self.up1 = ResBlock(2 * ch + ch, ch, temb)
+        self.conv_out = nn.Sequential(nn.GroupNorm(32, ch), nn.SiLU(), nn.Conv2d(ch, 4, 3, padding=1))
+        self.ch = ch
+
+    def forward(self, x, t, cond):
+        emb = self.temb(timestep_embedding(t, self.ch).to(x.dtype)) + self.cond(cond)
+        h0 = self.down1(self.conv_in(x), emb)
+        h1 = self.attn2(self.down2(self.pool1(h0), emb))
+        h = self.mid_attn(self.mid(self.pool2(h1), emb))
+        h = F.interpolate(h, scale_factor=2, mode="nearest")
+        h = self.up_attn2(self.up2(torch.cat([h, h1], dim=1), emb))
+        h = F.interpolate(h, scale_factor=2, mode="nearest")
+        h = self.up1(torch.cat([h, h0], dim=1), emb)
+        return self.conv_out(h)
+
+
+parser = argparse.ArgumentParser(description="sample images with classifier-free guidance")
+parser.add_argument("--prompts", default="prompts/showcase.txt")
+parser.add_argument("--n", type=int, default=8)
+parser.add_argument("--height", type=int, default=1024)
+parser.add_argument("--width", type=int, default=1024)
+parser.add_argument("--steps", type=int, default=50)
+parser.add_argument("--guidance-scale", type=float, default=7.5)
+parser.add_argument("--seed", type=int, default=42)
+args = parser.parse_args()
+
+device = "cuda"
+torch.manual_seed(args.seed)
+unet = UNet().to(device, torch.float16).eval()
+text_encoder = nn.Embedding(49408, 768).to(device, torch.float16)
+print(f"unet: {sum(p.numel() for p in unet.parameters()) / 1e6:.1f}M params (fp16)")
+prompt_ids = torch.randint(0, 49408, (args.n, 77), device=device)
+null_ids = torch.zeros_like(prompt_ids)
+
+betas = torch.linspace(0.00085 ** 0.5, 0.012 ** 0.5, 1000, device=device) ** 2
+alphas_cumprod = torch.cumprod(1 - betas, dim=0)
+timesteps = torch.linspace(999, 0, args.steps, device=device).long()
+
+latents = torch.randn(args.n, 4, args.height // 8, args.width // 8, device=device, dtype=torch.float16)
+print(f"sampling {args.n} images at {args.width}x{args.height} "
+      f"(latents {tuple(latents.shape)}), {args.steps} DDIM steps, guidance {args.guidance_scale}")
+t0 = time.time()
+with torch.inference_mode():
+    cond = text_encoder(prompt_ids).mean(dim=1)
+    uncond = text_encoder(null_ids).mean(dim=1)
+    for i, t in enumerate(tqdm(timesteps, desc="sampling")):
+        latent_in = torch.cat([latents, latents])
+        tt = t.expand(latent_in.shape[0])
+        eps = unet(latent_in, tt, torch.cat([uncond, cond]))
+        eps_uncond, eps_cond = eps.chunk(2)
+        eps = eps_uncond + args.guidance_scale * (eps_cond - eps_uncond)
+        a_t = alphas_cumprod[t]
+        a_prev = alphas_cumprod[timesteps[i + 1]] if i + 1 < len(timesteps) else torch.tensor(1.0, device=device)
+        x0 = (latents - (1 - a_t).sqrt() * eps) / a_t.sqrt()
+        latents = (a_prev.sqrt() * x0 + (1 - a_prev).sqrt() * eps).half()
+print(f"done in {time.time() - t0:.1f} s")
+torch.save(latents.cpu(), "latents.pt")
+''')
+
+
+def s26b_graph_capture_decode_server():
+    # run.sh's holder leaves 6 GiB. A hand-written decode server (a small Llama-like model in
+    # plain PyTorch, greedy decode over a static KV cache) sizes its KV cache as 75% of the
+    # memory free after the weights, then captures one CUDA graph per decode batch size, largest
+    # first, each after two warm-up runs on a side stream. Batch 512 is warmed up and captured
+    # (its graph keeps ~670 MiB in the graphs' private pool beside the warm-up's cached blocks);
+    # on the H200 the warm-up of the next size, 384, then runs out in the lm_head.
+    run_user_script("decode_server", r'''import argparse
+import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(levelname)s %(asctime)s.%(msecs)03d [%(name)s] %(message)s",
+                    datefmt="%m-%d %H:%M:%S", level=logging.INFO)
+log = logging.getLogger("engine")
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.ln1 = nn.RMSNorm(d)
+        self.q = nn.Linear(d, d, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.ln2 = nn.RMSNorm(d)
+        self.up = nn.Linear(d, 4 * d, bias=False)
+        self.down = nn.Linear(4 * d, d, bias=False)
+
+    def forward(self, x, k_cache, v_cache):
+        b = x.shape[0]
+        q = self.q(self.ln1(x)).view(b, 1, self.heads, self.hd).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, k_cache, v_cache)
+        x = x + self.o(a.transpose(1, 2).reshape(b, 1, -1))
+        return x + self.down(F.silu(self.up(self.ln2(x))))
+
+
+class Model(nn.Module):
+    def __init__(self, vocab=128256, d=2048, layers=8, heads=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.norm = nn.RMSNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+
+
+def decode_step(model, ids, k_cache, v_cache, temperature):
+    bs = ids.shape[0]
+    x = model.embed(ids)
+    for i, blk in enumerate(model.blocks):
+        x = blk(x, k_cache[i, :bs], v_cache[i, :bs])
+    logits = model.lm_head(model.norm(x))[:, -1].float()
+    return torch.argmax(logits / temperature, dim=-1)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--max-num-seqs", type=int, default=512)
+parser.add_argument("--gpu-memory-utilization", type=float, default=0.75)
+parser.add_argument("--capture-sizes", default="512,384,256,192,128,96,64,48,32,16,8,4,2,1")
+parser.add_argument("--temperature", type=float, default=0.7)
+args = parser.parse_args()
+
+log.info("initializing engine: max_num_seqs=%d gpu_memory_utilization=%.2f", args.max_num_seqs,
+         args.gpu_memory_utilization)
+torch.set_default_dtype(torch.bfloat16)
+with torch.device("cuda"):
+    model = Model().eval()
+torch.set_default_dtype(torch.float32)
+log.info("model weights: %.2f GiB", sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30)
+
+free, total = torch.cuda.mem_get_info()
+n_layers, heads, hd = len(model.blocks), model.blocks[0].heads, model.blocks[0].hd
+per_token = 2 * n_layers * heads * hd * 2
+tokens = int(free * args.gpu_memory_utilization) // per_token
+max_len = tokens // args.max_num_seqs
+log.info("free memory %.2f GiB of %.2f GiB; KV cache: %d tokens (%d per sequence)",
+         free / 2**30, total / 2**30, max_len * args.max_num_seqs, max_len)
+k_cache = torch.zeros(n_layers, args.max_num_seqs, heads, max_len, hd, dtype=torch.bfloat16, device="cuda")
+v_cache = torch.zeros_like(k_cache)
+
+static_ids = torch.zeros(args.max_num_seqs, 1, dtype=torch.long, device="cuda")
+graphs, outputs = {}, {}
+pool = torch.cuda.graph_pool_handle()
+sizes = [int(s) for s in args.capture_sizes.split(",")]
+log.info("capturing CUDA graphs for decode, batch sizes %s", sizes)
+t0 = time.time()
+with torch.inference_mode():
+    for bs in sizes:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                decode_step(model, static_ids[:bs], k_cache, v_cache, args.temperature)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, pool=pool):
+            outputs[bs] = decode_step(model, static_ids[:bs], k_cache, v_cache, args.temperature)
+        graphs[bs] = g
+        log.info("captured batch size %d (%.2f GiB reserved)", bs, torch.cuda.memory_reserved() / 2**30)
+log.info("graph capture finished in %.1f s; serving on :8000", time.time() - t0)
+''')
+
+
+def s26b_hf_kv_block_server():
+    # run.sh's holder leaves 8 GiB. A hand-written LLM server loads the bf16 checkpoint, then
+    # sizes its paged KV cache from the card's total memory times gpu_memory_utilization minus
+    # what this process has reserved (as if it had the card to itself), logs "allocating KV
+    # cache for N blocks" and allocates it layer by layer: the first layer's 15 GiB do not fit
+    # beside the other job.
+    run_user_script("llm_server", r'''import argparse
+import logging
+import os
+import time
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM
+
+logging.basicConfig(format="%(levelname)s %(asctime)s %(filename)s:%(lineno)d] %(message)s",
+                    datefmt="%m-%d %H:%M:%S", level=logging.INFO)
+logger = logging.getLogger("llm_server")
+
+parser = argparse.ArgumentParser(description="minimal paged-attention LLM server")
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--port", type=int, default=8000)
+parser.add_argument("--block-size", type=int, default=16)
+parser.add_argument("--gpu-memory-utilization", type=float, default=0.92)
+parser.add_argument("--max-num-seqs", type=int, default=256)
+args = parser.parse_args()
+
+logger.info("args: %s", vars(args))
+config = AutoConfig.from_pretrained(args.model)
+t0 = time.time()
+model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16, device_map="cuda")
+model.eval()
+logger.info("loading weights took %.2f s; model weights take %.2f GiB", time.time() - t0,
+            torch.cuda.memory_allocated() / 2**30)
+
+n_layers = config.num_hidden_layers
+kv_heads = config.num_key_value_heads
+head_dim = config.hidden_size // config.num_attention_heads
+block_bytes = 2 * args.block_size * kv_heads * head_dim * 2  # K and V, bf16, per layer
+total = torch.cuda.get_device_properties(0).total_memory
+budget = total * args.gpu_memory_utilization - torch.cuda.memory_reserved()
+num_blocks = int(budget // (block_bytes * n_layers))
+logger.info("# GPU blocks: %d, # CPU blocks: 0", num_blocks)
+logger.info("maximum concurrency for %d tokens per request: %.2fx", config.max_position_embeddings,
+            num_blocks * args.block_size / config.max_position_embeddings)
+logger.info("allocating KV cache for %d blocks (%.2f GiB over %d layers)", num_blocks,
+            num_blocks * block_bytes * n_layers / 2**30, n_layers)
+kv_caches = []
+for layer in range(n_layers):
+    kv_caches.append(torch.zeros(2, num_blocks, args.block_size, kv_heads, head_dim,
+                                 dtype=torch.bfloat16, device="cuda"))
+logger.info("KV cache ready; starting server on http://0.0.0.0:%d", args.port)
+'''.replace("@CKPT@", CKPT))
+
+
+def s26b_seg_service_warmup_max_batch():
+    # run.sh's holder leaves 12 GiB. A segmentation service (torchvision DeepLabV3-ResNet50,
+    # fp16, inference_mode) warms up with dummy inputs at its configured maximum batch (128 x
+    # 1024 x 1024) before it accepts requests, logging through Rich: the warm-up forward runs
+    # out in the dilated backbone.
+    run_user_script("seg_service", r'''import logging
+import os
+import time
+
+import torch
+import torchvision
+from rich.logging import RichHandler
+
+logging.basicConfig(level=logging.INFO, format="%(message)s", datefmt="[%X]",
+                    handlers=[RichHandler(show_path=True, markup=False)])
+log = logging.getLogger("seg_service")
+
+CONFIG = {
+    "model": "deeplabv3_resnet50",
+    "num_classes": 21,
+    "max_batch_size": 128,
+    "input_size": [1024, 1024],
+    "dtype": "float16",
+    "warmup_iters": 3,
+}
+
+
+def build_model(cfg):
+    model = getattr(torchvision.models.segmentation, cfg["model"])(
+        weights=None, weights_backbone=None, num_classes=cfg["num_classes"], aux_loss=False)
+    return model.to("cuda", getattr(torch, cfg["dtype"])).eval()
+
+
+def warmup(model, cfg):
+    h, w = cfg["input_size"]
+    dummy = torch.zeros(cfg["max_batch_size"], 3, h, w, device="cuda", dtype=getattr(torch, cfg["dtype"]))
+    log.info("warming up with %d dummy batches of shape %s", cfg["warmup_iters"], tuple(dummy.shape))
+    with torch.inference_mode():
+        for i in range(cfg["warmup_iters"]):
+            t0 = time.time()
+            out = model(dummy)["out"]
+            torch.cuda.synchronize()
+            log.info("warmup %d/%d: %.1f ms", i + 1, cfg["warmup_iters"], (time.time() - t0) * 1e3)
+
+
+def main():
+    log.info("seg_service starting (pid %d, torch %s, %s)", os.getpid(), torch.__version__,
+             torch.cuda.get_device_name(0))
+    log.info("config: %s", CONFIG)
+    model = build_model(CONFIG)
+    log.info("model %s loaded: %.1fM params", CONFIG["model"], sum(p.numel() for p in model.parameters()) / 1e6)
+    warmup(model, CONFIG)
+    log.info("ready: listening on 0.0.0.0:9000")
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s26b_ddp_single_process_wrap():
+    # run.sh's holder leaves 10 GiB. A pretraining script run by hand as a single process (rank
+    # 0 of world size 1, env set in the script, NCCL) builds a 3.3B-parameter bf16 transformer
+    # directly on the card, then wraps it in DistributedDataParallel: DDP's construction
+    # (parameter broadcast and its gradient buckets, one more copy of every parameter) does not
+    # fit in what is left.
+    run_user_script("pretrain_ddp", r'''import argparse
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class LM(nn.Module):
+    def __init__(self, vocab, d, layers, heads):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, batch_first=True, norm_first=True,
+                                           activation="gelu", dropout=0.0)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        return self.head(self.blocks(self.embed(ids), is_causal=True,
+                                     mask=nn.Transformer.generate_square_subsequent_mask(ids.shape[1], device=ids.device)))
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--d-model", type=int, default=4096)
+parser.add_argument("--layers", type=int, default=16)
+parser.add_argument("--heads", type=int, default=32)
+parser.add_argument("--vocab", type=int, default=50304)
+parser.add_argument("--seq-len", type=int, default=2048)
+parser.add_argument("--micro-batch", type=int, default=4)
+parser.add_argument("--lr", type=float, default=3e-4)
+args = parser.parse_args()
+
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29533")
+os.environ.setdefault("RANK", "0")
+os.environ.setdefault("WORLD_SIZE", "1")
+os.environ.setdefault("LOCAL_RANK", "0")
+
+print("-" * 60)
+for k, v in vars(args).items():
+    print(f"  {k:<12} {v}")
+print("-" * 60, flush=True)
+
+dist.init_process_group("nccl")
+rank, world = dist.get_rank(), dist.get_world_size()
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+print(f"[rank {rank}/{world}] process group up (nccl), device cuda:{local_rank}", flush=True)
+
+t0 = time.time()
+torch.set_default_dtype(torch.bfloat16)
+with torch.device("cuda"):
+    model = LM(args.vocab, args.d_model, args.layers, args.heads)
+torch.set_default_dtype(torch.float32)
+n_params = sum(p.numel() for p in model.parameters())
+print(f"[rank {rank}] built model: {n_params / 1e9:.2f}B params (bf16) in {time.time() - t0:.1f} s; "
+      f"{torch.cuda.memory_allocated() / 2**30:.2f} GiB allocated", flush=True)
+model = DDP(model, device_ids=[local_rank], bucket_cap_mb=100)
+print(f"[rank {rank}] wrapped in DDP", flush=True)
+optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), fused=True)
+''')
+
+
+def s26b_hf_trainer_evaluate_only():
+    # run.sh's holder leaves 10 GiB. An evaluation script (no training) loads the bf16 checkpoint
+    # and runs Trainer.evaluate() on a held-out set of 2048-token documents with
+    # per_device_eval_batch_size=32: the first evaluation batch's logits (32 x 2048 x 32000, 4 GiB
+    # in bf16) and the loss's float32 upcast of them do not fit beside the other job.
+    run_user_script("eval_ckpt", r'''import argparse
+import json
+import math
+
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+class HeldOut(torch.utils.data.Dataset):
+    def __init__(self, n=640, seq=2048):
+        self.n, self.seq = n, seq
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(100_000 + i)
+        ids = torch.randint(3, 32000, (self.seq,), generator=g)
+        return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+
+
+parser = argparse.ArgumentParser(description="evaluate a checkpoint on the held-out split")
+parser.add_argument("--checkpoint", default="@CKPT@")
+parser.add_argument("--eval-batch-size", type=int, default=32)
+parser.add_argument("--output", default="eval_results.json")
+args = parser.parse_args()
+
+model = AutoModelForCausalLM.from_pretrained(args.checkpoint, dtype=torch.bfloat16)
+training_args = TrainingArguments(
+    output_dir="eval-out",
+    per_device_eval_batch_size=args.eval_batch_size,
+    bf16_full_eval=True,
+    dataloader_num_workers=2,
+    report_to="none",
+)
+trainer = Trainer(model=model, args=training_args, eval_dataset=HeldOut())
+metrics = trainer.evaluate()
+metrics["eval_perplexity"] = math.exp(metrics["eval_loss"])
+print(json.dumps(metrics, indent=2))
+with open(args.output, "w") as fh:
+    json.dump(metrics, fh)
+'''.replace("@CKPT@", CKPT))
+
+
+def s26b_peft_merge_save_verify():
+    # run.sh's holder leaves 6 GiB. A LoRA export script loads the bf16 base onto the card, loads
+    # the rank-256 adapter, merge_and_unload()s it, saves the merged model with save_pretrained,
+    # then checks the merged model's loss on a verification batch of 16 x 4096 tokens: that
+    # forward does not fit (on the H200 it ran out in a decoder layer's MLP).
+    import subprocess
+
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "adapter-prep.log"), "w") as log:
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "_adapter"],
+                             stdout=log, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(f"preparing the adapter failed (exit {rc}); see {WORK}/adapter-prep.log")
+    run_user_script("merge_lora", r'''"""Merge a LoRA adapter into its base model and export the result."""
+import argparse
+import os
+import time
+
+import torch
+import torch.nn.functional as F
+from peft import PeftModel
+from transformers import AutoModelForCausalLM
+
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--base", default="@CKPT@")
+parser.add_argument("--adapter", default="@ADAPTER@")
+parser.add_argument("--out", default="merged-model")
+parser.add_argument("--verify-batch", type=int, default=16)
+parser.add_argument("--verify-len", type=int, default=4096)
+args = parser.parse_args()
+
+t0 = time.time()
+print(f"==> loading base model {args.base}", flush=True)
+base = AutoModelForCausalLM.from_pretrained(args.base, dtype=torch.bfloat16, device_map="cuda")
+print(f"==> loading adapter {args.adapter}", flush=True)
+model = PeftModel.from_pretrained(base, args.adapter)
+print("==> merging", flush=True)
+model = model.merge_and_unload()
+model.eval()
+print(f"==> saving merged model to {args.out}", flush=True)
+model.save_pretrained(args.out)
+size = sum(os.path.getsize(os.path.join(args.out, f)) for f in os.listdir(args.out))
+print(f"    wrote {size / 2**30:.2f} GiB in {time.time() - t0:.1f} s", flush=True)
+
+print(f"==> verifying merged model on {args.verify_batch} x {args.verify_len} tokens", flush=True)
+g = torch.Generator().manual_seed(0)
+ids = torch.randint(3, 32000, (args.verify_batch, args.verify_len), generator=g).cuda()
+with torch.no_grad():
+    logits = model(input_ids=ids).logits
+    loss = F.cross_entropy(logits[:, :-1].float().flatten(0, 1), ids[:, 1:].flatten())
+print(f"    verification loss {loss.item():.4f}")
+print("==> done")
+'''.replace("@CKPT@", CKPT).replace("@ADAPTER@", ADAPTER))
+
+
+def s26b_grad_accum_big_vocab_ce():
+    # run.sh's holder leaves 26 GiB. A from-scratch LM with a 256k-token vocabulary trains with
+    # gradient accumulation (8 micro-batches of 4 x 2048 tokens, bf16 autocast); the loss is
+    # computed on logits.float(): the first micro-batch's forward fits, its backward through the
+    # float32 log-softmax of 4 x 2048 x 256000 (7.8 GiB per copy) does not.
+    run_user_script("train_bigvocab", r'''import argparse
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab, d, layers, heads):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, batch_first=True, norm_first=True, dropout=0.0)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        mask = nn.Transformer.generate_square_subsequent_mask(ids.shape[1], device=ids.device)
+        return self.head(self.norm(self.blocks(self.embed(ids), mask=mask, is_causal=True)))
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--vocab", type=int, default=256000)
+parser.add_argument("--d-model", type=int, default=1024)
+parser.add_argument("--layers", type=int, default=4)
+parser.add_argument("--micro-batch", type=int, default=4)
+parser.add_argument("--seq-len", type=int, default=2048)
+parser.add_argument("--grad-accum", type=int, default=8)
+parser.add_argument("--steps", type=int, default=10000)
+args = parser.parse_args()
+
+model = TinyLM(args.vocab, args.d_model, args.layers, 16).cuda()
+opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+print(f"model: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params, vocab {args.vocab}")
+print(f"tokens/step: {args.micro_batch} x {args.seq_len} x {args.grad_accum} = "
+      f"{args.micro_batch * args.seq_len * args.grad_accum:,}")
+g = torch.Generator().manual_seed(0)
+t0 = time.time()
+for step in range(args.steps):
+    total = 0.0
+    for micro in range(args.grad_accum):
+        ids = torch.randint(0, args.vocab, (args.micro_batch, args.seq_len + 1), generator=g).cuda()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(ids[:, :-1])
+        loss = F.cross_entropy(logits.float().view(-1, args.vocab), ids[:, 1:].reshape(-1))
+        (loss / args.grad_accum).backward()
+        total += loss.item() / args.grad_accum
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    print(f"step {step:>5} | loss {total:.4f} | {time.time() - t0:.1f}s", flush=True)
+''')
+
+
+def s26b_flax_pmap_train_step():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (about 7 GiB). A Flax (linen) image classifier trains
+    # with a pmap'd `train_step` (axis_name="batch", pmean'd gradients, optax), the usual
+    # multi-device layout run on this one GPU: with 256 images of 224 x 224 per device, the
+    # first call of the pmapped step cannot get its activations' buffers (XLA's rematerialization
+    # and allocator warnings first); the error is dispatched asynchronously and surfaces where
+    # the script first reads a metric, float(x[0]).
+    run_user_script("train_flax", r'''import logging
+import time
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import linen as nn
+from flax.training import train_state
+
+logging.basicConfig(format="I%(asctime)s.%(msecs)03d %(process)d %(filename)s:%(lineno)d] %(message)s",
+                    datefmt="%m%d %H:%M:%S", level=logging.INFO)
+
+CFG = dict(per_device_batch=256, image_size=224, num_classes=1000, lr=0.1, epochs=90, widths=(64, 128, 256, 512))
+
+
+class ConvNet(nn.Module):
+    widths: tuple
+    num_classes: int
+
+    @nn.compact
+    def __call__(self, x):
+        for i, w in enumerate(self.widths):
+            x = nn.Conv(w, (3, 3))(x)
+            x = nn.relu(x)
+            x = nn.Conv(w, (3, 3))(x)
+            x = nn.relu(x)
+            if i < len(self.widths) - 1:
+                x = nn.max_pool(x, (2, 2), strides=(2, 2))
+        x = jnp.mean(x, axis=(1, 2))
+        return nn.Dense(self.num_classes)(x)
+
+
+def create_state(rng):
+    model = ConvNet(CFG["widths"], CFG["num_classes"])
+    params = model.init(rng, jnp.ones((1, CFG["image_size"], CFG["image_size"], 3)))["params"]
+    tx = optax.sgd(CFG["lr"], momentum=0.9, nesterov=True)
+    return train_state.TrainState.create(apply_fn=model.apply, params=params, tx=tx)
+
+
+def train_step(state, images, labels):
+    def loss_fn(params):
+        logits = state.apply_fn({"params": params}, images)
+        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+        return loss, logits
+
+    (loss, logits), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+    grads = jax.lax.pmean(grads, axis_name="batch")
+    state = state.apply_gradients(grads=grads)
+    metrics = {"loss": jax.lax.pmean(loss, "batch"),
+               "accuracy": jax.lax.pmean(jnp.mean(jnp.argmax(logits, -1) == labels), "batch")}
+    return state, metrics
+
+
+def main():
+    n_dev = jax.local_device_count()
+    logging.info("JAX %s, %d local device(s): %s", jax.__version__, n_dev, jax.local_devices())
+    logging.info("config: %s", CFG)
+    state = create_state(jax.random.PRNGKey(0))
+    n_params = sum(x.size for x in jax.tree_util.tree_leaves(state.params))
+    logging.info("model: %.1fM params", n_params / 1e6)
+    state = jax.tree_util.tree_map(lambda x: jnp.stack([x] * n_dev), state)  # replicate
+    p_train_step = jax.pmap(train_step, axis_name="batch", donate_argnums=(0,))
+    rng = np.random.default_rng(0)
+    steps_per_epoch = 1_281_167 // (CFG["per_device_batch"] * n_dev)
+    t0 = time.time()
+    for epoch in range(CFG["epochs"]):
+        for step in range(steps_per_epoch):
+            images = rng.standard_normal((n_dev, CFG["per_device_batch"], CFG["image_size"], CFG["image_size"], 3),
+                                         dtype=np.float32)
+            labels = rng.integers(0, CFG["num_classes"], (n_dev, CFG["per_device_batch"]))
+            state, metrics = p_train_step(state, images, labels)
+            if step % 50 == 0:
+                m = jax.tree_util.tree_map(lambda x: float(x[0]), metrics)
+                logging.info("epoch %d step %d: loss=%.4f acc=%.3f (%.1f s)", epoch, step, m["loss"],
+                             m["accuracy"], time.time() - t0)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s26b_lightning_h5_setup_cgroup():
+    # Not a GPU OOM: a Lightning segmentation run inside a 3 GiB memory cgroup (a container's
+    # limit; made here under cgroup v2 and removed afterwards), started by a shell wrapper. Its
+    # DataModule.setup() reads the whole training array of an HDF5 file (9 GiB of uint8 tiles)
+    # into host memory; the kernel's OOM killer kills python during trainer.fit's setup and the
+    # wrapper's shell reports "Killed".
+    import subprocess
+
+    group, enter_group = memory_cgroup(
+        "s26b_lightning_h5_setup_cgroup", f"seg-train-{os.getpid()}", 3 * GIB)
+    data = os.path.join(WORK, "data")
+    os.makedirs(data, exist_ok=True)
+    path = os.path.join(data, "tiles_train.h5")
+    if not os.path.exists(path):
+        import h5py
+        import numpy as np
+
+        # no data written: the file is small and the tiles read back as the fill value
+        with h5py.File(path, "w") as fh:
+            fh.create_dataset("images", shape=(48_000, 3, 256, 256), dtype=np.uint8)
+            fh.create_dataset("masks", shape=(48_000, 256, 256), dtype=np.uint8)
+    with open(os.path.join(WORK, "train_seg.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import argparse
+
+import h5py
+import lightning as L
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class TilesDataModule(L.LightningDataModule):
+    def __init__(self, path, batch_size=32):
+        super().__init__()
+        self.path, self.batch_size = path, batch_size
+
+    def setup(self, stage=None):
+        with h5py.File(self.path, "r") as f:
+            print(f"reading {self.path}: images {f['images'].shape}, masks {f['masks'].shape}", flush=True)
+            images = f["images"][:]
+            masks = f["masks"][:]
+        n_val = len(images) // 10
+        self.train = TensorDataset(torch.from_numpy(images[n_val:]), torch.from_numpy(masks[n_val:]))
+        self.val = TensorDataset(torch.from_numpy(images[:n_val]), torch.from_numpy(masks[:n_val]))
+
+    def train_dataloader(self):
+        return DataLoader(self.train, batch_size=self.batch_size, shuffle=True, num_workers=4)
+
+    def val_dataloader(self):
+        return DataLoader(self.val, batch_size=self.batch_size, num_workers=4)
+
+
+class SegNet(L.LightningModule):
+    def __init__(self, classes=6):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1),
+                                 nn.ReLU(), nn.Conv2d(64, classes, 1))
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self.net(x.float() / 255), y.long())
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", F.cross_entropy(self.net(x.float() / 255), y.long()))
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default="data/tiles_train.h5")
+    parser.add_argument("--epochs", type=int, default=50)
+    args = parser.parse_args()
+    L.seed_everything(0)
+    trainer = L.Trainer(max_epochs=args.epochs, accelerator="gpu", devices=1, precision="bf16-mixed",
+                        logger=False, enable_checkpointing=False)
+    trainer.fit(SegNet(), datamodule=TilesDataModule(args.data))
+''')
+    with open(os.path.join(WORK, "train.sh"), "w", encoding="utf-8") as fh:
+        fh.write('''#!/usr/bin/env bash
+set -u
+echo "== $(date -u +%FT%TZ) seg-train on $(hostname -s): $(nproc) cpus"
+python3 train_seg.py --data data/tiles_train.h5 --epochs 50
+rc=$?
+echo "== $(date -u +%FT%TZ) train_seg.py exited with $rc"
+exit $rc
+''')
+    sys.stdout.flush()
+    try:
+        rc = subprocess.call(["bash", "train.sh"], cwd=WORK, preexec_fn=enter_group)
+    finally:
+        time.sleep(0.5)
+        try:
+            os.rmdir(group)
+        except OSError:
+            pass
+    sys.exit(rc)
+
+
+def s26b_cublas_query_after_index_reserve():
+    # No holder. A vector-search service moves its small query encoder to the card, then
+    # reserves the vector index's storage from torch.cuda.mem_get_info() leaving an 8 MiB
+    # headroom and copies the first shard in (copies only, no kernels yet). The warm-up query's
+    # first Linear needs cuBLAS (its handle and workspace) for the first time: there is no room.
+    run_user_script("vector_service", r'''import argparse
+import logging
+import time
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s | %(levelname)-7s | %(name)s | %(message)s", level=logging.INFO)
+log = logging.getLogger("vector_service")
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dim", type=int, default=1024)
+parser.add_argument("--headroom-mb", type=int, default=8)
+parser.add_argument("--shard-rows", type=int, default=250_000)
+parser.add_argument("--topk", type=int, default=10)
+args = parser.parse_args()
+
+encoder = nn.Sequential(nn.Linear(768, 3072), nn.GELU(), nn.Linear(3072, args.dim)).to("cuda", torch.bfloat16).eval()
+log.info("query encoder on cuda:0 (%.1fM params)", sum(p.numel() for p in encoder.parameters()) / 1e6)
+
+free, total = torch.cuda.mem_get_info()
+row_bytes = args.dim * 2
+capacity = (free - args.headroom_mb * 2**20) // row_bytes
+log.info("reserving index storage: %d vectors x %d dims bf16 (%.2f GiB of %.2f GiB free, headroom %d MiB)",
+         capacity, args.dim, capacity * row_bytes / 2**30, free / 2**30, args.headroom_mb)
+index = torch.empty(capacity, args.dim, dtype=torch.bfloat16, device="cuda")
+t0 = time.time()
+shard = torch.randn(args.shard_rows, args.dim, dtype=torch.bfloat16).pin_memory()
+index[: args.shard_rows].copy_(shard)
+n_vectors = args.shard_rows
+log.info("loaded shard 0: %d vectors in %.1f s", n_vectors, time.time() - t0)
+
+log.info("warm-up query")
+query = torch.randn(1, 768, dtype=torch.bfloat16).cuda()
+with torch.inference_mode():
+    q = encoder(query)
+    scores = q @ index[:n_vectors].T
+    top = torch.topk(scores.float(), args.topk)
+log.info("warm-up done: top score %.3f; serving", top.values[0, 0].item())
+''')
+
+
+def s26b_pool_worker_reraise_message():
+    # run.sh's holder leaves 6 GiB. An image-embedding job hands shards to a spawn Pool worker
+    # that runs a ViT-B/16 under no_grad with batch 2048; the worker catches every exception and
+    # returns only f"{type}: {message}", and the parent raises a bare RuntimeError with that
+    # text: the traceback shows the parent's raise, not the operation that ran out.
+    run_user_script("embed_images", r'''import multiprocessing as mp
+import sys
+import time
+
+import torch
+import torchvision
+
+_model = None
+
+
+def _init_worker():
+    global _model
+    torch.backends.cuda.matmul.allow_tf32 = True
+    _model = torchvision.models.vit_b_16(weights=None).cuda().eval()
+
+
+def embed_shard(job):
+    shard, n_images, batch_size = job
+    try:
+        g = torch.Generator().manual_seed(shard)
+        out = []
+        with torch.no_grad():
+            for start in range(0, n_images, batch_size):
+                x = torch.randn(min(batch_size, n_images - start), 3, 224, 224, generator=g).cuda()
+                out.append(_model(x).cpu())
+        return {"shard": shard, "ok": True, "n": sum(len(o) for o in out)}
+    except Exception as e:
+        return {"shard": shard, "ok": False, "error": f"{type(e).__name__}: {e}"}
+
+
+def main():
+    jobs = [(shard, 8192, 2048) for shard in range(12)]
+    print(f"embedding {len(jobs)} shards with 1 GPU worker", flush=True)
+    t0 = time.time()
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1, initializer=_init_worker) as pool:
+        for res in pool.imap(embed_shard, jobs):
+            if not res["ok"]:
+                raise RuntimeError(f"shard {res['shard']} failed in worker: {res['error']}")
+            print(f"shard {res['shard']:>3}: {res['n']} embeddings ({time.time() - t0:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s26b_json_log_job_failed():
+    # run.sh's holder leaves 4 GiB. A scheduled job logs JSON lines only; its top-level handler
+    # catches any exception and logs one "job_failed" record with the exception's type and
+    # message, then exits 1. The job (a ResNet-152 at batch 512 x 320 px) fails somewhere after
+    # its "job_started" record; no line says which part of it was running.
+    run_user_script("jobrunner", r'''import json
+import os
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+JOB = {"job_id": "task-4471", "model": "resnet152", "batch_size": 512, "image_size": 320,
+       "num_classes": 1000, "lr": 0.2, "epochs": 30}
+
+
+def emit(level, event, **fields):
+    rec = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "level": level,
+           "logger": "jobrunner", "event": event, "pid": os.getpid()}
+    rec.update(fields)
+    print(json.dumps(rec), flush=True)
+
+
+def run(job):
+    model = getattr(torchvision.models, job["model"])(num_classes=job["num_classes"]).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=job["lr"], momentum=0.9, weight_decay=1e-4)
+    for epoch in range(job["epochs"]):
+        for step in range(2502):
+            x = torch.randn(job["batch_size"], 3, job["image_size"], job["image_size"], device="cuda")
+            y = torch.randint(0, job["num_classes"], (job["batch_size"],), device="cuda")
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+
+def main():
+    emit("info", "job_started", job=JOB, torch=torch.__version__, device=torch.cuda.get_device_name(0))
+    t0 = time.time()
+    try:
+        run(JOB)
+    except Exception as e:
+        emit("error", "job_failed", job_id=JOB["job_id"], error_type=type(e).__name__, error=str(e),
+             elapsed_s=round(time.time() - t0, 2))
+        sys.exit(1)
+    emit("info", "job_finished", job_id=JOB["job_id"], elapsed_s=round(time.time() - t0, 2))
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -19268,6 +20212,19 @@ SCENARIOS = {
     "s26_shard_worker_logged_error": s26_shard_worker_logged_error,
     "s26_jax_sweep_summary_table": s26_jax_sweep_summary_table,
     "s26_numba_context_card_held": s26_numba_context_card_held,
+    "s26b_unet_cfg_sampler": s26b_unet_cfg_sampler,
+    "s26b_graph_capture_decode_server": s26b_graph_capture_decode_server,
+    "s26b_hf_kv_block_server": s26b_hf_kv_block_server,
+    "s26b_seg_service_warmup_max_batch": s26b_seg_service_warmup_max_batch,
+    "s26b_ddp_single_process_wrap": s26b_ddp_single_process_wrap,
+    "s26b_hf_trainer_evaluate_only": s26b_hf_trainer_evaluate_only,
+    "s26b_peft_merge_save_verify": s26b_peft_merge_save_verify,
+    "s26b_grad_accum_big_vocab_ce": s26b_grad_accum_big_vocab_ce,
+    "s26b_flax_pmap_train_step": s26b_flax_pmap_train_step,
+    "s26b_lightning_h5_setup_cgroup": s26b_lightning_h5_setup_cgroup,
+    "s26b_cublas_query_after_index_reserve": s26b_cublas_query_after_index_reserve,
+    "s26b_pool_worker_reraise_message": s26b_pool_worker_reraise_message,
+    "s26b_json_log_job_failed": s26b_json_log_job_failed,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -124,7 +124,9 @@ run_one() {
     s25_jax_pm_nbody|s25_hf_logit_lens_probe|s25_events_parquet_merge|\
     s25_embedding_feature_job|s25_lightning_landcover_tiles|s26_hf_loglik_harness|\
     s26_peft_notebook_lora_backward|s26_lightning_moco_queue_growth|s26_jax_score_sampler|\
-    s26_host_torchrun_tokens_cgroup|s26_accelerate_first_optimizer_step|s26_vit_autobatch_then_adamw)
+    s26_host_torchrun_tokens_cgroup|s26_accelerate_first_optimizer_step|s26_vit_autobatch_then_adamw|\
+    s26b_hf_trainer_evaluate_only|s26b_peft_merge_save_verify|s26b_lightning_h5_setup_cgroup|\
+    s26b_pool_worker_reraise_message|s26b_ddp_single_process_wrap|s26b_flax_pmap_train_step)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -742,4 +744,28 @@ run_one s26_jax_sweep_summary_table "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
 run_one s26_numba_context_card_held "CUDA_ERROR_OUT_OF_MEMORY|out of memory|CudaAPIError|CudaSupportError" 0
 run_one s26_host_torchrun_tokens_cgroup "SIGKILL|exitcode *: -9|Killed" -
 run_one s26_cupy_mosaic_hist_int32_illegal "illegal memory access|illegal address|ILLEGAL_ADDRESS" -
+# session 26 b (blind, helper H26E): a hand-written latent-diffusion sampler with classifier-free
+# guidance, a decode server capturing CUDA graphs per batch size after sizing its KV cache, an LLM
+# server sizing its paged KV cache from the card's total memory, a segmentation service's warm-up
+# at its maximum batch (Rich logs), DDP wrapping a 3.6B model in a single-process NCCL group, an
+# evaluation-only Trainer.evaluate(), a LoRA merge_and_unload + save + verification forward, a
+# 256k-vocabulary cross-entropy under gradient accumulation, a Flax pmap'd train_step, a vector
+# service whose first cuBLAS call comes after the index reserved the card (most beside another
+# job's holder), a spawn worker's error re-raised as a bare RuntimeError, a JSON-lines job that
+# logs only the error's type and message, and 1 look-alike (a Lightning DataModule reading an
+# HDF5 array whole inside a memory cgroup, killed by the kernel)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s26b_unet_cfg_sampler "$OOM" 6
+run_one s26b_graph_capture_decode_server "$OOM|capturing|capture" 6
+run_one s26b_hf_kv_block_server "$OOM" 8
+run_one s26b_seg_service_warmup_max_batch "$OOM" 12
+run_one s26b_ddp_single_process_wrap "$OOM" 10
+run_one s26b_hf_trainer_evaluate_only "$OOM" 10
+run_one s26b_peft_merge_save_verify "$OOM" 6
+run_one s26b_grad_accum_big_vocab_ce "$OOM" 26
+run_one s26b_flax_pmap_train_step "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s26b_cublas_query_after_index_reserve "CUBLAS_STATUS|$OOM" -
+run_one s26b_pool_worker_reraise_message "$OOM" 6
+run_one s26b_json_log_job_failed "$OOM" 4
+run_one s26b_lightning_h5_setup_cgroup "Killed|status 137" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"

@@ -221,8 +221,10 @@ pub(super) const GPT_OSS_FSDP1: &[FrameRule] = &[
     // `_sync_params_and_buffers`, which broadcasts rank 0's weights): the model is being
     // sharded onto the GPUs before any step. DDP's constructor (`torch/nn/parallel/
     // distributed.py` `__init__`) is not listed: besides broadcasting the weights
-    // (`_sync_module_states`, listed) it builds the gradient buckets of its reducer, which is
-    // set-up for training rather than a load. ---
+    // (`_sync_module_states`, listed) it builds the gradient buckets of its reducer
+    // (`_ddp_init_helper` → `dist.Reducer(…)`), which is set-up for training rather than a
+    // load; the labels read a failure there as no stage the text shows (two public texts
+    // against one made on the H200, session 26), so it stays unlisted. ---
     r(
         "__init__",
         "torch/distributed/fsdp/fully_sharded_data_parallel.py",

@@ -4,6 +4,7 @@
 
 use super::names::*;
 use crate::model::explain::Phase;
+use crate::parse::text::after_char_at;
 
 /// Receivers that name a model (or a part of one) rather than its input: `model`, `self.unet`,
 /// `text_encoder`, `resnet`, `MyNet(...)`.
@@ -86,7 +87,7 @@ pub(in crate::analyze::phase) fn matching_open(expr: &str) -> Option<usize> {
 pub(in crate::analyze::phase) fn last_path(expr: &str) -> &str {
     let start = expr
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |at| at + 1);
+        .map_or(0, |at| after_char_at(expr, at));
     &expr[start..]
 }
 
@@ -380,7 +381,7 @@ pub(in crate::analyze::phase) fn named_calls(
     code.match_indices('(').filter_map(move |(paren, _)| {
         let start = code[..paren]
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map_or(0, |at| at + 1);
+            .map_or(0, |at| after_char_at(code, at));
         let name = &code[start..paren];
         let mode_switch = matches!(name, "train" | "eval") && code[paren..].starts_with("()");
         if name.is_empty() || mode_switch {
@@ -395,7 +396,7 @@ pub(in crate::analyze::phase) fn callees(code: &str) -> impl Iterator<Item = &st
     code.match_indices('(').filter_map(|(paren, _)| {
         let start = code[..paren]
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map_or(0, |at| at + 1);
+            .map_or(0, |at| after_char_at(code, at));
         let name = &code[start..paren];
         (!name.is_empty()).then_some(name)
     })
