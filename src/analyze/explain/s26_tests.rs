@@ -88,3 +88,21 @@ fn a_programs_arrow_before_its_stage_line_keeps_the_line() {
                 torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 704.00 MiB.\n";
     assert_eq!(explain_text(text).phase.failed_in, Phase::Inference);
 }
+
+#[test]
+fn a_log_line_with_wide_whitespace_after_its_level_never_splits() {
+    for line in [
+        "2026-12-04 10:00:00 INFO \u{3000}  | lm\u{30fc}server | allocating KV cache for 256 \
+         sequences",
+        "INFO \u{a0}\u{3000}  |\u{3000}step 3 | loss 0.9982",
+        "INFO\u{3000}group\u{3002}cc\u{ff1a}96 -> 3",
+        "WARNING \u{2010}\u{3000}kwargs request_output_len is deprecated",
+    ] {
+        let text = format!(
+            "{line}\ntorch.OutOfMemoryError: CUDA out of memory. Tried to \
+                            allocate 2.00 MiB.\n"
+        );
+        let _ = explain_text(&text);
+        let _ = crate::analyze::phase::stage_line_phase(line);
+    }
+}

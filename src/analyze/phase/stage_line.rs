@@ -59,7 +59,9 @@ fn message(text: &str) -> Option<&str> {
         rest = after_token.trim_start();
     }
     // A logger's name (`server:`, `merge_adapters -`, `module:function:12 -`, `[train]`, a
-    // piped format's `lm_server | `).
+    // piped format's `lm_server | `). (Whitespace wider than a byte, an ideographic space,
+    // trimmed first: the name is sliced off by its length.)
+    let rest = rest.trim_start();
     let first = rest.split_whitespace().next().unwrap_or_default();
     let named = (first.len() > 1 && first.ends_with(':'))
         || (first.starts_with('[') && first.ends_with(']'));
