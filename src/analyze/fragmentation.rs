@@ -113,8 +113,8 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
             });
             let first = beside_here.then(|| {
                 beside(scope, move || {
-                    let first = first_pass(snapshot, device, trace, threads);
-                    signal.publish(first.peak.2);
+                    let first = first_pass(snapshot, device, trace, threads, max_ooms);
+                    signal.publish(first.0.peak.2);
                     first
                 })
             });
@@ -124,12 +124,16 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
             drop(timing);
             if !trace.is_empty() {
                 any_trace = true;
-                let first = match first {
+                let (first, peak_held) = match first {
                     Some(first) => joined(first),
-                    None => first_pass(snapshot, device, trace, threads),
+                    None => first_pass(snapshot, device, trace, threads, options.max_ooms),
                 };
                 signal.publish(first.peak.2);
-                let ahead = ahead.and_then(joined);
+                // With no OOM to judge, the replay beside pass 1 gave nothing (`None`): the
+                // peak's blocks came from pass 1's shards.
+                let ahead = ahead
+                    .and_then(joined)
+                    .or_else(|| peak_held.map(|held| ahead::Ahead::at_peak(first.peak.2, held)));
                 let replay = replay_device(
                     snapshot,
                     device,
@@ -640,10 +644,19 @@ impl State {
         }
     }
 
+    /// The sites holding most memory, their blocks named in address order (as
+    /// [`ahead::held`] lists them).
     fn holders(&self, sites: &mut SiteNamer, top: usize) -> Vec<Site> {
+        let mut held: Vec<(u64, StackId, u64)> = self
+            .blocks
+            .iter()
+            .filter(|(_, live)| !live.pending)
+            .map(|(&address, live)| (address, live.stack, live.size))
+            .collect();
+        held.sort_unstable_by_key(|&(address, _, _)| address);
         let mut totals = SiteTotals::default();
-        for live in self.blocks.values().filter(|live| !live.pending) {
-            totals.add(sites.site(live.stack), live.size);
+        for (_, stack, size) in held {
+            totals.add(sites.site(stack), size);
         }
         totals.top(sites, top)
     }
@@ -672,20 +685,25 @@ struct FirstPass {
 }
 
 /// Pass 1 over a non-empty trace: totals and the peak; learn each freed block's allocation
-/// stack. Split by block address over `threads` threads where the trace is long.
+/// stack. Split by block address over `threads` threads where the trace is long, and then,
+/// where no OOM is judged (of the first `max_ooms`), also the blocks holding memory at the
+/// peak, in address order, replayed on the same shards (pass 2's only stop).
 fn first_pass(
     snapshot: &Snapshot,
     device: CudaOrdinal,
     trace: &Trace,
     threads: usize,
-) -> FirstPass {
+    max_ooms: usize,
+) -> (FirstPass, Option<Vec<ahead::Held>>) {
     let _timing = profile::phase(|| "analysis: replay pass 1".to_string());
     if threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES {
-        if let Some(first) = sharded::first_pass_sharded(snapshot, device, trace, threads) {
+        if let Some(first) =
+            sharded::first_pass_sharded_with(snapshot, device, trace, threads, max_ooms)
+        {
             return first;
         }
     }
-    first_pass_here(snapshot, device, trace)
+    (first_pass_here(snapshot, device, trace), None)
 }
 
 /// [`first_pass`] on this thread alone.
