@@ -118,13 +118,12 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                     first
                 })
             });
-            let growth = beside_here.then(|| beside(scope, move || growth_by_stack(trace)));
             let timing = profile::phase(|| "analysis: summarize".to_string());
             let mut summary = summarize_device(snapshot, device, options, &mut sites);
             drop(timing);
             if !trace.is_empty() {
                 any_trace = true;
-                let (first, peak_held) = match first {
+                let (first, peak_held, growth) = match first {
                     Some(first) => joined(first),
                     None => first_pass(snapshot, device, trace, threads, options.max_ooms),
                 };
@@ -146,10 +145,8 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                 );
                 estimated_blocks |= replay.estimated_blocks;
                 let mut trace_summary = replay.summary;
-                let growth = match growth {
-                    Some(growth) => joined(growth),
-                    None => growth_by_stack(trace),
-                };
+                // Growth by stack came from pass 1's shards, or is walked here.
+                let growth = growth.unwrap_or_else(|| growth_by_stack(trace));
                 let timing = profile::phase(|| "analysis: growth by site".to_string());
                 trace_summary.growth = site_growth(growth, trace, &mut sites, options.top_sites);
                 drop(timing);
@@ -685,25 +682,30 @@ struct FirstPass {
 }
 
 /// Pass 1 over a non-empty trace: totals and the peak; learn each freed block's allocation
-/// stack. Split by block address over `threads` threads where the trace is long, and then,
-/// where no OOM is judged (of the first `max_ooms`), also the blocks holding memory at the
-/// peak, in address order, replayed on the same shards (pass 2's only stop).
+/// stack. Split by block address over `threads` threads where the trace is long, and then
+/// also growth by stack and, where no OOM is judged (of the first `max_ooms`), the blocks
+/// holding memory at the peak, in address order, replayed on the same shards (pass 2's only
+/// stop).
 fn first_pass(
     snapshot: &Snapshot,
     device: CudaOrdinal,
     trace: &Trace,
     threads: usize,
     max_ooms: usize,
-) -> (FirstPass, Option<Vec<ahead::Held>>) {
+) -> (
+    FirstPass,
+    Option<Vec<ahead::Held>>,
+    Option<growth::StackGrowth>,
+) {
     let _timing = profile::phase(|| "analysis: replay pass 1".to_string());
     if threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES {
-        if let Some(first) =
+        if let Some(sharded) =
             sharded::first_pass_sharded_with(snapshot, device, trace, threads, max_ooms)
         {
-            return first;
+            return (sharded.first, sharded.peak_held, Some(sharded.growth));
         }
     }
-    (first_pass_here(snapshot, device, trace), None)
+    (first_pass_here(snapshot, device, trace), None, None)
 }
 
 /// [`first_pass`] on this thread alone.

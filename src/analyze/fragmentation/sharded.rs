@@ -17,12 +17,15 @@
 //! sums checked and, where one overflows, gives up so the caller runs the one-thread pass.
 
 use std::collections::hash_map::Entry;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::ahead::Held;
-use super::{round_size, AddressMap, FirstPass, Live, State};
+use super::growth::{kept_by_stack, Kept, StackGrowth};
+use super::{round_size, AddressHasher, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
-use crate::model::snapshot::{Action, BlockState, Snapshot, Trace, TraceEntry};
+use crate::model::snapshot::{Action, BlockState, Snapshot, StackId, Trace, TraceEntry};
 use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
@@ -85,6 +88,20 @@ struct Shard {
     estimated_blocks: bool,
     /// `(entry index, bytes)` of changes [`encode`] could not write.
     listed: Vec<(usize, u64)>,
+    /// The shard's blocks allocated within the trace and not freed after (growth), by stack.
+    kept: Vec<(StackId, Kept)>,
+}
+
+/// What [`first_pass_sharded_with`] gives.
+pub(super) struct Sharded {
+    /// What the one-thread pass gives.
+    pub(super) first: FirstPass,
+    /// The blocks holding memory at the peak, where asked for (see [`peak_blocks`]).
+    pub(super) peak_held: Option<Vec<Held>>,
+    /// Growth by stack, as [`super::growth::growth_by_stack`] gives it: allocations counted
+    /// in the marks' pieces (in trace order), the blocks kept found by the shards (an
+    /// address's last block action in the trace is the first a shard meets walking back).
+    pub(super) growth: StackGrowth,
 }
 
 /// The first pass over `trace` split into `shards` shards; `None` when it cannot give what
@@ -96,7 +113,7 @@ pub(super) fn first_pass_sharded(
     trace: &Trace,
     shards: usize,
 ) -> Option<FirstPass> {
-    first_pass_sharded_with(snapshot, device, trace, shards, 0).map(|(first, _)| first)
+    first_pass_sharded_with(snapshot, device, trace, shards, 0).map(|sharded| sharded.first)
 }
 
 /// [`first_pass_sharded`], and where the trace holds no OOM among its first `max_ooms`
@@ -109,7 +126,7 @@ pub(super) fn first_pass_sharded_with(
     trace: &Trace,
     shards: usize,
     max_ooms: usize,
-) -> Option<(FirstPass, Option<Vec<Held>>)> {
+) -> Option<Sharded> {
     let shards = shards.clamp(1, MAX_SHARDS);
     let timing = profile::phase(|| "analysis: pass 1 tables".to_string());
     // The two tables (one slot an entry: their pages mapped as they are filled) are made on
@@ -182,21 +199,24 @@ pub(super) fn first_pass_sharded_with(
             })
             .collect()
     });
-    // The marks are freed before the walk where pass 2 does not need them.
-    let marks_table = peak_on_shards.then_some(marks_table);
     let learnt = learnt?;
     drop(timing);
     let walk_timing = profile::phase(|| "analysis: pass 1 walk".to_string());
     let mut listed: AddressMap<u64> = AddressMap::default();
     let mut inconsistencies = 0u64;
     let mut estimated_blocks = false;
-    for shard in &learnt {
+    let mut kept = Vec::new();
+    for shard in learnt {
         inconsistencies = inconsistencies.saturating_add(shard.inconsistencies);
         estimated_blocks |= shard.estimated_blocks;
         for &(index, bytes) in &shard.listed {
             listed.insert(index as u64, bytes);
         }
+        kept.extend(shard.kept);
     }
+    let growth = StackGrowth::new(marks_table.allocations.clone(), kept_by_stack(kept));
+    // The marks are freed before the walk where pass 2 does not need them.
+    let marks_table = peak_on_shards.then_some(marks_table);
     // The walk in trace order: allocated memory from the shards' changes, segments replayed.
     let bytes_of = |index: usize, code: u32| -> u64 {
         match code {
@@ -244,15 +264,16 @@ pub(super) fn first_pass_sharded_with(
         Some(marks) => Some(peak_blocks(snapshot, device, trace, marks, shards, peak.2)?),
         None => None,
     };
-    Some((
-        FirstPass {
+    Some(Sharded {
+        first: FirstPass {
             peak,
             alloc_stacks: stacks.into_iter().map(AtomicU32::into_inner).collect(),
             inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
             estimated_blocks: estimated_blocks | state.estimated_blocks,
         },
-        held,
-    ))
+        peak_held: held,
+        growth,
+    })
 }
 
 /// The blocks holding memory at entry `peak` (before its undo, as pass 2 stops there), in
@@ -380,6 +401,8 @@ struct Marks {
     pieces: Vec<(usize, usize, Vec<u8>)>,
     /// Whether the trace holds an `oom` entry.
     oom: bool,
+    /// `(stack, allocations)`, in the order of each stack's first allocation (growth).
+    allocations: Vec<(StackId, u64)>,
 }
 
 impl Marks {
@@ -395,11 +418,11 @@ impl Marks {
             })
             .collect();
         let parts: Vec<&[TraceEntry]> = trace.parts().map(|(_, entries)| entries).collect();
-        let piece_marks = |&(part, offset, end): &(usize, usize, usize)| -> (Vec<u8>, bool) {
+        let piece_marks = |&(part, offset, end): &(usize, usize, usize)| -> PieceMarks {
             parts
                 .get(part)
                 .and_then(|entries| entries.get(offset..end))
-                .map_or_else(|| (Vec::new(), false), |entries| marks_of(entries, shards))
+                .map_or_else(PieceMarks::default, |entries| marks_of(entries, shards))
         };
         let pieces = std::thread::scope(|scope| {
             let handles: Vec<_> = bounds
@@ -426,20 +449,47 @@ impl Marks {
             }
             pieces
         });
-        let oom = pieces.iter().any(|(_, oom)| *oom);
+        let oom = pieces.iter().any(|piece| piece.oom);
+        // Each piece's stacks in the order of their first allocation there, pieces in trace
+        // order: a stack new to the whole trace takes the next place.
+        let mut slots: AddressMap<u32> = AddressMap::default();
+        let mut allocations: Vec<(StackId, u64)> = Vec::new();
+        for piece in &pieces {
+            for &(stack, count) in &piece.allocations {
+                let slot = *slots.entry(u64::from(stack)).or_insert_with(|| {
+                    allocations.push((stack, 0));
+                    (allocations.len() - 1) as u32
+                });
+                if let Some((_, total)) = allocations.get_mut(slot as usize) {
+                    *total += count;
+                }
+            }
+        }
         Marks {
             pieces: bounds
                 .iter()
                 .zip(pieces)
-                .map(|(&(part, offset, _), (marks, _))| (part, offset, marks))
+                .map(|(&(part, offset, _), piece)| (part, offset, piece.marks))
                 .collect(),
             oom,
+            allocations,
         }
     }
 }
 
-/// The marks of `entries` (see [`Marks`]), and whether one of them is an `oom`.
-fn marks_of(entries: &[TraceEntry], shards: usize) -> (Vec<u8>, bool) {
+/// What [`marks_of`] learns from one piece of the trace.
+#[derive(Default)]
+struct PieceMarks {
+    marks: Vec<u8>,
+    /// Whether one of its entries is an `oom`.
+    oom: bool,
+    /// `(stack, allocations)` in the order of each stack's first allocation in the piece.
+    allocations: Vec<(StackId, u64)>,
+}
+
+/// The marks of `entries` (see [`Marks`]), whether one of them is an `oom`, and their
+/// allocations by stack.
+fn marks_of(entries: &[TraceEntry], shards: usize) -> PieceMarks {
     let (alloc, free_requested, free_completed, oom) = (
         Action::Alloc.code(),
         Action::FreeRequested.code(),
@@ -447,10 +497,21 @@ fn marks_of(entries: &[TraceEntry], shards: usize) -> (Vec<u8>, bool) {
         Action::Oom.code(),
     );
     let mut any_oom = false;
+    let mut slots: AddressMap<u32> = AddressMap::default();
+    let mut allocations: Vec<(StackId, u64)> = Vec::new();
     let marks = entries
         .iter()
         .map(|entry| {
             let code = entry.action_code();
+            if code == alloc {
+                let slot = *slots.entry(u64::from(entry.stack)).or_insert_with(|| {
+                    allocations.push((entry.stack, 0));
+                    (allocations.len() - 1) as u32
+                });
+                if let Some((_, count)) = allocations.get_mut(slot as usize) {
+                    *count += 1;
+                }
+            }
             if code == alloc || code == free_requested || code == free_completed {
                 // Below MAX_SHARDS (16): fits a byte.
                 shard_of(entry.addr, shards) as u8 + 1
@@ -460,7 +521,11 @@ fn marks_of(entries: &[TraceEntry], shards: usize) -> (Vec<u8>, bool) {
             }
         })
         .collect();
-    (marks, any_oom)
+    PieceMarks {
+        marks,
+        oom: any_oom,
+        allocations,
+    }
 }
 
 /// What one range of entries adds to the walk of [`first_pass_sharded`], relative to the
@@ -586,7 +651,13 @@ fn replay_shard(
         inconsistencies: 0,
         estimated_blocks: false,
         listed: Vec::new(),
+        kept: Vec::new(),
     };
+    // Growth: the addresses met so far, walking back, and the blocks kept (an address whose
+    // first block action met is an `alloc`: its last in the trace).
+    let mut seen: HashSet<u64, BuildHasherDefault<AddressHasher>> = HashSet::default();
+    let mut kept: Vec<(StackId, Kept)> = Vec::new();
+    let len = trace.len();
     let change = |index: usize, bytes: u64, out: &mut Shard| {
         let code = encode(bytes);
         if code == LISTED {
@@ -603,6 +674,9 @@ fn replay_shard(
     in_batches(own_entries(&parts, marks, mark), |index, entry| {
         let code = entry.action_code();
         let addr = entry.addr;
+        if seen.insert(addr) && code == alloc {
+            kept.push((entry.stack, Kept::block(entry.size, index, len)));
+        }
         if code == alloc {
             match blocks.remove(&addr) {
                 Some(live) => {
@@ -662,6 +736,7 @@ fn replay_shard(
             );
         }
     });
+    out.kept = kept_by_stack(kept);
     out
 }
 
@@ -942,7 +1017,7 @@ mod tests {
 
     proptest! {
         /// The peak's blocks replayed on shards are those pass 2 on one thread holds at the
-        /// peak, in address order.
+        /// peak, in address order; growth by stack found on them is the one walk's.
         #[test]
         fn peak_blocks_on_shards_are_pass_2s(
             blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
@@ -963,9 +1038,13 @@ mod tests {
             let parted = Trace::from_parts([trace.to_vec(0, cut), trace.to_vec(cut, trace.len())]);
             for trace in [trace, &parted] {
                 match first_pass_sharded_with(&snapshot, device, trace, shards, 0) {
-                    Some((split, held)) => {
-                        prop_assert_eq!(&split, &one);
-                        prop_assert_eq!(held.as_ref(), Some(&expected));
+                    Some(sharded) => {
+                        prop_assert_eq!(&sharded.first, &one);
+                        prop_assert_eq!(sharded.peak_held.as_ref(), Some(&expected));
+                        prop_assert_eq!(
+                            sharded.growth.sorted(),
+                            super::super::growth::growth_by_stack(trace).sorted()
+                        );
                     }
                     None => {
                         let huge = blocks.iter().map(|b| b.1).chain(entries.iter().map(|e| e.2));
