@@ -90,6 +90,23 @@ struct Shard {
     listed: Vec<(usize, u64)>,
     /// The shard's blocks allocated within the trace and not freed after (growth), by stack.
     kept: Vec<(StackId, Kept)>,
+    /// `(boundary, blocks)`: the shard's blocks once its entries from `boundary` on are
+    /// undone, at each of [`checkpoints`]' boundaries where asked for, in any order.
+    checkpoints: Vec<(usize, Vec<(u64, Live)>)>,
+}
+
+/// Copies of each shard's blocks kept by pass 1 (at [`CHECKPOINTS`] - 1 points of the trace)
+/// where pass 2 replays the peak's blocks on the shards: pass 2 then starts from the nearest
+/// copy after the peak, not from the snapshot (the copies are the blocks of a few moments,
+/// about the snapshot's blocks each).
+const CHECKPOINTS: usize = 4;
+
+/// The boundaries of [`CHECKPOINTS`] over a trace of `len` entries, from the last.
+fn checkpoints(len: usize) -> Vec<usize> {
+    (1..CHECKPOINTS)
+        .rev()
+        .map(|k| len * k / CHECKPOINTS)
+        .collect()
 }
 
 /// What [`first_pass_sharded_with`] gives.
@@ -180,7 +197,22 @@ pub(super) fn first_pass_sharded_with(
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(shards);
         for (shard, blocks) in parts.into_iter().enumerate() {
-            let work = move || replay_shard(blocks, trace, marks, shard, changes_ref, stacks_ref);
+            let boundaries = if peak_on_shards {
+                checkpoints(trace.len())
+            } else {
+                Vec::new()
+            };
+            let work = move || {
+                replay_shard(
+                    blocks,
+                    trace,
+                    marks,
+                    shard,
+                    changes_ref,
+                    stacks_ref,
+                    &boundaries,
+                )
+            };
             handles.push(
                 std::thread::Builder::new()
                     .name("oomdoc-replay".to_string())
@@ -206,6 +238,7 @@ pub(super) fn first_pass_sharded_with(
     let mut inconsistencies = 0u64;
     let mut estimated_blocks = false;
     let mut kept = Vec::new();
+    let mut copies = Vec::with_capacity(learnt.len());
     for shard in learnt {
         inconsistencies = inconsistencies.saturating_add(shard.inconsistencies);
         estimated_blocks |= shard.estimated_blocks;
@@ -213,6 +246,7 @@ pub(super) fn first_pass_sharded_with(
             listed.insert(index as u64, bytes);
         }
         kept.extend(shard.kept);
+        copies.push(shard.checkpoints);
     }
     let growth = StackGrowth::new(marks_table.allocations.clone(), kept_by_stack(kept));
     // The marks are freed before the walk where pass 2 does not need them.
@@ -261,7 +295,21 @@ pub(super) fn first_pass_sharded_with(
     drop(changes);
     drop(walk_timing);
     let held = match &marks_table {
-        Some(marks) => Some(peak_blocks(snapshot, device, trace, marks, shards, peak.2)?),
+        Some(marks) => {
+            // Each shard's nearest copy after the peak (the same boundary for all of them).
+            let starts = copies
+                .into_iter()
+                .map(|copies| {
+                    copies
+                        .into_iter()
+                        .filter(|&(boundary, _)| boundary > peak.2)
+                        .min_by_key(|&(boundary, _)| boundary)
+                })
+                .collect();
+            Some(peak_blocks(
+                snapshot, device, trace, marks, shards, peak.2, starts,
+            )?)
+        }
         None => None,
     };
     Some(Sharded {
@@ -289,15 +337,18 @@ fn peak_blocks(
     marks: &Marks,
     shards: usize,
     peak: usize,
+    starts: Vec<Option<Start>>,
 ) -> Option<Vec<Held>> {
     let _timing = profile::phase(|| "analysis: pass 2 on the shards".to_string());
+    let mut starts = starts.into_iter();
     let lists: Option<Vec<Vec<(u64, Held)>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..shards)
             .map(|shard| {
+                let start = starts.next().flatten();
                 std::thread::Builder::new()
                     .name("oomdoc-replay".to_string())
                     .spawn_scoped(scope, move || {
-                        shard_at(snapshot, device, trace, marks, shards, shard, peak)
+                        shard_at(snapshot, device, trace, marks, shards, shard, peak, start)
                     })
                     .ok()
             })
@@ -319,18 +370,14 @@ fn peak_blocks(
     Some(held.into_iter().map(|(_, held)| held).collect())
 }
 
-/// One shard of [`peak_blocks`]: its blocks holding memory at `peak`, with their addresses.
-fn shard_at(
+/// The blocks of `shard` at the snapshot, as `State::at_snapshot` inserts them.
+fn at_snapshot(
+    blocks: &mut AddressMap<Live>,
     snapshot: &Snapshot,
     device: CudaOrdinal,
-    trace: &Trace,
-    marks: &Marks,
     shards: usize,
     shard: usize,
-    peak: usize,
-) -> Vec<(u64, Held)> {
-    // The shard's blocks at the snapshot, as `State::at_snapshot` inserts them.
-    let mut blocks: AddressMap<Live> = AddressMap::default();
+) {
     for segment in snapshot.segments.iter().filter(|s| s.device == device) {
         for block in &segment.blocks {
             let pending = match block.state {
@@ -351,10 +398,43 @@ fn shard_at(
             }
         }
     }
+}
+
+/// Where a shard's pass 2 starts: a boundary and the shard's blocks once its entries from
+/// there on are undone (pass 1's copy).
+type Start = (usize, Vec<(u64, Live)>);
+
+/// One shard of [`peak_blocks`]: its blocks holding memory at `peak`, with their addresses,
+/// replayed from `start` (pass 1's copy), or from the snapshot where there is none.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site: the pass's snapshot, trace, marks and shard"
+)]
+fn shard_at(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &Trace,
+    marks: &Marks,
+    shards: usize,
+    shard: usize,
+    peak: usize,
+    start: Option<Start>,
+) -> Vec<(u64, Held)> {
+    let mut blocks: AddressMap<Live> = AddressMap::default();
+    let below = match start {
+        Some((boundary, copy)) => {
+            blocks.extend(copy);
+            boundary
+        }
+        None => {
+            at_snapshot(&mut blocks, snapshot, device, shards, shard);
+            trace.len()
+        }
+    };
     let (alloc, free_requested) = (Action::Alloc.code(), Action::FreeRequested.code());
     let mark = shard as u8 + 1;
     let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
-    let entries = own_entries(&parts, marks, mark).take_while(|&(index, _)| index > peak);
+    let entries = own_entries(&parts, marks, mark, below).take_while(|&(index, _)| index > peak);
     in_batches(entries, |index, entry| {
         let (code, addr) = (entry.action_code(), entry.addr);
         if code == alloc {
@@ -638,7 +718,8 @@ fn walk_range(
 }
 
 /// Replays the block actions of one shard backward, as [`State::undo`] does, writing each
-/// entry's change of allocated memory and each freed block's allocation stack.
+/// entry's change of allocated memory and each freed block's allocation stack, and copying
+/// its blocks at each of `boundaries` (descending).
 fn replay_shard(
     mut blocks: AddressMap<Live>,
     trace: &Trace,
@@ -646,13 +727,22 @@ fn replay_shard(
     shard: usize,
     changes: &[AtomicU32],
     stacks: &[AtomicU32],
+    boundaries: &[usize],
 ) -> Shard {
     let mut out = Shard {
         inconsistencies: 0,
         estimated_blocks: false,
         listed: Vec::new(),
         kept: Vec::new(),
+        checkpoints: Vec::new(),
     };
+    let copy = |blocks: &AddressMap<Live>| -> Vec<(u64, Live)> {
+        blocks
+            .iter()
+            .map(|(&address, &live)| (address, live))
+            .collect()
+    };
+    let mut next_boundary = 0;
     // Growth: the addresses met so far, walking back, and the blocks kept (an address whose
     // first block action met is an `alloc`: its last in the trace).
     let mut seen: HashSet<u64, BuildHasherDefault<AddressHasher>> = HashSet::default();
@@ -671,7 +761,15 @@ fn replay_shard(
     // The block actions of this shard, as `Marks` marked them, walking backward.
     let mark = shard as u8 + 1;
     let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
-    in_batches(own_entries(&parts, marks, mark), |index, entry| {
+    in_batches(own_entries(&parts, marks, mark, len), |index, entry| {
+        // Every entry from a boundary on is undone, none before it.
+        while let Some(&boundary) = boundaries.get(next_boundary) {
+            if index >= boundary {
+                break;
+            }
+            out.checkpoints.push((boundary, copy(&blocks)));
+            next_boundary += 1;
+        }
         let code = entry.action_code();
         let addr = entry.addr;
         if seen.insert(addr) && code == alloc {
@@ -736,16 +834,20 @@ fn replay_shard(
             );
         }
     });
+    for &boundary in boundaries.get(next_boundary..).unwrap_or_default() {
+        out.checkpoints.push((boundary, copy(&blocks)));
+    }
     out.kept = kept_by_stack(kept);
     out
 }
 
-/// The entries marked `mark` (a shard's block actions), from the trace's last backward, with
-/// their indices.
+/// The entries marked `mark` (a shard's block actions) below index `below`, from the last
+/// backward, with their indices.
 fn own_entries<'t>(
     parts: &'t [(usize, &'t [TraceEntry])],
     marks: &'t Marks,
     mark: u8,
+    below: usize,
 ) -> impl Iterator<Item = (usize, &'t TraceEntry)> + 't {
     marks
         .pieces
@@ -753,7 +855,9 @@ fn own_entries<'t>(
         .rev()
         .flat_map(move |(part, offset, marks)| {
             let (first, entries) = parts.get(*part).copied().unwrap_or((0, &[]));
-            MarkedBack::new(marks, mark).filter_map(move |at| {
+            // The piece's marks of entries below `below`.
+            let kept = below.saturating_sub(first + offset).min(marks.len());
+            MarkedBack::new(marks.get(..kept).unwrap_or_default(), mark).filter_map(move |at| {
                 let at = offset + at;
                 Some((first + at, entries.get(at)?))
             })
