@@ -123,11 +123,15 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
             drop(timing);
             if !trace.is_empty() {
                 any_trace = true;
-                let (first, peak_held, growth) = match first {
+                let (first, extras) = match first {
                     Some(first) => joined(first),
                     None => first_pass(snapshot, device, trace, threads, options.max_ooms),
                 };
                 signal.publish(first.peak.2);
+                let (peak_held, growth, counted) = match extras {
+                    Some(extras) => (extras.peak_held, Some(extras.growth), Some(extras.counted)),
+                    None => (None, None, None),
+                };
                 // With no OOM to judge, the replay beside pass 1 gave nothing (`None`): the
                 // peak's blocks came from pass 1's shards.
                 let ahead = ahead
@@ -142,6 +146,7 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                     &mut report,
                     first,
                     ahead,
+                    counted,
                 );
                 estimated_blocks |= replay.estimated_blocks;
                 let mut trace_summary = replay.summary;
@@ -692,20 +697,46 @@ fn first_pass(
     trace: &Trace,
     threads: usize,
     max_ooms: usize,
-) -> (
-    FirstPass,
-    Option<Vec<ahead::Held>>,
-    Option<growth::StackGrowth>,
-) {
+) -> (FirstPass, Option<Extras>) {
     let _timing = profile::phase(|| "analysis: replay pass 1".to_string());
     if threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES {
         if let Some(sharded) =
             sharded::first_pass_sharded_with(snapshot, device, trace, threads, max_ooms)
         {
-            return (sharded.first, sharded.peak_held, Some(sharded.growth));
+            let extras = Extras {
+                peak_held: sharded.peak_held,
+                growth: sharded.growth,
+                counted: sharded.counted,
+            };
+            return (sharded.first, Some(extras));
         }
     }
-    (first_pass_here(snapshot, device, trace), None, None)
+    (first_pass_here(snapshot, device, trace), None)
+}
+
+/// What pass 1 on shards learns besides [`FirstPass`] (see `sharded::Sharded`).
+struct Extras {
+    peak_held: Option<Vec<ahead::Held>>,
+    growth: growth::StackGrowth,
+    counted: Counted,
+}
+
+/// A trace's entries by action code and the indices of its `oom` entries, in order.
+type Counted = ([u64; Action::COUNT], Vec<usize>);
+
+/// [`Counted`] of `trace`, in one walk.
+fn count_actions(trace: &Trace) -> Counted {
+    let _timing = profile::phase(|| "analysis: count the actions".to_string());
+    let mut counts = [0u64; Action::COUNT];
+    let mut oom_indices = Vec::new();
+    for (index, entry) in trace.iter().enumerate() {
+        let code = entry.action_code();
+        counts[code] += 1;
+        if code == Action::Oom.code() {
+            oom_indices.push(index);
+        }
+    }
+    (counts, oom_indices)
 }
 
 /// [`first_pass`] on this thread alone.
@@ -744,16 +775,10 @@ fn replay_device(
     report: &mut SnapshotReport,
     first: FirstPass,
     ahead: Option<ahead::Ahead>,
+    counted: Option<Counted>,
 ) -> Replay {
-    let mut counts = [0u64; Action::COUNT];
-    let mut oom_indices = Vec::new();
-    for (index, entry) in trace.iter().enumerate() {
-        let code = entry.action_code();
-        counts[code] += 1;
-        if code == Action::Oom.code() {
-            oom_indices.push(index);
-        }
-    }
+    // Counted in pass 1's pieces on threads, or here.
+    let (counts, oom_indices) = counted.unwrap_or_else(|| count_actions(trace));
     let actions: BTreeMap<Action, u64> = Action::ALL
         .iter()
         .zip(counts)

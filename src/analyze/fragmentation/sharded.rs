@@ -119,6 +119,9 @@ pub(super) struct Sharded {
     /// in the marks' pieces (in trace order), the blocks kept found by the shards (an
     /// address's last block action in the trace is the first a shard meets walking back).
     pub(super) growth: StackGrowth,
+    /// The trace's entries by action code and its `oom` entries' indices (see
+    /// [`super::Counted`]), counted in the marks' pieces.
+    pub(super) counted: super::Counted,
 }
 
 /// The first pass over `trace` split into `shards` shards; `None` when it cannot give what
@@ -187,11 +190,11 @@ pub(super) fn first_pass_sharded_with(
     let (changes_ref, stacks_ref) = (&changes, &stacks);
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 marks".to_string());
-    let marks_table = Marks::new(trace, shards);
+    let mut marks_table = Marks::new(trace, shards);
     let marks = &marks_table;
     // Pass 2's only stop is the peak where no OOM is judged: its blocks are then replayed on
     // the shards after the walk, and the marks are kept for it.
-    let peak_on_shards = !marks_table.oom || max_ooms == 0;
+    let peak_on_shards = marks_table.ooms.is_empty() || max_ooms == 0;
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
@@ -248,7 +251,11 @@ pub(super) fn first_pass_sharded_with(
         kept.extend(shard.kept);
         copies.push(shard.checkpoints);
     }
-    let growth = StackGrowth::new(marks_table.allocations.clone(), kept_by_stack(kept));
+    let growth = StackGrowth::new(
+        std::mem::take(&mut marks_table.allocations),
+        kept_by_stack(kept),
+    );
+    let counted = (marks_table.actions, std::mem::take(&mut marks_table.ooms));
     // The marks are freed before the walk where pass 2 does not need them.
     let marks_table = peak_on_shards.then_some(marks_table);
     // The walk in trace order: allocated memory from the shards' changes, segments replayed.
@@ -321,6 +328,7 @@ pub(super) fn first_pass_sharded_with(
         },
         peak_held: held,
         growth,
+        counted,
     })
 }
 
@@ -479,8 +487,10 @@ fn shard_at(
 struct Marks {
     /// `(part, offset, marks)`: the marks of the part's entries from `offset` on, in order.
     pieces: Vec<(usize, usize, Vec<u8>)>,
-    /// Whether the trace holds an `oom` entry.
-    oom: bool,
+    /// The trace's entries by action code.
+    actions: [u64; Action::COUNT],
+    /// The indices of the trace's `oom` entries, in order.
+    ooms: Vec<usize>,
     /// `(stack, allocations)`, in the order of each stack's first allocation (growth).
     allocations: Vec<(StackId, u64)>,
 }
@@ -497,12 +507,14 @@ impl Marks {
                     .map(move |offset| (part, offset, (offset + per).min(entries.len())))
             })
             .collect();
-        let parts: Vec<&[TraceEntry]> = trace.parts().map(|(_, entries)| entries).collect();
+        let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
         let piece_marks = |&(part, offset, end): &(usize, usize, usize)| -> PieceMarks {
             parts
                 .get(part)
-                .and_then(|entries| entries.get(offset..end))
-                .map_or_else(PieceMarks::default, |entries| marks_of(entries, shards))
+                .and_then(|&(first, entries)| Some((first + offset, entries.get(offset..end)?)))
+                .map_or_else(PieceMarks::default, |(first, entries)| {
+                    marks_of(entries, first, shards)
+                })
         };
         let pieces = std::thread::scope(|scope| {
             let handles: Vec<_> = bounds
@@ -529,7 +541,14 @@ impl Marks {
             }
             pieces
         });
-        let oom = pieces.iter().any(|piece| piece.oom);
+        let mut actions = [0u64; Action::COUNT];
+        let mut ooms = Vec::new();
+        for piece in &pieces {
+            for (total, count) in actions.iter_mut().zip(piece.actions) {
+                *total += count;
+            }
+            ooms.extend_from_slice(&piece.ooms);
+        }
         // Each piece's stacks in the order of their first allocation there, pieces in trace
         // order: a stack new to the whole trace takes the next place.
         let mut slots: AddressMap<u32> = AddressMap::default();
@@ -551,7 +570,8 @@ impl Marks {
                 .zip(pieces)
                 .map(|(&(part, offset, _), piece)| (part, offset, piece.marks))
                 .collect(),
-            oom,
+            actions,
+            ooms,
             allocations,
         }
     }
@@ -561,28 +581,35 @@ impl Marks {
 #[derive(Default)]
 struct PieceMarks {
     marks: Vec<u8>,
-    /// Whether one of its entries is an `oom`.
-    oom: bool,
+    /// Entries by action code.
+    actions: [u64; Action::COUNT],
+    /// The indices of its `oom` entries, in order.
+    ooms: Vec<usize>,
     /// `(stack, allocations)` in the order of each stack's first allocation in the piece.
     allocations: Vec<(StackId, u64)>,
 }
 
-/// The marks of `entries` (see [`Marks`]), whether one of them is an `oom`, and their
-/// allocations by stack.
-fn marks_of(entries: &[TraceEntry], shards: usize) -> PieceMarks {
+/// The marks of `entries`, the trace's entries from index `first` on (see [`Marks`]), their
+/// actions counted, their `oom` entries and their allocations by stack.
+fn marks_of(entries: &[TraceEntry], first: usize, shards: usize) -> PieceMarks {
     let (alloc, free_requested, free_completed, oom) = (
         Action::Alloc.code(),
         Action::FreeRequested.code(),
         Action::FreeCompleted.code(),
         Action::Oom.code(),
     );
-    let mut any_oom = false;
+    let mut actions = [0u64; Action::COUNT];
+    let mut ooms = Vec::new();
     let mut slots: AddressMap<u32> = AddressMap::default();
     let mut allocations: Vec<(StackId, u64)> = Vec::new();
     let marks = entries
         .iter()
-        .map(|entry| {
+        .enumerate()
+        .map(|(at, entry)| {
             let code = entry.action_code();
+            if let Some(count) = actions.get_mut(code) {
+                *count += 1;
+            }
             if code == alloc {
                 let slot = *slots.entry(u64::from(entry.stack)).or_insert_with(|| {
                     allocations.push((entry.stack, 0));
@@ -596,14 +623,17 @@ fn marks_of(entries: &[TraceEntry], shards: usize) -> PieceMarks {
                 // Below MAX_SHARDS (16): fits a byte.
                 shard_of(entry.addr, shards) as u8 + 1
             } else {
-                any_oom |= code == oom;
+                if code == oom {
+                    ooms.push(first + at);
+                }
                 0
             }
         })
         .collect();
     PieceMarks {
         marks,
-        oom: any_oom,
+        actions,
+        ooms,
         allocations,
     }
 }
@@ -1121,7 +1151,8 @@ mod tests {
 
     proptest! {
         /// The peak's blocks replayed on shards are those pass 2 on one thread holds at the
-        /// peak, in address order; growth by stack found on them is the one walk's.
+        /// peak, in address order; growth by stack and the actions counted on them are the
+        /// one walk's.
         #[test]
         fn peak_blocks_on_shards_are_pass_2s(
             blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
@@ -1145,6 +1176,7 @@ mod tests {
                     Some(sharded) => {
                         prop_assert_eq!(&sharded.first, &one);
                         prop_assert_eq!(sharded.peak_held.as_ref(), Some(&expected));
+                        prop_assert_eq!(&sharded.counted, &super::super::count_actions(trace));
                         prop_assert_eq!(
                             sharded.growth.sorted(),
                             super::super::growth::growth_by_stack(trace).sorted()
@@ -1216,6 +1248,7 @@ mod tests {
                 &mut report,
                 first,
                 ahead,
+                None,
             );
             format!(
                 "{:?} {} {:?} {:?}",
