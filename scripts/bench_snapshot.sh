@@ -663,6 +663,67 @@
 # host's all-core throughput: the work itself must shrink), and the serial tail after the chunks
 # (merge 0.011, decode after the list 0.007-0.010, build 0.012-0.017 s: "build" is mostly the
 # drop of the segments' pickle values, Rc trees that cannot move to another thread).
+# Twenty-sixth session (2026-12-04 13:56-15:15 UTC, helper H26S; base = main at ad585bf4). The
+# analysis' serial path, from the H200 profiles of the twenty-fifth session. Reports
+# byte-identical to the base's: JSON and text at 1 and 14 threads (14 forced on the 2-core VM
+# by the local uncapping patch) on varied 58/577 MiB and real 53/525 MiB; JSON and text on
+# every fixture under tests/fixtures (18 comparisons, one thread); the 16-thread test
+# `a_large_snapshot` on varied and real 60; and on the H200 (this script's comparison, and the
+# text reports) for both shapes.
+#   - Where no OOM is judged (the peak is pass 2's only stop), the peak's blocks are replayed
+#     on pass 1's shards once the walk has found the peak, each shard from its blocks at the
+#     snapshot back over its own entries after the peak (fragmentation/sharded.rs,
+#     `peak_blocks`); the one-thread replay beside pass 1 (0.09-0.17 s on the real shape) now
+#     runs only where OOMs are judged. Deliberate change of order: the blocks held at a stop
+#     are named in address order (was the one-thread map's iteration order, which no shards
+#     can give): site numbers, which break ties between sites of equal bytes, follow it. No
+#     report above changed.
+#   - The shards (pass 1's and pass 2's) read their entries a batch of 32 at a time, each
+#     batch's entries touched first (a shard's entries are spread over the trace, a cache miss
+#     each: perf put 62 % of the shard's samples on the load of an entry's action), and find
+#     their marks eight bytes at a time. perf (VM, real 525 MiB, 14 threads, 2000 Hz): the two
+#     shard replays 1,277 samples -> 735 (batches) -> 662 (and the mark search).
+#   - Growth by stack (one walk over the whole trace beside pass 1, with a map insert or
+#     remove per block action, in no phase; on the VM, one thread, 0.044 s on varied 577 MiB)
+#     is found on pass 1's threads: allocations per stack counted in the marks' pieces (joined
+#     in trace order, so sites are named in the same order), the blocks kept met first by each
+#     shard walking back (an address's last block action).
+#   - Pass 1's shards keep a copy of their blocks at 3 points of the trace (a quarter apart)
+#     where pass 2 runs on them, and pass 2 starts from the nearest copy after the peak: on the
+#     real 525 MiB file (peak at entry 361,922 of 3,458,484) it replays 15 % of the trace, not
+#     90 % ("analysis: pass 2 on the shards" on the VM, 14 threads: 0.136 -> 0.020 s). Peak RSS
+#     unchanged (VM, varied 577 MiB, 14 threads: 276-279 MB for each build).
+#   - The trace's actions are counted and its OOM entries found in the marks' pieces (was a
+#     walk over every entry on the analysis thread after pass 1, not in any phase: on the VM,
+#     one thread, "analysis: count the actions" 0.016 s on varied 577 MiB; the analysis
+#     thread's CPU at 14 threads 0.027 -> 0.014 s). Not timed on the H200 (no device call left).
+#   The device tool sends the lead's checkout (/work/main), not a helper's worktree: the
+#   binaries went in its ignored .bench/h26s for the calls and were removed after.
+# H200 host (16 cores, 1 thread a core, fresh machines, load 0.1-1.8, default threads (14),
+# RUNS=3 alternated, stripped binaries; base = ad585bf4):
+#   14:25 UTC, the first change alone (393b3f06):
+#   varied (576.9 MiB): Python 6.87-7.77 s, oomdoc 0.41-0.47 s wall / 3.38-4.07 s CPU, 269.3 MiB
+#     (0.47 of the file); base 0.42-0.46 s / 3.69-4.25 s, 272.7 MiB: 16.8x.
+#   real (524.7 MiB): Python 7.21-9.33 s, oomdoc 0.39-0.40 s / 3.85-4.02 s CPU, 203.4 MiB (0.39);
+#     base 0.42-0.47 s / 3.72-3.96 s, 210.1 MiB: 18.5x.
+#   Profile: real "analysis" 0.143 -> 0.075 s (base's replay beside pass 1 0.122 s; "pass 2 on
+#     the shards" 0.018 s); varied 0.092 -> 0.091 s: pass 2 0.055 -> 0.008 s, but the analysis
+#     then waited on growth by stack and the count of actions (see above).
+#   14:51 UTC, the first three changes (a7a7282d):
+#   varied: Python 6.48-11.68 s, oomdoc 0.38-0.39 s wall / 3.26-3.83 s CPU, 274.9 MiB (0.48); base
+#     0.38-0.43 s / 3.71-3.77 s, 272.7 MiB: 17.1x best against best (Python's own spread 1.8x).
+#   real: Python 7.62-8.97 s, oomdoc 0.37-0.38 s / 3.53-3.62 s CPU, 213.1 MiB (0.41); base
+#     0.43-0.45 s / 3.54-3.70 s, 209.4 MiB: 20.6x.
+#   Profile: varied read 0.332 s (pre-scan 0.089, wait for the chunks 0.034), analysis 0.092 s
+#     (pass 1 0.064 s: shards 0.035 s with growth, pass 2 on the shards 0.007 s; most of the
+#     other 0.028 s likely the count of actions, in no phase then, on threads since), render
+#     0.009 s; real read 0.269 s, analysis 0.065 s (pass 1 0.046 s, pass 2 on the shards 0.004
+#     s; 0.019 s outside pass 1), render 0.006 s.
+# 20x: met on real (20.6x), not on varied (17.1x against a fast Python run of 6.48 s; 0.32 s
+# would be needed there). Left: the read (varied 0.33 s: the pre-scan 0.09 s before any chunk
+# starts, chunks of equal bytes taking 0.15-0.22 s, the serial tail of merge, decode after the
+# list and build ~0.035 s), then pass 1's tables (0.009 s) and shards (0.035 s on varied: each
+# shard's growth set and copies cost ~0.01 s there).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

@@ -113,23 +113,30 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
             });
             let first = beside_here.then(|| {
                 beside(scope, move || {
-                    let first = first_pass(snapshot, device, trace, threads);
-                    signal.publish(first.peak.2);
+                    let first = first_pass(snapshot, device, trace, threads, max_ooms);
+                    signal.publish(first.0.peak.2);
                     first
                 })
             });
-            let growth = beside_here.then(|| beside(scope, move || growth_by_stack(trace)));
             let timing = profile::phase(|| "analysis: summarize".to_string());
             let mut summary = summarize_device(snapshot, device, options, &mut sites);
             drop(timing);
             if !trace.is_empty() {
                 any_trace = true;
-                let first = match first {
+                let (first, extras) = match first {
                     Some(first) => joined(first),
-                    None => first_pass(snapshot, device, trace, threads),
+                    None => first_pass(snapshot, device, trace, threads, options.max_ooms),
                 };
                 signal.publish(first.peak.2);
-                let ahead = ahead.and_then(joined);
+                let (peak_held, growth, counted) = match extras {
+                    Some(extras) => (extras.peak_held, Some(extras.growth), Some(extras.counted)),
+                    None => (None, None, None),
+                };
+                // With no OOM to judge, the replay beside pass 1 gave nothing (`None`): the
+                // peak's blocks came from pass 1's shards.
+                let ahead = ahead
+                    .and_then(joined)
+                    .or_else(|| peak_held.map(|held| ahead::Ahead::at_peak(first.peak.2, held)));
                 let replay = replay_device(
                     snapshot,
                     device,
@@ -139,13 +146,12 @@ pub fn analyze(snapshot: &Snapshot, options: &Options) -> SnapshotReport {
                     &mut report,
                     first,
                     ahead,
+                    counted,
                 );
                 estimated_blocks |= replay.estimated_blocks;
                 let mut trace_summary = replay.summary;
-                let growth = match growth {
-                    Some(growth) => joined(growth),
-                    None => growth_by_stack(trace),
-                };
+                // Growth by stack came from pass 1's shards, or is walked here.
+                let growth = growth.unwrap_or_else(|| growth_by_stack(trace));
                 let timing = profile::phase(|| "analysis: growth by site".to_string());
                 trace_summary.growth = site_growth(growth, trace, &mut sites, options.top_sites);
                 drop(timing);
@@ -640,10 +646,19 @@ impl State {
         }
     }
 
+    /// The sites holding most memory, their blocks named in address order (as
+    /// [`ahead::held`] lists them).
     fn holders(&self, sites: &mut SiteNamer, top: usize) -> Vec<Site> {
+        let mut held: Vec<(u64, StackId, u64)> = self
+            .blocks
+            .iter()
+            .filter(|(_, live)| !live.pending)
+            .map(|(&address, live)| (address, live.stack, live.size))
+            .collect();
+        held.sort_unstable_by_key(|&(address, _, _)| address);
         let mut totals = SiteTotals::default();
-        for live in self.blocks.values().filter(|live| !live.pending) {
-            totals.add(sites.site(live.stack), live.size);
+        for (_, stack, size) in held {
+            totals.add(sites.site(stack), size);
         }
         totals.top(sites, top)
     }
@@ -672,20 +687,56 @@ struct FirstPass {
 }
 
 /// Pass 1 over a non-empty trace: totals and the peak; learn each freed block's allocation
-/// stack. Split by block address over `threads` threads where the trace is long.
+/// stack. Split by block address over `threads` threads where the trace is long, and then
+/// also growth by stack and, where no OOM is judged (of the first `max_ooms`), the blocks
+/// holding memory at the peak, in address order, replayed on the same shards (pass 2's only
+/// stop).
 fn first_pass(
     snapshot: &Snapshot,
     device: CudaOrdinal,
     trace: &Trace,
     threads: usize,
-) -> FirstPass {
+    max_ooms: usize,
+) -> (FirstPass, Option<Extras>) {
     let _timing = profile::phase(|| "analysis: replay pass 1".to_string());
     if threads > 1 && trace.len() >= THREADED_ANALYSIS_ENTRIES {
-        if let Some(first) = sharded::first_pass_sharded(snapshot, device, trace, threads) {
-            return first;
+        if let Some(sharded) =
+            sharded::first_pass_sharded_with(snapshot, device, trace, threads, max_ooms)
+        {
+            let extras = Extras {
+                peak_held: sharded.peak_held,
+                growth: sharded.growth,
+                counted: sharded.counted,
+            };
+            return (sharded.first, Some(extras));
         }
     }
-    first_pass_here(snapshot, device, trace)
+    (first_pass_here(snapshot, device, trace), None)
+}
+
+/// What pass 1 on shards learns besides [`FirstPass`] (see `sharded::Sharded`).
+struct Extras {
+    peak_held: Option<Vec<ahead::Held>>,
+    growth: growth::StackGrowth,
+    counted: Counted,
+}
+
+/// A trace's entries by action code and the indices of its `oom` entries, in order.
+type Counted = ([u64; Action::COUNT], Vec<usize>);
+
+/// [`Counted`] of `trace`, in one walk.
+fn count_actions(trace: &Trace) -> Counted {
+    let _timing = profile::phase(|| "analysis: count the actions".to_string());
+    let mut counts = [0u64; Action::COUNT];
+    let mut oom_indices = Vec::new();
+    for (index, entry) in trace.iter().enumerate() {
+        let code = entry.action_code();
+        counts[code] += 1;
+        if code == Action::Oom.code() {
+            oom_indices.push(index);
+        }
+    }
+    (counts, oom_indices)
 }
 
 /// [`first_pass`] on this thread alone.
@@ -724,16 +775,10 @@ fn replay_device(
     report: &mut SnapshotReport,
     first: FirstPass,
     ahead: Option<ahead::Ahead>,
+    counted: Option<Counted>,
 ) -> Replay {
-    let mut counts = [0u64; Action::COUNT];
-    let mut oom_indices = Vec::new();
-    for (index, entry) in trace.iter().enumerate() {
-        let code = entry.action_code();
-        counts[code] += 1;
-        if code == Action::Oom.code() {
-            oom_indices.push(index);
-        }
-    }
+    // Counted in pass 1's pieces on threads, or here.
+    let (counts, oom_indices) = counted.unwrap_or_else(|| count_actions(trace));
     let actions: BTreeMap<Action, u64> = Action::ALL
         .iter()
         .zip(counts)

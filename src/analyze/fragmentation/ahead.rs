@@ -1,12 +1,13 @@
 //! The replay's second pass started beside the first, before the peak is known.
 //!
 //! Pass 2 replays the trace backward from the snapshot to the peak (and to each OOM judged),
-//! where it lists the blocks that hold memory. Its order is fixed: sites are named in the
-//! order of the one-thread map's blocks, and the report's tie-breaks depend on it, so it
-//! stays one replay on one map. But it need not wait for pass 1: it starts from the end at
-//! once, on a thread of its own, while pass 1 finds the peak. Each stop's blocks are kept
-//! as data (stack, the index that made the block, size, in the map's order), and the sites
-//! are named later on the analysis thread, in the order pass 2 names them. A freed block's
+//! where it lists the blocks that hold memory, in address order (the order their sites are
+//! named in, on which the report's tie-breaks depend). Where an OOM is judged it stays one
+//! replay on one map, but it need not wait for pass 1: it starts from the end at once, on a
+//! thread of its own, while pass 1 finds the peak. (Where none is, the peak is its only stop,
+//! and pass 1's shards list the peak's blocks once the peak is known: `sharded`.) Each stop's
+//! blocks are kept as data (stack, the index that made the block, size, in address order),
+//! and the sites are named later on the analysis thread, in the order pass 2 names them. A freed block's
 //! allocation stack comes from pass 1 (`alloc_stacks`), which pass 2 only reads where the
 //! block was made, so it is looked up when the blocks are named, once pass 1 is done.
 //!
@@ -178,7 +179,8 @@ pub(super) struct Ahead {
 }
 
 /// Pass 2 from the end of `trace`, stopping at the peak `signal` gives and at the first
-/// `max_ooms` OOM entries; `None` where pass 1's peak is behind the replay and not its best.
+/// `max_ooms` OOM entries; `None` where pass 1's peak is behind the replay and not its best,
+/// and at once where no OOM is judged (pass 1's shards then list the peak's blocks).
 pub(super) fn replay_ahead(
     snapshot: &Snapshot,
     device: CudaOrdinal,
@@ -186,6 +188,14 @@ pub(super) fn replay_ahead(
     max_ooms: usize,
     signal: &PeakSignal,
 ) -> Option<Ahead> {
+    let oom = Action::Oom.code();
+    if max_ooms == 0
+        || !trace
+            .range(0, trace.len())
+            .any(|(_, entry)| entry.action_code() == oom)
+    {
+        return None;
+    }
     replay_ahead_with(snapshot, device, trace, max_ooms, signal, SPAN)
 }
 
@@ -260,6 +270,15 @@ pub(super) fn replay_ahead_with(
 }
 
 impl Ahead {
+    /// Pass 2 with the peak as its only stop, whose blocks `held` lists (in address order).
+    pub(super) fn at_peak(peak: usize, held: Vec<Held>) -> Ahead {
+        Ahead {
+            peak: AheadPeak::Held(peak, held),
+            ooms: Vec::new(),
+            estimated_blocks: false,
+        }
+    }
+
     /// The blocks holding memory at pass 1's `peak`, in the map's order; `None` where the
     /// replay cannot give them (pass 2 then runs after pass 1).
     pub(super) fn peak_blocks(
@@ -277,14 +296,17 @@ impl Ahead {
     }
 }
 
-/// The blocks holding memory (not pending a free), in the map's order.
-fn held(state: &State) -> Vec<Held> {
-    state
+/// The blocks holding memory (not pending a free), in address order: the order the sites
+/// are named in, the same however the blocks were found (one map, or shards).
+pub(super) fn held(state: &State) -> Vec<Held> {
+    let mut held: Vec<(u64, Held)> = state
         .blocks
-        .values()
-        .filter(|live| !live.pending)
-        .map(|live| (live.stack, live.freed_at, live.size))
-        .collect()
+        .iter()
+        .filter(|(_, live)| !live.pending)
+        .map(|(&address, live)| (address, (live.stack, live.freed_at, live.size)))
+        .collect();
+    held.sort_unstable_by_key(|&(address, _)| address);
+    held.into_iter().map(|(_, held)| held).collect()
 }
 
 /// The allocation stack of a held block, as pass 2 on one thread sets it: pass 1's stack

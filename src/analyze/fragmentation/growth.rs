@@ -15,7 +15,8 @@ const GROWTH_MIN_ALLOCATIONS: u64 = 4;
 const GROWTH_MIN_QUARTERS: u32 = 3;
 
 /// Blocks allocated within a trace and not freed within it (of one stack or one site).
-struct Kept {
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Kept {
     count: u64,
     bytes: u64,
     quarters: u8,
@@ -24,7 +25,21 @@ struct Kept {
 }
 
 impl Kept {
-    fn join(&mut self, other: &Kept) {
+    /// One block of `size` bytes allocated at entry `index` of a trace of `len` entries and
+    /// not freed after it.
+    pub(super) fn block(size: u64, index: usize, len: usize) -> Kept {
+        let quarter = (index * 4 / len.max(1)).min(3);
+        Kept {
+            count: 1,
+            bytes: size,
+            quarters: 1 << quarter,
+            first: index,
+            last: index,
+        }
+    }
+
+    /// Both sets of blocks (in any order: sums, saturated, and bounds).
+    pub(super) fn join(&mut self, other: &Kept) {
         self.count += other.count;
         self.bytes = self.bytes.saturating_add(other.bytes);
         self.quarters |= other.quarters;
@@ -36,6 +51,7 @@ impl Kept {
 /// What [`site_growth`] learns from the trace alone, by stack (no site named yet, so it
 /// can run on a thread of its own): allocations per stack, the stacks in the order they first
 /// allocate, and the never-freed blocks per stack.
+#[derive(Debug, PartialEq, Eq)]
 pub(super) struct StackGrowth {
     /// `(stack, allocations)`, in the order of each stack's first allocation.
     allocations: Vec<(StackId, u64)>,
@@ -43,7 +59,42 @@ pub(super) struct StackGrowth {
     kept: Vec<(StackId, Kept)>,
 }
 
+impl StackGrowth {
+    /// Growth from its two halves: allocations per stack in the order of each stack's first
+    /// allocation, and the blocks kept, by stack, in any order.
+    pub(super) fn new(allocations: Vec<(StackId, u64)>, kept: Vec<(StackId, Kept)>) -> Self {
+        StackGrowth { allocations, kept }
+    }
+
+    /// Tests: the kept blocks in the order of their stacks (they come in any order).
+    #[cfg(test)]
+    pub(super) fn sorted(mut self) -> Self {
+        self.kept.sort_unstable_by_key(|&(stack, _)| stack);
+        self
+    }
+}
+
+/// Kept blocks joined by stack, in any order.
+pub(super) fn kept_by_stack(
+    blocks: impl IntoIterator<Item = (StackId, Kept)>,
+) -> Vec<(StackId, Kept)> {
+    let mut by_stack: AddressMap<Kept> = AddressMap::default();
+    for (stack, kept) in blocks {
+        match by_stack.entry(u64::from(stack)) {
+            std::collections::hash_map::Entry::Occupied(mut joined) => joined.get_mut().join(&kept),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(kept);
+            }
+        }
+    }
+    by_stack
+        .into_iter()
+        .map(|(stack, kept)| (stack as StackId, kept))
+        .collect()
+}
+
 pub(super) fn growth_by_stack(trace: &Trace) -> StackGrowth {
+    let _timing = crate::parse::pickle::profile::phase(|| "analysis: growth by stack".to_string());
     struct Held {
         stack: StackId,
         size: u64,
@@ -78,33 +129,13 @@ pub(super) fn growth_by_stack(trace: &Trace) -> StackGrowth {
             _ => {}
         }
     }
-    let mut by_stack: AddressMap<Kept> = AddressMap::default();
-    let len = trace.len().max(1);
-    for held in live.values() {
-        let quarter = (held.index * 4 / len).min(3);
-        by_stack
-            .entry(u64::from(held.stack))
-            .or_insert(Kept {
-                count: 0,
-                bytes: 0,
-                quarters: 0,
-                first: held.index,
-                last: held.index,
-            })
-            .join(&Kept {
-                count: 1,
-                bytes: held.size,
-                quarters: 1 << quarter,
-                first: held.index,
-                last: held.index,
-            });
-    }
+    let len = trace.len();
     StackGrowth {
         allocations,
-        kept: by_stack
-            .into_iter()
-            .map(|(stack, kept)| (stack as StackId, kept))
-            .collect(),
+        kept: kept_by_stack(
+            live.values()
+                .map(|held| (held.stack, Kept::block(held.size, held.index, len))),
+        ),
     }
 }
 

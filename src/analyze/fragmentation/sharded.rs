@@ -16,11 +16,16 @@
 //! clamps it at zero nor saturates it unless a sum overflows 64 bits; the walk here does its
 //! sums checked and, where one overflows, gives up so the caller runs the one-thread pass.
 
+use std::collections::hash_map::Entry;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{round_size, AddressMap, FirstPass, Live, State};
+use super::ahead::Held;
+use super::growth::{kept_by_stack, Kept, StackGrowth};
+use super::{round_size, AddressHasher, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
-use crate::model::snapshot::{Action, Snapshot, Trace, TraceEntry};
+use crate::model::snapshot::{Action, BlockState, Snapshot, StackId, Trace, TraceEntry};
 use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
@@ -83,16 +88,65 @@ struct Shard {
     estimated_blocks: bool,
     /// `(entry index, bytes)` of changes [`encode`] could not write.
     listed: Vec<(usize, u64)>,
+    /// The shard's blocks allocated within the trace and not freed after (growth), by stack.
+    kept: Vec<(StackId, Kept)>,
+    /// `(boundary, blocks)`: the shard's blocks once its entries from `boundary` on are
+    /// undone, at each of [`checkpoints`]' boundaries where asked for, in any order.
+    checkpoints: Vec<(usize, Vec<(u64, Live)>)>,
+}
+
+/// Copies of each shard's blocks kept by pass 1 (at [`CHECKPOINTS`] - 1 points of the trace)
+/// where pass 2 replays the peak's blocks on the shards: pass 2 then starts from the nearest
+/// copy after the peak, not from the snapshot (the copies are the blocks of a few moments,
+/// about the snapshot's blocks each).
+const CHECKPOINTS: usize = 4;
+
+/// The boundaries of [`CHECKPOINTS`] over a trace of `len` entries, from the last.
+fn checkpoints(len: usize) -> Vec<usize> {
+    (1..CHECKPOINTS)
+        .rev()
+        .map(|k| len * k / CHECKPOINTS)
+        .collect()
+}
+
+/// What [`first_pass_sharded_with`] gives.
+pub(super) struct Sharded {
+    /// What the one-thread pass gives.
+    pub(super) first: FirstPass,
+    /// The blocks holding memory at the peak, where asked for (see [`peak_blocks`]).
+    pub(super) peak_held: Option<Vec<Held>>,
+    /// Growth by stack, as [`super::growth::growth_by_stack`] gives it: allocations counted
+    /// in the marks' pieces (in trace order), the blocks kept found by the shards (an
+    /// address's last block action in the trace is the first a shard meets walking back).
+    pub(super) growth: StackGrowth,
+    /// The trace's entries by action code and its `oom` entries' indices (see
+    /// [`super::Counted`]), counted in the marks' pieces.
+    pub(super) counted: super::Counted,
 }
 
 /// The first pass over `trace` split into `shards` shards; `None` when it cannot give what
 /// the one-thread pass gives (a sum overflowed, or no thread could be made).
+#[cfg(test)]
 pub(super) fn first_pass_sharded(
     snapshot: &Snapshot,
     device: CudaOrdinal,
     trace: &Trace,
     shards: usize,
 ) -> Option<FirstPass> {
+    first_pass_sharded_with(snapshot, device, trace, shards, 0).map(|sharded| sharded.first)
+}
+
+/// [`first_pass_sharded`], and where the trace holds no OOM among its first `max_ooms`
+/// entries of that action (none to judge: the peak is pass 2's only stop), the blocks holding
+/// memory at the peak, replayed on the same shards once the peak is known (see
+/// [`peak_blocks`]).
+pub(super) fn first_pass_sharded_with(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &Trace,
+    shards: usize,
+    max_ooms: usize,
+) -> Option<Sharded> {
     let shards = shards.clamp(1, MAX_SHARDS);
     let timing = profile::phase(|| "analysis: pass 1 tables".to_string());
     // The two tables (one slot an entry: their pages mapped as they are filled) are made on
@@ -136,14 +190,32 @@ pub(super) fn first_pass_sharded(
     let (changes_ref, stacks_ref) = (&changes, &stacks);
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 marks".to_string());
-    let marks_table = Marks::new(trace, shards);
+    let mut marks_table = Marks::new(trace, shards);
     let marks = &marks_table;
+    // Pass 2's only stop is the peak where no OOM is judged: its blocks are then replayed on
+    // the shards after the walk, and the marks are kept for it.
+    let peak_on_shards = marks_table.ooms.is_empty() || max_ooms == 0;
     drop(timing);
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(shards);
         for (shard, blocks) in parts.into_iter().enumerate() {
-            let work = move || replay_shard(blocks, trace, marks, shard, changes_ref, stacks_ref);
+            let boundaries = if peak_on_shards {
+                checkpoints(trace.len())
+            } else {
+                Vec::new()
+            };
+            let work = move || {
+                replay_shard(
+                    blocks,
+                    trace,
+                    marks,
+                    shard,
+                    changes_ref,
+                    stacks_ref,
+                    &boundaries,
+                )
+            };
             handles.push(
                 std::thread::Builder::new()
                     .name("oomdoc-replay".to_string())
@@ -162,21 +234,30 @@ pub(super) fn first_pass_sharded(
             })
             .collect()
     });
-    // The marks are freed before the walk (they are only the shards').
-    drop(marks_table);
     let learnt = learnt?;
     drop(timing);
-    let _timing = profile::phase(|| "analysis: pass 1 walk".to_string());
+    let walk_timing = profile::phase(|| "analysis: pass 1 walk".to_string());
     let mut listed: AddressMap<u64> = AddressMap::default();
     let mut inconsistencies = 0u64;
     let mut estimated_blocks = false;
-    for shard in &learnt {
+    let mut kept = Vec::new();
+    let mut copies = Vec::with_capacity(learnt.len());
+    for shard in learnt {
         inconsistencies = inconsistencies.saturating_add(shard.inconsistencies);
         estimated_blocks |= shard.estimated_blocks;
         for &(index, bytes) in &shard.listed {
             listed.insert(index as u64, bytes);
         }
+        kept.extend(shard.kept);
+        copies.push(shard.checkpoints);
     }
+    let growth = StackGrowth::new(
+        std::mem::take(&mut marks_table.allocations),
+        kept_by_stack(kept),
+    );
+    let counted = (marks_table.actions, std::mem::take(&mut marks_table.ooms));
+    // The marks are freed before the walk where pass 2 does not need them.
+    let marks_table = peak_on_shards.then_some(marks_table);
     // The walk in trace order: allocated memory from the shards' changes, segments replayed.
     let bytes_of = |index: usize, code: u32| -> u64 {
         match code {
@@ -217,12 +298,184 @@ pub(super) fn first_pass_sharded(
     }
     let reserved = reserved_at_peak.unwrap_or(state.reserved);
     let peak = (u64::try_from(peak.0).ok()?, reserved, peak.1);
-    Some(FirstPass {
-        peak,
-        alloc_stacks: stacks.into_iter().map(AtomicU32::into_inner).collect(),
-        inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
-        estimated_blocks: estimated_blocks | state.estimated_blocks,
+    drop(ranges);
+    drop(changes);
+    drop(walk_timing);
+    let held = match &marks_table {
+        Some(marks) => {
+            // Each shard's nearest copy after the peak (the same boundary for all of them).
+            let starts = copies
+                .into_iter()
+                .map(|copies| {
+                    copies
+                        .into_iter()
+                        .filter(|&(boundary, _)| boundary > peak.2)
+                        .min_by_key(|&(boundary, _)| boundary)
+                })
+                .collect();
+            Some(peak_blocks(
+                snapshot, device, trace, marks, shards, peak.2, starts,
+            )?)
+        }
+        None => None,
+    };
+    Some(Sharded {
+        first: FirstPass {
+            peak,
+            alloc_stacks: stacks.into_iter().map(AtomicU32::into_inner).collect(),
+            inconsistencies: inconsistencies.saturating_add(state.inconsistencies),
+            estimated_blocks: estimated_blocks | state.estimated_blocks,
+        },
+        peak_held: held,
+        growth,
+        counted,
     })
+}
+
+/// The blocks holding memory at entry `peak` (before its undo, as pass 2 stops there), in
+/// address order: each shard's blocks at the snapshot, replayed backward over the shard's
+/// own entries after `peak` on a thread of its own, as [`State::undo`] changes them. A block
+/// made by undoing a `free_completed` keeps that entry's stack and index, for
+/// [`super::ahead::stack_of`] to name its allocation stack as pass 2 on one thread does.
+/// `None` where no thread could be made.
+fn peak_blocks(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &Trace,
+    marks: &Marks,
+    shards: usize,
+    peak: usize,
+    starts: Vec<Option<Start>>,
+) -> Option<Vec<Held>> {
+    let _timing = profile::phase(|| "analysis: pass 2 on the shards".to_string());
+    let mut starts = starts.into_iter();
+    let lists: Option<Vec<Vec<(u64, Held)>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..shards)
+            .map(|shard| {
+                let start = starts.next().flatten();
+                std::thread::Builder::new()
+                    .name("oomdoc-replay".to_string())
+                    .spawn_scoped(scope, move || {
+                        shard_at(snapshot, device, trace, marks, shards, shard, peak, start)
+                    })
+                    .ok()
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+            })
+            .collect()
+    });
+    let mut held: Vec<(u64, Held)> = lists?.concat();
+    // Addresses are distinct (a shard's are its map's keys, and the shards split them).
+    held.sort_unstable_by_key(|&(address, _)| address);
+    Some(held.into_iter().map(|(_, held)| held).collect())
+}
+
+/// The blocks of `shard` at the snapshot, as `State::at_snapshot` inserts them.
+fn at_snapshot(
+    blocks: &mut AddressMap<Live>,
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    shards: usize,
+    shard: usize,
+) {
+    for segment in snapshot.segments.iter().filter(|s| s.device == device) {
+        for block in &segment.blocks {
+            let pending = match block.state {
+                BlockState::Inactive => continue,
+                BlockState::ActiveAllocated => false,
+                BlockState::ActivePendingFree => true,
+            };
+            if shard_of(block.address, shards) == shard {
+                blocks.insert(
+                    block.address,
+                    Live {
+                        size: block.size.0,
+                        stack: block.stack,
+                        pending,
+                        freed_at: u32::MAX,
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// Where a shard's pass 2 starts: a boundary and the shard's blocks once its entries from
+/// there on are undone (pass 1's copy).
+type Start = (usize, Vec<(u64, Live)>);
+
+/// One shard of [`peak_blocks`]: its blocks holding memory at `peak`, with their addresses,
+/// replayed from `start` (pass 1's copy), or from the snapshot where there is none.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site: the pass's snapshot, trace, marks and shard"
+)]
+fn shard_at(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+    trace: &Trace,
+    marks: &Marks,
+    shards: usize,
+    shard: usize,
+    peak: usize,
+    start: Option<Start>,
+) -> Vec<(u64, Held)> {
+    let mut blocks: AddressMap<Live> = AddressMap::default();
+    let below = match start {
+        Some((boundary, copy)) => {
+            blocks.extend(copy);
+            boundary
+        }
+        None => {
+            at_snapshot(&mut blocks, snapshot, device, shards, shard);
+            trace.len()
+        }
+    };
+    let (alloc, free_requested) = (Action::Alloc.code(), Action::FreeRequested.code());
+    let mark = shard as u8 + 1;
+    let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
+    let entries = own_entries(&parts, marks, mark, below).take_while(|&(index, _)| index > peak);
+    in_batches(entries, |index, entry| {
+        let (code, addr) = (entry.action_code(), entry.addr);
+        if code == alloc {
+            blocks.remove(&addr);
+        } else if code == free_requested {
+            match blocks.get_mut(&addr) {
+                Some(live) => live.pending = false,
+                None => {
+                    blocks.insert(
+                        addr,
+                        Live {
+                            size: round_size(entry.size),
+                            stack: entry.stack,
+                            pending: false,
+                            freed_at: u32::MAX,
+                        },
+                    );
+                }
+            }
+        } else if let Entry::Vacant(slot) = blocks.entry(addr) {
+            slot.insert(Live {
+                size: round_size(entry.size),
+                stack: entry.stack,
+                pending: true,
+                freed_at: index as u32,
+            });
+        }
+    });
+    blocks
+        .into_iter()
+        .filter(|(_, live)| !live.pending)
+        .map(|(address, live)| (address, (live.stack, live.freed_at, live.size)))
+        .collect()
 }
 
 /// Each entry's shard, a byte an entry: 0 for an entry that is no block action, else its
@@ -234,6 +487,12 @@ pub(super) fn first_pass_sharded(
 struct Marks {
     /// `(part, offset, marks)`: the marks of the part's entries from `offset` on, in order.
     pieces: Vec<(usize, usize, Vec<u8>)>,
+    /// The trace's entries by action code.
+    actions: [u64; Action::COUNT],
+    /// The indices of the trace's `oom` entries, in order.
+    ooms: Vec<usize>,
+    /// `(stack, allocations)`, in the order of each stack's first allocation (growth).
+    allocations: Vec<(StackId, u64)>,
 }
 
 impl Marks {
@@ -248,12 +507,14 @@ impl Marks {
                     .map(move |offset| (part, offset, (offset + per).min(entries.len())))
             })
             .collect();
-        let parts: Vec<&[TraceEntry]> = trace.parts().map(|(_, entries)| entries).collect();
-        let piece_marks = |&(part, offset, end): &(usize, usize, usize)| -> Vec<u8> {
+        let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
+        let piece_marks = |&(part, offset, end): &(usize, usize, usize)| -> PieceMarks {
             parts
                 .get(part)
-                .and_then(|entries| entries.get(offset..end))
-                .map_or_else(Vec::new, |entries| marks_of(entries, shards))
+                .and_then(|&(first, entries)| Some((first + offset, entries.get(offset..end)?)))
+                .map_or_else(PieceMarks::default, |(first, entries)| {
+                    marks_of(entries, first, shards)
+                })
         };
         let pieces = std::thread::scope(|scope| {
             let handles: Vec<_> = bounds
@@ -280,35 +541,101 @@ impl Marks {
             }
             pieces
         });
+        let mut actions = [0u64; Action::COUNT];
+        let mut ooms = Vec::new();
+        for piece in &pieces {
+            for (total, count) in actions.iter_mut().zip(piece.actions) {
+                *total += count;
+            }
+            ooms.extend_from_slice(&piece.ooms);
+        }
+        // Each piece's stacks in the order of their first allocation there, pieces in trace
+        // order: a stack new to the whole trace takes the next place.
+        let mut slots: AddressMap<u32> = AddressMap::default();
+        let mut allocations: Vec<(StackId, u64)> = Vec::new();
+        for piece in &pieces {
+            for &(stack, count) in &piece.allocations {
+                let slot = *slots.entry(u64::from(stack)).or_insert_with(|| {
+                    allocations.push((stack, 0));
+                    (allocations.len() - 1) as u32
+                });
+                if let Some((_, total)) = allocations.get_mut(slot as usize) {
+                    *total += count;
+                }
+            }
+        }
         Marks {
             pieces: bounds
                 .iter()
                 .zip(pieces)
-                .map(|(&(part, offset, _), marks)| (part, offset, marks))
+                .map(|(&(part, offset, _), piece)| (part, offset, piece.marks))
                 .collect(),
+            actions,
+            ooms,
+            allocations,
         }
     }
 }
 
-/// The marks of `entries` (see [`Marks`]).
-fn marks_of(entries: &[TraceEntry], shards: usize) -> Vec<u8> {
-    let (alloc, free_requested, free_completed) = (
+/// What [`marks_of`] learns from one piece of the trace.
+#[derive(Default)]
+struct PieceMarks {
+    marks: Vec<u8>,
+    /// Entries by action code.
+    actions: [u64; Action::COUNT],
+    /// The indices of its `oom` entries, in order.
+    ooms: Vec<usize>,
+    /// `(stack, allocations)` in the order of each stack's first allocation in the piece.
+    allocations: Vec<(StackId, u64)>,
+}
+
+/// The marks of `entries`, the trace's entries from index `first` on (see [`Marks`]), their
+/// actions counted, their `oom` entries and their allocations by stack.
+fn marks_of(entries: &[TraceEntry], first: usize, shards: usize) -> PieceMarks {
+    let (alloc, free_requested, free_completed, oom) = (
         Action::Alloc.code(),
         Action::FreeRequested.code(),
         Action::FreeCompleted.code(),
+        Action::Oom.code(),
     );
-    entries
+    let mut actions = [0u64; Action::COUNT];
+    let mut ooms = Vec::new();
+    let mut slots: AddressMap<u32> = AddressMap::default();
+    let mut allocations: Vec<(StackId, u64)> = Vec::new();
+    let marks = entries
         .iter()
-        .map(|entry| {
+        .enumerate()
+        .map(|(at, entry)| {
             let code = entry.action_code();
+            if let Some(count) = actions.get_mut(code) {
+                *count += 1;
+            }
+            if code == alloc {
+                let slot = *slots.entry(u64::from(entry.stack)).or_insert_with(|| {
+                    allocations.push((entry.stack, 0));
+                    (allocations.len() - 1) as u32
+                });
+                if let Some((_, count)) = allocations.get_mut(slot as usize) {
+                    *count += 1;
+                }
+            }
             if code == alloc || code == free_requested || code == free_completed {
                 // Below MAX_SHARDS (16): fits a byte.
                 shard_of(entry.addr, shards) as u8 + 1
             } else {
+                if code == oom {
+                    ooms.push(first + at);
+                }
                 0
             }
         })
-        .collect()
+        .collect();
+    PieceMarks {
+        marks,
+        actions,
+        ooms,
+        allocations,
+    }
 }
 
 /// What one range of entries adds to the walk of [`first_pass_sharded`], relative to the
@@ -421,7 +748,8 @@ fn walk_range(
 }
 
 /// Replays the block actions of one shard backward, as [`State::undo`] does, writing each
-/// entry's change of allocated memory and each freed block's allocation stack.
+/// entry's change of allocated memory and each freed block's allocation stack, and copying
+/// its blocks at each of `boundaries` (descending).
 fn replay_shard(
     mut blocks: AddressMap<Live>,
     trace: &Trace,
@@ -429,12 +757,27 @@ fn replay_shard(
     shard: usize,
     changes: &[AtomicU32],
     stacks: &[AtomicU32],
+    boundaries: &[usize],
 ) -> Shard {
     let mut out = Shard {
         inconsistencies: 0,
         estimated_blocks: false,
         listed: Vec::new(),
+        kept: Vec::new(),
+        checkpoints: Vec::new(),
     };
+    let copy = |blocks: &AddressMap<Live>| -> Vec<(u64, Live)> {
+        blocks
+            .iter()
+            .map(|(&address, &live)| (address, live))
+            .collect()
+    };
+    let mut next_boundary = 0;
+    // Growth: the addresses met so far, walking back, and the blocks kept (an address whose
+    // first block action met is an `alloc`: its last in the trace).
+    let mut seen: HashSet<u64, BuildHasherDefault<AddressHasher>> = HashSet::default();
+    let mut kept: Vec<(StackId, Kept)> = Vec::new();
+    let len = trace.len();
     let change = |index: usize, bytes: u64, out: &mut Shard| {
         let code = encode(bytes);
         if code == LISTED {
@@ -448,21 +791,20 @@ fn replay_shard(
     // The block actions of this shard, as `Marks` marked them, walking backward.
     let mark = shard as u8 + 1;
     let parts: Vec<(usize, &[TraceEntry])> = trace.parts().collect();
-    let entries = marks.pieces.iter().rev().flat_map(|(part, offset, marks)| {
-        let (first, entries) = parts.get(*part).copied().unwrap_or((0, &[]));
-        marks
-            .iter()
-            .enumerate()
-            .rev()
-            .filter(move |(_, &marked)| marked == mark)
-            .filter_map(move |(at, _)| {
-                let at = offset + at;
-                Some((first + at, entries.get(at)?))
-            })
-    });
-    for (index, entry) in entries {
+    in_batches(own_entries(&parts, marks, mark, len), |index, entry| {
+        // Every entry from a boundary on is undone, none before it.
+        while let Some(&boundary) = boundaries.get(next_boundary) {
+            if index >= boundary {
+                break;
+            }
+            out.checkpoints.push((boundary, copy(&blocks)));
+            next_boundary += 1;
+        }
         let code = entry.action_code();
         let addr = entry.addr;
+        if seen.insert(addr) && code == alloc {
+            kept.push((entry.stack, Kept::block(entry.size, index, len)));
+        }
         if code == alloc {
             match blocks.remove(&addr) {
                 Some(live) => {
@@ -501,7 +843,7 @@ fn replay_shard(
         } else {
             if blocks.contains_key(&addr) {
                 out.inconsistencies += 1;
-                continue;
+                return;
             }
             out.estimated_blocks = true;
             let stack = stacks
@@ -521,8 +863,130 @@ fn replay_shard(
                 },
             );
         }
+    });
+    for &boundary in boundaries.get(next_boundary..).unwrap_or_default() {
+        out.checkpoints.push((boundary, copy(&blocks)));
     }
+    out.kept = kept_by_stack(kept);
     out
+}
+
+/// The entries marked `mark` (a shard's block actions) below index `below`, from the last
+/// backward, with their indices.
+fn own_entries<'t>(
+    parts: &'t [(usize, &'t [TraceEntry])],
+    marks: &'t Marks,
+    mark: u8,
+    below: usize,
+) -> impl Iterator<Item = (usize, &'t TraceEntry)> + 't {
+    marks
+        .pieces
+        .iter()
+        .rev()
+        .flat_map(move |(part, offset, marks)| {
+            let (first, entries) = parts.get(*part).copied().unwrap_or((0, &[]));
+            // The piece's marks of entries below `below`.
+            let kept = below.saturating_sub(first + offset).min(marks.len());
+            MarkedBack::new(marks.get(..kept).unwrap_or_default(), mark).filter_map(move |at| {
+                let at = offset + at;
+                Some((first + at, entries.get(at)?))
+            })
+        })
+}
+
+/// The positions of the bytes equal to `mark` in `marks`, from the last backward, found eight
+/// bytes at a time (a shard's mark is one byte in about as many as there are shards).
+struct MarkedBack<'m> {
+    marks: &'m [u8],
+    mark: u8,
+    /// Bytes `..rest` are not read yet.
+    rest: usize,
+    /// The position of the word in `found`, and a high bit for each of its bytes equal to
+    /// `mark` not handed out yet.
+    word_at: usize,
+    found: u64,
+}
+
+impl<'m> MarkedBack<'m> {
+    fn new(marks: &'m [u8], mark: u8) -> MarkedBack<'m> {
+        MarkedBack {
+            marks,
+            mark,
+            rest: marks.len(),
+            word_at: 0,
+            found: 0,
+        }
+    }
+}
+
+/// A high bit in each byte of `word` equal to `byte`, no other bit set.
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
+    // A byte's high bit: set in `(x & LOW7) + LOW7` where its low seven bits are not all
+    // zero (no carry leaves the byte), in `x` where its own high bit is.
+    !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
+}
+
+impl Iterator for MarkedBack<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if self.found != 0 {
+                let bit = 63 - self.found.leading_zeros() as usize;
+                self.found &= !(1u64 << bit);
+                return Some(self.word_at + bit / 8);
+            }
+            if self.rest == 0 {
+                return None;
+            }
+            let start = self.rest.saturating_sub(8);
+            let mut word = [0u8; 8];
+            if let (Some(bytes), Some(into)) = (
+                self.marks.get(start..self.rest),
+                word.get_mut(..self.rest - start),
+            ) {
+                into.copy_from_slice(bytes);
+            }
+            let mut found = bytes_equal(u64::from_le_bytes(word), self.mark);
+            if self.rest - start < 8 {
+                // The bytes past the slice's start are zero-filled, never a match.
+                found &= (1u64 << (8 * (self.rest - start))) - 1;
+            }
+            self.found = found;
+            self.word_at = start;
+            self.rest = start;
+        }
+    }
+}
+
+/// Hands `entries` to `each` in order, a batch at a time, each batch's entries read first: a
+/// shard's entries are spread over the trace, each one a cache miss, which the shard waited
+/// for in turn when it read them one after the other; read together, the core overlaps them.
+fn in_batches<'t>(
+    mut entries: impl Iterator<Item = (usize, &'t TraceEntry)>,
+    mut each: impl FnMut(usize, &'t TraceEntry),
+) {
+    const BATCH: usize = 32;
+    let mut batch: Vec<(usize, &TraceEntry)> = Vec::with_capacity(BATCH);
+    let mut touched = 0u64;
+    loop {
+        batch.clear();
+        batch.extend(entries.by_ref().take(BATCH));
+        if batch.is_empty() {
+            break;
+        }
+        // An entry's first and last words (its 32 bytes may span two cache lines).
+        for (_, entry) in &batch {
+            touched ^= entry.addr ^ u64::from(entry.stack);
+        }
+        for &(index, entry) in &batch {
+            each(index, entry);
+        }
+    }
+    std::hint::black_box(touched);
 }
 
 #[cfg(test)]
@@ -533,6 +997,19 @@ mod tests {
     use super::*;
     use crate::model::snapshot::{Block, BlockState, Segment, SegmentType, TraceEntry};
     use crate::model::Bytes;
+
+    proptest! {
+        /// The marked positions, found a word at a time, are those a byte-by-byte walk finds.
+        #[test]
+        fn marked_back_finds_every_marked_byte(
+            marks in prop::collection::vec(0u8..20, 0..70),
+            mark in 0u8..20,
+        ) {
+            let found: Vec<usize> = MarkedBack::new(&marks, mark).collect();
+            let walked: Vec<usize> = (0..marks.len()).rev().filter(|&at| marks[at] == mark).collect();
+            prop_assert_eq!(found, walked);
+        }
+    }
 
     /// Every address lands in one shard below the count, and 512-byte-aligned addresses (as
     /// the allocator hands out) spread over all shards.
@@ -672,6 +1149,48 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// The peak's blocks replayed on shards are those pass 2 on one thread holds at the
+        /// peak, in address order; growth by stack and the actions counted on them are the
+        /// one walk's.
+        #[test]
+        fn peak_blocks_on_shards_are_pass_2s(
+            blocks in prop::collection::vec((any::<u8>(), sizes(), any::<u8>()), 0..12),
+            entries in prop::collection::vec((any::<u8>(), any::<u8>(), sizes(), any::<u8>()), 1..300),
+            shards in 1usize..9,
+            cut in 0usize..300,
+        ) {
+            let snapshot = snapshot_of(&blocks, &entries);
+            let device = CudaOrdinal(0);
+            let trace = &snapshot.traces[0];
+            let one = first_pass_here(&snapshot, device, trace);
+            let mut state = State::at_snapshot(&snapshot, device);
+            for (index, entry) in trace.range(one.peak.2 + 1, trace.len()).rev() {
+                state.undo(index, entry, &mut []);
+            }
+            let expected = super::super::ahead::held(&state);
+            let cut = cut.min(trace.len());
+            let parted = Trace::from_parts([trace.to_vec(0, cut), trace.to_vec(cut, trace.len())]);
+            for trace in [trace, &parted] {
+                match first_pass_sharded_with(&snapshot, device, trace, shards, 0) {
+                    Some(sharded) => {
+                        prop_assert_eq!(&sharded.first, &one);
+                        prop_assert_eq!(sharded.peak_held.as_ref(), Some(&expected));
+                        prop_assert_eq!(&sharded.counted, &super::super::count_actions(trace));
+                        prop_assert_eq!(
+                            sharded.growth.sorted(),
+                            super::super::growth::growth_by_stack(trace).sorted()
+                        );
+                    }
+                    None => {
+                        let huge = blocks.iter().map(|b| b.1).chain(entries.iter().map(|e| e.2));
+                        prop_assert!(huge.into_iter().any(|size| size >= 1 << 45));
+                    }
+                }
+            }
+        }
+    }
+
     /// Pass 2 run ahead (beside pass 1, the peak learnt before it replays, while it replays
     /// after `late.0` entries, or after it ended) names the same sites in the same order,
     /// judges the same OOMs and gives the same summary as pass 2 after pass 1, with copies
@@ -729,6 +1248,7 @@ mod tests {
                 &mut report,
                 first,
                 ahead,
+                None,
             );
             format!(
                 "{:?} {} {:?} {:?}",
@@ -740,9 +1260,15 @@ mod tests {
     }
 
     /// The whole analysis of a trace long enough for threads is the same on one thread and on
-    /// several.
+    /// several, with OOMs to judge (pass 2 beside pass 1) and without (the peak's blocks
+    /// replayed on pass 1's shards).
     #[test]
     fn analysis_is_the_same_on_any_number_of_threads() {
+        analysis_is_the_same_on_any_number_of_threads_with(true);
+        analysis_is_the_same_on_any_number_of_threads_with(false);
+    }
+
+    fn analysis_is_the_same_on_any_number_of_threads_with(ooms: bool) {
         let mut entries = Vec::new();
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         while entries.len() < super::super::THREADED_ANALYSIS_ENTRIES + 1000 {
@@ -753,7 +1279,8 @@ mod tests {
             let size = (seed >> 8) % 40 * 512 + 512;
             entries.push((0u8, slot, size, (seed >> 20) as u8));
             match (seed >> 32) % 10 {
-                0 => entries.push((7, slot, size, 1)),
+                0 if ooms => entries.push((7, slot, size, 1)),
+                0 => {}
                 1..=6 => {
                     entries.push((1, slot, size, 0));
                     entries.push((2, slot, size, 0));
@@ -770,7 +1297,12 @@ mod tests {
             format!("{:?}", super::super::analyze(&snapshot, &options))
         };
         let one = report(1);
-        assert!(one.contains("OomAnalysis"), "the trace has OOMs to judge");
+        assert_eq!(
+            one.contains("OomAnalysis"),
+            ooms,
+            "the trace has OOMs to judge: {ooms}"
+        );
+        assert!(one.contains("top_sites: [Site"), "the peak names its sites");
         for threads in [2, 3, 16] {
             assert_eq!(report(threads), one, "{threads} threads");
         }
