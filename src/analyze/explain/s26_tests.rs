@@ -106,3 +106,15 @@ fn a_log_line_with_wide_whitespace_after_its_level_never_splits() {
         let _ = crate::analyze::phase::stage_line_phase(line);
     }
 }
+
+#[test]
+fn nd4js_device_allocation_failure_is_a_gpu_oom_with_its_size() {
+    let text = "Caused by: java.lang.RuntimeException: Failed to allocate 637074016 bytes from \
+                DEVICE [0] memory\n    at org.nd4j.jita.memory.CudaMemoryManager.allocate(\
+                CudaMemoryManager.java:76)\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    let oom = report.oom.expect("the failure");
+    assert_eq!(oom.tried_to_allocate_bytes, Some(Bytes(637074016)));
+    assert!(oom.gpu_index.is_some());
+}

@@ -236,6 +236,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = text[..position].rfind("Error Code").unwrap_or(position);
         return Some((Family::Framework(FrameworkKind::TensorRt), begin));
     }
+    // ND4J's CUDA backend under Deeplearning4j (`org.nd4j.jita.memory.CudaMemoryManager
+    // .allocate`: "Failed to allocate N bytes from DEVICE [D] memory"): the device's memory,
+    // N bytes asked on device D.
+    if let Some(position) = find(text, "bytes from DEVICE [") {
+        if let Some(begin) = text[..position].rfind("Failed to allocate ") {
+            return Some((Family::Framework(FrameworkKind::Nd4j), begin));
+        }
+    }
     // ExLlamaV2 `exllamav2/model.py` `load_autosplit_gen` ("Insufficient VRAM for model and
     // cache") and ExLlamaV3 `exllamav3/model/model_ls.py` ("Insufficient VRAM in split for model
     // and cache"): the autosplit placed layers and cache on each allowed GPU in turn and ran
@@ -457,6 +465,15 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 squeezed,
             )
             .map(Bytes);
+            parsed
+        }
+        FrameworkKind::Nd4j => {
+            let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+            parsed.figures.tried_to_allocate_bytes =
+                integer_of(regex!(r"Failedtoallocate(\d+)bytesfromDEVICE\["), squeezed).map(Bytes);
+            parsed.figures.gpu_index =
+                integer_of(regex!(r"bytesfromDEVICE\[(\d{1,3})\]"), squeezed)
+                    .and_then(|n| CudaOrdinal::try_from(n).ok());
             parsed
         }
         FrameworkKind::ExllamaSplit => {

@@ -135,6 +135,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Metal's command buffer out of the GPU's memory (cuda.rs).
         ("Insufficient Memory (IOAF", Message),
         ("execution failed: Insufficient Memory", Message),
+        // ND4J's CUDA memory manager (frameworks.rs).
+        ("bytes from DEVICE [", Message),
         // ExLlama's autosplit (frameworks.rs).
         ("Insufficient VRAM for model and cache", Message),
         ("Insufficient VRAM in split for model and cache", Message),

@@ -120,6 +120,8 @@ pub(crate) enum FrameworkKind {
     TensorRt,
     /// CuPy memory pool.
     Cupy,
+    /// ND4J's CUDA backend (Deeplearning4j): `Failed to allocate N bytes from DEVICE [0] memory`.
+    Nd4j,
     /// ExLlamaV2's and ExLlamaV3's autosplit loader: the model and its cache do not fit on the
     /// GPUs it may use.
     ExllamaSplit,
