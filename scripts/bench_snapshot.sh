@@ -724,6 +724,19 @@
 # starts, chunks of equal bytes taking 0.15-0.22 s, the serial tail of merge, decode after the
 # list and build ~0.035 s), then pass 1's tables (0.009 s) and shards (0.035 s on varied: each
 # shard's growth set and copies cost ~0.01 s there).
+# H200 host, 2026-12-04 15:16-15:18 UTC (the lead, after the merge: main at f4daee75 with every
+# change above, 1de4b80e included; a fresh machine, load 0.1-0.8, default threads (14), RUNS=3
+# alternated, stripped binary, no baseline):
+#   varied (576.9 MiB): Python 6.39-7.29 s, oomdoc 0.38-0.41 s wall / 3.60-4.01 s CPU, 271.5 MiB
+#     (0.47 of the file): 16.8x.
+#   real (524.7 MiB): Python 6.28-6.89 s, oomdoc 0.34-0.39 s / 3.46-3.82 s CPU, 212.8 MiB
+#     (0.41): 18.5x.
+#   This host's Python was the fastest yet (6.28 s real, against 7.62 s in the 14:51 run): 20x
+#   would need 0.31 s on real and 0.32 s on varied here. Profile (varied): pre-scan 0.090 s (15
+#   pieces 0.076 s), chunks 0.103-0.187 s, wait for the chunks 0.036 s, read 0.324 s, analysis
+#   0.076 s (pass 1 shards 0.040 s), render 0.012 s; (real): pre-scan 0.104 s, read 0.317 s,
+#   analysis 0.049 s, render 0.009 s. The read is at the host's all-core throughput (finer
+#   chunks were measured not to balance it, see above): the work per byte must shrink.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
