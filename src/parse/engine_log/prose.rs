@@ -42,6 +42,8 @@ pub(super) const MARKERS: &[&str] = &[
     "generating",
     "Generating",
     "generate an image",
+    "for an image",
+    "end your request",
     "ing Sampling",
     "igh-res fix",
     "KSampler",

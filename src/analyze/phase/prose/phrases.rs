@@ -122,6 +122,14 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("send a request", Phase::Inference),
     ("sending a request", Phase::Inference),
     ("the first request", Phase::Inference),
+    // … by its sender (`Then you send your first request and the whole thing crashes`).
+    ("your first request", Phase::Inference),
+    ("my first request", Phase::Inference),
+    ("send your request", Phase::Inference),
+    // An image asked of a loaded model (`the moment I asked for an image`).
+    ("asked for an image", Phase::Inference),
+    ("ask for an image", Phase::Inference),
+    ("asking for an image", Phase::Inference),
     ("during generation", Phase::Inference),
     ("at generation", Phase::Inference),
     ("while running the model", Phase::Inference),
