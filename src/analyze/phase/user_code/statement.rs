@@ -159,6 +159,19 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "an update of the weights' moving average",
         ),
         (
+            // Adam's moment updates, as torch's `optim/adam.py` / `adamw.py` `_single_tensor_adam`
+            // (and DeepSpeed's, apex's and the scripts' copies of it) write them: `denom =
+            // (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`, `exp_avg.lerp_(grad, 1 -
+            // beta1)`, `exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)`: an
+            // optimizer step, quoted alone when a paste keeps only the failing line.
+            code.contains("exp_avg")
+                && [".mul_(", ".add_(", ".addcmul_(", ".sqrt()", ".lerp_("]
+                    .iter()
+                    .any(|update| code.contains(update)),
+            Phase::TrainingStep,
+            "Adam's moment update (an optimizer step)",
+        ),
+        (
             calls(code, "fit").is_some() || calls(code, "learn").is_some(),
             Phase::TrainingStep,
             "a training run",

@@ -176,6 +176,12 @@ fn statements_say_the_stage_they_run() {
             Some(WeightsLoad),
         ),
         ("x = t.to(device)", None),
+        (
+            "denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)",
+            Some(TrainingStep),
+        ),
+        ("exp_avg.lerp_(grad, 1 - beta1)", Some(TrainingStep)),
+        ("state[\"exp_avg\"] = torch.zeros_like(p)", None),
         ("self.optimizer.step()", Some(TrainingStep)),
         ("scaler.step(optimizer)", Some(TrainingStep)),
         (
