@@ -239,6 +239,10 @@
 #   The 2-core VM (AMD EPYC, load 0.5-0.6): grep 0.27 s (0.29 s), explain 0.44 s (0.54 s) / 0.69 s
 #   CPU, 30 MiB: 1.63x; before 0.60 s (0.64 s) / 0.85 s: 2.22x. One core 0.80 s (2.96x).
 # The 2x goal is met on both 2-core machines, the varied log included.
+# Twenty-sixth session (2026-12-04 15:28 UTC, the 2-core VM, Intel Xeon, load 1.3-1.5), after
+# the session's new stage-line, family and prose markers (main at aa6a1b38), RUNS=5, 1 GiB
+# varied, no BEFORE: grep 0.25 s (median 0.25 s), explain 0.42 s (0.42 s) / 0.63 s CPU, 31 MiB:
+# 1.68x grep; one core 0.64 s (2.56x). The markers cost nothing above the noise (1.63x before).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
