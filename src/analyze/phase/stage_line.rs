@@ -212,7 +212,7 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
     // read (not a learning rate's warm-up: see `stage_line_phase`).
     (Phase::Profiling, &["warming"], &["up"]),
     // The warm-up named first (`INFO | vector_service | warm-up query`, `warmup: 4 dummy
-    // batches`), not a learning rate's (`see stage_line_phase`).
+    // batches`), not a learning rate's (see `stage_line_phase`).
     (Phase::Profiling, &["warm-up", "warmup"], &[]),
     // A CUDA graph capture announced (`[engine] capturing CUDA graphs for decode, batch sizes
     // [512, 384, …]`, as vLLM's `Capturing cudagraphs for decoding` and SGLang's `Capture cuda
@@ -286,7 +286,7 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
     (
         Phase::Inference,
         &["verifying", "testing"],
-        &["model", "merged model", "outputs"],
+        &["model", "outputs"],
     ),
     // A model's outputs made for the user: a diffusion or language model sampling or generating
     // what it is named for (`Sampling captions:` above a sampler's bar, `Generating 4 images`,
