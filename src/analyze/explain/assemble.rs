@@ -879,13 +879,6 @@ fn is_library_noise(text: &str) -> bool {
     trimmed.ends_with(':') && trimmed.split_whitespace().count() <= 3
 }
 
-/// The stage a program's own status line names when it is the last line printed before a
-/// failure (`eval batch 1: 4096 examples`, `INFO [rerank] request c3: 4096 queries`, `Epoch 3
-/// step 120 loss 1.92`): a line of output, not code (not indented, no call) and not a sentence
-/// introducing the error (ending with `:`, or in the first person), that counts its progress
-/// (`3/50`, `batch 1`, `step 120`) and whose words name one stage (`user_code::words_phase`). A line that reports a
-/// stage finished (`loaded`, `done`, `took`) shows what ran before, not what failed; a command
-/// line (`$ …`, `… --flag`) shows what was asked, not where it failed.
 /// Whether a line reports one input of a run done with more to come: a count short of its
 /// total (`Predicted structure for hipAB-750 with length 765, … 1 / 5 completed.`, ESMFold's
 /// `esm/scripts/fold.py`; `[3/10] done`), not a loss, an epoch or a step of training. Under
@@ -936,6 +929,13 @@ fn item_done_short_of_total(text: &str) -> bool {
     })
 }
 
+/// The stage a program's own status line names when it is the last line printed before a
+/// failure (`eval batch 1: 4096 examples`, `INFO [rerank] request c3: 4096 queries`, `Epoch 3
+/// step 120 loss 1.92`): a line of output, not code (not indented, no call) and not a sentence
+/// introducing the error (ending with `:`, or in the first person), that counts its progress
+/// (`3/50`, `batch 1`, `step 120`) and whose words name one stage (`user_code::words_phase`). A line that reports a
+/// stage finished (`loaded`, `done`, `took`) shows what ran before, not what failed; a command
+/// line (`$ …`, `… --flag`) shows what was asked, not where it failed.
 fn status_line_phase(text: &str) -> Option<Phase> {
     let trimmed = text.trim();
     if text.starts_with([' ', '\t'])
