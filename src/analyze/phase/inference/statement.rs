@@ -14,7 +14,8 @@
 //!    A bare call decides nothing (a training step runs the same forward); one more sign that
 //!    the outputs are what the run wants is needed:
 //!    - the statement reads a prediction off the output: `argmax`/`argmin`/`topk`/`softmax`/
-//!      `sigmoid`, the output moved off the GPU (`.cpu()`, `.numpy()`, `.tolist()`), or the
+//!      `sigmoid`, prints it (`print(model(ids).shape)`), moves it off the GPU (`.cpu()`,
+//!      `.numpy()`, `.tolist()`), or reads the
 //!      last position's logits, `.logits[:, -1]`, which is how a decode step picks the next
 //!      token (transformers `generation/utils.py` `GenerationMixin._sample`: `next_token_logits
 //!      = outputs.logits[:, -1, :]`);
@@ -93,12 +94,13 @@ fn module_dispatch(frame: &Frame) -> bool {
 /// Names of functions a prediction is read with (`torch.argmax(model(x), 1)`).
 const READERS: &[&str] = &["argmax", "argmin", "topk", "softmax", "sigmoid"];
 
-/// The model a statement calls at its top level, or inside a reader of its prediction
-/// (`torch.argmax(model(x), 1)` → `model`): its dotted name and where its call opens.
+/// The model a statement calls at its top level, or inside a reader of its prediction or a
+/// `print` (`torch.argmax(model(x), 1)`, `print(model(x).shape)` → `model`): its dotted name
+/// and where its call opens.
 fn called_model(code: &str) -> Option<(&str, usize)> {
     let path = called_path(code)?;
     let open = code.find(&format!("{path}("))? + path.len();
-    if READERS.contains(&last_name(path)) {
+    if READERS.contains(&last_name(path)) || path == "print" {
         let inner = &code[open + 1..];
         let path = called_path(inner)?;
         let at = inner.find(&format!("{path}("))? + path.len();
@@ -143,6 +145,11 @@ fn prediction_read(code: &str, open: usize) -> Option<&'static str> {
             || before.ends_with(&format!("{reader}("))
     }) {
         return Some("a prediction read off its output");
+    }
+    // The output printed (`print(model(ids).shape)`, `print("scores:", net(x))`): the run
+    // shows what the model gave, as a script trying a model does.
+    if before.trim_start().starts_with("print(") {
+        return Some("its output printed (`print(…)`)");
     }
     let after = &code[open..];
     const METHODS: &[(&str, &str)] = &[

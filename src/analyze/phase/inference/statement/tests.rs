@@ -84,6 +84,7 @@ fn a_prediction_read_off_a_forward_is_inference() {
         "next_ids = lm(ids).logits[:, -1].argmax(-1)",
         "probs = net(batch).softmax(-1)",
         "emb = encoder(tokens).cpu()",
+        "print(model(ids).shape)",
     ] {
         let frames = script_frames(Some(code), true);
         let (phase, why) = read(&["Traceback (most recent call last):", OOM], &frames)
@@ -96,12 +97,15 @@ fn a_prediction_read_off_a_forward_is_inference() {
 
 #[test]
 fn a_bare_forward_decides_nothing() {
-    // `y = model(x)` alone: a training step runs the same forward.
-    let frames = script_frames(Some("y = model(x)"), true);
-    assert_eq!(
-        read(&["Traceback (most recent call last):", OOM], &frames),
-        None
-    );
+    // `y = model(x)` alone: a training step runs the same forward; a print of something else.
+    for code in ["y = model(x)", "print(f\"step {step}\")"] {
+        let frames = script_frames(Some(code), true);
+        assert_eq!(
+            read(&["Traceback (most recent call last):", OOM], &frames),
+            None,
+            "{code}"
+        );
+    }
     // A text cut with no statement under the caller's frame.
     let frames = script_frames(None, true);
     assert_eq!(
