@@ -346,6 +346,11 @@ const FINISHED: &[&str] = &[
     "error",
     "skipping",
     "skipped",
+    // A pass reported run (`warm-up (4, 256) compiled and ran in 8.5 s`).
+    "ran",
+    "compiled",
+    "succeeded",
+    "passed",
 ];
 
 /// How many words after the verb its object may come (`allocating the paged KV cache`,
@@ -617,6 +622,12 @@ mod tests {
         assert_eq!(phase("sampling negatives from the queue"), None);
         assert_eq!(phase("warmup steps: 500"), None);
         assert_eq!(phase("warmup_ratio = 0.03"), None);
+        assert_eq!(
+            phase(
+                "2026-12-04 15:37:35,212 [infer] INFO warm-up (4, 256) compiled and ran in 8.5 s"
+            ),
+            None
+        );
         assert_eq!(phase("embedding dim: 768"), None);
         assert_eq!(phase("encoding: utf-8"), None);
         // The verb not first: a sentence, code, an error.

@@ -19766,6 +19766,546 @@ if __name__ == "__main__":
 ''')
 
 
+# --------------------------------------------------------------------------- session 26 c (blind)
+
+
+def s26c_hf_http_handler_generate():
+    # run.sh's holder leaves 5 GiB. A small stdlib HTTP server (BaseHTTPRequestHandler) serves
+    # the bf16 checkpoint; its --selftest posts one request (a 3968-token prompt, 16 samples,
+    # 1024 new tokens). The handler logs the request and calls model.generate, which runs out in
+    # the prefill of 16 x 3968 tokens; socketserver prints the handler's traceback and the
+    # client sees the connection closed without a response.
+    run_user_script("app", r'''"""Minimal text-generation HTTP service (POST /v1/generate)."""
+import argparse
+import json
+import logging
+import threading
+import time
+import urllib.request
+import uuid
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(levelname)s:     %(message)s", level=logging.INFO)
+log = logging.getLogger("app")
+
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--port", type=int, default=0)
+parser.add_argument("--selftest", action="store_true", default=True)
+args = parser.parse_args()
+
+log.info("loading %s", args.model)
+MODEL = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16, device_map="cuda").eval()
+log.info("model ready on %s (%.2f GiB allocated)", MODEL.device, torch.cuda.memory_allocated() / 2**30)
+
+
+def encode(text):
+    return [sum(map(ord, w)) * 7919 % 31997 + 3 for w in text.split()]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        if self.path != "/v1/generate":
+            self.send_error(404)
+            return
+        rid = uuid.uuid4().hex[:12]
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        ids = encode(body["prompt"])
+        log.info("%s:%d - rid=%s POST /v1/generate prompt_tokens=%d n=%d max_new_tokens=%d temperature=%.2f",
+                 *self.client_address, rid, len(ids), body.get("n", 1), body["max_new_tokens"],
+                 body.get("temperature", 1.0))
+        t0 = time.time()
+        input_ids = torch.tensor([ids], device="cuda")
+        with torch.inference_mode():
+            out = MODEL.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                 do_sample=True, temperature=body.get("temperature", 1.0),
+                                 num_return_sequences=body.get("n", 1),
+                                 max_new_tokens=body["max_new_tokens"], pad_token_id=0)
+        payload = json.dumps({"id": rid, "choices": [o[len(ids):].tolist() for o in out],
+                              "latency_s": round(time.time() - t0, 3)}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+server = HTTPServer(("127.0.0.1", args.port), Handler)
+host, port = server.server_address
+threading.Thread(target=server.serve_forever, daemon=True).start()
+log.info("serving on http://%s:%d (Press CTRL+C to quit)", host, port)
+
+if args.selftest:
+    prompt = " ".join(f"tok{i % 997}" for i in range(3968))
+    req = urllib.request.Request(f"http://{host}:{port}/v1/generate",
+                                 data=json.dumps({"prompt": prompt, "n": 16, "max_new_tokens": 1024,
+                                                  "temperature": 0.8}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        result = json.loads(resp.read())
+    log.info("selftest ok: %d choices in %.2f s", len(result["choices"]), result["latency_s"])
+'''.replace("@CKPT@", CKPT))
+
+
+def s26c_jax_keras_fit_progressive():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.05 (about 7 GiB). A Keras-like `Trainer.fit` written in
+    # JAX/Flax prints one progress line per epoch; progressive resizing trains epochs 1-2 at
+    # 64 px and switches to 224 px at epoch 3: the recompiled train step's activations for 256
+    # images of 224 x 224 do not fit.
+    run_user_script("fit_flax", r'''import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import linen as nn
+from flax.training import train_state
+
+
+class Net(nn.Module):
+    widths: tuple = (64, 128, 256, 512)
+    classes: int = 100
+
+    @nn.compact
+    def __call__(self, x):
+        for i, w in enumerate(self.widths):
+            x = nn.relu(nn.Conv(w, (3, 3))(x))
+            x = nn.relu(nn.Conv(w, (3, 3))(x))
+            if i < len(self.widths) - 1:
+                x = nn.max_pool(x, (2, 2), strides=(2, 2))
+        return nn.Dense(self.classes)(jnp.mean(x, axis=(1, 2)))
+
+
+@jax.jit
+def train_step(state, x, y):
+    def loss_fn(params):
+        logits = state.apply_fn({"params": params}, x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean(), logits
+
+    (loss, logits), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+    return state.apply_gradients(grads=grads), loss, jnp.mean(jnp.argmax(logits, -1) == y)
+
+
+class Trainer:
+    def __init__(self, model, lr=1e-3, seed=0):
+        params = model.init(jax.random.PRNGKey(seed), jnp.ones((1, 32, 32, 3)))["params"]
+        self.state = train_state.TrainState.create(apply_fn=model.apply, params=params, tx=optax.adamw(lr))
+
+    def fit(self, batches, epochs, steps_per_epoch, size_schedule):
+        for epoch in range(1, epochs + 1):
+            size = size_schedule(epoch)
+            print(f"Epoch {epoch}/{epochs}  (image size {size})", flush=True)
+            t0 = time.time()
+            losses, accs = [], []
+            for step in range(steps_per_epoch):
+                x, y = batches(size)
+                self.state, loss, acc = train_step(self.state, x, y)
+                losses.append(loss)
+                accs.append(acc)
+            loss = float(jnp.mean(jnp.stack(losses)))
+            acc = float(jnp.mean(jnp.stack(accs)))
+            dt = time.time() - t0
+            print(f"{steps_per_epoch}/{steps_per_epoch} [==============================] - {dt:.0f}s "
+                  f"{1000 * dt / steps_per_epoch:.0f}ms/step - loss: {loss:.4f} - accuracy: {acc:.4f}", flush=True)
+
+
+rng = np.random.default_rng(0)
+
+
+def batches(size, batch=256):
+    x = rng.standard_normal((batch, size, size, 3), dtype=np.float32)
+    y = rng.integers(0, 100, (batch,))
+    return jnp.asarray(x), jnp.asarray(y)
+
+
+print(f"devices: {jax.devices()}")
+trainer = Trainer(Net())
+trainer.fit(batches, epochs=12, steps_per_epoch=15, size_schedule=lambda e: 64 if e <= 2 else 224)
+''')
+
+
+def s26c_lightning_validate_retrieval():
+    # run.sh's holder leaves 8 GiB. A retrieval model is checked with `trainer.validate()` alone
+    # (no fit): validation_step keeps every query and document embedding, and
+    # on_validation_epoch_end scores all 81920 queries against all 81920 documents at once for
+    # recall@10; the 81920 x 81920 float32 score matrix (25 GiB) does not fit.
+    run_user_script("validate_retriever", r'''import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Pairs(Dataset):
+    def __init__(self, n=81920, dim=768):
+        self.n, self.dim = n, dim
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        q = torch.randn(self.dim, generator=g)
+        return q, q + 0.1 * torch.randn(self.dim, generator=g)
+
+
+class DualEncoder(L.LightningModule):
+    def __init__(self, dim=768, out=256):
+        super().__init__()
+        self.q = nn.Sequential(nn.Linear(dim, 1024), nn.GELU(), nn.Linear(1024, out))
+        self.d = nn.Sequential(nn.Linear(dim, 1024), nn.GELU(), nn.Linear(1024, out))
+        self._qs, self._ds = [], []
+
+    def validation_step(self, batch, batch_idx):
+        q, d = batch
+        self._qs.append(F.normalize(self.q(q), dim=-1))
+        self._ds.append(F.normalize(self.d(d), dim=-1))
+
+    def on_validation_epoch_end(self):
+        q = torch.cat(self._qs).float()
+        d = torch.cat(self._ds).float()
+        scores = q @ d.T
+        top = scores.topk(10, dim=1).indices
+        target = torch.arange(len(q), device=q.device)[:, None]
+        self.log("val/recall@10", (top == target).any(1).float().mean())
+        self._qs.clear()
+        self._ds.clear()
+
+
+if __name__ == "__main__":
+    L.seed_everything(7)
+    trainer = L.Trainer(accelerator="gpu", devices=1, logger=False, precision="bf16-mixed")
+    trainer.validate(DualEncoder(), DataLoader(Pairs(), batch_size=4096, num_workers=4))
+''')
+
+
+def s26c_hf_pipeline_chunk_loop():
+    # run.sh's holder leaves 5 GiB. A batch-generation script feeds a text-generation pipeline
+    # chunk by chunk (32 prompts each, batch_size=32) and prints a line per chunk; chunks 1-2
+    # hold short prompts, chunk 3 the long documents (3800 words each): its prefill does not fit.
+    run_user_script("batch_generate", r'''import time
+
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast, pipeline
+
+vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+vocab.update({f"w{i}": i for i in range(3, 32000)})
+backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+backend.pre_tokenizer = pre_tokenizers.Whitespace()
+tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<s>",
+                                    eos_token="</s>", pad_token="<unk>", padding_side="left")
+generator = pipeline("text-generation", model="@CKPT@", tokenizer=tokenizer, dtype=torch.bfloat16, device=0)
+
+
+def prompt(i, words):
+    return " ".join(f"w{(i * 131 + j * 17) % 31000 + 3}" for j in range(words))
+
+
+records = [prompt(i, 180) for i in range(64)] + [prompt(i, 3800) for i in range(64, 96)] + \
+          [prompt(i, 200) for i in range(96, 320)]
+chunk = 32
+n_chunks = (len(records) + chunk - 1) // chunk
+t0 = time.time()
+for c in range(n_chunks):
+    part = records[c * chunk:(c + 1) * chunk]
+    outs = generator(part, batch_size=32, max_new_tokens=128, do_sample=True, top_p=0.95,
+                     return_full_text=False)
+    print(f"chunk {c + 1}/{n_chunks}: {len(outs)} completions, "
+          f"{sum(len(o[0]['generated_text'].split()) for o in outs)} words, {time.time() - t0:.1f} s", flush=True)
+print("done")
+'''.replace("@CKPT@", CKPT))
+
+
+def s26c_accelerate_device_map_gpu0():
+    # run.sh's holder leaves 2 GiB. A conversion script plans a device map with
+    # infer_auto_device_map and max_memory={0: "40GiB", "cpu": "96GiB"} (the card's budget written
+    # by hand, not measured), so every module lands on GPU 0, then load_checkpoint_and_dispatch
+    # loads the checkpoint in float32 (2.2 GiB): loading runs out part way through.
+    run_user_script("dispatch_fp32", r'''import collections
+
+import torch
+from accelerate import infer_auto_device_map, init_empty_weights, load_checkpoint_and_dispatch
+from transformers import AutoConfig, AutoModelForCausalLM
+
+CKPT = "@CKPT@"
+MAX_MEMORY = {0: "40GiB", "cpu": "96GiB"}
+
+config = AutoConfig.from_pretrained(CKPT)
+with init_empty_weights():
+    model = AutoModelForCausalLM.from_config(config)
+device_map = infer_auto_device_map(model, max_memory=MAX_MEMORY, dtype=torch.float32,
+                                   no_split_module_classes=["LlamaDecoderLayer"])
+print("device map:", dict(collections.Counter(device_map.values())))
+for name, dev in list(device_map.items())[:4]:
+    print(f"  {name:<28} -> {dev}")
+print(f"  ... ({len(device_map)} entries)")
+model = load_checkpoint_and_dispatch(model, CKPT, device_map=device_map, dtype=torch.float32)
+print("loaded; hf_device_map:", model.hf_device_map)
+'''.replace("@CKPT@", CKPT))
+
+
+def s26c_compile_first_call_larger_shape():
+    # run.sh's holder leaves 10 GiB. An inference module wraps a bf16 encoder (hand-written
+    # attention that materialises the scores) in torch.compile; the warm-up at (4, 256) compiles
+    # and runs, the first real request at (64, 4096) recompiles (a new shape) and its attention
+    # scores (64 x 16 x 4096 x 4096 bf16, 32 GiB) do not fit.
+    run_user_script("compiled_infer", r'''import logging
+import math
+import time
+
+import torch
+import torch.nn as nn
+
+logging.basicConfig(format="%(asctime)s [%(name)s] %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("infer")
+
+
+class Block(nn.Module):
+    def __init__(self, d=1024, h=16):
+        super().__init__()
+        self.h = h
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(d // self.h)
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, layers=2, d=1024):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(d) for _ in range(layers))
+        self.out = nn.Linear(d, 256)
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        return self.out(x.mean(1))
+
+
+model = Encoder().to("cuda", torch.bfloat16).eval()
+encode = torch.compile(model)
+
+t0 = time.time()
+with torch.inference_mode():
+    encode(torch.randn(4, 256, 1024, device="cuda", dtype=torch.bfloat16))
+torch.cuda.synchronize()
+log.info("warm-up (4, 256) compiled and ran in %.1f s", time.time() - t0)
+
+requests = [(64, 4096), (64, 4096), (32, 2048)]
+for i, (b, s) in enumerate(requests):
+    t0 = time.time()
+    with torch.inference_mode():
+        emb = encode(torch.randn(b, s, 1024, device="cuda", dtype=torch.bfloat16))
+    torch.cuda.synchronize()
+    log.info("request %d (%d, %d) -> %s in %.2f s", i, b, s, tuple(emb.shape), time.time() - t0)
+''')
+
+
+def s26c_peft_kbit_prepare_first_step():
+    # run.sh's holder leaves 6 GiB. A QLoRA-style recipe run without quantization: the bf16 base
+    # goes through prepare_model_for_kbit_training (which casts every bf16 weight to float32 and
+    # turns on gradient checkpointing), gets a rank-64 LoRA on all projections, and the first step
+    # (8 x 4096 tokens) runs out in the forward's logits / loss.
+    run_user_script("qlora_style", r'''import torch
+from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+from tqdm import tqdm
+from transformers import AutoModelForCausalLM
+
+BASE = "@CKPT@"
+model = AutoModelForCausalLM.from_pretrained(BASE, dtype=torch.bfloat16, device_map={"": 0})
+model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=True)
+lora = LoraConfig(r=64, lora_alpha=16, lora_dropout=0.05, bias="none", task_type="CAUSAL_LM",
+                  target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+model = get_peft_model(model, lora)
+model.print_trainable_parameters()
+opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+
+g = torch.Generator().manual_seed(0)
+model.train()
+for step in tqdm(range(500), desc="train", dynamic_ncols=True):
+    ids = torch.randint(3, 32000, (8, 4096), generator=g).cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    if step % 10 == 0:
+        tqdm.write(f"step {step} loss {loss.item():.4f}")
+'''.replace("@CKPT@", CKPT))
+
+
+def s26c_hf_kd_distill_logged_error():
+    # run.sh's holder leaves 8 GiB. Knowledge distillation: the bf16 teacher (the checkpoint)
+    # runs under no_grad, a float32 student (4 layers, 1024 wide) forward + KL(T=2) over the full
+    # 32000 vocabulary in float32, then backward, for 16 x 2048 tokens. The script's top-level
+    # handler logs only the exception's message and exits 1: the text does not show which part
+    # of the step ran out.
+    run_user_script("distill", r'''import logging
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+logging.basicConfig(format="[%(asctime)s] %(levelname)s %(message)s", datefmt="%Y-%m-%d %H:%M:%S", level=logging.INFO)
+log = logging.getLogger("kd")
+TEACHER = "@CKPT@"
+T, ALPHA, BATCH, SEQ = 2.0, 0.9, 16, 2048
+
+
+def train():
+    teacher = AutoModelForCausalLM.from_pretrained(TEACHER, dtype=torch.bfloat16, device_map="cuda").eval()
+    cfg = LlamaConfig(vocab_size=32000, hidden_size=1024, intermediate_size=2816, num_hidden_layers=4,
+                      num_attention_heads=16, num_key_value_heads=16, tie_word_embeddings=False)
+    student = LlamaForCausalLM(cfg).cuda().train()
+    opt = torch.optim.AdamW(student.parameters(), lr=3e-4)
+    log.info("teacher %.0fM / student %.0fM params; T=%.1f alpha=%.2f batch %dx%d",
+             sum(p.numel() for p in teacher.parameters()) / 1e6, sum(p.numel() for p in student.parameters()) / 1e6,
+             T, ALPHA, BATCH, SEQ)
+    g = torch.Generator().manual_seed(0)
+    t0 = time.time()
+    for step in range(20000):
+        ids = torch.randint(3, 32000, (BATCH, SEQ), generator=g).cuda()
+        with torch.no_grad():
+            t_logits = teacher(input_ids=ids).logits
+        s_logits = student(input_ids=ids).logits
+        kd = F.kl_div(F.log_softmax(s_logits.float() / T, -1), F.log_softmax(t_logits.float() / T, -1),
+                      log_target=True, reduction="batchmean") * T * T
+        ce = F.cross_entropy(s_logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+        loss = ALPHA * kd + (1 - ALPHA) * ce
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step % 50 == 0:
+            log.info("step %d loss %.4f kd %.4f ce %.4f (%.0f s)", step, loss.item(), kd.item(), ce.item(), time.time() - t0)
+
+
+if __name__ == "__main__":
+    log.info("distillation run starting")
+    try:
+        train()
+    except Exception as exc:
+        log.error("run failed: %s", exc)
+        sys.exit(1)
+'''.replace("@CKPT@", CKPT))
+
+
+def s26c_hf_ckpt_average_export():
+    # run.sh's holder leaves 5 GiB. A checkpoint-averaging export tool loads the last four
+    # checkpoints' model.safetensors straight onto the card (load_file(device="cuda")), keeps each
+    # for a per-checkpoint drift report, and sums them into a float32 average before writing
+    # averaged/model.safetensors; it runs out while loading. It prints only its header and
+    # `error: <message>`: the text does not show where it failed.
+    src = os.path.join(CKPT, "model.safetensors")
+    run = os.path.join(WORK, "run-7b2")
+    for step in (7000, 7500, 8000, 8500):
+        d = os.path.join(run, f"checkpoint-{step}")
+        os.makedirs(d, exist_ok=True)
+        link = os.path.join(d, "model.safetensors")
+        if not os.path.lexists(link):
+            os.symlink(src, link)
+    run_user_script("avg_ckpt", r'''import glob
+import os
+import sys
+
+import torch
+from safetensors.torch import load_file, save_file
+
+
+def main(run_dir, last=4, out="averaged"):
+    paths = sorted(glob.glob(os.path.join(run_dir, "checkpoint-*", "model.safetensors")),
+                   key=lambda p: int(p.split("checkpoint-")[1].split("/")[0]))[-last:]
+    print(f"avg_ckpt 0.4.1  run={os.path.basename(run_dir)}  inputs={len(paths)}  out={out}", flush=True)
+    states, avg = [], None
+    for p in paths:
+        sd = load_file(p, device="cuda")
+        states.append(sd)
+        if avg is None:
+            avg = {k: v.float().clone() for k, v in sd.items()}
+        else:
+            for k, v in sd.items():
+                avg[k] += v.float()
+    avg = {k: (v / len(states)).to(torch.bfloat16).contiguous() for k, v in avg.items()}
+    drift = [sum((sd[k].float() - avg[k].float()).norm().item() ** 2 for k in avg) ** 0.5 for sd in states]
+    os.makedirs(out, exist_ok=True)
+    save_file({k: v.cpu() for k, v in avg.items()}, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    print("drift:", " ".join(f"{d:.3f}" for d in drift))
+    print(f"wrote {out}/model.safetensors")
+
+
+if __name__ == "__main__":
+    try:
+        main("run-7b2")
+    except Exception as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+''')
+
+
+def s26c_dataloader_worker_segfault():
+    # Not a GPU OOM. A training loop (tqdm) reads samples through 4 DataLoader workers whose
+    # "native decoder" (here a ctypes call) crashes on one corrupt record: the worker dies of
+    # SIGSEGV, PyTorch prints "Unexpected segmentation fault encountered in worker" and the main
+    # process raises "DataLoader worker (pid(s) N) exited unexpectedly".
+    # Session 26 c's run of it finished without an error: ctypes.string_at(0, 16) does not read
+    # address 0 (a NULL pointer gives 16 uninitialised bytes); it now reads address 8 (not yet
+    # run on the device).
+    run_user_script("train_decode", r'''import ctypes
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+CORRUPT = {1337}
+
+
+def native_decode(index, size=64):
+    # stands in for a C decoder reading a record's header; a corrupt record has a null offset
+    offset = 8 if index in CORRUPT else None
+    if offset is not None:
+        ctypes.string_at(offset, 16)
+    g = torch.Generator().manual_seed(index)
+    return torch.randint(0, 256, (3, size, size), dtype=torch.uint8, generator=g)
+
+
+class Records(Dataset):
+    def __len__(self):
+        return 50_000
+
+    def __getitem__(self, i):
+        return native_decode(i), i % 10
+
+
+model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(32, 10)).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Records(), batch_size=64, num_workers=4, pin_memory=True)
+for epoch in range(3):
+    for x, y in tqdm(loader, desc=f"epoch {epoch}"):
+        x, y = x.cuda(non_blocking=True).float() / 255, y.cuda(non_blocking=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -20225,6 +20765,16 @@ SCENARIOS = {
     "s26b_cublas_query_after_index_reserve": s26b_cublas_query_after_index_reserve,
     "s26b_pool_worker_reraise_message": s26b_pool_worker_reraise_message,
     "s26b_json_log_job_failed": s26b_json_log_job_failed,
+    "s26c_hf_http_handler_generate": s26c_hf_http_handler_generate,
+    "s26c_jax_keras_fit_progressive": s26c_jax_keras_fit_progressive,
+    "s26c_lightning_validate_retrieval": s26c_lightning_validate_retrieval,
+    "s26c_hf_pipeline_chunk_loop": s26c_hf_pipeline_chunk_loop,
+    "s26c_accelerate_device_map_gpu0": s26c_accelerate_device_map_gpu0,
+    "s26c_compile_first_call_larger_shape": s26c_compile_first_call_larger_shape,
+    "s26c_peft_kbit_prepare_first_step": s26c_peft_kbit_prepare_first_step,
+    "s26c_hf_kd_distill_logged_error": s26c_hf_kd_distill_logged_error,
+    "s26c_hf_ckpt_average_export": s26c_hf_ckpt_average_export,
+    "s26c_dataloader_worker_segfault": s26c_dataloader_worker_segfault,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -126,7 +126,9 @@ run_one() {
     s26_peft_notebook_lora_backward|s26_lightning_moco_queue_growth|s26_jax_score_sampler|\
     s26_host_torchrun_tokens_cgroup|s26_accelerate_first_optimizer_step|s26_vit_autobatch_then_adamw|\
     s26b_hf_trainer_evaluate_only|s26b_peft_merge_save_verify|s26b_lightning_h5_setup_cgroup|\
-    s26b_pool_worker_reraise_message|s26b_ddp_single_process_wrap|s26b_flax_pmap_train_step)
+    s26b_pool_worker_reraise_message|s26b_ddp_single_process_wrap|s26b_flax_pmap_train_step|\
+    s26c_jax_keras_fit_progressive|s26c_lightning_validate_retrieval|s26c_hf_pipeline_chunk_loop|\
+    s26c_compile_first_call_larger_shape|s26c_peft_kbit_prepare_first_step|s26c_hf_kd_distill_logged_error)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -768,4 +770,23 @@ run_one s26b_cublas_query_after_index_reserve "CUBLAS_STATUS|$OOM" -
 run_one s26b_pool_worker_reraise_message "$OOM" 6
 run_one s26b_json_log_job_failed "$OOM" 4
 run_one s26b_lightning_h5_setup_cgroup "Killed|status 137" -
+# session 26 c (blind, helper H26F): a stdlib HTTP service whose handler calls generate for a
+# 16-sample request, a Keras-like JAX/Flax fit with progressive resizing, a Lightning
+# trainer.validate() scoring all queries against all documents, a text-generation pipeline fed
+# chunk by chunk, a float32 load_checkpoint_and_dispatch with a hand-written GPU 0 budget, a
+# torch.compile'd encoder's first real request at a larger shape, a QLoRA-style
+# prepare_model_for_kbit_training + first step, a distillation step whose handler logs only the
+# message, a checkpoint-averaging export that prints only `error: <message>` (most beside another
+# job's holder), and 1 look-alike (a DataLoader worker killed by a segmentation fault)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s26c_dataloader_worker_segfault "exited unexpectedly|segmentation fault|Segmentation fault" -
+run_one s26c_hf_http_handler_generate "$OOM" 5
+run_one s26c_hf_pipeline_chunk_loop "$OOM" 5
+run_one s26c_accelerate_device_map_gpu0 "$OOM" 2
+run_one s26c_peft_kbit_prepare_first_step "$OOM" 6
+run_one s26c_hf_kd_distill_logged_error "$OOM" 8
+run_one s26c_hf_ckpt_average_export "$OOM" 5
+run_one s26c_lightning_validate_retrieval "$OOM" 8
+run_one s26c_jax_keras_fit_progressive "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s26c_compile_first_call_larger_shape "$OOM" 10
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
