@@ -920,7 +920,8 @@ fn item_done_short_of_total(text: &str) -> bool {
             return false;
         }
         let before_ok = start == 0 || !joins(bytes[start - 1]);
-        let after_ok = stop == bytes.len() || !joins(bytes[stop]);
+        // (A colon after the count ends a counter's label: `batch 1/3: ok`.)
+        let after_ok = stop == bytes.len() || (bytes[stop] == b':' || !joins(bytes[stop]));
         let done = lower[start..end].parse::<u64>().ok();
         let total = lower[begin..stop].parse::<u64>().ok();
         before_ok

@@ -43,21 +43,18 @@ fn message(text: &str) -> Option<&str> {
                 .map(|level| at + level.len())
         });
     let Some(after) = level else {
-        return Some(without_tag(trimmed));
+        // A time and a separator with no level (`2026-12-04 15:51:24 | transcribing …`).
+        let untimed = skip_stamps(trimmed);
+        let message = if untimed.len() < trimmed.len() && untimed.starts_with(['|', '-']) {
+            untimed.trim_start_matches(['|', '-', ' '])
+        } else {
+            trimmed
+        };
+        return Some(without_tag(message));
     };
-    let mut rest = trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']);
     // The time after the level (vLLM's `INFO 12-04 14:43:06.832 [engine] …`, glog-like
-    // formats): tokens of digits and their separators.
-    while let Some((token, after_token)) = rest.split_once(' ') {
-        let stamp = token.bytes().any(|b| b.is_ascii_digit())
-            && token
-                .bytes()
-                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'/' | b','));
-        if !stamp {
-            break;
-        }
-        rest = after_token.trim_start();
-    }
+    // formats).
+    let rest = skip_stamps(trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']));
     // A logger's name (`server:`, `merge_adapters -`, `module:function:12 -`, `[train]`, a
     // piped format's `lm_server | `). (Whitespace wider than a byte, an ideographic space,
     // trimmed first: the name is sliced off by its length.)
@@ -76,6 +73,23 @@ fn message(text: &str) -> Option<&str> {
         rest
     };
     Some(without_tag(rest.trim()))
+}
+
+/// `text` after its leading tokens of digits and their separators (a date, a time: `2026-12-04
+/// 15:51:24`, `12-04`, `14:43:06.832`), each followed by a space.
+fn skip_stamps(text: &str) -> &str {
+    let mut rest = text;
+    while let Some((token, after_token)) = rest.split_once(' ') {
+        let stamp = token.bytes().any(|b| b.is_ascii_digit())
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'/' | b','));
+        if !stamp {
+            break;
+        }
+        rest = after_token.trim_start();
+    }
+    rest
 }
 
 /// A `print`ed line after its program's tag: a rank's (`[rank0] evaluating on …`, as torchrun's
@@ -280,6 +294,26 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "prompts",
             "files",
             "frames",
+        ],
+    ),
+    // Documents run through a model that writes for each (`summarizing 12 documents in 3
+    // batches (num_beams=8, max_new_tokens=48)`, `translating 500 sentences`).
+    (
+        Phase::Inference,
+        &["summarizing", "summarising", "translating", "captioning"],
+        &[
+            "documents",
+            "docs",
+            "texts",
+            "articles",
+            "papers",
+            "pages",
+            "files",
+            "batches",
+            "sentences",
+            "images",
+            "inputs",
+            "prompts",
         ],
     ),
     // A model checked by running it (`==> verifying merged model on 16 x 4096 tokens`).
@@ -576,6 +610,14 @@ mod tests {
         );
         assert_eq!(phase("[1/5] Encoding prompt..."), Some(Phase::Inference));
         assert_eq!(
+            phase("2026-12-04 15:51:24 | transcribing allhands_2026-03-05.wav (3605.3 s)"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            phase("summarizing 12 documents in 3 batches (num_beams=8, max_new_tokens=48)"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
             phase("==> verifying merged model on 16 x 4096 tokens"),
             Some(Phase::Inference)
         );
@@ -629,6 +671,11 @@ mod tests {
             None
         );
         assert_eq!(phase("embedding dim: 768"), None);
+        assert_eq!(phase("Summarizing metrics for run 3"), None);
+        assert_eq!(
+            phase("2026-12-04 15:51:23 | done standup.wav: 578 tokens"),
+            None
+        );
         assert_eq!(phase("encoding: utf-8"), None);
         // The verb not first: a sentence, code, an error.
         assert_eq!(phase("I am merging adapters and it fails"), None);

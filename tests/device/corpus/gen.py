@@ -20306,6 +20306,555 @@ for epoch in range(3):
 ''')
 
 
+
+def s26d_clip_contrastive_step():
+    # run.sh's holder leaves 10 GiB. Locked-image-style contrastive tuning on precomputed
+    # embeddings: two projection towers, a 65536 x 65536 similarity matrix under bf16 autocast
+    # (8 GiB), then the symmetric cross-entropy in float32. On the H200 (torch 2.11) it ran out at
+    # the similarity matmul itself.
+    run_user_script("train_contrastive", r'''import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+GLOBAL_BATCH, IMG_DIM, TXT_DIM, EMBED = 65536, 1024, 768, 512
+torch.manual_seed(0)
+
+
+def tower(d_in):
+    return nn.Sequential(nn.Linear(d_in, 2048), nn.GELU(), nn.Linear(2048, EMBED))
+
+
+img_tower, txt_tower = tower(IMG_DIM).cuda(), tower(TXT_DIM).cuda()
+logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07), device="cuda"))
+params = list(img_tower.parameters()) + list(txt_tower.parameters()) + [logit_scale]
+opt = torch.optim.AdamW(params, lr=5e-4, weight_decay=0.2)
+print(f"contrastive tuning: batch {GLOBAL_BATCH}, embed {EMBED}, "
+      f"{sum(p.numel() for p in params) / 1e6:.1f}M trainable params")
+
+for step in tqdm(range(2000), desc="train", dynamic_ncols=True):
+    img = torch.randn(GLOBAL_BATCH, IMG_DIM, device="cuda")
+    txt = torch.randn(GLOBAL_BATCH, TXT_DIM, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        zi = F.normalize(img_tower(img), dim=-1)
+        zt = F.normalize(txt_tower(txt), dim=-1)
+        logits = logit_scale.exp() * zi @ zt.t()
+        labels = torch.arange(GLOBAL_BATCH, device="cuda")
+        loss = (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+''')
+
+
+def s26d_rl_rollout_policy_graph():
+    # run.sh's holder leaves 4 GiB. A PPO-style rollout over 4096 vectorised GPU environments
+    # calls the policy once per environment step without torch.no_grad(), keeping each step's
+    # log-prob and value (and so every step's activations); it prints episode returns every 8
+    # steps and runs out in the policy's forward a few dozen steps in.
+    run_user_script("ppo_rollout", r'''import time
+
+import torch
+import torch.nn as nn
+
+N_ENVS, OBS, ACT, HORIZON = 4096, 512, 18, 512
+torch.manual_seed(0)
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.torso = nn.Sequential(nn.Linear(OBS, 2048), nn.Tanh(), nn.Linear(2048, 2048), nn.Tanh())
+        self.pi = nn.Linear(2048, ACT)
+        self.v = nn.Linear(2048, 1)
+
+    def forward(self, obs):
+        h = self.torso(obs)
+        return self.pi(h), self.v(h).squeeze(-1)
+
+
+class VecEnv:
+    def __init__(self, n):
+        self.n = n
+        self.obs = torch.randn(n, OBS, device="cuda")
+        self.t = torch.zeros(n, device="cuda")
+
+    def step(self, action):
+        reward = (action == 3).float() + 0.1 * torch.rand(self.n, device="cuda")
+        self.t += 1
+        done = (torch.rand(self.n, device="cuda") < 0.04) | (self.t >= 200)
+        self.t[done] = 0
+        self.obs = torch.randn(self.n, OBS, device="cuda")
+        return self.obs, reward, done
+
+
+def collect_rollout(env, policy, update):
+    logps, values, rewards, dones = [], [], [], []
+    ep_ret = torch.zeros(env.n, device="cuda")
+    finished = []
+    obs = env.obs
+    t0 = time.time()
+    for t in range(HORIZON):
+        logits, value = policy(obs)
+        dist = torch.distributions.Categorical(logits=logits)
+        action = dist.sample()
+        logps.append(dist.log_prob(action))
+        values.append(value)
+        obs, reward, done = env.step(action)
+        rewards.append(reward)
+        dones.append(done)
+        ep_ret += reward
+        finished.extend(ep_ret[done].tolist())
+        ep_ret[done] = 0
+        if (t + 1) % 8 == 0:
+            recent = finished[-500:]
+            print(f"update {update} step {t + 1}/{HORIZON} episodes {len(finished)} "
+                  f"mean_return {sum(recent) / max(len(recent), 1):.2f} "
+                  f"fps {int(N_ENVS * (t + 1) / (time.time() - t0))}")
+    return logps, values, rewards, dones
+
+
+env = VecEnv(N_ENVS)
+policy = Policy().cuda()
+opt = torch.optim.Adam(policy.parameters(), lr=2.5e-4)
+print(f"PPO: {N_ENVS} envs x {HORIZON} steps per update")
+for update in range(1, 1001):
+    logps, values, rewards, dones = collect_rollout(env, policy, update)
+    returns = torch.stack(rewards).flip(0).cumsum(0).flip(0)
+    adv = returns - torch.stack(values).detach()
+    loss = -(torch.stack(logps) * adv).mean() + 0.5 * (torch.stack(values) - returns).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+''')
+
+
+def s26d_superres_8k_tiles():
+    # run.sh's holder leaves 12 GiB. A 4x super-resolution script (an ESRGAN-like conv net in
+    # fp16) upscales a 7680 x 4320 frame tile by tile into a float32 output canvas (and its
+    # weight map) kept on the card, ~7.9 GiB; the first 1024 px tile's high-resolution
+    # activations do not fit in what is left. tqdm bar over the tiles.
+    run_user_script("upscale", r'''import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+SCALE, TILE, PAD = 4, 1024, 32
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(c, c, 3, 1, 1), nn.Conv2d(c, c, 3, 1, 1)
+
+    def forward(self, x):
+        return x + 0.2 * self.c2(F.leaky_relu(self.c1(x), 0.2))
+
+
+class SRNet(nn.Module):
+    def __init__(self, c=64, blocks=8):
+        super().__init__()
+        self.head = nn.Conv2d(3, c, 3, 1, 1)
+        self.body = nn.Sequential(*[ResBlock(c) for _ in range(blocks)])
+        self.up1, self.up2 = nn.Conv2d(c, c * 4, 3, 1, 1), nn.Conv2d(c, c * 4, 3, 1, 1)
+        self.hr, self.tail = nn.Conv2d(c, c, 3, 1, 1), nn.Conv2d(c, 3, 3, 1, 1)
+
+    def forward(self, x):
+        f = self.head(x)
+        f = f + self.body(f)
+        f = F.leaky_relu(F.pixel_shuffle(self.up1(f), 2), 0.2)
+        f = F.leaky_relu(F.pixel_shuffle(self.up2(f), 2), 0.2)
+        return self.tail(F.leaky_relu(self.hr(f), 0.2))
+
+
+model = SRNet().cuda().half().eval()
+frame = np.random.default_rng(0).integers(0, 256, (4320, 7680, 3), dtype=np.uint8)
+img = torch.from_numpy(frame).cuda().permute(2, 0, 1)[None].half() / 255
+_, _, H, W = img.shape
+print(f"input {W}x{H} -> output {W * SCALE}x{H * SCALE}, tile {TILE} pad {PAD}")
+out = torch.zeros(1, 3, H * SCALE, W * SCALE, device="cuda")
+weight = torch.zeros(1, 1, H * SCALE, W * SCALE, device="cuda")
+tiles = [(y, x) for y in range(0, H, TILE) for x in range(0, W, TILE)]
+with torch.inference_mode():
+    for y, x in tqdm(tiles, desc="upscaling", unit="tile"):
+        y0, x0 = max(y - PAD, 0), max(x - PAD, 0)
+        y1, x1 = min(y + TILE + PAD, H), min(x + TILE + PAD, W)
+        sr = model(img[:, :, y0:y1, x0:x1]).float()
+        out[:, :, y0 * SCALE:y1 * SCALE, x0 * SCALE:x1 * SCALE] += sr
+        weight[:, :, y0 * SCALE:y1 * SCALE, x0 * SCALE:x1 * SCALE] += 1
+result = (out / weight).clamp(0, 1)
+print("done", tuple(result.shape))
+''')
+
+
+def s26d_conformer_long_audio_batch():
+    # run.sh's holder leaves 20 GiB. A batch transcription script runs a hand-written fp16
+    # conformer (full self-attention, 4x subsampling) over a manifest of three recordings; the
+    # second is a one-hour meeting whose attention scores (4 x 90k x 90k) cannot fit. The loop's
+    # handler prints only `ERROR <file>: <type>: <message>`, goes on, and exits 1 at the end:
+    # the text does not show where it failed.
+    run_user_script("transcribe_batch", r'''import math
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SR, N_FFT, HOP, N_MELS, D, HEADS, LAYERS, VOCAB = 16000, 400, 160, 80, 256, 4, 12, 1024
+
+
+def log(msg):
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} | {msg}", flush=True)
+
+
+class FeedForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.LayerNorm(D), nn.Linear(D, 4 * D), nn.SiLU(), nn.Linear(4 * D, D))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.qkv, self.out = nn.LayerNorm(D), nn.Linear(D, 3 * D), nn.Linear(D, D)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        q, k, v = self.qkv(self.norm(x)).view(B, T, 3, HEADS, D // HEADS).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(D // HEADS)
+        att = att.softmax(dim=-1)
+        return self.out((att @ v).transpose(1, 2).reshape(B, T, D))
+
+
+class ConvModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(D)
+        self.pw1, self.dw = nn.Conv1d(D, 2 * D, 1), nn.Conv1d(D, D, 31, padding=15, groups=D)
+        self.bn, self.pw2 = nn.BatchNorm1d(D), nn.Conv1d(D, D, 1)
+
+    def forward(self, x):
+        y = F.glu(self.pw1(self.norm(x).transpose(1, 2)), dim=1)
+        return self.pw2(F.silu(self.bn(self.dw(y)))).transpose(1, 2)
+
+
+class ConformerBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ff1, self.mhsa, self.conv, self.ff2 = FeedForward(), SelfAttention(), ConvModule(), FeedForward()
+        self.norm = nn.LayerNorm(D)
+
+    def forward(self, x):
+        x = x + 0.5 * self.ff1(x)
+        x = x + self.mhsa(x)
+        x = x + self.conv(x)
+        return self.norm(x + 0.5 * self.ff2(x))
+
+
+class ConformerCTC(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sub = nn.Sequential(nn.Conv1d(N_MELS, D, 3, 2, 1), nn.SiLU(), nn.Conv1d(D, D, 3, 2, 1), nn.SiLU())
+        self.blocks = nn.ModuleList([ConformerBlock() for _ in range(LAYERS)])
+        self.ctc = nn.Linear(D, VOCAB)
+
+    def forward(self, mel):
+        x = self.sub(mel).transpose(1, 2)
+        for block in self.blocks:
+            x = block(x)
+        return self.ctc(x)
+
+
+def log_mel(wav, fbank):
+    spec = torch.stft(wav, N_FFT, HOP, window=torch.hann_window(N_FFT, device=wav.device), return_complex=True)
+    return torch.log(fbank @ spec.abs().pow(2) + 1e-6)
+
+
+fbank = torch.from_numpy(np.abs(np.random.default_rng(1).normal(size=(N_MELS, N_FFT // 2 + 1))).astype(np.float32)).cuda()
+model = ConformerCTC().cuda().half().eval()
+log(f"conformer-ctc: {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params, fp16, cuda")
+manifest = [("standup_2026-03-02.wav", 42.0), ("allhands_2026-03-05.wav", 3605.3), ("interview_0412.wav", 610.0)]
+ok, failed = 0, 0
+rng = np.random.default_rng(0)
+for path, seconds in manifest:
+    wav = torch.from_numpy(rng.standard_normal(int(seconds * SR), dtype=np.float32) * 0.05).cuda()
+    log(f"transcribing {path} ({seconds:.1f} s)")
+    t0 = time.time()
+    try:
+        with torch.inference_mode():
+            logits = model(log_mel(wav, fbank).half()[None])
+            ids = torch.unique_consecutive(logits.argmax(-1)[0])
+            ids = ids[ids != 0]
+        ok += 1
+        log(f"done {path}: {ids.numel()} tokens, rtf {(time.time() - t0) / seconds:.4f}")
+    except Exception as e:
+        failed += 1
+        log(f"ERROR {path}: {type(e).__name__}: {e}")
+log(f"finished: {ok} transcribed, {failed} failed")
+sys.exit(1 if failed else 0)
+''')
+
+
+def s26d_hf_trainer_predict_lm_logits():
+    # run.sh's holder leaves 6 GiB. Trainer.predict() over 512 sequences of 1024 tokens with the
+    # bf16 causal LM and no eval_accumulation_steps: the Trainer keeps every batch's 8 x 1024 x
+    # 32000 logits on the card and concatenates them; a few batches in, it runs out (on the H200
+    # in the loss's float32 upcast of the logits inside the model's forward).
+    run_user_script("predict_logits", r'''import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+class TokenDataset(torch.utils.data.Dataset):
+    def __init__(self, n, length):
+        g = torch.Generator().manual_seed(0)
+        self.ids = torch.randint(3, 32000, (n, length), generator=g)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i], "labels": self.ids[i]}
+
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16)
+args = TrainingArguments(output_dir="predict-out", per_device_eval_batch_size=8, bf16=True,
+                         report_to="none", dataloader_num_workers=0)
+trainer = Trainer(model=model, args=args)
+out = trainer.predict(TokenDataset(512, 1024))
+print(out.metrics)
+torch.save(torch.from_numpy(out.predictions), "token_logits.pt")
+'''.replace("@CKPT@", CKPT))
+
+
+def s26d_checkpoint_stages_reentrant_vit():
+    # run.sh's holder leaves 8 GiB. A ViT-L-sized classifier on 1024 x 1024 images (4096
+    # tokens, batch 16, bf16 autocast) wraps each of its two 8-block stages in
+    # torch.utils.checkpoint(use_reentrant=True): the forward keeps only the stages' inputs and
+    # fits; in backward, CheckpointFunction recomputes the last stage with grad enabled, keeping
+    # all eight blocks' activations, and runs out inside that recomputation.
+    run_user_script("train_vit_ckpt", r'''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+IMG, PATCH, D, HEADS, DEPTH, STAGES, BATCH, CLASSES = 1024, 16, 1024, 16, 16, 2, 16, 62
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1, self.qkv, self.proj = nn.LayerNorm(D), nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.norm2, self.fc1, self.fc2 = nn.LayerNorm(D), nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+
+    def forward(self, x):
+        B, N, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(B, N, 3, HEADS, D // HEADS).permute(2, 0, 3, 1, 4)
+        x = x + self.proj(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, N, D))
+        return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+
+
+class ViT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, D, PATCH, PATCH)
+        self.pos = nn.Parameter(torch.zeros(1, (IMG // PATCH) ** 2, D))
+        per = DEPTH // STAGES
+        self.stages = nn.ModuleList([nn.Sequential(*[Block() for _ in range(per)]) for _ in range(STAGES)])
+        self.norm, self.head = nn.LayerNorm(D), nn.Linear(D, CLASSES)
+
+    def forward(self, img):
+        x = self.patch(img).flatten(2).transpose(1, 2) + self.pos
+        for stage in self.stages:
+            x = checkpoint(stage, x, use_reentrant=True)
+        return self.head(self.norm(x.mean(1)))
+
+
+model = ViT().cuda().train()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05)
+log(f"ViT {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params, {(IMG // PATCH) ** 2} tokens, "
+    f"batch {BATCH}, activation checkpointing per stage ({STAGES} stages)")
+for step in range(10000):
+    imgs = torch.randn(BATCH, 3, IMG, IMG, device="cuda")
+    labels = torch.randint(0, CLASSES, (BATCH,), device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(imgs), labels)
+    log(f"step {step} forward done, loss {loss.item():.4f}, "
+        f"allocated {torch.cuda.memory_allocated() / 2**30:.2f} GiB")
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+''')
+
+
+def s26d_vae_decode_memory_summary():
+    # run.sh's holder leaves 6 GiB. A latent-decoding script (a hand-written VAE decoder whose mid
+    # block has single-head attention over the 128 x 128 latent, 16384 tokens) decodes 8 latents
+    # at once; the attention scores (8 x 16384 x 16384 fp16, 4 GiB) and their softmax do not fit.
+    # Its handler prints torch.cuda.memory_summary() to stderr and re-raises. On the H200 (torch
+    # 2.11, session 26 d) the first bmm failed with CUBLAS_STATUS_ALLOC_FAILED at cublasCreate
+    # (not an OutOfMemoryError, so the handler did not run); run.sh left a note and no text.
+    run_user_script("decode_latents", r'''import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ResnetBlock(nn.Module):
+    def __init__(self, c_in, c_out):
+        super().__init__()
+        self.n1, self.c1 = nn.GroupNorm(32, c_in), nn.Conv2d(c_in, c_out, 3, 1, 1)
+        self.n2, self.c2 = nn.GroupNorm(32, c_out), nn.Conv2d(c_out, c_out, 3, 1, 1)
+        self.skip = nn.Conv2d(c_in, c_out, 1) if c_in != c_out else nn.Identity()
+
+    def forward(self, x):
+        h = self.c1(F.silu(self.n1(x)))
+        return self.skip(x) + self.c2(F.silu(self.n2(h)))
+
+
+class AttnBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm, self.qkv, self.out = nn.GroupNorm(32, c), nn.Conv2d(c, 3 * c, 1), nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        q, k, v = self.qkv(self.norm(x)).reshape(B, 3, C, H * W).unbind(1)
+        w = torch.bmm(q.transpose(1, 2), k) * C ** -0.5
+        w = w.softmax(dim=-1)
+        h = torch.bmm(v, w.transpose(1, 2)).reshape(B, C, H, W)
+        return x + self.out(h)
+
+
+class Decoder(nn.Module):
+    def __init__(self, ch=(512, 512, 256, 128)):
+        super().__init__()
+        self.conv_in = nn.Conv2d(4, ch[0], 3, 1, 1)
+        self.mid = nn.Sequential(ResnetBlock(ch[0], ch[0]), AttnBlock(ch[0]), ResnetBlock(ch[0], ch[0]))
+        ups = []
+        for a, b in zip(ch, ch[1:] + (ch[-1],)):
+            ups += [ResnetBlock(a, b), nn.Upsample(scale_factor=2), nn.Conv2d(b, b, 3, 1, 1)]
+        self.up = nn.Sequential(*ups[:-2])
+        self.conv_out = nn.Sequential(nn.GroupNorm(32, ch[-1]), nn.SiLU(), nn.Conv2d(ch[-1], 3, 3, 1, 1))
+
+    def forward(self, z):
+        return self.conv_out(self.up(self.mid(self.conv_in(z / 0.18215))))
+
+
+decoder = Decoder().cuda().half().eval()
+latents = torch.randn(8, 4, 128, 128, device="cuda", dtype=torch.float16)
+print(f"decoding {latents.shape[0]} latents {tuple(latents.shape[1:])} -> {latents.shape[-1] * 8}px images")
+try:
+    with torch.no_grad():
+        images = decoder(latents)
+except torch.OutOfMemoryError:
+    print("CUDA OOM while decoding; allocator state:", file=sys.stderr)
+    print(torch.cuda.memory_summary(), file=sys.stderr)
+    raise
+images = ((images.float().clamp(-1, 1) + 1) * 127.5).byte().cpu()
+print("decoded", tuple(images.shape))
+''')
+
+
+def s26d_hf_beam8_batch_summaries():
+    # run.sh's holder leaves 5 GiB. A summarisation job runs generate(num_beams=8) over
+    # batches of 4 documents; batch 1 (short documents) works, batches 2 and 3 (3100-token
+    # documents, 32 beams' KV cache) run out in the prefill. The loop prints
+    # `batch i/n: FAILED (<type>: <message>)`, goes on, and exits 1 with a count: the text does
+    # not show where it failed.
+    run_user_script("summarize_beams", r'''import sys
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda").eval()
+g = torch.Generator().manual_seed(0)
+lengths = [480, 512, 455, 500] + [3100, 3050, 2990, 3100] + [3080, 2900, 3010, 3100]
+docs = [torch.randint(3, 32000, (n,), generator=g) for n in lengths]
+batches = [docs[i:i + 4] for i in range(0, len(docs), 4)]
+done, failed = 0, 0
+print(f"summarizing {len(docs)} documents in {len(batches)} batches (num_beams=8, max_new_tokens=48)")
+for bi, batch in enumerate(batches, 1):
+    width = max(len(d) for d in batch)
+    ids = torch.zeros(len(batch), width, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for r, d in enumerate(batch):
+        ids[r, width - len(d):] = d
+        mask[r, width - len(d):] = 1
+    t0 = time.time()
+    try:
+        with torch.inference_mode():
+            out = model.generate(input_ids=ids.cuda(), attention_mask=mask.cuda(), num_beams=8,
+                                 max_new_tokens=48, early_stopping=True, length_penalty=1.0,
+                                 pad_token_id=0, eos_token_id=2)
+        done += len(batch)
+        print(f"batch {bi}/{len(batches)}: ok, {out.shape[1] - width} new tokens, {time.time() - t0:.1f} s")
+    except Exception as e:
+        failed += len(batch)
+        print(f"batch {bi}/{len(batches)}: FAILED ({type(e).__name__}: {e})")
+        torch.cuda.empty_cache()
+print(f"summarized {done}/{len(docs)} documents, {failed} failed")
+sys.exit(1 if failed else 0)
+'''.replace("@CKPT@", CKPT))
+
+
+def s26d_hf_resume_torch_load_cuda():
+    # run.sh's holder leaves 3 GiB. A plain-PyTorch fine-tune resumes: it loads the base model
+    # on the card, then torch.load(last.pth, map_location="cuda", weights_only=True) of a
+    # checkpoint holding the model and its EMA copy (2.2 GB of bf16): torch.load runs out part
+    # way through. Timestamped logging.
+    import torch
+    from safetensors.torch import load_file
+
+    run_dir = os.path.join(WORK, "runs", "sft-7")
+    os.makedirs(run_dir, exist_ok=True)
+    last = os.path.join(run_dir, "last.pth")
+    if not os.path.exists(last):
+        sd = load_file(os.path.join(CKPT, "model.safetensors"))
+        torch.save({"step": 12000, "model": sd, "ema": {k: v.clone() for k, v in sd.items()},
+                    "lr": 1.2e-5}, last)
+        del sd
+    run_user_script("finetune", r'''import argparse
+import logging
+
+import torch
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s %(name)s %(levelname)s: %(message)s", level=logging.INFO)
+log = logging.getLogger("finetune")
+parser = argparse.ArgumentParser()
+parser.add_argument("--base", default="@CKPT@")
+parser.add_argument("--resume", default="runs/sft-7/last.pth")
+args = parser.parse_args()
+
+log.info("loading base model %s", args.base)
+model = AutoModelForCausalLM.from_pretrained(args.base, dtype=torch.bfloat16, device_map="cuda")
+log.info("base model on %s, %.2f GiB allocated", model.device, torch.cuda.memory_allocated() / 2**30)
+log.info("resuming from %s", args.resume)
+state = torch.load(args.resume, map_location="cuda", weights_only=True)
+model.load_state_dict(state["model"])
+ema = {k: v for k, v in state["ema"].items()}
+log.info("resumed at step %d (lr %.2e)", state["step"], state["lr"])
+'''.replace("@CKPT@", CKPT))
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -20775,6 +21324,15 @@ SCENARIOS = {
     "s26c_hf_kd_distill_logged_error": s26c_hf_kd_distill_logged_error,
     "s26c_hf_ckpt_average_export": s26c_hf_ckpt_average_export,
     "s26c_dataloader_worker_segfault": s26c_dataloader_worker_segfault,
+    "s26d_clip_contrastive_step": s26d_clip_contrastive_step,
+    "s26d_rl_rollout_policy_graph": s26d_rl_rollout_policy_graph,
+    "s26d_superres_8k_tiles": s26d_superres_8k_tiles,
+    "s26d_conformer_long_audio_batch": s26d_conformer_long_audio_batch,
+    "s26d_hf_trainer_predict_lm_logits": s26d_hf_trainer_predict_lm_logits,
+    "s26d_checkpoint_stages_reentrant_vit": s26d_checkpoint_stages_reentrant_vit,
+    "s26d_vae_decode_memory_summary": s26d_vae_decode_memory_summary,
+    "s26d_hf_beam8_batch_summaries": s26d_hf_beam8_batch_summaries,
+    "s26d_hf_resume_torch_load_cuda": s26d_hf_resume_torch_load_cuda,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -128,7 +128,8 @@ run_one() {
     s26b_hf_trainer_evaluate_only|s26b_peft_merge_save_verify|s26b_lightning_h5_setup_cgroup|\
     s26b_pool_worker_reraise_message|s26b_ddp_single_process_wrap|s26b_flax_pmap_train_step|\
     s26c_jax_keras_fit_progressive|s26c_lightning_validate_retrieval|s26c_hf_pipeline_chunk_loop|\
-    s26c_compile_first_call_larger_shape|s26c_peft_kbit_prepare_first_step|s26c_hf_kd_distill_logged_error)
+    s26c_compile_first_call_larger_shape|s26c_peft_kbit_prepare_first_step|s26c_hf_kd_distill_logged_error|\
+    s26d_hf_trainer_predict_lm_logits|s26d_hf_beam8_batch_summaries|s26d_hf_resume_torch_load_cuda)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -789,4 +790,22 @@ run_one s26c_hf_ckpt_average_export "$OOM" 5
 run_one s26c_lightning_validate_retrieval "$OOM" 8
 run_one s26c_jax_keras_fit_progressive "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
 run_one s26c_compile_first_call_larger_shape "$OOM" 10
+# session 26 d (blind, helper H26G): a contrastive step on precomputed embeddings with a 65536 x
+# 65536 similarity matrix, a PPO rollout keeping every step's graph, a 4x super-resolution of an
+# 8K frame into a canvas on the card, a hand-written conformer over a one-hour recording (the loop
+# prints only `ERROR <file>: <type>: <message>`), Trainer.predict() keeping a causal LM's logits,
+# a ViT whose reentrant stage checkpoint runs out while recomputing in backward, a VAE decode whose
+# handler prints torch.cuda.memory_summary() and re-raises, beam search (num_beams=8) over long
+# documents whose loop prints only `FAILED (<type>: <message>)`, and a resume through
+# torch.load(map_location="cuda") after the base model is on the card (all beside another job's
+# holder)
+run_one s26d_clip_contrastive_step "$OOM" 10
+run_one s26d_rl_rollout_policy_graph "$OOM" 4
+run_one s26d_superres_8k_tiles "$OOM|CUDNN_STATUS" 12
+run_one s26d_conformer_long_audio_batch "$OOM" 20
+run_one s26d_hf_trainer_predict_lm_logits "$OOM" 6
+run_one s26d_checkpoint_stages_reentrant_vit "$OOM" 8
+run_one s26d_vae_decode_memory_summary "$OOM|CUDNN_STATUS|CUBLAS_STATUS" 6
+run_one s26d_hf_beam8_batch_summaries "$OOM" 5
+run_one s26d_hf_resume_torch_load_cuda "$OOM" 3
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"

@@ -344,6 +344,9 @@ fn an_input_done_short_of_the_total_is_a_runs_progress() {
          765, pLDDT 51.2, pTM 0.264 in 105.6s. 1 / 5 completed."
     ));
     assert!(item_done_short_of_total("[3/10] done: out_3.png"));
+    assert!(item_done_short_of_total(
+        "batch 1/3: ok, 48 new tokens, 6.2 s"
+    ));
     // All done, none done, a date, a training's progress.
     assert!(!item_done_short_of_total("5 / 5 completed."));
     assert!(!item_done_short_of_total("0/5 completed"));
