@@ -416,6 +416,34 @@ struct State {
     estimated_blocks: bool,
 }
 
+/// The blocks holding memory at the snapshot on `device` (allocated, or freed with the free
+/// pending on a stream), with their addresses, in the snapshot's order of segments and blocks.
+fn live_at_snapshot(
+    snapshot: &Snapshot,
+    device: CudaOrdinal,
+) -> impl Iterator<Item = (u64, Live)> + '_ {
+    snapshot
+        .segments
+        .iter()
+        .filter(move |segment| segment.device == device)
+        .flat_map(|segment| {
+            segment.blocks.iter().filter_map(|block| {
+                let pending = match block.state {
+                    BlockState::Inactive => return None,
+                    BlockState::ActiveAllocated => false,
+                    BlockState::ActivePendingFree => true,
+                };
+                let live = Live {
+                    size: block.size.0,
+                    stack: block.stack,
+                    pending,
+                    freed_at: u32::MAX,
+                };
+                Some((block.address, live))
+            })
+        })
+}
+
 /// 512-byte rounding of a request (`round_size`, kMinBlockSize; `c10/cuda/CUDACachingAllocator.cpp`).
 fn round_size(size: u64) -> u64 {
     size.max(1).div_ceil(512).saturating_mul(512)
@@ -435,26 +463,13 @@ impl State {
         for segment in snapshot.segments.iter().filter(|s| s.device == device) {
             state.reserved = state.reserved.saturating_add(segment.total_size.0);
             state.insert_segment(segment.address, segment.total_size.0, segment.is_expandable);
-            for block in &segment.blocks {
-                let pending = match block.state {
-                    BlockState::Inactive => continue,
-                    BlockState::ActiveAllocated => false,
-                    BlockState::ActivePendingFree => true,
-                };
-                state.active = state.active.saturating_add(block.size.0);
-                if !pending {
-                    state.allocated = state.allocated.saturating_add(block.size.0);
-                }
-                state.blocks.insert(
-                    block.address,
-                    Live {
-                        size: block.size.0,
-                        stack: block.stack,
-                        pending,
-                        freed_at: u32::MAX,
-                    },
-                );
+        }
+        for (address, live) in live_at_snapshot(snapshot, device) {
+            state.active = state.active.saturating_add(live.size);
+            if !live.pending {
+                state.allocated = state.allocated.saturating_add(live.size);
             }
+            state.blocks.insert(address, live);
         }
         state
     }

@@ -23,9 +23,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::ahead::Held;
 use super::growth::{kept_by_stack, Kept, StackGrowth};
-use super::{round_size, AddressHasher, AddressMap, FirstPass, Live, State};
+use super::{live_at_snapshot, round_size, AddressHasher, AddressMap, FirstPass, Live, State};
 use crate::model::gpu::CudaOrdinal;
-use crate::model::snapshot::{Action, BlockState, Snapshot, StackId, Trace, TraceEntry};
+use crate::model::snapshot::{Action, Snapshot, StackId, Trace, TraceEntry};
 use crate::parse::pickle::profile;
 
 /// Work started beside this thread: on a thread of its own, or (where none could be made)
@@ -386,24 +386,9 @@ fn at_snapshot(
     shards: usize,
     shard: usize,
 ) {
-    for segment in snapshot.segments.iter().filter(|s| s.device == device) {
-        for block in &segment.blocks {
-            let pending = match block.state {
-                BlockState::Inactive => continue,
-                BlockState::ActiveAllocated => false,
-                BlockState::ActivePendingFree => true,
-            };
-            if shard_of(block.address, shards) == shard {
-                blocks.insert(
-                    block.address,
-                    Live {
-                        size: block.size.0,
-                        stack: block.stack,
-                        pending,
-                        freed_at: u32::MAX,
-                    },
-                );
-            }
+    for (address, live) in live_at_snapshot(snapshot, device) {
+        if shard_of(address, shards) == shard {
+            blocks.insert(address, live);
         }
     }
 }
