@@ -20855,6 +20855,754 @@ ema = {k: v for k, v in state["ema"].items()}
 log.info("resumed at step %d (lr %.2e)", state["step"], state["lr"])
 '''.replace("@CKPT@", CKPT))
 
+
+def s27_tv_retinanet_dense_gt_train():
+    # run.sh's holder leaves 10 GiB. A torchvision RetinaNet (ResNet-50 FPN, random weights,
+    # 2 classes) trained on 1024 x 1024 microscopy tiles with 3000-6000 nuclei boxes each, batch 2
+    # through a custom collate (tuple(zip(*batch))), printed in the style of torchvision's
+    # detection references. The loss matches every ground-truth box against all 196416 anchors
+    # (box_iou: a gt x anchors x 2 float32 intermediate of several GiB per image) after the
+    # training forward; it runs out in the first iteration.
+    run_user_script("train_nuclei_retinanet", r'''import datetime
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+from torchvision.models.detection import retinanet_resnet50_fpn
+
+EPOCHS, BATCH, WORKERS, LR, PRINT_FREQ = 26, 2, 4, 0.01, 20
+
+
+class NucleiTiles(Dataset):
+    """1024 px tiles; boxes come from the instance masks (3000-6000 nuclei per tile)."""
+
+    def __init__(self, n, size=1024, seed=0):
+        self.n, self.size, self.seed = n, size, seed
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(self.seed + i)
+        img = torch.rand(3, self.size, self.size, generator=g)
+        k = int(torch.randint(3000, 6000, (1,), generator=g))
+        centers = torch.rand(k, 2, generator=g) * (self.size - 24) + 12
+        wh = torch.rand(k, 2, generator=g) * 14 + 6
+        boxes = torch.cat([centers - wh / 2, centers + wh / 2], dim=1)
+        target = {"boxes": boxes, "labels": torch.ones(k, dtype=torch.int64), "image_id": torch.tensor(i)}
+        return img, target
+
+
+def collate_fn(batch):
+    return tuple(zip(*batch))
+
+
+def main():
+    device = torch.device("cuda")
+    print("Loading data")
+    train_set = NucleiTiles(500)
+    print("Creating data loaders")
+    loader = DataLoader(train_set, batch_size=BATCH, shuffle=True, num_workers=WORKERS, collate_fn=collate_fn)
+    print("Creating model")
+    model = retinanet_resnet50_fpn(weights=None, weights_backbone=None, num_classes=2, min_size=1024,
+                                   max_size=1024, detections_per_img=3000)
+    model.to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.SGD(params, lr=LR, momentum=0.9, weight_decay=1e-4)
+    print("Start training")
+    start = time.time()
+    for epoch in range(EPOCHS):
+        model.train()
+        t0 = time.time()
+        for i, (images, targets) in enumerate(loader):
+            images = [img.to(device) for img in images]
+            targets = [{k: v.to(device) for k, v in t.items()} for t in targets]
+            loss_dict = model(images, targets)
+            losses = sum(loss for loss in loss_dict.values())
+            optimizer.zero_grad()
+            losses.backward()
+            optimizer.step()
+            if i % PRINT_FREQ == 0:
+                eta = datetime.timedelta(seconds=int((time.time() - t0) / (i + 1) * (len(loader) - i)))
+                parts = "  ".join(f"{k}: {v.item():.4f}" for k, v in loss_dict.items())
+                print(f"Epoch: [{epoch}]  [{i:>3}/{len(loader)}]  eta: {eta}  lr: {LR:.6f}  loss: {losses.item():.4f}  "
+                      f"{parts}  max mem: {torch.cuda.max_memory_allocated() // 2**20:.0f}")
+    print(f"Training time {datetime.timedelta(seconds=int(time.time() - start))}")
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27_vocoder_jsonl_worker():
+    # run.sh's holder leaves 4 GiB. A vocoder worker (a hand-written HiFi-GAN-like generator in
+    # fp16 under inference_mode) drains a spool of JSON requests, one JSON response per line on
+    # stdout and logging on stderr. Two short requests work; the third, a 20-minute audiobook
+    # chapter (103k mel frames) rendered in one pass, runs out in the upsampling stages; its
+    # handler answers {"status": "error", "error": "<type>: <message>"} and goes on; the worker
+    # exits 1 at the end because a request failed.
+    spool = os.path.join(WORK, "spool")
+    os.makedirs(spool, exist_ok=True)
+    requests = [
+        {"id": "req-5c01", "voice": "narrator-en-f2", "mel_frames": 431, "sample_rate": 22050},
+        {"id": "req-5c02", "voice": "narrator-en-f2", "mel_frames": 2584, "sample_rate": 22050},
+        {"id": "req-5c03", "voice": "narrator-en-m1", "mel_frames": 103359, "sample_rate": 22050,
+         "meta": {"book": "b-88213", "chapter": 7}},
+        {"id": "req-5c04", "voice": "narrator-en-f2", "mel_frames": 1207, "sample_rate": 22050},
+    ]
+    import json
+
+    with open(os.path.join(spool, "requests.jsonl"), "w") as fh:
+        for request in requests:
+            fh.write(json.dumps(request) + "\n")
+    run_user_script("vocoder_worker", r'''import json
+import logging
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(format="%(asctime)s %(levelname)-7s %(name)s: %(message)s", level=logging.INFO, stream=sys.stderr)
+log = logging.getLogger("vocoder.worker")
+SR, HOP, N_MELS = 22050, 256, 80
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c, k, dilations=(1, 3, 5)):
+        super().__init__()
+        self.convs1 = nn.ModuleList([nn.Conv1d(c, c, k, 1, dilation=d, padding=d * (k - 1) // 2) for d in dilations])
+        self.convs2 = nn.ModuleList([nn.Conv1d(c, c, k, 1, padding=(k - 1) // 2) for _ in dilations])
+
+    def forward(self, x):
+        for c1, c2 in zip(self.convs1, self.convs2):
+            x = x + c2(F.leaky_relu(c1(F.leaky_relu(x, 0.1)), 0.1))
+        return x
+
+
+class Generator(nn.Module):
+    def __init__(self, ch=512, rates=(8, 8, 2, 2), kernels=(16, 16, 4, 4)):
+        super().__init__()
+        self.pre = nn.Conv1d(N_MELS, ch, 7, 1, 3)
+        self.ups, self.mrf = nn.ModuleList(), nn.ModuleList()
+        for i, (r, k) in enumerate(zip(rates, kernels)):
+            c_in, c_out = ch // 2 ** i, ch // 2 ** (i + 1)
+            self.ups.append(nn.ConvTranspose1d(c_in, c_out, k, r, (k - r) // 2))
+            self.mrf.append(nn.ModuleList([ResBlock(c_out, k) for k in (3, 7, 11)]))
+        self.post = nn.Conv1d(c_out, 1, 7, 1, 3)
+
+    def forward(self, mel):
+        x = self.pre(mel)
+        for up, blocks in zip(self.ups, self.mrf):
+            x = up(F.leaky_relu(x, 0.1))
+            x = sum(block(x) for block in blocks) / len(blocks)
+        return torch.tanh(self.post(F.leaky_relu(x)))
+
+
+def handle(model, req):
+    t0 = time.time()
+    # the acoustic model's mel frames arrive through the feature store; random here
+    mel = torch.randn(1, N_MELS, req["mel_frames"], device="cuda", dtype=torch.float16)
+    with torch.inference_mode():
+        audio = model(mel).float().clamp_(-1, 1)
+    pcm = (audio[0, 0] * 32767).to(torch.int16).cpu()
+    seconds = pcm.numel() / SR
+    return {"id": req["id"], "status": "ok", "audio_seconds": round(seconds, 2),
+            "rtf": round((time.time() - t0) / seconds, 4)}
+
+
+def main(spool="spool/requests.jsonl"):
+    model = Generator().cuda().half().eval()
+    log.info("generator ready: %.1fM params, fp16, %s", sum(p.numel() for p in model.parameters()) / 1e6,
+             torch.cuda.get_device_name(0))
+    ok = failed = 0
+    with open(spool) as fh:
+        for line in fh:
+            req = json.loads(line)
+            log.info("request %s voice=%s frames=%d", req["id"], req["voice"], req["mel_frames"])
+            try:
+                resp = handle(model, req)
+                ok += 1
+            except Exception as e:
+                failed += 1
+                resp = {"id": req["id"], "status": "error", "code": 500, "error": f"{type(e).__name__}: {e}"}
+                torch.cuda.empty_cache()
+            print(json.dumps(resp), flush=True)
+    log.info("spool drained: %d ok, %d failed", ok, failed)
+    if failed:
+        log.error("exiting with status 1 (%d failed request(s))", failed)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27_video_cv2_sliding_clips():
+    # run.sh's holder leaves 16 GiB. An action-recognition script decodes a 10 s 720p clip with
+    # OpenCV (tqdm over frames), moves all frames to the card as float, cuts them into 59
+    # overlapping 16-frame windows (unfold + contiguous, ~10 GiB) and runs torchvision's r3d_18
+    # (random weights) on all windows at once under no_grad: the stem's output for 59 windows at
+    # full resolution does not fit.
+    import numpy as np
+
+    import cv2
+
+    path = os.path.join(WORK, "videos", "cam03_2026-02-11_0815.mp4")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"mp4v"), 25.0, (1280, 720))
+        if not writer.isOpened():
+            sys.exit(f"cv2.VideoWriter cannot write {path}: s27_video_cv2_sliding_clips cannot run")
+        yy, xx = np.mgrid[0:720, 0:1280]
+        base = np.stack([(xx // 5) % 256, (yy // 3) % 256, ((xx + yy) // 7) % 256], -1).astype(np.uint8)
+        for t in range(250):
+            writer.write(np.ascontiguousarray(np.roll(base, 4 * t, axis=1)))
+        writer.release()
+    run_user_script("classify_clip", r'''import sys
+import time
+
+import cv2
+import numpy as np
+import torch
+import torchvision
+from tqdm import tqdm
+
+CLIP, STRIDE = 16, 4
+MEAN = torch.tensor([0.43216, 0.394666, 0.37645]).view(3, 1, 1, 1)
+STD = torch.tensor([0.22803, 0.22145, 0.216989]).view(3, 1, 1, 1)
+
+
+def read_frames(path):
+    cap = cv2.VideoCapture(path)
+    if not cap.isOpened():
+        raise RuntimeError(f"cannot open {path}")
+    n, fps = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)), cap.get(cv2.CAP_PROP_FPS)
+    frames = []
+    for _ in tqdm(range(n), desc="decoding", unit="frame"):
+        ok, frame = cap.read()
+        if not ok:
+            break
+        frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
+    cap.release()
+    return np.stack(frames), fps
+
+
+path = sys.argv[1] if len(sys.argv) > 1 else "videos/cam03_2026-02-11_0815.mp4"
+frames, fps = read_frames(path)
+print(f"{path}: {len(frames)} frames, {frames.shape[2]}x{frames.shape[1]} @ {fps:.1f} fps")
+model = torchvision.models.video.r3d_18(weights=None, num_classes=400).cuda().eval()
+video = torch.from_numpy(frames).cuda().permute(3, 0, 1, 2).float().div_(255)  # C, T, H, W
+video = (video - MEAN.cuda()) / STD.cuda()
+clips = video.unfold(1, CLIP, STRIDE).permute(1, 0, 4, 2, 3).contiguous()  # N, C, CLIP, H, W
+print(f"scoring {clips.shape[0]} windows of {CLIP} frames (stride {STRIDE})")
+t0 = time.time()
+with torch.no_grad():
+    logits = model(clips)
+probs = logits.softmax(-1).mean(0)
+top = probs.topk(5)
+print("top-5:", [(int(i), round(float(p), 4)) for p, i in zip(top.values, top.indices)], f"{time.time() - t0:.1f} s")
+''')
+
+
+def s27_jax_spectral_ns_rk4():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.10 (run.sh): ~14 GiB for JAX. A pseudo-spectral
+    # incompressible Navier-Stokes solver (Taylor-Green start, 768^3 grid, velocity kept as three
+    # rfftn'd complex64 components, 5.4 GiB) whose jitted RK4 step evaluates the rotational
+    # nonlinear term with 9 inverse and 3 forward FFTs per stage; the initial condition fits, the
+    # first RK4 step does not. On the H200 (jax 0.11.2, session 27) XLA warned that
+    # rematerialization could not bring the step below 37.39 GiB, the BFC allocator logged its
+    # failure, and the RESOURCE_EXHAUSTED error surfaced at step 50's float(energy(state)) (async
+    # dispatch), naming jit_energy. (Session 27's first run stopped earlier on an OverflowError
+    # from N ** 6 as a Python int; it divides by float(N) ** 6 since.)
+    run_user_script("dns_taylor_green", r'''import math
+import time
+
+import jax
+import jax.numpy as jnp
+
+N, NU, DT, STEPS = 768, 1.0 / 1600, 2e-3, 5000
+L = 2 * math.pi
+x = jnp.linspace(0.0, L, N, endpoint=False, dtype=jnp.float32)
+k1d = jnp.fft.fftfreq(N, 1.0 / N).astype(jnp.float32)
+kr = jnp.fft.rfftfreq(N, 1.0 / N).astype(jnp.float32)
+
+
+def wavenumbers():
+    kx, ky, kz = k1d[:, None, None], k1d[None, :, None], kr[None, None, :]
+    k2 = kx * kx + ky * ky + kz * kz
+    return kx, ky, kz, jnp.where(k2 == 0, 1.0, k2)
+
+
+@jax.jit
+def taylor_green():
+    X, Y, Z = x[:, None, None], x[None, :, None], x[None, None, :]
+    u = jnp.sin(X) * jnp.cos(Y) * jnp.cos(Z)
+    v = -jnp.cos(X) * jnp.sin(Y) * jnp.cos(Z)
+    return jnp.fft.rfftn(u), jnp.fft.rfftn(v), jnp.zeros((N, N, N // 2 + 1), jnp.complex64)
+
+
+def rhs(uh, vh, wh):
+    kx, ky, kz, k2 = wavenumbers()
+    irf = lambda a: jnp.fft.irfftn(a, s=(N, N, N))
+    u, v, w = irf(uh), irf(vh), irf(wh)
+    ox = irf(1j * (ky * wh - kz * vh))
+    oy = irf(1j * (kz * uh - kx * wh))
+    oz = irf(1j * (kx * vh - ky * uh))
+    nx, ny, nz = jnp.fft.rfftn(v * oz - w * oy), jnp.fft.rfftn(w * ox - u * oz), jnp.fft.rfftn(u * oy - v * ox)
+    div = (kx * nx + ky * ny + kz * nz) / k2
+    return (nx - kx * div - NU * k2 * uh, ny - ky * div - NU * k2 * vh, nz - kz * div - NU * k2 * wh)
+
+
+@jax.jit
+def rk4_step(state):
+    def axpy(a, ks):
+        return tuple(s + a * k for s, k in zip(state, ks))
+
+    k1 = rhs(*state)
+    k2 = rhs(*axpy(0.5 * DT, k1))
+    k3 = rhs(*axpy(0.5 * DT, k2))
+    k4 = rhs(*axpy(DT, k3))
+    return tuple(s + DT / 6 * (a + 2 * b + 2 * c + d) for s, a, b, c, d in zip(state, k1, k2, k3, k4))
+
+
+@jax.jit
+def energy(state):
+    return 0.5 * sum(jnp.sum(jnp.abs(c) ** 2) for c in state) / float(N) ** 6
+
+
+print(f"DNS Taylor-Green: N={N}^3, nu={NU:.2e}, dt={DT}, devices={jax.devices()}")
+state = taylor_green()
+print(f"initial energy {float(energy(state)):.6f}")
+t0 = time.time()
+for step in range(1, STEPS + 1):
+    state = rk4_step(state)
+    if step % 50 == 0:
+        print(f"step {step:5d} t={step * DT:.3f} E={float(energy(state)):.6f} ({time.time() - t0:.0f} s)")
+''')
+
+
+def s27_moe_dense_dispatch_einsum():
+    # No holder: the card is empty. A switch-style MoE LM (64 experts, capacity factor 1.25,
+    # bf16) routes 32 x 4096 tokens with DeepSpeed-style dense gating tensors: combine weights
+    # einsum("se,sc->sec") in float32 (80 GiB for 131072 tokens x 64 experts x 2560 slots), its
+    # .bool() dispatch mask, then the mask cast to bf16 for the dispatch einsum: together more
+    # than the whole 140 GiB card, in the first forward.
+    run_user_script("train_switch_moe", r'''import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VOCAB, D, HEADS, LAYERS, EXPERTS, CAPACITY_FACTOR = 32000, 1024, 16, 2, 64, 1.25
+BATCH, SEQ = 32, 4096
+TOKENS = BATCH * SEQ
+CAPACITY = int(CAPACITY_FACTOR * TOKENS / EXPERTS)
+
+
+def top1gating(logits):
+    gates = logits.float().softmax(dim=-1)                              # [S, E]
+    gate, expert = gates.max(dim=-1)
+    mask1 = F.one_hot(expert, EXPERTS).float()                          # [S, E]
+    locations1 = torch.cumsum(mask1, dim=0) - 1
+    mask1 = mask1 * (locations1 < CAPACITY).float()                     # drop over-capacity tokens
+    locations1_s = (locations1 * mask1).sum(dim=1).long()
+    gates1_s = gate * mask1.sum(dim=1)
+    locations1_sc = F.one_hot(locations1_s, CAPACITY).float()           # [S, C]
+    combine_weights = torch.einsum("se,sc->sec", gates1_s[:, None] * mask1, locations1_sc)
+    dispatch_mask = combine_weights.bool()
+    return combine_weights, dispatch_mask
+
+
+class SwitchFFN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(D, EXPERTS, bias=False)
+        self.w1 = nn.Parameter(torch.randn(EXPERTS, D, 4 * D) * D ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(EXPERTS, 4 * D, D) * (4 * D) ** -0.5)
+
+    def forward(self, x):
+        shape = x.shape
+        x = x.reshape(-1, D)
+        combine_weights, dispatch_mask = top1gating(self.router(x))
+        dispatched = torch.einsum("sec,sm->ecm", dispatch_mask.type_as(x), x)    # [E, C, D]
+        h = torch.bmm(F.gelu(torch.bmm(dispatched, self.w1)), self.w2)
+        out = torch.einsum("sec,ecm->sm", combine_weights.type_as(x), h)
+        return out.reshape(shape)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.qkv, self.proj = nn.LayerNorm(D), nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.ln2, self.moe = nn.LayerNorm(D), SwitchFFN()
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, HEADS, D // HEADS).permute(2, 0, 3, 1, 4)
+        x = x + self.proj(F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, D))
+        return x + self.moe(self.ln2(x))
+
+
+class MoELM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, D)
+        self.blocks = nn.ModuleList([Block() for _ in range(LAYERS)])
+        self.ln, self.head = nn.LayerNorm(D), nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
+
+
+torch.manual_seed(0)
+model = MoELM().cuda().to(torch.bfloat16)
+opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1)
+print(f"switch-moe: {sum(p.numel() for p in model.parameters()) / 1e9:.2f}B params, {EXPERTS} experts, "
+      f"capacity {CAPACITY} tokens/expert, {TOKENS} tokens/batch ({BATCH}x{SEQ})")
+t0 = time.time()
+for step in range(100000):
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ + 1), device="cuda")
+    logits = model(ids[:, :-1])
+    loss = F.cross_entropy(logits.flatten(0, 1).float(), ids[:, 1:].flatten())
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    if step % 10 == 0:
+        print(f"step {step} loss {loss.item():.4f} {TOKENS * (step + 1) / (time.time() - t0):.0f} tok/s")
+''')
+
+
+def s27_transformer_fastpath_eval():
+    # run.sh's holder leaves 6 GiB. A document classifier built on nn.TransformerEncoder
+    # (12 layers, d=1024, batch_first, enable_nested_tensor) scores a corpus in fp16 under
+    # inference_mode with a src_key_padding_mask, 512 documents (64-2048 tokens) a batch, tqdm
+    # bar: PyTorch's encoder fast path converts the padded batch to a nested tensor and runs
+    # torch._transformer_encoder_layer_fwd, which runs out in the first batch.
+    run_user_script("score_documents", r'''import time
+
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+VOCAB, D, HEADS, LAYERS, MAXLEN, CLASSES = 50000, 1024, 16, 12, 2048, 20
+BATCH, N_DOCS = 512, 200_000
+
+
+class DocClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, D, padding_idx=0)
+        self.pos = nn.Embedding(MAXLEN, D)
+        layer = nn.TransformerEncoderLayer(D, HEADS, 4 * D, dropout=0.1, activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=True)
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, ids):
+        pad = ids.eq(0)
+        x = self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+        h = self.encoder(x, src_key_padding_mask=pad)
+        h = h.masked_fill(pad[..., None], 0).sum(1) / (~pad).sum(1, keepdim=True)
+        return self.head(h)
+
+
+def batches(g):
+    for start in range(0, N_DOCS, BATCH):
+        lengths = torch.randint(64, MAXLEN + 1, (min(BATCH, N_DOCS - start),), generator=g)
+        ids = torch.randint(1, VOCAB, (len(lengths), int(lengths.max())), generator=g)
+        ids[torch.arange(ids.shape[1])[None, :] >= lengths[:, None]] = 0
+        yield ids
+
+
+model = DocClassifier().cuda().half().eval()
+print(f"classifier: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params, fp16, batch {BATCH}")
+g = torch.Generator().manual_seed(0)
+labels = []
+with torch.inference_mode():
+    for ids in tqdm(batches(g), total=(N_DOCS + BATCH - 1) // BATCH, desc="scoring", unit="batch"):
+        labels.append(model(ids.cuda(non_blocking=True)).argmax(-1).cpu())
+labels = torch.cat(labels)
+print("class histogram:", torch.bincount(labels, minlength=CLASSES).tolist())
+''')
+
+
+def s27_numba_knn_kernel_numpy_attr():
+    # Not a GPU OOM. A numba.cuda kernel that averages node features over a k-NN graph (meant to
+    # read through a uint32 -1 sentinel: see s27_cupy_uint32_sentinel_illegal). On the H200 image
+    # (numba-cuda with numpy 2.5, session 27) the kernel never compiles: numba-cuda's typing
+    # registry calls np.row_stack, which numpy 2.5 no longer has (AttributeError); the arrays were
+    # already on the card, and numba's INFO logging prints its "add pending dealloc: cuMemFree
+    # <bytes> bytes" lines after the traceback.
+    run_user_script("knn_mean_features", r'''import logging
+import time
+
+import numpy as np
+from numba import cuda
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("features")
+N_NODES, K, DIM = 2_000_000, 32, 64
+
+
+@cuda.jit
+def mean_aggregate(neighbors, features, out):
+    i = cuda.grid(1)
+    if i >= neighbors.shape[0]:
+        return
+    for d in range(features.shape[1]):
+        acc = 0.0
+        for j in range(neighbors.shape[1]):
+            acc += features[neighbors[i, j], d]
+        out[i, d] = acc / neighbors.shape[1]
+
+
+rng = np.random.default_rng(0)
+knn = rng.integers(0, N_NODES, (N_NODES, K), dtype=np.int64)
+isolated = rng.choice(N_NODES, 5000, replace=False)
+knn[isolated, K // 2:] = -1           # the index returns -1 where a node has fewer than K neighbours
+knn = knn.astype(np.uint32)           # halve the graph's memory
+features = rng.standard_normal((N_NODES, DIM), dtype=np.float32)
+log.info("knn graph %s %s, features %s %s", knn.shape, knn.dtype, features.shape, features.dtype)
+t0 = time.time()
+d_knn, d_feat = cuda.to_device(knn), cuda.to_device(features)
+d_out = cuda.device_array((N_NODES, DIM), dtype=np.float32)
+threads = 256
+blocks = (N_NODES + threads - 1) // threads
+log.info("launching mean_aggregate<<<%d, %d>>>", blocks, threads)
+mean_aggregate[blocks, threads](d_knn, d_feat, d_out)
+smoothed = d_out.copy_to_host()
+log.info("aggregated in %.2f s; writing features_smoothed.npy", time.time() - t0)
+np.save("features_smoothed.npy", smoothed)
+''')
+
+
+def s27_cupy_uint32_sentinel_illegal():
+    # Not a GPU OOM. A CuPy RawKernel averages node features over a k-NN graph whose neighbour ids
+    # were stored as uint32 "to halve memory": the -1 padding of nodes with fewer than k
+    # neighbours became 4294967295, and the kernel reads feat[4294967295 * 64 + d], ~1 TB past the
+    # array: an illegal address, reported at cp.asnumpy (cudaErrorIllegalAddress), then CuPy's
+    # module unload at exit prints the driver's CUDA_ERROR_ILLEGAL_ADDRESS twice more.
+    run_user_script("knn_mean_features_cupy", r'''import logging
+import time
+
+import cupy as cp
+import numpy as np
+
+logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("features")
+N_NODES, K, DIM = 2_000_000, 32, 64
+
+mean_aggregate = cp.RawKernel(r"""
+extern "C" __global__
+void mean_aggregate(const unsigned int* nbr, const float* feat, float* out, long long n, int k, int dim) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int d = 0; d < dim; ++d) {
+        float acc = 0.f;
+        for (int j = 0; j < k; ++j)
+            acc += feat[(long long)nbr[i * k + j] * dim + d];
+        out[i * dim + d] = acc / k;
+    }
+}
+""", "mean_aggregate")
+
+rng = np.random.default_rng(0)
+knn = rng.integers(0, N_NODES, (N_NODES, K), dtype=np.int64)
+isolated = rng.choice(N_NODES, 5000, replace=False)
+knn[isolated, K // 2:] = -1           # the index returns -1 where a node has fewer than K neighbours
+knn = knn.astype(np.uint32)           # halve the graph's memory
+features = rng.standard_normal((N_NODES, DIM), dtype=np.float32)
+log.info("knn graph %s %s, features %s %s", knn.shape, knn.dtype, features.shape, features.dtype)
+t0 = time.time()
+d_knn, d_feat = cp.asarray(knn), cp.asarray(features)
+d_out = cp.empty((N_NODES, DIM), dtype=cp.float32)
+threads = 256
+blocks = (N_NODES + threads - 1) // threads
+log.info("launching mean_aggregate<<<%d, %d>>>", blocks, threads)
+mean_aggregate((blocks,), (threads,), (d_knn, d_feat, d_out, np.int64(N_NODES), np.int32(K), np.int32(DIM)))
+smoothed = cp.asnumpy(d_out)
+log.info("aggregated in %.2f s; writing features_smoothed.npy", time.time() - t0)
+np.save("features_smoothed.npy", smoothed)
+''')
+
+
+def s27_lightning_summary_example_input():
+    # run.sh's holder leaves 4 GiB. A Lightning segmentation module sets example_input_array to
+    # a full training batch (32 x 3 x 1024 x 1024) so that the model summary shows in/out sizes;
+    # at fit start the ModelSummary callback runs that forward (eval, no_grad) on the card and it
+    # runs out there, before the first training step.
+    run_user_script("train_seg", r'''import lightning as L
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+BATCH, SIZE, CLASSES = 32, 1024, 6
+
+
+def double_conv(c_in, c_out):
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True),
+                         nn.Conv2d(c_out, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True))
+
+
+class UNet(nn.Module):
+    def __init__(self, c_in=3, classes=CLASSES, widths=(64, 128, 256, 512)):
+        super().__init__()
+        self.downs, self.ups, self.dec = nn.ModuleList(), nn.ModuleList(), nn.ModuleList()
+        c = c_in
+        for w in widths:
+            self.downs.append(double_conv(c, w))
+            c = w
+        self.bottleneck = double_conv(c, 2 * c)
+        c = 2 * c
+        for w in reversed(widths):
+            self.ups.append(nn.ConvTranspose2d(c, w, 2, 2))
+            self.dec.append(double_conv(2 * w, w))
+            c = w
+        self.out = nn.Conv2d(c, classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for down in self.downs:
+            x = down(x)
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = self.bottleneck(x)
+        for up, dec, skip in zip(self.ups, self.dec, reversed(skips)):
+            x = dec(torch.cat([up(x), skip], dim=1))
+        return self.out(x)
+
+
+class Tiles(Dataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.rand(3, SIZE, SIZE, generator=g), torch.randint(0, CLASSES, (SIZE, SIZE), generator=g)
+
+
+class SegModule(L.LightningModule):
+    def __init__(self, lr=1e-3):
+        super().__init__()
+        self.save_hyperparameters()
+        self.net = UNet()
+        self.example_input_array = torch.zeros(BATCH, 3, SIZE, SIZE)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("train/loss", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val/loss", F.cross_entropy(self(x), y), prog_bar=True)
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=self.hparams.lr)
+
+
+if __name__ == "__main__":
+    L.seed_everything(42)
+    trainer = L.Trainer(max_epochs=30, accelerator="gpu", devices=1, precision="32-true", logger=False,
+                        enable_checkpointing=False, log_every_n_steps=10)
+    trainer.fit(SegModule(), DataLoader(Tiles(800), batch_size=BATCH, shuffle=True, num_workers=4),
+                DataLoader(Tiles(96), batch_size=BATCH, num_workers=4))
+''')
+
+
+def s27_als_interactions_toarray():
+    # Not a GPU OOM. A recommender script builds a 5M users x 40M items scipy CSR matrix of
+    # implicit interactions and calls .toarray() to put it on the card for a dense ALS step:
+    # numpy cannot allocate the 728 TiB float32 array on the host (past the address space):
+    # MemoryError "Unable to allocate ... TiB", before anything reaches the GPU.
+    run_user_script("als_gpu", r'''import logging
+import time
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+logging.basicConfig(format="%(asctime)s %(name)s %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("als")
+N_USERS, N_ITEMS, N_EVENTS, FACTORS, ALPHA = 5_000_000, 40_000_000, 5_000_000, 128, 40.0
+
+free, total = torch.cuda.mem_get_info()
+log.info("device %s: %.1f GiB free of %.1f GiB", torch.cuda.get_device_name(0), free / 2**30, total / 2**30)
+rng = np.random.default_rng(0)
+t0 = time.time()
+users = rng.integers(0, N_USERS, N_EVENTS)
+items = (rng.zipf(1.2, N_EVENTS) - 1) % N_ITEMS
+R = sp.coo_matrix((np.ones(N_EVENTS, dtype=np.float32), (users, items)), shape=(N_USERS, N_ITEMS)).tocsr()
+R.sum_duplicates()
+log.info("interactions: %d users x %d items, nnz=%d (%.1f s)", R.shape[0], R.shape[1], R.nnz, time.time() - t0)
+C = torch.from_numpy(R.toarray()).cuda().mul_(ALPHA).add_(1.0)    # confidence matrix
+P = (C > 1).float()
+X = torch.randn(N_USERS, FACTORS, device="cuda") * 0.01
+Y = torch.randn(N_ITEMS, FACTORS, device="cuda") * 0.01
+log.info("starting ALS: %d factors", FACTORS)
+''')
+
+
+def s27_joblib_loky_trials():
+    # run.sh's holder leaves 10 GiB. A hyper-parameter sweep runs its trials with joblib
+    # (Parallel(n_jobs=4), loky processes, verbose=10), each trial training an MLP on the same
+    # card; the wider and deeper trials, running beside the others, run out inside a loky worker
+    # (on the H200: a width-8192 trial's Adam step, 256 MiB), and joblib re-raises the worker's
+    # error in the parent with the worker's traceback as _RemoteTraceback text.
+    run_user_script("sweep_mlp", r'''import itertools
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from joblib import Parallel, delayed
+
+
+def run_trial(trial, width, depth, batch, lr):
+    torch.manual_seed(trial)
+    dev = torch.device("cuda")
+    layers, d = [], 1024
+    for _ in range(depth):
+        layers += [nn.Linear(d, width), nn.GELU()]
+        d = width
+    model = nn.Sequential(*layers, nn.Linear(d, 100)).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    t0 = time.time()
+    for step in range(40):
+        x = torch.randn(batch, 1024, device=dev)
+        y = torch.randint(0, 100, (batch,), device=dev)
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return {"trial": trial, "width": width, "depth": depth, "batch": batch, "lr": lr,
+            "loss": round(loss.item(), 4), "seconds": round(time.time() - t0, 1)}
+
+
+if __name__ == "__main__":
+    grid = list(itertools.product((2048, 8192, 16384), (4, 8), (4096,), (1e-3,)))
+    print(f"sweep: {len(grid)} trials on {torch.cuda.get_device_name(0)}")
+    results = Parallel(n_jobs=4, verbose=10)(delayed(run_trial)(i, *cfg) for i, cfg in enumerate(grid))
+    for r in sorted(results, key=lambda r: r["loss"]):
+        print(r)
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -21333,6 +22081,17 @@ SCENARIOS = {
     "s26d_vae_decode_memory_summary": s26d_vae_decode_memory_summary,
     "s26d_hf_beam8_batch_summaries": s26d_hf_beam8_batch_summaries,
     "s26d_hf_resume_torch_load_cuda": s26d_hf_resume_torch_load_cuda,
+    "s27_tv_retinanet_dense_gt_train": s27_tv_retinanet_dense_gt_train,
+    "s27_vocoder_jsonl_worker": s27_vocoder_jsonl_worker,
+    "s27_video_cv2_sliding_clips": s27_video_cv2_sliding_clips,
+    "s27_jax_spectral_ns_rk4": s27_jax_spectral_ns_rk4,
+    "s27_moe_dense_dispatch_einsum": s27_moe_dense_dispatch_einsum,
+    "s27_transformer_fastpath_eval": s27_transformer_fastpath_eval,
+    "s27_numba_knn_kernel_numpy_attr": s27_numba_knn_kernel_numpy_attr,
+    "s27_cupy_uint32_sentinel_illegal": s27_cupy_uint32_sentinel_illegal,
+    "s27_lightning_summary_example_input": s27_lightning_summary_example_input,
+    "s27_als_interactions_toarray": s27_als_interactions_toarray,
+    "s27_joblib_loky_trials": s27_joblib_loky_trials,
 }
 
 

@@ -129,7 +129,9 @@ run_one() {
     s26b_pool_worker_reraise_message|s26b_ddp_single_process_wrap|s26b_flax_pmap_train_step|\
     s26c_jax_keras_fit_progressive|s26c_lightning_validate_retrieval|s26c_hf_pipeline_chunk_loop|\
     s26c_compile_first_call_larger_shape|s26c_peft_kbit_prepare_first_step|s26c_hf_kd_distill_logged_error|\
-    s26d_hf_trainer_predict_lm_logits|s26d_hf_beam8_batch_summaries|s26d_hf_resume_torch_load_cuda)
+    s26d_hf_trainer_predict_lm_logits|s26d_hf_beam8_batch_summaries|s26d_hf_resume_torch_load_cuda|\
+    s27_tv_retinanet_dense_gt_train|s27_video_cv2_sliding_clips|s27_lightning_summary_example_input|\
+    s27_joblib_loky_trials)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -808,4 +810,29 @@ run_one s26d_checkpoint_stages_reentrant_vit "$OOM" 8
 run_one s26d_vae_decode_memory_summary "$OOM|CUDNN_STATUS|CUBLAS_STATUS" 6
 run_one s26d_hf_beam8_batch_summaries "$OOM" 5
 run_one s26d_hf_resume_torch_load_cuda "$OOM" 3
+# session 27 (blind, helper H27G): a torchvision RetinaNet trained on microscopy tiles with
+# thousands of boxes each (custom collate, reference-style logs), running out in the loss's
+# gt-to-anchor box_iou; a vocoder worker draining a JSON request spool whose handler answers a
+# 20-minute chapter with a JSON error and exits 1 at the end; an OpenCV-decoded 720p clip cut
+# into 59 overlapping windows and run through torchvision's r3d_18 at once; a JAX pseudo-spectral
+# Navier-Stokes solver at 768^3 whose jitted RK4 step does not fit its memory fraction; a
+# switch-MoE LM whose DeepSpeed-style dense combine/dispatch tensors take more than the whole
+# empty card; an nn.TransformerEncoder classifier whose fp16 inference fast path (nested tensors)
+# runs out in the first 512-document batch; a Lightning module whose example_input_array (a full
+# 32 x 1024^2 batch) runs out in the ModelSummary forward at fit start; a joblib loky sweep whose
+# worker's OOM comes back as a _RemoteTraceback (most beside another job's holder), and 3
+# look-alikes (a CuPy RawKernel reading through a uint32 -1 sentinel: illegal address; the same
+# kernel in numba.cuda, which on this image fails to compile with numpy 2.5's missing
+# np.row_stack; a scipy CSR .toarray() of 5M x 40M on the host: MemoryError)
+run_one s27_tv_retinanet_dense_gt_train "$OOM" 10
+run_one s27_vocoder_jsonl_worker "$OOM" 4
+run_one s27_video_cv2_sliding_clips "$OOM|CUDNN_STATUS" 16
+run_one s27_jax_spectral_ns_rk4 "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.10
+run_one s27_moe_dense_dispatch_einsum "$OOM" -
+run_one s27_transformer_fastpath_eval "$OOM" 6
+run_one s27_lightning_summary_example_input "$OOM" 4
+run_one s27_joblib_loky_trials "$OOM" 10
+run_one s27_cupy_uint32_sentinel_illegal "ILLEGAL_ADDRESS|illegal memory access|illegal address|IllegalAddress" -
+run_one s27_numba_knn_kernel_numpy_attr "row_stack|AttributeError" -
+run_one s27_als_interactions_toarray "MemoryError|Unable to allocate" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
