@@ -1594,4 +1594,6 @@ mod s25_tests;
 #[cfg(test)]
 mod s26_tests;
 #[cfg(test)]
+mod s27_tests;
+#[cfg(test)]
 mod tier_tests;

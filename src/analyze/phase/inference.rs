@@ -244,6 +244,7 @@ pub fn evidence(inputs: &InferenceInputs<'_>) -> Option<String> {
         .or_else(|| entry_script(inputs))
         .or_else(|| run_call(inputs))
         .or_else(|| statement::forward_for_outputs(inputs))
+        .or_else(|| per_input_lines(inputs))
 }
 
 /// The line that shows training around the failure, if any: a training or evaluation event of
@@ -676,6 +677,150 @@ fn job_line(inputs: &InferenceInputs<'_>) -> Option<String> {
          in between, while running the model: inference",
         line.line
     ))
+}
+
+/// Words of a program's own line that name the inputs a model is run on, one line per input
+/// or batch of them (`rerank query 1: 64 pairs, best 9`, `img_000118.jpg: 5000 candidate
+/// boxes, 4195 kept`, `256 queries in 0.01 s: …`, `req-7f02: batch=2 seq_len=2048`).
+const INPUT_WORDS: &[&str] = &[
+    "query",
+    "queries",
+    "request",
+    "requests",
+    "req",
+    "prompt",
+    "prompts",
+    "image",
+    "images",
+    "img",
+    "jpg",
+    "jpeg",
+    "png",
+    "frame",
+    "frames",
+    "video",
+    "videos",
+    "clip",
+    "clips",
+    "mp4",
+    "tile",
+    "tiles",
+    "document",
+    "documents",
+    "doc",
+    "docs",
+    "page",
+    "pages",
+    "pair",
+    "pairs",
+    "sentence",
+    "sentences",
+    "utterance",
+    "utterances",
+    "audio",
+    "wav",
+    "tokens",
+];
+
+/// The words of a line, numbers and punctuation aside (a line's template: two lines a loop
+/// printed for two inputs have the same words), lower-cased.
+fn template(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|word| !word.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// The first word of [`INPUT_WORDS`] in `text` that a count or an id stands beside (`64
+/// queries`, `query 1`, `img_000118.jpg`, `req-7f02`): a line about one input or a batch of
+/// them, not a setting that names inputs (`max_total_tokens=131072`).
+fn counted_input(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_alphabetic() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && bytes[at].is_ascii_alphabetic() {
+            at += 1;
+        }
+        let word = text[start..at].to_ascii_lowercase();
+        if !INPUT_WORDS.contains(&word.as_str()) {
+            continue;
+        }
+        let separator = |byte: u8| matches!(byte, b' ' | b'_' | b'-' | b'.' | b'#');
+        let before = match start.checked_sub(1).map(|i| bytes[i]) {
+            Some(byte) if separator(byte) => start.checked_sub(2).map(|i| bytes[i]),
+            other => other,
+        };
+        let after = match bytes.get(at).copied() {
+            Some(byte) if separator(byte) || byte == b':' => bytes.get(at + 1).copied(),
+            other => other,
+        };
+        if before.is_some_and(|b| b.is_ascii_digit()) || after.is_some_and(|b| b.is_ascii_digit()) {
+            return Some(word);
+        }
+    }
+    None
+}
+
+/// Evidence: the program's own lines, one per input it ran on, right before the failure: the
+/// last line it printed (progress bars, warnings and traceback lines aside) and an earlier one
+/// of the same template (the same words, numbers aside) name inputs ([`INPUT_WORDS`]), and
+/// nothing was loaded after them. A loop over inputs printing what each gave is a model run on
+/// inputs; training prints losses, which cancel every inference reading.
+fn per_input_lines(inputs: &InferenceInputs<'_>) -> Option<String> {
+    let failure = inputs.failure_line;
+    let printed: Vec<&&ContextLine> = inputs
+        .lines
+        .iter()
+        .filter(|line| line.line < failure && program_line(&line.text))
+        .collect();
+    let (last, earlier) = printed.split_last()?;
+    let named = counted_input(&last.text)?;
+    let words = template(&last.text);
+    let twin = earlier
+        .iter()
+        .rev()
+        .take(12)
+        .find(|line| template(&line.text) == words)?;
+    if loads(&last.text) {
+        return None;
+    }
+    Some(format!(
+        "lines {} and {}: the program's own line for each input it ran on (the same words, \
+         numbers aside, naming `{named}`); line {failure}: the failure came right after, with \
+         nothing loaded in between, while running a model on inputs: inference",
+        twin.line, last.line
+    ))
+}
+
+/// Whether a line is one a program printed itself: not a traceback's frame or source line, a
+/// progress bar, a log's warning or a blank line.
+fn program_line(text: &str) -> bool {
+    let trimmed = text.trim();
+    !trimmed.is_empty()
+        && !text.starts_with(' ')
+        && !text.starts_with('\t')
+        && !trimmed.starts_with("Traceback")
+        && progress_bar(text).is_none()
+        && !trimmed.contains('%')
+        && !trimmed.contains("Warning")
+        && !trimmed.to_ascii_lowercase().contains("out of memory")
+        && !trimmed.contains("Error")
+        && !trimmed.contains("failed")
+        && !glog_line(trimmed)
+}
+
+/// Whether a line is a glog line (`W1203 12:19:41.728928 3739 bfc_allocator.cc:371] …`): XLA's,
+/// TensorFlow's and other C++ libraries' messages, not the program's own.
+fn glog_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() > 5
+        && matches!(bytes[0], b'I' | b'W' | b'E' | b'F')
+        && bytes[1..5].iter().all(u8::is_ascii_digit)
 }
 
 /// Whether the engine only loads a model and then serves it: what fails after its start-up

@@ -74,6 +74,7 @@ const SEGMENTS: &[&[FrameRule]] = &[
     local::QUALIFIED_MLX_LM,
     training::QUALIFIED_OPENNMT_RL,
     serving::QUALIFIED_TRTLLM_CONVERSION,
+    serving::NATIVE_BACKTRACES,
     speech::QUALIFIED_WHISPER_WRAPPERS,
     serving::QUALIFIED_TRTLLM_PYTORCH_ORT,
     image::QUALIFIED_A1111_SAMPLERS,

@@ -571,6 +571,20 @@ pub(super) const MARKERS: &[&str] = &[
     "steps就",
     "step时",
     "step后",
+    // Session 27 (`analyze::phase::prose`): an input named too large for the run (`the image is
+    // too large`, `图片尺寸太大`, `视频过长`).
+    "too large",
+    "too big",
+    "too long",
+    "too high",
+    "太大",
+    "过大",
+    "過大",
+    "太长",
+    "过长",
+    "太高",
+    "过高",
+    "が大きすぎ",
 ];
 
 /// One rule per marker, all with the same handler.

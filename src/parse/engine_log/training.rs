@@ -20,6 +20,11 @@ pub(super) const RULES: &[Rule] = &[
     rule(".lua:", lua_frame),
     rule("---> ", jupyter_call),
     rule("frame #", native_frame),
+    rule(" tensorrt_llm::", backtrace_frame),
+    rule(": mistralrs_", rust_frame),
+    rule(": <mistralrs_", rust_frame),
+    rule(": candle_", rust_frame),
+    rule(": <candle_", rust_frame),
     rule("In call to configurable '", gin_configurable),
     rule("\u{2502} ", rich_frame),
     // A rich frame whose padding a narrow console dropped: `│/path/x.py:187 in func`.
@@ -781,6 +786,102 @@ fn native_frame(text: &str, facts: &mut LineFacts) {
         _ => name.to_string(),
     };
     facts.frame = Some((function, library.to_string()));
+}
+
+/// The `Type::method` of a qualified C++ or Rust name (`a::b::KVCacheManager::allocatePools`
+/// → `KVCacheManager::allocatePools`; a trait method `<a::NormalLoader as b::Loader>::load`
+/// → `Loader::load`, the trait's, which every implementor shares), template and generic
+/// arguments and closures dropped; `None` for a name with no `::`.
+fn type_and_method(symbol: &str) -> Option<String> {
+    let mut name = symbol.trim();
+    // A trait implementation's `<X as Trait>::method`: the trait names the method.
+    let trait_method;
+    if let Some(rest) = name.strip_prefix('<') {
+        let close = rest.rfind(">::")?;
+        let inner = &rest[..close];
+        let method = &rest[close + 3..];
+        let owner = inner
+            .rsplit_once(" as ")
+            .map_or(inner, |(_, the_trait)| the_trait);
+        trait_method = format!("{owner}::{method}");
+        name = &trait_method;
+    }
+    let mut plain = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let mut parts: Vec<&str> = plain
+        .split("::")
+        .filter(|part| !part.is_empty() && !part.starts_with("{{") && !is_rust_hash(part))
+        .collect();
+    let method = parts.pop()?;
+    let owner = parts.pop()?;
+    if method.contains(' ') || owner.contains(' ') {
+        return None;
+    }
+    Some(format!("{owner}::{method}"))
+}
+
+/// A Rust symbol's hash suffix (`h1a2b3c4d5e6f7a8b`).
+fn is_rust_hash(part: &str) -> bool {
+    part.len() == 17 && part.starts_with('h') && part[1..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A frame of a C++ backtrace as `backtrace_symbols` and TensorRT-LLM's `TllmException` print it
+/// (`3       0x7cb3c5bae3ab tensorrt_llm::batch_manager::kv_cache_manager::KVCacheManager::
+/// allocatePools(bool) + 61`): the `Type::method` with `<native>` as its file, innermost first
+/// as printed. Frames of an address alone, or a library and an offset, name no function.
+fn backtrace_frame(text: &str, facts: &mut LineFacts) {
+    let trimmed = text.trim_start();
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return;
+    }
+    let rest = trimmed[digits..].trim_start();
+    let Some(address) = rest.strip_prefix("0x") else {
+        return;
+    };
+    let hex = address.bytes().take_while(u8::is_ascii_hexdigit).count();
+    let Some(symbol) = address[hex..].strip_prefix(' ') else {
+        return;
+    };
+    let symbol = symbol.rsplit_once(" + ").map_or(symbol, |(name, _)| name);
+    let symbol = symbol.find('(').map_or(symbol, |open| &symbol[..open]);
+    // A return type before the name (`void tensorrt_llm::common::check<cudaError>`).
+    let symbol = symbol.rsplit(' ').next().unwrap_or(symbol);
+    if let Some(function) = type_and_method(symbol) {
+        facts.frame = Some((function, NATIVE.to_string()));
+    }
+}
+
+/// A frame of a Rust backtrace (`RUST_BACKTRACE=1`, `anyhow`/`candle` errors: `   4:
+/// <mistralrs_core::pipeline::normal::NormalLoader as mistralrs_core::pipeline::loaders::
+/// Loader>::load_model_from_path`): the `Type::method` ([`type_and_method`]) with `<native>`
+/// as its file, innermost first as printed.
+fn rust_frame(text: &str, facts: &mut LineFacts) {
+    let trimmed = text.trim_start();
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || facts.frame.is_some() {
+        return;
+    }
+    let Some(symbol) = trimmed[digits..].strip_prefix(": ") else {
+        return;
+    };
+    let symbol = symbol.trim_end();
+    // One path, or `<X as Trait>::method`: no other spaces.
+    let spaces_ok = symbol.starts_with('<') || !symbol.contains(' ');
+    if !spaces_ok || !symbol.contains("::") || symbol.contains("::{{closure}}") {
+        return;
+    }
+    if let Some(function) = type_and_method(symbol) {
+        facts.frame = Some((function, NATIVE.to_string()));
+    }
 }
 
 /// A warning raised from `torch/cuda/graphs.py` (`/…/torch/cuda/graphs.py:126: UserWarning: The

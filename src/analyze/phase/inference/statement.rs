@@ -793,21 +793,50 @@ fn accumulates<'a>(inputs: &'a InferenceInputs<'_>) -> Option<&'a ContextLine> {
         .copied()
 }
 
+/// The program's entry script (the outermost frame outside any library, `<module>` or `main`)
+/// when its name starts with a word of training (`train_switch_moe.py`, `finetune.py`,
+/// `pretrain_gpt.py`, `sft_lora.py`): a forward it runs is a training step's, unless an
+/// evaluation is shown.
+fn training_entry(frames: &[Frame]) -> Option<&Frame> {
+    let entry = frames
+        .iter()
+        .find(|frame| !frame.called && !is_library_file(&frame.file))?;
+    if !matches!(entry.function.as_str(), "<module>" | "main") {
+        return None;
+    }
+    let base = entry.file.rsplit(['/', '\\']).next().unwrap_or_default();
+    let stem = base.strip_suffix(".py")?.to_ascii_lowercase();
+    let first = stem
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|word| !word.is_empty())?;
+    matches!(
+        first,
+        "train" | "training" | "finetune" | "finetuning" | "pretrain" | "pretraining" | "sft"
+    )
+    .then_some(entry)
+}
+
 /// Reading 2: the caller's statement computes a loss (or runs the model inside a gradient
 /// accumulation), and nothing shows an evaluation.
 pub(super) fn loss_for_training(inputs: &InferenceInputs<'_>) -> Option<String> {
     let (at, frame, code) = failing_statement(inputs)?;
     let what = match loss_statement(code) {
         Some(what) => what.to_string(),
-        None => {
-            let line = accumulates(inputs)?;
-            runs_model(inputs.frames, at, code)?;
-            format!(
-                "runs the model inside `{}` (line {}), accelerate's gradient accumulation",
-                clip(line.text.trim()),
-                line.line
-            )
-        }
+        None => match accumulates(inputs) {
+            Some(line) => {
+                runs_model(inputs.frames, at, code)?;
+                format!(
+                    "runs the model inside `{}` (line {}), accelerate's gradient accumulation",
+                    clip(line.text.trim()),
+                    line.line
+                )
+            }
+            None => {
+                training_entry(inputs.frames)?;
+                let (path, _) = runs_model(inputs.frames, at, code)?;
+                format!("runs the model `{path}` in a program named for training")
+            }
+        },
     };
     if gradients_off(inputs, at).is_some() || evaluation_words(code) {
         return None;

@@ -165,6 +165,42 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const NATIVE_BACKTRACES: &[FrameRule] = &[
+    // --- The `Type::method` of C++ and Rust backtrace frames (`parse::engine_log`). TensorRT-LLM
+    // 0.12–1.x `cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp`: `KVCacheManager::
+    // allocatePools` → `BlockManager::allocatePools` → `WindowBlockManager::allocatePools` make
+    // the KV cache's block pools (`BufferManager::gpuSync`), when the executor or
+    // `ModelRunnerCpp` is created. mistral.rs 0.4–0.6 `mistralrs-core/src/pipeline/`: the
+    // `Loader` trait's `load_model_from_hf` (download, then) `load_model_from_path` read the
+    // weights, and `DeviceMappedModelLoader::get_device_layers` places the layers on the devices
+    // first (`loaders/mod.rs`, automatic device mapping). ---
+    r(
+        "KVCacheManager::allocatePools",
+        "",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r("BlockManager::allocatePools", "", K, Stage, "tensorrt_llm"),
+    r(
+        "WindowBlockManager::allocatePools",
+        "",
+        K,
+        Stage,
+        "tensorrt_llm",
+    ),
+    r("Loader::load_model_from_path", "", W, Stage, "mistralrs"),
+    r("Loader::load_model_from_hf", "", W, Stage, "mistralrs"),
+    r(
+        "DeviceMappedModelLoader::get_device_layers",
+        "",
+        W,
+        Stage,
+        "mistralrs",
+    ),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
 pub(super) const QUALIFIED_TRTLLM_CONVERSION: &[FrameRule] = &[
     // --- TensorRT-LLM checkpoint conversion (0.8–0.1x `examples/*/convert_checkpoint.py`
     // `convert_and_save_hf` → `models/*/model.py` `from_hugging_face`; `quantization/

@@ -167,7 +167,18 @@ pub(super) const QUALIFIED_MEGATRON_TO_MMENGINE: &[FrameRule] = &[
     // `BaseTrainer._do_train` (the epoch loop), `validate` → `engine/validator.py`
     // `BaseValidator.__call__` (validation inside training, or `model.val()`),
     // `engine/predictor.py` `BasePredictor.__call__` / `stream_inference`,
-    // `engine/model.py` `Model.val`. ---
+    // `engine/model.py` `Model.val`;
+    // `utils/loss.py` (`v8DetectionLoss.__call__` and its kin: the training loss, which the
+    // validator also computes only while training) and `utils/tal.py` (`TaskAlignedAssigner`,
+    // which only the loss calls to match predictions to targets). ---
+    r(
+        "__call__",
+        "ultralytics/utils/loss.py",
+        T,
+        Stage,
+        "ultralytics",
+    ),
+    r("", "ultralytics/utils/tal.py", T, Stage, "ultralytics"),
     r("_do_train", "ultralytics/", T, Serve, "ultralytics"),
     r("validate", "ultralytics/", I, Serve, "ultralytics"),
     r("__call__", "engine/validator.py", I, Serve, "ultralytics"),

@@ -48,3 +48,56 @@ fn a_warning_from_torch_cuda_graphs_shows_a_capture() {
     let other = "/opt/venv/lib/python3.12/site-packages/torch/cuda/memory.py:12: UserWarning: x";
     assert!(parse_line_scan(other).events.is_empty());
 }
+
+#[test]
+fn frames_of_cpp_and_rust_backtraces() {
+    let line = "3       0x7cb3c5bae3ab tensorrt_llm::batch_manager::kv_cache_manager::\
+                WindowBlockManager::allocatePools(bool) + 635";
+    assert_eq!(
+        parse_line_scan(line).frame,
+        Some((
+            "WindowBlockManager::allocatePools".into(),
+            "<native>".into()
+        ))
+    );
+    // A return type and template arguments.
+    let line = "1       0x7cb3c4fcd438 void tensorrt_llm::common::check<cudaError>(cudaError, \
+                char const*, char const*, int) + 88";
+    assert_eq!(
+        parse_line_scan(line).frame.unwrap().0,
+        "common::check".to_string()
+    );
+    // An address with a library and no name, and a log line with an address in it.
+    assert_eq!(
+        parse_line_scan("12      0x7f01 /usr/lib/libc.so.6(+0x29d90) [0x7f01]").frame,
+        None
+    );
+    assert_eq!(
+        parse_line_scan("[12] freed 0x7f01 block at tensorrt").frame,
+        None
+    );
+    // Rust: a trait method is named by its trait; a closure and a log path name nothing.
+    let line = "   4: <mistralrs_core::pipeline::normal::NormalLoader as \
+                mistralrs_core::pipeline::loaders::Loader>::load_model_from_path";
+    assert_eq!(
+        parse_line_scan(line).frame.unwrap().0,
+        "Loader::load_model_from_path".to_string()
+    );
+    let line =
+        "   2: mistralrs_core::pipeline::loaders::DeviceMappedModelLoader::get_device_layers";
+    assert_eq!(
+        parse_line_scan(line).frame.unwrap().0,
+        "DeviceMappedModelLoader::get_device_layers".to_string()
+    );
+    assert_eq!(
+        parse_line_scan("   6: mistralrs_server::main::{{closure}}").frame,
+        None
+    );
+    assert_eq!(
+        parse_line_scan(
+            "2024-05-01T10:00:00Z  INFO text_generation_router::server: Serving on 0.0.0.0:80"
+        )
+        .frame,
+        None
+    );
+}

@@ -1,0 +1,102 @@
+//! Whole-text checks of what session 27's blind batches showed missing. Every text is
+//! synthetic.
+
+use super::explain_text;
+use crate::model::explain::Phase;
+
+const NEW_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 800.00 MiB. \
+     GPU 0 has a total capacity of 15.56 GiB of which 442.62 MiB is free. Including non-PyTorch \
+     memory, this process has 15.12 GiB memory in use. Of the allocated memory 14.88 GiB is \
+     allocated by PyTorch, and 38.19 MiB is reserved by PyTorch but unallocated.";
+
+#[test]
+fn a_programs_line_for_each_input_is_inference() {
+    let text = format!(
+        "2026-01-02 10:00:01,100 INFO rerank query 0: 16 pairs, best 1 (0.673)\n\
+         2026-01-02 10:00:01,200 INFO rerank query 1: 64 pairs, best 9 (0.871)\n\
+         Traceback (most recent call last):\n  \
+         File \"/srv/rerank_service.py\", line 41, in <module>\n    \
+         scores = rerank(pairs)\n\
+         {NEW_OOM}\n"
+    );
+    let report = explain_text(&text);
+    assert_eq!(report.phase.failed_in, Phase::Inference);
+    // One line alone is no loop over inputs.
+    let text = format!(
+        "INFO rerank query 0: 16 pairs, best 1 (0.673)\nTraceback (most recent call last):\n  \
+         File \"/srv/rerank_service.py\", line 41, in <module>\n    scores = rerank(pairs)\n\
+         {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Unknown);
+    // Ranks repeating a setting that names inputs (`max_total_tokens=…`) are no inputs.
+    let text = format!(
+        "[DP0 TP0] max_total_tokens=131072 is larger than the profiled value 5000.\n\
+         [DP1 TP1] max_total_tokens=131072 is larger than the profiled value 5000.\n\
+         {NEW_OOM}\n"
+    );
+    assert_ne!(explain_text(&text).phase.failed_in, Phase::Inference);
+    // A loss printed cancels it: training.
+    let text = format!("batch 1: 64 images, loss 2.31\nbatch 2: 64 images, loss 2.12\n{NEW_OOM}\n");
+    assert_ne!(explain_text(&text).phase.failed_in, Phase::Inference);
+}
+
+#[test]
+fn a_forward_in_a_script_named_for_training_is_a_training_step() {
+    let text = format!(
+        "Traceback (most recent call last):\n  \
+         File \"/work/train_switch_moe.py\", line 80, in <module>\n    \
+         logits = model(ids[:, :-1])\n  \
+         File \"/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 1779, in \
+         _wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n\
+         {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+    // The same forward in a script named for something else decides nothing here.
+    let other = text.replace("train_switch_moe.py", "switch_moe.py");
+    assert_ne!(explain_text(&other).phase.failed_in, Phase::TrainingStep);
+}
+
+#[test]
+fn c_plus_plus_and_rust_backtrace_frames_name_the_stage() {
+    let text = "RuntimeError: \n[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMalloc(ptr, n): \
+                out of memory (/src/tensorrt_llm/runtime/tllmBuffers.h:92)\n\
+                1       0x7cb3c4fcd438 void tensorrt_llm::common::check<cudaError>(cudaError, \
+                char const*, char const*, int) + 88\n\
+                2       0x7cb3c528a6e3 tensorrt_llm::runtime::BufferManager::gpuSync(\
+                nvinfer1::Dims64, nvinfer1::DataType) + 339\n\
+                3       0x7cb3c5baf5bd tensorrt_llm::batch_manager::kv_cache_manager::\
+                KVCacheManager::allocatePools(bool) + 61\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::KvCacheAlloc);
+    let text = "Error: DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\")\n   \
+                0: candle_core::error::Error::bt\n   \
+                1: <mistralrs_core::pipeline::normal::NormalLoader as \
+                mistralrs_core::pipeline::loaders::Loader>::load_model_from_path\n   \
+                2: mistralrs_server::main::{{closure}}\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::WeightsLoad);
+}
+
+#[test]
+fn the_reporters_inference_or_too_large_input_is_inference() {
+    let text = format!(
+        "I ran the inference with model vjepa2 on igpu. But it terminated with the log \
+         below.\n```\n{NEW_OOM}\n```\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+    let text = format!(
+        "二種錯誤：\n1. 圖片尺寸太大(約 1mb左右)，導致OOM： 而相同的模型和圖片，使用VLLM \
+         可以使用，錯誤如下\n```\n{NEW_OOM}\n```\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}
+
+#[test]
+fn ultralytics_loss_and_assigner_frames_are_the_training_step() {
+    let text = format!(
+        "[rank0]:   File \"/p/ultralytics/utils/loss.py\", line 234, in __call__\n\
+         [rank0]:     _, target_bboxes, target_scores, fg_mask, _ = self.assigner(\n\
+         [rank0]:   File \"/p/ultralytics/utils/tal.py\", line 206, in get_targets\n\
+         [rank0]:     target_scores = torch.where(fg_scores_mask > 0, target_scores, 0)\n\
+         [rank0]: {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+}
