@@ -100,3 +100,20 @@ fn ultralytics_loss_and_assigner_frames_are_the_training_step() {
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
 }
+
+#[test]
+fn pygs_generated_propagate_module_is_library_code() {
+    let text = format!(
+        "Traceback (most recent call last):\n  \
+         File \"/work/train_gat.py\", line 37, in <module>\n    \
+         out = model(data.x, data.edge_index)\n  \
+         File \"/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 1779, in \
+         _wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n  \
+         File \"/work/train_gat.py\", line 19, in forward\n    \
+         x = F.elu(self.conv1(x, edge_index))\n  \
+         File \"/tmp/torch_geometric.nn.conv.gat_conv_GATConv_propagate_rilshtfc.py\", line 85, \
+         in collect\n    x_j = self._index_select(_x_0, edge_index_j)\n\
+         {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+}

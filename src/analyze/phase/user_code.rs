@@ -300,6 +300,15 @@ pub fn is_library_file(file: &str) -> bool {
     if parts.iter().any(|part| part.starts_with("torchinductor_")) {
         return true;
     }
+    // PyTorch Geometric's `MessagePassing` writes each layer's `propagate` from a template to a
+    // module of the temp directory (`torch_geometric/template.py` `module_from_template`:
+    // `<tmp>/torch_geometric.nn.conv.gat_conv_GATConv_propagate_<random>.py`, 2.5+): PyG's code.
+    if parts
+        .last()
+        .is_some_and(|name| name.starts_with("torch_geometric."))
+    {
+        return true;
+    }
     parts.windows(2).any(|pair| {
         // `…/lib/python3.10/runpy.py`, `C:\Python310\lib\runpy.py`, `…/bin/torchrun`.
         (pair[0] == "lib" && pair[1].starts_with("python"))

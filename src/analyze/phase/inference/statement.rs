@@ -819,7 +819,13 @@ fn training_entry(frames: &[Frame]) -> Option<&Frame> {
 /// Reading 2: the caller's statement computes a loss (or runs the model inside a gradient
 /// accumulation), and nothing shows an evaluation.
 pub(super) fn loss_for_training(inputs: &InferenceInputs<'_>) -> Option<String> {
-    let (at, frame, code) = failing_statement(inputs)?;
+    // An asynchronous error need not come from the statement shown, but in a program named for
+    // training any statement of its that runs the model runs it for a training step.
+    let (at, frame, code) = match failing_statement(inputs) {
+        Some(statement) => statement,
+        None if training_entry(inputs.frames).is_some() => caller_statement(inputs.frames)?,
+        None => return None,
+    };
     let what = match loss_statement(code) {
         Some(what) => what.to_string(),
         None => match accumulates(inputs) {
