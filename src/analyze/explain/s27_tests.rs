@@ -117,3 +117,62 @@ fn pygs_generated_propagate_module_is_library_code() {
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
 }
+
+#[test]
+fn physx_gpu_allocator_failures_are_gpu_ooms_at_start_up() {
+    let text = "2025-03-15T15:07:10Z [job] +++ Using GPU PhysX\n\
+                2025-03-15T15:07:10Z [job] Physics Device: cuda:0\n\
+                2025-03-15T15:07:10Z [job] PxgCudaDeviceMemoryAllocator fail to allocate memory \
+                100663296 bytes!! Result = 2\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::Startup);
+    let first = report.ooms.first().expect("PhysX's failure");
+    assert_eq!(
+        first.figures.tried_to_allocate_bytes,
+        Some(crate::model::Bytes(100663296))
+    );
+    // Another status than 2 is no out-of-memory.
+    let text = "PxgCudaDeviceMemoryAllocator fail to allocate memory 1024 bytes!! Result = 700\n";
+    assert!(!explain_text(text).is_gpu_oom);
+    // Isaac Sim's Kit: the CUDA errors, then PhysX's context refused under them.
+    let text = "2025-02-13 12:01:23 [10,436ms] [Error] [carb.cudainterop.plugin] CUDA error 2: \
+                cudaErrorMemoryAllocation - out of memory)\n\
+                2025-02-13 12:01:23 [10,476ms] [Error] [omni.physx.plugin] Unable to create \
+                PxCudaContextManager!\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::Startup);
+}
+
+#[test]
+fn an_evaluation_bar_of_mmcv_is_inference_and_a_chinese_kill_after_it_is_the_hosts() {
+    let text = "2020-12-18 19:52:04,960 - mmseg - INFO - Iter [3400/40000]\tlr: 9.240e-03, loss: \
+                0.1608\n\
+                2020-12-18 19:56:07,472 - mmseg - INFO - Saving checkpoint at 4000 iterations\n\
+                [>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>> ] 3217/3849, 4.0 task/s, elapsed: 799s, \
+                ETA: 157s已杀死\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::Inference);
+}
+
+#[test]
+fn an_apps_words_for_a_training_retry_and_a_decode_in_chinese_name_their_stages() {
+    let text = "# train Detected OutOfMemoryError\n\n\
+                ERROR: Detected OutOfMemoryError! Enabling checkpointing to reduce memory usage, \
+                but this slows down training. Consider enabling AMP (--amp) for fast and memory \
+                efficient training\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::TrainingStep);
+    let text = format!(
+        "# 单卡生成并保存视频没问题，但是多卡推理完，decode视频的时候oom，怎么回事\n\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}
+
+#[test]
+fn vllms_logprobs_of_the_sampler_are_inference() {
+    let text = format!(
+        "[rank0]:   File \".../site-packages/vllm/model_executor/layers/sampler.py\", line 904, \
+         in get_logprobs\n[rank0]:     logprobs[query_indices_gpu],\n[rank0]: {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}

@@ -56,6 +56,13 @@ pub(super) const RULES: &[Rule] = &[
     rule("Loading ", textgen_loading),
     rule("Loaded the model in ", textgen_loaded),
     rule("Loaded \"", textgen_loaded),
+    // === PhysX on the GPU (Isaac Gym `gym.create_sim`, Isaac Sim/Lab's Kit plugins; session
+    // 27); handlers at the end of this file. ===
+    rule("Using GPU PhysX", physx_start),
+    rule(
+        "Unable to create PxCudaContextManager",
+        physx_context_failed,
+    ),
     // === A request answered with the error (session 23); handlers at the end of this file. ===
     rule("\"object\":\"error\"", request_error),
     rule("\"object\": \"error\"", request_error),
@@ -549,4 +556,18 @@ fn mistralrs_step(text: &str, facts: &mut LineFacts) {
     if text.contains("step - Model failed") {
         facts.failed_phase_hint = Some(Phase::Inference);
     }
+}
+
+/// Isaac Gym's `gym.create_sim` with the GPU pipeline (`+++ Using GPU PhysX`, then `Physics
+/// Engine: PhysX`, `Physics Device: cuda:0`, `GPU Pipeline: enabled`): the simulation and its
+/// PhysX device memory being created, before any environment step: start-up.
+fn physx_start(_text: &str, facts: &mut LineFacts) {
+    event(facts, EventKind::DeviceInit, Phase::Startup);
+}
+
+/// Isaac Sim/Lab's PhysX plugin (`[omni.physx.plugin] Unable to create PxCudaContextManager!`)
+/// printed under the CUDA errors of the Kit's start: PhysX's CUDA context was being made, so a
+/// failure above it is the app's start-up.
+fn physx_context_failed(_text: &str, facts: &mut LineFacts) {
+    facts.late_phase = Some(Phase::Startup);
 }

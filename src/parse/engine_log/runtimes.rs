@@ -34,7 +34,25 @@ pub(super) const RULES: &[Rule] = &[
     // Marked by the logger's name and level: the source location (`batch_handler.py:574`)
     // shares its bytes with every log line's `file.py:N`, which the scan must pass quickly.
     rule("infinity_emb ERROR", infinity_batch_error),
+    // mmcv's progress bar (session 27).
+    rule(" task/s, elapsed: ", mmcv_progress),
 ];
+
+/// mmcv's `ProgressBar` (`mmcv/utils/progressbar.py`, 1.x: `[>>>>>>    ] 3217/3849, 4.0 task/s,
+/// elapsed: 799s, ETA: 157s`), which OpenMMLab's `single_gpu_test` / `multi_gpu_test`
+/// (`mmdet/apis/test.py`, `mmseg/apis/test.py`) draw over the evaluation set, from the
+/// evaluation hook inside training or from `tools/test.py`: the model runs on the evaluation
+/// images.
+fn mmcv_progress(text: &str, facts: &mut LineFacts) {
+    let counted = facts.events.iter().any(|e| e.kind == EventKind::Evaluation);
+    if !counted && text.contains("] ") && text.contains('[') {
+        facts.event(
+            EventKind::Evaluation,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
 
 /// Ultralytics' validation bar (`ultralytics/models/yolo/detect/val.py`
 /// `DetectionValidator.get_desc`, 8.0 → 8.3: `Class  Images  Instances  Box(P  R  mAP50

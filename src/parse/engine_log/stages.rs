@@ -55,7 +55,21 @@ pub(super) const RULES: &[Rule] = &[
     rule("inference failed", stage_failed),
     rule("Prediction failed", stage_failed),
     rule("prediction failed", stage_failed),
+    rule(
+        "Enabling checkpointing to reduce memory usage",
+        unet_training_retry,
+    ),
 ];
+
+/// Pytorch-UNet's `train.py` (milesial/Pytorch-UNet, 2022+): `train_model` runs in `try:`, and
+/// `except torch.cuda.OutOfMemoryError:` logs `Detected OutOfMemoryError! Enabling checkpointing
+/// to reduce memory usage, but this slows down training. …` and trains again: the failure came
+/// from the training.
+fn unet_training_retry(text: &str, facts: &mut LineFacts) {
+    if text.contains("Detected OutOfMemoryError") {
+        facts.late_phase = Some(Phase::TrainingStep);
+    }
+}
 
 /// An app's own line reporting the stage that failed, printed under the error it caught (`Job
 /// job_17…: Generation failed Error: No audio files generated`, `ERROR inference failed for

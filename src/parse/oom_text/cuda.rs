@@ -72,6 +72,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = regex!(r"\bError out of memory at line \d+ in file ").find(text) {
         return Some((Family::CudaError, found.start()));
     }
+    // PhysX's GPU memory allocator (Isaac Gym, Isaac Sim/Lab, legged_gym: `PhysX/source/
+    // gpucommon` `PxgCudaDeviceMemoryAllocator::allocate`: `PxgCudaDeviceMemoryAllocator fail to
+    // allocate memory %zu bytes!! Result = %d`, the CUDA status: 2 is
+    // `cudaErrorMemoryAllocation`, the driver's `CUDA_ERROR_OUT_OF_MEMORY`).
+    if let Some(found) =
+        regex!(r"PxgCudaDeviceMemoryAllocator fail to allocate memory \d+ bytes!+ Result = 2\b")
+            .find(text)
+    {
+        return Some((Family::CudaError, found.start()));
+    }
     if let Some(position) = wrapped_runtime_error(text) {
         return Some((Family::CudaError, position));
     }
@@ -360,6 +370,16 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             }
             if text.to_ascii_lowercase().contains("ggml") {
                 parsed.engine_hint = Some(EngineName::Llamacpp);
+            }
+            // PhysX prints the size it asked for (see `start`).
+            if let Some(caps) =
+                regex!(r"PxgCudaDeviceMemoryAllocatorfailtoallocatememory(\d+)bytes")
+                    .captures(squeezed)
+            {
+                parsed.figures.tried_to_allocate_bytes = caps
+                    .get(1)
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(crate::model::Bytes);
             }
             parsed
         }

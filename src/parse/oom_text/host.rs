@@ -152,7 +152,7 @@ fn find_oom_killed(text: &str) -> Option<usize> {
 /// [`script_kill`]).
 fn shell_killed(text: &str) -> Option<usize> {
     let found = regex!(
-        r"^\s*(?:\[\d+\][+-]?\s+)?(?:Killed|已杀死)(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$"
+        r"^\s*(?:\[\d+\][+-]?\s+)?(?:Killed|已杀死)(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$|ETA: \d+s(?:Killed|已杀死)\s*$"
     )
     .find(text)?;
     let found_text = &text[found.start()..];

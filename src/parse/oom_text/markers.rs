@@ -117,6 +117,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("现oom", Words),
         ("致oom", Words),
         ("cudaErrorMemoryAllocation", Message),
+        // PhysX's GPU allocator (cuda.rs).
+        ("PxgCudaDeviceMemoryAllocator fail", Message),
         // cudaMallocAsync backend.
         ("would exceed allowed memory", Message),
         // TensorRT-LLM's `CUDA runtime error in <call>: out of memo` / `ry` cut by a console

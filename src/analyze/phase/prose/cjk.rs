@@ -180,6 +180,8 @@ pub(super) fn cjk_apply_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         "預測",
         "解析",
         "编码",
+        "解码",
+        "decode",
         "向量化",
         "抠图",
         "上色",

@@ -34,6 +34,15 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
         Serve,
         "vllm",
     ),
+    // `get_logprobs` (the same module, 0.5–0.10: the sampled and prompt tokens' logprobs,
+    // `logprobs[query_indices_gpu]`) runs under `Sampler.forward` too.
+    r(
+        "get_logprobs",
+        "vllm/model_executor/layers/sampler.py",
+        I,
+        Serve,
+        "vllm",
+    ),
     r(
         "_init_sampling_tensors",
         "vllm/model_executor/layers/sampler.py",
