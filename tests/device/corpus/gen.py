@@ -21603,6 +21603,893 @@ if __name__ == "__main__":
 ''')
 
 
+# --------------------------------------------------------------------------- session 27 b (blind,
+# helper H27G2): a chat REPL fed a pasted log file, a uvicorn-style /v1/completions replay with
+# logprobs, a PEFT DPO step using disable_adapter() for the reference, a run_clm_no_trainer-style
+# accelerate loop whose length-grouped sampler puts the longest batch first, a perplexity eval
+# that falls back to float32 without bitsandbytes, a retrieval-head probe with eager attention
+# logging JSON, a Flax LM with remat switched off, a DeepLabV3 multi-scale + flip TTA eval, and
+# look-alikes (gloo all_gather over uneven shards, a ProcessPoolExecutor worker killed in a memory
+# cgroup, F.one_hot of a high-cardinality column printed as a one-line summary)
+
+
+def s27b_hf_chat_repl_paste_file():
+    # run.sh's holder leaves 6 GiB. A terminal chat REPL (input() loop, history re-encoded each
+    # turn, no KV reuse) is driven from a file on stdin, as `python chat.py < turns.txt`; two
+    # short turns work, then the user /pastes a 118k-token log file and asks about it: the
+    # prefill of the whole conversation (KV cache ~7 GiB) runs out inside generate() (on the H200,
+    # session 27 b: in a decoder layer's RMSNorm, 920 MiB).
+    import random
+
+    logs = os.path.join(WORK, "logs")
+    os.makedirs(logs, exist_ok=True)
+    rnd = random.Random(11)
+    path = os.path.join(logs, "ingest-2026-02-10.log")
+    if not os.path.exists(path):
+        with open(path, "w") as fh:
+            for _ in range(9800):
+                fh.write(" ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(12)) + "\n")
+    turns = os.path.join(WORK, "turns.txt")
+    with open(turns, "w") as fh:
+        fh.write(" ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(9)) + "\n")
+        fh.write(" ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(23)) + "\n")
+        fh.write("/paste logs/ingest-2026-02-10.log\n")
+        fh.write(" ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(14)) + "\n")
+        fh.write("/quit\n")
+    fd = os.open(turns, os.O_RDONLY)
+    os.dup2(fd, 0)
+    os.close(fd)
+    run_user_script("chat", _WORD_TOKENIZER + r'''
+import argparse
+import sys
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+parser = argparse.ArgumentParser(description="terminal chat with a local checkpoint")
+parser.add_argument("--model", default="@CKPT@")
+parser.add_argument("--max-new-tokens", type=int, default=48)
+parser.add_argument("--temperature", type=float, default=0.7)
+args = parser.parse_args()
+
+tok = word_tokenizer()
+model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16, device_map="cuda").eval()
+print(f"loaded {args.model} ({model.num_parameters() / 1e6:.0f}M params, bf16) on {model.device}")
+print("commands: /paste FILE  /reset  /quit")
+history = []
+interactive = sys.stdin.isatty()
+while True:
+    try:
+        line = input("you> ")
+    except EOFError:
+        print()
+        break
+    if not interactive:
+        print(line)
+    line = line.strip()
+    if not line:
+        continue
+    if line == "/quit":
+        break
+    if line == "/reset":
+        history.clear()
+        print("(history cleared)")
+        continue
+    if line.startswith("/paste "):
+        path = line.split(maxsplit=1)[1]
+        with open(path) as fh:
+            text = fh.read()
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        history.append(ids)
+        print(f"(pasted {path}: {len(text):,} chars, {len(ids):,} tokens; "
+              f"context now {sum(len(t) + 1 for t in history):,} tokens)")
+        continue
+    history.append(tok(line, add_special_tokens=False)["input_ids"])
+    ctx = [t for turn in history for t in turn + [tok.eos_token_id]]
+    input_ids = torch.tensor([ctx], device=model.device)
+    t0 = time.time()
+    with torch.inference_mode():
+        out = model.generate(input_ids, attention_mask=torch.ones_like(input_ids),
+                             max_new_tokens=args.max_new_tokens, do_sample=True,
+                             temperature=args.temperature, top_p=0.9,
+                             pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+    reply = out[0, input_ids.shape[1]:].tolist()
+    history.append(reply)
+    print(f"assistant> {tok.decode(reply, skip_special_tokens=True)}")
+    print(f"  [{len(reply)} tokens in {time.time() - t0:.1f} s, context {len(ctx) + len(reply):,} tokens]")
+print("bye")
+'''.replace("@CKPT@", CKPT))
+
+
+def s27b_hf_completions_logprobs_replay():
+    # run.sh's holder leaves 4 GiB. A traffic-replay harness drives an OpenAI-style
+    # /v1/completions app in-process and logs the way uvicorn does (level prefix, access lines,
+    # "Exception in ASGI application" with the traceback). Three requests work; a request with
+    # n=20, max_tokens=1500 and logprobs=5 runs generate(output_scores=True,
+    # return_dict_in_generate=True): 20 sequences' KV cache and the float32 scores of every step
+    # grow until one runs out; the app answers 500, the harness exits 1.
+    import json
+    import random
+
+    rnd = random.Random(5)
+
+    def prompt(n):
+        return " ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(n))
+
+    reqs = [
+        {"model": "llama-550m-sft", "prompt": prompt(40), "max_tokens": 32, "temperature": 0.2},
+        {"model": "llama-550m-sft", "prompt": prompt(220), "max_tokens": 64, "n": 2, "logprobs": 1},
+        {"model": "llama-550m-sft", "prompt": prompt(90), "max_tokens": 16, "temperature": 0.0},
+        {"model": "llama-550m-sft", "prompt": prompt(700), "max_tokens": 1500, "n": 20, "logprobs": 5,
+         "temperature": 0.9, "top_p": 0.95},
+        {"model": "llama-550m-sft", "prompt": prompt(60), "max_tokens": 24},
+    ]
+    os.makedirs(os.path.join(WORK, "replay"), exist_ok=True)
+    with open(os.path.join(WORK, "replay", "completions-2026-02-10.jsonl"), "w") as fh:
+        for i, req in enumerate(reqs):
+            fh.write(json.dumps({"client": f"10.0.3.{17 + i}:{51230 + 7 * i}", "body": req}) + "\n")
+    run_user_script("replay_traffic", _WORD_TOKENIZER + r'''
+import json
+import logging
+import os
+import sys
+import time
+import uuid
+
+import torch
+from transformers import AutoModelForCausalLM
+
+class LevelPrefix(logging.Formatter):
+    def format(self, record):
+        text = f"{(record.levelname + ':').ljust(9)} {record.getMessage()}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+_h = logging.StreamHandler(sys.stdout)
+_h.setFormatter(LevelPrefix())
+logging.basicConfig(level=logging.INFO, handlers=[_h])
+logging.getLogger("transformers").setLevel(logging.ERROR)
+log = logging.getLogger("uvicorn.error")
+access = logging.getLogger("uvicorn.access")
+MODEL_PATH = os.environ.get("MODEL_PATH", "@CKPT@")
+
+
+class App:
+    def startup(self):
+        self.tok = word_tokenizer()
+        self.model = AutoModelForCausalLM.from_pretrained(MODEL_PATH, dtype=torch.bfloat16,
+                                                          device_map="cuda").eval()
+        log.info("model %s loaded on %s", MODEL_PATH, self.model.device)
+
+    def completions(self, body):
+        n, logprobs = body.get("n", 1), body.get("logprobs")
+        ids = self.tok(body["prompt"], add_special_tokens=False, return_tensors="pt")["input_ids"].cuda()
+        temperature = body.get("temperature", 1.0)
+        with torch.inference_mode():
+            out = self.model.generate(
+                input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=body.get("max_tokens", 16),
+                do_sample=temperature > 0, temperature=temperature or None, top_p=body.get("top_p", 1.0),
+                num_return_sequences=n, output_scores=logprobs is not None, return_dict_in_generate=True,
+                pad_token_id=self.tok.pad_token_id, eos_token_id=self.tok.eos_token_id)
+            new = out.sequences[:, ids.shape[1]:]
+            choices = [{"index": i, "text": self.tok.decode(new[i], skip_special_tokens=True),
+                        "finish_reason": "length"} for i in range(n)]
+            if logprobs is not None:
+                lp = torch.stack(out.scores, 1).float().log_softmax(-1)
+                top = lp.topk(logprobs, dim=-1)
+                for i, c in enumerate(choices):
+                    c["logprobs"] = {"token_logprobs": lp[i].gather(-1, new[i, :, None]).squeeze(-1).tolist(),
+                                     "top_logprobs": top.values[i].tolist()}
+        usage = {"prompt_tokens": ids.shape[1], "completion_tokens": int(new.numel())}
+        return {"id": f"cmpl-{uuid.uuid4().hex[:24]}", "object": "text_completion", "created": int(time.time()),
+                "model": body["model"], "choices": choices, "usage": usage}
+
+    def __call__(self, client, method, path, body):
+        try:
+            result, status = self.completions(body), "200 OK"
+        except Exception:
+            log.exception("Exception in ASGI application")
+            result, status = {"error": {"message": "Internal Server Error", "type": "server_error"}}, "500 Internal Server Error"
+            torch.cuda.empty_cache()
+        access.info('%s - "%s %s HTTP/1.1" %s', client, method, path, status)
+        return status, result
+
+
+app = App()
+log.info("Started server process [%d]", os.getpid())
+log.info("Waiting for application startup.")
+app.startup()
+log.info("Application startup complete.")
+log.info("Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)")
+ok = failed = 0
+with open("replay/completions-2026-02-10.jsonl") as fh:
+    for line in fh:
+        rec = json.loads(line)
+        status, _ = app(rec["client"], "POST", "/v1/completions", rec["body"])
+        if status.startswith("200"):
+            ok += 1
+        else:
+            failed += 1
+log.info("Shutting down")
+log.info("Finished server process [%d]", os.getpid())
+print(f"replay: {ok + failed} requests, {ok} ok, {failed} failed", file=sys.stderr)
+sys.exit(1 if failed else 0)
+'''.replace("@CKPT@", CKPT))
+
+
+def s27b_peft_dpo_disable_adapter_ref():
+    # run.sh's holder leaves 16 GiB. A hand-written DPO loop on a LoRA model: the reference
+    # log-probs come from the same model under `with model.disable_adapter():` (no_grad), then
+    # the policy forward over chosen+rejected concatenated (16 x 2048 tokens) keeps its
+    # activations and the float32 log_softmax of its logits for backward, and runs out. The
+    # script logs through a loguru-like format and its handler logs the traceback, exits 1.
+    run_user_script("dpo_lora", r'''import logging
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+logging.basicConfig(format="%(asctime)s.%(msecs)03d | %(levelname)-8s | %(name)s:%(funcName)s:%(lineno)d - %(message)s",
+                    datefmt="%Y-%m-%d %H:%M:%S", level=logging.INFO, stream=sys.stderr)
+logger = logging.getLogger("__main__")
+BASE, BETA, PAIRS, PROMPT, RESPONSE, LR = "@CKPT@", 0.1, 8, 512, 1536, 5e-6
+
+
+def sequence_logps(logits, labels, mask):
+    logps = logits.float().log_softmax(-1)
+    return (logps.gather(-1, labels.unsqueeze(-1)).squeeze(-1) * mask).sum(-1)
+
+
+def make_batch(step, device):
+    g = torch.Generator().manual_seed(step)
+    prompt = torch.randint(3, 32000, (PAIRS, PROMPT), generator=g)
+    chosen = torch.randint(3, 32000, (PAIRS, RESPONSE), generator=g)
+    rejected = torch.randint(3, 32000, (PAIRS, RESPONSE), generator=g)
+    ids = torch.cat([torch.cat([prompt, chosen], 1), torch.cat([prompt, rejected], 1)], 0).to(device)
+    mask = torch.zeros_like(ids, dtype=torch.float32)
+    mask[:, PROMPT:] = 1
+    return ids, mask
+
+
+def train():
+    model = AutoModelForCausalLM.from_pretrained(BASE, dtype=torch.bfloat16, device_map="cuda")
+    cfg = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, task_type="CAUSAL_LM",
+                     target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    model = get_peft_model(model, cfg)
+    trainable, total = model.get_nb_trainable_parameters()
+    logger.info(f"LoRA r={cfg.r}: {trainable:,} trainable of {total:,} parameters")
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=LR)
+    logger.info(f"beta={BETA} pairs/step={PAIRS} seq={PROMPT + RESPONSE} reference=base model via disable_adapter()")
+    for step in range(1, 501):
+        t0 = time.time()
+        ids, mask = make_batch(step, model.device)
+        labels, mask = ids[:, 1:], mask[:, 1:]
+        with torch.no_grad(), model.disable_adapter():
+            ref = sequence_logps(model(input_ids=ids).logits[:, :-1], labels, mask)
+        logger.debug(f"step {step}: reference log-probs done")
+        pol = sequence_logps(model(input_ids=ids).logits[:, :-1], labels, mask)
+        margin = (pol[:PAIRS] - ref[:PAIRS]) - (pol[PAIRS:] - ref[PAIRS:])
+        loss = -F.logsigmoid(BETA * margin).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        logger.info(f"step {step} | loss {loss.item():.4f} | reward margin {margin.mean().item():.3f} | "
+                    f"{time.time() - t0:.1f}s")
+
+
+if __name__ == "__main__":
+    try:
+        train()
+    except Exception:
+        logger.exception("An error has been caught in function 'train', process 'MainProcess', thread 'MainThread':")
+        sys.exit(1)
+'''.replace("@CKPT@", CKPT))
+
+
+def s27b_accelerate_clm_no_trainer_grouped():
+    # run.sh's holder leaves 24 GiB. A run_clm_no_trainer-style script (accelerate, bf16 mixed
+    # precision, gradient_accumulation_steps=4, its usual logging and tqdm bar) with a
+    # length-grouped sampler that, like Transformers', puts the longest batch first: the very
+    # first batch is 16 x 4096 tokens and the fp32 model's step runs out (on the H200, session
+    # 27 b: in the forward, before any backward).
+    run_user_script("run_clm_no_trainer", r'''import json
+import logging
+import math
+import random
+
+import torch
+from accelerate import Accelerator
+from accelerate.logging import get_logger
+from accelerate.utils import set_seed
+from torch.utils.data import DataLoader, Dataset, Sampler
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM, get_scheduler
+
+logger = get_logger(__name__)
+MODEL, BATCH, ACCUM, EPOCHS, LR, MAX_LEN = "@CKPT@", 16, 4, 2, 2e-5, 4096
+
+
+class Packed(Dataset):
+    def __init__(self, n=4000, seed=0):
+        rnd = random.Random(seed)
+        self.lengths = [min(MAX_LEN, max(32, int(rnd.lognormvariate(6.2, 0.9)))) for _ in range(n)]
+        self.seed = seed
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(self.seed * 100003 + i)
+        return torch.randint(3, 32000, (self.lengths[i],), generator=g)
+
+
+class LengthGroupedSampler(Sampler):
+    """Megabatches sorted by length; the longest batch goes first so an OOM shows up at once."""
+
+    def __init__(self, lengths, batch_size, mega=50, seed=0):
+        self.lengths, self.bs, self.mega, self.seed = lengths, batch_size, mega * batch_size, seed
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed(self.seed)
+        idx = torch.randperm(len(self.lengths), generator=g).tolist()
+        megas = [sorted(idx[i:i + self.mega], key=lambda j: -self.lengths[j]) for i in range(0, len(idx), self.mega)]
+        heads = [max(m[:self.bs], key=lambda j: self.lengths[j]) for m in megas]
+        top = max(range(len(megas)), key=lambda k: self.lengths[heads[k]])
+        megas[0][:self.bs], megas[top][:self.bs] = megas[top][:self.bs], megas[0][:self.bs]
+        return iter([j for m in megas for j in m])
+
+
+def collate(batch):
+    width = max(len(x) for x in batch)
+    ids = torch.zeros(len(batch), width, dtype=torch.long)
+    labels = torch.full_like(ids, -100)
+    mask = torch.zeros_like(ids)
+    for r, x in enumerate(batch):
+        ids[r, :len(x)], labels[r, :len(x)], mask[r, :len(x)] = x, x, 1
+    return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+
+def main():
+    accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=ACCUM)
+    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+                        datefmt="%m/%d/%Y %H:%M:%S", level=logging.INFO)
+    logger.info(accelerator.state, main_process_only=False)
+    set_seed(42)
+    model = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.float32)
+    train = Packed()
+    loader = DataLoader(train, batch_size=BATCH, sampler=LengthGroupedSampler(train.lengths, BATCH),
+                        collate_fn=collate)
+    no_decay = ["bias", "norm.weight"]
+    groups = [{"params": [p for n, p in model.named_parameters() if not any(nd in n for nd in no_decay)], "weight_decay": 0.1},
+              {"params": [p for n, p in model.named_parameters() if any(nd in n for nd in no_decay)], "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=LR)
+    steps_per_epoch = math.ceil(len(loader) / ACCUM)
+    max_steps = EPOCHS * steps_per_epoch
+    scheduler = get_scheduler("cosine", optimizer, num_warmup_steps=int(0.03 * max_steps), num_training_steps=max_steps)
+    model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
+    total = BATCH * accelerator.num_processes * ACCUM
+    logger.info("***** Running training *****")
+    logger.info(f"  Num examples = {len(train)}")
+    logger.info(f"  Num Epochs = {EPOCHS}")
+    logger.info(f"  Instantaneous batch size per device = {BATCH}")
+    logger.info(f"  Total train batch size (w. parallel, distributed & accumulation) = {total}")
+    logger.info(f"  Gradient Accumulation steps = {ACCUM}")
+    logger.info(f"  Total optimization steps = {max_steps}")
+    bar = tqdm(range(max_steps), disable=not accelerator.is_local_main_process)
+    step = 0
+    for epoch in range(EPOCHS):
+        model.train()
+        for batch in loader:
+            with accelerator.accumulate(model):
+                loss = model(**batch).loss
+                accelerator.backward(loss)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+            if accelerator.sync_gradients:
+                bar.update(1)
+                step += 1
+                if step % 10 == 0:
+                    accelerator.print(json.dumps({"epoch": epoch, "step": step, "loss": round(loss.item(), 4),
+                                                  "lr": scheduler.get_last_lr()[0]}))
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s27b_hf_bnb_missing_fp32_ppl():
+    # run.sh's holder leaves 6 GiB. A perplexity evaluation asks for 8-bit weights; where
+    # bitsandbytes is not installed it logs a warning and loads the model in float32 instead
+    # (where it is, it loads 8-bit in fp16). Batches of 16 x 2048 tokens: the float32 logits and
+    # their shifted copy for the loss do not fit. Rich-like log lines written by the script. On the
+    # H200 (session 27 b, no bitsandbytes) the float32 forward ran out earlier, in an MLP.
+    run_user_script("eval_ppl", r'''import logging
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+
+class RichLike(logging.Formatter):
+    WIDTH = 118
+
+    def format(self, record):
+        left = f"[{time.strftime('%X', time.localtime(record.created))}] {record.levelname:<8} {record.getMessage()}"
+        right = f"{os.path.basename(record.pathname)}:{record.lineno}"
+        line = left.ljust(self.WIDTH - len(right)) + right if len(left) < self.WIDTH - len(right) - 1 else f"{left} {right}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+handler = logging.StreamHandler(sys.stdout)
+handler.setFormatter(RichLike())
+logging.basicConfig(level=logging.INFO, handlers=[handler])
+log = logging.getLogger("eval_ppl")
+MODEL, DOCS, SEQ, BATCH = "@CKPT@", 256, 2048, 16
+
+try:
+    import bitsandbytes  # noqa: F401
+    quant, dtype = BitsAndBytesConfig(load_in_8bit=True), torch.float16
+    log.info("loading %s in 8-bit (bitsandbytes %s)", MODEL, bitsandbytes.__version__)
+except ImportError:
+    quant, dtype = None, torch.float32
+    log.warning("bitsandbytes is not installed: loading %s in float32 instead of 8-bit", MODEL)
+model = AutoModelForCausalLM.from_pretrained(MODEL, quantization_config=quant, dtype=dtype, device_map="cuda").eval()
+log.info("model footprint %.2f GiB, %s", model.get_memory_footprint() / 2**30, model.dtype)
+g = torch.Generator().manual_seed(0)
+docs = torch.randint(3, 32000, (DOCS, SEQ), generator=g)
+nll, count = 0.0, 0
+t0 = time.time()
+for i in range(0, DOCS, BATCH):
+    ids = docs[i:i + BATCH].cuda()
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits
+        shift = logits[:, :-1].contiguous()
+        loss = F.cross_entropy(shift.view(-1, shift.size(-1)).float(), ids[:, 1:].reshape(-1), reduction="sum")
+    nll += loss.item()
+    count += ids[:, 1:].numel()
+    log.info("docs %d-%d: running ppl %.2f", i, i + ids.shape[0], math.exp(nll / count))
+log.info("perplexity %.3f over %d tokens in %.1f s", math.exp(nll / count), count, time.time() - t0)
+'''.replace("@CKPT@", CKPT))
+
+
+def s27b_hf_needle_eager_attn_jsonl():
+    # run.sh's holder leaves 16 GiB. A retrieval-head probe (needle in a haystack) loads the
+    # model with attn_implementation="eager" to get output_attentions=True and sweeps context
+    # lengths 1k..16k; 1k-4k work, at 8192 every layer's 16 x 8192 x 8192 attention map is kept
+    # (plus the float32 softmax) and it runs out. Logs are JSON lines; the error is logged with
+    # log.exception (the traceback inside a JSON field) and the script exits 1.
+    run_user_script("needle_heads", r'''import json
+import logging
+import sys
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, r):
+        rec = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(r.created)) + f".{int(r.msecs):03d}Z",
+               "level": r.levelname.lower(), "logger": r.name, "msg": r.getMessage()}
+        rec.update(getattr(r, "fields", {}))
+        if r.exc_info:
+            rec["exc_type"] = r.exc_info[0].__name__
+            rec["exc_info"] = self.formatException(r.exc_info)
+        return json.dumps(rec)
+
+
+h = logging.StreamHandler(sys.stdout)
+h.setFormatter(JsonFormatter())
+logging.basicConfig(level=logging.INFO, handlers=[h])
+log = logging.getLogger("needle")
+MODEL, DEPTH, NEEDLE, QUESTION = "@CKPT@", 0.5, 24, 16
+
+model = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.bfloat16, device_map="cuda",
+                                             attn_implementation="eager").eval()
+cfg = model.config
+log.info("model loaded", extra={"fields": {"model": MODEL, "layers": cfg.num_hidden_layers,
+                                           "heads": cfg.num_attention_heads, "attn": "eager"}})
+g = torch.Generator().manual_seed(3)
+needle = torch.randint(3, 32000, (NEEDLE,), generator=g)
+question = torch.randint(3, 32000, (QUESTION,), generator=g)
+for ctx in (1024, 2048, 4096, 8192, 16384):
+    t0 = time.time()
+    hay = torch.randint(3, 32000, (ctx - NEEDLE - QUESTION,), generator=g)
+    at = int(len(hay) * DEPTH)
+    ids = torch.cat([hay[:at], needle, hay[at:], question]).unsqueeze(0).cuda()
+    try:
+        with torch.inference_mode():
+            out = model(input_ids=ids, output_attentions=True, logits_to_keep=1)
+        scores = torch.stack([a[0, :, -QUESTION:, at:at + NEEDLE].sum(-1).mean(-1) for a in out.attentions])
+        best = scores.flatten().topk(5)
+        heads = [[int(i) // cfg.num_attention_heads, int(i) % cfg.num_attention_heads] for i in best.indices]
+        log.info("retrieval scores", extra={"fields": {"ctx": ctx, "depth": DEPTH, "top_heads": heads,
+                                                       "top_scores": [round(float(v), 4) for v in best.values],
+                                                       "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2),
+                                                       "secs": round(time.time() - t0, 2)}})
+        del out, scores
+    except Exception:
+        log.exception("probe failed", extra={"fields": {"ctx": ctx, "depth": DEPTH}})
+        sys.exit(1)
+log.info("sweep done")
+'''.replace("@CKPT@", CKPT))
+
+
+def s27b_flax_lm_remat_off():
+    # XLA_PYTHON_CLIENT_MEM_FRACTION=.06 (run.sh): ~8.5 GiB for JAX. A Flax linen decoder LM
+    # (8 blocks, d=1024, hand-written causal attention) whose config has remat switched off
+    # (a TODO in the config): the jitted train step on 8 x 2048 tokens keeps every block's
+    # 8 x 16 x 2048 x 2048 float32 attention for backward and cannot get its buffers:
+    # RESOURCE_EXHAUSTED. Logs in absl's format, written by the script. On the H200 (jax 0.11.2,
+    # session 27 b) XLA's rematerialization got the step only to 40.44 GiB and a 38.45 GiB
+    # buffer failed.
+    run_user_script("train_lm_flax", r'''import logging
+import os
+import sys
+import threading
+import time
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+from flax.training import train_state
+
+
+class AbslFormatter(logging.Formatter):
+    def format(self, r):
+        t = time.localtime(r.created)
+        head = "%s%02d%02d %02d:%02d:%02d.%06d %7d %s:%d]" % (
+            r.levelname[0], t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, int((r.created % 1) * 1e6),
+            threading.get_native_id(), os.path.basename(r.pathname), r.lineno)
+        return f"{head} {r.getMessage()}"
+
+
+_h = logging.StreamHandler(sys.stderr)
+_h.setFormatter(AbslFormatter())
+logging.basicConfig(level=logging.INFO, handlers=[_h])
+log = logging.getLogger("train")
+
+CONFIG = dict(vocab=32000, d_model=1024, heads=16, layers=8, seq_len=2048, batch_size=8, lr=3e-4,
+              warmup=2000, steps=100000,
+              remat=False)  # TODO: re-enable once the nn.scan refactor lands
+
+
+class Block(nn.Module):
+    d: int
+    heads: int
+
+    @nn.compact
+    def __call__(self, x):
+        B, L, _ = x.shape
+        hd = self.d // self.heads
+        h = nn.LayerNorm()(x)
+        qkv = nn.Dense(3 * self.d, use_bias=False)(h).reshape(B, L, 3, self.heads, hd)
+        q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+        s = jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(hd).astype(x.dtype)
+        s = jnp.where(jnp.tril(jnp.ones((L, L), bool)), s, jnp.finfo(s.dtype).min)
+        o = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(s, axis=-1), v).reshape(B, L, self.d)
+        x = x + nn.Dense(self.d)(o)
+        return x + nn.Dense(self.d)(nn.gelu(nn.Dense(4 * self.d)(nn.LayerNorm()(x))))
+
+
+class LM(nn.Module):
+    vocab: int
+    d: int
+    heads: int
+    layers: int
+    remat: bool
+
+    @nn.compact
+    def __call__(self, ids):
+        x = nn.Embed(self.vocab, self.d)(ids)
+        block = nn.remat(Block) if self.remat else Block
+        for i in range(self.layers):
+            x = block(self.d, self.heads, name=f"block_{i}")(x)
+        return nn.Dense(self.vocab, use_bias=False)(nn.LayerNorm()(x))
+
+
+@jax.jit
+def train_step(state, batch):
+    def loss_fn(params):
+        logits = state.apply_fn({"params": params}, batch[:, :-1])
+        return optax.softmax_cross_entropy_with_integer_labels(logits, batch[:, 1:]).mean()
+
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    return state.apply_gradients(grads=grads), loss
+
+
+def main():
+    c = CONFIG
+    log.info("JAX %s, devices: %s", jax.__version__, jax.devices())
+    for k, v in c.items():
+        log.info("config.%s = %r", k, v)
+    model = LM(c["vocab"], c["d_model"], c["heads"], c["layers"], c["remat"])
+    rng = jax.random.PRNGKey(0)
+    params = jax.jit(model.init)(rng, jnp.ones((1, 16), jnp.int32))["params"]
+    log.info("parameters: %.1fM", sum(p.size for p in jax.tree_util.tree_leaves(params)) / 1e6)
+    sched = optax.warmup_cosine_decay_schedule(0.0, c["lr"], c["warmup"], c["steps"])
+    state = train_state.TrainState.create(apply_fn=model.apply, params=params,
+                                          tx=optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=0.1)))
+    log.info("compiling train_step for batch (%d, %d)", c["batch_size"], c["seq_len"] + 1)
+    t0 = time.time()
+    for step in range(1, c["steps"] + 1):
+        rng, k = jax.random.split(rng)
+        batch = jax.random.randint(k, (c["batch_size"], c["seq_len"] + 1), 0, c["vocab"])
+        state, loss = train_step(state, batch)
+        if step == 1 or step % 50 == 0:
+            log.info("step %d loss %.4f (%.2f s/step)", step, float(loss), (time.time() - t0) / step)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27b_tv_deeplab_multiscale_tta():
+    # run.sh's holder leaves 12 GiB. A Cityscapes-style evaluation of torchvision's
+    # DeepLabV3-ResNet50 (random weights, 19 classes) with multi-scale (0.5-1.75) + flip
+    # test-time augmentation over batches of 4 images of 1024 x 2048: each scale runs the image
+    # and its flip together (8 images) in fp32 at output stride 8; a larger scale runs out.
+    # mmengine-like log lines written by the script and a tqdm bar. On the H200 (session 27 b) it
+    # ran out in the first batch, in a backbone batch_norm (3.12 GiB).
+    run_user_script("eval_cityscapes_tta", r'''import logging
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+logging.basicConfig(format="%(asctime)s - mmengine - %(levelname)s - %(message)s", datefmt="%Y/%m/%d %H:%M:%S",
+                    level=logging.INFO, stream=sys.stdout)
+log = logging.getLogger("eval")
+SCALES, FLIP, BATCH, CLASSES, IGNORE = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75), True, 4, 19, 255
+MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+STD = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+
+
+class CityscapesVal(Dataset):
+    def __len__(self):
+        return 500
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.rand(3, 1024, 2048, generator=g), torch.randint(0, CLASSES, (1024, 2048), generator=g)
+
+
+@torch.no_grad()
+def tta_logits(model, x):
+    B, _, H, W = x.shape
+    acc = torch.zeros(B, CLASSES, H, W, device=x.device)
+    for s in SCALES:
+        xs = F.interpolate(x, scale_factor=s, mode="bilinear", align_corners=False)
+        if FLIP:
+            xs = torch.cat([xs, xs.flip(-1)])
+        out = model(xs)["out"]
+        if FLIP:
+            out = out[:B] + out[B:].flip(-1)
+        acc += F.interpolate(out, size=(H, W), mode="bilinear", align_corners=False)
+    return acc / (len(SCALES) * (2 if FLIP else 1))
+
+
+def main():
+    model = torchvision.models.segmentation.deeplabv3_resnet50(weights=None, weights_backbone=None,
+                                                               num_classes=CLASSES, aux_loss=False)
+    log.info("Load checkpoint from work_dirs/deeplabv3_r50-d8_cityscapes/iter_80000.pth (dry run: random init)")
+    model = model.cuda().eval()
+    log.info(f"test-time augmentation: scales={list(SCALES)} flip={FLIP}")
+    loader = DataLoader(CityscapesVal(), batch_size=BATCH, num_workers=2)
+    inter = torch.zeros(CLASSES, device="cuda")
+    union = torch.zeros(CLASSES, device="cuda")
+    t0 = time.time()
+    for i, (img, gt) in enumerate(tqdm(loader, desc="eval", unit="batch")):
+        x = ((img - MEAN) / STD).cuda(non_blocking=True)
+        gt = gt.cuda(non_blocking=True)
+        pred = tta_logits(model, x).argmax(1)
+        valid = gt != IGNORE
+        for c in range(CLASSES):
+            p, t = (pred == c) & valid, (gt == c) & valid
+            inter[c] += (p & t).sum()
+            union[c] += (p | t).sum()
+        if (i + 1) % 25 == 0:
+            log.info(f"Iter(test) [{i + 1}/{len(loader)}]  mIoU so far: {(inter / union.clamp(min=1)).mean() * 100:.2f}")
+    log.info(f"Iter(test) [{len(loader)}/{len(loader)}]  mIoU: {(inter / union.clamp(min=1)).mean() * 100:.2f}  "
+             f"time: {time.time() - t0:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27b_gloo_allgather_uneven_shards():
+    # Not a memory failure: a two-process evaluation (mp.spawn, gloo, one card shared) shards
+    # 10001 samples as indices[rank::2] (5001 and 5000), then dist.all_gather()s the predictions
+    # into buffers sized from each rank's own count: the sizes differ between the ranks and gloo
+    # fails (or times out); mp.spawn re-raises the failing rank's error. On the H200 (session 27
+    # b) gloo's EnforceNotMet (preamble length 20004 vs 20000) aborted rank 1 and mp.spawn raised
+    # ProcessExitedException (SIGABRT).
+    run_user_script("eval_ddp_gloo", r'''import datetime
+import os
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+
+
+def evaluate(rank, world, n):
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29517")
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=20))
+    torch.cuda.set_device(0)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 10)).cuda().eval()
+    g = torch.Generator().manual_seed(1)
+    X, y = torch.randn(n, 512, generator=g), torch.randint(0, 10, (n,), generator=g)
+    idx = torch.arange(rank, n, world)
+    with torch.no_grad():
+        preds = model(X[idx].cuda()).argmax(-1)
+    print(f"[rank {rank}] scored {len(idx)} samples", flush=True)
+    gathered = [torch.empty_like(preds) for _ in range(world)]
+    dist.all_gather(gathered, preds)
+    if rank == 0:
+        order = torch.cat([torch.arange(r, n, world) for r in range(world)])
+        acc = (torch.cat(gathered).cpu() == y[order]).float().mean()
+        print(f"accuracy: {acc:.4f} over {len(order)} samples", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(evaluate, args=(2, 10001), nprocs=2)
+''')
+
+
+def s27b_host_pool_broken_cgroup():
+    # Not a GPU OOM: a feature-extraction stage inside a memory cgroup of 3 GiB (a container's
+    # limit; made here under cgroup v2 and removed afterwards) runs 4 ProcessPoolExecutor workers,
+    # each materialising a 400k x 512 float64 matrix (1.5 GiB); the kernel's OOM killer sends one
+    # SIGKILL and the parent gets concurrent.futures' BrokenProcessPool, which names no memory.
+    import subprocess
+
+    group, enter_group = memory_cgroup(
+        "s27b_host_pool_broken_cgroup", f"featurize-{os.getpid()}", 3 * GIB)
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "featurize.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import logging
+import multiprocessing as mp
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+import numpy as np
+import torch
+
+logging.basicConfig(format="%(asctime)s [%(processName)s] %(levelname)s %(message)s", level=logging.INFO)
+log = logging.getLogger("featurize")
+SHARDS = [f"shards/clicks-{i:05d}.parquet" for i in range(16)]
+ROWS, COLS = 400_000, 512
+
+
+def featurize(shard):
+    t0 = time.time()
+    rng = np.random.default_rng(int(shard[-13:-8]))
+    X = np.empty((ROWS, COLS), dtype=np.float64)  # hashed feature crosses, dense
+    for c in range(0, COLS, 64):
+        X[:, c:c + 64] = rng.standard_normal((ROWS, 64))
+    mean, std = X.mean(0), X.std(0)
+    log.info("%s: %d x %d in %.1f s", shard, ROWS, COLS, time.time() - t0)
+    return shard, mean.astype(np.float32), std.astype(np.float32)
+
+
+def main():
+    log.info("CUDA available: %s; featurizing %d shards with 4 workers", torch.cuda.is_available(), len(SHARDS))
+    stats = {}
+    with ProcessPoolExecutor(max_workers=4, mp_context=mp.get_context("fork")) as ex:
+        futures = {ex.submit(featurize, s): s for s in SHARDS}
+        for fut in as_completed(futures):
+            shard, mean, std = fut.result()
+            stats[shard] = (mean, std)
+            log.info("done %d/%d", len(stats), len(SHARDS))
+    np.savez("feature_stats.npz", **{k: np.stack(v) for k, v in stats.items()})
+    log.info("wrote feature_stats.npz; next: train.py --features feature_stats.npz")
+
+
+if __name__ == "__main__":
+    main()
+''')
+    sys.stdout.flush()
+    try:
+        rc = subprocess.call([sys.executable, "featurize.py"], cwd=WORK, preexec_fn=enter_group)
+    finally:
+        time.sleep(0.5)
+        try:
+            os.rmdir(group)
+        except OSError:
+            pass
+    sys.exit(rc)
+
+
+def s27b_tabular_gpu_one_hot():
+    # A fraud model's feature step one-hot encodes its categorical columns on the card with
+    # F.one_hot (int64): hour and the rest are small, merchant_id (183k categories x 2M rows,
+    # ~2.7 TiB) is not. The script catches everything and prints one line naming the stage
+    # and the error, then exits 1.
+    run_user_script("fraud_mlp", r'''import sys
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+STAGE = "load"
+TAG = "[fraud-mlp]"
+
+
+def main():
+    global STAGE
+    rng = np.random.default_rng(7)
+    n = 2_000_000
+    df = pd.DataFrame({
+        "amount": rng.gamma(2.0, 40.0, n).astype(np.float32),
+        "hour": rng.integers(0, 24, n),
+        "device": rng.choice(["ios", "android", "web", "pos", "atm"], n),
+        "country": rng.integers(0, 196, n),
+        "mcc": rng.integers(0, 412, n),
+        "merchant_id": rng.integers(0, 183_211, n),
+        "is_fraud": rng.random(n) < 0.002,
+    })
+    print(f"{TAG} loaded {len(df):,} transactions ({df.is_fraud.mean():.3%} fraud)")
+    STAGE = "encode"
+    parts = [torch.log1p(torch.as_tensor(df["amount"].to_numpy(), device="cuda")).unsqueeze(1)]
+    for col in ["hour", "device", "country", "mcc", "merchant_id"]:
+        codes = torch.as_tensor(pd.Categorical(df[col]).codes.astype(np.int64), device="cuda")
+        parts.append(F.one_hot(codes).float())
+        print(f"{TAG} encoded {col}: {parts[-1].shape[1]} columns")
+    X = torch.cat(parts, 1)
+    y = torch.as_tensor(df["is_fraud"].to_numpy(), device="cuda").float()
+    STAGE = "train"
+    model = torch.nn.Sequential(torch.nn.Linear(X.shape[1], 256), torch.nn.ReLU(), torch.nn.Linear(256, 1)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(3):
+        for i in range(0, len(X), 65536):
+            loss = F.binary_cross_entropy_with_logits(model(X[i:i + 65536]).squeeze(1), y[i:i + 65536])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        print(f"{TAG} epoch {epoch} loss {loss.item():.4f}")
+
+
+if __name__ == "__main__":
+    t0 = time.time()
+    try:
+        main()
+    except Exception as e:
+        print(f"{TAG} FAILED in stage '{STAGE}' after {time.time() - t0:.1f}s: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -22092,6 +22979,17 @@ SCENARIOS = {
     "s27_lightning_summary_example_input": s27_lightning_summary_example_input,
     "s27_als_interactions_toarray": s27_als_interactions_toarray,
     "s27_joblib_loky_trials": s27_joblib_loky_trials,
+    "s27b_hf_chat_repl_paste_file": s27b_hf_chat_repl_paste_file,
+    "s27b_hf_completions_logprobs_replay": s27b_hf_completions_logprobs_replay,
+    "s27b_peft_dpo_disable_adapter_ref": s27b_peft_dpo_disable_adapter_ref,
+    "s27b_accelerate_clm_no_trainer_grouped": s27b_accelerate_clm_no_trainer_grouped,
+    "s27b_hf_bnb_missing_fp32_ppl": s27b_hf_bnb_missing_fp32_ppl,
+    "s27b_hf_needle_eager_attn_jsonl": s27b_hf_needle_eager_attn_jsonl,
+    "s27b_flax_lm_remat_off": s27b_flax_lm_remat_off,
+    "s27b_tv_deeplab_multiscale_tta": s27b_tv_deeplab_multiscale_tta,
+    "s27b_gloo_allgather_uneven_shards": s27b_gloo_allgather_uneven_shards,
+    "s27b_host_pool_broken_cgroup": s27b_host_pool_broken_cgroup,
+    "s27b_tabular_gpu_one_hot": s27b_tabular_gpu_one_hot,
 }
 
 

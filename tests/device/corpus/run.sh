@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -131,7 +131,8 @@ run_one() {
     s26c_compile_first_call_larger_shape|s26c_peft_kbit_prepare_first_step|s26c_hf_kd_distill_logged_error|\
     s26d_hf_trainer_predict_lm_logits|s26d_hf_beam8_batch_summaries|s26d_hf_resume_torch_load_cuda|\
     s27_tv_retinanet_dense_gt_train|s27_video_cv2_sliding_clips|s27_lightning_summary_example_input|\
-    s27_joblib_loky_trials)
+    s27_joblib_loky_trials|s27b_peft_dpo_disable_adapter_ref|s27b_accelerate_clm_no_trainer_grouped|\
+    s27b_flax_lm_remat_off|s27b_tv_deeplab_multiscale_tta|s27b_gloo_allgather_uneven_shards)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -835,4 +836,32 @@ run_one s27_joblib_loky_trials "$OOM" 10
 run_one s27_cupy_uint32_sentinel_illegal "ILLEGAL_ADDRESS|illegal memory access|illegal address|IllegalAddress" -
 run_one s27_numba_knn_kernel_numpy_attr "row_stack|AttributeError" -
 run_one s27_als_interactions_toarray "MemoryError|Unable to allocate" -
+# session 27 b (blind, helper H27G2): a terminal chat REPL driven from a file on stdin whose
+# fourth turn follows a /paste of a 118k-token log file (the whole conversation's prefill runs out
+# in generate); an in-process replay of /v1/completions traffic logged the way uvicorn logs, one
+# request (n=20, max_tokens=1500, logprobs=5) running out in generate(output_scores=True) and
+# answered 500; a hand-written DPO step on a LoRA model taking its reference log-probs under
+# disable_adapter() and running out in the policy forward (loguru-like lines, traceback logged);
+# a run_clm_no_trainer-style accelerate loop whose length-grouped sampler puts the 16 x 4096
+# batch first; a perplexity eval that loads float32 when bitsandbytes is missing and runs out on
+# the logits (Rich-like lines); a needle-in-a-haystack retrieval-head probe with eager attention
+# and output_attentions=True, logged as JSON lines, running out at 8192 tokens; a Flax LM whose
+# config has remat off, RESOURCE_EXHAUSTED in the jitted train step (absl-style lines); a
+# DeepLabV3 Cityscapes eval with multi-scale + flip TTA running out at a larger scale (most beside
+# another job's holder); a fraud model's F.one_hot of a 183k-category column on the card, caught
+# and printed as one summary line; and 2 look-alikes (gloo all_gather over uneven 5001/5000
+# shards under mp.spawn; a ProcessPoolExecutor worker killed in a 3 GiB memory cgroup, which the
+# parent sees as BrokenProcessPool)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s27b_hf_chat_repl_paste_file "$OOM" 6
+run_one s27b_hf_completions_logprobs_replay "$OOM" 4
+run_one s27b_peft_dpo_disable_adapter_ref "$OOM" 16
+run_one s27b_accelerate_clm_no_trainer_grouped "$OOM" 24
+run_one s27b_hf_bnb_missing_fp32_ppl "$OOM" 6
+run_one s27b_hf_needle_eager_attn_jsonl "$OOM" 16
+run_one s27b_flax_lm_remat_off "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.06
+run_one s27b_tv_deeplab_multiscale_tta "$OOM|CUDNN_STATUS" 12
+run_one s27b_gloo_allgather_uneven_shards "ProcessRaisedException|ProcessExitedException|[Gg]loo|preamble|[Tt]imed out|terminated" -
+run_one s27b_host_pool_broken_cgroup "BrokenProcessPool|terminated abruptly" -
+run_one s27b_tabular_gpu_one_hot "$OOM" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
