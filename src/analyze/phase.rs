@@ -906,6 +906,30 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         }
         (other, _) => other,
     };
+    // A training job's generic entry (`train`, any file: the rule of last resort for a trainer's
+    // whole run) encloses its set-up passes too: where the program's own line printed just
+    // before the failure announces a pass that runs the model on the training inputs for its
+    // outputs (`caching latents...`, `running evaluation`), that pass is what ran.
+    let generic_train = frames
+        .decided
+        .filter(|(_, rule)| rule.function == "train" && rule.path.is_empty());
+    let from_frames = match (&from_frames, inputs.nearby, generic_train) {
+        (
+            Some((Phase::TrainingStep, _)),
+            Some((line, Phase::Inference, what, words)),
+            Some((frame, _)),
+        ) if what.starts_with("the program's log line announcing") => Some((
+            Phase::Inference,
+            format!(
+                "line {line}: {what}, `{}`, names a pass that runs the model on inputs, \
+                     inside the training job's `{}` (line {}), which encloses its set-up too",
+                user_code::clip(words.trim()),
+                frame.function,
+                frame.line
+            ),
+        )),
+        _ => from_frames,
+    };
     // A full disk fails a write (a checkpoint, a cache, a log, a download), none of the stages:
     // the stage the log shows running, a line under the failure or the words next to it say
     // what the run was doing, not which write failed. Only a frame, the engine's own line or

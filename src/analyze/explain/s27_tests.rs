@@ -176,3 +176,20 @@ fn vllms_logprobs_of_the_sampler_are_inference() {
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
 }
+
+#[test]
+fn a_pass_announced_inside_a_trainers_generic_train_is_what_ran() {
+    let text = format!(
+        "caching latents...\nTraceback (most recent call last):\n  \
+         File \"/content/sd_scripts/train_network.py\", line 446, in train\n    \
+         train_dataset_group.new_cache_latents(vae)\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+    // A training line last: the step.
+    let text = format!(
+        "epoch 1/10\nTraceback (most recent call last):\n  \
+         File \"/content/sd_scripts/train_network.py\", line 446, in train\n    \
+         accelerator.backward(loss)\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+}

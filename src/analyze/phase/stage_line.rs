@@ -296,6 +296,14 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "frames",
         ],
     ),
+    // Inputs run through a frozen encoder before a training loop starts, the results kept
+    // (kohya-ss sd-scripts `train_network.py`: `caching latents...`, `caching text encoder
+    // outputs...`: the VAE or the text encoders applied to the training set under `no_grad`).
+    (
+        Phase::Inference,
+        &["caching"],
+        &["latents", "text encoder outputs", "embeddings"],
+    ),
     // Documents run through a model that writes for each (`summarizing 12 documents in 3
     // batches (num_beams=8, max_new_tokens=48)`, `translating 500 sentences`).
     (
