@@ -193,3 +193,89 @@ fn a_pass_announced_inside_a_trainers_generic_train_is_what_ran() {
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
 }
+
+#[test]
+fn sizes_in_petabytes_are_read_and_an_absurd_one_is_an_overflow() {
+    let text = "Out of memory error on GPU 0. Cannot allocate 937.335938PB memory on GPU 0, \
+                3.078247GB memory has been allocated and available memory is only 7.823547GB.\n";
+    let report = explain_text(text);
+    let first = report.ooms.first().expect("Paddle's message");
+    let tried = first.figures.tried_to_allocate_bytes.expect("the size").0;
+    assert!(tried > 1_000_000_000_000_000_000, "{tried}");
+    assert_eq!(
+        crate::parse::oom_text::parse_size("2 PB"),
+        Some(crate::model::Bytes(2 << 50))
+    );
+    assert_eq!(
+        crate::parse::oom_text::parse_size("1 EiB"),
+        Some(crate::model::Bytes(1 << 60))
+    );
+}
+
+#[test]
+fn a_sentence_quoting_the_messages_head_takes_the_figures_of_the_message_under_it() {
+    let text = "使用load_model_on_gpus进行多显卡运行时，报错CUDA out of memory. Tried to allocate \
+                134744072.03 GiB ，这个是怎么产生的？\n\n\
+                torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 134744072.03 \
+                GiB (GPU 1; 23.69 GiB total capacity; 5.64 GiB already allocated; 16.84 GiB free; \
+                5.65 GiB reserved in total by PyTorch)\n";
+    let report = explain_text(text);
+    let figures = report.oom.as_ref().expect("the sentence");
+    assert_eq!(figures.gpu_index.map(|gpu| gpu.0), Some(1));
+    assert!(figures.total_capacity_bytes.is_some());
+}
+
+#[test]
+fn a_command_glued_to_cjk_punctuation_and_korean_loading_words_name_their_stages() {
+    let text = "我在昇腾910B上部署完成，python inference/cli_demo.py 时报错：\n\
+                RuntimeError: NPU out of memory. Tried to allocate 35.31 GiB (NPU 0; 60.97 GiB \
+                total capacity; 26.13 GiB already allocated; 33.81 GiB free; 26.61 GiB reserved \
+                in total by PyTorch)\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::Inference);
+    let text = format!("Alpaca-polyglot 로드 하는 도중에 오류가 났습니다.\n```\n{NEW_OOM}\n```\n");
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+}
+
+#[test]
+fn xinferences_call_wrapper_serves_a_request() {
+    let text = format!(
+        "Traceback (most recent call last):\n  \
+         File \"/usr/local/lib/python3.10/dist-packages/xinference/core/model.py\", line 653, in \
+         _call_wrapper\n    ret = await asyncio.to_thread(fn, *args, **kwargs)\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}
+
+#[test]
+fn a_reporters_words_for_a_kill_are_the_hosts() {
+    let text = "when run \"python text_generation_hf.py\", loading model was Killed\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom);
+    assert_eq!(
+        report.ooms.first().map(|message| message.kind),
+        Some(crate::model::failure::OomKind::KilledBySignal)
+    );
+    let text = "程序在加载模型中被kill了，没有其他提示信息\n";
+    assert_eq!(
+        explain_text(text).ooms.first().map(|message| message.kind),
+        Some(crate::model::failure::OomKind::KilledBySignal)
+    );
+    // A worker killed by another signal is not the host's kill.
+    let text = "RuntimeError: DataLoader worker (pid 25902) is killed by signal: Bus error.\n";
+    assert_ne!(
+        explain_text(text).ooms.first().map(|message| message.kind),
+        Some(crate::model::failure::OomKind::KilledBySignal)
+    );
+}
+
+#[test]
+fn a_loss_named_with_a_prefix_is_a_training_step_and_a_bold_kill_is_the_hosts() {
+    let text = "111111111begin iter 2222222222\n\
+                iter 144: image-id:0254212, time:1.722(sec), regular_loss: 0.248765, total-loss \
+                0.5882(0.0360, 0.5233), instances: 3\n\
+                labels\n\
+                **Killed**\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::TrainingStep);
+}

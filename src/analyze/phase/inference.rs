@@ -945,7 +945,12 @@ fn launched(text: &str) -> Option<impl Iterator<Item = &str>> {
         .split_whitespace()
         .map(|word| word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`')));
     let launcher = words.by_ref().position(|word| {
-        let word = word.rsplit(['/', '\\']).next().unwrap_or_default();
+        // A path's last part; a sentence's full-width punctuation before it, as CJK prose glues
+        // the command to it (`部署完成，python inference/cli_demo.py 时报错`).
+        let word = word
+            .rsplit(['/', '\\', '，', '：', '；', '、', '。'])
+            .next()
+            .unwrap_or_default();
         word.starts_with("python") || matches!(word, "torchrun" | "launch" | "deepspeed")
     });
     launcher.map(|_| words)

@@ -48,6 +48,8 @@ pub(super) const RULES: &[Rule] = &[
     rule(": loss ", litgpt_step),
     rule(" loss ", logged_step),
     rule(" loss: ", logged_step),
+    rule("-loss ", logged_step),
+    rule("_loss: ", logged_step),
     rule(" Loss ", logged_step),
     rule(" Loss: ", logged_step),
     rule("PyTorch version", versions),
@@ -723,7 +725,13 @@ fn logged_step(text: &str, facts: &mut LineFacts) {
         return;
     }
     let lower = text.to_ascii_lowercase();
-    let Some(loss_at) = lower.find(" loss") else {
+    // `loss` as a word, or the last part of a name (`total-loss 0.5882`, `regular_loss:
+    // 0.2487`: FastMaskRCNN's `train.py` prints both per iteration).
+    let Some(loss_at) = [" loss", "-loss", "_loss"]
+        .iter()
+        .filter_map(|word| lower.find(word))
+        .min()
+    else {
         return;
     };
     let value = lower[loss_at + " loss".len()..].trim_start_matches([':', '=', ' ']);

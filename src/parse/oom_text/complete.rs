@@ -29,9 +29,15 @@ pub fn completed_figures(messages: &[OomMessage], primary: usize) -> OomFigures 
         return OomFigures::default();
     };
     let mut figures = first.figures.clone();
+    // The same failure is the same kind of message, or one of another kind (the allocator's
+    // whole message under a sentence that quoted its head) asking for exactly the same size.
+    let same_size = |message: &OomMessage| {
+        first.figures.tried_to_allocate_bytes.is_some()
+            && message.figures.tried_to_allocate_bytes == first.figures.tried_to_allocate_bytes
+    };
     let later = messages.iter().skip(primary + 1).find(|message| {
         message.is_gpu_oom
-            && message.kind == first.kind
+            && (message.kind == first.kind || same_size(message))
             && message.figures.tried_to_allocate_bytes.is_some()
             && match (first.figures.gpu_index, message.figures.gpu_index) {
                 (Some(a), Some(b)) => a == b,

@@ -520,7 +520,7 @@ fn parse_paddle(s: &str) -> Parsed {
     )
     .and_then(|n| CudaOrdinal::try_from(n).ok());
     figures.tried_to_allocate_bytes = paddle_size(regex!(
-        r"Cannotallocate(\d+(?:\.\d+)?(?:[kKMGT]B|B))memoryon"
+        r"Cannotallocate(\d+(?:\.\d+)?(?:[kKMGTPE]B|B))memoryon"
     ));
     // `allocated = total - avail` (`AllocateImpl`): what the device had in use when the
     // allocation failed. Paddle's allocators (auto-growth best-fit) keep the chunks they got

@@ -124,6 +124,36 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::Host(HostKind::Killed), found.start()));
     }
+    // A reporter's words for a kill of the process with no signal named (`when run "python
+    // text_generation_hf.py", loading model was Killed`, `the training got killed`,
+    // `程序在加载模型中被kill了`, the program was killed while loading the model): the kernel's
+    // kill of a process out of host memory, the commonest reading. Not a worker `killed by
+    // signal: Bus error` (shared memory, not_oom.rs) or a named signal other than SIGKILL.
+    if let Some(found) = regex!(r"(?i)\b(?:was|got|been|were) killed\b|被kill|被杀").find(text) {
+        let after = text[found.end()..].trim_start().to_ascii_lowercase();
+        // Killed by someone or something other than the system (`got Killed by someone`, a
+        // worker `killed by signal: Bus error`) is not the host's memory.
+        let by_the_system = [
+            "by the os",
+            "by os",
+            "by linux",
+            "by the kernel",
+            "by kernel",
+        ]
+        .iter()
+        .chain(&[
+            "by the system",
+            "by system",
+            "by oom",
+            "by the oom",
+            "by signal 9",
+        ])
+        .chain(&["by signal: killed", "by sigkill"])
+        .any(|agent| after.starts_with(agent));
+        if !after.starts_with("by ") || by_the_system {
+            return Some((Family::Host(HostKind::Killed), found.start()));
+        }
+    }
     if text.contains("137") || text.contains("-9") || text.contains("SIGKILL") {
         let found = regex!(
             r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status(?: code)?)|exitcode|return ?code|status(?: code)?)(?: is| was| of)?"?\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
@@ -152,7 +182,7 @@ fn find_oom_killed(text: &str) -> Option<usize> {
 /// [`script_kill`]).
 fn shell_killed(text: &str) -> Option<usize> {
     let found = regex!(
-        r"^\s*(?:\[\d+\][+-]?\s+)?(?:Killed|已杀死)(?::\s*9)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$|ETA: \d+s(?:Killed|已杀死)\s*$"
+        r"^\s*(?:\[\d+\][+-]?\s+)?(?:\*\*|__)?(?:Killed|已杀死)(?::\s*9)?(?:\*\*|__)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$|ETA: \d+s(?:Killed|已杀死)\s*$"
     )
     .find(text)?;
     let found_text = &text[found.start()..];

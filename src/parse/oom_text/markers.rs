@@ -208,6 +208,15 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("Killed", Message),
         // bash's `Killed` in a Chinese locale (its zh_CN message catalogue).
         ("已杀死", Message),
+        // A reporter's words for the kill (`loading model was Killed`, `the process got killed`,
+        // `程序在加载模型中被kill了`; host.rs).
+        ("s killed", Words),
+        ("t killed", Words),
+        ("n killed", Words),
+        ("g killed", Words),
+        ("e killed", Words),
+        ("被kill", Words),
+        ("被杀", Words),
         ("oom-kill", Message),
         ("OOMKilled", Message),
         // `exited with code 137`, kubectl describe `Exit Code:    137`, `exitCode: 137`, docker

@@ -22,7 +22,7 @@ macro_rules! regex {
 /// Regex fragment (a literal, for `concat!`) for a size inside squeezed text, one capture group.
 macro_rules! size {
     () => {
-        r"(\d+(?:[.,]\d+)*(?:bytes|KiB|MiB|GiB|TiB|KB|MB|GB|B))"
+        r"(\d+(?:[.,]\d+)*(?:bytes|KiB|MiB|GiB|TiB|PiB|EiB|KB|MB|GB|TB|PB|EB|B))"
     };
 }
 

@@ -5,7 +5,7 @@ use crate::model::Bytes;
 /// Parses one PyTorch/driver size as printed: `20.00 MiB`, `0 bytes`, `1024.00 KiB`,
 /// `17179869184.00 GiB` → exact bytes (value × unit, rounded); returns None for garbage.
 ///
-/// Units are binary. `KB`/`MB`/`GB`/`TB` are read as binary too: the engines we parse print
+/// Units are binary. `KB`/`MB`/`GB`/`TB`/`PB`/`EB` are read as binary too: the engines we parse print
 /// `GB` for 2^30 (vLLM ≤0.7 `Loading model weights took %.4f GB`, SGLang `avail mem=… GB`).
 /// A decimal comma (`636,18 MiB`, llama.cpp under some locales) is accepted. Values beyond
 /// `u64::MAX` (the NVML N/A sentinel `17179869184.00 GiB` = 2^64) saturate to `u64::MAX`.
@@ -21,6 +21,10 @@ pub fn parse_size(text: &str) -> Option<Bytes> {
         "MiB" | "MB" => 1 << 20,
         "GiB" | "GB" => 1 << 30,
         "TiB" | "TB" => 1 << 40,
+        // An absurd request (an overflowed size: Paddle's `Cannot allocate 937.335938PB memory
+        // on GPU 0`) is printed in the units above a terabyte.
+        "PiB" | "PB" => 1 << 50,
+        "EiB" | "EB" => 1 << 60,
         _ => return None,
     };
     let number = without_grouping(number, multiplier == 1)?;

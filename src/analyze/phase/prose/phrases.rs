@@ -442,6 +442,14 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("모델을 로드", Phase::WeightsLoad),
     ("모델을 불러오", Phase::WeightsLoad),
     ("모델 불러오", Phase::WeightsLoad),
+    // … or a model named before the loan word with a word of time (`Alpaca-polyglot 로드 하는
+    // 도중에`, while loading Alpaca-polyglot).
+    ("로드 하는 도중", Phase::WeightsLoad),
+    ("로드하는 도중", Phase::WeightsLoad),
+    ("로드 하는 중", Phase::WeightsLoad),
+    ("로드하는 중", Phase::WeightsLoad),
+    ("로딩 중", Phase::WeightsLoad),
+    ("로딩하는 도중", Phase::WeightsLoad),
     // Writing a checkpoint is no stage of the list (the corpus labels a save inside training
     // `unknown`): named inside a training sentence, it is the stage that ran.
     ("saving a checkpoint", Phase::Unknown),

@@ -411,6 +411,17 @@ pub(super) const LMDEPLOY: &[FrameRule] = &[
     r("_load_weights", "lmdeploy/", W, Stage, "lmdeploy"),
     r("stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),
     r("async_stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),
+    // --- Xinference 0.x–1.x `xinference/core/model.py` `ModelActor._call_wrapper` (under
+    // `@oom_check`, which logs `Model actor is out of memory`): every request's call of the
+    // model (`chat`, `generate`, `create_embedding`, `rerank`, `text_to_image`, …) goes through
+    // it, after the model was loaded (`ModelActor.load` calls the model's `load` directly). ---
+    r(
+        "_call_wrapper",
+        "xinference/core/model.py",
+        I,
+        Serve,
+        "xinference",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
