@@ -279,3 +279,18 @@ fn a_loss_named_with_a_prefix_is_a_training_step_and_a_bold_kill_is_the_hosts() 
     assert!(!report.is_gpu_oom);
     assert_eq!(report.phase.failed_in, Phase::TrainingStep);
 }
+
+#[test]
+fn the_reporter_trying_to_load_a_named_model_is_the_weights_load() {
+    let text = format!(
+        "When I try to load the Mistral Large 2407 exl2 3.0bpw it crashes after filling the \
+         first 2 gpus.\n\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+    let text =
+        format!("I get an OOM error when trying to load the recommended Q4 GGUF.\n\n{NEW_OOM}\n");
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+    // Data is no model.
+    let text = format!("When I try to load the dataset it crashes.\n\n{NEW_OOM}\n");
+    assert_ne!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+}

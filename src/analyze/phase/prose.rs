@@ -285,6 +285,96 @@ fn named_model_load(lower: &str) -> Option<(usize, usize, Phase)> {
     })
 }
 
+/// Words that name a model, its weights or a format of them, in what a sentence says is
+/// loaded (`to load the Mistral Large 2407 exl2 3.0bpw`, `trying to load llama-3-70b`).
+const MODEL_NAME_WORDS: &[&str] = &[
+    "model",
+    "models",
+    "checkpoint",
+    "weights",
+    "gguf",
+    "exl2",
+    "gptq",
+    "awq",
+    "safetensors",
+    "lora",
+    "adapter",
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen",
+    "gemma",
+    "phi",
+    "deepseek",
+    "falcon",
+    "vicuna",
+    "chatglm",
+    "glm",
+    "internlm",
+    "baichuan",
+    "yi",
+    "starcoder",
+    "codellama",
+    "whisper",
+    "sdxl",
+    "flux",
+    "vae",
+    "unet",
+    "controlnet",
+    "bloom",
+    "opt",
+    "t5",
+];
+
+/// The reporter loading a named model (`when I try to load the Mistral Large 2407 exl2 3.0bpw
+/// it crashes`, `trying to load llama-3-70b-instruct`, `I tried to load Qwen2.5-72B`): a verb of
+/// trying, then `to load` and, within four words, a model's name or a word of its weights
+/// ([`MODEL_NAME_WORDS`], or a size such as `70b`): weights_load, as `loading the model` is.
+/// Not data (`to load the dataset`, `to load 3 images`), which names no model.
+fn named_model_load_english(lower: &str) -> Vec<(usize, usize, Phase)> {
+    let mut out = Vec::new();
+    for lead in [
+        "try to load ",
+        "trying to load ",
+        "tried to load ",
+        "attempt to load ",
+    ]
+    .iter()
+    .chain(&["attempting to load ", "when i load ", "when loading "])
+    {
+        for (at, _) in lower.match_indices(lead) {
+            let after = &lower[at + lead.len()..];
+            let end = after.find([',', ';', '\n', '(']).unwrap_or(after.len());
+            let end = after[..end].find(". ").unwrap_or(end);
+            let clause = &after[..end];
+            let named = clause.split_whitespace().take(4).any(|word| {
+                let word = word.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+                let parts = || word.split(['-', '_', '.', '/']);
+                MODEL_NAME_WORDS.contains(&word)
+                    || parts().any(|part| MODEL_NAME_WORDS.contains(&part))
+                    || parts().any(|part| {
+                        part.len() > 1
+                            && part.ends_with('b')
+                            && part[..part.len() - 1]
+                                .bytes()
+                                .all(|b| b.is_ascii_digit() || b == b'.')
+                    })
+            });
+            let data = clause.split_whitespace().take(4).any(|word| {
+                matches!(
+                    word.trim_matches(|c: char| !c.is_ascii_alphanumeric()),
+                    "dataset" | "data" | "images" | "image" | "file" | "csv" | "video"
+                )
+            });
+            if named && !data && !denied(lower, at, lead) {
+                out.push((at, at + lead.len() + clause.len(), Phase::WeightsLoad));
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// A title that is the training's noun and the failure alone (`Training OOM`, `finetuning -
 /// Out of Memory Error`): the training named with no set-up (AUDIT.md, session 15, rule 2b).
 /// An issue's title as a markdown heading may also name what was trained (`# Training Hindi
@@ -1100,6 +1190,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(training_titled(lower));
     out.extend(conversion_named(lower));
     out.extend(named_model_load(lower));
+    out.extend(named_model_load_english(lower));
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
     out.extend(cjk_startup_hits(lower));
