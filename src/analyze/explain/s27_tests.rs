@@ -294,3 +294,30 @@ fn the_reporter_trying_to_load_a_named_model_is_the_weights_load() {
     let text = format!("When I try to load the dataset it crashes.\n\n{NEW_OOM}\n");
     assert_ne!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
 }
+
+#[test]
+fn vllms_kernel_warm_up_and_megatrons_module_build_name_their_stages() {
+    let text = format!(
+        "(EngineCore_0 pid=1)   File \"/usr/local/lib/python3.12/dist-packages/vllm/\
+         model_executor/warmup/deep_gemm_warmup.py\", line 84, in _warmup\n\
+         (EngineCore_0 pid=1)     out = fn(a, b)\n(EngineCore_0 pid=1) {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Profiling);
+    let text = format!(
+        "[rank97]:   File \"/usr/local/lib/python3.12/site-packages/megatron/core/transformer/\
+         spec_utils.py\", line 119, in build_module\n[rank97]:     return module(*args, **kwargs)\n\
+         [rank97]:   File \"/usr/local/lib/python3.12/site-packages/transformer_engine/pytorch/\
+         module/grouped_linear.py\", line 696, in __init__\n[rank97]:     torch.empty(\n\
+         [rank97]: {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+}
+
+#[test]
+fn an_oom_denied_in_a_comparison_is_no_failure() {
+    let text = "For comparison, LLama3.3 70B climbs to 750 GB during checkpointing and \
+                successfully checkpoints without OOMing.\n";
+    assert!(explain_text(text).ooms.is_empty());
+    let text = "The run OOMs at step 100 on the GPU.\n";
+    assert!(!explain_text(text).ooms.is_empty());
+}

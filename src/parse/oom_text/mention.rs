@@ -544,6 +544,19 @@ fn oom_word(text: &str) -> Option<usize> {
     if guess {
         return None;
     }
+    // A negation just before (`successfully checkpoints without OOMing`, `it never OOMs`,
+    // `does not OOM`): no failure.
+    let negated = last_words(&text[..at].to_ascii_lowercase(), 2)
+        .iter()
+        .any(|word| {
+            matches!(
+                *word,
+                "without" | "never" | "not" | "no" | "avoid" | "prevent" | "doesn't" | "didn't"
+            )
+        });
+    if negated {
+        return None;
+    }
     // The host's words count in the sentence that says `OOM` (`The script works on a large-RAM
     // CPU. However, on GPU (V100 16GB) I got an OOM error`: the CPU ran it fine).
     let hosted = without_offload(sentence_around(text, at));

@@ -21,6 +21,11 @@ pub(super) const QUALIFIED_VLLM_SGLANG_LMDEPLOY: &[FrameRule] = &[
     // fails) to warm the pipeline up before it serves. ---
     r("_dummy_run", "vllm_omni/diffusion/", P, Stage, "vllm"),
     r("sample_tokens", "vllm/", I, Serve, "vllm"),
+    // --- vLLM V1 0.10+ `vllm/model_executor/warmup/` (`kernel_warmup` → `deep_gemm_warmup`,
+    // `flashinfer_autotune`): the worker's `compile_or_warm_up_model` runs the kernels on dummy
+    // inputs at start-up, before any request: a warm-up, read as profiling as the sampler's
+    // warm-up is. ---
+    r("", "vllm/model_executor/warmup/", P, Stage, "vllm"),
     // --- vLLM V0 0.4–0.10 sampler (`model_executor/layers/sampler.py` `Sampler.forward` →
     // `_init_sampling_tensors` → `model_executor/sampling_metadata.py`
     // `SamplingTensors.from_sampling_metadata` → `from_lists`): the tokens of a step are

@@ -149,6 +149,16 @@ pub(super) const QUALIFIED_MEGATRON_TO_MMENGINE: &[FrameRule] = &[
         "megatron",
     ),
     r("load_checkpoint", "megatron/", W, Stage, "megatron"),
+    // `megatron/core/transformer/spec_utils.py` `build_module` (core 0.4+): each module of the
+    // model built from its spec, its parameters made on the device (`torch.empty` in the
+    // layers' `__init__`, Transformer Engine's too): the weights created, as a load is.
+    r(
+        "build_module",
+        "megatron/core/transformer/spec_utils.py",
+        W,
+        Stage,
+        "megatron",
+    ),
     r(
         "evaluate_and_print_results",
         "megatron/",
