@@ -321,3 +321,11 @@ fn an_oom_denied_in_a_comparison_is_no_failure() {
     let text = "The run OOMs at step 100 on the GPU.\n";
     assert!(!explain_text(text).ooms.is_empty());
 }
+
+#[test]
+fn a_warm_up_named_as_what_ran_out_is_profiling() {
+    let text = format!(
+        "# [Bug]: Qwen3-Coder-480B-FP8 running on 8*H20, deepgemm warmup OOM\n\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Profiling);
+}

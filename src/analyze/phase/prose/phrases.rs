@@ -185,6 +185,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("during warm-up", Phase::Profiling),
     ("during the warm-up", Phase::Profiling),
     ("during model warmup", Phase::Profiling),
+    // The warm-up named as what ran out (`deepgemm warmup OOM`, `warmup out of memory`).
+    ("warmup oom", Phase::Profiling),
+    ("warm-up oom", Phase::Profiling),
+    ("warmup out of memory", Phase::Profiling),
+    ("warmup cuda out of memory", Phase::Profiling),
     // A training's course named by how far it had got without a count (`OOM part way through
     // epoch`, `halfway through training`) or by its iterations going on (`CUDA out of memory
     // with training iterations`, `memory grows as training progresses`) (AUDIT.md, session 15,
