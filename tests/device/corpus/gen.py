@@ -22490,6 +22490,947 @@ if __name__ == "__main__":
 ''')
 
 
+# --------------------------------------------------------------------------- session 27 c (blind,
+# helper H27G3): the same kinds of failure reported in different ways: a loader that re-raises
+# `RuntimeError(...) from e`, a multiprocessing.Pool worker's error re-raised in the parent, an
+# IPython cell, a rich traceback, logging.exception with a formatter that prefixes every line, a
+# warnings-heavy log, a torch.distributed.elastic launcher of the user's own, a click CLI that
+# prints only `Error: <message>`, an OOM retried with half the batch in its except block, a
+# benchmark table with OOM rows; look-alikes: a device-side assert (added tokens, no resize), a
+# MemoryError under RLIMIT_AS, a gloo timeout while rank 0 evaluates
+
+
+def _run_user_command(name, source, args):
+    """run_user_script, with command-line arguments: `python3 <name>.py ARGS...`."""
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, f"{name}.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(WORK)
+    os.execv(sys.executable, [sys.executable, f"{name}.py"] + list(args))
+
+
+def s27c_hf_load_reraise_from():
+    # run.sh's holder leaves 1 GiB (about half of it goes to this process's CUDA context). A
+    # prompt-scoring job loads its model through a small registry helper that wraps any loading
+    # error as `raise RuntimeError(f"failed to load model ...") from e`: from_pretrained(...,
+    # device_map="cuda") of the 1 GiB bf16 checkpoint runs out, and Python prints the OOM's
+    # traceback, "The above exception was the direct cause of the following exception:", then the
+    # RuntimeError's, whose message names no memory. On the H200 (session 27 c) it ran out in
+    # transformers' caching_allocator_warmup (1.01 GiB).
+    run_user_script("score_prompts", r'''import json
+import sys
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+REGISTRY = {
+    "llama-550m-sft": {"path": "@CKPT@", "dtype": "bfloat16", "revision": "sft-2026-02-03"},
+    "llama-550m-base": {"path": "@CKPT@", "dtype": "bfloat16", "revision": "base"},
+}
+
+
+def load_model(name, device="cuda"):
+    spec = REGISTRY[name]
+    t0 = time.time()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(spec["path"], dtype=getattr(torch, spec["dtype"]),
+                                                     device_map=device)
+    except Exception as e:
+        raise RuntimeError(f"failed to load model {name!r} (revision {spec['revision']}) on {device}") from e
+    print(f"[score] loaded {name} in {time.time() - t0:.1f}s", flush=True)
+    return model.eval()
+
+
+@torch.no_grad()
+def score(model, batch):
+    ids = torch.tensor(batch, device=model.device)
+    logits = model(input_ids=ids).logits[:, :-1].float()
+    return logits.log_softmax(-1).gather(-1, ids[:, 1:, None]).squeeze(-1).sum(-1).tolist()
+
+
+def main():
+    print(f"[score] torch {torch.__version__} on {torch.cuda.get_device_name(0)}", flush=True)
+    g = torch.Generator().manual_seed(0)
+    prompts = torch.randint(3, 32000, (256, 128), generator=g).tolist()
+    model = load_model("llama-550m-sft")
+    scores = []
+    for i in range(0, len(prompts), 32):
+        scores += score(model, prompts[i:i + 32])
+    with open("scores.json", "w") as fh:
+        json.dump(scores, fh)
+    print(f"[score] wrote {len(scores)} scores")
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s27c_hf_generate_pool_worker():
+    # run.sh's holder leaves 5 GiB. A batch-generation driver runs generate() in a one-process
+    # multiprocessing.Pool (spawn; the model is loaded by the pool's initializer) so that the
+    # parent never touches CUDA; two small jobs work, the "long-reports" job (48 prompts of ~3000
+    # tokens x 4 samples each) runs out in the worker, and pool.imap re-raises it in the parent:
+    # the worker's traceback as a multiprocessing.pool.RemoteTraceback, "The above exception was
+    # the direct cause of the following exception:", then the parent's. On the H200 (session 27 c)
+    # the prefill ran out in the rotary embedding (282 MiB).
+    run_user_script("batch_generate", _WORD_TOKENIZER + r'''
+import json
+import multiprocessing as mp
+import os
+import random
+import time
+
+import torch
+
+MODEL = "@CKPT@"
+_model = _tok = None
+
+
+def init_worker(model_path):
+    global _model, _tok
+    from transformers import AutoModelForCausalLM
+
+    torch.cuda.set_device(0)
+    _tok = word_tokenizer()
+    _tok.padding_side = "left"
+    _model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.bfloat16, device_map="cuda").eval()
+    print(f"[worker {os.getpid()}] model ready on {_model.device}", flush=True)
+
+
+def generate_job(job):
+    name, prompts, params = job
+    t0 = time.time()
+    enc = _tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to("cuda")
+    with torch.inference_mode():
+        out = _model.generate(**enc, do_sample=True, temperature=0.8, top_p=0.95,
+                              pad_token_id=_tok.pad_token_id, eos_token_id=_tok.eos_token_id, **params)
+    texts = _tok.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+    with open(f"out/{name}.jsonl", "w") as fh:
+        for t in texts:
+            fh.write(json.dumps({"text": t}) + "\n")
+    return name, len(texts), time.time() - t0
+
+
+def make_jobs():
+    rnd = random.Random(3)
+
+    def prompts(n, words):
+        return [" ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(words)) for _ in range(n)]
+
+    return [
+        ("faq-answers", prompts(8, 64), {"max_new_tokens": 32}),
+        ("product-descriptions", prompts(16, 200), {"max_new_tokens": 64}),
+        ("long-reports", prompts(48, 3000), {"max_new_tokens": 256, "num_return_sequences": 4}),
+        ("titles", prompts(64, 40), {"max_new_tokens": 16}),
+    ]
+
+
+def main():
+    os.makedirs("out", exist_ok=True)
+    jobs = make_jobs()
+    print(f"[main] {len(jobs)} jobs, {sum(len(j[1]) for j in jobs)} prompts; starting 1 GPU worker", flush=True)
+    t0 = time.time()
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(processes=1, initializer=init_worker, initargs=(MODEL,)) as pool:
+        for name, n, secs in pool.imap(generate_job, jobs):
+            print(f"[main] {name}: {n} completions in {secs:.1f}s", flush=True)
+    print(f"[main] all jobs done in {time.time() - t0:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s27c_peft_ipython_lora_step():
+    # run.sh's holder leaves 8 GiB. A notebook session replayed through IPython's InteractiveShell
+    # (no colours): cell 1 loads the checkpoint and wraps it with a LoRA adapter (all linear
+    # layers, r=64), cell 2 builds one batch of 16 x 2048 tokens, cell 3 runs the first training
+    # step, whose forward/backward runs out: IPython's "Cell In[3], line 2" traceback. IPython is
+    # not in the device image: run.sh puts OOMDOC_CORPUS_IPYTHON_SITE (carried wheels unpacked
+    # there) on PYTHONPATH when set; without IPython it prints NO-ERROR and exits 3. On the H200
+    # (session 27 c, IPython 9.18.1 carried) the forward ran out in a LoRA dropout (704 MiB).
+    run_user_script("notebook_lora", '''import os
+import sys
+
+os.environ.setdefault("IPYTHONDIR", os.path.join(os.getcwd(), ".ipython"))
+try:
+    from IPython.core.interactiveshell import InteractiveShell
+except ImportError:
+    print("NO-ERROR: IPython is not installed: s27c_peft_ipython_lora_step cannot run",
+          file=sys.stderr)
+    sys.exit(3)
+
+CELLS = [
+    """import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+base = AutoModelForCausalLM.from_pretrained("@CKPT@", dtype=torch.bfloat16, device_map="cuda")
+config = LoraConfig(r=64, lora_alpha=128, lora_dropout=0.05, target_modules="all-linear", task_type="CAUSAL_LM")
+model = get_peft_model(base, config)
+model.print_trainable_parameters()""",
+    """opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+g = torch.Generator().manual_seed(0)
+input_ids = torch.randint(3, 32000, (16, 2048), generator=g)
+batch = {"input_ids": input_ids.cuda(), "labels": input_ids.clone().cuda()}
+{k: tuple(v.shape) for k, v in batch.items()}""",
+    """model.train()
+out = model(**batch)
+out.loss.backward()
+opt.step()
+opt.zero_grad()
+print(f"step 1 loss {out.loss.item():.4f}")""",
+]
+shell = InteractiveShell.instance()
+for colors in ("NoColor", "nocolor"):
+    try:
+        shell.colors = colors
+        break
+    except Exception:
+        pass
+for cell in CELLS:
+    result = shell.run_cell(cell, store_history=True)
+    if not result.success:
+        sys.exit(1)
+'''.replace("@CKPT@", CKPT))
+
+
+def s27c_compile_warmup_rich():
+    # run.sh's holder leaves 6 GiB. An embedding service compiles its 4-layer fp16 encoder with
+    # torch.compile(dynamic=True) and warms it up bucket by bucket before accepting requests,
+    # logging through rich's Console and with rich's traceback handler installed (plain prints and
+    # Python's own traceback where rich is missing); the largest bucket (512 x 2048 tokens) runs
+    # out inside the compiled graph (on the H200, session 27 c: in the Inductor module's call,
+    # 6 GiB, after a 12 s first compile).
+    run_user_script("embed_service", r'''import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+try:
+    from rich.console import Console
+    from rich.traceback import install as install_rich_traceback
+except ImportError:
+    Console = None
+
+if Console is not None:
+    install_rich_traceback(show_locals=False)
+    _console = Console(stderr=True)
+
+    def log(msg):
+        _console.log(msg)
+else:
+    def log(msg):
+        print(time.strftime("[%H:%M:%S]"), msg, file=sys.stderr, flush=True)
+
+VOCAB, D, HEADS, FFN, LAYERS, OUT = 50000, 1024, 16, 4096, 4, 768
+BUCKETS = [(4, 64), (16, 256), (64, 512), (128, 1024), (512, 2048)]
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.qkv, self.proj = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.up, self.down = nn.Linear(D, FFN), nn.Linear(FFN, D)
+
+    def forward(self, x):
+        B, L, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(B, L, 3, HEADS, D // HEADS).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v)
+        x = x + self.proj(a.transpose(1, 2).reshape(B, L, D))
+        return x + self.down(F.gelu(self.up(self.ln2(x))))
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, D)
+        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
+        self.ln = nn.LayerNorm(D)
+        self.head = nn.Linear(D, OUT)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for b in self.blocks:
+            x = b(x)
+        return F.normalize(self.head(self.ln(x).mean(1)), dim=-1)
+
+
+def main():
+    log(f"embed-service starting: torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
+    model = Encoder().cuda().half().eval()
+    log(f"encoder: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params, fp16; compiling (dynamic=True)")
+    model = torch.compile(model, dynamic=True)
+    with torch.inference_mode():
+        for bs, seq in BUCKETS:
+            t0 = time.time()
+            ids = torch.randint(0, VOCAB, (bs, seq), device="cuda")
+            model(ids)
+            torch.cuda.synchronize()
+            log(f"warm-up bucket batch={bs} seq={seq}: {time.time() - t0:.2f}s, "
+                f"peak {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+    log("ready: listening on 0.0.0.0:8080")
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27c_hf_eval_logging_prefixed_tb():
+    # run.sh's holder leaves 4 GiB. A perplexity harness over three validation splits logs
+    # through a formatter that repeats the record's header (time, level, logger, pid) on every
+    # line, the traceback's lines included, so a log shipper keeps them together; the first two
+    # splits work, the long-document split (8 x 4096 tokens) runs out (planned: on the float32
+    # logits; on the H200, session 27 c: earlier, in an MLP's SiLU, 352 MiB), and the handler's
+    # log.exception() prints the prefixed traceback; exits 1.
+    run_user_script("eval_ppl", r'''import json
+import logging
+import math
+import sys
+import time
+
+import torch
+from transformers import AutoModelForCausalLM
+
+
+class EveryLineFormatter(logging.Formatter):
+    """Repeat the header on every line so multi-line records (tracebacks) stay together."""
+
+    def format(self, record):
+        text = super().format(record)
+        head = (f"{self.formatTime(record, '%Y-%m-%dT%H:%M:%S')}.{int(record.msecs):03d} "
+                f"{record.levelname:<5} {record.name} [{record.process}]")
+        return "\n".join(f"{head} | {line}" for line in text.splitlines())
+
+
+handler = logging.StreamHandler(sys.stdout)
+handler.setFormatter(EveryLineFormatter("%(message)s"))
+log = logging.getLogger("evalharness")
+log.addHandler(handler)
+log.setLevel(logging.INFO)
+log.propagate = False
+
+MODEL = "@CKPT@"
+SPLITS = [("wiki-val", 64, 512, 8), ("code-val", 32, 1024, 4), ("longdoc-val", 32, 4096, 8)]
+
+
+@torch.no_grad()
+def perplexity(model, n, seq, bs):
+    nll = tokens = 0.0
+    for i in range(0, n, bs):
+        g = torch.Generator().manual_seed(i)
+        ids = torch.randint(3, 32000, (bs, seq), generator=g).cuda()
+        loss = model(input_ids=ids, labels=ids).loss
+        nll += loss.item() * bs * (seq - 1)
+        tokens += bs * (seq - 1)
+    return math.exp(nll / tokens)
+
+
+def main():
+    model = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.bfloat16, device_map="cuda").eval()
+    log.info("model %s loaded (%s, %.0fM params)", MODEL, model.dtype, model.num_parameters() / 1e6)
+    results, failed = {}, []
+    for name, n, seq, bs in SPLITS:
+        t0 = time.time()
+        try:
+            ppl = perplexity(model, n, seq, bs)
+        except Exception:
+            log.exception("split %s failed (seq_len=%d, batch_size=%d)", name, seq, bs)
+            failed.append(name)
+            continue
+        results[name] = round(ppl, 2)
+        log.info("split %s: ppl=%.2f (%d x %d tokens, %.1fs)", name, ppl, n, seq, time.time() - t0)
+    log.info("summary: %s", json.dumps({"results": results, "failed": failed}))
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s27c_hf_full_ft_warnings():
+    # run.sh's holder leaves 10 GiB. A full fine-tune written against older APIs, so its log is
+    # mostly warnings before anything happens: torch_dtype, the old TF32 flags,
+    # torch.cuda.amp.GradScaler/autocast and torch.backends.cuda.sdp_kernel (FutureWarnings),
+    # a DataLoader with more workers than CPUs (UserWarning); fp32 master weights with bf16
+    # autocast at 8 x 2048 tokens then run out in the first step (on the H200, session 27 c: in
+    # the forward, an MLP up_proj, 176 MiB).
+    run_user_script("full_finetune", r'''import os
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+from transformers import AutoModelForCausalLM, get_cosine_schedule_with_warmup
+
+MODEL, BATCH, SEQ, LR, STEPS = "@CKPT@", 8, 2048, 1e-5, 5000
+torch.backends.cuda.matmul.allow_tf32 = True
+torch.backends.cudnn.allow_tf32 = True
+
+
+class Chunks(Dataset):
+    def __len__(self):
+        return 40000
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randint(3, 32000, (SEQ,), generator=g)
+
+
+def main():
+    model = AutoModelForCausalLM.from_pretrained(MODEL, torch_dtype=torch.float32).cuda()
+    model.config.use_cache = False
+    print(f"full fine-tune: {model.num_parameters() / 1e6:.0f}M params, fp32 master weights, "
+          f"bf16 autocast, batch {BATCH} x {SEQ}", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.1, betas=(0.9, 0.95))
+    sched = get_cosine_schedule_with_warmup(opt, 100, STEPS)
+    scaler = torch.cuda.amp.GradScaler()
+    loader = DataLoader(Chunks(), batch_size=BATCH, shuffle=True, num_workers=24, pin_memory=True,
+                        drop_last=True)
+    model.train()
+    t0 = time.time()
+    for step, ids in enumerate(loader, 1):
+        ids = ids.cuda(non_blocking=True)
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+            with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True):
+                loss = model(input_ids=ids, labels=ids).loss
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        if step % 10 == 0:
+            print(f"step {step}/{STEPS} loss {loss.item():.4f} lr {sched.get_last_lr()[0]:.2e} "
+                  f"{(time.time() - t0) / step:.2f}s/step", flush=True)
+        if step == STEPS:
+            break
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s27c_elastic_launcher_summary():
+    # A hyper-parameter sweep driven by the user's own launcher, which starts each trial through
+    # torch.distributed.launcher.api.elastic_launch (what torchrun uses; one worker, c10d
+    # rendezvous, max_restarts=0). The worker (@record) keeps a 128 GiB replay buffer on the card
+    # and trains a behaviour-cloning MLP; the first trial's batch (131072) runs out in the first
+    # step. The launcher logs the failure and lets ChildFailedError propagate: the worker's
+    # traceback, elastic's logs, then the launcher's traceback ending in the "Root Cause (first
+    # observed failure)" summary. On the H200 (session 27 c): 4 GiB in the first Linear.
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "train_trial.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import argparse
+import os
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.elastic.multiprocessing.errors import record
+
+
+@record
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--lr", type=float, required=True)
+    p.add_argument("--batch-size", type=int, required=True)
+    p.add_argument("--replay-gib", type=float, default=128)
+    p.add_argument("--steps", type=int, default=2000)
+    args = p.parse_args()
+    rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    replay = torch.empty(int(args.replay_gib * 2**30) // 2, dtype=torch.float16, device="cuda")
+    model = nn.Sequential(nn.Linear(1024, 8192), nn.GELU(), nn.Linear(8192, 8192), nn.GELU(),
+                          nn.Linear(8192, 18)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    print(f"[trial rank{rank}] lr={args.lr} batch={args.batch_size} replay buffer {args.replay_gib:.0f} GiB "
+          f"on cuda:{local_rank}", flush=True)
+    t0 = time.time()
+    for step in range(1, args.steps + 1):
+        idx = torch.randint(0, replay.numel() // 1024, (args.batch_size,), device="cuda")
+        obs = replay.view(-1, 1024)[idx].float()
+        target = torch.randint(0, 18, (args.batch_size,), device="cuda")
+        loss = F.cross_entropy(model(obs), target)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % 100 == 0:
+            print(f"[trial rank{rank}] step {step} loss {loss.item():.4f} ({time.time() - t0:.1f}s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
+''')
+    run_user_script("launch_sweep", r'''import logging
+import sys
+
+from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+log = logging.getLogger("launch_sweep")
+TRIALS = [{"lr": 3e-4, "batch_size": 131072}, {"lr": 1e-4, "batch_size": 65536}, {"lr": 3e-5, "batch_size": 32768}]
+
+
+def main():
+    for i, trial in enumerate(TRIALS):
+        config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=1, run_id=f"bc-sweep-t{i}",
+                              rdzv_backend="c10d", rdzv_endpoint=f"127.0.0.1:{29591 + i}",
+                              max_restarts=0, monitor_interval=0.5)
+        log.info("trial %d/%d: %s", i + 1, len(TRIALS), trial)
+        args = ["-u", "train_trial.py", "--lr", str(trial["lr"]), "--batch-size", str(trial["batch_size"])]
+        try:
+            elastic_launch(config, sys.executable)(*args)
+        except ChildFailedError:
+            log.error("trial %d failed; stopping the sweep (fail_fast=True)", i + 1)
+            raise
+        log.info("trial %d finished", i + 1)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27c_cli_error_only():
+    # run.sh's holder leaves 3 GiB. `python embedctl.py encode --input docs.jsonl ...`: a click
+    # CLI that turns every exception into click.ClickException, so the user sees only
+    # `Error: <message>` (the OOM's message) and exit status 1; the 6-layer encoder runs out on
+    # the first 512 x 512 batch (an argparse fallback prints the same where click is missing).
+    import json
+    import random
+
+    os.makedirs(WORK, exist_ok=True)
+    rnd = random.Random(17)
+    with open(os.path.join(WORK, "docs.jsonl"), "w") as fh:
+        for i in range(3000):
+            words = " ".join(f"w{rnd.randrange(3, 30000)}" for _ in range(rnd.randrange(200, 700)))
+            fh.write(json.dumps({"id": f"doc-{i:05d}", "text": words}) + "\n")
+    _run_user_command("embedctl", r'''import json
+import sys
+import zlib
+
+import torch
+import torch.nn as nn
+
+VOCAB, D = 30522, 768
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, D, padding_idx=0)
+        self.pos = nn.Embedding(512, D)
+        layer = nn.TransformerEncoderLayer(D, 12, 3072, batch_first=True, norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, 6, enable_nested_tensor=False)
+
+    def forward(self, ids):
+        pad = ids == 0
+        x = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+        h = self.enc(x, src_key_padding_mask=pad)
+        keep = (~pad).unsqueeze(-1).to(h.dtype)
+        return (h * keep).sum(1) / keep.sum(1).clamp(min=1)
+
+
+def tokenize(text, max_length):
+    ids = [zlib.crc32(w.encode()) % (VOCAB - 1) + 1 for w in text.split()][:max_length]
+    return ids + [0] * (max_length - len(ids))
+
+
+def run_encode(input_path, output, batch_size, max_length, device):
+    docs = [json.loads(line) for line in open(input_path)]
+    model = Encoder().to(device).eval()
+    out = []
+    with torch.inference_mode():
+        for i in range(0, len(docs), batch_size):
+            ids = torch.tensor([tokenize(d["text"], max_length) for d in docs[i:i + batch_size]], device=device)
+            out.append(model(ids).cpu())
+    torch.save({"ids": [d["id"] for d in docs], "emb": torch.cat(out)}, output)
+    return len(docs)
+
+
+try:
+    import click
+except ImportError:
+    click = None
+
+if click is not None:
+    @click.group()
+    def cli():
+        """embedctl: batch embedding tool."""
+
+    @cli.command()
+    @click.option("--input", "input_path", required=True, type=click.Path(exists=True))
+    @click.option("--output", required=True)
+    @click.option("--batch-size", default=512, show_default=True)
+    @click.option("--max-length", default=512, show_default=True)
+    @click.option("--device", default="cuda", show_default=True)
+    def encode(input_path, output, batch_size, max_length, device):
+        """Embed every document of a JSONL file."""
+        try:
+            n = run_encode(input_path, output, batch_size, max_length, device)
+        except Exception as e:
+            raise click.ClickException(str(e))
+        click.echo(f"wrote {n} embeddings to {output}")
+else:
+    import argparse
+
+    def cli():
+        p = argparse.ArgumentParser(prog="embedctl")
+        sub = p.add_subparsers(dest="cmd", required=True)
+        e = sub.add_parser("encode")
+        e.add_argument("--input", dest="input_path", required=True)
+        e.add_argument("--output", required=True)
+        e.add_argument("--batch-size", type=int, default=512)
+        e.add_argument("--max-length", type=int, default=512)
+        e.add_argument("--device", default="cuda")
+        a = p.parse_args()
+        try:
+            n = run_encode(a.input_path, a.output, a.batch_size, a.max_length, a.device)
+        except Exception as e:
+            print(f"Error: {e}", file=sys.stderr)
+            sys.exit(1)
+        print(f"wrote {n} embeddings to {a.output}")
+
+if __name__ == "__main__":
+    cli()
+''', ["encode", "--input", "docs.jsonl", "--output", "docs.emb.pt", "--batch-size", "512"])
+
+
+def s27c_retry_halved_batch_fails():
+    # run.sh's holder leaves 6 GiB. A depth-estimation batch job catches torch.OutOfMemoryError,
+    # prints a warning, empties the cache and retries with half the batch inside its except
+    # block; batch 8 of 1024 x 1024 images at 128 channels (4 GiB an activation) still does not
+    # fit, so Python prints both OOMs joined by "During handling of the above exception, another
+    # exception occurred:".
+    run_user_script("predict_depth", r'''import sys
+import time
+
+import torch
+import torch.nn as nn
+
+
+def conv(cin, cout, stride=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class DepthNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(conv(3, 128), conv(128, 128))
+        self.down = nn.Sequential(conv(128, 256, 2), conv(256, 256), conv(256, 512, 2), conv(512, 512))
+        self.up = nn.Sequential(nn.Upsample(scale_factor=4, mode="bilinear", align_corners=False), conv(512, 128))
+        self.head = nn.Conv2d(128, 1, 1)
+
+    def forward(self, x):
+        s = self.stem(x)
+        return self.head(self.up(self.down(s)) + s)
+
+
+def predict(model, images, batch_size):
+    out = []
+    for i in range(0, len(images), batch_size):
+        x = images[i:i + batch_size].cuda(non_blocking=True)
+        out.append(model(x).cpu())
+        print(f"  batch {i // batch_size + 1}: {len(x)} images", flush=True)
+    return torch.cat(out)
+
+
+def main():
+    model = DepthNet().cuda().eval()
+    images = torch.rand(32, 3, 1024, 1024)
+    batch_size = 16
+    print(f"predicting depth for {len(images)} frames at 1024x1024, batch size {batch_size}", flush=True)
+    t0 = time.time()
+    with torch.inference_mode():
+        try:
+            depth = predict(model, images, batch_size)
+        except torch.OutOfMemoryError:
+            print(f"WARNING: CUDA OOM at batch size {batch_size}; retrying with batch size {batch_size // 2}",
+                  file=sys.stderr, flush=True)
+            torch.cuda.empty_cache()
+            depth = predict(model, images, batch_size // 2)
+    torch.save(depth, "depth.pt")
+    print(f"done in {time.time() - t0:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27c_bench_attention_table():
+    # A benchmark harness times eager attention (float32 softmax) against SDPA, fp16, B=4 H=32
+    # D=128, at sequence lengths 1024-32768 on the empty card; eager runs out from 16384 on (its
+    # scores alone are 64 GiB in fp16, then 128 GiB in fp32). The harness prints a Markdown table
+    # with OOM in those cells, then a failures section with each error's message, and exits 1.
+    run_user_script("bench_attention", r'''import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+B, H, D = 4, 32, 128
+LENGTHS = [1024, 2048, 4096, 8192, 16384, 32768]
+DTYPE = torch.float16
+
+
+def eager(q, k, v):
+    s = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)
+    p = s.float().softmax(-1).to(q.dtype)
+    return p @ v
+
+
+def sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+IMPLS = {"eager": eager, "sdpa": sdpa}
+
+
+def bench(fn, L, warmup=2, iters=5):
+    q, k, v = (torch.randn(B, H, L, D, device="cuda", dtype=DTYPE) for _ in range(3))
+    torch.cuda.reset_peak_memory_stats()
+    for _ in range(warmup):
+        fn(q, k, v)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn(q, k, v)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / iters * 1e3, torch.cuda.max_memory_allocated() / 2**30
+
+
+def main():
+    print(f"# attention benchmark: torch {torch.__version__}, {torch.cuda.get_device_name(0)}, "
+          f"{str(DTYPE).split('.')[-1]}, B={B} H={H} D={D}\n")
+    print("| seq_len | " + " | ".join(f"{n} ms | {n} peak GiB" for n in IMPLS) + " |")
+    print("|---:|" + "---:|---:|" * len(IMPLS))
+    failures = []
+    for L in LENGTHS:
+        cells = []
+        for name, fn in IMPLS.items():
+            try:
+                ms, peak = bench(fn, L)
+                cells += [f"{ms:.2f}", f"{peak:.1f}"]
+            except torch.OutOfMemoryError as e:
+                cells += ["OOM", "-"]
+                failures.append((name, L, str(e)))
+            torch.cuda.empty_cache()
+        print(f"| {L} | " + " | ".join(cells) + " |", flush=True)
+    if failures:
+        print(f"\n{len(failures)} of {len(LENGTHS) * len(IMPLS)} configurations failed:", file=sys.stderr)
+        for name, L, msg in failures:
+            print(f"  {name} seq_len={L}: {msg}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s27c_hf_added_tokens_device_assert():
+    # Not an OOM: an SFT script adds ChatML tokens to the tokenizer (ids 32000 and 32001) and
+    # does not call model.resize_token_embeddings(), so the first batch's embedding lookup (and
+    # the loss's targets) index past the 32000-row table: CUDA's device-side assert, reported
+    # asynchronously, on the empty card.
+    run_user_script("sft_chatml", _WORD_TOKENIZER + r'''
+import random
+
+import torch
+from transformers import AutoModelForCausalLM
+
+MODEL, SEQ, BATCH = "@CKPT@", 512, 8
+
+
+def chat(rnd):
+    turns = []
+    for role in ("system", "user", "assistant", "user", "assistant"):
+        words = " ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(rnd.randrange(10, 60)))
+        turns.append(f"<|im_start|> w{rnd.randrange(3, 32000)} {words} <|im_end|>")
+    return " ".join(turns)
+
+
+def main():
+    tok = word_tokenizer()
+    added = tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    print(f"added {added} ChatML tokens")
+    model = AutoModelForCausalLM.from_pretrained(MODEL, dtype=torch.bfloat16, device_map="cuda")
+    # model.resize_token_embeddings(len(tok))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    rnd = random.Random(0)
+    model.train()
+    for step in range(1, 101):
+        enc = tok([chat(rnd) for _ in range(BATCH)], padding="max_length", truncation=True, max_length=SEQ,
+                  return_tensors="pt").to("cuda")
+        labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
+        loss = model(**enc, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        print(f"step {step} loss {loss.item():.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s27c_host_rlimit_as_memoryerror():
+    # Not a GPU OOM: a preprocessing pipeline runs each stage as a subprocess with an
+    # address-space cap (resource.setrlimit(RLIMIT_AS), as `ulimit -v` in a job script would);
+    # the co-occurrence stage allocates a 120000 x 120000 float32 matrix (53.6 GiB) under its
+    # 24 GiB cap: numpy's MemoryError ("Unable to allocate"), and the driver reports the stage's
+    # exit status, on a machine with far more free memory than that.
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "build_vocab.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import json
+import random
+
+rnd = random.Random(0)
+vocab = {f"w{i}": rnd.randrange(5, 100000) for i in range(120000)}
+with open("vocab.json", "w") as fh:
+    json.dump(vocab, fh)
+print(f"vocab: {len(vocab)} words (min_count=5) -> vocab.json")
+''')
+    with open(os.path.join(WORK, "build_cooc.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import argparse
+import json
+
+import numpy as np
+
+p = argparse.ArgumentParser()
+p.add_argument("--vocab", required=True)
+p.add_argument("--window", type=int, default=5)
+args = p.parse_args()
+with open(args.vocab) as fh:
+    vocab = json.load(fh)
+V = len(vocab)
+print(f"co-occurrence counts: {V} x {V} float32, window {args.window}", flush=True)
+counts = np.zeros((V, V), dtype=np.float32)
+rng = np.random.default_rng(0)
+for _ in range(100):
+    i, j = rng.integers(0, V, (2, 1_000_000))
+    np.add.at(counts, (i, j), 1.0 / args.window)
+np.save("cooc.npy", counts)
+''')
+    run_user_script("pipeline", r'''import resource
+import subprocess
+import sys
+import time
+
+STAGES = [
+    ("vocab", ["build_vocab.py"], 8),
+    ("cooc", ["build_cooc.py", "--vocab", "vocab.json", "--window", "5"], 24),
+    ("glove", ["train_glove.py", "--cooc", "cooc.npy", "--dim", "300"], 48),
+]
+
+
+def cap(gib):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+    return apply
+
+
+for name, argv, gib in STAGES:
+    print(f"[pipeline] stage {name}: {' '.join(argv)} (address space <= {gib} GiB)", flush=True)
+    t0 = time.time()
+    rc = subprocess.call([sys.executable] + argv, preexec_fn=cap(gib))
+    if rc != 0:
+        print(f"[pipeline] stage {name} failed with exit status {rc} after {time.time() - t0:.1f}s", flush=True)
+        sys.exit(rc)
+    print(f"[pipeline] stage {name} ok ({time.time() - t0:.1f}s)", flush=True)
+''')
+
+
+def s27c_gloo_ddp_timeout_rank0_eval():
+    # Not a memory failure: a two-process DDP run on one card over gloo (mp.spawn,
+    # init_process_group(timeout=15 s), set short while debugging hangs); rank 0 runs the
+    # validation pass after step 5 (its loader decodes slowly: a 50 ms sleep an item stands in
+    # for the decoding) while rank 1 goes on to step 6, whose gradient all-reduce waits on rank 0
+    # and times out in gloo; mp.spawn re-raises rank 1's error.
+    run_user_script("train_ddp_gloo", r'''import datetime
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset
+
+EVAL_EVERY = 5
+
+
+class ValImages(Dataset):
+    def __len__(self):
+        return 400
+
+    def __getitem__(self, i):
+        time.sleep(0.05)  # JPEG decode + resize
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(3 * 64 * 64, generator=g), i % 100
+
+
+def evaluate(model):
+    model.eval()
+    correct = total = 0
+    with torch.no_grad():
+        for x, y in DataLoader(ValImages(), batch_size=50):
+            pred = model(x.cuda()).argmax(-1).cpu()
+            correct += (pred == y).sum().item()
+            total += len(y)
+    model.train()
+    return correct / total
+
+
+def run(rank, world):
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29627")
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=15))
+    torch.cuda.set_device(0)
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3 * 64 * 64, 2048), nn.ReLU(), nn.Linear(2048, 100)).cuda()
+    model = DDP(net, device_ids=[0])
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    for step in range(1, 1001):
+        x = torch.randn(256, 3 * 64 * 64, device="cuda")
+        y = torch.randint(0, 100, (256,), device="cuda")
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(f"[rank {rank}] step {step} loss {loss.item():.4f}", flush=True)
+        if rank == 0 and step % EVAL_EVERY == 0:
+            print(f"[rank 0] evaluating after step {step}", flush=True)
+            print(f"[rank 0] val acc {evaluate(model.module):.4f}", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(run, args=(2,), nprocs=2)
+''')
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -22990,6 +23931,19 @@ SCENARIOS = {
     "s27b_gloo_allgather_uneven_shards": s27b_gloo_allgather_uneven_shards,
     "s27b_host_pool_broken_cgroup": s27b_host_pool_broken_cgroup,
     "s27b_tabular_gpu_one_hot": s27b_tabular_gpu_one_hot,
+    "s27c_hf_load_reraise_from": s27c_hf_load_reraise_from,
+    "s27c_hf_generate_pool_worker": s27c_hf_generate_pool_worker,
+    "s27c_peft_ipython_lora_step": s27c_peft_ipython_lora_step,
+    "s27c_compile_warmup_rich": s27c_compile_warmup_rich,
+    "s27c_hf_eval_logging_prefixed_tb": s27c_hf_eval_logging_prefixed_tb,
+    "s27c_hf_full_ft_warnings": s27c_hf_full_ft_warnings,
+    "s27c_elastic_launcher_summary": s27c_elastic_launcher_summary,
+    "s27c_cli_error_only": s27c_cli_error_only,
+    "s27c_retry_halved_batch_fails": s27c_retry_halved_batch_fails,
+    "s27c_bench_attention_table": s27c_bench_attention_table,
+    "s27c_hf_added_tokens_device_assert": s27c_hf_added_tokens_device_assert,
+    "s27c_host_rlimit_as_memoryerror": s27c_host_rlimit_as_memoryerror,
+    "s27c_gloo_ddp_timeout_rank0_eval": s27c_gloo_ddp_timeout_rank0_eval,
 }
 
 

@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_|s27c_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -132,7 +132,9 @@ run_one() {
     s26d_hf_trainer_predict_lm_logits|s26d_hf_beam8_batch_summaries|s26d_hf_resume_torch_load_cuda|\
     s27_tv_retinanet_dense_gt_train|s27_video_cv2_sliding_clips|s27_lightning_summary_example_input|\
     s27_joblib_loky_trials|s27b_peft_dpo_disable_adapter_ref|s27b_accelerate_clm_no_trainer_grouped|\
-    s27b_flax_lm_remat_off|s27b_tv_deeplab_multiscale_tta|s27b_gloo_allgather_uneven_shards)
+    s27b_flax_lm_remat_off|s27b_tv_deeplab_multiscale_tta|s27b_gloo_allgather_uneven_shards|\
+    s27c_hf_generate_pool_worker|s27c_peft_ipython_lora_step|s27c_compile_warmup_rich|\
+    s27c_hf_full_ft_warnings|s27c_elastic_launcher_summary|s27c_gloo_ddp_timeout_rank0_eval)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -864,4 +866,36 @@ run_one s27b_tv_deeplab_multiscale_tta "$OOM|CUDNN_STATUS" 12
 run_one s27b_gloo_allgather_uneven_shards "ProcessRaisedException|ProcessExitedException|[Gg]loo|preamble|[Tt]imed out|terminated" -
 run_one s27b_host_pool_broken_cgroup "BrokenProcessPool|terminated abruptly" -
 run_one s27b_tabular_gpu_one_hot "$OOM" -
+# session 27 c (blind, helper H27G3): the same failures reported in different ways. A
+# prompt-scoring job whose registry helper wraps from_pretrained's OOM (loading into a nearly full
+# card) as `raise RuntimeError(...) from e`, so both tracebacks print; a batch-generation driver
+# whose one-process multiprocessing.Pool (spawn) worker runs out in generate() and pool.imap
+# re-raises it in the parent under a RemoteTraceback; a notebook replayed through IPython's
+# InteractiveShell whose third cell (a LoRA training step) runs out ("Cell In[3]"; IPython is
+# carried as wheels: OOMDOC_CORPUS_IPYTHON_SITE, else a note); an embedding service logging
+# through rich with rich's traceback handler, whose torch.compile(dynamic=True) warm-up runs out
+# at its largest bucket; a perplexity harness whose logging formatter prefixes every line of the
+# traceback, running out on a long-document split; a full fine-tune on older APIs whose log is
+# mostly FutureWarning/UserWarning lines before the first step runs out; a sweep launcher of the
+# user's own over torch.distributed.launcher.api.elastic_launch, whose @record worker runs out and
+# whose ChildFailedError summary ends the text; a click CLI that prints only `Error: <message>`
+# and exits 1; a depth-estimation job that catches the OOM and retries with half the batch in its
+# except block, running out again ("During handling of the above exception"); a benchmark
+# harness's Markdown table with OOM cells and a failures section (most beside another job's
+# holder); and 3 look-alikes (an SFT run that adds ChatML tokens without resizing the
+# embeddings: device-side assert; a pipeline stage under RLIMIT_AS: numpy's MemoryError; a
+# two-rank gloo DDP run whose all-reduce times out while rank 0 evaluates)
+run_one s27c_hf_load_reraise_from "$OOM" 1
+run_one s27c_hf_generate_pool_worker "$OOM" 5
+run_one s27c_peft_ipython_lora_step "$OOM" 8 ${OOMDOC_CORPUS_IPYTHON_SITE:+PYTHONPATH=$OOMDOC_CORPUS_IPYTHON_SITE}
+run_one s27c_compile_warmup_rich "$OOM" 6
+run_one s27c_hf_eval_logging_prefixed_tb "$OOM" 4
+run_one s27c_hf_full_ft_warnings "$OOM" 10
+run_one s27c_elastic_launcher_summary "$OOM" -
+run_one s27c_cli_error_only "$OOM" 3
+run_one s27c_retry_halved_batch_fails "$OOM|CUDNN_STATUS" 6
+run_one s27c_bench_attention_table "$OOM" -
+run_one s27c_hf_added_tokens_device_assert "device-side assert" -
+run_one s27c_host_rlimit_as_memoryerror "MemoryError|Unable to allocate" -
+run_one s27c_gloo_ddp_timeout_rank0_eval "ProcessRaisedException|ProcessExitedException|[Gg]loo|[Tt]imed out|terminated" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
