@@ -243,6 +243,12 @@
 # the session's new stage-line, family and prose markers (main at aa6a1b38), RUNS=5, 1 GiB
 # varied, no BEFORE: grep 0.25 s (median 0.25 s), explain 0.42 s (0.42 s) / 0.63 s CPU, 31 MiB:
 # 1.68x grep; one core 0.64 s (2.56x). The markers cost nothing above the noise (1.63x before).
+# Twenty-seventh session (2026-12-04 17:29 UTC, same 2-core VM, load 1.7-1.8, RUNS=5, varied 1 GiB,
+# after the session's new line rules and markers: C++/Rust backtrace frames, a prefixed loss,
+# mmcv's bar, PhysX, a reporter's kill): grep 0.23 s wall, explain 0.38 s wall / 0.58 s CPU,
+# 31 MiB RSS: 1.65x (one core 0.58 s, 2.52x). The new rules' markers are a frame's crate prefix
+# (` tensorrt_llm::`, `: mistralrs_`, `: candle_`) rather than `::` or ` 0x`, which every Rust
+# log line and many C++ ones hold.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

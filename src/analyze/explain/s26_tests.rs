@@ -6,7 +6,8 @@ use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
 use crate::model::Bytes;
 
-const NEW_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 800.00 MiB. \
+pub(super) const NEW_OOM: &str =
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 800.00 MiB. \
      GPU 0 has a total capacity of 15.56 GiB of which 442.62 MiB is free. Including non-PyTorch \
      memory, this process has 15.12 GiB memory in use. Of the allocated memory 14.88 GiB is \
      allocated by PyTorch, and 38.19 MiB is reserved by PyTorch but unallocated.";

@@ -4,10 +4,7 @@
 use super::explain_text;
 use crate::model::explain::Phase;
 
-const NEW_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 800.00 MiB. \
-     GPU 0 has a total capacity of 15.56 GiB of which 442.62 MiB is free. Including non-PyTorch \
-     memory, this process has 15.12 GiB memory in use. Of the allocated memory 14.88 GiB is \
-     allocated by PyTorch, and 38.19 MiB is reserved by PyTorch but unallocated.";
+use super::s26_tests::NEW_OOM;
 
 #[test]
 fn a_programs_line_for_each_input_is_inference() {
