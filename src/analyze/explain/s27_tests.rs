@@ -326,3 +326,32 @@ fn a_warm_up_named_as_what_ran_out_is_profiling() {
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::Profiling);
 }
+
+#[test]
+fn a_loss_an_evaluation_reports_is_inference_and_a_listed_backward_makes_a_step() {
+    let text = format!(
+        "INFO evalharness | split code-val: ppl=47678.31 (32 x 1024 tokens, 0.2s)\n\
+         Traceback (most recent call last):\n  \
+         File \"/work/eval_ppl.py\", line 38, in perplexity\n    \
+         loss = model(input_ids=ids, labels=ids).loss\n  \
+         File \"/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 1779, in \
+         _wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+    // The same loss in a training loop: a step.
+    let text = text
+        .replace("in perplexity", "in run")
+        .replace("eval_ppl.py", "run.py")
+        .replace("ppl=47678.31", "done");
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+    // A forward whose listed code calls backward next.
+    let text = format!(
+        "      1 model.train()\n----> 2 out = model(**batch)\n      3 out.loss.backward()\n\
+         Traceback (most recent call last):\n  \
+         File \"/work/notebook_cell.py\", line 2, in <module>\n    \
+         out = model(**batch)\n  \
+         File \"/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 1779, in \
+         _wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+}

@@ -218,6 +218,7 @@ pub fn fill_from_statement(report: &mut PhaseReport, inputs: &InferenceInputs<'_
 fn fill(report: &mut PhaseReport, inference: Option<String>, inputs: &InferenceInputs<'_>) {
     let Some((phase, why)) = inference
         .map(|why| (Phase::Inference, why))
+        .or_else(|| statement::loss_for_evaluation(inputs).map(|why| (Phase::Inference, why)))
         .or_else(|| statement::loss_for_training(inputs).map(|why| (Phase::TrainingStep, why)))
     else {
         return;

@@ -838,31 +838,22 @@ pub(super) fn loss_for_training(inputs: &InferenceInputs<'_>) -> Option<String> 
                 )
             }
             None => {
-                training_entry(inputs.frames)?;
                 let (path, _) = runs_model(inputs.frames, at, code)?;
-                format!("runs the model `{path}` in a program named for training")
+                if training_entry(inputs.frames).is_some() {
+                    format!("runs the model `{path}` in a program named for training")
+                } else {
+                    let line = backward_listed(inputs)?;
+                    format!(
+                        "runs the model `{path}`, and the code listed with it calls `{}` (line \
+                         {})",
+                        clip(source_text(&line.text).trim()),
+                        line.line
+                    )
+                }
             }
         },
     };
-    if gradients_off(inputs, at).is_some() || evaluation_words(code) {
-        return None;
-    }
-    let evaluation_named = inputs.frames.iter().any(|frame| {
-        !is_library_file(&frame.file)
-            && (evaluation_words(&frame.function) || super::inference_script(&frame.file))
-    });
-    let evaluation_logged = inputs
-        .lines
-        .iter()
-        .filter(|line| line.line < inputs.failure_line)
-        .any(|line| {
-            words(&line.text)
-                .iter()
-                .any(|word| matches!(word.as_str(), "ppl" | "perplexity"))
-                || line.text.to_ascii_lowercase().contains("val_loss")
-                || line.text.to_ascii_lowercase().contains("eval_loss")
-        });
-    if evaluation_named || evaluation_logged {
+    if evaluation_shown(inputs, at, code).is_some() {
         return None;
     }
     Some(format!(
@@ -872,6 +863,74 @@ pub(super) fn loss_for_training(inputs: &InferenceInputs<'_>) -> Option<String> 
         super::super::short_path(&frame.file),
         clip(code),
     ))
+}
+
+/// What shows an evaluation around the caller's statement at frame `at`: gradients off, a word
+/// of evaluation in the statement, a caller's function or script named for it, or a perplexity
+/// or an evaluation's loss logged before the failure.
+fn evaluation_shown(inputs: &InferenceInputs<'_>, at: usize, code: &str) -> Option<String> {
+    if let Some(why) = gradients_off(inputs, at) {
+        return Some(why);
+    }
+    if evaluation_words(code) {
+        return Some(format!(
+            "the statement `{}` names an evaluation",
+            clip(code)
+        ));
+    }
+    if let Some(frame) = inputs.frames.iter().find(|frame| {
+        !is_library_file(&frame.file)
+            && (evaluation_words(&frame.function) || super::inference_script(&frame.file))
+    }) {
+        return Some(format!(
+            "your function `{}` ({}) is named for an evaluation",
+            frame.function,
+            super::super::short_path(&frame.file)
+        ));
+    }
+    inputs
+        .lines
+        .iter()
+        .filter(|line| line.line < inputs.failure_line)
+        .find(|line| {
+            words(&line.text)
+                .iter()
+                .any(|word| matches!(word.as_str(), "ppl" | "perplexity"))
+                || line.text.to_ascii_lowercase().contains("val_loss")
+                || line.text.to_ascii_lowercase().contains("eval_loss")
+        })
+        .map(|line| format!("line {} logs an evaluation's figure", line.line))
+}
+
+/// Reading 3: the caller's statement computes a loss while an evaluation is shown around it
+/// (`loss = model(input_ids=ids, labels=ids).loss` in a `@torch.no_grad()` `perplexity`, a
+/// split's `ppl` logged): the loss is the evaluation's figure, no step follows: inference.
+pub(super) fn loss_for_evaluation(inputs: &InferenceInputs<'_>) -> Option<String> {
+    let (at, frame, code) = failing_statement(inputs)?;
+    let what = loss_statement(code)?;
+    let evaluation = evaluation_shown(inputs, at, code)?;
+    Some(format!(
+        "line {}: your code ({}) `{}` {what}, and {evaluation}: the loss an evaluation \
+         reports, no training step: inference",
+        frame.line + 1,
+        super::super::short_path(&frame.file),
+        clip(code),
+    ))
+}
+
+/// A line of code listed before the failure that calls `backward` (an IPython cell's lines
+/// around the one that raised, `3 out.loss.backward()`; a script's source lines a rich
+/// traceback shows): the statement that failed runs the model for a training step.
+fn backward_listed<'a>(inputs: &'a InferenceInputs<'_>) -> Option<&'a ContextLine> {
+    inputs
+        .lines
+        .iter()
+        .filter(|line| line.line < inputs.failure_line)
+        .find(|line| {
+            let code = source_text(&line.text);
+            code.contains(".backward(") && !code.trim_start().starts_with('#')
+        })
+        .copied()
 }
 
 #[cfg(test)]

@@ -405,8 +405,10 @@ fn a_loss_statement_is_a_training_step() {
 }
 
 #[test]
-fn a_loss_in_an_evaluation_is_not_training() {
-    // A perplexity script, a no-grad block, an evaluation loop inside training.
+fn a_loss_in_an_evaluation_is_the_evaluations() {
+    // A perplexity script, a no-grad block, an evaluation loop inside training: the loss an
+    // evaluation reports (reading 3), never a training step.
+    let inference = |found: Option<(Phase, String)>| found.map(|(phase, _)| phase);
     let frames = script_frames(Some("loss = model(ids, labels=ids).loss"), true);
     assert_eq!(
         read(
@@ -416,8 +418,9 @@ fn a_loss_in_an_evaluation_is_not_training() {
                 OOM
             ],
             &frames
-        ),
-        None
+        )
+        .map(|(phase, _)| phase),
+        Some(Phase::Inference)
     );
     assert_eq!(
         read(
@@ -427,19 +430,20 @@ fn a_loss_in_an_evaluation_is_not_training() {
                 OOM
             ],
             &frames
-        ),
-        None
+        )
+        .map(|(phase, _)| phase),
+        Some(Phase::Inference)
     );
     let mut frames = script_frames(Some("loss = criterion(model(x), y)"), true);
     frames[1].function = "validate".to_string();
     assert_eq!(
-        read(&["Traceback (most recent call last):", OOM], &frames),
-        None
+        inference(read(&["Traceback (most recent call last):", OOM], &frames)),
+        Some(Phase::Inference)
     );
     let frames = script_frames(Some("val_loss = criterion(model(x_val), y_val)"), true);
     assert_eq!(
-        read(&["Traceback (most recent call last):", OOM], &frames),
-        None
+        inference(read(&["Traceback (most recent call last):", OOM], &frames)),
+        Some(Phase::Inference)
     );
     // A comparison, not an assignment.
     assert_eq!(loss_statement("if loss == best(x):"), None);
@@ -612,7 +616,7 @@ fn an_interactive_session_that_only_runs_a_model_is_inference() {
 }
 
 #[test]
-fn an_evaluation_loop_inside_training_is_neither_reading() {
+fn an_evaluation_loop_inside_training_reads_only_its_loss() {
     // `train` → `evaluate` → the failing statement, with the training's lines before it.
     let frames_for = |code: &str| {
         vec![
@@ -638,9 +642,11 @@ fn an_evaluation_loop_inside_training_is_neither_reading() {
         "Traceback (most recent call last):",
         OOM,
     ];
+    // Its loss is the evaluation's (reading 3); a prediction read off it, with the training's
+    // lines around, is neither reading.
     assert_eq!(
-        read(&lines, &frames_for("loss = criterion(model(x), y)")),
-        None
+        read(&lines, &frames_for("loss = criterion(model(x), y)")).map(|(phase, _)| phase),
+        Some(Phase::Inference)
     );
     assert_eq!(
         read(&lines, &frames_for("preds = model(x).argmax(1)")),
