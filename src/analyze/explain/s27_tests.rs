@@ -355,3 +355,40 @@ fn a_loss_an_evaluation_reports_is_inference_and_a_listed_backward_makes_a_step(
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
 }
+
+#[test]
+fn windows_commit_limit_is_the_hosts_memory() {
+    for text in [
+        "OSError: The paging file is too small for this operation to complete. (os error 1455)\n",
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. \
+         Error loading \"C:\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies.\n",
+        "OSError: [WinError 1455] 页面文件太小，无法完成操作。\n",
+    ] {
+        let report = explain_text(text);
+        assert!(!report.is_gpu_oom, "{text}");
+        assert_eq!(
+            report.ooms.first().map(|message| message.kind),
+            Some(crate::model::failure::OomKind::HostMemory),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_malloc_async_message_cut_at_its_device_hints_comfyui() {
+    let text = "!!! Exception during processing !!! Allocation on device \n\
+                Traceback (most recent call last):\n  \
+                File \"/x/site-packages/torch/nn/functional.py\", line 2, in linear\n    \
+                return torch._C._nn.linear(input, weight, bias)\n\
+                torch.OutOfMemoryError: Allocation on device \n";
+    assert_eq!(
+        explain_text(text).engine.name,
+        crate::model::failure::EngineName::Comfyui
+    );
+    let text = "torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out \
+                of memory)\n";
+    assert_ne!(
+        explain_text(text).engine.name,
+        crate::model::failure::EngineName::Comfyui
+    );
+}

@@ -44,12 +44,25 @@ fn tensorrt_out_of_memory_class_with_or_without_its_size() {
         completed_figures(&messages, 0).tried_to_allocate_bytes,
         Some(Bytes(24_793_579_520))
     );
-    // Other TensorRT error classes, and a tactic skipped for want of memory (the builder goes
-    // on with another), are not a GPU OOM.
+    // A tactic skipped for want of memory: the builder goes on with another, but a report
+    // that quotes it says the card had too little memory for the engine (every label of the
+    // corpus reads it so), with the request and what was free.
+    let tactic = one("WARNING: [TRT]: Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected for tactic 0x0000000000000004.");
+    assert_eq!(tactic.kind, OomKind::TensorrtAlloc);
+    assert_eq!(
+        tactic.figures.tried_to_allocate_bytes,
+        Some(Bytes(4_294_967_296))
+    );
+    let tactic = one(" Tactic Device request: 9000MB Available: 7982MB. Device memory is insufficient to use tactic.");
+    assert_eq!(
+        tactic.figures.tried_to_allocate_bytes,
+        Some(Bytes(9000 << 20))
+    );
+    assert_eq!(tactic.figures.free_bytes, Some(Bytes(7982 << 20)));
+    // Other TensorRT error classes are not a GPU OOM.
     for line in [
         "[TRT] [E] 1: [graphContext.h::~MyelinGraphContext::55] Error Code 1: Myelin (No Myelin Error exists)",
         "[TRT] [E] 4: [network.cpp::validate::3062] Error Code 4: Internal Error (Network has dynamic or shape inputs)",
-        "WARNING: [TRT]: Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected for tactic 0x0000000000000004.",
         "Error Code 2 is OutOfMemory in TensorRT's list of error classes",
     ] {
         assert!(gpu_kinds(line).is_empty(), "{line}");

@@ -197,6 +197,23 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::TensorRt), position));
         }
     }
+    // TensorRT 8.x's builder dropping a tactic for want of device memory (`Tactic Device
+    // request: 9000MB Available: 7982MB. Device memory is insufficient to use tactic.`,
+    // `Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected
+    // for tactic 0x…`): a warning, and the build goes on with other tactics, but a report that
+    // quotes it says the card had too little memory for the engine (every label of the corpus
+    // reads it so), with the request and what was free.
+    for needle in [
+        "Tactic Device request:",
+        "due to insufficient memory on requested size of",
+    ] {
+        if let Some(position) = find(text, needle) {
+            let begin = text[..position]
+                .rfind("Skipping tactic")
+                .unwrap_or(position);
+            return Some((Family::Framework(FrameworkKind::TensorRt), begin));
+        }
+    }
     // TensorRT's own error class `OutOfMemory` (`Error Code 2: OutOfMemory (…)` of
     // `virtualMemoryBuffer.cpp::resizePhysical`, `globWriter.cpp::makeResizableGpuMemory`,
     // `executionContext.cpp::initializeExecutionContext`, `myelinResourceManager.cpp::allocate`),
@@ -444,7 +461,25 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 regex!(r"(?:Requestedamountof(?:GPU)?memory\(|Requestedsizewas)(\d+)bytes"),
                 squeezed,
             )
+            .or_else(|| {
+                integer_of(
+                    regex!(r"insufficientmemoryonrequestedsizeof(\d+)"),
+                    squeezed,
+                )
+            })
             .map(Bytes);
+            // The tactic's request and what was free, in MB (binary, as TensorRT prints them).
+            if let Some(caps) =
+                regex!(r"TacticDevicerequest:(\d+)MBAvailable:(\d+)MB").captures(squeezed)
+            {
+                let mib = |at: usize| {
+                    caps.get(at)
+                        .and_then(|m| m.as_str().parse::<u64>().ok())
+                        .map(|mib| Bytes(mib << 20))
+                };
+                parsed.figures.tried_to_allocate_bytes = mib(1);
+                parsed.figures.free_bytes = mib(2);
+            }
             parsed
         }
         FrameworkKind::Paddle => parse_paddle(squeezed),

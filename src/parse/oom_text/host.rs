@@ -82,6 +82,24 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find_memory_error(text) {
         return Some((Family::Host(HostKind::MemoryError), position));
     }
+    // Windows refusing to commit more memory (`ERROR_COMMITMENT_LIMIT`, 1455: `The paging file
+    // is too small for this operation to complete. (os error 1455)` from Rust's safetensors,
+    // `OSError: [WinError 1455]` from Python loading torch's DLLs or mapping a checkpoint;
+    // `页面文件太小，无法完成操作` in a Chinese Windows): the host's memory and page file.
+    for needle in [
+        "paging file is too small",
+        "os error 1455",
+        "WinError 1455",
+        "页面文件太小",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            let begin = text[..position]
+                .rfind("OSError")
+                .or_else(|| text[..position].rfind("The paging"))
+                .unwrap_or(position);
+            return Some((Family::Host(HostKind::Errno), begin));
+        }
+    }
     // Rust's default allocation-error handler (`std::alloc::handle_alloc_error` →
     // `default_alloc_error_hook`, library/std/src/alloc.rs: `memory allocation of {} bytes
     // failed`, then the process aborts: SIGABRT, exit 134): a Rust program or extension (the

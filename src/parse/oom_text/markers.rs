@@ -201,6 +201,14 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Host memory (not GPU OOM).
         ("DefaultCPUAllocator", Message),
         ("Cannot allocate memory", Message),
+        // TensorRT's builder dropping a tactic for want of memory (frameworks.rs).
+        ("Tactic Device request:", Message),
+        ("insufficient memory on requested size of", Message),
+        // Windows' commit limit (host.rs).
+        ("paging file is too small", Message),
+        ("os error 1455", Message),
+        ("WinError 1455", Message),
+        ("页面文件太小", Message),
         ("requires more system memory", Message),
         // Ray's memory monitor (`raylet/node_manager.cc`, `ray.exceptions.OutOfMemoryError`).
         ("killed due to memory pressure", Message),

@@ -10,7 +10,7 @@
 //! Patterns run on squeezed text (no whitespace), so `20.00 MiB` reads `20.00MiB`.
 
 use super::{is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
-use crate::model::failure::{OomFigures, OomKind, OtherProcess};
+use crate::model::failure::{EngineName, OomFigures, OomKind, OtherProcess};
 use crate::model::gpu::CudaOrdinal;
 
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
@@ -377,6 +377,13 @@ fn parse_malloc_async(s: &str) -> Parsed {
         s,
     )
     .filter(|bytes| !is_not_available(*bytes));
+    // The message cut at its device byte with nothing after (`torch.OutOfMemoryError:
+    // Allocation on device `, see `start`): how ComfyUI shows it, which runs PyTorch on the
+    // cudaMallocAsync back end by default (`comfy/model_management.py`; its error report's
+    // `**Exception Message:** Allocation on device `). A weak hint: a named app decides first.
+    if !s.contains("wouldexceed") && !regex!(r"Allocationondevice\d").is_match(s) {
+        parsed.engine_hint = Some(EngineName::Comfyui);
+    }
     parsed
 }
 
