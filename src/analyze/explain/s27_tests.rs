@@ -392,3 +392,12 @@ fn the_malloc_async_message_cut_at_its_device_hints_comfyui() {
         crate::model::failure::EngineName::Comfyui
     );
 }
+
+#[test]
+fn the_models_preparation_is_its_load() {
+    let text = format!(
+        "The error occurs during the model preparation phase when attempting to allocate \
+         additional GPU memory.\n\n{NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+}

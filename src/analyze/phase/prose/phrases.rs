@@ -91,6 +91,10 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("model loading", Phase::WeightsLoad),
     ("weight loading", Phase::WeightsLoad),
     ("weights loading", Phase::WeightsLoad),
+    // The model prepared for its run (accelerate's `prepare` moves it onto the device;
+    // SimpleTuner's `model preparation phase`): its weights being put on the GPU.
+    ("model preparation", Phase::WeightsLoad),
+    ("preparing the model", Phase::WeightsLoad),
     ("加载模型", Phase::WeightsLoad),
     ("模型加载", Phase::WeightsLoad),
     ("読み込", Phase::WeightsLoad),
