@@ -401,3 +401,31 @@ fn the_models_preparation_is_its_load() {
     );
     assert_eq!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
 }
+
+#[test]
+fn openvinos_gpu_plugin_failures_are_the_devices_memory() {
+    let text = "[GPU] Exceeded max size of memory object allocation: requested 4831838208 bytes, \
+                but max alloc size supported by device is 1073741824 bytes.Please try to reduce \
+                the size of input or use CPU.\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    assert_eq!(
+        report
+            .ooms
+            .first()
+            .and_then(|m| m.figures.tried_to_allocate_bytes),
+        Some(crate::model::Bytes(4831838208))
+    );
+    let text = "\"Due to the driver bug any subsequent OpenCL API call will cause application \
+                hang, so GPU plugin can't finish correctly. Please try to update the driver or \
+                reduce memory consumption (use smaller batch size, less streams, lower precision, \
+                etc)to avoid CL_OUT_OF_RESOURCES exception\"\n";
+    assert!(explain_text(text).is_gpu_oom);
+}
+
+#[test]
+fn tokens_coming_out_name_the_generation() {
+    let text = "I get this error after the first token is emitted:\n\
+                CUDA error: an illegal memory access was encountered\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::Inference);
+}

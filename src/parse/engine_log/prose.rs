@@ -351,6 +351,8 @@ pub(super) const MARKERS: &[&str] = &[
     "uring prediction",
     "모델을 로",
     "로드 하는",
+    "fter the first token",
+    "fter the first few tokens",
     "odel preparation",
     "reparing the model",
     "로드하는",

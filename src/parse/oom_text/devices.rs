@@ -95,6 +95,21 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
         }
     }
+    // OpenVINO's GPU plugin (Intel GPUs through OpenCL): a buffer larger than one allocation
+    // may be (`[GPU] Exceeded max size of memory object allocation: requested N bytes, but max
+    // alloc size supported by device is M bytes`, `cldnn` `engine.cpp`), and its word for an
+    // OpenCL `CL_OUT_OF_RESOURCES` (`… reduce memory consumption (use smaller batch size, …) to
+    // avoid CL_OUT_OF_RESOURCES exception`, `ocl_stream.cpp`): the device's memory.
+    if let Some(position) = find(text, "Exceeded max size of memory object allocation") {
+        let begin = text[..position].rfind("[GPU]").unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
+    if let Some(position) = find(text, "to avoid CL_OUT_OF_RESOURCES") {
+        let begin = text[..position]
+            .rfind("Due to the driver bug")
+            .unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
     if let Some(position) = find(text, "Memory_Allocation_Failure") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
@@ -126,6 +141,12 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
         squeezed,
     )
     .or_else(|| integer_of(regex!(r"plusallocsize:(\d+)ismorethantotalmemsize"), squeezed))
+    .or_else(|| {
+        integer_of(
+            regex!(r"Exceededmaxsizeofmemoryobjectallocation:requested(\d+)bytes"),
+            squeezed,
+        )
+    })
     .map(Bytes);
     parsed.figures.total_capacity_bytes =
         integer_of(regex!(r"ismorethantotalmemsize:(\d+)"), squeezed).map(Bytes);

@@ -172,6 +172,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("_OUT_OF_HOST_MEMORY", Message),
         // DirectML's E_OUTOFMEMORY (`8007000E Not enough memory resources …`, devices.rs).
         ("enough memory resources", ReportOnly),
+        // OpenVINO's GPU plugin (devices.rs).
+        ("memory object allocation", Message),
+        ("CL_OUT_OF_RESOURCES", Message),
         // OpenCL's device allocation failure (devices.rs).
         ("OBJECT_ALLOCATION_FAILURE", ReportOnly),
         ("[metal::malloc]", Message),

@@ -103,6 +103,9 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("carregar o modelo", Phase::WeightsLoad),
     // Inference, generation, sampling (AUTOMATIC1111's "hires fix" is the upscaling pass of
     // an image generation).
+    // Tokens coming out of a generation (`I get this error after the first token is emitted`).
+    ("after the first token", Phase::Inference),
+    ("after the first few tokens", Phase::Inference),
     ("during decoding", Phase::Inference),
     ("while decoding", Phase::Inference),
     ("when upscaling", Phase::Inference),
