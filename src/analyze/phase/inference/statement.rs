@@ -779,18 +779,13 @@ fn loss_statement(code: &str) -> Option<&'static str> {
 
 /// A line before the failure that opens accelerate's gradient-accumulation context.
 fn accumulates<'a>(inputs: &'a InferenceInputs<'_>) -> Option<&'a ContextLine> {
-    inputs
-        .lines
-        .iter()
-        .filter(|line| line.line < inputs.failure_line)
-        .find(|line| {
-            let compact: String = source_text(&line.text)
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
-            compact.starts_with("with") && compact.contains(".accumulate(")
-        })
-        .copied()
+    line_before(inputs, |line| {
+        let compact: String = source_text(&line.text)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        compact.starts_with("with") && compact.contains(".accumulate(")
+    })
 }
 
 /// The program's entry script (the outermost frame outside any library, `<module>` or `main`)
@@ -888,18 +883,14 @@ fn evaluation_shown(inputs: &InferenceInputs<'_>, at: usize, code: &str) -> Opti
             super::super::short_path(&frame.file)
         ));
     }
-    inputs
-        .lines
-        .iter()
-        .filter(|line| line.line < inputs.failure_line)
-        .find(|line| {
-            words(&line.text)
-                .iter()
-                .any(|word| matches!(word.as_str(), "ppl" | "perplexity"))
-                || line.text.to_ascii_lowercase().contains("val_loss")
-                || line.text.to_ascii_lowercase().contains("eval_loss")
-        })
-        .map(|line| format!("line {} logs an evaluation's figure", line.line))
+    line_before(inputs, |line| {
+        words(&line.text)
+            .iter()
+            .any(|word| matches!(word.as_str(), "ppl" | "perplexity"))
+            || line.text.to_ascii_lowercase().contains("val_loss")
+            || line.text.to_ascii_lowercase().contains("eval_loss")
+    })
+    .map(|line| format!("line {} logs an evaluation's figure", line.line))
 }
 
 /// Reading 3: the caller's statement computes a loss while an evaluation is shown around it
@@ -922,14 +913,22 @@ pub(super) fn loss_for_evaluation(inputs: &InferenceInputs<'_>) -> Option<String
 /// around the one that raised, `3 out.loss.backward()`; a script's source lines a rich
 /// traceback shows): the statement that failed runs the model for a training step.
 fn backward_listed<'a>(inputs: &'a InferenceInputs<'_>) -> Option<&'a ContextLine> {
+    line_before(inputs, |line| {
+        let code = source_text(&line.text);
+        code.contains(".backward(") && !code.trim_start().starts_with('#')
+    })
+}
+
+/// The first line kept before the failure that `wanted` takes.
+fn line_before<'a>(
+    inputs: &'a InferenceInputs<'_>,
+    wanted: impl Fn(&ContextLine) -> bool,
+) -> Option<&'a ContextLine> {
     inputs
         .lines
         .iter()
         .filter(|line| line.line < inputs.failure_line)
-        .find(|line| {
-            let code = source_text(&line.text);
-            code.contains(".backward(") && !code.trim_start().starts_with('#')
-        })
+        .find(|line| wanted(line))
         .copied()
 }
 
