@@ -429,3 +429,16 @@ fn tokens_coming_out_name_the_generation() {
                 CUDA error: an illegal memory access was encountered\n";
     assert_eq!(explain_text(text).phase.failed_in, Phase::Inference);
 }
+
+#[test]
+fn deepspeeds_engine_set_up_is_start_up_and_a_predict_step_is_inference() {
+    let text = "[2023-05-01 10:00:00,000] [INFO] [utils.py:785:see_memory_usage] Before \
+                initializing optimizer states\n\
+                [2023-05-01 10:00:01,000] [INFO] [launch.py:318:sigkill_handler] Killing \
+                subprocess 4242\n\
+                subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py']' \
+                died with <Signals.SIGKILL: 9>.\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::Startup);
+    let text = format!("I am having some problems when doing predict step.\n\n{NEW_OOM}\n");
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}

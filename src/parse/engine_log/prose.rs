@@ -348,6 +348,8 @@ pub(super) const MARKERS: &[&str] = &[
     // Session 14 (`analyze::phase::prose`): a prediction pass,
     // Korean loading, apps run on media, a launch.
     "rediction st",
+    "redict step",
+    "oing predict",
     "uring prediction",
     "모델을 로",
     "로드 하는",

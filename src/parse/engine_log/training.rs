@@ -39,6 +39,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("training/", keras_training_node),
     rule("DeepSpeed info: version=", deepspeed),
     rule("[deepspeed]", deepspeed),
+    // DeepSpeed's engine set-up (`deepspeed.initialize` → `DeepSpeedEngine.__init__`): ZeRO's
+    // `Before initializing optimizer states` (`stage_1_and_2.py`), ZeRO-3's `Creating fp16
+    // partitions` / `DeepSpeedZeRoOffload initialize` (`stage3.py`, `parameter_offload.py`).
+    rule("initializing optimizer states", deepspeed_setup),
+    rule("fp16 partitions", deepspeed_setup),
+    rule("DeepSpeedZeRoOffload initialize", deepspeed_setup),
     // The DeepSpeed launcher's records (`deepspeed/launcher/launch.py`, format
     // `[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s]`): `[launch.py:315:
     // sigkill_handler] Killing subprocess …`, `[launch.py:138:main] WORLD INFO DICT`.
@@ -938,6 +944,20 @@ fn deepspeed(text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Deepspeed, Certainty::Strong);
     if let Some(version) = word_after(text, "DeepSpeed info: version=") {
         facts.engine_version = Some(version.to_string());
+    }
+}
+
+/// DeepSpeed's engine set-up lines (see the rules): the engine partitions the model and makes
+/// the optimizer's states before any step, start-up. `After initializing optimizer states`
+/// reports that part done.
+fn deepspeed_setup(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Deepspeed, Certainty::Weak);
+    if !has(text, "After initializing") {
+        facts.event(
+            EventKind::DeviceInit,
+            Phase::Startup,
+            EventFigures::default(),
+        );
     }
 }
 

@@ -446,6 +446,8 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     // A prediction pass (ColabFold's and AlphaFold's `predict` stage, Keras `model.predict`,
     // Lightning's `predict` loop) runs the model without a step.
     ("prediction step", Phase::Inference),
+    ("predict step", Phase::Inference),
+    ("doing predict", Phase::Inference),
     ("prediction stage", Phase::Inference),
     ("during prediction", Phase::Inference),
     // Korean: the model as the object of loading (`베이스 모델을 로딩하는 부분에서`, at the part
