@@ -442,3 +442,9 @@ fn deepspeeds_engine_set_up_is_start_up_and_a_predict_step_is_inference() {
     let text = format!("I am having some problems when doing predict step.\n\n{NEW_OOM}\n");
     assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
 }
+
+#[test]
+fn computing_vectors_in_chinese_is_inference() {
+    let text = format!("# 使用bge-m3计算向量时爆显存\n\n错误信息如下所示：\n{NEW_OOM}\n");
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}

@@ -183,6 +183,7 @@ pub(super) fn cjk_apply_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         "解码",
         "decode",
         "向量化",
+        "计算向量",
         "抠图",
         "上色",
         "处理",

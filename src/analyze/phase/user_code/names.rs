@@ -70,6 +70,9 @@ pub(in crate::analyze::phase) const INFERENCE_WORDS: &[&str] = &[
     // A language model's evaluation by its figure (`perplexity`, `compute_ppl`).
     "perplexity",
     "ppl",
+    // Speakers told apart in a recording (`process_diarization`, `diarize`).
+    "diarization",
+    "diarize",
 ];
 /// Words of start-up stages (`_capture_generation_cuda_graphs`, `warmup_generate`,
 /// `profile_run`, `compile_train_step`): a name with one of them says a start-up stage the
