@@ -249,6 +249,10 @@
 # 31 MiB RSS: 1.65x (one core 0.58 s, 2.52x). The new rules' markers are a frame's crate prefix
 # (` tensorrt_llm::`, `: mistralrs_`, `: candle_`) rather than `::` or ` 0x`, which every Rust
 # log line and many C++ ones hold.
+# Later the same session (18:06 UTC, load 2.4-3.0 from other jobs): 2.08-2.48x wall on two cores;
+# one core (taskset -c 0), 4 runs each alternated, the build of 17:29 (e9d0ce70) against the
+# session's last (its later markers: TensorRT tactics, Windows' commit limit, OpenVINO): 0.59-
+# 0.60 s against 0.60-0.61 s. The markers cost ~1 %; the two-core ratio moves with the load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
