@@ -448,3 +448,16 @@ fn computing_vectors_in_chinese_is_inference() {
     let text = format!("# 使用bge-m3计算向量时爆显存\n\n错误信息如下所示：\n{NEW_OOM}\n");
     assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
 }
+
+#[test]
+fn vllms_hardware_plug_ins_run_vllm() {
+    let text = "(Worker_TP0 pid=911501) ERROR 02-07 18:18:59 [v1/executor/multiproc_executor.py:824]   \
+                File \"/x/site-packages/vllm_ascend/worker/model_runner_v1.py\", line 2499, in \
+                _allocate_kv_cache_tensors\n\
+                RuntimeError: NPU out of memory. Tried to allocate 2.57 GiB (NPU 0; 60.96 GiB total \
+                capacity; 57.49 GiB already allocated; 1.96 GiB free)\n";
+    assert_eq!(
+        explain_text(text).engine.name,
+        crate::model::failure::EngineName::Vllm
+    );
+}

@@ -36,7 +36,11 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
     const TABLE: &[(&[&str], EngineName)] = &[
         (&["/aphrodite/"], EngineName::Aphrodite),
         (&["/ollama/"], EngineName::Ollama),
-        (&["/vllm/"], EngineName::Vllm),
+        // vLLM's hardware plug-ins (`vllm_ascend`, `vllm_gaudi`, `vllm_spyre`) run its engine.
+        (
+            &["/vllm/", "/vllm_ascend/", "/vllm_gaudi/", "/vllm_spyre/"],
+            EngineName::Vllm,
+        ),
         (&["/sglang/"], EngineName::Sglang),
         (&["text_generation_server"], EngineName::Tgi),
         (
