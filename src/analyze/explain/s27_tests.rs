@@ -461,3 +461,23 @@ fn vllms_hardware_plug_ins_run_vllm() {
         crate::model::failure::EngineName::Vllm
     );
 }
+
+#[test]
+fn mlxs_wrapped_metal_message_is_not_llama_cpps() {
+    let text = "libc++abi: terminating due to uncaught exception of type std::runtime_error:\n\
+                [METAL] Command buffer execution failed: Insufficient Memory\n\
+                (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    assert_ne!(
+        report.engine.name,
+        crate::model::failure::EngineName::Llamacpp
+    );
+    // ggml-metal's own line still is llama.cpp's.
+    let text = "ggml_metal_graph_compute: command buffer 0 failed with status 5\n\
+                error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n";
+    assert_eq!(
+        explain_text(text).engine.name,
+        crate::model::failure::EngineName::Llamacpp
+    );
+}

@@ -37,8 +37,10 @@ fn is_failure_line(text: &str) -> bool {
         || regex!(r"(?::\s*|allocating memory |allocation failed \(\s*)ErrorOutOfDeviceMemory")
             .is_match(text)
         // ggml-metal: "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
-        // after "command buffer N failed with status 5".
-        || regex!(r"[:(]kIOGPUCommandBufferCallbackErrorOutOfMemory").is_match(text)
+        // after "command buffer N failed with status 5"; not the code alone on a line of its own,
+        // the wrapped tail of MLX's `[METAL] Command buffer execution failed: Insufficient Memory`.
+        || (regex!(r"[:(]kIOGPUCommandBufferCallbackErrorOutOfMemory").is_match(text)
+            && !text.trim_start().starts_with('('))
         // ggml-metal's buffer (`ggml-metal.m` `ggml_backend_metal_buffer_type_alloc_buffer`,
         // newer `ggml-metal-device.m` `ggml_metal_buffer_init` / `ggml_metal_buffer_map`):
         // "%s: error: failed to allocate buffer, size = %8.2f MiB" when `newBufferWithLength`
