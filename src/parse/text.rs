@@ -22,6 +22,19 @@ pub fn after_char_at(text: &str, at: usize) -> usize {
     at + text[at..].chars().next().map_or(0, char::len_utf8)
 }
 
+/// Whether a (trimmed) line is a glog / absl line (`W1203 12:19:41.728928 3739
+/// bfc_allocator.cc:371] …`: a level letter, MMDD, a time): XLA's, TensorFlow's and other C++
+/// libraries' messages, not the program's own.
+pub fn is_glog_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() > 20
+        && matches!(bytes[0], b'I' | b'W' | b'E' | b'F')
+        && bytes[1..5].iter().all(u8::is_ascii_digit)
+        && bytes[5] == b' '
+        && bytes[6..8].iter().all(u8::is_ascii_digit)
+        && bytes[8] == b':'
+}
+
 /// The first position of `needle` in `hay`, as `memchr::memmem::find` gives it, for the line
 /// parsers' many one-off searches of one short line each. `memmem::find` builds a searcher
 /// per call (rare-byte tables, a Two-Way table) on a haystack of 64 bytes or more: about 850

@@ -852,14 +852,7 @@ fn is_library_noise(text: &str) -> bool {
         return stage_line_phase(trimmed).is_none();
     }
     // glog / absl: a level letter, MMDD, a time, a thread id, `file.cc:line]`.
-    let bytes = trimmed.as_bytes();
-    let glog = bytes.len() > 20
-        && matches!(bytes[0], b'I' | b'W' | b'E')
-        && bytes[1..5].iter().all(u8::is_ascii_digit)
-        && bytes[5] == b' '
-        && bytes[6..8].iter().all(u8::is_ascii_digit)
-        && bytes[8] == b':';
-    if glog {
+    if crate::parse::text::is_glog_line(trimmed) {
         return true;
     }
     let warning = trimmed.contains("Warning:")

@@ -812,16 +812,7 @@ fn program_line(text: &str) -> bool {
         && !trimmed.to_ascii_lowercase().contains("out of memory")
         && !trimmed.contains("Error")
         && !trimmed.contains("failed")
-        && !glog_line(trimmed)
-}
-
-/// Whether a line is a glog line (`W1203 12:19:41.728928 3739 bfc_allocator.cc:371] …`): XLA's,
-/// TensorFlow's and other C++ libraries' messages, not the program's own.
-fn glog_line(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.len() > 5
-        && matches!(bytes[0], b'I' | b'W' | b'E' | b'F')
-        && bytes[1..5].iter().all(u8::is_ascii_digit)
+        && !crate::parse::text::is_glog_line(trimmed)
 }
 
 /// Whether the engine only loads a model and then serves it: what fails after its start-up
