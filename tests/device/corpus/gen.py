@@ -23431,6 +23431,813 @@ if __name__ == "__main__":
 ''')
 
 
+# --------------------------------------------------------------------------- session 28 (helper H28G)
+# Report shapes: a JSON-lines service whose error record carries the traceback in one "exc_info"
+# string, an absl app whose input pipeline logs 70 glog-style lines after the program's own
+# lines, plain `epoch N` training (backward, then Adam's state init under gradient
+# accumulation), a tqdm embedding pass, reduce-overhead CUDA graphs per bucket, JAX under pytest
+# and on demand, `kubectl logs --timestamps` lines, a real REPL transcript, a typer CLI's rich
+# traceback panel, and 3 look-alikes (non-finite gradient norm, misaligned float4 loads in a CuPy
+# kernel, an sm_80-only cubin on the H200).
+
+
+def s28_hf_jsonlog_exc_info_reranker():
+    # run.sh's holder leaves 3 GiB. A reranking service replays its request log: it loads the
+    # checkpoint as LlamaForSequenceClassification (num_labels=1, the score head newly
+    # initialised), logs JSON lines through its own formatter, scores each request's (query,
+    # passage) pairs in one batch; the third request (200 passages x 1024 tokens) runs out and
+    # the handler's log.exception() puts the whole traceback into the record's "exc_info" string
+    # (newlines escaped as \n); the replay exits 1 at the end ("1 failed"). On the H200 (session 28)
+    # it ran out in an RMSNorm's float32 upcast (1.56 GiB), after transformers' load report.
+    run_user_script("rerank_service", _WORD_TOKENIZER + r'''
+import json
+import logging
+import random
+import sys
+import time
+
+import torch
+from transformers import AutoModelForSequenceClassification
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record):
+        out = {"ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+               "level": record.levelname.lower(), "logger": record.name, "msg": record.getMessage()}
+        for key in ("request_id", "n_pairs", "max_len", "latency_ms", "status"):
+            if hasattr(record, key):
+                out[key] = getattr(record, key)
+        if record.exc_info:
+            out["exc_info"] = self.formatException(record.exc_info)
+        return json.dumps(out)
+
+
+handler = logging.StreamHandler(sys.stdout)
+handler.setFormatter(JsonFormatter())
+logging.basicConfig(level=logging.INFO, handlers=[handler])
+log = logging.getLogger("reranker")
+
+MODEL = "@CKPT@"
+
+
+def make_requests():
+    rnd = random.Random(11)
+
+    def words(n):
+        return " ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(n))
+
+    reqs = []
+    for rid, (n, plen) in enumerate([(8, 120), (32, 300), (200, 1400), (16, 200)], 1):
+        reqs.append({"request_id": f"req-{rid:04d}", "query": words(12), "passages": [words(plen) for _ in range(n)]})
+    return reqs
+
+
+def main():
+    tok = word_tokenizer()
+    t0 = time.time()
+    model = AutoModelForSequenceClassification.from_pretrained(MODEL, num_labels=1, dtype=torch.bfloat16,
+                                                               device_map="cuda").eval()
+    log.info("model loaded", extra={"latency_ms": int((time.time() - t0) * 1000)})
+    failed = 0
+    for req in make_requests():
+        t0 = time.time()
+        try:
+            enc = tok([req["query"]] * len(req["passages"]), req["passages"], padding=True, truncation=True,
+                      max_length=1024, return_tensors="pt").to("cuda")
+            with torch.inference_mode():
+                scores = model(**enc).logits.squeeze(-1).float().tolist()
+            order = sorted(range(len(scores)), key=lambda i: -scores[i])
+            log.info("rerank ok", extra={"request_id": req["request_id"], "n_pairs": len(scores),
+                                         "max_len": enc["input_ids"].shape[1],
+                                         "latency_ms": int((time.time() - t0) * 1000), "status": 200})
+        except Exception:
+            failed += 1
+            log.exception("rerank failed", extra={"request_id": req["request_id"], "n_pairs": len(req["passages"]),
+                                                  "latency_ms": int((time.time() - t0) * 1000), "status": 500})
+    log.info(f"replay finished: {4 - failed} ok, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s28_absl_glog_prefetch_tail():
+    # run.sh's holder leaves 8 GiB. An absl app (flags, --logtostderr) prints its own config with
+    # print(), then its shard reader warms up a prefetch queue and logs one glog-style line per
+    # shard opened (72 lines of `I1204 ... shard_reader.py:NN] ...`, a few W lines for slow
+    # shards), so the program's own lines are far above the error; the first training step of a
+    # wide MLP (batch 65536) then runs out (on the H200, session 28: in the forward's second ReLU,
+    # 2 GiB).
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "shard_reader.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import random
+
+import torch
+from absl import logging
+
+
+class ShardReader:
+    def __init__(self, pattern, num_shards, prefetch):
+        self.pattern, self.num_shards, self.prefetch = pattern, num_shards, prefetch
+        self.rnd = random.Random(5)
+        self.queue = []
+
+    def warmup(self):
+        logging.info("Prefetching %d of %d shards matching %s", self.prefetch, self.num_shards, self.pattern)
+        for i in range(self.prefetch):
+            name = self.pattern.replace("*", f"{i:05d}-of-{self.num_shards:05d}")
+            records = self.rnd.randrange(8000, 8400)
+            logging.info("Opened shard %s: %d records, %.1f MiB", name, records, records * 0.0156)
+            if i % 17 == 11:
+                logging.warning("Shard %s: read took %.2fs (> 1.00s), consider raising --prefetch", name,
+                                1 + self.rnd.random())
+            self.queue.append(records)
+        logging.info("Prefetch queue ready: %d shards, %d records", len(self.queue), sum(self.queue))
+
+    def batches(self, batch_size, dim):
+        g = torch.Generator().manual_seed(0)
+        while True:
+            yield torch.randn(batch_size, dim, generator=g), torch.randint(0, 1000, (batch_size,), generator=g)
+''')
+    _run_user_command("train_ctr", r'''import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from absl import app, flags, logging
+
+from shard_reader import ShardReader
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("train_pattern", "/data/ctr/train-*.rec", "training shards")
+flags.DEFINE_integer("batch_size", 65536, "global batch size")
+flags.DEFINE_integer("hidden", 8192, "hidden width")
+flags.DEFINE_integer("prefetch", 72, "shards to prefetch before training")
+flags.DEFINE_integer("steps", 20000, "training steps")
+
+
+def main(argv):
+    del argv
+    print(f"train_ctr: batch_size={FLAGS.batch_size} hidden={FLAGS.hidden} steps={FLAGS.steps}")
+    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    dims = [1024] + [FLAGS.hidden] * 6
+    layers = []
+    for a, b in zip(dims[:-1], dims[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    model = nn.Sequential(*layers, nn.Linear(FLAGS.hidden, 1000)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    print(f"model: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params")
+    reader = ShardReader(FLAGS.train_pattern, 1024, FLAGS.prefetch)
+    reader.warmup()
+    t0 = time.time()
+    for step, (x, y) in enumerate(reader.batches(FLAGS.batch_size, 1024), 1):
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % 100 == 0:
+            logging.info("step %d loss %.4f (%.1f steps/s)", step, loss.item(), step / (time.time() - t0))
+        if step == FLAGS.steps:
+            break
+
+
+if __name__ == "__main__":
+    app.run(main)
+''', ["--logtostderr"])
+
+
+def s28_plain_epochs_curriculum_attention():
+    # run.sh's holder leaves 21 GiB. A small language model with hand-written attention (float32
+    # scores, masked in place, no activation checkpointing) trained with a sequence-length curriculum (512, 1024,
+    # 2048 by epoch); the script prints only `epoch N` and one summary line per epoch, no bar.
+    # Planned: epoch 3's forward fits (three 4 GiB attention-probability tensors saved), its
+    # backward's softmax gradient does not. On the H200 (session 28) it ran out earlier, in epoch
+    # 3's forward (the third block's softmax, 4 GiB, with 3.81 GiB reserved but unallocated).
+    run_user_script("train_curriculum", r'''import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VOCAB, D, HEADS, LAYERS, BATCH = 4000, 512, 32, 3, 8
+CURRICULUM = {1: 512, 2: 1024, 3: 2048, 4: 2048}
+STEPS_PER_EPOCH = 5
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.qkv, self.out = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.ff = nn.Sequential(nn.Linear(D, 4 * D), nn.GELU(), nn.Linear(4 * D, D))
+
+    def forward(self, x, mask):
+        B, L, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(B, L, 3, HEADS, D // HEADS).permute(2, 0, 3, 1, 4)
+        att = (q * (1.0 / math.sqrt(D // HEADS))) @ k.transpose(-2, -1)
+        att = att.masked_fill_(mask[:L, :L], float("-inf")).softmax(-1)
+        x = x + self.out((att @ v).transpose(1, 2).reshape(B, L, D))
+        return x + self.ff(self.ln2(x))
+
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, D)
+        self.pos = nn.Embedding(2048, D)
+        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
+        self.head = nn.Linear(D, VOCAB)
+        self.register_buffer("mask", torch.ones(2048, 2048, dtype=torch.bool).triu(1), persistent=False)
+
+    def forward(self, ids):
+        x = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+        for b in self.blocks:
+            x = b(x, self.mask)
+        return self.head(x)
+
+
+model = TinyLM().cuda()
+opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+for epoch, seq in CURRICULUM.items():
+    print(f"epoch {epoch}")
+    t0, total = time.time(), 0.0
+    for step in range(STEPS_PER_EPOCH):
+        ids = torch.randint(0, VOCAB, (BATCH, seq + 1), device="cuda")
+        logits = model(ids[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), ids[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    print(f"epoch {epoch} seq_len {seq} train_loss {total / STEPS_PER_EPOCH:.4f} ({time.time() - t0:.1f}s)")
+''')
+
+
+def s28_grad_accum_adam_state_init():
+    # run.sh's holder leaves 12 GiB. A 1.07B-parameter fp32 residual MLP (16 x 8192^2) trained
+    # with gradient accumulation (8 micro-batches a step), printing only `epoch N` and a line
+    # every 50 steps: weights (4 GiB) and gradients (4 GiB) fit, the first optimizer.step()'s
+    # AdamW state (exp_avg, exp_avg_sq: 8 GiB more) does not (on the H200, session 28: in
+    # _init_group's zeros_like, 256 MiB).
+    run_user_script("train_accum", r'''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+WIDTH, DEPTH, MICRO, ACCUM, EPOCHS, STEPS = 8192, 16, 256, 8, 10, 400
+
+
+class ResMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(WIDTH, WIDTH, bias=False) for _ in range(DEPTH))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = x + F.silu(layer(x)) * 0.1
+        return x
+
+
+model = ResMLP().cuda()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+for epoch in range(1, EPOCHS + 1):
+    print(f"epoch {epoch}")
+    for step in range(1, STEPS + 1):
+        for micro in range(ACCUM):
+            x = torch.randn(MICRO, WIDTH, device="cuda")
+            loss = F.mse_loss(model(x), x.roll(1, dims=-1)) / ACCUM
+            loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step % 50 == 0:
+            print(f"  step {step} loss {loss.item() * ACCUM:.5f}")
+''')
+
+
+def s28_hf_embed_tqdm_mean_pool():
+    # run.sh's holder leaves 4 GiB. A batch embedding job: AutoModel (the bare Llama) in bf16,
+    # mean pooling, 64 documents a batch with dynamic padding under a tqdm bar; most documents
+    # are 50-400 words, but batch 31 holds a 9000-word document (truncated at 4096 tokens), planned
+    # to run out mid-bar. On the H200 (session 28) the first batch already ran out (the bar at
+    # 0/60; an MLP's up-projection product, 274 MiB).
+    run_user_script("embed_docs", _WORD_TOKENIZER + r'''
+import random
+
+import torch
+from tqdm import tqdm
+from transformers import AutoModel
+
+MODEL, BATCH, MAX_LEN = "@CKPT@", 64, 4096
+
+
+def load_docs():
+    rnd = random.Random(2)
+    docs = []
+    for i in range(64 * 60):
+        n = 9000 if i == 64 * 30 + 17 else rnd.randrange(50, 400)
+        docs.append(" ".join(f"w{rnd.randrange(3, 32000)}" for _ in range(n)))
+    return docs
+
+
+def main():
+    tok = word_tokenizer()
+    model = AutoModel.from_pretrained(MODEL, dtype=torch.bfloat16).cuda().eval()
+    docs = load_docs()
+    print(f"embedding {len(docs)} documents with {MODEL} (batch {BATCH}, max_length {MAX_LEN})", flush=True)
+    out = []
+    with torch.inference_mode():
+        for i in tqdm(range(0, len(docs), BATCH), desc="embedding", unit="batch"):
+            enc = tok(docs[i:i + BATCH], padding=True, truncation=True, max_length=MAX_LEN,
+                      return_tensors="pt").to("cuda")
+            h = model(**enc).last_hidden_state
+            m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
+            out.append(((h * m).sum(1) / m.sum(1)).float().cpu())
+    emb = torch.cat(out)
+    torch.save(emb, "doc_embeddings.pt")
+    print(f"saved {tuple(emb.shape)} embeddings")
+
+
+if __name__ == "__main__":
+    main()
+'''.replace("@CKPT@", CKPT))
+
+
+def s28_compile_reduce_overhead_buckets():
+    # run.sh's holder leaves 6 GiB. A scoring server compiles its 4-layer fp16 transformer with
+    # torch.compile(mode="reduce-overhead") (CUDA graphs through cudagraph trees) and warms up
+    # batch buckets 1..256 at 1024 tokens, logging each bucket; a bucket past what the card has
+    # left (the 4 GiB MLP activation at 256) runs out while warming up / recording its graph. On
+    # the H200 (session 28) buckets 1-32 were ready and bucket 128 ran out in cudagraph trees'
+    # eager warm-up run of the Inductor code (2 GiB).
+    run_user_script("score_server", r'''import logging
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s [%(name)s] %(message)s")
+log = logging.getLogger("score_server")
+D, HEADS, FFN, LAYERS, SEQ = 2048, 16, 8192, 4, 1024
+BUCKETS = [1, 8, 32, 128, 256]
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.qkv, self.proj = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.up, self.down = nn.Linear(D, FFN), nn.Linear(FFN, D)
+
+    def forward(self, x):
+        B, L, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(B, L, 3, HEADS, D // HEADS).permute(2, 0, 3, 1, 4)
+        x = x + self.proj(F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, L, D))
+        return x + self.down(F.gelu(self.up(self.ln2(x))))
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Block() for _ in range(LAYERS)])
+        self.head = nn.Linear(D, 1)
+
+    def forward(self, x):
+        return self.head(self.blocks(x)[:, -1]).squeeze(-1)
+
+
+def main():
+    model = Scorer().cuda().half().eval()
+    log.info("scorer: %.0fM params fp16; torch.compile(mode='reduce-overhead')",
+             sum(p.numel() for p in model.parameters()) / 1e6)
+    compiled = torch.compile(model, mode="reduce-overhead")
+    with torch.inference_mode():
+        for bs in BUCKETS:
+            t0 = time.time()
+            x = torch.randn(bs, SEQ, D, device="cuda", dtype=torch.float16)
+            for _ in range(3):  # warm-up run, graph recording, replay
+                y = compiled(x)
+            torch.cuda.synchronize()
+            log.info("bucket bs=%d ready in %.2fs (reserved %.2f GiB)", bs, time.time() - t0,
+                     torch.cuda.memory_reserved() / 2**30)
+    log.info("all %d buckets captured; serving on :9000", len(BUCKETS))
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s28_jax_pytest_fft_sizes():
+    # JAX under pytest (XLA_PYTHON_CLIENT_MEM_FRACTION=.05 from run.sh: about 7 GiB): a test
+    # module checks a jitted spectral Poisson solver at 128^3..1024^3; the 1024^3 case runs out
+    # (RESOURCE_EXHAUSTED) and pytest prints its FAILURES section and short summary. On the H200
+    # (session 28) 3 passed and the 1024^3 case failed in the assert's jit__reduce_all (4 GiB), with
+    # XLA's E/W lines under "Captured stderr call".
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "test_poisson.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import jax
+import jax.numpy as jnp
+import pytest
+
+
+@jax.jit
+def solve_poisson(rho):
+    n = rho.shape[0]
+    k = jnp.fft.fftfreq(n) * 2 * jnp.pi
+    kz = jnp.fft.rfftfreq(n) * 2 * jnp.pi
+    k2 = k[:, None, None] ** 2 + k[None, :, None] ** 2 + kz[None, None, :] ** 2
+    rho_k = jnp.fft.rfftn(rho)
+    phi_k = jnp.where(k2 > 0, -rho_k / jnp.where(k2 > 0, k2, 1.0), 0.0)
+    return jnp.fft.irfftn(phi_k, s=rho.shape)
+
+
+def laplacian(phi):
+    return sum(jnp.roll(phi, 1, a) + jnp.roll(phi, -1, a) - 2 * phi for a in range(3))
+
+
+@pytest.mark.parametrize("n", [128, 256, 512, 1024])
+def test_poisson_residual(n):
+    key = jax.random.PRNGKey(n)
+    rho = jax.random.normal(key, (n, n, n), dtype=jnp.float32)
+    rho = rho - rho.mean()
+    phi = solve_poisson(rho)
+    assert phi.shape == rho.shape
+    assert bool(jnp.isfinite(phi).all())
+''')
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(WORK)
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_poisson.py"])
+
+
+def s28_jax_unrolled_jit_on_demand():
+    # run.sh's holder leaves 5 GiB and sets XLA_PYTHON_CLIENT_PREALLOCATE=false. A JAX model of 48
+    # residual blocks written as a Python loop (unrolled into one jitted program), compiled ahead
+    # with .lower().compile() (printed), then its first value_and_grad step at batch 4096 x 4096
+    # allocates on demand past what the card has free: RESOURCE_EXHAUSTED. On the H200 (session
+    # 28) compiling took 2.4 s; ~1270 lines of XLA allocator errors precede the traceback, which
+    # surfaces at float(loss) (64 MiB in jit_train_step).
+    run_user_script("train_unrolled", r'''import os
+import time
+
+import jax
+import jax.numpy as jnp
+
+DEPTH, WIDTH, BATCH = 48, 4096, 4096
+
+
+def init(key):
+    keys = jax.random.split(key, DEPTH)
+    return [jax.random.normal(k, (WIDTH, WIDTH), jnp.float32) * (0.5 / WIDTH ** 0.5) for k in keys]
+
+
+def loss_fn(params, x, y):
+    h = x
+    for w in params:  # unrolled: one HLO block per layer
+        h = h + jnp.tanh(h @ w)
+    return jnp.mean((h - y) ** 2)
+
+
+@jax.jit
+def train_step(params, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    return [w - 1e-3 * g for w, g in zip(params, grads)], loss
+
+
+def main():
+    print(f"jax {jax.__version__}, devices {jax.devices()}, "
+          f"XLA_PYTHON_CLIENT_PREALLOCATE={os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE')}", flush=True)
+    params = init(jax.random.PRNGKey(0))
+    x = jax.random.normal(jax.random.PRNGKey(1), (BATCH, WIDTH))
+    y = jax.random.normal(jax.random.PRNGKey(2), (BATCH, WIDTH))
+    t0 = time.time()
+    compiled = train_step.lower(params, x, y).compile()
+    print(f"compiled train_step ({DEPTH} unrolled blocks) in {time.time() - t0:.1f}s", flush=True)
+    for step in range(1, 101):
+        params, loss = compiled(params, x, y)
+        if step % 10 == 0:
+            print(f"step {step} loss {float(loss):.5f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def s28_kubectl_timestamps_train():
+    # run.sh's holder leaves 6 GiB. What `kubectl logs --timestamps` shows for a training pod:
+    # every line of the container's merged stdout/stderr prefixed with an RFC 3339 timestamp in
+    # nanoseconds. The container's entrypoint (here: a small wrapper standing in for the
+    # runtime's log capture) runs a torchvision ResNet-152 fine-tune at 448 px, batch 128,
+    # channels_last + bf16 autocast, which runs out in its first step; the wrapper exits with the
+    # child's status. On the H200 (session 28): in layer1's batch norm, 784 MiB.
+    os.makedirs(WORK, exist_ok=True)
+    with open(os.path.join(WORK, "finetune_resnet.py"), "w", encoding="utf-8") as fh:
+        fh.write(r'''import os
+import time
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+BATCH, RES, CLASSES = int(os.environ.get("BATCH", "128")), 448, 5000
+
+print(f"[finetune] job={os.environ.get('JOB_NAME')} pod={os.environ.get('HOSTNAME_POD')} "
+      f"torch {torch.__version__} torchvision {torchvision.__version__}", flush=True)
+print(f"[finetune] resnet152, {CLASSES} classes, {RES}px, batch {BATCH}, channels_last, bf16 autocast", flush=True)
+torch.backends.cudnn.benchmark = True
+model = torchvision.models.resnet152(num_classes=CLASSES).cuda().to(memory_format=torch.channels_last)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+t0 = time.time()
+for step in range(1, 10001):
+    x = torch.randn(BATCH, 3, RES, RES, device="cuda").to(memory_format=torch.channels_last)
+    y = torch.randint(0, CLASSES, (BATCH,), device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    if step % 20 == 0:
+        print(f"[finetune] step {step} loss {loss.item():.3f} {(time.time() - t0) / step:.2f}s/it", flush=True)
+''')
+    run_user_script("container_entrypoint", r'''import datetime
+import os
+import subprocess
+import sys
+
+
+def stamp():
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond * 1000 + 317:09d}Z"
+
+
+env = dict(os.environ, PYTHONUNBUFFERED="1", JOB_NAME="resnet152-ft-448", HOSTNAME_POD="resnet152-ft-448-0-x7k2q")
+proc = subprocess.Popen([sys.executable, "finetune_resnet.py"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        env=env, text=True, bufsize=1)
+for line in proc.stdout:
+    sys.stdout.write(f"{stamp()} {line}")
+    sys.stdout.flush()
+sys.exit(proc.wait())
+''')
+
+
+def s28_repl_console_session():
+    # run.sh's holder leaves 8 GiB. A real interactive `python3` session in a pseudo-terminal, as
+    # a user pastes it from their terminal: the prompts and the typed lines echoed, a few
+    # results, then `sims = emb[:50000] @ emb.T` on 300k fp16 embeddings (28 GiB) runs out
+    # (`File "<stdin>", line 1, in <module>`), and the user checks torch.cuda.memory_allocated()
+    # before exit(). This process is the terminal: it prints the transcript and exits 1. On the
+    # H200 (session 28) readline (TERM=dumb, 80 columns) scrolled the long second line, so its
+    # echo reads `>>> <, 768, device='cuda', ...`; the matmul asked for 27.94 GiB.
+    import pty
+    import re
+    import select
+
+    lines = [
+        "import torch",
+        "emb = torch.nn.functional.normalize(torch.randn(300000, 768, device='cuda', dtype=torch.float16), dim=-1)",
+        "emb.shape, emb.dtype",
+        "sims = emb[:50000] @ emb.T",
+        "torch.cuda.memory_allocated() / 2**30",
+        "exit()",
+    ]
+    pid, fd = pty.fork()
+    if pid == 0:
+        env = dict(os.environ, TERM="dumb", PYTHONSTARTUP="", PYTHON_BASIC_REPL="1")
+        os.execve(sys.executable, [sys.executable], env)
+    out = bytearray()
+
+    def read_until_prompt(timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                out.extend(chunk)
+                if out.rstrip(b" ").endswith(b">>>") or out.endswith(b">>> "):
+                    return True
+        return False
+
+    read_until_prompt(30)
+    for line in lines:
+        os.write(fd, line.encode() + b"\n")
+        if not read_until_prompt(60):
+            break
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    text = out.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    sys.stdout.write(text)
+    if not text.endswith("\n"):
+        sys.stdout.write("\n")
+    sys.exit(1)
+
+
+def s28_typer_cli_rich_traceback():
+    # run.sh's holder leaves 6 GiB. `python segment.py run slides/ --tile 4096 --batch-size 8`: a
+    # typer CLI (rich installed, so typer prints its own boxed traceback panel, locals off) that
+    # segments whole-slide tiles with a small conv UNet; the first batch of 8 x 4096^2 tiles runs
+    # out in a convolution (on the H200, session 28: the first conv, 8 GiB; the panel is 80
+    # columns wide, the message wrapped under it).
+    os.makedirs(os.path.join(WORK, "slides"), exist_ok=True)
+    for i in range(3):
+        with open(os.path.join(WORK, "slides", f"slide_{i:03d}.svs"), "wb") as fh:
+            fh.write(b"\0" * 64)
+    _run_user_command("segment", r'''import pathlib
+import time
+
+import torch
+import torch.nn as nn
+import typer
+
+app = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False)
+
+
+def block(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                         nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class UNet(nn.Module):
+    def __init__(self, classes=6):
+        super().__init__()
+        self.e1, self.e2, self.e3 = block(3, 32), block(32, 64), block(64, 128)
+        self.pool = nn.MaxPool2d(2)
+        self.up2, self.d2 = nn.ConvTranspose2d(128, 64, 2, 2), block(128, 64)
+        self.up1, self.d1 = nn.ConvTranspose2d(64, 32, 2, 2), block(64, 32)
+        self.out = nn.Conv2d(32, classes, 1)
+
+    def forward(self, x):
+        e1 = self.e1(x)
+        e2 = self.e2(self.pool(e1))
+        e3 = self.e3(self.pool(e2))
+        d2 = self.d2(torch.cat([self.up2(e3), e2], 1))
+        d1 = self.d1(torch.cat([self.up1(d2), e1], 1))
+        return self.out(d1)
+
+
+def read_tiles(slide: pathlib.Path, tile: int, n: int):
+    g = torch.Generator().manual_seed(len(slide.name))
+    return torch.rand(n, 3, tile, tile, generator=g)
+
+
+@app.command()
+def run(slides: pathlib.Path, tile: int = typer.Option(4096, "--tile"), batch_size: int = typer.Option(8, "--batch-size"),
+        out: pathlib.Path = typer.Option(pathlib.Path("masks"), "--out")):
+    """Segment every slide under SLIDES into tissue classes."""
+    model = UNet().cuda().half().eval()
+    out.mkdir(exist_ok=True)
+    files = sorted(slides.glob("*.svs"))
+    typer.echo(f"{len(files)} slides, tile {tile}px, batch {batch_size}, fp16")
+    with torch.inference_mode():
+        for path in files:
+            t0 = time.time()
+            tiles = read_tiles(path, tile, batch_size).cuda().half()
+            masks = model(tiles).argmax(1).byte().cpu()
+            torch.save(masks, out / f"{path.stem}.pt")
+            typer.echo(f"{path.name}: {masks.shape[0]} tiles in {time.time() - t0:.1f}s")
+
+
+@app.command()
+def info():
+    """Print the model's size."""
+    typer.echo(f"{sum(p.numel() for p in UNet().parameters()) / 1e6:.1f}M params")
+
+
+if __name__ == "__main__":
+    app()
+''', ["run", "slides", "--tile", "4096", "--batch-size", "8"])
+
+
+def s28_clip_grad_nonfinite_fp16():
+    # Not a memory failure: a pure-fp16 training loop (model.half(), no GradScaler) clips with
+    # error_if_nonfinite=True; it logs loss, gradient norm and peak memory every step; at step 7
+    # a batch of raw 16-bit counts (a shard never divided by 65535) overflows fp16 (inf inputs),
+    # the gradients become inf/nan, and clip_grad_norm_ raises "The total norm of order 2.0 for
+    # gradients from `parameters` is non-finite".
+    run_user_script("train_fp16", r'''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(512, 4096), nn.GELU(), nn.Linear(4096, 4096), nn.GELU(), nn.Linear(4096, 10)).cuda().half()
+opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+
+
+def batch(step):
+    x = torch.randn(1024, 512, device="cuda", dtype=torch.float16)
+    if step == 7:  # shard 0413 holds raw 16-bit sensor counts (not divided by 65535)
+        x = torch.randint(0, 65536, (1024, 512), device="cuda").to(torch.float16)
+    return x, torch.randint(0, 10, (1024,), device="cuda")
+
+
+for step in range(1, 201):
+    x, y = batch(step)
+    loss = F.cross_entropy(model(x).float(), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+    opt.step()
+    print(f"step {step:4d} | loss {loss.item():.4f} | grad_norm {gnorm.item():.3f} | "
+          f"max_mem {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB", flush=True)
+''')
+
+
+def s28_cupy_misaligned_float4():
+    # Not a memory failure: a feature-normalisation step written as a CuPy RawKernel that reads
+    # and writes float4 (16-byte) vectors; the caller passes a view that starts one float into
+    # its buffer (it drops a header column), so the vector loads are misaligned and the kernel
+    # faults: CUDA_ERROR_MISALIGNED_ADDRESS, reported at the next synchronising call.
+    run_user_script("normalize_features", r'''import time
+
+import cupy as cp
+
+kernel = cp.RawKernel(r"""
+extern "C" __global__ void scale_shift4(const float* x, float* y, float scale, float shift, long long n4) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n4) {
+        float4 v = reinterpret_cast<const float4*>(x)[i];
+        v.x = v.x * scale + shift; v.y = v.y * scale + shift;
+        v.z = v.z * scale + shift; v.w = v.w * scale + shift;
+        reinterpret_cast<float4*>(y)[i] = v;
+    }
+}
+""", "scale_shift4")
+
+
+def normalize(x):
+    assert x.dtype == cp.float32 and x.size % 4 == 0
+    y = cp.empty_like(x)
+    mean, std = float(x.mean()), float(x.std())
+    n4 = x.size // 4
+    kernel(((n4 + 255) // 256,), (256,), (x, y, cp.float32(1.0 / std), cp.float32(-mean / std), cp.int64(n4)))
+    return y
+
+
+raw = cp.random.standard_normal((4096, 1 + 4096 * 64), dtype=cp.float32)
+print(f"loaded feature block {raw.shape} ({raw.nbytes / 2**30:.2f} GiB) on {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+t0 = time.time()
+for i, row in enumerate(raw[:64]):
+    feats = row[1:]  # column 0 is the record id
+    out = normalize(feats)
+    if i % 16 == 0:
+        print(f"row {i}: mean {float(out.mean()):+.4f} std {float(out.std()):.4f}")
+print(f"normalised 64 rows in {time.time() - t0:.2f}s")
+''')
+
+
+def s28_cubin_sm80_no_binary():
+    # Not a memory failure: a project's build step compiles its CUDA kernels with nvcc for sm_80
+    # only (the A100 cluster's flags) into a cubin, and the inference script loads it with
+    # cupy.RawModule on the H200 (sm_90): CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is
+    # available for execution on the device".
+    import shutil
+
+    os.makedirs(WORK, exist_ok=True)
+    nvcc = shutil.which("nvcc") or next((p for p in ("/usr/local/cuda/bin/nvcc", "/opt/cuda/bin/nvcc")
+                                         if os.path.exists(p)), "nvcc")
+    with open(os.path.join(WORK, "topk_kernels.cu"), "w", encoding="utf-8") as fh:
+        fh.write(r'''extern "C" __global__ void row_max(const float* x, float* out, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    float m = -3.4e38f;
+    for (int c = 0; c < cols; ++c) m = fmaxf(m, x[(long long)r * cols + c]);
+    out[r] = m;
+}
+''')
+    run_user_script("score_rows", r'''import subprocess
+import sys
+
+import cupy as cp
+
+NVCC = "@NVCC@"
+ARCH = "sm_80"  # cluster default (A100)
+cmd = [NVCC, "-O3", "-cubin", f"-arch={ARCH}", "-o", "topk_kernels.cubin", "topk_kernels.cu"]
+print("+ " + " ".join(cmd), flush=True)
+subprocess.run(cmd, check=True)
+dev = cp.cuda.Device(0)
+print(f"device 0: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()} (compute capability {dev.compute_capability})",
+      flush=True)
+mod = cp.RawModule(path="topk_kernels.cubin")
+row_max = mod.get_function("row_max")
+x = cp.random.standard_normal((100000, 512), dtype=cp.float32)
+out = cp.empty(100000, dtype=cp.float32)
+row_max(((100000 + 255) // 256,), (256,), (x, out, cp.int32(100000), cp.int32(512)))
+print(f"max of row maxima: {float(out.max()):.4f}")
+'''.replace("@NVCC@", nvcc))
+
+
 SCENARIOS = {
     "hf_from_pretrained": hf_from_pretrained,
     "hf_generate": hf_generate,
@@ -23944,6 +24751,20 @@ SCENARIOS = {
     "s27c_hf_added_tokens_device_assert": s27c_hf_added_tokens_device_assert,
     "s27c_host_rlimit_as_memoryerror": s27c_host_rlimit_as_memoryerror,
     "s27c_gloo_ddp_timeout_rank0_eval": s27c_gloo_ddp_timeout_rank0_eval,
+    "s28_hf_jsonlog_exc_info_reranker": s28_hf_jsonlog_exc_info_reranker,
+    "s28_absl_glog_prefetch_tail": s28_absl_glog_prefetch_tail,
+    "s28_plain_epochs_curriculum_attention": s28_plain_epochs_curriculum_attention,
+    "s28_grad_accum_adam_state_init": s28_grad_accum_adam_state_init,
+    "s28_hf_embed_tqdm_mean_pool": s28_hf_embed_tqdm_mean_pool,
+    "s28_compile_reduce_overhead_buckets": s28_compile_reduce_overhead_buckets,
+    "s28_jax_pytest_fft_sizes": s28_jax_pytest_fft_sizes,
+    "s28_jax_unrolled_jit_on_demand": s28_jax_unrolled_jit_on_demand,
+    "s28_kubectl_timestamps_train": s28_kubectl_timestamps_train,
+    "s28_repl_console_session": s28_repl_console_session,
+    "s28_typer_cli_rich_traceback": s28_typer_cli_rich_traceback,
+    "s28_clip_grad_nonfinite_fp16": s28_clip_grad_nonfinite_fp16,
+    "s28_cupy_misaligned_float4": s28_cupy_misaligned_float4,
+    "s28_cubin_sm80_no_binary": s28_cubin_sm80_no_binary,
 }
 
 

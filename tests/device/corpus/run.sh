@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_|s27c_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_|s27c_(hf|peft|accelerate)_|s28_hf_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -134,7 +134,9 @@ run_one() {
     s27_joblib_loky_trials|s27b_peft_dpo_disable_adapter_ref|s27b_accelerate_clm_no_trainer_grouped|\
     s27b_flax_lm_remat_off|s27b_tv_deeplab_multiscale_tta|s27b_gloo_allgather_uneven_shards|\
     s27c_hf_generate_pool_worker|s27c_peft_ipython_lora_step|s27c_compile_warmup_rich|\
-    s27c_hf_full_ft_warnings|s27c_elastic_launcher_summary|s27c_gloo_ddp_timeout_rank0_eval)
+    s27c_hf_full_ft_warnings|s27c_elastic_launcher_summary|s27c_gloo_ddp_timeout_rank0_eval|\
+    s28_compile_reduce_overhead_buckets|s28_jax_pytest_fft_sizes|s28_jax_unrolled_jit_on_demand|\
+    s28_kubectl_timestamps_train|s28_repl_console_session)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -898,4 +900,38 @@ run_one s27c_bench_attention_table "$OOM" -
 run_one s27c_hf_added_tokens_device_assert "device-side assert" -
 run_one s27c_host_rlimit_as_memoryerror "MemoryError|Unable to allocate" -
 run_one s27c_gloo_ddp_timeout_rank0_eval "ProcessRaisedException|ProcessExitedException|[Gg]loo|[Tt]imed out|terminated" -
+# session 28 (blind, helper H28G): report shapes the corpus lacked. A reranking service replaying
+# its request log as JSON lines, whose failed request's record carries the whole traceback in one
+# "exc_info" string (\n escapes), the third request (200 pairs x 1024 tokens) running out; an absl
+# app (--logtostderr) whose shard reader logs 72 glog-style lines after the program's few print()
+# lines, before the first step of a wide MLP at batch 65536 runs out; a hand-written-attention LM
+# trained with a sequence-length curriculum that prints only `epoch N` and a summary line (planned:
+# epoch 3's backward; on the H200 its forward ran out first); a 1.07B fp32 residual MLP under gradient accumulation whose first
+# AdamW step cannot make its state; a tqdm embedding pass (bare Llama, mean pooling; planned to
+# run out on a 9000-word document in batch 31, on the H200 the first batch ran out); a scorer compiled with mode="reduce-overhead" warming up
+# batch buckets; JAX under pytest (a 1024^3 spectral Poisson case: FAILURES section and short
+# summary); a 48-block unrolled jitted JAX program with XLA_PYTHON_CLIENT_PREALLOCATE=false; a
+# ResNet-152 fine-tune as `kubectl logs --timestamps` shows it (RFC 3339 stamp on every line); a
+# real interactive python3 session in a pseudo-terminal (`File "<stdin>"`) running out on a
+# 50000 x 300000 similarity matmul, then the user's next lines; a typer CLI whose rich traceback
+# panel reports a UNet on 4096^2 tiles running out (most beside another job's holder); and 3
+# look-alikes (pure-fp16 training whose clip_grad_norm_(error_if_nonfinite=True) raises on a
+# batch of raw 16-bit counts; a CuPy float4 kernel fed a view one float into its buffer:
+# misaligned address; an sm_80-only cubin from nvcc loaded by cupy.RawModule on the H200: no
+# kernel image)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s28_hf_jsonlog_exc_info_reranker "$OOM" 3
+run_one s28_absl_glog_prefetch_tail "$OOM" 8
+run_one s28_plain_epochs_curriculum_attention "$OOM" 21
+run_one s28_grad_accum_adam_state_init "$OOM" 12
+run_one s28_hf_embed_tqdm_mean_pool "$OOM" 4
+run_one s28_compile_reduce_overhead_buckets "$OOM" 6
+run_one s28_jax_pytest_fft_sizes "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s28_jax_unrolled_jit_on_demand "$J" 5 XLA_PYTHON_CLIENT_PREALLOCATE=false
+run_one s28_kubectl_timestamps_train "$OOM|CUDNN_STATUS" 6
+run_one s28_repl_console_session "$OOM" 8
+run_one s28_typer_cli_rich_traceback "$OOM|CUDNN_STATUS" 6
+run_one s28_clip_grad_nonfinite_fp16 "non-finite" -
+run_one s28_cupy_misaligned_float4 "MISALIGNED_ADDRESS|[Mm]isaligned address" -
+run_one s28_cubin_sm80_no_binary "NO_BINARY_FOR_GPU|no kernel image" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
