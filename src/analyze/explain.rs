@@ -978,6 +978,24 @@ fn absorb(
     }
     if let Some((function, file)) = facts.frame {
         frames::note_printed(collected, line_no, function, file);
+        if let Some(code) = facts.frame_code {
+            if let Some(frame) = collected.frames.back_mut() {
+                frame.code = Some(code.chars().take(frames::MAX_STATEMENT_CHARS).collect());
+            }
+        }
+    }
+    if let Some(code) = facts.arrow_code {
+        // A rich traceback's arrow line: the statement of the frame printed just above it.
+        if let Some(frame) = collected
+            .frames
+            .iter_mut()
+            .rev()
+            .find(|frame| !frame.called)
+        {
+            if frame.code.is_none() && frame.line < line_no && line_no - frame.line <= 24 {
+                frame.code = Some(code.chars().take(frames::MAX_STATEMENT_CHARS).collect());
+            }
+        }
     }
     if let Some(function) = facts.frame_function {
         // A rich frame's function on the line under its path.
@@ -1595,5 +1613,7 @@ mod s25_tests;
 mod s26_tests;
 #[cfg(test)]
 mod s27_tests;
+#[cfg(test)]
+mod s28_tests;
 #[cfg(test)]
 mod tier_tests;

@@ -146,7 +146,11 @@ pub(super) fn build_report(
         .first_gpu_failure
         .as_ref()
         .and(failure)
-        .map(|message| message.figures.clone())
+        .map(|message| {
+            let mut figures = message.figures.clone();
+            own_process_figure(message, &mut figures);
+            figures
+        })
         .filter(|figures| figures != &Default::default());
 
     let model = (collected.model != ModelInfo::default()).then(|| collected.model.clone());
@@ -187,6 +191,28 @@ pub(super) fn build_report(
             engine_starts: collected.engine_starts,
             failures_only_lines: collected.failures_only_lines,
         },
+    }
+}
+
+/// A message with no `this process has` clause whose `Process N has …` figure is most likely
+/// this process's own (it holds at least PyTorch's whole reserve; inside a container NVML names
+/// processes by host PIDs, which PyTorch does not recognise as its own:
+/// `accounting::own_process_guess`): the reported figures give that figure as this process's
+/// in-use memory, marked derived, and list the others alone.
+fn own_process_figure(message: &OomMessage, figures: &mut crate::model::failure::OomFigures) {
+    if figures.process_in_use_bytes.is_some() {
+        return;
+    }
+    let Some(pid) = crate::analyze::accounting::own_process_guess(message) else {
+        return;
+    };
+    let Some(at) = figures.other_processes.iter().position(|p| p.pid == pid) else {
+        return;
+    };
+    if let Some(bytes) = figures.other_processes[at].in_use_bytes {
+        figures.process_in_use_bytes = Some(bytes);
+        figures.other_processes.remove(at);
+        figures.derived_fields.push("process_in_use_bytes".into());
     }
 }
 
@@ -571,6 +597,25 @@ fn host_memory(failure: Option<&OomMessage>) -> bool {
     })
 }
 
+/// Whether text is only a runtime's prefix of its error (`CUDA failed with error`, `CUDA
+/// error`, `RuntimeError`), with no words of an app's own.
+fn runtime_prefix(text: &str) -> bool {
+    text.split_whitespace().all(|word| {
+        matches!(
+            word.to_ascii_lowercase().as_str(),
+            "cuda"
+                | "hip"
+                | "failed"
+                | "with"
+                | "error"
+                | "runtime"
+                | "runtimeerror"
+                | "cudnn"
+                | "cublas"
+        )
+    })
+}
+
 /// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):
 /// the app's own words before the error on its line (`Error during generation: CUDA out of
 /// memory`), the message logged on the line above the failure's traceback (`logger.exception`
@@ -592,7 +637,16 @@ fn nearby_words<'a>(
                 .split_once(": ")
                 .filter(|(class, _)| class.ends_with("Error") || class.ends_with("Exception"))
                 .map_or(before, |(_, rest)| rest);
-            // Words that introduce the error (`…: CUDA out of memory`), not prose around it.
+            // Words that introduce the error (`…: CUDA out of memory`), not prose around it; a
+            // wrapper's words before the runtime's own prefix count too (`Transcription failed:
+            // CUDA failed with error an illegal memory access was encountered`: CTranslate2's
+            // `CUDA failed with error` before the error's text).
+            let words = match words.trim_end().rsplit_once(':') {
+                Some((head, tail)) if !tail.is_empty() && runtime_prefix(tail) => {
+                    &words[..head.len() + 1]
+                }
+                _ => words,
+            };
             let introduces = words.trim_end().ends_with(':');
             if let Some(phase) = words_phase(words).filter(|_| introduces) {
                 return Some((message.line, phase, "the words around the error", words));
@@ -803,8 +857,9 @@ fn nearby_words<'a>(
 /// when the line is one JSON object and the name is a short identifier-like word group
 /// (`embed_failed`, `batch_done`, `request failed while embedding`), not the error's own text.
 fn json_event_name(text: &str) -> Option<&str> {
+    // (A long record is kept cut: its start is enough.)
     let trimmed = text.trim();
-    if !(trimmed.starts_with('{') && trimmed.ends_with('}')) {
+    if !trimmed.starts_with('{') {
         return None;
     }
     ["event", "msg", "message", "action"]

@@ -5,7 +5,7 @@ use super::*;
 use crate::analyze::phase::{frame_rule, read_frames};
 
 /// The longest statement kept under a frame (a minified line can be megabytes).
-const MAX_STATEMENT_CHARS: usize = 300;
+pub(super) const MAX_STATEMENT_CHARS: usize = 300;
 
 /// Keeps a frame, dropping the oldest beyond [`MAX_FRAMES`].
 fn keep(collected: &mut Collected, frame: Frame) {
@@ -69,6 +69,24 @@ pub(super) fn wrapped_frame_rest<'a>(
     (valid && fits).then_some((line, end + 1 + stop))
 }
 
+/// `code` without its first word when the frame's prefix is one word of the same shape (a
+/// timestamp on every line, `kubectl logs --timestamps`, `docker logs -t`: the digits differ
+/// from line to line, the shape does not).
+fn strip_like_stamp<'a>(prefix: &str, code: &'a str) -> Option<&'a str> {
+    if prefix.is_empty() || prefix.contains(char::is_whitespace) {
+        return None;
+    }
+    let first = code.split(char::is_whitespace).next()?;
+    let shape = |word: &str| -> Vec<u8> {
+        word.bytes()
+            .map(|b| if b.is_ascii_digit() { b'0' } else { b })
+            .collect()
+    };
+    let stamp = prefix.bytes().any(|b| b.is_ascii_digit());
+    (stamp && first.len() == prefix.len() && shape(first) == shape(prefix))
+        .then(|| &code[first.len()..])
+}
+
 /// The line after `block[..end]` when `raw` is a Python traceback frame (`File "…", line N, in
 /// f`) and the block holds that next line whole.
 pub(super) fn code_line_after<'a>(block: &'a [u8], end: usize, raw: &[u8]) -> Option<&'a [u8]> {
@@ -100,7 +118,10 @@ pub(super) fn push_called_frames(
     let code = String::from_utf8_lossy(code);
     // A log prefix (`[rank0]:`) repeats on the code line; the statement is indented under it.
     let prefix = frame_raw[..at].trim_end();
-    let code = code.strip_prefix(prefix).unwrap_or(&code);
+    let code = code
+        .strip_prefix(prefix)
+        .or_else(|| strip_like_stamp(prefix, &code))
+        .unwrap_or(&code);
     if !code.starts_with([' ', '\t']) {
         return;
     }

@@ -159,7 +159,10 @@ pub fn conversion_script(file: &str) -> bool {
 /// (`demo_finetune.py`).
 fn named_script(file: &str, named: impl Fn(&[&str]) -> bool) -> bool {
     let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
-    let Some(stem) = base.strip_suffix(".py") else {
+    let Some(stem) = base
+        .strip_suffix(".py")
+        .or_else(|| base.strip_suffix(".sh"))
+    else {
         return false;
     };
     let lower = stem.to_ascii_lowercase();
@@ -521,15 +524,64 @@ fn image_app(engine: EngineName) -> bool {
 }
 
 /// Whether a line loads or moves a model (a generation's own loads, ComfyUI `Requested to load
-/// …`/`Loading 1 new model`, Forge `Moving model(s)`, a checkpoint being read).
+/// …`/`Loading 1 new model`, Forge `Moving model(s)`, a checkpoint being read). A line that
+/// unloads (ComfyUI's `Unloading models for lowram load.` while it places the model) does not.
 fn loads(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
-    lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|word| matches!(word, "load" | "loading" | "moving" | "reload" | "reloading"))
+    !lower.contains("unload")
+        && lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| matches!(word, "load" | "loading" | "moving" | "reload" | "reloading"))
 }
 
-/// Evidence 2: a generation's progress bar before the failure, nothing loaded after it.
+/// Whether a line says a model's load finished: ComfyUI's `loaded completely …` / `loaded
+/// partially …` (`comfy/model_management.py` `LoadedModel.model_load`), after a log prefix.
+fn load_finished(text: &str) -> bool {
+    ["loaded completely", "loaded partially"]
+        .iter()
+        .any(|phrase| text.find(phrase).is_some_and(|at| log_prefix(&text[..at])))
+}
+
+/// Whether text is a log line's prefix at most (nothing, a timestamp, `[INFO]`, `root - INFO -`).
+fn log_prefix(text: &str) -> bool {
+    let head = text.trim_end();
+    head.is_empty() || head.ends_with([']', '-', ':', '|'])
+}
+
+/// Whether a model's load is still in progress after `lines`: a load line with no line after
+/// it saying the load finished.
+fn load_pending(lines: &[&&ContextLine]) -> bool {
+    let mut pending = false;
+    for line in lines {
+        if load_finished(&line.text) {
+            pending = false;
+        } else if loads(&line.text) {
+            pending = true;
+        }
+    }
+    pending
+}
+
+/// Whether a ComfyUI prompt taken (see [`got_prompt`]) shows a model at work before its failure:
+/// a model's load finished after it (`loaded completely …`), or the traceback runs a module's
+/// forward or a functional op (`torch/nn/`). Its loader nodes read checkpoints without a line,
+/// so a failure with neither may be a load.
+fn prompt_ran_a_model(inputs: &InferenceInputs<'_>, after: &[&&ContextLine]) -> bool {
+    after.iter().any(|line| load_finished(&line.text))
+        || inputs
+            .frames
+            .iter()
+            .any(|frame| frame.file.replace('\\', "/").contains("torch/nn/"))
+}
+
+/// ComfyUI's server taking a workflow to run (`server.py` `post_prompt`:
+/// `logging.info("got prompt")`), after a log prefix at most: what runs next are its nodes.
+fn got_prompt(text: &str) -> bool {
+    let line = text.trim_end();
+    line.strip_suffix("got prompt").is_some_and(log_prefix)
+}
+
+/// Evidence 2: a generation's progress bar before the failure, no load unfinished after it.
 fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
     let failure = inputs.failure_line;
     let before: Vec<&&ContextLine> = inputs
@@ -547,7 +599,7 @@ fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
         let bare = label.is_empty() && image_app(inputs.engine);
         (named || bare).then_some((at, line, label))
     })?;
-    if before[at + 1..].iter().any(|later| loads(&later.text)) {
+    if load_pending(&before[at + 1..]) {
         return None;
     }
     let what = if label.is_empty() {
@@ -557,7 +609,7 @@ fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
     };
     Some(format!(
         "line {}: a progress bar of {what}; line {failure}: the failure came after it with \
-         nothing loaded in between, while generating: inference",
+         no load unfinished in between, while generating: inference",
         line.line
     ))
 }
@@ -650,12 +702,20 @@ fn job_line(inputs: &InferenceInputs<'_>) -> Option<String> {
                 "Ultralytics' line for one source predicted on (`ultralytics/data/loaders.py`)",
             ));
         }
+        if got_prompt(&line.text) && prompt_ran_a_model(inputs, &before[at + 1..]) {
+            return Some((
+                at,
+                line,
+                true,
+                "ComfyUI's server took a workflow to run (`server.py` `post_prompt`)",
+            ));
+        }
         JOB_LINES
             .iter()
             .find(|(phrase, _, _)| line.text.contains(phrase))
             .map(|(_, running, source)| (at, line, *running, *source))
     })?;
-    if before[at + 1..].iter().any(|later| loads(&later.text)) {
+    if load_pending(&before[at + 1..]) {
         return None;
     }
     // After a run done, models unloaded (ComfyUI `Got an OOM, unloading all loaded models.`) or
@@ -674,8 +734,8 @@ fn job_line(inputs: &InferenceInputs<'_>) -> Option<String> {
         "the app was serving (a run done or its UI/API up)"
     };
     Some(format!(
-        "line {}: {what}: {said}; line {failure}: the failure came after it with nothing loaded \
-         in between, while running the model: inference",
+        "line {}: {what}: {said}; line {failure}: the failure came after it with no load \
+         unfinished in between, while running the model: inference",
         line.line
     ))
 }
@@ -907,6 +967,10 @@ const SCRIPT_WORDS: &[&str] = &[
     "transcribe",
     "interpolate",
     "upscale",
+    // A benchmark of a model's speed runs it on inputs (`benchmark_throughput.py`,
+    // `benchmark_serving.py`); one of training is named for it (`benchmark_training.py`: excluded).
+    "benchmark",
+    "throughput",
 ];
 
 /// Whether a script's file name says it runs a model: one of [`SCRIPT_WORDS`] as the stem's first
@@ -926,7 +990,7 @@ pub fn inference_script(file: &str) -> bool {
 fn shell_script(text: &str) -> Option<&str> {
     launched(text)?
         .take_while(|word| !word.contains("--do_train"))
-        .find(|word| word.ends_with(".py"))
+        .find(|word| word.ends_with(".py") || word.ends_with(".sh"))
         .filter(|_| !trains(text))
 }
 
@@ -943,7 +1007,8 @@ fn launched(text: &str) -> Option<impl Iterator<Item = &str>> {
             .rsplit(['/', '\\', '，', '：', '；', '、', '。'])
             .next()
             .unwrap_or_default();
-        word.starts_with("python") || matches!(word, "torchrun" | "launch" | "deepspeed")
+        word.starts_with("python")
+            || matches!(word, "torchrun" | "launch" | "deepspeed" | "bash" | "sh")
     });
     launcher.map(|_| words)
 }

@@ -1255,7 +1255,12 @@ fn runs_on_the_cpu(text: &str) -> bool {
 /// (timestamp, level, `-->`), a source location (`lib.rs:65:`), a traceback line. Its words
 /// are the log's, read (or not) by the log rules, not the reporter's.
 fn is_log_output(text: &str) -> bool {
-    const SIGNS: [&str; 12] = [
+    const SIGNS: [&str; 14] = [
+        // transformers' warning on weights a checkpoint lacks (`modeling_utils.py`: "You should
+        // probably TRAIN this model on a down-stream task…"; 5.x's load report: "Consider
+        // training on your downstream task."): the library's words, not the reporter's.
+        "down-stream task",
+        "downstream task",
         "%|",
         "it/s",
         "s/it",

@@ -46,7 +46,21 @@ fn message(text: &str) -> Option<&str> {
         // A time and a separator with no level (`2026-12-04 15:51:24 | transcribing …`).
         let untimed = skip_stamps(trimmed);
         let message = if untimed.len() < trimmed.len() && untimed.starts_with(['|', '-']) {
-            untimed.trim_start_matches(['|', '-', ' '])
+            let message = untimed.trim_start_matches(['|', '-', ' ']);
+            // A dotted logger's name before the message (`2021-04-15T13:01:41 |
+            // mmf.trainers.core.evaluation_loop: Starting test inference predictions`).
+            let first = message.split_whitespace().next().unwrap_or_default();
+            let logger = first.len() > 1
+                && first.ends_with(':')
+                && first.contains(['.', '_'])
+                && first[..first.len() - 1]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_'));
+            if logger {
+                &message[first.len()..]
+            } else {
+                message
+            }
         } else {
             trimmed
         };
@@ -80,10 +94,11 @@ fn message(text: &str) -> Option<&str> {
 fn skip_stamps(text: &str) -> &str {
     let mut rest = text;
     while let Some((token, after_token)) = rest.split_once(' ') {
-        let stamp = token.bytes().any(|b| b.is_ascii_digit())
-            && token
-                .bytes()
-                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'/' | b','));
+        // (ISO 8601 joins the date and the time with `T` and may end in `Z`.)
+        let stamp = token.bytes().next().is_some_and(|b| b.is_ascii_digit())
+            && token.bytes().all(|b| {
+                b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'/' | b',' | b'T' | b'Z')
+            });
         if !stamp {
             break;
         }

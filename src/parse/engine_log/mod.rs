@@ -124,6 +124,12 @@ pub struct LineFacts {
     /// The function of a rich traceback's frame whose path filled the line above
     /// (`│ /venv/…/torch/nn/modules/sparse.py:403 │` then `│ in __init__ │`).
     pub frame_function: Option<String>,
+    /// The statement a notebook's arrow points at (`----> 4     out = model(**batch)`): the code
+    /// of the call frame read from it.
+    pub frame_code: Option<String>,
+    /// The statement a rich traceback's arrow points at under its frame (`│ ❱ 51 │   masks =
+    /// model(tiles).argmax(1) │`): the code of the frame printed above it.
+    pub arrow_code: Option<String>,
     /// The line says explicitly which phase failed (vLLM ≥0.14 "Failed to load model").
     pub failed_phase_hint: Option<Phase>,
     /// The stage the line shows running, counted for a failure printed just before it (a

@@ -67,6 +67,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("\"object\":\"error\"", request_error),
     rule("\"object\": \"error\"", request_error),
     rule("mistralrs_core::engine", mistralrs_step),
+    // === Apps that name the stage of their own failure (session 28); handlers at the end of
+    // this file. ===
+    rule("Not Enough GPU memory? ", colabfold_predict),
+    rule("updater_gpu_hist", xgboost_boosting),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -115,9 +119,15 @@ fn comfy_loading(text: &str, facts: &mut LineFacts) {
 }
 
 fn comfy_loaded(text: &str, facts: &mut LineFacts) {
-    // `loaded completely 9.5 4897.05 True` starts the line (after a log prefix at most).
-    let trimmed = text.trim_start();
-    if trimmed.starts_with("loaded completely") || trimmed.starts_with("loaded partially") {
+    // `loaded completely 9.5 4897.05 True` starts the message (after a log prefix at most:
+    // `[INFO] loaded partially; …`, `2024-09-11 11:51:35,123 - root - INFO - loaded …`).
+    let after_prefix = |phrase: &str| {
+        text.find(phrase).is_some_and(|at| {
+            let head = text[..at].trim_end();
+            head.is_empty() || head.ends_with([']', '-', ':', '|'])
+        })
+    };
+    if after_prefix("loaded completely") || after_prefix("loaded partially") {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
     }
 }
@@ -342,6 +352,24 @@ fn textgen_loaded(text: &str, facts: &mut LineFacts) {
         .count();
     if digits > 0 && rest[digits..].trim_start().starts_with("seconds") {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// ColabFold's `run` (`colabfold/batch.py`) catches a failed prediction of one query and logs
+/// `Could not predict {jobname}. Not Enough GPU memory? {e}` before going on to the next: the
+/// structure prediction, the model run on that input, failed.
+fn colabfold_predict(text: &str, facts: &mut LineFacts) {
+    if text.contains("Could not predict") || text.contains("RESOURCE_EXHAUSTED") {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// XGBoost's GPU histogram tree updater (`src/tree/updater_gpu_hist.cu`, `Exception in
+/// gpu_hist: …`) grows the trees of each boosting round: training (prediction runs in
+/// `gpu_predictor.cu`).
+fn xgboost_boosting(text: &str, facts: &mut LineFacts) {
+    if text.contains("updater_gpu_hist.cu") {
+        facts.failed_phase_hint = Some(Phase::TrainingStep);
     }
 }
 

@@ -329,6 +329,7 @@ pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
     if let Some(function) = function_name(callee) {
         if function.len() == callee.len() {
             push_frame(facts, function, "<call>");
+            facts.frame_code = Some(code.trim_end().to_string());
         }
     }
 }
@@ -367,8 +368,16 @@ fn keras_fit_continuation(code: &str, facts: &mut LineFacts) {
 /// box's width leaves the function for the next line (`│ /opt/…/torch/nn/modules/sparse.py:403 │`
 /// then `│ in __init__ │`): the frame is kept without it and the next line names it.
 fn rich_frame(text: &str, facts: &mut LineFacts) {
+    if let Some(code) = rich_arrow(text) {
+        facts.arrow_code = Some(code.to_string());
+        return;
+    }
     let Some(at) = memchr::memmem::find(text.as_bytes(), b".py:") else {
         let inner = text.trim().trim_matches('\u{2502}').trim();
+        // A line number the box cut too (`…/module.py:177 │` then `│ 9 in _wrapped_call_impl │`).
+        let inner = inner
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start();
         if let Some(function) = inner.strip_prefix("in ").and_then(function_name) {
             if inner.len() == "in ".len() + function.len() {
                 facts.frame_function = Some(function.to_string());
@@ -399,6 +408,24 @@ fn rich_frame(text: &str, facts: &mut LineFacts) {
     if let Some(function) = function_name(after_line) {
         push_frame(facts, function, file);
     }
+}
+
+/// The statement on a rich traceback's arrow line (`│ ❱ 51 │   │   masks = model(x) │`): the
+/// source line the frame above it was running, without the box, the arrow, the line number and
+/// the indent guides.
+fn rich_arrow(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once('\u{2771}')?;
+    let rest = rest.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let code = rest[digits..]
+        .trim_start_matches(|c: char| c == '\u{2502}' || c.is_whitespace())
+        .trim_end()
+        .trim_end_matches('\u{2502}')
+        .trim_end();
+    (!code.is_empty()).then_some(code)
 }
 
 /// The identifier at the start of `text` (`<module>`, `<lambda>` and `<genexpr>` included).

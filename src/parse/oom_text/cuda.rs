@@ -348,6 +348,15 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
     if text.contains("current device:") || (lines == 1 && completes_status(open_text, text)) {
         return Continuation::Append;
     }
+    // XGBoost's allocator (`src/common/device_helpers.cuh` `ThrowOOMError`): `Memory allocation
+    // error on worker 0: std::bad_alloc: cudaErrorMemoryAllocation: out of memory`, then `- Free
+    // memory: 8126464` and `- Requested memory: 33554432` on lines of their own.
+    let trimmed = text.trim_start();
+    if lines <= 2
+        && (trimmed.starts_with("- Free memory:") || trimmed.starts_with("- Requested memory:"))
+    {
+        return Continuation::Append;
+    }
     let after_device = open_text.contains("current device:");
     if after_device && lines <= 3 && text.starts_with([' ', '\t']) {
         return Continuation::Append;
@@ -370,6 +379,19 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             }
             if text.to_ascii_lowercase().contains("ggml") {
                 parsed.engine_hint = Some(EngineName::Llamacpp);
+            }
+            // XGBoost's figures (see `cuda_error_continuation`), exact byte counts.
+            let count = |re: &regex::Regex| {
+                re.captures(squeezed)
+                    .and_then(|caps| caps.get(1))
+                    .and_then(|m| m.as_str().parse().ok())
+                    .map(crate::model::Bytes)
+            };
+            if let Some(free) = count(regex!(r"-Freememory:(\d+)(?:-|$)")) {
+                parsed.figures.free_bytes = Some(free);
+            }
+            if let Some(tried) = count(regex!(r"-Requestedmemory:(\d+)(?:-|$)")) {
+                parsed.figures.tried_to_allocate_bytes = Some(tried);
             }
             // PhysX prints the size it asked for (see `start`).
             if let Some(caps) =

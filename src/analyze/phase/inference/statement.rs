@@ -799,16 +799,29 @@ fn training_entry(frames: &[Frame]) -> Option<&Frame> {
     if !matches!(entry.function.as_str(), "<module>" | "main") {
         return None;
     }
-    let base = entry.file.rsplit(['/', '\\']).next().unwrap_or_default();
-    let stem = base.strip_suffix(".py")?.to_ascii_lowercase();
+    training_script(&entry.file).then_some(entry)
+}
+
+/// Whether a script's name starts with a word of training (`train_switch_moe.py`, `finetune.py`,
+/// `pretrain_gpt.py`, `sft_lora.py`, `train.sh`).
+fn training_script(file: &str) -> bool {
+    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
+    let Some(stem) = base
+        .strip_suffix(".py")
+        .or_else(|| base.strip_suffix(".sh"))
+    else {
+        return false;
+    };
+    let stem = stem.to_ascii_lowercase();
     let first = stem
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|word| !word.is_empty())?;
-    matches!(
-        first,
-        "train" | "training" | "finetune" | "finetuning" | "pretrain" | "pretraining" | "sft"
-    )
-    .then_some(entry)
+        .find(|word| !word.is_empty());
+    first.is_some_and(|first| {
+        matches!(
+            first,
+            "train" | "training" | "finetune" | "finetuning" | "pretrain" | "pretraining" | "sft"
+        )
+    })
 }
 
 /// Reading 2: the caller's statement computes a loss (or runs the model inside a gradient

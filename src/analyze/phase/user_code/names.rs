@@ -310,6 +310,11 @@ pub fn words_phase(text: &str) -> Option<Phase> {
         // The verb of a model at work on sentences or images (sentence-transformers
         // `encode`, an embeddings endpoint's `embed`; the noun `embedding` also names a layer).
         "embed",
+        // A reranker's and an upscaler's work on inputs (`rerank failed`, `upscale done`).
+        "rerank",
+        "reranking",
+        "upscale",
+        "upscaling",
     ];
     const LOADING: &[&str] = &["load", "loading", "loaded"];
     const LOADED: &[&str] = &[
