@@ -737,6 +737,68 @@
 #   0.076 s (pass 1 shards 0.040 s), render 0.012 s; (real): pre-scan 0.104 s, read 0.317 s,
 #   analysis 0.049 s, render 0.009 s. The read is at the host's all-core throughput (finer
 #   chunks were measured not to balance it, see above): the work per byte must shrink.
+# Twenty-eighth session (2026-12-04 18:36-20:00 UTC, helper H28S; base = main at 01fe693f,
+# stripped). Nothing merged: the one change that showed a gain (work stealing among the chunks)
+# gains within the run-to-run spread and takes the varied shape's peak RSS to half the file.
+# It is kept, with the pre-scan's piece queue, on branch h28s-steal (b4bf2c0b, 5d4bf47b).
+#   - Work stealing: a thread with no chunk left takes the second half of the chunk (or part)
+#     with the most bytes left, cut at the pre-scan's batch boundary nearest its middle past
+#     where that chunk's decoder stands; each decoder reports every batch boundary it reaches
+#     (an APPEND or APPENDS into its own list, under one lock) and stops at its span's end, so
+#     no batch is decoded twice, and a boundary past the end fails the plan (the sequential
+#     decoder then reads the file). The main thread takes parts too once its head is decoded.
+#     Knob OOMDOC_STEAL_BYTES (the least bytes a part takes; 0: never). Reports identical;
+#     the proptests run it with 1-byte parts and fewer chunks than threads, the fuzz target
+#     with 1-byte parts.
+#   - The pre-scan's pieces taken from a queue (OOMDOC_SCAN_PIECES pieces a thread), with a
+#     profile line each: the pieces run in two speed groups like the chunks (varied, equal
+#     bytes: 6 at 0.039-0.045 s, 9 at 0.054-0.059 s; real 0.046-0.051 and 0.057-0.070 s).
+# H200 run 1 (19:16 UTC, fresh machine, 16 cores of an Intel Xeon with 300 MiB L3, 1 thread a
+# core, load 0.15 at the start; default threads (14)); stealing at 4 MiB with no cap on parts:
+#   bench, RUNS=3 alternated: varied (576.9 MiB) Python 6.72-10.17 s, oomdoc 0.36-0.41 s / 3.47-
+#     4.16 s CPU, 283.0 MiB (0.49); base 0.35-0.42 s / 3.10-4.18 s, 279.0 MiB: 18.7x. real (524.7
+#     MiB) Python 7.16-8.16 s, oomdoc 0.32-0.35 s / 3.01-3.47 s, 215.3 MiB (0.41); base 0.33-0.35
+#     s, 212.9 MiB: 22.4x.
+#   sweep, 5 rounds alternated, wall min-max / median, peak RSS: varied base 0.37-0.39/0.37,
+#     273 MiB; stealing off 0.36-0.38/0.37, 272; parts of 2 MiB 0.36-0.40/0.39, 293 (0.51);
+#     4 MiB 0.35-0.41/0.38, 284; 8 MiB 0.37-0.40/0.38, 279; 16 MiB 0.36-0.39/0.37, 271; 2
+#     pre-scan pieces a thread 0.36-0.41/0.40; 3 a thread 0.37-0.42/0.40; the 4 MiB build with
+#     fat LTO and one codegen unit 0.31-0.39/0.37, 284. real base 0.32-0.36/0.35, 214; off
+#     0.31-0.35/0.32; 2 MiB 0.28-0.34/0.31, 216; 4 MiB 0.29-0.37/0.32, 218; 8 MiB 0.31-0.36/
+#     0.32; 16 MiB 0.31-0.37/0.32; 2 pieces 0.29-0.34/0.34; 3 pieces 0.29-0.35/0.34, 226; LTO
+#     0.32-0.37/0.33.
+#   OOMDOC_PROFILE, varied: read 0.295-0.305 s with stealing (off 0.322-0.344, base 0.334): the
+#     slowest chunk 0.169 s (off 0.195-0.200), parts of 4-10 MiB decoded at the chunks' rate;
+#     pre-scan 0.073-0.085 s, 0.080-0.085 with 2 pieces a thread (each piece's cut search and
+#     join, and its read table as long as the memo before it, cost more than they balance).
+# H200 run 2 (19:27 UTC, another fresh machine of the same kind, load 0.14), the final build:
+# parts of at least 4 MiB, at most one for every two threads (a part costs ~2 MiB of peak RSS,
+# likely its fold's tables and list cache kept in its thread's arena; not measured apart):
+#   bench, RUNS=3: varied Python 7.43-9.84 s, oomdoc 0.38-0.39 s / 3.73-3.97 s CPU, 288.5 MiB
+#     (0.5001 of the file: over the target); base 0.38-0.39 s / 3.80-3.96 s, 272.2 MiB: 19.6x.
+#     real Python 6.01-6.96 s, oomdoc 0.31-0.35 s / 3.05-3.81 s, 213.7 MiB (0.41); base 0.32-
+#     0.36 s, 213.5 MiB: 19.4x.
+#   sweep, 10 rounds alternated, wall mean / median, peak RSS: varied base 0.399/0.395 s, 270-
+#     272 MiB; stealing 0.390/0.395, 272-284; off 0.402/0.405, 268-272; 8 MiB parts
+#     0.390/0.395, 272-282. real base 0.364/0.365, 211-216; stealing 0.351/0.340, 213-220; off
+#     0.357/0.350; 8 MiB 0.358/0.360.
+#   OOMDOC_PROFILE: read varied 0.321-0.330 s (off 0.333-0.340, base 0.339), real 0.285-0.287 s
+#     (off 0.283-0.305, base 0.302); peak RSS +2 to +12 MiB for 3-6 parts taken.
+# Reports byte-identical to the base's in both runs: JSON and text, default threads and one
+# thread, both shapes. Also tried on the 2-core VM (14 threads forced by the local uncapping
+# patch, varied 268 MB file), dropped: fat LTO with one codegen unit (process CPU 1130-1194 ms
+# against 1181-1216, one thread 598-633 against 627-646, build 2m38s -> 4m40s; no wall gain
+# beyond the spread on the H200, above); the pre-scan's frames-list items read without a branch
+# on BINGET or LONG_BINGET (the pieces' phase 0.23-0.27 s against 0.22-0.24 s). What an extra
+# chunk or part costs (VM, 28 chunks against 14, stealing off): +120-140 ms of CPU, ~10 ms a
+# chunk, most in taking up the frames other threads decoded (Resolver::shared, Memo::handle_at,
+# fold_dict); on the H200 the parts decoded at the chunks' rate. Targets (0.33 s real, 0.40 s
+# varied) against these hosts' base: real 0.32-0.39 s, varied 0.35-0.42 s; 20x (the stealing
+# build) met on real in run 1 only (22.4x; 19.4x in run 2), not on varied (18.7x, 19.6x), as
+# Python's speed moves from host to host. Left: the pre-scan (0.075-0.105 s before any chunk,
+# its pieces in two speed groups), the slowest chunk (0.15-0.20 s), the analysis (0.05-0.07 s);
+# stealing would pay with each part's tables reused from its thread's last part (no new RSS a
+# part) and a peak RSS with more room under half the file on the varied shape.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
