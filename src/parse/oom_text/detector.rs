@@ -656,6 +656,14 @@ fn continuation(open: &Open, text: &str) -> Continuation {
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
         Family::LlamaChain => llama_cpp::continuation(&open.text, text),
         Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(&open.text, text),
+        // Ray's exception, then its node's figures on the next line.
+        Family::Host(HostKind::RayMemoryMonitor) if open.lines <= 2 => {
+            if text.contains("Memory on the node") {
+                Continuation::Append
+            } else {
+                Continuation::Close
+            }
+        }
         Family::Framework(kind) => frameworks::continuation(kind, text),
         Family::TorchAllocator(_) => torch_continuation(open, text),
         _ => {

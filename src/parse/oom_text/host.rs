@@ -291,6 +291,8 @@ pub(super) fn is_complete(kind: HostKind, squeezed: &str) -> bool {
                 || squeezed.contains("Failtoallocmemoryof")
         }
         HostKind::C10 => regex!(r"allocate(\d+)").is_match(squeezed),
+        // The node's figures follow on the next line (see `parse`).
+        HostKind::RayMemoryMonitor => squeezed.contains("wasrunningwas"),
         _ => true,
     }
 }
@@ -371,7 +373,30 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
             // The handler then aborts the process: SIGABRT, which a shell reports as 134.
             details.exit_code = Some(134);
         }
-        HostKind::BadAlloc | HostKind::RayMemoryMonitor => {}
+        // Ray's memory monitor (raylet `node_manager.cc` `CreateOomKillMessageDetails`):
+        // `Memory on the node (IP: …, ID: …) where the task (actor ID: …, name=…, pid=4100606,
+        // memory used=56.57GB) was running was 246.41GB / 251.54GB (0.979583), which exceeds the
+        // memory usage threshold of 0.95.` Its GB are 1024^3 bytes.
+        HostKind::RayMemoryMonitor => {
+            if let Some(caps) = regex!(concat!(
+                r"pid=(\d+),memoryused=",
+                size!(),
+                r"\)wasrunningwas",
+                size!(),
+                "/",
+                size!()
+            ))
+            .captures(squeezed)
+            {
+                let size =
+                    |group: usize| caps.get(group).and_then(|m| super::parse_size(m.as_str()));
+                details.killed_pid = caps.get(1).and_then(|m| m.as_str().parse().ok());
+                details.killed_rss_bytes = size(2);
+                details.host_usage_bytes = size(3);
+                details.host_limit_bytes = size(4);
+            }
+        }
+        HostKind::BadAlloc => {}
     }
     parsed
 }

@@ -38,6 +38,16 @@ pub(super) const TORCH: &[FrameRule] = &[
         Stage,
         "numba",
     ),
+    // Numba's driver initialisation (`numba/cuda/cudadrv/driver.py` `Driver.ensure_initialized`:
+    // `self.cuInit(0)`), run by the first use of the driver (cuDF's `import cudf` checks the
+    // versions through it): the process's CUDA start-up.
+    r(
+        "ensure_initialized",
+        "numba/cuda/cudadrv/",
+        S,
+        Stage,
+        "numba",
+    ),
     r(
         "get_primary_context",
         "numba/cuda/cudadrv/",
