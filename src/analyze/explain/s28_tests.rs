@@ -165,3 +165,38 @@ fn a_lone_process_holding_the_reserve_is_reported_as_this_process() {
         .iter()
         .any(|field| field == "process_in_use_bytes"));
 }
+
+#[test]
+fn messages_logged_or_abbreviated_without_their_head() {
+    // numpy's message logged without its class: the host's memory, its size read.
+    let report = explain_text(
+        "2024-08-25 23:55:25.082 | ERROR | magic_pdf.tools.cli:parse_doc:69 - Unable to allocate \
+         41.9 MiB for an array with shape (6, 276, 6625) and data type float32\n",
+    );
+    assert!(!report.is_gpu_oom);
+    let details = &report.ooms[0].details;
+    assert!(details.host_required_bytes.is_some());
+    // PyTorch's class with the figure the reporter kept.
+    let report = explain_text("- `torch.OutOfMemoryError: Tried to allocate 3.56 GiB...`\n");
+    assert!(report.is_gpu_oom);
+    let oom = report.oom.expect("figures");
+    assert!(oom.tried_to_allocate_bytes.is_some());
+    // Code naming the class is no failure.
+    let report = explain_text("except torch.cuda.OutOfMemoryError: Tried to allocate\n");
+    assert!(!report.is_gpu_oom);
+}
+
+#[test]
+fn rays_memory_monitor_names_the_killed_task_and_the_node() {
+    let report = explain_text(
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n\
+         Memory on the node (IP: 10.20.49.141, ID: 4748aa6d) where the task (actor ID: 9e43ace6, \
+         name=WorkerDict.__init__, pid=4100606, memory used=56.57GB) was running was 246.41GB / \
+         251.54GB (0.979583), which exceeds the memory usage threshold of 0.95.\n",
+    );
+    assert!(!report.is_gpu_oom);
+    let details = &report.ooms[0].details;
+    assert_eq!(details.killed_pid, Some(4_100_606));
+    assert!(details.killed_rss_bytes.is_some());
+    assert!(details.host_usage_bytes.is_some() && details.host_limit_bytes.is_some());
+}

@@ -82,6 +82,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find_memory_error(text) {
         return Some((Family::Host(HostKind::MemoryError), position));
     }
+    // numpy's message logged without its class (`logger.error(e)`: `Unable to allocate 41.9
+    // MiB for an array with shape (6, 276, 6625) and data type float32`, `numpy/core/
+    // _exceptions.py` `_ArrayMemoryError.__str__`): the host's memory.
+    if let Some(position) = super::find(text, "Unable to allocate ") {
+        if text[position..].contains(" for an array with shape") {
+            return Some((Family::Host(HostKind::MemoryError), position));
+        }
+    }
     // Windows refusing to commit more memory (`ERROR_COMMITMENT_LIMIT`, 1455: `The paging file
     // is too small for this operation to complete. (os error 1455)` from Rust's safetensors,
     // `OSError: [WinError 1455]` from Python loading torch's DLLs or mapping a checkpoint;

@@ -119,6 +119,21 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
                 .map_or(0, |at| crate::parse::text::after_char_at(text, at));
             return Some((Family::OtherGpu, begin));
         }
+        // PyTorch's class with its message's head left out by the reporter (`torch.
+        // OutOfMemoryError: Tried to allocate 3.56 GiB...`): the allocator's message, the
+        // figures it keeps.
+        let torch_class = before.ends_with("torch.") || before.ends_with("torch.cuda.");
+        if class == "OutOfMemoryError"
+            && torch_class
+            && rest
+                .strip_prefix(':')
+                .is_some_and(|after| after.trim_start().starts_with("Tried to allocate "))
+        {
+            let begin = before
+                .rfind(|c: char| c.is_whitespace() || matches!(c, '(' | '`'))
+                .map_or(0, |at| crate::parse::text::after_char_at(before, at));
+            return Some((Family::TorchAllocator(super::Accelerator::Cuda), begin));
+        }
         if before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
             || before.ends_with("lang.")
             || ["java", "import ", "except", "raise "]
