@@ -345,8 +345,10 @@ fn read_phase(
     // training without its progress) show the job, not the stage (`prose::words_unshown`).
     let nearby = failure
         .and_then(|message| nearby_words(collected, message, &frames))
-        .filter(|(_, phase, _, words)| {
-            !crate::analyze::phase::prose::words_unshown(host_memory(failure), *phase, words)
+        .filter(|(_, phase, what, words)| {
+            // (The task a kill names is what the killed process ran, not words about the job.)
+            *what == RAY_TASK
+                || !crate::analyze::phase::prose::words_unshown(host_memory(failure), *phase, words)
         })
         // A training announced as it starts (`Start training for 300 epochs`) and then a kill
         // or the host's allocator failing: its data loader's workers take host memory as its
@@ -616,6 +618,9 @@ fn runtime_prefix(text: &str) -> bool {
     })
 }
 
+/// What names the stage when Ray's memory monitor names the killed worker's task.
+const RAY_TASK: &str = "the task of the worker Ray killed";
+
 /// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):
 /// the app's own words before the error on its line (`Error during generation: CUDA out of
 /// memory`), the message logged on the line above the failure's traceback (`logger.exception`
@@ -651,6 +656,21 @@ fn nearby_words<'a>(
             if let Some(phase) = words_phase(words).filter(|_| introduces) {
                 return Some((message.line, phase, "the words around the error", words));
             }
+        }
+    }
+    // Ray's memory monitor lists the node's top memory users under its kill (`PID MEM(GB)
+    // COMMAND`, raylet `node_manager.cc`): the killed worker's command names the task it ran
+    // (`ray::WorkerDict.actor_rollout_generate_sequences`).
+    if let Some(task) = collected
+        .ooms
+        .iter()
+        .find(|kept| kept.line == message.line)
+        .and_then(|kept| kept.details.killed_process.as_deref())
+        .and_then(|command| command.strip_prefix("ray::"))
+    {
+        let method = task.rsplit('.').next().unwrap_or(task);
+        if let Some(phase) = words_phase(&method.replace('_', " ")) {
+            return Some((message.line, phase, RAY_TASK, task));
         }
     }
     // A JSON log event that carries the error in a field (`{"event": "embed_failed", …,

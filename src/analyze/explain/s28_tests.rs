@@ -199,4 +199,36 @@ fn rays_memory_monitor_names_the_killed_task_and_the_node() {
     assert_eq!(details.killed_pid, Some(4_100_606));
     assert!(details.killed_rss_bytes.is_some());
     assert!(details.host_usage_bytes.is_some() && details.host_limit_bytes.is_some());
+    // The killed worker's row of the top memory users names its task.
+    let report = explain_text(
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n\
+         Memory on the node (IP: 10.0.0.1, ID: 47) where the task (actor ID: 9e, name=W, \
+         pid=4100606, memory used=56.57GB) was running was 246.41GB / 251.54GB (0.97), which \
+         exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: c9) because it \
+         was the most recently scheduled task.\n\
+         Top 10 memory users:\n\
+         PID\tMEM(GB)\tCOMMAND\n\
+         4100606\t56.57\tray::WorkerDict.actor_rollout_generate_sequences\n\
+         4075157\t0.35\tpython3 -m verl.trainer.main_ppo\n",
+    );
+    assert_eq!(
+        report.ooms[0].details.killed_process.as_deref(),
+        Some("ray::WorkerDict.actor_rollout_generate_sequences")
+    );
+    assert_eq!(report.phase.failed_in, Phase::Inference);
+}
+
+#[test]
+fn transformers_refusing_a_quantized_models_device_map_is_a_load_that_did_not_fit() {
+    let text = "  File \"/usr/local/lib/python3.11/site-packages/transformers/quantizers/\
+                quantizer_bnb_4bit.py\", line 102, in validate_environment\n    \
+                raise ValueError(\n\
+                ValueError: Some modules are dispatched on the CPU or the disk. Make sure you \
+                have enough GPU RAM to fit the quantized model. If you want to dispatch the model \
+                on the CPU or the disk while keeping these modules in 32-bit, you need to set \
+                `llm_int8_enable_fp32_cpu_offload=True` and pass a custom `device_map` to \
+                `from_pretrained`.\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
 }

@@ -71,6 +71,7 @@ pub(super) const RULES: &[Rule] = &[
     // this file. ===
     rule("Not Enough GPU memory? ", colabfold_predict),
     rule("updater_gpu_hist", xgboost_boosting),
+    rule("dispatched on the CPU or the disk", quantized_dispatch),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -361,6 +362,16 @@ fn textgen_loaded(text: &str, facts: &mut LineFacts) {
 fn colabfold_predict(text: &str, facts: &mut LineFacts) {
     if text.contains("Could not predict") || text.contains("RESOURCE_EXHAUSTED") {
         facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// transformers' refusal of a quantized model's device map (`Some modules are dispatched on the
+/// CPU or the disk. Make sure you have enough GPU RAM to fit the quantized model.`,
+/// `quantizers/quantizer_bnb_4bit.py` `validate_environment`, run by `from_pretrained`): the
+/// weights did not fit while the model was being loaded.
+fn quantized_dispatch(text: &str, facts: &mut LineFacts) {
+    if text.contains("Some modules are dispatched") {
+        facts.failed_phase_hint = Some(Phase::WeightsLoad);
     }
 }
 

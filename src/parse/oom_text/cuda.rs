@@ -213,6 +213,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::OtherGpu, line_begin(text, found.start())));
     }
+    // transformers refusing to load a bitsandbytes-quantized model that does not fit
+    // (`quantizers/quantizer_bnb_4bit.py` / `quantizer_bnb_8bit.py` `validate_environment`, and
+    // `modeling_utils.py` before 4.36): `ValueError: Some modules are dispatched on the CPU or
+    // the disk. Make sure you have enough GPU RAM to fit the quantized model. …`: the device map
+    // left modules off the GPU, which a quantized model cannot have.
+    if let Some(position) = super::find(text, "Some modules are dispatched on the CPU or the disk")
+    {
+        if !text[..position].contains("raise ") {
+            return Some((Family::OtherGpu, line_begin(text, position)));
+        }
+    }
     // accelerate `find_executable_batch_size`: every batch size down to 1 failed with an OOM
     // (`should_reduce_batch_size`), then `RuntimeError("No executable batch size found, reached
     // zero.")`.

@@ -607,7 +607,9 @@ pub fn parse_text(text: &str) -> Vec<OomMessage> {
 fn is_chain(family: Family) -> bool {
     matches!(
         family,
-        Family::LlamaChain | Family::Host(HostKind::OomKiller)
+        Family::LlamaChain
+            | Family::Host(HostKind::OomKiller)
+            | Family::Host(HostKind::RayMemoryMonitor)
     )
 }
 
@@ -636,7 +638,8 @@ fn is_complete(open: &Open) -> bool {
         Family::MallocAsync => pytorch::is_complete(open.family, squeezed),
         Family::CudaError => false,
         Family::CudaDriver | Family::Cublas | Family::IllegalAccess | Family::OtherGpu => true,
-        Family::Host(HostKind::OomKiller) => false,
+        // Both report over lines their continuation reads (the kill, Ray's table).
+        Family::Host(HostKind::OomKiller | HostKind::RayMemoryMonitor) => false,
         Family::Host(kind) => host::is_complete(kind, squeezed),
         Family::VllmStartupFree
         | Family::VllmNoCacheBlocks
@@ -656,13 +659,9 @@ fn continuation(open: &Open, text: &str) -> Continuation {
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
         Family::LlamaChain => llama_cpp::continuation(&open.text, text),
         Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(&open.text, text),
-        // Ray's exception, then its node's figures on the next line.
-        Family::Host(HostKind::RayMemoryMonitor) if open.lines <= 2 => {
-            if text.contains("Memory on the node") {
-                Continuation::Append
-            } else {
-                Continuation::Close
-            }
+        // Ray's exception, then its node's figures and its table of the top memory users.
+        Family::Host(HostKind::RayMemoryMonitor) if open.lines <= 16 => {
+            host::ray_continuation(text)
         }
         Family::Framework(kind) => frameworks::continuation(kind, text),
         Family::TorchAllocator(_) => torch_continuation(open, text),

@@ -299,8 +299,6 @@ pub(super) fn is_complete(kind: HostKind, squeezed: &str) -> bool {
                 || squeezed.contains("Failtoallocmemoryof")
         }
         HostKind::C10 => regex!(r"allocate(\d+)").is_match(squeezed),
-        // The node's figures follow on the next line (see `parse`).
-        HostKind::RayMemoryMonitor => squeezed.contains("wasrunningwas"),
         _ => true,
     }
 }
@@ -403,10 +401,46 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                 details.host_usage_bytes = size(3);
                 details.host_limit_bytes = size(4);
             }
+            // The killed worker's row of the top memory users: its command names its task.
+            // (The message's lines are joined by spaces: the row is the pid, its memory and
+            // its command, in a row.)
+            if let Some(pid) = details.killed_pid.map(|pid| pid.to_string()) {
+                let words: Vec<&str> = text.split_whitespace().collect();
+                details.killed_process = words.windows(3).find_map(|row| {
+                    (row[0] == pid && row[1].parse::<f64>().is_ok()).then(|| row[2].to_string())
+                });
+            }
         }
         HostKind::BadAlloc => {}
     }
     parsed
+}
+
+/// The lines of Ray's memory monitor's report under its first (raylet `node_manager.cc`
+/// `CreateOomKillMessageDetails`, `MemoryMonitor::TopNMemoryDebugString`): the node's figures,
+/// the worker killed, `Top 10 memory users:` and its table (`PID  MEM(GB)  COMMAND`, then one
+/// `4100606 56.57 ray::WorkerDict.actor_rollout_generate_sequences` a process).
+pub(super) fn ray_continuation(text: &str) -> Continuation {
+    let trimmed = text.trim_start();
+    let mut words = trimmed.split_whitespace();
+    let row = words
+        .next()
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        && words.next().is_some_and(|mem| mem.parse::<f64>().is_ok())
+        && words.next().is_some();
+    let report = [
+        "Memory on the node",
+        "Ray killed this worker",
+        "Top 10 memory users",
+        "To see more information about memory usage",
+    ]
+    .iter()
+    .any(|phrase| text.contains(phrase));
+    if report || row || (trimmed.starts_with("PID") && trimmed.contains("COMMAND")) {
+        Continuation::Append
+    } else {
+        Continuation::Close
+    }
 }
 
 /// Kilobytes as the kernel prints them (`%lukB`, units of 1024 bytes).

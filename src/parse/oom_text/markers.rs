@@ -134,6 +134,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // RMM's device pool (cuda.rs), when printed without its `std::bad_alloc` head.
         ("RMM failure at", Message),
         ("RMM_ERROR_OUT_OF_MEMORY", Message),
+        // transformers refusing a quantized model's device map (cuda.rs).
+        ("dispatched on the CPU or the disk", Message),
         // Metal's command buffer out of the GPU's memory (cuda.rs).
         ("Insufficient Memory (IOAF", Message),
         ("execution failed: Insufficient Memory", Message),

@@ -34,6 +34,10 @@ pub(super) const QUALIFIED_KOHYA_TO_FORGE: &[FrameRule] = &[
         "comfyui",
     ),
     r("load_diffusion_model", "comfy/", W, Stage, "comfyui"),
+    // ComfyUI's attention functions (`comfy/ldm/modules/attention.py`: `attention_pytorch`,
+    // `attention_split`, `attention_sub_quad`, their `wrapper`) run only inside a model's
+    // forward (sampling, encoding, decoding), as `forward` of `comfy/ldm/` does.
+    r("", "comfy/ldm/modules/attention.py", I, Serve, "comfyui"),
     r("load_unet", "comfy/", W, Stage, "comfyui"),
     r("load_clip", "comfy/", W, Stage, "comfyui"),
     r("encode_from_tokens", "comfy/sd.py", I, Serve, "comfyui"),
