@@ -253,6 +253,12 @@
 # one core (taskset -c 0), 4 runs each alternated, the build of 17:29 (e9d0ce70) against the
 # session's last (its later markers: TensorRT tactics, Windows' commit limit, OpenVINO): 0.59-
 # 0.60 s against 0.60-0.61 s. The markers cost ~1 %; the two-core ratio moves with the load.
+# Twenty-eighth session (2026-12-04 20:26 UTC, same 2-core VM, Intel Xeon, load 2.5-2.6, RUNS=3,
+# varied 1 GiB, 5,928,009 lines), after the session's markers (`Not Enough GPU memory? `,
+# `updater_gpu_hist`, `dispatched on the CPU or the disk`) and rules, the session's start build
+# (01fe693f) as BEFORE in the same loop: grep 0.26 s wall, explain 0.44 s wall / 0.67 s CPU,
+# 31 MiB RSS: 1.69x (median 0.44 s); before 0.42 s / 0.65 s: 1.62x; one core 0.65 s, 2.50x.
+# Same within the noise of this load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -153,19 +153,24 @@ pub fn conversion_script(file: &str) -> bool {
     })
 }
 
+/// The stem of a Python or shell script's file name, in lower case (`…/Infer_SD.py` →
+/// `infer_sd`); `None` for another file.
+fn script_stem(file: &str) -> Option<String> {
+    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
+    let stem = base
+        .strip_suffix(".py")
+        .or_else(|| base.strip_suffix(".sh"))?;
+    Some(stem.to_ascii_lowercase())
+}
+
 /// Whether a Python script's file name (`…/infer_sd.py`) passes `named` on the words of its
 /// stem (lower case, digits trimmed from their ends: `demo2` → `demo`), is not a pytest module
 /// (`test_*.py`, `*_test.py`: a suite's test, not a run) and holds no training word
 /// (`demo_finetune.py`).
 fn named_script(file: &str, named: impl Fn(&[&str]) -> bool) -> bool {
-    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
-    let Some(stem) = base
-        .strip_suffix(".py")
-        .or_else(|| base.strip_suffix(".sh"))
-    else {
+    let Some(lower) = script_stem(file) else {
         return false;
     };
-    let lower = stem.to_ascii_lowercase();
     if lower.starts_with("test_") || lower.ends_with("_test") {
         return false;
     }

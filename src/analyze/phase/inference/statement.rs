@@ -805,14 +805,9 @@ fn training_entry(frames: &[Frame]) -> Option<&Frame> {
 /// Whether a script's name starts with a word of training (`train_switch_moe.py`, `finetune.py`,
 /// `pretrain_gpt.py`, `sft_lora.py`, `train.sh`).
 fn training_script(file: &str) -> bool {
-    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
-    let Some(stem) = base
-        .strip_suffix(".py")
-        .or_else(|| base.strip_suffix(".sh"))
-    else {
+    let Some(stem) = super::script_stem(file) else {
         return false;
     };
-    let stem = stem.to_ascii_lowercase();
     let first = stem
         .split(|c: char| !c.is_ascii_alphanumeric())
         .find(|word| !word.is_empty());
