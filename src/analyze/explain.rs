@@ -980,7 +980,7 @@ fn absorb(
         frames::note_printed(collected, line_no, function, file);
         if let Some(code) = facts.frame_code {
             if let Some(frame) = collected.frames.back_mut() {
-                frame.code = Some(code.chars().take(frames::MAX_STATEMENT_CHARS).collect());
+                frame.code = Some(frames::kept_statement(&code));
             }
         }
     }
@@ -993,7 +993,7 @@ fn absorb(
             .find(|frame| !frame.called)
         {
             if frame.code.is_none() && frame.line < line_no && line_no - frame.line <= 24 {
-                frame.code = Some(code.chars().take(frames::MAX_STATEMENT_CHARS).collect());
+                frame.code = Some(frames::kept_statement(&code));
             }
         }
     }

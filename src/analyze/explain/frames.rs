@@ -5,7 +5,12 @@ use super::*;
 use crate::analyze::phase::{frame_rule, read_frames};
 
 /// The longest statement kept under a frame (a minified line can be megabytes).
-pub(super) const MAX_STATEMENT_CHARS: usize = 300;
+const MAX_STATEMENT_CHARS: usize = 300;
+
+/// A frame's statement as kept: its first [`MAX_STATEMENT_CHARS`] characters.
+pub(super) fn kept_statement(code: &str) -> String {
+    code.chars().take(MAX_STATEMENT_CHARS).collect()
+}
 
 /// Keeps a frame, dropping the oldest beyond [`MAX_FRAMES`].
 fn keep(collected: &mut Collected, frame: Frame) {
@@ -138,7 +143,7 @@ pub(super) fn push_called_frames(
         .find(|frame| !frame.called)
         .filter(|frame| frame.line == line)
     {
-        printed.code = Some(code.chars().take(MAX_STATEMENT_CHARS).collect());
+        printed.code = Some(kept_statement(code));
     }
     // A frame a rule reads decides by itself (a wrapper only encloses: what it calls may show
     // more).
