@@ -181,6 +181,16 @@ fn messages_logged_or_abbreviated_without_their_head() {
     assert!(report.is_gpu_oom);
     let oom = report.oom.expect("figures");
     assert!(oom.tried_to_allocate_bytes.is_some());
+    // Not held for a later message to replace, as the class alone is.
+    let report = explain_text(
+        "- `torch.OutOfMemoryError: Tried to allocate 3.56 GiB...`\n\n\
+         - `ncclUnhandledCudaError: Cuda failure 2 'out of memory'`\n",
+    );
+    assert_eq!(report.ooms.len(), 2);
+    assert!(report
+        .oom
+        .and_then(|oom| oom.tried_to_allocate_bytes)
+        .is_some());
     // Code naming the class is no failure.
     let report = explain_text("except torch.cuda.OutOfMemoryError: Tried to allocate\n");
     assert!(!report.is_gpu_oom);

@@ -201,6 +201,11 @@ fn cut_class_start(text: &str) -> Option<usize> {
 /// Whether a message is only an exception class ([`class_only_start`]).
 pub(super) fn is_class_only(text: &str) -> bool {
     let text = text.trim();
+    // The class with the allocator's figure kept (`torch.OutOfMemoryError: Tried to allocate
+    // 3.56 GiB...`, `class_only_start`) is a message of its own.
+    if text.contains("Tried to allocate ") {
+        return false;
+    }
     let class = text
         .split([' ', ':'])
         .next()
