@@ -539,26 +539,12 @@ fn loads(text: &str) -> bool {
             .any(|word| matches!(word, "load" | "loading" | "moving" | "reload" | "reloading"))
 }
 
-/// Whether a line says a model's load finished: ComfyUI's `loaded completely …` / `loaded
-/// partially …` (`comfy/model_management.py` `LoadedModel.model_load`), after a log prefix.
-fn load_finished(text: &str) -> bool {
-    ["loaded completely", "loaded partially"]
-        .iter()
-        .any(|phrase| text.find(phrase).is_some_and(|at| log_prefix(&text[..at])))
-}
-
-/// Whether text is a log line's prefix at most (nothing, a timestamp, `[INFO]`, `root - INFO -`).
-fn log_prefix(text: &str) -> bool {
-    let head = text.trim_end();
-    head.is_empty() || head.ends_with([']', '-', ':', '|'])
-}
-
 /// Whether a model's load is still in progress after `lines`: a load line with no line after
 /// it saying the load finished.
 fn load_pending(lines: &[&&ContextLine]) -> bool {
     let mut pending = false;
     for line in lines {
-        if load_finished(&line.text) {
+        if crate::parse::engine_log::comfy_load_finished(&line.text) {
             pending = false;
         } else if loads(&line.text) {
             pending = true;
@@ -572,7 +558,9 @@ fn load_pending(lines: &[&&ContextLine]) -> bool {
 /// forward or a functional op (`torch/nn/`). Its loader nodes read checkpoints without a line,
 /// so a failure with neither may be a load.
 fn prompt_ran_a_model(inputs: &InferenceInputs<'_>, after: &[&&ContextLine]) -> bool {
-    after.iter().any(|line| load_finished(&line.text))
+    after
+        .iter()
+        .any(|line| crate::parse::engine_log::comfy_load_finished(&line.text))
         || inputs
             .frames
             .iter()
@@ -583,7 +571,8 @@ fn prompt_ran_a_model(inputs: &InferenceInputs<'_>, after: &[&&ContextLine]) -> 
 /// `logging.info("got prompt")`), after a log prefix at most: what runs next are its nodes.
 fn got_prompt(text: &str) -> bool {
     let line = text.trim_end();
-    line.strip_suffix("got prompt").is_some_and(log_prefix)
+    line.strip_suffix("got prompt")
+        .is_some_and(crate::parse::engine_log::is_log_prefix)
 }
 
 /// Evidence 2: a generation's progress bar before the failure, no load unfinished after it.

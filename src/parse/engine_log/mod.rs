@@ -16,6 +16,7 @@ pub mod engines;
 mod llama_cpp;
 pub use llama_cpp::LOADER_METADATA;
 mod phases_other;
+pub use phases_other::{comfy_load_finished, is_log_prefix};
 mod prose;
 mod runtimes;
 mod sglang;

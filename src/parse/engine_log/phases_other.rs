@@ -120,17 +120,28 @@ fn comfy_loading(text: &str, facts: &mut LineFacts) {
 }
 
 fn comfy_loaded(text: &str, facts: &mut LineFacts) {
-    // `loaded completely 9.5 4897.05 True` starts the message (after a log prefix at most:
-    // `[INFO] loaded partially; …`, `2024-09-11 11:51:35,123 - root - INFO - loaded …`).
-    let after_prefix = |phrase: &str| {
-        text.find(phrase).is_some_and(|at| {
-            let head = text[..at].trim_end();
-            head.is_empty() || head.ends_with([']', '-', ':', '|'])
-        })
-    };
-    if after_prefix("loaded completely") || after_prefix("loaded partially") {
+    if comfy_load_finished(text) {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
     }
+}
+
+/// Whether a line is ComfyUI's word that a model's load finished (`comfy/model_management.py`
+/// `LoadedModel.model_load`): `loaded completely 9.5 4897.05 True` / `loaded partially …`
+/// starting the message, after a log prefix at most (`[INFO] loaded partially; …`,
+/// `2024-09-11 11:51:35,123 - root - INFO - loaded …`).
+pub fn comfy_load_finished(text: &str) -> bool {
+    ["loaded completely", "loaded partially"]
+        .iter()
+        .any(|phrase| {
+            text.find(phrase)
+                .is_some_and(|at| is_log_prefix(&text[..at]))
+        })
+}
+
+/// Whether text is a log line's prefix at most (nothing, a timestamp, `[INFO]`, `root - INFO -`).
+pub fn is_log_prefix(text: &str) -> bool {
+    let head = text.trim_end();
+    head.is_empty() || head.ends_with([']', '-', ':', '|'])
 }
 
 /// Triton Inference Server (`core/src/model_lifecycle.cc` `ModelLifeCycle::AsyncLoad` /
