@@ -295,6 +295,19 @@ fn read_phase(
             }
         }
     }
+    // A worker's failure logged before its driver's traceback (vLLM's multiprocessing
+    // executor prints the worker's `torch.OutOfMemoryError` under its own prefix, then the
+    // driver's `[rank0]:` traceback through `determine_num_available_blocks`): when the
+    // failure's own frames show no stage, the frames printed just under it do.
+    if let Some(message) = failure {
+        if read_frames(&frames).decided.is_none()
+            && crate::analyze::phase::user_code_phase(&frames).is_none()
+        {
+            if let Some(below) = driver_frames_below(collected, message) {
+                frames = below;
+            }
+        }
+    }
     let hint = collected
         .hints
         .iter()
@@ -382,6 +395,36 @@ fn read_phase(
     });
     (phase, unseen)
 }
+
+/// The frames printed under a failure (within [`DRIVER_LINES`] of its end) when a library
+/// frame among them names one of the engine's start-up stages: the driver process that sent
+/// the failing worker its task, its traceback printed after the worker's error.
+fn driver_frames_below(collected: &Collected, message: &OomMessage) -> Option<Vec<Frame>> {
+    let end = message.end_line.max(message.line);
+    let below: Vec<Frame> = collected
+        .frames
+        .iter()
+        .filter(|frame| frame.line > end && frame.line <= end + DRIVER_LINES)
+        .cloned()
+        .collect();
+    let (frame, rule) = read_frames(&below).decided?;
+    let start_up = matches!(
+        rule.phase,
+        Phase::Profiling
+            | Phase::KvCacheAlloc
+            | Phase::CudaGraphCapture
+            | Phase::WeightsLoad
+            | Phase::FormatConversion
+    );
+    let library = {
+        let file = frame.file.replace('\\', "/");
+        file.contains("site-packages/") || file.contains("dist-packages/")
+    };
+    (start_up && library).then_some(below)
+}
+
+/// Lines under a failure searched for its driver's traceback ([`driver_frames_below`]).
+const DRIVER_LINES: u64 = 120;
 
 /// The run's last training line, when it is still the stage in progress and its text is a
 /// progress bar drawn at its total (`Train epoch [3/3]: 100%|██| 8/8`): the loop had ended.

@@ -493,6 +493,19 @@ const GENERATION_WORDS: &[&str] = &[
     "prediction",
     "decoding",
     "synthesizing",
+    // A trained model applied to images, video or audio (`Batch Detection`, `Tracking`,
+    // `Rendering test views`, `Separating`).
+    "detection",
+    "detecting",
+    "tracking",
+    "recognizing",
+    "recognition",
+    "separating",
+    "separation",
+    "rendering",
+    "captioning",
+    "translating",
+    "translation",
 ];
 
 /// A tqdm bar (`label: 40%|████   | 8/20 [00:05<00:07, 1.6it/s]`): its label (maybe empty)
@@ -578,10 +591,20 @@ fn got_prompt(text: &str) -> bool {
 /// Evidence 2: a generation's progress bar before the failure, no load unfinished after it.
 fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
     let failure = inputs.failure_line;
+    // The failure's own line counts where the bar was drawn on it before the error (tqdm's
+    // last redraw, the app's error printed right after it without a newline).
+    let bar_before_error = |text: &str| {
+        let lower = text.to_ascii_lowercase();
+        let error = ["out of memory", "error", "killed"]
+            .iter()
+            .filter_map(|word| lower.find(word))
+            .min();
+        matches!((text.find("%|"), error), (Some(bar), Some(error)) if bar < error)
+    };
     let before: Vec<&&ContextLine> = inputs
         .lines
         .iter()
-        .filter(|line| line.line < failure)
+        .filter(|line| line.line < failure || line.line == failure && bar_before_error(&line.text))
         .collect();
     let (at, line, label) = before.iter().enumerate().rev().find_map(|(at, line)| {
         let label = progress_bar(&line.text)?;
@@ -599,11 +622,16 @@ fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
     let what = if label.is_empty() {
         "a sampler's denoising steps (the app's bars without a label)".to_string()
     } else {
-        format!("`{label}`, a generation")
+        format!("`{label}`, a model run on its inputs")
+    };
+    let when = if line.line == failure {
+        "drawn just before the failure on its line".to_string()
+    } else {
+        format!("line {failure}: the failure came after it")
     };
     Some(format!(
-        "line {}: a progress bar of {what}; line {failure}: the failure came after it with \
-         no load unfinished in between, while generating: inference",
+        "line {}: a progress bar of {what}; {when} with no load unfinished in between: \
+         inference",
         line.line
     ))
 }

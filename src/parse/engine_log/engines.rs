@@ -463,7 +463,15 @@ fn automatic1111_named(text: &str, facts: &mut LineFacts) {
 }
 
 fn comfyui_named(text: &str, facts: &mut LineFacts) {
-    if named_as_word(text, "ComfyUI") {
+    // SwarmUI relays the output of the ComfyUI backends it runs under `[ComfyUI-<n>/STDERR]`
+    // and `[ComfyUI-<n>/STDOUT]` (`src/Backends/` … `ComfyUISelfStartBackend`): ComfyUI ran.
+    let swarm_backend = text.match_indices("[ComfyUI-").any(|(at, found)| {
+        let rest = &text[at + found.len()..];
+        let digits = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        digits.len() < rest.len()
+            && (digits.starts_with("/STDERR]") || digits.starts_with("/STDOUT]"))
+    });
+    if swarm_backend || named_as_word(text, "ComfyUI") {
         facts.engine(EngineName::Comfyui, Certainty::Weak);
     }
 }

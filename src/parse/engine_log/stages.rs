@@ -49,6 +49,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("OP_REQUIRES failed at ", tensorflow_kernel),
     rule("[Memory Management] Target", forge_model_moves),
     rule("Moving model(s) has taken ", forge_model_moves),
+    rule("[Op:__inference_", keras_function_op),
     rule("Generation failed", stage_failed),
     rule("generation failed", stage_failed),
     rule("Inference failed", stage_failed),
@@ -69,6 +70,28 @@ fn unet_training_retry(text: &str, facts: &mut LineFacts) {
     if text.contains("Detected OutOfMemoryError") {
         facts.late_phase = Some(Phase::TrainingStep);
     }
+}
+
+/// TensorFlow's eager error footer names the traced function whose op failed (`0 derived
+/// errors ignored. [Op:__inference_train_function_1394299]`; `tensorflow/python/eager/
+/// execute.py` `quick_execute` raises with `[Op:{op_name}]`, and `tf.function` names a traced
+/// function's graph `__inference_<name>_<uid>`). Keras 2.x/3.x `Model.fit` traces its step as
+/// `train_function`, `evaluate` as `test_function` and `predict` as `predict_function`
+/// (`keras/engine/training.py` `make_train_function`/`make_test_function`/
+/// `make_predict_function`; Keras 3 names all three `one_step_on_iterator`, which says
+/// nothing): under the failure, the training step or a prediction pass was running.
+fn keras_function_op(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("[Op:__inference_") else {
+        return;
+    };
+    let name = &text[at + "[Op:__inference_".len()..];
+    let name = name.split(']').next().unwrap_or_default();
+    let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
+    facts.late_phase = match name {
+        "train_function" => Some(Phase::TrainingStep),
+        "predict_function" | "test_function" => Some(Phase::Inference),
+        _ => None,
+    };
 }
 
 /// An app's own line reporting the stage that failed, printed under the error it caught (`Job
@@ -519,6 +542,26 @@ mod tests {
         ] {
             assert!(!kinds(line).contains(&EventKind::Evaluation), "{line}");
         }
+    }
+
+    #[test]
+    fn tensorflow_footers_name_the_keras_function() {
+        let late = |line: &str| parse_line_scan(line).late_phase;
+        assert_eq!(
+            late("0 derived errors ignored. [Op:__inference_train_function_1394299]"),
+            Some(Phase::TrainingStep)
+        );
+        assert_eq!(
+            late(" [[{{node dense/MatMul}}]] [Op:__inference_predict_function_8812]"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            late("[Op:__inference_test_function_77]"),
+            Some(Phase::Inference)
+        );
+        // Keras 3's step functions and a user's own tf.function name no stage.
+        assert_eq!(late("[Op:__inference_one_step_on_iterator_4811]"), None);
+        assert_eq!(late("[Op:__inference_my_step_12]"), None);
     }
 
     #[test]

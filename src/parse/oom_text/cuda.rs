@@ -198,6 +198,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
+    // `RMM_CUDA_TRY_ALLOC`'s own message, its CUDA error text often cut by the paste.
+    if let Some(position) = super::find(text, "out_of_memory: CUDA error at") {
+        return Some((Family::OtherGpu, line_begin(text, position)));
+    }
     // RMM before 0.11 (`include/rmm/rmm.h` `RMM_CHECK_CUDA`, `rmmError_t`: `ERROR: RMM call in
     // line 68of file …/managed_allocator.cuh failed with result RMM_ERROR_OUT_OF_MEMORY (4)
     // Attempted to allocate: 4000000000 bytes.`), cuDF's allocator then.

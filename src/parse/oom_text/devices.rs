@@ -69,7 +69,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             .map_or(position, |at| crate::parse::text::after_char_at(text, at));
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
-    for status in ["OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY"] {
+    // Intel's runtimes also answer an allocation the device cannot serve with
+    // `UR_RESULT_ERROR_OUT_OF_RESOURCES` (40) or, before Unified Runtime, `PI_ERROR_OUT_OF_RESOURCES`
+    // (-5) (intel/torch-xpu-ops#1324: a tensor past the card's memory; ipex-llm and
+    // llama.cpp's SYCL backend report full cards so). (OpenCL's word for a kernel fault on
+    // some cards too, so the report says what it rests on.) CUDA's
+    // `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` is a launch's registers, not memory: not read.
+    for status in [
+        "OUT_OF_DEVICE_MEMORY",
+        "OUT_OF_HOST_MEMORY",
+        "OUT_OF_RESOURCES",
+    ] {
         if let Some(position) = find(text, status) {
             // The status's own name (`UR_RESULT_ERROR_…`, `ZE_RESULT_ERROR_…`, `VK_ERROR_…`),
             // not a word that holds it.
@@ -77,15 +87,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
                 .rfind(|c: char| !(c.is_ascii_uppercase() || c == '_'))
                 .map_or(0, |at| crate::parse::text::after_char_at(text, at));
             let name = &text[name_start..position];
-            if ![
-                "UR_RESULT_ERROR_",
-                "ZE_RESULT_ERROR_",
-                "VK_ERROR_",
-                "PI_ERROR_",
-                "CL_",
-            ]
-            .contains(&name)
-            {
+            let names: &[&str] = if status == "OUT_OF_RESOURCES" {
+                &["UR_RESULT_ERROR_", "PI_ERROR_"]
+            } else {
+                &[
+                    "UR_RESULT_ERROR_",
+                    "ZE_RESULT_ERROR_",
+                    "VK_ERROR_",
+                    "PI_ERROR_",
+                    "CL_",
+                ]
+            };
+            if !names.contains(&name) {
                 continue;
             }
             let begin = text[..name_start]

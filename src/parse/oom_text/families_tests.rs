@@ -333,6 +333,10 @@ fn pytorch_cut_and_fragmentary_messages() {
     assert!(message.is_gpu_oom);
     assert_eq!(message.kind, OomKind::CudaMallocAsync);
     assert!(one("!!! Exception during processing !!! Allocation on device ").is_gpu_oom);
+    // Quoted after its class, with the reporter's words on the same line.
+    let quoted = one("torch.OutOfMemoryError: Allocation on device on 2x4090. Because this code");
+    assert_eq!(quoted.kind, OomKind::CudaMallocAsync);
+    assert!(parse_text("Allocation on device 0 on 2x4090 works again").is_empty());
     assert!(
         parse_text("Allocation on device 0 succeeded after retry with smaller blocks").is_empty()
     );

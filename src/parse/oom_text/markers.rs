@@ -172,6 +172,7 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("not enough GPU video memory", Message),
         ("_OUT_OF_DEVICE_MEMORY", Message),
         ("_OUT_OF_HOST_MEMORY", Message),
+        ("_ERROR_OUT_OF_RESOURCES", Message),
         // DirectML's E_OUTOFMEMORY (`8007000E Not enough memory resources …`, devices.rs).
         ("enough memory resources", ReportOnly),
         // OpenVINO's GPU plugin (devices.rs).
@@ -249,6 +250,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("code is 137", Words),
         ("status 137", Message),
         ("status: 137", Message),
+        // DeepSpeed's launcher (`launcher/launch.py` `sigkill_handler`: `… exits with return
+        // code = -9`).
+        ("code = -9", Message),
         ("exitcode", Message),
         ("SIGKILL", Message),
         // Not OOM: memory-access bugs.

@@ -35,7 +35,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let rest = &text[position + "Allocation on device".len()..];
         let rest =
             rest.trim_matches(|c: char| c.is_whitespace() || c.is_control() || c.is_ascii_digit());
-        if rest.is_empty() || rest.starts_with(['(', '[', '-', '–', '—', '|']) {
+        // After PyTorch's OOM class the words are its message whatever follows (a report's
+        // `torch.OutOfMemoryError: Allocation on device on 2x4090. Because …`).
+        let after_class = text[..position].trim_end().ends_with("OutOfMemoryError:");
+        if after_class || rest.is_empty() || rest.starts_with(['(', '[', '-', '–', '—', '|']) {
             return Some((Family::MallocAsync, position));
         }
     }

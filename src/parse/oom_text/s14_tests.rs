@@ -110,6 +110,8 @@ fn library_allocation_failures_are_gpu_ooms() {
         "curand error: CURAND_STATUS_ALLOCATION_FAILED",
         "cv2.error: OpenCV(4.8.0) /src/modules/core/src/cuda/gpu_mat.cu:116: error: (-217:Gpu API call) out of memory in function 'allocate'",
         "MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/env/include/rmm/mr/device/pool_memory_resource.hpp:200: Maximum pool size exceeded",
+        // `RMM_CUDA_TRY_ALLOC`, the CUDA error text cut by the paste (session 29, cuML UMAP).
+        "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /env/include/rmm/mr/device/cuda_memory_resource.hpp",
     ] {
         let message = one(text);
         assert!(message.is_gpu_oom, "{text}: {message:#?}");

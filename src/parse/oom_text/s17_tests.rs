@@ -54,6 +54,16 @@ fn a_scripts_kill_report_names_the_process_and_its_exit_status() {
         .unwrap_or_else(|| panic!("{job:#?}"));
     assert_eq!(job.details.killed_pid, None);
     assert_eq!(job.details.exit_code, Some(-9));
+    // A launcher's report of its child's status (session 29: DeepSpeed's).
+    let text =
+        "[ERROR] [launch.py:320:sigkill_handler] ['python', 'x.py'] exits with return code = -9";
+    let messages = parse_text(text);
+    let kill = messages
+        .iter()
+        .find(|m| m.kind == OomKind::KilledBySignal)
+        .unwrap_or_else(|| panic!("{text}: {messages:#?}"));
+    assert_eq!(kill.details.exit_code, Some(-9));
+    assert!(parse_text("exits with return code = -90: a bad option").is_empty());
 }
 
 /// PyTorch's own wordings of a GPU OOM raised as `RuntimeError` hint at PyTorch; the CUDA

@@ -275,6 +275,12 @@ fn vllm_errors() {
     assert_eq!(message.details.kv_cache_needed_bytes, gib(16.0));
     assert_eq!(message.details.kv_cache_available_bytes, gib(9.5));
     assert_eq!(message.details.estimated_max_model_len, Some(77808));
+    // A reporter's `max seq length` is no vLLM message (session 29, an unsloth report).
+    assert!(parse_text(
+        "It gives me error with batch size 1 and max seq length of 2048. Try increasing it?"
+    )
+    .iter()
+    .all(|m| m.kind != OomKind::VllmMaxSeqLenTooLarge));
 
     let message = one("RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.");
     assert_eq!(message.kind, OomKind::VllmWarmupOom);

@@ -51,7 +51,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // V1 `kv_cache_utils.py` `check_enough_kv_cache_memory`: "To serve at least one request
     // with the models's max seq len (N), (X GiB KV cache is needed, which is larger than the
     // available KV cache memory (Y GiB). …", met also without its head (a title, a cut paste).
-    if !text.contains("max seq len") {
+    // vLLM's own words, `max seq len (N)`: not a reporter's `max seq length of 2048`.
+    let max_seq_len = text.match_indices("max seq len").find_map(|(at, found)| {
+        let after = text[at + found.len()..].chars().next();
+        after.is_none_or(|c| !c.is_alphabetic()).then_some(at)
+    });
+    if max_seq_len.is_none() {
         if let Some(position) = super::find(
             text,
             "KV cache is needed, which is larger than the available",
@@ -60,7 +65,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::VllmMaxSeqLen, begin));
         }
     }
-    if let Some(position) = super::find(text, "max seq len") {
+    if let Some(position) = max_seq_len {
         let before = &text[..position];
         let begin = before
             .rfind("The model's")

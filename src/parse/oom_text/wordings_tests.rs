@@ -232,9 +232,18 @@ fn device_runtime_out_of_device_memory() {
         "RuntimeError: level_zero backend failed with error: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
         "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
         "vkAllocateMemory failed: VK_ERROR_OUT_OF_DEVICE_MEMORY",
+        // Intel's runtimes on a full card (session 29: ipex-llm, vLLM on XPU).
+        "RuntimeError: Native API failed. Native API returns: 40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)",
+        "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 (PI_ERROR_OUT_OF_RESOURCES)",
     ] {
         assert_eq!(one_gpu(line).kind, OomKind::OtherGpuOom, "{line}");
     }
+    // CUDA's launch-resources error is a kernel's registers, not memory.
+    assert!(parse_text(
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch"
+    )
+    .iter()
+    .all(|message| !message.is_gpu_oom));
     let mlx = one_gpu("libc++abi: terminating due to uncaught exception of type std::runtime_error: [metal::malloc] Attempting to allocate 137438953472 bytes which is greater than the maximum allowed buffer size of 77309411328 bytes.");
     assert_eq!(
         mlx.figures.tried_to_allocate_bytes,

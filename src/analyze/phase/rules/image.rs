@@ -126,6 +126,12 @@ pub(super) const DIFFUSERS_COMFYUI_A1111: &[FrameRule] = &[
     r("enable_model_cpu_offload", "", W, Stage, "diffusers"),
     r("enable_sequential_cpu_offload", "", W, Stage, "diffusers"),
     r("__call__", "diffusers/pipelines/", I, Serve, "diffusers"),
+    // The pipelines that video and image projects copy from diffusers keep its file names
+    // (`cogvideox/pipeline/pipeline_cogvideox_inpaint.py`, `wan/pipeline/pipeline_wan.py`,
+    // `animatediff/pipelines/pipeline_animation.py`) and its `decode_latents` step (latents to
+    // pixels through the VAE, after the denoising loop): a pipeline called is a generation.
+    r("__call__", "/pipeline_", I, Serve, "diffusers"),
+    r("decode_latents", "", I, Serve, "diffusers"),
     r("load_models_gpu", "", W, Stage, "comfyui"),
     r("model_load", "comfy/", W, Stage, "comfyui"),
     r("partially_load", "comfy/", W, Stage, "comfyui"),

@@ -154,10 +154,25 @@ pub fn name_phase(function: &str) -> Option<Phase> {
     if trains_then_evaluates(&words) {
         return Some(Phase::TrainingStep);
     }
+    if builds_a_train_state(&words) {
+        return Some(Phase::WeightsLoad);
+    }
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE_WORDS);
     let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
     one_stage(training, inference, load)
+}
+
+/// A training's state built before its first step: Flax's `TrainState` (the model's
+/// parameters, the optimizer and its state) as its examples make it (`create_train_state`,
+/// flax `examples/*/train.py`; `init_train_state` in openpi and big_vision): the parameters
+/// are initialised or restored and placed, a load of the weights, not a step.
+pub(in crate::analyze::phase) fn builds_a_train_state(words: &[String]) -> bool {
+    words.windows(3).any(|three| {
+        LOAD_VERBS.contains(&three[0].as_str())
+            && matches!(three[1].as_str(), "train" | "training")
+            && three[2] == "state"
+    })
 }
 
 /// A training loop named with the evaluation it runs between its steps: `train_and_evaluate`
@@ -208,6 +223,9 @@ pub fn library_name_phase(function: &str) -> Option<Phase> {
     }
     if trains_then_evaluates(&words) {
         return Some(Phase::TrainingStep);
+    }
+    if builds_a_train_state(&words) {
+        return Some(Phase::WeightsLoad);
     }
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE);

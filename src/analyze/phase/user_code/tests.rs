@@ -36,6 +36,26 @@ fn a_training_loop_named_with_its_evaluation() {
     assert_eq!(name_phase("evaluate_and_train"), None);
 }
 
+/// Flax's train state built before the first step is the model's weights placed (session 29,
+/// openpi `init_train_state`).
+#[test]
+fn a_train_state_built_is_a_load() {
+    for name in [
+        "create_train_state",
+        "init_train_state",
+        "initializeTrainState",
+    ] {
+        assert_eq!(name_phase(name), Some(Phase::WeightsLoad), "{name}");
+    }
+    assert_eq!(
+        statement_phase("state, sharding = init_train_state(config, rng, mesh)").map(|(p, _)| p),
+        Some(Phase::WeightsLoad)
+    );
+    // The state used, not built, is the step's.
+    assert_eq!(name_phase("train_state_step"), Some(Phase::TrainingStep));
+    assert_eq!(name_phase("update_train_state"), Some(Phase::TrainingStep));
+}
+
 #[test]
 fn library_files_are_told_from_the_callers() {
     for file in [

@@ -275,6 +275,11 @@ fn applications_named_by_their_own_strings() {
             EngineName::Automatic1111,
         ),
         ("# Relatório de erro do ComfyUI", EngineName::Comfyui),
+        // SwarmUI's relay of its ComfyUI backend (session 29).
+        (
+            "06:10:10.590 [Warning] [ComfyUI-0/STDERR] torch.OutOfMemoryError: CUDA out of memory.",
+            EngineName::Comfyui,
+        ),
         ("I run InvokeAI 5.6 on a 4090", EngineName::Invokeai),
         (
             "self.req_to_token_pool = ReqToTokenPool(",
