@@ -799,6 +799,43 @@
 # its pieces in two speed groups), the slowest chunk (0.15-0.20 s), the analysis (0.05-0.07 s);
 # stealing would pay with each part's tables reused from its thread's last part (no new RSS a
 # part) and a peak RSS with more room under half the file on the varied shape.
+# Twenty-ninth session (2026-12-04 21:25-22:35 UTC, helper H29S; base = main at a9301842,
+# stripped). Not measured against the target: the session's one H200 call was the base's
+# profile; the call for the comparison was refused ("no new device machine is lent at
+# present"). Nothing here shows 20x, and nothing here is a measured wall-clock gain.
+#   H200 (21:39 UTC, fresh machine: Firecracker 6.18, 16 cores of an Intel Xeon, 1 thread a
+#   core, one NUMA node, THP `madvise`), the base alone, 3 runs each, reports identical run to
+#   run: varied (576.9 MiB) 0.38-0.40 s wall / 3.79-3.88 s CPU, 270.9 MiB (0.47 of the file);
+#   real (524.7 MiB) 0.35-0.36 s / 3.32-3.56 s CPU, 213.4 MiB (0.41). Profile, varied / real:
+#   pre-scan 0.073 / 0.093 s (its one-thread head 0.007 / 0.017 s, the 15 pieces 0.065 /
+#   0.075 s), plan 0.007 / 0.005 s, chunks 0.114-0.184 / 0.088-0.165 s (the two speed groups
+#   again: 3 of 14 fast on varied, 6 of 14 on real), main's head decode 0.124 / 0.113 s beside
+#   them, then the serial tail: merge 0.012 / 0.005, decode after the list 0.010 / 0.006, drop
+#   the decoder 0.004 / 0.001, build the snapshot 0.013 / 0.009 s; analysis 0.057 / 0.048 s
+#   (already on 14 threads: pass 1 tables 0.007, marks 0.003-0.005, shards 0.026-0.030, walk
+#   0.004, pass 2 on the shards 0.004-0.006 s, with `summarize` on the main thread beside
+#   them, 0.016 / 0.002 s), render 0.009 / 0.011 s.
+#   - Tried (branch h29s-forget-all, 63122142), not kept: `oomdoc snapshot` says the process
+#     exits once the report is written (`parse::pickle::discard::exit_soon`), and the decoder
+#     (its memo), the pickle's root value and the prepared segments' values are left unfreed
+#     (`discard`, a `mem::forget`). 2-core VM, 14 threads (local uncapping patch), varied 577
+#     MiB, alternated runs: "main: drop the decoder" 0.004 -> 0.000 s, "build the snapshot"
+#     0.013-0.021 -> 0.001 s (0.017 s off the read's serial tail: ~4-5 % of the H200's wall,
+#     expected, short of the 10-15 % wanted), but peak RSS 277-279 -> 291-295 MB (271 -> 284-
+#     287 MiB, 0.499 of the file): the segments' pickle trees that build freed were reused by
+#     the analysis. Forgetting the decoder alone keeps them alive through its memo (291-293
+#     MB). Reports identical (JSON and text, 14 threads and one, both shapes).
+#   - Not merged (branch h29s-speed, unmeasured on the H200): only the snapshot, after the
+#     analysis, is left to the exit (it
+#     was freed on a thread of its own beside the rendering); no RSS change (nothing is
+#     allocated after it but the report). No wall gain expected above the spread.
+#   - Dropped before measuring: leaving the memo-start table unfreed (it is freed beside the
+#     chunks, which reuse its tens of MB).
+#   Left for a session with a machine: free the head's pickle trees where the main thread
+#     idles (it waits 0.03-0.04 s for the chunks and ~0.03 s for pass 1 after `summarize`), so
+#     the 0.017 s leaves the path without the RSS; OOMDOC_THREADS=15 (one chunk thread more:
+#     one core idles during the chunks); the rest of the serial tail (merge, decode after the
+#     list: 0.02 s on varied) and the pre-scan's one-thread head (0.017 s on real).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
