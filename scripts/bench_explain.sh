@@ -259,7 +259,7 @@
 # (01fe693f) as BEFORE in the same loop: grep 0.26 s wall, explain 0.44 s wall / 0.67 s CPU,
 # 31 MiB RSS: 1.69x (median 0.44 s); before 0.42 s / 0.65 s: 1.62x; one core 0.65 s, 2.50x.
 # Same within the noise of this load.
-# Twenty-ninth session (2026-12-04 23:37 UTC, same VM, load 0.2-0.5, RUNS=3, varied 1 GiB), after
+# Twenty-ninth session (2026-12-04 22:28 UTC, same VM, load 0.2-0.5, RUNS=3, varied 1 GiB), after
 # the markers `code = -9` and `_ERROR_OUT_OF_RESOURCES`, the session's start build (a9301842) as
 # BEFORE: grep 0.26 s, explain 0.49 s wall / 0.73 s CPU, 31 MiB: 1.88x (before 0.48 s, 1.85x);
 # one core 0.71 s, 2.73x. The vLLM example log (12.2 M equal lines): grep 0.48 s, explain 0.49 s,
