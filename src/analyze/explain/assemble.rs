@@ -108,10 +108,18 @@ pub(super) fn build_report(
             .in_progress
             .is_some_and(|(running, _)| running == Phase::Unknown);
         if !building {
+            // A host kill that cut a running bar (`331/1063 [01:06<03:59,  3.06it/s]Killed`, or
+            // the bar on the line above): the loop had made progress, so the reporter's words
+            // name its stage as of a GPU failure.
+            let cut_a_bar = failure.is_some_and(|message| {
+                (message.line.saturating_sub(1)..=message.line)
+                    .filter_map(|line| kept_text(collected, line))
+                    .any(|text| running_bar_count(text).is_some_and(|(done, _)| done > 0))
+            });
             crate::analyze::phase::prose::fill_unknown(
                 &mut phase,
                 &collected.prose,
-                host_memory(failure),
+                host_memory(failure) && !cut_a_bar,
             );
         }
     }
@@ -1175,6 +1183,17 @@ fn last_progress_bar(text: &str) -> Option<(&str, u64, u64)> {
     let counts = counts.split([' ', '[']).next()?;
     let (done, total) = counts.split_once('/')?;
     Some((description, done.parse().ok()?, total.parse().ok()?))
+}
+
+/// The counts of a tqdm bar drawn short of its total on a line, with or without a label (`
+/// 31%|█████     | 331/1063 [01:06<03:59,  3.06it/s]`): (done, total).
+fn running_bar_count(text: &str) -> Option<(u64, u64)> {
+    let at = text.rfind("%|")?;
+    let rest = &text[at + 2..];
+    let counts = rest[rest.find('|')? + 1..].trim_start();
+    let (done, total) = counts.split([' ', '[']).next()?.split_once('/')?;
+    let (done, total): (u64, u64) = (done.parse().ok()?, total.parse().ok()?);
+    (done < total).then_some((done, total))
 }
 
 /// The words of a log line after its bracketed prefix (`[2026-12-01 17:13:31][server][ERROR] -
