@@ -286,6 +286,12 @@ pub struct Explainer {
     candidates: Candidates,
     /// The scanner of the blocks fed next (set by `stream` for the parts of a long log).
     tier: ScannerTier,
+    /// The failures' contexts still wanting the lines under them: (the index in
+    /// `collected.context`, the next line wanted, the last one).
+    context_after: Vec<(usize, u64, u64)>,
+    /// The last line the last context block read around its failure (not counting the lines
+    /// read under it).
+    context_gathered_to: u64,
 }
 
 impl Default for Explainer {
@@ -317,6 +323,8 @@ impl Explainer {
             collected: Collected::default(),
             candidates: Candidates::default(),
             tier: ScannerTier::Full,
+            context_after: Vec::new(),
+            context_gathered_to: 0,
         }
     }
 
@@ -549,6 +557,20 @@ impl Explainer {
     /// `scanner`: the one that found the candidates.
     fn process_candidates(&mut self, block: &[u8], found: &Candidates, scanner: &Scanner) {
         let first_line = self.lines + 1;
+        if !self.context_after.is_empty() {
+            let context = &mut self.collected.context;
+            self.context_after.retain_mut(|(index, next, until)| {
+                if *next != first_line {
+                    return false;
+                }
+                let after = gather_after(block, 0, first_line, *until);
+                *next += after.len() as u64;
+                if let Some(block) = context.get_mut(*index) {
+                    block.lines.extend(after);
+                }
+                *next <= *until
+            });
+        }
         // The start of the next line not processed yet, and its index in the block.
         let (mut position, mut index) = (0, 0);
         // The next candidate, and the run of the last one: (its kind, index of its last
@@ -822,16 +844,28 @@ impl Explainer {
             }
             collected.later_gpu_failures.push_back(point);
         }
-        let overlaps = collected
-            .context
-            .last()
-            .and_then(|block| block.lines.last())
-            .is_some_and(|last| last.line >= message.line);
+        // (The lines read under the last block's failure do not count: a later statement
+        // there gets its own block, as it did before they were read.)
+        let overlaps = !collected.context.is_empty() && self.context_gathered_to >= message.line;
         let mut timestamp = None;
         if collected.context.len() < MAX_CONTEXT_BLOCKS && !overlaps {
             let from = message.line.saturating_sub(CONTEXT_BEFORE).max(1);
             let to = line_no.min(message.line + CONTEXT_AFTER);
-            let lines = gather_context(&self.tail, block, first_line, end, line_no, from, to);
+            let mut lines = gather_context(&self.tail, block, first_line, end, line_no, from, to);
+            // A message complete on its own line leaves the lines under it unread (the
+            // scanner visits only lines with markers): those of the block at hand are taken
+            // too (an access log's failed request, an app's footer).
+            self.context_gathered_to = lines.last().map_or(0, |line| line.line);
+            let until = message.line + CONTEXT_AFTER;
+            let after = gather_after(block, end.saturating_add(1), line_no + 1, until);
+            let next = line_no + 1 + after.len() as u64;
+            lines.extend(after);
+            // Lines the block did not hold are taken from the next blocks (the same lines,
+            // however the input was cut into blocks).
+            if next <= until {
+                self.context_after
+                    .push((collected.context.len(), next, until));
+            }
             timestamp = lines
                 .iter()
                 .find(|line| line.line == message.line)
@@ -1494,6 +1528,22 @@ fn gather_context(
     lines
 }
 
+/// The lines of `block` from offset `start` (line `first`) on, up to line `to`.
+fn gather_after(block: &[u8], mut start: usize, first: u64, to: u64) -> Vec<ContextLine> {
+    let mut lines = Vec::new();
+    let mut current = first;
+    while current <= to && start < block.len() {
+        let rest = &block[start..];
+        let Some(newline) = memchr::memchr(b'\n', rest) else {
+            break;
+        };
+        lines.push(context_line(current, &rest[..newline]));
+        start += newline + 1;
+        current += 1;
+    }
+    lines
+}
+
 fn context_line(line: u64, raw: &[u8]) -> ContextLine {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     let text = String::from_utf8_lossy(raw);
@@ -1615,5 +1665,7 @@ mod s26_tests;
 mod s27_tests;
 #[cfg(test)]
 mod s28_tests;
+#[cfg(test)]
+mod s29_tests;
 #[cfg(test)]
 mod tier_tests;

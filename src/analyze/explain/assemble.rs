@@ -477,7 +477,12 @@ fn inference_reading(
         let mut lines: Vec<&ContextLine> = collected
             .context
             .iter()
-            .filter(|block| block.failure_line == point.line)
+            // The block of this statement, or the one of an earlier statement whose lines
+            // run over it (a block is not kept twice for the same lines).
+            .filter(|block| {
+                block.failure_line == point.line
+                    || block.lines.iter().any(|line| line.line == point.line)
+            })
             .flat_map(|block| &block.lines)
             .chain(&collected.above_tracebacks)
             .collect();
