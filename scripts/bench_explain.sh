@@ -263,7 +263,9 @@
 # the markers `code = -9` and `_ERROR_OUT_OF_RESOURCES`, the session's start build (a9301842) as
 # BEFORE: grep 0.26 s, explain 0.49 s wall / 0.73 s CPU, 31 MiB: 1.88x (before 0.48 s, 1.85x);
 # one core 0.71 s, 2.73x. The vLLM example log (12.2 M equal lines): grep 0.48 s, explain 0.49 s,
-# 1.02x (before 0.45 s, 0.94x). Same within the noise.
+# 1.02x (before 0.45 s, 0.94x). Same within the noise. The session's last build (4af33afa: the
+# lines under a failure kept with its context), 23:22 UTC, load 1.8: varied grep 0.26 s, explain
+# 0.44 s / 0.68 s CPU, 31 MiB: 1.69x (before 0.45 s, 1.73x); one core 0.65 s, 2.50x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
