@@ -492,6 +492,16 @@ impl OomDetector {
                         .map(|class| class.as_str().to_string());
             }
         }
+        // DataParallel's relay of a replica's failure (`torch/_utils.py` `ExceptionWrapper`:
+        // `Caught OutOfMemoryError in replica 0 on device 1.`) names the device that failed.
+        if message.figures.gpu_index.is_none() {
+            message.figures.gpu_index = regex!(
+                r"Caught (?:torch\.)?(?:cuda\.)?OutOfMemoryError in replica \d+ on device (\d+)"
+            )
+            .captures(&message.text)
+            .and_then(|found| found.get(1)?.as_str().parse().ok())
+            .map(crate::model::gpu::CudaOrdinal);
+        }
         if mention && mention::is_weak(&message.text) {
             if self.weak.is_none() {
                 message.is_gpu_oom = false;

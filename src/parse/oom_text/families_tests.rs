@@ -333,6 +333,11 @@ fn pytorch_cut_and_fragmentary_messages() {
     assert!(message.is_gpu_oom);
     assert_eq!(message.kind, OomKind::CudaMallocAsync);
     assert!(one("!!! Exception during processing !!! Allocation on device ").is_gpu_oom);
+    // DataParallel's relay names the replica's device (session 29, a SageMaker log).
+    let relay = parse_text(
+        "torch.cuda.OutOfMemoryError: Caught OutOfMemoryError in replica 0 on device 1.",
+    );
+    assert_eq!(relay[0].figures.gpu_index, Some(CudaOrdinal(1)));
     // Quoted after its class, with the reporter's words on the same line.
     let quoted = one("torch.OutOfMemoryError: Allocation on device on 2x4090. Because this code");
     assert_eq!(quoted.kind, OomKind::CudaMallocAsync);
