@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use aho_corasick::AhoCorasick;
 
 use assemble::build_report;
+use context::{gather_after, gather_context};
 use frames::{
     code_line_after, failure_frames, push_called_frames, rewrapped_cause_frames, wrapped_frame_rest,
 };
@@ -37,6 +38,7 @@ use crate::parse::text::clean_line;
 
 mod assemble;
 mod candidates;
+mod context;
 mod engine_choice;
 mod frames;
 mod scan;
@@ -1486,99 +1488,6 @@ fn merge_config(into: &mut EngineConfig, from: &EngineConfig, frozen: bool) {
         gpu_layers,
         batch_size
     );
-}
-
-/// Lines `from..=to` (1-based), ending at line `line_no` whose text ends at `end` in `block`
-/// (`block` starts with line `first_line`); older lines come from `tail`.
-fn gather_context(
-    tail: &VecDeque<(u64, Vec<u8>)>,
-    block: &[u8],
-    first_line: u64,
-    end: usize,
-    line_no: u64,
-    from: u64,
-    to: u64,
-) -> Vec<ContextLine> {
-    let mut lines: Vec<ContextLine> = Vec::new();
-    let mut cursor = end.min(block.len());
-    let mut current = line_no;
-    if !block.is_empty() {
-        while current >= first_line && current >= from {
-            let start = memchr::memrchr(b'\n', &block[..cursor]).map_or(0, |offset| offset + 1);
-            if current <= to {
-                lines.push(context_line(current, &block[start..cursor]));
-            }
-            if start == 0 {
-                break;
-            }
-            cursor = start - 1;
-            current -= 1;
-        }
-    }
-    for (number, text) in tail.iter().rev() {
-        if *number < from {
-            break;
-        }
-        if *number < first_line && *number <= to {
-            lines.push(context_line(*number, text));
-        }
-    }
-    lines.sort_by_key(|line| line.line);
-    lines.dedup_by_key(|line| line.line);
-    lines
-}
-
-/// The lines of `block` from offset `start` (line `first`) on, up to line `to`.
-fn gather_after(block: &[u8], mut start: usize, first: u64, to: u64) -> Vec<ContextLine> {
-    let mut lines = Vec::new();
-    let mut current = first;
-    while current <= to && start < block.len() {
-        let rest = &block[start..];
-        let Some(newline) = memchr::memchr(b'\n', rest) else {
-            break;
-        };
-        lines.push(context_line(current, &rest[..newline]));
-        start += newline + 1;
-        current += 1;
-    }
-    lines
-}
-
-fn context_line(line: u64, raw: &[u8]) -> ContextLine {
-    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    let text = String::from_utf8_lossy(raw);
-    let mut cleaned = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            // CSI: ESC [ params letter
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for d in chars.by_ref() {
-                    if d.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        if c == '\r' {
-            cleaned.clear();
-            continue;
-        }
-        cleaned.push(c);
-    }
-    if cleaned.chars().count() > MAX_CONTEXT_LINE_CHARS {
-        cleaned = cleaned
-            .chars()
-            .take(MAX_CONTEXT_LINE_CHARS)
-            .collect::<String>()
-            + "…";
-    }
-    ContextLine {
-        line,
-        text: cleaned,
-    }
 }
 
 /// Reads a whole input and explains it.

@@ -114,7 +114,9 @@ pub(super) fn build_report(
             let cut_a_bar = failure.is_some_and(|message| {
                 (message.line.saturating_sub(1)..=message.line)
                     .filter_map(|line| kept_text(collected, line))
-                    .any(|text| running_bar_count(text).is_some_and(|(done, _)| done > 0))
+                    .any(|text| {
+                        bar_counts(text).is_some_and(|(done, total)| done > 0 && done < total)
+                    })
             });
             crate::analyze::phase::prose::fill_unknown(
                 &mut phase,
@@ -1183,22 +1185,17 @@ fn last_progress_bar(text: &str) -> Option<(&str, u64, u64)> {
         .rsplit_once(']')
         .map_or(description, |(_, after)| after)
         .trim();
-    let rest = &text[at + 2..];
-    let counts = rest[rest.find('|')? + 1..].trim_start();
-    let counts = counts.split([' ', '[']).next()?;
-    let (done, total) = counts.split_once('/')?;
-    Some((description, done.parse().ok()?, total.parse().ok()?))
+    let (done, total) = bar_counts(text)?;
+    Some((description, done, total))
 }
 
-/// The counts of a tqdm bar drawn short of its total on a line, with or without a label (`
-/// 31%|█████     | 331/1063 [01:06<03:59,  3.06it/s]`): (done, total).
-fn running_bar_count(text: &str) -> Option<(u64, u64)> {
-    let at = text.rfind("%|")?;
-    let rest = &text[at + 2..];
+/// The counts of the last tqdm bar drawn on a line, with or without a label (`
+/// 31%|█████     | 331/1063 [01:06<03:59,  3.06it/s]` → (331, 1063)).
+fn bar_counts(text: &str) -> Option<(u64, u64)> {
+    let rest = &text[text.rfind("%|")? + 2..];
     let counts = rest[rest.find('|')? + 1..].trim_start();
     let (done, total) = counts.split([' ', '[']).next()?.split_once('/')?;
-    let (done, total): (u64, u64) = (done.parse().ok()?, total.parse().ok()?);
-    (done < total).then_some((done, total))
+    Some((done.parse().ok()?, total.parse().ok()?))
 }
 
 /// The words of a log line after its bracketed prefix (`[2026-12-01 17:13:31][server][ERROR] -
