@@ -1577,4 +1577,6 @@ mod s28_tests;
 #[cfg(test)]
 mod s29_tests;
 #[cfg(test)]
+mod s30_tests;
+#[cfg(test)]
 mod tier_tests;

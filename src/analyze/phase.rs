@@ -193,7 +193,7 @@ use rules::NATIVE_BACKWARD;
 pub use stage_line::{details_stage, stage_line_phase};
 pub use user_code::{
     evaluation_name, is_library_file, name_phase, node_phase, reports_error, statement_phase,
-    user_code_phase, words_phase,
+    user_code_phase, words_phase, workflow_node_phase,
 };
 
 fn is_native_backward(function: &str, file: &str) -> bool {

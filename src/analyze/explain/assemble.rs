@@ -6,7 +6,7 @@ use super::engine_choice::choose_engine;
 use super::*;
 use crate::analyze::phase::{
     decide as decide_phase, details_stage, name_phase, node_phase, read_frames, reports_error,
-    stage_line_phase, statement_phase, words_phase, wrapping_phrase,
+    stage_line_phase, statement_phase, words_phase, workflow_node_phase, wrapping_phrase,
 };
 use crate::model::explain::PhaseReport;
 
@@ -688,7 +688,7 @@ const RAY_TASK: &str = "the task of the worker Ray killed";
 fn nearby_words<'a>(
     collected: &'a Collected,
     message: &OomMessage,
-    frames: &[Frame],
+    frames: &'a [Frame],
 ) -> Option<(u64, Phase, &'static str, &'a str)> {
     let text_of = |line: u64| kept_text(collected, line);
     // The app's words before the error on its own line, without the exception's class.
@@ -762,15 +762,38 @@ fn nearby_words<'a>(
         }
     }
     // The app's node or invocation that raised it, named on the error's line or just above it.
+    // Named by the app's own words (ComfyUI's `Error occurred when executing X:`, its report's
+    // `Node Type: X`, InvokeAI's `invocation … (x)`), or a ComfyUI report's node title alone on
+    // its line, any node but a loader runs the workflow (`workflow_node_phase`); a bare class
+    // name elsewhere only by the words of [`node_phase`].
+    let comfyui = choose_engine(collected, Some(message)) == EngineName::Comfyui;
     for line in (message.line.saturating_sub(3).max(1)..=message.line).rev() {
         let Some(text) = text_of(line) else {
             continue;
         };
-        if let Some((name, phase)) = node_named(text, line == message.line)
-            .and_then(|name| node_phase(name).map(|phase| (name, phase)))
-        {
+        let Some((name, named_by_app)) = node_named(text, line == message.line) else {
+            continue;
+        };
+        let workflow = named_by_app || (comfyui && camel_case_words(name) >= 2);
+        let phase = if workflow {
+            workflow_node_phase(name)
+        } else {
+            node_phase(name)
+        };
+        if let Some(phase) = phase {
             return Some((line, phase, "the app's node that raised it", name));
         }
+    }
+    // ComfyUI's dispatch (`execution.py` `map_node_over_list` → `getattr(obj, func)(**inputs)`)
+    // calls the node's method: the frame under it is the node's (`encode` of a VAE-encode node,
+    // `process` of a custom node), when no deeper frame named the stage.
+    if let Some((frame, phase)) = comfyui_node_frame(frames) {
+        return Some((
+            frame.line,
+            phase,
+            "the workflow node's method ComfyUI called",
+            frame.function.as_str(),
+        ));
     }
     // The message logged with the traceback, on the line above its `Traceback` header.
     let start = collected
@@ -1139,7 +1162,35 @@ fn status_line_phase(text: &str) -> Option<Phase> {
 /// `Node Type: KSampler`, and the node's class alone on the line above the message (the UI's
 /// error dialog: `NunchakuQwenImageDiTLoader` then `CUDA error: out of memory`; not on the
 /// error's own line).
-fn node_named(text: &str, error_line: bool) -> Option<&str> {
+/// The frame of the node ComfyUI's `execution.py` dispatch called (the first frame of another
+/// file under its `map_node_over_list` / `_map_node_over_list` / `process_inputs`), and the stage
+/// its method's name shows (`workflow_node_phase`).
+fn comfyui_node_frame(frames: &[Frame]) -> Option<(&Frame, Phase)> {
+    const DISPATCH: [&str; 4] = [
+        "map_node_over_list",
+        "_map_node_over_list",
+        "_async_map_node_over_list",
+        "process_inputs",
+    ];
+    let execution = |frame: &Frame| {
+        let file = frame.file.replace('\\', "/");
+        file == "execution.py" || file.ends_with("/execution.py")
+    };
+    let at = frames
+        .iter()
+        .rposition(|frame| execution(frame) && DISPATCH.contains(&frame.function.as_str()))?;
+    let node = frames[at + 1..].iter().find(|frame| !execution(frame))?;
+    workflow_node_phase(&node.function).map(|phase| (node, phase))
+}
+
+/// How many words a CamelCase name joins (`ToonCrafterInterpolation` → 3, `Logs` → 1).
+fn camel_case_words(name: &str) -> usize {
+    name.chars().filter(char::is_ascii_uppercase).count()
+}
+
+/// The name of an app's node on a line, and whether the app's own words name it (`when
+/// executing X`, `Node Type: X`, `invocation … (x)`) rather than a bare class name alone on it.
+fn node_named(text: &str, error_line: bool) -> Option<(&str, bool)> {
     fn identifier(token: &str) -> Option<&str> {
         let token = token.trim_matches(|c: char| matches!(c, '*' | ':' | '`' | '\'' | '"' | ','));
         (token.len() >= 3
@@ -1155,21 +1206,23 @@ fn node_named(text: &str, error_line: bool) -> Option<&str> {
     };
     if let Some((_, rest)) = text.split_once("invocation ") {
         let inside = rest.split_once('(')?.1.split_once(')')?.0;
-        return identifier(inside);
+        return identifier(inside).map(|name| (name, true));
     }
     if let Some(name) = after("when executing ").or_else(|| after("Node Type:")) {
-        return Some(name);
+        return Some((name, true));
     }
     let alone = text.trim().trim_start_matches(['-', '#', '>', ' ']);
     if error_line || alone.contains(char::is_whitespace) {
         return None;
     }
     // A class name (`VAEDecode`, `UNETLoader`), not an exception's (`RuntimeError`).
-    identifier(alone).filter(|name| {
-        name.starts_with(|c: char| c.is_ascii_uppercase())
-            && !name.ends_with("Error")
-            && !name.ends_with("Exception")
-    })
+    identifier(alone)
+        .filter(|name| {
+            name.starts_with(|c: char| c.is_ascii_uppercase())
+                && !name.ends_with("Error")
+                && !name.ends_with("Exception")
+        })
+        .map(|name| (name, false))
 }
 
 /// The last tqdm bar drawn on a line (a line holds every redraw when `\r` is dropped):

@@ -326,6 +326,7 @@ use statement::*;
 pub(super) use names::words;
 pub use names::{
     evaluation_name, library_name_phase, name_phase, node_phase, reports_error, words_phase,
+    workflow_node_phase,
 };
 pub use statement::statement_phase;
 pub(super) use statement::{called_path, last_name, module_like};

@@ -181,16 +181,26 @@ pub(super) fn host_memory_facts(builder: &mut Builder<'_>, failure: &OomMessage)
             .as_deref()
             .map(|name| format!(" ({name})"))
             .unwrap_or_default();
+        // earlyoom (a user-space killer) prints the process's resident memory in MiB
+        // (`sending SIGTERM to process N uid U "name": oom_score S, VmRSS M MiB`).
+        let earlyoom = failure.text.contains("sending SIG");
         let rss = match (details.killed_rss_bytes, details.killed_anon_rss_bytes) {
             (Some(rss), Some(anon)) => format!(
                 ", which held {rss} of RAM ({} exact; `anon-rss` {anon}, its own allocations)",
                 rss.0
             ),
+            (Some(rss), None) if earlyoom => format!(", which held {rss} of RAM (`VmRSS`)"),
             _ => String::new(),
         };
-        builder.fact(format!(
-            "{line}: the kernel's OOM killer killed process {pid}{name}{rss} (the kernel's `Killed process` line)"
-        ));
+        if earlyoom {
+            builder.fact(format!(
+                "{line}: earlyoom, a user-space OOM killer, stopped process {pid}{name}{rss} as the host's free memory fell below its limit (earlyoom's `sending SIG… to process` line)"
+            ));
+        } else {
+            builder.fact(format!(
+                "{line}: the kernel's OOM killer killed process {pid}{name}{rss} (the kernel's `Killed process` line)"
+            ));
+        }
     }
     match (details.host_usage_bytes, details.host_limit_bytes) {
         (Some(usage), Some(limit)) => builder.fact(format!(

@@ -48,6 +48,20 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Host(HostKind::OomKiller), begin));
         }
     }
+    // The user-space OOM killers of desktop Linux: earlyoom (`kill.c` `kill_process`:
+    // `sending SIGTERM to process %d uid %d "%s": oom_score %d, VmRSS %lld MiB, cmdline "%s"`,
+    // after `low memory! at or below SIGTERM limits: …`) and systemd-oomd (`oomd-util.c`
+    // `oomd_kill_by_*`, logged by `oomd-manager.c`: `Killed %s due to memory used (…) / total (…)
+    // and swap used …` or `… due to memory pressure for %s being …`): the host's memory.
+    if let Some(found) = regex!(r"sending SIG(?:TERM|KILL) to process \d+ uid \d+")
+        .find(text)
+        .filter(|_| text.contains("oom_score") || text.contains("earlyoom"))
+    {
+        return Some((Family::Host(HostKind::OomKiller), found.start()));
+    }
+    if let Some(found) = regex!(r"Killed \S+ due to memory (?:used \(|pressure for )").find(text) {
+        return Some((Family::Host(HostKind::OomKiller), found.start()));
+    }
     // Ray's memory monitor kills workers when the node's memory use passes its threshold
     // (`RAY_memory_usage_threshold`, default 0.95): raylet `node_manager.cc` prints `N Workers
     // (tasks / actors) killed due to memory pressure (OOM)`, `ray.exceptions.OutOfMemoryError`
@@ -461,6 +475,22 @@ fn oom_killer_figures(text: &str, details: &mut crate::model::failure::EngineFig
     if let Some(caps) = regex!(r"Killed process (\d+) \(([^)]*)\)").captures(text) {
         details.killed_pid = caps.get(1).and_then(|m| m.as_str().parse().ok());
         details.killed_process = caps.get(2).map(|m| m.as_str().to_string());
+    } else if let Some(caps) =
+        regex!(r#"sending SIG(?:TERM|KILL) to process (\d+) uid \d+ "([^"]*)""#).captures(text)
+    {
+        // earlyoom's kill, with the process's resident memory in MiB (`VmRSS %lld MiB`).
+        details.killed_pid = caps.get(1).and_then(|m| m.as_str().parse().ok());
+        details.killed_process = caps.get(2).map(|m| m.as_str().to_string());
+        details.killed_rss_bytes = regex!(r"VmRSS (\d+) MiB")
+            .captures(text)
+            .and_then(|caps| {
+                caps.get(1)?
+                    .as_str()
+                    .parse::<u64>()
+                    .ok()?
+                    .checked_mul(1 << 20)
+            })
+            .map(Bytes);
     } else if let Some(caps) = regex!(r",task=([^,\s]+),pid=(\d+)").captures(text) {
         details.killed_process = caps.get(1).map(|m| m.as_str().to_string());
         details.killed_pid = caps.get(2).and_then(|m| m.as_str().parse().ok());

@@ -255,6 +255,10 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("code = -9", Message),
         ("exitcode", Message),
         ("SIGKILL", Message),
+        // earlyoom's and systemd-oomd's kills (host.rs): lines of the system's journal, pasted
+        // beside a report, never in the program's own log.
+        ("SIGTERM to process", Words),
+        ("due to memory ", Words),
         // Not OOM: memory-access bugs.
         ("illegal memory access", Message),
         ("misaligned address", Message),

@@ -105,3 +105,31 @@ fn mps_invalid_buffer_size_is_a_gpu_oom_of_one_request() {
     let words = parse_text("ValueError: Invalid buffer size for the ring (expected a power of 2)");
     assert!(words.iter().all(|m| !m.is_gpu_oom), "{words:#?}");
 }
+
+/// The user-space OOM killers of desktop Linux (session 30): earlyoom's kill names the process
+/// and its resident memory; systemd-oomd's names the cgroup it killed. Both are the host's
+/// memory; torch elastic's `closing signal SIGTERM` to its workers is not.
+#[test]
+fn user_space_oom_killers_are_the_hosts_memory() {
+    let earlyoom = "Aug 04 10:39:10 debian earlyoom[845]: sending SIGTERM to process 322603 uid \
+                    1000 \"python3.13\": oom_score 1282, VmRSS 29931 MiB, cmdline \"python3 \
+                    main.py\"";
+    let messages = parse_text(earlyoom);
+    let kill = messages
+        .iter()
+        .find(|m| m.kind == OomKind::HostMemory)
+        .unwrap_or_else(|| panic!("{messages:#?}"));
+    assert!(!kill.is_gpu_oom);
+    assert_eq!(kill.details.killed_pid, Some(322603));
+    assert_eq!(kill.details.killed_process.as_deref(), Some("python3.13"));
+    assert_eq!(kill.details.killed_rss_bytes, Some(Bytes(29931 << 20)));
+    let oomd = "systemd-oomd[825]: Killed /user.slice/user-1000.slice/app-code-1.scope due to \
+                memory used (15.2G) / total (15.5G) and swap used (3.9G) / total (4.0G) being \
+                more than 90.00%";
+    assert!(parse_text(oomd)
+        .iter()
+        .any(|m| m.kind == OomKind::HostMemory && !m.is_gpu_oom));
+    let elastic = "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3301 \
+                   closing signal SIGTERM";
+    assert!(parse_text(elastic).is_empty());
+}

@@ -259,8 +259,11 @@ pub(super) const QUALIFIED_OPENNMT_RL: &[FrameRule] = &[
     // --- RL trainers: a rollout (generation, environment steps) is part of a training step.
     // stable-baselines3 2.x `common/on_policy_algorithm.py` `learn` → `collect_rollouts`;
     // verl 0.3–0.5 `workers/fsdp_workers.py` `ActorRolloutRefWorker.init_model` (builds the
-    // actor and the rollout engine), `generate_sequences` (rollout), `update_actor`,
-    // `compute_log_prob`, `compute_ref_log_prob`; OpenRLHF 0.5–0.8
+    // actor and the rollout engine), `update_actor`, `compute_log_prob`,
+    // `compute_ref_log_prob`. verl's `generate_sequences` (its Ray fused method
+    // `actor_rollout_generate_sequences`) hands the prompts to an inference engine (vLLM's or
+    // SGLang's `generate` in `workers/rollout/`): the corpus's labellers read the LLM rollout as
+    // inference, three of three. OpenRLHF 0.5–0.8
     // `trainer/ppo_utils/experience_maker.py` `make_experience_list` (rollout),
     // `trainer/ppo_trainer.py` `ppo_train`. ---
     r("learn", "stable_baselines3/", T, Serve, "stable-baselines3"),
@@ -272,7 +275,8 @@ pub(super) const QUALIFIED_OPENNMT_RL: &[FrameRule] = &[
         "stable-baselines3",
     ),
     r("init_model", "verl/", W, Stage, "verl"),
-    r("generate_sequences", "verl/", T, Stage, "verl"),
+    r("generate_sequences", "verl/", I, Stage, "verl"),
+    r("actor_rollout_generate_sequences", "", I, Stage, "verl"),
     r("update_actor", "verl/", T, Serve, "verl"),
     r("compute_log_prob", "verl/", T, Serve, "verl"),
     r("compute_ref_log_prob", "verl/", T, Serve, "verl"),

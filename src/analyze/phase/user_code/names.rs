@@ -413,6 +413,27 @@ pub fn node_phase(name: &str) -> Option<Phase> {
     one_stage(false, inference, load)
 }
 
+/// The stage of a workflow app's node named at its failure (ComfyUI's `Error occurred when
+/// executing DynamiCrafterI2V:`, its error report's `Node Type: ToonCrafterInterpolation`, or the
+/// node's method right under ComfyUI's `execution.py` dispatch: `encode`, `process`,
+/// `loadmodel`): the stage [`node_phase`] reads, else a generation. A workflow's nodes, custom
+/// ones included, apply models to its inputs (samplers, interpolators, upscalers, detailers,
+/// face swappers, text encoders); ComfyUI loads models inside its loader nodes or lazily under
+/// a sampler, whose frames then decide. Not a node that reads, writes or shows files, trains,
+/// or frees memory: those apply no model (`SaveImage`, `PreviewImage`, `LoadImage`,
+/// `TrainLoraNode`, `UnloadAllModels`).
+pub fn workflow_node_phase(name: &str) -> Option<Phase> {
+    if let Some(phase) = node_phase(name) {
+        return Some(phase);
+    }
+    let lower = name.to_ascii_lowercase();
+    const NO_MODEL: &[&str] = &[
+        "load", "save", "preview", "show", "train", "download", "upload", "cache", "clear", "free",
+        "unload", "purge", "cleanup", "print", "display", "note",
+    ];
+    (!NO_MODEL.iter().any(|word| lower.contains(word))).then_some(Phase::Inference)
+}
+
 /// Whether a log line reports an error (the message `logger.exception` prints above its
 /// traceback says so in its own words).
 pub fn reports_error(text: &str) -> bool {

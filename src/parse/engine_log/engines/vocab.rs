@@ -169,6 +169,26 @@ pub(super) fn automatic1111_flags(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// ComfyUI's own memory flags (`comfy/cli_args.py`: `--reserve-vram` (2024 on),
+/// `--disable-smart-memory`), as a launch command or a process's command line names them
+/// (earlyoom's `cmdline "…/python3 main.py --listen 0.0.0.0 --reserve-vram=2"`). AUTOMATIC1111
+/// has neither; Fooocus's copy of the argument parser runs ComfyUI's code (and outranks it).
+pub(super) fn comfyui_flags(text: &str, facts: &mut LineFacts) {
+    let flag = ["--reserve-vram", "--disable-smart-memory"]
+        .iter()
+        .any(|flag| {
+            text.match_indices(flag).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let after = text[at + flag.len()..].chars().next();
+                before.is_none_or(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ','))
+                    && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            })
+        });
+    if flag {
+        facts.engine(EngineName::Comfyui, Certainty::Weak);
+    }
+}
+
 /// AUTOMATIC1111's bug-report form (`.github/ISSUE_TEMPLATE/bug_report.yml`, 2022 on: "What
 /// browsers do you use to access the UI ?", earlier "… access UI ?"), kept by its forks (Forge,
 /// SD.Next), which the corpus names automatic1111.
@@ -184,6 +204,29 @@ pub(super) fn automatic1111_form(text: &str, facts: &mut LineFacts) {
     }
 }
 
+// --- transformers ----------------------------------------------------------------------------
+
+/// transformers' `TrainingArguments` fields as `HfArgumentParser` takes them on a command line
+/// (`--per_device_train_batch_size 1`, `--per_device_eval_batch_size`; `training_args.py`),
+/// which the library's example scripts (`run_clm.py`, `run_language_modeling.py`) and the
+/// trainers built on its `Trainer` (TRL, LLaMA-Factory) read: a run of transformers' Trainer.
+pub(super) fn transformers_training_flag(text: &str, facts: &mut LineFacts) {
+    let flag = [
+        "--per_device_train_batch_size",
+        "--per_device_eval_batch_size",
+    ]
+    .iter()
+    .any(|flag| {
+        text.match_indices(flag).any(|(at, _)| {
+            let after = text[at + flag.len()..].chars().next();
+            after.is_none_or(|c| c.is_whitespace() || c == '=')
+        })
+    });
+    if flag {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
+}
+
 // --- llama.cpp and its apps ----------------------------------------------------------------
 
 /// llama.cpp's loader and context lines (`src/llama.cpp` before b3800 `llm_load_print_meta:`,
@@ -192,6 +235,33 @@ pub(super) fn automatic1111_form(text: &str, facts: &mut LineFacts) {
 /// `print("***\nWelcome to KoboldCpp - Version " + KcppVersion)`); KoboldCpp runs llama.cpp.
 pub(super) fn llamacpp_own(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Llamacpp, Certainty::Strong);
+}
+
+/// llama.cpp's programs by their binaries' names (`tools/main` → `llama-cli`, `tools/server` →
+/// `llama-server`, `llama-bench`, `llama-embedding`, `llama-perplexity`, since b3186, June
+/// 2024), as a command or a path runs them (`./llama.cpp/llama-cli -hf …`, a backtrace's
+/// `./build/bin/llama-server(+0x751b7b)`, `llama-server.exe`): not a longer name that holds one
+/// (`llama-server-cuda`, a docker tag's `:server-cuda`).
+pub(super) fn llamacpp_binary(text: &str, facts: &mut LineFacts) {
+    const BINARIES: [&str; 5] = [
+        "llama-cli",
+        "llama-server",
+        "llama-bench",
+        "llama-embedding",
+        "llama-perplexity",
+    ];
+    let named = BINARIES.iter().any(|binary| {
+        text.match_indices(binary).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + binary.len()..].chars().next();
+            before.is_none_or(|c| {
+                c.is_whitespace() || matches!(c, '/' | '\\' | '`' | '$' | '"' | '\'' | '(')
+            }) && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        })
+    });
+    if named {
+        facts.engine(EngineName::Llamacpp, Certainty::Weak);
+    }
 }
 
 /// KoboldCpp named as a word (the app over llama.cpp, no engine of its own).
@@ -447,7 +517,10 @@ const PROSE: &[(&[&str], EngineName)] = &[
         EngineName::Lightning,
     ),
     // "only 3 nodes in comfy": the reporter's short name for ComfyUI.
-    (&["comfy", "Comfy"], EngineName::Comfyui),
+    (
+        &["comfy", "Comfy", "comfyUI", "comfyui", "Comfyui"],
+        EngineName::Comfyui,
+    ),
     // OpenMMLab's toolboxes as their issue forms and users name them ("main branch
     // (mmpretrain version)", "I train Mask R-CNN with mmdetection 3.x").
     (OPENMMLAB_NAMES, EngineName::Openmmlab),

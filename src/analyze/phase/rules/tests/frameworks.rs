@@ -501,7 +501,12 @@ mod framework_stage_tests {
                 "stable_baselines3/common/on_policy_algorithm.py",
                 T,
             ),
-            ("generate_sequences", "verl/workers/fsdp_workers.py", T),
+            ("generate_sequences", "verl/workers/fsdp_workers.py", I),
+            (
+                "actor_rollout_generate_sequences",
+                "verl/single_controller/ray/base.py",
+                I,
+            ),
             ("init_model", "verl/workers/fsdp_workers.py", W),
             (
                 "make_experience_list",
