@@ -66,6 +66,13 @@ pub(super) fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomM
         _ => {}
     }
 
+    // ncnn's Vulkan allocator (the ncnn-vulkan upscalers and interpolators: Upscayl,
+    // Real-ESRGAN, waifu2x, RIFE) runs no PyTorch: its tiles are what fit.
+    if engine == EngineName::Other && failure.text.contains("vkAllocateMemory failed") {
+        builder.step("lower the tile size (`-t` of the realesrgan/waifu2x/rife `-ncnn-vulkan` programs, Upscayl's tile size setting) or the scale: each tile's buffers must fit the GPU's memory");
+        builder.step("close other programs that use the GPU; on an integrated GPU, raise the memory the firmware gives it (the BIOS's UMA frame buffer size)");
+        return;
+    }
     match engine {
         EngineName::Vllm | EngineName::Aphrodite => {
             vllm_steps(builder, cause, phase, config, version, failure)

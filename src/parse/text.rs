@@ -126,6 +126,20 @@ pub fn clean_line(raw: &str) -> CleanLine<'_> {
             }
             b'-' => jupyter_arrow_len(&text).map(|len| Cut::Prefix(len, None)),
             b'>' | b'*' => markdown_junk(&text).map(|(start, end)| Cut::Inner(start, end)),
+            // A paste opened with markdown's inline-code backtick before a stream's prefix
+            // (`` `tabbyapi-1  | Tried to allocate … ``): the backtick is the reporter's, the
+            // prefix the log's. Not a fence (```), nor code quoted in prose.
+            b'`' => {
+                let rest = &text[1..];
+                // (Each reader is asked only of the lines it reads: the first byte decides, as
+                // in the `match` above.)
+                let prefixed = match rest.as_bytes().first() {
+                    Some(b'[') => bracket_stream(rest).is_some(),
+                    Some(b'a'..=b'z' | b'A'..=b'Z') => compose_stream(rest).is_some(),
+                    _ => false,
+                };
+                prefixed.then_some(Cut::Prefix(1, None))
+            }
             0xE2 => tui_frame(&text).map(|(start, end)| Cut::Inner(start, end)),
             b'A'..=b'Z' => syslog_prefix_len(&text)
                 .map(|len| Cut::Prefix(len, None))
@@ -691,6 +705,18 @@ mod tests {
             clean("\\u001b[0;31mOutOfMemoryError\\u001b[0m: CUDA out of memory."),
             ("OutOfMemoryError: CUDA out of memory.".into(), None)
         );
+    }
+
+    #[test]
+    fn strips_a_backtick_before_a_streams_prefix() {
+        assert_eq!(
+            clean("`tabbyapi-1  | Tried to allocate 14.00 MiB.").0,
+            "Tried to allocate 14.00 MiB."
+        );
+        assert_eq!(clean("`[rank0]: boom").0, "boom");
+        // Code quoted in prose, and a fence, keep their backticks.
+        assert_eq!(clean("`out = model(x)` fails").0, "`out = model(x)` fails");
+        assert_eq!(clean("```python").0, "```python");
     }
 
     #[test]

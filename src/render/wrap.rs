@@ -19,10 +19,20 @@ pub fn char_columns(c: char) -> usize {
     c.width().unwrap_or(1)
 }
 
+/// Columns `c` adds after `previous`: the emoji presentation selector (U+FE0F) shows a narrow
+/// character before it as a two-column emoji (`⤵️`, `⚠️`), as terminals draw it.
+fn columns_after(previous: Option<char>, c: char) -> usize {
+    if c == '\u{FE0F}' {
+        return usize::from(previous.is_some_and(|p| char_columns(p) == 1));
+    }
+    char_columns(c)
+}
+
 /// Columns of `text` a terminal shows: colour (SGR) sequences are not counted.
 pub fn visible_width(text: &str) -> usize {
     let mut width = 0;
     let mut rest = text;
+    let mut previous = None;
     while let Some(c) = rest.chars().next() {
         if c == '\u{1b}' {
             if let Some(length) = sgr_length(rest) {
@@ -30,7 +40,8 @@ pub fn visible_width(text: &str) -> usize {
                 continue;
             }
         }
-        width += char_columns(c);
+        width += columns_after(previous, c);
+        previous = Some(c);
         rest = &rest[c.len_utf8()..];
     }
     width
@@ -63,7 +74,7 @@ pub fn cut(text: &str, width: usize) -> String {
             rest = &rest[length..];
             continue;
         }
-        let columns = char_columns(c);
+        let columns = columns_after(out.chars().next_back(), c);
         if count + columns + 1 > width {
             break;
         }
@@ -575,4 +586,12 @@ mod tests {
             assert!(split > 0);
         }
     }
+}
+
+#[test]
+fn an_emoji_presentation_selector_widens_the_character_before_it() {
+    assert_eq!(visible_width("⤵️ x"), 4);
+    assert_eq!(visible_width("😀\u{FE0F}"), 2);
+    let cut_line = cut("⤵️⤵️⤵️ abc", 5);
+    assert!(visible_width(&cut_line) <= 5, "{cut_line}");
 }

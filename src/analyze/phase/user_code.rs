@@ -309,6 +309,32 @@ pub fn is_library_file(file: &str) -> bool {
     {
         return true;
     }
+    // A source checkout of an engine or library run in place (`pip install -e`, a container's
+    // `/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py`,
+    // `/workspace/vllm/vllm/v1/engine/core.py`, `transformers/src/transformers/trainer.py`):
+    // the package's directory with a folder of its own under it is the library's, not the
+    // caller's (a project folder named like one, `~/vllm/serve.py`, is still the caller's).
+    const CHECKOUTS: [&str; 12] = [
+        "sglang",
+        "vllm",
+        "transformers",
+        "diffusers",
+        "peft",
+        "accelerate",
+        "deepspeed",
+        "trl",
+        "verl",
+        "lmdeploy",
+        "tensorrt_llm",
+        "megatron",
+    ];
+    if parts.len() >= 3
+        && parts[..parts.len() - 2]
+            .iter()
+            .any(|part| CHECKOUTS.contains(part))
+    {
+        return true;
+    }
     parts.windows(2).any(|pair| {
         // `…/lib/python3.10/runpy.py`, `C:\Python310\lib\runpy.py`, `…/bin/torchrun`.
         (pair[0] == "lib" && pair[1].starts_with("python"))

@@ -33,6 +33,10 @@ pub(super) const RULES: &[Rule] = &[
     // before the model loader's first line.
     rule(": build = ", build),
     rule("launch_slot_", slot),
+    // A slot evaluating its task's prompt (`tools/server/server.cpp` `update_slots`:
+    // `SLT_INF(slot, "prompt processing progress, n_tokens = %d, batch.n_tokens = %d, progress =
+    // %f\n", …)`): a request being served.
+    rule("prompt processing progress", slot),
     // llava's image encoder finished for a request (`examples/llava/llava.cpp`
     // `encode_image_with_clip`: "%s: image encoded in %8.2f ms by CLIP"), also in ollama's
     // vendored copy: a multimodal request is being evaluated.

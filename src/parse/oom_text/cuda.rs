@@ -395,17 +395,33 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             if text.to_ascii_lowercase().contains("ggml") {
                 parsed.engine_hint = Some(EngineName::Llamacpp);
             }
-            // XGBoost's figures (see `cuda_error_continuation`), exact byte counts.
+            // XGBoost's figures (see `cuda_error_continuation`): exact byte counts before 2.0,
+            // then `common::HumanMemUnit` (`src/common/common.cc`: the bytes over powers of
+            // 1024 with `GB`, `MB`, `KB` or `B`, `53.1098GB`), also inside the repr of an
+            // exception Dask relays (`…out of memory\\n- Free memory: 53.1098GB\\n- …`).
             let count = |re: &regex::Regex| {
-                re.captures(squeezed)
-                    .and_then(|caps| caps.get(1))
-                    .and_then(|m| m.as_str().parse().ok())
-                    .map(crate::model::Bytes)
+                let caps = re.captures(squeezed)?;
+                let number = caps.get(1)?.as_str();
+                let power = match caps.get(2).map(|unit| unit.as_str()) {
+                    Some("GB") => 3,
+                    Some("MB") => 2,
+                    Some("KB") => 1,
+                    Some("B") => 0,
+                    _ => return number.parse().ok().map(crate::model::Bytes),
+                };
+                let value: f64 = number.parse().ok()?;
+                Some(crate::model::Bytes(
+                    (value * 1024f64.powi(power)).round() as u64
+                ))
             };
-            if let Some(free) = count(regex!(r"-Freememory:(\d+)(?:-|$)")) {
+            if let Some(free) = count(regex!(
+                r"-Freememory:(\d+(?:\.\d+)?)(GB|MB|KB|B)?(?:-|\\|$)"
+            )) {
                 parsed.figures.free_bytes = Some(free);
             }
-            if let Some(tried) = count(regex!(r"-Requestedmemory:(\d+)(?:-|$)")) {
+            if let Some(tried) = count(regex!(
+                r"-Requestedmemory:(\d+(?:\.\d+)?)(GB|MB|KB|B)?(?:-|\\|$)"
+            )) {
                 parsed.figures.tried_to_allocate_bytes = Some(tried);
             }
             // PhysX prints the size it asked for (see `start`).

@@ -31,6 +31,8 @@
 //!   2.x: `TotalUsedMemStatistics : U plus TotalUsedByEventMemStatistics : E and plus alloc size
 //!   : S is more than total mem size : T.`; its `memory isn't enough and alloc failed` is read
 //!   in `cuda.rs`).
+//! * ncnn `src/allocator.cpp` (`vkAllocateMemory failed %d`; `-2` is
+//!   `VK_ERROR_OUT_OF_DEVICE_MEMORY`), as the ncnn-vulkan apps print it.
 //! * MLX `mlx/backend/metal/allocator.cpp` (`MetalAllocator::malloc`, 0.x): "[metal::malloc]
 //!   Attempting to allocate %zu bytes which is greater than the maximum allowed buffer size of
 //!   %zu bytes."
@@ -128,6 +130,19 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     if let Some(position) = find(text, "TotalUsedMemStatistics") {
         if find(text, "is more than total mem size").is_some() {
+            return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+        }
+    }
+    // ncnn's Vulkan allocator (`src/allocator.cpp` `VkAllocator::allocate_memory`: `NCNN_LOGE(
+    // "vkAllocateMemory failed %d", ret)`), under the ncnn-vulkan apps (Upscayl, Real-ESRGAN,
+    // waifu2x, RIFE): `-2` is `VK_ERROR_OUT_OF_DEVICE_MEMORY` (`vulkan_core.h`), the device's;
+    // `-1`, the host's, is not read as the GPU's.
+    if let Some(position) = find(text, "vkAllocateMemory failed") {
+        let code = text[position + "vkAllocateMemory failed".len()..]
+            .trim_start()
+            .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .next();
+        if code == Some("-2") {
             return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
         }
     }

@@ -387,6 +387,10 @@ pub(super) fn continuation(kind: FrameworkKind, text: &str) -> Continuation {
         // 6291456 bytes` with the request, often after a blank line in a paste.
         FrameworkKind::Nccl if text.trim().is_empty() => Continuation::Skip,
         FrameworkKind::Nccl if text.contains("Failed to CUDA ") => Continuation::Append,
+        // PyTorch's relay of NCCL's last error (2.19+, `ncclGetLastError`):
+        // `ncclUnhandledCudaError: Call to CUDA function failed.`, `Last error:`, then `Failed to
+        // CUDA calloc async 136 bytes`.
+        FrameworkKind::Nccl if text.trim_end().ends_with("Last error:") => Continuation::Append,
         FrameworkKind::Nccl => Continuation::Close,
         _ if super::is_wrap_continuation(text) => Continuation::Append,
         _ => Continuation::Close,
@@ -449,7 +453,7 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             )
             .and_then(|n| CudaOrdinal::try_from(n).ok());
             parsed.figures.tried_to_allocate_bytes = integer_of(
-                regex!(r"NCCLWARNFailedtoCUDA(?:calloc|malloc)(\d+)bytes"),
+                regex!(r"(?:NCCLWARN|Lasterror:)FailedtoCUDA(?:calloc|malloc)(?:async)?(\d+)bytes"),
                 squeezed,
             )
             .map(Bytes);

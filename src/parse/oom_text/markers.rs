@@ -258,6 +258,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // earlyoom's and systemd-oomd's kills (host.rs): lines of the system's journal, pasted
         // beside a report, never in the program's own log.
         ("SIGTERM to process", Words),
+        // ncnn's Vulkan allocator under a desktop app (devices.rs).
+        ("vkAllocateMemory failed", Words),
         ("due to memory ", Words),
         // Not OOM: memory-access bugs.
         ("illegal memory access", Message),

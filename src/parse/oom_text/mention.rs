@@ -82,8 +82,12 @@ fn names_a_topic(text: &str) -> bool {
 /// no message of its own follows. Not advice, a negation, a question, or a bug fixed in the
 /// past (`to avoid OOM`, `no OOM anymore`, `Is it OOM?`, `this used to OOM before 0.5`), and
 /// not the host's words on the same line (`OOM killer`, `RAM`).
-fn weak_mention(text: &str) -> Option<usize> {
-    let lower = without_offload(text).to_lowercase();
+fn weak_mention(line: &str) -> Option<usize> {
+    // The words read, offloading left out; positions found in them index their lower-cased
+    // copy too (`lowercase_in_place`).
+    let text = without_offload(line);
+    let text = text.as_str();
+    let lower = lowercase_in_place(text);
     let at = oom_positions(text)
         .into_iter()
         .find(|&at| {
@@ -149,7 +153,7 @@ fn weak_mention(text: &str) -> Option<usize> {
     {
         return None;
     }
-    Some(text.len() - text.trim_start().len())
+    Some(line.len() - line.trim_start().len())
 }
 
 /// `Not enough memory` said with no word of whose memory and no figure: SGLang's refusal
@@ -734,6 +738,21 @@ fn oom_as_failure(before: &str, after: &str) -> bool {
 /// offloading to the host is a way to save GPU memory, not the host's memory running out. A
 /// machine named as a pair (`OOM on "slow" GPU/CPU setup`) keeps only its GPU: the pair is the
 /// setup, not the host's memory.
+/// `text` lower-cased character by character where that keeps each character's length in
+/// bytes (`İ` lower-cases to two characters, `ẞ` to a shorter one: those stay), so a byte
+/// position found in one is a position in the other.
+fn lowercase_in_place(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let mut lower = c.to_lowercase();
+            match (lower.next(), lower.next()) {
+                (Some(single), None) if single.len_utf8() == c.len_utf8() => single,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
 fn without_offload(text: &str) -> String {
     let text = regex!(r"(?i)cpu[ _-]?offload(?:ing)?|offload(?:ing|ed)?(?: \w+)? to (?:the )?cpu")
         .replace_all(text, "");

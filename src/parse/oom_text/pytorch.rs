@@ -149,7 +149,11 @@ pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
 /// Lines of the cudaMallocAsync block (`c10/cuda` and the CUDA runtime's error strings, measured on 2.11).
 pub(super) fn malloc_async_continuation(text: &str) -> Continuation {
     let trimmed = text.trim_start();
-    const LABELS: [&str; 6] = [
+    // The head's second half on a line of its own (`Server execution error: Allocation on
+    // device 0` / `would exceed allowed memory. (out of memory)`, as Krita's AI plugin
+    // relays ComfyUI's error), then the figures.
+    const LABELS: [&str; 7] = [
+        "would exceed allowed memory",
         "Currently allocated",
         "Requested",
         "Device limit",
@@ -367,11 +371,13 @@ fn parse_malloc_async(s: &str) -> Parsed {
         .captures(s)
         .and_then(|caps| caps.get(1))
         .and_then(|m| m.as_str().parse().ok());
+    // The labels' colons may be dropped by an app that relays the message (`Requested 666.02
+    // MiB`, `Device limit 13.81 GiB`).
     figures.allocated_by_pytorch_bytes =
-        size_of(regex!(concat!("Currentlyallocated:", size!())), s);
-    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Requested:", size!())), s);
-    figures.total_capacity_bytes = size_of(regex!(concat!("Devicelimit:", size!())), s);
-    figures.free_bytes = size_of(regex!(concat!(r"Free\(accordingtoCUDA\):", size!())), s);
+        size_of(regex!(concat!("Currentlyallocated:?", size!())), s);
+    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Requested:?", size!())), s);
+    figures.total_capacity_bytes = size_of(regex!(concat!("Devicelimit:?", size!())), s);
+    figures.free_bytes = size_of(regex!(concat!(r"Free\(accordingtoCUDA\):?", size!())), s);
     figures.allowed_bytes = size_of(
         regex!(concat!(
             r"PyTorchlimit\(setbyuser-suppliedmemoryfraction\):",

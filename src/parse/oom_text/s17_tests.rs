@@ -133,3 +133,16 @@ fn user_space_oom_killers_are_the_hosts_memory() {
                    closing signal SIGTERM";
     assert!(parse_text(elastic).is_empty());
 }
+
+/// A reporter's bullet that names offloading before its `OOM` (session 30): the words read
+/// without the offloading are the ones positions are found in.
+#[test]
+fn an_oom_after_offloading_words_is_read_without_slicing_past_the_line() {
+    for line in [
+        "\t•\tZeRO-2 with CPU offload (still OOM)",
+        "CPU offloading İİİİ did not help, still OOM",
+        "Tried ZeRO-3 offloaded to CPU: OOM anyway",
+    ] {
+        let _ = parse_text(line);
+    }
+}

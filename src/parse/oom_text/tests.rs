@@ -410,6 +410,17 @@ mod properties {
             let _ = parse_text(&text);
         }
 
+        /// Words a reader drops before it looks (offloading, `GPU/CPU`) and letters whose
+        /// lower case is longer or shorter than they are (`İ`, `ẞ`), beside the reporter's
+        /// `OOM`: a position found in the words read must index what is sliced (session 30:
+        /// `•	ZeRO-2 with CPU offload (still OOM)` sliced past the end).
+        #[test]
+        fn parse_text_never_panics_around_words_a_reader_drops(
+            text in r"(CPU offload|offloaded to CPU|GPU/CPU|ZeRO-2 with |İ|ẞ|•|	|still |OOM|out of memory| \(|\)|is it |\?|[ a-z]){0,30}"
+        ) {
+            let _ = parse_text(&text);
+        }
+
         /// Wordings next to multi-byte characters (typographic quotes, CJK, emoji): every
         /// offset a reader returns must fall on a character boundary.
         #[test]

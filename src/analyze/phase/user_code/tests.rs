@@ -71,6 +71,10 @@ fn library_files_are_told_from_the_callers() {
         // TorchInductor's generated code in its cache directory.
         "/tmp/torchinductor_root/d6/cd6lc62bpuh62bq757omtgmc27nvf.py",
         "C:\\Users\\me\\AppData\\Local\\Temp\\torchinductor_me\\ab\\cab12.py",
+        // An engine's source checkout run in place.
+        "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py",
+        "/workspace/vllm/vllm/v1/engine/core.py",
+        "/home/me/transformers/src/transformers/trainer.py",
     ] {
         assert!(is_library_file(file), "{file}");
     }
@@ -84,6 +88,8 @@ fn library_files_are_told_from_the_callers() {
         "C:\\work\\ComfyUI\\execution.py",
         "/home/me/inductor_notes/run.py",
         "/tmp/oomdoc-corpus/serve_compiled.py",
+        // A project folder named like an engine.
+        "/home/me/vllm/serve.py",
     ] {
         assert!(!is_library_file(file), "{file}");
     }
