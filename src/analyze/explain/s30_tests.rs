@@ -117,3 +117,20 @@ fn programs_and_flags_name_their_engine() {
     let image = format!("docker run ghcr.io/example/llama-cli-extra:latest\n{NEW_OOM}\n");
     assert_ne!(engine(&image), EngineName::Llamacpp);
 }
+
+#[test]
+fn a_loader_naming_the_model_it_reads_from_is_a_load() {
+    let text = format!(
+        "2023-08-24 12:53:07,688 - modelscope - INFO - initiate model from /root/.cache/hub/m\n\
+         2023-08-24 12:53:07,692 - modelscope - INFO - initialize model from /root/.cache/hub/m\n\
+         2023-08-24 12:53:35,306 - modelscope - INFO - Build encoder with FrozenOpenCLIPEmbedder\n\
+         {NEW_OOM}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::WeightsLoad);
+    // The words without a source named are no load.
+    let bare = text.replace(
+        "model from /root/.cache/hub/m",
+        "weights init scheme xavier",
+    );
+    assert_eq!(explain_text(&bare).phase.failed_in, Phase::Unknown);
+}

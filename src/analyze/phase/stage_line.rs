@@ -236,6 +236,15 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "safetensors",
         ],
     ),
+    // ModelScope's loader (`modelscope/models/base/base_model.py` `Model.from_pretrained`:
+    // `initiate model from <dir>`, then `initialize model from <dir>` as the model class is
+    // built and its checkpoint read), and other projects' `Initialize model from <checkpoint>`:
+    // the words name the source, so the weights are being read.
+    (
+        Phase::WeightsLoad,
+        &["initialize", "initialise", "initiate"],
+        &["model from"],
+    ),
     // A server's warm-up before it serves (`INFO [serve] warming up`, `running warmup with 4
     // dummy batches`): the pass that sizes its memory with dummy inputs, as vLLM's and TGI's are
     // read (not a learning rate's warm-up: see `stage_line_phase`).
