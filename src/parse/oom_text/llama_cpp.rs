@@ -167,9 +167,12 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         Some(EngineName::Llamacpp)
     };
 
-    // Exact bytes from "buffer of size N" beat the rounded "allocating X MiB".
-    let exact = integer_of(regex!(r"buffer of size (\d+)"), text)
-        .or_else(|| integer_of(regex!(r"Device memory allocation of size (\d+)"), text))
+    // Exact bytes from "buffer of size N" beat the rounded "allocating X MiB". ggml-vulkan's
+    // device allocation that failed (`Device memory allocation of size N failed.`) is printed
+    // before the buffer it was for (`failed to allocate Vulkan0 buffer of size M`, M larger
+    // when the buffer spans several allocations): the first figure, the request that failed.
+    let exact = integer_of(regex!(r"Device memory allocation of size (\d+)"), text)
+        .or_else(|| integer_of(regex!(r"buffer of size (\d+)"), text))
         .or_else(|| {
             integer_of(
                 regex!(r"can't allocate (\d+) Bytes of memory on device"),

@@ -146,3 +146,18 @@ fn an_oom_after_offloading_words_is_read_without_slicing_past_the_line() {
         let _ = parse_text(line);
     }
 }
+
+/// ggml-vulkan's failed device allocation and the buffer it was for, read as one message
+/// (session 30): the allocation that failed is the request, not the larger buffer.
+#[test]
+fn ggml_vulkans_failed_allocation_is_the_request() {
+    let text = "ggml_vulkan: Device memory allocation of size 3303014400 failed.\n\
+                ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n\
+                ggml_gallocr_reserve_n_impl: failed to allocate Vulkan0 buffer of size 8611430400";
+    let messages = parse_text(text);
+    assert_eq!(
+        messages[0].figures.tried_to_allocate_bytes,
+        Some(Bytes(3303014400)),
+        "{messages:#?}"
+    );
+}
