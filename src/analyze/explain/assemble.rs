@@ -1015,6 +1015,9 @@ fn is_library_noise(text: &str) -> bool {
         || trimmed.contains("WARNING")
         || trimmed.contains("[W ")
         || trimmed.starts_with("warnings.warn(")
+        // A compiler's lower-case warning: LLVM's, as XLA's GPU back end links its kernels
+        // (`warning: Linking two modules of different target triples: …`).
+        || trimmed.starts_with("warning: ")
         || trimmed.contains(" WARN ")
         || trimmed.starts_with("WARN ")
         // TensorRT's logger below a Python program (`[04/25/2022-11:25:21] [TRT] [I]

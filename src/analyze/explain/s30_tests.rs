@@ -134,3 +134,25 @@ fn a_loader_naming_the_model_it_reads_from_is_a_load() {
     );
     assert_eq!(explain_text(&bare).phase.failed_in, Phase::Unknown);
 }
+
+#[test]
+fn a_compilers_warning_between_a_bar_and_the_failure_is_passed_over() {
+    let xla = "2024-08-15 00:19:52.347184: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:\
+               2593] Execution of replica 0 failed: RESOURCE_EXHAUSTED: Failed to allocate request \
+               for 108.03GiB (116000729080B) on device ordinal 0";
+    let text = format!(
+        "Training ttt_transformer_125m:   0%|          | 1/4800 [00:00<?, ?it/s]\n\
+         warning: Linking two modules of different target triples: 'LLVMDialectModule' is \
+         'nvptx64-nvidia-gpulibs' whereas '' is 'nvptx64-nvidia-cuda'\n\n{xla}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+}
+
+#[test]
+fn a_count_of_steps_in_chinese_is_a_trainings_progress() {
+    let text = format!("# lora训练为啥会OOM，每次50步的时候oom\n\n{NEW_OOM}\n");
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::TrainingStep);
+    // An instruction's step is no progress.
+    let step = format!("# 按照第1步安装后运行demo就OOM\n\n{NEW_OOM}\n");
+    assert_ne!(explain_text(&step).phase.failed_in, Phase::TrainingStep);
+}

@@ -673,7 +673,7 @@ fn applies_to_inputs_strict(lower: &str, words: &[Word<'_>], index: usize) -> bo
 }
 
 /// A count glued to its unit, as code-mixed threads write it (`1epoch이 돌아가는 경우`, an
-/// epoch that ran; `训练到3epoch`, `200steps后`, `第3个epoch时`): a training's progress. The
+/// epoch that ran; `训练到3epoch`, `200steps后`, `第3个epoch时`, `50步的时候`): a training's progress. The
 /// count starts the word or follows a CJK letter; the unit is ASCII, and a CJK letter or nothing
 /// follows it (`model_1epoch.pt` is a file name).
 fn glued_progress(word: &str) -> bool {
@@ -689,6 +689,11 @@ fn glued_progress(word: &str) -> bool {
         let rest = &word[at..];
         let after = rest.trim_start_matches(|c: char| c.is_ascii_digit());
         let ordinal = word[..at].ends_with('第');
+        // Chinese `步` (steps) glued to a count, not an ordinal (`每次50步的时候oom`, at step 50
+        // each time; `第1步` is an instruction's step).
+        if !ordinal && after.starts_with('步') {
+            return true;
+        }
         let after = if ordinal {
             after.trim_start_matches(['个', '個'])
         } else {
