@@ -266,6 +266,13 @@
 # 1.02x (before 0.45 s, 0.94x). Same within the noise. The session's last build (4af33afa: the
 # lines under a failure kept with its context), 23:22 UTC, load 1.8: varied grep 0.26 s, explain
 # 0.44 s / 0.68 s CPU, 31 MiB: 1.69x (before 0.45 s, 1.73x); one core 0.65 s, 2.50x.
+# Thirtieth session (2026-12-05 01:28 UTC, same VM, load 1.3-1.5, RUNS=3), the build cfa2fb76
+# (its markers are report-only: earlyoom's `SIGTERM to process`, systemd-oomd's `due to memory
+# `, ncnn's `vkAllocateMemory failed`; engine rules `llama-cli`, `--reserve-vram`,
+# `--per_device_`, `prompt processing progress`), the twenty-ninth session's f4fb build as BEFORE
+# in the same loop: varied 1 GiB grep 0.30 s, explain 0.48 s wall / 0.76 s CPU, 31 MiB: 1.60x
+# (before 0.48 s, 1.60x); one core 0.77 s, 2.57x. The vLLM example log: grep 0.49 s, explain
+# 0.48 s, 0.98x (before 0.48 s, 0.98x). Same as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
