@@ -184,15 +184,23 @@ pub(super) fn host_memory_facts(builder: &mut Builder<'_>, failure: &OomMessage)
         // earlyoom (a user-space killer) prints the process's resident memory in MiB
         // (`sending SIGTERM to process N uid U "name": oom_score S, VmRSS M MiB`).
         let earlyoom = failure.text.contains("sending SIG");
+        // macOS's jetsam prints the process's size in MB (`memorystatus: killing … [pid] N MB`).
+        let jetsam =
+            failure.text.contains("memorystatus: killing") || failure.text.contains("low swap:");
         let rss = match (details.killed_rss_bytes, details.killed_anon_rss_bytes) {
             (Some(rss), Some(anon)) => format!(
                 ", which held {rss} of RAM ({} exact; `anon-rss` {anon}, its own allocations)",
                 rss.0
             ),
             (Some(rss), None) if earlyoom => format!(", which held {rss} of RAM (`VmRSS`)"),
+            (Some(rss), None) if jetsam => format!(", which held {rss} of memory"),
             _ => String::new(),
         };
-        if earlyoom {
+        if jetsam {
+            builder.fact(format!(
+                "{line}: macOS's memory-pressure killer (jetsam) killed process {pid}{name}{rss}; on Apple silicon the GPU (MPS) shares this memory (the kernel's `memorystatus` line)"
+            ));
+        } else if earlyoom {
             builder.fact(format!(
                 "{line}: earlyoom, a user-space OOM killer, stopped process {pid}{name}{rss} as the host's free memory fell below its limit (earlyoom's `sending SIG… to process` line)"
             ));

@@ -59,6 +59,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::Host(HostKind::OomKiller), found.start()));
     }
+    // macOS's memory-pressure killer (XNU `bsd/kern/kern_memorystatus.c`, jetsam: `memorystatus:
+    // killing largest compressed process python3.11 [5844] 43350 MB`, `low swap: killing largest
+    // compressed process with pid 5844 (python3.11) and size 43350 MB`): the host's memory,
+    // which Apple's GPU (MPS) shares.
+    if let Some(found) = regex!(r"(?:memorystatus|low swap): killing").find(text) {
+        return Some((Family::Host(HostKind::OomKiller), found.start()));
+    }
     if let Some(found) = regex!(r"Killed \S+ due to memory (?:used \(|pressure for )").find(text) {
         return Some((Family::Host(HostKind::OomKiller), found.start()));
     }
@@ -490,6 +497,20 @@ fn oom_killer_figures(text: &str, details: &mut crate::model::failure::EngineFig
                     .ok()?
                     .checked_mul(1 << 20)
             })
+            .map(Bytes);
+    } else if let Some(caps) = regex!(
+        r"memorystatus: killing[a-z_ ]*? (\S+) \[(\d+)\] (\d+) ?MB|low swap: killing[a-z ]*? pid (\d+) \(([^)]*)\) and size (\d+) ?MB"
+    )
+    .captures(text)
+    {
+        // macOS's jetsam kill: the process, its id and its size in MB (XNU prints the pages
+        // times the page size over 1024 * 1024: MiB).
+        details.killed_process = caps.get(1).or(caps.get(5)).map(|m| m.as_str().to_string());
+        details.killed_pid = caps.get(2).or(caps.get(4)).and_then(|m| m.as_str().parse().ok());
+        details.killed_rss_bytes = caps
+            .get(3)
+            .or(caps.get(6))
+            .and_then(|m| m.as_str().parse::<u64>().ok()?.checked_mul(1 << 20))
             .map(Bytes);
     } else if let Some(caps) = regex!(r",task=([^,\s]+),pid=(\d+)").captures(text) {
         details.killed_process = caps.get(1).map(|m| m.as_str().to_string());

@@ -260,6 +260,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("SIGTERM to process", Words),
         // ncnn's Vulkan allocator under a desktop app (devices.rs).
         ("vkAllocateMemory failed", Words),
+        // macOS's memory-pressure killer in the kernel's log (host.rs).
+        ("memorystatus: killing", Words),
+        ("low swap: killing", Words),
         ("due to memory ", Words),
         // Not OOM: memory-access bugs.
         ("illegal memory access", Message),

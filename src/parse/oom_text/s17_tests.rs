@@ -161,3 +161,28 @@ fn ggml_vulkans_failed_allocation_is_the_request() {
         "{messages:#?}"
     );
 }
+
+/// macOS's memory-pressure killer (session 30): the process, its id and its size.
+#[test]
+fn macos_jetsam_kills_are_the_hosts_memory() {
+    for (line, pid) in [
+        (
+            "kernel: memorystatus: killing largest compressed process python3.11 [5844] 43350 MB",
+            5844,
+        ),
+        (
+            "low swap: killing largest compressed process with pid 912 (python3.11) and size 43350 MB",
+            912,
+        ),
+    ] {
+        let messages = parse_text(line);
+        let kill = messages
+            .iter()
+            .find(|m| m.kind == OomKind::HostMemory)
+            .unwrap_or_else(|| panic!("{line}: {messages:#?}"));
+        assert!(!kill.is_gpu_oom);
+        assert_eq!(kill.details.killed_pid, Some(pid), "{line}");
+        assert_eq!(kill.details.killed_process.as_deref(), Some("python3.11"));
+        assert_eq!(kill.details.killed_rss_bytes, Some(Bytes(43350 << 20)));
+    }
+}
