@@ -114,15 +114,7 @@ fn user_space_oom_killers_are_the_hosts_memory() {
     let earlyoom = "Aug 04 10:39:10 debian earlyoom[845]: sending SIGTERM to process 322603 uid \
                     1000 \"python3.13\": oom_score 1282, VmRSS 29931 MiB, cmdline \"python3 \
                     main.py\"";
-    let messages = parse_text(earlyoom);
-    let kill = messages
-        .iter()
-        .find(|m| m.kind == OomKind::HostMemory)
-        .unwrap_or_else(|| panic!("{messages:#?}"));
-    assert!(!kill.is_gpu_oom);
-    assert_eq!(kill.details.killed_pid, Some(322603));
-    assert_eq!(kill.details.killed_process.as_deref(), Some("python3.13"));
-    assert_eq!(kill.details.killed_rss_bytes, Some(Bytes(29931 << 20)));
+    assert_host_kill(earlyoom, 322603, "python3.13", 29931);
     let oomd = "systemd-oomd[825]: Killed /user.slice/user-1000.slice/app-code-1.scope due to \
                 memory used (15.2G) / total (15.5G) and swap used (3.9G) / total (4.0G) being \
                 more than 90.00%";
@@ -175,14 +167,27 @@ fn macos_jetsam_kills_are_the_hosts_memory() {
             912,
         ),
     ] {
-        let messages = parse_text(line);
-        let kill = messages
-            .iter()
-            .find(|m| m.kind == OomKind::HostMemory)
-            .unwrap_or_else(|| panic!("{line}: {messages:#?}"));
-        assert!(!kill.is_gpu_oom);
-        assert_eq!(kill.details.killed_pid, Some(pid), "{line}");
-        assert_eq!(kill.details.killed_process.as_deref(), Some("python3.11"));
-        assert_eq!(kill.details.killed_rss_bytes, Some(Bytes(43350 << 20)));
+        assert_host_kill(line, pid, "python3.11", 43350);
     }
+}
+
+/// `line` reads as a kill for the host's memory, naming the process, its id and its size.
+fn assert_host_kill(line: &str, pid: u32, process: &str, mib: u64) {
+    let messages = parse_text(line);
+    let kill = messages
+        .iter()
+        .find(|m| m.kind == OomKind::HostMemory)
+        .unwrap_or_else(|| panic!("{line}: {messages:#?}"));
+    assert!(!kill.is_gpu_oom, "{line}");
+    assert_eq!(kill.details.killed_pid, Some(pid), "{line}");
+    assert_eq!(
+        kill.details.killed_process.as_deref(),
+        Some(process),
+        "{line}"
+    );
+    assert_eq!(
+        kill.details.killed_rss_bytes,
+        Some(Bytes(mib << 20)),
+        "{line}"
+    );
 }
