@@ -1159,12 +1159,6 @@ fn status_line_phase(text: &str) -> Option<Phase> {
     words_phase(trimmed)
 }
 
-/// The node or invocation type an app names when one fails: InvokeAI `Error while invoking
-/// session …, invocation … (denoise_latents): …` (`session_processor_default.py`), ComfyUI
-/// `Error occurred when executing VAEDecode:` (`execution.py` before 0.2), its error report's
-/// `Node Type: KSampler`, and the node's class alone on the line above the message (the UI's
-/// error dialog: `NunchakuQwenImageDiTLoader` then `CUDA error: out of memory`; not on the
-/// error's own line).
 /// The frame of the node ComfyUI's `execution.py` dispatch called (the first frame of another
 /// file under its `map_node_over_list` / `_map_node_over_list` / `process_inputs`), and the stage
 /// its method's name shows (`workflow_node_phase`).
@@ -1191,8 +1185,14 @@ fn camel_case_words(name: &str) -> usize {
     name.chars().filter(char::is_ascii_uppercase).count()
 }
 
-/// The name of an app's node on a line, and whether the app's own words name it (`when
-/// executing X`, `Node Type: X`, `invocation … (x)`) rather than a bare class name alone on it.
+/// The node or invocation type an app names when one fails: InvokeAI `Error while invoking
+/// session …, invocation … (denoise_latents): …` (`session_processor_default.py`), ComfyUI
+/// `Error occurred when executing VAEDecode:` (`execution.py` before 0.2), its error report's
+/// `Node Type: KSampler`, and the node's class alone on the line above the message (the UI's
+/// error dialog: `NunchakuQwenImageDiTLoader` then `CUDA error: out of memory`; not on the
+/// error's own line).
+/// With the name, whether the app's own words name it (`when executing X`, `Node Type: X`,
+/// `invocation … (x)`) rather than a bare class name alone on its line.
 fn node_named(text: &str, error_line: bool) -> Option<(&str, bool)> {
     fn identifier(token: &str) -> Option<&str> {
         let token = token.trim_matches(|c: char| matches!(c, '*' | ':' | '`' | '\'' | '"' | ','));
