@@ -464,6 +464,12 @@ pub(super) fn ray_continuation(text: &str) -> Continuation {
     }
 }
 
+/// A count of MiB as the user-space killers print it (earlyoom's `VmRSS %lld MiB`, jetsam's
+/// `%d MB`, pages times the page size over 1024 * 1024), in bytes.
+fn mebibytes(digits: &str) -> Option<Bytes> {
+    digits.parse::<u64>().ok()?.checked_mul(1 << 20).map(Bytes)
+}
+
 /// Kilobytes as the kernel prints them (`%lukB`, units of 1024 bytes).
 fn kilobytes(caps: &regex::Captures<'_>, group: usize) -> Option<u64> {
     caps.get(group)?
@@ -490,14 +496,7 @@ fn oom_killer_figures(text: &str, details: &mut crate::model::failure::EngineFig
         details.killed_process = caps.get(2).map(|m| m.as_str().to_string());
         details.killed_rss_bytes = regex!(r"VmRSS (\d+) MiB")
             .captures(text)
-            .and_then(|caps| {
-                caps.get(1)?
-                    .as_str()
-                    .parse::<u64>()
-                    .ok()?
-                    .checked_mul(1 << 20)
-            })
-            .map(Bytes);
+            .and_then(|caps| mebibytes(caps.get(1)?.as_str()));
     } else if let Some(caps) = regex!(
         r"memorystatus: killing[a-z_ ]*? (\S+) \[(\d+)\] (\d+) ?MB|low swap: killing[a-z ]*? pid (\d+) \(([^)]*)\) and size (\d+) ?MB"
     )
@@ -507,11 +506,7 @@ fn oom_killer_figures(text: &str, details: &mut crate::model::failure::EngineFig
         // times the page size over 1024 * 1024: MiB).
         details.killed_process = caps.get(1).or(caps.get(5)).map(|m| m.as_str().to_string());
         details.killed_pid = caps.get(2).or(caps.get(4)).and_then(|m| m.as_str().parse().ok());
-        details.killed_rss_bytes = caps
-            .get(3)
-            .or(caps.get(6))
-            .and_then(|m| m.as_str().parse::<u64>().ok()?.checked_mul(1 << 20))
-            .map(Bytes);
+        details.killed_rss_bytes = caps.get(3).or(caps.get(6)).and_then(|m| mebibytes(m.as_str()));
     } else if let Some(caps) = regex!(r",task=([^,\s]+),pid=(\d+)").captures(text) {
         details.killed_process = caps.get(1).map(|m| m.as_str().to_string());
         details.killed_pid = caps.get(2).and_then(|m| m.as_str().parse().ok());

@@ -56,6 +56,28 @@ fn next_word<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
     text[at + marker.len()..].split_whitespace().next()
 }
 
+/// Whether one of `names` stands in `text` as a token of its own: the character before it
+/// passes `before` (or the line starts there) and the one after it passes `after` (or the line
+/// ends there). For flags and program names on a command line.
+fn token(
+    text: &str,
+    names: &[&str],
+    before: impl Fn(char) -> bool,
+    after: impl Fn(char) -> bool,
+) -> bool {
+    names.iter().any(|name| {
+        text.match_indices(name).any(|(at, _)| {
+            text[..at].chars().next_back().is_none_or(&before)
+                && text[at + name.len()..].chars().next().is_none_or(&after)
+        })
+    })
+}
+
+/// The character after a name that ends it: not a letter, digit, `-` or `_`.
+fn ends_a_name(c: char) -> bool {
+    !(c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 // --- ComfyUI -------------------------------------------------------------------------------
 
 /// ComfyUI's server when a workflow is queued (`server.py` `post_prompt`:
@@ -160,10 +182,12 @@ pub(super) fn forge_own(text: &str, facts: &mut LineFacts) {
 /// variable its launchers read (`webui-user.bat` `set COMMANDLINE_ARGS=`). ComfyUI has
 /// `--lowvram` but no `--medvram`.
 pub(super) fn automatic1111_flags(text: &str, facts: &mut LineFacts) {
-    let flag = text.match_indices("--medvram").any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        before.is_none_or(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '`' | ','))
-    });
+    let flag = token(
+        text,
+        &["--medvram"],
+        |c| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '`' | ','),
+        |_| true,
+    );
     if flag || has(text, "COMMANDLINE_ARGS") {
         facts.engine(EngineName::Automatic1111, Certainty::Weak);
     }
@@ -174,16 +198,12 @@ pub(super) fn automatic1111_flags(text: &str, facts: &mut LineFacts) {
 /// (earlyoom's `cmdline "…/python3 main.py --listen 0.0.0.0 --reserve-vram=2"`). AUTOMATIC1111
 /// has neither; Fooocus's copy of the argument parser runs ComfyUI's code (and outranks it).
 pub(super) fn comfyui_flags(text: &str, facts: &mut LineFacts) {
-    let flag = ["--reserve-vram", "--disable-smart-memory"]
-        .iter()
-        .any(|flag| {
-            text.match_indices(flag).any(|(at, _)| {
-                let before = text[..at].chars().next_back();
-                let after = text[at + flag.len()..].chars().next();
-                before.is_none_or(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ','))
-                    && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-            })
-        });
+    let flag = token(
+        text,
+        &["--reserve-vram", "--disable-smart-memory"],
+        |c| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ','),
+        ends_a_name,
+    );
     if flag {
         facts.engine(EngineName::Comfyui, Certainty::Weak);
     }
@@ -211,17 +231,15 @@ pub(super) fn automatic1111_form(text: &str, facts: &mut LineFacts) {
 /// which the library's example scripts (`run_clm.py`, `run_language_modeling.py`) and the
 /// trainers built on its `Trainer` (TRL, LLaMA-Factory) read: a run of transformers' Trainer.
 pub(super) fn transformers_training_flag(text: &str, facts: &mut LineFacts) {
-    let flag = [
-        "--per_device_train_batch_size",
-        "--per_device_eval_batch_size",
-    ]
-    .iter()
-    .any(|flag| {
-        text.match_indices(flag).any(|(at, _)| {
-            let after = text[at + flag.len()..].chars().next();
-            after.is_none_or(|c| c.is_whitespace() || c == '=')
-        })
-    });
+    let flag = token(
+        text,
+        &[
+            "--per_device_train_batch_size",
+            "--per_device_eval_batch_size",
+        ],
+        |_| true,
+        |c| c.is_whitespace() || c == '=',
+    );
     if flag {
         facts.engine(EngineName::Transformers, Certainty::Weak);
     }
@@ -250,15 +268,12 @@ pub(super) fn llamacpp_binary(text: &str, facts: &mut LineFacts) {
         "llama-embedding",
         "llama-perplexity",
     ];
-    let named = BINARIES.iter().any(|binary| {
-        text.match_indices(binary).any(|(at, _)| {
-            let before = text[..at].chars().next_back();
-            let after = text[at + binary.len()..].chars().next();
-            before.is_none_or(|c| {
-                c.is_whitespace() || matches!(c, '/' | '\\' | '`' | '$' | '"' | '\'' | '(')
-            }) && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-        })
-    });
+    let named = token(
+        text,
+        &BINARIES,
+        |c| c.is_whitespace() || matches!(c, '/' | '\\' | '`' | '$' | '"' | '\'' | '('),
+        ends_a_name,
+    );
     if named {
         facts.engine(EngineName::Llamacpp, Certainty::Weak);
     }
