@@ -1579,4 +1579,6 @@ mod s29_tests;
 #[cfg(test)]
 mod s30_tests;
 #[cfg(test)]
+mod s31_tests;
+#[cfg(test)]
 mod tier_tests;

@@ -369,8 +369,13 @@ fn read_phase(
     let nearby = failure
         .and_then(|message| nearby_words(collected, message, &frames))
         .filter(|(_, phase, what, words)| {
-            // (The task a kill names is what the killed process ran, not words about the job.)
+            // (The task a kill names is what the killed process ran, not words about the job;
+            // a program's own line announcing a model applied to its inputs, `Creating
+            // embeddings. May take some minutes...` above `Killed`, is its log, not a
+            // reporter's words: the inputs read and batched are that stage's too.)
             *what == RAY_TASK
+                || (*phase == Phase::Inference
+                    && what.starts_with("the program's log line announcing"))
                 || !crate::analyze::phase::prose::words_unshown(host_memory(failure), *phase, words)
         })
         // A training announced as it starts (`Start training for 300 epochs`) and then a kill
@@ -657,6 +662,21 @@ fn host_memory(failure: Option<&OomMessage>) -> bool {
     })
 }
 
+/// The text after the last parenthesis left open in `before`, when one is.
+fn unclosed_parenthesis(before: &str) -> Option<&str> {
+    let mut open = Vec::new();
+    for (at, c) in before.char_indices() {
+        match c {
+            '(' => open.push(at),
+            ')' => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    open.last().map(|at| &before[at + 1..])
+}
+
 /// Whether text is only a runtime's prefix of its error (`CUDA failed with error`, `CUDA
 /// error`, `RuntimeError`), with no words of an app's own.
 fn runtime_prefix(text: &str) -> bool {
@@ -695,7 +715,9 @@ fn nearby_words<'a>(
     if let Some(text) = text_of(message.line) {
         let head: String = message.text.chars().take(24).collect();
         if let Some(at) = text.find(head.as_str()).filter(|at| *at > 0) {
-            let before = &text[..at];
+            // Words in an unclosed parenthesis before the error are the ones that introduce it
+            // (`Flux failed for OSB region 1 (Flux inpainting error: CUDA out of memory`).
+            let before = unclosed_parenthesis(&text[..at]).unwrap_or(&text[..at]);
             let words = before
                 .split_once(": ")
                 .filter(|(class, _)| class.ends_with("Error") || class.ends_with("Exception"))
@@ -714,6 +736,36 @@ fn nearby_words<'a>(
             if let Some(phase) = words_phase(words).filter(|_| introduces) {
                 return Some((message.line, phase, "the words around the error", words));
             }
+        }
+    }
+    // The app's words ending the line above an error that starts its own line (a logger's
+    // message wrapped after its colon: `ERROR:docstrange.pipeline.nanonets_processor:Nanonets
+    // OCR extraction failed: ` over `CUDA out of memory. Tried to allocate …`): a logged line
+    // (an error level in it), not a reporter's sentence, which `phase::prose` reads.
+    if let Some(text) = message
+        .line
+        .checked_sub(1)
+        .filter(|above| *above > 0)
+        .and_then(text_of)
+        .filter(|above| {
+            !above.starts_with([' ', '\t'])
+                && above.trim_end().ends_with(':')
+                && ["ERROR", "CRITICAL", "FATAL"]
+                    .iter()
+                    .any(|level| above.contains(level))
+        })
+    {
+        let starts_its_line = text_of(message.line).is_some_and(|line| {
+            let head: String = message.text.chars().take(24).collect();
+            line.trim_start().starts_with(head.as_str())
+        });
+        if let Some(phase) = words_phase(text).filter(|_| starts_its_line && reports_error(text)) {
+            return Some((
+                message.line - 1,
+                phase,
+                "the words around the error",
+                text.trim(),
+            ));
         }
     }
     // Ray's memory monitor lists the node's top memory users under its kill (`PID MEM(GB)
@@ -933,9 +985,15 @@ fn nearby_words<'a>(
     let first = message.line.saturating_sub(6).max(1);
     for line in (first..message.line).rev() {
         let text = text_of(line)?;
-        // An inline-code span (`` `pipe.to("cuda")` ``) is the code itself.
+        // An inline-code span (`` `pipe.to("cuda")` ``) is the code itself, and so is code
+        // glued to a fence's opening (`` ``` self.weight = Parameter(…) ``); a fence alone or
+        // with its language tag is passed over.
+        let fenced = text.trim().strip_prefix("```");
+        if fenced.is_some_and(|rest| !rest.contains('(')) {
+            continue;
+        }
         let code = text.trim().trim_matches('`').trim();
-        if code.is_empty() || text.trim().starts_with("```") {
+        if code.is_empty() {
             continue;
         }
         if !code.contains('(') {

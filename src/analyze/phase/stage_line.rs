@@ -112,13 +112,18 @@ fn skip_stamps(text: &str) -> &str {
 /// the loop's counter (`epoch 0: validating on …`, `step 30: …`).
 fn without_tag(line: &str) -> &str {
     let line = line.trim_start();
-    if let Some(rest) = line
-        .strip_prefix('[')
-        .and_then(|rest| rest.split_once(']'))
-        .filter(|(tag, _)| !tag.is_empty() && !tag.contains(' ') && tag.len() <= 16)
-        .map(|(_, rest)| rest.trim_start_matches(':').trim_start())
-    {
-        return rest;
+    // A bracketed time before the tags (ColBERT's `print_message`: `[Apr 26, 20:00:44] [0]
+    // #> Encoding 57 passages..`), then the tag, then a program's arrow (`#>`, `>>`).
+    // Tags one after another (`[ace-server] [VAE] Tiled decode: …`) are read past together.
+    let line = bracketed_time(line).unwrap_or(line);
+    if let Some(mut rest) = tag(line) {
+        for _ in 0..2 {
+            rest = tag(rest).unwrap_or(rest);
+        }
+        return rest
+            .strip_prefix("#>")
+            .or_else(|| rest.strip_prefix(">>"))
+            .map_or(rest, str::trim_start);
     }
     // A program's or a library's name as its prefix (`Unsloth: Merging 4bit and LoRA weights
     // to 16bit...`; YOLOv5's and ultralytics' `colorstr` prefixes, `TensorRT: building FP32
@@ -145,6 +150,32 @@ fn without_tag(line: &str) -> &str {
         }
     }
     line
+}
+
+/// The rest of a line after one tag in brackets (`[rank0]`, `[VAE]`): no space inside, at most
+/// 16 bytes.
+fn tag(line: &str) -> Option<&str> {
+    line.strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .filter(|(tag, _)| !tag.is_empty() && !tag.contains(' ') && tag.len() <= 16)
+        .map(|(_, rest)| rest.trim_start_matches(':').trim_start())
+}
+
+/// The rest of a line after a bracketed time (`[Apr 26, 20:00:44] `, `[2024-05-01 10:00:00]
+/// `): digits, a colon, and only the short words and the marks of a date inside the brackets.
+fn bracketed_time(line: &str) -> Option<&str> {
+    let (inside, rest) = line.strip_prefix('[')?.split_once(']')?;
+    let timed = inside.len() <= 32
+        && inside.contains(':')
+        && inside.chars().any(|c| c.is_ascii_digit())
+        && inside
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | ':' | ',' | '.' | '-' | '/'))
+        // Words of a date are short (`Apr`, `Mon`, `PM`, `UTC`).
+        && inside
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .all(|word| word.len() <= 3);
+    timed.then(|| rest.trim_start())
 }
 
 /// A stage's verbs (progressive forms) and the objects that make them that stage; an empty list
@@ -327,6 +358,28 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
         Phase::Inference,
         &["caching"],
         &["latents", "text encoder outputs", "embeddings"],
+    ),
+    // Embeddings made for documents or inputs (privateGPT's `ingest.py`: `Creating embeddings.
+    // May take some minutes...`; `Computing embeddings for 4420 chunks`): an embedding model
+    // applied to them.
+    (
+        Phase::Inference,
+        &[
+            "creating",
+            "computing",
+            "calculating",
+            "generating",
+            "extracting",
+        ],
+        &["embeddings", "embedding vectors", "features"],
+    ),
+    // A VAE's (or an audio codec's) decode of generated latents, done in tiles (`[VAE] Tiled
+    // decode: 6 tiles (chunk=1024, overlap=64)`, `Decoding latents`): a generation's last pass.
+    (Phase::Inference, &["tiled"], &["decode", "decoding"]),
+    (
+        Phase::Inference,
+        &["decoding"],
+        &["latents", "latent", "tiles"],
     ),
     // Documents run through a model that writes for each (`summarizing 12 documents in 3
     // batches (num_beams=8, max_new_tokens=48)`, `translating 500 sentences`).
@@ -533,13 +586,17 @@ pub fn details_stage(line: &str, announced: &str) -> bool {
     ) else {
         return false;
     };
-    // Only a logger's lines: a level word in the prefix (a bare `print` has no prefix).
+    // Only a logger's lines: a level word in the prefix (a bare `print` has no prefix); or a
+    // bare `print` of what the stage uses, under a bare announcement (privateGPT's `ingest.py`:
+    // `Creating embeddings. May take some minutes...`, then `Using embedded DuckDB with
+    // persistence: data will be stored in: db`).
     let logged = LEVELS.iter().any(|level| a.contains(level));
+    let uses = a.is_empty() && b.is_empty() && message_line.starts_with("Using ");
     let lower = message_line.to_ascii_lowercase();
     let result = lower
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .any(|word| FINISHED.contains(&word));
-    logged && a == b && !result && stage_line_phase(line).is_none()
+    (logged || uses) && a == b && !result && stage_line_phase(line).is_none()
 }
 
 /// Whether `text[at..at + len]` stands as whole words.
@@ -555,6 +612,24 @@ mod tests {
 
     fn phase(text: &str) -> Option<Phase> {
         stage_line_phase(text).map(|(phase, _)| phase)
+    }
+
+    #[test]
+    fn embeddings_made_and_latents_decoded_are_inference() {
+        for line in [
+            "Creating embeddings. May take some minutes...",
+            "Computing embeddings for 4420 chunks",
+            "[ace-server] [VAE] Tiled decode: 6 tiles (chunk=1024, overlap=64, stride=896)",
+            "Decoding latents",
+            "[Apr 26, 20:00:44] [0]           #> Encoding 57 passages..",
+            "[2024-05-01 10:00:00] [worker] >> Encoding 12 documents",
+        ] {
+            assert_eq!(phase(line), Some(Phase::Inference), "{line}");
+        }
+        // A time's brackets with words that are no date's, or a result: not read.
+        assert_eq!(phase("[see the notes: 3] Encoding 57 passages"), None);
+        assert_eq!(phase("Creating embeddings done"), None);
+        assert_eq!(phase("Creating embedding layer"), None);
     }
 
     #[test]

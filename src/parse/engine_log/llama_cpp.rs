@@ -66,6 +66,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("llama_kv_cache_init() failed", kv_cache_failed),
     rule(": failed to allocate compute pp buffers", compute_failed),
     rule("load_tensors: loading model tensors", load_tensors),
+    // The loader placing each tensor (`src/llama-model-loader.cpp`: `create_tensor: loading
+    // tensor blk.35.attn_v.weight` at debug level, `done_getting_tensors: tensor
+    // 'token_embd.weight' (q4_K) (and 0 others) cannot be used with preferred buffer type
+    // CUDA_Host, using CPU instead`): the weights being loaded.
+    rule("done_getting_tensors:", load_tensors),
+    rule("create_tensor: loading tensor", load_tensors),
     rule("llama_model_loader: - ", model_metadata),
     rule("llm_load_print_meta: ", model_metadata),
     rule("print_info: ", model_metadata),

@@ -206,6 +206,18 @@ pub(super) const MARKERS: &[&str] = &[
     "eights loading",
     "ackward pass",
     "g backward",
+    // Session 31: the backward named after `while`, `in`, `at`, `the` (`OOM suddenly occurs
+    // while backwarding`), backpropagation; a chat front end's message to its model (`When
+    // sending a message the colab Console spits out this Error`).
+    "e backward",
+    "n backward",
+    "t backward",
+    "ackpropagation",
+    "end a message",
+    "ending a message",
+    "ent a message",
+    "end a prompt",
+    "ending a prompt",
     "t epoch",
     "d epoch",
     "h epoch",

@@ -881,6 +881,9 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
     if phase == Phase::Startup && !launches_an_app(words, index) {
         return None;
     }
+    if phase == Phase::FormatConversion && converts_a_document(words, index) {
+        return None;
+    }
     if phase == Phase::Inference && !applies_to_inputs(lower, words, index) {
         return None;
     }
@@ -1221,6 +1224,68 @@ fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
     words
         .get(next)
         .is_some_and(|object| !NOT_WEIGHTS.contains(&object.text))
+}
+
+/// Whether `convert` at `index` acts on a document or a medium rather than on weights (`I try
+/// to convert a small PDF file to markdown`, `converting the video`): an app's model at work on
+/// the user's input (OCR, transcription), not a checkpoint's conversion. The first noun of
+/// either kind within a few words decides.
+fn converts_a_document(words: &[Word<'_>], index: usize) -> bool {
+    const WEIGHTS: &[&str] = &[
+        "model",
+        "models",
+        "weights",
+        "checkpoint",
+        "checkpoints",
+        "ckpt",
+        "safetensors",
+        "gguf",
+        "onnx",
+        "engine",
+        "lora",
+        "adapter",
+    ];
+    const DOCUMENTS: &[&str] = &[
+        "pdf",
+        "pdfs",
+        "document",
+        "documents",
+        "doc",
+        "docs",
+        "docx",
+        "file",
+        "files",
+        "image",
+        "images",
+        "photo",
+        "photos",
+        "video",
+        "videos",
+        "audio",
+        "page",
+        "pages",
+        "text",
+        "markdown",
+        "epub",
+        "html",
+        "mp4",
+        "mp3",
+        "wav",
+    ];
+    words
+        .iter()
+        .skip(index + 1)
+        .take(5)
+        .find_map(|word| {
+            if WEIGHTS.contains(&word.text) {
+                Some(false)
+            } else if DOCUMENTS.contains(&word.text) {
+                Some(true)
+            } else {
+                None
+            }
+        })
+        .unwrap_or(false)
 }
 
 /// `after 120 steps`, `after training for ~120+ steps`, `reached 22000 iterations`, `after the

@@ -50,6 +50,14 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     // The backward pass and epochs exist only in training.
     ("backward pass", Phase::TrainingStep),
     ("during backward", Phase::TrainingStep),
+    ("during the backward", Phase::TrainingStep),
+    ("while backward", Phase::TrainingStep),
+    ("while backwarding", Phase::TrainingStep),
+    ("processing backward", Phase::TrainingStep),
+    ("in backward", Phase::TrainingStep),
+    ("in the backward", Phase::TrainingStep),
+    ("at backward", Phase::TrainingStep),
+    ("backpropagation", Phase::TrainingStep),
     // (Not `epoch` alone: a command line's `--epochs 300` says what was asked, not where it
     // failed.)
     ("first epoch", Phase::TrainingStep),
@@ -133,6 +141,13 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("your first request", Phase::Inference),
     ("my first request", Phase::Inference),
     ("send your request", Phase::Inference),
+    // A chat app's message to its model (`When sending a message the colab Console spits out
+    // this Error`, SillyTavern and text-generation-webui front ends): a reply generated.
+    ("sending a message", Phase::Inference),
+    ("send a message", Phase::Inference),
+    ("sent a message", Phase::Inference),
+    ("sending a prompt", Phase::Inference),
+    ("send a prompt", Phase::Inference),
     // An image asked of a loaded model (`the moment I asked for an image`).
     ("asked for an image", Phase::Inference),
     ("ask for an image", Phase::Inference),

@@ -333,6 +333,19 @@ pub fn words_phase(text: &str) -> Option<Phase> {
         "reranking",
         "upscale",
         "upscaling",
+        // An app's model at work on a page, an image or a text (`Nanonets OCR extraction
+        // failed:`, `Flux inpainting error:`, `Recognizing Text:` above surya's bar,
+        // `Translating 2 bubbles`, `Captioning images`): the activities, not the tasks' nouns
+        // (`detection`, `segmentation` also name what a training learns).
+        "ocr",
+        "inpaint",
+        "inpainting",
+        "recognizing",
+        "detecting",
+        "segmenting",
+        "captioning",
+        "translating",
+        "synthesizing",
     ];
     const LOADING: &[&str] = &["load", "loading", "loaded"];
     const LOADED: &[&str] = &[

@@ -301,6 +301,39 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a module's tensors moved to the device (torch's Module.to)",
         ),
         (
+            // accelerate's own statements of `set_module_tensor_to_device`
+            // (`accelerate/utils/modeling.py`, 0.2x to 1.x: `new_value = value.to(device)`,
+            // `new_value = old_value.to(device)`), which `from_pretrained` with a `device_map`
+            // and `load_checkpoint_and_dispatch` call for each tensor of the checkpoint: left
+            // alone above the error when a paste keeps only the last line of the traceback.
+            {
+                let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+                compact == "new_value=value.to(device)"
+                    || compact == "new_value=old_value.to(device)"
+            },
+            Phase::WeightsLoad,
+            "a checkpoint's tensor placed on the device (accelerate's set_module_tensor_to_device)",
+        ),
+        (
+            // A layer's parameter created as the model is built (`self.weight =
+            // Parameter(torch.empty(out_features, in_features))`, as `torch/nn/modules/linear.py`
+            // and the tensor-parallel layers of Megatron, fairscale and llama's reference code
+            // write them): the weights allocated before any pass.
+            {
+                let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+                compact.starts_with("self.")
+                    && [
+                        "=Parameter(torch.",
+                        "=nn.Parameter(torch.",
+                        "=torch.nn.Parameter(torch.",
+                    ]
+                    .iter()
+                    .any(|call| compact.contains(call))
+            },
+            Phase::WeightsLoad,
+            "a layer's parameter created as the model is built",
+        ),
+        (
             [".to(", ".cuda("].iter().any(|call| {
                 code.match_indices(call).any(|(at, _)| {
                     let receiver = receiver(&code[..at]);
