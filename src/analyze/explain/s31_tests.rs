@@ -111,3 +111,21 @@ fn llama_cpps_tensor_placement_is_the_weights_load() {
                 cudaMalloc failed: out of memory\n";
     assert_eq!(phase(text), Phase::WeightsLoad);
 }
+
+#[test]
+fn a_load_named_in_english_before_a_chinese_word_of_its_stage() {
+    // `系统内存在Loading pipeline阶段崩了`: the host's memory broke in the Loading pipeline stage.
+    let text = "尝试了最新的Edit模型，但系统内存在Loading pipeline阶段崩了\n进程killed\n";
+    assert_eq!(phase(text), Phase::WeightsLoad);
+    let text = format!("load model时报错\n{NEW_OOM}\n");
+    assert_eq!(phase(&text), Phase::WeightsLoad);
+}
+
+#[test]
+fn vllms_create_weights_statement_is_the_weights() {
+    let text = format!(
+        "    weight = Parameter(torch.empty(sum(output_partition_sizes), input_size_per_partition, \
+         dtype=params_dtype), requires_grad=False)\n{NEW_OOM}\n"
+    );
+    assert_eq!(phase(&text), Phase::WeightsLoad);
+}

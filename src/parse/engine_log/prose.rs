@@ -31,6 +31,9 @@ pub(super) const MARKERS: &[&str] = &[
     "oad a model",
     "oading checkpoint",
     "oading weights",
+    // A diffusers pipeline's load (`Loading pipeline阶段`, `load pipeline时`).
+    "oading pipeline",
+    "oad pipeline",
     "t load",
     "unable to load",
     "Unable to load",

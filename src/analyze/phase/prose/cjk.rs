@@ -20,6 +20,15 @@ pub(super) fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         ("predict", Phase::Inference),
         ("eval", Phase::Inference),
         ("evaluation", Phase::Inference),
+        // A load named with what it loads (`系统内存在Loading pipeline阶段崩了`, the host's
+        // memory broke in the Loading pipeline stage; `load model时`).
+        ("loading pipeline", Phase::WeightsLoad),
+        ("loading model", Phase::WeightsLoad),
+        ("loading the model", Phase::WeightsLoad),
+        ("loading checkpoint", Phase::WeightsLoad),
+        ("loading weights", Phase::WeightsLoad),
+        ("load model", Phase::WeightsLoad),
+        ("load pipeline", Phase::WeightsLoad),
     ];
     const TIME: &[&str] = &[
         "的时候",
@@ -33,6 +42,9 @@ pub(super) fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         "过程",
         "過程",
         "中",
+        // The stage itself (`Loading pipeline阶段`).
+        "阶段",
+        "階段",
         "時",
         "の時",
         "中に",

@@ -318,10 +318,12 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             // A layer's parameter created as the model is built (`self.weight =
             // Parameter(torch.empty(out_features, in_features))`, as `torch/nn/modules/linear.py`
             // and the tensor-parallel layers of Megatron, fairscale and llama's reference code
-            // write them): the weights allocated before any pass.
+            // write them; vLLM's `create_weights`: `weight = Parameter(torch.empty(sum(
+            // output_partition_sizes), …))`): the weights allocated before any pass.
             {
                 let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-                compact.starts_with("self.")
+                let target = compact.split('=').next().unwrap_or_default();
+                (target.starts_with("self.") || target.contains("weight") || target == "bias")
                     && [
                         "=Parameter(torch.",
                         "=nn.Parameter(torch.",
