@@ -129,3 +129,45 @@ fn vllms_create_weights_statement_is_the_weights() {
     );
     assert_eq!(phase(&text), Phase::WeightsLoad);
 }
+
+#[test]
+fn a_training_counter_reached_and_requests_served_in_the_reporters_words() {
+    let text = format!(
+        "everything went well at beginning, but it fails while running the 74th epoch\n{NEW_OOM}\n"
+    );
+    assert_eq!(phase(&text), Phase::TrainingStep);
+    let text = format!("My GPU breaks while running to the 10000 steps of 100000\n{NEW_OOM}\n");
+    assert_eq!(phase(&text), Phase::TrainingStep);
+    // A count asked for, not reached.
+    let text = format!("I set it to run the 10000 steps of warmup.\n{NEW_OOM}\n");
+    assert_ne!(phase(&text), Phase::TrainingStep);
+    let text = "model is ready, but while I post a request server throw an runtime error\n\
+                [FT][ERROR] CUDA runtime error: out of memory\n";
+    assert_eq!(phase(text), Phase::Inference);
+    let text = "keeping allocat memory when handling a request so it crashed after a few request\n\
+                RuntimeError: CUDA error: out of memory\n";
+    assert_eq!(phase(text), Phase::Inference);
+}
+
+#[test]
+fn inputs_ingested_separated_or_aligned_are_inference() {
+    for words in [
+        "When I ingest a collection of documents I get the OOM error.",
+        "when I'm trying to separate a track, I'm getting the following output",
+        "When aligning long audios I get this error",
+    ] {
+        let text = format!("{words}\n{NEW_OOM}\n");
+        assert_eq!(phase(&text), Phase::Inference, "{words}");
+    }
+}
+
+#[test]
+fn gpt_fasts_cache_set_up_is_the_kv_cache() {
+    let text = format!(
+        "Traceback (most recent call last):\n  File \"/app/fish_speech/models/text2semantic/\
+         inference.py\", line 310, in load_model\n    model.setup_caches(max_batch_size=1, \
+         max_seq_len=model.config.max_seq_len)\n  File \"/app/fish_speech/models/text2semantic/\
+         llama.py\", line 412, in setup_caches\n    b.attention.kv_cache = KVCache(\n{NEW_OOM}\n"
+    );
+    assert_eq!(phase(&text), Phase::KvCacheAlloc);
+}

@@ -125,6 +125,12 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "processing",
             "parsing",
             "encoding",
+            // Documents ingested into a vector store (privateGPT's and Infinity's `ingest`: each
+            // chunk embedded), a track's stems separated (Demucs, UVR), speech aligned to its
+            // text (forced aligners): a model applied to the user's inputs.
+            "ingesting",
+            "separating",
+            "aligning",
         ],
         &[
             "generate",
@@ -164,6 +170,9 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "process",
             "parse",
             "encode",
+            "ingest",
+            "separate",
+            "align",
         ],
         Phase::Inference,
     ),
@@ -924,6 +933,9 @@ fn sentence_reports_a_failure(lower: &str, start: usize, end: usize) -> bool {
 /// Words that report a failure (`reports_a_failure`).
 const FAILURE_WORDS: &[&str] = &[
     "oom",
+    // `My GPU breaks while running to the 10000 steps of 100000`.
+    "breaks",
+    "broke ",
     "out of memory",
     "error",
     "crash",
@@ -984,6 +996,12 @@ fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
 /// The verbs of a model applied to inputs added in session 16: their object must not be the
 /// machine or the failure ([`NOT_INPUTS`]).
 const APPLY_VERBS: &[&str] = &[
+    "ingesting",
+    "separating",
+    "aligning",
+    "ingest",
+    "separate",
+    "align",
     "inpainting",
     "outpainting",
     "embedding",
@@ -1164,6 +1182,12 @@ fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -> bool {
                 | "hundred"
                 | "hundreds"
                 | "of"
+                // A quantity of the inputs (`ingest a collection of documents`).
+                | "collection"
+                | "bunch"
+                | "lot"
+                | "lots"
+                | "number"
         ) || w.text.starts_with(|c: char| c.is_ascii_digit())
     }) {
         next += 1;
@@ -1340,6 +1364,31 @@ fn progress_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize,
         && text(index + 2).is_some_and(|w| matches!(w, "steps" | "iterations" | "iters" | "epochs"))
     {
         return (!of_another_stage(words, index + 2)).then_some((index, index + 2));
+    }
+    // `while running the 74th epoch`, `in the 3rd epoch`, `running to the 10000 steps of
+    // 100000`: an ordinal of the training's counter, or a count of steps out of their total.
+    if let Some(unit) = text(index + 1) {
+        let ordinal = word.len() > 2
+            && word.starts_with(|c: char| c.is_ascii_digit())
+            && ["st", "nd", "rd", "th"].iter().any(|suffix| {
+                word.strip_suffix(suffix)
+                    .is_some_and(|digits| digits.chars().all(|c| c.is_ascii_digit()))
+            });
+        let out_of = word.starts_with(|c: char| c.is_ascii_digit())
+            && is_count(word)
+            && matches!(unit, "steps" | "iterations" | "iters")
+            && text(index + 2) == Some("of")
+            && text(index + 3).is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()));
+        let counted = matches!(
+            unit,
+            "epoch" | "step" | "iteration" | "iter" | "steps" | "iterations"
+        );
+        if ((ordinal && counted) || out_of)
+            && index.checked_sub(1).and_then(text) == Some("the")
+            && sentence_reports_a_failure(lower, words[index].start, words[index + 1].end)
+        {
+            return (!of_another_stage(words, index + 1)).then_some((index, index + 1));
+        }
     }
     // `at step 120`, `in epoch 2`, `during epoch 3`.
     if matches!(word, "at" | "in" | "during")

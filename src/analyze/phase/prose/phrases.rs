@@ -143,6 +143,14 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("send your request", Phase::Inference),
     // A chat app's message to its model (`When sending a message the colab Console spits out
     // this Error`, SillyTavern and text-generation-webui front ends): a reply generated.
+    // A request posted or handled by a server (`while I post a request server throw an runtime
+    // error`, `keeping allocat memory when handling a request so it crashed after a few
+    // request`).
+    ("post a request", Phase::Inference),
+    ("posted a request", Phase::Inference),
+    ("handling a request", Phase::Inference),
+    ("handle a request", Phase::Inference),
+    ("after a few request", Phase::Inference),
     ("sending a message", Phase::Inference),
     ("send a message", Phase::Inference),
     ("sent a message", Phase::Inference),

@@ -37,6 +37,11 @@ pub(super) const QUALIFIED_MLX_LM: &[FrameRule] = &[
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
 pub(super) const EXLLAMAV2_TGWEBUI_MLC: &[FrameRule] = &[
+    // --- gpt-fast `model.py` `Transformer.setup_caches` (a `KVCache` per layer, its
+    // `k_cache`/`v_cache` buffers made with `torch.zeros`), copied by fish-speech's
+    // `text2semantic/llama.py` and other TTS and LLM repositories; torchtune's
+    // `TransformerDecoder.setup_caches` likewise builds the KV caches before generating. ---
+    r("setup_caches", "", K, Stage, "gpt-fast"),
     // --- ExLlamaV2 (model.py, cache.py, generator/) ---
     r("load", "exllamav2/", W, Stage, "exllamav2"),
     r("load_autosplit", "", W, Stage, "exllamav2"),
