@@ -198,8 +198,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
-    // `RMM_CUDA_TRY_ALLOC`'s own message, its CUDA error text often cut by the paste.
-    if let Some(position) = super::find(text, "out_of_memory: CUDA error at") {
+    // CatBoost's GPU memory pool (`catboost/cuda/cuda_lib/memory_pool/stack_like_memory_pool.h`:
+    // `CB_ENSURE_TYPE(…, TOutOfMemoryError, "Error: Out of memory. Requested " << size / MB <<
+    // " MB; Free " << free / MB << " MB")`, raised as `NCudaLib::TOutOfMemoryError`).
+    if let Some(position) = super::find(text, "Out of memory. Requested ") {
+        if text.contains(" MB; Free ") {
+            return Some((Family::OtherGpu, line_begin(text, position)));
+        }
+    }
+    // `RMM_CUDA_TRY_ALLOC`'s own message, its CUDA error text often cut by the paste; RMM 23.x
+    // and later name the size first (`out_of_memory: CUDA error (failed to allocate 88577278284
+    // bytes) at: …`).
+    if let Some(position) = super::find(text, "out_of_memory: CUDA error") {
         return Some((Family::OtherGpu, line_begin(text, position)));
     }
     // RMM before 0.11 (`include/rmm/rmm.h` `RMM_CHECK_CUDA`, `rmmError_t`: `ERROR: RMM call in
@@ -379,6 +389,53 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
     Continuation::Close
 }
 
+/// The size RMM names (23.x and later, `rmm/detail/error.hpp`: `out_of_memory: CUDA error
+/// (failed to allocate 88577278284 bytes) at: …`; `RMM failure at: …arena_memory_resource.hpp:
+/// 171: Maximum pool size exceeded (failed to allocate 5.985840 GiB): No room in arena.`), of its
+/// message read as a CUDA error (its head cut at `CUDA error`) or as another GPU allocator's.
+fn rmm_request(text: &str, parsed: &mut Parsed) {
+    if let Some(size) =
+        regex!(r"\(failed to allocate ([0-9][0-9.,]* ?[KMGT]?i?B|[0-9]+ bytes)\)(?: at:|:)")
+            .captures(text)
+            .and_then(|caps| caps.get(1))
+            .and_then(|m| super::size::parse_size(m.as_str()))
+    {
+        parsed.figures.tried_to_allocate_bytes = Some(size);
+    }
+}
+
+/// XGBoost's figures under its message (see `cuda_error_continuation`): exact byte counts
+/// before 2.0, then `common::HumanMemUnit` (`src/common/common.cc`: the bytes over powers of
+/// 1024 with `GB`, `MB`, `KB` or `B`, `53.1098GB`), also inside the repr of an exception Dask
+/// relays (`…out of memory\\n- Free memory: 53.1098GB\\n- …`). Of a CUDA error or of RMM's.
+fn xgboost_figures(squeezed: &str, parsed: &mut Parsed) {
+    let count = |re: &regex::Regex| {
+        let caps = re.captures(squeezed)?;
+        let number = caps.get(1)?.as_str();
+        let power = match caps.get(2).map(|unit| unit.as_str()) {
+            Some("GB") => 3,
+            Some("MB") => 2,
+            Some("KB") => 1,
+            Some("B") => 0,
+            _ => return number.parse().ok().map(crate::model::Bytes),
+        };
+        let value: f64 = number.parse().ok()?;
+        Some(crate::model::Bytes(
+            (value * 1024f64.powi(power)).round() as u64
+        ))
+    };
+    if let Some(free) = count(regex!(
+        r"-Freememory:(\d+(?:\.\d+)?)(GB|MB|KB|B)?(?:-|\\|$)"
+    )) {
+        parsed.figures.free_bytes = Some(free);
+    }
+    if let Some(tried) = count(regex!(
+        r"-Requestedmemory:(\d+(?:\.\d+)?)(GB|MB|KB|B)?(?:-|\\|$)"
+    )) {
+        parsed.figures.tried_to_allocate_bytes = Some(tried);
+    }
+}
+
 pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
     match family {
         Family::CudaError => {
@@ -395,35 +452,8 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
             if text.to_ascii_lowercase().contains("ggml") {
                 parsed.engine_hint = Some(EngineName::Llamacpp);
             }
-            // XGBoost's figures (see `cuda_error_continuation`): exact byte counts before 2.0,
-            // then `common::HumanMemUnit` (`src/common/common.cc`: the bytes over powers of
-            // 1024 with `GB`, `MB`, `KB` or `B`, `53.1098GB`), also inside the repr of an
-            // exception Dask relays (`…out of memory\\n- Free memory: 53.1098GB\\n- …`).
-            let count = |re: &regex::Regex| {
-                let caps = re.captures(squeezed)?;
-                let number = caps.get(1)?.as_str();
-                let power = match caps.get(2).map(|unit| unit.as_str()) {
-                    Some("GB") => 3,
-                    Some("MB") => 2,
-                    Some("KB") => 1,
-                    Some("B") => 0,
-                    _ => return number.parse().ok().map(crate::model::Bytes),
-                };
-                let value: f64 = number.parse().ok()?;
-                Some(crate::model::Bytes(
-                    (value * 1024f64.powi(power)).round() as u64
-                ))
-            };
-            if let Some(free) = count(regex!(
-                r"-Freememory:(\d+(?:\.\d+)?)(GB|MB|KB|B)?(?:-|\\|$)"
-            )) {
-                parsed.figures.free_bytes = Some(free);
-            }
-            if let Some(tried) = count(regex!(
-                r"-Requestedmemory:(\d+(?:\.\d+)?)(GB|MB|KB|B)?(?:-|\\|$)"
-            )) {
-                parsed.figures.tried_to_allocate_bytes = Some(tried);
-            }
+            xgboost_figures(squeezed, &mut parsed);
+            rmm_request(text, &mut parsed);
             // PhysX prints the size it asked for (see `start`).
             if let Some(caps) =
                 regex!(r"PxgCudaDeviceMemoryAllocatorfailtoallocatememory(\d+)bytes")
@@ -474,6 +504,27 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
                 .captures(squeezed)
                 .and_then(|caps| caps.get(1))
                 .and_then(|m| m.as_str().parse().ok());
+            rmm_request(text, &mut parsed);
+            // CatBoost's pool: `Requested 8880 MB; Free 5902.061425 MB` (MB = 2^20 bytes).
+            if let Some(caps) =
+                regex!(r"Outofmemory\.Requested(\d+(?:\.\d+)?)MB;Free(\d+(?:\.\d+)?)MB")
+                    .captures(squeezed)
+            {
+                let mib = |at: usize| {
+                    caps.get(at)
+                        .and_then(|m| super::size::parse_size(&format!("{} MiB", m.as_str())))
+                };
+                parsed.figures.tried_to_allocate_bytes = mib(1);
+                parsed.figures.free_bytes = mib(2);
+            }
+            // XGBoost on RMM: its own figures under RMM's message (the request RMM names is the
+            // exact one when both print it).
+            if text.contains("RMM failure at") || text.contains("out_of_memory") {
+                let tried = parsed.figures.tried_to_allocate_bytes;
+                xgboost_figures(squeezed, &mut parsed);
+                parsed.figures.tried_to_allocate_bytes =
+                    tried.or(parsed.figures.tried_to_allocate_bytes);
+            }
             // Old RMM: `… RMM_ERROR_OUT_OF_MEMORY (4)  Attempted to allocate: 4000000000 bytes.`
             if let Some(bytes) =
                 regex!(r"RMM_ERROR_OUT_OF_MEMORY\(\d+\)Attemptedtoallocate:(\d+)bytes")

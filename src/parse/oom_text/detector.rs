@@ -647,7 +647,11 @@ fn is_complete(open: &Open) -> bool {
         Family::TorchAllocator(_) | Family::Mps => pytorch::is_complete(open.family, squeezed),
         Family::MallocAsync => pytorch::is_complete(open.family, squeezed),
         Family::CudaError => false,
-        Family::CudaDriver | Family::Cublas | Family::IllegalAccess | Family::OtherGpu => true,
+        // (RMM's message raised by XGBoost: its figures follow, see `continuation`.)
+        Family::OtherGpu => {
+            !(squeezed.contains("RMMfailureat") || squeezed.contains("out_of_memory"))
+        }
+        Family::CudaDriver | Family::Cublas | Family::IllegalAccess => true,
         // Both report over lines their continuation reads (the kill, Ray's table).
         Family::Host(HostKind::OomKiller | HostKind::RayMemoryMonitor) => false,
         Family::Host(kind) => host::is_complete(kind, squeezed),
@@ -665,8 +669,22 @@ fn is_complete(open: &Open) -> bool {
 
 fn continuation(open: &Open, text: &str) -> Continuation {
     match open.family {
+        // A paste from ComfyUI's error dialog puts a blank line between its lines.
+        Family::MallocAsync if text.trim().is_empty() => {
+            if open.blank_lines < 1 {
+                Continuation::Skip
+            } else {
+                Continuation::Close
+            }
+        }
         Family::MallocAsync => pytorch::malloc_async_continuation(text),
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
+        // RMM's message raised by XGBoost, its figures on the lines under it.
+        Family::OtherGpu
+            if open.text.contains("RMM failure at") || open.text.contains("out_of_memory") =>
+        {
+            cuda::cuda_error_continuation(&open.text, open.lines, text)
+        }
         Family::LlamaChain => llama_cpp::continuation(&open.text, text),
         Family::Host(HostKind::OomKiller) => host::oom_killer_continuation(&open.text, text),
         // Ray's exception, then its node's figures and its table of the top memory users.

@@ -284,6 +284,8 @@ mod s19_tests;
 #[cfg(test)]
 mod s20_tests;
 #[cfg(test)]
+mod s31_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -152,8 +152,10 @@ pub(super) fn malloc_async_continuation(text: &str) -> Continuation {
     // The head's second half on a line of its own (`Server execution error: Allocation on
     // device 0` / `would exceed allowed memory. (out of memory)`, as Krita's AI plugin
     // relays ComfyUI's error), then the figures.
-    const LABELS: [&str; 7] = [
+    // (`(out of memory)` glued to the first label when the dialog's lines are joined.)
+    const LABELS: [&str; 8] = [
         "would exceed allowed memory",
+        "(out of memory)",
         "Currently allocated",
         "Requested",
         "Device limit",
