@@ -171,3 +171,14 @@ fn gpt_fasts_cache_set_up_is_the_kv_cache() {
     );
     assert_eq!(phase(&text), Phase::KvCacheAlloc);
 }
+
+#[test]
+fn colossal_ais_lazy_parameters_materialised_are_the_weights() {
+    let text = format!(
+        "Model params: 64.24 B\nTraceback (most recent call last):\n  File \"benchmark.py\", \
+         line 190, in <module>\n    model = booster.boost(model)\n  File \"/env/lib/python3.10/\
+         site-packages/colossalai/lazy/lazy_init.py\", line 240, in _materialize_data\n    \
+         init_val = func(\n{NEW_OOM}\n"
+    );
+    assert_eq!(phase(&text), Phase::WeightsLoad);
+}

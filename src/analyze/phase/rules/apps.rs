@@ -11,6 +11,17 @@ use crate::model::explain::Phase::{Inference as I, TrainingStep as T, WeightsLoa
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
 pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
+    // --- Colossal-AI 0.3.x `colossalai/lazy/lazy_init.py`: `LazyTensor._materialize_data` runs
+    // a lazily-initialised parameter's deferred constructors (`init_val = func(*args, **kwargs)`)
+    // when the model is materialised on its device, before any step. ---
+    r(
+        "_materialize_data",
+        "colossalai/lazy/",
+        W,
+        Stage,
+        "colossalai",
+    ),
+    r("materialize", "colossalai/lazy/", W, Stage, "colossalai"),
     // --- SAM 2 (facebookresearch/sam2, 2024–2025): `sam2/sam2_video_predictor.py`
     // `SAM2VideoPredictor.init_state` reads the input video's frames onto the device
     // (`sam2/utils/misc.py` `load_video_frames`, `image.cuda()` unless `offload_video_to_cpu`)
