@@ -273,6 +273,12 @@
 # in the same loop: varied 1 GiB grep 0.30 s, explain 0.48 s wall / 0.76 s CPU, 31 MiB: 1.60x
 # (before 0.48 s, 1.60x); one core 0.77 s, 2.57x. The vLLM example log: grep 0.49 s, explain
 # 0.48 s, 0.98x (before 0.48 s, 0.98x). Same as before.
+# Thirty-first session (2026-12-05 04:06 UTC, same VM, load 1.4-2.0, RUNS=3), the build 5b5e4a37
+# (new markers report-only but llama.cpp's `done_getting_tensors:` and `create_tensor: loading
+# tensor`), the session's start build ae520ecb as BEFORE in the same loop: varied 1 GiB grep
+# 0.30 s, explain 0.51 s wall (median 0.51 s) / 0.77 s CPU, 31 MiB: 1.70x (before 0.48 s, median
+# 0.52 s, 1.60x); one core 0.75 s, 2.50x. The vLLM example log: grep 0.51 s, explain 0.48 s
+# (median 0.54 s), 0.94x (before 0.51 s, 1.00x). Within the spread of the runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
