@@ -495,6 +495,64 @@ fn segments_read_ahead_are_the_segments_read_after() {
     }
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Whatever follows the trace (stack and memo opcodes that move, copy, wrap, drop or
+    /// refer to the segments list, its stand-in or the top-level dict), the parallel
+    /// decoder's value is the sequential decoder's, or it declines and `read_file` gives the
+    /// sequential decoder's value or error.
+    #[test]
+    fn anything_after_the_trace_reads_as_the_sequential_decoder_reads_it(
+        ops in proptest::collection::vec(0usize..12, 0..12),
+        stop in 0usize..3,
+    ) {
+        let entries: Vec<GenEntry> = (0..60)
+            .map(|i| GenEntry {
+                action: i % 3,
+                addr: i as u32 * 512,
+                size: 512,
+                stream: 0,
+                frames: Ok(vec![i % 40, 3]),
+            })
+            .collect();
+        let plain = snapshot_bytes(&[5], &entries, 10, After::Nothing);
+        let mut bytes = plain[..plain.len() - 2].to_vec();
+        for op in ops {
+            let code: &[u8] = match op {
+                0 => b"0",
+                1 => b"2",
+                2 => b"\x94",
+                3 => b"h\x00",
+                4 => b"h\x02",
+                5 => b"\x8c\x08segments",
+                6 => b"N",
+                7 => b"(",
+                8 => b"t",
+                9 => b"l",
+                10 => b"s",
+                _ => b"u",
+            };
+            bytes.extend(code);
+        }
+        bytes.extend([&b"u."[..], b".", b"0u."][stop]);
+        let sequential = parse(&bytes)
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        if let Some(read) = decode_parallel_result(&bytes, parallel(3, 4)) {
+            let read = read
+                .map(|snapshot| format!("{snapshot:?}"))
+                .map_err(|error| error.to_string());
+            proptest::prop_assert_eq!(read, sequential.clone());
+        }
+        let file = temp_file(&bytes);
+        let read = read_file(&file, Limits::default(), parallel(3, 4))
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        proptest::prop_assert_eq!(read, sequential);
+    }
+}
+
 /// Whether the parallel decoder put the stand-in in place of the segments list.
 fn stood_in(bytes: &[u8], parallel: Parallel) -> bool {
     let file = temp_file(bytes);
