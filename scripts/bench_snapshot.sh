@@ -887,6 +887,29 @@
 # shapes) is not met: 0.336 / 0.340 s median. Left: the pre-scan (0.07-0.10 s before any chunk),
 # the slowest chunk, the annotations decoded after the list (0.005-0.010 s), the merge
 # (0.006-0.012 s), the analysis (0.053-0.065 s).
+# Confirmation run (helper H31S2; H200 call 04:06-04:08 UTC, fresh machine: Intel Xeon, 16
+# cores, 1 thread a core, 300 MiB L3, one NUMA node, load 0.12 at the start, 4.2 at the end;
+# 6 alternated rounds, Python in the first 2; 225 s of device time, start included), the final
+# build of branch h31s (default 15 threads) as candB, branch h31s-exit (78495f05) as
+# candC, base = main ae520ecb (14 threads) and the base at 15. Reports identical to the base's:
+# candB at default, 15 and one thread, candC at default, JSON and text, both shapes.
+#   varied (576.9 MiB): Python 6.98-7.33 s (median 7.16); base 0.362-0.462 s wall, median
+#     0.386, 3.42-4.06 s CPU, 272.2 MiB (0.472 of the file); candB 0.342-0.414 / 0.368, 3.29-
+#     4.02 s CPU, 276.1 MiB (0.479); candC 0.345-0.393 / 0.365, 276.1 MiB (0.479); base at 15
+#     0.357-0.481 / 0.375, 278.3 MiB (0.482).
+#   real (524.7 MiB): Python 6.30-8.16 s (median 7.23); base 0.355-0.391 / 0.368, 215.5 MiB
+#     (0.411); candB 0.327-0.359 / 0.344, 213.6 MiB (0.407); candC 0.328-0.374 / 0.348, 213.9
+#     MiB (0.408); base at 15 0.341-0.362 / 0.347, 215.4 MiB (0.410).
+#   Ratios against Python, best against best / median against median: candB varied 20.4x /
+#     19.4x, real 19.3x / 21.0x; candC 20.2x / 19.6x and 19.2x / 20.8x; base 19.3x / 18.5x and
+#     17.8x / 19.6x; base at 15 19.5x / 19.1x and 18.5x / 20.8x.
+#   Against the base, candB's median is 0.018 s lower on varied (-4.7 %) and 0.024 s on real
+#   (-6.5 %), faster in 5 of 6 paired rounds on varied and 6 of 6 on real; but the ranges
+#   overlap on both shapes (base's spread 0.100 / 0.036 s), and against the base at 15 threads
+#   the medians differ by only 0.007 / 0.003 s: most of the real-shape gain is the 15th
+#   thread. candC is within noise of candB (0.365 / 0.348 s median). Not shown beyond the spread.
+#   20x median against median: candB meets it on real (21.0x), not on varied (19.4x); with
+#   only 2 Python runs (real's 6.30-8.16 s) the Python median is itself loose.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
