@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use super::pickle::{
     self, profile, DictItems, DictStorage, Finished, Fold, Item, Limits, ListItems, Merge, Open,
-    Parallel, PickleError, Shared, Value,
+    Parallel, PickleError, Shared, Value, STAND_IN,
 };
 use crate::model::gpu::CudaOrdinal;
 use crate::model::snapshot::{
@@ -184,10 +184,9 @@ struct SnapshotFold {
 }
 
 /// Segments read while the trace's chunks decode on other threads: `read_segment` of each of
-/// `items` in order (the first error), used by `build` only where the snapshot's segments
-/// are those very values.
+/// the list's items in order (the first error), used by `build` where the snapshot's
+/// segments are the stand-in the decoder put in place of that list ([`Merge::prepare`]).
 struct PreparedSegments {
-    items: Vec<Value>,
     segments: Result<Vec<Segment>, TorchSnapshotError>,
 }
 
@@ -198,18 +197,6 @@ fn read_segments(items: &[Value]) -> Result<Vec<Segment>, TorchSnapshotError> {
         .enumerate()
         .map(|(index, segment)| read_segment(segment, &format!("segments[{index}]")))
         .collect()
-}
-
-/// Whether two lists hold the same values: the same containers (by identity), equal scalars.
-fn same_items(a: &[Value], b: &[Value]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|pair| match pair {
-            (Value::Dict(a), Value::Dict(b)) => Rc::ptr_eq(a, b),
-            (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => {
-                Rc::ptr_eq(a, b)
-            }
-            (a, b) => a == b,
-        })
 }
 
 /// The frames of a fold by content: ids into its `frames` (each frame's strings held once,
@@ -532,15 +519,18 @@ impl SnapshotFold {
         };
         let segments_value =
             segments_value.ok_or_else(|| shape("segments", "is missing".to_string()))?;
-        let segments = segments_value.as_seq().ok_or_else(|| {
-            shape(
-                "segments",
-                format!("is {}", a_type(segments_value.type_name())),
-            )
-        })?;
-        snapshot.segments = match prepared {
-            Some(prepared) if same_items(&prepared.items, segments) => prepared.segments?,
-            _ => read_segments(segments)?,
+        snapshot.segments = match (segments_value, prepared) {
+            // The list read ahead, freed while the chunks decoded (`Merge::prepare`).
+            (Value::Handle(STAND_IN, _), Some(prepared)) => prepared.segments?,
+            _ => {
+                let segments = segments_value.as_seq().ok_or_else(|| {
+                    shape(
+                        "segments",
+                        format!("is {}", a_type(segments_value.type_name())),
+                    )
+                })?;
+                read_segments(segments)?
+            }
         };
         if let Some(traces) = root.get("device_traces") {
             let traces = traces.as_seq().ok_or_else(|| {
@@ -629,26 +619,40 @@ impl Merge for SnapshotFold {
     type Part = SnapshotPart;
 
     /// Reads the segments ahead (the list after a `'segments'` key, complete by the time the
-    /// trace starts in a snapshot): `build` uses them if the snapshot's segments are the same
-    /// values, so the result is what it would have read itself.
-    fn prepare(&mut self, stack: &[Open<'_>]) {
-        let found = stack.windows(2).find_map(|pair| match pair {
-            [Open::Value(Value::Str(key)), Open::List(items)] if key.as_str() == "segments" => {
-                Some(*items)
-            }
-            [Open::Value(Value::Str(key)), Open::Value(Value::List(list))]
-                if key.as_str() == "segments" =>
-            {
-                Some(list.items.as_slice())
-            }
-            _ => None,
+    /// trace starts in a snapshot) and names the list's place: `build` uses them where the
+    /// snapshot's segments are the stand-in the decoder put there, so the result is what it
+    /// would have read itself. A list still being filled is named only when `finish` would
+    /// keep it as it is (it holds no handle: not a stack, not a run of trace entries), so
+    /// that leaving it unfinished changes nothing else in the fold.
+    fn prepare(&mut self, stack: &[Open<'_>]) -> Option<usize> {
+        let (place, items) = stack
+            .windows(2)
+            .enumerate()
+            .find_map(|(place, pair)| match pair {
+                [Open::Value(Value::Str(key)), Open::List(items)]
+                    if key.as_str() == "segments"
+                        && !items.iter().any(|item| matches!(item, Value::Handle(..))) =>
+                {
+                    Some((place + 1, *items))
+                }
+                [Open::Value(Value::Str(key)), Open::Value(Value::List(list))]
+                    if key.as_str() == "segments" =>
+                {
+                    Some((place + 1, list.items.as_slice()))
+                }
+                _ => None,
+            })?;
+        self.prepared = Some(PreparedSegments {
+            segments: read_segments(items),
         });
-        if let Some(items) = found {
-            self.prepared = Some(PreparedSegments {
-                items: items.to_vec(),
-                segments: read_segments(items),
-            });
-        }
+        Some(place)
+    }
+
+    /// The stand-in is the top-level dict's `'segments'`, the one place `build` reads it.
+    fn stands_in(&self, root: &Value) -> bool {
+        self.prepared.is_some()
+            && matches!(root, Value::Dict(_))
+            && matches!(root.get("segments"), Some(Value::Handle(STAND_IN, _)))
     }
 
     /// Sizes the entries once (a failed reservation is left to the vector's growth).

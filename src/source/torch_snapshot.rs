@@ -19,16 +19,17 @@ pub const PARALLEL_MIN_BYTES: u64 = 32 << 20;
 const MAX_THREADS: usize = 64;
 
 /// Most threads chosen by default. Peak RSS grows with the threads (each keeps its memo and
-/// tables, and the allocator keeps what they freed) while more than 14 read no faster: on the
-/// 16-core H200 host, a 577 MiB snapshot read on 12 / 13 / 14 / 15 threads took 0.55 / 0.54 /
-/// 0.51 / 0.51 s at best with a peak of 0.47 / 0.48 / 0.49 / 0.50 of the file
-/// (`scripts/bench_snapshot.sh`, twenty-second session).
-const DEFAULT_MAX_THREADS: usize = 14;
+/// tables, and the allocator keeps what they freed): on the 16-core H200 host, a 577 MiB
+/// snapshot read on 12 / 13 / 14 / 15 threads took 0.55 / 0.54 / 0.51 / 0.51 s at best with a
+/// peak of 0.47 / 0.48 / 0.49 / 0.50 of the file (twenty-second session); once the serial path
+/// had shrunk, 15 threads read it faster than 14 (median 0.336 s against 0.350-0.368 s, peak
+/// 0.48 of the file; `scripts/bench_snapshot.sh`, thirty-first session).
+const DEFAULT_MAX_THREADS: usize = 15;
 
 /// Threads for decoding one large snapshot (and analysing its trace): `requested` (the
 /// command's `--threads`) when given, else `OOMDOC_THREADS` when set, else every core less
-/// one, up to 14; `0` asks for that default too. One thread is the sequential decoder, the
-/// least memory at once (about 0.40 of a large file's size against about 0.49 on 14 threads,
+/// one, up to 15; `0` asks for that default too. One thread is the sequential decoder, the
+/// least memory at once (about 0.40 of a large file's size against about 0.48 on 15 threads,
 /// `scripts/bench_snapshot.sh`). Never more than the cores less one: this thread works beside
 /// the others (the file's head while the chunks decode, the segments' summary while the trace
 /// replays on shards), and one busy thread too many puts two on a core, so the slowest chunk,
@@ -87,13 +88,13 @@ mod tests {
     use super::threads_for;
 
     #[test]
-    fn threads_default_to_the_cores_less_one_up_to_fourteen() {
+    fn threads_default_to_the_cores_less_one_up_to_fifteen() {
         assert_eq!(threads_for(None, 1), 1);
         assert_eq!(threads_for(None, 2), 1);
         assert_eq!(threads_for(None, 8), 7);
-        assert_eq!(threads_for(None, 16), 14);
-        assert_eq!(threads_for(None, 128), 14);
-        assert_eq!(threads_for(Some(0), 128), 14);
+        assert_eq!(threads_for(None, 16), 15);
+        assert_eq!(threads_for(None, 128), 15);
+        assert_eq!(threads_for(Some(0), 128), 15);
     }
 
     #[test]

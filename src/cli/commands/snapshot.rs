@@ -51,7 +51,7 @@ pub struct SnapshotArgs {
 #[derive(Debug, Args)]
 pub struct ThreadsArgs {
     /// Threads for reading a large snapshot (a plain file of 32 MiB or more): default every
-    /// core less one, up to 14 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
+    /// core less one, up to 15 (or `OOMDOC_THREADS`); `1` reads on one thread and holds the
     /// least memory at once
     #[arg(long = "threads", short = 'j', value_name = "N")]
     pub requested: Option<usize>,

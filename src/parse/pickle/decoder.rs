@@ -11,7 +11,7 @@ use super::opcodes::{bytes_value, long_value, opcode_name, str_value};
 use super::parallel::Resolver;
 use super::{
     profile, Container, DictStorage, Finished, Fold, Limits, Merge, Open, PickleError, Value,
-    BUILDING, EXTERNAL, MEMORY_FLOOR_BYTES,
+    BUILDING, EXTERNAL, MEMORY_FLOOR_BYTES, STAND_IN,
 };
 
 /// A container still being filled. Dict items are kept flat: key, value, key, value.
@@ -91,6 +91,20 @@ pub(super) struct Decoder<'f, R, F> {
     /// Where [`Decoder::run_until_splice`] stops, for the parallel decoder to put in what
     /// other threads decoded (`u64::MAX`: never).
     pub(super) splice_at: u64,
+    /// Whether a value of the stack was replaced by its stand-in ([`Decoder::prepare_fold`]),
+    /// and whether the stand-in was copied since.
+    stand_in: StandIn,
+}
+
+/// Where a stand-in of [`Decoder::prepare_fold`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StandIn {
+    /// None was put in.
+    None,
+    /// Put in, never copied.
+    Placed,
+    /// Copied (`DUP`, or memoized): it may be read where the value it stands for would not.
+    Copied,
 }
 
 /// Where [`Decoder::run_until_splice`] stopped.
@@ -146,6 +160,7 @@ impl<'f, R: Read, F: Fold> Decoder<'f, R, F> {
             resolver: None,
             sub: None,
             splice_at: u64::MAX,
+            stand_in: StandIn::None,
         }
     }
 
@@ -348,7 +363,13 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
     }
 
     /// Offers the stack to [`Merge::prepare`] (at the splice, before the chunks are joined).
-    pub(super) fn prepare_fold(&mut self)
+    /// With `read` (every memo slot the stream reads), the values of the memo slots that
+    /// nothing reads are let go, and where the fold names a finished value it read ahead
+    /// whole, that value is replaced by its stand-in (and so freed here, while the chunks
+    /// decode, rather than after them): only where nothing can refer to the containers still
+    /// open below it (none of their memo slots is read), so that the stand-in can reach the
+    /// pickle's value only where the value itself would have been.
+    pub(super) fn prepare_fold(&mut self, read: Option<&ReadSlots>)
     where
         F: Merge,
     {
@@ -364,7 +385,62 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 value => Open::Value(value),
             })
             .collect();
-        self.fold.prepare(&view);
+        let place = self.fold.prepare(&view);
+        drop(view);
+        let Some(read) = read else {
+            return;
+        };
+        let _timing = profile::phase(|| "main: free what the chunks do not need".to_string());
+        self.memo.forget_unread(read);
+        let Some(place) = place else {
+            return;
+        };
+        if place >= self.stack.len() || self.stand_in != StandIn::None {
+            return;
+        }
+        let is_read = |index: u32| read.is_read(index as usize);
+        let referable = |building: &Building| {
+            building.memo_first.is_some_and(is_read)
+                || building.memo_rest.iter().any(|&index| is_read(index))
+        };
+        // A list still being filled: nothing may refer to it (it is never finished).
+        let open = match self.stack[place] {
+            Value::Handle(BUILDING, index) => match self.buildings.get(index as usize) {
+                Some(building) if !building.is_dict && !referable(building) => Some(index),
+                _ => return,
+            },
+            Value::Handle(EXTERNAL | STAND_IN, _) => return,
+            _ => None,
+        };
+        let below = self.stack[..place].iter().any(|value| match *value {
+            Value::Handle(BUILDING, index) => {
+                self.buildings.get(index as usize).is_none_or(&referable)
+            }
+            _ => false,
+        });
+        if below {
+            return;
+        }
+        let value = std::mem::replace(&mut self.stack[place], Value::Handle(STAND_IN, 0));
+        self.stand_in = StandIn::Placed;
+        drop(value);
+        if let Some(building) = open.and_then(|index| self.buildings.get_mut(index as usize)) {
+            // Left open and empty: no place on the stack or read memo slot names it.
+            drop(std::mem::take(&mut building.items));
+        }
+    }
+
+    /// Whether the pickle's value `root` cannot be used as it is: a stand-in was put in
+    /// ([`Decoder::prepare_fold`]) and was copied, or did not end where the fold reads it.
+    pub(super) fn stand_in_misplaced(&self, root: &Value) -> bool
+    where
+        F: Merge,
+    {
+        match self.stand_in {
+            StandIn::None => false,
+            StandIn::Placed => !self.fold.stands_in(root),
+            StandIn::Copied => true,
+        }
     }
 
     /// Puts `items` (key, value, …) into the dict being filled on top of the stack, as a
@@ -626,7 +702,12 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                 }
                 Value::Handle(BUILDING, building)
             }
-            Some(value) => value.clone(),
+            Some(value) => {
+                if matches!(value, Value::Handle(STAND_IN, _)) {
+                    self.stand_in = StandIn::Copied;
+                }
+                value.clone()
+            }
         };
         let cost = if index == self.memo.len() {
             if self.memo.push(entry) {
@@ -854,6 +935,9 @@ impl<R: Read, F: Fold> Decoder<'_, R, F> {
                     };
                     self.finish_from(top)?;
                     let value = self.stack[top].clone();
+                    if matches!(value, Value::Handle(STAND_IN, _)) {
+                        self.stand_in = StandIn::Copied;
+                    }
                     self.push(value)?;
                 }
                 // EMPTY_DICT

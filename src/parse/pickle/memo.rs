@@ -255,6 +255,39 @@ impl Memo {
         true
     }
 
+    /// Lets go of the values kept aside for slots that `read` (every read of the stream) does
+    /// not mark, where no marked slot shares them: a value only the memo holds is freed. The
+    /// slots stay, holding `None`: nothing reads them. Only for a memo of the stream from its
+    /// start (not a chunk's, which keeps only read slots already).
+    pub(super) fn forget_unread(&mut self, read: &ReadSlots) {
+        if self.base != 0 || self.sparse.is_some() {
+            return;
+        }
+        let mut needed = vec![false; self.explicit.len()];
+        let mut index = 0;
+        let mut slots = self.slots.iter();
+        let ends = self.runs.iter().map(|run| (run.start, run.len));
+        for (start, len) in ends.chain([(usize::MAX, 0)]) {
+            while index < start {
+                let Some(slot) = slots.next() else {
+                    break;
+                };
+                if slot.0 & SLOT_HANDLE == 0 && read.is_read(index) {
+                    if let Some(flag) = needed.get_mut(slot.0 as usize) {
+                        *flag = true;
+                    }
+                }
+                index += 1;
+            }
+            index = start.saturating_add(len);
+        }
+        for (value, needed) in self.explicit.iter_mut().zip(needed) {
+            if !needed {
+                *value = Value::None;
+            }
+        }
+    }
+
     /// Keeps the values stored over external slots in a direct-mapped cache too (for a memo
     /// that reads them often: a chunk's).
     pub(super) fn cache_resolved(&mut self) {

@@ -508,7 +508,22 @@ pub trait Merge: Fold + Sized {
     /// Called once the decoder stopped where the chunks go, before it waits for them, with
     /// its stack bottom up: a fold may do work ahead on what is decoded so far (read only),
     /// as long as what it makes in the end is what it would have made without.
-    fn prepare(&mut self, _stack: &[Open<'_>]) {}
+    ///
+    /// It may name the place of a finished value it read ahead whole: the decoder may then
+    /// put a stand-in there, `Handle(`[`STAND_IN`]`, 0)`, and free the value now (its memo
+    /// slots that nothing reads are let go too), rather than after the chunks. The result is
+    /// then kept only where [`Merge::stands_in`] says the stand-in ended where the fold reads
+    /// it in place of that value, and was never copied; else the file is decoded again on
+    /// one thread.
+    fn prepare(&mut self, _stack: &[Open<'_>]) -> Option<usize> {
+        None
+    }
+
+    /// Whether `root`, the pickle's value, holds the stand-in of [`Merge::prepare`] where this
+    /// fold reads it as the value it read ahead (and the value would have been nowhere else).
+    fn stands_in(&self, _root: &Value) -> bool {
+        false
+    }
 }
 
 /// One place of the decoder's stack, offered to [`Merge::prepare`].
@@ -667,3 +682,7 @@ pub const BUILDING: u32 = u32::MAX;
 /// Kind of the [`Value::Handle`] of a memo slot whose value another decoder of the same
 /// stream made (the parallel decoder): decoded from its own bytes when referenced. Reserved.
 pub const EXTERNAL: u32 = u32::MAX - 1;
+
+/// Kind of the [`Value::Handle`] the parallel decoder puts in place of a value the fold read
+/// ahead whole ([`Merge::prepare`]). Reserved.
+pub const STAND_IN: u32 = u32::MAX - 2;

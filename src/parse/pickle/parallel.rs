@@ -469,7 +469,7 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         }
         drop(head);
         let preparing = profile::phase(|| "main: read ahead, chunks decoding".to_string());
-        decoder.prepare_fold();
+        decoder.prepare_fold(read.as_deref());
         drop(preparing);
         // The chunks, in order, once every thread is done.
         let waiting = profile::phase(|| "main: wait for the chunks".to_string());
@@ -510,6 +510,9 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
             Step::Splice => return None,
         };
         drop(tail);
+        if decoder.stand_in_misplaced(&value) {
+            return None;
+        }
         let dropping = profile::phase(|| "main: drop the decoder".to_string());
         drop(decoder);
         drop(dropping);

@@ -486,9 +486,130 @@ fn segments_read_ahead_are_the_segments_read_after() {
                 .map(|snapshot| format!("{snapshot:?}"))
                 .map_err(|error| error.to_string());
             assert_eq!(snapshot, sequential);
+            // The list itself was freed while the chunks decoded: its stand-in is in its place.
+            assert!(stood_in(&bytes, parallel(3, chunks)));
         }
         if let Ok(text) = &sequential {
             assert!(text.contains("16777216"), "{text}");
         }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Whatever follows the trace (stack and memo opcodes that move, copy, wrap, drop or
+    /// refer to the segments list, its stand-in or the top-level dict), the parallel
+    /// decoder's value is the sequential decoder's, or it declines and `read_file` gives the
+    /// sequential decoder's value or error.
+    #[test]
+    fn anything_after_the_trace_reads_as_the_sequential_decoder_reads_it(
+        ops in proptest::collection::vec(0usize..12, 0..12),
+        stop in 0usize..3,
+    ) {
+        let entries: Vec<GenEntry> = (0..60)
+            .map(|i| GenEntry {
+                action: i % 3,
+                addr: i as u32 * 512,
+                size: 512,
+                stream: 0,
+                frames: Ok(vec![i % 40, 3]),
+            })
+            .collect();
+        let plain = snapshot_bytes(&[5], &entries, 10, After::Nothing);
+        let mut bytes = plain[..plain.len() - 2].to_vec();
+        for op in ops {
+            let code: &[u8] = match op {
+                0 => b"0",
+                1 => b"2",
+                2 => b"\x94",
+                3 => b"h\x00",
+                4 => b"h\x02",
+                5 => b"\x8c\x08segments",
+                6 => b"N",
+                7 => b"(",
+                8 => b"t",
+                9 => b"l",
+                10 => b"s",
+                _ => b"u",
+            };
+            bytes.extend(code);
+        }
+        bytes.extend([&b"u."[..], b".", b"0u."][stop]);
+        let sequential = parse(&bytes)
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        if let Some(read) = decode_parallel_result(&bytes, parallel(3, 4)) {
+            let read = read
+                .map(|snapshot| format!("{snapshot:?}"))
+                .map_err(|error| error.to_string());
+            proptest::prop_assert_eq!(read, sequential.clone());
+        }
+        let file = temp_file(&bytes);
+        let read = read_file(&file, Limits::default(), parallel(3, 4))
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        proptest::prop_assert_eq!(read, sequential);
+    }
+}
+
+/// Whether the parallel decoder put the stand-in in place of the segments list.
+fn stood_in(bytes: &[u8], parallel: Parallel) -> bool {
+    let file = temp_file(bytes);
+    let (root, _) = decode_file(&file, Limits::default(), parallel, SnapshotFold::new).unwrap();
+    matches!(root.get("segments"), Some(Value::Handle(STAND_IN, _)))
+}
+
+/// The stand-in of the segments list is used only where it ends as the top-level dict's
+/// `'segments'` and was never copied: a file that copies it after the trace (`DUP`, or
+/// memoized) is declined and read on one thread; a list that the file refers to again, or
+/// one inside a top-level dict that the file refers to, gets no stand-in. Each reads as the
+/// sequential decoder reads it.
+#[test]
+fn a_stand_in_is_used_only_where_the_segments_list_would_be() {
+    let entries: Vec<GenEntry> = (0..120)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512,
+            stream: 0,
+            frames: Ok(vec![i % 40, 3]),
+        })
+        .collect();
+    let plain = snapshot_bytes(&[5], &entries, 10, After::Nothing);
+    let body = &plain[..plain.len() - 2];
+    assert_eq!(&plain[plain.len() - 2..], b"u.");
+    // After the trace: the stack holds the top-level dict, its mark, `'segments'`, the
+    // list, `'prefix_frames'`, its list, `'device_traces'` and its list. Four `POP`s put
+    // the segments list (its stand-in) on top.
+    // (what follows, whether the parallel decoder's value is kept, whether with a stand-in)
+    let cases: [(&[u8], bool, bool); 5] = [
+        (b"0000u.", true, true),
+        (b"000020u.", false, true),
+        (b"0000\x940u.", false, true),
+        // Memo slots 0, 1, 2: the dict, `'segments'`, the list.
+        (b"0000\x8c\x05extra\x94h\x02u.", true, false),
+        (b"0000\x8c\x05extra\x94h\x00u.", false, false),
+    ];
+    for (tail, kept, stand_in) in cases {
+        let bytes = [body, tail].concat();
+        let sequential = parse(&bytes)
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        let parallel_read = decode_parallel_result(&bytes, parallel(3, 4)).map(|snapshot| {
+            snapshot
+                .map(|snapshot| format!("{snapshot:?}"))
+                .map_err(|error| error.to_string())
+        });
+        assert_eq!(parallel_read.is_some(), kept, "{tail:?}");
+        if let Some(read) = parallel_read {
+            assert_eq!(read, sequential, "{tail:?}");
+            assert_eq!(stood_in(&bytes, parallel(3, 4)), stand_in, "{tail:?}");
+        }
+        let file = temp_file(&bytes);
+        let read = read_file(&file, Limits::default(), parallel(3, 4))
+            .map(|snapshot| format!("{snapshot:?}"))
+            .map_err(|error| error.to_string());
+        assert_eq!(read, sequential, "{tail:?}");
     }
 }
