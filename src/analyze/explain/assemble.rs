@@ -711,9 +711,9 @@ fn nearby_words<'a>(
     frames: &'a [Frame],
 ) -> Option<(u64, Phase, &'static str, &'a str)> {
     let text_of = |line: u64| kept_text(collected, line);
+    let head: String = message.text.chars().take(24).collect();
     // The app's words before the error on its own line, without the exception's class.
     if let Some(text) = text_of(message.line) {
-        let head: String = message.text.chars().take(24).collect();
         if let Some(at) = text.find(head.as_str()).filter(|at| *at > 0) {
             // Words in an unclosed parenthesis before the error are the ones that introduce it
             // (`Flux failed for OSB region 1 (Flux inpainting error: CUDA out of memory`).
@@ -755,10 +755,8 @@ fn nearby_words<'a>(
                     .any(|level| above.contains(level))
         })
     {
-        let starts_its_line = text_of(message.line).is_some_and(|line| {
-            let head: String = message.text.chars().take(24).collect();
-            line.trim_start().starts_with(head.as_str())
-        });
+        let starts_its_line =
+            text_of(message.line).is_some_and(|line| line.trim_start().starts_with(head.as_str()));
         if let Some(phase) = words_phase(text).filter(|_| starts_its_line && reports_error(text)) {
             return Some((
                 message.line - 1,

@@ -12,6 +12,9 @@
 
 use crate::model::explain::Phase;
 
+mod objects;
+use objects::{converts_a_document, launches_an_app, loads_weights, memory_object};
+
 /// One word of a lowercase sentence: where it starts and ends (bytes).
 #[derive(Debug, Clone, Copy)]
 struct Word<'a> {
@@ -230,49 +233,6 @@ const BASE_FRAME: &[&str] = &[
     "once",
 ];
 
-/// What a loaded thing must not be for `load` to mean the weights: data, files, the GPU.
-const NOT_WEIGHTS: &[&str] = &[
-    "data",
-    "dataset",
-    "datasets",
-    "image",
-    "images",
-    "file",
-    "files",
-    "video",
-    "videos",
-    "audio",
-    "batch",
-    "batches",
-    "config",
-    "tokenizer",
-    "page",
-    "gpu",
-    "gpus",
-    "gpu's",
-    "memory",
-    "vram",
-    "it",
-    "them",
-    "and",
-    "in",
-    "on",
-    "into",
-    "onto",
-    "from",
-    "with",
-    // `loading` as a noun, with nothing loaded named (`during the loading process`, `when the
-    // loading is complete`): a dataset's loading as much as a model's.
-    "process",
-    "is",
-    "was",
-    "phase",
-    "stage",
-    "time",
-    "bar",
-    "screen",
-];
-
 /// Words before a hit in its sentence that make it advice, a hypothetical or a negation.
 const GUARD: &[&str] = &[
     "if",
@@ -356,29 +316,6 @@ fn is_count(word: &str) -> bool {
                 | "many"
                 | "couple"
         )
-}
-
-/// Whether the verb at `index` acts on the device's memory, not on inputs to a model (`when
-/// vLLM attempts to query available GPU memory`, `processing the free memory`): its object,
-/// past an article and a few qualifiers, is memory or the device.
-fn memory_object(words: &[Word<'_>], index: usize) -> bool {
-    words
-        .iter()
-        .skip(index + 1)
-        .take(4)
-        .map(|word| word.text)
-        .find(|word| {
-            !matches!(
-                *word,
-                "the" | "a" | "an" | "available" | "free" | "total" | "current" | "used"
-            )
-        })
-        .is_some_and(|word| {
-            matches!(
-                word,
-                "gpu" | "gpus" | "memory" | "vram" | "device" | "devices" | "cuda" | "nvml"
-            )
-        })
 }
 
 /// Stage hits of the grammar in one lowercase line: (byte start, byte end, phase).
@@ -965,34 +902,6 @@ fn reports_a_failure(lower: &str, end: usize) -> bool {
     FAILURE_WORDS.iter().any(|word| rest[..stop].contains(word))
 }
 
-/// `launch` followed by an app or a server, not a training run or a script (`launching the
-/// training`, `launch train.py with torchrun`: the job named, not the moment it failed).
-fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
-    !words.iter().skip(index + 1).take(3).any(|w| {
-        w.text.contains("train")
-            || w.text.contains("fine-tun")
-            || w.text.contains("finetun")
-            || matches!(
-                w.text,
-                "py" | "sh"
-                    | "torchrun"
-                    | "accelerate"
-                    | "deepspeed"
-                    | "job"
-                    | "jobs"
-                    // An experiment launched (`while launching a small-scale baseline`): the
-                    // job, as a training launched is.
-                    | "baseline"
-                    | "baselines"
-                    | "experiment"
-                    | "experiments"
-                    | "script"
-                    | "it"
-                    | "this"
-            )
-    })
-}
-
 /// The verbs of a model applied to inputs added in session 16: their object must not be the
 /// machine or the failure ([`NOT_INPUTS`]).
 const APPLY_VERBS: &[&str] = &[
@@ -1232,84 +1141,6 @@ fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -> bool {
         return object.is_some_and(|w| INPUTS.contains(&w));
     }
     true
-}
-
-/// `load` followed by what it loads: the model, its weights or a model's name, not data.
-fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
-    let mut next = index + 1;
-    while words.get(next).is_some_and(|w| {
-        matches!(
-            w.text,
-            "the" | "a" | "an" | "my" | "this" | "that" | "our" | "these" | "those" | "up"
-        )
-    }) {
-        next += 1;
-    }
-    words
-        .get(next)
-        .is_some_and(|object| !NOT_WEIGHTS.contains(&object.text))
-}
-
-/// Whether `convert` at `index` acts on a document or a medium rather than on weights (`I try
-/// to convert a small PDF file to markdown`, `converting the video`): an app's model at work on
-/// the user's input (OCR, transcription), not a checkpoint's conversion. The first noun of
-/// either kind within a few words decides.
-fn converts_a_document(words: &[Word<'_>], index: usize) -> bool {
-    const WEIGHTS: &[&str] = &[
-        "model",
-        "models",
-        "weights",
-        "checkpoint",
-        "checkpoints",
-        "ckpt",
-        "safetensors",
-        "gguf",
-        "onnx",
-        "engine",
-        "lora",
-        "adapter",
-    ];
-    const DOCUMENTS: &[&str] = &[
-        "pdf",
-        "pdfs",
-        "document",
-        "documents",
-        "doc",
-        "docs",
-        "docx",
-        "file",
-        "files",
-        "image",
-        "images",
-        "photo",
-        "photos",
-        "video",
-        "videos",
-        "audio",
-        "page",
-        "pages",
-        "text",
-        "markdown",
-        "epub",
-        "html",
-        "mp4",
-        "mp3",
-        "wav",
-    ];
-    words
-        .iter()
-        .skip(index + 1)
-        .take(5)
-        .find_map(|word| {
-            if WEIGHTS.contains(&word.text) {
-                Some(false)
-            } else if DOCUMENTS.contains(&word.text) {
-                Some(true)
-            } else {
-                None
-            }
-        })
-        .unwrap_or(false)
 }
 
 /// `after 120 steps`, `after training for ~120+ steps`, `reached 22000 iterations`, `after the

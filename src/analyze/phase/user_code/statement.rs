@@ -127,6 +127,7 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             _ => None,
         };
     }
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
     let found: Vec<(Phase, &'static str)> = [
         (
             callees(code).any(|name| name.ends_with("backward")),
@@ -306,11 +307,7 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             // `new_value = old_value.to(device)`), which `from_pretrained` with a `device_map`
             // and `load_checkpoint_and_dispatch` call for each tensor of the checkpoint: left
             // alone above the error when a paste keeps only the last line of the traceback.
-            {
-                let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-                compact == "new_value=value.to(device)"
-                    || compact == "new_value=old_value.to(device)"
-            },
+            compact == "new_value=value.to(device)" || compact == "new_value=old_value.to(device)",
             Phase::WeightsLoad,
             "a checkpoint's tensor placed on the device (accelerate's set_module_tensor_to_device)",
         ),
@@ -321,7 +318,6 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             // write them; vLLM's `create_weights`: `weight = Parameter(torch.empty(sum(
             // output_partition_sizes), …))`): the weights allocated before any pass.
             {
-                let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
                 let target = compact.split('=').next().unwrap_or_default();
                 (target.starts_with("self.") || target.contains("weight") || target == "bias")
                     && [

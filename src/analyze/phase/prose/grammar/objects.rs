@@ -1,0 +1,176 @@
+//! What a verb of the reporter's words acts on: weights or data for `load`, an app or a job for
+//! `launch`, a document or weights for `convert`, the device's memory or a model's inputs.
+
+use super::Word;
+
+/// What a loaded thing must not be for `load` to mean the weights: data, files, the GPU.
+const NOT_WEIGHTS: &[&str] = &[
+    "data",
+    "dataset",
+    "datasets",
+    "image",
+    "images",
+    "file",
+    "files",
+    "video",
+    "videos",
+    "audio",
+    "batch",
+    "batches",
+    "config",
+    "tokenizer",
+    "page",
+    "gpu",
+    "gpus",
+    "gpu's",
+    "memory",
+    "vram",
+    "it",
+    "them",
+    "and",
+    "in",
+    "on",
+    "into",
+    "onto",
+    "from",
+    "with",
+    // `loading` as a noun, with nothing loaded named (`during the loading process`, `when the
+    // loading is complete`): a dataset's loading as much as a model's.
+    "process",
+    "is",
+    "was",
+    "phase",
+    "stage",
+    "time",
+    "bar",
+    "screen",
+];
+
+/// Whether the verb at `index` acts on the device's memory, not on inputs to a model (`when
+/// vLLM attempts to query available GPU memory`, `processing the free memory`): its object,
+/// past an article and a few qualifiers, is memory or the device.
+pub(super) fn memory_object(words: &[Word<'_>], index: usize) -> bool {
+    words
+        .iter()
+        .skip(index + 1)
+        .take(4)
+        .map(|word| word.text)
+        .find(|word| {
+            !matches!(
+                *word,
+                "the" | "a" | "an" | "available" | "free" | "total" | "current" | "used"
+            )
+        })
+        .is_some_and(|word| {
+            matches!(
+                word,
+                "gpu" | "gpus" | "memory" | "vram" | "device" | "devices" | "cuda" | "nvml"
+            )
+        })
+}
+
+/// `launch` followed by an app or a server, not a training run or a script (`launching the
+/// training`, `launch train.py with torchrun`: the job named, not the moment it failed).
+pub(super) fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
+    !words.iter().skip(index + 1).take(3).any(|w| {
+        w.text.contains("train")
+            || w.text.contains("fine-tun")
+            || w.text.contains("finetun")
+            || matches!(
+                w.text,
+                "py" | "sh"
+                    | "torchrun"
+                    | "accelerate"
+                    | "deepspeed"
+                    | "job"
+                    | "jobs"
+                    // An experiment launched (`while launching a small-scale baseline`): the
+                    // job, as a training launched is.
+                    | "baseline"
+                    | "baselines"
+                    | "experiment"
+                    | "experiments"
+                    | "script"
+                    | "it"
+                    | "this"
+            )
+    })
+}
+
+/// `load` followed by what it loads: the model, its weights or a model's name, not data.
+pub(super) fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
+    let mut next = index + 1;
+    while words.get(next).is_some_and(|w| {
+        matches!(
+            w.text,
+            "the" | "a" | "an" | "my" | "this" | "that" | "our" | "these" | "those" | "up"
+        )
+    }) {
+        next += 1;
+    }
+    words
+        .get(next)
+        .is_some_and(|object| !NOT_WEIGHTS.contains(&object.text))
+}
+
+/// Whether `convert` at `index` acts on a document or a medium rather than on weights (`I try
+/// to convert a small PDF file to markdown`, `converting the video`): an app's model at work on
+/// the user's input (OCR, transcription), not a checkpoint's conversion. The first noun of
+/// either kind within a few words decides.
+pub(super) fn converts_a_document(words: &[Word<'_>], index: usize) -> bool {
+    const WEIGHTS: &[&str] = &[
+        "model",
+        "models",
+        "weights",
+        "checkpoint",
+        "checkpoints",
+        "ckpt",
+        "safetensors",
+        "gguf",
+        "onnx",
+        "engine",
+        "lora",
+        "adapter",
+    ];
+    const DOCUMENTS: &[&str] = &[
+        "pdf",
+        "pdfs",
+        "document",
+        "documents",
+        "doc",
+        "docs",
+        "docx",
+        "file",
+        "files",
+        "image",
+        "images",
+        "photo",
+        "photos",
+        "video",
+        "videos",
+        "audio",
+        "page",
+        "pages",
+        "text",
+        "markdown",
+        "epub",
+        "html",
+        "mp4",
+        "mp3",
+        "wav",
+    ];
+    words
+        .iter()
+        .skip(index + 1)
+        .take(5)
+        .find_map(|word| {
+            if WEIGHTS.contains(&word.text) {
+                Some(false)
+            } else if DOCUMENTS.contains(&word.text) {
+                Some(true)
+            } else {
+                None
+            }
+        })
+        .unwrap_or(false)
+}
