@@ -182,3 +182,18 @@ fn colossal_ais_lazy_parameters_materialised_are_the_weights() {
     );
     assert_eq!(phase(&text), Phase::WeightsLoad);
 }
+
+#[test]
+fn jaxs_allocator_variables_and_lightnings_form_name_the_engine() {
+    use crate::model::failure::EngineName;
+    let text =
+        "Setting os.environ[\"XLA_PYTHON_CLIENT_MEM_FRACTION\"] = \".10\" successfully leads \
+                to jax to only preallocate 10% of memory. However, with this I get OOM warnings \
+                and errors.\n";
+    assert_eq!(explain_text(text).engine.name, EngineName::Jax);
+    let text = format!(
+        "I'm using it on an 8-card A100 and get an OOM at the beginning of training.\n{NEW_OOM}\n\
+         #- PyTorch Lightning Version (e.g., 1.5.0):\n"
+    );
+    assert_eq!(explain_text(&text).engine.name, EngineName::Lightning);
+}

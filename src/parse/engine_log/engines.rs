@@ -387,6 +387,8 @@ pub(super) const RULES: &[Rule] = &[
     name("--medvram", vocab::automatic1111_flags),
     name("COMMANDLINE_ARGS", vocab::automatic1111_flags),
     name("--per_device_", vocab::transformers_training_flag),
+    name("XLA_PYTHON_CLIENT_", vocab::jax_allocator_env),
+    name("PyTorch Lightning Version", vocab::lightning_form),
     name("--reserve-vram", vocab::comfyui_flags),
     name("--disable-smart-memory", vocab::comfyui_flags),
     name(

@@ -224,6 +224,31 @@ pub(super) fn automatic1111_form(text: &str, facts: &mut LineFacts) {
     }
 }
 
+// --- JAX and Lightning -------------------------------------------------------------------------
+
+/// JAX's own environment variables for its GPU allocator (`XLA_PYTHON_CLIENT_PREALLOCATE`,
+/// `XLA_PYTHON_CLIENT_MEM_FRACTION`, `XLA_PYTHON_CLIENT_ALLOCATOR`: the JAX documentation's "GPU
+/// memory allocation" page; jaxlib's `xla_client` reads them): a JAX program's memory set-up.
+pub(super) fn jax_allocator_env(text: &str, facts: &mut LineFacts) {
+    if [
+        "XLA_PYTHON_CLIENT_PREALLOCATE",
+        "XLA_PYTHON_CLIENT_MEM_FRACTION",
+        "XLA_PYTHON_CLIENT_ALLOCATOR",
+    ]
+    .iter()
+    .any(|name| has(text, name))
+    {
+        facts.engine(EngineName::Jax, Certainty::Weak);
+    }
+}
+
+/// Lightning's bug-report form (`.github/ISSUE_TEMPLATE/1_bug_report.yaml`: `#- PyTorch Lightning
+/// Version (e.g., 1.5.0):`, `#- Lightning Component (e.g. Trainer, LightningModule, …)`): a
+/// report filed against Lightning.
+pub(super) fn lightning_form(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Lightning, Certainty::Weak);
+}
+
 // --- transformers ----------------------------------------------------------------------------
 
 /// transformers' `TrainingArguments` fields as `HfArgumentParser` takes them on a command line
