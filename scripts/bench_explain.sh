@@ -278,7 +278,9 @@
 # tensor`), the session's start build ae520ecb as BEFORE in the same loop: varied 1 GiB grep
 # 0.30 s, explain 0.51 s wall (median 0.51 s) / 0.77 s CPU, 31 MiB: 1.70x (before 0.48 s, median
 # 0.52 s, 1.60x); one core 0.75 s, 2.50x. The vLLM example log: grep 0.51 s, explain 0.48 s
-# (median 0.54 s), 0.94x (before 0.51 s, 1.00x). Within the spread of the runs.
+# (median 0.54 s), 0.94x (before 0.51 s, 1.00x). Within the spread of the runs. At 3dbc7709 (two
+# name markers more: `XLA_PYTHON_CLIENT_`, `PyTorch Lightning Version`), 04:36 UTC, RUNS=3, same
+# BEFORE: varied grep 0.30 s, explain 0.50 s (median 0.52 s) / 0.78 s CPU against 0.51 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
