@@ -389,6 +389,12 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
     Continuation::Close
 }
 
+/// Whether a message (whitespace squeezed out) is RAPIDS RMM's (`RMM failure at: …`,
+/// `out_of_memory: CUDA error …`), whose raiser may print figures on the lines under it.
+pub(super) fn is_rmm(squeezed: &str) -> bool {
+    squeezed.contains("RMMfailureat") || squeezed.contains("out_of_memory")
+}
+
 /// The size RMM names (23.x and later, `rmm/detail/error.hpp`: `out_of_memory: CUDA error
 /// (failed to allocate 88577278284 bytes) at: …`; `RMM failure at: …arena_memory_resource.hpp:
 /// 171: Maximum pool size exceeded (failed to allocate 5.985840 GiB): No room in arena.`), of its

@@ -648,9 +648,7 @@ fn is_complete(open: &Open) -> bool {
         Family::MallocAsync => pytorch::is_complete(open.family, squeezed),
         Family::CudaError => false,
         // (RMM's message raised by XGBoost: its figures follow, see `continuation`.)
-        Family::OtherGpu => {
-            !(squeezed.contains("RMMfailureat") || squeezed.contains("out_of_memory"))
-        }
+        Family::OtherGpu => !cuda::is_rmm(squeezed),
         Family::CudaDriver | Family::Cublas | Family::IllegalAccess => true,
         // Both report over lines their continuation reads (the kill, Ray's table).
         Family::Host(HostKind::OomKiller | HostKind::RayMemoryMonitor) => false,
@@ -680,9 +678,7 @@ fn continuation(open: &Open, text: &str) -> Continuation {
         Family::MallocAsync => pytorch::malloc_async_continuation(text),
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
         // RMM's message raised by XGBoost, its figures on the lines under it.
-        Family::OtherGpu
-            if open.text.contains("RMM failure at") || open.text.contains("out_of_memory") =>
-        {
+        Family::OtherGpu if cuda::is_rmm(&open.squeezed) => {
             cuda::cuda_error_continuation(&open.text, open.lines, text)
         }
         Family::LlamaChain => llama_cpp::continuation(&open.text, text),

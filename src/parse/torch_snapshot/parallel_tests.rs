@@ -450,15 +450,7 @@ fn segments_read_ahead_are_the_segments_read_after() {
         out.extend(b"ue");
         out.push(b'u');
     }
-    let entries: Vec<GenEntry> = (0..200)
-        .map(|i| GenEntry {
-            action: i % 3,
-            addr: i as u32 * 512,
-            size: 512,
-            stream: 0,
-            frames: Ok(vec![i % 40, 3]),
-        })
-        .collect();
+    let entries = stand_in_entries(200);
     let plain = snapshot_bytes(&[5], &entries, 10, After::Nothing);
     let empty: &[u8] = b"\x8c\x08segments\x94]\x94";
     let at = plain
@@ -507,15 +499,7 @@ proptest::proptest! {
         ops in proptest::collection::vec(0usize..12, 0..12),
         stop in 0usize..3,
     ) {
-        let entries: Vec<GenEntry> = (0..60)
-            .map(|i| GenEntry {
-                action: i % 3,
-                addr: i as u32 * 512,
-                size: 512,
-                stream: 0,
-                frames: Ok(vec![i % 40, 3]),
-            })
-            .collect();
+        let entries = stand_in_entries(60);
         let plain = snapshot_bytes(&[5], &entries, 10, After::Nothing);
         let mut bytes = plain[..plain.len() - 2].to_vec();
         for op in ops {
@@ -567,15 +551,7 @@ fn stood_in(bytes: &[u8], parallel: Parallel) -> bool {
 /// sequential decoder reads it.
 #[test]
 fn a_stand_in_is_used_only_where_the_segments_list_would_be() {
-    let entries: Vec<GenEntry> = (0..120)
-        .map(|i| GenEntry {
-            action: i % 3,
-            addr: i as u32 * 512,
-            size: 512,
-            stream: 0,
-            frames: Ok(vec![i % 40, 3]),
-        })
-        .collect();
+    let entries = stand_in_entries(120);
     let plain = snapshot_bytes(&[5], &entries, 10, After::Nothing);
     let body = &plain[..plain.len() - 2];
     assert_eq!(&plain[plain.len() - 2..], b"u.");
@@ -612,4 +588,18 @@ fn a_stand_in_is_used_only_where_the_segments_list_would_be() {
             .map_err(|error| error.to_string());
         assert_eq!(read, sequential, "{tail:?}");
     }
+}
+
+/// `count` trace entries of two frames each (one of 40 sites and a shared root), for the
+/// stand-in tests.
+fn stand_in_entries(count: usize) -> Vec<GenEntry> {
+    (0..count)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512,
+            stream: 0,
+            frames: Ok(vec![i % 40, 3]),
+        })
+        .collect()
 }
