@@ -1581,4 +1581,6 @@ mod s30_tests;
 #[cfg(test)]
 mod s31_tests;
 #[cfg(test)]
+mod s32_tests;
+#[cfg(test)]
 mod tier_tests;

@@ -81,11 +81,12 @@ impl Progress {
             // vLLM logs the KV-cache size (and the concurrency it allows) while sizing the
             // cache, before allocating it: the allocation is what runs next.
             K::KvCachePlanned | K::KvConcurrency => {
-                if self
-                    .in_progress
-                    .is_some_and(|(phase, _)| phase == Phase::Profiling)
+                // A stage in progress before the cache is sized has ended: profiling (vLLM),
+                // or the weights' upload (llama.cpp prints its buffers' sizes, then loads
+                // their data, then creates the context).
+                if let Some((phase @ (Phase::Profiling | Phase::WeightsLoad), _)) = self.in_progress
                 {
-                    self.complete(Phase::Profiling, line);
+                    self.complete(phase, line);
                 }
                 self.in_progress = Some((Phase::KvCacheAlloc, line));
             }

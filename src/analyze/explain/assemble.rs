@@ -435,7 +435,21 @@ fn driver_frames_below(collected: &Collected, message: &OomMessage) -> Option<Ve
         let file = frame.file.replace('\\', "/");
         file.contains("site-packages/") || file.contains("dist-packages/")
     };
-    (start_up && library).then_some(below)
+    // The message logged with its own traceback right under it (`logger.exception("Model
+    // actor is out of memory.")` in Xinference's model actor): those frames are the failure's,
+    // whatever stage they show.
+    // A logger's line (its level word), not a traceback's own last line followed by another
+    // rank's traceback.
+    let logged = kept_text(collected, message.line).is_some_and(|line| {
+        line.split_whitespace()
+            .any(|word| matches!(word.trim_matches(['[', ']', ':']), "ERROR" | "CRITICAL"))
+    });
+    let logged_with_it = logged
+        && kept_text(collected, end + 1).is_some_and(|next| {
+            next.trim_start()
+                .starts_with("Traceback (most recent call last)")
+        });
+    ((start_up || logged_with_it) && library).then_some(below)
 }
 
 /// Lines under a failure searched for its driver's traceback ([`driver_frames_below`]).

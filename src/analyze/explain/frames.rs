@@ -146,10 +146,14 @@ pub(super) fn push_called_frames(
         printed.code = Some(kept_statement(code));
     }
     // A frame a rule reads decides by itself (a wrapper only encloses: what it calls may show
-    // more).
-    if frame_rule(caller, file).is_some_and(|rule| rule.role != Role::Wrapper) {
+    // more). A serving frame's call of a stage is read too: the stage runs inside it, as its
+    // frame would show had the paste kept it (ComfyUI's `sample` calls `prepare_sampling`,
+    // which loads the models first).
+    let caller_role = frame_rule(caller, file).map(|rule| rule.role);
+    if caller_role.is_some_and(|role| !matches!(role, Role::Wrapper | Role::Serve)) {
         return;
     }
+    let stages_only = caller_role == Some(Role::Serve);
     let bytes = code.as_bytes();
     for (paren, _) in code.match_indices('(') {
         let start = bytes[..paren]
@@ -164,7 +168,9 @@ pub(super) fn push_called_frames(
         // `self.collective_rpc("load_model")`, V0's `self._run_workers("load_model")`, the
         // Ray workers' `execute_method("load_model")`): the named method is what runs.
         let name = rpc_method(name, &code[paren + 1..]).unwrap_or(name);
-        if frame_rule(name, file).is_some_and(|rule| rule.function == name) {
+        if frame_rule(name, file)
+            .is_some_and(|rule| rule.function == name && (!stages_only || rule.role == Role::Stage))
+        {
             keep(
                 collected,
                 Frame {

@@ -30,7 +30,29 @@ pub(super) const RULES: &[Rule] = &[
     rule("--hf-ckpt-path", conversion_script),
     rule("trtllm-build ", engine_build),
     rule("trtexec ", engine_build),
+    rule("lmdeploy lite ", lmdeploy_lite),
 ];
+
+/// LMDeploy's quantization commands (`lmdeploy lite auto_awq|auto_gptq|calibrate|smooth_quant
+/// <model> …`, `lmdeploy/cli/lite.py` `SubCliLite`, 0.2-0.10): the loaded model's weights are
+/// calibrated and quantized, a conversion that runs until the log shows another stage.
+fn lmdeploy_lite(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "lmdeploy lite ") else {
+        return;
+    };
+    let command = rest.split_whitespace().next().unwrap_or_default();
+    if matches!(
+        command,
+        "auto_awq" | "auto_gptq" | "calibrate" | "smooth_quant"
+    ) {
+        facts.engine(EngineName::Lmdeploy, Certainty::Strong);
+        facts.event(
+            EventKind::FormatConversion,
+            Phase::FormatConversion,
+            EventFigures::default(),
+        );
+    }
+}
 
 /// The value of `--flag value` or `--flag=value`, unquoted.
 fn flag<'a>(text: &'a str, name: &str) -> Option<&'a str> {

@@ -443,6 +443,7 @@ pub(super) const RULES: &[Rule] = &[
     name("llama_cpp_python", vocab::engine_in_prose),
     name("TensorRT-LLM", vocab::engine_in_prose),
     name("TRT-LLM", vocab::engine_in_prose),
+    name("trt-llm", vocab::engine_in_prose),
     name("TensorRT LLM", vocab::engine_in_prose),
     name("LMDeploy", vocab::engine_in_prose),
     name("lmdeploy", vocab::engine_in_prose),

@@ -214,6 +214,10 @@ fn is_device_buffer(name: &str) -> bool {
 
 /// `load_tensors:        CUDA0 model buffer size =  4403.49 MiB`, `llama_kv_cache_init:  CUDA0 KV buffer size = …`,
 /// `llama_context:  CUDA0 compute buffer size = …` (older: `llm_load_tensors: CUDA0 buffer size = …`).
+/// A model buffer's line is printed once the buffers are allocated and before their data is
+/// read into them (`llama_model::load_tensors` in `src/llama-model.cpp`, 2025, and
+/// `llm_load_tensors` in `llama.cpp`, 2024: the sizes, then `load_all_data`): the weights are
+/// still being loaded after it, until the context's creation starts.
 fn buffer(text: &str, facts: &mut LineFacts) {
     let Some(colon) = text.find(": ") else {
         return;
@@ -241,7 +245,7 @@ fn buffer(text: &str, facts: &mut LineFacts) {
         // small, not a milestone
     } else {
         facts.memory.weights = Some(bytes);
-        facts.event(EventKind::WeightsLoaded, Phase::WeightsLoad, figures);
+        facts.event(EventKind::WeightsLoadProgress, Phase::WeightsLoad, figures);
     }
 }
 
@@ -625,7 +629,7 @@ mod tests {
     #[test]
     fn buffers() {
         let facts = parse_line_scan("load_tensors:        CUDA0 model buffer size =  4403.49 MiB");
-        assert_eq!(facts.events[0].kind, EventKind::WeightsLoaded);
+        assert_eq!(facts.events[0].kind, EventKind::WeightsLoadProgress);
         assert_eq!(
             facts.memory.weights,
             Some(Bytes((4403.49f64 * 1048576.0).round() as u64))

@@ -214,6 +214,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::TensorRt), begin));
         }
     }
+    // TensorRT's builder when a plugin's scratch space exceeds the memory it may take
+    // (`pluginV2Builder.cpp::makeRunner`: `Internal error: plugin node … requires N bytes of
+    // scratch space, but only M is available. Try increasing the workspace size with
+    // IBuilderConfig::setMemoryPoolLimit()`, TensorRT 8.6-9.x under TensorRT-LLM's MoE plugin):
+    // the engine could not get the device memory it asked for, N bytes against M.
+    if let Some(position) = find(text, "bytes of scratch space, but only") {
+        let begin = text[..position]
+            .rfind("Internal error: plugin node")
+            .or_else(|| text[..position].rfind("Error Code"))
+            .unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::TensorRt), begin));
+    }
     // TensorRT's own error class `OutOfMemory` (`Error Code 2: OutOfMemory (…)` of
     // `virtualMemoryBuffer.cpp::resizePhysical`, `globWriter.cpp::makeResizableGpuMemory`,
     // `executionContext.cpp::initializeExecutionContext`, `myelinResourceManager.cpp::allocate`),
@@ -472,6 +484,18 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 )
             })
             .map(Bytes);
+            // A plugin's scratch space and what the builder had for it, in bytes.
+            if let Some(caps) = regex!(r"requires(\d+)bytesofscratchspace,butonly(\d+)isavailable")
+                .captures(squeezed)
+            {
+                let bytes = |at: usize| {
+                    caps.get(at)
+                        .and_then(|m| m.as_str().parse::<u64>().ok())
+                        .map(Bytes)
+                };
+                parsed.figures.tried_to_allocate_bytes = bytes(1);
+                parsed.figures.free_bytes = bytes(2);
+            }
             // The tactic's request and what was free, in MB (binary, as TensorRT prints them).
             if let Some(caps) =
                 regex!(r"TacticDevicerequest:(\d+)MBAvailable:(\d+)MB").captures(squeezed)

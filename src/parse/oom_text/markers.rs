@@ -282,6 +282,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // memory`, `2 root error(s) found.`, IPython's header).
         ("ResourceExhaustedError", Message),
         ("Requested amount of GPU memory", Message),
+        // TensorRT's builder: a plugin's scratch space larger than what it may take
+        // (frameworks.rs); a builder's log is no long serving log, so not in its failure search.
+        ("bytes of scratch space, but only", Words),
         // MIOpen's device buffer (frameworks.rs).
         ("Memory not available to allocate", Message),
         // Caffe's CUDA check (cuda.rs) holds `out of memory`.

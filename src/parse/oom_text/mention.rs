@@ -873,7 +873,7 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 9] = [
+const APP_MENTIONS: [&str; 11] = [
     // Ollama's runner (`llm/server.go` `(*ollamaServer).Load`, 0.11+): the layout of the
     // model's layers on the GPUs could not be allocated even after backing off its estimate
     // of free memory: `errors.New("memory layout cannot be allocated")`, or
@@ -888,6 +888,14 @@ const APP_MENTIONS: [&str; 9] = [
     // "Insufficient GPU memory to load model. Aborting" and raises the error again.
     "Insufficient GPU memory to load model",
     "Ran out of memory when regular VAE decoding",
+    // Xinference's model actor on a framework's GPU OOM (`xinference/core/model.py`
+    // `_async_wrapper` / `_call_wrapper`, 0.7+: `except OutOfMemoryError: logger.exception(
+    // "Model actor is out of memory.")`, then the actor exits).
+    "Model actor is out of memory",
+    // Detectron2's retry after a CUDA OOM (`detectron2/utils/memory.py` `retry_if_cuda_oom`:
+    // the call failed on the GPU twice, the second time after `torch.cuda.empty_cache()`,
+    // and its inputs are copied to the CPU for a third try).
+    "to CPU due to CUDA OOM",
     "Got an OOM, unloading all loaded models",
     // Forge (stable-diffusion-webui-forge) after catching one in its sampler: `Encountered
     // Out of Memory during Sampling; Unloading all Models...`.

@@ -286,6 +286,8 @@ mod s20_tests;
 #[cfg(test)]
 mod s31_tests;
 #[cfg(test)]
+mod s32_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -364,6 +364,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, Phase::TrainingStep));
             }
         }
+        if let Some((from, phase)) = started_a_stage(lower, &words, index) {
+            if !guarded(lower, &words, from, index) {
+                out.push((words[from].start, word.end, phase));
+            }
+        }
         if let Some((from, to)) = progress_hit(lower, &words, index) {
             if !guarded(lower, &words, from, to) {
                 out.push((words[from].start, words[to].end, Phase::TrainingStep));
@@ -1479,6 +1484,43 @@ fn running_the_training(lower: &str, words: &[Word<'_>], index: usize) -> Option
     }
     let span = &lower[words[frame].start..words[index].start];
     (!span.contains([',', '.', ';', ':', '!', '?'])).then_some(frame)
+}
+
+/// A stage named as what the job started, in a sentence that reports the failure after it
+/// (`It started inference half of the test data and then displayed this error`, `it began
+/// the generation, then crashed with OOM`): the stage had begun when the failure came. Not a
+/// server or a service started (`started the inference server`: the start-up). `index` is the
+/// stage's noun; the index of the verb that starts it.
+fn started_a_stage(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize, Phase)> {
+    let phase = match words[index].text {
+        "inference" | "generation" | "evaluation" | "validation" | "prediction" | "sampling" => {
+            Phase::Inference
+        }
+        "training" | "fine-tuning" | "finetuning" => Phase::TrainingStep,
+        _ => return None,
+    };
+    let mut verb = index.checked_sub(1)?;
+    if matches!(words[verb].text, "the" | "a" | "an" | "my" | "its" | "our") {
+        verb = verb.checked_sub(1)?;
+    }
+    if !matches!(
+        words[verb].text,
+        "started" | "starts" | "began" | "begins" | "begun"
+    ) {
+        return None;
+    }
+    if lower[words[verb].end..words[index].start].contains([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    if words.get(index + 1).is_some_and(|next| {
+        matches!(
+            next.text,
+            "server" | "service" | "api" | "endpoint" | "engine" | "container" | "pod" | "script"
+        )
+    }) {
+        return None;
+    }
+    reports_a_failure(lower, words[index].end).then_some((verb, phase))
 }
 
 /// A training named, then how far it went without a count, in its clause: `the training was cut

@@ -133,6 +133,10 @@ pub(super) const DIFFUSERS_COMFYUI_A1111: &[FrameRule] = &[
     r("__call__", "/pipeline_", I, Serve, "diffusers"),
     r("decode_latents", "", I, Serve, "diffusers"),
     r("load_models_gpu", "", W, Stage, "comfyui"),
+    // `comfy/sampler_helpers.py` `prepare_sampling` (2024-2025; called first by
+    // `comfy/samplers.py` `CFGGuider.sample` and `comfy/sample.py`): loads the sampler's
+    // models onto the GPU through `load_models_gpu` before sampling starts.
+    r("prepare_sampling", "comfy/", W, Stage, "comfyui"),
     r("model_load", "comfy/", W, Stage, "comfyui"),
     r("partially_load", "comfy/", W, Stage, "comfyui"),
     r("load_model_gpu", "comfy/", W, Stage, "comfyui"),

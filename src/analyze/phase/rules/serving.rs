@@ -352,6 +352,9 @@ pub(super) const VLLM_SGLANG_TGI: &[FrameRule] = &[
     // the API server's task pulling outputs of running requests from EngineCore.
     r("start_worker_execution_loop", "", I, Serve, "vllm"),
     r("output_handler", "vllm/v1/engine/", I, Serve, "vllm"),
+    // V1 `v1/engine/core_client.py` `AsyncMPClient.get_output_async`: read only by that
+    // output handler, which `AsyncLLM` starts with the first request.
+    r("get_output_async", "vllm/v1/engine/", I, Serve, "vllm"),
     r("step_async", "", I, Serve, "vllm"),
     r("engine_step", "", I, Serve, "vllm"),
     r("run_engine_loop", "", I, Serve, "vllm"),
@@ -423,6 +426,30 @@ pub(super) const LMDEPLOY: &[FrameRule] = &[
     r(
         "_call_wrapper",
         "xinference/core/model.py",
+        I,
+        Serve,
+        "xinference",
+    ),
+    // Its REST handlers (`xinference/api/restful_api.py` `RESTfulAPI.create_embedding`,
+    // `rerank`, `create_completion`, `create_chat_completion`, 0.x–1.x): a request served.
+    r(
+        "create_embedding",
+        "xinference/api/",
+        I,
+        Serve,
+        "xinference",
+    ),
+    r("rerank", "xinference/api/", I, Serve, "xinference"),
+    r(
+        "create_completion",
+        "xinference/api/",
+        I,
+        Serve,
+        "xinference",
+    ),
+    r(
+        "create_chat_completion",
+        "xinference/api/",
         I,
         Serve,
         "xinference",

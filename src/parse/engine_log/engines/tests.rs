@@ -549,6 +549,7 @@ fn the_reporters_sentence_names_the_engine_weakly() {
             Some(EngineName::Llamacpp),
         ),
         ("Same with TensorRT-LLM 0.9", Some(EngineName::TensorrtLlm)),
+        ("trt-llm version: 0.7.1", Some(EngineName::TensorrtLlm)),
         (
             "I only have 3 nodes in comfy, loadimage and saveimage",
             Some(EngineName::Comfyui),

@@ -533,7 +533,13 @@ const PROSE: &[(&[&str], EngineName)] = &[
         EngineName::Llamacpp,
     ),
     (
-        &["TensorRT-LLM", "TRT-LLM", "TensorRT LLM", "tensorrt-llm"],
+        &[
+            "TensorRT-LLM",
+            "TRT-LLM",
+            "TensorRT LLM",
+            "tensorrt-llm",
+            "trt-llm",
+        ],
         EngineName::TensorrtLlm,
     ),
     (&["LMDeploy", "lmdeploy"], EngineName::Lmdeploy),
