@@ -910,6 +910,47 @@
 #   thread. candC is within noise of candB (0.365 / 0.348 s median). Not shown beyond the spread.
 #   20x median against median: candB meets it on real (21.0x), not on varied (19.4x); with
 #   only 2 Python runs (real's 6.30-8.16 s) the Python median is itself loose.
+# Thirty-second session (2026-12-05 05:00-05:40 UTC, helper H32S; base = main at d753cd1a,
+# stripped). Two changes to the serial path, reports byte-identical to the base's (JSON and
+# text; default, 15 and one thread; both shapes on the H200; on the 2-core VM at 15 threads,
+# forced by the local uncapping patch, and one, on varied 60/268 MB and real 56 MB):
+#   - The pre-scan's pieces start at once: this thread scans the file from 0 as the first
+#     piece (the head, a snapshot's segments, then the list up to the first cut) while the
+#     other pieces are scanned on threads of their own (`scan::scan_from_start`, joined as
+#     `scan_groups` joins them; a piece that does not line up is scanned again on one thread,
+#     as before). The one-thread head (0.008-0.011 s varied, 0.017 s real on the H200), during
+#     which every other core waited, leaves the path. The proptests' `scans_agree` (cuts
+#     anywhere the pattern shows, damaged files) now run this path.
+#   - Pass 1's two tables, its marks (on their threads) and the state at the snapshot are made
+#     beside one another (the marks waited for the tables): "pass 1 tables" + "pass 1 marks"
+#     0.014-0.015 s -> "pass 1 tables and marks" 0.009 s.
+# H200 call (05:30-05:32 UTC, fresh machine: Intel Xeon, 16 cores, 1 thread a core, 300 MiB L3,
+# glibc 2.39, THP madvise, load 0.26 at the start), 12 alternated rounds, Python in the first 4,
+# wall from bash's EPOCHREALTIME, CPU and peak RSS from /usr/bin/time, default threads (15):
+#   varied (576.9 MiB): Python 6.67-7.63 s (median 7.04); base 0.368-0.443 s wall, median 0.406,
+#     3.38-4.35 s CPU, 278.8 MiB (0.483 of the file); cand 0.359-0.439 / 0.389, 3.78-4.46 s CPU,
+#     278.9 MiB (0.483). Paired rounds: cand - base median -0.006 s, cand faster in 9 of 12.
+#   real (524.7 MiB): Python 6.14-7.87 s (median 6.81); base 0.304-0.340 / 0.330, 214.3 MiB
+#     (0.408); cand 0.298-0.357 / 0.313, 3.14-3.70 s CPU, 217.6 MiB (0.415). Paired: -0.013 s,
+#     faster in 10 of 12.
+#   Ratios, cand against Python, best against best / median against median: varied 18.6x /
+#     18.1x (base 18.1x / 17.3x); real 20.6x / 21.8x (base 20.2x / 20.7x). This host's Python
+#     and oomdoc were both slower on varied than the thirty-first session's (base median 0.406
+#     against 0.386 there).
+#   Profile (2 runs each): pre-scan varied 0.076-0.077 -> 0.070-0.071 s, real 0.092-0.093 ->
+#     0.080-0.085 s; pass 1 tables and marks 0.015 -> 0.009 s; the rest as before (chunks,
+#     merge 0.011-0.013, decode after the list 0.008-0.012, shards 0.036-0.048 varied,
+#     render 0.007-0.012 s).
+#   Also timed, dropped: glibc's `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` on cand (THP for
+#     malloc's heaps: 60k -> 44k minor faults on the VM): varied 0.350-0.475 / 0.392 s, real
+#     0.284-0.347 / 0.306 s, peak RSS +1-3 MiB: within the spread of cand.
+# The goal (-10 % wall on varied) is not met: -4.2 % on the median (-0.006 s paired), -5.2 % on
+# real (-0.013 s paired); 20x median against median is met on real only. Considered and not
+# tried (time): the analysis' pass 1 started during the read's serial tail (the trace is final
+# after the merge; decode after the list, drop and build are 0.012-0.016 s on one thread with
+# 15 cores idle); the tail after the list decoded beside the chunks (its strings are memoized
+# in the chunks: the resolver would decode them on demand); the chunk phase itself (0.15-0.17
+# s, the host's all-core throughput) remains the largest part of the wall.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

@@ -425,6 +425,35 @@ fn frames_defined_in_the_first_chunk_are_resolved_in_the_others() {
     assert_eq!(sequential.other_keys, ["prefix_frames", "extra"]);
 }
 
+/// The pre-scan's pieces start at the file's start (this thread scans the head as the first
+/// piece): whatever the pieces, the first cut in the head or in the trace, it makes the
+/// one-thread scan's plan, and the parallel decoder the sequential snapshot.
+#[test]
+fn the_pre_scan_cut_from_the_start_makes_the_one_thread_plan() {
+    let entries: Vec<GenEntry> = (0..300)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512,
+            stream: 0,
+            frames: Ok(vec![i % 40, (i * 7) % 40]),
+        })
+        .collect();
+    for prefix in [&[][..], &[1, 2, 3, 4][..]] {
+        let bytes = snapshot_bytes(prefix, &entries, 7, After::Frame(3));
+        let sequential = parse(&bytes).unwrap();
+        let file = temp_file(&bytes);
+        for pieces in 2..=40 {
+            let scans = scans_agree(&file, pieces, 1);
+            assert!(scans.same && scans.region, "{pieces} pieces");
+        }
+        for threads in [2, 5, 16] {
+            let read = read_file(&file, Limits::default(), parallel(threads, threads)).unwrap();
+            assert_eq!(format!("{read:?}"), format!("{sequential:?}"));
+        }
+    }
+}
+
 /// The segments read ahead while the chunks decode (`Merge::prepare`) are the ones `build`
 /// reads: a snapshot with segments (and blocks) before the trace gives the sequential
 /// decoder's snapshot, and a damaged segment the sequential decoder's error.
