@@ -222,13 +222,14 @@ struct Reader<R> {
     base: u64,
 }
 
-const BUFFER: usize = 1 << 20;
+/// Least size of the buffer: above every `fill` the scan asks for (at most `FLAT_WINDOW`).
+const BUFFER: usize = 16 * 1024;
 
 impl<R: Read> Reader<R> {
     fn new(reader: R, base: u64) -> Self {
         Reader {
             reader,
-            buffer: vec![0; BUFFER],
+            buffer: vec![0; super::input::read_size().max(BUFFER)],
             position: 0,
             end: 0,
             base,

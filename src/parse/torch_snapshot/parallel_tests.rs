@@ -425,6 +425,38 @@ fn frames_defined_in_the_first_chunk_are_resolved_in_the_others() {
     assert_eq!(sequential.other_keys, ["prefix_frames", "extra"]);
 }
 
+/// A file many times the read size (256 KiB: each chunk's decoder and each pre-scan piece
+/// refills its buffer many times, values cut at every refill) reads as the sequential
+/// decoder reads it, and the pre-scan on any number of pieces makes the one-thread plan.
+#[test]
+fn a_file_many_reads_long_reads_as_the_sequential_decoder_reads_it() {
+    let entries: Vec<GenEntry> = (0..24_000)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512 * (1 + i as u32 % 7),
+            stream: i as u32 % 2,
+            frames: Ok(vec![i % 300, (i * 7) % 300, (i * 13) % 300, 3]),
+        })
+        .collect();
+    let bytes = snapshot_bytes(&[1, 2, 3], &entries, 1000, After::Frame(7));
+    assert!(bytes.len() > 4 << 20, "{} bytes", bytes.len());
+    let sequential = format!("{:?}", parse(&bytes).unwrap());
+    let file = temp_file(&bytes);
+    for pieces in [2, 3, 9, 16] {
+        let scans = scans_agree(&file, pieces, 1);
+        assert!(scans.same && scans.region, "{pieces} pieces");
+    }
+    for (threads, chunks) in [(2, 2), (4, 9), (15, 15)] {
+        let read = read_file(&file, Limits::default(), parallel(threads, chunks)).unwrap();
+        assert_eq!(
+            format!("{read:?}"),
+            sequential,
+            "{threads} threads, {chunks} chunks"
+        );
+    }
+}
+
 /// The pre-scan's pieces start at the file's start (this thread scans the head as the first
 /// piece): whatever the pieces, the first cut in the head or in the trace, it makes the
 /// one-thread scan's plan, and the parallel decoder the sequential snapshot.
