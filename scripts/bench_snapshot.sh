@@ -951,6 +951,41 @@
 # 15 cores idle); the tail after the list decoded beside the chunks (its strings are memoized
 # in the chunks: the resolver would decode them on demand); the chunk phase itself (0.15-0.17
 # s, the host's all-core throughput) remains the largest part of the wall.
+# Thirty-second session, second round (2026-12-05 05:42-06:20 UTC, helper H32T; base = h32s at
+# dd60f896, stripped). No H200 figures: the one call was refused ("no new device machine is
+# lent at present", final for the session), so nothing below is measured against the target,
+# and 20x on varied stays unmet (18.1x median against median at dd60f896, above).
+#   - Reads of 256 KiB (were 1 MiB) for the pre-scan's pieces (`scan::Reader`) and the
+#     parallel decoders (`Input::new`: the chunks and the main thread's head and tail); the
+#     sequential decoder's read-ahead thread keeps its 1 MiB chunks. Each read's kernel copy
+#     (`_copy_to_iter` 8 % and `filemap_get_read_batch` 2 % of the CPU samples, perf on the VM
+#     at 15 threads) lands in a buffer that stays in the core's 2 MiB L2 while the decoder
+#     reads it. Knob OOMDOC_READ_KIB (16 to 4096) for measuring. Test: a 1.3 MB generated
+#     snapshot (24,000 entries) read on 2/4/15 threads and 2-16 pre-scan pieces equals the
+#     sequential decoder's.
+#   2-core VM (load 3.6 at the start, 10.6 at the end), 15 threads forced by the local
+#   uncapping patch (never committed), varied 268 MB (TARGET_MIB 300), 16 alternated rounds,
+#   CPU (user + system) and wall from /usr/bin/time and EPOCHREALTIME: base 1.05-1.19 s CPU,
+#   median 1.100, wall median 1.118, 177.0 MiB peak; the build at OOMDOC_READ_KIB=1024 (the
+#   old size: a control) 1.110 / 1.102, 176.6 MiB, paired +0.015 s (lower in 3 of 16); 256
+#   KiB (the default) 1.04-1.15 / median 1.070 s CPU (-2.7 %), wall median 1.057, 163.7 MiB
+#   (-13 MiB: 16 pre-scan buffers and 15 chunk buffers of 1 MiB), paired -0.025 s, lower in
+#   14 of 16; 128 KiB 1.060 / 1.069, 165.6 MiB, paired -0.030 s, lower in 10 of 16 (wider
+#   spread: kept 256). Reports byte-identical to the base's: JSON and text, 1 and 15 threads
+#   (15 also with 16 KiB reads), varied 60 and 268 MB, real 56 MB.
+#   Expected on the H200 from the CPU cut alone: the all-core phases (pre-scan and chunks,
+#   ~0.26 of 0.39 s) shorter by 2-3 %, about -0.008 s wall: not the -0.04 s that 20x on varied
+#   needs. Unmeasured there.
+#   Considered from the H200 profiles of 05:30 UTC and not tried (time): the chunk phase is
+#   bound by the main thread (head 0.13 s, segments read ahead 0.022, freeing 0.013) as much
+#   as by the slowest chunk (0.17-0.18 s; 4-5 of 15 chunks at 0.10-0.12 s): balancing the
+#   chunks (more of them, or stealing) gains only with the main thread's read-ahead moved off
+#   it, and each extra chunk costs ~10 ms of CPU re-adopting the frames other threads decoded
+#   (a thread's fold kept across its chunks would remove that: its parts then need their
+#   frames in first-appearance order per chunk); the fold's merge (0.012 s) beside the decode
+#   after the list (0.008-0.011 s), legal only where nothing after the list is folded as a
+#   trace entry; the file mapped instead of read (no copy at all) is barred by the crate's
+#   `unsafe_code = "deny"` and would turn a file truncated mid-read into SIGBUS.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
