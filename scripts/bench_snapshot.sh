@@ -910,6 +910,85 @@
 #   thread. candC is within noise of candB (0.365 / 0.348 s median). Not shown beyond the spread.
 #   20x median against median: candB meets it on real (21.0x), not on varied (19.4x); with
 #   only 2 Python runs (real's 6.30-8.16 s) the Python median is itself loose.
+# Thirty-second session (2026-12-05 05:00-05:40 UTC, helper H32S; base = main at d753cd1a,
+# stripped). Two changes to the serial path, reports byte-identical to the base's (JSON and
+# text; default, 15 and one thread; both shapes on the H200; on the 2-core VM at 15 threads,
+# forced by the local uncapping patch, and one, on varied 60/268 MB and real 56 MB):
+#   - The pre-scan's pieces start at once: this thread scans the file from 0 as the first
+#     piece (the head, a snapshot's segments, then the list up to the first cut) while the
+#     other pieces are scanned on threads of their own (`scan::scan_from_start`, joined as
+#     `scan_groups` joins them; a piece that does not line up is scanned again on one thread,
+#     as before). The one-thread head (0.008-0.011 s varied, 0.017 s real on the H200), during
+#     which every other core waited, leaves the path. The proptests' `scans_agree` (cuts
+#     anywhere the pattern shows, damaged files) now run this path.
+#   - Pass 1's two tables, its marks (on their threads) and the state at the snapshot are made
+#     beside one another (the marks waited for the tables): "pass 1 tables" + "pass 1 marks"
+#     0.014-0.015 s -> "pass 1 tables and marks" 0.009 s.
+# H200 call (05:30-05:32 UTC, fresh machine: Intel Xeon, 16 cores, 1 thread a core, 300 MiB L3,
+# glibc 2.39, THP madvise, load 0.26 at the start), 12 alternated rounds, Python in the first 4,
+# wall from bash's EPOCHREALTIME, CPU and peak RSS from /usr/bin/time, default threads (15):
+#   varied (576.9 MiB): Python 6.67-7.63 s (median 7.04); base 0.368-0.443 s wall, median 0.406,
+#     3.38-4.35 s CPU, 278.8 MiB (0.483 of the file); cand 0.359-0.439 / 0.389, 3.78-4.46 s CPU,
+#     278.9 MiB (0.483). Paired rounds: cand - base median -0.006 s, cand faster in 9 of 12.
+#   real (524.7 MiB): Python 6.14-7.87 s (median 6.81); base 0.304-0.340 / 0.330, 214.3 MiB
+#     (0.408); cand 0.298-0.357 / 0.313, 3.14-3.70 s CPU, 217.6 MiB (0.415). Paired: -0.013 s,
+#     faster in 10 of 12.
+#   Ratios, cand against Python, best against best / median against median: varied 18.6x /
+#     18.1x (base 18.1x / 17.3x); real 20.6x / 21.8x (base 20.2x / 20.7x). This host's Python
+#     and oomdoc were both slower on varied than the thirty-first session's (base median 0.406
+#     against 0.386 there).
+#   Profile (2 runs each): pre-scan varied 0.076-0.077 -> 0.070-0.071 s, real 0.092-0.093 ->
+#     0.080-0.085 s; pass 1 tables and marks 0.015 -> 0.009 s; the rest as before (chunks,
+#     merge 0.011-0.013, decode after the list 0.008-0.012, shards 0.036-0.048 varied,
+#     render 0.007-0.012 s).
+#   Also timed, dropped: glibc's `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` on cand (THP for
+#     malloc's heaps: 60k -> 44k minor faults on the VM): varied 0.350-0.475 / 0.392 s, real
+#     0.284-0.347 / 0.306 s, peak RSS +1-3 MiB: within the spread of cand.
+# The goal (-10 % wall on varied) is not met: -4.2 % on the median (-0.006 s paired), -5.2 % on
+# real (-0.013 s paired); 20x median against median is met on real only. Considered and not
+# tried (time): the analysis' pass 1 started during the read's serial tail (the trace is final
+# after the merge; decode after the list, drop and build are 0.012-0.016 s on one thread with
+# 15 cores idle); the tail after the list decoded beside the chunks (its strings are memoized
+# in the chunks: the resolver would decode them on demand); the chunk phase itself (0.15-0.17
+# s, the host's all-core throughput) remains the largest part of the wall.
+# Thirty-second session, second round (2026-12-05 05:42-06:20 UTC, helper H32T; base = h32s at
+# dd60f896, stripped). No H200 figures: the one call was refused ("no new device machine is
+# lent at present", final for the session), so nothing below is measured against the target,
+# and 20x on varied stays unmet (18.1x median against median at dd60f896, above).
+#   - Reads of 256 KiB (were 1 MiB) for the pre-scan's pieces (`scan::Reader`) and the
+#     parallel decoders (`Input::new`: the chunks and the main thread's head and tail); the
+#     sequential decoder's read-ahead thread keeps its 1 MiB chunks. Each read's kernel copy
+#     (`_copy_to_iter` 8 % and `filemap_get_read_batch` 2 % of the CPU samples, perf on the VM
+#     at 15 threads) lands in a buffer that stays in the core's 2 MiB L2 while the decoder
+#     reads it. Knob OOMDOC_READ_KIB (16 to 4096) for measuring. Test: a 1.3 MB generated
+#     snapshot (24,000 entries) read on 2/4/15 threads and 2-16 pre-scan pieces equals the
+#     sequential decoder's.
+#   2-core VM (load 3.6 at the start, 10.6 at the end), 15 threads forced by the local
+#   uncapping patch (never committed), varied 268 MB (TARGET_MIB 300), 16 alternated rounds,
+#   CPU (user + system) and wall from /usr/bin/time and EPOCHREALTIME: base 1.05-1.19 s CPU,
+#   median 1.100, wall median 1.118, 177.0 MiB peak; the build at OOMDOC_READ_KIB=1024 (the
+#   old size: a control) 1.110 / 1.102, 176.6 MiB, paired +0.015 s (lower in 3 of 16); 256
+#   KiB (the default) 1.04-1.15 / median 1.070 s CPU (-2.7 %), wall median 1.057, 163.7 MiB
+#   (-13 MiB: 16 pre-scan buffers and 15 chunk buffers of 1 MiB), paired -0.025 s, lower in
+#   14 of 16; 128 KiB 1.060 / 1.069, 165.6 MiB, paired -0.030 s, lower in 10 of 16 (wider
+#   spread: kept 256). Reports byte-identical to the base's: JSON and text, 1 and 15 threads
+#   (15 also with 16 KiB reads), varied 60 and 268 MB, real 56 MB.
+#   Expected on the H200 from the CPU cut alone: the all-core phases (pre-scan and chunks,
+#   ~0.26 of 0.39 s) shorter by 2-3 %, about -0.008 s wall: not the -0.04 s that 20x on varied
+#   needs. Unmeasured there.
+#   Considered from the H200 profiles of 05:30 UTC and not tried (time): the chunk phase is
+#   bound by the main thread (head 0.13 s, segments read ahead 0.022, freeing 0.013) as much
+#   as by the slowest chunk (0.17-0.18 s; 4-5 of 15 chunks at 0.10-0.12 s): balancing the
+#   chunks (more of them, or stealing) gains only with the main thread's read-ahead moved off
+#   it, and each extra chunk costs ~10 ms of CPU re-adopting the frames other threads decoded
+#   (a thread's fold kept across its chunks would remove that: its parts then need their
+#   frames in first-appearance order per chunk); the fold's merge (0.012 s) beside the decode
+#   after the list (0.008-0.011 s), legal only where nothing after the list is folded as a
+#   trace entry; the file mapped instead of read (no copy at all) is barred by the crate's
+#   `unsafe_code = "deny"` and would turn a file truncated mid-read into SIGBUS.
+#   For the next session with a machine: the lead's checkout's ignored .h32s/ holds the
+#   harness (bench.sh ROUNDS PYRUNS: identity checks, then base, this build, and this build
+#   at OOMDOC_READ_KIB=1024 and 128, alternated on both shapes) and both stripped binaries.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

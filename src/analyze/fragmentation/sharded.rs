@@ -148,14 +148,16 @@ pub(super) fn first_pass_sharded_with(
     max_ooms: usize,
 ) -> Option<Sharded> {
     let shards = shards.clamp(1, MAX_SHARDS);
-    let timing = profile::phase(|| "analysis: pass 1 tables".to_string());
-    // The two tables (one slot an entry: their pages mapped as they are filled) are made on
-    // threads of their own while this one builds the state at the snapshot.
+    let timing = profile::phase(|| "analysis: pass 1 tables and marks".to_string());
+    // The two tables (one slot an entry: their pages mapped as they are filled) and the marks
+    // (on their own threads) are made on threads of their own while this one builds the state
+    // at the snapshot: the three do not depend on one another (the marks waited for the
+    // tables, 0.006 s after 0.008 s on the H200 host).
     let filled = |value: u32| {
         let len = trace.len();
         move || -> Vec<AtomicU32> { (0..len).map(|_| AtomicU32::new(value)).collect() }
     };
-    let (mut state, parts, changes, stacks) = std::thread::scope(|scope| {
+    let (mut state, parts, changes, stacks, mut marks_table) = std::thread::scope(|scope| {
         let spawn = |value: u32| {
             std::thread::Builder::new()
                 .name("oomdoc-replay".to_string())
@@ -163,6 +165,10 @@ pub(super) fn first_pass_sharded_with(
                 .ok()
         };
         let (changes, stacks) = (spawn(NO_CHANGE), spawn(u32::MAX));
+        let marking = std::thread::Builder::new()
+            .name("oomdoc-replay".to_string())
+            .spawn_scoped(scope, move || Marks::new(trace, shards))
+            .ok();
         let mut state = State::at_snapshot(snapshot, device);
         // Each shard's blocks, split here while the tables fill: the state's map is freed
         // before the shards start (each shard filtered the whole map on its thread, and the
@@ -180,17 +186,22 @@ pub(super) fn first_pass_sharded_with(
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             None => filled(value)(),
         };
+        // Where no thread could be made, the marks are made here.
+        let marks = match marking {
+            Some(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => Marks::new(trace, shards),
+        };
         (
             state,
             parts,
             join(changes, NO_CHANGE),
             join(stacks, u32::MAX),
+            marks,
         )
     });
     let (changes_ref, stacks_ref) = (&changes, &stacks);
-    drop(timing);
-    let timing = profile::phase(|| "analysis: pass 1 marks".to_string());
-    let mut marks_table = Marks::new(trace, shards);
     let marks = &marks_table;
     // Pass 2's only stop is the peak where no OOM is judged: its blocks are then replayed on
     // the shards after the walk, and the marks are kept for it.

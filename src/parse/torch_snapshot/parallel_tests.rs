@@ -425,6 +425,68 @@ fn frames_defined_in_the_first_chunk_are_resolved_in_the_others() {
     assert_eq!(sequential.other_keys, ["prefix_frames", "extra"]);
 }
 
+/// A file five times the read size (1.3 MB against 256 KiB: the pre-scan's pieces and the
+/// chunks of 2 and 4 threads refill their buffers, values cut at the refills) reads as the
+/// sequential decoder reads it, and the pre-scan on any number of pieces makes the one-thread
+/// plan.
+#[test]
+fn a_file_many_reads_long_reads_as_the_sequential_decoder_reads_it() {
+    let entries: Vec<GenEntry> = (0..24_000)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512 * (1 + i as u32 % 7),
+            stream: i % 2,
+            frames: Ok(vec![i % 300, (i * 7) % 300, (i * 13) % 300, 3]),
+        })
+        .collect();
+    let bytes = snapshot_bytes(&[1, 2, 3], &entries, 1000, After::Frame(7));
+    assert!(bytes.len() > 1 << 20, "{} bytes", bytes.len());
+    let sequential = format!("{:?}", parse(&bytes).unwrap());
+    let file = temp_file(&bytes);
+    for pieces in [2, 3, 9, 16] {
+        let scans = scans_agree(&file, pieces, 1);
+        assert!(scans.same && scans.region, "{pieces} pieces");
+    }
+    for (threads, chunks) in [(2, 2), (4, 9), (15, 15)] {
+        let read = read_file(&file, Limits::default(), parallel(threads, chunks)).unwrap();
+        assert_eq!(
+            format!("{read:?}"),
+            sequential,
+            "{threads} threads, {chunks} chunks"
+        );
+    }
+}
+
+/// The pre-scan's pieces start at the file's start (this thread scans the head as the first
+/// piece): whatever the pieces, the first cut in the head or in the trace, it makes the
+/// one-thread scan's plan, and the parallel decoder the sequential snapshot.
+#[test]
+fn the_pre_scan_cut_from_the_start_makes_the_one_thread_plan() {
+    let entries: Vec<GenEntry> = (0..300)
+        .map(|i| GenEntry {
+            action: i % 3,
+            addr: i as u32 * 512,
+            size: 512,
+            stream: 0,
+            frames: Ok(vec![i % 40, (i * 7) % 40]),
+        })
+        .collect();
+    for prefix in [&[][..], &[1, 2, 3, 4][..]] {
+        let bytes = snapshot_bytes(prefix, &entries, 7, After::Frame(3));
+        let sequential = parse(&bytes).unwrap();
+        let file = temp_file(&bytes);
+        for pieces in 2..=40 {
+            let scans = scans_agree(&file, pieces, 1);
+            assert!(scans.same && scans.region, "{pieces} pieces");
+        }
+        for threads in [2, 5, 16] {
+            let read = read_file(&file, Limits::default(), parallel(threads, threads)).unwrap();
+            assert_eq!(format!("{read:?}"), format!("{sequential:?}"));
+        }
+    }
+}
+
 /// The segments read ahead while the chunks decode (`Merge::prepare`) are the ones `build`
 /// reads: a snapshot with segments (and blocks) before the trace gives the sequential
 /// decoder's snapshot, and a damaged segment the sequential decoder's error.
