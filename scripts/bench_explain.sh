@@ -281,6 +281,13 @@
 # (median 0.54 s), 0.94x (before 0.51 s, 1.00x). Within the spread of the runs. At 3dbc7709 (two
 # name markers more: `XLA_PYTHON_CLIENT_`, `PyTorch Lightning Version`), 04:36 UTC, RUNS=3, same
 # BEFORE: varied grep 0.30 s, explain 0.50 s (median 0.52 s) / 0.78 s CPU against 0.51 s.
+# Thirty-second session (2026-12-05 06:20 UTC, same VM, load 1.8-1.9, RUNS=3), the build of
+# 70495f4a (one new word marker, TensorRT's `bytes of scratch space, but only`, kept out of the
+# failure search; an engine rule `lmdeploy lite `, a name `trt-llm`), the session's start build
+# d753cd1a as BEFORE in the same loop: varied 1 GiB grep 0.30 s, explain 0.43 s wall (median
+# 0.44 s) / 0.69 s CPU, 32 MiB: 1.43x (before 0.43 s, 1.43x); one core 0.68 s, 2.27x. The vLLM
+# example log: grep 0.43 s, explain 0.42 s (median 0.45 s) / 0.78 s CPU, 0.98x (before 0.41 s,
+# 0.95x). Same within the spread.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
