@@ -1583,4 +1583,6 @@ mod s31_tests;
 #[cfg(test)]
 mod s32_tests;
 #[cfg(test)]
+mod s33_tests;
+#[cfg(test)]
 mod tier_tests;

@@ -40,6 +40,10 @@ pub struct Progress {
     /// anything: a pasted log that ends among them was cut there, and does not show where
     /// the failure stated above it happened. Set by the reader of the line's text.
     pub loader_metadata: Option<u64>,
+    /// Whether the app loads its models as a generation needs them (an image app: ComfyUI's
+    /// `Requested to load WanVAE` after the sampler's bar), so that a load completed is no
+    /// start-up stage of its own. Set by the reader of the engine.
+    pub lazy_loads: bool,
 }
 
 impl Progress {
@@ -438,6 +442,12 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::HostMemory if message.text.contains("requires more system memory") => {
             Some(Phase::WeightsLoad)
         }
+        // torch's own DLLs failing to load on Windows when the paging file cannot back them
+        // (`torch/__init__.py` `_load_dll_libraries`: `err.strerror += f' Error loading "{dll}"
+        // or one of its dependencies.'` after `[WinError 1455] The paging file is too small`):
+        // raised by `import torch`, in the program or in each DataLoader worker it spawns,
+        // before any model work.
+        OomKind::HostMemory if loads_torch_dll(&message.text) => Some(Phase::Startup),
         // A checkpoint file the host could not map into memory (`unable to mmap N bytes from
         // file <model-00001-of-00002.safetensors>: Cannot allocate memory`): the weights' read.
         OomKind::HostMemory if maps_a_weights_file(&message.text) => Some(Phase::WeightsLoad),
@@ -671,6 +681,13 @@ pub fn shows_a_completed_step(text: &str) -> bool {
     false
 }
 
+/// Whether a host-memory message is torch's DLL failing to load (`Error loading
+/// "C:\…\torch\lib\cufft64_10.dll" or one of its dependencies.`).
+fn loads_torch_dll(text: &str) -> bool {
+    let path = text.replace('\\', "/").to_ascii_lowercase();
+    text.contains("Error loading") && path.contains("/torch/lib/") && path.contains(".dll")
+}
+
 /// Whether a host-memory message is a checkpoint file failing to map (`unable to mmap N bytes
 /// from file <….safetensors>`, a `.gguf`, `.bin`, `.pt`, `.pth`, `.ckpt` file).
 fn maps_a_weights_file(text: &str) -> bool {
@@ -858,6 +875,30 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             };
             (phase, why)
         });
+    // A process killed (by the kernel's OOM killer, a launcher's SIGKILL) right after its
+    // weights' load reached its end, with no line of a later stage between: what filled the
+    // host's memory is the load (the weights it read, still held as the load finished), so the
+    // load is the stage that failed. (A GPU failure after a load shows its own stage.)
+    let killed_after_load = match (inputs.failure, progress.last_completed) {
+        (Some(message), Some((Phase::WeightsLoad, line)))
+            if message.kind == OomKind::KilledBySignal
+                && !progress.lazy_loads
+                && progress.in_progress.is_none()
+                && progress.server_ready.is_none()
+                && progress.first_request.is_none()
+                && line < message.line =>
+        {
+            Some((
+                Phase::WeightsLoad,
+                format!(
+                    "line {line}: the weights' load had just ended when the process was killed                      (line {}), and no line shows a later stage: the memory it filled is the                      load's",
+                    message.line
+                ),
+            ))
+        }
+        _ => None,
+    };
+    let from_progress = from_progress.or(killed_after_load);
     let from_late = inputs.late.map(|(line, phase)| {
         (
             phase,

@@ -390,6 +390,8 @@ fn read_phase(
     let training_step_shown = training_step_shown(collected, progress);
     let mut progress = progress.clone();
     progress.training_ended = training_ended(collected, &progress);
+    progress.lazy_loads =
+        crate::analyze::phase::inference::image_app(choose_engine(collected, failure));
     // A log pasted under the failure's statement and cut in the model loader's header dump
     // does not show where the failure happened (see `Progress::loader_metadata`).
     if progress.cut_in_loader_metadata()
@@ -645,6 +647,8 @@ fn summary_phase(
     }
     let mut progress = collected.progress.clone();
     progress.training_ended = training_ended(collected, &progress);
+    progress.lazy_loads =
+        crate::analyze::phase::inference::image_app(choose_engine(collected, failure));
     let mut phase = decide_phase(PhaseInputs {
         failure,
         progress: &progress,
@@ -1285,6 +1289,12 @@ fn node_named(text: &str, error_line: bool) -> Option<(&str, bool)> {
         return Some((name, true));
     }
     let alone = text.trim().trim_start_matches(['-', '#', '>', ' ']);
+    // A reporter's words of their own language before the title (`显存不足，Propainter_Sampler`:
+    // "out of VRAM, <node>"): the title after the words' last comma or colon.
+    let alone = alone
+        .rsplit_once(['，', '：', ',', ':'])
+        .filter(|(words, _)| !words.is_empty() && !words.is_ascii())
+        .map_or(alone, |(_, title)| title.trim());
     if error_line || alone.contains(char::is_whitespace) {
         return None;
     }

@@ -529,8 +529,9 @@ fn progress_bar(text: &str) -> Option<&str> {
     counted.then(|| digits.trim().trim_end_matches(':').trim())
 }
 
-/// Whether the engine is an image app whose bare bars are a sampler's denoising steps.
-fn image_app(engine: EngineName) -> bool {
+/// Whether the engine is an image app whose bare bars are a sampler's denoising steps (and
+/// whose models are loaded as a generation needs them).
+pub fn image_app(engine: EngineName) -> bool {
     matches!(
         engine,
         EngineName::Automatic1111

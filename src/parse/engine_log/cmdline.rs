@@ -22,6 +22,15 @@ pub(super) const RULES: &[Rule] = &[
     // name the scripts: a bare `convert` marker made the log scan's SIMD filter pass far more
     // positions of busy training logs (hot_path_tests `teddy_passes_few_positions_to_its_check`).
     rule("convert_hf_to_gguf", conversion_script),
+    // llama.cpp's converters of other names through its history (`convert-pth-to-ggml.py`,
+    // March 2023; `convert-hf-to-gguf.py`, late 2023; the LoRA, GPTQ and GGML-to-GGUF ones).
+    rule("convert-pth-to-ggml", conversion_script),
+    rule("convert-hf-to-gguf", conversion_script),
+    rule("convert-gptq-to-ggml", conversion_script),
+    rule("convert-lora-to-ggml", conversion_script),
+    rule("convert_lora_to_gguf", conversion_script),
+    rule("convert-llama-ggml-to-gguf", conversion_script),
+    rule("convert_llama_ggml_to_gguf", conversion_script),
     rule("convert_checkpoint", conversion_script),
     rule("convert_weight", conversion_script),
     // DeepSeek-V3's and -R1's `inference/convert.py` (its `__main__`: `--hf-ckpt-path`,
@@ -220,6 +229,18 @@ fn conversion_script(text: &str, facts: &mut LineFacts) {
         .iter()
         .position(|word| script(word))
         .is_some_and(|at| words[..at].iter().any(|word| launcher(word)));
+    // A converter to ggml's formats (`convert-pth-to-ggml.py`, `convert_hf_to_gguf.py`) is
+    // llama.cpp's.
+    let ggml = words
+        .iter()
+        .position(|word| script(word))
+        .is_some_and(|at| {
+            let name = base(words[at]);
+            name.contains("ggml") || name.contains("gguf")
+        });
+    if run && ggml {
+        facts.engine(EngineName::Llamacpp, Certainty::Weak);
+    }
     if run || mlc {
         facts.event(
             EventKind::FormatConversion,

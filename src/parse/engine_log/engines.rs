@@ -163,6 +163,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("entry_with_update", fooocus_own),
     rule("[Task Queue] Finish task", fooocus_own),
     name("Fooocus", fooocus_named),
+    // Fooocus's web UI at the end of each task, failed or not (`webui.py` `generate_clicked`:
+    // `print(f'Total time: {execution_time:.2f} seconds')`, 2.x, and its forks).
+    rule("Total time: ", fooocus_total_time),
     // Ultralytics YOLO: the banner `select_device` prints (`ultralytics/utils/torch_utils.py`:
     // "Ultralytics 8.3.0 🚀 Python-3.11.4 torch-2.4.0 CUDA:0 (…)"; 8.0.x "Ultralytics
     // YOLOv8.0.57 🚀 …") and AutoBatch's lines (`ultralytics/utils/autobatch.py`: "AutoBatch:
@@ -333,6 +336,12 @@ pub(super) const RULES: &[Rule] = &[
     name("Flax", vocab::engine_in_prose),
     name("pytorch-lightning", vocab::engine_in_prose),
     name("Comfy", vocab::engine_in_prose),
+    name("DeepSpeed", vocab::engine_in_prose),
+    name("deepspeed", vocab::engine_in_prose),
+    name("Deepspeed", vocab::engine_in_prose),
+    name("accelerate", vocab::engine_in_prose),
+    name("Accelerate", vocab::engine_in_prose),
+    name("PEFT", vocab::engine_in_prose),
     // OpenMMLab's toolboxes by name (`vocab::OPENMMLAB_NAMES`).
     name("OpenMMLab", vocab::engine_in_prose),
     name("mmdetection", vocab::engine_in_prose),
@@ -495,6 +504,24 @@ fn invokeai_named(text: &str, facts: &mut LineFacts) {
 
 fn fooocus_own(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Fooocus, Certainty::Strong);
+}
+
+/// `Total time: 11.47 seconds` alone on its line (two decimals, as Fooocus formats it).
+fn fooocus_total_time(text: &str, facts: &mut LineFacts) {
+    let figure = text
+        .trim()
+        .strip_prefix("Total time: ")
+        .and_then(|rest| rest.strip_suffix(" seconds"))
+        .and_then(|figure| figure.split_once('.'));
+    let fooocus = figure.is_some_and(|(whole, cents)| {
+        !whole.is_empty()
+            && whole.bytes().all(|b| b.is_ascii_digit())
+            && cents.len() == 2
+            && cents.bytes().all(|b| b.is_ascii_digit())
+    });
+    if fooocus {
+        facts.engine(EngineName::Fooocus, Certainty::Weak);
+    }
 }
 
 fn fooocus_named(text: &str, facts: &mut LineFacts) {

@@ -181,19 +181,24 @@ fn wrapped_frame(text: &str, facts: &mut LineFacts) {
     }
 }
 
-/// A frame line cut before its `File "`: the path itself, absolute (`/…`, `~/…`, `C:\…`), to a
-/// `.py` file, with no quote before the frame's own `", line `.
+/// A frame line cut before its `File "`: the path itself, absolute (`/…`, `~/…`, `C:\…`) or cut
+/// inside it, to a `.py` file, with no quote before the frame's own `", line `.
 fn cut_frame_start(text: &str) -> Option<&str> {
     let bytes = text.as_bytes();
     let drive = bytes.len() > 3
         && bytes[0].is_ascii_alphabetic()
         && bytes[1] == b':'
         && (bytes[2] == b'\\' || bytes[2] == b'/');
-    if !(text.starts_with('/') || text.starts_with("~/") || drive) {
-        return None;
-    }
     let end = text.find("\", line ")?;
     let path = &text[..end];
+    // Or cut inside the path (`s/transformers_modules/ModelScope-Agent-7B/modeling.py", line
+    // 1208, in forward`, a paste that starts mid-line): a relative path of folders, no spaces.
+    let relative = bytes[0].is_ascii_alphanumeric()
+        && (path.contains('/') || path.contains('\\'))
+        && !path.contains(char::is_whitespace);
+    if !(text.starts_with('/') || text.starts_with("~/") || drive || relative) {
+        return None;
+    }
     (path.ends_with(".py") && !path.contains('"')).then_some(text)
 }
 

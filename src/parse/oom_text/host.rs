@@ -357,7 +357,12 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
         HostKind::Killed => {
             parsed.kind = OomKind::KilledBySignal;
             let script = script_kill(text);
-            details.killed_pid = script;
+            // Or PyTorch's DataLoader naming the worker the kernel killed.
+            details.killed_pid = script.or_else(|| {
+                regex!(r"DataLoader worker \(pid (\d+)\) is killed by signal")
+                    .captures(text)
+                    .and_then(|caps| caps.get(1)?.as_str().parse().ok())
+            });
             details.exit_code = if script.is_some() || text.contains("137") {
                 Some(137)
             } else if text.contains("-9") || text.contains("SIGKILL") || text.contains("Killed") {

@@ -33,3 +33,10 @@ fn an_apps_words_for_a_gpu_oom_it_caught() {
         assert!(one(line).is_gpu_oom, "{line}");
     }
 }
+
+#[test]
+fn a_dataloader_worker_killed_names_its_pid() {
+    let message = one("RuntimeError: DataLoader worker (pid 34801) is killed by signal: Killed.");
+    assert!(!message.is_gpu_oom);
+    assert_eq!(message.details.killed_pid, Some(34801));
+}

@@ -7,6 +7,14 @@ use crate::model::explain::Phase;
 pub(super) const PHRASES: &[(&str, Phase)] = &[
     // Training and fine-tuning.
     ("during training", Phase::TrainingStep),
+    // The same with the stage's noun (`during the phase of training, I have an error about
+    // memory cuda`; not `in the training phase`, which an evaluation inside it is too: `the VAE
+    // during inference in the training phase`).
+    ("during the phase of training", Phase::TrainingStep),
+    ("during the training phase", Phase::TrainingStep),
+    ("during the training stage", Phase::TrainingStep),
+    ("during the training process", Phase::TrainingStep),
+    ("during the process of training", Phase::TrainingStep),
     ("while training", Phase::TrainingStep),
     ("when training", Phase::TrainingStep),
     ("trying to train", Phase::TrainingStep),
@@ -156,6 +164,17 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("sent a message", Phase::Inference),
     ("sending a prompt", Phase::Inference),
     ("send a prompt", Phase::Inference),
+    // Questions put to a chat app, a conversation's turns (`询问问题，大约3个问题后，内存溢出`:
+    // asking questions, out of memory after about three; `after a few rounds of dialogue`).
+    ("询问问题", Phase::Inference),
+    ("个问题后", Phase::Inference),
+    ("轮对话", Phase::Inference),
+    ("问了几个问题", Phase::Inference),
+    ("after a few questions", Phase::Inference),
+    ("after several questions", Phase::Inference),
+    ("after a few rounds of", Phase::Inference),
+    ("after a few messages", Phase::Inference),
+    ("after several messages", Phase::Inference),
     // An image asked of a loaded model (`the moment I asked for an image`).
     ("asked for an image", Phase::Inference),
     ("ask for an image", Phase::Inference),
@@ -362,6 +381,18 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("while converting", Phase::FormatConversion),
     ("during conversion", Phase::FormatConversion),
     ("during the conversion", Phase::FormatConversion),
+    // The conversion named as a noun (`Model conversion from HF to GGUF crashes`), and the
+    // repacking of quantized weights an engine runs after reading them (vLLM's Marlin kernels'
+    // `process_weights_after_loading`: `Marlin repack fails`, `fails during Marlin WNA16
+    // post-load processing`).
+    ("model conversion", Phase::FormatConversion),
+    ("checkpoint conversion", Phase::FormatConversion),
+    ("weight conversion", Phase::FormatConversion),
+    ("weights conversion", Phase::FormatConversion),
+    ("conversion to gguf", Phase::FormatConversion),
+    ("post-load processing", Phase::FormatConversion),
+    ("repack fails", Phase::FormatConversion),
+    ("repack failed", Phase::FormatConversion),
     // The KV cache being made or mapped back (vLLM's `initialize_kv_cache`, SGLang's
     // `init_memory_pool`, torch_memory_saver's `resume` of a paused pool in RL frameworks):
     // `The error occurs during KV cache initialization`, `OOM when resume the KV cache`.
@@ -381,6 +412,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("resume kv cache", Phase::KvCacheAlloc),
     ("resuming the kv cache", Phase::KvCacheAlloc),
     ("resuming kv cache", Phase::KvCacheAlloc),
+    // A hybrid model's recurrent-state pool, made beside the KV cache (SGLang's and vLLM's Mamba
+    // cache: `OOM on Mamba state cache allocation`).
+    ("state cache allocation", Phase::KvCacheAlloc),
+    ("mamba pool", Phase::KvCacheAlloc),
+    ("mamba cache allocation", Phase::KvCacheAlloc),
     // The weights' load named as a noun (`OOM-killed during weight load`).
     ("during weight load", Phase::WeightsLoad),
     ("during weights load", Phase::WeightsLoad),

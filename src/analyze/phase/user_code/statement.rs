@@ -217,21 +217,27 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             // generators).
             // (The object itself, not a module attribute: `self.proposal_generator(images)` and
             // a GAN's `self.generator(z)` run a network's forward.)
-            called_name(code).is_some_and(|name| words(name).iter().any(|w| w == "pipe"))
-                || called_path(code).is_some_and(|path| {
-                    matches!(
-                        path,
-                        "pipeline"
-                            | "generator"
-                            | "predictor"
-                            | "summarizer"
-                            | "translator"
-                            | "transcriber"
-                            | "captioner"
-                    )
-                }),
+            !builds_pipeline(code)
+                && (called_name(code).is_some_and(|name| words(name).iter().any(|w| w == "pipe"))
+                    || called_path(code).is_some_and(|path| {
+                        matches!(
+                            path,
+                            "pipeline"
+                                | "generator"
+                                | "predictor"
+                                | "summarizer"
+                                | "translator"
+                                | "transcriber"
+                                | "captioner"
+                        )
+                    })),
             Phase::Inference,
             "a pipeline run",
+        ),
+        (
+            builds_pipeline(code),
+            Phase::WeightsLoad,
+            "a pipeline built (its model loaded onto the device)",
         ),
         (
             // `with torch.cuda.graph(g):` (torch `torch/cuda/graphs.py` `class graph`:
@@ -302,6 +308,13 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a module's tensors moved to the device (torch's Module.to)",
         ),
         (
+            // The same statement as Python 3.11+ prints it when torch 2.x spreads the call over
+            // lines (`return t.to(` alone, the arguments on the lines below).
+            compact == "returnt.to(",
+            Phase::WeightsLoad,
+            "a module's tensors moved to the device (torch's Module.to)",
+        ),
+        (
             // accelerate's own statements of `set_module_tensor_to_device`
             // (`accelerate/utils/modeling.py`, 0.2x to 1.x: `new_value = value.to(device)`,
             // `new_value = old_value.to(device)`), which `from_pretrained` with a `device_map`
@@ -354,6 +367,39 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
         .iter()
         .all(|(phase, _)| *phase == first.0)
         .then_some(first)
+}
+
+/// Whether a statement builds a transformers pipeline (`generator = pipeline('text-generation',
+/// model='gpt2', device=0)`, `transformers.pipeline(task="asr", model=m)`): the factory
+/// (`transformers/pipelines/__init__.py` `def pipeline(task=None, model=None, …)`) loads the
+/// model and places it on the device. The object it returns, called on its inputs (`pipe(text)`,
+/// `pipeline("a photo of a cat")` of a diffusers pipeline named so), runs it: a task's name or
+/// the `task=` / `model=` keyword tells the two apart.
+pub(in crate::analyze::phase) fn builds_pipeline(code: &str) -> bool {
+    let Some(path) = called_path(code) else {
+        return false;
+    };
+    if path != "pipeline" && path != "transformers.pipeline" {
+        return false;
+    }
+    let Some(args) = code
+        .split_once(path)
+        .and_then(|(_, rest)| rest.strip_prefix('('))
+    else {
+        return false;
+    };
+    let compact: String = args.chars().filter(|c| !c.is_whitespace()).collect();
+    let task = compact
+        .strip_prefix(['\'', '"'])
+        .and_then(|rest| rest.split(['\'', '"']).next())
+        .is_some_and(|name| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+                && (name.contains('-') || matches!(name, "summarization" | "translation" | "ner"))
+        });
+    task || compact.contains("task=") || compact.contains("model=")
 }
 
 /// Whether a statement captures a CUDA graph (see `statement_phase`).

@@ -202,6 +202,29 @@ fn statements_say_the_stage_they_run() {
             Some(WeightsLoad),
         ),
         ("x = t.to(device)", None),
+        ("return t.to(", Some(WeightsLoad)),
+        ("return t.to(x)", None),
+        (
+            "generator = pipeline('text-generation', model='gpt2',device=0)",
+            Some(WeightsLoad),
+        ),
+        (
+            "asr = transformers.pipeline(task=\"asr\", model=m)",
+            Some(WeightsLoad),
+        ),
+        ("pipe = pipeline(\"summarization\")", Some(WeightsLoad)),
+        (
+            "output = pipe(messages, **generation_args)",
+            Some(Inference),
+        ),
+        (
+            "images = pipeline(\"a photo of a cat\").images",
+            Some(Inference),
+        ),
+        (
+            "out = generator(prompts, max_new_tokens=20)",
+            Some(Inference),
+        ),
         (
             "denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)",
             Some(TrainingStep),

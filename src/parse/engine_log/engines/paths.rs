@@ -182,8 +182,14 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
             EngineName::Transformers,
         ),
         (&["/accelerate/"], EngineName::Accelerate),
-        // TRL's trainers subclass the transformers Trainer.
-        (&["/transformers/", "/trl/"], EngineName::Transformers),
+        // TRL's trainers subclass the transformers Trainer. A model's own code fetched from
+        // the Hub (`trust_remote_code=True`) is loaded by transformers as the package
+        // `transformers_modules` (`dynamic_module_utils.py` `TRANSFORMERS_DYNAMIC_MODULE_NAME`,
+        // under `~/.cache/huggingface/modules/`).
+        (
+            &["/transformers/", "/trl/", "/transformers_modules/"],
+            EngineName::Transformers,
+        ),
         // T5X and Pax run on JAX.
         (
             &[

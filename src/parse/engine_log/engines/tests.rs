@@ -97,7 +97,7 @@ fn paths_name_the_engine_on_any_platform() {
         ("/usr/lib/python3/site-packages/lightning/pytorch/trainer/trainer.py", Some(EngineName::Lightning)),
         ("/usr/lib/python3/site-packages/pytorch_lightning/loops/fit_loop.py", Some(EngineName::Lightning)),
         ("/usr/lib/python3/site-packages/transformers/trainer.py", Some(EngineName::Transformers)),
-        ("/root/.cache/huggingface/modules/transformers_modules/modeling_intern_vit.py", None),
+        ("/root/.cache/huggingface/modules/transformers_modules/modeling_intern_vit.py", Some(EngineName::Transformers)),
         ("/usr/lib/python3/site-packages/accelerate/accelerator.py", Some(EngineName::Accelerate)),
         ("/usr/lib/python3/site-packages/diffusers/pipelines/pipeline_utils.py", Some(EngineName::Diffusers)),
         ("/usr/lib/python3/site-packages/jax/_src/interpreters/pxla.py", Some(EngineName::Jax)),
@@ -540,6 +540,12 @@ fn the_reporters_sentence_names_the_engine_weakly() {
             Some(EngineName::Ollama),
         ),
         ("用vllm部署qwen2-72b时显存不足", Some(EngineName::Vllm)),
+        // A title's numbered name is no timestamp.
+        (
+            "04-GLM-4-9B-Chat vLLM 部署调用显存溢出问题",
+            Some(EngineName::Vllm),
+        ),
+        ("2025-11-29T10:02:36Z vLLM engine started", None),
         (
             "SGLang crashes at startup with the 70B model",
             Some(EngineName::Sglang),

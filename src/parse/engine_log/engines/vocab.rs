@@ -584,6 +584,29 @@ const PROSE: &[(&[&str], EngineName)] = &[
         EngineName::Ultralytics,
     ),
     (&["detectron2", "Detectron2"], EngineName::Detectron2),
+    // The training libraries by their own names ("using DeepSpeed ZeRO-3 on 8 GPUs"); 🤗
+    // Accelerate only where the word is the library, not the verb ("using accelerate FSDP"; its
+    // launcher named in a sentence runs another program, which the text names if anything).
+    (
+        &["DeepSpeed", "deepspeed", "Deepspeed"],
+        EngineName::Deepspeed,
+    ),
+    (
+        &[
+            "using accelerate",
+            "with accelerate",
+            "use accelerate",
+            "via accelerate",
+            "HF accelerate",
+            "huggingface accelerate",
+            "Accelerate FSDP",
+            "accelerate FSDP",
+            "Accelerate library",
+            "accelerate library",
+        ],
+        EngineName::Accelerate,
+    ),
+    (&["PEFT"], EngineName::Peft),
     // The frameworks by the names their users write ("while training with Tensorflow GPU",
     // "[Flax] Add Textual Inversion"), capitalised: the lower-case names are the packages' paths
     // and imports, which the frames and paths read.
@@ -626,12 +649,16 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
     let line = text.trim();
     // A program's log line (a timestamp, bracketed or not, or a level first) is not a
     // sentence; checked first, as most lines of a long log holding an engine's name are these.
+    // (A date or a time: digits and their separators only, not a title's numbered name
+    // `04-GLM-4-9B-Chat vLLM 部署调用显存溢出问题`.)
     let stamp = |rest: &str| {
         rest.starts_with(|c: char| c.is_ascii_digit())
-            && rest
-                .split([' ', ']', ','])
-                .next()
-                .is_some_and(|first| first.contains([':', '-', '/']))
+            && rest.split([' ', ']', ',']).next().is_some_and(|first| {
+                first.contains([':', '-', '/'])
+                    && first
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || ":-/.TZ+".contains(c))
+            })
     };
     let logged = stamp(line)
         || line.strip_prefix('[').is_some_and(stamp)
