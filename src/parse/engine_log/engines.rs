@@ -21,6 +21,7 @@ use super::{name, rule, Certainty, LineFacts, Rule};
 use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
 
+mod apps;
 mod own;
 mod paths;
 mod vocab;
@@ -158,31 +159,31 @@ pub(super) const RULES: &[Rule] = &[
     // version line (`launch.py`: "Fooocus version: 2.1.865"); Fooocus-API's queue
     // (mrhan1993/Fooocus-API `fooocusapi/worker.py`: "[Task Queue] Finish task with error");
     // the name as a word.
-    rule("[Fooocus", fooocus_own),
-    rule("Fooocus version", fooocus_own),
-    rule("entry_with_update", fooocus_own),
-    rule("[Task Queue] Finish task", fooocus_own),
-    name("Fooocus", fooocus_named),
+    rule("[Fooocus", apps::fooocus_own),
+    rule("Fooocus version", apps::fooocus_own),
+    rule("entry_with_update", apps::fooocus_own),
+    rule("[Task Queue] Finish task", apps::fooocus_own),
+    name("Fooocus", apps::fooocus_named),
     // Fooocus's web UI at the end of each task, failed or not (`webui.py` `generate_clicked`:
     // `print(f'Total time: {execution_time:.2f} seconds')`, 2.x, and its forks).
-    rule("Total time: ", fooocus_total_time),
+    rule("Total time: ", apps::fooocus_total_time),
     // Ultralytics YOLO: the banner `select_device` prints (`ultralytics/utils/torch_utils.py`:
     // "Ultralytics 8.3.0 🚀 Python-3.11.4 torch-2.4.0 CUDA:0 (…)"; 8.0.x "Ultralytics
     // YOLOv8.0.57 🚀 …") and AutoBatch's lines (`ultralytics/utils/autobatch.py`: "AutoBatch:
     // Computing optimal batch size for imgsz=640").
-    rule("Ultralytics ", ultralytics_banner),
-    rule("AutoBatch: ", ultralytics_own),
+    rule("Ultralytics ", apps::ultralytics_banner),
+    rule("AutoBatch: ", apps::ultralytics_own),
     // Detectron2's loggers, abbreviated to `d2` (`detectron2/utils/logger.py` `setup_logger`:
     // "[06/09 11:05:25 d2.engine.train_loop]: Starting training from iteration 0").
-    rule("d2.engine.", detectron2_own),
-    rule("d2.data.", detectron2_own),
-    rule("d2.checkpoint.", detectron2_own),
-    rule("d2.evaluation.", detectron2_own),
-    rule("d2.utils.events", detectron2_own),
+    rule("d2.engine.", apps::detectron2_own),
+    rule("d2.data.", apps::detectron2_own),
+    rule("d2.checkpoint.", apps::detectron2_own),
+    rule("d2.evaluation.", apps::detectron2_own),
+    rule("d2.utils.events", apps::detectron2_own),
     // OpenMMLab's loggers: MMEngine's `MMLogger` ("12/09 06:49:23 - mmengine - INFO - Epoch(train)
     // [1][50/7330] …", `mmengine/logging/logger.py`) and the older mmcv-based loggers
     // ("2022-01-01 12:00:00,000 - mmdet - INFO - Epoch [1][50/7330] …").
-    rule(" - mm", openmmlab_logger),
+    rule(" - mm", apps::openmmlab_logger),
     // faster-whisper's model class in pasted code (`faster_whisper/transcribe.py`
     // `WhisperModel(model_size_or_path, device=…, compute_type=…)`) and its name as a word.
     rule("WhisperModel(", ctranslate2_code),
@@ -232,38 +233,38 @@ pub(super) const RULES: &[Rule] = &[
     // Fooocus's parameter and prompt-expansion lines (`modules/async_worker.py`: "[Parameters]
     // Adaptive CFG = 7", "[Parameters] Seed = 123"; `extras/expansion.py`: "[Prompt Expansion]
     // …").
-    rule("[Parameters] ", fooocus_parameters),
-    rule("[Prompt Expansion]", fooocus_own),
+    rule("[Parameters] ", apps::fooocus_parameters),
+    rule("[Prompt Expansion]", apps::fooocus_own),
     // Ultralytics' training table header (`ultralytics/models/yolo/detect/train.py`
     // `progress_string`: "Epoch GPU_mem box_loss cls_loss dfl_loss Instances Size"; YOLOv5's
     // own repository prints `obj_loss` instead of `dfl_loss`) and its CLI (`yolo detect train
     // data=coco8.yaml model=yolov8n.pt`, `ultralytics/cfg/__init__.py` `entrypoint`).
-    rule("GPU_mem", ultralytics_table),
-    rule("Box(P", ultralytics_table),
-    rule("yolo ", ultralytics_cli),
+    rule("GPU_mem", apps::ultralytics_table),
+    rule("Box(P", apps::ultralytics_table),
+    rule("yolo ", apps::ultralytics_cli),
     // Detectron2's environment table (`detectron2/utils/collect_env.py`: "detectron2   0.6
     // @/usr/local/lib/python3.8/dist-packages/detectron2").
-    rule("detectron2 ", detectron2_env),
+    rule("detectron2 ", apps::detectron2_env),
     // CTranslate2's own logger (spdlog: "[2024-01-01 12:00:00.000] [ctranslate2] [thread 1234]
     // [warning] …").
     rule("[ctranslate2]", ctranslate2_logger),
     // OpenMMLab's environment table (`mmengine/utils/dl_utils/collect_env.py` "MMEngine:
     // 0.10.3"; MMDetection's `mmdet/utils/collect_env.py` adds "MMDetection: 3.3.0+44ebd17";
     // every key in `OPENMMLAB_ENV_KEYS`).
-    rule("MMEngine: ", openmmlab_env),
-    rule("MMCV: ", openmmlab_env),
-    rule("MMDetection: ", openmmlab_env),
-    rule("MMSegmentation: ", openmmlab_env),
-    rule("MMPose: ", openmmlab_env),
-    rule("MMPretrain: ", openmmlab_env),
-    rule("MMClassification: ", openmmlab_env),
-    rule("MMOCR: ", openmmlab_env),
-    rule("MMRotate: ", openmmlab_env),
-    rule("MMAction2: ", openmmlab_env),
-    rule("MMDetection3D: ", openmmlab_env),
-    rule("MMYOLO: ", openmmlab_env),
-    rule("MMagic: ", openmmlab_env),
-    rule("MMEditing: ", openmmlab_env),
+    rule("MMEngine: ", apps::openmmlab_env),
+    rule("MMCV: ", apps::openmmlab_env),
+    rule("MMDetection: ", apps::openmmlab_env),
+    rule("MMSegmentation: ", apps::openmmlab_env),
+    rule("MMPose: ", apps::openmmlab_env),
+    rule("MMPretrain: ", apps::openmmlab_env),
+    rule("MMClassification: ", apps::openmmlab_env),
+    rule("MMOCR: ", apps::openmmlab_env),
+    rule("MMRotate: ", apps::openmmlab_env),
+    rule("MMAction2: ", apps::openmmlab_env),
+    rule("MMDetection3D: ", apps::openmmlab_env),
+    rule("MMYOLO: ", apps::openmmlab_env),
+    rule("MMagic: ", apps::openmmlab_env),
+    rule("MMEditing: ", apps::openmmlab_env),
     // ComfyUI's executor when a node raises (`execution.py`: `logging.error(f"!!! Exception
     // during processing !!! {ex}")`).
     rule("!!! Exception during processing", comfyui_own),
@@ -502,103 +503,6 @@ fn invokeai_named(text: &str, facts: &mut LineFacts) {
     }
 }
 
-fn fooocus_own(_text: &str, facts: &mut LineFacts) {
-    facts.engine(EngineName::Fooocus, Certainty::Strong);
-}
-
-/// `Total time: 11.47 seconds` alone on its line (two decimals, as Fooocus formats it).
-fn fooocus_total_time(text: &str, facts: &mut LineFacts) {
-    let figure = text
-        .trim()
-        .strip_prefix("Total time: ")
-        .and_then(|rest| rest.strip_suffix(" seconds"))
-        .and_then(|figure| figure.split_once('.'));
-    let fooocus = figure.is_some_and(|(whole, cents)| {
-        !whole.is_empty()
-            && whole.bytes().all(|b| b.is_ascii_digit())
-            && cents.len() == 2
-            && cents.bytes().all(|b| b.is_ascii_digit())
-    });
-    if fooocus {
-        facts.engine(EngineName::Fooocus, Certainty::Weak);
-    }
-}
-
-fn fooocus_named(text: &str, facts: &mut LineFacts) {
-    if named_as_word(text, "Fooocus") {
-        facts.engine(EngineName::Fooocus, Certainty::Weak);
-    }
-}
-
-fn ultralytics_banner(text: &str, facts: &mut LineFacts) {
-    // "Ultralytics 8.3.0 🚀 Python-…" or "Ultralytics YOLOv8.0.57 🚀 Python-…": a version and
-    // the Python/torch versions after it; "Ultralytics package" in prose is not the banner.
-    let Some(word) = word_after(text, "Ultralytics ") else {
-        return;
-    };
-    let version = word.strip_prefix("YOLOv").unwrap_or(word);
-    let versioned = version.starts_with(|c: char| c.is_ascii_digit()) && version.contains('.');
-    if versioned && (has(text, "Python-") || has(text, "torch-")) {
-        facts.engine(EngineName::Ultralytics, Certainty::Banner);
-        facts.engine_version = Some(version.to_string());
-    }
-}
-
-fn ultralytics_own(text: &str, facts: &mut LineFacts) {
-    if text.trim_start().starts_with("AutoBatch: ") {
-        facts.engine(EngineName::Ultralytics, Certainty::Strong);
-    }
-}
-
-fn detectron2_own(text: &str, facts: &mut LineFacts) {
-    // The logger name stands after the time, before `]`: ` d2.engine.train_loop]:`.
-    let named = text.match_indices("d2.").any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let rest = &text[at..];
-        before.is_none_or(|c| c == ' ' || c == '[')
-            && rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
-                .is_some_and(|end| rest[end..].starts_with(']'))
-    });
-    if named {
-        facts.engine(EngineName::Detectron2, Certainty::Strong);
-        // `engine/hooks.py` `IterationTimer.after_train` logs "Total training time: …" when the
-        // training loop ends, also on an exception (`TrainerBase.train`'s `finally` runs
-        // `after_train`): printed under a failure, the failure ended the training.
-        if has(text, "]: Total training time: ") {
-            facts.late_phase = Some(Phase::TrainingStep);
-        }
-    }
-}
-
-fn openmmlab_logger(text: &str, facts: &mut LineFacts) {
-    // `<time> - <logger> - <LEVEL> - `: the logger is an OpenMMLab package.
-    const LOGGERS: [&str; 12] = [
-        "mmengine",
-        "mmdet",
-        "mmseg",
-        "mmcv",
-        "mmpose",
-        "mmocr",
-        "mmcls",
-        "mmpretrain",
-        "mmaction",
-        "mmrotate",
-        "mmyolo",
-        "mmdet3d",
-    ];
-    let named = text
-        .split(" - ")
-        .skip(1)
-        .any(|part| LOGGERS.contains(&part))
-        && ["INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL"]
-            .iter()
-            .any(|level| has(text, &format!(" - {level} - ")));
-    if named {
-        facts.engine(EngineName::Openmmlab, Certainty::Strong);
-    }
-}
-
 fn tensorflow_cpp_location(text: &str, facts: &mut LineFacts) {
     // `tensorflow/<…>.cc:<line>]`; jaxlib before 0.4 built XLA from `external/org_tensorflow/`.
     let named = text.match_indices(".cc:").any(|(at, _)| {
@@ -691,107 +595,8 @@ fn ctranslate2_code(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Ctranslate2, Certainty::Weak);
 }
 
-fn fooocus_parameters(text: &str, facts: &mut LineFacts) {
-    const KEYS: [&str; 5] = ["Adaptive CFG", "Sharpness", "Seed", "CFG", "ADM Scale"];
-    let Some(rest) = text.split("[Parameters] ").nth(1) else {
-        return;
-    };
-    if KEYS
-        .iter()
-        .any(|key| rest.starts_with(&format!("{key} = ")))
-    {
-        facts.engine(EngineName::Fooocus, Certainty::Strong);
-    }
-}
-
-fn ultralytics_table(text: &str, facts: &mut LineFacts) {
-    // The training table's header, or the validation bar's (`detect/val.py` `get_desc`).
-    let training = has(text, "Epoch") && has(text, "box_loss") && has(text, "dfl_loss");
-    let validation = has(text, "Instances") && has(text, "Box(P") && has(text, "mAP50");
-    if training || validation {
-        facts.engine(EngineName::Ultralytics, Certainty::Strong);
-    }
-}
-
-fn ultralytics_cli(text: &str, facts: &mut LineFacts) {
-    // `yolo <task|mode> … key=value`: the command of the `yolo` console script.
-    const WORDS: [&str; 11] = [
-        "train",
-        "val",
-        "predict",
-        "export",
-        "track",
-        "benchmark",
-        "detect",
-        "segment",
-        "classify",
-        "pose",
-        "obb",
-    ];
-    let command = text.match_indices("yolo ").any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let mut words = text[at + "yolo ".len()..].split_whitespace();
-        let first = words.next().unwrap_or("");
-        before.is_none_or(|c| c.is_whitespace() || matches!(c, '$' | '!' | '`' | '>'))
-            && (WORDS.contains(&first) || first.starts_with("task=") || first.starts_with("mode="))
-            && text[at..].contains('=')
-    });
-    if command {
-        facts.engine(EngineName::Ultralytics, Certainty::Weak);
-    }
-}
-
-fn detectron2_env(text: &str, facts: &mut LineFacts) {
-    let line = text.trim_start();
-    let Some(rest) = line.strip_prefix("detectron2 ") else {
-        return;
-    };
-    let mut words = rest.split_whitespace();
-    let version = words.next().unwrap_or("");
-    if version.starts_with(|c: char| c.is_ascii_digit())
-        && words.next().is_some_and(|w| w.starts_with('@'))
-    {
-        facts.engine(EngineName::Detectron2, Certainty::Strong);
-        facts.engine_version = Some(version.to_string());
-    }
-}
-
 fn ctranslate2_logger(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Ctranslate2, Certainty::Strong);
-}
-
-/// The keys of OpenMMLab's environment tables: MMEngine's and MMCV's `collect_env`, and each
-/// toolbox's own line (`mmdet/utils/collect_env.py` "MMDetection", `mmseg` "MMSegmentation",
-/// `mmpose` "MMPose", `mmpretrain` "MMPretrain", `mmcls` "MMClassification", `mmocr` "MMOCR",
-/// `mmrotate` "MMRotate", `mmaction` "MMAction2", `mmdet3d` "MMDetection3D", `mmyolo` "MMYOLO",
-/// `mmagic` "MMagic", `mmedit` "MMEditing"), each a `rule` marker above.
-const OPENMMLAB_ENV_KEYS: &[&str] = &[
-    "MMEngine: ",
-    "MMCV: ",
-    "MMDetection: ",
-    "MMSegmentation: ",
-    "MMPose: ",
-    "MMPretrain: ",
-    "MMClassification: ",
-    "MMOCR: ",
-    "MMRotate: ",
-    "MMAction2: ",
-    "MMDetection3D: ",
-    "MMYOLO: ",
-    "MMagic: ",
-    "MMEditing: ",
-];
-
-fn openmmlab_env(text: &str, facts: &mut LineFacts) {
-    let line = text.trim_start();
-    let version = OPENMMLAB_ENV_KEYS
-        .iter()
-        .find_map(|key| line.strip_prefix(key))
-        .and_then(|rest| rest.split_whitespace().next())
-        .filter(|word| word.starts_with(|c: char| c.is_ascii_digit()));
-    if version.is_some() {
-        facts.engine(EngineName::Openmmlab, Certainty::Strong);
-    }
 }
 
 fn exllamav2_named(text: &str, facts: &mut LineFacts) {
