@@ -891,7 +891,9 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             Some((
                 Phase::WeightsLoad,
                 format!(
-                    "line {line}: the weights' load had just ended when the process was killed                      (line {}), and no line shows a later stage: the memory it filled is the                      load's",
+                    "line {line}: the weights' load had just ended when the process was killed \
+                     (line {}), and no line shows a later stage: the memory it filled is the \
+                     load's",
                     message.line
                 ),
             ))

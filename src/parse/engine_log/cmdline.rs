@@ -225,19 +225,14 @@ fn conversion_script(text: &str, facts: &mut LineFacts) {
     let mlc = words
         .windows(2)
         .any(|pair| base(pair[0]).starts_with("mlc_llm") && pair[1] == "convert_weight");
-    let run = words
-        .iter()
-        .position(|word| script(word))
-        .is_some_and(|at| words[..at].iter().any(|word| launcher(word)));
+    let at = words.iter().position(|word| script(word));
+    let run = at.is_some_and(|at| words[..at].iter().any(|word| launcher(word)));
     // A converter to ggml's formats (`convert-pth-to-ggml.py`, `convert_hf_to_gguf.py`) is
     // llama.cpp's.
-    let ggml = words
-        .iter()
-        .position(|word| script(word))
-        .is_some_and(|at| {
-            let name = base(words[at]);
-            name.contains("ggml") || name.contains("gguf")
-        });
+    let ggml = at.is_some_and(|at| {
+        let name = base(words[at]);
+        name.contains("ggml") || name.contains("gguf")
+    });
     if run && ggml {
         facts.engine(EngineName::Llamacpp, Certainty::Weak);
     }

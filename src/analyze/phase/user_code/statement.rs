@@ -302,15 +302,11 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             // and 2.x: `return t.to(device, dtype if t.is_floating_point() or t.is_complex()
             // else None, non_blocking)`), left alone above the error when a paste keeps only
             // the last line of the traceback: each of the module's tensors moved to the device.
-            code.replace(' ', "")
-                .contains("t.to(device,dtypeift.is_floating_point()"),
-            Phase::WeightsLoad,
-            "a module's tensors moved to the device (torch's Module.to)",
-        ),
-        (
             // The same statement as Python 3.11+ prints it when torch 2.x spreads the call over
-            // lines (`return t.to(` alone, the arguments on the lines below).
-            compact == "returnt.to(",
+            // lines: `return t.to(` alone, the arguments on the lines below.
+            code.replace(' ', "")
+                .contains("t.to(device,dtypeift.is_floating_point()")
+                || compact == "returnt.to(",
             Phase::WeightsLoad,
             "a module's tensors moved to the device (torch's Module.to)",
         ),
@@ -375,7 +371,7 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
 /// model and places it on the device. The object it returns, called on its inputs (`pipe(text)`,
 /// `pipeline("a photo of a cat")` of a diffusers pipeline named so), runs it: a task's name or
 /// the `task=` / `model=` keyword tells the two apart.
-pub(in crate::analyze::phase) fn builds_pipeline(code: &str) -> bool {
+fn builds_pipeline(code: &str) -> bool {
     let Some(path) = called_path(code) else {
         return false;
     };
