@@ -288,6 +288,14 @@
 # 0.44 s) / 0.69 s CPU, 32 MiB: 1.43x (before 0.43 s, 1.43x); one core 0.68 s, 2.27x. The vLLM
 # example log: grep 0.43 s, explain 0.42 s (median 0.45 s) / 0.78 s CPU, 0.98x (before 0.41 s,
 # 0.95x). Same within the spread.
+# Thirty-third session (2026-12-05 08:05 UTC, the 2-core VM on an AMD EPYC host, load 1.3-1.7,
+# RUNS=3), the build of 06011dd8 (new name markers: `DeepSpeed`/`deepspeed`, `accelerate`,
+# `PEFT`, `Total time: `, llama.cpp's converter names; phrase markers of the reporter's words),
+# the session's start build 498fbc1b as BEFORE in the same loop: varied 1 GiB grep 0.21 s,
+# explain 0.65 s wall (median 0.65 s) / 1.03 s CPU, 31 MiB: 3.10x (before 0.62 s, median
+# 0.65 s, 2.95x); one core 1.07 s. The vLLM example log: grep 0.44 s, explain 0.74 s (median
+# 0.78 s) / 1.40 s CPU, 1.68x (before 0.74 s, median 0.76 s). Same within the spread; this
+# host's grep is faster and its explain slower than the earlier sessions' Xeon host's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
