@@ -986,9 +986,11 @@
 #   after the list (0.008-0.011 s), legal only where nothing after the list is folded as a
 #   trace entry; the file mapped instead of read (no copy at all) is barred by the crate's
 #   `unsafe_code = "deny"` and would turn a file truncated mid-read into SIGBUS.
-#   For the next session with a machine: the lead's checkout's ignored .h32s/ holds the
+#   For the next session with a machine: the lead's checkout's ignored .h32s/ held the
 #   harness (bench.sh ROUNDS PYRUNS: identity checks, then base, this build, and this build
-#   at OOMDOC_READ_KIB=1024 and 128, alternated on both shapes) and both stripped binaries.
+#   at OOMDOC_READ_KIB=1024 and 128, alternated on both shapes) and both stripped binaries;
+#   it was lost with that machine (thirty-third session). This script does the same with
+#   OOMDOC_BASE (a build of dd60f896) and RUNS, once per OOMDOC_READ_KIB value and SHAPE.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
