@@ -92,10 +92,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // MPS: one request at least the device's largest buffer (`aten/src/ATen/mps/
     // MPSAllocator.mm`, `MPSHeapAllocatorImpl::alloc_buffer_block`: `TORCH_CHECK(size <
     // m_max_buffer_size, "Invalid buffer size: ", format_size(size))`, `format_size` printing
-    // `bytes`, `KB`, `MB` or `GB` with two decimals). Only with its size: the words alone are
-    // other libraries' too.
+    // `bytes`, `KB`, `MB` or `GB` with two decimals; 2.x's shared pretty-printer, as
+    // `c10::CachingDeviceAllocator::format_size`, `KiB`, `MiB`, `GiB`: `Invalid buffer size:
+    // 437.81 GiB`). Only with its size: the words alone are other libraries' too.
     if let Some(found) =
-        regex!(r"Invalid buffer size: ?\d+(?:\.\d+)? ?(?:bytes|KB|MB|GB)\b").find(text)
+        regex!(r"Invalid buffer size: ?\d+(?:\.\d+)? ?(?:bytes|[KMG]i?B)\b").find(text)
     {
         return Some((Family::Mps, found.start()));
     }

@@ -40,3 +40,20 @@ fn a_dataloader_worker_killed_names_its_pid() {
     assert!(!message.is_gpu_oom);
     assert_eq!(message.details.killed_pid, Some(34801));
 }
+
+/// PyTorch 2.x's MPS allocator prints the refused size in binary units (`Invalid buffer size:
+/// 437.81 GiB`, transformers' `caching_allocator_warmup` on a Mac): the same GPU OOM of one
+/// request as with the older `GB`.
+#[test]
+fn mps_invalid_buffer_size_in_binary_units() {
+    let messages = crate::parse::oom_text::parse_text(
+        "then got the error message: \"RuntimeError: Invalid buffer size: 437.81 GiB\"",
+    );
+    let message = messages.iter().find(|m| m.is_gpu_oom).expect("a GPU OOM");
+    assert_eq!(message.kind, crate::model::failure::OomKind::MpsOutOfMemory);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        // 437.81 × 2^30 = 470,094,907,965.44, rounded.
+        Some(crate::model::bytes::Bytes(470_094_907_965))
+    );
+}
