@@ -186,6 +186,19 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::Nccl), line_start(text)));
         }
     }
+    // NCCL's own warning of a failed device allocation (`include/alloc.h`
+    // `ncclCudaCallocDebug` / `ncclCudaMallocDebug`: `WARN("Failed to CUDA calloc %ld bytes",
+    // …)`, also `malloc` and `calloc async`), with no `Cuda failure 'out of memory'` line before
+    // it: PyTorch 2.x relays only NCCL's last error (`ncclUnhandledCudaError: Call to CUDA
+    // function failed.`, `Last error:`, `Failed to CUDA calloc 8388608 bytes`). NCCL's own
+    // `NCCL WARN Failed to CUDA calloc …` line follows its `Cuda failure` line, whose message
+    // it continues ([`continuation`]).
+    if let Some(position) = find(text, "Failed to CUDA ").filter(|_| !text.contains("NCCL WARN")) {
+        let rest = &text[position + "Failed to CUDA ".len()..];
+        if regex!(r"^(?:calloc|malloc)(?: async)? \d+ bytes").is_match(rest) {
+            return Some((Family::Framework(FrameworkKind::Nccl), line_start(text)));
+        }
+    }
     // TensorRT `defaultAllocator.cpp`: "Requested amount of GPU memory (N bytes) could not be
     // allocated." (TensorRT 7 and older: "Requested amount of memory (N bytes) …"), TensorRT
     // 10 `virtualMemoryBuffer.cpp`: "Error Code 2: OutOfMemory (Requested size was N bytes.)".
@@ -465,7 +478,9 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             )
             .and_then(|n| CudaOrdinal::try_from(n).ok());
             parsed.figures.tried_to_allocate_bytes = integer_of(
-                regex!(r"(?:NCCLWARN|Lasterror:)FailedtoCUDA(?:calloc|malloc)(?:async)?(\d+)bytes"),
+                regex!(
+                    r"(?:NCCLWARN|Lasterror:|^)FailedtoCUDA(?:calloc|malloc)(?:async)?(\d+)bytes"
+                ),
                 squeezed,
             )
             .map(Bytes);

@@ -298,6 +298,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // … and its `Attempting to allocate 31.06M. That was not possible.` (frameworks.rs).
         ("Attempting to allocate", Message),
         ("Requested amount of memory", Message),
+        // NCCL's warning of a failed device allocation, relayed alone (frameworks.rs).
+        ("Failed to CUDA ", Message),
         ("insufficient GPU memory", Message),
         // InvokeAI's model cache (mention.rs).
         ("Insufficient GPU memory", Message),

@@ -57,3 +57,27 @@ fn mps_invalid_buffer_size_in_binary_units() {
         Some(crate::model::bytes::Bytes(470_094_907_965))
     );
 }
+
+/// NCCL's own warning of a failed device allocation, relayed by PyTorch under `Last error:`
+/// with no `Cuda failure 'out of memory'` line before it, is a GPU OOM of that request.
+#[test]
+fn nccls_failed_calloc_relayed_alone_is_a_gpu_oom() {
+    let text = "  torch.distributed.DistBackendError: NCCL error in: \
+                ../torch/csrc/distributed/c10d/NCCLUtils.hpp:340, unhandled cuda error (run with \
+                NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n  \
+                ncclUnhandledCudaError: Call to CUDA function failed.\n  Last error:\n  \
+                Failed to CUDA calloc 8388608 bytes\n";
+    let messages = crate::parse::oom_text::parse_text(text);
+    let message = messages.iter().find(|m| m.is_gpu_oom).expect("a GPU OOM");
+    assert_eq!(
+        message.kind,
+        crate::model::failure::OomKind::NcclCudaFailure
+    );
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(crate::model::bytes::Bytes(8_388_608))
+    );
+    // A sentence about it is no message.
+    let words = crate::parse::oom_text::parse_text("Failed to CUDA-enable the build on Windows");
+    assert!(words.iter().all(|m| !m.is_gpu_oom), "{words:#?}");
+}
