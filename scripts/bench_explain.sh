@@ -295,7 +295,10 @@
 # explain 0.65 s wall (median 0.65 s) / 1.03 s CPU, 31 MiB: 3.10x (before 0.62 s, median
 # 0.65 s, 2.95x); one core 1.07 s. The vLLM example log: grep 0.44 s, explain 0.74 s (median
 # 0.78 s) / 1.40 s CPU, 1.68x (before 0.74 s, median 0.76 s). Same within the spread; this
-# host's grep is faster and its explain slower than the earlier sessions' Xeon host's.
+# host's grep is faster and its explain slower than the earlier sessions' Xeon host's. At
+# e6c571ec (one more failure marker, NCCL's `Failed to CUDA `), 09:01 UTC, load 0.4-1.8, same
+# BEFORE: varied grep 0.21 s, explain 0.66 s (median 0.66 s) / 1.03 s CPU against 0.64 s
+# (median 0.68 s). Same within the spread.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
