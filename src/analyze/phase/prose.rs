@@ -94,6 +94,10 @@ const AFTER_CJK: &[&str] = &[
     "出来",
 ];
 
+/// Characters right after a CJK phrase that put the failure before the stage (`训练之前`,
+/// `训练前`, `学習前`, `학습 전에`).
+const BEFORE_STAGE_CJK: &[&str] = &["之前", "以前", "前", "の前", " 전에", "전에"];
+
 /// Words of a line that name the failure itself.
 const OOM_WORDS: &[&str] = &["oom", "out of memory", "outofmemory", "显存", "メモリ不足"];
 
@@ -1325,6 +1329,11 @@ fn denied(lower: &str, at: usize, phrase: &str) -> bool {
         return true;
     }
     if !phrase.is_ascii() && AFTER_CJK.iter().any(|word| after.starts_with(word)) {
+        return true;
+    }
+    // … or before it (`训练之前就出现了问题`: the problem came before the training; `学習前`,
+    // `학습 전에`).
+    if !phrase.is_ascii() && BEFORE_STAGE_CJK.iter().any(|word| after.starts_with(word)) {
         return true;
     }
     if !phrase.is_ascii() {

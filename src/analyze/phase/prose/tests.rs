@@ -206,6 +206,13 @@ fn log_lines_are_not_the_reporters_words() {
 #[test]
 fn negations_and_other_moments_are_not_the_stage() {
     assert_eq!(one("总是训练结束之后OOM。 after training is done"), None);
+    // … and before it.
+    assert_eq!(
+        one("然后训练之前就出现了问题,弹出了Out of memory on device."),
+        None
+    );
+    assert_eq!(one("学習前にOOMになります"), None);
+    assert_eq!(one("训练时出现OOM"), Some(Phase::TrainingStep));
     assert_eq!(one("there is no OOM during training"), None);
     assert_eq!(one("the OOM comes after loading the model"), None);
     assert_eq!(one("before loading the model the GPU is empty"), None);
