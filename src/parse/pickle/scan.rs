@@ -1190,76 +1190,47 @@ fn read_window(file: &File, from: u64, window: &mut [u8], read: usize) -> Option
 /// piece, else `End` where the scan goes on; `None` where the pieces cannot make the
 /// one-thread scan's plan.
 fn scan_from_start(scan: &mut Scan, file: &File, len: u64, threads: usize) -> Option<Outcome> {
-    let mut cuts = vec![0u64];
-    for piece in 1..threads as u64 {
-        let nominal = len / threads as u64 * piece;
-        let last = cuts.last().copied().unwrap_or(0);
-        if let Some(cut) = find_cut(file, nominal.max(last + 1)) {
-            if cut > last {
-                cuts.push(cut);
-            }
-        }
-    }
+    let cuts = piece_cuts(file, 0, len, threads);
     let ends: Vec<u64> = cuts.iter().skip(1).copied().chain([u64::MAX]).collect();
     let (first, results) = std::thread::scope(|scope| {
-        let handles: Vec<_> = cuts
-            .iter()
-            .zip(&ends)
-            .skip(1)
-            .map(|(&start, &end)| {
-                std::thread::Builder::new()
-                    .name("oomdoc-scan".to_string())
-                    .spawn_scoped(scope, move || {
-                        let mut group = Scan::new_group();
-                        group.read_limit = len;
-                        let mut input = Reader::new(FileAt::new(file, start, u64::MAX), start);
-                        let outcome = group.run(&mut input, end);
-                        (group, outcome)
-                    })
-            })
-            .collect();
+        let handles = spawn_pieces(
+            scope,
+            file,
+            len,
+            cuts.iter().copied().zip(ends.iter().copied()).skip(1),
+        );
         // The first piece, here, while the others are scanned (no pause: its end is the
         // first cut).
         scan.pause_from = u64::MAX;
         let mut input = Reader::new(FileAt::new(file, 0, u64::MAX), 0);
         let first = scan.run(&mut input, ends[0]);
-        let mut results = Vec::with_capacity(handles.len());
-        for handle in handles {
-            results.push(handle.ok()?.join().ok()?);
-        }
-        Some((first, results))
+        Some((first, join_pieces(handles)?))
     })?;
-    let mut position = match first {
-        Outcome::End(end) => end,
-        other => return Some(other),
-    };
-    for ((group, outcome), &cut) in results.into_iter().zip(cuts.iter().skip(1)) {
-        if position != cut || !scan.list_on_top() {
-            // This piece did not start where the one before ended: scan on from there.
-            return Some(Outcome::End(position));
-        }
-        match outcome {
-            Outcome::End(end) => {
-                if !scan.absorb(group) {
-                    return None;
-                }
-                position = end;
-            }
-            Outcome::Underflow(end) => {
-                if !scan.absorb(group) {
-                    return None;
-                }
-                return Some(Outcome::End(end));
-            }
-            _ => return None,
-        }
+    match first {
+        Outcome::End(end) => absorb_pieces(scan, results, &cuts[1..], end).map(Outcome::End),
+        other => Some(other),
     }
-    Some(Outcome::End(position))
 }
 
 /// Scans the file from `at` (just after a batch of the list on top of `scan`) in pieces on
 /// `threads` threads and joins them into `scan`; returns where the scan goes on.
 fn scan_groups(scan: &mut Scan, file: &File, at: u64, len: u64, threads: usize) -> Option<u64> {
+    let cuts = piece_cuts(file, at, len, threads);
+    let ends: Vec<u64> = cuts.iter().skip(1).copied().chain([u64::MAX]).collect();
+    let results = std::thread::scope(|scope| {
+        join_pieces(spawn_pieces(
+            scope,
+            file,
+            len,
+            cuts.iter().copied().zip(ends.iter().copied()),
+        ))
+    })?;
+    absorb_pieces(scan, results, &cuts, at)
+}
+
+/// Where `at..len` is cut into `threads` pieces: `at`, then the first likely batch boundary
+/// ([`find_cut`]) from each even share on, each past the one before.
+fn piece_cuts(file: &File, at: u64, len: u64, threads: usize) -> Vec<u64> {
     let mut cuts = vec![at];
     for piece in 1..threads as u64 {
         let nominal = at + (len - at) / threads as u64 * piece;
@@ -1270,32 +1241,55 @@ fn scan_groups(scan: &mut Scan, file: &File, at: u64, len: u64, threads: usize) 
             }
         }
     }
-    let ends: Vec<u64> = cuts.iter().skip(1).copied().chain([u64::MAX]).collect();
-    let results: Vec<(Scan, Outcome)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = cuts
-            .iter()
-            .zip(&ends)
-            .map(|(&start, &end)| {
-                std::thread::Builder::new()
-                    .name("oomdoc-scan".to_string())
-                    .spawn_scoped(scope, move || {
-                        let mut group = Scan::new_group();
-                        group.read_limit = len;
-                        let mut input = Reader::new(FileAt::new(file, start, u64::MAX), start);
-                        let outcome = group.run(&mut input, end);
-                        (group, outcome)
-                    })
-            })
-            .collect();
-        let mut results = Vec::with_capacity(handles.len());
-        for handle in handles {
-            results.push(handle.ok()?.join().ok()?);
-        }
-        Some(results)
-    })?;
-    let mut position = at;
-    for (index, (group, outcome)) in results.into_iter().enumerate() {
-        if index > 0 && (position != cuts[index] || !scan.list_on_top()) {
+    cuts
+}
+
+/// A piece's scan on its thread: the group it made and how it ended.
+type PieceHandle<'scope> = std::io::Result<std::thread::ScopedJoinHandle<'scope, (Scan, Outcome)>>;
+
+/// Scans each piece `start..end` as a group on a thread of its own.
+fn spawn_pieces<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    file: &'env File,
+    len: u64,
+    pieces: impl Iterator<Item = (u64, u64)>,
+) -> Vec<PieceHandle<'scope>> {
+    pieces
+        .map(|(start, end)| {
+            std::thread::Builder::new()
+                .name("oomdoc-scan".to_string())
+                .spawn_scoped(scope, move || {
+                    let mut group = Scan::new_group();
+                    group.read_limit = len;
+                    let mut input = Reader::new(FileAt::new(file, start, u64::MAX), start);
+                    let outcome = group.run(&mut input, end);
+                    (group, outcome)
+                })
+        })
+        .collect()
+}
+
+/// The pieces' groups in order; `None` where a thread could not start or panicked.
+fn join_pieces(handles: Vec<PieceHandle<'_>>) -> Option<Vec<(Scan, Outcome)>> {
+    let mut results = Vec::with_capacity(handles.len());
+    for handle in handles {
+        results.push(handle.ok()?.join().ok()?);
+    }
+    Some(results)
+}
+
+/// Joins the pieces' groups (each starting at its `starts` offset) into `scan`, in order, the
+/// scan having reached `position`; returns where the scan goes on: the end of the last piece
+/// joined, or the first piece that did not start where the one before ended. `None` where a
+/// group cannot join.
+fn absorb_pieces(
+    scan: &mut Scan,
+    results: Vec<(Scan, Outcome)>,
+    starts: &[u64],
+    mut position: u64,
+) -> Option<u64> {
+    for ((group, outcome), &start) in results.into_iter().zip(starts) {
+        if position != start || !scan.list_on_top() {
             // This piece did not start where the one before ended: scan on from there.
             return Some(position);
         }
