@@ -9,12 +9,15 @@
 //! columns say `-`.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 /// 0: not read yet, 1: off, 2: on.
 static STATE: AtomicU8 = AtomicU8::new(0);
 static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
+/// When profiling was first asked about: the phases' start times count from it, so the report
+/// shows which phases overlapped and which ran alone (the critical path).
+static EPOCH: OnceLock<Instant> = OnceLock::new();
 
 /// Counters of the parallel decoder (only counted while profiling).
 pub static RESOLVED: AtomicU64 = AtomicU64::new(0);
@@ -27,6 +30,8 @@ pub static ADOPTED: AtomicU64 = AtomicU64::new(0);
 
 struct Record {
     name: String,
+    /// When the phase began, after `EPOCH`.
+    start_ns: u64,
     wall_ns: u64,
     cpu_ns: Option<u64>,
     /// Time the thread waited on a run queue.
@@ -43,6 +48,9 @@ pub fn enabled() -> bool {
         _ => {
             let on = std::env::var("OOMDOC_PROFILE")
                 .is_ok_and(|value| !value.is_empty() && value != "0");
+            if on {
+                EPOCH.get_or_init(Instant::now);
+            }
             STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
             on
         }
@@ -112,9 +120,11 @@ impl Drop for Phase {
             ),
             _ => (None, None),
         };
+        let epoch = *EPOCH.get_or_init(|| self.start);
         if let Ok(mut records) = RECORDS.lock() {
             records.push(Record {
                 name: std::mem::take(&mut self.name),
+                start_ns: self.start.saturating_duration_since(epoch).as_nanos() as u64,
                 wall_ns,
                 cpu_ns,
                 wait_ns,
@@ -138,14 +148,16 @@ pub fn report() {
     if !enabled() {
         return;
     }
-    let records = match RECORDS.lock() {
+    let mut records = match RECORDS.lock() {
         Ok(mut records) => std::mem::take(&mut *records),
         Err(_) => return,
     };
+    // In the order they began (they are recorded as they end).
+    records.sort_by_key(|record| record.start_ns);
     let seconds = |ns: u64| ns as f64 / 1e9;
     let mut out = String::from(
-        "oomdoc profile (OOMDOC_PROFILE): phase, wall s, thread CPU s, run-queue wait s, RSS and peak \
-         RSS MiB at its end\n",
+        "oomdoc profile (OOMDOC_PROFILE): phase, start s (after profiling began), wall s, thread \
+         CPU s, run-queue wait s, RSS and peak RSS MiB at its end\n",
     );
     for record in &records {
         let cpu = record
@@ -158,8 +170,9 @@ pub fn report() {
             format!("{:>6} {:>6}", now >> 10, peak >> 10)
         });
         out.push_str(&format!(
-            "  {:<34} {:>8.3} {:>8} {:>8} {}\n",
+            "  {:<34} {:>7.3} {:>8.3} {:>8} {:>8} {}\n",
             record.name,
+            seconds(record.start_ns),
             seconds(record.wall_ns),
             cpu,
             wait,
@@ -175,6 +188,12 @@ pub fn report() {
         counter(&RESOLVE_HITS),
         counter(&ADOPTED)
     ));
+    if let Some(epoch) = EPOCH.get() {
+        out.push_str(&format!(
+            "  wall since profiling began: {:.3} s\n",
+            epoch.elapsed().as_secs_f64()
+        ));
+    }
     if let Some(ns) = process_cpu_ns() {
         out.push_str(&format!(
             "  process CPU so far (10 ms ticks): {:.2} s\n",
