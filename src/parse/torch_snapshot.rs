@@ -155,6 +155,24 @@ const ENTRY: u32 = 3;
 const ENTRIES: u32 = 4;
 /// A run of entries inside a list still being built.
 const RUN: u32 = 5;
+/// A segment's block, read as it was decoded (an index into `SnapshotFold::blocks`).
+const BLOCK: u32 = 6;
+
+/// A segment's block dict as `read_segment` reads it, taken by the fold as the dict is
+/// decoded so that it is never built (a large snapshot's segments hold tens of thousands of
+/// blocks, decoded on one thread while the trace's chunks decode on the others). Only a dict
+/// `read_segment` would read without an error is taken; the others are built as before, so
+/// that its message names them.
+#[derive(Debug, Clone, Copy)]
+struct FoldedBlock {
+    /// `address`, where the dict holds an int (`None`: the segment's running address).
+    address: Option<u64>,
+    size: u64,
+    /// `requested_size`, where the dict holds an int.
+    requested_size: Option<u64>,
+    state: BlockState,
+    stack: StackId,
+}
 
 struct SnapshotFold {
     frames: Vec<Frame>,
@@ -181,6 +199,10 @@ struct SnapshotFold {
     nested: bool,
     /// The segments read ahead by [`Merge::prepare`], with the values they were read from.
     prepared: Option<PreparedSegments>,
+    /// Block dicts taken as they were decoded (`Value::Handle(BLOCK, index)`).
+    blocks: Vec<FoldedBlock>,
+    /// Whether block dicts are taken (the tests compare with a fold that builds them).
+    take_blocks: bool,
 }
 
 /// Segments read while the trace's chunks decode on other threads: `read_segment` of each of
@@ -190,12 +212,16 @@ struct PreparedSegments {
     segments: Result<Vec<Segment>, TorchSnapshotError>,
 }
 
-/// `read_segment` of each segment value, in order; the first error.
-fn read_segments(items: &[Value]) -> Result<Vec<Segment>, TorchSnapshotError> {
+/// `read_segment` of each segment value, in order; the first error. `blocks`: the blocks
+/// the fold took.
+fn read_segments(
+    items: &[Value],
+    blocks: &[FoldedBlock],
+) -> Result<Vec<Segment>, TorchSnapshotError> {
     items
         .iter()
         .enumerate()
-        .map(|(index, segment)| read_segment(segment, &format!("segments[{index}]")))
+        .map(|(index, segment)| read_segment(segment, &format!("segments[{index}]"), blocks))
         .collect()
 }
 
@@ -278,6 +304,8 @@ impl SnapshotFold {
             interned_bytes: 0,
             nested: false,
             prepared: None,
+            blocks: Vec::new(),
+            take_blocks: true,
         }
     }
 
@@ -485,8 +513,67 @@ impl SnapshotFold {
         match items.get(0).and_then(Item::as_str) {
             Some("action") => self.entry(items).map(Some),
             Some("name") => Ok(self.frame(items.pairs()).map(|id| Value::Handle(FRAME, id))),
+            Some("address") => Ok(self.block(items)),
             _ => Ok(None),
         }
+    }
+
+    /// Takes a segment's block dict (see [`FoldedBlock`]); `None` leaves it to be built: a
+    /// dict `read_segment` would refuse, and any dict decoded on demand for another
+    /// thread's chunk (a chunk's fold hands back trace entries alone).
+    fn block(&mut self, items: &DictItems<'_>) -> Option<Value> {
+        if self.nested || !self.take_blocks || self.blocks.len() >= u32::MAX as usize {
+            return None;
+        }
+        // As `Value::get` reads a dict: the first item of each key, keys that are not strs
+        // passed over.
+        let (mut address, mut size, mut requested_size, mut state, mut stack) =
+            (None, None, None, None, None);
+        for (pair, key) in items.keys().enumerate() {
+            let index = 2 * pair + 1;
+            match key.and_then(Value::as_str) {
+                Some("address") if address.is_none() => {
+                    address = Some(
+                        items
+                            .get(index)
+                            .and_then(Item::as_i64)
+                            .map(|n| n.max(0) as u64),
+                    );
+                }
+                Some("size") if size.is_none() => size = Some(items.get(index)?.as_i64()),
+                Some("requested_size") if requested_size.is_none() => {
+                    requested_size = Some(
+                        items
+                            .get(index)
+                            .and_then(Item::as_i64)
+                            .map(|n| n.max(0) as u64),
+                    );
+                }
+                Some("state") if state.is_none() => {
+                    state = Some(match items.get(index).and_then(Item::as_str)? {
+                        "active_allocated" => BlockState::ActiveAllocated,
+                        "active_pending_free" | "active_awaiting_free" => {
+                            BlockState::ActivePendingFree
+                        }
+                        "inactive" => BlockState::Inactive,
+                        _ => return None,
+                    });
+                }
+                Some("frames") if stack.is_none() => {
+                    stack = Some(items.value(index).and_then(stack_id));
+                }
+                _ => {}
+            }
+        }
+        let size = u64::try_from(size??).ok()?;
+        self.blocks.push(FoldedBlock {
+            address: address.flatten(),
+            size,
+            requested_size: requested_size.flatten(),
+            state: state?,
+            stack: stack.flatten().unwrap_or(0),
+        });
+        Some(Value::Handle(BLOCK, (self.blocks.len() - 1) as u32))
     }
 
     /// Keeps `entries` as the next part of the trace.
@@ -507,6 +594,7 @@ impl SnapshotFold {
         entries.push_part(self.entries);
         let ranges = self.ranges;
         let prepared = self.prepared;
+        let blocks = self.blocks;
         let segments_value = match &root {
             Value::List(_) => Some(&root),
             Value::Dict(_) => root.get("segments"),
@@ -529,7 +617,7 @@ impl SnapshotFold {
                         format!("is {}", a_type(segments_value.type_name())),
                     )
                 })?;
-                read_segments(segments)?
+                read_segments(segments, &blocks)?
             }
         };
         if let Some(traces) = root.get("device_traces") {
@@ -643,7 +731,7 @@ impl Merge for SnapshotFold {
                 _ => None,
             })?;
         self.prepared = Some(PreparedSegments {
-            segments: read_segments(items),
+            segments: read_segments(items, &self.blocks),
         });
         Some(place)
     }
@@ -920,6 +1008,7 @@ impl Fold for SnapshotFold {
             + self.done_bytes
             + (self.entries.capacity() * std::mem::size_of::<TraceEntry>()) as u64
             + (self.ranges.capacity() * 8) as u64
+            + (self.blocks.capacity() * std::mem::size_of::<FoldedBlock>()) as u64
     }
 
     fn finish(&mut self, container: Finished) -> Result<Value, String> {
@@ -1048,7 +1137,11 @@ fn optional_int(value: &Value, key: &str) -> Option<u64> {
         .map(|n| n.max(0) as u64)
 }
 
-fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError> {
+fn read_segment(
+    value: &Value,
+    path: &str,
+    folded: &[FoldedBlock],
+) -> Result<Segment, TorchSnapshotError> {
     if value.as_dict().is_none() {
         return Err(shape(
             path,
@@ -1077,6 +1170,22 @@ fn read_segment(value: &Value, path: &str) -> Result<Segment, TorchSnapshotError
         })?;
         let mut running = address;
         for (index, block) in items.iter().enumerate() {
+            if let Value::Handle(BLOCK, id) = *block {
+                let Some(folded) = folded.get(id as usize) else {
+                    let block_path = format!("{path}.blocks[{index}]");
+                    return Err(shape(&block_path, "refers to nothing".to_string()));
+                };
+                let block_address = folded.address.unwrap_or(running);
+                running = block_address.saturating_add(folded.size);
+                blocks.push(Block {
+                    address: block_address,
+                    size: Bytes(folded.size),
+                    requested_size: Bytes(folded.requested_size.unwrap_or(folded.size)),
+                    state: folded.state,
+                    stack: folded.stack,
+                });
+                continue;
+            }
             let block_path = format!("{path}.blocks[{index}]");
             if block.as_dict().is_none() {
                 return Err(shape(

@@ -694,3 +694,260 @@ fn rejects_non_snapshots() {
         "not a PyTorch memory snapshot: `(top level)` is an `int`, not a dict or list"
     );
 }
+
+/// The snapshot as a fold that builds every block dict reads it (`read_segment` on the
+/// built dicts: what the fold's own reading of blocks must equal).
+fn parse_building_blocks(bytes: &[u8]) -> Result<Snapshot, TorchSnapshotError> {
+    let mut fold = SnapshotFold::new();
+    fold.take_blocks = false;
+    let root = pickle::decode(bytes, Limits::default(), &mut fold)?;
+    fold.build(root)
+}
+
+/// The segments of a decoded snapshot, or its error.
+fn segments_outcome(result: Result<Snapshot, TorchSnapshotError>) -> String {
+    match result {
+        Ok(snapshot) => {
+            let stacks: Vec<Vec<&str>> = snapshot
+                .stacks
+                .iter()
+                .map(|stack| {
+                    let names = stack.iter();
+                    names
+                        .map(|frame| snapshot.frames[*frame as usize].name.as_str())
+                        .collect()
+                })
+                .collect();
+            format!("{:?}\n{stacks:?}", snapshot.segments)
+        }
+        Err(error) => error.to_string(),
+    }
+}
+
+/// One key of a block dict and the value it holds (indices into the menus of
+/// [`block_encodings`]).
+type BlockPair = (usize, usize);
+
+/// A segment's block: its pairs, written with the flat-dict opcodes or `DICT`, or a memo
+/// reference to an earlier block.
+#[derive(Debug, Clone)]
+enum BlockRecord {
+    Dict(Vec<BlockPair>, bool),
+    Again(usize),
+}
+
+const BLOCK_KEYS: [&str; 7] = [
+    "address",
+    "size",
+    "requested_size",
+    "state",
+    "frames",
+    "history",
+    "address",
+];
+
+/// `{'segments': [{'device': 0, 'address': …, 'total_size': …, 'blocks': [...]}, …],
+/// 'device_traces': [[]]}` with the given blocks, segments of `per` blocks each; frame dicts
+/// `{'name': 'fN', 'filename': 'f.py', 'line': N}` written where a `frames` value asks.
+fn block_encodings(per: usize, blocks: &[BlockRecord]) -> Vec<u8> {
+    fn short(out: &mut Vec<u8>, text: &str) {
+        out.extend([0x8c, text.len() as u8]);
+        out.extend(text.as_bytes());
+    }
+    let mut out = b"\x80\x04}(".to_vec();
+    short(&mut out, "segments");
+    out.extend(b"](");
+    let mut memo = 0usize;
+    let mut block_memo: Vec<usize> = Vec::new();
+    for (index, segment) in blocks.chunks(per.max(1)).enumerate() {
+        out.extend(b"}(");
+        short(&mut out, "device");
+        out.extend(b"K\x00");
+        short(&mut out, "address");
+        out.push(b'J');
+        out.extend(((index as u32) << 24).to_le_bytes());
+        short(&mut out, "total_size");
+        out.push(b'J');
+        out.extend((1u32 << 22).to_le_bytes());
+        short(&mut out, "blocks");
+        out.extend(b"](");
+        for block in segment {
+            match block {
+                BlockRecord::Again(which) if !block_memo.is_empty() => {
+                    let slot = block_memo[which % block_memo.len()];
+                    out.push(b'j');
+                    out.extend((slot as u32).to_le_bytes());
+                }
+                BlockRecord::Again(_) => out.push(b'N'),
+                BlockRecord::Dict(pairs, flat) => {
+                    if *flat {
+                        out.extend(b"}\x94(");
+                        block_memo.push(memo);
+                        memo += 1;
+                    } else {
+                        out.push(b'(');
+                    }
+                    for &(key, value) in pairs {
+                        short(&mut out, BLOCK_KEYS[key % BLOCK_KEYS.len()]);
+                        match value % 16 {
+                            0 => out.extend([b'K', (value / 16) as u8]),
+                            1 => {
+                                out.push(b'J');
+                                out.extend((-(value as i32)).to_le_bytes());
+                            }
+                            2 => out.push(0x88),
+                            3 => out.push(b'N'),
+                            4 => short(&mut out, "active_allocated"),
+                            5 => short(&mut out, "inactive"),
+                            6 => short(&mut out, "active_pending_free"),
+                            7 => short(&mut out, "bogus"),
+                            8 => out.extend(b"]"),
+                            9 | 10 => {
+                                // A list of 1-3 frame dicts.
+                                out.extend(b"](");
+                                for frame in 0..1 + value / 16 % 3 {
+                                    out.extend(b"}(");
+                                    short(&mut out, "name");
+                                    short(&mut out, &format!("f{}", (value + frame) % 7));
+                                    short(&mut out, "filename");
+                                    short(&mut out, "f.py");
+                                    short(&mut out, "line");
+                                    out.extend([b'K', ((value + frame) % 7) as u8]);
+                                    out.push(b'u');
+                                }
+                                out.push(b'e');
+                            }
+                            11 => {
+                                out.push(b'G');
+                                out.extend(1.5f64.to_be_bytes());
+                            }
+                            12 => out.extend([0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
+                            13 => out.extend([0x89]),
+                            _ => {
+                                out.push(b'J');
+                                out.extend(((value as u32) << 9).to_le_bytes());
+                            }
+                        }
+                    }
+                    if *flat {
+                        out.push(b'u');
+                    } else {
+                        out.extend(b"d\x94");
+                        block_memo.push(memo);
+                        memo += 1;
+                    }
+                }
+            }
+        }
+        out.extend(b"eu");
+    }
+    out.extend(b"e");
+    short(&mut out, "device_traces");
+    out.extend(b"]]au.");
+    out
+}
+
+fn block_record() -> impl proptest::strategy::Strategy<Value = BlockRecord> {
+    use proptest::prelude::*;
+    // Mostly blocks as PyTorch writes them (address, size, requested_size, state, frames),
+    // with some values drawn freely; some with keys and values drawn freely.
+    let usual = (
+        proptest::collection::vec(proptest::option::weighted(0.1, 0usize..400), 5),
+        0usize..3,
+        any::<bool>(),
+    )
+        .prop_map(|(changes, state, flat)| {
+            let layout = [
+                (0, 14 + 16 * 9),
+                (1, 14 + 16 * 4),
+                (2, 14),
+                (3, 4 + state),
+                (4, 9),
+            ];
+            let pairs = layout
+                .into_iter()
+                .zip(changes)
+                .map(|((key, value), change)| match change {
+                    Some(change) if change % 3 == 0 => (change, value),
+                    Some(change) => (key, change),
+                    None => (key, value),
+                })
+                .collect();
+            BlockRecord::Dict(pairs, flat)
+        });
+    let free = (
+        proptest::collection::vec((0usize..BLOCK_KEYS.len(), 0usize..400), 0..8),
+        any::<bool>(),
+    )
+        .prop_map(|(pairs, flat)| BlockRecord::Dict(pairs, flat));
+    prop_oneof![
+        12 => usual,
+        3 => free,
+        1 => (0usize..64).prop_map(BlockRecord::Again),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// Block dicts the fold reads as they are decoded give the segments (addresses run on
+    /// where a block has none, sizes, states, stacks) and the errors that reading the built
+    /// dicts gives: whatever their keys, order, repeated keys, values, and memo references.
+    #[test]
+    fn folded_blocks_equal_built_ones(
+        per in 1usize..6,
+        blocks in proptest::collection::vec(block_record(), 0..40),
+    ) {
+        let bytes = block_encodings(per, &blocks);
+        proptest::prop_assert_eq!(
+            segments_outcome(parse(&bytes)),
+            segments_outcome(parse_building_blocks(&bytes))
+        );
+    }
+}
+
+#[test]
+fn blocks_are_read_as_the_decoder_meets_them() {
+    // A usual block, one without an address (it runs on from the one before) and one whose
+    // state names nothing: the first two are taken as decoded, the third is built and named.
+    let usual = |state| {
+        vec![
+            (0, 14 + 16 * 9),
+            (1, 14 + 16 * 4),
+            (2, 14),
+            (3, state),
+            (4, 9),
+        ]
+    };
+    let mut no_address = usual(5);
+    no_address.remove(0);
+    let blocks = [
+        BlockRecord::Dict(usual(4), true),
+        BlockRecord::Dict(no_address, false),
+        BlockRecord::Again(0),
+    ];
+    let bytes = block_encodings(4, &blocks);
+    let snapshot = parse(&bytes).unwrap();
+    let segment = &snapshot.segments[0];
+    assert_eq!(segment.blocks.len(), 3);
+    assert_eq!(
+        segment.blocks[1].address,
+        segment.blocks[0].address + segment.blocks[0].size.0
+    );
+    assert_eq!(segment.blocks[1].state, BlockState::Inactive);
+    assert_eq!(segment.blocks[2].address, segment.blocks[0].address);
+    assert_ne!(segment.blocks[0].stack, 0);
+    assert_eq!(
+        segments_outcome(Ok(snapshot)),
+        segments_outcome(parse_building_blocks(&bytes))
+    );
+    let bogus = block_encodings(4, &[BlockRecord::Dict(usual(7), true)]);
+    assert_eq!(
+        parse(&bogus).unwrap_err().to_string(),
+        parse_building_blocks(&bogus).unwrap_err().to_string()
+    );
+    assert!(parse(&bogus)
+        .unwrap_err()
+        .to_string()
+        .contains("segments[0].blocks[0].state"));
+}
