@@ -157,6 +157,8 @@ const ENTRIES: u32 = 4;
 const RUN: u32 = 5;
 /// A segment's block, read as it was decoded (an index into `SnapshotFold::blocks`).
 const BLOCK: u32 = 6;
+/// An `external_annotations` entry, read as it was decoded (into `SnapshotFold::annotations`).
+const ANNOTATION: u32 = 7;
 
 /// A segment's block dict as `read_segment` reads it, taken by the fold as the dict is
 /// decoded so that it is never built (a large snapshot's segments hold tens of thousands of
@@ -201,7 +203,10 @@ struct SnapshotFold {
     prepared: Option<PreparedSegments>,
     /// Block dicts taken as they were decoded (`Value::Handle(BLOCK, index)`).
     blocks: Vec<FoldedBlock>,
-    /// Whether block dicts are taken (the tests compare with a fold that builds them).
+    /// Annotation dicts taken as they were decoded (`Value::Handle(ANNOTATION, index)`).
+    annotations: Vec<Annotation>,
+    /// Whether block and annotation dicts are taken (the tests compare with a fold that
+    /// builds them).
     take_blocks: bool,
 }
 
@@ -305,6 +310,7 @@ impl SnapshotFold {
             nested: false,
             prepared: None,
             blocks: Vec::new(),
+            annotations: Vec::new(),
             take_blocks: true,
         }
     }
@@ -512,10 +518,49 @@ impl SnapshotFold {
         }
         match items.get(0).and_then(Item::as_str) {
             Some("action") => self.entry(items).map(Some),
-            Some("name") => Ok(self.frame(items.pairs()).map(|id| Value::Handle(FRAME, id))),
+            Some("name") => match self.frame(items.pairs()) {
+                Some(id) => Ok(Some(Value::Handle(FRAME, id))),
+                None => Ok(self.annotation(items)),
+            },
+            Some("stage") => Ok(self.annotation(items)),
             Some("address") => Ok(self.block(items)),
             _ => Ok(None),
         }
+    }
+
+    /// Takes an `external_annotations` dict as `read_annotation` reads it, so that it is
+    /// never built (a long trace's annotations, thousands of them, are decoded on one
+    /// thread after the trace's chunks): a dict of `stage` and no keys but `name`,
+    /// `device` and `time_us`; `None` leaves any other dict to be built, and any dict
+    /// decoded on demand for another thread's chunk.
+    fn annotation(&mut self, items: &DictItems<'_>) -> Option<Value> {
+        if self.nested || !self.take_blocks || self.annotations.len() >= u32::MAX as usize {
+            return None;
+        }
+        // As `Value::get` reads a dict: the first item of each key.
+        let (mut name, mut stage, mut device, mut time_us) = (None, None, None, None);
+        for (pair, key) in items.keys().enumerate() {
+            let value = items.get(2 * pair + 1);
+            let text = || value.and_then(Item::as_str).unwrap_or("");
+            let int = || value.and_then(Item::as_i64).unwrap_or(0);
+            match key?.as_str()? {
+                "name" => name = name.or_else(|| Some(text())),
+                "stage" => stage = stage.or_else(|| Some(text())),
+                "device" => device = device.or_else(|| Some(int())),
+                "time_us" => time_us = time_us.or_else(|| Some(int())),
+                _ => return None,
+            }
+        }
+        self.annotations.push(Annotation {
+            device: device.unwrap_or(0),
+            time_us: time_us.unwrap_or(0),
+            name: name.unwrap_or("").to_string(),
+            stage: stage?.to_string(),
+        });
+        Some(Value::Handle(
+            ANNOTATION,
+            (self.annotations.len() - 1) as u32,
+        ))
     }
 
     /// Takes a segment's block dict (see [`FoldedBlock`]); `None` leaves it to be built: a
@@ -686,7 +731,14 @@ impl SnapshotFold {
             snapshot.allocator_settings = Some(read_settings(settings));
         }
         if let Some(annotations) = root.get("external_annotations").and_then(Value::as_seq) {
-            snapshot.annotations = annotations.iter().filter_map(read_annotation).collect();
+            let folded = &self.annotations;
+            snapshot.annotations = annotations
+                .iter()
+                .filter_map(|value| match *value {
+                    Value::Handle(ANNOTATION, id) => folded.get(id as usize).cloned(),
+                    _ => read_annotation(value),
+                })
+                .collect();
         }
         if let Some(items) = root.as_dict() {
             for (key, _) in items {
@@ -1009,6 +1061,7 @@ impl Fold for SnapshotFold {
             + (self.entries.capacity() * std::mem::size_of::<TraceEntry>()) as u64
             + (self.ranges.capacity() * 8) as u64
             + (self.blocks.capacity() * std::mem::size_of::<FoldedBlock>()) as u64
+            + (self.annotations.capacity() * std::mem::size_of::<Annotation>()) as u64
     }
 
     fn finish(&mut self, container: Finished) -> Result<Value, String> {

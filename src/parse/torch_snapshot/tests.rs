@@ -951,3 +951,124 @@ fn blocks_are_read_as_the_decoder_meets_them() {
         .to_string()
         .contains("segments[0].blocks[0].state"));
 }
+
+/// `{'segments': [], 'device_traces': [[]], 'external_annotations': [...]}` with the given
+/// dicts (pairs of a key and a value, indices into the menus below; written with the
+/// flat-dict opcodes or `DICT`), memo references to earlier ones, and non-dicts.
+fn annotation_encodings(records: &[BlockRecord]) -> Vec<u8> {
+    const KEYS: [&str; 6] = ["name", "stage", "device", "time_us", "other", "filename"];
+    fn short(out: &mut Vec<u8>, text: &str) {
+        out.extend([0x8c, text.len() as u8]);
+        out.extend(text.as_bytes());
+    }
+    let mut out = b"\x80\x04}(".to_vec();
+    short(&mut out, "segments");
+    out.push(b']');
+    short(&mut out, "device_traces");
+    out.extend(b"]]a");
+    short(&mut out, "external_annotations");
+    out.extend(b"](");
+    let (mut memo, mut dicts) = (0usize, Vec::new());
+    for record in records {
+        match record {
+            BlockRecord::Again(which) if !dicts.is_empty() => {
+                out.push(b'j');
+                out.extend((dicts[which % dicts.len()] as u32).to_le_bytes());
+            }
+            BlockRecord::Again(which) => out.extend([b'K', *which as u8]),
+            BlockRecord::Dict(pairs, flat) => {
+                out.extend(if *flat { &b"}\x94("[..] } else { &b"("[..] });
+                if *flat {
+                    dicts.push(memo);
+                    memo += 1;
+                }
+                for &(key, value) in pairs {
+                    short(&mut out, KEYS[key % KEYS.len()]);
+                    match value % 8 {
+                        0 => short(&mut out, "START"),
+                        1 => short(&mut out, "END"),
+                        2 => short(&mut out, &format!("step{}", value / 8 % 5)),
+                        3 => out.extend([b'K', (value / 8) as u8]),
+                        4 => {
+                            out.push(b'J');
+                            out.extend((-(value as i32)).to_le_bytes());
+                        }
+                        5 => out.push(0x88),
+                        6 => out.push(b'N'),
+                        _ => {
+                            out.push(b'G');
+                            out.extend(2.5f64.to_be_bytes());
+                        }
+                    }
+                }
+                if *flat {
+                    out.push(b'u');
+                } else {
+                    out.extend(b"d\x94");
+                    dicts.push(memo);
+                    memo += 1;
+                }
+            }
+        }
+    }
+    out.extend(b"eu.");
+    out
+}
+
+fn annotation_record() -> impl proptest::strategy::Strategy<Value = BlockRecord> {
+    use proptest::prelude::*;
+    let pairs = |keys: usize| {
+        (
+            proptest::collection::vec((0usize..keys, 0usize..80), 0..6),
+            any::<bool>(),
+        )
+            .prop_map(|(pairs, flat)| BlockRecord::Dict(pairs, flat))
+    };
+    // Mostly the keys annotations have; some with keys they do not.
+    prop_oneof![
+        8 => pairs(4),
+        2 => pairs(6),
+        1 => (0usize..64).prop_map(BlockRecord::Again),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// Annotation dicts the fold reads as they are decoded give the annotations that
+    /// reading the built dicts gives, whatever their keys, order, repeated keys, values
+    /// and memo references.
+    #[test]
+    fn folded_annotations_equal_built_ones(
+        records in proptest::collection::vec(annotation_record(), 0..30),
+    ) {
+        let bytes = annotation_encodings(&records);
+        let outcome = |result: Result<Snapshot, TorchSnapshotError>| match result {
+            Ok(snapshot) => format!("{:?}", snapshot.annotations),
+            Err(error) => error.to_string(),
+        };
+        proptest::prop_assert_eq!(outcome(parse(&bytes)), outcome(parse_building_blocks(&bytes)));
+    }
+}
+
+#[test]
+fn annotations_are_read_as_the_decoder_meets_them() {
+    // {'name': 'train_step', 'stage': 'START', 'device': 0, 'time_us': 7} as the fold takes
+    // it, and one with a key annotations do not have, which is built.
+    let usual = vec![(0, 2), (1, 0), (2, 3), (3, 3 + 8 * 7)];
+    let mut other = usual.clone();
+    other.push((4, 3));
+    let bytes = annotation_encodings(&[
+        BlockRecord::Dict(usual, true),
+        BlockRecord::Dict(other, false),
+    ]);
+    let snapshot = parse(&bytes).unwrap();
+    assert_eq!(snapshot.annotations.len(), 2);
+    assert_eq!(snapshot.annotations[0].stage, "START");
+    assert_eq!(snapshot.annotations[0].name, "step0");
+    assert_eq!(snapshot.annotations[0].time_us, 7);
+    assert_eq!(
+        format!("{:?}", snapshot.annotations),
+        format!("{:?}", parse_building_blocks(&bytes).unwrap().annotations)
+    );
+}
