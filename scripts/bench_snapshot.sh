@@ -991,6 +991,64 @@
 #   at OOMDOC_READ_KIB=1024 and 128, alternated on both shapes) and both stripped binaries;
 #   it was lost with that machine (thirty-third session). This script does the same with
 #   OOMDOC_BASE (a build of dd60f896) and RUNS, once per OOMDOC_READ_KIB value and SHAPE.
+# Thirty-fourth session (2026-12-05 09:09-12:00 UTC, 2-core VM, AMD EPYC host). Two dicts of the
+# file's head and tail are read as the decoder meets them, never built as values, each by the
+# fold (`SnapshotFold::block`, `SnapshotFold::annotation`) only where `read_segment` /
+# `read_annotation` would read them without an error, else built as before (so errors name
+# the same paths); proptests decode generated segments and annotations (keys in any order,
+# repeated keys, values of every type, memo references, flat and `DICT` encodings) with the
+# fold and with a fold that builds every dict, and compare segments, stacks, annotations and
+# errors. Reports byte-identical to the session start's build (c7c0393a) on varied 60/268 MB.
+#   - A segment's block dicts (54,424 in the generated files, tens of thousands in a real
+#     training snapshot's head): the head alone (8.6 MB, segments and blocks, the trace
+#     emptied), one thread, 3 runs: decode 0.080-0.088 -> 0.056-0.057 s of CPU, build the
+#     snapshot (`read_segments` over built dicts) 0.021-0.023 -> 0.002-0.006 s. On the
+#     parallel path this is the main thread's work while the chunks decode: varied 268 MB,
+#     15 threads forced (the local uncapping patch, never committed) and pinned to one core
+#     (`taskset -c 1`: thread CPU without the VM's two-core contention), 2 runs each: "main:
+#     decode before the list" 0.081 -> 0.057-0.060 s of CPU, "read ahead" 0.024-0.028 ->
+#     0.004-0.007, "free what the chunks do not need" 0.008 -> 0.000-0.004: the main thread's
+#     part of the chunk phase 0.113-0.117 -> 0.064-0.068 s, against 0.049-0.055 s for each
+#     chunk of 16 MiB (on the 577 MiB file the chunks are 36 MiB, ~0.105 s each here: the
+#     main thread is no longer the slowest of the phase's threads). Peak RSS 161-163 -> 149-
+#     151 MiB there.
+#   - `external_annotations` dicts (decoded after the list, on the serial path): 200,000
+#     annotations added to the head: decode 0.155-0.165 -> 0.082-0.084 s of CPU above the
+#     head's own (0.212-0.222 -> 0.139-0.141 s in all), build 0.047 -> 0.037 s. The
+#     generated 577 MiB file holds ~6,500 (about 2.5 ms saved on the serial path); a trace
+#     of record_function ranges holds far more.
+# Lent host call (10:52-10:55 UTC; asked for an H200, none came in five tries; an H100 machine:
+# Intel Xeon, 16 cores, load 0.22 at the start, 3.93 at the end), tests/device/snapshot_speed
+# (this session's harness: identity first, then 10 alternated rounds, Python in the first 3,
+# wall from EPOCHREALTIME, CPU and peak RSS from /usr/bin/time), default threads (15), three
+# stripped builds: base = dd60f896 (1 MiB reads), start = main at this session's start
+# (c7c0393a with the profile's start column: 256 KiB reads), folds = f6fd8276 (both folds).
+# Every build's report (JSON and text, default and one thread) identical to base's.
+#   varied (576.9 MiB): Python 8.62-10.59 s (median 10.24); base 0.343-0.437 s, median 0.369,
+#     3.98 s CPU, 267.3 MiB (0.463 of the file); start 0.354-0.429 / 0.373, 4.13 s CPU,
+#     269.5 MiB; folds 0.348-0.427 / 0.364, 4.00 s CPU, 255.8 MiB (0.444). Paired: start -
+#     base +0.002 s (faster in 3 of 10), folds - start -0.008 s (7 of 10), folds - base
+#     -0.008 s (7 of 10). Ratios against this host's Python: folds 24.8x best against best,
+#     28.1x median against median (base 25.1x / 27.8x).
+#   real (524.7 MiB): Python 6.21-8.52 s (median 7.37); base 0.306-0.378 / 0.329, 3.71 s CPU,
+#     210.4 MiB (0.401); start 0.307-0.380 / 0.330; folds 0.308-0.355 / 0.319, 3.59 s CPU,
+#     201.3 MiB (0.384). Paired: start - base +0.005 s (3 of 10), folds - start -0.011 s (8
+#     of 10), folds - base -0.008 s (7 of 10). folds 20.2x best / 23.1x median (base 20.3x /
+#     22.4x).
+#   So the 256 KiB reads of the thirty-second session's second round gained nothing here
+#   (+0.002 / +0.005 s, within the spread; the VM's -2.7 % CPU does not show on free
+#   cores), and the folds about 2 % of the wall and 4-5 % of the peak RSS. The ratio moves
+#   with the host's Python more than with oomdoc: this host's Python took 10.24 s median on
+#   varied against 7.04 s on the thirty-second session's H200 host, where the same shape gave
+#   18.1x. 20x median against median is met on both shapes on this host, by every build.
+#   Profile (one run, the new start column shows the critical path): pre-scan 0.000-0.091 s,
+#   plan 0.008, chunks from 0.102 for 0.16-0.20 s each (thread CPU 0.15-0.19: no run-queue
+#   wait; the main thread's head now 0.095 s, done at 0.197 and then waiting 0.098 s for the
+#   chunks), merge 0.018, decode after the list 0.007, build 0.004, analysis 0.073 (pass 1
+#   shards 0.039 of it), render 0.011: 0.429 s. The chunks, not the main thread, bound the
+#   phase now; the next cuts are the pre-scan (0.07-0.09 s before any chunk starts), the
+#   chunks' spread (base's run: five at 0.10 s, ten at 0.15-0.17 s of wall with no wait) and
+#   pass 1's shards.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
