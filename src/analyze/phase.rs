@@ -495,6 +495,15 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
             _ => None,
         },
         OomKind::LlamacppAlloc => {
+            // A compute buffer reserved from a batch's decode (`llama_decode` → `decode` →
+            // `sched_reserve` / the graph's allocation, `src/llama-context.cpp`): a batch was
+            // being evaluated, as `compute_failed` reads the decode's own words. (Told by the
+            // failure's own text naming the call, `… → llama_decode`, cut or not.)
+            if message.details.buffer_purpose.as_deref() == Some("compute")
+                && message.text.contains("llama_decod")
+            {
+                return Some(Phase::Inference);
+            }
             match message.details.buffer_purpose.as_deref() {
                 Some("compute") => return Some(Phase::Profiling),
                 Some("kv cache") => return Some(Phase::KvCacheAlloc),

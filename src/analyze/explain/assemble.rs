@@ -69,7 +69,10 @@ pub(super) fn build_report(
             // log: a kernel's fault or a kill is told in a title over a log often cut long
             // before it (a load's bar), where no allocation ties it to the stage.
             let gpu = collected.first_gpu_failure.is_some();
-            if gpu || matches!(summary.failed_in, Phase::Inference | Phase::TrainingStep) {
+            if gpu
+                || matches!(summary.failed_in, Phase::Inference | Phase::TrainingStep)
+                || termination_message_follows(collected, failure)
+            {
                 phase = summary;
             }
         }
@@ -670,6 +673,23 @@ fn summary_phase(
         ),
     );
     Some(phase)
+}
+
+/// A container's exit code stated by Kubernetes (`exitCode: 137` of a `lastState: terminated:`
+/// block, or KServe's `lastFailureInfo:`) with its `message:` field just under it: with
+/// `terminationMessagePolicy: FallbackToLogsOnError` the message is the tail of the killed
+/// container's log (the kubelet keeps its last lines), so that log's end is where the kill came,
+/// not a log cut long before it.
+fn termination_message_follows(collected: &Collected, failure: Option<&OomMessage>) -> bool {
+    let Some(message) = failure.filter(|message| message.kind == OomKind::KilledBySignal) else {
+        return false;
+    };
+    if !message.text.trim_start().starts_with("exitCode:") {
+        return false;
+    }
+    (message.line + 1..=message.line + 3).any(|line| {
+        kept_text(collected, line).is_some_and(|text| text.trim_start().starts_with("message:"))
+    })
 }
 
 /// Whether the failure is of the host's memory: its allocator, the kernel's OOM killer, a kill

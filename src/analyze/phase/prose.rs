@@ -18,7 +18,9 @@ mod job;
 mod loads;
 mod phrases;
 
-use cjk::{cjk_apply_hits, cjk_ran_for_a_while, cjk_startup_hits, mixed_script_hits};
+use cjk::{
+    cjk_apply_hits, cjk_ran_for_a_while, cjk_run_sampling_hits, cjk_startup_hits, mixed_script_hits,
+};
 use loads::{named_model_load, named_model_load_english};
 use phrases::{APPLY_PHRASES, PHRASES};
 
@@ -26,7 +28,7 @@ use phrases::{APPLY_PHRASES, PHRASES};
 /// save inside a training loop): in one sentence with the outer stage, the inner one decides
 /// (`exit code 137 in validation step while training`, `when saving a checkpoint during
 /// training`).
-const INNER: &[&str] = &["validat", "evaluat", "eval ", "验证", "评估", "sav"];
+const INNER: &[&str] = &["validat", "evaluat", "eval ", "验证", "评估", "sav", "保存"];
 
 /// Characters just before a CJK phrase that make it another word: `预训练` (pre-trained, as in
 /// `加载预训练模型`, loading the pre-trained model).
@@ -720,8 +722,11 @@ pub fn stage_for(
         }
         // Code named as where the failure came (`named_code`), in a sentence of this line.
         let own_sentence = !named_code(text).is_empty();
+        // (Or a paragraph that points the code out as where the failure came: `The traceback
+        // also tells you where it happened—in my case, during _get_per_token_logps…`.)
+        let placed = oom || points_to_the_failure(&lower);
         for (at, end, phase) in named_code(&joined).into_iter().filter(|_| own_sentence) {
-            if end <= span.start || at >= span.end || !oom {
+            if end <= span.start || at >= span.end || !placed {
                 continue;
             }
             found.push((prose.line, phase, quote(&joined, &lower, at, end), oom, oom));
@@ -898,6 +903,24 @@ fn named_code(text: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
+/// Whether a lowercase paragraph points out where the failure came, without naming it: the
+/// traceback or stack trace read (`the traceback points to …`), or `where it happened` /
+/// `where it failed` / `where it crashed` (session 34).
+fn points_to_the_failure(lower: &str) -> bool {
+    [
+        "traceback",
+        "stack trace",
+        "stacktrace",
+        "where it happened",
+        "where it failed",
+        "where it fails",
+        "where it crashed",
+        "where it crashes",
+    ]
+    .iter()
+    .any(|words| lower.contains(words))
+}
+
 /// The shortest function name [`bare_functions`] reads: shorter ones (`load_model`) are words
 /// the phrases read, or too common to name a frame.
 const BARE_FUNCTION_CHARS: usize = 11;
@@ -921,10 +944,13 @@ fn bare_functions(text: &str) -> Vec<(usize, usize, Phase)> {
         let name = &text[start..end];
         let before = text[..start].chars().next_back();
         let after = text[end..].chars().next();
+        // A private method's one leading underscore is part of its name
+        // (`_get_per_token_logps_and_entropies`); a special name's two are not read.
+        let bare = name.strip_prefix('_').unwrap_or(name);
         if name.len() < BARE_FUNCTION_CHARS
-            || !name.contains('_')
-            || name.starts_with('_')
-            || !name.starts_with(|c: char| c.is_ascii_lowercase())
+            || !bare.contains('_')
+            || bare.starts_with('_')
+            || !bare.starts_with(|c: char| c.is_ascii_lowercase())
             || matches!(before, Some('`' | '-' | '/' | '\\' | '.' | '=' | '$' | '{'))
             || matches!(after, Some('`' | '/' | '\\' | '=' | '}'))
             || (after == Some('.')
@@ -960,8 +986,20 @@ fn ticked_functions(text: &str) -> Vec<(usize, usize, Phase)> {
     let mut out = Vec::new();
     let mut ticks = text.match_indices('`').map(|(at, _)| at);
     while let (Some(open), Some(close)) = (ticks.next(), ticks.next()) {
-        // A call written with its parentheses (`capture_model()`) names the same function.
+        // A call written with its parentheses (`capture_model()`) names the same function, and
+        // so does a method named with its class or module (`EngineCore.run_busy_loop`).
         let name = text[open + 1..close].trim_end_matches("()");
+        let name = match name.rsplit_once('.') {
+            Some((owner, method))
+                if !owner.is_empty()
+                    && owner
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') =>
+            {
+                method
+            }
+            _ => name,
+        };
         if name.len() < 10
             || !name.contains('_')
             || name.starts_with('_') && name.ends_with('_')
@@ -1087,6 +1125,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(cjk_apply_hits(lower));
     out.extend(cjk_startup_hits(lower));
     out.extend(cjk_ran_for_a_while(lower));
+    out.extend(cjk_run_sampling_hits(lower));
     out.extend(script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {

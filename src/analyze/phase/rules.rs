@@ -113,7 +113,6 @@ const SEGMENTS: &[&[FrameRule]] = &[
     serving::TENSORRT_RUNTIME,
     // === Apps' frames read from their sources for reports of apps and runtimes. ===
     others::AI_MODELS,
-    image::A1111_MEMORY_MONITOR,
     training::ULTRALYTICS_PREDICTOR,
     training::BARE_NAMES,
     // === A web server's worker boot (gunicorn, uvicorn's gunicorn worker). ===

@@ -57,6 +57,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("msg=load request=", ollama_load_request),
     rule("| POST ", gin_request),
     rule(": failed to allocate compute buffers", compute_failed),
+    // The scheduler's worst-case graph reserve at the context's creation (`src/llama-context.cpp`
+    // `llama_context::sched_reserve`, 2026: `LLAMA_LOG_INFO("%s: reserving ...\n", __func__)`,
+    // then the compute buffers' sizes): the compute buffers are being allocated.
+    rule("sched_reserve: reserving", graph_reserve_start),
     rule("failed to allocate buffer for kv cache", kv_cache_failed),
     // A batch's decode failed: `llama_decode: failed to decode, ret = -3` (llama-context.cpp
     // `llama_decode`), ollama's runner `panic: failed to decode batch: llama_decode failed
@@ -241,8 +245,12 @@ fn buffer(text: &str, facts: &mut LineFacts) {
     } else if has(rest, "compute buffer") {
         facts.memory.compute_buffers = Some(bytes);
         facts.event(EventKind::ProfilingDone, Phase::Profiling, figures);
-    } else if has(rest, "output buffer") || has(rest, "RS buffer") {
-        // small, not a milestone
+    } else if has(rest, "output buffer") || has(rest, "RS buffer") || has(rest, "state buffer") {
+        // small, not a milestone: the output buffer, and the per-sequence state a context's
+        // memory module allocates with its KV cache (`RS buffer` of a recurrent model's cache,
+        // `src/llama-memory-recurrent.cpp`; a compressor's `… state buffer size =`, as
+        // `llama_dsv4_comp_state: CUDA0 DSV4 lid state buffer size = 0.33 MiB`), none of
+        // them the model's weights
     } else {
         facts.memory.weights = Some(bytes);
         facts.event(EventKind::WeightsLoadProgress, Phase::WeightsLoad, figures);
@@ -516,6 +524,16 @@ fn compute_failed(text: &str, facts: &mut LineFacts) {
     facts.failed_phase_hint = Some(phase);
 }
 
+/// `sched_reserve: reserving ...`: the context's graph reserve started (see `RULES`).
+fn graph_reserve_start(_text: &str, facts: &mut LineFacts) {
+    llama(facts);
+    facts.event(
+        EventKind::ProfilingStart,
+        Phase::Profiling,
+        EventFigures::default(),
+    );
+}
+
 /// `llama_decode: failed to decode, ret = -3` and the callers' words for it: a batch of a
 /// prompt or of generated tokens was being evaluated.
 fn decode_failed(text: &str, facts: &mut LineFacts) {
@@ -643,6 +661,14 @@ mod tests {
         let facts = parse_line_scan("llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB");
         assert_eq!(facts.events[0].figures.tokens, Some(8192));
         assert_eq!(facts.config.kv_cache_dtype.as_deref(), Some("f16"));
+        // A context memory's state buffers are no weights.
+        let facts = parse_line_scan(
+            "llama_dsv4_comp_state:      CUDA0 DSV4 lid state buffer size =     0.33 MiB",
+        );
+        assert!(facts.events.is_empty());
+        assert_eq!(facts.memory.weights, None);
+        let facts = parse_line_scan("0.11.118.576 I sched_reserve: reserving ...");
+        assert_eq!(facts.events[0].kind, EventKind::ProfilingStart);
         let facts = parse_line_scan("llama_context: n_ctx         = 4096");
         assert_eq!(facts.config.max_model_len, Some(4096));
         let facts =

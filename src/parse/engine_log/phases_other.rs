@@ -36,6 +36,15 @@ pub(super) const RULES: &[Rule] = &[
     rule("loading: ", triton_loading),
     rule("successfully loaded '", triton_loaded),
     rule("failed to load '", triton_loading),
+    // The backend API's model and instance set-up (every backend, e.g.
+    // triton-inference-server/tensorflow_backend `src/tensorflow.cc`, onnxruntime_backend,
+    // python_backend: `TRITONBACKEND_ModelInitialize: bert (version 1)`,
+    // `TRITONBACKEND_ModelInstanceInitialize: bert_0 (GPU device 0)`): the model being loaded.
+    rule("TRITONBACKEND_ModelInitialize: ", triton_backend_loading),
+    rule(
+        "TRITONBACKEND_ModelInstanceInitialize: ",
+        triton_backend_loading,
+    ),
     rule("] warmup error: ", triton_warmup_failed),
     rule("failed to run warmup sample '", triton_warmup_failed),
     rule(
@@ -72,6 +81,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("Not Enough GPU memory? ", colabfold_predict),
     rule("updater_gpu_hist", xgboost_boosting),
     rule("dispatched on the CPU or the disk", quantized_dispatch),
+    // === stable-diffusion.cpp's generation (session 34); handler at the end of this file. ===
+    rule("stable-diffusion.cpp:", sdcpp_generation),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -183,6 +194,22 @@ fn triton_warmup_failed(text: &str, facts: &mut LineFacts) {
         });
     if glog || text.contains("failed to run warmup sample '") {
         facts.failed_phase_hint = Some(Phase::Profiling);
+    }
+}
+
+/// `TRITONBACKEND_ModelInitialize: <model> (version <n>)`, `TRITONBACKEND_ModelInstanceInitialize:
+/// <instance> (<kind> device <n>)`: a backend initialising the model a `loading: ` line
+/// started (see `RULES`).
+fn triton_backend_loading(text: &str, facts: &mut LineFacts) {
+    let named = ["ModelInitialize: ", "ModelInstanceInitialize: "]
+        .iter()
+        .filter_map(|key| text.split_once(key).map(|(_, rest)| rest))
+        .any(|rest| {
+            rest.split_once(" (")
+                .is_some_and(|(name, _)| !name.is_empty() && !name.contains(' '))
+        });
+    if named {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
     }
 }
 
@@ -392,6 +419,35 @@ fn quantized_dispatch(text: &str, facts: &mut LineFacts) {
 fn xgboost_boosting(text: &str, facts: &mut LineFacts) {
     if text.contains("updater_gpu_hist.cu") {
         facts.failed_phase_hint = Some(Phase::TrainingStep);
+    }
+}
+
+/// leejet/stable-diffusion.cpp (`src/stable-diffusion.cpp`, 2024–2026; `[INFO ]
+/// stable-diffusion.cpp:4197 - decoding 1 latents`): a generation's passes announced as they
+/// start, `generating image: 1/1 - seed 42` (`generate_image`), `sampling using Euler A method`
+/// (`sample`) and `decoding 1 latents` (`decode_first_stage` for each latent: the VAE's
+/// decode, whose compute buffer `vae compute buffer size: …` it allocates next): the model
+/// applied to the user's prompt. Each runs after the models are loaded.
+fn sdcpp_generation(text: &str, facts: &mut LineFacts) {
+    let Some((_, message)) = text.split_once("stable-diffusion.cpp:") else {
+        return;
+    };
+    let Some((_, message)) = message.split_once(" - ") else {
+        return;
+    };
+    let message = message.trim();
+    let decoding = message.strip_prefix("decoding ").is_some_and(|rest| {
+        let mut words = rest.split_whitespace();
+        words
+            .next()
+            .is_some_and(|count| count.bytes().all(|b| b.is_ascii_digit()))
+            && matches!(words.next(), Some("latents" | "latent"))
+    });
+    if decoding
+        || message.starts_with("generating image: ")
+        || message.starts_with("sampling using ")
+    {
+        event(facts, EventKind::Request, Phase::Inference);
     }
 }
 

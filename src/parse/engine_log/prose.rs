@@ -197,6 +197,8 @@ pub(super) const MARKERS: &[&str] = &[
     "t generation",
     "AE decod",
     "ae decod",
+    // ComfyUI's node title as its menu spells it (`OOM while VAE Decode`; session 34).
+    "AE Decod",
     // Pieces of whole phrases, not the bare words: `prefill`, `decoding`, `epoch`, `startup`
     // and `backward` stand in serving and training logs' every other line (`chunked_prefill`,
     // `guided_decoding`, `Epoch 3:`, `loss.backward()`), and a marker makes each line it is on
@@ -248,6 +250,33 @@ pub(super) const MARKERS: &[&str] = &[
     "few messages",
     "several messages",
     "ending a prompt",
+    // Session 34: code named as where the failure came (`sft.py crashes at optimizer.step()`,
+    // `EngineCore.run_busy_loop`, `during _get_per_token_logps_and_entropies`), a save in Chinese
+    // (`在保存的那一步出现OOM错误`), a request's prefill qualified by its size (`during a
+    // 131K-token DeepSeek V4 prefill`), a load interrupted (`kills workers mid-load`), a request
+    // as what failed (`same request family also OOMs`), a video labelled by a model (`running
+    // to labeling video source`), sampling run in a Chinese sentence (`每执行sample就爆显存`).
+    "optimizer.step(",
+    "scaler.step(",
+    "_busy_loop",
+    "per_token_logps",
+    "保存",
+    " prefill",
+    "odel-load",
+    "id-load",
+    "id load",
+    " OOMs",
+    "also OOM",
+    "request OOM",
+    "requests OOM",
+    "abeling",
+    "abelling",
+    "sample就",
+    "sample的",
+    "sample时",
+    "sampling的",
+    "sampling时",
+    "sampling就",
     "t epoch",
     "d epoch",
     "h epoch",

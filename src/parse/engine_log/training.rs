@@ -25,6 +25,9 @@ pub(super) const RULES: &[Rule] = &[
     rule(": <mistralrs_", rust_frame),
     rule(": candle_", rust_frame),
     rule(": <candle_", rust_frame),
+    // vllm.rs (guoqingbao/vllm.rs): `   4: vllm_rs::core::runner::ModelRunner::init_kv_cache`.
+    rule(": vllm_rs::", rust_frame),
+    rule(": <vllm_rs::", rust_frame),
     rule("In call to configurable '", gin_configurable),
     rule("\u{2502} ", rich_frame),
     // A rich frame whose padding a narrow console dropped: `│/path/x.py:187 in func`.

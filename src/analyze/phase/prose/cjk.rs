@@ -87,6 +87,40 @@ pub(super) fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
+/// An English word of sampling run by a Chinese verb of running, with a word of time after it or
+/// `就` (then) closing `每…` (each time …): `依然每执行sample就爆显存` (each time sample runs, the
+/// VRAM blows), `在进行sample的时候` (while doing sample): the model applied to make samples, a
+/// generator's or a diffusion model's (session 34). The verb is needed: `sample` alone is as
+/// often a data set's item (`每个sample`).
+pub(super) fn cjk_run_sampling_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const RUN: &[&str] = &["执行", "进行", "运行", "跑"];
+    const TIME: &[&str] = &["的时候", "时候", "时", "过程中", "的过程", "就", "都"];
+    let mut out = Vec::new();
+    for word in ["sampling", "sample"] {
+        for (at, _) in lower.match_indices(word) {
+            let end = at + word.len();
+            let before = lower[..at].strip_suffix(' ').unwrap_or(&lower[..at]);
+            let after = &lower[end..];
+            let after = after.strip_prefix(' ').unwrap_or(after);
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            if !RUN.iter().any(|verb| before.ends_with(verb)) {
+                continue;
+            }
+            let each_time = lower[..at].contains('每');
+            let timed = TIME.iter().any(|time| {
+                after.starts_with(time) && (each_time || !matches!(*time, "就" | "都"))
+            });
+            if timed && !denied(lower, at, word) {
+                out.push((at, end, Phase::Inference));
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// Chinese words of a run that went on for a while (`持续运行时显存一直缓慢增长直到oom`, memory
 /// grows while it keeps running until the OOM; `运行一段时间后报错`), in a sentence that names
 /// the failure and no training or load: inference, as English `after running for a while`

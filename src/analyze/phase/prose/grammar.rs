@@ -134,6 +134,10 @@ const VERBS: &[(&[&str], &[&str], Phase)] = &[
             "ingesting",
             "separating",
             "aligning",
+            // A video's or images' objects labelled by a model (SAM 2's video predictor, an
+            // auto-annotation tool): the model applied to each frame (session 34).
+            "labeling",
+            "labelling",
         ],
         &[
             "generate",
@@ -339,12 +343,17 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, phase));
             }
         }
-        if let Some((to, phase)) = during_a_kind_of(&words, index) {
+        if let Some((to, phase)) = during_a_kind_of(lower, &words, index) {
             if !guarded(lower, &words, index, to) {
                 out.push((word.start, words[to].end, phase));
             }
         }
         if let Some(to) = ran_for_a_while(lower, &words, index) {
+            if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, Phase::Inference));
+            }
+        }
+        if let Some(to) = request_fails(lower, &words, index) {
             if !guarded(lower, &words, index, to) {
                 out.push((word.start, words[to].end, Phase::Inference));
             }
@@ -391,16 +400,20 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out
 }
 
-/// `during` and a stage named with one word of its kind between them (`CUDA OOM during compiled
-/// inference`, `OOM during distributed training`, `during LoRA fine-tuning`): the stage as the
-/// fixed phrases read `during inference`. Returns the noun's index and its stage.
-fn during_a_kind_of(words: &[Word<'_>], index: usize) -> Option<(usize, Phase)> {
+/// `during` and a stage named with words of its kind between them (`CUDA OOM during compiled
+/// inference`, `OOM during distributed training`, `during LoRA fine-tuning`; session 34: an
+/// article and up to [`KIND_WORDS`] words naming its size or model, `during a 131K-token
+/// DeepSeek V4 prefill`, `during 128K-token vLLM prefill`): the stage as the fixed phrases read
+/// `during inference`. Returns the noun's index and its stage.
+fn during_a_kind_of(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize, Phase)> {
     const STAGES: &[(&str, Phase)] = &[
         ("inference", Phase::Inference),
         ("generation", Phase::Inference),
         ("prediction", Phase::Inference),
         ("evaluation", Phase::Inference),
         ("validation", Phase::Inference),
+        // An LLM server's prompt pass (a request's prefill), as `during prefill` is read.
+        ("prefill", Phase::Inference),
         ("training", Phase::TrainingStep),
         ("fine-tuning", Phase::TrainingStep),
         ("finetuning", Phase::TrainingStep),
@@ -409,23 +422,76 @@ fn during_a_kind_of(words: &[Word<'_>], index: usize) -> Option<(usize, Phase)> 
     if words.get(index)?.text != "during" {
         return None;
     }
-    let kind = words.get(index + 1)?.text;
-    let noun = words.get(index + 2)?.text;
     let stage = |word: &str| {
         STAGES
             .iter()
             .find(|(name, _)| *name == word)
             .map(|(_, p)| *p)
     };
-    // Not two stages (`during training inference`), nor a count or a negation.
-    if stage(kind).is_some()
-        || kind.bytes().all(|b| b.is_ascii_digit())
-        || matches!(kind, "no" | "not" | "non")
-    {
-        return None;
+    let mut first = index + 1;
+    // An article alone before the noun qualifies it as a word of its kind did before (`during
+    // the training`).
+    let article = matches!(
+        words.get(first)?.text,
+        "a" | "an" | "the" | "my" | "our" | "this"
+    );
+    if article {
+        first += 1;
     }
-    stage(noun).map(|phase| (index + 2, phase))
+    // The first stage noun within reach; the words before it qualify it.
+    let nearest = if article { first } else { first + 1 };
+    let noun = (nearest..=first + KIND_WORDS)
+        .find(|&at| words.get(at).is_some_and(|word| stage(word.text).is_some()))?;
+    let kinds = &words[first..noun];
+    // Not two stages (`during training inference`), nor a bare count, a negation, or words that
+    // start another phrase (`during loading for training`, `during the second half of
+    // training`: the noun is not qualified by them).
+    let qualifies = |word: &Word<'_>| {
+        stage(word.text).is_none()
+            && !word.text.bytes().all(|b| b.is_ascii_digit())
+            && !matches!(
+                word.text,
+                "no" | "not"
+                    | "non"
+                    | "of"
+                    | "for"
+                    | "with"
+                    | "in"
+                    | "on"
+                    | "at"
+                    | "to"
+                    | "from"
+                    | "after"
+                    | "before"
+                    | "and"
+                    | "or"
+                    | "but"
+                    | "while"
+                    | "when"
+                    | "is"
+                    | "was"
+                    | "loading"
+                    | "saving"
+            )
+    };
+    let span = &lower[words[index].end..words[noun].start];
+    let phase = stage(words[noun].text)?;
+    // Several words only before a noun that names a model's stage by itself: `generation`,
+    // `prediction`, `evaluation` are as often a data structure's or a metric's (`during
+    // neighbor list generation`).
+    let several = kinds.len() > 1;
+    let own_noun = matches!(
+        words[noun].text,
+        "prefill" | "inference" | "training" | "fine-tuning" | "finetuning"
+    );
+    (kinds.iter().all(qualifies)
+        && (!several || own_noun)
+        && (!several || !span.contains([',', '.', ';', ':', '!', '?', '(', ')'])))
+    .then_some((noun, phase))
 }
+
+/// How many words may qualify a stage's noun after `during` (see [`during_a_kind_of`]).
+const KIND_WORDS: usize = 4;
 
 /// The `-ing` forms of a model applied to inputs that name the stage with no frame around them
 /// (`Transcribing a 2-hour file runs out of memory`, `CUDA OOM translating documents with NLLB`):
@@ -435,6 +501,8 @@ fn during_a_kind_of(words: &[Word<'_>], index: usize) -> Option<(usize, Phase)> 
 /// `embedding` (a layer: `resize the embedding`), not `evaluating` / `validating` (a check of a
 /// value as often as a model's evaluation).
 const JOB_INGS: &[&str] = &[
+    "labeling",
+    "labelling",
     "transcribing",
     "translating",
     "generating",
@@ -910,6 +978,8 @@ fn reports_a_failure(lower: &str, end: usize) -> bool {
 /// The verbs of a model applied to inputs added in session 16: their object must not be the
 /// machine or the failure ([`NOT_INPUTS`]).
 const APPLY_VERBS: &[&str] = &[
+    "labeling",
+    "labelling",
     "ingesting",
     "separating",
     "aligning",
@@ -1358,6 +1428,55 @@ fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usiz
     (!other_stage).then_some(last)
 }
 
+/// A request (or requests) as the subject of the failure (`same request family also OOMs at
+/// 0.975`, `long requests OOM the server`, `the 128k request crashes with OOM`): a request being
+/// served failed, as a request posted or handled is (session 31) and an act named as what failed
+/// is (session 18, rule 7). A few words may stand between (`family`, `also`, `still`); not a
+/// pull or feature request, nor a sentence naming a load or a training. The index of the verb.
+fn request_fails(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(words[index].text, "request" | "requests") {
+        return None;
+    }
+    if index
+        .checked_sub(1)
+        .is_some_and(|before| matches!(words[before].text, "pull" | "feature" | "merge"))
+    {
+        return None;
+    }
+    let verb = (index + 1..=index + 3).find(|&at| {
+        words.get(at).is_some_and(|word| {
+            matches!(
+                word.text,
+                "oom" | "ooms" | "oomed" | "crashes" | "crashed" | "fails" | "failed"
+            )
+        })
+    })?;
+    let between = words[index + 1..verb].iter().all(|word| {
+        matches!(
+            word.text,
+            "family" | "families" | "type" | "also" | "still" | "then" | "too" | "again" | "just"
+        )
+    });
+    let span = &lower[words[index].end..words[verb].start];
+    if !between || span.contains([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    if !sentence_reports_a_failure(lower, words[index].start, words[verb].end) {
+        return None;
+    }
+    let sentence_start = lower[..words[index].start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[words[verb].end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| words[verb].end + at);
+    let other_stage = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
+    (!other_stage).then_some(verb)
+}
+
 /// A model run on the user's media in a sentence that reports the failure and names no other
 /// stage (`when I run DAV2 using the same image and model … I encounter a torch.OutOfMemoryError`,
 /// `# Run YOLO11 tracking on the frame`): `run` / `running` / `ran`, up to three words of what
@@ -1456,10 +1575,18 @@ fn told_in_the_past(lower: &str, words: &[Word<'_>], index: usize) -> Option<usi
 /// training launched is the job, session 14). `index` is the training's noun; the index of the
 /// word of time.
 fn running_the_training(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
-    if !matches!(
-        words[index].text,
-        "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training" | "epoch"
-    ) {
+    // (Session 34: a fine-tune named as a noun, `OOM when running fine-tune in 4 A100`; not a
+    // script's name, `when running finetune.py`, the job's command.)
+    let noun = matches!(words[index].text, "fine-tune" | "finetune")
+        && !lower[words[index].end..]
+            .strip_prefix(['.', '_'])
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphanumeric()));
+    if !noun
+        && !matches!(
+            words[index].text,
+            "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training" | "epoch"
+        )
+    {
         return None;
     }
     let mut verb = index.checked_sub(1)?;

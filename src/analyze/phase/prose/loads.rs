@@ -109,7 +109,16 @@ pub(super) fn named_model_load_english(lower: &str) -> Vec<(usize, usize, Phase)
                     "dataset" | "data" | "images" | "image" | "file" | "csv" | "video"
                 )
             });
-            if named && !data && !denied(lower, at, lead) {
+            // Another model than the one that failed (`I tried to load another model with no
+            // luck`): the reporter's experiment, not this failure's stage (session 34; as
+            // `grammar::objects::loads_weights`).
+            let another = clause
+                .split_whitespace()
+                .next()
+                .map(|word| word.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+                .is_some_and(|word| matches!(word, "another" | "other" | "different"))
+                || clause.starts_with("a different ");
+            if named && !data && !another && !denied(lower, at, lead) {
                 out.push((at, at + lead.len() + clause.len(), Phase::WeightsLoad));
                 break;
             }

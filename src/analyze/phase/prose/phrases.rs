@@ -534,6 +534,22 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("save a checkpoint", Phase::Unknown),
     ("save the checkpoint", Phase::Unknown),
     ("save the model", Phase::Unknown),
+    // … and in Chinese (session 34): the model's or weights' save, a save's step or moment
+    // (`在保存的那一步出现OOM错误`, at the step of saving; `在保存模型参数的时候出现OOM错误`).
+    ("保存模型", Phase::Unknown),
+    ("保存权重", Phase::Unknown),
+    ("保存检查点", Phase::Unknown),
+    ("保存的那一步", Phase::Unknown),
+    ("保存那一步", Phase::Unknown),
+    ("保存的时候", Phase::Unknown),
+    ("保存时", Phase::Unknown),
+    // A load interrupted half way (`Ray's memory monitor kills workers mid-load`): the weights
+    // were loading (session 34).
+    // The load written as a compound (`the REST model-load endpoint proceeds with a load`,
+    // `model-load failure`).
+    ("model-load", Phase::WeightsLoad),
+    ("mid-load", Phase::WeightsLoad),
+    ("mid load", Phase::WeightsLoad),
 ];
 
 /// Session 16: a trained model applied to the user's inputs, named by the act or the inputs

@@ -48,6 +48,12 @@ pub(super) const QUALIFIED_HF: &[FrameRule] = &[
     // them belongs to the step. Old PPO (≤ 0.11 `trainer/ppo_trainer.py`): `generate` is the
     // rollout, `step` the optimisation (`batched_forward_pass`, `train_minibatch`). ---
     r("_generate_and_score_completions", "", T, Stage, "trl"),
+    // GRPO's per-token log-probabilities (`_get_per_token_logps`, 0.14–0.18;
+    // `_get_per_token_logps_and_entropies`, 0.19+; Unsloth's `UnslothGRPOTrainer` copies both):
+    // the policy's forward on the completions, for the old and reference log-probabilities of
+    // the rollout and for the loss, all inside `training_step` (session 34).
+    r("_get_per_token_logps", "", T, Stage, "trl"),
+    r("_get_per_token_logps_and_entropies", "", T, Stage, "trl"),
     r("_generate", "trl/trainer/", T, Stage, "trl"),
     r("_generate_single_turn", "trl/trainer/", T, Stage, "trl"),
     r("generate", "trl/trainer/ppo_trainer.py", T, Stage, "trl"),

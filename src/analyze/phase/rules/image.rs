@@ -118,6 +118,22 @@ pub(super) const QUALIFIED_A1111_SAMPLERS: &[FrameRule] = &[
         Serve,
         "automatic1111",
     ),
+    // --- Session 34: AUTOMATIC1111 1.6+ and Forge `modules/sd_samplers_common.py`
+    // `Sampler.launch_sampling` (called from `modules/sd_samplers_kdiffusion.py`
+    // `KDiffusionSampler.sample` / `sample_img2img`, and the timestep samplers): runs the
+    // sampler's denoising loop of a generation. crowsonkb/k-diffusion `k_diffusion/sampling.py`
+    // (vendored by the web UI's `repositories/k-diffusion`, by Forge's `k_diffusion/` and by
+    // ComfyUI's `comfy/k_diffusion/sampling.py`): the samplers (`sample_euler`,
+    // `sample_dpmpp_2m`, …) and their helpers (`to_d`, `get_ancestral_step`, the noise
+    // samplers), all run while the latents are denoised. ---
+    r(
+        "launch_sampling",
+        "modules/sd_samplers_",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    r("", "k_diffusion/sampling.py", I, Serve, "k-diffusion"),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
@@ -404,13 +420,4 @@ pub(super) const A1111_LOADING: &[FrameRule] = &[
         Serve,
         "automatic1111",
     ),
-];
-
-/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
-pub(super) const A1111_MEMORY_MONITOR: &[FrameRule] = &[
-    // --- AUTOMATIC1111 1.x and Forge `modules/memmon.py` `MemUsageMonitor.run`: the monitor
-    // thread polls `torch.cuda.mem_get_info` only while its flag is set, which
-    // `modules/call_queue.py` `wrap_gradio_gpu_call` sets for each GPU job of the UI (txt2img,
-    // img2img, extras) and clears when the job ends: an image is being generated. ---
-    r("run", "modules/memmon.py", I, Serve, "automatic1111"),
 ];

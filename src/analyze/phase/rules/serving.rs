@@ -212,6 +212,11 @@ pub(super) const NATIVE_BACKTRACES: &[FrameRule] = &[
         Stage,
         "mistralrs",
     ),
+    // vllm.rs (guoqingbao/vllm.rs, Rust on candle, 2025–2026) `src/core/runner.rs`:
+    // `ModelRunner::new` builds the model, then `ModelRunner::init_kv_cache` allocates the
+    // cache's key and value tensors (`Tensor::zeros` per layer) for the blocks the engine
+    // logged (`Allocating 8192 KV blocks (131072 MB) for …`, `src/utils/mod.rs`) (session 34).
+    r("ModelRunner::init_kv_cache", "", K, Stage, "vllm.rs"),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

@@ -97,7 +97,10 @@ pub(super) fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
     })
 }
 
-/// `load` followed by what it loads: the model, its weights or a model's name, not data.
+/// `load` followed by what it loads: the model, its weights or a model's name, not data. Not
+/// another model than the one that failed (`I tried to load another model with no luck`, `each
+/// test loading a different model`): the reporter's experiment to rule the model out, which says
+/// nothing of the stage where this failure came (session 34).
 pub(super) fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
     let mut next = index + 1;
     while words.get(next).is_some_and(|w| {
@@ -108,9 +111,10 @@ pub(super) fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
     }) {
         next += 1;
     }
-    words
-        .get(next)
-        .is_some_and(|object| !NOT_WEIGHTS.contains(&object.text))
+    words.get(next).is_some_and(|object| {
+        !NOT_WEIGHTS.contains(&object.text)
+            && !matches!(object.text, "another" | "other" | "different" | "others")
+    })
 }
 
 /// Whether `convert` at `index` acts on a document or a medium rather than on weights (`I try

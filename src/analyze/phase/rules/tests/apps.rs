@@ -20,8 +20,16 @@ mod app_frame_tests {
             frame_phase("run", "/x/site-packages/ai_models/__main__.py"),
             None
         );
+        // The web UI's memory monitor polls `mem_get_info` in its own thread while any GPU job
+        // runs (a checkpoint's load as much as a generation): its frame shows no stage
+        // (session 34).
+        assert_eq!(frame_phase("run", "D:\\webui\\modules\\memmon.py"), None);
         assert_eq!(
-            frame_phase("run", "D:\\webui\\modules\\memmon.py"),
+            frame_phase("sample_euler", "/content/forge/k_diffusion/sampling.py"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            frame_phase("launch_sampling", "/w/modules/sd_samplers_common.py"),
             Some(Phase::Inference)
         );
         assert_eq!(frame_phase("run", "/x/modules/monitor.py"), None);
