@@ -9,6 +9,36 @@
 use super::{Continuation, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 
+/// PyTorch's caching allocator failing while it writes its out-of-memory message: the
+/// per-process report of that message (`c10/cuda/CUDACachingAllocator.cpp`
+/// `reportProcessMemoryInfo`, 2.1+, called from `DeviceCachingAllocator::malloc` only when no
+/// block can be had) asserts each NVML call, `TORCH_INTERNAL_ASSERT(NVML_SUCCESS ==
+/// DriverAPI::get()->nvmlInit_v2_())`, `…nvmlDeviceGetHandleByPciBusId_v2_(pci_id,
+/// &nvml_device))` and `TORCH_INTERNAL_ASSERT(NVML_SUCCESS == r)` (the process list), so a
+/// container or a Jetson whose NVML fails prints `NVML_SUCCESS == r INTERNAL ASSERT FAILED at
+/// ".../c10/cuda/CUDACachingAllocator.cpp":844, please report a bug to PyTorch.` in place of
+/// the OOM message (its line number moves with each version: 838, 844, 963, 1154, …). A GPU
+/// OOM without figures. The assert's condition with `INTERNAL ASSERT FAILED` after it on the
+/// line, or at the line's end (a console wrapped before `INTERNAL ASSERT FAILED at`); not the
+/// source's own `TORCH_INTERNAL_ASSERT(` line, and not an assert of another file. The position
+/// of `NVML_SUCCESS`.
+fn nvml_report_assert(text: &str) -> Option<usize> {
+    let found = regex!(
+        r"NVML_SUCCESS ?== ?(?:r\b|DriverAPI::get\(\)->nvml(?:Init_v2_|DeviceGetHandleByPciBusId_v2_)\b)"
+    )
+    .find(text)?;
+    let before = &text[..found.start()];
+    if before.contains("TORCH_INTERNAL_ASSERT") || before.trim_end().ends_with('(') {
+        return None;
+    }
+    let rest = &text[found.end()..];
+    let asserted = super::find(rest, "INTERNAL ASSERT FAILED").is_some()
+        || regex!(r"^[^A-Za-z]*$").is_match(rest);
+    let elsewhere = regex!(r"\.(?:cpp|cu|h|py)\b").find(rest).is_some()
+        && super::find(rest, "CUDACachingAllocator").is_none();
+    (asserted && !elsewhere).then_some(found.start())
+}
+
 /// Lines that start one of this module's families, with the offset where the message starts.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     for needle in [
@@ -33,6 +63,9 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             .rfind("pycuda.")
             .unwrap_or(found.start());
         return Some((Family::CudaDriver, begin));
+    }
+    if let Some(position) = nvml_report_assert(text) {
+        return Some((Family::OtherGpu, position));
     }
     // CTranslate2 (faster-whisper, whisper-ctranslate2): `RuntimeError: CUDA failed with error out
     // of memory` (`include/ctranslate2/utils.h` `THROW_RUNTIME_ERROR("CUDA failed with error " +

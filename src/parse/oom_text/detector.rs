@@ -38,6 +38,8 @@ pub(super) struct Open {
     pub(super) blank_lines: u32,
     /// The wording is quoted by the `raise` statement of a traceback ([`quoted_raise_start`]).
     pub(super) quoted: bool,
+    /// An engine's log line quoted inside the reporter's sentence ([`look_alike::told_in_sentence`]).
+    pub(super) told: bool,
 }
 
 /// Streaming detector: feed cleaned lines, get completed messages.
@@ -61,6 +63,9 @@ pub struct OomDetector {
     /// allocate device memory of 104.85GiB (112583507968 bytes)`, logged while the pool backs
     /// off): a later XLA failure of this process ran in that smaller pool.
     xla_preallocation: Option<Bytes>,
+    /// ggml's device pool retrying an allocation that failed: the line, the device and the
+    /// size (see [`pool_retry`]).
+    pool_retry: Option<(u64, u32, Bytes)>,
     /// The first line where the reporter says other programs held the GPU's memory
     /// ([`holders::other_holders_said`]).
     holders_said: Option<u64>,
@@ -78,6 +83,34 @@ pub struct OomDetector {
     /// failures (`RESOURCE_EXHAUSTED`) as `MemoryError` with its C++ stack as the message, so
     /// a GPU kernel's frame below it makes it the GPU's ([`paddle_gpu_frame`]).
     held_memory_error: Option<OomMessage>,
+}
+
+/// TensorFlow's `OOM when allocating tensor` cut before its shape (a title `…
+/// ResourceExhaustedError: OOM when allocating tensor with shape`): the message names no
+/// device yet (`OpKernelContext::allocate_tensor`: `OOM when allocating tensor with shape[…]
+/// and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu`), which
+/// the whole message below it may (see [`OomDetector::pair_warmup`]).
+fn tf_cut_before_shape(message: &OomMessage) -> bool {
+    message.kind == OomKind::TensorflowOomTensor
+        && !regex!(r"shape\s*\[|device:|by allocator").is_match(&message.text)
+}
+
+/// How many lines after ggml's pool retry its failure's error may start.
+const POOL_RETRY_LINES: u64 = 3;
+
+/// ggml's legacy device pool (`ggml-cuda.cu` `ggml_cuda_pool_leg::alloc`): when `cudaMalloc`
+/// fails it logs `GGML_CUDA_NAME " pool[%d]: alloc of %.2f MiB failed, flushing %.2f MiB of
+/// cached buffers and retrying"` (`CUDA`, `ROCm` or `MUSA`), frees its cache and tries once
+/// more; a second failure is `CUDA_CHECK(err)`'s error. The device and the size it asked for
+/// (the request rounded up by the pool, as printed).
+fn pool_retry(text: &str) -> Option<(u32, Bytes)> {
+    let caps = regex!(
+        r"(?:CUDA|ROCm|MUSA) ?pool\[(\d{1,3})\]: alloc of (\d+(?:\.\d+)?) MiB failed, flushing"
+    )
+    .captures(text)?;
+    let device = caps.get(1)?.as_str().parse().ok()?;
+    let size = super::parse_size(&format!("{} MiB", caps.get(2)?.as_str()))?;
+    Some((device, size))
 }
 
 /// How many lines after a bare `MemoryError` Paddle's C++ stack may show a GPU kernel.
@@ -131,6 +164,9 @@ struct Pending {
     window: u64,
     /// The real message replaces it (a class) or lends it its figures (vLLM's warm-up).
     superseded: bool,
+    /// An engine's log line told in the reporter's sentence: it gives way to any message that
+    /// follows, as a mention does.
+    told: bool,
 }
 
 /// How many lines after vLLM's warm-up error the allocator message it wraps may start.
@@ -157,6 +193,9 @@ impl OomDetector {
         }
         if pinned::pinned_frame(text) {
             self.pinned_frame = Some(line_no);
+        }
+        if let Some((device, size)) = pool_retry(text) {
+            self.pool_retry = Some((line_no, device, size));
         }
         if pinned::pin_thread(text) {
             self.pin_thread = Some(line_no);
@@ -306,6 +345,7 @@ impl OomDetector {
                 lines: 1,
                 blank_lines: 0,
                 quoted,
+                told: family == Family::VllmNoCacheBlocks && look_alike::told_in_sentence(prefix),
             };
             append_normalized(&mut open.text, message_text);
             squeeze_into(&mut open.squeezed, message_text);
@@ -413,8 +453,9 @@ impl OomDetector {
             self.counted += 1;
             return;
         }
+        let told = open.told;
         if let Some(message) = build(open, &mut self.memo) {
-            self.pair_warmup(message, done);
+            self.pair_warmup(message, told, done);
         }
     }
 
@@ -444,6 +485,38 @@ impl OomDetector {
             || pinned::pinned_frame(&message.text)
     }
 
+    /// The request of ggml's CUDA/HIP error right after its device pool said it would retry
+    /// ([`pool_retry`]): the retry failed, and `CUDA_CHECK(err)` of the pool's `alloc` printed
+    /// the error (`current device: 0, in function alloc at …/ggml-cuda.cu:449`). On the same
+    /// device, within a few lines, from no other function.
+    fn pool_request(&self, message: &mut OomMessage) {
+        let Some((line, device, size)) = self.pool_retry else {
+            return;
+        };
+        let raw = matches!(
+            message.kind,
+            OomKind::CudaErrorOutOfMemory | OomKind::HipRuntimeOutOfMemory
+        );
+        let near = line < message.line && message.line - line <= POOL_RETRY_LINES;
+        let same_device = message
+            .figures
+            .gpu_index
+            .is_none_or(|index| index.0 == device);
+        let function = regex!(r"in function (\w+)")
+            .captures(&message.text)
+            .and_then(|caps| caps.get(1))
+            .is_none_or(|name| name.as_str() == "alloc");
+        if raw
+            && near
+            && same_device
+            && function
+            && message.figures.tried_to_allocate_bytes.is_none()
+        {
+            message.figures.tried_to_allocate_bytes = Some(size);
+            message.figures.gpu_index = Some(crate::model::gpu::CudaOrdinal(device));
+        }
+    }
+
     /// vLLM's warm-up error (`_dummy_sampler_run`: `raise RuntimeError("CUDA out of memory
     /// occurred when warming up sampler …") from e`) carries no figures; the allocator message it
     /// wraps does. Printed in that order (a paste that quotes the RuntimeError first), the
@@ -451,7 +524,10 @@ impl OomDetector {
     ///
     /// A message that is only an exception's class (`OutOfMemoryError` without its text) is
     /// held the same way and dropped when the message itself follows.
-    fn pair_warmup(&mut self, mut message: OomMessage, done: &mut Vec<OomMessage>) {
+    ///
+    /// An engine's log line that the reporter quotes in a sentence (`told`) is held as a
+    /// mention is: the reporter's telling, which a message of the paste's own replaces.
+    fn pair_warmup(&mut self, mut message: OomMessage, told: bool, done: &mut Vec<OomMessage>) {
         if bare_memory_error(&message) && self.held_memory_error.is_none() {
             self.held_memory_error = Some(message);
             return;
@@ -467,6 +543,7 @@ impl OomDetector {
                 .map(crate::model::Bytes)
                 .or(message.details.host_required_bytes);
         }
+        self.pool_request(&mut message);
         if message.kind == OomKind::XlaResourceExhausted
             && message.details.requested_memory_bytes.is_none()
         {
@@ -477,7 +554,7 @@ impl OomDetector {
             message.kind,
             OomKind::OtherGpuOom | OomKind::NamedWithoutMessage
         ) && mention::is_mention(&message);
-        if mention && self.seen_message {
+        if (mention || told) && self.seen_message {
             return;
         }
         if mention {
@@ -518,16 +595,19 @@ impl OomDetector {
         // A message of its own, or a mention that names the GPU, follows the weak mention: it
         // is what failed (or, from the host, what shows it was not the GPU).
         self.weak = None;
-        self.seen_message |= !mention;
+        self.seen_message |= !(mention || told);
         // A logger-prefixed stream prints the chained traceback whole (the allocator's message
         // first): only a plain paste quotes the warm-up error before it.
         let held =
             if message.kind == OomKind::VllmWarmupOom && figureless && message.stream.is_none() {
                 Some((WARMUP_PAIR_LINES, false))
             } else if mention
+                || told
                 || (message.kind == OomKind::OtherGpuOom && is_class_only(&message.text))
             {
                 Some((CLASS_ONLY_LINES, true))
+            } else if tf_cut_before_shape(&message) {
+                Some((CLASS_ONLY_LINES, false))
             } else {
                 None
             };
@@ -552,6 +632,7 @@ impl OomDetector {
                 message,
                 window,
                 superseded,
+                told,
             });
             // A mention or a class waiting for its message gives way to the message held now
             // (vLLM's warm-up error after the title's `CUDA memory error`), as to any other.
@@ -566,10 +647,23 @@ impl OomDetector {
             );
             return;
         }
+        // TensorFlow's OOM cut before its tensor (a title), or only its class, then the whole
+        // message placed on the CPU: the same failure, of the host's memory.
+        if !message.is_gpu_oom
+            && message.text.contains("OOM when allocating tensor")
+            && self.pending_warmup.as_ref().is_some_and(|pending| {
+                (tf_cut_before_shape(&pending.message)
+                    || (pending.message.kind == OomKind::OtherGpuOom
+                        && pending.message.text.contains("ResourceExhaustedError")))
+                    && message.line <= pending.message.end_line + pending.window
+            })
+        {
+            self.pending_warmup = None;
+        }
         // A mention gives way to any message that follows it, a GPU one or not.
         if !message.is_gpu_oom
             && self.pending_warmup.as_ref().is_some_and(|pending| {
-                mention::is_mention(&pending.message)
+                (pending.told || mention::is_mention(&pending.message))
                     && message.line <= pending.message.end_line + pending.window
             })
         {
@@ -635,10 +729,14 @@ fn is_wrapped_figures(open: &Open, family: Family, message: &str) -> bool {
     {
         return true;
     }
+    // … or the 2.1+ message wrapped before its second sentence (`… Tried to allocate 20.00
+    // MiB.` / `GPU 0 has a total capacity of …`): the tail read on its own as a head-cut
+    // message ([`pytorch::start`]) continues the open one that lacks it.
     matches!(open.family, Family::TorchAllocator(_))
         && family == Family::TorchAllocator(Accelerator::Cuda)
-        && message.starts_with("Tried to allocate")
-        && !open.squeezed.contains("Triedtoallocate")
+        && ((message.starts_with("Tried to allocate")
+            && !open.squeezed.contains("Triedtoallocate"))
+            || (message.starts_with("GPU") && !open.squeezed.contains("hasatotalcapac")))
 }
 
 fn is_complete(open: &Open) -> bool {

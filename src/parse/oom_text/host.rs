@@ -74,10 +74,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // (tasks / actors) killed due to memory pressure (OOM)`, `ray.exceptions.OutOfMemoryError`
     // says `Task was killed due to the node running low on memory`, and both end with `Refer to
     // the documentation on how to address the out of memory issue: …ray-oom-prevention…`.
+    // Ray 2.x words it `N worker(s) were killed due to the node running low on memory.` (the
+    // docs' "Out-Of-Memory Prevention" page): a console may wrap it after `the node`.
     for needle in [
         "killed due to memory pressure",
         "running low on memory",
         "address the out of memory issue",
+        "killed due to the node",
     ] {
         if let Some(position) = super::find(text, needle) {
             return Some((Family::Host(HostKind::RayMemoryMonitor), position));
@@ -363,6 +366,16 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                     .captures(text)
                     .and_then(|caps| caps.get(1)?.as_str().parse().ok())
             });
+            // Or torchrun's elastic agent naming the worker that died of SIGKILL: its log line
+            // (`torch/distributed/elastic/multiprocessing/api.py`: `failed (exitcode: %s)
+            // local_rank: %s (pid: %s) of binary: %s`), its `ChildFailedError` summary
+            // (`errors/__init__.py` `_FAILURE_FORMAT_TEMPLATE`: `exitcode  : -9 (pid: 36071)`)
+            // and that summary's `traceback : Signal 9 (SIGKILL) received by PID 36071`.
+            details.killed_pid = details.killed_pid.or_else(|| {
+                regex!(r"(?i)exitcode\s*:\s*-9\)?\s*(?:local_rank:\s*\d+\s*)?\(pid:\s*(\d+)\)|Signal 9 \(SIGKILL\) received by PID (\d+)")
+                    .captures(text)
+                    .and_then(|caps| caps.get(1).or(caps.get(2))?.as_str().parse().ok())
+            });
             details.exit_code = if script.is_some() || text.contains("137") {
                 Some(137)
             } else if text.contains("-9") || text.contains("SIGKILL") || text.contains("Killed") {
@@ -426,6 +439,21 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                 details.killed_rss_bytes = size(2);
                 details.host_usage_bytes = size(3);
                 details.host_limit_bytes = size(4);
+            } else if let Some(caps) = regex!(concat!(
+                r"Memoryonthenode\(IP:[^)]*\)was",
+                size!(),
+                "/",
+                size!()
+            ))
+            .captures(squeezed)
+            {
+                // Ray 2.x's shorter report, without the task (`1 worker(s) were killed due to
+                // the node running low on memory. Memory on the node (IP: 10.83.10.20, ID: …)
+                // was 957.55GB / 1006.84GB (0.951040)`, the docs' "Out-Of-Memory Prevention").
+                let size =
+                    |group: usize| caps.get(group).and_then(|m| super::parse_size(m.as_str()));
+                details.host_usage_bytes = size(1);
+                details.host_limit_bytes = size(2);
             }
             // The killed worker's row of the top memory users: its command names its task.
             // (The message's lines are joined by spaces: the row is the pid, its memory and
@@ -462,7 +490,18 @@ pub(super) fn ray_continuation(text: &str) -> Continuation {
     ]
     .iter()
     .any(|phrase| text.contains(phrase));
-    if report || row || (trimmed.starts_with("PID") && trimmed.contains("COMMAND")) {
+    // The node's figures wrapped onto a line of their own (`113.76GB / 119.70GB (0.950345)`,
+    // `121.63GB (0.907749), which exceeds the memory usage threshold of 0.900000.`), and the
+    // sentence's rest after a wrap inside it.
+    let figures = regex!(r"^\d+(?:\.\d+)?GB\s*(?:/|\()").is_match(trimmed)
+        || [
+            "running low on memory",
+            "memory usage threshold",
+            "was running",
+        ]
+        .iter()
+        .any(|phrase| text.contains(phrase));
+    if report || row || figures || (trimmed.starts_with("PID") && trimmed.contains("COMMAND")) {
         Continuation::Append
     } else {
         Continuation::Close

@@ -119,3 +119,31 @@ pub(super) fn unrelated_error(text: &str) -> bool {
         .is_match(text);
     found && !regex!(r"(?i)memory|vram|\boom|alloc|resource|cuda|gpu|显存|内存").is_match(text)
 }
+
+/// Whether an engine's log line read after `prefix` (the text before it on its line) is quoted
+/// in the reporter's own sentence: inside an inline code span (an odd number of backticks
+/// before it) that prose opens, at least three words of it, and no logger's level or source
+/// location on the line (`INFO 05-01 …`, `[gpu_worker.py:227]`), as in `… lowering it far
+/// enough to load then yields `Available KV cache memory: -2.26 GiB``. The engine logged the
+/// line; the reporter tells of it, as they tell of an OOM in words.
+pub(super) fn told_in_sentence(prefix: &str) -> bool {
+    if prefix.matches('`').count() % 2 == 0 {
+        return false;
+    }
+    let Some(tick) = prefix.rfind('`') else {
+        return false;
+    };
+    if regex!(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG)\b|\.py:\d+\]").is_match(prefix) {
+        return false;
+    }
+    let words = prefix[..tick]
+        .split_whitespace()
+        .filter(|word| {
+            let word = word.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '—' | '-'));
+            !word.is_empty()
+                && word.chars().all(|c| c.is_alphabetic() || c == '\'')
+                && word.chars().any(char::is_lowercase)
+        })
+        .count();
+    words >= 3
+}

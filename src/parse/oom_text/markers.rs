@@ -219,6 +219,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Ray's memory monitor (`raylet/node_manager.cc`, `ray.exceptions.OutOfMemoryError`).
         ("killed due to memory pressure", Message),
         ("running low on memory", Message),
+        // … its report wrapped after `the node` (host.rs).
+        ("killed due to the node", Words),
         ("Killed", Message),
         // bash's `Killed` in a Chinese locale (its zh_CN message catalogue).
         ("已杀死", Message),
@@ -313,6 +315,16 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("ErrorOutOfDeviceMemory", Message),
         ("Allocation on device", Message),
         ("Tried to allocate", Message),
+        // The NVML assert that replaces the message when the allocator's per-process report
+        // fails (cuda.rs); not in the failure search of a long log's middle, whose anchors are
+        // full (`hot_path_tests`).
+        ("NVML_SUCCESS", Words),
+        // PyTorch 2.1+'s message with its head cut (`GPU 0 has a total capacity of … of which
+        // … is free`; pytorch.rs): a quote in a report (a log prints the head on its line).
+        ("has a total capac", Words),
+        // ggml's device pool retrying a failed allocation: its size for the error that follows
+        // when the retry fails too (detector.rs), read in the error's window of a long log.
+        ("cached buffers and retrying", Words),
         // MPS: one request larger than the device's largest buffer (pytorch.rs).
         ("Invalid buffer size", Message),
         ("No executable batch size found", Message),

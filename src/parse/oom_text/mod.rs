@@ -288,6 +288,8 @@ mod s31_tests;
 #[cfg(test)]
 mod s32_tests;
 #[cfg(test)]
+mod s34_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -120,7 +120,26 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Mps, position - "MPS backend".len()));
         }
     }
-    None
+    head_cut_tail_start(text).map(|position| (Family::TorchAllocator(Accelerator::Cuda), position))
+}
+
+/// PyTorch 2.1+'s message with its head cut off, from its second sentence on (a blog quoting
+/// `error:GPU 0 has a total capacity of 23.64 GiB of which 1.61 GiB is free. Process 1624541
+/// has …`, a console wrap after `Tried to allocate 20.00 MiB.`): the clause `GPU <n> has a total
+/// capacity of <size> of which <size>` is printed by the caching allocator's OOM message only
+/// (`c10/cuda/CUDACachingAllocator.cpp` `DeviceCachingAllocator::malloc`: `". GPU ", device, "
+/// has a total capacity of ", format_size(device_total), " of which ", format_size(
+/// device_free), " is free. "`; 2.1 spells it `capacty`). The position of `GPU`. Not when its
+/// head is on the line before it (that head was read, or rejected as code or advice).
+fn head_cut_tail_start(text: &str) -> Option<usize> {
+    let found = regex!(
+        r"GPU ?(?:\d+ ?|[\x00-\x1f] ?)?has a total capac(?:i)?ty of \d+(?:[.,]\d+)* ?(?:bytes|[KMGTPE]i?B) of which \d"
+    )
+    .find(text)?;
+    let head = &text[..found.start()];
+    (super::find(head, "Tried to allocate").is_none()
+        && super::find(head, "out of memory").is_none())
+    .then_some(found.start())
 }
 
 /// Whether the figures part of the message has been read completely.
@@ -234,7 +253,9 @@ fn canonical_case(s: &str) -> std::borrow::Cow<'_, str> {
 
 fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     // ≤2.0: "(GPU 0; 15.90 GiB total capacity; …)"; torch_npu keeps that layout: "(NPU 2; …)".
-    let old_wording = s.contains("(GPU") || s.contains("(NPU");
+    // A screenshot's OCR reads `GPU` as `GPV` (U and V alike in a sans-serif font): inside
+    // this message, whose parenthesis opens with the device's name, it is still the GPU.
+    let old_wording = s.contains("(GPU") || s.contains("(NPU") || s.contains("(GPV");
     let new_wording = regex!(r"hasatotalcapac").is_match(s); // 2.1+ ("capacty" in 2.1)
     let cached = size_of(regex!(concat!(size!(), r"cached\)")), s);
     let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s)
@@ -262,12 +283,22 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     let figures = &mut parsed.figures;
 
     figures.gpu_index = cuda_ordinal(s);
-    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
+    // OCR may drop a letter of the short word `to` (`Tried t allocate 388.00 MiB`): the
+    // sentence is still the request's, the only `Tried … allocate` of the message.
+    figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedt?o?allocate", size!())), s)
         .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s))
         .or_else(|| size_of(regex!(concat!("Attemptingtoallocate", size!())), s));
     figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
         .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s))
-        .or_else(|| cut_capacity(s));
+        .or_else(|| cut_capacity(s))
+        // Retold by a reporter (`Tried to allocate 128.00 MiB. GPU has 94.97 GiB total of
+        // which ~52 MiB is free ... 133 MiB reserved but unallocated`): the device's only total.
+        .or_else(|| {
+            size_of(
+                regex!(concat!(r"GPU\d*has", size!(), "total(?:of|;|,|$)")),
+                s,
+            )
+        });
     // PyTorch 2.1+ (`c10/cuda/CUDACachingAllocator.cpp`, `CUDAAllocator::malloc`'s OOM
     // message): `GPU 0 has a total capacity of X of which Y is free.` A paste or a log
     // shipper may cut the message inside `is free` (`… of which 22.25 GiB i`): the size after
@@ -283,7 +314,10 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
                 )),
                 s,
             )
-        });
+        })
+        // Retold (`GPU has 79.19 GiB total, 6.68 GiB free, 72.48 GiB in use by this
+        // process.`): a size followed by `free` and the clause's end.
+        .or_else(|| size_of(regex!(concat!(size!(), r"free(?:,|\.|$)")), s));
     figures.allowed_bytes = size_of(regex!(concat!(size!(), "allowed;")), s);
 
     for caps in regex!(concat!(r"Process(\d+)has", size!(), "memoryinuse")).captures_iter(s) {
@@ -299,7 +333,19 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     // NVML's N/A (`17179869184.00 GiB`) is kept as the sentinel: the clause was printed, so
     // PyTorch recognised this process, but the figure is not one.
     figures.process_in_use_bytes =
-        size_of(regex!(concat!("thisprocesshas", size!(), "memoryinuse")), s).map(|bytes| {
+        // A message cut right after the figure or inside `memory in use` (`… this process
+        // has 39.23 GiB` where a paste ends): the size printed in full is still the figure.
+        size_of(
+            regex!(concat!(
+                "thisprocesshas",
+                size!(),
+                r"(?:memoryinuse|(?:m(?:e(?:m(?:o(?:r(?:y(?:i(?:n(?:u(?:s)?)?)?)?)?)?)?)?)?)?$)"
+            )),
+            s,
+        )
+        // … and retold as `72.48 GiB in use by this process`.
+        .or_else(|| size_of(regex!(concat!(size!(), "inusebythisprocess")), s))
+        .map(|bytes| {
             if is_not_available(bytes) {
                 OomFigures::NVML_NOT_AVAILABLE
             } else {
@@ -341,7 +387,10 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
             regex!(concat!(size!(), "isreservedbyPyTorchbutunallocated")),
             s,
         )
-        .or_else(|| size_of(regex!(concat!(",and", size!(), "isreserv")), s));
+        .or_else(|| size_of(regex!(concat!(",and", size!(), "isreserv")), s))
+        // … and its `133 MiB reserved but unallocated`, the figure's own words without `is` and
+        // `by PyTorch`.
+        .or_else(|| size_of(regex!(concat!(size!(), "reservedbutunallocated")), s));
         if let (Some(allocated), Some(unallocated)) = (
             figures.allocated_by_pytorch_bytes,
             figures.reserved_unallocated_bytes,
@@ -356,7 +405,7 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
 /// `(GPU 0; …` (≤2.0), `GPU 0 has a total capacity` (2.1, 2.4+), or the raw byte of 2.2/2.3
 /// (`GPU \x00 has`: `c10::DeviceIndex` streamed without a cast, PyTorch 2.x's message).
 fn cuda_ordinal(s: &str) -> Option<CudaOrdinal> {
-    if let Some(caps) = regex!(r"\((?:GPU|NPU)(\d+);").captures(s) {
+    if let Some(caps) = regex!(r"\((?:GPU|GPV|NPU)(\d+);").captures(s) {
         return caps.get(1).and_then(|m| m.as_str().parse().ok());
     }
     let caps = regex!(r"GPU(\d+|[\x00-\x1f])?hasatotalcapac").captures(s)?;
@@ -408,6 +457,8 @@ fn parse_mps(s: &str) -> Parsed {
     parsed.details.mps_other_allocations_bytes =
         size_of(regex!(concat!("otherallocations:", size!())), s);
     figures.allowed_bytes = size_of(regex!(concat!("maxallowed:", size!())), s);
+    // OCR may drop a letter of the short word `to` (`Tried t allocate 388.00 MiB`): the
+    // sentence is still the request's, the only `Tried … allocate` of the message.
     figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedtoallocate", size!())), s)
         // `Invalid buffer size: 3.57 GB`: the one request larger than any buffer the device
         // gives (alloc_buffer_block's check, before any pool is searched).

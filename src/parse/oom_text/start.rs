@@ -21,13 +21,22 @@ pub(super) fn detect_start(text: &str) -> Option<(Family, usize)> {
             Family::Host(_) | Family::NotOom(_) | Family::IllegalAccess
         ) && (look_alike::in_advice_clause(text, absolute)
             || look_alike::in_forecast(text, absolute));
-        if !text[from..absolute].contains("raise ") && !advice {
+        if !quoted_by_raise(&text[from..absolute]) && !advice {
             return Some((family, absolute));
         }
         let skip = rest[offset..].chars().next().map_or(1, char::len_utf8);
         from = absolute + skip;
     }
     None
+}
+
+/// Whether `before` (the line before a wording) shows the wording quoted by a `raise`
+/// (`raise ValueError("`, a class cut after `raise`): source code, or a sentence about what the
+/// code raises. A reporter's verb before the exception as it prints, `Class: message`, is not
+/// (`Both TP workers raise torch.OutOfMemoryError: Tried to allocate 128.00 MiB…`).
+fn quoted_by_raise(before: &str) -> bool {
+    find(before, "raise ").is_some()
+        && !regex!(r"\braise\s+[A-Za-z_][\w.]*(?:Error|Exception):\s").is_match(before)
 }
 
 /// A GPU-OOM wording quoted by the `raise` statement a traceback shows for its innermost frame
