@@ -1585,6 +1585,8 @@ mod s32_tests;
 #[cfg(test)]
 mod s33_tests;
 #[cfg(test)]
+mod s34_engine_tests;
+#[cfg(test)]
 mod s34_tests;
 #[cfg(test)]
 mod tier_tests;

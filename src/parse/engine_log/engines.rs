@@ -343,6 +343,7 @@ pub(super) const RULES: &[Rule] = &[
     name("accelerate", vocab::engine_in_prose),
     name("Accelerate", vocab::engine_in_prose),
     name("PEFT", vocab::engine_in_prose),
+    name("TRL", vocab::engine_in_prose),
     // OpenMMLab's toolboxes by name (`vocab::OPENMMLAB_NAMES`).
     name("OpenMMLab", vocab::engine_in_prose),
     name("mmdetection", vocab::engine_in_prose),
@@ -407,7 +408,7 @@ pub(super) const RULES: &[Rule] = &[
     ),
     name("llm_load_print_meta", vocab::llamacpp_own),
     name("llama_new_context_with_model", vocab::llamacpp_own),
-    name("ggml_backend_cuda_buffer_type", vocab::llamacpp_own),
+    name("ggml_backend_cuda_buffer_type", vocab::ggml_cuda_buffer),
     name("Welcome to KoboldCpp", vocab::llamacpp_own),
     name("llama-cli", vocab::llamacpp_binary),
     name("llama-server", vocab::llamacpp_binary),
@@ -426,6 +427,31 @@ pub(super) const RULES: &[Rule] = &[
     name("TurboMind", vocab::lmdeploy_own),
     name("trtllm-", vocab::tensorrt_llm_own),
     name("[TRT-LLM]", vocab::tensorrt_llm_own),
+    // Session 34's blind batches (`engines/vocab.rs` cites each): vLLM's container images by
+    // their repository (`rocm/vllm:latest`) and its own flags; stable-diffusion.cpp's logger;
+    // MLC-LLM's Python modules (`python -m mlc_llm.serve.server`); InvokeAI's config file and
+    // its bug-report form's answers; transformers' explicit log format and its
+    // `TrainingArguments`-only fields.
+    name("/vllm:", vocab::vllm_named_image),
+    name("--gpu-memory-utilization", vocab::vllm_flags),
+    name("--speculative-config", vocab::vllm_flags),
+    name("stable-diffusion.cpp:", vocab::sdcpp_logger),
+    name("ggml_extend.hpp:", vocab::sdcpp_logger),
+    name("mlc_llm.", vocab::mlc_llm_module),
+    name("invokeai.yaml", vocab::invokeai_config),
+    name("Nvidia (CUDA)", vocab::invokeai_form),
+    name("AMD (ROCm)", vocab::invokeai_form),
+    name("Apple Silicon (MPS)", vocab::invokeai_form),
+    name("None (CPU)", vocab::invokeai_form),
+    name("Invoke's Launcher", vocab::invokeai_form),
+    name("[INFO|", vocab::transformers_explicit_log),
+    name("[WARNING|", vocab::transformers_explicit_log),
+    name(
+        "evaluate_during_training",
+        vocab::transformers_training_field,
+    ),
+    name("evaluation_strategy", vocab::transformers_training_field),
+    name("eval_strategy", vocab::transformers_training_field),
     name("mlc::llm::", vocab::mlc_llm_own),
     name("mlc_llm ", vocab::mlc_llm_own),
     name("mlc_chat", vocab::mlc_llm_own),
@@ -462,10 +488,34 @@ pub(super) const RULES: &[Rule] = &[
     name("mlc-llm", vocab::engine_in_prose),
 ];
 
-/// Whether `handler` reads the reporter's sentence (an engine named in prose): its markers
-/// matter only in short reports (`super::marker_for_reports_only`).
-pub(super) fn reads_a_sentence(handler: super::Handler) -> bool {
-    std::ptr::fn_addr_eq(handler, vocab::engine_in_prose as super::Handler)
+/// Whether a ggml line is relayed by another program's logger (stable-diffusion.cpp's
+/// `[ERROR] ggml_extend.hpp:70 - ggml_backend_cuda_buffer_type_alloc_buffer: …`): that program
+/// is what ran, not llama.cpp.
+pub(super) fn relayed_ggml_line(text: &str) -> bool {
+    vocab::sdcpp_logged(text)
+}
+
+/// Whether `handler`'s markers matter only in short reports and a long log's head, which the
+/// scanner of every marker reads (`super::marker_for_reports_only`): handlers of what a reporter
+/// writes, not of a program's log lines (the engine named in a sentence, an issue form's
+/// answers, the launch command, image or config the report quotes), and of lines that only name
+/// the program and that it prints from its start (stable-diffusion.cpp's logger, transformers'
+/// explicit log format while it loads the config and tokenizer), which the head of a long log
+/// shows. Kept off the scanner of a long log's middle, they cost its busy lines nothing.
+pub(super) fn reads_a_report(handler: super::Handler) -> bool {
+    [
+        vocab::engine_in_prose as super::Handler,
+        vocab::invokeai_form,
+        vocab::invokeai_config,
+        vocab::transformers_training_field,
+        vocab::mlc_llm_module,
+        vocab::vllm_named_image,
+        vocab::vllm_flags,
+        vocab::sdcpp_logger,
+        vocab::transformers_explicit_log,
+    ]
+    .iter()
+    .any(|own| std::ptr::fn_addr_eq(handler, *own))
 }
 
 fn aphrodite_named(_text: &str, facts: &mut LineFacts) {
@@ -492,7 +542,9 @@ fn comfyui_named(text: &str, facts: &mut LineFacts) {
         digits.len() < rest.len()
             && (digits.starts_with("/STDERR]") || digits.starts_with("/STDOUT]"))
     });
-    if swarm_backend || named_as_word(text, "ComfyUI") {
+    // Set against a web UI on the same line ("In ComfyUI I can choose fp16, the webui has no
+    // such option"), it is the program compared with (`vocab::engine_in_prose`).
+    if swarm_backend || (named_as_word(text, "ComfyUI") && !vocab::other_web_ui(text)) {
         facts.engine(EngineName::Comfyui, Certainty::Weak);
     }
 }
@@ -524,6 +576,12 @@ fn tensorflow_cpp_location(text: &str, facts: &mut LineFacts) {
     });
     if named {
         facts.engine(EngineName::Tensorflow, Certainty::Strong);
+    } else if has(&text.replace('\\', "/"), "/xla_client/") {
+        // PyTorch/XLA 1.x's XRT client, built in TensorFlow's tree from its
+        // `third_party/xla_client/` (`E tensorflow/compiler/xla/xla_client/xla_util.cc:76] …
+        // Resource exhausted: Attempting to reserve 2.78G at the bottom of memory`): PyTorch
+        // on a TPU. (Swift for TensorFlow's x10 copied that client; archived in 2021.)
+        facts.engine(EngineName::Pytorch, Certainty::Weak);
     }
 }
 
@@ -1007,6 +1065,15 @@ pub fn engine_of_stream(stream: &str) -> Option<(EngineName, Certainty)> {
         return Some((EngineName::Vllm, Certainty::Strong));
     }
     let service = stream.to_ascii_lowercase();
+    // vllm.rs (guoqingbao/vllm.rs: the `vllm-rs` binary and images, the `vllm_rs` crate) is
+    // another engine, in Rust on candle: a service named after it (`vllm-rs-med0  | `) is not
+    // vLLM's.
+    if ["vllm-rs", "vllm_rs", "vllm.rs"]
+        .iter()
+        .any(|name| service.contains(name))
+    {
+        return None;
+    }
     const SERVICES: &[(&str, EngineName)] = &[
         ("aphrodite", EngineName::Aphrodite),
         ("vllm", EngineName::Vllm),

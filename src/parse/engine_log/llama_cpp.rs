@@ -80,8 +80,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("llm_load_print_meta: ", model_metadata),
     rule("print_info: ", model_metadata),
     // Function prefixes only llama.cpp (and the ollama runner built from it) prints: the model
-    // loader and context set-up across versions, the Metal and Vulkan backends, and the
-    // dynamic backend loader (`load_backend: loaded CUDA backend from …/libggml-cuda.so`).
+    // loader and context set-up across versions.
     rule("llama_model_load", llama_function),
     rule("llama_load_model_from_file", llama_function),
     rule("llm_load_tensors", llama_function),
@@ -89,10 +88,14 @@ pub(super) const RULES: &[Rule] = &[
     rule("llama_init_from_model", llama_function),
     rule("llama_init_from_gpt_params", llama_function),
     rule("common_init_from_params", llama_function),
-    rule("ggml_metal_init", llama_function),
-    rule("ggml_metal_graph_compute", llama_function),
-    rule("ggml_vulkan: Device memory allocation", llama_function),
-    rule("load_backend: loaded", llama_function),
+    // ggml's own lines, which every program on ggml prints (llama.cpp and ollama's runner, but
+    // also stable-diffusion.cpp, whisper.cpp): the Metal and Vulkan backends and the dynamic
+    // backend loader (`load_backend: loaded CUDA backend from …/libggml-cuda.so`). llama.cpp
+    // weakly, as `ggml_cuda_init: found` is: the program's own lines say which.
+    rule("ggml_metal_init", ggml_function),
+    rule("ggml_metal_graph_compute", ggml_function),
+    rule("ggml_vulkan: Device memory allocation", ggml_function),
+    rule("load_backend: loaded", ggml_function),
     // ollama's own logfmt lines (`time=… level=INFO source=server.go:592 msg="…"`) and its
     // runner binary (`…/runners/cuda_v12/ollama_llama_server`).
     rule("source=server.go", ollama_line),
@@ -152,6 +155,21 @@ fn llama_function(text: &str, facts: &mut LineFacts) {
         facts.engine(EngineName::Ollama, Certainty::Strong);
     } else {
         llama(facts);
+    }
+}
+
+/// A line of ggml, the library (see [`RULES`]): ollama's by its path, else llama.cpp weakly;
+/// nothing when another program's logger relays it (stable-diffusion.cpp's
+/// `[ERROR] ggml_extend.hpp:70 - …`).
+fn ggml_function(text: &str, facts: &mut LineFacts) {
+    if has(text, "/.ollama/")
+        || has(text, "/ollama/")
+        || has(text, "\\ollama\\")
+        || has(text, ".ollama\\")
+    {
+        facts.engine(EngineName::Ollama, Certainty::Strong);
+    } else if !super::engines::relayed_ggml_line(text) {
+        facts.engine(EngineName::Llamacpp, Certainty::Weak);
     }
 }
 

@@ -333,7 +333,7 @@ fn table() -> &'static Table {
                 if rule.names_only {
                     name_markers.push(rule.marker);
                 }
-                reports_only.push(prose || engines::reads_a_sentence(rule.handler));
+                reports_only.push(prose || engines::reads_a_report(rule.handler));
                 let index = handlers
                     .iter()
                     .position(|h| std::ptr::fn_addr_eq(*h, rule.handler))
@@ -386,8 +386,9 @@ pub fn markers() -> &'static [&'static str] {
 }
 
 /// Whether a marker matters only in a short report, not in a program's long log: the
-/// reporter's own words (the stage words of `prose`, an engine named in a sentence). Such a
-/// line is a sentence of an issue, and both handlers pass over a program's log lines, so the
+/// reporter's own words (the stage words of `prose`, an engine named in a sentence, an issue
+/// form's answers, a launch command or config quoted: `engines::reads_a_report`). Such a line
+/// is a sentence of an issue, and these handlers pass over a program's log lines, so the
 /// parsed parts of a long log (past its head) are scanned without these markers
 /// (`analyze::explain`). A marker added to `prose` is one of them by default.
 pub fn marker_for_reports_only(marker: usize) -> bool {

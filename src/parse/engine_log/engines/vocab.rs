@@ -273,11 +273,21 @@ pub(super) fn transformers_training_flag(text: &str, facts: &mut LineFacts) {
 // --- llama.cpp and its apps ----------------------------------------------------------------
 
 /// llama.cpp's loader and context lines (`src/llama.cpp` before b3800 `llm_load_print_meta:`,
-/// `llama_new_context_with_model:`; `ggml/src/ggml-cuda/ggml-cuda.cu`
-/// `ggml_backend_cuda_buffer_type_alloc_buffer`), and KoboldCpp's banner (`koboldcpp.py`:
+/// `llama_new_context_with_model:`), and KoboldCpp's banner (`koboldcpp.py`:
 /// `print("***\nWelcome to KoboldCpp - Version " + KcppVersion)`); KoboldCpp runs llama.cpp.
 pub(super) fn llamacpp_own(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Llamacpp, Certainty::Strong);
+}
+
+/// ggml's CUDA buffer allocation (`ggml/src/ggml-cuda/ggml-cuda.cu`
+/// `ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1234.00 MiB on device 0: cudaMalloc
+/// failed: out of memory`): the library's line, which every program on ggml prints; llama.cpp
+/// weakly (its own loader and context lines are strong), nothing when another program's logger
+/// relays it (stable-diffusion.cpp's `[ERROR] ggml_extend.hpp:70 - …`).
+pub(super) fn ggml_cuda_buffer(text: &str, facts: &mut LineFacts) {
+    if !sdcpp_logged(text) {
+        facts.engine(EngineName::Llamacpp, Certainty::Weak);
+    }
 }
 
 /// llama.cpp's programs by their binaries' names (`tools/main` → `llama-cli`, `tools/server` →
@@ -607,6 +617,9 @@ const PROSE: &[(&[&str], EngineName)] = &[
         EngineName::Accelerate,
     ),
     (&["PEFT"], EngineName::Peft),
+    // Hugging Face's TRL ("the GRPO trainer from the TRL library"): its trainers subclass the
+    // transformers `Trainer`, as its path `/trl/` is transformers'.
+    (&["TRL"], EngineName::Transformers),
     // The frameworks by the names their users write ("while training with Tensorflow GPU",
     // "[Flax] Add Textual Inversion"), capitalised: the lower-case names are the packages' paths
     // and imports, which the frames and paths read.
@@ -683,10 +696,18 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
         return;
     }
     let mut named: Option<EngineName> = None;
+    // A framework named beside PyTorch is one of two ("I would need to compile PyTorch and
+    // TensorFlow for this architecture", "works in PyTorch, not in JAX"): neither ran for sure.
+    let beside_pytorch = ["PyTorch", "Pytorch", "pytorch"]
+        .iter()
+        .any(|name| word(line, name));
     for (spellings, engine) in PROSE {
         // A framework named in a question is one the reporter considers ("if we reproduce this
         // in TensorFlow will it be faster?"), not the one that ran.
         let framework = matches!(engine, EngineName::Tensorflow | EngineName::Jax);
+        if framework && beside_pytorch {
+            continue;
+        }
         let asked = |name: &&str| {
             line.find(*name).is_some_and(|at| {
                 line[at..]
@@ -704,9 +725,32 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
             named = Some(*engine);
         }
     }
+    // ComfyUI set against a web UI on the same line ("在comfyui上…可以选择fp16模式，在webui上没有
+    // 地方做此修改": in ComfyUI one can choose fp16, in the web UI there is nowhere to): two
+    // programs compared, as two engines named are. Not ComfyUI's own web UI ("ComfyUI web UI"),
+    // nor Open WebUI (a chat front end).
+    if named == Some(EngineName::Comfyui) && other_web_ui(line) {
+        return;
+    }
     if let Some(engine) = named {
         facts.engine(engine, Certainty::Prose);
     }
+}
+
+/// Whether the line names a web UI ("webui", "WebUI", "web UI") that is not the one of the
+/// ComfyUI named before it (`ComfyUI web UI`, `ComfyUI's webui`) nor Open WebUI.
+pub(super) fn other_web_ui(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    ["webui", "web ui"].iter().any(|name| {
+        lower.match_indices(name).any(|(at, _)| {
+            let before = lower[..at].trim_end();
+            let before = before.strip_suffix("'s").unwrap_or(before).trim_end();
+            word_at(&lower, at, name)
+                && !before.ends_with("comfy")
+                && !before.ends_with("comfyui")
+                && !before.ends_with("open")
+        })
+    })
 }
 
 /// OpenMMLab's toolboxes shown by their own issue form and config words, not by name: the
@@ -869,5 +913,191 @@ pub(super) fn invokeai_launcher(text: &str, facts: &mut LineFacts) {
 pub(super) fn ollama_runner(text: &str, facts: &mut LineFacts) {
     if word(text, "llama runner") {
         facts.engine(EngineName::Ollama, Certainty::Strong);
+    }
+}
+
+// --- vLLM by its container image and its own flags ------------------------------------------
+
+/// A container image whose repository is named `vllm` (`rocm/vllm:latest`, AMD's ROCm build;
+/// `nvcr.io/nvidia/vllm:25.09-py3`; a user's build `voipmonitor/vllm:<tag>` in an issue's
+/// "Image:" line), as `vllm/vllm-openai:<tag>` already is: the image runs vLLM. Not vllm.rs's
+/// images (`vllm-rs:latest`: another engine), nor a path (`/opt/vllm/…`) or a Python location
+/// (`vllm/engine.py:123`).
+pub(super) fn vllm_named_image(text: &str, facts: &mut LineFacts) {
+    let image = text.match_indices("/vllm:").any(|(at, _)| {
+        let owner = text[..at]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')))
+            .next()
+            .unwrap_or("");
+        let tag = &text[at + "/vllm:".len()..];
+        !owner.is_empty()
+            && !owner.starts_with('/')
+            && tag.starts_with(|c: char| c.is_ascii_alphanumeric())
+    });
+    if image {
+        facts.engine(EngineName::Vllm, Certainty::Weak);
+    }
+}
+
+/// vLLM's own engine flags (`vllm/engine/arg_utils.py` `EngineArgs.add_cli_args`:
+/// `--gpu-memory-utilization`, 0.8+ `--speculative-config`), as a launch command or a
+/// report's "Key flags:" line names them. Aphrodite, a vLLM fork, keeps them (and outranks
+/// vLLM); SGLang's budget is `--mem-fraction-static`, TensorRT-LLM's
+/// `--kv_cache_free_gpu_memory_fraction`, vllm.rs's `--kv-fraction`.
+pub(super) fn vllm_flags(text: &str, facts: &mut LineFacts) {
+    let flag = token(
+        text,
+        &["--gpu-memory-utilization", "--speculative-config"],
+        |c| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | '('),
+        |c| c.is_whitespace() || matches!(c, '=' | '"' | '\'' | '`' | ',' | ')'),
+    );
+    if flag {
+        facts.engine(EngineName::Vllm, Certainty::Weak);
+    }
+}
+
+// --- stable-diffusion.cpp ------------------------------------------------------------------
+
+/// Whether the line carries stable-diffusion.cpp's logger location (`src/util.cpp`
+/// `log_printf`: `"%s:%-4d - "` with the source file's base name, after the CLI's level tag
+/// `[%-5s] `): `[INFO ] stable-diffusion.cpp:4512 - sampling completed, taking 131.77s`,
+/// `[DEBUG] ggml_extend.hpp:2061 - vae compute buffer size: 14978.25 MB(VRAM)`. Its own two
+/// sources name it (`stable-diffusion.cpp`, and `ggml_extend.hpp`, whose
+/// `ggml_log_callback_default` relays ggml's own lines through that logger).
+pub(super) fn sdcpp_logged(text: &str) -> bool {
+    ["stable-diffusion.cpp:", "ggml_extend.hpp:"]
+        .iter()
+        .any(|file| {
+            text.match_indices(file).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let rest = &text[at + file.len()..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                before.is_none_or(|c| c.is_whitespace() || c == ']')
+                    && digits > 0
+                    && rest[digits..].trim_start_matches(' ').starts_with("- ")
+            })
+        })
+}
+
+/// stable-diffusion.cpp (leejet/stable-diffusion.cpp), an image generator on ggml: its own
+/// logger's lines ([`sdcpp_logged`]) name the program, which is none of the named engines
+/// (`other`); the ggml lines it prints are its library's, not llama.cpp's.
+pub(super) fn sdcpp_logger(text: &str, facts: &mut LineFacts) {
+    if sdcpp_logged(text) {
+        facts.engine(EngineName::Other, Certainty::Strong);
+    }
+}
+
+// --- MLC-LLM's Python modules ---------------------------------------------------------------
+
+/// MLC-LLM's Python package by a module of it (`python -m mlc_llm.serve.server`, "when running
+/// mlc_llm.serve.server", "using mlc_llm.gradio"; `python/mlc_llm/serve/server/__main__.py`):
+/// run with `-m`, it is the program; named otherwise, the report is about it (weakly).
+pub(super) fn mlc_llm_module(text: &str, facts: &mut LineFacts) {
+    const PACKAGE: &str = "mlc_llm.";
+    let modules: Vec<usize> = text
+        .match_indices(PACKAGE)
+        .map(|(at, _)| at)
+        .filter(|&at| {
+            word_start(text, at)
+                && !text[..at].ends_with('.')
+                && text[at + PACKAGE.len()..].starts_with(|c: char| c.is_ascii_lowercase())
+        })
+        .collect();
+    if modules.is_empty() {
+        return;
+    }
+    let run = modules
+        .iter()
+        .any(|&at| text[..at].trim_end_matches(' ').ends_with(" -m"));
+    let certainty = if run {
+        Certainty::Strong
+    } else {
+        Certainty::Weak
+    };
+    facts.engine(EngineName::MlcLlm, certainty);
+}
+
+// --- InvokeAI's config file and its bug-report form -----------------------------------------
+
+/// InvokeAI's config file (`invokeai/app/services/config/config_default.py`: `INIT_FILE =
+/// Path("invokeai.yaml")`, 4.x on; "My current `invokeai.yaml` is:"): the app whose settings
+/// the report shows.
+pub(super) fn invokeai_config(text: &str, facts: &mut LineFacts) {
+    let named = text
+        .match_indices("invokeai.yaml")
+        .any(|(at, _)| word_start(text, at) || text[..at].ends_with('/'));
+    if named {
+        facts.engine(EngineName::Invokeai, Certainty::Weak);
+    }
+}
+
+/// InvokeAI's bug-report form (`.github/ISSUE_TEMPLATE/BUG_REPORT.yml`, 2024 on): the answers of
+/// its "GPU vendor" dropdown (`'Nvidia (CUDA)'`, `'AMD (ROCm)'`, `'Apple Silicon (MPS)'`, `'None
+/// (CPU)'`) and of its "Install method" one (`"Invoke's Launcher"`, 2025 on), each alone on its
+/// line as GitHub renders the form. Weak, as AUTOMATIC1111's form is.
+pub(super) fn invokeai_form(text: &str, facts: &mut LineFacts) {
+    const ANSWERS: [&str; 5] = [
+        "Nvidia (CUDA)",
+        "AMD (ROCm)",
+        "Apple Silicon (MPS)",
+        "None (CPU)",
+        "Invoke's Launcher",
+    ];
+    if ANSWERS.contains(&text.trim()) {
+        facts.engine(EngineName::Invokeai, Certainty::Weak);
+    }
+}
+
+// --- transformers by its log format and its training arguments ------------------------------
+
+/// transformers' explicit log format (`src/transformers/utils/logging.py`
+/// `enable_explicit_format`: `"[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >>
+/// %(message)s"`, which its example scripts and the trainers on them switch on):
+/// `[INFO|tokenization_utils_base.py:2194] 2023-09-15 14:50:06,318 >> tokenizer config file
+/// saved in …`, `[WARNING|trainer.py:…] … >> …`.
+pub(super) fn transformers_explicit_log(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_start();
+    let Some(rest) = ["[INFO|", "[WARNING|", "[ERROR|", "[DEBUG|", "[CRITICAL|"]
+        .iter()
+        .find_map(|level| line.strip_prefix(level))
+    else {
+        return;
+    };
+    let Some((location, after)) = rest.split_once("] ") else {
+        return;
+    };
+    let located = location.split_once(".py:").is_some_and(|(file, number)| {
+        !file.is_empty()
+            && !file.contains(' ')
+            && !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+    });
+    if located && has(after, " >> ") {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
+}
+
+/// Fields only transformers' `TrainingArguments` has (`training_args.py`):
+/// `evaluate_during_training` (2.x–3.x, before `evaluation_strategy`), `evaluation_strategy` and
+/// its 4.41+ name `eval_strategy`, as a report, a config or a command names them ("run
+/// trainer.train() with evaluate_during_training").
+pub(super) fn transformers_training_field(text: &str, facts: &mut LineFacts) {
+    let named = [
+        "evaluate_during_training",
+        "evaluation_strategy",
+        "eval_strategy",
+    ]
+    .iter()
+    .any(|field| {
+        text.match_indices(field).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + field.len()..].chars().next();
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+                && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        })
+    });
+    if named {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
     }
 }
