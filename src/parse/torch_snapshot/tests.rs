@@ -695,6 +695,36 @@ fn rejects_non_snapshots() {
     );
 }
 
+/// `SHORT_BINUNICODE` of `text` (not memoized).
+fn short(out: &mut Vec<u8>, text: &str) {
+    out.extend([0x8c, text.len() as u8]);
+    out.extend(text.as_bytes());
+}
+
+/// Opens a dict as Python's pickler writes it (`EMPTY_DICT MEMOIZE MARK`: the flat-dict
+/// fast path; memoized at once) or for `DICT` (`MARK`: the general path); `memoized` gets
+/// its memo slot, `memo` counts the slots.
+fn open_dict(out: &mut Vec<u8>, flat: bool, memo: &mut usize, memoized: &mut Vec<usize>) {
+    if flat {
+        out.extend(b"}\x94(");
+        memoized.push(*memo);
+        *memo += 1;
+    } else {
+        out.push(b'(');
+    }
+}
+
+/// Closes a dict [`open_dict`] opened (`SETITEMS`, or `DICT MEMOIZE`).
+fn close_dict(out: &mut Vec<u8>, flat: bool, memo: &mut usize, memoized: &mut Vec<usize>) {
+    if flat {
+        out.push(b'u');
+    } else {
+        out.extend(b"d\x94");
+        memoized.push(*memo);
+        *memo += 1;
+    }
+}
+
 /// The snapshot as a fold that builds every block dict reads it (`read_segment` on the
 /// built dicts: what the fold's own reading of blocks must equal).
 fn parse_building_blocks(bytes: &[u8]) -> Result<Snapshot, TorchSnapshotError> {
@@ -750,10 +780,6 @@ const BLOCK_KEYS: [&str; 7] = [
 /// 'device_traces': [[]]}` with the given blocks, segments of `per` blocks each; frame dicts
 /// `{'name': 'fN', 'filename': 'f.py', 'line': N}` written where a `frames` value asks.
 fn block_encodings(per: usize, blocks: &[BlockRecord]) -> Vec<u8> {
-    fn short(out: &mut Vec<u8>, text: &str) {
-        out.extend([0x8c, text.len() as u8]);
-        out.extend(text.as_bytes());
-    }
     let mut out = b"\x80\x04}(".to_vec();
     short(&mut out, "segments");
     out.extend(b"](");
@@ -780,13 +806,7 @@ fn block_encodings(per: usize, blocks: &[BlockRecord]) -> Vec<u8> {
                 }
                 BlockRecord::Again(_) => out.push(b'N'),
                 BlockRecord::Dict(pairs, flat) => {
-                    if *flat {
-                        out.extend(b"}\x94(");
-                        block_memo.push(memo);
-                        memo += 1;
-                    } else {
-                        out.push(b'(');
-                    }
+                    open_dict(&mut out, *flat, &mut memo, &mut block_memo);
                     for &(key, value) in pairs {
                         short(&mut out, BLOCK_KEYS[key % BLOCK_KEYS.len()]);
                         match value % 16 {
@@ -829,13 +849,7 @@ fn block_encodings(per: usize, blocks: &[BlockRecord]) -> Vec<u8> {
                             }
                         }
                     }
-                    if *flat {
-                        out.push(b'u');
-                    } else {
-                        out.extend(b"d\x94");
-                        block_memo.push(memo);
-                        memo += 1;
-                    }
+                    close_dict(&mut out, *flat, &mut memo, &mut block_memo);
                 }
             }
         }
@@ -957,10 +971,6 @@ fn blocks_are_read_as_the_decoder_meets_them() {
 /// flat-dict opcodes or `DICT`), memo references to earlier ones, and non-dicts.
 fn annotation_encodings(records: &[BlockRecord]) -> Vec<u8> {
     const KEYS: [&str; 6] = ["name", "stage", "device", "time_us", "other", "filename"];
-    fn short(out: &mut Vec<u8>, text: &str) {
-        out.extend([0x8c, text.len() as u8]);
-        out.extend(text.as_bytes());
-    }
     let mut out = b"\x80\x04}(".to_vec();
     short(&mut out, "segments");
     out.push(b']');
@@ -977,11 +987,7 @@ fn annotation_encodings(records: &[BlockRecord]) -> Vec<u8> {
             }
             BlockRecord::Again(which) => out.extend([b'K', *which as u8]),
             BlockRecord::Dict(pairs, flat) => {
-                out.extend(if *flat { &b"}\x94("[..] } else { &b"("[..] });
-                if *flat {
-                    dicts.push(memo);
-                    memo += 1;
-                }
+                open_dict(&mut out, *flat, &mut memo, &mut dicts);
                 for &(key, value) in pairs {
                     short(&mut out, KEYS[key % KEYS.len()]);
                     match value % 8 {
@@ -1001,13 +1007,7 @@ fn annotation_encodings(records: &[BlockRecord]) -> Vec<u8> {
                         }
                     }
                 }
-                if *flat {
-                    out.push(b'u');
-                } else {
-                    out.extend(b"d\x94");
-                    dicts.push(memo);
-                    memo += 1;
-                }
+                close_dict(&mut out, *flat, &mut memo, &mut dicts);
             }
         }
     }
