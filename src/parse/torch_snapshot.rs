@@ -207,7 +207,7 @@ struct SnapshotFold {
     annotations: Vec<Annotation>,
     /// Whether block and annotation dicts are taken (the tests compare with a fold that
     /// builds them).
-    take_blocks: bool,
+    take_dicts: bool,
 }
 
 /// Segments read while the trace's chunks decode on other threads: `read_segment` of each of
@@ -311,7 +311,7 @@ impl SnapshotFold {
             prepared: None,
             blocks: Vec::new(),
             annotations: Vec::new(),
-            take_blocks: true,
+            take_dicts: true,
         }
     }
 
@@ -534,7 +534,7 @@ impl SnapshotFold {
     /// `device` and `time_us`; `None` leaves any other dict to be built, and any dict
     /// decoded on demand for another thread's chunk.
     fn annotation(&mut self, items: &DictItems<'_>) -> Option<Value> {
-        if self.nested || !self.take_blocks || self.annotations.len() >= u32::MAX as usize {
+        if self.nested || !self.take_dicts || self.annotations.len() >= u32::MAX as usize {
             return None;
         }
         // As `Value::get` reads a dict: the first item of each key.
@@ -567,7 +567,7 @@ impl SnapshotFold {
     /// dict `read_segment` would refuse, and any dict decoded on demand for another
     /// thread's chunk (a chunk's fold hands back trace entries alone).
     fn block(&mut self, items: &DictItems<'_>) -> Option<Value> {
-        if self.nested || !self.take_blocks || self.blocks.len() >= u32::MAX as usize {
+        if self.nested || !self.take_dicts || self.blocks.len() >= u32::MAX as usize {
             return None;
         }
         // As `Value::get` reads a dict: the first item of each key, keys that are not strs

@@ -729,7 +729,7 @@ fn close_dict(out: &mut Vec<u8>, flat: bool, memo: &mut usize, memoized: &mut Ve
 /// built dicts: what the fold's own reading of blocks must equal).
 fn parse_building_blocks(bytes: &[u8]) -> Result<Snapshot, TorchSnapshotError> {
     let mut fold = SnapshotFold::new();
-    fold.take_blocks = false;
+    fold.take_dicts = false;
     let root = pickle::decode(bytes, Limits::default(), &mut fold)?;
     fold.build(root)
 }
