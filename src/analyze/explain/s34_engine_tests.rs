@@ -214,3 +214,18 @@ fn candle_vllm_is_not_vllm() {
     let text = format!("This happens with vllm 0.6.3 on 2x A100\n{TORCH_OOM}");
     assert_eq!(engine(&text), EngineName::Vllm);
 }
+
+#[test]
+fn the_frameworks_own_images_name_them() {
+    let text = "FROM tensorflow/tensorflow:2.1.0-py3\n\
+                2020-03-01 10:00:00.000000: W tensorflow/core/framework/op_kernel.cc:1655] OP_REQUIRES \
+                failed at random_op.cc:76 : Resource exhausted: OOM when allocating tensor with \
+                shape[1024,1024]\n";
+    assert_eq!(engine(text), EngineName::Tensorflow);
+    let text = "FROM tensorflow/tensorflow:2.1.0-py3\nInternal: Failed to allocate memory \
+                (out of memory)\n";
+    assert_eq!(engine(text), EngineName::Tensorflow);
+    // An application on PyTorch's image names itself.
+    let text = format!("FROM nvcr.io/nvidia/pytorch:24.01-py3\nvllm-1  | {TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Vllm);
+}

@@ -441,6 +441,10 @@ pub(super) const RULES: &[Rule] = &[
     // its bug-report form's answers; transformers' explicit log format and its
     // `TrainingArguments`-only fields.
     name("/vllm:", vocab::vllm_named_image),
+    name("tensorflow/tensorflow:", vocab::framework_image),
+    name("nvidia/tensorflow:", vocab::framework_image),
+    name("pytorch/pytorch:", vocab::framework_image),
+    name("nvidia/pytorch:", vocab::framework_image),
     name("--gpu-memory-utilization", vocab::vllm_flags),
     name("--speculative-config", vocab::vllm_flags),
     name("stable-diffusion.cpp:", vocab::sdcpp_logger),
@@ -533,6 +537,7 @@ pub(super) fn reads_a_report(handler: super::Handler) -> bool {
         vocab::transformers_explicit_log,
         vocab::transformers_model_class,
         vocab::trl_class,
+        vocab::framework_image,
     ]
     .iter()
     .any(|own| std::ptr::fn_addr_eq(handler, *own))

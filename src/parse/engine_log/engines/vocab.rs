@@ -1161,3 +1161,27 @@ pub(super) fn trl_class(text: &str, facts: &mut LineFacts) {
         facts.engine(EngineName::Transformers, Certainty::Weak);
     }
 }
+
+/// The frameworks' own container images, as a Dockerfile's `FROM` or a pod spec names them:
+/// TensorFlow's (`tensorflow/tensorflow:2.1.0-py3` on Docker Hub, NGC's
+/// `nvcr.io/nvidia/tensorflow:23.03-tf2-py3`) and PyTorch's (`pytorch/pytorch:2.1.0-cuda12.1-
+/// cudnn8-runtime`, `nvcr.io/nvidia/pytorch:24.01-py3`): the framework the job runs, weakly (an
+/// application installed on it names itself).
+pub(super) fn framework_image(text: &str, facts: &mut LineFacts) {
+    const IMAGES: [(&str, EngineName); 4] = [
+        ("tensorflow/tensorflow:", EngineName::Tensorflow),
+        ("nvidia/tensorflow:", EngineName::Tensorflow),
+        ("pytorch/pytorch:", EngineName::Pytorch),
+        ("nvidia/pytorch:", EngineName::Pytorch),
+    ];
+    for (image, name) in IMAGES {
+        let named = text.match_indices(image).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+                && text[at + image.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        });
+        if named {
+            facts.engine(name, Certainty::Weak);
+        }
+    }
+}
