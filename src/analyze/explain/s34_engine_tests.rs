@@ -165,3 +165,67 @@ fn training_arguments_fields_and_torch_xlas_client() {
                 (1) Resource exhausted: Attempting to reserve 2.78G at the bottom of memory.\n";
     assert_eq!(engine(text), EngineName::Pytorch);
 }
+
+#[test]
+fn ultralytics_and_detectron2_named_in_a_sentence() {
+    let text = "When I use YOLO11 for training on Linux, with batch 17 I get\n\
+                ultralytics        8.3.173\n\
+                RuntimeError: CUDA error: out of memory\n";
+    assert_eq!(engine(text), EngineName::Ultralytics);
+    let text = format!("COCO evaluation with detectron2 runs out of memory:\n{TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Detectron2);
+    // A YOLO model run by another program names the model, not Ultralytics.
+    let text = format!("| Model | YOLOv8 PPE-detector, exported to TensorRT engine |\n{TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Pytorch);
+}
+
+#[test]
+fn transformers_classes_loaded_in_pasted_code() {
+    let text = "model = LlamaForCausalLM.from_pretrained(\n\
+                在这步加载模型的时候就报了： RuntimeError: CUDA error: out of memory\n";
+    assert_eq!(engine(text), EngineName::Transformers);
+    let text = format!("tok = AutoTokenizer.from_pretrained(path)\n{TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Transformers);
+    // A diffusers pipeline is diffusers'; a user's class is no transformers class.
+    let text = format!("pipe = AutoPipelineForText2Image.from_pretrained(path)\n{TORCH_OOM}");
+    assert_ne!(engine(&text), EngineName::Transformers);
+    let text = format!("net = MyNet.from_pretrained(path)\n{TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Pytorch);
+}
+
+#[test]
+fn trls_trainers_named() {
+    let text = format!(
+        "I am encountering an out-of-memory (OOM) issue while using the DPOTrainer even though \
+         I am running it on an A100 GPU.\n{TORCH_OOM}"
+    );
+    assert_eq!(engine(&text), EngineName::Transformers);
+    // Another library's PPO trainer, or a longer class name, is not TRL's.
+    let text = format!("trainer = RayPPOTrainer(config)\n{TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Pytorch);
+}
+
+#[test]
+fn candle_vllm_is_not_vllm() {
+    let text = "Runtime CUDA Memory Ballooning to OOM in Mistralrs while Candle-vllm is Stable\n\n\
+                When a model can be run by candle vllm, its memory profile is stable and no \
+                additional use occurs when passing data.\n";
+    assert_ne!(engine(text), EngineName::Vllm);
+    let text = format!("This happens with vllm 0.6.3 on 2x A100\n{TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Vllm);
+}
+
+#[test]
+fn the_frameworks_own_images_name_them() {
+    let text = "FROM tensorflow/tensorflow:2.1.0-py3\n\
+                2020-03-01 10:00:00.000000: W tensorflow/core/framework/op_kernel.cc:1655] OP_REQUIRES \
+                failed at random_op.cc:76 : Resource exhausted: OOM when allocating tensor with \
+                shape[1024,1024]\n";
+    assert_eq!(engine(text), EngineName::Tensorflow);
+    let text = "FROM tensorflow/tensorflow:2.1.0-py3\nInternal: Failed to allocate memory \
+                (out of memory)\n";
+    assert_eq!(engine(text), EngineName::Tensorflow);
+    // An application on PyTorch's image names itself.
+    let text = format!("FROM nvcr.io/nvidia/pytorch:24.01-py3\nvllm-1  | {TORCH_OOM}");
+    assert_eq!(engine(&text), EngineName::Vllm);
+}

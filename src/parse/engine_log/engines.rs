@@ -344,6 +344,14 @@ pub(super) const RULES: &[Rule] = &[
     name("Accelerate", vocab::engine_in_prose),
     name("PEFT", vocab::engine_in_prose),
     name("TRL", vocab::engine_in_prose),
+    // Ultralytics' and Detectron2's names, listed in `vocab::PROSE` but read only when a line
+    // held another marker until session 34 (`ultralytics        8.3.173` under "When I use
+    // YOLO11 for training on Linux").
+    name("ultralytics", vocab::engine_in_prose),
+    name("Ultralytics", vocab::engine_in_prose),
+    name("YOLOv5", vocab::engine_in_prose),
+    name("detectron2", vocab::engine_in_prose),
+    name("Detectron2", vocab::engine_in_prose),
     // OpenMMLab's toolboxes by name (`vocab::OPENMMLAB_NAMES`).
     name("OpenMMLab", vocab::engine_in_prose),
     name("mmdetection", vocab::engine_in_prose),
@@ -433,6 +441,10 @@ pub(super) const RULES: &[Rule] = &[
     // its bug-report form's answers; transformers' explicit log format and its
     // `TrainingArguments`-only fields.
     name("/vllm:", vocab::vllm_named_image),
+    name("tensorflow/tensorflow:", vocab::framework_image),
+    name("nvidia/tensorflow:", vocab::framework_image),
+    name("pytorch/pytorch:", vocab::framework_image),
+    name("nvidia/pytorch:", vocab::framework_image),
     name("--gpu-memory-utilization", vocab::vllm_flags),
     name("--speculative-config", vocab::vllm_flags),
     name("stable-diffusion.cpp:", vocab::sdcpp_logger),
@@ -452,6 +464,16 @@ pub(super) const RULES: &[Rule] = &[
     ),
     name("evaluation_strategy", vocab::transformers_training_field),
     name("eval_strategy", vocab::transformers_training_field),
+    name(".from_pretrained(", vocab::transformers_model_class),
+    name(vocab::TRL_CLASSES[0], vocab::trl_class),
+    name(vocab::TRL_CLASSES[1], vocab::trl_class),
+    name(vocab::TRL_CLASSES[2], vocab::trl_class),
+    name(vocab::TRL_CLASSES[3], vocab::trl_class),
+    name(vocab::TRL_CLASSES[4], vocab::trl_class),
+    name(vocab::TRL_CLASSES[5], vocab::trl_class),
+    name(vocab::TRL_CLASSES[6], vocab::trl_class),
+    name(vocab::TRL_CLASSES[7], vocab::trl_class),
+    name(vocab::TRL_CLASSES[8], vocab::trl_class),
     name("mlc::llm::", vocab::mlc_llm_own),
     name("mlc_llm ", vocab::mlc_llm_own),
     name("mlc_chat", vocab::mlc_llm_own),
@@ -513,6 +535,9 @@ pub(super) fn reads_a_report(handler: super::Handler) -> bool {
         vocab::vllm_flags,
         vocab::sdcpp_logger,
         vocab::transformers_explicit_log,
+        vocab::transformers_model_class,
+        vocab::trl_class,
+        vocab::framework_image,
     ]
     .iter()
     .any(|own| std::ptr::fn_addr_eq(handler, *own))

@@ -90,7 +90,20 @@ pub(super) fn engine_from_wording(text: &str) -> Option<EngineName> {
     if text.contains("aphrodite") || text.contains("Aphrodite") {
         return Some(EngineName::Aphrodite);
     }
-    if VLLM.iter().any(|w| text.contains(w)) {
+    // vllm.rs and candle-vllm are other engines (Rust, on candle) whose names hold vLLM's.
+    let other_engine = |text: &str| {
+        let lower = text.to_ascii_lowercase();
+        [
+            "vllm.rs",
+            "vllm-rs",
+            "vllm_rs",
+            "candle-vllm",
+            "candle vllm",
+        ]
+        .iter()
+        .any(|name| lower.contains(name))
+    };
+    if VLLM.iter().any(|w| text.contains(w)) && !other_engine(text) {
         return Some(EngineName::Vllm);
     }
     if text.contains("text_generation")

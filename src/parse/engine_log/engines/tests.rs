@@ -350,7 +350,6 @@ fn applications_with_their_own_memory_settings() {
     }
     let not_named: &[&str] = &[
         // Prose and other projects' words.
-        "the Ultralytics package has a memory issue",
         "AutoBatch is a nice feature: AutoBatch: no",
         "we moved from d2.x to d3",
         "result - mmhmm - INFO - ok",
@@ -362,7 +361,6 @@ fn applications_with_their_own_memory_settings() {
         "I trained yolo train-style models last year",
         "we use yolo for detection = fun",
         "[Parameters] none given",
-        "detectron2 is great",
         "pip install exllamav2_kernels-0.1.whl",
         // jaxlib before 0.4 logged XLA from its TensorFlow checkout.
         "E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client.cc:2153] Execution failed",
@@ -373,6 +371,15 @@ fn applications_with_their_own_memory_settings() {
     for line in not_named {
         assert_eq!(engine(line), None, "{line}");
     }
+    // The package named in a sentence is the reporter's words: no more than that.
+    assert_eq!(
+        engine("the Ultralytics package has a memory issue"),
+        Some((EngineName::Ultralytics, Certainty::Prose))
+    );
+    assert_eq!(
+        engine("detectron2 is great"),
+        Some((EngineName::Detectron2, Certainty::Prose))
+    );
     // An environment key without its version is the reporter's sentence naming the toolbox:
     // no stronger than that.
     assert_eq!(
@@ -743,4 +750,28 @@ fn pytorchs_legacy_thc_sources_name_it_and_lua_torchs_do_not() {
         engine("THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-1234/cutorch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory"),
         None
     );
+}
+
+#[test]
+fn every_name_of_a_sentence_has_its_marker() {
+    // `engine_in_prose` runs only on a line holding one of its markers: each spelling it reads
+    // must hold one.
+    let markers: Vec<&str> = RULES
+        .iter()
+        .filter(|rule| {
+            std::ptr::fn_addr_eq(
+                rule.handler,
+                vocab::engine_in_prose as super::super::Handler,
+            )
+        })
+        .map(|rule| rule.marker)
+        .collect();
+    for (spellings, _) in vocab::PROSE {
+        for spelling in *spellings {
+            assert!(
+                markers.iter().any(|marker| spelling.contains(marker)),
+                "{spelling:?} has no `name(…, vocab::engine_in_prose)` marker"
+            );
+        }
+    }
 }

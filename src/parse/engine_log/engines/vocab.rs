@@ -534,7 +534,7 @@ fn cli_word(text: &str, program: &str, commands: &[&str]) -> bool {
 // --- The engine named in the reporter's sentence ------------------------------------------
 
 /// Serving engines a reporter names in prose, with the spellings used in issue threads.
-const PROSE: &[(&[&str], EngineName)] = &[
+pub(super) const PROSE: &[(&[&str], EngineName)] = &[
     (&["vLLM", "vllm", "VLLM"], EngineName::Vllm),
     (&["SGLang", "sglang", "Sglang"], EngineName::Sglang),
     (&["Ollama", "ollama"], EngineName::Ollama),
@@ -581,16 +581,11 @@ const PROSE: &[(&[&str], EngineName)] = &[
     // (mmpretrain version)", "I train Mask R-CNN with mmdetection 3.x").
     (OPENMMLAB_NAMES, EngineName::Openmmlab),
     // Ultralytics' YOLO (the `ultralytics` package and its YOLOv5 repository; YOLOv7 and YOLOX
-    // are other projects' and not named here).
+    // are other projects' and not named here). The models its package trains (`YOLOv8`,
+    // `YOLO11`) are run by other programs too (DeepStream, TensorRT, OpenCV): their names name
+    // the model, not the program.
     (
-        &[
-            "ultralytics",
-            "Ultralytics",
-            "YOLOv8",
-            "YOLOv5",
-            "YOLO11",
-            "YOLOv11",
-        ],
+        &["ultralytics", "Ultralytics", "YOLOv5"],
         EngineName::Ultralytics,
     ),
     (&["detectron2", "Detectron2"], EngineName::Detectron2),
@@ -715,9 +710,17 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
                     .is_some_and(|end| line[at + end..].starts_with('?'))
             })
         };
+        // candle-vllm (EricLBuehler/candle-vllm), a Rust engine on candle, written "candle vllm"
+        // in a sentence, is not vLLM (as vllm.rs is not: `engine_of_stream`).
+        let other_engine = |name: &&str| {
+            *engine == EngineName::Vllm
+                && line.match_indices(*name).all(|(at, _)| {
+                    !word_at(line, at, name) || line[..at].to_ascii_lowercase().ends_with("candle ")
+                })
+        };
         if spellings
             .iter()
-            .any(|name| word(line, name) && !(framework && asked(name)))
+            .any(|name| word(line, name) && !(framework && asked(name)) && !other_engine(name))
         {
             if named.is_some_and(|other| other != *engine) {
                 return;
@@ -1099,5 +1102,86 @@ pub(super) fn transformers_training_field(text: &str, facts: &mut LineFacts) {
     });
     if named {
         facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
+}
+
+/// A transformers model, tokenizer or processor class loaded in pasted code: an `Auto…` class
+/// (`AutoModelForCausalLM.from_pretrained(`, `AutoTokenizer.from_pretrained(`) or a model class
+/// named by transformers' convention `<Model>For<Task>` (`LlamaForCausalLM.from_pretrained(`,
+/// `Qwen2VLForConditionalGeneration.from_pretrained(`; `modeling_auto.py`'s mappings). Not a
+/// diffusers pipeline (`AutoPipelineForText2Image`, `StableDiffusionPipeline`), which
+/// `diffusers_code` reads.
+pub(super) fn transformers_model_class(text: &str, facts: &mut LineFacts) {
+    const CALL: &str = ".from_pretrained(";
+    let loaded = text.match_indices(CALL).any(|(at, _)| {
+        let class = text[..at]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("");
+        let auto = class.starts_with("Auto") && class.len() > "Auto".len();
+        let task = class.find("For").is_some_and(|at| {
+            at > 0 && class[at + "For".len()..].starts_with(|c: char| c.is_ascii_uppercase())
+        });
+        class.starts_with(|c: char| c.is_ascii_uppercase())
+            && !class.contains("Pipeline")
+            && (auto || task)
+    });
+    if loaded {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
+}
+
+/// TRL's trainers and their configs named as words (`trl/trainer/`: `SFTTrainer`, `DPOTrainer`,
+/// `GRPOTrainer`, `ORPOTrainer`, `KTOTrainer`, `RewardTrainer`, `SFTConfig`, `DPOConfig`,
+/// `GRPOConfig`; "an out-of-memory issue while using the DPOTrainer"): they subclass the
+/// transformers `Trainer` and `TrainingArguments`. Not `PPOTrainer`, a class name of other RL
+/// libraries too (OpenRLHF), nor a longer name holding one (`RayPPOTrainer`).
+pub(super) const TRL_CLASSES: [&str; 9] = [
+    "SFTTrainer",
+    "DPOTrainer",
+    "GRPOTrainer",
+    "ORPOTrainer",
+    "KTOTrainer",
+    "RewardTrainer",
+    "SFTConfig",
+    "DPOConfig",
+    "GRPOConfig",
+];
+
+pub(super) fn trl_class(text: &str, facts: &mut LineFacts) {
+    let named = TRL_CLASSES.iter().any(|class| {
+        text.match_indices(class).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + class.len()..].chars().next();
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+                && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        })
+    });
+    if named {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
+}
+
+/// The frameworks' own container images, as a Dockerfile's `FROM` or a pod spec names them:
+/// TensorFlow's (`tensorflow/tensorflow:2.1.0-py3` on Docker Hub, NGC's
+/// `nvcr.io/nvidia/tensorflow:23.03-tf2-py3`) and PyTorch's (`pytorch/pytorch:2.1.0-cuda12.1-
+/// cudnn8-runtime`, `nvcr.io/nvidia/pytorch:24.01-py3`): the framework the job runs, weakly (an
+/// application installed on it names itself).
+pub(super) fn framework_image(text: &str, facts: &mut LineFacts) {
+    const IMAGES: [(&str, EngineName); 4] = [
+        ("tensorflow/tensorflow:", EngineName::Tensorflow),
+        ("nvidia/tensorflow:", EngineName::Tensorflow),
+        ("pytorch/pytorch:", EngineName::Pytorch),
+        ("nvidia/pytorch:", EngineName::Pytorch),
+    ];
+    for (image, name) in IMAGES {
+        let named = text.match_indices(image).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+                && text[at + image.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        });
+        if named {
+            facts.engine(name, Certainty::Weak);
+        }
     }
 }
