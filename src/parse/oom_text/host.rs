@@ -433,8 +433,7 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
             ))
             .captures(squeezed)
             {
-                let size =
-                    |group: usize| caps.get(group).and_then(|m| super::parse_size(m.as_str()));
+                let size = |group: usize| size_in(&caps, group);
                 details.killed_pid = caps.get(1).and_then(|m| m.as_str().parse().ok());
                 details.killed_rss_bytes = size(2);
                 details.host_usage_bytes = size(3);
@@ -450,8 +449,7 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                 // Ray 2.x's shorter report, without the task (`1 worker(s) were killed due to
                 // the node running low on memory. Memory on the node (IP: 10.83.10.20, ID: …)
                 // was 957.55GB / 1006.84GB (0.951040)`, the docs' "Out-Of-Memory Prevention").
-                let size =
-                    |group: usize| caps.get(group).and_then(|m| super::parse_size(m.as_str()));
+                let size = |group: usize| size_in(&caps, group);
                 details.host_usage_bytes = size(1);
                 details.host_limit_bytes = size(2);
             }
@@ -582,4 +580,9 @@ fn oom_killer_figures(text: &str, details: &mut crate::model::failure::EngineFig
     if let Some(caps) = regex!(r"task_memcg=([^,\s]+)").captures(text) {
         details.memory_cgroup = caps.get(1).map(|m| m.as_str().to_string());
     }
+}
+
+/// The size a regex group captured, parsed (`None` where the group did not match).
+fn size_in(caps: &regex::Captures<'_>, group: usize) -> Option<Bytes> {
+    caps.get(group).and_then(|m| super::parse_size(m.as_str()))
 }
