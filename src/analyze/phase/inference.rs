@@ -613,7 +613,10 @@ fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
         let named = lower
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|word| GENERATION_WORDS.contains(&word))
-            || lower.starts_with("total progress");
+            || lower.starts_with("total progress")
+            // sentence-transformers `SentenceTransformer.encode` (`trange(…, desc="Batches")`):
+            // texts embedded batch by batch.
+            || lower == "batches";
         let bare = label.is_empty() && image_app(inputs.engine);
         (named || bare).then_some((at, line, label))
     })?;

@@ -34,6 +34,16 @@ pub(super) const RULES: &[Rule] = &[
     rule("Distributed environment: ", accelerate_state),
     rule("warming up the model", llama_warmup),
     rule("Starting training...", training_start_dots),
+    rule("Start training", training_announced),
+    rule("start training", training_announced),
+    rule("Starting Training", training_announced),
+    rule("Running training", training_announced),
+    rule("running training", training_announced),
+    rule("Training...", training_announced),
+    rule("Training started", training_announced),
+    rule("training started", training_announced),
+    rule("ready to train", training_announced),
+    rule("Ready to train", training_announced),
     rule("evaluating on ", evaluation_announced),
     rule("Evaluating on ", evaluation_announced),
     rule("validating on ", evaluation_announced),
@@ -385,6 +395,44 @@ fn training_start_dots(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// The words a training script prints, alone on their line, right before its loop runs the first
+/// batch: `Start training` (maskrcnn-benchmark `engine/trainer.py` `do_train`: `logger.info("Start
+/// training")`; torchvision's `references/*/train.py`), `Start training from …`, `Starting
+/// Training` in a banner (MindSpore's model-zoo `train.py`: `============== Starting Training
+/// ==============`), `Running training` (FaceNet `train_softmax.py`), `Training...`, `Training
+/// started.`, `ready to train!` (NVIDIA DOPE `train.py`). Only the words after a log prefix or a
+/// banner's `=` / `*` / `#` / `-`, and nothing after them but such marks (or `from …` after
+/// `Start training`): a sentence that says them (`when I start training it fails`) is the
+/// reporter's, read by the prose rules. transformers' `***** Running training *****` is its
+/// trainer's own rule (`training.rs`).
+fn training_announced(text: &str, facts: &mut LineFacts) {
+    const PHRASES: &[&str] = &[
+        "start training",
+        "starting training",
+        "running training",
+        "training...",
+        "training started",
+        "ready to train",
+    ];
+    let decoration = |c: char| matches!(c, '=' | '*' | '#' | '-' | '.' | '!' | ':') || c == ' ';
+    if text.contains("***** Running training *****") {
+        return;
+    }
+    let lower = text.to_ascii_lowercase();
+    let announced = PHRASES.iter().any(|phrase| {
+        lower.match_indices(phrase).any(|(at, _)| {
+            let head = &text[..at];
+            let tail = lower[at + phrase.len()..].trim_matches(decoration);
+            let led = super::is_log_prefix(head) || head.chars().all(decoration);
+            let from = *phrase == "start training" && tail.starts_with("from");
+            led && (tail.is_empty() || from)
+        })
+    });
+    if announced {
+        step(facts);
+    }
+}
+
 /// TabbyAPI's ExLlamaV2 / ExLlamaV3 back-ends (`backends/exllamav2/model.py` and
 /// `backends/exllamav3/model.py` `load_model_sync`, 0.0.x–2026) log how they place the layers
 /// before loading them: `Loading with autosplit` (the cache is created first, lazily, and filled
@@ -620,6 +668,31 @@ mod tests {
             "Starting training from iteration counts",
             "Epoch [3] done",
             "Starting training for a while",
+        ] {
+            assert!(kinds(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_training_start_announced_alone() {
+        for line in [
+            "2019-12-11 05:25:21,147 maskrcnn_benchmark.trainer INFO: Start training",
+            "============== Starting Training ==============",
+            "Running training",
+            "Training...",
+            "Training started.",
+            "ready to train!",
+            "2020-01-16 16:31:19,461 - root - INFO - Start training from",
+        ] {
+            assert_eq!(kinds(line), vec![EventKind::TrainingStep], "{line}");
+        }
+        for line in [
+            "When I start training the model it fails",
+            "I restart training",
+            "Start training: the config is below",
+            "Training... not yet",
+            "Epoch 1 Training...",
+            "ready to training data",
         ] {
             assert!(kinds(line).is_empty(), "{line}");
         }
