@@ -19,7 +19,8 @@ mod loads;
 mod phrases;
 
 use cjk::{
-    cjk_apply_hits, cjk_ran_for_a_while, cjk_run_sampling_hits, cjk_startup_hits, mixed_script_hits,
+    cjk_apply_hits, cjk_question_hits, cjk_ran_for_a_while, cjk_run_evaluation_hits,
+    cjk_run_sampling_hits, cjk_startup_hits, mixed_script_hits,
 };
 use loads::{named_model_load, named_model_load_english};
 use phrases::{APPLY_PHRASES, PHRASES};
@@ -1126,6 +1127,8 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(cjk_startup_hits(lower));
     out.extend(cjk_ran_for_a_while(lower));
     out.extend(cjk_run_sampling_hits(lower));
+    out.extend(cjk_question_hits(lower));
+    out.extend(cjk_run_evaluation_hits(lower));
     out.extend(script_hits(lower));
     for (at, end, phase) in grammar::hits(lower) {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {

@@ -672,6 +672,28 @@ pub(super) const MARKERS: &[&str] = &[
     "太高",
     "过高",
     "が大きすぎ",
+    // Session 35: a question put to a chat model in Chinese (`问“你好啊”就会爆显存`,
+    // `问特定问题会出现爆显存`, `提问时`).
+    "问“",
+    "问\"",
+    "问「",
+    "问『",
+    "提问",
+    "问问题",
+    "个问题",
+    "些问题",
+    "定问题",
+    // … and an evaluation or a prediction run in a Chinese sentence (`进行evaluate会报OOM`,
+    // `执行predict时`): the verb's last character and the word.
+    "行eval",
+    "行 eval",
+    "跑eval",
+    "行predict",
+    "行 predict",
+    "行infer",
+    "行 infer",
+    "跑infer",
+    "跑predict",
 ];
 
 /// One rule per marker, all with the same handler.

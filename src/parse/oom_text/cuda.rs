@@ -39,6 +39,25 @@ fn nvml_report_assert(text: &str) -> Option<usize> {
     (asserted && !elsewhere).then_some(found.start())
 }
 
+/// tiny-cuda-nn (instant-ngp, nerfstudio's `tcnn` fields): `CUDA_CHECK_THROW(x)` in
+/// `include/tiny-cuda-nn/common.h` throws `"CUDA Error: " #x " failed with error " +
+/// cudaGetErrorString(result)` (newer releases put the source line first, `FILE_LINE " " #x`),
+/// and `GPUMemory::resize` (`gpu_memory.h`) wraps it as `Could not allocate memory: …`: the
+/// runtime call's own text, `cudaMalloc(&rawptr, n_bytes+DEBUG_GUARD_SIZE*2) failed with error
+/// out of memory` (also cut after `out of memor` by a paste). A `cuda…(…)` call, then the
+/// CUDA runtime's out-of-memory string. The position of `Could not allocate memory` on the
+/// line, else of the call.
+fn tcnn_check_throw(text: &str) -> Option<usize> {
+    let found =
+        regex!(r"\bcuda[A-Z]\w*\([^\n]{0,200}?\) failed with error out of memor").find(text)?;
+    let line = text[..found.start()].rfind('\n').map_or(0, |at| at + 1);
+    let head = &text[line..found.start()];
+    Some(
+        head.find("Could not allocate memory")
+            .map_or(found.start(), |at| line + at),
+    )
+}
+
 /// Lines that start one of this module's families, with the offset where the message starts.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     for needle in [
@@ -72,6 +91,9 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // cudaGetErrorString(status))` in its `CUDA_CHECK`).
     if let Some(position) = super::find(text, "CUDA failed with error out of memory") {
         return Some((Family::CudaError, error_begin(text, position)));
+    }
+    if let Some(position) = tcnn_check_throw(text) {
+        return Some((Family::CudaError, position));
     }
     // The same check with the status number, any case (spconv/cumm's tensorview:
     // `cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 …`). Status 2 is

@@ -149,6 +149,22 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Ran out of memory trying to allocate") {
         return Some((Family::Framework(FrameworkKind::TfBfc), position));
     }
+    // TensorFlow's copy of an op's input onto the GPU (`common_runtime/gpu/gpu_util.cc`
+    // `PrepareCopy`, `pluggable_device_util.cc` the same: `if ((dst->TotalBytes() > 0) &&
+    // !dst->IsInitialized()) return errors::Internal("Dst tensor is not initialized.")`): the
+    // destination tensor on the device got no buffer, which is its allocator out of memory
+    // (tensorflow/tensorflow#7025 "Getting 'Dst tensor is not initialized.' when really the
+    // problem is out of GPU memory"), printed as `InternalError: Failed copying input tensor from
+    // …CPU:0 to …GPU:0 in order to run Identity: Dst tensor is not initialized.` or after a
+    // `_Recv` node. No size: the allocator's own log, when kept, comes before it.
+    if let Some(position) = find(text, "Dst tensor is not initialized") {
+        let line = line_start(text);
+        let begin = text[..position]
+            .rfind("InternalError")
+            .filter(|&at| at >= line)
+            .unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::TfBfc), begin));
+    }
     // TensorFlow's ROCm stream executor (`stream_executor/rocm/rocm_driver.cc`
     // `GpuDriver::DeviceAllocate`: "failed to allocate %s (%d bytes) from device: %s") in
     // releases that print the status as a number: `hipError_t(1002)` is

@@ -361,6 +361,16 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // … and in Japanese.
         ("VRAM不足", Words),
         ("GPUメモリ", Words),
+        // Japanese `足りない` / `足りず` (not enough) after the GPU's memory (`VRAMが足りない`;
+        // `GPUメモリが足りず` is held by `GPUメモリ`) ([`mention::cjk_mention`]).
+        ("VRAMが足り", Words),
+        ("ビデオメモリ", Words),
+        // tiny-cuda-nn's `CUDA_CHECK_THROW` text cut by a paste (`cudaMalloc(…) failed with error
+        // out of memor`, cuda.rs); the whole wording holds `out of memory`.
+        ("failed with error out of memor", Words),
+        // TensorFlow's copy into a device tensor whose buffer could not be allocated
+        // (frameworks.rs).
+        ("Dst tensor is not initialized", Message),
         // … and in European languages ([`mention::european_mention`]): Russian, Spanish,
         // Portuguese, Italian, French, German.
         ("видеопамят", ReportOnly),

@@ -503,8 +503,19 @@ fn cjk_mention(text: &str) -> Option<usize> {
         .filter_map(|words| text.find(words))
         .min()
         .or_else(qualified)
+        .or_else(|| japanese_not_enough(text))
         .or_else(on_a_card)?;
     (!cjk_denied(&text[..at])).then_some(text.len() - text.trim_start().len())
+}
+
+/// Japanese `足りない` / `足りず` / `足りません` (is not enough) said of the GPU's memory:
+/// `GPUメモリが足りずに学習できなかった` (could not train, the GPU memory being short),
+/// `VRAMが足りない`. Not `足ります` (is enough), not メモリ alone (any memory), not
+/// `GPUが足りない` (too few GPUs). The position of the memory's name.
+fn japanese_not_enough(text: &str) -> Option<usize> {
+    regex!(r"(?i)(?:(?:gpu|ビデオ)\s?の?\s?メモリ|vram)\s?(?:が|は)?足り(?:ず|ない|なく|ません)")
+        .find(text)
+        .map(|found| found.start())
 }
 
 /// Whether the Chinese words just before a mention (its last six characters) deny or avoid it

@@ -364,3 +364,119 @@ pub(super) fn cjk_apply_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     }
     out
 }
+
+/// A question put to a chat model as the failure's moment, in Chinese: `问` (ask) with its
+/// object, a quoted question (`问“你好啊”`) or `…问题` (`问特定问题`, `问几个问题`), or `提问`
+/// (asking), then a word of consequence or time (`就`, `会`, `时`, `后`, `都`) whose clause
+/// names the failure (`结果问“你好啊”就会爆显存`, asking 'hello' blows the VRAM): a generation,
+/// inference (session 35). Not the reporter's own question to the thread (`请问`, `想问`,
+/// `问一下`, `问个问题，为什么…`: no word of consequence right after the object), not `问题`
+/// alone (a problem), not a training's words in the clause.
+pub(super) fn cjk_question_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const ASKER: &[char] = &[
+        '请', '想', '询', '访', '疑', '学', '顾', '反', '发', '咨', '要',
+    ];
+    const THEN: &[&str] = &["就", "会", "的时候", "时", "后", "都", "也"];
+    const FAILS: &[&str] = &[
+        "爆显存",
+        "显存",
+        "oom",
+        "out of memory",
+        "报错",
+        "崩",
+        "溢出",
+        "killed",
+    ];
+    const CLOSE: &[char] = &['，', ',', '。', '；', ';', '！', '!', '？', '?', '\n'];
+    let mut out = Vec::new();
+    for (at, _) in lower.match_indices('问') {
+        let before = lower[..at].chars().next_back();
+        if before.is_some_and(|c| ASKER.contains(&c)) {
+            continue;
+        }
+        let after = &lower[at + '问'.len_utf8()..];
+        let object_end = if before == Some('提') {
+            Some(0)
+        } else if let Some(quoted) = after.strip_prefix(['“', '"', '「', '『']) {
+            quoted
+                .find(['”', '"', '」', '』'])
+                .filter(|&end| end <= 90)
+                .map(|end| {
+                    let close = quoted[end..].chars().next().map_or(1, char::len_utf8);
+                    after.len() - quoted.len() + end + close
+                })
+        } else {
+            // `问题` within a few characters, nothing that ends a clause between.
+            after
+                .char_indices()
+                .take(6)
+                .find(|(i, _)| after[*i..].starts_with("问题"))
+                .map(|(i, _)| i)
+                .filter(|&i| !after[..i].contains(CLOSE) && !after[..i].contains('问'))
+                .map(|i| i + "问题".len())
+                .filter(|_| !after.starts_with('题'))
+        };
+        let Some(end) = object_end else {
+            continue;
+        };
+        let rest = after[end..].trim_start();
+        if !THEN.iter().any(|word| rest.starts_with(word)) {
+            continue;
+        }
+        let clause = &rest[..rest.find(CLOSE).unwrap_or(rest.len())];
+        let training = ["训练", "微调", "train"].iter().any(|w| clause.contains(w));
+        if FAILS.iter().any(|word| clause.contains(word)) && !training {
+            let stop = at + '问'.len_utf8() + end;
+            out.push((at, stop, Phase::Inference));
+            break;
+        }
+    }
+    out
+}
+
+/// An English word of evaluation or prediction run by a Chinese verb of running, then a word of
+/// consequence or time whose clause names the failure: `微调后进行evaluate会报OOM` (running
+/// evaluate after the fine-tune reports an OOM), `执行predict时爆显存`: the model applied
+/// without a backward pass, inference, as `评估的时候` is (session 35). The verb is needed (an
+/// `eval` alone is as often a script's or a setting's name), and so is the failure in the
+/// clause after it.
+pub(super) fn cjk_run_evaluation_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    const RUN: &[&str] = &["进行", "执行", "运行", "跑"];
+    const WORDS: &[&str] = &[
+        "evaluation",
+        "evaluate",
+        "eval",
+        "prediction",
+        "predict",
+        "inference",
+        "infer",
+    ];
+    const THEN: &[&str] = &["的时候", "时候", "时", "过程中", "就", "会", "都"];
+    const FAILS: &[&str] = &["oom", "out of memory", "显存", "报错", "爆", "溢出"];
+    const CLOSE: &[char] = &['，', ',', '。', '；', ';', '！', '!', '？', '?', '\n'];
+    let mut out = Vec::new();
+    for word in WORDS {
+        for (at, _) in lower.match_indices(word) {
+            let before = lower[..at].strip_suffix(' ').unwrap_or(&lower[..at]);
+            if !RUN.iter().any(|verb| before.ends_with(verb)) {
+                continue;
+            }
+            let end = at + word.len();
+            let after = &lower[end..];
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                continue;
+            }
+            let after = after.strip_prefix(' ').unwrap_or(after);
+            let Some(then) = THEN.iter().find(|then| after.starts_with(*then)) else {
+                continue;
+            };
+            let clause = &after[then.len()..];
+            let clause = &clause[..clause.find(CLOSE).unwrap_or(clause.len())];
+            if FAILS.iter().any(|fail| clause.contains(fail)) && !denied(lower, at, word) {
+                out.push((at, end, Phase::Inference));
+                return out;
+            }
+        }
+    }
+    out
+}
