@@ -1589,4 +1589,6 @@ mod s34_engine_tests;
 #[cfg(test)]
 mod s34_tests;
 #[cfg(test)]
+mod s35_tests;
+#[cfg(test)]
 mod tier_tests;
