@@ -22,6 +22,7 @@ fn line(key: &str, bytes: Bytes, source: Source, derived: bool, meaning: &str) -
         source,
         derived,
         meaning: meaning.to_string(),
+        lower_bound: false,
     }
 }
 
@@ -131,13 +132,21 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
         }
         if let Some(bytes) = figures.tried_to_allocate_bytes {
             lines.push(line("tried_to_allocate", bytes, framework, false,
-                if caching_allocator {
+                if message.kind == OomKind::PytorchAbsurdSize {
+                    "a lower bound: PyTorch refuses any request of 1 EiB (2^60 bytes) or more and prints only `more than 1EB`, not the size"
+                } else if caching_allocator {
                     "the block the caching allocator asked the driver for (rounded up to 2 MiB, 20 MiB or a multiple of 2 MiB), not necessarily one tensor's size"
                 } else if message.kind == OomKind::LlamacppAlloc {
                     "the ggml buffer that could not be allocated (weights, KV cache or compute buffer), as llama.cpp printed it"
                 } else {
                     "the size of the allocation that failed, as the message printed it"
                 }));
+            if let Some(last) = lines.last_mut() {
+                last.lower_bound = figures
+                    .lower_bound_fields
+                    .iter()
+                    .any(|field| field == "tried_to_allocate_bytes");
+            }
         }
         if let Some(bytes) = figures.allowed_bytes {
             lines.push(line(

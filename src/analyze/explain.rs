@@ -1591,6 +1591,8 @@ mod s34_tests;
 #[cfg(test)]
 mod s35_phase_tests;
 #[cfg(test)]
+mod s35_tests;
+#[cfg(test)]
 mod s35g_tests;
 #[cfg(test)]
 mod tier_tests;

@@ -394,6 +394,10 @@ pub struct AccountingLine {
     pub derived: bool,
     /// What the number is, in one sentence.
     pub meaning: String,
+    /// True when the figure is a lower bound, not the size itself (PyTorch's "more than
+    /// 1EB"): shown as "more than …".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_bound: bool,
 }
 
 /// The likely cause (snake_case in JSON).

@@ -244,6 +244,11 @@ pub struct OomFigures {
     /// (e.g. `reserved_total_bytes` = allocated + reserved-but-unallocated in 2.1+).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub derived_fields: Vec<String>,
+    /// Names of the fields above that hold a lower bound, not the size itself: PyTorch's
+    /// `Tried to allocate more than 1EB memory` (a request of 2^60 bytes or more) gives
+    /// `tried_to_allocate_bytes` = 2^60, shown as "more than 1 EiB".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lower_bound_fields: Vec<String>,
 }
 
 impl OomFigures {

@@ -191,7 +191,15 @@ fn accounting_rows(report: &ExplainReport) -> Vec<(String, String, String, &Acco
             } else {
                 line.source.label().to_string()
             };
-            (label, line.bytes.to_string(), source, line)
+            const EIB: u64 = 1 << 60;
+            let bytes = if line.lower_bound && line.bytes.get() % EIB == 0 {
+                format!("more than {} EiB", line.bytes.get() / EIB)
+            } else if line.lower_bound {
+                format!("more than {}", line.bytes)
+            } else {
+                line.bytes.to_string()
+            };
+            (label, bytes, source, line)
         })
         .collect()
 }

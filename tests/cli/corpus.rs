@@ -404,13 +404,31 @@ fn score(label: &Label, report: &ExplainReport, scores: &mut Scores, misses: &mu
                         .and_then(serde_json::Value::as_u64)
                 }
             });
+            // `"more than 1EB"`: the message prints a lower bound, not the size (PyTorch's
+            // `Tried to allocate more than 1EB memory`); oomdoc must report that bound exactly
+            // and name the field in `lower_bound_fields`.
+            let bound = expected
+                .as_str()
+                .and_then(|text| text.trim().strip_prefix("more than "));
             let want = if key == "gpu_index" {
                 expected.as_u64().map(|index| (index, 0))
+            } else if let Some(bound) = bound {
+                label_size(&bound.into()).map(|(bytes, _)| (bytes, 0))
             } else {
                 label_size(expected)
             };
+            let marked_bound = oom
+                .as_ref()
+                .and_then(|o| o.get("lower_bound_fields"))
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|fields| {
+                    fields
+                        .iter()
+                        .any(|field| field.as_str() == Some(&format!("{key}_bytes")))
+                });
             let ok = match (want, got) {
-                (Some((w, slack)), Some(g)) => w.abs_diff(g) <= slack.max(1),
+                (Some((w, _)), Some(g)) if bound.is_some() => w == g && marked_bound,
+                (Some((w, slack)), Some(g)) => w.abs_diff(g) <= slack.max(1) && !marked_bound,
                 _ => false,
             };
             if !ok {
@@ -656,6 +674,9 @@ fn label_sizes_are_read_as_binary() {
     assert_eq!(label_bytes(&"1,024 MB".into()), Some(1 << 30));
     assert_eq!(label_bytes(&serde_json::json!(42)), Some(42));
     assert_eq!(label_bytes(&"lots".into()), None);
+    // A lower bound's label is read by the figure check, not here.
+    assert_eq!(label_bytes(&"more than 1EB".into()), None);
+    assert_eq!(label_bytes(&"1EB".into()), Some(1 << 60));
 }
 
 #[test]

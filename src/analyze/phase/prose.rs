@@ -1339,7 +1339,25 @@ fn is_log_output(text: &str) -> bool {
                     .is_some_and(|b| b.is_ascii_digit())
             })
         });
-    timestamp || location
+    // A reporter's Chinese sentence that quotes the log's error in its course (`继续推理一段时间
+    // 后，api server会报CUDA runtime error: out of memory /opt/…/allocator.h:231 错误`): the
+    // sentence opens in CJK and its clause break (a full-width comma) comes before the quoted
+    // location, which no program's log line starts so.
+    let quoting = || {
+        let first = text.trim_start().chars().next();
+        let clause = text.find('，');
+        let quoted = [".py:", ".rs:", ".cc:", ".cpp:", ".go:", ".h:"]
+            .iter()
+            .filter_map(|ext| text.find(ext))
+            .min();
+        first.is_some_and(is_cjk) && matches!((clause, quoted), (Some(c), Some(q)) if c < q)
+    };
+    timestamp || (location && !quoting())
+}
+
+/// A CJK ideograph (the unified block and its first extension).
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}')
 }
 
 /// A program's status line naming what it works on (`Loading model: ~/models/Euryale-70B`,

@@ -37,6 +37,10 @@ pub(super) const RULES: &[Rule] = &[
     // `SLT_INF(slot, "prompt processing progress, n_tokens = %d, batch.n_tokens = %d, progress =
     // %f\n", …)`): a request being served.
     rule("prompt processing progress", slot),
+    // llama-cli's timings after each answer of its chat loop (`tools/cli/cli.cpp`:
+    // `console::log("[ Prompt: %.1f t/s | Generation: %.1f t/s ]\n", …)`): a turn was
+    // answered, the chat is being served.
+    rule("[ Prompt: ", cli_turn_timings),
     // llava's image encoder finished for a request (`examples/llava/llava.cpp`
     // `encode_image_with_clip`: "%s: image encoded in %8.2f ms by CLIP"), also in ollama's
     // vendored copy: a multimodal request is being evaluated.
@@ -141,6 +145,13 @@ fn ollama_journal(text: &str, facts: &mut LineFacts) {
 fn server_loop(text: &str, facts: &mut LineFacts) {
     if has(text, "update_slots :") || has(text, "update_slots:") || has(text, "llama-server") {
         facts.engine(EngineName::Llamacpp, Certainty::Weak);
+    }
+    // The slot loop's line of a slot that holds a task (`tools/server/server.cpp`: `#define
+    // SLT_INF(slot, fmt, ...) LOG_INF("slot %12.*s: id %2d | task %d | " fmt, …)`, as `slot
+    // update_slots: id  2 | task 10391 | prompt …`): a request being served. (`task -1` is a
+    // slot without one.)
+    if has(text, "update_slots:") {
+        slot_task(text, facts);
     }
 }
 
@@ -380,6 +391,39 @@ fn build(text: &str, facts: &mut LineFacts) {
 
 fn slot(_text: &str, facts: &mut LineFacts) {
     llama(facts);
+    facts.event(
+        EventKind::Request,
+        Phase::Inference,
+        EventFigures::default(),
+    );
+}
+
+/// `slot update_slots: id  2 | task 10391 | …`: a slot's line with its task's number.
+fn slot_task(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "| task ") else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    // (After a timestamp or a level tag: `0.11.118 I slot update_slots: id …`.)
+    let slot_line = match (text.find("slot "), text.find(": id "), text.find("| task ")) {
+        (Some(slot), Some(id), Some(task)) => slot < id && id < task,
+        _ => false,
+    };
+    if digits > 0 && slot_line {
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// `[ Prompt: 81.3 t/s | Generation: 27.3 t/s ]`: llama-cli's timings of an answered turn.
+fn cli_turn_timings(text: &str, facts: &mut LineFacts) {
+    if !(has(text, " t/s | Generation: ") && has(text, " t/s ]")) {
+        return;
+    }
+    facts.engine(EngineName::Llamacpp, Certainty::Weak);
     facts.event(
         EventKind::Request,
         Phase::Inference,

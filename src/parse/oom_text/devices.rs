@@ -36,6 +36,9 @@
 //! * MLX `mlx/backend/metal/allocator.cpp` (`MetalAllocator::malloc`, 0.x): "[metal::malloc]
 //!   Attempting to allocate %zu bytes which is greater than the maximum allowed buffer size of
 //!   %zu bytes."
+//! * Intel Gaudi's PyTorch bridge (HPU): `FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for
+//!   size::N (M)MB`, the request in bytes (accelerate `src/accelerate/utils/memory.py`,
+//!   `should_reduce_batch_size`, matches it as the HPU's out-of-memory).
 
 use super::{find, integer_of, Family, FrameworkKind, Parsed};
 use crate::model::failure::OomKind;
@@ -149,6 +152,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // MLX's Metal allocator when Metal returns no buffer: "[metal::malloc] Unable to allocate N
     // bytes." (as MLX callers' OOM checks quote it; its CPU twin `[malloc] Unable to
     // allocate` is the host's and is not this).
+    // Intel Gaudi's PyTorch bridge (HPU device memory): `RuntimeError: [Rank:0] FATAL ERROR ::
+    // MODULE:PT_DEVMEM Allocation failed for size::939524096 (896)MB`, the exact request in
+    // bytes, then in MiB (the words accelerate's `utils/memory.py` `should_reduce_batch_size`
+    // matches as the HPU's OOM; HabanaAI/vllm-fork's README quotes the line).
+    if let Some(position) = find(text, "PT_DEVMEM Allocation failed") {
+        let begin = text[..position].rfind("FATAL ERROR").unwrap_or(position);
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
     if let Some(position) = find(text, "[metal::malloc] Unable to allocate") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
@@ -169,6 +180,7 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
         squeezed,
     )
     .or_else(|| integer_of(regex!(r"plusallocsize:(\d+)ismorethantotalmemsize"), squeezed))
+    .or_else(|| integer_of(regex!(r"PT_DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
     .or_else(|| {
         integer_of(
             regex!(r"Exceededmaxsizeofmemoryobjectallocation:requested(\d+)bytes"),

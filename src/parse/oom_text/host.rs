@@ -29,6 +29,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "Fail to alloc memory of") {
         return Some((Family::Host(HostKind::CpuAllocator), position));
     }
+    // mmgp's pinning of a model's weights in reserved host RAM (deepbeepmeep/mmgp `offload.py`
+    // `_pin_to_memory`: `torch.empty(size, dtype=torch.uint8, pin_memory=True, device="cpu")`
+    // refused, or its reservable budget reached: `Unable to pin more tensors for this model as
+    // the maximum reservable memory has been reached (…)`, `Unable to pin more tensors for this
+    // model (… MB): …`), as Wan2GP and the apps on mmgp print it: page-locked host memory, not
+    // the GPU's.
+    if let Some(position) = super::find(text, "Unable to pin more tensors") {
+        return Some((Family::Host(HostKind::MemoryError), position));
+    }
     if let Some(position) = super::find(text, "C10 Out of Memory") {
         return Some((Family::Host(HostKind::C10), position));
     }

@@ -181,6 +181,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // OpenCL's device allocation failure (devices.rs).
         ("OBJECT_ALLOCATION_FAILURE", ReportOnly),
         ("[metal::malloc]", Message),
+        // Intel Gaudi's device memory (devices.rs).
+        ("PT_DEVMEM Allocation failed", Message),
         // Huawei Ascend: CANN's device allocation failure and MindSpore's memory pool
         // (devices.rs).
         ("Memory_Allocation_Failure", Message),
@@ -206,6 +208,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("pinned_memory", ReportOnly),
         // Host memory (not GPU OOM).
         ("DefaultCPUAllocator", Message),
+        // mmgp's pinned host RAM (host.rs): a desktop app's console, not a server's log.
+        ("Unable to pin more tensors", Words),
         ("Cannot allocate memory", Message),
         // TensorRT's builder dropping a tactic for want of memory (frameworks.rs).
         ("Tactic Device request:", Message),

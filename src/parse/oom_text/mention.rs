@@ -177,7 +177,8 @@ fn not_enough_memory(lower: &str) -> Option<usize> {
 /// traceback's class line (`OutOfMemoryError: …`, `OutOfMemoryError  Traceback`, read by the
 /// families) nor one with its module (`torch.…`, [`class_mention`]).
 fn bare_class(lower: &str) -> Option<usize> {
-    let found = regex!(r"(?:^|[\s(\[])outofmemoryerrors?\s+[a-z]").find(lower)?;
+    // (Or a Chinese title's words after it: `OutOfMemoryError 云端3090训练sdxlLora报错`.)
+    let found = regex!(r"(?:^|[\s(\[])outofmemoryerrors?\s+(?:[a-z]|\p{Han})").find(lower)?;
     Some(found.start() + found.as_str().find('o').unwrap_or(0))
 }
 

@@ -288,6 +288,16 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedt?o?allocate", size!())), s)
         .or_else(|| size_of(regex!(concat!("Requestedsize:", size!())), s))
         .or_else(|| size_of(regex!(concat!("Attemptingtoallocate", size!())), s));
+    // `Tried to allocate more than 1EB memory.`: the allocators' `allocate` refuses any size
+    // `>= one_exa_bytes` (2^60) before it tries (`c10/cuda/CUDACachingAllocator.cpp`,
+    // `CudaCachingAllocator::allocate`; `CUDAMallocAsyncAllocator.cpp`; torch_npu copies it): the
+    // request is at least 1 EiB, its exact size unprinted.
+    if kind == OomKind::PytorchAbsurdSize && figures.tried_to_allocate_bytes.is_none() {
+        figures.tried_to_allocate_bytes = Some(crate::model::Bytes(1 << 60));
+        figures
+            .lower_bound_fields
+            .push("tried_to_allocate_bytes".into());
+    }
     figures.total_capacity_bytes = size_of(regex!(concat!(size!(), "totalcapacity")), s)
         .or_else(|| size_of(regex!(concat!("totalcapac(?:i)?tyof", size!())), s))
         .or_else(|| cut_capacity(s))

@@ -161,7 +161,15 @@ fn pytorch_private_pools_and_allowed() {
 fn absurd_and_preemptive() {
     let message = one("RuntimeError: CUDA out of memory. Tried to allocate more than 1EB memory.");
     assert_eq!(message.kind, OomKind::PytorchAbsurdSize);
-    assert_eq!(message.figures.tried_to_allocate_bytes, None);
+    // At least 1 EiB (`size < one_exa_bytes` failed): the bound, marked as one.
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(1 << 60))
+    );
+    assert_eq!(
+        message.figures.lower_bound_fields,
+        vec!["tried_to_allocate_bytes".to_string()]
+    );
     let message = one("torch.OutOfMemoryError: CUDA out of memory. Allocation was preemptively rejected because it would exceed per_process_memory_fraction limit. Requested size: 512.00 MiB");
     assert_eq!(message.kind, OomKind::PytorchFractionRejected);
     assert_eq!(message.figures.tried_to_allocate_bytes, mib(512.0));

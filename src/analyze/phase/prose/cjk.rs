@@ -132,6 +132,10 @@ pub(super) fn cjk_ran_for_a_while(lower: &str) -> Vec<(usize, usize, Phase)> {
         "运行了一段时间",
         "跑一段时间",
         "跑了一段时间",
+        // The inference named as what went on (`继续推理一段时间后，api server会报CUDA runtime
+        // error: out of memory`, after inferring for a while more).
+        "推理一段时间",
+        "推理了一段时间",
     ];
     const BREAKS: [char; 6] = ['。', '！', '？', '!', '?', '\n'];
     let mut out = Vec::new();

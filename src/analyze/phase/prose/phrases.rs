@@ -110,6 +110,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     // The model prepared for its run (accelerate's `prepare` moves it onto the device;
     // SimpleTuner's `model preparation phase`): its weights being put on the GPU.
     ("model preparation", Phase::WeightsLoad),
+    // The weights prepared for the device (stable-diffusion.cpp's runners upload or convert
+    // their weights before a graph runs: an issue's `(weight preparation OOM)`).
+    ("weight preparation", Phase::WeightsLoad),
+    ("weights preparation", Phase::WeightsLoad),
+    ("preparing the weights", Phase::WeightsLoad),
     ("preparing the model", Phase::WeightsLoad),
     ("加载模型", Phase::WeightsLoad),
     ("模型加载", Phase::WeightsLoad),

@@ -11,6 +11,17 @@ use crate::model::explain::Phase::{Inference as I, TrainingStep as T, WeightsLoa
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
 pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
+    // --- mmgp (deepbeepmeep/mmgp `offload.py`, under Wan2GP and the apps on it): `_pin_to_memory`
+    // copies a model's weights into pinned ("reserved") host RAM as the model is loaded
+    // (`Pinning data of 'transformer' to reserved RAM`). ---
+    r("_pin_to_memory", "mmgp/offload.py", W, Stage, "mmgp"),
+    // --- RL trainers that park their rollout engines between steps (Open-Reasoner-Zero
+    // `orz/ppo/trainer.py` `_backload_vllm_engines` → the Ray actor's `backload_to_gpu`;
+    // OpenRLHF, SkyRL: `backload_to_gpu` reloads the weights (and optimizer states) onto the
+    // GPU, vLLM's `wake_up` or the strategy's `load_*_to_gpu`): the weights placed back on the
+    // device, not a step. ---
+    r("_backload_vllm_engines", "", W, Stage, "openrlhf"),
+    r("backload_to_gpu", "", W, Stage, "openrlhf"),
     // --- Colossal-AI 0.3.x `colossalai/lazy/lazy_init.py`: `LazyTensor._materialize_data` runs
     // a lazily-initialised parameter's deferred constructors (`init_val = func(*args, **kwargs)`)
     // when the model is materialised on its device, before any step. ---

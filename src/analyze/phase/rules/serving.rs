@@ -387,7 +387,9 @@ pub(super) const VLLM_SGLANG_TGI: &[FrameRule] = &[
     r("event_loop_normal", "", I, Serve, "sglang"),
     r("event_loop_overlap", "", I, Serve, "sglang"),
     r("event_loop_pp", "", I, Serve, "sglang"),
-    r("run_batch", "", I, Serve, "sglang"),
+    // (Only SGLang's own: `scheduler.py` `Scheduler.run_batch`; other code's `run_batch` is a
+    // training harness's as often, netharn `fit_harn.py` `FitHarn.run_batch`.)
+    r("run_batch", "sglang/", I, Serve, "sglang"),
     r("forward_thread_func", "", I, Serve, "sglang"),
     r("forward_thread_func_", "", I, Serve, "sglang"),
     r("forward_batch_generation", "", I, Serve, "sglang"),
@@ -497,6 +499,24 @@ pub(super) const TRTLLM: &[FrameRule] = &[
         "tensorrt_llm",
     ),
     r("build_managers", "tensorrt_llm/", K, Stage, "tensorrt_llm"),
+    // The LLM API's executor worker (`tensorrt_llm/executor/worker.py` `worker_main` →
+    // `GenerationExecutorWorker.__init__` → `base_worker.py` `setup_engine` →
+    // `_create_py_executor`, 0.20–1.x): the PyTorch executor built when the server or `LLM`
+    // starts (model, KV cache and warm-up inside it, which deeper frames or log lines name).
+    r(
+        "_create_py_executor",
+        "tensorrt_llm/executor/",
+        S,
+        Wrapper,
+        "tensorrt_llm",
+    ),
+    r(
+        "setup_engine",
+        "tensorrt_llm/executor/",
+        S,
+        Wrapper,
+        "tensorrt_llm",
+    ),
     r(
         "_create_kv_cache_manager",
         "tensorrt_llm/",

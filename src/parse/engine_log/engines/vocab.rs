@@ -690,6 +690,20 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
     if code {
         return;
     }
+    // A generation prompt given on a command line or in a request (`--prompt "Two cats in comfy
+    // boxing gear"`, `prompt="…"`, `"prompt": "…"`) is the model's input, not the reporter's
+    // words: names are read before it only.
+    let line = [
+        "--prompt",
+        "--negative_prompt",
+        "--negative-prompt",
+        "prompt=",
+        "\"prompt\":",
+    ]
+    .iter()
+    .filter_map(|flag| line.find(flag))
+    .min()
+    .map_or(line, |cut| &line[..cut]);
     let mut named: Option<EngineName> = None;
     // A framework named beside PyTorch is one of two ("I would need to compile PyTorch and
     // TensorFlow for this architecture", "works in PyTorch, not in JAX"): neither ran for sure.
@@ -989,6 +1003,14 @@ pub(super) fn sdcpp_logger(text: &str, facts: &mut LineFacts) {
     if sdcpp_logged(text) {
         facts.engine(EngineName::Other, Certainty::Strong);
     }
+}
+
+/// A program that builds ggml as a git submodule (`same ggml submodule pin e20c3a14`): the
+/// projects on ggml do (leejet/stable-diffusion.cpp's `.gitmodules` names `ggml`), while
+/// llama.cpp and whisper.cpp carry ggml in their own tree (`ggml/` since 2024): the program is
+/// another one on ggml (`other`), and the ggml lines it prints are its library's.
+pub(super) fn ggml_as_submodule(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Other, Certainty::Strong);
 }
 
 // --- MLC-LLM's Python modules ---------------------------------------------------------------
