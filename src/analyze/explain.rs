@@ -1596,3 +1596,5 @@ mod s35_tests;
 mod s35g_tests;
 #[cfg(test)]
 mod tier_tests;
+#[cfg(test)]
+mod whole_text;

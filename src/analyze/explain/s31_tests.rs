@@ -2,16 +2,10 @@
 //! synthetic.
 
 use super::explain_text;
+use super::whole_text::phase;
 use crate::model::explain::Phase;
 
 use super::s26_tests::NEW_OOM;
-
-/// The phase of a text, with its evidence on failure.
-fn phase(text: &str) -> Phase {
-    let report = explain_text(text).phase;
-    eprintln!("{report:?}");
-    report.failed_in
-}
 
 #[test]
 fn a_libraries_statement_left_alone_above_the_error_names_the_weights() {

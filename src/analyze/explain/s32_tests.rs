@@ -2,14 +2,8 @@
 //! synthetic.
 
 use super::explain_text;
+use super::whole_text::phase;
 use crate::model::explain::Phase;
-
-/// The phase of a text, with its evidence on failure.
-fn phase(text: &str) -> Phase {
-    let report = explain_text(text).phase;
-    eprintln!("{report:?}");
-    report.failed_in
-}
 
 /// llama.cpp prints its model buffers' sizes once they are allocated, then reads the weights
 /// into them, then creates the context.

@@ -2,19 +2,9 @@
 //! synthetic.
 
 use super::explain_text;
+use super::whole_text::{engine, phase};
 use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
-
-/// The phase of a text, with its evidence on failure.
-fn phase(text: &str) -> Phase {
-    let report = explain_text(text).phase;
-    eprintln!("{report:?}");
-    report.failed_in
-}
-
-fn engine(text: &str) -> EngineName {
-    explain_text(text).engine.name
-}
 
 const TORCH_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. \
     GPU 0 has a total capacity of 24.00 GiB of which 0 bytes is free. Of the allocated memory \

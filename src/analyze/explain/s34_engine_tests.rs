@@ -1,12 +1,8 @@
 //! Whole-text checks of the engine rules session 34's blind batches showed missing. The
 //! excerpts are short copies of the lines each rule reads, with the failure they came with.
 
-use super::explain_text;
+use super::whole_text::engine;
 use crate::model::failure::EngineName;
-
-fn engine(text: &str) -> EngineName {
-    explain_text(text).engine.name
-}
 
 const TORCH_OOM: &str =
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB. \

@@ -1,18 +1,8 @@
 //! Whole-text checks of what session 34's blind batches showed missing: short excerpts of the
 //! texts (names and sizes as printed), and the cases each rule must leave alone.
 
-use super::explain_text;
+use super::whole_text::{phase, TORCH_OOM};
 use crate::model::explain::Phase;
-
-/// The phase of a text, with its evidence on failure.
-fn phase(text: &str) -> Phase {
-    let report = explain_text(text).phase;
-    eprintln!("{report:?}");
-    report.failed_in
-}
-
-const TORCH_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. \
-    GPU 0 has a total capacity of 24.00 GiB of which 0 bytes is free.\n";
 
 #[test]
 fn llama_cpps_graph_reserve_follows_the_contexts_state_buffers() {

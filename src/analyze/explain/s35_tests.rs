@@ -2,23 +2,10 @@
 //! texts (names and sizes as printed), and the cases each rule must leave alone.
 
 use super::explain_text;
+use super::whole_text::{engine, phase, TORCH_OOM};
 use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
 use crate::model::Bytes;
-
-/// The phase of a text, with its evidence on failure.
-fn phase(text: &str) -> Phase {
-    let report = explain_text(text).phase;
-    eprintln!("{report:?}");
-    report.failed_in
-}
-
-fn engine(text: &str) -> EngineName {
-    explain_text(text).engine.name
-}
-
-const TORCH_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. \
-    GPU 0 has a total capacity of 24.00 GiB of which 0 bytes is free.\n";
 
 #[test]
 fn gaudis_device_memory_failure_prints_the_request_in_bytes() {

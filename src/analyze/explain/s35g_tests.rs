@@ -2,23 +2,8 @@
 //! missing: short excerpts of the texts (names and sizes as printed), and the cases each rule
 //! must leave alone.
 
-use super::explain_text;
+use super::whole_text::{gpu_oom, phase, TORCH_OOM};
 use crate::model::explain::Phase;
-
-/// The phase of a text, with its evidence on failure.
-fn phase(text: &str) -> Phase {
-    let report = explain_text(text).phase;
-    eprintln!("{report:?}");
-    report.failed_in
-}
-
-/// Whether the text is read as a GPU out-of-memory failure.
-fn gpu_oom(text: &str) -> bool {
-    explain_text(text).is_gpu_oom
-}
-
-const TORCH_OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. \
-    GPU 0 has a total capacity of 24.00 GiB of which 0 bytes is free.\n";
 
 #[test]
 fn tiny_cuda_nns_failed_cuda_malloc_is_the_gpus_memory() {
