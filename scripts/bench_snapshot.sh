@@ -1049,6 +1049,46 @@
 #   phase now; the next cuts are the pre-scan (0.07-0.09 s before any chunk starts), the
 #   chunks' spread (base's run: five at 0.10 s, ten at 0.15-0.17 s of wall with no wait) and
 #   pass 1's shards.
+# Thirty-fifth session (2026-12-05 12:13-13:20 UTC, helper s35, branch s35-perf; base = the
+# session start's build, add370cb). No lent host came (eight calls refused, "no device machine
+# could be started"): nothing below is a 16-core wall-clock figure. On the 2-core VM 15 threads
+# were forced without a code change by an LD_PRELOAD shim answering sched_getaffinity with 16
+# CPUs (kept out of the repository: 8 lines of C); thread CPU by phase from perf (cpu-clock at
+# 4 kHz and page faults, `--sort comm`: oomdoc-scan, oomdoc-decode, oomdoc-replay), files of
+# TARGET_MIB 300 (varied 268 MB, real 244 MB). Reports byte-identical to the base's (JSON and
+# text, 1 and 15 threads, both shapes); cargo test --release passes.
+#   - Where the CPU goes at 15 threads (varied, base): chunks (oomdoc-decode) 0.90-0.93 s,
+#     pre-scan pieces 0.23-0.26 s, the replay threads 0.21 s, the main thread 0.16 s. Page
+#     faults: decode 28.4k, scan 12.4k, replay 4.1-4.6k, main 5.0k.
+#   - f498caba: each pre-scan piece's table of memo starts (and its bits of slots read)
+#     reserved from its bytes (one slot in 32 bytes; the trace holds one in ~57): it grew by
+#     doubling in the thread's arena (copies, _int_realloc, new pages faulted each time). Scan
+#     threads' page faults varied 12,430 -> 7,663, real 7,947 -> 6,988; CPU varied 259-262 ->
+#     237-240 ms, real 248-262 -> 230-242 ms; peak RSS unchanged (155 MiB). A build of this cut
+#     alone read real +6-10 % on the scan with Scan::run the same code at another alignment (its
+#     own samples 714 -> 866): the decoder's loops move by that much with layout alone, so
+#     compare builds over several runs and both shapes. Expected on the host: fewer parallel
+#     page faults in the pre-scan (its kernel time was ~25 % of its samples here; on 16 cores
+#     the faults also contend in the kernel), a few ms of its 0.07-0.09 s.
+#   - ae5d95b7: pass 1's shards no longer write the two per-entry tables (changes, stacks) as
+#     they replay: they push (index, value) into a list per walk range, and each walk thread
+#     writes its range's from every shard before walking it. Reasoning: a shard's entries are
+#     interleaved with the 15 others', so nearly every cache line of the tables is written by
+#     most shards, a line taken from another core per write (~3.8M writes on the 577 MiB
+#     file); the hosts' "pass 1 shards" ran 0.026-0.048 s of wall against ~9 ms of CPU a
+#     shard on this VM. Here (no other core to take a line from) it is the cost alone:
+#     replay threads varied 192-212 -> 210-237 ms CPU, real 154-170 -> 169-178 ms, page
+#     faults +1-3k. Unmeasured on free cores, so not merged: it waits on branch s35-perf for
+#     a tests/device/snapshot_speed run with BINS of add370cb, f498caba and ae5d95b7 (the
+#     lead asked for a lent host six more times until 14:20 UTC; none came). Merge it only if
+#     the host's pass 1 shards + walk fall.
+#   Not done (time): the pre-scan overlapped with the chunks (a chunk needs its memo base,
+#     known only once every piece before it is joined; chunks decoding with a memo base found
+#     later would need every reference below their first slot deferred); the chunks balanced
+#     by cost (pinned to one core, 15 threads, their CPU spread is 0.049-0.056 s for 16 MiB
+#     each, the first three the dearest: the host's 0.15-0.20 s spread is mostly its cores,
+#     which only a queue of smaller parts evens out, at ~10 ms of CPU a part); the shards'
+#     `seen` set and block maps sized ahead (reserve_rehash ~5 % of the replay threads).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
