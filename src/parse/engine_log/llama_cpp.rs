@@ -423,6 +423,12 @@ fn cli_turn_timings(text: &str, facts: &mut LineFacts) {
     if !(has(text, " t/s | Generation: ") && has(text, " t/s ]")) {
         return;
     }
+    llama_cpp_answered(facts);
+}
+
+/// A line only llama.cpp prints while it serves a request (weakly llama.cpp: its tools and
+/// forks print it too).
+fn llama_cpp_answered(facts: &mut LineFacts) {
     facts.engine(EngineName::Llamacpp, Certainty::Weak);
     facts.event(
         EventKind::Request,
@@ -435,12 +441,7 @@ fn image_encoded(text: &str, facts: &mut LineFacts) {
     if !has(text, "by CLIP") {
         return;
     }
-    facts.engine(EngineName::Llamacpp, Certainty::Weak);
-    facts.event(
-        EventKind::Request,
-        Phase::Inference,
-        EventFigures::default(),
-    );
+    llama_cpp_answered(facts);
 }
 
 fn device_init(_text: &str, facts: &mut LineFacts) {
