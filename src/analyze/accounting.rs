@@ -142,10 +142,7 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
                     "the size of the allocation that failed, as the message printed it"
                 }));
             if let Some(last) = lines.last_mut() {
-                last.lower_bound = figures
-                    .lower_bound_fields
-                    .iter()
-                    .any(|field| field == "tried_to_allocate_bytes");
+                last.lower_bound = figures.tried_to_allocate_is_lower_bound();
             }
         }
         if let Some(bytes) = figures.allowed_bytes {

@@ -219,11 +219,7 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     //    2^64, a wrong element size), not a shortage. A request merely above the card's total
     //    is a real (if too large) allocation and goes on to the rules below.
     if is_overflow(failure) {
-        let printed_size = !failure
-            .figures
-            .lower_bound_fields
-            .iter()
-            .any(|field| field == "tried_to_allocate_bytes");
+        let printed_size = !failure.figures.tried_to_allocate_is_lower_bound();
         builder.fact(match (tried.filter(|_| printed_size), total) {
             (Some(tried), Some(total)) => format!(
                 "the request ({}) is far beyond the card's total capacity ({}) and beyond any GPU made: a size computed from an overflowed, negative or garbage dimension, not a real need for memory",

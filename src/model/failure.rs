@@ -262,6 +262,13 @@ impl OomFigures {
             .filter(|bytes| *bytes != Self::NVML_NOT_AVAILABLE)
     }
 
+    /// Whether the request's size is only a lower bound (PyTorch's "more than 1EB").
+    pub fn tried_to_allocate_is_lower_bound(&self) -> bool {
+        self.lower_bound_fields
+            .iter()
+            .any(|field| field == "tried_to_allocate_bytes")
+    }
+
     /// Whether the message printed "this process has" with NVML's N/A value.
     pub fn process_in_use_not_reported(&self) -> bool {
         self.process_in_use_bytes == Some(Self::NVML_NOT_AVAILABLE)
