@@ -1261,26 +1261,12 @@ fn spawn_pieces<'scope, 'env>(
                 .spawn_scoped(scope, move || {
                     let mut group = Scan::new_group();
                     group.read_limit = len;
-                    let end_in = end.min(len);
-                    group.starts.reserve(expected_starts(start, end_in));
-                    // Its bits of memo slots read: the slots made before its end, likewise.
-                    group.read.reserve(expected_starts(0, end_in) / 64 + 1);
                     let mut input = Reader::new(FileAt::new(file, start, u64::MAX), start);
                     let outcome = group.run(&mut input, end);
                     (group, outcome)
                 })
         })
         .collect()
-}
-
-/// Memo starts a piece `start..end` likely records, reserved before it scans: a trace holds
-/// a memo slot in about 57 bytes (the generated snapshots, both shapes), so one in 32 bytes
-/// leaves room. Grown by doubling, the table of a 36 MiB piece (~2.9 MB) was copied in its
-/// thread's arena as it grew and its new pages faulted in each time: page faults were about
-/// a quarter of the pieces' samples (perf, varied). Pages of the room never written stay
-/// unmapped, so the peak RSS does not grow; a denser piece grows the table as before.
-fn expected_starts(start: u64, end: u64) -> usize {
-    usize::try_from(end.saturating_sub(start) / 32).unwrap_or(0)
 }
 
 /// The pieces' groups in order; `None` where a thread could not start or panicked.
