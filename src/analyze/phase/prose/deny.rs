@@ -1,0 +1,190 @@
+//! What keeps a phrase of prose from telling this failure's stage: a negation, advice, a
+//! question, a stage that went well or ended (English, Chinese, Japanese, Korean), a path
+//! that only contains the word, and a phrase that modifies a noun.
+
+use super::*;
+
+/// A program's status line naming what it works on (`Loading model: ~/models/Euryale-70B`,
+/// `Loading model from models/ldm/model.ckpt`): the phrase is followed by a path. The line says
+/// what started, not that it failed there.
+pub(super) fn names_a_path(after: &str) -> bool {
+    let rest = after.trim_start();
+    let rest = rest
+        .strip_prefix(':')
+        .or_else(|| rest.strip_prefix("from "))
+        .map(str::trim_start);
+    rest.and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|token| token.contains('/') || token.contains('\\'))
+}
+
+/// The out-of-memory words come after the phrase, behind a `but then`: the stage named was
+/// passed.
+pub(super) fn stage_then_failure(lower: &str, end: usize) -> bool {
+    let after = &lower[end..];
+    let Some(oom) = OOM_WORDS.iter().filter_map(|word| after.find(word)).min() else {
+        return false;
+    };
+    THEN.iter().any(|word| after[..oom].contains(word))
+}
+
+pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
+    let after = &lower[at + phrase.len()..];
+    if !phrase.is_ascii() && BEFORE_CJK.iter().any(|word| lower[..at].ends_with(word)) {
+        return true;
+    }
+    if !phrase.is_ascii() && AFTER_CJK.iter().any(|word| after.starts_with(word)) {
+        return true;
+    }
+    // … or before it (`训练之前就出现了问题`: the problem came before the training; `学習前`,
+    // `학습 전에`).
+    if !phrase.is_ascii() && BEFORE_STAGE_CJK.iter().any(|word| after.starts_with(word)) {
+        return true;
+    }
+    if !phrase.is_ascii() {
+        // `训练结束之后` may put words between: the next few characters.
+        let near: String = after.chars().take(4).collect();
+        if AFTER_CJK.iter().any(|word| near.contains(word)) {
+            return true;
+        }
+        if korean_completed_past(after)
+            || went_well_cjk(after)
+            || asks_whether(lower, at, after)
+            || advice_cjk(lower, at)
+        {
+            return true;
+        }
+    }
+    if modifies_a_noun(after) {
+        return true;
+    }
+    let before: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
+    before.iter().enumerate().any(|(index, word)| {
+        let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
+        // `after` and `before` move the stage only right before it (`after starting an image
+        // generation` is still the generation).
+        let moving = matches!(
+            word,
+            "after" | "before" | "finished" | "done" | "после" | "después" | "depois"
+        );
+        // `I get CUDA OOM if I try to train this model`: the failure reported before the `if`
+        // is the reporter's own, under that condition.
+        let reported_if = word == "if" && {
+            let sentence_start = lower[..at]
+                .rfind(['.', '!', '?', '\n', '。'])
+                .map_or(0, |found| {
+                    found + lower[found..].chars().next().map_or(1, char::len_utf8)
+                });
+            names_the_failure(&lower[sentence_start..at])
+        };
+        // `before the KSampler can proceed`: the stage not reached yet, with its article.
+        let article_between = index == 1
+            && word == "before"
+            && matches!(
+                before[0].trim_matches(|c: char| !c.is_alphanumeric()),
+                "the" | "a" | "an"
+            );
+        DENY.contains(&word) && (!moving || index == 0 || article_between) && !reported_if
+    })
+}
+
+/// Whether the Chinese sentence holding a stage word (at `at`) gives advice (AUDIT.md, session
+/// 15, rule 4: not the reporter's stage): a clause of it opens with `请` (please: `…太小了，
+/// 请检查一下你的显卡，或者使用多卡训练`), or it says `建议` (suggest), `不妨` (you might as
+/// well), or bids the reader check or try (`看一下`, `检查一下`, `试一下`, `试试`: `重新训练的时候，
+/// 看一下你的显存…`); not a sentence of the reporter's own (`我`).
+fn advice_cjk(lower: &str, at: usize) -> bool {
+    const BREAKS: [char; 6] = ['。', '！', '？', '!', '?', '\n'];
+    let start = lower[..at].rfind(BREAKS).map_or(0, |found| {
+        found + lower[found..].chars().next().map_or(0, char::len_utf8)
+    });
+    let end = lower[at..]
+        .find(BREAKS)
+        .map_or(lower.len(), |found| at + found);
+    let sentence = lower[start..end]
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '>' | '"' | '“' | '*'));
+    // The reporter's own sentence (`我`, I): a request (`您可以帮忙查看下…吗`), not advice.
+    if sentence.contains('我') {
+        return false;
+    }
+    // A clause before the stage word opening with `请` (not `请问`, may I ask, nor a program's
+    // `请稍后`, please wait, after it).
+    let before = &lower[(end - sentence.len()).min(at)..at];
+    before.split(['，', ',', '；', ';']).any(|clause| {
+        let clause = clause.trim_start();
+        clause.starts_with('请') && !clause.starts_with("请问")
+    }) || ["建议", "不妨", "看一下", "检查一下", "试一下", "试试"]
+        .iter()
+        .any(|word| sentence.contains(word))
+}
+
+/// Words after a CJK stage word, in its sentence, that say the stage went well (`训练时没问题`,
+/// `다시 학습을 진행하면 문제 없이 실행될 것`, `学習は問題なく`), as `grammar`'s `went well` does for
+/// English.
+fn went_well_cjk(after: &str) -> bool {
+    const WELL: &[&str] = &[
+        "没有问题",
+        "没问题",
+        "没有报错",
+        "不报错",
+        "正常运行",
+        "문제 없이",
+        "문제없이",
+        "문제가 없",
+        "問題なく",
+        "問題なし",
+        // `开启训练成功`, `학습 성공`: the stage succeeded.
+        "成功",
+        "성공",
+        "問題ありません",
+    ];
+    let end = after
+        .find(['.', '。', '!', '！', '?', '？', ',', '，', '\n'])
+        .unwrap_or(after.len());
+    let sentence = &after[..end];
+    WELL.iter().any(|word| sentence.contains(word))
+}
+
+/// Chinese `X的Y`: the stage words modify the noun after them (`inference的convert`, the
+/// inference folder's convert script; `训练的数据`, the training data), unless that noun is a
+/// time or a stage (`训练的时候`, while training; `推理的过程中`, during inference).
+fn modifies_a_noun(after: &str) -> bool {
+    let Some(rest) = after.strip_prefix('的') else {
+        return false;
+    };
+    !["时", "過程", "过程", "阶段", "期间", "時"]
+        .iter()
+        .any(|word| rest.starts_with(word))
+}
+
+/// A Chinese question whether the failure will come (`推理baichuan-13b，1*A100（80G），会OOM？`,
+/// will inference of it run out of memory?): `会` (will) before the question mark of the
+/// stage's sentence. Asked, not reported; a question why it comes (`为什么…训练会出现OOM呢？`)
+/// reports it.
+fn asks_whether(lower: &str, at: usize, after: &str) -> bool {
+    const STOPS: [char; 5] = ['。', '.', '!', '！', '\n'];
+    let end = after.find(STOPS).unwrap_or(after.len());
+    let sentence = &after[..end];
+    let start = lower[..at].rfind(STOPS).map_or(0, |stop| {
+        stop + lower[stop..].chars().next().map_or(1, char::len_utf8)
+    });
+    let why = ["为什么", "为何", "怎么", "why"]
+        .iter()
+        .any(|word| lower[start..at].contains(word) || sentence.contains(word));
+    !why && sentence
+        .find(['?', '？'])
+        .is_some_and(|question| sentence[..question].contains('会'))
+}
+
+/// Korean's retrospective past after a stage word (`전에 학습이 돌아갔던 파라미터`, the parameters
+/// with which training had run before; `학습했던 모델`): a past-tense syllable (final consonant
+/// ㅆ, the merged `았`/`었`/`였`) followed by `던`, within the next few syllables. The stage
+/// named is one that ran before, not the one that failed. (`학습하던 중`, while training, has
+/// no past tense before `던`.)
+fn korean_completed_past(after: &str) -> bool {
+    let near: Vec<char> = after.chars().take(12).collect();
+    near.windows(2).any(|pair| {
+        let code = u32::from(pair[0]);
+        let past = (0xAC00..=0xD7A3).contains(&code) && (code - 0xAC00) % 28 == 20;
+        past && pair[1] == '던'
+    })
+}

@@ -1,0 +1,162 @@
+//! Guards: what keeps a sentence that does not report this failure's stage out of the
+//! grammar (advice, a hypothetical, a question without the failure in it, a negation, a stage
+//! that went well, a general case).
+
+use super::*;
+
+/// Whether the sentence around a hit (words `from..=to`) makes it advice, a hypothetical, a
+/// negation or a question without the failure, or says the stage went well.
+pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
+    let start = words[from].start;
+    let end = words[to].end;
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let sentence_end = lower[end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .map_or(lower.len(), |at| end + at);
+    let guard = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= start)
+        .any(|w| GUARD.contains(&w.text));
+    if guard {
+        return true;
+    }
+    let oom = super::super::OOM_WORDS
+        .iter()
+        .any(|word| lower[sentence_start..sentence_end].contains(word));
+    // A request for help closing the sentence after a comma (`When I encountered the following
+    // error while performing the training, can someone help me?`) asks nothing of the stage.
+    // `Anyone with this error while running training?`: others asked about the reporter's own
+    // failure (`this error`, `the same error`), not whether it fails.
+    let sentence = &lower[sentence_start..sentence_end];
+    let opening = sentence.trim_start();
+    let asks_others = ["anyone", "has anyone", "does anyone", "did anyone"]
+        .iter()
+        .any(|words| opening.starts_with(words))
+        && [
+            "this error",
+            "the same error",
+            "this issue",
+            "this problem",
+            "the above issue",
+            "the above error",
+        ]
+        .iter()
+        .any(|words| sentence.contains(words));
+    let asks_help = asks_others
+        || lower[end..sentence_end].rfind(',').is_some_and(|comma| {
+            let tail = &lower[end + comma..sentence_end];
+            ["help", "someone", "anyone", "any idea", "solve", "fix"]
+                .iter()
+                .any(|word| tail.contains(word))
+        });
+    let question = lower[sentence_end..].starts_with('?') && !asks_help;
+    if question && !oom {
+        return true;
+    }
+    // The rest of the sentence, up to a `but` (which turns to the failure), says the stage
+    // went well (`when I finetune it on four A100s with the same config, there isn't any
+    // problem`).
+    let rest = &lower[end..sentence_end];
+    let rest = [" but ", " however", " although", " though"]
+        .iter()
+        .filter_map(|word| rest.find(word))
+        .min()
+        .map_or(rest, |at| &rest[..at]);
+    // Words after the failure is reported are of another case (`Inpainting gives Out of memory
+    // (1080 TI), without Inpainting no problems`).
+    let rest = super::super::OOM_WORDS
+        .iter()
+        .filter_map(|word| rest.find(word))
+        .min()
+        .map_or(rest, |at| &rest[..at]);
+    rest.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|word| WENT_WELL.contains(&word))
+        || WENT_WELL_PHRASES.iter().any(|phrase| rest.contains(phrase))
+}
+
+/// Words before a hit in its sentence that make it a general case, not this failure (`One
+/// common case is running the evaluation`, `usually when processing images`, `for example when
+/// testing`): read for the verbs and phrases of a model applied to inputs.
+const GENERAL_CASE: &[&str] = &[
+    "common case",
+    "one case",
+    "usually",
+    "typically",
+    "generally",
+    "in general",
+    "for example",
+    "for instance",
+    "e.g.",
+];
+
+/// Whether the sentence around `start..end` makes a hit advice, a hypothetical, a negation, a
+/// question without the failure, a stage that went well ([`guarded`]) or a general case
+/// ([`GENERAL_CASE`]).
+pub(in crate::analyze::phase::prose) fn sentence_guarded(
+    lower: &str,
+    start: usize,
+    end: usize,
+) -> bool {
+    let words = words(lower);
+    let (Some(from), Some(to)) = (
+        words.iter().position(|w| w.end > start),
+        words.iter().rposition(|w| w.start < end),
+    ) else {
+        return false;
+    };
+    from > to
+        || guarded(lower, &words, from, to)
+        || general_case(lower, start)
+        || asks_whether(lower, &words, from, to)
+}
+
+/// Whether the hit stands in a yes/no question (`Does it OOM with high concurrency?`, `Will a
+/// 24 GB card fit long inputs?`): whether it fails is asked, not reported.
+fn asks_whether(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool {
+    let start = words[from].start;
+    let end = words[to].end;
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    let question = lower[end..]
+        .find(['.', '!', '?', ';', '\n'])
+        .is_some_and(|at| lower[end + at..].starts_with('?'));
+    let first = words
+        .iter()
+        .find(|w| w.start >= sentence_start)
+        .map(|w| w.text);
+    question
+        && first.is_some_and(|w| {
+            matches!(
+                w,
+                "does" | "do" | "will" | "would" | "can" | "could" | "is" | "are" | "should"
+            )
+        })
+}
+
+/// Whether a [`GENERAL_CASE`] word stands before `start` in its sentence.
+pub(super) fn general_case(lower: &str, start: usize) -> bool {
+    let sentence_start = lower[..start]
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(0, |at| at + 1);
+    GENERAL_CASE
+        .iter()
+        .any(|word| lower[sentence_start..start].contains(word))
+}
+
+/// Phrases after a hit, in its sentence, that say the stage went well.
+const WENT_WELL_PHRASES: &[&str] = &[
+    "no problem",
+    "any problem",
+    "no issue",
+    "any issue",
+    "no error",
+    "any error",
+    "no oom",
+    "without problem",
+    "without issue",
+    "without error",
+    "without oom",
+];
