@@ -296,6 +296,13 @@ pub(super) const RULES: &[Rule] = &[
     rule("cuDNN error", pytorch_cudnn),
     rule("cudnn error", pytorch_cudnn),
     rule("torch.", torch_call),
+    // PyTorch's idioms in pasted code (`model = model.to(device)`, `x.cuda()`), and a Lightning
+    // module or trainer (`class M(pl.LightningModule):`, `pl.Trainer(gpus=1)`).
+    name(".to(device)", pytorch_idiom),
+    name(".cuda()", pytorch_idiom),
+    name("LightningModule)", lightning_code),
+    name("LightningDataModule)", lightning_code),
+    name(".Trainer(", lightning_code),
     // PyTorch/XLA's C++ bindings raise an XLA status as `RuntimeError: Bad StatusOr access:
     // RESOURCE_EXHAUSTED: …` (JAX raises `XlaRuntimeError`).
     rule("Bad StatusOr access", torch_xla_status),
@@ -453,6 +460,9 @@ pub(super) const RULES: &[Rule] = &[
     name("stable-diffusion.cpp:", vocab::sdcpp_logger),
     name("ggml_extend.hpp:", vocab::sdcpp_logger),
     name("ggml submodule", vocab::ggml_as_submodule),
+    name("whisper_init_", vocab::whisper_cpp_line),
+    name("whisper_model_load:", vocab::whisper_cpp_line),
+    name("whisper_backend_init", vocab::whisper_cpp_line),
     name("mlc_llm.", vocab::mlc_llm_module),
     name("invokeai.yaml", vocab::invokeai_config),
     name("Nvidia (CUDA)", vocab::invokeai_form),

@@ -114,6 +114,10 @@ fn trtllm_kv_allocated(_text: &str, facts: &mut LineFacts) {
 }
 
 fn pipeline_loading(text: &str, facts: &mut LineFacts) {
+    // diffusers' own bar (`DiffusionPipeline.from_pretrained`: `logging.tqdm(…, desc="Loading
+    // pipeline components...")`): a diffusers pipeline, whose text encoders print transformers'
+    // `Loading checkpoint shards` bar beside it.
+    facts.engine(EngineName::Diffusers, Certainty::Strong);
     let done = text.contains("100%|");
     if done {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);

@@ -448,7 +448,7 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
                 details.host_usage_bytes = size(3);
                 details.host_limit_bytes = size(4);
             } else if let Some(caps) = regex!(concat!(
-                r"Memoryonthenode\(IP:[^)]*\)was",
+                r"Memoryonthenode\([^)]*\)(?:wherethetask\([^)]*\)wasrunning)?was",
                 size!(),
                 "/",
                 size!()
@@ -457,7 +457,9 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
             {
                 // Ray 2.x's shorter report, without the task (`1 worker(s) were killed due to
                 // the node running low on memory. Memory on the node (IP: 10.83.10.20, ID: …)
-                // was 957.55GB / 1006.84GB (0.951040)`, the docs' "Out-Of-Memory Prevention").
+                // was 957.55GB / 1006.84GB (0.951040)`, the docs' "Out-Of-Memory Prevention"),
+                // and the long one without the task's pid and memory (an older Ray, or the
+                // node's ids elided by whoever quoted it: `Memory on the node (…) was`).
                 let size = |group: usize| size_in(&caps, group);
                 details.host_usage_bytes = size(1);
                 details.host_limit_bytes = size(2);

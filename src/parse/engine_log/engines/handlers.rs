@@ -118,6 +118,65 @@ pub(super) fn torch_call(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// PyTorch's own idioms in pasted code: a module or tensor moved to the GPU
+/// (`model = model.to(device)`, `images.cuda()`, `nn.Module.to` and `Tensor.cuda`): a PyTorch
+/// program, weakly (a more specific engine's markers outrank it). Not on a call's result
+/// (`TTS(model_name=…).to(device)`: Coqui TTS's API object, which mimics a module).
+pub(super) fn pytorch_idiom(text: &str, facts: &mut LineFacts) {
+    let called = [".to(device)", ".cuda()"].iter().any(|idiom| {
+        text.match_indices(idiom).any(|(at, _)| {
+            text[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ']')
+        })
+    });
+    if called {
+        facts.engine(EngineName::Pytorch, Certainty::Weak);
+    }
+}
+
+/// Lightning in pasted code: a class on a Lightning module (`class M(pl.LightningModule):`,
+/// `(L.LightningModule)`, `(lightning.pytorch.LightningModule)`, a `LightningDataModule`) or its
+/// trainer built (`pl.Trainer(`, `L.Trainer(`): a Lightning program, weakly.
+pub(super) fn lightning_code(text: &str, facts: &mut LineFacts) {
+    let base = ["LightningModule)", "LightningDataModule)"]
+        .iter()
+        .any(|name| {
+            text.match_indices(name).any(|(at, _)| {
+                let before = text[..at]
+                    .trim_end_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.');
+                before.ends_with('(')
+                    && matches!(
+                        &text[before.len()..at],
+                        "" | "pl."
+                            | "L."
+                            | "lightning.pytorch."
+                            | "pytorch_lightning."
+                            | "lightning."
+                    )
+            })
+        });
+    let trainer = [
+        "pl.Trainer(",
+        "L.Trainer(",
+        "pytorch_lightning.Trainer(",
+        "lightning.Trainer(",
+    ]
+    .iter()
+    .any(|call| {
+        text.match_indices(call).any(|(at, _)| {
+            text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        })
+    });
+    if base || trainer {
+        facts.engine(EngineName::Lightning, Certainty::Weak);
+    }
+}
+
 pub(super) fn torch_xla_status(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Pytorch, Certainty::Strong);
 }

@@ -1005,6 +1005,31 @@ pub(super) fn sdcpp_logger(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// whisper.cpp (ggml-org/whisper.cpp), speech recognition on ggml, by the prefixes of its own
+/// functions' log lines (`src/whisper.cpp`: `whisper_init_from_file_with_params_no_state:
+/// loading model from '…'`, `whisper_model_load: n_vocab = 51865`, `whisper_backend_init_gpu:
+/// using CUDA backend`, `whisper_init_state: kv self size`): the program is none of the named
+/// engines (`other`), and the ggml lines it prints (`ggml_cuda_init: found 1 CUDA devices`) are
+/// its library's, not llama.cpp's. Python wrappers (pywhispercpp) print the same lines.
+pub(super) fn whisper_cpp_line(text: &str, facts: &mut LineFacts) {
+    let own = [
+        "whisper_init_",
+        "whisper_model_load:",
+        "whisper_backend_init",
+        "whisper_full_",
+    ];
+    if own.iter().any(|prefix| {
+        text.match_indices(prefix).any(|(at, _)| {
+            text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+        })
+    }) {
+        facts.engine(EngineName::Other, Certainty::Strong);
+    }
+}
+
 /// A program that builds ggml as a git submodule (`same ggml submodule pin e20c3a14`): the
 /// projects on ggml do (leejet/stable-diffusion.cpp's `.gitmodules` names `ggml`), while
 /// llama.cpp and whisper.cpp carry ggml in their own tree (`ggml/` since 2024): the program is
