@@ -19,6 +19,7 @@ mod grammar;
 mod job;
 mod loads;
 mod phrases;
+mod tested;
 
 use code::*;
 use deny::*;
@@ -919,7 +920,10 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(cjk_question_hits(lower));
     out.extend(cjk_run_evaluation_hits(lower));
     out.extend(script_hits(lower));
-    for (at, end, phase) in grammar::hits(lower) {
+    for (at, end, phase) in grammar::hits(lower)
+        .into_iter()
+        .chain(tested::tested_hits(lower))
+    {
         if !stage_then_failure(lower, end) && !names_a_path(&lower[end..]) {
             out.push((at, end, phase));
         }
@@ -1090,7 +1094,7 @@ fn runs_on_the_cpu(text: &str) -> bool {
 /// (timestamp, level, `-->`), a source location (`lib.rs:65:`), a traceback line. Its words
 /// are the log's, read (or not) by the log rules, not the reporter's.
 fn is_log_output(text: &str) -> bool {
-    const SIGNS: [&str; 14] = [
+    const SIGNS: [&str; 10] = [
         // transformers' warning on weights a checkpoint lacks (`modeling_utils.py`: "You should
         // probably TRAIN this model on a down-stream task…"; 5.x's load report: "Consider
         // training on your downstream task."): the library's words, not the reporter's.
@@ -1102,14 +1106,22 @@ fn is_log_output(text: &str) -> bool {
         "-->",
         "Traceback",
         "File \"",
-        "INFO",
-        "WARNING",
-        "ERROR",
-        "DEBUG",
         "[E ",
         "[W ",
     ];
     if SIGNS.iter().any(|sign| text.contains(sign)) {
+        return true;
+    }
+    // A logger's level, as a word of its own (`ERROR:root:…`, `[INFO]`): not inside an
+    // identifier the reporter quotes, as TensorFlow's `CUDA_ERROR_OUT_OF_MEMORY` in an issue's
+    // title (`CUDA_ERROR_OUT_OF_MEMORY on Tesla V100 while training`, session 36).
+    let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ["INFO", "WARNING", "ERROR", "DEBUG"].iter().any(|level| {
+        text.match_indices(level).any(|(at, _)| {
+            !glued(text[..at].chars().next_back())
+                && !glued(text[at + level.len()..].chars().next())
+        })
+    }) {
         return true;
     }
     let bytes = text.as_bytes();
@@ -1178,3 +1190,6 @@ fn quote(text: &str, lower: &str, at: usize, end_from: usize) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod s36p1_tests;

@@ -548,6 +548,15 @@ pub(super) const MARKERS: &[&str] = &[
     "out a GPU",
     "test function",
     "test script",
+    // A trained model tested (`analyze::phase::prose::tested`): `when I test:`, `while testing
+    // the trained model`.
+    "en I test",
+    "en i test",
+    "en we test",
+    "en testing",
+    "le testing",
+    "le I test",
+    "le i test",
     // `在train的过程仍然中断` (in the course of train, it still breaks).
     "的过程",
     "的過程",

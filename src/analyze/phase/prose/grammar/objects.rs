@@ -93,6 +93,11 @@ pub(super) fn launches_an_app(words: &[Word<'_>], index: usize) -> bool {
                     | "script"
                     | "it"
                     | "this"
+                    // A GPU kernel launched (XLA's `Failed to launch CUDA kernel: fusion_29 …`,
+                    // CUDA's `cuLaunchKernel`): a computation running, no app starting
+                    // (session 36).
+                    | "kernel"
+                    | "kernels"
             )
     })
 }
