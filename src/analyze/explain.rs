@@ -1595,6 +1595,8 @@ mod s35_tests;
 #[cfg(test)]
 mod s35g_tests;
 #[cfg(test)]
+mod s36p2_tests;
+#[cfg(test)]
 mod tier_tests;
 #[cfg(test)]
 mod whole_text;
