@@ -44,6 +44,11 @@ pub struct Progress {
     /// `Requested to load WanVAE` after the sampler's bar), so that a load completed is no
     /// start-up stage of its own. Set by the reader of the engine.
     pub lazy_loads: bool,
+    /// Whether a counted progress bar was drawn after the last completed load and before the
+    /// failure (a pipeline's sampling bar `50/50` under `Loading pipeline components… 5/5`):
+    /// the process had gone past its load, so a kill after it is not the load's. Set by the
+    /// reader of the lines' text.
+    pub bar_after_load: bool,
 }
 
 impl Progress {
@@ -892,6 +897,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         (Some(message), Some((Phase::WeightsLoad, line)))
             if message.kind == OomKind::KilledBySignal
                 && !progress.lazy_loads
+                && !progress.bar_after_load
                 && progress.in_progress.is_none()
                 && progress.server_ready.is_none()
                 && progress.first_request.is_none()

@@ -395,6 +395,7 @@ fn read_phase(
     progress.training_ended = training_ended(collected, &progress);
     progress.lazy_loads =
         crate::analyze::phase::inference::image_app(choose_engine(collected, failure));
+    progress.bar_after_load = bar_after_load(collected, &progress, failure);
     // A log pasted under the failure's statement and cut in the model loader's header dump
     // does not show where the failure happened (see `Progress::loader_metadata`).
     if progress.cut_in_loader_metadata()
@@ -471,6 +472,26 @@ fn training_ended(collected: &Collected, progress: &Progress) -> Option<u64> {
     (total > 0 && done == total).then_some(line)
 }
 
+/// Whether a counted progress bar (labelled or not: a diffusers pipeline draws its denoising
+/// steps bare) was drawn after the last completed weights' load and before the failure: the
+/// run had gone on past its load (see `Progress::bar_after_load`).
+fn bar_after_load(
+    collected: &Collected,
+    progress: &Progress,
+    failure: Option<&OomMessage>,
+) -> bool {
+    let (Some((Phase::WeightsLoad, load)), Some(message)) = (progress.last_completed, failure)
+    else {
+        return false;
+    };
+    collected
+        .context
+        .iter()
+        .flat_map(|block| &block.lines)
+        .filter(|line| line.line > load && line.line < message.line)
+        .any(|line| bar_counts(&line.text).is_some_and(|(_, total)| total > 0))
+}
+
 /// The text of a line kept around a failure or above a traceback.
 fn kept_text(collected: &Collected, line: u64) -> Option<&str> {
     collected
@@ -495,9 +516,24 @@ fn inference_reading(
         return;
     };
     let engine = choose_engine(collected, failure);
+    // A failure that is no GPU OOM (the host's kill quoted in a title, then the log of its run
+    // ending in it) is restated by a later one of its kind, as `restated_phase` reads it.
+    let kind = collected
+        .ooms
+        .get(first.message_index)
+        .map(|message| message.kind);
+    let same_kind = collected.later_failures.iter().filter(|later| {
+        collected.first_gpu_failure.is_none()
+            && collected
+                .ooms
+                .get(later.message_index)
+                .map(|message| message.kind)
+                == kind
+    });
     let later = collected
         .later_gpu_failures
         .iter()
+        .chain(same_kind)
         .filter(|later| later.segment == first.segment && later.line > first.line);
     for point in std::iter::once(first).chain(later) {
         let mut lines: Vec<&ContextLine> = collected

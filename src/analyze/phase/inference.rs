@@ -617,7 +617,16 @@ fn generation_bar(inputs: &InferenceInputs<'_>) -> Option<String> {
             // sentence-transformers `SentenceTransformer.encode` (`trange(…, desc="Batches")`):
             // texts embedded batch by batch.
             || lower == "batches";
-        let bare = label.is_empty() && image_app(inputs.engine);
+        // A bare bar under a diffusers pipeline's load (`Loading pipeline components...`,
+        // `DiffusionPipeline.from_pretrained`) is the pipeline's own `progress_bar` over its
+        // denoising steps (`pipelines/pipeline_utils.py` `DiffusionPipeline.progress_bar`, drawn
+        // by every pipeline's `__call__`), whatever app loaded it.
+        let pipeline = || {
+            before[..at]
+                .iter()
+                .any(|earlier| earlier.text.contains("Loading pipeline components"))
+        };
+        let bare = label.is_empty() && (image_app(inputs.engine) || pipeline());
         (named || bare).then_some((at, line, label))
     })?;
     if load_pending(&before[at + 1..]) {

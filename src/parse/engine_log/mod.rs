@@ -12,6 +12,7 @@
 
 mod cmdline;
 mod common;
+mod darknet;
 pub mod engines;
 mod llama_cpp;
 pub use llama_cpp::LOADER_METADATA;
@@ -321,6 +322,7 @@ fn table() -> &'static Table {
             llama_cpp::RULES,
             training::RULES,
             phases_other::RULES,
+            darknet::RULES,
             runtimes::RULES,
             stages::RULES,
             engines::RULES,

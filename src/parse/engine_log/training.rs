@@ -90,6 +90,7 @@ pub(super) const RULES: &[Rule] = &[
         fairseq_train_oom,
     ),
     rule("ran out of memory in validation step", fairseq_valid_oom),
+    rule("OOM: Ran out of memory with exception", fairseq_logged_oom),
     rule("Num examples = ", unsloth_training_banner),
     rule("-- GLOBAL_STEP: ", coqui_step),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
@@ -1188,6 +1189,19 @@ fn fairseq_train_oom(text: &str, facts: &mut LineFacts) {
 /// validation step, retrying batch`): an evaluation pass.
 fn fairseq_valid_oom(_text: &str, facts: &mut LineFacts) {
     facts.failed_phase_hint = Some(Phase::Inference);
+}
+
+/// fairseq's trainer logging an OOM it caught (`fairseq/trainer.py` `_log_oom`, 0.10+:
+/// `logger.warning("OOM: Ran out of memory with exception: {}")` under the `fairseq.trainer`
+/// logger, then the memory summary of each device). `train_step` calls it for an OOM of the
+/// forward/backward pass and of the optimizer's step, `valid_step` for one of the validation
+/// pass (which then says `ran out of memory in validation step` under the summary). Read as
+/// the training step, the trainer's common case; the first hint near a failure is the one
+/// read, so a validation OOM pasted whole also reads as training (limit, docs/phases.md).
+fn fairseq_logged_oom(text: &str, facts: &mut LineFacts) {
+    if has(text, "fairseq.trainer") || has(text, "metaseq.trainer") {
+        facts.failed_phase_hint = Some(Phase::TrainingStep);
+    }
 }
 
 /// Unsloth's banner printed in place of the `Trainer`'s when its patched training loop starts

@@ -57,6 +57,9 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
     if modifies_a_noun(after) {
         return true;
     }
+    if phrase.ends_with("load") && loads_a_library(after) {
+        return true;
+    }
     let before: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
     before.iter().enumerate().any(|(index, word)| {
         let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
@@ -187,4 +190,35 @@ fn korean_completed_past(after: &str) -> bool {
         let past = (0xAC00..=0xD7A3).contains(&code) && (code - 0xAC00) % 28 == 20;
         past && pair[1] == '던'
     })
+}
+
+/// What a loader of code fails to load (`Cannot load symbol cudnnCreateConvolutionDescriptor`,
+/// `Unable to load any of {libcudnn_cnn.so.9.1.0, …}`, CTranslate2/cuDNN's dynamic loader
+/// (`cudnn/dlopen` wrappers); TensorFlow's `Could not load dynamic library 'libcudart.so.11.0'`,
+/// `stream_executor/platform/default/dso_loader.cc`; `unable to load shared library`): a
+/// library or a symbol of one, not a model's weights.
+pub(super) fn loads_a_library(after: &str) -> bool {
+    let rest = after.trim_start();
+    let first = rest
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ':' | ','));
+    matches!(
+        first,
+        "symbol"
+            | "symbols"
+            | "library"
+            | "libraries"
+            | "dynamic"
+            | "shared"
+            | "dll"
+            | "dlls"
+            | "extension"
+            | "kernel32"
+    ) || rest.starts_with("any of {")
+        || rest.starts_with("any of [")
+        || (first.starts_with("lib") && (first.contains(".so") || first.contains(".dll")))
+        || first.ends_with(".dll")
+        || first.ends_with(".dylib")
 }
