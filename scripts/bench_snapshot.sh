@@ -1089,6 +1089,57 @@
 #     each, the first three the dearest: the host's 0.15-0.20 s spread is mostly its cores,
 #     which only a queue of smaller parts evens out, at ~10 ms of CPU a part); the shards'
 #     `seen` set and block maps sized ahead (reserve_rehash ~5 % of the replay threads).
+# Thirty-sixth session (2026-12-05 15:09-16:20 UTC, helper s36, branch s36-perf; base = the
+# session start's build, f2da42e7, kept as .bench/base.gz). No lent host (the lead runs the
+# .bench/ builds): nothing below is a 16-core wall-clock figure. 2-core VM (AMD EPYC, load
+# 6-7 from other helpers), 15 threads forced by the LD_PRELOAD affinity shim and pinned to
+# one core (`taskset -c 1`: thread CPU without contention), TARGET_MIB 300 files (varied 268
+# MB, real 244 MB). Reports byte-identical to the base's (JSON and text, OOMDOC_THREADS=1 and
+# 15, both shapes; also threads 2/3/8, OOMDOC_SPLIT=1/64, OOMDOC_CHUNKS=4/40); cargo test
+# --release passes.
+#   - Why the host's chunks of equal bytes take 0.083-0.150 s: not the work. Pinned to one
+#     core the 15 chunks of 16 MiB cost within 15 % of one another in every run (0.044-0.056
+#     s in one, 0.053-0.078 s in another; later chunks a little cheaper), the same memo
+#     values decoded on demand (~7,100) and taken up (~96,500) whatever the run. Nothing in
+#     the file makes one chunk dearer; on free cores the threads themselves run at unlike
+#     speeds (the host's cores, their siblings or tenants: not visible from here).
+#   - What a chunk costs beyond its bytes: OOMDOC_CHUNKS 15 / 30 / 45 at 15 threads summed
+#     0.755 / 0.92 / 1.09 s of chunk CPU (two runs each): ~11 ms a chunk, 22 % of the chunks'
+#     CPU at 15 chunks of 16 MiB. Each new fold fills again with what the chunk meets: perf
+#     (cpu-clock 4 kHz, oomdoc-decode, 15 against 45 chunks) puts the difference in
+#     run_until_splice, Memo::handle_at (the map of slots resolved below the chunk's base),
+#     Resolver::shared (a lock and an Arc clone a frame), Memo::get, foldhash and
+#     intern_frame (adopting ~6,400 frames by content), StackTable::intern and the list
+#     cache's misses. This is why finer chunks from a queue never paid on the hosts.
+#   - b659268b (.bench/k1.gz): a chunk is a range of 8 parts (OOMDOC_SPLIT; 1 gives the
+#     base's schedule); its thread decodes the parts one after another with one decoder and
+#     fold, its reader taking the next part (a compare-exchange on the range's (front, back))
+#     as it reaches the end of the last, and a STOP once none is left. A thread out of work,
+#     and the main thread once the head is decoded and read ahead, takes the back half of the
+#     range with the most parts left (two or more) as a run of its own: the ~11 ms of a new
+#     fold are paid only where a thread would otherwise wait. Runs are merged in part order
+#     (the merge already takes any cut at batch boundaries). Pinned, 5 alternated runs:
+#     process CPU varied base 1.33-1.46 s (median 1.34), k1 1.31-1.40 (1.36); real 0.95-1.06
+#     (0.97) / 0.94-1.01 (0.95); peak RSS unchanged. Time slices on one core already make
+#     threads finish apart: 4-6 steals a run, 1-2 MiB each, 0.012-0.015 s of CPU each.
+#     Expected on the host: the fast threads (four or five at ~0.085 s) and the main thread
+#     (idle from ~0.118 s) take the slow ranges' back halves; the chunk phase ends near the
+#     threads' mean (~0.12 s after 0.062) rather than their slowest (0.150): ~0.02-0.03 s
+#     off the ~0.29 s median. `OOMDOC_SPLIT=1` on the same binary is the base's schedule,
+#     for a paired check on the host; SPLIT 4 or 16 are the knobs to try next.
+#   - 2188c054 (.bench/k2.gz, branch s36-shards, on top of k1; not merged): replay pass 1's
+#     shards twice as fine as its threads (30 for 15; MAX_SHARDS 32), taken from a queue.
+#     Replay threads' CPU (pinned, 3 alternated runs against k1) 204-223 -> 235-256 ms: ~2 ms
+#     a shard more (each scans every entry's mark byte and the snapshot's blocks), ~4-5 ms
+#     on the host's 3.8M entries, about what balancing the shards could win there. Expected
+#     neutral; merge only if the host's "pass 1 shards" falls by more than k1's own change.
+#   - "pass 1 shards" (0.026 s on the host): ~9 ms of CPU a shard here on 1.67M entries, so
+#     ~0.020 s on the host's 3.8M: the wall is the work plus the same spread of thread
+#     speeds as the chunks (a 16-thread spawn is well under 1 ms). No cut found beyond k2.
+#   Not done (time): keeping a thread's fold across its runs (the frames, stacks and list
+#     cache of one run serving the next: the merge would then need each part's frames and
+#     stacks in the part's own first-appearance order to keep the ids); Resolver::shared
+#     without a lock for the frames every chunk meets (published once after the head).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),

@@ -6,10 +6,12 @@
 //! own, starting with the memo size the whole stream has there: a reference to a memo slot
 //! made before the chunk decodes that value from its own bytes ([`Resolver`]), once per
 //! thread, unless another thread's fold already shared what it made of it ([`SharedValues`]:
-//! a snapshot's frames and stacks, which the fold takes up by content). Meanwhile this
-//! thread decodes the rest of the file; where the list's batches
-//! start it waits for the chunks and the fold joins them in order ([`Merge`]), so the result
-//! is what the sequential decoder gives. The decoder stays data-only: every chunk, and every
+//! a snapshot's frames and stacks, which the fold takes up by content). A chunk is cut into
+//! parts, and a thread out of work takes the back half of the parts another thread has not
+//! reached yet, as a run of its own ([`Runs`]). Meanwhile this thread decodes the rest of the
+//! file (and then takes parts too); where the list's batches start it waits for the runs and
+//! the fold joins them in order ([`Merge`]), so the result is what the sequential decoder
+//! gives. The decoder stays data-only: every chunk, and every
 //! value decoded on demand, goes through the same opcode loop and limits.
 
 use std::cell::{Cell, RefCell};
@@ -387,62 +389,84 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
     let shared = Arc::new(file.try_clone().ok()?);
     let blocks = Blocks::new(Arc::clone(&shared), len);
     let values = SharedValues::new();
-    let chunks = chunks_of(&region, chunk_count(&parallel));
-    // The memo size where each chunk ends: the next one's start, the region's end.
-    let memo_ends: Vec<u32> = chunks
-        .iter()
-        .skip(1)
-        .map(|chunk| chunk.2)
-        .chain([region.memo_end])
-        .collect();
-    let next = AtomicUsize::new(0);
+    // The list is cut into parts, in ranges of consecutive parts (one a chunk); a thread
+    // decodes a range's parts one after another with one decoder and fold, and a thread out
+    // of work takes the back half of the range with the most parts left (see [`Runs`]).
+    let ranges = chunk_count(&parallel);
+    let chunks = chunks_of(&region, ranges.saturating_mul(split_count()));
+    let runs = Runs::new(&chunks, ranges, region.memo_end);
     let failed = AtomicBool::new(false);
     drop(planning);
+    let decode_run = |first: usize| -> Option<RunPart<F>> {
+        let (start, end, memo, _) = *chunks.get(first)?;
+        let (back, batches, bytes, memo_end) = runs.extent(first);
+        let timing = profile::phase(|| {
+            format!(
+                "run from part {first} ({} MiB, up to {} parts) decode",
+                bytes >> 20,
+                back - first
+            )
+        });
+        let mut fold = make();
+        fold.expect_items(expected_items(batches, bytes));
+        let span = Span {
+            start,
+            end: start.saturating_add(bytes),
+            memo,
+            slots: memo_end.saturating_sub(memo),
+        };
+        let reader = RunReader {
+            file: &shared,
+            runs: &runs,
+            first,
+            next: first + 1,
+            position: start,
+            end,
+            stopped: false,
+        };
+        let part = decode_chunk(
+            reader,
+            (&blocks, &values),
+            &starts,
+            read.clone(),
+            span,
+            limits,
+            fold,
+        );
+        drop(timing);
+        let last = runs.claimed_end(first);
+        part.map(|part| (first, last, part))
+    };
+    // Runs of this thread: ranges from the queue, then halves of others' ranges.
+    let work = |own: bool| -> Option<Vec<RunPart<F>>> {
+        let mut done = Vec::new();
+        loop {
+            if failed.load(Ordering::Relaxed) {
+                return None;
+            }
+            let first = match own.then(|| runs.take_range()).flatten() {
+                Some(first) => first,
+                None => match runs.steal() {
+                    Some(first) => first,
+                    None => return Some(done),
+                },
+            };
+            match decode_run(first) {
+                Some(run) => done.push(run),
+                None => {
+                    failed.store(true, Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+    };
     std::thread::scope(|scope| {
         let mut workers = Vec::new();
-        for _ in 0..parallel.threads.clamp(1, chunks.len()) {
-            let (shared, blocks, starts, chunks, memo_ends, next, failed, make, read) = (
-                &shared, &blocks, &starts, &chunks, &memo_ends, &next, &failed, &make, &read,
-            );
-            let values = &values;
+        for _ in 0..parallel.threads.min(runs.ranges()).max(1) {
+            let work = &work;
             let spawned = std::thread::Builder::new()
                 .name("oomdoc-decode".to_string())
-                .spawn_scoped(scope, move || {
-                    let mut parts = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(start, end, memo, batches)) = chunks.get(index) else {
-                            return Some(parts);
-                        };
-                        if failed.load(Ordering::Relaxed) {
-                            return None;
-                        }
-                        let timing = profile::phase(|| {
-                            format!("chunk {index} ({} MiB) decode", (end - start) >> 20)
-                        });
-                        let mut fold = make();
-                        fold.expect_items(expected_items(batches, end - start));
-                        let slots = memo_ends
-                            .get(index)
-                            .map_or(0, |&to| to.saturating_sub(memo));
-                        let span = Span {
-                            start,
-                            end,
-                            memo,
-                            slots,
-                        };
-                        let files = (shared, blocks, values);
-                        let part = decode_chunk(files, starts, read.clone(), span, limits, fold);
-                        drop(timing);
-                        match part {
-                            Some(part) => parts.push((index, part)),
-                            None => {
-                                failed.store(true, Ordering::Relaxed);
-                                return None;
-                            }
-                        }
-                    }
-                });
+                .spawn_scoped(scope, move || work(true));
             match spawned {
                 Ok(handle) => workers.push(handle),
                 Err(_) => failed.store(true, Ordering::Relaxed),
@@ -471,14 +495,29 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         let preparing = profile::phase(|| "main: read ahead, chunks decoding".to_string());
         decoder.prepare_fold(read.as_deref());
         drop(preparing);
-        // The chunks, in order, once every thread is done.
+        // This thread takes halves of the ranges left too, then the runs, in order, once
+        // every thread is done.
+        let helping = profile::phase(|| "main: decode parts of ranges left".to_string());
+        let mut parts = work(false)?;
+        drop(helping);
         let waiting = profile::phase(|| "main: wait for the chunks".to_string());
-        let mut parts = Vec::with_capacity(chunks.len());
         for worker in workers {
             parts.extend(worker.join().ok()??);
         }
         drop(waiting);
-        if failed.load(Ordering::Relaxed) || parts.len() != chunks.len() {
+        if failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        // The runs must cover every part once, in order.
+        parts.sort_by_key(|&(first, _, _)| first);
+        let mut covered = 0;
+        for &(first, last, _) in &parts {
+            if first != covered || last <= first {
+                return None;
+            }
+            covered = last;
+        }
+        if covered != chunks.len() {
             return None;
         }
         // A chunk that referred to a container still being filled where the list is (the
@@ -487,13 +526,12 @@ pub fn decode_file<F: Merge, M: Fn() -> F + Sync>(
         // refuses to fill it. Declined, so the sequential decoder reads the file and says so.
         if parts
             .iter()
-            .flat_map(|(_, (_, resolved))| resolved)
+            .flat_map(|(_, _, (_, resolved))| resolved)
             .any(|&slot| decoder.memo_is_open(slot))
         {
             return None;
         }
-        parts.sort_by_key(|(index, _)| *index);
-        let parts = parts.into_iter().map(|(_, (part, _))| part).collect();
+        let parts = parts.into_iter().map(|(_, _, (part, _))| part).collect();
         let merging = profile::phase(|| "main: merge the chunks".to_string());
         decoder
             .splice(
@@ -546,8 +584,8 @@ fn expected_items(batches: usize, bytes: u64) -> usize {
         .min(usize::try_from(bytes / 64).unwrap_or(usize::MAX))
 }
 
-/// A chunk: its bytes `start..end`, the memo size `memo` at `start`, and the memo slots it
-/// makes (`slots`, by the pre-scan).
+/// A run's start: its bytes from `start` (the first part's, which ends at `end`), the memo
+/// size `memo` at `start`, and the memo slots its range makes (`slots`, by the pre-scan).
 #[derive(Debug, Clone, Copy)]
 struct Span {
     start: u64,
@@ -556,9 +594,241 @@ struct Span {
     slots: u32,
 }
 
-/// Decodes the batches of `span` into `fold`'s part.
+/// What a run hands back: its first part, the part after its last, its fold's part and the
+/// memo slots made before it that it decoded on demand.
+type RunPart<F> = (usize, usize, (<F as Merge>::Part, Vec<usize>));
+
+/// Parts a range (a chunk) is cut into: `OOMDOC_SPLIT` where it is set (1: a chunk is
+/// decoded whole by one thread, as before parts were taken), else [`SPLIT`].
+fn split_count() -> usize {
+    std::env::var("OOMDOC_SPLIT")
+        .ok()
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .filter(|&split| split > 0)
+        .unwrap_or(SPLIT)
+        .min(MAX_SPLIT)
+}
+
+/// Parts a range is cut into by default. On the 16-core hosts chunks of equal bytes took
+/// from 0.083 to 0.150 s of CPU each with no wait for a core (their threads run at unlike
+/// speeds there; pinned to one core of the 2-core VM they cost the same), and every later
+/// step waited for the slowest. A thread out of work takes the back half of the range with
+/// the most parts left, where two or more are left: a run of its own, whose new fold first
+/// fills again with the frames and stacks it meets (~8 ms of CPU on the VM for the 268 MB
+/// varied file).
+const SPLIT: usize = 8;
+
+/// Most parts a range is cut into from the environment.
+const MAX_SPLIT: usize = 64;
+
+/// Packs a range's `(front, back)`: its parts `front..back` are not taken yet.
+fn pack(front: usize, back: usize) -> u64 {
+    (front as u64) << 32 | back as u64
+}
+
+fn unpack(state: u64) -> (usize, usize) {
+    ((state >> 32) as usize, (state & 0xffff_ffff) as usize)
+}
+
+/// The parts of the list and who decodes them. Each run (a decoder and its fold going
+/// through consecutive parts) has a state at its first part's index: `(front, back)`, the
+/// parts it has not taken yet. Its own thread takes the front one by one as its decoder
+/// reads on ([`RunReader`]); a thread out of work takes the back half of the run with the
+/// most parts left, as a run of its own. Every part is taken once, by one compare-exchange,
+/// and the runs, sorted by their first part, cover the parts in order.
+struct Runs {
+    states: Vec<AtomicU64>,
+    /// Each range's first part, and the next range to hand out.
+    ranges: Vec<usize>,
+    next_range: AtomicUsize,
+    /// For each part: its start, batches and the memo size at its start, then the list's end.
+    starts: Vec<(u64, usize, u32)>,
+}
+
+impl Runs {
+    fn new(parts: &[(u64, u64, u32, usize)], ranges: usize, memo_end: u32) -> Self {
+        let count = parts.len();
+        let ranges = ranges.clamp(1, count.max(1));
+        let firsts: Vec<usize> = (0..ranges)
+            .map(|range| range * count / ranges)
+            .filter(|&first| first < count)
+            .collect();
+        let states: Vec<AtomicU64> = (0..count).map(|_| AtomicU64::new(0)).collect();
+        for (at, &first) in firsts.iter().enumerate() {
+            let back = firsts.get(at + 1).copied().unwrap_or(count);
+            if let Some(state) = states.get(first) {
+                state.store(pack(first, back), Ordering::Relaxed);
+            }
+        }
+        let mut starts: Vec<(u64, usize, u32)> = parts
+            .iter()
+            .map(|&(start, _, memo, batches)| (start, batches, memo))
+            .collect();
+        let end = parts.last().map_or(0, |part| part.1);
+        starts.push((end, 0, memo_end));
+        Runs {
+            states,
+            ranges: firsts,
+            next_range: AtomicUsize::new(0),
+            starts,
+        }
+    }
+
+    fn ranges(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Takes part `part` as the next of the run from `first` (its own thread's).
+    fn take_next(&self, first: usize, part: usize) -> bool {
+        let Some(state) = self.states.get(first) else {
+            return false;
+        };
+        let mut current = state.load(Ordering::Acquire);
+        loop {
+            let (front, back) = unpack(current);
+            if front != part || front >= back {
+                return false;
+            }
+            match state.compare_exchange_weak(
+                current,
+                pack(front + 1, back),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => current = now,
+            }
+        }
+    }
+
+    /// The first part of the next range not handed out yet, taken.
+    fn take_range(&self) -> Option<usize> {
+        loop {
+            let index = self.next_range.fetch_add(1, Ordering::Relaxed);
+            let first = *self.ranges.get(index)?;
+            if self.take_next(first, first) {
+                return Some(first);
+            }
+        }
+    }
+
+    /// The back half of the run with the most parts left (two or more), as a run of its own
+    /// whose first part is taken; `None` when no run has two parts left.
+    fn steal(&self) -> Option<usize> {
+        loop {
+            let (mut best, mut most) = (None, 1);
+            for (at, state) in self.states.iter().enumerate() {
+                let current = state.load(Ordering::Acquire);
+                let (front, back) = unpack(current);
+                let left = back.saturating_sub(front);
+                if left > most {
+                    (best, most) = (Some((at, current)), left);
+                }
+            }
+            let (at, current) = best?;
+            let (front, back) = unpack(current);
+            let middle = back - (back - front) / 2;
+            let state = self.states.get(at)?;
+            if state
+                .compare_exchange(
+                    current,
+                    pack(front, middle),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+            {
+                // Parts `middle..back` are this thread's: a run from `middle`, its first taken.
+                if let Some(state) = self.states.get(middle) {
+                    state.store(pack(middle + 1, back), Ordering::Release);
+                }
+                return Some(middle);
+            }
+        }
+    }
+
+    /// The parts the run from `first` may still reach (those up to its back now): the part
+    /// after its last, their batches and bytes, and the memo size where they end.
+    fn extent(&self, first: usize) -> (usize, usize, u64, u32) {
+        let back = self
+            .states
+            .get(first)
+            .map_or(first + 1, |state| unpack(state.load(Ordering::Acquire)).1)
+            .clamp(
+                first + 1,
+                self.starts.len().saturating_sub(1).max(first + 1),
+            );
+        let batches = self
+            .starts
+            .get(first..back)
+            .map_or(0, |parts| parts.iter().map(|part| part.1).sum());
+        let (start, _, _) = self.starts.get(first).copied().unwrap_or_default();
+        let (end, _, memo_end) = self.starts.get(back).copied().unwrap_or_default();
+        (back, batches, end.saturating_sub(start), memo_end)
+    }
+
+    /// The part after the last one the run from `first` took (once its decoder stopped).
+    fn claimed_end(&self, first: usize) -> usize {
+        self.states
+            .get(first)
+            .map_or(first, |state| unpack(state.load(Ordering::Acquire)).0)
+    }
+
+    /// Where part `part` ends (the next one's start).
+    fn part_end(&self, part: usize) -> Option<u64> {
+        self.starts.get(part + 1).map(|&(end, _, _)| end)
+    }
+}
+
+/// Reads a run's parts from the file, taking the next part of its range each time it
+/// reaches the end of the last one taken, and a `STOP` once none is left to take.
+struct RunReader<'a> {
+    file: &'a File,
+    runs: &'a Runs,
+    first: usize,
+    /// The part to take next.
+    next: usize,
+    position: u64,
+    /// Where the parts taken end.
+    end: u64,
+    stopped: bool,
+}
+
+impl Read for RunReader<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        if buffer.is_empty() {
+            return Ok(0);
+        }
+        if self.position >= self.end {
+            if self.stopped {
+                return Ok(0);
+            }
+            match self.runs.part_end(self.next) {
+                Some(end) if self.runs.take_next(self.first, self.next) => {
+                    self.next += 1;
+                    self.end = end;
+                }
+                _ => {
+                    self.stopped = true;
+                    buffer[0] = b'.';
+                    return Ok(1);
+                }
+            }
+        }
+        let want = (buffer.len() as u64).min(self.end - self.position) as usize;
+        let read = self.file.read_at(&mut buffer[..want], self.position)?;
+        if read == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        self.position += read as u64;
+        Ok(read)
+    }
+}
+
+/// Decodes the batches of a run (`reader`, from `span`) into `fold`'s part.
 fn decode_chunk<F: Merge>(
-    (file, blocks, values): (&Arc<File>, &Arc<Blocks>, &Arc<SharedValues>),
+    reader: RunReader<'_>,
+    (blocks, values): (&Arc<Blocks>, &Arc<SharedValues>),
     starts: &Arc<Vec<(u32, u32)>>,
     read: Option<Arc<ReadSlots>>,
     span: Span,
@@ -571,11 +841,10 @@ fn decode_chunk<F: Merge>(
         memo,
         slots,
     } = span;
-    // A memo slot takes at least two bytes of the chunk (a value and its `MEMOIZE`).
+    // A memo slot takes at least two bytes of the run (a value and its `MEMOIZE`).
     let bytes = end.saturating_sub(start) / 2;
     let slots = (slots as usize).min(usize::try_from(bytes).unwrap_or(usize::MAX));
     let (value, resolved) = {
-        let reader = FileAt::new(file, start, end).chain(&b"."[..]);
         let mut input = Input::new(reader);
         input.shift(start);
         let mut decoder = Decoder::new(input, limits, &mut fold);
