@@ -1596,6 +1596,7 @@ mod s35_tests;
 mod s35g_tests;
 #[cfg(test)]
 mod s36_engine_tests;
+#[cfg(test)]
 mod s36p2_tests;
 #[cfg(test)]
 mod tier_tests;
