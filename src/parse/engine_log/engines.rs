@@ -534,7 +534,7 @@ pub(super) fn relayed_ggml_line(text: &str) -> bool {
 /// Whether `handler`'s markers matter only in short reports and a long log's head, which the
 /// scanner of every marker reads (`super::marker_for_reports_only`): handlers of what a reporter
 /// writes, not of a program's log lines (the engine named in a sentence, an issue form's
-/// answers, the launch command, image or config the report quotes), and of lines that only name
+/// answers, the launch command, image, config or code the report quotes), and of lines that only name
 /// the program and that it prints from its start (stable-diffusion.cpp's logger, transformers'
 /// explicit log format while it loads the config and tokenizer), which the head of a long log
 /// shows. Kept off the scanner of a long log's middle, they cost its busy lines nothing.
@@ -551,6 +551,8 @@ pub(super) fn reads_a_report(handler: super::Handler) -> bool {
         vocab::ggml_as_submodule,
         vocab::transformers_explicit_log,
         vocab::transformers_model_class,
+        pytorch_idiom,
+        lightning_code,
         vocab::trl_class,
         vocab::framework_image,
     ]
