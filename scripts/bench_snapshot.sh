@@ -1140,6 +1140,22 @@
 #     cache of one run serving the next: the merge would then need each part's frames and
 #     stacks in the part's own first-appearance order to keep the ids); Resolver::shared
 #     without a lock for the frames every chunk meets (published once after the head).
+#   Lent host calls (the lead, 2026-12-05, tests/device/snapshot_speed/run.sh, H200 machines,
+#   16 cores, Intel Xeon; reports of every build identical, default and one thread):
+#   - 15:00 UTC, 8 rounds, main = add370cb, c1 = +82e822da (pre-scan tables reserved), c2 =
+#     +ae5d95b7 (pass 1's deferred writes): varied (576.9 MiB) Python median 5.64 s; main
+#     0.274-0.311 s, median 0.292 (19.3x median, 20.3x best), 256 MiB (0.444 of the file);
+#     c1 paired +0.010 s (faster in 1 of 8), c2 +0.009 s (1 of 8); real (524.7 MiB) Python
+#     5.67 s; main median 0.264 s (21.5x), c1 +0.006 s (2 of 8), c2 +0.004 s (2 of 8). The
+#     pre-scan ran 0.054-0.058 s in every build and pass 1's shards 0.024-0.028 s: neither
+#     cut shows on free cores. 82e822da reverted (f2da42e7); ae5d95b7 left on s35-perf.
+#   - 16:20 UTC, another host (its Python slower: varied 9.23 s median), 10 rounds, base =
+#     f2da42e7, k1, k2: varied base 0.323-0.432 s, median 0.350 (26.4x), k1 median 0.343
+#     (26.9x; paired -0.009 s, faster in 7 of 10), k2 +0.003 s (4 of 10); real base median
+#     0.287 s (24.3x), k1 0.257 (27.3x; paired -0.027 s, 9 of 10), k2 0.258 (-0.028 s, 10 of
+#     10). Peak RSS k1 272.7 / 202.0 MiB (0.473 / 0.385 of the file). Profiles: the main
+#     thread decodes parts of ranges left for ~0.05 s (varied) and then waits 0.012-0.019 s
+#     for the chunks, against 0.062-0.112 s before. k1 merged; k2 (varied +0.003 s) not.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
