@@ -1597,6 +1597,8 @@ mod s35g_tests;
 #[cfg(test)]
 mod s36_engine_tests;
 #[cfg(test)]
+mod s36_ray_tests;
+#[cfg(test)]
 mod s36p2_tests;
 #[cfg(test)]
 mod tier_tests;

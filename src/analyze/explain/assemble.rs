@@ -377,6 +377,7 @@ fn read_phase(
             // embeddings. May take some minutes...` above `Killed`, is its log, not a
             // reporter's words: the inputs read and batched are that stage's too.)
             *what == RAY_TASK
+                || *what == RAY_LARGEST_USER
                 || (*phase == Phase::Inference
                     && what.starts_with("the program's log line announcing"))
                 || !crate::analyze::phase::prose::words_unshown(host_memory(failure), *phase, words)
@@ -772,6 +773,24 @@ fn runtime_prefix(text: &str) -> bool {
 
 /// What names the stage when Ray's memory monitor names the killed worker's task.
 const RAY_TASK: &str = "the task of the worker Ray killed";
+const RAY_LARGEST_USER: &str =
+    "the task of the node's largest user of memory when Ray killed a worker";
+
+/// The command of the largest row of Ray's top memory users (`PID MEM(GB) COMMAND`, the
+/// report's lines joined by spaces: a pid, its GB, its command, in a row), when it is a Ray
+/// task's (`ray::…`) and no other command uses as much.
+fn largest_ray_user(text: &str) -> Option<&str> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let rows: Vec<(f64, &str)> = words
+        .windows(3)
+        .filter(|row| !row[0].is_empty() && row[0].bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|row| Some((row[1].parse::<f64>().ok()?, row[2])))
+        .collect();
+    let most = rows.iter().map(|row| row.0).fold(f64::NAN, f64::max);
+    let mut largest = rows.iter().filter(|row| row.0 == most).map(|row| row.1);
+    let command = largest.next()?;
+    (command.starts_with("ray::") && largest.all(|other| other == command)).then_some(command)
+}
 
 /// The words next to a failure that name its stage (weighed last, see `PhaseInputs::nearby`):
 /// the app's own words before the error on its line (`Error during generation: CUDA out of
@@ -843,16 +862,37 @@ fn nearby_words<'a>(
     // Ray's memory monitor lists the node's top memory users under its kill (`PID MEM(GB)
     // COMMAND`, raylet `node_manager.cc`): the killed worker's command names the task it ran
     // (`ray::WorkerDict.actor_rollout_generate_sequences`).
-    if let Some(task) = collected
-        .ooms
-        .iter()
-        .find(|kept| kept.line == message.line)
-        .and_then(|kept| kept.details.killed_process.as_deref())
-        .and_then(|command| command.strip_prefix("ray::"))
-    {
+    let kept = collected.ooms.iter().find(|kept| kept.line == message.line);
+    let ray_phase = |command: &str| {
+        let task = command.strip_prefix("ray::")?;
         let method = task.rsplit('.').next().unwrap_or(task);
-        if let Some(phase) = words_phase(&method.replace('_', " ")) {
-            return Some((message.line, phase, RAY_TASK, task));
+        words_phase(&method.replace('_', " "))
+    };
+    if let Some(command) = kept.and_then(|kept| kept.details.killed_process.as_deref()) {
+        if let Some(phase) = ray_phase(command) {
+            return Some((
+                message.line,
+                phase,
+                RAY_TASK,
+                command.trim_start_matches("ray::"),
+            ));
+        }
+    }
+    // The worker Ray killed ran no named stage (the driver's `ray::main_task`, killed as the
+    // most recently scheduled task): the node's largest user of memory in the same table, a
+    // Ray task, names what was filling it (four `ray::WorkerDict.actor_rollout_generate_sequences`
+    // at 28 GB each under a 2.8 GB driver).
+    if let Some(command) = kept
+        .filter(|kept| kept.text.contains("MEM(GB)"))
+        .and_then(|kept| largest_ray_user(&kept.text))
+    {
+        if let Some(phase) = ray_phase(command) {
+            return Some((
+                message.line,
+                phase,
+                RAY_LARGEST_USER,
+                command.trim_start_matches("ray::"),
+            ));
         }
     }
     // A JSON log event that carries the error in a field (`{"event": "embed_failed", …,

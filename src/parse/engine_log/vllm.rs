@@ -50,6 +50,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("# cuda blocks:", blocks),
     rule("# CUDA blocks:", blocks),
     rule("KV cache size:", kv_tokens),
+    rule("before init cache memory allocated:", verl_init_cache),
+    rule("after init cache memory allocated:", verl_init_cache),
     rule("Maximum concurrency for", kv_tokens),
     rule("Capturing cudagraphs", graph_start),
     rule("Capturing the model for CUDA graphs", graph_start),
@@ -431,6 +433,20 @@ fn blocks(text: &str, facts: &mut LineFacts) {
             ..EventFigures::default()
         },
     );
+}
+
+/// verl's SPMD executor of vLLM (`verl/third_party/vllm/vllm_v_0_6_3/spmd_gpu_executor.py`
+/// `initialize_cache`): `before init cache memory allocated: 5.96926464GB, reserved: …` printed
+/// on rank 0 just before `self.worker.initialize_cache(num_gpu_blocks=…)` builds the rollout
+/// engine's KV cache, and `after init cache memory allocated: …` once it has. The program is
+/// verl's trainer, not vLLM's server: no engine is named.
+fn verl_init_cache(text: &str, facts: &mut LineFacts) {
+    let kind = if has(text, "after init cache memory allocated:") {
+        EventKind::KvCacheAllocated
+    } else {
+        EventKind::KvCachePlanned
+    };
+    facts.event(kind, Phase::KvCacheAlloc, EventFigures::default());
 }
 
 /// `GPU KV cache size: 442,160 tokens` and `Maximum concurrency for 8,192 tokens per request:
