@@ -517,25 +517,8 @@ fn inference_reading(
         return;
     };
     let engine = choose_engine(collected, failure);
-    // A failure that is no GPU OOM (the host's kill quoted in a title, then the log of its run
-    // ending in it) is restated by a later one of its kind, as `restated_phase` reads it.
-    let kind = collected
-        .ooms
-        .get(first.message_index)
-        .map(|message| message.kind);
-    let same_kind = collected.later_failures.iter().filter(|later| {
-        collected.first_gpu_failure.is_none()
-            && collected
-                .ooms
-                .get(later.message_index)
-                .map(|message| message.kind)
-                == kind
-    });
-    let later = collected
-        .later_gpu_failures
-        .iter()
-        .chain(same_kind)
-        .filter(|later| later.segment == first.segment && later.line > first.line);
+    // The host's kill quoted in a title, then the log of its run ending in it: restated.
+    let later = restatements(collected, first);
     for point in std::iter::once(first).chain(later) {
         let mut lines: Vec<&ContextLine> = collected
             .context
@@ -626,21 +609,20 @@ fn training_step_shown(collected: &Collected, progress: &Progress) -> bool {
     }
 }
 
-/// The phase shown at a later statement of the first GPU failure (see `build_report`): the
-/// last of the later GPU failures of the same run (no engine restart between) whose own
-/// traceback, log or nearby lines decide the stage.
-fn restated_phase<'a>(
+/// The later statements of the first failure in the same run (no engine restart between), in
+/// the order of the GPU failures then the others: the later GPU failures, and, when the first
+/// is no GPU OOM, the later failures of its kind (a title quoting a DataLoader worker's bus
+/// error or the host's kill, then the run's log printing it).
+fn restatements<'a>(
     collected: &'a Collected,
-    primary: Option<&FailurePoint>,
-) -> Option<(PhaseReport, &'a FailurePoint)> {
-    let first = primary?;
-    // A failure that is no GPU OOM is restated by a later one of its kind (a title quoting a
-    // DataLoader worker's bus error, then the run's log printing it).
+    first: &FailurePoint,
+) -> impl Iterator<Item = &'a FailurePoint> + 'a {
+    let (segment, line) = (first.segment, first.line);
     let kind = collected
         .ooms
         .get(first.message_index)
         .map(|message| message.kind);
-    let same_kind = collected.later_failures.iter().filter(|later| {
+    let same_kind = collected.later_failures.iter().filter(move |later| {
         collected.first_gpu_failure.is_none()
             && collected
                 .ooms
@@ -652,8 +634,21 @@ fn restated_phase<'a>(
         .later_gpu_failures
         .iter()
         .chain(same_kind)
+        .filter(move |later| later.segment == segment && later.line > line)
+}
+
+/// The phase shown at a later statement of the first GPU failure (see `build_report`): the
+/// last of the later GPU failures of the same run (no engine restart between) whose own
+/// traceback, log or nearby lines decide the stage.
+fn restated_phase<'a>(
+    collected: &'a Collected,
+    primary: Option<&FailurePoint>,
+) -> Option<(PhaseReport, &'a FailurePoint)> {
+    let first = primary?;
+    restatements(collected, first)
+        .collect::<Vec<_>>()
+        .into_iter()
         .rev()
-        .filter(|later| later.segment == first.segment && later.line > first.line)
         .find_map(|later| {
             let message = collected.ooms.get(later.message_index)?;
             let (phase, unseen) = read_phase(collected, Some(later), Some(message));
