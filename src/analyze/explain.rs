@@ -1599,6 +1599,8 @@ mod s36_engine_tests;
 #[cfg(test)]
 mod s36p2_tests;
 #[cfg(test)]
+mod s36p3_tests;
+#[cfg(test)]
 mod tier_tests;
 #[cfg(test)]
 mod whole_text;
