@@ -57,6 +57,11 @@ pub(super) fn next_steps(builder: &mut Builder<'_>, cause: Cause, failure: &OomM
         Cause::RequestLargerThanGpu => {
             builder.step("find the allocation in the traceback: one tensor of this size cannot exist on this card; reduce the batch size, sequence length or the dimension that makes it this large, or shard it over several GPUs");
         }
+        Cause::SizeOverflow if failure.details.usage_with_request_bytes.is_some() => {
+            // HAMi-core's wrapped usage counter: the sharing layer's count, not the program.
+            builder.step("restart the pod (or the processes sharing the GPU) to reset HAMi-core's usage count, and update HAMi-core (`libvgpu.so`): its counter went below zero and wrapped, so every allocation is refused");
+            return;
+        }
         Cause::SizeOverflow => {
             // An overflowed size: smaller batches do not fix it (rule 2).
             builder.step("find the allocation in the traceback and print the shape and dtype it was computed from: a size this large comes from an overflowed, negative or uninitialised dimension (or a wrong element size), so lowering the batch size will not help");

@@ -1601,6 +1601,8 @@ mod s36_ray_tests;
 #[cfg(test)]
 mod s36p2_tests;
 #[cfg(test)]
+mod s36p3_tests;
+#[cfg(test)]
 mod tier_tests;
 #[cfg(test)]
 mod whole_text;

@@ -218,6 +218,19 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
     // 2. A size no GPU has: an overflow (a negative or uninitialised dimension wrapped to
     //    2^64, a wrong element size), not a shortage. A request merely above the card's total
     //    is a real (if too large) allocation and goes on to the rules below.
+    // HAMi-core's `Device D OOM N / L` with N beyond any GPU: the container's usage counter
+    // wrapped below zero (more freed than it counted), so every allocation is refused.
+    if let Some(usage) = failure
+        .details
+        .usage_with_request_bytes
+        .filter(|usage| *usage >= OVERFLOW_BYTES)
+    {
+        builder.fact(format!(
+            "HAMi-core counts {} in use on the device plus the request, beyond any GPU made: its usage counter wrapped (a size near 2^64), so it refuses allocations that would fit; not a real need for memory",
+            gib(usage)
+        ));
+        return Cause::SizeOverflow;
+    }
     if is_overflow(failure) {
         let printed_size = !failure.figures.tried_to_allocate_is_lower_bound();
         builder.fact(match (tried.filter(|_| printed_size), total) {
@@ -936,6 +949,7 @@ fn headline(cause: Cause, inputs: &VerdictInputs<'_>, failure: &OomMessage) -> S
         .unwrap_or_else(|| format!("the {device}"));
     match cause {
         Cause::RequestLargerThanGpu => format!("one allocation asks for more than {gpu} has in total"),
+        Cause::SizeOverflow if failure.details.usage_with_request_bytes.is_some() => format!("HAMi-core's usage counter for {gpu} wrapped to an impossible size, so it refuses allocations: not a lack of memory"),
         Cause::SizeOverflow => format!("one allocation asks for an impossible size on {gpu}: an overflowed or wrong shape, not a lack of memory"),
         Cause::OtherProcessesHoldMemory => format!("{gpu} ran out of memory{where_} because other processes hold the memory that was missing"),
         Cause::FragmentationPlausible => format!("{gpu} ran out of memory{where_}; enough is cached but not in one block — fragmentation is plausible"),
@@ -979,6 +993,10 @@ fn owner(builder: &Builder<'_>, cause: Cause, failure: &OomMessage) -> (OwnerCla
         Cause::RequestLargerThanGpu => (
             OwnerClass::Configuration,
             format!("Configuration error: a single allocation is larger than the whole {total}GPU, so no card of this class could satisfy it.{prompt} The batch size, sequence length or tensor shape that produces it has to change; buying a bigger card only helps if a card exists that is larger than that one allocation."),
+        ),
+        Cause::SizeOverflow if failure.details.usage_with_request_bytes.is_some() => (
+            OwnerClass::Configuration,
+            format!("Not a hardware limit: HAMi-core, the GPU-sharing layer, counts an impossible usage on the device (its counter wrapped), so it refuses allocations that would fit.{prompt} Restart the pod to reset the count and update HAMi-core; no card and no batch size fixes it."),
         ),
         Cause::SizeOverflow => (
             OwnerClass::Configuration,

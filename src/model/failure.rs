@@ -304,6 +304,10 @@ pub struct EngineFigures {
     /// runtime's `Due to fragmentation, the largest contiguous region of free memory is 30.56M.`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub largest_free_block_bytes: Option<Bytes>,
+    /// HAMi-core: the container's usage on the device plus the refused request (`Device D OOM
+    /// N / L`'s N); near 2^64 when HAMi's usage counter wrapped below zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_with_request_bytes: Option<Bytes>,
     /// vLLM: dummy requests of the sampler/pooler warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_requests: Option<u64>,

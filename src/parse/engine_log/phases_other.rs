@@ -27,6 +27,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("for max tokens in paged KV cache", trtllm_kv_allocated),
     // diffusers: `Loading pipeline components...:  43%|████▎     | 3/7 [00:01<00:01,  2.31it/s]`.
     rule("Loading pipeline components", pipeline_loading),
+    // transformers' `from_pretrained` fetching a sharded checkpoint (`utils/hub.py`
+    // `get_checkpoint_shard_files`: `tqdm(shard_filenames, desc="Downloading shards")`):
+    // `Downloading shards: 100%|████| 2/2 [01:57<00:00, 58.91s/it]`; the shards are loaded next.
+    rule("Downloading shards:", shards_downloaded),
     // ComfyUI: `Requested to load SDXL`, `loaded completely 9.5 4897.05 True`, `loaded partially …`.
     rule("Requested to load ", comfy_loading),
     rule("loaded completely", comfy_loaded),
@@ -87,6 +91,18 @@ pub(super) const RULES: &[Rule] = &[
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
     facts.event(kind, phase, EventFigures::default());
+}
+
+fn shards_downloaded(text: &str, facts: &mut LineFacts) {
+    // Only the finished bar: every shard is on disk and `from_pretrained` goes on to read
+    // them into the model (its `Loading checkpoint shards` bar, when the paste keeps it).
+    let done = text
+        .split("Downloading shards:")
+        .nth(1)
+        .is_some_and(|rest| rest.trim_start().starts_with("100%"));
+    if done {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
 }
 
 fn trtllm_engine_loaded(text: &str, facts: &mut LineFacts) {

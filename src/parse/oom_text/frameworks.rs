@@ -314,6 +314,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::ExllamaSplit), position));
         }
     }
+    // HAMi-core (Project-HAMi/HAMi-core `src/allocator/allocator.c` `oom_check`, the CUDA hook
+    // library `libvgpu.so` that HAMi, Volcano's vGPU and other Kubernetes GPU-sharing setups
+    // preload): `LOG_ERROR("Device %d OOM %lu / %lu", d, new_allocated, limit)`, printed as
+    // `[HAMI-core ERROR (pid:1 thread=… allocator.c:53)]: Device 0 OOM 25769803776 /
+    // 24146608128`: the container's usage on the device plus the request, against the device
+    // memory limit the pod was given; the allocation then fails with CUDA_ERROR_OUT_OF_MEMORY.
+    if let Some(found) = regex!(r"\bDevice \d{1,3} OOM \d+ / \d+").find(text) {
+        return Some((Family::Framework(FrameworkKind::HamiCore), found.start()));
+    }
     // CuPy `memory.pyx`: "Out of memory allocating N bytes (allocated so far: M bytes[, limit
     // set to: L bytes])."; CuPy ≤4: "out of memory to allocate N bytes (total M bytes)".
     for needle in ["Out of memory allocating", "out of memory to allocate"] {
@@ -568,6 +577,18 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             parsed.figures.gpu_index =
                 integer_of(regex!(r"bytesfromDEVICE\[(\d{1,3})\]"), squeezed)
                     .and_then(|n| CudaOrdinal::try_from(n).ok());
+            parsed
+        }
+        FrameworkKind::HamiCore => {
+            let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+            if let Some(caps) = regex!(r"Device(\d{1,3})OOM(\d+)/(\d+)").captures(squeezed) {
+                let number = |i: usize| caps.get(i).and_then(|m| m.as_str().parse::<u64>().ok());
+                parsed.figures.gpu_index = number(1).and_then(|n| CudaOrdinal::try_from(n).ok());
+                parsed.details.usage_with_request_bytes = number(2).map(Bytes);
+                // The limit HAMi enforces is the device as the container sees it (`nvidia-smi`
+                // in the pod shows it as the card's total).
+                parsed.figures.total_capacity_bytes = number(3).map(Bytes);
+            }
             parsed
         }
         FrameworkKind::ExllamaSplit => {

@@ -382,6 +382,17 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("памяти gpu", ReportOnly),
         ("памяти видеокарт", ReportOnly),
         ("памяти на GPU", ReportOnly),
+        // Russian memory running short with no word of whose ([`mention::weak_mention`], held
+        // until the lines after it show GPU work): `нехватка памяти`, `не хватает памяти`,
+        // `недостаточно памяти`, `закончилась память`.
+        ("ехватк", ReportOnly),
+        ("хватает памяти", ReportOnly),
+        ("хватило памяти", ReportOnly),
+        ("достаточно памяти", ReportOnly),
+        ("памяти не хват", ReportOnly),
+        ("ончилась память", ReportOnly),
+        ("амять закончилась", ReportOnly),
+        ("амять кончилась", ReportOnly),
         ("emoria de GPU", ReportOnly),
         ("emoria de la GPU", ReportOnly),
         ("emoria GPU", ReportOnly),

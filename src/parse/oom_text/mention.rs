@@ -105,7 +105,8 @@ fn weak_mention(line: &str) -> Option<usize> {
                 .map(|m| m.start())
         })
         .or_else(|| bare_class(&lower))
-        .or_else(|| not_enough_memory(&lower))?;
+        .or_else(|| not_enough_memory(&lower))
+        .or_else(|| russian_short_of_memory(&lower))?;
     if asks_whether(&lower, at) || speculates_after(&lower, at) {
         return None;
     }
@@ -170,6 +171,20 @@ fn not_enough_memory(lower: &str) -> Option<usize> {
     (!resources).then_some(words.start())
 }
 
+/// Memory running short in a Russian title or sentence (lower-cased) with no word of whose
+/// memory: `нехватка памяти` (a shortage of memory), `ошибка нехватки памяти`, `не хватает
+/// памяти` / `не хватило памяти` (not enough memory), `недостаточно памяти`, `закончилась
+/// память` (the memory ran out). Held like `out of memory` until the lines after it show GPU
+/// work ([`gpu_work_shown`]). Not the host's memory named beside it: `оперативной памяти`
+/// (RAM), `ОЗУ`, `RAM`, `подкачки` (swap) (the GPU's own, `видеопамяти`, is
+/// [`european_mention`]'s).
+fn russian_short_of_memory(lower: &str) -> Option<usize> {
+    let found = regex!(r"(?:нехватк\w*|не\s+хват(?:ает|ило|ат)|недостаточно|не\s+достаточно)\s+памяти|памяти\s+не\s+хват(?:ает|ило|ат)|(?:за)?кончил(?:ась|ось)\s+память|память\s+(?:за)?кончилась")
+        .find(lower)?;
+    let host = regex!(r"оперативн\w*|\bозу\b|подкачк\w*|\bram\b|\bswap\b|\bцп\b").is_match(lower);
+    (!host).then_some(found.start())
+}
+
 /// The OOM class named bare in a title or a sentence (lower-cased), without its module or
 /// message (`OutOfMemoryError for LLaMa-2 70b running on …`): PyTorch's `torch.OutOfMemoryError`,
 /// but also Java's heap (`java.lang.OutOfMemoryError`, which [`weak_mention`] turns away by
@@ -231,6 +246,8 @@ pub(super) fn gpu_work_shown(line: &str) -> bool {
         || regex!(r"(?:^|[^a-z0-9_])(?:nvidia|nvidia-smi|geforce|radeon|tesla|cudnn|nccl|cu1[0-2]\d|torch|pytorch|vllm|sglang|text_generation_launcher|text_generation_server|text-generation-inference|tensorrt|deepspeed|megatron|[ahl]40s?|a800|h800|h20|v100|t4|l4|p100|4090|3090|mi\d{3}x?|cuda_visible_devices|local_rank|\[rank\d+\]|loading model weights took|profile run|safetensors checkpoint shards|jax|jaxlib|flax|xla|tpu|(?:backward|forward) pass(?:es)?)(?:$|[^a-z0-9_])")
             .is_match(&lower)
         || line.contains("显卡")
+        // Russian `видеокарта` (graphics card, any case: `видеокарты`, `Видеокарта`).
+        || line.contains("идеокарт")
         // 显存, the GPU's memory (`显存报错如下`), and CUDA's own identifiers in a C++ stack or
         // a setting (`CUDAAllocator`, `cudaMalloc`, `CUDAPlace(0)`).
         || line.contains("显存")

@@ -131,6 +131,9 @@ pub(crate) enum FrameworkKind {
     OnnxRuntime,
     /// DirectML, Level Zero / Unified Runtime, Vulkan, Metal (devices.rs).
     DeviceRuntime,
+    /// HAMi-core (`libvgpu.so`, Kubernetes GPU sharing): `Device D OOM N / L`, the container's
+    /// device memory limit L refused usage-plus-request N.
+    HamiCore,
 }
 
 /// Not a memory shortage (not_oom.rs).

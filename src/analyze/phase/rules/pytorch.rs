@@ -71,6 +71,24 @@ pub(super) const TORCH: &[FrameRule] = &[
     // `convert` is the closure of `Module.to` (`.half()`/`.float()` pass lambdas).
     r("convert", "torch/nn/modules/module.py", W, Move, "torch"),
     r("to", "bitsandbytes/", W, Move, "bitsandbytes"),
+    // ipex-llm (formerly bigdl-llm) `transformers/low_bit_linear.py` `FP4Params.to`, its
+    // bitsandbytes-like low-bit parameter: `new_param = FP4Params(super().to(device=device, …`
+    // copies a quantized weight onto the XPU (`model.to("xpu")` after `from_pretrained(…,
+    // load_in_low_bit=…)`).
+    r(
+        "to",
+        "ipex_llm/transformers/low_bit_linear.py",
+        W,
+        Move,
+        "ipex-llm",
+    ),
+    r(
+        "to",
+        "bigdl/llm/transformers/low_bit_linear.py",
+        W,
+        Move,
+        "ipex-llm",
+    ),
     r("cuda", "torch/nn/modules/module.py", W, Move, "torch"),
     // `Module.to_empty(device=…)` (torch 1.10+ `nn/modules/module.py`) gives a module built on
     // the meta device its parameters' storage on the device (`_apply` of `torch.empty_like`),
