@@ -91,13 +91,18 @@ fn a_json_log_event_carrying_the_error_names_its_stage() {
         report.phase
     );
     assert_eq!(
-        super::json_event_name(r#"{"ts": 1, "event": "train_step_failed", "error": "x"}"#),
+        super::nearby::json_event_name(r#"{"ts": 1, "event": "train_step_failed", "error": "x"}"#),
         Some("train_step_failed")
     );
     // Not an object, or the error's own text as the message: no name.
-    assert_eq!(super::json_event_name(r#"event: "embed_failed""#), None);
     assert_eq!(
-        super::json_event_name(r#"{"message": "CUDA out of memory. Tried to allocate 2 GiB"}"#),
+        super::nearby::json_event_name(r#"event: "embed_failed""#),
+        None
+    );
+    assert_eq!(
+        super::nearby::json_event_name(
+            r#"{"message": "CUDA out of memory. Tried to allocate 2 GiB"}"#
+        ),
         None
     );
 }
