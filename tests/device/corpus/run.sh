@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_|s27c_(hf|peft|accelerate)_|s28_hf_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_|s27c_(hf|peft|accelerate)_|s28_hf_|s37_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -136,7 +136,10 @@ run_one() {
     s27c_hf_generate_pool_worker|s27c_peft_ipython_lora_step|s27c_compile_warmup_rich|\
     s27c_hf_full_ft_warnings|s27c_elastic_launcher_summary|s27c_gloo_ddp_timeout_rank0_eval|\
     s28_compile_reduce_overhead_buckets|s28_jax_pytest_fft_sizes|s28_jax_unrolled_jit_on_demand|\
-    s28_kubectl_timestamps_train|s28_repl_console_session)
+    s28_kubectl_timestamps_train|s28_repl_console_session|\
+    s37_lightning_swa_average_to_cuda|s37_aoti_package_runner_batch|s37_compile_torch_logs_recompiles|\
+    s37_compile_cudagraph_record_kept_outputs|s37_accelerate_load_state_nohup|s37_jax_orbax_restore_on_card|\
+    s37_pytest_xdist_context_card_held|s37_hf_compose_fp32_load_killed|s37_peft_loha_delta_weight_train)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -934,4 +937,33 @@ run_one s28_typer_cli_rich_traceback "$OOM|CUDNN_STATUS" 6
 run_one s28_clip_grad_nonfinite_fp16 "non-finite" -
 run_one s28_cupy_misaligned_float4 "MISALIGNED_ADDRESS|[Mm]isaligned address" -
 run_one s28_cubin_sm80_no_binary "NO_BINARY_FOR_GPU|no kernel image" -
+# session 37 (blind, helper H37): report shapes the corpus lacked. `docker compose up` output of
+# an API container whose 2 GiB memory limit (a cgroup) kills from_pretrained's fp32 upcast on the
+# host ("api-1 exited with code 137"); a Lightning bf16-true fit whose
+# StochasticWeightAveraging(device="cuda") moves its fp32 average copy to the card at the SWA
+# epoch; an AOTInductor package whose C++ runner runs out on a large batch; torch.compile under
+# TORCH_LOGS=recompiles running out after two recompilations; a reduce-overhead extractor that
+# keeps its outputs, planned to run out while recording its CUDA graph; PEFT LoHa, whose forward
+# builds full delta weights; an accelerate resume (load_state) read back from a nohup log; a
+# cuBLAS handle the autograd engine's thread cannot create in the first backward; pytest-xdist
+# workers whose session fixture cannot create a CUDA context; orbax restoring onto the card; a
+# JAX fp32 -> bf16 cast of every parameter; a zero-shot-classification pipeline (most beside
+# another job's holder); and 3 look-alikes (JAX forced onto the CPU under `ulimit -v`;
+# onnxruntime's CPU BFC arena under an SGE h_vmem cap; a pytest peak-memory budget assertion)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s37_hf_compose_fp32_load_killed "exited with code 137" -
+run_one s37_lightning_swa_average_to_cuda "$OOM" 6
+run_one s37_aoti_package_runner_batch "$OOM|run_func_|API call failed" 12
+run_one s37_compile_torch_logs_recompiles "$OOM" 6 TORCH_LOGS=recompiles
+run_one s37_compile_cudagraph_record_kept_outputs "$OOM" 6
+run_one s37_peft_loha_delta_weight_train "$OOM" 4
+run_one s37_accelerate_load_state_nohup "$OOM" -
+run_one s37_cublas_backward_thread_handle "CUBLAS_STATUS|$OOM" -
+run_one s37_pytest_xdist_context_card_held "CUDA error|$OOM" 0
+run_one s37_jax_cpu_platform_ulimit_lookalike "RESOURCE_EXHAUSTED|[Oo]ut of memory|bad_alloc|MemoryError|Aborted|[Rr]esource exhausted" -
+run_one s37_ort_cpu_bfc_arena_h_vmem "Failed to allocate memory|RUNTIME_EXCEPTION|bad_alloc|MemoryError" -
+run_one s37_jax_orbax_restore_on_card "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.01
+run_one s37_jax_params_bf16_cast "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.08
+run_one s37_hf_zero_shot_pipeline_labels "$OOM" 3
+run_one s37_pytest_peak_memory_budget_lookalike "over the .* budget" -
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
