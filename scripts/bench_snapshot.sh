@@ -1156,6 +1156,26 @@
 #     10). Peak RSS k1 272.7 / 202.0 MiB (0.473 / 0.385 of the file). Profiles: the main
 #     thread decodes parts of ranges left for ~0.05 s (varied) and then waits 0.012-0.019 s
 #     for the chunks, against 0.062-0.112 s before. k1 merged; k2 (varied +0.003 s) not.
+# Thirty-seventh session (the lead, 2026-12-05 18:25 UTC, tests/device/snapshot_speed/run.sh on a
+# lent H200 machine, 16 cores, Intel Xeon, load 0.3 at the start; 8 rounds, PYRUNS 3; reports of
+# every build identical, default and one thread): base = f2da42e7, main = c19b104d (k1 merged),
+# main64 / main128 = main with OOMDOC_READ_KIB=64 / 128 (a wrapper script).
+#   - varied (576.9 MiB): Python median 6.23 s (6.12-8.68); base 0.302-0.338 s, median 0.312
+#     (20.0x median); main 0.287-0.329, median 0.313 (19.9x median, 21.3x best; paired -0.010 s,
+#     faster in 6 of 8); main64 median 0.303 (20.6x; -0.012 s, 6 of 8); main128 0.315 (19.8x).
+#     Peak RSS main 271.8 MiB (0.471 of the file).
+#   - real (524.7 MiB): Python median 5.67 s; base median 0.274 s (20.7x); main 0.263 (21.6x
+#     median, 22.2x best; -0.009 s, 7 of 8); main64 0.257 (22.1x); main128 0.259 (21.9x). Peak
+#     RSS 202.9 MiB (0.387).
+#   - k1's gain holds on a third host (~0.01 s paired, both shapes). The read size is no lever
+#     here: a pread probe on this host (1 MiB / 256 KiB / 64 KiB into a page-aligned or a
+#     16-byte-offset buffer) copied 577 MiB in 0.065-0.072 s every way. (On the 2-core build VM,
+#     AMD EPYC guest, a destination 16 bytes past a cache line makes the kernel's copy ~5x
+#     slower, 0.41 against 0.09 s a GiB: that is why `explain` now reads through an aligned
+#     stage, src/parse/read_at.rs; the snapshot's own reads, timed on the Intel host, do not
+#     need it.) Profile (main, varied): pre-scan 0.064 s, chunk runs from 0.074 to ~0.228 s
+#     (37 MiB runs 0.098-0.149 s, the main thread's parts of ranges left 0.053 s), merge 0.019,
+#     analysis 0.053 (pass 1 shards 0.028), render 0.011: 0.319 s.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
