@@ -1621,6 +1621,8 @@ mod s36p2_tests;
 #[cfg(test)]
 mod s36p3_tests;
 #[cfg(test)]
+mod s37p1_tests;
+#[cfg(test)]
 mod tier_tests;
 #[cfg(test)]
 mod whole_text;
