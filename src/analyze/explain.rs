@@ -798,12 +798,30 @@ impl Explainer {
 
     fn record_message(
         &mut self,
-        message: OomMessage,
+        mut message: OomMessage,
         block: &[u8],
         first_line: u64,
         end: usize,
         line_no: u64,
     ) {
+        // A message both the GPU and the CPU back end print: the lines before it may show the
+        // run on the CPU (`parse/oom_text/cpu_platform.rs`).
+        if crate::parse::oom_text::cpu_platform::may_be_host(&message) {
+            let from = message.line.saturating_sub(CONTEXT_BEFORE).max(1);
+            let before = gather_context(
+                &self.tail,
+                block,
+                first_line,
+                end,
+                line_no,
+                from,
+                message.line,
+            );
+            crate::parse::oom_text::cpu_platform::judge(
+                &mut message,
+                before.iter().map(|line| line.text.as_str()),
+            );
+        }
         let collected = &mut self.collected;
         collected.ooms_total += 1;
         // The run holding a failure is parsed eagerly from here on (its earlier lines were
@@ -1602,6 +1620,8 @@ mod s36_ray_tests;
 mod s36p2_tests;
 #[cfg(test)]
 mod s36p3_tests;
+#[cfg(test)]
+mod s37p1_tests;
 #[cfg(test)]
 mod tier_tests;
 #[cfg(test)]

@@ -451,6 +451,16 @@ pub(super) const RULES: &[Rule] = &[
     // its bug-report form's answers; transformers' explicit log format and its
     // `TrainingArguments`-only fields.
     name("/vllm:", vocab::vllm_named_image),
+    // Session 37 (p1): vLLM's documentation and recipe sites linked in a report (its issue
+    // forms' checklist links `docs.vllm.ai`); ComfyUI's issue form (`Custom Node Testing`) and
+    // its nodes by their display names (`VAE Decode node`).
+    name("docs.vllm.ai", vocab::vllm_site),
+    name("recipes.vllm.ai", vocab::vllm_site),
+    name("Custom Node Testing", vocab::comfyui_form),
+    name("Decode node", vocab::comfyui_node_display),
+    name("decode node", vocab::comfyui_node_display),
+    name("Encode node", vocab::comfyui_node_display),
+    name("encode node", vocab::comfyui_node_display),
     name("tensorflow/tensorflow:", vocab::framework_image),
     name("nvidia/tensorflow:", vocab::framework_image),
     name("pytorch/pytorch:", vocab::framework_image),
@@ -546,6 +556,9 @@ pub(super) fn reads_a_report(handler: super::Handler) -> bool {
         vocab::transformers_training_field,
         vocab::mlc_llm_module,
         vocab::vllm_named_image,
+        vocab::vllm_site,
+        vocab::comfyui_form,
+        vocab::comfyui_node_display,
         vocab::vllm_flags,
         vocab::sdcpp_logger,
         vocab::ggml_as_submodule,

@@ -37,6 +37,11 @@ pub(super) const RULES: &[Rule] = &[
     // `SLT_INF(slot, "prompt processing progress, n_tokens = %d, batch.n_tokens = %d, progress =
     // %f\n", …)`): a request being served.
     rule("prompt processing progress", slot),
+    // The server picking a slot for a request that arrived (`tools/server/server.cpp`
+    // `get_available_slot`: `SLT_INF(*ret, "selected slot by LCP similarity, sim_best = %.3f (>
+    // %.3f thold), f_keep = %.3f\n", …)`, earlier `selected slot by lcs similarity, …`, and
+    // `selected slot by LRU, t_last = %" PRId64 "\n"`): a request being served.
+    rule("selected slot by ", slot),
     // llama-cli's timings after each answer of its chat loop (`tools/cli/cli.cpp`:
     // `console::log("[ Prompt: %.1f t/s | Generation: %.1f t/s ]\n", …)`): a turn was
     // answered, the chat is being served.

@@ -44,6 +44,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("x gpu_memory_utilization (", profiling),
     rule("the rest of the memory reserved for KV Cache", profiling),
     rule("Available KV cache memory:", profiling),
+    rule("Profiling CUDA graph memory:", cudagraph_memory_profiling),
+    rule("padding layers, may waste at most", kv_padding_layers),
     rule("on startup. Desired GPU memory utilization", startup_memory),
     rule("GiB) on startup", startup_memory),
     rule("# GPU blocks:", blocks),
@@ -332,6 +334,35 @@ fn multimodal_profiling(text: &str, facts: &mut LineFacts) {
         facts.event(
             EventKind::ProfilingStart,
             Phase::Profiling,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// vLLM V1 (0.21+) `gpu_model_runner.py` `profile_cudagraph_memory`: "Profiling CUDA graph
+/// memory: PIECEWISE=4 (largest=8)", logged as the worker captures the graphs into a temporary
+/// pool to measure them (after `_init_minimal_kv_cache_for_profiling`), inside
+/// `determine_available_memory`: profiling, ended by `Available KV cache memory`.
+fn cudagraph_memory_profiling(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    facts.event(
+        EventKind::ProfilingStart,
+        Phase::Profiling,
+        EventFigures::default(),
+    );
+}
+
+/// vLLM V1 `v1/core/kv_cache_utils.py` (`_get_kv_cache_groups_uniform_page_size`, reached from
+/// `get_kv_cache_configs`): "Add %d padding layers, may waste at most %.2f%% KV cache memory",
+/// logged while the KV cache is grouped and sized for the memory the profiling left (and for the
+/// minimal profiling cache, before `Profiling CUDA graph memory`, which then opens profiling):
+/// the KV cache is planned, its tensors come next.
+fn kv_padding_layers(text: &str, facts: &mut LineFacts) {
+    if has(text, "Add ") && has(text, "KV cache memory") {
+        facts.engine(EngineName::Vllm, Certainty::Strong);
+        facts.event(
+            EventKind::KvCachePlanned,
+            Phase::KvCacheAlloc,
             EventFigures::default(),
         );
     }

@@ -28,6 +28,7 @@ macro_rules! size {
 
 mod assemble;
 mod complete;
+pub mod cpu_platform;
 mod cuda;
 mod detector;
 mod devices;

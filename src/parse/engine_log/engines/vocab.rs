@@ -1232,3 +1232,54 @@ pub(super) fn framework_image(text: &str, facts: &mut LineFacts) {
         }
     }
 }
+
+// --- Session 37 (p1): vLLM's sites, ComfyUI's issue form and node names ---------------------
+
+/// A link to vLLM's documentation or recipe site (`https://docs.vllm.ai/en/latest/`,
+/// `https://recipes.vllm.ai/<model>`): vLLM's issue forms (`.github/ISSUE_TEMPLATE/
+/// 400-bug-report.yml` and the others: "Make sure you already searched for relevant issues, and
+/// asked the chatbot living at the bottom right corner of the [documentation page](https://
+/// docs.vllm.ai/en/latest/)") end with it, and a report following a vLLM recipe links it. A
+/// host name only: `vllm.ai` inside another word is not read.
+pub(super) fn vllm_site(text: &str, facts: &mut LineFacts) {
+    let linked = ["docs.vllm.ai", "recipes.vllm.ai"].iter().any(|site| {
+        text.match_indices(site).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
+        })
+    });
+    if linked {
+        facts.engine(EngineName::Vllm, Certainty::Weak);
+    }
+}
+
+/// ComfyUI's issue form section `Custom Node Testing` (comfyanonymous/ComfyUI
+/// `.github/ISSUE_TEMPLATE/user-support.yml` and `bug-report.yml`: the checkbox "I have tried
+/// disabling custom nodes and the issue persists"), as GitHub renders it: a heading line
+/// (`### Custom Node Testing`), nothing else on it.
+pub(super) fn comfyui_form(text: &str, facts: &mut LineFacts) {
+    let heading = text.trim().trim_start_matches('#').trim();
+    if text.trim_start().starts_with('#') && heading == "Custom Node Testing" {
+        facts.engine(EngineName::Comfyui, Certainty::Weak);
+    }
+}
+
+/// A ComfyUI node named by its display name with the word `node` (`got oom on Vae Decode node`,
+/// `the VAE Encode node`): `nodes.py` `NODE_DISPLAY_NAME_MAPPINGS` shows `VAEDecode` as "VAE
+/// Decode" and `VAEEncode` as "VAE Encode" in the graph (their class names are read by
+/// [`comfyui_node_name`]). Any case, as users retype it; not `vae_decode node` or another
+/// word before `Decode`.
+pub(super) fn comfyui_node_display(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    let named = ["vae decode node", "vae encode node"].iter().any(|name| {
+        lower.match_indices(name).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + name.len()..].chars().next();
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.')))
+                && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        })
+    });
+    if named {
+        facts.engine(EngineName::Comfyui, Certainty::Weak);
+    }
+}
