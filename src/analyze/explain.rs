@@ -217,6 +217,8 @@ struct Collected {
     progress: Progress,
     frames: VecDeque<Frame>,
     tracebacks: VecDeque<u64>,
+    /// The last lines that showed one part of a model's load done (`LineFacts::load_part`).
+    load_parts: VecDeque<u64>,
     hints: Vec<(u64, Phase)>,
     /// Lines that show a stage running, for a failure printed just before them (the last 64).
     late: VecDeque<(u64, Phase)>,
@@ -1088,6 +1090,12 @@ fn absorb(
         }
         collected.late.push_back((line_no, phase));
     }
+    if facts.load_part {
+        if collected.load_parts.len() >= 16 {
+            collected.load_parts.pop_front();
+        }
+        collected.load_parts.push_back(line_no);
+    }
     let mut timestamp = None;
     for event in facts.events {
         if event.kind == EventKind::Traceback {
@@ -1622,6 +1630,8 @@ mod s36p2_tests;
 mod s36p3_tests;
 #[cfg(test)]
 mod s37p1_tests;
+#[cfg(test)]
+mod s37p2_tests;
 #[cfg(test)]
 mod tier_tests;
 #[cfg(test)]

@@ -75,9 +75,13 @@ pub(super) fn build_report(
             if gpu
                 || matches!(summary.failed_in, Phase::Inference | Phase::TrainingStep)
                 || termination_message_follows(collected, failure)
+                || launcher_traceback_follows(collected, failure)
             {
                 phase = summary;
             }
+        } else if let Some(why) = killed_in_load_tail(collected, failure) {
+            phase.failed_in = Phase::WeightsLoad;
+            phase.evidence = vec![why];
         }
     }
     // A model being run on inputs, told by the lines around the failure (a request, a sampler's
@@ -708,6 +712,61 @@ fn summary_phase(
         ),
     );
     Some(phase)
+}
+
+/// Session 37 (p2): a kill stated in a title, over a log whose last stage line is followed at
+/// once (within [`TRACEBACK_GAP`] lines) by the head of a traceback and nothing of a later stage:
+/// the launcher's traceback reporting its child's death (accelerate's `simple_launcher` raising
+/// `subprocess.CalledProcessError`, torchrun's `ChildFailedError`), so the log runs up to the
+/// kill and is not a paste cut long before it: the stage it shows running is the one killed.
+fn launcher_traceback_follows(collected: &Collected, failure: Option<&OomMessage>) -> bool {
+    const TRACEBACK_GAP: u64 = 3;
+    let Some((_, line)) = collected.progress.in_progress else {
+        return false;
+    };
+    failure.is_some_and(|message| message.kind == OomKind::KilledBySignal)
+        && collected
+            .tracebacks
+            .back()
+            .is_some_and(|&head| head > line && head - line <= TRACEBACK_GAP)
+}
+
+/// Session 37 (p2): a kill stated before the log of its run (a title), whose log ends in the
+/// launcher's traceback right under a line of a model's load: a part of the model loaded (torch's
+/// `load_state_dict` result printed, `<All keys matched successfully>`: `torch/nn/modules/
+/// module.py` `_IncompatibleKeys.__repr__`), a snapshot's files fetched (`Fetching 2 files:
+/// 100%`: huggingface_hub `_snapshot_download.py`, run by every `from_pretrained` before it
+/// reads them) or a load's own completed bar. A model's load has several parts (the U-Net, the
+/// VAE, the text encoders; a transformer's shards then the pipeline's other folders): a kill
+/// right after one part, with only the next part's lines or nothing between, is the load's.
+/// Any other line between (a step, a bar, a dataset line, a blank line) leaves it unread.
+fn killed_in_load_tail(collected: &Collected, failure: Option<&OomMessage>) -> Option<String> {
+    let message = failure.filter(|message| message.kind == OomKind::KilledBySignal)?;
+    let head = *collected.tracebacks.back()?;
+    if head <= message.line || collected.first_gpu_failure.is_some() {
+        return None;
+    }
+    let completed_load = match collected.progress.last_completed {
+        Some((Phase::WeightsLoad, line)) => Some(line),
+        _ => None,
+    };
+    if collected.progress.in_progress.is_some()
+        || collected.progress.server_ready.is_some()
+        || collected.progress.first_request.is_some()
+    {
+        return None;
+    }
+    // The line just above the traceback's head.
+    let at = head - 1;
+    let load_part = collected.load_parts.contains(&at) || completed_load == Some(at);
+    (at > message.line && load_part).then(|| {
+        format!(
+            "line {at}: the process was killed (stated at line {}) right after a line of a \
+             model's load, with no line of a later stage between: the memory it filled is the \
+             load's",
+            message.line
+        )
+    })
 }
 
 /// A container's exit code stated by Kubernetes (`exitCode: 137` of a `lastState: terminated:`

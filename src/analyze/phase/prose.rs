@@ -25,8 +25,8 @@ use code::*;
 use deny::*;
 
 use cjk::{
-    cjk_apply_hits, cjk_question_hits, cjk_ran_for_a_while, cjk_run_evaluation_hits,
-    cjk_run_sampling_hits, cjk_startup_hits, mixed_script_hits,
+    cjk_apply_hits, cjk_before_training_hits, cjk_question_hits, cjk_ran_for_a_while,
+    cjk_run_evaluation_hits, cjk_run_sampling_hits, cjk_startup_hits, mixed_script_hits,
 };
 use loads::{named_model_load, named_model_load_english};
 use phrases::{APPLY_PHRASES, PHRASES};
@@ -915,6 +915,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.extend(mixed_script_hits(lower));
     out.extend(cjk_apply_hits(lower));
     out.extend(cjk_startup_hits(lower));
+    out.extend(cjk_before_training_hits(lower));
     out.extend(cjk_ran_for_a_while(lower));
     out.extend(cjk_run_sampling_hits(lower));
     out.extend(cjk_question_hits(lower));

@@ -212,6 +212,14 @@ pub(super) const RULES: &[Rule] = &[
     // (`accelerate launch --num_cpu_threads_per_process=2 "train_db.py" …`): the job runs under
     // accelerate, whatever script it starts (an app's package named there says more).
     rule("accelerate launch ", own::accelerate_launch),
+    // Session 37 (p2): the launcher's own warning when it fills in defaults
+    // (`accelerate/commands/launch.py` `_validate_launch_command`: "The following values were
+    // not passed to `accelerate launch` and had defaults used instead:"), printed before the
+    // script starts.
+    rule(
+        "not passed to `accelerate launch`",
+        own::accelerate_defaults,
+    ),
     rule("rfn_error: ", own::exllamav2_conversion),
     // Its `convert.py` job header (" -- Target bits per weight: 4.25 (decoder), 6 (head)").
     rule(" -- Target bits per weight: ", own::exllamav2_conversion),

@@ -140,6 +140,9 @@ pub struct LineFacts {
     /// The line holds words that may name a stage in the reporter's own sentence (see
     /// `prose`); `analyze::phase::prose` reads them.
     pub stage_words: bool,
+    /// Session 37 (p2): the line shows one part of a model's load done (a module's
+    /// `load_state_dict` result, a snapshot's files fetched); see `assemble::killed_in_load_tail`.
+    pub load_part: bool,
 }
 
 impl LineFacts {

@@ -31,6 +31,15 @@ pub(super) const RULES: &[Rule] = &[
     // `get_checkpoint_shard_files`: `tqdm(shard_filenames, desc="Downloading shards")`):
     // `Downloading shards: 100%|████| 2/2 [01:57<00:00, 58.91s/it]`; the shards are loaded next.
     rule("Downloading shards:", shards_downloaded),
+    // === Session 37 (p2): one part of a model's load done; handlers at the end of this file. ===
+    // torch's `Module.load_state_dict` result printed by the app (`torch/nn/modules/module.py`
+    // `_IncompatibleKeys.__repr__`: `<All keys matched successfully>`): a module got its
+    // weights. huggingface_hub's `snapshot_download` bar (`_snapshot_download.py`:
+    // `desc=f"Fetching {len(filtered_repo_files)} files"`) at 100 %: a folder's files are on
+    // disk for its `from_pretrained` to read. Neither opens a stage (an app goes on to other
+    // work after them without a line oomdoc reads); a kill right after one is the load's.
+    rule("<All keys matched successfully>", load_part),
+    rule("Fetching ", load_part),
     // ComfyUI: `Requested to load SDXL`, `loaded completely 9.5 4897.05 True`, `loaded partially …`.
     rule("Requested to load ", comfy_loading),
     rule("loaded completely", comfy_loaded),
@@ -696,4 +705,22 @@ fn physx_start(_text: &str, facts: &mut LineFacts) {
 /// failure above it is the app's start-up.
 fn physx_context_failed(_text: &str, facts: &mut LineFacts) {
     facts.late_phase = Some(Phase::Startup);
+}
+
+/// See the rules: one part of a model's load done.
+fn load_part(text: &str, facts: &mut LineFacts) {
+    if text.contains("<All keys matched successfully>") || fetched_files(text) {
+        facts.load_part = true;
+    }
+}
+
+/// huggingface_hub's finished snapshot bar: `Fetching 2 files: 100%|██| 2/2 [..]`.
+pub(crate) fn fetched_files(text: &str) -> bool {
+    text.split("Fetching ").nth(1).is_some_and(|rest| {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0
+            && rest[digits..]
+                .strip_prefix(" files:")
+                .is_some_and(|bar| bar.trim_start().starts_with("100%"))
+    })
 }

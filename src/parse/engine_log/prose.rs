@@ -175,6 +175,9 @@ pub(super) const MARKERS: &[&str] = &[
     "raining progresses",
     "raining goes on",
     "训练",
+    // Session 37 (p2): `要训起来的时候` (just as it was about to train; `prose/cjk.rs`
+    // `cjk_before_training_hits`), a colloquial `训` with no `训练`.
+    "训起来",
     "微调",
     "推理",
     "加载",

@@ -48,6 +48,14 @@ pub(super) const RULES: &[Rule] = &[
     rule("initializing optimizer states", deepspeed_setup),
     rule("fp16 partitions", deepspeed_setup),
     rule("DeepSpeedZeRoOffload initialize", deepspeed_setup),
+    // Session 37 (p2): ZeRO stage 1/2 partitioning the model's groups
+    // (`runtime/zero/stage_1_and_2.py` `DeepSpeedZeroOptimizer.__init__`: `print(f"Rank: {rank}
+    // partition count {self.partition_count} and sizes{…} ")`, before it makes the fp32
+    // partitions and the optimizer's states) and the engine choosing its optimizer
+    // (`runtime/engine.py` `_configure_optimizer`: `Using DeepSpeed Optimizer param name
+    // {name} as basic optimizer`): both inside `deepspeed.initialize`.
+    rule(" partition count [", deepspeed_setup),
+    rule("Using DeepSpeed Optimizer param name", deepspeed_setup),
     // The DeepSpeed launcher's records (`deepspeed/launcher/launch.py`, format
     // `[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s]`): `[launch.py:315:
     // sigkill_handler] Killing subprocess …`, `[launch.py:138:main] WORLD INFO DICT`.

@@ -213,9 +213,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Host(HostKind::Killed), found.start()));
         }
     }
+    // The code ends at any character that is no ASCII letter, digit or `_` (a CJK sentence
+    // glued to it: `遇到exits with return code = -9是怎么错误呢`; Unicode's `\b` sees `是` as a
+    // word's letter).
     if text.contains("137") || text.contains("-9") || text.contains("SIGKILL") {
         let found = regex!(
-            r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status(?: code)?)|exitcode|return ?code|status(?: code)?)(?: is| was| of)?"?\s*[:=]?\s*\(?(?:137|-9)\b|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
+            r#"(?i)(?:exit(?:ed)?(?: with)?(?: code| status(?: code)?)|exitcode|return ?code|status(?: code)?)(?: is| was| of)?"?\s*[:=]?\s*\(?(?:137|-9)(?:$|[^0-9A-Za-z_])|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
         )
         .find(text)?;
         return Some((Family::Host(HostKind::Killed), found.start()));

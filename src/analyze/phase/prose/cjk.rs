@@ -484,3 +484,25 @@ pub(super) fn cjk_run_evaluation_hits(lower: &str) -> Vec<(usize, usize, Phase)>
     }
     out
 }
+
+/// Session 37 (p2): the failure placed just before a training began, in its set-up, in Chinese,
+/// Japanese and Korean as English `the training was about to begin` / `before training started`
+/// is read (`grammar::before_training_hit`): `终于要训起来的时候` (just as it was finally about
+/// to train), `即将开始训练时`, `准备开始微调的时候`, `训练开始前`, `开始训练之前`, `学習開始前`,
+/// `학습 시작 전에` → start-up. A bare `训练前` (before training, often the reporter's own
+/// preparation) is not read, nor a bare `要训练的时候` (when I want to train: any moment of it).
+pub(super) fn cjk_before_training_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
+    static ABOUT_TO: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        crate::parse::oom_text::compile(concat!(
+            r"(?:(?:快要|就要|即将|准备|正要)(?:开始)?(?:训练|训|微调|train)(?:起来|了)?",
+            r"|要(?:开始(?:训练|训|微调|train)(?:起来)?|(?:训练|训|微调)起来))",
+            r"(?:的时候|时候|时|之前|前)",
+            r"|(?:训练|微调)开始(?:之)?前|开始(?:训练|微调)(?:之)?前",
+            r"|学習(?:の)?開始(?:直)?前|학습\s?시작\s?(?:직)?전"
+        ))
+    });
+    ABOUT_TO
+        .find_iter(lower)
+        .map(|found| (found.start(), found.end(), Phase::Startup))
+        .collect()
+}

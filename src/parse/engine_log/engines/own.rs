@@ -80,6 +80,11 @@ pub(super) fn accelerate_launch(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// accelerate's launcher warning of its defaults (see the rule): the job runs under it.
+pub(super) fn accelerate_defaults(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Accelerate, Certainty::Weak);
+}
+
 pub(super) fn forge_checkpoint_record(_text: &str, facts: &mut LineFacts) {
     facts.engine(EngineName::Automatic1111, Certainty::Strong);
 }
