@@ -299,6 +299,19 @@
 # e6c571ec (one more failure marker, NCCL's `Failed to CUDA `), 09:01 UTC, load 0.4-1.8, same
 # BEFORE: varied grep 0.21 s, explain 0.66 s (median 0.66 s) / 1.03 s CPU against 0.64 s
 # (median 0.68 s). Same within the spread.
+# Thirty-seventh session (2026-12-05 19:45 UTC, the same AMD EPYC 2-core VM, load 1.3-1.8):
+# why this host's explain was 3x grep while the Xeon host's was 1.4x. perf put 45 % of the CPU in
+# the kernel's `_copy_to_iter`: a cached 1 GiB file read 1 MiB at a time into a buffer 16 bytes
+# past a cache line (where glibc places a large `Vec`) costs 0.41-0.55 s of kernel copying here,
+# 0.09 s into one on a cache line (the same whether 64 KiB or 1 MiB a read; the H200 host, Intel,
+# copies at one speed either way). A file's chunks now go through a 64 KiB stage on a cache line
+# (src/parse/read_at.rs `read_full_at_staged`) and a copy on. Build 6ba46467 against the
+# session's start build c19b104d as BEFORE, same loop: varied RUNS=7 grep 0.20 s, explain
+# 0.48 s wall (median 0.50 s) / 0.71 s CPU, 33 MiB: 2.40x (before 0.62 s, median 0.64 s,
+# 0.99 s CPU, 3.10x); one core 0.71 s. varied-vllm-v1 RUNS=5: grep 0.32 s, explain 0.89 s /
+# 1.20 s CPU, 2.78x (before 1.03 s / 1.50 s, 3.22x). serving RUNS=5: grep 0.16 s, explain
+# 0.28 s / 0.48 s CPU, 1.75x (before 0.43 s / 0.77 s, 2.69x). Standard input (a pipe) gains
+# nothing from a stage (measured) and reads as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
