@@ -15,16 +15,17 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     let sentence_end = lower[end..]
         .find(['.', '!', '?', ';', '\n'])
         .map_or(lower.len(), |at| end + at);
-    let guard = words
-        .iter()
-        .filter(|w| w.start >= sentence_start && w.end <= start)
-        .any(|w| GUARD.contains(&w.text));
-    if guard {
-        return true;
-    }
     let oom = super::super::OOM_WORDS
         .iter()
         .any(|word| lower[sentence_start..sentence_end].contains(word));
+    let reported_if = reported_condition(lower, words, sentence_start, end, sentence_end);
+    let guard = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= start)
+        .any(|w| GUARD.contains(&w.text) && !(w.text == "if" && reported_if));
+    if guard {
+        return true;
+    }
     // A request for help closing the sentence after a comma (`When I encountered the following
     // error while performing the training, can someone help me?`) asks nothing of the stage.
     // `Anyone with this error while running training?`: others asked about the reporter's own
@@ -74,6 +75,54 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     rest.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .any(|word| WENT_WELL.contains(&word))
         || WENT_WELL_PHRASES.iter().any(|phrase| rest.contains(phrase))
+}
+
+/// Whether the sentence's `if` states the reporter's own condition with its outcome, a report
+/// rather than a hypothetical: `if I` / `if we` opens the sentence, and after the hit (`end`)
+/// the sentence names the failure with no modal, future or negation (`If I try to use a batch
+/// size like 16 it starts training and after 10 iterations it throws a Cuda oom error`, against
+/// `if you train with a smaller batch it fits`, `if I train on two cards, would it still run
+/// out of memory?`, `if we load it in 8 bits it won't run out of memory`).
+fn reported_condition(
+    lower: &str,
+    words: &[Word<'_>],
+    sentence_start: usize,
+    end: usize,
+    sentence_end: usize,
+) -> bool {
+    let mut in_sentence = words.iter().filter(|w| w.start >= sentence_start);
+    let opens_with_own_if = in_sentence.next().is_some_and(|w| w.text == "if")
+        && in_sentence
+            .next()
+            .is_some_and(|w| matches!(w.text, "i" | "we"));
+    let after = &lower[end.min(sentence_end)..sentence_end];
+    let names_failure = super::super::OOM_WORDS
+        .iter()
+        .any(|word| after.contains(word));
+    let open = words
+        .iter()
+        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
+        .any(|w| {
+            matches!(
+                w.text,
+                "would"
+                    | "will"
+                    | "could"
+                    | "might"
+                    | "should"
+                    | "may"
+                    | "won't"
+                    | "wouldn't"
+                    | "not"
+                    | "no"
+                    | "never"
+                    | "don't"
+                    | "doesn't"
+                    | "you"
+                    | "your"
+            )
+        });
+    opens_with_own_if && names_failure && !open && !lower[sentence_end..].starts_with('?')
 }
 
 /// Words before a hit in its sentence that make it a general case, not this failure (`One

@@ -12,7 +12,7 @@ fn a_stage_verb_in_a_clause_that_places_the_failure() {
     use Phase::*;
     assert_eq!(
         phases("I'm getting OOMs after training for ~120+ steps, any ideas?"),
-        [TrainingStep]
+        [Phase::TrainingStep]
     );
     assert_eq!(
         phases("then I clicked to generate another image but an error happened"),
@@ -24,7 +24,7 @@ fn a_stage_verb_in_a_clause_that_places_the_failure() {
     );
     assert_eq!(
         phases("I train models on 8 GPUs but I meet"),
-        [TrainingStep]
+        [Phase::TrainingStep]
     );
     assert_eq!(phases("the OOM comes when I train"), [TrainingStep]);
     // A title that drops the subject.
@@ -34,7 +34,7 @@ fn a_stage_verb_in_a_clause_that_places_the_failure() {
     assert_eq!(phases("it crashes while I was generating"), [Inference]);
     assert_eq!(
         phases("and reached 22000 iterations, it reported cuda out of memory"),
-        [TrainingStep]
+        [Phase::TrainingStep]
     );
     assert_eq!(
         phases("when I trained to 2000 iterations, OOM happened"),
@@ -49,13 +49,13 @@ fn a_stage_verb_in_a_clause_that_places_the_failure() {
     assert_eq!(phases("it dies after 2-3 steps"), [TrainingStep]);
     assert_eq!(
         phases("After the first iteration it prints"),
-        [TrainingStep]
+        [Phase::TrainingStep]
     );
     assert_eq!(phases("OOM at epoch 3"), [TrainingStep]);
     // A count glued to its unit, in a sentence that reports the failure.
     assert_eq!(
         phases("가끔 1epoch이 돌아가고, 가끔 CUDA out of memory 에러가 뜹니다"),
-        [TrainingStep]
+        [Phase::TrainingStep]
     );
     assert!(phases("we set 3epochs for the run").is_empty());
     assert_eq!(phases("在第3个epoch时报错OOM"), [TrainingStep]);
@@ -154,4 +154,20 @@ fn advice_questions_negations_and_passed_stages_are_not_read() {
         phases("when I train it works fine, but at step 3 of the eval it OOMs").len(),
         0
     );
+}
+
+#[test]
+fn the_reporters_own_condition_with_its_outcome_is_a_report() {
+    // `If I …` opening the sentence, the failure named after the stage, nothing modal: what
+    // happens to the reporter under that condition.
+    let read = phases(
+        "If I try to use a batch size like 16 it starts training and after 10 iterations \
+         it throws a Cuda oom error.",
+    );
+    assert!(!read.is_empty() && read.iter().all(|phase| *phase == Phase::TrainingStep));
+    // A hypothetical, a question, a negation, someone else's condition: still not read.
+    assert!(phases("If I train on two cards, would it still run out of memory?").is_empty());
+    assert!(phases("If we train it in 8 bits it won't run out of memory.").is_empty());
+    assert!(phases("if you train with a bigger batch it throws a CUDA oom error").is_empty());
+    assert!(phases("If I train with batch 16 it works fine.").is_empty());
 }
