@@ -31,7 +31,6 @@ const STAGE_BYTES: usize = 64 * 1024;
 
 /// The staging buffer of [`read_full_at_staged`]: aligned to a cache line, which is what makes
 /// the kernel's copy fast.
-#[derive(Clone)]
 #[repr(C, align(64))]
 struct Stage([u8; STAGE_BYTES]);
 

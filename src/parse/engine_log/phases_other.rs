@@ -715,7 +715,7 @@ fn load_part(text: &str, facts: &mut LineFacts) {
 }
 
 /// huggingface_hub's finished snapshot bar: `Fetching 2 files: 100%|██| 2/2 [..]`.
-pub(crate) fn fetched_files(text: &str) -> bool {
+fn fetched_files(text: &str) -> bool {
     text.split("Fetching ").nth(1).is_some_and(|rest| {
         let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         digits > 0

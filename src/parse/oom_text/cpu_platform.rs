@@ -67,7 +67,8 @@ const ORT_GPU_PROVIDERS: [&str; 6] = [
 pub fn judge<'a>(message: &mut OomMessage, before: impl Iterator<Item = &'a str>) -> bool {
     let mut lines: Vec<&str> = before.collect();
     lines.push(message.text.as_str());
-    let host = if xla_cpu_wording(message) {
+    let xla = xla_cpu_wording(message);
+    let host = if xla {
         lines.iter().any(|line| xla_status(line)) && lines.iter().any(|line| jax_on_cpu(line))
     } else if ort_arena(message) {
         let unavailable = |line: &str| line.contains("is not in available provider names");
@@ -83,7 +84,6 @@ pub fn judge<'a>(message: &mut OomMessage, before: impl Iterator<Item = &'a str>
     } else {
         false
     };
-    drop(lines);
     if !host {
         return false;
     }
@@ -93,7 +93,7 @@ pub fn judge<'a>(message: &mut OomMessage, before: impl Iterator<Item = &'a str>
             .and_then(|caps| caps.get(1)?.as_str().replace(',', "").parse().ok())
             .map(Bytes)
     });
-    if xla_cpu_wording(message) {
+    if xla {
         message.engine_hint = Some(EngineName::Jax);
     }
     message.kind = OomKind::HostMemory;

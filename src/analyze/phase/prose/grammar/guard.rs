@@ -15,17 +15,20 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     let sentence_end = lower[end..]
         .find(['.', '!', '?', ';', '\n'])
         .map_or(lower.len(), |at| end + at);
-    let oom = super::super::OOM_WORDS
-        .iter()
-        .any(|word| lower[sentence_start..sentence_end].contains(word));
-    let reported_if = reported_condition(lower, words, sentence_start, end, sentence_end);
     let guard = words
         .iter()
         .filter(|w| w.start >= sentence_start && w.end <= start)
-        .any(|w| GUARD.contains(&w.text) && !(w.text == "if" && reported_if));
+        .any(|w| {
+            GUARD.contains(&w.text)
+                && (w.text != "if"
+                    || !reported_condition(lower, words, sentence_start, end, sentence_end))
+        });
     if guard {
         return true;
     }
+    let oom = super::super::OOM_WORDS
+        .iter()
+        .any(|word| lower[sentence_start..sentence_end].contains(word));
     // A request for help closing the sentence after a comma (`When I encountered the following
     // error while performing the training, can someone help me?`) asks nothing of the stage.
     // `Anyone with this error while running training?`: others asked about the reporter's own
@@ -95,7 +98,7 @@ fn reported_condition(
         && in_sentence
             .next()
             .is_some_and(|w| matches!(w.text, "i" | "we"));
-    let after = &lower[end.min(sentence_end)..sentence_end];
+    let after = &lower[end..sentence_end];
     let names_failure = super::super::OOM_WORDS
         .iter()
         .any(|word| after.contains(word));
