@@ -175,6 +175,8 @@ impl FailureScan {
     pub(super) fn finds(&self, hay: &[u8]) -> bool {
         self.any_where(hay, |start, index| {
             !is_oom_counter(hay, start, self.patterns[index])
+                && (self.start_only.get(index).copied().unwrap_or(false)
+                    || !in_echoed_request(hay, start))
         })
     }
 
@@ -204,7 +206,7 @@ impl FailureScan {
                 first_start.set(Some(first));
                 return false;
             }
-            true
+            !in_echoed_request(hay, start)
         };
         if self.any_where(hay, failure) {
             FailureFind::Failure
@@ -215,6 +217,23 @@ impl FailureScan {
         }
     }
 }
+
+/// Whether the failure marker at `start` stands in an engine's echo of a request or a response
+/// on its line (a user's prompt that quotes an error, `oom_text::echo`): the explainer reads no
+/// failure there, so the search passes over it. A line cut by the start of `hay` is not judged
+/// (its opener may be in the chunk before), nor one longer than [`ECHO_REACH`] before the
+/// marker (each marker's look back stays bounded): the marker counts.
+fn in_echoed_request(hay: &[u8], start: usize) -> bool {
+    let before = &hay[..start.min(hay.len())];
+    let before = &before[before.len().saturating_sub(ECHO_REACH)..];
+    match memchr::memrchr(b'\n', before) {
+        Some(newline) => oom_text::echo::in_echoed_request(&before[newline + 1..]),
+        None => false,
+    }
+}
+
+/// How far back from a failure marker the search looks for its line's start.
+const ECHO_REACH: usize = 64 * 1024;
 
 /// Whether the occurrence of `pattern` at `start` is a counter label (`OOMs:`), not a message.
 /// Only when the bytes after it are there to see: cut off, it counts as a marker.

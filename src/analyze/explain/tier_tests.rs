@@ -570,3 +570,37 @@ fn the_seam_reaches_across_every_failure_marker() {
         .max();
     assert_eq!(longest, Some(reach + 1));
 }
+
+/// A user's prompt that quotes an OOM, echoed by vLLM's request logger in the middle of a long
+/// log, is content (`oom_text::echo`): the failure search passes over it, so no window is
+/// parsed for it, and the full parse reads no failure there either; the real failure after it
+/// is read the same by both.
+#[test]
+fn a_prompt_quoting_an_oom_in_the_middle_parses_no_window() {
+    let prompt = "INFO 11-29 11:00:00 logger.py:37] Received request chatcmpl-9f2a: prompt: \
+                  'is torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB a \
+                  bug?', params: SamplingParams(n=1, temperature=0.7), prompt_token_ids: [1, 2].\n";
+    // The same words in a line that is not an echo: a warning the search must stop at.
+    let warning = "WARNING 11-29 11:00:00 scheduler.py:1089] CUDA out of memory. Tried to \
+                   allocate 2.00 GiB (recovered)\n";
+    let (failure, phase) = failure_block(0);
+    let with = |line: &str| {
+        let mut log = build_log(21, 6_000, line, 6_000);
+        log.extend_from_slice(&build_log(22, 0, failure, 2_000)[HEAD.len()..]);
+        log
+    };
+    let echoed = with(prompt);
+    let slow = full(&echoed);
+    let fast = tiered(&echoed, SMALL);
+    assert_same_failure_but_context(&fast, &slow);
+    assert_eq!(fast.phase.failed_in, phase);
+    assert_eq!(fast.ooms.len(), 1, "{:?}", fast.ooms);
+    // The warning's window is parsed; the prompt's is not.
+    let warned = tiered(&with(warning), SMALL);
+    assert!(
+        fast.input.failures_only_lines > warned.input.failures_only_lines,
+        "{} vs {}",
+        fast.input.failures_only_lines,
+        warned.input.failures_only_lines
+    );
+}

@@ -32,6 +32,7 @@ pub mod cpu_platform;
 mod cuda;
 mod detector;
 mod devices;
+pub mod echo;
 mod frameworks;
 mod holders;
 mod host;

@@ -1,7 +1,7 @@
 //! Where a message starts on a line, and which family it is.
 
 use super::{
-    cuda, devices, find, frameworks, host, llama_cpp, look_alike, mention, not_oom, pytorch,
+    cuda, devices, echo, find, frameworks, host, llama_cpp, look_alike, mention, not_oom, pytorch,
     sglang, tgi, vllm, Family,
 };
 
@@ -9,6 +9,12 @@ use super::{
 /// A wording quoted by a source line of a traceback (`raise ValueError("No available memory…"`)
 /// is not a message; the search goes on after it (`tests/fixtures/oom_text/vllm-0.6.4-…`).
 pub(super) fn detect_start(text: &str) -> Option<(Family, usize)> {
+    // An engine's echo of a request or a response (a user's prompt that quotes an error) is
+    // content, not this program's failure: only the line before it is read.
+    let text = match echo::content_start(text.as_bytes()) {
+        Some(content) => text.get(..content)?,
+        None => text,
+    };
     let mut from = 0;
     for _ in 0..4 {
         let rest = text.get(from..)?;
