@@ -38,6 +38,7 @@ use crate::parse::text::clean_line;
 
 mod assemble;
 mod candidates;
+mod chunk_bytes;
 mod context;
 mod engine_choice;
 mod frames;

@@ -28,6 +28,7 @@
 //!   keep it a program's own wording, at least four bytes, and rare in serving and training
 //!   lines.
 
+use super::chunk_bytes::ChunkBytes;
 use super::*;
 use crate::parse::oom_text::{self, OomMarkerRole};
 
@@ -707,7 +708,7 @@ pub(super) fn line_markers_with(scanner: &Scanner, line: &[u8]) -> (bool, Vec<us
 /// [`Explainer::push_scanned`], then reused (its buffers keep their capacity).
 #[derive(Debug, Default)]
 pub struct ScannedChunk {
-    pub(super) bytes: Vec<u8>,
+    pub(super) bytes: ChunkBytes,
     /// The complete lines that were scanned (`None`: not scanned).
     pub(super) region: Option<Range<usize>>,
     /// What the scan found in `region` (positions relative to its start).
@@ -737,7 +738,7 @@ impl ScannedChunk {
     }
 
     /// The bytes of the chunk, for a reader to fill (any earlier scan is forgotten).
-    pub fn bytes_mut(&mut self) -> &mut Vec<u8> {
+    pub fn bytes_mut(&mut self) -> &mut ChunkBytes {
         self.region = None;
         &mut self.bytes
     }

@@ -16,7 +16,7 @@ use anyhow::Context;
 use super::candidates::{failure_marker_reach, failure_scan, ScannerTier};
 use super::{Explainer, ScannedChunk};
 use crate::error::HintedError;
-use crate::parse::read_at::{read_full_at, read_full_at_staged};
+use crate::parse::read_at::read_full_at;
 
 /// How much of the start of an input is checked for binary content.
 const SNIFF_BYTES: usize = 8192;
@@ -268,7 +268,7 @@ pub fn feed_file(
                         };
                         let buffer = chunk.bytes_mut();
                         buffer.resize(chunk_bytes, 0);
-                        let filled = read_full_at_staged(file, buffer, offset)?;
+                        let filled = read_full_at(file, buffer, offset)?;
                         buffer.truncate(filled);
                         if filled == 0 {
                             break;
