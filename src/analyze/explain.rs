@@ -256,7 +256,10 @@ struct Collected {
     /// its continuation lines may hold log lines of a later moment (an issue's title quotes the
     /// error, the log of the run follows; a restart), which say nothing of where it failed. Set
     /// on the first line a pending message wants, cleared when messages are recorded.
-    at_pending: Option<(Progress, u64)>,
+    /// (The line it was taken on is kept: a message recorded with a first line below it began
+    /// after the snapshot, whose pending statement was another, and is read with the progress
+    /// of its own moment.)
+    at_pending: Option<(Progress, u64, u64)>,
 }
 
 /// Lines kept above a failure's traceback head (see `Collected::above_tracebacks`), for a
@@ -695,8 +698,11 @@ impl Explainer {
         // progress so far are those of the moment the message was printed (this line may start
         // another run or show a later stage).
         if wants_more && self.collected.at_pending.is_none() {
-            self.collected.at_pending =
-                Some((self.collected.progress.clone(), self.collected.segment.id));
+            self.collected.at_pending = Some((
+                self.collected.progress.clone(),
+                self.collected.segment.id,
+                line_no,
+            ));
         }
         let mut raw = &block[start..end];
         if raw.last() == Some(&b'\r') {
@@ -841,8 +847,13 @@ impl Explainer {
         let index = collected.ooms.len();
         // A message completed on a later line than its first: the run and its progress when it
         // was printed.
+        // (A snapshot taken before the message's first line was taken for another pending
+        // statement, a reporter's sentence naming the error over the log: the run's progress
+        // up to this message is its own, session 38.)
         let (progress, segment) = match collected.at_pending.as_ref() {
-            Some((progress, segment)) if message.line < line_no => (progress.clone(), *segment),
+            Some((progress, segment, taken)) if message.line < line_no && *taken > message.line => {
+                (progress.clone(), *segment)
+            }
             _ => (collected.progress.clone(), collected.segment.id),
         };
         let point = FailurePoint {
@@ -1635,6 +1646,8 @@ mod s37p1_tests;
 mod s37p2_tests;
 #[cfg(test)]
 mod s38_echo_tests;
+#[cfg(test)]
+mod s38p2_tests;
 #[cfg(test)]
 mod tier_tests;
 #[cfg(test)]

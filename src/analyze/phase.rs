@@ -1010,6 +1010,16 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     };
     // An explicit line of the engine beats the message family (llama.cpp's compute-buffer
     // failure is profiling at context creation, inference in `llama_kv_cache_update_impl`).
+    // An engine's line that names its warm-up as a whole (TGI's `Method Warmup encountered an
+    // error.`, read as profiling) encloses the KV cache's allocation and the graphs' capture
+    // that the warm-up runs after its profiling pass: a frame of either says more (session 38).
+    let from_hint = match (from_hint, &from_frames) {
+        (
+            Some((Phase::Profiling, _)),
+            Some((phase @ (Phase::KvCacheAlloc | Phase::CudaGraphCapture), why)),
+        ) => Some((*phase, why.clone())),
+        (hint, _) => hint,
+    };
     let decided = from_hint
         .or(from_message)
         .or(from_frames)

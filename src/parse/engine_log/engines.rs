@@ -469,6 +469,15 @@ pub(super) const RULES: &[Rule] = &[
     name("decode node", vocab::comfyui_node_display),
     name("Encode node", vocab::comfyui_node_display),
     name("encode node", vocab::comfyui_node_display),
+    // Session 38 (p2): LoRAX (predibase/lorax), a fork of TGI that renamed its parts: the
+    // launcher's tracing target (`launcher/src/main.rs`, `lorax_launcher`), the router's gRPC
+    // client (`router/client`, `lorax_client`), the Python shard's package
+    // (`server/lorax_server/`) and its image (`ghcr.io/predibase/lorax`). It prints TGI's
+    // sentences (`Method Warmup encountered an error.`), so its own name must outrank them.
+    name("lorax_launcher", own::lorax_own),
+    name("lorax_client", own::lorax_own),
+    name("lorax_server/", own::lorax_own),
+    name("predibase/lorax", own::lorax_own),
     name("tensorflow/tensorflow:", vocab::framework_image),
     name("nvidia/tensorflow:", vocab::framework_image),
     name("pytorch/pytorch:", vocab::framework_image),

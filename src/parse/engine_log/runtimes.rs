@@ -34,6 +34,13 @@ pub(super) const RULES: &[Rule] = &[
     // Marked by the logger's name and level: the source location (`batch_handler.py:574`)
     // shares its bytes with every log line's `file.py:N`, which the scan must pass quickly.
     rule("infinity_emb ERROR", infinity_batch_error),
+    // LM Studio's reply to a prediction whose stream raised (session 38).
+    rule(
+        "Error in iterating prediction stream",
+        lmstudio_prediction_stream,
+    ),
+    // LightGBM's GPU tree learner building its OpenCL kernels at set-up (session 38).
+    rule("Compiling OpenCL Kernel with ", lightgbm_kernel_build),
     // mmcv's progress bar (session 27).
     rule(" task/s, elapsed: ", mmcv_progress),
 ];
@@ -502,5 +509,29 @@ mod tests {
             vec![EventKind::Request]
         );
         assert!(event_kinds("Generating (please wait)").is_empty());
+    }
+}
+
+/// LM Studio (0.3.x) reports an error raised while it streamed a prediction's tokens as `Error
+/// in iterating prediction stream: RuntimeError: [metal::malloc] …` (the app's chat and its
+/// OpenAI-compatible server both relay it, as users' reports of MLX and llama.cpp back ends
+/// show): the model was loaded and a request's prompt or tokens were being computed, i.e.
+/// inference. (A failed load is reported as `Failed to load model`, not this.)
+fn lmstudio_prediction_stream(_text: &str, facts: &mut LineFacts) {
+    facts.failed_phase_hint = Some(Phase::Inference);
+}
+
+/// LightGBM's GPU tree learner (`src/treelearner/gpu_tree_learner.cpp`
+/// `GPUTreeLearner::BuildGPUKernels`, 2.x–4.x: `Log::Info("Compiling OpenCL Kernel with %d
+/// bins...", device_bin_size_)`), called from `InitGPU` when the booster is created, before
+/// any boosting round: the OpenCL programs for the histogram kernels are being built, a
+/// start-up step of the training job. (A later line, a step or a failure past it, shows more.)
+fn lightgbm_kernel_build(text: &str, facts: &mut LineFacts) {
+    if has(text, " bins") {
+        facts.event(
+            EventKind::DeviceInit,
+            Phase::Startup,
+            EventFigures::default(),
+        );
     }
 }

@@ -69,6 +69,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("_loss: ", logged_step),
     rule(" Loss ", logged_step),
     rule(" Loss: ", logged_step),
+    // MXNet's `Speedometer` (session 38).
+    rule("] Batch [", mxnet_speedometer),
     rule("PyTorch version", versions),
     rule("Torch version", versions),
     rule("torch==", versions),
@@ -799,6 +801,23 @@ fn logged_step(text: &str, facts: &mut LineFacts) {
             })
         });
     if counted {
+        step(facts);
+    }
+}
+
+/// MXNet's training-progress callback (`python/mxnet/callback.py` `Speedometer.__call__`, 0.x–1.x:
+/// `'Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec'` then `'\t%s=%f'` per metric, the metric
+/// names prefixed `Train-` by `BaseModule.fit`; 1.x writes the batch range, `Batch [20-40]`),
+/// passed as `batch_end_callback` to `Module.fit` / `mx.model.FeedForward.fit`, and copied by
+/// Gluon training scripts: a batch of an epoch was trained. (`Iter[%d] Batch [%d]` when no
+/// epoch is known.)
+fn mxnet_speedometer(text: &str, facts: &mut LineFacts) {
+    let counted = ["Epoch[", "Iter["].iter().any(|head| {
+        text.split_once(head).is_some_and(|(_, rest)| {
+            rest.starts_with(|c: char| c.is_ascii_digit()) && has(rest, "] Batch [")
+        })
+    });
+    if counted && has(text, "samples/sec") && !has(text, "Validation-") {
         step(facts);
     }
 }

@@ -78,6 +78,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("WorkerProc failed to start", shutdown),
     rule("Failed to load model - not enough GPU memory", load_failed),
     rule("Error in memory profiling. ", profiling_check_failed),
+    // V0's multiprocessing client (`engine/multiprocessing/client.py` `MQLLMEngineClient.dead_error`:
+    // "Engine loop is not running. Inspect the stacktrace to find the original error: {repr}"),
+    // raised to a request (`generate`, `encode`) after the engine loop died (session 38).
+    rule("Engine loop is not running", engine_loop_dead),
     // V0 `executor/multiproc_worker_utils.py` `_run_worker_process`: "Exception in worker %s
     // while processing method %s." — the worker method that raised.
     rule("while processing method load_model", worker_method_failed),
@@ -609,6 +613,19 @@ fn shutdown(_text: &str, facts: &mut LineFacts) {
 fn engine_core_failed(text: &str, facts: &mut LineFacts) {
     shutdown(text, facts);
     facts.engine(EngineName::Vllm, Certainty::Strong);
+}
+
+/// V0's `MQLLMEngineClient.dead_error` (0.6–0.10, `vllm/engine/multiprocessing/client.py`):
+/// the client answers a request with `MQEngineDeadError("Engine loop is not running. Inspect
+/// the stacktrace to find the original error: {self._errored_with!r}")` once the engine
+/// process's loop (`MQLLMEngine.run_engine_loop` → `engine_step`) has raised. The loop runs only
+/// after start-up (a start-up failure is answered by `RPCStartupResponse`, not by this), and its
+/// steps run the requests' batches: the error it carries came while requests were served.
+fn engine_loop_dead(text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Vllm, Certainty::Strong);
+    if has(text, "original error") {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
 }
 
 fn worker_method_failed(text: &str, facts: &mut LineFacts) {

@@ -33,6 +33,21 @@ pub(super) const QUALIFIED_MLX_LM: &[FrameRule] = &[
     r("generate_step", "mlx_lm/", I, Serve, "mlx"),
     r("stream_generate", "mlx_lm/", I, Serve, "mlx"),
     r("step", "mlx_lm/tuner/", T, Serve, "mlx"),
+    // mlx-vlm (`mlx_vlm/generate.py`) keeps mlx-lm's generation loop (`generate_step`,
+    // `stream_generate`); both batch requests in a `BatchGenerator` whose `_next` runs the
+    // pending prompts' prefill, then a decode step. LM Studio's MLX engine (lmstudio-ai/mlx-engine
+    // `mlx_engine/model_kit/batched_vision/batch_generator.py`, 2026) mirrors it: `_next` →
+    // `PromptProcessingBatch.prompt_step` (a prompt's prefill, `mx.eval` of its cache), and
+    // `mlx_engine/generate.py` `create_generator` streams a prediction's tokens.
+    r("generate_step", "mlx_vlm/", I, Serve, "mlx"),
+    r("stream_generate", "mlx_vlm/", I, Serve, "mlx"),
+    r("prompt_step", "mlx_engine/", I, Serve, "mlx"),
+    r("prompt_step", "mlx_vlm/", I, Serve, "mlx"),
+    r("prompt_step", "mlx_lm/", I, Serve, "mlx"),
+    r("_next", "mlx_engine/", I, Serve, "mlx"),
+    r("_next", "mlx_lm/generate.py", I, Serve, "mlx"),
+    r("_next", "mlx_vlm/generate.py", I, Serve, "mlx"),
+    r("create_generator", "mlx_engine/", I, Serve, "mlx"),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

@@ -396,6 +396,10 @@ pub(super) const VLLM_SGLANG_TGI: &[FrameRule] = &[
     r("generate_request", "", I, Serve, "sglang"),
     // --- TGI (server/text_generation_server) ---
     r("init_kv_cache", "", K, Stage, "tgi"),
+    // TGI 1.x–2.0 (and its fork LoRAX) `models/cache_manager.py` `set_cache_manager`, called by
+    // `FlashCausalLM.warmup`: it builds `CacheManager`, whose `__init__` allocates the KV-cache
+    // blocks (`self.kv_cache = [(torch.empty(…), torch.empty(…)) for _ in range(num_layers)]`).
+    r("set_cache_manager", "", K, Stage, "tgi"),
     r("cuda_graph_warmup", "", G, Stage, "tgi"),
     r("tunableop_warmup", "", P, Stage, "tgi"),
     r("Warmup", "", P, Stage, "tgi"),

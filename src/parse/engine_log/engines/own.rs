@@ -113,3 +113,30 @@ pub(super) fn paddle_predictor_run(text: &str, facts: &mut LineFacts) {
         facts.failed_phase_hint = Some(Phase::Inference);
     }
 }
+
+/// LoRAX (predibase/lorax), TGI's fork, by the names it gave TGI's parts: `lorax_launcher`
+/// (the launcher's tracing target, `launcher/src/main.rs`), `lorax_client` (the router's gRPC
+/// client, `router/client/src/lib.rs`), `lorax_server/` (the Python shard,
+/// `server/lorax_server/models/flash_causal_lm.py`) and its image `ghcr.io/predibase/lorax`.
+/// It is none of the named engines (`other`); its lines keep TGI's sentences (`Method Warmup
+/// encountered an error.`, `Webserver Crashed`), which name TGI strongly, so its own name is
+/// taken as a banner: TGI itself never prints it.
+pub(super) fn lorax_own(text: &str, facts: &mut LineFacts) {
+    let own = [
+        "lorax_launcher",
+        "lorax_client",
+        "lorax_server/",
+        "predibase/lorax",
+    ];
+    let named = own.iter().any(|name| {
+        text.match_indices(name).any(|(at, _)| {
+            text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        })
+    });
+    if named {
+        facts.engine(EngineName::Other, Certainty::Banner);
+    }
+}
