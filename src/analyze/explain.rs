@@ -1633,6 +1633,8 @@ mod s37p1_tests;
 #[cfg(test)]
 mod s37p2_tests;
 #[cfg(test)]
+mod s38p1_tests;
+#[cfg(test)]
 mod tier_tests;
 #[cfg(test)]
 mod whole_text;
