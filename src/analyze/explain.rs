@@ -1647,6 +1647,8 @@ mod s37p2_tests;
 #[cfg(test)]
 mod s38_echo_tests;
 #[cfg(test)]
+mod s38p1_tests;
+#[cfg(test)]
 mod s38p2_tests;
 #[cfg(test)]
 mod tier_tests;

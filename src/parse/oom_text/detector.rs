@@ -729,6 +729,12 @@ fn is_wrapped_figures(open: &Open, family: Family, message: &str) -> bool {
     {
         return true;
     }
+    // Faiss's `StandardGpuResources: alloc fail type …` wrapped before its request and status
+    // (`dev 0 space Device stream 0x… size N bytes (cudaMalloc error out of memory [2])`): the
+    // status's words are not a message of their own.
+    if open.family == Family::Framework(super::FrameworkKind::Faiss) && !is_complete(open) {
+        return true;
+    }
     // … or the 2.1+ message wrapped before its second sentence (`… Tried to allocate 20.00
     // MiB.` / `GPU 0 has a total capacity of …`): the tail read on its own as a head-cut
     // message ([`pytorch::start`]) continues the open one that lacks it.

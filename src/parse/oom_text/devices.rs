@@ -166,7 +166,94 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "[metal::malloc] Attempting to allocate") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
-    None
+    // MLX's Metal allocator past the device's count of live buffers (`mlx/backend/metal/
+    // allocator.cpp` `MetalAllocator::malloc`: `"[metal::malloc] Resource limit (" <<
+    // resource_limit_ << ") exceeded."`, 499000 on macOS): an allocation the GPU's allocator
+    // refused, counted in buffers, not bytes (no figure read).
+    if let Some(position) = find(text, "[metal::malloc] Resource limit (") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
+    // MLX 0.x's allocation that waited for running tasks and still got no buffer (`mlx/
+    // allocator.cpp` `malloc_or_wait`: `"[malloc_or_wait] Unable to allocate " << size << "
+    // bytes."`), from the Metal allocator of the Apple GPU.
+    if let Some(position) = find(text, "[malloc_or_wait] Unable to allocate") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
+    // tinygrad's AMD device (`tinygrad/runtime/ops_amd.py` `KFDIface.alloc`: `if e.errno ==
+    // errno.ENOMEM: raise MemoryError(f"Cannot allocate {size} bytes: no memory is
+    // available.")`), the kernel driver refusing GPU memory (`AMDKFD_IOC_ALLOC_MEMORY_OF_GPU`):
+    // the device's memory, though Python's class is `MemoryError`.
+    if let Some(found) = regex!(r"Cannot allocate \d+ bytes: no memory is available").find(text) {
+        let begin = text[..found.start()]
+            .rfind("MemoryError")
+            .unwrap_or(found.start());
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
+    // Triton Inference Server's CUDA memory pool (`core/src/cuda_memory_manager.cc`
+    // `CudaMemoryManager::Alloc`: `RETURN_IF_CNMEM_ERROR(err, "Failed to allocate CUDA memory
+    // with byte size " + size + " on GPU " + device_id)`, which appends CNMeM's status): the
+    // pool on the GPU (`--cuda-memory-pool-byte-size`) had no room for the request.
+    if let Some(position) = find(text, "Failed to allocate CUDA memory with byte size") {
+        if find(text, "CNMEM_STATUS_OUT_OF_MEMORY").is_some() {
+            return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+        }
+    }
+    // boost.compute's name for OpenCL's `CL_MEM_OBJECT_ALLOCATION_FAILURE` (`boost/compute/
+    // exception/opencl_error.hpp` `opencl_error::to_string`: `"Memory Object Allocation
+    // Failure"`), the `what()` of a `boost::compute::opencl_error` (LightGBM's GPU trainer).
+    if let Some(position) = find(text, "Memory Object Allocation Failure") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
+    faiss_start(text)
+}
+
+/// Faiss's GPU allocations (`faiss/gpu/utils/MemorySpace.cpp` `allocMemorySpace`: `"Failed to
+/// cudaMalloc %zu bytes"`, 1.5+ `"failed to cudaMalloc %zu bytes (error %d %s)"`;
+/// `faiss/gpu/StandardGpuResources.cpp` `StandardGpuResourcesImpl::allocMemory`:
+/// `"StandardGpuResources: alloc fail " << req.toString() << " (cudaMalloc error " <<
+/// cudaGetErrorString(err) << " [" << err << "])"`, `AllocRequest::toString` printing `type T
+/// dev D space S stream P size N bytes`). Not the logged retry of a temporary allocation
+/// (`… (no temp space); retrying as MemorySpace::Device`), nor a cudaMalloc that failed with
+/// another status than 2 (`cudaErrorMemoryAllocation`).
+fn faiss_start(text: &str) -> Option<(Family, usize)> {
+    if let Some(found) = regex!(r"(?:F|\bf)ailed to cudaMalloc \d+ bytes").find(text) {
+        let status = regex!(r"^ \(error (\d+)")
+            .captures(&text[found.end()..])
+            .and_then(|caps| caps.get(1));
+        if status.is_none_or(|code| code.as_str() == "2") {
+            return Some((Family::Framework(FrameworkKind::Faiss), found.start()));
+        }
+    }
+    let position = find(text, "StandardGpuResources: alloc fail")?;
+    if find(text, "no temp space").is_some() || find(text, "retrying").is_some() {
+        return None;
+    }
+    let error = regex!(r"cudaMalloc error (.*?) \[(\d+)\]").captures(text);
+    if error
+        .and_then(|caps| caps.get(2))
+        .is_some_and(|code| code.as_str() != "2")
+    {
+        return None;
+    }
+    Some((Family::Framework(FrameworkKind::Faiss), position))
+}
+
+/// Whether Faiss's message has been read to its status (`StandardGpuResources: alloc fail …`
+/// wraps before `… size N bytes (cudaMalloc error out of memory [2])`).
+pub(super) fn faiss_complete(squeezed: &str) -> bool {
+    !squeezed.contains("StandardGpuResources:allocfail") || squeezed.contains("cudaMallocerror")
+}
+
+/// Faiss's GPU out-of-memory: the request and the device when printed.
+pub(super) fn parse_faiss(squeezed: &str) -> Parsed {
+    let mut parsed = Parsed::new(OomKind::CudaErrorOutOfMemory, true);
+    parsed.figures.tried_to_allocate_bytes =
+        integer_of(regex!(r"ailedtocudaMalloc(\d+)bytes"), squeezed)
+            .or_else(|| integer_of(regex!(r"size(\d+)bytes\(cudaMallocerror"), squeezed))
+            .map(Bytes);
+    parsed.figures.gpu_index = integer_of(regex!(r"allocfailtype\w+dev(\d{1,3})space"), squeezed)
+        .and_then(|index| crate::model::gpu::CudaOrdinal::try_from(index).ok());
+    parsed
 }
 
 /// A device runtime's failure: the GPU's memory, unless the status is the host's.
@@ -176,11 +263,12 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     }
     let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
     parsed.figures.tried_to_allocate_bytes = integer_of(
-        regex!(r"(?:Couldnotallocatetensorwith|\[metal::malloc\](?:Attempting|Unable)toallocate)(\d+)bytes"),
+        regex!(r"(?:Couldnotallocatetensorwith|\[metal::malloc\](?:Attempting|Unable)toallocate|\[malloc_or_wait\]Unabletoallocate|Cannotallocate)(\d+)bytes"),
         squeezed,
     )
     .or_else(|| integer_of(regex!(r"plusallocsize:(\d+)ismorethantotalmemsize"), squeezed))
     .or_else(|| integer_of(regex!(r"PT_DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
+    .or_else(|| integer_of(regex!(r"FailedtoallocateCUDAmemorywithbytesize(\d+)"), squeezed))
     .or_else(|| {
         integer_of(
             regex!(r"Exceededmaxsizeofmemoryobjectallocation:requested(\d+)bytes"),
@@ -190,5 +278,10 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     .map(Bytes);
     parsed.figures.total_capacity_bytes =
         integer_of(regex!(r"ismorethantotalmemsize:(\d+)"), squeezed).map(Bytes);
+    parsed.figures.gpu_index = integer_of(
+        regex!(r"FailedtoallocateCUDAmemorywithbytesize\d+onGPU(\d{1,3})"),
+        squeezed,
+    )
+    .and_then(|index| crate::model::gpu::CudaOrdinal::try_from(index).ok());
     parsed
 }

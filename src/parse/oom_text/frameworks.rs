@@ -411,6 +411,7 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
         }
         // NCCL's size comes on the next warning ([`continuation`]).
         FrameworkKind::Nccl => squeezed.contains("FailedtoCUDA"),
+        FrameworkKind::Faiss => super::devices::faiss_complete(squeezed),
         // TensorRT-LLM's executor report names the component on a later line.
         FrameworkKind::TensorRt if squeezed.contains("Executorcreationfailed") => {
             squeezed.contains("couldnotbecreated:")
@@ -442,6 +443,11 @@ pub(super) fn continuation(kind: FrameworkKind, text: &str) -> Continuation {
         // CUDA calloc async 136 bytes`.
         FrameworkKind::Nccl if text.trim_end().ends_with("Last error:") => Continuation::Append,
         FrameworkKind::Nccl => Continuation::Close,
+        // Faiss's `AllocRequest` wrapped by the exception's indent (`dev 0 space Device stream
+        // 0x… size N bytes (cudaMalloc error out of memory [2])`).
+        FrameworkKind::Faiss if text.contains(" bytes") || text.contains("cudaMalloc error") => {
+            Continuation::Append
+        }
         _ if super::is_wrap_continuation(text) => Continuation::Append,
         _ => Continuation::Close,
     }
@@ -552,6 +558,7 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
         }
         FrameworkKind::Paddle => parse_paddle(squeezed),
         FrameworkKind::DeviceRuntime => super::devices::parse(squeezed),
+        FrameworkKind::Faiss => super::devices::parse_faiss(squeezed),
         FrameworkKind::OnnxRuntime => {
             // The same arena serves the CPU provider: a line that names the CPU is the host's.
             let lower = squeezed.to_ascii_lowercase();

@@ -148,6 +148,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = regex!(r"memory allocation of \d+ bytes failed").find(text) {
         return Some((Family::Host(HostKind::RustAlloc), found.start()));
     }
+    // LLVM's handler for a failed allocation (`llvm/lib/Support/ErrorHandling.cpp`
+    // `report_bad_alloc_error`: writes `"LLVM ERROR: out of memory\n"` and the reason, `Allocation
+    // failed`, to stderr, then aborts), in any program that compiles with LLVM (an OpenCL or
+    // GPU driver's kernel compiler, Triton, Numba, Mesa): the host's memory, not the device's.
+    if let Some(position) = super::find(text, "LLVM ERROR: out of memory") {
+        return Some((Family::Host(HostKind::BadAlloc), position));
+    }
     if let Some(position) = super::find(text, "bad_alloc") {
         let before = &text[..position];
         let begin = before
@@ -244,10 +251,20 @@ fn find_oom_killed(text: &str) -> Option<usize> {
 /// [`script_kill`]).
 fn shell_killed(text: &str) -> Option<usize> {
     let found = regex!(
-        r"^\s*(?:\[\d+\][+-]?\s+)?(?:\*\*|__)?(?:Killed|已杀死)(?::\s*9)?(?:\*\*|__)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$|ETA: \d+s(?:Killed|已杀死)\s*$"
+        r"^\s*(?:\[\d+\][+-]?\s+)?(?:\*\*|__)?(?:Killed|已杀死)(?::\s*9)?(?:\*\*|__)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$|ETA: \d+s(?:Killed|已杀死)\s*$|\bzsh: killed\s+\S|\[\d+\]\s+(?:[+-]\s+)?\d+\s+killed\s{2,}\S"
     )
     .find(text)?;
     let found_text = &text[found.start()..];
+    // zsh's report of a job killed by SIGKILL (`Src/jobs.c` `printjob`, the signal's name from
+    // `sigmsg`, `killed`): `[1]  + 14875 killed     python main.py` (job number, pid), also
+    // glued to the tqdm bar it interrupted; `zsh: killed     python main.py` for the foreground
+    // job. The message starts at the pid (read by [`script_kill`]) or at `zsh:`.
+    if let Some(caps) = regex!(r"^\[\d+\]\s+(?:[+-]\s+)?(\d)").captures(found_text) {
+        return Some(found.start() + caps.get(1).map_or(0, |pid| pid.start()));
+    }
+    if found_text.starts_with("zsh:") {
+        return Some(found.start());
+    }
     let offset = match regex!(r"^line \d+:\s+(\d)").captures(found_text) {
         Some(caps) => caps.get(1).map_or(0, |pid| pid.start()),
         None => found_text
@@ -267,7 +284,7 @@ fn shell_killed(text: &str) -> Option<usize> {
 fn script_kill(text: &str) -> Option<u32> {
     // The message is read from the raw line by [`shell_killed`]; its normalized text may glue
     // the command to `Killed` (the column padding removed).
-    let caps = regex!(r"^(\d+)\s+Killed").captures(text)?;
+    let caps = regex!(r"^(\d+)\s+[Kk]illed").captures(text)?;
     caps.get(1)?.as_str().parse().ok()
 }
 

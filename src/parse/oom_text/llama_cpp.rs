@@ -28,8 +28,9 @@ fn is_failure_line(text: &str) -> bool {
         || text.contains("hipMalloc failed")
         // ggml-vulkan `ggml_vk_create_buffer`: "ggml_vulkan: Device memory allocation of size N
         // failed." then "ggml_vulkan: " + `vk::SystemError::what()`
-        // ("vk::Device::allocateMemory: ErrorOutOfDeviceMemory").
-        || text.contains("Device memory allocation of size")
+        // ("vk::Device::allocateMemory: ErrorOutOfDeviceMemory"); newer ggml words it in
+        // `ggml_vk_create_buffer_check` ("ggml_vulkan: Memory allocation of size N failed.").
+        || is_vulkan_allocation(text)
         // (the Kompute backend of older llama.cpp forks: "Error allocating memory
         // ErrorOutOfDeviceMemory"), or a title that quotes the error in brackets after the
         // failure (`Vulkan Device memory allocation failed (ErrorOutOfDeviceMemory )`); not prose
@@ -63,6 +64,16 @@ fn is_failure_line(text: &str) -> bool {
         || text.contains("not enough space in the buffer")
 }
 
+/// ggml-vulkan's failed device allocation: `Device memory allocation of size N failed.`
+/// (`ggml_vk_create_buffer`, 2024) or `ggml_vulkan: Memory allocation of size N failed.`
+/// (`ggml_vk_create_buffer_check`, 2025: `std::cerr << "ggml_vulkan: Memory allocation of size
+/// " << size << " failed." << std::endl`, before it rethrows Vulkan's error), as apps relay it
+/// (Jan: `llamacpp error: Error: ggml_vulkan: Memory allocation of size 638668800 failed.`).
+fn is_vulkan_allocation(text: &str) -> bool {
+    text.contains("Device memory allocation of size")
+        || regex!(r"ggml_vulkan: Memory allocation of size \d+").is_match(text)
+}
+
 /// ggml-metal's "…metal…: error: failed to allocate buffer, size = N MiB".
 fn is_metal_buffer_failure(text: &str) -> bool {
     regex!(r"metal\w*: error: failed to allocate buffer, size =\s*[\d.]+ MiB").is_match(text)
@@ -81,7 +92,7 @@ fn is_ggml_cuda_malloc(text: &str) -> bool {
 fn is_chain_head(text: &str) -> bool {
     is_ggml_cuda_malloc(text)
         || text.contains("_buffer_type_alloc_buffer:")
-        || text.contains("Device memory allocation of size")
+        || is_vulkan_allocation(text)
         || is_metal_buffer_failure(text)
 }
 
@@ -142,6 +153,7 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         || s.contains("hipMallocfailed")
         || s.contains("ErrorOutOfDeviceMemory")
         || s.contains("Devicememoryallocationofsize")
+        || s.contains("ggml_vulkan:Memoryallocationofsize")
         || s.contains("kIOGPUCommandBufferCallbackErrorOutOfMemory")
         || is_metal_buffer_failure(text);
     let mut parsed = if host_buffer && !gpu_failure {
@@ -171,15 +183,18 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
     // device allocation that failed (`Device memory allocation of size N failed.`) is printed
     // before the buffer it was for (`failed to allocate Vulkan0 buffer of size M`, M larger
     // when the buffer spans several allocations): the first figure, the request that failed.
-    let exact = integer_of(regex!(r"Device memory allocation of size (\d+)"), text)
-        .or_else(|| integer_of(regex!(r"buffer of size (\d+)"), text))
-        .or_else(|| {
-            integer_of(
-                regex!(r"can't allocate (\d+) Bytes of memory on device"),
-                text,
-            )
-        })
-        .map(Bytes);
+    let exact = integer_of(
+        regex!(r"(?:Device memory|ggml_vulkan: Memory) allocation of size (\d+)"),
+        text,
+    )
+    .or_else(|| integer_of(regex!(r"buffer of size (\d+)"), text))
+    .or_else(|| {
+        integer_of(
+            regex!(r"can't allocate (\d+) Bytes of memory on device"),
+            text,
+        )
+    })
+    .map(Bytes);
     let rounded = regex!(r"allocating ([\d.,]+) MiB on device|metal\w*: error: failed to allocate buffer, size =\s*([\d.]+) MiB")
         .captures(text)
         .and_then(|caps| caps.get(1).or_else(|| caps.get(2)))

@@ -228,6 +228,10 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("Killed", Message),
         // bash's `Killed` in a Chinese locale (its zh_CN message catalogue).
         ("已杀死", Message),
+        // zsh's report of a killed job (`zsh: killed     python x.py`, `[1]    14875 killed
+        // python x.py`, host.rs `shell_killed`).
+        ("zsh: killed", Words),
+        (" killed  ", Words),
         // A reporter's words for the kill (`loading model was Killed`, `the process got killed`,
         // `程序在加载模型中被kill了`; host.rs).
         ("s killed", Words),
@@ -316,6 +320,18 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("Resource exhausted", Message),
         // ggml-vulkan, PyTorch's cut cudaMallocAsync message and allocator fragments, accelerate.
         ("Device memory allocation of size", Message),
+        // … newer ggml-vulkan (`ggml_vk_create_buffer_check`: `ggml_vulkan: Memory allocation of
+        // size N failed.`, llama_cpp.rs), as the tail of a log or a report holds it.
+        ("Memory allocation of size", Words),
+        // MLX 0.x's `malloc_or_wait`, tinygrad's KFD allocation, Faiss's cudaMalloc and its
+        // GPU resources' allocation failure (devices.rs): the end of a report or a log's tail,
+        // not the failure search over a long log's middle.
+        ("[malloc_or_wait]", Words),
+        ("no memory is available", Words),
+        ("ailed to cudaMalloc", Words),
+        ("StandardGpuResources: alloc fail", Words),
+        // boost.compute's name of OpenCL's `CL_MEM_OBJECT_ALLOCATION_FAILURE` (devices.rs).
+        ("Memory Object Allocation Failure", Words),
         ("ErrorOutOfDeviceMemory", Message),
         ("Allocation on device", Message),
         ("Tried to allocate", Message),

@@ -133,6 +133,9 @@ pub(crate) enum FrameworkKind {
     OnnxRuntime,
     /// DirectML, Level Zero / Unified Runtime, Vulkan, Metal (devices.rs).
     DeviceRuntime,
+    /// Faiss's GPU allocations (`Failed to cudaMalloc N bytes`, `StandardGpuResources: alloc
+    /// fail … (cudaMalloc error out of memory [2])`, devices.rs).
+    Faiss,
     /// HAMi-core (`libvgpu.so`, Kubernetes GPU sharing): `Device D OOM N / L`, the container's
     /// device memory limit L refused usage-plus-request N.
     HamiCore,
