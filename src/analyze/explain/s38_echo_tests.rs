@@ -72,3 +72,25 @@ ERROR 11-29 17:00:50 async_llm_engine.py:64] torch.OutOfMemoryError: CUDA out of
     );
     assert!(explain_text(&error).is_gpu_oom);
 }
+
+/// A Chinese title glues a lower-case `oom` to whatever word comes before it (`lora微调oom`,
+/// `128步报错oom`): a report of the failure, held until the lines after it show GPU work, as
+/// the capitals are; the Chinese words of denial or advice before it still deny it.
+#[test]
+fn lower_case_oom_glued_to_a_chinese_word_is_named() {
+    let frames = "[rank1]: Traceback (most recent call last):\n\
+                  [rank1]:   File \"/conda/lib/python3.10/site-packages/transformers/trainer.py\", \
+                  line 2206, in train\n";
+    for title in [
+        "# qwen2_5vl lora微调oom",
+        "# Qwen3.5-27B lora微调时128步报错oom",
+        "训练到一半还是oom了",
+    ] {
+        let report = explain_text(&format!("{title}\n\n{frames}"));
+        assert!(report.is_gpu_oom, "{title}");
+    }
+    for denied in ["调小batch可以避免oom", "这样就不会oom", "bloom微调"] {
+        let report = explain_text(&format!("{denied}\n\n{frames}"));
+        assert!(!report.is_gpu_oom, "{denied}");
+    }
+}

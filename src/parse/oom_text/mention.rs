@@ -630,13 +630,13 @@ fn oom_positions(text: &str) -> Vec<usize> {
         .chain(text.match_indices("OoM"))
         .map(|(at, _)| at)
         .collect();
-    // Glued to a Chinese verb (`报oom`, `出现oom`, `导致oom`): a report, as the capitals are.
+    // Glued to the CJK words before it (`报oom`, `出现oom`, `导致oom`, `报错oom`, `微调oom`): a
+    // report, as the capitals are (CJK text puts no space before a Latin word; the words of
+    // denial or advice before it, `避免oom`, are [`cjk_denied`]'s).
     for (at, _) in text.match_indices("oom") {
         let before = text[..at].chars().next_back();
         let after = text[at + 3..].chars().next();
-        if before.is_some_and(|c| matches!(c, '报' | '现' | '致'))
-            && after.is_none_or(|c| !c.is_ascii_alphanumeric())
-        {
+        if before.is_some_and(is_cjk) && after.is_none_or(|c| !c.is_ascii_alphanumeric()) {
             positions.push(at);
         }
     }
