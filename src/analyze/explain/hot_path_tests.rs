@@ -221,8 +221,12 @@ fn the_hot_path_stays_within_its_budget() {
 /// session): log scanner 456 of 573 markers, 218 anchors, 5 searchers, 4,850 hits per MiB;
 /// failure search 86 markers, 56 anchors, one searcher, 201 hits per MiB of the varied
 /// excerpt and at most 289 of any (the `CUDA OOMs:` counters of memory summaries). One
-/// searcher holds at most 64 anchors.
-const BUDGET_LOG_SEARCHERS: usize = 5;
+/// searcher holds at most 64 anchors. Session 38 (2026-12-05): 836 of 1,671 markers need 308
+/// anchors, more than five searchers of 64 hold, so a sixth pass over the parsed parts; on the
+/// 2-core VM the same wall and CPU within the spread as the five-searcher build (varied 0.32 s
+/// best both, 0.57 against 0.58 s CPU; h200 0.45 against 0.49 s), the parsed parts being a few
+/// MiB of a 1 GiB log.
+const BUDGET_LOG_SEARCHERS: usize = 6;
 const BUDGET_LOG_HITS_PER_MIB: usize = 6_000;
 const BUDGET_FAILURE_ANCHORS: usize = 64;
 const BUDGET_FAILURE_HITS_PER_MIB: usize = 400;
