@@ -6,7 +6,7 @@
 //! `src/ggml-cuda/ggml-cuda.cu` (`ggml_cuda_error`: "CUDA error: %s" then
 //! "  current device: %d, in function %s at %s:%d"); CUDA runtime and ggml-cuda sources.
 
-use super::{Continuation, Family, Parsed};
+use super::{back_to, Continuation, Family, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 
 /// PyTorch's caching allocator failing while it writes its out-of-memory message: the
@@ -78,9 +78,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // `pycuda._driver.MemoryError` for `CUDA_ERROR_OUT_OF_MEMORY`): the device's memory, not the
     // host's, whatever the class is called.
     if let Some(found) = regex!(r"\bcuMem\w* failed: out of memory").find(text) {
-        let begin = text[..found.start()]
-            .rfind("pycuda.")
-            .unwrap_or(found.start());
+        let begin = back_to(text, found.start(), "pycuda.");
         return Some((Family::CudaDriver, begin));
     }
     if let Some(position) = nvml_report_assert(text) {
@@ -329,11 +327,7 @@ fn wrapped_runtime_error(text: &str) -> Option<usize> {
     let status = &rest[rest.find("): ")? + 3..];
     let status = status.trim_end();
     (status.len() >= "out of m".len() && status.len() < STATUS.len() && STATUS.starts_with(status))
-        .then(|| {
-            text[..position]
-                .rfind("[TensorRT-LLM][ERROR]")
-                .unwrap_or(position)
-        })
+        .then(|| back_to(text, position, "[TensorRT-LLM][ERROR]"))
 }
 
 /// CUDA's string for `cudaErrorMemoryAllocation` (`cudaGetErrorString`).

@@ -40,7 +40,7 @@
 //!   size::N (M)MB`, the request in bytes (accelerate `src/accelerate/utils/memory.py`,
 //!   `should_reduce_batch_size`, matches it as the HPU's out-of-memory).
 
-use super::{find, integer_of, Family, FrameworkKind, Parsed};
+use super::{back_to, find, integer_of, Family, FrameworkKind, Parsed};
 use crate::model::failure::OomKind;
 use crate::model::Bytes;
 
@@ -52,9 +52,7 @@ fn line_start(text: &str) -> usize {
 /// Where a device runtime's failure starts on this line: the GPU's, or the host's twin status.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "There is not enough GPU video memory") {
-        let begin = text[..position]
-            .rfind("Could not allocate tensor")
-            .unwrap_or(position);
+        let begin = back_to(text, position, "Could not allocate tensor");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     if find(text, "8007000E").is_some() {
@@ -119,13 +117,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // OpenCL `CL_OUT_OF_RESOURCES` (`… reduce memory consumption (use smaller batch size, …) to
     // avoid CL_OUT_OF_RESOURCES exception`, `ocl_stream.cpp`): the device's memory.
     if let Some(position) = find(text, "Exceeded max size of memory object allocation") {
-        let begin = text[..position].rfind("[GPU]").unwrap_or(position);
+        let begin = back_to(text, position, "[GPU]");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     if let Some(position) = find(text, "to avoid CL_OUT_OF_RESOURCES") {
-        let begin = text[..position]
-            .rfind("Due to the driver bug")
-            .unwrap_or(position);
+        let begin = back_to(text, position, "Due to the driver bug");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     if let Some(position) = find(text, "Memory_Allocation_Failure") {
@@ -157,7 +153,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // bytes, then in MiB (the words accelerate's `utils/memory.py` `should_reduce_batch_size`
     // matches as the HPU's OOM; HabanaAI/vllm-fork's README quotes the line).
     if let Some(position) = find(text, "PT_DEVMEM Allocation failed") {
-        let begin = text[..position].rfind("FATAL ERROR").unwrap_or(position);
+        let begin = back_to(text, position, "FATAL ERROR");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     if let Some(position) = find(text, "[metal::malloc] Unable to allocate") {
@@ -184,9 +180,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // available.")`), the kernel driver refusing GPU memory (`AMDKFD_IOC_ALLOC_MEMORY_OF_GPU`):
     // the device's memory, though Python's class is `MemoryError`.
     if let Some(found) = regex!(r"Cannot allocate \d+ bytes: no memory is available").find(text) {
-        let begin = text[..found.start()]
-            .rfind("MemoryError")
-            .unwrap_or(found.start());
+        let begin = back_to(text, found.start(), "MemoryError");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     // Triton Inference Server's CUDA memory pool (`core/src/cuda_memory_manager.cc`

@@ -23,7 +23,9 @@
 //!   N bytes (allocated so far: M bytes).`); PaddlePaddle and ONNX Runtime (cited at their
 //!   patterns below).
 
-use super::{find, integer_of, parse_size, size_of, Continuation, Family, FrameworkKind, Parsed};
+use super::{
+    back_to, find, integer_of, parse_size, size_of, Continuation, Family, FrameworkKind, Parsed,
+};
 use crate::model::failure::{EngineName, OomKind};
 use crate::model::gpu::CudaOrdinal;
 use crate::model::Bytes;
@@ -141,7 +143,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         return Some((Family::Framework(FrameworkKind::TfTensor), position));
     }
     if let Some(position) = find(text, "ran out of memory trying to allocate") {
-        let begin = text[..position].rfind("Allocator (").unwrap_or(position);
+        let begin = back_to(text, position, "Allocator (");
         return Some((Family::Framework(FrameworkKind::TfBfc), begin));
     }
     // TensorFlow ≤ 1.x `bfc_allocator.cc`: `Ran out of memory trying to allocate 39.81MiB.  See
@@ -237,9 +239,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "due to insufficient memory on requested size of",
     ] {
         if let Some(position) = find(text, needle) {
-            let begin = text[..position]
-                .rfind("Skipping tactic")
-                .unwrap_or(position);
+            let begin = back_to(text, position, "Skipping tactic");
             return Some((Family::Framework(FrameworkKind::TensorRt), begin));
         }
     }
@@ -264,7 +264,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "Error Code 2: OutOfMemory",
     ] {
         if let Some(position) = find(text, needle) {
-            let begin = text[..position].rfind("Error Code").unwrap_or(position);
+            let begin = back_to(text, position, "Error Code");
             return Some((Family::Framework(FrameworkKind::TensorRt), begin));
         }
     }
@@ -291,7 +291,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         }
     }
     if let Some(position) = find(text, "Cuda Runtime (out of memory)") {
-        let begin = text[..position].rfind("Error Code").unwrap_or(position);
+        let begin = back_to(text, position, "Error Code");
         return Some((Family::Framework(FrameworkKind::TensorRt), begin));
     }
     // ND4J's CUDA backend under Deeplearning4j (`org.nd4j.jita.memory.CudaMemoryManager

@@ -13,13 +13,13 @@
 //! shape {} and data type {}`), libstdc++ (`terminate called after throwing an instance of
 //! 'std::bad_alloc'` / `what():  std::bad_alloc`).
 
-use super::{size_of, Continuation, Family, HostKind, Parsed};
+use super::{back_to, size_of, Continuation, Family, HostKind, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 use crate::model::Bytes;
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "DefaultCPUAllocator") {
-        let begin = text[..position].rfind("[enforce fail").unwrap_or(position);
+        let begin = back_to(text, position, "[enforce fail");
         return Some((Family::Host(HostKind::CpuAllocator), begin));
     }
     // PaddlePaddle's host allocator (`paddle/fluid/memory/allocation/cpu_allocator.cc`
@@ -42,7 +42,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         return Some((Family::Host(HostKind::C10), position));
     }
     if let Some(position) = super::find(text, "requires more system memory") {
-        let begin = text[..position].rfind("model ").unwrap_or(position);
+        let begin = back_to(text, position, "model ");
         return Some((Family::Host(HostKind::SystemMemory), begin));
     }
     for needle in [
@@ -53,7 +53,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "oom-kill:",
     ] {
         if let Some(position) = super::find(text, needle) {
-            let begin = text[..position].rfind("Memory cgroup").unwrap_or(position);
+            let begin = back_to(text, position, "Memory cgroup");
             return Some((Family::Host(HostKind::OomKiller), begin));
         }
     }
@@ -171,9 +171,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // then `strsignal(si_status)`, `Killed` for SIGKILL): the host's kill, as a shell's
     // `Killed`. A bus error (`Bus error`) is the shared-memory case (not_oom.rs).
     if let Some(found) = regex!(r"is killed by signal: Killed").find(text) {
-        let begin = text[..found.start()]
-            .rfind("DataLoader worker")
-            .unwrap_or(found.start());
+        let begin = back_to(text, found.start(), "DataLoader worker");
         return Some((Family::Host(HostKind::Killed), begin));
     }
     // The shell's `Killed` quoted by a reporter (``Getting out-of-memory (`Killed`) in a machine

@@ -228,6 +228,13 @@ impl Parsed {
     }
 }
 
+/// Where a message that a program prints as `<head> … <wording>` starts: at the last `head`
+/// before `at` (the wording's position) on the line, or at the wording when the head is not
+/// there (cut by the paste).
+pub(super) fn back_to(text: &str, at: usize, head: &str) -> usize {
+    text[..at].rfind(head).unwrap_or(at)
+}
+
 /// The first position of `needle` in `text`, as `str::find` gives it, without building a
 /// searcher when `text` is too short (the start checks run on every OOM-marker line, and
 /// `str::find` prepares a Two-Way searcher for every call).

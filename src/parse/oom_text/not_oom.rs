@@ -17,12 +17,12 @@
 //! size N` (older `llama_decode_internal: failed to find KV cache slot for ubatch of size N`).
 //! The cells are the context (`n_ctx`, shared by the server's slots): it is full, the GPU is not.
 
-use super::{find, Family, NotOomKind, Parsed};
+use super::{back_to, find, Family, NotOomKind, Parsed};
 use crate::model::failure::{EngineName, OomKind};
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "insufficient shared memory") {
-        let begin = text[..position].rfind("ERROR:").unwrap_or(position);
+        let begin = back_to(text, position, "ERROR:");
         return Some((Family::NotOom(NotOomKind::Shm), begin));
     }
     // NCCL's shared-memory transport (`src/misc/shmutils.cc` `ncclShmOpen`: "Error while
@@ -49,7 +49,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         return Some((Family::NotOom(kind), begin));
     }
     if let Some(position) = find(text, "device-side assert triggered") {
-        let begin = text[..position].rfind("CUDA error:").unwrap_or(position);
+        let begin = back_to(text, position, "CUDA error:");
         return Some((Family::NotOom(NotOomKind::DeviceAssert), begin));
     }
     for needle in [

@@ -9,7 +9,7 @@
 //! bytes added); wording by version in `c10/cuda/CUDACachingAllocator.cpp` of each version.
 //! Patterns run on squeezed text (no whitespace), so `20.00 MiB` reads `20.00MiB`.
 
-use super::{is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
+use super::{back_to, is_not_available, size_of, Accelerator, Continuation, Family, Parsed};
 use crate::model::failure::{EngineName, OomFigures, OomKind, OtherProcess};
 use crate::model::gpu::CudaOrdinal;
 
@@ -22,9 +22,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         super::find(text, "would exceed memory")
             .filter(|&at| text[..at].contains("Allocation on device"))
     }) {
-        let begin = text[..position]
-            .rfind("Allocation on device")
-            .unwrap_or(position);
+        let begin = back_to(text, position, "Allocation on device");
         return Some((Family::MallocAsync, begin));
     }
     // The same message cut right after "Allocation on device ": `c10::DeviceIndex` is streamed
