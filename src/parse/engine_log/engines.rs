@@ -21,6 +21,15 @@ use super::{name, rule, Certainty, LineFacts, Rule};
 use crate::model::explain::Phase;
 use crate::model::failure::EngineName;
 
+/// Whether `at` starts an identifier in `text`: no letter, digit or `_` just before it
+/// (`LLM(` but not `VLLM(`, `lorax_server/` but not `my_lorax_server/`).
+fn identifier_start(text: &str, at: usize) -> bool {
+    text[..at]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+}
+
 mod apps;
 mod handlers;
 mod own;

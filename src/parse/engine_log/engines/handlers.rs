@@ -354,12 +354,7 @@ pub(super) fn transformers_generate(_text: &str, facts: &mut LineFacts) {
 }
 
 pub(super) fn vllm_llm_code(text: &str, facts: &mut LineFacts) {
-    let call = text.match_indices("LLM(").any(|(at, _)| {
-        text[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
-    });
+    let call = (text.match_indices("LLM(")).any(|(at, _)| super::identifier_start(text, at));
     if call {
         facts.engine(EngineName::Vllm, Certainty::Weak);
     }

@@ -128,14 +128,9 @@ pub(super) fn lorax_own(text: &str, facts: &mut LineFacts) {
         "lorax_server/",
         "predibase/lorax",
     ];
-    let named = own.iter().any(|name| {
-        text.match_indices(name).any(|(at, _)| {
-            text[..at]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
-        })
-    });
+    let named = own
+        .iter()
+        .any(|name| (text.match_indices(name)).any(|(at, _)| super::identifier_start(text, at)));
     if named {
         facts.engine(EngineName::Other, Certainty::Banner);
     }
