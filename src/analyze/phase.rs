@@ -1145,3 +1145,6 @@ pub fn short_path(path: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod s38p3_tests;

@@ -96,6 +96,26 @@ pub(super) const RULES: &[Rule] = &[
     rule("dispatched on the CPU or the disk", quantized_dispatch),
     // === stable-diffusion.cpp's generation (session 34); handler at the end of this file. ===
     rule("stable-diffusion.cpp:", sdcpp_generation),
+    // === Session 38 (p3): an app's own line that it loads a model from a weights file or
+    // folder, as the message of its line: the original Stable Diffusion scripts
+    // (CompVis/stable-diffusion `scripts/txt2img.py` `load_model_from_config`:
+    // `print(f"Loading model from {ckpt}")`), InvokeAI 2.x (`ldm/invoke/model_manager.py`:
+    // `>> Loading {model_name} from {weights}`), MiniGPT-4 (`minigpt4/models/mini_gpt4.py`:
+    // `print("Load BLIP2-LLM Checkpoint: {}".format(ckpt_path))`), PandaGPT and its forks
+    // (`model/openllama.py`: `print(f'Initializing language decoder from {vicuna_ckpt_path}
+    // ...')`), mmengine (`runner.py` `load_checkpoint`: `Load checkpoint from {filename}`).
+    // A status message, capitalized: a lowercase `loading … from …` is a sub-step's trace
+    // (kohya's `loading U-Net from checkpoint`, stable-diffusion.cpp's `loading 138/244 tensors
+    // from …`), read by the engines' own rules. Handlers at the end of this file. ===
+    rule("Loading ", weights_from_path),
+    rule("Load ", weights_from_path),
+    rule("Initializing ", weights_from_path),
+    rule("Initialising ", weights_from_path),
+    // The same apps' line that the loaded checkpoint is converted (InvokeAI 2.3
+    // `ldm/invoke/model_manager.py` with `--ckpt_convert`: `>> Converting legacy checkpoint
+    // {model_name} into a diffusers model...`; sherpa's Whisper TensorRT-LLM script:
+    // `Converting encoder checkpoints...`): format conversion.
+    rule("Converting ", checkpoint_converting),
 ];
 
 fn event(facts: &mut LineFacts, kind: EventKind, phase: Phase) {
@@ -723,4 +743,135 @@ fn fetched_files(text: &str) -> bool {
                 .strip_prefix(" files:")
                 .is_some_and(|bar| bar.trim_start().starts_with("100%"))
     })
+}
+
+/// See the rules: `Loading model from ./sd-v1-4.ckpt`, `>> Loading inpainting-1.5 from
+/// /…/sd-v1-5-inpainting.ckpt`, `Load BLIP2-LLM Checkpoint: pretrained/ckpt/x.pth`,
+/// `Initializing language decoder from ../vicuna_ckpt/7b_v0/ ...`: the verb opens the message
+/// (after a log prefix or a `>>` marker at most), what is loaded is a model's part (no data,
+/// configuration or tokenizer) in a few words, and where it comes from is a weights file
+/// (its extension) or a folder path that names weights.
+fn weights_from_path(text: &str, facts: &mut LineFacts) {
+    let told = facts
+        .events
+        .iter()
+        .any(|event| event.phase == Phase::WeightsLoad);
+    if !told && loads_weights_from_path(text) {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+    }
+}
+
+fn loads_weights_from_path(text: &str) -> bool {
+    const VERBS: &[&str] = &["Loading ", "Load ", "Initializing ", "Initialising "];
+    let Some(rest) = message_after(text, VERBS) else {
+        return false;
+    };
+    let split = [" from ", " Checkpoint: ", " checkpoint: "]
+        .iter()
+        .filter_map(|word| rest.find(word).map(|at| (at, word.len())))
+        .min_by_key(|(at, _)| *at);
+    let Some((object_end, word_len)) = split else {
+        return false;
+    };
+    let object = rest[..object_end].to_ascii_lowercase();
+    // The line ends with the path (a separate ` ...` or `…` at most).
+    let mut words = rest[object_end + word_len..].split_whitespace();
+    let source = words
+        .next()
+        .unwrap_or_default()
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`'));
+    let ends_at_path = words.all(|word| word.chars().all(|c| c == '.' || c == '…'));
+    // A1111's `Loading weights [6ce0161689] from …` is its own rule's (`a1111_loading`).
+    let few_words = ends_at_path
+        && !object.contains('[')
+        && object.split_whitespace().count() <= 4
+        && !object.starts_with(|c: char| c.is_ascii_digit());
+    let data_like = [
+        "data",
+        "config",
+        "token",
+        "vocab",
+        "image",
+        "prompt",
+        "cache",
+        "label",
+        "sample",
+        "file list",
+        "annotation",
+        "index",
+        "embedding",
+    ]
+    .iter()
+    .any(|word| object.contains(word));
+    few_words && !data_like && weights_source(source)
+}
+
+/// A weights file (by its extension) or a folder or file path that names weights.
+fn weights_source(source: &str) -> bool {
+    let lower = source.to_ascii_lowercase();
+    let path_like = lower.contains('/') || lower.contains('\\');
+    let weights_file = [
+        ".ckpt",
+        ".pth",
+        ".pt",
+        ".bin",
+        ".safetensors",
+        ".gguf",
+        ".h5",
+        ".npz",
+        ".msgpack",
+        ".pdparams",
+        ".caffemodel",
+    ]
+    .iter()
+    .any(|ext| lower.ends_with(ext));
+    let leaf = lower
+        .trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default();
+    let other_file = leaf.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric()) && ext.len() <= 5
+    }) && !weights_file;
+    let names_weights = ["ckpt", "checkpoint", "weight", "pretrained", "model"]
+        .iter()
+        .any(|word| lower.contains(word));
+    weights_file || (path_like && !other_file && names_weights)
+}
+
+/// The message of a line that opens with one of `verbs` after a log prefix at most (a
+/// timestamp, `[INFO]`, `… - INFO - `, `>>`): the words after the verb.
+fn message_after<'a>(text: &'a str, verbs: &[&str]) -> Option<&'a str> {
+    let line = text.trim();
+    let (at, verb) = verbs
+        .iter()
+        .filter_map(|verb| line.find(verb).map(|at| (at, *verb)))
+        .min_by_key(|(at, _)| *at)?;
+    let prefix = line[..at].trim_end();
+    let log_prefix = !prefix.chars().any(char::is_alphabetic)
+        || [']', ':', '-', '|']
+            .iter()
+            .any(|end| prefix.ends_with(*end))
+        || prefix.ends_with("INFO");
+    log_prefix.then(|| &line[at + verb.len()..])
+}
+
+/// See the rules: `>> Converting legacy checkpoint sd15 into a diffusers model...`,
+/// `Converting encoder checkpoints...`: a checkpoint (or model) converted, named in a few words.
+fn checkpoint_converting(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = message_after(text, &["Converting "]) else {
+        return;
+    };
+    let object = rest
+        .split(" into ")
+        .next()
+        .unwrap_or_default()
+        .split(" to ")
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let few_words = object.split_whitespace().count() <= 4;
+    if few_words && object.contains("checkpoint") {
+        event(facts, EventKind::FormatConversion, Phase::FormatConversion);
+    }
 }
