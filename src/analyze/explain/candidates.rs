@@ -228,7 +228,7 @@ fn in_echoed_request(hay: &[u8], start: usize) -> bool {
     let before = &hay[..start.min(hay.len())];
     let before = &before[before.len().saturating_sub(ECHO_REACH)..];
     match memchr::memrchr(b'\n', before) {
-        Some(newline) => oom_text::echo::in_echoed_request(&before[newline + 1..]),
+        Some(newline) => oom_text::echo::content_start(&before[newline + 1..]).is_some(),
         None => false,
     }
 }

@@ -34,9 +34,3 @@ pub fn content_start(line: &[u8]) -> Option<usize> {
         .or_else(|| after(b"Receive: obj=", b""))
         .or_else(|| finish.map(|at| at + b"Finish: obj=".len()))
 }
-
-/// Whether `before`, one log line up to a failure's wording, opens an engine's echo of a
-/// request or a response before the wording (the wording then stands inside the echoed text).
-pub fn in_echoed_request(before: &[u8]) -> bool {
-    content_start(before).is_some()
-}
