@@ -1176,6 +1176,23 @@
 #     need it.) Profile (main, varied): pre-scan 0.064 s, chunk runs from 0.074 to ~0.228 s
 #     (37 MiB runs 0.098-0.149 s, the main thread's parts of ranges left 0.053 s), merge 0.019,
 #     analysis 0.053 (pass 1 shards 0.028), render 0.011: 0.319 s.
+# Thirty-ninth session (the lead, 2026-12-05 23:20 UTC, tests/device/snapshot_speed/run.sh on a
+# lent H100 machine, 16 cores, Intel Xeon (a faster core than the earlier hosts: the same build
+# and file took 0.198 s here against 0.313 s on the thirty-seventh session's H200), load 0.15 at
+# the start; 8 rounds, PYRUNS 3; reports of every build identical, default and one thread):
+# main = 194e79f3; c1 = main leaving the snapshot to the process's exit instead of freeing it
+# on a thread beside the rendering (the thirty-first session's unmeasured h31s-exit);
+# c1r64 = c1 with OOMDOC_READ_KIB=64.
+#   - varied (576.9 MiB): Python median 5.42 s (5.38-5.42); main 0.185-0.232 s, median 0.198
+#     (27.4x median, 29.1x best), peak RSS 258.1 MiB (0.447 of the file); c1 median 0.196
+#     (paired -0.001 s, faster in 5 of 8); c1r64 0.196 (+0.003 s, 3 of 8).
+#   - real (524.7 MiB): Python median 5.07 s; main 0.168-0.192 s, median 0.173 (29.3x median,
+#     30.0x best), peak RSS 202.4 MiB (0.386); c1 0.182 (+0.007 s, faster in 2 of 8); c1r64
+#     0.183 (+0.007 s, 2 of 8).
+#   - Leaving the snapshot to the exit gains nothing (the rendering takes 0.006-0.009 s of CPU
+#     whether or not the free runs beside it): not merged. Profile (main, varied): pre-scan
+#     0.046 s, the head 0.050 and parts of ranges 0.035 on the main thread, merge 0.010,
+#     analysis 0.040 (pass 1 shards 0.023), render 0.007: 0.212 s.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
