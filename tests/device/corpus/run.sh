@@ -83,7 +83,7 @@ echo "machine: $(grep -E '^(torch|transformers|jax|device) ' "$OUT/machine.txt" 
 
 start=$(date +%s)
 # The random-weight checkpoint, for the transformers / accelerate / PEFT scenarios only.
-if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_|s27c_(hf|peft|accelerate)_|s28_hf_|s37_(hf|peft|accelerate)_) ]]; then
+if [ $# -eq 0 ] || [[ " $* " =~ \ (hf_|accelerate_|peft_|safetensors_|fsdp_|generate_in|trainer_|s13_(dpo|eager|peft|kv|hf|bnb|perplexity)_|s14_(hf|accelerate|peft|decode)_|s15_(hf|peft|accelerate)_|s16_(hf|peft|accelerate)_|s17_(hf|peft|accelerate)_|s19_(hf|peft|accelerate)_|s20_(hf|accelerate)_|s21_(hf|peft|accelerate)_|s22_(hf|peft|accelerate)_|s22e_(hf|peft|accelerate)_|s23_(hf|peft|accelerate)_|s24_(hf|peft|accelerate)_|s25_(hf|peft|accelerate)_|s26_(hf|peft|accelerate)_|s26b_(hf|peft|accelerate)_|s26c_(hf|peft|accelerate)_|s26d_(hf|peft|accelerate)_|s27b_(hf|peft|accelerate)_|s27c_(hf|peft|accelerate)_|s28_hf_|s37_(hf|peft|accelerate)_|s39_(hf|peft|accelerate)_) ]]; then
   python3 "$HERE/gen.py" _setup > "$OUT/setup.log" 2>&1
   echo "setup: exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 "$OUT/setup.log")" | tee -a "$summary"
 fi
@@ -139,7 +139,9 @@ run_one() {
     s28_kubectl_timestamps_train|s28_repl_console_session|\
     s37_lightning_swa_average_to_cuda|s37_aoti_package_runner_batch|s37_compile_torch_logs_recompiles|\
     s37_compile_cudagraph_record_kept_outputs|s37_accelerate_load_state_nohup|s37_jax_orbax_restore_on_card|\
-    s37_pytest_xdist_context_card_held|s37_hf_compose_fp32_load_killed|s37_peft_loha_delta_weight_train)
+    s37_pytest_xdist_context_card_held|s37_hf_compose_fp32_load_killed|s37_peft_loha_delta_weight_train|\
+    s39_lightning_compiled_module_fit|s39_resume_torch_load_imagenet_style|s39_accelerate_launch_host_cgroup_killed|\
+    s39_hf_textstreamer_eager_long_doc|s39_hf_trainer_memwatch_callback|s39_peft_prompt_tuning_virtual_tokens)
     limit=$(( limit * 2 ));;
   esac
   echo "## $name"
@@ -966,4 +968,34 @@ run_one s37_jax_orbax_restore_on_card "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.01
 run_one s37_jax_params_bf16_cast "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.08
 run_one s37_hf_zero_shot_pipeline_labels "$OOM" 3
 run_one s37_pytest_peak_memory_budget_lookalike "over the .* budget" -
+# session 39 (blind, helper D39): stages shown in other ways. `srun --label` task lines around a
+# from_pretrained(device_map={"": 0}) load; accelerate init_empty_weights then to_empty(cuda); an
+# ImageNet-example resume (torch.load map_location=cuda); a float16 copy of an fp32 state dict; a
+# cudnn.benchmark warm-up bar; a JAX decode server's KV cache init; a torch.cuda.graph capture bar;
+# TextStreamer with eager attention on a long document; a ThreadPoolExecutor future.result(); a
+# torch.compile'd LightningModule; a JAX+optax step beside another job (no preallocation); PEFT
+# prompt tuning; a Trainer callback printing memory per step; a bash `set -x` GPU preflight on a
+# full card; 3 look-alikes (torch.load mmap under RLIMIT_AS; accelerate launch's child killed in
+# a 3 GiB cgroup; a 1-based edge list's device assert) and 2 with no stage (an alert line; a
+# traceback of generic helpers)
+J="RESOURCE_EXHAUSTED|Out of memory|out of memory"
+run_one s39_hf_srun_label_device_map_load "$OOM" 1
+run_one s39_accelerate_meta_to_empty_cuda "$OOM" 2
+run_one s39_resume_torch_load_imagenet_style "$OOM" 3
+run_one s39_hf_fp16_export_state_copy "$OOM" -
+run_one s39_cudnn_benchmark_warmup_tqdm "$OOM|CUDNN_STATUS" 12
+run_one s39_jax_decode_kv_cache_init "$J" - XLA_PYTHON_CLIENT_MEM_FRACTION=.05
+run_one s39_cuda_graph_capture_tqdm_sizes "$OOM|capturing|capture" 8
+run_one s39_hf_textstreamer_eager_long_doc "$OOM" 4
+run_one s39_threadpool_future_result_shards "$OOM|CUDNN_STATUS" 6
+run_one s39_lightning_compiled_module_fit "$OOM" 6
+run_one s39_jax_optax_adamw_card_held "$J" 6 XLA_PYTHON_CLIENT_PREALLOCATE=false
+run_one s39_peft_prompt_tuning_virtual_tokens "$OOM" 6
+run_one s39_hf_trainer_memwatch_callback "$OOM" 8
+run_one s39_healthcheck_xtrace_context_card_held "CUDA error|$OOM" 0
+run_one s39_torch_load_mmap_rlimit_lookalike "unable to mmap|Cannot allocate memory|MemoryError|can't allocate" -
+run_one s39_accelerate_launch_host_cgroup_killed "SIGKILL|died with|CalledProcessError|Killed" -
+run_one s39_gnn_scatter_add_1based_assert "device-side assert" -
+run_one s39_alert_message_only "$OOM" -
+run_one s39_generic_fn_traceback_unknown "$OOM" 4
 echo "done in $(( $(date +%s) - start )) s: $(grep -c ': TEXT' "$summary") texts, $(grep -c ': NOTE' "$summary") notes in $OUT" | tee -a "$summary"
