@@ -1148,3 +1148,5 @@ mod tests;
 
 #[cfg(test)]
 mod s38p3_tests;
+#[cfg(test)]
+mod s39b_tests;

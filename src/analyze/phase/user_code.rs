@@ -135,7 +135,49 @@ pub fn user_code_phase(frames: &[Frame]) -> Option<(Phase, String)> {
             && (file.contains("torch/utils/_contextlib.py")
                 || file.contains("autograd/grad_mode.py"))
     });
-    loss_forward.filter(|_| !no_grad)
+    // A program named for evaluation (`eval_ppl.py`, `evaluate.py`, `perplexity_wikitext.py`):
+    // the loss its forward computes is the evaluation's figure, no training step's (read as
+    // such by `inference::statement::loss_for_evaluation`).
+    let evaluation_program = frames.iter().any(|frame| {
+        !frame.called && !is_library_file(&frame.file) && evaluation_script(&frame.file)
+    });
+    loss_forward.filter(|_| !no_grad && !evaluation_program)
+}
+
+/// Whether a script's name starts or ends with a word of evaluation (`eval_ppl.py`,
+/// `evaluate.py`, `run_eval.py`, `perplexity.py`, `compute_ppl.py`), not a pytest module
+/// (`test_eval.py`) and holding no word of training (`train_eval.py`).
+pub(super) fn evaluation_script(file: &str) -> bool {
+    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
+    let Some(stem) = base.strip_suffix(".py") else {
+        return false;
+    };
+    let lower = stem.to_ascii_lowercase();
+    if lower.starts_with("test_") || lower.ends_with("_test") {
+        return false;
+    }
+    let parts: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(|word| word.trim_end_matches(|c: char| c.is_ascii_digit()))
+        .collect();
+    let evaluation = |word: &&str| {
+        matches!(
+            *word,
+            "eval" | "evaluate" | "evaluation" | "ppl" | "perplexity"
+        )
+    };
+    let training = parts.iter().any(|word| {
+        matches!(
+            *word,
+            "train" | "training" | "finetune" | "finetuning" | "pretrain" | "sft"
+        )
+    });
+    !training
+        && [parts.first(), parts.last()]
+            .into_iter()
+            .flatten()
+            .any(evaluation)
 }
 
 /// A library's module named for prediction (PaddleOCR's and PaddleDetection's

@@ -62,10 +62,23 @@ fn caller_statement(frames: &[Frame]) -> Option<(usize, &Frame, &str)> {
         .iter()
         .enumerate()
         .rev()
-        .filter(|(_, frame)| !frame.called && !is_library_file(&frame.file))
+        .filter(|(at, frame)| {
+            !frame.called && !is_library_file(&frame.file) && !library_arrow(frames, *at)
+        })
         .find(|(_, frame)| !in_forward(&frame.function))?;
     let code = frame.code.as_deref()?.trim();
     (!code.is_empty()).then_some((at, frame, code))
+}
+
+/// Whether the frame at `at` is the arrow line IPython prints in a library frame's listing
+/// (`File …/torch/nn/modules/dropout.py:73, in Dropout.forward(self, input)` then `---> 73
+/// return F.dropout(…)`, read as a `<call>` frame): the library's statement, not the caller's.
+fn library_arrow(frames: &[Frame], at: usize) -> bool {
+    frames[at].file == "<call>"
+        && at
+            .checked_sub(1)
+            .and_then(|before| frames.get(before))
+            .is_some_and(|header| header.file != "<call>" && is_library_file(&header.file))
 }
 
 /// Whether a function is a module's forward (`forward`, `_forward`, `forward_features`,
