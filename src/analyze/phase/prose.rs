@@ -1194,3 +1194,5 @@ mod tests;
 
 #[cfg(test)]
 mod s36p1_tests;
+#[cfg(test)]
+mod s39a_tests;

@@ -27,6 +27,8 @@ pub(super) const RULES: &[Rule] = &[
         aphrodite_weights_loaded,
     ),
     rule("Finish task with error", fooocus_api_task_failed),
+    // faster-whisper's transcription of one input (session 39).
+    rule("Processing audio with duration ", faster_whisper_transcribe),
     rule("[BlockManager] max_block_count = ", turbomind_blocks),
     rule("LlamaBatch<T>::Start()", turbomind_batch_started),
     // === Thirteenth session: LMDeploy TurboMind's KV-cache pool (handlers at the end of this
@@ -531,6 +533,26 @@ fn lightgbm_kernel_build(text: &str, facts: &mut LineFacts) {
         facts.event(
             EventKind::DeviceInit,
             Phase::Startup,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// faster-whisper (SYSTRAN/faster-whisper, `faster_whisper/transcribe.py`, 0.x–1.x):
+/// `WhisperModel.transcribe` and `BatchedInferencePipeline.transcribe` log `self.logger.info(
+/// "Processing audio with duration %s", format_timestamp(duration))` once the input audio is
+/// decoded, before its features are extracted and its segments decoded; apps built on it
+/// (whisperX, Subtitle Edit's Purfview build, speech-to-text front ends) print it through the
+/// `faster_whisper` logger: `INFO:faster_whisper:Processing audio with duration 00:02.368`. The
+/// model was loaded and is applied to the user's audio (session 39).
+fn faster_whisper_transcribe(text: &str, facts: &mut LineFacts) {
+    let rest = text
+        .split_once("Processing audio with duration ")
+        .map_or("", |(_, rest)| rest);
+    if rest.starts_with(|c: char| c.is_ascii_digit()) {
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
             EventFigures::default(),
         );
     }

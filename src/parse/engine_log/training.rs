@@ -71,6 +71,8 @@ pub(super) const RULES: &[Rule] = &[
     rule(" Loss: ", logged_step),
     // MXNet's `Speedometer` (session 38).
     rule("] Batch [", mxnet_speedometer),
+    // The per-batch line of the PyTorch examples' loops and the VITS family (session 39).
+    rule("Train Epoch: ", train_epoch_line),
     rule("PyTorch version", versions),
     rule("Torch version", versions),
     rule("torch==", versions),
@@ -822,6 +824,22 @@ fn mxnet_speedometer(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// The per-batch line of a training loop written after the PyTorch examples (pytorch/examples
+/// `mnist/main.py` `train`: `print('Train Epoch: {} [{}/{} ({:.0f}%)]\\tLoss: {:.6f}'.format(…))`,
+/// copied by countless scripts) and of the VITS family (jaywalnut310/vits `train.py`
+/// `train_and_evaluate`: `logger.info('Train Epoch: {} [{:.0f}%]'.format(epoch, 100. * batch_idx
+/// / len(train_loader)))`, kept by so-vits-svc, Bert-VITS2 and GPT-SoVITS `s2_train.py`): an
+/// epoch number, then ` [` and the batch's place: a training batch ran (session 39).
+fn train_epoch_line(text: &str, facts: &mut LineFacts) {
+    let Some((_, rest)) = text.split_once("Train Epoch: ") else {
+        return;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0 && rest[digits..].starts_with(" [") {
+        step(facts);
+    }
+}
+
 /// A C++ frame of a PyTorch error (`c10::Error`'s backtrace, `c10/util/Backtrace.cpp`):
 /// `frame #4: at::native::slow_conv_transpose3d_backward_out_cuda_template(...) + 0x1f (0x7f… in
 /// /…/site-packages/torch/lib/libtorch_cuda.so)`. The function is kept with its class
@@ -1373,3 +1391,5 @@ fn train_loss_metric(text: &str, facts: &mut LineFacts) {
 
 #[cfg(test)]
 mod progress_line_tests;
+#[cfg(test)]
+mod s39a_tests;

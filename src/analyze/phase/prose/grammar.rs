@@ -14,10 +14,12 @@ use crate::model::explain::Phase;
 
 mod guard;
 mod inputs;
+mod later_run;
 mod objects;
 pub(super) use guard::sentence_guarded;
 use guard::*;
 use inputs::*;
+use later_run::later_run;
 use objects::{converts_a_document, launches_an_app, loads_weights, memory_object};
 
 /// One word of a lowercase sentence: where it starts and ends (bytes).
@@ -355,6 +357,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
         if let Some(to) = ran_for_a_while(lower, &words, index) {
             if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, Phase::Inference));
+            }
+        }
+        if let Some((to, guard_to)) = later_run(lower, &words, index) {
+            if !guarded(lower, &words, index, guard_to) {
                 out.push((word.start, words[to].end, Phase::Inference));
             }
         }
