@@ -547,6 +547,10 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
         Family::IllegalAccess => Parsed::new(OomKind::IllegalMemoryAccess, false),
         _ => {
             let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+            if super::pytorch::is_expandable_map(squeezed) {
+                super::pytorch::expandable_map_figures(squeezed, &mut parsed.figures);
+                return parsed;
+            }
             // ONNX Runtime's `CUDA_CALL`/`HIP_CALL` (`core/providers/cuda/cuda_call.cc`):
             // `CUDA failure 2: out of memory ; GPU=0 ; hostname=… ; file=… ; expr=…`.
             parsed.figures.tried_to_allocate_bytes =
