@@ -86,3 +86,21 @@ fn the_warning_gives_way_to_the_allocator_error() {
         "{messages:#?}"
     );
 }
+
+/// ollama issue (qwen3-vl:235b): ollama's refusal capitalised at the head of the reporter's
+/// quote is still ollama's GPU-memory refusal; other words about a layout are not.
+#[test]
+fn ollama_layout_refusal_capitalised_is_read() {
+    let messages = parse_text(
+        "We hope to deploy the model locally, but now we are encountering the issue of \
+         \"Memory layout cannot be allocated\".\n",
+    );
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(messages[0].is_gpu_oom);
+    assert_eq!(
+        messages[0].engine_hint,
+        Some(crate::model::failure::EngineName::Ollama)
+    );
+    let messages = parse_text("Memory layout of the struct cannot change between versions.\n");
+    assert!(messages.iter().all(|m| !m.is_gpu_oom), "{messages:#?}");
+}
