@@ -432,6 +432,11 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
         return Continuation::Append;
     }
     let after_device = open_text.contains("current device:");
+    // ggml's `ggml_cuda_error` lines (`CUDA error: …`, `  current device: N, in function …`,
+    // `  <call>`) pasted double-spaced: a blank line between them does not end the error.
+    if text.trim().is_empty() && (lines == 1 || (after_device && lines <= 3)) {
+        return Continuation::Skip;
+    }
     if after_device && lines <= 3 && text.starts_with([' ', '\t']) {
         return Continuation::Append;
     }

@@ -104,3 +104,18 @@ fn ollama_layout_refusal_capitalised_is_read() {
     let messages = parse_text("Memory layout of the struct cannot change between versions.\n");
     assert!(messages.iter().all(|m| !m.is_gpu_oom), "{messages:#?}");
 }
+
+/// ollama issue (llama3.3 70b, 96k context): ggml's CUDA error pasted double-spaced keeps its
+/// device; a blank line and an unrelated line after the error still end it.
+#[test]
+fn ggml_cuda_error_double_spaced_keeps_its_device() {
+    let messages = parse_text(
+        "CUDA error: out of memory\n\n  current device: 2, in function alloc at \
+         ggml-cuda.cu:445\n\n  cuMemCreate(&handle, reserve_size, &prop, 0)\n",
+    );
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert_eq!(messages[0].figures.gpu_index, Some(CudaOrdinal(2)));
+    let messages = parse_text("CUDA error: out of memory\n\nEpoch 2 device: 3 started\n");
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert_eq!(messages[0].figures.gpu_index, None);
+}
