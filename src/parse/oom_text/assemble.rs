@@ -118,6 +118,7 @@ pub(super) fn engine_from_wording(text: &str) -> Option<EngineName> {
     if text.contains("ollama")
         || text.contains("llama runner")
         || text.contains("memory layout cannot be allocated")
+        || text.contains("Memory layout cannot be allocated")
     {
         return Some(EngineName::Ollama);
     }

@@ -432,6 +432,11 @@ pub(super) fn cuda_error_continuation(open_text: &str, lines: u32, text: &str) -
         return Continuation::Append;
     }
     let after_device = open_text.contains("current device:");
+    // ggml's `ggml_cuda_error` lines (`CUDA error: …`, `  current device: N, in function …`,
+    // `  <call>`) pasted double-spaced: a blank line between them does not end the error.
+    if text.trim().is_empty() && (lines == 1 || (after_device && lines <= 3)) {
+        return Continuation::Skip;
+    }
     if after_device && lines <= 3 && text.starts_with([' ', '\t']) {
         return Continuation::Append;
     }
@@ -547,6 +552,10 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
         Family::IllegalAccess => Parsed::new(OomKind::IllegalMemoryAccess, false),
         _ => {
             let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+            if super::pytorch::is_expandable_map(squeezed) {
+                super::pytorch::expandable_map_figures(squeezed, &mut parsed.figures);
+                return parsed;
+            }
             // ONNX Runtime's `CUDA_CALL`/`HIP_CALL` (`core/providers/cuda/cuda_call.cc`):
             // `CUDA failure 2: out of memory ; GPU=0 ; hostname=… ; file=… ; expr=…`.
             parsed.figures.tried_to_allocate_bytes =

@@ -345,7 +345,11 @@ impl OomDetector {
                 lines: 1,
                 blank_lines: 0,
                 quoted,
-                told: family == Family::VllmNoCacheBlocks && look_alike::told_in_sentence(prefix),
+                // PyTorch's expandable-segment warning: the allocator retries after it, and
+                // its out-of-memory error, when the retry fails, is the failure.
+                told: (family == Family::VllmNoCacheBlocks && look_alike::told_in_sentence(prefix))
+                    || (family == Family::OtherGpu
+                        && pytorch::expandable_map_start(message_text) == Some(0)),
             };
             append_normalized(&mut open.text, message_text);
             squeeze_into(&mut open.squeezed, message_text);
@@ -615,11 +619,9 @@ impl OomDetector {
             // The same failure named again while a mention waits for its message (the title,
             // then the reporter's `就报了out of memory`): the first stays, waiting as long as
             // the second would.
-            if let Some(pending) = self
-                .pending_warmup
-                .as_mut()
-                .filter(|pending| mention && mention::is_mention(&pending.message))
-            {
+            if let Some(pending) = self.pending_warmup.as_mut().filter(|pending| {
+                mention && (pending.told || mention::is_mention(&pending.message))
+            }) {
                 let until = message.end_line + window;
                 pending.window = pending
                     .window
@@ -752,6 +754,10 @@ fn is_complete(open: &Open) -> bool {
         Family::MallocAsync => pytorch::is_complete(open.family, squeezed),
         Family::CudaError => false,
         // (RMM's message raised by XGBoost: its figures follow, see `continuation`.)
+        // (PyTorch's expandable-segment warning: its figures may be on the next lines.)
+        Family::OtherGpu if pytorch::is_expandable_map(squeezed) => {
+            squeezed.contains(",total:") || open.lines >= 3
+        }
         Family::OtherGpu => !cuda::is_rmm(squeezed),
         Family::CudaDriver | Family::Cublas | Family::IllegalAccess => true,
         // Both report over lines their continuation reads (the kill, Ray's table).
@@ -782,6 +788,10 @@ fn continuation(open: &Open, text: &str) -> Continuation {
         Family::MallocAsync => pytorch::malloc_async_continuation(text),
         Family::CudaError => cuda::cuda_error_continuation(&open.text, open.lines, text),
         // RMM's message raised by XGBoost, its figures on the lines under it.
+        // PyTorch's expandable-segment warning wrapped before its figures.
+        Family::OtherGpu if pytorch::is_expandable_map(&open.squeezed) => {
+            pytorch::expandable_map_continuation(text)
+        }
         Family::OtherGpu if cuda::is_rmm(&open.squeezed) => {
             cuda::cuda_error_continuation(&open.text, open.lines, text)
         }

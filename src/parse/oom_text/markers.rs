@@ -90,6 +90,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Ollama's scheduler giving up on placing a model's layers (mention.rs), as the CLI or
         // the API's reply prints it.
         ("memory layout cannot be allocated", ReportOnly),
+        // The same words at the start of a reporter's sentence or title.
+        ("Memory layout cannot be allocated", ReportOnly),
         // GPU memory named short in Chinese prose by a job on a named card (`T4单卡…显示内存溢出`,
         // [`mention::cjk_mention`]; 内存 alone is the host's).
         ("内存溢出", Words),

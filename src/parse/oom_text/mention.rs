@@ -902,12 +902,14 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 11] = [
+const APP_MENTIONS: [&str; 12] = [
     // Ollama's runner (`llm/server.go` `(*ollamaServer).Load`, 0.11+): the layout of the
     // model's layers on the GPUs could not be allocated even after backing off its estimate
     // of free memory: `errors.New("memory layout cannot be allocated")`, or
     // `"memory layout cannot be allocated with num_gpu = %v"` when the layer count was set.
     "memory layout cannot be allocated",
+    // The same words capitalised where a reporter's title or sentence quotes them.
+    "Memory layout cannot be allocated",
     // LM Studio's guardrail refusing to load a model that its estimate says does not fit the
     // GPU's memory (and the host's): `Not enough resources to load the model with the current
     // settings` (the app's own words, quoted in its bug tracker's reports; the app is closed).

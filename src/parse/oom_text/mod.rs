@@ -305,6 +305,8 @@ mod s32_tests;
 #[cfg(test)]
 mod s34_tests;
 #[cfg(test)]
+mod s39c_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -16,6 +16,9 @@ use crate::model::gpu::CudaOrdinal;
 /// `CUDA out of memory.` / `HIP out of memory.` / `XPU out of memory.`, the cudaMallocAsync
 /// `would exceed allowed memory`, `MPS backend out of memory`, MPS `Invalid buffer size: …`.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
+    if let Some(position) = expandable_map_start(text) {
+        return Some((Family::OtherGpu, position));
+    }
     // Some pastes print the block's first line as `would exceed memory. (out of memory)` (a
     // ComfyUI custom node's report of `Allocation on device 0 would exceed allowed memory`).
     if let Some(position) = super::find(text, "would exceed allowed memory").or_else(|| {
@@ -472,4 +475,62 @@ fn parse_mps(s: &str) -> Parsed {
         // gives (alloc_buffer_block's check, before any pool is searched).
         .or_else(|| size_of(regex!(concat!("Invalidbuffersize:", size!())), s));
     parsed
+}
+
+/// The caching allocator's warning when an expandable segment cannot grow (`[W… CUDACachingAllocator.cpp:508]
+/// expandable_segments: memory mapping failed with OOM on device 0 while trying to map 20971520
+/// bytes (free: 15663104, total: 33671348224)`): `ExpandableSegment::map` got
+/// `CUDA_ERROR_OUT_OF_MEMORY` from `cuMemCreate` and returned an empty range, so the allocator
+/// frees cached blocks and retries (the warning alone is no failure; its out-of-memory error,
+/// when the retry fails too, follows). Where the message starts: at `expandable_segments:` when
+/// the line has it, else at `memory mapping failed` (a wrap or a release without the prefix).
+pub(super) fn expandable_map_start(text: &str) -> Option<usize> {
+    let position = super::find(text, "memory mapping failed with OOM on device")?;
+    Some(back_to(text, position, "expandable_segments:"))
+}
+
+/// Whether a squeezed message is that warning ([`expandable_map_start`]).
+pub(super) fn is_expandable_map(squeezed: &str) -> bool {
+    squeezed.contains("memorymappingfailedwithOOMondevice")
+}
+
+/// The warning's figures, all in bytes: the device, the segment it tried to map, and what the
+/// driver had free of the device's total.
+pub(super) fn expandable_map_figures(squeezed: &str, figures: &mut OomFigures) {
+    let number = |regex: &regex::Regex| {
+        regex
+            .captures(squeezed)
+            .and_then(|caps| caps.get(1)?.as_str().parse::<u64>().ok())
+    };
+    figures.gpu_index = figures.gpu_index.or_else(|| {
+        regex!(r"memorymappingfailedwithOOMondevice(\d{1,3})")
+            .captures(squeezed)
+            .and_then(|caps| caps.get(1)?.as_str().parse().ok())
+    });
+    figures.tried_to_allocate_bytes = number(regex!(r"whiletryingtomap(\d+)bytes"))
+        .map(crate::model::Bytes)
+        .or(figures.tried_to_allocate_bytes);
+    figures.free_bytes = number(regex!(r"\(free:(\d+)(?:bytes)?[,)]"))
+        .map(crate::model::Bytes)
+        .or(figures.free_bytes);
+    figures.total_capacity_bytes = number(regex!(r"\(free:\d+(?:bytes)?,total:(\d+)"))
+        .map(crate::model::Bytes)
+        .or(figures.total_capacity_bytes);
+}
+
+/// A line that continues the warning a console or a logger wrapped: its next words
+/// (`memory mapping failed …`, `while trying to map …`, `(free: …, total: …)`).
+pub(super) fn expandable_map_continuation(text: &str) -> Continuation {
+    let trimmed = text.trim_start();
+    let next = [
+        "memory mapping failed",
+        "while trying to map",
+        "(free:",
+        "total:",
+    ];
+    if next.iter().any(|words| trimmed.starts_with(words)) {
+        Continuation::Append
+    } else {
+        Continuation::Close
+    }
 }
