@@ -1714,6 +1714,8 @@ mod s38p1_tests;
 #[cfg(test)]
 mod s38p2_tests;
 #[cfg(test)]
+mod s39rl_tests;
+#[cfg(test)]
 mod tier_tests;
 #[cfg(test)]
 mod whole_text;

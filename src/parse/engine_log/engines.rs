@@ -483,6 +483,18 @@ pub(super) const RULES: &[Rule] = &[
     // client (`router/client`, `lorax_client`), the Python shard's package
     // (`server/lorax_server/`) and its image (`ghcr.io/predibase/lorax`). It prints TGI's
     // sentences (`Method Warmup encountered an error.`), so its own name must outrank them.
+    // Session 39: the RL post-training frameworks (verl, OpenRLHF, NeMo-RL) by their packages.
+    name("verl/trainer/", own::rl_framework_own),
+    name("verl/workers/", own::rl_framework_own),
+    name("verl/single_controller/", own::rl_framework_own),
+    name("verl.trainer.", own::rl_framework_own),
+    name("verl.single_controller.", own::rl_framework_own),
+    name("openrlhf/", own::rl_framework_own),
+    name("openrlhf.cli", own::rl_framework_own),
+    name("nemo_rl/", own::rl_framework_own),
+    name("nemo_rl.", own::rl_framework_own),
+    name("WorkerDict.", own::rl_framework_own),
+    name("DTensorPolicyWorker", own::rl_framework_own),
     name("lorax_launcher", own::lorax_own),
     name("lorax_client", own::lorax_own),
     name("lorax_server/", own::lorax_own),

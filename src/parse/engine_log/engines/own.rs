@@ -135,3 +135,35 @@ pub(super) fn lorax_own(text: &str, facts: &mut LineFacts) {
         facts.engine(EngineName::Other, Certainty::Banner);
     }
 }
+
+/// The RL post-training frameworks by their own packages and Ray actors: verl
+/// (volcengine/verl, forked by EasyR1: `verl/trainer/main_ppo.py`, `verl/workers/fsdp_workers.py`,
+/// `verl/single_controller/ray/base.py`, the colocated actor `ray::WorkerDict` of
+/// `single_controller/ray/base.py` `create_colocated_worker_cls`), OpenRLHF (`openrlhf/cli/
+/// train_ppo_ray.py`, `openrlhf/trainer/`) and NeMo-RL (NVIDIA-NeMo/RL: `nemo_rl/algorithms/
+/// grpo.py`, `nemo_rl/models/policy/dtensor_policy_worker.py`, its actor
+/// `DTensorPolicyWorker`). The user ran one of them, none of the named engines (`other`); the
+/// vLLM or SGLang engine they start for rollouts and the torch they train with are theirs.
+/// Strong, not a banner: where vLLM's or SGLang's own lines show the failure, that engine's
+/// flags are the advice.
+pub(super) fn rl_framework_own(text: &str, facts: &mut LineFacts) {
+    let own = [
+        "verl/trainer/",
+        "verl/workers/",
+        "verl/single_controller/",
+        "verl.trainer.",
+        "verl.single_controller.",
+        "openrlhf/",
+        "openrlhf.cli",
+        "nemo_rl/",
+        "nemo_rl.",
+        "WorkerDict.",
+        "DTensorPolicyWorker",
+    ];
+    let named = own
+        .iter()
+        .any(|name| (text.match_indices(name)).any(|(at, _)| super::identifier_start(text, at)));
+    if named {
+        facts.engine(EngineName::Other, Certainty::Strong);
+    }
+}
