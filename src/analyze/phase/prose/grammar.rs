@@ -1099,17 +1099,23 @@ fn request_fails(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize>
     if !sentence_reports_a_failure(lower, words[index].start, words[verb].end) {
         return None;
     }
-    let sentence_start = lower[..words[index].start]
+    (!sentence_names_another_stage(lower, words, words[index].start, words[verb].end))
+        .then_some(verb)
+}
+
+/// Whether the sentence around `start..end` of `lower` (from the last `.`/`!`/`?`/`;`/line end
+/// before it to the next one after it) holds a word of another stage ([`OTHER_STAGE_WORDS`]).
+fn sentence_names_another_stage(lower: &str, words: &[Word], start: usize, end: usize) -> bool {
+    let sentence_start = lower[..start]
         .rfind(['.', '!', '?', ';', '\n'])
         .map_or(0, |at| at + 1);
-    let sentence_end = lower[words[verb].end..]
+    let sentence_end = lower[end..]
         .find(['.', '!', '?', ';', '\n'])
-        .map_or(lower.len(), |at| words[verb].end + at);
-    let other_stage = words
+        .map_or(lower.len(), |at| end + at);
+    words
         .iter()
         .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
-        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
-    (!other_stage).then_some(verb)
+        .any(|w| OTHER_STAGE_WORDS.contains(&w.text))
 }
 
 /// A model run on the user's media in a sentence that reports the failure and names no other

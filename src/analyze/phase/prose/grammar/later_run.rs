@@ -118,15 +118,6 @@ pub(super) fn later_run(lower: &str, words: &[Word<'_>], index: usize) -> Option
     if !sentence_reports_a_failure(lower, words[index].start, words[guard_to].end) {
         return None;
     }
-    let sentence_start = lower[..words[index].start]
-        .rfind(['.', '!', '?', ';', '\n'])
-        .map_or(0, |at| at + 1);
-    let sentence_end = lower[words[last].end..]
-        .find(['.', '!', '?', ';', '\n'])
-        .map_or(lower.len(), |at| words[last].end + at);
-    let other_stage = words
-        .iter()
-        .filter(|w| w.start >= sentence_start && w.end <= sentence_end)
-        .any(|w| OTHER_STAGE_WORDS.contains(&w.text));
-    (!other_stage).then_some((last, guard_to))
+    (!sentence_names_another_stage(lower, words, words[index].start, words[last].end))
+        .then_some((last, guard_to))
 }
