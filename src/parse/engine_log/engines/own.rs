@@ -128,10 +128,7 @@ pub(super) fn lorax_own(text: &str, facts: &mut LineFacts) {
         "lorax_server/",
         "predibase/lorax",
     ];
-    let named = own
-        .iter()
-        .any(|name| (text.match_indices(name)).any(|(at, _)| super::identifier_start(text, at)));
-    if named {
+    if names_any(text, &own) {
         facts.engine(EngineName::Other, Certainty::Banner);
     }
 }
@@ -160,10 +157,15 @@ pub(super) fn rl_framework_own(text: &str, facts: &mut LineFacts) {
         "WorkerDict.",
         "DTensorPolicyWorker",
     ];
-    let named = own
-        .iter()
-        .any(|name| (text.match_indices(name)).any(|(at, _)| super::identifier_start(text, at)));
-    if named {
+    if names_any(text, &own) {
         facts.engine(EngineName::Other, Certainty::Strong);
     }
+}
+
+/// Whether `text` holds one of `names` where an identifier starts (`lorax_server/`, not
+/// `my_lorax_server/`).
+fn names_any(text: &str, names: &[&str]) -> bool {
+    names
+        .iter()
+        .any(|name| (text.match_indices(name)).any(|(at, _)| super::identifier_start(text, at)))
 }
