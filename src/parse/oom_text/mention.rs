@@ -652,9 +652,11 @@ fn oom_positions(text: &str) -> Vec<usize> {
         let after = text[at + 3..].chars().next();
         let word_ends = after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
         let before = text[..at].to_lowercase();
+        // `still` stands for the verb a reporter leaves out (`but still oom`, `it still oom
+        // with batch 1`).
         let verb = last_words(&before, 1)
             .first()
-            .is_some_and(|word| OOM_VERBS.contains(word));
+            .is_some_and(|word| OOM_VERBS.contains(word) || *word == "still");
         // Or the subject of a verb of happening (`when inference, batch size = 4, oom occurs`).
         let next = text[at + 3..]
             .split_whitespace()
@@ -663,10 +665,12 @@ fn oom_positions(text: &str) -> Vec<usize> {
         let happens = next.is_some_and(|word| OOM_HAPPENS.contains(&word));
         // Or the last word of a title or a sentence, what it ends on (`serve
         // Llama-3.2-11B-Vision-Instruct with 2 A10 oom`).
-        let last = text[at + 3..]
-            .trim_end()
-            .trim_end_matches(['.', '!'])
-            .is_empty();
+        // An adverb of time may close it (`generate done, but still oom finally`, `oom again`).
+        let last = {
+            let tail = text[at + 3..].trim_end().trim_end_matches(['.', '!']);
+            let tail = tail.trim_start();
+            tail.is_empty() || OOM_CLOSING.contains(&tail.to_ascii_lowercase().as_str())
+        };
         if word_ends && (verb || happens || last) {
             positions.push(at);
         }
@@ -695,6 +699,17 @@ fn sentence_around(text: &str, at: usize) -> &str {
 const OOM_VERBS: [&str; 20] = [
     "running", "run", "runs", "ran", "into", "get", "gets", "got", "getting", "hit", "hits",
     "hitting", "throws", "threw", "throw", "causes", "caused", "causing", "goes", "went",
+];
+
+/// Adverbs of time that may end a title or sentence after its last word `oom`
+/// ([`oom_positions`]).
+const OOM_CLOSING: [&str; 6] = [
+    "finally",
+    "again",
+    "anyway",
+    "eventually",
+    "immediately",
+    "too",
 ];
 
 /// Verbs of happening whose subject is a lower-case `oom` ([`oom_positions`]).

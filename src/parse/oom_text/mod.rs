@@ -307,6 +307,8 @@ mod s34_tests;
 #[cfg(test)]
 mod s39c_tests;
 #[cfg(test)]
+mod s40_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;
