@@ -91,7 +91,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
                 .map_or(0, |at| crate::parse::text::after_char_at(text, at));
             let name = &text[name_start..position];
             let names: &[&str] = if status == "OUT_OF_RESOURCES" {
-                &["UR_RESULT_ERROR_", "PI_ERROR_"]
+                &["UR_RESULT_ERROR_", "PI_ERROR_", "CL_"]
             } else {
                 &[
                     "UR_RESULT_ERROR_",
@@ -107,9 +107,20 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             let begin = text[..name_start]
                 .rfind("Native API failed")
                 .or_else(|| text[..name_start].rfind("level_zero backend failed"))
+                .or_else(|| text[..name_start].rfind("Due to the driver bug"))
+                .or_else(|| text[..name_start].rfind("[GPU]"))
                 .unwrap_or(name_start);
             return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
         }
+    }
+    // OpenVINO's GPU plugin when OpenCL refuses a buffer (`src/plugins/intel_gpu/src/runtime/
+    // ocl/ocl_engine.cpp` `ocl_engine::allocate_memory`: `CL_MEM_OBJECT_ALLOCATION_FAILURE`,
+    // `CL_OUT_OF_RESOURCES`, `CL_OUT_OF_HOST_MEMORY` or `CL_INVALID_BUFFER_SIZE` from the
+    // allocation is thrown as `OPENVINO_THROW("[GPU] out of GPU resources")`): the device's
+    // memory, as the plugin words it (immich's and Frigate's OpenVINO execution provider relay
+    // it). Only with the plugin's tag: `ran out of GPU resources` in prose is a scheduler's.
+    if let Some(position) = find(text, "[GPU] out of GPU resources") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
     // OpenVINO's GPU plugin (Intel GPUs through OpenCL): a buffer larger than one allocation
     // may be (`[GPU] Exceeded max size of memory object allocation: requested N bytes, but max
@@ -158,6 +169,19 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     if let Some(position) = find(text, "[metal::malloc] Unable to allocate") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
+    // MLX's Metal allocator refusing one buffer past the device's `maxBufferLength`
+    // (`mlx/backend/metal/allocator.cpp` `MetalAllocator::malloc`): `[metal::malloc] Attempting
+    // to allocate N bytes which is greater than the maximum allowed buffer size of M bytes.`;
+    // MLX 0.1x threw the same sentence without the `[metal::malloc]` tag (`std::runtime_error:
+    // Attempting to allocate …`, as `libc++abi: terminating due to uncaught exception` prints
+    // it). The sentence is MLX's alone; the tag only says where it came from.
+    if let Some(found) =
+        regex!(r"Attempting to allocate \d+ bytes which is greater than the maximum allowed buffer")
+            .find(text)
+    {
+        let begin = back_to(text, found.start(), "[metal::malloc]");
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
     if let Some(position) = find(text, "[metal::malloc] Attempting to allocate") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
@@ -260,6 +284,12 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
         regex!(r"(?:Couldnotallocatetensorwith|\[metal::malloc\](?:Attempting|Unable)toallocate|\[malloc_or_wait\]Unabletoallocate|Cannotallocate)(\d+)bytes"),
         squeezed,
     )
+    .or_else(|| {
+        integer_of(
+            regex!(r"Attemptingtoallocate(\d+)byteswhichisgreaterthanthemaximumallowedbuffer"),
+            squeezed,
+        )
+    })
     .or_else(|| integer_of(regex!(r"plusallocsize:(\d+)ismorethantotalmemsize"), squeezed))
     .or_else(|| integer_of(regex!(r"PT_DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"FailedtoallocateCUDAmemorywithbytesize(\d+)"), squeezed))

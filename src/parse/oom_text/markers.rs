@@ -199,6 +199,7 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // OpenVINO's GPU plugin (devices.rs).
         ("memory object allocation", Message),
         ("CL_OUT_OF_RESOURCES", Message),
+        ("[GPU] out of GPU resources", Message),
         // OpenCL's device allocation failure (devices.rs).
         ("OBJECT_ALLOCATION_FAILURE", ReportOnly),
         ("[metal::malloc]", Message),
