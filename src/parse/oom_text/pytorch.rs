@@ -283,7 +283,7 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     let mut parsed = Parsed::new(kind, true);
     let figures = &mut parsed.figures;
 
-    figures.gpu_index = cuda_ordinal(s);
+    figures.gpu_index = cuda_ordinal(s).or_else(|| elided_ordinal(s));
     // OCR may drop a letter of the short word `to` (`Tried t allocate 388.00 MiB`): the
     // sentence is still the request's, the only `Tried … allocate` of the message.
     figures.tried_to_allocate_bytes = size_of(regex!(concat!("Triedt?o?allocate", size!())), s)
@@ -328,7 +328,9 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         })
         // Retold (`GPU has 79.19 GiB total, 6.68 GiB free, 72.48 GiB in use by this
         // process.`): a size followed by `free` and the clause's end.
-        .or_else(|| size_of(regex!(concat!(size!(), r"free(?:,|\.|$)")), s));
+        .or_else(|| size_of(regex!(concat!(size!(), r"free(?:,|\.|$)")), s))
+        // Elided (`GPU 1 ... 50.40 GiB is free.`, [`elided_ordinal`]): the clause's free size.
+        .or_else(|| size_of(regex!(concat!(r"(?:\.\.\.|…)", size!(), "isfree")), s));
     figures.allowed_bytes = size_of(regex!(concat!(size!(), "allowed;")), s);
 
     for caps in regex!(concat!(r"Process(\d+)has", size!(), "memoryinuse")).captures_iter(s) {
@@ -411,6 +413,20 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         }
     }
     parsed
+}
+
+/// The 2.1+ message with its middle elided by whoever quoted it (`Tried to allocate 73.65 GiB.
+/// GPU 1 ... 50.40 GiB is free.`): the sentence after the request always opens with the device
+/// (`"Tried to allocate " << format_size(alloc_size) << ". GPU " << device << " has a total
+/// capacity of …"`, `c10/cuda/CUDACachingAllocator.cpp`).
+fn elided_ordinal(s: &str) -> Option<CudaOrdinal> {
+    regex!(concat!(
+        r"Triedtoallocate",
+        size!(),
+        r"\.GPU(\d{1,3})(?:\.\.\.|…)"
+    ))
+    .captures(s)
+    .and_then(|caps| caps.get(2)?.as_str().parse().ok())
 }
 
 /// `(GPU 0; …` (≤2.0), `GPU 0 has a total capacity` (2.1, 2.4+), or the raw byte of 2.2/2.3
