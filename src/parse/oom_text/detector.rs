@@ -8,7 +8,7 @@ use super::normalize::{append_normalized, squeeze_into};
 use super::start::{detect_start, is_class_only, quoted_raise_start};
 use super::{
     cuda, frameworks, holders, host, integer_of, llama_cpp, look_alike, mention, pinned, pytorch,
-    sglang, tgi, vllm, Accelerator, Continuation, Family, HostKind,
+    sglang, tgi, vllm, Accelerator, Continuation, Family, FrameworkKind, HostKind,
 };
 use crate::model::failure::{EngineName, OomFigures, OomKind, OomMessage};
 use crate::model::Bytes;
@@ -347,7 +347,13 @@ impl OomDetector {
                 quoted,
                 // PyTorch's expandable-segment warning: the allocator retries after it, and
                 // its out-of-memory error, when the retry fails, is the failure.
-                told: (family == Family::VllmNoCacheBlocks && look_alike::told_in_sentence(prefix))
+                // A device runtime's status quoted in the reporter's sentence (`Every USM
+                // device allocation returns `UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`, regardless
+                // of size`): the runtime's own failure lines below it are the message.
+                told: (matches!(
+                    family,
+                    Family::VllmNoCacheBlocks | Family::Framework(FrameworkKind::DeviceRuntime)
+                ) && look_alike::told_in_sentence(prefix))
                     || (family == Family::OtherGpu
                         && pytorch::expandable_map_start(message_text) == Some(0)),
             };
