@@ -90,6 +90,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         "running low on memory",
         "address the out of memory issue",
         "killed due to the node",
+        // The report's own sentence (`CreateOomKillMessageDetails`: `Memory on the node (IP:
+        // …, ID: …) where the task (…) was running was U / T (f), which exceeds the memory
+        // usage threshold of …`), when a paste keeps it without the lines around it.
+        "Memory on the node (IP:",
     ] {
         if let Some(position) = super::find(text, needle) {
             return Some((Family::Host(HostKind::RayMemoryMonitor), position));
