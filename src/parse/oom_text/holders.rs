@@ -130,7 +130,13 @@ pub(crate) fn capacity_said(text: &str) -> bool {
         r"(?:gpus?|cards?|graphics card|video card|vram|\d{3,4} ?ti|rtx ?\d{4}|gtx ?\d{3,4}|[ahlptv]\d{1,3}|mi\d{3}x?)",
         r"(?: \w+)? (?:does ?n'?t|does not|do ?n'?t|do not) have enough (?:gpu |video |graphics )?(?:memory|vram)",
         r"|(?:gpu|card|vram)(?:'s)? (?:memory |vram )?is (?:too small|not enough|insufficient)",
-        r"|(?:buy|get|use|need|needs) (?:a |an )?(?:gpu|card|graphics card|video card) with more (?:memory|vram)"
+        r"|(?:buy|get|use|need|needs) (?:a |an )?(?:gpu|card|graphics card|video card) with more (?:memory|vram)",
+        // A bigger card as the way out (`no solution … than getting a bigger gpu`, `you need a
+        // larger GPU`).
+        r"|(?:buy|buying|get|getting|use|using|need|needs) (?:a |an )?(?:bigger|larger) (?:gpu|card|graphics card|video card)",
+        // The card's size said to be too little (`4Gb is a little too low`, `8 GB of VRAM is
+        // not enough`, `12gb vram is too small`).
+        r"|\b\d+(?:\.\d+)? ?(?:gb|gib|g)(?: of)?(?: (?:gpu memory|vram|video memory|gpu ram))? (?:is|are) (?:(?:a little|a bit|just|simply|way|far|much|definitely|probably) )?(?:too (?:low|small|little)|not enough|insufficient)"
     ));
     // The failure comes with larger inputs only (`with a bigger batch size it fails`, `longer
     // sentences give this error`, 单句稍微长一点，或者batch大一点，就会报这个错误): the job's own
@@ -139,6 +145,9 @@ pub(crate) fn capacity_said(text: &str) -> bool {
     let larger = regex!(concat!(
         r"(?:with|using|at|use) (?:a |the )?(?:bigger|larger|higher) batch",
         r"|(?:increas|rais)(?:e|es|ed|ing) (?:the )?batch",
+        // More of what the job renders or runs at once (`increasing the number of envs and
+        // camera width/height`, `raising the resolution`).
+        r"|(?:increas|rais)(?:e|es|ed|ing) (?:the )?(?:number of (?:envs|environments|cameras|images|frames|samples|sequences|tokens|parallel)|resolution|image size|camera (?:width|height|resolution))",
         r"|(?:longer|larger|bigger) (?:input|sentence|sequence|image|prompt|context)s?\b",
         r"|batch\S{0,6}(?:大一点|大一些|调大|增大|加大)",
         r"|(?:句子?|序列|输入)\S{0,4}(?:长一点|长一些|更长)"
