@@ -309,6 +309,8 @@ mod s39c_tests;
 #[cfg(test)]
 mod s40_tests;
 #[cfg(test)]
+mod s40f1_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;
