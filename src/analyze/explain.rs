@@ -1657,6 +1657,8 @@ mod s38p2_tests;
 #[cfg(test)]
 mod s39rl_tests;
 #[cfg(test)]
+mod s40f3_tests;
+#[cfg(test)]
 mod tier_tests;
 #[cfg(test)]
 mod whole_text;

@@ -42,6 +42,14 @@ pub(super) fn choose_engine(collected: &Collected, failure: Option<&OomMessage>)
     if let Some((name, _)) = best {
         return name;
     }
+    // TVM's runtime error with nothing else named: MLC-LLM's (see `engines::tvm_runtime_error`).
+    let tvm = collected
+        .ooms
+        .iter()
+        .any(|m| engines::tvm_runtime_error(&m.text, m.exception.as_deref()));
+    if tvm {
+        return EngineName::MlcLlm;
+    }
     // PyTorch's own wording: its exception classes, the caching allocator's message families
     // and the `TORCH_USE_CUDA_DSA` / `PYTORCH_…_ALLOC_CONF` hints it appends.
     let torch = collected.ooms.iter().any(|m| {

@@ -34,6 +34,7 @@ mod apps;
 mod handlers;
 mod own;
 mod paths;
+mod s40f3;
 mod vocab;
 
 use handlers::*;
@@ -570,6 +571,17 @@ pub(super) const RULES: &[Rule] = &[
     name("MLC-LLM", vocab::engine_in_prose),
     name("MLC LLM", vocab::engine_in_prose),
     name("mlc-llm", vocab::engine_in_prose),
+    // Session 40 (f3, `engines/s40f3.rs` cites each): JAX's pip extras (`"jax[cuda12]"`,
+    // `jax[rocm]`), DeepSpeed's launcher command (`deepspeed --num_gpus 8 src/train.py …`),
+    // Apple's MLX by name (`MLX`, `mlx_lm`, `mlx-vlm`, `mlx.core`).
+    name("jax[", s40f3::jax_install_extra),
+    name("deepspeed ", s40f3::deepspeed_launcher),
+    name("MLX", s40f3::mlx_named),
+    name("mlx_lm", s40f3::mlx_named),
+    name("mlx-lm", s40f3::mlx_named),
+    name("mlx_vlm", s40f3::mlx_named),
+    name("mlx-vlm", s40f3::mlx_named),
+    name("mlx.core", s40f3::mlx_named),
 ];
 
 /// Whether a ggml line is relayed by another program's logger (stable-diffusion.cpp's
@@ -606,6 +618,9 @@ pub(super) fn reads_a_report(handler: super::Handler) -> bool {
         lightning_code,
         vocab::trl_class,
         vocab::framework_image,
+        s40f3::jax_install_extra,
+        s40f3::deepspeed_launcher,
+        s40f3::mlx_named,
     ]
     .iter()
     .any(|own| std::ptr::fn_addr_eq(handler, *own))
@@ -787,6 +802,16 @@ pub fn has_sglang_prefix(raw: &str) -> bool {
         && inside.contains(" TP")
 }
 
+/// Whether a failure message is TVM's runtime error (`tvm.error.InternalError: …`,
+/// `tvm._ffi.base.TVMError`, a `tvm/src/runtime/…` location): MLC-LLM's runtime, but also
+/// TVM-FFI (apache/tvm-ffi), the calling convention of FlashInfer's, SGLang's `sgl-kernel` JIT
+/// and CuTe DSL's kernels, whose errors are raised as TVM's. It names MLC-LLM only where nothing
+/// else in the text names an engine (`analyze::explain::engine_choice`): SGLang's own lines,
+/// image or frames win over it.
+pub fn tvm_runtime_error(text: &str, exception: Option<&str>) -> bool {
+    has(text, "tvm/src/runtime") || has(text, "tvm.error") || has(exception.unwrap_or(""), "tvm.")
+}
+
 /// The engine a failure message's own text or exception shows, for engines whose error is
 /// not PyTorch's: TensorRT-LLM's `[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync`,
 /// TurboMind's `[TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/…`, the TVM
@@ -803,9 +828,8 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
     if has(text, "mlc-llm") || has(text, "mlc_llm") || has(text, "mlc_chat") {
         return Some(EngineName::MlcLlm);
     }
-    if has(text, "tvm/src/runtime") || has(text, "tvm.error") || has(exception, "tvm.") {
-        return Some(EngineName::MlcLlm);
-    }
+    // TVM's runtime error without MLC-LLM's name is left to `tvm_runtime_error`: TVM's FFI
+    // now runs other engines' kernels too.
     if has(exception, "XlaRuntimeError")
         || has(exception, "jaxlib")
         || has(text, "XlaRuntimeError")
