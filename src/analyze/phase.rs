@@ -995,8 +995,13 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     // the message decides (a checkpoint save inside training is told by its frame, above).
     let (from_progress, from_late, from_nearby, from_serving) = match inputs.failure {
         Some(message) if message.kind == OomKind::DiskFull => {
+            // A conversion's job is the write of its output (ollama `create` writes the GGUF
+            // it converts into an `fp16…` temp file): a full disk while one runs failed it.
+            let converting = from_progress
+                .clone()
+                .filter(|(phase, _)| *phase == Phase::FormatConversion);
             let read = [&from_progress, &from_late, &from_nearby, &from_serving];
-            if read.iter().any(|found| found.is_some()) {
+            if converting.is_none() && read.iter().any(|found| found.is_some()) {
                 evidence.push(format!(
                     "line {}: a full disk fails a write (a checkpoint, a cache, a log), which is \
                      none of the stages; the stage the log shows running does not say which \
@@ -1004,7 +1009,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
                     message.line
                 ));
             }
-            (None, None, None, None)
+            (converting, None, None, None)
         }
         _ => (from_progress, from_late, from_nearby, from_serving),
     };
@@ -1150,3 +1155,5 @@ mod tests;
 mod s38p3_tests;
 #[cfg(test)]
 mod s39b_tests;
+#[cfg(test)]
+mod s40f2_tests;

@@ -84,6 +84,12 @@ pub(super) fn build_report(
             phase.evidence = vec![why];
         }
     }
+    if phase.failed_in == Phase::Unknown {
+        if let Some(why) = killed_right_after_load_part(collected, failure) {
+            phase.failed_in = Phase::WeightsLoad;
+            phase.evidence = vec![why];
+        }
+    }
     // A model being run on inputs, told by the lines around the failure (a request, a sampler's
     // bar, a finished start-up, the entry script's name): below every frame and engine line,
     // above the reporter's prose (`phase::inference`).
@@ -764,6 +770,35 @@ fn killed_in_load_tail(collected: &Collected, failure: Option<&OomMessage>) -> O
             "line {at}: the process was killed (stated at line {}) right after a line of a \
              model's load, with no line of a later stage between: the memory it filled is the \
              load's",
+            message.line
+        )
+    })
+}
+
+/// A kill printed right under a line of a model's load (ComfyUI's `model_type FLOW`, a load
+/// part's `<All keys matched successfully>`; `LineFacts::load_part`): the shell's `Killed` (or
+/// the `line 21: 116 Killed  python3 main.py` of a script) on the next line, no GPU failure and
+/// no stage of the log open after the load (a request, a step) → the load filled the memory.
+fn killed_right_after_load_part(
+    collected: &Collected,
+    failure: Option<&OomMessage>,
+) -> Option<String> {
+    let message = failure.filter(|message| message.kind == OomKind::KilledBySignal)?;
+    if collected.first_gpu_failure.is_some()
+        || collected.progress.server_ready.is_some()
+        || collected.progress.first_request.is_some()
+        || collected
+            .progress
+            .in_progress
+            .is_some_and(|(running, _)| running != Phase::WeightsLoad)
+    {
+        return None;
+    }
+    let above = message.line.checked_sub(1)?;
+    collected.load_parts.contains(&above).then(|| {
+        format!(
+            "line {above}: the process was killed (line {}) right under a line of a model's \
+             load: the memory it filled is the load's",
             message.line
         )
     })

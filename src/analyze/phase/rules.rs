@@ -75,6 +75,7 @@ const SEGMENTS: &[&[FrameRule]] = &[
     training::QUALIFIED_OPENNMT_RL,
     serving::QUALIFIED_TRTLLM_CONVERSION,
     serving::NATIVE_BACKTRACES,
+    others::XGBOOST,
     speech::QUALIFIED_WHISPER_WRAPPERS,
     serving::QUALIFIED_TRTLLM_PYTORCH_ORT,
     image::QUALIFIED_A1111_SAMPLERS,

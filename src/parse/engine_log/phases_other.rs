@@ -14,6 +14,12 @@ use crate::model::failure::EngineName;
 pub(super) const RULES: &[Rule] = &[
     // TensorRT-LLM: `[TensorRT-LLM][INFO] Loaded engine size: 6695 MiB`.
     rule("Loaded engine size:", trtllm_engine_loaded),
+    // A TensorRT engine's deserialization failing (session 40): the serialized engine (its
+    // weights) was being loaded onto the device.
+    rule("eserializ", tensorrt_deserialization_failed),
+    // `ollama create`'s progress status while it converts a safetensors model (session 40).
+    rule("converting model", ollama_converting),
+    rule("converting adapter", ollama_converting),
     // TensorRT-LLM's checkpoint converters (`examples/*/convert_checkpoint.py`
     // `convert_and_save_rank`, 0.9+): `Total time of reading and converting: 52.127 s` after
     // the Hugging Face weights were read and converted, then the converted checkpoint is saved.
@@ -42,6 +48,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("Fetching ", load_part),
     // ComfyUI: `Requested to load SDXL`, `loaded completely 9.5 4897.05 True`, `loaded partially …`.
     rule("Requested to load ", comfy_loading),
+    // ComfyUI / Fooocus creating a diffusion model before its weights are read (session 40).
+    rule("model weight dtype ", comfy_model_created),
+    rule("model_type ", comfy_model_created),
+    rule("adm ", comfy_model_created),
     rule("loaded completely", comfy_loaded),
     rule("loaded partially", comfy_loaded),
     // === Triton Inference Server's model loading (issue 13, second blind batch); handlers at
@@ -179,6 +189,38 @@ fn comfy_loading(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// ComfyUI's `comfy/model_base.py` `BaseModel.__init__` (and Fooocus' `ldm_patched/modules/
+/// model_base.py`, Forge's copy) logs `model weight dtype torch.float16, manual cast: None` once
+/// the diffusion model's modules exist, then `model_type EPS` (`FLOW`, `V_PREDICTION`, …, the
+/// `ModelType` enum's name); `comfy/sd.py` `load_state_dict_guess_config` /
+/// `load_diffusion_model_state_dict` then reads the checkpoint's weights into it
+/// (`load_model_weights`); Fooocus also prints the `adm 2816` ComfyUI logs at debug level.
+/// Each line alone, after a log prefix at most: a part of a model's load (`load_part`), not a
+/// stage opened in the log (ComfyUI loads lazily: its sampler runs after these lines with no
+/// line of its own).
+fn comfy_model_created(text: &str, facts: &mut LineFacts) {
+    let created = |marker: &str, rest_ok: &dyn Fn(&str) -> bool| {
+        text.find(marker).is_some_and(|at| {
+            is_log_prefix(&text[..at]) && rest_ok(text[at + marker.len()..].trim_end())
+        })
+    };
+    let dtype = created("model weight dtype ", &|rest| {
+        rest.contains(", manual cast: ")
+    });
+    let model_type = created("model_type ", &|rest| {
+        !rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    });
+    let adm = created("adm ", &|rest| {
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+    });
+    if dtype || model_type || adm {
+        facts.load_part = true;
+    }
+}
+
 fn comfy_loaded(text: &str, facts: &mut LineFacts) {
     if comfy_load_finished(text) {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
@@ -265,6 +307,54 @@ fn triton_backend_loading(text: &str, facts: &mut LineFacts) {
 fn triton_loaded(text: &str, facts: &mut LineFacts) {
     if text.contains("' version ") {
         event(facts, EventKind::WeightsLoaded, Phase::WeightsLoad);
+    }
+}
+
+/// `ollama create` from a safetensors directory: the server streams its progress and the CLI
+/// prints each status on its own line (`transferring model data 100%`, then `converting model`
+/// or `converting adapter`), ollama 0.3–0.12 `server/create.go` `convertFromSafetensors`:
+/// `fn(api.ProgressResponse{Status: "converting model"})` right before `convert.ConvertModel`
+/// writes the GGUF (`fp16…` temp file). The status alone on its line (a spinner glyph allowed),
+/// not a sentence that uses the words.
+fn ollama_converting(text: &str, facts: &mut LineFacts) {
+    let status = text
+        .trim()
+        .trim_matches(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c) || c.is_whitespace());
+    if status == "converting model" || status == "converting adapter" {
+        event(facts, EventKind::FormatConversion, Phase::FormatConversion);
+    }
+}
+
+/// A TensorRT engine's deserialization that failed: TensorRT's own error of its loader
+/// (`[deserialize.cpp::load::572] Error Code 2: OutOfMemory (…)`, 8.6+ `[safeDeserialize.cpp::
+/// load::269]`, `[runtime.cpp::deserializeCudaEngine::…]`), TensorRT-LLM's check after
+/// `IRuntime::deserializeCudaEngine` returned null (`cpp/tensorrt_llm/runtime/tllmRuntime.cpp`
+/// `TllmRuntime::TllmRuntime`: `TLLM_CHECK_WITH_INFO(mEngine != nullptr, "Failed to deserialize
+/// cuda engine.")`), the same words of the apps that load an engine file (`Failed to
+/// deserialize CUDA engine`) and Polygraphy's `Could not deserialize engine`: the engine file
+/// (its weights and layers) was being loaded onto the device.
+fn tensorrt_deserialization_failed(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    let loader_error = ["deserialize.cpp::", "deserializecudaengine::"]
+        .iter()
+        .any(|marker| lower.contains(marker))
+        && lower.contains("error code");
+    let failed = [
+        "failed to deserialize",
+        "could not deserialize",
+        "unable to deserialize",
+    ]
+    .iter()
+    .any(|words| {
+        lower.split(words).nth(1).is_some_and(|rest| {
+            let rest = rest.trim_start();
+            rest.starts_with("cuda engine")
+                || rest.starts_with("engine")
+                || rest.starts_with("the engine")
+        })
+    });
+    if loader_error || failed {
+        facts.failed_phase_hint = Some(Phase::WeightsLoad);
     }
 }
 

@@ -20,6 +20,7 @@ pub(super) const RULES: &[Rule] = &[
     rule(".lua:", lua_frame),
     rule("---> ", jupyter_call),
     rule("frame #", native_frame),
+    rule("[bt] (", dmlc_frame),
     rule(" tensorrt_llm::", backtrace_frame),
     rule(": mistralrs_", rust_frame),
     rule(": <mistralrs_", rust_frame),
@@ -926,6 +927,49 @@ fn type_and_method(symbol: &str) -> Option<String> {
 /// A Rust symbol's hash suffix (`h1a2b3c4d5e6f7a8b`).
 fn is_rust_hash(part: &str) -> bool {
     part.len() == 17 && part.starts_with('h') && part[1..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A frame of dmlc-core's stack trace (`dmlc/logging.h` `StackTrace`, printed under an
+/// `XGBoostError` or an MXNet `MXNetError`): `  [bt] (5) /…/xgboost/lib/libxgboost.so(
+/// XGBoosterUpdateOneIter+0x70) [0x7fdf58545…]`, the exported C symbol between the library's
+/// `(` and the offset's `+`, with the library as its file. Frames of an offset alone
+/// (`libxgboost.so(+0x41589e)`) name no function. A paste that escaped the newlines keeps
+/// several frames on one line: the first named one is kept.
+fn dmlc_frame(text: &str, facts: &mut LineFacts) {
+    if facts.frame.is_some() {
+        return;
+    }
+    for (at, _) in text.match_indices("[bt] (") {
+        let rest = &text[at + "[bt] (".len()..];
+        let Some((_, tail)) = rest.split_once(") ") else {
+            continue;
+        };
+        let tail = tail.trim_start();
+        let end = tail.find([' ', '\\']).unwrap_or(tail.len());
+        let frame = &tail[..end];
+        let Some(open) = frame
+            .find(".so(")
+            .or_else(|| frame.find(".dll("))
+            .or_else(|| frame.find(".dylib("))
+        else {
+            continue;
+        };
+        let library_end = frame[open..].find('(').map_or(frame.len(), |p| open + p);
+        let symbol = &frame[library_end + 1..];
+        let name_end = symbol.find(['+', ')']).unwrap_or(symbol.len());
+        let name = &symbol[..name_end];
+        let is_name = name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':');
+        if is_name && symbol[name_end..].starts_with('+') {
+            facts.frame = Some((name.to_string(), frame[..library_end].to_string()));
+            return;
+        }
+    }
 }
 
 /// A frame of a C++ backtrace as `backtrace_symbols` and TensorRT-LLM's `TllmException` print it

@@ -45,6 +45,55 @@ pub(super) const QUALIFIED_FLAX_KERAS_TF: &[FrameRule] = &[
         "tensorflow",
     ),
     r("_actual_eval", "estimator", I, Serve, "tensorflow"),
+    // --- An optimizer making its slot variables (the moments of Adam) at the first update:
+    // part of the training step, and it encloses the variable creation below. Keras 2
+    // `optimizers/optimizer_v2/optimizer_v2.py` `_create_all_weights` → `_create_slots` →
+    // `add_slot`; Keras 2.11+ `optimizers/optimizer.py` and Keras 3 `src/optimizers/
+    // base_optimizer.py` `build` → `add_variable_from_reference`. ---
+    r("_create_all_weights", "optimizer", T, Stage, "keras"),
+    r("_create_slots", "optimizer", T, Stage, "keras"),
+    r("add_slot", "optimizer", T, Stage, "keras"),
+    r(
+        "add_variable_from_reference",
+        "optimizer",
+        T,
+        Stage,
+        "keras",
+    ),
+    // --- TensorFlow creating a variable (TF 1.15–2.x `python/ops/variables.py`
+    // `VariableMetaclass._variable_v1_call` / `_variable_v2_call`, which call
+    // `variable_scope.py` `default_variable_creator` / `default_variable_creator_v2`, which
+    // build a `ResourceVariable` whose initial value is computed on the device in eager
+    // mode: `[Op:Add]` of a random initializer). A model's weights being built, unless an
+    // optimizer's slot creation (above) or another stage encloses it. ---
+    r(
+        "_variable_v1_call",
+        "tensorflow/python/ops/",
+        W,
+        Serve,
+        "tensorflow",
+    ),
+    r(
+        "_variable_v2_call",
+        "tensorflow/python/ops/",
+        W,
+        Serve,
+        "tensorflow",
+    ),
+    r(
+        "default_variable_creator",
+        "tensorflow/python/ops/",
+        W,
+        Serve,
+        "tensorflow",
+    ),
+    r(
+        "default_variable_creator_v2",
+        "tensorflow/python/ops/",
+        W,
+        Serve,
+        "tensorflow",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
@@ -104,4 +153,60 @@ pub(super) const AI_MODELS: &[FrameRule] = &[
     // self.model(…)`, a jitted apply or an ONNX session's run) and saves it: what no deeper
     // frame shows is the forecast. ---
     r("run", "ai_models_", I, Wrapper, "ai-models"),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const XGBOOST: &[FrameRule] = &[
+    // --- XGBoost (dmlc/xgboost 1.x–3.x): the C API's exported functions as dmlc-core's stack
+    // trace names them (`[bt] (5) …/libxgboost.so(XGBoosterUpdateOneIter+0x70)`,
+    // `src/c_api/c_api.cc`): `XGBoosterUpdateOneIter` runs one boosting round
+    // (`Learner::UpdateOneIter`), `XGBoosterBoostOneIter` / `XGBoosterTrainOneIter` (2.0+) one
+    // round with a custom objective's gradients; `XGBoosterPredict*` (`PredictFromDMatrix`,
+    // `PredictFromDense`, `PredictFromCudaArray`, …) predict with the trained trees. The
+    // Python package's `core.py` `Booster.update` / `Booster.boost` call the first, and
+    // `Booster.predict` / `Booster.inplace_predict` the last. ---
+    r("XGBoosterUpdateOneIter", "libxgboost", T, Serve, "xgboost"),
+    r("XGBoosterBoostOneIter", "libxgboost", T, Serve, "xgboost"),
+    r("XGBoosterTrainOneIter", "libxgboost", T, Serve, "xgboost"),
+    r("XGBoosterPredict", "libxgboost", I, Serve, "xgboost"),
+    r(
+        "XGBoosterPredictFromDMatrix",
+        "libxgboost",
+        I,
+        Serve,
+        "xgboost",
+    ),
+    r(
+        "XGBoosterPredictFromDense",
+        "libxgboost",
+        I,
+        Serve,
+        "xgboost",
+    ),
+    r(
+        "XGBoosterPredictFromColumnar",
+        "libxgboost",
+        I,
+        Serve,
+        "xgboost",
+    ),
+    r("XGBoosterPredictFromCSR", "libxgboost", I, Serve, "xgboost"),
+    r(
+        "XGBoosterPredictFromCudaArray",
+        "libxgboost",
+        I,
+        Serve,
+        "xgboost",
+    ),
+    r(
+        "XGBoosterPredictFromCudaColumnar",
+        "libxgboost",
+        I,
+        Serve,
+        "xgboost",
+    ),
+    r("update", "xgboost/core.py", T, Serve, "xgboost"),
+    r("boost", "xgboost/core.py", T, Serve, "xgboost"),
+    r("predict", "xgboost/core.py", I, Serve, "xgboost"),
+    r("inplace_predict", "xgboost/core.py", I, Serve, "xgboost"),
 ];
