@@ -1157,3 +1157,5 @@ mod s38p3_tests;
 mod s39b_tests;
 #[cfg(test)]
 mod s40f2_tests;
+#[cfg(test)]
+mod s40f4_tests;

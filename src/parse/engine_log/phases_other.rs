@@ -18,6 +18,13 @@ pub(super) const RULES: &[Rule] = &[
     // weights) was being loaded onto the device.
     rule("eserializ", tensorrt_deserialization_failed),
     // `ollama create`'s progress status while it converts a safetensors model (session 40).
+    // Isaac Sim's PhysX tensor API failing to build the simulation view (session 40, f4).
+    rule(
+        "Failed to create simulation view backend",
+        physx_view_failed,
+    ),
+    // ggml's scheduler re-reserving a graph it is about to compute (session 40, f4).
+    rule("failed to allocate graph, reserving", ggml_graph_rereserved),
     rule("converting model", ollama_converting),
     rule("converting adapter", ollama_converting),
     // TensorRT-LLM's checkpoint converters (`examples/*/convert_checkpoint.py`
@@ -322,6 +329,33 @@ fn ollama_converting(text: &str, facts: &mut LineFacts) {
         .trim_matches(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c) || c.is_whitespace());
     if status == "converting model" || status == "converting adapter" {
         event(facts, EventKind::FormatConversion, Phase::FormatConversion);
+    }
+}
+
+/// Isaac Sim's PhysX tensor API that could not build the simulation view: omni.physics.tensors
+/// `impl/api.py` `create_simulation_view` (`backend = tensor_api.create_simulation_view(stage_id)`;
+/// `if backend is None: raise Exception("Failed to create simulation view backend")`), called
+/// when the simulation is set up (Isaac Sim `SimulationContext` / Isaac Lab / OmniIsaacGymEnvs
+/// on the first reset), before any step: start-up. The error as raised or quoted (`raise
+/// Exception(…)` in a title), not a sentence around other words.
+fn physx_view_failed(text: &str, facts: &mut LineFacts) {
+    if text.contains("Exception(\"Failed to create simulation view backend")
+        || text.contains("Exception: Failed to create simulation view backend")
+        || text.trim().trim_start_matches('#').trim() == "Failed to create simulation view backend"
+    {
+        facts.failed_phase_hint = Some(Phase::Startup);
+    }
+}
+
+/// ggml's scheduler finding that the graph it is about to compute does not fit the buffers
+/// reserved for it: ggml `src/ggml-backend.cpp` `ggml_backend_sched_alloc_splits` (called by
+/// `ggml_backend_sched_alloc_graph` from `ggml_backend_sched_graph_compute_async`) logs
+/// `"%s: failed to allocate graph, reserving (backend_ids_changed = %d)"` and calls
+/// `ggml_gallocr_reserve_n` again: a graph being evaluated (a decode, a transcription), not the
+/// reservation at context creation (`ggml_backend_sched_reserve`, which prints no such line).
+fn ggml_graph_rereserved(text: &str, facts: &mut LineFacts) {
+    if text.contains("sched_alloc_splits: failed to allocate graph, reserving") {
+        facts.failed_phase_hint = Some(Phase::Inference);
     }
 }
 

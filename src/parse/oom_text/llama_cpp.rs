@@ -50,7 +50,10 @@ fn is_failure_line(text: &str) -> bool {
         // ggml-sycl `ggml_backend_sycl_buffer_type_alloc_buffer`: "can't allocate %lu Bytes of
         // memory on device" (then `failed to allocate SYCL0 buffer`).
         || regex!(r"can't allocate \d+ Bytes of memory on device").is_match(text)
-        || regex!(r"failed to allocate (?:\S+ )?buffer of size \d+").is_match(text)
+        // (ggml-alloc `ggml_gallocr_reserve_n`: "failed to allocate %s buffer of size %zu" with
+        // `ggml_backend_buft_name`, which Vulkan sets to the device's name: `NVIDIA GeForce GT
+        // 730`.)
+        || regex!(r"failed to allocate (?:\S+ ){0,8}buffer of size \d+").is_match(text)
         || regex!(r"unable to allocate \S+ buffer").is_match(text)
         // The same line retyped in an issue title (`Unable to allocate CUDA0 buffer when …`,
         // llama.cpp `src/llama-model.cpp` `load_tensors`: `"unable to allocate %s buffer"`
