@@ -33,8 +33,8 @@ fn identifier_start(text: &str, at: usize) -> bool {
 mod apps;
 mod handlers;
 mod own;
+mod pasted;
 mod paths;
-mod s40f3;
 mod vocab;
 
 use handlers::*;
@@ -571,17 +571,17 @@ pub(super) const RULES: &[Rule] = &[
     name("MLC-LLM", vocab::engine_in_prose),
     name("MLC LLM", vocab::engine_in_prose),
     name("mlc-llm", vocab::engine_in_prose),
-    // Session 40 (f3, `engines/s40f3.rs` cites each): JAX's pip extras (`"jax[cuda12]"`,
+    // Session 40 (f3, `engines/pasted.rs` cites each): JAX's pip extras (`"jax[cuda12]"`,
     // `jax[rocm]`), DeepSpeed's launcher command (`deepspeed --num_gpus 8 src/train.py …`),
     // Apple's MLX by name (`MLX`, `mlx_lm`, `mlx-vlm`, `mlx.core`).
-    name("jax[", s40f3::jax_install_extra),
-    name("deepspeed ", s40f3::deepspeed_launcher),
-    name("MLX", s40f3::mlx_named),
-    name("mlx_lm", s40f3::mlx_named),
-    name("mlx-lm", s40f3::mlx_named),
-    name("mlx_vlm", s40f3::mlx_named),
-    name("mlx-vlm", s40f3::mlx_named),
-    name("mlx.core", s40f3::mlx_named),
+    name("jax[", pasted::jax_install_extra),
+    name("deepspeed ", pasted::deepspeed_launcher),
+    name("MLX", pasted::mlx_named),
+    name("mlx_lm", pasted::mlx_named),
+    name("mlx-lm", pasted::mlx_named),
+    name("mlx_vlm", pasted::mlx_named),
+    name("mlx-vlm", pasted::mlx_named),
+    name("mlx.core", pasted::mlx_named),
 ];
 
 /// Whether a ggml line is relayed by another program's logger (stable-diffusion.cpp's
@@ -618,9 +618,9 @@ pub(super) fn reads_a_report(handler: super::Handler) -> bool {
         lightning_code,
         vocab::trl_class,
         vocab::framework_image,
-        s40f3::jax_install_extra,
-        s40f3::deepspeed_launcher,
-        s40f3::mlx_named,
+        pasted::jax_install_extra,
+        pasted::deepspeed_launcher,
+        pasted::mlx_named,
     ]
     .iter()
     .any(|own| std::ptr::fn_addr_eq(handler, *own))

@@ -1,5 +1,5 @@
-//! Session 40 (f3): engines named by what their users paste around a failure: JAX's pip
-//! extras, DeepSpeed's launcher command, Apple's MLX by name.
+//! Engines named by what their users paste around a failure: JAX's pip extras, DeepSpeed's
+//! launcher command, Apple's MLX by name.
 
 use super::super::{Certainty, LineFacts};
 use crate::model::failure::EngineName;
