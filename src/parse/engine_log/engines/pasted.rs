@@ -4,12 +4,19 @@
 use super::super::{Certainty, LineFacts};
 use crate::model::failure::EngineName;
 
-/// Whether `at` starts a word of `text`: no letter, digit, `_`, `-`, `.` or `/` just before it.
+/// Whether `at` starts a word of `text`: an identifier's start (`super::identifier_start`)
+/// with no `-`, `.` or `/` just before it either.
 fn starts_word(text: &str, at: usize) -> bool {
-    text[..at]
-        .chars()
-        .next_back()
-        .is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
+    super::identifier_start(text, at) && !text[..at].ends_with(['-', '.', '/'])
+}
+
+/// Whether `text` holds `name` as a word of its own: starting a word, and not followed by a
+/// character that `continues` says would carry the word on.
+fn named_as_word(text: &str, name: &str, continues: impl Fn(char) -> bool) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let after = text[at + name.len()..].chars().next();
+        starts_word(text, at) && after.is_none_or(|c| !continues(c))
+    })
 }
 
 /// JAX installed by its pip extras (`pip install -U "jax[cuda12]"`, `jax[tpu]`, `jax[cpu]`,
@@ -79,18 +86,13 @@ pub(super) fn mlx_named(text: &str, facts: &mut LineFacts) {
     const NAMES: [&str; 7] = [
         "MLX", "mlx_lm", "mlx-lm", "mlx_vlm", "mlx-vlm", "mlx.core", "MLX-LM",
     ];
-    let named = NAMES.iter().any(|name| {
-        text.match_indices(name).any(|(at, _)| {
-            let after = text[at + name.len()..].chars().next();
-            starts_word(text, at) && after.is_none_or(|c| !c.is_ascii_alphanumeric())
-        })
-    });
-    let beside = OTHER_PROGRAMS.iter().any(|other| {
-        text.match_indices(other).any(|(at, _)| {
-            let after = text[at + other.len()..].chars().next();
-            starts_word(text, at) && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
-        })
-    }) || text.contains("LM Studio");
+    let named = NAMES
+        .iter()
+        .any(|name| named_as_word(text, name, |c| c.is_ascii_alphanumeric()));
+    let beside = OTHER_PROGRAMS
+        .iter()
+        .any(|other| named_as_word(text, other, |c| c.is_ascii_alphanumeric() || c == '_'))
+        || text.contains("LM Studio");
     if named && !beside {
         facts.engine(EngineName::Other, Certainty::Strong);
     }
