@@ -1018,11 +1018,21 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     // An engine's line that names its warm-up as a whole (TGI's `Method Warmup encountered an
     // error.`, read as profiling) encloses the KV cache's allocation and the graphs' capture
     // that the warm-up runs after its profiling pass: a frame of either says more (session 38).
+    // An app's words that name a generation (ComfyUI's `Error occurred when executing
+    // XlabsSampler:`) over frames that move the model onto the GPU (`inmodel.diffusion_model.
+    // to(device)` → `Module.to` → `_apply`): a sampler loads its model as it starts, and the
+    // move failed, not the sampling (session 41).
+    let moved = frames
+        .decided
+        .is_some_and(|(_, rule)| rule.role == Role::Move && rule.phase == Phase::WeightsLoad);
     let from_hint = match (from_hint, &from_frames) {
         (
             Some((Phase::Profiling, _)),
             Some((phase @ (Phase::KvCacheAlloc | Phase::CudaGraphCapture), why)),
         ) => Some((*phase, why.clone())),
+        (Some((Phase::Inference, _)), Some((Phase::WeightsLoad, why))) if moved => {
+            Some((Phase::WeightsLoad, why.clone()))
+        }
         (hint, _) => hint,
     };
     let decided = from_hint
@@ -1159,3 +1169,5 @@ mod s39b_tests;
 mod s40f2_tests;
 #[cfg(test)]
 mod s40f4_tests;
+#[cfg(test)]
+mod s41_tests;

@@ -1029,6 +1029,35 @@ fn shell_script(text: &str) -> Option<&str> {
         .filter(|_| !trains(text))
 }
 
+/// The script a reporter's sentence says they ran (`When I run file infer_flux_regional.py. An
+/// error appears:`, `after running the script predict.py`; the verb after `I`, `we`, `when`,
+/// `while`, `after` or `once`): the word right after the verb, past
+/// `file`, `the`, `my`, `script`, that ends in `.py` (the sentence's full stop removed).
+fn told_script(text: &str) -> Option<&str> {
+    let mut words = text
+        .split_whitespace()
+        .map(|word| word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ':')));
+    // The reporter as the verb's subject, or a clause of time (`I ran`, `when running`): not a
+    // title's `Not able to run the text-generation.py example`.
+    let mut before = String::new();
+    words.by_ref().find(|word| {
+        let lower = word.to_ascii_lowercase();
+        let verb = matches!(
+            lower.as_str(),
+            "run" | "running" | "ran" | "execute" | "executing" | "executed"
+        ) && matches!(
+            before.as_str(),
+            "i" | "we" | "when" | "while" | "after" | "once" | "i'm" | "we're"
+        );
+        before = lower;
+        verb
+    })?;
+    let script = words
+        .find(|word| !matches!(*word, "file" | "the" | "my" | "script" | "python" | "this"))?
+        .trim_end_matches('.');
+    (script.len() > 3 && script.ends_with(".py")).then_some(script)
+}
+
 /// The words after a launcher (`python`, `python3`, `torchrun`, `accelerate launch`,
 /// `deepspeed`) on a shell line, quotes and backticks around them removed.
 fn launched(text: &str) -> Option<impl Iterator<Item = &str>> {
@@ -1091,18 +1120,30 @@ fn entry_script(inputs: &InferenceInputs<'_>) -> Option<String> {
             inputs.failure_line
         ));
     }
-    let (line, script) = inputs
+    let (line, script, told) = inputs
         .lines
         .iter()
         .rev()
         .filter(|line| line.line < inputs.failure_line)
-        .find_map(|line| shell_script(&line.text).map(|script| (line.line, script)))?;
+        .find_map(|line| {
+            shell_script(&line.text)
+                .map(|script| (line.line, script, false))
+                .or_else(|| {
+                    told_script(&line.text)
+                        .filter(|_| !trains(&line.text))
+                        .map(|script| (line.line, script, true))
+                })
+        })?;
+    let runs = if told {
+        "the reporter's words say they ran"
+    } else {
+        "the command runs"
+    };
     (inference_script(script) && inputs.frames.iter().all(|frame| !trains(&frame.function))).then(
         || {
             format!(
-                "line {line}: the command runs `{}`, a script named for running a model (no \
-                 frame or statement shows training); line {}: the failure came after it: \
-                 inference",
+                "line {line}: {runs} `{}`, a script named for running a model (no frame or \
+                 statement shows training); line {}: the failure came after it: inference",
                 script.rsplit(['/', '\\']).next().unwrap_or(script),
                 inputs.failure_line
             )

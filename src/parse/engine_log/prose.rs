@@ -57,6 +57,11 @@ pub(super) const MARKERS: &[&str] = &[
     // Code named as where the failure came (`at the FastLanguageModel.from_pretrained()`,
     // `self.module.to(self.device)`, `OOM in `set_module_tensor_to_device``).
     "_pretrained(",
+    // … and a model run on its inputs (`The error happens specifically on the line
+    // model.generate(prompt)`, session 41).
+    ".generate(",
+    ".predict(",
+    ".transcribe(",
     ".to(self.",
     ".to(device)",
     ".cuda()",

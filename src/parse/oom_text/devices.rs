@@ -227,6 +227,7 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 
 /// Faiss's GPU allocations (`faiss/gpu/utils/MemorySpace.cpp` `allocMemorySpace`: `"Failed to
 /// cudaMalloc %zu bytes"`, 1.5+ `"failed to cudaMalloc %zu bytes (error %d %s)"`;
+/// 1.7's `"Failed to cudaMalloc %zu bytes on device %d (error %d %s)"`;
 /// `faiss/gpu/StandardGpuResources.cpp` `StandardGpuResourcesImpl::allocMemory`:
 /// `"StandardGpuResources: alloc fail " << req.toString() << " (cudaMalloc error " <<
 /// cudaGetErrorString(err) << " [" << err << "])"`, `AllocRequest::toString` printing `type T
@@ -235,14 +236,21 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 /// another status than 2 (`cudaErrorMemoryAllocation`).
 fn faiss_start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = regex!(r"(?:F|\bf)ailed to cudaMalloc \d+ bytes").find(text) {
-        let status = regex!(r"^ \(error (\d+)")
+        let status = regex!(r"^(?: on device \d+)? \(error (\d+)")
             .captures(&text[found.end()..])
             .and_then(|caps| caps.get(1));
         if status.is_none_or(|code| code.as_str() == "2") {
             return Some((Family::Framework(FrameworkKind::Faiss), found.start()));
         }
     }
-    let position = find(text, "StandardGpuResources: alloc fail")?;
+    // (A console that wraps the message right after `alloc` leaves ` fail type …` to the next
+    // line, which continues it.)
+    let position = find(text, "StandardGpuResources: alloc fail").or_else(|| {
+        let trimmed = text.trim_end();
+        trimmed
+            .ends_with("StandardGpuResources: alloc")
+            .then(|| trimmed.len() - "StandardGpuResources: alloc".len())
+    })?;
     if find(text, "no temp space").is_some() || find(text, "retrying").is_some() {
         return None;
     }
@@ -259,7 +267,7 @@ fn faiss_start(text: &str) -> Option<(Family, usize)> {
 /// Whether Faiss's message has been read to its status (`StandardGpuResources: alloc fail …`
 /// wraps before `… size N bytes (cudaMalloc error out of memory [2])`).
 pub(super) fn faiss_complete(squeezed: &str) -> bool {
-    !squeezed.contains("StandardGpuResources:allocfail") || squeezed.contains("cudaMallocerror")
+    !squeezed.contains("StandardGpuResources:alloc") || squeezed.contains("cudaMallocerror")
 }
 
 /// Faiss's GPU out-of-memory: the request and the device when printed.
@@ -270,6 +278,12 @@ pub(super) fn parse_faiss(squeezed: &str) -> Parsed {
             .or_else(|| integer_of(regex!(r"size(\d+)bytes\(cudaMallocerror"), squeezed))
             .map(Bytes);
     parsed.figures.gpu_index = integer_of(regex!(r"allocfailtype\w+dev(\d{1,3})space"), squeezed)
+        .or_else(|| {
+            integer_of(
+                regex!(r"ailedtocudaMalloc\d+bytesondevice(\d{1,3})\("),
+                squeezed,
+            )
+        })
         .and_then(|index| crate::model::gpu::CudaOrdinal::try_from(index).ok());
     parsed
 }

@@ -38,6 +38,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = super::find(text, "Unable to pin more tensors") {
         return Some((Family::Host(HostKind::MemoryError), position));
     }
+    // The notebook services' notices of a kernel restarted for want of the host's RAM: Google
+    // Colab's `Your session crashed after using all available RAM.` and Kaggle's `Your notebook
+    // tried to allocate more memory than is available. It has restarted.` (the VM's memory;
+    // the GPU's is reported by the framework inside the notebook).
+    for needle in [
+        "session crashed after using all available RAM",
+        "notebook tried to allocate more memory than is available",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            return Some((Family::Host(HostKind::MemoryError), position));
+        }
+    }
     if let Some(position) = super::find(text, "C10 Out of Memory") {
         return Some((Family::Host(HostKind::C10), position));
     }

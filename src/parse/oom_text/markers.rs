@@ -232,6 +232,10 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("DefaultCPUAllocator", Message),
         // mmgp's pinned host RAM (host.rs): a desktop app's console, not a server's log.
         ("Unable to pin more tensors", Words),
+        // Colab's and Kaggle's notices of a notebook restarted for the VM's RAM (host.rs): a
+        // notebook's page, pasted into a report.
+        ("session crashed after using all available RAM", ReportOnly),
+        ("notebook tried to allocate more memory", ReportOnly),
         ("Cannot allocate memory", Message),
         // TensorRT's builder dropping a tactic for want of memory (frameworks.rs).
         ("Tactic Device request:", Message),
@@ -351,7 +355,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("[malloc_or_wait]", Words),
         ("no memory is available", Words),
         ("ailed to cudaMalloc", Words),
-        ("StandardGpuResources: alloc fail", Words),
+        // (`alloc fail` may wrap after `alloc`: devices.rs reads that line's end.)
+        ("StandardGpuResources: alloc", Words),
         // boost.compute's name of OpenCL's `CL_MEM_OBJECT_ALLOCATION_FAILURE` (devices.rs).
         ("Memory Object Allocation Failure", Words),
         ("ErrorOutOfDeviceMemory", Message),

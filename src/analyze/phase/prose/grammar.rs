@@ -882,8 +882,13 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
         if let Some(back) = could_not.filter(tied) {
             index - back
         } else if at(1) == Some("to") && joined(1) && joined(2) {
-            at(2).filter(|w| BASE_FRAME.contains(w))?;
-            index - 2
+            if at(2).is_some_and(|w| BASE_FRAME.contains(&w)) {
+                index - 2
+            } else {
+                // `When I use 24G Nvidia Titan RTX GPU to train the Task10_Colon data, …`: a
+                // clause of time whose verb is a means (`use`) and whose purpose is the stage.
+                used_to(lower, words, index)?
+            }
         } else if matches!(at(1), Some("when" | "while" | "whenever"))
             && joined(1)
             && !lower[words[index].end..].starts_with(['.', '_', '/', '-'])
@@ -940,6 +945,30 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
         return None;
     }
     Some((phase, from))
+}
+
+/// `when I use X to <verb>`, `while we were using X to <verb>` (index of `when`), up to eight
+/// words of X between the means and `to`, all in one clause: the stage's verb as the purpose
+/// of what the reporter was doing when it failed.
+fn used_to(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    let to = index.checked_sub(1)?;
+    let from = to.saturating_sub(10);
+    let means = (from..to)
+        .rev()
+        .find(|&at| matches!(words[at].text, "use" | "used" | "using"))?;
+    if lower[words[means].end..words[to].start].contains([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    let mut at = means.checked_sub(1)?;
+    if matches!(words[at].text, "am" | "was" | "were" | "are") {
+        at = at.checked_sub(1)?;
+    }
+    if !matches!(words[at].text, "i" | "we") {
+        return None;
+    }
+    let when = at.checked_sub(1)?;
+    let joined = !lower[words[when].end..words[at].start].contains([',', '.', ';', ':']);
+    (joined && matches!(words[when].text, "when" | "while" | "whenever")).then_some(when)
 }
 
 /// Whether the sentence around `start..end` reports a failure (`it crashes before training can

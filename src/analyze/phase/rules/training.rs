@@ -356,6 +356,32 @@ pub(super) const DEEPSPEED: &[FrameRule] = &[
     r("step", "deepspeed/runtime", T, Serve, "deepspeed"),
     r("_take_model_step", "", T, Serve, "deepspeed"),
     r("allreduce_gradients", "", T, Serve, "deepspeed"),
+    // ZeRO's gradient hooks (0.3–0.16 `deepspeed/runtime/zero/stage_1_and_2.py` and
+    // `stage3.py`): `reduce_partition_and_remove_grads` is the hook on each parameter's
+    // gradient accumulation, which fires in the backward pass and reduces the ready buckets
+    // (`reduce_ready_partitions_and_remove_grads` → `reduce_independent_p_g_buckets_and_
+    // remove_grads` → `reduce_ipg_grads`): a training step's backward.
+    r(
+        "reduce_partition_and_remove_grads",
+        "deepspeed/runtime/zero/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
+    r(
+        "reduce_ready_partitions_and_remove_grads",
+        "deepspeed/runtime/zero/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
+    r(
+        "reduce_ipg_grads",
+        "deepspeed/runtime/zero/",
+        T,
+        Serve,
+        "deepspeed",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

@@ -349,8 +349,14 @@ pub(super) fn unsloth_banner(text: &str, facts: &mut LineFacts) {
     }
 }
 
-pub(super) fn transformers_generate(_text: &str, facts: &mut LineFacts) {
-    facts.engine(EngineName::Transformers, Certainty::Weak);
+pub(super) fn transformers_generate(text: &str, facts: &mut LineFacts) {
+    // `model.generate(` as its own name (`self.model.generate(`), not the end of another
+    // (`wan_model.generate(` is Wan's pipeline, `self.lm_model.generate(` a project's own).
+    let own =
+        (text.match_indices("model.generate(")).any(|(at, _)| super::identifier_start(text, at));
+    if own {
+        facts.engine(EngineName::Transformers, Certainty::Weak);
+    }
 }
 
 pub(super) fn vllm_llm_code(text: &str, facts: &mut LineFacts) {

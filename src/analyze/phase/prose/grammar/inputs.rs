@@ -329,8 +329,14 @@ pub(super) fn progress_hit(
             return (!of_another_stage(words, index + 1)).then_some((index, index + 1));
         }
     }
-    // `at step 120`, `in epoch 2`, `during epoch 3`.
-    if matches!(word, "at" | "in" | "during")
+    // `at step 120`, `in epoch 2`, `during epoch 3`, `the training is failed on step 10`
+    // (`on` with a step, an iteration or an epoch: `OOM on batch 16` may name a batch size).
+    if (matches!(word, "at" | "in" | "during")
+        || (word == "on"
+            && matches!(
+                text(index + 1),
+                Some("step" | "iteration" | "iter" | "epoch")
+            )))
         && text(index + 1).is_some_and(|w| UNITS.contains(&w) && !w.ends_with('s'))
         && text(index + 2).is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()))
     {

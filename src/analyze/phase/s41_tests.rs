@@ -1,0 +1,187 @@
+//! Session 41: the stages, figures and families the first reading of five blind batches missed
+//! (a sampler node that moves its model onto the GPU, DeepSpeed ZeRO's gradient hooks, `on step
+//! N`, `when I use X to train`, a script the reporter says they ran, a model's `.generate(`
+//! named in prose, Faiss 1.7's device and a wrapped `StandardGpuResources` message, the notebook
+//! services' notices of the VM's RAM).
+
+use crate::analyze::explain::explain_text;
+use crate::model::explain::Phase;
+use crate::model::failure::{EngineName, OomKind};
+
+fn phase(text: &str) -> Phase {
+    explain_text(text).phase.failed_in
+}
+
+const MOVE_FRAMES: &str =
+    "  File \"C:\\ComfyUI\\custom_nodes\\x-flux-comfyui\\nodes.py\", line 320, \
+in sampling\n    inmodel.diffusion_model.to(device)\n  File \"C:\\python_embeded\\Lib\\\
+site-packages\\torch\\nn\\modules\\module.py\", line 1173, in to\n    return self._apply(convert)\n\
+  File \"C:\\python_embeded\\Lib\\site-packages\\torch\\nn\\modules\\module.py\", line 779, in \
+_apply\n    module._apply(fn)\n";
+
+#[test]
+fn a_sampler_node_that_moves_its_model_onto_the_gpu_fails_loading_it() {
+    let moved = format!(
+        "Error occurred when executing XlabsSampler:\n\nAllocation on device\n\n{MOVE_FRAMES}\
+         torch.OutOfMemoryError: Allocation on device\n"
+    );
+    assert_eq!(phase(&moved), Phase::WeightsLoad);
+    // The node's name still decides where the frames show the sampling itself.
+    let sampling = "Error occurred when executing XlabsSampler:\n\nAllocation on device\n\n  \
+                    File \"C:\\ComfyUI\\comfy\\samplers.py\", line 700, in sample\n    \
+                    samples = sampler.sample(x)\ntorch.OutOfMemoryError: Allocation on device\n";
+    assert_eq!(phase(sampling), Phase::Inference);
+}
+
+#[test]
+fn zeros_gradient_hooks_run_in_a_training_steps_backward() {
+    let zero = "  File \"/x/deepspeed/runtime/zero/stage_1_and_2.py\", line 910, in \
+                reduce_partition_and_remove_grads\n    \
+                self.reduce_ready_partitions_and_remove_grads(param, i)\n  File \
+                \"/x/deepspeed/runtime/zero/stage_1_and_2.py\", line 1408, in reduce_ipg_grads\n\
+                \x20   self.copy_grads_in_partition(param)\ntorch.OutOfMemoryError: CUDA out of \
+                memory. Tried to allocate 20.00 MiB.\n";
+    assert_eq!(phase(zero), Phase::TrainingStep);
+    // The same name outside DeepSpeed's ZeRO decides nothing.
+    let elsewhere = zero.replace("deepspeed/runtime/zero", "mylib/opt");
+    assert_eq!(phase(&elsewhere), Phase::Unknown);
+}
+
+const MESSAGE: &str =
+    "OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB. GPU 0 has \
+a total capacity of 47.53 GiB of which 1.22 GiB is free.\n";
+
+#[test]
+fn a_training_failed_on_a_numbered_step() {
+    assert_eq!(
+        phase(&format!(
+            "But the training is failed on step 10 with the following error:\n\n{MESSAGE}"
+        )),
+        Phase::TrainingStep
+    );
+    assert_eq!(
+        phase(&format!("It crashes on epoch 3 every time:\n{MESSAGE}")),
+        Phase::TrainingStep
+    );
+    // `on batch 16` may name a batch size, not how far a training got.
+    assert_eq!(
+        phase(&format!("It crashes on batch 16 every time:\n{MESSAGE}")),
+        Phase::Unknown
+    );
+}
+
+#[test]
+fn the_means_of_a_clause_of_time_with_the_stage_as_its_purpose() {
+    let nnunet = "When I use 24G Nvidia Titan RTX GPU to train the  Task10_Colon data, but the \
+                  nnunet said: \n    RuntimeError: CUDA out of memory. Tried to allocate 5.63 GiB \
+                  (GPU 0; 23.76 GiB total capacity; 17.47 GiB already allocated; 5.50 GiB free; \
+                  155.50 KiB cached)\n";
+    assert_eq!(phase(nnunet), Phase::TrainingStep);
+    // Advice (`you could use … to train`) and a use without the reporter are not read.
+    assert_eq!(
+        phase(&format!(
+            "You could use a bigger GPU to train the model.\n{MESSAGE}"
+        )),
+        Phase::Unknown
+    );
+    assert_eq!(
+        phase(&format!(
+            "The paper says they use 8 GPUs to train the model.\n{MESSAGE}"
+        )),
+        Phase::Unknown
+    );
+}
+
+#[test]
+fn a_script_the_reporter_says_they_ran() {
+    let ran = format!("When I run file infer_flux_regional.py. An error appears:\n\n{MESSAGE}");
+    assert_eq!(phase(&ran), Phase::Inference);
+    // A title that could not run the example names no stage.
+    let not_run = format!(
+        "OutOfMemory - Not able to run the text-generation.py example on V100\n\n{MESSAGE}"
+    );
+    assert_eq!(phase(&not_run), Phase::Unknown);
+    // A training script the reporter ran is no inference.
+    let train = format!("When I run train_lora.py it fails:\n\n{MESSAGE}");
+    assert_ne!(phase(&train), Phase::Inference);
+}
+
+#[test]
+fn a_models_generate_named_in_prose_as_where_it_failed() {
+    let text = "When using the example code any prompt results in a out of memory error. The \
+                error happens specifically on the line model.generate(prompt)\n";
+    assert_eq!(phase(text), Phase::Inference);
+}
+
+#[test]
+fn model_generate_names_transformers_only_as_its_own_name() {
+    let frames = |call: &str| {
+        format!(
+            "Traceback (most recent call last):\n  File \"/app/run.py\", line 12, in main\n    \
+             samples = {call}(\n{MESSAGE}"
+        )
+    };
+    assert_eq!(
+        explain_text(&frames("self.model.generate")).engine.name,
+        EngineName::Transformers
+    );
+    assert_ne!(
+        explain_text(&frames("wan_model.generate")).engine.name,
+        EngineName::Transformers
+    );
+}
+
+#[test]
+fn faiss_17s_device_and_a_wrapped_resources_message() {
+    let report = explain_text(
+        "RuntimeError: Error in virtual void* faiss::gpu::StandardGpuResourcesImpl::allocMemory(\
+         const faiss::gpu::AllocRequest&) at /x/faiss/gpu/StandardGpuResources.cpp:443: Error: \
+         'err == cudaSuccess' failed: Failed to cudaMalloc 536870912 bytes on device 1 (error 2 \
+         out of memory\nOutstanding allocations:\n",
+    );
+    let figures = report.oom.expect("a GPU OOM with figures");
+    assert_eq!(figures.gpu_index.map(|gpu| gpu.get()), Some(1));
+    assert_eq!(
+        figures.tried_to_allocate_bytes.map(|b| b.0),
+        Some(536_870_912)
+    );
+    // Another status than 2 is not the GPU's memory.
+    let other = explain_text(
+        "Failed to cudaMalloc 536870912 bytes on device 1 (error 700 an illegal memory access)\n",
+    );
+    assert!(other.oom.is_none());
+
+    let wrapped = explain_text(
+        "Error in virtual void* faiss::gpu::StandardGpuResourcesImpl::allocMemory(const \
+         faiss::gpu::AllocRequest&) at /home/conda/feedstock_root/\nbuild_artifacts/faiss/gpu/\
+         StandardGpuResources.cpp:452: Error: 'err == cudaSuccess' failed: StandardGpuResources: \
+         alloc\n fail type FlatData dev 2 space Device stream 0 size 2764800000 bytes (cudaMalloc \
+         error out of memory [2])\n",
+    );
+    assert_eq!(wrapped.ooms.len(), 1);
+    let figures = wrapped.oom.expect("a GPU OOM with figures");
+    assert_eq!(figures.gpu_index.map(|gpu| gpu.get()), Some(2));
+    assert_eq!(
+        figures.tried_to_allocate_bytes.map(|b| b.0),
+        Some(2_764_800_000)
+    );
+}
+
+#[test]
+fn the_notebook_services_notices_are_the_vms_ram() {
+    for notice in [
+        "Your session crashed after using all available RAM.",
+        "Your notebook tried to allocate more memory than is available. It has restarted.",
+    ] {
+        let report = explain_text(&format!(
+            "I am trying to train the model in Kaggle, but I am facing this:\n{notice}\n"
+        ));
+        assert!(!report.is_gpu_oom, "{notice}");
+        assert_eq!(
+            report.ooms.first().map(|m| m.kind),
+            Some(OomKind::HostMemory)
+        );
+        // Training words without its progress show the job, not the stage, of the host's memory.
+        assert_eq!(report.phase.failed_in, Phase::Unknown);
+    }
+}
