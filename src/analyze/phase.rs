@@ -294,10 +294,17 @@ pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
         let enclosing_stage = verdict
             .decided
             .is_some_and(|(_, decided)| matches!(decided.role, Role::Stage | Role::Move));
+        // A quantizer or converter placing the model (or a block of it) on the GPU for its
+        // calibration (AutoRound's `try_cache_inter_data_gpucpu` → accelerate's
+        // `dispatch_model`): the move is the conversion's.
+        let converting = verdict.decided.is_some_and(|(_, decided)| {
+            decided.role == Role::Stage && decided.phase == Phase::FormatConversion
+        });
         match rule.role {
             Role::Wrapper => verdict.wrapper = Some((frame, rule)),
             Role::Offload => offload = true,
             Role::Move if offload => {}
+            Role::Move if converting => verdict.enclosed = Some(frame),
             Role::Serve if enclosing_stage => verdict.enclosed = Some(frame),
             _ => {
                 if rule.role == Role::Serve && rule.phase == Phase::TrainingStep {
@@ -743,7 +750,27 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     };
 
     let from_message = inputs.failure.and_then(|message| {
-        message_phase(message).map(|phase| {
+        let phase = message_phase(message)?;
+        // A ggml compute buffer reserved again for a request the server was evaluating (an
+        // image's embedding, a long prompt: the graph outgrew the one reserved at context
+        // creation), the request's line the last stage before it (session 41).
+        if phase == Phase::Profiling
+            && message.kind == OomKind::LlamacppAlloc
+            && progress
+                .in_progress
+                .is_some_and(|(running, line)| running == Phase::Inference && line < message.line)
+        {
+            let (_, line) = progress.in_progress?;
+            return Some((
+                Phase::Inference,
+                format!(
+                    "line {line}: a request was being evaluated; line {}: the compute buffer \
+                     reserved again for it could not be allocated",
+                    message.line
+                ),
+            ));
+        }
+        Some(phase).map(|phase| {
             (
                 phase,
                 format!(
@@ -1025,6 +1052,9 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     let moved = frames
         .decided
         .is_some_and(|(_, rule)| rule.role == Role::Move && rule.phase == Phase::WeightsLoad);
+    let converting = frames
+        .decided
+        .is_some_and(|(_, rule)| rule.role == Role::Stage && rule.phase == Phase::FormatConversion);
     let from_hint = match (from_hint, &from_frames) {
         (
             Some((Phase::Profiling, _)),
@@ -1032,6 +1062,12 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         ) => Some((*phase, why.clone())),
         (Some((Phase::Inference, _)), Some((Phase::WeightsLoad, why))) if moved => {
             Some((Phase::WeightsLoad, why.clone()))
+        }
+        // A runtime's words that a model was being run (ONNX Runtime's `Non-zero status code
+        // returned while running MatMulNBits node`) under frames of a conversion that runs it
+        // (Olive's `run_pass` calibrating a quantization): the conversion failed.
+        (Some((Phase::Inference, _)), Some((Phase::FormatConversion, why))) if converting => {
+            Some((Phase::FormatConversion, why.clone()))
         }
         (hint, _) => hint,
     };

@@ -268,6 +268,30 @@ fn choose_cause(builder: &mut Builder<'_>, failure: &OomMessage) -> Cause {
         }
     }
 
+    // MLX on Apple's GPU refusing one buffer larger than Metal allows (`mlx/backend/metal/
+    // allocator.cpp` `MetalAllocator::malloc`: "Attempting to allocate %zu bytes which is
+    // greater than the maximum allowed buffer size of %zu bytes.", the device's
+    // `maxBufferLength`): no freed memory or setting lets one buffer grow past it.
+    let number_after = |marker: &str| -> Option<u64> {
+        let rest = &failure.text[failure.text.find(marker)? + marker.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest[..digits].parse().ok()
+    };
+    if let (Some(request), Some(most)) = (
+        number_after("Attempting to allocate "),
+        number_after("greater than the maximum allowed buffer size of "),
+    ) {
+        if request > most {
+            builder.fact(format!(
+                "the request ({}) is larger than the largest buffer the device allows ({}) \
+                 (framework error text): no freed memory or allocator setting can serve it as \
+                 one buffer",
+                gib(Bytes(request)),
+                gib(Bytes(most))
+            ));
+            return Cause::RequestLargerThanGpu;
+        }
+    }
     // The allocator's own reading that its free memory is split: enough is free in total,
     // but its largest contiguous region is smaller than the request (the TPU runtime's
     // `There are 58.64M free. Due to fragmentation, the largest contiguous region of free

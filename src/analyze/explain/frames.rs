@@ -25,7 +25,12 @@ fn keep(collected: &mut Collected, frame: Frame) {
 pub(super) fn note_printed(collected: &mut Collected, line: u64, function: String, file: String) {
     // The dispatcher a worker's method was handed to ([`RPC_DISPATCHERS`]) does not show the
     // method: the one named in the call above it stays.
-    let dispatcher = RPC_DISPATCHERS.contains(&function.as_str());
+    // Nor does the decorator of `torch.no_grad()` / `torch.inference_mode()` (torch 2.x
+    // `torch/utils/_contextlib.py`, 1.x `torch/autograd/grad_mode.py` `decorate_context`: `with
+    // ctx_factory(): return func(*args, **kwargs)`), printed between the call and the method.
+    let dispatcher = RPC_DISPATCHERS.contains(&function.as_str())
+        || (function == "decorate_context"
+            && (file.contains("_contextlib.py") || file.contains("grad_mode.py")));
     while !dispatcher && collected.frames.back().is_some_and(|frame| frame.called) {
         collected.frames.pop_back();
     }

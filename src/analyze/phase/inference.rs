@@ -1031,7 +1031,7 @@ fn shell_script(text: &str) -> Option<&str> {
 
 /// The script a reporter's sentence says they ran (`When I run file infer_flux_regional.py. An
 /// error appears:`, `after running the script predict.py`; the verb after `I`, `we`, `when`,
-/// `while`, `after` or `once`): the word right after the verb, past
+/// `while`, `after`, `once` or `trying to`): the word right after the verb, past
 /// `file`, `the`, `my`, `script`, that ends in `.py` (the sentence's full stop removed).
 fn told_script(text: &str) -> Option<&str> {
     let mut words = text
@@ -1039,17 +1039,22 @@ fn told_script(text: &str) -> Option<&str> {
         .map(|word| word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ':')));
     // The reporter as the verb's subject, or a clause of time (`I ran`, `when running`): not a
     // title's `Not able to run the text-generation.py example`.
-    let mut before = String::new();
+    // (Or an attempt: `when trying to run img2img.py`.)
+    let (mut before, mut two_before) = (String::new(), String::new());
     words.by_ref().find(|word| {
         let lower = word.to_ascii_lowercase();
         let verb = matches!(
             lower.as_str(),
             "run" | "running" | "ran" | "execute" | "executing" | "executed"
-        ) && matches!(
+        ) && (matches!(
             before.as_str(),
             "i" | "we" | "when" | "while" | "after" | "once" | "i'm" | "we're"
-        );
-        before = lower;
+        ) || (before == "to"
+            && matches!(
+                two_before.as_str(),
+                "trying" | "try" | "tried" | "attempting" | "attempt"
+            )));
+        two_before = std::mem::replace(&mut before, lower);
         verb
     })?;
     let script = words

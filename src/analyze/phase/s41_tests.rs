@@ -185,3 +185,175 @@ fn the_notebook_services_notices_are_the_vms_ram() {
         assert_eq!(report.phase.failed_in, Phase::Unknown);
     }
 }
+
+// --- The second round (blind batches s41f-j). ---
+
+const TORCH_MESSAGE: &str = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate \
+86.00 MiB (GPU 0; 23.69 GiB total capacity; 23.32 GiB already allocated; 5.88 MiB free; 23.32 GiB \
+reserved in total by PyTorch)\n";
+
+fn traceback(frames: &str) -> String {
+    format!("Traceback (most recent call last):\n{frames}{TORCH_MESSAGE}")
+}
+
+#[test]
+fn set_up_frames_of_lightning_apex_and_fairseq_are_start_up() {
+    let lightning = traceback(
+        "  File \"my_code.py\", line 12, in main\n    trainer.fit(model)\n  File \
+         \"venv/lib/python3.8/site-packages/pytorch_lightning/trainer/trainer.py\", line 424, in \
+         fit\n    self.accelerator_backend.setup(model)\n",
+    );
+    assert_eq!(phase(&lightning), Phase::Startup);
+    // The fit's own loop still is a training step.
+    let step = traceback(
+        "  File \"my_code.py\", line 12, in main\n    trainer.fit(model)\n  File \
+         \"venv/lib/python3.8/site-packages/pytorch_lightning/trainer/trainer.py\", line 424, in \
+         fit\n    self.run_train()\n",
+    );
+    assert_eq!(phase(&step), Phase::TrainingStep);
+    let apex = traceback(
+        "  File \"train.py\", line 40, in <module>\n    model, optimizer = amp.initialize(model, \
+         optimizer)\n  File \"/x/site-packages/apex/amp/frontend.py\", line 358, in initialize\n\
+         \x20   return _initialize(models, optimizers)\n  File \
+         \"/x/site-packages/apex/amp/_initialize.py\", line 230, in _initialize\n    \
+         max_loss_scale=_amp_state.max_loss_scale))\n",
+    );
+    assert_eq!(phase(&apex), Phase::Startup);
+    let fairseq = traceback(
+        "  File \"/x/fairseq_cli/train.py\", line 63, in main\n    args.distributed_rank = \
+         distributed_utils.distributed_init(args)\n  File \"/x/fairseq/distributed_utils.py\", \
+         line 99, in distributed_init\n    dist.all_reduce(torch.zeros(1).cuda())\n",
+    );
+    assert_eq!(phase(&fairseq), Phase::Startup);
+}
+
+#[test]
+fn an_onnx_export_statement_is_a_format_conversion() {
+    let export = traceback(
+        "  File \"export_qwen_naive.py\", line 175, in <module>\n    export_qwen(args)\n  File \
+         \"export_qwen_naive.py\", line 109, in export_qwen_to_single_onnx\n    \
+         torch.onnx.export(\n",
+    );
+    assert_eq!(phase(&export), Phase::FormatConversion);
+}
+
+#[test]
+fn the_no_grad_decorator_does_not_hide_the_method_called_above_it() {
+    let vllm = traceback(
+        "  File \"/x/vllm/worker/worker.py\", line 125, in warm_up_model\n    \
+         self.model_runner.capture_model(self.gpu_cache)\n  File \
+         \"/x/torch/utils/_contextlib.py\", line 115, in decorate_context\n    return \
+         func(*args, **kwargs)\n",
+    );
+    assert_eq!(phase(&vllm), Phase::CudaGraphCapture);
+    // Another frame printed below the call shows what ran instead.
+    let other = vllm.replace("torch/utils/_contextlib.py", "mylib/hooks.py");
+    assert_ne!(phase(&other), Phase::CudaGraphCapture);
+}
+
+const GALLOCR: &str = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4514.05 MiB on \
+device 0: cudaMalloc failed: out of memory\nggml_gallocr_reserve_n: failed to allocate CUDA0 \
+buffer of size 4733328896\n";
+
+#[test]
+fn a_compute_buffer_reserved_again_for_a_request_is_inference() {
+    let image = format!("srv  process_chun: processing image...\n{GALLOCR}");
+    assert_eq!(phase(&image), Phase::Inference);
+    let ollama = format!(
+        "time=2025-05-18T08:36:01.003Z level=DEBUG source=cache.go:136 msg=\"loading cache \
+         slot\" id=0 cache=57 prompt=1227 used=20 remaining=1207\n{GALLOCR}"
+    );
+    assert_eq!(phase(&ollama), Phase::Inference);
+    // Without a request before it, the reservation is the context's (profiling).
+    assert_eq!(phase(GALLOCR), Phase::Profiling);
+}
+
+const MLX: &str = "libc++abi: terminating due to uncaught exception of type std::runtime_error: \
+Attempting to allocate 51619840000 bytes which is greater than the maximum allowed buffer size of \
+21743271936 bytes.\nFatal Python error: Aborted\n\n";
+
+#[test]
+fn faulthandler_frames_and_a_buffer_past_metals_largest() {
+    let report = explain_text(&format!(
+        "{MLX}Thread 0x00000001e136dc40 (most recent call first):\n  File \
+         \"/x/mlx_vlm/models/qwen2_vl/qwen2_vl.py\", line 81 in _merge_input_ids_with_image_features\n  \
+         File \"/x/mlx_vlm/utils.py\", line 888 in generate_step\n  File \"/x/mlx_vlm/utils.py\", \
+         line 1021 in generate\n"
+    ));
+    assert_eq!(report.phase.failed_in, Phase::Inference);
+    assert_eq!(
+        report.verdict.cause,
+        crate::model::explain::Cause::RequestLargerThanGpu
+    );
+    // A request under the largest buffer decides nothing by itself.
+    let under = explain_text(
+        "std::runtime_error: Attempting to allocate 1024 bytes which is greater than the maximum \
+         allowed buffer size of 4096 bytes.\n",
+    );
+    assert_ne!(
+        under.verdict.cause,
+        crate::model::explain::Cause::RequestLargerThanGpu
+    );
+}
+
+#[test]
+fn an_attempt_to_run_a_script_named_for_running_a_model() {
+    let text = format!(
+        "# RuntimeError: CUDA out of memory when trying to run img2img.py\n\nsee below:\n\n\
+         {TORCH_MESSAGE}"
+    );
+    assert_eq!(phase(&text), Phase::Inference);
+}
+
+#[test]
+fn a_quantizations_layer_and_a_titles_convert_oom() {
+    assert_eq!(
+        phase("I get the error of CUDA out of memory at quantize layer 18\n"),
+        Phase::FormatConversion
+    );
+    assert_eq!(
+        phase("# tiny_llama convert OOM issue\n"),
+        Phase::FormatConversion
+    );
+}
+
+#[test]
+fn a_runtime_run_inside_a_conversion_pass_is_the_conversions() {
+    let olive = "[2025-08-14 10:34:38,275] [INFO] [engine.py:686:_run_pass] Running pass \
+                 sq:onnxstaticquantization\n2025-08-14 10:47:21.4888608 [E:onnxruntime:, \
+                 sequential_executor.cc:572 onnxruntime::ExecuteKernel] Non-zero status code \
+                 returned while running MatMulNBits node. Name:'/lm_head/MatMul_Q4' Status \
+                 Message: CUDA error cudaErrorMemoryAllocation:out of memory\nTraceback (most \
+                 recent call last):\n  File \"/x/olive/engine/engine.py\", line 743, in \
+                 _run_pass\n    output_model_config = host.run_pass(p, input_model_config)\n  \
+                 File \"/x/olive/systems/local.py\", line 45, in run_pass\n    output_model = \
+                 the_pass.run(model)\n";
+    assert_eq!(phase(olive), Phase::FormatConversion);
+}
+
+#[test]
+fn a_move_inside_a_conversion_is_the_conversions() {
+    use super::{read_frames, Frame};
+    let frame = |line: u64, function: &str, file: &str| Frame {
+        called: false,
+        line,
+        function: function.to_string(),
+        file: file.to_string(),
+        code: None,
+    };
+    let frames = [
+        frame(1, "quantize", "/x/auto_gptq/modeling/_base.py"),
+        frame(2, "to", "/x/torch/nn/modules/module.py"),
+    ];
+    let read = read_frames(&frames);
+    assert_eq!(
+        read.decided.map(|(_, rule)| rule.phase),
+        Some(Phase::FormatConversion)
+    );
+    // Outside a conversion the move is the weights' load.
+    let alone = [frame(2, "to", "/x/torch/nn/modules/module.py")];
+    assert_eq!(
+        read_frames(&alone).decided.map(|(_, rule)| rule.phase),
+        Some(Phase::WeightsLoad)
+    );
+}

@@ -50,6 +50,13 @@ pub(super) const RULES: &[Rule] = &[
     // `encode_image_with_clip`: "%s: image encoded in %8.2f ms by CLIP"), also in ollama's
     // vendored copy: a multimodal request is being evaluated.
     rule("image encoded in", image_encoded),
+    // The server's multimodal path evaluating a request's image (`tools/server/utils.hpp`
+    // `server_tokens::process_chunk`: `SRV_INF("%s\n", "processing image...")`, printed as
+    // `srv  process_chun: processing image...`): a request being served.
+    rule("processing image...", image_processing),
+    // ollama's runner loading a cache slot for a request's prompt (`runner/llamarunner/cache.go`
+    // `LoadCacheSlot`: `slog.Debug("loading cache slot", "id", …, "prompt", …)`).
+    rule("msg=\"loading cache slot\"", ollama_cache_slot),
     rule("ggml_cuda_init: found", device_init),
     // ollama's Go runner panics with its goroutine stack:
     // `github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph(0xc…)`.
@@ -447,6 +454,21 @@ fn image_encoded(text: &str, facts: &mut LineFacts) {
         return;
     }
     llama_cpp_answered(facts);
+}
+
+fn image_processing(text: &str, facts: &mut LineFacts) {
+    if has(text, "process_chun") {
+        slot(text, facts);
+    }
+}
+
+fn ollama_cache_slot(_text: &str, facts: &mut LineFacts) {
+    ollama(facts);
+    facts.event(
+        EventKind::Request,
+        Phase::Inference,
+        EventFigures::default(),
+    );
 }
 
 fn device_init(_text: &str, facts: &mut LineFacts) {

@@ -88,6 +88,10 @@ pub(super) const MARKERS: &[&str] = &[
     "uantiz",
     "量化",
     "o convert",
+    "onvert OOM",
+    "onvert oom",
+    "onversion OOM",
+    "onversion oom",
     // The KV cache being made or mapped back (`during KV cache initialization`, `OOM when
     // resume the KV cache`), a load named as a noun (`during weight load`), and serving
     // engines' stage functions named in a title without backticks (`fails during

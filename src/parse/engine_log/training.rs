@@ -148,7 +148,17 @@ fn frame(text: &str, facts: &mut LineFacts) {
     if !tail.contains(", line ") {
         return;
     }
-    let Some(function) = after(tail, ", in ").and_then(function_name) else {
+    let function = after(tail, ", in ").and_then(function_name).or_else(|| {
+        // CPython's faulthandler (`Python/traceback.c` `dump_frame`: `  File "%s", line %d in
+        // %s`, no comma before `in`), dumped on a fatal signal, most recent call first.
+        let rest = after(tail, ", line ")?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        (digits > 0)
+            .then(|| rest[digits..].strip_prefix(" in "))
+            .flatten()
+            .and_then(function_name)
+    });
+    let Some(function) = function else {
         return;
     };
     push_frame(facts, function, file);

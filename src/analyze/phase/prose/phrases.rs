@@ -376,6 +376,12 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("tried to quantize", Phase::FormatConversion),
     ("unable to quantize", Phase::FormatConversion),
     ("quantize with", Phase::FormatConversion),
+    // How far a quantization had got (`CUDA out of memory at quantize layer 18`), and a
+    // title's conversion named before the failure (`tiny_llama convert OOM issue`).
+    ("quantize layer", Phase::FormatConversion),
+    ("quantizing layer", Phase::FormatConversion),
+    ("convert oom", Phase::FormatConversion),
+    ("conversion oom", Phase::FormatConversion),
     ("量化时", Phase::FormatConversion),
     ("量化过程", Phase::FormatConversion),
     ("量化模型时", Phase::FormatConversion),

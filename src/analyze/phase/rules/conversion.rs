@@ -27,6 +27,17 @@ pub(super) const CONVERSIONS: &[FrameRule] = &[
     r("quantize", "awq/models/", F, Stage, "autoawq"),
     r("quantize", "awq/quantize/", F, Stage, "autoawq"),
     r("oneshot", "llmcompressor/", F, Stage, "llm-compressor"),
+    // --- Intel AutoRound 0.5–0.9 `auto_round/compressors/base.py` (earlier
+    // `auto_round/autoround.py`) `quantize` → `_quantize_blocks` / `try_cache_inter_data_gpucpu`
+    // (the blocks' calibration inputs cached, the model dispatched for it): every function of
+    // its compressors quantizes. ---
+    r("", "auto_round/compressors/", F, Stage, "auto-round"),
+    r("quantize", "auto_round/", F, Stage, "auto-round"),
+    // --- Microsoft Olive 0.x `olive/engine/engine.py` `_run_pass` → `olive/systems/local.py`
+    // `run_pass`: one pass of a workflow (conversion, quantization, graph optimisation) turning
+    // the model into another; an ONNX Runtime session a pass runs for calibration is its. ---
+    r("_run_pass", "olive/", F, Stage, "olive"),
+    r("run_pass", "olive/", F, Stage, "olive"),
     // --- ExLlamaV2 0.x `convert.py` → `exllamav2/conversion/` (`measure.py` `measure_quant`,
     // `quantize.py` `quant`, `optimize.py`, `compile.py`): measuring and quantizing to EXL2. ---
     r("", "exllamav2/conversion/", F, Stage, "exllamav2"),

@@ -26,6 +26,28 @@ pub(super) const DISTRIBUTED_SETUP: &[FrameRule] = &[
     r("init_dist_connection", "lightning/", S, Stage, "lightning"),
     r("_init_dist_connection", "lightning/", S, Stage, "lightning"),
     r("setup_distributed", "lightning/", S, Stage, "lightning"),
+    // --- Lightning's set-up of a fit before its loop: 1.0–1.2 `trainer/trainer.py` `fit` →
+    // `self.accelerator_backend.setup(model)` (`accelerators/gpu_accelerator.py`: the model to
+    // its device, the optimizers, the precision), 1.3–1.9 `self.accelerator.setup(self, model)` /
+    // `self.strategy.setup(self)` in `_run`, 2.x `lightning/pytorch/strategies/strategy.py`
+    // `setup`. ---
+    r("setup", "pytorch_lightning/", S, Stage, "lightning"),
+    r("setup", "lightning/pytorch/", S, Stage, "lightning"),
+    // --- NVIDIA apex 0.1 `apex/amp/frontend.py` `initialize` → `_initialize.py` `_initialize`
+    // (casts the models, patches the optimizers, builds each loss scaler's overflow buffer on
+    // the current device): the mixed-precision set-up before any step. ---
+    r("initialize", "apex/amp/", S, Stage, "apex"),
+    r("_initialize", "apex/amp/", S, Stage, "apex"),
+    // --- fairseq 0.9–0.12 `fairseq/distributed_utils.py` (`fairseq/distributed/utils.py`)
+    // `distributed_init`: `init_process_group`, then an `all_reduce` of a one-element tensor on
+    // each GPU to check the group. ---
+    r(
+        "distributed_init",
+        "fairseq/distributed",
+        S,
+        Stage,
+        "fairseq",
+    ),
     // --- torch 1.x–2.x `torch/distributed/distributed_c10d.py` `new_group` (sub-groups of
     // tensor / pipeline parallelism, created at set-up by Megatron's `initialize_model_parallel`,
     // DeepSpeed, ColossalAI). ---

@@ -433,6 +433,11 @@ pub(in crate::analyze::phase) fn converts_weights(code: &str) -> bool {
     let weights = words(code)
         .iter()
         .any(|word| WEIGHTS.contains(&word.as_str()));
+    // An ONNX export (`torch.onnx.export(model, …)`, torch 1.x–2.x `torch/onnx/utils.py`;
+    // `torch.onnx.dynamo_export`): the model traced and written as a graph.
+    if code.contains("onnx.export(") || code.contains("onnx.dynamo_export(") {
+        return true;
+    }
     callees(code).any(|name| {
         let words = words(name);
         let verb = words.first().map(String::as_str).unwrap_or_default();
