@@ -1193,6 +1193,19 @@
 #     whether or not the free runs beside it): not merged. Profile (main, varied): pre-scan
 #     0.046 s, the head 0.050 and parts of ranges 0.035 on the main thread, merge 0.010,
 #     analysis 0.040 (pass 1 shards 0.023), render 0.007: 0.212 s.
+# Forty-first session (the lead, 2026-12-06 05:0x UTC, tests/device/snapshot_speed/run.sh on a
+# lent H100 machine, 16 cores, Intel Xeon, load 0.84 at the start, 1.39 at the end; 8 rounds,
+# PYRUNS 3; one build, main at 9f217786 (the decoder of 194e79f3: no decoder change since),
+# stripped; reports identical at default and one thread):
+#   - varied (576.9 MiB): Python median 5.44 s (5.34-5.51); main 0.181-0.216 s, median 0.189
+#     (28.7x median, 29.4x best), 2.14 s CPU, peak RSS 261.6 MiB (0.453 of the file).
+#   - real (524.7 MiB): Python median 5.20 s; main 0.161-0.197 s, median 0.172 (30.3x median,
+#     31.8x best), peak RSS 203.8 MiB (0.388).
+#   - Profile (varied): pre-scan 0.044 s, chunk runs 0.083-0.094 s each on 16 threads, the
+#     main thread's head 0.048 and parts of ranges 0.033, merge 0.009.
+#   The 20x target holds on both H100 hosts measured (27.4x and 28.7x median, varied); the H200
+#   hosts of sessions 36-37 gave 19.3x and 19.9x median on two hosts and 26.9x on a third (varied;
+#   their cores slower on the same build: 0.29-0.31 s against 0.19-0.20 s here).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
