@@ -35,7 +35,19 @@ use phrases::{APPLY_PHRASES, PHRASES};
 /// save inside a training loop): in one sentence with the outer stage, the inner one decides
 /// (`exit code 137 in validation step while training`, `when saving a checkpoint during
 /// training`).
-const INNER: &[&str] = &["validat", "evaluat", "eval ", "验证", "评估", "sav", "保存"];
+const INNER: &[&str] = &[
+    "validat",
+    "evaluat",
+    "eval ",
+    "eval过",
+    "eval阶",
+    "eval的",
+    "val的时候",
+    "验证",
+    "评估",
+    "sav",
+    "保存",
+];
 
 /// Characters just before a CJK phrase that make it another word: `预训练` (pre-trained, as in
 /// `加载预训练模型`, loading the pre-trained model).

@@ -357,3 +357,53 @@ fn a_move_inside_a_conversion_is_the_conversions() {
         Some(Phase::WeightsLoad)
     );
 }
+
+// --- The third round (blind batches s41k-o). ---
+
+#[test]
+fn an_evaluation_named_in_a_code_mixed_sentence_or_said_to_fail() {
+    for text in [
+        "# grpo训练qwen2.5-vl-7b，eval过程会oom\n",
+        "# 进入eval阶段就报OOM\n",
+        "训练的时候正常，在val的时候OOM了\n",
+        "Training works. Validation fails with a CUDA out of memory error\n",
+    ] {
+        assert_eq!(phase(text), Phase::Inference, "{text}");
+    }
+    // Training alone in the sentence still names the training.
+    assert_eq!(phase("训练的时候OOM了\n"), Phase::TrainingStep);
+}
+
+#[test]
+fn a_time_the_training_ran_before_the_failure() {
+    assert_eq!(
+        phase("After a couple of seconds of training it crashes with CUDA out of memory\n"),
+        Phase::TrainingStep
+    );
+    assert_eq!(
+        phase("After 2 hours of fine-tuning I get CUDA out of memory\n"),
+        Phase::TrainingStep
+    );
+    // A time of something else is no training's progress.
+    assert_eq!(
+        phase("After a couple of seconds of waiting it crashes with CUDA out of memory\n"),
+        Phase::Unknown
+    );
+}
+
+#[test]
+fn a_loader_node_and_grpo_named_with_the_failure() {
+    assert_eq!(phase("# Quadruple Clip Loader OOM\n"), Phase::WeightsLoad);
+    assert_eq!(phase("CUDA OUT OF MEMORY WHEN GRPO\n"), Phase::TrainingStep);
+}
+
+#[test]
+fn grpo_named_in_another_clause_of_time_is_no_stage() {
+    assert_eq!(
+        phase(
+            "CUDA out of memory. This is probably an old code from the time when GRPO was not \
+             compatible with reward functions\n"
+        ),
+        Phase::Unknown
+    );
+}

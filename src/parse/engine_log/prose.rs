@@ -85,6 +85,18 @@ pub(super) const MARKERS: &[&str] = &[
     "权重合并",
     // Quantizing or converting a checkpoint (`when quantizing`, `during quantization`,
     // `量化时`, `trying to convert`), a request through a server's API (`from the API`).
+    // (Session 41: an evaluation in a code-mixed sentence, a loader node's failure, GRPO.)
+    "val过程",
+    "val阶段",
+    "val的时候",
+    "Val的时候",
+    "oader OOM",
+    "oader oom",
+    "hen GRPO",
+    "HEN GRPO",
+    "uring GRPO",
+    "hen grpo",
+    "uring grpo",
     "uantiz",
     "量化",
     "o convert",

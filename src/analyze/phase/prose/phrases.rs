@@ -378,6 +378,26 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("quantize with", Phase::FormatConversion),
     // How far a quantization had got (`CUDA out of memory at quantize layer 18`), and a
     // title's conversion named before the failure (`tiny_llama convert OOM issue`).
+    // An evaluation named in a code-mixed Chinese sentence (`eval过程会oom`, it OOMs in the
+    // eval process; `进入eval阶段就报OOM`, on entering the eval stage; `在val的时候OOM了`, at
+    // validation time), and a validation said to fail (`Validation fails with a CUDA out of
+    // memory error`).
+    ("eval过程", Phase::Inference),
+    ("eval阶段", Phase::Inference),
+    ("eval的时候", Phase::Inference),
+    ("val的时候", Phase::Inference),
+    ("validation fails", Phase::Inference),
+    ("validation failed", Phase::Inference),
+    ("evaluation fails", Phase::Inference),
+    ("evaluation failed", Phase::Inference),
+    // A loader node named with the failure (`Quadruple Clip Loader OOM`, ComfyUI's loaders).
+    ("loader oom", Phase::WeightsLoad),
+    // GRPO (DeepSeekMath, Shao et al. 2024; TRL's `GRPOTrainer`) is a training method: `CUDA
+    // OUT OF MEMORY … WHEN GRPO`, the failure right before it (not `from the time when GRPO was
+    // not compatible with …`).
+    ("memory when grpo", Phase::TrainingStep),
+    ("oom when grpo", Phase::TrainingStep),
+    ("during grpo", Phase::TrainingStep),
     ("quantize layer", Phase::FormatConversion),
     ("quantizing layer", Phase::FormatConversion),
     ("convert oom", Phase::FormatConversion),

@@ -387,6 +387,23 @@ pub(super) fn progress_hit(
     while text(next).is_some_and(|w| is_count(w) || matches!(w, "of" | "or" | "to")) {
         next += 1;
     }
+    // `after a couple of seconds of training`, `after 2 hours of fine-tuning`: a time the
+    // training ran, the training named after it.
+    if text(next).is_some_and(|w| {
+        matches!(
+            w,
+            "second" | "seconds" | "minute" | "minutes" | "hour" | "hours" | "day" | "days"
+        )
+    }) && text(next + 1) == Some("of")
+        && text(next + 2).is_some_and(|w| {
+            matches!(
+                w,
+                "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training"
+            )
+        })
+    {
+        return Some((index, next + 2));
+    }
     text(next).filter(|w| UNITS.contains(w))?;
     (!of_another_stage(words, next)).then_some((index, next))
 }
