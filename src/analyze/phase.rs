@@ -754,13 +754,11 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         // A ggml compute buffer reserved again for a request the server was evaluating (an
         // image's embedding, a long prompt: the graph outgrew the one reserved at context
         // creation), the request's line the last stage before it (session 41).
-        if phase == Phase::Profiling
-            && message.kind == OomKind::LlamacppAlloc
-            && progress
-                .in_progress
-                .is_some_and(|(running, line)| running == Phase::Inference && line < message.line)
-        {
-            let (_, line) = progress.in_progress?;
+        if let Some((Phase::Inference, line)) = progress.in_progress.filter(|&(_, line)| {
+            phase == Phase::Profiling
+                && message.kind == OomKind::LlamacppAlloc
+                && line < message.line
+        }) {
             return Some((
                 Phase::Inference,
                 format!(
@@ -770,16 +768,14 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
                 ),
             ));
         }
-        Some(phase).map(|phase| {
-            (
-                phase,
-                format!(
-                    "line {}: the message itself is raised while {}",
-                    message.line,
-                    phase.short()
-                ),
-            )
-        })
+        Some((
+            phase,
+            format!(
+                "line {}: the message itself is raised while {}",
+                message.line,
+                phase.short()
+            ),
+        ))
     });
     let from_hint = inputs.hint.map(|(line, phase)| {
         (
@@ -1045,10 +1041,6 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
     // An engine's line that names its warm-up as a whole (TGI's `Method Warmup encountered an
     // error.`, read as profiling) encloses the KV cache's allocation and the graphs' capture
     // that the warm-up runs after its profiling pass: a frame of either says more (session 38).
-    // An app's words that name a generation (ComfyUI's `Error occurred when executing
-    // XlabsSampler:`) over frames that move the model onto the GPU (`inmodel.diffusion_model.
-    // to(device)` → `Module.to` → `_apply`): a sampler loads its model as it starts, and the
-    // move failed, not the sampling (session 41).
     let moved = frames
         .decided
         .is_some_and(|(_, rule)| rule.role == Role::Move && rule.phase == Phase::WeightsLoad);
@@ -1060,6 +1052,10 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             Some((Phase::Profiling, _)),
             Some((phase @ (Phase::KvCacheAlloc | Phase::CudaGraphCapture), why)),
         ) => Some((*phase, why.clone())),
+        // An app's words that name a generation (ComfyUI's `Error occurred when executing
+        // XlabsSampler:`) over frames that move the model onto the GPU (`inmodel.
+        // diffusion_model.to(device)` → `Module.to` → `_apply`): a sampler loads its model as
+        // it starts, and the move failed, not the sampling (session 41).
         (Some((Phase::Inference, _)), Some((Phase::WeightsLoad, why))) if moved => {
             Some((Phase::WeightsLoad, why.clone()))
         }

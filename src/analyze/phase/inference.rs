@@ -1037,9 +1037,9 @@ fn told_script(text: &str) -> Option<&str> {
     let mut words = text
         .split_whitespace()
         .map(|word| word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ':')));
-    // The reporter as the verb's subject, or a clause of time (`I ran`, `when running`): not a
-    // title's `Not able to run the text-generation.py example`.
-    // (Or an attempt: `when trying to run img2img.py`.)
+    // The reporter as the verb's subject, a clause of time or an attempt (`I ran`, `when
+    // running`, `when trying to run img2img.py`): not a title's `Not able to run the
+    // text-generation.py example`.
     let (mut before, mut two_before) = (String::new(), String::new());
     words.by_ref().find(|word| {
         let lower = word.to_ascii_lowercase();
