@@ -749,17 +749,20 @@ fn glued_progress(word: &str) -> bool {
     })
 }
 
+/// A noun of the training itself (`training`, `fine-tuning`, `pretraining`).
+fn training_noun(word: &str) -> bool {
+    matches!(
+        word,
+        "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training"
+    )
+}
+
 /// The failure placed before a training's first step, in its set-up: `before training can
 /// begin`, `before the training starts`, `before the first iteration`, `when the training is
 /// going to start`, `the training was about to begin` (index of the first word, of the last).
 fn before_training_hit(words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
     let text = |i: usize| words.get(i).map(|w| w.text);
-    let training = |w: Option<&str>| {
-        matches!(
-            w,
-            Some("training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training")
-        )
-    };
+    let training = |w: Option<&str>| w.is_some_and(training_noun);
     let starts = |w: Option<&str>| {
         matches!(
             w,
@@ -1345,12 +1348,9 @@ fn training_went_on(lower: &str, words: &[Word<'_>], index: usize) -> Option<usi
     };
     // The training's noun within the five words before, in the same clause.
     let first = progress_from.saturating_sub(5);
-    let training = (first..progress_from).rev().find(|&i| {
-        matches!(
-            words[i].text,
-            "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training"
-        )
-    })?;
+    let training = (first..progress_from)
+        .rev()
+        .find(|&i| training_noun(words[i].text))?;
     let between = &lower[words[training].end..words[progress_from].start];
     if between.contains([',', '.', ';', ':', '!', '?']) {
         return None;

@@ -395,12 +395,7 @@ pub(super) fn progress_hit(
             "second" | "seconds" | "minute" | "minutes" | "hour" | "hours" | "day" | "days"
         )
     }) && text(next + 1) == Some("of")
-        && text(next + 2).is_some_and(|w| {
-            matches!(
-                w,
-                "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training"
-            )
-        })
+        && text(next + 2).is_some_and(training_noun)
     {
         return Some((index, next + 2));
     }
