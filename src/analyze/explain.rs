@@ -459,6 +459,26 @@ impl Explainer {
         for message in messages {
             self.record_message(message, &[], last_line + 1, 0, last_line);
         }
+        // An OOM named in words that no line after it placed (`But it OOM, how should I
+        // adjust parameters?` under a `trtllm-bench … --backend pytorch` command): a GPU OOM
+        // when the text shows a GPU engine or framework at work, and no failure of its own.
+        if let Some(mut weak) = self.detector.take_unresolved_weak() {
+            let engine = self
+                .collected
+                .engine
+                .is_some_and(|(name, _, _)| name != EngineName::Other);
+            // (Nor the host's memory in the lines just above it: `signal: killed`, then `So I
+            // think it's running out of memory`.)
+            let host_above = self.tail.iter().any(|(line, text)| {
+                *line < weak.line
+                    && *line + CONTEXT_BEFORE >= weak.line
+                    && crate::parse::oom_text::host_failure_shown(&String::from_utf8_lossy(text))
+            });
+            if engine && !host_above && self.collected.first_failure.is_none() {
+                weak.is_gpu_oom = true;
+                self.record_message(weak, &[], last_line + 1, 0, last_line);
+            }
+        }
         self.report()
     }
 

@@ -1203,3 +1203,5 @@ mod s40f2_tests;
 mod s40f4_tests;
 #[cfg(test)]
 mod s41_tests;
+#[cfg(test)]
+mod s42_tests;

@@ -1000,6 +1000,10 @@ const SCRIPT_WORDS: &[&str] = &[
     "evaluation",
     "test",
     "transcribe",
+    // A detector or a radiance field applied to inputs (YOLO's `detect.py`, NeRF's
+    // `render.py`).
+    "detect",
+    "render",
     "interpolate",
     "upscale",
     // A benchmark of a model's speed runs it on inputs (`benchmark_throughput.py`,
@@ -1034,33 +1038,51 @@ fn shell_script(text: &str) -> Option<&str> {
 /// `while`, `after`, `once` or `trying to`): the word right after the verb, past
 /// `file`, `the`, `my`, `script`, that ends in `.py` (the sentence's full stop removed).
 fn told_script(text: &str) -> Option<&str> {
-    let mut words = text
+    let words: Vec<&str> = text
         .split_whitespace()
-        .map(|word| word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ':')));
+        .map(|word| word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ':')))
+        .collect();
     // The reporter as the verb's subject, a clause of time or an attempt (`I ran`, `when
-    // running`, `when trying to run img2img.py`): not a title's `Not able to run the
-    // text-generation.py example`.
-    let (mut before, mut two_before) = (String::new(), String::new());
-    words.by_ref().find(|word| {
-        let lower = word.to_ascii_lowercase();
+    // running`, `when trying to run img2img.py`, `when I use detect.py`): not a title's `Not
+    // able to run the text-generation.py example`, nor a run that ended before (`after running
+    // train.py, i ran render.py`: the second is the one that failed, `after running the script
+    // predict.py` only when no other is told).
+    let told = |after: bool| (0..words.len()).find_map(|at| told_at(&words, at, after));
+    told(false).or_else(|| told(true))
+}
+
+/// The script told with the verb at word `at` ([`told_script`]); `after`: the verb may follow
+/// `after`.
+fn told_at<'a>(words: &[&'a str], at: usize, after: bool) -> Option<&'a str> {
+    {
+        let lower = words[at].to_ascii_lowercase();
+        let before = at
+            .checked_sub(1)
+            .map_or(String::new(), |i| words[i].to_ascii_lowercase());
+        let two_before = at
+            .checked_sub(2)
+            .map_or(String::new(), |i| words[i].to_ascii_lowercase());
         let verb = matches!(
             lower.as_str(),
-            "run" | "running" | "ran" | "execute" | "executing" | "executed"
+            "run" | "running" | "ran" | "execute" | "executing" | "executed" | "use" | "using"
         ) && (matches!(
             before.as_str(),
-            "i" | "we" | "when" | "while" | "after" | "once" | "i'm" | "we're"
-        ) || (before == "to"
-            && matches!(
-                two_before.as_str(),
-                "trying" | "try" | "tried" | "attempting" | "attempt"
-            )));
-        two_before = std::mem::replace(&mut before, lower);
-        verb
-    })?;
-    let script = words
-        .find(|word| !matches!(*word, "file" | "the" | "my" | "script" | "python" | "this"))?
-        .trim_end_matches('.');
-    (script.len() > 3 && script.ends_with(".py")).then_some(script)
+            "i" | "we" | "when" | "while" | "once" | "i'm" | "we're"
+        ) || (after && before == "after")
+            || (before == "to"
+                && matches!(
+                    two_before.as_str(),
+                    "trying" | "try" | "tried" | "attempting" | "attempt"
+                )));
+        if !verb {
+            return None;
+        }
+        let script = words[at + 1..]
+            .iter()
+            .find(|word| !matches!(**word, "file" | "the" | "my" | "script" | "python" | "this"))?
+            .trim_end_matches('.');
+        (script.len() > 3 && script.ends_with(".py")).then_some(script)
+    }
 }
 
 /// The words after a launcher (`python`, `python3`, `torchrun`, `accelerate launch`,
@@ -1134,8 +1156,13 @@ fn entry_script(inputs: &InferenceInputs<'_>) -> Option<String> {
             shell_script(&line.text)
                 .map(|script| (line.line, script, false))
                 .or_else(|| {
+                    // Training words from the script on (`after running train.py, i ran
+                    // render.py` names a training that ended before it).
                     told_script(&line.text)
-                        .filter(|_| !trains(&line.text))
+                        .filter(|script| {
+                            let from = line.text.find(script).unwrap_or(0);
+                            !trains(&line.text[from..])
+                        })
                         .map(|script| (line.line, script, true))
                 })
         })?;

@@ -456,6 +456,8 @@ fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 | "prediction"
                 | "infer"
                 | "inference"
+                | "detect"
+                | "render"
         );
         // Or by its last word when that word is the model applied (`ssd_infer.py`,
         // `batch_predict.py`): an evaluation's last word is often a training job's last

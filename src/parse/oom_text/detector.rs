@@ -75,6 +75,10 @@ pub struct OomDetector {
     /// An OOM named with no word of whose memory ([`mention::is_weak`]), held while the
     /// lines after it show whether the work was on a GPU.
     weak: Option<Weak>,
+    /// A weak mention whose lines after it showed neither GPU work nor the host's memory: the
+    /// caller may still know the work was on a GPU from the lines before it (an engine's
+    /// command or log above `But it OOM`), see [`OomDetector::take_unresolved_weak`].
+    unresolved_weak: Option<OomMessage>,
     /// The last line showing a pinned host allocation ([`pinned::pinned_frame`]).
     pinned_frame: Option<u64>,
     /// The last line of the DataLoader's pin thread re-raising ([`pinned::pin_thread`]).
@@ -403,10 +407,23 @@ impl OomDetector {
             gpu,
             host,
         } = self.weak.take()?;
-        (gpu && !host && !self.seen_message).then(|| {
-            message.is_gpu_oom = true;
-            message
-        })
+        if self.seen_message || host {
+            return None;
+        }
+        if !gpu {
+            self.unresolved_weak.get_or_insert(message);
+            return None;
+        }
+        message.is_gpu_oom = true;
+        Some(message)
+    }
+
+    /// The first weak mention that no line after it placed on the GPU or the host, and no
+    /// message followed: an OOM named in words (`But it OOM, how should I adjust …`) that only
+    /// the lines before it can place (see `analyze::explain`, which knows the engine named
+    /// there).
+    pub fn take_unresolved_weak(&mut self) -> Option<OomMessage> {
+        self.unresolved_weak.take().filter(|_| !self.seen_message)
     }
 
     /// The first line where the reporter says other programs held the GPU's memory (`solved,

@@ -210,7 +210,18 @@ fn program_subject(lower: &str, at: usize) -> bool {
         word.trim_start_matches('v')
             .starts_with(|c: char| c.is_ascii_digit())
     };
-    subject.is_some_and(|word| word.contains(['_', '.', '(', ')']) && !version(word))
+    // A dot between digits is a model's size or version (`qwen2.5-vl-72b oom in 4 A100`), not
+    // an attribute (`self.cache`).
+    let attribute = |word: &str| {
+        let bytes = word.as_bytes();
+        bytes.windows(3).any(|w| {
+            w[1] == b'.'
+                && (w[0].is_ascii_alphabetic() || w[0] == b'_')
+                && w[2].is_ascii_alphabetic()
+        })
+    };
+    subject
+        .is_some_and(|word| (word.contains(['_', '(', ')']) || attribute(word)) && !version(word))
 }
 
 /// Whether a held mention is one of [`weak_mention`]'s: none of the other readings takes it.
@@ -259,6 +270,15 @@ pub(super) fn gpu_work_shown(line: &str) -> bool {
 pub(super) fn host_memory_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     regex!(r"(?:^|[^a-z0-9_])(?:(?:out of|system|cpu|host) ram|ram (?:usage|is full|fills|filled|ran out)|swap|oom[ _-]?killer|oom-kill|oomkilled|killed|sigkill|host memory|system memory|cpu memory|memoryerror|bad_alloc)(?:$|[^a-z0-9_])")
+        .is_match(&lower)
+}
+
+/// A line showing the host's memory failing, not only named (`signal: killed`, `OOM killer`,
+/// `out of RAM`, `MemoryError`): what [`host_memory_shown`] reads without the words a
+/// machine's specification also carries (`RAM: 40GB`, `SWAP: 25GB`, `system memory`).
+pub fn host_failure_shown(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    regex!(r"(?:^|[^a-z0-9_])(?:out of ram|ram (?:is full|fills|filled|ran out)|oom[ _-]?killer|oom-kill|oomkilled|killed|sigkill|memoryerror|bad_alloc)(?:$|[^a-z0-9_])")
         .is_match(&lower)
 }
 
@@ -663,6 +683,9 @@ fn oom_positions(text: &str) -> Vec<usize> {
             .next()
             .map(|word| word.trim_end_matches(|c: char| !c.is_alphanumeric()));
         let happens = next.is_some_and(|word| OOM_HAPPENS.contains(&word));
+        // Or a title's subject and where it ran out (`qwen2.5-vl-72b oom in 4 A100 in 0.8.3`,
+        // `llama-70b oom with tp=4`, `oom when training`).
+        let placed = next.is_some_and(|word| OOM_PLACES.contains(&word));
         // Or the last word of a title or a sentence, what it ends on (`serve
         // Llama-3.2-11B-Vision-Instruct with 2 A10 oom`).
         // An adverb of time may close it (`generate done, but still oom finally`, `oom again`).
@@ -671,7 +694,7 @@ fn oom_positions(text: &str) -> Vec<usize> {
             let tail = tail.trim_start();
             tail.is_empty() || OOM_CLOSING.contains(&tail.to_ascii_lowercase().as_str())
         };
-        if word_ends && (verb || happens || last) {
+        if word_ends && (verb || happens || placed || last) {
             positions.push(at);
         }
     }
@@ -711,6 +734,10 @@ const OOM_CLOSING: [&str; 6] = [
     "immediately",
     "too",
 ];
+
+/// Prepositions that may follow a lower-case `oom` ([`oom_positions`]): where or when the
+/// subject before it ran out.
+const OOM_PLACES: [&str; 8] = ["in", "on", "with", "when", "during", "while", "after", "at"];
 
 /// Verbs of happening whose subject is a lower-case `oom` ([`oom_positions`]).
 const OOM_HAPPENS: [&str; 8] = [

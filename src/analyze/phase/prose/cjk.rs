@@ -20,6 +20,10 @@ pub(super) fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         ("predict", Phase::Inference),
         ("eval", Phase::Inference),
         ("evaluation", Phase::Inference),
+        // `Evaluate时` (at Evaluate), `validation时`, `test时`.
+        ("evaluate", Phase::Inference),
+        ("validation", Phase::Inference),
+        ("test", Phase::Inference),
         // A load named with what it loads (`系统内存在Loading pipeline阶段崩了`, the host's
         // memory broke in the Loading pipeline stage; `load model时`).
         ("loading pipeline", Phase::WeightsLoad),

@@ -144,7 +144,16 @@ fn went_well_cjk(after: &str) -> bool {
         .find(['.', '。', '!', '！', '?', '？', ',', '，', '\n'])
         .unwrap_or(after.len());
     let sentence = &after[..end];
-    WELL.iter().any(|word| sentence.contains(word))
+    // `训练时正常，测试时显存不够` (training is normal, at testing the memory runs short): 正常
+    // (normal) alone, not 不正常 / 非正常 (abnormal), nor a start that went normally before
+    // the failure (`刚开始正常 两三秒之后就报错`, it started normally, seconds later it failed).
+    let normal = sentence.match_indices("正常").any(|(at, _)| {
+        let before = &sentence[..at];
+        !["不", "非", "开始", "開始"]
+            .iter()
+            .any(|word| before.ends_with(word))
+    });
+    normal || WELL.iter().any(|word| sentence.contains(word))
 }
 
 /// Chinese `X的Y`: the stage words modify the noun after them (`inference的convert`, the

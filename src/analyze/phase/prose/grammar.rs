@@ -385,6 +385,11 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((words[from].start, word.end, Phase::TrainingStep));
             }
         }
+        if let Some(from) = attempted_inference(lower, &words, index) {
+            if !guarded(lower, &words, from, index) {
+                out.push((words[from].start, word.end, Phase::Inference));
+            }
+        }
         if let Some((from, phase)) = started_a_stage(lower, &words, index) {
             if !guarded(lower, &words, from, index) {
                 out.push((words[from].start, word.end, phase));
@@ -997,6 +1002,8 @@ const FAILURE_WORDS: &[&str] = &[
     "kill",
     "exception",
     "meet",
+    // `I ran across a problem when trying to use inference`.
+    "a problem",
     "not enough",
     "insufficient",
 ];
@@ -1284,6 +1291,78 @@ fn running_the_training(lower: &str, words: &[Word<'_>], index: usize) -> Option
     }
     let span = &lower[words[frame].start..words[index].start];
     (!span.contains([',', '.', ';', ':', '!', '?'])).then_some(frame)
+}
+
+/// The model's inference named as what was tried or done, in a clause of time or with the
+/// reporter as its subject, in a sentence that reports the failure (`OOM when attempting
+/// inference`, `a problem when trying to use inference with this model`, `I get this error when
+/// I try inference with batch 4`, `OOM while performing inference on a video`). `index` is the
+/// noun; the index of the word that opens the clause.
+fn attempted_inference(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    if !matches!(words[index].text, "inference" | "inferences") {
+        return None;
+    }
+    // The noun as a name's part is another thing (`inference server`, `inference.py`).
+    if lower[words[index].end..]
+        .strip_prefix(['.', '_'])
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        || words.get(index + 1).is_some_and(|next| {
+            matches!(
+                next.text,
+                "server" | "service" | "api" | "endpoint" | "engine" | "script" | "code"
+            )
+        })
+    {
+        return None;
+    }
+    const TRY: &[&str] = &["attempting", "attempt", "trying", "try", "tries", "tried"];
+    const DO: &[&str] = &[
+        "use",
+        "using",
+        "perform",
+        "performing",
+        "do",
+        "doing",
+        "run",
+        "running",
+        "make",
+        "making",
+        "conduct",
+        "conducting",
+    ];
+    let mut at = index.checked_sub(1)?;
+    if matches!(words[at].text, "the" | "an" | "a" | "model" | "model's") {
+        at = at.checked_sub(1)?;
+    }
+    let verb = words[at].text;
+    if DO.contains(&verb) {
+        // `trying to use inference`: the attempt before it opens the clause.
+        if let Some(to) = at.checked_sub(1).filter(|to| words[*to].text == "to") {
+            if to > 0 && TRY.contains(&words[to - 1].text) {
+                at = to - 1;
+            }
+        }
+    } else if !TRY.contains(&verb) {
+        return None;
+    }
+    let opener = at.checked_sub(1)?;
+    let opener = if matches!(words[opener].text, "i" | "we") {
+        opener
+            .checked_sub(1)
+            .filter(|frame| matches!(words[*frame].text, "when" | "while" | "whenever"))
+            .unwrap_or(opener)
+    } else if matches!(
+        words[opener].text,
+        "when" | "while" | "whilst" | "upon" | "whenever"
+    ) {
+        opener
+    } else {
+        return None;
+    };
+    let span = &lower[words[opener].start..words[index].start];
+    (!span.contains([',', '.', ';', ':', '!', '?'])
+        && sentence_reports_a_failure(lower, words[opener].start, words[index].end))
+    .then_some(opener)
 }
 
 /// A stage named as what the job started, in a sentence that reports the failure after it

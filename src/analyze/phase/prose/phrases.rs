@@ -133,6 +133,18 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("while upscaling", Phase::Inference),
     ("during upscaling", Phase::Inference),
     ("during inference", Phase::Inference),
+    // An RL trainer's rollout (verl, OpenRLHF, TRL's GRPO): the policy generating answers
+    // (`CUDA OOM happens when actor model is rolling out in GRPO`, `OOM during rollout`).
+    ("during rollout", Phase::Inference),
+    ("during the rollout", Phase::Inference),
+    ("rolling out", Phase::Inference),
+    // … and its weight sync: the trainer's weights loaded into the inference engine (`OOM
+    // during weight sync`, `OOM when syncing weights to vLLM`).
+    ("weight sync", Phase::WeightsLoad),
+    ("weights sync", Phase::WeightsLoad),
+    ("syncing weights", Phase::WeightsLoad),
+    ("syncing the weights", Phase::WeightsLoad),
+    ("weight synchronization", Phase::WeightsLoad),
     ("while inferencing", Phase::Inference),
     ("when inferencing", Phase::Inference),
     ("running inference", Phase::Inference),
@@ -471,6 +483,12 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("生成图", Phase::Inference),
     ("推論", Phase::Inference),
     ("추론", Phase::Inference),
+    // Sentences embedded (`임베딩을 시도하면`, when embedding is tried; `임베딩 중`, while
+    // embedding), as `embedding` is read in English; not the model's name (`임베딩 모델`).
+    ("임베딩을", Phase::Inference),
+    ("임베딩 중", Phase::Inference),
+    ("임베딩할", Phase::Inference),
+    ("임베딩하", Phase::Inference),
     ("durante la inferencia", Phase::Inference),
     ("durante a inferência", Phase::Inference),
     // More of the stage words ML users write in Chinese, Japanese, Korean, Russian, Spanish and
