@@ -251,6 +251,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
+    // RMM's `bad_alloc` raised from a device memory resource with its CUDA error cut off by the
+    // paste (`MemoryError: std::bad_alloc: CUDA error at: /conda/…/librmm_…/include/rmm/mr/`): an
+    // allocation of RMM's that CUDA refused; not one naming another CUDA error
+    // (`cudaErrorIllegalAddress`), which is that error's.
+    if let Some(position) = super::find(text, "bad_alloc: CUDA error at:") {
+        let rest = &text[position..];
+        let rmm = rest.contains("/rmm/") || rest.contains("librmm");
+        let other_error = rest.contains("cudaError") && !rest.contains("cudaErrorMemoryAllocation");
+        if rmm && !other_error {
+            return Some((Family::OtherGpu, line_begin(text, position)));
+        }
+    }
     // CatBoost's GPU memory pool (`catboost/cuda/cuda_lib/memory_pool/stack_like_memory_pool.h`:
     // `CB_ENSURE_TYPE(…, TOutOfMemoryError, "Error: Out of memory. Requested " << size / MB <<
     // " MB; Free " << free / MB << " MB")`, raised as `NCudaLib::TOutOfMemoryError`).

@@ -312,6 +312,8 @@ mod s40_tests;
 #[cfg(test)]
 mod s40f1_tests;
 #[cfg(test)]
+mod s42_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -500,14 +500,22 @@ fn parse_mps(s: &str) -> Parsed {
 /// frees cached blocks and retries (the warning alone is no failure; its out-of-memory error,
 /// when the retry fails too, follows). Where the message starts: at `expandable_segments:` when
 /// the line has it, else at `memory mapping failed` (a wrap or a release without the prefix).
+///
+/// Its sibling for a block (PyTorch 2.8 and later, `[W906 … CUDACachingAllocator.cpp:3934]
+/// memory allocation failed with OOM on device 0 while trying to allocate 1000341504 bytes
+/// (free: 916848640, total: 25243287552).`), printed before the allocator's message: the same
+/// figures, exact.
 pub(super) fn expandable_map_start(text: &str) -> Option<usize> {
-    let position = super::find(text, "memory mapping failed with OOM on device")?;
-    Some(back_to(text, position, "expandable_segments:"))
+    if let Some(position) = super::find(text, "memory mapping failed with OOM on device") {
+        return Some(back_to(text, position, "expandable_segments:"));
+    }
+    super::find(text, "memory allocation failed with OOM on device")
 }
 
 /// Whether a squeezed message is that warning ([`expandable_map_start`]).
 pub(super) fn is_expandable_map(squeezed: &str) -> bool {
     squeezed.contains("memorymappingfailedwithOOMondevice")
+        || squeezed.contains("memoryallocationfailedwithOOMondevice")
 }
 
 /// The warning's figures, all in bytes: the device, the segment it tried to map, and what the
@@ -519,11 +527,11 @@ pub(super) fn expandable_map_figures(squeezed: &str, figures: &mut OomFigures) {
             .and_then(|caps| caps.get(1)?.as_str().parse::<u64>().ok())
     };
     figures.gpu_index = figures.gpu_index.or_else(|| {
-        regex!(r"memorymappingfailedwithOOMondevice(\d{1,3})")
+        regex!(r"memory(?:mapping|allocation)failedwithOOMondevice(\d{1,3})")
             .captures(squeezed)
             .and_then(|caps| caps.get(1)?.as_str().parse().ok())
     });
-    figures.tried_to_allocate_bytes = number(regex!(r"whiletryingtomap(\d+)bytes"))
+    figures.tried_to_allocate_bytes = number(regex!(r"whiletryingto(?:map|allocate)(\d+)bytes"))
         .map(crate::model::Bytes)
         .or(figures.tried_to_allocate_bytes);
     figures.free_bytes = number(regex!(r"\(free:(\d+)(?:bytes)?[,)]"))
@@ -540,7 +548,9 @@ pub(super) fn expandable_map_continuation(text: &str) -> Continuation {
     let trimmed = text.trim_start();
     let next = [
         "memory mapping failed",
+        "memory allocation failed",
         "while trying to map",
+        "while trying to allocate",
         "(free:",
         "total:",
     ];
