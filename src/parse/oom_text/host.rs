@@ -69,6 +69,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Host(HostKind::OomKiller), begin));
         }
     }
+    // Slurm's cgroup plugin after the kernel killed a task of the job's step for the step's
+    // memory limit (`task_cgroup_memory.c`: `Detected %u oom-kill event(s) in %ps. Some of your
+    // processes may have been killed by the cgroup out-of-memory handler.`, logged by
+    // `slurmstepd`; older releases `… in step %u.%u cgroup`): the host's memory.
+    if let Some(found) = regex!(r"Detected \d+ oom[-_]kill event").find(text) {
+        return Some((Family::Host(HostKind::OomKiller), found.start()));
+    }
     // The user-space OOM killers of desktop Linux: earlyoom (`kill.c` `kill_process`:
     // `sending SIGTERM to process %d uid %d "%s": oom_score %d, VmRSS %lld MiB, cmdline "%s"`,
     // after `low memory! at or below SIGTERM limits: …`) and systemd-oomd (`oomd-util.c`

@@ -38,3 +38,16 @@ fn the_allocators_block_warning_gives_exact_figures() {
     assert_eq!(figures.free_bytes.map(|b| b.0), Some(916848640));
     assert_eq!(figures.total_capacity_bytes.map(|b| b.0), Some(25243287552));
 }
+
+#[test]
+fn slurms_oom_kill_event_is_the_hosts() {
+    let slurm = "slurmstepd-gpu20-15: error: Detected 1 oom-kill event(s) in StepId=9411285.0. \
+                 Some of your processes may have been killed by the cgroup out-of-memory handler.\n";
+    let messages = parse_text(slurm);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(!messages[0].is_gpu_oom);
+    // Not a line that only names the killer's words in passing.
+    assert!(parse_text("the oom-kill events are counted by slurm\n")
+        .iter()
+        .all(|message| !message.is_gpu_oom));
+}
