@@ -1054,35 +1054,35 @@ fn told_script(text: &str) -> Option<&str> {
 /// The script told with the verb at word `at` ([`told_script`]); `after`: the verb may follow
 /// `after`.
 fn told_at<'a>(words: &[&'a str], at: usize, after: bool) -> Option<&'a str> {
-    {
-        let lower = words[at].to_ascii_lowercase();
-        let before = at
-            .checked_sub(1)
-            .map_or(String::new(), |i| words[i].to_ascii_lowercase());
-        let two_before = at
-            .checked_sub(2)
-            .map_or(String::new(), |i| words[i].to_ascii_lowercase());
-        let verb = matches!(
-            lower.as_str(),
-            "run" | "running" | "ran" | "execute" | "executing" | "executed" | "use" | "using"
-        ) && (matches!(
-            before.as_str(),
-            "i" | "we" | "when" | "while" | "once" | "i'm" | "we're"
-        ) || (after && before == "after")
-            || (before == "to"
-                && matches!(
-                    two_before.as_str(),
-                    "trying" | "try" | "tried" | "attempting" | "attempt"
-                )));
-        if !verb {
-            return None;
-        }
-        let script = words[at + 1..]
-            .iter()
-            .find(|word| !matches!(**word, "file" | "the" | "my" | "script" | "python" | "this"))?
-            .trim_end_matches('.');
-        (script.len() > 3 && script.ends_with(".py")).then_some(script)
+    let verb = words[at].to_ascii_lowercase();
+    if !matches!(
+        verb.as_str(),
+        "run" | "running" | "ran" | "execute" | "executing" | "executed" | "use" | "using"
+    ) {
+        return None;
     }
+    let word = |back: usize| {
+        at.checked_sub(back)
+            .map_or(String::new(), |i| words[i].to_ascii_lowercase())
+    };
+    let (before, two_before) = (word(1), word(2));
+    let told = matches!(
+        before.as_str(),
+        "i" | "we" | "when" | "while" | "once" | "i'm" | "we're"
+    ) || (after && before == "after")
+        || (before == "to"
+            && matches!(
+                two_before.as_str(),
+                "trying" | "try" | "tried" | "attempting" | "attempt"
+            ));
+    if !told {
+        return None;
+    }
+    let script = words[at + 1..]
+        .iter()
+        .find(|word| !matches!(**word, "file" | "the" | "my" | "script" | "python" | "this"))?
+        .trim_end_matches('.');
+    (script.len() > 3 && script.ends_with(".py")).then_some(script)
 }
 
 /// The words after a launcher (`python`, `python3`, `torchrun`, `accelerate launch`,

@@ -754,6 +754,14 @@ fn glued_progress(word: &str) -> bool {
     })
 }
 
+/// Whether the word goes on as a file's or an identifier's name (`finetune.py`,
+/// `inference_server`): a name, not the stage's noun.
+fn part_of_a_name(lower: &str, word: Word<'_>) -> bool {
+    lower[word.end..]
+        .strip_prefix(['.', '_'])
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+}
+
 /// A noun of the training itself (`training`, `fine-tuning`, `pretraining`).
 fn training_noun(word: &str) -> bool {
     matches!(
@@ -1258,15 +1266,8 @@ fn running_the_training(lower: &str, words: &[Word<'_>], index: usize) -> Option
     // (Session 34: a fine-tune named as a noun, `OOM when running fine-tune in 4 A100`; not a
     // script's name, `when running finetune.py`, the job's command.)
     let noun = matches!(words[index].text, "fine-tune" | "finetune")
-        && !lower[words[index].end..]
-            .strip_prefix(['.', '_'])
-            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphanumeric()));
-    if !noun
-        && !matches!(
-            words[index].text,
-            "training" | "fine-tuning" | "finetuning" | "pretraining" | "pre-training" | "epoch"
-        )
-    {
+        && !part_of_a_name(lower, words[index]);
+    if !noun && !training_noun(words[index].text) && words[index].text != "epoch" {
         return None;
     }
     let mut verb = index.checked_sub(1)?;
@@ -1303,9 +1304,7 @@ fn attempted_inference(lower: &str, words: &[Word<'_>], index: usize) -> Option<
         return None;
     }
     // The noun as a name's part is another thing (`inference server`, `inference.py`).
-    if lower[words[index].end..]
-        .strip_prefix(['.', '_'])
-        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+    if part_of_a_name(lower, words[index])
         || words.get(index + 1).is_some_and(|next| {
             matches!(
                 next.text,
