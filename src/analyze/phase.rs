@@ -1205,3 +1205,5 @@ mod s40f4_tests;
 mod s41_tests;
 #[cfg(test)]
 mod s42_tests;
+#[cfg(test)]
+mod s43_tests;

@@ -671,7 +671,7 @@ pub fn stage_for(
     for prose in lines {
         let text = prose.text.as_str();
         // A quoted line (`> …`) is another person's words.
-        if is_log_output(text) || text.trim_start().starts_with('>') {
+        if is_log_output(text) || text.trim_start().starts_with('>') || script_comment(prose) {
             continue;
         }
         let (joined, span) = paragraph(prose);
@@ -1169,6 +1169,63 @@ fn is_log_output(text: &str) -> bool {
         first.is_some_and(is_cjk) && matches!((clause, quoted), (Some(c), Some(q)) if c < q)
     };
     timestamp || (location && !quoting())
+}
+
+/// A comment of a script the reporter pasted, among its statements (`# Load model` over `model =
+/// AutoAWQForCausalLM.from_pretrained(…)`, then `# Quantize`): a heading of the script's
+/// steps, all of which the script runs, not the step that failed. Not a comment that names the
+/// failure (`# OOM here`) or holds an error, nor a markdown heading (an issue's title), which
+/// no statement surrounds.
+fn script_comment(prose: &ProseLine) -> bool {
+    let text = prose.text.trim_start();
+    let Some(comment) = text.strip_prefix('#') else {
+        return false;
+    };
+    // A heading is short; a longer comment may tell what the code is for, and an error pasted
+    // as a comment (`# OSError: Can't load the model …`) is the failure's own line.
+    let lower = comment.to_lowercase();
+    if comment.starts_with('#')
+        || comment.split_whitespace().count() > 6
+        || lower.contains("error")
+        || lower.contains("exception")
+        || names_the_failure(&lower)
+    {
+        return false;
+    }
+    let statement = |line: &Option<String>| {
+        line.as_deref().is_some_and(|line| {
+            let line = line.trim_start();
+            [
+                "import ", "from ", "for ", "with ", "def ", "print(", "return ",
+            ]
+            .iter()
+            .any(|start| line.starts_with(start))
+                || assignment_or_call(line)
+        })
+    };
+    statement(&prose.after) || statement(&prose.before)
+}
+
+/// A statement that assigns (`model = f(…)`, `a, b = …`, `x += 1`) or calls (`model.quantize(…)`):
+/// a name first, then `=` (not `==`) or `(`.
+fn assignment_or_call(line: &str) -> bool {
+    if !line.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return false;
+    }
+    // The name (a space only after a comma: `a, b = …`), then spaces.
+    let mut name_end = line.len();
+    let mut previous = ' ';
+    for (at, c) in line.char_indices() {
+        let name = c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']' | ',');
+        if !(name || (c == ' ' && previous == ',')) {
+            name_end = at;
+            break;
+        }
+        previous = c;
+    }
+    let rest = line[name_end..].trim_start_matches(' ');
+    let rest = rest.strip_prefix(['+', '-', '*', '/']).unwrap_or(rest);
+    rest.starts_with('(') || (rest.starts_with('=') && !rest.starts_with("=="))
 }
 
 /// A CJK ideograph (the unified block and its first extension).

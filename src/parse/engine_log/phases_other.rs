@@ -106,6 +106,11 @@ pub(super) const RULES: &[Rule] = &[
     rule("\"object\":\"error\"", request_error),
     rule("\"object\": \"error\"", request_error),
     rule("mistralrs_core::engine", mistralrs_step),
+    // === A quantizer at work on the model's layers (session 43); handlers at the end of this
+    // file. ===
+    rule("Applying in-situ quantization", quantizing),
+    rule("Start quantizing layer", quantizing),
+    rule(" in layer ", quantizing_module),
     // === Apps that name the stage of their own failure (session 28); handlers at the end of
     // this file. ===
     rule("Not Enough GPU memory? ", colabfold_predict),
@@ -834,6 +839,36 @@ fn request_error(text: &str, facts: &mut LineFacts) {
 fn mistralrs_step(text: &str, facts: &mut LineFacts) {
     if text.contains("step - Model failed") {
         facts.failed_phase_hint = Some(Phase::Inference);
+    }
+}
+
+/// A quantizer rewriting the model's weights: mistral.rs's in-situ quantization
+/// (`mistralrs-core/src/pipeline/isq.rs`: `Applying in-situ quantization into {dtype:?} to
+/// {n} tensors.`), AutoGPTQ's and GPTQ-for-LLaMa's per-layer loop (`auto_gptq/modeling/_base.py`
+/// `quantize`: `Start quantizing layer {i + 1}/{len(layers)}`): the conversion, which a failure
+/// after it is part of.
+fn quantizing(_text: &str, facts: &mut LineFacts) {
+    event(facts, EventKind::FormatConversion, Phase::FormatConversion);
+}
+
+/// AutoGPTQ's line for each module of a layer (`auto_gptq/modeling/_base.py` `quantize`:
+/// `Quantizing {name} in layer {i + 1}/{len(layers)}...`): the conversion, as
+/// [`quantizing`]. The words `Quantizing` and a layer's count `N/M` must both be there.
+fn quantizing_module(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("Quantizing ") else {
+        return;
+    };
+    let Some(rest) = text[at..].split(" in layer ").nth(1) else {
+        return;
+    };
+    let count = rest
+        .split(|c: char| !(c.is_ascii_digit() || c == '/'))
+        .next()
+        .unwrap_or("");
+    if count.split_once('/').is_some_and(|(done, all)| {
+        !done.is_empty() && !all.is_empty() && done.bytes().chain(all.bytes()).all(|b| b != b'/')
+    }) {
+        event(facts, EventKind::FormatConversion, Phase::FormatConversion);
     }
 }
 

@@ -135,6 +135,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::CudaError, found.start()));
     }
+    // nvdiffrast's `NVDR_CHECK_CUDA_ERROR` (`nvdiffrast/common/framework.h`: `TORCH_CHECK(!err,
+    // "Cuda error: ", cudaGetLastError(), "[", #CUDA_CALL, ";]")`, and `HIP error: ` on ROCm):
+    // the status as a number and the call that failed, `Cuda error: 2[cudaMalloc(&m_gpuPtr,
+    // bytes);]`. Status 2 is `cudaErrorMemoryAllocation` (`hipErrorOutOfMemory` in HIP).
+    if let Some(found) = regex!(r"\b(?:Cuda|HIP) error: 2\[").find(text) {
+        return Some((Family::CudaError, found.start()));
+    }
     if let Some(position) = wrapped_runtime_error(text) {
         return Some((Family::CudaError, position));
     }

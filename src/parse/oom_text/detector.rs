@@ -358,6 +358,9 @@ impl OomDetector {
                     family,
                     Family::VllmNoCacheBlocks | Family::Framework(FrameworkKind::DeviceRuntime)
                 ) && look_alike::told_in_sentence(prefix))
+                    // A raw CUDA error named in the reporter's sentence (`I tried to run it …,
+                    // but got CUDA error: out of memory.`) above the message it stands for.
+                    || (family == Family::CudaError && look_alike::told_in_prose(prefix))
                     || (family == Family::OtherGpu
                         && pytorch::expandable_map_start(message_text) == Some(0)),
             };

@@ -127,6 +127,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // alloc size supported by device is M bytes`, `cldnn` `engine.cpp`), and its word for an
     // OpenCL `CL_OUT_OF_RESOURCES` (`… reduce memory consumption (use smaller batch size, …) to
     // avoid CL_OUT_OF_RESOURCES exception`, `ocl_stream.cpp`): the device's memory.
+    // Intel Extension for PyTorch (and ipex-llm, BigDL-LLM on it) when SYCL reports
+    // `OUT_OF_RESOURCES` for an allocation (`csrc/gpu/runtime/Exception.h`, 2.x: `throw
+    // std::runtime_error("Allocation is out of device memory on current platform.")`): the XPU's
+    // memory (accelerate and axolotl's docs match it as the XPU's out-of-memory).
+    if let Some(position) = find(
+        text,
+        "Allocation is out of device memory on current platform",
+    ) {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
     if let Some(position) = find(text, "Exceeded max size of memory object allocation") {
         let begin = back_to(text, position, "[GPU]");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));

@@ -268,11 +268,12 @@ fn find_oom_killed(text: &str) -> Option<usize> {
 /// A shell's report of a process killed by SIGKILL: bash `Killed` alone on its line, with a job
 /// number (`[1]+  Killed   python train.py`) or from a script (`line 3: 4242 Killed   python
 /// x.py`), macOS `Killed: 9`, or glued to the tqdm bar it interrupted (`2.83s/it]Killed`,
-/// `?it/s]已杀死`: bash's word in a Chinese locale). Not the word inside prose. A script's report starts at the killed process's id (see
-/// [`script_kill`]).
+/// `?it/s]已杀死`: bash's word in a Chinese locale), or closing a markdown code span or fence it
+/// was pasted in (`` 已杀死` ``). Not the word inside prose. A script's report starts at the
+/// killed process's id (see [`script_kill`]).
 fn shell_killed(text: &str) -> Option<usize> {
     let found = regex!(
-        r"^\s*(?:\[\d+\][+-]?\s+)?(?:\*\*|__)?(?:Killed|已杀死)(?::\s*9)?(?:\*\*|__)?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$|ETA: \d+s(?:Killed|已杀死)\s*$|\bzsh: killed\s+\S|\[\d+\]\s+(?:[+-]\s+)?\d+\s+killed\s{2,}\S"
+        r"^\s*(?:\[\d+\][+-]?\s+)?(?:\*\*|__|`{1,3})?(?:Killed|已杀死)(?::\s*9)?(?:\*\*|__|`{1,3})?(?:\s*$|\s{2,}\S)|line \d+:\s+\d+\s+Killed(?:\s|$)|[\d?](?:it/s|s/it)\](?:Killed|已杀死)\s*$|ETA: \d+s(?:Killed|已杀死)\s*$|\bzsh: killed\s+\S|\[\d+\]\s+(?:[+-]\s+)?\d+\s+killed\s{2,}\S"
     )
     .find(text)?;
     let found_text = &text[found.start()..];

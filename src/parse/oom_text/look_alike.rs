@@ -120,6 +120,46 @@ pub(super) fn unrelated_error(text: &str) -> bool {
     found && !regex!(r"(?i)memory|vram|\boom|alloc|resource|cuda|gpu|显存|内存").is_match(text)
 }
 
+/// Whether a failure read after `prefix` (the text before it on its line) is named in the
+/// reporter's own sentence, outside any code span: at least three words of prose before it (no
+/// logger's level or source location), the last a verb of meeting it (`…according to the readme
+/// file, but got CUDA error: out of memory.`). The program's own message, if pasted, follows.
+pub(super) fn told_in_prose(prefix: &str) -> bool {
+    if regex!(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG)\b|\.py:\d+\]|[\[\]|:]\s*$").is_match(prefix) {
+        return false;
+    }
+    let words: Vec<&str> = prefix
+        .split_whitespace()
+        .map(|word| word.trim_matches(|c: char| matches!(c, ',' | ';' | '—' | '"' | '\'')))
+        .filter(|word| {
+            !word.is_empty()
+                && word.chars().all(|c| c.is_alphabetic() || c == '\'')
+                && word.chars().any(char::is_lowercase)
+        })
+        .collect();
+    let last = prefix.split_whitespace().next_back().unwrap_or("");
+    words.len() >= 3
+        && matches!(
+            last.to_ascii_lowercase().as_str(),
+            "got"
+                | "get"
+                | "gets"
+                | "getting"
+                | "encountered"
+                | "encounter"
+                | "encountering"
+                | "hit"
+                | "hitting"
+                | "meet"
+                | "met"
+                | "throws"
+                | "threw"
+                | "raised"
+                | "gives"
+                | "gave"
+        )
+}
+
 /// Whether an engine's log line read after `prefix` (the text before it on its line) is quoted
 /// in the reporter's own sentence: inside an inline code span (an odd number of backticks
 /// before it) that prose opens, at least three words of it, and no logger's level or source

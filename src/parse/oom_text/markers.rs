@@ -137,6 +137,13 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("都oom", ReportOnly),
         ("又oom", ReportOnly),
         ("爆oom", ReportOnly),
+        // `评估过程中的oom 问题` (the oom problem in the evaluation), `训练中oom`, `加载后oom`,
+        // `推理的时候oom`, `模型oom`.
+        ("的oom", ReportOnly),
+        ("中oom", ReportOnly),
+        ("后oom", ReportOnly),
+        ("候oom", ReportOnly),
+        ("型oom", ReportOnly),
         ("cudaErrorMemoryAllocation", Message),
         // PhysX's GPU allocator (cuda.rs).
         ("PxgCudaDeviceMemoryAllocator fail", Message),
@@ -200,6 +207,7 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("memory object allocation", Message),
         ("CL_OUT_OF_RESOURCES", Message),
         ("[GPU] out of GPU resources", Message),
+        ("out of device memory on current platform", Message),
         // OpenCL's device allocation failure (devices.rs).
         ("OBJECT_ALLOCATION_FAILURE", ReportOnly),
         ("[metal::malloc]", Message),
@@ -415,6 +423,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // tiny-cuda-nn's `CUDA_CHECK_THROW` text cut by a paste (`cudaMalloc(…) failed with error
         // out of memor`, cuda.rs); the whole wording holds `out of memory`.
         ("failed with error out of memor", Words),
+        // nvdiffrast's status and call (`Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]`, cuda.rs).
+        ("Cuda error: 2[", Message),
+        ("HIP error: 2[", Message),
         // TensorFlow's copy into a device tensor whose buffer could not be allocated
         // (frameworks.rs).
         ("Dst tensor is not initialized", Message),

@@ -139,6 +139,10 @@ fn went_well_cjk(after: &str) -> bool {
         "成功",
         "성공",
         "問題ありません",
+        // `정상적으로 학습이 완료되었습니다` (the training completed normally), `学習が完了`: the
+        // stage ran to its end.
+        "완료",
+        "完了",
     ];
     let end = after
         .find(['.', '。', '!', '！', '?', '？', ',', '，', '\n'])

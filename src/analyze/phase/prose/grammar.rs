@@ -238,6 +238,11 @@ const BASE_FRAME: &[&str] = &[
     "click",
     "clicked",
     "clicking",
+    // The reporter turning to the stage (`When I went to generate, it OOMed`, `when I go to
+    // train the LoRA`): what they set out to do when it failed.
+    "went",
+    "go",
+    "goes",
     "when",
     "whenever",
     "while",
@@ -375,9 +380,14 @@ pub(super) fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 out.push((word.start, words[to].end, Phase::Inference));
             }
         }
-        if let Some(from) = told_in_the_past(lower, &words, index) {
+        if let Some((from, phase)) = told_in_the_past(lower, &words, index) {
             if !guarded(lower, &words, from, index) {
-                out.push((words[from].start, word.end, Phase::TrainingStep));
+                out.push((words[from].start, word.end, phase));
+            }
+        }
+        if let Some(to) = made_media(lower, &words, index) {
+            if !guarded(lower, &words, index, to) {
+                out.push((word.start, words[to].end, Phase::Inference));
             }
         }
         if let Some(from) = running_the_training(lower, &words, index) {
@@ -1226,17 +1236,85 @@ fn run_on_inputs(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize>
     (!other_stage).then_some(next)
 }
 
+/// An image, a video or a clip made by the model, in a clause of time or an attempt, in a
+/// sentence that reports the failure (`error while trying to create an image`, `when I try to
+/// make a video it crashes`, `OOM when rendering the animation`): a generation, the model
+/// applied to the user's prompt (session 16, rule 1). `index` is the verb; the index of the
+/// made thing's noun.
+fn made_media(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    let ing = match words[index].text {
+        "creating" | "making" | "rendering" => true,
+        "create" | "make" | "render" => false,
+        _ => return None,
+    };
+    let framed = if ing {
+        index
+            .checked_sub(1)
+            .is_some_and(|i| ING_FRAME.contains(&words[i].text))
+    } else {
+        let to = index.checked_sub(1);
+        match to.map(|i| words[i].text) {
+            Some("to") => to
+                .and_then(|i| i.checked_sub(1))
+                .is_some_and(|i| BASE_FRAME.contains(&words[i].text)),
+            Some("i" | "we") => to
+                .and_then(|i| i.checked_sub(1))
+                .is_some_and(|i| matches!(words[i].text, "when" | "whenever" | "while")),
+            _ => false,
+        }
+    };
+    if !framed {
+        return None;
+    }
+    let mut next = index + 1;
+    while next < words.len().min(index + 4)
+        && matches!(
+            words[next].text,
+            "a" | "an" | "the" | "my" | "any" | "new" | "single" | "short" | "longer" | "long"
+        )
+    {
+        next += 1;
+    }
+    let noun = words.get(next)?;
+    let media = matches!(
+        noun.text,
+        "image"
+            | "images"
+            | "picture"
+            | "pictures"
+            | "photo"
+            | "photos"
+            | "video"
+            | "videos"
+            | "animation"
+            | "clip"
+            | "song"
+            | "img"
+    );
+    let from = index
+        .checked_sub(2)
+        .map_or(words[index].start, |i| words[i].start);
+    (media
+        && !lower[from..noun.end].contains([',', '.', ';', ':', '!', '?'])
+        && sentence_reports_a_failure(lower, words[index].start, noun.end))
+    .then_some(next)
+}
+
 /// A training told in the past with a word of time, in a sentence that reports the failure
 /// (`When I trained large-scale datasets, the GPU ran out of memory`): the whole story told in
 /// the past, the training was running when it failed (session 15, rule 2a). A past form alone
 /// (`a model trained for 300 epochs`) still names a stage that ended.
-fn told_in_the_past(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
-    if !matches!(
-        words[index].text,
-        "trained" | "finetuned" | "fine-tuned" | "pretrained"
-    ) {
-        return None;
-    }
+fn told_in_the_past(lower: &str, words: &[Word<'_>], index: usize) -> Option<(usize, Phase)> {
+    let phase = match words[index].text {
+        "trained" | "finetuned" | "fine-tuned" | "pretrained" => Phase::TrainingStep,
+        // A model applied to inputs, told the same way (`when I evaluated the trained model on
+        // the benchmark`, `When I generated a 1024x1024 image, it ran out of memory`).
+        "generated" | "evaluated" | "inferred" | "inferenced" | "predicted" | "transcribed"
+        | "upscaled" | "sampled" | "synthesized" | "rendered" | "captioned" | "translated" => {
+            Phase::Inference
+        }
+        _ => return None,
+    };
     let subject = index.checked_sub(1)?;
     let frame = subject.checked_sub(1)?;
     if !matches!(words[subject].text, "i" | "we")
@@ -1254,7 +1332,7 @@ fn told_in_the_past(lower: &str, words: &[Word<'_>], index: usize) -> Option<usi
     let span = &lower[words[frame].start..words[index].end];
     (!span.contains([',', '.', ';', ':'])
         && sentence_reports_a_failure(lower, words[frame].start, words[index].end))
-    .then_some(frame)
+    .then_some((frame, phase))
 }
 
 /// A word of time, a verb of running and the training as its object (`while performing the
@@ -1333,6 +1411,14 @@ fn attempted_inference(lower: &str, words: &[Word<'_>], index: usize) -> Option<
     if matches!(words[at].text, "the" | "an" | "a" | "model" | "model's") {
         at = at.checked_sub(1)?;
     }
+    // `when I went to inference, GPU0 went OOM`: the reporter turned to the stage.
+    if words[at].text == "to"
+        && at
+            .checked_sub(1)
+            .is_some_and(|went| matches!(words[went].text, "went" | "go" | "goes"))
+    {
+        at -= 1;
+    }
     let verb = words[at].text;
     if DO.contains(&verb) {
         // `trying to use inference`: the attempt before it opens the clause.
@@ -1341,7 +1427,7 @@ fn attempted_inference(lower: &str, words: &[Word<'_>], index: usize) -> Option<
                 at = to - 1;
             }
         }
-    } else if !TRY.contains(&verb) {
+    } else if !TRY.contains(&verb) && !matches!(verb, "went" | "go" | "goes") {
         return None;
     }
     let opener = at.checked_sub(1)?;

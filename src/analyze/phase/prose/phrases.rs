@@ -410,6 +410,20 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("memory when grpo", Phase::TrainingStep),
     ("oom when grpo", Phase::TrainingStep),
     ("during grpo", Phase::TrainingStep),
+    // A quantizer's calibration (GPTQ's, AWQ's and SmoothQuant's forwards over sample data to
+    // fit the scales: lmdeploy `lite auto_awq`, llm-compressor's calibration pipelines) and its
+    // packing of the quantized weights (AutoGPTQ / GPTQModel `pack_model`: `oom-kill when
+    // packing model.layers`): steps of the conversion.
+    ("during calibration", Phase::FormatConversion),
+    ("during the calibration", Phase::FormatConversion),
+    ("when calibrating", Phase::FormatConversion),
+    ("while calibrating", Phase::FormatConversion),
+    ("calibration process", Phase::FormatConversion),
+    ("when packing", Phase::FormatConversion),
+    ("while packing", Phase::FormatConversion),
+    ("during packing", Phase::FormatConversion),
+    ("packing the model", Phase::FormatConversion),
+    ("packing model", Phase::FormatConversion),
     ("quantize layer", Phase::FormatConversion),
     ("quantizing layer", Phase::FormatConversion),
     ("convert oom", Phase::FormatConversion),
@@ -717,6 +731,10 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("some queries", Phase::Inference),
     ("certain queries", Phase::Inference),
     ("high concurrency", Phase::Inference),
+    ("under load", Phase::Inference),
+    ("under heavy load", Phase::Inference),
+    ("under high load", Phase::Inference),
+    ("inference load", Phase::Inference),
     ("concurrent requests", Phase::Inference),
     ("parallel requests", Phase::Inference),
     ("multiple requests", Phase::Inference),

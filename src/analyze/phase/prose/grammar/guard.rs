@@ -15,9 +15,19 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     let sentence_end = lower[end..]
         .find(['.', '!', '?', ';', '\n'])
         .map_or(lower.len(), |at| end + at);
-    let guard = words
+    // A `but` before the hit turns to another clause: the words before it guard that clause's
+    // verb, not the hit (`my GPU doesn't have enough memory, but when I query it more than 4
+    // times it runs out`).
+    let clause_start = words
         .iter()
         .filter(|w| w.start >= sentence_start && w.end <= start)
+        .filter(|w| matches!(w.text, "but" | "however"))
+        .map(|w| w.end)
+        .next_back()
+        .unwrap_or(sentence_start);
+    let guard = words
+        .iter()
+        .filter(|w| w.start >= clause_start && w.end <= start)
         .any(|w| {
             GUARD.contains(&w.text)
                 && (w.text != "if"

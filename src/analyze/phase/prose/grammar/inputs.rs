@@ -218,7 +218,9 @@ pub(super) fn applies_to_inputs(lower: &str, words: &[Word<'_>], index: usize) -
                 "on" | "with" | "in" | "and" | "but" | "for" | "at" | "to" | "i" | "we" | "again"
             )
         });
-    if object.is_some_and(|w| NOT_INPUTS.contains(&w)) || bare_pronoun {
+    // A model queried is the model at work (`when I query it more than 4 times`).
+    let queried = matches!(words[index].text, "query" | "querying") && object == Some("it");
+    if object.is_some_and(|w| NOT_INPUTS.contains(&w)) && !queried || bare_pronoun {
         return false;
     }
     // Encoded into vectors: texts (a video's or an audio's encoding is a codec's).
