@@ -322,7 +322,41 @@ pub fn read_frames(frames: &[Frame]) -> FramesVerdict<'_> {
     }
     evaluation_inside_training(frames, &mut verdict);
     save_inside_training(frames, &mut verdict);
+    placement_inside_training(frames, &mut verdict);
     verdict
+}
+
+/// The model placed on the GPU by the training loop's own statement, the deepest frame the
+/// traceback printed of it (transformers 3.x–4.1 `Trainer.train`: `self.model =
+/// model.to(self.args.device)`; a loop's `model.cuda()` before its first step): the weights'
+/// move, not a step.
+static PLACEMENT_IN_TRAINING: FrameRule = FrameRule {
+    function: "",
+    path: "",
+    phase: Phase::WeightsLoad,
+    role: Role::Move,
+    engine: "model placement inside training",
+};
+
+fn placement_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
+    let Some((decided, under)) = under_training(frames, verdict) else {
+        return;
+    };
+    if under
+        .iter()
+        .any(|frame| frame_rule(&frame.function, &frame.file).is_some())
+    {
+        return;
+    }
+    let moves = decided
+        .code
+        .as_deref()
+        .and_then(statement_phase)
+        .is_some_and(|(phase, _)| phase == Phase::WeightsLoad);
+    if moves {
+        verdict.decided = Some((decided, &PLACEMENT_IN_TRAINING));
+        verdict.around = None;
+    }
 }
 
 /// The training-loop frame that decided the stage, if one did, and the frames deeper than it.

@@ -137,3 +137,60 @@ fn a_raw_cuda_error_told_in_a_sentence_gives_way_to_the_message_below() {
         Some(86 * 1024 * 1024)
     );
 }
+
+#[test]
+fn a_trainings_course_and_each_question_name_their_stages() {
+    for words in [
+        "The training works fine until 1000 steps and then fails with this error",
+        "as training progressed (around 3 hours), the error suddenly appeared",
+        "我正在对internvl2使用视频数据进行full finetune，显卡为单张32G V100，报错",
+    ] {
+        assert_eq!(phase_of(words), Phase::TrainingStep, "{words}");
+    }
+    for words in [
+        "this happends with any question to model",
+        "Error during rendering: out of memory",
+    ] {
+        assert_eq!(phase_of(words), Phase::Inference, "{words}");
+    }
+    // A request that starts or loads a model is no answer to it.
+    assert_ne!(
+        phase_of("the model is initialised with every request leading to CUDA out of memory"),
+        Phase::Inference
+    );
+}
+
+#[test]
+fn a_chinese_habit_asked_with_a_question_mark_is_reported() {
+    let text = "您好，我在训练mmdetction的时候，每次都是训练600~1000steps之后会报错？\n\nERROR: \
+                Unexpected bus error encountered in worker. This might be caused by insufficient \
+                shared memory (shm).\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::TrainingStep);
+}
+
+#[test]
+fn a_process_killed_by_the_system_in_chinese_is_the_hosts() {
+    let text = "# 模型加载进程被系统终止\n\n加载进程在57%时仍被系统杀死\n";
+    let report = explain_text(text);
+    assert!(!report.is_gpu_oom, "{report:#?}");
+    assert!(report.verdict.headline.contains("killed"), "{report:#?}");
+}
+
+#[test]
+fn the_model_moved_by_the_training_loops_own_statement_is_the_load() {
+    let text =
+        "Traceback (most recent call last):\n  File \"/x/transformers/trainer.py\", line 622, \
+                in train\n    self.model = model.to(self.args.device)\n  File \"/x/torch/nn/\
+                modules/module.py\", line 607, in to\n    return self._apply(convert)\n\
+                RuntimeError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 0; 10.92 GiB \
+                total capacity; 10.30 GiB already allocated; 3.50 MiB free; 10.35 GiB reserved \
+                in total by PyTorch)\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::WeightsLoad);
+    // The loop's step below it is still the step.
+    let step = "Traceback (most recent call last):\n  File \"/x/transformers/trainer.py\", line \
+                1329, in train\n    tr_loss_step = self.training_step(model, inputs)\n\
+                RuntimeError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 0; 10.92 GiB \
+                total capacity; 10.30 GiB already allocated; 3.50 MiB free; 10.35 GiB reserved \
+                in total by PyTorch)\n";
+    assert_eq!(explain_text(step).phase.failed_in, Phase::TrainingStep);
+}

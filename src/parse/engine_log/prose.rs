@@ -589,8 +589,18 @@ pub(super) const MARKERS: &[&str] = &[
     "uring segmentation",
     "uring embedding",
     "uring test",
-    // Session 43: a server under load, a past told with a model's verb (`when I evaluated the
+    // Session 43: each question put to the model, a rendering, the training's course, how
+    // far it went fine (`fine until 1000 steps`), a server under load, a past told with a model's verb (`when I evaluated the
     // model`), media made (`trying to create an image`, `when I render a video`).
+    "ny question",
+    "very question",
+    "ach question",
+    "ny prompt",
+    "very prompt",
+    "ach prompt",
+    "uring rendering",
+    "raining progress",
+    "ine until",
     "nder load",
     "nder heavy load",
     "nder high load",

@@ -45,10 +45,13 @@ pub(super) const RULES: &[Rule] = &[
     rule("Compiling OpenCL Kernel with ", lightgbm_kernel_build),
     // mmcv's progress bar (session 27).
     rule(" task/s, elapsed: ", mmcv_progress),
+    // … and its first line, before any task is done (session 43).
+    rule(", elapsed: 0s, ETA:", mmcv_progress),
 ];
 
 /// mmcv's `ProgressBar` (`mmcv/utils/progressbar.py`, 1.x: `[>>>>>>    ] 3217/3849, 4.0 task/s,
-/// elapsed: 799s, ETA: 157s`), which OpenMMLab's `single_gpu_test` / `multi_gpu_test`
+/// elapsed: 799s, ETA: 157s`; `start` prints `[          ] 0/500, elapsed: 0s, ETA:` before the
+/// first task), which OpenMMLab's `single_gpu_test` / `multi_gpu_test`
 /// (`mmdet/apis/test.py`, `mmseg/apis/test.py`) draw over the evaluation set, from the
 /// evaluation hook inside training or from `tools/test.py`: the model runs on the evaluation
 /// images.

@@ -213,10 +213,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     // A reporter's words for a kill of the process with no signal named (`when run "python
     // text_generation_hf.py", loading model was Killed`, `the training got killed`,
-    // `程序在加载模型中被kill了`, the program was killed while loading the model): the kernel's
+    // `程序在加载模型中被kill了`, the program was killed while loading the model; `加载进程在57%时
+    // 仍被系统杀死`, killed by the system, `被系统终止`, terminated by it): the kernel's
     // kill of a process out of host memory, the commonest reading. Not a worker `killed by
     // signal: Bus error` (shared memory, not_oom.rs) or a named signal other than SIGKILL.
-    if let Some(found) = regex!(r"(?i)\b(?:was|got|been|were) killed\b|被kill|被杀").find(text) {
+    if let Some(found) =
+        regex!(r"(?i)\b(?:was|got|been|were) killed\b|被kill|被杀|被系统(?:杀|终止|kill)")
+            .find(text)
+    {
         let after = text[found.end()..].trim_start().to_ascii_lowercase();
         // Killed by someone or something other than the system (`got Killed by someone`, a
         // worker `killed by signal: Bus error`) is not the host's memory.

@@ -275,6 +275,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("e killed", Words),
         ("被kill", Words),
         ("被杀", Words),
+        // … by the system (`加载进程在57%时仍被系统杀死`, `被系统终止了`).
+        ("被系统", Words),
         ("oom-kill", Message),
         ("OOMKilled", Message),
         // `exited with code 137`, kubectl describe `Exit Code:    137`, `exitCode: 137`, docker

@@ -82,7 +82,15 @@ pub(super) fn mixed_script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             if rest.starts_with(|c: char| c.is_ascii()) || after.starts_with("  ") {
                 continue;
             }
-            if TIME.iter().any(|time| rest.starts_with(time)) && !denied(lower, at, word) {
+            // Or the progressive `正在` earlier in its clause (`我正在对internvl2…进行full
+            // finetune，…报错`, I was in the middle of a full finetune of internvl2: …).
+            let clause_start = lower[..at]
+                .rfind(['，', '。', ',', '；', '\n'])
+                .unwrap_or(0);
+            let progressive = lower[clause_start..at].contains("正在");
+            if (TIME.iter().any(|time| rest.starts_with(time)) || progressive)
+                && !denied(lower, at, word)
+            {
                 out.push((at, end, *phase));
                 break;
             }

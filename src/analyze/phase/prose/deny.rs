@@ -162,8 +162,17 @@ fn went_well_cjk(after: &str) -> bool {
 
 /// Chinese `X的Y`: the stage words modify the noun after them (`inference的convert`, the
 /// inference folder's convert script; `训练的数据`, the training data), unless that noun is a
-/// time or a stage (`训练的时候`, while training; `推理的过程中`, during inference).
+/// time or a stage (`训练的时候`, while training; `推理的过程中`, during inference); and the
+/// stage's code or script (`推理相关代码`, `训练脚本`).
 fn modifies_a_noun(after: &str) -> bool {
+    // `推理相关代码：` (the inference-related code:), `训练代码`, `推理脚本`: the code of the
+    // stage, shown or named, not the stage that failed.
+    if ["相关代码", "相关的代码", "代码", "脚本"]
+        .iter()
+        .any(|noun| after.starts_with(noun))
+    {
+        return true;
+    }
     let Some(rest) = after.strip_prefix('的') else {
         return false;
     };
@@ -183,9 +192,20 @@ fn asks_whether(lower: &str, at: usize, after: &str) -> bool {
     let start = lower[..at].rfind(STOPS).map_or(0, |stop| {
         stop + lower[stop..].chars().next().map_or(1, char::len_utf8)
     });
-    let why = ["为什么", "为何", "怎么", "why"]
-        .iter()
-        .any(|word| lower[start..at].contains(word) || sentence.contains(word));
+    // (Nor a habit reported with a question mark, as Chinese requests for help often end:
+    // `每次都是训练600~1000steps之后会报错？`, every time it fails after 600–1000 steps.)
+    let why = [
+        "为什么",
+        "为何",
+        "怎么",
+        "why",
+        "每次",
+        "总是",
+        "一直",
+        "经常",
+    ]
+    .iter()
+    .any(|word| lower[start..at].contains(word) || sentence.contains(word));
     !why && sentence
         .find(['?', '？'])
         .is_some_and(|question| sentence[..question].contains('会'))

@@ -106,7 +106,16 @@ pub(super) fn named_model_load_english(lower: &str) -> Vec<(usize, usize, Phase)
             let data = clause.split_whitespace().take(4).any(|word| {
                 matches!(
                     word.trim_matches(|c: char| !c.is_ascii_alphanumeric()),
-                    "dataset" | "data" | "images" | "image" | "file" | "csv" | "video"
+                    "dataset"
+                        | "datasets"
+                        | "data"
+                        | "images"
+                        | "image"
+                        | "file"
+                        | "files"
+                        | "csv"
+                        | "video"
+                        | "videos"
                 )
             });
             // Another model than the one that failed (`I tried to load another model with no

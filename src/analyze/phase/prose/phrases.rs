@@ -14,6 +14,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("during the training phase", Phase::TrainingStep),
     ("during the training stage", Phase::TrainingStep),
     ("during the training process", Phase::TrainingStep),
+    // The training's course (`as training progressed (around 3 hours), the error appeared`).
+    ("as training progressed", Phase::TrainingStep),
+    ("as the training progressed", Phase::TrainingStep),
+    ("as training progresses", Phase::TrainingStep),
+    ("as the training progresses", Phase::TrainingStep),
     ("during the process of training", Phase::TrainingStep),
     ("while training", Phase::TrainingStep),
     ("when training", Phase::TrainingStep),
@@ -731,6 +736,16 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("some queries", Phase::Inference),
     ("certain queries", Phase::Inference),
     ("high concurrency", Phase::Inference),
+    // Each question or prompt put to the model fails (`this happens with any question to the
+    // model`): the model answering requests. (Not `every request`: a request may start an
+    // instance or load a model, `the model is initialised with every request`.)
+    ("any question", Phase::Inference),
+    ("every question", Phase::Inference),
+    ("each question", Phase::Inference),
+    ("any prompt", Phase::Inference),
+    ("every prompt", Phase::Inference),
+    ("each prompt", Phase::Inference),
+    ("during rendering", Phase::Inference),
     ("under load", Phase::Inference),
     ("under heavy load", Phase::Inference),
     ("under high load", Phase::Inference),

@@ -357,7 +357,13 @@ pub(super) fn progress_hit(
             text(index + 1),
             Some("to" | "for" | "until" | "till" | "up")
         );
-    if !matches!(word, "after" | "reached" | "reaching" | "past") && !got_to {
+    // `The training works fine until 1000 steps and then fails`: how far it went well.
+    let fine_until = matches!(word, "until" | "till")
+        && index
+            .checked_sub(1)
+            .and_then(text)
+            .is_some_and(|w| matches!(w, "fine" | "ok" | "okay" | "well" | "normally"));
+    if !matches!(word, "after" | "reached" | "reaching" | "past") && !got_to && !fine_until {
         return None;
     }
     let mut next = index + 1;
