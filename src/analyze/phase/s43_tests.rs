@@ -194,3 +194,49 @@ fn the_model_moved_by_the_training_loops_own_statement_is_the_load() {
                 in total by PyTorch)\n";
     assert_eq!(explain_text(step).phase.failed_in, Phase::TrainingStep);
 }
+
+#[test]
+fn a_third_rounds_wordings_and_stages_are_read() {
+    // Faiss 1.x's temporary-memory stack, with its (overflowed) request.
+    let faiss =
+        "Faiss assertion 'err == cudaSuccess' failed in char* faiss::gpu::StackDeviceMemory::\
+                 Stack::getAlloc(size_t, cudaStream_t) at StackDeviceMemory.cpp:77; details: \
+                 cudaMalloc error 2 on alloc size 18446744065770205184\n";
+    let report = explain_text(faiss);
+    assert!(report.is_gpu_oom, "{report:#?}");
+    assert_eq!(
+        report
+            .oom
+            .and_then(|oom| oom.tried_to_allocate_bytes)
+            .map(|b| b.0),
+        Some(18446744065770205184)
+    );
+    // Thrust's device allocator, not the host's `bad_alloc`.
+    let thrust = "terminate called after throwing an instance of \
+                  'thrust::system::detail::bad_alloc'\n";
+    assert!(explain_text(thrust).is_gpu_oom);
+    assert!(
+        !explain_text("terminate called after throwing an instance of 'std::bad_alloc'\n")
+            .is_gpu_oom
+    );
+    // TensorFlow's session error with its tensor cut off by the reporter.
+    let tf = "在尝试训练的时候,发生 ResourceExhaustedError (see above for traceback): OOM 的错误\n";
+    assert!(explain_text(tf).is_gpu_oom);
+    for (words, phase) in [
+        (
+            "It happened at around 57000 tokens of context during a regular token decode",
+            Phase::Inference,
+        ),
+        ("The training failed midway.", Phase::TrainingStep),
+        (
+            "When deploying our training code, we schedule jobs and it runs out of memory",
+            Phase::Unknown,
+        ),
+        (
+            "在长上下文 GRPO训练（62k， max_prompt_length=60k）的时候报错",
+            Phase::TrainingStep,
+        ),
+    ] {
+        assert_eq!(phase_of(words), phase, "{words}");
+    }
+}

@@ -135,6 +135,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::CudaError, found.start()));
     }
+    // Thrust's device allocator (`thrust/system/cuda/detail/malloc_and_free.h`: a failed
+    // `cudaMalloc` throws `thrust::system::detail::bad_alloc`, whose `what()` adds the CUDA
+    // status, `std::bad_alloc: cudaErrorMemoryAllocation: out of memory`), as XGBoost's,
+    // h2o4gpu's and cuML's kernels report it: the device's memory, not the host's `bad_alloc`.
+    if let Some(position) = super::find(text, "thrust::system::detail::bad_alloc") {
+        let begin = back_to(text, position, "terminate called");
+        return Some((Family::CudaError, begin));
+    }
     // nvdiffrast's `NVDR_CHECK_CUDA_ERROR` (`nvdiffrast/common/framework.h`: `TORCH_CHECK(!err,
     // "Cuda error: ", cudaGetLastError(), "[", #CUDA_CALL, ";]")`, and `HIP error: ` on ROCm):
     // the status as a number and the call that failed, `Cuda error: 2[cudaMalloc(&m_gpuPtr,

@@ -253,6 +253,13 @@ fn faiss_start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::Faiss), found.start()));
         }
     }
+    // The temporary-memory stack of Faiss 1.x (`faiss/gpu/utils/StackDeviceMemory.cpp`
+    // `Stack::getAlloc`: `FAISS_ASSERT_FMT(err == cudaSuccess, "cudaMalloc error %d on alloc
+    // size %zu %s", …)`): status 2 is `cudaErrorMemoryAllocation`.
+    if let Some(found) = regex!(r"cudaMalloc error 2 on alloc size \d+").find(text) {
+        let begin = back_to(text, found.start(), "Faiss assertion");
+        return Some((Family::Framework(FrameworkKind::Faiss), begin));
+    }
     // (A console that wraps the message right after `alloc` leaves ` fail type …` to the next
     // line, which continues it.)
     let position = find(text, "StandardGpuResources: alloc fail").or_else(|| {
@@ -286,6 +293,7 @@ pub(super) fn parse_faiss(squeezed: &str) -> Parsed {
     parsed.figures.tried_to_allocate_bytes =
         integer_of(regex!(r"ailedtocudaMalloc(\d+)bytes"), squeezed)
             .or_else(|| integer_of(regex!(r"size(\d+)bytes\(cudaMallocerror"), squeezed))
+            .or_else(|| integer_of(regex!(r"cudaMallocerror2onallocsize(\d+)"), squeezed))
             .map(Bytes);
     parsed.figures.gpu_index = integer_of(regex!(r"allocfailtype\w+dev(\d{1,3})space"), squeezed)
         .or_else(|| {

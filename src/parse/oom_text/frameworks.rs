@@ -142,6 +142,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "OOM when allocating tensor") {
         return Some((Family::Framework(FrameworkKind::TfTensor), position));
     }
+    // TensorFlow 1.x's session error, its tensor cut off by the reporter (`ResourceExhaustedError
+    // (see above for traceback): OOM 的错误`, `… : OOM when …`): the status's own `OOM`.
+    if let Some(found) =
+        regex!(r"ResourceExhaustedError \(see above for traceback\): ?OOM\b").find(text)
+    {
+        return Some((Family::Framework(FrameworkKind::TfTensor), found.start()));
+    }
     if let Some(position) = find(text, "ran out of memory trying to allocate") {
         let begin = back_to(text, position, "Allocator (");
         return Some((Family::Framework(FrameworkKind::TfBfc), begin));

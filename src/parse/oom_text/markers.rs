@@ -365,6 +365,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("[malloc_or_wait]", Words),
         ("no memory is available", Words),
         ("ailed to cudaMalloc", Words),
+        ("cudaMalloc error 2 on alloc", Message),
+        ("thrust::system::detail::bad_alloc", Message),
         // (`alloc fail` may wrap after `alloc`: devices.rs reads that line's end.)
         ("StandardGpuResources: alloc", Words),
         // boost.compute's name of OpenCL's `CL_MEM_OBJECT_ALLOCATION_FAILURE` (devices.rs).

@@ -441,6 +441,8 @@ fn during_a_kind_of(lower: &str, words: &[Word<'_>], index: usize) -> Option<(us
         ("validation", Phase::Inference),
         // An LLM server's prompt pass (a request's prefill), as `during prefill` is read.
         ("prefill", Phase::Inference),
+        // … and its token-by-token pass (`during a regular token decode`).
+        ("decode", Phase::Inference),
         ("training", Phase::TrainingStep),
         ("fine-tuning", Phase::TrainingStep),
         ("finetuning", Phase::TrainingStep),
@@ -509,7 +511,7 @@ fn during_a_kind_of(lower: &str, words: &[Word<'_>], index: usize) -> Option<(us
     let several = kinds.len() > 1;
     let own_noun = matches!(
         words[noun].text,
-        "prefill" | "inference" | "training" | "fine-tuning" | "finetuning"
+        "prefill" | "decode" | "inference" | "training" | "fine-tuning" | "finetuning"
     );
     (kinds.iter().all(qualifies)
         && (!several || own_noun)
@@ -960,6 +962,32 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
         if super::job::names_a_set_up(clause) {
             return None;
         }
+    }
+    // `When deploying our training code`, `while reading the inference script`: the stage's
+    // word names a thing of it (its code, its data), the object of another verb.
+    if ing
+        && words.get(index + 1).is_some_and(|next| {
+            matches!(
+                next.text,
+                "code"
+                    | "codes"
+                    | "script"
+                    | "scripts"
+                    | "data"
+                    | "dataset"
+                    | "datasets"
+                    | "config"
+                    | "configs"
+                    | "framework"
+                    | "repo"
+                    | "recipe"
+                    | "example"
+                    | "examples"
+            )
+        })
+        && !ING_FRAME.contains(&words[index - 1].text)
+    {
+        return None;
     }
     // `sampling steps`, `decoding strategy`: a setting named, not the stage running.
     if words.get(index + 1).is_some_and(|next| {

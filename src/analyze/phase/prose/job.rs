@@ -214,8 +214,24 @@ fn placed_in_time(lower: &str, at: usize, end: usize, hit_words: &[&str]) -> boo
         Some("during" | "while" | "when" | "whenever" | "in" | "at" | "upon")
     );
     let rest = lower[end..].trim_start();
+    // A parenthesis of the job's settings between the stage and its word of time (`GRPO训练
+    // （62k， max_prompt_length=60k）的时候报错`): the word of time after it.
+    let after_settings = ['（', '(']
+        .iter()
+        .find(|open| rest.starts_with(**open))
+        .and_then(|open| {
+            let close = if *open == '（' { '）' } else { ')' };
+            rest.find(close)
+                .map(|at| rest[at + close.len_utf8()..].trim_start())
+        });
     let cjk = !lower[at..end].is_ascii() || rest.starts_with(|c: char| !c.is_ascii());
-    if english || cjk && AFTER.iter().any(|word| rest.starts_with(word)) {
+    if english
+        || cjk
+            && AFTER.iter().any(|word| {
+                rest.starts_with(word)
+                    || after_settings.is_some_and(|after| after.starts_with(word))
+            })
+    {
         return true;
     }
     // The object between (`训练PPO的时候`, `微调一个模型时`): a word of time later in the clause.

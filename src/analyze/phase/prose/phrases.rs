@@ -16,6 +16,10 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("during the training process", Phase::TrainingStep),
     // The training's course (`as training progressed (around 3 hours), the error appeared`).
     ("as training progressed", Phase::TrainingStep),
+    ("training failed midway", Phase::TrainingStep),
+    ("training crashed midway", Phase::TrainingStep),
+    ("midway through training", Phase::TrainingStep),
+    ("midway through the training", Phase::TrainingStep),
     ("as the training progressed", Phase::TrainingStep),
     ("as training progresses", Phase::TrainingStep),
     ("as the training progresses", Phase::TrainingStep),
