@@ -7,11 +7,14 @@
 use crate::analyze::explain::explain_text;
 use crate::model::explain::Phase;
 
-const MESSAGE: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.32 GiB (GPU 0; 10.92 \
+pub(super) const MESSAGE: &str =
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.32 GiB (GPU 0; 10.92 \
 GiB total capacity; 8.45 GiB already allocated; 1.80 GiB free; 8.48 GiB reserved in total by \
 PyTorch)\n";
 
-fn phase_of(words: &str) -> Phase {
+/// The stage read from the reporter's words above a PyTorch message (shared with later
+/// sessions' tests).
+pub(super) fn phase_of(words: &str) -> Phase {
     explain_text(&format!("{words}\n\n{MESSAGE}"))
         .phase
         .failed_in

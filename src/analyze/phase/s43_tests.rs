@@ -5,18 +5,9 @@
 //! Chinese `已杀死` in a code span, Intel's XPU wording, nvdiffrast's status, a lower-case `oom`
 //! after `的`, and a raw CUDA error told in a sentence above the message).
 
+use super::s42_tests::{phase_of, MESSAGE};
 use crate::analyze::explain::explain_text;
 use crate::model::explain::Phase;
-
-const MESSAGE: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.32 GiB (GPU 0; 10.92 \
-GiB total capacity; 8.45 GiB already allocated; 1.80 GiB free; 8.48 GiB reserved in total by \
-PyTorch)\n";
-
-fn phase_of(words: &str) -> Phase {
-    explain_text(&format!("{words}\n\n{MESSAGE}"))
-        .phase
-        .failed_in
-}
 
 #[test]
 fn a_stage_turned_to_told_in_the_past_or_made_is_the_stage() {
