@@ -865,9 +865,9 @@ fn quantizing_module(text: &str, facts: &mut LineFacts) {
         .split(|c: char| !(c.is_ascii_digit() || c == '/'))
         .next()
         .unwrap_or("");
-    if count.split_once('/').is_some_and(|(done, all)| {
-        !done.is_empty() && !all.is_empty() && done.bytes().chain(all.bytes()).all(|b| b != b'/')
-    }) {
+    let mut parts = count.split('/');
+    let counted = parts.clone().count() == 2 && parts.all(|part| !part.is_empty());
+    if counted {
         event(facts, EventKind::FormatConversion, Phase::FormatConversion);
     }
 }

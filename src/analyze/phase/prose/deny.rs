@@ -194,7 +194,7 @@ fn asks_whether(lower: &str, at: usize, after: &str) -> bool {
     });
     // (Nor a habit reported with a question mark, as Chinese requests for help often end:
     // `每次都是训练600~1000steps之后会报错？`, every time it fails after 600–1000 steps.)
-    let why = [
+    let not_asked = [
         "为什么",
         "为何",
         "怎么",
@@ -206,9 +206,10 @@ fn asks_whether(lower: &str, at: usize, after: &str) -> bool {
     ]
     .iter()
     .any(|word| lower[start..at].contains(word) || sentence.contains(word));
-    !why && sentence
-        .find(['?', '？'])
-        .is_some_and(|question| sentence[..question].contains('会'))
+    !not_asked
+        && sentence
+            .find(['?', '？'])
+            .is_some_and(|question| sentence[..question].contains('会'))
 }
 
 /// Korean's retrospective past after a stage word (`전에 학습이 돌아갔던 파라미터`, the parameters
