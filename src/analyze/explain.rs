@@ -859,6 +859,21 @@ impl Explainer {
         }
         let collected = &mut self.collected;
         collected.ooms_total += 1;
+        // An OOM named without its message (an issue's title: `OOM on preprocessing dataset`),
+        // in words that name no GPU, and the paste's own message under it is the host's
+        // (`MemoryError` at the end of the traceback): the mention named that failure.
+        if message.kind == OomKind::HostMemory && collected.later_gpu_failures.is_empty() {
+            if let Some(point) = collected.first_gpu_failure.as_ref() {
+                let mention = &collected.ooms[point.message_index];
+                if mention.kind == OomKind::NamedWithoutMessage
+                    && mention.end_line < message.line
+                    && !crate::parse::oom_text::names_the_gpu(&mention.text)
+                {
+                    collected.ooms[point.message_index].is_gpu_oom = false;
+                    collected.first_gpu_failure = None;
+                }
+            }
+        }
         // The run holding a failure is parsed eagerly from here on (its earlier lines were
         // materialized before this line was processed).
         collected.eager = true;

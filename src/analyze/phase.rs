@@ -474,6 +474,16 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         OomKind::CudaErrorOutOfMemory if message.text.contains("THCTensorRandom.cu") => {
             Some(Phase::Startup)
         }
+        // TensorFlow creating a device's CUDA context when its session starts
+        // (`core/common_runtime/gpu/gpu_device.cc` `BaseGPUDeviceFactory::CreateDevices`, 1.x–2.x:
+        // "CUDA runtime implicit initialization on GPU:%d failed. Status: %s"): before any model
+        // work.
+        _ if message
+            .text
+            .contains("CUDA runtime implicit initialization on GPU") =>
+        {
+            Some(Phase::Startup)
+        }
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
@@ -1241,3 +1251,5 @@ mod s41_tests;
 mod s42_tests;
 #[cfg(test)]
 mod s43_tests;
+#[cfg(test)]
+mod s44_tests;

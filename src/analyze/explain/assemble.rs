@@ -850,6 +850,15 @@ fn is_library_noise(text: &str) -> bool {
     };
     // (A program's own arrow or bullet before its words announcing a stage, `==> verifying
     // merged model on 16 x 4096 tokens`, is the program's line.)
+    // (A Markdown heading, `**Logs**` or `### Expected behavior`, is the reporter's: what
+    // stands above it is not the program's output.)
+    let heading = (trimmed.len() > 4 && trimmed.starts_with("**") && trimmed.ends_with("**"))
+        || trimmed.starts_with("# ")
+        || trimmed.starts_with("## ")
+        || trimmed.starts_with("### ");
+    if heading {
+        return false;
+    }
     if !(first.is_alphanumeric() || first == '[') {
         return stage_line_phase(trimmed).is_none();
     }

@@ -916,6 +916,10 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             !(denied(lower, at, phrase)
                 || stage_then_failure(lower, at + phrase.len())
                 || names_a_path(&lower[at + phrase.len()..])
+                || grammar::general_case(lower, at)
+                || ["will attempt to ", "will try to "]
+                    .iter()
+                    .any(|told| lower[..at].ends_with(told))
                 || (*phase == Phase::TrainingStep && cjk_job_word(lower, at, phrase)))
         });
         if let Some(at) = found {

@@ -860,6 +860,11 @@ pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineNa
         || has(exception, "tensorflow")
         || has(text, "ResourceExhaustedError")
         || has(text, "OOM when allocating tensor")
+        // (Its errors module, however the class is quoted: `_tensorflow.python.framework.
+        // errors_impl.InternalError: …_` in a reporter's italics; its device set-up's own
+        // words, `gpu_device.cc`.)
+        || has(text, "tensorflow.python.framework.errors_impl")
+        || has(text, "CUDA runtime implicit initialization on GPU")
     {
         return Some(EngineName::Tensorflow);
     }

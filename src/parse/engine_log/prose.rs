@@ -351,6 +351,11 @@ pub(super) const MARKERS: &[&str] = &[
     "first iteration",
     "few iterations",
     "t step ",
+    "r step ",
+    "r the step ",
+    "r iteration ",
+    "r the iteration ",
+    "n step ",
     "e sampling",
     "ing sampling",
     "ranscrib",
@@ -673,8 +678,11 @@ pub(super) const MARKERS: &[&str] = &[
     "queries",
     "oncurren",
     "requests",
-    // `after 1 or 2 generations` (`prose::grammar::ran_for_a_while`).
+    // `after 1 or 2 generations`, `following a few more code completions`
+    // (`prose::grammar::ran_for_a_while`).
     "generations",
+    "ode completions",
+    "ore completions",
     // A later run of the same work (`prose::grammar::later_run`, session 39): `the second
     // generation`, `any sequential generation`, `after the first generation`, `after some
     // images`, `the next request`.

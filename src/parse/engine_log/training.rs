@@ -78,6 +78,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("] Batch [", mxnet_speedometer),
     // The per-batch line of the PyTorch examples' loops and the VITS family (session 39).
     rule("Train Epoch: ", train_epoch_line),
+    rule("(epoch: ", visualizer_losses),
     rule("PyTorch version", versions),
     rule("Torch version", versions),
     rule("torch==", versions),
@@ -851,6 +852,20 @@ fn train_epoch_line(text: &str, facts: &mut LineFacts) {
     };
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     if digits > 0 && rest[digits..].starts_with(" [") {
+        step(facts);
+    }
+}
+
+/// The losses line of the pix2pix family's visualizer (junyanz/pytorch-CycleGAN-and-pix2pix
+/// `util/visualizer.py` `print_current_losses`: `'(epoch: %d, iters: %d, time: %.3f, data:
+/// %.3f) '` then `'%s: %.3f '` per loss; pix2pixHD and SPADE print `'(epoch: %d, iters: %d,
+/// time: %.3f) '`): an iteration of the training ran.
+fn visualizer_losses(text: &str, facts: &mut LineFacts) {
+    let Some((_, rest)) = text.split_once("(epoch: ") else {
+        return;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0 && rest[digits..].starts_with(", iters: ") {
         step(facts);
     }
 }

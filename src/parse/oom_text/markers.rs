@@ -354,6 +354,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // TensorRT-LLM's KV-cache manager: one sequence does not fit (frameworks.rs).
         ("maxTokensInPagedKvCache", Message),
         ("Resource exhausted", Message),
+        // A title naming XLA's error with the TPU's memory (`HBM0 RESOURCE_EXHAUSTED error when
+        // loading 8b models`, mention.rs).
+        ("RESOURCE_EXHAUSTED error", Message),
         // ggml-vulkan, PyTorch's cut cudaMallocAsync message and allocator fragments, accelerate.
         ("Device memory allocation of size", Message),
         // … newer ggml-vulkan (`ggml_vk_create_buffer_check`: `ggml_vulkan: Memory allocation of

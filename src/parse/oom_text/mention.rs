@@ -282,6 +282,12 @@ pub fn host_failure_shown(line: &str) -> bool {
         .is_match(&lower)
 }
 
+/// Whether a line names the GPU or its memory in words of its own (`GPU`, `CUDA`, `VRAM`, a
+/// card, 显存): a mention that says so is the GPU's, whatever message follows it.
+pub fn names_the_gpu(line: &str) -> bool {
+    has_gpu_word(&line.to_ascii_lowercase()) || line.contains("显存") || line.contains("显卡")
+}
+
 /// A GPU's memory running out in the reporter's words, without the error's wording: `It ran
 /// out of VRAM as soon as I generated …`, `Ollama runs out of GPU memory with two models
 /// loaded`, or `out of memory` said of a job with a GPU named in the same sentence (`The GPU ran
@@ -403,6 +409,16 @@ fn asks_whether(lower: &str, at: usize) -> bool {
 /// same (upper case is [`oom_word`]'s).
 fn device_mention(text: &str) -> Option<usize> {
     let lower = text.to_ascii_lowercase();
+    // XLA's status named with the accelerator's memory (`We get HBM0 RESOURCE_EXHAUSTED error
+    // when loading 8b models`): the TPU's (or GPU's) HBM ran out; `RESOURCE_EXHAUSTED` alone is
+    // also gRPC's for a quota.
+    if let Some(found) =
+        regex!(r"(?:^|[^a-z0-9_])hbm\d*\s+resource_exhausted(?:$|[^a-z0-9_])").find(&lower)
+    {
+        if !asks_whether(&lower, found.start()) {
+            return Some(text.len() - text.trim_start().len());
+        }
+    }
     if let Some(found) =
         regex!(r"(?:^|[^A-Za-z0-9_])(?i:cuda|gpu|vram|xpu|hip)\s?[:\-]?\s?oom(?:$|[^A-Za-z0-9_])")
             .find(text)

@@ -53,7 +53,7 @@ mod vllm;
 pub use complete::completed_figures;
 pub use detector::{parse_text, OomDetector};
 pub use markers::{marker_finder, oom_marker_role, OomMarkerRole, OOM_MARKERS, OOM_MARKER_TABLE};
-pub use mention::host_failure_shown;
+pub use mention::{host_failure_shown, names_the_gpu};
 pub use sglang::is_token_pool_exhausted as sglang_token_pool_exhausted;
 pub use size::{is_not_available, parse_size};
 

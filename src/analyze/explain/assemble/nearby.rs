@@ -19,6 +19,17 @@ fn unclosed_parenthesis(before: &str) -> Option<&str> {
     open.last().map(|at| &before[at + 1..])
 }
 
+/// The text before an exception's repr that opens at its end (`… Unexpected
+/// err=RuntimeError('`), if it does.
+fn exception_repr_opened(before: &str) -> Option<&str> {
+    let open = before.trim_end_matches(['\'', '"']).strip_suffix('(')?;
+    let name_start = open
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |at| at + 1);
+    let name = &open[name_start..];
+    (name.ends_with("Error") || name.ends_with("Exception")).then(|| &before[..name_start])
+}
+
 /// Whether text is only a runtime's prefix of its error (`CUDA failed with error`, `CUDA
 /// error`, `RuntimeError`), with no words of an app's own.
 fn runtime_prefix(text: &str) -> bool {
@@ -77,7 +88,10 @@ pub(super) fn nearby_words<'a>(
         if let Some(at) = text.find(head.as_str()).filter(|at| *at > 0) {
             // Words in an unclosed parenthesis before the error are the ones that introduce it
             // (`Flux failed for OSB region 1 (Flux inpainting error: CUDA out of memory`).
-            let before = unclosed_parenthesis(&text[..at]).unwrap_or(&text[..at]);
+            // (An exception's repr opening the error, `err=RuntimeError('CUDA error: out of
+            // memory`, is the error's own: the words before it introduce it.)
+            let before = exception_repr_opened(&text[..at]).unwrap_or(&text[..at]);
+            let before = unclosed_parenthesis(before).unwrap_or(before);
             let words = before
                 .split_once(": ")
                 .filter(|(class, _)| class.ends_with("Error") || class.ends_with("Exception"))
@@ -92,7 +106,13 @@ pub(super) fn nearby_words<'a>(
                 }
                 _ => words,
             };
-            let introduces = words.trim_end().ends_with(':');
+            // (Or a logger's key before it: `could not load model (no success): Unexpected
+            // err=`.)
+            let trimmed = words.trim_end().to_ascii_lowercase();
+            let introduces = trimmed.ends_with(':')
+                || [" err=", ":err=", " error=", ":error="]
+                    .iter()
+                    .any(|key| trimmed.ends_with(key));
             if let Some(phase) = words_phase(words).filter(|_| introduces) {
                 return Some((message.line, phase, "the words around the error", words));
             }

@@ -57,6 +57,15 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
     if modifies_a_noun(after) {
         return true;
     }
+    // A task named by its noun (`to help super-resolution task`, `the super-resolution speed`):
+    // the field or the program's pace, not its run failing.
+    if phrase.ends_with("resolution")
+        && [" task", " network", " speed", " method", " research"]
+            .iter()
+            .any(|noun| after.starts_with(noun))
+    {
+        return true;
+    }
     if phrase.ends_with("load") && loads_a_library(after) {
         return true;
     }

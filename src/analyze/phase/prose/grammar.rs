@@ -16,8 +16,8 @@ mod guard;
 mod inputs;
 mod later_run;
 mod objects;
-pub(super) use guard::sentence_guarded;
 use guard::*;
+pub(super) use guard::{general_case, sentence_guarded};
 use inputs::*;
 use later_run::later_run;
 use objects::{converts_a_document, launches_an_app, loads_weights, memory_object};
@@ -1078,7 +1078,7 @@ fn reports_a_failure(lower: &str, end: usize) -> bool {
 /// what it was given, a server's requests or an app's inputs (session 18). The index of the
 /// last word.
 fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
-    if words[index].text != "after" {
+    if !matches!(words[index].text, "after" | "following") {
         return None;
     }
     let text = |i: usize| words.get(i).map(|w| w.text);
@@ -1105,11 +1105,14 @@ fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usiz
                     | "generations"
                     | "queries"
                     | "calls"
+                    | "completions"
             )
         )
     };
+    // (`a few more`, `3 more`: runs after others.)
+    let more = |i: usize| i + usize::from(text(i) == Some("more"));
     let counted = if text(index + 1) == Some("a") && text(index + 2) == Some("few") {
-        Some(index + 3)
+        Some(more(index + 3))
     } else if text(index + 1).is_some_and(is_count)
         && matches!(text(index + 2), Some("or" | "to"))
         && text(index + 3).is_some_and(is_count)
@@ -1117,8 +1120,18 @@ fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usiz
         // `after 1 or 2 generations`, `after 3 to 5 requests`.
         Some(index + 4)
     } else {
-        text(index + 1).is_some_and(is_count).then_some(index + 2)
+        text(index + 1)
+            .is_some_and(is_count)
+            .then_some(more(index + 2))
     };
+    // One word may name what was run (`a few more code completions`).
+    let counted = counted.map(|unit| {
+        if !runs(unit) && runs(unit + 1) && text(unit).is_some_and(|w| w.len() > 1) {
+            unit + 1
+        } else {
+            unit
+        }
+    });
     let last = if let Some(unit) = counted.filter(|&unit| runs(unit)) {
         unit
     } else if matches!(text(index + 1), Some("running" | "serving" | "working"))

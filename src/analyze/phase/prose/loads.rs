@@ -127,7 +127,12 @@ pub(super) fn named_model_load_english(lower: &str) -> Vec<(usize, usize, Phase)
                 .map(|word| word.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
                 .is_some_and(|word| matches!(word, "another" | "other" | "different"))
                 || clause.starts_with("a different ");
-            if named && !data && !another && !denied(lower, at, lead) {
+            // What a program does when it runs (`the inference engine will attempt to load the
+            // model in int8 mode`): a maintainer's account of the behaviour, not a report.
+            let described = ["will ", "would "]
+                .iter()
+                .any(|modal| lower[..at].ends_with(modal));
+            if named && !data && !another && !described && !denied(lower, at, lead) {
                 out.push((at, at + lead.len() + clause.len(), Phase::WeightsLoad));
                 break;
             }

@@ -123,6 +123,25 @@ pub(super) const JAX_CHAINER: &[FrameRule] = &[
         "chainer",
     ),
     r("update", "chainer/optimizer.py", T, Serve, "chainer"),
+    // --- spaCy: `Language.update` runs a training update (forward, backward, the optimizer)
+    // over a batch (spaCy v2 `spacy/language.py`, spacy-pytorch-transformers'
+    // `spacy_pytorch_transformers/language.py` `PyTT_Language.update`); v3's training loop is
+    // `spacy/training/loop.py` `train_while_improving` ---
+    r("update", "spacy/language.py", T, Serve, "spacy"),
+    r(
+        "update",
+        "spacy_pytorch_transformers/language.py",
+        T,
+        Serve,
+        "spacy",
+    ),
+    r(
+        "train_while_improving",
+        "spacy/training/loop.py",
+        T,
+        Serve,
+        "spacy",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

@@ -114,6 +114,34 @@ pub(super) const TORCH: &[FrameRule] = &[
         "torch",
     ),
     r("load", "torch/serialization.py", W, Stage, "torch"),
+    // `torch.load`'s inner frames, where a paste begins below `load` (torch 0.4–2.x
+    // `serialization.py`: `_load` / `_legacy_load` → `persistent_load` → `load_tensor` →
+    // `restore_location` → `default_restore_location` → `_cuda_deserialize`, which makes the
+    // storage on the device it was saved from).
+    r("_load", "torch/serialization.py", W, Stage, "torch"),
+    r("_legacy_load", "torch/serialization.py", W, Stage, "torch"),
+    r(
+        "persistent_load",
+        "torch/serialization.py",
+        W,
+        Stage,
+        "torch",
+    ),
+    r("load_tensor", "torch/serialization.py", W, Stage, "torch"),
+    r(
+        "default_restore_location",
+        "torch/serialization.py",
+        W,
+        Stage,
+        "torch",
+    ),
+    r(
+        "_cuda_deserialize",
+        "torch/serialization.py",
+        W,
+        Stage,
+        "torch",
+    ),
     // Torch7 (Lua, 2014–2018) `torch/File.lua`: `torch.load` reads a saved object back
     // (`readObject`), a model's tensors onto the GPU when they were saved from it.
     r("readObject", "torch/File.lua", W, Stage, "torch7"),

@@ -157,10 +157,26 @@ pub fn name_phase(function: &str) -> Option<Phase> {
     if builds_a_train_state(&words) {
         return Some(Phase::WeightsLoad);
     }
+    if gan_update(&words) {
+        return Some(Phase::TrainingStep);
+    }
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE_WORDS);
     let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
     one_stage(training, inference, load)
+}
+
+/// A GAN's or a pix2pix-style trainer's update of its networks: SPADE's and its followers'
+/// `run_generator_one_step` / `run_discriminator_one_step` (`trainers/pix2pix_trainer.py`),
+/// CycleGAN's and pix2pix's `optimize_parameters` (`models/*_model.py`), `update_generator`,
+/// `generator_step`: a training step of one of the networks.
+pub(in crate::analyze::phase) fn gan_update(words: &[String]) -> bool {
+    let has = |word: &str| words.iter().any(|w| w == word);
+    let network = has("generator") || has("discriminator");
+    (network && (has("step") || has("update")))
+        || words
+            .windows(2)
+            .any(|pair| pair[0] == "optimize" && pair[1] == "parameters")
 }
 
 /// A training's state built before its first step: Flax's `TrainState` (the model's

@@ -135,6 +135,24 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "a backward pass",
         ),
         (
+            // A GAN's discriminator applied (`real_logit = D(real_img)`, `pred_fake =
+            // self.netD(fake_AB.detach())`, `discriminator(images)`): only its training runs
+            // the discriminator (sampling runs the generator alone).
+            callees(code).any(|name| {
+                matches!(
+                    name,
+                    "D" | "netD"
+                        | "net_D"
+                        | "netD_A"
+                        | "netD_B"
+                        | "discriminator"
+                        | "Discriminator"
+                )
+            }),
+            Phase::TrainingStep,
+            "a GAN's discriminator applied",
+        ),
+        (
             calls(code, "step").is_some_and(|at| {
                 let name = last_name(&receiver(&code[..at])).to_ascii_lowercase();
                 name.contains("optim") || name.contains("scaler") || name == "opt"

@@ -59,7 +59,26 @@ pub(super) fn tensorflow_cpp_location(text: &str, facts: &mut LineFacts) {
             && digits > 0
             && text[at + 4 + digits..].starts_with(']')
     });
-    if named {
+    // What `import tensorflow` prints by itself, also where another library imports it and
+    // PyTorch runs the model (transformers, Keras 3, sentence-transformers): its loader
+    // opening CUDA's libraries (`stream_executor/platform/default/dso_loader.cc`,
+    // `cuda_cudart_stub.cc`), oneDNN's and TF-TRT's notes (`core/util/port.cc`,
+    // `tf2tensorrt/utils/py_utils.cc`), the CPU's instructions
+    // (`core/platform/cpu_feature_guard.cc`) and the factories' double registration (`Unable to
+    // register cuDNN factory`): TensorFlow was imported, not seen at work, and names no engine.
+    let imported = [
+        "dso_loader.cc:",
+        "cudart_stub.cc:",
+        "util/port.cc:",
+        "py_utils.cc:",
+        "cpu_feature_guard.cc:",
+        "Unable to register cu",
+    ]
+    .iter()
+    .any(|place| has(text, place));
+    if named && imported {
+        // (TensorFlow's own failure names it: `engines::engine_of_message`.)
+    } else if named {
         facts.engine(EngineName::Tensorflow, Certainty::Strong);
     } else if has(&text.replace('\\', "/"), "/xla_client/") {
         // PyTorch/XLA 1.x's XRT client, built in TensorFlow's tree from its

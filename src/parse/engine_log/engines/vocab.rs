@@ -732,9 +732,28 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
                     !word_at(line, at, name) || line[..at].to_ascii_lowercase().ends_with("candle ")
                 })
         };
+        // A program the reporter used before (`之前用ollama从没遇到…`, previously with ollama it
+        // never happened; `I previously used ollama`): the one compared with, not the one
+        // that failed.
+        let used_before = |name: &&str| {
+            line.match_indices(*name).any(|(at, _)| {
+                let before = line[..at].trim_end().to_lowercase();
+                [
+                    "之前用",
+                    "以前用",
+                    "之前使用",
+                    "以前使用",
+                    "previously used",
+                    "used to use",
+                ]
+                .iter()
+                .any(|words| before.ends_with(words))
+            })
+        };
+        let compared = |name: &&str| other_engine(name) || used_before(name);
         if spellings
             .iter()
-            .any(|name| word(line, name) && !(framework && asked(name)) && !other_engine(name))
+            .any(|name| word(line, name) && !(framework && asked(name)) && !compared(name))
         {
             if named.is_some_and(|other| other != *engine) {
                 return;

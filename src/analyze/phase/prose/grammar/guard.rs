@@ -36,6 +36,15 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     if guard {
         return true;
     }
+    // A program's behaviour told (`the inference engine will attempt to load the model in int8
+    // mode`): `will` with a verb of trying right before the hit.
+    let text = |index: usize| words.get(index).map(|w| w.text);
+    let trying = |index: usize| matches!(text(index), Some("attempt" | "try"));
+    if (from >= 2 && trying(from - 1) && text(from - 2) == Some("will"))
+        || (from >= 1 && trying(from) && text(from - 1) == Some("will"))
+    {
+        return true;
+    }
     let oom = super::super::OOM_WORDS
         .iter()
         .any(|word| lower[sentence_start..sentence_end].contains(word));
@@ -151,6 +160,10 @@ const GENERAL_CASE: &[&str] = &[
     "for example",
     "for instance",
     "e.g.",
+    // A reply's aside on the writer's own other runs (`if it is too big, this error can happen
+    // (personally I always have this problem when I try to train the m2m100 model)`).
+    "personally",
+    "in my experience",
 ];
 
 /// Whether the sentence around `start..end` makes a hit advice, a hypothetical, a negation, a
@@ -199,7 +212,7 @@ fn asks_whether(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool
 }
 
 /// Whether a [`GENERAL_CASE`] word stands before `start` in its sentence.
-pub(super) fn general_case(lower: &str, start: usize) -> bool {
+pub(in crate::analyze::phase::prose) fn general_case(lower: &str, start: usize) -> bool {
     let sentence_start = lower[..start]
         .rfind(['.', '!', '?', ';', '\n'])
         .map_or(0, |at| at + 1);

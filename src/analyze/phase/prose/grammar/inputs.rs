@@ -333,16 +333,21 @@ pub(super) fn progress_hit(
     }
     // `at step 120`, `in epoch 2`, `during epoch 3`, `the training is failed on step 10`
     // (`on` with a step, an iteration or an epoch: `OOM on batch 16` may name a batch size).
+    // (`after step 0`, `after the iteration 3`: a count named after its unit.)
+    let after_unit = word == "after"
+        && text(index + 1) == Some("the")
+        && matches!(
+            text(index + 2),
+            Some("step" | "iteration" | "iter" | "epoch")
+        );
+    let at = if after_unit { index + 1 } else { index };
     if (matches!(word, "at" | "in" | "during")
-        || (word == "on"
-            && matches!(
-                text(index + 1),
-                Some("step" | "iteration" | "iter" | "epoch")
-            )))
-        && text(index + 1).is_some_and(|w| UNITS.contains(&w) && !w.ends_with('s'))
-        && text(index + 2).is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        || ((word == "on" || word == "after")
+            && matches!(text(at + 1), Some("step" | "iteration" | "iter" | "epoch"))))
+        && text(at + 1).is_some_and(|w| UNITS.contains(&w) && !w.ends_with('s'))
+        && text(at + 2).is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()))
     {
-        return (!of_another_stage(words, index + 2)).then_some((index, index + 2));
+        return (!of_another_stage(words, at + 2)).then_some((index, at + 2));
     }
     // `when I trained to 2000 iterations`, `it trained for 300 steps, then`: a past form with
     // the count it got to (the present, `I train for 300 epochs`, says what was asked).
