@@ -866,6 +866,19 @@ fn is_library_noise(text: &str) -> bool {
     if crate::parse::text::is_glog_line(trimmed) {
         return true;
     }
+    // A tqdm bar with neither a description nor a total (`0it [00:05, ?it/s]`, over an
+    // iterable of unknown length): it names no stage, and the line announcing the work it
+    // counts stands above it.
+    let digits = trimmed.len()
+        - trimmed
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    if digits > 0
+        && trimmed[digits..].starts_with("it [")
+        && (trimmed.ends_with("it/s]") || trimmed.ends_with("s/it]"))
+    {
+        return true;
+    }
     let warning = trimmed.contains("Warning:")
         || trimmed.contains("WARNING")
         || trimmed.contains("[W ")
@@ -949,7 +962,14 @@ fn status_line_phase(text: &str) -> Option<Phase> {
     if text.starts_with([' ', '\t'])
         || trimmed.len() > 200
         || trimmed.ends_with(':')
-        || trimmed.contains('(')
+        // A call (`generate(prompt)`), not words in parentheses (`Generating forecasts for
+        // ETTh (4 time series)`).
+        || trimmed.match_indices('(').any(|(at, _)| {
+            trimmed[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        })
         || trimmed.starts_with(['#', '>', '`', '*', '-'])
         || !trimmed.bytes().any(|b| b.is_ascii_digit())
         || trimmed.contains(" --")

@@ -162,3 +162,36 @@ fn a_mention_that_names_no_gpu_is_the_hosts_message_under_it() {
                 MemoryError\n```\n";
     assert!(explain_text(text).is_gpu_oom);
 }
+
+#[test]
+fn the_second_five_batches_stages_and_mentions() {
+    // A forecasting script's announcement above bars of unknown length.
+    let text = format!(
+        "2024-11-18 16:00:54,155 - Chronos Evaluation - INFO - Generating forecasts for ETTh (4 \
+         time series)\n0it [00:04, ?it/s]\n0it [00:05, ?it/s]\nTraceback (most recent call \
+         last):\n  File \"/x/torch/nn/modules/module.py\", line 1, in forward\n    return x\n\
+         {MESSAGE}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+    // llm-compressor's GPTQ modifier and its sequential pipeline's bars.
+    for line in [
+        "2025-02-03T22:56:14.307844+0800 | on_sequential_batch_end | INFO - Quantizing \
+         model.layers.39.mlp.down_proj using 128 samples",
+        "(41/41): Calibrating:  50%|█████     | 256/512 [00:10<00:10]",
+    ] {
+        let text = format!("{line}\n{MESSAGE}\n");
+        assert_eq!(
+            explain_text(&text).phase.failed_in,
+            Phase::FormatConversion,
+            "{line}"
+        );
+    }
+    // CUDA's memory named in the reporter's words, and a title's capitals.
+    for words in [
+        "When I fold a single sequence, I get a \"RuntimeError: Out of CUDA memory\" error",
+        "# Running out of GPU Memory",
+    ] {
+        assert!(explain_text(words).is_gpu_oom, "{words}");
+    }
+    assert!(!explain_text("to avoid running out of CUDA memory, use smaller batches\n").is_gpu_oom);
+}

@@ -438,6 +438,11 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "completions",
             "captions",
             "outputs",
+            // A forecasting model's output (`Generating forecasts for ETTh (4 time series)`,
+            // the Chronos evaluation scripts).
+            "forecasts",
+            "forecast",
+            "predictions",
         ],
     ),
     // The training loop announced as it starts (`maskrcnn_benchmark.trainer INFO: Start

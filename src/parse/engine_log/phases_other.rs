@@ -111,6 +111,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("Applying in-situ quantization", quantizing),
     rule("Start quantizing layer", quantizing),
     rule(" in layer ", quantizing_module),
+    rule("Quantizing ", quantizing_with_samples),
+    rule("): Calibrating", sequential_pipeline_bar),
+    rule("): Propagating", sequential_pipeline_bar),
     // === Apps that name the stage of their own failure (session 28); handlers at the end of
     // this file. ===
     rule("Not Enough GPU memory? ", colabfold_predict),
@@ -868,6 +871,42 @@ fn quantizing_module(text: &str, facts: &mut LineFacts) {
     let mut parts = count.split('/');
     let counted = parts.clone().count() == 2 && parts.all(|part| !part.is_empty());
     if counted {
+        event(facts, EventKind::FormatConversion, Phase::FormatConversion);
+    }
+}
+
+/// llm-compressor's GPTQ and SparseGPT modifiers on each module (`llmcompressor/modifiers/
+/// quantization/gptq/base.py` `compress_modules`: `Quantizing {name} using {num_samples}
+/// samples`, 0.4–0.8, logged by loguru as `… | on_sequential_batch_end | INFO - Quantizing
+/// model.layers.39.mlp.down_proj using 128 samples`): the conversion, as [`quantizing`].
+fn quantizing_with_samples(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("Quantizing ") else {
+        return;
+    };
+    let rest = &text[at + "Quantizing ".len()..];
+    let Some((_, count)) = rest.split_once(" using ") else {
+        return;
+    };
+    let digits = count.len() - count.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0 && count[digits..].starts_with(" samples") {
+        event(facts, EventKind::FormatConversion, Phase::FormatConversion);
+    }
+}
+
+/// llm-compressor's sequential calibration pipeline, one subgraph (a layer) at a time
+/// (`llmcompressor/pipelines/sequential/pipeline.py`: tqdm bars `({i}/{n}): Calibrating` and
+/// `({i}/{n}): Propagating`): a quantizer's calibration, the conversion.
+fn sequential_pipeline_bar(text: &str, facts: &mut LineFacts) {
+    let counted = text.split("): ").next().and_then(|head| {
+        let (done, total) = head.rsplit_once('(')?.1.split_once('/')?;
+        Some(
+            !done.is_empty()
+                && !total.is_empty()
+                && done.bytes().all(|b| b.is_ascii_digit())
+                && total.bytes().all(|b| b.is_ascii_digit()),
+        )
+    });
+    if counted == Some(true) {
         event(facts, EventKind::FormatConversion, Phase::FormatConversion);
     }
 }

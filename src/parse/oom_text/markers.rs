@@ -79,6 +79,12 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("ut of vram", Words),
         ("ut of GPU memory", Words),
         ("ut of gpu memory", Words),
+        ("ut of CUDA memory", Words),
+        // (A title's capitals: `Running out of GPU Memory`.)
+        ("ut of GPU Memory", Words),
+        ("ut of CUDA Memory", Words),
+        ("ut of Video Memory", Words),
+        ("ut of cuda memory", Words),
         ("ut of video memory", Words),
         // … or left short of it (`claims not enough VRAM to load models`).
         ("enough VRAM", Words),

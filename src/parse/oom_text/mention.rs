@@ -297,9 +297,11 @@ pub fn names_the_gpu(line: &str) -> bool {
 /// RAM`, `killed`). The position of the line's first word: the whole sentence is the mention.
 fn gpu_memory_mention(text: &str) -> Option<usize> {
     let lower = without_offload(text).to_lowercase();
-    const GPU_MEMORY: [&str; 10] = [
+    const GPU_MEMORY: [&str; 11] = [
         "out of vram",
         "out of gpu memory",
+        // (`I get a "RuntimeError: Out of CUDA memory" error`.)
+        "out of cuda memory",
         "out of gpu ram",
         "out of video memory",
         "out of graphics memory",
