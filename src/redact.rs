@@ -85,6 +85,13 @@ struct Patterns {
     windows_home: Regex,
 }
 
+/// Compiles the redaction patterns now (they are otherwise compiled on first use, which is
+/// the rendering of a report): a caller with an idle thread calls this beside its own work,
+/// so that the patterns' compilation (several ms) leaves the path to the output.
+pub fn prepare() {
+    let _ = patterns();
+}
+
 #[expect(
     clippy::expect_used,
     reason = "constant patterns, compiled by every test of this module"

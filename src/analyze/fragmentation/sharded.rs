@@ -210,6 +210,9 @@ pub(super) fn first_pass_sharded_with(
     let timing = profile::phase(|| "analysis: pass 1 shards".to_string());
     let learnt: Option<Vec<Shard>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(shards);
+        // The last shard is replayed on this thread, which would otherwise only wait.
+        let mut parts = parts;
+        let here = parts.pop().map(|blocks| (parts.len(), blocks));
         for (shard, blocks) in parts.into_iter().enumerate() {
             let boundaries = if peak_on_shards {
                 checkpoints(trace.len())
@@ -234,6 +237,22 @@ pub(super) fn first_pass_sharded_with(
                     .ok(),
             );
         }
+        let last = here.map(|(shard, blocks)| {
+            let boundaries = if peak_on_shards {
+                checkpoints(trace.len())
+            } else {
+                Vec::new()
+            };
+            replay_shard(
+                blocks,
+                trace,
+                marks,
+                shard,
+                changes_ref,
+                stacks_ref,
+                &boundaries,
+            )
+        });
         handles
             .into_iter()
             .map(|handle| {
@@ -243,6 +262,7 @@ pub(super) fn first_pass_sharded_with(
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
                 })
             })
+            .chain(last.map(Some))
             .collect()
     });
     let learnt = learnt?;

@@ -73,6 +73,25 @@ impl StackTable {
         (&self.ids, &self.ends)
     }
 
+    /// The id of the stack `ids` where it is held already (the table only read: threads look
+    /// stacks up at once, as the merge does before it interns the new ones in order).
+    pub(super) fn find(&self, ids: &[u32]) -> Option<u32> {
+        let hash = hash_ids(ids);
+        let mask = self.table.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            let slot = *self.table.get(at)?;
+            if slot == 0 {
+                return None;
+            }
+            let id = (slot - 1) as usize;
+            if self.hashes.get(id) == Some(&hash) && self.get(id) == Some(ids) {
+                return Some(id as u32);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
     /// The id of the stack `ids` and whether it is new (then stored), or `None` when there
     /// are more stacks than ids can name.
     pub(super) fn intern(&mut self, ids: &[u32]) -> Option<(u32, bool)> {
@@ -137,8 +156,8 @@ mod tests {
 
     proptest::proptest! {
         /// The table gives each distinct stack one id, in order of first appearance (the
-        /// empty stack is 0), and reads each back, as a map from the ids to their position
-        /// in a list of the distinct stacks would.
+        /// empty stack is 0), finds the ones held, and reads each back, as a map from the ids
+        /// to their position in a list of the distinct stacks would.
         #[test]
         fn stack_table_interns_as_a_map_would(
             stacks in proptest::collection::vec(proptest::collection::vec(0u32..6, 0..5), 0..400),
@@ -147,6 +166,8 @@ mod tests {
             let mut plain: Vec<Vec<u32>> = vec![Vec::new()];
             for stack in &stacks {
                 let known = plain.iter().position(|seen| seen == stack);
+                // `find` gives what `intern` gives for a stack held, and nothing for a new one.
+                proptest::prop_assert_eq!(table.find(stack).map(|id| id as usize), known);
                 let (id, new) = table.intern(stack).expect("room for ids");
                 proptest::prop_assert_eq!(new, known.is_none());
                 match known {
