@@ -1206,6 +1206,63 @@
 #   The 20x target holds on both H100 hosts measured (27.4x and 28.7x median, varied); the H200
 #   hosts of sessions 36-37 gave 19.3x and 19.9x median on two hosts and 26.9x on a third (varied;
 #   their cores slower on the same build: 0.29-0.31 s against 0.19-0.20 s here).
+# Forty-fourth session (2026-12-06 09:50-11:20 UTC, helper perf44, branch perf44; base = main at
+# 6b095f16, stripped). Goal: -10 % wall on varied on a 16-core host. Four cuts of the serial path
+# after the chunks and one before them; reports byte-identical to the base's (JSON and text,
+# OOMDOC_THREADS=1 and 15 forced by the LD_PRELOAD affinity shim, varied 60 and 268 MB).
+#   - What the chunks shared (the file's cached blocks, the folds' shared values, the table of
+#     read memo starts, the runs' plan) is freed on a thread of its own, not on the main
+#     thread before the snapshot's build: the lent hosts' profiles show it as a 4-5 ms gap
+#     between "main: drop the decoder" and "build the snapshot" (VM, varied 268 MB, 15
+#     threads pinned to one core: 0.007 s, RSS -12 MiB there).
+#   - The read memo slots of each pre-scan part are counted a word at a time (count_ones with
+#     the edges masked; was a callback per set bit) before the threads that fill the table of
+#     starts begin: "main: plan the chunks" 0.006 -> 0.005 s pinned on the VM; cachegrind
+#     (varied 60 MB, 15 threads) Plan::read_starts_on -1.7M instructions.
+#   - The merge looks each part's stacks up in the fold's table on the threads that turn them
+#     into global frame ids (the table only read, `StackTable::find`), and interns on the main
+#     thread only the ones not held yet, in the parts' order (ids as before). "merge: intern
+#     stacks and streams" was 0.006 s of the host's 0.019 s merge on varied (4,000 sites);
+#     VM pinned: 0.004 -> 0.001-0.002 s, "stacks in global frame ids" (on the threads)
+#     0.013-0.015 -> 0.015-0.019 s of CPU on one core; cachegrind: StackTable::intern ~-10M,
+#     StackTable::find +9M (moved to the threads).
+#   - A JSON report's redaction patterns (src/redact.rs, ~10 regexes) are compiled on a thread
+#     started with the analysis (`redact::prepare`), not by the first string redacted:
+#     "render and write" was 0.009-0.012 s on the hosts (both shapes); on the VM, one thread,
+#     varied 268 MB, 12 alternated runs: 0.008 s every run -> 0.002-0.006 s.
+#   - Pass 1's last shard is replayed on the thread that ran the pass (it only waited for the
+#     shards): one thread fewer to start, the same 15 shards.
+#   Expected on the host from the profiles: -4 to -5 ms (the gap), -4 ms of the merge on
+#   varied, -5 to -8 ms of the render, -1 ms of the plan: ~0.015 s of ~0.31-0.37 s (4-5 %),
+#   not the -10 % asked for. UNMEASURED on a host: the `run` tool sends the checkout the
+#   session was started in (/work/main), not this worktree, so the first call found
+#   .devcarry/oomdoc (the lead's own build of 08:47) and no .devcarry/base there and stopped;
+#   copying the builds into /work/main was not allowed to this helper. The stripped builds wait
+#   in /work/perf44/.devcarry (base = 6b095f16, oomdoc = this branch) for a run from /work/main.
+# Lent host call (10:11-10:14 UTC, H100 machine, Intel Xeon, 16 cores, load 0.16 at the start,
+# 2.91 at the end; tests/device/snapshot_speed, 8 rounds, PYRUNS 3, PROFILES 1; reports of
+# every build identical, default and one thread): the only build there, main = the lead's
+# .devcarry/oomdoc (sha256 d070af7c…, built 08:47: the build of the lead's last run, which
+# the brief names 6b095f16), against itself with OOMDOC_SPLIT=16 and 4 (wrapper scripts; the
+# default is 8):
+#   - varied (576.9 MiB): Python 5.97-7.30 s (median 6.84); main 0.299-0.330 s, median 0.310
+#     (22.0x median, 19.9x best), 3.42 s CPU, peak RSS 266.2 MiB (0.462 of the file); SPLIT 16
+#     median 0.313 (paired +0.002 s, faster in 4 of 8); SPLIT 4 0.316 (+0.003 s, 3 of 8).
+#   - real (524.7 MiB): Python 5.46-5.87 s (median 5.78); main 0.248-0.273 / 0.264 (21.9x
+#     median, 22.0x best), 203.2 MiB (0.387); SPLIT 16 0.258 (-0.005 s, faster in 8 of 8);
+#     SPLIT 4 0.275 (+0.011 s, 1 of 8: the main thread waited 0.064 s for the chunks).
+#   - Finer parts gain on real only (its main thread waited 0.019 s for the chunks at SPLIT 8,
+#     0.010 s at 16), nothing on varied: the default stays 8.
+#   - Profile (main, varied): pre-scan 0.060 s, plan 0.006, chunks to 0.211 (the main thread's
+#     head 0.084, parts of ranges left 0.050), wait 0.010, merge 0.019 (frames 0.003, stacks in
+#     global frame ids 0.006, intern stacks 0.006, renumber 0.004), decode after the list
+#     0.006, the gap 0.004, build 0.002, analysis 0.049 (pass 1 shards 0.027), render 0.010:
+#     0.312 s.
+#   Considered and not done (time, and no host to measure on): pass 1's shards (0.027 s of
+#   wall against ~9 ms of CPU a shard) read the trace at every 15th entry or so each; a
+#   compact copy of each shard's entries made while the marks are written would let each read
+#   only its own, if the host's cost is memory traffic (unknown without a profile there); the
+#   tail after the list (0.006 s) decoded beside the merge.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
