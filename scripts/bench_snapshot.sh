@@ -1263,6 +1263,17 @@
 #   compact copy of each shard's entries made while the marks are written would let each read
 #   only its own, if the host's cost is memory traffic (unknown without a profile there); the
 #   tail after the list (0.006 s) decoded beside the merge.
+# Lent host call for the candidate (12:05 UTC, H100 machine, Intel Xeon, 16 cores, load 0.16 at
+# the start, 2.45 at the end; 8 rounds, PYRUNS 3; the builds carried gzipped; reports
+# identical): base = 6b095f16 stripped, cand = these cuts on main's explain work (c90883e9):
+#   - varied (576.9 MiB): Python 5.375-5.477 s (median 5.408); base 0.198-0.303 s, median
+#     0.217 (25.0x median, 27.2x best), 256.7 MiB (0.445); cand 0.188-0.242, median 0.211 (25.6x
+#     median, 28.5x best), 265.6 MiB (0.460): paired -0.006 s, faster in 5 of 8.
+#   - real (524.7 MiB): Python 5.150 s median; base 0.179 s (28.7x median); cand 0.176 s (29.3x
+#     median, 30.1x best), 203.1 MiB (0.387): paired -0.000 s, 4 of 8.
+#   This host ran both builds and Python faster than the one of 10:11 (oomdoc 0.21 s against
+#   0.31 s, Python 5.4 s against 6.8 s): the ratio moves with the host more than with these
+#   cuts (-3 % on varied). Seen on varied over the sessions: 19.3x-28.7x median.
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
