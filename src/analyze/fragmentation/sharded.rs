@@ -213,31 +213,7 @@ pub(super) fn first_pass_sharded_with(
         // The last shard is replayed on this thread, which would otherwise only wait.
         let mut parts = parts;
         let here = parts.pop().map(|blocks| (parts.len(), blocks));
-        for (shard, blocks) in parts.into_iter().enumerate() {
-            let boundaries = if peak_on_shards {
-                checkpoints(trace.len())
-            } else {
-                Vec::new()
-            };
-            let work = move || {
-                replay_shard(
-                    blocks,
-                    trace,
-                    marks,
-                    shard,
-                    changes_ref,
-                    stacks_ref,
-                    &boundaries,
-                )
-            };
-            handles.push(
-                std::thread::Builder::new()
-                    .name("oomdoc-replay".to_string())
-                    .spawn_scoped(scope, work)
-                    .ok(),
-            );
-        }
-        let last = here.map(|(shard, blocks)| {
+        let replay = move |shard, blocks| {
             let boundaries = if peak_on_shards {
                 checkpoints(trace.len())
             } else {
@@ -252,7 +228,17 @@ pub(super) fn first_pass_sharded_with(
                 stacks_ref,
                 &boundaries,
             )
-        });
+        };
+        for (shard, blocks) in parts.into_iter().enumerate() {
+            let work = move || replay(shard, blocks);
+            handles.push(
+                std::thread::Builder::new()
+                    .name("oomdoc-replay".to_string())
+                    .spawn_scoped(scope, work)
+                    .ok(),
+            );
+        }
+        let last = here.map(|(shard, blocks)| replay(shard, blocks));
         handles
             .into_iter()
             .map(|handle| {

@@ -847,13 +847,18 @@ fn mxnet_speedometer(text: &str, facts: &mut LineFacts) {
 /// / len(train_loader)))`, kept by so-vits-svc, Bert-VITS2 and GPT-SoVITS `s2_train.py`): an
 /// epoch number, then ` [` and the batch's place: a training batch ran (session 39).
 fn train_epoch_line(text: &str, facts: &mut LineFacts) {
-    let Some((_, rest)) = text.split_once("Train Epoch: ") else {
-        return;
-    };
-    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits > 0 && rest[digits..].starts_with(" [") {
+    if number_between(text, "Train Epoch: ", " [") {
         step(facts);
     }
+}
+
+/// Whether `text` holds `head`, a number, then `tail` (`Train Epoch: 3 [`).
+fn number_between(text: &str, head: &str, tail: &str) -> bool {
+    let Some((_, rest)) = text.split_once(head) else {
+        return false;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    digits > 0 && rest[digits..].starts_with(tail)
 }
 
 /// The losses line of the pix2pix family's visualizer (junyanz/pytorch-CycleGAN-and-pix2pix
@@ -861,11 +866,7 @@ fn train_epoch_line(text: &str, facts: &mut LineFacts) {
 /// %.3f) '` then `'%s: %.3f '` per loss; pix2pixHD and SPADE print `'(epoch: %d, iters: %d,
 /// time: %.3f) '`): an iteration of the training ran.
 fn visualizer_losses(text: &str, facts: &mut LineFacts) {
-    let Some((_, rest)) = text.split_once("(epoch: ") else {
-        return;
-    };
-    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits > 0 && rest[digits..].starts_with(", iters: ") {
+    if number_between(text, "(epoch: ", ", iters: ") {
         step(facts);
     }
 }
