@@ -917,9 +917,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 || stage_then_failure(lower, at + phrase.len())
                 || names_a_path(&lower[at + phrase.len()..])
                 || grammar::general_case(lower, at)
-                || ["will attempt to ", "will try to "]
-                    .iter()
-                    .any(|told| lower[..at].ends_with(told))
+                || grammar::behaviour_told(lower, at)
                 || (*phase == Phase::TrainingStep && cjk_job_word(lower, at, phrase)))
         });
         if let Some(at) = found {

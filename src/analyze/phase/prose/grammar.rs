@@ -17,7 +17,7 @@ mod inputs;
 mod later_run;
 mod objects;
 use guard::*;
-pub(super) use guard::{general_case, sentence_guarded};
+pub(super) use guard::{behaviour_told, general_case, sentence_guarded};
 use inputs::*;
 use later_run::later_run;
 use objects::{converts_a_document, launches_an_app, loads_weights, memory_object};

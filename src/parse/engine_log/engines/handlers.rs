@@ -76,10 +76,11 @@ pub(super) fn tensorflow_cpp_location(text: &str, facts: &mut LineFacts) {
     ]
     .iter()
     .any(|place| has(text, place));
-    if named && imported {
-        // (TensorFlow's own failure names it: `engines::engine_of_message`.)
-    } else if named {
-        facts.engine(EngineName::Tensorflow, Certainty::Strong);
+    // (TensorFlow's own failure names it: `engines::engine_of_message`.)
+    if named {
+        if !imported {
+            facts.engine(EngineName::Tensorflow, Certainty::Strong);
+        }
     } else if has(&text.replace('\\', "/"), "/xla_client/") {
         // PyTorch/XLA 1.x's XRT client, built in TensorFlow's tree from its
         // `third_party/xla_client/` (`E tensorflow/compiler/xla/xla_client/xla_util.cc:76] …

@@ -36,13 +36,7 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     if guard {
         return true;
     }
-    // A program's behaviour told (`the inference engine will attempt to load the model in int8
-    // mode`): `will` with a verb of trying right before the hit.
-    let text = |index: usize| words.get(index).map(|w| w.text);
-    let trying = |index: usize| matches!(text(index), Some("attempt" | "try"));
-    if (from >= 2 && trying(from - 1) && text(from - 2) == Some("will"))
-        || (from >= 1 && trying(from) && text(from - 1) == Some("will"))
-    {
+    if behaviour_told(lower, start) {
         return true;
     }
     let oom = super::super::OOM_WORDS
@@ -209,6 +203,23 @@ fn asks_whether(lower: &str, words: &[Word<'_>], from: usize, to: usize) -> bool
                 "does" | "do" | "will" | "would" | "can" | "could" | "is" | "are" | "should"
             )
         })
+}
+
+/// A program's behaviour told, not a report (`the inference engine will attempt to load the
+/// model in int8 mode`): `will` with a verb of trying right before the hit at `start`, or
+/// before the hit's own verb of trying.
+pub(in crate::analyze::phase::prose) fn behaviour_told(lower: &str, start: usize) -> bool {
+    let before = &lower[..start];
+    let rest = &lower[start..];
+    [
+        "will attempt to ",
+        "will try to ",
+        "will attempt ",
+        "will try ",
+    ]
+    .iter()
+    .any(|told| before.ends_with(told))
+        || (before.ends_with("will ") && (rest.starts_with("attempt") || rest.starts_with("try")))
 }
 
 /// Whether a [`GENERAL_CASE`] word stands before `start` in its sentence.
