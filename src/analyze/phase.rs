@@ -484,6 +484,16 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         {
             Some(Phase::Startup)
         }
+        // PyTorch counting the devices when CUDA first initialises (`c10/cuda/CUDAFunctions.cpp`
+        // `device_count_impl`, warned by `torch.cuda.is_available()` / `device_count()`: "CUDA
+        // initialization: Unexpected error from cudaGetDeviceCount(). … Error 2: out of memory"):
+        // the driver could not make the context, before any model work.
+        _ if message
+            .text
+            .contains("Unexpected error from cudaGetDeviceCount") =>
+        {
+            Some(Phase::Startup)
+        }
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
@@ -1253,3 +1263,5 @@ mod s42_tests;
 mod s43_tests;
 #[cfg(test)]
 mod s44_tests;
+#[cfg(test)]
+mod s45_tests;

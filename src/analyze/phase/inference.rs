@@ -988,6 +988,7 @@ const SCRIPT_WORDS: &[&str] = &[
     "inference",
     "predict",
     "prediction",
+    "pred",
     "demo",
     "generate",
     "generation",

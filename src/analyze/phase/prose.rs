@@ -454,6 +454,8 @@ fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 | "test"
                 | "predict"
                 | "prediction"
+                // (LongBench's and other benchmarks' `pred.py`; session 45.)
+                | "pred"
                 | "infer"
                 | "inference"
                 | "detect"

@@ -109,7 +109,7 @@ fn skip_stamps(text: &str) -> &str {
 
 /// A `print`ed line after its program's tag: a rank's (`[rank0] evaluating on …`, as torchrun's
 /// `--log-line-prefix-template` / `--tee` and scripts' own `f"[rank{rank}] …"` write it) or
-/// the loop's counter (`epoch 0: validating on …`, `step 30: …`).
+/// the loop's counter (`epoch 0: validating on …`, `step 30: …`) or Slurm's task label (`0: …`).
 fn without_tag(line: &str) -> &str {
     let line = line.trim_start();
     // A bracketed time before the tags (ColBERT's `print_message`: `[Apr 26, 20:00:44] [0]
@@ -133,6 +133,14 @@ fn without_tag(line: &str) -> &str {
             && name.starts_with(|c: char| c.is_ascii_uppercase())
             && name.chars().all(|c| c.is_ascii_alphanumeric());
         if named && rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return rest;
+        }
+    }
+    // Slurm's task label (`srun --label`: `0: Running validation on dev set`), the task's
+    // number before a colon.
+    if let Some((number, rest)) = line.split_once(": ") {
+        let task = (1..=4).contains(&number.len()) && number.bytes().all(|b| b.is_ascii_digit());
+        if task && rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
             return rest;
         }
     }
@@ -312,6 +320,10 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "prediction",
             "predictions",
             "validation",
+            // A generation begun (`*** Starting to generate 50 tokens with bs=2`, `*** Running
+            // generate`: DeepSpeed's and transformers' `bloom-inference-scripts`; session 45).
+            "generate",
+            "generation",
         ],
     ),
     (

@@ -115,6 +115,14 @@ pub(super) const RULES: &[Rule] = &[
     // ollama's own logfmt lines (`time=… level=INFO source=server.go:592 msg="…"`) and its
     // runner binary (`…/runners/cuda_v12/ollama_llama_server`).
     rule("source=server.go", ollama_line),
+    // … from the files of its start-up (0.1.x `source=dyn_ext_server.go:90 msg="Loading Dynamic
+    // llm server: …"`, the GPU discovery's `source=gpu.go:…`): Go's `slog` text format with the
+    // source file, as ollama's server prints every line (session 45; not its busy request and
+    // scheduler lines).
+    rule("source=dyn_ext_server.go", ollama_slog),
+    rule("source=gpu.go", ollama_slog),
+    // (… and the layer fitting of a model's load, `source=memory.go:…`.)
+    rule("source=memory.go", ollama_slog),
     rule("ollama_llama_server", ollama_line),
     // ollama's client errors: the runner it started died (`llm/server.go`: "llama runner
     // process has terminated: %v"), or the CLI lost its server on the default address
@@ -198,6 +206,19 @@ fn ggml_function(text: &str, facts: &mut LineFacts) {
 
 fn ollama_line(_text: &str, facts: &mut LineFacts) {
     ollama(facts);
+}
+
+/// `time=2024-03-07T10:19:15.234+03:00 level=INFO source=dyn_ext_server.go:90 msg="…"`: a Go
+/// `slog` text line with its source file, as ollama's server prints every line.
+fn ollama_slog(text: &str, facts: &mut LineFacts) {
+    let go_source = after(text, " source=").is_some_and(|rest| {
+        let file = rest.split(' ').next().unwrap_or_default();
+        file.split_once(".go:")
+            .is_some_and(|(_, line)| !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if go_source && has(text, "level=") && has(text, " msg=") {
+        ollama(facts);
+    }
 }
 
 fn llama(facts: &mut LineFacts) {

@@ -87,6 +87,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("Creating model from config: ", a1111_loading),
     rule("Model loaded in ", a1111_loaded),
     rule("Arguments: ('task(", a1111_failed_job),
+    rule("txt2img: ", a1111_console_prompt),
+    rule("img2img: ", a1111_console_prompt),
     // === The web UI's API and its job queue (session 14); handlers at the end of this file. ===
     rule("API error: ", webui_api_error),
     rule("[AgentScheduler] Task ", agent_scheduler_task_failed),
@@ -452,6 +454,15 @@ fn a1111_loaded(text: &str, facts: &mut LineFacts) {
 fn a1111_failed_job(text: &str, facts: &mut LineFacts) {
     if text.trim_start().starts_with("Arguments: ('task(") {
         facts.late_phase = Some(Phase::Inference);
+    }
+}
+
+/// AUTOMATIC1111's console prompt (`modules/txt2img.py` `txt2img`, `modules/img2img.py`
+/// `img2img`, 1.0–1.10, with `enable_console_prompts`: `print(f"\ntxt2img: {prompt}")` before
+/// the job runs): a generation the UI was asked for began (session 45).
+fn a1111_console_prompt(text: &str, facts: &mut LineFacts) {
+    if text.starts_with("txt2img: ") || text.starts_with("img2img: ") {
+        event(facts, EventKind::Request, Phase::Inference);
     }
 }
 

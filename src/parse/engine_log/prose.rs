@@ -340,6 +340,9 @@ pub(super) const MARKERS: &[&str] = &[
     "I train",
     "o generate",
     "I generate",
+    // (`when trying to evaluate Llama-8B on HAE-RAE`, `when I evaluate it`; session 45.)
+    "o evaluate",
+    "I evaluate",
     "o load",
     "I load",
     "e loading",
@@ -348,6 +351,8 @@ pub(super) const MARKERS: &[&str] = &[
     "s loading",
     " steps",
     " iterations",
+    // (`after 10 epochs we have below runtime Error`; session 45.)
+    " epochs",
     "first iteration",
     "few iterations",
     "t step ",
@@ -358,6 +363,10 @@ pub(super) const MARKERS: &[&str] = &[
     "n step ",
     "e sampling",
     "ing sampling",
+    // A sampler named before it (`when it starts running DDIM sampling`, `PLMS sampling`), or
+    // the sampling begun (`when it starts sampling`; session 45).
+    "M sampling",
+    "ts sampling",
     "ranscrib",
     "e predicting",
     "обучени",

@@ -110,6 +110,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("ran out of memory in validation step", fairseq_valid_oom),
     rule("OOM: Ran out of memory with exception", fairseq_logged_oom),
     rule("Num examples = ", unsloth_training_banner),
+    // TPUEstimator's loops (also run on GPUs: google-research BERT's `run_classifier.py`)
+    // recording their end or their error (session 45).
+    rule("_loop marked as finished", tpu_estimator_loop),
+    rule("Error recorded from ", tpu_estimator_loop),
+    // PySlowFast's per-iteration statistics (and the video repositories built on it).
+    rule("json_stats: {", slowfast_stats),
     rule("-- GLOBAL_STEP: ", coqui_step),
     rule("Booster init max CUDA memory: ", colossalai_boosted),
     // === Training progress lines of more trainers (session 15); handlers at the end. ===
@@ -1119,6 +1125,37 @@ fn fairseq_train_oom(text: &str, facts: &mut LineFacts) {
         )
     {
         facts.failed_phase_hint = Some(Phase::TrainingStep);
+    }
+}
+
+/// TensorFlow's `TPUEstimator` (`tensorflow_estimator/python/estimator/tpu/tpu_estimator.py`,
+/// TF 1.x `tensorflow/contrib/tpu`), which google-research BERT's scripts use on GPUs too:
+/// `train`, `evaluate` and `predict` record an error under their loop's name and mark the loop
+/// done in a `finally` (`error_handling.py` `ErrorRendezvous`: `logging.error('Error recorded
+/// from %s: %s', …)`, `logging.info('%s marked as finished', …)`, sources `training_loop`,
+/// `evaluation_loop`, `prediction_loop`), so the lines around the failure name the loop it
+/// ended.
+fn tpu_estimator_loop(text: &str, facts: &mut LineFacts) {
+    let phase = if has(text, "training_loop") {
+        Phase::TrainingStep
+    } else if has(text, "prediction_loop") || has(text, "evaluation_loop") {
+        Phase::Inference
+    } else {
+        return;
+    };
+    facts.failed_phase_hint = Some(phase);
+}
+
+/// PySlowFast's per-iteration statistics (`slowfast/utils/logging.py` `log_json_stats`:
+/// `json_stats: {"_type": "train_iter", …}`; before 2020 `"split": "test_iter"`), written by
+/// its meters after each iteration of the training, validation or test loop (`train_iter`,
+/// `val_iter`, `test_iter`; the epochs' summaries `train_epoch`, …): a training step ran, or
+/// the model was evaluated on a batch.
+fn slowfast_stats(text: &str, facts: &mut LineFacts) {
+    if has(text, "\"train_iter\"") {
+        step(facts);
+    } else if has(text, "\"test_iter\"") || has(text, "\"val_iter\"") {
+        super::stages::evaluation(facts);
     }
 }
 

@@ -91,6 +91,18 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("enough vram", Words),
         ("enough GPU memory", Words),
         ("enough gpu memory", Words),
+        ("enough CUDA memory", Words),
+        ("enough cuda memory", Words),
+        // … the other way round (`cuda memory not enough`, `GPU memory is insufficient`), or
+        // insufficient (`insufficient GPU memory`).
+        ("emory not enough", Words),
+        ("emory is not enough", Words),
+        ("emory was not enough", Words),
+        ("emory is insufficient", Words),
+        ("nsufficient GPU memory", Words),
+        ("nsufficient gpu memory", Words),
+        ("nsufficient CUDA memory", Words),
+        ("nsufficient cuda memory", Words),
         // LM Studio's refusal to load a model (mention.rs).
         ("Not enough resources to load", Message),
         // Ollama's scheduler giving up on placing a model's layers (mention.rs), as the CLI or

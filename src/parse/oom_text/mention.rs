@@ -297,7 +297,7 @@ pub fn names_the_gpu(line: &str) -> bool {
 /// RAM`, `killed`). The position of the line's first word: the whole sentence is the mention.
 fn gpu_memory_mention(text: &str) -> Option<usize> {
     let lower = without_offload(text).to_lowercase();
-    const GPU_MEMORY: [&str; 11] = [
+    const GPU_MEMORY: [&str; 14] = [
         "out of vram",
         "out of gpu memory",
         // (`I get a "RuntimeError: Out of CUDA memory" error`.)
@@ -309,12 +309,22 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
         // Left short of it: `LMstudio claims not enough VRAM to load models`.
         "not enough vram",
         "not enough gpu memory",
+        "not enough cuda memory",
         "not enough video memory",
         "insufficient vram",
+        "insufficient gpu memory",
+        "insufficient cuda memory",
     ];
+    // The words the other way round, as many reporters write them (`8*RTX 3090, batchsize=256,
+    // cuda memory not enough`, `GPU memory is insufficient`).
+    let after_memory =
+        regex!(r"(?:gpu|cuda|video|vram) memory (?:is |was )?(?:not enough|insufficient)")
+            .find(&lower)
+            .map(|found| found.start());
     let named = GPU_MEMORY
         .iter()
         .filter_map(|words| lower.find(words))
+        .chain(after_memory)
         .min();
     let at = named.or_else(|| {
         let at = regex!(r"out[ -]of[ -]memory").find(&lower)?.start();

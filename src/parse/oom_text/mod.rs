@@ -314,6 +314,8 @@ mod s40f1_tests;
 #[cfg(test)]
 mod s42_tests;
 #[cfg(test)]
+mod s45_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -275,6 +275,50 @@ fn named_output(code: &str, open: usize) -> Option<String> {
         .map(|field| format!("it reads `{field}` off the output, a prediction, not a loss"))
 }
 
+/// A function mapped over a data set whose name says it runs a model for its outputs, the result
+/// named for them (Hugging Face `datasets` `Dataset.map`, Ray Data `map_batches`, pandas
+/// `apply`: `emotions_hidden = emotions_encoded.map(extract_hidden_states, batched=True)`):
+/// the model applied to every example for its outputs, not trained (session 45).
+fn maps_a_model_over_data(code: &str) -> Option<String> {
+    let target = assignment_target(code)?.trim();
+    let named = words(last_name(target))
+        .last()
+        .is_some_and(|word| PREDICTION_NAMES.contains(&word.as_str()));
+    let (_, call) = ["map", "map_batches", "apply"]
+        .iter()
+        .find_map(|method| code.split_once(&format!(".{method}(")))?;
+    let function = call
+        .split([',', ')'])
+        .next()
+        .map(str::trim)
+        .filter(|name| {
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        })?;
+    const APPLY: &[&str] = &[
+        "extract",
+        "embed",
+        "encode",
+        "predict",
+        "infer",
+        "inference",
+        "generate",
+        "score",
+        "transcribe",
+        "caption",
+        "classify",
+    ];
+    let applies = words(last_name(function))
+        .iter()
+        .any(|word| APPLY.contains(&word.as_str()) || PREDICTION_NAMES.contains(&word.as_str()));
+    (named && applies).then(|| {
+        format!(
+            "maps `{function}` over a data set, a function named for a model's outputs, and \
+             names the result for them (`{target}`) with no training shown"
+        )
+    })
+}
+
 /// Whether the caller's code is named for training (a file `train.py` / `finetune_lora.py`, a
 /// function `train_step`) or for a start-up pass (`warmup`, `profile_run`, `dummy`,
 /// `capture`): a forward there is the training's, or a warm-up's, however its output is named.
@@ -724,6 +768,8 @@ pub(super) fn forward_for_outputs(inputs: &InferenceInputs<'_>) -> Option<String
             .or_else(results)
             .or_else(named)?;
         format!("runs the model `{path}` on inputs with no training shown; {sign}")
+    } else if let Some(mapped) = maps_a_model_over_data(code) {
+        mapped
     } else if let Some(gathered) = gathers_outputs(code) {
         let sign = gradients_off(inputs, at).or_else(results)?;
         format!("gathers the outputs `{gathered}` with no training shown; {sign}")
@@ -930,13 +976,15 @@ pub(super) fn loss_for_evaluation(inputs: &InferenceInputs<'_>) -> Option<String
     ))
 }
 
-/// A line of code listed before the failure that calls `backward` (an IPython cell's lines
-/// around the one that raised, `3 out.loss.backward()`; a script's source lines a rich
-/// traceback shows): the statement that failed runs the model for a training step.
+/// A line of code listed before the failure that calls `backward` or clears the gradients
+/// before the next step (an IPython cell's lines around the one that raised, `3
+/// out.loss.backward()`, `30 model.zero_grad()`; a script's source lines a rich traceback
+/// shows): the statement that failed runs the model for a training step.
 fn backward_listed<'a>(inputs: &'a InferenceInputs<'_>) -> Option<&'a ContextLine> {
     line_before(inputs, |line| {
         let code = source_text(&line.text);
-        code.contains(".backward(") && !code.trim_start().starts_with('#')
+        (code.contains(".backward(") || code.contains(".zero_grad("))
+            && !code.trim_start().starts_with('#')
     })
 }
 

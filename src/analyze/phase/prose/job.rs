@@ -247,11 +247,14 @@ fn placed_in_time(lower: &str, at: usize, end: usize, hit_words: &[&str]) -> boo
 }
 
 /// Whether the hit `at..end` stands in a question put to another person (`请问您在训练的时候有没有
-/// 遇到过…？`, `@user 请问您是在使用PaddleCloud训练吗？`, `did you get an OOM while training?`):
-/// not the reporter's stage.
+/// 遇到过…？`, `@user 请问您是在使用PaddleCloud训练吗？`, `did you get an OOM while training?`),
+/// or one that asks for a way to do something (`Or is there a way to directly give a value for
+/// `max_memory` when loading the model ?`, `how can I set it when training?`): not the reporter's
+/// stage.
 pub(super) fn asks_another(lower: &str, at: usize, end: usize) -> bool {
     let (start, stop) = span(lower, at, end, breaks_sentence);
-    let question = lower[stop..].starts_with(['?', '？']);
+    // (The hit may hold the question mark a space kept apart: `when loading the model ?`.)
+    let question = lower[stop..].starts_with(['?', '？']) || lower[at..end].contains(['?', '？']);
     if !question {
         return false;
     }
@@ -259,7 +262,26 @@ pub(super) fn asks_another(lower: &str, at: usize, end: usize) -> bool {
     let addressed = before.contains('您')
         || before.contains('你')
         || ascii_words(&before).any(|word| matches!(word, "you" | "your"));
-    addressed
+    let opening = before
+        .trim_start()
+        .trim_start_matches("or ")
+        .trim_start_matches("and ")
+        .trim_start();
+    let asks_a_way = [
+        "is there a way",
+        "is there any way",
+        "is there an option",
+        "is it possible",
+        "how can i",
+        "how can we",
+        "how do i",
+        "how do we",
+        "can i ",
+        "can we ",
+    ]
+    .iter()
+    .any(|words| opening.starts_with(words));
+    addressed || asks_a_way
 }
 
 #[cfg(test)]

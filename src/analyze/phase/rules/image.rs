@@ -38,6 +38,17 @@ pub(super) const QUALIFIED_KOHYA_TO_FORGE: &[FrameRule] = &[
     // `attention_split`, `attention_sub_quad`, their `wrapper`) run only inside a model's
     // forward (sampling, encoding, decoding), as `forward` of `comfy/ldm/` does.
     r("", "comfy/ldm/modules/attention.py", I, Serve, "comfyui"),
+    // ComfyUI's layers that cast their weights to the compute dtype and device at each call
+    // (`comfy/ops.py` `CastWeightBiasOp` layers: `forward` → `forward_comfy_cast_weights` →
+    // `cast_bias_weight`, 2023-2026): a forward of the model at work, not a conversion of
+    // its stored weights (session 45).
+    r(
+        "forward_comfy_cast_weights",
+        "comfy/ops.py",
+        I,
+        Serve,
+        "comfyui",
+    ),
     r("load_unet", "comfy/", W, Stage, "comfyui"),
     r("load_clip", "comfy/", W, Stage, "comfyui"),
     r("encode_from_tokens", "comfy/sd.py", I, Serve, "comfyui"),
@@ -118,6 +129,39 @@ pub(super) const QUALIFIED_A1111_SAMPLERS: &[FrameRule] = &[
         Serve,
         "automatic1111",
     ),
+    // --- CompVis latent diffusion's samplers (`ldm/models/diffusion/ddim.py` `DDIMSampler.
+    // sample` → `ddim_sampling` → `p_sample_ddim`, `plms.py` `plms_sampling` →
+    // `p_sample_plms`), copied by stable-diffusion, ControlNet, textual inversion and many
+    // research repos, and the image logging of their training (`ldm/models/diffusion/ddpm.py`
+    // and ControlNet's `cldm/cldm.py` `log_images` → `sample_log`, run by the logger callback
+    // between steps): images sampled from the model, not a training step (session 45). ---
+    r("ddim_sampling", "", I, Serve, "latent diffusion"),
+    r("p_sample_ddim", "", I, Serve, "latent diffusion"),
+    r("plms_sampling", "", I, Serve, "latent diffusion"),
+    r("p_sample_plms", "", I, Serve, "latent diffusion"),
+    r(
+        "sample",
+        "models/diffusion/ddim.py",
+        I,
+        Serve,
+        "latent diffusion",
+    ),
+    r(
+        "sample",
+        "models/diffusion/plms.py",
+        I,
+        Serve,
+        "latent diffusion",
+    ),
+    r(
+        "log_images",
+        "models/diffusion/ddpm.py",
+        I,
+        Serve,
+        "latent diffusion",
+    ),
+    r("log_images", "cldm/", I, Serve, "latent diffusion"),
+    r("sample_log", "", I, Serve, "latent diffusion"),
     // --- Session 34: AUTOMATIC1111 1.6+ and Forge `modules/sd_samplers_common.py`
     // `Sampler.launch_sampling` (called from `modules/sd_samplers_kdiffusion.py`
     // `KDiffusionSampler.sample` / `sample_img2img`, and the timestep samplers): runs the

@@ -480,6 +480,15 @@ pub(super) const BARE_NAMES: &[FrameRule] = &[
     r("valid_one_epoch", "", I, Serve, "user code"),
     r("log_validation", "", I, Serve, "diffusers"),
     r("run_on_image", "", I, Serve, "detectron2"),
+    // --- fastai's training entry points, which a notebook's traceback often keeps alone
+    // (`----> 1 learn.lr_find()`): `Learner.lr_find` (v2 `callback/schedule.py`, v1
+    // `train.py`) runs training iterations at rising learning rates; `fit_one_cycle`,
+    // `fit_flat_cos` and `fit_sgdr` (v2 `callback/schedule.py`, v1 `train.py`) run the
+    // training loop (session 45). ---
+    r("lr_find", "", T, Serve, "fastai"),
+    r("fit_one_cycle", "", T, Serve, "fastai"),
+    r("fit_flat_cos", "", T, Serve, "fastai"),
+    r("fit_sgdr", "", T, Serve, "fastai"),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

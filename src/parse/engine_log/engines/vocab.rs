@@ -675,7 +675,20 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
         ]
         .iter()
         .any(|level| line.starts_with(level));
-    if logged {
+    // TensorFlow's C++ log lines (glog's `I tensorflow/core/platform/cpu_feature_guard.cc:193]
+    // This TensorFlow binary is optimized …`), which `tensorflow_cpp_location` reads, and that
+    // note's second line, which `import tensorflow` prints by itself.
+    let cpp_logged = (cpp_location(line) && has(line, "tensorflow/"))
+        || has(
+            line,
+            "rebuild TensorFlow with the appropriate compiler flags",
+        );
+    if logged || cpp_logged {
+        return;
+    }
+    // A shell variable set (`ENGINE_DIR="." # the engine folders from TensorRT-LLM`): a set-up's
+    // contents, not the program that ran (session 45).
+    if shell_assignment(line) {
         return;
     }
     let code = line.starts_with("File \"")
@@ -766,6 +779,23 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
     // programs compared, as two engines named are. Not ComfyUI's own web UI ("ComfyUI web UI"),
     // nor Open WebUI (a chat front end).
     if named == Some(EngineName::Comfyui) && other_web_ui(line) {
+        return;
+    }
+    // A row of `pip list` naming a library other packages install with them
+    // (`pytorch-lightning             1.7.7` in an environment's listing): installed, not seen
+    // running. An application's own row (`ultralytics        8.3.173`) still names it.
+    let library = matches!(
+        named,
+        Some(
+            EngineName::Lightning
+                | EngineName::Deepspeed
+                | EngineName::Accelerate
+                | EngineName::Peft
+                | EngineName::Transformers
+                | EngineName::Diffusers
+        )
+    );
+    if library && pip_list_row(line) {
         return;
     }
     if let Some(engine) = named {
@@ -1301,4 +1331,45 @@ pub(super) fn comfyui_node_display(text: &str, facts: &mut LineFacts) {
     if named {
         facts.engine(EngineName::Comfyui, Certainty::Weak);
     }
+}
+
+/// Whether a line holds a C++ source location closed by glog's bracket
+/// (`…/cpu_feature_guard.cc:193]`).
+fn cpp_location(line: &str) -> bool {
+    [".cc:", ".cpp:", ".cu:", ".h:"].iter().any(|suffix| {
+        line.match_indices(suffix).any(|(at, found)| {
+            let rest = &line[at + found.len()..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && rest[digits..].starts_with(']')
+        })
+    })
+}
+
+/// Whether a line sets a shell variable (`ENGINE_DIR="."`, `export CUDA_HOME=/usr/local/cuda`).
+fn shell_assignment(line: &str) -> bool {
+    let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
+    line.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    })
+}
+
+/// Whether a line is a row of `pip list`: a package's name, two spaces or more, its version
+/// (`pytorch-lightning             1.7.7`).
+fn pip_list_row(line: &str) -> bool {
+    let Some((name, version)) = line.split_once("  ") else {
+        return false;
+    };
+    let version = version.trim();
+    let version = version.strip_prefix('v').unwrap_or(version);
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        && !version.contains(char::is_whitespace)
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && version.contains('.')
 }
