@@ -171,3 +171,48 @@ fn a_prediction_script_an_evaluation_and_epochs_in_the_reporters_words() {
         Phase::WeightsLoad
     );
 }
+
+#[test]
+fn an_evaluation_named_as_a_stage_and_the_step_of_training() {
+    for words in [
+        "It goes OOM at eval stage",
+        "(Only with val stage)",
+        "OOM in the validation stage",
+    ] {
+        assert_eq!(phase_of(words), Phase::Inference, "{words}");
+    }
+    assert_eq!(phase_of("the interval stage"), Phase::Unknown);
+    assert_eq!(
+        phase_of("The error was got in the step of training"),
+        Phase::TrainingStep
+    );
+}
+
+#[test]
+fn tensorflows_log_lines_stand_between_a_stage_line_and_the_failure() {
+    let text = "loading model and labels\n2023-03-15 06:09:56.391024: I tensorflow/core/\
+                platform/cpu_feature_guard.cc:193] This TensorFlow binary is optimized to use \
+                available CPU instructions.\nTo enable them in other operations, rebuild \
+                TensorFlow with the appropriate compiler flags.\n2023-03-15 06:09:57.022658: I \
+                tensorflow/stream_executor/cuda/cuda_driver.cc:733] failed to allocate 20.79G \
+                (22317891584 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n";
+    let report = explain_text(text);
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::WeightsLoad);
+}
+
+#[test]
+fn a_run_timed_before_the_failure_and_an_inference_pass_inside_training() {
+    for words in [
+        "It crashes after running for 2 hours",
+        "it crashes after running for 17.5 picoseconds",
+    ] {
+        assert_eq!(phase_of(words), Phase::Inference, "{words}");
+    }
+    let text = format!(
+        "  File \"/x/fme/fcn_training/train.py\", line 310, in train\n    \
+         self.inference_one_epoch()\n  File \"/x/fme/fcn_training/train.py\", line 402, in \
+         inference_one_epoch\n    stepper.run_on_batch(batch)\n{MESSAGE}\n"
+    );
+    assert_eq!(explain_text(&text).phase.failed_in, Phase::Inference);
+}

@@ -672,6 +672,9 @@ pub(super) const MARKERS: &[&str] = &[
     "est time",
     "est phase",
     "est stage",
+    // (`at eval stage`, `with val stage`, `in the validation stage`; session 45.)
+    "al stage",
+    "on stage",
     "esting phase",
     "nference phase",
     "nference stage",

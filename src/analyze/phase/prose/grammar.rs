@@ -1091,6 +1091,25 @@ fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usiz
             (Some("a"), Some("while"), _, _) => Some(i + 1),
             (Some("a"), Some("period"), Some("of"), Some("time")) => Some(i + 3),
             (Some("a"), Some("few"), Some("hours" | "minutes"), _) => Some(i + 2),
+            // A time counted (`after running for 2 hours`), or a simulation's (`after running
+            // for 17.5 picoseconds` of molecular dynamics; session 45).
+            (Some(count), Some(unit), _, _)
+                if is_count(count)
+                    && matches!(
+                        unit,
+                        "minutes" | "hours" | "days" | "picoseconds" | "nanoseconds"
+                    ) =>
+            {
+                Some(i + 1)
+            }
+            // (A decimal count is two words here: `17.5`.)
+            (Some(whole), Some(part), Some(unit), _)
+                if whole.bytes().all(|b| b.is_ascii_digit())
+                    && part.bytes().all(|b| b.is_ascii_digit())
+                    && matches!(unit, "minutes" | "hours" | "picoseconds" | "nanoseconds") =>
+            {
+                Some(i + 2)
+            }
             _ => None,
         }
     };

@@ -14,6 +14,8 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("during the training phase", Phase::TrainingStep),
     ("during the training stage", Phase::TrainingStep),
     ("during the training process", Phase::TrainingStep),
+    // (`The error was got in the step of training`; session 45.)
+    ("in the step of training", Phase::TrainingStep),
     // The training's course (`as training progressed (around 3 hours), the error appeared`).
     ("as training progressed", Phase::TrainingStep),
     ("training failed midway", Phase::TrainingStep),
@@ -572,6 +574,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("during eval", Phase::Inference),
     ("eval step", Phase::Inference),
     ("eval loop", Phase::Inference),
+    // The pass named as a stage (`OOM at eval stage`, `only with val stage`; session 45).
+    ("eval stage", Phase::Inference),
+    ("evaluation stage", Phase::Inference),
+    ("validation stage", Phase::Inference),
+    ("val stage", Phase::Inference),
     ("验证时", Phase::Inference),
     ("评估时", Phase::Inference),
     // A prediction pass (ColabFold's and AlphaFold's `predict` stage, Keras `model.predict`,

@@ -266,7 +266,17 @@ pub fn evaluation_name(function: &str, library: bool) -> bool {
         "validation",
         "sanity",
     ];
-    const SHORT: &[&str] = &["eval", "val", "test", "testing", "predict", "prediction"];
+    // (`inference_one_epoch`, ai2cm/ace's inference pass inside its trainer; session 45.)
+    const SHORT: &[&str] = &[
+        "eval",
+        "val",
+        "test",
+        "testing",
+        "predict",
+        "prediction",
+        "inference",
+        "infer",
+    ];
     const CALLER: &[&str] = &["validate", "validating", "valid", "eval", "val", "test"];
     const LOOP: &[&str] = &[
         "step",
