@@ -22,6 +22,30 @@ pub fn after_char_at(text: &str, at: usize) -> usize {
     at + text[at..].chars().next().map_or(0, char::len_utf8)
 }
 
+/// Whether a (trimmed) line is TensorFlow's own informational or warning log, with or without
+/// the time its Python build prints first (`2023-03-15 06:09:56.391024: I tensorflow/core/
+/// platform/cpu_feature_guard.cc:193] This TensorFlow binary is optimized …`), or the second line
+/// of that CPU note (`To enable them in other operations, rebuild TensorFlow with the
+/// appropriate compiler flags.`): lines `import tensorflow` prints by itself, not a program's.
+pub fn is_tensorflow_log_line(text: &str) -> bool {
+    if text.contains("rebuild TensorFlow with the appropriate compiler flags") {
+        return true;
+    }
+    let rest = match text.split_once(": ") {
+        Some((stamp, rest)) if stamp.starts_with(|c: char| c.is_ascii_digit()) => rest,
+        _ => text,
+    };
+    let located = rest.match_indices(".cc:").any(|(at, found)| {
+        let after = &rest[at + found.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && after[digits..].starts_with(']')
+    });
+    rest.len() > 2
+        && matches!(rest.as_bytes()[0], b'I' | b'W')
+        && rest[1..].starts_with(" tensorflow/")
+        && located
+}
+
 /// Whether a (trimmed) line is a glog / absl line (`W1203 12:19:41.728928 3739
 /// bfc_allocator.cc:371] …`: a level letter, MMDD, a time): XLA's, TensorFlow's and other C++
 /// libraries' messages, not the program's own.

@@ -866,19 +866,8 @@ fn is_library_noise(text: &str) -> bool {
     if crate::parse::text::is_glog_line(trimmed) {
         return true;
     }
-    // TensorFlow's C++ log as its Python build prints it (`2023-03-15 06:09:56.874994: I
-    // tensorflow/core/common_runtime/gpu/gpu_device.cc:1616] Created device …`), and the second
-    // line of its CPU note (`To enable them in other operations, rebuild TensorFlow with the
-    // appropriate compiler flags.`): the library's lines between a program's own (session 45).
-    let tensorflow_log = trimmed.split_once(": ").is_some_and(|(stamp, rest)| {
-        stamp.starts_with(|c: char| c.is_ascii_digit())
-            && rest.len() > 2
-            && matches!(rest.as_bytes()[0], b'I' | b'W')
-            && rest[1..].starts_with(" tensorflow/")
-            && rest.contains(".cc:")
-    });
-    if tensorflow_log || trimmed.contains("rebuild TensorFlow with the appropriate compiler flags")
-    {
+    // TensorFlow's own log lines between a program's (session 45).
+    if crate::parse::text::is_tensorflow_log_line(trimmed) {
         return true;
     }
     // A tqdm bar with neither a description nor a total (`0it [00:05, ?it/s]`, over an

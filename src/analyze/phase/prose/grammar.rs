@@ -1080,6 +1080,8 @@ fn reports_a_failure(lower: &str, end: usize) -> bool {
 /// what it was given, a server's requests or an app's inputs (session 18). The index of the
 /// last word.
 fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
+    // Units of a run's time, a wall clock's or a simulation's.
+    const RUN_TIMES: &[&str] = &["minutes", "hours", "days", "picoseconds", "nanoseconds"];
     if !matches!(words[index].text, "after" | "following") {
         return None;
     }
@@ -1093,20 +1095,14 @@ fn ran_for_a_while(lower: &str, words: &[Word<'_>], index: usize) -> Option<usiz
             (Some("a"), Some("few"), Some("hours" | "minutes"), _) => Some(i + 2),
             // A time counted (`after running for 2 hours`), or a simulation's (`after running
             // for 17.5 picoseconds` of molecular dynamics; session 45).
-            (Some(count), Some(unit), _, _)
-                if is_count(count)
-                    && matches!(
-                        unit,
-                        "minutes" | "hours" | "days" | "picoseconds" | "nanoseconds"
-                    ) =>
-            {
+            (Some(count), Some(unit), _, _) if is_count(count) && RUN_TIMES.contains(&unit) => {
                 Some(i + 1)
             }
             // (A decimal count is two words here: `17.5`.)
             (Some(whole), Some(part), Some(unit), _)
                 if whole.bytes().all(|b| b.is_ascii_digit())
                     && part.bytes().all(|b| b.is_ascii_digit())
-                    && matches!(unit, "minutes" | "hours" | "picoseconds" | "nanoseconds") =>
+                    && RUN_TIMES.contains(&unit) =>
             {
                 Some(i + 2)
             }

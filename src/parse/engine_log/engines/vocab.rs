@@ -675,14 +675,9 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
         ]
         .iter()
         .any(|level| line.starts_with(level));
-    // TensorFlow's C++ log lines (glog's `I tensorflow/core/platform/cpu_feature_guard.cc:193]
-    // This TensorFlow binary is optimized …`), which `tensorflow_cpp_location` reads, and that
-    // note's second line, which `import tensorflow` prints by itself.
-    let cpp_logged = (cpp_location(line) && has(line, "tensorflow/"))
-        || has(
-            line,
-            "rebuild TensorFlow with the appropriate compiler flags",
-        );
+    // TensorFlow's C++ log lines (`I tensorflow/core/platform/cpu_feature_guard.cc:193] This
+    // TensorFlow binary is optimized …`), which `tensorflow_cpp_location` reads.
+    let cpp_logged = crate::parse::text::is_tensorflow_log_line(line);
     if logged || cpp_logged {
         return;
     }
@@ -1331,18 +1326,6 @@ pub(super) fn comfyui_node_display(text: &str, facts: &mut LineFacts) {
     if named {
         facts.engine(EngineName::Comfyui, Certainty::Weak);
     }
-}
-
-/// Whether a line holds a C++ source location closed by glog's bracket
-/// (`…/cpu_feature_guard.cc:193]`).
-fn cpp_location(line: &str) -> bool {
-    [".cc:", ".cpp:", ".cu:", ".h:"].iter().any(|suffix| {
-        line.match_indices(suffix).any(|(at, found)| {
-            let rest = &line[at + found.len()..];
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            digits > 0 && rest[digits..].starts_with(']')
-        })
-    })
 }
 
 /// Whether a line sets a shell variable (`ENGINE_DIR="."`, `export CUDA_HOME=/usr/local/cuda`).
